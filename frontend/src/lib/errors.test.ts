@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { ApiError, fieldErrorsFor } from "./errors";
+
+describe("ApiError", () => {
+  it("reads the server's error shape", () => {
+    const e = new ApiError(422, {
+      error: "validation_error",
+      message: "invalid request",
+      detail: [{ field: "workload.jobs.0.bs_bytes", message: "must be greater than 0" }],
+    });
+    expect(e.status).toBe(422);
+    expect(e.code).toBe("validation_error");
+    expect(e.message).toBe("invalid request");
+    expect(e.fieldErrors).toEqual([
+      { field: "workload.jobs.0.bs_bytes", message: "must be greater than 0" },
+    ]);
+  });
+  it("falls back for bodies of other shapes", () => {
+    const e = new ApiError(500, "boom");
+    expect(e.message).toBe("request failed with HTTP 500");
+    expect(e.fieldErrors).toEqual([]);
+  });
+});
+
+describe("fieldErrorsFor", () => {
+  it("maps nested paths to form inputs", () => {
+    const out = fieldErrorsFor(
+      [
+        { field: "body.workload.jobs.0.bs_bytes", message: "must be > 0" },
+        { field: "target_path", message: "required" },
+        { field: "workload.jobs.0.bs_bytes", message: "not a power of two" },
+        { field: "something_else", message: "nope" },
+      ],
+      { bs_bytes: "bs", target_path: "target" },
+    );
+    expect(out).toEqual({ bs: "must be > 0; not a power of two", target: "required", "": "nope" });
+  });
+});

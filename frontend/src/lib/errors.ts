@@ -1,0 +1,66 @@
+// The server's one error shape: {"error", "message", "detail": [{"field", "message"}]}.
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly fieldErrors: FieldError[];
+
+  constructor(status: number, body: unknown) {
+    const b = (body ?? {}) as { error?: unknown; message?: unknown; detail?: unknown };
+    const message =
+      typeof b.message === "string"
+        ? b.message
+        : typeof b.detail === "string"
+          ? b.detail
+          : `request failed with HTTP ${status}`;
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = typeof b.error === "string" ? b.error : `http_${status}`;
+    this.fieldErrors = Array.isArray(b.detail) ? b.detail.flatMap(toFieldError) : [];
+  }
+}
+
+function toFieldError(d: unknown): FieldError[] {
+  if (typeof d !== "object" || d === null) return [];
+  const o = d as { field?: unknown; loc?: unknown; message?: unknown; msg?: unknown };
+  const field =
+    typeof o.field === "string" ? o.field : Array.isArray(o.loc) ? o.loc.join(".") : "";
+  const message = typeof o.message === "string" ? o.message : typeof o.msg === "string" ? o.msg : "";
+  return message ? [{ field, message }] : [];
+}
+
+/**
+ * Maps the server's field paths ("workload.jobs.0.bs_bytes", "body.target_path") onto the
+ * names of a form's inputs by their last meaningful segment. Unmatched errors land under "".
+ */
+export function fieldErrorsFor(
+  errors: FieldError[],
+  aliases: Record<string, string>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of errors) {
+    const segments = e.field.split(".").filter((s) => s !== "" && !/^\d+$/.test(s));
+    let key = "";
+    for (let i = segments.length - 1; i >= 0; i -= 1) {
+      const seg = segments[i] ?? "";
+      if (seg in aliases) {
+        key = aliases[seg] ?? "";
+        break;
+      }
+    }
+    out[key] = out[key] ? `${out[key]}; ${e.message}` : e.message;
+  }
+  return out;
+}
+
+export function errorMessage(e: unknown): string {
+  if (e instanceof ApiError) return e.message;
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

@@ -1,0 +1,192 @@
+// The one place where numbers become text for humans. The wire carries base units
+// (bytes, nanoseconds, seconds, UTC timestamps); everything below turns them into
+// labelled strings. Conventions:
+//   - sizes (block size, capacity, memory) use binary prefixes: KiB, MiB, GiB, TiB (2^10 steps);
+//   - throughput uses decimal megabytes per second: 1 MB/s = 10^6 B/s (as fio's "MB/s");
+//   - latency is shown in ns / µs / ms / s with three significant digits;
+//   - IOPS use k (10^3) and M (10^6);
+//   - timestamps are shown in the browser's local time zone.
+
+export const MISSING = "—";
+
+type Num = number | null | undefined;
+
+function isNum(v: Num): v is number {
+  return typeof v === "number" && Number.isFinite(v);
+}
+
+/** Three significant digits, without trailing zeros past the point ("12.3", "4", "0.0456"). */
+export function sig3(v: number): string {
+  if (v === 0) return "0";
+  const abs = Math.abs(v);
+  const decimals = abs >= 100 ? 0 : abs >= 10 ? 1 : abs >= 1 ? 2 : Math.min(6, 2 - Math.floor(Math.log10(abs)));
+  const s = v.toFixed(decimals);
+  return s.includes(".") ? s.replace(/\.?0+$/, "") : s;
+}
+
+const BINARY_UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"] as const;
+
+/** Bytes with binary prefixes: 4096 → "4 KiB", 1572864 → "1.5 MiB". */
+export function formatBytes(bytes: Num): string {
+  if (!isNum(bytes)) return MISSING;
+  let v = Math.abs(bytes);
+  let i = 0;
+  while (v >= 1024 && i < BINARY_UNITS.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  return `${bytes < 0 ? "-" : ""}${sig3(v)} ${BINARY_UNITS[i]}`;
+}
+
+/** Bytes per second → decimal MB/s (10^6 B/s), the number only. */
+export function toMBps(bytesPerSecond: number): number {
+  return bytesPerSecond / 1e6;
+}
+
+/** Throughput in decimal MB/s: 1_234_000_000 → "1,234 MB/s", 5_430_000 → "5.43 MB/s". */
+export function formatThroughput(bytesPerSecond: Num): string {
+  if (!isNum(bytesPerSecond)) return MISSING;
+  const mb = toMBps(bytesPerSecond);
+  const abs = Math.abs(mb);
+  const text =
+    abs >= 1000 ? Math.round(mb).toLocaleString("en-US") : abs === 0 ? "0" : sig3(mb);
+  return `${text} MB/s`;
+}
+
+/** Nanoseconds → "850 ns", "12.3 µs", "4.56 ms", "1.23 s". */
+export function formatNs(ns: Num): string {
+  if (!isNum(ns)) return MISSING;
+  // Pick the unit after rounding, so 999_999 ns reads "1 ms", not "1000 µs".
+  const steps: [number, string][] = [
+    [1, "ns"],
+    [1e3, "µs"],
+    [1e6, "ms"],
+  ];
+  for (const [scale, unit] of steps) {
+    const text = sig3(ns / scale);
+    if (Math.abs(Number(text)) < 1000) return `${text} ${unit}`;
+  }
+  return `${sig3(ns / 1e9)} s`;
+}
+
+/** Seconds as a duration: 5 → "5 s", 90 → "1 min 30 s", 3720 → "1 h 2 min". */
+export function formatSeconds(s: Num): string {
+  if (!isNum(s)) return MISSING;
+  if (s < 60) return `${sig3(s)} s`;
+  const total = Math.round(s);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = total % 60;
+  if (h > 0) return `${h} h ${m} min`;
+  return sec > 0 ? `${m} min ${sec} s` : `${m} min`;
+}
+
+/** Number with k / M / G: 850 → "850", 12_345 → "12.3k", 1_234_567 → "1.23M". */
+export function formatCount(n: Num): string {
+  if (!isNum(n)) return MISSING;
+  const abs = Math.abs(n);
+  if (abs < 1e3) return sig3(n);
+  if (abs < 1e6) return `${sig3(n / 1e3)}k`;
+  if (abs < 1e9) return `${sig3(n / 1e6)}M`;
+  return `${sig3(n / 1e9)}G`;
+}
+
+/** I/O operations per second: 12_345 → "12.3k IOPS". */
+export function formatIops(iops: Num): string {
+  if (!isNum(iops)) return MISSING;
+  return `${formatCount(iops)} IOPS`;
+}
+
+/** A percentage already in 0..100: 42.123 → "42.1 %". */
+export function formatPercent(pct: Num): string {
+  if (!isNum(pct)) return MISSING;
+  const abs = Math.abs(pct);
+  const text = abs >= 100 ? pct.toFixed(0) : abs >= 10 ? pct.toFixed(1) : pct.toFixed(2);
+  return `${text} %`;
+}
+
+/** A ratio between two measurements: 2.5 → "2.50×". */
+export function formatRatio(r: Num): string {
+  if (!isNum(r)) return MISSING;
+  const abs = Math.abs(r);
+  const text = abs >= 100 ? r.toFixed(0) : abs >= 10 ? r.toFixed(1) : r.toFixed(2);
+  return `${text}×`;
+}
+
+function pad2(n: number): string {
+  return String(n).padStart(2, "0");
+}
+
+/** ISO timestamp (UTC on the wire) → "2026-11-21 23:13:02" in the browser's local time. */
+export function formatTimestamp(iso: string | null | undefined): string {
+  if (!iso) return MISSING;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return MISSING;
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+/** "5 s ago", "3 min ago", "2 h ago", "4 d ago"; future times read "in 5 s". */
+export function formatRelative(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return MISSING;
+  const t = new Date(iso).getTime();
+  if (Number.isNaN(t)) return MISSING;
+  const diff = Math.round((now - t) / 1000);
+  const abs = Math.abs(diff);
+  let text: string;
+  if (abs < 60) text = `${abs} s`;
+  else if (abs < 3600) text = `${Math.floor(abs / 60)} min`;
+  else if (abs < 86400) text = `${Math.floor(abs / 3600)} h`;
+  else text = `${Math.floor(abs / 86400)} d`;
+  return diff >= 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** Parses a size as typed by a person, fio style: "4k" / "4KiB" / "1m" / "512" (bytes). */
+export function parseSize(input: string): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(input);
+  if (!m || m[1] === undefined) return null;
+  const power = { "": 0, k: 1, m: 2, g: 3, t: 4 }[(m[2] ?? "").toLowerCase()] ?? 0;
+  const bytes = Number(m[1]) * 1024 ** power;
+  return Number.isInteger(bytes) ? bytes : null;
+}
+
+/**
+ * A value with a unit as the server names it in compare metrics. Units known here are
+ * formatted with the helpers above; anything else is printed with its unit verbatim.
+ */
+export function formatWithUnit(value: Num, unit: string | null | undefined): string {
+  if (!isNum(value)) return MISSING;
+  switch ((unit ?? "").toLowerCase()) {
+    case "ns":
+      return formatNs(value);
+    case "b/s":
+    case "bytes/s":
+    case "bytes_per_s":
+    case "bytes_per_second":
+      return formatThroughput(value);
+    case "b":
+    case "bytes":
+      return formatBytes(value);
+    case "iops":
+    case "io/s":
+      return formatIops(value);
+    case "%":
+    case "pct":
+    case "percent":
+      return formatPercent(value);
+    case "s":
+    case "seconds":
+      return formatSeconds(value);
+    case "":
+      return formatCount(value);
+    default:
+      return `${formatCount(value)} ${unit}`;
+  }
+}
+
+/** A display unit for a latency axis, chosen from the largest value: ns, µs, ms or s. */
+export function latencyScale(maxNs: number): { divisor: number; unit: string } {
+  if (maxNs >= 1e9) return { divisor: 1e9, unit: "s" };
+  if (maxNs >= 1e6) return { divisor: 1e6, unit: "ms" };
+  if (maxNs >= 1e3) return { divisor: 1e3, unit: "µs" };
+  return { divisor: 1, unit: "ns" };
+}

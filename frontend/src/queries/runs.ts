@@ -1,0 +1,53 @@
+import { queryOptions } from "@tanstack/react-query";
+import { api, unwrap } from "../client";
+import { isActive, type RunCreate, type RunStatus } from "../client/types";
+
+/** How often lists and pages poll while a run is queued, assigned or running. */
+export const LIVE_INTERVAL_MS = 2000;
+
+export interface RunListParams {
+  status?: RunStatus;
+  agent_id?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export const runsQuery = (params: RunListParams = {}) =>
+  queryOptions({
+    queryKey: ["runs", "list", params],
+    queryFn: async () => unwrap(await api.GET("/api/v1/runs", { params: { query: params } })),
+    refetchInterval: (query) =>
+      query.state.data?.items.some((r) => isActive(r.status)) ? LIVE_INTERVAL_MS : 10_000,
+  });
+
+export const runQuery = (id: string) =>
+  queryOptions({
+    queryKey: ["runs", "detail", id],
+    queryFn: async () => unwrap(await api.GET("/api/v1/runs/{id}", { params: { path: { id } } })),
+    refetchInterval: (query) =>
+      query.state.data && isActive(query.state.data.status) ? LIVE_INTERVAL_MS : false,
+  });
+
+export const runSeriesQuery = (id: string, live: boolean) =>
+  queryOptions({
+    queryKey: ["runs", "series", id],
+    queryFn: async () =>
+      unwrap(await api.GET("/api/v1/runs/{id}/series", { params: { path: { id } } })),
+    refetchInterval: live ? LIVE_INTERVAL_MS : false,
+  });
+
+export const runResultQuery = (id: string) =>
+  queryOptions({
+    queryKey: ["runs", "result", id],
+    queryFn: async () =>
+      unwrap(await api.GET("/api/v1/runs/{id}/result", { params: { path: { id } } })),
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+
+export async function createRun(body: RunCreate) {
+  return unwrap(await api.POST("/api/v1/runs", { body }));
+}
+
+export async function cancelRun(id: string) {
+  return unwrap(await api.POST("/api/v1/runs/{id}/cancel", { params: { path: { id } } }));
+}
