@@ -1,0 +1,397 @@
+"""`iowatt-agent` command line: enroll, run, bench, inventory.
+
+Exit codes: 0 ok; 1 failure (server unreachable, engine failed at run time); 2 usage or setup
+error (bad option, not enrolled, engine not found, engine rejected an option); 3 refused by the
+server (bad token, name taken, agent revoked); 77 the engine cannot run this job here; 130
+interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import uuid
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import __version__
+from .client import ApiClient, ApiError, Conflict, PermanentError, RetryPolicy, Unauthorized
+from .config import (
+    AgentConfig,
+    ConfigError,
+    ensure_state_dir,
+    load_config,
+    normalize_server_url,
+    resolve_state_dir,
+    save_config,
+)
+from .engine import EngineNotFound, locate_engine
+from .inventory import collect as collect_inventory
+from .logs import setup_logging
+from .loop import AgentLoop, LoopSettings
+from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target, resolve_target
+from .schemas import EnrollRequest, Inventory
+from .units import fmt_bytes_rate, fmt_count, fmt_ns
+
+app = typer.Typer(
+    name="iowatt-agent",
+    help="iowatt on-host agent: enrol with an iowatt server, run its benchmarks, or bench locally.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+StateDirOpt = Annotated[
+    Path | None,
+    typer.Option("--state-dir", envvar="IOWATT_AGENT_STATE_DIR", help="State directory [default: /var/lib/iowatt-agent]"),
+]
+EngineOpt = Annotated[
+    Path | None,
+    typer.Option("--engine", envvar="IOWATT_ENGINE", help="Path to iowatt-engine [default: search]"),
+]
+
+
+def fail(message: str, code: int) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        out.print(f"iowatt-agent {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[
+        bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Print the version")
+    ] = False,
+) -> None:
+    pass
+
+
+# --- enroll --------------------------------------------------------------------------------------
+
+
+@app.command()
+def enroll(
+    server: Annotated[str, typer.Option(help="Server URL, e.g. http://iowatt.example:8000")],
+    token: Annotated[str, typer.Option(envvar="IOWATT_ENROLLMENT_TOKEN", help="Enrollment token from the server")],
+    name: Annotated[str | None, typer.Option(help="Agent name [default: host name]")] = None,
+    replace: Annotated[bool, typer.Option(help="Take over an existing agent with the same name")] = False,
+    state_dir: StateDirOpt = None,
+) -> None:
+    """Register this host with a server and store the agent's credentials (mode 0600)."""
+    try:
+        server_url = normalize_server_url(server)
+        directory = ensure_state_dir(resolve_state_dir(state_dir))
+    except ConfigError as exc:
+        raise fail(str(exc), 2) from None
+    hostname = socket.gethostname()
+    agent_name = name or hostname
+    request = EnrollRequest(
+        enrollment_token=token,
+        name=agent_name,
+        hostname=hostname,
+        agent_version=__version__,
+        inventory=collect_inventory(),
+        replace=replace,
+    )
+    with ApiClient(server_url, retry=RetryPolicy(max_attempts=4)) as client:
+        try:
+            answer = client.enroll(request)
+        except Unauthorized:
+            raise fail(
+                "the server rejected the enrollment token (401): check --token, or create a new "
+                "enrollment token on the server",
+                3,
+            ) from None
+        except Conflict as exc:
+            if exc.code in (None, "agent_name_taken"):
+                raise fail(
+                    f"an agent named {agent_name!r} is already enrolled (409 agent_name_taken): "
+                    "re-run with --replace to take its place (the old agent's token stops working), "
+                    "or choose another --name",
+                    3,
+                ) from None
+            raise fail(str(exc), 3) from None
+        except PermanentError as exc:
+            raise fail(str(exc), 3) from None
+        except ApiError as exc:
+            raise fail(f"cannot reach the server at {server_url}: {exc}", 1) from None
+    config = AgentConfig(
+        server_url=server_url,
+        agent_id=answer.agent_id,
+        agent_token=answer.agent_token,
+        name=agent_name,
+        team_id=answer.team_id,
+        heartbeat_interval_s=answer.heartbeat_interval_s,
+    )
+    path = save_config(directory, config)
+    out.print(f"enrolled as [bold]{agent_name}[/] (agent id {answer.agent_id}); credentials in {path}")
+
+
+# --- run -----------------------------------------------------------------------------------------
+
+
+@app.command()
+def run(
+    state_dir: StateDirOpt = None,
+    engine: EngineOpt = None,
+    drain_timeout: Annotated[
+        float, typer.Option(min=0, help="On SIGTERM, seconds to let the current run finish before killing it")
+    ] = 600.0,
+    lease_wait: Annotated[float, typer.Option(min=1, max=120, help="Long-poll wait per lease request, s")] = 25.0,
+    log_format: Annotated[str, typer.Option(help="text or json")] = "text",
+    log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
+) -> None:
+    """Work for the server: heartbeat, lease runs, run the engine, upload results. SIGTERM drains."""
+    if log_format not in ("text", "json"):
+        raise fail(f"--log-format must be text or json, got {log_format!r}", 2)
+    setup_logging(log_format, log_level)
+    directory = resolve_state_dir(state_dir)
+    try:
+        config = load_config(directory)
+        engine_path = locate_engine(engine)
+    except (ConfigError, EngineNotFound) as exc:
+        raise fail(str(exc), 2) from None
+
+    def make_client() -> ApiClient:
+        return ApiClient(config.server_url, config.agent_token)
+
+    loop = AgentLoop(
+        config,
+        state_dir=directory,
+        engine=engine_path,
+        client_factory=make_client,
+        settings=LoopSettings(lease_wait_s=lease_wait, drain_timeout_s=drain_timeout),
+    )
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        loop.request_drain(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    raise typer.Exit(loop.run())
+
+
+# --- bench ---------------------------------------------------------------------------------------
+
+
+def parse_engine_args(args: list[str]) -> dict[str, str]:
+    """Extra `--name=value` (or `--name value`, or a bare `--flag`) as fio-named engine options."""
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("--") or len(arg) <= 2:
+            raise ValueError(f"unexpected argument {arg!r}: engine options are given as --name=value")
+        key, eq, value = arg[2:].partition("=")
+        if not eq:
+            if i + 1 < len(args) and not args[i + 1].startswith("--"):
+                value = args[i + 1]
+                i += 1
+            else:
+                value = "1"
+        if key in ("filename", "directory"):
+            raise ValueError(f"--{key} is set by the agent from --target")
+        options[key.replace("-", "_")] = value
+        i += 1
+    return options
+
+
+def bench_job(base: dict[str, Any], extra: dict[str, str], filename: str) -> dict[str, Any]:
+    job = {k: v for k, v in base.items() if v is not None}
+    job.update(extra)
+    name = str(job.pop("name", "bench"))
+    return {"global": {"filename": filename}, "jobs": [{"name": name, **job}]}
+
+
+def _dir_rows(result: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for job in result.get("jobs") or []:
+        options = {**(job.get("job options") or {}), **((job.get("iowatt") or {}).get("options") or {})}
+        rw = str(options.get("rw", "?"))
+        bs = options.get("bs", options.get("bs_bytes", "?"))
+        cpu = f"{float(job.get('usr_cpu', 0)):.1f} / {float(job.get('sys_cpu', 0)):.1f}"
+        for direction in ("read", "write"):
+            d = job.get(direction) or {}
+            if not d.get("total_ios") and not d.get("io_bytes"):
+                continue
+            clat = d.get("clat_ns") or {}
+            lat = d.get("lat_ns") or clat
+            pct = clat.get("percentile") or {}
+            bw = float(d.get("bw_bytes") or 0)
+            rows.append([
+                str(job.get("jobname", "")),
+                rw,
+                direction,
+                str(bs),
+                fmt_count(float(d.get("iops") or 0)),
+                f"{bw / 1e6:,.1f}",
+                f"{bw / 2**20:,.1f}",
+                fmt_ns(lat.get("mean")),
+                fmt_ns(pct.get("50.000000")),
+                fmt_ns(pct.get("99.000000")),
+                cpu,
+            ])
+    return rows
+
+
+def render_result_table(result: dict[str, Any]) -> Table:
+    table = Table(title="iowatt-engine result", title_justify="left")
+    for header, justify in [
+        ("job", "left"), ("rw", "left"), ("dir", "left"), ("bs", "right"), ("IOPS", "right"),
+        ("MB/s", "right"), ("MiB/s", "right"), ("lat mean", "right"), ("clat p50", "right"),
+        ("clat p99", "right"), ("CPU usr/sys %", "right"),
+    ]:
+        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    for row in _dir_rows(result):
+        table.add_row(*row)
+    return table
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def bench(
+    ctx: typer.Context,
+    target: Annotated[str, typer.Option(help="Directory (a temp file is used and removed), file, or block device")],
+    rw: Annotated[str, typer.Option(help="read, write, randread, randwrite, rw, randrw")] = "randread",
+    bs: Annotated[str, typer.Option(help="Block size (fio syntax: 4k, 1m)")] = "4k",
+    size: Annotated[str, typer.Option(help="Bytes of the target to use (fio syntax: 64m)")] = "64m",
+    runtime: Annotated[str | None, typer.Option(help="Run time (fio syntax: 5, 500ms, 2m)")] = "5",
+    iodepth: Annotated[str | None, typer.Option(help="Queue depth per job")] = None,
+    numjobs: Annotated[str | None, typer.Option(help="Threads")] = None,
+    direct: Annotated[str | None, typer.Option(help="1 = O_DIRECT")] = None,
+    ioengine: Annotated[str | None, typer.Option(help="psync, libaio, io_uring")] = None,
+    name: Annotated[str, typer.Option(help="Job name")] = "bench",
+    json_output: Annotated[bool, typer.Option("--json", help="Print only the engine's JSON document")] = False,
+    output_format: Annotated[str, typer.Option("--output-format", help="json or json+")] = "json",
+    engine: EngineOpt = None,
+) -> None:
+    """Run the engine locally (no server). Any other engine option: --NAME=VALUE (fio names)."""
+    try:
+        extra = parse_engine_args(list(ctx.args))
+        engine_path = locate_engine(engine)
+        resolved = resolve_target(target, f"bench-{uuid.uuid4().hex[:12]}")
+    except (ValueError, EngineNotFound) as exc:
+        raise fail(str(exc), 2) from None
+    if output_format not in ("json", "json+"):
+        raise fail(f"--output-format must be json or json+, got {output_format!r}", 2)
+    base = {"name": name, "rw": rw, "bs": bs, "size": size, "runtime": runtime, "iodepth": iodepth,
+            "numjobs": numjobs, "direct": direct, "ioengine": ioengine}
+    job = bench_job(base, extra, resolved.path)
+    job_dir = Path(os.environ.get("TMPDIR", "/tmp"))
+    proc = EngineProcess(
+        engine_path,
+        job,
+        job_file=job_dir / f"iowatt-bench-job-{os.getpid()}.json",
+        progress_interval_s=0.25,
+        output_format=output_format,
+    )
+
+    interrupted = False
+
+    def on_sigint(_signum: int, _frame: FrameType | None) -> None:
+        nonlocal interrupted
+        interrupted = True
+        proc.stop("interrupted")
+
+    old = signal.signal(signal.SIGINT, on_sigint)
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+        console=err, transient=True, disable=not err.is_terminal,
+    )
+    tasks: dict[int, Any] = {}
+
+    def on_progress(p: EngineProgress) -> None:
+        if p.job_index not in tasks:
+            tasks[p.job_index] = progress.add_task(p.job_name or f"job {p.job_index}", total=100)
+        rate = f"{fmt_count(p.read_iops + p.write_iops)} IOPS {fmt_bytes_rate(p.read_bw_bytes + p.write_bw_bytes)}"
+        progress.update(tasks[p.job_index], completed=p.percent, description=f"{p.job_name} {rate}")
+
+    def on_message(line: str) -> None:
+        err.print(line, style="dim", highlight=False, markup=False)
+
+    proc.on_progress = on_progress
+    proc.on_message = on_message
+    try:
+        with progress:
+            outcome = proc.run()
+    finally:
+        signal.signal(signal.SIGINT, old)
+        cleanup_target(resolved)
+        proc.job_file.unlink(missing_ok=True)
+    if interrupted:
+        raise fail("interrupted: engine stopped", 130)
+    _finish_bench(outcome, json_output)
+
+
+def _finish_bench(outcome: EngineOutcome, json_output: bool) -> None:
+    if not outcome.ok:
+        code = outcome.exit_code if outcome.exit_code in (1, 2, 77) else 1
+        raise fail(outcome.error or "engine failed", code)
+    assert outcome.result is not None
+    if json_output:
+        sys.stdout.write(outcome.stdout.strip() + "\n")
+        return
+    out.print(render_result_table(outcome.result))
+
+
+# --- inventory -----------------------------------------------------------------------------------
+
+
+def render_inventory(inv: Inventory) -> None:
+    out.print(
+        f"[bold]{inv.hostname}[/]  {inv.os.distro or '?'}  kernel {inv.os.kernel}  "
+        f"{inv.cpu.model or '?'} ({inv.cpu.cores} cores)  {inv.mem_bytes / 2**30:.1f} GiB RAM  "
+        f"virtualization: {inv.virtualization or 'unknown'}",
+        highlight=False,
+    )
+    devices = Table(title="block devices", title_justify="left")
+    for col in ("name", "interface", "model", "firmware", "size", "rotational", "scheduler", "log/phys block"):
+        devices.add_column(col)
+    for d in inv.block_devices:
+        devices.add_row(
+            d.name, d.interface, d.model or "", d.firmware or "", f"{d.size_bytes / 1e9:,.1f} GB",
+            {True: "yes", False: "no", None: "?"}[d.rotational], d.scheduler or "",
+            f"{d.logical_block_bytes or '?'} / {d.physical_block_bytes or '?'} B",
+        )
+    out.print(devices)
+    mounts = Table(title="mounts", title_justify="left")
+    for col in ("mountpoint", "source", "fstype", "options"):
+        mounts.add_column(col)
+    for m in inv.mounts:
+        mounts.add_row(m.mountpoint, m.source, m.fstype, m.options)
+    out.print(mounts)
+
+
+@app.command()
+def inventory(
+    json_output: Annotated[bool, typer.Option("--json", help="Print the inventory as JSON (the wire format)")] = False,
+) -> None:
+    """Show what this host reports to the server: host, block devices, mounts."""
+    inv = collect_inventory()
+    if json_output:
+        sys.stdout.write(json.dumps(inv.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        render_inventory(inv)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""Agent state directory and the credentials file it holds.
+
+Layout of the state directory (default /var/lib/iowatt-agent, or --state-dir /
+IOWATT_AGENT_STATE_DIR):
+
+    agent.json          server URL, agent id, agent token (mode 0600)
+    spool/*.json        results and failures not yet acknowledged by the server
+    spool/rejected/     uploads the server refused permanently, with the reason
+    jobs/               engine job files of the current run
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+DEFAULT_STATE_DIR = Path("/var/lib/iowatt-agent")
+STATE_DIR_ENV = "IOWATT_AGENT_STATE_DIR"
+CONFIG_FILE = "agent.json"
+
+
+class ConfigError(Exception):
+    """The state directory or its credentials file is missing or unusable."""
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    server_url: str
+    agent_id: UUID
+    agent_token: str
+    name: str
+    team_id: UUID | None = None
+    heartbeat_interval_s: float = 15.0
+
+
+def resolve_state_dir(explicit: str | Path | None = None) -> Path:
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(STATE_DIR_ENV)
+    if env:
+        return Path(env)
+    return DEFAULT_STATE_DIR
+
+
+def normalize_server_url(url: str) -> str:
+    """'http://h:8000/', 'http://h:8000/api/v1' -> 'http://h:8000' (the client adds /api/v1)."""
+    url = url.strip()
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"server URL must start with http:// or https://, got {url!r}")
+    url = url.rstrip("/")
+    if url.endswith("/api/v1"):
+        url = url[: -len("/api/v1")]
+    return url
+
+
+def ensure_state_dir(state_dir: Path) -> Path:
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise ConfigError(f"cannot create state directory {state_dir}: {exc.strerror}") from exc
+    if not os.access(state_dir, os.W_OK):
+        raise ConfigError(f"state directory {state_dir} is not writable (run as root or use --state-dir)")
+    return state_dir
+
+
+def write_private_file(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Atomically replace `path` with `data`: tmp file (created with `mode`) + fsync + rename + dir fsync."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def save_config(state_dir: Path, config: AgentConfig) -> Path:
+    ensure_state_dir(state_dir)
+    path = state_dir / CONFIG_FILE
+    write_private_file(path, (config.model_dump_json(indent=2) + "\n").encode())
+    return path
+
+
+def load_config(state_dir: Path) -> AgentConfig:
+    path = state_dir / CONFIG_FILE
+    try:
+        raw = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(
+            f"not enrolled: {path} does not exist; run `iowatt-agent enroll --server URL --token TOKEN` first"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        return AgentConfig.model_validate(json.loads(raw))
+    except (ValueError, ValidationError) as exc:
+        raise ConfigError(f"{path} is not a valid agent config: {exc}") from exc

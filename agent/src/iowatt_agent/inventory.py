@@ -1,0 +1,232 @@
+"""Host and storage inventory from /proc and /sys (contract §2 "Inventory").
+
+Every reader takes a `root` so tests can point it at a fake tree. Serial numbers never leave the
+host in clear: only their sha256 is reported (enough to recognise the same device again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+from .schemas import BlockDevice, CpuInfo, Inventory, Mount, OsInfo
+
+PSEUDO_FS = {
+    "proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs", "tracefs", "securityfs",
+    "pstore", "bpf", "configfs", "fusectl", "hugetlbfs", "autofs", "binfmt_misc", "rpc_pipefs",
+    "nsfs", "efivarfs", "selinuxfs", "devtmpfs", "ramfs", "fuse.gvfsd-fuse", "fuse.portal",
+}
+
+HYPERVISOR_DMI = [
+    ("qemu", "qemu"), ("kvm", "kvm"), ("vmware", "vmware"), ("virtualbox", "oracle"),
+    ("innotek", "oracle"), ("xen", "xen"), ("microsoft corporation", "microsoft"),
+    ("amazon ec2", "amazon"), ("google compute engine", "google"), ("bochs", "bochs"),
+    ("parallels", "parallels"), ("openstack", "kvm"), ("bhyve", "bhyve"),
+]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(errors="replace").strip()
+    except OSError:
+        return None
+
+
+def _read_int(path: Path) -> int | None:
+    value = _read(path)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _clean(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = " ".join(value.split())
+    return value or None
+
+
+def hash_serial(serial: str | None) -> str | None:
+    serial = _clean(serial)
+    if not serial:
+        return None
+    return hashlib.sha256(serial.encode()).hexdigest()
+
+
+def parse_scheduler(text: str | None) -> str | None:
+    """'mq-deadline kyber [bfq] none' -> 'bfq'; 'none' -> 'none'."""
+    if not text:
+        return None
+    match = re.search(r"\[([^\]]+)\]", text)
+    if match:
+        return match.group(1)
+    parts = text.split()
+    return parts[0] if len(parts) == 1 else None
+
+
+def guess_interface(name: str, sys_path: str) -> str:
+    """Interface from the device name and its resolved /sys/block path."""
+    if name.startswith("nvme"):
+        return "nvme"
+    if name.startswith("vd") or "/virtio" in sys_path:
+        return "virtio"
+    if name.startswith("zram"):
+        return "zram"
+    if name.startswith("loop"):
+        return "loop"
+    if name.startswith(("ram", "pmem", "brd")):
+        return "ram"
+    if name.startswith("md"):
+        return "md"
+    if name.startswith("dm-"):
+        return "dm"
+    if name.startswith("mmcblk"):
+        return "mmc"
+    if name.startswith("xvd"):
+        return "xen"
+    if "/usb" in sys_path:
+        return "usb"
+    if "/ata" in sys_path:
+        return "sata"
+    if name.startswith(("sd", "sr")):
+        return "scsi"
+    return "unknown"
+
+
+def read_block_devices(root: Path = Path("/")) -> list[BlockDevice]:
+    sys_block = root / "sys" / "block"
+    devices = []
+    try:
+        names = sorted(os.listdir(sys_block))
+    except OSError:
+        return []
+    for name in names:
+        base = sys_block / name
+        sectors = _read_int(base / "size")
+        if not sectors:
+            continue  # empty loop/ram slots, ejected media
+        try:
+            sys_path = os.path.realpath(base)
+        except OSError:
+            sys_path = str(base)
+        dev = base / "device"
+        model = _clean(_read(dev / "model")) or _clean(_read(base / "md" / "level"))
+        firmware = _clean(_read(dev / "firmware_rev")) or _clean(_read(dev / "rev"))
+        serial = _read(dev / "serial") or _read(base / "serial") or _read(dev / "wwid")
+        rotational = _read_int(base / "queue" / "rotational")
+        devices.append(
+            BlockDevice(
+                name=name,
+                model=model,
+                serial_sha256=hash_serial(serial),
+                firmware=firmware,
+                size_bytes=sectors * 512,  # /sys/block/*/size is always in 512-byte sectors
+                rotational=bool(rotational) if rotational is not None else None,
+                interface=guess_interface(name, sys_path),
+                scheduler=parse_scheduler(_read(base / "queue" / "scheduler")),
+                logical_block_bytes=_read_int(base / "queue" / "logical_block_size"),
+                physical_block_bytes=_read_int(base / "queue" / "physical_block_size"),
+            )
+        )
+    return devices
+
+
+def _unescape_mount(field: str) -> str:
+    # /proc/mounts escapes space, tab, newline and backslash as \ooo octal.
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def parse_mounts(text: str) -> list[Mount]:
+    mounts = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        source, mountpoint, fstype, options = parts[:4]
+        if fstype in PSEUDO_FS:
+            continue
+        mounts.append(
+            Mount(
+                mountpoint=_unescape_mount(mountpoint),
+                source=_unescape_mount(source),
+                fstype=fstype,
+                options=options,
+            )
+        )
+    return mounts
+
+
+def read_mounts(root: Path = Path("/")) -> list[Mount]:
+    text = _read(root / "proc" / "self" / "mounts") or _read(root / "proc" / "mounts") or ""
+    return parse_mounts(text)
+
+
+def read_cpu(root: Path = Path("/")) -> CpuInfo:
+    model = None
+    for line in (_read(root / "proc" / "cpuinfo") or "").splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("model name", "Model", "cpu model"):
+            model = _clean(value)
+            break
+    return CpuInfo(model=model, cores=os.cpu_count() or 1)
+
+
+def read_mem_bytes(root: Path = Path("/")) -> int:
+    for line in (_read(root / "proc" / "meminfo") or "").splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def read_distro(root: Path = Path("/")) -> str | None:
+    fields = {}
+    for line in (_read(root / "etc" / "os-release") or "").splitlines():
+        key, _, value = line.partition("=")
+        fields[key.strip()] = value.strip().strip('"')
+    return fields.get("PRETTY_NAME") or fields.get("NAME")
+
+
+def detect_virtualization(root: Path = Path("/"), *, use_systemd: bool = True) -> str | None:
+    """'none' on bare metal, a hypervisor/container name, 'vm' for an unnamed hypervisor, or
+    None when nothing could tell."""
+    if use_systemd and root == Path("/") and shutil.which("systemd-detect-virt"):
+        try:
+            out = subprocess.run(
+                ["systemd-detect-virt"], capture_output=True, text=True, timeout=5, check=False
+            ).stdout.strip()
+            if out:
+                return out
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    dmi = root / "sys" / "class" / "dmi" / "id"
+    dmi_text = " ".join(
+        filter(None, (_read(dmi / f) for f in ("sys_vendor", "product_name", "bios_vendor", "board_vendor")))
+    ).lower()
+    for needle, name in HYPERVISOR_DMI:
+        if needle in dmi_text and (needle != "microsoft corporation" or "virtual" in dmi_text):
+            return name
+    for line in (_read(root / "proc" / "cpuinfo") or "").splitlines():
+        if line.startswith("flags") and " hypervisor" in line:
+            return "vm"
+    if dmi_text:
+        return "none"
+    return None
+
+
+def collect(root: Path = Path("/")) -> Inventory:
+    return Inventory(
+        hostname=socket.gethostname(),
+        os=OsInfo(kernel=platform.release(), distro=read_distro(root)),
+        cpu=read_cpu(root),
+        mem_bytes=read_mem_bytes(root),
+        virtualization=detect_virtualization(root),
+        block_devices=read_block_devices(root),
+        mounts=read_mounts(root),
+    )

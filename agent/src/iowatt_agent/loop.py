@@ -1,0 +1,350 @@
+"""The agent's main loop: heartbeat, long-poll for a lease, run it, report, repeat.
+
+Threads: the main thread supervises and handles drain; a worker thread leases and runs; a
+heartbeat thread reports state; a spool thread retries undelivered uploads. The pieces
+(`heartbeat_once`, `lease_once`, `execute`, `report`) are plain methods testable without threads.
+
+Drain (SIGTERM): stop leasing at once; let the current run finish for up to `drain_timeout_s`;
+then kill the engine's process group and report the run as failed; flush the spool once; exit 0.
+A second SIGTERM/SIGINT kills the current run immediately.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from uuid import UUID
+
+from . import __version__
+from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
+from .config import AgentConfig
+from .inventory import collect as collect_inventory
+from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target, job_for_target, resolve_target
+from .schemas import AgentState, FailureReport, HeartbeatRequest, Lease, ProgressRequest, ResultUpload
+from .spool import Delivery, Spool, SpoolEntry, SpoolRetrier, new_upload_id
+
+log = logging.getLogger("iowatt_agent.loop")
+
+
+@dataclass
+class LoopSettings:
+    lease_wait_s: float = 25.0
+    drain_timeout_s: float = 600.0
+    progress_interval_s: float = 1.0
+    kill_grace_s: float = 5.0
+    error_backoff_base_s: float = 1.0
+    error_backoff_max_s: float = 60.0
+    output_format: str = "json"
+
+
+class FatalAgentError(Exception):
+    """The server no longer accepts this agent (token revoked, agent deleted)."""
+
+
+ClientFactory = Callable[[], ApiClient]
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        config: AgentConfig,
+        *,
+        state_dir: Path,
+        engine: Path,
+        client_factory: ClientFactory,
+        settings: LoopSettings | None = None,
+        send_inventory: bool = True,
+    ) -> None:
+        self.config = config
+        self.state_dir = state_dir
+        self.engine = engine
+        self.settings = settings or LoopSettings()
+        self.client = client_factory()  # lease, start, progress (worker thread)
+        self.hb_client = client_factory()  # heartbeat thread
+        self.spool_client = client_factory()  # spool thread
+        self.spool = Spool(state_dir)
+        self.send_inventory = send_inventory
+        self.heartbeat_interval_s = config.heartbeat_interval_s
+
+        self.draining = threading.Event()
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._busy = False
+        self.current: EngineProcess | None = None
+        self.current_run_id: UUID | None = None
+        self.fatal: str | None = None
+        self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
+
+    # --- state ---------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> AgentState:
+        if self.draining.is_set():
+            return "draining"
+        return "busy" if self._busy else "idle"
+
+    def request_drain(self, reason: str = "signal") -> None:
+        with self._lock:
+            already = self.draining.is_set()
+            self.draining.set()
+        if already:
+            proc = self.current
+            log.warning("drain.forced reason=%s: stopping the current run now", reason)
+            if proc is not None:
+                proc.stop(f"agent stopped ({reason}) while draining")
+        else:
+            log.info("drain.requested reason=%s busy=%s", reason, self._busy)
+
+    # --- heartbeat -----------------------------------------------------------------------------
+
+    def heartbeat_once(self) -> None:
+        request = HeartbeatRequest(
+            state=self.state, current_run_id=self.current_run_id, agent_version=__version__
+        )
+        answer = self.hb_client.heartbeat(self.config.agent_id, request)
+        if answer.heartbeat_interval_s > 0:
+            self.heartbeat_interval_s = answer.heartbeat_interval_s
+
+    def _heartbeat_loop(self) -> None:
+        while not self.stopping.wait(self.heartbeat_interval_s):
+            try:
+                self.heartbeat_once()
+            except (Unauthorized, Forbidden, NotFound) as exc:
+                self._set_fatal(f"heartbeat refused: {exc}")
+            except ApiError as exc:
+                log.warning("heartbeat.failed error=%s", exc)
+
+    # --- leasing -------------------------------------------------------------------------------
+
+    def lease_once(self) -> Lease | None:
+        """One long-poll. Raises FatalAgentError when the server refuses this agent."""
+        try:
+            return self.client.lease(self.config.agent_id, self.settings.lease_wait_s)
+        except (Unauthorized, Forbidden, NotFound) as exc:
+            raise FatalAgentError(
+                f"the server refused this agent ({exc}); re-enrol with `iowatt-agent enroll --replace`"
+            ) from exc
+
+    def _work_loop(self) -> None:
+        failures = 0
+        while not self.draining.is_set() and not self.stopping.is_set():
+            try:
+                lease = self.lease_once()
+                failures = 0
+            except FatalAgentError as exc:
+                self._set_fatal(str(exc))
+                return
+            except ApiError as exc:
+                failures += 1
+                delay = min(
+                    self.settings.error_backoff_max_s,
+                    self.settings.error_backoff_base_s * 2 ** (failures - 1),
+                ) * random.uniform(0.5, 1.0)
+                log.warning("lease.failed error=%s retry_in_s=%.1f", exc, delay)
+                self.draining.wait(delay)
+                continue
+            if lease is None:
+                continue
+            with self._lock:
+                if self.draining.is_set():
+                    log.warning(
+                        "lease.not_started run_id=%s: agent is draining; the server re-queues it "
+                        "when the lease expires", lease.run_id,
+                    )
+                    return
+                self._busy = True
+            try:
+                self.execute(lease)
+            finally:
+                with self._lock:
+                    self._busy = False
+
+    # --- one run -------------------------------------------------------------------------------
+
+    def execute(self, lease: Lease) -> str:
+        """Run one lease to the end and report it. Returns 'result', 'failure' or 'not_started'."""
+        run_id, lease_id = lease.run_id, lease.lease_id
+        log.info("lease.acquired run_id=%s target=%s timeout_s=%g", run_id, lease.target_path, lease.timeout_s)
+        try:
+            target = resolve_target(lease.target_path, str(run_id))
+            job = job_for_target(lease.engine_job.to_job_file(), target.path)
+        except ValueError as exc:
+            log.error("run.bad_lease run_id=%s error=%s", run_id, exc)
+            self.report_failure(lease, reason=str(exc), exit_code=None, stderr_tail="", cancelled=False)
+            return "failure"
+        try:
+            self.client.start(run_id, lease_id)
+        except Conflict as exc:
+            log.warning("run.lease_lost run_id=%s error=%s", run_id, exc)
+            return "not_started"
+        except ApiError as exc:
+            log.error("run.start_failed run_id=%s error=%s: the lease will expire", run_id, exc)
+            return "not_started"
+
+        job_file = self.state_dir / "jobs" / f"{run_id}.json"
+        proc = EngineProcess(
+            self.engine,
+            job,
+            job_file=job_file,
+            timeout_s=lease.timeout_s,
+            progress_interval_s=self.settings.progress_interval_s,
+            kill_grace_s=self.settings.kill_grace_s,
+            output_format=self.settings.output_format,
+        )
+        proc.on_progress = self._progress_forwarder(lease, proc)
+        self.current, self.current_run_id = proc, run_id
+        log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, target.path)
+        try:
+            outcome = proc.run()
+        finally:
+            self.current = None
+            cleanup_target(target)
+            job_file.unlink(missing_ok=True)
+        self.current_run_id = None
+        if outcome.ok:
+            self.report_result(lease, outcome)
+            return "result"
+        self.report_failure(
+            lease,
+            reason=outcome.error or "engine failed",
+            exit_code=outcome.exit_code,
+            stderr_tail=outcome.stderr_tail,
+            cancelled=outcome.cancelled,
+        )
+        return "failure"
+
+    def _progress_forwarder(self, lease: Lease, proc: EngineProcess) -> Callable[[EngineProgress], bool]:
+        def forward(p: EngineProgress) -> bool:
+            request = ProgressRequest(
+                lease_id=lease.lease_id,
+                job_index=p.job_index,
+                job_name=p.job_name,
+                percent=p.percent,
+                elapsed_ns=p.elapsed_ns,
+                read_iops=p.read_iops,
+                read_bw_bytes=p.read_bw_bytes,
+                write_iops=p.write_iops,
+                write_bw_bytes=p.write_bw_bytes,
+            )
+            try:
+                answer = self.client.progress(lease.run_id, request)
+            except Conflict as exc:
+                log.error("run.lease_lost run_id=%s error=%s: stopping the engine", lease.run_id, exc)
+                proc.stop(f"lease lost: {exc}")
+                return False
+            if answer.cancel_requested:
+                log.info("run.cancel_requested run_id=%s", lease.run_id)
+            return answer.cancel_requested
+
+        return forward
+
+    # --- reporting (always through the spool) --------------------------------------------------
+
+    def report_result(self, lease: Lease, outcome: EngineOutcome) -> Delivery:
+        assert outcome.result is not None and outcome.exit_code is not None
+        upload = ResultUpload(
+            lease_id=lease.lease_id,
+            upload_id=new_upload_id(),
+            engine_result=outcome.result,
+            engine_exit_code=outcome.exit_code,
+            started_at=outcome.started_at,
+            finished_at=outcome.finished_at,
+            agent_version=__version__,
+        )
+        entry = self.spool.put_result(upload, lease.run_id)
+        log.info("run.succeeded run_id=%s upload_id=%s spooled=%s", lease.run_id, upload.upload_id, entry.path.name)
+        return self._deliver(entry)
+
+    def report_failure(
+        self, lease: Lease, *, reason: str, exit_code: int | None, stderr_tail: str, cancelled: bool
+    ) -> Delivery:
+        report = FailureReport(
+            lease_id=lease.lease_id,
+            upload_id=new_upload_id(),
+            reason=reason,
+            exit_code=exit_code,
+            stderr_tail=stderr_tail,
+            cancelled=cancelled,
+        )
+        entry = self.spool.put_failure(report, lease.run_id)
+        log.info("run.failed run_id=%s cancelled=%s reason=%s", lease.run_id, cancelled, reason)
+        return self._deliver(entry)
+
+    def _deliver(self, entry: SpoolEntry) -> Delivery:
+        outcome = self.spool.deliver(entry, self.client, attempts=3)
+        if outcome is Delivery.RETRY:
+            self.retrier.kick()
+        return outcome
+
+    # --- supervision ---------------------------------------------------------------------------
+
+    def _set_fatal(self, message: str) -> None:
+        if self.fatal is None:
+            self.fatal = message
+            log.error("agent.fatal %s", message)
+        self.draining.set()
+
+    def startup(self) -> None:
+        try:
+            self.heartbeat_once()
+            if self.send_inventory:
+                self.hb_client.put_inventory(self.config.agent_id, collect_inventory())
+        except (Unauthorized, Forbidden, NotFound) as exc:
+            raise FatalAgentError(
+                f"the server refused this agent ({exc}); re-enrol with `iowatt-agent enroll --replace`"
+            ) from exc
+        except PermanentError as exc:
+            log.warning("startup.rejected error=%s", exc)
+        except ApiError as exc:
+            log.warning("startup.server_unreachable error=%s: will keep trying", exc)
+
+    def run(self) -> int:
+        """Run until drained. Returns the process exit code (0 after a drain, 3 when refused)."""
+        log.info(
+            "agent.started agent_id=%s name=%s server=%s engine=%s",
+            self.config.agent_id, self.config.name, self.config.server_url, self.engine,
+        )
+        try:
+            self.startup()
+        except FatalAgentError as exc:
+            log.error("agent.fatal %s", exc)
+            return 3
+        self.retrier.start()
+        threading.Thread(target=self._heartbeat_loop, name="heartbeat", daemon=True).start()
+        worker = threading.Thread(target=self._work_loop, name="worker", daemon=True)
+        worker.start()
+        while worker.is_alive() and not self.draining.is_set():
+            self.draining.wait(0.5)
+        self._drain(worker)
+        return 3 if self.fatal else 0
+
+    def _drain(self, worker: threading.Thread) -> None:
+        with self._lock:
+            busy = self._busy
+        if busy:
+            log.info("drain.waiting run_id=%s deadline_s=%g", self.current_run_id, self.settings.drain_timeout_s)
+            self._safe_heartbeat()
+            worker.join(self.settings.drain_timeout_s)
+            if worker.is_alive():
+                proc = self.current
+                if proc is not None:
+                    proc.stop(f"agent draining: run still going after the {self.settings.drain_timeout_s:g} s deadline")
+                worker.join(self.settings.kill_grace_s + 60.0)
+        self.stopping.set()
+        self.retrier.kick()
+        self._safe_heartbeat()
+        counts = self.spool.flush(self.spool_client)
+        pending = len(self.spool.pending())
+        log.info(
+            "agent.stopped delivered=%d pending_in_spool=%d", counts[Delivery.DELIVERED], pending
+        )
+
+    def _safe_heartbeat(self) -> None:
+        try:
+            self.heartbeat_once()
+        except ApiError as exc:
+            log.warning("heartbeat.failed error=%s", exc)

@@ -1,0 +1,170 @@
+"""Wire models of the agent <-> server HTTP contract (docs/contracts.md §2).
+
+Requests forbid unknown fields (a typo must fail here, not on the server); answers ignore fields
+they do not know, so the server can grow without breaking deployed agents.
+Base units: bytes, nanoseconds, seconds; timestamps are UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+# --- inventory ---------------------------------------------------------------------------------
+
+
+class OsInfo(Request):
+    kernel: str
+    distro: str | None
+
+
+class CpuInfo(Request):
+    model: str | None
+    cores: int
+
+
+class BlockDevice(Request):
+    name: str
+    model: str | None
+    serial_sha256: str | None
+    firmware: str | None
+    size_bytes: int
+    rotational: bool | None
+    interface: str
+    scheduler: str | None
+    logical_block_bytes: int | None
+    physical_block_bytes: int | None
+
+
+class Mount(Request):
+    mountpoint: str
+    source: str
+    fstype: str
+    options: str
+
+
+class Inventory(Request):
+    hostname: str
+    os: OsInfo
+    cpu: CpuInfo
+    mem_bytes: int
+    virtualization: str | None
+    block_devices: list[BlockDevice]
+    mounts: list[Mount]
+
+
+# --- enrolment and heartbeat -------------------------------------------------------------------
+
+
+class EnrollRequest(Request):
+    enrollment_token: str
+    name: str
+    hostname: str
+    agent_version: str
+    inventory: Inventory
+    replace: bool = False
+
+
+class EnrollResponse(Answer):
+    agent_id: UUID
+    agent_token: str
+    team_id: UUID
+    heartbeat_interval_s: float
+
+
+AgentState = Literal["idle", "busy", "draining"]
+
+
+class HeartbeatRequest(Request):
+    state: AgentState
+    current_run_id: UUID | None
+    agent_version: str
+
+
+class HeartbeatResponse(Answer):
+    server_time: datetime
+    heartbeat_interval_s: float
+
+
+# --- leases and runs ---------------------------------------------------------------------------
+
+
+class EngineJob(Answer):
+    """The engine's JSON job file: {"global": {...}, "jobs": [{...}, ...]} with fio option names."""
+
+    global_: dict[str, Any] = Field(default_factory=dict, alias="global")
+    jobs: list[dict[str, Any]]
+
+    def to_job_file(self) -> dict[str, Any]:
+        return {"global": dict(self.global_), "jobs": [dict(j) for j in self.jobs]}
+
+
+class Lease(Answer):
+    run_id: UUID
+    lease_id: UUID
+    lease_expires_at: datetime
+    target_path: str
+    engine_job: EngineJob
+    timeout_s: float = Field(gt=0)
+
+
+class LeaseResponse(Answer):
+    lease: Lease | None
+
+
+class StartRequest(Request):
+    lease_id: UUID
+
+
+class ProgressRequest(Request):
+    lease_id: UUID
+    job_index: int
+    job_name: str
+    percent: float
+    elapsed_ns: int
+    read_iops: float
+    read_bw_bytes: float
+    write_iops: float
+    write_bw_bytes: float
+
+
+class ProgressResponse(Answer):
+    cancel_requested: bool
+    lease_expires_at: datetime | None = None
+
+
+class ResultUpload(Request):
+    lease_id: UUID
+    upload_id: UUID
+    engine_result: dict[str, Any]
+    engine_exit_code: int
+    started_at: datetime
+    finished_at: datetime
+    agent_version: str
+
+
+class FailureReport(Request):
+    lease_id: UUID
+    upload_id: UUID
+    reason: str
+    exit_code: int | None
+    stderr_tail: str
+    cancelled: bool
+
+
+class ErrorBody(Answer):
+    error: str
+    message: str = ""
+    detail: Any = None

@@ -1,0 +1,21 @@
+"""Human formatting for the CLI only; the wire always carries base units."""
+
+from __future__ import annotations
+
+
+def fmt_ns(ns: float | int | None) -> str:
+    if ns is None:
+        return "-"
+    ns = float(ns)
+    for limit, div, unit in ((1e3, 1.0, "ns"), (1e6, 1e3, "µs"), (1e9, 1e6, "ms")):
+        if ns < limit:
+            return f"{ns / div:.0f} {unit}" if unit == "ns" else f"{ns / div:.1f} {unit}"
+    return f"{ns / 1e9:.2f} s"
+
+
+def fmt_count(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+
+
+def fmt_bytes_rate(bytes_per_s: float) -> str:
+    return f"{bytes_per_s / 1e6:,.1f} MB/s"
