@@ -347,6 +347,8 @@ class EngineProcess:
     def _forward_progress(self) -> None:
         sent_seq = 0
         while not self._done.wait(self.progress_interval_s):
+            if self._stop_requested.is_set():
+                return  # being killed: nothing more worth reporting
             with self._lock:
                 seq, latest = self._latest_seq, self.latest
             if latest is None or seq == sent_seq:

@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from iowatt_agent.runner import (
+    EngineProcess,
+    EngineProgress,
+    job_for_target,
+    parse_progress_line,
+    resolve_target,
+)
+
+
+def job(tmp_path: Path, **global_opts) -> dict:
+    return {"global": {"filename": str(tmp_path / "data.bin"), **global_opts},
+            "jobs": [{"name": "j1", "rw": "randread", "bs": "4k"}]}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); it is dead for our purpose
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_parse_progress_line():
+    line = json.dumps({"event": "progress", "job": "a", "job_index": 1, "elapsed_ns": 5, "planned_ns": None,
+                       "percent": 150, "read_iops": 2.5, "read_bw_bytes": 10, "write_iops": 0,
+                       "write_bw_bytes": 0})
+    p = parse_progress_line(line)
+    assert p == EngineProgress(1, "a", 100.0, 5, None, 2.5, 10.0, 0.0, 0.0)
+    assert parse_progress_line("iowatt-engine: hello") is None
+    assert parse_progress_line('{"event": "other"}') is None
+    assert parse_progress_line("{broken") is None
+
+
+def test_success_parses_result_and_forwards_progress_throttled(fake_engine, tmp_path):
+    seen: list[tuple[float, EngineProgress]] = []
+    record = tmp_path / "record.json"
+    proc = EngineProcess(
+        fake_engine, job(tmp_path, fake_duration_s=1.2, fake_record=str(record)),
+        job_file=tmp_path / "job.json", timeout_s=30,
+        on_progress=lambda p: seen.append((time.monotonic(), p)), progress_interval_s=0.3,
+    )
+    outcome = proc.run()
+    assert outcome.ok, outcome.error
+    assert outcome.result["jobs"][0]["read"]["iops"] == 1000.0
+    assert outcome.messages == ["iowatt-engine: laying out file"]
+    # ~20 progress lines were printed, forwarding is throttled to one per interval
+    assert 2 <= len(seen) <= 5
+    gaps = [b[0] - a[0] for a, b in zip(seen, seen[1:], strict=False)]
+    assert all(g >= 0.25 for g in gaps)
+    assert seen[-1][1].read_iops > seen[0][1].read_iops  # the latest line each time
+    rec = json.loads(record.read_text())
+    assert rec["argv"][1:3] == ["--output-format=json", "--progress=jsonl"]
+    assert rec["pgid"] == rec["pid"] == rec["sid"]  # own session and process group
+    assert rec["pgid"] != os.getpgrp()
+
+
+def test_usage_error_exit_2_keeps_message(fake_engine, tmp_path):
+    outcome = EngineProcess(fake_engine, job(tmp_path, fake_mode="usage"), job_file=tmp_path / "j.json").run()
+    assert outcome.exit_code == 2 and not outcome.ok
+    assert "--bs: invalid value" in outcome.error
+    assert "--bs: invalid value" in outcome.stderr_tail
+
+
+def test_invalid_json_is_a_failure(fake_engine, tmp_path):
+    outcome = EngineProcess(fake_engine, job(tmp_path, fake_mode="garbage", fake_duration_s=0.1),
+                            job_file=tmp_path / "j.json").run()
+    assert outcome.exit_code == 0 and not outcome.ok
+    assert "invalid JSON" in outcome.error
+
+
+def test_timeout_kills_the_whole_process_group(fake_engine, tmp_path):
+    pidfile = tmp_path / "pids"
+    proc = EngineProcess(fake_engine, job(tmp_path, fake_mode="child", fake_pidfile=str(pidfile)),
+                         job_file=tmp_path / "j.json", timeout_s=1.0, kill_grace_s=0.3)
+    t0 = time.monotonic()
+    outcome = proc.run()
+    elapsed = time.monotonic() - t0
+    engine_pid, child_pid = map(int, pidfile.read_text().split())
+    assert outcome.timed_out and not outcome.ok
+    assert "timeout" in outcome.error
+    assert outcome.term_signal == 9 and outcome.exit_code is None  # ignored SIGTERM, got SIGKILL
+    assert elapsed < 5
+    deadline = time.monotonic() + 3
+    while alive(child_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(engine_pid)
+    assert not alive(child_pid), "the engine's child survived the group kill"
+
+
+def test_cancel_requested_by_progress_answer(fake_engine, tmp_path):
+    calls = []
+
+    def on_progress(p):
+        calls.append(p)
+        return len(calls) >= 2  # the server says cancel on the second report
+
+    proc = EngineProcess(fake_engine, job(tmp_path, fake_mode="hang"), job_file=tmp_path / "j.json",
+                         timeout_s=30, on_progress=on_progress, progress_interval_s=0.2, kill_grace_s=0.2)
+    outcome = proc.run()
+    assert outcome.cancelled and not outcome.ok and not outcome.timed_out
+    assert outcome.error == "cancelled by the server"
+    assert len(calls) == 2
+
+
+def test_progress_callback_errors_do_not_stop_the_run(fake_engine, tmp_path):
+    def broken(_p):
+        raise RuntimeError("server unreachable")
+
+    outcome = EngineProcess(fake_engine, job(tmp_path, fake_duration_s=0.6), job_file=tmp_path / "j.json",
+                            on_progress=broken, progress_interval_s=0.1).run()
+    assert outcome.ok
+
+
+def test_missing_engine_binary(tmp_path):
+    outcome = EngineProcess(tmp_path / "nope", job(tmp_path), job_file=tmp_path / "j.json").run()
+    assert not outcome.ok and "cannot start" in outcome.error
+
+
+def test_resolve_target(tmp_path):
+    t = resolve_target(str(tmp_path), "RUN")
+    assert t.path == str(tmp_path / "iowatt-RUN.dat") and t.cleanup == tmp_path / "iowatt-RUN.dat"
+    f = tmp_path / "existing.dat"
+    f.write_bytes(b"x")
+    assert resolve_target(str(f), "RUN").cleanup is None
+    assert resolve_target(str(tmp_path / "new.dat"), "RUN").path == str(tmp_path / "new.dat")
+    with pytest.raises(ValueError, match="parent directory does not exist"):
+        resolve_target(str(tmp_path / "no" / "such" / "file"), "RUN")
+    with pytest.raises(ValueError, match="empty"):
+        resolve_target("", "RUN")
+    with pytest.raises(ValueError, match="not a directory, regular file or block device"):
+        resolve_target("/dev/null", "RUN")
+
+
+def test_job_for_target_overrides_any_filename():
+    got = job_for_target({"global": {"rw": "read", "directory": "/x"},
+                          "jobs": [{"name": "a", "filename": "/etc/passwd"}]}, "/tmp/t.dat")
+    assert got == {"global": {"rw": "read", "filename": "/tmp/t.dat"}, "jobs": [{"name": "a"}]}
+    with pytest.raises(ValueError, match="no jobs"):
+        job_for_target({"global": {}, "jobs": []}, "/tmp/t")
