@@ -20,6 +20,8 @@ const auth: Middleware = {
 
 export const api = createClient<paths>({
   baseUrl: typeof window === "undefined" ? "http://localhost" : window.location.origin,
+  // Looked up per call, so tests can stub globalThis.fetch.
+  fetch: (request) => globalThis.fetch(request),
 });
 api.use(auth);
 

@@ -79,7 +79,9 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
       unit = "MB/s";
       scale = toMBps;
     } else if (kind === "p99") {
-      const max = Math.max(...picked.flatMap((p) => p.values.filter((v): v is number => v !== null)));
+      const max = Math.max(
+        ...picked.flatMap((p) => p.values.filter((v): v is number => v !== null)),
+      );
       const s = latencyScale(max);
       unit = s.unit;
       scale = (v) => v / s.divisor;

@@ -29,9 +29,9 @@ export class ApiError extends Error {
 function toFieldError(d: unknown): FieldError[] {
   if (typeof d !== "object" || d === null) return [];
   const o = d as { field?: unknown; loc?: unknown; message?: unknown; msg?: unknown };
-  const field =
-    typeof o.field === "string" ? o.field : Array.isArray(o.loc) ? o.loc.join(".") : "";
-  const message = typeof o.message === "string" ? o.message : typeof o.msg === "string" ? o.msg : "";
+  const field = typeof o.field === "string" ? o.field : Array.isArray(o.loc) ? o.loc.join(".") : "";
+  const message =
+    typeof o.message === "string" ? o.message : typeof o.msg === "string" ? o.msg : "";
   return message ? [{ field, message }] : [];
 }
 

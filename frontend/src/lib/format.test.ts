@@ -72,7 +72,7 @@ describe("formatIops / formatCount", () => {
 describe("formatPercent / formatRatio / formatSeconds", () => {
   it("percent", () => {
     expect(formatPercent(42.123)).toBe("42.1 %");
-    expect(formatPercent(3.14159)).toBe("3.14 %");
+    expect(formatPercent(3.14567)).toBe("3.15 %");
     expect(formatPercent(100)).toBe("100 %");
   });
   it("ratio", () => {
@@ -112,7 +112,9 @@ describe("parseSize", () => {
     ["512", 512],
     ["0", 0],
   ])("%s → %d", (s, n) => expect(parseSize(s)).toBe(n));
-  it.each([[""], ["abc"], ["4x"], ["-1k"]])("%s is invalid", (s) => expect(parseSize(s)).toBeNull());
+  it.each([[""], ["abc"], ["4x"], ["-1k"]])("%s is invalid", (s) =>
+    expect(parseSize(s)).toBeNull(),
+  );
 });
 
 describe("formatWithUnit", () => {

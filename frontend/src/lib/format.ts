@@ -19,7 +19,8 @@ function isNum(v: Num): v is number {
 export function sig3(v: number): string {
   if (v === 0) return "0";
   const abs = Math.abs(v);
-  const decimals = abs >= 100 ? 0 : abs >= 10 ? 1 : abs >= 1 ? 2 : Math.min(6, 2 - Math.floor(Math.log10(abs)));
+  const decimals =
+    abs >= 100 ? 0 : abs >= 10 ? 1 : abs >= 1 ? 2 : Math.min(6, 2 - Math.floor(Math.log10(abs)));
   const s = v.toFixed(decimals);
   return s.includes(".") ? s.replace(/\.?0+$/, "") : s;
 }
@@ -48,8 +49,7 @@ export function formatThroughput(bytesPerSecond: Num): string {
   if (!isNum(bytesPerSecond)) return MISSING;
   const mb = toMBps(bytesPerSecond);
   const abs = Math.abs(mb);
-  const text =
-    abs >= 1000 ? Math.round(mb).toLocaleString("en-US") : abs === 0 ? "0" : sig3(mb);
+  const text = abs >= 1000 ? Math.round(mb).toLocaleString("en-US") : abs === 0 ? "0" : sig3(mb);
   return `${text} MB/s`;
 }
 

@@ -1,0 +1,18 @@
+import type { SeriesPoint } from "../../client/types";
+import { toThroughputSeries } from "../../lib/series";
+import { DualAxisLineChart } from "../charts/DualAxisLineChart";
+
+/** Per-second throughput (MB/s, left) and IOPS (right) of one job. */
+export function ThroughputChart({ points, width }: { points: SeriesPoint[]; width?: number }) {
+  const data = toThroughputSeries(points).map((p) => ({ ...p }));
+  if (data.length === 0) return <p className="muted">No per-second samples.</p>;
+  return (
+    <DualAxisLineChart
+      data={data}
+      width={width}
+      x={{ key: "t_s", label: "time", unit: "s" }}
+      left={{ key: "mbps", name: "Throughput", unit: "MB/s", color: "#2563eb" }}
+      right={{ key: "iops", name: "IOPS", unit: "IOPS", color: "#ea580c" }}
+    />
+  );
+}

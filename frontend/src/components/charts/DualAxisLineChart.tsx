@@ -1,0 +1,115 @@
+import {
+  CartesianGrid,
+  Legend,
+  Line,
+  LineChart,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
+import { sig3 } from "../../lib/format";
+import { tickNumber } from "./axis";
+
+export interface AxisSeries {
+  /** Field of each data point holding this series, already in `unit`. */
+  key: string;
+  name: string;
+  unit: string;
+  color: string;
+}
+
+interface Props {
+  data: Record<string, number>[];
+  x: { key: string; label: string; unit: string };
+  left: AxisSeries;
+  right: AxisSeries;
+  height?: number;
+  /** Fixed width for tests; the chart fills its container otherwise. */
+  width?: number;
+}
+
+/** "Throughput (MB/s)"; a series whose name is its unit ("IOPS") is not repeated. */
+function axisTitle(s: AxisSeries): string {
+  return s.name === s.unit ? s.name : `${s.name} (${s.unit})`;
+}
+
+/** Two lines sharing an x axis, each on its own labelled y axis (e.g. MB/s and IOPS over time). */
+export function DualAxisLineChart({ data, x, left, right, height = 280, width }: Props) {
+  const chart = (
+    <LineChart
+      data={data}
+      margin={{ top: 8, right: 24, bottom: 24, left: 24 }}
+      width={width}
+      height={width ? height : undefined}
+    >
+      <CartesianGrid stroke="#e5e7eb" strokeDasharray="3 3" />
+      <XAxis
+        dataKey={x.key}
+        type="number"
+        domain={["dataMin", "dataMax"]}
+        tickFormatter={(v: number) => sig3(v)}
+        label={{ value: `${x.label} (${x.unit})`, position: "insideBottom", offset: -14 }}
+      />
+      <YAxis
+        yAxisId="left"
+        tickFormatter={tickNumber}
+        stroke={left.color}
+        label={{
+          value: axisTitle(left),
+          angle: -90,
+          position: "insideLeft",
+          offset: -12,
+          style: { textAnchor: "middle" },
+        }}
+      />
+      <YAxis
+        yAxisId="right"
+        orientation="right"
+        tickFormatter={tickNumber}
+        stroke={right.color}
+        label={{
+          value: axisTitle(right),
+          angle: 90,
+          position: "insideRight",
+          offset: -12,
+          style: { textAnchor: "middle" },
+        }}
+      />
+      <Tooltip
+        formatter={(value, name) => {
+          const unit = name === left.name ? left.unit : right.unit;
+          return [`${sig3(Number(value))} ${unit}`, name];
+        }}
+        labelFormatter={(v) => `t = ${sig3(Number(v))} ${x.unit}`}
+      />
+      <Legend verticalAlign="top" height={28} />
+      <Line
+        yAxisId="left"
+        type="monotone"
+        dataKey={left.key}
+        name={left.name}
+        stroke={left.color}
+        dot={false}
+        strokeWidth={2}
+        isAnimationActive={false}
+      />
+      <Line
+        yAxisId="right"
+        type="monotone"
+        dataKey={right.key}
+        name={right.name}
+        stroke={right.color}
+        dot={false}
+        strokeWidth={2}
+        isAnimationActive={false}
+      />
+    </LineChart>
+  );
+  if (width) return chart;
+  return (
+    <ResponsiveContainer width="100%" height={height}>
+      {chart}
+    </ResponsiveContainer>
+  );
+}

@@ -1,0 +1,88 @@
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  Legend,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
+import { sig3 } from "../../lib/format";
+import { tickNumber } from "./axis";
+import { colorAt } from "./palette";
+
+interface Props {
+  /** One row per category; each series key holds a value already in `unit`. */
+  rows: Record<string, string | number | null>[];
+  categoryKey: string;
+  series: { key: string; label: string }[];
+  /** Axis label, e.g. "IOPS" or "p99 latency"; the unit is added in parentheses. */
+  valueLabel: string;
+  unit: string;
+  /** Log scale, for figures that span orders of magnitude (latency). */
+  log?: boolean;
+  height?: number;
+  width?: number;
+}
+
+/** Bars grouped by category (a job), one bar per series (a run). */
+export function GroupedBarChart({
+  rows,
+  categoryKey,
+  series,
+  valueLabel,
+  unit,
+  log = false,
+  height = 260,
+  width,
+}: Props) {
+  const positive = rows.flatMap((r) =>
+    series.map((s) => r[s.key]).filter((v): v is number => typeof v === "number" && v > 0),
+  );
+  const useLog = log && positive.length > 0;
+  const logFloor = useLog ? 10 ** Math.floor(Math.log10(Math.min(...positive))) : 0;
+  const chart = (
+    <BarChart
+      data={rows}
+      margin={{ top: 8, right: 16, bottom: 8, left: 24 }}
+      width={width}
+      height={width ? height : undefined}
+    >
+      <CartesianGrid stroke="#e5e7eb" strokeDasharray="3 3" vertical={false} />
+      <XAxis dataKey={categoryKey} interval={0} tick={{ fontSize: 12 }} />
+      <YAxis
+        tickFormatter={tickNumber}
+        scale={useLog ? "log" : "auto"}
+        domain={useLog ? [logFloor, "auto"] : [0, "auto"]}
+        allowDataOverflow={useLog}
+        label={{
+          value: `${valueLabel} (${unit}${useLog ? ", log" : ""})`,
+          angle: -90,
+          position: "insideLeft",
+          offset: -12,
+          style: { textAnchor: "middle" },
+        }}
+      />
+      <Tooltip
+        formatter={(value, name) => [value == null ? "—" : `${sig3(Number(value))} ${unit}`, name]}
+      />
+      <Legend verticalAlign="top" height={28} />
+      {series.map((s, i) => (
+        <Bar
+          key={s.key}
+          dataKey={s.key}
+          name={s.label}
+          fill={colorAt(i)}
+          isAnimationActive={false}
+        />
+      ))}
+    </BarChart>
+  );
+  if (width) return chart;
+  return (
+    <ResponsiveContainer width="100%" height={height}>
+      {chart}
+    </ResponsiveContainer>
+  );
+}

@@ -1,0 +1,63 @@
+import { render, screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { JobSummary } from "../client/types";
+import { KeyFigures } from "./Run/KeyFigures";
+import { ThroughputChart } from "./Run/ThroughputChart";
+
+describe("KeyFigures", () => {
+  it("shows each direction's figures with units", () => {
+    const job: JobSummary = {
+      job_index: 0,
+      name: "rand4k",
+      rw: "randread",
+      bs_bytes: 4096,
+      runtime_ns: 5e9,
+      usr_cpu_pct: 1.5,
+      sys_cpu_pct: 20,
+      read: {
+        iops: 12_345,
+        bw_bytes: 50_565_120,
+        io_bytes: 252_825_600,
+        total_ios: 61_725,
+        lat_mean_ns: 80_000,
+        clat_p50_ns: 70_000,
+        clat_p99_ns: 1_200_000,
+        clat_p999_ns: 4_000_000,
+        clat_max_ns: 9_000_000,
+      },
+      write: null,
+    };
+    render(<KeyFigures job={job} />);
+    const row = screen.getByRole("row", { name: /read/ });
+    expect(row.textContent).toContain("12.3k IOPS");
+    expect(row.textContent).toContain("50.6 MB/s");
+    expect(row.textContent).toContain("1.2 ms");
+    expect(row.textContent).toContain("80 µs");
+    expect(screen.queryByRole("row", { name: /^write/ })).toBeNull();
+  });
+});
+
+describe("ThroughputChart", () => {
+  it("draws two lines with labelled axes", () => {
+    const points = [0, 1, 2, 3].map((t) => ({
+      t_s: t,
+      read_iops: 1000 + t * 10,
+      read_bw_bytes: 4e6 + t * 1e5,
+      write_iops: 0,
+      write_bw_bytes: 0,
+      read_clat_p99_ns: null,
+      write_clat_p99_ns: null,
+    }));
+    const { container } = render(<ThroughputChart points={points} width={600} />);
+    expect(container.querySelectorAll("path.recharts-line-curve")).toHaveLength(2);
+    const text = container.textContent ?? "";
+    expect(text).toContain("Throughput (MB/s)");
+    expect(text).not.toContain("IOPS (IOPS)");
+    expect(text).toContain("IOPS");
+    expect(text).toContain("time (s)");
+  });
+  it("says so when there are no samples", () => {
+    render(<ThroughputChart points={[]} />);
+    expect(screen.getByText("No per-second samples.")).toBeTruthy();
+  });
+});

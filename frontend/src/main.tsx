@@ -1,0 +1,20 @@
+import { QueryClientProvider } from "@tanstack/react-query";
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { BrowserRouter } from "react-router-dom";
+import { App } from "./App";
+import { makeQueryClient } from "./queryClient";
+import "./styles.css";
+
+const root = document.getElementById("root");
+if (!root) throw new Error("#root missing from index.html");
+
+createRoot(root).render(
+  <StrictMode>
+    <QueryClientProvider client={makeQueryClient()}>
+      <BrowserRouter>
+        <App />
+      </BrowserRouter>
+    </QueryClientProvider>
+  </StrictMode>,
+);

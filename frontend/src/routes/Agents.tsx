@@ -1,0 +1,179 @@
+import { useQuery } from "@tanstack/react-query";
+import { Fragment, useState } from "react";
+import { Link } from "react-router-dom";
+import type { AgentRead } from "../client/types";
+import { QueryState } from "../components/QueryState";
+import { formatBytes, formatRelative, formatTimestamp } from "../lib/format";
+import { readInventory } from "../lib/inventory";
+import { agentsQuery } from "../queries/agents";
+
+export function OnlineBadge({ online }: { online: boolean }) {
+  return (
+    <span className={`badge ${online ? "badge-online" : "badge-offline"}`}>
+      {online ? "online" : "offline"}
+    </span>
+  );
+}
+
+function AgentDetail({ agent }: { agent: AgentRead }) {
+  const facts = readInventory(agent.inventory);
+  return (
+    <div className="agent-detail" data-testid="agent-detail">
+      <dl className="facts">
+        <dt>Agent version</dt>
+        <dd>{agent.agent_version ?? "—"}</dd>
+        <dt>Enrolled</dt>
+        <dd>{formatTimestamp(agent.enrolled_at)}</dd>
+        <dt>State</dt>
+        <dd>
+          {agent.state}
+          {agent.current_run_id && (
+            <>
+              {" "}
+              · <Link to={`/runs/${agent.current_run_id}`}>current run</Link>
+            </>
+          )}
+        </dd>
+        <dt>OS</dt>
+        <dd>{[facts.distro, facts.kernel].filter(Boolean).join(" · ") || "—"}</dd>
+        <dt>Virtualization</dt>
+        <dd>{facts.virtualization ?? "none reported"}</dd>
+      </dl>
+      <h4>Block devices</h4>
+      {facts.blockDevices.length === 0 ? (
+        <p className="muted">None reported.</p>
+      ) : (
+        <table className="table compact">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Model</th>
+              <th className="num">Capacity</th>
+              <th>Media</th>
+              <th>Interface</th>
+              <th>Scheduler</th>
+              <th>Firmware</th>
+            </tr>
+          </thead>
+          <tbody>
+            {facts.blockDevices.map((d) => (
+              <tr key={d.name}>
+                <td className="mono">{d.name}</td>
+                <td>{d.model ?? "—"}</td>
+                <td className="num">{formatBytes(d.size_bytes)}</td>
+                <td>{d.rotational === null ? "—" : d.rotational ? "rotational" : "solid state"}</td>
+                <td>{d.interface ?? "—"}</td>
+                <td>{d.scheduler ?? "—"}</td>
+                <td>{d.firmware ?? "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h4>Mounts</h4>
+      {facts.mounts.length === 0 ? (
+        <p className="muted">None reported.</p>
+      ) : (
+        <table className="table compact">
+          <thead>
+            <tr>
+              <th>Mount point</th>
+              <th>Source</th>
+              <th>FS</th>
+              <th>Options</th>
+            </tr>
+          </thead>
+          <tbody>
+            {facts.mounts.map((m) => (
+              <tr key={`${m.mountpoint}:${m.source}`}>
+                <td className="mono">{m.mountpoint}</td>
+                <td className="mono">{m.source}</td>
+                <td>{m.fstype}</td>
+                <td className="mono small wrap">{m.options}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+export function Agents() {
+  const q = useQuery(agentsQuery());
+  const [open, setOpen] = useState<string | null>(null);
+  return (
+    <section>
+      <h1>Agents</h1>
+      <QueryState isPending={q.isPending} error={q.error} />
+      {q.data && q.data.items.length === 0 && (
+        <p className="muted">
+          No agents enrolled yet. Enrol one with <code>iowatt-agent enroll</code> (see the agent
+          README).
+        </p>
+      )}
+      {q.data && q.data.items.length > 0 && (
+        <table className="table" data-testid="agents-table">
+          <thead>
+            <tr>
+              <th />
+              <th>Name</th>
+              <th>Host</th>
+              <th>Status</th>
+              <th>Last heartbeat</th>
+              <th>Kernel</th>
+              <th>CPU</th>
+              <th className="num">Memory</th>
+              <th className="num">Block devices</th>
+            </tr>
+          </thead>
+          <tbody>
+            {q.data.items.map((a) => {
+              const facts = readInventory(a.inventory);
+              const expanded = open === a.id;
+              return (
+                <Fragment key={a.id}>
+                  <tr data-testid="agent-row">
+                    <td>
+                      <button
+                        type="button"
+                        className="btn btn-ghost btn-small"
+                        aria-expanded={expanded}
+                        aria-label={`${expanded ? "Hide" : "Show"} details of ${a.name}`}
+                        onClick={() => setOpen(expanded ? null : a.id)}
+                      >
+                        {expanded ? "▾" : "▸"}
+                      </button>
+                    </td>
+                    <td>{a.name}</td>
+                    <td className="mono">{a.hostname}</td>
+                    <td>
+                      <OnlineBadge online={a.online} />
+                    </td>
+                    <td title={formatTimestamp(a.last_heartbeat_at)}>
+                      {formatRelative(a.last_heartbeat_at)}
+                    </td>
+                    <td className="mono small">{facts.kernel ?? "—"}</td>
+                    <td className="small">
+                      {facts.cpuModel ?? "—"}
+                      {facts.cpuCores !== null && ` (${facts.cpuCores} cores)`}
+                    </td>
+                    <td className="num">{formatBytes(facts.memBytes)}</td>
+                    <td className="num">{facts.blockDevices.length}</td>
+                  </tr>
+                  {expanded && (
+                    <tr className="detail-row">
+                      <td colSpan={9}>
+                        <AgentDetail agent={a} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,71 @@
+import { useQueries, useQuery } from "@tanstack/react-query";
+import { Link } from "react-router-dom";
+import type { RunStatus } from "../client/types";
+import { QueryState } from "../components/QueryState";
+import { agentsQuery } from "../queries/agents";
+import { compareQuery } from "../queries/compare";
+import { runsQuery } from "../queries/runs";
+import { CompareCharts } from "./Compare";
+import { RunsTable } from "./Runs";
+
+const COUNTED: RunStatus[] = ["queued", "running", "succeeded", "failed"];
+const LATEST_SUCCEEDED = 6;
+
+export function Dashboard() {
+  const agents = useQuery(agentsQuery());
+  const counts = useQueries({
+    queries: COUNTED.map((status) => runsQuery({ status, limit: 1 })),
+  });
+  const latest = useQuery(runsQuery({ limit: 8 }));
+  const succeeded = useQuery(runsQuery({ status: "succeeded", limit: LATEST_SUCCEEDED }));
+  // Oldest first, so the first run is the baseline of the ratios.
+  const ids = (succeeded.data?.items ?? []).map((r) => r.id).reverse();
+  const cmp = useQuery(compareQuery(ids));
+
+  const online = agents.data?.items.filter((a) => a.online).length;
+  return (
+    <section>
+      <h1>Dashboard</h1>
+      <div className="stats" data-testid="stats">
+        <Link to="/agents" className="stat card">
+          <span className="stat-value">
+            {online ?? "…"}
+            <span className="muted"> / {agents.data?.total ?? "…"}</span>
+          </span>
+          <span className="stat-label">agents online</span>
+        </Link>
+        {COUNTED.map((status, i) => (
+          <Link to={`/runs?status=${status}`} className="stat card" key={status}>
+            <span className="stat-value">{counts[i]?.data?.total ?? "…"}</span>
+            <span className="stat-label">{status} runs</span>
+          </Link>
+        ))}
+      </div>
+
+      <h2>Latest succeeded runs compared</h2>
+      <QueryState isPending={succeeded.isPending} error={succeeded.error ?? cmp.error} />
+      {succeeded.data && ids.length < 2 && (
+        <p className="muted">
+          Two succeeded runs are needed for a comparison. <Link to="/runs/new">Queue a run</Link>.
+        </p>
+      )}
+      {cmp.data && (
+        <div data-testid="dashboard-compare">
+          <CompareCharts data={cmp.data} />
+          <p className="small">
+            <Link to={`/compare?runs=${ids.join(",")}`}>Open this comparison</Link> (every metric
+            with ratios)
+          </p>
+        </div>
+      )}
+
+      <div className="page-head">
+        <h2>Latest runs</h2>
+        <Link to="/runs">All runs →</Link>
+      </div>
+      <QueryState isPending={latest.isPending} error={latest.error} />
+      {latest.data && latest.data.items.length > 0 && <RunsTable runs={latest.data.items} />}
+      {latest.data && latest.data.items.length === 0 && <p className="muted">No runs yet.</p>}
+    </section>
+  );
+}

@@ -1,0 +1,82 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { Navigate, useNavigate, useSearchParams } from "react-router-dom";
+import { setToken, useToken } from "../lib/auth";
+import { errorMessage } from "../lib/errors";
+import { login } from "../queries/auth";
+
+/** Only same-site paths are followed after login. */
+function safeNext(next: string | null): string {
+  return next?.startsWith("/") && !next.startsWith("//") ? next : "/";
+}
+
+export function Login() {
+  const token = useToken();
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const next = safeNext(params.get("next"));
+
+  if (token) return <Navigate to={next} replace />;
+
+  async function onSubmit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const session = await login(email, password);
+      qc.clear();
+      setToken(session.access_token);
+      navigate(next, { replace: true });
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <div className="login-page">
+      <form className="card login-card" onSubmit={onSubmit} data-testid="login-form">
+        <h1 className="brand big">
+          io<strong>watt</strong>
+        </h1>
+        <p className="muted">Storage benchmark results</p>
+        <label className="field">
+          <span>Email</span>
+          <input
+            name="email"
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        </label>
+        <label className="field">
+          <span>Password</span>
+          <input
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </label>
+        {error && (
+          <div className="alert alert-error" role="alert" data-testid="login-error">
+            {error}
+          </div>
+        )}
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          {busy ? "Signing in…" : "Sign in"}
+        </button>
+      </form>
+    </div>
+  );
+}

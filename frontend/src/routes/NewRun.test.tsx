@@ -1,0 +1,98 @@
+import { fireEvent, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import { setToken } from "../lib/auth";
+import { renderAt, stubApi } from "../test/render";
+import { NewRun } from "./NewRun";
+
+const realFetch = globalThis.fetch;
+afterEach(() => {
+  globalThis.fetch = realFetch;
+});
+
+const agent = {
+  id: "a1",
+  team_id: "t1",
+  name: "local",
+  hostname: "box",
+  online: true,
+  state: "idle",
+  last_heartbeat_at: new Date().toISOString(),
+  enrolled_at: new Date().toISOString(),
+  agent_version: "0.1.0",
+  inventory: null,
+  current_run_id: null,
+};
+
+describe("NewRun", () => {
+  it("sends a single job and shows the server's 422 next to the field", async () => {
+    setToken("tok");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({
+        body: { items: [agent, { ...agent, id: "a2", name: "gone", online: false }], total: 2 },
+      }),
+      "GET /api/v1/workloads": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/runs": (req) => {
+        expect(req.headers.get("Authorization")).toBe("Bearer tok");
+        return {
+          status: 422,
+          body: {
+            error: "validation_error",
+            message: "invalid request",
+            detail: [{ field: "workload.jobs.0.bs_bytes", message: "must be greater than 0" }],
+          },
+        };
+      },
+    });
+    renderAt(<NewRun />);
+    // Only online agents are offered.
+    await screen.findByRole("option", { name: "local (box)" });
+    expect(screen.queryByRole("option", { name: /gone/ })).toBeNull();
+
+    fireEvent.click(screen.getByTestId("mode-custom"));
+    fireEvent.change(screen.getByRole("textbox", { name: /Target path/ }), {
+      target: { value: "/tmp/x" },
+    });
+    fireEvent.change(screen.getByRole("textbox", { name: /Block size/ }), {
+      target: { value: "0" },
+    });
+    fireEvent.click(screen.getByTestId("submit-run"));
+
+    const err = await screen.findByTestId("field-error-bs");
+    expect(err.textContent).toBe("must be greater than 0");
+    expect(err.dataset.source).toBe("server");
+    const post = calls.find((c) => c.method === "POST");
+    expect(post?.body).toMatchObject({
+      agent_id: "a1",
+      target_path: "/tmp/x",
+      workload_id: null,
+      workload: {
+        jobs: [{ rw: "randread", bs_bytes: 0, size_bytes: 64 * 1024 * 1024, runtime_s: 5 }],
+      },
+    });
+  });
+
+  it("refuses an unparseable block size without a request, and navigates on success", async () => {
+    setToken("tok");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [agent], total: 1 } }),
+      "GET /api/v1/workloads": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/runs": () => ({ status: 201, body: { id: "r-new" } }),
+    });
+    renderAt(<NewRun />);
+    await screen.findByRole("option", { name: "local (box)" });
+    fireEvent.click(screen.getByTestId("mode-custom"));
+    fireEvent.change(screen.getByRole("textbox", { name: /Block size/ }), {
+      target: { value: "lots" },
+    });
+    fireEvent.click(screen.getByTestId("submit-run"));
+    expect((await screen.findByTestId("field-error-bs")).dataset.source).toBe("client");
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+
+    fireEvent.change(screen.getByRole("textbox", { name: /Block size/ }), {
+      target: { value: "1m" },
+    });
+    fireEvent.click(screen.getByTestId("submit-run"));
+    await screen.findByTestId("run-page");
+    await waitFor(() => expect(calls.filter((c) => c.method === "POST")).toHaveLength(1));
+  });
+});

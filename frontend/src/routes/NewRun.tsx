@@ -1,0 +1,361 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, type ReactNode, useState } from "react";
+import { useNavigate } from "react-router-dom";
+import type { JobSpec, RunCreate } from "../client/types";
+import { ApiError, errorMessage, fieldErrorsFor } from "../lib/errors";
+import { formatBytes, parseSize } from "../lib/format";
+import { describeJob } from "../lib/workload";
+import { agentsQuery } from "../queries/agents";
+import { createRun } from "../queries/runs";
+import { workloadsQuery } from "../queries/workloads";
+
+const RW = ["read", "write", "randread", "randwrite", "rw", "randrw"] as const;
+
+/** Server field names (last path segment) → the form input showing their errors. */
+const FIELD_ALIASES: Record<string, string> = {
+  agent_id: "agent",
+  target_path: "target",
+  workload_id: "workload",
+  name: "name",
+  rw: "rw",
+  bs_bytes: "bs",
+  size_bytes: "size",
+  runtime_s: "runtime",
+  iodepth: "iodepth",
+  numjobs: "numjobs",
+  direct: "direct",
+  rwmixread: "rw",
+};
+
+interface CustomJob {
+  rw: string;
+  bs: string;
+  size: string;
+  runtime: string;
+  iodepth: string;
+  numjobs: string;
+  direct: boolean;
+}
+
+type Errors = Record<string, { message: string; source: "client" | "server" }>;
+
+function Field({
+  label,
+  name,
+  errors,
+  children,
+  hint,
+}: {
+  label: string;
+  name: string;
+  errors: Errors;
+  children: ReactNode;
+  hint?: string;
+}) {
+  const err = errors[name];
+  return (
+    <label className={`field${err ? " has-error" : ""}`} htmlFor={`f-${name}`}>
+      <span>{label}</span>
+      {children}
+      {hint && !err && <small className="muted">{hint}</small>}
+      {err && (
+        <small
+          className="field-error"
+          data-testid={`field-error-${name}`}
+          data-source={err.source}
+          role="alert"
+        >
+          {err.message}
+        </small>
+      )}
+    </label>
+  );
+}
+
+/** Builds the single custom job, or the client-side errors that prevent sending it. */
+function buildJob(c: CustomJob): { job?: JobSpec; errors: Errors } {
+  const errors: Errors = {};
+  const bs = parseSize(c.bs);
+  const size = parseSize(c.size);
+  const runtime = c.runtime.trim() === "" ? null : Number(c.runtime);
+  if (bs === null) errors.bs = { message: "enter a block size such as 4k or 1m", source: "client" };
+  if (size === null) errors.size = { message: "enter a size such as 64m or 1g", source: "client" };
+  if (runtime !== null && !Number.isFinite(runtime))
+    errors.runtime = { message: "enter seconds", source: "client" };
+  if (bs === null || size === null || Object.keys(errors).length > 0) return { errors };
+  return {
+    errors,
+    job: {
+      name: `${c.rw}-${formatBytes(bs).replace(" ", "")}`,
+      rw: c.rw,
+      bs_bytes: bs,
+      size_bytes: size,
+      offset_bytes: 0,
+      runtime_s: runtime,
+      time_based: runtime !== null,
+      ramp_time_s: 0,
+      rwmixread: 50,
+      numjobs: Number(c.numjobs),
+      iodepth: Number(c.iodepth),
+      ioengine: "psync",
+      direct: c.direct,
+    },
+  };
+}
+
+export function NewRun() {
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const agents = useQuery(agentsQuery());
+  const workloads = useQuery(workloadsQuery());
+  const online = agents.data?.items.filter((a) => a.online) ?? [];
+
+  const [agentId, setAgentId] = useState("");
+  const [target, setTarget] = useState("");
+  const [name, setName] = useState("");
+  const [mode, setMode] = useState<"builtin" | "custom">("builtin");
+  const [workloadId, setWorkloadId] = useState("");
+  const [custom, setCustom] = useState<CustomJob>({
+    rw: "randread",
+    bs: "4k",
+    size: "64m",
+    runtime: "5",
+    iodepth: "1",
+    numjobs: "1",
+    direct: false,
+  });
+  const [errors, setErrors] = useState<Errors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+
+  const effectiveAgent = agentId || online[0]?.id || "";
+  const effectiveWorkload = workloadId || workloads.data?.items[0]?.id || "";
+  const chosenWorkload = workloads.data?.items.find((w) => w.id === effectiveWorkload);
+
+  const create = useMutation({
+    mutationFn: (body: RunCreate) => createRun(body),
+    onSuccess: (run) => {
+      qc.invalidateQueries({ queryKey: ["runs", "list"] });
+      navigate(`/runs/${run.id}`);
+    },
+    onError: (err) => {
+      if (err instanceof ApiError && err.fieldErrors.length > 0) {
+        const mapped = fieldErrorsFor(err.fieldErrors, FIELD_ALIASES);
+        const next: Errors = {};
+        for (const [k, message] of Object.entries(mapped)) {
+          if (k) next[k] = { message, source: "server" };
+        }
+        setErrors(next);
+        setFormError(mapped[""] ?? (Object.keys(next).length ? null : err.message));
+      } else {
+        setFormError(errorMessage(err));
+      }
+    },
+  });
+
+  function onSubmit(e: FormEvent) {
+    e.preventDefault();
+    setErrors({});
+    setFormError(null);
+    let workload: RunCreate["workload"] = null;
+    if (mode === "custom") {
+      const built = buildJob(custom);
+      if (!built.job) {
+        setErrors(built.errors);
+        return;
+      }
+      workload = { jobs: [built.job] };
+    }
+    create.mutate({
+      agent_id: effectiveAgent,
+      target_path: target,
+      name: name.trim() || null,
+      workload,
+      workload_id: mode === "builtin" ? effectiveWorkload || null : null,
+    });
+  }
+
+  const set = (k: keyof CustomJob) => (e: { target: { value: string } }) =>
+    setCustom((c) => ({ ...c, [k]: e.target.value }));
+
+  return (
+    <section>
+      <h1>New run</h1>
+      <form className="card form" onSubmit={onSubmit} data-testid="new-run-form" noValidate>
+        <div className="form-grid">
+          <Field
+            label="Agent"
+            name="agent"
+            errors={errors}
+            hint={online.length === 0 ? "no agent is online" : undefined}
+          >
+            <select
+              id="f-agent"
+              name="agent"
+              value={effectiveAgent}
+              onChange={(e) => setAgentId(e.target.value)}
+            >
+              {online.length === 0 && <option value="">—</option>}
+              {online.map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name} ({a.hostname})
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field
+            label="Target path"
+            name="target"
+            errors={errors}
+            hint="a directory or file on the device under test"
+          >
+            <input
+              id="f-target"
+              name="target"
+              value={target}
+              onChange={(e) => setTarget(e.target.value)}
+              placeholder="/mnt/nvme0/iowatt"
+            />
+          </Field>
+          <Field label="Name (optional)" name="name" errors={errors}>
+            <input
+              id="f-name"
+              name="name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              placeholder="nvme0 random read"
+            />
+          </Field>
+        </div>
+        <fieldset className="mode">
+          <legend>Workload</legend>
+          <label className="inline">
+            <input
+              type="radio"
+              name="mode"
+              value="builtin"
+              checked={mode === "builtin"}
+              onChange={() => setMode("builtin")}
+            />{" "}
+            Built-in
+          </label>
+          <label className="inline">
+            <input
+              type="radio"
+              name="mode"
+              value="custom"
+              checked={mode === "custom"}
+              onChange={() => setMode("custom")}
+              data-testid="mode-custom"
+            />{" "}
+            Single job
+          </label>
+        </fieldset>
+        {mode === "builtin" ? (
+          <div className="form-grid">
+            <Field label="Built-in workload" name="workload" errors={errors}>
+              <select
+                id="f-workload"
+                name="workload"
+                value={effectiveWorkload}
+                onChange={(e) => setWorkloadId(e.target.value)}
+              >
+                {workloads.data?.items.map((w) => (
+                  <option key={w.id} value={w.id}>
+                    {w.name}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            {chosenWorkload && (
+              <div className="small">
+                <p>{chosenWorkload.description}</p>
+                <ul>
+                  {chosenWorkload.spec.jobs.map((j) => (
+                    <li key={j.name}>
+                      <strong>{j.name}</strong>: {describeJob(j)}
+                      {j.runtime_s !== null && `, ${j.runtime_s} s`}
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            )}
+          </div>
+        ) : (
+          <div className="form-grid">
+            <Field label="rw" name="rw" errors={errors}>
+              <select id="f-rw" name="rw" value={custom.rw} onChange={set("rw")}>
+                {RW.map((r) => (
+                  <option key={r}>{r}</option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Block size (bs)" name="bs" errors={errors} hint="e.g. 4k, 1m (KiB/MiB)">
+              <input id="f-bs" name="bs" value={custom.bs} onChange={set("bs")} />
+            </Field>
+            <Field label="Size" name="size" errors={errors} hint="file size, e.g. 64m, 1g">
+              <input id="f-size" name="size" value={custom.size} onChange={set("size")} />
+            </Field>
+            <Field
+              label="Runtime (s)"
+              name="runtime"
+              errors={errors}
+              hint="empty: until size is done"
+            >
+              <input
+                id="f-runtime"
+                name="runtime"
+                inputMode="decimal"
+                value={custom.runtime}
+                onChange={set("runtime")}
+              />
+            </Field>
+            <Field label="iodepth" name="iodepth" errors={errors}>
+              <input
+                id="f-iodepth"
+                name="iodepth"
+                inputMode="numeric"
+                value={custom.iodepth}
+                onChange={set("iodepth")}
+              />
+            </Field>
+            <Field label="numjobs" name="numjobs" errors={errors}>
+              <input
+                id="f-numjobs"
+                name="numjobs"
+                inputMode="numeric"
+                value={custom.numjobs}
+                onChange={set("numjobs")}
+              />
+            </Field>
+            <Field label="Direct I/O" name="direct" errors={errors}>
+              <span className="inline">
+                <input
+                  type="checkbox"
+                  name="direct"
+                  checked={custom.direct}
+                  onChange={(e) => setCustom((c) => ({ ...c, direct: e.target.checked }))}
+                />{" "}
+                O_DIRECT (bypass the page cache)
+              </span>
+            </Field>
+          </div>
+        )}
+        {formError && (
+          <div className="alert alert-error" role="alert" data-testid="form-error">
+            {formError}
+          </div>
+        )}
+        <div className="actions">
+          <button
+            type="submit"
+            className="btn btn-primary"
+            disabled={create.isPending}
+            data-testid="submit-run"
+          >
+            {create.isPending ? "Queueing…" : "Queue run"}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,241 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useMemo, useState } from "react";
+import { useParams } from "react-router-dom";
+import { isActive, type RunRead } from "../client/types";
+import { QueryState } from "../components/QueryState";
+import { KeyFigures } from "../components/Run/KeyFigures";
+import { ProgressBar } from "../components/Run/ProgressBar";
+import { StatusBadge } from "../components/Run/StatusBadge";
+import { ThroughputChart } from "../components/Run/ThroughputChart";
+import { errorMessage } from "../lib/errors";
+import {
+  formatBytes,
+  formatIops,
+  formatNs,
+  formatRelative,
+  formatSeconds,
+  formatThroughput,
+  formatTimestamp,
+} from "../lib/format";
+import { agentsQuery } from "../queries/agents";
+import { cancelRun, runQuery, runResultQuery, runSeriesQuery } from "../queries/runs";
+
+function WorkloadTable({ run }: { run: RunRead }) {
+  return (
+    <table className="table compact" data-testid="workload-table">
+      <thead>
+        <tr>
+          <th>Job</th>
+          <th>rw</th>
+          <th className="num">bs</th>
+          <th className="num">size</th>
+          <th className="num">offset</th>
+          <th className="num">runtime</th>
+          <th className="num">ramp</th>
+          <th className="num">iodepth</th>
+          <th className="num">numjobs</th>
+          <th>ioengine</th>
+          <th>direct</th>
+        </tr>
+      </thead>
+      <tbody>
+        {run.workload.jobs.map((j) => (
+          <tr key={j.name}>
+            <td>{j.name}</td>
+            <td>
+              {j.rw}
+              {(j.rw === "rw" || j.rw === "randrw") && ` (${j.rwmixread} % read)`}
+            </td>
+            <td className="num">{formatBytes(j.bs_bytes)}</td>
+            <td className="num">{formatBytes(j.size_bytes)}</td>
+            <td className="num">{formatBytes(j.offset_bytes)}</td>
+            <td className="num">
+              {j.runtime_s === null ? "until size" : formatSeconds(j.runtime_s)}
+              {j.time_based && " (time based)"}
+            </td>
+            <td className="num">{formatSeconds(j.ramp_time_s)}</td>
+            <td className="num">{j.iodepth}</td>
+            <td className="num">{j.numjobs}</td>
+            <td>{j.ioengine}</td>
+            <td>{j.direct ? "yes (O_DIRECT)" : "no (page cache)"}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A link that downloads the engine's JSON; the request needs the bearer token, so it is fetched first. */
+function RawResultLink({ runId }: { runId: string }) {
+  const [wanted, setWanted] = useState(false);
+  const q = useQuery({ ...runResultQuery(runId), enabled: wanted });
+  const href = useMemo(() => {
+    if (!q.data) return null;
+    const blob = new Blob([JSON.stringify(q.data.engine_result, null, 2)], {
+      type: "application/json",
+    });
+    return URL.createObjectURL(blob);
+  }, [q.data]);
+  useEffect(
+    () => () => {
+      if (href) URL.revokeObjectURL(href);
+    },
+    [href],
+  );
+  if (href) {
+    return (
+      <a
+        className="btn btn-small"
+        href={href}
+        download={`iowatt-run-${runId}.json`}
+        data-testid="raw-json"
+      >
+        Download engine JSON
+      </a>
+    );
+  }
+  return (
+    <button
+      type="button"
+      className="btn btn-small"
+      onClick={() => setWanted(true)}
+      disabled={q.isFetching}
+    >
+      {q.isFetching
+        ? "Preparing…"
+        : q.error
+          ? `Retry (${errorMessage(q.error)})`
+          : "Prepare engine JSON"}
+    </button>
+  );
+}
+
+export function RunDetail() {
+  const { id = "" } = useParams();
+  const qc = useQueryClient();
+  const q = useQuery(runQuery(id));
+  const run = q.data;
+  const active = run ? isActive(run.status) : false;
+  const series = useQuery({
+    ...runSeriesQuery(id, active),
+    enabled: !!run && run.status !== "queued",
+  });
+  const agents = useQuery(agentsQuery());
+  const cancel = useMutation({
+    mutationFn: () => cancelRun(id),
+    onSuccess: (r) => {
+      qc.setQueryData(runQuery(id).queryKey, r);
+      qc.invalidateQueries({ queryKey: ["runs", "list"] });
+    },
+  });
+
+  if (!run) return <QueryState isPending={q.isPending} error={q.error} />;
+  const agent = agents.data?.items.find((a) => a.id === run.agent_id);
+
+  return (
+    <section data-testid="run-detail">
+      <div className="page-head">
+        <h1>
+          {run.name?.trim() ? run.name : `Run #${run.id.slice(0, 8)}`}{" "}
+          <StatusBadge status={run.status} />
+        </h1>
+        <div className="actions">
+          {active && (
+            <button
+              type="button"
+              className="btn btn-danger"
+              onClick={() => cancel.mutate()}
+              disabled={cancel.isPending}
+            >
+              Cancel run
+            </button>
+          )}
+          {run.status === "succeeded" && <RawResultLink runId={run.id} />}
+        </div>
+      </div>
+      {cancel.error && <div className="alert alert-error">{errorMessage(cancel.error)}</div>}
+      {run.status === "running" && run.progress && (
+        <div className="card">
+          <div className="progress-head">
+            <span>
+              Job {run.progress.job_index + 1}/{run.workload.jobs.length}:{" "}
+              <strong>{run.progress.job_name}</strong>
+            </span>
+            <span className="muted small">
+              {formatThroughput(run.progress.read_bw_bytes + run.progress.write_bw_bytes)} ·{" "}
+              {formatIops(run.progress.read_iops + run.progress.write_iops)} · elapsed{" "}
+              {formatNs(run.progress.elapsed_ns)}
+            </span>
+          </div>
+          <ProgressBar percent={run.progress.percent} />
+        </div>
+      )}
+      {run.status === "failed" && run.error && (
+        <div className="alert alert-error" data-testid="run-error">
+          <strong>Failed:</strong> <span className="mono">{run.error}</span>
+        </div>
+      )}
+      <div className="card">
+        <dl className="facts">
+          <dt>Agent</dt>
+          <dd>
+            {run.agent_name ?? "not assigned yet"}
+            {agent && <span className="muted"> · host {agent.hostname}</span>}
+          </dd>
+          <dt>Target</dt>
+          <dd className="mono">{run.target_path}</dd>
+          <dt>Created</dt>
+          <dd>
+            {formatTimestamp(run.created_at)} ({formatRelative(run.created_at)})
+          </dd>
+          <dt>Assigned</dt>
+          <dd>{formatTimestamp(run.assigned_at)}</dd>
+          <dt>Started</dt>
+          <dd>{formatTimestamp(run.started_at)}</dd>
+          <dt>Finished</dt>
+          <dd>{formatTimestamp(run.finished_at)}</dd>
+          <dt>Attempt</dt>
+          <dd>{run.attempt}</dd>
+          <dt>Run id</dt>
+          <dd className="mono small">{run.id}</dd>
+        </dl>
+      </div>
+      <h2>Workload</h2>
+      <WorkloadTable run={run} />
+      <h2>Results</h2>
+      {run.jobs.length === 0 && (
+        <p className="muted">
+          {active ? "Waiting for the run to finish…" : "No result stored for this run."}
+        </p>
+      )}
+      {run.jobs.map((job) => {
+        const points = series.data?.jobs.find((s) => s.job_index === job.job_index)?.points ?? [];
+        return (
+          <div className="card" key={job.job_index} data-testid="job-result">
+            <h3>
+              {job.name}{" "}
+              <span className="muted small">
+                {job.rw} · {formatBytes(job.bs_bytes)} · {formatNs(job.runtime_ns)}
+              </span>
+            </h3>
+            <KeyFigures job={job} />
+            <div className="chart" data-testid="run-chart">
+              <ThroughputChart points={points} />
+            </div>
+          </div>
+        );
+      })}
+      {run.jobs.length === 0 && active && series.data?.jobs.some((s) => s.points.length > 0) && (
+        <div className="card">
+          <h3>Live</h3>
+          {series.data.jobs.map((s) => (
+            <div className="chart" key={s.job_index} data-testid="run-chart-live">
+              <p className="small muted">{s.name}</p>
+              <ThroughputChart points={s.points} />
+            </div>
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}
