@@ -1,0 +1,53 @@
+import uuid
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from backend.models import ACTIVE_STATUSES, Agent, EnrollmentToken, Run, RunStatus
+
+
+def enrollment_by_hash(session: Session, token_hash: str) -> EnrollmentToken | None:
+    return session.scalar(
+        select(EnrollmentToken).where(EnrollmentToken.token_hash == token_hash).with_for_update()
+    )
+
+
+def by_name(session: Session, team_id: uuid.UUID, name: str) -> Agent | None:
+    return session.scalar(select(Agent).where(Agent.team_id == team_id, Agent.name == name).with_for_update())
+
+
+def get_in_teams(session: Session, agent_id: uuid.UUID, team_ids: list[uuid.UUID]) -> Agent | None:
+    return session.scalar(select(Agent).where(Agent.id == agent_id, Agent.team_id.in_(team_ids)))
+
+
+def list_in_teams(session: Session, team_ids: list[uuid.UUID]) -> list[Agent]:
+    return list(session.scalars(select(Agent).where(Agent.team_id.in_(team_ids)).order_by(Agent.name)))
+
+
+def current_runs(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
+    rows = session.execute(
+        select(Run.agent_id, Run.id).where(Run.agent_id.in_(agent_ids), Run.status.in_(ACTIVE_STATUSES))
+    )
+    return {agent_id: run_id for agent_id, run_id in rows}
+
+
+def assigned_run(session: Session, agent_id: uuid.UUID) -> Run | None:
+    """The run waiting for this agent to pick it up (locked so two polls cannot both take it)."""
+    return session.scalar(
+        select(Run)
+        .where(Run.agent_id == agent_id, Run.status == RunStatus.assigned)
+        .order_by(Run.assigned_at)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+    )
+
+
+def mark_silent_offline(session: Session, before: datetime) -> list[uuid.UUID]:
+    rows = session.execute(
+        update(Agent)
+        .where(Agent.online.is_(True), func.coalesce(Agent.last_heartbeat_at, Agent.enrolled_at) < before)
+        .values(online=False)
+        .returning(Agent.id)
+    )
+    return [r[0] for r in rows]

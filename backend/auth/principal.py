@@ -1,0 +1,32 @@
+"""Who is calling: a user (with a role per team) or an agent (acting only for itself)."""
+
+import uuid
+from dataclasses import dataclass, field
+
+from backend.errors import Forbidden
+from backend.models import Role
+
+
+@dataclass(frozen=True)
+class UserPrincipal:
+    user_id: uuid.UUID
+    roles: dict[uuid.UUID, Role] = field(default_factory=dict)
+
+    @property
+    def team_ids(self) -> list[uuid.UUID]:
+        return list(self.roles)
+
+    def require(self, team_id: uuid.UUID, role: Role) -> None:
+        held = self.roles.get(team_id)
+        if held is None or held.rank < role.rank:
+            raise Forbidden(f"this needs the {role.value} role in the team", code="forbidden")
+
+
+@dataclass(frozen=True)
+class AgentPrincipal:
+    agent_id: uuid.UUID
+    team_id: uuid.UUID
+
+    def require_self(self, agent_id: uuid.UUID) -> None:
+        if agent_id != self.agent_id:
+            raise Forbidden("an agent token can only act for its own agent", code="wrong_agent")

@@ -1,0 +1,100 @@
+"""Server administration: `iowatt-server bootstrap | enrollment-token | ensure-builtins`."""
+
+import secrets
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from sqlalchemy import select
+
+from backend.agent import service as agent_service
+from backend.agent.schemas import EnrollmentTokenCreate
+from backend.auth import repository as auth_repo
+from backend.auth import service as auth_service
+from backend.db import unit_of_work
+from backend.errors import Unauthorized
+from backend.models import Membership, Role, Team
+from backend.workload.service import ensure_builtins
+
+app = typer.Typer(help="iowatt server administration", no_args_is_help=True)
+
+
+def _write_secret(path: Path, content: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(content)
+    tmp.chmod(0o600)
+    tmp.replace(path)
+
+
+@app.command()
+def bootstrap(
+    email: Annotated[str, typer.Option(help="admin login")] = "admin@iowatt.local",
+    team: Annotated[str, typer.Option(help="the admin's team")] = "default",
+    credentials_file: Annotated[Path, typer.Option(help="where the login and password are written")] = Path(
+        ".iowatt/admin-credentials"
+    ),
+    token_file: Annotated[Path, typer.Option(help="where the admin API token is written")] = Path(
+        ".iowatt/admin-token"
+    ),
+) -> None:
+    """Create the admin user, team and an API token once; later calls keep what exists."""
+    with unit_of_work() as session:
+        ensure_builtins(session)
+        user = auth_repo.user_by_email(session, email)
+        if user is None:
+            password = secrets.token_urlsafe(12)
+            user = auth_service.create_user(
+                session, email=email, password=password, display_name="Administrator"
+            )
+            _write_secret(credentials_file, f"email={email}\npassword={password}\n")
+        team_row = session.scalar(select(Team).where(Team.name == team))
+        if team_row is None:
+            team_row = auth_service.create_team(session, name=team, owner=user)
+        elif (
+            session.scalar(
+                select(Membership).where(Membership.user_id == user.id, Membership.team_id == team_row.id)
+            )
+            is None
+        ):
+            session.add(Membership(user_id=user.id, team_id=team_row.id, role=Role.admin))
+        token = token_file.read_text().strip() if token_file.exists() else ""
+        try:
+            if not token:
+                raise Unauthorized("no token yet")
+            auth_service.authenticate(session, raw_token=token)
+        except Unauthorized:
+            token, _ = auth_service.issue_token(
+                session, user_id=user.id, name="admin (make up)", kind="personal", ttl_s=None
+            )
+            _write_secret(token_file, token + "\n")
+    creds = credentials_file.read_text().split() if credentials_file.exists() else [f"email={email}"]
+    typer.echo("admin login:    " + "  ".join(creds))
+    typer.echo(f"admin token:    {token}  (also in {token_file})")
+
+
+@app.command("enrollment-token")
+def enrollment_token(
+    team: Annotated[str, typer.Option(help="team the agent will belong to")] = "default",
+    ttl_s: Annotated[int, typer.Option(help="lifetime in seconds")] = 3600,
+) -> None:
+    """Print a new enrollment token for `iowatt-agent enroll`."""
+    with unit_of_work() as session:
+        team_row = session.scalar(select(Team).where(Team.name == team))
+        if team_row is None:
+            raise typer.BadParameter(f"no team named {team!r}", param_hint="--team")
+        raw, _ = agent_service.create_enrollment_token(
+            session, principal=None, body=EnrollmentTokenCreate(team_id=team_row.id, ttl_s=ttl_s)
+        )
+    typer.echo(raw)
+
+
+@app.command("ensure-builtins")
+def ensure_builtin_workloads() -> None:
+    """Insert or refresh the built-in workload presets."""
+    with unit_of_work() as session:
+        ensure_builtins(session)
+
+
+if __name__ == "__main__":
+    app()

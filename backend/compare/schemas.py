@@ -1,0 +1,19 @@
+from backend.kit.schema import OutputSchema
+from backend.run.schemas import RunRead
+
+
+class Metric(OutputSchema):
+    key: str
+    label: str
+    unit: str
+    values: list[float | None]
+
+
+class JobComparison(OutputSchema):
+    name: str
+    metrics: list[Metric]
+
+
+class Comparison(OutputSchema):
+    runs: list[RunRead]
+    jobs: list[JobComparison]

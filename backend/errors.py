@@ -1,0 +1,45 @@
+"""Domain errors carry their HTTP status; one handler renders one JSON shape."""
+
+from typing import Any
+
+
+class AppError(Exception):
+    status_code = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, *, detail: Any = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+        if code is not None:
+            self.code = code
+
+
+class NotFound(AppError):
+    status_code = 404
+    code = "not_found"
+
+
+class Unauthorized(AppError):
+    status_code = 401
+    code = "unauthorized"
+
+
+class Forbidden(AppError):
+    status_code = 403
+    code = "forbidden"
+
+
+class Conflict(AppError):
+    status_code = 409
+    code = "conflict"
+
+
+class Invalid(AppError):
+    """Semantic validation failure that pydantic could not see (422 naming the field)."""
+
+    status_code = 422
+    code = "validation_error"
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}", detail=[{"field": field, "message": message}])

@@ -1,0 +1,112 @@
+"""create_app(): routers under /api/v1, one error shape, the built UI at /."""
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from backend import __version__
+from backend.agent.router import router as agent_router
+from backend.auth.router import router as auth_router
+from backend.compare.router import router as compare_router
+from backend.config import get_settings
+from backend.device.router import router as device_router
+from backend.environment.router import router as environment_router
+from backend.errors import AppError
+from backend.health.router import router as health_router
+from backend.logs import configure_logging
+from backend.metrics import router as metrics_router
+from backend.run.router import router as run_router
+from backend.team.router import router as team_router
+from backend.workload.router import router as workload_router
+
+API_PREFIX = "/api/v1"
+
+
+def _field_of(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    return ".".join(parts) or "body"
+
+
+def _validation_handler(_: Request, exc: RequestValidationError) -> JSONResponse:
+    detail = [{"field": _field_of(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
+    message = "; ".join(f"{d['field']}: {d['message']}" for d in detail[:5])
+    return JSONResponse(
+        status_code=422, content={"error": "validation_error", "message": message, "detail": detail}
+    )
+
+
+def _app_error_handler(_: Request, exc: AppError) -> JSONResponse:
+    return JSONResponse(
+        status_code=exc.status_code, content={"error": exc.code, "message": exc.message, "detail": exc.detail}
+    )
+
+
+def _http_handler(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    return JSONResponse(
+        status_code=exc.status_code,
+        content={"error": "http_error", "message": str(exc.detail), "detail": None},
+        headers=getattr(exc, "headers", None),
+    )
+
+
+def _mount_ui(app: FastAPI, dist: Path) -> None:
+    index = dist / "index.html"
+    if (dist / "assets").is_dir():
+        app.mount("/assets", StaticFiles(directory=dist / "assets"), name="assets")
+
+    @app.get("/{path:path}", include_in_schema=False)
+    def spa(path: str) -> Any:
+        if path.startswith("api/"):
+            return JSONResponse(
+                status_code=404,
+                content={"error": "not_found", "message": f"no route /{path}", "detail": None},
+            )
+        candidate = (dist / path).resolve()
+        if path and candidate.is_file() and dist.resolve() in candidate.parents:
+            return FileResponse(candidate)
+        if index.is_file():
+            return FileResponse(index)
+        return JSONResponse(
+            status_code=503,
+            content={
+                "error": "ui_not_built",
+                "message": "the web UI is not built: run `make up` (or `make ui`)",
+                "detail": None,
+            },
+        )
+
+
+def create_app() -> FastAPI:
+    settings = get_settings()
+    configure_logging()
+    app = FastAPI(
+        title="iowatt",
+        version=__version__,
+        openapi_url="/openapi.json",
+        description="Storage benchmarking results platform. Base units: bytes, ns, s, W, J, gCO2e; UTC.",
+    )
+    app.add_exception_handler(RequestValidationError, _validation_handler)  # type: ignore[arg-type]
+    app.add_exception_handler(AppError, _app_error_handler)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_handler)  # type: ignore[arg-type]
+    for r in (
+        health_router,
+        auth_router,
+        team_router,
+        agent_router,
+        device_router,
+        environment_router,
+        workload_router,
+        run_router,
+        compare_router,
+    ):
+        app.include_router(r, prefix=API_PREFIX)
+    app.include_router(metrics_router)
+    _mount_ui(app, settings.frontend_dist)
+    return app

@@ -1,0 +1,33 @@
+"""All ORM models; importing this package registers every table on Base.metadata."""
+
+from backend.models.agent import Agent, EnrollmentToken
+from backend.models.base import Base
+from backend.models.device import Device
+from backend.models.environment import Environment
+from backend.models.power import PowerSample
+from backend.models.result import ResultJob, ResultSeriesPoint, RunResult
+from backend.models.run import ACTIVE_STATUSES, FINAL_STATUSES, Run, RunStatus
+from backend.models.team import ApiToken, Membership, Role, Team, User
+from backend.models.workload import Workload
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "FINAL_STATUSES",
+    "Agent",
+    "ApiToken",
+    "Base",
+    "Device",
+    "EnrollmentToken",
+    "Environment",
+    "Membership",
+    "PowerSample",
+    "ResultJob",
+    "ResultSeriesPoint",
+    "Role",
+    "Run",
+    "RunResult",
+    "RunStatus",
+    "Team",
+    "User",
+    "Workload",
+]

@@ -1,0 +1,64 @@
+import enum
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Enum, ForeignKey, Index, String, text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from backend.models.agent import Agent
+from backend.models.base import Base, created_at, uuid_pk
+
+
+class RunStatus(str, enum.Enum):
+    queued = "queued"
+    assigned = "assigned"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+    cancelled = "cancelled"
+
+
+ACTIVE_STATUSES = (RunStatus.assigned, RunStatus.running)
+FINAL_STATUSES = (RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled)
+
+
+class Run(Base):
+    __tablename__ = "runs"
+    __table_args__ = (
+        # One run at a time per device, enforced by the database, not only by the dispatcher.
+        Index(
+            "uq_runs_active_device",
+            "device_id",
+            unique=True,
+            postgresql_where=text("status IN ('assigned', 'running') AND device_id IS NOT NULL"),
+        ),
+        Index("ix_runs_team_created", "team_id", "created_at"),
+        Index("ix_runs_status", "status"),
+    )
+    id: Mapped[uuid.UUID] = uuid_pk()
+    team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    status: Mapped[RunStatus] = mapped_column(Enum(RunStatus, name="run_status"), default=RunStatus.queued)
+    agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"), index=True)
+    device_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("devices.id", ondelete="SET NULL"))
+    environment_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("environments.id", ondelete="SET NULL")
+    )
+    workload_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("workloads.id", ondelete="SET NULL"))
+    workload_spec: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    target_path: Mapped[str] = mapped_column(String(4096))
+    created_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = created_at()
+    assigned_at: Mapped[datetime | None]
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    lease_id: Mapped[uuid.UUID | None]
+    lease_expires_at: Mapped[datetime | None]
+    attempt: Mapped[int] = mapped_column(default=0)
+    cancel_requested: Mapped[bool] = mapped_column(default=False)
+    error: Mapped[str | None] = mapped_column(String(4000))
+    progress: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+
+    agent: Mapped[Agent] = relationship(lazy="raise")

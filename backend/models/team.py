@@ -1,0 +1,65 @@
+import enum
+import uuid
+from datetime import datetime
+
+from sqlalchemy import Enum, ForeignKey, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from backend.models.base import Base, created_at, uuid_pk
+
+
+class Role(str, enum.Enum):
+    viewer = "viewer"
+    member = "member"
+    admin = "admin"
+
+    @property
+    def rank(self) -> int:
+        return {"viewer": 0, "member": 1, "admin": 2}[self.value]
+
+
+class Team(Base):
+    __tablename__ = "teams"
+    id: Mapped[uuid.UUID] = uuid_pk()
+    name: Mapped[str] = mapped_column(String(120), unique=True)
+    created_at: Mapped[datetime] = created_at()
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[uuid.UUID] = uuid_pk()
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200))
+    password_hash: Mapped[str] = mapped_column(String(200))
+    is_active: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = created_at()
+
+    memberships: Mapped[list["Membership"]] = relationship(lazy="raise", back_populates="user")
+
+
+class Membership(Base):
+    __tablename__ = "memberships"
+    __table_args__ = (UniqueConstraint("user_id", "team_id"),)
+    id: Mapped[uuid.UUID] = uuid_pk()
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    role: Mapped[Role] = mapped_column(Enum(Role, name="role"))
+    created_at: Mapped[datetime] = created_at()
+
+    user: Mapped[User] = relationship(lazy="raise", back_populates="memberships")
+    team: Mapped[Team] = relationship(lazy="raise")
+
+
+class ApiToken(Base):
+    """A user's bearer token: `session` from a browser login, `personal` for scripts."""
+
+    __tablename__ = "api_tokens"
+    id: Mapped[uuid.UUID] = uuid_pk()
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(20))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = created_at()
+    expires_at: Mapped[datetime | None]
+    last_used_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]

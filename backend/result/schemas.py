@@ -1,0 +1,92 @@
+"""What the server needs from an engine document (fio JSON + the `iowatt` extension).
+
+Only the fields extracted into columns are modelled; the document itself is stored whole.
+"""
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.kit.schema import OutputSchema
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class LatStats(_Loose):
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    percentile: dict[str, float] = Field(default_factory=dict)
+
+
+class DirStats(_Loose):
+    io_bytes: int = Field(ge=0)
+    bw_bytes: int = Field(ge=0)
+    iops: float = Field(ge=0)
+    runtime: int = Field(ge=0, description="ms, as fio")
+    total_ios: int = Field(ge=0)
+    clat_ns: LatStats = Field(default_factory=LatStats)
+    lat_ns: LatStats = Field(default_factory=LatStats)
+
+
+class SeriesPoint(_Loose):
+    t_ns: int = Field(ge=0)
+    read_iops: float = 0.0
+    read_bw_bytes: int = 0
+    read_clat_p99_ns: int | None = None
+    write_iops: float = 0.0
+    write_bw_bytes: int = 0
+    write_clat_p99_ns: int | None = None
+
+
+class JobExt(_Loose):
+    series: list[SeriesPoint] = Field(default_factory=list)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class EngineJob(_Loose):
+    jobname: str
+    job_options: dict[str, Any] = Field(default_factory=dict, alias="job options")
+    read: DirStats
+    write: DirStats
+    usr_cpu: float = 0.0
+    sys_cpu: float = 0.0
+    job_runtime: int = Field(0, ge=0, description="ms, as fio")
+    iowatt: JobExt = Field(default_factory=JobExt)
+
+
+class EngineDocument(_Loose):
+    jobs: list[EngineJob] = Field(min_length=1)
+
+
+class ResultRead(OutputSchema):
+    run_id: uuid.UUID
+    upload_id: uuid.UUID
+    uploaded_at: datetime
+    engine_exit_code: int
+    engine_result: dict[str, Any]
+
+
+class SeriesPointRead(OutputSchema):
+    t_s: float
+    read_iops: float
+    read_bw_bytes: int
+    read_clat_p99_ns: int | None
+    write_iops: float
+    write_bw_bytes: int
+    write_clat_p99_ns: int | None
+
+
+class JobSeries(OutputSchema):
+    job_index: int
+    name: str
+    points: list[SeriesPointRead]
+
+
+class RunSeries(OutputSchema):
+    run_id: uuid.UUID
+    jobs: list[JobSeries]

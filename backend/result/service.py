@@ -1,0 +1,185 @@
+"""Storing an engine result: the document whole, key figures in columns, the series in rows."""
+
+import uuid
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from backend.auth.principal import AgentPrincipal
+from backend.errors import Conflict, Invalid
+from backend.jobs import enqueue
+from backend.kit.time import utcnow
+from backend.models import ResultJob, ResultSeriesPoint, Run, RunResult, RunStatus
+from backend.result.schemas import DirStats, EngineDocument, EngineJob, JobSeries, RunSeries, SeriesPointRead
+from backend.run import service as run_service
+from backend.run.schemas import ResultStored, ResultUpload
+
+_MAX_POINTS = 2000
+_SIZE_SUFFIX = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def store(
+    session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: ResultUpload
+) -> ResultStored:
+    """Idempotent by upload_id: a retried upload answers 200 with the stored result."""
+    run = run_service._agent_run(session, principal, run_id, body.lease_id)
+    existing = session.get(RunResult, run_id)
+    if existing is not None:
+        if existing.upload_id == body.upload_id:
+            return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=True)
+        raise Conflict("another result is already stored for this run", code="result_exists")
+    if run.status not in (RunStatus.running, RunStatus.failed, RunStatus.cancelled):
+        raise Conflict(f"run is {run.status.value}; it was never started", code="lease_lost")
+    try:
+        doc = EngineDocument.model_validate(body.engine_result)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in ("engine_result", *err["loc"]))
+        raise Invalid(field, err["msg"]) from exc
+    now = utcnow()
+    session.add(
+        RunResult(
+            run_id=run_id,
+            upload_id=body.upload_id,
+            engine_result=body.engine_result,
+            engine_exit_code=body.engine_exit_code,
+            agent_version=body.agent_version,
+            started_at=body.started_at,
+            finished_at=body.finished_at,
+            uploaded_at=now,
+        )
+    )
+    session.add_all(_job_row(run_id, i, job) for i, job in enumerate(doc.jobs))
+    points = [_point_row(run_id, i, p) for i, job in enumerate(doc.jobs) for p in job.iowatt.series]
+    session.flush()
+    if points:
+        session.execute(insert(ResultSeriesPoint), points)
+    # A run failed by the lease reaper (agent silent) that still delivers keeps its result: it
+    # was never re-run, so accepting it loses nothing and duplicates nothing.
+    if run.status in (RunStatus.running, RunStatus.failed):
+        run.status, run.finished_at, run.error, run.lease_expires_at = RunStatus.succeeded, now, None, None
+        if run.progress:
+            run.progress = {**run.progress, "percent": 100.0}
+    enqueue(session, "run.dispatch_pending")
+    return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=False)
+
+
+def parse_size(value: Any) -> int | None:
+    if isinstance(value, int):
+        return value
+    s = str(value).strip().lower().removesuffix("ib").removesuffix("b")
+    num = s.rstrip("kmgt")
+    try:
+        return int(float(num) * _SIZE_SUFFIX[s[len(num) :]])
+    except (ValueError, KeyError):
+        return None
+
+
+def _pct(stats: Any, key: str) -> int | None:
+    v = stats.clat_ns.percentile.get(key)
+    return int(v) if v is not None else None
+
+
+def _dir_cols(prefix: str, d: DirStats) -> dict[str, Any]:
+    if d.total_ios == 0:
+        return {}
+    return {
+        f"{prefix}_iops": d.iops,
+        f"{prefix}_bw_bytes": d.bw_bytes,
+        f"{prefix}_io_bytes": d.io_bytes,
+        f"{prefix}_total_ios": d.total_ios,
+        f"{prefix}_lat_mean_ns": d.lat_ns.mean,
+        f"{prefix}_clat_p50_ns": _pct(d, "50.000000"),
+        f"{prefix}_clat_p99_ns": _pct(d, "99.000000"),
+        f"{prefix}_clat_p999_ns": _pct(d, "99.900000"),
+        f"{prefix}_clat_max_ns": int(d.clat_ns.max) if d.clat_ns.max is not None else None,
+    }
+
+
+def _job_row(run_id: uuid.UUID, index: int, job: EngineJob) -> ResultJob:
+    opts = job.iowatt.options or {}
+    bs = (
+        opts.get("bs_bytes")
+        if isinstance(opts.get("bs_bytes"), int)
+        else parse_size(job.job_options.get("bs", ""))
+    )
+    runtime_ms = job.job_runtime or max(job.read.runtime, job.write.runtime)
+    return ResultJob(
+        run_id=run_id,
+        job_index=index,
+        name=job.jobname,
+        rw=str(opts.get("rw") or job.job_options.get("rw", "")),
+        bs_bytes=bs,
+        runtime_ns=int(runtime_ms) * 1_000_000,
+        usr_cpu_pct=job.usr_cpu,
+        sys_cpu_pct=job.sys_cpu,
+        **_dir_cols("read", job.read),
+        **_dir_cols("write", job.write),
+    )
+
+
+def _point_row(run_id: uuid.UUID, index: int, p: Any) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "job_index": index,
+        "t_ns": p.t_ns,
+        "read_iops": p.read_iops,
+        "read_bw_bytes": p.read_bw_bytes,
+        "read_clat_p99_ns": p.read_clat_p99_ns,
+        "write_iops": p.write_iops,
+        "write_bw_bytes": p.write_bw_bytes,
+        "write_clat_p99_ns": p.write_clat_p99_ns,
+    }
+
+
+def get_result(session: Session, *, run: Run) -> RunResult | None:
+    return session.get(RunResult, run.id)
+
+
+def series(session: Session, *, run: Run) -> RunSeries:
+    """Per-job series, downsampled on the server to at most ~2k points per job (bucket means)."""
+    names = dict(
+        session.execute(
+            select(ResultJob.job_index, ResultJob.name).where(ResultJob.run_id == run.id)
+        ).tuples()
+    )
+    rows = session.scalars(
+        select(ResultSeriesPoint)
+        .where(ResultSeriesPoint.run_id == run.id)
+        .order_by(ResultSeriesPoint.job_index, ResultSeriesPoint.t_ns)
+    )
+    by_job: dict[int, list[ResultSeriesPoint]] = {}
+    for r in rows:
+        by_job.setdefault(r.job_index, []).append(r)
+    jobs = [
+        JobSeries(job_index=i, name=names.get(i, str(i)), points=_downsample(pts))
+        for i, pts in sorted(by_job.items())
+    ]
+    return RunSeries(run_id=run.id, jobs=jobs)
+
+
+def _downsample(points: list[ResultSeriesPoint]) -> list[SeriesPointRead]:
+    step = max(1, -(-len(points) // _MAX_POINTS))
+    out = []
+    for k in range(0, len(points), step):
+        chunk = points[k : k + step]
+        n = len(chunk)
+
+        def worst(attr: str, c: list[ResultSeriesPoint] = chunk) -> int | None:
+            vals = [getattr(p, attr) for p in c if getattr(p, attr) is not None]
+            return max(vals) if vals else None
+
+        out.append(
+            SeriesPointRead(
+                t_s=chunk[-1].t_ns / 1e9,
+                read_iops=sum(p.read_iops for p in chunk) / n,
+                read_bw_bytes=sum(p.read_bw_bytes for p in chunk) // n,
+                read_clat_p99_ns=worst("read_clat_p99_ns"),
+                write_iops=sum(p.write_iops for p in chunk) / n,
+                write_bw_bytes=sum(p.write_bw_bytes for p in chunk) // n,
+                write_clat_p99_ns=worst("write_clat_p99_ns"),
+            )
+        )
+    return out

@@ -1,0 +1,115 @@
+import uuid
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, selectinload
+
+from backend.models import ACTIVE_STATUSES, Device, ResultJob, Run, RunStatus
+
+
+def get_in_teams(
+    session: Session, run_id: uuid.UUID, team_ids: list[uuid.UUID], *, lock: bool = False
+) -> Run | None:
+    q = select(Run).where(Run.id == run_id, Run.team_id.in_(team_ids))
+    if lock:
+        q = q.with_for_update(of=Run)
+    return session.scalar(q)
+
+
+def get_for_agent(session: Session, run_id: uuid.UUID, agent_id: uuid.UUID) -> Run | None:
+    return session.scalar(select(Run).where(Run.id == run_id, Run.agent_id == agent_id).with_for_update())
+
+
+def get_locked(session: Session, run_id: uuid.UUID) -> Run | None:
+    return session.scalar(select(Run).where(Run.id == run_id).with_for_update(skip_locked=True))
+
+
+def page(
+    session: Session,
+    team_ids: list[uuid.UUID],
+    *,
+    status: RunStatus | None,
+    agent_id: uuid.UUID | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[Run], int]:
+    conds = [Run.team_id.in_(team_ids)]
+    if status is not None:
+        conds.append(Run.status == status)
+    if agent_id is not None:
+        conds.append(Run.agent_id == agent_id)
+    rows = session.scalars(
+        select(Run)
+        .where(*conds)
+        .options(selectinload(Run.agent))
+        .order_by(Run.created_at.desc(), Run.id)
+        .limit(limit)
+        .offset(offset)
+    )
+    total = session.scalar(select(func.count()).select_from(Run).where(*conds)) or 0
+    return list(rows), total
+
+
+def by_ids(session: Session, run_ids: list[uuid.UUID], team_ids: list[uuid.UUID]) -> list[Run]:
+    return list(
+        session.scalars(
+            select(Run).where(Run.id.in_(run_ids), Run.team_id.in_(team_ids)).options(selectinload(Run.agent))
+        )
+    )
+
+
+def jobs_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ResultJob]]:
+    out: dict[uuid.UUID, list[ResultJob]] = {rid: [] for rid in run_ids}
+    for job in session.scalars(
+        select(ResultJob).where(ResultJob.run_id.in_(run_ids)).order_by(ResultJob.job_index)
+    ):
+        out[job.run_id].append(job)
+    return out
+
+
+def device_names(session: Session, device_ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
+    if not device_ids:
+        return {}
+    return dict(session.execute(select(Device.id, Device.name).where(Device.id.in_(device_ids))).tuples())
+
+
+def queued_ids(session: Session, limit: int = 200) -> list[uuid.UUID]:
+    return list(
+        session.scalars(
+            select(Run.id).where(Run.status == RunStatus.queued).order_by(Run.created_at).limit(limit)
+        )
+    )
+
+
+def agent_busy(session: Session, agent_id: uuid.UUID) -> bool:
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(Run)
+            .where(Run.agent_id == agent_id, Run.status.in_(ACTIVE_STATUSES))
+        )
+        > 0
+    )  # type: ignore[operator]
+
+
+def device_busy(session: Session, device_id: uuid.UUID) -> bool:
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(Run)
+            .where(Run.device_id == device_id, Run.status.in_(ACTIVE_STATUSES))
+        )
+        > 0
+    )  # type: ignore[operator]
+
+
+def stale_leases(session: Session, now: datetime, limit: int = 200) -> list[Run]:
+    return list(
+        session.scalars(
+            select(Run)
+            .where(Run.status.in_(ACTIVE_STATUSES), Run.lease_expires_at < now)
+            .order_by(Run.lease_expires_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+    )

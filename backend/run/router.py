@@ -1,0 +1,109 @@
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+
+from backend.auth.deps import AgentDep, SessionDep, UserDep
+from backend.errors import NotFound
+from backend.models import RunStatus
+from backend.result import service as result_service
+from backend.result.schemas import ResultRead, RunSeries
+from backend.run import repository, service
+from backend.run.schemas import (
+    FailureReport,
+    LeaseRef,
+    ProgressAck,
+    ProgressReport,
+    ResultStored,
+    ResultUpload,
+    RunCreate,
+    RunPage,
+    RunRead,
+)
+
+router = APIRouter(prefix="/runs", tags=["runs"])
+
+
+@router.post("", response_model=RunRead, status_code=status.HTTP_201_CREATED)
+def create_run(body: RunCreate, principal: UserDep, session: SessionDep) -> RunRead:
+    run = service.create(session, principal=principal, body=body)
+    return service.to_read(session, [run])[0]
+
+
+@router.get("", response_model=RunPage)
+def list_runs(
+    principal: UserDep,
+    session: SessionDep,
+    status_: Annotated[RunStatus | None, Query(alias="status")] = None,
+    agent_id: uuid.UUID | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> RunPage:
+    runs, total = repository.page(
+        session, principal.team_ids, status=status_, agent_id=agent_id, limit=limit, offset=offset
+    )
+    return RunPage(items=service.to_read(session, runs), total=total)
+
+
+@router.get("/{run_id}", response_model=RunRead)
+def get_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunRead:
+    return service.to_read(session, [service.get(session, principal=principal, run_id=run_id)])[0]
+
+
+@router.post("/{run_id}/cancel", response_model=RunRead)
+def cancel_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunRead:
+    return service.to_read(session, [service.cancel(session, principal=principal, run_id=run_id)])[0]
+
+
+@router.get("/{run_id}/result", response_model=ResultRead)
+def get_result(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> ResultRead:
+    run = service.get(session, principal=principal, run_id=run_id)
+    res = result_service.get_result(session, run=run)
+    if res is None:
+        raise NotFound(f"run is {run.status.value} and has no result yet", code="no_result")
+    return ResultRead.model_validate(res)
+
+
+@router.get("/{run_id}/series", response_model=RunSeries)
+def get_series(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunSeries:
+    return result_service.series(session, run=service.get(session, principal=principal, run_id=run_id))
+
+
+# --- agent side -----------------------------------------------------------------------------
+
+
+@router.post("/{run_id}/start", response_model=RunRead, tags=["agent-protocol"])
+def start_run(run_id: uuid.UUID, body: LeaseRef, principal: AgentDep, session: SessionDep) -> RunRead:
+    return service.to_read(session, [service.start(session, principal=principal, run_id=run_id, body=body)])[
+        0
+    ]
+
+
+@router.post("/{run_id}/progress", response_model=ProgressAck, tags=["agent-protocol"])
+def report_progress(
+    run_id: uuid.UUID, body: ProgressReport, principal: AgentDep, session: SessionDep
+) -> ProgressAck:
+    return service.progress(session, principal=principal, run_id=run_id, body=body)
+
+
+@router.put(
+    "/{run_id}/result",
+    response_model=ResultStored,
+    status_code=status.HTTP_201_CREATED,
+    responses={200: {"model": ResultStored, "description": "the same upload was already stored"}},
+    tags=["agent-protocol"],
+)
+def upload_result(
+    run_id: uuid.UUID, body: ResultUpload, principal: AgentDep, session: SessionDep, response: Response
+) -> ResultStored:
+    stored = result_service.store(session, principal=principal, run_id=run_id, body=body)
+    if stored.duplicate:
+        response.status_code = status.HTTP_200_OK
+    return stored
+
+
+@router.post("/{run_id}/failure", response_model=RunRead, tags=["agent-protocol"])
+def report_failure(
+    run_id: uuid.UUID, body: FailureReport, principal: AgentDep, session: SessionDep
+) -> RunRead:
+    return service.to_read(session, [service.fail(session, principal=principal, run_id=run_id, body=body)])[0]

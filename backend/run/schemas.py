@@ -1,0 +1,143 @@
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from backend.kit.schema import InputSchema, OutputSchema
+from backend.models import RunStatus
+from backend.workload.schemas import WorkloadSpec
+
+
+class RunCreate(InputSchema):
+    agent_id: uuid.UUID
+    target_path: str = Field(
+        min_length=1, max_length=4096, description="absolute path of a directory, file or device"
+    )
+    workload: WorkloadSpec | None = None
+    workload_id: uuid.UUID | None = None
+    name: str | None = Field(None, max_length=200)
+    environment_id: uuid.UUID | None = None
+
+    @model_validator(mode="after")
+    def _one_workload(self) -> "RunCreate":
+        if (self.workload is None) == (self.workload_id is None):
+            raise ValueError("give exactly one of workload or workload_id")
+        if not self.target_path.startswith("/"):
+            raise ValueError("target_path must be an absolute path")
+        return self
+
+
+class Progress(OutputSchema):
+    job_index: int
+    job_name: str
+    percent: float
+    elapsed_ns: int
+    read_iops: float
+    read_bw_bytes: int
+    write_iops: float
+    write_bw_bytes: int
+    updated_at: datetime
+
+
+class DirSummary(OutputSchema):
+    iops: float
+    bw_bytes: int
+    io_bytes: int
+    total_ios: int
+    lat_mean_ns: float | None
+    clat_p50_ns: int | None
+    clat_p99_ns: int | None
+    clat_p999_ns: int | None
+    clat_max_ns: int | None
+
+
+class JobSummary(OutputSchema):
+    job_index: int
+    name: str
+    rw: str
+    bs_bytes: int | None
+    runtime_ns: int
+    usr_cpu_pct: float
+    sys_cpu_pct: float
+    read: DirSummary | None
+    write: DirSummary | None
+
+
+class RunRead(OutputSchema):
+    id: uuid.UUID
+    team_id: uuid.UUID
+    name: str
+    status: RunStatus
+    agent_id: uuid.UUID
+    agent_name: str
+    target_path: str
+    device_id: uuid.UUID | None
+    device_name: str | None
+    environment_id: uuid.UUID | None
+    workload_id: uuid.UUID | None
+    workload: WorkloadSpec
+    created_at: datetime
+    assigned_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    attempt: int
+    cancel_requested: bool
+    error: str | None
+    progress: Progress | None
+    jobs: list[JobSummary]
+
+
+class RunPage(OutputSchema):
+    items: list[RunRead]
+    total: int
+
+
+# --- agent side -------------------------------------------------------------------------
+
+
+class LeaseRef(InputSchema):
+    lease_id: uuid.UUID
+
+
+class ProgressReport(InputSchema):
+    lease_id: uuid.UUID
+    job_index: int = Field(ge=0)
+    job_name: str = Field(max_length=200)
+    percent: float = Field(ge=0, le=100)
+    elapsed_ns: int = Field(ge=0)
+    read_iops: float = Field(0, ge=0)
+    read_bw_bytes: int = Field(0, ge=0)
+    write_iops: float = Field(0, ge=0)
+    write_bw_bytes: int = Field(0, ge=0)
+
+
+class ProgressAck(OutputSchema):
+    cancel_requested: bool
+    lease_expires_at: datetime | None
+
+
+class ResultUpload(InputSchema):
+    lease_id: uuid.UUID
+    upload_id: uuid.UUID
+    engine_result: dict[str, Any]
+    engine_exit_code: int
+    started_at: datetime
+    finished_at: datetime
+    agent_version: str = Field("", max_length=50)
+
+
+class ResultStored(OutputSchema):
+    run_id: uuid.UUID
+    upload_id: uuid.UUID
+    status: RunStatus
+    duplicate: bool
+
+
+class FailureReport(InputSchema):
+    lease_id: uuid.UUID
+    upload_id: uuid.UUID
+    reason: str = Field(min_length=1, max_length=2000)
+    exit_code: int | None = None
+    stderr_tail: str = Field("", max_length=20000)
+    cancelled: bool = False

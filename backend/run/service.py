@@ -1,0 +1,261 @@
+"""Run lifecycle: queued → assigned → running → succeeded | failed | cancelled.
+
+Transitions happen only here, under a row lock, so the dispatcher, the agents and the lease
+reaper can race without losing or duplicating a run.
+"""
+
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from backend.agent import repository as agent_repo
+from backend.auth.principal import AgentPrincipal, UserPrincipal
+from backend.config import get_settings
+from backend.device import service as device_service
+from backend.errors import Conflict, Invalid, NotFound
+from backend.jobs import enqueue
+from backend.kit.time import utcnow
+from backend.models import FINAL_STATUSES, Agent, Environment, ResultJob, Role, Run, RunStatus
+from backend.run import repository
+from backend.run.schemas import (
+    DirSummary,
+    FailureReport,
+    JobSummary,
+    LeaseRef,
+    Progress,
+    ProgressAck,
+    ProgressReport,
+    RunCreate,
+    RunRead,
+)
+from backend.workload import service as workload_service
+from backend.workload.schemas import WorkloadSpec
+
+# --- user side --------------------------------------------------------------------------------
+
+
+def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Run:
+    agent = agent_repo.get_in_teams(session, body.agent_id, principal.team_ids)
+    if agent is None or agent.revoked_at is not None:
+        raise Invalid("agent_id", "no such agent in your teams")
+    principal.require(agent.team_id, Role.member)
+    if body.workload_id is not None:
+        wl = workload_service.get(session, principal=principal, workload_id=body.workload_id)
+        spec, workload_id, default_name = WorkloadSpec.model_validate(wl.spec), wl.id, wl.name
+    else:
+        assert body.workload is not None
+        spec, workload_id, default_name = (
+            body.workload,
+            None,
+            "+".join(j.name for j in body.workload.jobs)[:120],
+        )
+    if body.environment_id is not None:
+        env = session.get(Environment, body.environment_id)
+        if env is None or env.team_id != agent.team_id:
+            raise Invalid("environment_id", "no such environment in the agent's team")
+    device = device_service.resolve(session, agent=agent, target_path=body.target_path)
+    run = Run(
+        team_id=agent.team_id,
+        name=body.name or f"{default_name} on {agent.name}:{body.target_path}",
+        status=RunStatus.queued,
+        agent_id=agent.id,
+        device_id=device.id,
+        environment_id=body.environment_id,
+        workload_id=workload_id,
+        workload_spec=spec.model_dump(mode="json"),
+        target_path=body.target_path,
+        created_by=principal.user_id,
+    )
+    session.add(run)
+    session.flush()
+    enqueue(session, "run.dispatch", run_id=str(run.id))
+    return run
+
+
+def get(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> Run:
+    run = repository.get_in_teams(session, run_id, principal.team_ids)
+    if run is None:
+        raise NotFound("run not found")
+    return run
+
+
+def cancel(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> Run:
+    run = repository.get_in_teams(session, run_id, principal.team_ids, lock=True)
+    if run is None:
+        raise NotFound("run not found")
+    principal.require(run.team_id, Role.member)
+    if run.status in FINAL_STATUSES:
+        raise Conflict(f"run is already {run.status.value}", code="run_finished")
+    if run.status in (RunStatus.queued, RunStatus.assigned):
+        _finish(run, RunStatus.cancelled, "cancelled before it started")
+    else:  # running: the agent sees cancel_requested in its next progress answer and stops the engine
+        run.cancel_requested = True
+    return run
+
+
+def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
+    """RunRead for many runs with a fixed number of queries (no N+1)."""
+    ids = [r.id for r in runs]
+    jobs = repository.jobs_of(session, ids)
+    agent_ids = {r.agent_id for r in runs}
+    agents = {a.id: a for a in session.scalars(select(Agent).where(Agent.id.in_(agent_ids)))} if runs else {}
+    devices = repository.device_names(session, [r.device_id for r in runs if r.device_id])
+    return [
+        RunRead(
+            id=r.id,
+            team_id=r.team_id,
+            name=r.name,
+            status=r.status,
+            agent_id=r.agent_id,
+            agent_name=agents[r.agent_id].name,
+            target_path=r.target_path,
+            device_id=r.device_id,
+            device_name=devices.get(r.device_id) if r.device_id else None,
+            environment_id=r.environment_id,
+            workload_id=r.workload_id,
+            workload=WorkloadSpec.model_validate(r.workload_spec),
+            created_at=r.created_at,
+            assigned_at=r.assigned_at,
+            started_at=r.started_at,
+            finished_at=r.finished_at,
+            attempt=r.attempt,
+            cancel_requested=r.cancel_requested,
+            error=r.error,
+            progress=Progress.model_validate(r.progress) if r.progress else None,
+            jobs=[job_summary(j) for j in jobs[r.id]],
+        )
+        for r in runs
+    ]
+
+
+def job_summary(j: ResultJob) -> JobSummary:
+    def side(prefix: str) -> DirSummary | None:
+        if getattr(j, f"{prefix}_total_ios") in (None, 0):
+            return None
+        return DirSummary(**{f: getattr(j, f"{prefix}_{f}") for f in DirSummary.model_fields})
+
+    return JobSummary(
+        job_index=j.job_index,
+        name=j.name,
+        rw=j.rw,
+        bs_bytes=j.bs_bytes,
+        runtime_ns=j.runtime_ns,
+        usr_cpu_pct=j.usr_cpu_pct,
+        sys_cpu_pct=j.sys_cpu_pct,
+        read=side("read"),
+        write=side("write"),
+    )
+
+
+# --- dispatch (worker) ------------------------------------------------------------------------
+
+
+def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
+    """Assign a queued run to its agent when the agent is online and idle and the device is free.
+
+    Idempotent: a run that is not queued (or is locked by another dispatcher) is left alone.
+    Returns the agent's id when the run was assigned; the caller wakes that agent after commit.
+    """
+    run = repository.get_locked(session, run_id)
+    if run is None or run.status != RunStatus.queued:
+        return None
+    agent = session.get(Agent, run.agent_id, with_for_update=True)
+    if agent is None or not agent.online or agent.revoked_at is not None or agent.state == "draining":
+        return None
+    if repository.agent_busy(session, agent.id):
+        return None
+    if run.device_id is not None and repository.device_busy(session, run.device_id):
+        return None
+    now = utcnow()
+    run.status, run.assigned_at, run.lease_id = RunStatus.assigned, now, uuid.uuid4()
+    run.lease_expires_at = now + timedelta(seconds=get_settings().lease_start_timeout_s)
+    run.attempt += 1
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError:  # another run took the device between our check and the flush
+        session.expire(run)
+        return None
+    return agent.id
+
+
+def expire_stale_leases(session: Session) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
+    """Assigned-but-not-started runs go back to the queue (or fail after max attempts);
+    running runs whose agent went silent fail. Never re-run a started run: no duplicates."""
+    settings = get_settings()
+    requeued, failed = [], []
+    for run in repository.stale_leases(session, utcnow()):
+        if run.status == RunStatus.assigned and run.attempt < settings.run_max_attempts:
+            run.status, run.lease_id, run.lease_expires_at, run.assigned_at = (
+                RunStatus.queued,
+                None,
+                None,
+                None,
+            )
+            requeued.append(run.id)
+        elif run.status == RunStatus.assigned:
+            _finish(run, RunStatus.failed, f"the agent did not pick the run up in {run.attempt} attempts")
+            failed.append(run.id)
+        else:
+            _finish(run, RunStatus.failed, "lease expired: the agent stopped reporting progress")
+            failed.append(run.id)
+    return requeued, failed
+
+
+def _finish(run: Run, status: RunStatus, error: str | None) -> None:
+    run.status, run.finished_at, run.error = status, utcnow(), error
+    run.lease_expires_at = None
+
+
+# --- agent side -------------------------------------------------------------------------------
+
+
+def _agent_run(session: Session, principal: AgentPrincipal, run_id: uuid.UUID, lease_id: uuid.UUID) -> Run:
+    run = repository.get_for_agent(session, run_id, principal.agent_id)
+    if run is None:
+        raise NotFound("run not found for this agent")
+    if run.lease_id != lease_id:
+        raise Conflict("this lease is no longer valid for the run", code="lease_lost")
+    return run
+
+
+def start(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: LeaseRef) -> Run:
+    run = _agent_run(session, principal, run_id, body.lease_id)
+    if run.status == RunStatus.running:
+        return run  # a retried start
+    if run.status != RunStatus.assigned:
+        raise Conflict(f"run is {run.status.value}, not assigned", code="lease_lost")
+    now = utcnow()
+    run.status, run.started_at = RunStatus.running, now
+    run.lease_expires_at = now + timedelta(seconds=get_settings().lease_progress_timeout_s)
+    return run
+
+
+def progress(
+    session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: ProgressReport
+) -> ProgressAck:
+    run = _agent_run(session, principal, run_id, body.lease_id)
+    if run.status != RunStatus.running:
+        raise Conflict(f"run is {run.status.value}, not running", code="lease_lost")
+    now = utcnow()
+    run.lease_expires_at = now + timedelta(seconds=get_settings().lease_progress_timeout_s)
+    data = body.model_dump(mode="json", exclude={"lease_id"})
+    run.progress = {**data, "updated_at": now.isoformat()}
+    return ProgressAck(cancel_requested=run.cancel_requested, lease_expires_at=run.lease_expires_at)
+
+
+def fail(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: FailureReport) -> Run:
+    run = _agent_run(session, principal, run_id, body.lease_id)
+    if run.status in FINAL_STATUSES:
+        return run  # a retried report, or the reaper got there first
+    tail = body.stderr_tail.strip()[-1500:]
+    if body.cancelled or run.cancel_requested:
+        _finish(run, RunStatus.cancelled, "cancelled while running")
+    else:
+        code = f" (engine exit {body.exit_code})" if body.exit_code is not None else ""
+        _finish(run, RunStatus.failed, f"{body.reason}{code}" + (f": {tail}" if tail else ""))
+    enqueue(session, "run.dispatch_pending")
+    return run

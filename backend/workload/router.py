@@ -1,0 +1,26 @@
+import uuid
+
+from fastapi import APIRouter, status
+
+from backend.auth.deps import SessionDep, UserDep
+from backend.kit.schema import Page
+from backend.workload import repository, service
+from backend.workload.schemas import WorkloadCreate, WorkloadRead
+
+router = APIRouter(prefix="/workloads", tags=["workloads"])
+
+
+@router.get("", response_model=Page[WorkloadRead])
+def list_workloads(principal: UserDep, session: SessionDep) -> Page[WorkloadRead]:
+    rows, total = repository.visible(session, principal.team_ids)
+    return Page[WorkloadRead](items=[WorkloadRead.model_validate(r) for r in rows], total=total)
+
+
+@router.post("", response_model=WorkloadRead, status_code=status.HTTP_201_CREATED)
+def create_workload(body: WorkloadCreate, principal: UserDep, session: SessionDep) -> WorkloadRead:
+    return WorkloadRead.model_validate(service.create(session, principal=principal, body=body))
+
+
+@router.get("/{workload_id}", response_model=WorkloadRead)
+def get_workload(workload_id: uuid.UUID, principal: UserDep, session: SessionDep) -> WorkloadRead:
+    return WorkloadRead.model_validate(service.get(session, principal=principal, workload_id=workload_id))

@@ -1,0 +1,120 @@
+"""A workload is a validated engine job spec in base units (bytes, seconds).
+
+The server validates here what it can (422 naming the field); the engine validates again
+at run time (exit 2), so a spec that slips through still cannot do harm.
+"""
+
+import uuid
+from typing import Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from backend.kit.schema import InputSchema, OutputSchema
+
+Rw = Literal["read", "write", "randread", "randwrite", "rw", "randrw"]
+IoEngine = Literal["psync", "libaio", "io_uring"]
+
+MAX_BS = 256 * 1024 * 1024
+
+
+class JobSpec(InputSchema):
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.\-]+$")
+    rw: Rw
+    size_bytes: int = Field(gt=0, description="size of the region (file) the job works on, bytes")
+    offset_bytes: int = Field(0, ge=0, description="start of the region, bytes")
+    bs_bytes: int = Field(gt=0, le=MAX_BS, description="block size in bytes")
+    runtime_s: float | None = Field(None, gt=0, le=7 * 24 * 3600, description="time limit, seconds")
+    time_based: bool = False
+    ramp_time_s: float = Field(0, ge=0, le=24 * 3600, description="warm-up excluded from stats, seconds")
+    rwmixread: int = Field(50, ge=0, le=100, description="percent reads in rw/randrw")
+    numjobs: int = Field(1, ge=1, le=256)
+    iodepth: int = Field(1, ge=1, le=4096)
+    ioengine: IoEngine = "psync"
+    direct: bool = False
+
+    # Cross-field checks sit on the later field so a 422 names the field to fix.
+    @field_validator("bs_bytes")
+    @classmethod
+    def _bs_fits(cls, v: int, info: ValidationInfo) -> int:
+        size = info.data.get("size_bytes")
+        if size is not None and v > size:
+            raise ValueError(f"must not exceed size_bytes ({size})")
+        return v
+
+    @field_validator("time_based")
+    @classmethod
+    def _time_based_needs_runtime(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and info.data.get("runtime_s") is None:
+            raise ValueError("time_based needs runtime_s")
+        return v
+
+    @field_validator("direct")
+    @classmethod
+    def _direct_aligned(cls, v: bool, info: ValidationInfo) -> bool:
+        bs, off = info.data.get("bs_bytes"), info.data.get("offset_bytes")
+        if v and ((bs is not None and bs % 512) or (off is not None and off % 512)):
+            raise ValueError("direct I/O needs bs_bytes and offset_bytes in multiples of 512")
+        return v
+
+    def engine_options(self) -> dict[str, str]:
+        """fio option names with explicit-unit values, as the engine's JSON job file takes them."""
+        opts = {
+            "name": self.name,
+            "rw": self.rw,
+            "bs": str(self.bs_bytes),
+            "size": str(self.size_bytes),
+            "offset": str(self.offset_bytes),
+            "numjobs": str(self.numjobs),
+            "iodepth": str(self.iodepth),
+            "ioengine": self.ioengine,
+            "direct": "1" if self.direct else "0",
+            "stonewall": "1",
+        }
+        if self.rw in ("rw", "randrw"):
+            opts["rwmixread"] = str(self.rwmixread)
+        if self.runtime_s is not None:
+            opts["runtime"] = f"{int(self.runtime_s * 1000)}ms"
+        if self.time_based:
+            opts["time_based"] = "1"
+        if self.ramp_time_s:
+            opts["ramp_time"] = f"{int(self.ramp_time_s * 1000)}ms"
+        return opts
+
+    def expected_duration_s(self) -> float:
+        """Upper bound used for the agent's hard timeout (unbounded jobs get a generous cap)."""
+        if self.runtime_s is not None:
+            return self.runtime_s + self.ramp_time_s
+        return 3600.0
+
+
+class WorkloadSpec(InputSchema):
+    jobs: list[JobSpec] = Field(min_length=1, max_length=200)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "WorkloadSpec":
+        names = [j.name for j in self.jobs]
+        if len(names) != len(set(names)):
+            raise ValueError("job names must be unique within a workload")
+        return self
+
+    def engine_job(self) -> dict[str, object]:
+        return {"global": {}, "jobs": [j.engine_options() for j in self.jobs]}
+
+    def timeout_s(self) -> int:
+        # The engine lays out and pre-fills files before reading: allow for that and for slack.
+        return int(sum(j.expected_duration_s() for j in self.jobs) * 1.5 + 60 * len(self.jobs) + 60)
+
+
+class WorkloadCreate(InputSchema):
+    name: str = Field(min_length=1, max_length=120)
+    description: str = Field("", max_length=2000)
+    team_id: uuid.UUID
+    spec: WorkloadSpec
+
+
+class WorkloadRead(OutputSchema):
+    id: uuid.UUID
+    name: str
+    description: str
+    spec: WorkloadSpec
+    builtin: bool

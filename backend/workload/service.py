@@ -1,0 +1,50 @@
+import uuid
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from backend.auth.principal import UserPrincipal
+from backend.errors import Conflict, NotFound
+from backend.models import Role, Workload
+from backend.workload import repository
+from backend.workload.builtin import BUILTINS
+from backend.workload.schemas import WorkloadCreate
+
+
+def ensure_builtins(session: Session) -> None:
+    """Insert or update the built-in presets (idempotent; run at start-up and by the CLI)."""
+    for name, (description, spec) in BUILTINS.items():
+        row = repository.builtin_by_name(session, name)
+        data = spec.model_dump(mode="json")
+        if row is None:
+            session.add(Workload(team_id=None, name=name, description=description, spec=data, builtin=True))
+        else:
+            row.description, row.spec = description, data
+    session.flush()
+
+
+def create(session: Session, *, principal: UserPrincipal, body: WorkloadCreate) -> Workload:
+    principal.require(body.team_id, Role.member)
+    row = Workload(
+        team_id=body.team_id,
+        name=body.name,
+        description=body.description,
+        spec=body.spec.model_dump(mode="json"),
+        builtin=False,
+    )
+    try:
+        with session.begin_nested():
+            session.add(row)
+            session.flush()
+    except IntegrityError as exc:
+        raise Conflict(
+            f"a workload named {body.name!r} exists in this team", code="workload_name_taken"
+        ) from exc
+    return row
+
+
+def get(session: Session, *, principal: UserPrincipal, workload_id: uuid.UUID) -> Workload:
+    row = repository.get_visible(session, workload_id, principal.team_ids)
+    if row is None:
+        raise NotFound("workload not found")
+    return row

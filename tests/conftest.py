@@ -1,0 +1,105 @@
+"""Shared fixtures: one private PostgreSQL + Redis per test process, the schema built by the
+real migrations, and each test in a transaction rolled back at the end."""
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from alembic import command
+from alembic.config import Config
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from tests.services import Postgres, postgres, redis_server
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def alembic_config(url: str) -> Config:
+    cfg = Config(os.path.join(REPO, "alembic.ini"))
+    cfg.set_main_option("script_location", os.path.join(REPO, "migrations"))
+    cfg.attributes["database_url"] = url
+    cfg.attributes["configure_logger"] = False
+    return cfg
+
+
+def reset_settings_caches() -> None:
+    from backend.agent.wake import get_redis
+    from backend.config import get_settings
+    from backend.db import get_engine, get_sessionmaker
+
+    for f in (get_settings, get_engine, get_sessionmaker, get_redis):
+        f.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[Postgres]:
+    with postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def db_url(pg: Postgres, redis_url: str) -> Iterator[str]:
+    url = pg.create_database("iowatt_test")
+    command.upgrade(alembic_config(url), "head")
+    os.environ["IOWATT_DATABASE_URL"] = url
+    os.environ["IOWATT_REDIS_URL"] = redis_url
+    os.environ["IOWATT_ENV"] = "test"
+    reset_settings_caches()
+    yield url
+
+
+@pytest.fixture(scope="session")
+def engine(db_url: str) -> Iterator[Engine]:
+    eng = create_engine(db_url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def connection(engine: Engine) -> Iterator[Connection]:
+    conn = engine.connect()
+    trans = conn.begin()
+    yield conn
+    trans.rollback()
+    conn.close()
+
+
+@pytest.fixture
+def session(connection: Connection) -> Iterator[Session]:
+    s = Session(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def client(session: Session, connection: Connection) -> Iterator[TestClient]:
+    from backend.db import get_session, get_session_factory
+    from backend.main import create_app
+
+    app = create_app()
+
+    def _session() -> Iterator[Session]:
+        # Each request is a savepoint inside the test's transaction: a failing request rolls back
+        # its own writes (as a real request would) but not the test's fixtures.
+        nested = session.begin_nested()
+        try:
+            yield session
+            nested.commit()
+        except BaseException:
+            nested.rollback()
+            raise
+
+    factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    app.dependency_overrides[get_session] = _session
+    app.dependency_overrides[get_session_factory] = lambda: factory
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c

@@ -1,0 +1,12 @@
+"""Periodic housekeeping; every entry expires so a backlog never piles up behind a dead worker."""
+
+BEAT_SCHEDULE = {
+    "expire-stale-leases": {"task": "run.expire_stale_leases", "schedule": 15.0, "options": {"expires": 14}},
+    "dispatch-pending": {"task": "run.dispatch_pending", "schedule": 10.0, "options": {"expires": 9}},
+    "mark-silent-agents-offline": {
+        "task": "agent.mark_silent_offline",
+        "schedule": 15.0,
+        "options": {"expires": 14},
+    },
+    "worker-heartbeat": {"task": "system.heartbeat", "schedule": 15.0, "options": {"expires": 14}},
+}
