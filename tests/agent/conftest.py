@@ -8,7 +8,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fakes import AGENT_TOKEN, FakeApi, write_fake_engine  # noqa: E402
-
 from iowatt_agent.client import ApiClient, RetryPolicy  # noqa: E402
 from iowatt_agent.config import AgentConfig  # noqa: E402
 
@@ -27,7 +26,9 @@ def sleeps() -> list[float]:
 def make_client(api: FakeApi, sleeps: list[float]):
     def factory(token: str | None = AGENT_TOKEN, **kwargs) -> ApiClient:
         kwargs.setdefault("retry", RetryPolicy(max_attempts=6, base_s=0.5, max_s=30.0))
-        return ApiClient("http://server.test", token, transport=api.transport(), sleep=sleeps.append, **kwargs)
+        return ApiClient(
+            "http://server.test", token, transport=api.transport(), sleep=sleeps.append, **kwargs
+        )
 
     return factory
 
@@ -40,6 +41,9 @@ def fake_engine(tmp_path: Path) -> Path:
 @pytest.fixture
 def agent_config(api: FakeApi) -> AgentConfig:
     return AgentConfig(
-        server_url="http://server.test", agent_id=api.agent_id, agent_token=AGENT_TOKEN, name="t",
+        server_url="http://server.test",
+        agent_id=api.agent_id,
+        agent_token=AGENT_TOKEN,
+        name="t",
         heartbeat_interval_s=0.2,
     )

@@ -57,7 +57,9 @@ class FakeApi:
         self.lock = threading.Lock()
         self.lease_wait_s = 0.05
 
-    def add_lease(self, engine_job: dict[str, Any], target_path: str, timeout_s: float = 30.0) -> dict[str, Any]:
+    def add_lease(
+        self, engine_job: dict[str, Any], target_path: str, timeout_s: float = 30.0
+    ) -> dict[str, Any]:
         lease = {
             "run_id": str(uuid.uuid4()),
             "lease_id": str(uuid.uuid4()),
@@ -95,8 +97,15 @@ class FakeApi:
             if body["name"] in self.names and not body.get("replace"):
                 return error(409, "agent_name_taken", f"agent {body['name']} exists")
             self.names.add(body["name"])
-            return Reply(201, {"agent_id": str(self.agent_id), "agent_token": AGENT_TOKEN,
-                               "team_id": str(self.team_id), "heartbeat_interval_s": 5})
+            return Reply(
+                201,
+                {
+                    "agent_id": str(self.agent_id),
+                    "agent_token": AGENT_TOKEN,
+                    "team_id": str(self.team_id),
+                    "heartbeat_interval_s": 5,
+                },
+            )
         if headers.get("authorization") != f"Bearer {AGENT_TOKEN}":
             return error(401, "invalid_token", "bad agent token")
         agent = f"/api/v1/agents/{self.agent_id}"
@@ -119,8 +128,13 @@ class FakeApi:
                 return Reply(200, {"id": run_id, "status": "running"})
             if verb == "progress":
                 self.progress.append(body)
-                return Reply(200, {"cancel_requested": run_id in self.cancel_runs,
-                                   "lease_expires_at": datetime.now(UTC).isoformat()})
+                return Reply(
+                    200,
+                    {
+                        "cancel_requested": run_id in self.cancel_runs,
+                        "lease_expires_at": datetime.now(UTC).isoformat(),
+                    },
+                )
             if verb == "result":
                 with self.lock:
                     if body["upload_id"] in self.results:
@@ -181,7 +195,7 @@ class FakeApi:
         return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
-FAKE_ENGINE = r'''
+FAKE_ENGINE = r"""
 import json, os, signal, subprocess, sys, time
 
 args = sys.argv[1:]
@@ -232,11 +246,12 @@ d = {"io_bytes": 4096 * 250, "io_kbytes": 1000, "bw_bytes": 4096000, "bw": 4000,
                  "percentile": {"50.000000": 11264, "99.000000": 50176}}}
 empty = {k: 0 for k in ("io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios")}
 doc = {"fio version": "iowatt-engine-fake", "timestamp": int(time.time()),
-       "jobs": [{"jobname": j["name"], "job options": {"rw": g.get("rw", "randread"), "bs": g.get("bs", "4k")},
+       "jobs": [{"jobname": j["name"],
+                 "job options": {"rw": g.get("rw", "randread"), "bs": g.get("bs", "4k")},
                  "read": d, "write": empty, "usr_cpu": 1.5, "sys_cpu": 2.5} for j in job["jobs"]],
        "iowatt": {"schema": "iowatt-engine/1"}}
 print(json.dumps(doc))
-'''
+"""
 
 
 def write_fake_engine(directory: Path) -> Path:

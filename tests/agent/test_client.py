@@ -9,8 +9,6 @@ from email.utils import format_datetime
 import httpx
 import pytest
 from fakes import ENROLL_TOKEN, FakeApi, Reply, error
-from typer.testing import CliRunner
-
 from iowatt_agent import cli
 from iowatt_agent.client import (
     ApiClient,
@@ -23,14 +21,18 @@ from iowatt_agent.client import (
 )
 from iowatt_agent.config import load_config
 from iowatt_agent.schemas import HeartbeatRequest
+from typer.testing import CliRunner
 
 runner = CliRunner()
 
 
 def enroll_cli(api: FakeApi, monkeypatch, tmp_path, *args: str):
-    monkeypatch.setattr(cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None))
+    monkeypatch.setattr(
+        cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
+    )
     return runner.invoke(
-        cli.app, ["enroll", "--server", "http://server.test/api/v1/", "--state-dir", str(tmp_path / "state"), *args]
+        cli.app,
+        ["enroll", "--server", "http://server.test/api/v1/", "--state-dir", str(tmp_path / "state"), *args],
     )
 
 
@@ -65,18 +67,24 @@ def test_enroll_name_taken_suggests_replace(api, monkeypatch, tmp_path):
 
 def test_enroll_rejects_bad_url(api, monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "ApiClient", functools.partial(ApiClient, transport=api.transport()))
-    result = runner.invoke(cli.app, ["enroll", "--server", "server:8000", "--token", "x", "--state-dir", str(tmp_path)])
+    result = runner.invoke(
+        cli.app, ["enroll", "--server", "server:8000", "--token", "x", "--state-dir", str(tmp_path)]
+    )
     assert result.exit_code == 2 and "http://" in result.output
 
 
 def hb(client: ApiClient, api: FakeApi):
-    return client.heartbeat(api.agent_id, HeartbeatRequest(state="idle", current_run_id=None, agent_version="t"),
-                            attempts=6)
+    return client.heartbeat(
+        api.agent_id, HeartbeatRequest(state="idle", current_run_id=None, agent_version="t"), attempts=6
+    )
 
 
 def test_5xx_burst_then_success_backs_off_exponentially(api, make_client, sleeps):
-    api.script["POST /api/v1/agents/.*/heartbeat"] = [error(500, "boom", "x"), error(502, "bad", "x"),
-                                                       error(504, "gw", "x")]
+    api.script["POST /api/v1/agents/.*/heartbeat"] = [
+        error(500, "boom", "x"),
+        error(502, "bad", "x"),
+        error(504, "gw", "x"),
+    ]
     answer = hb(make_client(rng=lambda: 1.0), api)
     assert answer.heartbeat_interval_s == 0.2
     assert len(api.calls) == 4
@@ -114,7 +122,10 @@ def test_retries_give_up_after_max_attempts(api, make_client, sleeps):
 
 
 def test_connection_errors_are_retried(api, make_client, sleeps):
-    api.script["POST /api/v1/agents/.*/heartbeat"] = [httpx.ConnectError("refused"), httpx.ReadTimeout("slow")]
+    api.script["POST /api/v1/agents/.*/heartbeat"] = [
+        httpx.ConnectError("refused"),
+        httpx.ReadTimeout("slow"),
+    ]
     hb(make_client(), api)
     assert len(sleeps) == 2
 
@@ -125,8 +136,9 @@ def test_server_down_raises_typed_error(api, make_client):
         hb(make_client(), api)
 
 
-@pytest.mark.parametrize(("status", "exc"), [(400, PermanentError), (401, Unauthorized), (409, Conflict),
-                                             (422, PermanentError)])
+@pytest.mark.parametrize(
+    ("status", "exc"), [(400, PermanentError), (401, Unauthorized), (409, Conflict), (422, PermanentError)]
+)
 def test_other_4xx_are_permanent(api, make_client, sleeps, status, exc):
     api.script["POST /api/v1/agents/.*/heartbeat"] = [error(status, "nope", "no")]
     with pytest.raises(exc) as info:

@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from iowatt_agent.runner import (
     EngineProcess,
     EngineProgress,
@@ -17,8 +16,10 @@ from iowatt_agent.runner import (
 
 
 def job(tmp_path: Path, **global_opts) -> dict:
-    return {"global": {"filename": str(tmp_path / "data.bin"), **global_opts},
-            "jobs": [{"name": "j1", "rw": "randread", "bs": "4k"}]}
+    return {
+        "global": {"filename": str(tmp_path / "data.bin"), **global_opts},
+        "jobs": [{"name": "j1", "rw": "randread", "bs": "4k"}],
+    }
 
 
 def alive(pid: int) -> bool:
@@ -35,9 +36,20 @@ def alive(pid: int) -> bool:
 
 
 def test_parse_progress_line():
-    line = json.dumps({"event": "progress", "job": "a", "job_index": 1, "elapsed_ns": 5, "planned_ns": None,
-                       "percent": 150, "read_iops": 2.5, "read_bw_bytes": 10, "write_iops": 0,
-                       "write_bw_bytes": 0})
+    line = json.dumps(
+        {
+            "event": "progress",
+            "job": "a",
+            "job_index": 1,
+            "elapsed_ns": 5,
+            "planned_ns": None,
+            "percent": 150,
+            "read_iops": 2.5,
+            "read_bw_bytes": 10,
+            "write_iops": 0,
+            "write_bw_bytes": 0,
+        }
+    )
     p = parse_progress_line(line)
     assert p == EngineProgress(1, "a", 100.0, 5, None, 2.5, 10.0, 0.0, 0.0)
     assert parse_progress_line("iowatt-engine: hello") is None
@@ -49,9 +61,12 @@ def test_success_parses_result_and_forwards_progress_throttled(fake_engine, tmp_
     seen: list[tuple[float, EngineProgress]] = []
     record = tmp_path / "record.json"
     proc = EngineProcess(
-        fake_engine, job(tmp_path, fake_duration_s=1.2, fake_record=str(record)),
-        job_file=tmp_path / "job.json", timeout_s=30,
-        on_progress=lambda p: seen.append((time.monotonic(), p)), progress_interval_s=0.3,
+        fake_engine,
+        job(tmp_path, fake_duration_s=1.2, fake_record=str(record)),
+        job_file=tmp_path / "job.json",
+        timeout_s=30,
+        on_progress=lambda p: seen.append((time.monotonic(), p)),
+        progress_interval_s=0.3,
     )
     outcome = proc.run()
     assert outcome.ok, outcome.error
@@ -76,16 +91,22 @@ def test_usage_error_exit_2_keeps_message(fake_engine, tmp_path):
 
 
 def test_invalid_json_is_a_failure(fake_engine, tmp_path):
-    outcome = EngineProcess(fake_engine, job(tmp_path, fake_mode="garbage", fake_duration_s=0.1),
-                            job_file=tmp_path / "j.json").run()
+    outcome = EngineProcess(
+        fake_engine, job(tmp_path, fake_mode="garbage", fake_duration_s=0.1), job_file=tmp_path / "j.json"
+    ).run()
     assert outcome.exit_code == 0 and not outcome.ok
     assert "invalid JSON" in outcome.error
 
 
 def test_timeout_kills_the_whole_process_group(fake_engine, tmp_path):
     pidfile = tmp_path / "pids"
-    proc = EngineProcess(fake_engine, job(tmp_path, fake_mode="child", fake_pidfile=str(pidfile)),
-                         job_file=tmp_path / "j.json", timeout_s=1.0, kill_grace_s=0.3)
+    proc = EngineProcess(
+        fake_engine,
+        job(tmp_path, fake_mode="child", fake_pidfile=str(pidfile)),
+        job_file=tmp_path / "j.json",
+        timeout_s=1.0,
+        kill_grace_s=0.3,
+    )
     t0 = time.monotonic()
     outcome = proc.run()
     elapsed = time.monotonic() - t0
@@ -108,8 +129,15 @@ def test_cancel_requested_by_progress_answer(fake_engine, tmp_path):
         calls.append(p)
         return len(calls) >= 2  # the server says cancel on the second report
 
-    proc = EngineProcess(fake_engine, job(tmp_path, fake_mode="hang"), job_file=tmp_path / "j.json",
-                         timeout_s=30, on_progress=on_progress, progress_interval_s=0.2, kill_grace_s=0.2)
+    proc = EngineProcess(
+        fake_engine,
+        job(tmp_path, fake_mode="hang"),
+        job_file=tmp_path / "j.json",
+        timeout_s=30,
+        on_progress=on_progress,
+        progress_interval_s=0.2,
+        kill_grace_s=0.2,
+    )
     outcome = proc.run()
     assert outcome.cancelled and not outcome.ok and not outcome.timed_out
     assert outcome.error == "cancelled by the server"
@@ -120,8 +148,13 @@ def test_progress_callback_errors_do_not_stop_the_run(fake_engine, tmp_path):
     def broken(_p):
         raise RuntimeError("server unreachable")
 
-    outcome = EngineProcess(fake_engine, job(tmp_path, fake_duration_s=0.6), job_file=tmp_path / "j.json",
-                            on_progress=broken, progress_interval_s=0.1).run()
+    outcome = EngineProcess(
+        fake_engine,
+        job(tmp_path, fake_duration_s=0.6),
+        job_file=tmp_path / "j.json",
+        on_progress=broken,
+        progress_interval_s=0.1,
+    ).run()
     assert outcome.ok
 
 
@@ -146,8 +179,10 @@ def test_resolve_target(tmp_path):
 
 
 def test_job_for_target_overrides_any_filename():
-    got = job_for_target({"global": {"rw": "read", "directory": "/x"},
-                          "jobs": [{"name": "a", "filename": "/etc/passwd"}]}, "/tmp/t.dat")
+    got = job_for_target(
+        {"global": {"rw": "read", "directory": "/x"}, "jobs": [{"name": "a", "filename": "/etc/passwd"}]},
+        "/tmp/t.dat",
+    )
     assert got == {"global": {"rw": "read", "filename": "/tmp/t.dat"}, "jobs": [{"name": "a"}]}
     with pytest.raises(ValueError, match="no jobs"):
         job_for_target({"global": {}, "jobs": []}, "/tmp/t")

@@ -8,15 +8,21 @@ from datetime import UTC, datetime
 
 import httpx
 from fakes import FakeApi, error
-
 from iowatt_agent.schemas import FailureReport, ResultUpload
 from iowatt_agent.spool import Delivery, Spool, SpoolRetrier
 
 
 def make_upload(**over) -> ResultUpload:
     now = datetime.now(UTC)
-    fields = dict(lease_id=uuid.uuid4(), upload_id=uuid.uuid4(), engine_result={"jobs": [{"jobname": "a"}]},
-                  engine_exit_code=0, started_at=now, finished_at=now, agent_version="t")
+    fields = dict(
+        lease_id=uuid.uuid4(),
+        upload_id=uuid.uuid4(),
+        engine_result={"jobs": [{"jobname": "a"}]},
+        engine_exit_code=0,
+        started_at=now,
+        finished_at=now,
+        agent_version="t",
+    )
     fields.update(over)
     return ResultUpload(**fields)
 
@@ -34,7 +40,9 @@ def test_entry_is_on_disk_before_the_first_upload_attempt(api: FakeApi, make_cli
     assert not entry.path.exists()
 
 
-def test_server_down_then_upload_exactly_once_even_when_the_answer_was_lost(api: FakeApi, make_client, tmp_path):
+def test_server_down_then_upload_exactly_once_even_when_the_answer_was_lost(
+    api: FakeApi, make_client, tmp_path
+):
     spool = Spool(tmp_path)
     run_id = uuid.uuid4()
     upload = make_upload()
@@ -46,7 +54,11 @@ def test_server_down_then_upload_exactly_once_even_when_the_answer_was_lost(api:
         raise httpx.ReadError("connection reset after the server stored it")
 
     # down, down, then up but the answer never arrives
-    api.script[f"PUT {path}"] = [httpx.ConnectError("refused"), httpx.ConnectError("refused"), store_then_lose_answer]
+    api.script[f"PUT {path}"] = [
+        httpx.ConnectError("refused"),
+        httpx.ConnectError("refused"),
+        store_then_lose_answer,
+    ]
     client = make_client()
     entry = spool.put_result(upload, run_id)
     for _ in range(3):
@@ -84,8 +96,14 @@ def test_5xx_is_kept_for_later(api: FakeApi, make_client, tmp_path):
     spool = Spool(tmp_path)
     run_id = uuid.uuid4()
     api.script[f"POST /api/v1/runs/{run_id}/failure"] = [error(503, "down", "x")]
-    report = FailureReport(lease_id=uuid.uuid4(), upload_id=uuid.uuid4(), reason="boom", exit_code=1,
-                           stderr_tail="e", cancelled=False)
+    report = FailureReport(
+        lease_id=uuid.uuid4(),
+        upload_id=uuid.uuid4(),
+        reason="boom",
+        exit_code=1,
+        stderr_tail="e",
+        cancelled=False,
+    )
     spool.put_failure(report, run_id)
     assert spool.flush(make_client())[Delivery.RETRY] == 1
     assert spool.flush(make_client())[Delivery.DELIVERED] == 1
@@ -115,6 +133,7 @@ def test_unreadable_spool_file_is_set_aside(tmp_path):
 def test_retrier_backoff_grows_and_is_capped(tmp_path, make_client):
     import threading
 
-    retrier = SpoolRetrier(Spool(tmp_path), make_client(), threading.Event(), base_s=2, max_s=60, idle_s=30,
-                           rng=lambda: 1.0)
+    retrier = SpoolRetrier(
+        Spool(tmp_path), make_client(), threading.Event(), base_s=2, max_s=60, idle_s=30, rng=lambda: 1.0
+    )
     assert [retrier.next_delay(n) for n in range(0, 8)] == [30, 2, 4, 8, 16, 32, 60, 60]

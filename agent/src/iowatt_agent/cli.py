@@ -54,12 +54,21 @@ err = Console(stderr=True)
 
 StateDirOpt = Annotated[
     Path | None,
-    typer.Option("--state-dir", envvar="IOWATT_AGENT_STATE_DIR", help="State directory [default: /var/lib/iowatt-agent]"),
+    typer.Option(
+        "--state-dir",
+        envvar="IOWATT_AGENT_STATE_DIR",
+        help="State directory [default: /var/lib/iowatt-agent]",
+    ),
 ]
 EngineOpt = Annotated[
     Path | None,
     typer.Option("--engine", envvar="IOWATT_ENGINE", help="Path to iowatt-engine [default: search]"),
 ]
+
+
+def stdout_console() -> Console:
+    """Pipes and files get whole tables; a terminal gets rich's fitting to its width."""
+    return out if out.is_terminal else Console(width=170)
 
 
 def fail(message: str, code: int) -> typer.Exit:
@@ -88,7 +97,9 @@ def main_callback(
 @app.command()
 def enroll(
     server: Annotated[str, typer.Option(help="Server URL, e.g. http://iowatt.example:8000")],
-    token: Annotated[str, typer.Option(envvar="IOWATT_ENROLLMENT_TOKEN", help="Enrollment token from the server")],
+    token: Annotated[
+        str, typer.Option(envvar="IOWATT_ENROLLMENT_TOKEN", help="Enrollment token from the server")
+    ],
     name: Annotated[str | None, typer.Option(help="Agent name [default: host name]")] = None,
     replace: Annotated[bool, typer.Option(help="Take over an existing agent with the same name")] = False,
     state_dir: StateDirOpt = None,
@@ -153,7 +164,9 @@ def run(
     drain_timeout: Annotated[
         float, typer.Option(min=0, help="On SIGTERM, seconds to let the current run finish before killing it")
     ] = 600.0,
-    lease_wait: Annotated[float, typer.Option(min=1, max=120, help="Long-poll wait per lease request, s")] = 25.0,
+    lease_wait: Annotated[
+        float, typer.Option(min=1, max=120, help="Long-poll wait per lease request, s")
+    ] = 25.0,
     log_format: Annotated[str, typer.Option(help="text or json")] = "text",
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
 ) -> None:
@@ -234,28 +247,38 @@ def _dir_rows(result: dict[str, Any]) -> list[list[str]]:
             lat = d.get("lat_ns") or clat
             pct = clat.get("percentile") or {}
             bw = float(d.get("bw_bytes") or 0)
-            rows.append([
-                str(job.get("jobname", "")),
-                rw,
-                direction,
-                str(bs),
-                fmt_count(float(d.get("iops") or 0)),
-                f"{bw / 1e6:,.1f}",
-                f"{bw / 2**20:,.1f}",
-                fmt_ns(lat.get("mean")),
-                fmt_ns(pct.get("50.000000")),
-                fmt_ns(pct.get("99.000000")),
-                cpu,
-            ])
+            rows.append(
+                [
+                    str(job.get("jobname", "")),
+                    rw,
+                    direction,
+                    str(bs),
+                    fmt_count(float(d.get("iops") or 0)),
+                    f"{bw / 1e6:,.1f}",
+                    f"{bw / 2**20:,.1f}",
+                    fmt_ns(lat.get("mean")),
+                    fmt_ns(pct.get("50.000000")),
+                    fmt_ns(pct.get("99.000000")),
+                    cpu,
+                ]
+            )
     return rows
 
 
 def render_result_table(result: dict[str, Any]) -> Table:
     table = Table(title="iowatt-engine result", title_justify="left")
     for header, justify in [
-        ("job", "left"), ("rw", "left"), ("dir", "left"), ("bs", "right"), ("IOPS", "right"),
-        ("MB/s", "right"), ("MiB/s", "right"), ("lat mean", "right"), ("clat p50", "right"),
-        ("clat p99", "right"), ("CPU usr/sys %", "right"),
+        ("job", "left"),
+        ("rw", "left"),
+        ("dir", "left"),
+        ("bs", "right"),
+        ("IOPS", "right"),
+        ("MB/s", "right"),
+        ("MiB/s", "right"),
+        ("lat mean", "right"),
+        ("clat p50", "right"),
+        ("clat p99", "right"),
+        ("CPU usr/sys %", "right"),
     ]:
         table.add_column(header, justify=justify)  # type: ignore[arg-type]
     for row in _dir_rows(result):
@@ -266,7 +289,9 @@ def render_result_table(result: dict[str, Any]) -> Table:
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def bench(
     ctx: typer.Context,
-    target: Annotated[str, typer.Option(help="Directory (a temp file is used and removed), file, or block device")],
+    target: Annotated[
+        str, typer.Option(help="Directory (a temp file is used and removed), file, or block device")
+    ],
     rw: Annotated[str, typer.Option(help="read, write, randread, randwrite, rw, randrw")] = "randread",
     bs: Annotated[str, typer.Option(help="Block size (fio syntax: 4k, 1m)")] = "4k",
     size: Annotated[str, typer.Option(help="Bytes of the target to use (fio syntax: 64m)")] = "64m",
@@ -276,7 +301,9 @@ def bench(
     direct: Annotated[str | None, typer.Option(help="1 = O_DIRECT")] = None,
     ioengine: Annotated[str | None, typer.Option(help="psync, libaio, io_uring")] = None,
     name: Annotated[str, typer.Option(help="Job name")] = "bench",
-    json_output: Annotated[bool, typer.Option("--json", help="Print only the engine's JSON document")] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print only the engine's JSON document")
+    ] = False,
     output_format: Annotated[str, typer.Option("--output-format", help="json or json+")] = "json",
     engine: EngineOpt = None,
 ) -> None:
@@ -289,8 +316,17 @@ def bench(
         raise fail(str(exc), 2) from None
     if output_format not in ("json", "json+"):
         raise fail(f"--output-format must be json or json+, got {output_format!r}", 2)
-    base = {"name": name, "rw": rw, "bs": bs, "size": size, "runtime": runtime, "iodepth": iodepth,
-            "numjobs": numjobs, "direct": direct, "ioengine": ioengine}
+    base = {
+        "name": name,
+        "rw": rw,
+        "bs": bs,
+        "size": size,
+        "runtime": runtime,
+        "iodepth": iodepth,
+        "numjobs": numjobs,
+        "direct": direct,
+        "ioengine": ioengine,
+    }
     job = bench_job(base, extra, resolved.path)
     job_dir = Path(os.environ.get("TMPDIR", "/tmp"))
     proc = EngineProcess(
@@ -310,15 +346,21 @@ def bench(
 
     old = signal.signal(signal.SIGINT, on_sigint)
     progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
-        console=err, transient=True, disable=not err.is_terminal,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
     )
     tasks: dict[int, Any] = {}
 
     def on_progress(p: EngineProgress) -> None:
         if p.job_index not in tasks:
             tasks[p.job_index] = progress.add_task(p.job_name or f"job {p.job_index}", total=100)
-        rate = f"{fmt_count(p.read_iops + p.write_iops)} IOPS {fmt_bytes_rate(p.read_bw_bytes + p.write_bw_bytes)}"
+        iops = fmt_count(p.read_iops + p.write_iops)
+        rate = f"{iops} IOPS {fmt_bytes_rate(p.read_bw_bytes + p.write_bw_bytes)}"
         progress.update(tasks[p.job_index], completed=p.percent, description=f"{p.job_name} {rate}")
 
     def on_message(line: str) -> None:
@@ -346,13 +388,14 @@ def _finish_bench(outcome: EngineOutcome, json_output: bool) -> None:
     if json_output:
         sys.stdout.write(outcome.stdout.strip() + "\n")
         return
-    out.print(render_result_table(outcome.result))
+    stdout_console().print(render_result_table(outcome.result))
 
 
 # --- inventory -----------------------------------------------------------------------------------
 
 
 def render_inventory(inv: Inventory) -> None:
+    out = stdout_console()
     out.print(
         f"[bold]{inv.hostname}[/]  {inv.os.distro or '?'}  kernel {inv.os.kernel}  "
         f"{inv.cpu.model or '?'} ({inv.cpu.cores} cores)  {inv.mem_bytes / 2**30:.1f} GiB RAM  "
@@ -360,12 +403,26 @@ def render_inventory(inv: Inventory) -> None:
         highlight=False,
     )
     devices = Table(title="block devices", title_justify="left")
-    for col in ("name", "interface", "model", "firmware", "size", "rotational", "scheduler", "log/phys block"):
+    for col in (
+        "name",
+        "interface",
+        "model",
+        "firmware",
+        "size",
+        "rotational",
+        "scheduler",
+        "log/phys block",
+    ):
         devices.add_column(col)
     for d in inv.block_devices:
         devices.add_row(
-            d.name, d.interface, d.model or "", d.firmware or "", f"{d.size_bytes / 1e9:,.1f} GB",
-            {True: "yes", False: "no", None: "?"}[d.rotational], d.scheduler or "",
+            d.name,
+            d.interface,
+            d.model or "",
+            d.firmware or "",
+            f"{d.size_bytes / 1e9:,.1f} GB",
+            {True: "yes", False: "no", None: "?"}[d.rotational],
+            d.scheduler or "",
             f"{d.logical_block_bytes or '?'} / {d.physical_block_bytes or '?'} B",
         )
     out.print(devices)
@@ -379,7 +436,9 @@ def render_inventory(inv: Inventory) -> None:
 
 @app.command()
 def inventory(
-    json_output: Annotated[bool, typer.Option("--json", help="Print the inventory as JSON (the wire format)")] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the inventory as JSON (the wire format)")
+    ] = False,
 ) -> None:
     """Show what this host reports to the server: host, block devices, mounts."""
     inv = collect_inventory()

@@ -197,7 +197,12 @@ class ApiClient:
         return self.backoff_s(state.attempt_number, error)
 
     def _send_once(
-        self, method: str, path: str, *, body: BaseModel | None, params: dict[str, Any] | None,
+        self,
+        method: str,
+        path: str,
+        *,
+        body: BaseModel | None,
+        params: dict[str, Any] | None,
         timeout_s: float | None,
     ) -> httpx.Response:
         kwargs: dict[str, Any] = {"params": params}

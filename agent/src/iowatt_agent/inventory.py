@@ -18,16 +18,46 @@ from pathlib import Path
 from .schemas import BlockDevice, CpuInfo, Inventory, Mount, OsInfo
 
 PSEUDO_FS = {
-    "proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs", "tracefs", "securityfs",
-    "pstore", "bpf", "configfs", "fusectl", "hugetlbfs", "autofs", "binfmt_misc", "rpc_pipefs",
-    "nsfs", "efivarfs", "selinuxfs", "devtmpfs", "ramfs", "fuse.gvfsd-fuse", "fuse.portal",
+    "proc",
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "devpts",
+    "mqueue",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "pstore",
+    "bpf",
+    "configfs",
+    "fusectl",
+    "hugetlbfs",
+    "autofs",
+    "binfmt_misc",
+    "rpc_pipefs",
+    "nsfs",
+    "efivarfs",
+    "selinuxfs",
+    "devtmpfs",
+    "ramfs",
+    "fuse.gvfsd-fuse",
+    "fuse.portal",
 }
 
 HYPERVISOR_DMI = [
-    ("qemu", "qemu"), ("kvm", "kvm"), ("vmware", "vmware"), ("virtualbox", "oracle"),
-    ("innotek", "oracle"), ("xen", "xen"), ("microsoft corporation", "microsoft"),
-    ("amazon ec2", "amazon"), ("google compute engine", "google"), ("bochs", "bochs"),
-    ("parallels", "parallels"), ("openstack", "kvm"), ("bhyve", "bhyve"),
+    ("qemu", "qemu"),
+    ("kvm", "kvm"),
+    ("vmware", "vmware"),
+    ("virtualbox", "oracle"),
+    ("innotek", "oracle"),
+    ("xen", "xen"),
+    ("microsoft corporation", "microsoft"),
+    ("amazon ec2", "amazon"),
+    ("google compute engine", "google"),
+    ("bochs", "bochs"),
+    ("parallels", "parallels"),
+    ("openstack", "kvm"),
+    ("bhyve", "bhyve"),
 ]
 
 

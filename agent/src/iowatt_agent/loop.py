@@ -23,7 +23,14 @@ from . import __version__
 from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
 from .config import AgentConfig
 from .inventory import collect as collect_inventory
-from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target, job_for_target, resolve_target
+from .runner import (
+    EngineOutcome,
+    EngineProcess,
+    EngineProgress,
+    cleanup_target,
+    job_for_target,
+    resolve_target,
+)
 from .schemas import AgentState, FailureReport, HeartbeatRequest, Lease, ProgressRequest, ResultUpload
 from .spool import Delivery, Spool, SpoolEntry, SpoolRetrier, new_upload_id
 
@@ -153,7 +160,8 @@ class AgentLoop:
                 if self.draining.is_set():
                     log.warning(
                         "lease.not_started run_id=%s: agent is draining; the server re-queues it "
-                        "when the lease expires", lease.run_id,
+                        "when the lease expires",
+                        lease.run_id,
                     )
                     return
                 self._busy = True
@@ -168,7 +176,9 @@ class AgentLoop:
     def execute(self, lease: Lease) -> str:
         """Run one lease to the end and report it. Returns 'result', 'failure' or 'not_started'."""
         run_id, lease_id = lease.run_id, lease.lease_id
-        log.info("lease.acquired run_id=%s target=%s timeout_s=%g", run_id, lease.target_path, lease.timeout_s)
+        log.info(
+            "lease.acquired run_id=%s target=%s timeout_s=%g", run_id, lease.target_path, lease.timeout_s
+        )
         try:
             target = resolve_target(lease.target_path, str(run_id))
             job = job_for_target(lease.engine_job.to_job_file(), target.path)
@@ -196,6 +206,7 @@ class AgentLoop:
             output_format=self.settings.output_format,
         )
         proc.on_progress = self._progress_forwarder(lease, proc)
+        proc.on_message = lambda line: log.info("engine.message run_id=%s %s", run_id, line)
         self.current, self.current_run_id = proc, run_id
         log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, target.path)
         try:
@@ -256,7 +267,9 @@ class AgentLoop:
             agent_version=__version__,
         )
         entry = self.spool.put_result(upload, lease.run_id)
-        log.info("run.succeeded run_id=%s upload_id=%s spooled=%s", lease.run_id, upload.upload_id, entry.path.name)
+        log.info(
+            "run.succeeded run_id=%s upload_id=%s spooled=%s", lease.run_id, upload.upload_id, entry.path.name
+        )
         return self._deliver(entry)
 
     def report_failure(
@@ -306,7 +319,10 @@ class AgentLoop:
         """Run until drained. Returns the process exit code (0 after a drain, 3 when refused)."""
         log.info(
             "agent.started agent_id=%s name=%s server=%s engine=%s",
-            self.config.agent_id, self.config.name, self.config.server_url, self.engine,
+            self.config.agent_id,
+            self.config.name,
+            self.config.server_url,
+            self.engine,
         )
         try:
             self.startup()
@@ -326,22 +342,23 @@ class AgentLoop:
         with self._lock:
             busy = self._busy
         if busy:
-            log.info("drain.waiting run_id=%s deadline_s=%g", self.current_run_id, self.settings.drain_timeout_s)
+            log.info(
+                "drain.waiting run_id=%s deadline_s=%g", self.current_run_id, self.settings.drain_timeout_s
+            )
             self._safe_heartbeat()
             worker.join(self.settings.drain_timeout_s)
             if worker.is_alive():
                 proc = self.current
                 if proc is not None:
-                    proc.stop(f"agent draining: run still going after the {self.settings.drain_timeout_s:g} s deadline")
+                    deadline = self.settings.drain_timeout_s
+                    proc.stop(f"agent draining: run still going after the {deadline:g} s deadline")
                 worker.join(self.settings.kill_grace_s + 60.0)
         self.stopping.set()
         self.retrier.kick()
         self._safe_heartbeat()
         counts = self.spool.flush(self.spool_client)
         pending = len(self.spool.pending())
-        log.info(
-            "agent.stopped delivered=%d pending_in_spool=%d", counts[Delivery.DELIVERED], pending
-        )
+        log.info("agent.stopped delivered=%d pending_in_spool=%d", counts[Delivery.DELIVERED], pending)
 
     def _safe_heartbeat(self) -> None:
         try:

@@ -8,6 +8,7 @@ carries JSON-lines progress (`{"event": "progress", ...}`) mixed with human mess
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -221,7 +222,14 @@ class EngineProcess:
             self._done.set()
             now = datetime.now(UTC)
             return EngineOutcome(
-                None, None, None, "", "", [], started_at, now,
+                None,
+                None,
+                None,
+                "",
+                "",
+                [],
+                started_at,
+                now,
                 error=f"cannot start {self.engine}: {exc.strerror or exc}",
             )
         self.pgid = self.proc.pid  # leader of its own session and group
@@ -283,7 +291,11 @@ class EngineProcess:
             outcome.error = self._stop_reason
         elif exit_code != 0:
             last = self._messages[-1] if self._messages else None
-            how = f"exited with code {exit_code}" if exit_code is not None else f"killed by signal {term_signal}"
+            how = (
+                f"exited with code {exit_code}"
+                if exit_code is not None
+                else f"killed by signal {term_signal}"
+            )
             outcome.error = f"engine {how}" + (f": {last}" if last else "")
         else:
             try:
@@ -313,10 +325,8 @@ class EngineProcess:
         assert self.proc is not None
         log.info("engine.kill pgid=%s reason=%s", self.pgid, self._stop_reason)
         self._signal_group(signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=self.kill_grace_s)
-        except subprocess.TimeoutExpired:
-            pass
         self._signal_group(signal.SIGKILL)
 
     def _read_stdout(self, stream: IO[bytes]) -> None:

@@ -125,7 +125,9 @@ class Spool:
                         entry.run_id, FailureReport.model_validate(entry.payload), attempts=attempts
                     )
             except PermanentError as exc:
-                log.error("spool.rejected run_id=%s upload_id=%s reason=%s", entry.run_id, entry.upload_id, exc)
+                log.error(
+                    "spool.rejected run_id=%s upload_id=%s reason=%s", entry.run_id, entry.upload_id, exc
+                )
                 self._move_to_rejected(entry.path, exc.status_code, str(exc))
                 return Delivery.REJECTED
             except ValidationError as exc:
@@ -135,12 +137,18 @@ class Spool:
                 entry.last_error = str(exc)
                 log.warning(
                     "spool.retry_later kind=%s run_id=%s upload_id=%s error=%s",
-                    entry.kind, entry.run_id, entry.upload_id, exc,
+                    entry.kind,
+                    entry.run_id,
+                    entry.upload_id,
+                    exc,
                 )
                 return Delivery.RETRY
             log.info(
                 "spool.delivered kind=%s run_id=%s upload_id=%s status=%s",
-                entry.kind, entry.run_id, entry.upload_id, status,
+                entry.kind,
+                entry.run_id,
+                entry.upload_id,
+                status,
             )
             entry.path.unlink(missing_ok=True)
             _fsync_dir(entry.path.parent)

@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from iowatt_agent import cli
+from iowatt_agent.cli import parse_engine_args
+from typer.testing import CliRunner
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+REAL_ENGINE = REPO / "agent" / "engine" / "build" / "iowatt-engine"
+
+
+def bench(fake_engine: Path, target: Path, *args: str):
+    return runner.invoke(cli.app, ["bench", "--engine", str(fake_engine), "--target", str(target), *args])
+
+
+def test_bench_json_prints_only_the_engine_document(fake_engine, tmp_path):
+    record = tmp_path / "rec.json"
+    result = bench(
+        fake_engine,
+        tmp_path,
+        "--json",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "16k",
+        "--iodepth",
+        "4",
+        f"--fake_record={record}",
+        "--fake_duration_s=0.2",
+        "--fsync",
+        "8",
+        "--time_based",
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["fio version"] == "iowatt-engine-fake"
+    job = json.loads(record.read_text())["job"]
+    assert job["jobs"][0] == {
+        "name": "bench",
+        "rw": "randwrite",
+        "bs": "16k",
+        "size": "64m",
+        "runtime": "5",
+        "iodepth": "4",
+        "fake_record": str(record),
+        "fake_duration_s": "0.2",
+        "fsync": "8",
+        "time_based": "1",
+    }
+    # directory target: a temporary data file that is gone afterwards
+    assert job["global"]["filename"].startswith(str(tmp_path / "iowatt-bench-"))
+    assert not Path(job["global"]["filename"]).exists()
+
+
+def test_bench_table_has_units(fake_engine, tmp_path):
+    result = bench(fake_engine, tmp_path, "--fake_duration_s=0.2")
+    assert result.exit_code == 0, result.output
+    for text in (
+        "IOPS",
+        "MB/s",
+        "MiB/s",
+        "clat p99",
+        "1,000",
+        "12.3 µs",
+        "11.3 µs",
+        "50.2 µs",
+        "4.1",
+        "3.9",
+        "1.5 / 2.5",
+    ):
+        assert text in result.stdout, text
+
+
+def test_bench_engine_usage_error_exits_2_with_its_message(fake_engine, tmp_path):
+    result = bench(fake_engine, tmp_path, "--fake_mode=usage")
+    assert result.exit_code == 2
+    assert "--bs: invalid value" in result.stderr
+
+
+def test_bench_engine_failure_exits_1(fake_engine, tmp_path):
+    result = bench(fake_engine, tmp_path, "--fake_mode=fail", "--fake_duration_s=0.1")
+    assert result.exit_code == 1
+    assert "No space left on device" in result.stderr
+
+
+def test_bench_refuses_filename_and_missing_engine(fake_engine, tmp_path):
+    result = bench(fake_engine, tmp_path, "--filename=/etc/passwd")
+    assert result.exit_code == 2 and "set by the agent from --target" in result.stderr
+    result = runner.invoke(cli.app, ["bench", "--engine", str(tmp_path / "none"), "--target", str(tmp_path)])
+    assert result.exit_code == 2 and "not an executable file" in result.stderr
+
+
+def test_parse_engine_args():
+    assert parse_engine_args(["--a=1", "--b", "2", "--c", "--d-e=x"]) == {
+        "a": "1",
+        "b": "2",
+        "c": "1",
+        "d_e": "x",
+    }
+    with pytest.raises(ValueError, match="--name=value"):
+        parse_engine_args(["stray"])
+
+
+@pytest.mark.skipif(
+    not os.access(REAL_ENGINE, os.X_OK),
+    reason=f"the real engine is not built yet ({REAL_ENGINE}); run `make -C agent/engine`",
+)
+def test_bench_json_with_the_real_engine(tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iowatt_agent",
+            "bench",
+            "--engine",
+            str(REAL_ENGINE),
+            "--target",
+            str(tmp_path),
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "4m",
+            "--runtime",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    [job] = doc["jobs"]
+    read = job["read"]
+    for key in ("io_bytes", "bw_bytes", "iops", "runtime", "total_ios"):
+        assert key in read, key
+    for key in ("min", "max", "mean", "stddev", "percentile"):
+        assert key in read["clat_ns"], key
+    assert "usr_cpu" in job and "sys_cpu" in job
+    assert read["total_ios"] > 0 and read["io_bytes"] == read["total_ios"] * 4096
+    assert list(tmp_path.iterdir()) == []  # bench data file removed
+
+
+@pytest.mark.skipif(not os.access(REAL_ENGINE, os.X_OK), reason="the real engine is not built yet")
+def test_bench_real_engine_bad_option_exits_2(tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iowatt_agent",
+            "bench",
+            "--engine",
+            str(REAL_ENGINE),
+            "--target",
+            str(tmp_path),
+            "--bs",
+            "0",
+            "--runtime",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "bs" in proc.stderr

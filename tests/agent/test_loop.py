@@ -1,0 +1,152 @@
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from fakes import FakeApi, error
+from iowatt_agent.loop import AgentLoop, LoopSettings
+from iowatt_agent.spool import Delivery
+
+
+def make_loop(
+    api: FakeApi, agent_config, make_client, fake_engine: Path, tmp_path: Path, **settings
+) -> AgentLoop:
+    settings.setdefault("progress_interval_s", 0.1)
+    settings.setdefault("kill_grace_s", 0.3)
+    return AgentLoop(
+        agent_config,
+        state_dir=tmp_path / "state",
+        engine=fake_engine,
+        client_factory=make_client,
+        settings=LoopSettings(**settings),
+        send_inventory=False,
+    )
+
+
+def engine_job(**global_opts) -> dict:
+    return {"global": {"rw": "randread", **global_opts}, "jobs": [{"name": "a", "bs": "4k", "stonewall": 1}]}
+
+
+def test_execute_success_reports_result_and_cleans_directory_target(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    target = tmp_path / "target"
+    target.mkdir()
+    record = tmp_path / "rec.json"
+    lease = api.add_lease(engine_job(fake_duration_s=0.5, fake_record=str(record)), str(target))
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    got = loop.lease_once()
+    assert loop.execute(got) == "result"
+    assert api.started == [lease["run_id"]]
+    [stored] = api.results.values()
+    assert stored["lease_id"] == lease["lease_id"] and stored["engine_exit_code"] == 0
+    assert stored["engine_result"]["jobs"][0]["jobname"] == "a"
+    assert stored["started_at"] <= stored["finished_at"]
+    # progress went to the server with the lease id
+    assert api.progress and all(p["lease_id"] == lease["lease_id"] for p in api.progress)
+    # the engine wrote <dir>/iowatt-<run_id>.dat, and the agent removed it
+    rec = json.loads(record.read_text())
+    assert rec["job"]["global"]["filename"] == str(target / f"iowatt-{lease['run_id']}.dat")
+    assert list(target.iterdir()) == []
+    assert (
+        loop.spool.pending() == [] and not (tmp_path / "state" / "jobs" / f"{lease['run_id']}.json").exists()
+    )
+
+
+def test_execute_cancel_reports_cancelled_failure(api, agent_config, make_client, fake_engine, tmp_path):
+    lease = api.add_lease(engine_job(fake_mode="hang"), str(tmp_path))
+    api.cancel_runs.add(lease["run_id"])
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    t0 = time.monotonic()
+    assert loop.execute(loop.lease_once()) == "failure"
+    assert time.monotonic() - t0 < 5
+    [failure] = api.failures.values()
+    assert failure["cancelled"] is True and failure["run_id"] == lease["run_id"]
+    assert failure["reason"] == "cancelled by the server"
+    assert api.results == {}
+
+
+def test_execute_engine_failure_reports_exit_code_and_stderr(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    api.add_lease(engine_job(fake_mode="usage"), str(tmp_path))
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    assert loop.execute(loop.lease_once()) == "failure"
+    [failure] = api.failures.values()
+    assert failure["exit_code"] == 2 and failure["cancelled"] is False
+    assert "--bs: invalid value" in failure["reason"] and "--bs" in failure["stderr_tail"]
+
+
+def test_execute_timeout_from_lease(api, agent_config, make_client, fake_engine, tmp_path):
+    api.add_lease(engine_job(fake_mode="hang"), str(tmp_path), timeout_s=0.5)
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    assert loop.execute(loop.lease_once()) == "failure"
+    [failure] = api.failures.values()
+    assert "timeout" in failure["reason"] and failure["cancelled"] is False
+
+
+def test_lease_lost_on_start_does_not_run(api, agent_config, make_client, fake_engine, tmp_path):
+    record = tmp_path / "rec.json"
+    lease = api.add_lease(engine_job(fake_record=str(record)), str(tmp_path))
+    api.script[f"POST /api/v1/runs/{lease['run_id']}/start"] = [error(409, "lease_lost", "expired")]
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    assert loop.execute(loop.lease_once()) == "not_started"
+    assert not record.exists() and api.results == {} and api.failures == {}
+
+
+def test_bad_target_is_reported_as_failure(api, agent_config, make_client, fake_engine, tmp_path):
+    api.add_lease(engine_job(), str(tmp_path / "missing" / "dir" / "f"))
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    assert loop.execute(loop.lease_once()) == "failure"
+    [failure] = api.failures.values()
+    assert "parent directory does not exist" in failure["reason"]
+
+
+def test_result_spooled_when_server_down_and_delivered_later(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    lease = api.add_lease(engine_job(fake_duration_s=0.2), str(tmp_path))
+    api.script[f"PUT /api/v1/runs/{lease['run_id']}/result"] = [httpx.ConnectError("down")] * 3
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    assert loop.execute(loop.lease_once()) == "result"
+    assert api.results == {}
+    [entry] = loop.spool.pending()
+    assert entry.run_id.hex == lease["run_id"].replace("-", "")
+    assert loop.spool.flush(loop.spool_client)[Delivery.DELIVERED] == 1
+    assert len(api.results) == 1 and loop.spool.pending() == []
+
+
+def test_heartbeat_reports_state_and_adopts_interval(api, agent_config, make_client, fake_engine, tmp_path):
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    loop.heartbeat_once()
+    assert api.heartbeats[-1] == {"state": "idle", "current_run_id": None, "agent_version": "0.1.0"}
+    assert loop.heartbeat_interval_s == 0.2
+    loop.request_drain("test")
+    loop.heartbeat_once()
+    assert api.heartbeats[-1]["state"] == "draining"
+
+
+def test_run_drains_after_current_run_and_exits_0(api, agent_config, make_client, fake_engine, tmp_path):
+    """Threads included: lease, start, drain mid-run, run finishes, result reported, exit 0."""
+    api.add_lease(engine_job(fake_duration_s=1.0), str(tmp_path))
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path, lease_wait_s=1)
+    code: list[int] = []
+    t = threading.Thread(target=lambda: code.append(loop.run()))
+    t.start()
+    deadline = time.monotonic() + 10
+    while not api.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert api.started
+    loop.request_drain("SIGTERM")
+    t.join(15)
+    assert code == [0]
+    assert len(api.results) == 1
+    assert len(api.calls_to(r"POST /api/v1/agents/.*/lease")) == 1  # stopped leasing
+
+
+def test_revoked_token_is_fatal(api, agent_config, make_client, fake_engine, tmp_path):
+    loop = make_loop(api, agent_config, lambda: make_client(token="revoked"), fake_engine, tmp_path)
+    assert loop.run() == 3
