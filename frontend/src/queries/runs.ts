@@ -23,7 +23,8 @@ export const runsQuery = (params: RunListParams = {}) =>
 export const runQuery = (id: string) =>
   queryOptions({
     queryKey: ["runs", "detail", id],
-    queryFn: async () => unwrap(await api.GET("/api/v1/runs/{id}", { params: { path: { id } } })),
+    queryFn: async () =>
+      unwrap(await api.GET("/api/v1/runs/{run_id}", { params: { path: { run_id: id } } })),
     refetchInterval: (query) =>
       query.state.data && isActive(query.state.data.status) ? LIVE_INTERVAL_MS : false,
   });
@@ -32,7 +33,7 @@ export const runSeriesQuery = (id: string, live: boolean) =>
   queryOptions({
     queryKey: ["runs", "series", id],
     queryFn: async () =>
-      unwrap(await api.GET("/api/v1/runs/{id}/series", { params: { path: { id } } })),
+      unwrap(await api.GET("/api/v1/runs/{run_id}/series", { params: { path: { run_id: id } } })),
     refetchInterval: live ? LIVE_INTERVAL_MS : false,
   });
 
@@ -40,7 +41,7 @@ export const runResultQuery = (id: string) =>
   queryOptions({
     queryKey: ["runs", "result", id],
     queryFn: async () =>
-      unwrap(await api.GET("/api/v1/runs/{id}/result", { params: { path: { id } } })),
+      unwrap(await api.GET("/api/v1/runs/{run_id}/result", { params: { path: { run_id: id } } })),
     staleTime: Number.POSITIVE_INFINITY,
   });
 
@@ -49,5 +50,7 @@ export async function createRun(body: RunCreate) {
 }
 
 export async function cancelRun(id: string) {
-  return unwrap(await api.POST("/api/v1/runs/{id}/cancel", { params: { path: { id } } }));
+  return unwrap(
+    await api.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: id } } }),
+  );
 }

@@ -28,7 +28,7 @@ const FIELD_ALIASES: Record<string, string> = {
 };
 
 interface CustomJob {
-  rw: string;
+  rw: JobSpec["rw"];
   bs: string;
   size: string;
   runtime: string;
@@ -174,7 +174,7 @@ export function NewRun() {
     });
   }
 
-  const set = (k: keyof CustomJob) => (e: { target: { value: string } }) =>
+  const set = (k: Exclude<keyof CustomJob, "direct">) => (e: { target: { value: string } }) =>
     setCustom((c) => ({ ...c, [k]: e.target.value }));
 
   return (
@@ -273,7 +273,7 @@ export function NewRun() {
                   {chosenWorkload.spec.jobs.map((j) => (
                     <li key={j.name}>
                       <strong>{j.name}</strong>: {describeJob(j)}
-                      {j.runtime_s !== null && `, ${j.runtime_s} s`}
+                      {j.runtime_s != null && `, ${j.runtime_s} s`}
                     </li>
                   ))}
                 </ul>

@@ -50,7 +50,7 @@ function WorkloadTable({ run }: { run: RunRead }) {
             <td className="num">{formatBytes(j.size_bytes)}</td>
             <td className="num">{formatBytes(j.offset_bytes)}</td>
             <td className="num">
-              {j.runtime_s === null ? "until size" : formatSeconds(j.runtime_s)}
+              {j.runtime_s == null ? "until size" : formatSeconds(j.runtime_s)}
               {j.time_based && " (time based)"}
             </td>
             <td className="num">{formatSeconds(j.ramp_time_s)}</td>
