@@ -101,5 +101,5 @@ def client(session: Session, connection: Connection) -> Iterator[TestClient]:
     factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
     app.dependency_overrides[get_session] = _session
     app.dependency_overrides[get_session_factory] = lambda: factory
-    with TestClient(app, raise_server_exceptions=False) as c:
+    with TestClient(app, raise_server_exceptions=True) as c:
         yield c

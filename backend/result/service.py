@@ -140,11 +140,8 @@ def get_result(session: Session, *, run: Run) -> RunResult | None:
 
 def series(session: Session, *, run: Run) -> RunSeries:
     """Per-job series, downsampled on the server to at most ~2k points per job (bucket means)."""
-    names = dict(
-        session.execute(
-            select(ResultJob.job_index, ResultJob.name).where(ResultJob.run_id == run.id)
-        ).tuples()
-    )
+    rows_ = session.execute(select(ResultJob.job_index, ResultJob.name).where(ResultJob.run_id == run.id))
+    names = {index: name for index, name in rows_}
     rows = session.scalars(
         select(ResultSeriesPoint)
         .where(ResultSeriesPoint.run_id == run.id)

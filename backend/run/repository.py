@@ -70,7 +70,8 @@ def jobs_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[
 def device_names(session: Session, device_ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
     if not device_ids:
         return {}
-    return dict(session.execute(select(Device.id, Device.name).where(Device.id.in_(device_ids))).tuples())
+    rows = session.execute(select(Device.id, Device.name).where(Device.id.in_(device_ids)))
+    return {device_id: name for device_id, name in rows}
 
 
 def queued_ids(session: Session, limit: int = 200) -> list[uuid.UUID]:

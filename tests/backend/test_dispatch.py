@@ -1,0 +1,102 @@
+"""The run state machine's server-side transitions (what the worker's tasks call)."""
+
+import uuid
+from datetime import timedelta
+
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from backend.agent import repository as agent_repo
+from backend.kit.time import utcnow
+from backend.models import RunStatus
+from backend.run import service as run_service
+from tests.factories import create_agent, create_run, create_user, engine_document
+
+
+def test_dispatch_needs_an_online_idle_agent(session: Session) -> None:
+    u = create_user(session)
+    offline = create_agent(session, team=u.team, online=False)
+    run = create_run(session, agent=offline.agent)
+    assert run_service.dispatch(session, run_id=run.id) is None
+    assert run.status == RunStatus.queued
+    offline.agent.online = True
+    assert run_service.dispatch(session, run_id=run.id) == offline.agent.id
+    assert run.status == RunStatus.assigned and run.attempt == 1 and run.lease_id is not None
+    assert run_service.dispatch(session, run_id=run.id) is None  # idempotent: already assigned
+
+
+def test_one_run_at_a_time_per_agent_and_device(session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    first = create_run(session, agent=a.agent, target_path="/srv/x")
+    second = create_run(session, agent=a.agent, target_path="/srv/y")  # same device (vda)
+    assert run_service.dispatch(session, run_id=first.id) is not None
+    assert run_service.dispatch(session, run_id=second.id) is None
+    first.status = RunStatus.succeeded
+    session.flush()
+    assert run_service.dispatch(session, run_id=second.id) is not None
+
+
+def test_stale_assigned_runs_requeue_then_fail_and_running_runs_fail(session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(session, agent=a.agent)
+    past = utcnow() - timedelta(seconds=1)
+    for attempt in (1, 2):
+        assert run_service.dispatch(session, run_id=run.id) is not None
+        run.lease_expires_at = past
+        requeued, failed = run_service.expire_stale_leases(session)
+        assert (requeued, failed) == ([run.id], [])
+        assert run.status == RunStatus.queued and run.attempt == attempt
+    assert run_service.dispatch(session, run_id=run.id) is not None
+    run.lease_expires_at = past
+    assert run_service.expire_stale_leases(session) == ([], [run.id])
+    assert run.status == RunStatus.failed and "3 attempts" in (run.error or "")
+
+    running = create_run(
+        session,
+        agent=a.agent,
+        target_path="/dev/shm/r",
+        status=RunStatus.running,
+        lease_id=uuid.uuid4(),
+        lease_expires_at=past,
+        attempt=1,
+    )
+    assert run_service.expire_stale_leases(session) == ([], [running.id])
+    assert running.status == RunStatus.failed and "stopped reporting" in (running.error or "")
+
+
+def test_a_late_result_for_a_reaped_run_is_kept_not_duplicated(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    lease_id = uuid.uuid4()
+    run = create_run(
+        session,
+        agent=a.agent,
+        status=RunStatus.running,
+        lease_id=lease_id,
+        lease_expires_at=utcnow() - timedelta(seconds=1),
+        attempt=1,
+    )
+    run_service.expire_stale_leases(session)
+    assert run.status == RunStatus.failed
+    up = {
+        "lease_id": str(lease_id),
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": engine_document(),
+        "engine_exit_code": 0,
+        "started_at": "2026-11-21T10:00:00Z",
+        "finished_at": "2026-11-21T10:00:06Z",
+    }
+    assert client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers).status_code == 201
+    assert client.get(f"/api/v1/runs/{run.id}", headers=u.headers).json()["status"] == "succeeded"
+
+
+def test_silent_agents_go_offline(session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    a.agent.last_heartbeat_at = utcnow() - timedelta(minutes=5)
+    fresh = create_agent(session, team=u.team)
+    session.flush()
+    ids = agent_repo.mark_silent_offline(session, utcnow() - timedelta(seconds=45))
+    assert a.agent.id in ids and fresh.agent.id not in ids

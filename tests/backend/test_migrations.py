@@ -1,0 +1,42 @@
+import json
+import subprocess
+import sys
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine, inspect
+
+from backend.models import Base
+from tests.conftest import REPO, alembic_config
+from tests.services import Postgres
+
+
+def test_upgrade_downgrade_upgrade_and_models_match(pg: Postgres) -> None:
+    url = pg.create_database("iowatt_migrations")
+    cfg = alembic_config(url)
+    eng = create_engine(url)
+    try:
+        command.upgrade(cfg, "head")
+        assert "runs" in inspect(eng).get_table_names()
+        command.downgrade(cfg, "base")
+        assert set(inspect(eng).get_table_names()) <= {"alembic_version"}
+        command.upgrade(cfg, "head")
+        with eng.connect() as conn:
+            diff = compare_metadata(
+                MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata
+            )
+        assert diff == [], f"models and migrations differ: {diff}"
+    finally:
+        eng.dispose()
+
+
+def test_openapi_snapshot_is_current() -> None:
+    """frontend/openapi.json is what the UI's client is generated from: it must match the server."""
+    out = subprocess.run(
+        [sys.executable, "-m", "backend.openapi"], cwd=REPO, check=True, capture_output=True, text=True
+    ).stdout
+    with open(f"{REPO}/frontend/openapi.json") as f:
+        assert json.loads(out) == json.load(f), (
+            "run `make client` to refresh frontend/openapi.json and the client"
+        )

@@ -1,0 +1,86 @@
+"""A real Celery worker process consuming real tasks from Redis against PostgreSQL."""
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+from alembic import command
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from backend.models import Run, RunStatus
+from tests.conftest import REPO, alembic_config
+from tests.factories import create_agent, create_run, create_user
+from tests.services import Postgres
+
+
+@pytest.fixture
+def committed_db(pg: Postgres, redis_url: str, db_url: str) -> Iterator[str]:
+    url = pg.create_database("iowatt_worker")
+    command.upgrade(alembic_config(url), "head")
+    yield url
+
+
+def test_worker_dispatches_a_queued_run_and_wakes_the_agent(committed_db: str, redis_url: str) -> None:
+    import redis
+
+    eng = create_engine(committed_db)
+    with Session(eng) as s:
+        u = create_user(s)
+        a = create_agent(s, team=u.team)
+        run = create_run(s, agent=a.agent)
+        s.commit()
+        run_id, agent_id = run.id, a.agent.id
+    env = {**os.environ, "IOWATT_DATABASE_URL": committed_db, "IOWATT_REDIS_URL": redis_url}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "worker.app",
+            "worker",
+            "--pool=solo",
+            "--concurrency=1",
+            "--loglevel=INFO",
+            "-Q",
+            "celery",
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        from celery import Celery
+
+        producer = Celery(broker=redis_url)
+        producer.send_task("run.dispatch", kwargs={"run_id": str(run_id)})
+        deadline = time.monotonic() + 60
+        status = None
+        while time.monotonic() < deadline:
+            with Session(eng) as s:
+                status = s.get(Run, run_id).status  # type: ignore[union-attr]
+            if status == RunStatus.assigned:
+                break
+            time.sleep(0.2)
+        assert status == RunStatus.assigned
+        woke = redis.Redis.from_url(redis_url).lpop(f"iowatt:agent:{agent_id}:wake")
+        assert woke is not None
+        # the worker announced itself for /health
+        assert redis.Redis.from_url(redis_url).get("iowatt:worker:last_seen") is not None
+    finally:
+        proc.terminate()
+        try:
+            out, _ = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+        eng.dispose()
+    assert "run.dispatch" in out
