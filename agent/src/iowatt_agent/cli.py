@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -41,6 +42,8 @@ from .loop import AgentLoop, LoopSettings
 from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target, resolve_target
 from .schemas import EnrollRequest, Inventory
 from .units import fmt_bytes_rate, fmt_count, fmt_ns
+
+AGENT_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,120}")
 
 app = typer.Typer(
     name="iowatt-agent",
@@ -111,7 +114,11 @@ def enroll(
     except ConfigError as exc:
         raise fail(str(exc), 2) from None
     hostname = socket.gethostname()
-    agent_name = name or hostname
+    agent_name = name or hostname.split(".")[0]
+    if not AGENT_NAME_RE.fullmatch(agent_name):
+        raise fail(
+            f"agent name {agent_name!r} is not valid: use 1-120 letters, digits, '_', '.' or '-' (--name)", 2
+        )
     request = EnrollRequest(
         enrollment_token=token,
         name=agent_name,
@@ -165,7 +172,7 @@ def run(
         float, typer.Option(min=0, help="On SIGTERM, seconds to let the current run finish before killing it")
     ] = 600.0,
     lease_wait: Annotated[
-        float, typer.Option(min=1, max=120, help="Long-poll wait per lease request, s")
+        float, typer.Option(min=1, max=60, help="Long-poll wait per lease request, s")
     ] = 25.0,
     log_format: Annotated[str, typer.Option(help="text or json")] = "text",
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
@@ -383,7 +390,10 @@ def bench(
 def _finish_bench(outcome: EngineOutcome, json_output: bool) -> None:
     if not outcome.ok:
         code = outcome.exit_code if outcome.exit_code in (1, 2, 77) else 1
-        raise fail(outcome.error or "engine failed", code)
+        message = outcome.error or "engine failed"
+        if outcome.messages and message.endswith(outcome.messages[-1]):
+            message = message[: -len(outcome.messages[-1])].rstrip(": ") + " (engine message above)"
+        raise fail(message, code)
     assert outcome.result is not None
     if json_output:
         sys.stdout.write(outcome.stdout.strip() + "\n")

@@ -36,6 +36,8 @@ from .spool import Delivery, Spool, SpoolEntry, SpoolRetrier, new_upload_id
 
 log = logging.getLogger("iowatt_agent.loop")
 
+MAX_REASON_CHARS = 2000  # the server's FailureReport.reason limit
+
 
 @dataclass
 class LoopSettings:
@@ -278,7 +280,7 @@ class AgentLoop:
         report = FailureReport(
             lease_id=lease.lease_id,
             upload_id=new_upload_id(),
-            reason=reason,
+            reason=(reason.strip() or "engine failed")[:MAX_REASON_CHARS],
             exit_code=exit_code,
             stderr_tail=stderr_tail,
             cancelled=cancelled,

@@ -1,0 +1,166 @@
+"""The agent's wire models against the server's OpenAPI (frontend/openapi.json, exported by the
+server). Skipped when the export does not exist yet; the comparator itself is tested on a
+synthetic document so it cannot silently pass."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from iowatt_agent import schemas as s
+
+OPENAPI = Path(__file__).resolve().parents[2] / "frontend" / "openapi.json"
+
+# (method, path, request model, success status, answer model)
+CALLS: list[tuple[str, str, type[BaseModel] | None, str, type[BaseModel] | None]] = [
+    ("post", "/api/v1/agents/enroll", s.EnrollRequest, "201", s.EnrollResponse),
+    ("post", "/api/v1/agents/{}/heartbeat", s.HeartbeatRequest, "200", s.HeartbeatResponse),
+    ("put", "/api/v1/agents/{}/inventory", s.Inventory, "200", None),
+    ("post", "/api/v1/agents/{}/lease", None, "200", s.LeaseResponse),
+    ("post", "/api/v1/runs/{}/start", s.StartRequest, "200", None),
+    ("post", "/api/v1/runs/{}/progress", s.ProgressRequest, "200", s.ProgressResponse),
+    ("put", "/api/v1/runs/{}/result", s.ResultUpload, "201", None),
+    ("post", "/api/v1/runs/{}/failure", s.FailureReport, "200", None),
+]
+
+
+def _norm(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+class Resolver:
+    def __init__(self, doc: dict[str, Any], defs_key: str) -> None:
+        self.doc, self.defs_key = doc, defs_key
+
+    def __call__(self, schema: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in schema:
+            name = schema["$ref"].rsplit("/", 1)[-1]
+            node: Any = self.doc
+            for part in self.defs_key.split("/"):
+                node = node[part]
+            schema = node[name]
+        if "allOf" in schema and len(schema["allOf"]) == 1:
+            return self(schema["allOf"][0])
+        alts = schema.get("anyOf") or schema.get("oneOf")
+        if alts:
+            non_null = [a for a in alts if a.get("type") != "null"]
+            if len(non_null) == 1:
+                return self(non_null[0])
+        return schema
+
+
+def _kind(schema: dict[str, Any]) -> str | None:
+    t = schema.get("type")
+    if t == "integer":
+        return "number"
+    if t is None and "properties" in schema:
+        return "object"
+    return t if isinstance(t, str) else None
+
+
+def compare(agent: dict[str, Any], server: dict[str, Any], ra: Resolver, rs: Resolver, where: str,
+            direction: str, problems: list[str]) -> None:
+    agent, server = ra(agent), rs(server)
+    ka, ks = _kind(agent), _kind(server)
+    if ka is None or ks is None:
+        return  # "any" on one side
+    if ka != ks:
+        problems.append(f"{where}: agent type {ka}, server type {ks}")
+        return
+    if ka == "array":
+        compare(agent.get("items", {}), server.get("items", {}), ra, rs, f"{where}[]", direction, problems)
+        return
+    if ka != "object" or "properties" not in agent or "properties" not in server:
+        return
+    pa, ps = agent["properties"], server["properties"]
+    if direction == "request":
+        problems += [f"{where}.{f}: agent sends it, server does not accept it" for f in pa if f not in ps]
+        problems += [f"{where}.{f}: server requires it, agent never sends it"
+                     for f in server.get("required", []) if f not in pa]
+    else:
+        problems += [f"{where}.{f}: agent needs it, server does not answer it"
+                     for f in agent.get("required", []) if f not in ps]
+    for f in pa:
+        if f in ps:
+            compare(pa[f], ps[f], ra, rs, f"{where}.{f}", direction, problems)
+
+
+def check(openapi: dict[str, Any]) -> list[str]:
+    paths = {_norm(p): ops for p, ops in openapi.get("paths", {}).items()}
+    rs = Resolver(openapi, "components/schemas")
+    problems: list[str] = []
+    for method, path, request, status, answer in CALLS:
+        op = paths.get(path, {}).get(method)
+        if op is None:
+            problems.append(f"{method.upper()} {path}: missing from the server's OpenAPI")
+            continue
+        if request is not None:
+            schema = request.model_json_schema(by_alias=True, mode="serialization")
+            body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+            if body is None:
+                problems.append(f"{method.upper()} {path}: server declares no JSON body")
+            else:
+                compare(schema, body, Resolver(schema, "$defs"), rs, f"{request.__name__}", "request", problems)
+        if answer is not None:
+            responses = op.get("responses", {})
+            resp = responses.get(status) or responses.get("200") or responses.get("201")
+            body = (resp or {}).get("content", {}).get("application/json", {}).get("schema")
+            if body is None:
+                problems.append(f"{method.upper()} {path}: no JSON answer for {status}")
+            else:
+                schema = answer.model_json_schema(by_alias=True, mode="validation")
+                compare(schema, body, Resolver(schema, "$defs"), rs, f"{answer.__name__}", "answer", problems)
+    return problems
+
+
+def synthetic_openapi() -> dict[str, Any]:
+    """An OpenAPI document built from the agent's own models: what a conforming server exports."""
+    components: dict[str, Any] = {}
+    paths: dict[str, Any] = {}
+
+    def ref(model: type[BaseModel], mode: str) -> dict[str, Any]:
+        schema = model.model_json_schema(by_alias=True, mode=mode,  # type: ignore[arg-type]
+                                         ref_template="#/components/schemas/{model}")
+        components.update(schema.pop("$defs", {}))
+        components[model.__name__] = schema
+        return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+    for method, path, request, status, answer in CALLS:
+        op: dict[str, Any] = {"responses": {status: {"description": "ok"}}}
+        if request is not None:
+            op["requestBody"] = {"content": {"application/json": {"schema": ref(request, "validation")}}}
+        if answer is not None:
+            op["responses"][status]["content"] = {"application/json": {"schema": ref(answer, "serialization")}}
+        paths.setdefault(path.replace("{}", "{id}"), {})[method] = op
+    return {"openapi": "3.1.0", "paths": paths, "components": {"schemas": components}}
+
+
+def test_comparator_accepts_a_conforming_server_and_catches_drift():
+    doc = synthetic_openapi()
+    assert check(doc) == []
+    drifted = copy.deepcopy(doc)
+    progress = drifted["components"]["schemas"]["ProgressRequest"]
+    del progress["properties"]["read_iops"]
+    progress["required"].append("job_total")
+    progress["properties"]["job_total"] = {"type": "integer"}
+    drifted["components"]["schemas"]["ProgressResponse"]["properties"].pop("cancel_requested")
+    drifted["components"]["schemas"]["BlockDevice"]["properties"]["size_bytes"] = {"type": "string"}
+    del drifted["paths"]["/api/v1/runs/{id}/failure"]
+    problems = check(drifted)
+    assert any("ProgressRequest.read_iops: agent sends it" in p for p in problems)
+    assert any("ProgressRequest.job_total: server requires it" in p for p in problems)
+    assert any("ProgressResponse.cancel_requested: agent needs it" in p for p in problems)
+    assert any("block_devices[].size_bytes: agent type number, server type string" in p for p in problems)
+    assert any("POST /api/v1/runs/{}/failure: missing" in p for p in problems)
+
+
+@pytest.mark.skipif(not OPENAPI.exists(), reason=f"{OPENAPI} not exported by the server yet")
+def test_agent_wire_models_match_the_server_openapi():
+    problems = check(json.loads(OPENAPI.read_text()))
+    assert problems == [], "\n".join(problems)

@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from iowatt_agent import cli, inventory
+from iowatt_agent.schemas import Inventory
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def fake_root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    devices = root / "sys" / "devices"
+    block = root / "sys" / "block"
+    block.mkdir(parents=True)
+
+    def device(name: str, real: str, files: dict[str, str]) -> None:
+        target = devices / real / name
+        for rel, text in files.items():
+            write(target / rel, text + "\n")
+        (block / name).symlink_to(target)
+
+    device("nvme0n1", "pci0000:00/0000:00:1d.0/nvme/nvme0", {
+        "size": "1953525168", "queue/rotational": "0", "queue/scheduler": "[none] mq-deadline",
+        "queue/logical_block_size": "512", "queue/physical_block_size": "4096",
+        "device/model": "Samsung SSD 980 PRO 1TB   ", "device/firmware_rev": "5B2QGXA7",
+        "device/serial": "  S5GXNX0R123456  ",
+    })
+    device("sda", "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block", {
+        "size": "7814037168", "queue/rotational": "1", "queue/scheduler": "mq-deadline kyber [bfq] none",
+        "queue/logical_block_size": "512", "queue/physical_block_size": "4096",
+        "device/model": "ST4000NM0035-1V4", "device/rev": "TN02",
+    })
+    device("sdb", "pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block", {
+        "size": "60437492", "queue/rotational": "0", "queue/scheduler": "none",
+    })
+    device("loop0", "virtual/block", {"size": "0"})
+    device("zram0", "virtual/block", {"size": "8388608", "queue/rotational": "0"})
+    write(root / "proc" / "self" / "mounts",
+          "/dev/sda1 /mnt/my\\040disk ext4 rw,noatime,errors=remount-ro 0 0\n"
+          "proc /proc proc rw,nosuid 0 0\n"
+          "tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"
+          "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n")
+    write(root / "proc" / "cpuinfo",
+          "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu vme sse hypervisor avx\n")
+    write(root / "proc" / "meminfo", "MemTotal:       16384 kB\nMemFree: 1 kB\n")
+    write(root / "etc" / "os-release", 'NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')
+    return root
+
+
+def test_block_devices_from_sysfs(tmp_path):
+    devs = {d.name: d for d in inventory.read_block_devices(fake_root(tmp_path))}
+    assert set(devs) == {"nvme0n1", "sda", "sdb", "zram0"}  # empty loop0 skipped
+    nvme = devs["nvme0n1"]
+    assert nvme.interface == "nvme" and nvme.model == "Samsung SSD 980 PRO 1TB"
+    assert nvme.firmware == "5B2QGXA7" and nvme.rotational is False and nvme.scheduler == "none"
+    assert nvme.size_bytes == 1953525168 * 512
+    assert nvme.serial_sha256 == hashlib.sha256(b"S5GXNX0R123456").hexdigest()
+    assert nvme.logical_block_bytes == 512 and nvme.physical_block_bytes == 4096
+    sda = devs["sda"]
+    assert sda.interface == "sata" and sda.rotational is True and sda.scheduler == "bfq"
+    assert sda.firmware == "TN02" and sda.serial_sha256 is None
+    assert devs["sdb"].interface == "usb"
+    assert devs["zram0"].interface == "zram"
+
+
+def test_mounts_skip_pseudo_filesystems_and_unescape(tmp_path):
+    mounts = inventory.read_mounts(fake_root(tmp_path))
+    assert [(m.mountpoint, m.fstype) for m in mounts] == [("/mnt/my disk", "ext4"), ("/dev/shm", "tmpfs")]
+    assert mounts[0].options == "rw,noatime,errors=remount-ro" and mounts[0].source == "/dev/sda1"
+
+
+def test_host_facts(tmp_path):
+    root = fake_root(tmp_path)
+    assert inventory.read_cpu(root).model == "AMD EPYC 7B13"
+    assert inventory.read_mem_bytes(root) == 16384 * 1024
+    assert inventory.read_distro(root) == "Debian GNU/Linux 12 (bookworm)"
+    assert inventory.detect_virtualization(root) == "vm"  # cpuinfo hypervisor flag
+    write(root / "sys" / "class" / "dmi" / "id" / "sys_vendor", "QEMU\n")
+    assert inventory.detect_virtualization(root) == "qemu"
+
+
+def test_bare_metal_and_unknown(tmp_path):
+    root = tmp_path / "r"
+    assert inventory.detect_virtualization(root) is None
+    write(root / "sys" / "class" / "dmi" / "id" / "sys_vendor", "Dell Inc.\n")
+    assert inventory.detect_virtualization(root) == "none"
+
+
+def test_scheduler_and_interface_guesses():
+    assert inventory.parse_scheduler("none") == "none"
+    assert inventory.parse_scheduler("mq-deadline [kyber]") == "kyber"
+    assert inventory.parse_scheduler("") is None
+    assert inventory.guess_interface("vda", "/sys/devices/pci/virtio1/block/vda") == "virtio"
+    assert inventory.guess_interface("sdc", "/sys/devices/platform/host2/scsi") == "scsi"
+    assert inventory.guess_interface("md0", "/sys/devices/virtual/block/md0") == "md"
+    assert inventory.guess_interface("ram0", "/sys/devices/virtual/block/ram0") == "ram"
+    assert inventory.guess_interface("loop3", "/sys/devices/virtual/block/loop3") == "loop"
+
+
+def test_inventory_of_this_host_is_valid_and_cli_json():
+    inv = inventory.collect()
+    assert inv.hostname and inv.cpu.cores >= 1 and inv.mem_bytes > 0
+    result = CliRunner().invoke(cli.app, ["inventory", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    Inventory.model_validate(doc)
+    assert set(doc) == {"hostname", "os", "cpu", "mem_bytes", "virtualization", "block_devices", "mounts"}
+    table = CliRunner().invoke(cli.app, ["inventory"])
+    assert table.exit_code == 0 and "block devices" in table.stdout
