@@ -5,7 +5,6 @@ import stat
 import uuid
 
 import pytest
-
 from iowatt_agent import engine as engine_mod
 from iowatt_agent.config import (
     AgentConfig,

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
-
 from iowatt_agent import schemas as s
+from pydantic import BaseModel
 
 OPENAPI = Path(__file__).resolve().parents[2] / "frontend" / "openapi.json"
 
@@ -64,8 +63,15 @@ def _kind(schema: dict[str, Any]) -> str | None:
     return t if isinstance(t, str) else None
 
 
-def compare(agent: dict[str, Any], server: dict[str, Any], ra: Resolver, rs: Resolver, where: str,
-            direction: str, problems: list[str]) -> None:
+def compare(
+    agent: dict[str, Any],
+    server: dict[str, Any],
+    ra: Resolver,
+    rs: Resolver,
+    where: str,
+    direction: str,
+    problems: list[str],
+) -> None:
     agent, server = ra(agent), rs(server)
     ka, ks = _kind(agent), _kind(server)
     if ka is None or ks is None:
@@ -81,11 +87,17 @@ def compare(agent: dict[str, Any], server: dict[str, Any], ra: Resolver, rs: Res
     pa, ps = agent["properties"], server["properties"]
     if direction == "request":
         problems += [f"{where}.{f}: agent sends it, server does not accept it" for f in pa if f not in ps]
-        problems += [f"{where}.{f}: server requires it, agent never sends it"
-                     for f in server.get("required", []) if f not in pa]
+        problems += [
+            f"{where}.{f}: server requires it, agent never sends it"
+            for f in server.get("required", [])
+            if f not in pa
+        ]
     else:
-        problems += [f"{where}.{f}: agent needs it, server does not answer it"
-                     for f in agent.get("required", []) if f not in ps]
+        problems += [
+            f"{where}.{f}: agent needs it, server does not answer it"
+            for f in agent.get("required", [])
+            if f not in ps
+        ]
     for f in pa:
         if f in ps:
             compare(pa[f], ps[f], ra, rs, f"{where}.{f}", direction, problems)
@@ -106,7 +118,9 @@ def check(openapi: dict[str, Any]) -> list[str]:
             if body is None:
                 problems.append(f"{method.upper()} {path}: server declares no JSON body")
             else:
-                compare(schema, body, Resolver(schema, "$defs"), rs, f"{request.__name__}", "request", problems)
+                compare(
+                    schema, body, Resolver(schema, "$defs"), rs, f"{request.__name__}", "request", problems
+                )
         if answer is not None:
             responses = op.get("responses", {})
             resp = responses.get(status) or responses.get("200") or responses.get("201")
@@ -125,8 +139,11 @@ def synthetic_openapi() -> dict[str, Any]:
     paths: dict[str, Any] = {}
 
     def ref(model: type[BaseModel], mode: str) -> dict[str, Any]:
-        schema = model.model_json_schema(by_alias=True, mode=mode,  # type: ignore[arg-type]
-                                         ref_template="#/components/schemas/{model}")
+        schema = model.model_json_schema(
+            by_alias=True,
+            mode=mode,  # type: ignore[arg-type]
+            ref_template="#/components/schemas/{model}",
+        )
         components.update(schema.pop("$defs", {}))
         components[model.__name__] = schema
         return {"$ref": f"#/components/schemas/{model.__name__}"}
@@ -136,7 +153,9 @@ def synthetic_openapi() -> dict[str, Any]:
         if request is not None:
             op["requestBody"] = {"content": {"application/json": {"schema": ref(request, "validation")}}}
         if answer is not None:
-            op["responses"][status]["content"] = {"application/json": {"schema": ref(answer, "serialization")}}
+            op["responses"][status]["content"] = {
+                "application/json": {"schema": ref(answer, "serialization")}
+            }
         paths.setdefault(path.replace("{}", "{id}"), {})[method] = op
     return {"openapi": "3.1.0", "paths": paths, "components": {"schemas": components}}
 

@@ -4,10 +4,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from iowatt_agent import cli, inventory
 from iowatt_agent.schemas import Inventory
+from typer.testing import CliRunner
 
 
 def write(path: Path, text: str) -> None:
@@ -27,29 +26,55 @@ def fake_root(tmp_path: Path) -> Path:
             write(target / rel, text + "\n")
         (block / name).symlink_to(target)
 
-    device("nvme0n1", "pci0000:00/0000:00:1d.0/nvme/nvme0", {
-        "size": "1953525168", "queue/rotational": "0", "queue/scheduler": "[none] mq-deadline",
-        "queue/logical_block_size": "512", "queue/physical_block_size": "4096",
-        "device/model": "Samsung SSD 980 PRO 1TB   ", "device/firmware_rev": "5B2QGXA7",
-        "device/serial": "  S5GXNX0R123456  ",
-    })
-    device("sda", "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block", {
-        "size": "7814037168", "queue/rotational": "1", "queue/scheduler": "mq-deadline kyber [bfq] none",
-        "queue/logical_block_size": "512", "queue/physical_block_size": "4096",
-        "device/model": "ST4000NM0035-1V4", "device/rev": "TN02",
-    })
-    device("sdb", "pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block", {
-        "size": "60437492", "queue/rotational": "0", "queue/scheduler": "none",
-    })
+    device(
+        "nvme0n1",
+        "pci0000:00/0000:00:1d.0/nvme/nvme0",
+        {
+            "size": "1953525168",
+            "queue/rotational": "0",
+            "queue/scheduler": "[none] mq-deadline",
+            "queue/logical_block_size": "512",
+            "queue/physical_block_size": "4096",
+            "device/model": "Samsung SSD 980 PRO 1TB   ",
+            "device/firmware_rev": "5B2QGXA7",
+            "device/serial": "  S5GXNX0R123456  ",
+        },
+    )
+    device(
+        "sda",
+        "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block",
+        {
+            "size": "7814037168",
+            "queue/rotational": "1",
+            "queue/scheduler": "mq-deadline kyber [bfq] none",
+            "queue/logical_block_size": "512",
+            "queue/physical_block_size": "4096",
+            "device/model": "ST4000NM0035-1V4",
+            "device/rev": "TN02",
+        },
+    )
+    device(
+        "sdb",
+        "pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block",
+        {
+            "size": "60437492",
+            "queue/rotational": "0",
+            "queue/scheduler": "none",
+        },
+    )
     device("loop0", "virtual/block", {"size": "0"})
     device("zram0", "virtual/block", {"size": "8388608", "queue/rotational": "0"})
-    write(root / "proc" / "self" / "mounts",
-          "/dev/sda1 /mnt/my\\040disk ext4 rw,noatime,errors=remount-ro 0 0\n"
-          "proc /proc proc rw,nosuid 0 0\n"
-          "tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"
-          "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n")
-    write(root / "proc" / "cpuinfo",
-          "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu vme sse hypervisor avx\n")
+    write(
+        root / "proc" / "self" / "mounts",
+        "/dev/sda1 /mnt/my\\040disk ext4 rw,noatime,errors=remount-ro 0 0\n"
+        "proc /proc proc rw,nosuid 0 0\n"
+        "tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"
+        "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n",
+    )
+    write(
+        root / "proc" / "cpuinfo",
+        "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu vme sse hypervisor avx\n",
+    )
     write(root / "proc" / "meminfo", "MemTotal:       16384 kB\nMemFree: 1 kB\n")
     write(root / "etc" / "os-release", 'NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')
     return root

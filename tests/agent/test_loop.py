@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
 
 import httpx
+import pytest
 from fakes import FakeApi, error
 from iowatt_agent.loop import AgentLoop, LoopSettings
 from iowatt_agent.spool import Delivery
@@ -150,3 +152,29 @@ def test_run_drains_after_current_run_and_exits_0(api, agent_config, make_client
 def test_revoked_token_is_fatal(api, agent_config, make_client, fake_engine, tmp_path):
     loop = make_loop(api, agent_config, lambda: make_client(token="revoked"), fake_engine, tmp_path)
     assert loop.run() == 3
+
+
+REAL_ENGINE = Path(__file__).resolve().parents[2] / "agent" / "engine" / "build" / "iowatt-engine"
+
+
+@pytest.mark.skipif(
+    not os.access(REAL_ENGINE, os.X_OK),
+    reason=f"the real engine is not built yet ({REAL_ENGINE}); run `make -C agent/engine`",
+)
+def test_execute_with_the_real_engine(api, agent_config, make_client, tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    job = {
+        "global": {"rw": "randread", "bs": "4k", "size": "8m"},
+        "jobs": [{"name": "rr", "runtime": "2", "time_based": 1, "stonewall": 1}],
+    }
+    lease = api.add_lease(job, str(target))
+    loop = make_loop(api, agent_config, make_client, REAL_ENGINE, tmp_path)
+    assert loop.execute(loop.lease_once()) == "result", api.failures
+    [stored] = api.results.values()
+    [rr] = stored["engine_result"]["jobs"]
+    assert rr["jobname"] == "rr" and rr["read"]["total_ios"] > 0
+    assert rr["read"]["io_bytes"] == rr["read"]["total_ios"] * 4096
+    assert api.progress and api.progress[0]["job_name"] == "rr" and api.progress[0]["read_iops"] > 0
+    assert all(p["lease_id"] == lease["lease_id"] for p in api.progress)
+    assert list(target.iterdir()) == []
