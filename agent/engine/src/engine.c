@@ -1,0 +1,59 @@
+/* ioengine registry and the two synchronous engines: psync (pread/pwrite) and null. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "iowatt.h"
+
+static int sync_init(struct worker *w) { (void)w; return 0; }
+static void sync_cleanup(struct worker *w) { (void)w; }
+
+static int psync_queue(struct worker *w, struct io_req *r)
+{
+	ssize_t n = r->ddir == DDIR_READ ? pread(w->fd, r->buf, r->len, (off_t)r->off)
+					 : pwrite(w->fd, r->buf, r->len, (off_t)r->off);
+	r->res = n < 0 ? -errno : n;
+	return 1;
+}
+
+static int null_queue(struct worker *w, struct io_req *r)
+{
+	(void)w;
+	r->res = r->len;
+	return 1;
+}
+
+static const struct engine_ops psync_ops = {
+	.name = "psync", .sync = 1, .init = sync_init, .queue = psync_queue, .cleanup = sync_cleanup,
+};
+static const struct engine_ops null_ops = {
+	.name = "null", .sync = 1, .init = sync_init, .queue = null_queue, .cleanup = sync_cleanup,
+};
+
+extern const struct engine_ops libaio_ops, io_uring_ops;
+
+const struct engine_ops *engine_find(const char *name)
+{
+	if (!strcmp(name, "psync") || !strcmp(name, "sync") || !strcmp(name, "pvsync"))
+		return &psync_ops;
+	if (!strcmp(name, "null"))
+		return &null_ops;
+	if (!strcmp(name, "libaio"))
+		return &libaio_ops;
+	if (!strcmp(name, "io_uring"))
+		return &io_uring_ops;
+	return NULL;
+}
+
+int engine_built_in(const char *name)
+{
+#ifndef HAVE_LIBAIO
+	if (!strcmp(name, "libaio"))
+		return 0;
+#endif
+#ifndef HAVE_LIBURING
+	if (!strcmp(name, "io_uring"))
+		return 0;
+#endif
+	return engine_find(name) != NULL;
+}

@@ -1,0 +1,141 @@
+/* io_uring engine (liburing): one ring per worker, registered file and buffers when the
+ * kernel allows, one submit per batch, completions reaped in batches. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iowatt.h"
+
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+
+struct uring_ctx {
+	struct io_uring ring;
+	int fixed_bufs;
+	int fixed_file;
+};
+
+static int uring_init(struct worker *w)
+{
+	struct uring_ctx *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	unsigned entries = 1;
+	while (entries < w->depth)
+		entries <<= 1;
+	int r = -EINVAL;
+#if defined(IORING_SETUP_SINGLE_ISSUER) && defined(IORING_SETUP_DEFER_TASKRUN)
+	r = io_uring_queue_init(entries, &c->ring, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+#endif
+	if (r == -EINVAL)
+		r = io_uring_queue_init(entries, &c->ring, 0);
+	if (r < 0) {
+		free(c);
+		return (r == -ENOSYS || r == -EPERM) ? -ENOSYS : r;
+	}
+	struct iovec *iov = calloc(w->depth, sizeof(*iov));
+	if (iov) {
+		for (unsigned i = 0; i < w->depth; i++) {
+			iov[i].iov_base = w->reqs[i].buf;
+			iov[i].iov_len = w->job->max_bs;
+		}
+		c->fixed_bufs = io_uring_register_buffers(&c->ring, iov, w->depth) == 0;
+		free(iov);
+	}
+	c->fixed_file = io_uring_register_files(&c->ring, &w->fd, 1) == 0;
+	w->ctx = c;
+	return 0;
+}
+
+static int uring_queue(struct worker *w, struct io_req *r)
+{
+	struct uring_ctx *c = w->ctx;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
+	if (!sqe)
+		return -EBUSY;
+	int fd = c->fixed_file ? 0 : w->fd;
+	if (c->fixed_bufs) {
+		if (r->ddir == DDIR_READ)
+			io_uring_prep_read_fixed(sqe, fd, r->buf, r->len, r->off, r->idx);
+		else
+			io_uring_prep_write_fixed(sqe, fd, r->buf, r->len, r->off, r->idx);
+	} else {
+		if (r->ddir == DDIR_READ)
+			io_uring_prep_read(sqe, fd, r->buf, r->len, r->off);
+		else
+			io_uring_prep_write(sqe, fd, r->buf, r->len, r->off);
+	}
+	if (c->fixed_file)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data(sqe, r);
+	return 0;
+}
+
+static int uring_commit(struct worker *w)
+{
+	struct uring_ctx *c = w->ctx;
+	int r;
+	do
+		r = io_uring_submit(&c->ring);
+	while (r == -EINTR || r == -EAGAIN);
+	return r;
+}
+
+static int uring_getevents(struct worker *w, unsigned min, uint64_t timeout_ns)
+{
+	struct uring_ctx *c = w->ctx;
+	struct io_uring_cqe *cqe;
+	int r;
+	if (min) {
+		if (timeout_ns) {
+			struct __kernel_timespec ts = { .tv_sec = (long long)(timeout_ns / 1000000000ull),
+							.tv_nsec = (long long)(timeout_ns % 1000000000ull) };
+			r = io_uring_wait_cqes(&c->ring, &cqe, min, &ts, NULL);
+			if (r == -ETIME)
+				return 0;
+		} else {
+			r = io_uring_wait_cqe_nr(&c->ring, &cqe, min);
+		}
+		if (r < 0 && r != -EINTR)
+			return r;
+	}
+	unsigned head, n = 0;
+	io_uring_for_each_cqe(&c->ring, head, cqe) {
+		struct io_req *rq = io_uring_cqe_get_data(cqe);
+		rq->res = cqe->res;
+		w->done[n++] = rq;
+		if (n == w->depth)
+			break;
+	}
+	io_uring_cq_advance(&c->ring, n);
+	return (int)n;
+}
+
+static void uring_cleanup(struct worker *w)
+{
+	struct uring_ctx *c = w->ctx;
+	if (!c)
+		return;
+	io_uring_queue_exit(&c->ring);
+	free(c);
+	w->ctx = NULL;
+}
+
+static int uring_probe(void)
+{
+	struct io_uring ring;
+	int r = io_uring_queue_init(2, &ring, 0);
+	if (r < 0)
+		return r;
+	io_uring_queue_exit(&ring);
+	return 0;
+}
+
+const struct engine_ops io_uring_ops = {
+	.name = "io_uring", .sync = 0, .probe = uring_probe, .init = uring_init, .queue = uring_queue, .commit = uring_commit,
+	.getevents = uring_getevents, .cleanup = uring_cleanup,
+};
+#else
+static int uring_absent(struct worker *w) { (void)w; return -ENOSYS; }
+const struct engine_ops io_uring_ops = { .name = "io_uring", .init = uring_absent };
+#endif

@@ -1,0 +1,357 @@
+/* iowatt-engine: shared declarations. */
+#ifndef IOWATT_H
+#define IOWATT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define IOWATT_VERSION "0.1.0"
+#define IOWATT_SCHEMA "iowatt-engine/1"
+
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+#define EXIT_UNSUPPORTED 77
+
+/* ---- util.c ---- */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+void die_usage(const char *opt, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+void die_code(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int parse_size(const char *s, uint64_t *out);       /* 0 or -EINVAL */
+int parse_time_ns(const char *s, uint64_t *out);    /* plain number = seconds */
+int parse_u64(const char *s, uint64_t *out);
+void str_copy(char *dst, size_t len, const char *src); /* always terminates, truncates */
+int parse_bool(const char *s, int *out);
+int read_sysfs_str(const char *path, char *buf, size_t len); /* trims newline; <0 on error */
+long long read_sysfs_ll(const char *path, long long dflt);
+extern volatile sig_atomic_t g_stop;
+
+/* ---- json.c: strict parser + streaming writer ---- */
+enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+struct jval {
+	enum jtype t;
+	int b;
+	char *s;            /* string value, or number text */
+	size_t n;           /* items in array/object */
+	struct jval **items;
+	char **keys;        /* object keys */
+};
+struct jval *json_parse(const char *text, char *err, size_t errlen);
+void json_free(struct jval *v);
+const struct jval *json_get(const struct jval *obj, const char *key);
+
+struct jw {
+	FILE *f;
+	int depth;
+	int first[64];
+};
+void jw_init(struct jw *w, FILE *f);
+void jw_obj(struct jw *w, const char *key);
+void jw_obj_end(struct jw *w);
+void jw_arr(struct jw *w, const char *key);
+void jw_arr_end(struct jw *w);
+void jw_str(struct jw *w, const char *key, const char *val);
+void jw_u64(struct jw *w, const char *key, uint64_t v);
+void jw_i64(struct jw *w, const char *key, int64_t v);
+void jw_dbl(struct jw *w, const char *key, double v);
+void jw_bool(struct jw *w, const char *key, int v);
+void jw_null(struct jw *w, const char *key);
+void json_escape(FILE *f, const char *s);
+
+/* ---- hist.c: fio-compatible log-linear latency histogram ---- */
+#define HIST_BITS 6
+#define HIST_VAL (1u << HIST_BITS)
+#define HIST_GROUPS 29
+#define HIST_NR (HIST_GROUPS * HIST_VAL) /* 1856 */
+
+static inline unsigned hist_idx(uint64_t v)
+{
+	if (v < (HIST_VAL << 1))
+		return (unsigned)v;
+	unsigned msb = 63u - (unsigned)__builtin_clzll(v);
+	unsigned err = msb - HIST_BITS;
+	unsigned idx = ((err + 1) << HIST_BITS) + (unsigned)((v >> err) & (HIST_VAL - 1));
+	return idx < HIST_NR - 1 ? idx : HIST_NR - 1;
+}
+uint64_t hist_val(unsigned idx);
+#define NPCT 17
+extern const double default_percentiles[NPCT];
+/* Fill out[i] with the value (ns) at percentile pct[i] of hist; like fio's calc_clat_percentiles. */
+void hist_percentiles(const uint64_t *hist, uint64_t total, const double *pct, int npct, uint64_t *out);
+
+/* Running statistics of one latency type. */
+struct lstat {
+	uint64_t n, min, max, sum;
+	double sumsq;
+};
+static inline void lstat_add(struct lstat *s, uint64_t v)
+{
+	s->n++;
+	s->sum += v;
+	s->sumsq += (double)v * (double)v;
+	if (v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+}
+void lstat_init(struct lstat *s);
+void lstat_merge(struct lstat *dst, const struct lstat *src);
+double lstat_mean(const struct lstat *s);
+double lstat_stddev(const struct lstat *s);
+
+/* ---- rand.c: generators and offset math ---- */
+struct rng { uint64_t s[4]; };
+void rng_seed(struct rng *r, uint64_t seed);
+static inline uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rng_next(struct rng *r) /* xoshiro256** */
+{
+	uint64_t *s = r->s;
+	uint64_t res = rotl64(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+	s[2] ^= t; s[3] = rotl64(s[3], 45);
+	return res;
+}
+static inline uint64_t rng_below(struct rng *r, uint64_t n) /* uniform in [0,n) */
+{
+	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
+}
+static inline double rng_unit(struct rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* Pseudo-random permutation of [0, n): each index exactly once per pass, O(1) memory. */
+struct perm { uint64_t n, mask, k1, k2, k3; int bits; };
+void perm_init(struct perm *p, uint64_t n, uint64_t key);
+uint64_t perm_at(const struct perm *p, uint64_t i);
+
+enum dist { DIST_RANDOM, DIST_ZIPF, DIST_PARETO, DIST_NORMAL };
+struct distgen {
+	enum dist kind;
+	uint64_t n;
+	double param;
+	/* zipf rejection-inversion constants */
+	double hx0, hn, s;
+};
+int distgen_init(struct distgen *d, enum dist kind, double param, uint64_t n);
+uint64_t distgen_next(struct distgen *d, struct rng *r);
+
+/* ---- options.c ---- */
+enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW };
+enum fadv { FADV_NONE, FADV_AUTO, FADV_SEQ, FADV_RAND, FADV_NORMAL };
+#define MAX_BSSPLIT 32
+#define MAX_GIVEN 96
+struct bsent { uint64_t bs; unsigned pct; };
+struct options {
+	char name[128];
+	char filename[PATH_MAX];
+	enum rw_mode rw;
+	unsigned rwmixread;
+	uint64_t bs[2];                 /* per direction: 0 read, 1 write */
+	struct bsent bssplit[2][MAX_BSSPLIT];
+	int nbssplit[2];
+	uint64_t size, offset;
+	int size_set;
+	int direct;
+	unsigned numjobs;
+	uint64_t runtime_ns;
+	int time_based;
+	uint64_t ramp_ns;
+	char ioengine[16];
+	unsigned iodepth;
+	int stonewall;
+	uint64_t loops;
+	uint64_t fsync_n, fdatasync_n;
+	int end_fsync;
+	int sync_dsync;
+	int invalidate;
+	enum fadv fadvise;
+	enum dist dist;
+	double dist_param;
+	int norandommap;
+	uint64_t randseed;
+	int randseed_set;
+	int zero_buffers;
+	unsigned compress_pct;
+	uint64_t rate_iops;
+	int destructive;
+	/* options as given, for "job options" */
+	int ngiven;
+	char given_name[MAX_GIVEN][40];
+	char given_val[MAX_GIVEN][256];
+};
+struct runcfg {
+	struct options *global;
+	int jsonplus;
+	int progress;
+	struct options *jobs;
+	int njobs;
+};
+void options_defaults(struct options *o);
+/* Apply one option; returns 0, or exits 2 with a message naming it. */
+void option_set(struct options *o, const char *name, const char *val);
+int option_is_known(const char *name);
+void options_finalize(struct options *o);
+void parse_cmdline(int argc, char **argv, struct runcfg *cfg);
+static inline int rw_is_random(enum rw_mode rw) { return rw == RW_RANDREAD || rw == RW_RANDWRITE || rw == RW_RANDRW; }
+static inline int rw_reads(enum rw_mode rw) { return rw == RW_READ || rw == RW_RANDREAD || rw == RW_RW || rw == RW_RANDRW; }
+static inline int rw_writes(enum rw_mode rw) { return rw == RW_WRITE || rw == RW_RANDWRITE || rw == RW_RW || rw == RW_RANDRW; }
+const char *rw_name(enum rw_mode rw);
+uint64_t opt_min_bs(const struct options *o);
+uint64_t opt_max_bs(const struct options *o);
+
+/* ---- target.c ---- */
+struct target {
+	char path[PATH_MAX];
+	int is_blk;
+	int exists;
+	uint64_t dev_size;      /* block device size or file size */
+	unsigned lbs;           /* O_DIRECT alignment */
+	unsigned dev_major, dev_minor; /* backing block device, 0:0 if none */
+	char devname[64];       /* e.g. vda, "" if none */
+	char diskname[64];      /* whole disk for partitions */
+};
+int target_probe(struct target *t, const char *path);
+void target_validate(const struct options *o, struct target *t);
+int target_prepare(const struct options *o, struct target *t); /* create / fill */
+int target_open(const struct options *o, const struct target *t);
+int blkdev_in_use(const struct target *t, char *why, size_t whylen);
+void target_facts(struct jw *w, const struct target *t);
+
+/* ---- sysinfo.c ---- */
+struct cpustat { uint64_t v[10]; int ok; };
+void cpustat_read(struct cpustat *c);
+void cpustat_emit(struct jw *w, const char *key, const struct cpustat *a, const struct cpustat *b);
+struct diskstat { char name[64]; uint64_t f[17]; int ok; };
+void diskstat_read(const char *name, struct diskstat *d);
+void host_facts(struct jw *w);
+
+/* ---- engines ---- */
+enum { DDIR_READ = 0, DDIR_WRITE = 1 };
+struct io_req {
+	void *buf;
+	uint64_t off;
+	uint32_t len;
+	uint8_t ddir;
+	uint8_t inflight;
+	uint16_t idx;
+	uint64_t t_prep;       /* when prepared (or intended start under rate_iops) */
+	uint64_t t_sub;        /* when submitted */
+	uint64_t t_intended;   /* rate_iops: scheduled start */
+	int64_t res;           /* bytes done or -errno */
+};
+struct worker;
+struct engine_ops {
+	const char *name;
+	int sync;                                          /* queue() completes the I/O inline */
+	int (*init)(struct worker *w);                     /* 0, -errno; -ENOSYS = not available */
+	int (*queue)(struct worker *w, struct io_req *r);  /* sync: perform; async: stage */
+	int (*commit)(struct worker *w);                   /* async: submit staged, returns number submitted or -errno */
+	int (*getevents)(struct worker *w, unsigned min, uint64_t timeout_ns); /* async: reap >= min (0 = no timeout); fills w->done[], returns count */
+	void (*cleanup)(struct worker *w);
+	int (*probe)(void);                                /* 0 if usable on this kernel, else -errno */
+};
+const struct engine_ops *engine_find(const char *name);
+int engine_built_in(const char *name);
+
+/* ---- worker.c ---- */
+struct series_pt {
+	uint64_t t_ns;                  /* end of the interval since the measured start */
+	uint64_t ios[2], bytes[2];
+	uint32_t hoff[2], hn[2];        /* sparse interval histogram: range in the worker's pool */
+};
+struct hpair { uint32_t idx; uint32_t cnt; };
+struct dstat {
+	uint64_t ios, bytes, short_ios;
+	struct lstat slat, clat, lat;
+	uint64_t hist[HIST_NR];         /* clat */
+};
+struct job;
+struct worker {
+	struct job *job;
+	unsigned id;
+	int fd;
+	void *ctx;                      /* engine private */
+	struct io_req *reqs;
+	struct io_req **freelist;
+	unsigned nfree;
+	struct io_req **done;           /* filled by getevents */
+	unsigned depth, inflight;
+	struct rng rng;
+	struct perm perm, scatter;
+	uint64_t perm_i, perm_key;
+	uint64_t seq_pos[2];
+	uint64_t nblocks, minbs;
+	struct distgen dg;
+	uint64_t budget, issued;        /* bytes to issue (size x loops) and issued so far */
+	uint64_t rate_period_ns, rate_k;
+	/* accounting (private, merged after the run) */
+	struct dstat d[2];
+	uint64_t *schedhist;            /* rate_iops: latency from the intended start */
+	struct lstat sched;
+	struct lstat synclat;
+	uint64_t nsync;
+	uint64_t late_starts;
+	uint64_t depth_hist[7], submit_hist[7], complete_hist[7];
+	uint64_t iv_ios[2], iv_bytes[2];
+	uint64_t *iv_hist;              /* [2][HIST_NR] */
+	struct series_pt *series;
+	size_t nseries, capseries;
+	struct hpair *hpool;
+	size_t nhpool, caphpool;
+	uint64_t next_tick;
+	int measuring;
+	uint64_t t_meas_start, t_end;
+	/* published for the progress reporter */
+	_Atomic uint64_t pub_ios[2], pub_bytes[2];
+	_Atomic int finished;
+	double usr_s, sys_s;
+	uint64_t ctx_sw, majf, minf;
+	int err;                        /* negative errno */
+	char errmsg[256];
+	uint64_t writes_since_sync;
+	uint64_t stamp;
+	pthread_t thread;
+};
+struct job {
+	struct options *o;
+	int index, groupid;
+	const struct engine_ops *ops;
+	struct target tgt;
+	int fd;
+	uint64_t max_bs;
+	struct worker *workers;
+	pthread_barrier_t ready, go;
+	uint64_t t_start, t_ramp_end, t_deadline;
+	uint64_t t_meas_end;
+	int err;
+	char errmsg[256];
+	int unsupported;
+	struct cpustat cpu0, cpu1;
+	struct diskstat disk0, disk1;
+	uint64_t wall0_ns, wall1_ns;
+	/* progress */
+	uint64_t last_ios[2], last_bytes[2], last_tick;
+	int started, finished;
+};
+void *worker_main(void *arg);
+int worker_setup_offsets(struct worker *w);
+int worker_next_io(struct worker *w, struct io_req *r); /* 1 when the byte budget is used up */
+int job_start(struct job *j);
+void job_wait(struct job *j);
+void job_progress(struct job *j, uint64_t now);
+int job_all_finished(struct job *j);
+
+/* ---- report.c ---- */
+void report_job(struct jw *w, struct job *j, int jsonplus);
+
+#endif

@@ -1,0 +1,207 @@
+/* iowatt-engine: run fio-style jobs and print one JSON document (fio json/json+ superset). */
+#include <errno.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "iowatt.h"
+
+sem_t g_wake;
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+	g_stop = 1;
+	g_signal = sig;
+	sem_post(&g_wake);
+}
+
+static void wait_group(struct job *jobs, int first, int last, int progress)
+{
+	uint64_t next = now_ns() + 1000000000ull;
+	for (;;) {
+		int all = 1;
+		for (int i = first; i < last; i++)
+			if (jobs[i].started && !job_all_finished(&jobs[i]))
+				all = 0;
+		if (all)
+			break;
+		struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ull), .tv_nsec = (long)(next % 1000000000ull) };
+		sem_clockwait(&g_wake, CLOCK_MONOTONIC, &ts);
+		uint64_t now = now_ns();
+		if (now >= next) {
+			if (progress)
+				for (int i = first; i < last; i++)
+					if (jobs[i].started && !job_all_finished(&jobs[i]))
+						job_progress(&jobs[i], now);
+			next += 1000000000ull;
+			if (next < now)
+				next = now + 1000000000ull;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct runcfg cfg = { 0 };
+	sem_init(&g_wake, 0, 0);
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	parse_cmdline(argc, argv, &cfg);
+
+	struct job *jobs = calloc((size_t)cfg.njobs, sizeof(*jobs));
+	if (!jobs)
+		die_code(EXIT_FAIL, "out of memory");
+	/* validate everything before the first I/O */
+	int group = -1;
+	for (int i = 0; i < cfg.njobs; i++) {
+		struct job *j = &jobs[i];
+		j->o = &cfg.jobs[i];
+		j->index = i;
+		j->fd = -1;
+		if (i == 0 || j->o->stonewall)
+			group++;
+		j->groupid = group;
+		const struct engine_ops *ops = engine_find(j->o->ioengine);
+		if (!engine_built_in(j->o->ioengine))
+			die_code(EXIT_UNSUPPORTED, "ioengine: %s is not built in (rebuild with its development headers)",
+				 j->o->ioengine);
+		if (ops->probe) {
+			int r = ops->probe();
+			if (r < 0)
+				die_code(EXIT_UNSUPPORTED, "ioengine: %s is not available on this kernel: %s", ops->name,
+					 strerror(-r));
+		}
+		target_probe(&j->tgt, j->o->filename);
+		target_validate(j->o, &j->tgt);
+		for (int k = 0; k < i; k++)
+			if (!strcmp(cfg.jobs[k].filename, j->o->filename) && jobs[k].tgt.is_blk != j->tgt.is_blk)
+				die_usage("filename", "'%s' changed type between jobs", j->o->filename);
+	}
+
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	struct cpustat cpu0, cpu1;
+	cpustat_read(&cpu0);
+	/* disk counters for each distinct device */
+	int ndisks = 0;
+	struct diskstat *d0 = calloc((size_t)cfg.njobs, sizeof(*d0)), *d1 = calloc((size_t)cfg.njobs, sizeof(*d1));
+	if (!d0 || !d1)
+		die_code(EXIT_FAIL, "out of memory");
+	for (int i = 0; i < cfg.njobs; i++) {
+		const char *dn = jobs[i].tgt.devname;
+		int seen = !dn[0];
+		for (int k = 0; k < ndisks && !seen; k++)
+			seen = !strcmp(d0[k].name, dn);
+		if (!seen)
+			diskstat_read(dn, &d0[ndisks++]);
+	}
+	uint64_t wall0 = now_ns();
+
+	int rc = EXIT_OK, ran = 0;
+	for (int first = 0; first < cfg.njobs && !g_stop;) {
+		int last = first + 1;
+		while (last < cfg.njobs && jobs[last].groupid == jobs[first].groupid)
+			last++;
+		for (int i = first; i < last; i++) {
+			if (job_start(&jobs[i]) < 0 && jobs[i].unsupported)
+				rc = EXIT_UNSUPPORTED;
+		}
+		wait_group(jobs, first, last, cfg.progress);
+		for (int i = first; i < last; i++)
+			if (jobs[i].started)
+				job_wait(&jobs[i]);
+		ran = last;
+		first = last;
+	}
+	uint64_t wall1 = now_ns();
+	cpustat_read(&cpu1);
+	for (int k = 0; k < ndisks; k++)
+		diskstat_read(d0[k].name, &d1[k]);
+
+	struct jw w;
+	jw_init(&w, stdout);
+	jw_obj(&w, NULL);
+	jw_str(&w, "fio version", "iowatt-engine-" IOWATT_VERSION);
+	jw_i64(&w, "timestamp", (int64_t)tv.tv_sec);
+	jw_i64(&w, "timestamp_ms", (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000);
+	char tbuf[64];
+	time_t tt = tv.tv_sec;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(tbuf, sizeof(tbuf), "%a %b %e %H:%M:%S %Y", &tm);
+	jw_str(&w, "time", tbuf);
+	jw_obj(&w, "global options");
+	for (int i = 0; i < cfg.global->ngiven; i++)
+		jw_str(&w, cfg.global->given_name[i], cfg.global->given_val[i]);
+	jw_obj_end(&w);
+	jw_arr(&w, "jobs");
+	for (int i = 0; i < ran; i++) {
+		if (!jobs[i].started && !jobs[i].err)
+			continue;
+		if (!jobs[i].workers) {
+			/* failed before threads existed: report the error only */
+			jw_obj(&w, NULL);
+			jw_str(&w, "jobname", jobs[i].o->name);
+			jw_i64(&w, "groupid", jobs[i].groupid);
+			jw_i64(&w, "error", -jobs[i].err);
+			jw_obj(&w, "iowatt");
+			jw_str(&w, "error_message", jobs[i].errmsg);
+			jw_obj_end(&w);
+			jw_obj_end(&w);
+		} else {
+			report_job(&w, &jobs[i], cfg.jsonplus);
+		}
+		if (jobs[i].err && rc == EXIT_OK)
+			rc = EXIT_FAIL;
+	}
+	jw_arr_end(&w);
+	jw_arr(&w, "disk_util");
+	double wall_ms = (double)(wall1 - wall0) / 1e6;
+	for (int k = 0; k < ndisks; k++) {
+		if (!d0[k].ok || !d1[k].ok)
+			continue;
+		uint64_t *a = d0[k].f, *b = d1[k].f;
+		jw_obj(&w, NULL);
+		jw_str(&w, "name", d0[k].name);
+		jw_u64(&w, "read_ios", b[0] - a[0]);
+		jw_u64(&w, "write_ios", b[4] - a[4]);
+		jw_u64(&w, "read_merges", b[1] - a[1]);
+		jw_u64(&w, "write_merges", b[5] - a[5]);
+		jw_u64(&w, "read_sectors", b[2] - a[2]);
+		jw_u64(&w, "write_sectors", b[6] - a[6]);
+		jw_u64(&w, "read_ticks", b[3] - a[3]);
+		jw_u64(&w, "write_ticks", b[7] - a[7]);
+		jw_u64(&w, "in_queue", b[10] - a[10]);
+		double util = wall_ms > 0 ? 100.0 * (double)(b[9] - a[9]) / wall_ms : 0;
+		jw_dbl(&w, "util", util > 100 ? 100 : util);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj(&w, "iowatt");
+	jw_str(&w, "version", IOWATT_VERSION);
+	jw_str(&w, "schema", IOWATT_SCHEMA);
+	jw_bool(&w, "interrupted", g_stop != 0);
+	if (g_signal)
+		jw_str(&w, "signal", g_signal == SIGINT ? "SIGINT" : "SIGTERM");
+	else
+		jw_null(&w, "signal");
+	host_facts(&w);
+	if (cfg.njobs)
+		target_facts(&w, &jobs[0].tgt);
+	cpustat_emit(&w, "system_cpu", &cpu0, &cpu1);
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	fflush(stdout);
+	for (int i = 0; i < ran; i++)
+		if (jobs[i].err && jobs[i].errmsg[0])
+			warnmsg("%s: %s", jobs[i].o->name, jobs[i].errmsg);
+	return rc;
+}

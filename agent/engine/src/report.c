@@ -1,0 +1,413 @@
+/* Output: merge the workers of a job and write it in fio's json / json+ shape plus the
+ * "iowatt" extension object. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iowatt.h"
+
+struct merged {
+	struct dstat d[2];
+	struct lstat synclat, sched;
+	uint64_t schedhist[HIST_NR];
+	uint64_t depth[7], sub[7], comp[7];
+	double usr, sys;
+	uint64_t ctx, majf, minf, late;
+	uint64_t meas_ns;
+};
+
+static void merge(struct job *j, struct merged *m)
+{
+	memset(m, 0, sizeof(*m));
+	for (int d = 0; d < 2; d++) {
+		lstat_init(&m->d[d].slat);
+		lstat_init(&m->d[d].clat);
+		lstat_init(&m->d[d].lat);
+	}
+	lstat_init(&m->synclat);
+	lstat_init(&m->sched);
+	for (unsigned i = 0; i < j->o->numjobs; i++) {
+		struct worker *w = &j->workers[i];
+		for (int d = 0; d < 2; d++) {
+			struct dstat *a = &m->d[d], *b = &w->d[d];
+			a->ios += b->ios;
+			a->bytes += b->bytes;
+			a->short_ios += b->short_ios;
+			lstat_merge(&a->slat, &b->slat);
+			lstat_merge(&a->clat, &b->clat);
+			lstat_merge(&a->lat, &b->lat);
+			for (unsigned k = 0; k < HIST_NR; k++)
+				a->hist[k] += b->hist[k];
+		}
+		lstat_merge(&m->synclat, &w->synclat);
+		lstat_merge(&m->sched, &w->sched);
+		if (w->schedhist)
+			for (unsigned k = 0; k < HIST_NR; k++)
+				m->schedhist[k] += w->schedhist[k];
+		for (int k = 0; k < 7; k++) {
+			m->depth[k] += w->depth_hist[k];
+			m->sub[k] += w->submit_hist[k];
+			m->comp[k] += w->complete_hist[k];
+		}
+		if (w->measuring) {
+			m->usr += w->usr_s;
+			m->sys += w->sys_s;
+			m->ctx += w->ctx_sw;
+			m->majf += w->majf;
+			m->minf += w->minf;
+		}
+		m->late += w->late_starts;
+	}
+	if (j->ops->sync) /* for synchronous engines lat == clat and slat is not measured, like fio */
+		for (int d = 0; d < 2; d++)
+			m->d[d].lat = m->d[d].clat;
+	m->meas_ns = j->t_meas_end > j->t_ramp_end ? j->t_meas_end - j->t_ramp_end : 0;
+}
+
+static void emit_lstat(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins)
+{
+	jw_obj(w, key);
+	jw_u64(w, "min", s->n ? s->min : 0);
+	jw_u64(w, "max", s->max);
+	jw_dbl(w, "mean", lstat_mean(s));
+	jw_dbl(w, "stddev", lstat_stddev(s));
+	jw_u64(w, "N", s->n);
+	if (hist && s->n) {
+		uint64_t out[NPCT];
+		hist_percentiles(hist, s->n, default_percentiles, NPCT, out);
+		jw_obj(w, "percentile");
+		for (int i = 0; i < NPCT; i++) {
+			char k[32];
+			snprintf(k, sizeof(k), "%f", default_percentiles[i]);
+			jw_u64(w, k, out[i]);
+		}
+		jw_obj_end(w);
+		if (bins) {
+			jw_obj(w, "bins");
+			for (unsigned i = 0; i < HIST_NR; i++)
+				if (hist[i]) {
+					char k[32];
+					snprintf(k, sizeof(k), "%llu", (unsigned long long)hist_val(i));
+					jw_u64(w, k, hist[i]);
+				}
+			jw_obj_end(w);
+		}
+	}
+	jw_obj_end(w);
+}
+
+struct mpoint { uint64_t t_ns, ios[2], bytes[2], p99[2]; int has[2]; };
+
+static struct mpoint *merge_series(struct job *j, size_t *np)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < j->o->numjobs; i++)
+		if (j->workers[i].nseries > n)
+			n = j->workers[i].nseries;
+	struct mpoint *pts = calloc(n ? n : 1, sizeof(*pts));
+	uint64_t *h = calloc(HIST_NR, sizeof(uint64_t));
+	if (!pts || !h)
+		die_code(EXIT_FAIL, "out of memory");
+	for (size_t k = 0; k < n; k++) {
+		struct mpoint *p = &pts[k];
+		for (int d = 0; d < 2; d++) {
+			for (unsigned i = 0; i < j->o->numjobs; i++) {
+				struct worker *w = &j->workers[i];
+				if (k >= w->nseries)
+					continue;
+				struct series_pt *s = &w->series[k];
+				if (d == 0 && s->t_ns > p->t_ns)
+					p->t_ns = s->t_ns;
+				p->ios[d] += s->ios[d];
+				p->bytes[d] += s->bytes[d];
+				for (uint32_t q = 0; q < s->hn[d]; q++)
+					h[w->hpool[s->hoff[d] + q].idx] += w->hpool[s->hoff[d] + q].cnt;
+			}
+			if (p->ios[d]) {
+				double pct = 99.0;
+				hist_percentiles(h, p->ios[d], &pct, 1, &p->p99[d]);
+				p->has[d] = 1;
+				memset(h, 0, HIST_NR * sizeof(uint64_t));
+			}
+		}
+	}
+	free(h);
+	*np = n;
+	return pts;
+}
+
+static void emit_samples(struct jw *w, const struct mpoint *pts, size_t n, int d)
+{
+	double bmin = 0, bmax = 0, bsum = 0, bsq = 0, imin = 0, imax = 0, isum = 0, isq = 0;
+	uint64_t cnt = 0, prev = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t dt = pts[k].t_ns - prev;
+		prev = pts[k].t_ns;
+		if (dt < 500000000ull)
+			continue; /* short tail: not a full sample */
+		double bw = (double)pts[k].bytes[d] / ((double)dt / 1e9) / 1024.0;
+		double io = (double)pts[k].ios[d] / ((double)dt / 1e9);
+		if (!cnt || bw < bmin) bmin = bw;
+		if (!cnt || bw > bmax) bmax = bw;
+		if (!cnt || io < imin) imin = io;
+		if (!cnt || io > imax) imax = io;
+		bsum += bw; bsq += bw * bw; isum += io; isq += io * io;
+		cnt++;
+	}
+	double bmean = cnt ? bsum / (double)cnt : 0, imean = cnt ? isum / (double)cnt : 0;
+	double bdev = cnt > 1 ? sqrt(fmax(0, (bsq - (double)cnt * bmean * bmean) / (double)(cnt - 1))) : 0;
+	double idev = cnt > 1 ? sqrt(fmax(0, (isq - (double)cnt * imean * imean) / (double)(cnt - 1))) : 0;
+	jw_u64(w, "bw_min", (uint64_t)bmin);
+	jw_u64(w, "bw_max", (uint64_t)bmax);
+	jw_dbl(w, "bw_agg", cnt ? 100.0 : 0.0);
+	jw_dbl(w, "bw_mean", bmean);
+	jw_dbl(w, "bw_dev", bdev);
+	jw_u64(w, "bw_samples", cnt);
+	jw_u64(w, "iops_min", (uint64_t)imin);
+	jw_u64(w, "iops_max", (uint64_t)imax);
+	jw_dbl(w, "iops_mean", imean);
+	jw_dbl(w, "iops_stddev", idev);
+	jw_u64(w, "iops_samples", cnt);
+}
+
+static void emit_dir(struct jw *w, const char *key, const struct merged *m, int d, int jsonplus,
+		     const struct mpoint *pts, size_t n)
+{
+	const struct dstat *s = &m->d[d];
+	double secs = (double)m->meas_ns / 1e9;
+	jw_obj(w, key);
+	jw_u64(w, "io_bytes", s->bytes);
+	jw_u64(w, "io_kbytes", s->bytes / 1024);
+	jw_u64(w, "bw_bytes", secs > 0 ? (uint64_t)((double)s->bytes / secs) : 0);
+	jw_u64(w, "bw", secs > 0 ? (uint64_t)((double)s->bytes / secs / 1024.0) : 0);
+	jw_dbl(w, "iops", secs > 0 ? (double)s->ios / secs : 0);
+	jw_u64(w, "runtime", s->ios ? (m->meas_ns + 500000) / 1000000 : 0);
+	jw_u64(w, "total_ios", s->ios);
+	jw_u64(w, "short_ios", s->short_ios);
+	jw_u64(w, "drop_ios", 0);
+	emit_lstat(w, "slat_ns", &s->slat, NULL, 0);
+	emit_lstat(w, "clat_ns", &s->clat, s->hist, jsonplus);
+	emit_lstat(w, "lat_ns", &s->lat, NULL, 0);
+	emit_samples(w, pts, n, d);
+	jw_obj_end(w);
+}
+
+static void emit_empty_dir(struct jw *w, const char *key)
+{
+	struct merged z;
+	memset(&z, 0, sizeof(z));
+	lstat_init(&z.d[0].slat);
+	lstat_init(&z.d[0].clat);
+	lstat_init(&z.d[0].lat);
+	emit_dir(w, key, &z, 0, 0, NULL, 0);
+}
+
+static void emit_pct_map(struct jw *w, const char *key, const uint64_t *v, const char *const *names, int n,
+			 uint64_t total)
+{
+	jw_obj(w, key);
+	for (int i = 0; i < n; i++)
+		jw_dbl(w, names[i], total ? 100.0 * (double)v[i] / (double)total : 0.0);
+	jw_obj_end(w);
+}
+
+static void emit_latency_buckets(struct jw *w, const struct merged *m)
+{
+	static const uint64_t thr[10] = { 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 };
+	static const char *const names[12] = { "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+					       "2000", ">=2000" };
+	uint64_t ns[12] = { 0 }, us[12] = { 0 }, ms[12] = { 0 }, total = 0;
+	for (int d = 0; d < 2; d++)
+		for (unsigned i = 0; i < HIST_NR; i++) {
+			uint64_t c = m->d[d].hist[i];
+			if (!c)
+				continue;
+			total += c;
+			uint64_t v = hist_val(i);
+			uint64_t *arr = v < 1000 ? ns : v < 1000000 ? us : ms;
+			uint64_t x = v < 1000 ? v : v < 1000000 ? v / 1000 : v / 1000000;
+			int k = 0;
+			while (k < 10 && x >= thr[k])
+				k++;
+			if (arr == ms && x >= 2000)
+				k = 11;
+			else if (arr == ms && x >= 1000)
+				k = 10;
+			else if (k > 9)
+				k = 9;
+			arr[k] += c;
+		}
+	emit_pct_map(w, "latency_ns", ns, names, 10, total);
+	emit_pct_map(w, "latency_us", us, names, 10, total);
+	emit_pct_map(w, "latency_ms", ms, names, 12, total);
+}
+
+static void emit_resolved(struct jw *w, const struct options *o)
+{
+	jw_obj(w, "options");
+	jw_str(w, "name", o->name);
+	jw_str(w, "filename", o->filename);
+	jw_str(w, "rw", rw_name(o->rw));
+	jw_u64(w, "rwmixread", o->rwmixread);
+	jw_u64(w, "bs_read_bytes", o->bs[0]);
+	jw_u64(w, "bs_write_bytes", o->bs[1]);
+	jw_arr(w, "bssplit");
+	for (int d = 0; d < 2; d++)
+		for (int i = 0; i < o->nbssplit[d]; i++) {
+			jw_obj(w, NULL);
+			jw_str(w, "ddir", d ? "write" : "read");
+			jw_u64(w, "bs_bytes", o->bssplit[d][i].bs);
+			jw_u64(w, "percent", o->bssplit[d][i].pct);
+			jw_obj_end(w);
+		}
+	jw_arr_end(w);
+	jw_u64(w, "size_bytes", o->size);
+	jw_u64(w, "offset_bytes", o->offset);
+	jw_bool(w, "direct", o->direct);
+	jw_u64(w, "numjobs", o->numjobs);
+	jw_u64(w, "runtime_ns", o->runtime_ns);
+	jw_bool(w, "time_based", o->time_based);
+	jw_u64(w, "ramp_time_ns", o->ramp_ns);
+	jw_str(w, "ioengine", o->ioengine);
+	jw_u64(w, "iodepth", o->iodepth);
+	jw_bool(w, "stonewall", o->stonewall);
+	jw_u64(w, "loops", o->loops);
+	jw_u64(w, "fsync", o->fsync_n);
+	jw_u64(w, "fdatasync", o->fdatasync_n);
+	jw_bool(w, "end_fsync", o->end_fsync);
+	jw_str(w, "sync", o->sync_dsync ? "dsync" : "none");
+	jw_bool(w, "invalidate", o->invalidate);
+	static const char *const fa[] = { "0", "1", "sequential", "random", "normal" };
+	jw_str(w, "fadvise_hint", fa[o->fadvise]);
+	static const char *const di[] = { "random", "zipf", "pareto", "normal" };
+	jw_str(w, "random_distribution", di[o->dist]);
+	if (o->dist == DIST_RANDOM)
+		jw_null(w, "random_distribution_param");
+	else
+		jw_dbl(w, "random_distribution_param", o->dist_param);
+	jw_bool(w, "norandommap", o->norandommap);
+	jw_u64(w, "randseed", o->randseed);
+	jw_bool(w, "zero_buffers", o->zero_buffers);
+	jw_u64(w, "buffer_compress_percentage", o->compress_pct);
+	jw_u64(w, "rate_iops", o->rate_iops);
+	jw_bool(w, "destructive", o->destructive);
+	jw_obj_end(w);
+}
+
+void report_job(struct jw *w, struct job *j, int jsonplus)
+{
+	const struct options *o = j->o;
+	struct merged *m = malloc(sizeof(*m));
+	if (!m)
+		die_code(EXIT_FAIL, "out of memory");
+	merge(j, m);
+	size_t np;
+	struct mpoint *pts = merge_series(j, &np);
+
+	jw_obj(w, NULL);
+	jw_str(w, "jobname", o->name);
+	jw_i64(w, "groupid", j->groupid);
+	jw_i64(w, "error", j->err < 0 ? -j->err : j->err);
+	jw_i64(w, "eta", 0);
+	jw_u64(w, "elapsed", j->t_meas_end > j->t_start ? (j->t_meas_end - j->t_start + 500000000) / 1000000000 : 0);
+	jw_obj(w, "job options");
+	for (int i = 0; i < o->ngiven; i++)
+		jw_str(w, o->given_name[i], o->given_val[i]);
+	jw_obj_end(w);
+	emit_dir(w, "read", m, 0, jsonplus, pts, np);
+	emit_dir(w, "write", m, 1, jsonplus, pts, np);
+	emit_empty_dir(w, "trim");
+	jw_obj(w, "sync");
+	jw_u64(w, "total_ios", m->synclat.n);
+	emit_lstat(w, "lat_ns", &m->synclat, NULL, 0);
+	jw_obj_end(w);
+	double secs = (double)m->meas_ns / 1e9;
+	jw_u64(w, "job_runtime", (m->meas_ns + 500000) / 1000000);
+	jw_dbl(w, "usr_cpu", secs > 0 ? 100.0 * m->usr / secs : 0);
+	jw_dbl(w, "sys_cpu", secs > 0 ? 100.0 * m->sys / secs : 0);
+	jw_u64(w, "ctx", m->ctx);
+	jw_u64(w, "majf", m->majf);
+	jw_u64(w, "minf", m->minf);
+	static const char *const lvl[7] = { "1", "2", "4", "8", "16", "32", ">=64" };
+	static const char *const bat[7] = { "0", "4", "8", "16", "32", "64", ">=64" };
+	uint64_t t = 0, ts = 0, tc = 0;
+	for (int k = 0; k < 7; k++) {
+		t += m->depth[k];
+		ts += m->sub[k];
+		tc += m->comp[k];
+	}
+	emit_pct_map(w, "iodepth_level", m->depth, lvl, 7, t);
+	emit_pct_map(w, "iodepth_submit", m->sub, bat, 7, ts);
+	emit_pct_map(w, "iodepth_complete", m->comp, bat, 7, tc);
+	emit_latency_buckets(w, m);
+
+	jw_obj(w, "iowatt");
+	jw_str(w, "ioengine", j->ops->name);
+	jw_u64(w, "runtime_ns", m->meas_ns);
+	if (j->errmsg[0])
+		jw_str(w, "error_message", j->errmsg);
+	else
+		jw_null(w, "error_message");
+	jw_arr(w, "series");
+	uint64_t prev = 0;
+	for (size_t k = 0; k < np; k++) {
+		double dt = (double)(pts[k].t_ns - prev) / 1e9;
+		prev = pts[k].t_ns;
+		if (dt <= 0)
+			dt = 1e-9;
+		jw_obj(w, NULL);
+		jw_u64(w, "t_ns", pts[k].t_ns);
+		jw_dbl(w, "read_iops", (double)pts[k].ios[0] / dt);
+		jw_u64(w, "read_bw_bytes", (uint64_t)((double)pts[k].bytes[0] / dt));
+		if (pts[k].has[0])
+			jw_u64(w, "read_clat_p99_ns", pts[k].p99[0]);
+		else
+			jw_null(w, "read_clat_p99_ns");
+		jw_dbl(w, "write_iops", (double)pts[k].ios[1] / dt);
+		jw_u64(w, "write_bw_bytes", (uint64_t)((double)pts[k].bytes[1] / dt));
+		if (pts[k].has[1])
+			jw_u64(w, "write_clat_p99_ns", pts[k].p99[1]);
+		else
+			jw_null(w, "write_clat_p99_ns");
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	emit_resolved(w, o);
+	if (o->rate_iops) {
+		jw_str(w, "load_model", "open");
+		jw_u64(w, "target_rate_iops", o->rate_iops);
+		jw_u64(w, "late_starts", m->late);
+		emit_lstat(w, "sched_lat_ns", &m->sched, m->schedhist, jsonplus);
+	} else {
+		jw_str(w, "load_model", "closed");
+	}
+	cpustat_emit(w, "system_cpu", &j->cpu0, &j->cpu1);
+	target_facts(w, &j->tgt);
+	if (jsonplus) {
+		jw_arr(w, "threads");
+		for (unsigned i = 0; i < o->numjobs; i++) {
+			struct worker *wk = &j->workers[i];
+			jw_obj(w, NULL);
+			for (int d = 0; d < 2; d++) {
+				jw_obj(w, d ? "write" : "read");
+				jw_u64(w, "total_ios", wk->d[d].ios);
+				jw_u64(w, "io_bytes", wk->d[d].bytes);
+				jw_obj(w, "clat_bins");
+				for (unsigned k = 0; k < HIST_NR; k++)
+					if (wk->d[d].hist[k]) {
+						char key[32];
+						snprintf(key, sizeof(key), "%llu", (unsigned long long)hist_val(k));
+						jw_u64(w, key, wk->d[d].hist[k]);
+					}
+				jw_obj_end(w);
+				jw_obj_end(w);
+			}
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+	}
+	jw_obj_end(w);
+	jw_obj_end(w);
+	free(pts);
+	free(m);
+}

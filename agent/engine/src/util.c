@@ -1,0 +1,177 @@
+/* Small helpers: error exits, size/time parsing, sysfs reads. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iowatt.h"
+
+volatile sig_atomic_t g_stop;
+
+void die_usage(const char *opt, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "iowatt-engine: %s: ", opt);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_USAGE);
+}
+
+void die_code(int code, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("iowatt-engine: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+void warnmsg(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("iowatt-engine: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* fio sizes: integer with optional k/m/g/t/p suffix (optionally followed by b, ib or iB),
+ * all powers of 1024 (fio's default kb_base=1024). Hex 0x.. accepted too. */
+int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno)
+		return -EINVAL;
+	unsigned shift = 0;
+	switch (tolower((unsigned char)*end)) {
+	case '\0': break;
+	case 'b': shift = 0; break;
+	case 'k': shift = 10; break;
+	case 'm': shift = 20; break;
+	case 'g': shift = 30; break;
+	case 't': shift = 40; break;
+	case 'p': shift = 50; break;
+	default: return -EINVAL;
+	}
+	if (*end) {
+		const char *rest = end + 1;
+		if (tolower((unsigned char)*end) != 'b') {
+			if (!strcasecmp(rest, "") || !strcasecmp(rest, "b") || !strcasecmp(rest, "ib"))
+				;
+			else
+				return -EINVAL;
+		} else if (*rest) {
+			return -EINVAL;
+		}
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* fio times: plain number = seconds; suffixes us, ms, s, m, h, d. */
+int parse_time_ns(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || v < 0)
+		return -EINVAL;
+	double mul;
+	if (!*end || !strcasecmp(end, "s") || !strcasecmp(end, "sec"))
+		mul = 1e9;
+	else if (!strcasecmp(end, "ms") || !strcasecmp(end, "msec"))
+		mul = 1e6;
+	else if (!strcasecmp(end, "us") || !strcasecmp(end, "usec"))
+		mul = 1e3;
+	else if (!strcasecmp(end, "ns") || !strcasecmp(end, "nsec"))
+		mul = 1;
+	else if (!strcasecmp(end, "m") || !strcasecmp(end, "min"))
+		mul = 60e9;
+	else if (!strcasecmp(end, "h"))
+		mul = 3600e9;
+	else if (!strcasecmp(end, "d"))
+		mul = 86400e9;
+	else
+		return -EINVAL;
+	double r = v * mul;
+	if (r > 1e18)
+		return -ERANGE;
+	*out = (uint64_t)(r + 0.5);
+	return 0;
+}
+
+int parse_bool(const char *s, int *out)
+{
+	if (!strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on")) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(s, "0") || !strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcasecmp(s, "off")) {
+		*out = 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int read_sysfs_str(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		buf[0] = 0;
+		return -EIO;
+	}
+	fclose(f);
+	size_t l = strlen(buf);
+	while (l && (buf[l - 1] == '\n' || buf[l - 1] == ' '))
+		buf[--l] = 0;
+	return 0;
+}
+
+long long read_sysfs_ll(const char *path, long long dflt)
+{
+	char buf[64];
+	if (read_sysfs_str(path, buf, sizeof(buf)) < 0)
+		return dflt;
+	char *end;
+	long long v = strtoll(buf, &end, 10);
+	return end == buf ? dflt : v;
+}
+
+void str_copy(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= len)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}

@@ -1,0 +1,557 @@
+/* Workers: one thread per numjobs clone, private counters and histograms, no locks in the
+ * hot path. The main thread only reads the relaxed atomic "pub_*" counters for progress. */
+#include <errno.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "iowatt.h"
+
+#define NS_PER_S 1000000000ull
+#define LATE_START_NS 1000000ull /* an I/O issued > 1 ms after its intended start is late */
+
+extern sem_t g_wake;
+
+static inline unsigned depth_bucket(unsigned d)
+{
+	/* fio iodepth_level: 1, 2, 4, 8, 16, 32, >=64 */
+	if (d >= 64) return 6;
+	if (d >= 32) return 5;
+	if (d >= 16) return 4;
+	if (d >= 8) return 3;
+	if (d >= 4) return 2;
+	if (d >= 2) return 1;
+	return 0;
+}
+
+static inline unsigned batch_bucket(unsigned n)
+{
+	/* fio iodepth_submit/complete: 0, 4, 8, 16, 32, 64, >=64 */
+	if (n == 0) return 0;
+	if (n <= 4) return 1;
+	if (n <= 8) return 2;
+	if (n <= 16) return 3;
+	if (n <= 32) return 4;
+	if (n <= 64) return 5;
+	return 6;
+}
+
+static void rusage_now(double *usr, double *sys, uint64_t *ctx, uint64_t *majf, uint64_t *minf)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	*usr = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	*ctx = (uint64_t)(ru.ru_nvcsw + ru.ru_nivcsw);
+	*majf = (uint64_t)ru.ru_majflt;
+	*minf = (uint64_t)ru.ru_minflt;
+}
+
+static void start_measuring(struct worker *w)
+{
+	w->measuring = 1;
+	w->t_meas_start = w->job->t_ramp_end;
+	w->next_tick = w->t_meas_start + NS_PER_S;
+	double u, s;
+	uint64_t c, ma, mi;
+	rusage_now(&u, &s, &c, &ma, &mi);
+	w->usr_s = -u;
+	w->sys_s = -s;
+	w->ctx_sw = (uint64_t)0 - c;
+	w->majf = (uint64_t)0 - ma;
+	w->minf = (uint64_t)0 - mi;
+}
+
+static int push_point(struct worker *w, uint64_t t_ns)
+{
+	if (w->nseries == w->capseries) {
+		size_t cap = w->capseries ? w->capseries * 2 : 64;
+		struct series_pt *p = realloc(w->series, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		w->series = p;
+		w->capseries = cap;
+	}
+	struct series_pt *pt = &w->series[w->nseries++];
+	pt->t_ns = t_ns;
+	for (int d = 0; d < 2; d++) {
+		pt->ios[d] = w->iv_ios[d];
+		pt->bytes[d] = w->iv_bytes[d];
+		pt->hoff[d] = (uint32_t)w->nhpool;
+		pt->hn[d] = 0;
+		w->iv_ios[d] = w->iv_bytes[d] = 0;
+		if (!pt->ios[d])
+			continue;
+		uint64_t *h = w->iv_hist + (size_t)d * HIST_NR;
+		for (unsigned i = 0; i < HIST_NR; i++) {
+			if (!h[i])
+				continue;
+			if (w->nhpool == w->caphpool) {
+				size_t cap = w->caphpool ? w->caphpool * 2 : 1024;
+				struct hpair *np = realloc(w->hpool, cap * sizeof(*np));
+				if (!np)
+					return -ENOMEM;
+				w->hpool = np;
+				w->caphpool = cap;
+			}
+			w->hpool[w->nhpool].idx = i;
+			w->hpool[w->nhpool].cnt = (uint32_t)h[i];
+			w->nhpool++;
+			pt->hn[d]++;
+			h[i] = 0;
+		}
+	}
+	return 0;
+}
+
+static void close_intervals(struct worker *w, uint64_t t)
+{
+	while (t >= w->next_tick) {
+		push_point(w, w->next_tick - w->t_meas_start);
+		w->next_tick += NS_PER_S;
+	}
+}
+
+static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, int sync)
+{
+	if (!w->measuring) {
+		if (t_done < w->job->t_ramp_end)
+			return;
+		start_measuring(w);
+	}
+	if (t_done >= w->next_tick)
+		close_intervals(w, t_done);
+	struct dstat *d = &w->d[r->ddir];
+	if (r->res < 0) {
+		if (!w->err) {
+			w->err = (int)r->res;
+			snprintf(w->errmsg, sizeof(w->errmsg), "%s at offset %llu: %s",
+				 r->ddir == DDIR_READ ? "read" : "write", (unsigned long long)r->off,
+				 strerror((int)-r->res));
+		}
+		return;
+	}
+	if ((uint64_t)r->res != r->len)
+		d->short_ios++;
+	uint64_t clat = t_done - r->t_sub;
+	unsigned idx = hist_idx(clat);
+	lstat_add(&d->clat, clat);
+	d->hist[idx]++;
+	w->iv_hist[(size_t)r->ddir * HIST_NR + idx]++;
+	if (!sync) {
+		lstat_add(&d->slat, r->t_sub - r->t_prep);
+		lstat_add(&d->lat, t_done - r->t_prep);
+	}
+	if (w->schedhist) {
+		uint64_t s = t_done - r->t_intended;
+		lstat_add(&w->sched, s);
+		w->schedhist[hist_idx(s)]++;
+		if (r->t_sub - r->t_intended > LATE_START_NS && r->t_sub > r->t_intended)
+			w->late_starts++;
+	}
+	d->ios++;
+	d->bytes += (uint64_t)r->res;
+	w->iv_ios[r->ddir]++;
+	w->iv_bytes[r->ddir] += (uint64_t)r->res;
+}
+
+static inline void publish(struct worker *w)
+{
+	for (int d = 0; d < 2; d++) {
+		atomic_store_explicit(&w->pub_ios[d], w->d[d].ios, memory_order_relaxed);
+		atomic_store_explicit(&w->pub_bytes[d], w->d[d].bytes, memory_order_relaxed);
+	}
+}
+
+/* Buffer content: incompressible random data by default; each write gets a fresh 8-byte
+ * stamp in every 512-byte sector so no two written blocks are identical (dedupe-proof). */
+static void fill_buffer(const struct options *o, struct rng *rng, unsigned char *buf, uint64_t len)
+{
+	for (uint64_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t v = rng_next(rng);
+		memcpy(buf + i, &v, 8);
+	}
+	if (o->zero_buffers) {
+		memset(buf, 0, len);
+	} else if (o->compress_pct) {
+		uint64_t z = 512ull * o->compress_pct / 100;
+		for (uint64_t s = 0; s < len; s += 512)
+			memset(buf + s, 0, (size_t)(len - s < z ? len - s : z));
+	}
+}
+
+static inline void stamp_buffer(struct worker *w, struct io_req *r)
+{
+	const struct options *o = w->job->o;
+	if (o->zero_buffers || o->compress_pct > 98)
+		return;
+	unsigned char *b = r->buf;
+	for (uint32_t s = 504; s + 8 <= r->len; s += 512) {
+		uint64_t v = (w->stamp += 0x9e3779b97f4a7c15ull);
+		memcpy(b + s, &v, 8);
+	}
+}
+
+static inline uint64_t pick_bs(struct worker *w, int ddir)
+{
+	const struct options *o = w->job->o;
+	if (!o->nbssplit[ddir])
+		return o->bs[ddir];
+	unsigned p = (unsigned)rng_below(&w->rng, 100), acc = 0;
+	for (int i = 0; i < o->nbssplit[ddir]; i++) {
+		acc += o->bssplit[ddir][i].pct;
+		if (p < acc)
+			return o->bssplit[ddir][i].bs;
+	}
+	return o->bssplit[ddir][o->nbssplit[ddir] - 1].bs;
+}
+
+/* Next I/O: direction, size, offset inside [offset, offset+size). 1 when the byte budget
+ * (size x loops) is used up. */
+static inline int gen_io(struct worker *w, struct io_req *r)
+{
+	const struct options *o = w->job->o;
+	if (!o->time_based && w->issued >= w->budget)
+		return 1;
+	int ddir;
+	switch (o->rw) {
+	case RW_READ: case RW_RANDREAD: ddir = DDIR_READ; break;
+	case RW_WRITE: case RW_RANDWRITE: ddir = DDIR_WRITE; break;
+	default: ddir = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE; break;
+	}
+	uint64_t bs = pick_bs(w, ddir), off;
+	if (rw_is_random(o->rw)) {
+		uint64_t blk;
+		if (o->dist != DIST_RANDOM) {
+			blk = perm_at(&w->scatter, distgen_next(&w->dg, &w->rng));
+		} else if (o->norandommap) {
+			blk = rng_below(&w->rng, w->nblocks);
+		} else {
+			if (w->perm_i == w->nblocks) { /* a full pass done: new permutation */
+				w->perm_i = 0;
+				perm_init(&w->perm, w->nblocks, rng_next(&w->rng));
+			}
+			blk = perm_at(&w->perm, w->perm_i++);
+		}
+		off = blk * w->minbs;
+		if (off + bs > o->size)
+			off = (o->size - bs) / w->minbs * w->minbs;
+	} else {
+		off = w->seq_pos[ddir];
+		if (off + bs > o->size)
+			off = 0;
+		w->seq_pos[ddir] = off + bs;
+	}
+	r->ddir = (uint8_t)ddir;
+	r->len = (uint32_t)bs;
+	r->off = o->offset + off;
+	w->issued += bs;
+	return 0;
+}
+
+int worker_setup_offsets(struct worker *w)
+{
+	const struct options *o = w->job->o;
+	w->minbs = opt_min_bs(o);
+	w->nblocks = o->size / w->minbs;
+	w->budget = w->nblocks * w->minbs * o->loops;
+	perm_init(&w->perm, w->nblocks, rng_next(&w->rng));
+	perm_init(&w->scatter, w->nblocks, o->randseed ^ 0x5ca77e5ull);
+	if (o->dist != DIST_RANDOM && distgen_init(&w->dg, o->dist, o->dist_param, w->nblocks) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+int worker_next_io(struct worker *w, struct io_req *r)
+{
+	return gen_io(w, r);
+}
+
+static void do_sync(struct worker *w, int end)
+{
+	const struct options *o = w->job->o;
+	uint64_t t0 = now_ns();
+	int r = (o->fdatasync_n && !end) ? fdatasync(w->fd) : fsync(w->fd);
+	uint64_t t1 = now_ns();
+	if (r < 0 && !w->err) {
+		w->err = -errno;
+		snprintf(w->errmsg, sizeof(w->errmsg), "fsync: %s", strerror(errno));
+	}
+	if (w->measuring || end)
+		lstat_add(&w->synclat, t1 - t0);
+	w->writes_since_sync = 0;
+}
+
+static inline uint64_t sync_every(const struct options *o)
+{
+	return o->fsync_n ? o->fsync_n : o->fdatasync_n;
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = { .tv_sec = (time_t)(t / NS_PER_S), .tv_nsec = (long)(t % NS_PER_S) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void run_sync(struct worker *w)
+{
+	struct job *j = w->job;
+	const struct options *o = j->o;
+	const struct engine_ops *ops = j->ops;
+	struct io_req *r = &w->reqs[0];
+	const uint64_t deadline = j->t_deadline, every = sync_every(o);
+	const int rate = w->rate_period_ns != 0;
+	uint64_t t0;
+
+	w->depth_hist[0] = 0;
+	while (!g_stop && !w->err) {
+		if (gen_io(w, r))
+			break;
+		if (rate) {
+			r->t_intended = j->t_start + w->rate_k++ * w->rate_period_ns;
+			t0 = now_ns();
+			if (t0 < r->t_intended) {
+				sleep_until(r->t_intended);
+				t0 = now_ns();
+			}
+		} else {
+			t0 = now_ns();
+		}
+		if (r->ddir == DDIR_WRITE)
+			stamp_buffer(w, r);
+		r->t_prep = r->t_sub = t0;
+		ops->queue(w, r);
+		uint64_t t1 = now_ns();
+		w->depth_hist[0]++;
+		w->submit_hist[1]++;
+		w->complete_hist[1]++;
+		account(w, r, t1, 1);
+		publish(w);
+		if (r->res < 0)
+			break;
+		if (every && r->ddir == DDIR_WRITE && ++w->writes_since_sync >= every)
+			do_sync(w, 0);
+		if (t1 >= deadline)
+			break;
+	}
+}
+
+static void run_async(struct worker *w)
+{
+	struct job *j = w->job;
+	const struct options *o = j->o;
+	const struct engine_ops *ops = j->ops;
+	const uint64_t deadline = j->t_deadline, every = sync_every(o);
+	const int rate = w->rate_period_ns != 0;
+	struct io_req **staged = malloc(sizeof(*staged) * w->depth);
+	int stopping = 0;
+	uint64_t next_intended = j->t_start;
+
+	if (!staged) {
+		w->err = -ENOMEM;
+		return;
+	}
+	for (;;) {
+		if (g_stop || w->err)
+			stopping = 1;
+		unsigned nst = 0;
+		uint64_t tprep = now_ns();
+		while (!stopping && w->nfree) {
+			if (rate && next_intended > tprep)
+				break;
+			if (every && w->writes_since_sync >= every)
+				break; /* drain, then sync */
+			struct io_req *r = w->freelist[w->nfree - 1];
+			if (gen_io(w, r)) {
+				stopping = 1;
+				break;
+			}
+			w->nfree--;
+			if (rate) {
+				r->t_intended = next_intended;
+				next_intended += w->rate_period_ns;
+			}
+			if (r->ddir == DDIR_WRITE) {
+				stamp_buffer(w, r);
+				w->writes_since_sync++;
+			}
+			r->t_prep = tprep;
+			int q = ops->queue(w, r);
+			if (q < 0) {
+				w->err = q;
+				snprintf(w->errmsg, sizeof(w->errmsg), "queue: %s", strerror(-q));
+				w->nfree++;
+				stopping = 1;
+				break;
+			}
+			staged[nst++] = r;
+			w->inflight++;
+			w->depth_hist[depth_bucket(w->inflight)]++;
+		}
+		if (nst) {
+			/* like fio, clat starts just before the submit call (slat = preparation) */
+			uint64_t tsub = now_ns();
+			for (unsigned i = 0; i < nst; i++)
+				staged[i]->t_sub = tsub;
+			int s = ops->commit(w);
+			w->submit_hist[batch_bucket(nst)]++;
+			if (s < 0) {
+				w->err = s;
+				snprintf(w->errmsg, sizeof(w->errmsg), "submit: %s", strerror(-s));
+				w->inflight -= nst;
+				w->nfree += nst;
+				break;
+			}
+		}
+		if (w->inflight == 0) {
+			if (stopping)
+				break;
+			if (every && w->writes_since_sync >= every) {
+				do_sync(w, 0);
+				continue;
+			}
+			if (rate && next_intended > now_ns())
+				sleep_until(next_intended);
+			continue;
+		}
+		uint64_t timeout = 0;
+		if (rate && !stopping) {
+			uint64_t n = now_ns();
+			if (next_intended <= n && w->nfree)
+				continue;
+			timeout = next_intended > n ? next_intended - n : 0;
+			if (!w->nfree)
+				timeout = 0;
+		}
+		int n = ops->getevents(w, 1, timeout);
+		uint64_t tdone = now_ns();
+		if (n < 0) {
+			w->err = n;
+			snprintf(w->errmsg, sizeof(w->errmsg), "getevents: %s", strerror(-n));
+			break;
+		}
+		if (n)
+			w->complete_hist[batch_bucket((unsigned)n)]++;
+		for (int i = 0; i < n; i++) {
+			struct io_req *r = w->done[i];
+			account(w, r, tdone, 0);
+			w->inflight--;
+			w->freelist[w->nfree++] = r;
+		}
+		publish(w);
+		if (tdone >= deadline)
+			stopping = 1;
+	}
+	/* wait for anything still in flight before the engine is torn down */
+	while (w->inflight > 0) {
+		int n = ops->getevents(w, 1, 0);
+		if (n <= 0)
+			break;
+		w->inflight -= (unsigned)n;
+	}
+	free(staged);
+}
+
+void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct job *j = w->job;
+	const struct options *o = j->o;
+	int err = 0;
+
+	w->depth = j->ops->sync ? 1 : o->iodepth;
+	w->reqs = calloc(w->depth, sizeof(*w->reqs));
+	w->freelist = calloc(w->depth, sizeof(*w->freelist));
+	w->done = calloc(w->depth, sizeof(*w->done));
+	w->iv_hist = calloc(2 * HIST_NR, sizeof(uint64_t));
+	if (o->rate_iops)
+		w->schedhist = calloc(HIST_NR, sizeof(uint64_t));
+	if (!w->reqs || !w->freelist || !w->done || !w->iv_hist || (o->rate_iops && !w->schedhist))
+		err = -ENOMEM;
+	rng_seed(&w->rng, o->randseed * 0x100000001b3ull + (uint64_t)j->index * 7919 + w->id + 1);
+	w->stamp = rng_next(&w->rng);
+	uint64_t bufsz = (j->max_bs + 4095) & ~4095ull;
+	for (unsigned i = 0; !err && i < w->depth; i++) {
+		void *b;
+		if (posix_memalign(&b, 4096, bufsz)) {
+			err = -ENOMEM;
+			break;
+		}
+		fill_buffer(o, &w->rng, b, bufsz);
+		w->reqs[i].buf = b;
+		w->reqs[i].idx = (uint16_t)i;
+		w->freelist[w->nfree++] = &w->reqs[i];
+	}
+	for (int d = 0; d < 2; d++) {
+		lstat_init(&w->d[d].slat);
+		lstat_init(&w->d[d].clat);
+		lstat_init(&w->d[d].lat);
+	}
+	lstat_init(&w->synclat);
+	lstat_init(&w->sched);
+	if (!err)
+		err = worker_setup_offsets(w);
+	if (o->rate_iops)
+		w->rate_period_ns = NS_PER_S / o->rate_iops ? NS_PER_S / o->rate_iops : 1;
+	w->fd = j->fd;
+	if (!err)
+		err = j->ops->init(w);
+	w->err = err;
+	if (err && !w->errmsg[0])
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s init: %s", j->ops->name, strerror(-err));
+
+	pthread_barrier_wait(&j->ready);
+	pthread_barrier_wait(&j->go); /* main set t_start/deadline, or j->err to abort */
+	if (!w->err && !j->err) {
+		if (j->t_ramp_end == j->t_start)
+			start_measuring(w);
+		if (j->ops->sync)
+			run_sync(w);
+		else
+			run_async(w);
+		w->t_end = now_ns();
+		if (o->end_fsync && rw_writes(o->rw) && !w->err)
+			do_sync(w, 1);
+		if (w->measuring) {
+			uint64_t tick_start = w->next_tick - NS_PER_S;
+			uint64_t rest = w->t_end > tick_start ? w->t_end - tick_start : 0;
+			if (rest >= NS_PER_S / 10 || w->nseries == 0) {
+				push_point(w, w->t_end - w->t_meas_start);
+			} else if (w->iv_ios[0] || w->iv_ios[1]) {
+				/* fold a short tail into the last full interval */
+				w->nseries--;
+				struct series_pt last = w->series[w->nseries];
+				/* re-add the last interval's histogram into the live one */
+				for (int d = 0; d < 2; d++) {
+					for (uint32_t k = 0; k < last.hn[d]; k++) {
+						struct hpair hp = w->hpool[last.hoff[d] + k];
+						w->iv_hist[(size_t)d * HIST_NR + hp.idx] += hp.cnt;
+					}
+					w->iv_ios[d] += last.ios[d];
+					w->iv_bytes[d] += last.bytes[d];
+				}
+				w->nhpool = last.hoff[0];
+				push_point(w, w->t_end - w->t_meas_start);
+			} else if (w->nseries) {
+				w->series[w->nseries - 1].t_ns = w->t_end - w->t_meas_start;
+			}
+			double u, s;
+			uint64_t c, ma, mi;
+			rusage_now(&u, &s, &c, &ma, &mi);
+			w->usr_s += u;
+			w->sys_s += s;
+			w->ctx_sw += c;
+			w->majf += ma;
+			w->minf += mi;
+		}
+	}
+	if (w->ctx)
+		j->ops->cleanup(w);
+	publish(w);
+	atomic_store(&w->finished, 1);
+	sem_post(&g_wake);
+	return NULL;
+}

@@ -1,0 +1,257 @@
+/* C unit tests: histogram bucket math and percentiles, size/time parsing, JSON, the
+ * random-map permutation and offset generation staying inside the region. */
+#include <math.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iowatt.h"
+
+static int failures, checks;
+#define CHECK(cond, ...)                                                                 \
+	do {                                                                             \
+		checks++;                                                                \
+		if (!(cond)) {                                                           \
+			failures++;                                                      \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
+			fprintf(stderr, __VA_ARGS__);                                    \
+			fputc('\n', stderr);                                             \
+		}                                                                        \
+	} while (0)
+
+sem_t g_wake; /* defined in main.c for the real binary */
+
+static void test_hist(void)
+{
+	/* exact region */
+	for (uint64_t v = 0; v < 128; v++)
+		CHECK(hist_idx(v) == v && hist_val((unsigned)v) == v, "v=%llu", (unsigned long long)v);
+	/* known fio values: 128 -> idx 128 (group 1, err 1, base 128), value 129 (midpoint) */
+	CHECK(hist_idx(128) == 128, "%u", hist_idx(128));
+	CHECK(hist_val(128) == 129, "%llu", (unsigned long long)hist_val(128));
+	/* 1000: msb 9, 3 error bits, base (3+1)*64 = 256, sub-bucket (1000>>3)&63 = 61 */
+	CHECK(hist_idx(1000) == 317 && hist_val(317) == 1004, "idx(1000)=%u", hist_idx(1000));
+	CHECK(hist_idx(UINT64_MAX) == HIST_NR - 1, "clamped");
+	CHECK(HIST_NR == 1856, "1856 buckets");
+	/* every value maps to a bucket whose midpoint is within 1/128 of it, and idx is monotone */
+	unsigned prev = 0;
+	for (uint64_t v = 1; v < (1ull << 34); v = v * 1.013 + 1) {
+		unsigned i = hist_idx(v);
+		CHECK(i >= prev, "monotone at %llu", (unsigned long long)v);
+		prev = i;
+		double err = fabs((double)hist_val(i) - (double)v) / (double)v;
+		CHECK(err <= 1.0 / 128 + 1e-12, "v=%llu val=%llu err=%f", (unsigned long long)v,
+		      (unsigned long long)hist_val(i), err);
+		CHECK(hist_idx(hist_val(i)) == i, "val maps back to its bucket for %llu", (unsigned long long)v);
+	}
+	/* percentiles: 100 samples 1..100 ns -> p50 = 50, p99 = 99, p1 = 1 */
+	uint64_t *h = calloc(HIST_NR, sizeof(uint64_t));
+	for (uint64_t v = 1; v <= 100; v++)
+		h[hist_idx(v)]++;
+	double pct[3] = { 1.0, 50.0, 99.0 };
+	uint64_t out[3];
+	hist_percentiles(h, 100, pct, 3, out);
+	CHECK(out[0] == 1 && out[1] == 50 && out[2] == 99, "%llu %llu %llu", (unsigned long long)out[0],
+	      (unsigned long long)out[1], (unsigned long long)out[2]);
+	/* default list is monotone on a skewed histogram */
+	memset(h, 0, HIST_NR * sizeof(uint64_t));
+	struct rng r;
+	rng_seed(&r, 1);
+	for (int i = 0; i < 100000; i++)
+		h[hist_idx(1000 + (uint64_t)(-log(rng_unit(&r) + 1e-12) * 50000))]++;
+	uint64_t all[NPCT];
+	hist_percentiles(h, 100000, default_percentiles, NPCT, all);
+	for (int i = 1; i < NPCT; i++)
+		CHECK(all[i] >= all[i - 1], "monotone percentile %d", i);
+	free(h);
+	struct lstat s;
+	lstat_init(&s);
+	lstat_add(&s, 2);
+	lstat_add(&s, 4);
+	lstat_add(&s, 6);
+	CHECK(lstat_mean(&s) == 4.0 && fabs(lstat_stddev(&s) - 2.0) < 1e-9 && s.min == 2 && s.max == 6, "lstat");
+}
+
+static void test_parse(void)
+{
+	uint64_t v;
+	CHECK(parse_size("4k", &v) == 0 && v == 4096, "4k");
+	CHECK(parse_size("4KiB", &v) == 0 && v == 4096, "4KiB");
+	CHECK(parse_size("4KB", &v) == 0 && v == 4096, "4KB");
+	CHECK(parse_size("1m", &v) == 0 && v == 1048576, "1m");
+	CHECK(parse_size("2G", &v) == 0 && v == 2147483648ull, "2G");
+	CHECK(parse_size("512", &v) == 0 && v == 512, "512");
+	CHECK(parse_size("abc", &v) < 0, "abc");
+	CHECK(parse_size("4q", &v) < 0, "4q");
+	CHECK(parse_size("-4k", &v) < 0, "-4k");
+	CHECK(parse_size("4kx", &v) < 0, "4kx");
+	CHECK(parse_size("", &v) < 0, "empty");
+	CHECK(parse_size("99999999999p", &v) < 0, "overflow");
+	CHECK(parse_time_ns("5", &v) == 0 && v == 5000000000ull, "5");
+	CHECK(parse_time_ns("500ms", &v) == 0 && v == 500000000ull, "500ms");
+	CHECK(parse_time_ns("2m", &v) == 0 && v == 120000000000ull, "2m");
+	CHECK(parse_time_ns("10us", &v) == 0 && v == 10000ull, "10us");
+	CHECK(parse_time_ns("-1", &v) < 0, "-1");
+	CHECK(parse_time_ns("5x", &v) < 0, "5x");
+	int b;
+	CHECK(parse_bool("true", &b) == 0 && b == 1, "true");
+	CHECK(parse_bool("0", &b) == 0 && b == 0, "0");
+	CHECK(parse_bool("maybe", &b) < 0, "maybe");
+}
+
+static void test_json(void)
+{
+	char err[128];
+	struct jval *v = json_parse("{\"global\": {\"bs\": \"4k\", \"iodepth\": 32, \"x\": true},"
+				    " \"jobs\": [{\"name\": \"a\\u00e9\\ud83d\\ude00\"}, {}]}",
+				    err, sizeof(err));
+	CHECK(v != NULL, "parse: %s", err);
+	if (v) {
+		const struct jval *g = json_get(v, "global");
+		CHECK(g && g->n == 3 && !strcmp(json_get(g, "iodepth")->s, "32"), "global");
+		const struct jval *j = json_get(v, "jobs");
+		CHECK(j && j->t == J_ARR && j->n == 2, "jobs");
+		CHECK(!strcmp(json_get(j->items[0], "name")->s, "a\xc3\xa9\xf0\x9f\x98\x80"), "utf8");
+		json_free(v);
+	}
+	const char *bad[] = { "", "{", "{\"a\":1,}", "[1 2]", "{\"a\":1}x", "{'a':1}", "{\"a\":01}", "[1.]",
+			      "{\"a\":1,\"a\":2}", "\"\\x\"", "[\"\\ud800\"]", "nul", NULL };
+	for (int i = 0; bad[i]; i++) {
+		struct jval *x = json_parse(bad[i], err, sizeof(err));
+		CHECK(x == NULL, "should reject '%s'", bad[i]);
+		json_free(x);
+	}
+}
+
+static void test_perm(void)
+{
+	uint64_t sizes[] = { 1, 2, 3, 7, 64, 1000, 4097, 65536 };
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint64_t n = sizes[s];
+		struct perm p;
+		perm_init(&p, n, 12345 + n);
+		unsigned char *seen = calloc(n, 1);
+		int ok = 1;
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t x = perm_at(&p, i);
+			if (x >= n || seen[x])
+				ok = 0;
+			else
+				seen[x] = 1;
+		}
+		CHECK(ok, "permutation of %llu covers each index exactly once", (unsigned long long)n);
+		free(seen);
+	}
+}
+
+static void test_dist(void)
+{
+	enum dist kinds[] = { DIST_RANDOM, DIST_ZIPF, DIST_PARETO, DIST_NORMAL };
+	double params[] = { 0, 1.2, 0.9, 10 };
+	uint64_t n = 1000;
+	for (int k = 0; k < 4; k++) {
+		struct distgen d;
+		struct rng r;
+		rng_seed(&r, 7);
+		CHECK(distgen_init(&d, kinds[k], params[k], n) == 0, "init %d", k);
+		uint64_t counts[10] = { 0 };
+		int inrange = 1;
+		for (int i = 0; i < 200000; i++) {
+			uint64_t x = distgen_next(&d, &r);
+			if (x >= n)
+				inrange = 0;
+			else
+				counts[x * 10 / n]++;
+		}
+		CHECK(inrange, "dist %d in range", k);
+		if (kinds[k] == DIST_ZIPF)
+			CHECK(counts[0] > counts[9] * 3, "zipf skewed: %llu vs %llu", (unsigned long long)counts[0],
+			      (unsigned long long)counts[9]);
+		if (kinds[k] == DIST_RANDOM)
+			CHECK(counts[0] > 18000 && counts[0] < 22000, "uniform decile %llu", (unsigned long long)counts[0]);
+		if (kinds[k] == DIST_NORMAL)
+			CHECK(counts[4] + counts[5] > counts[0] * 10, "normal centred");
+	}
+	struct distgen d;
+	CHECK(distgen_init(&d, DIST_ZIPF, 1.0, 10) < 0, "zipf theta 1 rejected");
+	CHECK(distgen_init(&d, DIST_PARETO, 1.5, 10) < 0, "pareto h >= 1 rejected");
+}
+
+/* The real offset generator (worker_next_io): every I/O stays inside [offset, offset+size),
+ * is aligned to the minimum block size, and the random map covers each block once per pass. */
+static void run_gen(const char *rw, const char *bs, const char *size, const char *offset, const char *extra_k,
+		    const char *extra_v, int check_cover)
+{
+	struct options o;
+	options_defaults(&o);
+	option_set(&o, "filename", "/nonexistent");
+	option_set(&o, "rw", rw);
+	option_set(&o, bs[0] == 'S' ? "bssplit" : "bs", bs[0] == 'S' ? bs + 1 : bs);
+	option_set(&o, "size", size);
+	option_set(&o, "offset", offset);
+	option_set(&o, "loops", "2");
+	if (extra_k)
+		option_set(&o, extra_k, extra_v);
+	options_finalize(&o);
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	j.o = &o;
+	struct worker *w = calloc(1, sizeof(*w));
+	w->job = &j;
+	rng_seed(&w->rng, 42);
+	CHECK(worker_setup_offsets(w) == 0, "setup %s", rw);
+	uint64_t lo = o.offset, hi = o.offset + o.size, minbs = opt_min_bs(&o), bytes = 0, n = 0;
+	unsigned char *seen = calloc(w->nblocks + 1, 1);
+	int inside = 1, aligned = 1, once = 1;
+	struct io_req r;
+	while (!worker_next_io(w, &r)) {
+		if (r.off < lo || r.off + r.len > hi)
+			inside = 0;
+		if ((r.off - lo) % minbs)
+			aligned = 0;
+		if (check_cover && n < w->nblocks) {
+			uint64_t b = (r.off - lo) / minbs;
+			if (seen[b])
+				once = 0;
+			seen[b] = 1;
+		}
+		bytes += r.len;
+		n++;
+		if (n > 10000000)
+			break;
+	}
+	CHECK(inside, "%s bs=%s size=%s offset=%s: all I/O inside the region", rw, bs, size, offset);
+	CHECK(aligned, "%s bs=%s: offsets aligned to %llu", rw, bs, (unsigned long long)minbs);
+	CHECK(bytes >= w->budget && bytes < w->budget + opt_max_bs(&o), "%s: issued %llu of budget %llu", rw,
+	      (unsigned long long)bytes, (unsigned long long)w->budget);
+	if (check_cover)
+		CHECK(once, "%s: random map touches each block once per pass", rw);
+	free(seen);
+	free(w);
+}
+
+static void test_offsets(void)
+{
+	const char *rws[] = { "read", "write", "randread", "randwrite", "rw", "randrw" };
+	for (int i = 0; i < 6; i++) {
+		run_gen(rws[i], "4k", "1m", "0", NULL, NULL, i == 2 || i == 3);
+		run_gen(rws[i], "4k", "1000000", "8192", NULL, NULL, 0);
+		run_gen(rws[i], "S4k/50:64k/30:16k/20", "3m", "512", NULL, NULL, 0);
+	}
+	run_gen("randread", "4k", "4m", "4096", "random_distribution", "zipf:1.2", 0);
+	run_gen("randread", "4k", "4m", "4096", "random_distribution", "pareto:0.9", 0);
+	run_gen("randread", "8k", "4m", "4096", "random_distribution", "normal:20", 0);
+	run_gen("randwrite", "4k", "4m", "4096", "norandommap", "1", 0);
+}
+
+int main(void)
+{
+	test_hist();
+	test_parse();
+	test_json();
+	test_perm();
+	test_dist();
+	test_offsets();
+	printf("%d checks, %d failures\n", checks, failures);
+	return failures ? 1 : 0;
+}
