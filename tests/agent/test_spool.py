@@ -137,3 +137,25 @@ def test_retrier_backoff_grows_and_is_capped(tmp_path, make_client):
         Spool(tmp_path), make_client(), threading.Event(), base_s=2, max_s=60, idle_s=30, rng=lambda: 1.0
     )
     assert [retrier.next_delay(n) for n in range(0, 8)] == [30, 2, 4, 8, 16, 32, 60, 60]
+
+
+def test_retrier_thread_delivers_once_the_server_is_back(api: FakeApi, make_client, tmp_path):
+    import threading
+    import time
+
+    spool = Spool(tmp_path)
+    run_id = uuid.uuid4()
+    api.script[f"PUT /api/v1/runs/{run_id}/result"] = [error(502, "bad_gateway", "x")] * 2
+    spool.put_result(make_upload(), run_id)
+    stop = threading.Event()
+    retrier = SpoolRetrier(spool, make_client(), stop, base_s=0.05, max_s=0.2, idle_s=5)
+    retrier.start()
+    try:
+        deadline = time.monotonic() + 5
+        while spool.pending() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        retrier.kick()
+    assert spool.pending() == [] and len(api.results) == 1
+    assert len(api.calls) == 3  # 502, 502, 201: one flush per backoff step

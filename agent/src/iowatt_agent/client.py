@@ -189,7 +189,7 @@ class ApiClient:
         exponential with 'equal jitter' (half fixed, half random) capped at max_s."""
         if isinstance(error, ApiError) and error.retry_after_s is not None:
             return error.retry_after_s
-        ceiling = min(self.retry.max_s, self.retry.base_s * (2 ** (attempt - 1)))
+        ceiling: float = min(self.retry.max_s, self.retry.base_s * 2.0 ** (attempt - 1))
         return ceiling / 2 + ceiling / 2 * self._rng()
 
     def _wait(self, state: RetryCallState) -> float:

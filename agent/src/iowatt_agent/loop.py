@@ -169,6 +169,8 @@ class AgentLoop:
                 self._busy = True
             try:
                 self.execute(lease)
+            except Exception:  # noqa: BLE001 - a bug in one run must not end the agent
+                log.exception("run.crashed run_id=%s: the lease will expire", lease.run_id)
             finally:
                 with self._lock:
                     self._busy = False
@@ -337,8 +339,11 @@ class AgentLoop:
         worker.start()
         while worker.is_alive() and not self.draining.is_set():
             self.draining.wait(0.5)
+        crashed = not worker.is_alive() and not self.draining.is_set()
         self._drain(worker)
-        return 3 if self.fatal else 0
+        if self.fatal:
+            return 3
+        return 1 if crashed else 0
 
     def _drain(self, worker: threading.Thread) -> None:
         with self._lock:

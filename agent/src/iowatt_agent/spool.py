@@ -69,18 +69,19 @@ class Spool:
 
     def _put(self, kind: Kind, run_id: UUID, upload_id: UUID, payload: dict[str, Any]) -> SpoolEntry:
         created = datetime.now(UTC)
+        created_at = created.isoformat()
         # Sortable by creation time, unique by upload_id.
         name = f"{created.strftime('%Y%m%dT%H%M%S%fZ')}-{kind}-{upload_id}.json"
         doc = {
             "kind": kind,
             "run_id": str(run_id),
             "upload_id": str(upload_id),
-            "created_at": created.isoformat(),
+            "created_at": created_at,
             "payload": payload,
         }
         path = self.dir / name
         write_private_file(path, json.dumps(doc).encode())
-        return SpoolEntry(path, kind, run_id, upload_id, payload, doc["created_at"])
+        return SpoolEntry(path, kind, run_id, upload_id, payload, created_at)
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -207,7 +208,7 @@ class SpoolRetrier:
     def next_delay(self, failures: int) -> float:
         if failures == 0:
             return self.idle_s
-        ceiling = min(self.max_s, self.base_s * 2 ** (failures - 1))
+        ceiling: float = min(self.max_s, self.base_s * 2.0 ** (failures - 1))
         return ceiling / 2 + ceiling / 2 * self._rng()
 
     def run(self) -> None:
