@@ -1,5 +1,5 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { NavLink, Outlet } from "react-router-dom";
+import { NavLink, Outlet, useLocation } from "react-router-dom";
 import { clearToken } from "../lib/auth";
 
 const NAV = [
@@ -9,8 +9,16 @@ const NAV = [
   { to: "/agents", label: "Agents", end: false },
 ] as const;
 
+/** "Runs" covers /runs and /runs/:id but not the form at /runs/new, which has its own entry. */
+function isActive(to: string, end: boolean, pathname: string): boolean {
+  if (end || to === "/") return pathname === to;
+  if (to === "/runs" && pathname === "/runs/new") return false;
+  return pathname === to || pathname.startsWith(`${to}/`);
+}
+
 export function Layout() {
   const qc = useQueryClient();
+  const { pathname } = useLocation();
   return (
     <div className="shell">
       <header className="topbar">
@@ -19,7 +27,12 @@ export function Layout() {
         </span>
         <nav>
           {NAV.map((n) => (
-            <NavLink key={n.to} to={n.to} end={n.end} className="navlink">
+            <NavLink
+              key={n.to}
+              to={n.to}
+              end={n.end}
+              className={() => `navlink${isActive(n.to, n.end, pathname) ? " active" : ""}`}
+            >
               {n.label}
             </NavLink>
           ))}

@@ -67,9 +67,13 @@ export function RunsTable({
                 {r.name?.trim() ? r.name : <span className="mono">#{r.id.slice(0, 8)}</span>}
               </Link>
             </td>
-            <td className="status-cell">
-              <StatusBadge status={r.status} />
-              {r.status === "running" && r.progress && <ProgressBar percent={r.progress.percent} />}
+            <td>
+              <div className="status-cell">
+                <StatusBadge status={r.status} />
+                {r.status === "running" && r.progress && (
+                  <ProgressBar percent={r.progress.percent} />
+                )}
+              </div>
             </td>
             <td>{r.agent_name ?? "—"}</td>
             <td className="mono small">{r.target_path}</td>

@@ -48,6 +48,7 @@ export function DualAxisLineChart({ data, x, left, right, height = 280, width }:
         dataKey={x.key}
         type="number"
         domain={["dataMin", "dataMax"]}
+        allowDecimals={false}
         tickFormatter={(v: number) => sig3(v)}
         label={{ value: `${x.label} (${x.unit})`, position: "insideBottom", offset: -14 }}
       />
@@ -83,7 +84,11 @@ export function DualAxisLineChart({ data, x, left, right, height = 280, width }:
         }}
         labelFormatter={(v) => `t = ${sig3(Number(v))} ${x.unit}`}
       />
-      <Legend verticalAlign="top" height={28} />
+      <Legend
+        verticalAlign="bottom"
+        itemSorter={null}
+        wrapperStyle={{ fontSize: 12, paddingTop: 4 }}
+      />
       <Line
         yAxisId="left"
         type="monotone"

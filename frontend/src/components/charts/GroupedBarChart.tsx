@@ -67,7 +67,11 @@ export function GroupedBarChart({
       <Tooltip
         formatter={(value, name) => [value == null ? "—" : `${sig3(Number(value))} ${unit}`, name]}
       />
-      <Legend verticalAlign="top" height={28} />
+      <Legend
+        verticalAlign="bottom"
+        itemSorter={null}
+        wrapperStyle={{ fontSize: 12, paddingTop: 4 }}
+      />
       {series.map((s, i) => (
         <Bar
           key={s.key}

@@ -1,0 +1,225 @@
+// Browser smoke test of the iowatt web UI against a running server.
+//
+//   IOWATT_URL=http://127.0.0.1:8000 IOWATT_EMAIL=... IOWATT_PASSWORD=... \
+//   IOWATT_ARTIFACTS=/tmp/iowatt-browser node tests/browser/smoke.mjs
+//
+// Drives Debian's Chromium (/usr/bin/chromium, or IOWATT_CHROMIUM) through playwright-core
+// from frontend/node_modules. Preconditions: >= 2 succeeded runs with results and series,
+// >= 1 online agent. Exit 0 on success; on failure prints the step and reason, saves a
+// screenshot into IOWATT_ARTIFACTS and exits 1 (2 for a bad environment).
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
+const { chromium } = require("playwright-core");
+
+const BASE = (process.env.IOWATT_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
+const EMAIL = process.env.IOWATT_EMAIL;
+const PASSWORD = process.env.IOWATT_PASSWORD;
+const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
+const CHROMIUM = process.env.IOWATT_CHROMIUM ?? "/usr/bin/chromium";
+const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
+
+if (!EMAIL || !PASSWORD) {
+  console.error("smoke: set IOWATT_EMAIL and IOWATT_PASSWORD (and IOWATT_URL)");
+  process.exit(2);
+}
+mkdirSync(ARTIFACTS, { recursive: true });
+
+const userDataDir = mkdtempSync(join(tmpdir(), "iowatt-chromium-"));
+let context;
+let page;
+let step = "launch";
+const pageErrors = [];
+let passed = 0;
+
+function check(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+async function run(name, fn) {
+  step = name;
+  const t0 = Date.now();
+  await fn();
+  passed += 1;
+  console.log(`ok ${passed} - ${name} (${Date.now() - t0} ms)`);
+}
+
+async function shot(name) {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+try {
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
+  context.setDefaultTimeout(TIMEOUT_MS);
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on("pageerror", (err) => pageErrors.push(String(err)));
+
+  await run("an unauthenticated visit lands on the login page", async () => {
+    await page.goto(`${BASE}/runs`);
+    await page.getByTestId("login-form").waitFor();
+    check(page.url().includes("/login"), `expected /login, got ${page.url()}`);
+  });
+
+  await run("a wrong password is refused with a message", async () => {
+    await page.fill('input[name="email"]', EMAIL);
+    await page.fill('input[name="password"]', `${PASSWORD}-wrong`);
+    await page.click('button[type="submit"]');
+    await page.getByTestId("login-error").waitFor();
+  });
+
+  await run("log in and return to the runs list", async () => {
+    await page.fill('input[name="password"]', PASSWORD);
+    await page.click('button[type="submit"]');
+    await page.getByTestId("runs-table").waitFor();
+    check(new URL(page.url()).pathname === "/runs", `expected /runs, got ${page.url()}`);
+    const rows = await page.getByTestId("run-row").count();
+    check(rows >= 1, `expected at least one run row, found ${rows}`);
+    await page.locator('[data-testid="run-row"][data-status="succeeded"]').nth(1).waitFor();
+    await shot("runs");
+  });
+
+  const succeeded = page.locator('[data-testid="run-row"][data-status="succeeded"]');
+  let firstId = "";
+  let secondId = "";
+
+  await run("open a succeeded run: key figures and a line chart", async () => {
+    firstId = (await succeeded.nth(0).getAttribute("data-run-id")) ?? "";
+    secondId = (await succeeded.nth(1).getAttribute("data-run-id")) ?? "";
+    check(firstId && secondId, "succeeded rows carry no data-run-id");
+    await succeeded.nth(0).getByTestId("run-link").click();
+    await page.getByTestId("run-detail").waitFor();
+    check(page.url().endsWith(`/runs/${firstId}`), `expected /runs/${firstId}, got ${page.url()}`);
+    const figures = (await page.getByTestId("key-figures").first().textContent()) ?? "";
+    check(/IOPS/.test(figures) && /MB\/s/.test(figures), `key figures lack units: ${figures}`);
+    const line = page.locator('[data-testid="run-chart"] svg path.recharts-line-curve').first();
+    await line.waitFor();
+    const d = (await line.getAttribute("d")) ?? "";
+    check(d.length > 10, `chart line has no geometry (d="${d}")`);
+    const chartText = (await page.getByTestId("run-chart").first().textContent()) ?? "";
+    check(chartText.includes("MB/s"), "the chart's throughput axis has no unit label");
+    await shot("run-detail");
+  });
+
+  await run("select two succeeded runs and compare them", async () => {
+    await page.goto(`${BASE}/runs`);
+    await page.getByTestId("runs-table").waitFor();
+    for (const id of [firstId, secondId]) {
+      await page
+        .locator(`[data-testid="run-row"][data-run-id="${id}"] [data-testid="run-select"]`)
+        .check();
+    }
+    await page.getByTestId("compare-button").click();
+    await page.getByTestId("compare-table").first().waitFor();
+    const url = new URL(page.url());
+    check(url.pathname === "/compare", `expected /compare, got ${page.url()}`);
+    const ids = (url.searchParams.get("runs") ?? "").split(",");
+    check(
+      ids.length === 2 && ids.includes(firstId) && ids.includes(secondId),
+      `compare URL does not name both runs: ${page.url()}`,
+    );
+    const table = (await page.getByTestId("compare-table").first().textContent()) ?? "";
+    check(/×/.test(table), "compare table has no ratio column");
+    await page
+      .locator('[data-testid="compare-chart"] svg .recharts-bar-rectangle')
+      .first()
+      .waitFor();
+    await shot("compare");
+  });
+
+  await run("the compare URL is shareable (reload keeps the selection)", async () => {
+    await page.reload();
+    await page.getByTestId("compare-table").first().waitFor();
+    const headers = await page.getByTestId("compare-table").first().locator("thead th").count();
+    check(headers >= 4, `expected metric + 2 runs + ratio columns, found ${headers}`);
+  });
+
+  await run("the new-run form shows the server's field error for a bad block size", async () => {
+    await page.goto(`${BASE}/runs/new`);
+    await page.getByTestId("new-run-form").waitFor();
+    await page
+      .locator('select[name="agent"] option:not([value=""])')
+      .first()
+      .waitFor({ state: "attached" });
+    await page.getByTestId("mode-custom").check();
+    await page.fill('input[name="target"]', "/tmp/iowatt-browser-smoke");
+    await page.fill('input[name="bs"]', "0");
+    await page.getByTestId("submit-run").click();
+    const err = page.getByTestId("field-error-bs");
+    await err.waitFor();
+    check(
+      (await err.getAttribute("data-source")) === "server",
+      "bs error did not come from the server",
+    );
+    check(((await err.textContent()) ?? "").trim().length > 0, "bs error is empty");
+    check(new URL(page.url()).pathname === "/runs/new", "a run was created from an invalid form");
+    await shot("new-run-error");
+  });
+
+  await run("dashboard and agents pages render", async () => {
+    await page.goto(`${BASE}/`);
+    await page.getByTestId("stats").waitFor();
+    await page.getByTestId("runs-table").waitFor();
+    await page
+      .locator('[data-testid="dashboard-compare"] svg .recharts-bar-rectangle')
+      .first()
+      .waitFor();
+    await shot("dashboard");
+    await page.goto(`${BASE}/agents`);
+    await page.getByTestId("agent-row").first().waitFor();
+    check(
+      ((await page.getByTestId("agents-table").textContent()) ?? "").includes("online"),
+      "no online agent shown",
+    );
+    await page.getByTestId("agent-row").first().getByRole("button").click();
+    const detail = (await page.getByTestId("agent-detail").textContent()) ?? "";
+    check(
+      detail.includes("Block devices") && detail.includes("Mounts"),
+      "agent details lack devices/mounts",
+    );
+    await shot("agents");
+  });
+
+  await run("log out returns to the login page", async () => {
+    await page.getByTestId("logout").click();
+    await page.getByTestId("login-form").waitFor();
+  });
+
+  check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(" | ")}`);
+  console.log(`smoke: ${passed} passed, 0 failed`);
+  await context.close();
+  rmSync(userDataDir, { recursive: true, force: true });
+  process.exit(0);
+} catch (err) {
+  console.error(`smoke: FAILED at "${step}": ${err instanceof Error ? err.message : err}`);
+  if (pageErrors.length) console.error(`smoke: page errors: ${pageErrors.join(" | ")}`);
+  if (page) {
+    const file = join(ARTIFACTS, "failure.png");
+    try {
+      await page.screenshot({ path: file, fullPage: true });
+      console.error(`smoke: screenshot ${file} (url ${page.url()})`);
+    } catch (e) {
+      console.error(`smoke: no screenshot: ${e}`);
+    }
+  }
+  await context?.close().catch(() => {});
+  rmSync(userDataDir, { recursive: true, force: true });
+  console.error(`smoke: ${passed} passed, 1 failed`);
+  process.exit(1);
+}
