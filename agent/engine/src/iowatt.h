@@ -348,6 +348,7 @@ int worker_setup_offsets(struct worker *w);
 int worker_next_io(struct worker *w, struct io_req *r); /* 1 when the byte budget is used up */
 int job_start(struct job *j);
 void job_wait(struct job *j);
+void job_free(struct job *j);
 void job_progress(struct job *j, uint64_t now);
 int job_all_finished(struct job *j);
 

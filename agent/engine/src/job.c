@@ -153,3 +153,23 @@ void job_wait(struct job *j)
 	j->fd = -1;
 	j->finished = 1;
 }
+
+void job_free(struct job *j)
+{
+	if (!j->workers)
+		return;
+	for (unsigned i = 0; i < j->o->numjobs; i++) {
+		struct worker *w = &j->workers[i];
+		for (unsigned k = 0; w->reqs && k < w->depth; k++)
+			free(w->reqs[k].buf);
+		free(w->reqs);
+		free(w->freelist);
+		free(w->done);
+		free(w->iv_hist);
+		free(w->schedhist);
+		free(w->series);
+		free(w->hpool);
+	}
+	free(j->workers);
+	j->workers = NULL;
+}

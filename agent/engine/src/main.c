@@ -203,5 +203,13 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ran; i++)
 		if (jobs[i].err && jobs[i].errmsg[0])
 			warnmsg("%s: %s", jobs[i].o->name, jobs[i].errmsg);
+	for (int i = 0; i < cfg.njobs; i++)
+		job_free(&jobs[i]);
+	free(jobs);
+	free(d0);
+	free(d1);
+	free(cfg.jobs);
+	free(cfg.global);
+	sem_destroy(&g_wake);
 	return rc;
 }
