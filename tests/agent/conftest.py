@@ -1,15 +1,12 @@
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from iowatt_agent.client import ApiClient, RetryPolicy
+from iowatt_agent.config import AgentConfig
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fakes import AGENT_TOKEN, FakeApi, write_fake_engine  # noqa: E402
-from iowatt_agent.client import ApiClient, RetryPolicy  # noqa: E402
-from iowatt_agent.config import AgentConfig  # noqa: E402
+from tests.agent.fakes import AGENT_TOKEN, FakeApi, write_fake_engine
 
 
 @pytest.fixture

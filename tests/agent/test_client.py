@@ -8,7 +8,6 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
-from fakes import ENROLL_TOKEN, FakeApi, Reply, error
 from iowatt_agent import cli
 from iowatt_agent.client import (
     ApiClient,
@@ -22,6 +21,8 @@ from iowatt_agent.client import (
 from iowatt_agent.config import load_config
 from iowatt_agent.schemas import HeartbeatRequest
 from typer.testing import CliRunner
+
+from tests.agent.fakes import ENROLL_TOKEN, FakeApi, Reply, error
 
 runner = CliRunner()
 

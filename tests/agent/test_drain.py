@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes import AGENT_TOKEN, FakeApi
 from iowatt_agent.config import AgentConfig, save_config
+
+from tests.agent.fakes import AGENT_TOKEN, FakeApi
 
 
 @pytest.fixture

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fakes import FakeApi, error
 from iowatt_agent.loop import AgentLoop, LoopSettings
 from iowatt_agent.spool import Delivery
+
+from tests.agent.fakes import FakeApi, error
 
 
 def make_loop(

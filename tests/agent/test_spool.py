@@ -7,9 +7,10 @@ import uuid
 from datetime import UTC, datetime
 
 import httpx
-from fakes import FakeApi, error
 from iowatt_agent.schemas import FailureReport, ResultUpload
 from iowatt_agent.spool import Delivery, Spool, SpoolRetrier
+
+from tests.agent.fakes import FakeApi, error
 
 
 def make_upload(**over) -> ResultUpload:
