@@ -209,6 +209,9 @@ if g.get("fake_record"):
     with open(g["fake_record"], "w") as f:
         json.dump({"argv": sys.argv, "job": job, "pgid": os.getpgrp(), "pid": os.getpid(),
                    "sid": os.getsid(0)}, f)
+if mode == "silent":  # e.g. laying out a huge file: no progress lines for a while
+    time.sleep(duration)
+    duration = 0.0
 if mode == "usage":
     print("iowatt-engine: --bs: invalid value 'zz' (expected a size like 4k)", file=sys.stderr)
     sys.exit(2)

@@ -186,3 +186,31 @@ def test_job_for_target_overrides_any_filename():
     assert got == {"global": {"rw": "read", "filename": "/tmp/t.dat"}, "jobs": [{"name": "a"}]}
     with pytest.raises(ValueError, match="no jobs"):
         job_for_target({"global": {}, "jobs": []}, "/tmp/t")
+
+
+def test_keepalive_reports_while_the_engine_is_silent(fake_engine, tmp_path):
+    seen: list[EngineProgress] = []
+    outcome = EngineProcess(
+        fake_engine,
+        job(tmp_path, fake_mode="silent", fake_duration_s=1.0),
+        job_file=tmp_path / "j.json",
+        on_progress=seen.append,
+        progress_interval_s=0.1,
+        keepalive_s=0.3,
+    ).run()
+    assert outcome.ok
+    assert len(seen) >= 2
+    assert all(p.read_iops == 0 and p.percent == 0 for p in seen)
+    assert seen[-1].elapsed_ns > seen[0].elapsed_ns > 0
+
+
+def test_no_keepalive_means_no_report_without_progress(fake_engine, tmp_path):
+    seen: list[EngineProgress] = []
+    outcome = EngineProcess(
+        fake_engine,
+        job(tmp_path, fake_mode="silent", fake_duration_s=0.6),
+        job_file=tmp_path / "j.json",
+        on_progress=seen.append,
+        progress_interval_s=0.1,
+    ).run()
+    assert outcome.ok and seen == []

@@ -44,6 +44,7 @@ class LoopSettings:
     lease_wait_s: float = 25.0
     drain_timeout_s: float = 600.0
     progress_interval_s: float = 1.0
+    keepalive_s: float = 30.0  # well under the server's lease_progress_timeout_s (120 s)
     kill_grace_s: float = 5.0
     error_backoff_base_s: float = 1.0
     error_backoff_max_s: float = 60.0
@@ -206,6 +207,7 @@ class AgentLoop:
             job_file=job_file,
             timeout_s=lease.timeout_s,
             progress_interval_s=self.settings.progress_interval_s,
+            keepalive_s=self.settings.keepalive_s,
             kill_grace_s=self.settings.kill_grace_s,
             output_format=self.settings.output_format,
         )

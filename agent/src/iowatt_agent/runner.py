@@ -151,6 +151,7 @@ class EngineProcess:
         on_progress: ProgressCallback | None = None,
         on_message: Callable[[str], None] | None = None,
         progress_interval_s: float = 1.0,
+        keepalive_s: float | None = None,
         kill_grace_s: float = 5.0,
         output_format: str = "json",
         extra_args: Sequence[str] = (),
@@ -162,6 +163,8 @@ class EngineProcess:
         self.on_progress = on_progress
         self.on_message = on_message
         self.progress_interval_s = progress_interval_s
+        self.keepalive_s = keepalive_s
+        self._t0 = time.monotonic()
         self.kill_grace_s = kill_grace_s
         self.output_format = output_format
         self.extra_args = list(extra_args)
@@ -208,7 +211,7 @@ class EngineProcess:
         self.job_file.parent.mkdir(parents=True, exist_ok=True)
         self.job_file.write_text(json.dumps(self.job, indent=2) + "\n")
         started_at = datetime.now(UTC)
-        t0 = time.monotonic()
+        t0 = self._t0 = time.monotonic()
         try:
             self.proc = subprocess.Popen(
                 self.command(),
@@ -355,15 +358,33 @@ class EngineProcess:
                     log.exception("on_message failed")
 
     def _forward_progress(self) -> None:
+        """Forward the newest progress line once per interval; with `keepalive_s`, also when
+        the engine has been silent that long (laying out a large file, say), so the server's
+        lease, extended by each progress report, does not expire under a live run."""
         sent_seq = 0
+        last_sent = time.monotonic()
         while not self._done.wait(self.progress_interval_s):
             if self._stop_requested.is_set():
                 return  # being killed: nothing more worth reporting
             with self._lock:
                 seq, latest = self._latest_seq, self.latest
-            if latest is None or seq == sent_seq:
-                continue
-            sent_seq = seq
+            now = time.monotonic()
+            if seq == sent_seq:
+                if self.keepalive_s is None or now - last_sent < self.keepalive_s:
+                    continue
+                latest = EngineProgress(
+                    job_index=latest.job_index if latest else 0,
+                    job_name=latest.job_name if latest else "",
+                    percent=latest.percent if latest else 0.0,
+                    elapsed_ns=int((now - self._t0) * 1e9),
+                    planned_ns=latest.planned_ns if latest else None,
+                    read_iops=0.0,
+                    read_bw_bytes=0.0,
+                    write_iops=0.0,
+                    write_bw_bytes=0.0,
+                )
+            assert latest is not None
+            sent_seq, last_sent = seq, now
             try:
                 cancel = self.on_progress(latest) if self.on_progress else None
             except Exception as exc:  # noqa: BLE001 - progress is best effort; the run goes on
