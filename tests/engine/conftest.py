@@ -1,0 +1,90 @@
+"""Fixtures for the iowatt-engine black-box tests: the real binary (built with make when
+missing), a scratch directory in /dev/shm and a helper that runs a job and parses its JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ENGINE_DIR = REPO / "agent" / "engine"
+BUILD = ENGINE_DIR / "build"
+
+
+def _make(*targets: str) -> None:
+    subprocess.run(["make", "-s", "-C", str(ENGINE_DIR), *targets], check=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def engine_bin() -> Path:
+    _make("all")
+    return BUILD / "iowatt-engine"
+
+
+@pytest.fixture(scope="session")
+def engine_asan() -> Path:
+    _make("asan")
+    return BUILD / "iowatt-engine-asan"
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="iowatt-engine-test-", dir="/dev/shm"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def disk_scratch() -> Iterator[Path]:
+    """A directory on the machine's real file system (for O_DIRECT on a real block device)."""
+    d = Path(tempfile.mkdtemp(prefix="iowatt-engine-test-", dir="/var/tmp"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@dataclass
+class Result:
+    rc: int
+    stdout: str
+    stderr: str
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        return json.loads(self.stdout)
+
+    @property
+    def job(self) -> dict[str, Any]:
+        return self.doc["jobs"][0]
+
+
+def run_engine(binary: Path, *args: str, timeout: float = 60, check: bool = True) -> Result:
+    p = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=timeout)
+    r = Result(p.returncode, p.stdout, p.stderr)
+    if check and p.returncode != 0:
+        raise AssertionError(f"engine exited {p.returncode}: {p.stderr}")
+    return r
+
+
+@pytest.fixture
+def run(engine_bin: Path):
+    def _run(*args: str, **kw: Any) -> Result:
+        return run_engine(engine_bin, *args, **kw)
+
+    return _run
+
+
+def have_root() -> bool:
+    return os.geteuid() == 0
