@@ -59,7 +59,7 @@ function CompareTables({ data }: { data: CompareRead }) {
                   ))}
                   {labels.slice(1).map((l, i) => (
                     <th className="num ratio" key={`ratio-${data.runs[i + 1]?.id ?? l}`}>
-                      {l} / {labels[0]}
+                      {l} ÷ baseline
                     </th>
                   ))}
                 </tr>

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router-dom";
-import type { RunRead, RunStatus } from "../client/types";
+import { isActive, type RunRead, type RunStatus } from "../client/types";
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
@@ -14,7 +14,9 @@ const PAGE = 50;
 
 function duration(r: RunRead): string {
   if (!r.started_at) return "—";
-  const end = r.finished_at ? Date.parse(r.finished_at) : Date.now();
+  // A run still going counts up to now; a finished one without an end time has none.
+  const end = r.finished_at ? Date.parse(r.finished_at) : isActive(r.status) ? Date.now() : null;
+  if (end === null) return "—";
   return formatSeconds((end - Date.parse(r.started_at)) / 1000);
 }
 

@@ -41,7 +41,13 @@ export function GroupedBarChart({
     series.map((s) => r[s.key]).filter((v): v is number => typeof v === "number" && v > 0),
   );
   const useLog = log && positive.length > 0;
-  const logFloor = useLog ? 10 ** Math.floor(Math.log10(Math.min(...positive))) : 0;
+  // Log axes span whole decades with a tick at each power of ten.
+  const lo = useLog ? Math.floor(Math.log10(Math.min(...positive))) : 0;
+  const hi = useLog ? Math.max(lo + 1, Math.ceil(Math.log10(Math.max(...positive)))) : 0;
+  const logTicks = useLog
+    ? Array.from({ length: hi - lo + 1 }, (_, i) => 10 ** (lo + i))
+    : undefined;
+  const title = valueLabel === unit ? unit : `${valueLabel} (${unit}${useLog ? ", log" : ""})`;
   const chart = (
     <BarChart
       data={rows}
@@ -54,10 +60,11 @@ export function GroupedBarChart({
       <YAxis
         tickFormatter={tickNumber}
         scale={useLog ? "log" : "auto"}
-        domain={useLog ? [logFloor, "auto"] : [0, "auto"]}
+        domain={useLog ? [10 ** lo, 10 ** hi] : [0, "auto"]}
+        ticks={logTicks}
         allowDataOverflow={useLog}
         label={{
-          value: `${valueLabel} (${unit}${useLog ? ", log" : ""})`,
+          value: title,
           angle: -90,
           position: "insideLeft",
           offset: -12,

@@ -1,0 +1,64 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { fireEvent, render, screen } from "@testing-library/react";
+import { MemoryRouter } from "react-router-dom";
+import { afterEach, describe, expect, it } from "vitest";
+import { App } from "./App";
+import { getToken, setToken } from "./lib/auth";
+import { stubApi } from "./test/render";
+
+const realFetch = globalThis.fetch;
+afterEach(() => {
+  globalThis.fetch = realFetch;
+});
+
+function renderApp(path: string) {
+  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  return render(
+    <QueryClientProvider client={qc}>
+      <MemoryRouter initialEntries={[path]}>
+        <App />
+      </MemoryRouter>
+    </QueryClientProvider>,
+  );
+}
+
+describe("session handling", () => {
+  it("sends a visitor without a token to the login page", async () => {
+    stubApi({});
+    renderApp("/runs");
+    expect(await screen.findByTestId("login-form")).toBeTruthy();
+  });
+
+  it("drops the token and returns to login on any 401", async () => {
+    setToken("expired");
+    stubApi({
+      "GET /api/v1/runs": () => ({
+        status: 401,
+        body: { error: "unauthorized", message: "token expired" },
+      }),
+    });
+    renderApp("/runs");
+    expect(await screen.findByTestId("login-form")).toBeTruthy();
+    expect(getToken()).toBeNull();
+  });
+
+  it("logs in, stores the token and goes to the page asked for", async () => {
+    const calls = stubApi({
+      "POST /api/v1/auth/login": () => ({
+        body: { access_token: "fresh", token_type: "bearer", expires_at: null, user: {} },
+      }),
+      "GET /api/v1/runs": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderApp("/runs");
+    await screen.findByTestId("login-form");
+    fireEvent.change(screen.getByLabelText("Email"), { target: { value: "a@b.c" } });
+    fireEvent.change(screen.getByLabelText("Password"), { target: { value: "pw" } });
+    fireEvent.click(screen.getByRole("button", { name: "Sign in" }));
+    expect(await screen.findByText("No runs yet.")).toBeTruthy();
+    expect(getToken()).toBe("fresh");
+    expect(calls.find((c) => c.method === "POST")?.body).toEqual({
+      email: "a@b.c",
+      password: "pw",
+    });
+  });
+});
