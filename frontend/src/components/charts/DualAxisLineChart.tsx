@@ -85,9 +85,9 @@ export function DualAxisLineChart({ data, x, left, right, height = 280, width }:
         labelFormatter={(v) => `t = ${sig3(Number(v))} ${x.unit}`}
       />
       <Legend
-        verticalAlign="bottom"
+        verticalAlign="top"
         itemSorter={null}
-        wrapperStyle={{ fontSize: 12, paddingTop: 4 }}
+        wrapperStyle={{ fontSize: 12, paddingBottom: 4 }}
       />
       <Line
         yAxisId="left"
