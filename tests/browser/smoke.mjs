@@ -21,6 +21,10 @@ const PASSWORD = process.env.IOWATT_PASSWORD;
 const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
 const CHROMIUM = process.env.IOWATT_CHROMIUM ?? "/usr/bin/chromium";
 const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
+// Opt-in: also queue a small real run from the form and wait for it to succeed.
+const QUEUE = process.env.IOWATT_SMOKE_QUEUE === "1";
+const QUEUE_TARGET = process.env.IOWATT_SMOKE_TARGET ?? "/tmp/iowatt-browser-smoke";
+const QUEUE_TIMEOUT_MS = Number(process.env.IOWATT_SMOKE_QUEUE_TIMEOUT_MS ?? 120_000);
 
 if (!EMAIL || !PASSWORD) {
   console.error("smoke: set IOWATT_EMAIL and IOWATT_PASSWORD (and IOWATT_URL)");
@@ -171,6 +175,39 @@ try {
     check(new URL(page.url()).pathname === "/runs/new", "a run was created from an invalid form");
     await shot("new-run-error");
   });
+
+  if (QUEUE) {
+    await run("queue a real run from the form and watch it complete", async () => {
+      await page.fill('input[name="bs"]', "4k");
+      await page.fill('input[name="size"]', "16m");
+      await page.fill('input[name="runtime"]', "2");
+      await page.fill('input[name="target"]', QUEUE_TARGET);
+      await page.fill('input[name="name"]', "browser smoke run");
+      await page.getByTestId("submit-run").click();
+      await page.getByTestId("run-detail").waitFor();
+      check(/\/runs\/[0-9a-f-]{36}$/.test(page.url()), `expected a run page, got ${page.url()}`);
+      const status = page.getByTestId("run-detail").getByTestId("run-status").first();
+      await page.waitForFunction(
+        (el) => ["succeeded", "failed", "cancelled"].includes(el?.textContent ?? ""),
+        await status.elementHandle(),
+        { timeout: QUEUE_TIMEOUT_MS, polling: 500 },
+      );
+      const final = (await status.textContent()) ?? "";
+      if (final !== "succeeded") {
+        const why =
+          (await page
+            .getByTestId("run-error")
+            .textContent()
+            .catch(() => "")) ?? "";
+        throw new Error(`the queued run ended ${final}: ${why}`);
+      }
+      await page
+        .locator('[data-testid="run-chart"] svg path.recharts-line-curve')
+        .first()
+        .waitFor();
+      await shot("queued-run");
+    });
+  }
 
   await run("dashboard and agents pages render", async () => {
     await page.goto(`${BASE}/`);
