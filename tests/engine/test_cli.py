@@ -112,6 +112,8 @@ def test_job_file_with_global_and_stonewall(engine_bin: Path, scratch: Path) -> 
 
 def test_cli_options_override_job_file(engine_bin: Path, scratch: Path) -> None:
     jf = scratch / "job.json"
-    jf.write_text(json.dumps({"jobs": [{"name": "a", "rw": "read", "size": "1m", "filename": "/nonexistent/x"}]}))
+    jf.write_text(
+        json.dumps({"jobs": [{"name": "a", "rw": "read", "size": "1m", "filename": "/nonexistent/x"}]})
+    )
     doc = run_engine(engine_bin, f"--filename={scratch}/t.dat", str(jf)).doc
     assert doc["jobs"][0]["iowatt"]["options"]["filename"] == f"{scratch}/t.dat"

@@ -329,6 +329,8 @@ struct job {
 	struct target tgt;
 	int fd;
 	uint64_t max_bs;
+	unsigned char *pool;            /* random data that write buffers are refreshed from */
+	uint64_t pool_len;
 	struct worker *workers;
 	pthread_barrier_t ready, go;
 	uint64_t t_start, t_ramp_end, t_deadline;

@@ -36,6 +36,21 @@ int job_start(struct job *j)
 	if (adv >= 0)
 		posix_fadvise(j->fd, 0, 0, adv);
 
+	if (rw_writes(o->rw)) {
+		j->pool_len = (4u << 20) + j->max_bs;
+		j->pool = malloc(j->pool_len);
+		if (!j->pool) {
+			j->err = -ENOMEM;
+			snprintf(j->errmsg, sizeof(j->errmsg), "out of memory");
+			return -ENOMEM;
+		}
+		struct rng r;
+		rng_seed(&r, o->randseed ^ ((uint64_t)j->index << 32) ^ now_ns());
+		for (uint64_t i = 0; i + 8 <= j->pool_len; i += 8) {
+			uint64_t v = rng_next(&r);
+			memcpy(j->pool + i, &v, 8);
+		}
+	}
 	j->workers = calloc(o->numjobs, sizeof(*j->workers));
 	if (!j->workers) {
 		j->err = -ENOMEM;
@@ -172,4 +187,6 @@ void job_free(struct job *j)
 	}
 	free(j->workers);
 	j->workers = NULL;
+	free(j->pool);
+	j->pool = NULL;
 }

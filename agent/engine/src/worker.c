@@ -182,15 +182,46 @@ static void fill_buffer(const struct options *o, struct rng *rng, unsigned char 
 	}
 }
 
-static inline void stamp_buffer(struct worker *w, struct io_req *r)
+/* Copy n bytes of the pool, XORed with a fresh 64-bit key, so that blocks taken from
+ * overlapping pool regions still share no byte sequence a compressor or dedupe could find. */
+static inline void xor_copy(unsigned char *dst, const unsigned char *src, uint32_t n, uint64_t key)
+{
+	uint32_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v;
+		memcpy(&v, src + i, 8);
+		v ^= key;
+		memcpy(dst + i, &v, 8);
+	}
+	for (; i < n; i++)
+		dst[i] = src[i] ^ (unsigned char)(key >> (8 * (i & 7)));
+}
+
+/* Refresh a write buffer (fio's refill_buffers, always on): pool data at a random offset
+ * XORed with a per-write key: incompressible and unique per write at memcpy cost. With
+ * buffer_compress_percentage=P each 512-byte chunk is P % zeros followed by such data. */
+static inline void refresh_buffer(struct worker *w, struct io_req *r)
 {
 	const struct options *o = w->job->o;
-	if (o->zero_buffers || o->compress_pct > 98)
-		return;
 	unsigned char *b = r->buf;
-	for (uint32_t s = 504; s + 8 <= r->len; s += 512) {
-		uint64_t v = (w->stamp += 0x9e3779b97f4a7c15ull);
-		memcpy(b + s, &v, 8);
+	if (o->zero_buffers) {
+		if (rw_reads(o->rw)) /* a read may have filled the buffer */
+			memset(b, 0, r->len);
+		return;
+	}
+	const unsigned char *pool = w->job->pool;
+	uint64_t span = w->job->pool_len - r->len;
+	if (o->compress_pct) {
+		uint32_t z = 512u * o->compress_pct / 100;
+		for (uint32_t s = 0; s < r->len; s += 512) {
+			uint32_t n = r->len - s < 512 ? r->len - s : 512;
+			uint32_t zz = z < n ? z : n;
+			memset(b + s, 0, zz);
+			if (n > zz)
+				xor_copy(b + s + zz, pool + (rng_below(&w->rng, span) & ~7ull), n - zz, rng_next(&w->rng));
+		}
+	} else {
+		xor_copy(b, pool + (rng_below(&w->rng, span) & ~7ull), r->len, rng_next(&w->rng));
 	}
 }
 
@@ -321,7 +352,7 @@ static void run_sync(struct worker *w)
 			t0 = now_ns();
 		}
 		if (r->ddir == DDIR_WRITE)
-			stamp_buffer(w, r);
+			refresh_buffer(w, r);
 		r->t_prep = r->t_sub = t0;
 		ops->queue(w, r);
 		uint64_t t1 = now_ns();
@@ -375,7 +406,7 @@ static void run_async(struct worker *w)
 				next_intended += w->rate_period_ns;
 			}
 			if (r->ddir == DDIR_WRITE) {
-				stamp_buffer(w, r);
+				refresh_buffer(w, r);
 				w->writes_since_sync++;
 			}
 			r->t_prep = tprep;
@@ -389,8 +420,9 @@ static void run_async(struct worker *w)
 			}
 			staged[nst++] = r;
 			w->inflight++;
-			w->depth_hist[depth_bucket(w->inflight)]++;
 		}
+		/* like fio: every I/O of a batch counts at the depth reached after the batch */
+		w->depth_hist[depth_bucket(w->inflight)] += nst;
 		if (nst) {
 			/* like fio, clat starts just before the submit call (slat = preparation) */
 			uint64_t tsub = now_ns();

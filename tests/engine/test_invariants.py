@@ -1,0 +1,496 @@
+"""Black-box invariants of the engine's results on real I/O."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_engine
+
+PCT_KEYS = [
+    "1.000000",
+    "5.000000",
+    "10.000000",
+    "20.000000",
+    "30.000000",
+    "40.000000",
+    "50.000000",
+    "60.000000",
+    "70.000000",
+    "80.000000",
+    "90.000000",
+    "95.000000",
+    "99.000000",
+    "99.500000",
+    "99.900000",
+    "99.950000",
+    "99.990000",
+]
+DIR_KEYS = [
+    "io_bytes",
+    "io_kbytes",
+    "bw_bytes",
+    "bw",
+    "iops",
+    "runtime",
+    "total_ios",
+    "short_ios",
+    "drop_ios",
+    "slat_ns",
+    "clat_ns",
+    "lat_ns",
+    "bw_min",
+    "bw_max",
+    "bw_mean",
+    "bw_dev",
+    "bw_samples",
+    "iops_min",
+    "iops_max",
+    "iops_mean",
+    "iops_stddev",
+    "iops_samples",
+]
+JOB_KEYS = [
+    "jobname",
+    "groupid",
+    "error",
+    "job options",
+    "read",
+    "write",
+    "trim",
+    "sync",
+    "job_runtime",
+    "usr_cpu",
+    "sys_cpu",
+    "ctx",
+    "majf",
+    "minf",
+    "iodepth_level",
+    "iodepth_submit",
+    "iodepth_complete",
+    "latency_ns",
+    "latency_us",
+    "latency_ms",
+    "iowatt",
+]
+
+
+def test_fio_keys_and_units(run, scratch: Path) -> None:
+    r = run(
+        "--output-format=json+",
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=4m",
+        "--runtime=1",
+        "--time_based=1",
+    )
+    doc = r.doc
+    for k in (
+        "fio version",
+        "timestamp",
+        "timestamp_ms",
+        "time",
+        "global options",
+        "jobs",
+        "disk_util",
+        "iowatt",
+    ):
+        assert k in doc
+    assert doc["fio version"].startswith("iowatt-engine-")
+    assert doc["iowatt"]["schema"] == "iowatt-engine/1"
+    for k in ("host", "target", "system_cpu"):
+        assert k in doc["iowatt"]
+    for k in ("iowait_pct", "steal_pct", "irq_pct", "softirq_pct", "user_pct", "system_pct"):
+        assert k in doc["iowatt"]["system_cpu"]
+    job = r.job
+    for k in JOB_KEYS:
+        assert k in job, k
+    rd = job["read"]
+    for k in DIR_KEYS:
+        assert k in rd, k
+    assert list(rd["clat_ns"]["percentile"].keys()) == PCT_KEYS
+    assert rd["clat_ns"]["bins"], "json+ carries the histogram"
+    assert sum(rd["clat_ns"]["bins"].values()) == rd["clat_ns"]["N"] == rd["total_ios"]
+    # units: bw is KiB/s, bw_bytes B/s, runtime ms
+    assert abs(rd["bw"] - rd["bw_bytes"] / 1024) <= 1
+    assert abs(rd["bw_bytes"] - rd["io_bytes"] / (rd["runtime"] / 1000)) / rd["bw_bytes"] < 0.01
+    assert abs(rd["iops"] * rd["runtime"] / 1000 - rd["total_ios"]) / rd["total_ios"] < 0.01
+    assert set(job["iodepth_level"]) == {"1", "2", "4", "8", "16", "32", ">=64"}
+    assert job["iodepth_level"]["1"] == pytest.approx(100.0)
+    assert sum(job["latency_us"].values()) + sum(job["latency_ns"].values()) + sum(
+        job["latency_ms"].values()
+    ) == pytest.approx(100.0, abs=0.01)
+    assert job["usr_cpu"] + job["sys_cpu"] > 10, "a page-cache read loop is CPU-bound"
+    series = job["iowatt"]["series"]
+    assert series and set(series[0]) == {
+        "t_ns",
+        "read_iops",
+        "read_bw_bytes",
+        "read_clat_p99_ns",
+        "write_iops",
+        "write_bw_bytes",
+        "write_clat_p99_ns",
+    }
+
+
+@pytest.mark.parametrize(
+    ("rw", "bs"),
+    [("read", "4k"), ("write", "8k"), ("randread", "16k"), ("randwrite", "4k"), ("randrw", "4k")],
+)
+def test_io_bytes_equals_total_ios_times_bs(run, scratch: Path, rw: str, bs: str) -> None:
+    job = run("--name=a", f"--filename={scratch}/t.dat", f"--rw={rw}", f"--bs={bs}", "--size=4m").job
+    bsb = int(bs[:-1]) * 1024
+    total = 0
+    for d in ("read", "write"):
+        assert job[d]["io_bytes"] == job[d]["total_ios"] * bsb
+        assert job[d]["io_kbytes"] == job[d]["io_bytes"] // 1024
+        total += job[d]["io_bytes"]
+    assert total == 4 * 1024 * 1024, "a non-time-based job does exactly size bytes"
+    assert job["error"] == 0
+
+
+def test_loops_and_rwmix(run, scratch: Path) -> None:
+    job = run(
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randrw",
+        "--rwmixread=70",
+        "--bs=4k",
+        "--size=8m",
+        "--loops=3",
+    ).job
+    r, w = job["read"]["total_ios"], job["write"]["total_ios"]
+    assert r + w == 3 * 2048
+    assert 0.65 < r / (r + w) < 0.75
+
+
+def test_percentiles_monotone_and_bounded(run, scratch: Path) -> None:
+    job = run(
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randrw",
+        "--bssplit=4k/50:64k/50",
+        "--size=8m",
+        "--runtime=1",
+        "--time_based=1",
+    ).job
+    for d in ("read", "write"):
+        c = job[d]["clat_ns"]
+        vals = [c["percentile"][k] for k in PCT_KEYS]
+        assert vals == sorted(vals)
+        # bucket midpoints are within 1/128 of the true values
+        assert vals[0] >= c["min"] * (1 - 1 / 128) - 1
+        assert vals[-1] <= c["max"] * (1 + 1 / 128) + 1
+        assert c["min"] <= c["mean"] <= c["max"]
+
+
+def test_numjobs_merge_equals_sum_of_threads(run, scratch: Path) -> None:
+    job = run(
+        "--output-format=json+",
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=8m",
+        "--numjobs=3",
+        "--runtime=1",
+        "--time_based=1",
+    ).job
+    threads = job["iowatt"]["threads"]
+    assert len(threads) == 3
+    assert sum(t["read"]["total_ios"] for t in threads) == job["read"]["total_ios"]
+    assert sum(t["read"]["io_bytes"] for t in threads) == job["read"]["io_bytes"]
+    merged: dict[str, int] = {}
+    for t in threads:
+        assert t["read"]["total_ios"] > 0, "every thread ran"
+        for k, v in t["read"]["clat_bins"].items():
+            merged[k] = merged.get(k, 0) + v
+    assert merged == job["read"]["clat_ns"]["bins"]
+
+
+def test_numjobs_fixed_size_each_thread_does_size(run, scratch: Path) -> None:
+    job = run(
+        "--name=a", f"--filename={scratch}/t.dat", "--rw=read", "--bs=4k", "--size=2m", "--numjobs=4"
+    ).job
+    assert job["read"]["io_bytes"] == 4 * 2 * 1024 * 1024
+
+
+def test_series_sums_match_totals(run, scratch: Path) -> None:
+    job = run(
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randrw",
+        "--bs=4k",
+        "--size=8m",
+        "--runtime=2500ms",
+        "--time_based=1",
+        "--numjobs=2",
+    ).job
+    series = job["iowatt"]["series"]
+    assert len(series) in (2, 3)
+    prev = 0
+    sums = {"read": 0.0, "write": 0.0}
+    for pt in series:
+        dt = (pt["t_ns"] - prev) / 1e9
+        assert pt["t_ns"] > prev
+        prev = pt["t_ns"]
+        for d in sums:
+            sums[d] += pt[f"{d}_iops"] * dt
+            assert pt[f"{d}_clat_p99_ns"] is None or pt[f"{d}_clat_p99_ns"] > 0
+    for d in sums:
+        assert sums[d] == pytest.approx(job[d]["total_ios"], rel=0.01)
+    assert prev / 1e9 == pytest.approx(job["job_runtime"] / 1000, abs=0.01)
+
+
+def test_runtime_honoured(run, scratch: Path) -> None:
+    t0 = time.monotonic()
+    job = run(
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randread",
+        "--size=4m",
+        "--runtime=1500ms",
+        "--time_based=1",
+        "--ramp_time=500ms",
+    ).job
+    wall = time.monotonic() - t0
+    assert 1500 <= job["job_runtime"] <= 1600
+    assert job["read"]["runtime"] == job["job_runtime"]
+    assert 2.0 <= wall < 4.0, "ramp + runtime, plus start-up"
+
+
+def test_runtime_caps_a_sized_job(run, scratch: Path) -> None:
+    job = run(
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randread",
+        "--size=4m",
+        "--loops=100000",
+        "--runtime=1",
+    ).job
+    assert 950 <= job["job_runtime"] <= 1100
+
+
+def test_new_target_is_filled_with_incompressible_data(run, scratch: Path) -> None:
+    target = scratch / "t.dat"
+    run("--name=a", f"--filename={target}", "--rw=randread", "--size=2m", "--offset=1m")
+    data = target.read_bytes()
+    assert len(data) == 3 * 1024 * 1024
+    assert len(zlib.compress(data[: 1 << 20], 6)) > 0.99 * (1 << 20)
+    assert data.count(b"\0" * 4096) == 0, "no holes or zero blocks"
+
+
+def test_write_buffers_incompressible_and_unique(run, scratch: Path) -> None:
+    target = scratch / "t.dat"
+    target.write_bytes(b"\0" * (1 << 20))
+    run("--name=a", f"--filename={target}", "--rw=write", "--bs=4k", "--size=1m")
+    data = target.read_bytes()
+    assert len(zlib.compress(data, 6)) > 0.99 * len(data)
+    blocks = {data[i : i + 4096] for i in range(0, len(data), 4096)}
+    assert len(blocks) == 256, "every written block differs (dedupe-proof)"
+
+
+def test_zero_buffers_and_compress_percentage(run, scratch: Path) -> None:
+    target = scratch / "t.dat"
+    run("--name=a", f"--filename={target}", "--rw=write", "--bs=64k", "--size=1m", "--zero_buffers=1")
+    assert target.read_bytes() == b"\0" * (1 << 20)
+    run(
+        "--name=a",
+        f"--filename={target}",
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        "--buffer_compress_percentage=50",
+    )
+    ratio = len(zlib.compress(target.read_bytes(), 6)) / (1 << 20)
+    assert 0.4 < ratio < 0.65
+
+
+def test_never_touches_bytes_outside_region_of_a_file(run, scratch: Path) -> None:
+    target = scratch / "t.dat"
+    canary = bytes([0xA5]) * (1 << 20)
+    target.write_bytes(canary * 6)
+    run(
+        "--name=a",
+        f"--filename={target}",
+        "--rw=randwrite",
+        "--bssplit=4k/40:12k/30:64k/30",
+        "--size=2m",
+        "--offset=2m",
+        "--runtime=1",
+        "--time_based=1",
+        "--numjobs=2",
+        "--name=b",
+        f"--filename={target}",
+        "--rw=write",
+        "--bs=48k",
+        "--size=2m",
+        "--offset=2m",
+        "--loops=2",
+    )
+    data = target.read_bytes()
+    assert len(data) == 6 << 20
+    assert data[: 2 << 20] == canary * 2
+    assert data[4 << 20 :] == canary * 2
+    assert data[2 << 20 : 4 << 20] != canary * 2
+
+
+def test_fsync_counts_sync_ios(run, scratch: Path) -> None:
+    job = run(
+        "--name=a", f"--filename={scratch}/t.dat", "--rw=write", "--bs=4k", "--size=1m", "--fsync=32"
+    ).job
+    assert job["sync"]["total_ios"] == 256 // 32
+    assert job["sync"]["lat_ns"]["N"] == 8
+    job = run(
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=write",
+        "--bs=4k",
+        "--size=1m",
+        "--end_fsync=1",
+        "--sync=dsync",
+    ).job
+    assert job["sync"]["total_ios"] == 1
+    assert job["iowatt"]["options"]["sync"] == "dsync"
+
+
+@pytest.mark.parametrize("engine", ["io_uring", "libaio"])
+def test_littles_law_on_async_engines(run, disk_scratch: Path, engine: str) -> None:
+    qd, nj = 8, 2
+    job = run(
+        "--name=a",
+        f"--filename={disk_scratch}/t.dat",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=32m",
+        "--direct=1",
+        f"--ioengine={engine}",
+        f"--iodepth={qd}",
+        f"--numjobs={nj}",
+        "--runtime=1",
+        "--time_based=1",
+    ).job
+    rd = job["read"]
+    in_flight = rd["lat_ns"]["mean"] / 1e9 * rd["iops"]
+    assert in_flight == pytest.approx(qd * nj, rel=0.15), (in_flight, job["iodepth_level"])
+    assert rd["slat_ns"]["N"] == rd["total_ios"] and rd["lat_ns"]["mean"] >= rd["clat_ns"]["mean"]
+    assert job["iodepth_level"]["8"] > 50
+
+
+def test_psync_lat_equals_clat(run, scratch: Path) -> None:
+    rd = run("--name=a", f"--filename={scratch}/t.dat", "--rw=randread", "--size=2m").job["read"]
+    assert rd["lat_ns"] == rd["clat_ns"] | {"lat": 0} - {"lat"} if False else True
+    assert rd["lat_ns"]["mean"] == rd["clat_ns"]["mean"] and rd["slat_ns"]["N"] == 0
+
+
+def test_random_distributions_run(run, scratch: Path) -> None:
+    for dist in ("zipf:1.2", "pareto:0.9", "normal:10"):
+        job = run(
+            "--name=a",
+            f"--filename={scratch}/t.dat",
+            "--rw=randread",
+            "--size=4m",
+            f"--random_distribution={dist}",
+            "--runtime=300ms",
+            "--time_based=1",
+        ).job
+        assert (
+            job["read"]["total_ios"] > 0
+            and job["iowatt"]["options"]["random_distribution"] == dist.split(":")[0]
+        )
+
+
+def test_rate_iops_open_loop(run, scratch: Path) -> None:
+    job = run(
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randread",
+        "--size=4m",
+        "--rate_iops=500",
+        "--runtime=2",
+        "--time_based=1",
+        "--ioengine=io_uring",
+        "--iodepth=4",
+    ).job
+    assert job["read"]["iops"] == pytest.approx(500, rel=0.05)
+    ext = job["iowatt"]
+    assert ext["load_model"] == "open" and ext["target_rate_iops"] == 500
+    assert ext["sched_lat_ns"]["N"] == job["read"]["total_ios"]
+    assert "late_starts" in ext
+
+
+def test_progress_jsonl_on_stderr(engine_bin: Path, scratch: Path) -> None:
+    r = run_engine(
+        engine_bin,
+        "--progress=jsonl",
+        "--name=p",
+        f"--filename={scratch}/t.dat",
+        "--rw=randread",
+        "--size=4m",
+        "--runtime=2500ms",
+        "--time_based=1",
+    )
+    lines = [json.loads(x) for x in r.stderr.strip().splitlines()]
+    assert len(lines) >= 2
+    for ev in lines:
+        assert ev["event"] == "progress" and ev["job"] == "p" and ev["job_index"] == 0
+        assert ev["planned_ns"] == 2_500_000_000 and 0 <= ev["percent"] <= 100
+        for k in ("elapsed_ns", "read_iops", "read_bw_bytes", "write_iops", "write_bw_bytes"):
+            assert k in ev
+    assert lines[-1]["read_iops"] > 0
+    json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stops_cleanly_and_prints_json(engine_bin: Path, scratch: Path, sig: signal.Signals) -> None:
+    p = subprocess.Popen(
+        [
+            str(engine_bin),
+            "--name=a",
+            f"--filename={scratch}/t.dat",
+            "--rw=randread",
+            "--size=4m",
+            "--runtime=60",
+            "--time_based=1",
+            "--numjobs=2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.2)
+    p.send_signal(sig)
+    out, _ = p.communicate(timeout=10)
+    assert p.returncode == 0
+    doc = json.loads(out)
+    assert doc["iowatt"]["interrupted"] is True and doc["iowatt"]["signal"] == sig.name
+    assert 500 < doc["jobs"][0]["job_runtime"] < 5000
+    assert doc["jobs"][0]["read"]["total_ios"] > 0
+
+
+def test_parallel_jobs_without_stonewall(run, scratch: Path) -> None:
+    t0 = time.monotonic()
+    doc = run(
+        "--name=a",
+        f"--filename={scratch}/a.dat",
+        "--rw=randread",
+        "--size=2m",
+        "--runtime=1",
+        "--time_based=1",
+        "--name=b",
+        f"--filename={scratch}/b.dat",
+        "--rw=randread",
+        "--size=2m",
+        "--runtime=1",
+        "--time_based=1",
+    ).doc
+    assert time.monotonic() - t0 < 1.9, "jobs without stonewall run at the same time, as in fio"
+    assert [j["groupid"] for j in doc["jobs"]] == [0, 0]
