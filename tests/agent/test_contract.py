@@ -56,8 +56,6 @@ class Resolver:
 
 def _kind(schema: dict[str, Any]) -> str | None:
     t = schema.get("type")
-    if t == "integer":
-        return "number"
     if t is None and "properties" in schema:
         return "object"
     return t if isinstance(t, str) else None
@@ -76,7 +74,9 @@ def compare(
     ka, ks = _kind(agent), _kind(server)
     if ka is None or ks is None:
         return  # "any" on one side
-    if ka != ks:
+    # An integer fits where a number is expected, not the other way round.
+    sender, receiver = (ka, ks) if direction == "request" else (ks, ka)
+    if ka != ks and not (sender == "integer" and receiver == "number"):
         problems.append(f"{where}: agent type {ka}, server type {ks}")
         return
     if ka == "array":
@@ -170,12 +170,16 @@ def test_comparator_accepts_a_conforming_server_and_catches_drift():
     progress["properties"]["job_total"] = {"type": "integer"}
     drifted["components"]["schemas"]["ProgressResponse"]["properties"].pop("cancel_requested")
     drifted["components"]["schemas"]["BlockDevice"]["properties"]["size_bytes"] = {"type": "string"}
+    drifted["components"]["schemas"]["Inventory"]["properties"]["mem_bytes"] = {"type": "number"}
+    drifted["components"]["schemas"]["ProgressRequest"]["properties"]["percent"] = {"type": "integer"}
     del drifted["paths"]["/api/v1/runs/{id}/failure"]
     problems = check(drifted)
     assert any("ProgressRequest.read_iops: agent sends it" in p for p in problems)
     assert any("ProgressRequest.job_total: server requires it" in p for p in problems)
     assert any("ProgressResponse.cancel_requested: agent needs it" in p for p in problems)
-    assert any("block_devices[].size_bytes: agent type number, server type string" in p for p in problems)
+    assert any("block_devices[].size_bytes: agent type integer, server type string" in p for p in problems)
+    assert not any("mem_bytes" in p for p in problems)  # agent sends an integer where a number fits
+    assert any("ProgressRequest.percent: agent type number, server type integer" in p for p in problems)
     assert any("POST /api/v1/runs/{}/failure: missing" in p for p in problems)
 
 

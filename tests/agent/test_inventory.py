@@ -140,3 +140,14 @@ def test_inventory_of_this_host_is_valid_and_cli_json():
     assert set(doc) == {"hostname", "os", "cpu", "mem_bytes", "virtualization", "block_devices", "mounts"}
     table = CliRunner().invoke(cli.app, ["inventory"])
     assert table.exit_code == 0 and "block devices" in table.stdout
+
+
+def test_md_raid_is_labelled_with_its_level(tmp_path):
+    root = tmp_path / "r"
+    md = root / "sys" / "devices" / "virtual" / "block" / "md0"
+    write(md / "size", "1000\n")
+    write(md / "md" / "level", "raid10\n")
+    (root / "sys" / "block").mkdir(parents=True)
+    (root / "sys" / "block" / "md0").symlink_to(md)
+    [dev] = inventory.read_block_devices(root)
+    assert dev.interface == "md" and dev.model == "Linux md raid10" and dev.size_bytes == 512000

@@ -51,7 +51,10 @@ def test_parse_progress_line():
         }
     )
     p = parse_progress_line(line)
-    assert p == EngineProgress(1, "a", 100.0, 5, None, 2.5, 10.0, 0.0, 0.0)
+    assert p == EngineProgress(1, "a", 100.0, 5, None, 2.5, 10, 0.0, 0)
+    assert isinstance(p.read_bw_bytes, int)
+    frac = parse_progress_line(json.dumps({"event": "progress", "read_bw_bytes": 10.6, "write_iops": -1}))
+    assert frac is not None and frac.read_bw_bytes == 11 and frac.write_iops == 0.0
     assert parse_progress_line("iowatt-engine: hello") is None
     assert parse_progress_line('{"event": "other"}') is None
     assert parse_progress_line("{broken") is None

@@ -147,7 +147,10 @@ def read_block_devices(root: Path = Path("/")) -> list[BlockDevice]:
         except OSError:
             sys_path = str(base)
         dev = base / "device"
-        model = _clean(_read(dev / "model")) or _clean(_read(base / "md" / "level"))
+        model = _clean(_read(dev / "model"))
+        md_level = _clean(_read(base / "md" / "level"))
+        if model is None and md_level:
+            model = f"Linux md {md_level}"  # software RAID: the level is what identifies it
         firmware = _clean(_read(dev / "firmware_rev")) or _clean(_read(dev / "rev"))
         serial = _read(dev / "serial") or _read(base / "serial") or _read(dev / "wwid")
         rotational = _read_int(base / "queue" / "rotational")

@@ -28,6 +28,7 @@ log = logging.getLogger("iowatt_agent.runner")
 
 STDERR_TAIL_LINES = 40
 STDERR_TAIL_CHARS = 8000
+MAX_MESSAGES = 500  # human stderr lines kept for the outcome (the newest)
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,13 @@ class EngineProgress:
     elapsed_ns: int
     planned_ns: int | None
     read_iops: float
-    read_bw_bytes: float
+    read_bw_bytes: int
     write_iops: float
-    write_bw_bytes: float
+    write_bw_bytes: int
+
+
+def _rate(value: Any) -> float:
+    return max(0.0, float(value or 0.0))
 
 
 def parse_progress_line(line: str) -> EngineProgress | None:
@@ -57,15 +62,15 @@ def parse_progress_line(line: str) -> EngineProgress | None:
     try:
         planned = doc.get("planned_ns")
         return EngineProgress(
-            job_index=int(doc.get("job_index", 0)),
-            job_name=str(doc.get("job", "")),
+            job_index=max(0, int(doc.get("job_index", 0))),
+            job_name=str(doc.get("job", ""))[:200],
             percent=max(0.0, min(100.0, float(doc.get("percent") or 0.0))),
-            elapsed_ns=int(doc.get("elapsed_ns") or 0),
+            elapsed_ns=max(0, int(doc.get("elapsed_ns") or 0)),
             planned_ns=int(planned) if planned is not None else None,
-            read_iops=float(doc.get("read_iops") or 0.0),
-            read_bw_bytes=float(doc.get("read_bw_bytes") or 0.0),
-            write_iops=float(doc.get("write_iops") or 0.0),
-            write_bw_bytes=float(doc.get("write_bw_bytes") or 0.0),
+            read_iops=_rate(doc.get("read_iops")),
+            read_bw_bytes=round(_rate(doc.get("read_bw_bytes"))),
+            write_iops=_rate(doc.get("write_iops")),
+            write_bw_bytes=round(_rate(doc.get("write_bw_bytes"))),
         )
     except (TypeError, ValueError):
         return None
@@ -179,7 +184,7 @@ class EngineProcess:
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
-        self._messages: list[str] = []
+        self._messages: deque[str] = deque(maxlen=MAX_MESSAGES)
         self._stdout = b""
         self.started = threading.Event()
 
@@ -379,9 +384,9 @@ class EngineProcess:
                     elapsed_ns=int((now - self._t0) * 1e9),
                     planned_ns=latest.planned_ns if latest else None,
                     read_iops=0.0,
-                    read_bw_bytes=0.0,
+                    read_bw_bytes=0,
                     write_iops=0.0,
-                    write_bw_bytes=0.0,
+                    write_bw_bytes=0,
                 )
             assert latest is not None
             sent_seq, last_sent = seq, now

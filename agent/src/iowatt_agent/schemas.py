@@ -135,9 +135,9 @@ class ProgressRequest(Request):
     percent: float
     elapsed_ns: int
     read_iops: float
-    read_bw_bytes: float
+    read_bw_bytes: int
     write_iops: float
-    write_bw_bytes: float
+    write_bw_bytes: int
 
 
 class ProgressResponse(Answer):
