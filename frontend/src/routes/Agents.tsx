@@ -84,8 +84,10 @@ function AgentDetail({ agent }: { agent: AgentRead }) {
             </tr>
           </thead>
           <tbody>
-            {facts.mounts.map((m) => (
-              <tr key={`${m.mountpoint}:${m.source}`}>
+            {facts.mounts.map((m, i) => (
+              // A mount point can be stacked (mounted twice); the position keeps keys unique.
+              // biome-ignore lint/suspicious/noArrayIndexKey: rows are never reordered
+              <tr key={`${i}:${m.mountpoint}`}>
                 <td className="mono">{m.mountpoint}</td>
                 <td className="mono">{m.source}</td>
                 <td>{m.fstype}</td>
