@@ -3,6 +3,7 @@ real migrations, and each test in a transaction rolled back at the end."""
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from alembic import command
@@ -13,6 +14,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.services import Postgres, postgres, redis_server
+
+if TYPE_CHECKING:
+    from tests.stack import Stack
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -103,3 +107,12 @@ def client(session: Session, connection: Connection) -> Iterator[TestClient]:
     app.dependency_overrides[get_session_factory] = lambda: factory
     with TestClient(app, raise_server_exceptions=True) as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def live(pg: Postgres, redis_url: str, db_url: str) -> Iterator["Stack"]:
+    """The whole platform as real processes (shared by end-to-end and browser tests)."""
+    from tests.stack import stack
+
+    with stack(pg, redis_url) as s:
+        yield s

@@ -1,0 +1,76 @@
+# iowatt — public targets: up, down, test, lint, fmt, engine, ui, client, migrate, bench, deps.
+# Everything a target needs beyond Python 3.11, Node 20 and gcc is installed by `make deps`.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PYTEST_WORKERS ?= 2
+
+.PHONY: help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-system deps-py deps-ui
+
+help:
+	@echo "make up      start the platform (API+UI :8000, worker, beat, agent) and a first benchmark"
+	@echo "make down    stop it (data stays in .iowatt/)"
+	@echo "make test    every test (engine, server, worker, agent, end-to-end, UI unit, browser)"
+	@echo "make lint | fmt | engine | ui | client | migrate | bench"
+
+deps: deps-system deps-py deps-ui
+
+deps-system:
+	@bash scripts/install-system-deps.sh
+
+deps-py: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml agent/pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]' -e agent
+	@touch $@
+
+deps-ui: frontend/node_modules/.installed
+frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
+	# npm ci refuses a lock whose optional per-platform packages the registry cannot serve (biome's
+	# android/darwin/win builds are missing from our mirror); npm install honours the same lock.
+	cd frontend && (npm ci --no-audit --no-fund --loglevel=error 2>/dev/null || npm install --no-audit --no-fund --loglevel=error)
+	@touch $@
+
+engine: deps-system
+	$(MAKE) -C agent/engine
+
+ui: deps-ui
+	cd frontend && npm run build
+
+# Regenerate the OpenAPI snapshot and the frontend's typed client from the server's schema.
+client: deps-py deps-ui
+	$(BIN)/python -m backend.openapi > frontend/openapi.json
+	cd frontend && npm run gen:client
+
+migrate: deps-py
+	set -a; source .iowatt/env; set +a; $(BIN)/alembic upgrade head
+
+up: deps engine ui
+	@bash scripts/up.sh
+
+down:
+	@bash scripts/down.sh
+
+test: deps engine ui
+	$(MAKE) test-ui
+	$(MAKE) test-py
+
+test-py:
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup tests
+
+test-ui:
+	cd frontend && npm run check:client && npm run typecheck && npm test
+
+lint: deps-py deps-ui
+	$(BIN)/ruff check backend worker migrations tests agent/src scripts
+	$(BIN)/ruff format --check backend worker migrations tests agent/src scripts
+	cd frontend && npm run lint
+
+fmt: deps-py
+	$(BIN)/ruff format backend worker migrations tests agent/src scripts
+	$(BIN)/ruff check --fix backend worker migrations tests agent/src scripts
+
+bench: deps engine
+	@echo "see bench/README.md for each benchmark and the command that recorded its results"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages iowatt needs when they are missing (idempotent, quiet when done).
+#   server:  postgresql-15, redis-server
+#   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines)
+#   tests:   chromium (browser tests), fio (engine comparisons), util-linux (losetup)
+set -euo pipefail
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config chromium fio util-linux e2fsprogs; do
+  have_pkg "$p" || need+=("$p")
+done
+if [ ${#need[@]} -eq 0 ]; then exit 0; fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "iowatt: missing Debian packages: ${need[*]} — run as root or: sudo apt-get install -y ${need[*]}" >&2
+  exit 1
+fi
+echo "iowatt: installing Debian packages: ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Debian's postgresql package may start a cluster on 5432; iowatt runs its own and leaves that alone.
