@@ -224,6 +224,7 @@ int target_probe(struct target *t, const char *path);
 void target_validate(const struct options *o, struct target *t);
 int target_prepare(const struct options *o, struct target *t); /* create / fill */
 int target_open(const struct options *o, const struct target *t);
+int target_claim(const struct target *t);
 int blkdev_in_use(const struct target *t, char *why, size_t whylen);
 void target_facts(struct jw *w, const struct target *t);
 

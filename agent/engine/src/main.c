@@ -86,6 +86,17 @@ int main(int argc, char **argv)
 				die_usage("filename", "'%s' changed type between jobs", j->o->filename);
 	}
 
+	/* exclusive claims on written block devices, held until exit */
+	for (int i = 0; i < cfg.njobs; i++) {
+		if (!jobs[i].tgt.is_blk || !rw_writes(jobs[i].o->rw))
+			continue;
+		int dup = 0;
+		for (int k = 0; k < i; k++)
+			dup |= jobs[k].tgt.is_blk && rw_writes(jobs[k].o->rw) && !strcmp(jobs[k].o->filename, jobs[i].o->filename);
+		if (!dup)
+			target_claim(&jobs[i].tgt);
+	}
+
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
 	struct cpustat cpu0, cpu1;

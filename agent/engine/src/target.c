@@ -47,16 +47,24 @@ int target_probe(struct target *t, const char *path)
 			t->is_blk = 1;
 			t->dev_major = major(st.st_rdev);
 			t->dev_minor = minor(st.st_rdev);
+			/* size and block size from sysfs, so the safety rules run before any open */
+			char p[128];
+			snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/size", t->dev_major, t->dev_minor);
+			long long sectors = read_sysfs_ll(p, -1);
+			if (sectors >= 0)
+				t->dev_size = (uint64_t)sectors * 512;
 			int fd = open(path, O_RDONLY);
-			if (fd < 0)
+			if (fd >= 0) {
+				uint64_t sz = 0;
+				int lbs = 512;
+				if (ioctl(fd, BLKGETSIZE64, &sz) == 0)
+					t->dev_size = sz;
+				if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
+					t->lbs = (unsigned)lbs;
+				close(fd);
+			} else if (sectors < 0) {
 				die_usage("filename", "cannot open '%s': %s", path, strerror(errno));
-			uint64_t sz = 0;
-			int lbs = 512;
-			if (ioctl(fd, BLKGETSIZE64, &sz) == 0)
-				t->dev_size = sz;
-			if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
-				t->lbs = (unsigned)lbs;
-			close(fd);
+			}
 		} else if (S_ISREG(st.st_mode)) {
 			t->dev_size = (uint64_t)st.st_size;
 			t->dev_major = major(st.st_dev);
@@ -78,7 +86,7 @@ int target_probe(struct target *t, const char *path)
 		die_usage("filename", "cannot stat '%s': %s", path, strerror(errno));
 	}
 	dev_names(t->dev_major, t->dev_minor, t->devname, sizeof(t->devname), t->diskname, sizeof(t->diskname));
-	if (!t->is_blk && t->diskname[0]) {
+	if (t->diskname[0] && (!t->is_blk || t->lbs == 512)) {
 		char p[256];
 		snprintf(p, sizeof(p), "/sys/block/%s/queue/logical_block_size", t->diskname);
 		long long v = read_sysfs_ll(p, 512);
@@ -361,8 +369,6 @@ int target_open(const struct options *o, const struct target *t)
 		flags |= O_DIRECT;
 	if (o->sync_dsync)
 		flags |= O_DSYNC;
-	if (t->is_blk && rw_writes(o->rw))
-		flags |= O_EXCL; /* the kernel refuses if mounted or otherwise claimed */
 	int fd = open(t->path, flags);
 	if (fd < 0) {
 		int e = errno;
@@ -463,4 +469,17 @@ void target_facts(struct jw *w, const struct target *t)
 		jw_null(w, "fs");
 	}
 	jw_obj_end(w);
+}
+
+/* Held for the whole run for every block device that is written: an exclusive claim makes
+ * the kernel refuse a mount (or another exclusive user) while we write. */
+int target_claim(const struct target *t)
+{
+	int fd = open(t->path, O_RDONLY | O_EXCL);
+	if (fd < 0) {
+		if (errno == EBUSY)
+			die_usage("filename", "refusing to write: '%s' is in use (mounted or claimed, EBUSY)", t->path);
+		die_usage("filename", "cannot open '%s': %s", t->path, strerror(errno));
+	}
+	return fd;
 }
