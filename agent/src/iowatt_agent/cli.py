@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -41,7 +42,7 @@ from .logs import setup_logging
 from .loop import AgentLoop, LoopSettings
 from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target, resolve_target
 from .schemas import EnrollRequest, Inventory
-from .units import fmt_bytes_rate, fmt_count, fmt_ns
+from .units import fmt_bytes_rate, fmt_count, fmt_ns, fmt_pct
 
 AGENT_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,120}")
 
@@ -245,11 +246,14 @@ def _dir_rows(result: dict[str, Any]) -> list[list[str]]:
         options = {**(job.get("job options") or {}), **((job.get("iowatt") or {}).get("options") or {})}
         rw = str(options.get("rw", "?"))
         bs = options.get("bs", options.get("bs_bytes", "?"))
-        cpu = f"{float(job.get('usr_cpu', 0)):.1f} / {float(job.get('sys_cpu', 0)):.1f}"
-        for direction in ("read", "write"):
-            d = job.get(direction) or {}
-            if not d.get("total_ios") and not d.get("io_bytes"):
-                continue
+        cpu = f"{fmt_pct(job.get('usr_cpu'))}/{fmt_pct(job.get('sys_cpu'))}"
+        active = [
+            d
+            for d in ("read", "write")
+            if (job.get(d) or {}).get("total_ios") or (job.get(d) or {}).get("io_bytes")
+        ]
+        for direction in active:
+            d = job[direction]
             clat = d.get("clat_ns") or {}
             lat = d.get("lat_ns") or clat
             pct = clat.get("percentile") or {}
@@ -257,8 +261,7 @@ def _dir_rows(result: dict[str, Any]) -> list[list[str]]:
             rows.append(
                 [
                     str(job.get("jobname", "")),
-                    rw,
-                    direction,
+                    f"{rw} {direction[0].upper()}" if len(active) > 1 else rw,
                     str(bs),
                     fmt_count(float(d.get("iops") or 0)),
                     f"{bw / 1e6:,.1f}",
@@ -272,22 +275,32 @@ def _dir_rows(result: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+RESULT_LEGEND = "lat avg: mean total latency · p50/p99: completion latency · CPU %: usr/sys · R/W: read/write"
+RESULT_COLUMNS = [
+    ("job", "left"),
+    ("rw", "left"),
+    ("bs", "right"),
+    ("IOPS", "right"),
+    ("MB/s", "right"),
+    ("MiB/s", "right"),
+    ("lat avg", "right"),
+    ("p50", "right"),
+    ("p99", "right"),
+    ("CPU %", "right"),
+]
+
+
 def render_result_table(result: dict[str, Any]) -> Table:
-    table = Table(title="iowatt-engine result", title_justify="left")
-    for header, justify in [
-        ("job", "left"),
-        ("rw", "left"),
-        ("dir", "left"),
-        ("bs", "right"),
-        ("IOPS", "right"),
-        ("MB/s", "right"),
-        ("MiB/s", "right"),
-        ("lat mean", "right"),
-        ("clat p50", "right"),
-        ("clat p99", "right"),
-        ("CPU usr/sys %", "right"),
-    ]:
-        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    # Compact enough for an 80-column terminal; numbers never wrap or get cut.
+    table = Table(
+        title="iowatt-engine result",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 0),  # the box's blank column separator is the only gap
+    )
+    for header, justify in RESULT_COLUMNS:
+        table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for row in _dir_rows(result):
         table.add_row(*row)
     return table
@@ -398,7 +411,9 @@ def _finish_bench(outcome: EngineOutcome, json_output: bool) -> None:
     if json_output:
         sys.stdout.write(outcome.stdout.strip() + "\n")
         return
-    stdout_console().print(render_result_table(outcome.result))
+    console = stdout_console()
+    console.print(render_result_table(outcome.result))
+    console.print(RESULT_LEGEND, style="dim", highlight=False)
 
 
 # --- inventory -----------------------------------------------------------------------------------

@@ -19,3 +19,9 @@ def fmt_count(value: float) -> str:
 
 def fmt_bytes_rate(bytes_per_s: float) -> str:
     return f"{bytes_per_s / 1e6:,.1f} MB/s"
+
+
+def fmt_pct(value: float | int | None) -> str:
+    """CPU percent: one decimal below 10 %, whole numbers above (keeps tables narrow)."""
+    v = float(value or 0.0)
+    return f"{v:.1f}" if v < 10 else f"{v:.0f}"
