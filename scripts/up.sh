@@ -71,7 +71,7 @@ for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$API_PORT/api/v1/health" >/d
 curl -fsS "http://127.0.0.1:$API_PORT/api/v1/health" >/dev/null || { echo "iowatt: the API did not come up; see .iowatt/logs/api.log" >&2; tail -20 "$LOGS/api.log" >&2; exit 1; }
 
 say "Local agent"
-if [ ! -f "$STATE/agent/config.json" ]; then
+if [ ! -f "$STATE/agent/agent.json" ]; then
   token=$(cd "$ROOT" && "$VENV/bin/iowatt-server" enrollment-token --ttl-s 600)
   "$VENV/bin/iowatt-agent" enroll --server "http://127.0.0.1:$API_PORT" --token "$token" \
       --name "local-$(hostname -s)" --replace --state-dir "$STATE/agent"
