@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -132,3 +133,36 @@ def test_run_without_enrolment_is_a_clear_error(tmp_path, fake_engine):
     )
     assert proc.returncode == 2
     assert "not enrolled" in proc.stderr and "iowatt-agent enroll" in proc.stderr
+
+
+def test_second_sigterm_stops_the_run_at_once(api, served, fake_engine, tmp_path):
+    api.add_lease({"global": {"fake_duration_s": 120}, "jobs": [{"name": "a"}]}, str(tmp_path))
+    agent = start_agent(api, served, fake_engine, tmp_path)  # drain timeout: the default 600 s
+    try:
+        wait_for(lambda: api.progress)
+        agent.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        assert agent.poll() is None  # still draining, waiting for the run
+        t0 = time.monotonic()
+        agent.send_signal(signal.SIGTERM)
+        out, _ = agent.communicate(timeout=20)
+    finally:
+        agent.kill()
+    assert agent.returncode == 0, out
+    assert time.monotonic() - t0 < 10
+    [failure] = api.failures.values()
+    assert "while draining" in failure["reason"]
+
+
+def test_json_logs_are_one_object_per_line(api, served, fake_engine, tmp_path):
+    api.lease_wait_s = 0.2
+    agent = start_agent(api, served, fake_engine, tmp_path, "--log-format", "json")
+    try:
+        wait_for(lambda: api.calls_to(r"POST /api/v1/agents/.*/lease"))
+        agent.send_signal(signal.SIGTERM)
+        out, _ = agent.communicate(timeout=15)
+    finally:
+        agent.kill()
+    lines = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert lines and all({"ts", "level", "logger", "message"} <= set(doc) for doc in lines)
+    assert any(doc["message"].startswith("agent.started") for doc in lines)
