@@ -162,3 +162,21 @@ def test_lease_none_and_lease(api, make_client, tmp_path):
     assert got is not None and str(got.run_id) == lease["run_id"]
     assert got.engine_job.to_job_file() == {"global": {}, "jobs": [{"name": "a", "rw": "read"}]}
     assert api.calls_to(r"POST /api/v1/agents/.*/lease")
+
+
+def test_enroll_server_unreachable_exits_1(api, monkeypatch, tmp_path):
+    api.script["POST /api/v1/agents/enroll"] = [httpx.ConnectError("connection refused")] * 10
+    result = enroll_cli(api, monkeypatch, tmp_path, "--token", ENROLL_TOKEN, "--name", "box1")
+    assert result.exit_code == 1
+    assert "cannot reach the server at http://server.test" in result.output
+    assert len(api.calls) == 4  # retried with backoff before giving up
+
+
+def test_enroll_rejects_an_invalid_name_locally(api, monkeypatch, tmp_path):
+    result = enroll_cli(api, monkeypatch, tmp_path, "--token", ENROLL_TOKEN, "--name", "bad name!")
+    assert result.exit_code == 2 and "not valid" in result.output and api.calls == []
+
+
+def test_version():
+    result = runner.invoke(cli.app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == "iowatt-agent 0.1.0"
