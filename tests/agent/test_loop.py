@@ -179,3 +179,25 @@ def test_execute_with_the_real_engine(api, agent_config, make_client, tmp_path):
     assert api.progress and api.progress[0]["job_name"] == "rr" and api.progress[0]["read_iops"] > 0
     assert all(p["lease_id"] == lease["lease_id"] for p in api.progress)
     assert list(target.iterdir()) == []
+
+
+def test_work_loop_honours_retry_after_on_lease(api, agent_config, make_client, fake_engine, tmp_path):
+    waits: list[float] = []
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+
+    class RecordingEvent(threading.Event):
+        def wait(self, timeout=None):  # type: ignore[override]
+            if timeout is not None:
+                waits.append(timeout)
+                if len(waits) >= 2:
+                    self.set()  # stop the loop after two back-offs
+            return super().wait(0)
+
+    loop.draining = RecordingEvent()
+    api.script["POST /api/v1/agents/.*/lease"] = [
+        error(429, "rate_limited", "slow down", {"Retry-After": "9"}),
+        error(500, "boom", "x"),
+    ]
+    loop._work_loop()
+    assert waits[0] == 9.0
+    assert 1.0 <= waits[1] <= 2.0  # then plain backoff: second failure, 2 s with jitter 0.5-1

@@ -154,6 +154,8 @@ class AgentLoop:
                     self.settings.error_backoff_max_s,
                     self.settings.error_backoff_base_s * 2 ** (failures - 1),
                 ) * random.uniform(0.5, 1.0)
+                if exc.retry_after_s is not None:  # 429/503 with Retry-After: the server knows best
+                    delay = exc.retry_after_s
                 log.warning("lease.failed error=%s retry_in_s=%.1f", exc, delay)
                 self.draining.wait(delay)
                 continue
