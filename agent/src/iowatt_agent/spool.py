@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import random
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -202,7 +202,7 @@ class SpoolRetrier:
         self.spool, self.client, self.stop = spool, client, stop
         self.base_s, self.max_s, self.idle_s = base_s, max_s, idle_s
         self.wake = threading.Event()
-        self._rng = rng or (lambda: (time.monotonic_ns() % 1000) / 1000)
+        self._rng = rng or random.random
         self._thread: threading.Thread | None = None
 
     def next_delay(self, failures: int) -> float:
