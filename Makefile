@@ -36,7 +36,9 @@ frontend/node_modules/.installed: frontend/package.json frontend/package-lock.js
 engine: deps-system
 	$(MAKE) -C agent/engine
 
-ui: deps-ui
+ui: frontend/dist/index.html
+frontend/dist/index.html: frontend/node_modules/.installed frontend/index.html frontend/vite.config.ts \
+		frontend/openapi.json $(shell find frontend/src -type f 2>/dev/null)
 	cd frontend && npm run build
 
 # Regenerate the OpenAPI snapshot and the frontend's typed client from the server's schema.
