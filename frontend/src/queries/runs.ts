@@ -29,12 +29,16 @@ export const runQuery = (id: string) =>
       query.state.data && isActive(query.state.data.status) ? LIVE_INTERVAL_MS : false,
   });
 
-export const runSeriesQuery = (id: string, live: boolean) =>
+/**
+ * Per-second series. The run's status is part of the key, so the series is fetched again
+ * when a run finishes (its samples are stored with the result) and polled while it runs.
+ */
+export const runSeriesQuery = (id: string, status: RunStatus) =>
   queryOptions({
-    queryKey: ["runs", "series", id],
+    queryKey: ["runs", "series", id, status],
     queryFn: async () =>
       unwrap(await api.GET("/api/v1/runs/{run_id}/series", { params: { path: { run_id: id } } })),
-    refetchInterval: live ? LIVE_INTERVAL_MS : false,
+    refetchInterval: isActive(status) ? LIVE_INTERVAL_MS : false,
   });
 
 export const runResultQuery = (id: string) =>

@@ -117,7 +117,7 @@ export function RunDetail() {
   const run = q.data;
   const active = run ? isActive(run.status) : false;
   const series = useQuery({
-    ...runSeriesQuery(id, active),
+    ...runSeriesQuery(id, run?.status ?? "queued"),
     enabled: !!run && run.status !== "queued",
   });
   const agents = useQuery(agentsQuery());

@@ -77,10 +77,12 @@ export function RunsTable({
                 )}
               </div>
             </td>
-            <td>{r.agent_name ?? "—"}</td>
+            <td className="nowrap">{r.agent_name ?? "—"}</td>
             <td className="mono small">{r.target_path}</td>
             <td className="small">{describeWorkload(r.workload)}</td>
-            <td title={formatTimestamp(r.created_at)}>{formatRelative(r.created_at)}</td>
+            <td className="nowrap" title={formatTimestamp(r.created_at)}>
+              {formatRelative(r.created_at)}
+            </td>
             <td className="num">{duration(r)}</td>
           </tr>
         ))}

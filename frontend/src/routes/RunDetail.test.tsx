@@ -1,0 +1,141 @@
+import { screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import type { JobSummary, RunRead } from "../client/types";
+import { setToken } from "../lib/auth";
+import { renderAt, stubApi } from "../test/render";
+import { RunDetail } from "./RunDetail";
+
+const realFetch = globalThis.fetch;
+afterEach(() => {
+  globalThis.fetch = realFetch;
+});
+
+const job: JobSummary = {
+  job_index: 0,
+  name: "rand4k",
+  rw: "randread",
+  bs_bytes: 4096,
+  runtime_ns: 2e9,
+  usr_cpu_pct: 1,
+  sys_cpu_pct: 2,
+  read: {
+    iops: 1000,
+    bw_bytes: 4_096_000,
+    io_bytes: 8_192_000,
+    total_ios: 2000,
+    lat_mean_ns: 1000,
+    clat_p50_ns: 900,
+    clat_p99_ns: 5000,
+    clat_p999_ns: 9000,
+    clat_max_ns: 20000,
+  },
+  write: null,
+};
+
+function runAs(status: RunRead["status"]): RunRead {
+  return {
+    id: "r1",
+    team_id: "t",
+    name: "watch me",
+    status,
+    agent_id: "a",
+    agent_name: "local",
+    target_path: "/tmp/t",
+    device_id: null,
+    device_name: null,
+    environment_id: null,
+    cancel_requested: false,
+    workload: {
+      jobs: [
+        {
+          name: "rand4k",
+          rw: "randread",
+          bs_bytes: 4096,
+          size_bytes: 1 << 24,
+          offset_bytes: 0,
+          runtime_s: 2,
+          time_based: true,
+          ramp_time_s: 0,
+          rwmixread: 50,
+          numjobs: 1,
+          iodepth: 1,
+          ioengine: "psync",
+          direct: false,
+        },
+      ],
+    },
+    workload_id: null,
+    created_at: "2026-11-21T10:00:00Z",
+    assigned_at: "2026-11-21T10:00:00Z",
+    started_at: "2026-11-21T10:00:00Z",
+    finished_at: status === "succeeded" ? "2026-11-21T10:00:02Z" : null,
+    attempt: 1,
+    error: null,
+    progress:
+      status === "running"
+        ? {
+            job_index: 0,
+            job_name: "rand4k",
+            percent: 50,
+            elapsed_ns: 1e9,
+            read_iops: 1000,
+            read_bw_bytes: 4_096_000,
+            write_iops: 0,
+            write_bw_bytes: 0,
+            updated_at: "2026-11-21T10:00:01Z",
+          }
+        : null,
+    jobs: status === "succeeded" ? [job] : [],
+  };
+}
+
+describe("RunDetail", () => {
+  it("polls a running run and shows figures and the chart once it succeeds", async () => {
+    setToken("t");
+    let polls = 0;
+    stubApi({
+      "GET /api/v1/runs/r1": () => {
+        polls += 1;
+        return { body: runAs(polls === 1 ? "running" : "succeeded") };
+      },
+      "GET /api/v1/runs/r1/series": () => ({
+        body: {
+          run_id: "r1",
+          jobs:
+            polls <= 1
+              ? []
+              : [
+                  {
+                    job_index: 0,
+                    name: "rand4k",
+                    points: [1, 2].map((t) => ({
+                      t_s: t,
+                      read_iops: 1000,
+                      read_bw_bytes: 4_096_000,
+                      write_iops: 0,
+                      write_bw_bytes: 0,
+                      read_clat_p99_ns: 5000,
+                      write_clat_p99_ns: null,
+                    })),
+                  },
+                ],
+        },
+      }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    expect((await screen.findByRole("progressbar")).getAttribute("aria-valuenow")).toBe("50");
+    expect(screen.getByText("Waiting for the run to finish…")).toBeTruthy();
+
+    const figures = await screen.findByTestId("key-figures", {}, { timeout: 5000 });
+    expect(figures.textContent).toContain("1k IOPS");
+    expect(figures.textContent).toContain("4.1 MB/s");
+    expect(screen.getAllByTestId("run-status")[0]?.textContent).toBe("succeeded");
+    // The series is fetched again after the run finished, so the chart is drawn.
+    await waitFor(() => expect(screen.queryByText("No per-second samples.")).toBeNull());
+    expect(
+      screen.getByTestId("run-chart").querySelector(".recharts-responsive-container"),
+    ).not.toBeNull();
+    expect(screen.queryByRole("progressbar")).toBeNull();
+  }, 10_000);
+});
