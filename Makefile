@@ -68,6 +68,8 @@ test-ui:
 lint: deps-py deps-ui
 	$(BIN)/ruff check backend worker migrations tests agent/src scripts
 	$(BIN)/ruff format --check backend worker migrations tests agent/src scripts
+	$(BIN)/mypy
+	cd agent && ../$(BIN)/mypy --strict src
 	cd frontend && npm run lint
 
 fmt: deps-py

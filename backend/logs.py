@@ -4,10 +4,11 @@ import logging
 import sys
 
 import structlog
+import structlog.typing
 
 
 def configure_logging(level: int = logging.INFO) -> None:
-    shared = [
+    shared: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),

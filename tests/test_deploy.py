@@ -22,4 +22,7 @@ def test_compose_services_healthchecks_and_build_files() -> None:
     assert (Path(REPO) / "worker" / "app.py").is_file()
     assert "backend.main:create_app" in " ".join(services["api"]["command"])
     env = services["api"]["environment"]
-    assert env["IOWATT_DATABASE_URL"].startswith("postgresql+psycopg://") and "@db:5432/" in env["IOWATT_DATABASE_URL"]
+    assert (
+        env["IOWATT_DATABASE_URL"].startswith("postgresql+psycopg://")
+        and "@db:5432/" in env["IOWATT_DATABASE_URL"]
+    )

@@ -25,7 +25,7 @@ def wake(agent_id: uuid.UUID) -> None:
     pipe.lpush(_key(agent_id), "1")
     pipe.ltrim(_key(agent_id), 0, 0)
     pipe.expire(_key(agent_id), _TTL_S)
-    pipe.execute()
+    pipe.execute()  # type: ignore[no-untyped-call]
 
 
 def wait(agent_id: uuid.UUID, timeout_s: float) -> bool:

@@ -1,6 +1,7 @@
 """Liveness and dependencies: database, Redis, and when a Celery worker was last seen."""
 
 from datetime import UTC, datetime
+from typing import cast
 
 from fastapi import APIRouter
 from sqlalchemy import text
@@ -47,7 +48,7 @@ def health() -> Health:
     try:
         r = get_redis()
         r.ping()
-        raw = r.get(WORKER_SEEN_KEY)
+        raw = cast(bytes | None, r.get(WORKER_SEEN_KEY))
         seen = datetime.fromtimestamp(float(raw), UTC) if raw else None
         rd = Check(ok=True, detail="ok")
     except Exception as exc:  # noqa: BLE001

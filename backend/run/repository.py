@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from backend.models import ACTIVE_STATUSES, Device, ResultJob, Run, RunStatus
@@ -33,7 +33,7 @@ def page(
     limit: int,
     offset: int,
 ) -> tuple[list[Run], int]:
-    conds = [Run.team_id.in_(team_ids)]
+    conds: list[ColumnElement[bool]] = [Run.team_id.in_(team_ids)]
     if status is not None:
         conds.append(Run.status == status)
     if agent_id is not None:
@@ -82,26 +82,17 @@ def queued_ids(session: Session, limit: int = 200) -> list[uuid.UUID]:
     )
 
 
+def _any_active(session: Session, cond: ColumnElement[bool]) -> bool:
+    q = select(Run.id).where(cond, Run.status.in_(ACTIVE_STATUSES)).limit(1)
+    return session.scalar(q) is not None
+
+
 def agent_busy(session: Session, agent_id: uuid.UUID) -> bool:
-    return (
-        session.scalar(
-            select(func.count())
-            .select_from(Run)
-            .where(Run.agent_id == agent_id, Run.status.in_(ACTIVE_STATUSES))
-        )
-        > 0
-    )  # type: ignore[operator]
+    return _any_active(session, Run.agent_id == agent_id)
 
 
 def device_busy(session: Session, device_id: uuid.UUID) -> bool:
-    return (
-        session.scalar(
-            select(func.count())
-            .select_from(Run)
-            .where(Run.device_id == device_id, Run.status.in_(ACTIVE_STATUSES))
-        )
-        > 0
-    )  # type: ignore[operator]
+    return _any_active(session, Run.device_id == device_id)
 
 
 def stale_leases(session: Session, now: datetime, limit: int = 200) -> list[Run]:

@@ -67,3 +67,14 @@ def test_health_reports_dependencies(client: TestClient) -> None:
     body = r.json()
     assert body["database"]["ok"] is True and body["redis"]["ok"] is True
     assert set(body["worker"]) == {"ok", "last_seen_at", "detail"}
+
+
+def test_metrics_exposes_runs_and_agents(client: TestClient) -> None:
+    r = client.get("/metrics")
+    assert r.status_code == 200
+    assert "# TYPE iowatt_runs gauge" in r.text and "# TYPE iowatt_agents gauge" in r.text
+
+
+def test_unknown_api_path_is_a_json_404_not_the_ui(client: TestClient) -> None:
+    r = client.get("/api/v1/nothing-here")
+    assert r.status_code == 404 and r.json()["error"] in ("not_found", "http_error")

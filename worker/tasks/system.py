@@ -16,6 +16,6 @@ def heartbeat() -> None:
 celery_app.task(name="system.heartbeat")(heartbeat)
 
 
-@worker_ready.connect
+@worker_ready.connect  # type: ignore[misc]
 def _on_ready(**_: Any) -> None:
     heartbeat()
