@@ -357,5 +357,6 @@ int job_all_finished(struct job *j);
 
 /* ---- report.c ---- */
 void report_job(struct jw *w, struct job *j, int jsonplus);
+void emit_empty_dir(struct jw *w, const char *key);
 
 #endif

@@ -163,6 +163,9 @@ int main(int argc, char **argv)
 			jw_str(&w, "jobname", jobs[i].o->name);
 			jw_i64(&w, "groupid", jobs[i].groupid);
 			jw_i64(&w, "error", -jobs[i].err);
+			emit_empty_dir(&w, "read");
+			emit_empty_dir(&w, "write");
+			emit_empty_dir(&w, "trim");
 			jw_obj(&w, "iowatt");
 			jw_str(&w, "error_message", jobs[i].errmsg);
 			jw_obj_end(&w);

@@ -192,7 +192,7 @@ static void emit_dir(struct jw *w, const char *key, const struct merged *m, int 
 	jw_obj_end(w);
 }
 
-static void emit_empty_dir(struct jw *w, const char *key)
+void emit_empty_dir(struct jw *w, const char *key)
 {
 	struct merged z;
 	memset(&z, 0, sizeof(z));
@@ -249,6 +249,12 @@ static void emit_resolved(struct jw *w, const struct options *o)
 	jw_str(w, "filename", o->filename);
 	jw_str(w, "rw", rw_name(o->rw));
 	jw_u64(w, "rwmixread", o->rwmixread);
+	/* one block size when the job has one (what consumers chart), else null */
+	int ddir = rw_reads(o->rw) ? 0 : 1;
+	if (o->nbssplit[ddir] || (rw_reads(o->rw) && rw_writes(o->rw) && o->bs[0] != o->bs[1]))
+		jw_null(w, "bs_bytes");
+	else
+		jw_u64(w, "bs_bytes", o->bs[ddir]);
 	jw_u64(w, "bs_read_bytes", o->bs[0]);
 	jw_u64(w, "bs_write_bytes", o->bs[1]);
 	jw_arr(w, "bssplit");
