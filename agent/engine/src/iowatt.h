@@ -320,7 +320,6 @@ struct worker {
 	int err;                        /* negative errno */
 	char errmsg[256];
 	uint64_t writes_since_sync;
-	uint64_t stamp;
 	pthread_t thread;
 };
 struct job {

@@ -232,8 +232,8 @@ void option_set(struct options *o, const char *name, const char *val)
 		str_copy(o->ioengine, sizeof(o->ioengine), val);
 	} else if (!strcmp(name, "iodepth")) {
 		uint64_t v = need_u64(name, val);
-		if (v < 1 || v > 65536)
-			die_usage(name, "must be 1..65536, got '%s'", val);
+		if (v < 1 || v > 4096)
+			die_usage(name, "must be 1..4096, got '%s'", val);
 		o->iodepth = (unsigned)v;
 	} else if (!strcmp(name, "stonewall") || !strcmp(name, "wait_for_previous")) {
 		o->stonewall = need_bool(name, val);
@@ -363,6 +363,13 @@ void options_finalize(struct options *o)
 			  (unsigned long long)o->size);
 	if (o->time_based && o->runtime_ns == 0)
 		die_usage("time_based", "needs runtime > 0");
+	/* every in-flight I/O has its own buffer: refuse what cannot fit in memory */
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	unsigned depth = engine_find(o->ioengine)->sync ? 1 : o->iodepth;
+	double need = (double)((opt_max_bs(o) + 4095) & ~4095ull) * (double)depth * (double)o->numjobs;
+	if (pages > 0 && psz > 0 && need > 0.5 * (double)pages * (double)psz)
+		die_usage("iodepth", "bs x iodepth x numjobs needs %.0f MiB of buffers, more than half of the RAM",
+			  need / 1048576.0);
 	if (!o->randseed_set)
 		o->randseed = 0x10da5eedull; /* fixed default like fio's randrepeat=1 */
 }

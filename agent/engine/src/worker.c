@@ -337,7 +337,6 @@ static void run_sync(struct worker *w)
 	const int rate = w->rate_period_ns != 0;
 	uint64_t t0;
 
-	w->depth_hist[0] = 0;
 	while (!g_stop && !w->err) {
 		if (gen_io(w, r))
 			break;
@@ -504,7 +503,6 @@ void *worker_main(void *arg)
 	if (!w->reqs || !w->freelist || !w->done || !w->iv_hist || (o->rate_iops && !w->schedhist))
 		err = -ENOMEM;
 	rng_seed(&w->rng, o->randseed * 0x100000001b3ull + (uint64_t)j->index * 7919 + w->id + 1);
-	w->stamp = rng_next(&w->rng);
 	uint64_t bufsz = (j->max_bs + 4095) & ~4095ull;
 	for (unsigned i = 0; !err && i < w->depth; i++) {
 		void *b;
