@@ -494,3 +494,31 @@ def test_parallel_jobs_without_stonewall(run, scratch: Path) -> None:
     ).doc
     assert time.monotonic() - t0 < 1.9, "jobs without stonewall run at the same time, as in fio"
     assert [j["groupid"] for j in doc["jobs"]] == [0, 0]
+
+
+@pytest.mark.parametrize(("invalidate", "cached"), [("1", False), ("0", True)])
+def test_invalidate_drops_the_page_cache(run, disk_scratch: Path, invalidate: str, cached: bool) -> None:
+    import shutil as _sh
+
+    if _sh.which("fincore") is None:
+        pytest.skip("fincore (util-linux) not installed")
+    target = disk_scratch / "t.dat"
+    run(f"--filename={target}", "--size=8m", "--rw=read", "--bs=1m")
+    target.read_bytes()  # now fully in the page cache
+    # the null engine does no I/O, so only the invalidate step can change residency
+    run(f"--filename={target}", "--size=8m", "--rw=randread", "--ioengine=null", f"--invalidate={invalidate}")
+    out = subprocess.run(["fincore", "-bn", "-o", "RES", str(target)], capture_output=True, text=True, check=True)
+    resident = int(out.stdout.split()[0])
+    assert (resident == 8 << 20) if cached else (resident < 1 << 20), resident
+
+
+def test_disk_util_and_target_facts_for_a_disk_file(run, disk_scratch: Path) -> None:
+    doc = run(
+        f"--filename={disk_scratch}/t.dat", "--size=8m", "--rw=randread", "--direct=1", "--runtime=300ms",
+        "--time_based=1",
+    ).doc
+    dev = doc["iowatt"]["target"]["device"]
+    assert dev is not None and dev["logical_block_size"] >= 512 and dev["scheduler"]
+    assert doc["iowatt"]["target"]["fs"]["type"]
+    util = [d for d in doc["disk_util"] if d["name"] == dev["name"]]
+    assert util and util[0]["read_ios"] >= doc["jobs"][0]["read"]["total_ios"] * 0.9
