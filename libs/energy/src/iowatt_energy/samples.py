@@ -1,0 +1,60 @@
+"""Power samples: what a meter reading means and how bad readings are removed (and counted)."""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Quantity(StrEnum):
+    """What a sample's value is."""
+
+    power = "power"  # instantaneous watts at t_ns (smart plugs, hwmon power*_input, Redfish snapshots)
+    power_avg = "power_avg"  # mean watts over the interval ending at t_ns (analyzers, PTDaemon, DCMI average)
+    energy_counter = (
+        "energy_counter"  # cumulative joules, already unwrapped (RAPL, energy*_input, Shelly aenergy)
+    )
+
+
+@dataclass
+class Cleaned:
+    """Samples in strictly increasing time order with finite, non-negative values."""
+
+    t_ns: list[int]
+    value: list[float]
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def dropped_total(self) -> int:
+        return sum(self.dropped.values())
+
+
+def clean(t_ns: Sequence[int], values: Sequence[float], *, quantity: Quantity) -> Cleaned:
+    """Drop NaN/inf, negative values, out-of-order and duplicated timestamps, and counter
+    decreases; never integrate them silently: every drop is counted by reason."""
+    if len(t_ns) != len(values):
+        raise ValueError(f"t_ns has {len(t_ns)} entries but value has {len(values)}")
+    dropped = {
+        "dropped_nonfinite": 0,
+        "dropped_negative": 0,
+        "dropped_out_of_order": 0,
+        "dropped_duplicate": 0,
+    }
+    out_t: list[int] = []
+    out_v: list[float] = []
+    for t, v in zip(t_ns, values, strict=True):
+        v = float(v)
+        if not math.isfinite(v):
+            dropped["dropped_nonfinite"] += 1
+        elif v < 0:
+            dropped["dropped_negative"] += 1
+        elif out_t and t == out_t[-1]:
+            dropped["dropped_duplicate"] += 1
+        elif out_t and t < out_t[-1]:
+            dropped["dropped_out_of_order"] += 1
+        elif quantity is Quantity.energy_counter and out_v and v < out_v[-1]:
+            dropped["dropped_out_of_order"] += 1  # a counter never goes back once unwrapped
+        else:
+            out_t.append(int(t))
+            out_v.append(v)
+    return Cleaned(t_ns=out_t, value=out_v, dropped=dropped)
