@@ -104,10 +104,22 @@ try {
   let secondId = "";
 
   await run("open a succeeded run: key figures and a line chart", async () => {
-    firstId = (await succeeded.nth(0).getAttribute("data-run-id")) ?? "";
-    secondId = (await succeeded.nth(1).getAttribute("data-run-id")) ?? "";
-    check(firstId && secondId, "succeeded rows carry no data-run-id");
-    await succeeded.nth(0).getByTestId("run-link").click();
+    // Two succeeded runs of the same workload (same job names), so the comparison has ratios.
+    const seen = new Map();
+    for (let i = 0; i < (await succeeded.count()); i += 1) {
+      const id = (await succeeded.nth(i).getAttribute("data-run-id")) ?? "";
+      const jobs = (await succeeded.nth(i).getAttribute("data-jobs")) ?? "";
+      if (seen.has(jobs)) {
+        firstId = seen.get(jobs);
+        secondId = id;
+        break;
+      }
+      seen.set(jobs, id);
+    }
+    check(firstId && secondId, "no two succeeded runs of the same workload on the runs page");
+    await page
+      .locator(`[data-testid="run-row"][data-run-id="${firstId}"] [data-testid="run-link"]`)
+      .click();
     await page.getByTestId("run-detail").waitFor();
     check(page.url().endsWith(`/runs/${firstId}`), `expected /runs/${firstId}, got ${page.url()}`);
     const figures = (await page.getByTestId("key-figures").first().textContent()) ?? "";

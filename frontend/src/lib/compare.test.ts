@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { CompareRead, RunRead } from "../client/types";
-import { compareBarCharts, metricKind, ratiosToFirst, runLabels } from "./compare";
+import {
+  compareBarCharts,
+  metricKind,
+  pickLikeRuns,
+  ratiosToFirst,
+  runLabels,
+  unmatchedJobs,
+} from "./compare";
 import { toThroughputSeries } from "./series";
 
 describe("ratiosToFirst", () => {
@@ -86,5 +93,35 @@ describe("toThroughputSeries", () => {
         },
       ]),
     ).toEqual([{ t_s: 1, mbps: 4, iops: 150 }]);
+  });
+});
+
+describe("unmatchedJobs", () => {
+  it("names jobs that a run lacks", () => {
+    const cmp: CompareRead = {
+      runs: [run("a", "x"), run("b", "y")],
+      jobs: [
+        { name: "both", metrics: [{ key: "read_iops", label: "", unit: "IO/s", values: [1, 2] }] },
+        {
+          name: "only-a",
+          metrics: [{ key: "read_iops", label: "", unit: "IO/s", values: [1, null] }],
+        },
+      ],
+    };
+    expect(unmatchedJobs(cmp)).toEqual(["only-a"]);
+  });
+});
+
+describe("pickLikeRuns", () => {
+  const r = (id: string, jobs: string[]) =>
+    ({ id, workload: { jobs: jobs.map((name) => ({ name })) } }) as unknown as RunRead;
+  it("takes the newest group of like runs, oldest first", () => {
+    const runs = [r("n1", ["x"]), r("n2", ["a", "b"]), r("n3", ["a", "b"]), r("n4", ["x"])];
+    expect(pickLikeRuns(runs).map((x) => x.id)).toEqual(["n4", "n1"]);
+  });
+  it("skips lone runs and caps the group", () => {
+    const runs = [r("solo", ["z"]), ...["1", "2", "3", "4"].map((i) => r(i, ["a"]))];
+    expect(pickLikeRuns(runs, 3).map((x) => x.id)).toEqual(["3", "2", "1"]);
+    expect(pickLikeRuns([r("solo", ["z"])])).toEqual([]);
   });
 });

@@ -38,6 +38,19 @@ export function metricKind(m: Pick<CompareMetric, "key" | "unit">): MetricKind |
   return null;
 }
 
+/** "read" / "write" from a metric key such as read_iops; the key itself otherwise. */
+function direction(key: string): string {
+  const d = key.split("_")[0] ?? key;
+  return d === "read" || d === "write" ? d : key;
+}
+
+/** Jobs that some of the compared runs did not run (their cells are empty). */
+export function unmatchedJobs(cmp: CompareRead): string[] {
+  return cmp.jobs
+    .filter((j) => cmp.runs.some((_, i) => j.metrics.every((m) => m.values[i] == null)))
+    .map((j) => j.name);
+}
+
 export interface BarChartData {
   kind: MetricKind;
   title: string;
@@ -67,7 +80,7 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
       );
       for (const m of metrics) {
         picked.push({
-          category: metrics.length > 1 ? `${job.name} · ${m.label}` : job.name,
+          category: metrics.length > 1 ? `${job.name} ${direction(m.key)}` : job.name,
           values: m.values,
         });
       }
@@ -96,4 +109,28 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
     out.push({ kind, title: TITLES[kind], unit, rows, series });
   }
   return out;
+}
+
+/** The job names of a run's workload, as a key: runs with the same key are like for like. */
+export function workloadKey(run: Pick<RunRead, "workload">): string {
+  return run.workload.jobs.map((j) => j.name).join("\u0000");
+}
+
+/**
+ * For the dashboard: from runs newest first, the newest group of at least two runs of the
+ * same workload (at most `max`), returned oldest first so the oldest is the baseline.
+ */
+export function pickLikeRuns<T extends Pick<RunRead, "id" | "workload">>(runs: T[], max = 6): T[] {
+  const groups = new Map<string, T[]>();
+  for (const r of runs) {
+    const k = workloadKey(r);
+    const g = groups.get(k) ?? [];
+    g.push(r);
+    groups.set(k, g);
+  }
+  // Map keeps first-insertion order, i.e. groups ordered by their newest run.
+  for (const g of groups.values()) {
+    if (g.length >= 2) return g.slice(0, max).reverse();
+  }
+  return [];
 }

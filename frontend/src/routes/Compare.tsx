@@ -4,7 +4,7 @@ import type { CompareRead } from "../client/types";
 import { GroupedBarChart } from "../components/charts/GroupedBarChart";
 import { QueryState } from "../components/QueryState";
 import { StatusBadge } from "../components/Run/StatusBadge";
-import { compareBarCharts, ratiosToFirst, runLabels } from "../lib/compare";
+import { compareBarCharts, ratiosToFirst, runLabels, unmatchedJobs } from "../lib/compare";
 import { formatRatio, formatWithUnit } from "../lib/format";
 import { describeWorkload } from "../lib/workload";
 import { compareQuery } from "../queries/compare";
@@ -174,6 +174,12 @@ export function Compare() {
               </tbody>
             </table>
           </div>
+          {unmatchedJobs(q.data).length > 0 && (
+            <div className="alert alert-warn" data-testid="compare-unmatched">
+              Not every run ran these jobs: {unmatchedJobs(q.data).join(", ")}. Runs are matched by
+              job name; compare runs of the same workload for ratios.
+            </div>
+          )}
           <CompareCharts data={q.data} />
           <h2>All metrics</h2>
           <p className="muted small">

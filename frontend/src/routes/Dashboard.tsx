@@ -2,6 +2,7 @@ import { useQueries, useQuery } from "@tanstack/react-query";
 import { Link } from "react-router-dom";
 import type { RunStatus } from "../client/types";
 import { QueryState } from "../components/QueryState";
+import { pickLikeRuns } from "../lib/compare";
 import { agentsQuery } from "../queries/agents";
 import { compareQuery } from "../queries/compare";
 import { runsQuery } from "../queries/runs";
@@ -9,7 +10,8 @@ import { CompareCharts } from "./Compare";
 import { RunsTable } from "./Runs";
 
 const COUNTED: RunStatus[] = ["queued", "running", "succeeded", "failed"];
-const LATEST_SUCCEEDED = 6;
+const RECENT_SUCCEEDED = 30;
+const COMPARED = 6;
 
 export function Dashboard() {
   const agents = useQuery(agentsQuery());
@@ -17,9 +19,9 @@ export function Dashboard() {
     queries: COUNTED.map((status) => runsQuery({ status, limit: 1 })),
   });
   const latest = useQuery(runsQuery({ limit: 8 }));
-  const succeeded = useQuery(runsQuery({ status: "succeeded", limit: LATEST_SUCCEEDED }));
-  // Oldest first, so the first run is the baseline of the ratios.
-  const ids = (succeeded.data?.items ?? []).map((r) => r.id).reverse();
+  const succeeded = useQuery(runsQuery({ status: "succeeded", limit: RECENT_SUCCEEDED }));
+  // The newest like-for-like group (same workload), oldest first so it is the baseline.
+  const ids = pickLikeRuns(succeeded.data?.items ?? [], COMPARED).map((r) => r.id);
   const cmp = useQuery(compareQuery(ids));
 
   const online = agents.data?.items.filter((a) => a.online).length;
@@ -46,7 +48,8 @@ export function Dashboard() {
       <QueryState isPending={succeeded.isPending} error={succeeded.error ?? cmp.error} />
       {succeeded.data && ids.length < 2 && (
         <p className="muted">
-          Two succeeded runs are needed for a comparison. <Link to="/runs/new">Queue a run</Link>.
+          Two succeeded runs of the same workload are needed for a comparison.{" "}
+          <Link to="/runs/new">Queue a run</Link>.
         </p>
       )}
       {cmp.data && (

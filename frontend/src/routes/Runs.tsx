@@ -51,6 +51,7 @@ export function RunsTable({
             data-testid="run-row"
             data-run-id={r.id}
             data-status={r.status}
+            data-jobs={r.workload.jobs.map((j) => j.name).join(",")}
             onMouseEnter={() => qc.prefetchQuery(runQuery(r.id))}
           >
             {onToggle && (

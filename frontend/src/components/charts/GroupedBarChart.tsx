@@ -37,6 +37,9 @@ export function GroupedBarChart({
   height = 260,
   width,
 }: Props) {
+  // Many or long category names are tilted so they never run into each other.
+  const tilt =
+    rows.length > 4 || rows.some((r) => String(r[categoryKey] ?? "").length * rows.length > 40);
   const positive = rows.flatMap((r) =>
     series.map((s) => r[s.key]).filter((v): v is number => typeof v === "number" && v > 0),
   );
@@ -56,7 +59,14 @@ export function GroupedBarChart({
       height={width ? height : undefined}
     >
       <CartesianGrid stroke="#e5e7eb" strokeDasharray="3 3" vertical={false} />
-      <XAxis dataKey={categoryKey} interval={0} tick={{ fontSize: 12 }} />
+      <XAxis
+        dataKey={categoryKey}
+        interval={0}
+        tick={{ fontSize: 12 }}
+        angle={tilt ? -30 : 0}
+        textAnchor={tilt ? "end" : "middle"}
+        height={tilt ? 70 : 30}
+      />
       <YAxis
         tickFormatter={tickNumber}
         scale={useLog ? "log" : "auto"}
