@@ -1,6 +1,7 @@
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { JobSummary } from "../client/types";
+import { GroupedBarChart } from "./charts/GroupedBarChart";
 import { KeyFigures } from "./Run/KeyFigures";
 import { ThroughputChart } from "./Run/ThroughputChart";
 
@@ -59,5 +60,41 @@ describe("ThroughputChart", () => {
   it("says so when there are no samples", () => {
     render(<ThroughputChart points={[]} />);
     expect(screen.getByText("No per-second samples.")).toBeTruthy();
+  });
+});
+
+describe("GroupedBarChart", () => {
+  const series = [
+    { key: "r0", label: "hdd" },
+    { key: "r1", label: "ram" },
+  ];
+  it("draws a bar per run and labels the axis with its unit", () => {
+    const { container } = render(
+      <GroupedBarChart
+        rows={[{ category: "rand4k", r0: 4, r1: 200 }]}
+        categoryKey="category"
+        series={series}
+        valueLabel="Throughput"
+        unit="MB/s"
+        log="auto"
+        width={500}
+      />,
+    );
+    expect(container.querySelectorAll(".recharts-bar-rectangle")).toHaveLength(2);
+    expect(container.textContent).toContain("Throughput (MB/s)");
+  });
+  it("switches to a log axis when values span more than 100×", () => {
+    const { container } = render(
+      <GroupedBarChart
+        rows={[{ category: "rand4k", r0: 150, r1: 500_000 }]}
+        categoryKey="category"
+        series={series}
+        valueLabel="IOPS"
+        unit="IOPS"
+        log="auto"
+        width={500}
+      />,
+    );
+    expect(container.textContent).toContain("IOPS (log)");
   });
 });

@@ -78,6 +78,9 @@ describe("formatPercent / formatRatio / formatSeconds", () => {
   it("ratio", () => {
     expect(formatRatio(2.5)).toBe("2.50×");
     expect(formatRatio(null)).toBe(MISSING);
+    expect(formatRatio(0.007312)).toBe("0.00731×");
+    expect(formatRatio(0.59)).toBe("0.59×");
+    expect(formatRatio(906.4)).toBe("906×");
   });
   it("seconds", () => {
     expect(formatSeconds(5)).toBe("5 s");

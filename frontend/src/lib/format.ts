@@ -109,7 +109,15 @@ export function formatPercent(pct: Num): string {
 export function formatRatio(r: Num): string {
   if (!isNum(r)) return MISSING;
   const abs = Math.abs(r);
-  const text = abs >= 100 ? r.toFixed(0) : abs >= 10 ? r.toFixed(1) : r.toFixed(2);
+  // Below 1, three significant digits, so 0.0073 does not collapse to "0.01".
+  const text =
+    abs >= 100
+      ? r.toFixed(0)
+      : abs >= 10
+        ? r.toFixed(1)
+        : abs >= 1 || abs === 0
+          ? r.toFixed(2)
+          : sig3(r);
   return `${text}×`;
 }
 

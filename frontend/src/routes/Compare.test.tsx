@@ -84,7 +84,7 @@ describe("Compare page", () => {
     const p99 = within(table).getByRole("row", { name: /p99/ });
     expect(p99.textContent).toContain("8 ms");
     expect(p99.textContent).toContain("20 µs");
-    expect(p99.textContent).toContain("0.00×");
+    expect(p99.textContent).toContain("0.0025×");
     // Duplicates in the URL are dropped; order is kept (the first is the baseline).
     expect(calls[0]?.path).toBe("/api/v1/compare");
   });

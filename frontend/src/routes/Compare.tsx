@@ -32,7 +32,7 @@ export function CompareCharts({ data }: { data: CompareRead }) {
             series={c.series}
             valueLabel={c.title}
             unit={c.unit}
-            log={c.kind === "p99"}
+            log={c.kind === "p99" ? true : "auto"}
           />
         </div>
       ))}

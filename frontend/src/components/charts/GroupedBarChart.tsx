@@ -20,8 +20,11 @@ interface Props {
   /** Axis label, e.g. "IOPS" or "p99 latency"; the unit is added in parentheses. */
   valueLabel: string;
   unit: string;
-  /** Log scale, for figures that span orders of magnitude (latency). */
-  log?: boolean;
+  /**
+   * Log scale, for figures that span orders of magnitude (latency); "auto" switches to it when
+   * the largest value is over 100× the smallest, so small bars stay visible beside big ones.
+   */
+  log?: boolean | "auto";
   height?: number;
   width?: number;
 }
@@ -43,14 +46,18 @@ export function GroupedBarChart({
   const positive = rows.flatMap((r) =>
     series.map((s) => r[s.key]).filter((v): v is number => typeof v === "number" && v > 0),
   );
-  const useLog = log && positive.length > 0;
+  const spread = positive.length > 0 ? Math.max(...positive) / Math.min(...positive) : 1;
+  const useLog = positive.length > 0 && (log === true || (log === "auto" && spread > 100));
   // Log axes span whole decades with a tick at each power of ten.
   const lo = useLog ? Math.floor(Math.log10(Math.min(...positive))) : 0;
   const hi = useLog ? Math.max(lo + 1, Math.ceil(Math.log10(Math.max(...positive)))) : 0;
   const logTicks = useLog
     ? Array.from({ length: hi - lo + 1 }, (_, i) => 10 ** (lo + i))
     : undefined;
-  const title = valueLabel === unit ? unit : `${valueLabel} (${unit}${useLog ? ", log" : ""})`;
+  const title =
+    valueLabel === unit
+      ? `${unit}${useLog ? " (log)" : ""}`
+      : `${valueLabel} (${unit}${useLog ? ", log" : ""})`;
   const chart = (
     <BarChart
       data={rows}
