@@ -1,13 +1,16 @@
+import { lazy } from "react";
 import { Navigate, Route, Routes } from "react-router-dom";
 import { Layout } from "./components/Layout";
 import { RequireAuth } from "./components/RequireAuth";
-import { Agents } from "./routes/Agents";
-import { Compare } from "./routes/Compare";
-import { Dashboard } from "./routes/Dashboard";
 import { Login } from "./routes/Login";
-import { NewRun } from "./routes/NewRun";
-import { RunDetail } from "./routes/RunDetail";
-import { Runs } from "./routes/Runs";
+
+// Pages load on demand: the login page does not pull in the charting library.
+const Dashboard = lazy(() => import("./routes/Dashboard").then((m) => ({ default: m.Dashboard })));
+const Agents = lazy(() => import("./routes/Agents").then((m) => ({ default: m.Agents })));
+const Runs = lazy(() => import("./routes/Runs").then((m) => ({ default: m.Runs })));
+const NewRun = lazy(() => import("./routes/NewRun").then((m) => ({ default: m.NewRun })));
+const RunDetail = lazy(() => import("./routes/RunDetail").then((m) => ({ default: m.RunDetail })));
+const Compare = lazy(() => import("./routes/Compare").then((m) => ({ default: m.Compare })));
 
 export function App() {
   return (

@@ -1,4 +1,5 @@
 import { useQueryClient } from "@tanstack/react-query";
+import { Suspense } from "react";
 import { NavLink, Outlet, useLocation } from "react-router-dom";
 import { clearToken } from "../lib/auth";
 
@@ -50,7 +51,9 @@ export function Layout() {
         </button>
       </header>
       <main className="content">
-        <Outlet />
+        <Suspense fallback={<p className="muted">Loading…</p>}>
+          <Outlet />
+        </Suspense>
       </main>
     </div>
   );
