@@ -103,6 +103,15 @@ def compare(
             compare(pa[f], ps[f], ra, rs, f"{where}.{f}", direction, problems)
 
 
+# Fields a contract section adds before the server exports them. Left out while the server lacks
+# them (its snapshot predates the section), checked like any other field once it has them.
+PENDING = {
+    # contract §4: the agent omits `power` on the wire when no meter is configured, so meterless
+    # results still reach a server from before §4; a result WITH power needs the newer server.
+    "ResultUpload.power": "docs/contracts.md §4",
+}
+
+
 def check(openapi: dict[str, Any]) -> list[str]:
     paths = {_norm(p): ops for p, ops in openapi.get("paths", {}).items()}
     rs = Resolver(openapi, "components/schemas")
@@ -186,4 +195,5 @@ def test_comparator_accepts_a_conforming_server_and_catches_drift():
 @pytest.mark.skipif(not OPENAPI.exists(), reason=f"{OPENAPI} not exported by the server yet")
 def test_agent_wire_models_match_the_server_openapi():
     problems = check(json.loads(OPENAPI.read_text()))
+    problems = [p for p in problems if not any(p.startswith(f"{k}: agent sends it") for k in PENDING)]
     assert problems == [], "\n".join(problems)

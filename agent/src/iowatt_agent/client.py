@@ -34,6 +34,7 @@ from .schemas import (
     LeaseResponse,
     ProgressRequest,
     ProgressResponse,
+    Request,
     ResultUpload,
     StartRequest,
 )
@@ -207,7 +208,8 @@ class ApiClient:
     ) -> httpx.Response:
         kwargs: dict[str, Any] = {"params": params}
         if body is not None:
-            kwargs["content"] = body.model_dump_json(by_alias=True).encode()
+            exclude = body.wire_exclude() if isinstance(body, Request) else None
+            kwargs["content"] = body.model_dump_json(by_alias=True, exclude=exclude).encode()
             kwargs["headers"] = {"Content-Type": "application/json"}
         if timeout_s is not None:
             kwargs["timeout"] = timeout_s

@@ -17,6 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 class Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    def wire_exclude(self) -> set[str] | None:
+        """Fields left out of the JSON body (see ResultUpload)."""
+        return None
+
 
 class Answer(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -118,6 +122,9 @@ class Lease(Answer):
     target_path: str
     engine_job: EngineJob
     timeout_s: float = Field(gt=0)
+    # Optional per-run overrides of the agent's meter (contract §4); absent on older servers.
+    meter: str | None = None
+    idle_s: float | None = Field(default=None, ge=0)
 
 
 class LeaseResponse(Answer):
@@ -145,6 +152,55 @@ class ProgressResponse(Answer):
     lease_expires_at: datetime | None = None
 
 
+# --- power samples (contract §4) ---------------------------------------------------------------
+
+Tier = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate"]
+Quantity = Literal["power", "power_avg", "energy_counter"]
+
+
+class PowerMeter(Request):
+    spec: str  # secrets (password=, community=) redacted
+    driver: str | None  # null only when the spec itself was invalid
+    model: str | None
+    tier: Tier | None
+    quantity: Quantity | None
+    accuracy_pct: float | None  # null: no claim (component tier, invalid spec)
+    accuracy_w: float
+    accuracy_declared: bool
+    nominal_interval_s: float | None
+
+
+class PowerPhase(Request):
+    name: Literal["idle_before", "load", "idle_after"]
+    start_ns: int
+    end_ns: int
+
+
+class PowerSamples(Request):
+    """Columnar: t_ns[i] (ns since t0_utc on the agent's monotonic clock) and value[i] (W, or J
+    for energy_counter)."""
+
+    t_ns: list[int]
+    value: list[float]
+
+
+class PowerCleaning(Request):
+    dropped_nonfinite: int
+    dropped_negative: int
+    dropped_out_of_order: int
+    dropped_duplicate: int
+
+
+class PowerUpload(Request):
+    meter: PowerMeter
+    status: Literal["ok", "no_meter_data"]
+    reason: str | None
+    t0_utc: datetime
+    phases: list[PowerPhase]
+    samples: PowerSamples
+    cleaning: PowerCleaning
+
+
 class ResultUpload(Request):
     lease_id: UUID
     upload_id: UUID
@@ -153,6 +209,13 @@ class ResultUpload(Request):
     started_at: datetime
     finished_at: datetime
     agent_version: str
+    power: PowerUpload | None = None
+
+    def wire_exclude(self) -> set[str] | None:
+        # No meter: leave `power` out rather than send null (the same thing to a server that knows
+        # the field), so servers from before contract §4, which forbid unknown fields, still
+        # accept meterless results.
+        return {"power"} if self.power is None else None
 
 
 class FailureReport(Request):

@@ -1,0 +1,102 @@
+"""SPEC PTDaemon over TCP (energy.md §1.1): a client of a user-run, licensed PTDaemon.
+
+    ptdaemon://HOST[:8888][?volts=V&amps=A&mark=NAME&interval=S]
+
+Handshake `Hello` (answer must be "Hello, PTDaemon here!"), `Identify` (analyzer model), optional
+fixed ranges `SR,V,<volts>` / `SR,A,<amps>` (SPEC forbids autoranging during a measurement), then
+`Go,1000,0,<mark>` so PTDaemon also logs its own 1 s samples under our mark. Each tick sends
+`Watts` and takes the number after "Watts," (PTD's analyzer readings are 1 s true-RMS averages:
+quantity `power_avg`). On close: `Stop`, then `Uncertainty`, whose percentage (PTD's estimate for
+the last sample) becomes the declared accuracy when it parses.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._net import LineSocket
+from .base import Meter, MeterError, ParsedSpec
+
+HELLO_REPLY = "Hello, PTDaemon here!"
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf", re.IGNORECASE)
+
+
+def parse_watts(reply: str) -> float:
+    """'Watts,22.97' (or a bare number) -> 22.97; 'Error...' or nothing numeric -> MeterError."""
+    text = reply.strip()
+    if not text or text.lower().startswith("error"):
+        raise MeterError(f"PTDaemon: {text or 'empty answer'}")
+    fields = [f.strip() for f in text.split(",")]
+    for i, f in enumerate(fields[:-1]):
+        if f.lower() == "watts":
+            candidate = fields[i + 1]
+            break
+    else:
+        candidate = fields[-1]
+    if not NUMBER.fullmatch(candidate):
+        raise MeterError(f"PTDaemon: no watts in answer {text!r}")
+    return float(candidate)
+
+
+class PtDaemonMeter(Meter):
+    scheme = "ptdaemon"
+    driver = "ptdaemon"
+    tier = "lab"
+    quantity = "power_avg"
+    native_interval_s = 1.0
+    summary = "SPEC PTDaemon (licensed) driving a SPEC-accepted analyzer; 1 s readings"
+    needs = "a PTDaemon you run, reachable over TCP (default port 8888)"
+    example = "ptdaemon://ptd-host:8888?volts=300&amps=2"
+
+    def __init__(self, spec: ParsedSpec, *, interval_s: float | None = None) -> None:
+        super().__init__(spec, interval_s=interval_s)
+        self.host = spec.need_host()
+        self.port = spec.port or 8888
+        self.volts = spec.query.get("volts")
+        self.amps = spec.query.get("amps")
+        self.mark = spec.query.get("mark") or "iowatt"
+        if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", self.mark):
+            raise MeterError(f"meter spec {spec.spec!r}: mark must be 1-64 letters, digits, '_', '.', '-'")
+        self.conn: LineSocket | None = None
+
+    def _ask(self, line: str) -> str:
+        assert self.conn is not None
+        return self.conn.ask(line)
+
+    def open(self) -> None:
+        self.conn = LineSocket(self.host, self.port)
+        try:
+            hello = self._ask("Hello")
+            if hello.strip() != HELLO_REPLY:
+                raise MeterError(f"{self.host}:{self.port} is not a PTDaemon (answered {hello[:80]!r})")
+            self.model = self._ask("Identify").strip()[:200] or None
+            for kind, value in (("V", self.volts), ("A", self.amps)):
+                if value:
+                    answer = self._ask(f"SR,{kind},{value}")
+                    if answer.lower().startswith("error"):
+                        raise MeterError(f"PTDaemon refused range SR,{kind},{value}: {answer}")
+            started = self._ask(f"Go,1000,0,{self.mark}")
+            if started.lower().startswith("error"):
+                raise MeterError(f"PTDaemon refused Go: {started}")
+        except MeterError:
+            self.conn.close()
+            self.conn = None
+            raise
+
+    def read(self) -> float:
+        return parse_watts(self._ask("Watts"))
+
+    def close(self) -> None:
+        if self.conn is None:
+            return
+        try:
+            self._ask("Stop")
+            answer = self._ask("Uncertainty")
+            m = re.search(r"([0-9.]+)\s*%", answer)
+            if m and not answer.lower().startswith("error"):
+                self.accuracy_pct = float(m.group(1))
+        except MeterError:
+            pass
+        finally:
+            self.conn.close()
+            self.conn = None
