@@ -138,3 +138,25 @@ def test_root_device_is_refused_without_writing(engine_bin: Path) -> None:
                    "--offset=0", "--ioengine=null", check=False)
     assert r.rc == 2, r.stderr
     assert "mounted" in r.stderr or "root" in r.stderr, r.stderr
+
+
+def test_run_time_failure_exits_1_with_json(engine_bin: Path) -> None:
+    """A target that cannot be filled (a 1 MiB tmpfs for a 4 MiB job) fails at run time:
+    exit 1, the JSON document still printed with the job's errno."""
+    mnt = Path(tempfile.mkdtemp(prefix="iowatt-small-"))
+    try:
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True,
+                           text=True, timeout=30)
+        if p.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
+        try:
+            r = run_engine(engine_bin, "--name=a", f"--filename={mnt}/t.dat", "--size=4m", "--rw=read", check=False)
+        finally:
+            subprocess.run(["umount", str(mnt)], capture_output=True, timeout=30)
+        assert r.rc == 1, r.stderr
+        job = r.job
+        assert job["error"] == 28  # ENOSPC
+        assert "No space left" in job["iowatt"]["error_message"]
+        assert job["read"]["total_ios"] == 0
+    finally:
+        mnt.rmdir()

@@ -188,7 +188,7 @@ static void emit_dir(struct jw *w, const char *key, const struct merged *m, int 
 	emit_lstat(w, "slat_ns", &s->slat, NULL, 0);
 	emit_lstat(w, "clat_ns", &s->clat, s->hist, jsonplus);
 	emit_lstat(w, "lat_ns", &s->lat, NULL, 0);
-	emit_samples(w, pts, n, d);
+	emit_samples(w, pts, s->ios ? n : 0, d);
 	jw_obj_end(w);
 }
 

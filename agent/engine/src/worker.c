@@ -116,14 +116,6 @@ static void close_intervals(struct worker *w, uint64_t t)
 
 static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, int sync)
 {
-	if (!w->measuring) {
-		if (t_done < w->job->t_ramp_end)
-			return;
-		start_measuring(w);
-	}
-	if (t_done >= w->next_tick)
-		close_intervals(w, t_done);
-	struct dstat *d = &w->d[r->ddir];
 	if (r->res < 0) {
 		if (!w->err) {
 			w->err = (int)r->res;
@@ -133,6 +125,14 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 		}
 		return;
 	}
+	if (!w->measuring) {
+		if (t_done < w->job->t_ramp_end)
+			return;
+		start_measuring(w);
+	}
+	if (t_done >= w->next_tick)
+		close_intervals(w, t_done);
+	struct dstat *d = &w->d[r->ddir];
 	if ((uint64_t)r->res != r->len)
 		d->short_ios++;
 	uint64_t clat = t_done - r->t_sub;
