@@ -1,4 +1,4 @@
-"""`iowatt-agent` command line: enroll, run, bench, inventory.
+"""`iowatt-agent` command line: enroll, run, bench, inventory, meters.
 
 Exit codes: 0 ok; 1 failure (server unreachable, engine failed at run time); 2 usage or setup
 error (bad option, not enrolled, engine not found, engine rejected an option); 3 refused by the
@@ -14,6 +14,8 @@ import re
 import signal
 import socket
 import sys
+import threading
+import time
 import uuid
 from pathlib import Path
 from types import FrameType
@@ -30,19 +32,25 @@ from .client import ApiClient, ApiError, Conflict, PermanentError, RetryPolicy, 
 from .config import (
     AgentConfig,
     ConfigError,
+    MeterConfig,
+    clear_meter_config,
     ensure_state_dir,
     load_config,
+    load_meter_config,
     normalize_server_url,
     resolve_state_dir,
     save_config,
+    save_meter_config,
 )
 from .engine import EngineNotFound, locate_engine
 from .inventory import collect as collect_inventory
 from .logs import setup_logging
 from .loop import AgentLoop, LoopSettings
+from .meters import DRIVERS, Clock, MeterError, open_meter, redact
+from .power import DEFAULT_IDLE_S, Grid, PowerSession, energy_and_carbon
 from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target, resolve_target
 from .schemas import EnrollRequest, Inventory
-from .units import fmt_bytes_rate, fmt_count, fmt_ns, fmt_pct
+from .units import fmt_bytes_rate, fmt_count, fmt_g, fmt_j, fmt_ns, fmt_num, fmt_pct, fmt_w
 
 AGENT_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,120}")
 
@@ -68,6 +76,29 @@ EngineOpt = Annotated[
     Path | None,
     typer.Option("--engine", envvar="IOWATT_ENGINE", help="Path to iowatt-engine [default: search]"),
 ]
+MeterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--meter", help="Wattmeter spec, e.g. hwmon:/sys/class/hwmon/hwmon3/power1_input (meters list)"
+    ),
+]
+IdleOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--idle",
+        min=0,
+        help=f"Seconds of idle baseline before and after the load [default: {DEFAULT_IDLE_S:g}]",
+    ),
+]
+
+
+def check_meter_spec(spec: str) -> str:
+    """A spec that does not even parse is a usage error (exit 2); an unreachable meter is not."""
+    try:
+        open_meter(spec)
+    except MeterError as exc:
+        raise fail(str(exc), 2) from None
+    return spec
 
 
 def stdout_console() -> Console:
@@ -106,9 +137,13 @@ def enroll(
     ],
     name: Annotated[str | None, typer.Option(help="Agent name [default: host name]")] = None,
     replace: Annotated[bool, typer.Option(help="Take over an existing agent with the same name")] = False,
+    meter: MeterOpt = None,
+    idle: IdleOpt = None,
     state_dir: StateDirOpt = None,
 ) -> None:
     """Register this host with a server and store the agent's credentials (mode 0600)."""
+    if meter is not None:
+        check_meter_spec(meter)
     try:
         server_url = normalize_server_url(server)
         directory = ensure_state_dir(resolve_state_dir(state_dir))
@@ -160,6 +195,9 @@ def enroll(
     )
     path = save_config(directory, config)
     out.print(f"enrolled as [bold]{agent_name}[/] (agent id {answer.agent_id}); credentials in {path}")
+    if meter is not None:
+        save_meter_config(directory, MeterConfig(spec=meter, idle_s=idle))
+        out.print(f"meter: {redact(meter)}", highlight=False)
 
 
 # --- run -----------------------------------------------------------------------------------------
@@ -177,6 +215,8 @@ def run(
     ] = 25.0,
     log_format: Annotated[str, typer.Option(help="text or json")] = "text",
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
+    meter: MeterOpt = None,
+    idle: IdleOpt = None,
 ) -> None:
     """Work for the server: heartbeat, lease runs, run the engine, upload results. SIGTERM drains."""
     if log_format not in ("text", "json"):
@@ -186,8 +226,13 @@ def run(
     try:
         config = load_config(directory)
         engine_path = locate_engine(engine)
+        stored = load_meter_config(directory)
     except (ConfigError, EngineNotFound) as exc:
         raise fail(str(exc), 2) from None
+    meter_spec = meter if meter is not None else (stored.spec if stored else None)
+    if meter_spec:
+        check_meter_spec(meter_spec)
+    idle_s = idle if idle is not None else (stored.idle_s if stored and stored.idle_s is not None else None)
 
     def make_client() -> ApiClient:
         return ApiClient(config.server_url, config.agent_token)
@@ -197,7 +242,12 @@ def run(
         state_dir=directory,
         engine=engine_path,
         client_factory=make_client,
-        settings=LoopSettings(lease_wait_s=lease_wait, drain_timeout_s=drain_timeout),
+        settings=LoopSettings(
+            lease_wait_s=lease_wait,
+            drain_timeout_s=drain_timeout,
+            meter=meter_spec or None,
+            idle_s=DEFAULT_IDLE_S if idle_s is None else idle_s,
+        ),
     )
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -326,8 +376,20 @@ def bench(
     ] = False,
     output_format: Annotated[str, typer.Option("--output-format", help="json or json+")] = "json",
     engine: EngineOpt = None,
+    meter: MeterOpt = None,
+    idle: IdleOpt = None,
+    grid: Annotated[
+        str | None,
+        typer.Option("--grid", help="Grid region for CO2, e.g. DE, US, FR [default: WORLD]"),
+    ] = None,
+    grid_g_per_kwh: Annotated[
+        float | None,
+        typer.Option("--grid-g-per-kwh", min=0, help="Grid intensity in gCO2e/kWh (overrides --grid)"),
+    ] = None,
+    pue: Annotated[float, typer.Option("--pue", min=1.0, help="Site power usage effectiveness")] = 1.0,
 ) -> None:
-    """Run the engine locally (no server). Any other engine option: --NAME=VALUE (fio names)."""
+    """Run the engine locally (no server). Any other engine option: --NAME=VALUE (fio names).
+    With --meter: idle baseline, load, idle baseline, then energy and CO2 figures."""
     try:
         extra = parse_engine_args(list(ctx.args))
         engine_path = locate_engine(engine)
@@ -336,6 +398,15 @@ def bench(
         raise fail(str(exc), 2) from None
     if output_format not in ("json", "json+"):
         raise fail(f"--output-format must be json or json+, got {output_format!r}", 2)
+    if meter is None and (idle is not None or grid is not None or grid_g_per_kwh is not None or pue != 1.0):
+        raise fail("--idle, --grid, --grid-g-per-kwh and --pue need --meter SPEC", 2)
+    grid_choice = None
+    if meter is not None:
+        check_meter_spec(meter)
+        try:
+            grid_choice = Grid.choose(grid, grid_g_per_kwh)
+        except ValueError as exc:
+            raise fail(str(exc), 2) from None
     base = {
         "name": name,
         "rw": rw,
@@ -358,10 +429,12 @@ def bench(
     )
 
     interrupted = False
+    stop_idle = threading.Event()
 
     def on_sigint(_signum: int, _frame: FrameType | None) -> None:
         nonlocal interrupted
         interrupted = True
+        stop_idle.set()
         proc.stop("interrupted")
 
     old = signal.signal(signal.SIGINT, on_sigint)
@@ -386,18 +459,125 @@ def bench(
     def on_message(line: str) -> None:
         err.print(line, style="dim", highlight=False, markup=False)
 
+    def on_idle(phase: str, elapsed_s: float, planned_s: float) -> None:
+        if phase not in idle_tasks:
+            idle_tasks[phase] = progress.add_task(phase, total=100)
+        progress.update(
+            idle_tasks[phase], completed=100 * elapsed_s / planned_s, description=f"{phase} (idle)"
+        )
+
+    idle_tasks: dict[str, Any] = {}
     proc.on_progress = on_progress
     proc.on_message = on_message
+    session = (
+        PowerSession(meter, idle_s=DEFAULT_IDLE_S if idle is None else idle, target=target) if meter else None
+    )
+    outcome: EngineOutcome | None = None
+    power = None
     try:
         with progress:
-            outcome = proc.run()
+            if session is None:
+                outcome = proc.run()
+            else:
+                session.start()
+                if not session.measuring:
+                    err.print(f"[yellow]meter:[/] no meter data: {session.reason}", highlight=False)
+                if session.idle("idle_before", stop=stop_idle, on_tick=on_idle, tick_s=0.25):
+                    with session.phase("load"):
+                        outcome = proc.run()
+                    if outcome.ok:
+                        session.idle("idle_after", stop=stop_idle, on_tick=on_idle, tick_s=0.25)
     finally:
+        if session is not None:
+            power = session.finish()
         signal.signal(signal.SIGINT, old)
         cleanup_target(resolved)
         proc.job_file.unlink(missing_ok=True)
-    if interrupted:
+    if interrupted or outcome is None:
         raise fail("interrupted: engine stopped", 130)
-    _finish_bench(outcome, json_output)
+    if power is None or grid_choice is None:
+        _finish_bench(outcome, json_output)
+    else:
+        _finish_bench_energy(outcome, json_output, power, grid_choice, pue)
+
+
+def _finish_bench_energy(
+    outcome: EngineOutcome, json_output: bool, power: dict[str, Any], grid: Grid, pue: float
+) -> None:
+    if not outcome.ok:
+        _finish_bench(outcome, json_output)
+        return
+    assert outcome.result is not None
+    try:
+        energy, carbon = energy_and_carbon(power, outcome.result, grid=grid, pue=pue)
+    except ValueError as exc:  # samples that cannot be integrated: say so, keep the result
+        energy, carbon = {"status": "error", "reason": str(exc), "source": power["meter"]["spec"]}, None
+    if json_output:
+        doc = {**outcome.result, "power": power, "energy": energy, "carbon": carbon}
+        sys.stdout.write(json.dumps(doc) + "\n")
+        return
+    console = stdout_console()
+    console.print(render_result_table(outcome.result))
+    console.print(RESULT_LEGEND, style="dim", highlight=False)
+    render_energy(console, energy, carbon)
+
+
+def render_energy(console: Console, energy: dict[str, Any], carbon: dict[str, Any] | None) -> None:
+    if energy.get("status") != "ok":
+        console.print(
+            f"[bold yellow]energy: no meter data[/] ({energy.get('source')}): {energy.get('reason')}",
+            highlight=False,
+        )
+        return
+    estimated = bool(energy.get("estimated"))
+    label = str(energy.get("tier_label") or energy.get("tier"))
+    title = f"energy · {label}" + (" · ESTIMATE from datasheet watts, not a measurement" if estimated else "")
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0))
+    for header in (
+        "idle W",
+        "load W",
+        "runtime",
+        "energy",
+        "± (k=2)",
+        "above idle",
+        "J/GB",
+        "IOPS/W",
+        "MB/s/W",
+    ):
+        table.add_column(header, justify="right", no_wrap=True)
+    mark = "~" if estimated else ""
+    table.add_row(
+        fmt_w(energy.get("idle_w"), mark),
+        fmt_w(energy.get("load_w_mean"), mark),
+        f"{float(energy.get('runtime_s') or 0):.1f} s",
+        fmt_j(energy.get("total_j"), mark),
+        fmt_j(energy.get("uncertainty_j")),
+        fmt_j(energy.get("dynamic_j"), mark),
+        fmt_num(energy.get("j_per_gb"), mark),
+        fmt_num(energy.get("iops_per_w"), mark),
+        fmt_num(energy.get("mb_s_per_w"), mark),
+    )
+    console.print(table)
+    details = [
+        f"source {energy.get('source')}",
+        f"{energy.get('samples')} samples at {float(energy.get('achieved_rate_hz') or 0):.1f} Hz",
+        f"accuracy {'declared' if energy.get('accuracy_declared') else 'assumed'} "
+        f"±{energy.get('accuracy_pct')} %",
+    ]
+    flags = [f for f in energy.get("flags") or [] if f != "accuracy_assumed"]
+    if flags:
+        details.append("flags: " + ", ".join(flags))
+    console.print(" · ".join(details), style="dim", highlight=False)
+    if carbon is not None:
+        region = f"{carbon['grid_region']} " if carbon.get("grid_region") else ""
+        source = str(carbon["grid_source"])
+        if carbon.get("grid_year") and str(carbon["grid_year"]) not in source:
+            source += f", {carbon['grid_year']}"
+        console.print(
+            f"CO2e {mark}{fmt_g(carbon['operational_gco2e'])} (grid {region}{carbon['grid_gco2e_per_kwh']:g} "
+            f"gCO2e/kWh, PUE {carbon['pue']:g}; {source})",
+            highlight=False,
+        )
 
 
 def _finish_bench(outcome: EngineOutcome, json_output: bool) -> None:
@@ -471,6 +651,132 @@ def inventory(
         sys.stdout.write(json.dumps(inv.model_dump(mode="json"), indent=2) + "\n")
     else:
         render_inventory(inv)
+
+
+# --- meters --------------------------------------------------------------------------------------
+
+meters_app = typer.Typer(
+    help="Wattmeters: list the supported ones, test one, set this host's meter.", no_args_is_help=True
+)
+app.add_typer(meters_app, name="meters")
+
+
+@meters_app.command("list")
+def meters_list() -> None:
+    """Every supported meter scheme with its tier, rate, what it needs and an example spec."""
+    table = Table(title="meter schemes", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    for header in ("scheme", "tier", "rate", "what", "needs", "example"):
+        table.add_column(header, overflow="fold")
+    for d in DRIVERS:
+        rate = f"{1 / d.native_interval_s:g} Hz"
+        table.add_row(d.scheme, d.tier, rate, d.summary, d.needs, d.example)
+    console = stdout_console()
+    console.print(table)
+    console.print(
+        "tiers: lab (analyzer) > bmc / pdu > plug (informative) > inband; component = CPU/DRAM only, "
+        "never wall power; estimate = datasheet model, labelled an estimate everywhere",
+        style="dim",
+        highlight=False,
+    )
+
+
+@meters_app.command("test")
+def meters_test(
+    spec: Annotated[str, typer.Argument(help="Meter spec, e.g. shelly://192.168.1.40")],
+    seconds: Annotated[float, typer.Option(min=0.5, max=3600, help="How long to read")] = 5.0,
+    interval: Annotated[
+        float | None, typer.Option(min=0.01, help="Sampling interval, s [default: the meter's]")
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option(help="For estimate: the target whose block device is modelled")
+    ] = None,
+) -> None:
+    """Read a meter for a few seconds; print its readings, the achieved rate and its tier."""
+    try:
+        meter = open_meter(spec, interval_s=interval)
+        bind = getattr(meter, "bind_target", None)
+        if bind is not None and target is not None:
+            bind(target)
+    except MeterError as exc:
+        raise fail(str(exc), 2) from None
+    clock = Clock.now()
+    try:
+        meter.start(clock)
+    except MeterError as exc:
+        raise fail(f"no meter data: {exc}", 1) from None
+    shown = 0
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            snap = meter.snapshot()
+            for t, v in zip(snap.t_ns[shown:], snap.value[shown:], strict=True):
+                unit = "J (counter)" if meter.quantity == "energy_counter" else "W"
+                out.print(f"{t / 1e9:8.3f} s  {v:12.3f} {unit}", highlight=False)
+            shown = len(snap.t_ns)
+    except KeyboardInterrupt:
+        pass
+    readings = meter.stop()
+    info = meter.describe()
+    n = len(readings.t_ns)
+    span_s = (readings.t_ns[-1] - readings.t_ns[0]) / 1e9 if n > 1 else 0.0
+    rate = (n - 1) / span_s if span_s > 0 else 0.0
+    out.print(
+        f"{info['driver']} · {info['model'] or 'unknown model'} · tier {info['tier']} · {info['quantity']} · "
+        f"accuracy {'declared' if info['accuracy_declared'] else 'assumed'} ±{info['accuracy_pct']} %"
+        + (f" ± {info['accuracy_w']} W" if info["accuracy_w"] else ""),
+        highlight=False,
+    )
+    values = [v for v in readings.value if v == v and v >= 0]
+    if meter.quantity == "energy_counter" and n > 1 and span_s > 0:
+        level = f"mean {(readings.value[-1] - readings.value[0]) / span_s:,.2f} W from the counter"
+    elif values:
+        level = f"mean {sum(values) / len(values):,.2f} W, min {min(values):,.2f}, max {max(values):,.2f}"
+    else:
+        level = "no usable readings"
+    out.print(
+        f"{n} readings in {span_s:.1f} s: {rate:.2f} Hz achieved "
+        f"(nominal {1 / meter.interval_s:g} Hz); {level}; {readings.errors} failed reads",
+        highlight=False,
+    )
+    if meter.lost or not values:
+        raise fail(f"no meter data: {meter.lost or readings.last_error or 'no usable readings'}", 1)
+
+
+@meters_app.command("set")
+def meters_set(
+    spec: Annotated[str, typer.Argument(help="Meter spec for this host (meters list)")],
+    idle: IdleOpt = None,
+    state_dir: StateDirOpt = None,
+) -> None:
+    """Store this host's meter (used by `run` unless --meter or the server's lease says otherwise)."""
+    check_meter_spec(spec)
+    try:
+        path = save_meter_config(resolve_state_dir(state_dir), MeterConfig(spec=spec, idle_s=idle))
+    except (ConfigError, OSError) as exc:
+        raise fail(str(exc), 2) from None
+    out.print(f"meter {redact(spec)} stored in {path}", highlight=False)
+
+
+@meters_app.command("unset")
+def meters_unset(state_dir: StateDirOpt = None) -> None:
+    """Forget this host's meter: runs upload no power samples."""
+    removed = clear_meter_config(resolve_state_dir(state_dir))
+    out.print("meter removed" if removed else "no meter was set")
+
+
+@meters_app.command("show")
+def meters_show(state_dir: StateDirOpt = None) -> None:
+    """Print this host's stored meter."""
+    try:
+        stored = load_meter_config(resolve_state_dir(state_dir))
+    except ConfigError as exc:
+        raise fail(str(exc), 2) from None
+    if stored is None:
+        out.print("no meter set (iowatt-agent meters set SPEC)")
+        return
+    idle = stored.idle_s if stored.idle_s is not None else DEFAULT_IDLE_S
+    out.print(f"{redact(stored.spec)} (idle {idle:g} s)", highlight=False)
 
 
 def main() -> None:

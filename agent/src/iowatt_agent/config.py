@@ -4,6 +4,8 @@ Layout of the state directory (default /var/lib/iowatt-agent, or --state-dir /
 IOWATT_AGENT_STATE_DIR):
 
     agent.json          server URL, agent id, agent token (mode 0600)
+    meter.json          this host's wattmeter spec and idle seconds (mode 0600: specs may hold
+                        a BMC or plug password)
     spool/*.json        results and failures not yet acknowledged by the server
     spool/rejected/     uploads the server refused permanently, with the reason
     jobs/               engine job files of the current run
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 DEFAULT_STATE_DIR = Path("/var/lib/iowatt-agent")
 STATE_DIR_ENV = "IOWATT_AGENT_STATE_DIR"
 CONFIG_FILE = "agent.json"
+METER_FILE = "meter.json"
 
 
 class ConfigError(Exception):
@@ -110,3 +113,41 @@ def load_config(state_dir: Path) -> AgentConfig:
         return AgentConfig.model_validate(json.loads(raw))
     except (ValueError, ValidationError) as exc:
         raise ConfigError(f"{path} is not a valid agent config: {exc}") from exc
+
+
+class MeterConfig(BaseModel):
+    """The host's wattmeter (`enroll --meter`, `meters set`); `run --meter` overrides it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    spec: str
+    idle_s: float | None = None
+
+
+def save_meter_config(state_dir: Path, meter: MeterConfig) -> Path:
+    ensure_state_dir(state_dir)
+    path = state_dir / METER_FILE
+    write_private_file(path, (meter.model_dump_json(indent=2) + "\n").encode())
+    return path
+
+
+def clear_meter_config(state_dir: Path) -> bool:
+    try:
+        (state_dir / METER_FILE).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def load_meter_config(state_dir: Path) -> MeterConfig | None:
+    path = state_dir / METER_FILE
+    try:
+        raw = path.read_text()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        return MeterConfig.model_validate(json.loads(raw))
+    except (ValueError, ValidationError) as exc:
+        raise ConfigError(f"{path} is not a valid meter config: {exc}") from exc

@@ -23,6 +23,7 @@ from . import __version__
 from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
 from .config import AgentConfig
 from .inventory import collect as collect_inventory
+from .power import DEFAULT_IDLE_S, PowerSession
 from .runner import (
     EngineOutcome,
     EngineProcess,
@@ -31,7 +32,15 @@ from .runner import (
     job_for_target,
     resolve_target,
 )
-from .schemas import AgentState, FailureReport, HeartbeatRequest, Lease, ProgressRequest, ResultUpload
+from .schemas import (
+    AgentState,
+    FailureReport,
+    HeartbeatRequest,
+    Lease,
+    PowerUpload,
+    ProgressRequest,
+    ResultUpload,
+)
 from .spool import Delivery, Spool, SpoolEntry, SpoolRetrier, new_upload_id
 
 log = logging.getLogger("iowatt_agent.loop")
@@ -49,6 +58,8 @@ class LoopSettings:
     error_backoff_base_s: float = 1.0
     error_backoff_max_s: float = 60.0
     output_format: str = "json"
+    meter: str | None = None  # the agent's meter spec; a lease's `meter` overrides it
+    idle_s: float = DEFAULT_IDLE_S  # each idle phase around the engine; a lease's `idle_s` overrides it
 
 
 class FatalAgentError(Exception):
@@ -85,6 +96,7 @@ class AgentLoop:
         self._lock = threading.Lock()
         self._busy = False
         self.current: EngineProcess | None = None
+        self._idle_abort = threading.Event()  # ends an idle phase early (forced drain, deadline)
         self.current_run_id: UUID | None = None
         self.fatal: str | None = None
         self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
@@ -104,6 +116,7 @@ class AgentLoop:
         if already:
             proc = self.current
             log.warning("drain.forced reason=%s: stopping the current run now", reason)
+            self._idle_abort.set()
             if proc is not None:
                 proc.stop(f"agent stopped ({reason}) while draining")
         else:
@@ -215,17 +228,56 @@ class AgentLoop:
         )
         proc.on_progress = self._progress_forwarder(lease, proc)
         proc.on_message = lambda line: log.info("engine.message run_id=%s %s", run_id, line)
-        self.current, self.current_run_id = proc, run_id
-        log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, target.path)
+        self.current_run_id = run_id
+        session = self._power_session(lease)
+        idle = _IdleWatch(self, lease)
+        power = None
         try:
-            outcome = proc.run()
+            if session is not None:
+                self._idle_abort.clear()
+                session.start()
+                if not session.idle(
+                    "idle_before", stop=self._idle_abort, on_tick=idle.tick, tick_s=idle.tick_s
+                ):
+                    session.finish()
+                    self.current_run_id = None
+                    self.report_failure(
+                        lease,
+                        reason=idle.reason or "agent stopped before the benchmark started",
+                        exit_code=None,
+                        stderr_tail="",
+                        cancelled=idle.cancelled,
+                    )
+                    return "failure"
+            self.current = proc
+            log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, target.path)
+            try:
+                if session is not None:
+                    with session.phase("load"):
+                        outcome = proc.run()
+                else:
+                    outcome = proc.run()
+            finally:
+                self.current = None
+                cleanup_target(target)
+                job_file.unlink(missing_ok=True)
+            if session is not None:
+                if outcome.ok:
+                    session.idle("idle_after", stop=self._idle_abort, on_tick=idle.tick, tick_s=idle.tick_s)
+                power = session.finish()
+                log.info(
+                    "power.measured run_id=%s status=%s samples=%d reason=%s",
+                    run_id,
+                    power["status"],
+                    len(power["samples"]["t_ns"]),
+                    power["reason"],
+                )
         finally:
-            self.current = None
-            cleanup_target(target)
-            job_file.unlink(missing_ok=True)
+            if session is not None and session.started and session.meter is not None and session.meter.opened:
+                session.meter.stop()
         self.current_run_id = None
         if outcome.ok:
-            self.report_result(lease, outcome)
+            self.report_result(lease, outcome, power)
             return "result"
         self.report_failure(
             lease,
@@ -235,6 +287,16 @@ class AgentLoop:
             cancelled=outcome.cancelled,
         )
         return "failure"
+
+    def _power_session(self, lease: Lease) -> PowerSession | None:
+        """The run's meter: the lease's `meter` (an empty string: none) or the agent's own."""
+        spec = lease.meter if lease.meter is not None else self.settings.meter
+        if not spec:
+            return None
+        idle_s = lease.idle_s if lease.idle_s is not None else self.settings.idle_s
+        # The lease's target, not the data file inside a directory target (not created yet):
+        # the estimate meter finds the block device from it.
+        return PowerSession(spec, idle_s=idle_s, target=lease.target_path)
 
     def _progress_forwarder(self, lease: Lease, proc: EngineProcess) -> Callable[[EngineProgress], bool]:
         def forward(p: EngineProgress) -> bool:
@@ -263,7 +325,9 @@ class AgentLoop:
 
     # --- reporting (always through the spool) --------------------------------------------------
 
-    def report_result(self, lease: Lease, outcome: EngineOutcome) -> Delivery:
+    def report_result(
+        self, lease: Lease, outcome: EngineOutcome, power: dict[str, object] | None = None
+    ) -> Delivery:
         assert outcome.result is not None and outcome.exit_code is not None
         upload = ResultUpload(
             lease_id=lease.lease_id,
@@ -273,6 +337,7 @@ class AgentLoop:
             started_at=outcome.started_at,
             finished_at=outcome.finished_at,
             agent_version=__version__,
+            power=PowerUpload.model_validate(power) if power is not None else None,
         )
         entry = self.spool.put_result(upload, lease.run_id)
         log.info(
@@ -363,6 +428,7 @@ class AgentLoop:
                 if proc is not None:
                     deadline = self.settings.drain_timeout_s
                     proc.stop(f"agent draining: run still going after the {deadline:g} s deadline")
+                self._idle_abort.set()
                 worker.join(self.settings.kill_grace_s + 60.0)
         self.stopping.set()
         self.retrier.kick()
@@ -376,3 +442,42 @@ class AgentLoop:
             self.heartbeat_once()
         except ApiError as exc:
             log.warning("heartbeat.failed error=%s", exc)
+
+
+class _IdleWatch:
+    """Progress reports during the idle phases (job_name "idle_before"/"idle_after"): they keep
+    the lease alive exactly like the engine's progress, and carry the server's cancel back."""
+
+    def __init__(self, loop: AgentLoop, lease: Lease) -> None:
+        self.loop = loop
+        self.lease = lease
+        self.tick_s = loop.settings.progress_interval_s
+        self.reason: str | None = None
+        self.cancelled = False
+
+    def tick(self, phase: str, elapsed_s: float, planned_s: float) -> bool:
+        request = ProgressRequest(
+            lease_id=self.lease.lease_id,
+            job_index=0,
+            job_name=phase,
+            percent=min(100.0, 100.0 * elapsed_s / planned_s) if planned_s > 0 else 100.0,
+            elapsed_ns=int(elapsed_s * 1e9),
+            read_iops=0.0,
+            read_bw_bytes=0,
+            write_iops=0.0,
+            write_bw_bytes=0,
+        )
+        try:
+            answer = self.loop.client.progress(self.lease.run_id, request)
+        except Conflict as exc:
+            log.error("run.lease_lost run_id=%s phase=%s error=%s", self.lease.run_id, phase, exc)
+            self.reason = f"lease lost: {exc}"
+            return True
+        except ApiError as exc:
+            log.warning("progress.failed run_id=%s phase=%s error=%s", self.lease.run_id, phase, exc)
+            return False
+        if answer.cancel_requested:
+            log.info("run.cancel_requested run_id=%s phase=%s", self.lease.run_id, phase)
+            self.reason, self.cancelled = "cancelled by the server", True
+            return True
+        return False

@@ -200,7 +200,7 @@ class Grid:
                 float(g_per_kwh), "given on the command line", region.upper() if region else None, None
             )
         gi = energy.grid_intensity(region or energy.DEFAULT_REGION)
-        return cls(gi.g_per_kwh, f"{gi.source} ({gi.year})", gi.region, gi.year)
+        return cls(gi.g_per_kwh, gi.source, gi.region, gi.year)
 
 
 def io_totals(engine_result: dict[str, Any]) -> tuple[int, int]:
