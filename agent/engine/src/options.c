@@ -451,7 +451,7 @@ static struct options *add_job(struct runcfg *cfg)
 
 static const char *const bool_flags[] = { "time_based", "stonewall", "direct", "end_fsync", "norandommap",
 					   "zero_buffers", "thread", "group_reporting", "destructive",
-					   "wait_for_previous", "refill_buffers", "buffered", NULL };
+					   "wait_for_previous", "refill_buffers", "buffered", "invalidate", NULL };
 
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 {

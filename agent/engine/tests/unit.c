@@ -123,6 +123,40 @@ static void test_json(void)
 	}
 }
 
+/* Mutated documents must be rejected or accepted, never crash (ASan/UBSan watch this). */
+static void test_json_fuzz(void)
+{
+	const char *seed = "{\"global\": {\"bs\": \"4k\", \"n\": -1.5e3, \"t\": [true, false, null]},"
+			   " \"jobs\": [{\"name\": \"a\\u00e9\\n\"}, {}]}";
+	size_t len = strlen(seed);
+	char *buf = malloc(len + 2);
+	struct rng r;
+	rng_seed(&r, 3);
+	const char alphabet[] = "{}[]\",:\\u0123456789abcdefeE+-. \ntfn";
+	int parsed = 0;
+	for (int i = 0; i < 20000; i++) {
+		memcpy(buf, seed, len + 1);
+		int muts = 1 + (int)rng_below(&r, 4);
+		size_t l = len;
+		for (int m = 0; m < muts; m++) {
+			size_t pos = rng_below(&r, l);
+			switch (rng_below(&r, 3)) {
+			case 0: buf[pos] = alphabet[rng_below(&r, sizeof(alphabet) - 1)]; break;
+			case 1: memmove(buf + pos, buf + pos + 1, l - pos); l--; break;
+			default: l = pos; buf[l] = 0; break;
+			}
+			if (l == 0)
+				break;
+		}
+		char err[128];
+		struct jval *v = json_parse(buf, err, sizeof(err));
+		parsed += v != NULL;
+		json_free(v);
+	}
+	CHECK(parsed < 20000, "some mutations must be rejected (%d parsed)", parsed);
+	free(buf);
+}
+
 static void test_perm(void)
 {
 	uint64_t sizes[] = { 1, 2, 3, 7, 64, 1000, 4097, 65536 };
@@ -249,6 +283,7 @@ int main(void)
 	test_hist();
 	test_parse();
 	test_json();
+	test_json_fuzz();
 	test_perm();
 	test_dist();
 	test_offsets();
