@@ -28,9 +28,7 @@ $(VENV)/.installed: pyproject.toml agent/pyproject.toml libs/energy/pyproject.to
 
 deps-ui: frontend/node_modules/.installed
 frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
-	# npm ci refuses a lock whose optional per-platform packages the registry cannot serve (biome's
-	# android/darwin/win builds are missing from our mirror); npm install honours the same lock.
-	cd frontend && (npm ci --no-audit --no-fund --loglevel=error 2>/dev/null || npm install --no-audit --no-fund --loglevel=error)
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 engine: deps-system

@@ -1,17 +1,21 @@
 """create_app(): routers under /api/v1, one error shape, the built UI at /."""
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from backend import __version__
 from backend.agent.router import router as agent_router
 from backend.auth.router import router as auth_router
+from backend.carbon.router import router as carbon_router
 from backend.compare.router import router as compare_router
 from backend.config import get_settings
 from backend.device.router import router as device_router
@@ -83,6 +87,39 @@ def _mount_ui(app: FastAPI, dist: Path) -> None:
         )
 
 
+class ErrorDetail(BaseModel):
+    field: str
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    """Every error: a code, a message for people, and for 422s the failing fields."""
+
+    error: str
+    message: str
+    detail: list[ErrorDetail] | dict[str, Any] | str | None
+
+
+def _openapi_with_our_errors(app: FastAPI) -> Callable[[], dict[str, Any]]:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes
+            )
+            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+            err = ErrorResponse.model_json_schema(ref_template="#/components/schemas/{model}")
+            for name, sub in err.pop("$defs", {}).items():
+                schemas[name] = sub
+            schemas["ErrorResponse"] = err
+            # FastAPI documents 422 as its own {loc, msg} shape; ours is ErrorResponse
+            schemas["HTTPValidationError"] = {"$ref": "#/components/schemas/ErrorResponse"}
+            schemas.pop("ValidationError", None)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    return openapi
+
+
 def create_app() -> FastAPI:
     settings = get_settings()
     configure_logging()
@@ -105,8 +142,10 @@ def create_app() -> FastAPI:
         workload_router,
         run_router,
         compare_router,
+        carbon_router,
     ):
         app.include_router(r, prefix=API_PREFIX)
     app.include_router(metrics_router)
     _mount_ui(app, settings.frontend_dist)
+    app.openapi = _openapi_with_our_errors(app)  # type: ignore[method-assign]
     return app

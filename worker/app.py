@@ -13,7 +13,7 @@ settings = get_settings()
 celery_app = Celery(
     "iowatt",
     broker=settings.redis_url,
-    include=["worker.tasks.run", "worker.tasks.agent", "worker.tasks.system"],
+    include=["worker.tasks.run", "worker.tasks.agent", "worker.tasks.system", "worker.tasks.energy"],
 )
 celery_app.conf.update(
     task_serializer="json",

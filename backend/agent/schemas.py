@@ -53,6 +53,8 @@ class Lease(OutputSchema):
     target_path: str
     engine_job: dict[str, Any]
     timeout_s: int
+    meter: str | None  # wattmeter spec for this run; null = the agent's configured meter
+    idle_s: float | None  # idle baseline before and after the load; null = the agent's default
 
 
 class LeaseResponse(OutputSchema):

@@ -105,7 +105,10 @@ def try_lease(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
         lease_expires_at=run.lease_expires_at,
         target_path=run.target_path,
         engine_job=spec.engine_job(),
-        timeout_s=spec.timeout_s(),
+        # the idle baseline before and after the load counts against the agent's hard timeout too
+        timeout_s=spec.timeout_s() + int(2 * (run.idle_s if run.idle_s is not None else 60)),
+        meter=run.meter_spec,
+        idle_s=run.idle_s,
     )
 
 

@@ -17,3 +17,4 @@ class JobComparison(OutputSchema):
 class Comparison(OutputSchema):
     runs: list[RunRead]
     jobs: list[JobComparison]
+    energy: list[Metric]  # run-level energy and carbon (whole load phase), values null without meter data

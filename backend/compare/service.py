@@ -32,6 +32,21 @@ METRICS: list[tuple[str, str, str]] = [
     ("sys_cpu_pct", "CPU system", "%"),
 ]
 
+# the paper's table: non-load W, W under load, energy (runtime x W), ratio; then efficiency and carbon
+ENERGY_METRICS: list[tuple[str, str, str]] = [
+    ("idle_w", "Non-load power", "W"),
+    ("load_w_mean", "Power under load", "W"),
+    ("runtime_s", "Load time", "s"),
+    ("total_j", "Energy (run time x power)", "J"),
+    ("dynamic_j", "Energy above idle", "J"),
+    ("j_per_gb", "Energy per GB", "J/GB"),
+    ("j_per_mio", "Energy per million I/Os", "J/MIO"),
+    ("iops_per_w", "IOPS per watt", "IO/J"),
+    ("mb_s_per_w", "MB/s per watt", "MB/J"),
+    ("operational_gco2e", "CO2 (operational)", "gCO2e"),
+    ("embodied_gco2e", "CO2 (embodied share)", "gCO2e"),
+]
+
 
 def compare(session: Session, *, principal: UserPrincipal, run_ids: list[uuid.UUID]) -> Comparison:
     if not 1 <= len(run_ids) <= 50:
@@ -61,4 +76,10 @@ def compare(session: Session, *, principal: UserPrincipal, run_ids: list[uuid.UU
                     )
                 )
         out.append(JobComparison(name=name, metrics=metrics))
-    return Comparison(runs=run_service.to_read(session, runs), jobs=out)
+    reads = run_service.to_read(session, runs)
+    energy = []
+    for key, label, unit in ENERGY_METRICS:
+        values = [getattr(r.energy, key) if r.energy.status == "ok" else None for r in reads]
+        if any(v is not None for v in values):
+            energy.append(Metric(key=key, label=label, unit=unit, values=values))
+    return Comparison(runs=reads, jobs=out, energy=energy)

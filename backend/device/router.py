@@ -4,11 +4,33 @@ from fastapi import APIRouter
 from sqlalchemy import select
 
 from backend.auth.deps import SessionDep, UserDep
-from backend.device.schemas import DeviceRead
+from backend.carbon.service import device_embodied
+from backend.device import service
+from backend.device.schemas import DeviceRead, DeviceUpdate
 from backend.kit.schema import Page
 from backend.models import Device
 
 router = APIRouter(prefix="/devices", tags=["devices"])
+
+
+def _read(d: Device) -> DeviceRead:
+    emb = device_embodied(d)
+    return DeviceRead(
+        id=d.id,
+        team_id=d.team_id,
+        agent_id=d.agent_id,
+        key=d.key,
+        name=d.name,
+        kind=d.kind,
+        media=d.media,
+        capacity_bytes=d.capacity_bytes,
+        embodied_kg=emb[0] if emb else None,
+        embodied_source=emb[1] if emb else None,
+        embodied_is_default=d.embodied_kg is None,
+        lifetime_years=d.lifetime_years,
+        facts=d.facts,
+        created_at=d.created_at,
+    )
 
 
 @router.get("", response_model=Page[DeviceRead])
@@ -19,4 +41,11 @@ def list_devices(
     if agent_id is not None:
         q = q.where(Device.agent_id == agent_id)
     rows = list(session.scalars(q.order_by(Device.name)))
-    return Page[DeviceRead](items=[DeviceRead.model_validate(d) for d in rows], total=len(rows))
+    return Page[DeviceRead](items=[_read(d) for d in rows], total=len(rows))
+
+
+@router.patch("/{device_id}", response_model=DeviceRead)
+def update_device(
+    device_id: uuid.UUID, body: DeviceUpdate, principal: UserDep, session: SessionDep
+) -> DeviceRead:
+    return _read(service.update(session, principal=principal, device_id=device_id, body=body))

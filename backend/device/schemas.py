@@ -1,8 +1,23 @@
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from backend.kit.schema import OutputSchema
+from pydantic import Field
+
+from backend.kit.schema import InputSchema, OutputSchema
+
+Media = Literal["hdd", "ssd", "ram", "unknown"]
+
+
+class DeviceUpdate(InputSchema):
+    name: str | None = Field(None, min_length=1, max_length=300)
+    media: Media | None = None
+    capacity_bytes: int | None = Field(None, gt=0)
+    embodied_kg: float | None = Field(
+        None, ge=0, le=100000, description="kgCO2e to make the device; overrides the default"
+    )
+    embodied_source: str | None = Field(None, max_length=500)
+    lifetime_years: float | None = Field(None, gt=0, le=30)
 
 
 class DeviceRead(OutputSchema):
@@ -12,5 +27,11 @@ class DeviceRead(OutputSchema):
     key: str
     name: str
     kind: str
+    media: str | None
+    capacity_bytes: int | None
+    embodied_kg: float | None  # the figure in use: the override, else the media default, else null
+    embodied_source: str | None
+    embodied_is_default: bool
+    lifetime_years: float
     facts: dict[str, Any]
     created_at: datetime

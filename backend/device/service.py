@@ -2,13 +2,18 @@
 
 import os
 import re
+import uuid
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from backend.models import Agent, Device
+from backend.auth.principal import UserPrincipal
+from backend.device.schemas import DeviceUpdate
+from backend.errors import Invalid, NotFound
+from backend.jobs import enqueue
+from backend.models import Agent, Device, Role
 
 _PARTITION = re.compile(r"^(?P<disk>(?:nvme\d+n\d+|mmcblk\d+))p\d+$|^(?P<sd>[a-z]+)\d+$")
 
@@ -72,4 +77,34 @@ def resolve(session: Session, *, agent: Agent, target_path: str) -> Device:
     device = session.scalars(select(Device).where(Device.agent_id == agent.id, Device.key == key)).one()
     if facts and device.facts != facts:
         device.facts = facts
+    if device.media is None:
+        device.media = media_of(kind, facts)
+    if device.capacity_bytes is None and isinstance(facts.get("size_bytes"), int):
+        device.capacity_bytes = facts["size_bytes"]
+    return device
+
+
+def media_of(kind: str, facts: dict[str, Any]) -> str:
+    """hdd | ssd | ram | unknown, for the embodied-carbon default (the team can correct it)."""
+    if kind == "ram" or facts.get("interface") in ("ram", "zram"):
+        return "ram"
+    rotational = facts.get("rotational")
+    if rotational is True or rotational == 1:
+        return "hdd"
+    if rotational is False or rotational == 0:
+        return "ssd"
+    return "unknown"
+
+
+def update(session: Session, *, principal: UserPrincipal, device_id: uuid.UUID, body: DeviceUpdate) -> Device:
+    device = session.get(Device, device_id)
+    if device is None or device.team_id not in principal.team_ids:
+        raise NotFound("device not found")
+    principal.require(device.team_id, Role.member)
+    for field, value in body.model_dump(exclude_unset=True).items():
+        if field in ("media", "lifetime_years") and value is None:
+            raise Invalid(field, "cannot be null")
+        setattr(device, field, value)
+    session.flush()
+    enqueue(session, "energy.recompute_device", device_id=str(device.id))
     return device

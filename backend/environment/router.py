@@ -1,12 +1,19 @@
-from fastapi import APIRouter, status
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Body, status
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from backend.auth.deps import SessionDep, UserDep
-from backend.environment.schemas import EnvironmentCreate, EnvironmentRead
-from backend.errors import Conflict
+from backend.environment import service
+from backend.environment.schemas import (
+    EnvironmentCreate,
+    EnvironmentRead,
+    EnvironmentUpdate,
+    GridSeriesImported,
+)
 from backend.kit.schema import Page
-from backend.models import Environment, Role
+from backend.models import Environment
 
 router = APIRouter(prefix="/environments", tags=["environments"])
 
@@ -18,19 +25,27 @@ def list_environments(principal: UserDep, session: SessionDep) -> Page[Environme
             select(Environment).where(Environment.team_id.in_(principal.team_ids)).order_by(Environment.name)
         )
     )
-    return Page[EnvironmentRead](items=[EnvironmentRead.model_validate(e) for e in rows], total=len(rows))
+    return Page[EnvironmentRead](items=service.to_read(session, rows), total=len(rows))
 
 
 @router.post("", response_model=EnvironmentRead, status_code=status.HTTP_201_CREATED)
 def create_environment(body: EnvironmentCreate, principal: UserDep, session: SessionDep) -> EnvironmentRead:
-    principal.require(body.team_id, Role.member)
-    env = Environment(**body.model_dump())
-    try:
-        with session.begin_nested():
-            session.add(env)
-            session.flush()
-    except IntegrityError as exc:
-        raise Conflict(
-            f"an environment named {body.name!r} exists in this team", code="environment_name_taken"
-        ) from exc
-    return EnvironmentRead.model_validate(env)
+    return service.to_read(session, [service.create(session, principal=principal, body=body)])[0]
+
+
+@router.patch("/{environment_id}", response_model=EnvironmentRead)
+def update_environment(
+    environment_id: uuid.UUID, body: EnvironmentUpdate, principal: UserDep, session: SessionDep
+) -> EnvironmentRead:
+    env = service.update(session, principal=principal, env_id=environment_id, body=body)
+    return service.to_read(session, [env])[0]
+
+
+@router.put("/{environment_id}/grid-intensity", response_model=GridSeriesImported)
+def import_grid_intensity(
+    environment_id: uuid.UUID,
+    principal: UserDep,
+    session: SessionDep,
+    csv_text: Annotated[str, Body(media_type="text/csv", description="hour_utc,g_per_kwh per line")],
+) -> GridSeriesImported:
+    return service.import_grid_series(session, principal=principal, env_id=environment_id, csv_text=csv_text)

@@ -4,7 +4,7 @@ from backend.models.agent import Agent, EnrollmentToken
 from backend.models.base import Base
 from backend.models.device import Device
 from backend.models.environment import Environment
-from backend.models.power import PowerSample
+from backend.models.power import GridIntensityHour, PowerSample, RunEnergy, RunPower
 from backend.models.result import ResultJob, ResultSeriesPoint, RunResult
 from backend.models.run import ACTIVE_STATUSES, FINAL_STATUSES, Run, RunStatus
 from backend.models.team import ApiToken, Membership, Role, Team, User
@@ -19,6 +19,9 @@ __all__ = [
     "Device",
     "EnrollmentToken",
     "Environment",
+    "GridIntensityHour",
+    "RunEnergy",
+    "RunPower",
     "Membership",
     "PowerSample",
     "ResultJob",

@@ -2,7 +2,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, String, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -21,4 +21,10 @@ class Device(Base):
     name: Mapped[str] = mapped_column(String(300))
     kind: Mapped[str] = mapped_column(String(40))
     facts: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    # embodied carbon (issue 4): media decides the default; an override with its source wins
+    media: Mapped[str | None] = mapped_column(String(20))  # hdd | ssd | ram | unknown
+    capacity_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    embodied_kg: Mapped[float | None]
+    embodied_source: Mapped[str | None] = mapped_column(String(500))
+    lifetime_years: Mapped[float] = mapped_column(default=5.0, server_default="5.0")
     created_at: Mapped[datetime] = created_at()

@@ -17,4 +17,11 @@ class Environment(Base):
     name: Mapped[str] = mapped_column(String(120))
     kind: Mapped[str] = mapped_column(String(40))
     description: Mapped[str] = mapped_column(String(2000), default="")
+    # carbon and cost context (issue 4): a region code from the default table, or a fixed override
+    region: Mapped[str | None] = mapped_column(String(20))
+    grid_g_per_kwh: Mapped[float | None]
+    grid_source: Mapped[str | None] = mapped_column(String(500))
+    pue: Mapped[float] = mapped_column(default=1.0, server_default="1.0")
+    electricity_price_per_kwh: Mapped[float | None]
+    currency: Mapped[str] = mapped_column(String(3), default="EUR", server_default="EUR")
     created_at: Mapped[datetime] = created_at()

@@ -49,6 +49,8 @@ class Run(Base):
     workload_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("workloads.id", ondelete="SET NULL"))
     workload_spec: Mapped[dict[str, Any]] = mapped_column(JSONB)
     target_path: Mapped[str] = mapped_column(String(4096))
+    meter_spec: Mapped[str | None] = mapped_column(String(1000))  # overrides the agent's meter
+    idle_s: Mapped[float | None]  # idle baseline before and after the load, seconds
     created_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = created_at()
     assigned_at: Mapped[datetime | None]

@@ -12,6 +12,7 @@ from backend.errors import Conflict, Invalid
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
 from backend.models import ResultJob, ResultSeriesPoint, Run, RunResult, RunStatus
+from backend.power import service as power_service
 from backend.result.schemas import DirStats, EngineDocument, EngineJob, JobSeries, RunSeries, SeriesPointRead
 from backend.run import service as run_service
 from backend.run.schemas import ResultStored, ResultUpload
@@ -56,6 +57,8 @@ def store(
     session.flush()
     if points:
         session.execute(insert(ResultSeriesPoint), points)
+    if body.power is not None:
+        power_service.ingest(session, run_id=run_id, power=body.power)
     # A run failed by the lease reaper (agent silent) that still delivers keeps its result: it
     # was never re-run, so accepting it loses nothing and duplicates nothing.
     if run.status in (RunStatus.running, RunStatus.failed):

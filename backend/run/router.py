@@ -6,6 +6,8 @@ from fastapi import APIRouter, Query, Response, status
 from backend.auth.deps import AgentDep, SessionDep, UserDep
 from backend.errors import NotFound
 from backend.models import RunStatus
+from backend.power import service as power_service
+from backend.power.schemas import PowerSeries
 from backend.result import service as result_service
 from backend.result.schemas import ResultRead, RunSeries
 from backend.run import repository, service
@@ -62,6 +64,17 @@ def get_result(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Re
     if res is None:
         raise NotFound(f"run is {run.status.value} and has no result yet", code="no_result")
     return ResultRead.model_validate(res)
+
+
+@router.get("/{run_id}/power", response_model=PowerSeries)
+def get_power(
+    run_id: uuid.UUID,
+    principal: UserDep,
+    session: SessionDep,
+    points: Annotated[int, Query(ge=10, le=5000, description="at most this many points")] = 1500,
+) -> PowerSeries:
+    run = service.get(session, principal=principal, run_id=run_id)
+    return power_service.series(session, run=run, points=points)
 
 
 @router.get("/{run_id}/series", response_model=RunSeries)

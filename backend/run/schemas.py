@@ -6,6 +6,7 @@ from pydantic import Field, model_validator
 
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
+from backend.power.schemas import EnergyRead, PowerUpload
 from backend.workload.schemas import WorkloadSpec
 
 
@@ -18,6 +19,8 @@ class RunCreate(InputSchema):
     workload_id: uuid.UUID | None = None
     name: str | None = Field(None, max_length=200)
     environment_id: uuid.UUID | None = None
+    meter: str | None = Field(None, max_length=1000, description="wattmeter spec; default: the agent's own")
+    idle_s: float | None = Field(None, ge=0, le=3600, description="idle baseline before and after, seconds")
 
     @model_validator(mode="after")
     def _one_workload(self) -> "RunCreate":
@@ -86,6 +89,9 @@ class RunRead(OutputSchema):
     error: str | None
     progress: Progress | None
     jobs: list[JobSummary]
+    meter: str | None
+    idle_s: float | None
+    energy: EnergyRead
 
 
 class RunPage(OutputSchema):
@@ -125,6 +131,7 @@ class ResultUpload(InputSchema):
     started_at: datetime
     finished_at: datetime
     agent_version: str = Field("", max_length=50)
+    power: PowerUpload | None = None
 
 
 class ResultStored(OutputSchema):

@@ -19,6 +19,7 @@ from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
 from backend.models import FINAL_STATUSES, Agent, Environment, ResultJob, Role, Run, RunStatus
+from backend.power import service as power_service
 from backend.run import repository
 from backend.run.schemas import (
     DirSummary,
@@ -68,6 +69,8 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         workload_spec=spec.model_dump(mode="json"),
         target_path=body.target_path,
         created_by=principal.user_id,
+        meter_spec=body.meter,
+        idle_s=body.idle_s,
     )
     session.add(run)
     session.flush()
@@ -103,6 +106,7 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
     agent_ids = {r.agent_id for r in runs}
     agents = {a.id: a for a in session.scalars(select(Agent).where(Agent.id.in_(agent_ids)))} if runs else {}
     devices = repository.device_names(session, [r.device_id for r in runs if r.device_id])
+    energy = power_service.energy_of(session, ids)
     return [
         RunRead(
             id=r.id,
@@ -126,6 +130,9 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
             error=r.error,
             progress=Progress.model_validate(r.progress) if r.progress else None,
             jobs=[job_summary(j) for j in jobs[r.id]],
+            meter=r.meter_spec,
+            idle_s=r.idle_s,
+            energy=energy[r.id],
         )
         for r in runs
     ]
@@ -256,6 +263,8 @@ def fail(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body
         _finish(run, RunStatus.cancelled, "cancelled while running")
     else:
         code = f" (engine exit {body.exit_code})" if body.exit_code is not None else ""
-        _finish(run, RunStatus.failed, f"{body.reason}{code}" + (f": {tail}" if tail else ""))
+        # the agent's reason often quotes the engine's last line already: do not say it twice
+        detail = f": {tail}" if tail and tail.splitlines()[-1] not in body.reason else ""
+        _finish(run, RunStatus.failed, f"{body.reason}{code}{detail}")
     enqueue(session, "run.dispatch_pending")
     return run

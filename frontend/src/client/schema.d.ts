@@ -174,6 +174,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/carbon/embodied-defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Embodied Defaults */
+        get: operations["embodied_defaults_api_v1_carbon_embodied_defaults_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/carbon/grid-intensities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Grid Intensities */
+        get: operations["grid_intensities_api_v1_carbon_grid_intensities_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/compare": {
         parameters: {
             query?: never;
@@ -208,6 +242,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/devices/{device_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Update Device */
+        patch: operations["update_device_api_v1_devices__device_id__patch"];
+        trace?: never;
+    };
     "/api/v1/environments": {
         parameters: {
             query?: never;
@@ -220,6 +271,40 @@ export interface paths {
         put?: never;
         /** Create Environment */
         post: operations["create_environment_api_v1_environments_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/environments/{environment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Update Environment */
+        patch: operations["update_environment_api_v1_environments__environment_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/environments/{environment_id}/grid-intensity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Import Grid Intensity */
+        put: operations["import_grid_intensity_api_v1_environments__environment_id__grid_intensity_put"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -306,6 +391,23 @@ export interface paths {
         put?: never;
         /** Report Failure */
         post: operations["report_failure_api_v1_runs__run_id__failure_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/power": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Power */
+        get: operations["get_power_api_v1_runs__run_id__power_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -522,6 +624,8 @@ export interface components {
         };
         /** Comparison */
         Comparison: {
+            /** Energy */
+            energy: components["schemas"]["Metric"][];
             /** Jobs */
             jobs: components["schemas"]["JobComparison"][];
             /** Runs */
@@ -534,11 +638,19 @@ export interface components {
              * Format: uuid
              */
             agent_id: string;
+            /** Capacity Bytes */
+            capacity_bytes: number | null;
             /**
              * Created At
              * Format: date-time
              */
             created_at: string;
+            /** Embodied Is Default */
+            embodied_is_default: boolean;
+            /** Embodied Kg */
+            embodied_kg: number | null;
+            /** Embodied Source */
+            embodied_source: string | null;
             /** Facts */
             facts: {
                 [key: string]: unknown;
@@ -552,6 +664,10 @@ export interface components {
             key: string;
             /** Kind */
             kind: string;
+            /** Lifetime Years */
+            lifetime_years: number;
+            /** Media */
+            media: string | null;
             /** Name */
             name: string;
             /**
@@ -559,6 +675,24 @@ export interface components {
              * Format: uuid
              */
             team_id: string;
+        };
+        /** DeviceUpdate */
+        DeviceUpdate: {
+            /** Capacity Bytes */
+            capacity_bytes?: number | null;
+            /**
+             * Embodied Kg
+             * @description kgCO2e to make the device; overrides the default
+             */
+            embodied_kg?: number | null;
+            /** Embodied Source */
+            embodied_source?: string | null;
+            /** Lifetime Years */
+            lifetime_years?: number | null;
+            /** Media */
+            media?: ("hdd" | "ssd" | "ram" | "unknown") | null;
+            /** Name */
+            name?: string | null;
         };
         /** DirSummary */
         DirSummary: {
@@ -580,6 +714,100 @@ export interface components {
             lat_mean_ns: number | null;
             /** Total Ios */
             total_ios: number;
+        };
+        /** EmbodiedDefaultRead */
+        EmbodiedDefaultRead: {
+            /** High */
+            high: number;
+            /** Kg Per Drive */
+            kg_per_drive: number | null;
+            /** Kg Per Gb */
+            kg_per_gb: number | null;
+            /** Low */
+            low: number;
+            /** Media */
+            media: string;
+            /** Source */
+            source: string;
+        };
+        /**
+         * EnergyRead
+         * @description A run's energy and carbon. `status`: ok | pending (being computed) | no_meter_data | none.
+         */
+        EnergyRead: {
+            /** Accuracy Declared */
+            accuracy_declared: boolean | null;
+            /** Accuracy Pct */
+            accuracy_pct: number | null;
+            /** Carbon Method */
+            carbon_method: string | null;
+            /** Coverage */
+            coverage: number | null;
+            /** Dropped */
+            dropped: {
+                [key: string]: number;
+            };
+            /** Dynamic Gco2E */
+            dynamic_gco2e: number | null;
+            /** Dynamic J */
+            dynamic_j: number | null;
+            /** Dynamic J Per Gb */
+            dynamic_j_per_gb: number | null;
+            /** Dynamic Uncertainty J */
+            dynamic_uncertainty_j: number | null;
+            /** Embodied Gco2E */
+            embodied_gco2e: number | null;
+            /** Embodied Source */
+            embodied_source: string | null;
+            /** Estimated */
+            estimated: boolean;
+            /** Flags */
+            flags: string[];
+            /** Grid G Per Kwh */
+            grid_g_per_kwh: number | null;
+            /** Grid Source */
+            grid_source: string | null;
+            /** Idle Drift W */
+            idle_drift_w: number | null;
+            /** Idle W */
+            idle_w: number | null;
+            /** Iops Per W */
+            iops_per_w: number | null;
+            /** J Per Gb */
+            j_per_gb: number | null;
+            /** J Per Mio */
+            j_per_mio: number | null;
+            /** Load W Mean */
+            load_w_mean: number | null;
+            /** Mb S Per W */
+            mb_s_per_w: number | null;
+            /** Operational Gco2E */
+            operational_gco2e: number | null;
+            /** Phases */
+            phases: components["schemas"]["PhaseEnergy"][];
+            /** Pue */
+            pue: number | null;
+            /** Reason */
+            reason: string | null;
+            /** Runtime S */
+            runtime_s: number | null;
+            /** Samples */
+            samples: number | null;
+            /** Source */
+            source: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ok" | "pending" | "no_meter_data" | "none";
+            /** Tier */
+            tier: string | null;
+            /** Tier Label */
+            tier_label: string | null;
+            /** Total J */
+            total_j: number | null;
+            /** Uncertainty J */
+            uncertainty_j: number | null;
         };
         /** EnrollmentTokenCreate */
         EnrollmentTokenCreate: {
@@ -615,10 +843,30 @@ export interface components {
         /** EnvironmentCreate */
         EnvironmentCreate: {
             /**
+             * Currency
+             * @default EUR
+             */
+            currency: string;
+            /**
              * Description
              * @default
              */
             description: string;
+            /**
+             * Electricity Price Per Kwh
+             * @description in `currency` per kWh
+             */
+            electricity_price_per_kwh?: number | null;
+            /**
+             * Grid G Per Kwh
+             * @description overrides the region's intensity, gCO2e/kWh
+             */
+            grid_g_per_kwh?: number | null;
+            /**
+             * Grid Source
+             * @description where the override comes from
+             */
+            grid_source?: string | null;
             /**
              * Kind
              * @enum {string}
@@ -626,6 +874,17 @@ export interface components {
             kind: "local" | "das" | "san" | "nas" | "raid" | "cloud" | "other";
             /** Name */
             name: string;
+            /**
+             * Pue
+             * @description power usage effectiveness of the site
+             * @default 1
+             */
+            pue: number;
+            /**
+             * Region
+             * @description grid region code (GET /carbon/grid-intensities)
+             */
+            region?: string | null;
             /**
              * Team Id
              * Format: uuid
@@ -639,8 +898,22 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /** Currency */
+            currency: string;
             /** Description */
             description: string;
+            /** Effective G Per Kwh */
+            effective_g_per_kwh: number;
+            /** Effective Source */
+            effective_source: string;
+            /** Electricity Price Per Kwh */
+            electricity_price_per_kwh: number | null;
+            /** Grid G Per Kwh */
+            grid_g_per_kwh: number | null;
+            /** Grid Source */
+            grid_source: string | null;
+            /** Hourly Hours */
+            hourly_hours: number;
             /**
              * Id
              * Format: uuid
@@ -650,11 +923,57 @@ export interface components {
             kind: string;
             /** Name */
             name: string;
+            /** Pue */
+            pue: number;
+            /** Region */
+            region: string | null;
             /**
              * Team Id
              * Format: uuid
              */
             team_id: string;
+        };
+        /** EnvironmentUpdate */
+        EnvironmentUpdate: {
+            /** Currency */
+            currency?: string | null;
+            /** Description */
+            description?: string | null;
+            /** Electricity Price Per Kwh */
+            electricity_price_per_kwh?: number | null;
+            /** Grid G Per Kwh */
+            grid_g_per_kwh?: number | null;
+            /** Grid Source */
+            grid_source?: string | null;
+            /** Kind */
+            kind?: ("local" | "das" | "san" | "nas" | "raid" | "cloud" | "other") | null;
+            /** Name */
+            name?: string | null;
+            /** Pue */
+            pue?: number | null;
+            /** Region */
+            region?: string | null;
+        };
+        /** ErrorDetail */
+        ErrorDetail: {
+            /** Field */
+            field: string;
+            /** Message */
+            message: string;
+        };
+        /**
+         * ErrorResponse
+         * @description Every error: a code, a message for people, and for 422s the failing fields.
+         */
+        ErrorResponse: {
+            /** Detail */
+            detail: components["schemas"]["ErrorDetail"][] | {
+                [key: string]: unknown;
+            } | string | null;
+            /** Error */
+            error: string;
+            /** Message */
+            message: string;
         };
         /** FailureReport */
         FailureReport: {
@@ -683,11 +1002,40 @@ export interface components {
              */
             upload_id: string;
         };
-        /** HTTPValidationError */
-        HTTPValidationError: {
-            /** Detail */
-            detail?: components["schemas"]["ValidationError"][];
+        /** GridIntensityRead */
+        GridIntensityRead: {
+            /** G Per Kwh */
+            g_per_kwh: number;
+            /** Name */
+            name: string;
+            /** Region */
+            region: string;
+            /** Source */
+            source: string;
+            /** Year */
+            year: number;
         };
+        /** GridSeriesImported */
+        GridSeriesImported: {
+            /**
+             * Environment Id
+             * Format: uuid
+             */
+            environment_id: string;
+            /**
+             * First Hour Utc
+             * Format: date-time
+             */
+            first_hour_utc: string;
+            /** Hours */
+            hours: number;
+            /**
+             * Last Hour Utc
+             * Format: date-time
+             */
+            last_hour_utc: string;
+        };
+        HTTPValidationError: components["schemas"]["ErrorResponse"];
         /** Health */
         Health: {
             database: components["schemas"]["Check"];
@@ -833,6 +1181,8 @@ export interface components {
             engine_job: {
                 [key: string]: unknown;
             };
+            /** Idle S */
+            idle_s: number | null;
             /**
              * Lease Expires At
              * Format: date-time
@@ -843,6 +1193,8 @@ export interface components {
              * Format: uuid
              */
             lease_id: string;
+            /** Meter */
+            meter: string | null;
             /**
              * Run Id
              * Format: uuid
@@ -882,6 +1234,42 @@ export interface components {
             token_type: string;
             user: components["schemas"]["UserRead"];
         };
+        /** MeterInfo */
+        MeterInfo: {
+            /**
+             * Accuracy Declared
+             * @default false
+             */
+            accuracy_declared: boolean;
+            /** Accuracy Pct */
+            accuracy_pct?: number | null;
+            /** Accuracy W */
+            accuracy_w?: number | null;
+            /** Driver */
+            driver: string;
+            /**
+             * Model
+             * @default
+             */
+            model: string;
+            /**
+             * Nominal Interval S
+             * @default 1
+             */
+            nominal_interval_s: number;
+            /**
+             * Quantity
+             * @enum {string}
+             */
+            quantity: "power" | "power_avg" | "energy_counter";
+            /** Spec */
+            spec: string;
+            /**
+             * Tier
+             * @enum {string}
+             */
+            tier: "lab" | "bmc" | "pdu" | "plug" | "inband" | "component" | "estimate";
+        };
         /** Metric */
         Metric: {
             /** Key */
@@ -920,6 +1308,109 @@ export interface components {
             items: components["schemas"]["WorkloadRead"][];
             /** Total */
             total: number;
+        };
+        /** PhaseEnergy */
+        PhaseEnergy: {
+            /** Coverage */
+            coverage: number;
+            /** Duration S */
+            duration_s: number;
+            /** Energy J */
+            energy_j: number;
+            /** Mean W */
+            mean_w: number;
+            /** Name */
+            name: string;
+            /** Samples */
+            samples: number;
+        };
+        /** PhaseIn */
+        PhaseIn: {
+            /** End Ns */
+            end_ns: number;
+            /** Name */
+            name: string;
+            /** Start Ns */
+            start_ns: number;
+        };
+        /** PhaseRead */
+        PhaseRead: {
+            /** End Ns */
+            end_ns: number;
+            /** Name */
+            name: string;
+            /** Start Ns */
+            start_ns: number;
+        };
+        /** PowerPoint */
+        PowerPoint: {
+            /** T S */
+            t_s: number;
+            /** W Max */
+            w_max: number;
+            /** W Mean */
+            w_mean: number;
+            /** W Min */
+            w_min: number;
+        };
+        /** PowerSeries */
+        PowerSeries: {
+            /** Estimated */
+            estimated: boolean;
+            /** Load Start S */
+            load_start_s: number;
+            /** Phases */
+            phases: components["schemas"]["PhaseRead"][];
+            /** Points */
+            points: components["schemas"]["PowerPoint"][];
+            /** Quantity */
+            quantity: string;
+            /** Reason */
+            reason: string | null;
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /** Source */
+            source: string;
+            /** Status */
+            status: string;
+            /**
+             * T0 Utc
+             * Format: date-time
+             */
+            t0_utc: string;
+            /** Tier */
+            tier: string;
+            /** Tier Label */
+            tier_label: string;
+        };
+        /**
+         * PowerUpload
+         * @description The agent's power measurement of a run (docs/contracts.md §4).
+         */
+        PowerUpload: {
+            /** Cleaning */
+            cleaning?: {
+                [key: string]: number;
+            };
+            meter: components["schemas"]["MeterInfo"];
+            /** Phases */
+            phases: components["schemas"]["PhaseIn"][];
+            /** Reason */
+            reason?: string | null;
+            samples: components["schemas"]["SamplesIn"];
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ok" | "no_meter_data";
+            /**
+             * T0 Utc
+             * Format: date-time
+             */
+            t0_utc: string;
         };
         /** Progress */
         Progress: {
@@ -1051,6 +1542,7 @@ export interface components {
              * Format: uuid
              */
             lease_id: string;
+            power?: components["schemas"]["PowerUpload"] | null;
             /**
              * Started At
              * Format: date-time
@@ -1076,6 +1568,16 @@ export interface components {
             agent_id: string;
             /** Environment Id */
             environment_id?: string | null;
+            /**
+             * Idle S
+             * @description idle baseline before and after, seconds
+             */
+            idle_s?: number | null;
+            /**
+             * Meter
+             * @description wattmeter spec; default: the agent's own
+             */
+            meter?: string | null;
             /** Name */
             name?: string | null;
             /**
@@ -1118,6 +1620,7 @@ export interface components {
             device_id: string | null;
             /** Device Name */
             device_name: string | null;
+            energy: components["schemas"]["EnergyRead"];
             /** Environment Id */
             environment_id: string | null;
             /** Error */
@@ -1129,8 +1632,12 @@ export interface components {
              * Format: uuid
              */
             id: string;
+            /** Idle S */
+            idle_s: number | null;
             /** Jobs */
             jobs: components["schemas"]["JobSummary"][];
+            /** Meter */
+            meter: string | null;
             /** Name */
             name: string;
             progress: components["schemas"]["Progress"] | null;
@@ -1163,6 +1670,13 @@ export interface components {
          * @enum {string}
          */
         RunStatus: "queued" | "assigned" | "running" | "succeeded" | "failed" | "cancelled";
+        /** SamplesIn */
+        SamplesIn: {
+            /** T Ns */
+            t_ns: number[];
+            /** Value */
+            value: number[];
+        };
         /** SeriesPointRead */
         SeriesPointRead: {
             /** Read Bw Bytes */
@@ -1228,15 +1742,6 @@ export interface components {
             id: string;
             /** Teams */
             teams: components["schemas"]["TeamRole"][];
-        };
-        /** ValidationError */
-        ValidationError: {
-            /** Location */
-            loc: (string | number)[];
-            /** Message */
-            msg: string;
-            /** Error Type */
-            type: string;
         };
         /** WorkerCheck */
         WorkerCheck: {
@@ -1601,6 +2106,46 @@ export interface operations {
             };
         };
     };
+    embodied_defaults_api_v1_carbon_embodied_defaults_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbodiedDefaultRead"][];
+                };
+            };
+        };
+    };
+    grid_intensities_api_v1_carbon_grid_intensities_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GridIntensityRead"][];
+                };
+            };
+        };
+    };
     compare_api_v1_compare_get: {
         parameters: {
             query: {
@@ -1664,6 +2209,41 @@ export interface operations {
             };
         };
     };
+    update_device_api_v1_devices__device_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                device_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     list_environments_api_v1_environments_get: {
         parameters: {
             query?: never;
@@ -1704,6 +2284,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EnvironmentRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_environment_api_v1_environments__environment_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                environment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnvironmentUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    import_grid_intensity_api_v1_environments__environment_id__grid_intensity_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                environment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GridSeriesImported"];
                 };
             };
             /** @description Validation Error */
@@ -1888,6 +2538,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_power_api_v1_runs__run_id__power_get: {
+        parameters: {
+            query?: {
+                /** @description at most this many points */
+                points?: number;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PowerSeries"];
                 };
             };
             /** @description Validation Error */

@@ -51,6 +51,7 @@ describe("compareBarCharts", () => {
   it("builds one chart per headline metric in display units", () => {
     const cmp: CompareRead = {
       runs: [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")],
+      energy: [],
       jobs: [
         {
           name: "rand4k",
@@ -100,6 +101,7 @@ describe("unmatchedJobs", () => {
   it("names jobs that a run lacks", () => {
     const cmp: CompareRead = {
       runs: [run("a", "x"), run("b", "y")],
+      energy: [],
       jobs: [
         { name: "both", metrics: [{ key: "read_iops", label: "", unit: "IO/s", values: [1, 2] }] },
         {

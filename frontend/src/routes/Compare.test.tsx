@@ -3,6 +3,7 @@ import { Route, Routes, useLocation } from "react-router-dom";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunRead } from "../client/types";
 import { setToken } from "../lib/auth";
+import { NO_ENERGY } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { Compare } from "./Compare";
 import { Runs } from "./Runs";
@@ -48,6 +49,9 @@ function run(id: string, name: string, status: RunRead["status"] = "succeeded"):
           }
         : null,
     jobs: [],
+    meter: null,
+    idle_s: null,
+    energy: NO_ENERGY,
   };
 }
 
@@ -58,6 +62,7 @@ describe("Compare page", () => {
       "GET /api/v1/compare": () => ({
         body: {
           runs: [run("r1", "hdd"), run("r2", "ram")],
+          energy: [],
           jobs: [
             {
               name: "rand4k",

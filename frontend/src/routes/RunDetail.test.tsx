@@ -2,6 +2,7 @@ import { screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JobSummary, RunRead } from "../client/types";
 import { setToken } from "../lib/auth";
+import { NO_ENERGY } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { RunDetail } from "./RunDetail";
 
@@ -86,6 +87,9 @@ function runAs(status: RunRead["status"]): RunRead {
           }
         : null,
     jobs: status === "succeeded" ? [job] : [],
+    meter: null,
+    idle_s: null,
+    energy: NO_ENERGY,
   };
 }
 

@@ -1,0 +1,147 @@
+import csv
+import io
+import uuid
+from datetime import UTC, datetime
+
+import iowatt_energy as ie
+from sqlalchemy import delete, func, insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from backend.auth.principal import UserPrincipal
+from backend.environment.schemas import (
+    EnvironmentCreate,
+    EnvironmentRead,
+    EnvironmentUpdate,
+    GridSeriesImported,
+)
+from backend.errors import Conflict, Invalid, NotFound
+from backend.jobs import enqueue
+from backend.models import Environment, GridIntensityHour, Role
+
+MAX_CSV_ROWS = 24 * 366 * 5
+
+
+def _get(session: Session, principal: UserPrincipal, env_id: uuid.UUID) -> Environment:
+    env = session.get(Environment, env_id)
+    if env is None or env.team_id not in principal.team_ids:
+        raise NotFound("environment not found")
+    return env
+
+
+def to_read(session: Session, envs: list[Environment]) -> list[EnvironmentRead]:
+    counts = (
+        dict(
+            session.execute(
+                select(GridIntensityHour.environment_id, func.count())
+                .where(GridIntensityHour.environment_id.in_([e.id for e in envs]))
+                .group_by(GridIntensityHour.environment_id)
+            )
+            .tuples()
+            .all()
+        )
+        if envs
+        else {}
+    )
+    out = []
+    for e in envs:
+        if e.grid_g_per_kwh is not None:
+            g, src = e.grid_g_per_kwh, e.grid_source or "set by the team"
+        else:
+            d = ie.grid_intensity(e.region or ie.DEFAULT_REGION)
+            g, src = d.g_per_kwh, f"{d.name} {d.year}: {d.source}"
+        out.append(
+            EnvironmentRead(
+                id=e.id,
+                team_id=e.team_id,
+                name=e.name,
+                kind=e.kind,
+                description=e.description,
+                region=e.region,
+                grid_g_per_kwh=e.grid_g_per_kwh,
+                grid_source=e.grid_source,
+                pue=e.pue,
+                electricity_price_per_kwh=e.electricity_price_per_kwh,
+                currency=e.currency,
+                effective_g_per_kwh=g,
+                effective_source=src,
+                hourly_hours=counts.get(e.id, 0),
+                created_at=e.created_at,
+            )
+        )
+    return out
+
+
+def create(session: Session, *, principal: UserPrincipal, body: EnvironmentCreate) -> Environment:
+    principal.require(body.team_id, Role.member)
+    env = Environment(**body.model_dump())
+    try:
+        with session.begin_nested():
+            session.add(env)
+            session.flush()
+    except IntegrityError as exc:
+        raise Conflict(
+            f"an environment named {body.name!r} exists in this team", code="environment_name_taken"
+        ) from exc
+    return env
+
+
+def update(
+    session: Session, *, principal: UserPrincipal, env_id: uuid.UUID, body: EnvironmentUpdate
+) -> Environment:
+    env = _get(session, principal, env_id)
+    principal.require(env.team_id, Role.member)
+    for field, value in body.model_dump(exclude_unset=True).items():
+        if field in ("name", "kind", "pue", "currency", "description") and value is None:
+            raise Invalid(field, "cannot be null")
+        setattr(env, field, value)
+    session.flush()
+    enqueue(session, "energy.recompute_environment", environment_id=str(env.id))
+    return env
+
+
+def import_grid_series(
+    session: Session, *, principal: UserPrincipal, env_id: uuid.UUID, csv_text: str
+) -> GridSeriesImported:
+    """Replace the environment's hourly series from CSV `hour_utc,g_per_kwh` (ISO 8601 hours, UTC)."""
+    env = _get(session, principal, env_id)
+    principal.require(env.team_id, Role.member)
+    rows = list(csv.reader(io.StringIO(csv_text)))
+    if rows and rows[0] and not rows[0][0][:1].isdigit():
+        header = [h.strip().lower() for h in rows[0]]
+        if header[:2] != ["hour_utc", "g_per_kwh"]:
+            raise Invalid("body", "the CSV header must be: hour_utc,g_per_kwh")
+        rows = rows[1:]
+    if not rows:
+        raise Invalid("body", "no rows: expected lines of hour_utc,g_per_kwh")
+    if len(rows) > MAX_CSV_ROWS:
+        raise Invalid("body", f"at most {MAX_CSV_ROWS} hours per import")
+    series: dict[datetime, float] = {}
+    for n, row in enumerate(rows, start=2 if csv_text[:1].isalpha() else 1):
+        if len(row) != 2:
+            raise Invalid(f"body.line.{n}", "expected two columns: hour_utc,g_per_kwh")
+        try:
+            hour = datetime.fromisoformat(row[0].strip().replace("Z", "+00:00"))
+            g = float(row[1])
+        except ValueError as exc:
+            raise Invalid(f"body.line.{n}", f"cannot read {','.join(row)!r}: {exc}") from exc
+        if hour.tzinfo is None:
+            raise Invalid(f"body.line.{n}", "the hour needs a UTC offset, e.g. 2026-01-01T00:00:00Z")
+        hour = hour.astimezone(UTC)
+        if hour.minute or hour.second or hour.microsecond:
+            raise Invalid(f"body.line.{n}", "hours must start on the hour")
+        if not 0 <= g <= 2000:
+            raise Invalid(f"body.line.{n}", "g_per_kwh must be between 0 and 2000")
+        if hour in series:
+            raise Invalid(f"body.line.{n}", f"hour {hour.isoformat()} appears twice")
+        series[hour] = g
+    session.execute(delete(GridIntensityHour).where(GridIntensityHour.environment_id == env.id))
+    session.execute(
+        insert(GridIntensityHour),
+        [{"environment_id": env.id, "hour_utc": h, "g_per_kwh": g} for h, g in sorted(series.items())],
+    )
+    enqueue(session, "energy.recompute_environment", environment_id=str(env.id))
+    hours = sorted(series)
+    return GridSeriesImported(
+        environment_id=env.id, hours=len(hours), first_hour_utc=hours[0], last_hour_utc=hours[-1]
+    )

@@ -1,0 +1,270 @@
+"""Power samples in, energy and carbon out: ingest with COPY, recompute in the worker."""
+
+import uuid
+from datetime import timedelta
+from typing import Any, cast
+
+import iowatt_energy as ie
+import psycopg
+from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from backend.carbon.service import context_for, device_embodied
+from backend.errors import NotFound
+from backend.jobs import enqueue
+from backend.kit.time import utcnow
+from backend.models import Device, PowerSample, ResultJob, Run, RunEnergy, RunPower
+from backend.power.schemas import EnergyRead, PhaseEnergy, PhaseRead, PowerPoint, PowerSeries, PowerUpload
+
+MAX_POINTS = 1500
+
+
+def ingest(session: Session, *, run_id: uuid.UUID, power: PowerUpload) -> None:
+    """Store the meter, phases and cleaned samples of a run (COPY, in the request's transaction)
+    and queue the energy computation for after the commit."""
+    quantity = ie.Quantity(power.meter.quantity)
+    cleaned = ie.clean(power.samples.t_ns, power.samples.value, quantity=quantity)
+    session.add(
+        RunPower(
+            run_id=run_id,
+            meter=power.meter.model_dump(mode="json"),
+            status=power.status,
+            reason=power.reason,
+            t0_utc=power.t0_utc,
+            phases=[p.model_dump() for p in power.phases],
+            agent_cleaning=power.cleaning,
+            server_cleaning=cleaned.dropped,
+            samples=len(cleaned.t_ns),
+        )
+    )
+    session.flush()
+    if cleaned.t_ns:
+        dbapi = cast(psycopg.Connection[Any], session.connection().connection.dbapi_connection)
+        with dbapi.cursor() as cur, cur.copy("COPY power_samples (run_id, t_ns, value) FROM STDIN") as copy:
+            for t, v in zip(cleaned.t_ns, cleaned.value, strict=True):
+                copy.write_row((run_id, t, v))
+    if power.status == "ok" and cleaned.t_ns:
+        enqueue(session, "energy.compute_run", run_id=str(run_id))
+
+
+def compute(session: Session, *, run_id: uuid.UUID) -> RunEnergy | None:
+    """(Re)compute a run's energy and carbon from its stored samples; idempotent."""
+    rp = session.get(RunPower, run_id)
+    run = session.get(Run, run_id)
+    if rp is None or run is None or rp.status != "ok":
+        return None
+    rows = session.execute(
+        select(PowerSample.t_ns, PowerSample.value)
+        .where(PowerSample.run_id == run_id)
+        .order_by(PowerSample.t_ns)
+    ).all()
+    if not rows:
+        return None
+    meter = ie.Meter.from_dict(rp.meter)
+    cleaned = ie.Cleaned(
+        t_ns=[r[0] for r in rows], value=[r[1] for r in rows], dropped=dict(rp.server_cleaning)
+    )
+    phases = [ie.Phase(p["name"], p["start_ns"], p["end_ns"]) for p in rp.phases]
+    io_bytes, total_ios = session.execute(
+        select(
+            func.coalesce(
+                func.sum(
+                    func.coalesce(ResultJob.read_io_bytes, 0) + func.coalesce(ResultJob.write_io_bytes, 0)
+                ),
+                0,
+            ),
+            func.coalesce(
+                func.sum(
+                    func.coalesce(ResultJob.read_total_ios, 0) + func.coalesce(ResultJob.write_total_ios, 0)
+                ),
+                0,
+            ),
+        ).where(ResultJob.run_id == run_id)
+    ).one()
+    s = ie.summarize(
+        meter=meter, phases=phases, cleaned=cleaned, io_bytes=int(io_bytes), total_ios=int(total_ios)
+    )
+    load = next(p for p in phases if p.name == "load")
+    start = rp.t0_utc + timedelta(microseconds=load.start_ns // 1000)
+    end = rp.t0_utc + timedelta(microseconds=load.end_ns // 1000)
+    ctx = context_for(session, run.environment_id, (start, end))
+    if ctx.method == "hourly":
+        op = ie.hourly_weighted_gco2e(
+            cleaned=cleaned,
+            quantity=meter.quantity,
+            nominal_interval_s=meter.nominal_interval_s,
+            t0_utc=rp.t0_utc,
+            start_ns=load.start_ns,
+            end_ns=load.end_ns,
+            hourly_g_per_kwh=ctx.hourly,
+            fallback_g_per_kwh=ctx.g_per_kwh,
+            pue=ctx.pue,
+        )
+        g_eff = op / (s.total_j / ie.J_PER_KWH * ctx.pue) if s.total_j > 0 else ctx.g_per_kwh
+    else:
+        g_eff = ctx.g_per_kwh
+        op = ie.operational_gco2e(energy_j=s.total_j, g_per_kwh=g_eff, pue=ctx.pue)
+    dyn = (
+        ie.operational_gco2e(energy_j=s.dynamic_j, g_per_kwh=g_eff, pue=ctx.pue)
+        if s.dynamic_j is not None
+        else None
+    )
+    emb = device_embodied(session.get(Device, run.device_id) if run.device_id else None)
+    values: dict[str, Any] = dict(
+        summary=s.to_dict(),
+        tier=s.tier,
+        estimated=s.estimated,
+        idle_w=s.idle_w,
+        load_w_mean=s.load_w_mean,
+        runtime_s=s.runtime_s,
+        total_j=s.total_j,
+        dynamic_j=s.dynamic_j,
+        uncertainty_j=s.uncertainty_j,
+        j_per_gb=s.j_per_gb,
+        j_per_mio=s.j_per_mio,
+        iops_per_w=s.iops_per_w,
+        mb_s_per_w=s.mb_s_per_w,
+        grid_g_per_kwh=g_eff,
+        grid_source=ctx.source[:500],
+        carbon_method=ctx.method,
+        pue=ctx.pue,
+        operational_gco2e=op,
+        dynamic_gco2e=dyn,
+        embodied_gco2e=ie.amortized_gco2e(embodied_kg=emb[0], duration_s=s.runtime_s, lifetime_years=emb[2])
+        if emb
+        else None,
+        embodied_source=emb[1][:500] if emb else None,
+        computed_at=utcnow(),
+    )
+    session.execute(
+        insert(RunEnergy)
+        .values(run_id=run_id, **values)
+        .on_conflict_do_update(index_elements=["run_id"], set_=values)
+    )
+    return session.get(RunEnergy, run_id, populate_existing=True)
+
+
+def runs_to_recompute(
+    session: Session, *, environment_id: uuid.UUID | None = None, device_id: uuid.UUID | None = None
+) -> list[uuid.UUID]:
+    q = select(Run.id).join(RunPower, RunPower.run_id == Run.id).where(RunPower.status == "ok")
+    if environment_id is not None:
+        q = q.where(Run.environment_id == environment_id)
+    if device_id is not None:
+        q = q.where(Run.device_id == device_id)
+    return list(session.scalars(q))
+
+
+def energy_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, EnergyRead]:
+    """EnergyRead per run in two queries (the run list shows it)."""
+    if not run_ids:
+        return {}
+    powers = {p.run_id: p for p in session.scalars(select(RunPower).where(RunPower.run_id.in_(run_ids)))}
+    energies = {e.run_id: e for e in session.scalars(select(RunEnergy).where(RunEnergy.run_id.in_(run_ids)))}
+    return {rid: _energy_read(powers.get(rid), energies.get(rid)) for rid in run_ids}
+
+
+_EMPTY: dict[str, Any] = {k: None for k in EnergyRead.model_fields}
+
+
+def _energy_read(rp: RunPower | None, e: RunEnergy | None) -> EnergyRead:
+    base = {**_EMPTY, "estimated": False, "flags": [], "phases": [], "dropped": {}}
+    if rp is None:
+        return EnergyRead(**{**base, "status": "none", "reason": "no meter configured for this run"})
+    meter = ie.Meter.from_dict(rp.meter)
+    dropped = {
+        k: rp.agent_cleaning.get(k, 0) + rp.server_cleaning.get(k, 0)
+        for k in {*rp.agent_cleaning, *rp.server_cleaning}
+    }
+    ident = {
+        "source": meter.spec,
+        "tier": meter.tier.value,
+        "tier_label": ie.TIER_LABEL[meter.tier],
+        "estimated": meter.tier is ie.Tier.estimate,
+        "dropped": dropped,
+    }
+    if rp.status != "ok" or rp.samples == 0:
+        return EnergyRead(
+            **{
+                **base,
+                **ident,
+                "status": "no_meter_data",
+                "reason": rp.reason or "the meter returned no usable samples",
+            }
+        )
+    if e is None:
+        return EnergyRead(**{**base, **ident, "status": "pending", "reason": "being computed"})
+    s = e.summary
+    fields = dict(
+        status="ok",
+        reason=None,
+        samples=s["samples"],
+        idle_w=e.idle_w,
+        idle_drift_w=s.get("idle_drift_w"),
+        load_w_mean=e.load_w_mean,
+        runtime_s=e.runtime_s,
+        total_j=e.total_j,
+        dynamic_j=e.dynamic_j,
+        uncertainty_j=e.uncertainty_j,
+        dynamic_uncertainty_j=s.get("dynamic_uncertainty_j"),
+        j_per_gb=e.j_per_gb,
+        dynamic_j_per_gb=s.get("dynamic_j_per_gb"),
+        j_per_mio=e.j_per_mio,
+        iops_per_w=e.iops_per_w,
+        mb_s_per_w=e.mb_s_per_w,
+        coverage=s.get("coverage"),
+        accuracy_pct=s.get("accuracy_pct"),
+        accuracy_declared=s.get("accuracy_declared"),
+        flags=list(s.get("flags", [])),
+        grid_g_per_kwh=e.grid_g_per_kwh,
+        grid_source=e.grid_source,
+        carbon_method=e.carbon_method,
+        pue=e.pue,
+        operational_gco2e=e.operational_gco2e,
+        dynamic_gco2e=e.dynamic_gco2e,
+        embodied_gco2e=e.embodied_gco2e,
+        embodied_source=e.embodied_source,
+        phases=[PhaseEnergy(**p) for p in s.get("phases", [])],
+    )
+    return EnergyRead(**{**base, **ident, **fields})
+
+
+def series(session: Session, *, run: Run, points: int = MAX_POINTS) -> PowerSeries:
+    """Power over time, bucketed in SQL to at most `points` points (mean, min, max per bucket)."""
+    rp = session.get(RunPower, run.id)
+    if rp is None:
+        raise NotFound("this run has no power measurement", code="no_power")
+    meter = ie.Meter.from_dict(rp.meter)
+    load = next((p for p in rp.phases if p["name"] == "load"), {"start_ns": 0})
+    bounds = session.execute(
+        select(func.min(PowerSample.t_ns), func.max(PowerSample.t_ns)).where(PowerSample.run_id == run.id)
+    ).one()
+    out: list[PowerPoint] = []
+    if bounds[0] is not None:
+        bucket = max(1, -(-(bounds[1] - bounds[0] + 1) // max(1, points)))
+        if meter.quantity is ie.Quantity.energy_counter:
+            sql = """WITH d AS (SELECT t_ns,
+                                       (value - lag(value) OVER w) / ((t_ns - lag(t_ns) OVER w) / 1e9) AS v
+                                FROM power_samples WHERE run_id = :run WINDOW w AS (ORDER BY t_ns))
+                     SELECT max(t_ns), avg(v), min(v), max(v) FROM d WHERE v IS NOT NULL
+                     GROUP BY t_ns / :bucket ORDER BY 1"""
+        else:
+            sql = """SELECT max(t_ns), avg(value), min(value), max(value)
+                     FROM power_samples WHERE run_id = :run GROUP BY t_ns / :bucket ORDER BY 1"""
+        for t, mean, lo, hi in session.execute(text(sql), {"run": run.id, "bucket": bucket}):
+            out.append(PowerPoint(t_s=(t - load["start_ns"]) / 1e9, w_mean=mean, w_min=lo, w_max=hi))
+    return PowerSeries(
+        run_id=run.id,
+        status=rp.status,
+        reason=rp.reason,
+        tier=meter.tier.value,
+        tier_label=ie.TIER_LABEL[meter.tier],
+        estimated=meter.tier is ie.Tier.estimate,
+        source=meter.spec,
+        quantity=meter.quantity.value,
+        t0_utc=rp.t0_utc,
+        load_start_s=load["start_ns"] / 1e9,
+        phases=[PhaseRead(**p) for p in rp.phases],
+        points=out,
+    )
