@@ -383,6 +383,9 @@ def test_littles_law_on_async_engines(run, disk_scratch: Path, engine: str) -> N
     assert in_flight == pytest.approx(qd * nj, rel=0.15), (in_flight, job["iodepth_level"])
     assert rd["slat_ns"]["N"] == rd["total_ios"] and rd["lat_ns"]["mean"] >= rd["clat_ns"]["mean"]
     assert job["iodepth_level"]["8"] > 50
+    lat, clat = rd["lat_ns"]["percentile"], rd["clat_ns"]["percentile"]
+    assert list(lat.values()) == sorted(lat.values())
+    assert lat["50.000000"] >= clat["50.000000"]
 
 
 def test_psync_lat_equals_clat(run, scratch: Path) -> None:

@@ -275,6 +275,7 @@ struct dstat {
 	uint64_t ios, bytes, short_ios;
 	struct lstat slat, clat, lat;
 	uint64_t hist[HIST_NR];         /* clat */
+	uint64_t lhist[HIST_NR];        /* lat (async engines; = hist for sync ones) */
 };
 struct job;
 struct worker {

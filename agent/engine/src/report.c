@@ -36,8 +36,10 @@ static void merge(struct job *j, struct merged *m)
 			lstat_merge(&a->slat, &b->slat);
 			lstat_merge(&a->clat, &b->clat);
 			lstat_merge(&a->lat, &b->lat);
-			for (unsigned k = 0; k < HIST_NR; k++)
+			for (unsigned k = 0; k < HIST_NR; k++) {
 				a->hist[k] += b->hist[k];
+				a->lhist[k] += b->lhist[k];
+			}
 		}
 		lstat_merge(&m->synclat, &w->synclat);
 		lstat_merge(&m->sched, &w->sched);
@@ -59,8 +61,10 @@ static void merge(struct job *j, struct merged *m)
 		m->late += w->late_starts;
 	}
 	if (j->ops->sync) /* for synchronous engines lat == clat and slat is not measured, like fio */
-		for (int d = 0; d < 2; d++)
+		for (int d = 0; d < 2; d++) {
 			m->d[d].lat = m->d[d].clat;
+			memcpy(m->d[d].lhist, m->d[d].hist, sizeof(m->d[d].hist));
+		}
 	m->meas_ns = j->t_meas_end > j->t_ramp_end ? j->t_meas_end - j->t_ramp_end : 0;
 }
 
@@ -187,7 +191,7 @@ static void emit_dir(struct jw *w, const char *key, const struct merged *m, int 
 	jw_u64(w, "drop_ios", 0);
 	emit_lstat(w, "slat_ns", &s->slat, NULL, 0);
 	emit_lstat(w, "clat_ns", &s->clat, s->hist, jsonplus);
-	emit_lstat(w, "lat_ns", &s->lat, NULL, 0);
+	emit_lstat(w, "lat_ns", &s->lat, s->lhist, 0); /* percentiles as fio's lat_percentiles=1 */
 	emit_samples(w, pts, s->ios ? n : 0, d);
 	jw_obj_end(w);
 }

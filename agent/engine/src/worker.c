@@ -142,7 +142,9 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 	w->iv_hist[(size_t)r->ddir * HIST_NR + idx]++;
 	if (!sync) {
 		lstat_add(&d->slat, r->t_sub - r->t_prep);
-		lstat_add(&d->lat, t_done - r->t_prep);
+		uint64_t lat = t_done - r->t_prep;
+		lstat_add(&d->lat, lat);
+		d->lhist[hist_idx(lat)]++;
 	}
 	if (w->schedhist) {
 		uint64_t s = t_done - r->t_intended;
