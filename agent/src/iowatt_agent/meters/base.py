@@ -13,6 +13,7 @@ Nothing is cleaned here: NaN, negative and over-range values are kept as read an
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
@@ -69,7 +70,7 @@ class ParsedSpec:
     port: int | None
     path: str
     query: dict[str, str]
-    rest: str  # everything after "scheme:" (for file paths and command lines)
+    rest: str  # after "scheme:" (file paths, command lines); without "?query" except for command
 
     @classmethod
     def parse(cls, spec: str) -> ParsedSpec:
@@ -85,7 +86,11 @@ class ParsedSpec:
                 raise MeterError(f"meter spec {spec!r}: the port is not a number") from None
             query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
             return cls(spec, scheme, parts.hostname or "", port, parts.path, query, rest)
-        return cls(spec, scheme, "", None, "", {}, rest)
+        query: dict[str, str] = {}
+        if scheme != "command" and "?" in rest:  # a command line may hold a '?' of its own
+            rest, _, qs = rest.partition("?")
+            query = {k: v[-1] for k, v in parse_qs(qs, keep_blank_values=True).items()}
+        return cls(spec, scheme, "", None, "", query, rest)
 
     def need_host(self) -> str:
         if not self.host:
@@ -145,9 +150,10 @@ class Meter:
         self.accuracy_w: float = 0.0
         rate = spec.float_opt("interval")
         chosen = interval_s if interval_s is not None else rate
-        if chosen is not None and not (chosen > 0 and math.isfinite(chosen)):
-            raise MeterError(f"meter spec {spec.spec!r}: the sampling interval must be > 0 s")
-        self.interval_s = max(chosen, self.native_interval_s) if chosen else self.native_interval_s
+        if chosen is not None and not (0.01 <= chosen <= 3600 and math.isfinite(chosen)):
+            raise MeterError(f"meter spec {spec.spec!r}: the sampling interval must be 0.01-3600 s")
+        # An explicit interval wins, even below the meter's native rate (it then repeats values).
+        self.interval_s = chosen if chosen else self.native_interval_s
         self.readings = Readings()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -191,7 +197,12 @@ class Meter:
     def start(self, clock: Clock) -> None:
         """Open the meter (raising MeterError) and start the sampling thread."""
         self._clock = clock
-        self.open()
+        try:
+            self.open()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.close()  # release what a half-done open() holds (sockets, event loops)
+            raise
         self.opened = True
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name=f"meter-{self.driver}", daemon=True)

@@ -67,8 +67,7 @@ class EstimateMeter(Meter):
 
     def __init__(self, spec: ParsedSpec, *, interval_s: float | None = None) -> None:
         super().__init__(spec, interval_s=interval_s)
-        body, _, query = spec.rest.partition("?")
-        options = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        body, options = spec.rest, spec.query
         try:
             idle_w, active_w = (float(x) for x in body.split(","))
         except ValueError:

@@ -53,17 +53,10 @@ class HwmonMeter(Meter):
 
     def __init__(self, spec: ParsedSpec, *, interval_s: float | None = None) -> None:
         super().__init__(spec, interval_s=interval_s)
-        raw = spec.rest.split("?", 1)[0]
-        if not raw:
+        if not spec.rest:
             raise MeterError("hwmon: needs a path, e.g. hwmon:/sys/class/hwmon/hwmon3/power1_input")
-        self.path = Path(raw)
-        max_uj = dict(p.partition("=")[::2] for p in spec.rest.partition("?")[2].split("&") if p).get(
-            "max_uj"
-        )
-        try:
-            self.max_uj = float(max_uj) if max_uj else None
-        except ValueError:
-            raise MeterError(f"hwmon: max_uj={max_uj!r} is not a number") from None
+        self.path = Path(spec.rest)
+        self.max_uj = spec.float_opt("max_uj")
         self.unwrapper: CounterUnwrapper | None = None
 
     def _choose(self) -> Path:

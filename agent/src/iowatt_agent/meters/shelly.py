@@ -51,6 +51,11 @@ class ShellyMeter(Meter):
         doc = client.get("/rpc/Switch.GetStatus", {"id": str(self.channel)}, missing_ok=True)
         if doc is not None:
             self.generation, self.client = 2, client
+            if not isinstance(doc, dict):
+                raise MeterError("Shelly Switch.GetStatus: not a JSON object")
+            number(
+                doc.get("apower"), f"Shelly Switch.GetStatus?id={self.channel} apower (no power metering?)"
+            )
             info = client.get("/rpc/Shelly.GetDeviceInfo", missing_ok=True) or {}
             self.model = f"Shelly {info.get('model') or info.get('app') or 'Gen2'}"
         else:
@@ -63,7 +68,6 @@ class ShellyMeter(Meter):
             settings = self.client.get("/settings", missing_ok=True) or {}
             device = settings.get("device") if isinstance(settings, dict) else None
             self.model = f"Shelly {(device or {}).get('type') or 'Gen1'}"
-        self.read()
 
     def _gen1_power(self, doc: Any) -> float:
         meters = doc.get("meters") if isinstance(doc, dict) else None

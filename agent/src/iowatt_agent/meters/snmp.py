@@ -96,5 +96,10 @@ class SnmpMeter(Meter):
             if self.engine is not None:
                 with contextlib.suppress(Exception):
                     self.engine.close_dispatcher()  # type: ignore[attr-defined]
+            pending = asyncio.all_tasks(self.loop)
+            for task in pending:
+                task.cancel()
+            with contextlib.suppress(Exception):
+                self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self.loop.close()
             self.loop = None
