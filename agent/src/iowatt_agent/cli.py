@@ -485,6 +485,8 @@ def bench(
                 if session.idle("idle_before", stop=stop_idle, on_tick=on_idle, tick_s=0.25):
                     with session.phase("load"):
                         outcome = proc.run()
+                    # the data file goes before idle_after, so its removal is not "idle" power
+                    cleanup_target(resolved)
                     if outcome.ok:
                         session.idle("idle_after", stop=stop_idle, on_tick=on_idle, tick_s=0.25)
     finally:

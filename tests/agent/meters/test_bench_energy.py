@@ -1,0 +1,132 @@
+"""`iowatt-agent bench --meter SPEC --idle S`: the engine's result plus `energy` and `carbon`
+computed by iowatt_energy from the samples, and the table view."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from iowatt_agent import cli
+from typer.testing import CliRunner
+
+from tests.agent.meters import instruments as inst
+
+runner = CliRunner()
+
+ENERGY_FIELDS = (
+    "source",
+    "tier",
+    "samples",
+    "idle_w",
+    "load_w_mean",
+    "runtime_s",
+    "total_j",
+    "dynamic_j",
+    "j_per_gb",
+    "j_per_mio",
+    "iops_per_w",
+    "mb_s_per_w",
+    "uncertainty_j",
+)
+
+
+def bench(fake_engine: Path, target: Path, *args: str):
+    return runner.invoke(
+        cli.app,
+        ["bench", "--engine", str(fake_engine), "--target", str(target), "--fake_duration_s=1", *args],
+    )
+
+
+def busy_meter(tmp_path: Path) -> Path:
+    """Watts that follow the fake engine: 60 W idle, 100 W while iowatt-bench files exist."""
+    return inst.write_program(
+        tmp_path / "meter",
+        "import glob, sys\n"
+        f"busy = glob.glob({str(tmp_path / 'target' / 'iowatt-bench-*')!r})\n"
+        "print(100.0 if busy else 60.0)\n",
+    )
+
+
+def test_bench_meter_json_has_energy_and_carbon(fake_engine, tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    meter = busy_meter(tmp_path)
+    result = bench(
+        fake_engine, target, "--meter", f"command:{meter}", "--idle", "1", "--json", "--grid", "FR"
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["fio version"] == "iowatt-engine-fake"  # the engine's document is all there
+    energy, carbon, power = doc["energy"], doc["carbon"], doc["power"]
+    for key in ENERGY_FIELDS:
+        assert key in energy, key
+    assert energy["status"] == "ok" and energy["tier"] == "inband" and energy["source"] == f"command:{meter}"
+    assert [p["name"] for p in power["phases"]] == ["idle_before", "load", "idle_after"]
+    # total_j ≈ mean W × window, from the raw samples of the load phase
+    load = power["phases"][1]
+    window_s = (load["end_ns"] - load["start_ns"]) / 1e9
+    inside = [
+        v
+        for t, v in zip(power["samples"]["t_ns"], power["samples"]["value"], strict=True)
+        if load["start_ns"] <= t <= load["end_ns"]
+    ]
+    mean_w = sum(inside) / len(inside)
+    assert abs(energy["runtime_s"] - window_s) < 1e-6
+    assert abs(energy["total_j"] - mean_w * window_s) <= 0.05 * energy["total_j"]
+    assert 60.0 <= energy["load_w_mean"] <= 100.0
+    # idle: 60 W, but a phase edge interpolates towards a neighbouring 100 W reading
+    assert 60.0 <= energy["idle_w"] < 65.0
+    assert abs(energy["dynamic_j"] - (energy["total_j"] - energy["idle_w"] * energy["runtime_s"])) < 1e-9
+    assert energy["dynamic_j"] > 0  # the engine's file made the meter read 100 W
+    # normalised figures from the fake engine's 250 I/Os of 4 KiB
+    assert abs(energy["j_per_gb"] - energy["total_j"] / (4096 * 250 / 1e9)) < 1e-6 * energy["j_per_gb"]
+    assert abs(energy["iops_per_w"] - 250 / energy["total_j"]) < 1e-9
+    assert energy["uncertainty_j"] > 0 and energy["samples"] >= 15
+    assert carbon["grid_gco2e_per_kwh"] == 33.0 and carbon["grid_region"] == "FR" and carbon["pue"] == 1.0
+    assert abs(carbon["operational_gco2e"] - energy["total_j"] / 3.6e6 * 33.0) < 1e-12
+    assert "Electricity Maps" in carbon["grid_source"]
+
+
+def test_bench_meter_table_shows_energy_and_marks_estimates(fake_engine, tmp_path):
+    stats = tmp_path / "diskstats"
+    stats.write_text(" 259 0 fakedisk 1 0 8 1 1 0 8 1 0 100 2 0 0 0 0\n")
+    result = bench(
+        fake_engine,
+        tmp_path,
+        "--meter",
+        f"estimate:5,9?device=fakedisk&diskstats={stats}",
+        "--idle",
+        "0.6",
+        "--grid-g-per-kwh",
+        "250",
+        "--pue",
+        "1.5",
+    )
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for text in ("idle W", "load W", "energy", "J/GB", "IOPS/W", "ESTIMATE", "estimate (no meter)", "~5.0 W"):
+        assert text in out, text
+    assert "grid 250 gCO2e/kWh, PUE 1.5" in out
+
+
+def test_bench_unreachable_meter_prints_no_meter_data_and_still_benches(fake_engine, tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = bench(fake_engine, tmp_path, "--meter", f"tasmota://127.0.0.1:{port}", "--idle", "5", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["jobs"][0]["read"]["total_ios"] == 250
+    assert doc["energy"]["status"] == "no_meter_data" and "Connection refused" in doc["energy"]["reason"]
+    assert doc["carbon"] is None and doc["power"]["status"] == "no_meter_data"
+
+
+def test_bench_meter_usage_errors(fake_engine, tmp_path):
+    result = bench(fake_engine, tmp_path, "--meter", "gpib://x")
+    assert result.exit_code == 2 and "supported schemes" in result.stderr
+    result = bench(fake_engine, tmp_path, "--meter", "command:true", "--grid", "Atlantis")
+    assert result.exit_code == 2 and "unknown grid region 'Atlantis'" in result.stderr
+    result = bench(fake_engine, tmp_path, "--grid", "DE")
+    assert result.exit_code == 2 and "need --meter" in result.stderr

@@ -1,0 +1,152 @@
+"""Runs with a meter through the agent loop: idle_before → load → idle_after, the power object in
+the result upload (contract §4), keep-alive progress during idle phases, and meters that fail
+without failing the run. Uses the agent's fake API and fake engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from iowatt_agent.loop import AgentLoop, LoopSettings
+from iowatt_agent.schemas import PowerUpload
+
+from tests.agent.meters import instruments as inst
+
+
+def make_loop(api, agent_config, make_client, fake_engine: Path, tmp_path: Path, **settings) -> AgentLoop:
+    settings.setdefault("progress_interval_s", 0.1)
+    settings.setdefault("kill_grace_s", 0.3)
+    return AgentLoop(
+        agent_config,
+        state_dir=tmp_path / "state",
+        engine=fake_engine,
+        client_factory=make_client,
+        settings=LoopSettings(**settings),
+        send_inventory=False,
+    )
+
+
+def job(**global_opts) -> dict:
+    return {"global": {"rw": "randread", **global_opts}, "jobs": [{"name": "a", "bs": "4k", "stonewall": 1}]}
+
+
+def watts_program(tmp_path: Path, watts: float = 80.0) -> Path:
+    return inst.write_program(tmp_path / "meter", f"print({watts})\n")
+
+
+def test_run_with_a_meter_uploads_three_phases_and_samples(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    prog = watts_program(tmp_path)
+    api.add_lease(job(fake_duration_s=0.4), str(tmp_path))
+    loop = make_loop(
+        api, agent_config, make_client, fake_engine, tmp_path, meter=f"command:{prog}", idle_s=0.4
+    )
+    assert loop.execute(loop.lease_once()) == "result"
+    [stored] = api.results.values()
+    power = stored["power"]
+    PowerUpload.model_validate(power)  # the wire shape of contract §4
+    assert power["status"] == "ok" and power["reason"] is None
+    assert power["meter"]["driver"] == "command" and power["meter"]["tier"] == "inband"
+    assert power["t0_utc"].endswith("Z")
+    phases = power["phases"]
+    assert [p["name"] for p in phases] == ["idle_before", "load", "idle_after"]
+    for before, after in zip(phases, phases[1:], strict=False):
+        assert before["end_ns"] <= after["start_ns"]
+    assert phases[0]["end_ns"] - phases[0]["start_ns"] >= 400_000_000
+    samples = power["samples"]
+    assert len(samples["t_ns"]) == len(samples["value"]) >= 8 and set(samples["value"]) == {80.0}
+    assert samples["t_ns"] == sorted(samples["t_ns"])
+    # every phase has readings in it
+    for p in phases:
+        assert any(p["start_ns"] <= t <= p["end_ns"] for t in samples["t_ns"]), p["name"]
+    # idle phases kept the lease alive with their own progress reports
+    names = [p["job_name"] for p in api.progress]
+    assert "idle_before" in names and "idle_after" in names
+    last_idle_after = len(names) - 1 - names[::-1].index("idle_after")
+    assert names.index("idle_before") < names.index("a") < last_idle_after
+
+
+def test_unreachable_meter_still_runs_the_benchmark(api, agent_config, make_client, fake_engine, tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    record = tmp_path / "rec.json"
+    api.add_lease(job(fake_duration_s=0.2, fake_record=str(record)), str(tmp_path))
+    loop = make_loop(
+        api, agent_config, make_client, fake_engine, tmp_path, meter=f"ptdaemon://127.0.0.1:{port}", idle_s=30
+    )
+    assert loop.execute(loop.lease_once()) == "result"
+    assert record.exists()  # the engine ran
+    [stored] = api.results.values()
+    power = stored["power"]
+    assert power["status"] == "no_meter_data"
+    assert f"cannot connect to 127.0.0.1:{port}" in power["reason"]
+    assert power["samples"] == {"t_ns": [], "value": []}
+    assert [p["name"] for p in power["phases"]] == ["load"]  # no 30 s idle waits for an absent meter
+    assert power["meter"]["tier"] == "lab"
+
+
+def test_lease_meter_and_idle_override_the_agent(api, agent_config, make_client, fake_engine, tmp_path):
+    prog = watts_program(tmp_path, 12.0)
+    lease = api.add_lease(job(fake_duration_s=0.2), str(tmp_path))
+    lease["meter"], lease["idle_s"] = f"command:{prog}", 0.2
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)  # no meter of its own
+    assert loop.execute(loop.lease_once()) == "result"
+    [stored] = api.results.values()
+    assert set(stored["power"]["samples"]["value"]) == {12.0}
+    idle = stored["power"]["phases"][0]
+    assert idle["name"] == "idle_before" and 0.2e9 <= idle["end_ns"] - idle["start_ns"] < 1e9
+
+
+def test_lease_with_an_empty_meter_turns_it_off(api, agent_config, make_client, fake_engine, tmp_path):
+    lease = api.add_lease(job(fake_duration_s=0.2), str(tmp_path))
+    lease["meter"] = ""
+    loop = make_loop(
+        api, agent_config, make_client, fake_engine, tmp_path, meter="command:/bin/false", idle_s=5
+    )
+    assert loop.execute(loop.lease_once()) == "result"
+    [stored] = api.results.values()
+    assert "power" not in stored  # left out on the wire, so older servers accept the result
+
+
+def test_cancel_during_idle_before_never_starts_the_engine(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    prog = watts_program(tmp_path)
+    record = tmp_path / "rec.json"
+    lease = api.add_lease(job(fake_record=str(record)), str(tmp_path))
+    api.cancel_runs.add(lease["run_id"])
+    loop = make_loop(
+        api, agent_config, make_client, fake_engine, tmp_path, meter=f"command:{prog}", idle_s=30
+    )
+    assert loop.execute(loop.lease_once()) == "failure"
+    [failure] = api.failures.values()
+    assert failure["cancelled"] is True and failure["reason"] == "cancelled by the server"
+    assert not record.exists() and api.results == {}
+    assert api.progress[0]["job_name"] == "idle_before"
+
+
+def test_meter_settings_come_from_the_state_dir(tmp_path):
+    from iowatt_agent import cli
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    state = tmp_path / "state"
+    result = runner.invoke(
+        cli.app, ["meters", "set", "shelly://plug?password=x", "--idle", "12", "--state-dir", str(state)]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads((state / "meter.json").read_text()) == {
+        "spec": "shelly://plug?password=x",
+        "idle_s": 12.0,
+    }
+    assert (state / "meter.json").stat().st_mode & 0o777 == 0o600
+    shown = runner.invoke(cli.app, ["meters", "show", "--state-dir", str(state)])
+    assert "shelly://plug?password=*** (idle 12 s)" in shown.stdout
+    bad = runner.invoke(cli.app, ["meters", "set", "wattsup:/dev/ttyUSB0", "--state-dir", str(state)])
+    assert bad.exit_code == 2 and "supported schemes" in bad.stderr
+    assert runner.invoke(cli.app, ["meters", "unset", "--state-dir", str(state)]).exit_code == 0
+    assert not (state / "meter.json").exists()
