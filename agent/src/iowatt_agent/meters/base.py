@@ -84,8 +84,8 @@ class ParsedSpec:
                 port = parts.port
             except ValueError:
                 raise MeterError(f"meter spec {spec!r}: the port is not a number") from None
-            query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-            return cls(spec, scheme, parts.hostname or "", port, parts.path, query, rest)
+            url_query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+            return cls(spec, scheme, parts.hostname or "", port, parts.path, url_query, rest)
         query: dict[str, str] = {}
         if scheme != "command" and "?" in rest:  # a command line may hold a '?' of its own
             rest, _, qs = rest.partition("?")

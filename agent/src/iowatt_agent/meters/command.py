@@ -144,8 +144,9 @@ class CommandMeter(Meter):
             return
 
     def _take(self, item: object) -> None:
-        assert self._clock is not None
-        mono_ns, line = item  # type: ignore[misc]
+        assert self._clock is not None and isinstance(item, tuple)
+        mono_ns: int = item[0]
+        line: str = item[1]
         if not line.strip():
             return
         try:
