@@ -1,10 +1,12 @@
 """create_app(): routers under /api/v1, one error shape, the built UI at /."""
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, JSONResponse
@@ -15,18 +17,21 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from backend import __version__
 from backend.agent.router import router as agent_router
 from backend.auth.router import router as auth_router
+from backend.campaign.router import router as campaign_router
 from backend.carbon.router import router as carbon_router
 from backend.compare.router import router as compare_router
 from backend.config import get_settings
+from backend.db import unit_of_work
 from backend.device.router import router as device_router
 from backend.environment.router import router as environment_router
 from backend.errors import AppError
 from backend.health.router import router as health_router
-from backend.logs import configure_logging
+from backend.logs import configure_logging, log
 from backend.metrics import router as metrics_router
 from backend.run.router import router as run_router
 from backend.team.router import router as team_router
 from backend.workload.router import router as workload_router
+from backend.workload.service import ensure_builtins
 
 API_PREFIX = "/api/v1"
 
@@ -120,10 +125,26 @@ def _openapi_with_our_errors(app: FastAPI) -> Callable[[], dict[str, Any]]:
     return openapi
 
 
+@asynccontextmanager
+async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
+    # built-in workload presets follow the code: refresh them at start-up (idempotent)
+    await run_in_threadpool(_ensure_builtins)
+    yield
+
+
+def _ensure_builtins() -> None:
+    try:
+        with unit_of_work() as session:
+            ensure_builtins(session)
+    except Exception as exc:  # noqa: BLE001 - the API still starts; /health shows the database state
+        log.warning("builtins.not_refreshed", error=str(exc).splitlines()[0])
+
+
 def create_app() -> FastAPI:
     settings = get_settings()
     configure_logging()
     app = FastAPI(
+        lifespan=_lifespan,
         title="iowatt",
         version=__version__,
         openapi_url="/openapi.json",
@@ -143,6 +164,7 @@ def create_app() -> FastAPI:
         run_router,
         compare_router,
         carbon_router,
+        campaign_router,
     ):
         app.include_router(r, prefix=API_PREFIX)
     app.include_router(metrics_router)

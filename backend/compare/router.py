@@ -1,24 +1,65 @@
 import uuid
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.compare import service
-from backend.compare.schemas import Comparison
+from backend.compare.schemas import Comparison, FingerprintMode, GroupBy, LatencyCurves
 from backend.errors import Invalid
 
 router = APIRouter(prefix="/compare", tags=["compare"])
+
+RunsParam = Annotated[str, Query(description="comma-separated run ids; the first is the default baseline")]
+
+
+def _ids(runs: str) -> list[uuid.UUID]:
+    try:
+        return [uuid.UUID(x.strip()) for x in runs.split(",") if x.strip()]
+    except ValueError as exc:
+        raise Invalid("runs", "must be comma-separated UUIDs") from exc
 
 
 @router.get("", response_model=Comparison)
 def compare(
     principal: UserDep,
     session: SessionDep,
-    runs: Annotated[str, Query(description="comma-separated run ids, the first is the baseline")],
-) -> Comparison:
-    try:
-        ids = [uuid.UUID(x.strip()) for x in runs.split(",") if x.strip()]
-    except ValueError as exc:
-        raise Invalid("runs", "must be comma-separated UUIDs") from exc
-    return service.compare(session, principal=principal, run_ids=ids)
+    runs: RunsParam,
+    baseline: uuid.UUID | None = None,
+    group_by: GroupBy = "none",
+    fingerprint: FingerprintMode = "workload",
+    force: bool = False,
+    format: Annotated[
+        Literal["json", "csv"],
+        Query(description="csv: the same table as text/csv (a download), one row per metric"),
+    ] = "json",
+) -> Comparison | Response:
+    c = service.compare(
+        session,
+        principal=principal,
+        run_ids=_ids(runs),
+        baseline=baseline,
+        group_by=group_by,
+        fingerprint_mode=fingerprint,
+        force=force,
+    )
+    if format == "csv":
+        return Response(
+            service.to_csv(c),
+            media_type="text/csv",
+            headers={"Content-Disposition": 'attachment; filename="iowatt-compare.csv"'},
+        )
+    return c
+
+
+@router.get("/latency", response_model=LatencyCurves)
+def latency(
+    principal: UserDep,
+    session: SessionDep,
+    runs: RunsParam,
+    job: Annotated[str, Query(min_length=1, description="job name")],
+    group_by: GroupBy = "none",
+) -> LatencyCurves:
+    return service.latency_curves(
+        session, principal=principal, run_ids=_ids(runs), job=job, group_by=group_by
+    )

@@ -1,12 +1,32 @@
+import uuid
+from typing import Literal
+
 from backend.kit.schema import OutputSchema
 from backend.run.schemas import RunRead
+
+GroupBy = Literal["none", "device", "environment", "device_environment", "workload"]
+FingerprintMode = Literal["workload", "workload_host"]
+
+
+class StatsRead(OutputSchema):
+    n: int
+    mean: float
+    stdev: float | None
+    cv: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+    values: list[float]
 
 
 class Metric(OutputSchema):
     key: str
     label: str
     unit: str
-    values: list[float | None]
+    higher_is_better: bool | None
+    values: list[float | None]  # mean per column
+    ratios: list[float | None]  # value / baseline column's value
+    stats: list[StatsRead | None]
+    within_noise: list[bool | None]
 
 
 class JobComparison(OutputSchema):
@@ -14,7 +34,57 @@ class JobComparison(OutputSchema):
     metrics: list[Metric]
 
 
+class Column(OutputSchema):
+    key: str
+    label: str
+    run_ids: list[uuid.UUID]
+    device_name: str | None
+    environment_name: str | None
+    is_baseline: bool
+
+
+class Difference(OutputSchema):
+    field: str
+    values: dict[str, object]
+
+
+class Comparability(OutputSchema):
+    verdict: Literal["comparable", "not_comparable", "forced"]
+    fingerprint: FingerprintMode
+    fingerprints: dict[str, str]
+    differences: list[Difference]
+
+
+class ValidityFlag(OutputSchema):
+    flag: str
+    message: str
+
+
 class Comparison(OutputSchema):
     runs: list[RunRead]
+    columns: list[Column]
+    baseline: str
+    group_by: GroupBy
+    comparability: Comparability
     jobs: list[JobComparison]
-    energy: list[Metric]  # run-level energy and carbon (whole load phase), values null without meter data
+    energy: list[Metric]  # run-level energy and carbon (whole load phase)
+    validity: dict[str, list[ValidityFlag]]
+    suggestions: list[str]
+
+
+class CurvePoint(OutputSchema):
+    percentile: float
+    latency_ns: int
+
+
+class LatencyCurve(OutputSchema):
+    column: str
+    direction: Literal["read", "write"]
+    samples: int
+    points: list[CurvePoint]
+
+
+class LatencyCurves(OutputSchema):
+    job: str
+    columns: list[Column]
+    curves: list[LatencyCurve]

@@ -1,85 +1,398 @@
-"""Side by side: the same job (by name) across runs, one value per run per metric.
+"""Side by side: runs (or groups of repeats) as columns, every metric with units, ratios to a
+baseline column, repeat statistics, a comparability verdict and validity flags (issue 5)."""
 
-The full compare workspace (baselines, repeat statistics, comparability) is issue 5; this is
-the table and charts' data that the runs list's "Compare" opens.
-"""
-
+import csv
+import io
 import uuid
+from collections.abc import Callable
+from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
-from backend.compare.schemas import Comparison, JobComparison, Metric
+from backend.compare import fingerprint as fp
+from backend.compare import stats as st
+from backend.compare.schemas import (
+    Column,
+    Comparability,
+    Comparison,
+    CurvePoint,
+    Difference,
+    FingerprintMode,
+    GroupBy,
+    JobComparison,
+    LatencyCurve,
+    LatencyCurves,
+    Metric,
+    StatsRead,
+    ValidityFlag,
+)
+from backend.compare.validity import flags_for
 from backend.errors import Invalid
+from backend.models import Agent, Device, Environment, Run, RunResult
 from backend.run import repository
 from backend.run import service as run_service
+from backend.run.schemas import RunRead
 
-# (key, label, unit) with units on the wire in base units
-METRICS: list[tuple[str, str, str]] = [
-    ("read_iops", "Read IOPS", "IO/s"),
-    ("read_bw_bytes", "Read bandwidth", "B/s"),
-    ("read_lat_mean_ns", "Read latency mean", "ns"),
-    ("read_clat_p50_ns", "Read latency p50", "ns"),
-    ("read_clat_p99_ns", "Read latency p99", "ns"),
-    ("read_clat_p999_ns", "Read latency p99.9", "ns"),
-    ("write_iops", "Write IOPS", "IO/s"),
-    ("write_bw_bytes", "Write bandwidth", "B/s"),
-    ("write_lat_mean_ns", "Write latency mean", "ns"),
-    ("write_clat_p50_ns", "Write latency p50", "ns"),
-    ("write_clat_p99_ns", "Write latency p99", "ns"),
-    ("write_clat_p999_ns", "Write latency p99.9", "ns"),
-    ("usr_cpu_pct", "CPU user", "%"),
-    ("sys_cpu_pct", "CPU system", "%"),
+MAX_RUNS = 200
+
+# (key, label, unit, higher is better) with units on the wire in base units
+METRICS: list[tuple[str, str, str, bool | None]] = [
+    ("read_iops", "Read IOPS", "IO/s", True),
+    ("read_bw_bytes", "Read bandwidth", "B/s", True),
+    ("read_lat_mean_ns", "Read latency mean", "ns", False),
+    ("read_clat_p50_ns", "Read latency p50", "ns", False),
+    ("read_clat_p99_ns", "Read latency p99", "ns", False),
+    ("read_clat_p999_ns", "Read latency p99.9", "ns", False),
+    ("write_iops", "Write IOPS", "IO/s", True),
+    ("write_bw_bytes", "Write bandwidth", "B/s", True),
+    ("write_lat_mean_ns", "Write latency mean", "ns", False),
+    ("write_clat_p50_ns", "Write latency p50", "ns", False),
+    ("write_clat_p99_ns", "Write latency p99", "ns", False),
+    ("write_clat_p999_ns", "Write latency p99.9", "ns", False),
+    ("usr_cpu_pct", "CPU user", "%", False),
+    ("sys_cpu_pct", "CPU system", "%", False),
 ]
 
-# the paper's table: non-load W, W under load, energy (runtime x W), ratio; then efficiency and carbon
-ENERGY_METRICS: list[tuple[str, str, str]] = [
-    ("idle_w", "Non-load power", "W"),
-    ("load_w_mean", "Power under load", "W"),
-    ("runtime_s", "Load time", "s"),
-    ("total_j", "Energy (run time x power)", "J"),
-    ("dynamic_j", "Energy above idle", "J"),
-    ("j_per_gb", "Energy per GB", "J/GB"),
-    ("j_per_mio", "Energy per million I/Os", "J/MIO"),
-    ("iops_per_w", "IOPS per watt", "IO/J"),
-    ("mb_s_per_w", "MB/s per watt", "MB/J"),
-    ("operational_gco2e", "CO2 (operational)", "gCO2e"),
-    ("embodied_gco2e", "CO2 (embodied share)", "gCO2e"),
+# the paper's table: non-load W, W under load, energy (run time x W), then efficiency and carbon
+ENERGY_METRICS: list[tuple[str, str, str, bool | None]] = [
+    ("idle_w", "Non-load power", "W", False),
+    ("load_w_mean", "Power under load", "W", False),
+    ("runtime_s", "Load time", "s", False),
+    ("total_j", "Energy (run time x power)", "J", False),
+    ("dynamic_j", "Energy above idle", "J", False),
+    ("j_per_gb", "Energy per GB", "J/GB", False),
+    ("j_per_mio", "Energy per million I/Os", "J/MIO", False),
+    ("iops_per_w", "IOPS per watt", "IO/J", True),
+    ("mb_s_per_w", "MB/s per watt", "MB/J", True),
+    ("operational_gco2e", "CO2 (operational)", "gCO2e", False),
+    ("embodied_gco2e", "CO2 (embodied share)", "gCO2e", False),
+]
+
+PERCENTILES = [
+    1.0,
+    5.0,
+    10.0,
+    20.0,
+    30.0,
+    40.0,
+    50.0,
+    60.0,
+    70.0,
+    80.0,
+    90.0,
+    95.0,
+    99.0,
+    99.5,
+    99.9,
+    99.95,
+    99.99,
 ]
 
 
-def compare(session: Session, *, principal: UserPrincipal, run_ids: list[uuid.UUID]) -> Comparison:
-    if not 1 <= len(run_ids) <= 50:
-        raise Invalid("runs", "give between 1 and 50 run ids")
+def _load_runs(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) -> list[Run]:
+    if not 1 <= len(run_ids) <= MAX_RUNS:
+        raise Invalid("runs", f"give between 1 and {MAX_RUNS} run ids")
     found = {r.id: r for r in repository.by_ids(session, run_ids, principal.team_ids)}
     missing = [str(i) for i in run_ids if i not in found]
     if missing:
         raise Invalid("runs", f"not found in your teams: {', '.join(missing)}")
-    runs = [found[i] for i in dict.fromkeys(run_ids)]
-    jobs = repository.jobs_of(session, [r.id for r in runs])
-    names: list[str] = []
+    return [found[i] for i in dict.fromkeys(run_ids)]
+
+
+def _columns(
+    runs: list[Run],
+    group_by: GroupBy,
+    devices: dict[uuid.UUID, Device],
+    envs: dict[uuid.UUID, Environment],
+    agents: dict[uuid.UUID, Agent],
+    fps: dict[uuid.UUID, str],
+) -> list[tuple[str, str, list[Run]]]:
+    def dev_label(r: Run) -> str:
+        d = devices.get(r.device_id) if r.device_id else None
+        agent = agents.get(r.agent_id)
+        return f"{d.name if d else r.target_path} on {agent.name if agent else '?'}"
+
+    def env_label(r: Run) -> str:
+        e = envs.get(r.environment_id) if r.environment_id else None
+        return e.name if e else "no environment"
+
+    keyers: dict[str, Callable[[Run], tuple[str, str]]] = {
+        "none": lambda r: (str(r.id), r.name),
+        "device": lambda r: (str(r.device_id or r.target_path), dev_label(r)),
+        "environment": lambda r: (str(r.environment_id or "none"), env_label(r)),
+        "device_environment": lambda r: (
+            f"{r.device_id or r.target_path}|{r.environment_id or 'none'}",
+            f"{dev_label(r)} · {env_label(r)}",
+        ),
+        "workload": lambda r: (fps[r.id][:12], r.name.split(" on ")[0]),
+    }
+    cols: dict[str, tuple[str, list[Run]]] = {}
     for r in runs:
+        key, label = keyers[group_by](r)
+        cols.setdefault(key, (label, []))[1].append(r)
+    return [(k, label, rs) for k, (label, rs) in cols.items()]
+
+
+def _metric(
+    key: str, label: str, unit: str, better: bool | None, per_col: list[list[float]], base: int
+) -> Metric:
+    described = [st.describe(v) for v in per_col]
+    means = [d.mean if d else None for d in described]
+    b = means[base]
+    return Metric(
+        key=key,
+        label=label,
+        unit=unit,
+        higher_is_better=better,
+        values=means,
+        ratios=[m / b if m is not None and b else None for m in means],
+        stats=[StatsRead(**vars(d)) if d else None for d in described],
+        within_noise=[st.within_noise(d, described[base]) for d in described],
+    )
+
+
+def compare(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    run_ids: list[uuid.UUID],
+    baseline: uuid.UUID | None = None,
+    group_by: GroupBy = "none",
+    fingerprint_mode: FingerprintMode = "workload",
+    force: bool = False,
+) -> Comparison:
+    runs = _load_runs(session, principal, run_ids)
+    reads = {r.id: r for r in run_service.to_read(session, runs)}
+    agents = {a.id: a for a in session.scalars(select(Agent).where(Agent.id.in_({r.agent_id for r in runs})))}
+    dev_ids = {r.device_id for r in runs if r.device_id}
+    devices = (
+        {d.id: d for d in session.scalars(select(Device).where(Device.id.in_(dev_ids)))} if dev_ids else {}
+    )
+    env_ids = {r.environment_id for r in runs if r.environment_id}
+    envs = (
+        {e.id: e for e in session.scalars(select(Environment).where(Environment.id.in_(env_ids)))}
+        if env_ids
+        else {}
+    )
+
+    docs: dict[str, dict[str, Any]] = {}
+    fps: dict[uuid.UUID, str] = {}
+    for r in runs:
+        host = None
+        if fingerprint_mode == "workload_host":
+            dev = devices.get(r.device_id) if r.device_id else None
+            agent = agents.get(r.agent_id)
+            host = fp.host_facts(agent.inventory if agent else None, dev.facts if dev else None)
+        fps[r.id] = fp.fingerprint(r.workload_spec, host)
+        docs[str(r.id)] = {
+            "workload": fp.canonical_workload(r.workload_spec),
+            **({"host": host} if host else {}),
+        }
+    like = len(set(fps.values())) == 1
+    verdict = "comparable" if like else ("forced" if force else "not_comparable")
+    comparability = Comparability(
+        verdict=verdict,
+        fingerprint=fingerprint_mode,
+        fingerprints={str(k): v for k, v in fps.items()},
+        differences=[Difference(field=f, values=v) for f, v in fp.differences(docs)] if not like else [],
+    )
+
+    base_run = baseline or runs[0].id
+    if base_run not in reads:
+        raise Invalid("baseline", "the baseline must be one of the compared runs")
+    cols = _columns(runs, group_by, devices, envs, agents, fps)
+    base = next(i for i, (_, _, rs) in enumerate(cols) if any(r.id == base_run for r in rs))
+    columns = [
+        Column(
+            key=k,
+            label=label,
+            run_ids=[r.id for r in rs],
+            is_baseline=i == base,
+            device_name=_common([devices[r.device_id].name if r.device_id in devices else None for r in rs]),
+            environment_name=_common(
+                [envs[r.environment_id].name if r.environment_id in envs else None for r in rs]
+            ),
+        )
+        for i, (k, label, rs) in enumerate(cols)
+    ]
+
+    jobs_out: list[JobComparison] = []
+    energy_out: list[Metric] = []
+    if verdict != "not_comparable":
+        jobs_out = _job_metrics(session, cols, base)
+        energy_out = _energy_metrics(cols, reads, base)
+
+    validity = {
+        str(r.id): [
+            ValidityFlag(**f)
+            for f in flags_for(
+                r, reads[r.id], agents.get(r.agent_id), devices.get(r.device_id) if r.device_id else None
+            )
+        ]
+        for r in runs
+    }
+    return Comparison(
+        runs=[reads[r.id] for r in runs],
+        columns=columns,
+        baseline=columns[base].key,
+        group_by=group_by,
+        comparability=comparability,
+        jobs=jobs_out,
+        energy=energy_out,
+        validity=validity,
+        suggestions=_suggestions(columns, jobs_out, group_by),
+    )
+
+
+def _common(values: list[str | None]) -> str | None:
+    return values[0] if values and len(set(values)) == 1 else None
+
+
+def _job_metrics(session: Session, cols: list[tuple[str, str, list[Run]]], base: int) -> list[JobComparison]:
+    all_runs = [r for _, _, rs in cols for r in rs]
+    jobs = repository.jobs_of(session, [r.id for r in all_runs])
+    names: list[str] = []
+    for r in all_runs:
         names += [j.name for j in jobs[r.id] if j.name not in names]
     out = []
     for name in names:
-        per_run = [next((j for j in jobs[r.id] if j.name == name), None) for r in runs]
         metrics = []
-        for key, label, unit in METRICS:
-            values = [None if j is None else getattr(j, key) for j in per_run]
-            if any(v is not None for v in values):
-                metrics.append(
-                    Metric(
-                        key=key,
-                        label=label,
-                        unit=unit,
-                        values=[None if v is None else float(v) for v in values],
+        for key, label, unit, better in METRICS:
+            per_col = [
+                [
+                    getattr(j, key)
+                    for r in rs
+                    for j in jobs[r.id]
+                    if j.name == name and getattr(j, key) is not None
+                ]
+                for _, _, rs in cols
+            ]
+            if any(per_col):
+                metrics.append(_metric(key, label, unit, better, per_col, base))
+        out.append(JobComparison(name=name, metrics=metrics))
+    return out
+
+
+def _energy_metrics(
+    cols: list[tuple[str, str, list[Run]]], reads: dict[uuid.UUID, RunRead], base: int
+) -> list[Metric]:
+    out = []
+    for key, label, unit, better in ENERGY_METRICS:
+        per_col = [
+            [
+                getattr(reads[r.id].energy, key)
+                for r in rs
+                if reads[r.id].energy.status == "ok" and getattr(reads[r.id].energy, key) is not None
+            ]
+            for _, _, rs in cols
+        ]
+        if any(per_col):
+            out.append(_metric(key, label, unit, better, per_col, base))
+    return out
+
+
+def _suggestions(columns: list[Column], jobs: list[JobComparison], group_by: GroupBy) -> list[str]:
+    out = []
+    for job in jobs:
+        main = next((m for m in job.metrics if m.key in ("read_iops", "write_iops")), None)
+        if main is None:
+            continue
+        for col, s, wn in zip(columns, main.stats, main.within_noise, strict=True):
+            if s is not None and s.cv is not None and s.cv > st.CV_SUGGEST:
+                out.append(
+                    f"{job.name}: {main.label} of '{col.label}' varies by {s.cv * 100:.0f} % (CV); about "
+                    f"{st.repeats_for(s.cv)} repeats give a ±5 % 95 % confidence interval"
+                )
+            if wn is True and not col.is_baseline:
+                out.append(f"{job.name}: {main.label} of '{col.label}' is within noise of the baseline")
+    if group_by != "none" and any(len(c.run_ids) == 1 for c in columns):
+        out.append("some columns have a single run: repeat them to get confidence intervals")
+    return out
+
+
+def to_csv(c: Comparison) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    head = ["job", "metric", "unit"]
+    for col in c.columns:
+        lab = col.label + (" (baseline)" if col.is_baseline else "")
+        head += [
+            f"{lab} mean",
+            f"{lab} ratio",
+            f"{lab} n",
+            f"{lab} stdev",
+            f"{lab} cv %",
+            f"{lab} ci95 low",
+            f"{lab} ci95 high",
+        ]
+    w.writerow(head)
+    rows = [(j.name, m) for j in c.jobs for m in j.metrics] + [("(energy)", m) for m in c.energy]
+    for job, m in rows:
+        line: list[Any] = [job, m.label, m.unit]
+        for v, r, s in zip(m.values, m.ratios, m.stats, strict=True):
+            line += [
+                _num(v),
+                _num(r),
+                s.n if s else "",
+                _num(s.stdev if s else None),
+                _num(s.cv * 100 if s and s.cv is not None else None),
+                _num(s.ci95_low if s else None),
+                _num(s.ci95_high if s else None),
+            ]
+        w.writerow(line)
+    return buf.getvalue()
+
+
+def _num(v: float | None) -> str:
+    return "" if v is None else f"{v:.6g}"
+
+
+def latency_curves(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    run_ids: list[uuid.UUID],
+    job: str,
+    group_by: GroupBy = "none",
+) -> LatencyCurves:
+    """Percentile curves per column from the runs' merged json+ clat histograms (fio's bins)."""
+    comparison = compare(session, principal=principal, run_ids=run_ids, group_by=group_by, force=True)
+    docs = dict(
+        session.execute(
+            select(RunResult.run_id, RunResult.engine_result["jobs"]).where(RunResult.run_id.in_(run_ids))
+        )
+        .tuples()
+        .all()
+    )
+    curves = []
+    for col in comparison.columns:
+        for direction in ("read", "write"):
+            merged: dict[int, int] = {}
+            for rid in col.run_ids:
+                for j in docs.get(rid) or []:
+                    if j.get("jobname") != job:
+                        continue
+                    for k, n in ((j.get(direction) or {}).get("clat_ns") or {}).get("bins", {}).items():
+                        merged[int(k)] = merged.get(int(k), 0) + int(n)
+            total = sum(merged.values())
+            if total:
+                curves.append(
+                    LatencyCurve(
+                        column=col.key, direction=direction, samples=total, points=_percentiles(merged, total)
                     )
                 )
-        out.append(JobComparison(name=name, metrics=metrics))
-    reads = run_service.to_read(session, runs)
-    energy = []
-    for key, label, unit in ENERGY_METRICS:
-        values = [getattr(r.energy, key) if r.energy.status == "ok" else None for r in reads]
-        if any(v is not None for v in values):
-            energy.append(Metric(key=key, label=label, unit=unit, values=values))
-    return Comparison(runs=reads, jobs=out, energy=energy)
+    return LatencyCurves(job=job, columns=comparison.columns, curves=curves)
+
+
+def _percentiles(bins: dict[int, int], total: int) -> list[CurvePoint]:
+    keys = sorted(bins)
+    out, cum, i = [], 0, 0
+    for p in PERCENTILES:
+        need = p / 100 * total
+        while i < len(keys) and cum + bins[keys[i]] < need:
+            cum += bins[keys[i]]
+            i += 1
+        out.append(CurvePoint(percentile=p, latency_ns=keys[min(i, len(keys) - 1)]))
+    return out

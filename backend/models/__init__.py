@@ -2,6 +2,7 @@
 
 from backend.models.agent import Agent, EnrollmentToken
 from backend.models.base import Base
+from backend.models.campaign import Campaign
 from backend.models.device import Device
 from backend.models.environment import Environment
 from backend.models.power import GridIntensityHour, PowerSample, RunEnergy, RunPower
@@ -16,6 +17,7 @@ __all__ = [
     "Agent",
     "ApiToken",
     "Base",
+    "Campaign",
     "Device",
     "EnrollmentToken",
     "Environment",

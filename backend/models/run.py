@@ -49,6 +49,9 @@ class Run(Base):
     workload_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("workloads.id", ondelete="SET NULL"))
     workload_spec: Mapped[dict[str, Any]] = mapped_column(JSONB)
     target_path: Mapped[str] = mapped_column(String(4096))
+    campaign_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="SET NULL"), index=True
+    )
     meter_spec: Mapped[str | None] = mapped_column(String(1000))  # overrides the agent's meter
     idle_s: Mapped[float | None]  # idle baseline before and after the load, seconds
     created_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))

@@ -174,6 +174,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Campaigns */
+        get: operations["list_campaigns_api_v1_campaigns_get"];
+        put?: never;
+        /** Create Campaign */
+        post: operations["create_campaign_api_v1_campaigns_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Campaign */
+        get: operations["get_campaign_api_v1_campaigns__campaign_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/carbon/embodied-defaults": {
         parameters: {
             query?: never;
@@ -217,6 +252,23 @@ export interface paths {
         };
         /** Compare */
         get: operations["compare_api_v1_compare_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compare/latency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Latency */
+        get: operations["latency_api_v1_compare_latency_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -615,6 +667,76 @@ export interface components {
              */
             team_id: string;
         };
+        /** CampaignCreate */
+        CampaignCreate: {
+            /** Idle S */
+            idle_s?: number | null;
+            /** Meter */
+            meter?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Repeats
+             * @default 1
+             */
+            repeats: number;
+            /** Targets */
+            targets: components["schemas"]["CampaignTarget"][];
+            workload?: components["schemas"]["WorkloadSpec"] | null;
+            /** Workload Id */
+            workload_id?: string | null;
+        };
+        /** CampaignPage */
+        CampaignPage: {
+            /** Items */
+            items: components["schemas"]["CampaignRead"][];
+            /** Total */
+            total: number;
+        };
+        /** CampaignRead */
+        CampaignRead: {
+            /** Compare Url */
+            compare_url: string;
+            /** Counts */
+            counts: {
+                [key: string]: number;
+            };
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Done */
+            done: boolean;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Name */
+            name: string;
+            /** Repeats */
+            repeats: number;
+            /** Run Ids */
+            run_ids: string[];
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+        };
+        /** CampaignTarget */
+        CampaignTarget: {
+            /**
+             * Agent Id
+             * Format: uuid
+             */
+            agent_id: string;
+            /** Environment Id */
+            environment_id?: string | null;
+            /** Target Path */
+            target_path: string;
+        };
         /** Check */
         Check: {
             /** Detail */
@@ -622,14 +744,71 @@ export interface components {
             /** Ok */
             ok: boolean;
         };
+        /** Column */
+        Column: {
+            /** Device Name */
+            device_name: string | null;
+            /** Environment Name */
+            environment_name: string | null;
+            /** Is Baseline */
+            is_baseline: boolean;
+            /** Key */
+            key: string;
+            /** Label */
+            label: string;
+            /** Run Ids */
+            run_ids: string[];
+        };
+        /** Comparability */
+        Comparability: {
+            /** Differences */
+            differences: components["schemas"]["Difference"][];
+            /**
+             * Fingerprint
+             * @enum {string}
+             */
+            fingerprint: "workload" | "workload_host";
+            /** Fingerprints */
+            fingerprints: {
+                [key: string]: string;
+            };
+            /**
+             * Verdict
+             * @enum {string}
+             */
+            verdict: "comparable" | "not_comparable" | "forced";
+        };
         /** Comparison */
         Comparison: {
+            /** Baseline */
+            baseline: string;
+            /** Columns */
+            columns: components["schemas"]["Column"][];
+            comparability: components["schemas"]["Comparability"];
             /** Energy */
             energy: components["schemas"]["Metric"][];
+            /**
+             * Group By
+             * @enum {string}
+             */
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload";
             /** Jobs */
             jobs: components["schemas"]["JobComparison"][];
             /** Runs */
             runs: components["schemas"]["RunRead"][];
+            /** Suggestions */
+            suggestions: string[];
+            /** Validity */
+            validity: {
+                [key: string]: components["schemas"]["ValidityFlag"][];
+            };
+        };
+        /** CurvePoint */
+        CurvePoint: {
+            /** Latency Ns */
+            latency_ns: number;
+            /** Percentile */
+            percentile: number;
         };
         /** DeviceRead */
         DeviceRead: {
@@ -693,6 +872,15 @@ export interface components {
             media?: ("hdd" | "ssd" | "ram" | "unknown") | null;
             /** Name */
             name?: string | null;
+        };
+        /** Difference */
+        Difference: {
+            /** Field */
+            field: string;
+            /** Values */
+            values: {
+                [key: string]: unknown;
+            };
         };
         /** DirSummary */
         DirSummary: {
@@ -1175,6 +1363,29 @@ export interface components {
             usr_cpu_pct: number;
             write: components["schemas"]["DirSummary"] | null;
         };
+        /** LatencyCurve */
+        LatencyCurve: {
+            /** Column */
+            column: string;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "read" | "write";
+            /** Points */
+            points: components["schemas"]["CurvePoint"][];
+            /** Samples */
+            samples: number;
+        };
+        /** LatencyCurves */
+        LatencyCurves: {
+            /** Columns */
+            columns: components["schemas"]["Column"][];
+            /** Curves */
+            curves: components["schemas"]["LatencyCurve"][];
+            /** Job */
+            job: string;
+        };
         /** Lease */
         Lease: {
             /** Engine Job */
@@ -1272,14 +1483,22 @@ export interface components {
         };
         /** Metric */
         Metric: {
+            /** Higher Is Better */
+            higher_is_better: boolean | null;
             /** Key */
             key: string;
             /** Label */
             label: string;
+            /** Ratios */
+            ratios: (number | null)[];
+            /** Stats */
+            stats: (components["schemas"]["StatsRead"] | null)[];
             /** Unit */
             unit: string;
             /** Values */
             values: (number | null)[];
+            /** Within Noise */
+            within_noise: (boolean | null)[];
         };
         /** Page[AgentRead] */
         Page_AgentRead_: {
@@ -1694,6 +1913,23 @@ export interface components {
             /** Write Iops */
             write_iops: number;
         };
+        /** StatsRead */
+        StatsRead: {
+            /** Ci95 High */
+            ci95_high: number | null;
+            /** Ci95 Low */
+            ci95_low: number | null;
+            /** Cv */
+            cv: number | null;
+            /** Mean */
+            mean: number;
+            /** N */
+            n: number;
+            /** Stdev */
+            stdev: number | null;
+            /** Values */
+            values: number[];
+        };
         /** TeamRole */
         TeamRole: {
             /**
@@ -1742,6 +1978,13 @@ export interface components {
             id: string;
             /** Teams */
             teams: components["schemas"]["TeamRole"][];
+        };
+        /** ValidityFlag */
+        ValidityFlag: {
+            /** Flag */
+            flag: string;
+            /** Message */
+            message: string;
         };
         /** WorkerCheck */
         WorkerCheck: {
@@ -2106,6 +2349,102 @@ export interface operations {
             };
         };
     };
+    list_campaigns_api_v1_campaigns_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignPage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_campaign_api_v1_campaigns_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CampaignCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_campaign_api_v1_campaigns__campaign_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     embodied_defaults_api_v1_carbon_embodied_defaults_get: {
         parameters: {
             query?: never;
@@ -2149,8 +2488,14 @@ export interface operations {
     compare_api_v1_compare_get: {
         parameters: {
             query: {
-                /** @description comma-separated run ids, the first is the baseline */
+                /** @description comma-separated run ids; the first is the default baseline */
                 runs: string;
+                baseline?: string | null;
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload";
+                fingerprint?: "workload" | "workload_host";
+                force?: boolean;
+                /** @description csv: the same table as text/csv (a download), one row per metric */
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -2165,6 +2510,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Comparison"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    latency_api_v1_compare_latency_get: {
+        parameters: {
+            query: {
+                /** @description comma-separated run ids; the first is the default baseline */
+                runs: string;
+                /** @description job name */
+                job: string;
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LatencyCurves"];
                 };
             };
             /** @description Validation Error */

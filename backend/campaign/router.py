@@ -1,0 +1,39 @@
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+from sqlalchemy import func, select
+
+from backend.auth.deps import SessionDep, UserDep
+from backend.campaign import service
+from backend.campaign.schemas import CampaignCreate, CampaignPage, CampaignRead
+from backend.models import Campaign
+
+router = APIRouter(prefix="/campaigns", tags=["campaigns"])
+
+
+@router.post("", response_model=CampaignRead, status_code=status.HTTP_201_CREATED)
+def create_campaign(body: CampaignCreate, principal: UserDep, session: SessionDep) -> CampaignRead:
+    return service.to_read(session, [service.create(session, principal=principal, body=body)])[0]
+
+
+@router.get("", response_model=CampaignPage)
+def list_campaigns(
+    principal: UserDep,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> CampaignPage:
+    cond = Campaign.team_id.in_(principal.team_ids)
+    rows = list(
+        session.scalars(
+            select(Campaign).where(cond).order_by(Campaign.created_at.desc()).limit(limit).offset(offset)
+        )
+    )
+    total = session.scalar(select(func.count()).select_from(Campaign).where(cond)) or 0
+    return CampaignPage(items=service.to_read(session, rows), total=total)
+
+
+@router.get("/{campaign_id}", response_model=CampaignRead)
+def get_campaign(campaign_id: uuid.UUID, principal: UserDep, session: SessionDep) -> CampaignRead:
+    return service.to_read(session, [service.get(session, principal=principal, campaign_id=campaign_id)])[0]

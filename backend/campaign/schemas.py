@@ -1,0 +1,48 @@
+import uuid
+from datetime import datetime
+
+from pydantic import Field, model_validator
+
+from backend.kit.schema import InputSchema, OutputSchema
+from backend.workload.schemas import WorkloadSpec
+
+
+class CampaignTarget(InputSchema):
+    agent_id: uuid.UUID
+    target_path: str = Field(min_length=1, max_length=4096)
+    environment_id: uuid.UUID | None = None
+
+
+class CampaignCreate(InputSchema):
+    name: str = Field(min_length=1, max_length=200)
+    workload: WorkloadSpec | None = None
+    workload_id: uuid.UUID | None = None
+    targets: list[CampaignTarget] = Field(min_length=1, max_length=50)
+    repeats: int = Field(1, ge=1, le=50)
+    meter: str | None = Field(None, max_length=1000)
+    idle_s: float | None = Field(None, ge=0, le=3600)
+
+    @model_validator(mode="after")
+    def _one_workload(self) -> "CampaignCreate":
+        if (self.workload is None) == (self.workload_id is None):
+            raise ValueError("give exactly one of workload or workload_id")
+        if len(self.targets) * self.repeats > 500:
+            raise ValueError("at most 500 runs per campaign (targets × repeats)")
+        return self
+
+
+class CampaignRead(OutputSchema):
+    id: uuid.UUID
+    team_id: uuid.UUID
+    name: str
+    created_at: datetime
+    repeats: int
+    run_ids: list[uuid.UUID]
+    counts: dict[str, int]
+    done: bool
+    compare_url: str
+
+
+class CampaignPage(OutputSchema):
+    items: list[CampaignRead]
+    total: int

@@ -1,0 +1,70 @@
+"""Reasons a number may not mean what it seems, shown next to it (issue 5's validity flags)."""
+
+from typing import Any
+
+from backend.models import Agent, Device, Run
+from backend.run.schemas import RunRead
+
+MIN_RUNTIME_S = 10.0
+# usable payload bandwidth of host interfaces, bytes/s (SATA 6 Gb/s and SAS-3 12 Gb/s after 8b/10b coding)
+LINE_RATE = {"sata": 600e6, "sas": 1200e6, "usb": 625e6}
+
+
+def flags_for(run: Run, read: RunRead, agent: Agent | None, device: Device | None) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    inv: dict[str, Any] = (agent.inventory if agent else None) or {}
+    mem = inv.get("mem_bytes")
+    jobs = run.workload_spec.get("jobs", [])
+    if isinstance(mem, int) and any(not j.get("direct") and j.get("size_bytes", 0) < mem for j in jobs):
+        out.append(
+            {
+                "flag": "working_set_below_ram",
+                "message": "a buffered job's working set fits in the host's RAM: "
+                "it may measure the page cache, not the device",
+            }
+        )
+    short = [j["name"] for j in jobs if (j.get("runtime_s") or 0) < MIN_RUNTIME_S]
+    if short:
+        out.append(
+            {
+                "flag": "short_run",
+                "message": f"under {MIN_RUNTIME_S:.0f} s: {', '.join(short)}; "
+                "caches and bursts dominate short runs",
+            }
+        )
+    virt = inv.get("virtualization")
+    if virt not in (None, "none", ""):
+        out.append(
+            {
+                "flag": "virtualized",
+                "message": f"the host is virtualised ({virt}): the hypervisor's caches "
+                "and neighbours shape the numbers",
+            }
+        )
+    facts = (device.facts if device else None) or {}
+    limit = LINE_RATE.get(str(facts.get("interface", "")).lower())
+    if limit:
+        for j in read.jobs:
+            bw = (j.read.bw_bytes if j.read else 0) + (j.write.bw_bytes if j.write else 0)
+            if bw > limit:
+                out.append(
+                    {
+                        "flag": "above_line_rate",
+                        "message": f"{j.name}: {bw / 1e6:.0f} MB/s is above the "
+                        f"{facts.get('interface')} line rate ({limit / 1e6:.0f} MB/s): a cache answered",
+                    }
+                )
+                break
+    if (
+        device is not None
+        and device.media == "ssd"
+        and any(j.get("rw") in ("write", "randwrite", "rw", "randrw") for j in jobs)
+    ):
+        out.append(
+            {
+                "flag": "unconditioned_ssd",
+                "message": "SSD writes without SNIA-style preconditioning show "
+                "fresh-out-of-box speed, not steady state",
+            }
+        )
+    return out
