@@ -130,3 +130,64 @@ def test_bench_meter_usage_errors(fake_engine, tmp_path):
     assert result.exit_code == 2 and "unknown grid region 'Atlantis'" in result.stderr
     result = bench(fake_engine, tmp_path, "--grid", "DE")
     assert result.exit_code == 2 and "need --meter" in result.stderr
+
+
+REAL_ENGINE = Path(__file__).resolve().parents[3] / "agent" / "engine" / "build" / "iowatt-engine"
+
+
+def test_bench_with_the_real_engine_and_a_hwmon_tree(tmp_path):
+    """The real engine under load, a hwmon power file the test advances like a sensor would."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    if not os.access(REAL_ENGINE, os.X_OK):
+        pytest.skip(f"the real engine is not built yet ({REAL_ENGINE})")
+    hwmon = tmp_path / "hwmon0"
+    hwmon.mkdir()
+    (hwmon / "name").write_text("fake_psu\n")
+    feed = inst.SysfsValue(hwmon / "power1_input", iter(lambda: 95_000_000, None), period_s=0.05)
+    target = tmp_path / "target"
+    target.mkdir()
+    try:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "iowatt_agent",
+                "bench",
+                "--engine",
+                str(REAL_ENGINE),
+                "--target",
+                str(target),
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--size",
+                "4m",
+                "--runtime",
+                "1",
+                "--time_based",
+                "--json",
+                "--meter",
+                f"hwmon:{hwmon}/power1_input?interval=0.05",
+                "--idle",
+                "0.5",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        feed.close()
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    energy = doc["energy"]
+    reads = doc["jobs"][0]["read"]
+    assert energy["status"] == "ok" and abs(energy["load_w_mean"] - 95.0) < 1e-9
+    assert abs(energy["total_j"] - 95.0 * energy["runtime_s"]) < 1e-6 * energy["total_j"]
+    assert abs(energy["iops_per_w"] - reads["total_ios"] / energy["total_j"]) < 1e-9 * energy["iops_per_w"]
+    assert energy["runtime_s"] >= 1.0 and list(target.iterdir()) == []

@@ -150,3 +150,32 @@ def test_meter_settings_come_from_the_state_dir(tmp_path):
     assert bad.exit_code == 2 and "supported schemes" in bad.stderr
     assert runner.invoke(cli.app, ["meters", "unset", "--state-dir", str(state)]).exit_code == 0
     assert not (state / "meter.json").exists()
+
+
+def test_forced_drain_ends_idle_before_and_reports_a_failure(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    import threading
+    import time
+
+    prog = watts_program(tmp_path)
+    record = tmp_path / "rec.json"
+    api.add_lease(job(fake_record=str(record)), str(tmp_path))
+    loop = make_loop(
+        api, agent_config, make_client, fake_engine, tmp_path, meter=f"command:{prog}", idle_s=60
+    )
+    lease = loop.lease_once()
+    outcome: list[str] = []
+    worker = threading.Thread(target=lambda: outcome.append(loop.execute(lease)))
+    t0 = time.monotonic()
+    worker.start()
+    time.sleep(0.4)
+    loop.request_drain("SIGTERM")  # first signal: the run may finish ...
+    time.sleep(0.2)
+    assert worker.is_alive()
+    loop.request_drain("SIGTERM")  # ... the second one stops it now, idle phase included
+    worker.join(10)
+    assert outcome == ["failure"] and time.monotonic() - t0 < 5
+    [failure] = api.failures.values()
+    assert failure["cancelled"] is False and "before the benchmark started" in failure["reason"]
+    assert not record.exists()
