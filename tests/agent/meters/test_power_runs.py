@@ -179,3 +179,29 @@ def test_forced_drain_ends_idle_before_and_reports_a_failure(
     [failure] = api.failures.values()
     assert failure["cancelled"] is False and "before the benchmark started" in failure["reason"]
     assert not record.exists()
+
+
+def test_enroll_with_a_meter_stores_it_and_run_refuses_a_bad_spec(api, monkeypatch, tmp_path):
+    import functools
+
+    from iowatt_agent import cli
+    from iowatt_agent.client import ApiClient
+    from typer.testing import CliRunner
+
+    from tests.agent.fakes import ENROLL_TOKEN
+
+    runner = CliRunner()
+    state = tmp_path / "state"
+    monkeypatch.setattr(
+        cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
+    )
+    args = ["enroll", "--server", "http://server.test", "--token", ENROLL_TOKEN, "--state-dir", str(state)]
+    bad = runner.invoke(cli.app, [*args, "--meter", "wattsup:/dev/ttyUSB0"])
+    assert bad.exit_code == 2 and "supported schemes" in bad.stderr and api.calls == []  # checked first
+    result = runner.invoke(cli.app, [*args, "--name", "box2", "--meter", "rapl", "--idle", "10"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((state / "meter.json").read_text()) == {"spec": "rapl", "idle_s": 10.0}
+    run = runner.invoke(
+        cli.app, ["run", "--state-dir", str(state), "--meter", "nope:x", "--engine", "/bin/true"]
+    )
+    assert run.exit_code == 2 and "unknown meter scheme 'nope'" in run.stderr
