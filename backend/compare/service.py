@@ -30,10 +30,11 @@ from backend.compare.schemas import (
 )
 from backend.compare.validity import flags_for
 from backend.errors import Invalid
-from backend.models import Agent, Device, Environment, Run, RunResult
+from backend.models import Agent, Device, Environment, ResultJob, Run, RunResult
 from backend.run import repository
 from backend.run import service as run_service
 from backend.run.schemas import RunRead
+from backend.workload.schemas import pass_of
 
 MAX_RUNS = 200
 
@@ -250,9 +251,37 @@ def _common(values: list[str | None]) -> str | None:
     return values[0] if values and len(set(values)) == 1 else None
 
 
+def _best_passes(run: Run, jobs: list[ResultJob]) -> list[ResultJob]:
+    """Multi-pass workloads compare per test with the best measured pass, as CrystalDiskMark reports."""
+    spec = run.workload_spec
+    discard = int(spec.get("discard_passes", 0))
+    if int(spec.get("passes", 1)) <= 1 and not discard:
+        return jobs
+    best: dict[str, ResultJob] = {}
+    for j in jobs:
+        p = pass_of(j.name)
+        if p is None or p[1] < discard:
+            continue
+        bw = (j.read_bw_bytes or 0) + (j.write_bw_bytes or 0)
+        cur = best.get(p[0])
+        if cur is None or bw > (cur.read_bw_bytes or 0) + (cur.write_bw_bytes or 0):
+            best[p[0]] = j
+    out = []
+    for test, j in best.items():
+        renamed = ResultJob(**{c.key: getattr(j, c.key) for c in ResultJob.__table__.columns})
+        renamed.name = test
+        out.append(renamed)
+    return out
+
+
 def _job_metrics(session: Session, cols: list[tuple[str, str, list[Run]]], base: int) -> list[JobComparison]:
     all_runs = [r for _, _, rs in cols for r in rs]
-    jobs = repository.jobs_of(session, [r.id for r in all_runs])
+    jobs = {
+        r.id: _best_passes(r, js)
+        for r, js in zip(
+            all_runs, repository.jobs_of(session, [r.id for r in all_runs]).values(), strict=True
+        )
+    }
     names: list[str] = []
     for r in all_runs:
         names += [j.name for j in jobs[r.id] if j.name not in names]

@@ -1,6 +1,6 @@
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -67,6 +67,23 @@ class JobSummary(OutputSchema):
     write: DirSummary | None
 
 
+class PassSummary(OutputSchema):
+    """A multi-pass test (CrystalDiskMark-style): best-of as CDM reports it, plus median and spread."""
+
+    test: str
+    direction: Literal["read", "write"]
+    passes: int
+    discarded: int
+    bw_bytes: list[int]  # per measured pass, B/s
+    iops: list[float]
+    best_bw_bytes: int
+    median_bw_bytes: float
+    best_iops: float
+    median_iops: float
+    spread_pct: float  # (max - min) / median of the measured passes, %
+    best_job: str  # the pass whose figures CDM would show
+
+
 class RunRead(OutputSchema):
     id: uuid.UUID
     team_id: uuid.UUID
@@ -89,6 +106,7 @@ class RunRead(OutputSchema):
     error: str | None
     progress: Progress | None
     jobs: list[JobSummary]
+    passes: list[PassSummary]  # empty unless the workload runs passes
     meter: str | None
     idle_s: float | None
     energy: EnergyRead

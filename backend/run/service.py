@@ -4,8 +4,10 @@ Transitions happen only here, under a row lock, so the dispatcher, the agents an
 reaper can race without losing or duplicating a run.
 """
 
+import statistics
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -26,6 +28,7 @@ from backend.run.schemas import (
     FailureReport,
     JobSummary,
     LeaseRef,
+    PassSummary,
     Progress,
     ProgressAck,
     ProgressReport,
@@ -33,7 +36,7 @@ from backend.run.schemas import (
     RunRead,
 )
 from backend.workload import service as workload_service
-from backend.workload.schemas import WorkloadSpec
+from backend.workload.schemas import WorkloadSpec, pass_of
 
 # --- user side --------------------------------------------------------------------------------
 
@@ -130,12 +133,51 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
             error=r.error,
             progress=Progress.model_validate(r.progress) if r.progress else None,
             jobs=[job_summary(j) for j in jobs[r.id]],
+            passes=pass_summaries(r.workload_spec, jobs[r.id]),
             meter=r.meter_spec,
             idle_s=r.idle_s,
             energy=energy[r.id],
         )
         for r in runs
     ]
+
+
+def pass_summaries(spec: dict[str, Any], jobs: list[ResultJob]) -> list[PassSummary]:
+    discard = int(spec.get("discard_passes", 0))
+    if int(spec.get("passes", 1)) <= 1 and not discard:
+        return []
+    tests: dict[str, list[tuple[int, ResultJob]]] = {}
+    for j in jobs:
+        p = pass_of(j.name)
+        if p is not None:
+            tests.setdefault(p[0], []).append((p[1], j))
+    out = []
+    for test, items in tests.items():
+        measured = [j for k, j in sorted(items, key=lambda x: x[0]) if k >= discard]
+        if not measured:
+            continue
+        side = "write" if all(j.read_total_ios in (None, 0) for j in measured) else "read"
+        bws = [int(getattr(j, f"{side}_bw_bytes") or 0) for j in measured]
+        iops = [float(getattr(j, f"{side}_iops") or 0.0) for j in measured]
+        med = statistics.median(bws)
+        best = max(range(len(measured)), key=lambda i: bws[i])
+        out.append(
+            PassSummary(
+                test=test,
+                direction=side,
+                passes=len(measured),
+                discarded=len(items) - len(measured),
+                bw_bytes=bws,
+                iops=iops,
+                best_bw_bytes=bws[best],
+                median_bw_bytes=med,
+                best_iops=iops[best],
+                median_iops=statistics.median(iops),
+                spread_pct=(max(bws) - min(bws)) / med * 100 if med else 0.0,
+                best_job=measured[best].name,
+            )
+        )
+    return out
 
 
 def job_summary(j: ResultJob) -> JobSummary:

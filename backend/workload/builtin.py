@@ -1,8 +1,14 @@
-"""Presets the server knows by name (seeded by the migration-independent `ensure_builtins`)."""
+"""Workloads the server knows by name: the seeds' block-level workloads as presets.
+
+They are refreshed at API start-up (`ensure_builtins`) and exported for the agent's offline
+`bench --preset` (agent/src/iowatt_agent/presets.json, checked for drift by a test).
+"""
 
 from backend.workload.schemas import JobSpec, WorkloadSpec
 
-MiB = 1024 * 1024
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
 
 
 def _quick(direct: bool) -> WorkloadSpec:
@@ -29,6 +35,134 @@ def _quick(direct: bool) -> WorkloadSpec:
 # Direct I/O so a disk shows the device, not the page cache (a 64 MiB file is always cached).
 QUICK = _quick(direct=True)
 
+# CrystalDiskMark 8's default tests (DiskSpd underneath): sequential 1 MiB at Q8T1 and Q1T1, random
+# 4 KiB at Q32T1, Q32T16 (CDM 7/8 "peak") and Q1T1; reads then writes; 5 s each on a 1 GiB file,
+# one discarded pass then 3 measured ones; CDM reports the best pass (engine.md §1.3).
+CDM_TESTS = [
+    ("SEQ1M_Q8T1", False, MiB, 8, 1),
+    ("SEQ1M_Q1T1", False, MiB, 1, 1),
+    ("RND4K_Q32T1", True, 4 * KiB, 32, 1),
+    ("RND4K_Q32T16", True, 4 * KiB, 32, 16),
+    ("RND4K_Q1T1", True, 4 * KiB, 1, 1),
+]
+
+
+def crystaldiskmark(passes: int = 3, discard: int = 1, seconds: float = 5, size: int = GiB) -> WorkloadSpec:
+    jobs = []
+    for test, rand, bs, qd, threads in CDM_TESTS:
+        for direction in ("read", "write"):
+            rw = ("rand" if rand else "") + direction
+            for k in range(discard + passes):
+                jobs.append(
+                    JobSpec(
+                        name=f"{test}-{direction}.p{k}",
+                        rw=rw,
+                        bs_bytes=bs,
+                        size_bytes=size,
+                        runtime_s=seconds,
+                        time_based=True,
+                        direct=True,
+                        iodepth=qd,
+                        numjobs=threads,
+                        ioengine="io_uring" if qd > 1 else "psync",
+                    )
+                )
+    return WorkloadSpec(jobs=jobs, passes=passes, discard_passes=discard)
+
+
+# The P3608 report's DiskSpd sweep: diskspd -b<bs> -d5 -o1 -t1 -r -h (random read, QD1, one thread,
+# caching off) on a 1 GiB file, 4 KiB to 16 MiB.
+BS_SWEEP = [4 * KiB * 2**i for i in range(13)]  # 4 KiB ... 16 MiB
+
+
+def diskspd_bs_sweep(seconds: float = 5) -> WorkloadSpec:
+    return WorkloadSpec(
+        jobs=[
+            JobSpec(
+                name=f"randread-{bs // KiB}k",
+                rw="randread",
+                bs_bytes=bs,
+                size_bytes=GiB,
+                runtime_s=seconds,
+                time_based=True,
+                direct=True,
+            )
+            for bs in BS_SWEEP
+        ]
+    )
+
+
+# The student report's C program: read/write x sequential/random x 4 KiB..4 MiB, without (O_DIRECT)
+# and with the page cache, the latter with readahead on and off. Each point moves 64 MiB; points walk
+# through a 1 GiB region (a fresh 64 MiB slice each), so one point's cache never serves the next.
+KH_SIZES = [4 * KiB * 2**i for i in range(11)]  # 4 KiB ... 4 MiB
+
+
+def kernel_help() -> WorkloadSpec:
+    jobs = []
+    slice_no = 0
+    for rw in ("read", "write", "randread", "randwrite"):
+        for bs in KH_SIZES:
+            for mode, direct, ra in (
+                ("nocache", True, "default"),
+                ("cache-ra", False, "on"),
+                ("cache-nora", False, "off"),
+            ):
+                if rw in ("write", "randwrite") and mode == "cache-nora":
+                    continue  # readahead does not apply to writes
+                jobs.append(
+                    JobSpec(
+                        name=f"{rw}-{bs // KiB}k-{mode}",
+                        rw=rw,
+                        bs_bytes=bs,
+                        size_bytes=64 * MiB,
+                        offset_bytes=(slice_no % 16) * 64 * MiB,
+                        direct=direct,
+                        readahead=ra,
+                    )
+                )
+                slice_no += 1
+    return WorkloadSpec(jobs=jobs)
+
+
+# The pread/pwrite article: 4 KiB random reads, psync, 1..64 threads: IOPS and latency per thread count.
+THREADS = [1, 2, 4, 8, 16, 32, 64]
+
+
+def threads_latency(seconds: float = 5) -> WorkloadSpec:
+    return WorkloadSpec(
+        jobs=[
+            JobSpec(
+                name=f"randread-4k-t{n}",
+                rw="randread",
+                bs_bytes=4 * KiB,
+                size_bytes=GiB,
+                runtime_s=seconds,
+                time_based=True,
+                direct=True,
+                numjobs=n,
+            )
+            for n in THREADS
+        ]
+    )
+
+
+def seq_rand_table() -> WorkloadSpec:
+    return WorkloadSpec(
+        jobs=[
+            JobSpec(
+                name=n, rw=rw, bs_bytes=bs, size_bytes=256 * MiB, runtime_s=5, time_based=True, direct=True
+            )
+            for n, rw, bs in [
+                ("seq-read", "read", MiB),
+                ("seq-write", "write", MiB),
+                ("rand-read-4k", "randread", 4096),
+                ("rand-write-4k", "randwrite", 4096),
+            ]
+        ]
+    )
+
+
 BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
     "quick": (
         "A few seconds each of 4 KiB random read, 1 MiB sequential read and 1 MiB sequential write "
@@ -43,24 +177,27 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
     "seq-rand-table": (
         "Sequential 1 MiB and random 4 KiB read and write, direct I/O, 5 s each on a 256 MiB file: "
         "the MB/s and IOPS table every seed prints.",
-        WorkloadSpec(
-            jobs=[
-                JobSpec(
-                    name=n,
-                    rw=rw,
-                    bs_bytes=bs,
-                    size_bytes=256 * MiB,
-                    runtime_s=5,
-                    time_based=True,
-                    direct=True,
-                )
-                for n, rw, bs in [
-                    ("seq-read", "read", MiB),
-                    ("seq-write", "write", MiB),
-                    ("rand-read-4k", "randread", 4096),
-                    ("rand-write-4k", "randwrite", 4096),
-                ]
-            ]
-        ),
+        seq_rand_table(),
+    ),
+    "crystaldiskmark": (
+        "CrystalDiskMark-style: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q32T16, RND4K Q1T1, read and "
+        "write, 5 s each on a pre-filled 1 GiB file; 1 discarded pass + 3 passes, best-of as CDM and the "
+        "median.",
+        crystaldiskmark(),
+    ),
+    "diskspd-bs-sweep": (
+        "DiskSpd-style random-read block-size sweep (the P3608 report): QD1, 1 thread, direct, "
+        "4 KiB to 16 MiB, 5 s per point on a 1 GiB file.",
+        diskspd_bs_sweep(),
+    ),
+    "kernel-help": (
+        "The 'kernel help' sweep: read/write x sequential/random x 4 KiB..4 MiB, page cache off (direct) "
+        "and on (buffered, readahead on and off), 64 MiB per point within a 1 GiB region.",
+        kernel_help(),
+    ),
+    "threads-latency": (
+        "Multi-threaded 4 KiB random reads (pread), 1 to 64 threads, 5 s each: IOPS and latency "
+        "mean/p50/p99/p99.9 against the thread count.",
+        threads_latency(),
     ),
 }

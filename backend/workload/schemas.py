@@ -4,6 +4,7 @@ The server validates here what it can (422 naming the field); the engine validat
 at run time (exit 2), so a spec that slips through still cannot do harm.
 """
 
+import re
 import uuid
 from typing import Literal
 
@@ -13,6 +14,8 @@ from backend.kit.schema import InputSchema, OutputSchema
 
 Rw = Literal["read", "write", "randread", "randwrite", "rw", "randrw"]
 IoEngine = Literal["psync", "libaio", "io_uring"]
+Readahead = Literal["default", "on", "off"]
+_FADVISE = {"default": "1", "on": "sequential", "off": "random"}
 
 MAX_BS = 256 * 1024 * 1024
 
@@ -31,6 +34,11 @@ class JobSpec(InputSchema):
     iodepth: int = Field(1, ge=1, le=4096)
     ioengine: IoEngine = "psync"
     direct: bool = False
+    invalidate: bool = Field(True, description="drop the region from the page cache before a buffered job")
+    readahead: Readahead = Field(
+        "default",
+        description="buffered runs: default (fio's per-pattern hint), on (SEQUENTIAL), off (RANDOM)",
+    )
 
     # Cross-field checks sit on the later field so a 422 names the field to fix.
     @field_validator("bs_bytes")
@@ -78,23 +86,43 @@ class JobSpec(InputSchema):
             opts["time_based"] = "1"
         if self.ramp_time_s:
             opts["ramp_time"] = f"{int(self.ramp_time_s * 1000)}ms"
+        if not self.direct:
+            opts["invalidate"] = "1" if self.invalidate else "0"
+            opts["fadvise_hint"] = _FADVISE[self.readahead]
         return opts
 
     def expected_duration_s(self) -> float:
         """Upper bound used for the agent's hard timeout (unbounded jobs get a generous cap)."""
         if self.runtime_s is not None:
             return self.runtime_s + self.ramp_time_s
-        return 3600.0
+        # size-bound: as slow as a disk doing small random I/O (256 KiB/s), at most an hour
+        return min(3600.0, self.size_bytes / (256 * 1024)) + self.ramp_time_s
+
+
+PASS_SUFFIX = re.compile(r"^(?P<test>.+)\.p(?P<k>\d+)$")
+
+
+def pass_of(job_name: str) -> tuple[str, int] | None:
+    """('SEQ1M_Q8T1-read', 2) for 'SEQ1M_Q8T1-read.p2'; None for a job outside a pass scheme."""
+    m = PASS_SUFFIX.match(job_name)
+    return (m.group("test"), int(m.group("k"))) if m else None
 
 
 class WorkloadSpec(InputSchema):
     jobs: list[JobSpec] = Field(min_length=1, max_length=200)
+    passes: int = Field(1, ge=1, le=20, description="measured passes per test (CrystalDiskMark-style)")
+    discard_passes: int = Field(0, ge=0, le=5, description="leading passes run but not counted")
 
     @model_validator(mode="after")
     def _unique_names(self) -> "WorkloadSpec":
         names = [j.name for j in self.jobs]
         if len(names) != len(set(names)):
             raise ValueError("job names must be unique within a workload")
+        if self.passes > 1 or self.discard_passes:
+            total = self.passes + self.discard_passes
+            bad = [n for n in names if (pass_of(n) or ("", total))[1] >= total]
+            if bad:
+                raise ValueError(f"with passes, job names end in .p0 … .p{total - 1}: {', '.join(bad[:3])}")
         return self
 
     def engine_job(self) -> dict[str, object]:
@@ -102,7 +130,7 @@ class WorkloadSpec(InputSchema):
 
     def timeout_s(self) -> int:
         # The engine lays out and pre-fills files before reading: allow for that and for slack.
-        return int(sum(j.expected_duration_s() for j in self.jobs) * 1.5 + 60 * len(self.jobs) + 60)
+        return int(sum(j.expected_duration_s() for j in self.jobs) * 1.5 + 10 * len(self.jobs) + 300)
 
 
 class WorkloadCreate(InputSchema):

@@ -1288,6 +1288,12 @@ export interface components {
              */
             direct: boolean;
             /**
+             * Invalidate
+             * @description drop the region from the page cache before a buffered job
+             * @default true
+             */
+            invalidate: boolean;
+            /**
              * Iodepth
              * @default 1
              */
@@ -1317,6 +1323,13 @@ export interface components {
              * @default 0
              */
             ramp_time_s: number;
+            /**
+             * Readahead
+             * @description buffered runs: default (fio's per-pattern hint), on (SEQUENTIAL), off (RANDOM)
+             * @default default
+             * @enum {string}
+             */
+            readahead: "default" | "on" | "off";
             /**
              * Runtime S
              * @description time limit, seconds
@@ -1527,6 +1540,39 @@ export interface components {
             items: components["schemas"]["WorkloadRead"][];
             /** Total */
             total: number;
+        };
+        /**
+         * PassSummary
+         * @description A multi-pass test (CrystalDiskMark-style): best-of as CDM reports it, plus median and spread.
+         */
+        PassSummary: {
+            /** Best Bw Bytes */
+            best_bw_bytes: number;
+            /** Best Iops */
+            best_iops: number;
+            /** Best Job */
+            best_job: string;
+            /** Bw Bytes */
+            bw_bytes: number[];
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "read" | "write";
+            /** Discarded */
+            discarded: number;
+            /** Iops */
+            iops: number[];
+            /** Median Bw Bytes */
+            median_bw_bytes: number;
+            /** Median Iops */
+            median_iops: number;
+            /** Passes */
+            passes: number;
+            /** Spread Pct */
+            spread_pct: number;
+            /** Test */
+            test: string;
         };
         /** PhaseEnergy */
         PhaseEnergy: {
@@ -1859,6 +1905,8 @@ export interface components {
             meter: string | null;
             /** Name */
             name: string;
+            /** Passes */
+            passes: components["schemas"]["PassSummary"][];
             progress: components["schemas"]["Progress"] | null;
             /** Started At */
             started_at: string | null;
@@ -2028,8 +2076,20 @@ export interface components {
         };
         /** WorkloadSpec */
         WorkloadSpec: {
+            /**
+             * Discard Passes
+             * @description leading passes run but not counted
+             * @default 0
+             */
+            discard_passes: number;
             /** Jobs */
             jobs: components["schemas"]["JobSpec"][];
+            /**
+             * Passes
+             * @description measured passes per test (CrystalDiskMark-style)
+             * @default 1
+             */
+            passes: number;
         };
     };
     responses: never;
