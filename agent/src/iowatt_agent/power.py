@@ -26,6 +26,7 @@ from .meters import Clock, Meter, MeterError, open_meter, redact
 log = logging.getLogger("iowatt_agent.power")
 
 DEFAULT_IDLE_S = 30.0
+MAX_REASON_CHARS = 2000  # the server's limit for power.reason
 PHASES = ("idle_before", "load", "idle_after")
 
 # Called about once a second during an idle phase with (phase, elapsed_s, planned_s); returning
@@ -152,7 +153,7 @@ class PowerSession:
         return {
             "meter": self._describe(),
             "status": status,
-            "reason": reason,
+            "reason": reason[:MAX_REASON_CHARS] if reason else None,
             "t0_utc": self.clock.utc_text(),
             "phases": [p for p in self.phases if p["name"] in PHASES],
             "samples": {"t_ns": cleaned.t_ns, "value": cleaned.value}
@@ -164,16 +165,18 @@ class PowerSession:
     def _describe(self) -> dict[str, Any]:
         if self.meter is not None:
             return self.meter.describe()
+        # The spec could not be used (e.g. a scheme this agent version does not know): contract §4
+        # placeholders; status "no_meter_data" and the reason say that none of it was measured.
         return {
             "spec": redact(self.spec),
-            "driver": None,
-            "model": None,
-            "tier": None,
-            "quantity": None,
+            "driver": "unknown",
+            "model": "",
+            "tier": "inband",
+            "quantity": "power",
             "accuracy_pct": None,
             "accuracy_w": 0.0,
             "accuracy_declared": False,
-            "nominal_interval_s": None,
+            "nominal_interval_s": 1.0,
         }
 
 

@@ -160,14 +160,14 @@ Quantity = Literal["power", "power_avg", "energy_counter"]
 
 class PowerMeter(Request):
     spec: str  # secrets (password=, community=) redacted
-    driver: str | None  # null only when the spec itself was invalid
-    model: str | None
-    tier: Tier | None
-    quantity: Quantity | None
-    accuracy_pct: float | None  # null: no claim (component tier, invalid spec)
+    driver: str  # "unknown" when the spec itself could not be used (status no_meter_data)
+    model: str  # "" when the meter did not say
+    tier: Tier
+    quantity: Quantity
+    accuracy_pct: float | None
     accuracy_w: float
     accuracy_declared: bool
-    nominal_interval_s: float | None
+    nominal_interval_s: float = Field(gt=0)
 
 
 class PowerPhase(Request):
@@ -194,7 +194,7 @@ class PowerCleaning(Request):
 class PowerUpload(Request):
     meter: PowerMeter
     status: Literal["ok", "no_meter_data"]
-    reason: str | None
+    reason: str | None = Field(max_length=2000)
     t0_utc: datetime
     phases: list[PowerPhase]
     samples: PowerSamples

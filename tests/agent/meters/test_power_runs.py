@@ -205,3 +205,17 @@ def test_enroll_with_a_meter_stores_it_and_run_refuses_a_bad_spec(api, monkeypat
         cli.app, ["run", "--state-dir", str(state), "--meter", "nope:x", "--engine", "/bin/true"]
     )
     assert run.exit_code == 2 and "unknown meter scheme 'nope'" in run.stderr
+
+
+def test_a_lease_meter_this_agent_does_not_know_still_uploads_no_meter_data(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    lease = api.add_lease(job(fake_duration_s=0.2), str(tmp_path))
+    lease["meter"] = "modbus://meter:502?unit=1"  # a newer server's scheme, say
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    assert loop.execute(loop.lease_once()) == "result"
+    [stored] = api.results.values()
+    power = stored["power"]
+    PowerUpload.model_validate(power)
+    assert power["status"] == "no_meter_data" and "unknown meter scheme 'modbus'" in power["reason"]
+    assert power["meter"]["driver"] == "unknown" and power["samples"] == {"t_ns": [], "value": []}

@@ -183,7 +183,7 @@ class Meter:
         return {
             "spec": redact(self.spec.spec),
             "driver": self.driver,
-            "model": self.model,
+            "model": self.model or "",
             "tier": self.tier,
             "quantity": self.quantity,
             "accuracy_pct": self.accuracy_pct if declared else default_pct,
