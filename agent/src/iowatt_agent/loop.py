@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
 
+from pydantic import ValidationError
+
 from . import __version__
 from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
 from .config import AgentConfig
@@ -329,6 +331,12 @@ class AgentLoop:
         self, lease: Lease, outcome: EngineOutcome, power: dict[str, object] | None = None
     ) -> Delivery:
         assert outcome.result is not None and outcome.exit_code is not None
+        power_upload = None
+        if power is not None:
+            try:
+                power_upload = PowerUpload.model_validate(power)
+            except ValidationError as exc:  # a driver bug must not cost the benchmark's result
+                log.error("power.invalid run_id=%s error=%s: result sent without power", lease.run_id, exc)
         upload = ResultUpload(
             lease_id=lease.lease_id,
             upload_id=new_upload_id(),
@@ -337,7 +345,7 @@ class AgentLoop:
             started_at=outcome.started_at,
             finished_at=outcome.finished_at,
             agent_version=__version__,
-            power=PowerUpload.model_validate(power) if power is not None else None,
+            power=power_upload,
         )
         entry = self.spool.put_result(upload, lease.run_id)
         log.info(

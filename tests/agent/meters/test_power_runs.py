@@ -219,3 +219,20 @@ def test_a_lease_meter_this_agent_does_not_know_still_uploads_no_meter_data(
     PowerUpload.model_validate(power)
     assert power["status"] == "no_meter_data" and "unknown meter scheme 'modbus'" in power["reason"]
     assert power["meter"]["driver"] == "unknown" and power["samples"] == {"t_ns": [], "value": []}
+
+
+def test_an_invalid_power_object_never_costs_the_result(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    from datetime import UTC, datetime
+
+    from iowatt_agent.runner import EngineOutcome
+
+    api.add_lease(job(), str(tmp_path))
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    lease = loop.lease_once()
+    now = datetime.now(UTC)
+    outcome = EngineOutcome(0, None, {"jobs": []}, "{}", "", [], now, now)
+    loop.report_result(lease, outcome, {"meter": {}, "status": "maybe"})
+    [stored] = api.results.values()
+    assert stored["engine_result"] == {"jobs": []} and "power" not in stored
