@@ -65,10 +65,35 @@ class LineServer:
         self.server.server_close()
 
 
-def ptdaemon(watts: list[float | str], *, identify: str = "WT310E,C2PH1234,F1.03 (fake)") -> LineServer:
-    """PTDaemon's text protocol (energy.md §1.1): Hello, Identify, SR, Go, Watts, Stop, Uncertainty."""
+def ptdaemon(
+    watts: list[float | str],
+    *,
+    identify: str = "WT310E,C2PH1234,F1.03 (fake)",
+    period_s: float = 0.05,
+    rl: bool = True,
+) -> LineServer:
+    """PTDaemon's text protocol (energy.md §1.1): Hello, Identify, SR, Go, RL, Watts, Stop,
+    Uncertainty. After Go the analyzer takes a sample every `period_s` (1 s on real hardware);
+    RL hands over the ones not read yet, Watts the latest."""
+    import time
+    from datetime import datetime, timedelta
+
     values = Cycle(watts)
-    state = {"running": False}
+    state: dict[str, Any] = {"go": None, "read": 0, "samples": [], "mark": ""}
+    clock0 = datetime(2026, 11, 21, 23, 59, 59, 500000)  # the analyzer host's clock: crosses midnight
+
+    def produce() -> None:
+        if state["go"] is None:
+            return
+        due = int((time.monotonic() - state["go"]) / period_s)
+        while len(state["samples"]) < due:
+            n = len(state["samples"]) + 1
+            at = clock0 + timedelta(seconds=n * period_s)
+            w = values.next()
+            state["samples"].append(
+                f"Time,{at:%m-%d-%Y %H:%M:%S}.{at.microsecond // 1000:03d},Watts,{w},Volts,229.9,"
+                f"Amps,0.3,PF,0.95,Mark,{state['mark']}"
+            )
 
     def answer(line: str) -> str:
         cmd = line.split(",")
@@ -79,18 +104,23 @@ def ptdaemon(watts: list[float | str], *, identify: str = "WT310E,C2PH1234,F1.03
         if cmd[0] == "SR" and len(cmd) == 3:
             return f"Range {cmd[1]} changed"
         if cmd[0] == "Go":
-            state["running"] = True
+            state["go"], state["mark"] = time.monotonic(), cmd[3]
             return "Starting untimed measurement, maximum 500000 samples at 1000ms with 0 rampup samples"
+        if line == "RL" and rl:
+            produce()
+            new = state["samples"][state["read"] :]
+            state["read"] = len(state["samples"])
+            return "\r\n".join([f"Last {len(new)} samples", *new])
         if line == "Watts":
-            if not state["running"]:
+            if state["go"] is None:
                 return "Error: no measurement running"
             return f"Watts,{values.next()}"
         if line == "Stop":
-            state["running"] = False
+            state["go"] = None
             return "Stopping untimed measurement"
         if line == "Uncertainty":
             return "Uncertainty,0.42%"
-        return f"Error: unknown command {line}"
+        return f"Unknown command: {line}"
 
     return LineServer(answer)
 

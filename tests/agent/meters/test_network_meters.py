@@ -14,14 +14,20 @@ from tests.agent.meters.conftest import sample
 # --- PTDaemon ------------------------------------------------------------------------------------
 
 
-def test_ptdaemon_handshake_ranges_and_watts(closing):
-    ptd = inst.ptdaemon([61.2, 61.4, 75.0])
+def test_ptdaemon_handshake_ranges_and_rl_readout(closing):
+    ptd = inst.ptdaemon([61.2, 61.4, 75.0, 80.0], period_s=0.05)
     closing(ptd)
-    meter, readings = sample(f"ptdaemon://127.0.0.1:{ptd.port}?volts=300&amps=2&mark=run42&interval=0.05")
+    meter, readings = sample(
+        f"ptdaemon://127.0.0.1:{ptd.port}?volts=300&amps=2&mark=run42&interval=0.2", 0.75
+    )
     assert ptd.commands[:5] == ["Hello", "Identify", "SR,V,300", "SR,A,2", "Go,1000,0,run42"]
-    assert ptd.commands[-2:] == ["Stop", "Uncertainty"]
-    assert readings.value[:3] == [61.2, 61.4, 75.0] and len(readings.value) >= 4
-    assert readings.t_ns == sorted(readings.t_ns) and readings.errors == 0
+    assert set(ptd.commands[5:-2]) == {"RL"} and ptd.commands[-2:] == ["Stop", "Uncertainty"]
+    # every analyzer sample exactly once, in order, with the analyzer's 50 ms spacing kept
+    assert readings.value[:4] == [61.2, 61.4, 75.0, 80.0] and len(readings.value) >= 10
+    steps = [b - a for a, b in zip(readings.t_ns, readings.t_ns[1:], strict=False)]
+    within_polls = [d for d in steps if abs(d - 50_000_000) < 1_000_000]
+    assert len(within_polls) >= len(steps) // 2  # several samples per 200 ms poll, 50 ms apart
+    assert all(d > 0 for d in steps) and readings.errors == 0
     info = meter.describe()
     assert info["model"] == "WT310E,C2PH1234,F1.03 (fake)"
     assert (info["tier"], info["quantity"], info["driver"]) == ("lab", "power_avg", "ptdaemon")
@@ -29,11 +35,12 @@ def test_ptdaemon_handshake_ranges_and_watts(closing):
     assert info["accuracy_pct"] == 0.42 and info["accuracy_declared"] is True
 
 
-def test_ptdaemon_sentinel_samples_are_kept_for_cleaning(closing):
-    ptd = inst.ptdaemon([50.0, -1, "nan", 51.0])  # WT310 USB loss gives -1 sentinels; NaN watts
+def test_ptdaemon_without_rl_falls_back_to_watts(closing):
+    ptd = inst.ptdaemon([50.0, -1, "nan", 51.0], rl=False)  # WT310 USB loss gives -1 sentinels; NaN
     closing(ptd)
     _, readings = sample(f"ptdaemon://127.0.0.1:{ptd.port}?interval=0.05", 0.3)
-    assert readings.value[:2] == [50.0, -1.0] and math.isnan(readings.value[2])
+    assert ptd.commands.count("RL") == 1 and "Watts" in ptd.commands
+    assert readings.value[:2] == [50.0, -1.0] and math.isnan(readings.value[2])  # kept for cleaning
 
 
 def test_ptdaemon_refuses_something_else(closing):

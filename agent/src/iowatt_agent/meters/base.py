@@ -170,6 +170,12 @@ class Meter:
     def read(self) -> float:
         raise NotImplementedError
 
+    def read_batch(self) -> list[tuple[int, float]]:
+        """Readings of one poll as (age_ns, value): age 0 is the request's midpoint, older
+        readings a meter hands over in bulk (PTDaemon's RL) carry their age by the meter's own
+        clock. The default is one reading from read()."""
+        return [(0, self.read())]
+
     def close(self) -> None:
         """Release the connection (called from the sampling thread's owner after it stopped)."""
 
@@ -251,7 +257,7 @@ class Meter:
         while not self._stop.is_set():
             before = time.monotonic_ns()
             try:
-                value = self.read()
+                batch = self.read_batch()
             except Exception as exc:  # noqa: BLE001 - a failed read is counted, sampling goes on
                 consecutive += 1
                 self._record_error(exc)
@@ -264,7 +270,8 @@ class Meter:
             else:
                 consecutive = 0
                 after = time.monotonic_ns()
-                self._record((before + after) // 2, value)
+                for age_ns, value in batch:
+                    self._record((before + after) // 2 - age_ns, value)
             next_ns += interval_ns
             now = time.monotonic_ns()
             if next_ns < now:  # a slow read: skip the missed ticks instead of bursting
