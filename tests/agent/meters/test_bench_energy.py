@@ -191,3 +191,74 @@ def test_bench_with_the_real_engine_and_a_hwmon_tree(tmp_path):
     assert abs(energy["total_j"] - 95.0 * energy["runtime_s"]) < 1e-6 * energy["total_j"]
     assert abs(energy["iops_per_w"] - reads["total_ios"] / energy["total_j"]) < 1e-9 * energy["iops_per_w"]
     assert energy["runtime_s"] >= 1.0 and list(target.iterdir()) == []
+
+
+def test_meters_test_prints_readings_rate_and_tier(tmp_path):
+    plug = inst.tasmota([1.0, 20.0])
+    try:
+        result = runner.invoke(
+            cli.app, ["meters", "test", f"tasmota://{plug.netloc}", "--seconds", "1", "--interval", "0.1"]
+        )
+    finally:
+        plug.close()
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "20.000 W" in out and "tier plug" in out and "accuracy assumed ±2.0 % ± 0.5 W" in out
+    assert "Hz achieved (nominal 10 Hz); mean 20.00 W" in out
+    listing = runner.invoke(cli.app, ["meters", "list"])
+    for scheme in (
+        "ptdaemon",
+        "scpi+tcp",
+        "ipmi",
+        "redfish",
+        "snmp",
+        "shelly",
+        "tasmota",
+        "hwmon",
+        "command",
+        "rapl",
+        "estimate",
+    ):
+        assert scheme in listing.stdout
+
+
+def test_meters_test_without_data_exits_1(tmp_path):
+    prog = inst.write_program(tmp_path / "neg", "print(-5)\n")
+    result = runner.invoke(cli.app, ["meters", "test", f"command:{prog}", "--seconds", "0.6"])
+    assert result.exit_code == 1 and "no meter data" in result.stderr
+
+
+def test_bench_sigint_during_idle_stops_at_once(fake_engine, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    meter = inst.write_program(tmp_path / "meter", "print(50)\n")
+    record = tmp_path / "rec.json"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "iowatt_agent",
+            "bench",
+            "--engine",
+            str(fake_engine),
+            "--target",
+            str(tmp_path),
+            "--meter",
+            f"command:{meter}",
+            "--idle",
+            "60",
+            f"--fake_record={record}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 130 and "interrupted" in stderr
+    assert time.monotonic() - t0 < 5 and not record.exists()  # the engine never started
