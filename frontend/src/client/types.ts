@@ -19,6 +19,26 @@ export type RunSeries = S["RunSeries"];
 export type WorkloadRead = S["WorkloadRead"];
 export type CompareMetric = S["Metric"];
 export type CompareRead = S["Comparison"];
+export type EnergyRead = S["EnergyRead"];
+export type PowerSeries = S["PowerSeries"];
+export type PowerPoint = S["PowerPoint"];
+export type PhaseRead = S["PhaseRead"];
+export type EnvironmentRead = S["EnvironmentRead"];
+export type EnvironmentCreate = S["EnvironmentCreate"];
+export type EnvironmentUpdate = S["EnvironmentUpdate"];
+export type GridIntensityRead = S["GridIntensityRead"];
+export type GridSeriesImported = S["GridSeriesImported"];
+export type DeviceRead = S["DeviceRead"];
+export type DeviceUpdate = S["DeviceUpdate"];
+export type EmbodiedDefaultRead = S["EmbodiedDefaultRead"];
+export type CompareColumn = S["Column"];
+export type Comparability = S["Comparability"];
+export type StatsRead = S["StatsRead"];
+export type ValidityFlag = S["ValidityFlag"];
+export type LatencyCurves = S["LatencyCurves"];
+export type CampaignCreate = S["CampaignCreate"];
+export type CampaignRead = S["CampaignRead"];
+export type CampaignTarget = S["CampaignTarget"];
 
 export const ACTIVE_STATUSES: readonly RunStatus[] = ["queued", "assigned", "running"];
 

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { CompareRead, RunRead } from "../client/types";
+import type { RunRead } from "../client/types";
+import { comparison, metric } from "../test/fixtures";
 import {
+  columnLabels,
   compareBarCharts,
+  energyBarCharts,
   metricKind,
   pickLikeRuns,
   ratiosToFirst,
@@ -48,34 +51,80 @@ describe("runLabels", () => {
 });
 
 describe("compareBarCharts", () => {
-  it("builds one chart per headline metric in display units", () => {
-    const cmp: CompareRead = {
-      runs: [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")],
-      energy: [],
-      jobs: [
+  it("builds one chart per headline metric in display units, one series per column", () => {
+    const cmp = comparison(
+      [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")],
+      [
         {
           name: "rand4k",
           metrics: [
-            { key: "read_iops", label: "Read IOPS", unit: "iops", values: [1000, 50000] },
-            { key: "read_bw_bytes", label: "Read BW", unit: "bytes/s", values: [4e6, 2e8] },
-            { key: "read_clat_p99_ns", label: "Read p99", unit: "ns", values: [2e6, 3e4] },
-            { key: "write_iops", label: "Write IOPS", unit: "iops", values: [null, null] },
+            metric("read_iops", "Read IOPS", "IO/s", [1000, 50000]),
+            metric("read_bw_bytes", "Read BW", "B/s", [4e6, 2e8]),
+            metric("read_clat_p99_ns", "Read p99", "ns", [2e6, 3e4]),
+            metric("write_iops", "Write IOPS", "IO/s", [null, null]),
           ],
         },
       ],
-    };
+    );
     const charts = compareBarCharts(cmp);
     expect(charts.map((c) => [c.kind, c.unit])).toEqual([
       ["iops", "IOPS"],
       ["throughput", "MB/s"],
       ["p99", "ms"],
     ]);
-    expect(charts[1]?.rows).toEqual([{ category: "rand4k", r0: 4, r1: 200 }]);
-    expect(charts[2]?.rows).toEqual([{ category: "rand4k", r0: 2, r1: 0.03 }]);
+    expect(charts[1]?.rows).toEqual([{ category: "rand4k", c0: 4, c1: 200 }]);
+    expect(charts[2]?.rows).toEqual([{ category: "rand4k", c0: 2, c1: 0.03 }]);
     expect(charts[0]?.series).toEqual([
-      { key: "r0", label: "disk" },
-      { key: "r1", label: "shm" },
+      { key: "c0", label: "disk" },
+      { key: "c1", label: "shm" },
     ]);
+  });
+
+  it("labels grouped columns by the server's group label", () => {
+    const cmp = comparison([run("a", "r1"), run("b", "r2"), run("c", "r3")], [], {
+      group_by: "device",
+      columns: [
+        {
+          key: "d1",
+          label: "vda on lab",
+          run_ids: ["a", "b"],
+          device_name: "vda",
+          environment_name: null,
+          is_baseline: true,
+        },
+        {
+          key: "d2",
+          label: "nvme0 on lab",
+          run_ids: ["c"],
+          device_name: "nvme0",
+          environment_name: null,
+          is_baseline: false,
+        },
+      ],
+    });
+    expect(columnLabels(cmp)).toEqual(["vda on lab", "nvme0 on lab"]);
+  });
+});
+
+describe("energyBarCharts", () => {
+  it("shows energy, J/GB, IOPS/W and CO2 with units chosen from the values", () => {
+    const cmp = comparison([run("a", "hdd"), run("b", "dram")], [], {
+      energy: [
+        metric("idle_w", "Non-load power", "W", [10, 20]),
+        metric("total_j", "Energy", "J", [3962.7, 1500]),
+        metric("j_per_gb", "Energy per GB", "J/GB", [100, 5]),
+        metric("iops_per_w", "IOPS per watt", "IO/J", [2, 900]),
+        metric("operational_gco2e", "CO2", "gCO2e", [0.5, 0.2]),
+      ],
+    });
+    const charts = energyBarCharts(cmp);
+    expect(charts.map((c) => [c.kind, c.unit])).toEqual([
+      ["total_j", "kJ"],
+      ["j_per_gb", "J/GB"],
+      ["iops_per_w", "IOPS/W"],
+      ["operational_gco2e", "gCO2e"],
+    ]);
+    expect(charts[0]?.rows[0]).toEqual({ category: "Energy", c0: 3.9627, c1: 1.5 });
   });
 });
 
@@ -99,17 +148,13 @@ describe("toThroughputSeries", () => {
 
 describe("unmatchedJobs", () => {
   it("names jobs that a run lacks", () => {
-    const cmp: CompareRead = {
-      runs: [run("a", "x"), run("b", "y")],
-      energy: [],
-      jobs: [
-        { name: "both", metrics: [{ key: "read_iops", label: "", unit: "IO/s", values: [1, 2] }] },
-        {
-          name: "only-a",
-          metrics: [{ key: "read_iops", label: "", unit: "IO/s", values: [1, null] }],
-        },
+    const cmp = comparison(
+      [run("a", "x"), run("b", "y")],
+      [
+        { name: "both", metrics: [metric("read_iops", "", "IO/s", [1, 2])] },
+        { name: "only-a", metrics: [metric("read_iops", "", "IO/s", [1, null])] },
       ],
-    };
+    );
     expect(unmatchedJobs(cmp)).toEqual(["only-a"]);
   });
 });

@@ -1,7 +1,8 @@
-// Shaping of GET /compare answers for tables and charts: ratio columns against the first
-// run and unit-normalised bar-chart rows for the headline metrics.
+// Shaping of GET /compare answers for tables and charts. The server returns columns (a run,
+// or a group of repeats), one value per column per metric, ratios to the baseline column and
+// repeat statistics; this module turns them into unit-normalised chart rows and table cells.
 import type { CompareMetric, CompareRead, RunRead } from "../client/types";
-import { latencyScale, toMBps } from "./format";
+import { energyScale, latencyScale, toMBps } from "./format";
 
 /** Each value divided by the first run's value; null where either side is missing or zero. */
 export function ratiosToFirst(values: (number | null)[]): (number | null)[] {
@@ -26,38 +27,57 @@ export function runLabels(runs: Pick<RunRead, "id" | "name">[]): string[] {
   );
 }
 
+/**
+ * Column labels for headers and legends: with group_by=none a column is a run, labelled like
+ * a run; otherwise the server's group label, with the number of repeats when more than one.
+ */
+export function columnLabels(cmp: Pick<CompareRead, "columns" | "runs" | "group_by">): string[] {
+  if (cmp.group_by === "none") {
+    const byId = new Map(cmp.runs.map((r) => [r.id, r]));
+    const runs = cmp.columns.map(
+      (c) => byId.get(c.run_ids[0] ?? "") ?? { id: c.key, name: c.label },
+    );
+    return runLabels(runs);
+  }
+  const base = cmp.columns.map((c) => (c.label.trim() ? c.label : c.key.slice(0, 12)));
+  return base.map((l, i) =>
+    base.indexOf(l) !== base.lastIndexOf(l) ? `${l} (${cmp.columns[i]?.key.slice(0, 8)})` : l,
+  );
+}
+
 export type MetricKind = "iops" | "throughput" | "p99";
 
 /** Which headline figure a compare metric is, from its key and unit (null for the rest). */
 export function metricKind(m: Pick<CompareMetric, "key" | "unit">): MetricKind | null {
   const key = m.key.toLowerCase();
   const unit = m.unit.toLowerCase();
-  if (key.includes("iops") || unit === "iops") return "iops";
+  if (key.includes("iops") || unit === "iops" || unit === "io/s") return "iops";
   if (key.includes("bw") || unit === "bytes/s" || unit === "b/s") return "throughput";
   if (/p99(?![._]?9)/.test(key) && !key.includes("p999")) return "p99";
   return null;
 }
 
 /** "read" / "write" from a metric key such as read_iops; the key itself otherwise. */
-function direction(key: string): string {
+export function direction(key: string): string {
   const d = key.split("_")[0] ?? key;
   return d === "read" || d === "write" ? d : key;
 }
 
-/** Jobs that some of the compared runs did not run (their cells are empty). */
-export function unmatchedJobs(cmp: CompareRead): string[] {
+/** Jobs that some of the compared columns did not run (their cells are empty). */
+export function unmatchedJobs(cmp: Pick<CompareRead, "jobs" | "columns">): string[] {
   return cmp.jobs
-    .filter((j) => cmp.runs.some((_, i) => j.metrics.every((m) => m.values[i] == null)))
+    .filter((j) => cmp.columns.some((_, i) => j.metrics.every((m) => m.values[i] == null)))
     .map((j) => j.name);
 }
 
 export interface BarChartData {
-  kind: MetricKind;
+  kind: string;
   title: string;
   unit: string;
-  /** One row per job × metric; one numeric field per run, keyed "r0", "r1", … */
+  /** One row per job × metric; one numeric field per column, keyed "c0", "c1", … */
   rows: Record<string, string | number | null>[];
   series: { key: string; label: string }[];
+  log: boolean | "auto";
 }
 
 const TITLES: Record<MetricKind, string> = {
@@ -66,13 +86,28 @@ const TITLES: Record<MetricKind, string> = {
   p99: "p99 latency",
 };
 
+function seriesOf(cmp: Pick<CompareRead, "columns" | "runs" | "group_by">) {
+  return columnLabels(cmp).map((label, i) => ({ key: `c${i}`, label }));
+}
+
+function rowOf(category: string, values: (number | null)[], scale: (v: number) => number) {
+  const row: Record<string, string | number | null> = { category };
+  values.forEach((v, i) => {
+    row[`c${i}`] = v === null ? null : scale(v);
+  });
+  return row;
+}
+
+function maxOf(values: (number | null)[][]): number {
+  const all = values.flat().filter((v): v is number => v !== null);
+  return all.length ? Math.max(...all.map(Math.abs)) : 0;
+}
+
 /** Grouped bar-chart data per headline metric kind, values converted to display units. */
 export function compareBarCharts(cmp: CompareRead): BarChartData[] {
-  const labels = runLabels(cmp.runs);
-  const series = labels.map((label, i) => ({ key: `r${i}`, label }));
-  const kinds: MetricKind[] = ["iops", "throughput", "p99"];
+  const series = seriesOf(cmp);
   const out: BarChartData[] = [];
-  for (const kind of kinds) {
+  for (const kind of ["iops", "throughput", "p99"] as const) {
     const picked: { category: string; values: (number | null)[] }[] = [];
     for (const job of cmp.jobs) {
       const metrics = job.metrics.filter(
@@ -92,23 +127,79 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
       unit = "MB/s";
       scale = toMBps;
     } else if (kind === "p99") {
-      const max = Math.max(
-        ...picked.flatMap((p) => p.values.filter((v): v is number => v !== null)),
-      );
-      const s = latencyScale(max);
+      const s = latencyScale(maxOf(picked.map((p) => p.values)));
       unit = s.unit;
       scale = (v) => v / s.divisor;
     }
-    const rows = picked.map((p) => {
-      const row: Record<string, string | number | null> = { category: p.category };
-      p.values.forEach((v, i) => {
-        row[`r${i}`] = v === null ? null : scale(v);
-      });
-      return row;
+    out.push({
+      kind,
+      title: TITLES[kind],
+      unit,
+      rows: picked.map((p) => rowOf(p.category, p.values, scale)),
+      series,
+      log: kind === "p99" ? true : "auto",
     });
-    out.push({ kind, title: TITLES[kind], unit, rows, series });
   }
   return out;
+}
+
+/** The energy bars: energy per run, J/GB, IOPS/W and operational CO2, in display units. */
+export function energyBarCharts(cmp: CompareRead): BarChartData[] {
+  const series = seriesOf(cmp);
+  const byKey = new Map(cmp.energy.map((m) => [m.key, m]));
+  const out: BarChartData[] = [];
+  const add = (key: string, title: string, unitFor: (max: number) => [string, number]) => {
+    const m = byKey.get(key);
+    if (!m || m.values.every((v) => v === null)) return;
+    const [unit, divisor] = unitFor(maxOf([m.values]));
+    out.push({
+      kind: key,
+      title,
+      unit,
+      rows: [rowOf(m.label, m.values, (v) => v / divisor)],
+      series,
+      log: "auto",
+    });
+  };
+  add("total_j", "Energy per run", (max) => {
+    const s = energyScale(max);
+    return [s.unit, s.divisor];
+  });
+  add("j_per_gb", "Energy per GB", () => ["J/GB", 1]);
+  add("iops_per_w", "IOPS per watt", () => ["IOPS/W", 1]);
+  add("operational_gco2e", "CO2 per run", (max) => (max >= 1e3 ? ["kgCO2e", 1e3] : ["gCO2e", 1]));
+  return out;
+}
+
+/** The runs of a column, in the column's order. */
+export function columnRuns(cmp: Pick<CompareRead, "runs">, runIds: string[]): RunRead[] {
+  const byId = new Map(cmp.runs.map((r) => [r.id, r]));
+  return runIds.map((id) => byId.get(id)).filter((r): r is RunRead => r !== undefined);
+}
+
+/** Distinct meter tiers of a column's runs (a column may mix meters; each is shown). */
+export function columnTiers(cmp: Pick<CompareRead, "runs">, runIds: string[]): RunRead["energy"][] {
+  const seen = new Map<string, RunRead["energy"]>();
+  for (const r of columnRuns(cmp, runIds)) {
+    if (r.energy.tier && !seen.has(r.energy.tier)) seen.set(r.energy.tier, r.energy);
+  }
+  return [...seen.values()];
+}
+
+/** Validity flags of a column's runs, one entry per flag with the runs' messages. */
+export function columnValidity(
+  cmp: Pick<CompareRead, "validity">,
+  runIds: string[],
+): { flag: string; messages: string[] }[] {
+  const out = new Map<string, Set<string>>();
+  for (const id of runIds) {
+    for (const f of cmp.validity[id] ?? []) {
+      const set = out.get(f.flag) ?? new Set<string>();
+      set.add(f.message);
+      out.set(f.flag, set);
+    }
+  }
+  return [...out.entries()].map(([flag, m]) => ({ flag, messages: [...m] }));
 }
 
 /** The job names of a run's workload, as a key: runs with the same key are like for like. */

@@ -5,6 +5,8 @@
 //   - throughput uses decimal megabytes per second: 1 MB/s = 10^6 B/s (as fio's "MB/s");
 //   - latency is shown in ns / µs / ms / s with three significant digits;
 //   - IOPS use k (10^3) and M (10^6);
+//   - power in mW / W / kW, energy in J / kJ / MJ and kWh from 1 kWh (3.6 MJ) up;
+//   - carbon in gCO2e / kgCO2e / tCO2e (CO2-equivalent mass);
 //   - timestamps are shown in the browser's local time zone.
 
 export const MISSING = "—";
@@ -164,6 +166,24 @@ export function parseSize(input: string): number | null {
 export function formatWithUnit(value: Num, unit: string | null | undefined): string {
   if (!isNum(value)) return MISSING;
   switch ((unit ?? "").toLowerCase()) {
+    case "w":
+      return formatWatts(value);
+    case "j":
+      return formatEnergy(value);
+    case "gco2e":
+      return formatCo2(value);
+    case "j/gb":
+      return formatJPerGb(value);
+    case "j/mio":
+      return formatJPerMio(value);
+    case "io/j":
+    case "iops/w":
+      return formatIopsPerWatt(value);
+    case "mb/j":
+    case "mb/s/w":
+      return formatMBpsPerWatt(value);
+    case "gco2e/kwh":
+      return formatGridIntensity(value);
     case "ns":
       return formatNs(value);
     case "b/s":
@@ -197,4 +217,98 @@ export function latencyScale(maxNs: number): { divisor: number; unit: string } {
   if (maxNs >= 1e6) return { divisor: 1e6, unit: "ms" };
   if (maxNs >= 1e3) return { divisor: 1e3, unit: "µs" };
   return { divisor: 1, unit: "ns" };
+}
+
+/** Power: 0.85 → "850 mW", 61.24 → "61.2 W", 1234 → "1.23 kW". */
+export function formatWatts(w: Num): string {
+  if (!isNum(w)) return MISSING;
+  const abs = Math.abs(w);
+  if (abs === 0) return "0 W";
+  if (abs < 1) return `${sig3(w * 1e3)} mW`;
+  if (abs >= 1e3) return `${sig3(w / 1e3)} kW`;
+  return `${sig3(w)} W`;
+}
+
+/** The unit energy `j` is shown in, so a value and its uncertainty can share it. */
+export function energyScale(j: number): { divisor: number; unit: string } {
+  const abs = Math.abs(j);
+  if (abs >= 3.6e6) return { divisor: 3.6e6, unit: "kWh" };
+  if (abs >= 1e6) return { divisor: 1e6, unit: "MJ" };
+  if (abs >= 1e3) return { divisor: 1e3, unit: "kJ" };
+  return { divisor: 1, unit: "J" };
+}
+
+/** Energy: 850 → "850 J", 3962.7 → "3.96 kJ", 2.5e6 → "2.5 MJ", 7.2e6 → "2 kWh". */
+export function formatEnergy(j: Num): string {
+  if (!isNum(j)) return MISSING;
+  const s = energyScale(j);
+  return `${sig3(j / s.divisor)} ${s.unit}`;
+}
+
+/**
+ * Energy with its expanded uncertainty in the same unit: "3.96 ± 0.05 kJ". The uncertainty
+ * keeps the decimals of the value (at least two significant digits of its own).
+ */
+export function formatEnergyPm(j: Num, u: Num): string {
+  if (!isNum(j)) return MISSING;
+  if (!isNum(u)) return formatEnergy(j);
+  const s = energyScale(j);
+  const v = j / s.divisor;
+  const du = Math.abs(u) / s.divisor;
+  const valueText = sig3(v);
+  const decimals = Math.max(
+    valueText.includes(".") ? (valueText.split(".")[1]?.length ?? 0) : 0,
+    du > 0 && du < 1 ? Math.min(6, 1 - Math.floor(Math.log10(du))) : 0,
+  );
+  return `${v.toFixed(decimals)} ± ${du.toFixed(decimals)} ${s.unit}`;
+}
+
+/** CO2-equivalent mass given in grams: 12.34 → "12.3 gCO2e", 4500 → "4.5 kgCO2e", 2e6 → "2 tCO2e". */
+export function formatCo2(g: Num): string {
+  if (!isNum(g)) return MISSING;
+  const abs = Math.abs(g);
+  if (abs >= 1e6) return `${sig3(g / 1e6)} tCO2e`;
+  if (abs >= 1e3) return `${sig3(g / 1e3)} kgCO2e`;
+  return `${sig3(g)} gCO2e`;
+}
+
+/** Embodied carbon given in kg: 15 → "15 kgCO2e", 0.5 → "500 gCO2e". */
+export function formatCo2Kg(kg: Num): string {
+  return isNum(kg) ? formatCo2(kg * 1e3) : MISSING;
+}
+
+/** Grid carbon intensity: 380 → "380 gCO2e/kWh". */
+export function formatGridIntensity(gPerKwh: Num): string {
+  if (!isNum(gPerKwh)) return MISSING;
+  return `${sig3(gPerKwh)} gCO2e/kWh`;
+}
+
+/** Energy per decimal gigabyte moved (10^9 B): "123 J/GB". */
+export function formatJPerGb(v: Num): string {
+  if (!isNum(v)) return MISSING;
+  return `${formatCount(v)} J/GB`;
+}
+
+/** Energy per million I/O operations: "45.6 J/M I/Os". */
+export function formatJPerMio(v: Num): string {
+  if (!isNum(v)) return MISSING;
+  return `${formatCount(v)} J/M I/Os`;
+}
+
+/** I/O operations per joule, i.e. IOPS per watt: 1234 → "1.23k IOPS/W". */
+export function formatIopsPerWatt(v: Num): string {
+  if (!isNum(v)) return MISSING;
+  return `${formatCount(v)} IOPS/W`;
+}
+
+/** Decimal megabytes per joule, i.e. MB/s per watt: "12.3 MB/s/W". */
+export function formatMBpsPerWatt(v: Num): string {
+  if (!isNum(v)) return MISSING;
+  return `${formatCount(v)} MB/s/W`;
+}
+
+/** A price per kWh in a currency: (0.25, "EUR") → "0.25 EUR/kWh". */
+export function formatPricePerKwh(v: Num, currency: string): string {
+  if (!isNum(v)) return MISSING;
+  return `${sig3(v)} ${currency}/kWh`;
 }

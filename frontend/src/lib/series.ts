@@ -16,3 +16,20 @@ export function toThroughputSeries(points: SeriesPoint[]): ThroughputPoint[] {
     iops: (p.read_iops ?? 0) + (p.write_iops ?? 0),
   }));
 }
+
+/**
+ * The whole run's throughput on one time axis: jobs run one after another, so each job's
+ * points (seconds since its own start) are shifted by the length of the jobs before it.
+ * Approximate by the setup time between jobs, which the series does not record.
+ */
+export function runThroughputTimeline(
+  jobs: { job_index: number; points: SeriesPoint[] }[],
+): { t_s: number; mbps: number }[] {
+  let offset = 0;
+  const out: { t_s: number; mbps: number }[] = [];
+  for (const job of [...jobs].sort((a, b) => a.job_index - b.job_index)) {
+    for (const p of toThroughputSeries(job.points)) out.push({ t_s: p.t_s + offset, mbps: p.mbps });
+    offset += job.points.at(-1)?.t_s ?? 0;
+  }
+  return out;
+}

@@ -1,10 +1,54 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
+import type { CompareState } from "../lib/compareState";
+import { ApiError } from "../lib/errors";
 
-export const compareQuery = (runIds: string[]) =>
+/** The server's query for a compare state (chart choices stay in the browser). */
+export function compareParams(
+  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force">,
+) {
+  return {
+    runs: s.runs.join(","),
+    baseline: s.baseline,
+    group_by: s.groupBy,
+    fingerprint: s.fingerprint,
+    force: s.force,
+  };
+}
+
+export const compareQuery = (
+  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force">,
+) =>
   queryOptions({
-    queryKey: ["compare", runIds],
+    queryKey: ["compare", compareParams(s)],
     queryFn: async () =>
-      unwrap(await api.GET("/api/v1/compare", { params: { query: { runs: runIds.join(",") } } })),
-    enabled: runIds.length >= 2,
+      unwrap(await api.GET("/api/v1/compare", { params: { query: compareParams(s) } })),
+    enabled: s.runs.length >= 2,
+  });
+
+/** The same comparison as CSV text (format=csv), for the download button. */
+export async function compareCsv(
+  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force">,
+): Promise<string> {
+  const res = await api.GET("/api/v1/compare", {
+    params: { query: { ...compareParams(s), format: "csv" } },
+    parseAs: "text",
+  });
+  if (res.error !== undefined || typeof res.data !== "string") {
+    throw new ApiError(res.response.status, res.error);
+  }
+  return res.data;
+}
+
+export const latencyQuery = (runs: string[], job: string, groupBy: CompareState["groupBy"]) =>
+  queryOptions({
+    queryKey: ["compare", "latency", runs, job, groupBy],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/compare/latency", {
+          params: { query: { runs: runs.join(","), job, group_by: groupBy } },
+        }),
+      ),
+    enabled: runs.length >= 1 && job !== "",
+    staleTime: 60_000,
   });

@@ -25,8 +25,12 @@ export const runQuery = (id: string) =>
     queryKey: ["runs", "detail", id],
     queryFn: async () =>
       unwrap(await api.GET("/api/v1/runs/{run_id}", { params: { path: { run_id: id } } })),
+    // Also polled while the worker computes the run's energy from its power samples.
     refetchInterval: (query) =>
-      query.state.data && isActive(query.state.data.status) ? LIVE_INTERVAL_MS : false,
+      query.state.data &&
+      (isActive(query.state.data.status) || query.state.data.energy.status === "pending")
+        ? LIVE_INTERVAL_MS
+        : false,
   });
 
 /**

@@ -1,9 +1,9 @@
-import { fireEvent, screen, within } from "@testing-library/react";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { Route, Routes, useLocation } from "react-router-dom";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunRead } from "../client/types";
 import { setToken } from "../lib/auth";
-import { NO_ENERGY } from "../test/fixtures";
+import { comparison, metric, NO_ENERGY, OK_ENERGY } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { Compare } from "./Compare";
 import { Runs } from "./Runs";
@@ -26,7 +26,7 @@ function run(id: string, name: string, status: RunRead["status"] = "succeeded"):
     device_name: null,
     environment_id: null,
     cancel_requested: false,
-    workload: { jobs: [] },
+    workload: { jobs: [], passes: 1, discard_passes: 0 },
     workload_id: null,
     created_at: "2026-11-21T10:00:00Z",
     assigned_at: null,
@@ -51,47 +51,227 @@ function run(id: string, name: string, status: RunRead["status"] = "succeeded"):
     jobs: [],
     meter: null,
     idle_s: null,
+    passes: [],
     energy: NO_ENERGY,
   };
 }
 
-describe("Compare page", () => {
-  it("shows every metric per run with units and a ratio to the first run", async () => {
-    setToken("t");
-    const calls = stubApi({
-      "GET /api/v1/compare": () => ({
-        body: {
-          runs: [run("r1", "hdd"), run("r2", "ram")],
-          energy: [],
-          jobs: [
-            {
-              name: "rand4k",
-              metrics: [
-                { key: "read_iops", label: "Read IOPS", unit: "IO/s", values: [200, 50_000] },
-                {
-                  key: "read_clat_p99_ns",
-                  label: "Read latency p99",
-                  unit: "ns",
-                  values: [8e6, 2e4],
-                },
-              ],
-            },
+function Where() {
+  const loc = useLocation();
+  return <p data-testid="where">{`${loc.pathname}${loc.search}`}</p>;
+}
+
+const HDD = run("r1", "hdd");
+const RAM = run("r2", "ram");
+
+/** A fake /compare that honours baseline and force like the server does. */
+function fakeCompare(req: Request) {
+  const q = new URL(req.url).searchParams;
+  const base = q.get("baseline") === "r2" ? 1 : 0;
+  return {
+    body: comparison(
+      [HDD, RAM],
+      [
+        {
+          name: "rand4k",
+          metrics: [
+            metric("read_iops", "Read IOPS", "IO/s", [200, 50_000], {
+              base,
+              higher_is_better: true,
+            }),
+            metric("read_clat_p99_ns", "Read latency p99", "ns", [8e6, 2e4], { base }),
           ],
         },
-      }),
-    });
-    renderAt(<Compare />, { path: "/compare?runs=r1,r2,r1" });
+      ],
+      { base, validity: { r1: [{ flag: "run_too_short", message: "the run lasted 2 s" }] } },
+    ),
+  };
+}
+
+describe("Compare page", () => {
+  it("shows every metric with units and ratios; switching the baseline changes them and the URL", async () => {
+    setToken("t");
+    const calls = stubApi({ "GET /api/v1/compare": fakeCompare });
+    renderAt(
+      <>
+        <Compare />
+        <Where />
+      </>,
+      { path: "/compare?runs=r1,r2,r1" },
+    );
     const table = await screen.findByTestId("compare-table");
     const iops = within(table).getByRole("row", { name: /Read IOPS/ });
     expect(iops.textContent).toContain("200 IOPS");
     expect(iops.textContent).toContain("50k IOPS");
     expect(iops.textContent).toContain("250×");
+    expect(within(iops).getByTestId("ratio-cell").className).toContain("better");
     const p99 = within(table).getByRole("row", { name: /p99/ });
     expect(p99.textContent).toContain("8 ms");
     expect(p99.textContent).toContain("20 µs");
     expect(p99.textContent).toContain("0.0025×");
-    // Duplicates in the URL are dropped; order is kept (the first is the baseline).
-    expect(calls[0]?.path).toBe("/api/v1/compare");
+    expect(within(table).getAllByTestId("validity-mark").length).toBeGreaterThan(0);
+    expect(table.textContent).toContain("ram ÷ hdd");
+    // Duplicates in the URL are dropped; order is kept.
+    expect(new URL(`http://x${calls[0]?.path}`).pathname).toBe("/api/v1/compare");
+
+    fireEvent.change(screen.getByTestId("baseline-select"), { target: { value: "r2" } });
+    await waitFor(() =>
+      expect(screen.getByTestId("compare-table").textContent).toContain("hdd ÷ ram"),
+    );
+    const row = within(screen.getByTestId("compare-table")).getByRole("row", { name: /Read IOPS/ });
+    expect(row.textContent).toContain("0.004×");
+    expect(screen.getByTestId("where").textContent).toBe("/compare?runs=r1%2Cr2&baseline=r2");
+  });
+
+  it("lists the differences of unlike runs and compares them anyway on request", async () => {
+    setToken("t");
+    const seen: string[] = [];
+    stubApi({
+      "GET /api/v1/compare": (req) => {
+        const force = new URL(req.url).searchParams.get("force") === "true";
+        seen.push(String(force));
+        const differences = [{ field: "jobs.0.bs_bytes", values: { r1: 4096, r2: 1048576 } }];
+        return {
+          body: comparison(
+            [HDD, RAM],
+            force
+              ? [{ name: "j", metrics: [metric("read_iops", "Read IOPS", "IO/s", [1, 2])] }]
+              : [],
+            {
+              comparability: {
+                verdict: force ? "forced" : "not_comparable",
+                fingerprint: "workload",
+                fingerprints: { r1: "a", r2: "b" },
+                differences,
+              },
+            },
+          ),
+        };
+      },
+    });
+    renderAt(<Compare />, { path: "/compare?runs=r1,r2" });
+    const panel = await screen.findByTestId("comparability");
+    expect(panel.dataset.verdict).toBe("not_comparable");
+    expect(within(panel).getByTestId("differences").textContent).toContain("1048576");
+    expect(screen.queryByTestId("compare-table")).toBeNull();
+    fireEvent.click(screen.getByTestId("compare-anyway"));
+    await screen.findByTestId("compare-table");
+    expect(screen.getByTestId("comparability").dataset.verdict).toBe("forced");
+    expect(seen).toEqual(["false", "true"]);
+  });
+
+  it("shows n, CV and the 95 % CI of grouped repeats, within-noise marks and suggestions", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/compare": () => ({
+        body: comparison(
+          [HDD, RAM, run("r3", "hdd again")],
+          [
+            {
+              name: "rand4k",
+              metrics: [
+                metric("read_iops", "Read IOPS", "IO/s", [210, 205], {
+                  stats: [
+                    {
+                      n: 2,
+                      mean: 210,
+                      stdev: 14.1,
+                      cv: 0.0673,
+                      ci95_low: 83,
+                      ci95_high: 337,
+                      values: [200, 220],
+                    },
+                    {
+                      n: 1,
+                      mean: 205,
+                      stdev: null,
+                      cv: null,
+                      ci95_low: null,
+                      ci95_high: null,
+                      values: [205],
+                    },
+                  ],
+                  within_noise: [true, true],
+                }),
+              ],
+            },
+          ],
+          {
+            group_by: "device",
+            columns: [
+              {
+                key: "d1",
+                label: "vda on lab",
+                run_ids: ["r1", "r3"],
+                device_name: "vda",
+                environment_name: null,
+                is_baseline: true,
+              },
+              {
+                key: "d2",
+                label: "sdb on lab",
+                run_ids: ["r2"],
+                device_name: "sdb",
+                environment_name: null,
+                is_baseline: false,
+              },
+            ],
+            suggestions: [
+              "rand4k: Read IOPS of 'vda on lab' varies by 7 % (CV); about 9 repeats give a ±5 % 95 % confidence interval",
+            ],
+          },
+        ),
+      }),
+    });
+    renderAt(<Compare />, { path: "/compare?runs=r1,r2,r3&group_by=device" });
+    const table = await screen.findByTestId("compare-table");
+    const lines = within(table)
+      .getAllByTestId("stats-line")
+      .map((e) => e.textContent);
+    expect(lines[0]).toBe("n=2 · CV 6.73 % · 95 % CI 83 IOPS – 337 IOPS");
+    expect(lines[1]).toBe("n=1");
+    expect(within(table).getByTestId("ratio-cell").textContent).toContain("within noise");
+    expect(screen.getByTestId("suggestions").textContent).toContain("about 9 repeats");
+    expect((screen.getByTestId("group-by") as HTMLSelectElement).value).toBe("device");
+  });
+
+  it("shows the paper's energy table with each column's meter tier", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/compare": () => ({
+        body: comparison(
+          [
+            { ...HDD, energy: OK_ENERGY },
+            {
+              ...RAM,
+              energy: {
+                ...OK_ENERGY,
+                tier: "estimate",
+                tier_label: "estimate (no meter)",
+                estimated: true,
+              },
+            },
+          ],
+          [{ name: "j", metrics: [metric("read_iops", "Read IOPS", "IO/s", [1, 2])] }],
+          {
+            energy: [
+              metric("idle_w", "Non-load power", "W", [200, 20]),
+              metric("load_w_mean", "Power under load", "W", [264.18, 30]),
+              metric("runtime_s", "Load time", "s", [15, 15]),
+              metric("total_j", "Energy (run time x power)", "J", [3962.7, 450]),
+            ],
+          },
+        ),
+      }),
+    });
+    renderAt(<Compare />, { path: "/compare?runs=r1,r2" });
+    const table = await screen.findByTestId("energy-paper-table");
+    const rows = within(table).getAllByRole("row");
+    expect(rows[1]?.textContent).toContain("264 W");
+    expect(rows[1]?.textContent).toContain("3.96 kJ");
+    expect(rows[1]?.textContent).toContain("BMC");
+    expect(rows[2]?.textContent).toContain("ESTIMATE");
+    expect(rows[2]?.textContent).toContain("0.114×");
   });
 
   it("asks for two runs when the URL names fewer", () => {
@@ -100,11 +280,6 @@ describe("Compare page", () => {
     expect(screen.getByText(/Select two or more runs/)).toBeTruthy();
   });
 });
-
-function Where() {
-  const loc = useLocation();
-  return <p data-testid="where">{`${loc.pathname}${loc.search}`}</p>;
-}
 
 describe("Runs page", () => {
   it("selects runs and opens the comparison with their ids in the URL", async () => {

@@ -1,191 +1,375 @@
 import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
 import type { CompareRead } from "../client/types";
-import { GroupedBarChart } from "../components/charts/GroupedBarChart";
+import { ComparabilityPanel } from "../components/Compare/ComparabilityPanel";
+import {
+  BarCharts,
+  LatencyChart,
+  SeriesChart,
+  SweepCharts,
+} from "../components/Compare/CompareCharts";
+import { MetricTable } from "../components/Compare/CompareTable";
+import { EnergyCompare } from "../components/Compare/EnergyCompare";
 import { QueryState } from "../components/QueryState";
 import { StatusBadge } from "../components/Run/StatusBadge";
-import { compareBarCharts, ratiosToFirst, runLabels, unmatchedJobs } from "../lib/compare";
-import { formatRatio, formatWithUnit } from "../lib/format";
+import { columnLabels, columnValidity, runLabels, unmatchedJobs } from "../lib/compare";
+import {
+  CHARTS,
+  type ChartKind,
+  type CompareState,
+  FINGERPRINTS,
+  GROUP_BY,
+  GROUP_LABEL,
+  parseCompareState,
+  parseList,
+  toSearchParams,
+} from "../lib/compareState";
+import { errorMessage } from "../lib/errors";
 import { describeWorkload } from "../lib/workload";
-import { compareQuery } from "../queries/compare";
+import { compareCsv, compareQuery } from "../queries/compare";
 
-/** Run ids from `?runs=a,b,c`, deduplicated, order kept (the first is the ratio baseline). */
+/** Run ids from `?runs=a,b,c`, deduplicated, order kept (the first is the default baseline). */
 export function parseRunIds(value: string | null): string[] {
-  const ids = (value ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return [...new Set(ids)];
+  return parseList(value);
 }
 
+/** The headline bar charts (the dashboard shows them too). */
 export function CompareCharts({ data }: { data: CompareRead }) {
-  const charts = compareBarCharts(data);
-  if (charts.length === 0) return <p className="muted">No comparable figures.</p>;
+  return <BarCharts data={data} />;
+}
+
+const CHART_LABEL: Record<ChartKind, string> = {
+  bars: "Bars",
+  sweep: "Sweeps",
+  latency: "Latency percentiles",
+  series: "Per second",
+  energy: "Energy",
+};
+
+function download(name: string, type: string, text: string) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  a.dataset.testid = "download-link";
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function ShareBar({ state, data }: { state: CompareState; data?: CompareRead }) {
+  const [note, setNote] = useState<string | null>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(window.location.href);
+      setNote("Link copied");
+    } catch {
+      setNote("Copy the address below");
+    }
+  };
+  const csv = async () => {
+    try {
+      download("iowatt-compare.csv", "text/csv", await compareCsv(state));
+      setNote(null);
+    } catch (e) {
+      setNote(`CSV: ${errorMessage(e)}`);
+    }
+  };
   return (
-    <div className="chart-grid">
-      {charts.map((c) => (
-        <div className="card chart" key={c.kind} data-testid="compare-chart">
-          <h3>{c.title}</h3>
-          <GroupedBarChart
-            rows={c.rows}
-            categoryKey="category"
-            series={c.series}
-            valueLabel={c.title}
-            unit={c.unit}
-            log={c.kind === "p99" ? true : "auto"}
-          />
-        </div>
-      ))}
+    <div className="actions">
+      <button
+        type="button"
+        className="btn"
+        onClick={copy}
+        data-testid="copy-link"
+        title="This page's address holds the whole view"
+      >
+        Copy link
+      </button>
+      <button type="button" className="btn" onClick={csv} data-testid="download-csv">
+        Download CSV
+      </button>
+      <button
+        type="button"
+        className="btn"
+        disabled={!data}
+        data-testid="download-json"
+        onClick={() =>
+          data && download("iowatt-compare.json", "application/json", JSON.stringify(data, null, 2))
+        }
+      >
+        Download JSON
+      </button>
+      {note && (
+        <span className="muted small" data-testid="share-note">
+          {note}
+        </span>
+      )}
     </div>
   );
 }
 
-function CompareTables({ data }: { data: CompareRead }) {
-  const labels = runLabels(data.runs);
+export function Compare() {
+  const [params, setParams] = useSearchParams();
+  const state = parseCompareState(params);
+  const q = useQuery(compareQuery(state));
+  const update = (patch: Partial<CompareState>) =>
+    setParams(toSearchParams({ ...state, ...patch }));
+
+  if (state.runs.length < 2) {
+    return (
+      <section>
+        <h1>Compare</h1>
+        <p className="muted">
+          Select two or more runs on the <Link to="/runs">runs page</Link> and press Compare, or{" "}
+          <Link to="/compare/devices">compare devices</Link> by workload.
+        </p>
+      </section>
+    );
+  }
+
+  const data = q.data;
+  const labels = data ? columnLabels(data) : [];
+  const runNames = data ? runLabels(data.runs) : [];
+  const runLabel = (id: string) =>
+    runNames[data?.runs.findIndex((r) => r.id === id) ?? -1] ?? id.slice(0, 8);
+  const jobNames = data?.jobs.map((j) => j.name) ?? [];
+  const job = state.job && jobNames.includes(state.job) ? state.job : (jobNames[0] ?? "");
+  const baseCol = data?.columns.findIndex((c) => c.is_baseline) ?? 0;
+  const show = (c: ChartKind) => state.charts.includes(c);
+
   return (
-    <>
-      {data.jobs.map((job) => (
-        <div className="card" key={job.name}>
-          <h3>{job.name}</h3>
-          <div className="scroll-x">
-            <table className="table compact" data-testid="compare-table">
+    <section data-testid="compare-page">
+      <div className="page-head">
+        <h1>
+          Compare {state.runs.length} runs
+          {data && data.group_by !== "none" && (
+            <span className="muted small">in {data.columns.length} groups</span>
+          )}
+        </h1>
+        <ShareBar state={state} data={data} />
+      </div>
+      <div className="card controls" data-testid="compare-controls">
+        <label className="inline">
+          Group by{" "}
+          <select
+            value={state.groupBy}
+            data-testid="group-by"
+            onChange={(e) => update({ groupBy: e.target.value as CompareState["groupBy"] })}
+          >
+            {GROUP_BY.map((g) => (
+              <option key={g} value={g}>
+                {GROUP_LABEL[g]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="inline">
+          Baseline{" "}
+          <select
+            data-testid="baseline-select"
+            value={data?.columns[baseCol]?.run_ids[0] ?? state.baseline ?? ""}
+            disabled={!data}
+            onChange={(e) => update({ baseline: e.target.value })}
+          >
+            {data?.columns.map((c, i) => (
+              <option key={c.key} value={c.run_ids[0]}>
+                {labels[i]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="inline">
+          Like for like by{" "}
+          <select
+            value={state.fingerprint}
+            data-testid="fingerprint"
+            onChange={(e) => update({ fingerprint: e.target.value as CompareState["fingerprint"] })}
+          >
+            {FINGERPRINTS.map((f) => (
+              <option key={f} value={f}>
+                {f === "workload" ? "workload" : "workload + host"}
+              </option>
+            ))}
+          </select>
+        </label>
+        {jobNames.length > 1 && (
+          <label className="inline">
+            Job{" "}
+            <select
+              value={job}
+              data-testid="job-select"
+              onChange={(e) => update({ job: e.target.value })}
+            >
+              {jobNames.map((n) => (
+                <option key={n}>{n}</option>
+              ))}
+            </select>
+          </label>
+        )}
+        <span className="chart-toggles">
+          {CHARTS.map((c) => (
+            <label className="inline" key={c}>
+              <input
+                type="checkbox"
+                checked={show(c)}
+                data-testid={`chart-toggle-${c}`}
+                onChange={() =>
+                  update({
+                    charts: show(c) ? state.charts.filter((x) => x !== c) : [...state.charts, c],
+                  })
+                }
+              />{" "}
+              {CHART_LABEL[c]}
+            </label>
+          ))}
+        </span>
+      </div>
+      <QueryState isPending={q.isPending} error={q.error} />
+      {data && (
+        <>
+          <ComparabilityPanel
+            data={data}
+            runLabel={runLabel}
+            onForce={(force) => update({ force })}
+          />
+          <div className="card">
+            <table className="table compact" data-testid="compare-runs">
               <thead>
                 <tr>
-                  <th>Metric</th>
-                  {labels.map((l, i) => (
-                    <th className="num" key={data.runs[i]?.id ?? l}>
-                      {l}
-                    </th>
-                  ))}
-                  {labels.slice(1).map((l, i) => (
-                    <th className="num ratio" key={`ratio-${data.runs[i + 1]?.id ?? l}`}>
-                      {l} ÷ baseline
-                    </th>
-                  ))}
+                  <th>Run</th>
+                  <th>Column</th>
+                  <th>Status</th>
+                  <th>Device</th>
+                  <th>Agent</th>
+                  <th>Workload</th>
+                  <th>Validity</th>
+                  <th />
                 </tr>
               </thead>
               <tbody>
-                {job.metrics.map((m) => {
-                  const ratios = ratiosToFirst(m.values);
+                {data.runs.map((r, i) => {
+                  const col = data.columns.findIndex((c) => c.run_ids.includes(r.id));
+                  const flags = data.validity[r.id] ?? [];
                   return (
-                    <tr key={m.key}>
-                      <th scope="row">{m.label}</th>
-                      {m.values.map((v, i) => (
-                        <td className="num" key={data.runs[i]?.id ?? i}>
-                          {formatWithUnit(v, m.unit)}
-                        </td>
-                      ))}
-                      {ratios.slice(1).map((r, i) => (
-                        <td className="num ratio" key={data.runs[i + 1]?.id ?? i}>
-                          {formatRatio(r)}
-                        </td>
-                      ))}
+                    <tr key={r.id}>
+                      <td>
+                        <Link to={`/runs/${r.id}`}>{runNames[i]}</Link>
+                      </td>
+                      <td>
+                        {labels[col]}
+                        {data.columns[col]?.is_baseline && (
+                          <span className="muted small"> (baseline)</span>
+                        )}
+                      </td>
+                      <td>
+                        <StatusBadge status={r.status} />
+                      </td>
+                      <td>
+                        {r.device_name ?? <span className="mono small">{r.target_path}</span>}
+                      </td>
+                      <td>{r.agent_name ?? "—"}</td>
+                      <td className="small">{describeWorkload(r.workload)}</td>
+                      <td className="small" data-testid="run-validity">
+                        {flags.length === 0 ? (
+                          <span className="muted">—</span>
+                        ) : (
+                          flags.map((f) => (
+                            <div key={f.flag} className="validity" title={f.flag}>
+                              ⚠ {f.message}
+                            </div>
+                          ))
+                        )}
+                      </td>
+                      <td>
+                        {state.runs.length > 2 && (
+                          <button
+                            type="button"
+                            className="btn btn-ghost btn-small"
+                            onClick={() =>
+                              update({
+                                runs: state.runs.filter((x) => x !== r.id),
+                                baseline: state.baseline === r.id ? null : state.baseline,
+                              })
+                            }
+                          >
+                            remove
+                          </button>
+                        )}
+                      </td>
                     </tr>
                   );
                 })}
               </tbody>
             </table>
           </div>
-        </div>
-      ))}
-    </>
-  );
-}
-
-export function Compare() {
-  const [params, setParams] = useSearchParams();
-  const ids = parseRunIds(params.get("runs"));
-  const q = useQuery(compareQuery(ids));
-
-  const remove = (id: string) => {
-    const next = new URLSearchParams(params);
-    next.set("runs", ids.filter((x) => x !== id).join(","));
-    setParams(next);
-  };
-
-  if (ids.length < 2) {
-    return (
-      <section>
-        <h1>Compare</h1>
-        <p className="muted">
-          Select two or more runs on the <Link to="/runs">runs page</Link> and press Compare.
-        </p>
-      </section>
-    );
-  }
-
-  const labels = q.data ? runLabels(q.data.runs) : [];
-  return (
-    <section>
-      <div className="page-head">
-        <h1>Compare {ids.length} runs</h1>
-        <div className="actions">
-          <button
-            type="button"
-            className="btn"
-            onClick={() => navigator.clipboard?.writeText(window.location.href)}
-            title="This page's address holds the selection; share it"
-          >
-            Copy link
-          </button>
-        </div>
-      </div>
-      <QueryState isPending={q.isPending} error={q.error} />
-      {q.data && (
-        <>
-          <div className="card">
-            <table className="table compact" data-testid="compare-runs">
-              <thead>
-                <tr>
-                  <th>Run</th>
-                  <th>Status</th>
-                  <th>Agent</th>
-                  <th>Target</th>
-                  <th>Workload</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {q.data.runs.map((r, i) => (
-                  <tr key={r.id}>
-                    <td>
-                      <Link to={`/runs/${r.id}`}>{labels[i]}</Link>
-                      {i === 0 && <span className="muted small"> (baseline)</span>}
-                    </td>
-                    <td>
-                      <StatusBadge status={r.status} />
-                    </td>
-                    <td>{r.agent_name ?? "—"}</td>
-                    <td className="mono small">{r.target_path}</td>
-                    <td className="small">{describeWorkload(r.workload)}</td>
-                    <td>
-                      {ids.length > 2 && (
-                        <button
-                          type="button"
-                          className="btn btn-ghost btn-small"
-                          onClick={() => remove(r.id)}
-                        >
-                          remove
-                        </button>
-                      )}
-                    </td>
-                  </tr>
+          {data.suggestions.length > 0 && (
+            <div className="alert alert-info" data-testid="suggestions">
+              <strong>Suggestions</strong>
+              <ul>
+                {data.suggestions.map((s) => (
+                  <li key={s}>{s}</li>
                 ))}
-              </tbody>
-            </table>
-          </div>
-          {unmatchedJobs(q.data).length > 0 && (
-            <div className="alert alert-warn" data-testid="compare-unmatched">
-              Not every run ran these jobs: {unmatchedJobs(q.data).join(", ")}. Runs are matched by
-              job name; compare runs of the same workload for ratios.
+              </ul>
             </div>
           )}
-          <CompareCharts data={q.data} />
-          <h2>All metrics</h2>
-          <p className="muted small">
-            Ratio columns divide each run by the baseline (the first run).
-          </p>
-          <CompareTables data={q.data} />
+          {unmatchedJobs(data).length > 0 && (
+            <div className="alert alert-warn" data-testid="compare-unmatched">
+              Not every column ran these jobs: {unmatchedJobs(data).join(", ")}. Jobs are matched by
+              name.
+            </div>
+          )}
+          {data.jobs.length > 0 && (
+            <>
+              {show("bars") && <BarCharts data={data} />}
+              {show("sweep") && <SweepCharts data={data} />}
+              <div className="chart-grid">
+                {show("latency") && job && <LatencyChart data={data} state={state} job={job} />}
+                {show("series") && job && (
+                  <div>
+                    <SeriesChart data={data} job={job} metric={state.seriesMetric} />
+                    <label className="inline small">
+                      <input
+                        type="checkbox"
+                        checked={state.seriesMetric === "iops"}
+                        onChange={(e) =>
+                          update({ seriesMetric: e.target.checked ? "iops" : "mbps" })
+                        }
+                      />{" "}
+                      IOPS instead of MB/s
+                    </label>
+                  </div>
+                )}
+              </div>
+              <h2>All metrics</h2>
+              <p className="muted small">
+                Ratio columns divide each column by the baseline ({labels[baseCol]}); "within noise"
+                marks ratios whose 95 % confidence intervals overlap the baseline's (needs repeats).
+              </p>
+              {data.jobs.map((j) => (
+                <div className="card" key={j.name}>
+                  <h3>{j.name}</h3>
+                  <MetricTable
+                    data={data}
+                    labels={labels}
+                    metrics={j.metrics}
+                    testId="compare-table"
+                  />
+                </div>
+              ))}
+            </>
+          )}
+          {data.comparability.verdict !== "not_comparable" && (
+            <>
+              <h2>Energy and carbon</h2>
+              <EnergyCompare data={data} showCharts={show("energy")} />
+            </>
+          )}
+          {data.columns.some((c) => columnValidity(data, c.run_ids).length > 0) && (
+            <p className="muted small">⚠ marks columns with validity flags; hover for details.</p>
+          )}
         </>
       )}
     </section>

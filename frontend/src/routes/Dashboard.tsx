@@ -3,6 +3,7 @@ import { Link } from "react-router-dom";
 import type { RunStatus } from "../client/types";
 import { QueryState } from "../components/QueryState";
 import { pickLikeRuns } from "../lib/compare";
+import { DEFAULT_STATE } from "../lib/compareState";
 import { agentsQuery } from "../queries/agents";
 import { compareQuery } from "../queries/compare";
 import { runsQuery } from "../queries/runs";
@@ -22,7 +23,7 @@ export function Dashboard() {
   const succeeded = useQuery(runsQuery({ status: "succeeded", limit: RECENT_SUCCEEDED }));
   // The newest like-for-like group (same workload), oldest first so it is the baseline.
   const ids = pickLikeRuns(succeeded.data?.items ?? [], COMPARED).map((r) => r.id);
-  const cmp = useQuery(compareQuery(ids));
+  const cmp = useQuery(compareQuery({ ...DEFAULT_STATE, runs: ids }));
 
   const online = agents.data?.items.filter((a) => a.online).length;
   return (

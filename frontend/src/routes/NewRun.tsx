@@ -99,6 +99,8 @@ function buildJob(c: CustomJob): { job?: JobSpec; errors: Errors } {
       iodepth: Number(c.iodepth),
       ioengine: "psync",
       direct: c.direct,
+      invalidate: true,
+      readahead: "default",
     },
   };
 }
@@ -163,7 +165,7 @@ export function NewRun() {
         setErrors(built.errors);
         return;
       }
-      workload = { jobs: [built.job] };
+      workload = { jobs: [built.job], passes: 1, discard_passes: 0 };
     }
     create.mutate({
       agent_id: effectiveAgent,

@@ -62,8 +62,12 @@ function runAs(status: RunRead["status"]): RunRead {
           iodepth: 1,
           ioengine: "psync",
           direct: false,
+          invalidate: true,
+          readahead: "default",
         },
       ],
+      passes: 1,
+      discard_passes: 0,
     },
     workload_id: null,
     created_at: "2026-11-21T10:00:00Z",
@@ -89,6 +93,7 @@ function runAs(status: RunRead["status"]): RunRead {
     jobs: status === "succeeded" ? [job] : [],
     meter: null,
     idle_s: null,
+    passes: [],
     energy: NO_ENERGY,
   };
 }

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import { useParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
+import { EnergyPanel } from "../components/Energy/EnergyPanel";
 import { QueryState } from "../components/QueryState";
 import { KeyFigures } from "../components/Run/KeyFigures";
 import { ProgressBar } from "../components/Run/ProgressBar";
@@ -225,6 +226,9 @@ export function RunDetail() {
           </div>
         );
       })}
+      {!active && run.status !== "cancelled" && (
+        <EnergyPanel runId={run.id} energy={run.energy} series={series.data} />
+      )}
       {run.jobs.length === 0 && active && series.data?.jobs.some((s) => s.points.length > 0) && (
         <div className="card">
           <h3>Live</h3>

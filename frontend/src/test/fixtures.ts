@@ -1,4 +1,4 @@
-import type { RunRead } from "../client/types";
+import type { CompareRead, RunRead } from "../client/types";
 
 /** A run's energy when no meter was configured (what the server sends for such runs). */
 export const NO_ENERGY: RunRead["energy"] = {
@@ -37,3 +37,134 @@ export const NO_ENERGY: RunRead["energy"] = {
   phases: [],
   dropped: {},
 };
+
+/** A measured run's energy: BMC meter, 264.18 W over 15 s as in the HDD vs DRAM-SSD paper. */
+export const OK_ENERGY: RunRead["energy"] = {
+  ...NO_ENERGY,
+  status: "ok",
+  reason: null,
+  source: "ipmi://bmc-1",
+  tier: "bmc",
+  tier_label: "BMC",
+  estimated: false,
+  samples: 450,
+  idle_w: 200,
+  idle_drift_w: 5,
+  load_w_mean: 264.18,
+  runtime_s: 15,
+  total_j: 3962.7,
+  dynamic_j: 962.7,
+  uncertainty_j: 12.3,
+  dynamic_uncertainty_j: 20,
+  j_per_gb: 123.4,
+  dynamic_j_per_gb: 30,
+  j_per_mio: 45.6,
+  iops_per_w: 1234,
+  mb_s_per_w: 12.34,
+  coverage: 0.9,
+  accuracy_pct: 5,
+  accuracy_declared: false,
+  flags: ["low_coverage", "idle_drift", "accuracy_assumed"],
+  grid_g_per_kwh: 380,
+  grid_source: "Ember 2023 (DE)",
+  carbon_method: "annual",
+  pue: 1.4,
+  operational_gco2e: 0.5856,
+  dynamic_gco2e: 0.14,
+  embodied_gco2e: 0.02,
+  embodied_source: "Tannu & Nair 2023, HDD",
+  phases: [
+    { name: "idle_before", duration_s: 30, mean_w: 198, energy_j: 5940, samples: 300, coverage: 1 },
+    { name: "load", duration_s: 15, mean_w: 264.18, energy_j: 3962.7, samples: 150, coverage: 0.9 },
+  ],
+  dropped: { dropped_negative: 2, dropped_duplicate: 0 },
+};
+
+export const POWER_SERIES = {
+  run_id: "r1",
+  status: "ok",
+  reason: null,
+  tier: "bmc",
+  tier_label: "BMC",
+  estimated: false,
+  source: "ipmi://bmc-1",
+  quantity: "power",
+  t0_utc: "2026-11-21T10:00:00Z",
+  load_start_s: 30,
+  phases: [
+    { name: "idle_before", start_ns: 0, end_ns: 30e9 },
+    { name: "load", start_ns: 30e9, end_ns: 45e9 },
+    { name: "idle_after", start_ns: 45e9, end_ns: 75e9 },
+  ],
+  points: [-10, 0, 5, 10, 20].map((t) => ({
+    t_s: t,
+    w_mean: t >= 0 && t <= 15 ? 264 : 200,
+    w_min: 190,
+    w_max: 270,
+  })),
+};
+
+type Metric = CompareRead["jobs"][number]["metrics"][number];
+
+/** A compare metric; ratios default to value ÷ values[base]. */
+export function metric(
+  key: string,
+  label: string,
+  unit: string,
+  values: (number | null)[],
+  over: Partial<Metric> & { base?: number } = {},
+): Metric {
+  const { base = 0, ...rest } = over;
+  const b = values[base];
+  return {
+    key,
+    label,
+    unit,
+    higher_is_better: null,
+    values,
+    ratios: values.map((v) => (v == null || b == null || b === 0 ? null : v / b)),
+    stats: values.map((v) =>
+      v == null
+        ? null
+        : { n: 1, mean: v, stdev: null, cv: null, ci95_low: null, ci95_high: null, values: [v] },
+    ),
+    within_noise: values.map(() => null),
+    ...rest,
+  };
+}
+
+/** A comparison with one column per run (group_by=none) unless columns are given. */
+export function comparison(
+  runs: RunRead[],
+  jobs: CompareRead["jobs"],
+  over: Partial<CompareRead> & { base?: number } = {},
+): CompareRead {
+  const { base = 0, ...rest } = over;
+  const columns =
+    over.columns ??
+    runs.map((r, i) => ({
+      key: r.id,
+      label: r.name,
+      run_ids: [r.id],
+      device_name: r.device_name,
+      environment_name: null,
+      is_baseline: i === base,
+    }));
+  return {
+    runs,
+    columns,
+    baseline: columns.find((c) => c.is_baseline)?.key ?? "",
+    group_by: "none",
+    comparability: {
+      verdict: "comparable",
+      fingerprint: "workload",
+      fingerprints: {},
+      differences: [],
+    },
+    jobs,
+    energy: [],
+    validity: {},
+    suggestions: [],
+    ...rest,
+  };
+}

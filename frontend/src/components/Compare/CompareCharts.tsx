@@ -1,0 +1,165 @@
+import { useQueries, useQuery } from "@tanstack/react-query";
+import type { CompareRead } from "../../client/types";
+import { columnLabels, compareBarCharts } from "../../lib/compare";
+import type { CompareState } from "../../lib/compareState";
+import { errorMessage } from "../../lib/errors";
+import { latencyChart, ninesLabel } from "../../lib/latency";
+import { toThroughputSeries } from "../../lib/series";
+import { detectSweeps, pow2Ticks, sweepAxis, sweepLines } from "../../lib/sweep";
+import { latencyQuery } from "../../queries/compare";
+import { runSeriesQuery } from "../../queries/runs";
+import { GroupedBarChart } from "../charts/GroupedBarChart";
+import { MultiLineChart } from "../charts/MultiLineChart";
+
+/** Grouped bars per headline metric (IOPS, MB/s, p99), one bar per column. */
+export function BarCharts({ data }: { data: CompareRead }) {
+  const charts = compareBarCharts(data);
+  if (charts.length === 0) return <p className="muted">No comparable figures.</p>;
+  return (
+    <div className="chart-grid">
+      {charts.map((c) => (
+        <div className="card chart" key={c.kind} data-testid="compare-chart">
+          <h3>{c.title}</h3>
+          <GroupedBarChart
+            rows={c.rows}
+            categoryKey="category"
+            series={c.series}
+            valueLabel={c.title}
+            unit={c.unit}
+            log={c.log}
+          />
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** Block-size and thread sweeps of the workload as lines, x on a log2 axis. */
+export function SweepCharts({ data }: { data: CompareRead }) {
+  const jobs = data.runs[0]?.workload.jobs ?? [];
+  const sweeps = detectSweeps(jobs);
+  if (sweeps.length === 0) return null;
+  const labels = columnLabels(data);
+  return (
+    <div className="chart-grid" data-testid="sweep-charts">
+      {sweeps.flatMap((s) => {
+        const axis = sweepAxis(s.param);
+        const ticks = pow2Ticks(s.points.map((p) => p.x));
+        return (["mbps", "iops"] as const).map((kind) => (
+          <div
+            className="card chart"
+            key={`${s.label}-${s.param}-${kind}`}
+            data-testid="sweep-chart"
+          >
+            <h3>
+              {kind === "mbps" ? "Throughput" : "IOPS"} vs {axis.label}{" "}
+              <span className="muted small">{s.label}</span>
+            </h3>
+            <MultiLineChart
+              series={sweepLines(s, data.jobs, labels, kind)}
+              x={{ label: axis.label, unit: axis.unit, log: true, ticks, format: axis.format }}
+              y={{
+                label: kind === "mbps" ? "Throughput" : "IOPS",
+                unit: kind === "mbps" ? "MB/s" : "IOPS",
+              }}
+            />
+          </div>
+        ));
+      })}
+    </div>
+  );
+}
+
+/** Latency percentile curves from the merged histograms of each column, log axes. */
+export function LatencyChart({
+  data,
+  state,
+  job,
+}: {
+  data: CompareRead;
+  state: CompareState;
+  job: string;
+}) {
+  const q = useQuery(latencyQuery(state.runs, job, state.groupBy));
+  const labels = new Map(data.columns.map((c, i) => [c.key, columnLabels(data)[i] ?? c.label]));
+  if (q.error) return <p className="muted">Latency curves: {errorMessage(q.error)}</p>;
+  if (!q.data) return <p className="muted">Loading latency curves…</p>;
+  const chart = latencyChart(q.data, labels);
+  if (chart.series.length === 0) return <p className="muted">No latency histograms for {job}.</p>;
+  return (
+    <div className="card chart" data-testid="latency-chart">
+      <h3>
+        Latency percentiles{" "}
+        <span className="muted small">{job} · completion latency, merged histograms</span>
+      </h3>
+      <MultiLineChart
+        series={chart.series}
+        x={{ label: "percentile", unit: "", ticks: chart.ticks, format: ninesLabel }}
+        y={{ label: "Latency", unit: chart.unit, log: true }}
+      />
+    </div>
+  );
+}
+
+const MAX_SERIES_RUNS = 12;
+
+/** Per-second throughput or IOPS of one job, one line per run, coloured by its column. */
+export function SeriesChart({
+  data,
+  job,
+  metric,
+}: {
+  data: CompareRead;
+  job: string;
+  metric: "mbps" | "iops";
+}) {
+  const runs = data.runs.slice(0, MAX_SERIES_RUNS);
+  const results = useQueries({
+    queries: runs.map((r) => runSeriesQuery(r.id, r.status)),
+  });
+  const colOf = new Map<string, number>();
+  data.columns.forEach((c, i) => {
+    for (const id of c.run_ids) colOf.set(id, i);
+  });
+  const labels = columnLabels(data);
+  const series = runs.flatMap((r, i) => {
+    const s = results[i]?.data?.jobs.find((j) => j.name === job);
+    if (!s || s.points.length === 0) return [];
+    const col = colOf.get(r.id) ?? i;
+    const label =
+      data.group_by === "none"
+        ? (labels[col] ?? r.name)
+        : `${labels[col]} · ${r.name || r.id.slice(0, 8)}`;
+    return [
+      {
+        key: r.id,
+        label,
+        color: col,
+        points: toThroughputSeries(s.points).map((p) => ({
+          x: p.t_s,
+          y: metric === "mbps" ? p.mbps : p.iops,
+        })),
+      },
+    ];
+  });
+  if (results.some((r) => r.isPending)) return <p className="muted">Loading per-second series…</p>;
+  if (series.length === 0) return <p className="muted">No per-second samples for {job}.</p>;
+  return (
+    <div className="card chart" data-testid="series-chart">
+      <h3>
+        Per second <span className="muted small">{job}</span>
+        {data.runs.length > MAX_SERIES_RUNS && (
+          <span className="muted small"> (first {MAX_SERIES_RUNS} runs)</span>
+        )}
+      </h3>
+      <MultiLineChart
+        series={series}
+        x={{ label: "time", unit: "s" }}
+        y={{
+          label: metric === "mbps" ? "Throughput" : "IOPS",
+          unit: metric === "mbps" ? "MB/s" : "IOPS",
+        }}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,247 @@
+import { useQuery } from "@tanstack/react-query";
+import type { EnergyRead, RunSeries } from "../../client/types";
+import { ADD_METER_HINT, flagText, powerChartData } from "../../lib/energy";
+import { errorMessage } from "../../lib/errors";
+import {
+  formatCo2,
+  formatEnergy,
+  formatEnergyPm,
+  formatGridIntensity,
+  formatIopsPerWatt,
+  formatJPerGb,
+  formatJPerMio,
+  formatMBpsPerWatt,
+  formatPercent,
+  formatSeconds,
+  formatWatts,
+  sig3,
+} from "../../lib/format";
+import { runThroughputTimeline } from "../../lib/series";
+import { runPowerQuery } from "../../queries/energy";
+import { PowerThroughputChart } from "../charts/PowerThroughputChart";
+import { TierBadge } from "./TierBadge";
+
+const METHOD: Record<string, string> = {
+  annual: "annual average of the region",
+  override: "the environment's own figure",
+  hourly: "hourly series, weighted by the run's power",
+};
+
+function Figure({
+  label,
+  value,
+  sub,
+  testId,
+}: {
+  label: string;
+  value: string;
+  sub?: string;
+  testId?: string;
+}) {
+  return (
+    <div className="figure" data-testid={testId}>
+      <span className="figure-label">{label}</span>
+      <span className="figure-value">{value}</span>
+      {sub && <span className="figure-sub muted small">{sub}</span>}
+    </div>
+  );
+}
+
+function PowerChart({
+  runId,
+  energy,
+  series,
+}: {
+  runId: string;
+  energy: EnergyRead;
+  series?: RunSeries;
+}) {
+  const q = useQuery(runPowerQuery(runId, energy.status));
+  if (q.error) return <p className="muted small">Power series: {errorMessage(q.error)}</p>;
+  if (!q.data) return <p className="muted small">Loading power series…</p>;
+  if (q.data.points.length === 0) return <p className="muted small">No power samples stored.</p>;
+  const { rows, phases } = powerChartData(q.data, runThroughputTimeline(series?.jobs ?? []));
+  return (
+    <div className="chart" data-testid="power-chart">
+      <PowerThroughputChart
+        rows={rows}
+        phases={phases}
+        powerName={q.data.estimated ? "Power (ESTIMATE)" : `Power (${q.data.tier_label})`}
+      />
+    </div>
+  );
+}
+
+/** A run's energy and carbon: every state of `run.energy`, the figures, and power over time. */
+export function EnergyPanel({
+  runId,
+  energy,
+  series,
+}: {
+  runId: string;
+  energy: EnergyRead;
+  series?: RunSeries;
+}) {
+  const head = (
+    <h2 className="with-badge">
+      Energy and carbon <TierBadge energy={energy} />
+    </h2>
+  );
+  if (energy.status === "none") {
+    return (
+      <section className="card energy" data-testid="energy-panel" data-status="none">
+        {head}
+        <p data-testid="energy-none">
+          <strong>No meter:</strong> this run was measured without a wattmeter, so it has no energy
+          figures.
+        </p>
+        <p className="muted small">{ADD_METER_HINT}</p>
+      </section>
+    );
+  }
+  if (energy.status === "no_meter_data") {
+    return (
+      <section className="card energy" data-testid="energy-panel" data-status="no_meter_data">
+        {head}
+        <div className="alert alert-warn" data-testid="energy-no-data">
+          <strong>No meter data.</strong> {energy.reason ?? "The meter gave no usable samples."} The
+          run itself is valid; only its energy is missing.
+        </div>
+        {energy.source && <p className="muted small mono">meter: {energy.source}</p>}
+      </section>
+    );
+  }
+  if (energy.status === "pending") {
+    return (
+      <section className="card energy" data-testid="energy-panel" data-status="pending">
+        {head}
+        <p className="muted" data-testid="energy-pending">
+          Computing energy and carbon from the stored samples…
+        </p>
+        <PowerChart runId={runId} energy={energy} series={series} />
+      </section>
+    );
+  }
+  const e = energy;
+  const delta = e.load_w_mean != null && e.idle_w != null ? e.load_w_mean - e.idle_w : null;
+  const dropped = Object.entries(e.dropped).filter(([, n]) => n > 0);
+  return (
+    <section
+      className={`card energy${e.estimated ? " energy-estimate" : ""}`}
+      data-testid="energy-panel"
+      data-status="ok"
+    >
+      {head}
+      {e.estimated && (
+        <div className="estimate-banner" data-testid="estimate-banner">
+          ESTIMATE — no meter measured this run. These figures are modelled from datasheet power and
+          utilisation; do not compare them with measured runs as if they were measurements.
+        </div>
+      )}
+      <p className="muted small">
+        Meter <span className="mono">{e.source}</span> · {e.samples ?? "?"} samples · load coverage{" "}
+        {formatPercent(e.coverage == null ? null : e.coverage * 100)} · accuracy ±
+        {e.accuracy_pct == null ? "?" : sig3(e.accuracy_pct)} %{" "}
+        {e.accuracy_declared ? "(declared)" : "(assumed for the tier)"} · uncertainties are expanded
+        (k=2, about 95 %)
+      </p>
+      <div className="figures" data-testid="energy-figures">
+        <Figure label="Idle power" value={formatWatts(e.idle_w)} sub="mean of idle before/after" />
+        <Figure
+          label="Power under load"
+          value={formatWatts(e.load_w_mean)}
+          sub={
+            delta == null ? undefined : `${delta >= 0 ? "+" : ""}${formatWatts(delta)} above idle`
+          }
+        />
+        <Figure label="Load time" value={formatSeconds(e.runtime_s)} />
+        <Figure
+          label="Energy (total)"
+          value={formatEnergyPm(e.total_j, e.uncertainty_j)}
+          testId="energy-total"
+        />
+        <Figure
+          label="Energy above idle"
+          value={formatEnergyPm(e.dynamic_j, e.dynamic_uncertainty_j)}
+        />
+        <Figure
+          label="Energy per GB"
+          value={formatJPerGb(e.j_per_gb)}
+          sub={
+            e.dynamic_j_per_gb == null
+              ? undefined
+              : `${formatJPerGb(e.dynamic_j_per_gb)} above idle`
+          }
+        />
+        <Figure label="Energy per million I/Os" value={formatJPerMio(e.j_per_mio)} />
+        <Figure label="IOPS per watt" value={formatIopsPerWatt(e.iops_per_w)} />
+        <Figure label="MB/s per watt" value={formatMBpsPerWatt(e.mb_s_per_w)} />
+        <Figure
+          label="CO2 (operational)"
+          value={formatCo2(e.operational_gco2e)}
+          sub={e.dynamic_gco2e == null ? undefined : `${formatCo2(e.dynamic_gco2e)} above idle`}
+          testId="energy-co2"
+        />
+        <Figure
+          label="CO2 (embodied share)"
+          value={formatCo2(e.embodied_gco2e)}
+          sub={
+            e.embodied_gco2e == null
+              ? "device has no embodied figure"
+              : "device's embodied carbon over its lifetime, for this run's time"
+          }
+        />
+      </div>
+      <p className="small" data-testid="energy-carbon-basis">
+        Grid intensity {formatGridIntensity(e.grid_g_per_kwh)} ({e.grid_source ?? "no source"}
+        {e.carbon_method ? `; ${METHOD[e.carbon_method] ?? e.carbon_method}` : ""}) · PUE{" "}
+        {e.pue == null ? "—" : sig3(e.pue)}
+        {e.embodied_source && <> · embodied: {e.embodied_source}</>}
+      </p>
+      {e.flags.length > 0 && (
+        <ul className="energy-flags" data-testid="energy-flags">
+          {e.flags.map((f) => (
+            <li key={f} data-flag={f}>
+              {flagText(f, e)}
+            </li>
+          ))}
+        </ul>
+      )}
+      {dropped.length > 0 && (
+        <p className="muted small" data-testid="energy-dropped">
+          Samples cleaned before integration:{" "}
+          {dropped
+            .map(([k, n]) => `${n} ${k.replace(/^dropped_/, "").replace(/_/g, " ")}`)
+            .join(", ")}
+        </p>
+      )}
+      {e.phases.length > 0 && (
+        <table className="table compact" data-testid="energy-phases">
+          <thead>
+            <tr>
+              <th>Phase</th>
+              <th className="num">Duration</th>
+              <th className="num">Mean power</th>
+              <th className="num">Energy</th>
+              <th className="num">Samples</th>
+              <th className="num">Coverage</th>
+            </tr>
+          </thead>
+          <tbody>
+            {e.phases.map((p) => (
+              <tr key={p.name}>
+                <td>{p.name.replace(/_/g, " ")}</td>
+                <td className="num">{formatSeconds(p.duration_s)}</td>
+                <td className="num">{formatWatts(p.mean_w)}</td>
+                <td className="num">{formatEnergy(p.energy_j)}</td>
+                <td className="num">{p.samples}</td>
+                <td className="num">{formatPercent(p.coverage * 100)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <PowerChart runId={runId} energy={energy} series={series} />
+    </section>
+  );
+}

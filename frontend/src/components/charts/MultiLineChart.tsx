@@ -1,0 +1,130 @@
+import {
+  CartesianGrid,
+  Legend,
+  Line,
+  LineChart,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
+import { sig3 } from "../../lib/format";
+import { tickNumber } from "./axis";
+import { colorAt } from "./palette";
+
+export interface LineSeries {
+  key: string;
+  label: string;
+  /** Points already in display units (x in the x axis' unit, y in the y axis' unit). */
+  points: { x: number; y: number }[];
+  dashed?: boolean;
+  /** Palette index, so a column keeps its colour across charts. */
+  color?: number;
+}
+
+export interface Axis {
+  label: string;
+  unit: string;
+  log?: boolean;
+  /** Explicit ticks (e.g. powers of two for block sizes); formatted by `format`. */
+  ticks?: number[];
+  format?: (v: number) => string;
+}
+
+interface Props {
+  series: LineSeries[];
+  x: Axis;
+  y: Axis;
+  height?: number;
+  width?: number;
+}
+
+function decadeTicks(values: number[]): { domain: [number, number]; ticks: number[] } | null {
+  const pos = values.filter((v) => v > 0);
+  if (pos.length === 0) return null;
+  const lo = Math.floor(Math.log10(Math.min(...pos)));
+  const hi = Math.max(lo + 1, Math.ceil(Math.log10(Math.max(...pos))));
+  return {
+    domain: [10 ** lo, 10 ** hi],
+    ticks: Array.from({ length: hi - lo + 1 }, (_, i) => 10 ** (lo + i)),
+  };
+}
+
+function title(a: Axis): string {
+  const unit =
+    a.unit && a.unit !== a.label ? ` (${a.unit}${a.log ? ", log" : ""})` : a.log ? " (log)" : "";
+  return `${a.label}${unit}`;
+}
+
+/** Lines over a numeric x axis, each with its own points; log axes where asked. */
+export function MultiLineChart({ series, x, y, height = 300, width }: Props) {
+  const ys = series.flatMap((s) => s.points.map((p) => p.y));
+  const xs = series.flatMap((s) => s.points.map((p) => p.x));
+  const yLog = y.log ? decadeTicks(ys) : null;
+  const xLog = x.log && !x.ticks ? decadeTicks(xs) : null;
+  const xFmt = x.format ?? ((v: number) => sig3(v));
+  const chart = (
+    <LineChart
+      margin={{ top: 8, right: 24, bottom: 24, left: 24 }}
+      width={width}
+      height={width ? height : undefined}
+    >
+      <CartesianGrid stroke="#e5e7eb" strokeDasharray="3 3" />
+      <XAxis
+        dataKey="x"
+        type="number"
+        scale={x.log ? "log" : "auto"}
+        domain={xLog ? xLog.domain : ["dataMin", "dataMax"]}
+        ticks={x.ticks ?? xLog?.ticks}
+        allowDataOverflow={!!x.log}
+        tickFormatter={xFmt}
+        allowDuplicatedCategory={false}
+        label={{ value: title(x), position: "insideBottom", offset: -14 }}
+      />
+      <YAxis
+        dataKey="y"
+        type="number"
+        scale={yLog ? "log" : "auto"}
+        domain={yLog ? yLog.domain : [0, "auto"]}
+        ticks={yLog?.ticks}
+        allowDataOverflow={!!yLog}
+        tickFormatter={y.format ?? tickNumber}
+        label={{
+          value: title(y),
+          angle: -90,
+          position: "insideLeft",
+          offset: -12,
+          style: { textAnchor: "middle" },
+        }}
+      />
+      <Tooltip
+        formatter={(value, name) => [`${sig3(Number(value))} ${y.unit}`, name]}
+        labelFormatter={(v) => `${x.label} ${xFmt(Number(v))}${x.format ? "" : ` ${x.unit}`}`}
+      />
+      <Legend
+        verticalAlign="top"
+        itemSorter={null}
+        wrapperStyle={{ fontSize: 12, paddingBottom: 4 }}
+      />
+      {series.map((s, i) => (
+        <Line
+          key={s.key}
+          data={s.points}
+          dataKey="y"
+          name={s.label}
+          stroke={colorAt(s.color ?? i)}
+          strokeDasharray={s.dashed ? "5 3" : undefined}
+          dot={s.points.length <= 30}
+          strokeWidth={2}
+          isAnimationActive={false}
+        />
+      ))}
+    </LineChart>
+  );
+  if (width) return chart;
+  return (
+    <ResponsiveContainer width="100%" height={height}>
+      {chart}
+    </ResponsiveContainer>
+  );
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import type { JobSpec } from "../client/types";
+import { detectSweeps } from "./sweep";
+
+function job(name: string, over: Partial<JobSpec> = {}): JobSpec {
+  return {
+    name,
+    rw: "randread",
+    bs_bytes: 4096,
+    size_bytes: 1 << 30,
+    offset_bytes: 0,
+    runtime_s: 10,
+    time_based: true,
+    ramp_time_s: 0,
+    rwmixread: 50,
+    numjobs: 1,
+    iodepth: 32,
+    ioengine: "io_uring",
+    direct: true,
+    invalidate: true,
+    readahead: "default",
+    ...over,
+  };
+}
+
+describe("detectSweeps", () => {
+  it("finds a DiskSpd-style block-size sweep, ordered by size", () => {
+    const jobs = [16384, 4096, 1 << 20, 65536].map((bs) => job(`bs${bs}`, { bs_bytes: bs }));
+    const s = detectSweeps(jobs);
+    expect(s).toHaveLength(1);
+    expect(s[0]?.param).toBe("bs_bytes");
+    expect(s[0]?.points.map((p) => p.x)).toEqual([4096, 16384, 65536, 1 << 20]);
+    expect(s[0]?.label).toBe("randread QD32×1");
+  });
+
+  it("finds a thread sweep", () => {
+    const s = detectSweeps([1, 2, 4, 8].map((n) => job(`t${n}`, { numjobs: n })));
+    expect(s.map((x) => x.param)).toEqual(["numjobs"]);
+    expect(s[0]?.points.map((p) => p.job)).toEqual(["t1", "t2", "t4", "t8"]);
+  });
+
+  it("splits the kernel-help sweep by rw and direct, and ignores unlike jobs", () => {
+    const jobs = [
+      ...[4096, 65536, 1 << 20].map((bs) => job(`r-${bs}`, { bs_bytes: bs, rw: "read" })),
+      ...[4096, 65536, 1 << 20].map((bs) => job(`w-${bs}`, { bs_bytes: bs, rw: "write" })),
+      job("odd", { rw: "randwrite", iodepth: 1 }),
+    ];
+    const s = detectSweeps(jobs);
+    expect(s.map((x) => x.label)).toEqual(["read QD32×1", "write QD32×1"]);
+  });
+
+  it("is not a sweep: CrystalDiskMark's mixed jobs or two points", () => {
+    expect(
+      detectSweeps([
+        job("SEQ1M", { rw: "read", bs_bytes: 1 << 20, iodepth: 8 }),
+        job("RND4K", { iodepth: 32, numjobs: 16 }),
+        job("RND4KQ1", { iodepth: 1 }),
+      ]),
+    ).toEqual([]);
+    expect(detectSweeps([job("a"), job("b", { bs_bytes: 8192 })])).toEqual([]);
+  });
+});

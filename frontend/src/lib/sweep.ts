@@ -1,0 +1,107 @@
+// Block-size and thread sweeps: jobs of one workload that differ only in bs_bytes (or only
+// in numjobs) are drawn as lines, x = that parameter on a log axis (the P3608 report's
+// Figure 1, the student report's graphs).
+import type { JobSpec } from "../client/types";
+import { formatBytes } from "./format";
+
+export type SweepParam = "bs_bytes" | "numjobs";
+
+export interface Sweep {
+  param: SweepParam;
+  /** What the jobs share, e.g. "randread QD32" — tells two sweeps of one workload apart. */
+  label: string;
+  /** Jobs in ascending order of the swept parameter. */
+  points: { job: string; x: number }[];
+}
+
+const IGNORED = new Set(["name"]);
+
+function signature(j: JobSpec, param: SweepParam): string {
+  const rest = Object.entries(j)
+    .filter(([k]) => k !== param && !IGNORED.has(k))
+    .sort(([a], [b]) => a.localeCompare(b));
+  return JSON.stringify(rest);
+}
+
+/**
+ * Sweeps in a workload: per parameter, jobs grouped by everything else; a group with at
+ * least three distinct values of the parameter is a sweep. Block size is tried first, so a
+ * job is in at most one sweep.
+ */
+export function detectSweeps(jobs: JobSpec[], minPoints = 3): Sweep[] {
+  const out: Sweep[] = [];
+  const used = new Set<string>();
+  for (const param of ["bs_bytes", "numjobs"] as const) {
+    const groups = new Map<string, JobSpec[]>();
+    for (const j of jobs) {
+      if (used.has(j.name)) continue;
+      const k = signature(j, param);
+      groups.set(k, [...(groups.get(k) ?? []), j]);
+    }
+    for (const g of groups.values()) {
+      const xs = new Set(g.map((j) => j[param]));
+      if (xs.size < minPoints || xs.size !== g.length) continue;
+      for (const j of g) used.add(j.name);
+      const first = g[0] as JobSpec;
+      const label =
+        param === "bs_bytes"
+          ? `${first.rw} QD${first.iodepth}×${first.numjobs}`
+          : `${first.rw} ${formatBytes(first.bs_bytes)} QD${first.iodepth}`;
+      out.push({
+        param,
+        label,
+        points: g.map((j) => ({ job: j.name, x: j[param] })).sort((a, b) => a.x - b.x),
+      });
+    }
+  }
+  return out;
+}
+
+export function sweepAxis(param: SweepParam): {
+  label: string;
+  unit: string;
+  format: (v: number) => string;
+} {
+  return param === "bs_bytes"
+    ? { label: "block size", unit: "bytes", format: (v) => formatBytes(v).replace(" ", "") }
+    : { label: "threads (numjobs)", unit: "threads", format: (v) => String(v) };
+}
+
+/**
+ * Lines of a sweep chart: one per column, x = the swept parameter, y = the jobs' throughput
+ * (MB/s, read + write) or IOPS (read + write), taken from the comparison's job metrics.
+ */
+export function sweepLines(
+  sweep: Sweep,
+  jobs: { name: string; metrics: { key: string; values: (number | null)[] }[] }[],
+  columns: string[],
+  kind: "mbps" | "iops",
+): { key: string; label: string; color: number; points: { x: number; y: number }[] }[] {
+  const keys = kind === "mbps" ? ["read_bw_bytes", "write_bw_bytes"] : ["read_iops", "write_iops"];
+  return columns.map((label, ci) => ({
+    key: `c${ci}`,
+    label,
+    color: ci,
+    points: sweep.points.flatMap((p) => {
+      const job = jobs.find((j) => j.name === p.job);
+      const vals = (job?.metrics ?? [])
+        .filter((m) => keys.includes(m.key))
+        .map((m) => m.values[ci])
+        .filter((v): v is number => typeof v === "number");
+      if (vals.length === 0) return [];
+      const sum = vals.reduce((a, b) => a + b, 0);
+      return [{ x: p.x, y: kind === "mbps" ? sum / 1e6 : sum }];
+    }),
+  }));
+}
+
+/** Powers of two covering the swept values, for a log2 block-size or thread axis. */
+export function pow2Ticks(xs: number[]): number[] {
+  if (xs.length === 0) return [];
+  const lo = Math.floor(Math.log2(Math.min(...xs)));
+  const hi = Math.ceil(Math.log2(Math.max(...xs)));
+  const step = Math.max(1, Math.ceil((hi - lo) / 12));
+  const out: number[] = [];
+  for (let e = lo; e <= hi; e += step) out.push(2 ** e);
+  return out;
+}

@@ -1,0 +1,26 @@
+import { queryOptions } from "@tanstack/react-query";
+import { api, unwrap } from "../client";
+import type { CampaignCreate } from "../client/types";
+import { LIVE_INTERVAL_MS } from "./runs";
+
+export const campaignsQuery = () =>
+  queryOptions({
+    queryKey: ["campaigns", "list"],
+    queryFn: async () =>
+      unwrap(await api.GET("/api/v1/campaigns", { params: { query: { limit: 100 } } })),
+    refetchInterval: (q) => (q.state.data?.items.some((c) => !c.done) ? LIVE_INTERVAL_MS : 15_000),
+  });
+
+export const campaignQuery = (id: string) =>
+  queryOptions({
+    queryKey: ["campaigns", "detail", id],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/campaigns/{campaign_id}", { params: { path: { campaign_id: id } } }),
+      ),
+    refetchInterval: (q) => (q.state.data?.done ? false : LIVE_INTERVAL_MS),
+  });
+
+export async function createCampaign(body: CampaignCreate) {
+  return unwrap(await api.POST("/api/v1/campaigns", { body }));
+}

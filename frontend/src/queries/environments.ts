@@ -1,0 +1,35 @@
+import { queryOptions } from "@tanstack/react-query";
+import { api, unwrap } from "../client";
+import type { EnvironmentCreate, EnvironmentUpdate } from "../client/types";
+
+export const environmentsQuery = () =>
+  queryOptions({
+    queryKey: ["environments"],
+    queryFn: async () => unwrap(await api.GET("/api/v1/environments")),
+    staleTime: 30_000,
+  });
+
+export async function createEnvironment(body: EnvironmentCreate) {
+  return unwrap(await api.POST("/api/v1/environments", { body }));
+}
+
+export async function updateEnvironment(id: string, body: EnvironmentUpdate) {
+  return unwrap(
+    await api.PATCH("/api/v1/environments/{environment_id}", {
+      params: { path: { environment_id: id } },
+      body,
+    }),
+  );
+}
+
+/** Uploads an hourly series (`hour_utc,g_per_kwh` lines) as text/csv, unchanged. */
+export async function importGridSeries(id: string, csvText: string) {
+  return unwrap(
+    await api.PUT("/api/v1/environments/{environment_id}/grid-intensity", {
+      params: { path: { environment_id: id } },
+      body: csvText,
+      bodySerializer: (b: string) => b,
+      headers: { "Content-Type": "text/csv" },
+    }),
+  );
+}
