@@ -5,7 +5,6 @@ from datetime import UTC, datetime
 
 import iowatt_energy as ie
 from sqlalchemy import delete, func, insert, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
@@ -17,6 +16,7 @@ from backend.environment.schemas import (
 )
 from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
+from backend.kit.repository import add_unique
 from backend.models import Environment, GridIntensityHour, Role
 
 MAX_CSV_ROWS = 24 * 366 * 5
@@ -75,14 +75,11 @@ def to_read(session: Session, envs: list[Environment]) -> list[EnvironmentRead]:
 def create(session: Session, *, principal: UserPrincipal, body: EnvironmentCreate) -> Environment:
     principal.require(body.team_id, Role.member)
     env = Environment(**body.model_dump())
-    try:
-        with session.begin_nested():
-            session.add(env)
-            session.flush()
-    except IntegrityError as exc:
-        raise Conflict(
-            f"an environment named {body.name!r} exists in this team", code="environment_name_taken"
-        ) from exc
+    add_unique(
+        session,
+        env,
+        Conflict(f"an environment named {body.name!r} exists in this team", code="environment_name_taken"),
+    )
     return env
 
 

@@ -1,10 +1,10 @@
 import uuid
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
 from backend.errors import Conflict, NotFound
+from backend.kit.repository import add_unique
 from backend.models import Role, Workload
 from backend.workload import repository
 from backend.workload.builtin import BUILTINS
@@ -32,14 +32,11 @@ def create(session: Session, *, principal: UserPrincipal, body: WorkloadCreate) 
         spec=body.spec.model_dump(mode="json"),
         builtin=False,
     )
-    try:
-        with session.begin_nested():
-            session.add(row)
-            session.flush()
-    except IntegrityError as exc:
-        raise Conflict(
-            f"a workload named {body.name!r} exists in this team", code="workload_name_taken"
-        ) from exc
+    add_unique(
+        session,
+        row,
+        Conflict(f"a workload named {body.name!r} exists in this team", code="workload_name_taken"),
+    )
     return row
 
 
