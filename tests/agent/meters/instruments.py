@@ -198,8 +198,9 @@ class JsonHttpServer:
         self.server.server_close()
 
 
-def redfish_environment(watts: list[float]) -> JsonHttpServer:
+def redfish_environment(watts: list[float], energy_j: list[float] | None = None) -> JsonHttpServer:
     values = Cycle(watts)
+    joules = Cycle(energy_j or [0.0])
     return JsonHttpServer(
         {
             "/redfish/v1/Chassis/1": lambda q, h: (
@@ -212,7 +213,8 @@ def redfish_environment(watts: list[float]) -> JsonHttpServer:
                     "PowerWatts": {
                         "Reading": values.next(),
                         "DataSourceUri": "/redfish/v1/Chassis/1/Sensors/P",
-                    }
+                    },
+                    "EnergyJoules": {"Reading": joules.next()},
                 },
             ),
         }
@@ -244,12 +246,25 @@ def redfish_legacy(watts: list[float], *, user: str = "monitor", password: str =
     )
 
 
-def shelly_gen2(watts: list[float]) -> JsonHttpServer:
+def shelly_gen2(watts: list[float], *, wh_per_read: float = 0.01) -> JsonHttpServer:
+    """Gen2 RPC: `apower` from `watts`; `aenergy.total` (Wh) advancing `wh_per_read` per request."""
     values = Cycle(watts)
+    energy = {"wh": 1000.0}
+
+    def gen2_status(apower: float) -> dict[str, Any]:
+        energy["wh"] += wh_per_read
+        return {
+            "id": 0,
+            "output": True,
+            "apower": apower,
+            "voltage": 230.1,
+            "aenergy": {"total": round(energy["wh"], 3), "by_minute": [0, 0, 0], "minute_ts": 1795300000},
+        }
+
     return JsonHttpServer(
         {
             "/rpc/Switch.GetStatus": lambda q, h: (
-                (200, {"id": int(q.get("id", 0)), "output": True, "apower": values.next(), "voltage": 230.1})
+                (200, gen2_status(values.next()))
                 if q.get("id") == "0"
                 else (400, {"code": -105, "message": "Argument 'id', value 1 not found!"})
             ),
@@ -258,14 +273,16 @@ def shelly_gen2(watts: list[float]) -> JsonHttpServer:
     )
 
 
-def shelly_gen1(watts: list[float]) -> JsonHttpServer:
+def shelly_gen1(watts: list[float], total_wmin: list[int] | None = None) -> JsonHttpServer:
+    """Gen1 /status: `meters[0].power` (W) and `meters[0].total` (watt-minutes)."""
     values = Cycle(watts)
+    minutes = Cycle(total_wmin or [1234])
     return JsonHttpServer(
         {
             "/status": lambda q, h: (
                 200,
                 {
-                    "meters": [{"power": values.next(), "is_valid": True, "total": 1234}],
+                    "meters": [{"power": values.next(), "is_valid": True, "total": minutes.next()}],
                     "relays": [{"ison": True}],
                 },
             ),

@@ -142,6 +142,37 @@ def test_shelly_gen1_status(closing):
         open_meter(f"shelly://{plug.netloc}?channel=3").start(Clock.now())
 
 
+def test_shelly_energy_counters_in_joules(closing):
+    gen2 = inst.shelly_gen2([5.0], wh_per_read=0.5)
+    closing(gen2)
+    meter, readings = sample(f"shelly://{gen2.netloc}?read=energy&interval=0.05", 0.3)
+    assert meter.describe()["quantity"] == "energy_counter"
+    steps = [b - a for a, b in zip(readings.value, readings.value[1:], strict=False)]
+    assert steps and all(abs(d - 1800.0) < 1e-6 for d in steps)  # 0.5 Wh per read = 1800 J
+    gen1 = inst.shelly_gen1([5.0], total_wmin=[100, 100, 101, 103])
+    closing(gen1)
+    _, readings = sample(f"shelly://{gen1.netloc}?read=energy&interval=0.05", 0.25)
+    assert readings.value[:3] == [6000.0, 6060.0, 6180.0]  # watt-minutes × 60 = J
+    with pytest.raises(MeterError, match="read must be power or energy"):
+        open_meter("shelly://plug?read=volts")
+
+
+def test_redfish_energy_joules_counter(closing):
+    bmc = inst.redfish_environment([300.0], energy_j=[1.0, 1000.0, 1300.0, 1600.0])
+    closing(bmc)
+    meter, readings = sample(
+        f"redfish+http://{bmc.netloc}/redfish/v1/Chassis/1?read=energy&interval=0.05", 0.2
+    )
+    assert meter.describe()["quantity"] == "energy_counter"
+    assert readings.value[:3] == [1000.0, 1300.0, 1600.0]
+    legacy = inst.redfish_legacy([250.0])
+    closing(legacy)
+    with pytest.raises(MeterError, match="no EnvironmentMetrics.EnergyJoules"):
+        open_meter(
+            f"redfish+http://{legacy.netloc}/redfish/v1/Chassis/1?read=energy&user=monitor&password=pw"
+        ).start(Clock.now())
+
+
 def test_tasmota_status_10(closing):
     plug = inst.tasmota([1.0, 7.0, 7.5])  # open() probes once
     closing(plug)

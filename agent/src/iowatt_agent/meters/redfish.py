@@ -1,6 +1,6 @@
 """Redfish chassis power over HTTPS (energy.md §1.4).
 
-    redfish://BMC/redfish/v1/Chassis/1[?user=U&password=P&insecure=1]
+    redfish://BMC/redfish/v1/Chassis/1[?user=U&password=P&insecure=1&read=power|energy]
     redfish+http://HOST:PORT/redfish/v1/Chassis/1       (plain HTTP, e.g. a BMC proxy)
 
 At open the driver finds where the chassis reports power, in DMTF's order of preference:
@@ -8,6 +8,10 @@ At open the driver finds where the chassis reports power, in DMTF's order of pre
 `PowerControl[0].PowerConsumedWatts`; then it polls that one resource. Basic auth when `user` is
 given; `insecure=1` skips TLS verification (BMCs often have self-signed certificates). BMCs
 rate-limit and refresh slowly: 1 s native rate, tier `bmc`, ±5 % assumed.
+
+`read=energy` polls the chassis energy counter instead, `EnvironmentMetrics.EnergyJoules.Reading`
+(or `EnergykWh.Reading` × 3.6e6): quantity `energy_counter`. Check the resolution first: a
+counter in whole kWh is useless for runs of minutes.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from .base import Meter, MeterError, ParsedSpec
+from .base import Meter, MeterError, ParsedSpec, Quantity
 
 
 def environment_watts(doc: dict[str, Any]) -> float | None:
@@ -24,6 +28,14 @@ def environment_watts(doc: dict[str, Any]) -> float | None:
         (doc.get("PowerWatts") or {}).get("Reading") if isinstance(doc.get("PowerWatts"), dict) else None
     )
     return None if reading is None else float(reading)
+
+
+def environment_joules(doc: dict[str, Any]) -> float | None:
+    for key, scale in (("EnergyJoules", 1.0), ("EnergykWh", 3.6e6)):
+        block = doc.get(key)
+        if isinstance(block, dict) and block.get("Reading") is not None:
+            return float(block["Reading"]) * scale
+    return None
 
 
 def legacy_watts(doc: dict[str, Any]) -> float | None:
@@ -38,7 +50,7 @@ class RedfishMeter(Meter):
     scheme = "redfish"
     driver = "redfish"
     tier = "bmc"
-    quantity = "power"
+    quantity: Quantity = "power"
     native_interval_s = 1.0
     summary = "BMC chassis power via Redfish (EnvironmentMetrics, or legacy Power)"
     needs = "the BMC's Redfish service reachable over HTTPS; a read-only account"
@@ -61,6 +73,11 @@ class RedfishMeter(Meter):
         self.http = httpx.Client(auth=auth, verify=verify, timeout=max(3.0, 2 * self.interval_s))
         self.url: str | None = None
         self.extract = environment_watts
+        read = spec.query.get("read", "power")
+        if read not in ("power", "energy"):
+            raise MeterError(f"meter spec {spec.spec!r}: read must be power or energy")
+        self.energy = read == "energy"
+        self.quantity = "energy_counter" if self.energy else "power"
 
     def _get(self, url: str) -> dict[str, Any] | None:
         try:
@@ -86,6 +103,15 @@ class RedfishMeter(Meter):
         if chassis is None:
             raise MeterError(f"Redfish chassis {self.chassis_url} not found (404)")
         self.model = " ".join(str(chassis.get(k) or "") for k in ("Manufacturer", "Model")).strip() or None
+        if self.energy:
+            doc = self._get(self.chassis_url + "/EnvironmentMetrics")
+            if doc is None or environment_joules(doc) is None:
+                raise MeterError(
+                    f"Redfish chassis {self.chassis_url} has no EnvironmentMetrics.EnergyJoules or EnergykWh "
+                    "(read=energy); use read=power"
+                )
+            self.url, self.extract = self.chassis_url + "/EnvironmentMetrics", environment_joules
+            return
         for suffix, extract in (("/EnvironmentMetrics", environment_watts), ("/Power", legacy_watts)):
             doc = self._get(self.chassis_url + suffix)
             if doc is not None and extract(doc) is not None:
@@ -101,7 +127,9 @@ class RedfishMeter(Meter):
         doc = self._get(self.url)
         value = self.extract(doc) if doc is not None else None
         if value is None:
-            raise MeterError(f"Redfish {self.url}: no power reading in the answer")
+            raise MeterError(
+                f"Redfish {self.url}: no {'energy' if self.energy else 'power'} reading in the answer"
+            )
         return value
 
     def close(self) -> None:
