@@ -13,7 +13,9 @@ from .conftest import ENGINE_DIR, run_engine
 
 
 def test_c_unit_tests() -> None:
-    p = subprocess.run(["make", "-s", "-C", str(ENGINE_DIR), "check"], capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        ["make", "-s", "-C", str(ENGINE_DIR), "check"], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert " 0 failures" in p.stdout
 
@@ -30,8 +32,16 @@ def test_c_unit_tests() -> None:
 )
 def test_asan_build_runs_clean(engine_asan: Path, scratch: Path, args: list[str]) -> None:
     r = run_engine(
-        engine_asan, "--output-format=json+", "--progress=jsonl", "--name=a", f"--filename={scratch}/t.dat",
-        "--size=4m", "--runtime=700ms", "--time_based=1", *args, check=False,
+        engine_asan,
+        "--output-format=json+",
+        "--progress=jsonl",
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--size=4m",
+        "--runtime=700ms",
+        "--time_based=1",
+        *args,
+        check=False,
     )
     assert r.rc == 0, r.stderr
     assert "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr
@@ -42,12 +52,16 @@ def test_build_without_async_libraries(tmp_path: Path, scratch: Path) -> None:
     build = tmp_path / "build"
     p = subprocess.run(
         ["make", "-s", "-C", str(ENGINE_DIR), f"BUILD={build}", "HAVE_LIBURING=", "HAVE_LIBAIO="],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert p.returncode == 0, p.stderr
     binary = build / "iowatt-engine"
     for engine in ("io_uring", "libaio"):
-        r = run_engine(binary, f"--filename={scratch}/t.dat", "--size=1m", f"--ioengine={engine}", check=False)
+        r = run_engine(
+            binary, f"--filename={scratch}/t.dat", "--size=1m", f"--ioengine={engine}", check=False
+        )
         assert r.rc == 77, r.stderr
         assert "ioengine:" in r.stderr and "not built in" in r.stderr
     assert run_engine(binary, f"--filename={scratch}/t.dat", "--size=1m").job["read"]["io_bytes"] == 1 << 20

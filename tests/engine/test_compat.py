@@ -18,8 +18,14 @@ def test_fio_jsonplus_clat2csv_reads_our_output(engine_bin: Path, scratch: Path)
     if tool is None:
         pytest.skip("fio_jsonplus_clat2csv (Debian package fio) not installed")
     r = run_engine(
-        engine_bin, "--output-format=json+", "--name=a", f"--filename={scratch}/t.dat", "--rw=randrw",
-        "--size=4m", "--runtime=500ms", "--time_based=1",
+        engine_bin,
+        "--output-format=json+",
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randrw",
+        "--size=4m",
+        "--runtime=500ms",
+        "--time_based=1",
     )
     src = scratch / "out.json"
     src.write_text(r.stdout)
@@ -34,8 +40,18 @@ def test_fio_jsonplus_clat2csv_reads_our_output(engine_bin: Path, scratch: Path)
 def test_server_result_schema_accepts_output(engine_bin: Path, scratch: Path) -> None:
     schemas = pytest.importorskip("backend.result.schemas")
     r = run_engine(
-        engine_bin, "--name=a", f"--filename={scratch}/t.dat", "--rw=randread", "--size=4m", "--runtime=1100ms",
-        "--time_based=1", "--name=b", f"--filename={scratch}/t.dat", "--rw=write", "--bs=64k", "--size=4m",
+        engine_bin,
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randread",
+        "--size=4m",
+        "--runtime=1100ms",
+        "--time_based=1",
+        "--name=b",
+        f"--filename={scratch}/t.dat",
+        "--rw=write",
+        "--bs=64k",
+        "--size=4m",
         "--stonewall=1",
     )
     doc = schemas.EngineDocument.model_validate(json.loads(r.stdout))

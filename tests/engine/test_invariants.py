@@ -298,6 +298,20 @@ def test_write_buffers_incompressible_and_unique(run, scratch: Path) -> None:
     assert len(blocks) == 256, "every written block differs (dedupe-proof)"
 
 
+def test_refill_buffers_0_still_incompressible_and_unique(run, scratch: Path) -> None:
+    """refill_buffers=0 (fio's default: content set once, a fresh stamp per 512-byte sector) keeps
+    every written block incompressible on its own and distinct (dedupe-proof); like fio's default
+    it does not defeat a compressor whose window spans several blocks."""
+    target = scratch / "t.dat"
+    target.write_bytes(b"\0" * (1 << 20))
+    job = run("--name=a", f"--filename={target}", "--rw=randwrite", "--bs=4k", "--size=1m", "--refill_buffers=0").job
+    assert job["iowatt"]["options"]["refill_buffers"] is False
+    data = target.read_bytes()
+    blocks = [data[i : i + 4096] for i in range(0, len(data), 4096)]
+    assert all(len(zlib.compress(b, 6)) > 4096 for b in blocks)
+    assert len(set(blocks)) == 256
+
+
 def test_zero_buffers_and_compress_percentage(run, scratch: Path) -> None:
     target = scratch / "t.dat"
     run("--name=a", f"--filename={target}", "--rw=write", "--bs=64k", "--size=1m", "--zero_buffers=1")
@@ -510,14 +524,20 @@ def test_invalidate_drops_the_page_cache(run, disk_scratch: Path, invalidate: st
     target.read_bytes()  # now fully in the page cache
     # the null engine does no I/O, so only the invalidate step can change residency
     run(f"--filename={target}", "--size=8m", "--rw=randread", "--ioengine=null", f"--invalidate={invalidate}")
-    out = subprocess.run(["fincore", "-bn", "-o", "RES", str(target)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["fincore", "-bn", "-o", "RES", str(target)], capture_output=True, text=True, check=True
+    )
     resident = int(out.stdout.split()[0])
     assert (resident == 8 << 20) if cached else (resident < 1 << 20), resident
 
 
 def test_disk_util_and_target_facts_for_a_disk_file(run, disk_scratch: Path) -> None:
     doc = run(
-        f"--filename={disk_scratch}/t.dat", "--size=8m", "--rw=randread", "--direct=1", "--runtime=300ms",
+        f"--filename={disk_scratch}/t.dat",
+        "--size=8m",
+        "--rw=randread",
+        "--direct=1",
+        "--runtime=300ms",
         "--time_based=1",
     ).doc
     dev = doc["iowatt"]["target"]["device"]

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.skipif(
 
 def _losetup(backing: Path) -> str:
     try:
-        p = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True, timeout=30)
+        p = subprocess.run(
+            ["losetup", "-f", "--show", str(backing)], capture_output=True, text=True, timeout=30
+        )
     except OSError as e:  # pragma: no cover - depends on the host
         pytest.skip(f"losetup unavailable: {e}")
     if p.returncode != 0:
@@ -64,13 +66,38 @@ def test_canary_around_written_region(engine_bin: Path, loopdev: tuple[str, Path
     dev, backing = loopdev
     lo, size = 5 * MiB, 6 * MiB
     run_engine(
-        engine_bin, "--destructive=1", "--direct=1", f"--ioengine={engine}", "--iodepth=16",
-        "--name=rand", f"--filename={dev}", "--rw=randwrite", "--bssplit=4k/50:64k/25:1m/25", f"--offset={lo}",
-        f"--size={size}", "--runtime=1", "--time_based=1", "--numjobs=2",
-        "--name=seq", f"--filename={dev}", "--rw=write", "--bs=96k", f"--offset={lo}", f"--size={size}",
-        "--loops=2", "--stonewall=1",
-        "--name=mix", f"--filename={dev}", "--rw=randrw", "--bs=8k", f"--offset={lo}", f"--size={size}",
-        "--random_distribution=zipf:1.1", "--runtime=500ms", "--time_based=1", "--stonewall=1",
+        engine_bin,
+        "--destructive=1",
+        "--direct=1",
+        f"--ioengine={engine}",
+        "--iodepth=16",
+        "--name=rand",
+        f"--filename={dev}",
+        "--rw=randwrite",
+        "--bssplit=4k/50:64k/25:1m/25",
+        f"--offset={lo}",
+        f"--size={size}",
+        "--runtime=1",
+        "--time_based=1",
+        "--numjobs=2",
+        "--name=seq",
+        f"--filename={dev}",
+        "--rw=write",
+        "--bs=96k",
+        f"--offset={lo}",
+        f"--size={size}",
+        "--loops=2",
+        "--stonewall=1",
+        "--name=mix",
+        f"--filename={dev}",
+        "--rw=randrw",
+        "--bs=8k",
+        f"--offset={lo}",
+        f"--size={size}",
+        "--random_distribution=zipf:1.1",
+        "--runtime=500ms",
+        "--time_based=1",
+        "--stonewall=1",
     )
     subprocess.run(["sync"], check=True)
     data = backing.read_bytes()
@@ -134,8 +161,17 @@ def test_root_device_is_refused_without_writing(engine_bin: Path) -> None:
         pytest.skip("root is not on a plain block device here")
     # --size beyond any device makes the job invalid *after* the safety rules are checked in
     # order; to be sure nothing is written we use rw=write with an impossible offset first.
-    r = run_engine(engine_bin, f"--filename={root}", "--rw=write", "--destructive=1", "--size=1m", "--runtime=0",
-                   "--offset=0", "--ioengine=null", check=False)
+    r = run_engine(
+        engine_bin,
+        f"--filename={root}",
+        "--rw=write",
+        "--destructive=1",
+        "--size=1m",
+        "--runtime=0",
+        "--offset=0",
+        "--ioengine=null",
+        check=False,
+    )
     assert r.rc == 2, r.stderr
     assert "mounted" in r.stderr or "root" in r.stderr, r.stderr
 
@@ -145,12 +181,18 @@ def test_run_time_failure_exits_1_with_json(engine_bin: Path) -> None:
     exit 1, the JSON document still printed with the job's errno."""
     mnt = Path(tempfile.mkdtemp(prefix="iowatt-small-"))
     try:
-        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True,
-                           text=True, timeout=30)
+        p = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         if p.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
         try:
-            r = run_engine(engine_bin, "--name=a", f"--filename={mnt}/t.dat", "--size=4m", "--rw=read", check=False)
+            r = run_engine(
+                engine_bin, "--name=a", f"--filename={mnt}/t.dat", "--size=4m", "--rw=read", check=False
+            )
         finally:
             subprocess.run(["umount", str(mnt)], capture_output=True, timeout=30)
         assert r.rc == 1, r.stderr

@@ -1,6 +1,7 @@
 /* ioengine registry and the two synchronous engines: psync (pread/pwrite) and null. */
 #include <errno.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "iowatt.h"
@@ -8,10 +9,18 @@
 static int sync_init(struct worker *w) { (void)w; return 0; }
 static void sync_cleanup(struct worker *w) { (void)w; }
 
+/* pread/pwrite through syscall(): glibc's wrappers are cancellation points and toggle the
+ * thread's async-cancel state around every call (~2-3 % of a page-cache read here); the
+ * workers are never cancelled, so the raw system call is the same I/O for less CPU. */
 static int psync_queue(struct worker *w, struct io_req *r)
 {
+#if defined(__LP64__) && defined(SYS_pread64) && defined(SYS_pwrite64)
+	long n = syscall(r->ddir == DDIR_READ ? SYS_pread64 : SYS_pwrite64, w->fd, r->buf, (size_t)r->len,
+			 (off_t)r->off);
+#else /* 32-bit ABIs split the offset: keep libc's wrappers */
 	ssize_t n = r->ddir == DDIR_READ ? pread(w->fd, r->buf, r->len, (off_t)r->off)
 					 : pwrite(w->fd, r->buf, r->len, (off_t)r->off);
+#endif
 	r->res = n < 0 ? -errno : n;
 	return 1;
 }

@@ -181,6 +181,7 @@ struct options {
 	uint64_t randseed;
 	int randseed_set;
 	int zero_buffers;
+	int refill_buffers;             /* 1 (default): fresh content per write; 0: stamp only */
 	unsigned compress_pct;
 	uint64_t rate_iops;
 	int destructive;
@@ -278,8 +279,9 @@ struct dstat {
 	uint64_t lhist[HIST_NR];        /* lat (async engines; = hist for sync ones) */
 };
 struct job;
+#define CACHELINE 128 /* two 64-byte lines: adjacent-line prefetch pairs them on x86 */
 struct worker {
-	struct job *job;
+	_Alignas(CACHELINE) struct job *job; /* each worker starts on its own lines (no false sharing) */
 	unsigned id;
 	int fd;
 	void *ctx;                      /* engine private */
@@ -314,7 +316,7 @@ struct worker {
 	int measuring;
 	uint64_t t_meas_start, t_end;
 	/* published for the progress reporter */
-	_Atomic uint64_t pub_ios[2], pub_bytes[2];
+	_Alignas(CACHELINE) _Atomic uint64_t pub_ios[2], pub_bytes[2]; /* read by the main thread */
 	_Atomic int finished;
 	double usr_s, sys_s;
 	uint64_t ctx_sw, majf, minf;

@@ -41,6 +41,7 @@ void options_defaults(struct options *o)
 	o->invalidate = 1;
 	o->fadvise = FADV_AUTO;
 	o->dist = DIST_RANDOM;
+	o->refill_buffers = 1;
 }
 
 const char *rw_name(enum rw_mode rw)
@@ -315,10 +316,10 @@ void option_set(struct options *o, const char *name, const char *val)
 		o->rate_iops = need_u64(name, val);
 	} else if (!strcmp(name, "destructive")) {
 		o->destructive = need_bool(name, val);
-	} else if (!strcmp(name, "thread") || !strcmp(name, "group_reporting") || !strcmp(name, "refill_buffers") ||
-		   !strcmp(name, "randrepeat")) {
-		/* accepted for fio compatibility: threads, grouped reporting and refreshed buffers
-		 * are always on */
+	} else if (!strcmp(name, "refill_buffers")) {
+		o->refill_buffers = need_bool(name, val);
+	} else if (!strcmp(name, "thread") || !strcmp(name, "group_reporting") || !strcmp(name, "randrepeat")) {
+		/* accepted for fio compatibility: threads and grouped reporting are always on */
 		(void)need_bool(name, val);
 	}
 }

@@ -185,10 +185,28 @@ static void fill_buffer(const struct options *o, struct rng *rng, unsigned char 
 }
 
 /* Copy n bytes of the pool, XORed with a fresh 64-bit key, so that blocks taken from
- * overlapping pool regions still share no byte sequence a compressor or dedupe could find. */
+ * overlapping pool regions still share no byte sequence a compressor or dedupe could find.
+ * 16-byte vector steps (SSE2 on x86-64, NEON on arm64); src is 8-byte aligned, dst 4 KiB. */
+typedef uint64_t v2u64 __attribute__((vector_size(16)));
 static inline void xor_copy(unsigned char *dst, const unsigned char *src, uint32_t n, uint64_t key)
 {
+	const v2u64 k = { key, key };
 	uint32_t i = 0;
+	for (; i + 64 <= n; i += 64) {
+		v2u64 a, b, c, d;
+		memcpy(&a, src + i, 16);
+		memcpy(&b, src + i + 16, 16);
+		memcpy(&c, src + i + 32, 16);
+		memcpy(&d, src + i + 48, 16);
+		a ^= k;
+		b ^= k;
+		c ^= k;
+		d ^= k;
+		memcpy(dst + i, &a, 16);
+		memcpy(dst + i + 16, &b, 16);
+		memcpy(dst + i + 32, &c, 16);
+		memcpy(dst + i + 48, &d, 16);
+	}
 	for (; i + 8 <= n; i += 8) {
 		uint64_t v;
 		memcpy(&v, src + i, 8);
@@ -199,7 +217,7 @@ static inline void xor_copy(unsigned char *dst, const unsigned char *src, uint32
 		dst[i] = src[i] ^ (unsigned char)(key >> (8 * (i & 7)));
 }
 
-/* Refresh a write buffer (fio's refill_buffers, always on): pool data at a random offset
+/* Refresh a write buffer (fio's refill_buffers; the default here): pool data at a random offset
  * XORed with a per-write key: incompressible and unique per write at memcpy cost. With
  * buffer_compress_percentage=P each 512-byte chunk is P % zeros followed by such data. */
 static inline void refresh_buffer(struct worker *w, struct io_req *r)
@@ -209,6 +227,20 @@ static inline void refresh_buffer(struct worker *w, struct io_req *r)
 	if (o->zero_buffers) {
 		if (rw_reads(o->rw)) /* a read may have filled the buffer */
 			memset(b, 0, r->len);
+		return;
+	}
+	if (!o->refill_buffers && !(o->compress_pct && rw_reads(o->rw))) {
+		/* refill_buffers=0 (fio's default): content set once at start; a fresh 8-byte stamp
+		 * in every 512-byte sector (after its zero part) keeps blocks distinct for naive
+		 * dedupe. Mixed jobs with compression refill: a read may have overwritten the zeros. */
+		uint32_t z = (512u * o->compress_pct / 100 + 7) & ~7u;
+		if (z + 8 > 512)
+			return;
+		uint64_t key = rng_next(&w->rng);
+		for (uint32_t s = z; s + 8 <= r->len; s += 512) {
+			uint64_t v = key ^ (r->off + s);
+			memcpy(b + s, &v, 8);
+		}
 		return;
 	}
 	const unsigned char *pool = w->job->pool;
