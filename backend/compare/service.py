@@ -334,8 +334,12 @@ def _suggestions(columns: list[Column], jobs: list[JobComparison], group_by: Gro
                     f"{job.name}: {main.label} of '{col.label}' varies by {s.cv * 100:.0f} % (CV); about "
                     f"{st.repeats_for(s.cv)} repeats give a ±5 % 95 % confidence interval"
                 )
-            if wn is True and not col.is_baseline:
-                out.append(f"{job.name}: {main.label} of '{col.label}' is within noise of the baseline")
+            base_stats = next(st_ for c_, st_ in zip(columns, main.stats, strict=True) if c_.is_baseline)
+            if wn is True and not col.is_baseline and s is not None and base_stats is not None:
+                out.append(
+                    f"{job.name}: {main.label} of '{col.label}' cannot be told apart from the baseline "
+                    f"at 95 % confidence (n={s.n} vs n={base_stats.n}): the 95 % intervals overlap"
+                )
     if group_by != "none" and any(len(c.run_ids) == 1 for c in columns):
         out.append("some columns have a single run: repeat them to get confidence intervals")
     return out
