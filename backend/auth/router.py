@@ -1,7 +1,9 @@
-from fastapi import APIRouter, status
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, status
 
 from backend.auth import repository, service
-from backend.auth.deps import SessionDep, UserDep
+from backend.auth.deps import SessionDep, UserDep, get_raw_token
 from backend.auth.schemas import LoginRequest, LoginResponse, TeamRole, TokenCreate, TokenCreated, UserRead
 from backend.errors import NotFound
 from backend.models import User
@@ -20,6 +22,14 @@ def login(body: LoginRequest, session: SessionDep) -> LoginResponse:
     return LoginResponse(
         access_token=raw, token_type="bearer", expires_at=row.expires_at, user=_user_read(session, user)
     )
+
+
+@router.post("/logout", status_code=status.HTTP_204_NO_CONTENT)
+def logout(
+    principal: UserDep, session: SessionDep, raw_token: Annotated[str, Depends(get_raw_token)]
+) -> None:
+    """Revoke the token this request carries (the browser's session)."""
+    service.logout(session, raw_token=raw_token)
 
 
 @router.get("/me", response_model=UserRead)

@@ -50,3 +50,13 @@ def test_personal_token_creation(client: TestClient, session: Session) -> None:
     assert r.status_code == 201
     tok = r.json()["token"]
     assert client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {tok}"}).status_code == 200
+
+
+def test_logout_revokes_the_session_token(client: TestClient, session: Session) -> None:
+    create_user(session, email="carol@example.test", password="pw-carol")
+    tok = client.post(
+        "/api/v1/auth/login", json={"email": "carol@example.test", "password": "pw-carol"}
+    ).json()
+    hdr = {"Authorization": f"Bearer {tok['access_token']}"}
+    assert client.post("/api/v1/auth/logout", headers=hdr).status_code == 204
+    assert client.get("/api/v1/auth/me", headers=hdr).status_code == 401
