@@ -11,6 +11,19 @@ const Runs = lazy(() => import("./routes/Runs").then((m) => ({ default: m.Runs }
 const NewRun = lazy(() => import("./routes/NewRun").then((m) => ({ default: m.NewRun })));
 const RunDetail = lazy(() => import("./routes/RunDetail").then((m) => ({ default: m.RunDetail })));
 const Compare = lazy(() => import("./routes/Compare").then((m) => ({ default: m.Compare })));
+const CompareDevices = lazy(() =>
+  import("./routes/CompareDevices").then((m) => ({ default: m.CompareDevices })),
+);
+const Campaigns = lazy(() => import("./routes/Campaigns").then((m) => ({ default: m.Campaigns })));
+const CampaignDetail = lazy(() =>
+  import("./routes/Campaigns").then((m) => ({ default: m.CampaignDetail })),
+);
+const Environments = lazy(() =>
+  import("./routes/settings/Environments").then((m) => ({ default: m.Environments })),
+);
+const Devices = lazy(() =>
+  import("./routes/settings/Devices").then((m) => ({ default: m.Devices })),
+);
 
 export function App() {
   return (
@@ -29,6 +42,11 @@ export function App() {
         <Route path="runs/new" element={<NewRun />} />
         <Route path="runs/:id" element={<RunDetail />} />
         <Route path="compare" element={<Compare />} />
+        <Route path="compare/devices" element={<CompareDevices />} />
+        <Route path="campaigns" element={<Campaigns />} />
+        <Route path="campaigns/:id" element={<CampaignDetail />} />
+        <Route path="settings/environments" element={<Environments />} />
+        <Route path="settings/devices" element={<Devices />} />
         <Route path="*" element={<Navigate to="/" replace />} />
       </Route>
     </Routes>

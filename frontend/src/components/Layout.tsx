@@ -7,13 +7,18 @@ const NAV = [
   { to: "/", label: "Dashboard", end: true },
   { to: "/runs", label: "Runs", end: false },
   { to: "/runs/new", label: "New run", end: true },
+  { to: "/compare/devices", label: "Compare", end: false },
+  { to: "/campaigns", label: "Campaigns", end: false },
   { to: "/agents", label: "Agents", end: false },
+  { to: "/settings/devices", label: "Devices", end: false },
+  { to: "/settings/environments", label: "Environments", end: false },
 ] as const;
 
 /** "Runs" covers /runs and /runs/:id but not the form at /runs/new, which has its own entry. */
 function isActive(to: string, end: boolean, pathname: string): boolean {
   if (end || to === "/") return pathname === to;
   if (to === "/runs" && pathname === "/runs/new") return false;
+  if (to === "/compare/devices" && pathname === "/compare") return true;
   return pathname === to || pathname.startsWith(`${to}/`);
 }
 

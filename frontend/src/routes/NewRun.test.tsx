@@ -95,4 +95,51 @@ describe("NewRun", () => {
     await screen.findByTestId("run-page");
     await waitFor(() => expect(calls.filter((c) => c.method === "POST")).toHaveLength(1));
   });
+
+  it("sends the environment, meter spec and idle seconds, and shows the meter's 422", async () => {
+    setToken("tok");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [agent], total: 1 } }),
+      "GET /api/v1/workloads": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/environments": () => ({
+        body: {
+          items: [{ id: "e1", name: "lab", kind: "local", effective_g_per_kwh: 380 }],
+          total: 1,
+        },
+      }),
+      "POST /api/v1/runs": () => ({
+        status: 422,
+        body: {
+          error: "invalid",
+          message: "invalid input",
+          detail: [
+            { field: "meter", message: "unknown meter scheme 'foo'; supported: ipmi, hwmon" },
+          ],
+        },
+      }),
+    });
+    renderAt(<NewRun />);
+    await screen.findByRole("option", { name: "lab (local, 380 gCO2e/kWh)" });
+    fireEvent.change(screen.getByTestId("environment-select"), { target: { value: "e1" } });
+    fireEvent.change(screen.getByRole("textbox", { name: /Wattmeter/ }), {
+      target: { value: "foo://x" },
+    });
+    fireEvent.change(screen.getByRole("textbox", { name: /Idle baseline/ }), {
+      target: { value: "-1" },
+    });
+    fireEvent.click(screen.getByTestId("submit-run"));
+    expect((await screen.findByTestId("field-error-idle")).dataset.source).toBe("client");
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+    fireEvent.change(screen.getByRole("textbox", { name: /Idle baseline/ }), {
+      target: { value: "10" },
+    });
+    fireEvent.click(screen.getByTestId("submit-run"));
+    const err = await screen.findByTestId("field-error-meter");
+    expect(err.textContent).toContain("supported: ipmi");
+    expect(calls.find((c) => c.method === "POST")?.body).toMatchObject({
+      environment_id: "e1",
+      meter: "foo://x",
+      idle_s: 10,
+    });
+  });
 });

@@ -1,11 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, type ReactNode, useState } from "react";
+import { type FormEvent, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import type { JobSpec, RunCreate } from "../client/types";
+import { type Errors, Field } from "../components/Field";
 import { ApiError, errorMessage, fieldErrorsFor } from "../lib/errors";
-import { formatBytes, parseSize } from "../lib/format";
+import { formatBytes, parseSize, sig3 } from "../lib/format";
 import { describeJob } from "../lib/workload";
 import { agentsQuery } from "../queries/agents";
+import { environmentsQuery } from "../queries/environments";
 import { createRun } from "../queries/runs";
 import { workloadsQuery } from "../queries/workloads";
 
@@ -25,6 +27,9 @@ const FIELD_ALIASES: Record<string, string> = {
   numjobs: "numjobs",
   direct: "direct",
   rwmixread: "rw",
+  meter: "meter",
+  idle_s: "idle",
+  environment_id: "environment",
 };
 
 interface CustomJob {
@@ -35,41 +40,6 @@ interface CustomJob {
   iodepth: string;
   numjobs: string;
   direct: boolean;
-}
-
-type Errors = Record<string, { message: string; source: "client" | "server" }>;
-
-function Field({
-  label,
-  name,
-  errors,
-  children,
-  hint,
-}: {
-  label: string;
-  name: string;
-  errors: Errors;
-  children: ReactNode;
-  hint?: string;
-}) {
-  const err = errors[name];
-  return (
-    <label className={`field${err ? " has-error" : ""}`} htmlFor={`f-${name}`}>
-      <span>{label}</span>
-      {children}
-      {hint && !err && <small className="muted">{hint}</small>}
-      {err && (
-        <small
-          className="field-error"
-          data-testid={`field-error-${name}`}
-          data-source={err.source}
-          role="alert"
-        >
-          {err.message}
-        </small>
-      )}
-    </label>
-  );
 }
 
 /** Builds the single custom job, or the client-side errors that prevent sending it. */
@@ -126,6 +96,10 @@ export function NewRun() {
     numjobs: "1",
     direct: false,
   });
+  const environments = useQuery(environmentsQuery());
+  const [environmentId, setEnvironmentId] = useState("");
+  const [meter, setMeter] = useState("");
+  const [idle, setIdle] = useState("");
   const [errors, setErrors] = useState<Errors>({});
   const [formError, setFormError] = useState<string | null>(null);
 
@@ -158,6 +132,11 @@ export function NewRun() {
     e.preventDefault();
     setErrors({});
     setFormError(null);
+    const idleS = idle.trim() === "" ? null : Number(idle);
+    if (idleS !== null && !(Number.isFinite(idleS) && idleS >= 0)) {
+      setErrors({ idle: { message: "enter seconds (0 or more)", source: "client" } });
+      return;
+    }
     let workload: RunCreate["workload"] = null;
     if (mode === "custom") {
       const built = buildJob(custom);
@@ -173,6 +152,9 @@ export function NewRun() {
       name: name.trim() || null,
       workload,
       workload_id: mode === "builtin" ? effectiveWorkload || null : null,
+      environment_id: environmentId || null,
+      meter: meter.trim() || null,
+      idle_s: idleS,
     });
   }
 
@@ -225,6 +207,55 @@ export function NewRun() {
               value={name}
               onChange={(e) => setName(e.target.value)}
               placeholder="nvme0 random read"
+            />
+          </Field>
+          <Field
+            label="Environment"
+            name="environment"
+            errors={errors}
+            hint="grid intensity and PUE for the run's CO2"
+          >
+            <select
+              id="f-environment"
+              name="environment"
+              value={environmentId}
+              onChange={(e) => setEnvironmentId(e.target.value)}
+              data-testid="environment-select"
+            >
+              <option value="">— none —</option>
+              {environments.data?.items.map((env) => (
+                <option key={env.id} value={env.id}>
+                  {env.name} ({env.kind}, {sig3(env.effective_g_per_kwh)} gCO2e/kWh)
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field
+            label="Wattmeter (optional)"
+            name="meter"
+            errors={errors}
+            hint="empty: the agent's own meter; e.g. ipmi://bmc-host, shelly://plug, estimate:nvme0"
+          >
+            <input
+              id="f-meter"
+              name="meter"
+              value={meter}
+              onChange={(e) => setMeter(e.target.value)}
+              placeholder="hwmon:/sys/class/hwmon/hwmon3/power1_input"
+            />
+          </Field>
+          <Field
+            label="Idle baseline (s)"
+            name="idle"
+            errors={errors}
+            hint="measured before and after the load; empty: the agent's default (30 s)"
+          >
+            <input
+              id="f-idle"
+              name="idle"
+              inputMode="decimal"
+              value={idle}
+              onChange={(e) => setIdle(e.target.value)}
             />
           </Field>
         </div>

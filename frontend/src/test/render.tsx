@@ -28,7 +28,13 @@ export function stubApi(routes: Record<string, Handler>) {
     const url = new URL(req.url);
     const key = `${req.method} ${url.pathname}`;
     const text = req.method === "GET" ? "" : await req.clone().text();
-    calls.push({ method: req.method, path: url.pathname, body: text ? JSON.parse(text) : null });
+    let body: unknown = null;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      body = text; // CSV and other text bodies are recorded as sent
+    }
+    calls.push({ method: req.method, path: url.pathname, body });
     const res = routes[key]?.(req);
     if (!res)
       return new Response(JSON.stringify({ error: "not_found", message: key }), { status: 404 });

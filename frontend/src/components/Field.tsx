@@ -1,0 +1,53 @@
+import type { ReactNode } from "react";
+import { ApiError, errorMessage, fieldErrorsFor } from "../lib/errors";
+
+export type Errors = Record<string, { message: string; source: "client" | "server" }>;
+
+export function Field({
+  label,
+  name,
+  errors,
+  children,
+  hint,
+}: {
+  label: string;
+  name: string;
+  errors: Errors;
+  children: ReactNode;
+  hint?: string;
+}) {
+  const err = errors[name];
+  return (
+    <label className={`field${err ? " has-error" : ""}`} htmlFor={`f-${name}`}>
+      <span>{label}</span>
+      {children}
+      {hint && !err && <small className="muted">{hint}</small>}
+      {err && (
+        <small
+          className="field-error"
+          data-testid={`field-error-${name}`}
+          data-source={err.source}
+          role="alert"
+        >
+          {err.message}
+        </small>
+      )}
+    </label>
+  );
+}
+
+/** The server's 422 field errors mapped onto a form's inputs, plus what fits no input. */
+export function formErrorsFrom(
+  err: unknown,
+  aliases: Record<string, string>,
+): { errors: Errors; formError: string | null } {
+  if (err instanceof ApiError && err.fieldErrors.length > 0) {
+    const mapped = fieldErrorsFor(err.fieldErrors, aliases);
+    const errors: Errors = {};
+    for (const [k, message] of Object.entries(mapped)) {
+      if (k) errors[k] = { message, source: "server" };
+    }
+    return { errors, formError: mapped[""] ?? (Object.keys(errors).length ? null : err.message) };
+  }
+  return { errors: {}, formError: errorMessage(err) };
+}

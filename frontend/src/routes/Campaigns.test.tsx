@@ -1,0 +1,131 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { Route, Routes, useLocation } from "react-router-dom";
+import { afterEach, describe, expect, it } from "vitest";
+import type { CampaignRead } from "../client/types";
+import { setToken } from "../lib/auth";
+import { renderAt, stubApi } from "../test/render";
+import { CampaignDetail, CampaignForm, campaignPercent } from "./Campaigns";
+
+const realFetch = globalThis.fetch;
+afterEach(() => {
+  globalThis.fetch = realFetch;
+});
+
+function Where() {
+  const loc = useLocation();
+  return <p data-testid="where">{`${loc.pathname}${loc.search}`}</p>;
+}
+
+const agent = { id: "a1", name: "local", hostname: "box", online: true };
+
+function campaign(done: boolean): CampaignRead {
+  return {
+    id: "c1",
+    team_id: "t1",
+    name: "hdd vs ram",
+    created_at: "2026-11-21T10:00:00Z",
+    repeats: 2,
+    run_ids: ["r1", "r2", "r3", "r4"],
+    counts: (done ? { succeeded: 4 } : { succeeded: 1, running: 1, queued: 2 }) as Record<
+      string,
+      number
+    >,
+    done,
+    compare_url: "/compare?runs=r1,r2,r3,r4&group_by=device_environment",
+  };
+}
+
+describe("campaigns", () => {
+  it("counts finished runs as progress", () => {
+    expect(campaignPercent(campaign(false))).toBe(25);
+    expect(campaignPercent({ counts: { failed: 1, succeeded: 2 }, run_ids: ["a", "b", "c"] })).toBe(
+      100,
+    );
+  });
+
+  it("queues workload × targets × repeats and opens the campaign", async () => {
+    setToken("t");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [agent], total: 1 } }),
+      "GET /api/v1/workloads": () => ({
+        body: {
+          items: [
+            { id: "w1", name: "RND4K Q1T1", description: "", spec: { jobs: [] }, builtin: true },
+          ],
+          total: 1,
+        },
+      }),
+      "GET /api/v1/environments": () => ({
+        body: { items: [{ id: "e1", name: "lab" }], total: 1 },
+      }),
+      "POST /api/v1/campaigns": () => ({ status: 201, body: campaign(false) }),
+    });
+    renderAt(
+      <Routes>
+        <Route path="/" element={<CampaignForm />} />
+        <Route path="/campaigns/:id" element={<Where />} />
+      </Routes>,
+    );
+    await screen.findByRole("option", { name: "RND4K Q1T1" });
+    await screen.findByRole("option", { name: "local (online)" });
+    fireEvent.change(screen.getByRole("textbox", { name: /Name/ }), {
+      target: { value: "hdd vs ram" },
+    });
+    fireEvent.change(screen.getByRole("textbox", { name: "Path of target 1" }), {
+      target: { value: "/mnt/hdd" },
+    });
+    fireEvent.click(screen.getByTestId("add-target"));
+    fireEvent.change(screen.getByRole("textbox", { name: "Path of target 2" }), {
+      target: { value: "/dev/shm" },
+    });
+    fireEvent.change(screen.getByRole("combobox", { name: "Environment of target 2" }), {
+      target: { value: "e1" },
+    });
+    fireEvent.change(screen.getByRole("textbox", { name: /Repeats/ }), { target: { value: "2" } });
+    expect(screen.getByTestId("campaign-form").textContent).toContain(
+      "2 targets × 2 repeats = 4 runs",
+    );
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    expect((await screen.findByTestId("where")).textContent).toBe("/campaigns/c1");
+    expect(calls.find((c) => c.method === "POST")?.body).toEqual({
+      name: "hdd vs ram",
+      workload_id: "w1",
+      workload: null,
+      targets: [
+        { agent_id: "a1", target_path: "/mnt/hdd", environment_id: null },
+        { agent_id: "a1", target_path: "/dev/shm", environment_id: "e1" },
+      ],
+      repeats: 2,
+      meter: null,
+      idle_s: null,
+    });
+  });
+
+  it("follows a running campaign and lands on its comparison when it is done", async () => {
+    setToken("t");
+    let polls = 0;
+    stubApi({
+      "GET /api/v1/campaigns/c1": () => {
+        polls += 1;
+        return { body: campaign(polls > 1) };
+      },
+      "GET /api/v1/runs": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(
+      <Routes>
+        <Route path="/campaigns/:id" element={<CampaignDetail />} />
+        <Route path="/compare" element={<Where />} />
+      </Routes>,
+      { path: "/campaigns/c1" },
+    );
+    const detail = await screen.findByTestId("campaign-detail");
+    expect(within(detail).getByTestId("campaign-counts").textContent).toContain("2 queued");
+    await waitFor(
+      () =>
+        expect(screen.getByTestId("where").textContent).toBe(
+          "/compare?runs=r1,r2,r3,r4&group_by=device_environment",
+        ),
+      { timeout: 5000 },
+    );
+  }, 10_000);
+});

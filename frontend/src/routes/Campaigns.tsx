@@ -1,0 +1,381 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useEffect, useRef, useState } from "react";
+import { Link, useNavigate, useParams } from "react-router-dom";
+import type { CampaignRead, CampaignTarget } from "../client/types";
+import { type Errors, Field, formErrorsFrom } from "../components/Field";
+import { QueryState } from "../components/QueryState";
+import { ProgressBar } from "../components/Run/ProgressBar";
+import { StatusBadge } from "../components/Run/StatusBadge";
+import { formatRelative, formatTimestamp } from "../lib/format";
+import { agentsQuery } from "../queries/agents";
+import { campaignQuery, campaignsQuery, createCampaign } from "../queries/campaigns";
+import { environmentsQuery } from "../queries/environments";
+import { runsQuery } from "../queries/runs";
+import { workloadsQuery } from "../queries/workloads";
+
+const FINAL = ["succeeded", "failed", "cancelled"];
+
+/** Finished runs / all runs of a campaign, in percent. */
+export function campaignPercent(c: Pick<CampaignRead, "counts" | "run_ids">): number {
+  if (c.run_ids.length === 0) return 0;
+  const done = FINAL.reduce((n, s) => n + (c.counts[s] ?? 0), 0);
+  return Math.round((100 * done) / c.run_ids.length);
+}
+
+function Counts({ c }: { c: CampaignRead }) {
+  return (
+    <span className="small" data-testid="campaign-counts">
+      {Object.entries(c.counts)
+        .map(([s, n]) => `${n} ${s}`)
+        .join(" · ")}
+    </span>
+  );
+}
+
+const ALIASES: Record<string, string> = {
+  name: "name",
+  workload_id: "workload",
+  repeats: "repeats",
+  meter: "meter",
+  idle_s: "idle",
+  targets: "targets",
+  agent_id: "targets",
+  target_path: "targets",
+  environment_id: "targets",
+};
+
+export function CampaignForm() {
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const agents = useQuery(agentsQuery());
+  const workloads = useQuery(workloadsQuery());
+  const envs = useQuery(environmentsQuery());
+  const [name, setName] = useState("");
+  const [workloadId, setWorkloadId] = useState("");
+  const [targets, setTargets] = useState<CampaignTarget[]>([
+    { agent_id: "", target_path: "", environment_id: null },
+  ]);
+  const [repeats, setRepeats] = useState("3");
+  const [meter, setMeter] = useState("");
+  const [idle, setIdle] = useState("");
+  const [errors, setErrors] = useState<Errors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const firstAgent =
+    agents.data?.items.find((a) => a.online)?.id ?? agents.data?.items[0]?.id ?? "";
+  const effectiveWorkload = workloadId || workloads.data?.items[0]?.id || "";
+  const create = useMutation({
+    mutationFn: createCampaign,
+    onSuccess: (c) => {
+      qc.invalidateQueries({ queryKey: ["campaigns"] });
+      qc.invalidateQueries({ queryKey: ["runs", "list"] });
+      navigate(`/campaigns/${c.id}`);
+    },
+    onError: (err) => {
+      const r = formErrorsFrom(err, ALIASES);
+      setErrors(r.errors);
+      setFormError(r.formError);
+    },
+  });
+  const setTarget = (i: number, patch: Partial<CampaignTarget>) =>
+    setTargets((ts) => ts.map((t, j) => (j === i ? { ...t, ...patch } : t)));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setErrors({});
+    setFormError(null);
+    create.mutate({
+      name: name.trim(),
+      workload_id: effectiveWorkload || null,
+      workload: null,
+      targets: targets.map((t) => ({ ...t, agent_id: t.agent_id || firstAgent })),
+      repeats: Number(repeats),
+      meter: meter.trim() || null,
+      idle_s: idle.trim() === "" ? null : Number(idle),
+    });
+  };
+  return (
+    <form className="card form" onSubmit={submit} data-testid="campaign-form" noValidate>
+      <h3>New campaign</h3>
+      <div className="form-grid">
+        <Field label="Name" name="name" errors={errors}>
+          <input
+            id="f-name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            placeholder="HDD vs NVMe, 4k random"
+          />
+        </Field>
+        <Field label="Workload" name="workload" errors={errors}>
+          <select
+            id="f-workload"
+            value={effectiveWorkload}
+            onChange={(e) => setWorkloadId(e.target.value)}
+          >
+            {workloads.data?.items.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field
+          label="Repeats"
+          name="repeats"
+          errors={errors}
+          hint="per target, 1–50; runs are interleaved"
+        >
+          <input
+            id="f-repeats"
+            inputMode="numeric"
+            value={repeats}
+            onChange={(e) => setRepeats(e.target.value)}
+          />
+        </Field>
+        <Field
+          label="Wattmeter (optional)"
+          name="meter"
+          errors={errors}
+          hint="empty: each agent's own meter"
+        >
+          <input id="f-meter" value={meter} onChange={(e) => setMeter(e.target.value)} />
+        </Field>
+        <Field
+          label="Idle baseline (s)"
+          name="idle"
+          errors={errors}
+          hint="empty: the agent's default"
+        >
+          <input
+            id="f-idle"
+            inputMode="decimal"
+            value={idle}
+            onChange={(e) => setIdle(e.target.value)}
+          />
+        </Field>
+      </div>
+      <h4>Targets</h4>
+      {errors.targets && (
+        <p className="field-error" role="alert" data-testid="field-error-targets">
+          {errors.targets.message}
+        </p>
+      )}
+      <table className="table compact" data-testid="campaign-targets">
+        <thead>
+          <tr>
+            <th>Agent</th>
+            <th>Path (directory, file or device)</th>
+            <th>Environment</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {targets.map((t, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their position
+            <tr key={i}>
+              <td>
+                <select
+                  aria-label={`Agent of target ${i + 1}`}
+                  value={t.agent_id || firstAgent}
+                  onChange={(e) => setTarget(i, { agent_id: e.target.value })}
+                >
+                  {agents.data?.items.map((a) => (
+                    <option key={a.id} value={a.id}>
+                      {a.name} ({a.online ? "online" : "offline"})
+                    </option>
+                  ))}
+                </select>
+              </td>
+              <td>
+                <input
+                  aria-label={`Path of target ${i + 1}`}
+                  value={t.target_path}
+                  onChange={(e) => setTarget(i, { target_path: e.target.value })}
+                  placeholder="/mnt/nvme0/iowatt"
+                />
+              </td>
+              <td>
+                <select
+                  aria-label={`Environment of target ${i + 1}`}
+                  value={t.environment_id ?? ""}
+                  onChange={(e) => setTarget(i, { environment_id: e.target.value || null })}
+                >
+                  <option value="">— none —</option>
+                  {envs.data?.items.map((e) => (
+                    <option key={e.id} value={e.id}>
+                      {e.name}
+                    </option>
+                  ))}
+                </select>
+              </td>
+              <td>
+                {targets.length > 1 && (
+                  <button
+                    type="button"
+                    className="btn btn-ghost btn-small"
+                    onClick={() => setTargets((ts) => ts.filter((_, j) => j !== i))}
+                  >
+                    remove
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <button
+        type="button"
+        className="btn btn-small"
+        data-testid="add-target"
+        onClick={() =>
+          setTargets((ts) => [...ts, { agent_id: "", target_path: "", environment_id: null }])
+        }
+      >
+        Add target
+      </button>
+      <p className="muted small">
+        {targets.length} target{targets.length === 1 ? "" : "s"} × {repeats || "?"} repeats ={" "}
+        {targets.length * (Number(repeats) || 0)} runs
+      </p>
+      {formError && (
+        <div className="alert alert-error" role="alert" data-testid="form-error">
+          {formError}
+        </div>
+      )}
+      <div className="actions">
+        <button
+          type="submit"
+          className="btn btn-primary"
+          disabled={create.isPending}
+          data-testid="submit-campaign"
+        >
+          {create.isPending ? "Queueing…" : "Queue campaign"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function Campaigns() {
+  const q = useQuery(campaignsQuery());
+  const [open, setOpen] = useState(false);
+  return (
+    <section>
+      <div className="page-head">
+        <h1>Campaigns</h1>
+        <div className="actions">
+          <button
+            type="button"
+            className="btn btn-primary"
+            onClick={() => setOpen(!open)}
+            data-testid="new-campaign"
+          >
+            {open ? "Close" : "New campaign"}
+          </button>
+        </div>
+      </div>
+      <p className="muted small">
+        A campaign queues one workload on several targets, repeated, and ends in their comparison
+        grouped by device and environment.
+      </p>
+      {open && <CampaignForm />}
+      <QueryState isPending={q.isPending} error={q.error} />
+      {q.data && q.data.items.length === 0 && <p className="muted">No campaigns yet.</p>}
+      {q.data && q.data.items.length > 0 && (
+        <table className="table" data-testid="campaigns-table">
+          <thead>
+            <tr>
+              <th>Campaign</th>
+              <th>Created</th>
+              <th>Progress</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {q.data.items.map((c) => (
+              <tr key={c.id}>
+                <td>
+                  <Link to={`/campaigns/${c.id}`}>{c.name}</Link>
+                </td>
+                <td title={formatTimestamp(c.created_at)}>{formatRelative(c.created_at)}</td>
+                <td>
+                  <ProgressBar percent={campaignPercent(c)} /> <Counts c={c} />
+                </td>
+                <td>{c.done && <Link to={c.compare_url}>comparison</Link>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+export function CampaignDetail() {
+  const { id = "" } = useParams();
+  const navigate = useNavigate();
+  const q = useQuery(campaignQuery(id));
+  const runs = useQuery(runsQuery({ limit: 500 }));
+  const wasDone = useRef<boolean | null>(null);
+  const c = q.data;
+  // Watching a campaign finish lands on its comparison; opening a finished one does not.
+  useEffect(() => {
+    if (!c) return;
+    if (wasDone.current === false && c.done && (c.counts.succeeded ?? 0) >= 2)
+      navigate(c.compare_url);
+    wasDone.current = c.done;
+  }, [c, navigate]);
+  if (!c) return <QueryState isPending={q.isPending} error={q.error} />;
+  const byId = new Map((runs.data?.items ?? []).map((r) => [r.id, r]));
+  return (
+    <section data-testid="campaign-detail">
+      <div className="page-head">
+        <h1>
+          {c.name} <span className="muted small">{c.done ? "done" : "running"}</span>
+        </h1>
+        <div className="actions">
+          {(c.counts.succeeded ?? 0) >= 2 && (
+            <Link className="btn btn-primary" to={c.compare_url} data-testid="campaign-compare">
+              {c.done ? "Open the comparison" : "Compare the finished runs"}
+            </Link>
+          )}
+        </div>
+      </div>
+      <div className="card">
+        <ProgressBar percent={campaignPercent(c)} />
+        <p>
+          {campaignPercent(c)} % of {c.run_ids.length} runs finished ({c.repeats} repeats per
+          target) · <Counts c={c} />
+        </p>
+        {!c.done && (
+          <p className="muted small">
+            This page follows the campaign and opens its comparison when it is done.
+          </p>
+        )}
+      </div>
+      <table className="table compact" data-testid="campaign-runs">
+        <thead>
+          <tr>
+            <th>#</th>
+            <th>Run</th>
+            <th>Status</th>
+            <th>Target</th>
+          </tr>
+        </thead>
+        <tbody>
+          {c.run_ids.map((rid, i) => {
+            const r = byId.get(rid);
+            return (
+              <tr key={rid}>
+                <td>{i + 1}</td>
+                <td>
+                  <Link to={`/runs/${rid}`}>{r?.name || rid.slice(0, 8)}</Link>
+                </td>
+                <td>{r ? <StatusBadge status={r.status} /> : "—"}</td>
+                <td className="mono small">{r ? `${r.agent_name}:${r.target_path}` : ""}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </section>
+  );
+}

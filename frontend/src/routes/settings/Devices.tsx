@@ -1,0 +1,232 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import type { DeviceRead, DeviceUpdate, EmbodiedDefaultRead } from "../../client/types";
+import { type Errors, Field, formErrorsFrom } from "../../components/Field";
+import { QueryState } from "../../components/QueryState";
+import { formatBytes, formatCo2Kg, parseSize, sig3 } from "../../lib/format";
+import { agentsQuery } from "../../queries/agents";
+import { devicesQuery, updateDevice } from "../../queries/devices";
+import { embodiedDefaultsQuery } from "../../queries/energy";
+
+const MEDIA = ["hdd", "ssd", "ram", "unknown"] as const;
+type Media = (typeof MEDIA)[number];
+
+const ALIASES: Record<string, string> = {
+  media: "media",
+  capacity_bytes: "capacity",
+  embodied_kg: "embodied",
+  embodied_source: "embodied_source",
+  lifetime_years: "lifetime",
+  name: "name",
+};
+
+/** "≈ 20 kgCO2e per drive (source)" or per GB × capacity, from the server's defaults. */
+export function defaultEmbodied(
+  d: EmbodiedDefaultRead | undefined,
+  capacityBytes: number | null,
+): string {
+  if (!d) return "no default for this media";
+  const parts: string[] = [];
+  if (d.kg_per_drive != null) parts.push(`${formatCo2Kg(d.kg_per_drive)} per drive`);
+  if (d.kg_per_gb != null) {
+    parts.push(
+      capacityBytes
+        ? `${sig3(d.kg_per_gb)} kg per GB × ${formatBytes(capacityBytes)} = ${formatCo2Kg((d.kg_per_gb * capacityBytes) / 1e9)}`
+        : `${sig3(d.kg_per_gb)} kgCO2e per GB`,
+    );
+  }
+  return `${parts.join(" + ")} (range ${sig3(d.low)}–${sig3(d.high)} kg; ${d.source})`;
+}
+
+/** A capacity as typed back: "4TiB" when exact in binary units, else the byte count. */
+function capacityText(bytes: number | null): string {
+  if (!bytes) return "";
+  const short = formatBytes(bytes).replace(" ", "");
+  return parseSize(short) === bytes ? short : String(bytes);
+}
+
+function DeviceForm({ device, onDone }: { device: DeviceRead; onDone: () => void }) {
+  const qc = useQueryClient();
+  const defaults = useQuery(embodiedDefaultsQuery());
+  const [media, setMedia] = useState<Media>(MEDIA.find((m) => m === device.media) ?? "unknown");
+  const [capacity, setCapacity] = useState(() => capacityText(device.capacity_bytes));
+  const [embodied, setEmbodied] = useState(
+    device.embodied_is_default || device.embodied_kg == null ? "" : String(device.embodied_kg),
+  );
+  const [source, setSource] = useState(
+    device.embodied_is_default ? "" : (device.embodied_source ?? ""),
+  );
+  const [lifetime, setLifetime] = useState(String(device.lifetime_years));
+  const [errors, setErrors] = useState<Errors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const save = useMutation({
+    mutationFn: (body: DeviceUpdate) => updateDevice(device.id, body),
+    onSuccess: () => {
+      qc.invalidateQueries({ queryKey: ["devices"] });
+      onDone();
+    },
+    onError: (err) => {
+      const r = formErrorsFrom(err, ALIASES);
+      setErrors(r.errors);
+      setFormError(r.formError);
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setErrors({});
+    setFormError(null);
+    const cap = capacity.trim() === "" ? null : parseSize(capacity);
+    if (capacity.trim() !== "" && cap === null) {
+      setErrors({ capacity: { message: "enter a size such as 960g or 4t", source: "client" } });
+      return;
+    }
+    save.mutate({
+      media,
+      capacity_bytes: cap,
+      embodied_kg: embodied.trim() === "" ? null : Number(embodied),
+      embodied_source: source.trim() || null,
+      lifetime_years: Number(lifetime),
+    });
+  };
+  const def = defaults.data?.find((d) => d.media === media);
+  return (
+    <form className="form" onSubmit={submit} data-testid="device-form" noValidate>
+      <div className="form-grid">
+        <Field label="Media" name="media" errors={errors}>
+          <select id="f-media" value={media} onChange={(e) => setMedia(e.target.value as Media)}>
+            {MEDIA.map((m) => (
+              <option key={m}>{m}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Capacity" name="capacity" errors={errors} hint="e.g. 960g, 4t (GiB/TiB)">
+          <input id="f-capacity" value={capacity} onChange={(e) => setCapacity(e.target.value)} />
+        </Field>
+        <Field
+          label="Embodied carbon override (kgCO2e)"
+          name="embodied"
+          errors={errors}
+          hint={`default: ${defaultEmbodied(def, device.capacity_bytes)}`}
+        >
+          <input
+            id="f-embodied"
+            inputMode="decimal"
+            value={embodied}
+            onChange={(e) => setEmbodied(e.target.value)}
+            placeholder="empty: the default"
+          />
+        </Field>
+        <Field label="Source of the override" name="embodied_source" errors={errors}>
+          <input
+            id="f-embodied_source"
+            value={source}
+            onChange={(e) => setSource(e.target.value)}
+            placeholder="vendor's PCF sheet, 2025"
+          />
+        </Field>
+        <Field
+          label="Service life (years)"
+          name="lifetime"
+          errors={errors}
+          hint="embodied carbon is spread over it"
+        >
+          <input
+            id="f-lifetime"
+            inputMode="decimal"
+            value={lifetime}
+            onChange={(e) => setLifetime(e.target.value)}
+          />
+        </Field>
+      </div>
+      {formError && (
+        <div className="alert alert-error" role="alert">
+          {formError}
+        </div>
+      )}
+      <div className="actions">
+        <button
+          type="submit"
+          className="btn btn-primary"
+          disabled={save.isPending}
+          data-testid="save-device"
+        >
+          Save
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function Devices() {
+  const q = useQuery(devicesQuery());
+  const agents = useQuery(agentsQuery());
+  const [editing, setEditing] = useState<string | null>(null);
+  const agentName = (id: string) =>
+    agents.data?.items.find((a) => a.id === id)?.name ?? id.slice(0, 8);
+  return (
+    <section>
+      <h1>Devices</h1>
+      <p className="muted small">
+        Devices are found by the agents' inventories. Media and capacity choose the default embodied
+        carbon (the CO2 of making the device), which is shared over its service life for each run.
+      </p>
+      <QueryState isPending={q.isPending} error={q.error} />
+      {q.data && q.data.items.length === 0 && (
+        <p className="muted">No devices yet: they appear when a run uses one.</p>
+      )}
+      {q.data && q.data.items.length > 0 && (
+        <table className="table" data-testid="devices-table">
+          <thead>
+            <tr>
+              <th>Device</th>
+              <th>Agent</th>
+              <th>Kind</th>
+              <th>Media</th>
+              <th className="num">Capacity</th>
+              <th className="num">Embodied carbon</th>
+              <th className="num">Service life</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {q.data.items.flatMap((d) => [
+              <tr key={d.id} data-testid="device-row">
+                <td>
+                  {d.name} <span className="muted small mono">{d.key}</span>
+                </td>
+                <td>{agentName(d.agent_id)}</td>
+                <td>{d.kind}</td>
+                <td>{d.media ?? "—"}</td>
+                <td className="num">{formatBytes(d.capacity_bytes)}</td>
+                <td className="num" data-testid="device-embodied">
+                  {formatCo2Kg(d.embodied_kg)}
+                  <div className="muted small">
+                    {d.embodied_is_default ? "default: " : "override: "}
+                    {d.embodied_source ?? "no source"}
+                  </div>
+                </td>
+                <td className="num">{sig3(d.lifetime_years)} years</td>
+                <td>
+                  <button
+                    type="button"
+                    className="btn btn-small"
+                    onClick={() => setEditing(editing === d.id ? null : d.id)}
+                  >
+                    {editing === d.id ? "Close" : "Edit"}
+                  </button>
+                </td>
+              </tr>,
+              editing === d.id ? (
+                <tr key={`${d.id}-edit`}>
+                  <td colSpan={8}>
+                    <DeviceForm device={d} onDone={() => setEditing(null)} />
+                  </td>
+                </tr>
+              ) : null,
+            ])}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
