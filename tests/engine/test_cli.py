@@ -28,6 +28,8 @@ BAD = [
     (["--time_based=1"], "time_based:"),
     (["--size"], "size: missing value"),
     (["--output-format=xml"], "output-format:"),
+    (["--clocksource=sundial"], "clocksource:"),
+    (["--refill_buffers=maybe"], "refill_buffers:"),
 ]
 
 

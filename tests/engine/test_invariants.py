@@ -267,6 +267,30 @@ def test_runtime_honoured(run, scratch: Path) -> None:
     assert 2.0 <= wall < 4.0, "ramp + runtime, plus start-up"
 
 
+@pytest.mark.parametrize("clocksource", ["cpu", "clock_gettime"])
+def test_clocksource_agrees_with_the_wall_clock(run, scratch: Path, clocksource: str) -> None:
+    """The TSC clock (clocksource=cpu, used when the kernel's clocksource is tsc) and
+    CLOCK_MONOTONIC give the same durations; Little's law still holds on per-I/O stamps."""
+    t0 = time.monotonic()
+    res = run(
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randread",
+        "--size=4m",
+        "--runtime=1s",
+        "--time_based=1",
+        f"--clocksource={clocksource}",
+    )
+    wall = time.monotonic() - t0
+    clock = res.doc["iowatt"]["clock"]
+    assert clock["source"] in (("tsc", "clock_gettime") if clocksource == "cpu" else ("clock_gettime",))
+    assert res.job["iowatt"]["options"]["clocksource"] == clocksource
+    assert 1000 <= res.job["job_runtime"] <= 1050 and wall >= 1.0
+    rd = res.job["read"]
+    busy = rd["clat_ns"]["mean"] * rd["total_ios"] / 1e9
+    assert 0.3 < busy <= 1.01, "psync: summed latencies fit inside the run"
+
+
 def test_runtime_caps_a_sized_job(run, scratch: Path) -> None:
     job = run(
         "--name=a",

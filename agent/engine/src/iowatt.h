@@ -20,11 +20,44 @@
 #define EXIT_UNSUPPORTED 77
 
 /* ---- util.c ---- */
-static inline uint64_t now_ns(void)
+static inline uint64_t mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+/* The engine's clock: CLOCK_MONOTONIC nanoseconds, read from the invariant TSC when the kernel
+ * itself uses the TSC as its clocksource (synchronised, constant rate) -- about 20 ns cheaper
+ * per stamp than the vDSO here, two stamps per psync I/O. Calibrated against CLOCK_MONOTONIC
+ * at start (clock_init); rate error a few ppm, so deadlines handed to the kernel go through
+ * mono_deadline(), which only uses differences. */
+struct tscclock {
+	int on;
+	uint64_t c0, ns0, mult; /* ns = ns0 + ((tsc - c0) * mult) >> 32 */
+	double ghz;
+};
+extern struct tscclock g_tsc;
+void clock_init(int allow_tsc);
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+static inline uint64_t now_ns(void)
+{
+#if defined(__x86_64__)
+	if (__builtin_expect(g_tsc.on, 1)) {
+		uint64_t d = __rdtsc() - g_tsc.c0;
+		return g_tsc.ns0 + (uint64_t)(((unsigned __int128)d * g_tsc.mult) >> 32);
+	}
+#endif
+	return mono_ns();
+}
+/* CLOCK_MONOTONIC timespec for an absolute now_ns() time (for clock_nanosleep / sem_clockwait) */
+static inline struct timespec mono_deadline(uint64_t t)
+{
+	uint64_t now = now_ns(), m = mono_ns();
+	uint64_t abs_ns = t > now ? m + (t - now) : m;
+	struct timespec ts = { .tv_sec = (time_t)(abs_ns / 1000000000ull), .tv_nsec = (long)(abs_ns % 1000000000ull) };
+	return ts;
 }
 void die_usage(const char *opt, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 void die_code(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
@@ -182,6 +215,7 @@ struct options {
 	int randseed_set;
 	int zero_buffers;
 	int refill_buffers;             /* 1 (default): fresh content per write; 0: stamp only */
+	int clock_gettime;              /* clocksource=clock_gettime: never read the TSC (process-wide) */
 	unsigned compress_pct;
 	uint64_t rate_iops;
 	int destructive;

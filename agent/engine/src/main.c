@@ -28,7 +28,7 @@ static void wait_group(struct job *jobs, int first, int last, int progress)
 				all = 0;
 		if (all)
 			break;
-		struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ull), .tv_nsec = (long)(next % 1000000000ull) };
+		struct timespec ts = mono_deadline(next);
 		sem_clockwait(&g_wake, CLOCK_MONOTONIC, &ts);
 		uint64_t now = now_ns();
 		if (now >= next) {
@@ -97,6 +97,10 @@ int main(int argc, char **argv)
 			target_claim(&jobs[i].tgt);
 	}
 
+	int allow_tsc = 1;
+	for (int i = 0; i < cfg.njobs; i++)
+		allow_tsc &= !cfg.jobs[i].clock_gettime;
+	clock_init(allow_tsc);
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
 	struct cpustat cpu0, cpu1;
@@ -208,6 +212,13 @@ int main(int argc, char **argv)
 	else
 		jw_null(&w, "signal");
 	host_facts(&w);
+	jw_obj(&w, "clock");
+	jw_str(&w, "source", g_tsc.on ? "tsc" : "clock_gettime");
+	if (g_tsc.on)
+		jw_dbl(&w, "tsc_ghz", g_tsc.ghz);
+	else
+		jw_null(&w, "tsc_ghz");
+	jw_obj_end(&w);
 	if (cfg.njobs)
 		target_facts(&w, &jobs[0].tgt);
 	cpustat_emit(&w, "system_cpu", &cpu0, &cpu1);

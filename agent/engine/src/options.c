@@ -16,7 +16,7 @@ static const char *const known[] = {
 	"ioengine", "iodepth", "stonewall", "wait_for_previous", "loops", "fsync", "fdatasync",
 	"end_fsync", "sync", "invalidate", "fadvise_hint", "random_distribution", "norandommap",
 	"randseed", "zero_buffers", "buffer_compress_percentage", "refill_buffers", "rate_iops",
-	"destructive", "thread", "group_reporting", "randrepeat", NULL,
+	"destructive", "thread", "group_reporting", "randrepeat", "clocksource", NULL,
 };
 
 int option_is_known(const char *name)
@@ -316,6 +316,13 @@ void option_set(struct options *o, const char *name, const char *val)
 		o->rate_iops = need_u64(name, val);
 	} else if (!strcmp(name, "destructive")) {
 		o->destructive = need_bool(name, val);
+	} else if (!strcmp(name, "clocksource")) {
+		if (!strcmp(val, "cpu"))
+			o->clock_gettime = 0;
+		else if (!strcmp(val, "clock_gettime") || !strcmp(val, "gettimeofday"))
+			o->clock_gettime = 1; /* always CLOCK_MONOTONIC, never the wall clock */
+		else
+			die_usage(name, "must be cpu or clock_gettime, got '%s'", val);
 	} else if (!strcmp(name, "refill_buffers")) {
 		o->refill_buffers = need_bool(name, val);
 	} else if (!strcmp(name, "thread") || !strcmp(name, "group_reporting") || !strcmp(name, "randrepeat")) {

@@ -299,6 +299,7 @@ static void emit_resolved(struct jw *w, const struct options *o)
 	jw_u64(w, "randseed", o->randseed);
 	jw_bool(w, "zero_buffers", o->zero_buffers);
 	jw_bool(w, "refill_buffers", o->refill_buffers);
+	jw_str(w, "clocksource", o->clock_gettime ? "clock_gettime" : "cpu");
 	jw_u64(w, "buffer_compress_percentage", o->compress_pct);
 	jw_u64(w, "rate_iops", o->rate_iops);
 	jw_bool(w, "destructive", o->destructive);

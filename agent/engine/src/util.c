@@ -8,6 +8,71 @@
 #include "iowatt.h"
 
 volatile sig_atomic_t g_stop;
+struct tscclock g_tsc;
+
+#if defined(__x86_64__)
+/* one (CLOCK_MONOTONIC, TSC) pair: the read with the tightest TSC bracket of a few tries */
+static void clock_pair(uint64_t *ns, uint64_t *cyc)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = __rdtsc(), t = mono_ns(), b = __rdtsc();
+		if (b - a < best) {
+			best = b - a;
+			*ns = t;
+			*cyc = a + (b - a) / 2;
+		}
+	}
+}
+
+static int cpu_has_invariant_tsc(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[4096];
+	int ok = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+		break;
+	}
+	fclose(f);
+	return ok;
+}
+#endif
+
+void clock_init(int allow_tsc)
+{
+	g_tsc.on = 0;
+#if defined(__x86_64__)
+	char cs[64];
+	if (!allow_tsc || getenv("IOWATT_NO_TSC"))
+		return;
+	if (read_sysfs_str("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs, sizeof(cs)) < 0 ||
+	    strcmp(cs, "tsc") || !cpu_has_invariant_tsc())
+		return;
+	uint64_t n0, c0, n1, c1;
+	clock_pair(&n0, &c0);
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	clock_pair(&n1, &c1);
+	if (c1 <= c0 || n1 <= n0)
+		return;
+	double ghz = (double)(c1 - c0) / (double)(n1 - n0);
+	if (ghz < 0.1 || ghz > 20)
+		return;
+	g_tsc.mult = (uint64_t)(((unsigned __int128)(n1 - n0) << 32) / (c1 - c0));
+	g_tsc.c0 = c1;
+	g_tsc.ns0 = n1;
+	g_tsc.ghz = ghz;
+	g_tsc.on = 1;
+#else
+	(void)allow_tsc;
+#endif
+}
 
 void die_usage(const char *opt, const char *fmt, ...)
 {
