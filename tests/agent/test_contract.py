@@ -105,11 +105,8 @@ def compare(
 
 # Fields a contract section adds before the server exports them. Left out while the server lacks
 # them (its snapshot predates the section), checked like any other field once it has them.
-PENDING = {
-    # contract §4: the agent omits `power` on the wire when no meter is configured, so meterless
-    # results still reach a server from before §4; a result WITH power needs the newer server.
-    "ResultUpload.power": "docs/contracts.md §4",
-}
+# fields the agent may send before the committed OpenAPI snapshot knows them (none at present)
+PENDING: dict[str, str] = {}
 
 
 def check(openapi: dict[str, Any]) -> list[str]:

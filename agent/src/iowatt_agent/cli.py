@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import __version__
+from . import __version__, presets
 from .client import ApiClient, ApiError, Conflict, PermanentError, RetryPolicy, Unauthorized
 from .config import (
     AgentConfig,
@@ -362,15 +362,25 @@ def bench(
     target: Annotated[
         str, typer.Option(help="Directory (a temp file is used and removed), file, or block device")
     ],
-    rw: Annotated[str, typer.Option(help="read, write, randread, randwrite, rw, randrw")] = "randread",
-    bs: Annotated[str, typer.Option(help="Block size (fio syntax: 4k, 1m)")] = "4k",
-    size: Annotated[str, typer.Option(help="Bytes of the target to use (fio syntax: 64m)")] = "64m",
-    runtime: Annotated[str | None, typer.Option(help="Run time (fio syntax: 5, 500ms, 2m)")] = "5",
+    rw: Annotated[
+        str | None, typer.Option(help="read, write, randread, randwrite, rw, randrw [default: randread]")
+    ] = None,
+    bs: Annotated[str | None, typer.Option(help="Block size (fio syntax: 4k, 1m) [default: 4k]")] = None,
+    size: Annotated[
+        str | None, typer.Option(help="Bytes of the target to use (fio syntax: 64m) [default: 64m]")
+    ] = None,
+    runtime: Annotated[
+        str | None, typer.Option(help="Run time (fio syntax: 5, 500ms, 2m) [default: 5]")
+    ] = None,
     iodepth: Annotated[str | None, typer.Option(help="Queue depth per job")] = None,
     numjobs: Annotated[str | None, typer.Option(help="Threads")] = None,
     direct: Annotated[str | None, typer.Option(help="1 = O_DIRECT")] = None,
     ioengine: Annotated[str | None, typer.Option(help="psync, libaio, io_uring")] = None,
     name: Annotated[str, typer.Option(help="Job name")] = "bench",
+    preset: Annotated[
+        str | None,
+        typer.Option("--preset", help="A built-in workload instead of one job: see `iowatt-agent presets`"),
+    ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print only the engine's JSON document")
     ] = False,
@@ -418,7 +428,15 @@ def bench(
         "direct": direct,
         "ioengine": ioengine,
     }
-    job = bench_job(base, extra, resolved.path)
+    if preset is not None:  # options given explicitly override every job of the preset
+        given = {k: str(v) for k, v in base.items() if v is not None and k != "name"}
+        try:
+            job = presets.job_file(preset, resolved.path, {**given, **extra})
+        except ValueError as exc:
+            raise fail(str(exc), 2) from None
+    else:
+        defaults = {"rw": "randread", "bs": "4k", "size": "64m", "runtime": "5"}
+        job = bench_job({**base, **{k: base[k] or v for k, v in defaults.items()}}, extra, resolved.path)
     job_dir = Path(os.environ.get("TMPDIR", "/tmp"))
     proc = EngineProcess(
         engine_path,
@@ -498,16 +516,21 @@ def bench(
     if interrupted or outcome is None:
         raise fail("interrupted: engine stopped", 130)
     if power is None or grid_choice is None:
-        _finish_bench(outcome, json_output)
+        _finish_bench(outcome, json_output, preset)
     else:
-        _finish_bench_energy(outcome, json_output, power, grid_choice, pue)
+        _finish_bench_energy(outcome, json_output, power, grid_choice, pue, preset)
 
 
 def _finish_bench_energy(
-    outcome: EngineOutcome, json_output: bool, power: dict[str, Any], grid: Grid, pue: float
+    outcome: EngineOutcome,
+    json_output: bool,
+    power: dict[str, Any],
+    grid: Grid,
+    pue: float,
+    preset: str | None = None,
 ) -> None:
     if not outcome.ok:
-        _finish_bench(outcome, json_output)
+        _finish_bench(outcome, json_output, preset)
         return
     assert outcome.result is not None
     try:
@@ -521,7 +544,33 @@ def _finish_bench_energy(
     console = stdout_console()
     console.print(render_result_table(outcome.result))
     console.print(RESULT_LEGEND, style="dim", highlight=False)
+    render_passes(console, preset, outcome.result)
     render_energy(console, energy, carbon)
+
+
+def render_passes(console: Console, preset: str | None, result: dict[str, Any]) -> None:
+    """CrystalDiskMark-style best-of-passes table for presets that run passes."""
+    rows = presets.pass_rows(preset, result) if preset else []
+    if not rows:
+        return
+    table = Table(
+        title=f"{preset}: best of passes (as CrystalDiskMark reports)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+    )
+    for header in ("test", "passes", "best MB/s", "best IOPS", "median MB/s", "spread"):
+        table.add_column(header, justify="left" if header == "test" else "right", no_wrap=True)
+    for r in rows:
+        table.add_row(
+            r["test"],
+            str(r["passes"]),
+            f"{r['best_bw_bytes'] / 1e6:,.1f}",
+            fmt_count(r["best_iops"]),
+            f"{r['median_bw_bytes'] / 1e6:,.1f}",
+            f"{r['spread_pct']:.1f} %",
+        )
+    console.print(table)
 
 
 def render_energy(console: Console, energy: dict[str, Any], carbon: dict[str, Any] | None) -> None:
@@ -582,7 +631,7 @@ def render_energy(console: Console, energy: dict[str, Any], carbon: dict[str, An
         )
 
 
-def _finish_bench(outcome: EngineOutcome, json_output: bool) -> None:
+def _finish_bench(outcome: EngineOutcome, json_output: bool, preset: str | None = None) -> None:
     if not outcome.ok:
         code = outcome.exit_code if outcome.exit_code in (1, 2, 77) else 1
         message = outcome.error or "engine failed"
@@ -596,6 +645,7 @@ def _finish_bench(outcome: EngineOutcome, json_output: bool) -> None:
     console = stdout_console()
     console.print(render_result_table(outcome.result))
     console.print(RESULT_LEGEND, style="dim", highlight=False)
+    render_passes(console, preset, outcome.result)
 
 
 # --- inventory -----------------------------------------------------------------------------------
@@ -639,6 +689,20 @@ def render_inventory(inv: Inventory) -> None:
     for m in inv.mounts:
         mounts.add_row(m.mountpoint, m.source, m.fstype, m.options)
     out.print(mounts)
+
+
+@app.command("presets")
+def list_presets() -> None:
+    """The built-in workloads (the seeds' block workloads) that `bench --preset NAME` runs."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for col in ("preset", "jobs", "passes", "what"):
+        table.add_column(col, overflow="fold")
+    for name, p in sorted(presets.load().items()):
+        passes = (
+            f"{p['passes']} (+{p['discard_passes']} discarded)" if p["discard_passes"] else str(p["passes"])
+        )
+        table.add_row(name, str(len(p["engine_job"]["jobs"])), passes, p["description"])
+    out.print(table)
 
 
 @app.command()

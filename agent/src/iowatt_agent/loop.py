@@ -59,7 +59,7 @@ class LoopSettings:
     kill_grace_s: float = 5.0
     error_backoff_base_s: float = 1.0
     error_backoff_max_s: float = 60.0
-    output_format: str = "json"
+    output_format: str = "json+"  # json+ keeps the latency histograms for merged percentile curves
     meter: str | None = None  # the agent's meter spec; a lease's `meter` overrides it
     idle_s: float = DEFAULT_IDLE_S  # each idle phase around the engine; a lease's `idle_s` overrides it
 

@@ -1,0 +1,95 @@
+"""Offline presets: `iowatt-agent presets`, `bench --preset`, best-of-passes summaries."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from iowatt_agent import presets
+
+REPO = Path(__file__).resolve().parents[2]
+ENGINE = REPO / "agent" / "engine" / "build" / "iowatt-engine"
+
+
+def test_presets_ship_with_the_agent_and_override_per_job() -> None:
+    names = set(presets.load())
+    assert {
+        "crystaldiskmark",
+        "diskspd-bs-sweep",
+        "kernel-help",
+        "threads-latency",
+        "seq-rand-table",
+    } <= names
+    job = presets.job_file("diskspd-bs-sweep", "/x/y.dat", {"runtime": "200ms"})
+    assert job["global"]["filename"] == "/x/y.dat" and len(job["jobs"]) == 13
+    assert {j["runtime"] for j in job["jobs"]} == {"200ms"}
+    with pytest.raises(ValueError, match="unknown preset 'nope'; known: "):
+        presets.get("nope")
+
+
+def test_pass_rows_take_the_best_measured_pass() -> None:
+    def job(k: int, mbs: float) -> dict[str, object]:
+        return {"jobname": f"SEQ1M_Q8T1-read.p{k}", "read": {"bw_bytes": mbs * 1e6, "iops": mbs}}
+
+    rows = presets.pass_rows(
+        "crystaldiskmark", {"jobs": [job(0, 999), job(1, 500), job(2, 520), job(3, 480)]}
+    )
+    assert rows == [
+        {
+            "test": "SEQ1M_Q8T1-read",
+            "passes": 3,
+            "best_bw_bytes": 520e6,
+            "best_iops": 520,
+            "median_bw_bytes": 500e6,
+            "spread_pct": pytest.approx(8.0),
+        }
+    ]
+    assert presets.pass_rows("diskspd-bs-sweep", {"jobs": []}) == []
+
+
+@pytest.mark.skipif(not ENGINE.exists(), reason="the engine is not built: make -C agent/engine")
+def test_bench_preset_runs_every_job_with_the_real_engine(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iowatt_agent",
+            "bench",
+            "--engine",
+            str(ENGINE),
+            "--target",
+            str(tmp_path),
+            "--preset",
+            "diskspd-bs-sweep",
+            "--runtime=200ms",
+            "--size=32m",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    bs = [j["iowatt"]["options"]["bs_bytes"] for j in doc["jobs"]]
+    assert bs == [4096 * 2**i for i in range(13)]
+    assert all(j["read"]["total_ios"] > 0 for j in doc["jobs"])
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iowatt_agent",
+            "bench",
+            "--engine",
+            str(ENGINE),
+            "--target",
+            str(tmp_path),
+            "--preset",
+            "nope",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "unknown preset" in bad.stderr
