@@ -7,7 +7,7 @@
 // from frontend/node_modules. Preconditions: >= 2 succeeded runs with results and series,
 // >= 1 online agent. Exit 0 on success; on failure prints the step and reason, saves a
 // screenshot into IOWATT_ARTIFACTS and exits 1 (2 for a bad environment).
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -104,11 +104,11 @@ try {
   let secondId = "";
 
   await run("open a succeeded run: key figures and a line chart", async () => {
-    // Two succeeded runs of the same workload (same job names), so the comparison has ratios.
+    // Two succeeded runs of the same workload spec, so the comparison is like for like.
     const seen = new Map();
     for (let i = 0; i < (await succeeded.count()); i += 1) {
       const id = (await succeeded.nth(i).getAttribute("data-run-id")) ?? "";
-      const jobs = (await succeeded.nth(i).getAttribute("data-jobs")) ?? "";
+      const jobs = (await succeeded.nth(i).getAttribute("data-workload")) ?? "";
       if (seen.has(jobs)) {
         firstId = seen.get(jobs);
         secondId = id;
@@ -152,6 +152,8 @@ try {
     );
     const table = (await page.getByTestId("compare-table").first().textContent()) ?? "";
     check(/×/.test(table), "compare table has no ratio column");
+    const verdict = await page.getByTestId("comparability").getAttribute("data-verdict");
+    check(verdict === "comparable", `same-workload runs judged ${verdict}`);
     await page
       .locator('[data-testid="compare-chart"] svg .recharts-bar-rectangle')
       .first()
@@ -163,7 +165,91 @@ try {
     await page.reload();
     await page.getByTestId("compare-table").first().waitFor();
     const headers = await page.getByTestId("compare-table").first().locator("thead th").count();
-    check(headers >= 4, `expected metric + 2 runs + ratio columns, found ${headers}`);
+    check(headers >= 5, `expected metric + unit + 2 runs + ratio columns, found ${headers}`);
+  });
+
+  const ratioHead = () =>
+    page.getByTestId("compare-table").first().locator("thead th.ratio").first().textContent();
+  const firstRatio = () => page.getByTestId("ratio-cell").first().textContent();
+
+  await run("changing the baseline changes the ratio column and the URL", async () => {
+    const before = { head: await ratioHead(), ratio: await firstRatio() };
+    const select = page.getByTestId("baseline-select");
+    const current = await select.inputValue();
+    const other = [firstId, secondId].find((id) => id !== current);
+    await select.selectOption(other);
+    await page.waitForFunction(
+      (h) =>
+        document.querySelector('[data-testid="compare-table"] thead th.ratio')?.textContent !== h,
+      before.head,
+    );
+    const after = { head: await ratioHead(), ratio: await firstRatio() };
+    check(after.head !== before.head, `ratio header did not change: ${after.head}`);
+    const num = (t) => Number.parseFloat((t ?? "").replace(/[^0-9.]/g, ""));
+    // The ratio against the other run is the reciprocal (shown with 3 significant digits).
+    const product = num(before.ratio) * num(after.ratio);
+    check(
+      Math.abs(product - 1) < 0.05,
+      `ratios are not reciprocal: ${before.ratio} → ${after.ratio}`,
+    );
+    check(
+      new URL(page.url()).searchParams.get("baseline") === other,
+      `baseline not in the URL: ${page.url()}`,
+    );
+    await shot("compare-baseline");
+  });
+
+  await run("a copied link reproduces the same view in a fresh page", async () => {
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: BASE });
+    await page.getByTestId("copy-link").click();
+    await page.getByTestId("share-note").waitFor();
+    const link = await page.evaluate(() => navigator.clipboard.readText().catch(() => ""));
+    const url = link || page.url();
+    check(url === page.url(), `copied link ${url} differs from the page ${page.url()}`);
+    const table = await page.getByTestId("compare-table").first().textContent();
+    const fresh = await context.newPage();
+    try {
+      await fresh.goto(url);
+      await fresh.getByTestId("compare-table").first().waitFor();
+      await fresh.waitForFunction(
+        (t) => document.querySelector('[data-testid="compare-table"]')?.textContent === t,
+        table,
+      );
+      check(
+        (await fresh.getByTestId("baseline-select").inputValue()) ===
+          (await page.getByTestId("baseline-select").inputValue()),
+        "the fresh page has another baseline",
+      );
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  await run("download the comparison as CSV", async () => {
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByTestId("download-csv").click(),
+    ]);
+    const file = join(ARTIFACTS, "compare.csv");
+    await download.saveAs(file);
+    const csv = readFileSync(file, "utf8");
+    const header = csv.split(/\r?\n/)[0] ?? "";
+    check(/^job,metric,unit,/.test(header), `unexpected CSV header: ${header}`);
+    check(/ratio/.test(header), `CSV has no ratio columns: ${header}`);
+    check(csv.trim().split(/\r?\n/).length > 2, "CSV has no data rows");
+  });
+
+  await run("a run without a meter shows the no-meter note", async () => {
+    await page.goto(`${BASE}/runs?status=succeeded`);
+    const row = page.locator('[data-testid="run-row"][data-energy="none"]').first();
+    await row.waitFor();
+    await row.getByTestId("run-link").click();
+    const panel = page.getByTestId("energy-panel");
+    await panel.waitFor();
+    check((await panel.getAttribute("data-status")) === "none", "energy panel is not 'none'");
+    const note = (await page.getByTestId("energy-none").textContent()) ?? "";
+    check(/No meter/.test(note), `no-meter note missing: ${note}`);
+    await shot("run-no-meter");
   });
 
   await run("the new-run form shows the server's field error for a bad block size", async () => {

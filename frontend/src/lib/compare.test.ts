@@ -171,4 +171,15 @@ describe("pickLikeRuns", () => {
     expect(pickLikeRuns(runs, 3).map((x) => x.id)).toEqual(["3", "2", "1"]);
     expect(pickLikeRuns([r("solo", ["z"])])).toEqual([]);
   });
+  it("does not pair runs whose jobs share names but not their spec", () => {
+    const big = {
+      id: "big",
+      workload: { jobs: [{ name: "a", bs_bytes: 1 << 20 }] },
+    } as unknown as RunRead;
+    const small = {
+      id: "small",
+      workload: { jobs: [{ name: "a", bs_bytes: 4096 }] },
+    } as unknown as RunRead;
+    expect(pickLikeRuns([big, small])).toEqual([]);
+  });
 });

@@ -202,9 +202,12 @@ export function columnValidity(
   return [...out.entries()].map(([flag, m]) => ({ flag, messages: [...m] }));
 }
 
-/** The job names of a run's workload, as a key: runs with the same key are like for like. */
+/**
+ * A run's whole workload spec as a key: runs with the same key pass the server's workload
+ * fingerprint (same names alone are not enough: a size or block size may differ).
+ */
 export function workloadKey(run: Pick<RunRead, "workload">): string {
-  return run.workload.jobs.map((j) => j.name).join("\u0000");
+  return JSON.stringify(run.workload);
 }
 
 /**
@@ -224,4 +227,14 @@ export function pickLikeRuns<T extends Pick<RunRead, "id" | "workload">>(runs: T
     if (g.length >= 2) return g.slice(0, max).reverse();
   }
   return [];
+}
+
+/** A short tag of workloadKey (FNV-1a, 32 bit) for DOM attributes and quick equality. */
+export function workloadTag(run: Pick<RunRead, "workload">): string {
+  let h = 0x811c9dc5;
+  for (const ch of workloadKey(run)) {
+    h ^= ch.charCodeAt(0);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
 }

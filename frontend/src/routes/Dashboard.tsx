@@ -1,6 +1,6 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
 import { Link } from "react-router-dom";
-import type { RunStatus } from "../client/types";
+import type { CompareRead, RunStatus } from "../client/types";
 import { QueryState } from "../components/QueryState";
 import { pickLikeRuns } from "../lib/compare";
 import { DEFAULT_STATE } from "../lib/compareState";
@@ -14,6 +14,14 @@ const COUNTED: RunStatus[] = ["queued", "running", "succeeded", "failed"];
 const RECENT_SUCCEEDED = 30;
 const COMPARED = 6;
 
+/** The compared runs with the newest run's fingerprint (all of them when comparable). */
+export function likeNewest(cmp: CompareRead, ids: string[]): string[] {
+  if (cmp.comparability.verdict !== "not_comparable") return ids;
+  const fps = cmp.comparability.fingerprints;
+  const newest = fps[ids[ids.length - 1] ?? ""];
+  return ids.filter((id) => fps[id] === newest);
+}
+
 export function Dashboard() {
   const agents = useQuery(agentsQuery());
   const counts = useQueries({
@@ -23,7 +31,15 @@ export function Dashboard() {
   const succeeded = useQuery(runsQuery({ status: "succeeded", limit: RECENT_SUCCEEDED }));
   // The newest like-for-like group (same workload), oldest first so it is the baseline.
   const ids = pickLikeRuns(succeeded.data?.items ?? [], COMPARED).map((r) => r.id);
-  const cmp = useQuery(compareQuery({ ...DEFAULT_STATE, runs: ids }));
+  const first = useQuery(compareQuery({ ...DEFAULT_STATE, runs: ids }));
+  // When the server's fingerprint still tells them apart, keep the runs like the newest one.
+  const like = first.data ? likeNewest(first.data, ids) : ids;
+  const narrowed = useQuery({
+    ...compareQuery({ ...DEFAULT_STATE, runs: like }),
+    enabled: like.length >= 2 && like.length < ids.length,
+  });
+  const cmp = like.length < ids.length ? narrowed : first;
+  const shown = like.length < ids.length ? like : ids;
 
   const online = agents.data?.items.filter((a) => a.online).length;
   return (
@@ -47,17 +63,17 @@ export function Dashboard() {
 
       <h2>Latest succeeded runs compared</h2>
       <QueryState isPending={succeeded.isPending} error={succeeded.error ?? cmp.error} />
-      {succeeded.data && ids.length < 2 && (
+      {succeeded.data && (ids.length < 2 || shown.length < 2) && (
         <p className="muted">
           Two succeeded runs of the same workload are needed for a comparison.{" "}
           <Link to="/runs/new">Queue a run</Link>.
         </p>
       )}
-      {cmp.data && (
+      {cmp.data && shown.length >= 2 && (
         <div data-testid="dashboard-compare">
           <CompareCharts data={cmp.data} />
           <p className="small">
-            <Link to={`/compare?runs=${ids.join(",")}`}>Open this comparison</Link> (every metric
+            <Link to={`/compare?runs=${shown.join(",")}`}>Open this comparison</Link> (every metric
             with ratios)
           </p>
         </div>

@@ -5,6 +5,7 @@ import { isActive, type RunRead, type RunStatus } from "../client/types";
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
+import { workloadTag } from "../lib/compare";
 import { formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
 import { describeWorkload } from "../lib/workload";
 import { runQuery, runsQuery } from "../queries/runs";
@@ -52,6 +53,8 @@ export function RunsTable({
             data-run-id={r.id}
             data-status={r.status}
             data-jobs={r.workload.jobs.map((j) => j.name).join(",")}
+            data-energy={r.energy.status}
+            data-workload={workloadTag(r)}
             onMouseEnter={() => qc.prefetchQuery(runQuery(r.id))}
           >
             {onToggle && (
