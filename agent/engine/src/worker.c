@@ -1,6 +1,7 @@
 /* Workers: one thread per numjobs clone, private counters and histograms, no locks in the
  * hot path. The main thread only reads the relaxed atomic "pub_*" counters for progress. */
 #include <errno.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,6 +528,11 @@ void *worker_main(void *arg)
 	const struct options *o = j->o;
 	int err = 0;
 
+	/* A private copy of the descriptor table: the kernel then looks up this thread's fd without
+	 * taking a reference on the shared struct file for every pread/pwrite (its single-owner fast
+	 * path, which fio's per-job processes get for free), and numjobs threads on one file stop
+	 * bouncing that reference count between CPUs. The copies close when the thread exits. */
+	(void)unshare(CLONE_FILES);
 	w->depth = j->ops->sync ? 1 : o->iodepth;
 	w->reqs = calloc(w->depth, sizeof(*w->reqs));
 	w->freelist = calloc(w->depth, sizeof(*w->freelist));
