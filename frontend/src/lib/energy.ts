@@ -38,7 +38,7 @@ export function flagText(
 
 /** How to get energy figures when a run had no meter. */
 export const ADD_METER_HINT =
-  "Configure a wattmeter on the agent (iowatt-agent meters list, then meters set SPEC) or give a meter spec in the new-run form, e.g. ipmi://bmc-host, shelly://plug-host, hwmon:/sys/class/hwmon/hwmon3/power1_input or estimate:<device> for a labelled estimate.";
+  "Configure a wattmeter on the agent (iowatt-agent meters list, then meters set SPEC) or give a meter spec in the new-run form, e.g. ipmi://bmc-host, shelly://plug-host, hwmon:/sys/class/hwmon/hwmon3/power1_input or estimate:IDLE_W,ACTIVE_W (datasheet watts, e.g. estimate:5,9.5) for a labelled estimate.";
 
 export interface PhaseBand {
   name: string;

@@ -234,7 +234,7 @@ export function NewRun() {
             label="Wattmeter (optional)"
             name="meter"
             errors={errors}
-            hint="empty: the agent's own meter; e.g. ipmi://bmc-host, shelly://plug, estimate:nvme0"
+            hint="empty: the agent's own meter; e.g. ipmi://bmc-host, shelly://plug, estimate:5,9.5 (datasheet idle,active W)"
           >
             <input
               id="f-meter"

@@ -201,8 +201,9 @@ export function Devices() {
                 <td className="num" data-testid="device-embodied">
                   {formatCo2Kg(d.embodied_kg)}
                   <div className="muted small">
-                    {d.embodied_is_default ? "default: " : "override: "}
-                    {d.embodied_source ?? "no source"}
+                    {d.embodied_kg == null
+                      ? "no default for this media and capacity: set a figure"
+                      : `${d.embodied_is_default ? "default" : "override"}: ${d.embodied_source ?? "no source"}`}
                   </div>
                 </td>
                 <td className="num">{sig3(d.lifetime_years)} years</td>
