@@ -173,7 +173,12 @@ try {
   const firstRatio = () => page.getByTestId("ratio-cell").first().textContent();
 
   await run("changing the baseline changes the ratio column and the URL", async () => {
-    const before = { head: await ratioHead(), ratio: await firstRatio() };
+    const ratioChart = page.locator('[data-testid="compare-chart"][data-kind="ratio"] h3');
+    const before = {
+      head: await ratioHead(),
+      ratio: await firstRatio(),
+      chart: await ratioChart.textContent(),
+    };
     const select = page.getByTestId("baseline-select");
     const current = await select.inputValue();
     const other = [firstId, secondId].find((id) => id !== current);
@@ -185,6 +190,8 @@ try {
     );
     const after = { head: await ratioHead(), ratio: await firstRatio() };
     check(after.head !== before.head, `ratio header did not change: ${after.head}`);
+    const chart = await ratioChart.textContent();
+    check(chart !== before.chart, `the ratio chart still reads "${chart}"`);
     const num = (t) => Number.parseFloat((t ?? "").replace(/[^0-9.]/g, ""));
     // The ratio against the other run is the reciprocal (shown with 3 significant digits).
     const product = num(before.ratio) * num(after.ratio);

@@ -7,6 +7,7 @@ import {
   energyBarCharts,
   metricKind,
   pickLikeRuns,
+  ratioBarChart,
   ratiosToFirst,
   runLabels,
   unmatchedJobs,
@@ -103,6 +104,28 @@ describe("compareBarCharts", () => {
       ],
     });
     expect(columnLabels(cmp)).toEqual(["vda on lab", "nvme0 on lab"]);
+  });
+});
+
+describe("ratioBarChart", () => {
+  it("shows the other columns against the baseline, and follows a new baseline", () => {
+    const jobs = (base: number) => [
+      {
+        name: "rand4k",
+        metrics: [
+          metric("read_iops", "Read IOPS", "IO/s", [1000, 50000], { base }),
+          metric("read_clat_p50_ns", "Read p50", "ns", [9e5, 2e4], { base }),
+        ],
+      },
+    ];
+    const runs = [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")];
+    const first = ratioBarChart(comparison(runs, jobs(0)));
+    expect(first?.title).toBe("Ratio to disk");
+    expect(first?.series).toEqual([{ key: "c1", label: "shm" }]);
+    expect(first?.rows).toEqual([{ category: "rand4k read IOPS", c1: 50 }]);
+    const second = ratioBarChart(comparison(runs, jobs(1), { base: 1 }));
+    expect(second?.title).toBe("Ratio to shm");
+    expect(second?.rows).toEqual([{ category: "rand4k read IOPS", c0: 0.02 }]);
   });
 });
 

@@ -143,6 +143,38 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
   return out;
 }
 
+/**
+ * The headline metrics as ratios to the baseline column, one bar per other column: this chart
+ * changes when the baseline does. p99 ratios below 1 are better (less latency).
+ */
+export function ratioBarChart(cmp: CompareRead): BarChartData | null {
+  const labels = columnLabels(cmp);
+  const base = cmp.columns.findIndex((c) => c.is_baseline);
+  const others = cmp.columns.map((_, i) => i).filter((i) => i !== base);
+  if (others.length === 0) return null;
+  const rows: Record<string, string | number | null>[] = [];
+  for (const job of cmp.jobs) {
+    for (const m of job.metrics) {
+      const kind = metricKind(m);
+      if (!kind || m.ratios.every((r) => r === null)) continue;
+      const row: Record<string, string | number | null> = {
+        category: `${job.name} ${direction(m.key)} ${TITLES[kind]}`,
+      };
+      for (const i of others) row[`c${i}`] = m.ratios[i] ?? null;
+      rows.push(row);
+    }
+  }
+  if (rows.length === 0) return null;
+  return {
+    kind: "ratio",
+    title: `Ratio to ${labels[base] ?? "the baseline"}`,
+    unit: "×",
+    rows,
+    series: others.map((i) => ({ key: `c${i}`, label: labels[i] ?? "" })),
+    log: "auto",
+  };
+}
+
 /** The energy bars: energy per run, J/GB, IOPS/W and operational CO2, in display units. */
 export function energyBarCharts(cmp: CompareRead): BarChartData[] {
   const series = seriesOf(cmp);

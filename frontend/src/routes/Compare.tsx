@@ -323,7 +323,7 @@ export function Compare() {
           )}
           {data.jobs.length > 0 && (
             <>
-              {show("bars") && <BarCharts data={data} />}
+              {show("bars") && <BarCharts data={data} ratios />}
               {show("sweep") && <SweepCharts data={data} />}
               <div className="chart-grid">
                 {show("latency") && job && <LatencyChart data={data} state={state} job={job} />}

@@ -1,6 +1,6 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
 import type { CompareRead } from "../../client/types";
-import { columnLabels, compareBarCharts } from "../../lib/compare";
+import { columnLabels, compareBarCharts, ratioBarChart } from "../../lib/compare";
 import type { CompareState } from "../../lib/compareState";
 import { errorMessage } from "../../lib/errors";
 import { latencyChart, ninesLabel } from "../../lib/latency";
@@ -12,13 +12,14 @@ import { GroupedBarChart } from "../charts/GroupedBarChart";
 import { MultiLineChart } from "../charts/MultiLineChart";
 
 /** Grouped bars per headline metric (IOPS, MB/s, p99), one bar per column. */
-export function BarCharts({ data }: { data: CompareRead }) {
-  const charts = compareBarCharts(data);
+export function BarCharts({ data, ratios = false }: { data: CompareRead; ratios?: boolean }) {
+  const ratio = ratios ? ratioBarChart(data) : null;
+  const charts = ratio ? [...compareBarCharts(data), ratio] : compareBarCharts(data);
   if (charts.length === 0) return <p className="muted">No comparable figures.</p>;
   return (
     <div className="chart-grid">
       {charts.map((c) => (
-        <div className="card chart" key={c.kind} data-testid="compare-chart">
+        <div className="card chart" key={c.kind} data-testid="compare-chart" data-kind={c.kind}>
           <h3>{c.title}</h3>
           <GroupedBarChart
             rows={c.rows}

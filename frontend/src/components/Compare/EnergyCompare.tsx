@@ -1,17 +1,35 @@
 import type { CompareRead } from "../../client/types";
-import { columnLabels, columnTiers, energyBarCharts } from "../../lib/compare";
+import { columnLabels, columnRuns, columnTiers, energyBarCharts } from "../../lib/compare";
 import { formatEnergy, formatRatio, formatSeconds, formatWatts } from "../../lib/format";
 import { GroupedBarChart } from "../charts/GroupedBarChart";
 import { TierBadge } from "../Energy/TierBadge";
 import { MetricTable } from "./CompareTable";
 
+const STATE_NOTE: Record<string, string> = {
+  none: "no meter",
+  no_meter_data: "no meter data",
+  pending: "computing…",
+};
+
 function TierCell({ data, runIds }: { data: CompareRead; runIds: string[] }) {
   const tiers = columnTiers(data, runIds);
-  if (tiers.length === 0) return <span className="muted small">no meter</span>;
+  const states = [
+    ...new Set(
+      columnRuns(data, runIds)
+        .map((r) => r.energy.status)
+        .filter((st) => st !== "ok"),
+    ),
+  ];
   return (
     <>
       {tiers.map((t) => (
         <TierBadge key={t.tier} energy={t} />
+      ))}
+      {states.map((st) => (
+        <span key={st} className="muted small">
+          {" "}
+          {STATE_NOTE[st] ?? st}
+        </span>
       ))}
     </>
   );
