@@ -314,6 +314,35 @@ try {
     });
   }
 
+  if (QUEUE) {
+    await run("queue a campaign from the UI and land on its comparison", async () => {
+      await page.goto(`${BASE}/campaigns`);
+      await page.getByTestId("new-campaign").click();
+      const form = page.getByTestId("campaign-form");
+      await form
+        .locator("#f-workload option", { hasText: /^quick$/ })
+        .waitFor({ state: "attached" });
+      await form.locator("#f-name").fill("browser smoke campaign");
+      await form.locator("#f-workload").selectOption({ label: "quick" });
+      await form.getByLabel("Path of target 1").fill(QUEUE_TARGET);
+      await page.getByTestId("add-target").click();
+      await form.getByLabel("Path of target 2").fill(`${QUEUE_TARGET}-b`);
+      await form.locator("#f-repeats").fill("1");
+      await form.locator("#f-idle").fill("0");
+      await page.getByTestId("submit-campaign").click();
+      await page.getByTestId("campaign-detail").waitFor();
+      await page.waitForURL(/\/compare\?/, { timeout: QUEUE_TIMEOUT_MS * 2 });
+      const url = new URL(page.url());
+      check(
+        url.searchParams.get("group_by") === "device_environment",
+        `not grouped: ${page.url()}`,
+      );
+      check((url.searchParams.get("runs") ?? "").split(",").length === 2, "expected 2 runs");
+      await page.getByTestId("compare-table").first().waitFor();
+      await shot("campaign-compare");
+    });
+  }
+
   await run("dashboard and agents pages render", async () => {
     await page.goto(`${BASE}/`);
     await page.getByTestId("stats").waitFor();

@@ -1,6 +1,7 @@
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { JobSummary } from "../client/types";
+import { niceTicks } from "./charts/axis";
 import { GroupedBarChart } from "./charts/GroupedBarChart";
 import { KeyFigures } from "./Run/KeyFigures";
 import { ThroughputChart } from "./Run/ThroughputChart";
@@ -96,5 +97,15 @@ describe("GroupedBarChart", () => {
       />,
     );
     expect(container.textContent).toContain("IOPS (log)");
+  });
+});
+
+describe("niceTicks", () => {
+  it("spaces ticks 1, 2 or 5 × 10^k apart", () => {
+    expect(niceTicks(-3.02, 7.1)).toEqual([-2, 0, 2, 4, 6]);
+    expect(niceTicks(-3.02, 7.1, 12)).toEqual([-3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(niceTicks(0, 100)).toEqual([0, 20, 40, 60, 80, 100]);
+    expect(niceTicks(0.1, 0.35, 5)).toEqual([0.1, 0.15, 0.2, 0.25, 0.3, 0.35]);
+    expect(niceTicks(5, 5)).toEqual([]);
   });
 });

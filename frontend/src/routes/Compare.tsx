@@ -146,7 +146,9 @@ export function Compare() {
         <h1>
           Compare {state.runs.length} runs
           {data && data.group_by !== "none" && (
-            <span className="muted small">in {data.columns.length} groups</span>
+            <span className="muted small">
+              in {data.columns.length} group{data.columns.length === 1 ? "" : "s"}
+            </span>
           )}
         </h1>
         <ShareBar state={state} data={data} />

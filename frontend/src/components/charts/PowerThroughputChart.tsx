@@ -13,7 +13,7 @@ import {
 import type { PhaseBand, PowerChartRow } from "../../lib/energy";
 import { phaseLabel } from "../../lib/energy";
 import { sig3 } from "../../lib/format";
-import { tickNumber } from "./axis";
+import { niceTicks, tickNumber } from "./axis";
 
 const POWER = "#dc2626";
 const THROUGHPUT = "#2563eb";
@@ -39,6 +39,8 @@ interface Props {
  */
 export function PowerThroughputChart({ rows, phases, powerName, height = 300, width }: Props) {
   const hasThroughput = rows.some((r) => r.mbps !== undefined);
+  const xs = rows.map((r) => r.t_s);
+  const ticks = niceTicks(Math.min(...xs), Math.max(...xs));
   const chart = (
     <ComposedChart
       data={rows}
@@ -63,6 +65,7 @@ export function PowerThroughputChart({ rows, phases, powerName, height = 300, wi
         dataKey="t_s"
         type="number"
         domain={["dataMin", "dataMax"]}
+        ticks={ticks.length > 1 ? ticks : undefined}
         tickFormatter={(v: number) => sig3(v)}
         label={{ value: "time since load start (s)", position: "insideBottom", offset: -14 }}
       />
