@@ -1,8 +1,11 @@
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { JobSummary } from "../client/types";
+import { NINES_TICKS, nines, ninesLabel } from "../lib/latency";
+import { pow2Ticks, sweepAxis } from "../lib/sweep";
 import { niceTicks } from "./charts/axis";
 import { GroupedBarChart } from "./charts/GroupedBarChart";
+import { MultiLineChart } from "./charts/MultiLineChart";
 import { KeyFigures } from "./Run/KeyFigures";
 import { ThroughputChart } from "./Run/ThroughputChart";
 
@@ -107,5 +110,51 @@ describe("niceTicks", () => {
     expect(niceTicks(0, 100)).toEqual([0, 20, 40, 60, 80, 100]);
     expect(niceTicks(0.1, 0.35, 5)).toEqual([0.1, 0.15, 0.2, 0.25, 0.3, 0.35]);
     expect(niceTicks(5, 5)).toEqual([]);
+  });
+});
+
+describe("MultiLineChart", () => {
+  it("draws a block-size sweep per column on a log2 axis with size ticks", () => {
+    const xs = [4096, 65536, 1 << 20, 16 << 20];
+    const { container } = render(
+      <MultiLineChart
+        width={600}
+        series={[
+          { key: "c0", label: "hdd", points: xs.map((x, i) => ({ x, y: 10 * (i + 1) })) },
+          { key: "c1", label: "ssd", points: xs.map((x, i) => ({ x, y: 100 * (i + 1) })) },
+        ]}
+        x={{
+          label: "block size",
+          unit: "bytes",
+          log: true,
+          ticks: pow2Ticks(xs),
+          format: sweepAxis("bs_bytes").format,
+        }}
+        y={{ label: "Throughput", unit: "MB/s" }}
+      />,
+    );
+    const lines = [...container.querySelectorAll("path.recharts-line-curve")];
+    expect(lines).toHaveLength(2);
+    for (const l of lines) expect(l.getAttribute("d") ?? "").not.toContain("NaN");
+    expect(container.textContent).toContain("4KiB");
+    expect(container.textContent).toContain("16MiB");
+    expect(container.textContent).toContain("Throughput (MB/s)");
+  });
+
+  it("draws latency percentiles on a nines axis with a log latency axis", () => {
+    const pts = [50, 90, 99, 99.9].map((p, i) => ({ x: nines(p), y: 10 ** i }));
+    const { container } = render(
+      <MultiLineChart
+        width={600}
+        series={[{ key: "a", label: "vda", points: pts }]}
+        x={{ label: "percentile", unit: "", ticks: NINES_TICKS.slice(0, 4), format: ninesLabel }}
+        y={{ label: "Latency", unit: "µs", log: true }}
+      />,
+    );
+    expect(container.querySelector("path.recharts-line-curve")?.getAttribute("d")).not.toContain(
+      "NaN",
+    );
+    expect(container.textContent).toContain("p99.9");
+    expect(container.textContent).toContain("Latency (µs, log)");
   });
 });
