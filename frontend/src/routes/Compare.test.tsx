@@ -286,7 +286,14 @@ describe("Runs page", () => {
     setToken("t");
     stubApi({
       "GET /api/v1/runs": () => ({
-        body: { items: [run("r1", "a"), run("r2", "b"), run("r3", "c", "running")], total: 3 },
+        body: {
+          items: [
+            run("r1", "a"),
+            { ...run("r2", "b"), energy: OK_ENERGY },
+            run("r3", "c", "running"),
+          ],
+          total: 3,
+        },
       }),
     });
     renderAt(
@@ -304,6 +311,9 @@ describe("Runs page", () => {
         .getByRole("progressbar")
         .getAttribute("aria-valuenow"),
     ).toBe("40");
+    // Energy with its meter tier where measured; a dash where no meter was configured.
+    expect(within(rows[1] as HTMLElement).getByTestId("run-energy").textContent).toBe("3.96 kJ BMC");
+    expect(within(rows[0] as HTMLElement).getByTestId("run-energy").textContent).toBe("—");
     const compare = screen.getByTestId("compare-button") as HTMLButtonElement;
     expect(compare.disabled).toBe(true);
     fireEvent.click(within(rows[0] as HTMLElement).getByTestId("run-select"));

@@ -2,7 +2,7 @@ import { screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JobSummary, RunRead } from "../client/types";
 import { setToken } from "../lib/auth";
-import { NO_ENERGY } from "../test/fixtures";
+import { NO_ENERGY, OK_ENERGY, POWER_SERIES } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { RunDetail } from "./RunDetail";
 
@@ -146,5 +146,38 @@ describe("RunDetail", () => {
       screen.getByTestId("run-chart").querySelector(".recharts-responsive-container"),
     ).not.toBeNull();
     expect(screen.queryByRole("progressbar")).toBeNull();
+  }, 10_000);
+
+  it("says computing while the energy is pending, and shows it once the server has it", async () => {
+    setToken("t");
+    let polls = 0;
+    stubApi({
+      "GET /api/v1/runs/r1": () => {
+        polls += 1;
+        return {
+          body: {
+            ...runAs("succeeded"),
+            energy:
+              polls === 1
+                ? {
+                    ...NO_ENERGY,
+                    status: "pending",
+                    reason: "being computed",
+                    tier: "bmc",
+                    tier_label: "BMC",
+                  }
+                : OK_ENERGY,
+          },
+        };
+      },
+      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
+      "GET /api/v1/runs/r1/power": () => ({ body: POWER_SERIES }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    expect((await screen.findByTestId("energy-pending")).textContent).toContain("Computing");
+    const total = await screen.findByTestId("energy-total", {}, { timeout: 5000 });
+    expect(total.textContent).toContain("3.963 ± 0.012 kJ");
+    expect(screen.getByTestId("energy-panel").dataset.status).toBe("ok");
   }, 10_000);
 });

@@ -2,11 +2,12 @@ import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-quer
 import { useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router-dom";
 import { isActive, type RunRead, type RunStatus } from "../client/types";
+import { TierBadge } from "../components/Energy/TierBadge";
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { workloadTag } from "../lib/compare";
-import { formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
+import { formatEnergy, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
 import { describeWorkload } from "../lib/workload";
 import { runQuery, runsQuery } from "../queries/runs";
 
@@ -19,6 +20,19 @@ function duration(r: RunRead): string {
   const end = r.finished_at ? Date.parse(r.finished_at) : isActive(r.status) ? Date.now() : null;
   if (end === null) return "—";
   return formatSeconds((end - Date.parse(r.started_at)) / 1000);
+}
+
+/** A run's total energy with its meter tier, or why there is none. */
+function EnergyCell({ energy }: { energy: RunRead["energy"] }) {
+  if (energy.status === "ok") {
+    return (
+      <>
+        {formatEnergy(energy.total_j)} <TierBadge energy={energy} />
+      </>
+    );
+  }
+  const text = { none: "—", pending: "computing…", no_meter_data: "no meter data" }[energy.status];
+  return <span className="muted small">{text}</span>;
 }
 
 export function RunsTable({
@@ -43,6 +57,7 @@ export function RunsTable({
           <th>Workload</th>
           <th>Created</th>
           <th className="num">Duration</th>
+          <th className="num">Energy</th>
         </tr>
       </thead>
       <tbody>
@@ -88,6 +103,9 @@ export function RunsTable({
               {formatRelative(r.created_at)}
             </td>
             <td className="num">{duration(r)}</td>
+            <td className="num nowrap" data-testid="run-energy">
+              <EnergyCell energy={r.energy} />
+            </td>
           </tr>
         ))}
       </tbody>
@@ -154,6 +172,9 @@ export function Runs() {
           >
             Compare{selected.size > 0 ? ` (${selected.size})` : ""}
           </button>
+          <Link to="/compare/devices" className="btn">
+            Compare devices
+          </Link>
           <Link to="/runs/new" className="btn btn-primary">
             New run
           </Link>
