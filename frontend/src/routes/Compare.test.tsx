@@ -312,7 +312,9 @@ describe("Runs page", () => {
         .getAttribute("aria-valuenow"),
     ).toBe("40");
     // Energy with its meter tier where measured; a dash where no meter was configured.
-    expect(within(rows[1] as HTMLElement).getByTestId("run-energy").textContent).toBe("3.96 kJ BMC");
+    expect(within(rows[1] as HTMLElement).getByTestId("run-energy").textContent).toBe(
+      "3.96 kJ BMC",
+    );
     expect(within(rows[0] as HTMLElement).getByTestId("run-energy").textContent).toBe("—");
     const compare = screen.getByTestId("compare-button") as HTMLButtonElement;
     expect(compare.disabled).toBe(true);

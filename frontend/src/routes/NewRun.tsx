@@ -300,7 +300,7 @@ export function NewRun() {
               </select>
             </Field>
             {chosenWorkload && (
-              <div className="small">
+              <div className="small span-all">
                 <p>{chosenWorkload.description}</p>
                 <ul>
                   {chosenWorkload.spec.jobs.map((j) => (
