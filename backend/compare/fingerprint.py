@@ -5,14 +5,17 @@ import hashlib
 import json
 from typing import Any
 
+from backend.workload.schemas import WorkloadSpec
+
 # fields that name things but do not change the I/O
 _IGNORED_JOB_FIELDS = {"name"}
 
 
 def canonical_workload(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {k: v for k, v in sorted(job.items()) if k not in _IGNORED_JOB_FIELDS} for job in spec.get("jobs", [])
-    ]
+    """The jobs with every default filled in, so a spec stored before a field existed (or written
+    without its default) fingerprints like the same workload written out in full."""
+    full = WorkloadSpec.model_validate(spec).model_dump(mode="json")
+    return [{k: v for k, v in sorted(job.items()) if k not in _IGNORED_JOB_FIELDS} for job in full["jobs"]]
 
 
 def host_facts(inventory: dict[str, Any] | None, device_facts: dict[str, Any] | None) -> dict[str, Any]:

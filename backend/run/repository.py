@@ -1,5 +1,6 @@
 import uuid
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session, selectinload
@@ -28,16 +29,13 @@ def page(
     session: Session,
     team_ids: list[uuid.UUID],
     *,
-    status: RunStatus | None,
-    agent_id: uuid.UUID | None,
+    filters: dict[str, Any],
     limit: int,
     offset: int,
 ) -> tuple[list[Run], int]:
+    """A page of runs, newest first; `filters` maps Run columns to required values (None: any)."""
     conds: list[ColumnElement[bool]] = [Run.team_id.in_(team_ids)]
-    if status is not None:
-        conds.append(Run.status == status)
-    if agent_id is not None:
-        conds.append(Run.agent_id == agent_id)
+    conds += [getattr(Run, column) == value for column, value in filters.items() if value is not None]
     rows = session.scalars(
         select(Run)
         .where(*conds)

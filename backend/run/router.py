@@ -38,11 +38,26 @@ def list_runs(
     session: SessionDep,
     status_: Annotated[RunStatus | None, Query(alias="status")] = None,
     agent_id: uuid.UUID | None = None,
+    device_id: uuid.UUID | None = None,
+    environment_id: uuid.UUID | None = None,
+    workload_id: uuid.UUID | None = None,
+    campaign_id: uuid.UUID | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> RunPage:
     runs, total = repository.page(
-        session, principal.team_ids, status=status_, agent_id=agent_id, limit=limit, offset=offset
+        session,
+        principal.team_ids,
+        filters={
+            "status": status_,
+            "agent_id": agent_id,
+            "device_id": device_id,
+            "environment_id": environment_id,
+            "workload_id": workload_id,
+            "campaign_id": campaign_id,
+        },
+        limit=limit,
+        offset=offset,
     )
     return RunPage(items=service.to_read(session, runs), total=total)
 

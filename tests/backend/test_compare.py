@@ -227,3 +227,12 @@ def test_campaign_queues_targets_times_repeats_interleaved(client: TestClient, s
     r = client.post("/api/v1/campaigns", json=bad, headers=u.headers)
     assert r.status_code == 422 and r.json()["detail"][0]["field"] == "targets.1.agent_id"
     assert client.get("/api/v1/runs", headers=u.headers).json()["total"] == before  # nothing half-created
+
+
+def test_a_spec_stored_without_newer_defaults_fingerprints_the_same() -> None:
+    from backend.compare.fingerprint import fingerprint
+    from backend.workload.builtin import QUICK
+
+    full = QUICK.model_dump(mode="json")
+    old = {"jobs": [{k: v for k, v in j.items() if k not in ("invalidate", "readahead")} for j in full["jobs"]]}
+    assert fingerprint(old) == fingerprint(full)

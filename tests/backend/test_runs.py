@@ -240,3 +240,13 @@ def test_compare_lists_jobs_side_by_side(client: TestClient, session: Session) -
     assert "write_iops" not in metrics  # no write side in either run
     bad = client.get("/api/v1/compare?runs=not-a-uuid", headers=u.headers)
     assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "runs"
+
+
+def test_runs_filter_by_device_and_status(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    disk = create_run(session, agent=a.agent, target_path="/srv/a")
+    create_run(session, agent=a.agent, target_path="/dev/shm/b")
+    r = client.get(f"/api/v1/runs?device_id={disk.device_id}", headers=u.headers).json()
+    assert [x["id"] for x in r["items"]] == [str(disk.id)] and r["total"] == 1
+    assert client.get("/api/v1/runs?status=succeeded", headers=u.headers).json()["total"] == 0

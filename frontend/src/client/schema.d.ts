@@ -2870,6 +2870,10 @@ export interface operations {
             query?: {
                 status?: components["schemas"]["RunStatus"] | null;
                 agent_id?: string | null;
+                device_id?: string | null;
+                environment_id?: string | null;
+                workload_id?: string | null;
+                campaign_id?: string | null;
                 limit?: number;
                 offset?: number;
             };
