@@ -2,9 +2,6 @@
 // navigation start to the comparison table and first chart being visible. Prints one JSON line.
 // node bench/compare/page.mjs BASE EMAIL PASSWORD URL [URL ...]
 import { createRequire } from "node:module";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 
 const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
 const { chromium } = require("playwright-core");
@@ -12,14 +9,15 @@ const [base, email, password, ...paths] = process.argv.slice(2);
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium", headless: true,
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", `--user-data-dir=${mkdtempSync(join(tmpdir(), "iowatt-bench-"))}`],
+         "--disable-component-update", "--disable-sync"],
 });
+// a fresh profile: launch() gives every context its own temporary user data directory
 const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 await page.goto(`${base}/login`);
-await page.getByLabel(/email/i).fill(email);
-await page.getByLabel(/password/i).fill(password);
-await page.getByRole("button", { name: /log in|sign in/i }).click();
-await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+await page.fill('input[name="email"]', email);
+await page.fill('input[name="password"]', password);
+await page.click('button[type="submit"]');
+await page.getByTestId("runs-table").waitFor({ timeout: 20000 });
 const times = [];
 for (const p of paths) {
   const t0 = Date.now();

@@ -237,8 +237,9 @@ def main() -> int:
                     ],
                     capture_output=True,
                     text=True,
-                    check=True,
                 )
+                if out.returncode != 0:
+                    raise RuntimeError(f"page timing failed: {out.stderr[-3000:]}")
                 page_ms = json.loads(out.stdout.strip().splitlines()[-1])["times_ms"][
                     1:
                 ]  # first is a warm-up
