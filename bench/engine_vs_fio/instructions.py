@@ -29,10 +29,23 @@ ENGINE = REPO / "agent" / "engine" / "build" / "iowatt-engine"
 def measure(binary: str, args: list[str], runtime: float) -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as d:
         out = subprocess.run(
-            ["valgrind", "--tool=callgrind", "--trace-children=yes", f"--callgrind-out-file={d}/cg.%p",
-             binary, "--name=ir", *args, f"--runtime={runtime * 1000:g}ms", "--time_based", "--output-format=json"],
-            capture_output=True, text=True, check=True).stdout
-        job = json.loads(out[out.index("{"):])["jobs"][0]
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--trace-children=yes",
+                f"--callgrind-out-file={d}/cg.%p",
+                binary,
+                "--name=ir",
+                *args,
+                f"--runtime={runtime * 1000:g}ms",
+                "--time_based",
+                "--output-format=json",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        job = json.loads(out[out.index("{") :])["jobs"][0]
         ios = job["read"]["total_ios"] + job["write"]["total_ios"]
         irs = []
         for f in glob.glob(f"{d}/cg.*"):
@@ -60,8 +73,10 @@ def main() -> int:
         ir0, n0 = measure(binary, args, a.short)
         ir1, n1 = measure(binary, args, a.long)
         res[tool] = (ir1 - ir0) / (n1 - n0)
-        print(f"{tool:6s} {res[tool]:8.0f} user instructions per I/O "
-              f"(Ir {ir0:,} / {n0:,} I/Os at {a.short:g} s, {ir1:,} / {n1:,} at {a.long:g} s)")
+        print(
+            f"{tool:6s} {res[tool]:8.0f} user instructions per I/O "
+            f"(Ir {ir0:,} / {n0:,} I/Os at {a.short:g} s, {ir1:,} / {n1:,} at {a.long:g} s)"
+        )
     print(f"ratio iowatt/fio: {res['iowatt'] / res['fio']:.2f}  ({' '.join(a.job)})")
     return 0
 

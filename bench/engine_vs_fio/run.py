@@ -46,20 +46,49 @@ SHORT_S = 0.01  # length of the runs that measure a tool's fixed (start-up + exi
 # "fio default buffers" row compares fio's default (random once + scramble) with iowatt's
 # refill_buffers=0 (random once + a fresh stamp per 512-byte sector), like for like.
 JOBS: list[tuple[str, list[str], list[str], list[str]]] = [
-    ("randread 4k page cache psync", ["--rw=randread", "--bs=4k", "--ioengine=psync", "--invalidate=0"], [], []),
+    (
+        "randread 4k page cache psync",
+        ["--rw=randread", "--bs=4k", "--ioengine=psync", "--invalidate=0"],
+        [],
+        [],
+    ),
     ("randread 4k direct QD1 psync", ["--rw=randread", "--bs=4k", "--ioengine=psync", "--direct=1"], [], []),
-    ("randread 4k direct QD32 io_uring",
-     ["--rw=randread", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--direct=1"], [], []),
-    ("randread 4k direct QD32 libaio",
-     ["--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=32", "--direct=1"], [], []),
-    ("randwrite 4k direct QD32 io_uring",
-     ["--rw=randwrite", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--direct=1"], ["--refill_buffers=1"], []),
-    ("randwrite 4k direct QD32 io_uring, fio default buffers",
-     ["--rw=randwrite", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--direct=1"], [], ["--refill_buffers=0"]),
-    ("read 1m direct QD8 io_uring", ["--rw=read", "--bs=1m", "--ioengine=io_uring", "--iodepth=8", "--direct=1"], [], []),
-    ("randrw 70/30 4k direct QD16 io_uring",
-     ["--rw=randrw", "--rwmixread=70", "--bs=4k", "--ioengine=io_uring", "--iodepth=16", "--direct=1"],
-     ["--refill_buffers=1"], []),
+    (
+        "randread 4k direct QD32 io_uring",
+        ["--rw=randread", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--direct=1"],
+        [],
+        [],
+    ),
+    (
+        "randread 4k direct QD32 libaio",
+        ["--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=32", "--direct=1"],
+        [],
+        [],
+    ),
+    (
+        "randwrite 4k direct QD32 io_uring",
+        ["--rw=randwrite", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--direct=1"],
+        ["--refill_buffers=1"],
+        [],
+    ),
+    (
+        "randwrite 4k direct QD32 io_uring, fio default buffers",
+        ["--rw=randwrite", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--direct=1"],
+        [],
+        ["--refill_buffers=0"],
+    ),
+    (
+        "read 1m direct QD8 io_uring",
+        ["--rw=read", "--bs=1m", "--ioengine=io_uring", "--iodepth=8", "--direct=1"],
+        [],
+        [],
+    ),
+    (
+        "randrw 70/30 4k direct QD16 io_uring",
+        ["--rw=randrw", "--rwmixread=70", "--bs=4k", "--ioengine=io_uring", "--iodepth=16", "--direct=1"],
+        ["--refill_buffers=1"],
+        [],
+    ),
 ]
 
 
@@ -90,9 +119,11 @@ class Target:
             sh("mkfs.ext4", "-q", "-F", str(img))
             loop = sh("losetup", "--find", "--show", str(img)).stdout.strip()
             sh("mount", loop, str(mnt))
-            self.cleanup_steps += [lambda: shutil.rmtree(d, ignore_errors=True),
-                                   lambda: sh("losetup", "-d", loop, check=False),
-                                   lambda: sh("umount", str(mnt), check=False)]
+            self.cleanup_steps += [
+                lambda: shutil.rmtree(d, ignore_errors=True),
+                lambda: sh("losetup", "-d", loop, check=False),
+                lambda: sh("umount", str(mnt), check=False),
+            ]
             self.path = str(mnt / "bench.dat")
             self.desc = f"file on ext4 on {loop} (backed by /dev/shm)"
         else:
@@ -105,8 +136,16 @@ class Target:
     def prepare(self) -> None:
         """Lay out the region once with incompressible data (the engine's own fill / a write pass)."""
         extra = ["--destructive=1"] if self.is_blk else []
-        sh(str(ENGINE), f"--filename={self.path}", f"--size={self.size}", "--rw=write", "--bs=1m",
-           "--direct=1" if self.is_blk else "--direct=0", "--end_fsync=1", *extra)
+        sh(
+            str(ENGINE),
+            f"--filename={self.path}",
+            f"--size={self.size}",
+            "--rw=write",
+            "--bs=1m",
+            "--direct=1" if self.is_blk else "--direct=0",
+            "--end_fsync=1",
+            *extra,
+        )
 
     def cache(self) -> None:
         """Read the region through the page cache (for the buffered job) and keep a descriptor
@@ -141,7 +180,15 @@ def run_one(tool: str, target: Target, common: list[str], job: list[str]) -> dic
     binary = shutil.which("fio") if tool == "fio" else str(ENGINE)
     assert binary
     extra = ["--destructive=1"] if tool == "iowatt" and target.is_blk else []
-    cmd = [binary, "--name=bench", f"--filename={target.path}", *common, *job, *extra, "--output-format=json+"]
+    cmd = [
+        binary,
+        "--name=bench",
+        f"--filename={target.path}",
+        *common,
+        *job,
+        *extra,
+        "--output-format=json+",
+    ]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen(cmd, stdout=out, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
@@ -151,7 +198,7 @@ def run_one(tool: str, target: Target, common: list[str], job: list[str]) -> dic
         stdout, stderr = out.read(), err.read()
     if p.returncode != 0:
         raise SystemExit(f"{tool} failed ({p.returncode}): {' '.join(cmd)}\n{stderr}")
-    j = json.loads(stdout[stdout.index("{"):])["jobs"][0]
+    j = json.loads(stdout[stdout.index("{") :])["jobs"][0]
     ios = j["read"]["total_ios"] + j["write"]["total_ios"]
     secs = max(j["read"]["runtime"], j["write"]["runtime"]) / 1000.0
     d = j["read"] if j["read"]["total_ios"] >= j["write"]["total_ios"] else j["write"]
@@ -163,7 +210,9 @@ def run_one(tool: str, target: Target, common: list[str], job: list[str]) -> dic
         "ios": ios,
         "cpu_s": cpu_s,
         "cpu_ns_per_io": cpu_s / ios * 1e9 if ios else float("nan"),
-        "self_cpu_ns_per_io": (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs / ios * 1e9 if ios else float("nan"),
+        "self_cpu_ns_per_io": (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs / ios * 1e9
+        if ios
+        else float("nan"),
         "p50_ns": pct.get("50.000000", 0),
         "p99_ns": pct.get("99.000000", 0),
     }
@@ -185,11 +234,16 @@ def main() -> int:
     ap.add_argument("--only", help="substring filter on job names")
     ap.add_argument("--json", help="write every raw result here")
     ap.add_argument("--md", help="write the markdown table (with its header) here")
+    ap.add_argument("--engine", help="iowatt-engine binary (default: agent/engine/build, built first)")
     a = ap.parse_args()
     if not shutil.which("fio"):
         print("fio not installed (apt-get install fio)", file=sys.stderr)
         return 77
-    subprocess.run(["make", "-s", "-C", str(REPO / "agent" / "engine")], check=True)
+    global ENGINE
+    if a.engine:
+        ENGINE = Path(a.engine).resolve()
+    else:
+        subprocess.run(["make", "-s", "-C", str(REPO / "agent" / "engine")], check=True)
     target = Target(a.target, a.size, a.zram_size, a.destructive)
     try:
         return bench(a, target)
@@ -213,7 +267,9 @@ def bench(a: argparse.Namespace, target: Target) -> int:
         fixed = {}
         for tool in ("fio", "iowatt"):  # warm-up pair, discarded; then each tool's fixed cost
             run_one(tool, target, common, args[tool])
-            fixed[tool] = statistics.median(run_one(tool, target, short, args[tool])["cpu_s"] for _ in range(3))
+            fixed[tool] = statistics.median(
+                run_one(tool, target, short, args[tool])["cpu_s"] for _ in range(3)
+            )
         res: dict[str, list[dict[str, float]]] = {"fio": [], "iowatt": []}
         for i in range(a.pairs):
             order = ("fio", "iowatt") if i % 2 == 0 else ("iowatt", "fio")
@@ -223,8 +279,12 @@ def bench(a: argparse.Namespace, target: Target) -> int:
                 r["cpu_ns_per_io"] = (r["cpu_s"] - fixed[tool]) / r["ios"] * 1e9
                 res[tool].append(r)
             f, b = res["fio"][-1], res["iowatt"][-1]
-            print(f"  {name:55s} pair {i + 1}: fio {f['iops']:10.0f}  iowatt {b['iops']:10.0f}  "
-                  f"ratio {b['iops'] / f['iops']:.2f}", file=sys.stderr, flush=True)
+            print(
+                f"  {name:55s} pair {i + 1}: fio {f['iops']:10.0f}  iowatt {b['iops']:10.0f}  "
+                f"ratio {b['iops'] / f['iops']:.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
         target.uncache()
         raw[name] = res
         pairs = list(zip(res["fio"], res["iowatt"], strict=True))
@@ -233,19 +293,39 @@ def bench(a: argparse.Namespace, target: Target) -> int:
             return statistics.median(r[key] for r in res[tool])
 
         iops_r = [b["iops"] / f["iops"] for f, b in pairs]
-        rows.append((name, med("fio", "iops"), med("iowatt", "iops"), median_ratio(pairs, "iops"),
-                     min(iops_r), max(iops_r),
-                     med("fio", "cpu_ns_per_io"), med("iowatt", "cpu_ns_per_io"), median_ratio(pairs, "cpu_ns_per_io"),
-                     med("fio", "p50_ns"), med("iowatt", "p50_ns"), median_ratio(pairs, "p50_ns"),
-                     med("fio", "p99_ns"), med("iowatt", "p99_ns"), median_ratio(pairs, "p99_ns")))
+        rows.append(
+            (
+                name,
+                med("fio", "iops"),
+                med("iowatt", "iops"),
+                median_ratio(pairs, "iops"),
+                min(iops_r),
+                max(iops_r),
+                med("fio", "cpu_ns_per_io"),
+                med("iowatt", "cpu_ns_per_io"),
+                median_ratio(pairs, "cpu_ns_per_io"),
+                med("fio", "p50_ns"),
+                med("iowatt", "p50_ns"),
+                median_ratio(pairs, "p50_ns"),
+                med("fio", "p99_ns"),
+                med("iowatt", "p99_ns"),
+                median_ratio(pairs, "p99_ns"),
+            )
+        )
     fio_ver = sh("fio", "--version").stdout.strip()
     eng_ver = sh(str(ENGINE), "--version").stdout.strip()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), "?")
+    cpu = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        ),
+        "?",
+    )
     lines = [
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; wall time {time.time() - t0:.0f} s",
         f"- machine: {platform.node()}, Linux {platform.release()}, {os.cpu_count()} vCPU ({cpu}), shared",
-        f"- tools: {fio_ver} (Debian) vs {eng_ver} ({ENGINE.relative_to(REPO)})",
+        f"- tools: {fio_ver} (Debian) vs {eng_ver} ({ENGINE})",
         f"- target: {target.desc}, region {a.size}; {a.runtime:g} s per run, time_based; "
         f"1 discarded warm-up pair + {a.pairs} pairs in order A B B A ...",
         "- ratio = median over pairs of iowatt/fio (per-pair); CPU/IO = usr+sys of the whole process "
@@ -257,13 +337,17 @@ def bench(a: argparse.Namespace, target: Target) -> int:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r[0]} | {r[1]:,.0f} | {r[2]:,.0f} | **{r[3]:.2f}** ({r[4]:.2f}–{r[5]:.2f}) | {r[6]:,.0f} "
-                     f"| {r[7]:,.0f} | **{r[8]:.2f}** | {r[9] / 1e3:,.1f} | {r[10] / 1e3:,.1f} | {r[11]:.2f} "
-                     f"| {r[12] / 1e3:,.1f} | {r[13] / 1e3:,.1f} | {r[14]:.2f} |")
+        lines.append(
+            f"| {r[0]} | {r[1]:,.0f} | {r[2]:,.0f} | **{r[3]:.2f}** ({r[4]:.2f}–{r[5]:.2f}) | {r[6]:,.0f} "
+            f"| {r[7]:,.0f} | **{r[8]:.2f}** | {r[9] / 1e3:,.1f} | {r[10] / 1e3:,.1f} | {r[11]:.2f} "
+            f"| {r[12] / 1e3:,.1f} | {r[13] / 1e3:,.1f} | {r[14]:.2f} |"
+        )
     text = "\n".join(lines) + "\n"
     print("\n" + text)
     if a.md:
-        Path(a.md).write_text(f"command: `{' '.join(['bench/engine_vs_fio/run.py', *sys.argv[1:]])}`\n\n" + text)
+        Path(a.md).write_text(
+            f"command: `{' '.join(['bench/engine_vs_fio/run.py', *sys.argv[1:]])}`\n\n" + text
+        )
     if a.json:
         Path(a.json).write_text(json.dumps(raw, indent=1))
     return 0

@@ -29,6 +29,7 @@ BAD = [
     (["--size"], "size: missing value"),
     (["--output-format=xml"], "output-format:"),
     (["--clocksource=sundial"], "clocksource:"),
+    (["--iodepth_batch_submit=x"], "iodepth_batch_submit:"),
     (["--refill_buffers=maybe"], "refill_buffers:"),
 ]
 

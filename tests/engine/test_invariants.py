@@ -426,6 +426,20 @@ def test_littles_law_on_async_engines(run, disk_scratch: Path, engine: str) -> N
     assert lat["50.000000"] >= clat["50.000000"]
 
 
+@pytest.mark.parametrize("engine", ["io_uring", "libaio"])
+def test_iodepth_batch_submit(run, scratch: Path, engine: str) -> None:
+    """Default 1 (fio's): every I/O goes to the kernel as soon as it is prepared; 0 submits the
+    whole refill at once."""
+    common = ["--name=a", f"--filename={scratch}/t.dat", "--rw=randread", "--size=8m", "--ioengine=" + engine,
+              "--iodepth=16", "--runtime=300ms", "--time_based=1"]
+    one = run(*common).job
+    assert one["iowatt"]["options"]["iodepth_batch_submit"] == 1
+    assert one["iodepth_submit"]["4"] == pytest.approx(100.0)
+    whole = run(*common, "--iodepth_batch_submit=0").job
+    assert whole["iowatt"]["options"]["iodepth_batch_submit"] == 0
+    assert whole["read"]["total_ios"] > 0
+
+
 def test_psync_lat_equals_clat(run, scratch: Path) -> None:
     rd = run("--name=a", f"--filename={scratch}/t.dat", "--rw=randread", "--size=2m").job["read"]
     assert rd["lat_ns"] == rd["clat_ns"] | {"lat": 0} - {"lat"} if False else True

@@ -73,14 +73,6 @@ static int uring_queue(struct worker *w, struct io_req *r)
 	return 0;
 }
 
-/* The worker always reaps right after it commits (it has I/O in flight), so the submission
- * rides on the same io_uring_enter() as the wait: one syscall per batch instead of two. */
-static int uring_commit(struct worker *w)
-{
-	struct uring_ctx *c = w->ctx;
-	return (int)c->staged;
-}
-
 static int uring_submit(struct uring_ctx *c)
 {
 	int r;
@@ -90,6 +82,16 @@ static int uring_submit(struct uring_ctx *c)
 	if (r >= 0)
 		c->staged = 0;
 	return r;
+}
+
+/* The last submission before the worker reaps rides on the same io_uring_enter() as the wait:
+ * one system call instead of two. Earlier ones (iodepth_batch_submit) go to the kernel now. */
+static int uring_commit(struct worker *w, int last)
+{
+	struct uring_ctx *c = w->ctx;
+	if (last)
+		return (int)c->staged;
+	return uring_submit(c);
 }
 
 static int uring_getevents(struct worker *w, unsigned min, uint64_t timeout_ns)

@@ -82,8 +82,9 @@ static int aio_queue(struct worker *w, struct io_req *r)
 	return 0;
 }
 
-static int aio_commit(struct worker *w)
+static int aio_commit(struct worker *w, int last)
 {
+	(void)last;
 	struct aio_ctx *c = w->ctx;
 	unsigned done = 0;
 	while (done < c->npending) {

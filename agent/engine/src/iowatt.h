@@ -216,6 +216,7 @@ struct options {
 	int zero_buffers;
 	int refill_buffers;             /* 1 (default): fresh content per write; 0: stamp only */
 	int clock_gettime;              /* clocksource=clock_gettime: never read the TSC (process-wide) */
+	unsigned iodepth_batch;         /* submit once this many are prepared (fio's iodepth_batch_submit) */
 	unsigned compress_pct;
 	uint64_t rate_iops;
 	int destructive;
@@ -291,7 +292,9 @@ struct engine_ops {
 	int sync;                                          /* queue() completes the I/O inline */
 	int (*init)(struct worker *w);                     /* 0, -errno; -ENOSYS = not available */
 	int (*queue)(struct worker *w, struct io_req *r);  /* sync: perform; async: stage */
-	int (*commit)(struct worker *w);                   /* async: submit staged, returns number submitted or -errno */
+	/* async: submit what queue() staged; returns the number staged or -errno. last=1: the worker
+	 * waits for completions right after, so the engine may fold the submission into that wait */
+	int (*commit)(struct worker *w, int last);
 	int (*getevents)(struct worker *w, unsigned min, uint64_t timeout_ns); /* async: reap >= min (0 = no timeout); fills w->done[], returns count */
 	void (*cleanup)(struct worker *w);
 	int (*probe)(void);                                /* 0 if usable on this kernel, else -errno */

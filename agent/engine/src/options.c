@@ -16,7 +16,8 @@ static const char *const known[] = {
 	"ioengine", "iodepth", "stonewall", "wait_for_previous", "loops", "fsync", "fdatasync",
 	"end_fsync", "sync", "invalidate", "fadvise_hint", "random_distribution", "norandommap",
 	"randseed", "zero_buffers", "buffer_compress_percentage", "refill_buffers", "rate_iops",
-	"destructive", "thread", "group_reporting", "randrepeat", "clocksource", NULL,
+	"destructive", "thread", "group_reporting", "randrepeat", "clocksource", "iodepth_batch_submit",
+	"iodepth_batch", NULL,
 };
 
 int option_is_known(const char *name)
@@ -42,6 +43,7 @@ void options_defaults(struct options *o)
 	o->fadvise = FADV_AUTO;
 	o->dist = DIST_RANDOM;
 	o->refill_buffers = 1;
+	o->iodepth_batch = 1;
 }
 
 const char *rw_name(enum rw_mode rw)
@@ -316,6 +318,11 @@ void option_set(struct options *o, const char *name, const char *val)
 		o->rate_iops = need_u64(name, val);
 	} else if (!strcmp(name, "destructive")) {
 		o->destructive = need_bool(name, val);
+	} else if (!strcmp(name, "iodepth_batch_submit") || !strcmp(name, "iodepth_batch")) {
+		uint64_t v = need_u64(name, val);
+		if (v > 65536)
+			die_usage(name, "must be 0..65536, got '%s'", val);
+		o->iodepth_batch = (unsigned)v; /* 0 = the whole free depth at once */
 	} else if (!strcmp(name, "clocksource")) {
 		if (!strcmp(val, "cpu"))
 			o->clock_gettime = 0;

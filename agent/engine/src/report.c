@@ -300,6 +300,7 @@ static void emit_resolved(struct jw *w, const struct options *o)
 	jw_bool(w, "zero_buffers", o->zero_buffers);
 	jw_bool(w, "refill_buffers", o->refill_buffers);
 	jw_str(w, "clocksource", o->clock_gettime ? "clock_gettime" : "cpu");
+	jw_u64(w, "iodepth_batch_submit", o->iodepth_batch);
 	jw_u64(w, "buffer_compress_percentage", o->compress_pct);
 	jw_u64(w, "rate_iops", o->rate_iops);
 	jw_bool(w, "destructive", o->destructive);

@@ -404,6 +404,18 @@ static void run_sync(struct worker *w)
 	}
 }
 
+/* Hand staged[from, to) to the engine: their clat starts now (like fio, just before the submit
+ * call; slat = preparation). last: the worker reaps right after. */
+static int submit_range(struct worker *w, struct io_req **staged, unsigned from, unsigned to, int last,
+			uint64_t *tsub)
+{
+	*tsub = now_ns();
+	for (unsigned i = from; i < to; i++)
+		staged[i]->t_sub = *tsub;
+	w->submit_hist[batch_bucket(to - from)]++;
+	return w->job->ops->commit(w, last);
+}
+
 static void run_async(struct worker *w)
 {
 	struct job *j = w->job;
@@ -411,6 +423,10 @@ static void run_async(struct worker *w)
 	const struct engine_ops *ops = j->ops;
 	const uint64_t deadline = j->t_deadline, every = sync_every(o);
 	const int rate = w->rate_period_ns != 0;
+	/* iodepth_batch_submit (fio's default 1): give the device each I/O as soon as it is ready
+	 * instead of holding a whole refill batch back while the rest is prepared -- measured on a
+	 * loop device, batching the refill cost 20-25 % of random-write IOPS */
+	const unsigned batch = o->iodepth_batch ? o->iodepth_batch : w->depth;
 	struct io_req **staged = malloc(sizeof(*staged) * w->depth);
 	int stopping = 0;
 	uint64_t next_intended = j->t_start;
@@ -422,7 +438,8 @@ static void run_async(struct worker *w)
 	for (;;) {
 		if (g_stop || w->err)
 			stopping = 1;
-		unsigned nst = 0;
+		unsigned nst = 0, ncom = 0;
+		int serr = 0;
 		uint64_t tprep = now_ns();
 		while (!stopping && w->nfree) {
 			if (rate && next_intended > tprep)
@@ -454,23 +471,25 @@ static void run_async(struct worker *w)
 			}
 			staged[nst++] = r;
 			w->inflight++;
+			if (nst - ncom >= batch && w->nfree) { /* more may follow: submit these now */
+				serr = submit_range(w, staged, ncom, nst, 0, &tprep);
+				if (serr < 0)
+					break;
+				ncom = nst;
+			}
 		}
 		/* like fio: every I/O of a batch counts at the depth reached after the batch */
 		w->depth_hist[depth_bucket(w->inflight)] += nst;
-		if (nst) {
-			/* like fio, clat starts just before the submit call (slat = preparation) */
-			uint64_t tsub = now_ns();
-			for (unsigned i = 0; i < nst; i++)
-				staged[i]->t_sub = tsub;
-			int s = ops->commit(w);
-			w->submit_hist[batch_bucket(nst)]++;
-			if (s < 0) {
-				w->err = s;
-				snprintf(w->errmsg, sizeof(w->errmsg), "submit: %s", strerror(-s));
-				w->inflight -= nst;
-				w->nfree += nst;
-				break;
-			}
+		if (serr >= 0 && nst > ncom) {
+			uint64_t tsub;
+			serr = submit_range(w, staged, ncom, nst, 1, &tsub);
+		}
+		if (serr < 0) {
+			w->err = serr;
+			snprintf(w->errmsg, sizeof(w->errmsg), "submit: %s", strerror(-serr));
+			w->inflight -= nst - ncom;
+			w->nfree += nst - ncom;
+			break;
 		}
 		if (w->inflight == 0) {
 			if (stopping)
