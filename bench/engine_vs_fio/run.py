@@ -110,7 +110,8 @@ class Target:
                 Path("/sys/block/zram0/disksize").write_text(zram_size)
                 self.cleanup_steps.append(lambda: Path("/sys/block/zram0/reset").write_text("1"))
             self.destructive = True
-            self.desc = f"/dev/zram0 raw ({Path('/sys/block/zram0/comp_algorithm').read_text().split('[')[1].split(']')[0]})"
+            algo = Path("/sys/block/zram0/comp_algorithm").read_text().split("[")[1].split("]")[0]
+            self.desc = f"/dev/zram0 raw ({algo})"
         elif spec == "loop-ext4":
             d = Path(tempfile.mkdtemp(prefix="iowatt-bench-", dir="/dev/shm"))
             img, mnt = d / "ext4.img", d / "mnt"
@@ -332,8 +333,8 @@ def bench(a: argparse.Namespace, target: Target) -> int:
         "tree (wait4) minus the tool's fixed start-up/exit CPU (median of three 10 ms runs), per I/O; "
         "p50/p99 = clat of the main direction",
         "",
-        "| job | fio IOPS | iowatt IOPS | IOPS ratio (min–max) | fio CPU ns/IO | iowatt CPU ns/IO | CPU/IO ratio "
-        "| fio p50 µs | iowatt p50 µs | p50 ratio | fio p99 µs | iowatt p99 µs | p99 ratio |",
+        "| job | fio IOPS | iowatt IOPS | IOPS ratio (min–max) | fio CPU ns/IO | iowatt CPU ns/IO "
+        "| CPU/IO ratio | fio p50 µs | iowatt p50 µs | p50 ratio | fio p99 µs | iowatt p99 µs | p99 ratio |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:

@@ -328,7 +328,9 @@ def test_refill_buffers_0_still_incompressible_and_unique(run, scratch: Path) ->
     it does not defeat a compressor whose window spans several blocks."""
     target = scratch / "t.dat"
     target.write_bytes(b"\0" * (1 << 20))
-    job = run("--name=a", f"--filename={target}", "--rw=randwrite", "--bs=4k", "--size=1m", "--refill_buffers=0").job
+    job = run(
+        "--name=a", f"--filename={target}", "--rw=randwrite", "--bs=4k", "--size=1m", "--refill_buffers=0"
+    ).job
     assert job["iowatt"]["options"]["refill_buffers"] is False
     data = target.read_bytes()
     blocks = [data[i : i + 4096] for i in range(0, len(data), 4096)]
@@ -430,8 +432,16 @@ def test_littles_law_on_async_engines(run, disk_scratch: Path, engine: str) -> N
 def test_iodepth_batch_submit(run, scratch: Path, engine: str) -> None:
     """Default 1 (fio's): every I/O goes to the kernel as soon as it is prepared; 0 submits the
     whole refill at once."""
-    common = ["--name=a", f"--filename={scratch}/t.dat", "--rw=randread", "--size=8m", "--ioengine=" + engine,
-              "--iodepth=16", "--runtime=300ms", "--time_based=1"]
+    common = [
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=randread",
+        "--size=8m",
+        "--ioengine=" + engine,
+        "--iodepth=16",
+        "--runtime=300ms",
+        "--time_based=1",
+    ]
     one = run(*common).job
     assert one["iowatt"]["options"]["iodepth_batch_submit"] == 1
     assert one["iodepth_submit"]["4"] == pytest.approx(100.0)
