@@ -123,7 +123,7 @@ class Target:
             self.cleanup_steps += [
                 lambda: shutil.rmtree(d, ignore_errors=True),
                 lambda: sh("losetup", "-d", loop, check=False),
-                lambda: sh("umount", str(mnt), check=False),
+                lambda: umount(mnt),
             ]
             self.path = str(mnt / "bench.dat")
             self.desc = f"file on ext4 on {loop} (backed by /dev/shm)"
@@ -169,6 +169,15 @@ class Target:
     def close(self) -> None:
         for step in reversed(self.cleanup_steps):
             step()
+
+
+def umount(mnt: Path) -> None:
+    """Unmount, retrying while the file system is briefly busy (a tool still exiting)."""
+    for _ in range(20):
+        if sh("umount", str(mnt), check=False).returncode == 0:
+            return
+        time.sleep(0.5)
+    print(f"warning: could not unmount {mnt}; clean up by hand", file=sys.stderr)
 
 
 def parse_size(s: str) -> int:
