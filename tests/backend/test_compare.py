@@ -234,5 +234,7 @@ def test_a_spec_stored_without_newer_defaults_fingerprints_the_same() -> None:
     from backend.workload.builtin import QUICK
 
     full = QUICK.model_dump(mode="json")
-    old = {"jobs": [{k: v for k, v in j.items() if k not in ("invalidate", "readahead")} for j in full["jobs"]]}
+    old = {
+        "jobs": [{k: v for k, v in j.items() if k not in ("invalidate", "readahead")} for j in full["jobs"]]
+    }
     assert fingerprint(old) == fingerprint(full)
