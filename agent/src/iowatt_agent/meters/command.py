@@ -140,7 +140,11 @@ class CommandMeter(Meter):
                 if self.proc.wait() != 0:
                     raise self._exit_error()
                 raise MeterError(f"command {program} exited without printing a reading")
-            self.lines.put_nowait(item)  # recorded by the sampling thread
+            # recorded by the sampling thread, FIRST: more lines may have arrived meanwhile, and putting
+            # this one behind them would reorder the readings (then dropped as out of order)
+            with self.lines.mutex:
+                self.lines.queue.appendleft(item)
+                self.lines.not_empty.notify()
             return
 
     def _take(self, item: object) -> None:
