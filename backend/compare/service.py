@@ -68,6 +68,7 @@ ENERGY_METRICS: list[tuple[str, str, str, bool | None]] = [
     ("iops_per_w", "IOPS per watt", "IO/J", True),
     ("mb_s_per_w", "MB/s per watt", "MB/J", True),
     ("operational_gco2e", "CO2 (operational)", "gCO2e", False),
+    ("gco2e_per_tb", "CO2 per TB read and written", "gCO2e/TB", False),
     ("embodied_gco2e", "CO2 (embodied share)", "gCO2e", False),
 ]
 

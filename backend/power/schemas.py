@@ -110,6 +110,7 @@ class EnergyRead(OutputSchema):
     carbon_method: str | None
     pue: float | None
     operational_gco2e: float | None
+    gco2e_per_tb: float | None  # operational CO2 per TB read and written (decimal TB)
     dynamic_gco2e: float | None
     embodied_gco2e: float | None
     embodied_source: str | None

@@ -222,6 +222,10 @@ def _energy_read(rp: RunPower | None, e: RunEnergy | None) -> EnergyRead:
         carbon_method=e.carbon_method,
         pue=e.pue,
         operational_gco2e=e.operational_gco2e,
+        # bytes moved = total_j / j_per_gb GB, so per decimal TB: gCO2e x 1000 x j_per_gb / total_j
+        gco2e_per_tb=e.operational_gco2e * 1000 * e.j_per_gb / e.total_j
+        if e.j_per_gb and e.total_j
+        else None,
         dynamic_gco2e=e.dynamic_gco2e,
         embodied_gco2e=e.embodied_gco2e,
         embodied_source=e.embodied_source,

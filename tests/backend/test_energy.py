@@ -112,6 +112,8 @@ def test_paper_arithmetic_from_stored_samples(client: TestClient, session: Sessi
     assert e["j_per_gb"] == pytest.approx(3962.7 / (1_000_000 * 4096 / 1e9), rel=1e-6)
     assert e["grid_g_per_kwh"] == 445.0 and "no environment" in e["grid_source"]
     assert e["operational_gco2e"] == pytest.approx(3962.7 / 3.6e6 * 445, rel=1e-6)
+    tb = 1_000_000 * 4096 / 1e12  # the engine document moved 1e6 x 4 KiB
+    assert e["gco2e_per_tb"] == pytest.approx(3962.7 / 3.6e6 * 445 / tb, rel=1e-6)
     assert e["uncertainty_j"] > 0 and "accuracy_assumed" in e["flags"]
     assert [p["name"] for p in e["phases"]] == ["idle_before", "load", "idle_after"]
 

@@ -971,6 +971,8 @@ export interface components {
             estimated: boolean;
             /** Flags */
             flags: string[];
+            /** Gco2E Per Tb */
+            gco2e_per_tb: number | null;
             /** Grid G Per Kwh */
             grid_g_per_kwh: number | null;
             /** Grid Source */

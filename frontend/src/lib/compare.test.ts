@@ -138,6 +138,7 @@ describe("energyBarCharts", () => {
         metric("j_per_gb", "Energy per GB", "J/GB", [100, 5]),
         metric("iops_per_w", "IOPS per watt", "IO/J", [2, 900]),
         metric("operational_gco2e", "CO2", "gCO2e", [0.5, 0.2]),
+        metric("gco2e_per_tb", "CO2 per TB", "gCO2e/TB", [2500, 40]),
       ],
     });
     const charts = energyBarCharts(cmp);
@@ -146,6 +147,7 @@ describe("energyBarCharts", () => {
       ["j_per_gb", "J/GB"],
       ["iops_per_w", "IOPS/W"],
       ["operational_gco2e", "gCO2e"],
+      ["gco2e_per_tb", "kgCO2e/TB"],
     ]);
     expect(charts[0]?.rows[0]).toEqual({ category: "Energy", c0: 3.9627, c1: 1.5 });
   });

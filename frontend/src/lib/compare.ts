@@ -200,6 +200,9 @@ export function energyBarCharts(cmp: CompareRead): BarChartData[] {
   add("j_per_gb", "Energy per GB", () => ["J/GB", 1]);
   add("iops_per_w", "IOPS per watt", () => ["IOPS/W", 1]);
   add("operational_gco2e", "CO2 per run", (max) => (max >= 1e3 ? ["kgCO2e", 1e3] : ["gCO2e", 1]));
+  add("gco2e_per_tb", "CO2 per TB read and written", (max) =>
+    max >= 1e3 ? ["kgCO2e/TB", 1e3] : ["gCO2e/TB", 1],
+  );
   return out;
 }
 
