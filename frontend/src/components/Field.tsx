@@ -51,3 +51,33 @@ export function formErrorsFrom(
   }
   return { errors: {}, formError: errorMessage(err) };
 }
+
+/** A form's closing part: what went wrong outside any field, and the submit button. */
+export function FormFooter({
+  error,
+  pending,
+  label,
+  pendingLabel,
+  testId,
+}: {
+  error: string | null | undefined;
+  pending: boolean;
+  label: string;
+  pendingLabel: string;
+  testId: string;
+}) {
+  return (
+    <>
+      {error && (
+        <div className="alert alert-error" role="alert" data-testid="form-error">
+          {error}
+        </div>
+      )}
+      <div className="actions">
+        <button type="submit" className="btn btn-primary" disabled={pending} data-testid={testId}>
+          {pending ? pendingLabel : label}
+        </button>
+      </div>
+    </>
+  );
+}

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import type { CampaignRead, CampaignTarget } from "../client/types";
-import { type Errors, Field, formErrorsFrom } from "../components/Field";
+import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
@@ -235,21 +235,13 @@ export function CampaignForm() {
         {targets.length} target{targets.length === 1 ? "" : "s"} × {repeats || "?"} repeats ={" "}
         {targets.length * (Number(repeats) || 0)} runs
       </p>
-      {formError && (
-        <div className="alert alert-error" role="alert" data-testid="form-error">
-          {formError}
-        </div>
-      )}
-      <div className="actions">
-        <button
-          type="submit"
-          className="btn btn-primary"
-          disabled={create.isPending}
-          data-testid="submit-campaign"
-        >
-          {create.isPending ? "Queueing…" : "Queue campaign"}
-        </button>
-      </div>
+      <FormFooter
+        error={formError}
+        pending={create.isPending}
+        label="Queue campaign"
+        pendingLabel="Queueing…"
+        testId="submit-campaign"
+      />
     </form>
   );
 }

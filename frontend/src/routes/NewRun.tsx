@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import type { JobSpec, RunCreate } from "../client/types";
-import { type Errors, Field } from "../components/Field";
+import { type Errors, Field, FormFooter } from "../components/Field";
 import { ApiError, errorMessage, fieldErrorsFor } from "../lib/errors";
 import { formatBytes, parseSize, sig3 } from "../lib/format";
 import { describeJob } from "../lib/workload";
@@ -373,21 +373,13 @@ export function NewRun() {
             </Field>
           </div>
         )}
-        {formError && (
-          <div className="alert alert-error" role="alert" data-testid="form-error">
-            {formError}
-          </div>
-        )}
-        <div className="actions">
-          <button
-            type="submit"
-            className="btn btn-primary"
-            disabled={create.isPending}
-            data-testid="submit-run"
-          >
-            {create.isPending ? "Queueing…" : "Queue run"}
-          </button>
-        </div>
+        <FormFooter
+          error={formError}
+          pending={create.isPending}
+          label="Queue run"
+          pendingLabel="Queueing…"
+          testId="submit-run"
+        />
       </form>
     </section>
   );

@@ -168,7 +168,8 @@ class Meter:
         """Connect and identify; raise MeterError when the meter cannot be used."""
 
     def read(self) -> float:
-        raise NotImplementedError
+        """One reading now. A driver implements this or overrides read_batch()."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither read() nor read_batch()")
 
     def read_batch(self) -> list[tuple[int, float]]:
         """Readings of one poll as (age_ns, value): age 0 is the request's midpoint, older

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import type { DeviceRead, DeviceUpdate, EmbodiedDefaultRead } from "../../client/types";
-import { type Errors, Field, formErrorsFrom } from "../../components/Field";
+import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { formatBytes, formatCo2Kg, parseSize, sig3 } from "../../lib/format";
 import { agentsQuery } from "../../queries/agents";
@@ -138,21 +138,13 @@ function DeviceForm({ device, onDone }: { device: DeviceRead; onDone: () => void
           />
         </Field>
       </div>
-      {formError && (
-        <div className="alert alert-error" role="alert">
-          {formError}
-        </div>
-      )}
-      <div className="actions">
-        <button
-          type="submit"
-          className="btn btn-primary"
-          disabled={save.isPending}
-          data-testid="save-device"
-        >
-          Save
-        </button>
-      </div>
+      <FormFooter
+        error={formError}
+        pending={save.isPending}
+        label="Save"
+        pendingLabel="Save"
+        testId="save-device"
+      />
     </form>
   );
 }

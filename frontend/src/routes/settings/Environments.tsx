@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import type { EnvironmentCreate, EnvironmentRead } from "../../client/types";
-import { type Errors, Field, formErrorsFrom } from "../../components/Field";
+import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { ApiError, errorMessage } from "../../lib/errors";
 import { formatGridIntensity, formatPricePerKwh, sig3 } from "../../lib/format";
@@ -216,21 +216,13 @@ export function EnvironmentForm({
           />
         </Field>
       </div>
-      {formError && (
-        <div className="alert alert-error" role="alert" data-testid="form-error">
-          {formError}
-        </div>
-      )}
-      <div className="actions">
-        <button
-          type="submit"
-          className="btn btn-primary"
-          disabled={save.isPending}
-          data-testid="save-environment"
-        >
-          {save.isPending ? "Saving…" : "Save"}
-        </button>
-      </div>
+      <FormFooter
+        error={formError}
+        pending={save.isPending}
+        label="Save"
+        pendingLabel="Saving…"
+        testId="save-environment"
+      />
     </form>
   );
 }
