@@ -5,6 +5,7 @@ import csv
 import io
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -155,18 +156,30 @@ def _metric(
     )
 
 
-def compare(
+@dataclass
+class _Frame:
+    """What a comparison is laid out on: the runs, their context, fingerprints and columns."""
+
+    runs: list[Run]
+    agents: dict[uuid.UUID, Agent]
+    devices: dict[uuid.UUID, Device]
+    envs: dict[uuid.UUID, Environment]
+    comparability: Comparability
+    cols: list[tuple[str, str, list[Run]]]
+    columns: list[Column]
+    base: int
+
+
+def _frame(
     session: Session,
-    *,
     principal: UserPrincipal,
     run_ids: list[uuid.UUID],
-    baseline: uuid.UUID | None = None,
-    group_by: GroupBy = "none",
-    fingerprint_mode: FingerprintMode = "workload",
-    force: bool = False,
-) -> Comparison:
+    baseline: uuid.UUID | None,
+    group_by: GroupBy,
+    fingerprint_mode: FingerprintMode,
+    force: bool,
+) -> _Frame:
     runs = _load_runs(session, principal, run_ids)
-    reads = {r.id: r for r in run_service.to_read(session, runs)}
     agents = {a.id: a for a in session.scalars(select(Agent).where(Agent.id.in_({r.agent_id for r in runs})))}
     dev_ids = {r.device_id for r in runs if r.device_id}
     devices = (
@@ -193,16 +206,15 @@ def compare(
             **({"host": host} if host else {}),
         }
     like = len(set(fps.values())) == 1
-    verdict = "comparable" if like else ("forced" if force else "not_comparable")
     comparability = Comparability(
-        verdict=verdict,
+        verdict="comparable" if like else ("forced" if force else "not_comparable"),
         fingerprint=fingerprint_mode,
         fingerprints={str(k): v for k, v in fps.items()},
         differences=[Difference(field=f, values=v) for f, v in fp.differences(docs)] if not like else [],
     )
 
     base_run = baseline or runs[0].id
-    if base_run not in reads:
+    if all(r.id != base_run for r in runs):
         raise Invalid("baseline", "the baseline must be one of the compared runs")
     cols = _columns(runs, group_by, devices, envs, agents, fps)
     base = next(i for i, (_, _, rs) in enumerate(cols) if any(r.id == base_run for r in rs))
@@ -219,32 +231,46 @@ def compare(
         )
         for i, (k, label, rs) in enumerate(cols)
     ]
+    return _Frame(runs, agents, devices, envs, comparability, cols, columns, base)
 
+
+def compare(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    run_ids: list[uuid.UUID],
+    baseline: uuid.UUID | None = None,
+    group_by: GroupBy = "none",
+    fingerprint_mode: FingerprintMode = "workload",
+    force: bool = False,
+) -> Comparison:
+    f = _frame(session, principal, run_ids, baseline, group_by, fingerprint_mode, force)
+    reads = {r.id: r for r in run_service.to_read(session, f.runs)}
     jobs_out: list[JobComparison] = []
     energy_out: list[Metric] = []
-    if verdict != "not_comparable":
-        jobs_out = _job_metrics(session, cols, base)
-        energy_out = _energy_metrics(cols, reads, base)
+    if f.comparability.verdict != "not_comparable":
+        jobs_out = _job_metrics(session, f.cols, f.base)
+        energy_out = _energy_metrics(f.cols, reads, f.base)
 
     validity = {
         str(r.id): [
-            ValidityFlag(**f)
-            for f in flags_for(
-                r, reads[r.id], agents.get(r.agent_id), devices.get(r.device_id) if r.device_id else None
+            ValidityFlag(**flag)
+            for flag in flags_for(
+                r, reads[r.id], f.agents.get(r.agent_id), f.devices.get(r.device_id) if r.device_id else None
             )
         ]
-        for r in runs
+        for r in f.runs
     }
     return Comparison(
-        runs=[reads[r.id] for r in runs],
-        columns=columns,
-        baseline=columns[base].key,
+        runs=[reads[r.id] for r in f.runs],
+        columns=f.columns,
+        baseline=f.columns[f.base].key,
         group_by=group_by,
-        comparability=comparability,
+        comparability=f.comparability,
         jobs=jobs_out,
         energy=energy_out,
         validity=validity,
-        suggestions=_suggestions(columns, jobs_out, group_by),
+        suggestions=_suggestions(f.columns, jobs_out, group_by),
     )
 
 
@@ -392,7 +418,7 @@ def latency_curves(
     group_by: GroupBy = "none",
 ) -> LatencyCurves:
     """Percentile curves per column from the runs' merged json+ clat histograms (fio's bins)."""
-    comparison = compare(session, principal=principal, run_ids=run_ids, group_by=group_by, force=True)
+    frame = _frame(session, principal, run_ids, None, group_by, "workload", force=True)
     docs = dict(
         session.execute(
             select(RunResult.run_id, RunResult.engine_result["jobs"]).where(RunResult.run_id.in_(run_ids))
@@ -401,7 +427,7 @@ def latency_curves(
         .all()
     )
     curves = []
-    for col in comparison.columns:
+    for col in frame.columns:
         for direction in ("read", "write"):
             merged: dict[int, int] = {}
             for rid in col.run_ids:
@@ -417,7 +443,7 @@ def latency_curves(
                         column=col.key, direction=direction, samples=total, points=_percentiles(merged, total)
                     )
                 )
-    return LatencyCurves(job=job, columns=comparison.columns, curves=curves)
+    return LatencyCurves(job=job, columns=frame.columns, curves=curves)
 
 
 def _percentiles(bins: dict[int, int], total: int) -> list[CurvePoint]:
