@@ -1,5 +1,7 @@
 """The seeds' block workloads as presets: definitions, engine options, pass summaries."""
 
+from typing import Any
+
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
@@ -111,3 +113,102 @@ def test_agent_preset_file_matches_the_server_definitions() -> None:
     assert shipped == json.loads(json.dumps(presets())), (
         "run: .venv/bin/python -m backend.workload.export > agent/src/iowatt_agent/presets.json"
     )
+
+
+def _jobs(name: str) -> list[dict[str, Any]]:
+    return [j.model_dump() for j in BUILTINS[name][1].jobs]
+
+
+def test_crystaldiskmark_jobs_as_issue_3() -> None:
+    spec = BUILTINS["crystaldiskmark"][1]
+    assert (spec.passes, spec.discard_passes) == (3, 1)
+    got = [
+        (j["name"], j["rw"], j["bs_bytes"], j["iodepth"], j["numjobs"], j["ioengine"])
+        for j in _jobs("crystaldiskmark")
+    ]
+    want = [
+        (f"{test}-{d}.p{k}", ("rand" if bs == 4096 else "") + d, bs, qd, t, "io_uring" if qd > 1 else "psync")
+        for test, bs, qd, t in (
+            ("SEQ1M_Q8T1", 1024**2, 8, 1),
+            ("SEQ1M_Q1T1", 1024**2, 1, 1),
+            ("RND4K_Q32T1", 4096, 32, 1),
+            ("RND4K_Q32T16", 4096, 32, 16),
+            ("RND4K_Q1T1", 4096, 1, 1),
+        )
+        for d in ("read", "write")
+        for k in range(4)  # 1 discarded + 3 measured passes
+    ]
+    assert got == want
+    for j in _jobs("crystaldiskmark"):  # a 1 GiB file, 5 s per test, O_DIRECT
+        assert (j["size_bytes"], j["offset_bytes"], j["runtime_s"], j["time_based"], j["direct"]) == (
+            1024**3,
+            0,
+            5,
+            True,
+            True,
+        )
+
+
+def test_diskspd_bs_sweep_jobs_as_issue_3() -> None:
+    jobs = _jobs("diskspd-bs-sweep")
+    assert [j["bs_bytes"] for j in jobs] == [4096 * 2**i for i in range(13)]  # 4 KiB ... 16 MiB
+    for j in jobs:  # diskspd -d5 -o1 -t1 -r -h
+        assert (j["rw"], j["iodepth"], j["numjobs"], j["ioengine"], j["direct"]) == (
+            "randread",
+            1,
+            1,
+            "psync",
+            True,
+        )
+        assert (j["runtime_s"], j["time_based"], j["size_bytes"]) == (5, True, 1024**3)
+
+
+def test_kernel_help_jobs_as_issue_3() -> None:
+    jobs = {j["name"]: j for j in _jobs("kernel-help")}
+    sizes = [4096 * 2**i for i in range(11)]  # 4 KiB ... 4 MiB
+    modes = {"read": 3, "randread": 3, "write": 2, "randwrite": 2}  # readahead only for buffered reads
+    assert len(jobs) == sum(modes.values()) * len(sizes)
+    for rw, n in modes.items():
+        for bs in sizes:
+            points = [jobs[f"{rw}-{bs // 1024}k-{m}"] for m in ("nocache", "cache-ra", "cache-nora")[:n]]
+            assert [(p["rw"], p["bs_bytes"], p["direct"]) for p in points] == [
+                (rw, bs, True),
+                (rw, bs, False),
+                (rw, bs, False),
+            ][:n]
+            assert [p["readahead"] for p in points] == ["default", "on", "off"][:n]
+    regions = set()
+    for j in jobs.values():  # 64 MiB per point, not time based, inside a 1 GiB region
+        assert (j["size_bytes"], j["runtime_s"], j["time_based"]) == (64 * 1024**2, None, False)
+        assert (j["numjobs"], j["iodepth"], j["ioengine"]) == (1, 1, "psync")
+        assert j["offset_bytes"] % (64 * 1024**2) == 0 and j["offset_bytes"] + j["size_bytes"] <= 1024**3
+        regions.add(j["offset_bytes"])
+    assert len(regions) == 16
+    names = list(jobs)
+    for a, b in zip(names, names[1:], strict=False):  # consecutive points never share a region
+        assert jobs[a]["offset_bytes"] != jobs[b]["offset_bytes"]
+
+
+def test_threads_latency_jobs_as_issue_3() -> None:
+    jobs = _jobs("threads-latency")
+    assert [j["numjobs"] for j in jobs] == [1, 2, 4, 8, 16, 32, 64]
+    for j in jobs:  # 4 KiB random pread, one I/O in flight per thread
+        assert (j["rw"], j["bs_bytes"], j["ioengine"], j["iodepth"]) == ("randread", 4096, "psync", 1)
+        assert (j["runtime_s"], j["time_based"], j["size_bytes"]) == (5, True, 1024**3)
+
+
+def test_seq_rand_table_jobs_as_issue_3() -> None:
+    got = [(j["name"], j["rw"], j["bs_bytes"], j["iodepth"], j["numjobs"]) for j in _jobs("seq-rand-table")]
+    assert got == [
+        ("seq-read", "read", 1024**2, 1, 1),
+        ("seq-write", "write", 1024**2, 1, 1),
+        ("rand-read-4k", "randread", 4096, 1, 1),
+        ("rand-write-4k", "randwrite", 4096, 1, 1),
+    ]
+    for j in _jobs("seq-rand-table"):
+        assert (j["direct"], j["runtime_s"], j["time_based"], j["size_bytes"]) == (
+            True,
+            5,
+            True,
+            256 * 1024**2,
+        )
