@@ -10,8 +10,14 @@ CPU per I/O = user + system CPU time of the whole process tree, from wait4() (so
 io-wq workers and fio's forked job process are counted), minus the tool's fixed start-up and
 exit cost, divided by the I/Os: (cpu - cpu_fixed) / ios, where cpu_fixed is the median CPU of
 three 10 ms runs of the same job, measured per tool and job after the warm-up pair. Without that,
-fio's fixed cost (~0.15 s of CPU here vs ~0.03 s for iowatt) would flatter iowatt. Both tools get the same
-measurement; their self-reported usr/sys are kept in the JSON (self_cpu_ns_per_io).
+fio's fixed cost (~0.15 s of CPU here vs ~0.03 s for iowatt) would flatter iowatt.
+
+Job-thread CPU per I/O = the usr_cpu + sys_cpu each tool reports for the job, i.e. fio's own
+definition (getrusage(RUSAGE_THREAD) of the threads doing the I/O; fio's main process and the
+io_uring kernel workers are outside it for both tools), times the runtime, per I/O. It is the
+tool's own cost without the device work that the kernel does for it in io-wq workers (on zram:
+the copy). iowatt also reports that io-wq time (iowatt.io_uring.kernel_worker_cpu_ns): a third
+table shows it per I/O.
 
 Targets (--target):
   zram          /dev/zram0, used raw (sized to --zram-size if it is 0; iowatt gets --destructive=1)
@@ -108,7 +114,7 @@ class Target:
                 sh("modprobe", "zram", check=False)
             if int(Path("/sys/block/zram0/disksize").read_text()) == 0:
                 Path("/sys/block/zram0/disksize").write_text(zram_size)
-                self.cleanup_steps.append(lambda: Path("/sys/block/zram0/reset").write_text("1"))
+                self.cleanup_steps.append(reset_zram)
             self.destructive = True
             algo = Path("/sys/block/zram0/comp_algorithm").read_text().split("[")[1].split("]")[0]
             self.desc = f"/dev/zram0 raw ({algo})"
@@ -171,6 +177,17 @@ class Target:
             step()
 
 
+def reset_zram() -> None:
+    """Unconfigure /dev/zram0, retrying while a tool that just exited still holds it."""
+    for _ in range(20):
+        try:
+            Path("/sys/block/zram0/reset").write_text("1")
+            return
+        except OSError:
+            time.sleep(0.5)
+    print("warning: could not reset /dev/zram0; echo 1 > /sys/block/zram0/reset by hand", file=sys.stderr)
+
+
 def umount(mnt: Path) -> None:
     """Unmount, retrying while the file system is briefly busy (a tool still exiting)."""
     for _ in range(20):
@@ -214,7 +231,9 @@ def run_one(tool: str, target: Target, common: list[str], job: list[str]) -> dic
     d = j["read"] if j["read"]["total_ios"] >= j["write"]["total_ios"] else j["write"]
     pct = d["clat_ns"].get("percentile", {})
     cpu_s = ru.ru_utime + ru.ru_stime
+    kworker_ns = j.get("iowatt", {}).get("io_uring", {}).get("kernel_worker_cpu_ns", float("nan"))
     return {
+        "kworker_ns_per_io": kworker_ns / ios if ios else float("nan"),
         "iops": j["read"]["iops"] + j["write"]["iops"],
         "bw_bytes": j["read"]["bw_bytes"] + j["write"]["bw_bytes"],
         "ios": ios,
@@ -320,6 +339,10 @@ def bench(a: argparse.Namespace, target: Target) -> int:
                 med("fio", "p99_ns"),
                 med("iowatt", "p99_ns"),
                 median_ratio(pairs, "p99_ns"),
+                med("fio", "self_cpu_ns_per_io"),
+                med("iowatt", "self_cpu_ns_per_io"),
+                median_ratio(pairs, "self_cpu_ns_per_io"),
+                med("iowatt", "kworker_ns_per_io"),
             )
         )
     fio_ver = sh("fio", "--version").stdout.strip()
@@ -352,6 +375,18 @@ def bench(a: argparse.Namespace, target: Target) -> int:
             f"| {r[7]:,.0f} | **{r[8]:.2f}** | {r[9] / 1e3:,.1f} | {r[10] / 1e3:,.1f} | {r[11]:.2f} "
             f"| {r[12] / 1e3:,.1f} | {r[13] / 1e3:,.1f} | {r[14]:.2f} |"
         )
+    lines += [
+        "",
+        "Job-thread CPU per I/O (usr_cpu + sys_cpu as each tool reports them: fio's RUSAGE_THREAD "
+        "definition, without fio's main process and without io_uring's io-wq kernel workers) and the "
+        "io-wq workers' CPU per I/O that iowatt reports beside (`iowatt.io_uring.kernel_worker_cpu_ns`):",
+        "",
+        "| job | fio job-thread CPU ns/IO | iowatt job-thread CPU ns/IO | ratio | iowatt io-wq CPU ns/IO |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        kw = "—" if r[18] != r[18] else f"{r[18]:,.0f}"  # NaN: not io_uring
+        lines.append(f"| {r[0]} | {r[15]:,.0f} | {r[16]:,.0f} | **{r[17]:.2f}** | {kw} |")
     text = "\n".join(lines) + "\n"
     print("\n" + text)
     if a.md:

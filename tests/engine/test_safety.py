@@ -177,12 +177,13 @@ def test_root_device_is_refused_without_writing(engine_bin: Path) -> None:
 
 
 def test_run_time_failure_exits_1_with_json(engine_bin: Path) -> None:
-    """A target that cannot be filled (a 1 MiB tmpfs for a 4 MiB job) fails at run time:
-    exit 1, the JSON document still printed with the job's errno."""
+    """Targets that cannot all be filled fail at run time: two concurrent jobs of 3 MiB each on
+    a 4 MiB tmpfs pass the per-job free-space check before the run, and the second layout runs
+    out of space. Exit 1, the JSON document still printed with that job's errno."""
     mnt = Path(tempfile.mkdtemp(prefix="iowatt-small-"))
     try:
         p = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+            ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
             capture_output=True,
             text=True,
             timeout=30,
@@ -191,12 +192,19 @@ def test_run_time_failure_exits_1_with_json(engine_bin: Path) -> None:
             pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
         try:
             r = run_engine(
-                engine_bin, "--name=a", f"--filename={mnt}/t.dat", "--size=4m", "--rw=read", check=False
+                engine_bin,
+                "--size=3m",
+                "--rw=read",
+                "--name=a",
+                f"--filename={mnt}/a.dat",
+                "--name=b",
+                f"--filename={mnt}/b.dat",
+                check=False,
             )
         finally:
             subprocess.run(["umount", str(mnt)], capture_output=True, timeout=30)
         assert r.rc == 1, r.stderr
-        job = r.job
+        job = next(j for j in r.doc["jobs"] if j["error"])
         assert job["error"] == 28  # ENOSPC
         assert "No space left" in job["iowatt"]["error_message"]
         assert job["read"]["total_ios"] == 0

@@ -62,7 +62,10 @@ static inline struct timespec mono_deadline(uint64_t t)
 void die_usage(const char *opt, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 void die_code(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int parse_size(const char *s, uint64_t *out);       /* 0 or -EINVAL */
+/* fio's sizes: k/m/g/t/p with optional B; kb_base 1024 (fio's default, "compatibility mode"):
+ * 4k = 4KB = 4096 and 4KiB = 4000 (sic, as fio); kb_base 1000: 4k = 4KB = 4000, 4KiB = 4096.
+ * Returns 0 or -EINVAL / -ERANGE. */
+int parse_size(const char *s, uint64_t *out, unsigned kb_base);
 int parse_time_ns(const char *s, uint64_t *out);    /* plain number = seconds */
 int parse_u64(const char *s, uint64_t *out);
 void str_copy(char *dst, size_t len, const char *src); /* always terminates, truncates */
@@ -163,7 +166,8 @@ static inline uint64_t rng_below(struct rng *r, uint64_t n) /* uniform in [0,n) 
 static inline double rng_unit(struct rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
 
 /* Pseudo-random permutation of [0, n): each index exactly once per pass, O(1) memory. */
-struct perm { uint64_t n, mask, k1, k2, k3; int bits; };
+#define PERM_ROUNDS 4
+struct perm { uint64_t n; uint64_t k[PERM_ROUNDS]; unsigned bits; };
 void perm_init(struct perm *p, uint64_t n, uint64_t key);
 uint64_t perm_at(const struct perm *p, uint64_t i);
 
@@ -217,6 +221,8 @@ struct options {
 	int refill_buffers;             /* 1 (default): fresh content per write; 0: stamp only */
 	int clock_gettime;              /* clocksource=clock_gettime: never read the TSC (process-wide) */
 	unsigned iodepth_batch;         /* submit once this many are prepared (fio's iodepth_batch_submit) */
+	unsigned kb_base;               /* 1024 (fio's default) or 1000: meaning of size suffixes */
+	unsigned force_async;           /* io_uring: every Nth SQE with IOSQE_ASYNC, 0 = never (fio's) */
 	unsigned compress_pct;
 	uint64_t rate_iops;
 	int destructive;
@@ -224,6 +230,8 @@ struct options {
 	int ngiven;
 	char given_name[MAX_GIVEN][40];
 	char given_val[MAX_GIVEN][256];
+	unsigned char given_own[MAX_GIVEN]; /* set in the job's own section (fio's "job options") */
+	int own_section;                /* options being applied now belong to the job's section */
 };
 struct runcfg {
 	struct options *global;
@@ -334,6 +342,8 @@ struct worker {
 	uint64_t nblocks, minbs;
 	struct distgen dg;
 	uint64_t budget, issued;        /* bytes to issue (size x loops) and issued so far */
+	uint64_t ramp_done;             /* bytes completed during ramp_time */
+	uint64_t *map;                  /* random map for mixed block sizes: 1 bit per smallest block */
 	uint64_t rate_period_ns, rate_k;
 	/* accounting (private, merged after the run) */
 	struct dstat d[2];
@@ -356,7 +366,12 @@ struct worker {
 	_Alignas(CACHELINE) _Atomic uint64_t pub_ios[2], pub_bytes[2]; /* read by the main thread */
 	_Atomic int finished;
 	double usr_s, sys_s;
+	pid_t tid;
+	uint64_t kworker_ns;            /* CPU of this thread's io_uring kernel workers (iou-wrk/iou-sqp) */
 	uint64_t ctx_sw, majf, minf;
+	/* io_uring facts, for the report */
+	unsigned uring_async_every;
+	int uring_nowait, uring_ring_fd_registered;
 	int err;                        /* negative errno */
 	char errmsg[256];
 	uint64_t writes_since_sync;

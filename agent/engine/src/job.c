@@ -14,6 +14,8 @@ int job_start(struct job *j)
 	j->ops = engine_find(o->ioengine);
 	j->max_bs = opt_max_bs(o);
 	int r = target_prepare(o, &j->tgt);
+	if (r == -EINTR && g_stop)
+		return r; /* SIGINT/SIGTERM during the layout: an interrupted run, not a failure */
 	if (r < 0) {
 		j->err = r;
 		snprintf(j->errmsg, sizeof(j->errmsg), "filename: cannot fill '%.150s': %s", o->filename, strerror(-r));
@@ -189,6 +191,7 @@ void job_free(struct job *j)
 		free(w->schedhist);
 		free(w->series);
 		free(w->hpool);
+		free(w->map);
 	}
 	free(j->workers);
 	j->workers = NULL;

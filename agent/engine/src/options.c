@@ -17,7 +17,7 @@ static const char *const known[] = {
 	"end_fsync", "sync", "invalidate", "fadvise_hint", "random_distribution", "norandommap",
 	"randseed", "zero_buffers", "buffer_compress_percentage", "refill_buffers", "rate_iops",
 	"destructive", "thread", "group_reporting", "randrepeat", "clocksource", "iodepth_batch_submit",
-	"iodepth_batch", NULL,
+	"iodepth_batch", "force_async", "kb_base", NULL,
 };
 
 int option_is_known(const char *name)
@@ -44,6 +44,7 @@ void options_defaults(struct options *o)
 	o->dist = DIST_RANDOM;
 	o->refill_buffers = 1;
 	o->iodepth_batch = 1;
+	o->kb_base = 1024;
 }
 
 const char *rw_name(enum rw_mode rw)
@@ -52,10 +53,10 @@ const char *rw_name(enum rw_mode rw)
 	return n[rw];
 }
 
-static uint64_t need_size(const char *name, const char *val)
+static uint64_t need_size(const struct options *o, const char *name, const char *val)
 {
 	uint64_t v;
-	if (parse_size(val, &v))
+	if (parse_size(val, &v, o->kb_base))
 		die_usage(name, "invalid size '%s'", val);
 	return v;
 }
@@ -109,7 +110,7 @@ static void parse_bssplit(struct options *o, const char *val)
 			if (slash)
 				*slash = 0;
 			uint64_t bs;
-			if (parse_size(tok, &bs) || bs == 0)
+			if (parse_size(tok, &bs, o->kb_base) || bs == 0)
 				die_usage("bssplit", "invalid size '%s'", tok);
 			unsigned pct = 0;
 			if (slash) {
@@ -144,12 +145,14 @@ static void remember(struct options *o, const char *name, const char *val)
 	for (int i = 0; i < o->ngiven; i++)
 		if (!strcmp(o->given_name[i], name)) {
 			str_copy(o->given_val[i], sizeof(o->given_val[i]), val);
+			o->given_own[i] = (unsigned char)o->own_section;
 			return;
 		}
 	if (o->ngiven >= MAX_GIVEN)
 		die_usage(name, "too many options");
 	str_copy(o->given_name[o->ngiven], sizeof(o->given_name[0]), name);
 	str_copy(o->given_val[o->ngiven], sizeof(o->given_val[0]), val);
+	o->given_own[o->ngiven] = (unsigned char)o->own_section;
 	o->ngiven++;
 }
 
@@ -193,7 +196,7 @@ void option_set(struct options *o, const char *name, const char *val)
 		char *comma = strchr(buf, ',');
 		if (comma)
 			*comma = 0;
-		uint64_t r = need_size(name, buf), w = comma && comma[1] ? need_size(name, comma + 1) : r;
+		uint64_t r = need_size(o, name, buf), w = comma && comma[1] ? need_size(o, name, comma + 1) : r;
 		if (r == 0 || w == 0)
 			die_usage(name, "must be greater than 0, got '%s'", val);
 		if (r > (1ull << 30) || w > (1ull << 30))
@@ -208,12 +211,12 @@ void option_set(struct options *o, const char *name, const char *val)
 				if (o->bssplit[d][i].bs > (1ull << 30))
 					die_usage(name, "block size larger than 1 GiB in '%s'", val);
 	} else if (!strcmp(name, "size")) {
-		o->size = need_size(name, val);
+		o->size = need_size(o, name, val);
 		if (o->size == 0)
 			die_usage(name, "must be greater than 0");
 		o->size_set = 1;
 	} else if (!strcmp(name, "offset")) {
-		o->offset = need_size(name, val);
+		o->offset = need_size(o, name, val);
 	} else if (!strcmp(name, "direct")) {
 		o->direct = need_bool(name, val);
 	} else if (!strcmp(name, "buffered")) {
@@ -323,6 +326,15 @@ void option_set(struct options *o, const char *name, const char *val)
 		if (v > 65536)
 			die_usage(name, "must be 0..65536, got '%s'", val);
 		o->iodepth_batch = (unsigned)v; /* 0 = the whole free depth at once */
+	} else if (!strcmp(name, "kb_base")) {
+		if (strcmp(val, "1024") && strcmp(val, "1000"))
+			die_usage(name, "must be 1024 or 1000, got '%s'", val);
+		o->kb_base = (unsigned)atoi(val);
+	} else if (!strcmp(name, "force_async")) {
+		uint64_t v = need_u64(name, val);
+		if (v > 65536)
+			die_usage(name, "must be 0..65536, got '%s'", val);
+		o->force_async = (unsigned)v;
 	} else if (!strcmp(name, "clocksource")) {
 		if (!strcmp(val, "cpu"))
 			o->clock_gettime = 0;
@@ -387,6 +399,10 @@ void options_finalize(struct options *o)
 			  need / 1048576.0);
 	if (!o->randseed_set)
 		o->randseed = 0x10da5eedull; /* fixed default like fio's randrepeat=1 */
+	/* as fio: a compression target below 100 % turns refill_buffers on, or neighbouring blocks
+	 * with the same content would compress together far better than asked */
+	if (o->compress_pct && o->compress_pct < 100)
+		o->refill_buffers = 1;
 }
 
 static char *slurp(const char *path)
@@ -479,8 +495,15 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 	static struct kvlist job_kvs[256];
 	int njob_kv = 0;
 
+	/* split at '=' in copies: argv stays as given (ps, pgrep -f); the options point into them */
+	static char **args;
+	args = calloc((size_t)argc, sizeof(*args));
+	if (!args)
+		die_code(EXIT_FAIL, "out of memory");
 	for (int i = 1; i < argc; i++) {
-		char *a = argv[i];
+		char *a = args[i] = strdup(argv[i]);
+		if (!a)
+			die_code(EXIT_FAIL, "out of memory");
 		if (strncmp(a, "--", 2)) {
 			if (jobfile)
 				die_usage("jobfile", "only one job file may be given ('%s')", a);
@@ -563,7 +586,9 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 			struct options *o = add_job(cfg);
 			*o = global;
 			snprintf(o->name, sizeof(o->name), "job%zu", i);
+			o->own_section = 1;
 			apply_section(o, jobs->items[i], "each job");
+			o->own_section = 0;
 			apply_kv(o, &cli_global); /* command-line options override the file */
 		}
 		/* "global options" reflect the file's global section plus overrides */
@@ -578,7 +603,9 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 		for (int k = 0; k < njob_kv; k++) {
 			struct options *o = add_job(cfg);
 			*o = global;
+			o->own_section = 1;
 			apply_kv(o, &job_kvs[k]);
+			o->own_section = 0;
 		}
 	}
 	for (int i = 0; i < cfg->njobs; i++)

@@ -18,30 +18,44 @@ void rng_seed(struct rng *r, uint64_t seed)
 		r->s[i] = splitmix64(&seed);
 }
 
-/* A keyed bijection on [0, 2^bits) made of multiply-by-odd, add and xor-shift steps (each
- * invertible modulo 2^bits); cycle-walking restricts it to a bijection on [0, n). */
+/* A keyed bijection on [0, 2^bits): a Feistel network of PERM_ROUNDS rounds whose halves may
+ * differ by one bit (the widths swap every round, which keeps each round invertible), with a
+ * splitmix-style round function; cycle-walking restricts it to [0, n) (fewer than two steps on
+ * average, as 2^bits < 2n). Four rounds of a good round function give a pseudo-random order even
+ * for tiny regions: 16 blocks no longer come out nearly in sequence, as with the multiply/xorshift
+ * bijection used before. O(1) memory, ~10 ns per offset. */
 void perm_init(struct perm *p, uint64_t n, uint64_t key)
 {
 	p->n = n;
 	p->bits = 0;
 	while (p->bits < 64 && (1ull << p->bits) < n)
 		p->bits++;
-	p->mask = p->bits >= 64 ? ~0ull : (1ull << p->bits) - 1;
 	uint64_t s = key;
-	p->k1 = splitmix64(&s) | 1;
-	p->k2 = splitmix64(&s);
-	p->k3 = splitmix64(&s) | 1;
+	for (int i = 0; i < PERM_ROUNDS; i++)
+		p->k[i] = splitmix64(&s);
+}
+
+static inline uint64_t perm_f(uint64_t x, uint64_t k)
+{
+	uint64_t z = (x ^ k) * 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 29)) * 0xbf58476d1ce4e5b9ull;
+	return z ^ (z >> 32);
 }
 
 static inline uint64_t perm_round(const struct perm *p, uint64_t x)
 {
-	int sh = p->bits / 2 + 1;
-	x = (x * p->k1 + p->k2) & p->mask;
-	x ^= x >> sh;
-	x = (x * p->k3) & p->mask;
-	x ^= x >> sh;
-	x = (x * p->k1 + (p->k2 >> 7)) & p->mask;
-	return x;
+	unsigned hi = p->bits / 2, lo = p->bits - hi; /* x = L (hi bits) : R (lo bits) */
+	uint64_t l = x >> lo, r = x & ((1ull << lo) - 1);
+	for (int i = 0; i < PERM_ROUNDS; i++) {
+		/* (L, R) -> (R, L ^ F(R)): the new left half has R's width, the new right L's */
+		uint64_t nr = (l ^ perm_f(r, p->k[i])) & ((1ull << hi) - 1);
+		l = r;
+		r = nr;
+		unsigned t = hi;
+		hi = lo;
+		lo = t;
+	}
+	return (l << lo) | r;
 }
 
 uint64_t perm_at(const struct perm *p, uint64_t i)

@@ -12,6 +12,7 @@ struct merged {
 	uint64_t schedhist[HIST_NR];
 	uint64_t depth[7], sub[7], comp[7];
 	double usr, sys;
+	uint64_t kworker_ns;
 	uint64_t ctx, majf, minf, late;
 	uint64_t meas_ns;
 };
@@ -54,6 +55,7 @@ static void merge(struct job *j, struct merged *m)
 		if (w->measuring) {
 			m->usr += w->usr_s;
 			m->sys += w->sys_s;
+			m->kworker_ns += w->kworker_ns;
 			m->ctx += w->ctx_sw;
 			m->majf += w->majf;
 			m->minf += w->minf;
@@ -301,6 +303,7 @@ static void emit_resolved(struct jw *w, const struct options *o)
 	jw_bool(w, "refill_buffers", o->refill_buffers);
 	jw_str(w, "clocksource", o->clock_gettime ? "clock_gettime" : "cpu");
 	jw_u64(w, "iodepth_batch_submit", o->iodepth_batch);
+	jw_u64(w, "force_async", o->force_async);
 	jw_u64(w, "buffer_compress_percentage", o->compress_pct);
 	jw_u64(w, "rate_iops", o->rate_iops);
 	jw_bool(w, "destructive", o->destructive);
@@ -323,9 +326,12 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	jw_i64(w, "error", j->err < 0 ? -j->err : j->err);
 	jw_i64(w, "eta", 0);
 	jw_u64(w, "elapsed", j->t_meas_end > j->t_start ? (j->t_meas_end - j->t_start + 500000000) / 1000000000 : 0);
+	/* like fio: the job's own section (its name first), the shared ones are "global options" */
 	jw_obj(w, "job options");
+	jw_str(w, "name", o->name);
 	for (int i = 0; i < o->ngiven; i++)
-		jw_str(w, o->given_name[i], o->given_val[i]);
+		if (o->given_own[i] && strcmp(o->given_name[i], "name"))
+			jw_str(w, o->given_name[i], o->given_val[i]);
 	jw_obj_end(w);
 	emit_dir(w, "read", m, 0, jsonplus, pts, np);
 	emit_dir(w, "write", m, 1, jsonplus, pts, np);
@@ -353,6 +359,11 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	emit_pct_map(w, "iodepth_submit", m->sub, bat, 7, ts);
 	emit_pct_map(w, "iodepth_complete", m->comp, bat, 7, tc);
 	emit_latency_buckets(w, m);
+	/* fio's latency-target keys (latency_target is not supported: 0 = off, as fio prints) */
+	jw_u64(w, "latency_depth", o->iodepth);
+	jw_u64(w, "latency_target", 0);
+	jw_dbl(w, "latency_percentile", 100.0);
+	jw_u64(w, "latency_window", 0);
 
 	jw_obj(w, "iowatt");
 	jw_str(w, "ioengine", j->ops->name);
@@ -386,6 +397,17 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	}
 	jw_arr_end(w);
 	emit_resolved(w, o);
+	if (!strcmp(j->ops->name, "io_uring") && j->workers) {
+		/* what the engine decided per ring (the same for every clone of the job) */
+		const struct worker *w0 = &j->workers[0];
+		jw_obj(w, "io_uring");
+		jw_bool(w, "target_nowait", w0->uring_nowait);
+		jw_u64(w, "force_async_every", w0->uring_async_every);
+		jw_bool(w, "registered_ring_fd", w0->uring_ring_fd_registered);
+		jw_u64(w, "kernel_worker_cpu_ns", m->kworker_ns);
+		jw_dbl(w, "kernel_worker_cpu", secs > 0 ? 100.0 * (double)m->kworker_ns / 1e9 / secs : 0);
+		jw_obj_end(w);
+	}
 	if (o->rate_iops) {
 		jw_str(w, "load_model", "open");
 		jw_u64(w, "target_rate_iops", o->rate_iops);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -257,6 +258,8 @@ int blkdev_in_use(const struct target *t, char *why, size_t whylen)
 	return 0;
 }
 
+static void file_precheck(const struct options *o, const struct target *t);
+
 void target_validate(const struct options *oc, struct target *t)
 {
 	struct options *o = (struct options *)oc;
@@ -299,60 +302,163 @@ void target_validate(const struct options *oc, struct target *t)
 						  (unsigned long long)o->bssplit[d][i].bs, a);
 		}
 	}
+	if (!t->is_blk)
+		file_precheck(o, t);
 }
 
-/* Create the file and fill [current size, offset+size) with incompressible data, so reads
- * never hit holes. Returns 0 or -errno. */
+/* The holes of [from, to) in an open file, one call of fn per hole (SEEK_DATA/SEEK_HOLE; a file
+ * system without them reports no holes). Returns 0 or fn's first non-zero value. */
+static int each_hole(int fd, uint64_t from, uint64_t to, int (*fn)(uint64_t, uint64_t, void *), void *arg)
+{
+	uint64_t pos = from;
+	while (pos < to) {
+		off_t data = lseek(fd, (off_t)pos, SEEK_DATA);
+		uint64_t hole_end = data < 0 ? to : ((uint64_t)data < to ? (uint64_t)data : to);
+		if (data < 0 && errno != ENXIO)
+			return 0; /* SEEK_DATA unsupported: treat everything as data */
+		if (hole_end > pos) {
+			int r = fn(pos, hole_end, arg);
+			if (r)
+				return r;
+		}
+		if (data < 0 || (uint64_t)data >= to)
+			break;
+		off_t h = lseek(fd, data, SEEK_HOLE);
+		if (h < 0)
+			break;
+		pos = (uint64_t)h;
+	}
+	return 0;
+}
+
+static int count_hole(uint64_t a, uint64_t b, void *arg)
+{
+	*(uint64_t *)arg += b - a;
+	return 0;
+}
+
+/* Bytes target_prepare() writes: the extension up to offset+size and, for jobs that read, the
+ * holes inside [offset, offset+size) of the existing part (reads must never hit holes). */
+static uint64_t layout_bytes(const struct options *o, const struct target *t)
+{
+	uint64_t want = o->offset + o->size, need = 0;
+	int fd = t->exists ? open(t->path, O_RDONLY) : -1;
+	struct stat st;
+	uint64_t cur = fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+	if (cur < want)
+		need += want - cur;
+	if (fd >= 0 && rw_reads(o->rw) && cur > o->offset)
+		each_hole(fd, o->offset, cur < want ? cur : want, count_hole, &need);
+	if (fd >= 0)
+		close(fd);
+	return need;
+}
+
+/* Checks a file target before the first I/O of the whole run: the region fits in a file
+ * offset, the job can open it (or create it), and its layout fits in the free space. */
+static void file_precheck(const struct options *o, const struct target *t)
+{
+	if (o->offset + o->size < o->offset || o->offset + o->size > (uint64_t)INT64_MAX)
+		die_usage("offset", "offset+size (%llu + %llu) is beyond the largest file offset",
+			  (unsigned long long)o->offset, (unsigned long long)o->size);
+	if (t->exists) {
+		int fd = target_open(o, t);
+		close(fd);
+	} else {
+		/* the real test: create it (and remove it again; the layout creates it for good) */
+		int fd = open(t->path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0)
+			die_usage("filename", "cannot create '%s': %s", t->path, strerror(errno));
+		close(fd);
+		unlink(t->path);
+	}
+	uint64_t need = layout_bytes(o, t);
+	if (!need)
+		return;
+	struct statvfs vfs;
+	char dir[PATH_MAX];
+	str_copy(dir, sizeof(dir), t->path);
+	if (statvfs(t->exists ? t->path : dirname(dir), &vfs) == 0) {
+		uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		if (need > avail)
+			die_usage("size", "laying out '%s' needs %llu more bytes but only %llu are free there",
+				  t->path, (unsigned long long)need, (unsigned long long)avail);
+	}
+}
+
+struct fill_ctx {
+	int fd;
+	uint64_t *buf;
+	size_t chunk;
+	struct rng rng;
+};
+
+static int fill_hole(uint64_t pos, uint64_t end, void *arg)
+{
+	struct fill_ctx *c = arg;
+	while (pos < end) {
+		if (g_stop)
+			return -EINTR;
+		size_t n = end - pos < c->chunk ? (size_t)(end - pos) : c->chunk;
+		for (size_t i = 0; i < (n + 7) / 8; i++)
+			c->buf[i] = rng_next(&c->rng);
+		ssize_t w = pwrite(c->fd, c->buf, n, (off_t)pos);
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		pos += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Create the file if needed and fill with incompressible data what target_precheck() counted:
+ * [current size, offset+size) and, for jobs that read, the holes inside the region. Existing
+ * data is never rewritten. Interrupted (SIGINT/SIGTERM), it stops at once and removes a file
+ * it created. Returns 0 or -errno. */
 int target_prepare(const struct options *o, struct target *t)
 {
 	if (t->is_blk)
 		return 0;
 	uint64_t want = o->offset + o->size;
-	struct stat st;
-	if (stat(t->path, &st) == 0 && (uint64_t)st.st_size >= want) {
-		t->exists = 1;
-		t->dev_size = (uint64_t)st.st_size;
+	if (!layout_bytes(o, t)) {
+		struct stat st;
+		if (stat(t->path, &st) == 0)
+			t->dev_size = (uint64_t)st.st_size;
 		return 0;
 	}
+	int created = access(t->path, F_OK) != 0;
 	int fd = open(t->path, O_WRONLY | O_CREAT, 0644);
 	if (fd < 0)
 		die_usage("filename", "cannot create '%s': %s", t->path, strerror(errno));
+	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		close(fd);
 		return -e;
 	}
-	uint64_t pos = (uint64_t)st.st_size;
-	const size_t chunk = 1 << 20;
-	uint64_t *buf = malloc(chunk);
-	if (!buf) {
+	uint64_t cur = (uint64_t)st.st_size;
+	struct fill_ctx c = { .fd = fd, .chunk = 1 << 20 };
+	c.buf = malloc(c.chunk);
+	if (!c.buf) {
 		close(fd);
 		return -ENOMEM;
 	}
-	struct rng r;
-	rng_seed(&r, now_ns());
-	while (pos < want && !g_stop) {
-		size_t n = want - pos < chunk ? (size_t)(want - pos) : chunk;
-		for (size_t i = 0; i < (n + 7) / 8; i++)
-			buf[i] = rng_next(&r);
-		ssize_t w = pwrite(fd, buf, n, (off_t)pos);
-		if (w <= 0) {
-			int e = w < 0 ? errno : EIO;
-			free(buf);
-			close(fd);
-			return -e;
-		}
-		pos += (uint64_t)w;
-	}
-	free(buf);
-	if (fsync(fd) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
+	rng_seed(&c.rng, now_ns());
+	int r = 0;
+	if (rw_reads(o->rw) && cur > o->offset)
+		r = each_hole(fd, o->offset, cur < want ? cur : want, fill_hole, &c);
+	if (!r && cur < want)
+		r = fill_hole(cur, want, &c);
+	free(c.buf);
+	if (!r && fsync(fd) < 0)
+		r = -errno;
 	close(fd);
+	if (r) {
+		if (r == -EINTR && created)
+			unlink(t->path);
+		return r;
+	}
 	t->exists = 1;
-	t->dev_size = pos;
+	t->dev_size = cur > want ? cur : want;
 #ifdef STATX_DIOALIGN
 	struct statx sx;
 	if (statx(AT_FDCWD, t->path, 0, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN) &&

@@ -121,7 +121,7 @@ int parse_u64(const char *s, uint64_t *out)
 
 /* fio sizes: integer with optional k/m/g/t/p suffix (optionally followed by b, ib or iB),
  * all powers of 1024 (fio's default kb_base=1024). Hex 0x.. accepted too. */
-int parse_size(const char *s, uint64_t *out)
+int parse_size(const char *s, uint64_t *out, unsigned kb_base)
 {
 	char *end;
 	if (!s || !isdigit((unsigned char)*s))
@@ -130,31 +130,36 @@ int parse_size(const char *s, uint64_t *out)
 	unsigned long long v = strtoull(s, &end, 0);
 	if (errno)
 		return -EINVAL;
-	unsigned shift = 0;
+	unsigned power = 0;
 	switch (tolower((unsigned char)*end)) {
-	case '\0': break;
-	case 'b': shift = 0; break;
-	case 'k': shift = 10; break;
-	case 'm': shift = 20; break;
-	case 'g': shift = 30; break;
-	case 't': shift = 40; break;
-	case 'p': shift = 50; break;
+	case '\0': case 'b': break;
+	case 'k': power = 1; break;
+	case 'm': power = 2; break;
+	case 'g': power = 3; break;
+	case 't': power = 4; break;
+	case 'p': power = 5; break;
 	default: return -EINVAL;
 	}
+	int iec = 0; /* written with an IEC "i": KiB, Mi, ... */
 	if (*end) {
 		const char *rest = end + 1;
-		if (tolower((unsigned char)*end) != 'b') {
-			if (!strcasecmp(rest, "") || !strcasecmp(rest, "b") || !strcasecmp(rest, "ib"))
-				;
-			else
+		if (tolower((unsigned char)*end) == 'b') {
+			if (*rest)
 				return -EINVAL;
-		} else if (*rest) {
+		} else if (!strcasecmp(rest, "ib") || !strcasecmp(rest, "i")) {
+			iec = 1;
+		} else if (*rest && strcasecmp(rest, "b")) {
 			return -EINVAL;
 		}
 	}
-	if (shift && v > (UINT64_MAX >> shift))
+	/* fio: kb_base=1024 reads SI-looking suffixes as powers of 2 and IEC ones as powers of 10;
+	 * kb_base=1000 the other way round (the standards' meaning) */
+	uint64_t unit = (iec ? kb_base == 1000 : kb_base != 1000) ? 1024 : 1000, mult = 1;
+	for (unsigned i = 0; i < power; i++)
+		mult *= unit;
+	if (v > UINT64_MAX / mult)
 		return -ERANGE;
-	*out = (uint64_t)v << shift;
+	*out = (uint64_t)v * mult;
 	return 0;
 }
 

@@ -1,10 +1,12 @@
 /* Workers: one thread per numjobs clone, private counters and histograms, no locks in the
  * hot path. The main thread only reads the relaxed atomic "pub_*" counters for progress. */
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -50,6 +52,37 @@ static void rusage_now(double *usr, double *sys, uint64_t *ctx, uint64_t *majf, 
 	*minf = (uint64_t)ru.ru_minflt;
 }
 
+/* CPU time of the io_uring kernel threads serving this worker's ring. io-wq workers are named
+ * "iou-wrk-<tid>" and an SQPOLL thread "iou-sqp-<tid>" after the task that owns them; they are
+ * threads of this process that never run user code, so their scheduler run time is all system
+ * time. fio's usr_cpu/sys_cpu (RUSAGE_THREAD, as ours) leave them out; the report shows them
+ * beside. A kernel worker that exits during the run takes its time with it (io-wq workers
+ * linger 5 s idle, so under load they do not). */
+static uint64_t kworker_ns(pid_t tid)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	char wrk[32], sqp[32];
+	snprintf(wrk, sizeof(wrk), "iou-wrk-%d", (int)tid);
+	snprintf(sqp, sizeof(sqp), "iou-sqp-%d", (int)tid);
+	uint64_t sum = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[300], buf[64];
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (read_sysfs_str(path, buf, sizeof(buf)) < 0 || (strcmp(buf, wrk) && strcmp(buf, sqp)))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+		if (read_sysfs_str(path, buf, sizeof(buf)) == 0)
+			sum += strtoull(buf, NULL, 10);
+	}
+	closedir(d);
+	return sum;
+}
+
 static void start_measuring(struct worker *w)
 {
 	w->measuring = 1;
@@ -60,6 +93,8 @@ static void start_measuring(struct worker *w)
 	rusage_now(&u, &s, &c, &ma, &mi);
 	w->usr_s = -u;
 	w->sys_s = -s;
+	if (!w->job->ops->sync)
+		w->kworker_ns = (uint64_t)0 - kworker_ns(w->tid);
 	w->ctx_sw = (uint64_t)0 - c;
 	w->majf = (uint64_t)0 - ma;
 	w->minf = (uint64_t)0 - mi;
@@ -127,8 +162,13 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 		return;
 	}
 	if (!w->measuring) {
-		if (t_done < w->job->t_ramp_end)
+		if (t_done < w->job->t_ramp_end) {
+			w->ramp_done += r->len;
 			return;
+		}
+		/* the byte budget (size x loops) starts after the ramp, as in fio: what is still
+		 * in flight now (issued - completed during the ramp) counts towards it */
+		w->issued -= w->ramp_done;
 		start_measuring(w);
 	}
 	if (t_done >= w->next_tick)
@@ -274,13 +314,42 @@ static inline uint64_t pick_bs(struct worker *w, int ddir)
 	return o->bssplit[ddir][o->nbssplit[ddir] - 1].bs;
 }
 
+static inline int map_test(const uint64_t *m, uint64_t b) { return (int)(m[b >> 6] >> (b & 63)) & 1; }
+static inline void map_set(uint64_t *m, uint64_t b) { m[b >> 6] |= 1ull << (b & 63); }
+
+/* Random map for mixed block sizes (bssplit, or different read and write sizes): offsets come
+ * from the permutation of smallest-size blocks, skipping blocks an earlier, larger I/O covered,
+ * and an I/O is cut short where it would run into covered blocks or the end of the region --
+ * so, as in fio, a pass touches every block exactly once and size x loops bytes are exactly
+ * the region loops times. Returns the (possibly shortened) length and sets *blk. */
+static uint64_t map_claim(struct worker *w, uint64_t bs, uint64_t *blk)
+{
+	uint64_t b;
+	for (;;) {
+		if (w->perm_i == w->nblocks) { /* a full pass done: new permutation, empty map */
+			w->perm_i = 0;
+			perm_init(&w->perm, w->nblocks, rng_next(&w->rng));
+			memset(w->map, 0, ((w->nblocks + 63) / 64) * sizeof(uint64_t));
+		}
+		b = perm_at(&w->perm, w->perm_i++);
+		if (!map_test(w->map, b))
+			break;
+	}
+	uint64_t want = bs / w->minbs, n = 1;
+	map_set(w->map, b);
+	while (n < want && b + n < w->nblocks && !map_test(w->map, b + n))
+		map_set(w->map, b + n++);
+	*blk = b;
+	return n * w->minbs;
+}
+
 /* Next I/O: direction, size, offset inside [offset, offset+size). 1 when the byte budget
  * (size x loops) is used up. */
 static inline int gen_io(struct worker *w, struct io_req *r)
 {
 	const struct options *o = w->job->o;
-	if (!o->time_based && w->issued >= w->budget)
-		return 1;
+	if (!o->time_based && w->issued >= w->budget && w->measuring)
+		return 1; /* during ramp_time the budget does not run down (see account()) */
 	int ddir;
 	switch (o->rw) {
 	case RW_READ: case RW_RANDREAD: ddir = DDIR_READ; break;
@@ -294,6 +363,8 @@ static inline int gen_io(struct worker *w, struct io_req *r)
 			blk = perm_at(&w->scatter, distgen_next(&w->dg, &w->rng));
 		} else if (o->norandommap) {
 			blk = rng_below(&w->rng, w->nblocks);
+		} else if (w->map) {
+			bs = map_claim(w, bs, &blk);
 		} else {
 			if (w->perm_i == w->nblocks) { /* a full pass done: new permutation */
 				w->perm_i = 0;
@@ -325,6 +396,11 @@ int worker_setup_offsets(struct worker *w)
 	w->budget = w->nblocks * w->minbs * o->loops;
 	perm_init(&w->perm, w->nblocks, rng_next(&w->rng));
 	perm_init(&w->scatter, w->nblocks, o->randseed ^ 0x5ca77e5ull);
+	if (rw_is_random(o->rw) && o->dist == DIST_RANDOM && !o->norandommap && opt_max_bs(o) > w->minbs) {
+		w->map = calloc((w->nblocks + 63) / 64, sizeof(uint64_t));
+		if (!w->map)
+			return -ENOMEM;
+	}
 	if (o->dist != DIST_RANDOM && distgen_init(&w->dg, o->dist, o->dist_param, w->nblocks) < 0)
 		return -EINVAL;
 	return 0;
@@ -552,6 +628,7 @@ void *worker_main(void *arg)
 	 * path, which fio's per-job processes get for free), and numjobs threads on one file stop
 	 * bouncing that reference count between CPUs. The copies close when the thread exits. */
 	(void)unshare(CLONE_FILES);
+	w->tid = gettid();
 	w->depth = j->ops->sync ? 1 : o->iodepth;
 	w->reqs = calloc(w->depth, sizeof(*w->reqs));
 	w->freelist = calloc(w->depth, sizeof(*w->freelist));
@@ -583,8 +660,12 @@ void *worker_main(void *arg)
 	lstat_init(&w->sched);
 	if (!err)
 		err = worker_setup_offsets(w);
-	if (o->rate_iops)
+	if (o->rate_iops) {
 		w->rate_period_ns = NS_PER_S / o->rate_iops ? NS_PER_S / o->rate_iops : 1;
+		/* open loop: latency counts from the intended start, so the thread's own wake-up delay
+		 * is in it; the default 50 us timer slack would add up to that much to every I/O */
+		(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	}
 	w->fd = j->fd;
 	if (!err)
 		err = j->ops->init(w);
@@ -601,9 +682,11 @@ void *worker_main(void *arg)
 			run_sync(w);
 		else
 			run_async(w);
-		w->t_end = now_ns();
+		/* as fio, the final fsync is part of the job's time: a buffered write job with
+		 * end_fsync=1 reports what reached the device, not page-cache speed */
 		if (o->end_fsync && rw_writes(o->rw) && !w->err)
 			do_sync(w, 1);
+		w->t_end = now_ns();
 		if (w->measuring) {
 			uint64_t tick_start = w->next_tick - NS_PER_S;
 			uint64_t rest = w->t_end > tick_start ? w->t_end - tick_start : 0;
@@ -632,6 +715,8 @@ void *worker_main(void *arg)
 			rusage_now(&u, &s, &c, &ma, &mi);
 			w->usr_s += u;
 			w->sys_s += s;
+			if (!j->ops->sync)
+				w->kworker_ns += kworker_ns(w->tid);
 			w->ctx_sw += c;
 			w->majf += ma;
 			w->minf += mi;

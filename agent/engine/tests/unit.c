@@ -75,18 +75,25 @@ static void test_hist(void)
 static void test_parse(void)
 {
 	uint64_t v;
-	CHECK(parse_size("4k", &v) == 0 && v == 4096, "4k");
-	CHECK(parse_size("4KiB", &v) == 0 && v == 4096, "4KiB");
-	CHECK(parse_size("4KB", &v) == 0 && v == 4096, "4KB");
-	CHECK(parse_size("1m", &v) == 0 && v == 1048576, "1m");
-	CHECK(parse_size("2G", &v) == 0 && v == 2147483648ull, "2G");
-	CHECK(parse_size("512", &v) == 0 && v == 512, "512");
-	CHECK(parse_size("abc", &v) < 0, "abc");
-	CHECK(parse_size("4q", &v) < 0, "4q");
-	CHECK(parse_size("-4k", &v) < 0, "-4k");
-	CHECK(parse_size("4kx", &v) < 0, "4kx");
-	CHECK(parse_size("", &v) < 0, "empty");
-	CHECK(parse_size("99999999999p", &v) < 0, "overflow");
+	CHECK(parse_size("4k", &v, 1024) == 0 && v == 4096, "4k");
+	CHECK(parse_size("4KiB", &v, 1024) == 0 && v == 4000, "4KiB is 4000 with kb_base=1024, as in fio");
+	CHECK(parse_size("1MiB", &v, 1024) == 0 && v == 1000000, "1MiB kb_base=1024");
+	CHECK(parse_size("4KiB", &v, 1000) == 0 && v == 4096, "4KiB kb_base=1000");
+	CHECK(parse_size("4k", &v, 1000) == 0 && v == 4000, "4k kb_base=1000");
+	CHECK(parse_size("2Gi", &v, 1000) == 0 && v == 2147483648ull, "2Gi kb_base=1000");
+	CHECK(parse_size("16p", &v, 1024) == 0 && v == (16ull << 50), "16p");
+	CHECK(parse_size("99999999p", &v, 1024) < 0, "overflow");
+	CHECK(parse_size("4kx", &v, 1024) < 0, "4kx");
+	CHECK(parse_size("4KB", &v, 1024) == 0 && v == 4096, "4KB");
+	CHECK(parse_size("1m", &v, 1024) == 0 && v == 1048576, "1m");
+	CHECK(parse_size("2G", &v, 1024) == 0 && v == 2147483648ull, "2G");
+	CHECK(parse_size("512", &v, 1024) == 0 && v == 512, "512");
+	CHECK(parse_size("abc", &v, 1024) < 0, "abc");
+	CHECK(parse_size("4q", &v, 1024) < 0, "4q");
+	CHECK(parse_size("-4k", &v, 1024) < 0, "-4k");
+	CHECK(parse_size("4kx", &v, 1024) < 0, "4kx");
+	CHECK(parse_size("", &v, 1024) < 0, "empty");
+	CHECK(parse_size("99999999999p", &v, 1024) < 0, "overflow");
 	CHECK(parse_time_ns("5", &v) == 0 && v == 5000000000ull, "5");
 	CHECK(parse_time_ns("500ms", &v) == 0 && v == 500000000ull, "500ms");
 	CHECK(parse_time_ns("2m", &v) == 0 && v == 120000000000ull, "2m");
@@ -176,6 +183,45 @@ static void test_perm(void)
 		CHECK(ok, "permutation of %llu covers each index exactly once", (unsigned long long)n);
 		free(seen);
 	}
+	/* the order looks random even on tiny regions: over 200 keys, how often the next block is
+	 * the previous one + 1 (a random order: (n-1)/n times per permutation, i.e. < 1), where each
+	 * block lands (every position about equally often), and, for 256 blocks, how often I/O i
+	 * lands within 16 blocks of I/O i-2 (random: 33/256 = 13 %) */
+	uint64_t tiny[] = { 16, 256 };
+	for (size_t s = 0; s < 2; s++) {
+		uint64_t n = tiny[s], succ = 0, near = 0, pairs = 0;
+		unsigned pos[16][16] = { { 0 } };
+		for (uint64_t key = 0; key < 200; key++) {
+			struct perm p;
+			perm_init(&p, n, key * 7919);
+			uint64_t prev2 = 0, prev = perm_at(&p, 0);
+			for (uint64_t i = 1; i < n; i++) {
+				uint64_t x = perm_at(&p, i);
+				succ += x == prev + 1;
+				if (i >= 2) {
+					near += (x > prev2 ? x - prev2 : prev2 - x) <= 16;
+					pairs++;
+				}
+				if (n == 16)
+					pos[i][x]++;
+				prev2 = prev;
+				prev = x;
+			}
+		}
+		CHECK(succ < 200 * 2, "n=%llu: %llu sequential steps in 200 permutations (random: ~200)",
+		      (unsigned long long)n, (unsigned long long)succ);
+		if (n == 256)
+			CHECK(near < pairs / 5, "n=256: %llu of %llu I/Os within 16 blocks of I/O i-2 (random: 13 %%)",
+			      (unsigned long long)near, (unsigned long long)pairs);
+		unsigned lo = ~0u, hi = 0;
+		for (int i = 1; n == 16 && i < 16; i++)
+			for (int x = 0; x < 16; x++) {
+				lo = pos[i][x] < lo ? pos[i][x] : lo;
+				hi = pos[i][x] > hi ? pos[i][x] : hi;
+			}
+		if (n == 16) /* 200 draws per cell would average 12.5: a fair shuffle stays within 2..30 */
+			CHECK(lo >= 2 && hi <= 30, "n=16: position counts %u..%u (expect ~12.5 each)", lo, hi);
+	}
 }
 
 static void test_dist(void)
@@ -234,6 +280,7 @@ static void run_gen(const char *rw, const char *bs, const char *size, const char
 	w->job = &j;
 	rng_seed(&w->rng, 42);
 	CHECK(worker_setup_offsets(w) == 0, "setup %s", rw);
+	w->measuring = 1; /* no ramp_time: the byte budget counts from the first I/O */
 	uint64_t lo = o.offset, hi = o.offset + o.size, minbs = opt_min_bs(&o), bytes = 0, n = 0;
 	unsigned char *seen = calloc(w->nblocks + 1, 1);
 	int inside = 1, aligned = 1, once = 1;
@@ -261,6 +308,7 @@ static void run_gen(const char *rw, const char *bs, const char *size, const char
 	if (check_cover)
 		CHECK(once, "%s: random map touches each block once per pass", rw);
 	free(seen);
+	free(w->map);
 	free(w);
 }
 
