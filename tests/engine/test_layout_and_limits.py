@@ -208,3 +208,22 @@ def test_argv_is_left_as_given(engine_bin: Path, scratch: Path) -> None:
     finally:
         p.wait(timeout=10)
     assert b"--name=argvcheck" in cmdline
+
+
+@pytest.mark.parametrize(
+    ("rw", "io_size", "expect"), [("randread", "4m", 4 * MiB), ("read", "32m", 32 * MiB)]
+)
+def test_io_size_sets_the_bytes_inside_the_region(
+    run, scratch: Path, rw: str, io_size: str, expect: int
+) -> None:
+    job = run(
+        "--name=i", f"--filename={scratch}/t.dat", f"--rw={rw}", "--size=16m", f"--io_size={io_size}"
+    ).job
+    assert job["read"]["io_bytes"] == expect
+    assert job["iowatt"]["options"]["io_size_bytes"] == expect
+    assert job["iowatt"]["options"]["size_bytes"] == 16 * MiB
+
+
+def test_io_size_smaller_than_bs_is_a_usage_error(run, scratch: Path) -> None:
+    r = run("--name=i", f"--filename={scratch}/t.dat", "--size=1m", "--bs=64k", "--io_size=4k", check=False)
+    assert r.rc == 2 and "io_size" in r.stderr

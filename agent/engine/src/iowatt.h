@@ -221,6 +221,7 @@ struct options {
 	int refill_buffers;             /* 1 (default): fresh content per write; 0: stamp only */
 	int clock_gettime;              /* clocksource=clock_gettime: never read the TSC (process-wide) */
 	unsigned iodepth_batch;         /* submit once this many are prepared (fio's iodepth_batch_submit) */
+	uint64_t io_size;               /* bytes per pass instead of size (fio's io_size), 0 = size */
 	unsigned kb_base;               /* 1024 (fio's default) or 1000: meaning of size suffixes */
 	unsigned force_async;           /* io_uring: every Nth SQE with IOSQE_ASYNC, 0 = never (fio's) */
 	unsigned compress_pct;

@@ -127,7 +127,8 @@ void job_progress(struct job *j, uint64_t now)
 	if (planned)
 		pct = 100.0 * (double)elapsed / (double)planned;
 	if (!o->time_based) {
-		double total = (double)(o->size / opt_min_bs(o) * opt_min_bs(o)) * (double)o->loops * o->numjobs;
+		uint64_t pass = o->io_size ? o->io_size : o->size;
+		double total = (double)(pass / opt_min_bs(o) * opt_min_bs(o)) * (double)o->loops * o->numjobs;
 		double bp = total > 0 ? 100.0 * (double)(bytes[0] + bytes[1]) / total : 0;
 		if (bp > pct)
 			pct = bp;

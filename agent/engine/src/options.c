@@ -17,7 +17,7 @@ static const char *const known[] = {
 	"end_fsync", "sync", "invalidate", "fadvise_hint", "random_distribution", "norandommap",
 	"randseed", "zero_buffers", "buffer_compress_percentage", "refill_buffers", "rate_iops",
 	"destructive", "thread", "group_reporting", "randrepeat", "clocksource", "iodepth_batch_submit",
-	"iodepth_batch", "force_async", "kb_base", NULL,
+	"iodepth_batch", "force_async", "kb_base", "io_size", "io_limit", NULL,
 };
 
 int option_is_known(const char *name)
@@ -326,6 +326,10 @@ void option_set(struct options *o, const char *name, const char *val)
 		if (v > 65536)
 			die_usage(name, "must be 0..65536, got '%s'", val);
 		o->iodepth_batch = (unsigned)v; /* 0 = the whole free depth at once */
+	} else if (!strcmp(name, "io_size") || !strcmp(name, "io_limit")) {
+		o->io_size = need_size(o, name, val);
+		if (!o->io_size)
+			die_usage(name, "must be > 0");
 	} else if (!strcmp(name, "kb_base")) {
 		if (strcmp(val, "1024") && strcmp(val, "1000"))
 			die_usage(name, "must be 1024 or 1000, got '%s'", val);
@@ -388,6 +392,9 @@ void options_finalize(struct options *o)
 	if (o->size_set && opt_max_bs(o) > o->size)
 		die_usage("bs", "block size %llu is larger than size %llu", (unsigned long long)opt_max_bs(o),
 			  (unsigned long long)o->size);
+	if (o->io_size && opt_max_bs(o) > o->io_size)
+		die_usage("io_size", "block size %llu is larger than io_size %llu", (unsigned long long)opt_max_bs(o),
+			  (unsigned long long)o->io_size);
 	if (o->time_based && o->runtime_ns == 0)
 		die_usage("time_based", "needs runtime > 0");
 	/* every in-flight I/O has its own buffer: refuse what cannot fit in memory */

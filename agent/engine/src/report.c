@@ -304,6 +304,10 @@ static void emit_resolved(struct jw *w, const struct options *o)
 	jw_str(w, "clocksource", o->clock_gettime ? "clock_gettime" : "cpu");
 	jw_u64(w, "iodepth_batch_submit", o->iodepth_batch);
 	jw_u64(w, "force_async", o->force_async);
+	if (o->io_size)
+		jw_u64(w, "io_size_bytes", o->io_size);
+	else
+		jw_null(w, "io_size_bytes");
 	jw_u64(w, "buffer_compress_percentage", o->compress_pct);
 	jw_u64(w, "rate_iops", o->rate_iops);
 	jw_bool(w, "destructive", o->destructive);

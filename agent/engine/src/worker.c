@@ -393,7 +393,8 @@ int worker_setup_offsets(struct worker *w)
 	const struct options *o = w->job->o;
 	w->minbs = opt_min_bs(o);
 	w->nblocks = o->size / w->minbs;
-	w->budget = w->nblocks * w->minbs * o->loops;
+	/* io_size: that many bytes (in whole smallest blocks) inside the region instead of the region */
+	w->budget = (o->io_size ? o->io_size / w->minbs : w->nblocks) * w->minbs * o->loops;
 	perm_init(&w->perm, w->nblocks, rng_next(&w->rng));
 	perm_init(&w->scatter, w->nblocks, o->randseed ^ 0x5ca77e5ull);
 	if (rw_is_random(o->rw) && o->dist == DIST_RANDOM && !o->norandommap && opt_max_bs(o) > w->minbs) {
