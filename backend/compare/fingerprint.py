@@ -9,13 +9,23 @@ from backend.workload.schemas import WorkloadSpec
 
 # fields that name things but do not change the I/O
 _IGNORED_JOB_FIELDS = {"name"}
+# fields added after fingerprints were first issued, left out while at their default so a workload
+# that does not use them keeps the fingerprint it had before they existed
+_LATER_JOB_FIELDS: dict[str, Any] = {"end_fsync": False, "io_size_bytes": None}
 
 
 def canonical_workload(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """The jobs with every default filled in, so a spec stored before a field existed (or written
     without its default) fingerprints like the same workload written out in full."""
     full = WorkloadSpec.model_validate(spec).model_dump(mode="json")
-    return [{k: v for k, v in sorted(job.items()) if k not in _IGNORED_JOB_FIELDS} for job in full["jobs"]]
+    return [
+        {
+            k: v
+            for k, v in sorted(job.items())
+            if k not in _IGNORED_JOB_FIELDS and (k not in _LATER_JOB_FIELDS or v != _LATER_JOB_FIELDS[k])
+        }
+        for job in full["jobs"]
+    ]
 
 
 def host_facts(inventory: dict[str, Any] | None, device_facts: dict[str, Any] | None) -> dict[str, Any]:

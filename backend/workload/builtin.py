@@ -92,20 +92,23 @@ def diskspd_bs_sweep(seconds: float = 5) -> WorkloadSpec:
     )
 
 
-# The student report's C program: read/write x sequential/random x 4 KiB..4 MiB, without (O_DIRECT)
-# and with the page cache, the latter with readahead on and off. Each point moves 64 MiB; points walk
-# through a 1 GiB region (a fresh 64 MiB slice each), so one point's cache never serves the next.
+# The student report's C program (seeds/003): read/write x sequential/random x 4 KiB..4 MiB, with
+# the kernel's help off (O_DIRECT, l. 155-162) and on (buffered: the kernel's default readahead and
+# the page cache). "cache-nora" (buffered, readahead off) is ours: the report has no such mode.
+# Each point does 64 MiB of I/O in the first 1 GiB of the target (report l. 44, 62-63), one
+# pread/pwrite per block at QD1, as the report's lseek + read/write loop (l. 195-227).
 KH_SIZES = [4 * KiB * 2**i for i in range(11)]  # 4 KiB ... 4 MiB
+KH_REGION = GiB  # PART_SIZE
+KH_IO = 64 * MiB  # ACCESS_SIZE
 
 
 def kernel_help() -> WorkloadSpec:
     jobs = []
-    slice_no = 0
     for rw in ("read", "write", "randread", "randwrite"):
         for bs in KH_SIZES:
             for mode, direct, ra in (
                 ("nocache", True, "default"),
-                ("cache-ra", False, "on"),
+                ("cache-ra", False, "on"),  # "on" = no fadvise hint: the kernel's default readahead
                 ("cache-nora", False, "off"),
             ):
                 if rw in ("write", "randwrite") and mode == "cache-nora":
@@ -115,13 +118,25 @@ def kernel_help() -> WorkloadSpec:
                         name=f"{rw}-{bs // KiB}k-{mode}",
                         rw=rw,
                         bs_bytes=bs,
-                        size_bytes=64 * MiB,
-                        offset_bytes=(slice_no % 16) * 64 * MiB,
+                        # Region and amount as the report: offsets are block numbers 0..count-1 from
+                        # the start for sequential points (l. 169-171), so every sequential point
+                        # does the first 64 MiB of the region, not a fresh slice; random points
+                        # shuffle all 1 GiB / bs blocks and take the first count (l. 173-180):
+                        # 64 MiB of distinct blocks spread over the whole 1 GiB. invalidate (on by
+                        # default) drops the region from the page cache before each buffered point,
+                        # so one point's cache never serves the next.
+                        size_bytes=KH_REGION,
+                        io_size_bytes=KH_IO,
                         direct=direct,
                         readahead=ra,
+                        # The report calls fdatasync(fd) after the loop in every mode, inside the
+                        # measured program (l. 229: `if (fdatsync(fd) == -1)`): a buffered write
+                        # point is timed until its data reached the device, and an O_DIRECT one
+                        # until the device's write cache is flushed. The engine syncs write jobs
+                        # only; a read has nothing to write back.
+                        end_fsync=rw in ("write", "randwrite"),
                     )
                 )
-                slice_no += 1
     return WorkloadSpec(jobs=jobs)
 
 
@@ -192,7 +207,9 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
     ),
     "kernel-help": (
         "The 'kernel help' sweep: read/write x sequential/random x 4 KiB..4 MiB, page cache off (direct) "
-        "and on (buffered, readahead on and off), 64 MiB per point within a 1 GiB region.",
+        "and on (buffered: the kernel's default readahead, and readahead off), QD1; each point does "
+        "64 MiB of I/O in a 1 GiB region (sequential: its first 64 MiB; random: distinct blocks from "
+        "all of it), writes timed through a final fsync.",
         kernel_help(),
     ),
     "threads-latency": (

@@ -15,7 +15,10 @@ from backend.kit.schema import InputSchema, OutputSchema
 Rw = Literal["read", "write", "randread", "randwrite", "rw", "randrw"]
 IoEngine = Literal["psync", "libaio", "io_uring"]
 Readahead = Literal["default", "on", "off"]
-_FADVISE = {"default": "1", "on": "sequential", "off": "random"}
+# engine fadvise_hint per readahead mode: "on" gives no hint, so the kernel's default readahead
+# window applies (FADV_SEQUENTIAL would double it: more than "on"); "default" is fio's hint per
+# pattern (SEQUENTIAL for sequential, RANDOM for random jobs).
+_FADVISE = {"default": "1", "on": "0", "off": "random"}
 
 MAX_BS = 256 * 1024 * 1024
 
@@ -37,7 +40,20 @@ class JobSpec(InputSchema):
     invalidate: bool = Field(True, description="drop the region from the page cache before a buffered job")
     readahead: Readahead = Field(
         "default",
-        description="buffered runs: default (fio's per-pattern hint), on (SEQUENTIAL), off (RANDOM)",
+        description="buffered runs: default (fio's per-pattern hint: SEQUENTIAL for sequential, RANDOM "
+        "for random jobs), on (no hint: the kernel's default readahead), off (RANDOM: no readahead)",
+    )
+    end_fsync: bool = Field(
+        False,
+        description="jobs that write: fsync the file when the job ends; the sync's time counts in the "
+        "job's runtime and so in its bandwidth (as fio's end_fsync); no effect on read-only jobs",
+    )
+    io_size_bytes: int | None = Field(
+        None,
+        gt=0,
+        description="bytes to transfer per pass inside the region, as fio's io_size: sequential jobs "
+        "do the first io_size_bytes of the region, random jobs distinct blocks drawn from all of it; "
+        "null = size_bytes",
     )
 
     # Cross-field checks sit on the later field so a 422 names the field to fix.
@@ -64,6 +80,14 @@ class JobSpec(InputSchema):
             raise ValueError("direct I/O needs bs_bytes and offset_bytes in multiples of 512")
         return v
 
+    @field_validator("io_size_bytes")
+    @classmethod
+    def _io_size_fits_a_block(cls, v: int | None, info: ValidationInfo) -> int | None:
+        bs = info.data.get("bs_bytes")
+        if v is not None and bs is not None and v < bs:
+            raise ValueError(f"must be at least bs_bytes ({bs})")
+        return v
+
     def engine_options(self) -> dict[str, str]:
         """fio option names with explicit-unit values, as the engine's JSON job file takes them."""
         opts = {
@@ -86,6 +110,10 @@ class JobSpec(InputSchema):
             opts["time_based"] = "1"
         if self.ramp_time_s:
             opts["ramp_time"] = f"{int(self.ramp_time_s * 1000)}ms"
+        if self.io_size_bytes is not None:
+            opts["io_size"] = str(self.io_size_bytes)
+        if self.end_fsync:
+            opts["end_fsync"] = "1"
         if not self.direct:
             opts["invalidate"] = "1" if self.invalidate else "0"
             opts["fadvise_hint"] = _FADVISE[self.readahead]
@@ -96,7 +124,8 @@ class JobSpec(InputSchema):
         if self.runtime_s is not None:
             return self.runtime_s + self.ramp_time_s
         # size-bound: as slow as a disk doing small random I/O (256 KiB/s), at most an hour
-        return min(3600.0, self.size_bytes / (256 * 1024)) + self.ramp_time_s
+        io_bytes = self.io_size_bytes or self.size_bytes
+        return min(3600.0, io_bytes / (256 * 1024)) + self.ramp_time_s
 
 
 PASS_SUFFIX = re.compile(r"^(?P<test>.+)\.p(?P<k>\d+)$")

@@ -238,3 +238,18 @@ def test_a_spec_stored_without_newer_defaults_fingerprints_the_same() -> None:
         "jobs": [{k: v for k, v in j.items() if k not in ("invalidate", "readahead")} for j in full["jobs"]]
     }
     assert fingerprint(old) == fingerprint(full)
+
+
+def test_new_job_fields_keep_the_fingerprints_of_specs_that_do_not_use_them() -> None:
+    from backend.compare.fingerprint import canonical_workload, fingerprint
+    from backend.workload.builtin import QUICK
+
+    spec = QUICK.model_dump(mode="json")
+    # QUICK's fingerprint from before end_fsync and io_size_bytes existed
+    assert fingerprint(spec) == "d209edce0daa9d1ca79e8042b683ed27c830a785c4215d4814fad3c107520d9c"
+    assert not {"end_fsync", "io_size_bytes"} & {k for j in canonical_workload(spec) for k in j}
+    explicit = {"jobs": [{**j, "end_fsync": False, "io_size_bytes": None} for j in spec["jobs"]]}
+    assert fingerprint(explicit) == fingerprint(spec)
+    synced = {"jobs": [{**j, "end_fsync": True} for j in spec["jobs"]]}
+    partial = {"jobs": [{**j, "io_size_bytes": 1 << 20} for j in spec["jobs"]]}
+    assert len({fingerprint(spec), fingerprint(synced), fingerprint(partial)}) == 3

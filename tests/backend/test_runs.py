@@ -51,6 +51,9 @@ def test_create_run_queues_it_on_the_device_of_its_path(client: TestClient, sess
         ({"workload": {"jobs": [job(runtime_s=-1)]}}, "workload.jobs.0.runtime_s"),
         ({"workload": {"jobs": [job(bs_bytes=32 * MiB)]}}, "workload.jobs.0.bs_bytes"),
         ({"workload": {"jobs": [job(direct=True, bs_bytes=1000)]}}, "workload.jobs.0.direct"),
+        ({"workload": {"jobs": [job(io_size_bytes=0)]}}, "workload.jobs.0.io_size_bytes"),
+        ({"workload": {"jobs": [job(io_size_bytes=2048)]}}, "workload.jobs.0.io_size_bytes"),  # < bs
+        ({"workload": {"jobs": [job(end_fsync="sometimes")]}}, "workload.jobs.0.end_fsync"),
         ({"target_path": None}, "target_path"),
         ({"workload": {"jobs": []}}, "workload.jobs"),
     ],

@@ -1,6 +1,7 @@
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from backend.workload.schemas import JobSpec
 from tests.factories import create_user
 
 JOB = {
@@ -29,6 +30,36 @@ def test_team_workloads_are_named_uniquely_and_validated(client: TestClient, ses
     assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "spec.jobs.0.iodepth"
     other = create_user(session)
     assert client.get(f"/api/v1/workloads/{r.json()['id']}", headers=other.headers).status_code == 404
+
+
+def test_io_size_below_one_block_is_422_naming_it(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    job = {**JOB, "io_size_bytes": 512, "end_fsync": True}
+    body = {"team_id": str(u.team.id), "name": "small", "spec": {"jobs": [job]}}
+    r = client.post("/api/v1/workloads", json=body, headers=u.headers)
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "spec.jobs.0.io_size_bytes"
+    assert "at least bs_bytes (4096)" in r.json()["detail"][0]["message"]
+    ok = {**body, "spec": {"jobs": [{**job, "io_size_bytes": 4096}]}}
+    r = client.post("/api/v1/workloads", json=ok, headers=u.headers)
+    assert r.status_code == 201, r.text
+    stored = r.json()["spec"]["jobs"][0]
+    assert (stored["io_size_bytes"], stored["end_fsync"]) == (4096, True)
+
+
+def test_end_fsync_io_size_and_readahead_as_engine_options() -> None:
+    def opts(**over: object) -> dict[str, str]:
+        return JobSpec.model_validate({**JOB, **over}).engine_options()
+
+    plain = opts()
+    assert "end_fsync" not in plain and "io_size" not in plain  # unset: the engine's (fio's) defaults
+    # default: fio's per-pattern hint; on: no hint (the kernel's readahead); off: RANDOM
+    assert [opts(readahead=r)["fadvise_hint"] for r in ("default", "on", "off")] == ["1", "0", "random"]
+    w = opts(rw="randwrite", end_fsync=True, io_size_bytes=64 * 1024)
+    assert (w["end_fsync"], w["io_size"], w["size"]) == ("1", str(64 * 1024), str(1 << 20))
+    bounded = JobSpec.model_validate(
+        {**JOB, "runtime_s": None, "time_based": False, "io_size_bytes": 256 * 1024}
+    )
+    assert bounded.expected_duration_s() == 1.0  # the I/O it does (256 KiB at 256 KiB/s), not the region
 
 
 def test_environment_names_are_unique_per_team(client: TestClient, session: Session) -> None:

@@ -1310,11 +1310,22 @@ export interface components {
              */
             direct: boolean;
             /**
+             * End Fsync
+             * @description jobs that write: fsync the file when the job ends; the sync's time counts in the job's runtime and so in its bandwidth (as fio's end_fsync); no effect on read-only jobs
+             * @default false
+             */
+            end_fsync: boolean;
+            /**
              * Invalidate
              * @description drop the region from the page cache before a buffered job
              * @default true
              */
             invalidate: boolean;
+            /**
+             * Io Size Bytes
+             * @description bytes to transfer per pass inside the region, as fio's io_size: sequential jobs do the first io_size_bytes of the region, random jobs distinct blocks drawn from all of it; null = size_bytes
+             */
+            io_size_bytes?: number | null;
             /**
              * Iodepth
              * @default 1
@@ -1347,7 +1358,7 @@ export interface components {
             ramp_time_s: number;
             /**
              * Readahead
-             * @description buffered runs: default (fio's per-pattern hint), on (SEQUENTIAL), off (RANDOM)
+             * @description buffered runs: default (fio's per-pattern hint: SEQUENTIAL for sequential, RANDOM for random jobs), on (no hint: the kernel's default readahead), off (RANDOM: no readahead)
              * @default default
              * @enum {string}
              */

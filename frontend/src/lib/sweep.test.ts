@@ -19,6 +19,7 @@ function job(name: string, over: Partial<JobSpec> = {}): JobSpec {
     direct: true,
     invalidate: true,
     readahead: "default",
+    end_fsync: false,
     ...over,
   };
 }

@@ -96,6 +96,43 @@ describe("NewRun", () => {
     await waitFor(() => expect(calls.filter((c) => c.method === "POST")).toHaveLength(1));
   });
 
+  it("sends I/O size and end fsync, and shows the server's io_size_bytes 422 on the I/O size", async () => {
+    setToken("tok");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [agent], total: 1 } }),
+      "GET /api/v1/workloads": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/runs": () => ({
+        status: 422,
+        body: {
+          error: "validation_error",
+          message: "invalid request",
+          detail: [
+            { field: "workload.jobs.0.io_size_bytes", message: "must be at least bs_bytes (4096)" },
+          ],
+        },
+      }),
+    });
+    renderAt(<NewRun />);
+    await screen.findByRole("option", { name: "local (box)" });
+    fireEvent.click(screen.getByTestId("mode-custom"));
+    fireEvent.change(screen.getByRole("textbox", { name: /I\/O size/ }), {
+      target: { value: "many" },
+    });
+    fireEvent.click(screen.getByTestId("submit-run"));
+    expect((await screen.findByTestId("field-error-iosize")).dataset.source).toBe("client");
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+
+    fireEvent.change(screen.getByRole("textbox", { name: /I\/O size/ }), {
+      target: { value: "16m" },
+    });
+    fireEvent.click(screen.getByRole("checkbox", { name: /End fsync/ }));
+    fireEvent.click(screen.getByTestId("submit-run"));
+    expect((await screen.findByTestId("field-error-iosize")).dataset.source).toBe("server");
+    expect(calls.find((c) => c.method === "POST")?.body).toMatchObject({
+      workload: { jobs: [{ io_size_bytes: 16 * 1024 * 1024, end_fsync: true }] },
+    });
+  });
+
   it("sends the environment, meter spec and idle seconds, and shows the meter's 422", async () => {
     setToken("tok");
     const calls = stubApi({

@@ -26,6 +26,8 @@ const FIELD_ALIASES: Record<string, string> = {
   iodepth: "iodepth",
   numjobs: "numjobs",
   direct: "direct",
+  io_size_bytes: "iosize",
+  end_fsync: "endfsync",
   rwmixread: "rw",
   meter: "meter",
   idle_s: "idle",
@@ -40,7 +42,13 @@ interface CustomJob {
   iodepth: string;
   numjobs: string;
   direct: boolean;
+  /** bytes of I/O inside the region; empty: all of `size` */
+  ioSize: string;
+  endFsync: boolean;
 }
+
+/** The custom job's text inputs (the rest are checkboxes). */
+type TextField = Exclude<keyof CustomJob, "direct" | "endFsync">;
 
 /** Builds the single custom job, or the client-side errors that prevent sending it. */
 function buildJob(c: CustomJob): { job?: JobSpec; errors: Errors } {
@@ -48,8 +56,11 @@ function buildJob(c: CustomJob): { job?: JobSpec; errors: Errors } {
   const bs = parseSize(c.bs);
   const size = parseSize(c.size);
   const runtime = c.runtime.trim() === "" ? null : Number(c.runtime);
+  const ioSize = c.ioSize.trim() === "" ? null : parseSize(c.ioSize);
   if (bs === null) errors.bs = { message: "enter a block size such as 4k or 1m", source: "client" };
   if (size === null) errors.size = { message: "enter a size such as 64m or 1g", source: "client" };
+  if (c.ioSize.trim() !== "" && ioSize === null)
+    errors.iosize = { message: "enter a size such as 64m, or leave empty", source: "client" };
   if (runtime !== null && !Number.isFinite(runtime))
     errors.runtime = { message: "enter seconds", source: "client" };
   if (bs === null || size === null || Object.keys(errors).length > 0) return { errors };
@@ -71,6 +82,8 @@ function buildJob(c: CustomJob): { job?: JobSpec; errors: Errors } {
       direct: c.direct,
       invalidate: true,
       readahead: "default",
+      end_fsync: c.endFsync,
+      io_size_bytes: ioSize,
     },
   };
 }
@@ -95,6 +108,8 @@ export function NewRun() {
     iodepth: "1",
     numjobs: "1",
     direct: false,
+    ioSize: "",
+    endFsync: false,
   });
   const environments = useQuery(environmentsQuery());
   const [environmentId, setEnvironmentId] = useState("");
@@ -158,7 +173,7 @@ export function NewRun() {
     });
   }
 
-  const set = (k: Exclude<keyof CustomJob, "direct">) => (e: { target: { value: string } }) =>
+  const set = (k: TextField) => (e: { target: { value: string } }) =>
     setCustom((c) => ({ ...c, [k]: e.target.value }));
 
   return (
@@ -329,6 +344,14 @@ export function NewRun() {
               <input id="f-size" name="size" value={custom.size} onChange={set("size")} />
             </Field>
             <Field
+              label="I/O size"
+              name="iosize"
+              errors={errors}
+              hint="bytes to transfer inside the size, e.g. 64m of a 1g file (random: distinct blocks from all of it); empty: the whole size"
+            >
+              <input id="f-iosize" name="iosize" value={custom.ioSize} onChange={set("ioSize")} />
+            </Field>
+            <Field
               label="Runtime (s)"
               name="runtime"
               errors={errors}
@@ -369,6 +392,23 @@ export function NewRun() {
                   onChange={(e) => setCustom((c) => ({ ...c, direct: e.target.checked }))}
                 />{" "}
                 O_DIRECT (bypass the page cache)
+              </span>
+            </Field>
+            <Field
+              label="End fsync"
+              name="endfsync"
+              errors={errors}
+              hint="write jobs: the fsync's time counts in the runtime and bandwidth, as fio's end_fsync"
+            >
+              <span className="inline">
+                <input
+                  type="checkbox"
+                  id="f-endfsync"
+                  name="endfsync"
+                  checked={custom.endFsync}
+                  onChange={(e) => setCustom((c) => ({ ...c, endFsync: e.target.checked }))}
+                />{" "}
+                fsync when the job ends
               </span>
             </Field>
           </div>

@@ -64,6 +64,7 @@ function runAs(status: RunRead["status"]): RunRead {
           direct: false,
           invalidate: true,
           readahead: "default",
+          end_fsync: false,
         },
       ],
       passes: 1,
