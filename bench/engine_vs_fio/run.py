@@ -19,6 +19,13 @@ tool's own cost without the device work that the kernel does for it in io-wq wor
 the copy). iowatt also reports that io-wq time (iowatt.io_uring.kernel_worker_cpu_ns): a third
 table shows it per I/O.
 
+Floor = bench/engine_vs_fio/floor.c, the bare system-call loop of the job's ioengine (no
+statistics, no per-I/O clock, no buffer refresh, no random map), run three times per job on the
+same target: the least CPU per I/O the job can cost, i.e. the kernel's and the device's share.
+Overhead ratio = (iowatt - floor) / (fio - floor): the share of fio's own overhead that iowatt
+still spends, the figure a tool can change; the plain CPU/IO ratio also contains the floor,
+which is the same for every tool.
+
 Targets (--target):
   zram          /dev/zram0, used raw (sized to --zram-size if it is 0; iowatt gets --destructive=1)
   loop-ext4     a file on ext4 on a loop device backed by /dev/shm (made and torn down here)
@@ -203,6 +210,61 @@ def parse_size(s: str) -> int:
     return int(s[:-1]) * mult[s[-1]] if s[-1] in mult else int(s)
 
 
+FLOOR_SRC = Path(__file__).resolve().parent / "floor.c"
+
+
+def build_floor(dest: Path) -> Path:
+    binary = dest / "floor"
+    subprocess.run(
+        ["cc", "-O2", "-Wall", "-o", str(binary), str(FLOOR_SRC), "-luring", "-laio"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return binary
+
+
+def job_option(job: list[str], name: str, default: str) -> str:
+    for a in job:
+        if a.startswith(f"--{name}="):
+            return a.split("=", 1)[1]
+    return default
+
+
+def run_floor(floor: Path, target: Target, job: list[str], seconds: float) -> dict[str, float]:
+    """One run of the bare loop for this job: CPU per I/O from wait4 (process tree, io-wq
+    included) and from the loop thread's own rusage."""
+    rw = job_option(job, "rw", "read")
+    if rw == "randrw":
+        assert job_option(job, "rwmixread", "50") == "70", "floor.c knows the 70/30 mix only"
+        rw = "randrw70"
+    engine = job_option(job, "ioengine", "psync")
+    cmd = [
+        str(floor),
+        engine,
+        target.path,
+        str(parse_size(target.size)),
+        str(parse_size(job_option(job, "bs", "4k"))),
+        job_option(job, "iodepth", "1"),
+        f"{seconds:g}",
+        rw,
+        job_option(job, "direct", "0"),
+    ]
+    with tempfile.TemporaryFile("w+") as out:
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True)
+        _, status, ru = os.wait4(p.pid, 0)
+        out.seek(0)
+        text = out.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"floor failed: {' '.join(cmd)}: {p.stderr.read() if p.stderr else ''}")
+    d = json.loads(text)
+    return {
+        "iops": d["ios"] / d["seconds"],
+        "cpu_ns_per_io": (ru.ru_utime + ru.ru_stime) / d["ios"] * 1e9,
+        "self_cpu_ns_per_io": d["thread_cpu_s"] / d["ios"] * 1e9,
+    }
+
+
 def run_one(tool: str, target: Target, common: list[str], job: list[str]) -> dict[str, float]:
     binary = shutil.which("fio") if tool == "fio" else str(ENGINE)
     assert binary
@@ -275,7 +337,9 @@ def main() -> int:
         subprocess.run(["make", "-s", "-C", str(REPO / "agent" / "engine")], check=True)
     target = Target(a.target, a.size, a.zram_size, a.destructive)
     try:
-        return bench(a, target)
+        with tempfile.TemporaryDirectory() as d:
+            a.floor = build_floor(Path(d))
+            return bench(a, target)
     finally:
         target.close()
 
@@ -314,6 +378,8 @@ def bench(a: argparse.Namespace, target: Target) -> int:
                 file=sys.stderr,
                 flush=True,
             )
+        floors = [run_floor(a.floor, target, job, a.runtime) for _ in range(3)]
+        res["floor"] = floors
         target.uncache()
         raw[name] = res
         pairs = list(zip(res["fio"], res["iowatt"], strict=True))
@@ -343,6 +409,8 @@ def bench(a: argparse.Namespace, target: Target) -> int:
                 med("iowatt", "self_cpu_ns_per_io"),
                 median_ratio(pairs, "self_cpu_ns_per_io"),
                 med("iowatt", "kworker_ns_per_io"),
+                med("floor", "cpu_ns_per_io"),
+                med("floor", "self_cpu_ns_per_io"),
             )
         )
     fio_ver = sh("fio", "--version").stdout.strip()
@@ -369,11 +437,12 @@ def bench(a: argparse.Namespace, target: Target) -> int:
         "| CPU/IO ratio | fio p50 µs | iowatt p50 µs | p50 ratio | fio p99 µs | iowatt p99 µs | p99 ratio |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in rows:
+    for row in rows:
         lines.append(
-            f"| {r[0]} | {r[1]:,.0f} | {r[2]:,.0f} | **{r[3]:.2f}** ({r[4]:.2f}–{r[5]:.2f}) | {r[6]:,.0f} "
-            f"| {r[7]:,.0f} | **{r[8]:.2f}** | {r[9] / 1e3:,.1f} | {r[10] / 1e3:,.1f} | {r[11]:.2f} "
-            f"| {r[12] / 1e3:,.1f} | {r[13] / 1e3:,.1f} | {r[14]:.2f} |"
+            f"| {row[0]} | {row[1]:,.0f} | {row[2]:,.0f} | **{row[3]:.2f}** ({row[4]:.2f}–{row[5]:.2f}) "
+            f"| {row[6]:,.0f} | {row[7]:,.0f} | **{row[8]:.2f}** | {row[9] / 1e3:,.1f} "
+            f"| {row[10] / 1e3:,.1f} | {row[11]:.2f} "
+            f"| {row[12] / 1e3:,.1f} | {row[13] / 1e3:,.1f} | {row[14]:.2f} |"
         )
     lines += [
         "",
@@ -384,9 +453,28 @@ def bench(a: argparse.Namespace, target: Target) -> int:
         "| job | fio job-thread CPU ns/IO | iowatt job-thread CPU ns/IO | ratio | iowatt io-wq CPU ns/IO |",
         "|---|---:|---:|---:|---:|",
     ]
-    for r in rows:
-        kw = "—" if r[18] != r[18] else f"{r[18]:,.0f}"  # NaN: not io_uring
-        lines.append(f"| {r[0]} | {r[15]:,.0f} | {r[16]:,.0f} | **{r[17]:.2f}** | {kw} |")
+    for row in rows:
+        kw = "—" if row[18] != row[18] else f"{row[18]:,.0f}"  # NaN: not io_uring
+        lines.append(f"| {row[0]} | {row[15]:,.0f} | {row[16]:,.0f} | **{row[17]:.2f}** | {kw} |")
+
+    def over(tool: float, fio: float, floor: float) -> str:
+        return f"{(tool - floor) / (fio - floor):.2f}" if fio > floor else "—"
+
+    lines += [
+        "",
+        "Overhead above the floor (`floor.c`: the bare system-call loop of the job's ioengine, median "
+        "of 3 runs): the CPU per I/O a tool adds to what the kernel and the device cost anyway. "
+        "Overhead ratio = (iowatt − floor) / (fio − floor), per measure (medians):",
+        "",
+        "| job | floor CPU ns/IO (process tree) | floor/fio | overhead ratio (process tree) "
+        "| floor job-thread CPU ns/IO | overhead ratio (job thread) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row[0]} | {row[19]:,.0f} | {row[19] / row[6]:.2f} | **{over(row[7], row[6], row[19])}** "
+            f"| {row[20]:,.0f} | **{over(row[16], row[15], row[20])}** |"
+        )
     text = "\n".join(lines) + "\n"
     print("\n" + text)
     if a.md:

@@ -4,6 +4,7 @@ size suffixes and a few fio-compatibility details of the JSON and the command li
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -227,3 +228,62 @@ def test_io_size_sets_the_bytes_inside_the_region(
 def test_io_size_smaller_than_bs_is_a_usage_error(run, scratch: Path) -> None:
     r = run("--name=i", f"--filename={scratch}/t.dat", "--size=1m", "--bs=64k", "--io_size=4k", check=False)
     assert r.rc == 2 and "io_size" in r.stderr
+
+
+def test_rate_iops_workers_run_with_1ns_timer_slack(engine_bin: Path, scratch: Path) -> None:
+    """Open-loop latency counts from the intended start, so the worker's own wake-up delay is in
+    it: the worker asks for 1 ns timer slack instead of the default 50 us."""
+    p = subprocess.Popen(
+        [
+            str(engine_bin),
+            "--name=r",
+            f"--filename={scratch}/t.dat",
+            "--size=4m",
+            "--rate_iops=200",
+            "--runtime=1500ms",
+            "--time_based=1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    slacks: set[int] = set()
+    try:
+        deadline = time.monotonic() + 1.2
+        while time.monotonic() < deadline and 1 not in slacks:
+            time.sleep(0.1)
+            for t in Path(f"/proc/{p.pid}/task").glob("*"):
+                with contextlib.suppress(OSError, ValueError):  # a thread may just have exited
+                    slacks.add(int((t / "timerslack_ns").read_text()))
+    finally:
+        p.wait(timeout=10)
+    assert 1 in slacks, slacks  # the worker thread
+    assert 50_000 in slacks  # the main thread keeps the default
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+@pytest.mark.parametrize(("engine", "syscall"), [("io_uring", "io_uring_setup"), ("libaio", "io_setup")])
+def test_engine_unavailable_on_this_kernel_exits_77(
+    engine_bin: Path, scratch: Path, engine: str, syscall: str
+) -> None:
+    """A kernel without the ioengine's system call (simulated: strace makes it fail with ENOSYS)."""
+    p = subprocess.run(
+        [
+            "strace",
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            f"--inject={syscall}:error=ENOSYS",
+            str(engine_bin),
+            "--name=u",
+            f"--filename={scratch}/t.dat",
+            "--size=1m",
+            f"--ioengine={engine}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 77, p.stderr
+    assert p.stderr.startswith(f"iowatt-engine: ioengine: {engine} is not available on this kernel")
+    assert p.stdout == "" and not (scratch / "t.dat").exists()
