@@ -329,7 +329,8 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	jw_i64(w, "groupid", j->groupid);
 	jw_i64(w, "error", j->err < 0 ? -j->err : j->err);
 	jw_i64(w, "eta", 0);
-	jw_u64(w, "elapsed", j->t_meas_end > j->t_start ? (j->t_meas_end - j->t_start + 500000000) / 1000000000 : 0);
+	/* fio: wall seconds since the job started, rounded up */
+	jw_u64(w, "elapsed", j->t_meas_end > j->t_start ? (j->t_meas_end - j->t_start + 999999999) / 1000000000 : 0);
 	/* like fio: the job's own section (its name first), the shared ones are "global options" */
 	jw_obj(w, "job options");
 	jw_str(w, "name", o->name);
