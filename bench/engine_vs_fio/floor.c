@@ -54,6 +54,33 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int fd;
+
+static void aio_prep(struct iocb *cb, void *buf)
+{
+	uint64_t off;
+	int w;
+	next(&off, &w);
+	if (w)
+		io_prep_pwrite(cb, fd, buf, bs, (long long)off);
+	else
+		io_prep_pread(cb, fd, buf, bs, (long long)off);
+}
+
+static void uring_prep(struct io_uring *ring, char *buf, unsigned i)
+{
+	uint64_t off;
+	int w;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	next(&off, &w);
+	if (w)
+		io_uring_prep_write_fixed(sqe, 0, buf, bs, off, (int)i);
+	else
+		io_uring_prep_read_fixed(sqe, 0, buf, bs, off, (int)i);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	sqe->user_data = i;
+}
+
 static void die(const char *what, int e)
 {
 	fprintf(stderr, "floor: %s: %s\n", what, strerror(e));
@@ -74,12 +101,10 @@ int main(int argc, char **argv)
 	int direct = atoi(argv[8]);
 	rwmode = !strcmp(rw, "read") ? 0 : !strcmp(rw, "randread") ? 1 : !strcmp(rw, "randwrite") ? 2 : 3;
 	nblocks = size / bs;
-	int fd = open(argv[2], (rwmode >= 2 ? O_RDWR : O_RDONLY) | (direct ? O_DIRECT : 0));
+	fd = open(argv[2], (rwmode >= 2 ? O_RDWR : O_RDONLY) | (direct ? O_DIRECT : 0));
 	if (fd < 0)
 		die("open", errno);
-	if (strcmp(engine, "psync"))
-		;
-	else
+	if (!strcmp(engine, "psync"))
 		qd = 1;
 	char **bufs = calloc(qd, sizeof(*bufs));
 	for (unsigned i = 0; i < qd; i++) {
@@ -113,11 +138,7 @@ int main(int argc, char **argv)
 		struct iocb *cbs = calloc(qd, sizeof(*cbs)), **ptrs = calloc(qd, sizeof(*ptrs));
 		struct io_event *ev = calloc(qd, sizeof(*ev));
 		for (unsigned i = 0; i < qd; i++) {
-			next(&off, &w);
-			if (w)
-				io_prep_pwrite(&cbs[i], fd, bufs[i], bs, (long long)off);
-			else
-				io_prep_pread(&cbs[i], fd, bufs[i], bs, (long long)off);
+			aio_prep(&cbs[i], bufs[i]);
 			ptrs[i] = &cbs[i];
 		}
 		if ((e = io_submit(ctx, qd, ptrs)) != (int)qd)
@@ -128,11 +149,7 @@ int main(int argc, char **argv)
 				die("io_getevents", -n);
 			for (int i = 0; i < n; i++) {
 				struct iocb *cb = ev[i].obj;
-				next(&off, &w);
-				if (w)
-					io_prep_pwrite(cb, fd, cb->u.c.buf, bs, (long long)off);
-				else
-					io_prep_pread(cb, fd, cb->u.c.buf, bs, (long long)off);
+				aio_prep(cb, cb->u.c.buf);
 				ptrs[i] = cb;
 			}
 			ios += (uint64_t)n;
@@ -160,16 +177,8 @@ int main(int argc, char **argv)
 		if ((e = io_uring_register_files(&ring, &fd, 1)) < 0)
 			die("register_files", -e);
 		io_uring_register_ring_fd(&ring);
-		for (unsigned i = 0; i < qd; i++) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-			next(&off, &w);
-			if (w)
-				io_uring_prep_write_fixed(sqe, 0, bufs[i], bs, off, (int)i);
-			else
-				io_uring_prep_read_fixed(sqe, 0, bufs[i], bs, off, (int)i);
-			sqe->flags |= IOSQE_FIXED_FILE;
-			sqe->user_data = i;
-		}
+		for (unsigned i = 0; i < qd; i++)
+			uring_prep(&ring, bufs[i], i);
 		for (int stop = 0; !stop;) {
 			if ((e = io_uring_submit_and_wait(&ring, 1)) < 0 && e != -EINTR)
 				die("io_uring_submit_and_wait", -e);
@@ -180,14 +189,7 @@ int main(int argc, char **argv)
 					die("completion", -cqe->res);
 				unsigned i = (unsigned)cqe->user_data;
 				n++;
-				struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-				next(&off, &w);
-				if (w)
-					io_uring_prep_write_fixed(sqe, 0, bufs[i], bs, off, (int)i);
-				else
-					io_uring_prep_read_fixed(sqe, 0, bufs[i], bs, off, (int)i);
-				sqe->flags |= IOSQE_FIXED_FILE;
-				sqe->user_data = i;
+				uring_prep(&ring, bufs[i], i);
 			}
 			io_uring_cq_advance(&ring, n);
 			ios += n;
