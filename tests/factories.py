@@ -119,9 +119,20 @@ def create_run(
 
 
 def engine_document(
-    *, jobs: int = 1, bs: int = 4096, ios: int = 1000, series_points: int = 3
+    *,
+    jobs: int = 1,
+    bs: int = 4096,
+    ios: int = 1000,
+    series_points: int = 3,
+    ioengine: str = "psync",
+    kernel_worker_cpu: float = 87.527341,
+    target_nowait: bool = False,
 ) -> dict[str, Any]:
-    """A fio-shaped engine document with internally consistent numbers."""
+    """A fio-shaped engine document with internally consistent numbers.
+
+    io_uring jobs carry the engine's `iowatt.io_uring` object (the io-wq kernel workers' CPU, % of
+    one CPU, and whether the target has nowait support); other ioengines have none, as the engine.
+    """
     out = []
     for i in range(jobs):
         runtime_ms = 1000 * series_points
@@ -158,7 +169,9 @@ def engine_document(
                 "sys_cpu": 20.0,
                 "job_runtime": runtime_ms,
                 "iowatt": {
-                    "options": {"rw": "randread", "bs_bytes": bs},
+                    "ioengine": ioengine,
+                    "runtime_ns": runtime_ms * 1_000_000,
+                    "options": {"rw": "randread", "bs_bytes": bs, "ioengine": ioengine},
                     "series": [
                         {
                             "t_ns": (k + 1) * 1_000_000_000,
@@ -171,6 +184,19 @@ def engine_document(
                         }
                         for k in range(series_points)
                     ],
+                    **(
+                        {
+                            "io_uring": {
+                                "target_nowait": target_nowait,
+                                "force_async_every": 0,
+                                "registered_ring_fd": True,
+                                "kernel_worker_cpu_ns": int(kernel_worker_cpu / 100 * runtime_ms * 1e6),
+                                "kernel_worker_cpu": kernel_worker_cpu,
+                            }
+                        }
+                        if ioengine == "io_uring"
+                        else {}
+                    ),
                 },
             }
         )

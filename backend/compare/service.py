@@ -55,6 +55,7 @@ METRICS: list[tuple[str, str, str, bool | None]] = [
     ("write_clat_p999_ns", "Write latency p99.9", "ns", False),
     ("usr_cpu_pct", "CPU user", "%", False),
     ("sys_cpu_pct", "CPU system", "%", False),
+    ("kernel_worker_cpu_pct", "CPU io_uring kernel workers", "%", False),  # null unless io_uring
 ]
 
 # the paper's table: non-load W, W under load, energy (run time x W), then efficiency and carbon

@@ -35,6 +35,10 @@ class ResultJob(Base):
     runtime_ns: Mapped[int] = mapped_column(BigInteger)
     usr_cpu_pct: Mapped[float]
     sys_cpu_pct: Mapped[float]
+    # io_uring only (null for other ioengines and for documents without the engine's `iowatt.io_uring`):
+    # CPU of the io-wq kernel workers serving the job, % of one CPU, outside usr/sys as in fio
+    kernel_worker_cpu_pct: Mapped[float | None]
+    target_nowait: Mapped[bool | None]
     read_iops: Mapped[float | None]
     read_bw_bytes: Mapped[int | None] = mapped_column(BigInteger)
     read_io_bytes: Mapped[int | None] = mapped_column(BigInteger)

@@ -43,9 +43,18 @@ class SeriesPoint(_Loose):
     write_clat_p99_ns: int | None = None
 
 
+class IoUringExt(_Loose):
+    """The engine's `iowatt.io_uring` (io_uring jobs only)."""
+
+    target_nowait: bool | None = None
+    kernel_worker_cpu_ns: int | None = Field(None, ge=0, description="ns over the measured time")
+    kernel_worker_cpu: float | None = Field(None, ge=0, description="% of one CPU over the measured time")
+
+
 class JobExt(_Loose):
     series: list[SeriesPoint] = Field(default_factory=list)
     options: dict[str, Any] = Field(default_factory=dict)
+    io_uring: IoUringExt | None = None
 
 
 class EngineJob(_Loose):

@@ -109,6 +109,7 @@ def _job_row(run_id: uuid.UUID, index: int, job: EngineJob) -> ResultJob:
         else parse_size(job.job_options.get("bs", ""))
     )
     runtime_ms = job.job_runtime or max(job.read.runtime, job.write.runtime)
+    uring = job.iowatt.io_uring
     return ResultJob(
         run_id=run_id,
         job_index=index,
@@ -118,6 +119,8 @@ def _job_row(run_id: uuid.UUID, index: int, job: EngineJob) -> ResultJob:
         runtime_ns=int(runtime_ms) * 1_000_000,
         usr_cpu_pct=job.usr_cpu,
         sys_cpu_pct=job.sys_cpu,
+        kernel_worker_cpu_pct=uring.kernel_worker_cpu if uring else None,
+        target_nowait=uring.target_nowait if uring else None,
         **_dir_cols("read", job.read),
         **_dir_cols("write", job.write),
     )

@@ -61,8 +61,16 @@ class JobSummary(OutputSchema):
     rw: str
     bs_bytes: int | None
     runtime_ns: int
-    usr_cpu_pct: float
-    sys_cpu_pct: float
+    usr_cpu_pct: float = Field(description="job threads' user CPU, % of one CPU (fio's usr_cpu)")
+    sys_cpu_pct: float = Field(description="job threads' system CPU, % of one CPU (fio's sys_cpu)")
+    kernel_worker_cpu_pct: float | None = Field(
+        description="io_uring only: CPU of the io-wq kernel workers serving the job, % of one CPU, "
+        "not included in usr/sys; null for other ioengines or when the result did not report it"
+    )
+    target_nowait: bool | None = Field(
+        description="io_uring only: the target supports nowait; false means io_uring ran every request "
+        "in kernel worker threads; null when not reported"
+    )
     read: DirSummary | None
     write: DirSummary | None
 

@@ -194,6 +194,8 @@ def job_summary(j: ResultJob) -> JobSummary:
         runtime_ns=j.runtime_ns,
         usr_cpu_pct=j.usr_cpu_pct,
         sys_cpu_pct=j.sys_cpu_pct,
+        kernel_worker_cpu_pct=j.kernel_worker_cpu_pct,
+        target_nowait=j.target_nowait,
         read=side("read"),
         write=side("write"),
     )

@@ -253,3 +253,38 @@ def test_new_job_fields_keep_the_fingerprints_of_specs_that_do_not_use_them() ->
     synced = {"jobs": [{**j, "end_fsync": True} for j in spec["jobs"]]}
     partial = {"jobs": [{**j, "io_size_bytes": 1 << 20} for j in spec["jobs"]]}
     assert len({fingerprint(spec), fingerprint(synced), fingerprint(partial)}) == 3
+
+
+def test_io_uring_kernel_worker_cpu_compares_and_a_run_without_it_reads_null(
+    client: TestClient, session: Session
+) -> None:
+    """A psync run (no io-wq figure) next to io_uring repeats: its column is null, never 0, and the
+    statistics of the other column are unaffected."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    job = {"name": "rr", "rw": "randread", "bs_bytes": 4096, "read_iops": 1000.0}
+    psync = create_run(session, agent=a.agent, target_path="/srv/a")
+    create_result(session, run=psync, jobs=[job])
+    uring = []
+    for cpu in (80.0, 90.0, 100.0):
+        run = create_run(session, agent=a.agent, target_path="/dev/shm/b")
+        create_result(session, run=run, jobs=[{**job, "kernel_worker_cpu_pct": cpu, "target_nowait": False}])
+        uring.append(run)
+    ids = ",".join(str(r.id) for r in [psync, *uring])
+    r = client.get(f"/api/v1/compare?runs={ids}&group_by=device", headers=u.headers)
+    assert r.status_code == 200, r.text
+    m = next(m for m in r.json()["jobs"][0]["metrics"] if m["key"] == "kernel_worker_cpu_pct")
+    assert (m["label"], m["unit"], m["higher_is_better"]) == ("CPU io_uring kernel workers", "%", False)
+    assert m["values"] == [None, pytest.approx(90.0)]
+    assert m["ratios"] == [None, None]  # the baseline has no figure to divide by
+    assert m["stats"][0] is None and m["stats"][1]["n"] == 3 and m["within_noise"] == [None, None]
+    # the io_uring runs as baseline: the psync column still has no value and no ratio
+    r = client.get(f"/api/v1/compare?runs={ids}&group_by=device&baseline={uring[0].id}", headers=u.headers)
+    m = next(m for m in r.json()["jobs"][0]["metrics"] if m["key"] == "kernel_worker_cpu_pct")
+    assert m["values"] == [None, pytest.approx(90.0)] and m["ratios"] == [None, 1.0]
+    csv_text = client.get(f"/api/v1/compare?runs={ids}&group_by=device&format=csv", headers=u.headers).text
+    row = next(row for row in csv.reader(io.StringIO(csv_text)) if row[1] == "CPU io_uring kernel workers")
+    assert row[3] == "" and float(row[10]) == pytest.approx(90.0)
+    # no run with the figure: the metric is left out, as write metrics are for read-only jobs
+    only = client.get(f"/api/v1/compare?runs={psync.id}", headers=u.headers).json()
+    assert "kernel_worker_cpu_pct" not in {m["key"] for m in only["jobs"][0]["metrics"]}

@@ -31,6 +31,25 @@ def test_upgrade_downgrade_upgrade_and_models_match(pg: Postgres) -> None:
         eng.dispose()
 
 
+def test_0004_adds_and_drops_the_io_uring_columns(pg: Postgres) -> None:
+    url = pg.create_database("iowatt_migrations_0004")
+    cfg = alembic_config(url)
+    eng = create_engine(url)
+
+    def columns() -> dict[str, bool]:
+        return {c["name"]: c["nullable"] for c in inspect(eng).get_columns("result_jobs")}
+
+    try:
+        command.upgrade(cfg, "0004")
+        assert columns()["kernel_worker_cpu_pct"] is True and columns()["target_nowait"] is True
+        command.downgrade(cfg, "0003")
+        assert not {"kernel_worker_cpu_pct", "target_nowait"} & set(columns())
+        command.upgrade(cfg, "0004")
+        assert {"kernel_worker_cpu_pct", "target_nowait"} <= set(columns())
+    finally:
+        eng.dispose()
+
+
 def test_openapi_snapshot_is_current() -> None:
     """frontend/openapi.json is what the UI's client is generated from: it must match the server."""
     out = subprocess.run(

@@ -159,6 +159,79 @@ def test_full_agent_protocol_and_idempotent_upload(client: TestClient, session: 
     assert res["engine_result"]["fio version"] == "iowatt-engine-test"
 
 
+def _store(client: TestClient, session: Session, a: Any, run: Run, doc: dict[str, Any]) -> None:
+    run_service.dispatch(session, run_id=run.id)
+    lid = _lease(client, a)["lease_id"]
+    client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lid}, headers=a.headers)
+    up = {
+        "lease_id": lid,
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": doc,
+        "engine_exit_code": 0,
+        "started_at": "2026-11-21T10:00:00Z",
+        "finished_at": "2026-11-21T10:00:06Z",
+    }
+    r = client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers)
+    assert r.status_code == 201, r.text
+
+
+def test_io_uring_kernel_worker_cpu_is_stored_and_read_next_to_usr_sys(
+    client: TestClient, session: Session
+) -> None:
+    """The engine's `iowatt.io_uring` lands in columns; jobs without it (psync, or a plain fio
+    document with no `iowatt` at all) read null, never 0."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    doc = engine_document(jobs=3, ioengine="io_uring", kernel_worker_cpu=87.527341, target_nowait=False)
+    doc["jobs"][1] = engine_document(ioengine="psync")["jobs"][0] | {"jobname": "job1"}
+    del doc["jobs"][2]["iowatt"]  # as fio itself writes it
+    run = create_run(session, agent=a.agent)
+    _store(client, session, a, run, doc)
+    rows = session.scalars(select(ResultJob).where(ResultJob.run_id == run.id).order_by(ResultJob.job_index))
+    assert [(r.kernel_worker_cpu_pct, r.target_nowait) for r in rows] == [
+        (pytest.approx(87.527341), False),
+        (None, None),
+        (None, None),
+    ]
+    jobs = client.get(f"/api/v1/runs/{run.id}", headers=u.headers).json()["jobs"]
+    assert jobs[0]["kernel_worker_cpu_pct"] == pytest.approx(87.527341)
+    assert jobs[0]["target_nowait"] is False
+    assert (jobs[0]["usr_cpu_pct"], jobs[0]["sys_cpu_pct"]) == (5.0, 20.0)  # io-wq stays outside usr/sys
+    assert [(j["kernel_worker_cpu_pct"], j["target_nowait"]) for j in jobs[1:]] == [(None, None)] * 2
+
+    nowait = create_run(session, agent=a.agent, target_path="/dev/shm/t")
+    _store(
+        client,
+        session,
+        a,
+        nowait,
+        engine_document(ioengine="io_uring", kernel_worker_cpu=0.0, target_nowait=True),
+    )
+    j0 = client.get(f"/api/v1/runs/{nowait.id}", headers=u.headers).json()["jobs"][0]
+    assert (j0["kernel_worker_cpu_pct"], j0["target_nowait"]) == (0.0, True)
+
+
+def test_negative_kernel_worker_cpu_is_422(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(session, agent=a.agent)
+    run_service.dispatch(session, run_id=run.id)
+    lid = _lease(client, a)["lease_id"]
+    client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lid}, headers=a.headers)
+    doc = engine_document(ioengine="io_uring", kernel_worker_cpu=-1.0)
+    up = {
+        "lease_id": lid,
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": doc,
+        "engine_exit_code": 0,
+        "started_at": "2026-11-21T10:00:00Z",
+        "finished_at": "2026-11-21T10:00:06Z",
+    }
+    r = client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers)
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["field"].startswith("engine_result.jobs.0.iowatt.io_uring.kernel_worker_cpu")
+
+
 def test_malformed_engine_result_is_422_and_stores_nothing(client: TestClient, session: Session) -> None:
     u = create_user(session)
     a = create_agent(session, team=u.team)

@@ -1396,6 +1396,11 @@ export interface components {
             bs_bytes: number | null;
             /** Job Index */
             job_index: number;
+            /**
+             * Kernel Worker Cpu Pct
+             * @description io_uring only: CPU of the io-wq kernel workers serving the job, % of one CPU, not included in usr/sys; null for other ioengines or when the result did not report it
+             */
+            kernel_worker_cpu_pct: number | null;
             /** Name */
             name: string;
             read: components["schemas"]["DirSummary"] | null;
@@ -1403,9 +1408,20 @@ export interface components {
             runtime_ns: number;
             /** Rw */
             rw: string;
-            /** Sys Cpu Pct */
+            /**
+             * Sys Cpu Pct
+             * @description job threads' system CPU, % of one CPU (fio's sys_cpu)
+             */
             sys_cpu_pct: number;
-            /** Usr Cpu Pct */
+            /**
+             * Target Nowait
+             * @description io_uring only: the target supports nowait; false means io_uring ran every request in kernel worker threads; null when not reported
+             */
+            target_nowait: boolean | null;
+            /**
+             * Usr Cpu Pct
+             * @description job threads' user CPU, % of one CPU (fio's usr_cpu)
+             */
             usr_cpu_pct: number;
             write: components["schemas"]["DirSummary"] | null;
         };

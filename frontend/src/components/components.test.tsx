@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { JobSummary } from "../client/types";
 import { NINES_TICKS, nines, ninesLabel } from "../lib/latency";
 import { pow2Ticks, sweepAxis } from "../lib/sweep";
+import { IO_URING_JOB, PSYNC_JOB } from "../test/fixtures";
 import { niceTicks } from "./charts/axis";
 import { GroupedBarChart } from "./charts/GroupedBarChart";
 import { MultiLineChart } from "./charts/MultiLineChart";
@@ -19,6 +20,8 @@ describe("KeyFigures", () => {
       runtime_ns: 5e9,
       usr_cpu_pct: 1.5,
       sys_cpu_pct: 20,
+      kernel_worker_cpu_pct: null,
+      target_nowait: null,
       read: {
         iops: 12_345,
         bw_bytes: 50_565_120,
@@ -39,6 +42,29 @@ describe("KeyFigures", () => {
     expect(row.textContent).toContain("1.2 ms");
     expect(row.textContent).toContain("80 µs");
     expect(screen.queryByRole("row", { name: /^write/ })).toBeNull();
+    expect(screen.queryByTestId("io-uring-workers-cpu")).toBeNull();
+    expect(screen.queryByTestId("io-uring-no-nowait")).toBeNull();
+  });
+  it("shows io_uring's kernel worker CPU when the engine reported it, and why it is high", () => {
+    render(<KeyFigures job={IO_URING_JOB} />);
+    const cell = screen.getByTestId("io-uring-workers-cpu");
+    expect(cell.textContent).toBe("io_uring workers 87.5 %");
+    expect(cell.getAttribute("title")).toContain("not included in usr/sys");
+    expect(screen.getByTestId("io-uring-no-nowait").textContent).toBe(
+      "target has no nowait support: io_uring ran every request in kernel worker threads",
+    );
+  });
+  it("shows the workers' CPU without the note when the target has nowait support", () => {
+    render(
+      <KeyFigures job={{ ...IO_URING_JOB, kernel_worker_cpu_pct: 0.4, target_nowait: true }} />,
+    );
+    expect(screen.getByTestId("io-uring-workers-cpu").textContent).toBe("io_uring workers 0.40 %");
+    expect(screen.queryByTestId("io-uring-no-nowait")).toBeNull();
+  });
+  it("shows nothing for a job without io_uring figures", () => {
+    render(<KeyFigures job={PSYNC_JOB} />);
+    expect(screen.getByTestId("key-figures").textContent).toContain("usr 1.00 %, sys 2.00 %");
+    expect(screen.queryByTestId("io-uring-workers-cpu")).toBeNull();
   });
 });
 

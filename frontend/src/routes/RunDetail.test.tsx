@@ -2,7 +2,7 @@ import { screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JobSummary, RunRead } from "../client/types";
 import { setToken } from "../lib/auth";
-import { NO_ENERGY, OK_ENERGY, POWER_SERIES } from "../test/fixtures";
+import { IO_URING_JOB, NO_ENERGY, OK_ENERGY, POWER_SERIES, PSYNC_JOB } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { RunDetail } from "./RunDetail";
 
@@ -11,27 +11,7 @@ afterEach(() => {
   globalThis.fetch = realFetch;
 });
 
-const job: JobSummary = {
-  job_index: 0,
-  name: "rand4k",
-  rw: "randread",
-  bs_bytes: 4096,
-  runtime_ns: 2e9,
-  usr_cpu_pct: 1,
-  sys_cpu_pct: 2,
-  read: {
-    iops: 1000,
-    bw_bytes: 4_096_000,
-    io_bytes: 8_192_000,
-    total_ios: 2000,
-    lat_mean_ns: 1000,
-    clat_p50_ns: 900,
-    clat_p99_ns: 5000,
-    clat_p999_ns: 9000,
-    clat_max_ns: 20000,
-  },
-  write: null,
-};
+const job: JobSummary = PSYNC_JOB;
 
 function runAs(status: RunRead["status"]): RunRead {
   return {
@@ -140,6 +120,7 @@ describe("RunDetail", () => {
     const figures = await screen.findByTestId("key-figures", {}, { timeout: 5000 });
     expect(figures.textContent).toContain("1k IOPS");
     expect(figures.textContent).toContain("4.1 MB/s");
+    expect(screen.queryByTestId("io-uring-workers-cpu")).toBeNull(); // psync: no kernel workers
     expect(screen.getAllByTestId("run-status")[0]?.textContent).toBe("succeeded");
     // The series is fetched again after the run finished, so the chart is drawn.
     await waitFor(() => expect(screen.queryByText("No per-second samples.")).toBeNull());
@@ -180,5 +161,19 @@ describe("RunDetail", () => {
     const total = await screen.findByTestId("energy-total", {}, { timeout: 5000 });
     expect(total.textContent).toContain("3.963 ± 0.012 kJ");
     expect(screen.getByTestId("energy-panel").dataset.status).toBe("ok");
+  }, 10_000);
+
+  it("shows the io_uring kernel workers' CPU next to usr/sys", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({ body: { ...runAs("succeeded"), jobs: [IO_URING_JOB] } }),
+      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    const cell = await screen.findByTestId("io-uring-workers-cpu", {}, { timeout: 5000 });
+    expect(cell.textContent).toBe("io_uring workers 87.5 %");
+    expect(screen.getByTestId("key-figures").textContent).toContain("usr 18.2 %, sys 73.7 %");
+    expect(screen.getByTestId("io-uring-no-nowait").textContent).toContain("no nowait support");
   }, 10_000);
 });

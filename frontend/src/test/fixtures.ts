@@ -1,4 +1,39 @@
-import type { CompareRead, RunRead } from "../client/types";
+import type { CompareRead, JobSummary, RunRead } from "../client/types";
+
+/** One finished psync job: no io_uring figures (the server sends null for them). */
+export const PSYNC_JOB: JobSummary = {
+  job_index: 0,
+  name: "rand4k",
+  rw: "randread",
+  bs_bytes: 4096,
+  runtime_ns: 2e9,
+  usr_cpu_pct: 1,
+  sys_cpu_pct: 2,
+  kernel_worker_cpu_pct: null,
+  target_nowait: null,
+  read: {
+    iops: 1000,
+    bw_bytes: 4_096_000,
+    io_bytes: 8_192_000,
+    total_ios: 2000,
+    lat_mean_ns: 1000,
+    clat_p50_ns: 900,
+    clat_p99_ns: 5000,
+    clat_p999_ns: 9000,
+    clat_max_ns: 20000,
+  },
+  write: null,
+};
+
+/** The same job on io_uring against a target without nowait (tmpfs, zram): the io-wq kernel
+ * workers did the device work and cost more CPU than the job thread. */
+export const IO_URING_JOB: JobSummary = {
+  ...PSYNC_JOB,
+  usr_cpu_pct: 18.2,
+  sys_cpu_pct: 73.66,
+  kernel_worker_cpu_pct: 87.527341,
+  target_nowait: false,
+};
 
 /** A run's energy when no meter was configured (what the server sends for such runs). */
 export const NO_ENERGY: RunRead["energy"] = {

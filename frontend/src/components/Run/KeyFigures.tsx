@@ -47,9 +47,25 @@ export function KeyFigures({ job }: { job: JobSummary }) {
         </tbody>
       </table>
       <p className="muted small">
-        CPU: usr {formatPercent(job.usr_cpu_pct)}, sys {formatPercent(job.sys_cpu_pct)} · latency
-        percentiles are completion latency (clat)
+        CPU: usr {formatPercent(job.usr_cpu_pct)}, sys {formatPercent(job.sys_cpu_pct)}
+        {job.kernel_worker_cpu_pct != null && (
+          <>
+            ,{" "}
+            <span
+              data-testid="io-uring-workers-cpu"
+              title="CPU of io_uring's kernel worker threads (io-wq) serving this job, % of one CPU; not included in usr/sys"
+            >
+              io_uring workers {formatPercent(job.kernel_worker_cpu_pct)}
+            </span>
+          </>
+        )}{" "}
+        · latency percentiles are completion latency (clat)
       </p>
+      {job.target_nowait === false && (
+        <p className="muted small" data-testid="io-uring-no-nowait">
+          target has no nowait support: io_uring ran every request in kernel worker threads
+        </p>
+      )}
     </div>
   );
 }
