@@ -716,8 +716,11 @@ void *worker_main(void *arg)
 			rusage_now(&u, &s, &c, &ma, &mi);
 			w->usr_s += u;
 			w->sys_s += s;
-			if (!j->ops->sync)
-				w->kworker_ns += kworker_ns(w->tid);
+			if (!j->ops->sync) {
+				/* a worker that exited took its time along: never let the difference wrap */
+				uint64_t end = kworker_ns(w->tid), start = (uint64_t)0 - w->kworker_ns;
+				w->kworker_ns = end > start ? end - start : 0;
+			}
 			w->ctx_sw += c;
 			w->majf += ma;
 			w->minf += mi;
