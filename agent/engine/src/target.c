@@ -410,7 +410,7 @@ static int fill_hole(uint64_t pos, uint64_t end, void *arg)
 	return 0;
 }
 
-/* Create the file if needed and fill with incompressible data what target_precheck() counted:
+/* Create the file if needed and fill with incompressible data what file_precheck() counted:
  * [current size, offset+size) and, for jobs that read, the holes inside the region. Existing
  * data is never rewritten. Interrupted (SIGINT/SIGTERM), it stops at once and removes a file
  * it created. Returns 0 or -errno. */
