@@ -173,3 +173,21 @@ def test_bench_real_engine_bad_option_exits_2(tmp_path):
     )
     assert proc.returncode == 2, proc.stderr
     assert "bs" in proc.stderr
+
+
+def test_table_cpu_shows_io_uring_kernel_workers_beside_usr_sys():
+    from iowatt_agent.cli import _dir_rows
+
+    def job(ext: dict) -> dict:
+        return {
+            "jobname": "j",
+            "usr_cpu": 21.1,
+            "sys_cpu": 70.6,
+            "read": {"total_ios": 10, "io_bytes": 40960, "iops": 5.0, "bw_bytes": 20480},
+            "iowatt": ext,
+        }
+
+    [uring] = _dir_rows({"jobs": [job({"io_uring": {"kernel_worker_cpu": 94.5, "target_nowait": False}})]})
+    [psync] = _dir_rows({"jobs": [job({})]})
+    assert uring[-1] == "21/71 +94 io-wq"
+    assert psync[-1] == "21/71"

@@ -297,6 +297,10 @@ def _dir_rows(result: dict[str, Any]) -> list[list[str]]:
         rw = str(options.get("rw", "?"))
         bs = options.get("bs", options.get("bs_bytes", "?"))
         cpu = f"{fmt_pct(job.get('usr_cpu'))}/{fmt_pct(job.get('sys_cpu'))}"
+        # io_uring's kernel worker threads (io-wq): not in usr/sys (as in fio), shown beside them
+        kworker = ((job.get("iowatt") or {}).get("io_uring") or {}).get("kernel_worker_cpu")
+        if kworker is not None:
+            cpu += f" +{fmt_pct(kworker)} io-wq"
         active = [
             d
             for d in ("read", "write")
@@ -325,7 +329,10 @@ def _dir_rows(result: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-RESULT_LEGEND = "lat avg: mean total latency · p50/p99: completion latency · CPU %: usr/sys · R/W: read/write"
+RESULT_LEGEND = (
+    "lat avg: mean total latency · p50/p99: completion latency · CPU %: usr/sys "
+    "(+ io_uring kernel workers, io-wq) · R/W: read/write"
+)
 RESULT_COLUMNS = [
     ("job", "left"),
     ("rw", "left"),
