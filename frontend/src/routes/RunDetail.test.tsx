@@ -163,6 +163,38 @@ describe("RunDetail", () => {
     expect(screen.getByTestId("energy-panel").dataset.status).toBe("ok");
   }, 10_000);
 
+  it("shows io_size inside the region, readahead and end_fsync in the workload table", async () => {
+    setToken("t");
+    const run = runAs("queued");
+    const spec = run.workload.jobs[0];
+    const jobs = [
+      {
+        ...spec,
+        name: "kh",
+        size_bytes: 1 << 30,
+        io_size_bytes: 64 << 20,
+        readahead: "on" as const,
+        end_fsync: true,
+      },
+      { ...spec, name: "plain", direct: true },
+    ];
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({ body: { ...run, workload: { ...run.workload, jobs } } }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    const table = await screen.findByTestId("workload-table", {}, { timeout: 5000 });
+    const rows = Array.from(table.querySelectorAll("tbody tr"));
+    expect(rows).toHaveLength(2);
+    const [kh, plain] = rows.map((r) => r.textContent ?? "");
+    expect(kh).toContain("64 MiB in 1 GiB");
+    expect(kh).toContain("no (page cache, readahead on), fsync at end");
+    expect(plain).toContain("16 MiB");
+    expect(plain).not.toContain(" in ");
+    expect(plain).toContain("yes (O_DIRECT)");
+    expect(plain).not.toContain("fsync");
+  }, 10_000);
+
   it("shows the io_uring kernel workers' CPU next to usr/sys", async () => {
     setToken("t");
     stubApi({

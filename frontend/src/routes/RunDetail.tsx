@@ -48,7 +48,18 @@ function WorkloadTable({ run }: { run: RunRead }) {
               {(j.rw === "rw" || j.rw === "randrw") && ` (${j.rwmixread} % read)`}
             </td>
             <td className="num">{formatBytes(j.bs_bytes)}</td>
-            <td className="num">{formatBytes(j.size_bytes)}</td>
+            <td
+              className="num"
+              title={
+                j.io_size_bytes == null
+                  ? "the job works on this region"
+                  : "bytes of I/O per pass, inside a region of this size"
+              }
+            >
+              {j.io_size_bytes == null
+                ? formatBytes(j.size_bytes)
+                : `${formatBytes(j.io_size_bytes)} in ${formatBytes(j.size_bytes)}`}
+            </td>
             <td className="num">{formatBytes(j.offset_bytes)}</td>
             <td className="num">
               {j.runtime_s == null ? "until size" : formatSeconds(j.runtime_s)}
@@ -58,7 +69,12 @@ function WorkloadTable({ run }: { run: RunRead }) {
             <td className="num">{j.iodepth}</td>
             <td className="num">{j.numjobs}</td>
             <td>{j.ioengine}</td>
-            <td>{j.direct ? "yes (O_DIRECT)" : "no (page cache)"}</td>
+            <td>
+              {j.direct
+                ? "yes (O_DIRECT)"
+                : `no (page cache${j.readahead === "default" ? "" : `, readahead ${j.readahead}`})`}
+              {j.end_fsync && ", fsync at end"}
+            </td>
           </tr>
         ))}
       </tbody>
