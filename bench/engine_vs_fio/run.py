@@ -41,6 +41,7 @@ import datetime as dt
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -231,6 +232,20 @@ def job_option(job: list[str], name: str, default: str) -> str:
     return default
 
 
+def run_measured(what: str, cmd: list[str]) -> tuple[str, resource.struct_rusage]:
+    """Run cmd to completion; its stdout and the rusage of its whole process tree (wait4)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+        _, status, ru = os.wait4(p.pid, 0)
+        rc = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if rc != 0:
+        raise SystemExit(f"{what} failed ({rc}): {' '.join(cmd)}\n{stderr}")
+    return stdout, ru
+
+
 def run_floor(floor: Path, target: Target, job: list[str], seconds: float) -> dict[str, float]:
     """One run of the bare loop for this job: CPU per I/O from wait4 (process tree, io-wq
     included) and from the loop thread's own rusage."""
@@ -250,13 +265,7 @@ def run_floor(floor: Path, target: Target, job: list[str], seconds: float) -> di
         rw,
         job_option(job, "direct", "0"),
     ]
-    with tempfile.TemporaryFile("w+") as out:
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True)
-        _, status, ru = os.wait4(p.pid, 0)
-        out.seek(0)
-        text = out.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"floor failed: {' '.join(cmd)}: {p.stderr.read() if p.stderr else ''}")
+    text, ru = run_measured("floor", cmd)
     d = json.loads(text)
     return {
         "iops": d["ios"] / d["seconds"],
@@ -278,15 +287,7 @@ def run_one(tool: str, target: Target, common: list[str], job: list[str]) -> dic
         *extra,
         "--output-format=json+",
     ]
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen(cmd, stdout=out, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read(), err.read()
-    if p.returncode != 0:
-        raise SystemExit(f"{tool} failed ({p.returncode}): {' '.join(cmd)}\n{stderr}")
+    stdout, ru = run_measured(tool, cmd)
     j = json.loads(stdout[stdout.index("{") :])["jobs"][0]
     ios = j["read"]["total_ios"] + j["write"]["total_ios"]
     secs = max(j["read"]["runtime"], j["write"]["runtime"]) / 1000.0

@@ -39,7 +39,7 @@ static const struct engine_ops null_ops = {
 	.name = "null", .sync = 1, .init = sync_init, .queue = null_queue, .cleanup = sync_cleanup,
 };
 
-extern const struct engine_ops libaio_ops, io_uring_ops;
+extern const struct engine_ops libaio_ops;
 
 const struct engine_ops *engine_find(const char *name)
 {

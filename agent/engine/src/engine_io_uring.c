@@ -17,8 +17,6 @@ struct uring_ctx {
 	unsigned staged;        /* SQEs prepared but not yet handed to the kernel */
 	unsigned async_every;   /* IOSQE_ASYNC on every Nth SQE, 0 = never */
 	unsigned async_n;
-	int nowait;             /* the target accepts non-blocking attempts */
-	int ring_fd_registered;
 };
 
 /* Can a read on this descriptor be tried without blocking? Block devices whose driver lacks
@@ -66,12 +64,9 @@ static int uring_init(struct worker *w)
 	}
 	c->fixed_file = io_uring_register_files(&c->ring, &w->fd, 1) == 0;
 	/* a registered ring fd spares io_uring_enter() the fget/fput of the ring per call */
-	c->ring_fd_registered = io_uring_register_ring_fd(&c->ring) == 1;
-	c->nowait = fd_supports_nowait(w);
+	w->uring_ring_fd_registered = io_uring_register_ring_fd(&c->ring) == 1;
+	w->uring_nowait = fd_supports_nowait(w);
 	c->async_every = w->job->o->force_async;
-	w->uring_async_every = c->async_every;
-	w->uring_nowait = c->nowait;
-	w->uring_ring_fd_registered = c->ring_fd_registered;
 	w->ctx = c;
 	return 0;
 }

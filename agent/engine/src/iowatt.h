@@ -309,6 +309,7 @@ struct engine_ops {
 	int (*probe)(void);                                /* 0 if usable on this kernel, else -errno */
 };
 const struct engine_ops *engine_find(const char *name);
+extern const struct engine_ops io_uring_ops;
 int engine_built_in(const char *name);
 
 /* ---- worker.c ---- */
@@ -369,9 +370,9 @@ struct worker {
 	double usr_s, sys_s;
 	pid_t tid;
 	uint64_t kworker_ns;            /* CPU of this thread's io_uring kernel workers (iou-wrk/iou-sqp) */
+	uint64_t kworker0;              /* their CPU when measuring started */
 	uint64_t ctx_sw, majf, minf;
 	/* io_uring facts, for the report */
-	unsigned uring_async_every;
 	int uring_nowait, uring_ring_fd_registered;
 	int err;                        /* negative errno */
 	char errmsg[256];

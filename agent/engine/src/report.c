@@ -402,12 +402,12 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	}
 	jw_arr_end(w);
 	emit_resolved(w, o);
-	if (!strcmp(j->ops->name, "io_uring") && j->workers) {
+	if (j->ops == &io_uring_ops && j->workers) {
 		/* what the engine decided per ring (the same for every clone of the job) */
 		const struct worker *w0 = &j->workers[0];
 		jw_obj(w, "io_uring");
 		jw_bool(w, "target_nowait", w0->uring_nowait);
-		jw_u64(w, "force_async_every", w0->uring_async_every);
+		jw_u64(w, "force_async_every", o->force_async);
 		jw_bool(w, "registered_ring_fd", w0->uring_ring_fd_registered);
 		jw_u64(w, "kernel_worker_cpu_ns", m->kworker_ns);
 		jw_dbl(w, "kernel_worker_cpu", secs > 0 ? 100.0 * (double)m->kworker_ns / 1e9 / secs : 0);

@@ -93,8 +93,8 @@ static void start_measuring(struct worker *w)
 	rusage_now(&u, &s, &c, &ma, &mi);
 	w->usr_s = -u;
 	w->sys_s = -s;
-	if (!w->job->ops->sync)
-		w->kworker_ns = (uint64_t)0 - kworker_ns(w->tid);
+	if (w->job->ops == &io_uring_ops)
+		w->kworker0 = kworker_ns(w->tid);
 	w->ctx_sw = (uint64_t)0 - c;
 	w->majf = (uint64_t)0 - ma;
 	w->minf = (uint64_t)0 - mi;
@@ -272,13 +272,13 @@ static inline void refresh_buffer(struct worker *w, struct io_req *r)
 	}
 	if (!o->refill_buffers && !(o->compress_pct && rw_reads(o->rw))) {
 		/* refill_buffers=0 (fio's default): content set once at start; a fresh 8-byte stamp
-		 * in every 512-byte sector (after its zero part) keeps blocks distinct for naive
-		 * dedupe. Mixed jobs with compression refill: a read may have overwritten the zeros. */
-		uint32_t z = (512u * o->compress_pct / 100 + 7) & ~7u;
-		if (z + 8 > 512)
+		 * in every 512-byte sector keeps blocks distinct for naive dedupe. Compression 1..99 %
+		 * turns refill on (options_finalize); at 100 % the buffer stays all zeros. Mixed jobs
+		 * with compression refill: a read may have overwritten the zeros. */
+		if (o->compress_pct)
 			return;
 		uint64_t key = rng_next(&w->rng);
-		for (uint32_t s = z; s + 8 <= r->len; s += 512) {
+		for (uint32_t s = 0; s + 8 <= r->len; s += 512) {
 			uint64_t v = key ^ (r->off + s);
 			memcpy(b + s, &v, 8);
 		}
@@ -716,10 +716,10 @@ void *worker_main(void *arg)
 			rusage_now(&u, &s, &c, &ma, &mi);
 			w->usr_s += u;
 			w->sys_s += s;
-			if (!j->ops->sync) {
+			if (j->ops == &io_uring_ops) {
 				/* a worker that exited took its time along: never let the difference wrap */
-				uint64_t end = kworker_ns(w->tid), start = (uint64_t)0 - w->kworker_ns;
-				w->kworker_ns = end > start ? end - start : 0;
+				uint64_t end = kworker_ns(w->tid);
+				w->kworker_ns = end > w->kworker0 ? end - w->kworker0 : 0;
 			}
 			w->ctx_sw += c;
 			w->majf += ma;

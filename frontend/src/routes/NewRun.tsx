@@ -47,8 +47,9 @@ interface CustomJob {
   endFsync: boolean;
 }
 
-/** The custom job's text inputs (the rest are checkboxes). */
-type TextField = Exclude<keyof CustomJob, "direct" | "endFsync">;
+/** The custom job's checkboxes; the rest are text inputs. */
+type Flag = "direct" | "endFsync";
+type TextField = Exclude<keyof CustomJob, Flag>;
 
 /** Builds the single custom job, or the client-side errors that prevent sending it. */
 function buildJob(c: CustomJob): { job?: JobSpec; errors: Errors } {
@@ -175,6 +176,8 @@ export function NewRun() {
 
   const set = (k: TextField) => (e: { target: { value: string } }) =>
     setCustom((c) => ({ ...c, [k]: e.target.value }));
+  const toggle = (k: Flag) => (e: { target: { checked: boolean } }) =>
+    setCustom((c) => ({ ...c, [k]: e.target.checked }));
 
   return (
     <section>
@@ -389,7 +392,7 @@ export function NewRun() {
                   type="checkbox"
                   name="direct"
                   checked={custom.direct}
-                  onChange={(e) => setCustom((c) => ({ ...c, direct: e.target.checked }))}
+                  onChange={toggle("direct")}
                 />{" "}
                 O_DIRECT (bypass the page cache)
               </span>
@@ -406,7 +409,7 @@ export function NewRun() {
                   id="f-endfsync"
                   name="endfsync"
                   checked={custom.endFsync}
-                  onChange={(e) => setCustom((c) => ({ ...c, endFsync: e.target.checked }))}
+                  onChange={toggle("endFsync")}
                 />{" "}
                 fsync when the job ends
               </span>
