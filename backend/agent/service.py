@@ -107,7 +107,7 @@ def try_lease(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
         engine_job=spec.engine_job(),
         # the idle baseline before and after the load counts against the agent's hard timeout too
         timeout_s=spec.timeout_s() + int(2 * (run.idle_s if run.idle_s is not None else 60)),
-        meter=run.meter_spec,
+        meter=run.meter,
         idle_s=run.idle_s,
     )
 

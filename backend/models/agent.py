@@ -2,7 +2,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, String, false, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -10,7 +10,9 @@ from backend.models.base import Base, created_at, uuid_pk
 
 
 class EnrollmentToken(Base):
-    """Lets a host enrol as an agent of one team; reusable until it expires or is revoked."""
+    """Lets a host enrol as an agent of one team: `max_uses` times (once by default) until it
+    expires or is revoked. `operator`: made on the server host (`iowatt-server enrollment-token`);
+    only such a token or one made by a current team admin may replace an existing agent."""
 
     __tablename__ = "enrollment_tokens"
     id: Mapped[uuid.UUID] = uuid_pk()
@@ -21,11 +23,24 @@ class EnrollmentToken(Base):
     expires_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]
     uses: Mapped[int] = mapped_column(default=0)
+    max_uses: Mapped[int] = mapped_column(default=1, server_default="1")
+    operator: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class Agent(Base):
+    """An enrolled host. Revoked: its token is refused, its name stays taken. Deleted (by an
+    admin): also hidden and its name free again; its runs and results stay."""
+
     __tablename__ = "agents"
-    __table_args__ = (UniqueConstraint("team_id", "name"),)
+    __table_args__ = (
+        Index(
+            "uq_agents_team_name_live",
+            "team_id",
+            "name",
+            unique=True,
+            postgresql_where=text("deleted_at IS NULL"),
+        ),
+    )
     id: Mapped[uuid.UUID] = uuid_pk()
     team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(120))
@@ -38,3 +53,4 @@ class Agent(Base):
     last_heartbeat_at: Mapped[datetime | None]
     enrolled_at: Mapped[datetime] = created_at()
     revoked_at: Mapped[datetime | None]
+    deleted_at: Mapped[datetime | None]

@@ -3,7 +3,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Enum, ForeignKey, Index, String, text
+from sqlalchemy import Enum, ForeignKey, Index, String, false, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -52,7 +52,10 @@ class Run(Base):
     campaign_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("campaigns.id", ondelete="SET NULL"), index=True
     )
-    meter_spec: Mapped[str | None] = mapped_column(String(1000))  # overrides the agent's meter
+    # the NAME of a meter the host configured ("" = none, null = the host's default); never a spec
+    meter: Mapped[str | None] = mapped_column(String(120))
+    # the run's key of the two-key rule for raw devices (ADR 0009 §5)
+    destructive: Mapped[bool] = mapped_column(default=False, server_default=false())
     idle_s: Mapped[float | None]  # idle baseline before and after the load, seconds
     created_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = created_at()

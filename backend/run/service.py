@@ -72,7 +72,7 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         workload_spec=spec.model_dump(mode="json"),
         target_path=body.target_path,
         created_by=principal.user_id,
-        meter_spec=body.meter,
+        meter=body.meter,
         idle_s=body.idle_s,
     )
     session.add(run)
@@ -134,7 +134,7 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
             progress=Progress.model_validate(r.progress) if r.progress else None,
             jobs=[job_summary(j) for j in jobs[r.id]],
             passes=pass_summaries(r.workload_spec, jobs[r.id]),
-            meter=r.meter_spec,
+            meter=r.meter,
             idle_s=r.idle_s,
             energy=energy[r.id],
         )
