@@ -11,6 +11,7 @@ PYTEST_WORKERS ?= 2
 help:
 	@echo "make up      start the platform (API+UI :8000, worker, beat, agent) and a first benchmark"
 	@echo "make down    stop it (data stays in .iowatt/)"
+	@echo "             a second instance: IOWATT_STATE_DIR=DIR IOWATT_API_PORT=.. IOWATT_PG_PORT=.. IOWATT_REDIS_PORT=.. make up|down"
 	@echo "make test    every test (engine, server, worker, agent, end-to-end, UI unit, browser)"
 	@echo "make lint | fmt | engine | ui | client | migrate | bench"
 
@@ -44,8 +45,9 @@ client: deps-py deps-ui
 	$(BIN)/python -m backend.openapi > frontend/openapi.json
 	cd frontend && npm run gen:client
 
+# The instance's own settings (IOWATT_STATE_DIR selects another instance than .iowatt/).
 migrate: deps-py
-	set -a; source .iowatt/env; set +a; $(BIN)/alembic upgrade head
+	set -a; source "$${IOWATT_STATE_DIR:-.iowatt}/env"; set +a; $(BIN)/alembic upgrade head
 
 up: deps engine ui
 	@bash scripts/up.sh

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# `make down`: stop what `make up` started (data stays in .iowatt/; delete it to start afresh).
+# `make down`: stop what `make up` started for this state directory (.iowatt/ or IOWATT_STATE_DIR),
+# found by the pid files and the data directory inside it, never by port: another instance on
+# the same machine keeps running. Data stays (delete the state directory to start afresh).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-[ -d "$STATE" ] || { echo "nothing to stop"; exit 0; }
-say "Stopping iowatt"
-stop agent 30
+[ -d "$STATE" ] || { echo "nothing to stop in $STATE"; exit 0; }
+say "Stopping iowatt ($STATE)"
+# The agent drains on SIGTERM: a run in progress finishes and uploads (its --drain-timeout,
+# 600 s); it is killed only if it is still there 30 s after that.
+stop agent 630 "finishing its current run"
 stop beat
-stop worker 30
+stop worker 30 "finishing its current tasks"
 stop api
-if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true; echo "    redis stopped"; fi
-if [ -f "$STATE/pg/PG_VERSION" ] && as_pg "$PG_BIN/pg_ctl" -D "$STATE/pg" status >/dev/null 2>&1; then
-  as_pg "$PG_BIN/pg_ctl" -D "$STATE/pg" -m fast -w stop >/dev/null && echo "    postgresql stopped"
-fi
+stop redis 30
+pg_stop

@@ -1,89 +1,110 @@
 #!/usr/bin/env bash
-# `make up`: the whole platform on this machine — private PostgreSQL and Redis under .iowatt/,
-# migrations, API + UI on :8000, a Celery worker and beat, one local agent, a first benchmark.
+# `make up`: the whole platform on this machine — private PostgreSQL and Redis under the state
+# directory (.iowatt/ or IOWATT_STATE_DIR), migrations, API + UI on 127.0.0.1:8000, a Celery worker
+# and beat, one local agent with its host policy, a first benchmark.
 # Running it again is harmless; `make down` stops what it started.
+#
+# Secrets (database and Redis passwords, the secret key, the admin token and password) live only
+# in 0600 files of the state directory and on the terminal, never in a log or on a command line.
 set -euo pipefail
+umask 077
 source "$(dirname "$0")/lib.sh"
-mkdir -p "$STATE" "$RUN" "$LOGS"
-chmod 711 "$STATE"
+mkdir -p "$STATE" "$RUN" "$LOGS" "$STATE/redis"
+chmod 711 "$STATE"  # the postgres user must reach pg/ and pg-sock/ (both 0700, its own)
+chmod 700 "$RUN" "$LOGS" "$STATE/redis"
+for f in "$LOGS"/*.log; do [ -e "$f" ] && chmod 600 "$f"; done
+ID=$(instance_id)
+new_secret "$STATE/db-password"
+new_secret "$STATE/redis-password"
+new_secret "$STATE/secret-key"
 
-say "PostgreSQL on 127.0.0.1:$PG_PORT (data in .iowatt/pg)"
-if [ ! -f "$STATE/db-password" ]; then (umask 077; head -c 18 /dev/urandom | base64 | tr -d '/+=' > "$STATE/db-password"); fi
-DB_PASSWORD=$(cat "$STATE/db-password")
-if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$STATE"; then
-  echo "iowatt: the postgres user cannot reach $STATE (a parent directory is not world-executable)." >&2
-  echo "        Clone the repository somewhere like /srv or /opt, or set IOWATT_STATE_DIR to such a place." >&2
-  exit 1
-fi
-if [ ! -f "$STATE/pg/PG_VERSION" ]; then
-  mkdir -p "$STATE/pg" "$STATE/pg-sock"
-  [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$STATE/pg" "$STATE/pg-sock"
-  chmod 700 "$STATE/pg"
-  pwfile=$(mktemp); echo "$DB_PASSWORD" > "$pwfile"; chmod 644 "$pwfile"
-  as_pg "$PG_BIN/initdb" -D "$STATE/pg" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
-      --pwfile="$pwfile" >/dev/null
-  rm -f "$pwfile"
-fi
-if ! as_pg "$PG_BIN/pg_ctl" -D "$STATE/pg" status >/dev/null 2>&1; then
-  as_pg "$PG_BIN/pg_ctl" -D "$STATE/pg" -l "$STATE/pg/server.log" -w \
-      -o "-p $PG_PORT -k $STATE/pg-sock -c listen_addresses=127.0.0.1" start >/dev/null
-fi
-psql_() { as_pg psql -h "$STATE/pg-sock" -p "$PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
-if [ "$(psql_ -c "select 1 from pg_roles where rolname='iowatt'")" != 1 ]; then
-  psql_ -c "create role iowatt login password '$DB_PASSWORD'"
-fi
-if [ "$(psql_ -c "select 1 from pg_database where datname='iowatt'")" != 1 ]; then
-  psql_ -c "create database iowatt owner iowatt"
-fi
+say "PostgreSQL on 127.0.0.1:$PG_PORT (data in $PG_DATA)"
+pg_init
+pg_start
+pg_app_role "$STATE/db-password"
 
-say "Redis on 127.0.0.1:$REDIS_PORT"
-mkdir -p "$STATE/redis"
-if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$STATE/redis" --appendonly yes \
-      --daemonize yes --pidfile "$RUN/redis.pid" --logfile "$LOGS/redis.log"
-  for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+say "Redis on 127.0.0.1:$REDIS_PORT (password required)"
+redis_conf
+if alive redis && [ -z "$(redis_cli config get requirepass 2>/dev/null | sed -n 2p)" ]; then
+  stop redis 30  # started by an older make up without a password: restart it with one
 fi
+if ! alive redis; then
+  if redis_cli ping >/dev/null 2>&1 || (exec 3<>"/dev/tcp/127.0.0.1/$REDIS_PORT") 2>/dev/null; then
+    die "port $REDIS_PORT is taken by another process (another instance?): set IOWATT_REDIS_PORT"
+  fi
+  start redis redis-server "$STATE/redis.conf"
+  for _ in $(seq 50); do [ "$(redis_cli ping 2>/dev/null)" = PONG ] && break; sleep 0.1; done
+fi
+[ "$(redis_cli ping 2>/dev/null)" = PONG ] || die "Redis did not answer; see $LOGS/redis.log"
 
-if [ ! -f "$STATE/secret-key" ]; then (umask 077; head -c 32 /dev/urandom | base64 > "$STATE/secret-key"); fi
-cat > "$STATE/env" <<ENV
-IOWATT_ENV=dev
-IOWATT_DATABASE_URL=postgresql+psycopg://iowatt:$DB_PASSWORD@127.0.0.1:$PG_PORT/iowatt
-IOWATT_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
-IOWATT_SECRET_KEY=$(cat "$STATE/secret-key")
-ENV
-chmod 600 "$STATE/env"
+{
+  echo "IOWATT_ENV=dev"
+  echo "IOWATT_INSTANCE_ID=$ID"
+  echo "IOWATT_DATABASE_URL=postgresql+psycopg://iowatt:$(cat "$STATE/db-password")@127.0.0.1:$PG_PORT/iowatt"
+  echo "IOWATT_REDIS_URL=redis://:$(cat "$STATE/redis-password")@127.0.0.1:$REDIS_PORT/0"
+  echo "IOWATT_SECRET_KEY=$(cat "$STATE/secret-key")"
+} | secret_file "$STATE/env"
 set -a; source "$STATE/env"; set +a
+export IOWATT_STATE_DIR=$STATE
 
 say "Migrations"
 (cd "$ROOT" && "$VENV/bin/alembic" upgrade head 2>&1 | grep -v '^INFO  \[alembic.runtime.migration\] \(Context\|Will\)' || true)
 
 say "Admin user"
-(cd "$ROOT" && "$VENV/bin/iowatt-server" bootstrap --credentials-file "$STATE/admin-credentials" \
+first_time=0
+[ -f "$STATE/admin-credentials" ] || first_time=1
+# bootstrap prints the password and the token: to this terminal only (no tee, no log).
+login=$(cd "$ROOT" && "$VENV/bin/iowatt-server" bootstrap --credentials-file "$STATE/admin-credentials" \
     --token-file "$STATE/admin-token")
+chmod 600 "$STATE/admin-token" "$STATE/admin-credentials" 2>/dev/null || true
+if [ "$first_time" = 1 ]; then
+  echo "$login" | grep '^admin login' | sed 's/^/    /'
+  echo "    (the password is shown this once; it is kept only in $STATE/admin-credentials, mode 0600)"
+else
+  echo "    admin login: $(grep '^email=' "$STATE/admin-credentials" 2>/dev/null | cut -d= -f2-)  (password in $STATE/admin-credentials, 0600)"
+fi
+echo "$login" | grep '^admin token' | sed 's/^/    /' || true
 
 say "API + UI, Celery worker and beat"
+if ! alive api && curl -s -o /dev/null "http://127.0.0.1:$API_PORT/" 2>/dev/null; then
+  die "port $API_PORT is taken by another process (another instance?): set IOWATT_API_PORT"
+fi
 start api "$VENV/bin/uvicorn" backend.main:create_app --factory --host 127.0.0.1 --port "$API_PORT" \
     --app-dir "$ROOT" --no-access-log
 start worker "$VENV/bin/celery" --workdir "$ROOT" -A worker.app worker --concurrency 2 --loglevel INFO
 start beat "$VENV/bin/celery" --workdir "$ROOT" -A worker.app beat --loglevel INFO \
     --schedule "$STATE/celerybeat-schedule"
 for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$API_PORT/api/v1/health" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -fsS "http://127.0.0.1:$API_PORT/api/v1/health" >/dev/null || { echo "iowatt: the API did not come up; see .iowatt/logs/api.log" >&2; tail -20 "$LOGS/api.log" >&2; exit 1; }
+curl -fsS "http://127.0.0.1:$API_PORT/api/v1/health" >/dev/null \
+    || { tail -20 "$LOGS/api.log" >&2; die "the API did not come up; see $LOGS/api.log"; }
 
-say "Local agent"
-if [ ! -f "$STATE/agent/agent.json" ]; then
+say "Local agent and its host policy"
+AGENT_STATE=$STATE/agent
+# The agent (and the meters and engine it runs) never sees the server's secrets.
+agent_cmd() { env -u IOWATT_DATABASE_URL -u IOWATT_REDIS_URL -u IOWATT_SECRET_KEY "$VENV/bin/iowatt-agent" "$@"; }
+DISK_DIR=$STATE/bench-disk
+RAM_DIR=/dev/shm/iowatt-$ID
+private_dir "$DISK_DIR"
+private_dir "$RAM_DIR"
+if [ ! -f "$AGENT_STATE/agent.json" ]; then
+  # The enrollment token reaches the agent through its environment, never its command line (ps).
   token=$(cd "$ROOT" && "$VENV/bin/iowatt-server" enrollment-token --ttl-s 600)
-  "$VENV/bin/iowatt-agent" enroll --server "http://127.0.0.1:$API_PORT" --token "$token" \
-      --name "local-$(hostname -s)" --replace --state-dir "$STATE/agent"
+  IOWATT_ENROLLMENT_TOKEN=$token agent_cmd enroll --server "http://127.0.0.1:$API_PORT" \
+      --name "local-$(hostname -s)" --replace --state-dir "$AGENT_STATE"
 fi
-start agent "$VENV/bin/iowatt-agent" run --state-dir "$STATE/agent" --engine "$ROOT/agent/engine/build/iowatt-engine"
+# ADR 0009: the agent runs only inside targets its host allows: the demo's two directories.
+for target in "$DISK_DIR" "$RAM_DIR"; do
+  if ! agent_cmd targets list --state-dir "$AGENT_STATE" 2>/dev/null | grep -qF -- "$target"; then
+    agent_cmd targets add "$target" --state-dir "$AGENT_STATE"
+  fi
+done
+start agent env -u IOWATT_DATABASE_URL -u IOWATT_REDIS_URL -u IOWATT_SECRET_KEY "$VENV/bin/iowatt-agent" run --state-dir "$AGENT_STATE" --engine "$ROOT/agent/engine/build/iowatt-engine"
 
 say "First benchmark: the machine's disk vs RAM (/dev/shm)"
 "$VENV/bin/python" "$ROOT/scripts/first_benchmark.py" --api "http://127.0.0.1:$API_PORT" \
-    --token-file "$STATE/admin-token" --disk-dir "$STATE/bench-disk" --ram-dir /dev/shm/iowatt-bench
+    --token-file "$STATE/admin-token" --disk-dir "$DISK_DIR" --ram-dir "$RAM_DIR"
 
 echo
 echo "iowatt is up:  UI http://127.0.0.1:$API_PORT/   API http://127.0.0.1:$API_PORT/api/v1   OpenAPI /openapi.json"
-sed 's/^/    /' "$STATE/admin-credentials"
-echo "    admin API token in .iowatt/admin-token  (Authorization: Bearer \$(cat .iowatt/admin-token))"
-echo "    logs in .iowatt/logs/, stop with: make down"
+echo "    admin API token in $STATE/admin-token  (Authorization: Bearer \$(cat $STATE/admin-token))"
+echo "    logs in $LOGS/, stop with: make down$([ "$STATE" = "$ROOT/.iowatt" ] || echo " IOWATT_STATE_DIR=$STATE")"
