@@ -1,5 +1,6 @@
 """Server settings from the environment (prefix IOWATT_), one object per process."""
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -9,12 +10,42 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _instance_default(name: str, fallback: str) -> str:
+    """A connection setting of the local `make up` instance: its state directory's env file
+    (IOWATT_STATE_DIR, default .iowatt/; mode 0600, so only its owner reads it). Without that
+    file, `fallback`, built from that instance's IOWATT_*_PORT. Tests (IOWATT_ENV=test) never
+    read the file: they set their own URLs."""
+    if os.environ.get("IOWATT_ENV") == "test":
+        return fallback
+    state = Path(os.environ.get("IOWATT_STATE_DIR") or REPO_ROOT / ".iowatt")
+    try:
+        lines = (state / "env").read_text().splitlines()
+    except OSError:
+        return fallback
+    for line in lines:
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == name:
+            return value.strip()
+    return fallback
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="IOWATT_", env_file=None, extra="ignore")
 
     env: str = Field("dev", description="dev | test | prod")
-    database_url: str = "postgresql+psycopg://iowatt@127.0.0.1:55432/iowatt"
-    redis_url: str = "redis://127.0.0.1:56379/0"
+    # Defaults come from the local instance's env file (see _instance_default), never from
+    # another instance's ports.
+    database_url: str = Field(
+        default_factory=lambda: _instance_default(
+            "IOWATT_DATABASE_URL",
+            f"postgresql+psycopg://iowatt@127.0.0.1:{os.environ.get('IOWATT_PG_PORT', '55432')}/iowatt",
+        )
+    )
+    redis_url: str = Field(
+        default_factory=lambda: _instance_default(
+            "IOWATT_REDIS_URL", f"redis://127.0.0.1:{os.environ.get('IOWATT_REDIS_PORT', '56379')}/0"
+        )
+    )
     secret_key: str = "dev-insecure-secret"
     frontend_dist: Path = REPO_ROOT / "frontend" / "dist"
     session_token_ttl_s: int = 7 * 24 * 3600
