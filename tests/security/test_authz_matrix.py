@@ -1,0 +1,258 @@
+"""Authorization matrix: every operation of the OpenAPI × every kind of caller, expected status.
+
+The operations come from the app's own OpenAPI, so a new route shows up here by itself and fails
+until someone adds its row to EXPECTED below, deciding who may call it. Path parameters are ids of
+team A's objects (tests/security/world.py); bodies are minimal valid bodies, so a 422 can not hide
+an authorization answer. Each request runs in a savepoint rolled back afterwards: every caller meets
+the same world. Callers outside team A must never read team A's data, whatever the status.
+
+Reading a row: columns are the callers in world.PRINCIPALS order. "2xx" = any success; a number =
+exactly that status; "403|404" = either.
+"""
+
+import uuid
+from typing import Any
+
+import pytest
+
+from backend.main import create_app
+from tests.security.conftest import Matrix
+from tests.security.world import JOB, PASSWORD, PRINCIPALS, World
+
+OK = "2xx"
+
+# fmt: off
+# Who may do what. Columns:
+#      anonymous viewer member admin  user_b agent_x agent_y agent_revoked
+#   (viewer/member/admin are of team A; user_b is admin of team B only; agents X, Y and the revoked
+#    one belong to team A)
+EXPECTED: dict[str, tuple[str, ...]] = {
+    "GET /api/v1/health":                         (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
+    # login ignores any bearer token: the body's credentials decide
+    "POST /api/v1/auth/login":                    (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
+    # logout ends a browser session; the principals hold personal API tokens, which it refuses (409)
+    "POST /api/v1/auth/logout":                   ("401", "409", "409", "409", "409", "403", "403", "401"),
+    "GET /api/v1/auth/me":                        ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "POST /api/v1/auth/tokens":                   ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/auth/tokens":                    ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    # the member's own personal token: nobody else may see or end it, not even the team's admin
+    "DELETE /api/v1/auth/tokens/{token_id}":      ("401", "404", OK, "404", "404", "403", "403", "401"),
+    "GET /api/v1/teams":                          ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/agents":                         ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/agents/{agent_id}":              ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    # admins only; user_b is admin of team B and lists B's tokens (none of A's: the leak check)
+    "GET /api/v1/agents/enrollment-tokens":       ("401", "403", "403", OK, OK, "403", "403", "401"),
+    "DELETE /api/v1/agents/enrollment-tokens/{token_id}":
+                                                  ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "POST /api/v1/agents/enrollment-tokens":      ("401", "403", "403", OK, "403", "403", "403", "401"),
+    # enrolment authenticates with the enrolment token in the body, not a bearer token
+    "POST /api/v1/agents/enroll":                 (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
+    "DELETE /api/v1/agents/{agent_id}":           ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "POST /api/v1/agents/{agent_id}/revoke":      ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "POST /api/v1/agents/{agent_id}/heartbeat":   ("401", "403", "403", "403", "403", OK, "403", "401"),
+    "PUT /api/v1/agents/{agent_id}/inventory":    ("401", "403", "403", "403", "403", OK, "403", "401"),
+    "POST /api/v1/agents/{agent_id}/lease":       ("401", "403", "403", "403", "403", OK, "403", "401"),
+    "GET /api/v1/devices":                        ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "PATCH /api/v1/devices/{device_id}":          ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "GET /api/v1/environments":                   ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "POST /api/v1/environments":                  ("401", "403", OK, OK, "403", "403", "403", "401"),
+    "PATCH /api/v1/environments/{environment_id}": ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "PUT /api/v1/environments/{environment_id}/grid-intensity":
+                                                  ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "GET /api/v1/workloads":                      ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "POST /api/v1/workloads":                     ("401", "403", OK, OK, "403", "403", "403", "401"),
+    "GET /api/v1/workloads/{workload_id}":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    # a team-B user naming team A's agent in the body: 422 on agent_id ("no such agent in your teams")
+    "POST /api/v1/runs":                          ("401", "403", OK, OK, "422", "403", "403", "401"),
+    "GET /api/v1/runs":                           ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/runs/{run_id}":                  ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "POST /api/v1/runs/{run_id}/cancel":          ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "GET /api/v1/runs/{run_id}/result":           ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "PUT /api/v1/runs/{run_id}/result":           ("401", "403", "403", "403", "403", OK, "404", "401"),
+    "GET /api/v1/runs/{run_id}/power":            ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "GET /api/v1/runs/{run_id}/series":           ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    # the assigned run belongs to agent Y: here X is the foreign agent
+    "POST /api/v1/runs/{run_id}/start":           ("401", "403", "403", "403", "403", "404", OK, "401"),
+    "POST /api/v1/runs/{run_id}/progress":        ("401", "403", "403", "403", "403", OK, "404", "401"),
+    "POST /api/v1/runs/{run_id}/failure":         ("401", "403", "403", "403", "403", OK, "404", "401"),
+    # runs named in the query that are not in the caller's teams: 422 on `runs`
+    "GET /api/v1/compare":                        ("401", OK, OK, OK,  "422", "403", "403", "401"),
+    "GET /api/v1/compare/latency":                ("401", OK, OK, OK,  "422", "403", "403", "401"),
+    "GET /api/v1/carbon/grid-intensities":        ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/carbon/embodied-defaults":       ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "POST /api/v1/campaigns":                     ("401", "403", OK, OK, "422", "403", "403", "401"),
+    "GET /api/v1/campaigns":                      ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/campaigns/{campaign_id}":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
+}
+# fmt: on
+
+# Path parameters: which of team A's objects each names (world.ids keys). Per operation where the
+# object's state matters (an agent's protocol needs a run in the right state, with its lease).
+PATH_IDS: dict[str, str] = {
+    "agent_id": "agent_x",
+    "device_id": "device",
+    "environment_id": "environment",
+    "workload_id": "workload",
+    "run_id": "run_done",
+    "campaign_id": "campaign",
+    "token_id": "member_token",
+    "enrollment_token_id": "enrollment_token",
+}
+PATH_IDS_BY_OP: dict[str, dict[str, str]] = {
+    "POST /api/v1/runs/{run_id}/cancel": {"run_id": "run_running"},
+    "PUT /api/v1/runs/{run_id}/result": {"run_id": "run_running"},
+    "POST /api/v1/runs/{run_id}/progress": {"run_id": "run_running"},
+    "POST /api/v1/runs/{run_id}/failure": {"run_id": "run_running"},
+    "POST /api/v1/runs/{run_id}/start": {"run_id": "run_assigned"},
+    "DELETE /api/v1/agents/enrollment-tokens/{token_id}": {"token_id": "enrollment_token"},
+}
+
+
+def _upload(w: World) -> dict[str, Any]:
+    from tests.factories import engine_document
+
+    return {
+        "lease_id": w.leases["run_running"],
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": engine_document(),
+        "engine_exit_code": 0,
+        "started_at": "2026-11-21T10:00:00Z",
+        "finished_at": "2026-11-21T10:00:30Z",
+    }
+
+
+# Minimal valid bodies (JSON unless a (content, media type) pair) and required query parameters.
+BODIES: dict[str, Any] = {
+    "POST /api/v1/auth/login": lambda w: {"email": w.email["member"], "password": PASSWORD},
+    "POST /api/v1/auth/tokens": lambda w: {"name": "matrix"},
+    "POST /api/v1/agents/enrollment-tokens": lambda w: {"team_id": str(w.team_a)},
+    "POST /api/v1/agents/enroll": lambda w: {
+        "enrollment_token": w.raw["enrollment_token"],
+        "name": f"new-{w.marker}",
+        "hostname": "host-new",
+    },
+    "POST /api/v1/agents/{agent_id}/heartbeat": lambda w: {"state": "idle"},
+    "PUT /api/v1/agents/{agent_id}/inventory": lambda w: {**_inventory()},
+    "PATCH /api/v1/devices/{device_id}": lambda w: {"name": "renamed by the matrix"},
+    "POST /api/v1/environments": lambda w: {"team_id": str(w.team_a), "name": "matrix env", "kind": "local"},
+    "PATCH /api/v1/environments/{environment_id}": lambda w: {"description": "matrix"},
+    "PUT /api/v1/environments/{environment_id}/grid-intensity": lambda w: (
+        "hour_utc,g_per_kwh\n2026-01-01T00:00:00Z,300\n",
+        "text/csv",
+    ),
+    "POST /api/v1/workloads": lambda w: {
+        "team_id": str(w.team_a),
+        "name": "matrix wl",
+        "spec": {"jobs": [JOB]},
+    },
+    "POST /api/v1/runs": lambda w: {
+        "agent_id": w.ids["agent_x"],
+        "target_path": "/srv/bench",
+        "workload_id": w.ids["workload"],
+    },
+    "PUT /api/v1/runs/{run_id}/result": _upload,
+    "POST /api/v1/runs/{run_id}/start": lambda w: {"lease_id": w.leases["run_assigned"]},
+    "POST /api/v1/runs/{run_id}/progress": lambda w: {
+        "lease_id": w.leases["run_running"],
+        "job_index": 0,
+        "job_name": JOB["name"],
+        "percent": 50.0,
+        "elapsed_ns": 1,
+    },
+    "POST /api/v1/runs/{run_id}/failure": lambda w: {
+        "lease_id": w.leases["run_running"],
+        "upload_id": str(uuid.uuid4()),
+        "reason": "matrix",
+    },
+    "POST /api/v1/campaigns": lambda w: {
+        "name": "matrix campaign",
+        "workload_id": w.ids["workload"],
+        "targets": [{"agent_id": w.ids["agent_x"], "target_path": "/srv/bench"}],
+    },
+}
+# Operations that authenticate with their body (credentials, an enrolment token): whoever holds
+# those may read what they answer, so the leak check does not apply.
+BODY_AUTH = {"POST /api/v1/auth/login", "POST /api/v1/agents/enroll"}
+QUERIES: dict[str, Any] = {
+    "POST /api/v1/agents/{agent_id}/lease": lambda w: {"wait_s": 0},
+    "GET /api/v1/compare": lambda w: {"runs": w.ids["run_done"]},
+    "GET /api/v1/compare/latency": lambda w: {"runs": w.ids["run_done"], "job": "job0"},
+}
+
+
+def _inventory() -> dict[str, Any]:
+    from tests.security.world import INVENTORY_WITH_POLICY
+
+    return dict(INVENTORY_WITH_POLICY)
+
+
+def _operations() -> list[str]:
+    spec = create_app().openapi()
+    methods = ("get", "put", "post", "patch", "delete")
+    return [f"{m.upper()} {path}" for path, item in spec["paths"].items() for m in methods if m in item]
+
+
+OPERATIONS = _operations()
+
+
+def _matches(expected: str, status: int) -> bool:
+    return any((e == OK and 200 <= status < 300) or e == str(status) for e in expected.split("|"))
+
+
+def _request(m: Matrix, op: str, who: str) -> Any:
+    method, template = op.split(" ", 1)
+    operation = m.openapi["paths"][template][method.lower()]
+    w = m.world
+    ids = {**PATH_IDS, **PATH_IDS_BY_OP.get(op, {})}
+    path = template
+    for name in [p["name"] for p in operation.get("parameters", []) if p["in"] == "path"]:
+        assert name in ids, f"path parameter {name!r} of {op}: add which object it names to PATH_IDS"
+        path = path.replace(f"{{{name}}}", w.ids[ids[name]])
+    kwargs: dict[str, Any] = {"headers": dict(w.headers[who])}
+    if op in QUERIES:
+        kwargs["params"] = QUERIES[op](w)
+    if op in BODIES:
+        body = BODIES[op](w)
+        if isinstance(body, tuple):
+            kwargs["content"], kwargs["headers"]["Content-Type"] = body
+        else:
+            kwargs["json"] = body
+    else:
+        assert "requestBody" not in operation, f"{op} takes a body: add a minimal valid one to BODIES"
+    return m.client.request(method, path, **kwargs)
+
+
+def test_every_operation_has_a_row() -> None:
+    missing = [op for op in OPERATIONS if op not in EXPECTED]
+    stale = [op for op in EXPECTED if op not in OPERATIONS]
+    assert not missing, (
+        "operations without a row in EXPECTED (tests/security/test_authz_matrix.py): decide who may call "
+        "each and add its row (and a body in BODIES if it takes one):\n  " + "\n  ".join(missing)
+    )
+    assert not stale, "rows in EXPECTED for operations the API no longer has:\n  " + "\n  ".join(stale)
+
+
+@pytest.mark.parametrize("op", OPERATIONS)
+def test_authorization(matrix: Matrix, op: str) -> None:
+    row = EXPECTED.get(op)
+    if row is None:
+        pytest.fail(
+            f"{op} has no row in EXPECTED in tests/security/test_authz_matrix.py: decide who may call it"
+        )
+    assert len(row) == len(PRINCIPALS), f"the row of {op} needs one entry per principal {PRINCIPALS}"
+    wrong, leaks = [], []
+    for who, expected in zip(PRINCIPALS, row, strict=True):
+        with matrix.isolated():
+            r = _request(matrix, op, who)
+        if not _matches(expected, r.status_code):
+            wrong.append(f"{who}: expected {expected}, got {r.status_code} {r.text[:200]}")
+        if who in ("anonymous", "user_b") and op not in BODY_AUTH:
+            # what the caller sent may come back (an error naming the id it asked for); nothing else
+            sent = str(r.request.url) + r.request.content.decode(errors="replace")
+            leaks += [
+                f"{who} got {s!r} in a {r.status_code}: {r.text[:200]}"
+                for s in matrix.world.secrets
+                if s in r.text and s not in sent
+            ]
+    assert not wrong, f"{op}:\n  " + "\n  ".join(wrong)
+    assert not leaks, f"{op} shows team A's data outside team A:\n  " + "\n  ".join(leaks)
