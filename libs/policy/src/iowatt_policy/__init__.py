@@ -1,0 +1,111 @@
+"""iowatt's host policy (docs/adr/0009-host-policy.md), shared by the agent and the server.
+Standard library only.
+
+Model (`model.py`)
+    Target(path, kind directory|file|device, writable, destructive, model, serial_sha256, size_bytes)
+        Target.directory(p), Target.file(p, allow_write=), Target.device(by_id_path, destructive=)
+    Limits(max_threads, max_iodepth, max_bs_bytes, max_bytes_written, max_runtime_s)   None = no limit
+    Policy(targets, limits)                       the host's policy.json (to_dict / from_dict)
+    MeterInfo(name, driver, tier)                 a meter as reported: never its spec
+    ReportedPolicy(targets, meters, default_meter, limits)   inventory.policy; .from_policy(...)
+    PolicyError(field, message)                   from every from_dict(): names the bad field
+Rules (`check.py`)
+    check_run(policy, *, target_path, engine_job, meter, destructive) -> list[Violation]
+    Violation(rule, field, message, fix)          .reason(): "host policy refused this run [rule]: ..."
+    check_target_on_host(target) -> (path the engine opens | None, violations)   agent only
+    RULES, ALLOWED_OPTIONS, AGENT_ONLY_OPTIONS
+fio values (`fio.py`)
+    parse_size(text, kb_base), parse_time_ns, parse_u64, parse_bool, parse_bs, parse_bssplit_sizes
+"""
+
+from iowatt_policy.check import (
+    AGENT_ONLY_OPTIONS,
+    ALLOWED_OPTIONS,
+    DEVICE_NOT_DESTRUCTIVE,
+    FILE_READ_ONLY,
+    LIMIT_BLOCK_SIZE,
+    LIMIT_BYTES_WRITTEN,
+    LIMIT_IODEPTH,
+    LIMIT_RUNTIME,
+    LIMIT_THREADS,
+    METER_SPEC_FROM_SERVER,
+    METER_UNKNOWN,
+    OPTION_NOT_ALLOWED,
+    RULES,
+    RUN_DESTRUCTIVE_NOT_CONFIRMED,
+    TARGET_KIND,
+    TARGET_NOT_ALLOWED,
+    TARGET_SYMLINK,
+    Violation,
+    check_run,
+    check_target_on_host,
+)
+from iowatt_policy.fio import (
+    parse_bool,
+    parse_bs,
+    parse_bssplit_sizes,
+    parse_size,
+    parse_time_ns,
+    parse_u64,
+)
+from iowatt_policy.model import (
+    BY_ID_PREFIX,
+    DEFAULT_MAX_BS_BYTES,
+    DEFAULT_MAX_BYTES_WRITTEN,
+    DEFAULT_MAX_IODEPTH,
+    DEFAULT_MAX_RUNTIME_S,
+    DEFAULT_MAX_THREADS,
+    Limits,
+    MeterInfo,
+    Policy,
+    PolicyError,
+    ReportedPolicy,
+    Target,
+    TargetKind,
+    check_name,
+    check_path,
+)
+
+__all__ = [
+    "AGENT_ONLY_OPTIONS",
+    "ALLOWED_OPTIONS",
+    "BY_ID_PREFIX",
+    "DEFAULT_MAX_BS_BYTES",
+    "DEFAULT_MAX_BYTES_WRITTEN",
+    "DEFAULT_MAX_IODEPTH",
+    "DEFAULT_MAX_RUNTIME_S",
+    "DEFAULT_MAX_THREADS",
+    "DEVICE_NOT_DESTRUCTIVE",
+    "FILE_READ_ONLY",
+    "LIMIT_BLOCK_SIZE",
+    "LIMIT_BYTES_WRITTEN",
+    "LIMIT_IODEPTH",
+    "LIMIT_RUNTIME",
+    "LIMIT_THREADS",
+    "METER_SPEC_FROM_SERVER",
+    "METER_UNKNOWN",
+    "OPTION_NOT_ALLOWED",
+    "RULES",
+    "RUN_DESTRUCTIVE_NOT_CONFIRMED",
+    "TARGET_KIND",
+    "TARGET_NOT_ALLOWED",
+    "TARGET_SYMLINK",
+    "Limits",
+    "MeterInfo",
+    "Policy",
+    "PolicyError",
+    "ReportedPolicy",
+    "Target",
+    "TargetKind",
+    "Violation",
+    "check_name",
+    "check_path",
+    "check_run",
+    "check_target_on_host",
+    "parse_bool",
+    "parse_bs",
+    "parse_bssplit_sizes",
+    "parse_size",
+    "parse_time_ns",
+    "parse_u64",
+]

@@ -1,0 +1,715 @@
+"""`check_run()`: may this run happen on this host? One implementation for the agent (on every
+lease, authoritative) and the server (on every run it creates, with the policy the agent
+reported, to answer 422 early). ADR 0009 §2-§3 and §5.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+from .fio import parse_bool, parse_bs, parse_bssplit_sizes, parse_size, parse_time_ns, parse_u64, value_text
+from .model import BY_ID_PREFIX, PolicyError, ReportedPolicy, Target, check_name, check_path
+
+# ADR 0009 §3: stable rule ids, shown on failed runs and in the server's 422.
+TARGET_NOT_ALLOWED = "target.not_allowed"
+TARGET_KIND = "target.kind"
+TARGET_SYMLINK = "target.symlink"
+FILE_READ_ONLY = "file.read_only"
+DEVICE_NOT_DESTRUCTIVE = "device.not_destructive"
+RUN_DESTRUCTIVE_NOT_CONFIRMED = "run.destructive_not_confirmed"
+METER_SPEC_FROM_SERVER = "meter.spec_from_server"
+METER_UNKNOWN = "meter.unknown"
+LIMIT_THREADS = "limit.threads"
+LIMIT_IODEPTH = "limit.iodepth"
+LIMIT_BLOCK_SIZE = "limit.block_size"
+LIMIT_BYTES_WRITTEN = "limit.bytes_written"
+LIMIT_RUNTIME = "limit.runtime"
+OPTION_NOT_ALLOWED = "option.not_allowed"
+RULES = (
+    TARGET_NOT_ALLOWED,
+    TARGET_KIND,
+    TARGET_SYMLINK,
+    FILE_READ_ONLY,
+    DEVICE_NOT_DESTRUCTIVE,
+    RUN_DESTRUCTIVE_NOT_CONFIRMED,
+    METER_SPEC_FROM_SERVER,
+    METER_UNKNOWN,
+    LIMIT_THREADS,
+    LIMIT_IODEPTH,
+    LIMIT_BLOCK_SIZE,
+    LIMIT_BYTES_WRITTEN,
+    LIMIT_RUNTIME,
+    OPTION_NOT_ALLOWED,
+)
+
+# ADR 0009 §5: engine options only the agent sets (from the host's target), never the server.
+AGENT_ONLY_OPTIONS = frozenset(
+    {"filename", "directory", "beneath", "create_new", "unlink", "keep_existing", "readonly", "destructive"}
+)
+# Every job option iowatt-engine accepts (agent/engine/src/options.c) except the agent-only ones
+# and anything path-like. An option the engine gains later stays refused until it is added here.
+ALLOWED_OPTIONS = frozenset(
+    {
+        "name",
+        "rw",
+        "readwrite",
+        "rwmixread",
+        "rwmixwrite",
+        "bs",
+        "blocksize",
+        "bssplit",
+        "size",
+        "offset",
+        "direct",
+        "buffered",
+        "numjobs",
+        "runtime",
+        "time_based",
+        "ramp_time",
+        "ioengine",
+        "iodepth",
+        "stonewall",
+        "wait_for_previous",
+        "loops",
+        "fsync",
+        "fdatasync",
+        "end_fsync",
+        "sync",
+        "invalidate",
+        "fadvise_hint",
+        "random_distribution",
+        "norandommap",
+        "randseed",
+        "zero_buffers",
+        "buffer_compress_percentage",
+        "refill_buffers",
+        "rate_iops",
+        "thread",
+        "group_reporting",
+        "randrepeat",
+        "clocksource",
+        "iodepth_batch_submit",
+        "iodepth_batch",
+        "force_async",
+        "kb_base",
+        "io_size",
+        "io_limit",
+    }
+)
+WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw"})
+READ_MODES = frozenset({"read", "randread"})
+MAX_VALUE_CHARS = 1000
+
+# Engine option -> the field of the server's workload job (WorkloadSpec.jobs[]) that carries it,
+# so a 422 names what the user typed; options without a field keep their own name.
+OPTION_FIELDS = {
+    "bs": "bs_bytes",
+    "blocksize": "bs_bytes",
+    "size": "size_bytes",
+    "offset": "offset_bytes",
+    "io_size": "io_size_bytes",
+    "io_limit": "io_size_bytes",
+    "runtime": "runtime_s",
+    "ramp_time": "ramp_time_s",
+    "readwrite": "rw",
+    "wait_for_previous": "stonewall",
+}
+# aliases the engine treats as one option (the later one wins)
+_CANONICAL = {
+    "readwrite": "rw",
+    "blocksize": "bs",
+    "io_limit": "io_size",
+    "wait_for_previous": "stonewall",
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """Why a run may not happen. `field` is the RunCreate field a 422 names (`target_path`,
+    `meter`, `destructive`, `workload.jobs.N.numjobs`, `workload.global.filename`, ...); `fix` is
+    the host command that would allow the run (`iowatt-agent ...`), or what to change instead
+    when no host command can allow it."""
+
+    rule: str
+    field: str
+    message: str
+    fix: str
+
+    @property
+    def fix_on_host(self) -> bool:
+        return self.fix.startswith("iowatt-agent ")
+
+    def fix_text(self) -> str:
+        return f"on the host: {self.fix}" if self.fix_on_host else self.fix
+
+    def reason(self) -> str:
+        """The failed run's reason (ADR 0009 §3)."""
+        return f"host policy refused this run [{self.rule}]: {self.message} ({self.fix_text()})"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"rule": self.rule, "field": self.field, "message": self.message, "fix": self.fix}
+
+
+def _limit_fix(flag: str, needed: int | float | None) -> str:
+    value = "none" if needed is None else f"{needed:g}" if isinstance(needed, float) else str(needed)
+    return f"iowatt-agent targets limits --{flag} {value}"
+
+
+def _add_target_fix(path: str) -> str:
+    if path.startswith(BY_ID_PREFIX):
+        return f"iowatt-agent targets add --device {path}"
+    if path.startswith("/dev/"):
+        return f"iowatt-agent targets add --device {BY_ID_PREFIX}... (the stable name of {path})"
+    return f"iowatt-agent targets add {path} (a directory) or --file {path} (an existing file)"
+
+
+# --- the job -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Value:
+    text: str
+    field: str
+
+
+@dataclass
+class _Job:
+    index: int
+    options: dict[str, _Value]  # canonical name -> last value given (global first, then the job)
+    kb_bytes: dict[str, int | tuple[int, ...] | str]  # size options read with the kb_base in force
+
+    def field(self, name: str) -> str:
+        value = self.options.get(name)
+        if value is not None:
+            return value.field
+        return f"workload.jobs.{self.index}.{OPTION_FIELDS.get(name, name)}"
+
+    def text(self, name: str) -> str | None:
+        value = self.options.get(name)
+        return value.text if value is not None else None
+
+
+def _section_items(section: object, prefix: str, violations: list[Violation]) -> list[tuple[str, str, str]]:
+    """(canonical name, value text, field) of one section, in order; bad entries become violations."""
+    if not isinstance(section, dict):
+        violations.append(
+            Violation(OPTION_NOT_ALLOWED, prefix, "a job section must be an object of options", "fix the job")
+        )
+        return []
+    items = []
+    for name, value in section.items():
+        field = f"{prefix}.{OPTION_FIELDS.get(str(name), str(name))}"
+        if not isinstance(name, str) or name not in ALLOWED_OPTIONS:
+            shown = repr(name)[:80]
+            if name in AGENT_ONLY_OPTIONS:
+                why = f"{shown} is set by the agent alone, from the host's target"
+                fix = f"remove {shown} from the job: the host's target decides it"
+            else:
+                why = f"{shown} is not an option a server may send"
+                fix = f"remove {shown} from the job (allowed options: the engine's fio options, no paths)"
+            violations.append(Violation(OPTION_NOT_ALLOWED, field, why, fix))
+            continue
+        try:
+            text = value_text(value)
+        except ValueError as exc:
+            violations.append(
+                Violation(OPTION_NOT_ALLOWED, field, f"{name}: {exc}", f"give {name} a plain value")
+            )
+            continue
+        if len(text) > MAX_VALUE_CHARS or "\x00" in text:
+            violations.append(
+                Violation(OPTION_NOT_ALLOWED, field, f"{name}: value too long or contains NUL", f"fix {name}")
+            )
+            continue
+        items.append((_CANONICAL.get(name, name), text, field))
+    return items
+
+
+def _jobs(engine_job: object, violations: list[Violation]) -> list[_Job]:
+    if not isinstance(engine_job, dict):
+        violations.append(
+            Violation(OPTION_NOT_ALLOWED, "workload", "the engine job must be an object", "fix the job")
+        )
+        return []
+    for key in engine_job:
+        if key not in ("global", "jobs"):
+            violations.append(
+                Violation(
+                    OPTION_NOT_ALLOWED,
+                    f"workload.{key}"[:200],
+                    f"{str(key)[:80]!r} is not part of an engine job (global, jobs)",
+                    "send only global and jobs",
+                )
+            )
+    glob = _section_items(engine_job.get("global") or {}, "workload.global", violations)
+    raw_jobs = engine_job.get("jobs")
+    if not isinstance(raw_jobs, list) or not raw_jobs:
+        violations.append(
+            Violation(OPTION_NOT_ALLOWED, "workload.jobs", "the engine job has no jobs", "add a job")
+        )
+        return []
+    jobs = []
+    for index, raw in enumerate(raw_jobs):
+        own = _section_items(raw, f"workload.jobs.{index}", violations)
+        job = _Job(index=index, options={}, kb_bytes={})
+        kb_base = 1024
+        for name, text, field in [*glob, *own]:
+            job.options[name] = _Value(text, field)
+            # sizes are read with the kb_base in force where they are given (the engine's rule)
+            try:
+                if name == "kb_base":
+                    kb_base = int(text) if text in ("1000", "1024") else kb_base
+                elif name in ("size", "offset", "io_size"):
+                    job.kb_bytes[name] = parse_size(text, kb_base)
+                elif name == "bs":
+                    job.kb_bytes[name] = parse_bs(text, kb_base)
+                elif name == "bssplit":
+                    job.kb_bytes[name] = tuple(parse_bssplit_sizes(text, kb_base))
+            except ValueError as exc:
+                job.kb_bytes[name] = str(exc)
+        jobs.append(job)
+    return jobs
+
+
+class _Unreadable(Exception):
+    def __init__(self, name: str, field: str, why: str) -> None:
+        super().__init__(why)
+        self.name, self.field, self.why = name, field, why
+
+
+def _u64(job: _Job, name: str, default: int) -> int:
+    text = job.text(name)
+    if text is None:
+        return default
+    try:
+        return parse_u64(text)
+    except ValueError as exc:
+        raise _Unreadable(name, job.field(name), str(exc)) from None
+
+
+def _time_ns(job: _Job, name: str) -> int:
+    text = job.text(name)
+    if text is None:
+        return 0
+    try:
+        return parse_time_ns(text)
+    except ValueError as exc:
+        raise _Unreadable(name, job.field(name), str(exc)) from None
+
+
+def _flag(job: _Job, name: str, *, unreadable: bool) -> bool:
+    text = job.text(name)
+    if text is None:
+        return False
+    try:
+        return parse_bool(text)
+    except ValueError:
+        return unreadable  # the engine refuses it (exit 2) before any I/O; assume the worse case
+
+
+def _sizes(job: _Job, name: str) -> int | tuple[int, ...] | None:
+    value = job.kb_bytes.get(name)
+    if isinstance(value, str):
+        raise _Unreadable(name, job.field(name), value)
+    return value
+
+
+def job_writes(job: _Job) -> bool:
+    rw = job.text("rw") or "read"
+    return rw not in READ_MODES  # an unknown mode counts as writing (the engine refuses it anyway)
+
+
+# --- the rules ---------------------------------------------------------------------------------
+
+
+def _check_target(
+    policy: ReportedPolicy, target_path: str, destructive: bool, jobs: list[_Job]
+) -> list[Violation]:
+    try:
+        check_path(target_path, "target_path")
+    except PolicyError as exc:
+        return [
+            Violation(
+                TARGET_NOT_ALLOWED,
+                "target_path",
+                f"{exc.message}; only the host's targets, exactly as listed, may be used",
+                "iowatt-agent targets list (use a target's path as listed)",
+            )
+        ]
+    target = policy.target(target_path)
+    if target is None:
+        listed = ", ".join(t.path for t in policy.targets[:5]) or "none"
+        return [
+            Violation(
+                TARGET_NOT_ALLOWED,
+                "target_path",
+                f"{target_path} is not one of this host's targets (allowed: {listed})",
+                _add_target_fix(target_path),
+            )
+        ]
+    found: list[Violation] = []
+    writer = next((j for j in jobs if job_writes(j)), None)
+    if destructive and target.kind != "device":
+        found.append(
+            Violation(
+                TARGET_KIND,
+                "destructive",
+                f"destructive applies to raw devices only; {target.path} is a {target.kind} target",
+                "send destructive: false",
+            )
+        )
+    if target.kind == "file" and writer is not None and not target.writable:
+        found.append(
+            Violation(
+                FILE_READ_ONLY,
+                writer.field("rw"),
+                f"job {writer.index} writes ({writer.text('rw')}) but the host allows only reads of "
+                f"{target.path}",
+                f"iowatt-agent targets add --file {target.path} --allow-write",
+            )
+        )
+    if target.kind == "device":
+        fix = f"iowatt-agent targets add --device {target.path} --destructive"
+        if destructive and not target.destructive:
+            found.append(
+                Violation(
+                    DEVICE_NOT_DESTRUCTIVE,
+                    "destructive",
+                    f"the run asks for destructive writes but the host has not marked {target.path} "
+                    "destructive",
+                    fix,
+                )
+            )
+        elif writer is not None and not target.destructive:
+            found.append(
+                Violation(
+                    DEVICE_NOT_DESTRUCTIVE,
+                    writer.field("rw"),
+                    f"job {writer.index} writes to the raw device {target.path}, which the host allows "
+                    "only to be read",
+                    fix,
+                )
+            )
+        elif writer is not None and not destructive:
+            found.append(
+                Violation(
+                    RUN_DESTRUCTIVE_NOT_CONFIRMED,
+                    "destructive",
+                    f"job {writer.index} writes to the raw device {target.path} (its data is lost): the run "
+                    "must carry destructive: true",
+                    "confirm the run as destructive (the UI asks for the device's model or serial)",
+                )
+            )
+    return found
+
+
+def _check_meter(policy: ReportedPolicy, meter: str | None) -> list[Violation]:
+    if meter is None or meter == "":
+        return []  # the host's default meter / no meter
+    if ":" in meter:
+        # never echo it: a spec may carry a password or a community string
+        return [
+            Violation(
+                METER_SPEC_FROM_SERVER,
+                "meter",
+                "the run names a meter spec; specs (and the programs or credentials in them) live only on "
+                "the host, runs name a meter",
+                "iowatt-agent meters set NAME SPEC",
+            )
+        ]
+    if policy.meter(meter) is not None:
+        return []
+    try:
+        name = check_name(meter, "meter")
+    except PolicyError:
+        return [
+            Violation(
+                METER_UNKNOWN, "meter", "the meter name is not valid", "iowatt-agent meters set NAME SPEC"
+            )
+        ]
+    known = ", ".join(m.name for m in policy.meters) or "none"
+    return [
+        Violation(
+            METER_UNKNOWN,
+            "meter",
+            f"this host has no meter named {name!r} (its meters: {known})",
+            f"iowatt-agent meters set {name} SPEC",
+        )
+    ]
+
+
+def _check_limits(policy: ReportedPolicy, target: Target | None, jobs: list[_Job]) -> list[Violation]:
+    limits = policy.limits
+    found: list[Violation] = []
+
+    def unreadable(rule: str, exc: _Unreadable) -> None:
+        found.append(
+            Violation(
+                rule, exc.field, f"cannot check {exc.name}: {exc.why}", f"give {exc.name} in fio's syntax"
+            )
+        )
+
+    # threads: numjobs summed over each stonewall group
+    group_threads = 0
+    group_start = 0
+    threads_reported = False
+    for job in jobs:
+        if job.index > 0 and _flag(job, "stonewall", unreadable=False):
+            group_threads, group_start = 0, job.index
+        try:
+            numjobs = _u64(job, "numjobs", 1)
+        except _Unreadable as exc:
+            unreadable("limit.threads", exc)
+            continue
+        group_threads += numjobs
+        if limits.max_threads is not None and group_threads > limits.max_threads and not threads_reported:
+            together = (
+                f"jobs {group_start}-{job.index} run at the same time with {group_threads} threads"
+                if job.index > group_start
+                else f"job {job.index} runs {numjobs} threads"
+            )
+            found.append(
+                Violation(
+                    LIMIT_THREADS,
+                    job.field("numjobs"),
+                    f"{together}; the host allows {limits.max_threads}",
+                    _limit_fix("max-threads", group_threads),
+                )
+            )
+            threads_reported = True
+
+    for job in jobs:
+        try:
+            iodepth = _u64(job, "iodepth", 1)
+        except _Unreadable as exc:
+            unreadable(LIMIT_IODEPTH, exc)
+        else:
+            if limits.max_iodepth is not None and iodepth > limits.max_iodepth:
+                found.append(
+                    Violation(
+                        LIMIT_IODEPTH,
+                        job.field("iodepth"),
+                        f"job {job.index} asks for iodepth {iodepth}; the host allows {limits.max_iodepth}",
+                        _limit_fix("max-iodepth", iodepth),
+                    )
+                )
+        try:
+            bs = _sizes(job, "bs")
+            split = _sizes(job, "bssplit")
+        except _Unreadable as exc:
+            unreadable(LIMIT_BLOCK_SIZE, exc)
+        else:
+            if limits.max_bs_bytes is not None:
+                candidates = [("bs", s) for s in (bs if isinstance(bs, tuple) else (4096,))]
+                candidates += [("bssplit", s) for s in (split if isinstance(split, tuple) else ())]
+                name, largest = max(candidates, key=lambda c: c[1])
+                if largest > limits.max_bs_bytes:
+                    found.append(
+                        Violation(
+                            LIMIT_BLOCK_SIZE,
+                            job.field(name),
+                            f"job {job.index} uses {largest}-byte blocks; the host allows "
+                            f"{limits.max_bs_bytes}",
+                            _limit_fix("max-bs", largest),
+                        )
+                    )
+
+    if limits.max_runtime_s is not None:
+        total_ns = 0
+        group_ns = 0
+        for job in jobs:
+            if job.index > 0 and _flag(job, "stonewall", unreadable=True):
+                total_ns += group_ns
+                group_ns = 0
+            try:
+                runtime = _time_ns(job, "runtime")
+                ramp = _time_ns(job, "ramp_time")
+            except _Unreadable as exc:
+                unreadable(LIMIT_RUNTIME, exc)
+                continue
+            # size-bound jobs (no runtime) are capped by the agent's hard timeout instead
+            group_ns = max(group_ns, ramp + runtime if runtime else 0)
+            if (total_ns + group_ns) / 1e9 > limits.max_runtime_s:
+                needed = (total_ns + group_ns) / 1e9
+                found.append(
+                    Violation(
+                        LIMIT_RUNTIME,
+                        job.field("runtime"),
+                        f"the run lasts {needed:g} s up to job {job.index}; the host allows "
+                        f"{limits.max_runtime_s:g} s",
+                        _limit_fix("max-runtime", float(needed)),
+                    )
+                )
+                break
+
+    if limits.max_bytes_written is not None:
+        found.extend(_check_bytes_written(limits.max_bytes_written, target, jobs))
+    return found
+
+
+def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) -> list[Violation]:
+    total = 0
+    layout_end = 0
+    for job in jobs:
+        try:
+            size = _sizes(job, "size")
+            offset = _sizes(job, "offset")
+            io_size = _sizes(job, "io_size")
+            bs = _sizes(job, "bs")
+            numjobs = _u64(job, "numjobs", 1)
+            loops = _u64(job, "loops", 1)
+            rate = _u64(job, "rate_iops", 0)
+            runtime = _time_ns(job, "runtime")
+            ramp = _time_ns(job, "ramp_time")
+        except _Unreadable as exc:
+            return [
+                Violation(
+                    LIMIT_BYTES_WRITTEN,
+                    exc.field,
+                    f"cannot check {exc.name}: {exc.why}",
+                    f"give {exc.name} in fio's syntax",
+                )
+            ]
+        assert (
+            not isinstance(size, tuple) and not isinstance(offset, tuple) and not isinstance(io_size, tuple)
+        )
+        if target is not None and target.kind == "directory" and size is not None:
+            layout_end = max(layout_end, (offset or 0) + size)  # the agent's data file is laid out first
+        if not job_writes(job):
+            continue
+        write_bs = bs[1] if isinstance(bs, tuple) else 4096
+        rate_bound = rate * (ramp + runtime) / 1e9 * write_bs if rate and runtime else None
+        if _flag(job, "time_based", unreadable=True):
+            per_thread = rate_bound
+            unbounded_field = job.field("time_based")
+        else:
+            region = size
+            if region is None and target is not None and target.size_bytes is not None:
+                region = max(0, target.size_bytes - (offset or 0))
+            per_pass = io_size or region
+            per_thread = per_pass * loops if per_pass is not None else None
+            if per_thread is not None and rate_bound is not None:
+                per_thread = min(per_thread, rate_bound)
+            unbounded_field = job.field("size")
+        if per_thread is None:
+            return [
+                Violation(
+                    LIMIT_BYTES_WRITTEN,
+                    unbounded_field,
+                    f"job {job.index} writes without a bound on its bytes (time-based without rate_iops, or "
+                    f"no size); the host allows {limit} bytes per run",
+                    _limit_fix("max-bytes-written", None),
+                )
+            ]
+        total += int(per_thread) * numjobs
+        if total + layout_end > limit:
+            return [
+                Violation(
+                    LIMIT_BYTES_WRITTEN,
+                    job.field("io_size" if io_size else "size"),
+                    f"the run writes up to {total + layout_end} bytes by job {job.index}; the host "
+                    f"allows {limit}",
+                    _limit_fix("max-bytes-written", total + layout_end),
+                )
+            ]
+    if layout_end > limit:
+        return [
+            Violation(
+                LIMIT_BYTES_WRITTEN,
+                jobs[0].field("size") if jobs else "workload",
+                f"laying out the run's data file writes {layout_end} bytes; the host allows {limit}",
+                _limit_fix("max-bytes-written", layout_end),
+            )
+        ]
+    return []
+
+
+def check_run(
+    policy: ReportedPolicy,
+    *,
+    target_path: str,
+    engine_job: dict[str, Any] | Any,
+    meter: str | None,
+    destructive: bool,
+) -> list[Violation]:
+    """Every reason `policy` refuses this run (empty: allowed), in a stable order: target, meter,
+    options, limits. `engine_job` is the engine's job file ({"global": {...}, "jobs": [...]}) as
+    the server sends it, before the agent adds its own options."""
+    found: list[Violation] = []
+    options: list[Violation] = []
+    jobs = _jobs(engine_job, options)
+    found.extend(_check_target(policy, target_path, destructive, jobs))
+    found.extend(_check_meter(policy, meter))
+    found.extend(options)
+    found.extend(_check_limits(policy, policy.target(target_path), jobs))
+    return found
+
+
+# --- on the host ---------------------------------------------------------------------------------
+
+
+def check_target_on_host(target: Target) -> tuple[str | None, list[Violation]]:
+    """What the target is on this host now: (the path the engine opens, []) or (None, why not).
+
+    A directory or file must be exactly what was listed, with no symlink anywhere in its path
+    (`target.symlink`); a device's by-id link must resolve to a block device. The kind must
+    still match (`target.kind`): a directory replaced by a file is refused, not followed."""
+    path = target.path
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return None, [
+            Violation(
+                TARGET_KIND,
+                "target_path",
+                f"{path} is not there any more ({exc.strerror})",
+                f"iowatt-agent targets remove {path}",
+            )
+        ]
+    if target.kind == "device":
+        real = os.path.realpath(path)
+        try:
+            real_st = os.stat(real)
+        except OSError as exc:
+            return None, [
+                Violation(
+                    TARGET_KIND,
+                    "target_path",
+                    f"{path} -> {real}: {exc.strerror}",
+                    f"iowatt-agent targets remove {path}",
+                )
+            ]
+        if not stat.S_ISBLK(real_st.st_mode):
+            return None, [
+                Violation(
+                    TARGET_KIND,
+                    "target_path",
+                    f"{path} -> {real} is not a block device",
+                    f"iowatt-agent targets remove {path}",
+                )
+            ]
+        return real, []
+    if stat.S_ISLNK(st.st_mode) or os.path.realpath(path) != path:
+        return None, [
+            Violation(
+                TARGET_SYMLINK,
+                "target_path",
+                f"{path} is or passes through a symbolic link (it resolves to {os.path.realpath(path)})",
+                f"iowatt-agent targets add {'--file ' if target.kind == 'file' else ''}"
+                f"{os.path.realpath(path)}",
+            )
+        ]
+    is_kind = stat.S_ISDIR(st.st_mode) if target.kind == "directory" else stat.S_ISREG(st.st_mode)
+    if not is_kind:
+        return None, [
+            Violation(
+                TARGET_KIND,
+                "target_path",
+                f"{path} is listed as a {target.kind} but is not one any more",
+                f"iowatt-agent targets remove {path}",
+            )
+        ]
+    return path, []

@@ -1,0 +1,386 @@
+"""The host policy (ADR 0009 §1, §4): what runs may touch on this host and within which limits.
+
+`Policy` is what the host's `policy.json` holds (targets and limits, changed only by the local
+`iowatt-agent targets ...` commands). `ReportedPolicy` is what the agent sends in its inventory
+and what `check_run()` judges: the same targets (devices with model, serial hash and size), the
+meters by name with driver and tier, the default meter's name and the limits. Neither ever holds
+a meter spec or a secret: specs stay in the host's `meters.json`.
+
+Every `from_dict()` validates and raises `PolicyError` naming the bad field, so the server can
+turn a bad inventory into a 422 and the agent a bad file into a clear error.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, cast
+
+TargetKind = Literal["directory", "file", "device"]
+TARGET_KINDS: tuple[TargetKind, ...] = ("directory", "file", "device")
+BY_ID_PREFIX = "/dev/disk/by-id/"
+MAX_TARGETS = 256
+MAX_METERS = 64
+MAX_PATH_CHARS = 4096
+MAX_NAME_CHARS = 64
+SCHEMA_VERSION = 1
+
+
+class PolicyError(ValueError):
+    """A policy (file or reported) that does not follow the model; `field` names where."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def check_path(path: object, field_name: str = "path") -> str:
+    """An absolute, normalised path: no `.`/`..` components, no `//`, no trailing `/`, no NUL."""
+    if not isinstance(path, str) or not path:
+        raise PolicyError(field_name, "must be a non-empty string")
+    if len(path) > MAX_PATH_CHARS:
+        raise PolicyError(field_name, f"longer than {MAX_PATH_CHARS} characters")
+    if "\x00" in path or "\n" in path:
+        raise PolicyError(field_name, "must not contain NUL or newline characters")
+    if not path.startswith("/"):
+        raise PolicyError(field_name, f"must be an absolute path, got {path!r}")
+    if path != "/" and (posixpath.normpath(path) != path or path.startswith("//")):
+        raise PolicyError(
+            field_name,
+            f"{path!r} is not normalised (no '.', '..', '//' or trailing '/'): write it as "
+            f"{posixpath.normpath(path)!r}",
+        )
+    return path
+
+
+def check_name(name: object, field_name: str = "name") -> str:
+    """A meter name: 1-64 of letters, digits, '_', '.', '-' (never a spec: no ':')."""
+    if not isinstance(name, str) or not name:
+        raise PolicyError(field_name, "must be a non-empty string")
+    if len(name) > MAX_NAME_CHARS:
+        raise PolicyError(field_name, f"longer than {MAX_NAME_CHARS} characters")
+    if not all(c.isascii() and (c.isalnum() or c in "_.-") for c in name):
+        raise PolicyError(field_name, f"{name!r}: use letters, digits, '_', '.' or '-'")
+    return name
+
+
+def _bool(doc: dict[str, Any], key: str, where: str, default: bool | None = None) -> bool:
+    value = doc.get(key, default)
+    if not isinstance(value, bool):
+        raise PolicyError(f"{where}.{key}", "must be true or false")
+    return value
+
+
+def _opt_str(doc: dict[str, Any], key: str, where: str, max_chars: int = 200) -> str | None:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > max_chars or "\x00" in value:
+        raise PolicyError(f"{where}.{key}", f"must be a string of at most {max_chars} characters")
+    return value
+
+
+def _obj(doc: object, where: str) -> dict[str, Any]:
+    if not isinstance(doc, dict):
+        raise PolicyError(where, "must be an object")
+    return cast(dict[str, Any], doc)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One allowed target.
+
+    directory  the agent creates its own data file in it (`iowatt-<run>.dat`, removed after the
+               run) and may always write that file; `writable` is true.
+    file       an existing file used as is: never extended, read-only unless the host allowed
+               writes (`targets add --file PATH --allow-write`, `writable` true).
+    device     a raw block device named by a stable /dev/disk/by-id/ link: read-only unless the host
+               marked it `destructive` (then `writable` is true too), and even then written only
+               by runs that carry `destructive: true` (the second key).
+    """
+
+    path: str
+    kind: TargetKind
+    writable: bool
+    destructive: bool = False
+    # devices, as reported (filled in by the agent from sysfs; never in policy.json)
+    model: str | None = None
+    serial_sha256: str | None = None
+    size_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        check_path(self.path)
+        if self.kind not in TARGET_KINDS:
+            raise PolicyError("kind", f"must be one of {', '.join(TARGET_KINDS)}, got {self.kind!r}")
+        if self.kind == "directory" and not self.writable:
+            raise PolicyError("writable", "a directory target is always writable (the agent's own file)")
+        if self.kind != "device" and self.destructive:
+            raise PolicyError("destructive", "only a device target can be destructive")
+        if self.kind == "device":
+            if not self.path.startswith(BY_ID_PREFIX):
+                raise PolicyError(
+                    "path", f"a device target is named by a stable {BY_ID_PREFIX}... link, got {self.path!r}"
+                )
+            if self.writable != self.destructive:
+                raise PolicyError("writable", "a device target is writable exactly when it is destructive")
+        if self.size_bytes is not None and self.size_bytes < 0:
+            raise PolicyError("size_bytes", "must be >= 0")
+
+    @classmethod
+    def directory(cls, path: str) -> Target:
+        return cls(path=path, kind="directory", writable=True)
+
+    @classmethod
+    def file(cls, path: str, *, allow_write: bool = False) -> Target:
+        return cls(path=path, kind="file", writable=allow_write)
+
+    @classmethod
+    def device(cls, path: str, *, destructive: bool = False) -> Target:
+        return cls(path=path, kind="device", writable=destructive, destructive=destructive)
+
+    def to_dict(self, *, facts: bool = True) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "path": self.path,
+            "kind": self.kind,
+            "writable": self.writable,
+            "destructive": self.destructive,
+        }
+        if facts and self.kind == "device":
+            doc.update(model=self.model, serial_sha256=self.serial_sha256, size_bytes=self.size_bytes)
+        return doc
+
+    @classmethod
+    def from_dict(cls, raw: object, where: str = "targets.0") -> Target:
+        doc = _obj(raw, where)
+        kind = doc.get("kind")
+        if kind not in TARGET_KINDS:
+            raise PolicyError(f"{where}.kind", f"must be one of {', '.join(TARGET_KINDS)}")
+        size = doc.get("size_bytes")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+            raise PolicyError(f"{where}.size_bytes", "must be an integer >= 0 or null")
+        try:
+            return cls(
+                path=check_path(doc.get("path"), f"{where}.path"),
+                kind=cast(TargetKind, kind),
+                writable=_bool(doc, "writable", where, default=kind == "directory"),
+                destructive=_bool(doc, "destructive", where, default=False),
+                model=_opt_str(doc, "model", where),
+                serial_sha256=_opt_str(doc, "serial_sha256", where, 64),
+                size_bytes=size,
+            )
+        except PolicyError as exc:
+            if exc.field.startswith(where):
+                raise
+            raise PolicyError(f"{where}.{exc.field}", exc.message) from None
+
+
+# Limit defaults: generous for every built-in preset (CrystalDiskMark's RND4K Q32T16 is 16 threads
+# at depth 32, the DiskSpd sweep goes to 16 MiB blocks) yet bounded; `None` = no limit.
+DEFAULT_MAX_THREADS = 64
+DEFAULT_MAX_IODEPTH = 256
+DEFAULT_MAX_BS_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BYTES_WRITTEN: int | None = None
+DEFAULT_MAX_RUNTIME_S = 6 * 3600.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run may ask of this host (`iowatt-agent targets limits`); None = unlimited.
+
+    max_threads        threads running at the same time: the sum of `numjobs` over the jobs of one
+                       stonewall group (jobs without `stonewall` run together with the previous
+                       one), so also the `numjobs` of any single job.
+    max_iodepth        `iodepth` of any job (as given, whatever the ioengine).
+    max_bs_bytes       the largest block size of any job: `bs` (both of `R,W`) and every `bssplit`
+                       entry.
+    max_bytes_written  bytes the whole run may write: per writing job numjobs x loops x (io_size or
+                       size, or the device's size), plus the layout of a directory target's data
+                       file (its largest offset+size). A time-based writing job is bounded only by
+                       `rate_iops` x (ramp_time + runtime) x its write block size; without
+                       rate_iops it is unbounded and refused while this limit is set.
+    max_runtime_s      the run's declared duration: the sum over stonewall groups of the longest
+                       ramp_time + runtime; the agent also never lets the engine run longer than
+                       1.5 x this + 300 s (layout and slack), so size-bound jobs are capped too.
+    """
+
+    max_threads: int | None = DEFAULT_MAX_THREADS
+    max_iodepth: int | None = DEFAULT_MAX_IODEPTH
+    max_bs_bytes: int | None = DEFAULT_MAX_BS_BYTES
+    max_bytes_written: int | None = DEFAULT_MAX_BYTES_WRITTEN
+    max_runtime_s: float | None = DEFAULT_MAX_RUNTIME_S
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            if f.name == "max_runtime_s":
+                ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+                ok = ok and value > 0
+            else:
+                ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+            if not ok:
+                raise PolicyError(
+                    f.name,
+                    f"must be a positive {'number' if f.name == 'max_runtime_s' else 'integer'} or null",
+                )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, raw: object, where: str = "limits") -> Limits:
+        doc = _obj(raw, where)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(doc) - known)
+        if unknown:
+            raise PolicyError(f"{where}.{unknown[0]}", f"unknown limit (known: {', '.join(sorted(known))})")
+        try:
+            return cls(**{k: doc[k] for k in known if k in doc})
+        except PolicyError as exc:
+            raise PolicyError(f"{where}.{exc.field}", exc.message) from None
+
+    def updated(self, **changes: Any) -> Limits:
+        return replace(self, **changes)
+
+
+def _targets_from(raw: object, where: str) -> tuple[Target, ...]:
+    if not isinstance(raw, list):
+        raise PolicyError(where, "must be a list")
+    if len(raw) > MAX_TARGETS:
+        raise PolicyError(where, f"more than {MAX_TARGETS} targets")
+    targets = tuple(Target.from_dict(t, f"{where}.{i}") for i, t in enumerate(raw))
+    seen: set[str] = set()
+    for i, t in enumerate(targets):
+        if t.path in seen:
+            raise PolicyError(f"{where}.{i}.path", f"{t.path} is listed twice")
+        seen.add(t.path)
+    return targets
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The host's policy file (`policy.json`): targets and limits. An empty policy allows nothing."""
+
+    targets: tuple[Target, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+
+    def target(self, path: str) -> Target | None:
+        return next((t for t in self.targets if t.path == path), None)
+
+    def with_target(self, target: Target) -> Policy:
+        """Add `target`, or replace the target with the same path (adding twice is harmless)."""
+        rest = tuple(t for t in self.targets if t.path != target.path)
+        return replace(self, targets=(*rest, target))
+
+    def without_target(self, path: str) -> Policy:
+        return replace(self, targets=tuple(t for t in self.targets if t.path != path))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": SCHEMA_VERSION,
+            "targets": [t.to_dict(facts=False) for t in self.targets],
+            "limits": self.limits.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, raw: object) -> Policy:
+        doc = _obj(raw, "policy")
+        version = doc.get("version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise PolicyError(
+                "version", f"unsupported policy version {version!r} (this agent reads {SCHEMA_VERSION})"
+            )
+        return cls(
+            targets=_targets_from(doc.get("targets", []), "targets"),
+            limits=Limits.from_dict(doc.get("limits", {})),
+        )
+
+
+@dataclass(frozen=True)
+class MeterInfo:
+    """A meter as reported: its name on this host, driver (scheme) and accuracy tier. No spec."""
+
+    name: str
+    driver: str
+    tier: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "driver": self.driver, "tier": self.tier}
+
+    @classmethod
+    def from_dict(cls, raw: object, where: str = "meters.0") -> MeterInfo:
+        doc = _obj(raw, where)
+        name = check_name(doc.get("name"), f"{where}.name")
+        driver = _opt_str(doc, "driver", where, 64)
+        tier = _opt_str(doc, "tier", where, 32)
+        if not driver or not tier:
+            raise PolicyError(f"{where}.{'driver' if not driver else 'tier'}", "must be a non-empty string")
+        return cls(name=name, driver=driver, tier=tier)
+
+
+@dataclass(frozen=True)
+class ReportedPolicy:
+    """What the agent reports in `inventory.policy` and what `check_run()` judges."""
+
+    targets: tuple[Target, ...] = ()
+    meters: tuple[MeterInfo, ...] = ()
+    default_meter: str | None = None
+    limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        names = [m.name for m in self.meters]
+        if len(names) != len(set(names)):
+            raise PolicyError("meters", "meter names must be unique")
+        if self.default_meter is not None and self.default_meter not in names:
+            raise PolicyError("default_meter", f"{self.default_meter!r} is not one of the meters")
+
+    @classmethod
+    def from_policy(
+        cls,
+        policy: Policy,
+        *,
+        meters: tuple[MeterInfo, ...] | list[MeterInfo] = (),
+        default_meter: str | None = None,
+        targets: tuple[Target, ...] | list[Target] | None = None,
+    ) -> ReportedPolicy:
+        """The report of `policy`; `targets` replaces its targets (the agent passes them with
+        device facts filled in)."""
+        return cls(
+            targets=tuple(policy.targets if targets is None else targets),
+            meters=tuple(meters),
+            default_meter=default_meter,
+            limits=policy.limits,
+        )
+
+    def target(self, path: str) -> Target | None:
+        return next((t for t in self.targets if t.path == path), None)
+
+    def meter(self, name: str) -> MeterInfo | None:
+        return next((m for m in self.meters if m.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "targets": [t.to_dict() for t in self.targets],
+            "meters": [m.to_dict() for m in self.meters],
+            "default_meter": self.default_meter,
+            "limits": self.limits.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, raw: object) -> ReportedPolicy:
+        doc = _obj(raw, "policy")
+        meters_raw = doc.get("meters", [])
+        if not isinstance(meters_raw, list) or len(meters_raw) > MAX_METERS:
+            raise PolicyError("meters", f"must be a list of at most {MAX_METERS} meters")
+        default = doc.get("default_meter")
+        if default is not None:
+            default = check_name(default, "default_meter")
+        return cls(
+            targets=_targets_from(doc.get("targets", []), "targets"),
+            meters=tuple(MeterInfo.from_dict(m, f"meters.{i}") for i, m in enumerate(meters_raw)),
+            default_meter=default,
+            limits=Limits.from_dict(doc.get("limits", {})),
+        )
