@@ -23,6 +23,14 @@ INVENTORY: dict[str, Any] = {
         {"mountpoint": "/", "source": "/dev/vda", "fstype": "ext4", "options": "rw,relatime"},
         {"mountpoint": "/dev/shm", "source": "tmpfs", "fstype": "tmpfs", "options": "rw,nosuid,nodev"},
     ],
+    # the host's policy (ADR 0009): runs may use data files beneath these directories
+    "policy": {
+        "targets": [
+            {"path": "/srv", "kind": "directory", "writable": True},
+            {"path": "/dev/shm", "kind": "directory", "writable": True},
+        ],
+        "meters": [{"name": "plug", "driver": "shelly", "tier": "plug"}],
+    },
 }
 
 

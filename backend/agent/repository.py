@@ -13,16 +13,48 @@ def enrollment_by_hash(session: Session, token_hash: str) -> EnrollmentToken | N
     )
 
 
+def enrollment_tokens(session: Session, team_ids: list[uuid.UUID]) -> list[EnrollmentToken]:
+    return list(
+        session.scalars(
+            select(EnrollmentToken)
+            .where(EnrollmentToken.team_id.in_(team_ids))
+            .order_by(EnrollmentToken.created_at.desc(), EnrollmentToken.id)
+        )
+    )
+
+
 def by_name(session: Session, team_id: uuid.UUID, name: str) -> Agent | None:
-    return session.scalar(select(Agent).where(Agent.team_id == team_id, Agent.name == name).with_for_update())
+    """The live (not deleted) agent of this name, locked."""
+    return session.scalar(
+        select(Agent)
+        .where(Agent.team_id == team_id, Agent.name == name, Agent.deleted_at.is_(None))
+        .with_for_update()
+    )
 
 
-def get_in_teams(session: Session, agent_id: uuid.UUID, team_ids: list[uuid.UUID]) -> Agent | None:
-    return session.scalar(select(Agent).where(Agent.id == agent_id, Agent.team_id.in_(team_ids)))
+def get_in_teams(
+    session: Session, agent_id: uuid.UUID, team_ids: list[uuid.UUID], *, lock: bool = False
+) -> Agent | None:
+    q = select(Agent).where(Agent.id == agent_id, Agent.team_id.in_(team_ids), Agent.deleted_at.is_(None))
+    return session.scalar(q.with_for_update() if lock else q)
 
 
 def list_in_teams(session: Session, team_ids: list[uuid.UUID]) -> list[Agent]:
-    return list(session.scalars(select(Agent).where(Agent.team_id.in_(team_ids)).order_by(Agent.name)))
+    return list(
+        session.scalars(
+            select(Agent).where(Agent.team_id.in_(team_ids), Agent.deleted_at.is_(None)).order_by(Agent.name)
+        )
+    )
+
+
+def unfinished_runs(session: Session, agent_id: uuid.UUID) -> list[Run]:
+    return list(
+        session.scalars(
+            select(Run)
+            .where(Run.agent_id == agent_id, Run.status.in_((RunStatus.queued, *ACTIVE_STATUSES)))
+            .with_for_update()
+        )
+    )
 
 
 def current_runs(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:

@@ -1,7 +1,7 @@
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Query, status
+from fastapi import APIRouter, Depends, Query, Response, status
 from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -12,9 +12,12 @@ from backend.agent.schemas import (
     AgentRead,
     EnrollmentTokenCreate,
     EnrollmentTokenCreated,
+    EnrollmentTokenRead,
     Heartbeat,
     HeartbeatAck,
+    Inventory,
     LeaseResponse,
+    PolicyRead,
 )
 from backend.auth import service as auth_service
 from backend.auth.deps import AgentDep, SessionDep, UserDep, _bearer
@@ -29,6 +32,21 @@ from backend.models import Agent
 router = APIRouter(prefix="/agents", tags=["agents"])
 
 
+def policy_of(inventory: dict[str, Any] | None) -> PolicyRead | None:
+    """The policy part of a stored inventory (validated when it was stored), or None."""
+    raw = (inventory or {}).get("policy")
+    if not isinstance(raw, dict):
+        return None
+    return PolicyRead.model_validate(
+        {
+            "targets": [{"destructive": False, **t} for t in raw.get("targets", [])],
+            "meters": raw.get("meters", []),
+            "default_meter": raw.get("default_meter"),
+            "limits": raw.get("limits", {}),
+        }
+    )
+
+
 def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID]) -> AgentRead:
     return AgentRead(
         id=agent.id,
@@ -39,8 +57,10 @@ def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID]) -> AgentRead:
         state=agent.state,
         last_heartbeat_at=agent.last_heartbeat_at,
         enrolled_at=agent.enrolled_at,
+        revoked_at=agent.revoked_at,
         agent_version=agent.agent_version,
         inventory=agent.inventory,
+        policy=policy_of(agent.inventory),
         current_run_id=current.get(agent.id),
     )
 
@@ -52,18 +72,72 @@ def list_agents(principal: UserDep, session: SessionDep) -> Page[AgentRead]:
     return Page[AgentRead](items=[_read(a, current) for a in agents], total=len(agents))
 
 
+# --- enrolment tokens (before /{agent_id}, which would take "enrollment-tokens" for an id) -----
+
+
+@router.post(
+    "/enrollment-tokens",
+    response_model=EnrollmentTokenCreated,
+    status_code=status.HTTP_201_CREATED,
+    summary="Create an enrolment token (team admin); the token is shown only here",
+)
+def create_enrollment_token(
+    body: EnrollmentTokenCreate, principal: UserDep, session: SessionDep
+) -> EnrollmentTokenCreated:
+    raw, row = service.create_enrollment_token(session, principal=principal, body=body)
+    return EnrollmentTokenCreated(
+        id=row.id, team_id=row.team_id, token=raw, expires_at=row.expires_at, max_uses=row.max_uses
+    )
+
+
+@router.get(
+    "/enrollment-tokens",
+    response_model=Page[EnrollmentTokenRead],
+    summary="Enrolment tokens of the teams you administer (never the token itself)",
+)
+def list_enrollment_tokens(
+    principal: UserDep, session: SessionDep, team_id: uuid.UUID | None = None
+) -> Page[EnrollmentTokenRead]:
+    rows = service.list_enrollment_tokens(session, principal=principal, team_id=team_id)
+    return Page[EnrollmentTokenRead](
+        items=[EnrollmentTokenRead.model_validate(r) for r in rows], total=len(rows)
+    )
+
+
+@router.delete(
+    "/enrollment-tokens/{token_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Revoke an enrolment token (team admin); agents enrolled with it stay",
+)
+def revoke_enrollment_token(token_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Response:
+    service.revoke_enrollment_token(session, principal=principal, token_id=token_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
 @router.get("/{agent_id}", response_model=AgentRead)
 def get_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -> AgentRead:
     agent = service.get(session, principal=principal, agent_id=agent_id)
     return _read(agent, repository.current_runs(session, [agent.id]))
 
 
-@router.post("/enrollment-tokens", response_model=EnrollmentTokenCreated, status_code=status.HTTP_201_CREATED)
-def create_enrollment_token(
-    body: EnrollmentTokenCreate, principal: UserDep, session: SessionDep
-) -> EnrollmentTokenCreated:
-    raw, row = service.create_enrollment_token(session, principal=principal, body=body)
-    return EnrollmentTokenCreated(id=row.id, team_id=row.team_id, token=raw, expires_at=row.expires_at)
+@router.post(
+    "/{agent_id}/revoke",
+    response_model=AgentRead,
+    summary="Revoke an agent (team admin): its token is refused at once, its unfinished runs fail",
+)
+def revoke_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -> AgentRead:
+    agent = service.revoke(session, principal=principal, agent_id=agent_id)
+    return _read(agent, {})
+
+
+@router.delete(
+    "/{agent_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Delete an agent (team admin): revoked, hidden, its name free again; its runs stay",
+)
+def delete_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Response:
+    service.delete(session, principal=principal, agent_id=agent_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.post("/enroll", response_model=AgentEnrolled, status_code=status.HTTP_201_CREATED)
@@ -85,10 +159,7 @@ def heartbeat(agent_id: uuid.UUID, body: Heartbeat, principal: AgentDep, session
 
 @router.put("/{agent_id}/inventory", response_model=AgentRead)
 def put_inventory(
-    agent_id: uuid.UUID,
-    inventory: Annotated[dict[str, Any], Body()],
-    principal: AgentDep,
-    session: SessionDep,
+    agent_id: uuid.UUID, inventory: Inventory, principal: AgentDep, session: SessionDep
 ) -> AgentRead:
     agent = service.put_inventory(session, principal=principal, agent_id=agent_id, inventory=inventory)
     return _read(agent, repository.current_runs(session, [agent.id]))
@@ -109,13 +180,18 @@ def _agent_short_tx(
 
 
 @router.post("/{agent_id}/lease", response_model=LeaseResponse)
-def lease(
+async def lease(
     agent_id: uuid.UUID,
     principal: Annotated[AgentPrincipal, Depends(_agent_short_tx)],
     factory: Annotated[sessionmaker[Session], Depends(get_session_factory)],
-    wait_s: Annotated[float, Query(ge=0, le=60, description="long-poll up to this many seconds")] = 25,
+    wait_s: Annotated[
+        float,
+        Query(ge=0, le=30, description="long-poll up to this many seconds (the server honours up to 30)"),
+    ] = 25,
 ) -> LeaseResponse:
+    """Async: the wait holds no worker thread (docs/adr/0002); database work runs in short
+    threadpool calls."""
     principal.require_self(agent_id)
     return LeaseResponse(
-        lease=service.long_poll_lease(factory, principal=principal, agent_id=agent_id, wait_s=wait_s)
+        lease=await service.long_poll_lease(factory, principal=principal, agent_id=agent_id, wait_s=wait_s)
     )

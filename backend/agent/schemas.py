@@ -1,15 +1,26 @@
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, StringConstraints
 
 from backend.kit.schema import InputSchema, OutputSchema
+
+MAX_TTL_S = 30 * 24 * 3600
+MIN_TTL_S = 60
+
+Short = Annotated[str, StringConstraints(max_length=300)]
+Path = Annotated[str, StringConstraints(max_length=4096)]
+MeterName = Annotated[str, StringConstraints(max_length=120)]
+TierName = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate"]
 
 
 class EnrollmentTokenCreate(InputSchema):
     team_id: uuid.UUID
-    ttl_s: int | None = Field(7 * 24 * 3600, gt=0, description="lifetime in seconds; null = until revoked")
+    ttl_s: int = Field(
+        7 * 24 * 3600, ge=MIN_TTL_S, le=MAX_TTL_S, description="lifetime in seconds (60 s ... 30 days)"
+    )
+    max_uses: int = Field(1, ge=1, le=1000, description="how many agents may enrol with it")
 
 
 class EnrollmentTokenCreated(OutputSchema):
@@ -17,6 +28,102 @@ class EnrollmentTokenCreated(OutputSchema):
     team_id: uuid.UUID
     token: str
     expires_at: datetime | None
+    max_uses: int
+
+
+class EnrollmentTokenRead(OutputSchema):
+    """An enrolment token as listed: never the token itself (only its hash is stored)."""
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    created_by: uuid.UUID | None
+    created_at: datetime
+    expires_at: datetime | None
+    uses: int
+    max_uses: int
+    revoked_at: datetime | None
+
+
+# --- inventory (docs/contracts.md §2) ----------------------------------------------------------
+# Bounded everywhere; fields a newer agent adds are ignored (not stored) until the server knows
+# them, so an agent upgrade never breaks enrolment. Every field is optional: older agents sent less.
+
+
+class _InventoryPart(InputSchema):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+
+class OsInfo(_InventoryPart):
+    kernel: Short | None = None
+    distro: Short | None = None
+
+
+class CpuInfo(_InventoryPart):
+    model: Short | None = None
+    cores: int | None = Field(None, ge=0, le=1_000_000)
+
+
+class BlockDevice(_InventoryPart):
+    name: Short
+    model: Short | None = None
+    serial_sha256: Short | None = None
+    firmware: Short | None = None
+    size_bytes: int | None = Field(None, ge=0, le=2**63 - 1)
+    rotational: bool | None = None
+    interface: Short | None = None
+    scheduler: Short | None = None
+    logical_block_bytes: int | None = Field(None, ge=0, le=2**31)
+    physical_block_bytes: int | None = Field(None, ge=0, le=2**31)
+
+
+class Mount(_InventoryPart):
+    mountpoint: Path
+    source: Path
+    fstype: Short
+    options: Annotated[str, StringConstraints(max_length=4096)] = ""
+
+
+class PolicyTarget(_InventoryPart):
+    path: Path
+    kind: Literal["directory", "file", "device"]
+    writable: bool
+    destructive: bool = False
+
+
+class PolicyMeter(_InventoryPart):
+    """A meter the host configured, by name: never its spec (it may hold credentials)."""
+
+    name: MeterName
+    driver: Annotated[str, StringConstraints(max_length=50)]
+    tier: TierName
+
+
+class Policy(_InventoryPart):
+    """What the host allows (ADR 0009 §4), as the agent reported it."""
+
+    targets: list[PolicyTarget] = Field(default_factory=list, max_length=200)
+    meters: list[PolicyMeter] = Field(default_factory=list, max_length=50)
+    default_meter: MeterName | None = None
+    limits: dict[Annotated[str, StringConstraints(max_length=50)], int | float | None] = Field(
+        default_factory=dict, max_length=20
+    )
+
+
+class Inventory(_InventoryPart):
+    hostname: Annotated[str, StringConstraints(max_length=255)] | None = None
+    os: OsInfo | None = None
+    cpu: CpuInfo | None = None
+    mem_bytes: int | None = Field(None, ge=0, le=2**63 - 1)
+    virtualization: Short | None = None
+    block_devices: list[BlockDevice] = Field(default_factory=list, max_length=1000)
+    mounts: list[Mount] = Field(default_factory=list, max_length=2000)
+    policy: Policy | None = Field(
+        None, description="the host's policy (ADR 0009); absent from agents older than issue 9"
+    )
+
+    def stored(self) -> dict[str, Any]:
+        """What the server keeps: the fields the agent sent, as sent (readers use .get())."""
+        return self.model_dump(mode="json", exclude_unset=True)
 
 
 class AgentEnroll(InputSchema):
@@ -24,8 +131,12 @@ class AgentEnroll(InputSchema):
     name: str = Field(min_length=1, max_length=120, pattern=r"^[A-Za-z0-9_.\-]+$")
     hostname: str = Field(min_length=1, max_length=255)
     agent_version: str = Field("", max_length=50)
-    inventory: dict[str, Any] | None = None
-    replace: bool = False
+    inventory: Inventory | None = None
+    replace: bool = Field(
+        False,
+        description="take over the existing agent of this name (a token made by a team admin only; "
+        "never a revoked agent)",
+    )
 
 
 class AgentEnrolled(OutputSchema):
@@ -53,12 +164,38 @@ class Lease(OutputSchema):
     target_path: str
     engine_job: dict[str, Any]
     timeout_s: int
-    meter: str | None  # wattmeter spec for this run; null = the agent's configured meter
-    idle_s: float | None  # idle baseline before and after the load; null = the agent's default
+    meter: str | None = Field(
+        description='NAME of a meter the host configured; "" = none, null = the host\'s default. '
+        "Never a spec (ADR 0009)"
+    )
+    destructive: bool = Field(description="the run's key of the two-key rule for raw devices")
+    idle_s: float | None = Field(description="idle baseline before and after the load; null = the agent's")
 
 
 class LeaseResponse(OutputSchema):
     lease: Lease | None
+
+
+class PolicyTargetRead(OutputSchema):
+    path: str
+    kind: str
+    writable: bool
+    destructive: bool
+
+
+class PolicyMeterRead(OutputSchema):
+    name: str
+    driver: str
+    tier: str
+
+
+class PolicyRead(OutputSchema):
+    """The targets and meters the host allows, as last reported: the UI offers only these."""
+
+    targets: list[PolicyTargetRead]
+    meters: list[PolicyMeterRead]
+    default_meter: str | None
+    limits: dict[str, int | float | None]
 
 
 class AgentRead(OutputSchema):
@@ -70,6 +207,10 @@ class AgentRead(OutputSchema):
     state: str
     last_heartbeat_at: datetime | None
     enrolled_at: datetime
+    revoked_at: datetime | None
     agent_version: str
     inventory: dict[str, Any] | None
+    policy: PolicyRead | None = Field(
+        description="null until the agent reports a policy (agents older than issue 9 never do)"
+    )
     current_run_id: uuid.UUID | None

@@ -1,71 +1,176 @@
 import time
 import uuid
 from datetime import timedelta
-from typing import Any
 
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent import repository, wake
-from backend.agent.schemas import AgentEnroll, EnrollmentTokenCreate, Heartbeat, Lease
+from backend.agent.schemas import AgentEnroll, EnrollmentTokenCreate, Heartbeat, Inventory, Lease
+from backend.auth import repository as auth_repo
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.config import get_settings
-from backend.errors import Conflict, NotFound, Unauthorized
+from backend.errors import Conflict, Forbidden, NotFound, Unauthorized
 from backend.jobs import enqueue
 from backend.kit.security import AGENT_TOKEN_PREFIX, ENROLLMENT_TOKEN_PREFIX, new_token, token_hash
 from backend.kit.time import utcnow
 from backend.models import Agent, EnrollmentToken, Role, RunStatus
+from backend.run import service as run_service
 from backend.workload.schemas import WorkloadSpec
+
+# --- enrolment tokens -----------------------------------------------------------------------------
 
 
 def create_enrollment_token(
     session: Session, *, principal: UserPrincipal | None, body: EnrollmentTokenCreate
 ) -> tuple[str, EnrollmentToken]:
+    """principal None: the server's operator (`iowatt-server enrollment-token` on the server host)."""
     if principal is not None:
         principal.require(body.team_id, Role.admin)
     raw = new_token(ENROLLMENT_TOKEN_PREFIX)
-    expires = utcnow() + timedelta(seconds=body.ttl_s) if body.ttl_s else None
     row = EnrollmentToken(
         team_id=body.team_id,
         token_hash=token_hash(raw),
-        expires_at=expires,
+        expires_at=utcnow() + timedelta(seconds=body.ttl_s),
         created_by=principal.user_id if principal else None,
+        operator=principal is None,
+        max_uses=body.max_uses,
+        uses=0,
     )
     session.add(row)
     session.flush()
     return raw, row
 
 
+def _admin_teams(principal: UserPrincipal, team_id: uuid.UUID | None) -> list[uuid.UUID]:
+    if team_id is not None:
+        principal.require(team_id, Role.admin)
+        return [team_id]
+    teams = [t for t, role in principal.roles.items() if role is Role.admin]
+    if not teams:
+        raise Forbidden("this needs the admin role in a team", code="forbidden")
+    return teams
+
+
+def list_enrollment_tokens(
+    session: Session, *, principal: UserPrincipal, team_id: uuid.UUID | None
+) -> list[EnrollmentToken]:
+    return repository.enrollment_tokens(session, _admin_teams(principal, team_id))
+
+
+def revoke_enrollment_token(session: Session, *, principal: UserPrincipal, token_id: uuid.UUID) -> None:
+    row = session.get(EnrollmentToken, token_id, with_for_update=True)
+    if row is None or row.team_id not in principal.team_ids:
+        raise NotFound("enrollment token not found")
+    principal.require(row.team_id, Role.admin)
+    if row.revoked_at is None:
+        row.revoked_at = utcnow()
+
+
+def _may_replace(session: Session, tok: EnrollmentToken) -> bool:
+    """Only the operator's tokens and those of a user who is an admin of the team *now*."""
+    if tok.operator:
+        return True
+    if tok.created_by is None:
+        return False
+    return auth_repo.roles_of(session, tok.created_by).get(tok.team_id) is Role.admin
+
+
 def enroll(session: Session, *, body: AgentEnroll) -> tuple[str, Agent]:
     tok = repository.enrollment_by_hash(session, token_hash(body.enrollment_token))
     now = utcnow()
-    if tok is None or tok.revoked_at is not None or (tok.expires_at is not None and tok.expires_at <= now):
-        raise Unauthorized("unknown, expired or revoked enrollment token", code="bad_enrollment_token")
-    raw = new_token(AGENT_TOKEN_PREFIX)
+    if (
+        tok is None
+        or tok.revoked_at is not None
+        or (tok.expires_at is not None and tok.expires_at <= now)
+        or tok.uses >= tok.max_uses
+    ):
+        raise Unauthorized(
+            "unknown, expired, used up or revoked enrollment token", code="bad_enrollment_token"
+        )
     agent = repository.by_name(session, tok.team_id, body.name)
-    if agent is not None and not body.replace and agent.revoked_at is None:
+    if agent is not None and agent.revoked_at is not None:
+        raise Conflict(
+            f"the agent named {body.name!r} was revoked; its name stays taken until a team admin "
+            "deletes it (DELETE /api/v1/agents/{id}), or enrol under another name",
+            code="agent_revoked",
+        )
+    if agent is not None and not body.replace:
         raise Conflict(
             f"an agent named {body.name!r} is already enrolled in this team; "
             "enrol with replace to take it over",
             code="agent_name_taken",
         )
+    if agent is not None and not _may_replace(session, tok):
+        raise Forbidden(
+            "replacing an enrolled agent needs an enrollment token created by an admin of the team",
+            code="replace_needs_admin_token",
+        )
+    raw = new_token(AGENT_TOKEN_PREFIX)
+    inventory = body.inventory.stored() if body.inventory is not None else None
     if agent is None:
         agent = Agent(team_id=tok.team_id, name=body.name, hostname=body.hostname, token_hash=token_hash(raw))
         session.add(agent)
     else:  # replacing rotates the token: the old agent process can no longer act
-        agent.token_hash, agent.revoked_at, agent.hostname = token_hash(raw), None, body.hostname
+        agent.token_hash, agent.hostname = token_hash(raw), body.hostname
+        wake.wake_after_commit(session, agent.id)  # the old process's long-poll ends with a 401
     agent.agent_version = body.agent_version
-    agent.inventory = body.inventory
+    agent.inventory = inventory
     agent.online, agent.last_heartbeat_at, agent.state = True, now, "idle"
     tok.uses += 1
     session.flush()
     return raw, agent
 
 
+# --- agents (user side) -------------------------------------------------------------------------
+
+
+def get(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -> Agent:
+    agent = repository.get_in_teams(session, agent_id, principal.team_ids)
+    if agent is None:
+        raise NotFound("agent not found")
+    return agent
+
+
+def _retire(session: Session, agent: Agent, reason: str) -> None:
+    now = utcnow()
+    if agent.revoked_at is None:
+        agent.revoked_at = now
+    agent.online, agent.state = False, "revoked"
+    for run in repository.unfinished_runs(session, agent.id):
+        run_service.finish(run, RunStatus.failed, reason)
+    wake.wake_after_commit(session, agent.id)  # a long-poll waiting now ends with a 401
+
+
+def revoke(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -> Agent:
+    """The agent's token is refused from now on; its unfinished runs fail; the name stays taken."""
+    agent = repository.get_in_teams(session, agent_id, principal.team_ids, lock=True)
+    if agent is None:
+        raise NotFound("agent not found")
+    principal.require(agent.team_id, Role.admin)
+    if agent.revoked_at is None:
+        _retire(session, agent, "the agent was revoked")
+    return agent
+
+
+def delete(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -> None:
+    """Revoke and hide the agent and free its name; its runs and results stay."""
+    agent = repository.get_in_teams(session, agent_id, principal.team_ids, lock=True)
+    if agent is None:
+        raise NotFound("agent not found")
+    principal.require(agent.team_id, Role.admin)
+    _retire(session, agent, "the agent was deleted")
+    agent.deleted_at = utcnow()
+
+
+# --- agent side ---------------------------------------------------------------------------------
+
+
 def _own_agent(session: Session, principal: AgentPrincipal, agent_id: uuid.UUID) -> Agent:
     principal.require_self(agent_id)
-    agent = session.get(Agent, agent_id)
+    agent = session.get(Agent, agent_id, populate_existing=True)
     if agent is None or agent.revoked_at is not None:
-        raise Unauthorized("agent revoked", code="bad_token")
+        raise Unauthorized("unknown or revoked agent token", code="bad_token")
     return agent
 
 
@@ -81,10 +186,10 @@ def heartbeat(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
 
 
 def put_inventory(
-    session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID, inventory: dict[str, Any]
+    session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID, inventory: Inventory
 ) -> Agent:
     agent = _own_agent(session, principal, agent_id)
-    agent.inventory = inventory
+    agent.inventory = inventory.stored()
     return agent
 
 
@@ -108,32 +213,30 @@ def try_lease(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
         # the idle baseline before and after the load counts against the agent's hard timeout too
         timeout_s=spec.timeout_s() + int(2 * (run.idle_s if run.idle_s is not None else 60)),
         meter=run.meter,
+        destructive=run.destructive,
         idle_s=run.idle_s,
     )
 
 
-def long_poll_lease(
+def _try_lease_tx(
+    make_session: sessionmaker[Session], principal: AgentPrincipal, agent_id: uuid.UUID
+) -> Lease | None:
+    with make_session() as session, session.begin():
+        return try_lease(session, principal=principal, agent_id=agent_id)
+
+
+async def long_poll_lease(
     make_session: sessionmaker[Session], *, principal: AgentPrincipal, agent_id: uuid.UUID, wait_s: float
 ) -> Lease | None:
-    """Long-poll: short transactions around a Redis wait, so no database transaction stays open."""
+    """Long-poll: short transactions in the threadpool around an asyncio wait on the agent's
+    wake-up, so a waiting agent holds neither a database connection nor a thread. A wake-up also
+    comes when the agent is revoked: the next look then answers 401."""
     deadline = time.monotonic() + min(wait_s, get_settings().longpoll_max_wait_s)
     while True:
-        with make_session() as session, session.begin():
-            lease = try_lease(session, principal=principal, agent_id=agent_id)
+        lease = await run_in_threadpool(_try_lease_tx, make_session, principal, agent_id)
         if lease is not None:
             return lease
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return None
-        wake.wait(agent_id, remaining)
-        if time.monotonic() >= deadline:
-            # one last look: a wake-up may have arrived just at the deadline
-            with make_session() as session, session.begin():
-                return try_lease(session, principal=principal, agent_id=agent_id)
-
-
-def get(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -> Agent:
-    agent = repository.get_in_teams(session, agent_id, principal.team_ids)
-    if agent is None:
-        raise NotFound("agent not found")
-    return agent
+        await wake.wait_async(agent_id, remaining)

@@ -96,7 +96,7 @@ def cancel(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> 
     if run.status in FINAL_STATUSES:
         raise Conflict(f"run is already {run.status.value}", code="run_finished")
     if run.status in (RunStatus.queued, RunStatus.assigned):
-        _finish(run, RunStatus.cancelled, "cancelled before it started")
+        finish(run, RunStatus.cancelled, "cancelled before it started")
     else:  # running: the agent sees cancel_requested in its next progress answer and stops the engine
         run.cancel_requested = True
     return run
@@ -248,15 +248,15 @@ def expire_stale_leases(session: Session) -> tuple[list[uuid.UUID], list[uuid.UU
             )
             requeued.append(run.id)
         elif run.status == RunStatus.assigned:
-            _finish(run, RunStatus.failed, f"the agent did not pick the run up in {run.attempt} attempts")
+            finish(run, RunStatus.failed, f"the agent did not pick the run up in {run.attempt} attempts")
             failed.append(run.id)
         else:
-            _finish(run, RunStatus.failed, "lease expired: the agent stopped reporting progress")
+            finish(run, RunStatus.failed, "lease expired: the agent stopped reporting progress")
             failed.append(run.id)
     return requeued, failed
 
 
-def _finish(run: Run, status: RunStatus, error: str | None) -> None:
+def finish(run: Run, status: RunStatus, error: str | None) -> None:
     run.status, run.finished_at, run.error = status, utcnow(), error
     run.lease_expires_at = None
 
@@ -304,11 +304,11 @@ def fail(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body
         return run  # a retried report, or the reaper got there first
     tail = body.stderr_tail.strip()[-1500:]
     if body.cancelled or run.cancel_requested:
-        _finish(run, RunStatus.cancelled, "cancelled while running")
+        finish(run, RunStatus.cancelled, "cancelled while running")
     else:
         code = f" (engine exit {body.exit_code})" if body.exit_code is not None else ""
         # the agent's reason often quotes the engine's last line already: do not say it twice
         detail = f": {tail}" if tail and tail.splitlines()[-1] not in body.reason else ""
-        _finish(run, RunStatus.failed, f"{body.reason}{code}{detail}")
+        finish(run, RunStatus.failed, f"{body.reason}{code}{detail}")
     enqueue(session, "run.dispatch_pending")
     return run
