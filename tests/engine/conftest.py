@@ -36,6 +36,14 @@ def engine_asan() -> Path:
     return BUILD / "iowatt-engine-asan"
 
 
+@pytest.fixture(scope="session")
+def engine_noopenat2() -> Path:
+    """A sanitizer build compiled with -DIOWATT_NO_OPENAT2: beneath=DIR always takes the
+    openat(O_NOFOLLOW) walk that kernels without openat2 (ENOSYS) get."""
+    _make("noopenat2")
+    return BUILD / "iowatt-engine-noopenat2"
+
+
 @pytest.fixture
 def scratch() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="iowatt-engine-test-", dir="/dev/shm"))

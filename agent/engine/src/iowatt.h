@@ -227,6 +227,12 @@ struct options {
 	unsigned compress_pct;
 	uint64_t rate_iops;
 	int destructive;
+	/* file safety (ADR 0009 §5): set by the agent from the host's policy */
+	char beneath[PATH_MAX];         /* "" = not confined */
+	int create_new;                 /* the file must not exist; this run creates it (O_EXCL, 0600) */
+	int unlink_file;                /* fio's unlink: remove, at the end, a file this run created */
+	int keep_existing;              /* never extend / fill / write-by-layout a file not created here */
+	int readonly;                   /* fio's readonly: a job that writes exits 2 */
 	/* options as given, for "job options" */
 	int ngiven;
 	char given_name[MAX_GIVEN][40];
@@ -254,8 +260,34 @@ const char *rw_name(enum rw_mode rw);
 uint64_t opt_min_bs(const struct options *o);
 uint64_t opt_max_bs(const struct options *o);
 
+/* ---- confine.c ---- */
+/* Normalise a relative path (drop "" and "." components); -EXDEV for "..", -EINVAL if absolute
+ * or empty. */
+int confine_split(const char *path, char *out, size_t len);
+/* Open rel beneath dirfd, no symbolic link in any component (-ELOOP), never above dirfd (-EXDEV).
+ * Returns an fd (O_CLOEXEC) or -errno. */
+int confined_open(int dirfd, const char *rel, int flags, mode_t mode);
+const char *confine_resolver(void); /* "openat2" or "openat-walk" (ENOSYS fallback / test build) */
+
 /* ---- target.c ---- */
+/* One file or device of the run; the jobs naming the same filename share it. Every open of it
+ * goes through tfile_open(): beneath DIR when confined, and checked against the identity
+ * (st_dev, st_ino) of its first open or its creation, so a swapped file is never used. */
+struct tfile {
+	char path[PATH_MAX];            /* filename as given */
+	int dirfd;                      /* beneath: the confined directory (O_PATH), else -1 */
+	char dir[PATH_MAX];             /* beneath: DIR as given */
+	char rel[PATH_MAX];             /* beneath: filename relative to DIR, normalised */
+	int create_new, unlink_file, keep_existing; /* the same in every job that names it */
+	int probed, existed;            /* existed: found at the first probe */
+	int created;                    /* this run created it */
+	int removed;                    /* unlink done (or refused) */
+	int have_id;
+	uint64_t dev, ino;
+	struct tfile *next;
+};
 struct target {
+	struct tfile *f;
 	char path[PATH_MAX];
 	int is_blk;
 	int exists;
@@ -265,10 +297,16 @@ struct target {
 	char devname[64];       /* e.g. vda, "" if none */
 	char diskname[64];      /* whole disk for partitions */
 };
-int target_probe(struct target *t, const char *path);
+int target_probe(struct target *t, const struct options *o);
 void target_validate(const struct options *o, struct target *t);
-int target_prepare(const struct options *o, struct target *t); /* create / fill */
-int target_open(const struct options *o, const struct target *t);
+/* create / fill; 0 or -errno with a message in err */
+int target_prepare(const struct options *o, struct target *t, char *err, size_t errlen);
+/* the job's fd; -errno with a message in err */
+int target_open(const struct options *o, const struct target *t, char *err, size_t errlen);
+/* guarded targets: is the path still the file the job used? 0 or -errno with a message */
+int target_verify(const struct target *t, char *err, size_t errlen);
+/* unlink=1: remove the files this run created (verified); 0, or -1 after a message on stderr */
+int target_cleanup(void);
 int target_claim(const struct target *t);
 int blkdev_in_use(const struct target *t, char *why, size_t whylen);
 void target_facts(struct jw *w, const struct target *t);

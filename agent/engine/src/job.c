@@ -13,15 +13,23 @@ int job_start(struct job *j)
 	struct options *o = j->o;
 	j->ops = engine_find(o->ioengine);
 	j->max_bs = opt_max_bs(o);
-	int r = target_prepare(o, &j->tgt);
-	if (r == -EINTR && g_stop)
+	int r = target_prepare(o, &j->tgt, j->errmsg, sizeof(j->errmsg));
+	if (r == -EINTR && g_stop) {
+		j->errmsg[0] = 0;
 		return r; /* SIGINT/SIGTERM during the layout: an interrupted run, not a failure */
+	}
 	if (r < 0) {
 		j->err = r;
-		snprintf(j->errmsg, sizeof(j->errmsg), "filename: cannot fill '%.150s': %s", o->filename, strerror(-r));
 		return r;
 	}
-	j->fd = target_open(o, &j->tgt);
+	/* the target was checked before the first I/O: failing to open it now means it changed
+	 * (replaced, a link swapped in, removed) -- a run-time failure of this job */
+	j->fd = target_open(o, &j->tgt, j->errmsg, sizeof(j->errmsg));
+	if (j->fd < 0) {
+		j->err = j->fd;
+		j->fd = -1;
+		return j->err;
+	}
 	if (!o->direct && o->invalidate) {
 		if (j->tgt.is_blk)
 			fdatasync(j->fd);

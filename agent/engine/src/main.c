@@ -43,6 +43,11 @@ static void wait_group(struct job *jobs, int first, int last, int progress)
 	}
 }
 
+static void cleanup_at_exit(void)
+{
+	(void)target_cleanup(); /* idempotent: after main's own call it has nothing left to do */
+}
+
 int main(int argc, char **argv)
 {
 	struct runcfg cfg = { 0 };
@@ -79,12 +84,15 @@ int main(int argc, char **argv)
 				die_code(EXIT_UNSUPPORTED, "ioengine: %s is not available on this kernel: %s", ops->name,
 					 strerror(-r));
 		}
-		target_probe(&j->tgt, j->o->filename);
+		target_probe(&j->tgt, j->o);
 		target_validate(j->o, &j->tgt);
 		for (int k = 0; k < i; k++)
 			if (!strcmp(cfg.jobs[k].filename, j->o->filename) && jobs[k].tgt.is_blk != j->tgt.is_blk)
 				die_usage("filename", "'%s' changed type between jobs", j->o->filename);
 	}
+
+	/* from here on the run may create files: unlink=1 removes them on every exit path */
+	atexit(cleanup_at_exit);
 
 	/* exclusive claims on written block devices, held until exit */
 	for (int i = 0; i < cfg.njobs; i++) {
@@ -130,13 +138,23 @@ int main(int argc, char **argv)
 				rc = EXIT_UNSUPPORTED;
 		}
 		wait_group(jobs, first, last, cfg.progress);
-		for (int i = first; i < last; i++)
-			if (jobs[i].started)
-				job_wait(&jobs[i]);
+		for (int i = first; i < last; i++) {
+			if (!jobs[i].started)
+				continue;
+			job_wait(&jobs[i]);
+			char msg[sizeof(jobs[i].errmsg)];
+			int r = jobs[i].err ? 0 : target_verify(&jobs[i].tgt, msg, sizeof(msg));
+			if (r < 0) {
+				jobs[i].err = r;
+				str_copy(jobs[i].errmsg, sizeof(jobs[i].errmsg), msg);
+			}
+		}
 		ran = last;
 		first = last;
 	}
 	uint64_t wall1 = now_ns();
+	/* unlink=1: files this run created go now (verified); a refusal fails the run */
+	int cleanup_failed = target_cleanup() < 0;
 	cpustat_read(&cpu1);
 	for (int k = 0; k < ndisks; k++)
 		diskstat_read(d0[k].name, &d1[k]);
@@ -228,6 +246,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ran; i++)
 		if (jobs[i].err && jobs[i].errmsg[0])
 			warnmsg("%s: %s", jobs[i].o->name, jobs[i].errmsg);
+	if (cleanup_failed && rc == EXIT_OK)
+		rc = EXIT_FAIL;
 	for (int i = 0; i < cfg.njobs; i++)
 		job_free(&jobs[i]);
 	free(jobs);

@@ -17,7 +17,8 @@ static const char *const known[] = {
 	"end_fsync", "sync", "invalidate", "fadvise_hint", "random_distribution", "norandommap",
 	"randseed", "zero_buffers", "buffer_compress_percentage", "refill_buffers", "rate_iops",
 	"destructive", "thread", "group_reporting", "randrepeat", "clocksource", "iodepth_batch_submit",
-	"iodepth_batch", "force_async", "kb_base", "io_size", "io_limit", NULL,
+	"iodepth_batch", "force_async", "kb_base", "io_size", "io_limit", "beneath", "create_new", "unlink",
+	"keep_existing", "readonly", NULL,
 };
 
 int option_is_known(const char *name)
@@ -321,6 +322,18 @@ void option_set(struct options *o, const char *name, const char *val)
 		o->rate_iops = need_u64(name, val);
 	} else if (!strcmp(name, "destructive")) {
 		o->destructive = need_bool(name, val);
+	} else if (!strcmp(name, "beneath")) {
+		if (!*val || strlen(val) >= sizeof(o->beneath))
+			die_usage(name, "invalid directory '%s'", val);
+		strcpy(o->beneath, val);
+	} else if (!strcmp(name, "create_new")) {
+		o->create_new = need_bool(name, val);
+	} else if (!strcmp(name, "unlink")) {
+		o->unlink_file = need_bool(name, val);
+	} else if (!strcmp(name, "keep_existing")) {
+		o->keep_existing = need_bool(name, val);
+	} else if (!strcmp(name, "readonly")) {
+		o->readonly = need_bool(name, val);
 	} else if (!strcmp(name, "iodepth_batch_submit") || !strcmp(name, "iodepth_batch")) {
 		uint64_t v = need_u64(name, val);
 		if (v > 65536)
@@ -395,6 +408,8 @@ void options_finalize(struct options *o)
 	if (o->io_size && opt_max_bs(o) > o->io_size)
 		die_usage("io_size", "block size %llu is larger than io_size %llu", (unsigned long long)opt_max_bs(o),
 			  (unsigned long long)o->io_size);
+	if (o->readonly && rw_writes(o->rw))
+		die_usage("readonly", "job '%s' writes (rw=%s): refused before any I/O", o->name, rw_name(o->rw));
 	if (o->time_based && o->runtime_ns == 0)
 		die_usage("time_based", "needs runtime > 0");
 	/* every in-flight I/O has its own buffer: refuse what cannot fit in memory */
@@ -489,7 +504,8 @@ static struct options *add_job(struct runcfg *cfg)
 
 static const char *const bool_flags[] = { "time_based", "stonewall", "direct", "end_fsync", "norandommap",
 					   "zero_buffers", "thread", "group_reporting", "destructive",
-					   "wait_for_previous", "refill_buffers", "buffered", "invalidate", NULL };
+					   "wait_for_previous", "refill_buffers", "buffered", "invalidate",
+					   "create_new", "unlink", "keep_existing", "readonly", NULL };
 
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 {

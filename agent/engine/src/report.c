@@ -311,6 +311,14 @@ static void emit_resolved(struct jw *w, const struct options *o)
 	jw_u64(w, "buffer_compress_percentage", o->compress_pct);
 	jw_u64(w, "rate_iops", o->rate_iops);
 	jw_bool(w, "destructive", o->destructive);
+	if (o->beneath[0])
+		jw_str(w, "beneath", o->beneath);
+	else
+		jw_null(w, "beneath");
+	jw_bool(w, "create_new", o->create_new);
+	jw_bool(w, "unlink", o->unlink_file);
+	jw_bool(w, "keep_existing", o->keep_existing);
+	jw_bool(w, "readonly", o->readonly);
 	jw_obj_end(w);
 }
 

@@ -36,15 +36,236 @@ static void dev_names(unsigned maj, unsigned min, char *name, size_t nl, char *d
 	}
 }
 
-int target_probe(struct target *t, const char *path)
+
+/* ---- the run's files: one record per filename, shared by the jobs that name it ---- */
+
+static struct tfile *g_files;
+
+/* Next path component (skipping empty and "." ones), or NULL at the end. */
+static const char *next_comp(const char **p, size_t *len)
+{
+	for (;;) {
+		while (**p == '/')
+			(*p)++;
+		if (!**p)
+			return NULL;
+		const char *c = *p, *e = strchr(c, '/');
+		*len = e ? (size_t)(e - c) : strlen(c);
+		*p += *len;
+		if (!(*len == 1 && c[0] == '.'))
+			return c;
+	}
+}
+
+/* beneath=DIR: the filename relative to DIR (an absolute filename must start with DIR, compared
+ * component by component; a relative one is relative to DIR), and DIR's fd. DIR itself comes
+ * from the host's policy and is opened as given; everything below it is confined. */
+static void tfile_confine(struct tfile *f, const struct options *o)
+{
+	const char *d = o->beneath, *p = o->filename, *c;
+	size_t l;
+	while ((c = next_comp(&d, &l)))
+		if (l == 2 && c[0] == '.' && c[1] == '.')
+			die_usage("beneath", "'%s' must not contain '..'", o->beneath);
+	if (o->filename[0] == '/') {
+		if (o->beneath[0] != '/')
+			die_usage("beneath", "'%s' is relative but filename '%s' is absolute", o->beneath, o->filename);
+		d = o->beneath;
+		const char *dc, *pc;
+		size_t dl, pl;
+		while ((dc = next_comp(&d, &dl))) {
+			pc = next_comp(&p, &pl);
+			if (!pc || pl != dl || memcmp(pc, dc, dl))
+				die_usage("beneath", "filename '%s' is not beneath '%s'", o->filename, o->beneath);
+		}
+		while (*p == '/')
+			p++;
+	}
+	int r = confine_split(p, f->rel, sizeof(f->rel));
+	if (r == -EXDEV)
+		die_usage("beneath", "filename '%s' climbs out of '%s' with '..'", o->filename, o->beneath);
+	if (r < 0)
+		die_usage("beneath", "filename '%s' names no file beneath '%s'", o->filename, o->beneath);
+	f->dirfd = open(o->beneath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (f->dirfd < 0)
+		die_usage("beneath", "cannot open directory '%s': %s", o->beneath, strerror(errno));
+	str_copy(f->dir, sizeof(f->dir), o->beneath);
+}
+
+static struct tfile *tfile_get(const struct options *o)
+{
+	struct tfile *f;
+	for (f = g_files; f; f = f->next) {
+		if (strcmp(f->path, o->filename))
+			continue;
+		/* one file, one set of rules: the options that govern the file must agree */
+		if (strcmp(f->dir, o->beneath))
+			die_usage("beneath", "differs between the jobs that use '%s'", o->filename);
+		if (f->create_new != o->create_new)
+			die_usage("create_new", "differs between the jobs that use '%s'", o->filename);
+		if (f->unlink_file != o->unlink_file)
+			die_usage("unlink", "differs between the jobs that use '%s'", o->filename);
+		if (f->keep_existing != o->keep_existing)
+			die_usage("keep_existing", "differs between the jobs that use '%s'", o->filename);
+		return f;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		die_code(EXIT_FAIL, "out of memory");
+	str_copy(f->path, sizeof(f->path), o->filename);
+	f->dirfd = -1;
+	f->create_new = o->create_new;
+	f->unlink_file = o->unlink_file;
+	f->keep_existing = o->keep_existing;
+	if (o->beneath[0])
+		tfile_confine(f, o);
+	f->next = g_files;
+	g_files = f;
+	return f;
+}
+
+/* Every open of the target: beneath DIR without symbolic links when confined, else by its path
+ * (O_NOFOLLOW when creating). The first open (or the creation) fixes the file's identity; any
+ * later open that finds another file fails with -ESTALE. trial=1: a test open that must not fix
+ * the identity (the creation test of file_precheck). Returns an fd or -errno. */
+static int tfile_open(struct tfile *f, int flags, mode_t mode, int trial)
+{
+	int fd;
+	if (f->dirfd >= 0) {
+		fd = confined_open(f->dirfd, f->rel, flags, mode);
+	} else {
+		fd = open(f->path, flags | O_CLOEXEC | ((flags & O_CREAT) ? O_NOFOLLOW : 0), mode);
+		if (fd < 0)
+			fd = -errno;
+	}
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	if (trial)
+		return fd;
+	if (!f->have_id) {
+		f->have_id = 1;
+		f->dev = (uint64_t)st.st_dev;
+		f->ino = (uint64_t)st.st_ino;
+	} else if ((uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* The directory holding the target (O_PATH) and the target's last component. */
+static int tfile_parent(const struct tfile *f, char *base, size_t blen)
+{
+	char tmp[PATH_MAX];
+	const char *src = f->dirfd >= 0 ? f->rel : f->path;
+	str_copy(tmp, sizeof(tmp), src);
+	char *slash = strrchr(tmp, '/');
+	str_copy(base, blen, slash ? slash + 1 : tmp);
+	if (!base[0])
+		return -EINVAL;
+	int fd;
+	if (f->dirfd >= 0) {
+		if (!slash) {
+			fd = fcntl(f->dirfd, F_DUPFD_CLOEXEC, 0);
+			return fd < 0 ? -errno : fd;
+		}
+		*slash = 0;
+		return confined_open(f->dirfd, tmp, O_PATH | O_DIRECTORY, 0);
+	}
+	if (!slash)
+		fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else {
+		if (slash == tmp)
+			slash++; /* "/file": the parent is "/" */
+		*slash = 0;
+		fd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* Remove the target's directory entry, only while it still names the file (dev, ino); with
+ * beneath through unlinkat() on the confined parent. 0, -ESTALE (another file or a link is there
+ * now) or -errno. */
+static int tfile_remove(const struct tfile *f, uint64_t dev, uint64_t ino)
+{
+	char base[NAME_MAX + 1];
+	int pfd = tfile_parent(f, base, sizeof(base));
+	if (pfd < 0)
+		return pfd;
+	struct stat st;
+	int r = 0;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino)
+		r = -ESTALE;
+	else if (unlinkat(pfd, base, 0) < 0)
+		r = -errno;
+	close(pfd);
+	return r;
+}
+
+/* "OPTION: why" for an open of the target that failed with -e. */
+static void open_errmsg(const struct tfile *f, int e, char *buf, size_t len)
+{
+	if (e == ELOOP && f->dirfd >= 0)
+		snprintf(buf, len, "beneath: '%s' has a symbolic link in its path (refused beneath '%s')", f->path,
+			 f->dir);
+	else if (e == EXDEV && f->dirfd >= 0)
+		snprintf(buf, len, "beneath: '%s' resolves outside '%s'", f->path, f->dir);
+	else if (e == ESTALE)
+		snprintf(buf, len, "filename: '%s' was replaced by another file since the engine first opened it", f->path);
+	else
+		snprintf(buf, len, "filename: cannot open '%s': %s", f->path, strerror(e));
+}
+
+/* O_DIRECT alignment of an open file from statx, 0 if unknown */
+static unsigned dio_align(int fd)
+{
+#ifdef STATX_DIOALIGN
+	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN))
+		return sx.stx_dio_offset_align;
+#else
+	(void)fd;
+#endif
+	return 0;
+}
+
+int target_probe(struct target *t, const struct options *o)
 {
 	struct stat st;
 	memset(t, 0, sizeof(*t));
+	struct tfile *f = t->f = tfile_get(o);
+	const char *path = o->filename;
 	str_copy(t->path, sizeof(t->path), path);
 	t->lbs = 512;
-	if (stat(path, &st) == 0) {
+	unsigned dio = 0;
+	if (f->create_new && !f->have_id) {
+		/* nothing may be there, not even a (dangling) symbolic link */
+		if (f->dirfd < 0 && lstat(path, &st) == 0)
+			die_usage("create_new", "'%s' already exists", path);
+	}
+	int fd = tfile_open(f, O_PATH, 0, 0);
+	if (fd == -ELOOP && f->create_new && f->dirfd >= 0 && !f->have_id)
+		die_usage("create_new", "'%s' already exists (a symbolic link)", path);
+	if (fd >= 0) {
+		if (fstat(fd, &st) < 0)
+			die_usage("filename", "cannot stat '%s': %s", path, strerror(errno));
+		if (f->create_new && !f->have_id)
+			die_usage("create_new", "'%s' already exists", path);
 		t->exists = 1;
+		if (!f->probed)
+			f->existed = 1;
 		if (S_ISBLK(st.st_mode)) {
+			close(fd);
+			if (f->dirfd >= 0)
+				die_usage("beneath", "'%s' is a block device: beneath confines files only", path);
 			t->is_blk = 1;
 			t->dev_major = major(st.st_rdev);
 			t->dev_minor = minor(st.st_rdev);
@@ -54,7 +275,7 @@ int target_probe(struct target *t, const char *path)
 			long long sectors = read_sysfs_ll(p, -1);
 			if (sectors >= 0)
 				t->dev_size = (uint64_t)sectors * 512;
-			int fd = open(path, O_RDONLY);
+			fd = tfile_open(f, O_RDONLY, 0, 0);
 			if (fd >= 0) {
 				uint64_t sz = 0;
 				int lbs = 512;
@@ -63,29 +284,44 @@ int target_probe(struct target *t, const char *path)
 				if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
 					t->lbs = (unsigned)lbs;
 				close(fd);
-			} else if (sectors < 0) {
-				die_usage("filename", "cannot open '%s': %s", path, strerror(errno));
+			} else if (sectors < 0 || fd == -ESTALE) {
+				char msg[PATH_MAX + 128];
+				open_errmsg(f, -fd, msg, sizeof(msg));
+				die_code(EXIT_USAGE, "%s", msg);
 			}
 		} else if (S_ISREG(st.st_mode)) {
 			t->dev_size = (uint64_t)st.st_size;
 			t->dev_major = major(st.st_dev);
 			t->dev_minor = minor(st.st_dev);
+			dio = dio_align(fd);
+			close(fd);
 		} else {
 			die_usage("filename", "'%s' is neither a regular file nor a block device", path);
 		}
-	} else if (errno == ENOENT) {
+	} else if (fd == -ENOENT && !f->have_id) {
+		char base[NAME_MAX + 1];
+		int pfd = tfile_parent(f, base, sizeof(base));
+		if (pfd == -ELOOP || pfd == -EXDEV) {
+			char msg[PATH_MAX + 128];
+			open_errmsg(f, -pfd, msg, sizeof(msg));
+			die_code(EXIT_USAGE, "%s", msg);
+		}
 		char tmp[PATH_MAX];
 		str_copy(tmp, sizeof(tmp), path);
 		char *dir = dirname(tmp);
-		if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		if (pfd < 0 || fstat(pfd, &st) < 0)
 			die_usage("filename", "directory '%s' does not exist", dir);
-		if (access(dir, W_OK) < 0)
+		if (f->dirfd < 0 && access(dir, W_OK) < 0)
 			die_usage("filename", "directory '%s' is not writable: %s", dir, strerror(errno));
+		close(pfd);
 		t->dev_major = major(st.st_dev);
 		t->dev_minor = minor(st.st_dev);
 	} else {
-		die_usage("filename", "cannot stat '%s': %s", path, strerror(errno));
+		char msg[PATH_MAX + 128];
+		open_errmsg(f, fd == -ENOENT ? ESTALE : -fd, msg, sizeof(msg));
+		die_code(EXIT_USAGE, "%s", msg);
 	}
+	f->probed = 1;
 	dev_names(t->dev_major, t->dev_minor, t->devname, sizeof(t->devname), t->diskname, sizeof(t->diskname));
 	if (t->diskname[0] && (!t->is_blk || t->lbs == 512)) {
 		char p[256];
@@ -94,14 +330,8 @@ int target_probe(struct target *t, const char *path)
 		if (v > 0)
 			t->lbs = (unsigned)v;
 	}
-#ifdef STATX_DIOALIGN
-	if (t->exists && !t->is_blk) {
-		struct statx sx;
-		if (statx(AT_FDCWD, path, 0, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN) &&
-		    sx.stx_dio_offset_align)
-			t->lbs = sx.stx_dio_offset_align;
-	}
-#endif
+	if (dio)
+		t->lbs = dio;
 	return 0;
 }
 
@@ -337,52 +567,105 @@ static int count_hole(uint64_t a, uint64_t b, void *arg)
 	return 0;
 }
 
-/* Bytes target_prepare() writes: the extension up to offset+size and, for jobs that read, the
- * holes inside [offset, offset+size) of the existing part (reads must never hit holes). */
-static uint64_t layout_bytes(const struct options *o, const struct target *t)
+/* What a layout of the open file fd (cur bytes long) would write for this job: the extension up
+ * to offset+size and, for jobs that read, the holes inside [offset, offset+size) of the existing
+ * part (reads must never hit holes). */
+static void layout_need(const struct options *o, int fd, uint64_t cur, uint64_t *extend, uint64_t *holes)
 {
-	uint64_t want = o->offset + o->size, need = 0;
-	int fd = t->exists ? open(t->path, O_RDONLY) : -1;
-	struct stat st;
-	uint64_t cur = fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
-	if (cur < want)
-		need += want - cur;
+	uint64_t want = o->offset + o->size;
+	*extend = cur < want ? want - cur : 0;
+	*holes = 0;
 	if (fd >= 0 && rw_reads(o->rw) && cur > o->offset)
-		each_hole(fd, o->offset, cur < want ? cur : want, count_hole, &need);
-	if (fd >= 0)
-		close(fd);
-	return need;
+		each_hole(fd, o->offset, cur < want ? cur : want, count_hole, holes);
+}
+
+/* keep_existing / readonly: the job may not lay out this file. "OPTION: why" in buf. */
+static void layout_refusal(const char *opt, const struct options *o, uint64_t cur, uint64_t extend, uint64_t holes,
+			   char *buf, size_t len)
+{
+	const char *who = !strcmp(opt, "readonly") ? "a read-only job" : "a file the engine did not create";
+	if (extend && cur == 0 && !holes)
+		snprintf(buf, len, "%s: '%s' would have to be created and filled with %llu bytes, refused for %s", opt,
+			 o->filename, (unsigned long long)extend, who);
+	else if (extend)
+		snprintf(buf, len,
+			 "%s: '%s' is %llu bytes and the job's region ends at %llu: it would be extended by %llu bytes"
+			 "%s, refused for %s",
+			 opt, o->filename, (unsigned long long)cur, (unsigned long long)(o->offset + o->size),
+			 (unsigned long long)extend, holes ? " and its holes filled" : "", who);
+	else
+		snprintf(buf, len, "%s: reading '%s' would first fill %llu bytes of holes in [%llu, %llu) with data, refused for %s",
+			 opt, o->filename, (unsigned long long)holes, (unsigned long long)o->offset,
+			 (unsigned long long)(o->offset + o->size), who);
 }
 
 /* Checks a file target before the first I/O of the whole run: the region fits in a file
- * offset, the job can open it (or create it), and its layout fits in the free space. */
+ * offset, the job can open it (or create it), its layout is allowed (keep_existing, readonly)
+ * and fits in the free space. */
 static void file_precheck(const struct options *o, const struct target *t)
 {
+	struct tfile *f = t->f;
+	char msg[PATH_MAX + 256];
 	if (o->offset + o->size < o->offset || o->offset + o->size > (uint64_t)INT64_MAX)
 		die_usage("offset", "offset+size (%llu + %llu) is beyond the largest file offset",
 			  (unsigned long long)o->offset, (unsigned long long)o->size);
+	uint64_t cur = 0, extend, holes;
+	struct statvfs vfs;
+	int vfs_ok;
 	if (t->exists) {
-		int fd = target_open(o, t);
+		int fd = target_open(o, t, msg, sizeof(msg));
+		if (fd < 0)
+			die_code(EXIT_USAGE, "%s", msg);
+		close(fd);
+		fd = tfile_open(f, O_RDONLY, 0, 0);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			open_errmsg(f, fd < 0 ? -fd : errno, msg, sizeof(msg));
+			die_code(EXIT_USAGE, "%s", msg);
+		}
+		cur = (uint64_t)st.st_size;
+		layout_need(o, fd, cur, &extend, &holes);
+		vfs_ok = fstatvfs(fd, &vfs) == 0;
 		close(fd);
 	} else {
+		layout_need(o, -1, 0, &extend, &holes);
+		if (o->readonly) {
+			layout_refusal("readonly", o, 0, extend, holes, msg, sizeof(msg));
+			die_code(EXIT_USAGE, "%s", msg);
+		}
 		/* the real test: create it (and remove it again; the layout creates it for good) */
-		int fd = open(t->path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-		if (fd < 0)
-			die_usage("filename", "cannot create '%s': %s", t->path, strerror(errno));
+		int fd = tfile_open(f, O_WRONLY | O_CREAT | O_EXCL, 0600, 1);
+		if (fd < 0) {
+			if (fd == -ELOOP || fd == -EXDEV) {
+				open_errmsg(f, -fd, msg, sizeof(msg));
+				die_code(EXIT_USAGE, "%s", msg);
+			}
+			die_usage("filename", "cannot create '%s': %s", t->path, strerror(-fd));
+		}
+		struct stat st;
+		int r = fstat(fd, &st) < 0 ? -errno : 0;
+		vfs_ok = fstatvfs(fd, &vfs) == 0;
 		close(fd);
-		unlink(t->path);
+		if (!r)
+			r = tfile_remove(f, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+		if (r)
+			die_usage("filename", "cannot remove the test file '%s' again: %s", t->path, strerror(-r));
 	}
-	uint64_t need = layout_bytes(o, t);
-	if (!need)
+	if (!extend && !holes)
 		return;
-	struct statvfs vfs;
-	char dir[PATH_MAX];
-	str_copy(dir, sizeof(dir), t->path);
-	if (statvfs(t->exists ? t->path : dirname(dir), &vfs) == 0) {
+	if (t->exists && f->keep_existing) {
+		layout_refusal("keep_existing", o, cur, extend, holes, msg, sizeof(msg));
+		die_code(EXIT_USAGE, "%s", msg);
+	}
+	if (o->readonly) {
+		layout_refusal("readonly", o, cur, extend, holes, msg, sizeof(msg));
+		die_code(EXIT_USAGE, "%s", msg);
+	}
+	if (vfs_ok) {
 		uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-		if (need > avail)
+		if (extend + holes > avail)
 			die_usage("size", "laying out '%s' needs %llu more bytes but only %llu are free there",
-				  t->path, (unsigned long long)need, (unsigned long long)avail);
+				  t->path, (unsigned long long)(extend + holes), (unsigned long long)avail);
 	}
 }
 
@@ -410,81 +693,173 @@ static int fill_hole(uint64_t pos, uint64_t end, void *arg)
 	return 0;
 }
 
-/* Create the file if needed and fill with incompressible data what file_precheck() counted:
- * [current size, offset+size) and, for jobs that read, the holes inside the region. Existing
- * data is never rewritten. Interrupted (SIGINT/SIGTERM), it stops at once and removes a file
- * it created. Returns 0 or -errno. */
-int target_prepare(const struct options *o, struct target *t)
+
+/* Create the file if this run is to create it and fill with incompressible data what
+ * file_precheck() counted: [current size, offset+size) and, for jobs that read, the holes inside
+ * the region. Existing data is never rewritten; a file the engine did not create is never laid
+ * out under keep_existing, nor any file under readonly. A file the checks found missing is
+ * created with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600: one that appeared meanwhile is not ours.
+ * Interrupted (SIGINT/SIGTERM), it stops at once and removes a file it created. Returns 0 or
+ * -errno with "OPTION: why" in err. */
+int target_prepare(const struct options *o, struct target *t, char *err, size_t errlen)
 {
 	if (t->is_blk)
 		return 0;
-	uint64_t want = o->offset + o->size;
-	if (!layout_bytes(o, t)) {
-		struct stat st;
-		if (stat(t->path, &st) == 0)
-			t->dev_size = (uint64_t)st.st_size;
-		return 0;
-	}
-	int created = access(t->path, F_OK) != 0;
-	int fd = open(t->path, O_WRONLY | O_CREAT, 0644);
-	if (fd < 0)
-		die_usage("filename", "cannot create '%s': %s", t->path, strerror(errno));
+	struct tfile *f = t->f;
+	uint64_t want = o->offset + o->size, cur = 0, extend, holes;
+	int fd, created = 0;
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
+	if (!f->existed && !f->created) {
+		if (o->readonly) {
+			layout_refusal("readonly", o, 0, want, 0, err, errlen);
+			return -EROFS;
+		}
+		fd = tfile_open(f, O_WRONLY | O_CREAT | O_EXCL, 0600, 0);
+		if (fd < 0) {
+			if (fd == -EEXIST)
+				snprintf(err, errlen, "filename: '%s' appeared after the engine checked that it did not exist: "
+					 "not using a file it did not create", o->filename);
+			else if (fd == -ELOOP || fd == -EXDEV)
+				open_errmsg(f, -fd, err, errlen);
+			else
+				snprintf(err, errlen, "filename: cannot create '%s': %s", o->filename, strerror(-fd));
+			return fd;
+		}
+		f->created = created = 1;
+		layout_need(o, -1, 0, &extend, &holes);
+	} else {
+		fd = tfile_open(f, O_RDONLY, 0, 0);
+		if (fd < 0) {
+			open_errmsg(f, -fd, err, errlen);
+			return fd;
+		}
+		if (fstat(fd, &st) < 0) {
+			int e = errno;
+			close(fd);
+			snprintf(err, errlen, "filename: cannot stat '%s': %s", o->filename, strerror(e));
+			return -e;
+		}
+		cur = (uint64_t)st.st_size;
+		layout_need(o, fd, cur, &extend, &holes);
+		if (!extend && !holes) {
+			t->exists = 1;
+			t->dev_size = cur;
+			unsigned a = dio_align(fd);
+			if (a)
+				t->lbs = a;
+			close(fd);
+			return 0;
+		}
 		close(fd);
-		return -e;
+		/* the file changed since the checks (or another job of this run shortened it) */
+		if (f->keep_existing && !f->created) {
+			layout_refusal("keep_existing", o, cur, extend, holes, err, errlen);
+			return -EPERM;
+		}
+		if (o->readonly) {
+			layout_refusal("readonly", o, cur, extend, holes, err, errlen);
+			return -EROFS;
+		}
+		fd = tfile_open(f, O_WRONLY, 0, 0);
+		if (fd < 0) {
+			open_errmsg(f, -fd, err, errlen);
+			return fd;
+		}
 	}
-	uint64_t cur = (uint64_t)st.st_size;
 	struct fill_ctx c = { .fd = fd, .chunk = 1 << 20 };
 	c.buf = malloc(c.chunk);
 	if (!c.buf) {
 		close(fd);
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	rng_seed(&c.rng, now_ns());
 	int r = 0;
-	if (rw_reads(o->rw) && cur > o->offset)
+	if (holes)
 		r = each_hole(fd, o->offset, cur < want ? cur : want, fill_hole, &c);
 	if (!r && cur < want)
 		r = fill_hole(cur, want, &c);
 	free(c.buf);
 	if (!r && fsync(fd) < 0)
 		r = -errno;
+	unsigned a = r ? 0 : dio_align(fd);
 	close(fd);
 	if (r) {
-		if (r == -EINTR && created)
-			unlink(t->path);
+		if (r == -EINTR && created && tfile_remove(f, f->dev, f->ino) == 0) {
+			f->created = 0;
+			f->removed = 1;
+		}
+		snprintf(err, errlen, "filename: cannot fill '%.150s': %s", o->filename, strerror(-r));
 		return r;
 	}
 	t->exists = 1;
 	t->dev_size = cur > want ? cur : want;
-#ifdef STATX_DIOALIGN
-	struct statx sx;
-	if (statx(AT_FDCWD, t->path, 0, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN) &&
-	    sx.stx_dio_offset_align)
-		t->lbs = sx.stx_dio_offset_align;
-#endif
+	if (a)
+		t->lbs = a;
 	return 0;
 }
 
-int target_open(const struct options *o, const struct target *t)
+int target_open(const struct options *o, const struct target *t, char *err, size_t errlen)
 {
 	int flags = rw_writes(o->rw) ? O_RDWR : O_RDONLY;
 	if (o->direct)
 		flags |= O_DIRECT;
 	if (o->sync_dsync)
 		flags |= O_DSYNC;
-	int fd = open(t->path, flags);
-	if (fd < 0) {
-		int e = errno;
-		if (e == EINVAL && o->direct)
-			die_usage("direct", "the file system of '%s' does not support O_DIRECT", t->path);
-		if (e == EBUSY)
-			die_usage("filename", "refusing to write: '%s' is in use (EBUSY)", t->path);
-		die_usage("filename", "cannot open '%s': %s", t->path, strerror(e));
-	}
+	int fd = tfile_open(t->f, flags, 0, 0);
+	if (fd >= 0)
+		return fd;
+	if (fd == -EINVAL && o->direct)
+		snprintf(err, errlen, "direct: the file system of '%s' does not support O_DIRECT", t->path);
+	else if (fd == -EBUSY)
+		snprintf(err, errlen, "filename: refusing to write: '%s' is in use (EBUSY)", t->path);
+	else
+		open_errmsg(t->f, -fd, err, errlen);
 	return fd;
+}
+
+/* A target under one of the file-safety options is checked again when its job ends. */
+static int guarded(const struct tfile *f)
+{
+	return f->dirfd >= 0 || f->create_new || f->keep_existing || f->unlink_file;
+}
+
+int target_verify(const struct target *t, char *err, size_t errlen)
+{
+	if (t->is_blk || !guarded(t->f))
+		return 0;
+	struct tfile *f = t->f;
+	int fd = tfile_open(f, O_PATH, 0, 0);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (fd == -ELOOP)
+		snprintf(err, errlen, "filename: '%s' was replaced by a symbolic link during the job (not followed)", f->path);
+	else if (fd == -ESTALE)
+		snprintf(err, errlen, "filename: '%s' was replaced by another file during the job", f->path);
+	else
+		snprintf(err, errlen, "filename: '%s' was removed or moved during the job: %s", f->path, strerror(-fd));
+	return fd;
+}
+
+int target_cleanup(void)
+{
+	int rc = 0;
+	for (struct tfile *f = g_files; f; f = f->next) {
+		if (!f->unlink_file || !f->created || f->removed)
+			continue;
+		f->removed = 1;
+		int r = tfile_remove(f, f->dev, f->ino);
+		if (r == -ESTALE)
+			warnmsg("unlink: '%s' is no longer the file this run created (replaced during the run): left in place",
+				f->path);
+		else if (r)
+			warnmsg("unlink: cannot remove '%s': %s", f->path, strerror(-r));
+		if (r)
+			rc = -1;
+	}
+	return rc;
 }
 
 struct fsfind { const char *path; size_t best; struct mnt m; };
@@ -532,6 +907,15 @@ void target_facts(struct jw *w, const struct target *t)
 	jw_str(w, "kind", t->is_blk ? "blockdev" : "file");
 	jw_u64(w, "size_bytes", t->dev_size);
 	jw_u64(w, "dio_align_bytes", t->lbs);
+	jw_bool(w, "created", t->f && t->f->created);
+	if (t->f && t->f->dirfd >= 0) {
+		jw_obj(w, "beneath");
+		jw_str(w, "dir", t->f->dir);
+		jw_str(w, "resolver", confine_resolver());
+		jw_obj_end(w);
+	} else {
+		jw_null(w, "beneath");
+	}
 	if (t->diskname[0]) {
 		char p[256], buf[256];
 		jw_obj(w, "device");
@@ -557,7 +941,13 @@ void target_facts(struct jw *w, const struct target *t)
 		jw_null(w, "device");
 	}
 	char rp[PATH_MAX];
-	if (!realpath(t->path, rp)) {
+	if (t->f && t->f->dirfd >= 0) {
+		/* never resolve the confined part through links: DIR (the host's) plus the checked rest */
+		char d[PATH_MAX];
+		if (!realpath(t->f->dir, d))
+			str_copy(d, sizeof(d), t->f->dir);
+		snprintf(rp, sizeof(rp), "%.2000s/%.2000s", d, t->f->rel);
+	} else if (!realpath(t->path, rp)) {
 		char tmp[PATH_MAX];
 		str_copy(tmp, sizeof(tmp), t->path);
 		if (!realpath(dirname(tmp), rp))
@@ -581,11 +971,13 @@ void target_facts(struct jw *w, const struct target *t)
  * the kernel refuse a mount (or another exclusive user) while we write. */
 int target_claim(const struct target *t)
 {
-	int fd = open(t->path, O_RDONLY | O_EXCL);
+	int fd = tfile_open(t->f, O_RDONLY | O_EXCL, 0, 0);
 	if (fd < 0) {
-		if (errno == EBUSY)
+		if (fd == -EBUSY)
 			die_usage("filename", "refusing to write: '%s' is in use (mounted or claimed, EBUSY)", t->path);
-		die_usage("filename", "cannot open '%s': %s", t->path, strerror(errno));
+		char msg[PATH_MAX + 128];
+		open_errmsg(t->f, -fd, msg, sizeof(msg));
+		die_code(EXIT_USAGE, "%s", msg);
 	}
 	return fd;
 }
