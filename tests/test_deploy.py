@@ -1,28 +1,407 @@
-"""docker-compose.yml cannot run on the CI machines (no Docker engine): check it is coherent."""
+"""Deployment security: docker-compose.yml (static checks, and `docker compose config` where the
+client is installed; CI has no Docker engine) and `make up`'s helpers in scripts/lib.sh, run for
+real: secret files, PostgreSQL as up.sh starts it, Redis with a password, pid files, and two
+instances that never touch each other."""
 
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
+import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, alembic_config
+from tests.services import PG_BIN, free_port
+
+ROOT = Path(REPO)
+LIB = ROOT / "scripts" / "lib.sh"
+COMPOSE = ROOT / "docker-compose.yml"
+SECRETS = ("POSTGRES_PASSWORD", "IOWATT_DB_PASSWORD", "REDIS_PASSWORD", "IOWATT_SECRET_KEY")
+
+
+def compose() -> dict[str, Any]:
+    return dict(yaml.safe_load(COMPOSE.read_text()))
+
+
+def lib(script: str, state: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run bash with scripts/lib.sh sourced for the instance in `state`."""
+    full = {**os.environ, "IOWATT_STATE_DIR": str(state), **env}
+    return subprocess.run(
+        ["bash", "-c", f"set -euo pipefail; source {LIB}; {script}"],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def state() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="iowatt-deploy-test-"))
+    d.chmod(0o711)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+# --- docker-compose.yml ---------------------------------------------------------------------------
 
 
 def test_compose_services_healthchecks_and_build_files() -> None:
-    compose = yaml.safe_load((Path(REPO) / "docker-compose.yml").read_text())
-    services = compose["services"]
-    assert {"db", "redis", "api", "worker", "beat", "agent"} <= set(services)
+    services = compose()["services"]
+    assert {"db", "redis", "api", "worker", "beat", "caddy", "agent", "agent-device"} <= set(services)
     for name in ("db", "redis", "api", "worker"):
         assert "healthcheck" in services[name], name
-    assert services["agent"]["profiles"] == ["agent"]
     assert "alembic upgrade head" in " ".join(services["api"]["command"])
-    for name in ("api", "worker", "beat", "agent"):
-        dockerfile = services[name]["build"]["dockerfile"]
-        assert (Path(REPO) / dockerfile).is_file(), dockerfile
-    # the commands name modules that exist
-    assert (Path(REPO) / "worker" / "app.py").is_file()
     assert "backend.main:create_app" in " ".join(services["api"]["command"])
-    env = services["api"]["environment"]
-    assert (
-        env["IOWATT_DATABASE_URL"].startswith("postgresql+psycopg://")
-        and "@db:5432/" in env["IOWATT_DATABASE_URL"]
+    for name in ("api", "worker", "beat", "agent", "agent-device"):
+        dockerfile = services[name]["build"]["dockerfile"]
+        assert (ROOT / dockerfile).is_file(), dockerfile
+    assert (ROOT / "worker" / "app.py").is_file()
+
+
+def test_compose_has_no_privileged_agent_and_agents_are_opt_in() -> None:
+    services = compose()["services"]
+    for name, svc in services.items():
+        assert not svc.get("privileged"), name
+        assert svc.get("cap_add", []) in ([], ["NET_BIND_SERVICE"]), name
+        mounts = [str(v).split(":")[0] for v in svc.get("volumes", [])]
+        assert "/dev" not in mounts and "/" not in mounts, name
+        assert svc.get("pid") != "host" and svc.get("network_mode") != "host", name
+    for name in ("agent", "agent-device"):
+        agent = services[name]
+        assert agent["profiles"] == [name]
+        assert agent["cap_drop"] == ["ALL"] and "no-new-privileges:true" in agent["security_opt"]
+        # the enrollment token is read from the environment by the entry point, never put on argv
+        assert "--token" not in " ".join(agent["entrypoint"])
+    assert "devices" not in services["agent"]
+    assert len(services["agent-device"]["devices"]) == 1
+    entry = (ROOT / "deploy" / "agent-entrypoint.sh").read_text()
+    assert "--token" not in entry and "--ca-file" in entry and "https://" in entry
+    assert "targets add" in entry
+    # the agent pins Caddy's root certificate but never mounts Caddy's data (the CA's private key)
+    assert not any("caddy-data" in str(v) for v in services["agent"]["volumes"])
+
+
+def test_compose_secrets_are_required_and_never_defaulted() -> None:
+    text = COMPOSE.read_text()
+    for var in SECRETS:
+        assert re.search(r"\$\{" + var + r":\?", text), f"{var} must be required with ${{{var}:?...}}"
+        assert not re.search(r"\$\{" + var + r":?-", text), f"{var} must not have a default"
+    example = (ROOT / "deploy" / "env.example").read_text()
+    for var in (*SECRETS, "IOWATT_HOSTNAME"):
+        assert re.search(rf"^{var}=$", example, re.M), f"env.example lists {var} empty"
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert ".env" in ignored and ".iowatt/" in ignored
+
+
+def test_compose_database_role_is_not_the_superuser_and_redis_needs_a_password() -> None:
+    services = compose()["services"]
+    db_env = services["db"]["environment"]
+    assert db_env.get("POSTGRES_USER", "postgres") != "iowatt", (
+        "the app's role must not be the image's superuser"
     )
+    assert "--auth-local=peer" in db_env["POSTGRES_INITDB_ARGS"]
+    assert "scram-sha-256" in db_env["POSTGRES_INITDB_ARGS"]
+    init = (ROOT / "deploy" / "db-init" / "10-iowatt-role.sh").read_text()
+    assert "NOSUPERUSER" in init and "OWNER iowatt" in init and "\\getenv" in init
+    assert os.access(ROOT / "deploy" / "db-init" / "10-iowatt-role.sh", os.X_OK)
+    assert any("docker-entrypoint-initdb.d" in str(v) for v in services["db"]["volumes"])
+    env = services["api"]["environment"]
+    assert re.fullmatch(
+        r"postgresql\+psycopg://iowatt:\$\{IOWATT_DB_PASSWORD:\?[^}]*\}@db:5432/iowatt",
+        env["IOWATT_DATABASE_URL"],
+    )
+    assert re.fullmatch(r"redis://:\$\{REDIS_PASSWORD:\?[^}]*\}@redis:6379/0", env["IOWATT_REDIS_URL"])
+    redis_cmd = " ".join(services["redis"]["command"])
+    assert "requirepass" in redis_cmd and "--requirepass" not in redis_cmd  # not on argv
+    assert "REDISCLI_AUTH" in " ".join(services["redis"]["healthcheck"]["test"])
+
+
+def test_compose_terminates_tls_in_caddy_and_does_not_publish_the_api() -> None:
+    services = compose()["services"]
+    for name, svc in services.items():
+        if name != "caddy":
+            assert "ports" not in svc, f"{name} must not be published (only Caddy is)"
+    assert services["caddy"]["image"].startswith("caddy:")
+    assert any(str(p).endswith(":443") for p in services["caddy"]["ports"])
+    caddyfile = (ROOT / "deploy" / "Caddyfile").read_text()
+    assert "tls internal" in caddyfile and "reverse_proxy api:8000" in caddyfile
+    proxy_ip = services["caddy"]["networks"]["iowatt"]["ipv4_address"]
+    assert proxy_ip in services["api"]["environment"]["IOWATT_TRUSTED_PROXIES"]
+    assert "--proxy-headers" not in " ".join(services["api"]["command"])  # the API decides whom to believe
+
+
+def _compose_cli() -> list[str] | None:
+    if (
+        shutil.which("docker")
+        and subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0
+    ):
+        return ["docker", "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    return None
+
+
+def test_compose_config_validates_and_refuses_to_start_without_secrets(tmp_path: Path) -> None:
+    cli = _compose_cli()
+    if cli is None:
+        pytest.skip("no docker compose client (install docker-compose to check the file)")
+    good = tmp_path / "good.env"
+    good.write_text("".join(f"{v}=x{i}\n" for i, v in enumerate(SECRETS)) + "IOWATT_HOSTNAME=iowatt.test\n")
+    base = [*cli, "-f", str(COMPOSE), "--project-directory", str(ROOT)]
+    env = {k: v for k, v in os.environ.items() if k not in SECRETS and not k.startswith("IOWATT_")}
+    ok = subprocess.run(
+        [*base, "--env-file", str(good), "--profile", "agent", "config"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "redis://:x2@redis:6379/0" in ok.stdout
+    for missing in SECRETS:
+        partial = tmp_path / f"no-{missing}.env"
+        partial.write_text(
+            "".join(line for line in good.read_text().splitlines(True) if not line.startswith(missing))
+        )
+        bad = subprocess.run(
+            [*base, "--env-file", str(partial), "config"], env=env, capture_output=True, text=True
+        )
+        assert bad.returncode != 0, missing
+        assert f"set {missing}" in bad.stderr, bad.stderr
+
+
+# --- make up's helpers (scripts/lib.sh) -----------------------------------------------------------
+
+
+def test_secret_file_is_0600_from_the_start_and_replaces_atomically(state: Path) -> None:
+    target = state / "secret"
+    target.write_text("old\n")
+    target.chmod(0o644)
+    # a caller with a permissive umask still gets 0600; strace shows the file is created 0600
+    # (mktemp's O_EXCL 0600) and renamed over the target, never opened with a wider mode
+    strace = shutil.which("strace")
+    cmd = "umask 022; echo s3cret | secret_file " + str(target)
+    prefix = (
+        f"{strace} -f -qq -e trace=openat,rename,renameat,renameat2,chmod,fchmodat -o {state}/trace "
+        if strace
+        else ""
+    )
+    r = subprocess.run(
+        ["bash", "-c", f"{prefix}bash -c 'set -euo pipefail; source {LIB}; {cmd}'"],
+        env={**os.environ, "IOWATT_STATE_DIR": str(state)},
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert target.read_text() == "s3cret\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert [p.name for p in state.iterdir() if p.name.startswith(".secret")] == []  # no temp left
+    if strace:
+        trace = (state / "trace").read_text()
+        creates = [ln for ln in trace.splitlines() if "O_CREAT" in ln and ".secret." in ln]
+        # the temp file comes into being with O_EXCL and mode 0600; later opens find it existing
+        assert creates and "O_EXCL" in creates[0] and re.search(r", 0600\)", creates[0]), creates
+        assert not [ln for ln in trace.splitlines() if "O_CREAT" in ln and f'"{target}"' in ln]
+        assert re.search(r"rename\w*\(.*\.secret\.\w+.*" + re.escape(str(target)), trace)
+
+    r = lib(f"new_secret {state}/pw; new_secret {state}/pw; cat {state}/pw", state)
+    assert r.returncode == 0, r.stderr
+    first = (state / "pw").read_text()
+    assert re.fullmatch(r"[A-Za-z0-9]{32}", first)
+    assert stat.S_IMODE((state / "pw").stat().st_mode) == 0o600
+    assert lib(f"new_secret {state}/pw", state).returncode == 0 and (state / "pw").read_text() == first
+
+
+def test_private_dir_refuses_a_planted_symlink(state: Path) -> None:
+    (state / "elsewhere").mkdir()
+    (state / "planted").symlink_to(state / "elsewhere")
+    r = lib(f"private_dir {state}/planted", state)
+    assert r.returncode != 0 and "refusing" in r.stderr
+    r = lib(f"private_dir {state}/fresh", state)
+    assert r.returncode == 0 and stat.S_IMODE((state / "fresh").stat().st_mode) == 0o700
+
+
+def test_pid_files_check_the_start_time(state: Path) -> None:
+    (state / "run").mkdir()
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        start = (Path(f"/proc/{sleeper.pid}/stat").read_text().rsplit(")", 1)[1]).split()[19]
+        (state / "run" / "x.pid").write_text(f"{sleeper.pid} {start}\n")
+        assert lib("alive x", state).returncode == 0
+        # a reused pid (same number, another process) is not ours
+        (state / "run" / "x.pid").write_text(f"{sleeper.pid} {int(start) + 1}\n")
+        assert lib("alive x", state).returncode != 0
+        assert lib("stop x 1", state).returncode == 0
+        assert sleeper.poll() is None, "stop must not kill a process whose start time differs"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+@pytest.fixture
+def pg_state(state: Path) -> Iterator[tuple[Path, int]]:
+    if not (PG_BIN / "initdb").exists():
+        pytest.skip("PostgreSQL 15 is not installed (make deps)")
+    port = free_port()
+    r = lib(
+        f"umask 077; new_secret {state}/db-password; pg_init; pg_start; pg_app_role {state}/db-password",
+        state,
+        IOWATT_PG_PORT=str(port),
+    )
+    try:
+        assert r.returncode == 0, r.stderr + r.stdout
+        yield state, port
+    finally:
+        lib("pg_stop", state, IOWATT_PG_PORT=str(port))
+
+
+def test_postgres_as_make_up_starts_it(pg_state: tuple[Path, int]) -> None:
+    state, port = pg_state
+    password = (state / "db-password").read_text().strip()
+    sock = state / "pg-sock"
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o700
+    assert stat.S_IMODE((state / "pg").stat().st_mode) == 0o700
+    if os.geteuid() == 0:
+        import pwd
+
+        assert pwd.getpwuid(sock.stat().st_uid).pw_name == "postgres"
+    hba = [
+        ln.split()
+        for ln in (state / "pg" / "pg_hba.conf").read_text().splitlines()
+        if ln and not ln.startswith("#")
+    ]
+    assert all(row[-1] != "trust" and "trust" not in row for row in hba)
+    assert [row for row in hba if row[0] == "local"] == [["local", "all", "postgres", "peer", "map=owner"]]
+
+    url = f"host=127.0.0.1 port={port} dbname=iowatt user=iowatt password={password}"
+    with psycopg.connect(url) as c:
+        row = c.execute(
+            "SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = current_user"
+        ).fetchone()
+        assert row == (False, False, False)
+        owner = c.execute(
+            "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'iowatt'"
+        ).fetchone()
+        assert owner == ("iowatt",)
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(f"host=127.0.0.1 port={port} dbname=postgres user=postgres password={password}")
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(f"host=127.0.0.1 port={port} dbname=iowatt user=iowatt password=wrong")
+
+    # the migrations run as the plain role
+    from alembic import command
+
+    command.upgrade(alembic_config(f"postgresql+psycopg://iowatt:{password}@127.0.0.1:{port}/iowatt"), "head")
+    with psycopg.connect(url) as c:
+        assert c.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
+
+    # up.sh again (every make up re-asserts the role) is harmless, and the password never reached the log
+    r = lib(f"pg_init; pg_start; pg_app_role {state}/db-password", state, IOWATT_PG_PORT=str(port))
+    assert r.returncode == 0, r.stderr
+    assert password not in (state / "pg" / "server.log").read_text()
+
+
+@pytest.fixture
+def redis_state(state: Path) -> Iterator[tuple[Path, int]]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (make deps)")
+    port = free_port()
+    script = (
+        f"umask 077; mkdir -p {state}/run {state}/logs {state}/redis; new_secret {state}/redis-password; "
+        "redis_conf; start redis redis-server $STATE/redis.conf; "
+        'for _ in $(seq 50); do [ "$(redis_cli ping 2>/dev/null)" = PONG ] && break; sleep 0.1; done'
+    )
+    r = lib(script, state, IOWATT_REDIS_PORT=str(port))
+    try:
+        assert r.returncode == 0, r.stderr
+        yield state, port
+    finally:
+        lib("stop redis 10", state, IOWATT_REDIS_PORT=str(port))
+
+
+def test_redis_needs_its_password_and_it_is_on_no_command_line(redis_state: tuple[Path, int]) -> None:
+    import redis
+
+    state, port = redis_state
+    password = (state / "redis-password").read_text().strip()
+    assert stat.S_IMODE((state / "redis.conf").stat().st_mode) == 0o600
+    with pytest.raises(redis.AuthenticationError):
+        redis.Redis(host="127.0.0.1", port=port).ping()
+    assert redis.Redis.from_url(f"redis://:{password}@127.0.0.1:{port}/0").ping()
+    assert lib("redis_cli ping", state, IOWATT_REDIS_PORT=str(port)).stdout.strip() == "PONG"
+    pid = (state / "run" / "redis.pid").read_text().split()[0]
+    assert password not in Path(f"/proc/{pid}/cmdline").read_text()
+    conf = (state / "redis.conf").read_text()
+    assert "bind 127.0.0.1" in conf and f"requirepass {password}" in conf
+
+
+def test_down_of_one_instance_leaves_the_other_running(redis_state: tuple[Path, int], tmp_path: Path) -> None:
+    """`make down` for instance B, even with instance A's port, stops nothing of A."""
+    import redis
+
+    state_a, port = redis_state
+    password = (state_a / "redis-password").read_text().strip()
+    state_b = tmp_path / "b"
+    state_b.mkdir()
+    r = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "down.sh")],
+        env={**os.environ, "IOWATT_STATE_DIR": str(state_b), "IOWATT_REDIS_PORT": str(port)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert redis.Redis.from_url(f"redis://:{password}@127.0.0.1:{port}/0").ping()
+    # and A's own down stops it
+    r = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "down.sh")],
+        env={**os.environ, "IOWATT_STATE_DIR": str(state_a)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0 and "redis stopped" in r.stdout, r.stdout + r.stderr
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis.from_url(f"redis://:{password}@127.0.0.1:{port}/0", socket_connect_timeout=1).ping()
+
+
+def test_server_settings_come_from_the_instance_env_file(tmp_path: Path) -> None:
+    (tmp_path / "env").write_text(
+        "IOWATT_DATABASE_URL=postgresql+psycopg://iowatt:pw@127.0.0.1:55999/iowatt\n"
+        "IOWATT_REDIS_URL=redis://:rpw@127.0.0.1:56999/0\n"
+    )
+    code = "from backend.config import Settings; s = Settings(); print(s.database_url); print(s.redis_url)"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IOWATT_")}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "IOWATT_STATE_DIR": str(tmp_path)},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert out.stdout.split() == [
+        "postgresql+psycopg://iowatt:pw@127.0.0.1:55999/iowatt",
+        "redis://:rpw@127.0.0.1:56999/0",
+    ], out.stderr
+    # no env file: the instance's own ports, not the first instance's
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={
+            **env,
+            "IOWATT_STATE_DIR": str(tmp_path / "none"),
+            "IOWATT_PG_PORT": "55111",
+            "IOWATT_REDIS_PORT": "56111",
+        },
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert ":55111/" in out.stdout and ":56111/" in out.stdout, out.stderr
