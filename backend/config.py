@@ -58,6 +58,21 @@ class Settings(BaseSettings):
     lease_progress_timeout_s: int = 120
     run_max_attempts: int = 3
     longpoll_max_wait_s: int = 30
+    # --- authentication and HTTP hardening (issue 9) ---
+    # Argon2id parameters (RFC 9106's second recommendation: t=3, m=64 MiB, p=4); a stored hash
+    # made with other parameters is rehashed at the next successful login
+    argon2_time_cost: int = Field(3, ge=1)
+    argon2_memory_kib: int = Field(65536, ge=8)
+    argon2_parallelism: int = Field(4, ge=1)
+    # login throttle: failed logins counted per account and per client address in a window
+    login_window_s: int = Field(900, gt=0)
+    login_max_failures_per_account: int = Field(10, gt=0)
+    login_max_failures_per_client: int = Field(50, gt=0)
+    # addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed
+    trusted_proxies: list[str] = Field(default_factory=list)
+    # request bodies: the default limit, and the result upload's (see backend/kit/limits.py)
+    max_body_bytes: int = Field(1024 * 1024, gt=0)
+    max_result_body_bytes: int = Field(64 * 1024 * 1024, gt=0)
 
     @model_validator(mode="after")
     def _refuse_placeholder_secret(self) -> "Settings":

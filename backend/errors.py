@@ -7,10 +7,18 @@ class AppError(Exception):
     status_code = 400
     code = "bad_request"
 
-    def __init__(self, message: str, *, detail: Any = None, code: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        detail: Any = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.detail = detail
+        self.headers = headers
         if code is not None:
             self.code = code
 
@@ -33,6 +41,21 @@ class Forbidden(AppError):
 class Conflict(AppError):
     status_code = 409
     code = "conflict"
+
+
+class TooManyRequests(AppError):
+    """429 with Retry-After (seconds)."""
+
+    status_code = 429
+    code = "too_many_requests"
+
+    def __init__(self, message: str, *, retry_after_s: int, code: str | None = None) -> None:
+        super().__init__(
+            message,
+            detail={"retry_after_s": retry_after_s},
+            code=code,
+            headers={"Retry-After": str(retry_after_s)},
+        )
 
 
 class Invalid(AppError):

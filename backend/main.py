@@ -5,7 +5,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
@@ -24,8 +24,12 @@ from backend.config import get_settings
 from backend.db import unit_of_work
 from backend.device.router import router as device_router
 from backend.environment.router import router as environment_router
-from backend.errors import AppError
+from backend.errors import AppError, Invalid
 from backend.health.router import router as health_router
+from backend.kit.headers import SecurityHeadersMiddleware
+from backend.kit.limits import BodyLimitMiddleware
+from backend.kit.openapi import document_errors
+from backend.kit.schema import NUL
 from backend.logs import configure_logging, log
 from backend.metrics import router as metrics_router
 from backend.run.router import router as run_router
@@ -53,8 +57,20 @@ def _validation_handler(_: Request, exc: RequestValidationError) -> JSONResponse
 
 def _app_error_handler(_: Request, exc: AppError) -> JSONResponse:
     return JSONResponse(
-        status_code=exc.status_code, content={"error": exc.code, "message": exc.message, "detail": exc.detail}
+        status_code=exc.status_code,
+        content={"error": exc.code, "message": exc.message, "detail": exc.detail},
+        headers=exc.headers,
     )
+
+
+def _no_nul_in_params(request: Request) -> None:
+    """No NUL character in a query or path parameter (bodies: backend.kit.schema.InputSchema)."""
+    for name, value in request.query_params.multi_items():
+        if NUL in name or NUL in value:
+            raise Invalid(name.replace(NUL, "\\0"), "must not contain a NUL character")
+    for name, value in request.path_params.items():
+        if isinstance(value, str) and NUL in value:
+            raise Invalid(name, "must not contain a NUL character")
 
 
 def _http_handler(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -119,6 +135,7 @@ def _openapi_with_our_errors(app: FastAPI) -> Callable[[], dict[str, Any]]:
             # FastAPI documents 422 as its own {loc, msg} shape; ours is ErrorResponse
             schemas["HTTPValidationError"] = {"$ref": "#/components/schemas/ErrorResponse"}
             schemas.pop("ValidationError", None)
+            document_errors(schema, app.routes)
             app.openapi_schema = schema
         return app.openapi_schema
 
@@ -149,6 +166,7 @@ def create_app() -> FastAPI:
         version=__version__,
         openapi_url="/openapi.json",
         description="Storage benchmarking results platform. Base units: bytes, ns, s, W, J, gCO2e; UTC.",
+        dependencies=[Depends(_no_nul_in_params)],
     )
     app.add_exception_handler(RequestValidationError, _validation_handler)  # type: ignore[arg-type]
     app.add_exception_handler(AppError, _app_error_handler)  # type: ignore[arg-type]
@@ -170,4 +188,8 @@ def create_app() -> FastAPI:
     app.include_router(metrics_router)
     _mount_ui(app, settings.frontend_dist)
     app.openapi = _openapi_with_our_errors(app)  # type: ignore[method-assign]
+    # outermost last: security headers on every answer, including the size limit's 413, which
+    # is decided before the body is read, routed or authenticated
+    app.add_middleware(BodyLimitMiddleware, routes=lambda: app.router.routes)
+    app.add_middleware(SecurityHeadersMiddleware)
     return app

@@ -57,6 +57,9 @@ def db_url(pg: Postgres, redis_url: str) -> Iterator[str]:
     os.environ["IOWATT_DATABASE_URL"] = url
     os.environ["IOWATT_REDIS_URL"] = redis_url
     os.environ["IOWATT_ENV"] = "test"
+    # real Argon2id, with test-sized cost (the default's 64 MiB x 3 passes per user is slow here)
+    os.environ.setdefault("IOWATT_ARGON2_MEMORY_KIB", "1024")
+    os.environ.setdefault("IOWATT_ARGON2_TIME_COST", "1")
     reset_settings_caches()
     yield url
 

@@ -35,11 +35,5 @@ def get_agent(principal: Annotated[UserPrincipal | AgentPrincipal, Depends(get_p
     return principal
 
 
-def get_raw_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
-    if creds is None:
-        raise Unauthorized("missing bearer token", code="no_token")
-    return creds.credentials
-
-
 UserDep = Annotated[UserPrincipal, Depends(get_user)]
 AgentDep = Annotated[AgentPrincipal, Depends(get_agent)]

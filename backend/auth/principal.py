@@ -11,6 +11,9 @@ from backend.models import Role
 class UserPrincipal:
     user_id: uuid.UUID
     roles: dict[uuid.UUID, Role] = field(default_factory=dict)
+    # the token this request came with, and its kind ("session" from a login, "personal")
+    token_id: uuid.UUID | None = None
+    token_kind: str | None = None
 
     @property
     def team_ids(self) -> list[uuid.UUID]:

@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from backend.models import Agent, ApiToken, Membership, Role, Team, User
@@ -13,6 +13,43 @@ def user_by_email(session: Session, email: str) -> User | None:
 
 def token_by_hash(session: Session, token_hash: str) -> ApiToken | None:
     return session.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash))
+
+
+def token_and_user_active(session: Session, token_hash: str) -> tuple[ApiToken, bool] | None:
+    """A user token by its hash with its owner's `is_active`, in one query."""
+    row = session.execute(
+        select(ApiToken, User.is_active)
+        .join(User, User.id == ApiToken.user_id)
+        .where(ApiToken.token_hash == token_hash)
+    ).first()
+    return None if row is None else (row[0], bool(row[1]))
+
+
+def tokens_of(
+    session: Session, user_id: uuid.UUID, *, active_at: datetime | None, limit: int, offset: int
+) -> tuple[list[ApiToken], int]:
+    """A user's tokens, newest first; with active_at, only those neither revoked nor expired then."""
+    cond = [ApiToken.user_id == user_id]
+    if active_at is not None:
+        cond += [
+            ApiToken.revoked_at.is_(None),
+            or_(ApiToken.expires_at.is_(None), ApiToken.expires_at > active_at),
+        ]
+    rows = list(
+        session.scalars(
+            select(ApiToken)
+            .where(*cond)
+            .order_by(ApiToken.created_at.desc(), ApiToken.id)
+            .limit(limit)
+            .offset(offset)
+        )
+    )
+    total = session.scalar(select(func.count()).select_from(ApiToken).where(*cond)) or 0
+    return rows, total
+
+
+def token_of_user(session: Session, token_id: uuid.UUID, user_id: uuid.UUID) -> ApiToken | None:
+    return session.scalar(select(ApiToken).where(ApiToken.id == token_id, ApiToken.user_id == user_id))
 
 
 def agent_by_token_hash(session: Session, token_hash: str) -> Agent | None:

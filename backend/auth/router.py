@@ -1,11 +1,22 @@
+import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, status
+from fastapi import APIRouter, Query, Request, status
 
 from backend.auth import repository, service
-from backend.auth.deps import SessionDep, UserDep, get_raw_token
-from backend.auth.schemas import LoginRequest, LoginResponse, TeamRole, TokenCreate, TokenCreated, UserRead
+from backend.auth.deps import SessionDep, UserDep
+from backend.auth.schemas import (
+    LoginRequest,
+    LoginResponse,
+    TeamRole,
+    TokenCreate,
+    TokenCreated,
+    TokenRead,
+    UserRead,
+)
 from backend.errors import NotFound
+from backend.kit.http import client_address
+from backend.kit.schema import Page
 from backend.models import User
 
 router = APIRouter(prefix="/auth", tags=["auth"])
@@ -17,19 +28,23 @@ def _user_read(session: SessionDep, user: User) -> UserRead:
 
 
 @router.post("/login", response_model=LoginResponse)
-def login(body: LoginRequest, session: SessionDep) -> LoginResponse:
-    raw, row, user = service.login(session, email=body.email, password=body.password)
+def login(body: LoginRequest, session: SessionDep, request: Request) -> LoginResponse:
+    """A browser session token. Failed logins are throttled per account and per client address
+    (429 with Retry-After); an unknown e-mail and a wrong password get the same 401."""
+    raw, row, user = service.login(
+        session, email=body.email, password=body.password, client=client_address(request.scope)
+    )
     return LoginResponse(
         access_token=raw, token_type="bearer", expires_at=row.expires_at, user=_user_read(session, user)
     )
 
 
 @router.post("/logout", status_code=status.HTTP_204_NO_CONTENT)
-def logout(
-    principal: UserDep, session: SessionDep, raw_token: Annotated[str, Depends(get_raw_token)]
-) -> None:
-    """Revoke the token this request carries (the browser's session)."""
-    service.logout(session, raw_token=raw_token)
+def logout(principal: UserDep, session: SessionDep) -> None:
+    """End the browser session whose token this request carries. Called with a personal API token
+    it answers 409 `not_a_session` and changes nothing: revoke such a token with
+    `DELETE /auth/tokens/{id}`."""
+    service.logout(session, principal=principal)
 
 
 @router.get("/me", response_model=UserRead)
@@ -40,9 +55,34 @@ def me(principal: UserDep, session: SessionDep) -> UserRead:
     return _user_read(session, user)
 
 
+@router.get("/tokens", response_model=Page[TokenRead])
+def list_tokens(
+    principal: UserDep,
+    session: SessionDep,
+    include_inactive: Annotated[
+        bool, Query(description="also revoked and expired tokens (default: only usable ones)")
+    ] = False,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> Page[TokenRead]:
+    """The caller's own tokens (browser sessions and personal API tokens), newest first; never
+    their secrets."""
+    rows, total = service.list_tokens(
+        session, principal=principal, include_inactive=include_inactive, limit=limit, offset=offset
+    )
+    return Page[TokenRead](items=[TokenRead.model_validate(r) for r in rows], total=total)
+
+
 @router.post("/tokens", response_model=TokenCreated, status_code=status.HTTP_201_CREATED)
 def create_token(body: TokenCreate, principal: UserDep, session: SessionDep) -> TokenCreated:
+    """A personal API token for scripts and CI; its secret is shown only in this answer."""
     raw, row = service.issue_token(
         session, user_id=principal.user_id, name=body.name, kind="personal", ttl_s=body.ttl_s
     )
     return TokenCreated(id=row.id, name=row.name, token=raw, expires_at=row.expires_at)
+
+
+@router.delete("/tokens/{token_id}", status_code=status.HTTP_204_NO_CONTENT)
+def revoke_token(token_id: uuid.UUID, principal: UserDep, session: SessionDep) -> None:
+    """Revoke one of the caller's tokens at once (idempotent); it can never be used again."""
+    service.revoke_token(session, principal=principal, token_id=token_id)

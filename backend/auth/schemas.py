@@ -1,5 +1,6 @@
 import uuid
 from datetime import datetime
+from typing import Literal
 
 from pydantic import Field
 
@@ -32,9 +33,32 @@ class LoginResponse(OutputSchema):
     user: UserRead
 
 
+# a personal token lives at most two years (a larger ttl_s is a 422, never a date overflow)
+MAX_TOKEN_TTL_S = 2 * 366 * 24 * 3600
+
+TokenKind = Literal["session", "personal"]
+
+
 class TokenCreate(InputSchema):
     name: str = Field(min_length=1, max_length=200)
-    ttl_s: int | None = Field(None, gt=0, description="lifetime in seconds; none = until revoked")
+    ttl_s: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_TOKEN_TTL_S,
+        description=f"lifetime in seconds, at most {MAX_TOKEN_TTL_S} (two years); none = until revoked",
+    )
+
+
+class TokenRead(OutputSchema):
+    """A user's token as listed: never the secret (it is shown once, at creation)."""
+
+    id: uuid.UUID
+    name: str
+    kind: TokenKind = Field(description="session: a browser login; personal: an API token for scripts")
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    revoked_at: datetime | None
 
 
 class TokenCreated(OutputSchema):

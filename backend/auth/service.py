@@ -3,13 +3,15 @@ from datetime import timedelta
 
 from sqlalchemy.orm import Session
 
-from backend.auth import repository
+from backend.auth import repository, throttle
 from backend.auth.principal import AgentPrincipal, UserPrincipal
+from backend.auth.schemas import MAX_TOKEN_TTL_S
 from backend.config import get_settings
-from backend.errors import Conflict, Unauthorized
+from backend.errors import Conflict, Invalid, NotFound, TooManyRequests, Unauthorized
 from backend.kit.security import (
     AGENT_TOKEN_PREFIX,
     USER_TOKEN_PREFIX,
+    burn_password_check,
     hash_password,
     new_token,
     token_hash,
@@ -40,6 +42,8 @@ def create_team(session: Session, *, name: str, owner: User) -> Team:
 def issue_token(
     session: Session, *, user_id: uuid.UUID, name: str, kind: str, ttl_s: int | None
 ) -> tuple[str, ApiToken]:
+    if ttl_s is not None and not 0 < ttl_s <= max(MAX_TOKEN_TTL_S, get_settings().session_token_ttl_s):
+        raise Invalid("ttl_s", f"must be between 1 and {MAX_TOKEN_TTL_S} seconds")
     raw = new_token(USER_TOKEN_PREFIX)
     expires = utcnow() + timedelta(seconds=ttl_s) if ttl_s else None
     row = ApiToken(user_id=user_id, name=name, kind=kind, token_hash=token_hash(raw), expires_at=expires)
@@ -48,10 +52,34 @@ def issue_token(
     return raw, row
 
 
-def login(session: Session, *, email: str, password: str) -> tuple[str, ApiToken, User]:
+BAD_CREDENTIALS = "wrong email or password"
+
+
+def login(session: Session, *, email: str, password: str, client: str) -> tuple[str, ApiToken, User]:
+    """A browser session for a correct e-mail and password.
+
+    Failures are counted per account and per client address; past the limit every attempt is a
+    429 with Retry-After, checked before any password work. An unknown e-mail, a wrong password
+    and an inactive user get the same 401 after the same work (a hash verification)."""
+    blocked = throttle.check(email, client)
+    if blocked is not None:
+        raise TooManyRequests(
+            f"too many failed logins from this {blocked.scope}: try again in {blocked.retry_after_s} s",
+            retry_after_s=blocked.retry_after_s,
+            code="login_throttled",
+        )
     user = repository.user_by_email(session, email)
-    if user is None or not user.is_active or not verify_password(password, user.password_hash):
-        raise Unauthorized("wrong email or password", code="bad_credentials")
+    if user is None:
+        burn_password_check(password)
+        ok, rehash = False, False
+    else:
+        ok, rehash = verify_password(password, user.password_hash)
+    if user is None or not ok or not user.is_active:
+        throttle.record_failure(email, client)
+        raise Unauthorized(BAD_CREDENTIALS, code="bad_credentials")
+    if rehash:  # an scrypt hash from before Argon2id, or older Argon2 parameters
+        user.password_hash = hash_password(password)
+    throttle.record_success(email, client)
     raw, row = issue_token(
         session,
         user_id=user.id,
@@ -62,9 +90,38 @@ def login(session: Session, *, email: str, password: str) -> tuple[str, ApiToken
     return raw, row, user
 
 
-def logout(session: Session, *, raw_token: str) -> None:
-    row = repository.token_by_hash(session, token_hash(raw_token))
+def logout(session: Session, *, principal: UserPrincipal) -> None:
+    """End the browser session this request carries. A personal API token is not ended by a
+    logout (a script sharing it would stop silently): that is a 409 saying to revoke it."""
+    if principal.token_kind != "session" or principal.token_id is None:
+        raise Conflict(
+            "logout ends a browser session; this is a personal API token: revoke it with "
+            f"DELETE /api/v1/auth/tokens/{principal.token_id}",
+            code="not_a_session",
+        )
+    row = session.get(ApiToken, principal.token_id)
     if row is not None and row.revoked_at is None:
+        row.revoked_at = utcnow()
+
+
+def list_tokens(
+    session: Session, *, principal: UserPrincipal, include_inactive: bool, limit: int, offset: int
+) -> tuple[list[ApiToken], int]:
+    return repository.tokens_of(
+        session,
+        principal.user_id,
+        active_at=None if include_inactive else utcnow(),
+        limit=limit,
+        offset=offset,
+    )
+
+
+def revoke_token(session: Session, *, principal: UserPrincipal, token_id: uuid.UUID) -> None:
+    """Revoke one of the caller's own tokens (idempotent); another user's token is a 404."""
+    row = repository.token_of_user(session, token_id, principal.user_id)
+    if row is None:
+        raise NotFound("token not found")
+    if row.revoked_at is None:
         row.revoked_at = utcnow()
 
 
@@ -78,14 +135,22 @@ def authenticate(session: Session, *, raw_token: str) -> UserPrincipal | AgentPr
             raise Unauthorized("unknown or revoked agent token", code="bad_token")
         return AgentPrincipal(agent_id=agent.id, team_id=agent.team_id)
     if raw_token.startswith(USER_TOKEN_PREFIX):
-        row = repository.token_by_hash(session, digest)
+        found = repository.token_and_user_active(session, digest)
+        row, active = found if found is not None else (None, False)
         if (
             row is None
             or row.revoked_at is not None
             or (row.expires_at is not None and row.expires_at <= now)
         ):
             raise Unauthorized("unknown, expired or revoked token", code="bad_token")
+        if not active:
+            raise Unauthorized("this user is deactivated", code="user_inactive")
         if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
             repository.touch_token(session, row.id, now)
-        return UserPrincipal(user_id=row.user_id, roles=repository.roles_of(session, row.user_id))
+        return UserPrincipal(
+            user_id=row.user_id,
+            roles=repository.roles_of(session, row.user_id),
+            token_id=row.id,
+            token_kind=row.kind,
+        )
     raise Unauthorized("unknown token format", code="bad_token")

@@ -20,7 +20,16 @@ def _ids(runs: str) -> list[uuid.UUID]:
         raise Invalid("runs", "must be comma-separated UUIDs") from exc
 
 
-@router.get("", response_model=Comparison)
+@router.get(
+    "",
+    response_model=Comparison,
+    responses={
+        200: {
+            "description": "The comparison; with format=csv the same table as text/csv (a download)",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        }
+    },
+)
 def compare(
     principal: UserDep,
     session: SessionDep,

@@ -1,7 +1,6 @@
 """Side by side: runs (or groups of repeats) as columns, every metric with units, ratios to a
 baseline column, repeat statistics, a comparability verdict and validity flags (issue 5)."""
 
-import csv
 import io
 import uuid
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from backend.compare.schemas import (
 )
 from backend.compare.validity import flags_for
 from backend.errors import Invalid
+from backend.kit import csv as safe_csv
 from backend.models import Agent, Device, Environment, ResultJob, Run, RunResult
 from backend.run import repository
 from backend.run import service as run_service
@@ -375,7 +375,7 @@ def _suggestions(columns: list[Column], jobs: list[JobComparison], group_by: Gro
 
 def to_csv(c: Comparison) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = safe_csv.writer(buf)  # labels and job names are the team's text: no formula cells
     head = ["job", "metric", "unit"]
     for col in c.columns:
         lab = col.label + (" (baseline)" if col.is_baseline else "")
@@ -406,8 +406,9 @@ def to_csv(c: Comparison) -> str:
     return buf.getvalue()
 
 
-def _num(v: float | None) -> str:
-    return "" if v is None else f"{v:.6g}"
+def _num(v: float | None) -> float | str:
+    """Six significant digits, kept a number (a negative figure is not a formula); "" for none."""
+    return "" if v is None else float(f"{v:.6g}")
 
 
 def latency_curves(

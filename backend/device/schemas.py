@@ -2,7 +2,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from backend.kit.schema import InputSchema, OutputSchema
 
@@ -18,6 +18,13 @@ class DeviceUpdate(InputSchema):
     )
     embodied_source: str | None = Field(None, max_length=500)
     lifetime_years: float | None = Field(None, gt=0, le=30)
+
+    @field_validator("name", "media", "lifetime_years")
+    @classmethod
+    def _not_null(cls, v: object) -> object:
+        if v is None:  # omit the field to keep its value; null is not a value these can take
+            raise ValueError("cannot be null")
+        return v
 
 
 class DeviceRead(OutputSchema):

@@ -102,7 +102,7 @@ def update(session: Session, *, principal: UserPrincipal, device_id: uuid.UUID, 
         raise NotFound("device not found")
     principal.require(device.team_id, Role.member)
     for field, value in body.model_dump(exclude_unset=True).items():
-        if field in ("media", "lifetime_years") and value is None:
+        if field in ("name", "media", "lifetime_years") and value is None:
             raise Invalid(field, "cannot be null")
         setattr(device, field, value)
     session.flush()

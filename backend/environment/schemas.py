@@ -49,6 +49,13 @@ class EnvironmentUpdate(InputSchema):
 
     _check_region = field_validator("region")(_region)
 
+    @field_validator("name", "kind", "description", "pue", "currency")
+    @classmethod
+    def _not_null(cls, v: object) -> object:
+        if v is None:  # omit the field to keep its value; null is not a value these can take
+            raise ValueError("cannot be null")
+        return v
+
 
 class EnvironmentRead(OutputSchema):
     id: uuid.UUID

@@ -16,7 +16,8 @@ from backend.environment.schemas import (
 )
 from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
-from backend.kit.repository import add_unique
+from backend.kit.repository import add_unique, update_unique
+from backend.kit.schema import NUL
 from backend.models import Environment, GridIntensityHour, Role
 
 MAX_CSV_ROWS = 24 * 366 * 5
@@ -88,11 +89,19 @@ def update(
 ) -> Environment:
     env = _get(session, principal, env_id)
     principal.require(env.team_id, Role.member)
-    for field, value in body.model_dump(exclude_unset=True).items():
+    values = body.model_dump(exclude_unset=True)
+    for field, value in values.items():
         if field in ("name", "kind", "pue", "currency", "description") and value is None:
             raise Invalid(field, "cannot be null")
-        setattr(env, field, value)
-    session.flush()
+    update_unique(
+        session,
+        env,
+        values,
+        Conflict(
+            f"an environment named {values.get('name')!r} exists in this team",
+            code="environment_name_taken",
+        ),
+    )
     enqueue(session, "energy.recompute_environment", environment_id=str(env.id))
     return env
 
@@ -103,6 +112,8 @@ def import_grid_series(
     """Replace the environment's hourly series from CSV `hour_utc,g_per_kwh` (ISO 8601 hours, UTC)."""
     env = _get(session, principal, env_id)
     principal.require(env.team_id, Role.member)
+    if NUL in csv_text:
+        raise Invalid("body", "must not contain a NUL character")
     rows = list(csv.reader(io.StringIO(csv_text)))
     if rows and rows[0] and not rows[0][0][:1].isdigit():
         header = [h.strip().lower() for h in rows[0]]

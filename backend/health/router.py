@@ -1,14 +1,23 @@
-"""Liveness and dependencies: database, Redis, and when a Celery worker was last seen."""
+"""Liveness and dependencies: database, Redis, and when a Celery worker was last seen.
+
+Anonymous callers (load balancers, `make up`, compose health checks) get only `{"status"}`; the
+details (version, database, Redis, worker, with error text) need a valid token of a user or an
+agent. 200 while the API can serve (status "ok", or "degraded" when Redis or the worker is
+missing: runs queue but wait), 503 when the database is unreachable (status "down").
+"""
 
 from datetime import UTC, datetime
-from typing import cast
+from typing import Annotated, cast
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
 
 from backend import __version__
 from backend.agent.wake import get_redis
-from backend.db import get_sessionmaker
+from backend.auth import service as auth_service
+from backend.db import get_session_factory, get_sessionmaker
+from backend.errors import AppError
 from backend.kit.schema import OutputSchema
 
 router = APIRouter(tags=["health"])
@@ -28,6 +37,10 @@ class WorkerCheck(OutputSchema):
     detail: str
 
 
+class HealthStatus(OutputSchema):
+    status: str
+
+
 class Health(OutputSchema):
     status: str
     version: str
@@ -36,8 +49,42 @@ class Health(OutputSchema):
     worker: WorkerCheck
 
 
-@router.get("/health", response_model=Health)
-def health() -> Health:
+def _token_is_valid(factory: sessionmaker[Session], raw: str) -> bool:
+    """A user's or an agent's token that authenticates (checked in its own short transaction, so
+    a broken database makes it False instead of an error)."""
+    try:
+        with factory() as s, s.begin():
+            auth_service.authenticate(s, raw_token=raw)
+        return True
+    except AppError:
+        return False
+    except Exception:  # noqa: BLE001 - the database is down: the caller gets the anonymous answer
+        return False
+
+
+@router.get(
+    "/health",
+    response_model=Health | HealthStatus,
+    responses={503: {"model": HealthStatus, "description": "the database is unreachable"}},
+)
+def health(
+    request: Request,
+    response: Response,
+    factory: Annotated[sessionmaker[Session], Depends(get_session_factory)],
+) -> Health | HealthStatus:
+    """`{"status"}` for anyone; with a valid bearer token (`Authorization: Bearer ...`, a user's
+    or an agent's) also the version and each dependency. An invalid token is not an error here:
+    it gets the anonymous answer."""
+    full = _check()
+    if full.status == "down":
+        response.status_code = 503
+    scheme, _, raw = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and raw.strip() and _token_is_valid(factory, raw.strip()):
+        return full
+    return HealthStatus(status=full.status)
+
+
+def _check() -> Health:
     try:
         with get_sessionmaker()() as s:
             s.execute(text("SELECT 1"))
@@ -60,5 +107,5 @@ def health() -> Health:
         last_seen_at=seen,
         detail="ok" if worker_ok else ("never seen" if seen is None else f"silent for {age:.0f} s"),
     )
-    status = "ok" if db.ok and rd.ok and worker.ok else "degraded"
+    status = "down" if not db.ok else ("ok" if rd.ok and worker.ok else "degraded")
     return Health(status=status, version=__version__, database=db, redis=rd, worker=worker)

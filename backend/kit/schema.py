@@ -1,12 +1,51 @@
-"""Shared pydantic bases: inputs forbid unknown fields, outputs read from ORM attributes."""
+"""Shared pydantic bases: inputs forbid unknown fields and NUL characters, outputs read from ORM
+attributes."""
 
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic_core import PydanticCustomError
+
+NUL = "\x00"
+
+
+def nul_path(value: Any, path: str = "") -> str | None:
+    """Where a NUL character is in a JSON-like value (dotted path inside it; "" = the value
+    itself), or None. PostgreSQL cannot store NUL in text or jsonb, and no iowatt string needs one.
+    Nested pydantic models are skipped: their own validators check them."""
+    if isinstance(value, str):
+        return path if NUL in value else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            sub = f"{path}.{k}" if path else str(k)
+            if isinstance(k, str) and NUL in k:
+                return sub
+            found = nul_path(v, sub)
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple | set | frozenset):
+        for i, v in enumerate(value):
+            found = nul_path(v, f"{path}.{i}" if path else str(i))
+            if found is not None:
+                return found
+    return None
 
 
 class InputSchema(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        where = nul_path(value)
+        if where is not None:
+            raise PydanticCustomError(
+                "nul_character",
+                "must not contain a NUL character{at}",
+                {"at": f" (at {where})" if where else ""},
+            )
+        return value
 
 
 class OutputSchema(BaseModel):

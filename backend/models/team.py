@@ -2,7 +2,7 @@ import enum
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Enum, ForeignKey, String, UniqueConstraint
+from sqlalchemy import CheckConstraint, Enum, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from backend.models.base import Base, created_at, uuid_pk
@@ -54,6 +54,7 @@ class ApiToken(Base):
     """A user's bearer token: `session` from a browser login, `personal` for scripts."""
 
     __tablename__ = "api_tokens"
+    __table_args__ = (CheckConstraint("kind IN ('session', 'personal')", name="kind"),)
     id: Mapped[uuid.UUID] = uuid_pk()
     user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(200))

@@ -1,0 +1,154 @@
+"""Request body size limits, enforced before the body is parsed and before authentication.
+
+A pure ASGI middleware (no BaseHTTPMiddleware: it neither buffers the body nor runs the app in
+another task). It finds the route the request will reach, takes that route's limit (a small
+default, larger for the few routes that carry big documents), and answers 413
+
+    {"error": "payload_too_large", "message": ..., "detail": {"limit_bytes": N}}
+
+at once when Content-Length is larger, or as soon as a streamed (chunked) body passes the limit,
+whatever the application was about to answer.
+
+Sizes (docs/contracts.md, "Request size limits"):
+- result upload (`PUT /runs/{id}/result`): the largest legitimate body. A json+ engine document
+  carries per job up to 2 x 1,856 latency histogram bins (about 30 bytes each as JSON) and a
+  per-second series (about 180 bytes per second); the longest preset, kernel-help, has 110 jobs
+  and runs up to 12 h, so about 110 x (110 KB + 75 KB) = 20 MB, plus 12 h of power samples at
+  up to 10 Hz (about 13 MB): 64 MiB (IOWATT_MAX_RESULT_BODY_BYTES) leaves room for that.
+- grid intensity import: 5 years of hourly `hour_utc,g_per_kwh` lines (43,920 x ~32 bytes):
+  4 MiB.
+- everything else (JSON forms, inventory, heartbeats, progress, failure reports): 1 MiB
+  (IOWATT_MAX_BODY_BYTES); logging in: 16 KiB.
+"""
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match
+
+from backend.config import get_settings
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+KiB = 1024
+MiB = 1024 * KiB
+
+
+def route_limits() -> dict[tuple[str, str], int]:
+    """(method, route path template) -> limit in bytes, for the routes that differ from the
+    default."""
+    s = get_settings()
+    return {
+        ("PUT", "/api/v1/runs/{run_id}/result"): s.max_result_body_bytes,
+        ("PUT", "/api/v1/environments/{environment_id}/grid-intensity"): 4 * MiB,
+        ("POST", "/api/v1/auth/login"): 16 * KiB,
+    }
+
+
+def limit_for(method: str, path_template: str | None) -> int:
+    if path_template is not None:
+        found = route_limits().get((method.upper(), path_template))
+        if found is not None:
+            return found
+    return get_settings().max_body_bytes
+
+
+class BodyTooLarge(HTTPException):
+    """Raised from `receive` when a streamed body passes the limit (FastAPI re-raises an
+    HTTPException from body reading; the middleware answers 413 whatever happens next)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(status_code=413, detail=f"the request body is larger than {limit} bytes")
+        self.limit = limit
+
+
+def _response_body(limit: int) -> bytes:
+    return json.dumps(
+        {
+            "error": "payload_too_large",
+            "message": f"the request body is larger than this route's limit of {limit} bytes",
+            "detail": {"limit_bytes": limit},
+        }
+    ).encode()
+
+
+async def _send_413(send: Send, limit: int) -> None:
+    body = _response_body(limit)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimitMiddleware:
+    def __init__(self, app: ASGIApp, routes: Callable[[], list[BaseRoute]]) -> None:
+        self.app = app
+        self.routes = routes
+
+    def _template(self, scope: Scope) -> str | None:
+        for route in self.routes():
+            match, _ = route.matches(scope)
+            if match == Match.FULL:
+                return getattr(route, "path", None)
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = limit_for(scope["method"], self._template(scope))
+        for name, value in scope.get("headers") or []:
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0  # the server rejects a malformed length before we see it
+                if declared > limit:
+                    await _send_413(send, limit)
+                    return
+
+        received = 0
+        exceeded = False
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received, exceeded
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    exceeded = True
+                    raise BodyTooLarge(limit)
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if exceeded:
+                if not started:  # whatever the app answers to the aborted body, the client gets 413
+                    started = True
+                    await _send_413(send, limit)
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, guarded_send)
+        except BodyTooLarge:
+            if not started:
+                started = True
+                await _send_413(send, limit)
