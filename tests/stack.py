@@ -166,8 +166,8 @@ def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
                 "enroll",
                 "--server",
                 url,
-                "--token",
-                token,
+                "--token-file",
+                "-",
                 "--name",
                 "e2e",
                 "--state-dir",
@@ -175,6 +175,7 @@ def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
             ],
             cwd=REPO,
             env=env,
+            input=token.encode(),
             check=True,
             capture_output=True,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import sys
 import threading
 import uuid
@@ -161,7 +162,8 @@ class FakeApi:
 
         return httpx.MockTransport(handler)
 
-    def serve(self) -> tuple[ThreadingHTTPServer, str]:
+    def serve(self, tls: ssl.SSLContext | None = None) -> tuple[ThreadingHTTPServer, str]:
+        """Serve on 127.0.0.1 in a thread: plain HTTP, or HTTPS with a server-side `tls` context."""
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -191,8 +193,11 @@ class FakeApi:
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
+        if tls is not None:
+            server.socket = tls.wrap_socket(server.socket, server_side=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        return server, f"http://127.0.0.1:{server.server_address[1]}"
+        scheme = "https" if tls is not None else "http"
+        return server, f"{scheme}://127.0.0.1:{server.server_address[1]}"
 
 
 FAKE_ENGINE = r"""

@@ -27,30 +27,39 @@ from tests.agent.fakes import ENROLL_TOKEN, FakeApi, Reply, error
 runner = CliRunner()
 
 
-def enroll_cli(api: FakeApi, monkeypatch, tmp_path, *args: str):
+def enroll_cli(api: FakeApi, monkeypatch, tmp_path, *args: str, token: str = ENROLL_TOKEN):
+    """Enrol against the fake API at a loopback URL, the token in the environment (never argv)."""
     monkeypatch.setattr(
         cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
     )
+    monkeypatch.setenv("IOWATT_ENROLL_TOKEN", token)
     return runner.invoke(
         cli.app,
-        ["enroll", "--server", "http://server.test/api/v1/", "--state-dir", str(tmp_path / "state"), *args],
+        [
+            "enroll",
+            "--server",
+            "http://127.0.0.1:8000/api/v1/",
+            "--state-dir",
+            str(tmp_path / "state"),
+            *args,
+        ],
     )
 
 
 def test_enroll_stores_credentials_private(api, monkeypatch, tmp_path):
-    result = enroll_cli(api, monkeypatch, tmp_path, "--token", ENROLL_TOKEN, "--name", "box1")
+    result = enroll_cli(api, monkeypatch, tmp_path, "--name", "box1")
     assert result.exit_code == 0, result.output
     path = tmp_path / "state" / "agent.json"
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     config = load_config(tmp_path / "state")
     assert config.agent_id == api.agent_id and config.agent_token == "agent-token-123"
-    assert config.server_url == "http://server.test"
+    assert config.server_url == "http://127.0.0.1:8000"
     body = api.calls_to("POST /api/v1/agents/enroll")[0][2]
     assert body["name"] == "box1" and body["replace"] is False and body["inventory"]["hostname"]
 
 
 def test_enroll_bad_token_message(api, monkeypatch, tmp_path):
-    result = enroll_cli(api, monkeypatch, tmp_path, "--token", "wrong", "--name", "box1")
+    result = enroll_cli(api, monkeypatch, tmp_path, "--name", "box1", token="wrong")
     assert result.exit_code == 3
     assert "rejected the enrollment token (401)" in result.output
     assert not (tmp_path / "state" / "agent.json").exists()
@@ -58,10 +67,10 @@ def test_enroll_bad_token_message(api, monkeypatch, tmp_path):
 
 
 def test_enroll_name_taken_suggests_replace(api, monkeypatch, tmp_path):
-    result = enroll_cli(api, monkeypatch, tmp_path, "--token", ENROLL_TOKEN, "--name", "taken")
+    result = enroll_cli(api, monkeypatch, tmp_path, "--name", "taken")
     assert result.exit_code == 3
     assert "already enrolled" in result.output and "--replace" in result.output
-    result = enroll_cli(api, monkeypatch, tmp_path, "--token", ENROLL_TOKEN, "--name", "taken", "--replace")
+    result = enroll_cli(api, monkeypatch, tmp_path, "--name", "taken", "--replace")
     assert result.exit_code == 0, result.output
     assert api.calls_to("POST /api/v1/agents/enroll")[-1][2]["replace"] is True
 
@@ -69,7 +78,9 @@ def test_enroll_name_taken_suggests_replace(api, monkeypatch, tmp_path):
 def test_enroll_rejects_bad_url(api, monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "ApiClient", functools.partial(ApiClient, transport=api.transport()))
     result = runner.invoke(
-        cli.app, ["enroll", "--server", "server:8000", "--token", "x", "--state-dir", str(tmp_path)]
+        cli.app,
+        ["enroll", "--server", "server:8000", "--state-dir", str(tmp_path)],
+        env={"IOWATT_ENROLL_TOKEN": "x"},
     )
     assert result.exit_code == 2 and "http://" in result.output
 
@@ -166,14 +177,14 @@ def test_lease_none_and_lease(api, make_client, tmp_path):
 
 def test_enroll_server_unreachable_exits_1(api, monkeypatch, tmp_path):
     api.script["POST /api/v1/agents/enroll"] = [httpx.ConnectError("connection refused")] * 10
-    result = enroll_cli(api, monkeypatch, tmp_path, "--token", ENROLL_TOKEN, "--name", "box1")
+    result = enroll_cli(api, monkeypatch, tmp_path, "--name", "box1")
     assert result.exit_code == 1
-    assert "cannot reach the server at http://server.test" in result.output
+    assert "cannot reach the server at http://127.0.0.1:8000" in result.output
     assert len(api.calls) == 4  # retried with backoff before giving up
 
 
 def test_enroll_rejects_an_invalid_name_locally(api, monkeypatch, tmp_path):
-    result = enroll_cli(api, monkeypatch, tmp_path, "--token", ENROLL_TOKEN, "--name", "bad name!")
+    result = enroll_cli(api, monkeypatch, tmp_path, "--name", "bad name!")
     assert result.exit_code == 2 and "not valid" in result.output and api.calls == []
 
 

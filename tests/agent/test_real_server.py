@@ -42,7 +42,9 @@ def server(client: Any, session: Any, monkeypatch: pytest.MonkeyPatch):
 
     user = create_user(session)
     r = client.post(
-        "/api/v1/agents/enrollment-tokens", json={"team_id": str(user.team.id)}, headers=user.headers
+        "/api/v1/agents/enrollment-tokens",
+        json={"team_id": str(user.team.id), "max_uses": 10},  # single-use by default (issue 9)
+        headers=user.headers,
     )
     assert r.status_code == 201, r.text
     transport = bridge(client)
@@ -53,9 +55,11 @@ def server(client: Any, session: Any, monkeypatch: pytest.MonkeyPatch):
 
 
 def enroll(state: Path, token: str, *extra: str):
+    # a loopback URL (plain http:// elsewhere needs --insecure-http); the token via stdin, never argv
     return CliRunner().invoke(
         cli.app,
-        ["enroll", "--server", "http://testserver", "--token", token, "--state-dir", str(state), *extra],
+        ["enroll", "--server", "http://127.0.0.1", "--token-file", "-", "--state-dir", str(state), *extra],
+        input=token + "\n",
     )
 
 

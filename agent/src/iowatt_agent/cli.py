@@ -1,4 +1,4 @@
-"""`iowatt-agent` command line: enroll, run, bench, inventory, meters.
+"""`iowatt-agent` command line: enroll, repin, run, bench, inventory, meters.
 
 Exit codes: 0 ok; 1 failure (server unreachable, engine failed at run time); 2 usage or setup
 error (bad option, not enrolled, engine not found, engine rejected an option); 3 refused by the
@@ -9,14 +9,17 @@ interrupted.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
 import socket
+import ssl
 import sys
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Annotated, Any
@@ -24,15 +27,25 @@ from typing import Annotated, Any
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import __version__, presets
-from .client import ApiClient, ApiError, Conflict, PermanentError, RetryPolicy, Unauthorized
+from .client import (
+    ApiClient,
+    ApiError,
+    Conflict,
+    PermanentError,
+    RetryPolicy,
+    ServerCertificateRejected,
+    Unauthorized,
+)
 from .config import (
     AgentConfig,
     ConfigError,
     MeterConfig,
+    TlsTrust,
     clear_meter_config,
     ensure_state_dir,
     load_config,
@@ -41,6 +54,8 @@ from .config import (
     resolve_state_dir,
     save_config,
     save_meter_config,
+    server_ssl_context,
+    write_private_file,
 )
 from .engine import EngineNotFound, locate_engine
 from .inventory import collect as collect_inventory
@@ -50,6 +65,25 @@ from .meters import DRIVERS, Clock, MeterError, open_meter, redact
 from .power import DEFAULT_IDLE_S, Grid, PowerSession, energy_and_carbon
 from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target, resolve_target
 from .schemas import EnrollRequest, Inventory
+from .transport import (
+    CA_FILE,
+    FINGERPRINT_HINT,
+    PIN_FILE,
+    CertificateFetchError,
+    TransportError,
+    ca_context,
+    check_plain_http,
+    der_fingerprint,
+    endpoint,
+    fetch_server_certificate,
+    format_fingerprint,
+    is_loopback_host,
+    parse_fingerprint,
+    pinned_context,
+    probe,
+    read_ca_file,
+    rejection_message,
+)
 from .units import fmt_bytes_rate, fmt_count, fmt_g, fmt_j, fmt_ns, fmt_num, fmt_pct, fmt_w
 
 AGENT_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,120}")
@@ -107,7 +141,8 @@ def stdout_console() -> Console:
 
 
 def fail(message: str, code: int) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    # the message is text, never markup or emoji codes (":CD:" in a fingerprint is not a disc)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     return typer.Exit(code)
 
 
@@ -128,20 +163,202 @@ def main_callback(
 
 # --- enroll --------------------------------------------------------------------------------------
 
+ENROLL_TOKEN_ENV = "IOWATT_ENROLL_TOKEN"
+LEGACY_ENROLL_TOKEN_ENV = "IOWATT_ENROLLMENT_TOKEN"  # the name before issue 9, still read
+
+TokenFileOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--token-file",
+        help=f"File holding the enrollment token ('-' = stdin) [default: ${ENROLL_TOKEN_ENV}]",
+    ),
+]
+TokenRefusedOpt = Annotated[
+    str | None, typer.Option("--token", hidden=True, help="Refused: use --token-file or the environment")
+]
+FingerprintOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--fingerprint",
+        help="SHA256:<hex> of the server's certificate: pin it without asking (must match)",
+    ),
+]
+CaFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--ca-file", help="PEM CA bundle to verify the server with, instead of pinning its certificate"
+    ),
+]
+NoVerifyHostnameOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-verify-hostname",
+        help="Accept a certificate that does not name the server's host (the pin or CA still holds)",
+    ),
+]
+InsecureHttpOpt = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-http",
+        help="Allow http:// to a host that is not loopback (unencrypted; `run` warns on every start)",
+    ),
+]
+
+
+def read_enroll_token(token_file: str | None) -> str:
+    """The token from --token-file (or stdin), else the environment: never from argv, where
+    every local user sees it in `ps` and the shell keeps it in its history."""
+    if token_file is not None:
+        if token_file == "-":
+            raw, source = sys.stdin.read(), "stdin"
+        else:
+            try:
+                raw = Path(token_file).read_text()
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = getattr(exc, "strerror", None) or str(exc)
+                raise fail(f"cannot read --token-file {token_file}: {reason}", 2) from None
+            source = token_file
+    else:
+        env_name = ENROLL_TOKEN_ENV if os.environ.get(ENROLL_TOKEN_ENV) else LEGACY_ENROLL_TOKEN_ENV
+        raw, source = os.environ.get(env_name, ""), f"${env_name}"
+        if not raw.strip():
+            raise fail(
+                f"no enrollment token: pass --token-file PATH ('-' reads stdin) or set ${ENROLL_TOKEN_ENV}",
+                2,
+            )
+    token = raw.strip()
+    if not token or any(c.isspace() for c in token):
+        raise fail(f"the enrollment token from {source} must be one word (the token only)", 2)
+    return token
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+@dataclass
+class Trust:
+    """How the server will be verified, before anything is written to the state directory."""
+
+    tls: TlsTrust | None
+    pem: str | None
+    context: ssl.SSLContext | None
+    insecure_http: bool
+
+
+def establish_trust(
+    server_url: str,
+    *,
+    fingerprint: str | None,
+    ca_file: Path | None,
+    verify_hostname: bool,
+    insecure_http: bool,
+    confirm_prompt: str = "Trust this certificate?",
+) -> Trust:
+    """Pin the server's certificate (confirmed by --fingerprint or on a terminal), or load
+    --ca-file, or accept http:// (loopback, or --insecure-http). Exit 2 on anything doubtful."""
+    try:
+        ep = endpoint(server_url)
+        if ep.scheme == "http":
+            if fingerprint or ca_file or not verify_hostname:
+                raise TransportError(
+                    "--fingerprint, --ca-file and --no-verify-hostname are for https:// servers"
+                )
+            check_plain_http(server_url, insecure_http=insecure_http)
+            return Trust(None, None, None, insecure_http and not is_loopback_host(ep.host))
+        if fingerprint and ca_file:
+            raise TransportError("pass either --fingerprint (pin the certificate) or --ca-file, not both")
+        if ca_file is not None:
+            pem = read_ca_file(ca_file)
+            tls = TlsTrust(mode="ca", file=CA_FILE, verify_hostname=verify_hostname)
+            trust = Trust(tls, pem, ca_context(pem, verify_hostname=verify_hostname), False)
+        else:
+            want = parse_fingerprint(fingerprint) if fingerprint else None
+            der = fetch_server_certificate(server_url)
+            got = der_fingerprint(der)
+            out.print(
+                f"server certificate of {ep.display}: {format_fingerprint(got)}",
+                highlight=False,
+                soft_wrap=True,
+                emoji=False,
+            )
+            if want is not None and want != got:
+                raise TransportError(
+                    f"the server's certificate {format_fingerprint(got)} does not match --fingerprint "
+                    f"{format_fingerprint(want)}: refusing it; nothing was sent"
+                )
+            if want is None:
+                if not interactive():
+                    raise TransportError(
+                        "cannot confirm the server's certificate without a terminal: pass "
+                        "--fingerprint SHA256:... (check it on the server: "
+                        f"{FINGERPRINT_HINT}) or --ca-file PATH"
+                    )
+                out.print(
+                    f"compare it with the server's own: {FINGERPRINT_HINT}",
+                    highlight=False,
+                    soft_wrap=True,
+                    emoji=False,
+                )
+                if not typer.confirm(confirm_prompt, default=False):
+                    raise TransportError("certificate not trusted: nothing was sent")
+            pem = ssl.DER_cert_to_PEM_cert(der)
+            tls = TlsTrust(mode="pin", file=PIN_FILE, fingerprint_sha256=got, verify_hostname=verify_hostname)
+            trust = Trust(tls, pem, pinned_context(pem, verify_hostname=verify_hostname), False)
+    except CertificateFetchError as exc:
+        raise fail(str(exc), 1) from None
+    except TransportError as exc:
+        raise fail(str(exc), 2) from None
+    assert trust.context is not None
+    reason = probe(server_url, trust.context)
+    if reason is not None:
+        hint = (
+            " (a certificate that does not name this host: --no-verify-hostname)" if verify_hostname else ""
+        )
+        raise fail(f"the server {ep.display} does not verify: {reason}{hint}; nothing was sent", 2)
+    return trust
+
+
+def store_trust(directory: Path, trust: Trust) -> None:
+    """Write the pinned certificate or CA bundle (0600) and drop the other kind, if any."""
+    for file in (PIN_FILE, CA_FILE):
+        if trust.tls is None or trust.tls.file != file:
+            (directory / file).unlink(missing_ok=True)
+    if trust.tls is not None and trust.pem is not None:
+        write_private_file(directory / trust.tls.file, trust.pem.encode("ascii"))
+
+
+def client_verify(trust_context: ssl.SSLContext | None) -> ssl.SSLContext | bool:
+    """http:// needs no context; https:// never falls back to the system's CAs."""
+    return trust_context if trust_context is not None else True
+
 
 @app.command()
 def enroll(
-    server: Annotated[str, typer.Option(help="Server URL, e.g. http://iowatt.example:8000")],
-    token: Annotated[
-        str, typer.Option(envvar="IOWATT_ENROLLMENT_TOKEN", help="Enrollment token from the server")
+    server: Annotated[
+        str, typer.Option(help="Server URL, e.g. https://iowatt.example:8443 (http:// only to loopback)")
     ],
+    token_file: TokenFileOpt = None,
+    token: TokenRefusedOpt = None,
+    fingerprint: FingerprintOpt = None,
+    ca_file: CaFileOpt = None,
+    no_verify_hostname: NoVerifyHostnameOpt = False,
+    insecure_http: InsecureHttpOpt = False,
     name: Annotated[str | None, typer.Option(help="Agent name [default: host name]")] = None,
     replace: Annotated[bool, typer.Option(help="Take over an existing agent with the same name")] = False,
     meter: MeterOpt = None,
     idle: IdleOpt = None,
     state_dir: StateDirOpt = None,
 ) -> None:
-    """Register this host with a server and store the agent's credentials (mode 0600)."""
+    """Register this host with a server, pin the server's certificate and store the agent's
+    credentials (mode 0600). The token comes from --token-file or $IOWATT_ENROLL_TOKEN."""
+    if token is not None:
+        raise fail(
+            "--token is refused: a token on the command line is visible to every local user (ps) "
+            f"and kept in shell history. Pass it with --token-file PATH ('-' reads stdin) or in the "
+            f"environment variable {ENROLL_TOKEN_ENV}",
+            2,
+        )
     if meter is not None:
         check_meter_spec(meter)
     try:
@@ -155,21 +372,35 @@ def enroll(
         raise fail(
             f"agent name {agent_name!r} is not valid: use 1-120 letters, digits, '_', '.' or '-' (--name)", 2
         )
+    enrollment_token = read_enroll_token(token_file)
+    trust = establish_trust(
+        server_url,
+        fingerprint=fingerprint,
+        ca_file=ca_file,
+        verify_hostname=not no_verify_hostname,
+        insecure_http=insecure_http,
+    )
     request = EnrollRequest(
-        enrollment_token=token,
+        enrollment_token=enrollment_token,
         name=agent_name,
         hostname=hostname,
         agent_version=__version__,
         inventory=collect_inventory(),
         replace=replace,
     )
-    with ApiClient(server_url, retry=RetryPolicy(max_attempts=4)) as client:
+    pinned = trust.tls.fingerprint_sha256 if trust.tls else None
+    with ApiClient(
+        server_url,
+        retry=RetryPolicy(max_attempts=4),
+        verify=client_verify(trust.context),
+        pinned_sha256=pinned,
+    ) as client:
         try:
             answer = client.enroll(request)
         except Unauthorized:
             raise fail(
-                "the server rejected the enrollment token (401): check --token, or create a new "
-                "enrollment token on the server",
+                "the server rejected the enrollment token (401): check the token file or "
+                f"${ENROLL_TOKEN_ENV}, or create a new enrollment token on the server",
                 3,
             ) from None
         except Conflict as exc:
@@ -181,6 +412,8 @@ def enroll(
                     3,
                 ) from None
             raise fail(str(exc), 3) from None
+        except ServerCertificateRejected as exc:
+            raise fail(str(exc), 2) from None
         except PermanentError as exc:
             raise fail(str(exc), 3) from None
         except ApiError as exc:
@@ -192,12 +425,84 @@ def enroll(
         name=agent_name,
         team_id=answer.team_id,
         heartbeat_interval_s=answer.heartbeat_interval_s,
+        tls=trust.tls,
+        insecure_http=trust.insecure_http,
     )
+    store_trust(directory, trust)
     path = save_config(directory, config)
-    out.print(f"enrolled as [bold]{agent_name}[/] (agent id {answer.agent_id}); credentials in {path}")
+    out.print(
+        f"enrolled as [bold]{agent_name}[/] (agent id {answer.agent_id}); credentials in {path}",
+        soft_wrap=True,
+        emoji=False,
+    )
+    if trust.tls is not None:
+        what = "pinned certificate" if trust.tls.mode == "pin" else "CA bundle"
+        out.print(
+            f"server verified with the {what} in {directory / trust.tls.file}",
+            highlight=False,
+            soft_wrap=True,
+            emoji=False,
+        )
+    if trust.insecure_http:
+        err.print("[bold yellow]warning:[/] plain http:// to a non-loopback server (--insecure-http)")
     if meter is not None:
         save_meter_config(directory, MeterConfig(spec=meter, idle_s=idle))
-        out.print(f"meter: {redact(meter)}", highlight=False)
+        out.print(f"meter: {redact(meter)}", highlight=False, soft_wrap=True, emoji=False)
+
+
+@app.command()
+def repin(
+    server: Annotated[
+        str | None, typer.Option(help="Move to this server URL (same agent) [default: the enrolled one]")
+    ] = None,
+    fingerprint: FingerprintOpt = None,
+    ca_file: CaFileOpt = None,
+    no_verify_hostname: NoVerifyHostnameOpt = False,
+    insecure_http: InsecureHttpOpt = False,
+    state_dir: StateDirOpt = None,
+) -> None:
+    """Trust the server's new certificate after it was changed on purpose (or move the agent to
+    another URL, e.g. from http:// to https://). The agent's identity and token are kept."""
+    directory = resolve_state_dir(state_dir)
+    try:
+        config = load_config(directory)
+        server_url = normalize_server_url(server) if server else config.server_url
+    except ConfigError as exc:
+        raise fail(str(exc), 2) from None
+    old = config.tls.fingerprint_sha256 if config.tls else None
+    if old:
+        out.print(
+            f"pinned until now: {format_fingerprint(old)}", highlight=False, soft_wrap=True, emoji=False
+        )
+    trust = establish_trust(
+        server_url,
+        fingerprint=fingerprint,
+        ca_file=ca_file,
+        verify_hostname=not no_verify_hostname,
+        insecure_http=insecure_http,
+        confirm_prompt="Trust this certificate from now on?",
+    )
+    store_trust(directory, trust)
+    updated = config.model_copy(
+        update={"server_url": server_url, "tls": trust.tls, "insecure_http": trust.insecure_http}
+    )
+    save_config(directory, updated)
+    if trust.tls is None:
+        out.print(
+            f"server {server_url}: plain http:// (no certificate)",
+            highlight=False,
+            soft_wrap=True,
+            emoji=False,
+        )
+    else:
+        what = "pinned certificate" if trust.tls.mode == "pin" else "CA bundle"
+        out.print(
+            f"server {server_url} now verified with the {what} in {directory / trust.tls.file}; "
+            "restart the agent (systemctl restart iowatt-agent)",
+            highlight=False,
+            soft_wrap=True,
+            emoji=False,
+        )
 
 
 # --- run -----------------------------------------------------------------------------------------
@@ -225,17 +530,35 @@ def run(
     directory = resolve_state_dir(state_dir)
     try:
         config = load_config(directory)
+        tls_context = server_ssl_context(directory, config)
         engine_path = locate_engine(engine)
         stored = load_meter_config(directory)
     except (ConfigError, EngineNotFound) as exc:
         raise fail(str(exc), 2) from None
+    if config.insecure_http:
+        logging.getLogger("iowatt_agent.transport").warning(
+            "transport.insecure_http server=%s: plain http:// to a host that is not loopback, "
+            "accepted with --insecure-http at enrolment; tokens and results cross the network "
+            "unencrypted. Move to https://: iowatt-agent repin --server https://...",
+            config.server_url,
+        )
+    pinned = config.tls.fingerprint_sha256 if config.tls else None
+    if tls_context is not None:
+        refused = probe(config.server_url, tls_context)
+        if refused is not None:  # fail closed at start; an unreachable server is retried instead
+            raise fail(rejection_message(config.server_url, refused, pinned_sha256=pinned), 2)
     meter_spec = meter if meter is not None else (stored.spec if stored else None)
     if meter_spec:
         check_meter_spec(meter_spec)
     idle_s = idle if idle is not None else (stored.idle_s if stored and stored.idle_s is not None else None)
 
     def make_client() -> ApiClient:
-        return ApiClient(config.server_url, config.agent_token)
+        return ApiClient(
+            config.server_url,
+            config.agent_token,
+            verify=client_verify(tls_context),
+            pinned_sha256=pinned,
+        )
 
     loop = AgentLoop(
         config,

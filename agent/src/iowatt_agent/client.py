@@ -4,12 +4,18 @@ Retry rules: connection errors, timeouts, 408 and 5xx are retried with exponenti
 jitter; 429 and 503 wait for the server's Retry-After when it gives one; every other 4xx is
 permanent and raised at once. All errors are typed (ApiError subclasses) so callers decide what a
 failure means without parsing strings.
+
+TLS: `verify` is the context built from the state directory (config.server_ssl_context: the pinned
+certificate or the enrolment CA file as the only trust anchor). A server whose certificate does not
+verify raises ServerCertificateRejected, which is neither retried at once nor permanent: the loop
+keeps backing off and the spool keeps every result until the operator re-pins.
 """
 
 from __future__ import annotations
 
 import email.utils
 import random
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +44,7 @@ from .schemas import (
     ResultUpload,
     StartRequest,
 )
+from .transport import find_verification_error, rejection_message
 
 API_PREFIX = "/api/v1"
 MAX_RETRY_AFTER_S = 300.0
@@ -69,6 +76,11 @@ class TransientError(ApiError):
 
 class ServerUnreachable(TransientError):
     """No HTTP answer at all (connection refused, reset, timeout)."""
+
+
+class ServerCertificateRejected(ApiError):
+    """The server's certificate did not verify against the pinned certificate or CA file: fail
+    closed (nothing is sent), keep spooled results, say how to re-pin."""
 
 
 class PermanentError(ApiError):
@@ -160,6 +172,8 @@ class ApiClient:
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: Callable[[], float] = random.random,
+        verify: ssl.SSLContext | bool = True,
+        pinned_sha256: str | None = None,
     ) -> None:
         headers = {"User-Agent": f"iowatt-agent/{__version__}", "Accept": "application/json"}
         if token:
@@ -169,7 +183,10 @@ class ApiClient:
             headers=headers,
             timeout=timeout_s,
             transport=transport,
+            verify=verify,
         )
+        self.server_url = server_url
+        self.pinned_sha256 = pinned_sha256
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
         self._rng = rng
@@ -216,6 +233,11 @@ class ApiClient:
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
+            refused = find_verification_error(exc)
+            if refused is not None:
+                reason = str(refused.verify_message or refused)
+                message = rejection_message(self.server_url, reason, pinned_sha256=self.pinned_sha256)
+                raise ServerCertificateRejected(f"{method} {path}: {message}") from exc
             reason = str(exc) or type(exc).__name__
             raise ServerUnreachable(f"{method} {path}: server unreachable: {reason}") from exc
         if response.status_code >= 400:

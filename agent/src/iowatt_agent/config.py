@@ -3,7 +3,9 @@
 Layout of the state directory (default /var/lib/iowatt-agent, or --state-dir /
 IOWATT_AGENT_STATE_DIR):
 
-    agent.json          server URL, agent id, agent token (mode 0600)
+    agent.json          server URL, agent id, agent token, how the server is verified (0600)
+    server-cert.pem     the server certificate pinned at enrolment (0600), or
+    server-ca.pem       the CA bundle given with --ca-file (0600)
     meter.json          this host's wattmeter spec and idle seconds (mode 0600: specs may hold
                         a BMC or plug password)
     spool/*.json        results and failures not yet acknowledged by the server
@@ -15,10 +17,14 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 from pathlib import Path
+from typing import Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .transport import TransportError, ca_context, check_plain_http, endpoint, pinned_context
 
 DEFAULT_STATE_DIR = Path("/var/lib/iowatt-agent")
 STATE_DIR_ENV = "IOWATT_AGENT_STATE_DIR"
@@ -30,6 +36,19 @@ class ConfigError(Exception):
     """The state directory or its credentials file is missing or unusable."""
 
 
+class TlsTrust(BaseModel):
+    """How an https:// server is verified. `pin`: the certificate confirmed at enrolment is the
+    only trust anchor; `ca`: the CA bundle given with --ca-file. `file` is relative to the state
+    directory (or absolute)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    mode: Literal["pin", "ca"]
+    file: str
+    fingerprint_sha256: str | None = None  # pin: SHA-256 of the pinned certificate (DER), hex
+    verify_hostname: bool = True
+
+
 class AgentConfig(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -39,6 +58,41 @@ class AgentConfig(BaseModel):
     name: str
     team_id: UUID | None = None
     heartbeat_interval_s: float = 15.0
+    tls: TlsTrust | None = None
+    insecure_http: bool = False  # http:// to a non-loopback host, accepted at enrolment
+
+
+def server_ssl_context(state_dir: Path, config: AgentConfig) -> ssl.SSLContext | None:
+    """The TLS context every connection to the server uses (None for loopback/insecure http://).
+    Refuses (ConfigError) a config that does not say how to verify its https:// server."""
+    try:
+        check_plain_http(config.server_url, insecure_http=config.insecure_http)
+        scheme = endpoint(config.server_url).scheme
+    except TransportError as exc:
+        raise ConfigError(f"{exc} (re-enrol or `iowatt-agent repin --server URL`)") from None
+    if scheme == "http":
+        return None
+    if config.tls is None:
+        raise ConfigError(
+            f"{config.server_url} is https:// but this agent has no pinned certificate or CA file "
+            "(enrolled by an older agent): run `iowatt-agent repin` once to pin the server"
+        )
+    path = Path(config.tls.file)
+    if not path.is_absolute():
+        path = state_dir / path
+    try:
+        pem = path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(
+            f"cannot read the server's trust anchor {path}: {reason} (`iowatt-agent repin`)"
+        ) from None
+    try:
+        if config.tls.mode == "pin":
+            return pinned_context(pem, verify_hostname=config.tls.verify_hostname)
+        return ca_context(pem, verify_hostname=config.tls.verify_hostname)
+    except TransportError as exc:
+        raise ConfigError(f"{path}: {exc} (`iowatt-agent repin`)") from None
 
 
 def resolve_state_dir(explicit: str | Path | None = None) -> Path:
@@ -105,7 +159,8 @@ def load_config(state_dir: Path) -> AgentConfig:
         raw = path.read_text()
     except FileNotFoundError:
         raise ConfigError(
-            f"not enrolled: {path} does not exist; run `iowatt-agent enroll --server URL --token TOKEN` first"
+            f"not enrolled: {path} does not exist; "
+            "run `iowatt-agent enroll --server URL --token-file FILE` first"
         ) from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc

@@ -195,7 +195,8 @@ def test_enroll_with_a_meter_stores_it_and_run_refuses_a_bad_spec(api, monkeypat
     monkeypatch.setattr(
         cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
     )
-    args = ["enroll", "--server", "http://server.test", "--token", ENROLL_TOKEN, "--state-dir", str(state)]
+    monkeypatch.setenv("IOWATT_ENROLL_TOKEN", ENROLL_TOKEN)  # never on the command line
+    args = ["enroll", "--server", "http://127.0.0.1:8000", "--state-dir", str(state)]
     bad = runner.invoke(cli.app, [*args, "--meter", "wattsup:/dev/ttyUSB0"])
     assert bad.exit_code == 2 and "supported schemes" in bad.stderr and api.calls == []  # checked first
     result = runner.invoke(cli.app, [*args, "--name", "box2", "--meter", "rapl", "--idle", "10"])
