@@ -1,6 +1,8 @@
 """Server administration: `iowatt-server bootstrap | enrollment-token | ensure-builtins`."""
 
+import os
 import secrets
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -20,11 +22,16 @@ app = typer.Typer(help="iowatt server administration", no_args_is_help=True)
 
 
 def _write_secret(path: Path, content: str) -> None:
+    """Mode 0600 from the moment the file exists (mkstemp), then an atomic rename over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(content)
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(content)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 @app.command()
