@@ -23,11 +23,11 @@ INVENTORY: dict[str, Any] = {
         {"mountpoint": "/", "source": "/dev/vda", "fstype": "ext4", "options": "rw,relatime"},
         {"mountpoint": "/dev/shm", "source": "tmpfs", "fstype": "tmpfs", "options": "rw,nosuid,nodev"},
     ],
-    # the host's policy (ADR 0009): runs may use data files beneath these directories
+    # the host's policy (ADR 0009): the targets runs may name, exactly as listed
     "policy": {
         "targets": [
-            {"path": "/srv", "kind": "directory", "writable": True},
-            {"path": "/dev/shm", "kind": "directory", "writable": True},
+            *({"path": p, "kind": "directory", "writable": True} for p in ("/srv/bench", "/srv/a", "/srv/b")),
+            *({"path": p, "kind": "directory", "writable": True} for p in ("/dev/shm/x", "/dev/shm/b")),
         ],
         "meters": [{"name": "plug", "driver": "shelly", "tier": "plug"}],
     },

@@ -6,6 +6,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent import repository, service
+from backend.agent.policy import reported_policy
 from backend.agent.schemas import (
     AgentEnroll,
     AgentEnrolled,
@@ -33,18 +34,14 @@ router = APIRouter(prefix="/agents", tags=["agents"])
 
 
 def policy_of(inventory: dict[str, Any] | None) -> PolicyRead | None:
-    """The policy part of a stored inventory (validated when it was stored), or None."""
-    raw = (inventory or {}).get("policy")
-    if not isinstance(raw, dict):
+    """The policy part of a stored inventory as libs/policy reads it (limits with the host's
+    defaults filled in), or None."""
+    reported = reported_policy(inventory)
+    if reported is None:
         return None
-    return PolicyRead.model_validate(
-        {
-            "targets": [{"destructive": False, **t} for t in raw.get("targets", [])],
-            "meters": raw.get("meters", []),
-            "default_meter": raw.get("default_meter"),
-            "limits": raw.get("limits", {}),
-        }
-    )
+    doc = reported.to_dict()
+    doc["targets"] = [{"model": None, "serial_sha256": None, "size_bytes": None, **t} for t in doc["targets"]]
+    return PolicyRead.model_validate(doc)
 
 
 def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID]) -> AgentRead:
@@ -140,7 +137,12 @@ def delete_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.post("/enroll", response_model=AgentEnrolled, status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/enroll",
+    response_model=AgentEnrolled,
+    status_code=status.HTTP_201_CREATED,
+    responses={403: {"description": "replace with a token not made by a current admin of the team"}},
+)
 def enroll(body: AgentEnroll, session: SessionDep) -> AgentEnrolled:
     raw, agent = service.enroll(session, body=body)
     return AgentEnrolled(

@@ -88,6 +88,20 @@ class PolicyTarget(_InventoryPart):
     kind: Literal["directory", "file", "device"]
     writable: bool
     destructive: bool = False
+    # devices: what the agent read from sysfs (the UI asks for the model or serial to confirm)
+    model: Short | None = None
+    serial_sha256: Annotated[str, StringConstraints(max_length=64)] | None = None
+    size_bytes: int | None = Field(None, ge=0, le=2**63 - 1)
+
+
+class PolicyLimits(_InventoryPart):
+    """Per-run limits (iowatt_policy.Limits); null = no limit."""
+
+    max_threads: int | None = Field(None, gt=0, le=2**31)
+    max_iodepth: int | None = Field(None, gt=0, le=2**31)
+    max_bs_bytes: int | None = Field(None, gt=0, le=2**63 - 1)
+    max_bytes_written: int | None = Field(None, gt=0, le=2**63 - 1)
+    max_runtime_s: float | None = Field(None, gt=0, le=10**9)
 
 
 class PolicyMeter(_InventoryPart):
@@ -104,9 +118,7 @@ class Policy(_InventoryPart):
     targets: list[PolicyTarget] = Field(default_factory=list, max_length=200)
     meters: list[PolicyMeter] = Field(default_factory=list, max_length=50)
     default_meter: MeterName | None = None
-    limits: dict[Annotated[str, StringConstraints(max_length=50)], int | float | None] = Field(
-        default_factory=dict, max_length=20
-    )
+    limits: PolicyLimits = Field(default_factory=PolicyLimits)
 
 
 class Inventory(_InventoryPart):
@@ -178,9 +190,20 @@ class LeaseResponse(OutputSchema):
 
 class PolicyTargetRead(OutputSchema):
     path: str
-    kind: str
+    kind: Literal["directory", "file", "device"]
     writable: bool
     destructive: bool
+    model: str | None
+    serial_sha256: str | None
+    size_bytes: int | None
+
+
+class PolicyLimitsRead(OutputSchema):
+    max_threads: int | None
+    max_iodepth: int | None
+    max_bs_bytes: int | None
+    max_bytes_written: int | None
+    max_runtime_s: float | None
 
 
 class PolicyMeterRead(OutputSchema):
@@ -195,7 +218,7 @@ class PolicyRead(OutputSchema):
     targets: list[PolicyTargetRead]
     meters: list[PolicyMeterRead]
     default_meter: str | None
-    limits: dict[str, int | float | None]
+    limits: PolicyLimitsRead
 
 
 class AgentRead(OutputSchema):

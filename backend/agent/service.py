@@ -6,6 +6,7 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent import repository, wake
+from backend.agent.policy import stored_inventory
 from backend.agent.schemas import AgentEnroll, EnrollmentTokenCreate, Heartbeat, Inventory, Lease
 from backend.auth import repository as auth_repo
 from backend.auth.principal import AgentPrincipal, UserPrincipal
@@ -107,7 +108,7 @@ def enroll(session: Session, *, body: AgentEnroll) -> tuple[str, Agent]:
             code="replace_needs_admin_token",
         )
     raw = new_token(AGENT_TOKEN_PREFIX)
-    inventory = body.inventory.stored() if body.inventory is not None else None
+    inventory = stored_inventory(body.inventory, "inventory.") if body.inventory is not None else None
     if agent is None:
         agent = Agent(team_id=tok.team_id, name=body.name, hostname=body.hostname, token_hash=token_hash(raw))
         session.add(agent)
@@ -189,7 +190,7 @@ def put_inventory(
     session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID, inventory: Inventory
 ) -> Agent:
     agent = _own_agent(session, principal, agent_id)
-    agent.inventory = inventory.stored()
+    agent.inventory = stored_inventory(inventory, "")
     return agent
 
 

@@ -8,6 +8,7 @@ from backend.auth.deps import SessionDep, UserDep
 from backend.campaign import service
 from backend.campaign.schemas import CampaignCreate, CampaignPage, CampaignRead
 from backend.models import Campaign
+from backend.run.schemas import MAX_OFFSET
 
 router = APIRouter(prefix="/campaigns", tags=["campaigns"])
 
@@ -22,7 +23,7 @@ def list_campaigns(
     principal: UserDep,
     session: SessionDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> CampaignPage:
     cond = Campaign.team_id.in_(principal.team_ids)
     rows = list(

@@ -4,12 +4,13 @@ from datetime import datetime
 from pydantic import Field, model_validator
 
 from backend.kit.schema import InputSchema, OutputSchema
+from backend.run.schemas import MeterName, TargetPath
 from backend.workload.schemas import WorkloadSpec
 
 
 class CampaignTarget(InputSchema):
     agent_id: uuid.UUID
-    target_path: str = Field(min_length=1, max_length=4096)
+    target_path: TargetPath
     environment_id: uuid.UUID | None = None
 
 
@@ -19,7 +20,8 @@ class CampaignCreate(InputSchema):
     workload_id: uuid.UUID | None = None
     targets: list[CampaignTarget] = Field(min_length=1, max_length=50)
     repeats: int = Field(1, ge=1, le=50)
-    meter: str | None = Field(None, max_length=1000)
+    meter: MeterName = None
+    destructive: bool = Field(False, description="as RunCreate.destructive, for every run")
     idle_s: float | None = Field(None, ge=0, le=3600)
 
     @model_validator(mode="after")
@@ -44,5 +46,7 @@ class CampaignRead(OutputSchema):
 
 
 class CampaignPage(OutputSchema):
+    """A page of campaigns, newest first."""
+
     items: list[CampaignRead]
     total: int

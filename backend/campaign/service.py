@@ -1,5 +1,6 @@
 import uuid
 
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -8,7 +9,7 @@ from backend.campaign.schemas import CampaignCreate, CampaignRead
 from backend.errors import Invalid, NotFound
 from backend.models import FINAL_STATUSES, Campaign, Run
 from backend.run import service as run_service
-from backend.run.schemas import RunCreate
+from backend.run.schemas import RunCreate, fit_name
 
 
 def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) -> Campaign:
@@ -18,27 +19,25 @@ def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) 
     for rep in range(1, body.repeats + 1):
         for i, t in enumerate(body.targets):
             try:
-                run = run_service.create(
-                    session,
-                    principal=principal,
-                    body=RunCreate(
-                        agent_id=t.agent_id,
-                        target_path=t.target_path,
-                        workload=body.workload,
-                        workload_id=body.workload_id,
-                        environment_id=t.environment_id,
-                        meter=body.meter,
-                        idle_s=body.idle_s,
-                        name=f"{body.name} · {t.target_path} · #{rep}",
-                    ),
+                run_body = RunCreate(
+                    agent_id=t.agent_id,
+                    target_path=t.target_path,
+                    workload=body.workload,
+                    workload_id=body.workload_id,
+                    environment_id=t.environment_id,
+                    meter=body.meter,
+                    destructive=body.destructive,
+                    idle_s=body.idle_s,
+                    name=fit_name(f"{body.name} · {t.target_path} · #{rep}"),
                 )
-            except Invalid as exc:  # name the target that failed
-                detail = (
-                    exc.detail[0]
-                    if isinstance(exc.detail, list) and exc.detail
-                    else {"field": "", "message": exc.message}
-                )
-                raise Invalid(f"targets.{i}.{detail['field']}", detail["message"]) from exc
+            except ValidationError as exc:  # the campaign's schema checks the same: never a 500
+                err = exc.errors()[0]
+                field = ".".join(str(p) for p in err["loc"]) or "body"
+                raise Invalid(f"targets.{i}.{field}", err["msg"]) from exc
+            try:
+                run = run_service.create(session, principal=principal, body=run_body)
+            except Invalid as exc:  # name the target that failed, for every field
+                raise _for_target(exc, i) from exc
             if campaign is None:
                 campaign = Campaign(
                     team_id=run.team_id,
@@ -54,6 +53,17 @@ def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) 
     campaign.spec = {**campaign.spec, "run_order": order}  # runs share a created_at; keep the queue order
     session.flush()
     return campaign
+
+
+def _for_target(exc: Invalid, index: int) -> Invalid:
+    entries = (
+        exc.detail if isinstance(exc.detail, list) and exc.detail else [{"field": "", "message": exc.message}]
+    )
+    detail = [{**d, "field": f"targets.{index}.{d['field']}".rstrip(".")} for d in entries]
+    out = Invalid(detail[0]["field"], detail[0]["message"])
+    out.code, out.detail = exc.code, detail
+    out.message = "; ".join(f"{d['field']}: {d['message']}" for d in detail[:5])
+    return out
 
 
 def get(session: Session, *, principal: UserPrincipal, campaign_id: uuid.UUID) -> Campaign:

@@ -1,6 +1,6 @@
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -10,8 +10,20 @@ TierName = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate
 QuantityName = Literal["power", "power_avg", "energy_counter"]
 
 
+MAX_SAMPLES = 2_000_000  # 6 h at 10 Hz is 216,000 (plus idle): ample, and still bounded
+BIGINT = 2**63 - 1
+
+
 class MeterInfo(InputSchema):
-    spec: str = Field(max_length=1000)
+    name: str = Field(
+        "", max_length=120, description='the meter\'s name on the host (ADR 0009); "" from older agents'
+    )
+    spec: str | None = Field(
+        None,
+        max_length=1000,
+        description="sent by agents older than ADR 0009; ignored, never stored or shown",
+        json_schema_extra={"deprecated": True},
+    )
     driver: str = Field(max_length=50)
     model: str = Field("", max_length=300)
     tier: TierName
@@ -24,8 +36,8 @@ class MeterInfo(InputSchema):
 
 class PhaseIn(InputSchema):
     name: str = Field(min_length=1, max_length=50)
-    start_ns: int = Field(ge=0)
-    end_ns: int = Field(ge=0)
+    start_ns: int = Field(ge=0, le=BIGINT)
+    end_ns: int = Field(ge=0, le=BIGINT)
 
     @model_validator(mode="after")
     def _ordered(self) -> "PhaseIn":
@@ -35,8 +47,8 @@ class PhaseIn(InputSchema):
 
 
 class SamplesIn(InputSchema):
-    t_ns: list[int]
-    value: list[float]
+    t_ns: list[Annotated[int, Field(ge=-BIGINT, le=BIGINT)]] = Field(max_length=MAX_SAMPLES)
+    value: list[float] = Field(max_length=MAX_SAMPLES)
 
     @model_validator(mode="after")
     def _same_length(self) -> "SamplesIn":
@@ -54,7 +66,9 @@ class PowerUpload(InputSchema):
     t0_utc: datetime
     phases: list[PhaseIn] = Field(max_length=100)
     samples: SamplesIn
-    cleaning: dict[str, int] = Field(default_factory=dict)
+    cleaning: dict[Annotated[str, Field(max_length=50)], Annotated[int, Field(ge=0, le=BIGINT)]] = Field(
+        default_factory=dict, max_length=20
+    )
 
     @model_validator(mode="after")
     def _load_phase(self) -> "PowerUpload":
@@ -83,7 +97,9 @@ class EnergyRead(OutputSchema):
 
     status: Literal["ok", "pending", "no_meter_data", "none"]
     reason: str | None
-    source: str | None
+    source: str | None = Field(description="the meter as shown: its name and driver (never its spec)")
+    meter_name: str | None = Field(description='the meter\'s name on the host ("" when the agent gave none)')
+    meter_driver: str | None
     tier: str | None
     tier_label: str | None
     estimated: bool
@@ -132,7 +148,9 @@ class PowerSeries(OutputSchema):
     tier: str
     tier_label: str
     estimated: bool
-    source: str
+    source: str = Field(description="the meter as shown: its name and driver (never its spec)")
+    meter_name: str
+    meter_driver: str
     quantity: str
     t0_utc: datetime
     load_start_s: float

@@ -28,7 +28,7 @@ def ingest(session: Session, *, run_id: uuid.UUID, power: PowerUpload) -> None:
     session.add(
         RunPower(
             run_id=run_id,
-            meter=power.meter.model_dump(mode="json"),
+            meter=power.meter.model_dump(mode="json", exclude={"spec"}),  # never a spec (ADR 0009)
             status=power.status,
             reason=power.reason,
             t0_utc=power.t0_utc,
@@ -48,6 +48,17 @@ def ingest(session: Session, *, run_id: uuid.UUID, power: PowerUpload) -> None:
         enqueue(session, "energy.compute_run", run_id=str(run_id))
 
 
+def meter_label(meter: dict[str, Any]) -> str:
+    """How a run's meter is shown: its name on the host and driver; a spec never (older rows had
+    one: migration 0005 removed it, and it is ignored here all the same)."""
+    name, driver = str(meter.get("name") or ""), str(meter.get("driver") or "")
+    return f"{name} ({driver})" if name and driver else name or driver
+
+
+def _meter(stored: dict[str, Any]) -> ie.Meter:
+    return ie.Meter.from_dict({**stored, "spec": meter_label(stored)})
+
+
 def compute(session: Session, *, run_id: uuid.UUID) -> RunEnergy | None:
     """(Re)compute a run's energy and carbon from its stored samples; idempotent."""
     rp = session.get(RunPower, run_id)
@@ -61,7 +72,7 @@ def compute(session: Session, *, run_id: uuid.UUID) -> RunEnergy | None:
     ).all()
     if not rows:
         return None
-    meter = ie.Meter.from_dict(rp.meter)
+    meter = _meter(rp.meter)
     cleaned = ie.Cleaned(
         t_ns=[r[0] for r in rows], value=[r[1] for r in rows], dropped=dict(rp.server_cleaning)
     )
@@ -172,13 +183,15 @@ def _energy_read(rp: RunPower | None, e: RunEnergy | None) -> EnergyRead:
     base = {**_EMPTY, "estimated": False, "flags": [], "phases": [], "dropped": {}}
     if rp is None:
         return EnergyRead(**{**base, "status": "none", "reason": "no meter configured for this run"})
-    meter = ie.Meter.from_dict(rp.meter)
+    meter = _meter(rp.meter)
     dropped = {
         k: rp.agent_cleaning.get(k, 0) + rp.server_cleaning.get(k, 0)
         for k in {*rp.agent_cleaning, *rp.server_cleaning}
     }
     ident = {
         "source": meter.spec,
+        "meter_name": str(rp.meter.get("name") or ""),
+        "meter_driver": meter.driver,
         "tier": meter.tier.value,
         "tier_label": ie.TIER_LABEL[meter.tier],
         "estimated": meter.tier is ie.Tier.estimate,
@@ -239,7 +252,7 @@ def series(session: Session, *, run: Run, points: int = MAX_POINTS) -> PowerSeri
     rp = session.get(RunPower, run.id)
     if rp is None:
         raise NotFound("this run has no power measurement", code="no_power")
-    meter = ie.Meter.from_dict(rp.meter)
+    meter = _meter(rp.meter)
     load = next((p for p in rp.phases if p["name"] == "load"), {"start_ns": 0})
     bounds = session.execute(
         select(func.min(PowerSample.t_ns), func.max(PowerSample.t_ns)).where(PowerSample.run_id == run.id)
@@ -266,6 +279,8 @@ def series(session: Session, *, run: Run, points: int = MAX_POINTS) -> PowerSeri
         tier_label=ie.TIER_LABEL[meter.tier],
         estimated=meter.tier is ie.Tier.estimate,
         source=meter.spec,
+        meter_name=str(rp.meter.get("name") or ""),
+        meter_driver=meter.driver,
         quantity=meter.quantity.value,
         t0_utc=rp.t0_utc,
         load_start_s=load["start_ns"] / 1e9,

@@ -13,7 +13,15 @@ from backend.jobs import enqueue
 from backend.kit.time import utcnow
 from backend.models import ResultJob, ResultSeriesPoint, Run, RunResult, RunStatus
 from backend.power import service as power_service
-from backend.result.schemas import DirStats, EngineDocument, EngineJob, JobSeries, RunSeries, SeriesPointRead
+from backend.result.schemas import (
+    BIGINT,
+    DirStats,
+    EngineDocument,
+    EngineJob,
+    JobSeries,
+    RunSeries,
+    SeriesPointRead,
+)
 from backend.run import service as run_service
 from backend.run.schemas import ResultStored, ResultUpload
 
@@ -108,6 +116,8 @@ def _job_row(run_id: uuid.UUID, index: int, job: EngineJob) -> ResultJob:
         if isinstance(opts.get("bs_bytes"), int)
         else parse_size(job.job_options.get("bs", ""))
     )
+    if bs is not None and not 0 < bs <= BIGINT:
+        bs = None  # not a block size a bigint holds: unknown rather than a 500
     runtime_ms = job.job_runtime or max(job.read.runtime, job.write.runtime)
     uring = job.iowatt.io_uring
     return ResultJob(

@@ -12,6 +12,7 @@ from backend.result import service as result_service
 from backend.result.schemas import ResultRead, RunSeries
 from backend.run import repository, service
 from backend.run.schemas import (
+    MAX_OFFSET,
     FailureReport,
     LeaseRef,
     ProgressAck,
@@ -43,7 +44,7 @@ def list_runs(
     workload_id: uuid.UUID | None = None,
     campaign_id: uuid.UUID | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> RunPage:
     runs, total = repository.page(
         session,

@@ -1,33 +1,79 @@
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
 from backend.power.schemas import EnergyRead, PowerUpload
 from backend.workload.schemas import WorkloadSpec
 
+MAX_NAME = 200
+# Pages: offset bounded so a huge one is a 422, not a bigint overflow in PostgreSQL
+MAX_OFFSET = 1_000_000
+
+
+def fit_name(text: str, limit: int = MAX_NAME) -> str:
+    """`text` within `limit` characters: the middle (usually a long path) gives way to '…'."""
+    if len(text) <= limit:
+        return text
+    keep = limit - 1
+    return f"{text[: keep - keep // 3]}…{text[len(text) - keep // 3 :]}"
+
+
+def check_target_path(value: str) -> str:
+    if not value.startswith("/"):
+        raise PydanticCustomError("absolute_path", "must be an absolute path (starting with /)")
+    return value
+
+
+def check_meter_name(value: str | None) -> str | None:
+    if value is not None and ":" in value:
+        raise PydanticCustomError(
+            "meter_spec",
+            "a run names a meter the host configured, never its spec: specs stay on the host "
+            "(iowatt-agent meters set NAME SPEC)",
+        )
+    return value
+
+
+TargetPath = Annotated[
+    str,
+    Field(min_length=1, max_length=4096, description="absolute path of one of the host's targets"),
+    AfterValidator(check_target_path),
+]
+MeterName = Annotated[
+    str | None,
+    Field(
+        max_length=1000,
+        description='NAME of a meter the host reported (AgentRead.policy.meters); "" = no meter, '
+        "null = the host's default meter. Never a spec: a value with ':' is refused",
+    ),
+    AfterValidator(check_meter_name),
+]
+
 
 class RunCreate(InputSchema):
     agent_id: uuid.UUID
-    target_path: str = Field(
-        min_length=1, max_length=4096, description="absolute path of a directory, file or device"
-    )
+    target_path: TargetPath
     workload: WorkloadSpec | None = None
     workload_id: uuid.UUID | None = None
-    name: str | None = Field(None, max_length=200)
+    name: str | None = Field(None, max_length=MAX_NAME)
     environment_id: uuid.UUID | None = None
-    meter: str | None = Field(None, max_length=1000, description="wattmeter spec; default: the agent's own")
+    meter: MeterName = None
+    destructive: bool = Field(
+        False,
+        description="the run's key of the two-key rule: may write to a raw device the host marked "
+        "destructive (the UI sets it after the user types the device's model or serial)",
+    )
     idle_s: float | None = Field(None, ge=0, le=3600, description="idle baseline before and after, seconds")
 
     @model_validator(mode="after")
     def _one_workload(self) -> "RunCreate":
         if (self.workload is None) == (self.workload_id is None):
             raise ValueError("give exactly one of workload or workload_id")
-        if not self.target_path.startswith("/"):
-            raise ValueError("target_path must be an absolute path")
         return self
 
 
@@ -115,12 +161,17 @@ class RunRead(OutputSchema):
     progress: Progress | None
     jobs: list[JobSummary]
     passes: list[PassSummary]  # empty unless the workload runs passes
-    meter: str | None
+    meter: str | None = Field(
+        description="the meter's name on the host; \"\" = none, null = the host's default"
+    )
+    destructive: bool
     idle_s: float | None
     energy: EnergyRead
 
 
 class RunPage(OutputSchema):
+    """A page of runs, newest first."""
+
     items: list[RunRead]
     total: int
 

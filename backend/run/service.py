@@ -9,11 +9,13 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+from iowatt_policy import check_run
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from backend.agent import repository as agent_repo
+from backend.agent.policy import reported_policy
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.config import get_settings
 from backend.device import service as device_service
@@ -23,6 +25,7 @@ from backend.kit.time import utcnow
 from backend.models import FINAL_STATUSES, Agent, Environment, ResultJob, Role, Run, RunStatus
 from backend.power import service as power_service
 from backend.run import repository
+from backend.run.errors import HostPolicyRefused
 from backend.run.schemas import (
     DirSummary,
     FailureReport,
@@ -34,6 +37,7 @@ from backend.run.schemas import (
     ProgressReport,
     RunCreate,
     RunRead,
+    fit_name,
 )
 from backend.workload import service as workload_service
 from backend.workload.schemas import WorkloadSpec, pass_of
@@ -60,10 +64,11 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         env = session.get(Environment, body.environment_id)
         if env is None or env.team_id != agent.team_id:
             raise Invalid("environment_id", "no such environment in the agent's team")
+    check_host_policy(agent, body, spec)
     device = device_service.resolve(session, agent=agent, target_path=body.target_path)
     run = Run(
         team_id=agent.team_id,
-        name=body.name or f"{default_name} on {agent.name}:{body.target_path}",
+        name=fit_name(body.name or f"{default_name} on {agent.name}:{body.target_path}"),
         status=RunStatus.queued,
         agent_id=agent.id,
         device_id=device.id,
@@ -73,12 +78,38 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         target_path=body.target_path,
         created_by=principal.user_id,
         meter=body.meter,
+        destructive=body.destructive,
         idle_s=body.idle_s,
     )
     session.add(run)
     session.flush()
     enqueue(session, "run.dispatch", run_id=str(run.id))
     return run
+
+
+def check_host_policy(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None:
+    """The early, friendly answer: the policy the agent last reported refuses the run -> 422 with
+    each violation and the host command that would allow it. The agent re-checks every lease
+    against its current policy (authoritative), so a stale copy here never lets a run through."""
+    policy = reported_policy(agent.inventory)
+    if policy is None:
+        raise Invalid(
+            "agent_id",
+            f"agent {agent.name!r} has reported no host policy, so it runs nothing from the server: "
+            "upgrade iowatt-agent on the host (issue 9 or later) and allow targets there "
+            "(iowatt-agent targets add PATH)",
+        )
+    violations = check_run(
+        policy,
+        target_path=body.target_path,
+        engine_job=spec.engine_job(),
+        meter=body.meter,
+        destructive=body.destructive,
+    )
+    if violations:
+        raise HostPolicyRefused(
+            violations, workload_field="workload_id" if body.workload_id is not None else "workload"
+        )
 
 
 def get(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> Run:
@@ -135,6 +166,7 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
             jobs=[job_summary(j) for j in jobs[r.id]],
             passes=pass_summaries(r.workload_spec, jobs[r.id]),
             meter=r.meter,
+            destructive=r.destructive,
             idle_s=r.idle_s,
             energy=energy[r.id],
         )
