@@ -405,3 +405,19 @@ def test_server_settings_come_from_the_instance_env_file(tmp_path: Path) -> None
         text=True,
     )
     assert ":55111/" in out.stdout and ":56111/" in out.stdout, out.stderr
+
+
+def test_bootstrap_secret_files_are_0600_whatever_the_umask(tmp_path: Path) -> None:
+    from backend.cli import _write_secret
+
+    target = tmp_path / "admin-token"
+    target.write_text("old\n")
+    target.chmod(0o644)
+    old = os.umask(0o022)
+    try:
+        _write_secret(target, "iwu_x\n")
+    finally:
+        os.umask(old)
+    assert target.read_text() == "iwu_x\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["admin-token"]
