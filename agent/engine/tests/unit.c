@@ -1,9 +1,14 @@
 /* C unit tests: histogram bucket math and percentiles, size/time parsing, JSON, the
- * random-map permutation and offset generation staying inside the region. */
+ * random-map permutation and offset generation staying inside the region, and beneath=DIR's
+ * path checks. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "iowatt.h"
 
@@ -326,6 +331,50 @@ static void test_offsets(void)
 	run_gen("randwrite", "4k", "4m", "4096", "norandommap", "1", 0);
 }
 
+/* beneath=DIR: path normalisation and the confined open (openat2 here, the walk in the
+ * noopenat2 build, which the black-box tests run) */
+static void test_confine(void)
+{
+	char out[64];
+	CHECK(confine_split("a//./b/", out, sizeof(out)) == 0 && !strcmp(out, "a/b"), "a//./b/ -> %s", out);
+	CHECK(confine_split("./x", out, sizeof(out)) == 0 && !strcmp(out, "x"), "./x");
+	CHECK(confine_split("a/../b", out, sizeof(out)) == -EXDEV, "a/../b refused");
+	CHECK(confine_split("..", out, sizeof(out)) == -EXDEV, ".. refused");
+	CHECK(confine_split("a/..b", out, sizeof(out)) == 0 && !strcmp(out, "a/..b"), "..b is a name");
+	CHECK(confine_split("/etc/passwd", out, sizeof(out)) == -EINVAL, "absolute refused");
+	CHECK(confine_split("./", out, sizeof(out)) == -EINVAL, "empty refused");
+	CHECK(confine_split("abcdefgh/abcdefgh", out, 10) == -ENAMETOOLONG, "too long");
+
+	char tmpl[] = "/tmp/iowatt-unit-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	CHECK(dir != NULL, "mkdtemp");
+	if (!dir)
+		return;
+	char p[256];
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/sub/f", dir);
+	close(open(p, O_WRONLY | O_CREAT, 0600));
+	snprintf(p, sizeof(p), "%s/link", dir);
+	CHECK(symlink("sub/f", p) == 0, "symlink");
+	snprintf(p, sizeof(p), "%s/dlink", dir);
+	CHECK(symlink("sub", p) == 0, "symlink");
+	int dfd = open(dir, O_PATH | O_DIRECTORY);
+	int fd = confined_open(dfd, "sub/f", O_RDONLY, 0);
+	CHECK(fd >= 0, "sub/f opens: %d", fd);
+	if (fd >= 0)
+		close(fd);
+	CHECK(confined_open(dfd, "link", O_RDONLY, 0) == -ELOOP, "a link as the file");
+	CHECK(confined_open(dfd, "link", O_PATH, 0) == -ELOOP, "a link as the file (O_PATH)");
+	CHECK(confined_open(dfd, "dlink/f", O_RDONLY, 0) == -ELOOP, "a link as a directory");
+	CHECK(confined_open(dfd, "sub/new", O_WRONLY | O_CREAT | O_EXCL, 0600) >= 0, "create");
+	CHECK(confined_open(dfd, "sub/new", O_WRONLY | O_CREAT | O_EXCL, 0600) == -EEXIST, "O_EXCL");
+	close(dfd);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0, "cleanup");
+}
+
 int main(void)
 {
 	test_hist();
@@ -335,6 +384,7 @@ int main(void)
 	test_perm();
 	test_dist();
 	test_offsets();
+	test_confine();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }
