@@ -20,9 +20,9 @@ if [ ! -f "$state/agent.json" ]; then
   iowatt-agent enroll --server "https://$IOWATT_HOSTNAME" --ca-file "$ca" --name "compose-$(hostname)"
 fi
 unset IOWATT_ENROLLMENT_TOKEN
-iowatt-agent targets list | grep -qF -- "$bench" || iowatt-agent targets add "$bench"
+iowatt-agent targets list --json | grep -qF -- "\"$bench\"" || iowatt-agent targets add "$bench"
 if [ -n "${IOWATT_AGENT_DEVICE:-}" ] && [ "$IOWATT_AGENT_DEVICE" != /dev/null ]; then
-  if ! iowatt-agent targets list | grep -qF -- "$IOWATT_AGENT_DEVICE"; then
+  if ! iowatt-agent targets list --json | grep -qF -- "\"$IOWATT_AGENT_DEVICE\""; then
     if [ -n "${IOWATT_AGENT_DESTRUCTIVE:-}" ]; then
       iowatt-agent targets add --device "$IOWATT_AGENT_DEVICE" --destructive
     else

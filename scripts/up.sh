@@ -92,10 +92,14 @@ if [ ! -f "$AGENT_STATE/agent.json" ]; then
   IOWATT_ENROLLMENT_TOKEN=$token agent_cmd enroll --server "http://127.0.0.1:$API_PORT" \
       --name "local-$(hostname -s)" --replace --state-dir "$AGENT_STATE"
 fi
-# ADR 0009: the agent runs only inside targets its host allows: the demo's two directories.
+# ADR 0009: the agent runs only inside targets its host allows: the demo's two directories. This
+# agent is no systemd service: its drop-in goes to its own state dir, never /etc/systemd (where it
+# would change a real iowatt-agent service on this host).
+export IOWATT_AGENT_SYSTEMD_DROPIN_DIR=$AGENT_STATE/systemd-dropin
 for target in "$DISK_DIR" "$RAM_DIR"; do
-  if ! agent_cmd targets list --state-dir "$AGENT_STATE" 2>/dev/null | grep -qF -- "$target"; then
-    agent_cmd targets add "$target" --state-dir "$AGENT_STATE"
+  if ! agent_cmd targets list --json --state-dir "$AGENT_STATE" 2>/dev/null | grep -qF -- "\"$target\""; then
+    added=$(agent_cmd targets add "$target" --state-dir "$AGENT_STATE")
+    echo "$added" | grep '^allowed' | sed 's/^/    /' || true
   fi
 done
 start agent env -u IOWATT_DATABASE_URL -u IOWATT_REDIS_URL -u IOWATT_SECRET_KEY "$VENV/bin/iowatt-agent" run --state-dir "$AGENT_STATE" --engine "$ROOT/agent/engine/build/iowatt-engine"
