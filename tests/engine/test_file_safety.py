@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import shutil
 import stat
 import subprocess
@@ -464,3 +465,75 @@ def test_resolvers_seen_through_strace(
     assert any("openat(" in c and '"sub"' in c and "O_DIRECTORY" in c for c in calls)
     assert any("unlinkat(" in c and '"b.dat"' in c for c in calls)
     assert not (allowed / "sub" / "b.dat").exists()
+
+
+# the production binary under a seccomp filter that answers openat2 with ENOSYS, as an old kernel
+# (or a container runtime's filter) would: it must switch to the walk at run time
+_ENOSYS_LAUNCHER = r"""
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+    if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+        return 126;
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+        return 126;
+    execv(argv[1], argv + 1);
+    return 127;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def enosys_launcher(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if platform.machine() != "x86_64" or shutil.which("cc") is None:
+        pytest.skip("the seccomp launcher is written for x86_64 and needs cc")
+    d = tmp_path_factory.mktemp("enosys")
+    (d / "launcher.c").write_text(_ENOSYS_LAUNCHER)
+    subprocess.run(["cc", "-O1", "-o", str(d / "launcher"), str(d / "launcher.c")], check=True, timeout=120)
+    return d / "launcher"
+
+
+def test_enosys_from_the_kernel_switches_to_the_walk(
+    enosys_launcher: Path, engine_bin: Path, tree: tuple[Path, Path]
+) -> None:
+    allowed, canary = tree
+    before = sha256(canary)
+    f = allowed / "sub" / "x.dat"
+    base = [str(enosys_launcher), str(engine_bin), f"--beneath={allowed}"]
+    p = subprocess.run(
+        [*base, f"--filename={f}", "--create_new=1", "--unlink=1", "--rw=randwrite", "--size=1m"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["iowatt"]["target"]["beneath"]["resolver"] == "openat-walk"
+    assert doc["jobs"][0]["write"]["io_bytes"] == MiB and not f.exists()
+    (allowed / "sub" / "evil.dat").symlink_to(canary)
+    for name in ("sub/evil.dat", "../canary.txt"):
+        p = subprocess.run(
+            [*base, f"--filename={name}", "--rw=write", "--size=4k"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert p.returncode == 2 and p.stderr.startswith("iowatt-engine: beneath: "), p.stderr
+    assert sha256(canary) == before
