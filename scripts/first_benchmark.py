@@ -32,6 +32,11 @@ def supports_direct_io(directory: Path) -> bool:
         probe.unlink(missing_ok=True)
 
 
+def allowed_targets(agent: dict) -> set[str]:
+    policy = (agent.get("inventory") or {}).get("policy") or {}
+    return {t["path"] for t in policy.get("targets", [])}
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--api", required=True)
@@ -62,6 +67,12 @@ def main() -> int:
     agent = agents[0]
     args.disk_dir.mkdir(parents=True, exist_ok=True)
     args.ram_dir.mkdir(parents=True, exist_ok=True)
+    # The server accepts a run only inside the targets the agent reported (ADR 0009); the agent
+    # reports its new policy at start, which may be a moment after `make up` wrote it.
+    wanted = {str(args.disk_dir), str(args.ram_dir)}
+    while not wanted <= allowed_targets(agent) and time.monotonic() < deadline + 30:
+        time.sleep(0.5)
+        agent = api.get(f"/agents/{agent['id']}").raise_for_status().json()
     workload = "quick"
     if not (supports_direct_io(args.disk_dir) and supports_direct_io(args.ram_dir)):
         workload = "quick-buffered"
@@ -79,7 +90,11 @@ def main() -> int:
             "workload_id": quick["id"],
             "name": NAME.format(label=label),
         }
-        ids.append(api.post("/runs", json=body).raise_for_status().json()["id"])
+        created = api.post("/runs", json=body)
+        if created.status_code == 422:
+            console.print(f"[red]    the server refused the {label} run: {created.json()}[/red]")
+            return 1
+        ids.append(created.raise_for_status().json()["id"])
 
     end = time.monotonic() + args.timeout
     done: dict[str, dict] = {}
