@@ -86,7 +86,7 @@ class Mount(_InventoryPart):
 class PolicyTarget(_InventoryPart):
     path: Path
     kind: Literal["directory", "file", "device"]
-    writable: bool
+    writable: bool = Field(False, description="absent: true for a directory, else false (libs/policy)")
     destructive: bool = False
     # devices: what the agent read from sysfs (the UI asks for the model or serial to confirm)
     model: Short | None = None

@@ -251,3 +251,95 @@ def test_carbon_reference_tables(client: TestClient, session: Session) -> None:
     assert len(grid) >= 20 and all(g["source"] and g["year"] for g in grid)
     emb = {d["media"]: d for d in client.get("/api/v1/carbon/embodied-defaults", headers=u.headers).json()}
     assert emb["hdd"]["kg_per_drive"] == 30.0 and emb["ssd"]["kg_per_gb"] == 0.055
+
+
+def test_runs_show_the_meters_name_driver_and_tier_never_its_spec(
+    client: TestClient, session: Session
+) -> None:
+    """ADR 0009: a spec may hold BMC or plug credentials; the server neither stores nor shows it."""
+    from backend.models import RunEnergy, RunPower
+
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    meter = {
+        "name": "bmc",
+        "spec": "ipmi:host=10.0.0.9,user=admin,password=hunter2",  # an older agent still sends it
+        "driver": "ipmi",
+        "tier": "bmc",
+        "quantity": "power",
+        "nominal_interval_s": 0.1,
+    }
+    run_id, r = upload(client, session, u, a, power_doc(meter=meter))
+    assert r.status_code == 201, r.text
+    power_service.compute(session, run_id=run_id)
+    stored = session.get(RunPower, run_id)
+    assert stored is not None and "spec" not in stored.meter and stored.meter["name"] == "bmc"
+    energy = session.get(RunEnergy, run_id)
+    assert energy is not None and energy.summary["source"] == "bmc (ipmi)"
+    run = client.get(f"/api/v1/runs/{run_id}", headers=u.headers)
+    series = client.get(f"/api/v1/runs/{run_id}/power", headers=u.headers)
+    e = run.json()["energy"]
+    assert (e["source"], e["meter_name"], e["meter_driver"], e["tier"]) == (
+        "bmc (ipmi)",
+        "bmc",
+        "ipmi",
+        "bmc",
+    )
+    s = series.json()
+    assert (s["source"], s["meter_name"], s["meter_driver"], s["tier"]) == (
+        "bmc (ipmi)",
+        "bmc",
+        "ipmi",
+        "bmc",
+    )
+    for text in (run.text, series.text, client.get("/api/v1/runs", headers=u.headers).text):
+        assert "hunter2" not in text and "ipmi:" not in text
+
+
+def test_power_lists_and_numbers_are_bounded() -> None:
+    from pydantic import ValidationError
+
+    from backend.power.schemas import MAX_SAMPLES, PowerUpload
+
+    doc = power_doc(idle_s=1, load_s=1, hz=1)
+    doc["samples"] = {"t_ns": [0] * (MAX_SAMPLES + 1), "value": [1.0] * (MAX_SAMPLES + 1)}
+    with pytest.raises(ValidationError) as exc:
+        PowerUpload.model_validate(doc)
+    assert {e["loc"][:2] for e in exc.value.errors()} == {("samples", "t_ns"), ("samples", "value")}
+    doc = power_doc(idle_s=1, load_s=1, hz=1)
+    doc["cleaning"] = {f"k{i}": 0 for i in range(21)}
+    with pytest.raises(ValidationError):
+        PowerUpload.model_validate(doc)
+    doc = power_doc(idle_s=1, load_s=1, hz=1)
+    doc["samples"]["t_ns"][0] = 2**63
+    with pytest.raises(ValidationError):
+        PowerUpload.model_validate(doc)
+
+
+def test_result_numbers_beyond_bigint_are_422_not_500(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    doc = engine_document()
+    doc["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"] = 1e30
+    run = create_run(session, agent=a.agent)
+    run_service.dispatch(session, run_id=run.id)
+    lid = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"][
+        "lease_id"
+    ]
+    client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lid}, headers=a.headers)
+    up = {
+        "lease_id": lid,
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": doc,
+        "engine_exit_code": 0,
+        "started_at": "2026-11-21T10:00:00Z",
+        "finished_at": "2026-11-21T10:00:06Z",
+    }
+    r = client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["field"].startswith("engine_result.jobs.0.read.clat_ns.percentile")
+    doc["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"] = 40960
+    doc["jobs"][0]["iowatt"]["options"]["bs_bytes"] = 2**70  # beyond a bigint: stored as unknown
+    r = client.put(f"/api/v1/runs/{run.id}/result", json={**up, "engine_result": doc}, headers=a.headers)
+    assert r.status_code == 201, r.text
+    assert client.get(f"/api/v1/runs/{run.id}", headers=u.headers).json()["jobs"][0]["bs_bytes"] is None
