@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Check iowatt-agent.service's sandbox on this machine, also where PID 1 is not systemd.
+
+1. `systemd-analyze security --offline=yes` on the unit: the exposure score.
+2. System calls: strace the engine (psync, libaio, io_uring; O_DIRECT) and the agent (a pinned
+   HTTPS request, the inventory, `bench`), and compare every call made with the unit's
+   SystemCallFilter= (@system-service minus @privileged and @resources, as systemd expands them).
+3. Privileges: run the same under what the unit imposes that a plain process can impose on
+   itself: an empty capability bounding set, no_new_privs (setpriv) and PR_SET_MDWE, the kernel's
+   MemoryDenyWriteExecute (Linux >= 6.3); with --device, also on a loop device (raw, O_DIRECT,
+   read and destructive write).
+
+Usage (as root, from the repository): python3 agent/systemd/check_sandbox.py [--device]
+Exit 0 when every check passed; prints one line per check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+UNIT = REPO / "agent" / "systemd" / "iowatt-agent.service"
+ENGINE = Path(os.environ.get("IOWATT_ENGINE", REPO / "agent" / "engine" / "build" / "iowatt-engine"))
+AGENT = Path(os.environ.get("IOWATT_AGENT", REPO / ".venv" / "bin" / "iowatt-agent"))
+PYTHON = AGENT.parent / "python"
+SETPRIV = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs"]
+PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN = 65, 1
+
+# The agent's network side, in-process: pin a local TLS server's certificate and talk to it.
+AGENT_CLIENT = r"""
+import json, ssl, subprocess, sys, tempfile, threading, uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from iowatt_agent.client import ApiClient
+from iowatt_agent.inventory import collect
+from iowatt_agent.schemas import HeartbeatRequest
+from iowatt_agent.transport import fetch_server_certificate, pinned_context
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        body = json.dumps({"server_time": "2026-01-01T00:00:00Z", "heartbeat_interval_s": 5}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+
+d = tempfile.mkdtemp()
+subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                "-nodes", "-keyout", d + "/k.pem", "-out", d + "/c.pem", "-days", "1",
+                "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"],
+               check=True, capture_output=True)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(d + "/c.pem", d + "/k.pem")
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.socket = context.wrap_socket(server.socket, server_side=True)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+url = f"https://127.0.0.1:{server.server_address[1]}"
+pinned = pinned_context(ssl.DER_cert_to_PEM_cert(fetch_server_certificate(url)))
+with ApiClient(url, "token", verify=pinned) as client:
+    client.heartbeat(uuid.uuid4(), HeartbeatRequest(state="idle", current_run_id=None, agent_version="t"))
+collect()
+server.shutdown()
+print("ok")
+"""
+
+
+def run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)  # type: ignore[call-overload, no-any-return]
+
+
+def expand(group: str) -> set[str]:
+    out = run(["systemd-analyze", "syscall-filter", group]).stdout
+    names: set[str] = set()
+    for line in out.splitlines()[1:]:
+        word = line.strip()
+        if not word or word.startswith("#"):
+            continue
+        names |= expand(word) if word.startswith("@") else {word}
+    return names
+
+
+def unit_filter() -> tuple[set[str], set[str]]:
+    allow: set[str] = set()
+    deny: set[str] = set()
+    for line in UNIT.read_text().splitlines():
+        if line.startswith("SystemCallFilter="):
+            value = line.split("=", 1)[1]
+            target = deny if value.startswith("~") else allow
+            for item in value.lstrip("~").split():
+                target |= expand(item) if item.startswith("@") else {item}
+    return allow, deny
+
+
+def engine_jobs(target: str, device: bool) -> list[list[str]]:
+    jobs = []
+    for engine in ("psync", "libaio", "io_uring"):
+        for rw in ("randread", "randwrite"):
+            job = [str(ENGINE), f"--name={rw}", f"--filename={target}", f"--rw={rw}", "--bs=4k", "--size=16m"]
+            job += ["--runtime=1", "--time_based=1", "--direct=1", f"--ioengine={engine}", "--iodepth=8"]
+            jobs.append(job + (["--destructive=1"] if device and rw == "randwrite" else []))
+    return jobs
+
+
+def agent_commands(directory: str) -> list[list[str]]:
+    bench = [str(AGENT), "bench", "--target", directory, "--rw", "randread", "--size", "8m", "--runtime", "1"]
+    return [[str(PYTHON), "-c", AGENT_CLIENT], [*bench, "--json"]]
+
+
+def traced_calls(commands: list[list[str]]) -> set[str]:
+    calls: set[str] = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, cmd in enumerate(commands):
+            out = f"{tmp}/trace.{i}"
+            result = run(["strace", "-f", "-qq", "-o", out, *cmd])
+            if result.returncode != 0:
+                raise SystemExit(
+                    f"FAIL {' '.join(cmd[:3])}...: exit {result.returncode}: {result.stderr[-400:]}"
+                )
+            calls |= set(re.findall(r"^\d+\s+([a-z0-9_]+)\(", Path(out).read_text(), re.M))
+    return calls
+
+
+def sandboxed(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    def mdwe() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_MDWE")
+
+    return subprocess.run([*SETPRIV, *cmd], capture_output=True, text=True, preexec_fn=mdwe)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", action="store_true", help="also a loop device (root, losetup)")
+    args = parser.parse_args()
+    failed = 0
+
+    score = run(["systemd-analyze", "security", "--offline=yes", str(UNIT)]).stdout.strip().splitlines()
+    print(f"systemd-analyze: {score[-1] if score else 'not available'}")
+
+    work = tempfile.mkdtemp(prefix="iowatt-sandbox-")
+    targets = [(f"{work}/data", False)]
+    loop = None
+    if args.device:
+        image = f"{work}/loop.img"
+        with open(image, "wb") as f:
+            f.truncate(64 << 20)
+        loop = run(["losetup", "-f", "--show", image]).stdout.strip()
+        targets.append((loop, True))
+    try:
+        commands = [job for t, dev in targets for job in engine_jobs(t, dev)] + agent_commands(work)
+        if shutil.which("strace"):
+            allow, deny = unit_filter()
+            calls = traced_calls(commands)
+            refused = sorted(c for c in calls if c not in allow or c in deny)
+            failed += bool(refused)
+            print(f"system calls: {len(calls)} used, refused by SystemCallFilter=: {refused or 'none'}")
+        else:
+            print("system calls: strace not installed, skipped")
+        probe = sandboxed([sys.executable, "-c", "import mmap; mmap.mmap(-1, 4096, prot=7)"])
+        mdwe_on = probe.returncode != 0 and "Permission denied" in probe.stderr
+        print(f"sandbox: W+X mapping refused: {mdwe_on}")
+        failed += not mdwe_on
+        for cmd in commands:
+            result = sandboxed(cmd)
+            name = " ".join(
+                a for a in cmd[1:] if a.startswith(("--filename", "--rw=", "--ioengine", "bench"))
+            )
+            name = name or "agent: pinned https, inventory"
+            ok = result.returncode == 0
+            failed += not ok
+            print(f"  no capabilities, no_new_privs, MDWE: {name}: {'ok' if ok else result.stderr[-300:]}")
+    finally:
+        if loop:
+            run(["losetup", "-d", loop])
+        shutil.rmtree(work, ignore_errors=True)
+    print("PASS" if not failed else f"FAIL ({failed})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

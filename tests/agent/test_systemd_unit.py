@@ -1,0 +1,122 @@
+"""agent/systemd/iowatt-agent.service (issue 9, "systemd unit hardened"): every sandbox setting
+is there, the stop timeout covers the agent's drain, systemd's own analyzer scores it, and the
+real engine runs under what the unit imposes (no capabilities, no_new_privs, no W+X memory, the
+system-call filter), imposed here without systemd as PID 1 (agent/systemd/check_sandbox.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from iowatt_agent.loop import LoopSettings
+
+REPO = Path(__file__).resolve().parents[2]
+UNIT = REPO / "agent" / "systemd" / "iowatt-agent.service"
+ENGINE = REPO / "agent" / "engine" / "build" / "iowatt-engine"
+
+
+def settings() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for line in UNIT.read_text().splitlines():
+        if line and not line.startswith(("#", "[")):
+            key, _, value = line.partition("=")
+            found.setdefault(key, []).append(value)
+    return found
+
+
+def check_sandbox() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "check_sandbox", REPO / "agent" / "systemd" / "check_sandbox.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_hardening_setting_is_set():
+    s = settings()
+    expected = {
+        "ProtectSystem": "strict",
+        "ProtectHome": "yes",
+        "ReadWritePaths": "/var/lib/iowatt-agent",
+        "StateDirectory": "iowatt-agent",
+        "NoNewPrivileges": "yes",
+        "PrivateTmp": "yes",
+        "PrivateNetwork": "no",
+        "ProtectKernelTunables": "yes",
+        "ProtectKernelModules": "yes",
+        "ProtectKernelLogs": "yes",
+        "ProtectControlGroups": "yes",
+        "RestrictSUIDSGID": "yes",
+        "LockPersonality": "yes",
+        "MemoryDenyWriteExecute": "yes",
+        "RestrictNamespaces": "yes",
+        "RestrictRealtime": "yes",
+        "SystemCallArchitectures": "native",
+        "CapabilityBoundingSet": "",
+        "AmbientCapabilities": "",
+        "DevicePolicy": "closed",
+        "KillMode": "mixed",
+        "UMask": "0077",
+    }
+    for key, value in expected.items():
+        assert s.get(key) == [value], (key, s.get(key))
+    assert s["SystemCallFilter"] == ["@system-service", "~@privileged @resources"]
+    assert "ExecStart" in s and "--token" not in UNIT.read_text().replace("--token-file", "")
+
+
+def test_stop_timeout_covers_the_drain():
+    s = settings()
+    drain = float(re.search(r"--drain-timeout (\d+)", s["ExecStart"][0]).group(1))
+    assert drain == LoopSettings().drain_timeout_s == 600
+    # systemd must not SIGKILL before the drain, the engine's kill grace and the last uploads
+    assert float(s["TimeoutStopSec"][0]) >= drain + LoopSettings().kill_grace_s + 60
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze not installed")
+def test_systemd_analyze_exposure_is_low():
+    out = subprocess.run(
+        ["systemd-analyze", "security", "--offline=yes", str(UNIT)], capture_output=True, text=True
+    ).stdout
+    score = float(re.search(r"Overall exposure level for iowatt-agent.service: ([0-9.]+)", out).group(1))
+    assert score <= 2.0, out  # 1.8 when written (agent/README.md); root + network keep it above 1
+
+
+needs_root_tools = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv") or not os.access(ENGINE, os.X_OK),
+    reason="needs root, setpriv and the built engine",
+)
+
+
+@needs_root_tools
+def test_the_engine_runs_with_no_capabilities_no_new_privs_and_no_wx_memory(tmp_path):
+    cs = check_sandbox()
+    probe = cs.sandboxed(["python3", "-c", "import mmap; mmap.mmap(-1, 4096, prot=7)"])
+    if "PR_SET_MDWE" in probe.stderr:
+        pytest.skip("kernel without PR_SET_MDWE (Linux < 6.3)")
+    assert probe.returncode != 0 and "Permission denied" in probe.stderr  # the sandbox is real
+    status = cs.sandboxed(["grep", "-E", "^(CapEff|CapBnd|NoNewPrivs)", "/proc/self/status"]).stdout
+    assert "CapEff:\t0000000000000000" in status and "NoNewPrivs:\t1" in status
+    for job in cs.engine_jobs(str(tmp_path / "data"), False):
+        result = cs.sandboxed(job)
+        assert result.returncode == 0, (job, result.stderr[-500:])
+
+
+@needs_root_tools
+@pytest.mark.skipif(not shutil.which("strace") or not shutil.which("systemd-analyze"), reason="needs strace")
+def test_the_engine_makes_only_calls_the_filter_allows(tmp_path):
+    cs = check_sandbox()
+    allow, deny = cs.unit_filter()
+    assert {"io_uring_setup", "io_uring_enter", "io_submit", "openat2", "pread64"} <= allow
+    assert {"setuid", "chown", "reboot", "setpriority", "sched_setaffinity"} <= deny
+    assert "mount" not in allow and "ptrace" not in allow
+    calls = cs.traced_calls(cs.engine_jobs(str(tmp_path / "data"), False))
+    assert {"io_uring_enter", "io_submit", "pread64"} <= calls  # the three ioengines really ran
+    assert sorted(c for c in calls if c not in allow or c in deny) == []
