@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     trusted_proxies: list[str] = Field(default_factory=list)
     # request bodies: the default limit, and the result upload's (see backend/kit/limits.py)
     max_body_bytes: int = Field(1024 * 1024, gt=0)
-    max_result_body_bytes: int = Field(64 * 1024 * 1024, gt=0)
+    max_result_body_bytes: int = Field(128 * 1024 * 1024, gt=0)
 
     @model_validator(mode="after")
     def _refuse_placeholder_secret(self) -> "Settings":

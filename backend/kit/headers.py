@@ -9,6 +9,9 @@
   their path, which must never leak in a Referer); X-Frame-Options: DENY for old browsers.
 - Strict-Transport-Security only when the request came over TLS: scheme https, or
   X-Forwarded-Proto https from a proxy in IOWATT_TRUSTED_PROXIES (backend.kit.http).
+FastAPI's API docs pages (/docs, /redoc) are the one exception: they are an inline script that
+loads Swagger UI / ReDoc from a CDN, so they get DOCS_CSP, which allows exactly that; they hold
+no data of their own (the OpenAPI document is public) and still cannot be framed.
 A header the application already set is kept.
 """
 
@@ -29,10 +32,25 @@ CSP = "; ".join(
         "frame-ancestors 'none'",
     ]
 )
+DOCS_PATHS = ("/docs", "/docs/oauth2-redirect", "/redoc")
+_CDN = "https://cdn.jsdelivr.net"
+DOCS_CSP = "; ".join(
+    [
+        "default-src 'self'",
+        f"script-src 'self' 'unsafe-inline' {_CDN}",
+        f"style-src 'self' 'unsafe-inline' {_CDN} https://fonts.googleapis.com",
+        "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly",
+        "font-src 'self' data: https://fonts.gstatic.com",
+        "worker-src 'self' blob:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
 HSTS = "max-age=31536000; includeSubDomains"
 
 _ALWAYS: list[tuple[bytes, bytes]] = [
-    (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
@@ -48,7 +66,8 @@ class SecurityHeadersMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        extra = list(_ALWAYS)
+        csp = DOCS_CSP if scope.get("path") in DOCS_PATHS else CSP
+        extra = [(b"content-security-policy", csp.encode()), *_ALWAYS]
         if is_tls(scope):
             extra.append((b"strict-transport-security", HSTS.encode()))
 

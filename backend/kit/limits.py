@@ -11,10 +11,13 @@ whatever the application was about to answer.
 
 Sizes (docs/contracts.md, "Request size limits"):
 - result upload (`PUT /runs/{id}/result`): the largest legitimate body. A json+ engine document
-  carries per job up to 2 x 1,856 latency histogram bins (about 30 bytes each as JSON) and a
-  per-second series (about 180 bytes per second); the longest preset, kernel-help, has 110 jobs
-  and runs up to 12 h, so about 110 x (110 KB + 75 KB) = 20 MB, plus 12 h of power samples at
-  up to 10 Hz (about 13 MB): 64 MiB (IOWATT_MAX_RESULT_BODY_BYTES) leaves room for that.
+  carries per job up to 2 x 1,856 latency histogram bins (about 30 bytes each as JSON: 110 KB)
+  and one series point per measured second (about 160 bytes); the power upload one sample per
+  second or faster (about 30 bytes). The longest preset, kernel-help (110 jobs, about 12 h), is
+  about 20 MB; the longest job a workload allows (runtime_s up to 7 days) is about 115 MB with a
+  1 Hz meter. 128 MiB (IOWATT_MAX_RESULT_BODY_BYTES). Only a request that carries an agent's
+  bearer token (`Bearer iwa_...`) gets that limit: without one the default applies, so an
+  anonymous client cannot make the server read and parse 128 MiB before authentication fails.
 - grid intensity import: 5 years of hourly `hour_utc,g_per_kwh` lines (43,920 x ~32 bytes):
   4 MiB.
 - everything else (JSON forms, inventory, heartbeats, progress, failure reports): 1 MiB
@@ -40,22 +43,28 @@ KiB = 1024
 MiB = 1024 * KiB
 
 
-def route_limits() -> dict[tuple[str, str], int]:
-    """(method, route path template) -> limit in bytes, for the routes that differ from the
-    default."""
+AGENT_BEARER = b"bearer iwa_"
+
+
+def route_limits() -> dict[tuple[str, str], tuple[int, bool]]:
+    """(method, route path template) -> (limit in bytes, only for an agent's token), for the
+    routes that differ from the default."""
     s = get_settings()
     return {
-        ("PUT", "/api/v1/runs/{run_id}/result"): s.max_result_body_bytes,
-        ("PUT", "/api/v1/environments/{environment_id}/grid-intensity"): 4 * MiB,
-        ("POST", "/api/v1/auth/login"): 16 * KiB,
+        ("PUT", "/api/v1/runs/{run_id}/result"): (s.max_result_body_bytes, True),
+        ("PUT", "/api/v1/environments/{environment_id}/grid-intensity"): (4 * MiB, False),
+        ("POST", "/api/v1/auth/login"): (16 * KiB, False),
     }
 
 
-def limit_for(method: str, path_template: str | None) -> int:
+def limit_for(method: str, path_template: str | None, authorization: bytes | None = None) -> int:
+    """The body limit of a route; `authorization` (the raw header) None means "as documented"."""
     if path_template is not None:
         found = route_limits().get((method.upper(), path_template))
         if found is not None:
-            return found
+            limit, agent_only = found
+            if not agent_only or authorization is None or authorization.lower().startswith(AGENT_BEARER):
+                return limit
     return get_settings().max_body_bytes
 
 
@@ -94,7 +103,22 @@ async def _send_413(send: Send, limit: int) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 class BodyLimitMiddleware:
+    """Also refuses a NUL character in the URL path (422) before routing: static files and the
+    UI's catch-all would otherwise hand it to the file system."""
+
     def __init__(self, app: ASGIApp, routes: Callable[[], list[BaseRoute]]) -> None:
         self.app = app
         self.routes = routes
@@ -110,8 +134,22 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = limit_for(scope["method"], self._template(scope))
-        for name, value in scope.get("headers") or []:
+        if "\x00" in scope.get("path", ""):
+            message = "must not contain a NUL character"
+            await _send_json(
+                send,
+                422,
+                {
+                    "error": "validation_error",
+                    "message": f"path: {message}",
+                    "detail": [{"field": "path", "message": message}],
+                },
+            )
+            return
+        headers = scope.get("headers") or []
+        authorization = next((v for k, v in headers if k == b"authorization"), b"")
+        limit = limit_for(scope["method"], self._template(scope), authorization)
+        for name, value in headers:
             if name == b"content-length":
                 try:
                     declared = int(value)
