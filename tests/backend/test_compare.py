@@ -288,3 +288,38 @@ def test_io_uring_kernel_worker_cpu_compares_and_a_run_without_it_reads_null(
     # no run with the figure: the metric is left out, as write metrics are for read-only jobs
     only = client.get(f"/api/v1/compare?runs={psync.id}", headers=u.headers).json()
     assert "kernel_worker_cpu_pct" not in {m["key"] for m in only["jobs"][0]["metrics"]}
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    evil = _entered(session, a.agent, "/srv/samsung", 0, name='=HYPERLINK("http://x","y")')
+    plus = _entered(session, a.agent, "/dev/shm/intel", 1, name="+cmd|' /C calc'!A0")
+    r = client.get(f"/api/v1/compare?runs={evil.id},{plus.id}&format=csv", headers=u.headers)
+    assert r.status_code == 200, r.text
+    head = next(csv.reader(io.StringIO(r.text)))
+    assert head[3].startswith("'=HYPERLINK(") and any(h.startswith("'+cmd|") for h in head)
+    assert not any(h[:1] in ("=", "+", "-", "@", "\t", "\r") for h in head)
+
+
+def test_csv_neutralises_strings_but_keeps_negative_numbers_numeric() -> None:
+    from backend.kit import csv as safe_csv
+
+    buf = io.StringIO()
+    w = safe_csv.writer(buf)
+    w.writerow(["=1+2", "+1", "-x", "@SUM(A1)", "\tTAB", "\rCR", "plain", -3.5, -2, 0.0, None, "a=b"])
+    row = next(csv.reader(io.StringIO(buf.getvalue())))
+    assert row == [
+        "'=1+2",
+        "'+1",
+        "'-x",
+        "'@SUM(A1)",
+        "'\tTAB",
+        "'\rCR",
+        "plain",
+        "-3.5",
+        "-2",
+        "0.0",
+        "",
+        "a=b",
+    ]
