@@ -13,13 +13,13 @@ if [ ! -f "$ca" ]; then
   exit 2
 fi
 if [ ! -f "$state/agent.json" ]; then
-  if [ -z "${IOWATT_ENROLLMENT_TOKEN:-}" ]; then
-    echo "iowatt-agent: not enrolled: set IOWATT_ENROLLMENT_TOKEN in .env for the first start" >&2
+  if [ -z "${IOWATT_ENROLL_TOKEN:-}" ]; then
+    echo "iowatt-agent: not enrolled: set IOWATT_ENROLL_TOKEN in .env for the first start" >&2
     exit 2
   fi
   iowatt-agent enroll --server "https://$IOWATT_HOSTNAME" --ca-file "$ca" --name "compose-$(hostname)"
 fi
-unset IOWATT_ENROLLMENT_TOKEN
+unset IOWATT_ENROLL_TOKEN
 iowatt-agent targets list --json | grep -qF -- "\"$bench\"" || iowatt-agent targets add "$bench"
 if [ -n "${IOWATT_AGENT_DEVICE:-}" ] && [ "$IOWATT_AGENT_DEVICE" != /dev/null ]; then
   if ! iowatt-agent targets list --json | grep -qF -- "\"$IOWATT_AGENT_DEVICE\""; then

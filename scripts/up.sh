@@ -89,7 +89,7 @@ private_dir "$RAM_DIR"
 if [ ! -f "$AGENT_STATE/agent.json" ]; then
   # The enrollment token reaches the agent through its environment, never its command line (ps).
   token=$(cd "$ROOT" && "$VENV/bin/iowatt-server" enrollment-token --ttl-s 600)
-  IOWATT_ENROLLMENT_TOKEN=$token agent_cmd enroll --server "http://127.0.0.1:$API_PORT" \
+  IOWATT_ENROLL_TOKEN=$token agent_cmd enroll --server "http://127.0.0.1:$API_PORT" \
       --name "local-$(hostname -s)" --replace --state-dir "$AGENT_STATE"
 fi
 # ADR 0009: the agent runs only inside targets its host allows: the demo's two directories. This
