@@ -1,0 +1,163 @@
+"""The lease long-poll against a real uvicorn server on a committed database: a dispatched run
+wakes it at once, revoking the agent ends it with a 401, and waiting agents hold no worker
+thread (other requests still answer while more long-polls wait than the threadpool has threads).
+Timings are only checked against bounds an order of magnitude apart; speed is measured in
+bench/longpoll/."""
+
+import concurrent.futures
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from alembic import command
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from backend.agent import wake
+from backend.run import service as run_service
+from tests.conftest import REPO, alembic_config
+from tests.factories import AgentCtx, UserCtx, create_agent, create_run, create_user
+from tests.services import Postgres, free_port
+
+
+@dataclass
+class Live:
+    url: str
+    db_url: str
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def live_api(
+    pg: Postgres, redis_url: str, db_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Live]:
+    url = pg.create_database("iowatt_longpoll")
+    command.upgrade(alembic_config(url), "head")
+    port = free_port()
+    log = tmp_path_factory.mktemp("longpoll") / "api.log"
+    env = {**os.environ, "IOWATT_DATABASE_URL": url, "IOWATT_REDIS_URL": redis_url, "IOWATT_ENV": "test"}
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "backend.main:create_app", "--factory", "--port", str(port)],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"uvicorn did not come up:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        yield Live(url=f"{base}/api/v1", db_url=url, log=log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def committed(live_api: Live) -> Iterator[Session]:
+    eng = create_engine(live_api.db_url)
+    with Session(eng, expire_on_commit=False) as s:
+        yield s
+    eng.dispose()
+
+
+def _setup(s: Session, n_agents: int = 1) -> tuple[UserCtx, list[AgentCtx]]:
+    u = create_user(s)
+    agents = [create_agent(s, team=u.team) for _ in range(n_agents)]
+    s.commit()
+    return u, agents
+
+
+def _poll(
+    live: Live, a: AgentCtx, wait_s: float, client: httpx.Client | None = None
+) -> tuple[httpx.Response, float]:
+    t0 = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        c = client or stack.enter_context(httpx.Client())
+        r = c.post(
+            f"{live.url}/agents/{a.agent.id}/lease",
+            params={"wait_s": wait_s},
+            headers=a.headers,
+            timeout=wait_s + 15,
+        )
+    return r, time.monotonic() - t0
+
+
+def test_a_dispatched_run_wakes_the_waiting_long_poll(live_api: Live, committed: Session) -> None:
+    _, [a] = _setup(committed)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(_poll, live_api, a, 20)
+        time.sleep(1.0)  # the long-poll is waiting now
+        assert not fut.done()
+        run = create_run(committed, agent=a.agent)
+        assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
+        committed.commit()
+        wake.wake(a.agent.id)  # what worker.tasks.run.dispatch does after its commit
+        r, took = fut.result(timeout=30)
+    assert r.status_code == 200, r.text
+    assert r.json()["lease"]["run_id"] == str(run.id)
+    assert took < 10  # woken, not timed out at 20 s
+
+
+def test_an_idle_long_poll_ends_after_wait_s_with_no_lease(live_api: Live, committed: Session) -> None:
+    _, [a] = _setup(committed)
+    r, took = _poll(live_api, a, 1.5)
+    assert r.status_code == 200 and r.json() == {"lease": None}
+    assert 1.4 <= took < 10
+
+
+def test_revoking_the_agent_ends_its_waiting_long_poll_with_401(live_api: Live, committed: Session) -> None:
+    u, [a] = _setup(committed)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(_poll, live_api, a, 25)
+        time.sleep(1.0)
+        assert not fut.done()
+        r = httpx.post(f"{live_api.url}/agents/{a.agent.id}/revoke", headers=u.headers, timeout=10)
+        assert r.status_code == 200, r.text
+        poll, took = fut.result(timeout=40)
+    assert poll.status_code == 401 and poll.json()["error"] == "bad_token"
+    assert took < 12  # ended by the revocation, not by the 25 s wait
+
+
+def test_waiting_long_polls_hold_no_worker_thread(live_api: Live, committed: Session) -> None:
+    """More long-polls than the threadpool's 40 threads: the API still answers other requests at
+    once (a thread per waiting poll would queue them behind the polls for the whole wait)."""
+    n, wait_s = 60, 10.0
+    u, agents = _setup(committed, n)
+    # one client for all polls: building an SSL context per request would starve this process
+    with (
+        httpx.Client(limits=httpx.Limits(max_connections=n + 5)) as shared,
+        concurrent.futures.ThreadPoolExecutor(n) as pool,
+    ):
+        polls = [pool.submit(_poll, live_api, a, wait_s, shared) for a in agents]
+        time.sleep(2.0)  # all are waiting now
+        slowest = 0.0
+        with httpx.Client(headers=u.headers, timeout=10) as c:
+            for _ in range(10):
+                t0 = time.monotonic()
+                assert c.get(f"{live_api.url}/agents").status_code == 200
+                slowest = max(slowest, time.monotonic() - t0)
+        waiting = sum(not p.done() for p in polls)
+        results = [p.result(timeout=60) for p in polls]
+    assert waiting == n  # the polls were still waiting while the list answered
+    assert slowest < 2.0, slowest  # not queued behind the polls' wait
+    assert all(r.status_code == 200 and r.json() == {"lease": None} for r, _ in results)
