@@ -61,4 +61,43 @@ describe("session handling", () => {
       password: "pw",
     });
   });
+
+  it("logs out on the server first, then drops the local token", async () => {
+    setToken("session-1");
+    const seen: (string | null)[] = [];
+    const calls = stubApi({
+      "GET /api/v1/runs": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/auth/logout": (req) => {
+        seen.push(req.headers.get("Authorization"));
+        // The token is still there while the server ends the session.
+        seen.push(getToken());
+        return { status: 204, body: null };
+      },
+    });
+    renderApp("/runs");
+    await screen.findByText("No runs yet.");
+    fireEvent.click(screen.getByTestId("logout"));
+    expect(await screen.findByTestId("login-form")).toBeTruthy();
+    expect(seen).toEqual(["Bearer session-1", "session-1"]);
+    expect(calls.filter((c) => c.method === "POST").map((c) => c.path)).toEqual([
+      "/api/v1/auth/logout",
+    ]);
+    expect(getToken()).toBeNull();
+  });
+
+  it("still logs out of this browser when the server refuses the logout", async () => {
+    setToken("api-token");
+    stubApi({
+      "GET /api/v1/runs": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/auth/logout": () => ({
+        status: 400,
+        body: { error: "not_a_session", message: "revoke API tokens instead" },
+      }),
+    });
+    renderApp("/runs");
+    await screen.findByText("No runs yet.");
+    fireEvent.click(screen.getByTestId("logout"));
+    expect(await screen.findByTestId("login-form")).toBeTruthy();
+    expect(getToken()).toBeNull();
+  });
 });

@@ -24,6 +24,7 @@ const Environments = lazy(() =>
 const Devices = lazy(() =>
   import("./routes/settings/Devices").then((m) => ({ default: m.Devices })),
 );
+const Tokens = lazy(() => import("./routes/settings/Tokens").then((m) => ({ default: m.Tokens })));
 
 export function App() {
   return (
@@ -47,6 +48,7 @@ export function App() {
         <Route path="campaigns/:id" element={<CampaignDetail />} />
         <Route path="settings/environments" element={<Environments />} />
         <Route path="settings/devices" element={<Devices />} />
+        <Route path="settings/tokens" element={<Tokens />} />
         <Route path="*" element={<Navigate to="/" replace />} />
       </Route>
     </Routes>

@@ -39,6 +39,13 @@ export type LatencyCurves = S["LatencyCurves"];
 export type CampaignCreate = S["CampaignCreate"];
 export type CampaignRead = S["CampaignRead"];
 export type CampaignTarget = S["CampaignTarget"];
+export type PolicyRead = S["PolicyRead"];
+export type EnrollmentTokenCreate = S["EnrollmentTokenCreate"];
+export type EnrollmentTokenCreated = S["EnrollmentTokenCreated"];
+export type EnrollmentTokenRead = S["EnrollmentTokenRead"];
+export type TokenCreate = S["TokenCreate"];
+export type TokenCreated = S["TokenCreated"];
+export type TokenRead = S["TokenRead"];
 
 export const ACTIVE_STATUSES: readonly RunStatus[] = ["queued", "assigned", "running"];
 

@@ -1,7 +1,8 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { Suspense } from "react";
+import { Suspense, useState } from "react";
 import { NavLink, Outlet, useLocation } from "react-router-dom";
 import { clearToken } from "../lib/auth";
+import { logout } from "../queries/auth";
 
 const NAV = [
   { to: "/", label: "Dashboard", end: true },
@@ -12,6 +13,7 @@ const NAV = [
   { to: "/agents", label: "Agents", end: false },
   { to: "/settings/devices", label: "Devices", end: false },
   { to: "/settings/environments", label: "Environments", end: false },
+  { to: "/settings/tokens", label: "API tokens", end: false },
 ] as const;
 
 /** "Runs" covers /runs and /runs/:id but not the form at /runs/new, which has its own entry. */
@@ -25,6 +27,21 @@ function isActive(to: string, end: boolean, pathname: string): boolean {
 export function Layout() {
   const qc = useQueryClient();
   const { pathname } = useLocation();
+  const [leaving, setLeaving] = useState(false);
+  // The server ends the session first; the local token goes whatever it answers (offline,
+  // already expired), so "Log out" always logs out of this browser.
+  const onLogout = async () => {
+    setLeaving(true);
+    try {
+      await logout();
+    } catch {
+      // nothing more to do: the token is dropped below
+    } finally {
+      clearToken();
+      qc.clear();
+      setLeaving(false);
+    }
+  };
   return (
     <div className="shell">
       <header className="topbar">
@@ -47,12 +64,10 @@ export function Layout() {
           type="button"
           className="btn btn-ghost"
           data-testid="logout"
-          onClick={() => {
-            clearToken();
-            qc.clear();
-          }}
+          disabled={leaving}
+          onClick={onLogout}
         >
-          Log out
+          {leaving ? "Logging out…" : "Log out"}
         </button>
       </header>
       <main className="content">

@@ -1,5 +1,6 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
+import type { EnrollmentTokenCreate } from "../client/types";
 
 export const agentsQuery = () =>
   queryOptions({
@@ -7,3 +8,33 @@ export const agentsQuery = () =>
     queryFn: async () => unwrap(await api.GET("/api/v1/agents")),
     refetchInterval: 10_000,
   });
+
+/** Revoked at once: the agent's token is refused on its next call (admin). */
+export async function revokeAgent(id: string) {
+  return unwrap(
+    await api.POST("/api/v1/agents/{agent_id}/revoke", { params: { path: { agent_id: id } } }),
+  );
+}
+
+export async function deleteAgent(id: string) {
+  const r = await api.DELETE("/api/v1/agents/{agent_id}", { params: { path: { agent_id: id } } });
+  if (!r.response.ok) unwrap(r);
+}
+
+export const enrollmentTokensQuery = () =>
+  queryOptions({
+    queryKey: ["agents", "enrollment-tokens"],
+    queryFn: async () => unwrap(await api.GET("/api/v1/agents/enrollment-tokens")),
+  });
+
+/** The token is in the answer once; the list never shows it again. */
+export async function createEnrollmentToken(body: EnrollmentTokenCreate) {
+  return unwrap(await api.POST("/api/v1/agents/enrollment-tokens", { body }));
+}
+
+export async function revokeEnrollmentToken(id: string) {
+  const r = await api.DELETE("/api/v1/agents/enrollment-tokens/{token_id}", {
+    params: { path: { token_id: id } },
+  });
+  if (!r.response.ok) unwrap(r);
+}

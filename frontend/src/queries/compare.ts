@@ -21,8 +21,13 @@ export const compareQuery = (
 ) =>
   queryOptions({
     queryKey: ["compare", compareParams(s)],
-    queryFn: async () =>
-      unwrap(await api.GET("/api/v1/compare", { params: { query: compareParams(s) } })),
+    queryFn: async () => {
+      // The route also answers text/csv (format=csv); without it the answer is JSON.
+      const res = await api.GET("/api/v1/compare", { params: { query: compareParams(s) } });
+      const data = unwrap(res);
+      if (typeof data === "string") throw new ApiError(res.response.status, "expected JSON");
+      return data;
+    },
     enabled: s.runs.length >= 2,
   });
 

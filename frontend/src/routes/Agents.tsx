@@ -1,11 +1,17 @@
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Fragment, useState } from "react";
 import { Link } from "react-router-dom";
 import type { AgentRead } from "../client/types";
+import { EnrollmentTokens } from "../components/Agent/EnrollmentTokens";
+import { HostPolicyView } from "../components/Agent/HostPolicyView";
+import { ConfirmDialog } from "../components/ConfirmDialog";
 import { QueryState } from "../components/QueryState";
+import { errorMessage } from "../lib/errors";
 import { formatBytes, formatRelative, formatTimestamp } from "../lib/format";
 import { readInventory } from "../lib/inventory";
-import { agentsQuery } from "../queries/agents";
+import { policyOf } from "../lib/policy";
+import { agentsQuery, deleteAgent, revokeAgent } from "../queries/agents";
+import { meQuery } from "../queries/auth";
 
 export function OnlineBadge({ online }: { online: boolean }) {
   return (
@@ -39,6 +45,7 @@ function AgentDetail({ agent }: { agent: AgentRead }) {
         <dt>Virtualization</dt>
         <dd>{facts.virtualization ?? "none reported"}</dd>
       </dl>
+      <HostPolicyView policy={policyOf(agent)} />
       <h4>Block devices</h4>
       {facts.blockDevices.length === 0 ? (
         <p className="muted">None reported.</p>
@@ -101,17 +108,40 @@ function AgentDetail({ agent }: { agent: AgentRead }) {
   );
 }
 
+type Pending = { agent: AgentRead; action: "revoke" | "delete" };
+
 export function Agents() {
+  const qc = useQueryClient();
   const q = useQuery(agentsQuery());
+  const me = useQuery(meQuery());
   const [open, setOpen] = useState<string | null>(null);
+  const [pending, setPending] = useState<Pending | null>(null);
+  const adminTeams = (me.data?.teams ?? []).filter((t) => t.role === "admin");
+  const isAdmin = (a: AgentRead) => adminTeams.some((t) => t.id === a.team_id);
+  const act = useMutation({
+    mutationFn: async (p: Pending) => {
+      if (p.action === "revoke") await revokeAgent(p.agent.id);
+      else await deleteAgent(p.agent.id);
+    },
+    onSuccess: () => {
+      setPending(null);
+      qc.invalidateQueries({ queryKey: ["agents"] });
+    },
+  });
+  const ask = (p: Pending) => {
+    act.reset();
+    setPending(p);
+  };
   return (
     <section>
       <h1>Agents</h1>
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && (
         <p className="muted">
-          No agents enrolled yet. Enrol one with <code>iowatt-agent enroll</code> (see the agent
-          README).
+          No agents enrolled yet.{" "}
+          {adminTeams.length > 0
+            ? "Create an enrolment token below and run the command it shows on the host."
+            : "Ask an admin of your team for an enrolment token."}
         </p>
       )}
       {q.data && q.data.items.length > 0 && (
@@ -127,15 +157,19 @@ export function Agents() {
               <th>CPU</th>
               <th className="num">Memory</th>
               <th className="num">Block devices</th>
+              <th className="num">Targets</th>
+              <th />
             </tr>
           </thead>
           <tbody>
             {q.data.items.map((a) => {
               const facts = readInventory(a.inventory);
+              const policy = policyOf(a);
+              const revoked = a.revoked_at;
               const expanded = open === a.id;
               return (
                 <Fragment key={a.id}>
-                  <tr data-testid="agent-row">
+                  <tr data-testid="agent-row" data-agent={a.name}>
                     <td>
                       <button
                         type="button"
@@ -150,7 +184,13 @@ export function Agents() {
                     <td>{a.name}</td>
                     <td className="mono">{a.hostname}</td>
                     <td>
-                      <OnlineBadge online={a.online} />
+                      {revoked ? (
+                        <span className="badge badge-revoked" title={formatTimestamp(revoked)}>
+                          revoked
+                        </span>
+                      ) : (
+                        <OnlineBadge online={a.online} />
+                      )}
                     </td>
                     <td title={formatTimestamp(a.last_heartbeat_at)}>
                       {formatRelative(a.last_heartbeat_at)}
@@ -162,10 +202,35 @@ export function Agents() {
                     </td>
                     <td className="num">{formatBytes(facts.memBytes)}</td>
                     <td className="num">{facts.blockDevices.length}</td>
+                    <td className="num" title="targets the host allows">
+                      {policy ? policy.targets.length : "—"}
+                    </td>
+                    <td className="nowrap">
+                      {isAdmin(a) && !revoked && (
+                        <button
+                          type="button"
+                          className="btn btn-danger btn-small"
+                          data-testid="revoke-agent"
+                          onClick={() => ask({ agent: a, action: "revoke" })}
+                        >
+                          Revoke
+                        </button>
+                      )}
+                      {isAdmin(a) && revoked && (
+                        <button
+                          type="button"
+                          className="btn btn-danger btn-small"
+                          data-testid="delete-agent"
+                          onClick={() => ask({ agent: a, action: "delete" })}
+                        >
+                          Delete
+                        </button>
+                      )}
+                    </td>
                   </tr>
                   {expanded && (
                     <tr className="detail-row">
-                      <td colSpan={9}>
+                      <td colSpan={11}>
                         <AgentDetail agent={a} />
                       </td>
                     </tr>
@@ -176,6 +241,33 @@ export function Agents() {
           </tbody>
         </table>
       )}
+      {pending && (
+        <ConfirmDialog
+          title={
+            pending.action === "revoke"
+              ? `Revoke agent ${pending.agent.name}?`
+              : `Delete agent ${pending.agent.name}?`
+          }
+          confirmLabel={pending.action === "revoke" ? "Revoke agent" : "Delete agent"}
+          pending={act.isPending}
+          error={act.error ? errorMessage(act.error) : null}
+          onCancel={() => setPending(null)}
+          onConfirm={() => act.mutate(pending)}
+        >
+          {pending.action === "revoke" ? (
+            <p>
+              The server refuses its token at once: it can no longer take runs, report results or
+              heartbeat. To use the host again, enrol it anew with a fresh enrolment token.
+            </p>
+          ) : (
+            <p>
+              The revoked agent is removed and its name can be enrolled again. Its past runs and
+              results stay.
+            </p>
+          )}
+        </ConfirmDialog>
+      )}
+      {adminTeams.length > 0 && <EnrollmentTokens teams={adminTeams} meId={me.data?.id} />}
     </section>
   );
 }

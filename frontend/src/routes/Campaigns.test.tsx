@@ -3,6 +3,7 @@ import { Route, Routes, useLocation } from "react-router-dom";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CampaignRead } from "../client/types";
 import { setToken } from "../lib/auth";
+import { limits, POLICY, policyAgent, target } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { CampaignDetail, CampaignForm, campaignPercent } from "./Campaigns";
 
@@ -16,7 +17,17 @@ function Where() {
   return <p data-testid="where">{`${loc.pathname}${loc.search}`}</p>;
 }
 
-const agent = { id: "a1", name: "local", hostname: "box", online: true };
+const agent = policyAgent({
+  policy: {
+    targets: [
+      target({ path: "/mnt/hdd", kind: "directory", writable: true, destructive: false }),
+      target({ path: "/dev/shm", kind: "directory", writable: true, destructive: false }),
+    ],
+    meters: [],
+    default_meter: null,
+    limits: limits(),
+  },
+});
 
 function campaign(done: boolean): CampaignRead {
   return {
@@ -71,11 +82,12 @@ describe("campaigns", () => {
     fireEvent.change(screen.getByRole("textbox", { name: /Name/ }), {
       target: { value: "hdd vs ram" },
     });
-    fireEvent.change(screen.getByRole("textbox", { name: "Path of target 1" }), {
-      target: { value: "/mnt/hdd" },
-    });
+    // Targets are chosen from what the host allows; the first is the default.
+    expect(
+      (screen.getByRole("combobox", { name: "Path of target 1" }) as HTMLSelectElement).value,
+    ).toBe("/mnt/hdd");
     fireEvent.click(screen.getByTestId("add-target"));
-    fireEvent.change(screen.getByRole("textbox", { name: "Path of target 2" }), {
+    fireEvent.change(screen.getByRole("combobox", { name: "Path of target 2" }), {
       target: { value: "/dev/shm" },
     });
     fireEvent.change(screen.getByRole("combobox", { name: "Environment of target 2" }), {
@@ -98,6 +110,122 @@ describe("campaigns", () => {
       repeats: 2,
       meter: null,
       idle_s: null,
+      destructive: false,
+    });
+  });
+
+  it("offers each row its host's targets, only meters every host has, and refuses writes on read-only files", async () => {
+    setToken("t");
+    const other = policyAgent({
+      id: "a2",
+      name: "other",
+      policy: {
+        targets: [
+          target({ path: "/data/ref.bin", kind: "file", writable: false, destructive: false }),
+        ],
+        meters: [{ name: "plug", driver: "tasmota", tier: "plug" }],
+        default_meter: "plug",
+        limits: limits(),
+      },
+    });
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [policyAgent(), other], total: 2 } }),
+      "GET /api/v1/workloads": () => ({
+        body: {
+          items: [
+            {
+              id: "w1",
+              name: "seq write",
+              description: "",
+              spec: { jobs: [{ name: "w", rw: "write" }] },
+              builtin: true,
+            },
+          ],
+          total: 1,
+        },
+      }),
+      "GET /api/v1/environments": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/campaigns": () => ({ status: 201, body: campaign(false) }),
+    });
+    renderAt(<CampaignForm />);
+    await screen.findByRole("option", { name: "seq write" });
+    const row1 = (await screen.findByRole("combobox", {
+      name: "Path of target 1",
+    })) as HTMLSelectElement;
+    expect(
+      within(row1)
+        .getAllByRole("option")
+        .map((o) => (o as HTMLOptionElement).value),
+    ).toEqual(POLICY.targets.map((t) => t.path));
+    // One meter name goes to every host: only "plug" is configured on both.
+    fireEvent.click(screen.getByTestId("add-target"));
+    fireEvent.change(screen.getByRole("combobox", { name: "Agent of target 2" }), {
+      target: { value: "a2" },
+    });
+    const meterOptions = within(screen.getByTestId("meter-select"))
+      .getAllByRole("option")
+      .map((o) => o.textContent);
+    expect(meterOptions).toEqual([
+      "each host's default meter",
+      "plug (shelly, plug)",
+      "none (no power measurement)",
+    ]);
+    // The second host's only target is a read-only file: a writing workload is refused there.
+    expect(screen.getByTestId("row-refusal").textContent).toContain("--allow-write");
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    expect((await screen.findByTestId("field-error-targets")).textContent).toContain(
+      "target 2: the host lists /data/ref.bin as a read-only file",
+    );
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+  });
+
+  it("asks for the device's model before a destructive campaign", async () => {
+    setToken("t");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [policyAgent()], total: 1 } }),
+      "GET /api/v1/workloads": () => ({
+        body: {
+          items: [
+            {
+              id: "w1",
+              name: "rand write",
+              description: "",
+              spec: { jobs: [{ name: "w", rw: "randwrite" }] },
+              builtin: true,
+            },
+          ],
+          total: 1,
+        },
+      }),
+      "GET /api/v1/environments": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/campaigns": () => ({ status: 201, body: campaign(false) }),
+    });
+    renderAt(
+      <Routes>
+        <Route path="/" element={<CampaignForm />} />
+        <Route path="/campaigns/:id" element={<Where />} />
+      </Routes>,
+    );
+    await screen.findByRole("option", { name: "rand write" });
+    const nvme = POLICY.targets[2]?.path ?? "";
+    fireEvent.change(await screen.findByRole("combobox", { name: "Path of target 1" }), {
+      target: { value: nvme },
+    });
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    const dialog = await screen.findByTestId("destructive-dialog");
+    const confirm = within(dialog).getByTestId("destructive-confirm") as HTMLButtonElement;
+    expect(confirm.disabled).toBe(true);
+    fireEvent.change(within(dialog).getByTestId("destructive-input"), {
+      target: { value: "Samsung SSD 990 PRO 2TB" },
+    });
+    await waitFor(() => expect(confirm.disabled).toBe(false));
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+    fireEvent.click(confirm);
+    expect((await screen.findByTestId("where")).textContent).toBe("/campaigns/c1");
+    expect(calls.find((c) => c.method === "POST")?.body).toMatchObject({
+      targets: [{ agent_id: "a1", target_path: nvme }],
+      meter: null,
+      destructive: true,
     });
   });
 

@@ -3,10 +3,21 @@ import { type FormEvent, useEffect, useRef, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import type { CampaignRead, CampaignTarget } from "../client/types";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
+import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
+import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
+import { NoTargets, TargetSelect } from "../components/Policy/TargetSelect";
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { formatRelative, formatTimestamp } from "../lib/format";
+import {
+  commonMeters,
+  needsDestructiveConfirm,
+  type PolicyTarget,
+  policyOf,
+  workloadWrites,
+  writeRefusal,
+} from "../lib/policy";
 import { agentsQuery } from "../queries/agents";
 import { campaignQuery, campaignsQuery, createCampaign } from "../queries/campaigns";
 import { environmentsQuery } from "../queries/environments";
@@ -41,6 +52,7 @@ const ALIASES: Record<string, string> = {
   targets: "targets",
   agent_id: "targets",
   target_path: "targets",
+  destructive: "targets",
   environment_id: "targets",
 };
 
@@ -56,13 +68,35 @@ export function CampaignForm() {
     { agent_id: "", target_path: "", environment_id: null },
   ]);
   const [repeats, setRepeats] = useState("3");
-  const [meter, setMeter] = useState("");
+  const [meter, setMeter] = useState<MeterChoice>(null);
   const [idle, setIdle] = useState("");
   const [errors, setErrors] = useState<Errors>({});
   const [formError, setFormError] = useState<string | null>(null);
+  /** The devices waiting for the typed confirmation of a destructive write. */
+  const [confirming, setConfirming] = useState<PolicyTarget[] | null>(null);
   const firstAgent =
     agents.data?.items.find((a) => a.online)?.id ?? agents.data?.items[0]?.id ?? "";
   const effectiveWorkload = workloadId || workloads.data?.items[0]?.id || "";
+  const writes = workloadWrites(
+    workloads.data?.items.find((w) => w.id === effectiveWorkload)?.spec.jobs,
+  );
+  // Each row: its agent's policy and the allowed target it names (the first one by default).
+  const rows = targets.map((t) => {
+    const policy = policyOf(agents.data?.items.find((a) => a.id === (t.agent_id || firstAgent)));
+    const allowed = policy?.targets ?? [];
+    const target = allowed.find((x) => x.path === t.target_path) ?? allowed[0];
+    const refusal = target && writes ? writeRefusal(target) : null;
+    return { policy, target, refusal };
+  });
+  // One meter name goes to every host: offer the names all chosen hosts configured.
+  const firstPolicy = rows[0]?.policy;
+  const meterNames = commonMeters(rows.map((r) => r.policy));
+  const meters = (firstPolicy?.meters ?? []).filter((m) => meterNames.includes(m.name));
+  const sharedDefault = rows.every((r) => r.policy?.default_meter === firstPolicy?.default_meter)
+    ? (firstPolicy?.default_meter ?? null)
+    : null;
+  const effectiveMeter: MeterChoice =
+    meter === "" || meters.some((m) => m.name === meter) ? meter : null;
   const create = useMutation({
     mutationFn: createCampaign,
     onSuccess: (c) => {
@@ -71,6 +105,7 @@ export function CampaignForm() {
       navigate(`/campaigns/${c.id}`);
     },
     onError: (err) => {
+      setConfirming(null);
       const r = formErrorsFrom(err, ALIASES);
       setErrors(r.errors);
       setFormError(r.formError);
@@ -78,19 +113,42 @@ export function CampaignForm() {
   });
   const setTarget = (i: number, patch: Partial<CampaignTarget>) =>
     setTargets((ts) => ts.map((t, j) => (j === i ? { ...t, ...patch } : t)));
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    setErrors({});
-    setFormError(null);
+  const send = (destructive: boolean) =>
     create.mutate({
       name: name.trim(),
       workload_id: effectiveWorkload || null,
       workload: null,
-      targets: targets.map((t) => ({ ...t, agent_id: t.agent_id || firstAgent })),
+      targets: targets.map((t, i) => ({
+        ...t,
+        agent_id: t.agent_id || firstAgent,
+        target_path: rows[i]?.target?.path ?? "",
+      })),
       repeats: Number(repeats),
-      meter: meter.trim() || null,
+      meter: effectiveMeter,
       idle_s: idle.trim() === "" ? null : Number(idle),
+      destructive,
     });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setErrors({});
+    setFormError(null);
+    const missing = rows.findIndex((r) => !r.target);
+    const refusedAt = rows.findIndex((r) => r.refusal);
+    if (missing >= 0 || refusedAt >= 0) {
+      const message =
+        missing >= 0
+          ? `target ${missing + 1}: its host allows no target yet`
+          : `target ${refusedAt + 1}: ${rows[refusedAt]?.refusal}`;
+      setErrors({ targets: { message, source: "client" } });
+      return;
+    }
+    const devices = rows
+      .map((r) => r.target)
+      .filter((t): t is PolicyTarget => needsDestructiveConfirm(t, writes))
+      .filter((t, i, all) => all.findIndex((x) => x.path === t.path) === i);
+    // The second key: only the typed confirmation sets destructive (see DestructiveConfirm).
+    if (devices.length > 0) setConfirming(devices);
+    else send(false);
   };
   return (
     <form className="card form" onSubmit={submit} data-testid="campaign-form" noValidate>
@@ -131,12 +189,19 @@ export function CampaignForm() {
           />
         </Field>
         <Field
-          label="Wattmeter (optional)"
+          label="Wattmeter"
           name="meter"
           errors={errors}
-          hint="empty: each agent's own meter"
+          hint="a meter every chosen host configured, or each host's default"
         >
-          <input id="f-meter" value={meter} onChange={(e) => setMeter(e.target.value)} />
+          <MeterSelect
+            id="f-meter"
+            meters={meters}
+            defaultMeter={sharedDefault}
+            value={effectiveMeter}
+            onChange={setMeter}
+            perHostDefault
+          />
         </Field>
         <Field
           label="Idle baseline (s)"
@@ -162,7 +227,7 @@ export function CampaignForm() {
         <thead>
           <tr>
             <th>Agent</th>
-            <th>Path (directory, file or device)</th>
+            <th>Target (as the host allows)</th>
             <th>Environment</th>
             <th />
           </tr>
@@ -175,7 +240,7 @@ export function CampaignForm() {
                 <select
                   aria-label={`Agent of target ${i + 1}`}
                   value={t.agent_id || firstAgent}
-                  onChange={(e) => setTarget(i, { agent_id: e.target.value })}
+                  onChange={(e) => setTarget(i, { agent_id: e.target.value, target_path: "" })}
                 >
                   {agents.data?.items.map((a) => (
                     <option key={a.id} value={a.id}>
@@ -185,12 +250,22 @@ export function CampaignForm() {
                 </select>
               </td>
               <td>
-                <input
-                  aria-label={`Path of target ${i + 1}`}
-                  value={t.target_path}
-                  onChange={(e) => setTarget(i, { target_path: e.target.value })}
-                  placeholder="/mnt/nvme0/iowatt"
-                />
+                {(rows[i]?.policy?.targets.length ?? 0) > 0 ? (
+                  <TargetSelect
+                    id={`f-target-${i}`}
+                    label={`Path of target ${i + 1}`}
+                    policy={rows[i]?.policy ?? null}
+                    value={rows[i]?.target?.path ?? ""}
+                    onChange={(path) => setTarget(i, { target_path: path })}
+                  />
+                ) : (
+                  <NoTargets policy={rows[i]?.policy ?? null} />
+                )}
+                {rows[i]?.refusal && (
+                  <small className="field-error" data-testid="row-refusal">
+                    {rows[i]?.refusal}
+                  </small>
+                )}
               </td>
               <td>
                 <select
@@ -242,6 +317,14 @@ export function CampaignForm() {
         pendingLabel="Queueing…"
         testId="submit-campaign"
       />
+      {confirming && (
+        <DestructiveConfirm
+          targets={confirming}
+          pending={create.isPending}
+          onCancel={() => setConfirming(null)}
+          onConfirm={() => send(true)}
+        />
+      )}
     </form>
   );
 }

@@ -22,6 +22,7 @@ function run(id: string, name: string, status: RunRead["status"] = "succeeded"):
     agent_id: "a",
     agent_name: "local",
     target_path: `/data/${name}`,
+    destructive: false,
     device_id: null,
     device_name: null,
     environment_id: null,

@@ -1,6 +1,7 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { setToken } from "../lib/auth";
+import { policyAgent } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { NewRun } from "./NewRun";
 
@@ -9,19 +10,7 @@ afterEach(() => {
   globalThis.fetch = realFetch;
 });
 
-const agent = {
-  id: "a1",
-  team_id: "t1",
-  name: "local",
-  hostname: "box",
-  online: true,
-  state: "idle",
-  last_heartbeat_at: new Date().toISOString(),
-  enrolled_at: new Date().toISOString(),
-  agent_version: "0.1.0",
-  inventory: null,
-  current_run_id: null,
-};
+const agent = policyAgent();
 
 describe("NewRun", () => {
   it("sends a single job and shows the server's 422 next to the field", async () => {
@@ -49,9 +38,6 @@ describe("NewRun", () => {
     expect(screen.queryByRole("option", { name: /gone/ })).toBeNull();
 
     fireEvent.click(screen.getByTestId("mode-custom"));
-    fireEvent.change(screen.getByRole("textbox", { name: /Target path/ }), {
-      target: { value: "/tmp/x" },
-    });
     fireEvent.change(screen.getByRole("textbox", { name: /Block size/ }), {
       target: { value: "0" },
     });
@@ -63,7 +49,8 @@ describe("NewRun", () => {
     const post = calls.find((c) => c.method === "POST");
     expect(post?.body).toMatchObject({
       agent_id: "a1",
-      target_path: "/tmp/x",
+      target_path: "/srv/bench",
+      destructive: false,
       workload_id: null,
       workload: {
         jobs: [{ rw: "randread", bs_bytes: 0, size_bytes: 64 * 1024 * 1024, runtime_s: 5 }],
@@ -133,7 +120,7 @@ describe("NewRun", () => {
     });
   });
 
-  it("sends the environment, meter spec and idle seconds, and shows the meter's 422", async () => {
+  it("sends the environment, a meter name and idle seconds, and shows the meter's 422", async () => {
     setToken("tok");
     const calls = stubApi({
       "GET /api/v1/agents": () => ({ body: { items: [agent], total: 1 } }),
@@ -150,7 +137,11 @@ describe("NewRun", () => {
           error: "invalid",
           message: "invalid input",
           detail: [
-            { field: "meter", message: "unknown meter scheme 'foo'; supported: ipmi, hwmon" },
+            {
+              field: "meter",
+              message:
+                "the host has no meter 'plug' (on the host: iowatt-agent meters set plug SPEC)",
+            },
           ],
         },
       }),
@@ -158,9 +149,7 @@ describe("NewRun", () => {
     renderAt(<NewRun />);
     await screen.findByRole("option", { name: "lab (local, 380 gCO2e/kWh)" });
     fireEvent.change(screen.getByTestId("environment-select"), { target: { value: "e1" } });
-    fireEvent.change(screen.getByRole("textbox", { name: /Wattmeter/ }), {
-      target: { value: "foo://x" },
-    });
+    fireEvent.change(screen.getByTestId("meter-select"), { target: { value: "plug" } });
     fireEvent.change(screen.getByRole("textbox", { name: /Idle baseline/ }), {
       target: { value: "-1" },
     });
@@ -172,10 +161,10 @@ describe("NewRun", () => {
     });
     fireEvent.click(screen.getByTestId("submit-run"));
     const err = await screen.findByTestId("field-error-meter");
-    expect(err.textContent).toContain("supported: ipmi");
+    expect(err.textContent).toContain("meters set plug");
     expect(calls.find((c) => c.method === "POST")?.body).toMatchObject({
       environment_id: "e1",
-      meter: "foo://x",
+      meter: "plug",
       idle_s: 10,
     });
   });

@@ -3,8 +3,18 @@ import { type FormEvent, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import type { JobSpec, RunCreate } from "../client/types";
 import { type Errors, Field, FormFooter } from "../components/Field";
+import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
+import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
+import { LimitsNote, TargetSelect } from "../components/Policy/TargetSelect";
 import { ApiError, errorMessage, fieldErrorsFor } from "../lib/errors";
 import { formatBytes, parseSize, sig3 } from "../lib/format";
+import {
+  needsDestructiveConfirm,
+  policyOf,
+  rwWrites,
+  workloadWrites,
+  writeRefusal,
+} from "../lib/policy";
 import { describeJob } from "../lib/workload";
 import { agentsQuery } from "../queries/agents";
 import { environmentsQuery } from "../queries/environments";
@@ -17,6 +27,7 @@ const RW = ["read", "write", "randread", "randwrite", "rw", "randrw"] as const;
 const FIELD_ALIASES: Record<string, string> = {
   agent_id: "agent",
   target_path: "target",
+  destructive: "target",
   workload_id: "workload",
   name: "name",
   rw: "rw",
@@ -114,14 +125,31 @@ export function NewRun() {
   });
   const environments = useQuery(environmentsQuery());
   const [environmentId, setEnvironmentId] = useState("");
-  const [meter, setMeter] = useState("");
+  /** undefined: the host's default meter (or none when it has none) */
+  const [meter, setMeter] = useState<MeterChoice | undefined>(undefined);
   const [idle, setIdle] = useState("");
   const [errors, setErrors] = useState<Errors>({});
   const [formError, setFormError] = useState<string | null>(null);
+  /** The run waiting for the typed confirmation of a destructive write. */
+  const [confirming, setConfirming] = useState<RunCreate | null>(null);
 
   const effectiveAgent = agentId || online[0]?.id || "";
-  const effectiveWorkload = workloadId || workloads.data?.items[0]?.id || "";
-  const chosenWorkload = workloads.data?.items.find((w) => w.id === effectiveWorkload);
+  const policy = policyOf(online.find((a) => a.id === effectiveAgent));
+  const targets = policy?.targets ?? [];
+  const chosenTarget = targets.find((t) => t.path === target) ?? targets[0];
+  // Why the host refuses writes on the chosen target: writing workloads are disabled.
+  const refusal = chosenTarget ? writeRefusal(chosenTarget) : null;
+  const refused = (jobs: JobSpec[]) => refusal !== null && workloadWrites(jobs);
+  const items = workloads.data?.items ?? [];
+  const picked = items.find((w) => w.id === workloadId);
+  const effectiveWorkload =
+    (picked && !refused(picked.spec.jobs)
+      ? picked.id
+      : items.find((w) => !refused(w.spec.jobs))?.id) ?? "";
+  const chosenWorkload = items.find((w) => w.id === effectiveWorkload);
+  const effectiveMeter: MeterChoice = meter === undefined ? (policy?.default_meter ?? "") : meter;
+  const writes =
+    mode === "custom" ? rwWrites(custom.rw) : workloadWrites(chosenWorkload?.spec.jobs);
 
   const create = useMutation({
     mutationFn: (body: RunCreate) => createRun(body),
@@ -130,6 +158,7 @@ export function NewRun() {
       navigate(`/runs/${run.id}`);
     },
     onError: (err) => {
+      setConfirming(null);
       if (err instanceof ApiError && err.fieldErrors.length > 0) {
         const mapped = fieldErrorsFor(err.fieldErrors, FIELD_ALIASES);
         const next: Errors = {};
@@ -148,6 +177,17 @@ export function NewRun() {
     e.preventDefault();
     setErrors({});
     setFormError(null);
+    if (!chosenTarget) {
+      setErrors({
+        target: { message: "the host allows no target yet (see above)", source: "client" },
+      });
+      return;
+    }
+    if (refusal && writes) {
+      const key = mode === "custom" ? "rw" : "workload";
+      setErrors({ [key]: { message: refusal, source: "client" } });
+      return;
+    }
     const idleS = idle.trim() === "" ? null : Number(idle);
     if (idleS !== null && !(Number.isFinite(idleS) && idleS >= 0)) {
       setErrors({ idle: { message: "enter seconds (0 or more)", source: "client" } });
@@ -162,16 +202,20 @@ export function NewRun() {
       }
       workload = { jobs: [built.job], passes: 1, discard_passes: 0 };
     }
-    create.mutate({
+    const body: RunCreate = {
       agent_id: effectiveAgent,
-      target_path: target,
+      target_path: chosenTarget.path,
       name: name.trim() || null,
       workload,
       workload_id: mode === "builtin" ? effectiveWorkload || null : null,
       environment_id: environmentId || null,
-      meter: meter.trim() || null,
+      meter: effectiveMeter,
       idle_s: idleS,
-    });
+      destructive: false,
+    };
+    // The second key: only the typed confirmation sets destructive (see DestructiveConfirm).
+    if (needsDestructiveConfirm(chosenTarget, writes)) setConfirming(body);
+    else create.mutate(body);
   }
 
   const set = (k: TextField) => (e: { target: { value: string } }) =>
@@ -194,7 +238,11 @@ export function NewRun() {
               id="f-agent"
               name="agent"
               value={effectiveAgent}
-              onChange={(e) => setAgentId(e.target.value)}
+              onChange={(e) => {
+                setAgentId(e.target.value);
+                setTarget("");
+                setMeter(undefined);
+              }}
             >
               {online.length === 0 && <option value="">—</option>}
               {online.map((a) => (
@@ -205,18 +253,28 @@ export function NewRun() {
             </select>
           </Field>
           <Field
-            label="Target path"
+            label="Target"
             name="target"
             errors={errors}
-            hint="a directory or file on the device under test"
+            hint={
+              targets.length > 0
+                ? "what the host allows (iowatt-agent targets list on the host)"
+                : undefined
+            }
           >
-            <input
-              id="f-target"
-              name="target"
-              value={target}
-              onChange={(e) => setTarget(e.target.value)}
-              placeholder="/mnt/nvme0/iowatt"
-            />
+            {online.length === 0 ? (
+              <select id="f-target" name="target" disabled>
+                <option>— choose an online agent first —</option>
+              </select>
+            ) : (
+              <TargetSelect
+                id="f-target"
+                policy={policy}
+                value={chosenTarget?.path ?? ""}
+                onChange={setTarget}
+              />
+            )}
+            <LimitsNote policy={policy} />
           </Field>
           <Field label="Name (optional)" name="name" errors={errors}>
             <input
@@ -249,17 +307,21 @@ export function NewRun() {
             </select>
           </Field>
           <Field
-            label="Wattmeter (optional)"
+            label="Wattmeter"
             name="meter"
             errors={errors}
-            hint="empty: the agent's own meter; e.g. ipmi://bmc-host, shelly://plug, estimate:5,9.5 (datasheet idle,active W)"
+            hint={
+              (policy?.meters.length ?? 0) > 0
+                ? "a meter the host configured"
+                : "the host configured no meter: on the host, iowatt-agent meters set NAME SPEC"
+            }
           >
-            <input
+            <MeterSelect
               id="f-meter"
-              name="meter"
-              value={meter}
-              onChange={(e) => setMeter(e.target.value)}
-              placeholder="hwmon:/sys/class/hwmon/hwmon3/power1_input"
+              meters={policy?.meters ?? []}
+              defaultMeter={policy?.default_meter ?? null}
+              value={effectiveMeter}
+              onChange={setMeter}
             />
           </Field>
           <Field
@@ -310,13 +372,19 @@ export function NewRun() {
                 value={effectiveWorkload}
                 onChange={(e) => setWorkloadId(e.target.value)}
               >
-                {workloads.data?.items.map((w) => (
-                  <option key={w.id} value={w.id}>
+                {items.map((w) => (
+                  <option key={w.id} value={w.id} disabled={refused(w.spec.jobs)}>
                     {w.name}
+                    {refused(w.spec.jobs) ? " (writes: refused on this target)" : ""}
                   </option>
                 ))}
               </select>
             </Field>
+            {refusal && items.some((w) => refused(w.spec.jobs)) && (
+              <p className="policy-refusal small span-all" data-testid="write-refusal">
+                Write workloads are disabled: {refusal}
+              </p>
+            )}
             {chosenWorkload && (
               <div className="small span-all">
                 <p>{chosenWorkload.description}</p>
@@ -336,10 +404,17 @@ export function NewRun() {
             <Field label="rw" name="rw" errors={errors}>
               <select id="f-rw" name="rw" value={custom.rw} onChange={set("rw")}>
                 {RW.map((r) => (
-                  <option key={r}>{r}</option>
+                  <option key={r} disabled={refusal !== null && rwWrites(r)}>
+                    {r}
+                  </option>
                 ))}
               </select>
             </Field>
+            {refusal && (
+              <p className="policy-refusal small span-all" data-testid="write-refusal">
+                Write workloads are disabled: {refusal}
+              </p>
+            )}
             <Field label="Block size (bs)" name="bs" errors={errors} hint="e.g. 4k, 1m (KiB/MiB)">
               <input id="f-bs" name="bs" value={custom.bs} onChange={set("bs")} />
             </Field>
@@ -424,6 +499,14 @@ export function NewRun() {
           testId="submit-run"
         />
       </form>
+      {confirming && chosenTarget && (
+        <DestructiveConfirm
+          targets={[chosenTarget]}
+          pending={create.isPending}
+          onCancel={() => setConfirming(null)}
+          onConfirm={() => create.mutate({ ...confirming, destructive: true })}
+        />
+      )}
     </section>
   );
 }

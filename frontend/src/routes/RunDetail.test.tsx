@@ -22,6 +22,7 @@ function runAs(status: RunRead["status"]): RunRead {
     agent_id: "a",
     agent_name: "local",
     target_path: "/tmp/t",
+    destructive: false,
     device_id: null,
     device_name: null,
     environment_id: null,

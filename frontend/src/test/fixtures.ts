@@ -1,4 +1,4 @@
-import type { CompareRead, JobSummary, RunRead } from "../client/types";
+import type { AgentRead, CompareRead, JobSummary, RunRead } from "../client/types";
 
 /** One finished psync job: no io_uring figures (the server sends null for them). */
 export const PSYNC_JOB: JobSummary = {
@@ -40,6 +40,8 @@ export const NO_ENERGY: RunRead["energy"] = {
   status: "none",
   reason: "no meter configured for this run",
   source: null,
+  meter_name: null,
+  meter_driver: null,
   tier: null,
   tier_label: null,
   estimated: false,
@@ -203,5 +205,77 @@ export function comparison(
     validity: {},
     suggestions: [],
     ...rest,
+  };
+}
+
+type Policy = NonNullable<AgentRead["policy"]>;
+type Target = Policy["targets"][number];
+
+/** A reported target; devices add model, serial hash and size. */
+export function target(
+  t: Pick<Target, "path" | "kind" | "writable" | "destructive"> & Partial<Target>,
+): Target {
+  return { model: null, serial_sha256: null, size_bytes: null, ...t };
+}
+
+/** The host's limits as the server sends them (null: the host's default, no limit). */
+export function limits(l: Partial<Policy["limits"]> = {}): Policy["limits"] {
+  return {
+    max_threads: null,
+    max_iodepth: null,
+    max_bs_bytes: null,
+    max_bytes_written: null,
+    max_runtime_s: null,
+    ...l,
+  };
+}
+
+/** A host policy (ADR 0009) with one target of each kind and two meters. */
+export const POLICY: Policy = {
+  targets: [
+    target({ path: "/srv/bench", kind: "directory", writable: true, destructive: false }),
+    target({ path: "/data/ref.bin", kind: "file", writable: false, destructive: false }),
+    target({
+      path: "/dev/disk/by-id/nvme-Samsung_SSD_990_PRO_S7DNNJ0X123456",
+      kind: "device",
+      writable: true,
+      destructive: true,
+      model: "Samsung SSD 990 PRO 2TB",
+      // sha256("S7DNNJ0X123456")
+      serial_sha256: "1110b51aacfc8c3f16281fe3e4ed30c9d6e3736e24c3b8eefe85c9571a91b0d9",
+      size_bytes: 2_000_398_934_016,
+    }),
+    target({
+      path: "/dev/disk/by-id/ata-ST4000NM000A_WS20ABCD",
+      kind: "device",
+      writable: false,
+      destructive: false,
+    }),
+  ],
+  meters: [
+    { name: "bmc", driver: "ipmi", tier: "bmc" },
+    { name: "plug", driver: "shelly", tier: "plug" },
+  ],
+  default_meter: "bmc",
+  limits: limits({ max_threads: 16, max_iodepth: 64 }),
+};
+
+/** An online agent that reported POLICY. */
+export function policyAgent(over: Partial<AgentRead> = {}): AgentRead {
+  return {
+    id: "a1",
+    team_id: "t1",
+    name: "local",
+    hostname: "box",
+    online: true,
+    state: "idle",
+    last_heartbeat_at: new Date().toISOString(),
+    enrolled_at: new Date().toISOString(),
+    revoked_at: null,
+    agent_version: "0.1.0",
+    inventory: null,
+    policy: POLICY,
+    current_run_id: null,
+    ...over,
   };
 }

@@ -38,8 +38,10 @@ export function stubApi(routes: Record<string, Handler>) {
     const res = routes[key]?.(req);
     if (!res)
       return new Response(JSON.stringify({ error: "not_found", message: key }), { status: 404 });
+    const status = res.status ?? 200;
+    if (status === 204) return new Response(null, { status });
     return new Response(JSON.stringify(res.body), {
-      status: res.status ?? 200,
+      status,
       headers: { "Content-Type": "application/json" },
     });
   };

@@ -1,0 +1,230 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import type { EnrollmentTokenCreated, EnrollmentTokenRead } from "../../client/types";
+import { errorMessage } from "../../lib/errors";
+import { formatRelative, formatTimestamp } from "../../lib/format";
+import {
+  createEnrollmentToken,
+  enrollmentTokensQuery,
+  revokeEnrollmentToken,
+} from "../../queries/agents";
+import { ConfirmDialog } from "../ConfirmDialog";
+import { type Errors, Field, FormFooter, formErrorsFrom } from "../Field";
+import { QueryState } from "../QueryState";
+import { Command, OnceSecret } from "../Secret";
+
+/** Lifetimes offered for an enrolment token (the server bounds ttl_s to 60 s … 30 days). */
+export const ENROLL_TTLS: readonly { label: string; s: number }[] = [
+  { label: "1 hour", s: 3600 },
+  { label: "1 day", s: 86_400 },
+  { label: "7 days", s: 7 * 86_400 },
+  { label: "30 days", s: 30 * 86_400 },
+];
+
+/** The enrol commands for a token: in the environment or in a file, never as an argument. */
+export function enrollCommands(token: string, server: string): { env: string; file: string } {
+  return {
+    env: `IOWATT_ENROLL_TOKEN='${token}' iowatt-agent enroll --server ${server}`,
+    file: `iowatt-agent enroll --server ${server} --token-file /root/iowatt-enroll.token`,
+  };
+}
+
+function tokenState(t: EnrollmentTokenRead, now = Date.now()): string {
+  if (t.revoked_at) return "revoked";
+  if (t.expires_at && Date.parse(t.expires_at) <= now) return "expired";
+  if (t.max_uses != null && t.uses >= t.max_uses) return "used up";
+  return "usable";
+}
+
+const ALIASES = { ttl_s: "ttl", max_uses: "uses", team_id: "team" };
+
+/** Admin: create (shown once), list and revoke the team's enrolment tokens. */
+export function EnrollmentTokens({
+  teams,
+  meId,
+}: {
+  teams: { id: string; name: string }[];
+  meId?: string;
+}) {
+  const qc = useQueryClient();
+  const q = useQuery(enrollmentTokensQuery());
+  const [teamId, setTeamId] = useState("");
+  const [ttl, setTtl] = useState(String(86_400));
+  const [uses, setUses] = useState("1");
+  const [errors, setErrors] = useState<Errors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const [created, setCreated] = useState<EnrollmentTokenCreated | null>(null);
+  const [revoking, setRevoking] = useState<EnrollmentTokenRead | null>(null);
+  const server = window.location.origin;
+
+  const create = useMutation({
+    mutationFn: createEnrollmentToken,
+    onSuccess: (t) => {
+      setCreated(t);
+      qc.invalidateQueries({ queryKey: ["agents", "enrollment-tokens"] });
+    },
+    onError: (err) => {
+      const r = formErrorsFrom(err, ALIASES);
+      setErrors(r.errors);
+      setFormError(r.formError);
+    },
+  });
+  const revoke = useMutation({
+    mutationFn: (id: string) => revokeEnrollmentToken(id),
+    onSuccess: () => {
+      setRevoking(null);
+      qc.invalidateQueries({ queryKey: ["agents", "enrollment-tokens"] });
+    },
+  });
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setErrors({});
+    setFormError(null);
+    const maxUses = Number(uses);
+    if (!Number.isInteger(maxUses) || maxUses < 1) {
+      setErrors({ uses: { message: "enter a whole number, 1 or more", source: "client" } });
+      return;
+    }
+    create.mutate({
+      team_id: teamId || teams[0]?.id || "",
+      ttl_s: Number(ttl),
+      max_uses: maxUses,
+    });
+  };
+
+  const cmds = created ? enrollCommands(created.token, server) : null;
+  return (
+    <section data-testid="enrollment-tokens">
+      <h2>Enrolment tokens</h2>
+      <p className="muted small">
+        A host joins the team with a token: single-use by default, expiring, revocable. Pass it in
+        the environment or a file, never as a command-line argument (other users see those in{" "}
+        <code>ps</code>).
+      </p>
+      {created && cmds ? (
+        <OnceSecret
+          title="New enrolment token"
+          secret={created.token}
+          onDone={() => setCreated(null)}
+        >
+          <p className="small">On the host, as root:</p>
+          <Command text={cmds.env} testId="enroll-command" />
+          <p className="small">
+            or save the token in a file only root can read (<code>chmod 600</code>) and run:
+          </p>
+          <Command text={cmds.file} testId="enroll-command-file" />
+          <p className="muted small">
+            {created.expires_at
+              ? `Expires ${formatTimestamp(created.expires_at)}.`
+              : "Does not expire."}
+          </p>
+        </OnceSecret>
+      ) : (
+        <form className="card form" onSubmit={submit} data-testid="enrollment-form" noValidate>
+          <div className="form-grid">
+            {teams.length > 1 && (
+              <Field label="Team" name="team" errors={errors}>
+                <select id="f-team" value={teamId} onChange={(e) => setTeamId(e.target.value)}>
+                  {teams.map((t) => (
+                    <option key={t.id} value={t.id}>
+                      {t.name}
+                    </option>
+                  ))}
+                </select>
+              </Field>
+            )}
+            <Field label="Expires after" name="ttl" errors={errors}>
+              <select id="f-ttl" value={ttl} onChange={(e) => setTtl(e.target.value)}>
+                {ENROLL_TTLS.map((o) => (
+                  <option key={o.s} value={o.s}>
+                    {o.label}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Max uses" name="uses" errors={errors} hint="hosts it may enrol">
+              <input
+                id="f-uses"
+                inputMode="numeric"
+                value={uses}
+                onChange={(e) => setUses(e.target.value)}
+              />
+            </Field>
+          </div>
+          <FormFooter
+            error={formError}
+            pending={create.isPending}
+            label="Create enrolment token"
+            pendingLabel="Creating…"
+            testId="create-enrollment-token"
+          />
+        </form>
+      )}
+      <QueryState isPending={q.isPending} error={q.error} />
+      {q.data && q.data.items.length === 0 && <p className="muted">No enrolment tokens.</p>}
+      {q.data && q.data.items.length > 0 && (
+        <table className="table" data-testid="enrollment-tokens-table">
+          <thead>
+            <tr>
+              <th>Created</th>
+              <th>By</th>
+              <th>Expires</th>
+              <th className="num">Uses</th>
+              <th>State</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {q.data.items.map((t) => {
+              const state = tokenState(t);
+              return (
+                <tr key={t.id} data-testid="enrollment-token-row" data-state={state}>
+                  <td title={formatTimestamp(t.created_at)}>{formatRelative(t.created_at)}</td>
+                  <td className="mono small">
+                    {t.created_by === meId ? "you" : (t.created_by?.slice(0, 8) ?? "—")}
+                  </td>
+                  <td>{t.expires_at ? formatTimestamp(t.expires_at) : "never"}</td>
+                  <td className="num">
+                    {t.uses} / {t.max_uses ?? "∞"}
+                  </td>
+                  <td>{state}</td>
+                  <td>
+                    {!t.revoked_at && (
+                      <button
+                        type="button"
+                        className="btn btn-danger btn-small"
+                        data-testid="revoke-enrollment-token"
+                        onClick={() => {
+                          revoke.reset();
+                          setRevoking(t);
+                        }}
+                      >
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      {revoking && (
+        <ConfirmDialog
+          title="Revoke this enrolment token?"
+          confirmLabel="Revoke token"
+          pending={revoke.isPending}
+          error={revoke.error ? errorMessage(revoke.error) : null}
+          onCancel={() => setRevoking(null)}
+          onConfirm={() => revoke.mutate(revoking.id)}
+        >
+          <p>
+            No host can enrol with it any more. Agents already enrolled with it keep working (revoke
+            those on their own row).
+          </p>
+        </ConfirmDialog>
+      )}
+    </section>
+  );
+}

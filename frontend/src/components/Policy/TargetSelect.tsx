@@ -1,0 +1,71 @@
+import { ADD_TARGET_COMMAND, type HostPolicy, limitsText, targetLabel } from "../../lib/policy";
+
+/**
+ * The targets the host allows (`iowatt-agent targets list` on the host), and nothing else: a
+ * path the host did not list cannot be typed in. With none, says why and what to run on the host.
+ */
+export function TargetSelect({
+  id,
+  label,
+  policy,
+  value,
+  onChange,
+}: {
+  id: string;
+  label?: string;
+  policy: HostPolicy | null;
+  value: string;
+  onChange: (path: string) => void;
+}) {
+  const targets = policy?.targets ?? [];
+  if (targets.length === 0) return <NoTargets policy={policy} />;
+  return (
+    <select
+      id={id}
+      name="target"
+      aria-label={label}
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+      data-testid="target-select"
+    >
+      {targets.map((t) => (
+        <option
+          key={t.path}
+          value={t.path}
+          data-kind={t.kind}
+          data-destructive={t.destructive ? "true" : "false"}
+        >
+          {targetLabel(t)}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** Why no target can be chosen, and the command that lists one on the host. */
+export function NoTargets({ policy }: { policy: HostPolicy | null }) {
+  return (
+    <div className="policy-empty small" data-testid="no-targets">
+      {policy === null ? (
+        <>
+          This agent has not reported a host policy (it predates host policies): upgrade it, then{" "}
+        </>
+      ) : (
+        <>The host allows no target yet. </>
+      )}
+      on the host, as root, list a directory (or <code>--file PATH</code>,{" "}
+      <code>--device /dev/disk/by-id/…</code>) that runs may use:
+      <pre className="command">{ADD_TARGET_COMMAND}</pre>
+    </div>
+  );
+}
+
+/** The host's limits (threads, iodepth, block size, bytes written, runtime), if any. */
+export function LimitsNote({ policy }: { policy: HostPolicy | null }) {
+  const text = limitsText(policy?.limits);
+  return text ? (
+    <small className="muted" data-testid="host-limits">
+      host limits: {text}
+    </small>
+  ) : null;
+}

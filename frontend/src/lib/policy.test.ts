@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { POLICY } from "../test/fixtures";
+import {
+  commonMeters,
+  confirmationPhrase,
+  confirmsDevice,
+  type HostPolicy,
+  needsDestructiveConfirm,
+  type PolicyTarget,
+  workloadWrites,
+  writeRefusal,
+} from "./policy";
+
+const [dir, file, nvme, hdd] = POLICY.targets as PolicyTarget[];
+
+describe("host policy rules", () => {
+  it("knows which fio rw values write", () => {
+    expect(workloadWrites([{ rw: "read" }, { rw: "randread" }])).toBe(false);
+    for (const rw of ["write", "randwrite", "rw", "randrw"] as const)
+      expect(workloadWrites([{ rw: "read" }, { rw }])).toBe(true);
+    expect(workloadWrites(undefined)).toBe(false);
+  });
+
+  it("refuses writes where libs/policy would (file.read_only, device.not_destructive)", () => {
+    expect(dir && writeRefusal(dir)).toBeNull();
+    expect(nvme && writeRefusal(nvme)).toBeNull();
+    expect(file && writeRefusal(file)).toContain("--allow-write");
+    expect(hdd && writeRefusal(hdd)).toContain("--destructive");
+    // A writable device the host did not mark destructive is still refused.
+    expect(writeRefusal({ ...(nvme as PolicyTarget), destructive: false })).toContain(
+      "--destructive",
+    );
+  });
+
+  it("asks for confirmation only for writes on a destructive device", () => {
+    expect(needsDestructiveConfirm(nvme, true)).toBe(true);
+    expect(needsDestructiveConfirm(nvme, false)).toBe(false);
+    expect(needsDestructiveConfirm(dir, true)).toBe(false);
+    expect(needsDestructiveConfirm(undefined, true)).toBe(false);
+  });
+
+  it("confirms with the exact model or the serial's SHA-256, else the path", async () => {
+    const t = nvme as PolicyTarget;
+    expect(await confirmsDevice(t, "Samsung SSD 990 PRO 2TB")).toBe(true);
+    expect(await confirmsDevice(t, "Samsung SSD 990 PRO 2TB ")).toBe(false);
+    expect(await confirmsDevice(t, "S7DNNJ0X123456")).toBe(true);
+    expect(await confirmsDevice(t, "")).toBe(false);
+    expect(await confirmsDevice(t, t.path)).toBe(false);
+    const bare = { ...t, model: null, serial_sha256: null };
+    expect(confirmationPhrase(bare)).toBe(t.path);
+    expect(await confirmsDevice(bare, t.path)).toBe(true);
+  });
+
+  it("offers a campaign only the meter names every host has", () => {
+    const other: HostPolicy = { ...POLICY, meters: [{ name: "plug", driver: "x", tier: "plug" }] };
+    expect(commonMeters([POLICY, other])).toEqual(["plug"]);
+    expect(commonMeters([POLICY])).toEqual(["bmc", "plug"]);
+    expect(commonMeters([POLICY, null])).toEqual([]);
+  });
+});

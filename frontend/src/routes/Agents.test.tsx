@@ -1,0 +1,173 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import type { EnrollmentTokenRead } from "../client/types";
+import { setToken } from "../lib/auth";
+import { policyAgent } from "../test/fixtures";
+import { renderAt, stubApi } from "../test/render";
+import { Agents } from "./Agents";
+
+const realFetch = globalThis.fetch;
+afterEach(() => {
+  globalThis.fetch = realFetch;
+});
+
+const ME = (role: "admin" | "member") => ({
+  body: {
+    id: "u1",
+    email: "a@b.c",
+    display_name: "a",
+    teams: [{ id: "t1", name: "lab", role }],
+  },
+});
+
+const TOKEN: EnrollmentTokenRead = {
+  id: "et1",
+  team_id: "t1",
+  created_by: "u1",
+  created_at: "2026-11-22T10:00:00Z",
+  expires_at: "2099-01-01T00:00:00Z",
+  uses: 0,
+  max_uses: 1,
+  revoked_at: null,
+};
+
+describe("Agents", () => {
+  it("shows each agent's allowed targets and meters", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [policyAgent()], total: 1 } }),
+      "GET /api/v1/auth/me": () => ME("member"),
+    });
+    renderAt(<Agents />);
+    const row = await screen.findByTestId("agent-row");
+    fireEvent.click(within(row).getByRole("button", { name: /Show details/ }));
+    const targets = screen.getByTestId("policy-targets");
+    expect(within(targets).getAllByRole("row")).toHaveLength(5);
+    expect(targets.textContent).toContain("/data/ref.bin");
+    expect(targets.textContent).toContain("read-only");
+    expect(targets.textContent).toContain("destructive writes allowed");
+    expect(targets.textContent).toContain("Samsung SSD 990 PRO 2TB");
+    const meters = screen.getByTestId("policy-meters");
+    expect(meters.textContent).toContain("bmc");
+    expect(meters.textContent).toContain("host default");
+    // A member sees no admin controls.
+    expect(screen.queryByTestId("revoke-agent")).toBeNull();
+    expect(screen.queryByTestId("enrollment-tokens")).toBeNull();
+  });
+
+  it("lets an admin revoke an agent after confirming", async () => {
+    setToken("t");
+    let revoked = false;
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({
+        body: {
+          items: [policyAgent({ revoked_at: revoked ? "2026-11-22T11:00:00Z" : null })],
+          total: 1,
+        },
+      }),
+      "GET /api/v1/auth/me": () => ME("admin"),
+      "GET /api/v1/agents/enrollment-tokens": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/agents/a1/revoke": () => {
+        revoked = true;
+        return { body: policyAgent({ revoked_at: "2026-11-22T11:00:00Z" }) };
+      },
+    });
+    renderAt(<Agents />);
+    fireEvent.click(await screen.findByTestId("revoke-agent"));
+    const dialog = screen.getByTestId("confirm-dialog");
+    expect(dialog.textContent).toContain("Revoke agent local?");
+    // Cancel first: nothing is sent.
+    fireEvent.click(within(dialog).getByRole("button", { name: "Cancel" }));
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+    fireEvent.click(screen.getByTestId("revoke-agent"));
+    fireEvent.click(screen.getByTestId("confirm-action"));
+    await waitFor(() => expect(screen.queryByTestId("confirm-dialog")).toBeNull());
+    expect(calls.filter((c) => c.method === "POST").map((c) => c.path)).toEqual([
+      "/api/v1/agents/a1/revoke",
+    ]);
+    // The list is fetched again and shows the agent revoked, with Delete instead of Revoke.
+    await screen.findByText("revoked", { selector: ".badge" });
+    expect(screen.queryByTestId("revoke-agent")).toBeNull();
+    expect(screen.getByTestId("delete-agent")).toBeTruthy();
+  });
+
+  it("creates an enrolment token, shows it once with the safe enrol command, lists and revokes", async () => {
+    setToken("t");
+    let tokens: EnrollmentTokenRead[] = [];
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/auth/me": () => ME("admin"),
+      "GET /api/v1/agents/enrollment-tokens": () => ({
+        body: { items: tokens, total: tokens.length },
+      }),
+      "POST /api/v1/agents/enrollment-tokens": () => {
+        tokens = [TOKEN];
+        return {
+          status: 201,
+          body: {
+            id: "et1",
+            team_id: "t1",
+            token: "iwe_secret123",
+            expires_at: TOKEN.expires_at,
+            max_uses: 3,
+          },
+        };
+      },
+      "DELETE /api/v1/agents/enrollment-tokens/et1": () => {
+        tokens = [{ ...TOKEN, revoked_at: "2026-11-22T12:00:00Z" }];
+        return { status: 204, body: null };
+      },
+    });
+    renderAt(<Agents />);
+    await screen.findByText("No enrolment tokens.");
+    fireEvent.change(screen.getByRole("combobox", { name: /Expires after/ }), {
+      target: { value: "3600" },
+    });
+    fireEvent.change(screen.getByRole("textbox", { name: /Max uses/ }), { target: { value: "3" } });
+    fireEvent.click(screen.getByTestId("create-enrollment-token"));
+    expect((await screen.findByTestId("secret-value")).textContent).toBe("iwe_secret123");
+    expect(calls.find((c) => c.method === "POST")?.body).toEqual({
+      team_id: "t1",
+      ttl_s: 3600,
+      max_uses: 3,
+    });
+    const cmd = screen.getByTestId("enroll-command").textContent ?? "";
+    expect(cmd).toBe(
+      `IOWATT_ENROLL_TOKEN='iwe_secret123' iowatt-agent enroll --server ${window.location.origin}`,
+    );
+    // Never as an argument (ps shows arguments to every user).
+    expect(cmd).not.toContain("--token ");
+    expect(screen.getByTestId("enroll-command-file").textContent).toContain("--token-file");
+    // The list shows the token's metadata, never the secret.
+    const row = await screen.findByTestId("enrollment-token-row");
+    expect(row.textContent).not.toContain("iwe_secret123");
+    expect(row.dataset.state).toBe("usable");
+    // Done: the secret is gone from the page.
+    fireEvent.click(screen.getByTestId("secret-done"));
+    expect(screen.queryByTestId("secret-value")).toBeNull();
+    expect(document.body.textContent).not.toContain("iwe_secret123");
+
+    fireEvent.click(within(row).getByTestId("revoke-enrollment-token"));
+    fireEvent.click(screen.getByTestId("confirm-action"));
+    await waitFor(() =>
+      expect(screen.getByTestId("enrollment-token-row").dataset.state).toBe("revoked"),
+    );
+    expect(calls.some((c) => c.method === "DELETE")).toBe(true);
+    expect(screen.queryByTestId("revoke-enrollment-token")).toBeNull();
+  });
+
+  it("refuses a max-uses count that is not a positive whole number without a request", async () => {
+    setToken("t");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/auth/me": () => ME("admin"),
+      "GET /api/v1/agents/enrollment-tokens": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<Agents />);
+    await screen.findByText("No enrolment tokens.");
+    fireEvent.change(screen.getByRole("textbox", { name: /Max uses/ }), { target: { value: "0" } });
+    fireEvent.click(screen.getByTestId("create-enrollment-token"));
+    expect((await screen.findByTestId("field-error-uses")).dataset.source).toBe("client");
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+  });
+});

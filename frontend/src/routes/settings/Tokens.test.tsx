@@ -1,0 +1,106 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import type { TokenRead } from "../../client/types";
+import { setToken } from "../../lib/auth";
+import { renderAt, stubApi } from "../../test/render";
+import { Tokens } from "./Tokens";
+
+const realFetch = globalThis.fetch;
+afterEach(() => {
+  globalThis.fetch = realFetch;
+});
+
+const CI: TokenRead = {
+  id: "k1",
+  name: "nightly CI",
+  kind: "personal",
+  created_at: "2026-11-01T10:00:00Z",
+  expires_at: "2099-01-01T00:00:00Z",
+  last_used_at: "2026-11-22T09:00:00Z",
+  revoked_at: null,
+};
+
+describe("API tokens", () => {
+  it("lists tokens without secrets, creates one shown once, and revokes after confirming", async () => {
+    setToken("t");
+    let tokens: TokenRead[] = [CI];
+    const calls = stubApi({
+      "GET /api/v1/auth/tokens": () => ({ body: { items: tokens, total: tokens.length } }),
+      "POST /api/v1/auth/tokens": () => {
+        tokens = [...tokens, { ...CI, id: "k2", name: "grafana", last_used_at: null }];
+        return {
+          status: 201,
+          body: { id: "k2", name: "grafana", token: "iwt_fresh", expires_at: CI.expires_at },
+        };
+      },
+      "DELETE /api/v1/auth/tokens/k1": () => {
+        tokens = tokens.map((t) =>
+          t.id === "k1" ? { ...t, revoked_at: "2026-11-22T12:00:00Z" } : t,
+        );
+        return { status: 204, body: null };
+      },
+    });
+    renderAt(<Tokens />);
+    const first = await screen.findByTestId("token-row");
+    expect(first.textContent).toContain("nightly CI");
+    expect(first.textContent).toContain("personal");
+    expect(first.dataset.state).toBe("active");
+
+    // A name is required (client-side).
+    fireEvent.click(screen.getByTestId("create-token"));
+    expect((await screen.findByTestId("field-error-name")).dataset.source).toBe("client");
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+
+    fireEvent.change(screen.getByRole("textbox", { name: /Name/ }), {
+      target: { value: "grafana" },
+    });
+    fireEvent.change(screen.getByRole("combobox", { name: /Expires after/ }), {
+      target: { value: String(30 * 86_400) },
+    });
+    fireEvent.click(screen.getByTestId("create-token"));
+    expect((await screen.findByTestId("secret-value")).textContent).toBe("iwt_fresh");
+    expect(calls.find((c) => c.method === "POST")?.body).toEqual({
+      name: "grafana",
+      ttl_s: 30 * 86_400,
+    });
+    await waitFor(() => expect(screen.getAllByTestId("token-row")).toHaveLength(2));
+    for (const row of screen.getAllByTestId("token-row"))
+      expect(row.textContent).not.toContain("iwt_fresh");
+    fireEvent.click(screen.getByTestId("secret-done"));
+    expect(document.body.textContent).not.toContain("iwt_fresh");
+
+    const row = screen.getAllByTestId("token-row")[0] as HTMLElement;
+    fireEvent.click(within(row).getByTestId("revoke-token"));
+    const dialog = screen.getByTestId("confirm-dialog");
+    expect(dialog.textContent).toContain("Revoke “nightly CI”?");
+    fireEvent.click(within(dialog).getByTestId("confirm-action"));
+    await waitFor(() =>
+      expect(screen.getAllByTestId("token-row")[0]?.dataset.state).toBe("revoked"),
+    );
+    expect(calls.filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual([
+      "/api/v1/auth/tokens/k1",
+    ]);
+  });
+
+  it("shows the server's 422 on the field it names", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/auth/tokens": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/auth/tokens": () => ({
+        status: 422,
+        body: {
+          error: "validation_error",
+          message: "invalid request",
+          detail: [{ field: "ttl_s", message: "must be at most 63244800" }],
+        },
+      }),
+    });
+    renderAt(<Tokens />);
+    await screen.findByText("No tokens.");
+    fireEvent.change(screen.getByRole("textbox", { name: /Name/ }), { target: { value: "x" } });
+    fireEvent.click(screen.getByTestId("create-token"));
+    const err = await screen.findByTestId("field-error-ttl");
+    expect(err.textContent).toContain("at most");
+    expect(err.dataset.source).toBe("server");
+  });
+});
