@@ -53,14 +53,17 @@ class FakeApi:
         self.heartbeats: list[dict[str, Any]] = []
         self.cancel_runs: set[str] = set()
         self.started: list[str] = []
+        self.inventories: list[dict[str, Any]] = []
         self.script: dict[str, list[Reply | Callable[[], Reply] | Exception]] = {}
         self.on_request: Callable[[str, str, Any], None] | None = None
         self.lock = threading.Lock()
         self.lease_wait_s = 0.05
 
     def add_lease(
-        self, engine_job: dict[str, Any], target_path: str, timeout_s: float = 30.0
+        self, engine_job: dict[str, Any], target_path: str, timeout_s: float = 30.0, **fields: Any
     ) -> dict[str, Any]:
+        """Queue a lease; `fields` adds lease fields (meter, idle_s, destructive, or anything a
+        hostile server might send)."""
         lease = {
             "run_id": str(uuid.uuid4()),
             "lease_id": str(uuid.uuid4()),
@@ -68,6 +71,7 @@ class FakeApi:
             "target_path": target_path,
             "engine_job": engine_job,
             "timeout_s": timeout_s,
+            **fields,
         }
         self.leases.append(lease)
         return lease
@@ -114,6 +118,7 @@ class FakeApi:
             self.heartbeats.append(body)
             return Reply(200, {"server_time": datetime.now(UTC).isoformat(), "heartbeat_interval_s": 0.2})
         if path == f"{agent}/inventory":
+            self.inventories.append(body)
             return Reply(200, {})
         if path == f"{agent}/lease":
             with self.lock:
@@ -208,6 +213,8 @@ positional = [a for a in args if not a.startswith("--")]
 job = json.load(open(positional[-1]))
 g = dict(job.get("global") or {})
 g.update(job["jobs"][0])
+# directives for leases, whose jobs the host policy checks (no fake_* options there)
+g.update(json.loads(os.environ.get("IOWATT_FAKE_ENGINE") or "{}"))
 mode = g.get("fake_mode", "ok")
 duration = float(g.get("fake_duration_s", 0.3))
 if g.get("fake_record"):
@@ -267,3 +274,40 @@ def write_fake_engine(directory: Path) -> Path:
     path.write_text(f"#!{sys.executable}\n{FAKE_ENGINE}")
     path.chmod(0o755)
     return path
+
+
+# --- the host policy of a test agent --------------------------------------------------------------
+
+
+def allow_targets(state_dir: Path, *directories: Path, limits: dict[str, Any] | None = None) -> None:
+    """Write the state dir's policy.json: these directories as targets (ADR 0009)."""
+    from iowatt_agent.policy import save_policy
+    from iowatt_policy import Limits, Policy, Target
+
+    targets = tuple(Target.directory(str(d)) for d in directories)
+    save_policy(state_dir, Policy(targets=targets, limits=Limits(**(limits or {}))))
+
+
+def set_meters(
+    state_dir: Path, meters: dict[str, str], default: str | None = None, idle_s: float | None = None
+) -> None:
+    """Write the state dir's meters.json: NAME -> spec."""
+    from iowatt_agent.policy import MeterEntry, Meters, save_meters
+
+    save_meters(state_dir, Meters({n: MeterEntry(s, idle_s) for n, s in meters.items()}, default))
+
+
+def fake_lease_job(**options: Any) -> dict[str, Any]:
+    """A lease's engine job. fake_* directives go to the fake engine through its environment
+    (IOWATT_FAKE_ENGINE, restore it with monkeypatch): a lease carrying them would be refused by
+    the host policy (option.not_allowed)."""
+    import os
+
+    fake = {k: v for k, v in options.items() if k.startswith("fake_")}
+    if fake:
+        os.environ["IOWATT_FAKE_ENGINE"] = json.dumps(fake)
+    rest = {k: v for k, v in options.items() if not k.startswith("fake_")}
+    return {
+        "global": {"rw": "randread", "size": "1m", **rest},
+        "jobs": [{"name": "a", "bs": "4k", "stonewall": 1}],
+    }

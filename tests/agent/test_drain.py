@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from iowatt_agent.config import AgentConfig, save_config
 
-from tests.agent.fakes import AGENT_TOKEN, FakeApi
+from tests.agent.fakes import AGENT_TOKEN, FakeApi, allow_targets
 
 
 @pytest.fixture
@@ -24,16 +24,18 @@ def served(api: FakeApi):
 
 
 def start_agent(
-    api: FakeApi, url: str, fake_engine: Path, tmp_path: Path, *args: str
+    api: FakeApi, url: str, fake_engine: Path, tmp_path: Path, *args: str, fake: dict | None = None
 ) -> subprocess.Popen[str]:
     state = tmp_path / "state"
+    targets = [tmp_path] + ([tmp_path / "t"] if (tmp_path / "t").is_dir() else [])
+    allow_targets(state, *targets)
     save_config(
         state,
         AgentConfig(
             server_url=url, agent_id=api.agent_id, agent_token=AGENT_TOKEN, name="t", heartbeat_interval_s=0.5
         ),
     )
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "IOWATT_FAKE_ENGINE": json.dumps(fake or {})}
     return subprocess.Popen(
         [
             sys.executable,
@@ -55,6 +57,9 @@ def start_agent(
     )
 
 
+JOB = {"global": {"size": "1m"}, "jobs": [{"name": "a"}]}
+
+
 def wait_for(cond, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
@@ -66,8 +71,8 @@ def wait_for(cond, timeout: float = 15.0) -> None:
 def test_sigterm_lets_the_current_run_finish_then_exits_0(api, served, fake_engine, tmp_path):
     target = tmp_path / "t"
     target.mkdir()
-    lease = api.add_lease({"global": {"fake_duration_s": 2.0}, "jobs": [{"name": "a"}]}, str(target))
-    agent = start_agent(api, served, fake_engine, tmp_path)
+    lease = api.add_lease(JOB, str(target))
+    agent = start_agent(api, served, fake_engine, tmp_path, fake={"fake_duration_s": 2.0})
     try:
         wait_for(lambda: api.started)
         wait_for(lambda: api.progress)  # engine mid-run
@@ -87,8 +92,10 @@ def test_sigterm_lets_the_current_run_finish_then_exits_0(api, served, fake_engi
 
 
 def test_drain_deadline_kills_engine_and_reports_failure(api, served, fake_engine, tmp_path):
-    api.add_lease({"global": {"fake_duration_s": 120}, "jobs": [{"name": "a"}]}, str(tmp_path))
-    agent = start_agent(api, served, fake_engine, tmp_path, "--drain-timeout", "0.5")
+    api.add_lease(JOB, str(tmp_path))
+    agent = start_agent(
+        api, served, fake_engine, tmp_path, "--drain-timeout", "0.5", fake={"fake_duration_s": 120}
+    )
     try:
         wait_for(lambda: api.progress)
         agent.send_signal(signal.SIGTERM)
@@ -136,8 +143,9 @@ def test_run_without_enrolment_is_a_clear_error(tmp_path, fake_engine):
 
 
 def test_second_sigterm_stops_the_run_at_once(api, served, fake_engine, tmp_path):
-    api.add_lease({"global": {"fake_duration_s": 120}, "jobs": [{"name": "a"}]}, str(tmp_path))
-    agent = start_agent(api, served, fake_engine, tmp_path)  # drain timeout: the default 600 s
+    api.add_lease(JOB, str(tmp_path))
+    # drain timeout: the default 600 s
+    agent = start_agent(api, served, fake_engine, tmp_path, fake={"fake_duration_s": 120})
     try:
         wait_for(lambda: api.progress)
         agent.send_signal(signal.SIGTERM)

@@ -133,11 +133,21 @@ def test_scheduler_and_interface_guesses():
 def test_inventory_of_this_host_is_valid_and_cli_json():
     inv = inventory.collect()
     assert inv.hostname and inv.cpu.cores >= 1 and inv.mem_bytes > 0
-    result = CliRunner().invoke(cli.app, ["inventory", "--json"])
+    result = CliRunner().invoke(cli.app, ["inventory", "--json", "--state-dir", "/nonexistent-iowatt"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     Inventory.model_validate(doc)
-    assert set(doc) == {"hostname", "os", "cpu", "mem_bytes", "virtualization", "block_devices", "mounts"}
+    assert set(doc) == {
+        "hostname",
+        "os",
+        "cpu",
+        "mem_bytes",
+        "virtualization",
+        "block_devices",
+        "mounts",
+        "policy",
+    }
+    assert doc["policy"] is None  # no state directory: nothing to report (the agent reports at start)
     table = CliRunner().invoke(cli.app, ["inventory"])
     assert table.exit_code == 0 and "block devices" in table.stdout
 

@@ -9,9 +9,20 @@ from pathlib import Path
 import httpx
 import pytest
 from iowatt_agent.loop import AgentLoop, LoopSettings
+from iowatt_agent.policy import save_policy
 from iowatt_agent.spool import Delivery
+from iowatt_policy import Policy, Target
 
 from tests.agent.fakes import FakeApi, error
+
+
+@pytest.fixture(autouse=True)
+def _fake_directives(monkeypatch):
+    monkeypatch.setenv("IOWATT_FAKE_ENGINE", "{}")  # engine_job() sets it; restored after each test
+
+
+def allow(state_dir: Path, *targets: Target) -> None:
+    save_policy(state_dir, Policy(targets=targets))
 
 
 def make_loop(
@@ -19,6 +30,8 @@ def make_loop(
 ) -> AgentLoop:
     settings.setdefault("progress_interval_s", 0.1)
     settings.setdefault("kill_grace_s", 0.3)
+    (tmp_path / "target").mkdir(exist_ok=True)
+    allow(tmp_path / "state", Target.directory(str(tmp_path)), Target.directory(str(tmp_path / "target")))
     return AgentLoop(
         agent_config,
         state_dir=tmp_path / "state",
@@ -29,8 +42,17 @@ def make_loop(
     )
 
 
-def engine_job(**global_opts) -> dict:
-    return {"global": {"rw": "randread", **global_opts}, "jobs": [{"name": "a", "bs": "4k", "stonewall": 1}]}
+def engine_job(**options) -> dict:
+    """A lease's job; fake_* directives go to the fake engine through its environment (a lease
+    carrying them would be refused by the host policy: option.not_allowed)."""
+    fake = {k: v for k, v in options.items() if k.startswith("fake_")}
+    if fake:
+        os.environ["IOWATT_FAKE_ENGINE"] = json.dumps(fake)
+    rest = {k: v for k, v in options.items() if not k.startswith("fake_")}
+    return {
+        "global": {"rw": "randread", "size": "1m", **rest},
+        "jobs": [{"name": "a", "bs": "4k", "stonewall": 1}],
+    }
 
 
 def test_execute_success_reports_result_and_cleans_directory_target(
@@ -105,7 +127,8 @@ def test_bad_target_is_reported_as_failure(api, agent_config, make_client, fake_
     loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
     assert loop.execute(loop.lease_once()) == "failure"
     [failure] = api.failures.values()
-    assert "parent directory does not exist" in failure["reason"]
+    assert failure["reason"].startswith("host policy refused this run [target.not_allowed]: ")
+    assert api.started == []
 
 
 def test_result_spooled_when_server_down_and_delivered_later(
@@ -166,7 +189,7 @@ def test_execute_with_the_real_engine(api, agent_config, make_client, tmp_path):
     target = tmp_path / "target"
     target.mkdir()
     job = {
-        "global": {"rw": "randread", "bs": "4k", "size": "8m"},
+        "global": {"rw": "randread", "bs": "4k", "size": "8m"},  # the agent adds its target
         "jobs": [{"name": "rr", "runtime": "2", "time_based": 1, "stonewall": 1}],
     }
     lease = api.add_lease(job, str(target))

@@ -19,6 +19,8 @@ from iowatt_agent.config import load_config
 from iowatt_agent.loop import AgentLoop, LoopSettings
 from typer.testing import CliRunner
 
+from tests.agent.fakes import allow_targets
+
 REAL_ENGINE = Path(__file__).resolve().parents[2] / "agent" / "engine" / "build" / "iowatt-engine"
 
 
@@ -93,9 +95,10 @@ def test_a_dispatched_run_succeeds_through_the_real_agent(server, session, tmp_p
         ),
         settings=LoopSettings(lease_wait_s=0, progress_interval_s=0.2),
     )
-    loop.startup()  # heartbeat + inventory: the agent is online
     target = tmp_path / "target"
     target.mkdir()
+    allow_targets(state, target)  # `iowatt-agent targets add DIR` (ADR 0009)
+    loop.startup()  # heartbeat + inventory with the host policy: the agent is online
     workload = {
         "jobs": [
             {

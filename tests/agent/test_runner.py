@@ -5,14 +5,7 @@ import os
 import time
 from pathlib import Path
 
-import pytest
-from iowatt_agent.runner import (
-    EngineProcess,
-    EngineProgress,
-    job_for_target,
-    parse_progress_line,
-    resolve_target,
-)
+from iowatt_agent.runner import EngineProcess, EngineProgress, cleanup_target, parse_progress_line
 
 
 def job(tmp_path: Path, **global_opts) -> dict:
@@ -166,29 +159,21 @@ def test_missing_engine_binary(tmp_path):
     assert not outcome.ok and "cannot start" in outcome.error
 
 
-def test_resolve_target(tmp_path):
-    t = resolve_target(str(tmp_path), "RUN")
-    assert t.path == str(tmp_path / "iowatt-RUN.dat") and t.cleanup == tmp_path / "iowatt-RUN.dat"
-    f = tmp_path / "existing.dat"
-    f.write_bytes(b"x")
-    assert resolve_target(str(f), "RUN").cleanup is None
-    assert resolve_target(str(tmp_path / "new.dat"), "RUN").path == str(tmp_path / "new.dat")
-    with pytest.raises(ValueError, match="parent directory does not exist"):
-        resolve_target(str(tmp_path / "no" / "such" / "file"), "RUN")
-    with pytest.raises(ValueError, match="empty"):
-        resolve_target("", "RUN")
-    with pytest.raises(ValueError, match="not a directory, regular file or block device"):
-        resolve_target("/dev/null", "RUN")
-
-
-def test_job_for_target_overrides_any_filename():
-    got = job_for_target(
-        {"global": {"rw": "read", "directory": "/x"}, "jobs": [{"name": "a", "filename": "/etc/passwd"}]},
-        "/tmp/t.dat",
-    )
-    assert got == {"global": {"rw": "read", "filename": "/tmp/t.dat"}, "jobs": [{"name": "a"}]}
-    with pytest.raises(ValueError, match="no jobs"):
-        job_for_target({"global": {}, "jobs": []}, "/tmp/t")
+def test_cleanup_target_removes_only_the_data_file_or_a_link_in_its_place(tmp_path):
+    data = tmp_path / "iowatt-RUN.dat"
+    data.write_bytes(b"x")
+    cleanup_target(data)
+    assert not data.exists()
+    cleanup_target(data)  # already gone: fine
+    cleanup_target(None)
+    canary = tmp_path / "canary"
+    canary.write_text("keep")
+    data.symlink_to(canary)  # swapped in: the link goes, never what it points at
+    cleanup_target(data)
+    assert not data.is_symlink() and canary.read_text() == "keep"
+    (tmp_path / "dir.dat").mkdir()
+    cleanup_target(tmp_path / "dir.dat")
+    assert (tmp_path / "dir.dat").is_dir()
 
 
 def test_keepalive_reports_while_the_engine_is_silent(fake_engine, tmp_path):

@@ -32,6 +32,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from . import __version__, presets
+from . import policy as host_policy
 from .client import (
     ApiClient,
     ApiError,
@@ -46,7 +47,6 @@ from .config import (
     ConfigError,
     MeterConfig,
     TlsTrust,
-    clear_meter_config,
     ensure_state_dir,
     load_config,
     load_meter_config,
@@ -63,8 +63,9 @@ from .logs import setup_logging
 from .loop import AgentLoop, LoopSettings
 from .meters import DRIVERS, Clock, MeterError, open_meter, redact
 from .power import DEFAULT_IDLE_S, Grid, PowerSession, energy_and_carbon
-from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target, resolve_target
+from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target
 from .schemas import EnrollRequest, Inventory
+from .targets_cli import meter_for_bench, parse_engine_args, register_policy_commands
 from .transport import (
     CA_FILE,
     FINGERPRINT_HINT,
@@ -584,33 +585,11 @@ def run(
 # --- bench ---------------------------------------------------------------------------------------
 
 
-def parse_engine_args(args: list[str]) -> dict[str, str]:
-    """Extra `--name=value` (or `--name value`, or a bare `--flag`) as fio-named engine options."""
-    options: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if not arg.startswith("--") or len(arg) <= 2:
-            raise ValueError(f"unexpected argument {arg!r}: engine options are given as --name=value")
-        key, eq, value = arg[2:].partition("=")
-        if not eq:
-            if i + 1 < len(args) and not args[i + 1].startswith("--"):
-                value = args[i + 1]
-                i += 1
-            else:
-                value = "1"
-        if key in ("filename", "directory"):
-            raise ValueError(f"--{key} is set by the agent from --target")
-        options[key.replace("-", "_")] = value
-        i += 1
-    return options
-
-
-def bench_job(base: dict[str, Any], extra: dict[str, str], filename: str) -> dict[str, Any]:
+def bench_job(base: dict[str, Any], extra: dict[str, str], target_options: dict[str, str]) -> dict[str, Any]:
     job = {k: v for k, v in base.items() if v is not None}
     job.update(extra)
     name = str(job.pop("name", "bench"))
-    return {"global": {"filename": filename}, "jobs": [{"name": name, **job}]}
+    return {"global": dict(target_options), "jobs": [{"name": name, **job}]}
 
 
 def _dir_rows(result: dict[str, Any]) -> list[list[str]]:
@@ -729,11 +708,18 @@ def bench(
     pue: Annotated[float, typer.Option("--pue", min=1.0, help="Site power usage effectiveness")] = 1.0,
 ) -> None:
     """Run the engine locally (no server). Any other engine option: --NAME=VALUE (fio names).
-    With --meter: idle baseline, load, idle baseline, then energy and CO2 figures."""
+    With --meter: idle baseline, load, idle baseline, then energy and CO2 figures.
+    The target gets the same safe options as a server's run (ADR 0009 §5): a directory gets a new
+    data file, removed afterwards; an existing file is never extended; a block device is opened
+    read-only unless --destructive=1."""
     try:
         extra = parse_engine_args(list(ctx.args))
+        consent = extra.pop("destructive", "0") not in ("0", "false", "no", "off")
         engine_path = locate_engine(engine)
-        resolved = resolve_target(target, f"bench-{uuid.uuid4().hex[:12]}")
+        kind, real = host_policy.local_target(target)
+        target_options, data_file = host_policy.engine_options(
+            kind, real, f"bench-{uuid.uuid4().hex[:12]}", writable=True, destructive=consent
+        )
     except (ValueError, EngineNotFound) as exc:
         raise fail(str(exc), 2) from None
     if output_format not in ("json", "json+"):
@@ -741,7 +727,9 @@ def bench(
     if meter is None and (idle is not None or grid is not None or grid_g_per_kwh is not None or pue != 1.0):
         raise fail("--idle, --grid, --grid-g-per-kwh and --pue need --meter SPEC", 2)
     grid_choice = None
+    meter_name = None
     if meter is not None:
+        meter_name, meter = meter_for_bench(meter)
         check_meter_spec(meter)
         try:
             grid_choice = Grid.choose(grid, grid_g_per_kwh)
@@ -761,12 +749,14 @@ def bench(
     if preset is not None:  # options given explicitly override every job of the preset
         given = {k: str(v) for k, v in base.items() if v is not None and k != "name"}
         try:
-            job = presets.job_file(preset, resolved.path, {**given, **extra})
+            job = presets.job_file(preset, target_options["filename"], {**given, **extra})
+            job["global"].pop("filename", None)
+            job = host_policy.with_agent_options(job, target_options)
         except ValueError as exc:
             raise fail(str(exc), 2) from None
     else:
         defaults = {"rw": "randread", "bs": "4k", "size": "64m", "runtime": "5"}
-        job = bench_job({**base, **{k: base[k] or v for k, v in defaults.items()}}, extra, resolved.path)
+        job = bench_job({**base, **{k: base[k] or v for k, v in defaults.items()}}, extra, target_options)
     job_dir = Path(os.environ.get("TMPDIR", "/tmp"))
     proc = EngineProcess(
         engine_path,
@@ -818,7 +808,9 @@ def bench(
     proc.on_progress = on_progress
     proc.on_message = on_message
     session = (
-        PowerSession(meter, idle_s=DEFAULT_IDLE_S if idle is None else idle, target=target) if meter else None
+        PowerSession(meter, idle_s=DEFAULT_IDLE_S if idle is None else idle, target=target, name=meter_name)
+        if meter
+        else None
     )
     outcome: EngineOutcome | None = None
     power = None
@@ -834,14 +826,14 @@ def bench(
                     with session.phase("load"):
                         outcome = proc.run()
                     # the data file goes before idle_after, so its removal is not "idle" power
-                    cleanup_target(resolved)
+                    cleanup_target(data_file)
                     if outcome.ok:
                         session.idle("idle_after", stop=stop_idle, on_tick=on_idle, tick_s=0.25)
     finally:
         if session is not None:
             power = session.finish()
         signal.signal(signal.SIGINT, old)
-        cleanup_target(resolved)
+        cleanup_target(data_file)
         proc.job_file.unlink(missing_ok=True)
     if interrupted or outcome is None:
         raise fail("interrupted: engine stopped", 130)
@@ -1040,9 +1032,16 @@ def inventory(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the inventory as JSON (the wire format)")
     ] = False,
+    state_dir: StateDirOpt = None,
 ) -> None:
-    """Show what this host reports to the server: host, block devices, mounts."""
-    inv = collect_inventory()
+    """Show what this host reports to the server: host, block devices, mounts, and its policy
+    (targets, meters by name, limits: `targets list`) when the state directory has one."""
+    directory = resolve_state_dir(state_dir)
+    try:
+        reported = host_policy.load_report(directory) if directory.is_dir() else None
+    except ConfigError as exc:
+        raise fail(str(exc), 2) from None
+    inv = collect_inventory(policy=reported)
     if json_output:
         sys.stdout.write(json.dumps(inv.model_dump(mode="json"), indent=2) + "\n")
     else:
@@ -1139,40 +1138,7 @@ def meters_test(
         raise fail(f"no meter data: {meter.lost or readings.last_error or 'no usable readings'}", 1)
 
 
-@meters_app.command("set")
-def meters_set(
-    spec: Annotated[str, typer.Argument(help="Meter spec for this host (meters list)")],
-    idle: IdleOpt = None,
-    state_dir: StateDirOpt = None,
-) -> None:
-    """Store this host's meter (used by `run` unless --meter or the server's lease says otherwise)."""
-    check_meter_spec(spec)
-    try:
-        path = save_meter_config(resolve_state_dir(state_dir), MeterConfig(spec=spec, idle_s=idle))
-    except (ConfigError, OSError) as exc:
-        raise fail(str(exc), 2) from None
-    out.print(f"meter {redact(spec)} stored in {path}", highlight=False)
-
-
-@meters_app.command("unset")
-def meters_unset(state_dir: StateDirOpt = None) -> None:
-    """Forget this host's meter: runs upload no power samples."""
-    removed = clear_meter_config(resolve_state_dir(state_dir))
-    out.print("meter removed" if removed else "no meter was set")
-
-
-@meters_app.command("show")
-def meters_show(state_dir: StateDirOpt = None) -> None:
-    """Print this host's stored meter."""
-    try:
-        stored = load_meter_config(resolve_state_dir(state_dir))
-    except ConfigError as exc:
-        raise fail(str(exc), 2) from None
-    if stored is None:
-        out.print("no meter set (iowatt-agent meters set SPEC)")
-        return
-    idle = stored.idle_s if stored.idle_s is not None else DEFAULT_IDLE_S
-    out.print(f"{redact(stored.spec)} (idle {idle:g} s)", highlight=False)
+register_policy_commands(app, meters_app)
 
 
 def main() -> None:

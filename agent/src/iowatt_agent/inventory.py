@@ -15,7 +15,9 @@ import socket
 import subprocess
 from pathlib import Path
 
-from .schemas import BlockDevice, CpuInfo, Inventory, Mount, OsInfo
+from iowatt_policy import ReportedPolicy
+
+from .schemas import BlockDevice, CpuInfo, Inventory, Mount, OsInfo, PolicyReport
 
 PSEUDO_FS = {
     "proc",
@@ -253,7 +255,8 @@ def detect_virtualization(root: Path = Path("/"), *, use_systemd: bool = True) -
     return None
 
 
-def collect(root: Path = Path("/")) -> Inventory:
+def collect(root: Path = Path("/"), *, policy: ReportedPolicy | None = None) -> Inventory:
+    """The host's inventory; with `policy`, what the host allows (ADR 0009 §4, no secrets)."""
     return Inventory(
         hostname=socket.gethostname(),
         os=OsInfo(kernel=platform.release(), distro=read_distro(root)),
@@ -262,4 +265,5 @@ def collect(root: Path = Path("/")) -> Inventory:
         virtualization=detect_virtualization(root),
         block_devices=read_block_devices(root),
         mounts=read_mounts(root),
+        policy=PolicyReport.model_validate(policy.to_dict()) if policy is not None else None,
     )

@@ -17,23 +17,19 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
+from iowatt_policy import TARGET_NOT_ALLOWED, ReportedPolicy, check_run, check_target_on_host
 from pydantic import ValidationError
 
 from . import __version__
 from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
-from .config import AgentConfig
+from .config import AgentConfig, ConfigError
 from .inventory import collect as collect_inventory
+from .policy import MeterEntry, Meters, engine_job_for, fingerprint, load_meters, load_policy, report
 from .power import DEFAULT_IDLE_S, PowerSession
-from .runner import (
-    EngineOutcome,
-    EngineProcess,
-    EngineProgress,
-    cleanup_target,
-    job_for_target,
-    resolve_target,
-)
+from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target
 from .schemas import (
     AgentState,
     FailureReport,
@@ -60,12 +56,40 @@ class LoopSettings:
     error_backoff_base_s: float = 1.0
     error_backoff_max_s: float = 60.0
     output_format: str = "json+"  # json+ keeps the latency histograms for merged percentile curves
-    meter: str | None = None  # the agent's meter spec; a lease's `meter` overrides it
+    # a meter spec given to `run --meter` by the local root user: replaces the host's default
+    # meter for this process (leases still name meters; null = this one)
+    meter: str | None = None
     idle_s: float = DEFAULT_IDLE_S  # each idle phase around the engine; a lease's `idle_s` overrides it
 
 
 class FatalAgentError(Exception):
     """The server no longer accepts this agent (token revoked, agent deleted)."""
+
+
+# hard timeout of the engine: never more than the host's max_runtime_s x 1.5 + this (the layout
+# of the data file and slack), whatever the lease says
+RUNTIME_SLACK_S = 300.0
+
+
+class Refused(Exception):
+    """The host policy refuses a lease; `reason` is the failed run's reason (ADR 0009 §3)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Plan:
+    """What the agent itself decided to run for one lease, after the policy allowed it."""
+
+    job: dict[str, Any]
+    data_file: Path | None  # a directory target's data file: removed if the engine left it
+    filename: str
+    timeout_s: float
+    meter_name: str | None
+    meter: MeterEntry | None
+    idle_s: float
 
 
 ClientFactory = Callable[[], ApiClient]
@@ -102,6 +126,96 @@ class AgentLoop:
         self.current_run_id: UUID | None = None
         self.fatal: str | None = None
         self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
+        self.reported_fingerprint: str | None = None  # of the policy the server last got
+
+    # --- host policy ---------------------------------------------------------------------------
+
+    def meters(self) -> Meters:
+        """The host's meters (meters.json), with `run --meter SPEC` as the default if given."""
+        meters = load_meters(self.state_dir)
+        if self.settings.meter:
+            name = meters.default or "default"
+            old = meters.meters.get(name)
+            meters.meters[name] = MeterEntry(self.settings.meter, old.idle_s if old else None)
+            meters.default = name
+        return meters
+
+    def reported_policy(self) -> ReportedPolicy:
+        return report(load_policy(self.state_dir), self.meters())
+
+    def send_inventory_if_changed(self, *, force: bool = False) -> None:
+        """Re-send the inventory when the policy or the meters changed since the server last got
+        them (and at start), so the server checks new runs against what the host allows now."""
+        if not self.send_inventory:
+            return
+        try:
+            reported = self.reported_policy()
+        except ConfigError as exc:
+            log.error("policy.unreadable error=%s: every lease is refused until it is fixed", exc)
+            return
+        fp = fingerprint(reported)
+        if fp == self.reported_fingerprint and not force:
+            return
+        inventory = collect_inventory(policy=reported)
+        self.client.put_inventory(self.config.agent_id, inventory)  # worker thread, or before it starts
+        self.reported_fingerprint = fp
+        log.info("inventory.sent targets=%d meters=%d", len(reported.targets), len(reported.meters))
+
+    def plan(self, lease: Lease) -> Plan:
+        """Check the lease against the host policy (authoritative: before anything runs) and
+        build what the engine gets. Raises Refused with the failed run's reason."""
+        try:
+            policy = load_policy(self.state_dir)
+            meters = self.meters()
+        except ConfigError as exc:
+            raise Refused(
+                f"host policy refused this run [{TARGET_NOT_ALLOWED}]: the host policy cannot be read: "
+                f"{exc} (on the host: iowatt-agent targets list)"
+            ) from None
+        reported = report(policy, meters)
+        raw_job = lease.engine_job.model_dump(by_alias=True)
+        violations = check_run(
+            reported,
+            target_path=lease.target_path,
+            engine_job=raw_job,
+            meter=lease.meter,
+            destructive=lease.destructive,
+        )
+        target = reported.target(lease.target_path)
+        resolved: str | None = None
+        if not violations and target is not None:
+            resolved, violations = check_target_on_host(target)
+        if violations or target is None or resolved is None:
+            raise Refused("; ".join(v.reason() for v in violations) or "host policy refused this run")
+        try:
+            job, data_file = engine_job_for(
+                raw_job,
+                target=target,
+                resolved=resolved,
+                run_key=str(lease.run_id),
+                destructive=lease.destructive,
+            )
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        name = lease.meter if lease.meter is not None else meters.default
+        entry = meters.meters.get(name) if name else None
+        idle_s = self.settings.idle_s
+        if lease.idle_s is not None:
+            idle_s = lease.idle_s
+        elif entry is not None and entry.idle_s is not None:
+            idle_s = entry.idle_s
+        timeout_s = lease.timeout_s
+        if policy.limits.max_runtime_s is not None:
+            timeout_s = min(timeout_s, policy.limits.max_runtime_s * 1.5 + RUNTIME_SLACK_S)
+        return Plan(
+            job=job,
+            data_file=data_file,
+            filename=str(job["global"]["filename"]),
+            timeout_s=timeout_s,
+            meter_name=name if entry is not None else None,
+            meter=entry,
+            idle_s=idle_s,
+        )
 
     # --- state ---------------------------------------------------------------------------------
 
@@ -154,6 +268,12 @@ class AgentLoop:
                 f"the server refused this agent ({exc}); re-enrol with `iowatt-agent enroll --replace`"
             ) from exc
 
+    def _refresh_inventory(self) -> None:
+        try:
+            self.send_inventory_if_changed()
+        except ApiError as exc:
+            log.warning("inventory.failed error=%s: will retry", exc)
+
     def _work_loop(self) -> None:
         failures = 0
         while not self.draining.is_set() and not self.stopping.is_set():
@@ -175,6 +295,7 @@ class AgentLoop:
                 self.draining.wait(delay)
                 continue
             if lease is None:
+                self._refresh_inventory()
                 continue
             with self._lock:
                 if self.draining.is_set():
@@ -201,12 +322,12 @@ class AgentLoop:
         log.info(
             "lease.acquired run_id=%s target=%s timeout_s=%g", run_id, lease.target_path, lease.timeout_s
         )
+        self._refresh_inventory()  # the policy this lease is judged by is the one the server gets
         try:
-            target = resolve_target(lease.target_path, str(run_id))
-            job = job_for_target(lease.engine_job.to_job_file(), target.path)
-        except ValueError as exc:
-            log.error("run.bad_lease run_id=%s error=%s", run_id, exc)
-            self.report_failure(lease, reason=str(exc), exit_code=None, stderr_tail="", cancelled=False)
+            plan = self.plan(lease)
+        except Refused as exc:
+            log.error("run.refused run_id=%s reason=%s", run_id, exc.reason)
+            self.report_failure(lease, reason=exc.reason, exit_code=None, stderr_tail="", cancelled=False)
             return "failure"
         try:
             self.client.start(run_id, lease_id)
@@ -220,9 +341,9 @@ class AgentLoop:
         job_file = self.state_dir / "jobs" / f"{run_id}.json"
         proc = EngineProcess(
             self.engine,
-            job,
+            plan.job,
             job_file=job_file,
-            timeout_s=lease.timeout_s,
+            timeout_s=plan.timeout_s,
             progress_interval_s=self.settings.progress_interval_s,
             keepalive_s=self.settings.keepalive_s,
             kill_grace_s=self.settings.kill_grace_s,
@@ -231,7 +352,7 @@ class AgentLoop:
         proc.on_progress = self._progress_forwarder(lease, proc)
         proc.on_message = lambda line: log.info("engine.message run_id=%s %s", run_id, line)
         self.current_run_id = run_id
-        session = self._power_session(lease)
+        session = self._power_session(lease, plan)
         idle = _IdleWatch(self, lease)
         power = None
         try:
@@ -252,7 +373,7 @@ class AgentLoop:
                     )
                     return "failure"
             self.current = proc
-            log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, target.path)
+            log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, plan.filename)
             try:
                 if session is not None:
                     with session.phase("load"):
@@ -261,7 +382,7 @@ class AgentLoop:
                     outcome = proc.run()
             finally:
                 self.current = None
-                cleanup_target(target)
+                cleanup_target(plan.data_file)
                 job_file.unlink(missing_ok=True)
             if session is not None:
                 if outcome.ok:
@@ -290,15 +411,15 @@ class AgentLoop:
         )
         return "failure"
 
-    def _power_session(self, lease: Lease) -> PowerSession | None:
-        """The run's meter: the lease's `meter` (an empty string: none) or the agent's own."""
-        spec = lease.meter if lease.meter is not None else self.settings.meter
-        if not spec:
+    def _power_session(self, lease: Lease, plan: Plan) -> PowerSession | None:
+        """The run's meter: the one the lease names on this host (checked by plan()), else none."""
+        if plan.meter is None:
             return None
-        idle_s = lease.idle_s if lease.idle_s is not None else self.settings.idle_s
         # The lease's target, not the data file inside a directory target (not created yet):
         # the estimate meter finds the block device from it.
-        return PowerSession(spec, idle_s=idle_s, target=lease.target_path)
+        return PowerSession(
+            plan.meter.spec, idle_s=plan.idle_s, target=lease.target_path, name=plan.meter_name
+        )
 
     def _progress_forwarder(self, lease: Lease, proc: EngineProcess) -> Callable[[EngineProgress], bool]:
         def forward(p: EngineProgress) -> bool:
@@ -385,8 +506,7 @@ class AgentLoop:
     def startup(self) -> None:
         try:
             self.heartbeat_once()
-            if self.send_inventory:
-                self.hb_client.put_inventory(self.config.agent_id, collect_inventory())
+            self.send_inventory_if_changed(force=True)
         except (Unauthorized, Forbidden, NotFound) as exc:
             raise FatalAgentError(
                 f"the server refused this agent ({exc}); re-enrol with `iowatt-agent enroll --replace`"

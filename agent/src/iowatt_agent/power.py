@@ -42,10 +42,12 @@ class PowerSession:
         idle_s: float = DEFAULT_IDLE_S,
         target: str | None = None,
         interval_s: float | None = None,
+        name: str | None = None,
     ) -> None:
         if idle_s < 0:
             raise ValueError("idle time must be >= 0 s")
         self.spec = spec
+        self.name = name  # the meter's name in the host's meters.json (None: a spec given locally)
         self.idle_s = idle_s
         self.meter: Meter | None = None
         self.reason: str | None = None
@@ -164,10 +166,11 @@ class PowerSession:
 
     def _describe(self) -> dict[str, Any]:
         if self.meter is not None:
-            return self.meter.describe()
+            return {"name": self.name, **self.meter.describe()}
         # The spec could not be used (e.g. a scheme this agent version does not know): contract §4
         # placeholders; status "no_meter_data" and the reason say that none of it was measured.
         return {
+            "name": self.name,
             "spec": redact(self.spec),
             "driver": "unknown",
             "model": "",

@@ -96,48 +96,6 @@ class EngineOutcome:
         return self.exit_code == 0 and self.result is not None and self.error is None
 
 
-@dataclass(frozen=True)
-class Target:
-    path: str  # what the engine gets as `filename`
-    cleanup: Path | None  # file the agent created in a directory target, removed afterwards
-
-
-def resolve_target(target_path: str, run_key: str) -> Target:
-    """A directory -> `<dir>/iowatt-<run_key>.dat` (removed after the run); a regular file or a
-    block device -> used as is (contract §2)."""
-    if not target_path:
-        raise ValueError("target path is empty")
-    path = Path(target_path)
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        if not path.parent.is_dir():
-            raise ValueError(f"target {target_path}: parent directory does not exist") from None
-        return Target(str(path), None)
-    if stat.S_ISDIR(st.st_mode):
-        data_file = path / f"iowatt-{run_key}.dat"
-        return Target(str(data_file), data_file)
-    if stat.S_ISREG(st.st_mode) or stat.S_ISBLK(st.st_mode):
-        return Target(str(path), None)
-    raise ValueError(f"target {target_path}: not a directory, regular file or block device")
-
-
-def job_for_target(engine_job: dict[str, Any], filename: str) -> dict[str, Any]:
-    """The job file the engine gets: the server's job with the target set by the agent only."""
-    glob = dict(engine_job.get("global") or {})
-    glob.pop("directory", None)
-    glob["filename"] = filename
-    jobs = []
-    for job in engine_job.get("jobs") or []:
-        job = dict(job)
-        job.pop("filename", None)
-        job.pop("directory", None)
-        jobs.append(job)
-    if not jobs:
-        raise ValueError("engine job has no jobs")
-    return {"global": glob, "jobs": jobs}
-
-
 ProgressCallback = Callable[[EngineProgress], bool | None]
 
 
@@ -399,11 +357,16 @@ class EngineProcess:
                 self.stop("cancelled by the server", cancelled=True)
 
 
-def cleanup_target(target: Target) -> None:
-    if target.cleanup is not None:
-        try:
-            target.cleanup.unlink()
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            log.warning("target.cleanup_failed path=%s error=%s", target.cleanup, exc)
+def cleanup_target(data_file: Path | None) -> None:
+    """Remove a directory target's data file if the engine left it (killed before its `unlink`).
+    Only a regular file is removed: never what a symlink swapped in points at."""
+    if data_file is None:
+        return
+    try:
+        st = os.lstat(data_file)
+        if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+            data_file.unlink()  # unlink() of a symlink removes the link, not its target
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("target.cleanup_failed path=%s error=%s", data_file, exc)

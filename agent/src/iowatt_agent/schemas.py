@@ -59,6 +59,43 @@ class Mount(Request):
     options: str
 
 
+class PolicyTarget(Request):
+    """A target the host allows (ADR 0009 §4); devices carry what identifies them."""
+
+    path: str
+    kind: Literal["directory", "file", "device"]
+    writable: bool
+    destructive: bool
+    model: str | None = None
+    serial_sha256: str | None = None
+    size_bytes: int | None = None
+
+
+class PolicyMeter(Request):
+    """A meter the host configured, by name: never its spec."""
+
+    name: str
+    driver: str
+    tier: str
+
+
+class PolicyLimits(Request):
+    max_threads: int | None
+    max_iodepth: int | None
+    max_bs_bytes: int | None
+    max_bytes_written: int | None
+    max_runtime_s: float | None
+
+
+class PolicyReport(Request):
+    """`inventory.policy`: iowatt_policy.ReportedPolicy on the wire (ReportedPolicy.to_dict())."""
+
+    targets: list[PolicyTarget]
+    meters: list[PolicyMeter]
+    default_meter: str | None
+    limits: PolicyLimits
+
+
 class Inventory(Request):
     hostname: str
     os: OsInfo
@@ -67,6 +104,7 @@ class Inventory(Request):
     virtualization: str | None
     block_devices: list[BlockDevice]
     mounts: list[Mount]
+    policy: PolicyReport | None = None  # null: enrolment before any policy is read (the run reports it)
 
 
 # --- enrolment and heartbeat -------------------------------------------------------------------
@@ -106,7 +144,10 @@ class HeartbeatResponse(Answer):
 
 
 class EngineJob(Answer):
-    """The engine's JSON job file: {"global": {...}, "jobs": [{...}, ...]} with fio option names."""
+    """The engine's JSON job file: {"global": {...}, "jobs": [{...}, ...]} with fio option names.
+    Unknown top-level keys are kept (not ignored) so the host policy sees and refuses them."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     global_: dict[str, Any] = Field(default_factory=dict, alias="global")
     jobs: list[dict[str, Any]]
@@ -122,9 +163,12 @@ class Lease(Answer):
     target_path: str
     engine_job: EngineJob
     timeout_s: float = Field(gt=0)
-    # Optional per-run overrides of the agent's meter (contract §4); absent on older servers.
+    # The run's meter by NAME on this host (ADR 0009 §4): null = the host's default, "" = none.
+    # Never a spec: a value that looks like one is refused (meter.spec_from_server).
     meter: str | None = None
     idle_s: float | None = Field(default=None, ge=0)
+    # The run's key for destructive writes to a raw device the host marked destructive.
+    destructive: bool = False
 
 
 class LeaseResponse(Answer):
@@ -159,6 +203,7 @@ Quantity = Literal["power", "power_avg", "energy_counter"]
 
 
 class PowerMeter(Request):
+    name: str | None  # the meter's name on the host (null: a spec given to local `bench`)
     spec: str  # secrets (password=, community=) redacted
     driver: str  # "unknown" when the spec itself could not be used (status no_meter_data)
     model: str  # "" when the meter did not say

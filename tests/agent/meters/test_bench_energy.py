@@ -234,7 +234,8 @@ def test_bench_sigint_during_idle_stops_at_once(fake_engine, tmp_path):
     import sys
     import time
 
-    meter = inst.write_program(tmp_path / "meter", "print(50)\n")
+    reading = tmp_path / "meter-read"  # the meter has been read: the idle phase is on
+    meter = inst.write_program(tmp_path / "meter", f"open({str(reading)!r}, 'w').close(); print(50)\n")
     record = tmp_path / "rec.json"
     proc = subprocess.Popen(
         [
@@ -256,7 +257,11 @@ def test_bench_sigint_during_idle_stops_at_once(fake_engine, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+    deadline = time.monotonic() + 30  # a loaded machine can take seconds to start Python
+    while not reading.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert reading.exists()
+    time.sleep(0.3)
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=20)

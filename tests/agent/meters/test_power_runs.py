@@ -7,15 +7,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from iowatt_agent.loop import AgentLoop, LoopSettings
 from iowatt_agent.schemas import PowerUpload
 
+from tests.agent.fakes import allow_targets, fake_lease_job, set_meters
 from tests.agent.meters import instruments as inst
+
+
+@pytest.fixture(autouse=True)
+def _fake_directives(monkeypatch):
+    monkeypatch.setenv("IOWATT_FAKE_ENGINE", "{}")
 
 
 def make_loop(api, agent_config, make_client, fake_engine: Path, tmp_path: Path, **settings) -> AgentLoop:
     settings.setdefault("progress_interval_s", 0.1)
     settings.setdefault("kill_grace_s", 0.3)
+    allow_targets(tmp_path / "state", tmp_path)
     return AgentLoop(
         agent_config,
         state_dir=tmp_path / "state",
@@ -26,8 +34,7 @@ def make_loop(api, agent_config, make_client, fake_engine: Path, tmp_path: Path,
     )
 
 
-def job(**global_opts) -> dict:
-    return {"global": {"rw": "randread", **global_opts}, "jobs": [{"name": "a", "bs": "4k", "stonewall": 1}]}
+job = fake_lease_job
 
 
 def watts_program(tmp_path: Path, watts: float = 80.0) -> Path:
@@ -89,16 +96,35 @@ def test_unreachable_meter_still_runs_the_benchmark(api, agent_config, make_clie
     assert power["meter"]["tier"] == "lab"
 
 
-def test_lease_meter_and_idle_override_the_agent(api, agent_config, make_client, fake_engine, tmp_path):
+def test_lease_meter_by_name_and_idle_override_the_default(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
     prog = watts_program(tmp_path, 12.0)
     lease = api.add_lease(job(fake_duration_s=0.2), str(tmp_path))
-    lease["meter"], lease["idle_s"] = f"command:{prog}", 0.2
-    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)  # no meter of its own
+    lease["meter"], lease["idle_s"] = "lab", 0.2
+    set_meters(tmp_path / "state", {"lab": f"command:{prog}", "wall": "command:/bin/false"}, default="wall")
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
     assert loop.execute(loop.lease_once()) == "result"
     [stored] = api.results.values()
     assert set(stored["power"]["samples"]["value"]) == {12.0}
+    assert stored["power"]["meter"]["name"] == "lab"
+    assert stored["power"]["meter"]["spec"] == f"command:{prog}"
     idle = stored["power"]["phases"][0]
     assert idle["name"] == "idle_before" and 0.2e9 <= idle["end_ns"] - idle["start_ns"] < 1e9
+
+
+def test_a_lease_without_meter_uses_the_host_default_with_its_idle(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    prog = watts_program(tmp_path, 7.0)
+    api.add_lease(job(fake_duration_s=0.2), str(tmp_path))  # meter absent = null = the default
+    set_meters(tmp_path / "state", {"wall": f"command:{prog}"}, default="wall", idle_s=0.3)
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    assert loop.execute(loop.lease_once()) == "result"
+    [stored] = api.results.values()
+    assert stored["power"]["meter"]["name"] == "wall" and set(stored["power"]["samples"]["value"]) == {7.0}
+    idle = stored["power"]["phases"][0]
+    assert 0.3e9 <= idle["end_ns"] - idle["start_ns"] < 1.5e9
 
 
 def test_lease_with_an_empty_meter_turns_it_off(api, agent_config, make_client, fake_engine, tmp_path):
@@ -136,20 +162,53 @@ def test_meter_settings_come_from_the_state_dir(tmp_path):
     runner = CliRunner()
     state = tmp_path / "state"
     result = runner.invoke(
-        cli.app, ["meters", "set", "shelly://plug?password=x", "--idle", "12", "--state-dir", str(state)]
+        cli.app,
+        ["meters", "set", "wall", "shelly://plug?password=x", "--idle", "12", "--state-dir", str(state)],
     )
     assert result.exit_code == 0, result.output
-    assert json.loads((state / "meter.json").read_text()) == {
-        "spec": "shelly://plug?password=x",
-        "idle_s": 12.0,
+    assert json.loads((state / "meters.json").read_text()) == {
+        "meters": {"wall": {"spec": "shelly://plug?password=x", "idle_s": 12.0}},
+        "default": "wall",  # the first meter is the default
     }
-    assert (state / "meter.json").stat().st_mode & 0o777 == 0o600
+    assert (state / "meters.json").stat().st_mode & 0o777 == 0o600
+    # the old one-argument form names the meter "default"
+    old = runner.invoke(cli.app, ["meters", "set", "rapl", "--state-dir", str(state)])
+    assert old.exit_code == 2 and "NAME SPEC" in old.stderr
+    old = runner.invoke(
+        cli.app, ["meters", "set", "ipmi://bmc?user=a&password=y", "--default", "--state-dir", str(state)]
+    )
+    assert old.exit_code == 0, old.output
     shown = runner.invoke(cli.app, ["meters", "show", "--state-dir", str(state)])
-    assert "shelly://plug?password=*** (idle 12 s)" in shown.stdout
-    bad = runner.invoke(cli.app, ["meters", "set", "wattsup:/dev/ttyUSB0", "--state-dir", str(state)])
+    assert "shelly://plug?password=***" in shown.stdout and "password=x" not in shown.stdout
+    assert "password=y" not in shown.stdout
+    doc = json.loads(runner.invoke(cli.app, ["meters", "show", "--json", "--state-dir", str(state)]).stdout)
+    assert doc["default"] == "default"
+    assert {m["name"]: (m["driver"], m["tier"], m["idle_s"]) for m in doc["meters"]} == {
+        "default": ("ipmi", "bmc", 30.0),
+        "wall": ("shelly", "plug", 12.0),
+    }
+    bad = runner.invoke(cli.app, ["meters", "set", "w", "wattsup:/dev/ttyUSB0", "--state-dir", str(state)])
     assert bad.exit_code == 2 and "supported schemes" in bad.stderr
-    assert runner.invoke(cli.app, ["meters", "unset", "--state-dir", str(state)]).exit_code == 0
+    bad = runner.invoke(cli.app, ["meters", "set", "a:b", "rapl:", "--state-dir", str(state)])
+    assert bad.exit_code == 2 and "meter name" in bad.stderr
+    assert (
+        runner.invoke(cli.app, ["meters", "unset", "--state-dir", str(state)]).exit_code == 0
+    )  # the default
+    doc = json.loads((state / "meters.json").read_text())
+    assert list(doc["meters"]) == ["wall"] and doc["default"] is None
+
+
+def test_the_old_meter_json_becomes_the_default_meter(tmp_path):
+    from iowatt_agent.config import MeterConfig, save_meter_config
+    from iowatt_agent.policy import load_meters
+
+    state = tmp_path / "state"
+    save_meter_config(state, MeterConfig(spec="rapl", idle_s=10))  # what `enroll --meter` writes
+    meters = load_meters(state)
+    assert meters.default == "default" and meters.meters["default"].spec == "rapl"
+    assert meters.meters["default"].idle_s == 10.0
     assert not (state / "meter.json").exists()
+    assert json.loads((state / "meters.json").read_text())["default"] == "default"
 
 
 def test_forced_drain_ends_idle_before_and_reports_a_failure(
@@ -208,18 +267,24 @@ def test_enroll_with_a_meter_stores_it_and_run_refuses_a_bad_spec(api, monkeypat
     assert run.exit_code == 2 and "unknown meter scheme 'nope'" in run.stderr
 
 
-def test_a_lease_meter_this_agent_does_not_know_still_uploads_no_meter_data(
+def test_a_lease_naming_a_spec_or_an_unknown_meter_is_refused_before_anything_runs(
     api, agent_config, make_client, fake_engine, tmp_path
 ):
-    lease = api.add_lease(job(fake_duration_s=0.2), str(tmp_path))
-    lease["meter"] = "modbus://meter:502?unit=1"  # a newer server's scheme, say
+    ran = tmp_path / "meter-ran"
+    prog = inst.write_program(tmp_path / "evil", f"open({str(ran)!r}, 'w').write('x'); print(1)\n")
+    record = tmp_path / "rec.json"
+    set_meters(tmp_path / "state", {"wall": "command:/bin/false"}, default="wall")
     loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
-    assert loop.execute(loop.lease_once()) == "result"
-    [stored] = api.results.values()
-    power = stored["power"]
-    PowerUpload.model_validate(power)
-    assert power["status"] == "no_meter_data" and "unknown meter scheme 'modbus'" in power["reason"]
-    assert power["meter"]["driver"] == "unknown" and power["samples"] == {"t_ns": [], "value": []}
+    first = api.add_lease(job(fake_record=str(record)), str(tmp_path), meter=f"command:{prog}")
+    second = api.add_lease(job(fake_record=str(record)), str(tmp_path), meter="modbus")
+    assert loop.execute(loop.lease_once()) == "failure"
+    assert loop.execute(loop.lease_once()) == "failure"
+    by_run = {f["run_id"]: f["reason"] for f in api.failures.values()}
+    assert by_run[first["run_id"]].startswith("host policy refused this run [meter.spec_from_server]: ")
+    assert str(prog) not in by_run[first["run_id"]]  # a spec is never echoed back
+    assert by_run[second["run_id"]].startswith("host policy refused this run [meter.unknown]: ")
+    assert "(on the host: iowatt-agent meters set modbus SPEC)" in by_run[second["run_id"]]
+    assert not ran.exists() and not record.exists() and api.started == [] and api.results == {}
 
 
 def test_an_invalid_power_object_never_costs_the_result(

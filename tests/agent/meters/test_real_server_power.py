@@ -11,6 +11,7 @@ from iowatt_agent.client import ApiClient
 from iowatt_agent.config import load_config
 from iowatt_agent.loop import AgentLoop, LoopSettings
 
+from tests.agent.fakes import allow_targets, set_meters
 from tests.agent.meters import instruments as inst
 from tests.agent.test_real_server import REAL_ENGINE, enroll, server  # noqa: F401 - `server` is a fixture
 
@@ -37,11 +38,13 @@ def test_a_metered_run_is_stored_by_the_real_server(server, session, tmp_path): 
         client_factory=lambda: ApiClient(
             "http://testserver", config.agent_token, transport=server["transport"]
         ),
-        settings=LoopSettings(lease_wait_s=0, progress_interval_s=0.2, meter=f"command:{meter}", idle_s=0.5),
+        settings=LoopSettings(lease_wait_s=0, progress_interval_s=0.2, idle_s=0.5),
     )
-    loop.startup()
     target = tmp_path / "target"
     target.mkdir()
+    allow_targets(state, target)
+    set_meters(state, {"wall": "command:/bin/false", "lab": f"command:{meter}"}, default="wall")
+    loop.startup()  # reports the targets and the meters by name
     workload = {
         "jobs": [
             {
@@ -57,7 +60,12 @@ def test_a_metered_run_is_stored_by_the_real_server(server, session, tmp_path): 
     client, headers = server["client"], server["user"].headers
     r = client.post(
         "/api/v1/runs",
-        json={"agent_id": str(config.agent_id), "target_path": str(target), "workload": workload},
+        json={
+            "agent_id": str(config.agent_id),
+            "target_path": str(target),
+            "workload": workload,
+            "meter": "lab",
+        },
         headers=headers,
     )
     assert r.status_code == 201, r.text
@@ -70,3 +78,16 @@ def test_a_metered_run_is_stored_by_the_real_server(server, session, tmp_path): 
     assert loop.spool.pending() == [] and loop.spool.rejected() == []  # accepted, not 422
     run = client.get(f"/api/v1/runs/{run_id}", headers=headers).json()
     assert run["status"] == "succeeded", run
+    assert str(meter) not in client.get(f"/api/v1/runs/{run_id}", headers=headers).text  # never a spec
+    # a spec in place of a name is refused by the server too (the agent would refuse it anyway)
+    r = client.post(
+        "/api/v1/runs",
+        json={
+            "agent_id": str(config.agent_id),
+            "target_path": str(target),
+            "workload": workload,
+            "meter": f"command:{meter}",
+        },
+        headers=headers,
+    )
+    assert r.status_code == 422 and "meter" in r.text

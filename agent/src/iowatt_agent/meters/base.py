@@ -107,8 +107,15 @@ class ParsedSpec:
 
 
 def redact(spec: str) -> str:
-    """The spec without secrets (password=, community=), for logs and uploads."""
+    """The spec without secrets (password=, community=, a URL's user:password@, a command's
+    arguments), for logs, uploads and `meters show`."""
+    if spec.startswith("command:"):
+        program, _, args = spec[len("command:") :].strip().partition(" ")
+        return f"command:{program}" + (" ***" if args.strip() else "")
     parsed = urlsplit(spec) if "://" in spec else None
+    if parsed is not None and parsed.password is not None:
+        spec = spec.replace(f":{parsed.password}@", ":***@", 1)
+        parsed = urlsplit(spec)
     if parsed is None or not parsed.query:
         return spec
     pairs = []
