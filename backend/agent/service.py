@@ -229,15 +229,17 @@ def _try_lease_tx(
 async def long_poll_lease(
     make_session: sessionmaker[Session], *, principal: AgentPrincipal, agent_id: uuid.UUID, wait_s: float
 ) -> Lease | None:
-    """Long-poll: short transactions in the threadpool around an asyncio wait on the agent's
-    wake-up, so a waiting agent holds neither a database connection nor a thread. A wake-up also
-    comes when the agent is revoked: the next look then answers 401."""
+    """Long-poll: short transactions in the threadpool around an asyncio wait for the agent's
+    wake-up, so a waiting agent holds neither a database connection nor a thread. The waiter is
+    registered before the first look, so a wake-up between a look and the wait is not lost. A
+    wake-up also comes when the agent is revoked: the next look then answers 401."""
     deadline = time.monotonic() + min(wait_s, get_settings().longpoll_max_wait_s)
-    while True:
-        lease = await run_in_threadpool(_try_lease_tx, make_session, principal, agent_id)
-        if lease is not None:
-            return lease
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return None
-        await wake.wait_async(agent_id, remaining)
+    async with wake.listen(agent_id) as waiter:
+        while True:
+            lease = await run_in_threadpool(_try_lease_tx, make_session, principal, agent_id)
+            if lease is not None:
+                return lease
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            await waiter.wait(remaining)

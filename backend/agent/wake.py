@@ -1,12 +1,20 @@
-"""Wake an agent's long-poll through Redis (a list per agent: LPUSH by whoever changed the agent's
-work or standing, BLPOP by the API's long-poll). See docs/adr/0002-long-poll-wake.md.
+"""Wake an agent's long-poll through Redis pub/sub (docs/adr/0002-long-poll-wake.md).
 
-The long-poll waits with asyncio (`wait_async`, one async Redis client per event loop): a waiting
-agent costs a socket and a coroutine, not a worker thread.
+Whoever changes an agent's work or standing (the dispatcher assigning a run, an admin revoking
+the agent, a replacing enrolment) publishes on `iowatt:wake:<agent id>` after its commit. Each API
+process keeps ONE pattern subscription per event loop (`_Hub`) and sets the asyncio events of the
+long-polls waiting for that agent: a waiting agent costs a coroutine and its client socket, not a
+worker thread nor a Redis connection of its own.
+
+A long-poll registers its event *before* it looks in the database, so a wake-up published between
+the look and the wait is never lost. When the subscription is down (Redis restarting), waits are
+cut to `_DEGRADED_WAIT_S` so the long-polls look in the database every few seconds instead.
 """
 
 import asyncio
+import contextlib
 import uuid
+from collections.abc import AsyncIterator
 from functools import lru_cache
 from typing import Any
 
@@ -18,8 +26,10 @@ from sqlalchemy.orm import Session
 from backend.config import get_settings
 from backend.logs import log
 
-_TTL_S = 120
+CHANNEL_PREFIX = "iowatt:wake:"
 _SESSION_KEY = "iowatt_wake"
+_DEGRADED_WAIT_S = 2.0
+_READY_WAIT_S = 2.0
 
 
 @lru_cache
@@ -27,32 +37,13 @@ def get_redis() -> redis.Redis:
     return redis.Redis.from_url(get_settings().redis_url, socket_timeout=None, socket_connect_timeout=3)
 
 
-# (event loop, url) -> client; the loop is held so a recycled id() can never match a dead loop
-_async_clients: dict[int, tuple[asyncio.AbstractEventLoop, str, aioredis.Redis]] = {}
-
-
-def _async_redis() -> aioredis.Redis:
-    loop = asyncio.get_running_loop()
-    url = get_settings().redis_url
-    entry = _async_clients.get(id(loop))
-    if entry is None or entry[0] is not loop or entry[1] != url:
-        client: aioredis.Redis = aioredis.Redis.from_url(url, socket_timeout=None, socket_connect_timeout=3)
-        _async_clients[id(loop)] = (loop, url, client)
-        return client
-    return entry[2]
-
-
-def _key(agent_id: uuid.UUID) -> str:
-    return f"iowatt:agent:{agent_id}:wake"
+def _channel(agent_id: uuid.UUID) -> str:
+    return f"{CHANNEL_PREFIX}{agent_id}"
 
 
 def wake(agent_id: uuid.UUID) -> None:
-    r = get_redis()
-    pipe = r.pipeline()
-    pipe.lpush(_key(agent_id), "1")
-    pipe.ltrim(_key(agent_id), 0, 0)
-    pipe.expire(_key(agent_id), _TTL_S)
-    pipe.execute()  # type: ignore[no-untyped-call]
+    """Wake the agent's waiting long-polls in every API process (call after the commit)."""
+    get_redis().publish(_channel(agent_id), "1")
 
 
 def wake_after_commit(session: Session, agent_id: uuid.UUID) -> None:
@@ -76,24 +67,103 @@ def _drop_after_rollback(session: Session, previous_transaction: Any) -> None:
         session.info.pop(_SESSION_KEY, None)
 
 
-def wait(agent_id: uuid.UUID, timeout_s: float) -> bool:
-    """Block up to timeout_s for a wake-up (threads outside the API); True when one arrived."""
-    if timeout_s <= 0:
-        return False
-    return get_redis().blpop([_key(agent_id)], timeout=max(1, int(timeout_s))) is not None
+class Waiter:
+    """One long-poll's wake-up: registered for its agent until the long-poll ends."""
+
+    def __init__(self, hub: "_Hub") -> None:
+        self._hub = hub
+        self.event = asyncio.Event()
+
+    async def wait(self, timeout_s: float) -> bool:
+        """Up to timeout_s (a few seconds while the subscription is down); True when woken."""
+        if timeout_s <= 0:
+            return False
+        if not self._hub.ready.is_set():
+            timeout_s = min(timeout_s, _DEGRADED_WAIT_S)
+        try:
+            await asyncio.wait_for(self.event.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        self.event.clear()
+        return True
 
 
-async def wait_async(agent_id: uuid.UUID, timeout_s: float) -> bool:
-    """Wait up to timeout_s for a wake-up without holding a thread; True when one arrived.
+class _Hub:
+    """One pattern subscription per event loop, fanning wake-ups out to the waiting long-polls."""
 
-    Without Redis the wait degrades to a short sleep, so the caller polls the database instead."""
-    if timeout_s <= 0:
-        return False
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.ready = asyncio.Event()
+        self.waiters: dict[str, set[Waiter]] = {}
+        self.task = asyncio.get_running_loop().create_task(self._run(), name="iowatt-wake-hub")
+
+    async def _run(self) -> None:
+        while True:
+            client: aioredis.Redis = aioredis.Redis.from_url(self.url, socket_connect_timeout=3)
+            try:
+                async with client.pubsub() as ps:
+                    await ps.psubscribe(f"{CHANNEL_PREFIX}*")
+                    self.ready.set()
+                    async for msg in ps.listen():
+                        if msg.get("type") == "pmessage":
+                            self._deliver(msg["channel"])
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - any failure: degrade to polling, then retry
+                log.warning("agent.wake_hub_down", error=str(exc)[:200])
+            finally:
+                self.ready.clear()
+                self._wake_all()  # let every long-poll look in the database now
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+            await asyncio.sleep(1.0)
+
+    def _deliver(self, channel: bytes | str) -> None:
+        name = channel.decode() if isinstance(channel, bytes) else channel
+        for w in self.waiters.get(name.removeprefix(CHANNEL_PREFIX), ()):
+            w.event.set()
+
+    def _wake_all(self) -> None:
+        for waiters in self.waiters.values():
+            for w in waiters:
+                w.event.set()
+
+
+# per event loop; the loop is held so a recycled id() never matches a dead loop
+_hubs: dict[int, tuple[asyncio.AbstractEventLoop, _Hub]] = {}
+
+
+def _hub() -> _Hub:
+    loop = asyncio.get_running_loop()
+    url = get_settings().redis_url
+    entry = _hubs.get(id(loop))
+    if entry is not None and entry[0] is loop and entry[1].url == url and not entry[1].task.done():
+        return entry[1]
+    if entry is not None and entry[0] is loop:
+        entry[1].task.cancel()
+    for key, (other, _) in list(_hubs.items()):
+        if other.is_closed():
+            del _hubs[key]
+    hub = _Hub(url)
+    _hubs[id(loop)] = (loop, hub)
+    return hub
+
+
+@contextlib.asynccontextmanager
+async def listen(agent_id: uuid.UUID) -> AsyncIterator[Waiter]:
+    """Register a waiter for the agent's wake-ups for the duration of a long-poll."""
+    hub = _hub()
+    if not hub.ready.is_set():  # the first long-poll of this process: let the subscription start
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(hub.ready.wait(), _READY_WAIT_S)
+    w = Waiter(hub)
+    key = str(agent_id)
+    hub.waiters.setdefault(key, set()).add(w)
     try:
-        # BLPOP's timeout 0 means forever: never send it; Redis >= 6 takes fractions of seconds
-        got = await _async_redis().blpop([_key(agent_id)], timeout=max(0.01, timeout_s))  # type: ignore[misc,arg-type]
-    except (redis.RedisError, OSError) as exc:
-        log.warning("agent.wait_failed", agent_id=str(agent_id), error=str(exc)[:200])
-        await asyncio.sleep(min(timeout_s, 2.0))
-        return False
-    return got is not None
+        yield w
+    finally:
+        waiters = hub.waiters.get(key)
+        if waiters is not None:
+            waiters.discard(w)
+            if not waiters:
+                del hub.waiters[key]

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from alembic import command
+from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
@@ -161,3 +162,23 @@ def test_waiting_long_polls_hold_no_worker_thread(live_api: Live, committed: Ses
     assert waiting == n  # the polls were still waiting while the list answered
     assert slowest < 2.0, slowest  # not queued behind the polls' wait
     assert all(r.status_code == 200 and r.json() == {"lease": None} for r, _ in results)
+
+
+def test_without_redis_the_long_poll_degrades_to_polling_not_an_error(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import reset_settings_caches
+
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    monkeypatch.setenv("IOWATT_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")  # nobody listens
+    reset_settings_caches()
+    try:
+        t0 = time.monotonic()
+        r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=3", headers=a.headers)
+        took = time.monotonic() - t0
+    finally:
+        monkeypatch.undo()
+        reset_settings_caches()
+    assert r.status_code == 200 and r.json() == {"lease": None}
+    assert 2.5 <= took < 15

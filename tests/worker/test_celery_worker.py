@@ -60,6 +60,8 @@ def test_worker_dispatches_a_queued_run_and_wakes_the_agent(committed_db: str, r
     try:
         from celery import Celery
 
+        wakes = redis.Redis.from_url(redis_url).pubsub()
+        wakes.subscribe(f"iowatt:wake:{agent_id}")  # what the API's long-polls listen on
         producer = Celery(broker=redis_url)
         producer.send_task("run.dispatch", kwargs={"run_id": str(run_id)})
         deadline = time.monotonic() + 60
@@ -71,8 +73,12 @@ def test_worker_dispatches_a_queued_run_and_wakes_the_agent(committed_db: str, r
                 break
             time.sleep(0.2)
         assert status == RunStatus.assigned
-        woke = redis.Redis.from_url(redis_url).lpop(f"iowatt:agent:{agent_id}:wake")
-        assert woke is not None
+        woke = None
+        while woke is None and time.monotonic() < deadline:
+            msg = wakes.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            woke = msg if msg and msg["type"] == "message" else None
+        assert woke is not None and woke["channel"] == f"iowatt:wake:{agent_id}".encode()
+        wakes.close()
         # the worker announced itself for /health
         assert redis.Redis.from_url(redis_url).get("iowatt:worker:last_seen") is not None
     finally:
