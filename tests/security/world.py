@@ -201,7 +201,7 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
     # a running run of agent X (progress, result, failure, cancel) and an assigned one of agent Y (start)
     w.ids["run_running"] = queue("agent_x", "/srv/bench", "run_running")
     call("agent_x", "POST", f"/runs/{w.ids['run_running']}/start", json={"lease_id": w.leases["run_running"]})
-    w.ids["run_assigned"] = queue("agent_y", "/dev/shm/iowatt", "run_assigned")
+    w.ids["run_assigned"] = queue("agent_y", "/dev/shm", "run_assigned")
     commit()
     run = session.get(Run, uuid.UUID(done))
     assert run is not None and run.device_id is not None

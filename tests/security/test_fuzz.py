@@ -1,0 +1,292 @@
+"""Property-based fuzzing of the real API with Schemathesis: every operation of the OpenAPI, as an
+admin, a member and an agent of team A, against a real uvicorn with PostgreSQL and Redis
+(tests/security/server.py says why not in-process).
+
+Checks: no server error; every status and media type answered is documented for the operation;
+every response body matches its documented schema. This short run is derandomized with few
+examples per operation so `make test` stays well under a minute and sends the same requests every
+time; bench/fuzz/run.py is the long run (coverage, fuzzing and stateful phases), recorded in
+bench/fuzz/RESULTS.md. The requests that found issue 9's fuzzing findings are replayed below too.
+
+Path parameters are either what Schemathesis generates or ids of team A's real objects, so the
+fuzzing reaches past "not found" into the routes' logic. Destructive operations only get objects
+the other principals do not need (the revoked agent), so the order of the tests does not matter.
+"""
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import hypothesis.strategies as st
+import pytest
+import schemathesis
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from backend.main import create_app
+from tests.security.server import Server, api_server
+from tests.security.test_authz_matrix import EXPECTED
+from tests.security.world import INVENTORY_WITH_POLICY, PRINCIPALS, World
+from tests.services import Postgres
+
+# one worker runs the whole module, so one server serves it
+pytestmark = pytest.mark.xdist_group("security-fuzz")
+
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+MAX_EXAMPLES = 3
+
+SPEC = create_app().openapi()
+schema = schemathesis.openapi.from_dict(SPEC)
+schema.config.generation.update(max_examples=MAX_EXAMPLES, deterministic=True, database="none")
+schema.config.phases.update(phases=["examples", "fuzzing"])
+
+# Which of team A's objects a path parameter may name (world.ids keys), besides a generated value.
+REAL_IDS: dict[str, list[str]] = {
+    "agent_id": ["agent_x", "agent_y", "agent_revoked"],
+    "device_id": ["device"],
+    "environment_id": ["environment"],
+    "workload_id": ["workload"],
+    "run_id": ["run_done", "run_running", "run_assigned"],
+    "campaign_id": ["campaign"],
+    "token_id": ["member_token", "enrollment_token"],
+}
+# Destructive operations never get an object another principal's requests still need.
+SACRIFICIAL: dict[str, list[str]] = {"agent_id": ["agent_revoked"]}
+_ids: dict[str, str] = {}
+STATS: Counter[tuple[str, int]] = Counter()
+
+
+def _destructive(method: str, path: str) -> bool:
+    return method.upper() == "DELETE" or path.endswith("/revoke")
+
+
+@schema.hook
+def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None) -> Any:
+    if not path_parameters:
+        return st.just(path_parameters)
+    op = context.operation
+    choices = SACRIFICIAL if op is not None and _destructive(op.method, op.path) else REAL_IDS
+    return st.fixed_dictionaries(
+        {
+            name: st.sampled_from([value, *(_ids[k] for k in choices.get(name, REAL_IDS.get(name, [])))])
+            for name, value in path_parameters.items()
+        }
+    )
+
+
+@schema.hook
+def after_call(context: Any, case: schemathesis.Case, response: Any) -> None:
+    STATS[(f"{case.method} {case.operation.path}", response.status_code)] += 1
+
+
+@pytest.fixture(scope="module")
+def server(pg: Postgres, redis_url: str, db_url: str) -> Iterator[Server]:
+    with api_server(pg, redis_url, db="iowatt_fuzz") as s:
+        _ids.clear()
+        _ids.update(s.world.ids)
+        yield s
+
+
+def _fuzz(case: schemathesis.Case, server: Server, who: str) -> None:
+    case.call_and_validate(base_url=server.url, headers=server.world.headers[who], checks=CHECKS, timeout=30)
+
+
+@schema.parametrize()
+def test_fuzz_as_admin(case: schemathesis.Case, server: Server) -> None:
+    _fuzz(case, server, "admin")
+
+
+@schema.parametrize()
+def test_fuzz_as_member(case: schemathesis.Case, server: Server) -> None:
+    _fuzz(case, server, "member")
+
+
+# An agent token is fuzzed on what the matrix says an agent may call; everything else answers it
+# 403 before reading anything, which the matrix proves for every operation.
+AGENT_OPS = [op for op, row in EXPECTED.items() if row[PRINCIPALS.index("agent_x")] == "2xx"]
+agent_schema = schema.include(name=AGENT_OPS)
+
+
+@agent_schema.parametrize()
+def test_fuzz_as_agent(case: schemathesis.Case, server: Server) -> None:
+    _fuzz(case, server, "agent_x")
+
+
+# --- issue 9's fuzzing findings, replayed against the real server -----------------------------
+
+BIG = 2**63
+NUL = "a\x00b"
+JOB = {"name": "j", "rw": "randread", "bs_bytes": 4096, "size_bytes": 1 << 24, "runtime_s": 1}
+
+
+@dataclass(frozen=True)
+class Finding:
+    name: str
+    who: str
+    op: str  # "METHOD /api/v1/template"
+    request: Callable[[World], dict[str, Any]]  # httpx keyword arguments
+    status: int
+    field: str | None = None  # the field a 422 must name
+
+
+FINDINGS = [
+    Finding(
+        "offset 2^63 on runs",
+        "member",
+        "GET /api/v1/runs",
+        lambda w: {"params": {"offset": BIG}},
+        422,
+        "offset",
+    ),
+    Finding(
+        "offset 2^63 on campaigns",
+        "member",
+        "GET /api/v1/campaigns",
+        lambda w: {"params": {"offset": BIG}},
+        422,
+        "offset",
+    ),
+    Finding(
+        "relative target_path in a campaign",
+        "member",
+        "POST /api/v1/campaigns",
+        lambda w: {
+            "json": {
+                "name": "c",
+                "workload_id": w.ids["workload"],
+                "targets": [{"agent_id": w.ids["agent_x"], "target_path": "relative/dir"}],
+            }
+        },
+        422,
+        "targets.0.target_path",
+    ),
+    Finding(
+        "name null on a device",
+        "member",
+        "PATCH /api/v1/devices/{device_id}",
+        lambda w: {"json": {"name": None}},
+        422,
+        "name",
+    ),
+    Finding(
+        "huge ttl_s on an enrolment token",
+        "admin",
+        "POST /api/v1/agents/enrollment-tokens",
+        lambda w: {"json": {"team_id": str(w.team_a), "ttl_s": BIG - 1}},
+        422,
+        "ttl_s",
+    ),
+    Finding(
+        "huge ttl_s on a personal token",
+        "member",
+        "POST /api/v1/auth/tokens",
+        lambda w: {"json": {"name": "t", "ttl_s": BIG - 1}},
+        422,
+        "ttl_s",
+    ),
+    Finding(
+        "NUL in an inventory",
+        "agent_x",
+        "PUT /api/v1/agents/{agent_id}/inventory",
+        lambda w: {"json": {**INVENTORY_WITH_POLICY, "hostname": NUL}},
+        422,
+        "hostname",
+    ),
+    Finding(
+        "NUL in a workload",
+        "member",
+        "POST /api/v1/workloads",
+        lambda w: {"json": {"team_id": str(w.team_a), "name": NUL, "spec": {"jobs": [JOB]}}},
+        422,
+        "name",
+    ),
+    Finding(
+        "NUL in an environment",
+        "member",
+        "POST /api/v1/environments",
+        lambda w: {"json": {"team_id": str(w.team_a), "name": NUL, "kind": "local"}},
+        422,
+        "name",
+    ),
+    Finding(
+        "NUL in a token name",
+        "member",
+        "POST /api/v1/auth/tokens",
+        lambda w: {"json": {"name": NUL}},
+        422,
+        "name",
+    ),
+    Finding(
+        "NUL in a login, unauthenticated",
+        "anonymous",
+        "POST /api/v1/auth/login",
+        lambda w: {"json": {"email": NUL, "password": "x"}},
+        422,
+        "email",
+    ),
+    Finding(
+        "lease wait_s above the server's cap",
+        "agent_x",
+        "POST /api/v1/agents/{agent_id}/lease",
+        lambda w: {"params": {"wait_s": 60}},
+        422,
+        "wait_s",
+    ),
+    Finding("logout with an API token", "admin", "POST /api/v1/auth/logout", lambda w: {}, 409),
+    Finding(
+        "an environment renamed to a taken name",
+        "member",
+        "PATCH /api/v1/environments/{environment_id}",
+        lambda w: {"json": {"name": f"taken-{w.marker}"}},
+        409,
+    ),
+]
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=[f.name for f in FINDINGS])
+def test_issue9_finding_is_a_documented_4xx(server: Server, finding: Finding) -> None:
+    w = server.world
+    method, template = finding.op.split(" ", 1)
+    path = template.format(
+        agent_id=w.ids["agent_x"], device_id=w.ids["device"], environment_id=w.ids["environment"]
+    )
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        if finding.status == 409 and "environment" in template:
+            taken = {"team_id": str(w.team_a), "name": f"taken-{w.marker}", "kind": "local"}
+            created = http.post("/api/v1/environments", json=taken, headers=w.headers["member"])
+            assert created.status_code in (201, 409), created.text
+        r = http.request(method, path, headers=w.headers[finding.who], **finding.request(w))
+    assert r.status_code == finding.status, (
+        f"{finding.name}: {r.status_code} {r.text[:300]}\n{server.log_tail()}"
+    )
+    documented = SPEC["paths"][template][method.lower()]["responses"]
+    assert str(r.status_code) in documented, (
+        f"{finding.name}: {r.status_code} is not documented for {finding.op}"
+    )
+    assert r.headers["content-type"].startswith("application/json")
+    if finding.field is not None:
+        fields = [d["field"] for d in r.json()["detail"]]
+        assert finding.field in fields, f"{finding.name}: the 422 names {fields}, not {finding.field}"
+
+
+def test_the_short_run_reached_the_routes() -> None:
+    """The fuzzing above got past authentication and not-found: successes on the main routes."""
+    if not STATS:
+        pytest.skip("run together with the fuzz tests above")
+    ok = {op for (op, status), n in STATS.items() if 200 <= status < 300}
+    for op in (
+        "GET /api/v1/runs/{run_id}",
+        "GET /api/v1/runs/{run_id}/result",
+        "GET /api/v1/agents/{agent_id}",
+        "GET /api/v1/workloads/{workload_id}",
+        "GET /api/v1/campaigns/{campaign_id}",
+        "PATCH /api/v1/devices/{device_id}",
+    ):
+        assert op in ok, f"no success on {op} in the short run: {sorted(k for k in STATS if k[0] == op)}"
+    assert sum(STATS.values()) >= 250, f"only {sum(STATS.values())} requests"
