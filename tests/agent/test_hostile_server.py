@@ -1,0 +1,227 @@
+"""A hostile server (issue 9, ADR 0009): a fake server speaking the real HTTP protocol (stdlib
+http.server in a thread) hands the real agent loop, through the real client, malicious leases;
+the real engine runs whatever gets through. Each lease is refused with its rule, named in the
+failure report's reason, and a sha256 of a canary tree (plus /etc/passwd) before and after shows
+that nothing outside the allowed targets changed. Also the issue's two reproductions at the
+agent level: a `command:` meter never runs, and a read job on a 7-byte file leaves it identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from iowatt_agent.client import ApiClient
+from iowatt_agent.config import AgentConfig
+from iowatt_agent.loop import AgentLoop, LoopSettings
+from iowatt_agent.policy import save_policy
+from iowatt_policy import Limits, Policy, Target
+
+from tests.agent.fakes import AGENT_TOKEN, FakeApi, set_meters
+
+REAL_ENGINE = Path(__file__).resolve().parents[2] / "agent" / "engine" / "build" / "iowatt-engine"
+DEV_RO = "/dev/disk/by-id/ata-HOSTILE_TEST_READ_ONLY"
+DEV_RW = "/dev/disk/by-id/ata-HOSTILE_TEST_DESTRUCTIVE"
+SECRET = "hunter2-plug-password"
+
+pytestmark = pytest.mark.skipif(
+    not os.access(REAL_ENGINE, os.X_OK), reason=f"the real engine is not built ({REAL_ENGINE})"
+)
+
+
+def tree_hash(*roots: Path) -> dict[str, str]:
+    """sha256 of every file (and the target of every link) under the roots, by path."""
+    digests: dict[str, str] = {}
+    for root in roots:
+        paths = [root] if root.is_file() else sorted(root.rglob("*"))
+        for p in paths:
+            if p.is_symlink():
+                digests[str(p)] = "link:" + os.readlink(p)
+            elif p.is_file():
+                digests[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+            elif p.is_dir():
+                digests[str(p)] = "dir"
+    return digests
+
+
+def job(**options: Any) -> dict[str, Any]:
+    """One job; the server's shape (options in the job, an empty global)."""
+    base: dict[str, Any] = {"name": "j", "rw": "randread", "bs": "4096", "size": "4194304", "stonewall": "1"}
+    base.update(options)
+    return {"global": {}, "jobs": [base]}
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> dict[str, Path]:
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    swapdir = tmp_path / "swapdir"  # allowed now, replaced by a symlink before its lease comes
+    swapdir.mkdir()
+    canary = tmp_path / "canary"
+    (canary / "sub").mkdir(parents=True)
+    seven = canary / "seven.txt"
+    seven.write_bytes(b"iowatt\n")  # the issue's 7-byte text file
+    (canary / "secret.txt").write_text("do not touch\n")
+    (canary / "sub" / "data.bin").write_bytes(os.urandom(64 << 10))
+    state = tmp_path / "state"
+    save_policy(
+        state,
+        Policy(
+            targets=(
+                Target.directory(str(allowed)),
+                Target.directory(str(swapdir)),
+                Target.file(str(seven)),  # read-only
+                Target.device(DEV_RO),
+                Target.device(DEV_RW, destructive=True),
+            ),
+            limits=Limits(
+                max_threads=4,
+                max_iodepth=8,
+                max_bs_bytes=1 << 20,
+                max_bytes_written=64 << 20,
+                max_runtime_s=10,
+            ),
+        ),
+    )
+    set_meters(state, {"wall": f"shelly://127.0.0.1:9?password={SECRET}"})  # never opened: no default
+    return {"allowed": allowed, "swapdir": swapdir, "canary": canary, "seven": seven, "state": state}
+
+
+def test_a_hostile_server_cannot_make_the_agent_touch_anything_outside_the_policy(
+    api: FakeApi, host: dict[str, Path], tmp_path: Path
+) -> None:
+    allowed, canary, seven = host["allowed"], host["canary"], host["seven"]
+    ran = tmp_path / "meter-ran"
+    evil = tmp_path / "evil-meter"
+    evil.write_text(f"#!/bin/sh\ntouch {ran}\nid\n")
+    evil.chmod(0o755)
+    # the directory target swapped for a link to the canary after the host allowed it
+    host["swapdir"].rmdir()
+    host["swapdir"].symlink_to(canary)
+
+    cases: list[tuple[str, dict[str, Any], str]] = []
+
+    def lease(expect: str, engine_job: dict[str, Any], target: Path | str = allowed, **fields: Any) -> None:
+        lease = api.add_lease(engine_job, str(target), timeout_s=60, **fields)
+        cases.append((lease["run_id"], lease, expect))
+
+    # issue 9, reproduction 1: a command meter from the server
+    lease("meter.spec_from_server", job(runtime="1", time_based="1"), meter=f"command:{evil}", idle_s=0)
+    lease("meter.unknown", job(), meter="lab")
+    # targets
+    lease("target.not_allowed", job(), "/etc/passwd")
+    lease("target.not_allowed", job(rw="write"), f"{allowed}/../canary/secret.txt")
+    lease("target.not_allowed", job(), f"{allowed}/../canary")
+    lease("target.symlink", job(rw="write"), host["swapdir"])
+    lease("file.read_only", job(rw="randwrite", size="7"), seven)
+    # raw devices: two keys
+    lease("target.not_allowed", job(rw="write"), "/dev/vda")
+    lease("device.not_destructive", job(rw="write"), DEV_RO)
+    lease("device.not_destructive", job(), DEV_RO, destructive=True)
+    lease("run.destructive_not_confirmed", job(rw="randwrite"), DEV_RW)
+    # limits
+    lease("limit.threads", job(numjobs="5"))
+    lease("limit.threads", {"global": {"numjobs": "3"}, "jobs": [{"name": "a"}, {"name": "b"}]})
+    lease("limit.iodepth", job(iodepth="16", ioengine="libaio"))
+    lease("limit.block_size", job(bs="2m"))
+    lease("limit.bytes_written", job(rw="randwrite", size="128m"))
+    lease("limit.bytes_written", job(rw="write", runtime="5", time_based="1"))  # unbounded
+    lease("limit.runtime", job(runtime="60", time_based="1"))
+    # options only the agent sets, or none at all
+    lease("option.not_allowed", job(filename=str(canary / "secret.txt")))
+    lease("option.not_allowed", {"global": {"directory": str(canary)}, "jobs": [{"name": "a", "size": "1m"}]})
+    lease("option.not_allowed", job(exec_prerun=f"touch {ran}"))
+    lease("option.not_allowed", job(destructive="1"), DEV_RW, destructive=True)
+    lease("option.not_allowed", job(beneath="/", unlink="1"))
+    lease("option.not_allowed", {**job(), "exec": "id"})
+    # issue 9, reproduction 2: a read job on a 7-byte file the host allows to be read
+    lease("keep_existing", job(rw="randread", size="1048576", runtime="1"), seven)
+    # allowed: a read run, and a write run with a symlink to the canary swapped in while it runs
+    lease("result", job(runtime="1", time_based="1"))
+    swap = job(rw="randwrite", numjobs="2", runtime="3", time_based="1", rate_iops="500")
+    lease("swap", swap)
+
+    swapped: list[Path] = []
+    swap_run = cases[-1][0]
+
+    def swap_in_a_link() -> None:
+        data = allowed / f"iowatt-{swap_run}.dat"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (data.exists() and data.stat().st_size >= 4 << 20):
+            time.sleep(0.01)
+        time.sleep(0.5)  # the run is writing now
+        link = allowed / ".swap"
+        link.symlink_to(canary / "secret.txt")
+        os.replace(link, data)
+        swapped.append(data)
+
+    before = tree_hash(canary, Path("/etc/passwd"))
+    server, url = api.serve()
+    config = AgentConfig(
+        server_url=url,
+        agent_id=api.agent_id,
+        agent_token=AGENT_TOKEN,
+        name="victim",
+        heartbeat_interval_s=0.5,
+    )
+    loop = AgentLoop(
+        config,
+        state_dir=host["state"],
+        engine=REAL_ENGINE,
+        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
+        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
+    )
+    swapper = threading.Thread(target=swap_in_a_link, daemon=True)
+    swapper.start()
+    code: list[int] = []
+    runner = threading.Thread(target=lambda: code.append(loop.run()))
+    runner.start()
+    try:
+        deadline = time.monotonic() + 120
+        while len(api.failures) + len(api.results) < len(cases) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        loop.request_drain("test over")
+        runner.join(30)
+        server.shutdown()
+    assert code == [0]
+
+    failures = {f["run_id"]: f for f in api.failures.values()}
+    results = {r["lease_id"] for r in api.results.values()}
+    for run_id, lease_doc, expect in cases:
+        if expect == "result":
+            assert lease_doc["lease_id"] in results, failures.get(run_id)
+            continue
+        if expect == "swap":  # the engine never follows the link: it fails the run (and the canary
+            # below is unchanged)
+            assert "replaced by a symbolic link" in failures[run_id]["reason"], failures.get(run_id)
+            continue
+        reason = failures[run_id]["reason"]
+        if expect == "keep_existing":
+            assert "keep_existing" in reason and failures[run_id]["exit_code"] == 2, reason
+            continue
+        assert reason.startswith(f"host policy refused this run [{expect}]: "), (expect, reason)
+        assert "(" in reason and reason.endswith(")")  # the fix, said how
+    # refused leases never started: only the three that got through did
+    allowed_runs = {c[0] for c in cases if c[2] in ("result", "swap", "keep_existing")}
+    assert set(api.started) == allowed_runs
+    assert swapped, "the swap thread never saw the data file"
+
+    # nothing changed outside the allowed directory; the swapped-in link was removed, not followed
+    assert tree_hash(canary, Path("/etc/passwd")) == before
+    assert seven.read_bytes() == b"iowatt\n"
+    assert list(allowed.iterdir()) == []
+    assert not ran.exists()  # neither the command meter nor exec_prerun ran anything
+
+    # the server got the host's policy, meters by name and never a secret
+    assert api.inventories
+    reported = api.inventories[-1]["policy"]
+    assert {t["path"] for t in reported["targets"]} >= {str(allowed), str(seven), DEV_RO, DEV_RW}
+    assert reported["meters"] == [{"name": "wall", "driver": "shelly", "tier": "plug"}]
+    assert SECRET not in json.dumps(api.inventories) and SECRET not in json.dumps(api.calls, default=str)
