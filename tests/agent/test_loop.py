@@ -224,3 +224,60 @@ def test_work_loop_honours_retry_after_on_lease(api, agent_config, make_client, 
     loop._work_loop()
     assert waits[0] == 9.0
     assert 1.0 <= waits[1] <= 2.0  # then plain backoff: second failure, 2 s with jitter 0.5-1
+
+
+def test_inventory_is_resent_when_the_policy_or_meters_change(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    from tests.agent.fakes import set_meters
+
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path, lease_wait_s=0.2)
+    loop.send_inventory = True
+    code: list[int] = []
+    t = threading.Thread(target=lambda: code.append(loop.run()))
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not api.inventories and time.monotonic() < deadline:
+            time.sleep(0.02)
+        [first] = api.inventories
+        assert {x["path"] for x in first["policy"]["targets"]} == {str(tmp_path), str(tmp_path / "target")}
+        time.sleep(0.5)  # a few empty long-polls: nothing changed, nothing re-sent
+        assert len(api.inventories) == 1
+        set_meters(tmp_path / "state", {"wall": "shelly://plug?password=s3cret"}, default="wall")
+        while len(api.inventories) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = api.inventories[-1]["policy"]
+        assert second["meters"] == [{"name": "wall", "driver": "shelly", "tier": "plug"}]
+        assert second["default_meter"] == "wall" and "s3cret" not in json.dumps(api.inventories)
+        allow(tmp_path / "state", Target.directory(str(tmp_path)))
+        while len(api.inventories) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert [x["path"] for x in api.inventories[-1]["policy"]["targets"]] == [str(tmp_path)]
+    finally:
+        loop.request_drain("test")
+        t.join(10)
+    assert code == [0]
+
+
+def test_an_unreadable_policy_refuses_the_lease(api, agent_config, make_client, fake_engine, tmp_path):
+    api.add_lease(engine_job(), str(tmp_path))
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    (tmp_path / "state" / "policy.json").chmod(0o666)
+    assert loop.execute(loop.lease_once()) == "failure"
+    [failure] = api.failures.values()
+    assert failure["reason"].startswith("host policy refused this run [target.not_allowed]: the host policy")
+    assert "group- or world-writable" in failure["reason"] and api.started == []
+
+
+def test_the_hard_timeout_never_exceeds_the_hosts_runtime_limit(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    from tests.agent.fakes import allow_targets
+
+    api.add_lease(engine_job(), str(tmp_path), timeout_s=10_000)
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    allow_targets(tmp_path / "state", tmp_path, limits={"max_runtime_s": 60})
+    plan = loop.plan(loop.lease_once())
+    assert plan.timeout_s == 60 * 1.5 + 300
+    assert plan.job["global"]["beneath"] == str(tmp_path) and plan.meter is None

@@ -220,8 +220,10 @@ def test_reported_policy_errors() -> None:
 
 
 def test_policy_add_is_idempotent_and_replaces() -> None:
-    pol = Policy().with_target(Target.file("/f")).with_target(Target.file("/f", allow_write=True))
-    assert pol.targets == (Target.file("/f", allow_write=True),)
+    pol = Policy().with_target(Target.file("/f")).with_target(Target.directory("/d"))
+    pol = pol.with_target(Target.file("/f", allow_write=True))
+    assert pol.targets == (Target.file("/f", allow_write=True), Target.directory("/d"))  # in its place
+    pol = pol.without_target("/d")
     assert pol.without_target("/f").targets == ()
 
 

@@ -271,9 +271,11 @@ class Policy:
         return next((t for t in self.targets if t.path == path), None)
 
     def with_target(self, target: Target) -> Policy:
-        """Add `target`, or replace the target with the same path (adding twice is harmless)."""
-        rest = tuple(t for t in self.targets if t.path != target.path)
-        return replace(self, targets=(*rest, target))
+        """Add `target`, or replace the target with the same path in its place (adding twice is
+        harmless)."""
+        if self.target(target.path) is None:
+            return replace(self, targets=(*self.targets, target))
+        return replace(self, targets=tuple(target if t.path == target.path else t for t in self.targets))
 
     def without_target(self, path: str) -> Policy:
         return replace(self, targets=tuple(t for t in self.targets if t.path != path))
