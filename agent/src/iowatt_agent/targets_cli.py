@@ -35,8 +35,8 @@ from .config import ConfigError, resolve_state_dir
 from .meters import MeterError, open_meter, redact
 from .power import DEFAULT_IDLE_S
 
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)  # paths and commands are never broken across lines
+err = Console(stderr=True, soft_wrap=True)
 
 BY_ID_DIR_ENV = "IOWATT_AGENT_BY_ID_DIR"  # where `targets add --device` looks for stable names (tests)
 
