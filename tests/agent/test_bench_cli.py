@@ -191,3 +191,48 @@ def test_table_cpu_shows_io_uring_kernel_workers_beside_usr_sys():
     [psync] = _dir_rows({"jobs": [job({})]})
     assert uring[-1] == "21/71 +94 io-wq"
     assert psync[-1] == "21/71"
+
+
+def test_bench_passes_the_same_safe_target_options_as_a_server_run(fake_engine, tmp_path):
+    record = tmp_path / "rec.json"
+    target = tmp_path / "dir"
+    target.mkdir()
+    assert bench(fake_engine, target, f"--fake_record={record}", "--fake_duration_s=0.1").exit_code == 0
+    glob = json.loads(record.read_text())["job"]["global"]
+    assert glob["beneath"] == str(target) and glob["create_new"] == "1" and glob["unlink"] == "1"
+    f = tmp_path / "disk.img"
+    f.write_bytes(b"x" * 8192)
+    assert bench(fake_engine, f, f"--fake_record={record}", "--fake_duration_s=0.1").exit_code == 0
+    glob = json.loads(record.read_text())["job"]["global"]
+    assert glob == {"filename": str(f), "beneath": str(tmp_path), "keep_existing": "1"}  # local: writable
+    for option in ("--beneath=/", "--keep_existing=0", "--readonly=0", "--unlink=0", "--create_new=0"):
+        result = bench(fake_engine, target, option)
+        assert result.exit_code == 2 and "set by the agent from --target" in result.stderr, option
+    missing = bench(fake_engine, tmp_path / "new.dat")
+    assert missing.exit_code == 2 and "No such file" in missing.stderr
+
+
+def test_bench_meter_by_name_from_the_hosts_meters(fake_engine, tmp_path, monkeypatch):
+    from tests.agent.fakes import set_meters
+    from tests.agent.meters import instruments as inst
+
+    prog = inst.write_program(tmp_path / "meter", "print(42)\n")
+    state = tmp_path / "state"
+    set_meters(state, {"wall": f"command:{prog}"}, default="wall")
+    monkeypatch.setenv("IOWATT_AGENT_STATE_DIR", str(state))
+    result = bench(fake_engine, tmp_path, "--meter", "wall", "--idle", "0", "--json", "--fake_duration_s=0.3")
+    assert result.exit_code == 0, result.output
+    meter = json.loads(result.stdout)["power"]["meter"]
+    assert meter["name"] == "wall" and meter["driver"] == "command"
+    unknown = bench(fake_engine, tmp_path, "--meter", "lab")
+    assert unknown.exit_code == 2 and "no meter named 'lab'" in unknown.stderr
+
+
+@pytest.mark.skipif(not os.access(REAL_ENGINE, os.X_OK), reason="the real engine is not built")
+def test_bench_read_job_on_a_seven_byte_file_leaves_it_identical(tmp_path):
+    """Issue 9's second reproduction, locally: the engine refuses to extend a file it did not create."""
+    seven = tmp_path / "seven.txt"
+    seven.write_bytes(b"iowatt\n")
+    result = bench(REAL_ENGINE, seven, "--rw", "randread", "--size", "1m", "--runtime", "1")
+    assert result.exit_code == 2 and "keep_existing" in result.stderr
+    assert seven.read_bytes() == b"iowatt\n"

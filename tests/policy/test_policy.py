@@ -200,6 +200,10 @@ def test_policy_round_trips_and_reports_no_secret_fields() -> None:
         ({"limits": {"max_threads": True}}, "limits.max_threads"),
         ({"limits": {"max_runtime_s": float("nan")}}, "limits.max_runtime_s"),
         ({"limits": {"max_cpu": 1}}, "limits.max_cpu"),
+        ({"limits": {"max_threads": 2**31 + 1}}, "limits.max_threads"),
+        ({"limits": {"max_bytes_written": 2**63}}, "limits.max_bytes_written"),
+        ({"limits": {"max_runtime_s": 1e10}}, "limits.max_runtime_s"),
+        ({"targets": [{"path": f"/d{i}", "kind": "directory"} for i in range(201)]}, "targets"),
         ({"version": 7}, "version"),
         ({"targets": "nope"}, "targets"),
     ],
@@ -225,6 +229,10 @@ def test_policy_add_is_idempotent_and_replaces() -> None:
     assert pol.targets == (Target.file("/f", allow_write=True), Target.directory("/d"))  # in its place
     pol = pol.without_target("/d")
     assert pol.without_target("/f").targets == ()
+    full = Policy(targets=tuple(Target.directory(f"/d{i}") for i in range(200)))
+    with pytest.raises(PolicyError, match="at most 200"):
+        full.with_target(Target.directory("/one-more"))
+    assert full.with_target(Target.directory("/d7")) == full  # replacing is fine
 
 
 def test_limits_default_allow_every_preset() -> None:

@@ -26,6 +26,7 @@ from iowatt_policy import (
     parse_size,
     parse_time_ns,
 )
+from iowatt_policy.model import MAX_METERS
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -202,7 +203,11 @@ def targets_add(
     except PolicyError as exc:
         raise fail(exc.message) from None
     directory, policy = _load(state_dir)
-    _save(directory, policy.with_target(target), dropin_dir)
+    try:
+        policy = policy.with_target(target)
+    except PolicyError as exc:
+        raise fail(exc.message) from None
+    _save(directory, policy, dropin_dir)
     out.print(f"allowed: {_describe(target)}", highlight=False)
 
 
@@ -406,6 +411,8 @@ def meters_set(
         raise fail(f"meter name {exc.message}") from None
     _check_spec(spec)
     directory, meters = _load_meters(state_dir)
+    if name not in meters.meters and len(meters.meters) >= MAX_METERS:
+        raise fail(f"at most {MAX_METERS} meters (meters unset one first)")
     meters.meters[name] = host_policy.MeterEntry(spec, idle)
     if default or meters.default is None:
         meters.default = name

@@ -20,8 +20,11 @@ from typing import Any, Literal, cast
 TargetKind = Literal["directory", "file", "device"]
 TARGET_KINDS: tuple[TargetKind, ...] = ("directory", "file", "device")
 BY_ID_PREFIX = "/dev/disk/by-id/"
-MAX_TARGETS = 256
-MAX_METERS = 64
+MAX_TARGETS = 200  # the server's bounds on inventory.policy (backend/agent/schemas.py)
+MAX_METERS = 50
+MAX_COUNT_LIMIT = 2**31  # threads, iodepth
+MAX_BYTES_LIMIT = 2**63 - 1
+MAX_RUNTIME_LIMIT_S = 1e9
 MAX_PATH_CHARS = 4096
 MAX_NAME_CHARS = 64
 SCHEMA_VERSION = 1
@@ -218,9 +221,10 @@ class Limits:
                 continue
             if f.name == "max_runtime_s":
                 ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-                ok = ok and value > 0
+                ok = ok and 0 < value <= MAX_RUNTIME_LIMIT_S
             else:
-                ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+                top = MAX_COUNT_LIMIT if f.name in ("max_threads", "max_iodepth") else MAX_BYTES_LIMIT
+                ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= top
             if not ok:
                 raise PolicyError(
                     f.name,
@@ -274,6 +278,8 @@ class Policy:
         """Add `target`, or replace the target with the same path in its place (adding twice is
         harmless)."""
         if self.target(target.path) is None:
+            if len(self.targets) >= MAX_TARGETS:
+                raise PolicyError("targets", f"at most {MAX_TARGETS} targets (remove one first)")
             return replace(self, targets=(*self.targets, target))
         return replace(self, targets=tuple(target if t.path == target.path else t for t in self.targets))
 
@@ -316,7 +322,7 @@ class MeterInfo:
     def from_dict(cls, raw: object, where: str = "meters.0") -> MeterInfo:
         doc = _obj(raw, where)
         name = check_name(doc.get("name"), f"{where}.name")
-        driver = _opt_str(doc, "driver", where, 64)
+        driver = _opt_str(doc, "driver", where, 50)
         tier = _opt_str(doc, "tier", where, 32)
         if not driver or not tier:
             raise PolicyError(f"{where}.{'driver' if not driver else 'tier'}", "must be a non-empty string")
