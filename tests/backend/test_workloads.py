@@ -68,3 +68,17 @@ def test_environment_names_are_unique_per_team(client: TestClient, session: Sess
     assert client.post("/api/v1/environments", json=body, headers=u.headers).status_code == 201
     dup = client.post("/api/v1/environments", json=body, headers=u.headers)
     assert dup.status_code == 409 and dup.json()["error"] == "environment_name_taken"
+
+
+def test_nul_anywhere_in_a_workload_is_422_naming_the_field(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    body = {"team_id": str(u.team.id), "name": "w", "spec": {"jobs": [JOB]}}
+    for bad, field in (
+        ({**body, "name": "w\u0000"}, "name"),
+        ({**body, "description": "about\u0000"}, "description"),
+        ({**body, "spec": {"jobs": [{**JOB, "name": "r\u0000r"}]}}, "spec.jobs.0.name"),
+    ):
+        r = client.post("/api/v1/workloads", json=bad, headers=u.headers)
+        assert r.status_code == 422, r.text
+        assert r.json()["detail"][0]["field"] == field  # (a job name's pattern refuses NUL first)
+    assert client.post("/api/v1/workloads", json=body, headers=u.headers).status_code == 201
