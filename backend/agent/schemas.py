@@ -12,7 +12,6 @@ MIN_TTL_S = 60
 Short = Annotated[str, StringConstraints(max_length=300)]
 Path = Annotated[str, StringConstraints(max_length=4096)]
 MeterName = Annotated[str, StringConstraints(max_length=120)]
-TierName = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate"]
 
 
 class EnrollmentTokenCreate(InputSchema):
@@ -108,8 +107,8 @@ class PolicyMeter(_InventoryPart):
     """A meter the host configured, by name: never its spec (it may hold credentials)."""
 
     name: MeterName
-    driver: Annotated[str, StringConstraints(max_length=50)]
-    tier: TierName
+    driver: Annotated[str, StringConstraints(max_length=64)]
+    tier: Annotated[str, StringConstraints(max_length=32)]
 
 
 class Policy(_InventoryPart):

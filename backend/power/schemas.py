@@ -15,8 +15,10 @@ BIGINT = 2**63 - 1
 
 
 class MeterInfo(InputSchema):
-    name: str = Field(
-        "", max_length=120, description='the meter\'s name on the host (ADR 0009); "" from older agents'
+    name: str | None = Field(
+        None,
+        max_length=120,
+        description="the meter's name on the host (ADR 0009); null from older agents and local bench",
     )
     spec: str | None = Field(
         None,

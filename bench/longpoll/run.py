@@ -48,6 +48,7 @@ class Counters:
     waiting: "Synchronized[int]"
     answered: "Synchronized[int]"
     errors: "Synchronized[int]"
+    reasons: Any  # mp.Queue of the first error reasons
 
 
 def _load(url: str, agents: list[tuple[str, str]], wait_s: float, stop: Any, c: Counters) -> None:
@@ -64,14 +65,17 @@ def _load(url: str, agents: list[tuple[str, str]], wait_s: float, stop: Any, c: 
                     f"{url}/api/v1/agents/{agent_id}/lease", params={"wait_s": wait_s}, headers=headers
                 )
                 ok = r.status_code == 200
-            except httpx.HTTPError:
-                ok = False
+                reason = "" if ok else f"HTTP {r.status_code}: {r.text[:200]}"
+            except httpx.HTTPError as exc:
+                ok, reason = False, f"{type(exc).__name__}: {exc}"[:200]
             finally:
                 with c.waiting.get_lock():
                     c.waiting.value -= 1
             counter = c.answered if ok else c.errors
             with counter.get_lock():
                 counter.value += 1
+                if not ok and counter.value <= 20:
+                    c.reasons.put(reason)
             if not ok:
                 await asyncio.sleep(1.0)
 
@@ -242,7 +246,7 @@ def main() -> None:
             print(f"enrolled {len(agents)} agents through the API in {time.monotonic() - t0:.1f} s")
             baseline = measure(base, token, args.seconds, args.rate, None)
             print(f"baseline (no long-poll): {json.dumps({k: baseline[k] for k in ('health', 'runs')})}")
-            counters = Counters(mp.Value("i", 0), mp.Value("i", 0), mp.Value("i", 0))
+            counters = Counters(mp.Value("i", 0), mp.Value("i", 0), mp.Value("i", 0), mp.Queue())
             load = mp.Process(target=_load, args=(base, agents, args.wait_s, stop, counters), daemon=True)
             load.start()
             deadline = time.monotonic() + 60
@@ -279,6 +283,12 @@ def main() -> None:
                 f"health p95 {m['health']['p95']:.1f} ms, runs p95 {m['runs']['p95']:.1f} ms "
                 f"(baseline health p95 {baseline['health']['p95']:.1f} ms)"
             )
+            reasons = []
+            while not counters.reasons.empty():
+                reasons.append(counters.reasons.get())
+            result["poll_error_reasons"] = reasons
+            if reasons:
+                print("long-poll errors:", *sorted(set(reasons)), sep="\n  ")
             if args.json:
                 args.json.write_text(json.dumps(result, indent=2))
         finally:
