@@ -30,6 +30,7 @@ from backend.kit.headers import SecurityHeadersMiddleware
 from backend.kit.limits import BodyLimitMiddleware
 from backend.kit.openapi import document_errors
 from backend.kit.schema import NUL
+from backend.kit.security import burn_password_check
 from backend.logs import configure_logging, log
 from backend.metrics import router as metrics_router
 from backend.run.router import router as run_router
@@ -146,6 +147,9 @@ def _openapi_with_our_errors(app: FastAPI) -> Callable[[], dict[str, Any]]:
 async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
     # built-in workload presets follow the code: refresh them at start-up (idempotent)
     await run_in_threadpool(_ensure_builtins)
+    # make the dummy password hash now, so even the first login with an unknown e-mail costs
+    # exactly one verification, like a wrong password
+    await run_in_threadpool(burn_password_check, "")
     yield
 
 

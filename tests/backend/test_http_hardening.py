@@ -324,3 +324,11 @@ def test_metrics_per_team_only_with_a_token(client: TestClient, session: Session
     assert f'iowatt_team_runs{{status="queued",team="{u.team.name}"}} 1.0' in mine.text
     assert other.team.name not in mine.text
     assert client.get("/metrics", headers={"Authorization": "Bearer iwu_nope"}).status_code == 401
+
+
+def test_the_api_docs_page_gets_its_own_csp_and_the_ui_the_strict_one(client: TestClient) -> None:
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
+    csp = docs.headers["content-security-policy"]
+    assert "https://cdn.jsdelivr.net" in csp and "frame-ancestors 'none'" in csp
+    assert client.get("/").headers["content-security-policy"] == CSP
