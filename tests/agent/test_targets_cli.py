@@ -163,6 +163,12 @@ def test_policy_files_must_be_the_agents_own_and_private(env: dict[str, Path], t
     path.write_text(json.dumps({"targets": [{"path": "relative", "kind": "directory"}]}))
     with pytest.raises(ConfigError, match="targets.0.path"):
         load_policy(state)
+    path.write_text(json.dumps(Policy().to_dict()))
+    state.chmod(0o777)  # anyone could rename another policy.json into place
+    with pytest.raises(ConfigError, match="not the agent's own private directory"):
+        load_policy(state)
+    state.chmod(0o700)
+    assert load_policy(state) == Policy()
     path.unlink()
     assert load_policy(state) == Policy()  # no file: nothing is allowed
     (state / "meters.json").write_text(json.dumps({"meters": {"wall": {"spec": "rapl:"}}, "default": "x"}))

@@ -86,6 +86,13 @@ def read_private_file(path: Path) -> str | None:
                 f"{path} is group- or world-writable (mode {stat.S_IMODE(st.st_mode):o}): refusing it; "
                 f"fix with `chmod 600 {path}`"
             )
+        parent = os.stat(path.parent)
+        if parent.st_uid != uid or parent.st_mode & 0o022:
+            raise PolicyFileError(
+                f"{path.parent} (holding {path.name}) is not the agent's own private directory (owner uid "
+                f"{parent.st_uid}, mode {stat.S_IMODE(parent.st_mode):o}): anyone who can write there can "
+                f"replace the file; fix with `chown {uid} {path.parent} && chmod 700 {path.parent}`"
+            )
         if st.st_size > MAX_FILE_BYTES:
             raise PolicyFileError(f"{path} is larger than {MAX_FILE_BYTES} bytes")
         with os.fdopen(os.dup(fd), "r", encoding="utf-8") as f:
