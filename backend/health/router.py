@@ -7,15 +7,17 @@ missing: runs queue but wait), 503 when the database is unreachable (status "dow
 """
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Annotated, cast
 
+import redis
 from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend import __version__
-from backend.agent.wake import get_redis
 from backend.auth import service as auth_service
+from backend.config import get_settings
 from backend.db import get_session_factory, get_sessionmaker
 from backend.errors import AppError
 from backend.kit.schema import OutputSchema
@@ -47,6 +49,12 @@ class Health(OutputSchema):
     database: Check
     redis: Check
     worker: WorkerCheck
+
+
+@lru_cache
+def _redis(url: str) -> redis.Redis:
+    # short timeouts: a Redis that hangs makes /health say so in 2 s instead of hanging with it
+    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
 
 
 def _token_is_valid(factory: sessionmaker[Session], raw: str) -> bool:
@@ -93,7 +101,7 @@ def _check() -> Health:
         db = Check(ok=False, detail=str(exc).splitlines()[0][:300])
     seen = None
     try:
-        r = get_redis()
+        r = _redis(get_settings().redis_url)
         r.ping()
         raw = cast(bytes | None, r.get(WORKER_SEEN_KEY))
         seen = datetime.fromtimestamp(float(raw), UTC) if raw else None

@@ -332,3 +332,13 @@ def test_the_api_docs_page_gets_its_own_csp_and_the_ui_the_strict_one(client: Te
     csp = docs.headers["content-security-policy"]
     assert "https://cdn.jsdelivr.net" in csp and "frame-ancestors 'none'" in csp
     assert client.get("/").headers["content-security-policy"] == CSP
+
+
+def test_health_answers_when_redis_is_down(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(get_settings(), "redis_url", f"redis://127.0.0.1:{free_port()}/0")
+    u = create_user(session)
+    r = client.get("/api/v1/health", headers=u.headers)
+    assert r.status_code == 200 and r.json()["status"] == "degraded"
+    assert r.json()["redis"]["ok"] is False and r.json()["database"]["ok"] is True
