@@ -224,8 +224,8 @@ def test_bench_meter_by_name_from_the_hosts_meters(fake_engine, tmp_path, monkey
     assert result.exit_code == 0, result.output
     meter = json.loads(result.stdout)["power"]["meter"]
     assert meter["name"] == "wall" and meter["driver"] == "command"
-    unknown = bench(fake_engine, tmp_path, "--meter", "lab")
-    assert unknown.exit_code == 2 and "no meter named 'lab'" in unknown.stderr
+    unknown = bench(fake_engine, tmp_path, "--meter", "lab")  # neither a name here nor a spec
+    assert unknown.exit_code == 2 and "unknown meter scheme 'lab'" in unknown.stderr
 
 
 @pytest.mark.skipif(not os.access(REAL_ENGINE, os.X_OK), reason="the real engine is not built")

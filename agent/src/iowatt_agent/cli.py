@@ -1077,7 +1077,9 @@ def meters_list() -> None:
 
 @meters_app.command("test")
 def meters_test(
-    spec: Annotated[str, typer.Argument(help="Meter spec, e.g. shelly://192.168.1.40")],
+    spec: Annotated[
+        str, typer.Argument(help="Meter spec, e.g. shelly://192.168.1.40, or a meter's name (meters show)")
+    ],
     seconds: Annotated[float, typer.Option(min=0.5, max=3600, help="How long to read")] = 5.0,
     interval: Annotated[
         float | None, typer.Option(min=0.01, help="Sampling interval, s [default: the meter's]")
@@ -1088,7 +1090,7 @@ def meters_test(
 ) -> None:
     """Read a meter for a few seconds; print its readings, the achieved rate and its tier."""
     try:
-        meter = open_meter(spec, interval_s=interval)
+        meter = open_meter(meter_for_bench(spec)[1], interval_s=interval)
         bind = getattr(meter, "bind_target", None)
         if bind is not None and target is not None:
             bind(target)

@@ -477,18 +477,17 @@ def meters_show(
 
 
 def meter_for_bench(meter: str) -> tuple[str | None, str]:
-    """(name, spec) for `bench --meter`: a spec as given by the local user, or the name of a
-    meter in meters.json."""
-    if ":" in meter:
-        return None, meter
-    try:
-        meters = host_policy.load_meters(resolve_state_dir(None))
-    except ConfigError as exc:
-        raise fail(str(exc)) from None
-    entry = meters.meters.get(meter)
-    if entry is None:
-        raise fail(f"no meter named {meter!r} on this host (iowatt-agent meters show), and not a spec")
-    return meter, entry.spec
+    """(name, spec) for `bench --meter` and `meters test`: the name of a meter in meters.json, or
+    a spec as the local user gives it (`rapl` is both a scheme and a possible name: the name wins)."""
+    if ":" not in meter:
+        try:
+            meters = host_policy.load_meters(resolve_state_dir(None))
+        except ConfigError as exc:
+            raise fail(str(exc)) from None
+        entry = meters.meters.get(meter)
+        if entry is not None:
+            return meter, entry.spec
+    return None, meter
 
 
 def parse_engine_args(args: list[str]) -> dict[str, str]:
