@@ -5,6 +5,7 @@ the engine writes only the job's region. Needs root and losetup (skipped otherwi
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -110,3 +111,27 @@ def test_a_device_is_read_only_unless_both_keys(api, agent_config, make_client, 
     # with both keys the engine wrote its region and nothing else
     assert digest(dev, 0, REGION) != hashlib.sha256(original[:REGION]).hexdigest()
     assert digest(dev, REGION, SIZE - REGION) == hashlib.sha256(original[REGION:]).hexdigest()
+
+
+def test_targets_add_device_by_its_stable_name(tmp_path, monkeypatch, by_id_device):
+    from iowatt_agent import cli
+    from iowatt_agent.policy import load_policy
+    from typer.testing import CliRunner
+
+    link, dev, _ = by_id_device
+    monkeypatch.setenv("IOWATT_AGENT_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("IOWATT_AGENT_SYSTEMD_DROPIN_DIR", str(tmp_path / "dropin"))
+    runner = CliRunner()
+    unstable = runner.invoke(cli.app, ["targets", "add", "--device", str(dev)])
+    assert unstable.exit_code == 2 and f"its stable names: {link}" in unstable.stderr
+    added = runner.invoke(cli.app, ["targets", "add", "--device", str(link), "--destructive"])
+    assert added.exit_code == 0, added.output
+    assert load_policy(tmp_path / "state").targets == (Target.device(str(link), destructive=True),)
+    assert f"DeviceAllow={link} rw\n" in (tmp_path / "dropin" / "10-targets.conf").read_text()
+    listed = runner.invoke(cli.app, ["targets", "list"])
+    assert str(link) in listed.stdout and str(dev) in listed.stdout and "destructive" in listed.stdout
+    doc = json.loads(runner.invoke(cli.app, ["targets", "list", "--json"]).stdout)
+    assert doc["targets"][0]["size_bytes"] == SIZE
+    readonly = runner.invoke(cli.app, ["targets", "add", "--device", str(link)])  # take the key back
+    assert readonly.exit_code == 0
+    assert f"DeviceAllow={link} r\n" in (tmp_path / "dropin" / "10-targets.conf").read_text()
