@@ -267,7 +267,12 @@ try {
       .first()
       .waitFor({ state: "attached" });
     await page.getByTestId("mode-custom").check();
-    await page.fill('input[name="target"]', "/tmp/iowatt-browser-smoke");
+    // Targets come from the host's policy (ADR 0009): the form has no free-text path.
+    await page
+      .getByTestId("target-select")
+      .locator("option")
+      .first()
+      .waitFor({ state: "attached" });
     await page.fill('input[name="bs"]', "0");
     await page.getByTestId("submit-run").click();
     const err = page.getByTestId("field-error-bs");
@@ -286,7 +291,7 @@ try {
       await page.fill('input[name="bs"]', "4k");
       await page.fill('input[name="size"]', "16m");
       await page.fill('input[name="runtime"]', "2");
-      await page.fill('input[name="target"]', QUEUE_TARGET);
+      await page.getByTestId("target-select").selectOption(QUEUE_TARGET);
       await page.fill('input[name="name"]', "browser smoke run");
       await page.getByTestId("submit-run").click();
       await page.getByTestId("run-detail").waitFor();
@@ -324,9 +329,9 @@ try {
         .waitFor({ state: "attached" });
       await form.locator("#f-name").fill("browser smoke campaign");
       await form.locator("#f-workload").selectOption({ label: "quick" });
-      await form.getByLabel("Path of target 1").fill(QUEUE_TARGET);
+      await form.getByLabel("Path of target 1").selectOption(QUEUE_TARGET);
       await page.getByTestId("add-target").click();
-      await form.getByLabel("Path of target 2").fill(`${QUEUE_TARGET}-b`);
+      await form.getByLabel("Path of target 2").selectOption(`${QUEUE_TARGET}-b`);
       await form.locator("#f-repeats").fill("1");
       await form.locator("#f-idle").fill("0");
       await page.getByTestId("submit-campaign").click();

@@ -19,10 +19,16 @@ export const meQuery = () =>
     staleTime: 60_000,
   });
 
-export const apiTokensQuery = () =>
+/** The user's browser sessions and API tokens; revoked and expired ones only when asked. */
+export const apiTokensQuery = (includeInactive = false) =>
   queryOptions({
-    queryKey: ["auth", "tokens"],
-    queryFn: async () => unwrap(await api.GET("/api/v1/auth/tokens")),
+    queryKey: ["auth", "tokens", { includeInactive }],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/auth/tokens", {
+          params: { query: { include_inactive: includeInactive, limit: 500 } },
+        }),
+      ),
   });
 
 /** The secret is in the answer once; the list never shows it again. */

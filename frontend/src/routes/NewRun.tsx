@@ -404,7 +404,7 @@ export function NewRun() {
             <Field label="rw" name="rw" errors={errors}>
               <select id="f-rw" name="rw" value={custom.rw} onChange={set("rw")}>
                 {RW.map((r) => (
-                  <option key={r} disabled={refusal !== null && rwWrites(r)}>
+                  <option key={r} value={r} disabled={refusal !== null && rwWrites(r)}>
                     {r}
                   </option>
                 ))}

@@ -46,14 +46,10 @@ export function TargetSelect({
 export function NoTargets({ policy }: { policy: HostPolicy | null }) {
   return (
     <div className="policy-empty small" data-testid="no-targets">
-      {policy === null ? (
-        <>
-          This agent has not reported a host policy (it predates host policies): upgrade it, then{" "}
-        </>
-      ) : (
-        <>The host allows no target yet. </>
-      )}
-      on the host, as root, list a directory (or <code>--file PATH</code>,{" "}
+      {policy === null
+        ? "This agent has not reported a host policy (it predates host policies): upgrade it. "
+        : "The host allows no target yet. "}
+      On the host, as root, list a directory (or <code>--file PATH</code>,{" "}
       <code>--device /dev/disk/by-id/…</code>) that runs may use:
       <pre className="command">{ADD_TARGET_COMMAND}</pre>
     </div>

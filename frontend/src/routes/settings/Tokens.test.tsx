@@ -25,7 +25,12 @@ describe("API tokens", () => {
     setToken("t");
     let tokens: TokenRead[] = [CI];
     const calls = stubApi({
-      "GET /api/v1/auth/tokens": () => ({ body: { items: tokens, total: tokens.length } }),
+      // As the server: only usable tokens unless include_inactive=true.
+      "GET /api/v1/auth/tokens": (req) => {
+        const all = new URL(req.url).searchParams.get("include_inactive") === "true";
+        const items = tokens.filter((t) => all || !t.revoked_at);
+        return { body: { items, total: items.length } };
+      },
       "POST /api/v1/auth/tokens": () => {
         tokens = [...tokens, { ...CI, id: "k2", name: "grafana", last_used_at: null }];
         return {
@@ -74,12 +79,19 @@ describe("API tokens", () => {
     const dialog = screen.getByTestId("confirm-dialog");
     expect(dialog.textContent).toContain("Revoke “nightly CI”?");
     fireEvent.click(within(dialog).getByTestId("confirm-action"));
-    await waitFor(() =>
-      expect(screen.getAllByTestId("token-row")[0]?.dataset.state).toBe("revoked"),
-    );
+    // Gone from the list of usable tokens; shown as revoked when asked for.
+    await waitFor(() => expect(screen.getAllByTestId("token-row")).toHaveLength(1));
+    expect(screen.getByTestId("token-row").textContent).toContain("grafana");
     expect(calls.filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual([
       "/api/v1/auth/tokens/k1",
     ]);
+    fireEvent.click(screen.getByTestId("show-inactive"));
+    await waitFor(() => expect(screen.getAllByTestId("token-row")).toHaveLength(2));
+    const revoked = screen
+      .getAllByTestId("token-row")
+      .find((r) => r.textContent?.includes("nightly CI"));
+    expect(revoked?.dataset.state).toBe("revoked");
+    expect(within(revoked as HTMLElement).queryByTestId("revoke-token")).toBeNull();
   });
 
   it("shows the server's 422 on the field it names", async () => {

@@ -28,7 +28,8 @@ const ALIASES = { name: "name", ttl_s: "ttl" };
 /** Settings → API tokens: the user's personal tokens for scripts and CI. */
 export function Tokens() {
   const qc = useQueryClient();
-  const q = useQuery(apiTokensQuery());
+  const [showInactive, setShowInactive] = useState(false);
+  const q = useQuery(apiTokensQuery(showInactive));
   const [name, setName] = useState("");
   const [ttl, setTtl] = useState(String(90 * 86_400));
   const [errors, setErrors] = useState<Errors>({});
@@ -119,6 +120,15 @@ export function Tokens() {
           />
         </form>
       )}
+      <label className="inline small">
+        <input
+          type="checkbox"
+          checked={showInactive}
+          onChange={(e) => setShowInactive(e.target.checked)}
+          data-testid="show-inactive"
+        />{" "}
+        Show revoked and expired tokens
+      </label>
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && <p className="muted">No tokens.</p>}
       {q.data && q.data.items.length > 0 && (
