@@ -39,7 +39,29 @@ class Stack:
             base_url=f"{self.url}/api/v1", headers={"Authorization": f"Bearer {self.token}"}, timeout=30
         )
 
+    def allow(self, target: str, timeout_s: float = 60) -> None:
+        """ADR 0009: the host lists the directory first (`iowatt-agent targets add`); the server
+        knows once the agent re-sends its inventory (at its next long-poll)."""
+        state = self.workdir / "agent-state"
+        env = {**os.environ, "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(self.workdir / "agent-dropin")}
+        subprocess.run(
+            [str(BIN / "iowatt-agent"), "targets", "add", target, "--state-dir", str(state)],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        deadline = time.monotonic() + timeout_s
+        with self.api() as api:
+            while True:
+                policy = api.get(f"/agents/{self.agent_id}").json().get("policy") or {}
+                if target in {t["path"] for t in policy.get("targets", [])}:
+                    return
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the agent did not report target {target}; logs: {self.tail()}")
+                time.sleep(0.3)
+
     def queue(self, target: str, workload: dict[str, Any] | None = None, name: str | None = None) -> str:
+        self.allow(target)
         with self.api() as api:
             body: dict[str, Any] = {"agent_id": self.agent_id, "target_path": target, "name": name}
             if workload is None:
