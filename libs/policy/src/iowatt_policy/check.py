@@ -400,7 +400,7 @@ def _check_target(
                     "destructive",
                     f"job {writer.index} writes to the raw device {target.path} (its data is lost): the run "
                     "must carry destructive: true",
-                    "confirm the run as destructive (the UI asks for the device's model or serial)",
+                    "send destructive: true; the UI does after the user types the device's model or serial",
                 )
             )
     return found
