@@ -9,16 +9,22 @@ export function Field({
   errors,
   children,
   hint,
+  className,
 }: {
   label: string;
   name: string;
   errors: Errors;
   children: ReactNode;
   hint?: string;
+  /** extra classes, e.g. "span-2" for a wide input in a form grid */
+  className?: string;
 }) {
   const err = errors[name];
   return (
-    <label className={`field${err ? " has-error" : ""}`} htmlFor={`f-${name}`}>
+    <label
+      className={`field${err ? " has-error" : ""}${className ? ` ${className}` : ""}`}
+      htmlFor={`f-${name}`}
+    >
       <span>{label}</span>
       {children}
       {hint && !err && <small className="muted">{hint}</small>}

@@ -5,6 +5,7 @@ import {
   confirmationPhrase,
   confirmsDevice,
   type HostPolicy,
+  limitsText,
   needsDestructiveConfirm,
   type PolicyTarget,
   workloadWrites,
@@ -56,5 +57,18 @@ describe("host policy rules", () => {
     expect(commonMeters([POLICY, other])).toEqual(["plug"]);
     expect(commonMeters([POLICY])).toEqual(["bmc", "plug"]);
     expect(commonMeters([POLICY, null])).toEqual([]);
+  });
+
+  it("shows the host's limits with units", () => {
+    expect(
+      limitsText({
+        max_threads: 64,
+        max_iodepth: null,
+        max_bs_bytes: 64 * 1024 * 1024,
+        max_bytes_written: null,
+        max_runtime_s: 21600,
+      }),
+    ).toBe("threads ≤ 64 · block size ≤ 64 MiB · runtime ≤ 6 h");
+    expect(limitsText(null)).toBe("");
   });
 });

@@ -3,6 +3,7 @@
 // explains what it refuses and shows the host command that would allow it. The agent re-checks
 // every lease, so nothing here is a security boundary: it saves the user a failed run.
 import type { AgentRead, JobSpec, PolicyRead } from "../client/types";
+import { formatBytes } from "./format";
 
 export type HostPolicy = PolicyRead;
 /**
@@ -109,11 +110,33 @@ export function meterLabel(m: PolicyMeter, defaultMeter: string | null | undefin
   return `${m.name} (${m.driver}, ${m.tier})${m.name === defaultMeter ? " — host default" : ""}`;
 }
 
-/** The host's limits as "max_threads 16 · max_iodepth 64 …", for hints; "" when none. */
-export function limitsText(limits: unknown): string {
-  if (typeof limits !== "object" || limits === null) return "";
-  return Object.entries(limits as Record<string, unknown>)
-    .filter(([, v]) => typeof v === "number" || typeof v === "string")
-    .map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`)
+const LIMIT_LABELS: Record<string, string> = {
+  max_threads: "threads",
+  max_iodepth: "iodepth",
+  max_bs_bytes: "block size",
+  max_bytes_written: "written per run",
+  max_runtime_s: "runtime",
+};
+
+/** The host's limits as "threads ≤ 64 · block size ≤ 64 MiB · runtime ≤ 6 h"; "" when none. */
+export function limitsText(limits: HostPolicy["limits"] | null | undefined): string {
+  if (!limits) return "";
+  return Object.entries(limits)
+    .filter((e): e is [string, number] => typeof e[1] === "number")
+    .map(([k, v]) => {
+      const value =
+        k.endsWith("_bytes") || k === "max_bytes_written"
+          ? formatBytes(v)
+          : k.endsWith("_s")
+            ? formatSeconds(v)
+            : String(v);
+      return `${LIMIT_LABELS[k] ?? k.replace(/_/g, " ")} ≤ ${value}`;
+    })
     .join(" · ");
+}
+
+function formatSeconds(s: number): string {
+  if (s >= 3600 && s % 3600 === 0) return `${s / 3600} h`;
+  if (s >= 60 && s % 60 === 0) return `${s / 60} min`;
+  return `${s} s`;
 }

@@ -76,7 +76,7 @@ describe("NewRun and the host policy", () => {
     // No free-text path: the form has no textbox for the target.
     expect(screen.queryByRole("textbox", { name: /Target/ })).toBeNull();
     expect(screen.getByTestId("host-limits").textContent).toBe(
-      "host limits: max threads 16 · max iodepth 64",
+      "host limits: threads ≤ 16 · iodepth ≤ 64",
     );
   });
 

@@ -255,6 +255,7 @@ export function NewRun() {
           <Field
             label="Target"
             name="target"
+            className="span-2"
             errors={errors}
             hint={
               targets.length > 0

@@ -190,7 +190,7 @@ export function EnrollmentTokens({
                   </td>
                   <td>{state}</td>
                   <td>
-                    {!t.revoked_at && (
+                    {state === "usable" && (
                       <button
                         type="button"
                         className="btn btn-danger btn-small"
