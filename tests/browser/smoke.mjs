@@ -363,7 +363,11 @@ try {
       ((await page.getByTestId("agents-table").textContent()) ?? "").includes("online"),
       "no online agent shown",
     );
-    await page.getByTestId("agent-row").first().getByRole("button").click();
+    await page
+      .getByTestId("agent-row")
+      .first()
+      .getByRole("button", { name: /Show details/ })
+      .click();
     const detail = (await page.getByTestId("agent-detail").textContent()) ?? "";
     check(
       detail.includes("Block devices") && detail.includes("Mounts"),
