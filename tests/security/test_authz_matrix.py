@@ -19,6 +19,9 @@ from backend.main import create_app
 from tests.security.conftest import Matrix
 from tests.security.world import JOB, PASSWORD, PRINCIPALS, World
 
+# one worker runs the whole module, so the world is built once
+pytestmark = pytest.mark.xdist_group("security-matrix")
+
 OK = "2xx"
 
 # fmt: off

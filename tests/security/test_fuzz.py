@@ -8,9 +8,9 @@ examples per operation so `make test` stays well under a minute and sends the sa
 time; bench/fuzz/run.py is the long run (coverage, fuzzing and stateful phases), recorded in
 bench/fuzz/RESULTS.md. The requests that found issue 9's fuzzing findings are replayed below too.
 
-Path parameters are either what Schemathesis generates or ids of team A's real objects, so the
-fuzzing reaches past "not found" into the routes' logic. Destructive operations only get objects
-the other principals do not need (the revoked agent), so the order of the tests does not matter.
+Path parameters and id fields of bodies are either what Schemathesis generates or ids of team A's
+real objects (tests/security/fuzzing.py), so the fuzzing reaches past "not found" into the routes'
+logic; destructive operations only get objects nobody else needs, so test order does not matter.
 """
 
 from collections import Counter
@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import hypothesis.strategies as st
 import pytest
 import schemathesis
 from schemathesis.checks import not_a_server_error
@@ -30,6 +29,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from backend.main import create_app
+from tests.security import fuzzing
 from tests.security.server import Server, api_server
 from tests.security.test_authz_matrix import EXPECTED
 from tests.security.world import INVENTORY_WITH_POLICY, PRINCIPALS, World
@@ -46,38 +46,18 @@ schema = schemathesis.openapi.from_dict(SPEC)
 schema.config.generation.update(max_examples=MAX_EXAMPLES, deterministic=True, database="none")
 schema.config.phases.update(phases=["examples", "fuzzing"])
 
-# Which of team A's objects a path parameter may name (world.ids keys), besides a generated value.
-REAL_IDS: dict[str, list[str]] = {
-    "agent_id": ["agent_x", "agent_y", "agent_revoked"],
-    "device_id": ["device"],
-    "environment_id": ["environment"],
-    "workload_id": ["workload"],
-    "run_id": ["run_done", "run_running", "run_assigned"],
-    "campaign_id": ["campaign"],
-    "token_id": ["member_token", "enrollment_token"],
-}
-# Destructive operations never get an object another principal's requests still need.
-SACRIFICIAL: dict[str, list[str]] = {"agent_id": ["agent_revoked"]}
-_ids: dict[str, str] = {}
+_ids: dict[str, dict[str, list[str]]] = {}  # tests/security/fuzzing.py known_ids(), once the server is up
 STATS: Counter[tuple[str, int]] = Counter()
-
-
-def _destructive(method: str, path: str) -> bool:
-    return method.upper() == "DELETE" or path.endswith("/revoke")
 
 
 @schema.hook
 def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None) -> Any:
-    if not path_parameters:
-        return st.just(path_parameters)
-    op = context.operation
-    choices = SACRIFICIAL if op is not None and _destructive(op.method, op.path) else REAL_IDS
-    return st.fixed_dictionaries(
-        {
-            name: st.sampled_from([value, *(_ids[k] for k in choices.get(name, REAL_IDS.get(name, [])))])
-            for name, value in path_parameters.items()
-        }
-    )
+    return fuzzing.path_parameters(_ids, context.operation, path_parameters)
+
+
+@schema.hook
+def flatmap_body(context: Any, body: Any) -> Any:
+    return fuzzing.body(_ids, body)
 
 
 @schema.hook
@@ -89,7 +69,7 @@ def after_call(context: Any, case: schemathesis.Case, response: Any) -> None:
 def server(pg: Postgres, redis_url: str, db_url: str) -> Iterator[Server]:
     with api_server(pg, redis_url, db="iowatt_fuzz") as s:
         _ids.clear()
-        _ids.update(s.world.ids)
+        _ids.update(fuzzing.known_ids(s.world))
         yield s
 
 
