@@ -4,13 +4,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-from tests.stack import BIN, Stack
+from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
 
@@ -26,33 +25,6 @@ def _needs() -> None:
         (DIST, "make ui"),
     ):
         assert Path(need).exists(), f"{need} is missing: {fix}"
-
-
-def _allow(live: Stack, *dirs: str) -> None:
-    """Lists `dirs` as targets in the local agent's host policy (ADR 0009) and waits until the
-    agent has reported them: the server and the UI offer only what the host allows."""
-    for d in dirs:
-        subprocess.run(
-            [
-                str(BIN / "iowatt-agent"),
-                "targets",
-                "add",
-                d,
-                "--state-dir",
-                str(live.workdir / "agent-state"),
-            ],
-            cwd=REPO,
-            check=True,
-            capture_output=True,
-        )
-    deadline = time.monotonic() + 30
-    with live.api() as api:
-        while True:
-            policy = api.get(f"/agents/{live.agent_id}").json().get("policy") or {}
-            if set(dirs) <= {t["path"] for t in policy.get("targets", [])}:
-                return
-            assert time.monotonic() < deadline, f"the agent did not report {dirs}: {policy}\n{live.tail()}"
-            time.sleep(0.3)
 
 
 def _node(script: str, live: Stack, tmp_path: Path, **extra: str) -> str:
@@ -78,7 +50,8 @@ def test_ui_smoke_in_chromium(live: Stack, tmp_path: Path) -> None:
     form = tempfile.mkdtemp(prefix="iowatt-browser-form-", dir="/var/tmp")
     Path(f"{form}-b").mkdir()
     try:
-        _allow(live, disk, ram, form, f"{form}-b")
+        for d in (disk, ram, form, f"{form}-b"):  # the host lists them (ADR 0009)
+            live.allow(d)
         ids = [live.queue(disk, name="browser: disk"), live.queue(ram, name="browser: ram")]
         for rid in ids:
             assert live.wait(rid)["status"] == "succeeded"

@@ -1735,10 +1735,9 @@ export interface components {
             model: string;
             /**
              * Name
-             * @description the meter's name on the host (ADR 0009); "" from older agents
-             * @default
+             * @description the meter's name on the host (ADR 0009); null from older agents and local bench
              */
-            name: string;
+            name?: string | null;
             /**
              * Nominal Interval S
              * @default 1
@@ -1960,11 +1959,8 @@ export interface components {
             driver: string;
             /** Name */
             name: string;
-            /**
-             * Tier
-             * @enum {string}
-             */
-            tier: "lab" | "bmc" | "pdu" | "plug" | "inband" | "component" | "estimate";
+            /** Tier */
+            tier: string;
         };
         /** PolicyMeterRead */
         PolicyMeterRead: {
