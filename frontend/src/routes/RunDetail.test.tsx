@@ -209,4 +209,23 @@ describe("RunDetail", () => {
     expect(screen.getByTestId("key-figures").textContent).toContain("usr 18.2 %, sys 73.7 %");
     expect(screen.getByTestId("io-uring-no-nowait").textContent).toContain("no nowait support");
   }, 10_000);
+
+  it("names the run's meter and marks a confirmed destructive write", async () => {
+    setToken("t");
+    let run: RunRead = { ...runAs("queued"), meter: "bmc", destructive: true };
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({ body: run }),
+      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    const view = renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    expect((await screen.findByTestId("run-meter")).textContent).toBe("bmc");
+    expect(screen.getByTestId("run-destructive").textContent).toContain("destructive write");
+    view.unmount();
+
+    run = { ...runAs("queued"), meter: "", destructive: false };
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    expect((await screen.findByTestId("run-meter")).textContent).toBe("none");
+    expect(screen.queryByTestId("run-destructive")).toBeNull();
+  });
 });

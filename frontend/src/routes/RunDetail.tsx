@@ -200,7 +200,27 @@ export function RunDetail() {
             {agent && <span className="muted"> · host {agent.hostname}</span>}
           </dd>
           <dt>Target</dt>
-          <dd className="mono">{run.target_path}</dd>
+          <dd>
+            <span className="mono">{run.target_path}</span>
+            {run.destructive && (
+              <>
+                {" "}
+                <span className="badge badge-destructive" data-testid="run-destructive">
+                  destructive write, confirmed
+                </span>
+              </>
+            )}
+          </dd>
+          <dt>Meter</dt>
+          <dd data-testid="run-meter">
+            {run.meter === null ? (
+              "the host's default"
+            ) : run.meter === "" ? (
+              "none"
+            ) : (
+              <span className="mono">{run.meter}</span>
+            )}
+          </dd>
           <dt>Created</dt>
           <dd>
             {formatTimestamp(run.created_at)} ({formatRelative(run.created_at)})
