@@ -149,6 +149,7 @@ describe("campaigns", () => {
     });
     renderAt(<CampaignForm />);
     await screen.findByRole("option", { name: "seq write" });
+    await screen.findByRole("option", { name: /^\/srv\/bench/ });
     const row1 = (await screen.findByRole("combobox", {
       name: "Path of target 1",
     })) as HTMLSelectElement;
@@ -207,6 +208,7 @@ describe("campaigns", () => {
       </Routes>,
     );
     await screen.findByRole("option", { name: "rand write" });
+    await screen.findByRole("option", { name: /^\/srv\/bench/ });
     const nvme = POLICY.targets[2]?.path ?? "";
     fireEvent.change(await screen.findByRole("combobox", { name: "Path of target 1" }), {
       target: { value: nvme },

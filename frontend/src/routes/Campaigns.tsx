@@ -250,7 +250,11 @@ export function CampaignForm() {
                 </select>
               </td>
               <td>
-                {(rows[i]?.policy?.targets.length ?? 0) > 0 ? (
+                {agents.isPending ? (
+                  <select aria-label={`Path of target ${i + 1}`} disabled>
+                    <option>loading…</option>
+                  </select>
+                ) : (rows[i]?.policy?.targets.length ?? 0) > 0 ? (
                   <TargetSelect
                     id={`f-target-${i}`}
                     label={`Path of target ${i + 1}`}
