@@ -15,8 +15,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 
-from backend.kit.time import utcnow
-from backend.models import Agent, Role, Run
+from backend.models import Role, Run
 from backend.run import service as run_service
 from tests.factories import INVENTORY, create_agent, create_user, engine_document
 
@@ -116,10 +115,6 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
     x = create_agent(session, team=team, name=f"x-{marker}", inventory=INVENTORY_WITH_POLICY)
     y = create_agent(session, team=team, name=f"y-{marker}", inventory=INVENTORY_WITH_POLICY)
     gone = create_agent(session, team=team, name=f"revoked-{marker}", inventory=INVENTORY_WITH_POLICY)
-    revoked = session.get(Agent, gone.agent.id)
-    assert revoked is not None
-    revoked.revoked_at = utcnow()
-    session.flush()
     w = World(
         marker=marker,
         team_a=team.id,
@@ -148,6 +143,8 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
         return _ok(http.request(method, API + path, headers=w.headers[who], **kw), f"{method} {path}")
 
     ta = str(team.id)
+    # the revoked agent is revoked the way an admin does it
+    call("admin", "POST", f"/agents/{w.ids['agent_revoked']}/revoke")
     w.ids["environment"] = call(
         "admin", "POST", "/environments", json={"team_id": ta, "name": f"env-{marker}", "kind": "local"}
     )["id"]
