@@ -265,9 +265,27 @@ def test_allowed_run_passes() -> None:
 def test_unlisted_path(path: str) -> None:
     [v] = check(path)
     assert (v.rule, v.field) == ("target.not_allowed", "target_path")
-    assert v.fix.startswith("iowatt-agent targets add")
+    assert "iowatt-agent targets add" in v.fix
     assert "host policy refused this run [target.not_allowed]" in v.reason()
-    assert "(on the host: iowatt-agent targets add" in v.reason()
+    assert "iowatt-agent targets add" in v.reason()
+
+
+def test_fix_for_a_path_inside_an_allowed_directory_names_the_directory() -> None:
+    [v] = check("/data/bench/sub")
+    assert v.fix.startswith("give the allowed directory /data/bench itself")
+    assert v.fix.endswith("iowatt-agent targets add /data/bench/sub")
+
+
+@pytest.mark.parametrize("path", ["/dev/shm/iowatt", "/dev/shm"])
+def test_fix_for_ram_directories_is_not_a_device(path: str) -> None:
+    [v] = check(path)
+    assert v.fix.startswith(f"iowatt-agent targets add {path} (a directory)")
+    assert "--device" not in v.fix
+
+
+def test_fix_for_a_raw_device_asks_for_its_stable_name() -> None:
+    [v] = check("/dev/sda")
+    assert v.fix.startswith("iowatt-agent targets add --device /dev/disk/by-id/")
 
 
 @pytest.mark.parametrize(

@@ -158,9 +158,24 @@ def _limit_fix(flag: str, needed: int | float | None) -> str:
     return f"iowatt-agent targets limits --{flag} {value}"
 
 
-def _add_target_fix(path: str) -> str:
+def _add_target_fix(path: str, policy: ReportedPolicy | None = None) -> str:
+    inside = next(
+        (
+            t.path
+            for t in (policy.targets if policy is not None else ())
+            if t.kind == "directory" and path.startswith(t.path.rstrip("/") + "/")
+        ),
+        None,
+    )
+    if inside is not None:
+        return (
+            f"give the allowed directory {inside} itself (the agent creates its own data file in it), "
+            f"or on the host: iowatt-agent targets add {path}"
+        )
     if path.startswith(BY_ID_PREFIX):
         return f"iowatt-agent targets add --device {path}"
+    if path.startswith(("/dev/shm/", "/dev/mqueue/")) or path == "/dev/shm":
+        return f"iowatt-agent targets add {path} (a directory) or --file {path} (an existing file)"
     if path.startswith("/dev/"):
         return f"iowatt-agent targets add --device {BY_ID_PREFIX}... (the stable name of {path})"
     return f"iowatt-agent targets add {path} (a directory) or --file {path} (an existing file)"
@@ -347,7 +362,7 @@ def _check_target(
                 TARGET_NOT_ALLOWED,
                 "target_path",
                 f"{target_path} is not one of this host's targets (allowed: {listed})",
-                _add_target_fix(target_path),
+                _add_target_fix(target_path, policy),
             )
         ]
     found: list[Violation] = []
