@@ -10,6 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, JSONResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -90,6 +91,22 @@ def _mount_ui(app: FastAPI, dist: Path) -> None:
     @app.get("/{path:path}", include_in_schema=False)
     def spa(path: str) -> Any:
         if path.startswith("api/"):
+            allowed = sorted(
+                m
+                for r in app.routes
+                if isinstance(r, APIRoute) and r.name != "spa" and r.path_regex.match("/" + path)
+                for m in (r.methods or ())
+            )
+            if allowed:  # the path exists with other methods: 405 like every other method gets
+                return JSONResponse(
+                    status_code=405,
+                    content={
+                        "error": "method_not_allowed",
+                        "message": f"GET is not allowed on /{path}; allowed: {', '.join(allowed)}",
+                        "detail": None,
+                    },
+                    headers={"Allow": ", ".join(allowed)},
+                )
             return JSONResponse(
                 status_code=404,
                 content={"error": "not_found", "message": f"no route /{path}", "detail": None},

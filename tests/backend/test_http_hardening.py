@@ -342,3 +342,12 @@ def test_health_answers_when_redis_is_down(
     r = client.get("/api/v1/health", headers=u.headers)
     assert r.status_code == 200 and r.json()["status"] == "degraded"
     assert r.json()["redis"]["ok"] is False and r.json()["database"]["ok"] is True
+
+
+def test_get_on_an_api_path_that_has_other_methods_is_405_with_allow(client: TestClient) -> None:
+    # the UI's catch-all GET route used to answer 404 here while every other method got 405
+    r = client.get("/api/v1/auth/login")
+    assert r.status_code == 405
+    assert r.headers["allow"] == "POST"
+    assert r.json()["error"] == "method_not_allowed"
+    assert client.get("/api/v1/no-such-route").status_code == 404
