@@ -281,3 +281,29 @@ def test_the_hard_timeout_never_exceeds_the_hosts_runtime_limit(
     plan = loop.plan(loop.lease_once())
     assert plan.timeout_s == 60 * 1.5 + 300
     assert plan.job["global"]["beneath"] == str(tmp_path) and plan.meter is None
+
+
+def test_a_policy_change_reaches_the_server_between_heartbeats_while_a_long_poll_waits(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    """The worker thread may sit in a 25 s long-poll: the heartbeat thread's policy watch sends
+    the new inventory within seconds (the server refuses runs on targets it has not seen)."""
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    loop.send_inventory = True
+    loop.heartbeat_interval_s = 3600.0  # no heartbeat during the test: only the policy watch acts
+    t = threading.Thread(target=loop._heartbeat_loop, daemon=True)
+    t.start()
+    try:
+        time.sleep(0.1)
+        assert api.inventories == []  # nothing changed yet
+        (tmp_path / "new").mkdir()
+        allow(tmp_path / "state", Target.directory(str(tmp_path)), Target.directory(str(tmp_path / "new")))
+        deadline = time.monotonic() + 10
+        while not api.inventories and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [sent] = api.inventories
+        assert str(tmp_path / "new") in {x["path"] for x in sent["policy"]["targets"]}
+    finally:
+        loop.stopping.set()
+        t.join(5)
+    assert not t.is_alive()

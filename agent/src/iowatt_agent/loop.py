@@ -12,8 +12,10 @@ A second SIGTERM/SIGINT kills the current run immediately.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,17 @@ from . import __version__
 from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
 from .config import AgentConfig, ConfigError
 from .inventory import collect as collect_inventory
-from .policy import MeterEntry, Meters, engine_job_for, fingerprint, load_meters, load_policy, report
+from .policy import (
+    METERS_FILE,
+    POLICY_FILE,
+    MeterEntry,
+    Meters,
+    engine_job_for,
+    fingerprint,
+    load_meters,
+    load_policy,
+    report,
+)
 from .power import DEFAULT_IDLE_S, PowerSession
 from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target
 from .schemas import (
@@ -44,6 +56,7 @@ from .spool import Delivery, Spool, SpoolEntry, SpoolRetrier, new_upload_id
 log = logging.getLogger("iowatt_agent.loop")
 
 MAX_REASON_CHARS = 2000  # the server's FailureReport.reason limit
+POLICY_WATCH_S = 2.0  # how often the heartbeat thread looks for a changed policy or meters file
 
 
 @dataclass
@@ -127,6 +140,7 @@ class AgentLoop:
         self.fatal: str | None = None
         self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
         self.reported_fingerprint: str | None = None  # of the policy the server last got
+        self._inventory_lock = threading.Lock()  # worker and heartbeat threads both may send it
 
     # --- host policy ---------------------------------------------------------------------------
 
@@ -143,11 +157,27 @@ class AgentLoop:
     def reported_policy(self) -> ReportedPolicy:
         return report(load_policy(self.state_dir), self.meters())
 
-    def send_inventory_if_changed(self, *, force: bool = False) -> None:
+    def policy_files_signature(self) -> tuple[tuple[int, int, int] | None, ...]:
+        """(inode, size, mtime) of the policy and meters files: cheap to read every few seconds."""
+        sig: list[tuple[int, int, int] | None] = []
+        for name in (POLICY_FILE, METERS_FILE):
+            try:
+                st = os.stat(self.state_dir / name)
+            except OSError:
+                sig.append(None)
+                continue
+            sig.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(sig)
+
+    def send_inventory_if_changed(self, *, force: bool = False, client: ApiClient | None = None) -> None:
         """Re-send the inventory when the policy or the meters changed since the server last got
         them (and at start), so the server checks new runs against what the host allows now."""
         if not self.send_inventory:
             return
+        with self._inventory_lock:
+            self._send_inventory_locked(force=force, client=client or self.client)
+
+    def _send_inventory_locked(self, *, force: bool, client: ApiClient) -> None:
         try:
             reported = self.reported_policy()
         except ConfigError as exc:
@@ -157,7 +187,7 @@ class AgentLoop:
         if fp == self.reported_fingerprint and not force:
             return
         inventory = collect_inventory(policy=reported)
-        self.client.put_inventory(self.config.agent_id, inventory)  # worker thread, or before it starts
+        client.put_inventory(self.config.agent_id, inventory)
         self.reported_fingerprint = fp
         log.info("inventory.sent targets=%d meters=%d", len(reported.targets), len(reported.meters))
 
@@ -249,7 +279,22 @@ class AgentLoop:
             self.heartbeat_interval_s = answer.heartbeat_interval_s
 
     def _heartbeat_loop(self) -> None:
-        while not self.stopping.wait(self.heartbeat_interval_s):
+        """Heartbeats, and between them a look at the policy files every POLICY_WATCH_S: a target
+        added on the host reaches the server within seconds, not at the next empty long-poll."""
+        next_beat = time.monotonic() + self.heartbeat_interval_s
+        signature: tuple[tuple[int, int, int] | None, ...] | None = self.policy_files_signature()
+        while not self.stopping.wait(min(POLICY_WATCH_S, max(0.0, next_beat - time.monotonic()))):
+            now_sig = self.policy_files_signature()
+            if now_sig != signature:
+                signature = now_sig
+                try:
+                    self.send_inventory_if_changed(client=self.hb_client)
+                except ApiError as exc:
+                    log.warning("inventory.failed error=%s: will retry", exc)
+                    signature = None  # retry at the next look
+            if time.monotonic() < next_beat:
+                continue
+            next_beat = time.monotonic() + self.heartbeat_interval_s
             try:
                 self.heartbeat_once()
             except (Unauthorized, Forbidden, NotFound) as exc:

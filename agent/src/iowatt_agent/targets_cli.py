@@ -91,7 +91,10 @@ def _save(directory: Path, policy: Policy, dropin: Path | None) -> None:
         return
     if written is not None:
         out.print(f"systemd drop-in {written} refreshed; next: {NEXT_STEP}", highlight=False)
-    out.print("a running agent reads the new policy at its next lease and reports it to the server")
+    out.print(
+        "a running agent reports the new policy to the server within a few seconds "
+        "and checks every lease against it"
+    )
 
 
 def _existing(path: str, what: str) -> tuple[str, os.stat_result]:
