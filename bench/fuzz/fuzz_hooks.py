@@ -28,3 +28,4 @@ def flatmap_body(context: Any, body: Any) -> Any:
 @schemathesis.hook
 def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     fuzzing.swap_in_coverage_case(_IDS, case)
+    fuzzing.short_long_polls(case)

@@ -119,3 +119,23 @@ def swap_in_coverage_case(ids: dict[str, dict[str, list[str]]], case: Any) -> No
             choices = real.get(name, ids["path"].get(name, []))
             if choices and isinstance(value, str) and rng.random() < 0.75:
                 case.path_parameters[name] = rng.choice(choices)
+
+
+def short_long_polls(case: Any) -> None:
+    """For a before_call hook: the lease long-poll waits up to wait_s (default 25 s) when there is no
+    work, which would make a fuzz run mostly sleep; valid waits become 0.1 s (a missing one 0).
+    How the long-poll behaves under load is bench/longpoll's subject, not the fuzzer's."""
+    if case.method.upper() != "POST" or not case.path.endswith("/lease"):
+        return
+    query = dict(case.query or {})
+    value = query.get("wait_s")
+    if value is None:
+        query["wait_s"] = 0
+    else:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return
+        if 0 < number <= 30:
+            query["wait_s"] = 0.1
+    case.query = query

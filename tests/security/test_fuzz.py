@@ -60,6 +60,11 @@ def flatmap_body(context: Any, body: Any) -> Any:
     return fuzzing.body(_ids, body)
 
 
+@schemathesis.hook  # before_call hooks are global: this module's schemas are the only ones here
+def before_call(context: Any, case: schemathesis.Case, kwargs: dict[str, Any]) -> None:
+    fuzzing.short_long_polls(case)
+
+
 @schema.hook
 def after_call(context: Any, case: schemathesis.Case, response: Any) -> None:
     STATS[(f"{case.method} {case.operation.path}", response.status_code)] += 1
