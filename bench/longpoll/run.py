@@ -60,6 +60,7 @@ def _load(url: str, agents: list[tuple[str, str]], wait_s: float, stop: Any, c: 
         while not stop.is_set():
             with c.waiting.get_lock():
                 c.waiting.value += 1
+            t_start = time.monotonic()
             try:
                 r = await client.post(
                     f"{url}/api/v1/agents/{agent_id}/lease", params={"wait_s": wait_s}, headers=headers
@@ -67,7 +68,11 @@ def _load(url: str, agents: list[tuple[str, str]], wait_s: float, stop: Any, c: 
                 ok = r.status_code == 200
                 reason = "" if ok else f"HTTP {r.status_code}: {r.text[:200]}"
             except httpx.HTTPError as exc:
-                ok, reason = False, f"{type(exc).__name__}: {exc}"[:200]
+                cause = exc.__cause__ or exc.__context__
+                ok, reason = (
+                    False,
+                    f"{type(exc).__name__} after {time.monotonic() - t_start:.1f} s: {cause!r}"[:200],
+                )
             finally:
                 with c.waiting.get_lock():
                     c.waiting.value -= 1
@@ -80,7 +85,10 @@ def _load(url: str, agents: list[tuple[str, str]], wait_s: float, stop: Any, c: 
                 await asyncio.sleep(1.0)
 
     async def main() -> None:
-        limits = httpx.Limits(max_connections=len(agents) + 10, max_keepalive_connections=len(agents) + 10)
+        # idle connections expire before uvicorn's 5 s keep-alive timeout closes them under a request
+        limits = httpx.Limits(
+            max_connections=len(agents) + 10, max_keepalive_connections=len(agents) + 10, keepalive_expiry=4.0
+        )
         async with httpx.AsyncClient(limits=limits, timeout=wait_s + 30) as client:
             tasks = [
                 asyncio.create_task(agent(client, a, t, 5.0 * i / len(agents)))
@@ -113,15 +121,18 @@ def measure(base: str, token: str, seconds: float, rate: float, c: Counters | No
         while time.monotonic() < end:
             key = "health" if i % 2 == 0 else "runs"
             t0 = time.perf_counter()
-            if key == "health":
-                r = client.get("/api/v1/health")
-            else:
-                r = client.get(
-                    "/api/v1/runs", params={"limit": 1}, headers={"Authorization": f"Bearer {token}"}
-                )
+            try:
+                if key == "health":
+                    r = client.get("/api/v1/health")
+                else:
+                    r = client.get(
+                        "/api/v1/runs", params={"limit": 1}, headers={"Authorization": f"Bearer {token}"}
+                    )
+                ok = r.status_code == 200
+            except httpx.TimeoutException:  # no answer within the client's 30 s: counted at 30 s
+                ok = False
             ms = (time.perf_counter() - t0) * 1000
-            if r.status_code != 200:
-                failures += 1
+            failures += 0 if ok else 1
             lat[key].append(ms)
             if c is not None:
                 w = c.waiting.value
@@ -131,6 +142,15 @@ def measure(base: str, token: str, seconds: float, rate: float, c: Counters | No
             time.sleep(max(0.0, nxt - time.monotonic()))
     out: dict[str, Any] = {"failures": failures, "waiting_min": waiting_min}
     for key, values in lat.items():
+        if not values:  # a server so blocked that this round never got to ask
+            out[key] = {
+                "n": 0,
+                "p50": float("nan"),
+                "p95": float("nan"),
+                "p99": float("nan"),
+                "max": float("nan"),
+            }
+            continue
         out[key] = {
             "n": len(values),
             "p50": _pct(values, 50),
@@ -141,41 +161,43 @@ def measure(base: str, token: str, seconds: float, rate: float, c: Counters | No
     return out
 
 
-def _setup_db(pg: Any) -> str:
+def _setup_db(pg: Any, server_repo: Path) -> str:
     from alembic import command
 
     from tests.conftest import alembic_config
 
     url = pg.create_database("iowatt_bench_longpoll")
-    command.upgrade(alembic_config(url), "head")
+    cfg = alembic_config(url)
+    cfg.set_main_option("script_location", str(server_repo / "migrations"))
+    command.upgrade(cfg, "head")
     return url
 
 
-def _admin(db_url: str) -> tuple[str, str]:
-    from sqlalchemy import create_engine
-    from sqlalchemy.orm import Session
+def _admin(server_repo: Path, env: dict[str, str]) -> str:
+    """An admin API token, made by the server's own CLI (works for older checkouts too)."""
+    token_file = Path(tempfile.mkdtemp(prefix="iowatt-bench-admin-")) / "token"
+    subprocess.run(
+        [sys.executable, "-m", "backend.cli", "bootstrap", "--token-file", str(token_file)]
+        + ["--credentials-file", str(token_file.with_name("creds"))],
+        cwd=server_repo,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return token_file.read_text().strip()
 
-    from tests.factories import create_user
 
-    eng = create_engine(db_url)
-    with Session(eng) as s:
-        u = create_user(s)
-        s.commit()
-        out = (u.token, str(u.team.id))
-    eng.dispose()
-    return out
-
-
-def _enrol(base: str, token: str, team_id: str, n: int) -> list[tuple[str, str]]:
+def _enrol(base: str, token: str, n: int, legacy: bool) -> list[tuple[str, str]]:
     agents = []
     hdr = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=base, timeout=30) as client:
+        team_id = client.get("/api/v1/auth/me", headers=hdr).json()["teams"][0]["id"]
         left = n
         while left:
             batch = min(left, 1000)
-            r = client.post(
-                "/api/v1/agents/enrollment-tokens", json={"team_id": team_id, "max_uses": batch}, headers=hdr
-            )
+            # servers before issue 9: tokens were reusable and had no max_uses
+            body = {"team_id": team_id} if legacy else {"team_id": team_id, "max_uses": batch}
+            r = client.post("/api/v1/agents/enrollment-tokens", json=body, headers=hdr)
             r.raise_for_status()
             enrol = r.json()["token"]
             for _ in range(batch):
@@ -206,11 +228,19 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=20.0, help="measured requests per second")
     ap.add_argument("--wait-s", type=float, default=25.0, help="the agents' long-poll wait_s")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument(
+        "--server-repo",
+        type=Path,
+        default=REPO,
+        help="run the server (and its migrations) from this checkout, e.g. a `git worktree` of an older "
+        "commit, to measure before/after",
+    )
+    ap.add_argument("--legacy-enrol", action="store_true", help="the server predates max_uses (issue 9)")
     args = ap.parse_args()
+    server_repo = args.server_repo.resolve()
 
     with postgres() as pg, redis_server() as redis_url:
-        db_url = _setup_db(pg)
-        token, team_id = _admin(db_url)
+        db_url = _setup_db(pg, server_repo)
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         env = {
@@ -219,12 +249,13 @@ def main() -> None:
             "IOWATT_REDIS_URL": redis_url,
             "IOWATT_ENV": "test",
         }
+        token = _admin(server_repo, env)
         log = Path(tempfile.mkdtemp(prefix="iowatt-bench-longpoll-")) / "api.log"
         with open(log, "wb") as out:
             api = subprocess.Popen(
                 [sys.executable, "-m", "uvicorn", "backend.main:create_app", "--factory", "--port", str(port)]
                 + ["--no-access-log"],
-                cwd=REPO,
+                cwd=server_repo,
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -242,7 +273,7 @@ def main() -> None:
                     raise SystemExit(f"uvicorn did not start:\n{log.read_text()[-2000:]}")
                 time.sleep(0.2)
             t0 = time.monotonic()
-            agents = _enrol(base, token, team_id, args.agents)
+            agents = _enrol(base, token, args.agents, args.legacy_enrol)
             print(f"enrolled {len(agents)} agents through the API in {time.monotonic() - t0:.1f} s")
             baseline = measure(base, token, args.seconds, args.rate, None)
             print(f"baseline (no long-poll): {json.dumps({k: baseline[k] for k in ('health', 'runs')})}")
@@ -267,6 +298,7 @@ def main() -> None:
                     f"errors {res['poll_errors']}"
                 )
             result = {
+                "server_repo": str(server_repo),
                 "agents": args.agents,
                 "wait_s": args.wait_s,
                 "rounds": args.rounds,
