@@ -100,3 +100,29 @@ def test_silent_agents_go_offline(session: Session) -> None:
     session.flush()
     ids = agent_repo.mark_silent_offline(session, utcnow() - timedelta(seconds=45))
     assert a.agent.id in ids and fresh.agent.id not in ids
+
+
+def test_runs_of_a_revoked_agent_are_never_dispatched(session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(session, agent=a.agent)
+    a.agent.revoked_at = utcnow()
+    session.flush()
+    assert run_service.dispatch(session, run_id=run.id) is None
+    assert run.status == RunStatus.queued and run.lease_id is None
+
+
+def test_revoking_through_the_service_fails_unfinished_runs_and_keeps_finished_ones(session: Session) -> None:
+    from backend.agent import service as agent_service
+    from backend.auth.principal import UserPrincipal
+    from backend.models import Role
+
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    done = create_run(session, agent=a.agent, status=RunStatus.succeeded, target_path="/srv/a")
+    queued = create_run(session, agent=a.agent, target_path="/srv/b")
+    principal = UserPrincipal(user_id=u.user.id, roles={u.team.id: Role.admin})
+    agent_service.delete(session, principal=principal, agent_id=a.agent.id)
+    assert a.agent.deleted_at is not None and a.agent.revoked_at is not None and not a.agent.online
+    assert (done.status, queued.status) == (RunStatus.succeeded, RunStatus.failed)
+    assert queued.error == "the agent was deleted"
