@@ -170,21 +170,22 @@ def put_inventory(
 def _agent_short_tx(
     factory: Annotated[sessionmaker[Session], Depends(get_session_factory)],
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> AgentPrincipal:
-    """Authenticate in a short transaction of its own, so a long-poll holds no connection."""
+) -> tuple[AgentPrincipal, str]:
+    """Authenticate in a short transaction of its own, so a long-poll holds no connection; the raw
+    token goes on to the long-poll, which checks it again at every look."""
     if creds is None:
         raise Unauthorized("missing bearer token", code="no_token")
     with factory() as session, session.begin():
         principal = auth_service.authenticate(session, raw_token=creds.credentials)
     if not isinstance(principal, AgentPrincipal):
         raise Forbidden("this needs an agent token", code="agent_only")
-    return principal
+    return principal, creds.credentials
 
 
 @router.post("/{agent_id}/lease", response_model=LeaseResponse)
 async def lease(
     agent_id: uuid.UUID,
-    principal: Annotated[AgentPrincipal, Depends(_agent_short_tx)],
+    caller: Annotated[tuple[AgentPrincipal, str], Depends(_agent_short_tx)],
     factory: Annotated[sessionmaker[Session], Depends(get_session_factory)],
     wait_s: Annotated[
         float,
@@ -193,7 +194,8 @@ async def lease(
 ) -> LeaseResponse:
     """Async: the wait holds no worker thread (docs/adr/0002); database work runs in short
     threadpool calls."""
+    principal, raw_token = caller
     principal.require_self(agent_id)
     return LeaseResponse(
-        lease=await service.long_poll_lease(factory, principal=principal, agent_id=agent_id, wait_s=wait_s)
+        lease=await service.long_poll_lease(factory, raw_token=raw_token, agent_id=agent_id, wait_s=wait_s)
     )

@@ -9,6 +9,7 @@ from backend.agent import repository, wake
 from backend.agent.policy import stored_inventory
 from backend.agent.schemas import AgentEnroll, EnrollmentTokenCreate, Heartbeat, Inventory, Lease
 from backend.auth import repository as auth_repo
+from backend.auth import service as auth_service
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.config import get_settings
 from backend.errors import Conflict, Forbidden, NotFound, Unauthorized
@@ -219,24 +220,28 @@ def try_lease(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
     )
 
 
-def _try_lease_tx(
-    make_session: sessionmaker[Session], principal: AgentPrincipal, agent_id: uuid.UUID
-) -> Lease | None:
+def _look(make_session: sessionmaker[Session], raw_token: str, agent_id: uuid.UUID) -> Lease | None:
+    """One look of a long-poll in its own short transaction. The token is checked again each time,
+    so a poll that was waiting when its agent was revoked, deleted or replaced (a new token) ends
+    with 401 instead of taking a lease."""
     with make_session() as session, session.begin():
+        principal = auth_service.authenticate(session, raw_token=raw_token)
+        if not isinstance(principal, AgentPrincipal):
+            raise Forbidden("this needs an agent token", code="agent_only")
         return try_lease(session, principal=principal, agent_id=agent_id)
 
 
 async def long_poll_lease(
-    make_session: sessionmaker[Session], *, principal: AgentPrincipal, agent_id: uuid.UUID, wait_s: float
+    make_session: sessionmaker[Session], *, raw_token: str, agent_id: uuid.UUID, wait_s: float
 ) -> Lease | None:
     """Long-poll: short transactions in the threadpool around an asyncio wait for the agent's
     wake-up, so a waiting agent holds neither a database connection nor a thread. The waiter is
     registered before the first look, so a wake-up between a look and the wait is not lost. A
-    wake-up also comes when the agent is revoked: the next look then answers 401."""
+    wake-up also comes when the agent is revoked or replaced: the next look then answers 401."""
     deadline = time.monotonic() + min(wait_s, get_settings().longpoll_max_wait_s)
     async with wake.listen(agent_id) as waiter:
         while True:
-            lease = await run_in_threadpool(_try_lease_tx, make_session, principal, agent_id)
+            lease = await run_in_threadpool(_look, make_session, raw_token, agent_id)
             if lease is not None:
                 return lease
             remaining = deadline - time.monotonic()

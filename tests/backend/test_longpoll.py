@@ -10,9 +10,11 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -182,3 +184,39 @@ def test_without_redis_the_long_poll_degrades_to_polling_not_an_error(
         reset_settings_caches()
     assert r.status_code == 200 and r.json() == {"lease": None}
     assert 2.5 <= took < 15
+
+
+def test_replacing_the_agent_ends_the_old_processs_waiting_long_poll(
+    live_api: Live, committed: Session
+) -> None:
+    u, _ = _setup(committed, 0)
+
+    def enrol(replace: bool) -> dict[str, str]:
+        tok = httpx.post(
+            f"{live_api.url}/agents/enrollment-tokens", json={"team_id": str(u.team.id)}, headers=u.headers
+        ).json()["token"]
+        body = {"enrollment_token": tok, "name": "lab-r", "hostname": "h", "replace": replace}
+        r = httpx.post(f"{live_api.url}/agents/enroll", json=body)
+        assert r.status_code == 201, r.text
+        return dict(r.json())
+
+    old = enrol(False)
+    old_ctx = AgentCtx(agent=_agent_row(committed, old["agent_id"]), token=old["agent_token"])
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(_poll, live_api, old_ctx, 25)
+        time.sleep(1.0)
+        assert not fut.done()
+        new = enrol(True)
+        poll, took = fut.result(timeout=40)
+    assert new["agent_id"] == old["agent_id"]
+    assert poll.status_code == 401 and took < 12
+    new_ctx = AgentCtx(agent=old_ctx.agent, token=new["agent_token"])
+    r, _ = _poll(live_api, new_ctx, 0)
+    assert r.status_code == 200
+
+
+def _agent_row(s: Session, agent_id: str) -> Any:
+    from backend.models import Agent
+
+    s.expire_all()
+    return s.get(Agent, uuid.UUID(agent_id))
