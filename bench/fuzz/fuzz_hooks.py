@@ -21,6 +21,11 @@ def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None
 
 
 @schemathesis.hook
+def flatmap_query(context: Any, query: Any) -> Any:
+    return fuzzing.query(_IDS, query)
+
+
+@schemathesis.hook
 def flatmap_body(context: Any, body: Any) -> Any:
     return fuzzing.body(_IDS, body)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import hypothesis.strategies as st
 
-from tests.security.world import World
+from tests.security.world import PASSWORD, World
 
 # parameter or body field -> which of world.ids it may name ("lease:NAME" a lease of world.leases,
 # "raw:NAME" a secret of world.raw, "value:TEXT" the text itself)
@@ -40,17 +40,30 @@ BODY_IDS: dict[str, list[str]] = {
     # not ids, but values the routes' logic needs to go further than a 422
     "target_path": ["value:/srv/bench", "value:/dev/shm"],
     "meter": ["value:plug", "value:"],
+    # a login that can succeed (the member's credentials)
+    "email": ["email:member"],
+    "password": [f"value:{PASSWORD}"],
+}
+QUERY_IDS: dict[str, list[str]] = {
+    "runs": ["run_done"],
+    "baseline": ["run_done"],
+    "job": ["value:job0"],
+    "agent_id": ["agent_x", "agent_y"],
+    "device_id": ["device"],
+    "environment_id": ["environment"],
+    "workload_id": ["workload"],
+    "campaign_id": ["campaign"],
 }
 
 
 def known_ids(w: World) -> dict[str, dict[str, list[str]]]:
-    """JSON-able: {"path": {param: ids}, "sacrificial": {...}, "body": {field: ids}}."""
+    """JSON-able: {"path": {param: ids}, "sacrificial": {...}, "body": {field: ids}, "query": {...}}."""
 
     def one(name: str) -> str:
         if ":" not in name:
             return w.ids[name]
         kind, _, key = name.partition(":")
-        return {"lease": w.leases, "raw": w.raw, "value": {key: key}}[kind][key]
+        return {"lease": w.leases, "raw": w.raw, "email": w.email, "value": {key: key}}[kind][key]
 
     def resolve(names: list[str]) -> list[str]:
         return [one(n) for n in names]
@@ -59,6 +72,7 @@ def known_ids(w: World) -> dict[str, dict[str, list[str]]]:
         "path": {k: resolve(v) for k, v in PATH_IDS.items()},
         "sacrificial": {k: resolve(v) for k, v in SACRIFICIAL.items()},
         "body": {k: resolve(v) for k, v in BODY_IDS.items()},
+        "query": {k: resolve(v) for k, v in QUERY_IDS.items()},
     }
 
 
@@ -103,6 +117,15 @@ def body(ids: dict[str, dict[str, list[str]]], generated: Any) -> Any:
     )
 
 
+def query(ids: dict[str, dict[str, list[str]]], generated: Any) -> Any:
+    """Strategy for the flatmap_query hook: known query parameters become real ids 3 times in 4."""
+    if not ids or not isinstance(generated, dict) or not generated:
+        return st.just(generated)
+    return st.integers(min_value=0, max_value=2**32 - 1).map(
+        lambda seed: _swap(generated, ids["query"], random.Random(seed))
+    )
+
+
 def swap_in_coverage_case(ids: dict[str, dict[str, list[str]]], case: Any) -> None:
     """For a before_call hook: the coverage phase builds its cases without the flatmap hooks, so
     swap real ids into them here (deterministically: the choice is seeded by the case itself).
@@ -113,6 +136,8 @@ def swap_in_coverage_case(ids: dict[str, dict[str, list[str]]], case: Any) -> No
     rng = random.Random(zlib.crc32(repr((case.method, case.path, case.path_parameters, case.body)).encode()))
     if isinstance(case.body, dict | list):
         case.body = _swap(case.body, ids["body"], rng)
+    if isinstance(case.query, dict) and case.query:
+        case.query = _swap(case.query, ids["query"], rng)
     if case.path_parameters:
         real = ids["sacrificial"] if destructive(case.method, case.path) else ids["path"]
         for name, value in list(case.path_parameters.items()):

@@ -56,6 +56,11 @@ def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None
 
 
 @schema.hook
+def flatmap_query(context: Any, query: Any) -> Any:
+    return fuzzing.query(_ids, query)
+
+
+@schema.hook
 def flatmap_body(context: Any, body: Any) -> Any:
     return fuzzing.body(_ids, body)
 
