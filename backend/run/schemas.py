@@ -41,7 +41,13 @@ def check_meter_name(value: str | None) -> str | None:
 
 TargetPath = Annotated[
     str,
-    Field(min_length=1, max_length=4096, description="absolute path of one of the host's targets"),
+    Field(
+        min_length=1,
+        max_length=4096,
+        description="absolute path of one of the host's targets",
+        # documented for clients and fuzzers; the check itself is check_target_path (a clearer message)
+        json_schema_extra={"pattern": "^/"},
+    ),
     AfterValidator(check_target_path),
 ]
 MeterName = Annotated[
