@@ -122,7 +122,8 @@ class Finding:
     op: str  # "METHOD /api/v1/template"
     request: Callable[[World], dict[str, Any]]  # httpx keyword arguments
     status: int
-    field: str | None = None  # the field a 422 must name
+    field: str | None = None  # the field a 422 must name (or a field under it: "body" covers "body.line.2")
+    known: str | None = None  # a finding the backend has not fixed yet: xfail(strict) with its id
 
 
 FINDINGS = [
@@ -236,10 +237,29 @@ FINDINGS = [
         lambda w: {"json": {"name": f"taken-{w.marker}"}},
         409,
     ),
+    # found by the long run (bench/fuzz/RESULTS.md); /work/notes/findings-h6.md has the details
+    Finding(
+        "lone CR in a grid-intensity CSV (h6 F4)",
+        "member",
+        "PUT /api/v1/environments/{environment_id}/grid-intensity",
+        lambda w: {
+            "content": "hour_utc,g_per_kwh\n2026-01-01T00:00:00Z,3\r0\n",
+            "headers": {**w.headers["member"], "Content-Type": "text/csv"},
+        },
+        422,
+        "body",
+        known="h6 F4: csv.Error on a lone CR is a 500 (backend/environment/service.py)",
+    ),
 ]
 
 
-@pytest.mark.parametrize("finding", FINDINGS, ids=[f.name for f in FINDINGS])
+@pytest.mark.parametrize(
+    "finding",
+    [
+        pytest.param(f, marks=[pytest.mark.xfail(strict=True, reason=f.known)] if f.known else [], id=f.name)
+        for f in FINDINGS
+    ],
+)
 def test_issue9_finding_is_a_documented_4xx(server: Server, finding: Finding) -> None:
     w = server.world
     method, template = finding.op.split(" ", 1)
@@ -251,7 +271,8 @@ def test_issue9_finding_is_a_documented_4xx(server: Server, finding: Finding) ->
             taken = {"team_id": str(w.team_a), "name": f"taken-{w.marker}", "kind": "local"}
             created = http.post("/api/v1/environments", json=taken, headers=w.headers["member"])
             assert created.status_code in (201, 409), created.text
-        r = http.request(method, path, headers=w.headers[finding.who], **finding.request(w))
+        kwargs = {"headers": w.headers[finding.who], **finding.request(w)}
+        r = http.request(method, path, **kwargs)
     assert r.status_code == finding.status, (
         f"{finding.name}: {r.status_code} {r.text[:300]}\n{server.log_tail()}"
     )
@@ -262,7 +283,8 @@ def test_issue9_finding_is_a_documented_4xx(server: Server, finding: Finding) ->
     assert r.headers["content-type"].startswith("application/json")
     if finding.field is not None:
         fields = [d["field"] for d in r.json()["detail"]]
-        assert finding.field in fields, f"{finding.name}: the 422 names {fields}, not {finding.field}"
+        named = [f for f in fields if f == finding.field or f.startswith(finding.field + ".")]
+        assert named, f"{finding.name}: the 422 names {fields}, not {finding.field}"
 
 
 def test_the_short_run_reached_the_routes() -> None:
