@@ -22,6 +22,7 @@ import httpx
 import pytest
 import schemathesis
 from schemathesis.checks import not_a_server_error
+from schemathesis.config import HealthCheck
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
@@ -45,6 +46,8 @@ SPEC = create_app().openapi()
 schema = schemathesis.openapi.from_dict(SPEC)
 schema.config.generation.update(max_examples=MAX_EXAMPLES, deterministic=True, database="none")
 schema.config.phases.update(phases=["examples", "fuzzing"])
+# Hypothesis' health checks time data generation: on a loaded CI machine they would fail at random
+schema.config.update(suppress_health_check=[HealthCheck.all])
 
 _ids: dict[str, dict[str, list[str]]] = {}  # tests/security/fuzzing.py known_ids(), once the server is up
 STATS: Counter[tuple[str, int]] = Counter()
