@@ -218,6 +218,31 @@ def _summary(log: str) -> str:
     return " / ".join(keep[-6:]).replace("|", "/")[:600] or "(no summary)"
 
 
+def _header() -> str:
+    import platform
+    from datetime import UTC, datetime
+
+    import schemathesis
+
+    def git(*a: str) -> str:
+        return subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True).stdout.strip()
+
+    dirty = (
+        " (with uncommitted changes in the work tree)"
+        if git("status", "--porcelain", "--", "backend")
+        else ""
+    )
+    return (
+        "# Long fuzzing run (issue 9)\n\n"
+        f"Recorded {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {git('rev-parse', '--short', 'HEAD')}{dirty}, "
+        f"Schemathesis {schemathesis.__version__}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs. "
+        "What it does and how it counts: the docstring of bench/fuzz/run.py. Server errors and statuses the "
+        "OpenAPI does not document are counted from the recorded requests (HAR), not from Schemathesis' "
+        "verdict; method probes (a method the OpenAPI does not list for a path) are counted apart.\n\n"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--max-examples", type=int, default=150, help="fuzzing examples per operation")
@@ -301,7 +326,7 @@ def main() -> int:
     print(text)
     print(f"\nHAR files, Schemathesis logs and the API log: {out}")
     if args.record:
-        args.record.write_text(text + "\n")
+        args.record.write_text(_header() + text + "\n")
     bad = sum(c["server errors"] + c["undocumented"] for c in t["per_op"].values())
     return 1 if bad or any(r["exit"] != 0 for r in runs) else 0
 
