@@ -58,6 +58,10 @@ class Settings(BaseSettings):
     lease_progress_timeout_s: int = 120
     run_max_attempts: int = 3
     longpoll_max_wait_s: int = 30
+    # agent tokens (docs/adr/0011): lifetime of a token (an agent rotates it when half is left), and
+    # how long the previous token still works once its successor has been used (requests in flight)
+    agent_token_ttl_s: int = Field(30 * 24 * 3600, ge=10, le=366 * 24 * 3600)
+    agent_token_overlap_s: int = Field(600, ge=0, le=24 * 3600)
     # --- authentication and HTTP hardening (issue 9) ---
     # Argon2id parameters (RFC 9106's second recommendation: t=3, m=64 MiB, p=4); a stored hash
     # made with other parameters is rehashed at the next successful login

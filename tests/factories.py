@@ -2,6 +2,7 @@
 
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -89,6 +90,7 @@ def create_agent(
         name=name or f"agent-{uuid.uuid4().hex[:6]}",
         hostname="host-a",
         token_hash=token_hash(raw),
+        token_expires_at=utcnow() + timedelta(days=30),
         agent_version="test",
         state="idle",
         inventory=INVENTORY if inventory is None else inventory,

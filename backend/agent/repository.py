@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from backend.models import ACTIVE_STATUSES, Agent, EnrollmentToken, Run, RunStatus
@@ -20,6 +20,39 @@ def enrollment_tokens(session: Session, team_ids: list[uuid.UUID]) -> list[Enrol
             .where(EnrollmentToken.team_id.in_(team_ids))
             .order_by(EnrollmentToken.created_at.desc(), EnrollmentToken.id)
         )
+    )
+
+
+def by_token_hash(session: Session, digest: str) -> Agent | None:
+    """The agent whose current or previous token has this hash (docs/adr/0011)."""
+    return session.scalar(
+        select(Agent).where(or_(Agent.token_hash == digest, Agent.previous_token_hash == digest))
+    )
+
+
+def shorten_previous_token(session: Session, agent_id: uuid.UUID, digest: str, until: datetime) -> None:
+    """The current token (`digest`) was used: its predecessor ends at `until` at the latest. Only
+    while `digest` is still current, so a rotation committed meanwhile is not undone."""
+    session.execute(
+        update(Agent)
+        .where(
+            Agent.id == agent_id,
+            Agent.token_hash == digest,
+            Agent.previous_token_hash.is_not(None),
+            Agent.previous_token_expires_at > until,
+        )
+        .values(previous_token_expires_at=until)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def lock_live(session: Session, agent_id: uuid.UUID) -> Agent | None:
+    """The agent (not deleted), locked and re-read."""
+    return session.scalar(
+        select(Agent)
+        .where(Agent.id == agent_id, Agent.deleted_at.is_(None))
+        .with_for_update()
+        .execution_options(populate_existing=True)
     )
 
 

@@ -6,11 +6,13 @@ from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent import repository, service
+from backend.agent import token as agent_token
 from backend.agent.policy import reported_policy
 from backend.agent.schemas import (
     AgentEnroll,
     AgentEnrolled,
     AgentRead,
+    AgentTokenRotated,
     EnrollmentTokenCreate,
     EnrollmentTokenCreated,
     EnrollmentTokenRead,
@@ -55,6 +57,7 @@ def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID]) -> AgentRead:
         last_heartbeat_at=agent.last_heartbeat_at,
         enrolled_at=agent.enrolled_at,
         revoked_at=agent.revoked_at,
+        token_expires_at=agent.token_expires_at,
         agent_version=agent.agent_version,
         inventory=agent.inventory,
         policy=policy_of(agent.inventory),
@@ -148,15 +151,45 @@ def enroll(body: AgentEnroll, session: SessionDep) -> AgentEnrolled:
     return AgentEnrolled(
         agent_id=agent.id,
         agent_token=raw,
+        token_expires_at=agent.token_expires_at,
         team_id=agent.team_id,
         heartbeat_interval_s=get_settings().heartbeat_interval_s,
     )
 
 
+def _raw_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
+    """The bearer token itself (already authenticated by AgentDep): rotation and the heartbeat's
+    expiry depend on which of the agent's tokens it is."""
+    return creds.credentials if creds is not None else ""
+
+
+RawTokenDep = Annotated[str, Depends(_raw_token)]
+
+
 @router.post("/{agent_id}/heartbeat", response_model=HeartbeatAck)
-def heartbeat(agent_id: uuid.UUID, body: Heartbeat, principal: AgentDep, session: SessionDep) -> HeartbeatAck:
-    service.heartbeat(session, principal=principal, agent_id=agent_id, body=body)
-    return HeartbeatAck(server_time=utcnow(), heartbeat_interval_s=get_settings().heartbeat_interval_s)
+def heartbeat(
+    agent_id: uuid.UUID, body: Heartbeat, principal: AgentDep, raw_token: RawTokenDep, session: SessionDep
+) -> HeartbeatAck:
+    agent = service.heartbeat(session, principal=principal, agent_id=agent_id, body=body)
+    settings = get_settings()
+    return HeartbeatAck(
+        server_time=utcnow(),
+        heartbeat_interval_s=settings.heartbeat_interval_s,
+        token_expires_at=agent_token.expiry_of(agent, raw_token),
+        token_ttl_s=settings.agent_token_ttl_s,
+    )
+
+
+@router.post(
+    "/{agent_id}/token",
+    response_model=AgentTokenRotated,
+    summary="Rotate the calling agent's token (docs/adr/0011): store the new one before using it",
+)
+def rotate_token(
+    agent_id: uuid.UUID, principal: AgentDep, raw_token: RawTokenDep, session: SessionDep
+) -> AgentTokenRotated:
+    issued = agent_token.rotate(session, principal=principal, agent_id=agent_id, raw_token=raw_token)
+    return AgentTokenRotated(agent_token=issued.token, token_expires_at=issued.expires_at)
 
 
 @router.put("/{agent_id}/inventory", response_model=AgentRead)

@@ -153,8 +153,20 @@ class AgentEnroll(InputSchema):
 class AgentEnrolled(OutputSchema):
     agent_id: uuid.UUID
     agent_token: str
+    token_expires_at: datetime = Field(
+        description="when agent_token stops working; the agent rotates it before (POST /agents/{id}/token)"
+    )
     team_id: uuid.UUID
     heartbeat_interval_s: int
+
+
+class AgentTokenRotated(OutputSchema):
+    """A new token for the calling agent (docs/adr/0011). The token it called with still works
+    until its own expiry, or only a short overlap once this one has been used: store this one
+    before using it."""
+
+    agent_token: str
+    token_expires_at: datetime
 
 
 class Heartbeat(InputSchema):
@@ -166,6 +178,12 @@ class Heartbeat(InputSchema):
 class HeartbeatAck(OutputSchema):
     server_time: datetime
     heartbeat_interval_s: int
+    token_expires_at: datetime = Field(
+        description="when the token this heartbeat came with stops working (docs/adr/0011)"
+    )
+    token_ttl_s: int = Field(
+        description="lifetime of a new agent token: the agent rotates when less than half is left"
+    )
 
 
 class Lease(OutputSchema):
@@ -230,6 +248,9 @@ class AgentRead(OutputSchema):
     last_heartbeat_at: datetime | None
     enrolled_at: datetime
     revoked_at: datetime | None
+    token_expires_at: datetime = Field(
+        description="when the agent's current token expires; the agent rotates it before then"
+    )
     agent_version: str
     inventory: dict[str, Any] | None
     policy: PolicyRead | None = Field(

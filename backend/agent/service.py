@@ -6,6 +6,7 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent import repository, wake
+from backend.agent import token as agent_token
 from backend.agent.policy import stored_inventory
 from backend.agent.schemas import AgentEnroll, EnrollmentTokenCreate, Heartbeat, Inventory, Lease
 from backend.auth import repository as auth_repo
@@ -14,7 +15,7 @@ from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.config import get_settings
 from backend.errors import Conflict, Forbidden, NotFound, Unauthorized
 from backend.jobs import enqueue
-from backend.kit.security import AGENT_TOKEN_PREFIX, ENROLLMENT_TOKEN_PREFIX, new_token, token_hash
+from backend.kit.security import ENROLLMENT_TOKEN_PREFIX, new_token, token_hash
 from backend.kit.time import utcnow
 from backend.models import Agent, EnrollmentToken, Role, RunStatus
 from backend.run import service as run_service
@@ -79,6 +80,7 @@ def _may_replace(session: Session, tok: EnrollmentToken) -> bool:
 
 
 def enroll(session: Session, *, body: AgentEnroll) -> tuple[str, Agent]:
+    """The new agent (or the replaced one) and its token, which expires (docs/adr/0011)."""
     tok = repository.enrollment_by_hash(session, token_hash(body.enrollment_token))
     now = utcnow()
     if (
@@ -108,20 +110,21 @@ def enroll(session: Session, *, body: AgentEnroll) -> tuple[str, Agent]:
             "replacing an enrolled agent needs an enrollment token created by an admin of the team",
             code="replace_needs_admin_token",
         )
-    raw = new_token(AGENT_TOKEN_PREFIX)
     inventory = stored_inventory(body.inventory, "inventory.") if body.inventory is not None else None
     if agent is None:
-        agent = Agent(team_id=tok.team_id, name=body.name, hostname=body.hostname, token_hash=token_hash(raw))
+        agent = Agent(team_id=tok.team_id, name=body.name, hostname=body.hostname)
+        issued = agent_token.issue(agent)
         session.add(agent)
-    else:  # replacing rotates the token: the old agent process can no longer act
-        agent.token_hash, agent.hostname = token_hash(raw), body.hostname
+    else:  # replacing issues a new token (and ends the previous one): the old process cannot act
+        issued = agent_token.issue(agent)
+        agent.hostname = body.hostname
         wake.wake_after_commit(session, agent.id)  # the old process's long-poll ends with a 401
     agent.agent_version = body.agent_version
     agent.inventory = inventory
     agent.online, agent.last_heartbeat_at, agent.state = True, now, "idle"
     tok.uses += 1
     session.flush()
-    return raw, agent
+    return issued.token, agent
 
 
 # --- agents (user side) -------------------------------------------------------------------------

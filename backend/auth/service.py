@@ -3,6 +3,7 @@ from datetime import timedelta
 
 from sqlalchemy.orm import Session
 
+from backend.agent import token as agent_token
 from backend.auth import repository, throttle
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.auth.schemas import MAX_TOKEN_TTL_S
@@ -129,11 +130,8 @@ def authenticate(session: Session, *, raw_token: str) -> UserPrincipal | AgentPr
     """Resolve a bearer token; unknown, expired or revoked tokens are 401."""
     digest = token_hash(raw_token)
     now = utcnow()
-    if raw_token.startswith(AGENT_TOKEN_PREFIX):
-        agent = repository.agent_by_token_hash(session, digest)
-        if agent is None or agent.revoked_at is not None:
-            raise Unauthorized("unknown or revoked agent token", code="bad_token")
-        return AgentPrincipal(agent_id=agent.id, team_id=agent.team_id)
+    if raw_token.startswith(AGENT_TOKEN_PREFIX):  # expiry and rotation: docs/adr/0011
+        return agent_token.authenticate(session, raw_token)
     if raw_token.startswith(USER_TOKEN_PREFIX):
         found = repository.token_and_user_active(session, digest)
         row, active = found if found is not None else (None, False)

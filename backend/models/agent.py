@@ -29,7 +29,8 @@ class EnrollmentToken(Base):
 
 class Agent(Base):
     """An enrolled host. Revoked: its token is refused, its name stays taken. Deleted (by an
-    admin): also hidden and its name free again; its runs and results stay."""
+    admin): also hidden and its name free again; its runs and results stay. Its token expires
+    (`token_expires_at`); the agent rotates it before then (docs/adr/0011)."""
 
     __tablename__ = "agents"
     __table_args__ = (
@@ -46,6 +47,11 @@ class Agent(Base):
     name: Mapped[str] = mapped_column(String(120))
     hostname: Mapped[str] = mapped_column(String(255))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    token_expires_at: Mapped[datetime]
+    # the token before the last rotation (docs/adr/0011): valid until previous_token_expires_at,
+    # which the first use of the current token brings forward to a short overlap
+    previous_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    previous_token_expires_at: Mapped[datetime | None]
     agent_version: Mapped[str] = mapped_column(String(50), default="")
     state: Mapped[str] = mapped_column(String(20), default="idle")
     inventory: Mapped[dict[str, Any] | None] = mapped_column(JSONB)

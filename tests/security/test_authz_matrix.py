@@ -55,6 +55,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "POST /api/v1/agents/{agent_id}/heartbeat":   ("401", "403", "403", "403", "403", OK, "403", "401"),
     "PUT /api/v1/agents/{agent_id}/inventory":    ("401", "403", "403", "403", "403", OK, "403", "401"),
     "POST /api/v1/agents/{agent_id}/lease":       ("401", "403", "403", "403", "403", OK, "403", "401"),
+    # an agent rotates only its own token; a revoked one cannot (docs/adr/0011)
+    "POST /api/v1/agents/{agent_id}/token":       ("401", "403", "403", "403", "403", OK, "403", "401"),
     "GET /api/v1/devices":                        ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "PATCH /api/v1/devices/{device_id}":          ("401", "403", OK, OK, "404", "403", "403", "401"),
     "GET /api/v1/environments":                   ("401", OK, OK, OK,  OK,  "403", "403", "401"),

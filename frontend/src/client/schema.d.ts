@@ -163,6 +163,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agents/{agent_id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate the calling agent's token (docs/adr/0011): store the new one before using it */
+        post: operations["rotate_token_api_v1_agents__agent_id__token_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login": {
         parameters: {
             query?: never;
@@ -727,6 +744,12 @@ export interface components {
              * Format: uuid
              */
             team_id: string;
+            /**
+             * Token Expires At
+             * Format: date-time
+             * @description when agent_token stops working; the agent rotates it before (POST /agents/{id}/token)
+             */
+            token_expires_at: string;
         };
         /** AgentRead */
         AgentRead: {
@@ -767,6 +790,27 @@ export interface components {
              * Format: uuid
              */
             team_id: string;
+            /**
+             * Token Expires At
+             * Format: date-time
+             * @description when the agent's current token expires; the agent rotates it before then
+             */
+            token_expires_at: string;
+        };
+        /**
+         * AgentTokenRotated
+         * @description A new token for the calling agent (docs/adr/0011). The token it called with still works
+         *     until its own expiry, or only a short overlap once this one has been used: store this one
+         *     before using it.
+         */
+        AgentTokenRotated: {
+            /** Agent Token */
+            agent_token: string;
+            /**
+             * Token Expires At
+             * Format: date-time
+             */
+            token_expires_at: string;
         };
         /** BlockDevice */
         BlockDevice: {
@@ -1460,6 +1504,17 @@ export interface components {
              * Format: date-time
              */
             server_time: string;
+            /**
+             * Token Expires At
+             * Format: date-time
+             * @description when the token this heartbeat came with stops working (docs/adr/0011)
+             */
+            token_expires_at: string;
+            /**
+             * Token Ttl S
+             * @description lifetime of a new agent token: the agent rotates when less than half is left
+             */
+            token_ttl_s: number;
         };
         /** Inventory */
         Inventory: {
@@ -3308,6 +3363,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentRead"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    rotate_token_api_v1_agents__agent_id__token_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTokenRotated"];
                 };
             };
             /** @description No bearer token, or an unknown, expired or revoked one */
