@@ -20,6 +20,7 @@ OPENAPI = Path(__file__).resolve().parents[2] / "frontend" / "openapi.json"
 CALLS: list[tuple[str, str, type[BaseModel] | None, str, type[BaseModel] | None]] = [
     ("post", "/api/v1/agents/enroll", s.EnrollRequest, "201", s.EnrollResponse),
     ("post", "/api/v1/agents/{}/heartbeat", s.HeartbeatRequest, "200", s.HeartbeatResponse),
+    ("post", "/api/v1/agents/{}/token", None, "200", s.TokenRotated),
     ("put", "/api/v1/agents/{}/inventory", s.Inventory, "200", None),
     ("post", "/api/v1/agents/{}/lease", None, "200", s.LeaseResponse),
     ("post", "/api/v1/runs/{}/start", s.StartRequest, "200", None),

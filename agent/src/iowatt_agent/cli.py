@@ -423,6 +423,7 @@ def enroll(
         server_url=server_url,
         agent_id=answer.agent_id,
         agent_token=answer.agent_token,
+        token_expires_at=answer.token_expires_at,
         name=agent_name,
         team_id=answer.team_id,
         heartbeat_interval_s=answer.heartbeat_interval_s,

@@ -43,6 +43,7 @@ from .schemas import (
     Request,
     ResultUpload,
     StartRequest,
+    TokenRotated,
 )
 from .transport import find_verification_error, rejection_message
 
@@ -194,6 +195,10 @@ class ApiClient:
     def close(self) -> None:
         self._http.close()
 
+    def set_token(self, token: str) -> None:
+        """Use `token` from the next request on (after a rotation, docs/adr/0011)."""
+        self._http.headers["Authorization"] = f"Bearer {token}"
+
     def __enter__(self) -> ApiClient:
         return self
 
@@ -286,6 +291,13 @@ class ApiClient:
     def heartbeat(self, agent_id: UUID, request: HeartbeatRequest, *, attempts: int = 2) -> HeartbeatResponse:
         response = self.request("POST", f"/agents/{agent_id}/heartbeat", body=request, attempts=attempts)
         result: HeartbeatResponse = self._parse(HeartbeatResponse, response)
+        return result
+
+    def rotate_token(self, agent_id: UUID, *, attempts: int = 2) -> TokenRotated:
+        """A new token for this agent. Safe to retry: the token this client holds stays valid
+        until the new one is used, and rotating with it again just hands out another one."""
+        response = self.request("POST", f"/agents/{agent_id}/token", attempts=attempts)
+        result: TokenRotated = self._parse(TokenRotated, response)
         return result
 
     def put_inventory(self, agent_id: UUID, inventory: Inventory) -> None:

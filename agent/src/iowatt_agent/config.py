@@ -3,7 +3,8 @@
 Layout of the state directory (default /var/lib/iowatt-agent, or --state-dir /
 IOWATT_AGENT_STATE_DIR):
 
-    agent.json          server URL, agent id, agent token, how the server is verified (0600)
+    agent.json          server URL, agent id, agent token and its expiry, how the server is
+                        verified (0600); a rotated token is written here before it is used
     server-cert.pem     the server certificate pinned at enrolment (0600), or
     server-ca.pem       the CA bundle given with --ca-file (0600)
     meter.json          this host's wattmeter spec and idle seconds (mode 0600: specs may hold
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 from uuid import UUID
@@ -55,6 +57,7 @@ class AgentConfig(BaseModel):
     server_url: str
     agent_id: UUID
     agent_token: str
+    token_expires_at: datetime | None = None  # as the server last said; the agent rotates before
     name: str
     team_id: UUID | None = None
     heartbeat_interval_s: float = 15.0

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from . import __version__
 from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
-from .config import AgentConfig, ConfigError
+from .config import AgentConfig, ConfigError, save_config
 from .inventory import collect as collect_inventory
 from .policy import (
     METERS_FILE,
@@ -46,6 +46,7 @@ from .schemas import (
     AgentState,
     FailureReport,
     HeartbeatRequest,
+    HeartbeatResponse,
     Lease,
     PowerUpload,
     ProgressRequest,
@@ -57,6 +58,9 @@ log = logging.getLogger("iowatt_agent.loop")
 
 MAX_REASON_CHARS = 2000  # the server's FailureReport.reason limit
 POLICY_WATCH_S = 2.0  # how often the heartbeat thread looks for a changed policy or meters file
+# rotate the token when less than half its lifetime is left; this much when the server does not
+# say the lifetime (docs/adr/0011)
+ROTATE_LEFT_S = 7 * 24 * 3600.0
 
 
 @dataclass
@@ -141,6 +145,7 @@ class AgentLoop:
         self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
         self.reported_fingerprint: str | None = None  # of the policy the server last got
         self._inventory_lock = threading.Lock()  # worker and heartbeat threads both may send it
+        self._token_lock = threading.Lock()  # one rotation at a time (heartbeat thread, drain)
 
     # --- host policy ---------------------------------------------------------------------------
 
@@ -277,6 +282,40 @@ class AgentLoop:
         answer = self.hb_client.heartbeat(self.config.agent_id, request)
         if answer.heartbeat_interval_s > 0:
             self.heartbeat_interval_s = answer.heartbeat_interval_s
+        if token_due(answer):
+            self.rotate_token()
+
+    # --- token rotation (docs/adr/0011) --------------------------------------------------------
+
+    def rotate_token(self) -> bool:
+        """Get a new token, write it to agent.json (atomically) and only then use it. Any failure
+        keeps the current token, which the server still accepts, and the next heartbeat tries
+        again. A refusal (401/403/404) is raised: the server no longer accepts this agent."""
+        with self._token_lock:
+            try:
+                answer = self.hb_client.rotate_token(self.config.agent_id)
+            except (Unauthorized, Forbidden, NotFound):
+                raise
+            except ApiError as exc:
+                log.warning("token.rotate_failed error=%s: will retry at the next heartbeat", exc)
+                return False
+            rotated = self.config.model_copy(
+                update={"agent_token": answer.agent_token, "token_expires_at": answer.token_expires_at}
+            )
+            try:
+                save_config(self.state_dir, rotated)
+            except (OSError, ConfigError) as exc:
+                log.error(
+                    "token.save_failed error=%s: keeping the current token; will rotate again at the "
+                    "next heartbeat",
+                    exc,
+                )
+                return False
+            self.config = rotated
+            for client in (self.client, self.hb_client, self.spool_client):
+                client.set_token(answer.agent_token)
+            log.info("token.rotated expires_at=%s", answer.token_expires_at.isoformat(timespec="seconds"))
+            return True
 
     def _heartbeat_loop(self) -> None:
         """Heartbeats, and between them a look at the policy files every POLICY_WATCH_S: a target
@@ -654,3 +693,14 @@ class _IdleWatch:
             self.reason, self.cancelled = "cancelled by the server", True
             return True
         return False
+
+
+def token_due(answer: HeartbeatResponse) -> bool:
+    """Whether the token the heartbeat came with should be rotated now: less than half its
+    lifetime left (7 days when the server does not say the lifetime), measured on the server's
+    clock so a skewed host clock does not matter."""
+    if answer.token_expires_at is None:
+        return False
+    left_s = (answer.token_expires_at - answer.server_time).total_seconds()
+    threshold_s = answer.token_ttl_s / 2 if answer.token_ttl_s else ROTATE_LEFT_S
+    return left_s < threshold_s

@@ -124,6 +124,7 @@ class EnrollResponse(Answer):
     agent_token: str
     team_id: UUID
     heartbeat_interval_s: float
+    token_expires_at: datetime | None = None  # servers before docs/adr/0011 send none
 
 
 AgentState = Literal["idle", "busy", "draining"]
@@ -138,6 +139,17 @@ class HeartbeatRequest(Request):
 class HeartbeatResponse(Answer):
     server_time: datetime
     heartbeat_interval_s: float
+    # when the token the heartbeat came with expires, and a new token's lifetime (docs/adr/0011);
+    # absent from servers whose tokens never expire
+    token_expires_at: datetime | None = None
+    token_ttl_s: float | None = None
+
+
+class TokenRotated(Answer):
+    """POST /agents/{id}/token: the agent's new token; stored before it is used."""
+
+    agent_token: str
+    token_expires_at: datetime
 
 
 # --- leases and runs ---------------------------------------------------------------------------
