@@ -55,6 +55,31 @@ describe("Agents", () => {
     expect(screen.queryByTestId("enrollment-tokens")).toBeNull();
   });
 
+  it("shows when an agent's token expires, and an expired one with the re-enrol command", async () => {
+    setToken("t");
+    const expired = new Date(Date.now() - 2 * 86400 * 1000).toISOString();
+    stubApi({
+      "GET /api/v1/agents": () => ({
+        body: {
+          items: [policyAgent(), policyAgent({ id: "a2", name: "old", token_expires_at: expired })],
+          total: 2,
+        },
+      }),
+      "GET /api/v1/auth/me": () => ME("member"),
+    });
+    renderAt(<Agents />);
+    const [fresh, old] = await screen.findAllByTestId("agent-row");
+    if (!fresh || !old) throw new Error("two agent rows expected");
+    expect(within(fresh).queryByTestId("token-expired")).toBeNull();
+    expect(within(old).getByTestId("token-expired").textContent).toBe("token expired");
+    fireEvent.click(within(fresh).getByRole("button", { name: /Show details/ }));
+    expect(screen.getByTestId("token-expiry").textContent).toBe("in 29 days");
+    fireEvent.click(within(old).getByRole("button", { name: /Show details/ }));
+    const text = screen.getByTestId("token-expiry").textContent ?? "";
+    expect(text).toContain("expired 2 days ago");
+    expect(text).toContain("iowatt-agent enroll --replace");
+  });
+
   it("lets an admin revoke an agent after confirming", async () => {
     setToken("t");
     let revoked = false;

@@ -4,6 +4,7 @@ import { Link } from "react-router-dom";
 import type { AgentRead } from "../client/types";
 import { EnrollmentTokens } from "../components/Agent/EnrollmentTokens";
 import { HostPolicyView } from "../components/Agent/HostPolicyView";
+import { TokenExpiry, tokenExpiryText } from "../components/Agent/TokenExpiry";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { QueryState } from "../components/QueryState";
 import { errorMessage } from "../lib/errors";
@@ -30,6 +31,10 @@ function AgentDetail({ agent }: { agent: AgentRead }) {
         <dd>{agent.agent_version ?? "—"}</dd>
         <dt>Enrolled</dt>
         <dd>{formatTimestamp(agent.enrolled_at)}</dd>
+        <dt>Token expires</dt>
+        <dd>
+          <TokenExpiry expiresAt={agent.token_expires_at} revoked={agent.revoked_at !== null} />
+        </dd>
         <dt>State</dt>
         <dd>
           {agent.state}
@@ -187,6 +192,14 @@ export function Agents() {
                       {revoked ? (
                         <span className="badge badge-revoked" title={formatTimestamp(revoked)}>
                           revoked
+                        </span>
+                      ) : tokenExpiryText(a.token_expires_at).expired ? (
+                        <span
+                          className="badge badge-revoked"
+                          data-testid="token-expired"
+                          title="the agent's token expired: re-enrol it on the host (iowatt-agent enroll --replace)"
+                        >
+                          token expired
                         </span>
                       ) : (
                         <OnlineBadge online={a.online} />

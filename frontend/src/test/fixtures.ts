@@ -272,6 +272,7 @@ export function policyAgent(over: Partial<AgentRead> = {}): AgentRead {
     last_heartbeat_at: new Date().toISOString(),
     enrolled_at: new Date().toISOString(),
     revoked_at: null,
+    token_expires_at: new Date(Date.now() + 29.5 * 86400 * 1000).toISOString(),
     agent_version: "0.1.0",
     inventory: null,
     policy: POLICY,
