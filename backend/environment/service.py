@@ -114,7 +114,10 @@ def import_grid_series(
     principal.require(env.team_id, Role.member)
     if NUL in csv_text:
         raise Invalid("body", "must not contain a NUL character")
-    rows = list(csv.reader(io.StringIO(csv_text)))
+    try:  # newline="" as the csv module asks: a lone CR ends a line instead of raising
+        rows = list(csv.reader(io.StringIO(csv_text, newline="")))
+    except csv.Error as exc:
+        raise Invalid("body", f"not a CSV document: {exc}") from None
     if rows and rows[0] and not rows[0][0][:1].isdigit():
         header = [h.strip().lower() for h in rows[0]]
         if header[:2] != ["hour_utc", "g_per_kwh"]:

@@ -221,6 +221,29 @@ def test_nul_in_a_grid_intensity_csv_is_422(client: TestClient, session: Session
     assert r.status_code == 422, r.text
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "hour_utc,g_per_kwh\n2026-01-01T00:00:00Z,3\r0\n",  # a lone CR (h6 F4: csv.Error, a 500)
+        'hour_utc,g_per_kwh\n"2026-01-01T00:00:00Z,3\n',  # an unterminated quote
+    ],
+)
+def test_a_malformed_grid_intensity_csv_is_422(client: TestClient, session: Session, body: str) -> None:
+    u = create_user(session)
+    env = client.post(
+        "/api/v1/environments",
+        json={"team_id": str(u.team.id), "name": "lab", "kind": "local"},
+        headers=u.headers,
+    ).json()
+    r = client.put(
+        f"/api/v1/environments/{env['id']}/grid-intensity",
+        content=body,
+        headers={**u.headers, "content-type": "text/csv"},
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["field"].startswith("body")
+
+
 def test_device_name_null_is_422(client: TestClient, session: Session) -> None:
     u = create_user(session)
     a = create_agent(session, team=u.team)
