@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,15 +32,20 @@ class RotatingApi(FakeApi):
     """FakeApi with expiring, rotating agent tokens. `state_dir`: where the agent keeps
     agent.json; every request with a token other than the first is checked against it."""
 
-    def __init__(self, state_dir: Path, *, ttl_s: float = 30 * DAY, left_s: float = 30 * DAY) -> None:
+    def __init__(
+        self, state_dir: Path, *, ttl_s: float = 30 * DAY, left_s: float = 30 * DAY, overlap_s: float = 0
+    ) -> None:
         super().__init__()
         self.state_dir = state_dir
         self.ttl_s = ttl_s
+        self.overlap_s = overlap_s
+        self.previous_until: datetime | None = None  # set when the new token is first used
         now = datetime.now(UTC)
         self.expiry: dict[str, datetime] = {AGENT_TOKEN: now + timedelta(seconds=left_s)}
         self.current = AGENT_TOKEN
         self.previous: str | None = None
         self.used: list[str] = []
+        self.requests: list[tuple[str, str]] = []  # (path, token) of every accepted request
         self.not_on_disk: list[str] = []
         self._serial = itertools.count(1)
 
@@ -46,7 +53,7 @@ class RotatingApi(FakeApi):
         new = f"rotated-{next(self._serial)}"
         self.expiry[new] = datetime.now(UTC) + timedelta(seconds=self.ttl_s)
         if token == self.current:
-            self.previous = token
+            self.previous, self.previous_until = token, None
         elif self.current != AGENT_TOKEN:
             self.expiry.pop(self.current, None)  # the unused token of a lost answer
         self.current = new
@@ -58,6 +65,13 @@ class RotatingApi(FakeApi):
             return super().default(method, path, headers, body)
         if token not in (self.current, self.previous):
             return error(401, "bad_token", "unknown or revoked agent token")
+        if (
+            token == self.previous
+            and self.previous_until is not None
+            and self.previous_until <= datetime.now(UTC)
+        ):
+            self.previous = None
+            return error(401, "bad_token", "unknown or revoked agent token")
         if self.expiry[token] <= datetime.now(UTC):
             return error(
                 401, "token_expired", "this agent token expired; re-enrol: iowatt-agent enroll --replace"
@@ -65,8 +79,10 @@ class RotatingApi(FakeApi):
         if token != AGENT_TOKEN and load_config(self.state_dir).agent_token != token:
             self.not_on_disk.append(token)
         self.used.append(token)
-        if token == self.current and self.previous is not None:
-            self.previous = None  # the new token was used: the old one ends (overlap 0 here)
+        self.requests.append((path, token))
+        if token == self.current and self.previous is not None and self.previous_until is None:
+            # the new token was used: the old one ends after the overlap
+            self.previous_until = datetime.now(UTC) + timedelta(seconds=self.overlap_s)
         agent = f"/api/v1/agents/{self.agent_id}"
         if path == f"{agent}/token" and method == "POST":
             return self._rotate(token)
@@ -175,7 +191,7 @@ def test_a_lost_answer_keeps_the_old_token_and_the_next_heartbeat_rotates(
     assert _rotations(api) == 3
     assert load_config(state).agent_token == loop.config.agent_token == api.current == "rotated-3"
     loop.heartbeat_once()
-    assert api.used[-1] == "rotated-3" and api.previous is None
+    assert api.used[-1] == "rotated-3" and api.previous_until is not None
     assert "rotated-1" not in api.used and "rotated-2" not in api.used
     assert api.not_on_disk == []
 
@@ -209,3 +225,33 @@ def test_an_expired_token_is_fatal_and_says_to_re_enrol(state: Path, fake_engine
         loop.startup()
     assert "token_expired" in str(exc.value)
     assert _rotations(api) == 0
+
+
+def test_the_running_agent_rotates_between_heartbeats_while_it_long_polls(
+    state: Path, fake_engine: Path
+) -> None:
+    """Threads included: the heartbeat thread rotates while the worker long-polls; every client
+    moves to the new token, nothing is refused (the server's overlap covers a poll in flight)."""
+    api = RotatingApi(state, left_s=20 * DAY, overlap_s=600)
+    loop = _loop(api, state, fake_engine)
+    loop.settings.lease_wait_s = 0.05
+    code: list[int] = []
+    t = threading.Thread(target=lambda: code.append(loop.run()))
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while len(api.calls_to(r"POST /api/v1/agents/.*/lease")) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _rotations(api) == 0
+        api.expiry[AGENT_TOKEN] = datetime.now(UTC) + timedelta(days=1)  # time passes
+        while api.used.count("rotated-1") < 5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        loop.request_drain("test")
+        t.join(10)
+    assert code == [0] and loop.fatal is None
+    assert _rotations(api) == 1 and load_config(state).agent_token == "rotated-1"
+    leases = [tok for path, tok in api.requests if path.endswith("/lease")]
+    beats = [tok for path, tok in api.requests if path.endswith("/heartbeat")]
+    assert leases[-1] == beats[-1] == "rotated-1" and AGENT_TOKEN in leases
+    assert api.not_on_disk == []
