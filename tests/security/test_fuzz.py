@@ -242,7 +242,7 @@ FINDINGS = [
     ),
     # found by the long run (bench/fuzz/RESULTS.md); /work/notes/findings-h6.md has the details
     Finding(
-        "lone CR in a grid-intensity CSV (h6 F4)",
+        "lone CR in a grid-intensity CSV (h6 F4, fixed in a6471fa)",
         "member",
         "PUT /api/v1/environments/{environment_id}/grid-intensity",
         lambda w: {
@@ -251,7 +251,6 @@ FINDINGS = [
         },
         422,
         "body",
-        known="h6 F4: csv.Error on a lone CR is a 500 (backend/environment/service.py)",
     ),
 ]
 
