@@ -10,6 +10,7 @@ Reading a row: columns are the callers in world.PRINCIPALS order. "2xx" = any su
 exactly that status; "403|404" = either.
 """
 
+import json
 import uuid
 from typing import Any
 
@@ -204,7 +205,8 @@ def _matches(expected: str, status: int) -> bool:
     return any((e == OK and 200 <= status < 300) or e == str(status) for e in expected.split("|"))
 
 
-def _request(m: Matrix, op: str, who: str) -> Any:
+def _request(m: Matrix, op: str, who: str, *, strangers: bool = False) -> Any:
+    """`strangers`: every id of team A's objects in the request becomes a fresh random UUID."""
     method, template = op.split(" ", 1)
     operation = m.openapi["paths"][template][method.lower()]
     w = m.world
@@ -224,6 +226,13 @@ def _request(m: Matrix, op: str, who: str) -> Any:
             kwargs["json"] = body
     else:
         assert "requestBody" not in operation, f"{op} takes a body: add a minimal valid one to BODIES"
+    if strangers:
+        for real in [str(w.team_a), *w.ids.values()]:
+            fake = str(uuid.uuid4())
+            path = path.replace(real, fake)
+            for key in ("params", "json"):
+                if key in kwargs:
+                    kwargs[key] = json.loads(json.dumps(kwargs[key]).replace(real, fake))
     return m.client.request(method, path, **kwargs)
 
 
@@ -251,6 +260,16 @@ def test_authorization(matrix: Matrix, op: str) -> None:
             r = _request(matrix, op, who)
         if not _matches(expected, r.status_code):
             wrong.append(f"{who}: expected {expected}, got {r.status_code} {r.text[:200]}")
+        if who == "user_b" and r.status_code >= 400 and op not in BODY_AUTH:
+            # no existence oracle: team A's objects answer as objects that do not exist at all
+            with matrix.isolated():
+                ghost = _request(matrix, op, who, strangers=True)
+            same = (ghost.status_code, ghost.json().get("error")) == (r.status_code, r.json().get("error"))
+            if not same:
+                wrong.append(
+                    f"user_b tells team A's objects from missing ones: {r.status_code} {r.text[:150]} "
+                    f"vs {ghost.status_code} {ghost.text[:150]}"
+                )
         if who in ("anonymous", "user_b") and op not in BODY_AUTH:
             # what the caller sent may come back (an error naming the id it asked for); nothing else
             sent = str(r.request.url) + r.request.content.decode(errors="replace")
