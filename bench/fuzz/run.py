@@ -252,9 +252,7 @@ def main() -> int:
     args = ap.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="iowatt-fuzz-long-"))
     out.mkdir(parents=True, exist_ok=True)
-    command = ".venv/bin/python bench/fuzz/run.py" + " ".join(
-        f" --{k.replace('_', '-')} {v}" for k, v in (("max_examples", args.max_examples), ("seed", args.seed))
-    )
+    command = " ".join([".venv/bin/python", "bench/fuzz/run.py", *sys.argv[1:]])
     started = time.monotonic()
     runs: list[dict[str, Any]] = []
     with postgres() as pg, redis_server() as redis, api_server(pg, redis, db="iowatt_fuzz_long") as srv:
