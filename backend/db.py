@@ -1,8 +1,8 @@
 """Database engine and the request/task unit of work.
 
 One request or one task is one transaction: `get_session` commits when the route returns
-without error and rolls back otherwise; Celery tasks queued during the request are sent only
-after that commit (see `backend.jobs`).
+without error and rolls back otherwise. Celery tasks queued during the request are outbox rows
+of that same transaction, sent after it commits (see `backend.outbox`).
 """
 
 from collections.abc import Iterator
@@ -13,6 +13,7 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.config import get_settings
+from backend.logs import log
 
 
 @lru_cache
@@ -34,7 +35,10 @@ def unit_of_work() -> Iterator[Session]:
         yield session
         session.commit()
     except BaseException:
-        session.rollback()
+        try:
+            session.rollback()
+        except Exception as exc:  # the original error is the one worth raising
+            log.warning("db.rollback_failed", error=str(exc)[:200])
         raise
     finally:
         session.close()

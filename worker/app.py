@@ -13,7 +13,13 @@ settings = get_settings()
 celery_app = Celery(
     "iowatt",
     broker=settings.redis_url,
-    include=["worker.tasks.run", "worker.tasks.agent", "worker.tasks.system", "worker.tasks.energy"],
+    include=[
+        "worker.tasks.run",
+        "worker.tasks.agent",
+        "worker.tasks.system",
+        "worker.tasks.energy",
+        "worker.tasks.outbox",
+    ],
 )
 celery_app.conf.update(
     task_serializer="json",

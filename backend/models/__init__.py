@@ -5,6 +5,7 @@ from backend.models.base import Base
 from backend.models.campaign import Campaign
 from backend.models.device import Device
 from backend.models.environment import Environment
+from backend.models.outbox import OutboxTask
 from backend.models.power import GridIntensityHour, PowerSample, RunEnergy, RunPower
 from backend.models.result import ResultJob, ResultSeriesPoint, RunResult
 from backend.models.run import ACTIVE_STATUSES, FINAL_STATUSES, Run, RunStatus
@@ -25,6 +26,7 @@ __all__ = [
     "RunEnergy",
     "RunPower",
     "Membership",
+    "OutboxTask",
     "PowerSample",
     "ResultJob",
     "ResultSeriesPoint",

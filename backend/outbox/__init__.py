@@ -1,0 +1,116 @@
+"""Transactional outbox: a task is a row written in its producer's transaction (ADR 0012).
+
+`enqueue(session, "run.dispatch", run_id=...)` adds an `outbox_tasks` row to the session: the
+task exists exactly when the transaction commits, whatever savepoints came and went. Two senders
+publish unsent rows by task name with a producer-only Celery app built here from settings (the
+backend never imports `worker/`):
+
+- right after the outermost commit, a best-effort send of this transaction's rows; it reads them
+  back on a connection of its own (so it only ever sees committed rows) and never raises;
+- `send_pending`, run by the worker every second (beat `outbox-send`), for everything else:
+  rows whose immediate send failed (Redis down), or whose process died before sending.
+
+Rows are claimed with `FOR UPDATE SKIP LOCKED` and marked sent in the same transaction after the
+broker accepted them: delivery is at-least-once, so every task must be idempotent.
+"""
+
+from collections.abc import Iterable
+from datetime import timedelta
+from functools import lru_cache
+from typing import Any
+
+from celery import Celery
+from sqlalchemy import delete, event, select
+from sqlalchemy.orm import Session
+
+from backend.config import get_settings
+from backend.kit.time import utcnow
+from backend.logs import log
+from backend.models import OutboxTask
+
+_KEY = "iowatt_outbox"
+BATCH = 200
+_KEEP_SENT = timedelta(days=1)
+
+
+def enqueue(session: Session, name: str, **kwargs: Any) -> None:
+    """Queue task `name` with keyword ids, in the session's transaction (sent after it commits)."""
+    row = OutboxTask(name=name, kwargs=kwargs)
+    session.add(row)
+    session.flush([row])
+    session.info.setdefault(_KEY, []).append(row.id)
+
+
+@lru_cache
+def producer() -> Celery:
+    """Sends by task name only (no task code here); serialisation matches the worker's app."""
+    app = Celery("iowatt-producer", broker=get_settings().redis_url)
+    app.conf.update(
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry=False,
+        broker_connection_timeout=3,
+        broker_transport_options={
+            "visibility_timeout": 3600,
+            "socket_connect_timeout": 3,
+            "socket_timeout": 5,
+        },
+    )
+    return app
+
+
+def _publish(row: OutboxTask) -> None:
+    producer().send_task(row.name, kwargs=row.kwargs, retry=False)
+
+
+def send_pending(session: Session, ids: Iterable[int] | None = None, limit: int = BATCH) -> int:
+    """Publish unsent rows (only `ids` when given) and mark them sent; stops at the first broker
+    error, recording it on the row, so the rest wait for the next pass. Returns how many were sent."""
+    query = select(OutboxTask).where(OutboxTask.sent_at.is_(None)).order_by(OutboxTask.id).limit(limit)
+    if ids is not None:
+        query = query.where(OutboxTask.id.in_(list(ids)))
+    rows = session.scalars(query.with_for_update(skip_locked=True)).all()
+    sent = 0
+    for row in rows:
+        try:
+            _publish(row)
+        except Exception as exc:  # the broker is down or refused: the row stays unsent
+            row.attempts += 1
+            row.last_error = f"{type(exc).__name__}: {exc}"[:2000]
+            log.warning("outbox.send_failed", task=row.name, outbox_id=row.id, error=row.last_error[:200])
+            break
+        row.sent_at = utcnow()
+        sent += 1
+    session.flush()
+    return sent
+
+
+def purge_sent(session: Session) -> int:
+    """Delete rows sent more than a day ago (kept that long to answer "was it sent?")."""
+    result = session.execute(delete(OutboxTask).where(OutboxTask.sent_at < utcnow() - _KEEP_SENT))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _send_now(ids: list[int]) -> None:
+    from backend.db import unit_of_work  # backend.db imports this module for its hooks
+
+    try:
+        with unit_of_work() as session:
+            send_pending(session, ids)
+    except Exception as exc:  # never fails the request: the beat sender retries every second
+        log.warning("outbox.send_now_failed", error=str(exc)[:200])
+
+
+@event.listens_for(Session, "after_commit")
+def _after_commit(session: Session) -> None:
+    if session.in_nested_transaction():
+        return  # a released savepoint: the rows are not committed yet
+    ids = session.info.pop(_KEY, None)
+    if ids:
+        _send_now(ids)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _after_soft_rollback(session: Session, previous_transaction: Any) -> None:
+    if previous_transaction.parent is None:
+        session.info.pop(_KEY, None)

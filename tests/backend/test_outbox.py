@@ -1,0 +1,235 @@
+"""The transactional outbox (ADR 0012) on real PostgreSQL and a real Redis we stop and restart."""
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from alembic import command
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
+
+from backend.kit.time import utcnow
+from backend.models import OutboxTask, Run, RunEnergy, RunStatus
+from backend.outbox import enqueue, producer
+from backend.outbox.repair import repair_missing_energy, runs_missing_energy
+from backend.run import service as run_service
+from tests.backend.test_energy import power_doc, upload
+from tests.conftest import alembic_config, reset_settings_caches
+from tests.factories import create_agent, create_run, create_user, engine_document
+from tests.services import Postgres, free_port
+
+
+class LocalRedis:
+    """A redis-server on a fixed port that a test can stop ("Redis is down") and start again."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="iowatt-test-outbox-redis-"))
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        exe = shutil.which("redis-server") or "redis-server"
+        args = [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self.proc = subprocess.Popen(
+            [*args, "--dir", str(self.dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
+            ):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+    def messages(self, queue: str = "celery") -> list[tuple[str, dict[str, Any]]]:
+        """Pop every message the producer published: (task name, kwargs)."""
+        r = redis.Redis.from_url(self.url)
+        out = []
+        while (raw := r.rpop(queue)) is not None:
+            msg = json.loads(raw)
+            _, kwargs, _ = json.loads(base64.b64decode(msg["body"]))
+            out.append((msg["headers"]["task"], kwargs))
+        r.close()
+        return out
+
+
+@pytest.fixture
+def env(pg: Postgres, db_url: str) -> Iterator[tuple[str, LocalRedis]]:
+    """A committed database and a Redis of this test's own, as the server's settings."""
+    url = pg.create_database("iowatt_outbox")
+    command.upgrade(alembic_config(url), "head")
+    r = LocalRedis()
+    r.start()
+    saved = {k: os.environ[k] for k in ("IOWATT_DATABASE_URL", "IOWATT_REDIS_URL")}
+    os.environ.update(IOWATT_DATABASE_URL=url, IOWATT_REDIS_URL=r.url)
+    reset_settings_caches()
+    producer.cache_clear()
+    try:
+        yield url, r
+    finally:
+        from backend.db import get_engine
+
+        get_engine().dispose()
+        os.environ.update(saved)
+        reset_settings_caches()
+        producer.cache_clear()
+        r.stop()
+        shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def _drain(r: LocalRedis) -> list[str]:
+    """What the worker does: the beat sender publishes unsent rows, then each task runs by name."""
+    from worker.app import celery_app
+    from worker.tasks.outbox import send
+
+    celery_app.loader.import_default_modules()  # the task modules, as a worker imports them
+    send()
+    names = []
+    for name, kwargs in r.messages():
+        celery_app.tasks[name].run(**kwargs)
+        names.append(name)
+    return names
+
+
+def test_a_savepoint_released_inside_a_rolled_back_transaction_sends_nothing(
+    env: tuple[str, LocalRedis],
+) -> None:
+    from backend.db import get_engine, unit_of_work
+    from worker.tasks.outbox import send
+
+    url, r = env
+    with get_engine().connect() as conn:
+        outer = conn.begin()
+        s = Session(bind=conn, join_transaction_mode="create_savepoint")
+        with s.begin_nested():
+            enqueue(s, "test.never", n=1)
+        s.commit()  # releases the savepoint: `after_commit` fires, yet nothing is committed
+        s.close()
+        outer.rollback()
+    assert r.messages() == []
+    assert send() == 0
+    assert r.messages() == []
+    # the control: a committed transaction's task is sent right after its commit, once
+    with unit_of_work() as s2:
+        enqueue(s2, "test.sent", n=2)
+    assert r.messages() == [("test.sent", {"n": 2})]
+    assert send() == 0
+    with unit_of_work() as s3:
+        rows = s3.scalars(select(OutboxTask)).all()
+    assert [(t.name, t.sent_at is not None) for t in rows] == [("test.sent", True)]
+
+
+def _leased_run(url: str, client: TestClient) -> tuple[uuid.UUID, dict[str, Any], dict[str, str]]:
+    eng = create_engine(url)
+    with Session(eng, expire_on_commit=False) as s:
+        u = create_user(s)
+        a = create_agent(s, team=u.team)
+        run = create_run(s, agent=a.agent)
+        run_service.dispatch(s, run_id=run.id)
+        s.commit()
+    eng.dispose()
+    lid = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"][
+        "lease_id"
+    ]
+    assert (
+        client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lid}, headers=a.headers).status_code
+        == 200
+    )
+    body = {
+        "lease_id": lid,
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": engine_document(ios=1_000_000),
+        "engine_exit_code": 0,
+        "started_at": "2026-11-21T10:00:00Z",
+        "finished_at": "2026-11-21T10:00:25Z",
+        "power": power_doc(),
+    }
+    return run.id, body, {**a.headers, **u.headers} | a.headers
+
+
+def test_redis_down_during_a_commit_loses_no_task(env: tuple[str, LocalRedis]) -> None:
+    from backend.db import unit_of_work
+    from backend.main import create_app
+
+    url, r = env
+    with TestClient(create_app(), raise_server_exceptions=True) as client:
+        run_id, body, agent_headers = _leased_run(url, client)
+        r.messages()
+        r.stop()
+        resp = client.put(f"/api/v1/runs/{run_id}/result", json=body, headers=agent_headers)
+        assert resp.status_code in (200, 201), resp.text  # committed data answers 2xx, Redis or not
+        with unit_of_work() as s:
+            assert s.get(Run, run_id).status == RunStatus.succeeded  # type: ignore[union-attr]
+            unsent = s.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))).all()
+            assert {t.name for t in unsent} == {"energy.compute_run", "run.dispatch_pending"}
+            assert any(t.attempts >= 1 and t.last_error for t in unsent)  # the send after commit failed
+        r.start()
+        names = _drain(r)
+        assert sorted(names) == ["energy.compute_run", "run.dispatch_pending"]
+        with unit_of_work() as s:
+            assert s.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))).all() == []
+            assert s.get(RunEnergy, run_id) is not None
+
+
+def test_a_duplicate_upload_still_ends_with_energy(env: tuple[str, LocalRedis]) -> None:
+    from backend.main import create_app
+
+    url, r = env
+    with TestClient(create_app(), raise_server_exceptions=True) as client:
+        run_id, body, agent_headers = _leased_run(url, client)
+        r.stop()
+        first = client.put(f"/api/v1/runs/{run_id}/result", json=body, headers=agent_headers)
+        assert first.status_code in (200, 201), first.text
+        r.start()
+        again = client.put(f"/api/v1/runs/{run_id}/result", json=body, headers=agent_headers)
+        assert again.status_code in (200, 201) and again.json()["duplicate"] is True
+        assert "energy.compute_run" in _drain(r)
+        eng = create_engine(url)
+        with Session(eng) as s:
+            energy = s.get(RunEnergy, run_id)
+            assert energy is not None and energy.total_j > 0
+        eng.dispose()
+
+
+def test_the_repair_job_finds_a_run_with_missing_energy(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run_id, resp = upload(client, session, u, a, power_doc())
+    assert resp.status_code in (200, 201), resp.text
+    run = session.get(Run, run_id)
+    assert run is not None and run.finished_at is not None
+    assert runs_missing_energy(session) == []  # just finished
+    run.finished_at = utcnow() - timedelta(minutes=10)
+    session.flush()
+    assert runs_missing_energy(session) == []  # its energy task is still waiting in the outbox
+    for row in session.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))):
+        row.sent_at = utcnow()  # sent, and then the task failed: energy never appeared
+    session.flush()
+    assert runs_missing_energy(session) == [run_id]
+    assert repair_missing_energy(session) == [run_id]
+    queued = session.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))).all()
+    assert [(t.name, t.kwargs) for t in queued] == [("energy.compute_run", {"run_id": str(run_id)})]
+    assert repair_missing_energy(session) == []  # not queued twice while the first is unsent
