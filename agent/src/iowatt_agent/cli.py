@@ -25,11 +25,7 @@ from types import FrameType
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from . import __version__, presets
 from . import policy as host_policy
@@ -61,10 +57,21 @@ from .engine import EngineNotFound, locate_engine
 from .inventory import collect as collect_inventory
 from .logs import setup_logging
 from .loop import AgentLoop, LoopSettings
-from .meters import DRIVERS, Clock, MeterError, open_meter, redact
+from .measured import run_measured
+from .meters import Clock, MeterError, open_meter, redact
 from .power import DEFAULT_IDLE_S, Grid, PowerSession, energy_and_carbon
-from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target
-from .schemas import EnrollRequest, Inventory
+from .render import (
+    BenchProgress,
+    err,
+    out,
+    print_meter_schemes,
+    print_presets,
+    print_result,
+    render_inventory,
+)
+from .render import result_rows as _dir_rows  # noqa: F401 - its old home, imported by tests
+from .runner import EngineOutcome, EngineProcess
+from .schemas import EnrollRequest
 from .targets_cli import meter_for_bench, parse_engine_args, register_policy_commands
 from .transport import (
     CA_FILE,
@@ -85,7 +92,6 @@ from .transport import (
     read_ca_file,
     rejection_message,
 )
-from .units import fmt_bytes_rate, fmt_count, fmt_g, fmt_j, fmt_ns, fmt_num, fmt_pct, fmt_w
 
 AGENT_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,120}")
 
@@ -96,8 +102,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
 
 StateDirOpt = Annotated[
     Path | None,
@@ -134,11 +138,6 @@ def check_meter_spec(spec: str) -> str:
     except MeterError as exc:
         raise fail(str(exc), 2) from None
     return spec
-
-
-def stdout_console() -> Console:
-    """Pipes and files get whole tables; a terminal gets rich's fitting to its width."""
-    return out if out.is_terminal else Console(width=170)
 
 
 def fail(message: str, code: int) -> typer.Exit:
@@ -593,79 +592,6 @@ def bench_job(base: dict[str, Any], extra: dict[str, str], target_options: dict[
     return {"global": dict(target_options), "jobs": [{"name": name, **job}]}
 
 
-def _dir_rows(result: dict[str, Any]) -> list[list[str]]:
-    rows = []
-    for job in result.get("jobs") or []:
-        options = {**(job.get("job options") or {}), **((job.get("iowatt") or {}).get("options") or {})}
-        rw = str(options.get("rw", "?"))
-        bs = options.get("bs", options.get("bs_bytes", "?"))
-        cpu = f"{fmt_pct(job.get('usr_cpu'))}/{fmt_pct(job.get('sys_cpu'))}"
-        # io_uring's kernel worker threads (io-wq): not in usr/sys (as in fio), shown beside them
-        kworker = ((job.get("iowatt") or {}).get("io_uring") or {}).get("kernel_worker_cpu")
-        if kworker is not None:
-            cpu += f" +{fmt_pct(kworker)} io-wq"
-        active = [
-            d
-            for d in ("read", "write")
-            if (job.get(d) or {}).get("total_ios") or (job.get(d) or {}).get("io_bytes")
-        ]
-        for direction in active:
-            d = job[direction]
-            clat = d.get("clat_ns") or {}
-            lat = d.get("lat_ns") or clat
-            pct = clat.get("percentile") or {}
-            bw = float(d.get("bw_bytes") or 0)
-            rows.append(
-                [
-                    str(job.get("jobname", "")),
-                    f"{rw} {direction[0].upper()}" if len(active) > 1 else rw,
-                    str(bs),
-                    fmt_count(float(d.get("iops") or 0)),
-                    f"{bw / 1e6:,.1f}",
-                    f"{bw / 2**20:,.1f}",
-                    fmt_ns(lat.get("mean")),
-                    fmt_ns(pct.get("50.000000")),
-                    fmt_ns(pct.get("99.000000")),
-                    cpu,
-                ]
-            )
-    return rows
-
-
-RESULT_LEGEND = (
-    "lat avg: mean total latency · p50/p99: completion latency · CPU %: usr/sys "
-    "(+ io_uring kernel workers, io-wq) · R/W: read/write"
-)
-RESULT_COLUMNS = [
-    ("job", "left"),
-    ("rw", "left"),
-    ("bs", "right"),
-    ("IOPS", "right"),
-    ("MB/s", "right"),
-    ("MiB/s", "right"),
-    ("lat avg", "right"),
-    ("p50", "right"),
-    ("p99", "right"),
-    ("CPU %", "right"),
-]
-
-
-def render_result_table(result: dict[str, Any]) -> Table:
-    # Compact enough for an 80-column terminal; numbers never wrap or get cut.
-    table = Table(
-        title="iowatt-engine result",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        padding=(0, 0),  # the box's blank column separator is the only gap
-    )
-    for header, justify in RESULT_COLUMNS:
-        table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    for row in _dir_rows(result):
-        table.add_row(*row)
-    return table
-
-
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def bench(
     ctx: typer.Context,
@@ -766,195 +692,55 @@ def bench(
         progress_interval_s=0.25,
         output_format=output_format,
     )
-
-    interrupted = False
-    stop_idle = threading.Event()
-
-    def on_sigint(_signum: int, _frame: FrameType | None) -> None:
-        nonlocal interrupted
-        interrupted = True
-        stop_idle.set()
-        proc.stop("interrupted")
-
-    old = signal.signal(signal.SIGINT, on_sigint)
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    )
-    tasks: dict[int, Any] = {}
-
-    def on_progress(p: EngineProgress) -> None:
-        if p.job_index not in tasks:
-            tasks[p.job_index] = progress.add_task(p.job_name or f"job {p.job_index}", total=100)
-        iops = fmt_count(p.read_iops + p.write_iops)
-        rate = f"{iops} IOPS {fmt_bytes_rate(p.read_bw_bytes + p.write_bw_bytes)}"
-        progress.update(tasks[p.job_index], completed=p.percent, description=f"{p.job_name} {rate}")
-
-    def on_message(line: str) -> None:
-        err.print(line, style="dim", highlight=False, markup=False)
-
-    def on_idle(phase: str, elapsed_s: float, planned_s: float) -> None:
-        if phase not in idle_tasks:
-            idle_tasks[phase] = progress.add_task(phase, total=100)
-        progress.update(
-            idle_tasks[phase], completed=100 * elapsed_s / planned_s, description=f"{phase} (idle)"
-        )
-
-    idle_tasks: dict[str, Any] = {}
-    proc.on_progress = on_progress
-    proc.on_message = on_message
+    shown = BenchProgress()
+    proc.on_progress = shown.on_progress
+    proc.on_message = shown.on_message
     session = (
         PowerSession(meter, idle_s=DEFAULT_IDLE_S if idle is None else idle, target=target, name=meter_name)
         if meter
         else None
     )
-    outcome: EngineOutcome | None = None
-    power = None
+    interrupted = threading.Event()
+
+    def on_sigint(_signum: int, _frame: FrameType | None) -> None:
+        interrupted.set()
+        proc.stop("interrupted")
+
+    old = signal.signal(signal.SIGINT, on_sigint)
     try:
-        with progress:
-            if session is None:
-                outcome = proc.run()
-            else:
-                session.start()
-                if not session.measuring:
-                    err.print(f"[yellow]meter:[/] no meter data: {session.reason}", highlight=False)
-                if session.idle("idle_before", stop=stop_idle, on_tick=on_idle, tick_s=0.25):
-                    with session.phase("load"):
-                        outcome = proc.run()
-                    # the data file goes before idle_after, so its removal is not "idle" power
-                    cleanup_target(data_file)
-                    if outcome.ok:
-                        session.idle("idle_after", stop=stop_idle, on_tick=on_idle, tick_s=0.25)
+        with shown.shown():
+            measured = run_measured(
+                proc,
+                session,
+                stop=interrupted,
+                data_file=data_file,
+                on_idle=shown.on_idle,
+                tick_s=0.25,
+                on_meter_started=warn_no_meter_data,
+            )
     finally:
-        if session is not None:
-            power = session.finish()
         signal.signal(signal.SIGINT, old)
-        cleanup_target(data_file)
-        proc.job_file.unlink(missing_ok=True)
-    if interrupted or outcome is None:
+    outcome, power = measured.outcome, measured.power
+    if interrupted.is_set() or outcome is None:
         raise fail("interrupted: engine stopped", 130)
-    if power is None or grid_choice is None:
-        _finish_bench(outcome, json_output, preset)
-    else:
-        _finish_bench_energy(outcome, json_output, power, grid_choice, pue, preset)
+    finish_bench(outcome, json_output, preset, power, grid_choice, pue)
 
 
-def _finish_bench_energy(
+def warn_no_meter_data(session: PowerSession) -> None:
+    if not session.measuring:
+        err.print(f"[yellow]meter:[/] no meter data: {session.reason}", highlight=False)
+
+
+def finish_bench(
     outcome: EngineOutcome,
     json_output: bool,
-    power: dict[str, Any],
-    grid: Grid,
+    preset: str | None,
+    power: dict[str, Any] | None,
+    grid: Grid | None,
     pue: float,
-    preset: str | None = None,
 ) -> None:
-    if not outcome.ok:
-        _finish_bench(outcome, json_output, preset)
-        return
-    assert outcome.result is not None
-    try:
-        energy, carbon = energy_and_carbon(power, outcome.result, grid=grid, pue=pue)
-    except ValueError as exc:  # samples that cannot be integrated: say so, keep the result
-        energy, carbon = {"status": "error", "reason": str(exc), "source": power["meter"]["spec"]}, None
-    if json_output:
-        doc = {**outcome.result, "power": power, "energy": energy, "carbon": carbon}
-        sys.stdout.write(json.dumps(doc) + "\n")
-        return
-    console = stdout_console()
-    console.print(render_result_table(outcome.result))
-    console.print(RESULT_LEGEND, style="dim", highlight=False)
-    render_passes(console, preset, outcome.result)
-    render_energy(console, energy, carbon)
-
-
-def render_passes(console: Console, preset: str | None, result: dict[str, Any]) -> None:
-    """CrystalDiskMark-style best-of-passes table for presets that run passes."""
-    rows = presets.pass_rows(preset, result) if preset else []
-    if not rows:
-        return
-    table = Table(
-        title=f"{preset}: best of passes (as CrystalDiskMark reports)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-    )
-    for header in ("test", "passes", "best MB/s", "best IOPS", "median MB/s", "spread"):
-        table.add_column(header, justify="left" if header == "test" else "right", no_wrap=True)
-    for r in rows:
-        table.add_row(
-            r["test"],
-            str(r["passes"]),
-            f"{r['best_bw_bytes'] / 1e6:,.1f}",
-            fmt_count(r["best_iops"]),
-            f"{r['median_bw_bytes'] / 1e6:,.1f}",
-            f"{r['spread_pct']:.1f} %",
-        )
-    console.print(table)
-
-
-def render_energy(console: Console, energy: dict[str, Any], carbon: dict[str, Any] | None) -> None:
-    if energy.get("status") != "ok":
-        console.print(
-            f"[bold yellow]energy: no meter data[/] ({energy.get('source')}): {energy.get('reason')}",
-            highlight=False,
-        )
-        return
-    estimated = bool(energy.get("estimated"))
-    label = str(energy.get("tier_label") or energy.get("tier"))
-    title = f"energy · {label}" + (" · ESTIMATE from datasheet watts, not a measurement" if estimated else "")
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0))
-    for header in (
-        "idle W",
-        "load W",
-        "runtime",
-        "energy",
-        "± (k=2)",
-        "above idle",
-        "J/GB",
-        "IOPS/W",
-        "MB/s/W",
-    ):
-        table.add_column(header, justify="right", no_wrap=True)
-    mark = "~" if estimated else ""
-    table.add_row(
-        fmt_w(energy.get("idle_w"), mark),
-        fmt_w(energy.get("load_w_mean"), mark),
-        f"{float(energy.get('runtime_s') or 0):.1f} s",
-        fmt_j(energy.get("total_j"), mark),
-        fmt_j(energy.get("uncertainty_j")),
-        fmt_j(energy.get("dynamic_j"), mark),
-        fmt_num(energy.get("j_per_gb"), mark),
-        fmt_num(energy.get("iops_per_w"), mark),
-        fmt_num(energy.get("mb_s_per_w"), mark),
-    )
-    console.print(table)
-    details = [
-        f"source {energy.get('source')}",
-        f"{energy.get('samples')} samples at {float(energy.get('achieved_rate_hz') or 0):.1f} Hz",
-        f"accuracy {'declared' if energy.get('accuracy_declared') else 'assumed'} "
-        f"±{energy.get('accuracy_pct')} %",
-    ]
-    flags = [f for f in energy.get("flags") or [] if f != "accuracy_assumed"]
-    if flags:
-        details.append("flags: " + ", ".join(flags))
-    console.print(" · ".join(details), style="dim", highlight=False)
-    if carbon is not None:
-        region = f"{carbon['grid_region']} " if carbon.get("grid_region") else ""
-        source = str(carbon["grid_source"])
-        if carbon.get("grid_year") and str(carbon["grid_year"]) not in source:
-            source += f", {carbon['grid_year']}"
-        console.print(
-            f"CO2e {mark}{fmt_g(carbon['operational_gco2e'])} (grid {region}{carbon['grid_gco2e_per_kwh']:g} "
-            f"gCO2e/kWh, PUE {carbon['pue']:g}; {source})",
-            highlight=False,
-        )
-
-
-def _finish_bench(outcome: EngineOutcome, json_output: bool, preset: str | None = None) -> None:
+    """Exit with the engine's failure, or print the result (JSON or tables), with energy and
+    CO2 figures when a meter measured the run."""
     if not outcome.ok:
         code = outcome.exit_code if outcome.exit_code in (1, 2, 77) else 1
         message = outcome.error or "engine failed"
@@ -962,70 +748,30 @@ def _finish_bench(outcome: EngineOutcome, json_output: bool, preset: str | None 
             message = message[: -len(outcome.messages[-1])].rstrip(": ") + " (engine message above)"
         raise fail(message, code)
     assert outcome.result is not None
-    if json_output:
-        sys.stdout.write(outcome.stdout.strip() + "\n")
+    if power is None or grid is None:
+        if json_output:
+            sys.stdout.write(outcome.stdout.strip() + "\n")
+        else:
+            print_result(outcome.result, preset)
         return
-    console = stdout_console()
-    console.print(render_result_table(outcome.result))
-    console.print(RESULT_LEGEND, style="dim", highlight=False)
-    render_passes(console, preset, outcome.result)
+    try:
+        energy, carbon = energy_and_carbon(power, outcome.result, grid=grid, pue=pue)
+    except ValueError as exc:  # samples that cannot be integrated: say so, keep the result
+        energy, carbon = {"status": "error", "reason": str(exc), "source": power["meter"]["spec"]}, None
+    if json_output:
+        doc = {**outcome.result, "power": power, "energy": energy, "carbon": carbon}
+        sys.stdout.write(json.dumps(doc) + "\n")
+    else:
+        print_result(outcome.result, preset, energy, carbon)
 
 
 # --- inventory -----------------------------------------------------------------------------------
 
 
-def render_inventory(inv: Inventory) -> None:
-    out = stdout_console()
-    out.print(
-        f"[bold]{inv.hostname}[/]  {inv.os.distro or '?'}  kernel {inv.os.kernel}  "
-        f"{inv.cpu.model or '?'} ({inv.cpu.cores} cores)  {inv.mem_bytes / 2**30:.1f} GiB RAM  "
-        f"virtualization: {inv.virtualization or 'unknown'}",
-        highlight=False,
-    )
-    devices = Table(title="block devices", title_justify="left")
-    for col in (
-        "name",
-        "interface",
-        "model",
-        "firmware",
-        "size",
-        "rotational",
-        "scheduler",
-        "log/phys block",
-    ):
-        devices.add_column(col)
-    for d in inv.block_devices:
-        devices.add_row(
-            d.name,
-            d.interface,
-            d.model or "",
-            d.firmware or "",
-            f"{d.size_bytes / 1e9:,.1f} GB",
-            {True: "yes", False: "no", None: "?"}[d.rotational],
-            d.scheduler or "",
-            f"{d.logical_block_bytes or '?'} / {d.physical_block_bytes or '?'} B",
-        )
-    out.print(devices)
-    mounts = Table(title="mounts", title_justify="left")
-    for col in ("mountpoint", "source", "fstype", "options"):
-        mounts.add_column(col)
-    for m in inv.mounts:
-        mounts.add_row(m.mountpoint, m.source, m.fstype, m.options)
-    out.print(mounts)
-
-
 @app.command("presets")
 def list_presets() -> None:
     """The built-in workloads (the seeds' block workloads) that `bench --preset NAME` runs."""
-    table = Table(box=box.SIMPLE_HEAD)
-    for col in ("preset", "jobs", "passes", "what"):
-        table.add_column(col, overflow="fold")
-    for name, p in sorted(presets.load().items()):
-        passes = (
-            f"{p['passes']} (+{p['discard_passes']} discarded)" if p["discard_passes"] else str(p["passes"])
-        )
-        table.add_row(name, str(len(p["engine_job"]["jobs"])), passes, p["description"])
-    out.print(table)
+    print_presets()
 
 
 @app.command()
@@ -1060,20 +806,7 @@ app.add_typer(meters_app, name="meters")
 @meters_app.command("list")
 def meters_list() -> None:
     """Every supported meter scheme with its tier, rate, what it needs and an example spec."""
-    table = Table(title="meter schemes", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
-    for header in ("scheme", "tier", "rate", "what", "needs", "example"):
-        table.add_column(header, overflow="fold")
-    for d in DRIVERS:
-        rate = f"{1 / d.native_interval_s:g} Hz"
-        table.add_row(d.scheme, d.tier, rate, d.summary, d.needs, d.example)
-    console = stdout_console()
-    console.print(table)
-    console.print(
-        "tiers: lab (analyzer) > bmc / pdu > plug (informative) > inband; component = CPU/DRAM only, "
-        "never wall power; estimate = datasheet model, labelled an estimate everywhere",
-        style="dim",
-        highlight=False,
-    )
+    print_meter_schemes()
 
 
 @meters_app.command("test")

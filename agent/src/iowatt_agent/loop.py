@@ -29,6 +29,7 @@ from . import __version__
 from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
 from .config import AgentConfig, ConfigError, save_config
 from .inventory import collect as collect_inventory
+from .measured import run_measured
 from .policy import (
     METERS_FILE,
     POLICY_FILE,
@@ -41,7 +42,7 @@ from .policy import (
     report,
 )
 from .power import DEFAULT_IDLE_S, PowerSession
-from .runner import EngineOutcome, EngineProcess, EngineProgress, cleanup_target
+from .runner import EngineOutcome, EngineProcess, EngineProgress
 from .schemas import (
     AgentState,
     FailureReport,
@@ -139,7 +140,10 @@ class AgentLoop:
         self._lock = threading.Lock()
         self._busy = False
         self.current: EngineProcess | None = None
-        self._idle_abort = threading.Event()  # ends an idle phase early (forced drain, deadline)
+        # set once and never cleared: a forced drain (second signal, drain deadline) ends an idle
+        # phase and keeps an engine from starting, also when it comes before the run has a
+        # process (just after a lease was taken)
+        self.forced = threading.Event()
         self.current_run_id: UUID | None = None
         self.fatal: str | None = None
         self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
@@ -265,9 +269,9 @@ class AgentLoop:
             already = self.draining.is_set()
             self.draining.set()
         if already:
-            proc = self.current
             log.warning("drain.forced reason=%s: stopping the current run now", reason)
-            self._idle_abort.set()
+            self.forced.set()  # before reading self.current: the worker sets it, then checks this
+            proc = self.current
             if proc is not None:
                 proc.stop(f"agent stopped ({reason}) while draining")
         else:
@@ -436,53 +440,39 @@ class AgentLoop:
         proc.on_progress = self._progress_forwarder(lease, proc)
         proc.on_message = lambda line: log.info("engine.message run_id=%s %s", run_id, line)
         self.current_run_id = run_id
-        session = self._power_session(lease, plan)
         idle = _IdleWatch(self, lease)
-        power = None
+        self.current = proc  # from here a forced drain stops it (or keeps it from starting)
+        log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, plan.filename)
         try:
-            if session is not None:
-                self._idle_abort.clear()
-                session.start()
-                if not session.idle(
-                    "idle_before", stop=self._idle_abort, on_tick=idle.tick, tick_s=idle.tick_s
-                ):
-                    session.finish()
-                    self.current_run_id = None
-                    self.report_failure(
-                        lease,
-                        reason=idle.reason or "agent stopped before the benchmark started",
-                        exit_code=None,
-                        stderr_tail="",
-                        cancelled=idle.cancelled,
-                    )
-                    return "failure"
-            self.current = proc
-            log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, plan.filename)
-            try:
-                if session is not None:
-                    with session.phase("load"):
-                        outcome = proc.run()
-                else:
-                    outcome = proc.run()
-            finally:
-                self.current = None
-                cleanup_target(plan.data_file)
-                job_file.unlink(missing_ok=True)
-            if session is not None:
-                if outcome.ok:
-                    session.idle("idle_after", stop=self._idle_abort, on_tick=idle.tick, tick_s=idle.tick_s)
-                power = session.finish()
-                log.info(
-                    "power.measured run_id=%s status=%s samples=%d reason=%s",
-                    run_id,
-                    power["status"],
-                    len(power["samples"]["t_ns"]),
-                    power["reason"],
-                )
+            measured = run_measured(
+                proc,
+                self._power_session(lease, plan),
+                stop=self.forced,
+                data_file=plan.data_file,
+                on_idle=idle.tick,
+                tick_s=idle.tick_s,
+            )
         finally:
-            if session is not None and session.started and session.meter is not None and session.meter.opened:
-                session.meter.stop()
-        self.current_run_id = None
+            self.current = None
+            self.current_run_id = None
+        outcome, power = measured.outcome, measured.power
+        if power is not None and outcome is not None:
+            log.info(
+                "power.measured run_id=%s status=%s samples=%d reason=%s",
+                run_id,
+                power["status"],
+                len(power["samples"]["t_ns"]),
+                power["reason"],
+            )
+        if outcome is None:  # stopped before the engine started (idle_before, forced drain)
+            self.report_failure(
+                lease,
+                reason=idle.reason or "agent stopped before the benchmark started",
+                exit_code=None,
+                stderr_tail="",
+                cancelled=idle.cancelled,
+            )
+            return "failure"
         if outcome.ok:
             self.report_result(lease, outcome, power)
             return "result"
@@ -636,11 +626,11 @@ class AgentLoop:
             self._safe_heartbeat()
             worker.join(self.settings.drain_timeout_s)
             if worker.is_alive():
+                self.forced.set()
                 proc = self.current
                 if proc is not None:
                     deadline = self.settings.drain_timeout_s
                     proc.stop(f"agent draining: run still going after the {deadline:g} s deadline")
-                self._idle_abort.set()
                 worker.join(self.settings.kill_grace_s + 60.0)
         self.stopping.set()
         self.retrier.kick()

@@ -1,0 +1,79 @@
+"""One measured run, the same for `bench` and for a server's lease: idle baseline before, the
+engine's load, idle baseline after, with the power session around them.
+
+    idle_before ─ load (engine) ─ [data file removed] ─ idle_after (only after a good run)
+
+Without a meter only the engine runs. `stop` ends an idle phase early and keeps the engine from
+starting once it is set (the caller also stops a running engine: `EngineProcess.stop`). The data
+file of a directory target is removed before idle_after, so its removal is not "idle" power.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .power import IdleTick, PowerSession
+from .runner import EngineOutcome, EngineProcess, cleanup_target
+
+log = logging.getLogger("iowatt_agent.measured")
+
+
+@dataclass
+class MeasuredRun:
+    outcome: EngineOutcome | None  # None: stopped before the engine started
+    power: dict[str, Any] | None  # the contract §4 power object; None without a meter
+
+
+def run_measured(
+    proc: EngineProcess,
+    session: PowerSession | None,
+    *,
+    stop: threading.Event,
+    data_file: Path | None,
+    on_idle: IdleTick | None = None,
+    tick_s: float = 1.0,
+    on_meter_started: Callable[[PowerSession], None] | None = None,
+) -> MeasuredRun:
+    """Run the sequence to its end (or to `stop`). The job file and the data file are gone and
+    the meter is stopped when this returns, also when it raises."""
+    finished = False
+
+    def finish() -> dict[str, Any] | None:
+        nonlocal finished
+        finished = True
+        return session.finish() if session is not None else None
+
+    try:
+        if session is not None:
+            session.start()
+            if on_meter_started is not None:
+                on_meter_started(session)
+            if not session.idle("idle_before", stop=stop, on_tick=on_idle, tick_s=tick_s):
+                return MeasuredRun(None, finish())
+        if stop.is_set():  # a forced stop that came before the engine: it never starts
+            return MeasuredRun(None, finish())
+        try:
+            if session is not None:
+                with session.phase("load"):
+                    outcome = proc.run()
+            else:
+                outcome = proc.run()
+        finally:
+            cleanup_target(data_file)
+            proc.job_file.unlink(missing_ok=True)
+        if session is not None and outcome.ok:
+            session.idle("idle_after", stop=stop, on_tick=on_idle, tick_s=tick_s)
+        return MeasuredRun(outcome, finish())
+    finally:
+        if not finished:  # raised: stop the meter without hiding the error
+            try:
+                finish()
+            except Exception:  # noqa: BLE001
+                log.exception("meter.finish_failed")
+        cleanup_target(data_file)
+        proc.job_file.unlink(missing_ok=True)
