@@ -33,13 +33,13 @@ static int null_queue(struct worker *w, struct io_req *r)
 }
 
 static const struct engine_ops psync_ops = {
-	.name = "psync", .sync = 1, .init = sync_init, .queue = psync_queue, .cleanup = sync_cleanup,
+	.name = "psync", .flags = ENGINE_F_SYNC, .init = sync_init, .queue = psync_queue, .cleanup = sync_cleanup,
 };
 static const struct engine_ops null_ops = {
-	.name = "null", .sync = 1, .init = sync_init, .queue = null_queue, .cleanup = sync_cleanup,
+	.name = "null", .flags = ENGINE_F_SYNC, .init = sync_init, .queue = null_queue, .cleanup = sync_cleanup,
 };
 
-extern const struct engine_ops libaio_ops;
+extern const struct engine_ops libaio_ops, io_uring_ops;
 
 const struct engine_ops *engine_find(const char *name)
 {
@@ -56,13 +56,6 @@ const struct engine_ops *engine_find(const char *name)
 
 int engine_built_in(const char *name)
 {
-#ifndef HAVE_LIBAIO
-	if (!strcmp(name, "libaio"))
-		return 0;
-#endif
-#ifndef HAVE_LIBURING
-	if (!strcmp(name, "io_uring"))
-		return 0;
-#endif
-	return engine_find(name) != NULL;
+	const struct engine_ops *ops = engine_find(name);
+	return ops && !(ops->flags & ENGINE_F_ABSENT);
 }

@@ -188,10 +188,10 @@ static int uring_probe(void)
 }
 
 const struct engine_ops io_uring_ops = {
-	.name = "io_uring", .sync = 0, .probe = uring_probe, .init = uring_init, .queue = uring_queue, .commit = uring_commit,
+	.name = "io_uring", .flags = ENGINE_F_KWORKER, .probe = uring_probe, .init = uring_init, .queue = uring_queue, .commit = uring_commit,
 	.getevents = uring_getevents, .cleanup = uring_cleanup,
 };
 #else
 static int uring_absent(struct worker *w) { (void)w; return -ENOSYS; }
-const struct engine_ops io_uring_ops = { .name = "io_uring", .init = uring_absent };
+const struct engine_ops io_uring_ops = { .name = "io_uring", .flags = ENGINE_F_ABSENT | ENGINE_F_KWORKER, .init = uring_absent };
 #endif

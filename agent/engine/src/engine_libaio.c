@@ -154,10 +154,10 @@ static int aio_probe(void)
 }
 
 const struct engine_ops libaio_ops = {
-	.name = "libaio", .sync = 0, .probe = aio_probe, .init = aio_init, .queue = aio_queue, .commit = aio_commit,
+	.name = "libaio", .flags = 0, .probe = aio_probe, .init = aio_init, .queue = aio_queue, .commit = aio_commit,
 	.getevents = aio_getevents, .cleanup = aio_cleanup,
 };
 #else
 static int aio_absent(struct worker *w) { (void)w; return -ENOSYS; }
-const struct engine_ops libaio_ops = { .name = "libaio", .init = aio_absent };
+const struct engine_ops libaio_ops = { .name = "libaio", .flags = ENGINE_F_ABSENT, .init = aio_absent };
 #endif

@@ -251,6 +251,8 @@ void options_defaults(struct options *o);
 /* Apply one option; returns 0, or exits 2 with a message naming it. */
 void option_set(struct options *o, const char *name, const char *val);
 int option_is_known(const char *name);
+void options_echo(struct jw *w, const struct options *o); /* "options": the resolved values */
+void options_help(FILE *f);                               /* --help, from the same table */
 void options_finalize(struct options *o);
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg);
 static inline int rw_is_random(enum rw_mode rw) { return rw == RW_RANDREAD || rw == RW_RANDWRITE || rw == RW_RANDRW; }
@@ -334,9 +336,13 @@ struct io_req {
 	int64_t res;           /* bytes done or -errno */
 };
 struct worker;
+/* what an engine is, for the code around it (never compare ops pointers) */
+#define ENGINE_F_SYNC 1u       /* queue() completes the I/O inline: iodepth is 1 */
+#define ENGINE_F_KWORKER 2u    /* I/O also runs in kernel worker threads (io_uring's io-wq): count their CPU */
+#define ENGINE_F_ABSENT 4u     /* not built in (its development headers were missing): exit 77 */
 struct engine_ops {
 	const char *name;
-	int sync;                                          /* queue() completes the I/O inline */
+	unsigned flags;                                    /* ENGINE_F_* */
 	int (*init)(struct worker *w);                     /* 0, -errno; -ENOSYS = not available */
 	int (*queue)(struct worker *w, struct io_req *r);  /* sync: perform; async: stage */
 	/* async: submit what queue() staged; returns the number staged or -errno. last=1: the worker
@@ -347,7 +353,6 @@ struct engine_ops {
 	int (*probe)(void);                                /* 0 if usable on this kernel, else -errno */
 };
 const struct engine_ops *engine_find(const char *name);
-extern const struct engine_ops io_uring_ops;
 int engine_built_in(const char *name);
 
 /* ---- worker.c ---- */

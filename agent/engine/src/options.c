@@ -10,49 +10,61 @@
 
 #include "iowatt.h"
 
-static const char *const known[] = {
-	"name", "filename", "rw", "readwrite", "rwmixread", "rwmixwrite", "bs", "blocksize", "bssplit",
-	"size", "offset", "direct", "buffered", "numjobs", "runtime", "time_based", "ramp_time",
-	"ioengine", "iodepth", "stonewall", "wait_for_previous", "loops", "fsync", "fdatasync",
-	"end_fsync", "sync", "invalidate", "fadvise_hint", "random_distribution", "norandommap",
-	"randseed", "zero_buffers", "buffer_compress_percentage", "refill_buffers", "rate_iops",
-	"destructive", "thread", "group_reporting", "randrepeat", "clocksource", "iodepth_batch_submit",
-	"iodepth_batch", "force_async", "kb_base", "io_size", "io_limit", "beneath", "create_new", "unlink",
-	"keep_existing", "readonly", NULL,
+/* ---- the options table ----
+ * Each option is defined once, in opts[] below (as fio's options table): its name and alias,
+ * its type and field (offset in struct options), its default, its limits, its help line and
+ * its key in the JSON echo. That one row drives option_set() (parsing and validation),
+ * options_defaults(), --help and options_echo() (iowatt.options in the output). */
+
+enum opt_type {
+	OT_STR,   /* char[len]: non-empty, shorter than the field */
+	OT_BOOL,  /* int: 0 or 1 (OPT_F_INVERT stores the opposite) */
+	OT_UINT,  /* unsigned: plain number in [min, max] */
+	OT_U64,   /* uint64_t: plain number in [min, max] */
+	OT_SIZE,  /* uint64_t: fio size (k/m/g/t/p, kb_base) in [min, max] */
+	OT_TIME,  /* uint64_t: nanoseconds from fio's time syntax (plain number = seconds) */
+	OT_ENUM,  /* int: one of the names in choices (several names may share a value) */
+	OT_FUNC,  /* parsed and echoed by its own functions */
 };
 
-int option_is_known(const char *name)
-{
-	for (int i = 0; known[i]; i++)
-		if (!strcmp(known[i], name))
-			return 1;
-	return 0;
-}
+#define OPT_F_INVERT 1u      /* OT_BOOL: store !value (buffered = !direct) */
+#define OPT_F_UNSTORED 2u    /* validated for fio compatibility, changes nothing */
+#define OPT_F_UNRECORDED 4u  /* not kept in the "options as given" (the job's name) */
+#define OPT_F_NULL_ZERO 8u   /* echo: 0 / "" is written as null */
 
-void options_defaults(struct options *o)
-{
-	memset(o, 0, sizeof(*o));
-	strcpy(o->name, "job");
-	o->rw = RW_READ;
-	o->rwmixread = 50;
-	o->bs[0] = o->bs[1] = 4096;
-	o->numjobs = 1;
-	strcpy(o->ioengine, "psync");
-	o->iodepth = 1;
-	o->loops = 1;
-	o->invalidate = 1;
-	o->fadvise = FADV_AUTO;
-	o->dist = DIST_RANDOM;
-	o->refill_buffers = 1;
-	o->iodepth_batch = 1;
-	o->kb_base = 1024;
-}
+struct opt_choice {
+	const char *name;
+	int val;
+};
 
-const char *rw_name(enum rw_mode rw)
-{
-	static const char *const n[] = { "read", "write", "randread", "randwrite", "rw", "randrw" };
-	return n[rw];
-}
+struct opt_def;
+typedef void (*opt_parse_fn)(struct options *o, const struct opt_def *d, const char *name, const char *val);
+typedef void (*opt_echo_fn)(struct jw *w, const struct options *o, const struct opt_def *d);
+
+struct opt_def {
+	const char *name;
+	const char *alias;           /* a second fio name for the same option, or NULL */
+	enum opt_type type;
+	size_t off;                  /* offset of the field in struct options */
+	size_t len;                  /* OT_STR: size of the field */
+	uint64_t min, max;           /* numbers: accepted range (max 0 = no upper limit) */
+	size_t set_off;              /* field set to 1 when the option is given (0 = none) */
+	const struct opt_choice *choices; /* OT_ENUM, NULL-terminated; the first name of a value is echoed */
+	const char *bad;             /* OT_STR / OT_ENUM: message for a bad value, one %s */
+	const char *def;             /* default, as text, applied through the parser; NULL = zero */
+	const char *key;             /* key in the JSON echo; NULL = not echoed */
+	unsigned flags;
+	opt_parse_fn parse;          /* OT_FUNC */
+	opt_echo_fn echo;            /* OT_FUNC, or a computed echo for another type */
+	const char *help;
+};
+
+#define OFF(f) offsetof(struct options, f)
+#define FLD(o, d, T) ((T *)(void *)((char *)(o) + (d)->off))
+#define CFLD(o, d, T) ((const T *)(const void *)((const char *)(o) + (d)->off))
+
+_Static_assert(sizeof(enum rw_mode) == sizeof(int), "OT_ENUM stores an int");
+_Static_assert(sizeof(enum fadv) == sizeof(int), "OT_ENUM stores an int");
 
 static uint64_t need_size(const struct options *o, const char *name, const char *val)
 {
@@ -141,6 +153,332 @@ static void parse_bssplit(struct options *o, const char *val)
 	}
 }
 
+static void parse_rwmixwrite(struct options *o, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d;
+	uint64_t v = need_u64(name, val);
+	if (v > 100)
+		die_usage(name, "must be 0..100, got '%s'", val);
+	o->rwmixread = 100 - (unsigned)v;
+}
+
+/* "4k" or "read,write" */
+static void parse_bs(struct options *o, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d;
+	char buf[128];
+	str_copy(buf, sizeof(buf), val);
+	char *comma = strchr(buf, ',');
+	if (comma)
+		*comma = 0;
+	uint64_t r = need_size(o, name, buf), w = comma && comma[1] ? need_size(o, name, comma + 1) : r;
+	if (r == 0 || w == 0)
+		die_usage(name, "must be greater than 0, got '%s'", val);
+	if (r > (1ull << 30) || w > (1ull << 30))
+		die_usage(name, "larger than 1 GiB: '%s'", val);
+	o->bs[0] = r;
+	o->bs[1] = w;
+	o->nbssplit[0] = o->nbssplit[1] = 0;
+}
+
+static void echo_bs(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	(void)d;
+	/* one block size when the job has one (what consumers chart), else null */
+	int ddir = rw_reads(o->rw) ? 0 : 1;
+	if (o->nbssplit[ddir] || (rw_reads(o->rw) && rw_writes(o->rw) && o->bs[0] != o->bs[1]))
+		jw_null(w, "bs_bytes");
+	else
+		jw_u64(w, "bs_bytes", o->bs[ddir]);
+	jw_u64(w, "bs_read_bytes", o->bs[0]);
+	jw_u64(w, "bs_write_bytes", o->bs[1]);
+}
+
+static void parse_bssplit_opt(struct options *o, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d;
+	parse_bssplit(o, val);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < o->nbssplit[k]; i++)
+			if (o->bssplit[k][i].bs > (1ull << 30))
+				die_usage(name, "block size larger than 1 GiB in '%s'", val);
+}
+
+static void echo_bssplit(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	jw_arr(w, d->key);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < o->nbssplit[k]; i++) {
+			jw_obj(w, NULL);
+			jw_str(w, "ddir", k ? "write" : "read");
+			jw_u64(w, "bs_bytes", o->bssplit[k][i].bs);
+			jw_u64(w, "percent", o->bssplit[k][i].pct);
+			jw_obj_end(w);
+		}
+	jw_arr_end(w);
+}
+
+static void parse_ioengine(struct options *o, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d;
+	if (!engine_find(val))
+		die_usage(name, "unknown ioengine '%s' (psync, libaio, io_uring, null)", val);
+	str_copy(o->ioengine, sizeof(o->ioengine), val);
+}
+
+static void echo_ioengine(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	jw_str(w, d->key, o->ioengine);
+}
+
+static void parse_distribution(struct options *o, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d;
+	const char *colon = strchr(val, ':');
+	size_t kl = colon ? (size_t)(colon - val) : strlen(val);
+	double p = 0;
+	if (colon) {
+		char *end;
+		p = strtod(colon + 1, &end);
+		if (end == colon + 1 || *end)
+			die_usage(name, "invalid parameter in '%s'", val);
+	}
+	if (kl == 6 && !strncmp(val, "random", 6) && !colon) {
+		o->dist = DIST_RANDOM;
+	} else if (kl == 4 && !strncmp(val, "zipf", 4) && colon) {
+		if (!(p > 0) || p == 1.0)
+			die_usage(name, "zipf theta must be > 0 and != 1 in '%s'", val);
+		o->dist = DIST_ZIPF;
+	} else if (kl == 6 && !strncmp(val, "pareto", 6) && colon) {
+		if (!(p > 0 && p < 1))
+			die_usage(name, "pareto h must be in (0, 1) in '%s'", val);
+		o->dist = DIST_PARETO;
+	} else if (kl == 6 && !strncmp(val, "normal", 6)) {
+		if (!colon)
+			p = 10; /* stddev 10 % of the region */
+		if (!(p > 0 && p <= 100))
+			die_usage(name, "normal deviation must be in (0, 100] in '%s'", val);
+		o->dist = DIST_NORMAL;
+	} else {
+		die_usage(name, "unknown distribution '%s' (random, zipf:T, pareto:H, normal[:DEV])", val);
+	}
+	o->dist_param = p;
+}
+
+static void echo_distribution(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	static const char *const di[] = { "random", "zipf", "pareto", "normal" };
+	jw_str(w, d->key, di[o->dist]);
+	if (o->dist == DIST_RANDOM)
+		jw_null(w, "random_distribution_param");
+	else
+		jw_dbl(w, "random_distribution_param", o->dist_param);
+}
+
+static const struct opt_choice rw_choices[] = {
+	{ "read", RW_READ }, { "write", RW_WRITE }, { "randread", RW_RANDREAD }, { "randwrite", RW_RANDWRITE },
+	{ "rw", RW_RW }, { "readwrite", RW_RW }, { "randrw", RW_RANDRW }, { NULL, 0 },
+};
+static const struct opt_choice sync_choices[] = {
+	{ "none", 0 }, { "dsync", 1 }, { "sync", 1 }, { "1", 1 }, { "0", 0 }, { NULL, 0 },
+};
+static const struct opt_choice fadvise_choices[] = {
+	{ "0", FADV_NONE }, { "1", FADV_AUTO }, { "sequential", FADV_SEQ }, { "random", FADV_RAND },
+	{ "normal", FADV_NORMAL }, { NULL, 0 },
+};
+/* clock_gettime is always CLOCK_MONOTONIC, never the wall clock (gettimeofday is fio's name) */
+static const struct opt_choice clock_choices[] = {
+	{ "cpu", 0 }, { "clock_gettime", 1 }, { "gettimeofday", 1 }, { NULL, 0 },
+};
+static const struct opt_choice kb_base_choices[] = { { "1024", 1024 }, { "1000", 1000 }, { NULL, 0 } };
+
+/* Table order is the echo's key order (iowatt.options, a stable interface) and --help's. */
+static const struct opt_def opts[] = {
+	{ .name = "name", .type = OT_STR, .off = OFF(name), .len = sizeof(((struct options *)0)->name),
+	  .bad = "invalid job name '%s'", .def = "job", .key = "name", .flags = OPT_F_UNRECORDED,
+	  .help = "job name; starts a new job on the command line" },
+	{ .name = "filename", .type = OT_STR, .off = OFF(filename), .len = PATH_MAX, .bad = "invalid path '%s'",
+	  .key = "filename", .help = "file or block device (required)" },
+	{ .name = "rw", .alias = "readwrite", .type = OT_ENUM, .off = OFF(rw), .choices = rw_choices,
+	  .bad = "unknown mode '%s' (read, write, randread, randwrite, rw, randrw)", .def = "read", .key = "rw",
+	  .help = "I/O pattern" },
+	{ .name = "rwmixread", .type = OT_UINT, .off = OFF(rwmixread), .max = 100, .def = "50", .key = "rwmixread",
+	  .help = "percent of mixed I/O that reads" },
+	{ .name = "rwmixwrite", .type = OT_FUNC, .parse = parse_rwmixwrite, .help = "percent of mixed I/O that writes" },
+	{ .name = "bs", .alias = "blocksize", .type = OT_FUNC, .parse = parse_bs, .echo = echo_bs, .def = "4096",
+	  .key = "bs_bytes", .help = "block size, or READ,WRITE (at most 1 GiB)" },
+	{ .name = "bssplit", .type = OT_FUNC, .parse = parse_bssplit_opt, .echo = echo_bssplit, .key = "bssplit",
+	  .help = "block size mix: BS/PCT:BS/PCT[,WRITE LIST]" },
+	{ .name = "size", .type = OT_SIZE, .off = OFF(size), .min = 1, .set_off = OFF(size_set), .key = "size_bytes",
+	  .help = "bytes of the target to use (default: all of it)" },
+	{ .name = "offset", .type = OT_SIZE, .off = OFF(offset), .key = "offset_bytes", .help = "start offset in the target" },
+	{ .name = "direct", .type = OT_BOOL, .off = OFF(direct), .key = "direct", .help = "O_DIRECT" },
+	{ .name = "buffered", .type = OT_BOOL, .off = OFF(direct), .flags = OPT_F_INVERT, .help = "the opposite of direct" },
+	{ .name = "numjobs", .type = OT_UINT, .off = OFF(numjobs), .min = 1, .max = 4096, .def = "1", .key = "numjobs",
+	  .help = "clones of the job (threads)" },
+	{ .name = "runtime", .type = OT_TIME, .off = OFF(runtime_ns), .key = "runtime_ns",
+	  .help = "measured time limit (plain number = seconds)" },
+	{ .name = "time_based", .type = OT_BOOL, .off = OFF(time_based), .key = "time_based",
+	  .help = "run for runtime, looping over the region" },
+	{ .name = "ramp_time", .type = OT_TIME, .off = OFF(ramp_ns), .key = "ramp_time_ns", .help = "unmeasured warm-up time" },
+	{ .name = "ioengine", .type = OT_FUNC, .parse = parse_ioengine, .echo = echo_ioengine, .def = "psync",
+	  .key = "ioengine", .help = "psync (sync, pvsync), libaio, io_uring or null" },
+	{ .name = "iodepth", .type = OT_UINT, .off = OFF(iodepth), .min = 1, .max = 4096, .def = "1", .key = "iodepth",
+	  .help = "I/Os in flight per thread (async engines)" },
+	{ .name = "stonewall", .alias = "wait_for_previous", .type = OT_BOOL, .off = OFF(stonewall), .key = "stonewall",
+	  .help = "wait for the jobs before this one" },
+	{ .name = "loops", .type = OT_U64, .off = OFF(loops), .min = 1, .def = "1", .key = "loops",
+	  .help = "passes over the region" },
+	{ .name = "fsync", .type = OT_U64, .off = OFF(fsync_n), .key = "fsync", .help = "fsync every N writes" },
+	{ .name = "fdatasync", .type = OT_U64, .off = OFF(fdatasync_n), .key = "fdatasync", .help = "fdatasync every N writes" },
+	{ .name = "end_fsync", .type = OT_BOOL, .off = OFF(end_fsync), .key = "end_fsync", .help = "fsync when the job ends" },
+	{ .name = "sync", .type = OT_ENUM, .off = OFF(sync_dsync), .choices = sync_choices,
+	  .bad = "unknown mode '%s' (none, dsync, sync)", .key = "sync", .help = "open with O_DSYNC: none or dsync" },
+	{ .name = "invalidate", .type = OT_BOOL, .off = OFF(invalidate), .def = "1", .key = "invalidate",
+	  .help = "drop the target's page cache before the job" },
+	{ .name = "fadvise_hint", .type = OT_ENUM, .off = OFF(fadvise), .choices = fadvise_choices,
+	  .bad = "unknown hint '%s' (0, 1, sequential, random, normal)", .def = "1", .key = "fadvise_hint",
+	  .help = "posix_fadvise: 0, 1 (from rw), sequential, random, normal" },
+	{ .name = "random_distribution", .type = OT_FUNC, .parse = parse_distribution, .echo = echo_distribution,
+	  .def = "random", .key = "random_distribution", .help = "random, zipf:T, pareto:H or normal[:DEV]" },
+	{ .name = "norandommap", .type = OT_BOOL, .off = OFF(norandommap), .key = "norandommap",
+	  .help = "random offsets may repeat within a pass" },
+	{ .name = "randseed", .type = OT_U64, .off = OFF(randseed), .set_off = OFF(randseed_set), .key = "randseed",
+	  .help = "seed of the offset and data generators" },
+	{ .name = "zero_buffers", .type = OT_BOOL, .off = OFF(zero_buffers), .key = "zero_buffers",
+	  .help = "write zeroes" },
+	{ .name = "refill_buffers", .type = OT_BOOL, .off = OFF(refill_buffers), .def = "1", .key = "refill_buffers",
+	  .help = "fresh content for every write" },
+	{ .name = "clocksource", .type = OT_ENUM, .off = OFF(clock_gettime), .choices = clock_choices,
+	  .bad = "must be cpu or clock_gettime, got '%s'", .key = "clocksource",
+	  .help = "cpu (TSC when the kernel trusts it) or clock_gettime" },
+	{ .name = "iodepth_batch_submit", .alias = "iodepth_batch", .type = OT_UINT, .off = OFF(iodepth_batch),
+	  .max = 65536, .def = "1", .key = "iodepth_batch_submit",
+	  .help = "submit once this many are prepared (0 = the whole free depth)" },
+	{ .name = "force_async", .type = OT_UINT, .off = OFF(force_async), .max = 65536, .key = "force_async",
+	  .help = "io_uring: every Nth SQE with IOSQE_ASYNC (0 = never)" },
+	{ .name = "io_size", .alias = "io_limit", .type = OT_SIZE, .off = OFF(io_size), .min = 1, .key = "io_size_bytes",
+	  .flags = OPT_F_NULL_ZERO, .help = "bytes per pass instead of size" },
+	{ .name = "buffer_compress_percentage", .type = OT_UINT, .off = OFF(compress_pct), .max = 100,
+	  .key = "buffer_compress_percentage", .help = "how compressible written data is" },
+	{ .name = "rate_iops", .type = OT_U64, .off = OFF(rate_iops), .key = "rate_iops",
+	  .help = "open load: issue at this rate (0 = closed loop)" },
+	{ .name = "destructive", .type = OT_BOOL, .off = OFF(destructive), .key = "destructive",
+	  .help = "allow writing a block device" },
+	{ .name = "beneath", .type = OT_STR, .off = OFF(beneath), .len = PATH_MAX, .bad = "invalid directory '%s'",
+	  .key = "beneath", .flags = OPT_F_NULL_ZERO, .help = "the file must resolve inside this directory" },
+	{ .name = "create_new", .type = OT_BOOL, .off = OFF(create_new), .key = "create_new",
+	  .help = "the file must not exist; this run creates it" },
+	{ .name = "unlink", .type = OT_BOOL, .off = OFF(unlink_file), .key = "unlink",
+	  .help = "remove, at the end, a file this run created" },
+	{ .name = "keep_existing", .type = OT_BOOL, .off = OFF(keep_existing), .key = "keep_existing",
+	  .help = "never extend, fill or write-by-layout an existing file" },
+	{ .name = "readonly", .type = OT_BOOL, .off = OFF(readonly), .key = "readonly",
+	  .help = "refuse a job that writes" },
+	{ .name = "kb_base", .type = OT_ENUM, .off = OFF(kb_base), .choices = kb_base_choices,
+	  .bad = "must be 1024 or 1000, got '%s'", .def = "1024", .help = "meaning of size suffixes: 1024 or 1000" },
+	{ .name = "thread", .type = OT_BOOL, .flags = OPT_F_UNSTORED, .help = "accepted (threads are always used)" },
+	{ .name = "group_reporting", .type = OT_BOOL, .flags = OPT_F_UNSTORED,
+	  .help = "accepted (clones are always reported together)" },
+	{ .name = "randrepeat", .type = OT_BOOL, .flags = OPT_F_UNSTORED,
+	  .help = "accepted (the default randseed is fixed)" },
+};
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static const struct opt_def *opt_find(const char *name)
+{
+	for (size_t i = 0; i < NOPTS; i++)
+		if (!strcmp(opts[i].name, name) || (opts[i].alias && !strcmp(opts[i].alias, name)))
+			return &opts[i];
+	return NULL;
+}
+
+int option_is_known(const char *name)
+{
+	return opt_find(name) != NULL;
+}
+
+static int option_is_bool(const char *name)
+{
+	const struct opt_def *d = opt_find(name);
+	return d && d->type == OT_BOOL;
+}
+
+static void check_range(const struct opt_def *d, const char *name, const char *val, uint64_t v)
+{
+	if (d->max && (v < d->min || v > d->max))
+		die_usage(name, "must be %llu..%llu, got '%s'", (unsigned long long)d->min,
+			  (unsigned long long)d->max, val);
+	if (v < d->min) /* min is 0 or 1 where there is no upper limit */
+		die_usage(name, "must be greater than 0");
+}
+
+static void opt_apply(struct options *o, const struct opt_def *d, const char *name, const char *val)
+{
+	uint64_t v;
+	switch (d->type) {
+	case OT_STR:
+		if (!*val || strlen(val) >= d->len)
+			die_usage(name, d->bad, val);
+		strcpy(FLD(o, d, char), val);
+		break;
+	case OT_BOOL: {
+		int b = need_bool(name, val);
+		if (!(d->flags & OPT_F_UNSTORED))
+			*FLD(o, d, int) = d->flags & OPT_F_INVERT ? !b : b;
+		break;
+	}
+	case OT_UINT:
+		v = need_u64(name, val);
+		check_range(d, name, val, v);
+		*FLD(o, d, unsigned) = (unsigned)v;
+		break;
+	case OT_U64:
+		v = need_u64(name, val);
+		check_range(d, name, val, v);
+		*FLD(o, d, uint64_t) = v;
+		break;
+	case OT_SIZE:
+		v = need_size(o, name, val);
+		check_range(d, name, val, v);
+		*FLD(o, d, uint64_t) = v;
+		break;
+	case OT_TIME:
+		*FLD(o, d, uint64_t) = need_time(name, val);
+		break;
+	case OT_ENUM:
+		for (const struct opt_choice *c = d->choices; c->name; c++)
+			if (!strcmp(c->name, val)) {
+				*FLD(o, d, int) = c->val;
+				return;
+			}
+		die_usage(name, d->bad, val);
+	case OT_FUNC:
+		d->parse(o, d, name, val);
+		break;
+	}
+	if (d->set_off)
+		*(int *)(void *)((char *)o + d->set_off) = 1;
+}
+
+void options_defaults(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->kb_base = 1024; /* the sizes among the defaults below are read with it */
+	for (size_t i = 0; i < NOPTS; i++)
+		if (opts[i].def)
+			opt_apply(o, &opts[i], opts[i].name, opts[i].def);
+	o->size_set = o->randseed_set = 0; /* a default is not "given" */
+}
+
+const char *rw_name(enum rw_mode rw)
+{
+	for (const struct opt_choice *c = rw_choices; c->name; c++)
+		if (c->val == (int)rw)
+			return c->name;
+	return "?";
+}
+
 static void remember(struct options *o, const char *name, const char *val)
 {
 	for (int i = 0; i < o->ngiven; i++)
@@ -159,212 +497,90 @@ static void remember(struct options *o, const char *name, const char *val)
 
 void option_set(struct options *o, const char *name, const char *val)
 {
-	if (!option_is_known(name))
+	const struct opt_def *d = opt_find(name);
+	if (!d)
 		die_usage(name, "unknown option");
 	if (!val)
 		die_usage(name, "missing value");
-	if (strcmp(name, "name"))
+	if (!(d->flags & OPT_F_UNRECORDED))
 		remember(o, name, val);
-	if (!strcmp(name, "name")) {
-		if (!*val || strlen(val) >= sizeof(o->name))
-			die_usage(name, "invalid job name '%s'", val);
-		strcpy(o->name, val);
-	} else if (!strcmp(name, "filename")) {
-		if (!*val || strlen(val) >= sizeof(o->filename))
-			die_usage(name, "invalid path '%s'", val);
-		strcpy(o->filename, val);
-	} else if (!strcmp(name, "rw") || !strcmp(name, "readwrite")) {
-		static const struct { const char *s; enum rw_mode m; } t[] = {
-			{ "read", RW_READ }, { "write", RW_WRITE }, { "randread", RW_RANDREAD },
-			{ "randwrite", RW_RANDWRITE }, { "rw", RW_RW }, { "readwrite", RW_RW },
-			{ "randrw", RW_RANDRW },
-		};
-		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-			if (!strcmp(t[i].s, val)) {
-				o->rw = t[i].m;
-				return;
-			}
-		die_usage(name, "unknown mode '%s' (read, write, randread, randwrite, rw, randrw)", val);
-	} else if (!strcmp(name, "rwmixread") || !strcmp(name, "rwmixwrite")) {
-		uint64_t v = need_u64(name, val);
-		if (v > 100)
-			die_usage(name, "must be 0..100, got '%s'", val);
-		o->rwmixread = name[5] == 'r' ? (unsigned)v : 100 - (unsigned)v;
-	} else if (!strcmp(name, "bs") || !strcmp(name, "blocksize")) {
-		/* "4k" or "read,write" */
-		char buf[128];
-		str_copy(buf, sizeof(buf), val);
-		char *comma = strchr(buf, ',');
-		if (comma)
-			*comma = 0;
-		uint64_t r = need_size(o, name, buf), w = comma && comma[1] ? need_size(o, name, comma + 1) : r;
-		if (r == 0 || w == 0)
-			die_usage(name, "must be greater than 0, got '%s'", val);
-		if (r > (1ull << 30) || w > (1ull << 30))
-			die_usage(name, "larger than 1 GiB: '%s'", val);
-		o->bs[0] = r;
-		o->bs[1] = w;
-		o->nbssplit[0] = o->nbssplit[1] = 0;
-	} else if (!strcmp(name, "bssplit")) {
-		parse_bssplit(o, val);
-		for (int d = 0; d < 2; d++)
-			for (int i = 0; i < o->nbssplit[d]; i++)
-				if (o->bssplit[d][i].bs > (1ull << 30))
-					die_usage(name, "block size larger than 1 GiB in '%s'", val);
-	} else if (!strcmp(name, "size")) {
-		o->size = need_size(o, name, val);
-		if (o->size == 0)
-			die_usage(name, "must be greater than 0");
-		o->size_set = 1;
-	} else if (!strcmp(name, "offset")) {
-		o->offset = need_size(o, name, val);
-	} else if (!strcmp(name, "direct")) {
-		o->direct = need_bool(name, val);
-	} else if (!strcmp(name, "buffered")) {
-		o->direct = !need_bool(name, val);
-	} else if (!strcmp(name, "numjobs")) {
-		uint64_t v = need_u64(name, val);
-		if (v < 1 || v > 4096)
-			die_usage(name, "must be 1..4096, got '%s'", val);
-		o->numjobs = (unsigned)v;
-	} else if (!strcmp(name, "runtime")) {
-		o->runtime_ns = need_time(name, val);
-	} else if (!strcmp(name, "time_based")) {
-		o->time_based = need_bool(name, val);
-	} else if (!strcmp(name, "ramp_time")) {
-		o->ramp_ns = need_time(name, val);
-	} else if (!strcmp(name, "ioengine")) {
-		if (!engine_find(val))
-			die_usage(name, "unknown ioengine '%s' (psync, libaio, io_uring, null)", val);
-		str_copy(o->ioengine, sizeof(o->ioengine), val);
-	} else if (!strcmp(name, "iodepth")) {
-		uint64_t v = need_u64(name, val);
-		if (v < 1 || v > 4096)
-			die_usage(name, "must be 1..4096, got '%s'", val);
-		o->iodepth = (unsigned)v;
-	} else if (!strcmp(name, "stonewall") || !strcmp(name, "wait_for_previous")) {
-		o->stonewall = need_bool(name, val);
-	} else if (!strcmp(name, "loops")) {
-		o->loops = need_u64(name, val);
-		if (o->loops == 0)
-			die_usage(name, "must be at least 1");
-	} else if (!strcmp(name, "fsync")) {
-		o->fsync_n = need_u64(name, val);
-	} else if (!strcmp(name, "fdatasync")) {
-		o->fdatasync_n = need_u64(name, val);
-	} else if (!strcmp(name, "end_fsync")) {
-		o->end_fsync = need_bool(name, val);
-	} else if (!strcmp(name, "sync")) {
-		if (!strcmp(val, "dsync") || !strcmp(val, "1") || !strcmp(val, "sync"))
-			o->sync_dsync = 1;
-		else if (!strcmp(val, "none") || !strcmp(val, "0"))
-			o->sync_dsync = 0;
-		else
-			die_usage(name, "unknown mode '%s' (none, dsync, sync)", val);
-	} else if (!strcmp(name, "invalidate")) {
-		o->invalidate = need_bool(name, val);
-	} else if (!strcmp(name, "fadvise_hint")) {
-		if (!strcmp(val, "0"))
-			o->fadvise = FADV_NONE;
-		else if (!strcmp(val, "1"))
-			o->fadvise = FADV_AUTO;
-		else if (!strcmp(val, "sequential"))
-			o->fadvise = FADV_SEQ;
-		else if (!strcmp(val, "random"))
-			o->fadvise = FADV_RAND;
-		else if (!strcmp(val, "normal"))
-			o->fadvise = FADV_NORMAL;
-		else
-			die_usage(name, "unknown hint '%s' (0, 1, sequential, random, normal)", val);
-	} else if (!strcmp(name, "random_distribution")) {
-		const char *colon = strchr(val, ':');
-		size_t kl = colon ? (size_t)(colon - val) : strlen(val);
-		double p = 0;
-		if (colon) {
-			char *end;
-			p = strtod(colon + 1, &end);
-			if (end == colon + 1 || *end)
-				die_usage(name, "invalid parameter in '%s'", val);
+	opt_apply(o, d, name, val);
+}
+
+/* The resolved options of a job (iowatt.options): every row with a key, in table order. */
+void options_echo(struct jw *w, const struct options *o)
+{
+	jw_obj(w, "options");
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt_def *d = &opts[i];
+		if (!d->key)
+			continue;
+		if (d->echo) {
+			d->echo(w, o, d);
+			continue;
 		}
-		if (kl == 6 && !strncmp(val, "random", 6) && !colon) {
-			o->dist = DIST_RANDOM;
-		} else if (kl == 4 && !strncmp(val, "zipf", 4) && colon) {
-			if (!(p > 0) || p == 1.0)
-				die_usage(name, "zipf theta must be > 0 and != 1 in '%s'", val);
-			o->dist = DIST_ZIPF;
-		} else if (kl == 6 && !strncmp(val, "pareto", 6) && colon) {
-			if (!(p > 0 && p < 1))
-				die_usage(name, "pareto h must be in (0, 1) in '%s'", val);
-			o->dist = DIST_PARETO;
-		} else if (kl == 6 && !strncmp(val, "normal", 6)) {
-			if (!colon)
-				p = 10; /* stddev 10 % of the region */
-			if (!(p > 0 && p <= 100))
-				die_usage(name, "normal deviation must be in (0, 100] in '%s'", val);
-			o->dist = DIST_NORMAL;
-		} else {
-			die_usage(name, "unknown distribution '%s' (random, zipf:T, pareto:H, normal[:DEV])", val);
+		switch (d->type) {
+		case OT_STR:
+			if ((d->flags & OPT_F_NULL_ZERO) && !CFLD(o, d, char)[0])
+				jw_null(w, d->key);
+			else
+				jw_str(w, d->key, CFLD(o, d, char));
+			break;
+		case OT_BOOL:
+			jw_bool(w, d->key, *CFLD(o, d, int));
+			break;
+		case OT_UINT:
+			jw_u64(w, d->key, *CFLD(o, d, unsigned));
+			break;
+		case OT_U64:
+		case OT_SIZE:
+		case OT_TIME:
+			if ((d->flags & OPT_F_NULL_ZERO) && !*CFLD(o, d, uint64_t))
+				jw_null(w, d->key);
+			else
+				jw_u64(w, d->key, *CFLD(o, d, uint64_t));
+			break;
+		case OT_ENUM: {
+			const char *s = "?";
+			for (const struct opt_choice *c = d->choices; c->name; c++)
+				if (c->val == *CFLD(o, d, int)) {
+					s = c->name;
+					break;
+				}
+			jw_str(w, d->key, s);
+			break;
 		}
-		o->dist_param = p;
-	} else if (!strcmp(name, "norandommap")) {
-		o->norandommap = need_bool(name, val);
-	} else if (!strcmp(name, "randseed")) {
-		o->randseed = need_u64(name, val);
-		o->randseed_set = 1;
-	} else if (!strcmp(name, "zero_buffers")) {
-		o->zero_buffers = need_bool(name, val);
-	} else if (!strcmp(name, "buffer_compress_percentage")) {
-		uint64_t v = need_u64(name, val);
-		if (v > 100)
-			die_usage(name, "must be 0..100, got '%s'", val);
-		o->compress_pct = (unsigned)v;
-	} else if (!strcmp(name, "rate_iops")) {
-		o->rate_iops = need_u64(name, val);
-	} else if (!strcmp(name, "destructive")) {
-		o->destructive = need_bool(name, val);
-	} else if (!strcmp(name, "beneath")) {
-		if (!*val || strlen(val) >= sizeof(o->beneath))
-			die_usage(name, "invalid directory '%s'", val);
-		strcpy(o->beneath, val);
-	} else if (!strcmp(name, "create_new")) {
-		o->create_new = need_bool(name, val);
-	} else if (!strcmp(name, "unlink")) {
-		o->unlink_file = need_bool(name, val);
-	} else if (!strcmp(name, "keep_existing")) {
-		o->keep_existing = need_bool(name, val);
-	} else if (!strcmp(name, "readonly")) {
-		o->readonly = need_bool(name, val);
-	} else if (!strcmp(name, "iodepth_batch_submit") || !strcmp(name, "iodepth_batch")) {
-		uint64_t v = need_u64(name, val);
-		if (v > 65536)
-			die_usage(name, "must be 0..65536, got '%s'", val);
-		o->iodepth_batch = (unsigned)v; /* 0 = the whole free depth at once */
-	} else if (!strcmp(name, "io_size") || !strcmp(name, "io_limit")) {
-		o->io_size = need_size(o, name, val);
-		if (!o->io_size)
-			die_usage(name, "must be > 0");
-	} else if (!strcmp(name, "kb_base")) {
-		if (strcmp(val, "1024") && strcmp(val, "1000"))
-			die_usage(name, "must be 1024 or 1000, got '%s'", val);
-		o->kb_base = (unsigned)atoi(val);
-	} else if (!strcmp(name, "force_async")) {
-		uint64_t v = need_u64(name, val);
-		if (v > 65536)
-			die_usage(name, "must be 0..65536, got '%s'", val);
-		o->force_async = (unsigned)v;
-	} else if (!strcmp(name, "clocksource")) {
-		if (!strcmp(val, "cpu"))
-			o->clock_gettime = 0;
-		else if (!strcmp(val, "clock_gettime") || !strcmp(val, "gettimeofday"))
-			o->clock_gettime = 1; /* always CLOCK_MONOTONIC, never the wall clock */
-		else
-			die_usage(name, "must be cpu or clock_gettime, got '%s'", val);
-	} else if (!strcmp(name, "refill_buffers")) {
-		o->refill_buffers = need_bool(name, val);
-	} else if (!strcmp(name, "thread") || !strcmp(name, "group_reporting") || !strcmp(name, "randrepeat")) {
-		/* accepted for fio compatibility: threads and grouped reporting are always on */
-		(void)need_bool(name, val);
+		case OT_FUNC:
+			break;
+		}
 	}
+	jw_obj_end(w);
+}
+
+void options_help(FILE *f)
+{
+	static const char *const tn[] = { "STR", "BOOL", "INT", "INT", "SIZE", "TIME", "CHOICE", "VALUE" };
+	fprintf(f, "usage: iowatt-engine [--output-format=json|json+] [--progress=jsonl|none] "
+		   "[--opt=value ...] [--name=JOB --opt=value ...] [jobfile.json]\n"
+		   "options (fio's names; a boolean alone means 1):\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt_def *d = &opts[i];
+		char head[64];
+		snprintf(head, sizeof(head), "--%s=%s", d->name, tn[d->type]);
+		fprintf(f, "  %-30s %s", head, d->help);
+		if (d->alias)
+			fprintf(f, " (alias: %s)", d->alias);
+		if (d->choices) {
+			fprintf(f, " [");
+			for (const struct opt_choice *c = d->choices; c->name; c++)
+				fprintf(f, "%s%s", c == d->choices ? "" : ", ", c->name);
+			fprintf(f, "]");
+		}
+		if (d->def)
+			fprintf(f, " (default %s)", d->def);
+		fputc('\n', f);
+	}
+	fprintf(f, "see agent/engine/README.md for what each option does\n");
 }
 
 uint64_t opt_min_bs(const struct options *o)
@@ -414,7 +630,7 @@ void options_finalize(struct options *o)
 		die_usage("time_based", "needs runtime > 0");
 	/* every in-flight I/O has its own buffer: refuse what cannot fit in memory */
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	unsigned depth = engine_find(o->ioengine)->sync ? 1 : o->iodepth;
+	unsigned depth = (engine_find(o->ioengine)->flags & ENGINE_F_SYNC) ? 1 : o->iodepth;
 	double need = (double)((opt_max_bs(o) + 4095) & ~4095ull) * (double)depth * (double)o->numjobs;
 	if (pages > 0 && psz > 0 && need > 0.5 * (double)pages * (double)psz)
 		die_usage("iodepth", "bs x iodepth x numjobs needs %.0f MiB of buffers, more than half of the RAM",
@@ -502,11 +718,6 @@ static struct options *add_job(struct runcfg *cfg)
 	return &cfg->jobs[cfg->njobs++];
 }
 
-static const char *const bool_flags[] = { "time_based", "stonewall", "direct", "end_fsync", "norandommap",
-					   "zero_buffers", "thread", "group_reporting", "destructive",
-					   "wait_for_previous", "refill_buffers", "buffered", "invalidate",
-					   "create_new", "unlink", "keep_existing", "readonly", NULL };
-
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 {
 	struct options global;
@@ -540,9 +751,7 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 			val = eq + 1;
 		}
 		if (!strcmp(name, "help")) {
-			printf("usage: iowatt-engine [--output-format=json|json+] [--progress=jsonl] "
-			       "[--opt=value ...] [--name=JOB --opt=value ...] [jobfile.json]\n"
-			       "see agent/engine/README.md for every option\n");
+			options_help(stdout);
 			exit(0);
 		}
 		if (!strcmp(name, "version")) {
@@ -564,11 +773,7 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 		if (!option_is_known(name))
 			die_usage(name, "unknown option");
 		if (!val) {
-			int isbool = 0;
-			for (int k = 0; bool_flags[k]; k++)
-				if (!strcmp(bool_flags[k], name))
-					isbool = 1;
-			if (!isbool)
+			if (!option_is_bool(name))
 				die_usage(name, "missing value (use --%s=VALUE)", name);
 			val = "1";
 		}

@@ -62,7 +62,7 @@ static void merge(struct job *j, struct merged *m)
 		}
 		m->late += w->late_starts;
 	}
-	if (j->ops->sync) /* for synchronous engines lat == clat and slat is not measured, like fio */
+	if (j->ops->flags & ENGINE_F_SYNC) /* for synchronous engines lat == clat and slat is not measured, like fio */
 		for (int d = 0; d < 2; d++) {
 			m->d[d].lat = m->d[d].clat;
 			memcpy(m->d[d].lhist, m->d[d].hist, sizeof(m->d[d].hist));
@@ -248,80 +248,6 @@ static void emit_latency_buckets(struct jw *w, const struct merged *m)
 	emit_pct_map(w, "latency_ms", ms, names, 12, total);
 }
 
-static void emit_resolved(struct jw *w, const struct options *o)
-{
-	jw_obj(w, "options");
-	jw_str(w, "name", o->name);
-	jw_str(w, "filename", o->filename);
-	jw_str(w, "rw", rw_name(o->rw));
-	jw_u64(w, "rwmixread", o->rwmixread);
-	/* one block size when the job has one (what consumers chart), else null */
-	int ddir = rw_reads(o->rw) ? 0 : 1;
-	if (o->nbssplit[ddir] || (rw_reads(o->rw) && rw_writes(o->rw) && o->bs[0] != o->bs[1]))
-		jw_null(w, "bs_bytes");
-	else
-		jw_u64(w, "bs_bytes", o->bs[ddir]);
-	jw_u64(w, "bs_read_bytes", o->bs[0]);
-	jw_u64(w, "bs_write_bytes", o->bs[1]);
-	jw_arr(w, "bssplit");
-	for (int d = 0; d < 2; d++)
-		for (int i = 0; i < o->nbssplit[d]; i++) {
-			jw_obj(w, NULL);
-			jw_str(w, "ddir", d ? "write" : "read");
-			jw_u64(w, "bs_bytes", o->bssplit[d][i].bs);
-			jw_u64(w, "percent", o->bssplit[d][i].pct);
-			jw_obj_end(w);
-		}
-	jw_arr_end(w);
-	jw_u64(w, "size_bytes", o->size);
-	jw_u64(w, "offset_bytes", o->offset);
-	jw_bool(w, "direct", o->direct);
-	jw_u64(w, "numjobs", o->numjobs);
-	jw_u64(w, "runtime_ns", o->runtime_ns);
-	jw_bool(w, "time_based", o->time_based);
-	jw_u64(w, "ramp_time_ns", o->ramp_ns);
-	jw_str(w, "ioengine", o->ioengine);
-	jw_u64(w, "iodepth", o->iodepth);
-	jw_bool(w, "stonewall", o->stonewall);
-	jw_u64(w, "loops", o->loops);
-	jw_u64(w, "fsync", o->fsync_n);
-	jw_u64(w, "fdatasync", o->fdatasync_n);
-	jw_bool(w, "end_fsync", o->end_fsync);
-	jw_str(w, "sync", o->sync_dsync ? "dsync" : "none");
-	jw_bool(w, "invalidate", o->invalidate);
-	static const char *const fa[] = { "0", "1", "sequential", "random", "normal" };
-	jw_str(w, "fadvise_hint", fa[o->fadvise]);
-	static const char *const di[] = { "random", "zipf", "pareto", "normal" };
-	jw_str(w, "random_distribution", di[o->dist]);
-	if (o->dist == DIST_RANDOM)
-		jw_null(w, "random_distribution_param");
-	else
-		jw_dbl(w, "random_distribution_param", o->dist_param);
-	jw_bool(w, "norandommap", o->norandommap);
-	jw_u64(w, "randseed", o->randseed);
-	jw_bool(w, "zero_buffers", o->zero_buffers);
-	jw_bool(w, "refill_buffers", o->refill_buffers);
-	jw_str(w, "clocksource", o->clock_gettime ? "clock_gettime" : "cpu");
-	jw_u64(w, "iodepth_batch_submit", o->iodepth_batch);
-	jw_u64(w, "force_async", o->force_async);
-	if (o->io_size)
-		jw_u64(w, "io_size_bytes", o->io_size);
-	else
-		jw_null(w, "io_size_bytes");
-	jw_u64(w, "buffer_compress_percentage", o->compress_pct);
-	jw_u64(w, "rate_iops", o->rate_iops);
-	jw_bool(w, "destructive", o->destructive);
-	if (o->beneath[0])
-		jw_str(w, "beneath", o->beneath);
-	else
-		jw_null(w, "beneath");
-	jw_bool(w, "create_new", o->create_new);
-	jw_bool(w, "unlink", o->unlink_file);
-	jw_bool(w, "keep_existing", o->keep_existing);
-	jw_bool(w, "readonly", o->readonly);
-	jw_obj_end(w);
-}
-
 void report_job(struct jw *w, struct job *j, int jsonplus)
 {
 	const struct options *o = j->o;
@@ -409,8 +335,8 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
-	emit_resolved(w, o);
-	if (j->ops == &io_uring_ops && j->workers) {
+	options_echo(w, o);
+	if ((j->ops->flags & ENGINE_F_KWORKER) && j->workers) {
 		/* what the engine decided per ring (the same for every clone of the job) */
 		const struct worker *w0 = &j->workers[0];
 		jw_obj(w, "io_uring");

@@ -93,7 +93,7 @@ static void start_measuring(struct worker *w)
 	rusage_now(&u, &s, &c, &ma, &mi);
 	w->usr_s = -u;
 	w->sys_s = -s;
-	if (w->job->ops == &io_uring_ops)
+	if (w->job->ops->flags & ENGINE_F_KWORKER)
 		w->kworker0 = kworker_ns(w->tid);
 	w->ctx_sw = (uint64_t)0 - c;
 	w->majf = (uint64_t)0 - ma;
@@ -630,7 +630,7 @@ void *worker_main(void *arg)
 	 * bouncing that reference count between CPUs. The copies close when the thread exits. */
 	(void)unshare(CLONE_FILES);
 	w->tid = gettid();
-	w->depth = j->ops->sync ? 1 : o->iodepth;
+	w->depth = (j->ops->flags & ENGINE_F_SYNC) ? 1 : o->iodepth;
 	w->reqs = calloc(w->depth, sizeof(*w->reqs));
 	w->freelist = calloc(w->depth, sizeof(*w->freelist));
 	w->done = calloc(w->depth, sizeof(*w->done));
@@ -679,7 +679,7 @@ void *worker_main(void *arg)
 	if (!w->err && !j->err) {
 		if (j->t_ramp_end == j->t_start)
 			start_measuring(w);
-		if (j->ops->sync)
+		if (j->ops->flags & ENGINE_F_SYNC)
 			run_sync(w);
 		else
 			run_async(w);
@@ -716,7 +716,7 @@ void *worker_main(void *arg)
 			rusage_now(&u, &s, &c, &ma, &mi);
 			w->usr_s += u;
 			w->sys_s += s;
-			if (j->ops == &io_uring_ops) {
+			if (j->ops->flags & ENGINE_F_KWORKER) {
 				/* a worker that exited took its time along: never let the difference wrap */
 				uint64_t end = kworker_ns(w->tid);
 				w->kworker_ns = end > w->kworker0 ? end - w->kworker0 : 0;
