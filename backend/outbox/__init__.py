@@ -50,10 +50,13 @@ def producer() -> Celery:
         accept_content=["json"],
         broker_connection_retry=False,
         broker_connection_timeout=3,
+        # fail a publish at once when Redis is down (kombu otherwise retries for seconds, which
+        # the request would wait out); the row stays unsent and the beat sender tries again
         broker_transport_options={
             "visibility_timeout": 3600,
             "socket_connect_timeout": 3,
             "socket_timeout": 5,
+            "max_retries": 0,
         },
     )
     return app

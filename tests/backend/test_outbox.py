@@ -179,8 +179,10 @@ def test_redis_down_during_a_commit_loses_no_task(env: tuple[str, LocalRedis]) -
         run_id, body, agent_headers = _leased_run(url, client)
         r.messages()
         r.stop()
+        t0 = time.monotonic()
         resp = client.put(f"/api/v1/runs/{run_id}/result", json=body, headers=agent_headers)
         assert resp.status_code in (200, 201), resp.text  # committed data answers 2xx, Redis or not
+        assert time.monotonic() - t0 < 4  # a failed publish is not retried for seconds in the request
         with unit_of_work() as s:
             assert s.get(Run, run_id).status == RunStatus.succeeded  # type: ignore[union-attr]
             unsent = s.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))).all()
