@@ -5,13 +5,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from alembic import command
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from backend.models import Run, RunStatus
+from backend.models import OutboxTask, Run, RunStatus
 from tests.conftest import REPO, alembic_config
 from tests.factories import create_agent, create_run, create_user
 from tests.services import Postgres
@@ -90,3 +91,65 @@ def test_worker_dispatches_a_queued_run_and_wakes_the_agent(committed_db: str, r
             out, _ = proc.communicate()
         eng.dispose()
     assert "run.dispatch" in out
+
+
+def test_beat_sends_an_outbox_row_that_was_never_sent(
+    committed_db: str, redis_url: str, tmp_path: Path
+) -> None:
+    """A row committed while Redis was down (nothing sent after its commit) reaches a real worker
+    through the beat sender `outbox.send` (ADR 0012)."""
+    eng = create_engine(committed_db)
+    with Session(eng) as s:
+        u = create_user(s)
+        a = create_agent(s, team=u.team)
+        run = create_run(s, agent=a.agent)
+        s.flush()
+        # written as `enqueue` writes it, but added directly so no send follows the commit
+        s.add(OutboxTask(name="run.dispatch", kwargs={"run_id": str(run.id)}))
+        s.commit()
+        run_id = run.id
+    redis_db = redis_url.rsplit("/", 1)[0] + "/5"  # a queue no other test's worker consumes
+    env = {**os.environ, "IOWATT_DATABASE_URL": committed_db, "IOWATT_REDIS_URL": redis_db}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "worker.app",
+            "worker",
+            "-B",
+            "--schedule",
+            str(tmp_path / "beat-schedule"),
+            "--pool=solo",
+            "--loglevel=INFO",
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        status, sent = None, None
+        while time.monotonic() < deadline:
+            with Session(eng) as s:
+                status = s.get(Run, run_id).status  # type: ignore[union-attr]
+                sent = s.scalars(select(OutboxTask.sent_at)).one()
+            if status == RunStatus.assigned and sent is not None:
+                break
+            time.sleep(0.3)
+        assert sent is not None
+        assert status == RunStatus.assigned
+    finally:
+        proc.terminate()
+        try:
+            out, _ = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+        eng.dispose()
+    assert "outbox.send" in out
