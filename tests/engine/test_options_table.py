@@ -1,0 +1,120 @@
+"""The engine's options table (agent/engine/src/options.c): one row per option drives parsing,
+defaults, --help and the iowatt.options echo. These tests hold the table to what the engine
+accepted before it existed and to the echo's stable key order."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_engine
+
+# every name the engine accepted before the table (the old name list), aliases included
+KNOWN = {
+    "name", "filename", "rw", "readwrite", "rwmixread", "rwmixwrite", "bs", "blocksize", "bssplit",
+    "size", "offset", "direct", "buffered", "numjobs", "runtime", "time_based", "ramp_time",
+    "ioengine", "iodepth", "stonewall", "wait_for_previous", "loops", "fsync", "fdatasync",
+    "end_fsync", "sync", "invalidate", "fadvise_hint", "random_distribution", "norandommap",
+    "randseed", "zero_buffers", "buffer_compress_percentage", "refill_buffers", "rate_iops",
+    "destructive", "thread", "group_reporting", "randrepeat", "clocksource", "iodepth_batch_submit",
+    "iodepth_batch", "force_async", "kb_base", "io_size", "io_limit", "beneath", "create_new", "unlink",
+    "keep_existing", "readonly",
+}  # fmt: skip
+
+# iowatt.options, in order (a stable interface: docs/contracts.md, the agent's parser)
+ECHO_KEYS = [
+    "name", "filename", "rw", "rwmixread", "bs_bytes", "bs_read_bytes", "bs_write_bytes", "bssplit",
+    "size_bytes", "offset_bytes", "direct", "numjobs", "runtime_ns", "time_based", "ramp_time_ns",
+    "ioengine", "iodepth", "stonewall", "loops", "fsync", "fdatasync", "end_fsync", "sync", "invalidate",
+    "fadvise_hint", "random_distribution", "random_distribution_param", "norandommap", "randseed",
+    "zero_buffers", "refill_buffers", "clocksource", "iodepth_batch_submit", "force_async",
+    "io_size_bytes", "buffer_compress_percentage", "rate_iops", "destructive", "beneath", "create_new",
+    "unlink", "keep_existing", "readonly",
+]  # fmt: skip
+
+ROW = re.compile(r"^  --([a-z_]+)=([A-Z]+) ")
+ALIAS = re.compile(r"\(alias: ([a-z_]+)\)")
+
+
+def help_rows(engine_bin: Path) -> list[tuple[str, str, str | None]]:
+    out = run_engine(engine_bin, "--help").stdout
+    rows = []
+    for line in out.splitlines():
+        if m := ROW.match(line):
+            a = ALIAS.search(line)
+            rows.append((m[1], m[2], a[1] if a else None))
+    assert rows, out
+    return rows
+
+
+def test_help_lists_every_option_once(engine_bin: Path) -> None:
+    rows = help_rows(engine_bin)
+    names = [r[0] for r in rows] + [r[2] for r in rows if r[2]]
+    assert len(names) == len(set(names))
+    assert set(names) == KNOWN
+
+
+def test_help_shows_defaults_from_the_table(engine_bin: Path) -> None:
+    out = run_engine(engine_bin, "--help").stdout
+    assert re.search(r"--ioengine=\S+ .*\(default psync\)", out)
+    assert re.search(r"--rwmixread=INT .*\(default 50\)", out)
+    assert re.search(r"--rw=CHOICE .*\[read, write, randread, randwrite, rw, readwrite, randrw\]", out)
+
+
+def test_every_boolean_alone_means_1_and_others_need_a_value(engine_bin: Path, scratch: Path) -> None:
+    f = scratch / "t.dat"
+    f.write_bytes(b"\1" * 65536)
+    rows = help_rows(engine_bin)
+    assert {r[0] for r in rows if r[1] == "BOOL"} >= {"direct", "randrepeat", "thread", "readonly"}
+    for name, typ, alias in rows:
+        for n in [name] + ([alias] if alias else []):
+            r = run_engine(
+                engine_bin, f"--filename={f}", "--size=64k", "--ioengine=null", f"--{n}", check=False
+            )
+            if typ == "BOOL":
+                assert "missing value" not in r.stderr, (n, r.stderr)
+            else:
+                assert r.rc == 2 and f"{n}: missing value (use --{n}=VALUE)" in r.stderr, (n, r.stderr)
+
+
+def test_echo_keys_and_defaults(engine_bin: Path, scratch: Path) -> None:
+    f = scratch / "t.dat"
+    f.write_bytes(b"\1" * 65536)
+    opts = run_engine(engine_bin, f"--filename={f}", "--size=64k").job["iowatt"]["options"]
+    assert list(opts) == ECHO_KEYS
+    assert {k: opts[k] for k in ("name", "rw", "rwmixread", "bs_bytes", "ioengine", "iodepth", "loops")} == {
+        "name": "job",
+        "rw": "read",
+        "rwmixread": 50,
+        "bs_bytes": 4096,
+        "ioengine": "psync",
+        "iodepth": 1,
+        "loops": 1,
+    }
+    assert opts["invalidate"] is True and opts["refill_buffers"] is True and opts["direct"] is False
+    assert (opts["fadvise_hint"], opts["random_distribution"], opts["clocksource"]) == ("1", "random", "cpu")
+    assert opts["iodepth_batch_submit"] == 1 and opts["randseed"] == 0x10DA5EED
+    assert opts["io_size_bytes"] is None and opts["beneath"] is None and opts["sync"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        ("--loops=0", "loops: must be greater than 0"),
+        ("--io_size=0", "io_size: must be greater than 0"),
+        ("--io_limit=0", "io_limit: must be greater than 0"),
+        ("--size=0", "size: must be greater than 0"),
+        ("--numjobs=0", "numjobs: must be 1..4096, got '0'"),
+        ("--rwmixread=101", "rwmixread: must be 0..100, got '101'"),
+        ("--iodepth_batch=65537", "iodepth_batch: must be 0..65536, got '65537'"),
+        ("--kb_base=1001", "kb_base: must be 1024 or 1000, got '1001'"),
+        ("--sync=async", "sync: unknown mode 'async' (none, dsync, sync)"),
+        ("--readwrite=x", "readwrite: unknown mode 'x'"),
+    ],
+)
+def test_bad_values_exit_2_naming_the_option(engine_bin: Path, scratch: Path, arg: str, message: str) -> None:
+    r = run_engine(engine_bin, f"--filename={scratch / 't.dat'}", arg, check=False)
+    assert r.rc == 2
+    assert message in r.stderr
