@@ -1,0 +1,264 @@
+"""Options corpus: run an engine binary over ~176 option sets (every option, aliases, bare
+booleans, job files, bad values) and record exit codes, stderr and the options echoes (global
+options, job options, iowatt.options, iowatt keys), without measurements. Compare two builds:
+
+    python3 agent/engine/tests/options_corpus.py OLD_BINARY /tmp/before.json
+    python3 agent/engine/tests/options_corpus.py build/iowatt-engine /tmp/after.json
+    diff /tmp/before.json /tmp/after.json
+
+Used to prove the options-table refactor (issue 10) changed nothing but the fixes it names."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+eng = sys.argv[1]
+out = sys.argv[2]
+D = "/tmp/iowatt-options-corpus"
+shutil.rmtree(D, ignore_errors=True)
+os.makedirs(D)
+F = D + "/f"
+with open(F, "wb") as f:
+    f.write(b"\1" * (1 << 20))
+base = ["--filename=" + F, "--size=1m", "--ioengine=null"]
+ok = [
+    [],
+    ["--name=a"],
+    ["--rw=write"],
+    ["--readwrite=randrw"],
+    ["--rw=readwrite"],
+    ["--rw=randread"],
+    ["--rw=randwrite"],
+    ["--rw=rw", "--rwmixread=70"],
+    ["--rw=rw", "--rwmixwrite=30"],
+    ["--bs=8k"],
+    ["--blocksize=4k,16k", "--rw=rw"],
+    ["--bs=4k,"],
+    ["--bssplit=4k/10:64k/50:32k"],
+    ["--bssplit=4k/50:8k/50,16k"],
+    ["--rw=randrw", "--bssplit=4k:8k:16k"],
+    ["--offset=4k"],
+    ["--direct=1"],
+    ["--buffered=0"],
+    ["--buffered"],
+    ["--direct"],
+    ["--numjobs=2"],
+    ["--runtime=1", "--time_based=1"],
+    ["--runtime=100ms"],
+    ["--ramp_time=10ms"],
+    ["--ioengine=psync"],
+    ["--ioengine=sync"],
+    ["--ioengine=pvsync"],
+    ["--ioengine=libaio", "--iodepth=4"],
+    ["--ioengine=io_uring", "--iodepth=8", "--force_async=2"],
+    ["--iodepth=16"],
+    ["--stonewall"],
+    ["--wait_for_previous=1"],
+    ["--loops=2"],
+    ["--fsync=3", "--rw=write"],
+    ["--fdatasync=2", "--rw=write"],
+    ["--end_fsync=1", "--rw=write"],
+    ["--sync=dsync"],
+    ["--sync=1"],
+    ["--sync=sync"],
+    ["--sync=none"],
+    ["--sync=0"],
+    ["--invalidate=0"],
+    ["--fadvise_hint=0"],
+    ["--fadvise_hint=1"],
+    ["--fadvise_hint=sequential"],
+    ["--fadvise_hint=random"],
+    ["--fadvise_hint=normal"],
+    ["--rw=randread", "--random_distribution=zipf:1.2"],
+    ["--rw=randread", "--random_distribution=pareto:0.5"],
+    ["--rw=randread", "--random_distribution=normal"],
+    ["--rw=randread", "--random_distribution=normal:20"],
+    ["--random_distribution=random"],
+    ["--norandommap=1"],
+    ["--randseed=42"],
+    ["--zero_buffers=1"],
+    ["--buffer_compress_percentage=50", "--refill_buffers=0"],
+    ["--refill_buffers=0"],
+    ["--rate_iops=1000"],
+    ["--thread", "--group_reporting=1", "--randrepeat=0"],
+    ["--clocksource=cpu"],
+    ["--clocksource=clock_gettime"],
+    ["--clocksource=gettimeofday"],
+    ["--iodepth_batch_submit=0"],
+    ["--iodepth_batch=4"],
+    ["--kb_base=1000", "--bs=4k"],
+    ["--kb_base=1000", "--bs=4KiB"],
+    ["--bs=4KiB"],
+    ["--io_size=512k"],
+    ["--io_limit=256k"],
+    ["--beneath=" + D],
+    ["--keep_existing=1"],
+    ["--readonly=1"],
+    ["--unlink=0"],
+    ["--rw=write", "--destructive=1"],
+    ["--name=a", "--bs=8k", "--name=b", "--rw=write", "--stonewall"],
+    ["--bs=8k", "--name=x", "--bs=16k"],
+    ["--output-format=json+"],
+    ["--progress=none"],
+    ["--version"],
+    ["--filename=" + D + "/new", "--create_new=1", "--unlink=1", "--rw=write"],
+    ["--rw=randread", "--random_distribution=zipf:0.8", "--bs=4k", "--name=j1", "--numjobs=1"],
+]
+bad = [
+    ["--nope=1"],
+    ["--rw"],
+    ["--bs"],
+    ["--rw=foo"],
+    ["--rwmixread=101"],
+    ["--rwmixwrite=x"],
+    ["--bs=0"],
+    ["--bs=2g"],
+    ["--bs=x"],
+    ["--bs=4k,0"],
+    ["--bssplit=4k/60:8k/60"],
+    ["--bssplit=x"],
+    ["--bssplit=4k/101"],
+    ["--bssplit=2g"],
+    ["--bssplit=4k/10"],
+    ["--size=0"],
+    ["--size=x"],
+    ["--offset=-1"],
+    ["--direct=2"],
+    ["--buffered=yes"],
+    ["--numjobs=0"],
+    ["--numjobs=5000"],
+    ["--runtime=x"],
+    ["--time_based=1"],
+    ["--ramp_time=-"],
+    ["--ioengine=posixaio"],
+    ["--iodepth=0"],
+    ["--iodepth=5000"],
+    ["--stonewall=2"],
+    ["--loops=0"],
+    ["--fsync=x"],
+    ["--fdatasync=-1"],
+    ["--end_fsync=x"],
+    ["--sync=async"],
+    ["--invalidate=x"],
+    ["--fadvise_hint=x"],
+    ["--random_distribution=zipf"],
+    ["--random_distribution=zipf:1"],
+    ["--random_distribution=pareto:2"],
+    ["--random_distribution=normal:0"],
+    ["--random_distribution=x"],
+    ["--random_distribution=zipf:x"],
+    ["--random_distribution=random:1"],
+    ["--norandommap=x"],
+    ["--randseed=x"],
+    ["--zero_buffers=x"],
+    ["--buffer_compress_percentage=101"],
+    ["--rate_iops=x"],
+    ["--destructive=x"],
+    ["--beneath="],
+    ["--create_new=x"],
+    ["--unlink=x"],
+    ["--keep_existing=x"],
+    ["--readonly=1", "--rw=write"],
+    ["--readonly=x"],
+    ["--iodepth_batch_submit=70000"],
+    ["--iodepth_batch=x"],
+    ["--io_size=0"],
+    ["--io_limit=x"],
+    ["--io_size=1k"],
+    ["--kb_base=1001"],
+    ["--force_async=70000"],
+    ["--force_async=x"],
+    ["--clocksource=tsc"],
+    ["--refill_buffers=x"],
+    ["--thread=x"],
+    ["--group_reporting=2"],
+    ["--randrepeat=x"],
+    ["--name="],
+    ["--filename="],
+    ["--size=2k", "--bs=4k"],
+    ["--output-format=xml"],
+    ["--progress=x"],
+    ["--name"],
+    ["--help=1", "--nope"],
+]
+res = []
+
+
+def run(args, nobase=False, extra=None):
+    argv = [eng] + ([] if nobase else base) + args + (extra or [])
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    r = {"args": args, "rc": p.returncode, "stderr": p.stderr}
+    try:
+        j = json.loads(p.stdout)
+        r["global"] = j.get("global options")
+        r["jobs"] = [
+            {
+                "jobname": x.get("jobname"),
+                "job options": x.get("job options"),
+                "options": x.get("iowatt", {}).get("options"),
+                "iowatt_keys": sorted(x.get("iowatt", {}).keys()),
+            }
+            for x in j.get("jobs", [])
+        ]
+    except Exception:
+        r["stdout"] = p.stdout if "--version" in args or "--help" in args else p.stdout[:0]
+    return r
+
+
+for a in ok + bad:
+    res.append(run(a))
+    if os.path.exists(D + "/new"):
+        os.unlink(D + "/new")
+res.append(run(["--help"], nobase=True))
+res.append(run([], nobase=True))
+# job files
+jf = [
+    {
+        "global": {"size": "1m", "ioengine": "null", "filename": F, "direct": True, "iodepth": 2},
+        "jobs": [{"name": "a", "rw": "randread", "bs": 8192}, {"rw": "write", "stonewall": 1}],
+    },
+    {"jobs": [{"filename": F, "size": "1m", "ioengine": "null", "loops": 2}]},
+    {"jobs": []},
+    {"jobs": [{"nope": 1}]},
+    {"global": [], "jobs": [{}]},
+    {"x": 1, "jobs": [{}]},
+    {"jobs": [{"filename": F, "size": "1m", "ioengine": "null", "bs": None}]},
+    {
+        "global": {"filename": F, "size": "1m", "ioengine": "null", "rw": "randrw", "rwmixwrite": 20},
+        "jobs": [
+            {"bssplit": "4k/50:8k"},
+            {"name": "z", "random_distribution": "pareto:0.3", "rw": "randread"},
+        ],
+    },
+]
+for i, doc in enumerate(jf):
+    p = f"{D}/job{i}.json"
+    with open(p, "w") as f:
+        json.dump(doc, f)
+    r = run([p], nobase=True)
+    r["args"] = ["jobfile", i]
+    res.append(r)
+    r = run([p, "--bs=16k"], nobase=True)
+    r["args"] = ["jobfile+bs", i]
+    res.append(r)
+with open(D + "/bad.json", "w") as f:
+    f.write("{nope")
+r = run([D + "/bad.json"], nobase=True)
+r["args"] = ["badjson"]
+res.append(r)
+r = run([D + "/missing.json"], nobase=True)
+r["args"] = ["missingjson"]
+res.append(r)
+with open(out, "w") as fo:
+    json.dump(res, fo, indent=1, sort_keys=False)
+print(
+    len(res),
+    "cases;",
+    sum(1 for r in res if r["rc"] == 0),
+    "rc0;",
+    sum(1 for r in res if r["rc"] == 2),
+    "rc2;",
+    sorted(set(r["rc"] for r in res)),
+)
