@@ -235,3 +235,22 @@ def test_the_repair_job_finds_a_run_with_missing_energy(client: TestClient, sess
     queued = session.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))).all()
     assert [(t.name, t.kwargs) for t in queued] == [("energy.compute_run", {"run_id": str(run_id)})]
     assert repair_missing_energy(session) == []  # not queued twice while the first is unsent
+
+
+def test_the_backend_imports_nothing_from_the_worker() -> None:
+    import ast
+
+    from tests.conftest import REPO
+
+    offenders = []
+    for path in sorted(Path(REPO, "backend").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [f"{path.name}: {n}" for n in names if n == "worker" or n.startswith("worker.")]
+    assert offenders == []
