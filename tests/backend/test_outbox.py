@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -66,13 +66,12 @@ class LocalRedis:
 
     def messages(self, queue: str = "celery") -> list[tuple[str, dict[str, Any]]]:
         """Pop every message the producer published: (task name, kwargs)."""
-        r = redis.Redis.from_url(self.url)
         out = []
-        while (raw := r.rpop(queue)) is not None:
-            msg = json.loads(raw)
-            _, kwargs, _ = json.loads(base64.b64decode(msg["body"]))
-            out.append((msg["headers"]["task"], kwargs))
-        r.close()
+        with redis.Redis.from_url(self.url) as r:
+            while (raw := cast(bytes | None, r.rpop(queue))) is not None:
+                msg = json.loads(raw)
+                _, kwargs, _ = json.loads(base64.b64decode(msg["body"]))
+                out.append((msg["headers"]["task"], kwargs))
         return out
 
 
@@ -167,7 +166,7 @@ def _leased_run(url: str, client: TestClient) -> tuple[uuid.UUID, dict[str, Any]
         "finished_at": "2026-11-21T10:00:25Z",
         "power": power_doc(),
     }
-    return run.id, body, {**a.headers, **u.headers} | a.headers
+    return run.id, body, a.headers
 
 
 def test_redis_down_during_a_commit_loses_no_task(env: tuple[str, LocalRedis]) -> None:
@@ -214,6 +213,29 @@ def test_a_duplicate_upload_still_ends_with_energy(env: tuple[str, LocalRedis]) 
             energy = s.get(RunEnergy, run_id)
             assert energy is not None and energy.total_j > 0
         eng.dispose()
+
+
+def test_the_beat_repair_task_brings_back_energy_whose_task_was_lost(env: tuple[str, LocalRedis]) -> None:
+    from backend.db import unit_of_work
+    from backend.main import create_app
+    from worker.tasks.outbox import repair
+
+    url, r = env
+    with TestClient(create_app(), raise_server_exceptions=True) as client:
+        run_id, body, agent_headers = _leased_run(url, client)
+        assert client.put(f"/api/v1/runs/{run_id}/result", json=body, headers=agent_headers).status_code in (
+            200,
+            201,
+        )
+    assert "energy.compute_run" in [name for name, _ in r.messages()]  # sent, then lost: never run
+    assert repair() == 0  # the run finished just now
+    with unit_of_work() as s:
+        s.get(Run, run_id).finished_at = utcnow() - timedelta(minutes=10)  # type: ignore[union-attr]
+    assert repair() == 1
+    assert _drain(r) == ["energy.compute_run"]
+    with unit_of_work() as s:
+        assert s.get(RunEnergy, run_id) is not None
+    assert repair() == 0
 
 
 def test_the_repair_job_finds_a_run_with_missing_energy(client: TestClient, session: Session) -> None:
