@@ -585,11 +585,32 @@ def run(
 # --- bench ---------------------------------------------------------------------------------------
 
 
+BENCH_DEFAULTS = {"rw": "randread", "bs": "4k", "size": "64m", "runtime": "5"}
+
+
 def bench_job(base: dict[str, Any], extra: dict[str, str], target_options: dict[str, str]) -> dict[str, Any]:
     job = {k: v for k, v in base.items() if v is not None}
     job.update(extra)
     name = str(job.pop("name", "bench"))
     return {"global": dict(target_options), "jobs": [{"name": name, **job}]}
+
+
+def bench_job_for(
+    options: dict[str, str | None],
+    extra: dict[str, str],
+    preset: str | None,
+    target_options: dict[str, str],
+) -> dict[str, Any]:
+    """bench's engine job: one job from the options (bench's defaults for those not given), or
+    a preset's jobs, which the options given explicitly override. ValueError: a bad preset."""
+    if preset is None:
+        return bench_job(
+            {**options, **{k: options[k] or v for k, v in BENCH_DEFAULTS.items()}}, extra, target_options
+        )
+    given = {k: str(v) for k, v in options.items() if v is not None and k != "name"}
+    job = presets.job_file(preset, target_options["filename"], {**given, **extra})
+    job["global"].pop("filename", None)
+    return host_policy.with_agent_options(job, target_options)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -662,7 +683,7 @@ def bench(
             grid_choice = Grid.choose(grid, grid_g_per_kwh)
         except ValueError as exc:
             raise fail(str(exc), 2) from None
-    base = {
+    options = {
         "name": name,
         "rw": rw,
         "bs": bs,
@@ -673,17 +694,10 @@ def bench(
         "direct": direct,
         "ioengine": ioengine,
     }
-    if preset is not None:  # options given explicitly override every job of the preset
-        given = {k: str(v) for k, v in base.items() if v is not None and k != "name"}
-        try:
-            job = presets.job_file(preset, target_options["filename"], {**given, **extra})
-            job["global"].pop("filename", None)
-            job = host_policy.with_agent_options(job, target_options)
-        except ValueError as exc:
-            raise fail(str(exc), 2) from None
-    else:
-        defaults = {"rw": "randread", "bs": "4k", "size": "64m", "runtime": "5"}
-        job = bench_job({**base, **{k: base[k] or v for k, v in defaults.items()}}, extra, target_options)
+    try:
+        job = bench_job_for(options, extra, preset, target_options)
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
     job_dir = Path(os.environ.get("TMPDIR", "/tmp"))
     proc = EngineProcess(
         engine_path,

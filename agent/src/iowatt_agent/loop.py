@@ -6,7 +6,10 @@ heartbeat thread reports state; a spool thread retries undelivered uploads. The 
 
 Drain (SIGTERM): stop leasing at once; let the current run finish for up to `drain_timeout_s`;
 then kill the engine's process group and report the run as failed; flush the spool once; exit 0.
-A second SIGTERM/SIGINT kills the current run immediately.
+A second SIGTERM/SIGINT kills the current run immediately, whenever it comes: the `forced` event
+is never cleared, so a run whose engine or idle baseline has not started yet never starts.
+The run itself (idle before, engine load, idle after, power) is `measured.run_measured`, the
+same sequence `bench` uses.
 """
 
 from __future__ import annotations
