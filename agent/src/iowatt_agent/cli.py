@@ -1,5 +1,9 @@
 """`iowatt-agent` command line: enroll, repin, run, bench, inventory, meters.
 
+Arguments and thin commands only: what is printed lives in `render`, the worker loop and its
+drain in `loop`, and the measured run (idle before, engine load, idle after) that `bench` and
+a lease share in `measured`; `targets_cli` holds the host-policy commands.
+
 Exit codes: 0 ok; 1 failure (server unreachable, engine failed at run time); 2 usage or setup
 error (bad option, not enrolled, engine not found, engine rejected an option); 3 refused by the
 server (bad token, name taken, agent revoked); 77 the engine cannot run this job here; 130
