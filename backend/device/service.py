@@ -1,4 +1,13 @@
-"""Which device a target path lives on, from the agent's inventory (longest mount prefix)."""
+"""Which device a target path lives on, from what the agent reports.
+
+Identity (issue 10): a device is its kernel disk as the agent's inventory lists it
+(`block_devices[].name`: zram0 and zram1, loop0 and loop1 are distinct disks), keyed by its
+`serial_sha256` when the inventory has one, so the same physical disk keeps its device across
+runs even if the kernel names it sdc after a reboot. A partition (sda1, nvme0n1p2, loop0p1)
+maps to the inventory disk it belongs to; a device target (`/dev/disk/by-id/...`) to the disk
+whose serial the host policy reports for it. Keys written before this (`block:<name>`) are
+adopted by the serial key on the next run, so older runs and their device stay together.
+"""
 
 import os
 import re
@@ -15,14 +24,41 @@ from backend.errors import Invalid, NotFound
 from backend.jobs import enqueue
 from backend.models import Agent, Device, Role
 
-_PARTITION = re.compile(r"^(?P<disk>(?:nvme\d+n\d+|mmcblk\d+))p\d+$|^(?P<sd>[a-z]+)\d+$")
+# Partition names when the inventory cannot say (older agents, no block_devices): a disk whose
+# name ends in a digit takes "p<n>" (nvme0n1p2, mmcblk0p1, loop0p1); sd/vd/xvd/hd disks take
+# "<n>" (sda1). Anything else (zram0, loop3, md0, dm-1, ram0) is a whole disk.
+_PARTITION = re.compile(r"^(?P<pdisk>.*\d)p\d+$|^(?P<disk>(?:s|v|xv|h)d[a-z]+)\d+$")
 
 
-def _disk_of(dev_name: str) -> str:
+def _names(inv: dict[str, Any]) -> set[str]:
+    return {str(d["name"]) for d in inv.get("block_devices") or [] if isinstance(d, dict) and d.get("name")}
+
+
+def _disk_of(dev_name: str, disks: set[str] | frozenset[str] = frozenset()) -> str:
+    """The whole disk a kernel block name belongs to (itself when it is one)."""
+    if dev_name in disks:
+        return dev_name
     m = _PARTITION.match(dev_name)
     if m:
-        return m.group("disk") or m.group("sd")
+        parent = m.group("pdisk") or m.group("disk")
+        if not disks or parent in disks:
+            return str(parent)
     return dev_name
+
+
+def _policy_disk(inv: dict[str, Any], target_path: str) -> str | None:
+    """The inventory disk of a device target, by the serial the host policy reports for it."""
+    policy = inv.get("policy") if isinstance(inv.get("policy"), dict) else None
+    for t in (policy or {}).get("targets") or []:
+        if isinstance(t, dict) and t.get("path") == target_path and t.get("serial_sha256"):
+            for dev in inv.get("block_devices") or []:
+                if (
+                    isinstance(dev, dict)
+                    and dev.get("serial_sha256") == t["serial_sha256"]
+                    and dev.get("name")
+                ):
+                    return str(dev["name"])
+    return None
 
 
 def _mount_for(path: str, mounts: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -36,20 +72,29 @@ def _mount_for(path: str, mounts: list[dict[str, Any]]) -> dict[str, Any] | None
     return best
 
 
+def _block_key(disk: str, facts: dict[str, Any]) -> str:
+    serial = facts.get("serial_sha256")
+    return f"block-serial:{serial}" if isinstance(serial, str) and serial else f"block:{disk}"
+
+
 def identify(inventory: dict[str, Any] | None, target_path: str) -> tuple[str, str, str, dict[str, Any]]:
     """(key, name, kind, facts) of the device under target_path."""
     inv = inventory or {}
+    disks = _names(inv)
     if target_path.startswith("/dev/") and not target_path.startswith("/dev/shm"):
         name = os.path.basename(target_path)
-        return f"block:{_disk_of(name)}", name, "block", _block_facts(inv, _disk_of(name))
+        disk = _policy_disk(inv, target_path) or _disk_of(name, disks)
+        facts = _block_facts(inv, disk)
+        return _block_key(disk, facts), name, "block", facts
     mount = _mount_for(target_path, list(inv.get("mounts") or []))
     if mount is None:
         return f"path:{os.path.normpath(target_path)}", target_path, "unknown", {}
     source, fstype = str(mount.get("source", "")), str(mount.get("fstype", ""))
     facts = {"mountpoint": mount.get("mountpoint"), "fstype": fstype, "mount_options": mount.get("options")}
     if source.startswith("/dev/"):
-        disk = _disk_of(os.path.basename(source))
-        return f"block:{disk}", disk, "block", {**_block_facts(inv, disk), **facts}
+        disk = _disk_of(os.path.basename(source), disks)
+        block = _block_facts(inv, disk)
+        return _block_key(disk, block), disk, "block", {**block, **facts}
     # RAM and network file systems have no block device: key them by mount point
     kind = (
         "ram"
@@ -61,13 +106,28 @@ def identify(inventory: dict[str, Any] | None, target_path: str) -> tuple[str, s
 
 def _block_facts(inv: dict[str, Any], disk: str) -> dict[str, Any]:
     for dev in inv.get("block_devices") or []:
-        if dev.get("name") == disk:
+        if isinstance(dev, dict) and dev.get("name") == disk:
             return dict(dev)
     return {"name": disk}
 
 
+def _adopt_legacy(session: Session, *, agent: Agent, key: str, facts: dict[str, Any]) -> None:
+    """Give a device keyed by kernel name (before issue 10) the serial key of the same disk."""
+    if not key.startswith("block-serial:"):
+        return
+    if session.scalars(select(Device.id).where(Device.agent_id == agent.id, Device.key == key)).first():
+        return
+    legacy = session.scalars(
+        select(Device).where(Device.agent_id == agent.id, Device.key == f"block:{facts.get('name')}")
+    ).first()
+    if legacy is not None and (legacy.facts or {}).get("serial_sha256") == facts.get("serial_sha256"):
+        legacy.key = key
+        session.flush()
+
+
 def resolve(session: Session, *, agent: Agent, target_path: str) -> Device:
     key, name, kind, facts = identify(agent.inventory, target_path)
+    _adopt_legacy(session, agent=agent, key=key, facts=facts)
     # INSERT .. ON CONFLICT so two runs created at once for a new device cannot collide
     session.execute(
         insert(Device)
