@@ -1,10 +1,11 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { EnrollmentTokenCreate } from "../client/types";
+import { keys } from "./keys";
 
 export const agentsQuery = () =>
   queryOptions({
-    queryKey: ["agents"],
+    queryKey: keys.agents.all(),
     queryFn: async () => unwrap(await api.GET("/api/v1/agents")),
     refetchInterval: 10_000,
   });
@@ -23,7 +24,7 @@ export async function deleteAgent(id: string) {
 
 export const enrollmentTokensQuery = () =>
   queryOptions({
-    queryKey: ["agents", "enrollment-tokens"],
+    queryKey: keys.agents.enrollmentTokens(),
     queryFn: async () => unwrap(await api.GET("/api/v1/agents/enrollment-tokens")),
   });
 

@@ -1,6 +1,7 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { TokenCreate } from "../client/types";
+import { keys } from "./keys";
 
 export async function login(email: string, password: string) {
   return unwrap(await api.POST("/api/v1/auth/login", { body: { email, password } }));
@@ -14,7 +15,7 @@ export async function logout() {
 
 export const meQuery = () =>
   queryOptions({
-    queryKey: ["auth", "me"],
+    queryKey: keys.auth.me(),
     queryFn: async () => unwrap(await api.GET("/api/v1/auth/me")),
     staleTime: 60_000,
   });
@@ -22,7 +23,7 @@ export const meQuery = () =>
 /** The user's browser sessions and API tokens; revoked and expired ones only when asked. */
 export const apiTokensQuery = (includeInactive = false) =>
   queryOptions({
-    queryKey: ["auth", "tokens", { includeInactive }],
+    queryKey: keys.auth.tokenList(includeInactive),
     queryFn: async () =>
       unwrap(
         await api.GET("/api/v1/auth/tokens", {

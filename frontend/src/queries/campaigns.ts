@@ -1,11 +1,12 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { CampaignCreate } from "../client/types";
+import { keys } from "./keys";
 import { LIVE_INTERVAL_MS } from "./runs";
 
 export const campaignsQuery = () =>
   queryOptions({
-    queryKey: ["campaigns", "list"],
+    queryKey: keys.campaigns.list(),
     queryFn: async () =>
       unwrap(await api.GET("/api/v1/campaigns", { params: { query: { limit: 100 } } })),
     refetchInterval: (q) => (q.state.data?.items.some((c) => !c.done) ? LIVE_INTERVAL_MS : 15_000),
@@ -13,7 +14,7 @@ export const campaignsQuery = () =>
 
 export const campaignQuery = (id: string) =>
   queryOptions({
-    queryKey: ["campaigns", "detail", id],
+    queryKey: keys.campaigns.detail(id),
     queryFn: async () =>
       unwrap(
         await api.GET("/api/v1/campaigns/{campaign_id}", { params: { path: { campaign_id: id } } }),

@@ -2,6 +2,7 @@ import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { CompareState } from "../lib/compareState";
 import { ApiError } from "../lib/errors";
+import { keys } from "./keys";
 
 /** The server's query for a compare state (chart choices stay in the browser). */
 export function compareParams(
@@ -20,7 +21,7 @@ export const compareQuery = (
   s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force">,
 ) =>
   queryOptions({
-    queryKey: ["compare", compareParams(s)],
+    queryKey: keys.compare.table(compareParams(s)),
     queryFn: async () => {
       // The route also answers text/csv (format=csv); without it the answer is JSON.
       const res = await api.GET("/api/v1/compare", { params: { query: compareParams(s) } });
@@ -47,7 +48,7 @@ export async function compareCsv(
 
 export const latencyQuery = (runs: string[], job: string, groupBy: CompareState["groupBy"]) =>
   queryOptions({
-    queryKey: ["compare", "latency", runs, job, groupBy],
+    queryKey: keys.compare.latency(runs, job, groupBy),
     queryFn: async () =>
       unwrap(
         await api.GET("/api/v1/compare/latency", {

@@ -1,10 +1,11 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { DeviceUpdate } from "../client/types";
+import { keys } from "./keys";
 
 export const devicesQuery = () =>
   queryOptions({
-    queryKey: ["devices"],
+    queryKey: keys.devices.all(),
     queryFn: async () => unwrap(await api.GET("/api/v1/devices")),
     staleTime: 30_000,
   });

@@ -1,10 +1,11 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { EnvironmentCreate, EnvironmentUpdate } from "../client/types";
+import { keys } from "./keys";
 
 export const environmentsQuery = () =>
   queryOptions({
-    queryKey: ["environments"],
+    queryKey: keys.environments.all(),
     queryFn: async () => unwrap(await api.GET("/api/v1/environments")),
     staleTime: 30_000,
   });

@@ -1,6 +1,7 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import { isActive, type RunCreate, type RunStatus } from "../client/types";
+import { keys } from "./keys";
 
 /** How often lists and pages poll while a run is queued, assigned or running. */
 export const LIVE_INTERVAL_MS = 2000;
@@ -14,7 +15,7 @@ export interface RunListParams {
 
 export const runsQuery = (params: RunListParams = {}) =>
   queryOptions({
-    queryKey: ["runs", "list", params],
+    queryKey: keys.runs.list(params),
     queryFn: async () => unwrap(await api.GET("/api/v1/runs", { params: { query: params } })),
     refetchInterval: (query) =>
       query.state.data?.items.some((r) => isActive(r.status)) ? LIVE_INTERVAL_MS : 10_000,
@@ -22,7 +23,7 @@ export const runsQuery = (params: RunListParams = {}) =>
 
 export const runQuery = (id: string) =>
   queryOptions({
-    queryKey: ["runs", "detail", id],
+    queryKey: keys.runs.detail(id),
     queryFn: async () =>
       unwrap(await api.GET("/api/v1/runs/{run_id}", { params: { path: { run_id: id } } })),
     // Also polled while the worker computes the run's energy from its power samples.
@@ -39,7 +40,7 @@ export const runQuery = (id: string) =>
  */
 export const runSeriesQuery = (id: string, status: RunStatus) =>
   queryOptions({
-    queryKey: ["runs", "series", id, status],
+    queryKey: keys.runs.series(id, status),
     queryFn: async () =>
       unwrap(await api.GET("/api/v1/runs/{run_id}/series", { params: { path: { run_id: id } } })),
     refetchInterval: isActive(status) ? LIVE_INTERVAL_MS : false,
@@ -47,7 +48,7 @@ export const runSeriesQuery = (id: string, status: RunStatus) =>
 
 export const runResultQuery = (id: string) =>
   queryOptions({
-    queryKey: ["runs", "result", id],
+    queryKey: keys.runs.result(id),
     queryFn: async () =>
       unwrap(await api.GET("/api/v1/runs/{run_id}/result", { params: { path: { run_id: id } } })),
     staleTime: Number.POSITIVE_INFINITY,

@@ -13,6 +13,7 @@ import { readInventory } from "../lib/inventory";
 import { policyOf } from "../lib/policy";
 import { agentsQuery, deleteAgent, revokeAgent } from "../queries/agents";
 import { meQuery } from "../queries/auth";
+import { keys } from "../queries/keys";
 
 export function OnlineBadge({ online }: { online: boolean }) {
   return (
@@ -130,7 +131,7 @@ export function Agents() {
     },
     onSuccess: () => {
       setPending(null);
-      qc.invalidateQueries({ queryKey: ["agents"] });
+      qc.invalidateQueries({ queryKey: keys.agents.all() });
     },
   });
   const ask = (p: Pending) => {

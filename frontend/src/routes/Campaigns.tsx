@@ -21,6 +21,7 @@ import {
 import { agentsQuery } from "../queries/agents";
 import { campaignQuery, campaignsQuery, createCampaign } from "../queries/campaigns";
 import { environmentsQuery } from "../queries/environments";
+import { keys } from "../queries/keys";
 import { runsQuery } from "../queries/runs";
 import { workloadsQuery } from "../queries/workloads";
 
@@ -100,8 +101,8 @@ export function CampaignForm() {
   const create = useMutation({
     mutationFn: createCampaign,
     onSuccess: (c) => {
-      qc.invalidateQueries({ queryKey: ["campaigns"] });
-      qc.invalidateQueries({ queryKey: ["runs", "list"] });
+      qc.invalidateQueries({ queryKey: keys.campaigns.all() });
+      qc.invalidateQueries({ queryKey: keys.runs.lists() });
       navigate(`/campaigns/${c.id}`);
     },
     onError: (err) => {

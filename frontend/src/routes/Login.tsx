@@ -1,8 +1,8 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Navigate, useNavigate, useSearchParams } from "react-router-dom";
+import { formErrorsFrom } from "../components/Field";
 import { setToken, useToken } from "../lib/auth";
-import { errorMessage } from "../lib/errors";
 import { login } from "../queries/auth";
 
 /** Only same-site paths are followed after login. */
@@ -33,7 +33,8 @@ export function Login() {
       setToken(session.access_token);
       navigate(next, { replace: true });
     } catch (err) {
-      setError(errorMessage(err));
+      // No inputs to map onto: every server message is the form's own.
+      setError(formErrorsFrom(err, {}).formError);
     } finally {
       setBusy(false);
     }

@@ -2,11 +2,10 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import type { JobSpec, RunCreate } from "../client/types";
-import { type Errors, Field, FormFooter } from "../components/Field";
+import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
 import { LimitsNote, TargetSelect } from "../components/Policy/TargetSelect";
-import { ApiError, errorMessage, fieldErrorsFor } from "../lib/errors";
 import { formatBytes, parseSize, sig3 } from "../lib/format";
 import {
   needsDestructiveConfirm,
@@ -18,6 +17,7 @@ import {
 import { describeJob } from "../lib/workload";
 import { agentsQuery } from "../queries/agents";
 import { environmentsQuery } from "../queries/environments";
+import { keys } from "../queries/keys";
 import { createRun } from "../queries/runs";
 import { workloadsQuery } from "../queries/workloads";
 
@@ -154,22 +154,14 @@ export function NewRun() {
   const create = useMutation({
     mutationFn: (body: RunCreate) => createRun(body),
     onSuccess: (run) => {
-      qc.invalidateQueries({ queryKey: ["runs", "list"] });
+      qc.invalidateQueries({ queryKey: keys.runs.lists() });
       navigate(`/runs/${run.id}`);
     },
     onError: (err) => {
       setConfirming(null);
-      if (err instanceof ApiError && err.fieldErrors.length > 0) {
-        const mapped = fieldErrorsFor(err.fieldErrors, FIELD_ALIASES);
-        const next: Errors = {};
-        for (const [k, message] of Object.entries(mapped)) {
-          if (k) next[k] = { message, source: "server" };
-        }
-        setErrors(next);
-        setFormError(mapped[""] ?? (Object.keys(next).length ? null : err.message));
-      } else {
-        setFormError(errorMessage(err));
-      }
+      const r = formErrorsFrom(err, FIELD_ALIASES);
+      setErrors(r.errors);
+      setFormError(r.formError);
     },
   });
 

@@ -19,6 +19,7 @@ import {
   formatTimestamp,
 } from "../lib/format";
 import { agentsQuery } from "../queries/agents";
+import { keys } from "../queries/keys";
 import { cancelRun, runQuery, runResultQuery, runSeriesQuery } from "../queries/runs";
 
 function WorkloadTable({ run }: { run: RunRead }) {
@@ -142,7 +143,7 @@ export function RunDetail() {
     mutationFn: () => cancelRun(id),
     onSuccess: (r) => {
       qc.setQueryData(runQuery(id).queryKey, r);
-      qc.invalidateQueries({ queryKey: ["runs", "list"] });
+      qc.invalidateQueries({ queryKey: keys.runs.lists() });
     },
   });
 

@@ -8,6 +8,7 @@ import {
   enrollmentTokensQuery,
   revokeEnrollmentToken,
 } from "../../queries/agents";
+import { keys } from "../../queries/keys";
 import { ConfirmDialog } from "../ConfirmDialog";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../Field";
 import { QueryState } from "../QueryState";
@@ -61,7 +62,7 @@ export function EnrollmentTokens({
     mutationFn: createEnrollmentToken,
     onSuccess: (t) => {
       setCreated(t);
-      qc.invalidateQueries({ queryKey: ["agents", "enrollment-tokens"] });
+      qc.invalidateQueries({ queryKey: keys.agents.enrollmentTokens() });
     },
     onError: (err) => {
       const r = formErrorsFrom(err, ALIASES);
@@ -73,7 +74,7 @@ export function EnrollmentTokens({
     mutationFn: (id: string) => revokeEnrollmentToken(id),
     onSuccess: () => {
       setRevoking(null);
-      qc.invalidateQueries({ queryKey: ["agents", "enrollment-tokens"] });
+      qc.invalidateQueries({ queryKey: keys.agents.enrollmentTokens() });
     },
   });
 

@@ -7,6 +7,7 @@ import { formatBytes, formatCo2Kg, parseSize, sig3 } from "../../lib/format";
 import { agentsQuery } from "../../queries/agents";
 import { devicesQuery, updateDevice } from "../../queries/devices";
 import { embodiedDefaultsQuery } from "../../queries/energy";
+import { keys } from "../../queries/keys";
 
 const MEDIA = ["hdd", "ssd", "ram", "unknown"] as const;
 type Media = (typeof MEDIA)[number];
@@ -62,7 +63,7 @@ function DeviceForm({ device, onDone }: { device: DeviceRead; onDone: () => void
   const save = useMutation({
     mutationFn: (body: DeviceUpdate) => updateDevice(device.id, body),
     onSuccess: () => {
-      qc.invalidateQueries({ queryKey: ["devices"] });
+      qc.invalidateQueries({ queryKey: keys.devices.all() });
       onDone();
     },
     onError: (err) => {

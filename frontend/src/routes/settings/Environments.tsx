@@ -13,6 +13,7 @@ import {
   importGridSeries,
   updateEnvironment,
 } from "../../queries/environments";
+import { keys } from "../../queries/keys";
 
 const KINDS = ["local", "das", "san", "nas", "raid", "cloud", "other"] as const;
 
@@ -95,7 +96,7 @@ export function EnvironmentForm({
       return createEnvironment({ ...body, team_id: teamId });
     },
     onSuccess: (e) => {
-      qc.invalidateQueries({ queryKey: ["environments"] });
+      qc.invalidateQueries({ queryKey: keys.environments.all() });
       onDone(e);
     },
     onError: (err) => {
@@ -234,7 +235,7 @@ export function GridSeriesUpload({ env }: { env: EnvironmentRead }) {
   const upload = useMutation({
     mutationFn: (text: string) => importGridSeries(env.id, text),
     onSuccess: (r) => {
-      qc.invalidateQueries({ queryKey: ["environments"] });
+      qc.invalidateQueries({ queryKey: keys.environments.all() });
       setMessage({
         ok: true,
         lines: [`Imported ${r.hours} hours, ${r.first_hour_utc} to ${r.last_hour_utc} (UTC).`],

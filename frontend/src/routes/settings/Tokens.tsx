@@ -8,6 +8,7 @@ import { Command, OnceSecret } from "../../components/Secret";
 import { errorMessage } from "../../lib/errors";
 import { formatRelative, formatTimestamp } from "../../lib/format";
 import { apiTokensQuery, createApiToken, revokeApiToken } from "../../queries/auth";
+import { keys } from "../../queries/keys";
 
 /** Lifetimes offered for a personal API token (the server bounds ttl_s). */
 export const TOKEN_TTLS: readonly { label: string; s: number }[] = [
@@ -42,7 +43,7 @@ export function Tokens() {
     onSuccess: (t) => {
       setCreated(t);
       setName("");
-      qc.invalidateQueries({ queryKey: ["auth", "tokens"] });
+      qc.invalidateQueries({ queryKey: keys.auth.tokens() });
     },
     onError: (err) => {
       const r = formErrorsFrom(err, ALIASES);
@@ -54,7 +55,7 @@ export function Tokens() {
     mutationFn: (id: string) => revokeApiToken(id),
     onSuccess: () => {
       setRevoking(null);
-      qc.invalidateQueries({ queryKey: ["auth", "tokens"] });
+      qc.invalidateQueries({ queryKey: keys.auth.tokens() });
     },
   });
   const submit = (e: FormEvent) => {

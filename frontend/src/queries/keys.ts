@@ -1,0 +1,44 @@
+import type { EnergyRead, RunStatus } from "../client/types";
+
+/**
+ * Every TanStack Query key, from one place: a query and the mutations that invalidate it
+ * build the key with the same function, so a prefix such as `keys.runs.lists()` always
+ * covers the queries it is meant to cover.
+ */
+export const keys = {
+  agents: {
+    all: () => ["agents"] as const,
+    enrollmentTokens: () => ["agents", "enrollment-tokens"] as const,
+  },
+  auth: {
+    me: () => ["auth", "me"] as const,
+    tokens: () => ["auth", "tokens"] as const,
+    tokenList: (includeInactive: boolean) => ["auth", "tokens", { includeInactive }] as const,
+  },
+  campaigns: {
+    all: () => ["campaigns"] as const,
+    list: () => ["campaigns", "list"] as const,
+    detail: (id: string) => ["campaigns", "detail", id] as const,
+  },
+  carbon: {
+    gridIntensities: () => ["carbon", "grid-intensities"] as const,
+    embodiedDefaults: () => ["carbon", "embodied-defaults"] as const,
+  },
+  compare: {
+    table: (params: Record<string, unknown>) => ["compare", params] as const,
+    latency: (runs: string[], job: string, groupBy: string) =>
+      ["compare", "latency", runs, job, groupBy] as const,
+  },
+  devices: { all: () => ["devices"] as const },
+  environments: { all: () => ["environments"] as const },
+  health: () => ["health"] as const,
+  runs: {
+    lists: () => ["runs", "list"] as const,
+    list: (params: object) => ["runs", "list", params] as const,
+    detail: (id: string) => ["runs", "detail", id] as const,
+    series: (id: string, status: RunStatus) => ["runs", "series", id, status] as const,
+    result: (id: string) => ["runs", "result", id] as const,
+    power: (id: string, status: EnergyRead["status"]) => ["runs", "power", id, status] as const,
+  },
+  workloads: { all: () => ["workloads"] as const },
+};
