@@ -51,13 +51,15 @@ def _policy_disk(inv: dict[str, Any], target_path: str) -> str | None:
     policy = inv.get("policy") if isinstance(inv.get("policy"), dict) else None
     for t in (policy or {}).get("targets") or []:
         if isinstance(t, dict) and t.get("path") == target_path and t.get("serial_sha256"):
-            for dev in inv.get("block_devices") or []:
-                if (
-                    isinstance(dev, dict)
-                    and dev.get("serial_sha256") == t["serial_sha256"]
-                    and dev.get("name")
-                ):
-                    return str(dev["name"])
+            names = [
+                str(dev["name"])
+                for dev in inv.get("block_devices") or []
+                if isinstance(dev, dict)
+                and dev.get("serial_sha256") == t["serial_sha256"]
+                and dev.get("name")
+            ]
+            if len(names) == 1:  # a serial two disks share names neither
+                return names[0]
     return None
 
 
@@ -72,9 +74,15 @@ def _mount_for(path: str, mounts: list[dict[str, Any]]) -> dict[str, Any] | None
     return best
 
 
-def _block_key(disk: str, facts: dict[str, Any]) -> str:
+def _block_key(inv: dict[str, Any], disk: str, facts: dict[str, Any]) -> str:
+    """By serial when it names one disk of this host (USB bridges and some VMs repeat one)."""
     serial = facts.get("serial_sha256")
-    return f"block-serial:{serial}" if isinstance(serial, str) and serial else f"block:{disk}"
+    if not isinstance(serial, str) or not serial:
+        return f"block:{disk}"
+    same = [
+        d for d in inv.get("block_devices") or [] if isinstance(d, dict) and d.get("serial_sha256") == serial
+    ]
+    return f"block-serial:{serial}" if len(same) == 1 else f"block:{disk}"
 
 
 def identify(inventory: dict[str, Any] | None, target_path: str) -> tuple[str, str, str, dict[str, Any]]:
@@ -85,7 +93,7 @@ def identify(inventory: dict[str, Any] | None, target_path: str) -> tuple[str, s
         name = os.path.basename(target_path)
         disk = _policy_disk(inv, target_path) or _disk_of(name, disks)
         facts = _block_facts(inv, disk)
-        return _block_key(disk, facts), name, "block", facts
+        return _block_key(inv, disk, facts), name, "block", facts
     mount = _mount_for(target_path, list(inv.get("mounts") or []))
     if mount is None:
         return f"path:{os.path.normpath(target_path)}", target_path, "unknown", {}
@@ -94,7 +102,7 @@ def identify(inventory: dict[str, Any] | None, target_path: str) -> tuple[str, s
     if source.startswith("/dev/"):
         disk = _disk_of(os.path.basename(source), disks)
         block = _block_facts(inv, disk)
-        return _block_key(disk, block), disk, "block", {**block, **facts}
+        return _block_key(inv, disk, block), disk, "block", {**block, **facts}
     # RAM and network file systems have no block device: key them by mount point
     kind = (
         "ram"

@@ -94,6 +94,15 @@ def test_a_renamed_disk_with_a_serial_keeps_its_device(session: Session) -> None
     assert other.device_id != first.device_id
 
 
+def test_a_serial_two_disks_share_does_not_merge_them(session: Session) -> None:
+    u = create_user(session)
+    inv = inventory(bdev("sda", serial_sha256=SERIAL), bdev("sdb", serial_sha256=SERIAL))
+    a = create_agent(session, team=u.team, inventory=inv)
+    ra = create_run(session, agent=a.agent, target_path="/dev/sda")
+    rb = create_run(session, agent=a.agent, target_path="/dev/sdb")
+    assert ra.device_id != rb.device_id
+
+
 def test_a_device_target_by_id_maps_to_the_disk_the_policy_names(session: Session) -> None:
     u = create_user(session)
     link = "/dev/disk/by-id/ata-Fast_SSD_X1"
