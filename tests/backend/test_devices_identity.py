@@ -5,6 +5,7 @@ across a kernel rename when it has a serial), and devices keyed before issue 10 
 import copy
 from typing import Any
 
+from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -13,6 +14,14 @@ from backend.models import Device, Run
 from tests.factories import create_agent, create_run, create_user
 
 SERIAL = "a" * 64
+QUICK_JOB = {
+    "name": "j",
+    "rw": "randread",
+    "bs_bytes": 4096,
+    "size_bytes": 16 * 1024**2,
+    "runtime_s": 2,
+    "time_based": True,
+}
 
 
 def bdev(name: str, **over: Any) -> dict[str, Any]:
@@ -158,3 +167,26 @@ def test_an_agent_without_inventory_keeps_the_name_rules() -> None:
     assert identify({}, "/dev/zram1")[0] == "block:zram1"
     assert identify({}, "/dev/loop7")[0] == "block:loop7"
     assert identify({}, "/dev/md127")[0] == "block:md127"
+
+
+def test_runs_created_through_the_api_on_two_loop_mounts_name_two_devices(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    inv = inventory(
+        bdev("loop0"), bdev("loop1"), mounts=[mount("/mnt/l0", "/dev/loop0"), mount("/mnt/l1", "/dev/loop1")]
+    )
+    inv["policy"] = {
+        "targets": [{"path": p, "kind": "directory", "writable": True} for p in ("/mnt/l0", "/mnt/l1")],
+        "meters": [],
+    }
+    a = create_agent(session, team=u.team, inventory=inv)
+    ids = []
+    for path in ("/mnt/l0", "/mnt/l1", "/mnt/l1"):
+        body = {"agent_id": str(a.agent.id), "target_path": path, "workload": {"jobs": [QUICK_JOB]}}
+        r = client.post("/api/v1/runs", json=body, headers=u.headers)
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["device_id"])
+    assert ids[0] != ids[1] and ids[1] == ids[2]
+    names = {d["id"]: d["name"] for d in client.get("/api/v1/devices", headers=u.headers).json()["items"]}
+    assert (names[ids[0]], names[ids[1]]) == ("loop0", "loop1")
