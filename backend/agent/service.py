@@ -19,7 +19,7 @@ from backend.kit.security import ENROLLMENT_TOKEN_PREFIX, new_token, token_hash
 from backend.kit.time import utcnow
 from backend.models import Agent, EnrollmentToken, Role, RunStatus
 from backend.run import service as run_service
-from backend.workload.schemas import WorkloadSpec
+from backend.workload.schemas import load_spec
 
 # --- enrolment tokens -----------------------------------------------------------------------------
 
@@ -207,7 +207,7 @@ def try_lease(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
         return None
     settings = get_settings()
     run.lease_expires_at = utcnow() + timedelta(seconds=settings.lease_start_timeout_s)
-    spec = WorkloadSpec.model_validate(run.workload_spec)
+    spec = load_spec(run.workload_spec)  # never fails on a row an older schema wrote
     assert run.lease_id is not None and run.status == RunStatus.assigned
     return Lease(
         run_id=run.id,

@@ -5,7 +5,7 @@ import hashlib
 import json
 from typing import Any
 
-from backend.workload.schemas import WorkloadSpec
+from backend.workload.schemas import load_spec
 
 # fields that name things but do not change the I/O
 _IGNORED_JOB_FIELDS = {"name"}
@@ -17,7 +17,7 @@ _LATER_JOB_FIELDS: dict[str, Any] = {"end_fsync": False, "io_size_bytes": None}
 def canonical_workload(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """The jobs with every default filled in, so a spec stored before a field existed (or written
     without its default) fingerprints like the same workload written out in full."""
-    full = WorkloadSpec.model_validate(spec).model_dump(mode="json")
+    full = load_spec(spec).model_dump(mode="json")
     return [
         {
             k: v

@@ -8,7 +8,7 @@ from pydantic_core import PydanticCustomError
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
 from backend.power.schemas import EnergyRead, PowerUpload
-from backend.workload.schemas import WorkloadSpec
+from backend.workload.schemas import StoredWorkloadSpec, WorkloadSpec
 
 MAX_NAME = 200
 # Pages: offset bounded so a huge one is a 422, not a bigint overflow in PostgreSQL
@@ -156,7 +156,7 @@ class RunRead(OutputSchema):
     device_name: str | None
     environment_id: uuid.UUID | None
     workload_id: uuid.UUID | None
-    workload: WorkloadSpec
+    workload: StoredWorkloadSpec
     created_at: datetime
     assigned_at: datetime | None
     started_at: datetime | None

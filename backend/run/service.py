@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from iowatt_policy import check_run
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -40,7 +41,7 @@ from backend.run.schemas import (
     fit_name,
 )
 from backend.workload import service as workload_service
-from backend.workload.schemas import WorkloadSpec, pass_of
+from backend.workload.schemas import WorkloadSpec, load_spec, pass_of, stored_spec, upgrade_spec
 
 # --- user side --------------------------------------------------------------------------------
 
@@ -52,7 +53,13 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
     principal.require(agent.team_id, Role.member)
     if body.workload_id is not None:
         wl = workload_service.get(session, principal=principal, workload_id=body.workload_id)
-        spec, workload_id, default_name = WorkloadSpec.model_validate(wl.spec), wl.id, wl.name
+        try:  # a new run follows today's rules, even from a workload saved under older ones
+            spec = WorkloadSpec.model_validate(upgrade_spec(wl.spec))
+        except ValidationError as e:
+            raise Invalid(
+                "workload_id", f"the saved workload no longer passes today's limits: {e.errors()[0]['msg']}"
+            ) from e
+        workload_id, default_name = wl.id, wl.name
     else:
         assert body.workload is not None
         spec, workload_id, default_name = (
@@ -74,7 +81,7 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         device_id=device.id,
         environment_id=body.environment_id,
         workload_id=workload_id,
-        workload_spec=spec.model_dump(mode="json"),
+        workload_spec=stored_spec(spec),
         target_path=body.target_path,
         created_by=principal.user_id,
         meter=body.meter,
@@ -154,7 +161,7 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
             device_name=devices.get(r.device_id) if r.device_id else None,
             environment_id=r.environment_id,
             workload_id=r.workload_id,
-            workload=WorkloadSpec.model_validate(r.workload_spec),
+            workload=load_spec(r.workload_spec),
             created_at=r.created_at,
             assigned_at=r.assigned_at,
             started_at=r.started_at,

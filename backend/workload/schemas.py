@@ -6,9 +6,10 @@ at run time (exit 2), so a spec that slips through still cannot do harm.
 
 import re
 import uuid
-from typing import Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from backend.kit.schema import InputSchema, OutputSchema
 
@@ -162,6 +163,60 @@ class WorkloadSpec(InputSchema):
         return int(sum(j.expected_duration_s() for j in self.jobs) * 1.5 + 10 * len(self.jobs) + 300)
 
 
+# --- stored specs ------------------------------------------------------------------------------
+# A spec is stored as JSON with the version of this schema that wrote it ("spec_version"; rows
+# written before versions existed have none: version 0). Reading upgrades it step by step to
+# SPEC_VERSION, then validates it against today's rules; a stored spec that today's rules refuse
+# (a limit tightened since) is still read with its stored values, never an error: it was valid
+# when it was written, and the engine checks every job again before it runs (exit 2).
+# Changing WorkloadSpec or JobSpec: bump SPEC_VERSION and add the upgrade from the previous
+# version to _UPGRADES (a renamed field is moved there, a removed one dropped).
+
+SPEC_VERSION = 1
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    0: lambda doc: doc,  # version 1 is version 0 with a version number: nothing moves
+}
+
+
+def stored_spec(spec: WorkloadSpec) -> dict[str, Any]:
+    """The JSON a run or workload row stores: the spec and the version of the schema writing it."""
+    return {**spec.model_dump(mode="json"), "spec_version": SPEC_VERSION}
+
+
+def upgrade_spec(doc: dict[str, Any]) -> dict[str, Any]:
+    """A stored spec brought to today's field names and shape (without its version key)."""
+    doc = dict(doc)
+    version = int(doc.pop("spec_version", 0))
+    while version < SPEC_VERSION:
+        doc = _UPGRADES[version](doc)
+        version += 1
+    return doc
+
+
+def load_spec(doc: dict[str, Any] | WorkloadSpec) -> WorkloadSpec:
+    """A stored spec as a WorkloadSpec. Never fails on a row written by an older schema: what
+    today's rules refuse keeps its stored value (fields unknown today are left out)."""
+    if isinstance(doc, WorkloadSpec):
+        return doc
+    doc = upgrade_spec(doc)
+    try:
+        return WorkloadSpec.model_validate(doc)
+    except ValidationError:
+        jobs = [
+            JobSpec.model_construct(**{k: v for k, v in job.items() if k in JobSpec.model_fields})
+            for job in doc.get("jobs", [])
+        ]
+        return WorkloadSpec.model_construct(
+            jobs=jobs, **{k: v for k, v in doc.items() if k in WorkloadSpec.model_fields and k != "jobs"}
+        )
+
+
+# An output field holding a stored spec: read with load_spec, so a response carrying an old row
+# is not re-validated against today's input limits (the instance load_spec returns is taken as it
+# is: models do not re-validate instances), and the OpenAPI schema stays WorkloadSpec.
+StoredWorkloadSpec = Annotated[WorkloadSpec, BeforeValidator(load_spec)]
+
+
 class WorkloadCreate(InputSchema):
     name: str = Field(min_length=1, max_length=120)
     description: str = Field("", max_length=2000)
@@ -173,5 +228,5 @@ class WorkloadRead(OutputSchema):
     id: uuid.UUID
     name: str
     description: str
-    spec: WorkloadSpec
+    spec: StoredWorkloadSpec
     builtin: bool

@@ -8,14 +8,14 @@ from backend.kit.repository import add_unique
 from backend.models import Role, Workload
 from backend.workload import repository
 from backend.workload.builtin import BUILTINS
-from backend.workload.schemas import WorkloadCreate
+from backend.workload.schemas import WorkloadCreate, stored_spec
 
 
 def ensure_builtins(session: Session) -> None:
     """Insert or update the built-in presets (idempotent; run at start-up and by the CLI)."""
     for name, (description, spec) in BUILTINS.items():
         row = repository.builtin_by_name(session, name)
-        data = spec.model_dump(mode="json")
+        data = stored_spec(spec)
         if row is None:
             session.add(Workload(team_id=None, name=name, description=description, spec=data, builtin=True))
         else:
@@ -29,7 +29,7 @@ def create(session: Session, *, principal: UserPrincipal, body: WorkloadCreate) 
         team_id=body.team_id,
         name=body.name,
         description=body.description,
-        spec=body.spec.model_dump(mode="json"),
+        spec=stored_spec(body.spec),
         builtin=False,
     )
     add_unique(
