@@ -1,7 +1,7 @@
 import { type ReactNode, useState } from "react";
 
 /** Copies `text`; says so, or says to select it by hand where the clipboard is not available. */
-export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
   const [note, setNote] = useState<string | null>(null);
   return (
     <button

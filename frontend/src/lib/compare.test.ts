@@ -8,23 +8,10 @@ import {
   metricKind,
   pickLikeRuns,
   ratioBarChart,
-  ratiosToFirst,
   runLabels,
   unmatchedJobs,
 } from "./compare";
 import { toThroughputSeries } from "./series";
-
-describe("ratiosToFirst", () => {
-  it("divides by the first run", () => {
-    expect(ratiosToFirst([100, 250, 50])).toEqual([1, 2.5, 0.5]);
-  });
-  it("is null where a side is missing or the base is zero", () => {
-    expect(ratiosToFirst([0, 5])).toEqual([null, null]);
-    expect(ratiosToFirst([null, 5])).toEqual([null, null]);
-    expect(ratiosToFirst([10, null, 20])).toEqual([1, null, 2]);
-    expect(ratiosToFirst([])).toEqual([]);
-  });
-});
 
 describe("metricKind", () => {
   it.each([

@@ -4,16 +4,6 @@
 import type { CompareMetric, CompareRead, RunRead } from "../client/types";
 import { energyScale, latencyScale, toMBps } from "./format";
 
-/** Each value divided by the first run's value; null where either side is missing or zero. */
-export function ratiosToFirst(values: (number | null)[]): (number | null)[] {
-  const base = values[0];
-  return values.map((v) =>
-    v === null || v === undefined || base === null || base === undefined || base === 0
-      ? null
-      : v / base,
-  );
-}
-
 /** A short, stable label for a run in column headers and legends. */
 export function runLabel(run: Pick<RunRead, "id" | "name">): string {
   return run.name?.trim() ? run.name : `#${run.id.slice(0, 8)}`;
@@ -45,7 +35,7 @@ export function columnLabels(cmp: Pick<CompareRead, "columns" | "runs" | "group_
   );
 }
 
-export type MetricKind = "iops" | "throughput" | "p99";
+type MetricKind = "iops" | "throughput" | "p99";
 
 /** Which headline figure a compare metric is, from its key and unit (null for the rest). */
 export function metricKind(m: Pick<CompareMetric, "key" | "unit">): MetricKind | null {
@@ -70,7 +60,7 @@ export function unmatchedJobs(cmp: Pick<CompareRead, "jobs" | "columns">): strin
     .map((j) => j.name);
 }
 
-export interface BarChartData {
+interface BarChartData {
   kind: string;
   title: string;
   unit: string;
@@ -241,7 +231,7 @@ export function columnValidity(
  * A run's whole workload spec as a key: runs with the same key pass the server's workload
  * fingerprint (same names alone are not enough: a size or block size may differ).
  */
-export function workloadKey(run: Pick<RunRead, "workload">): string {
+function workloadKey(run: Pick<RunRead, "workload">): string {
   return JSON.stringify(run.workload);
 }
 

@@ -11,7 +11,7 @@ export const GROUP_BY = [
 ] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
 export const FINGERPRINTS = ["workload", "workload_host"] as const;
-export type Fingerprint = (typeof FINGERPRINTS)[number];
+type Fingerprint = (typeof FINGERPRINTS)[number];
 export const CHARTS = ["bars", "sweep", "latency", "series", "energy"] as const;
 export type ChartKind = (typeof CHARTS)[number];
 
@@ -45,7 +45,7 @@ function pick<T extends string>(value: string | null, allowed: readonly T[], fal
 }
 
 /** Comma-separated ids, trimmed, deduplicated, order kept. */
-export function parseList(value: string | null): string[] {
+function parseList(value: string | null): string[] {
   const items = (value ?? "")
     .split(",")
     .map((s) => s.trim())

@@ -1,6 +1,6 @@
 // The server's one error shape: {"error", "message", "detail": [{"field", "message"}]}.
 
-export interface FieldError {
+interface FieldError {
   field: string;
   message: string;
 }

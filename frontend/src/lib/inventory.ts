@@ -1,7 +1,7 @@
 // The agent's host inventory arrives as free-form JSON (AgentRead.inventory); this reads the
 // fields the UI shows, tolerating hosts that report less (see agent/src/iowatt_agent/schemas.py).
 
-export interface BlockDeviceFacts {
+interface BlockDeviceFacts {
   name: string;
   model: string | null;
   size_bytes: number | null;
@@ -11,14 +11,14 @@ export interface BlockDeviceFacts {
   firmware: string | null;
 }
 
-export interface MountFacts {
+interface MountFacts {
   mountpoint: string;
   source: string;
   fstype: string;
   options: string;
 }
 
-export interface HostFacts {
+interface HostFacts {
   kernel: string | null;
   distro: string | null;
   cpuModel: string | null;

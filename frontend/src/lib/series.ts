@@ -2,7 +2,7 @@
 import type { SeriesPoint } from "../client/types";
 import { toMBps } from "./format";
 
-export interface ThroughputPoint {
+interface ThroughputPoint {
   t_s: number;
   mbps: number;
   iops: number;

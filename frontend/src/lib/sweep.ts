@@ -4,9 +4,9 @@
 import type { JobSpec } from "../client/types";
 import { formatBytes } from "./format";
 
-export type SweepParam = "bs_bytes" | "numjobs";
+type SweepParam = "bs_bytes" | "numjobs";
 
-export interface Sweep {
+interface Sweep {
   param: SweepParam;
   /** What the jobs share, e.g. "randread QD32" — tells two sweeps of one workload apart. */
   label: string;

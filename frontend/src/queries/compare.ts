@@ -5,7 +5,7 @@ import { ApiError } from "../lib/errors";
 import { keys } from "./keys";
 
 /** The server's query for a compare state (chart choices stay in the browser). */
-export function compareParams(
+function compareParams(
   s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force">,
 ) {
   return {

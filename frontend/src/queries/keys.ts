@@ -31,7 +31,6 @@ export const keys = {
   },
   devices: { all: () => ["devices"] as const },
   environments: { all: () => ["environments"] as const },
-  health: () => ["health"] as const,
   runs: {
     lists: () => ["runs", "list"] as const,
     list: (params: object) => ["runs", "list", params] as const,

@@ -6,7 +6,7 @@ import { keys } from "./keys";
 /** How often lists and pages poll while a run is queued, assigned or running. */
 export const LIVE_INTERVAL_MS = 2000;
 
-export interface RunListParams {
+interface RunListParams {
   status?: RunStatus;
   agent_id?: string;
   limit?: number;

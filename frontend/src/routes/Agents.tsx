@@ -15,7 +15,7 @@ import { agentsQuery, deleteAgent, revokeAgent } from "../queries/agents";
 import { meQuery } from "../queries/auth";
 import { keys } from "../queries/keys";
 
-export function OnlineBadge({ online }: { online: boolean }) {
+function OnlineBadge({ online }: { online: boolean }) {
   return (
     <span className={`badge ${online ? "badge-online" : "badge-offline"}`}>
       {online ? "online" : "offline"}

@@ -22,7 +22,6 @@ import {
   GROUP_BY,
   GROUP_LABEL,
   parseCompareState,
-  parseList,
   toSearchParams,
 } from "../lib/compareState";
 import { errorMessage } from "../lib/errors";
@@ -30,10 +29,6 @@ import { describeWorkload } from "../lib/workload";
 import { compareCsv, compareQuery } from "../queries/compare";
 
 /** Run ids from `?runs=a,b,c`, deduplicated, order kept (the first is the default baseline). */
-export function parseRunIds(value: string | null): string[] {
-  return parseList(value);
-}
-
 /** The headline bar charts (the dashboard shows them too). */
 export function CompareCharts({ data }: { data: CompareRead }) {
   return <BarCharts data={data} />;

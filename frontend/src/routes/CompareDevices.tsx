@@ -12,7 +12,7 @@ import { runsQuery } from "../queries/runs";
 import { workloadsQuery } from "../queries/workloads";
 
 /** Runs are the same workload when they name the same stored workload, or carry the same spec. */
-export function workloadIdentity(r: Pick<RunRead, "workload_id" | "workload">): string {
+function workloadIdentity(r: Pick<RunRead, "workload_id" | "workload">): string {
   return r.workload_id ?? `spec:${JSON.stringify(r.workload)}`;
 }
 

@@ -15,7 +15,7 @@ const RECENT_SUCCEEDED = 30;
 const COMPARED = 6;
 
 /** The compared runs with the newest run's fingerprint (all of them when comparable). */
-export function likeNewest(cmp: CompareRead, ids: string[]): string[] {
+function likeNewest(cmp: CompareRead, ids: string[]): string[] {
   if (cmp.comparability.verdict !== "not_comparable") return ids;
   const fps = cmp.comparability.fingerprints;
   const newest = fps[ids[ids.length - 1] ?? ""];

@@ -15,7 +15,7 @@ import { QueryState } from "../QueryState";
 import { Command, OnceSecret } from "../Secret";
 
 /** Lifetimes offered for an enrolment token (the server bounds ttl_s to 60 s … 30 days). */
-export const ENROLL_TTLS: readonly { label: string; s: number }[] = [
+const ENROLL_TTLS: readonly { label: string; s: number }[] = [
   { label: "1 hour", s: 3600 },
   { label: "1 day", s: 86_400 },
   { label: "7 days", s: 7 * 86_400 },
@@ -23,7 +23,7 @@ export const ENROLL_TTLS: readonly { label: string; s: number }[] = [
 ];
 
 /** The enrol commands for a token: in the environment or in a file, never as an argument. */
-export function enrollCommands(token: string, server: string): { env: string; file: string } {
+function enrollCommands(token: string, server: string): { env: string; file: string } {
   return {
     env: `IOWATT_ENROLL_TOKEN='${token}' iowatt-agent enroll --server ${server}`,
     file: `iowatt-agent enroll --server ${server} --token-file /root/iowatt-enroll.token`,

@@ -3,13 +3,13 @@ import { columnValidity } from "../../lib/compare";
 import { formatPercent, formatRatio, formatWithUnit } from "../../lib/format";
 
 /** "better" / "worse" for a ratio, from whether higher is better; null when it cannot say. */
-export function ratioTone(ratio: number | null, higherIsBetter: boolean | null): string {
+function ratioTone(ratio: number | null, higherIsBetter: boolean | null): string {
   if (ratio === null || higherIsBetter === null || ratio === 1) return "";
   return ratio > 1 === higherIsBetter ? "better" : "worse";
 }
 
 /** The repeat statistics line under a grouped value: n, CV and the 95 % CI. */
-export function statsLine(stats: CompareMetric["stats"][number], unit: string): string | null {
+function statsLine(stats: CompareMetric["stats"][number], unit: string): string | null {
   if (!stats) return null;
   if (stats.n < 2) return `n=${stats.n}`;
   const cv = stats.cv == null ? "—" : formatPercent(stats.cv * 100);

@@ -11,7 +11,7 @@ import {
 import { sig3 } from "../../lib/format";
 import { tickNumber } from "./axis";
 
-export interface AxisSeries {
+interface AxisSeries {
   /** Field of each data point holding this series, already in `unit`. */
   key: string;
   name: string;

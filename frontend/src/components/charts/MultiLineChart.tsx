@@ -12,7 +12,7 @@ import { sig3 } from "../../lib/format";
 import { tickNumber } from "./axis";
 import { colorAt } from "./palette";
 
-export interface LineSeries {
+interface LineSeries {
   key: string;
   label: string;
   /** Points already in display units (x in the x axis' unit, y in the y axis' unit). */

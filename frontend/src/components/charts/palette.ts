@@ -1,5 +1,5 @@
 // Colours for series, distinguishable and readable on white.
-export const PALETTE = [
+const PALETTE = [
   "#2563eb",
   "#ea580c",
   "#16a34a",

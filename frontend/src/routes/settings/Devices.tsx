@@ -22,10 +22,7 @@ const ALIASES: Record<string, string> = {
 };
 
 /** "≈ 20 kgCO2e per drive (source)" or per GB × capacity, from the server's defaults. */
-export function defaultEmbodied(
-  d: EmbodiedDefaultRead | undefined,
-  capacityBytes: number | null,
-): string {
+function defaultEmbodied(d: EmbodiedDefaultRead | undefined, capacityBytes: number | null): string {
   if (!d) return "no default for this media";
   const parts: string[] = [];
   if (d.kg_per_drive != null) parts.push(`${formatCo2Kg(d.kg_per_drive)} per drive`);

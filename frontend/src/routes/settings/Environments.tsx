@@ -74,7 +74,7 @@ function bodyOf(d: Draft) {
   };
 }
 
-export function EnvironmentForm({
+function EnvironmentForm({
   env,
   onDone,
 }: {
@@ -229,7 +229,7 @@ export function EnvironmentForm({
 }
 
 /** Upload of an hourly intensity series (CSV: hour_utc,g_per_kwh); the server's line errors are shown. */
-export function GridSeriesUpload({ env }: { env: EnvironmentRead }) {
+function GridSeriesUpload({ env }: { env: EnvironmentRead }) {
   const qc = useQueryClient();
   const [message, setMessage] = useState<{ ok: boolean; lines: string[] } | null>(null);
   const upload = useMutation({

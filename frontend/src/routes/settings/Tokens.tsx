@@ -11,7 +11,7 @@ import { apiTokensQuery, createApiToken, revokeApiToken } from "../../queries/au
 import { keys } from "../../queries/keys";
 
 /** Lifetimes offered for a personal API token (the server bounds ttl_s). */
-export const TOKEN_TTLS: readonly { label: string; s: number }[] = [
+const TOKEN_TTLS: readonly { label: string; s: number }[] = [
   { label: "7 days", s: 7 * 86_400 },
   { label: "30 days", s: 30 * 86_400 },
   { label: "90 days", s: 90 * 86_400 },
