@@ -62,6 +62,27 @@ describe("session handling", () => {
     });
   });
 
+  it("shows the server's 422 field messages, not its generic one", async () => {
+    stubApi({
+      "POST /api/v1/auth/login": () => ({
+        status: 422,
+        body: {
+          error: "validation_error",
+          message: "invalid request",
+          detail: [{ field: "body.email", message: "value is not a valid email address" }],
+        },
+      }),
+    });
+    renderApp("/runs");
+    await screen.findByTestId("login-form");
+    fireEvent.change(screen.getByLabelText("Email"), { target: { value: "a@b.c" } });
+    fireEvent.change(screen.getByLabelText("Password"), { target: { value: "pw" } });
+    fireEvent.click(screen.getByRole("button", { name: "Sign in" }));
+    const alert = await screen.findByTestId("login-error");
+    expect(alert.textContent).toBe("value is not a valid email address");
+    expect(getToken()).toBeNull();
+  });
+
   it("logs out on the server first, then drops the local token", async () => {
     setToken("session-1");
     const seen: (string | null)[] = [];
