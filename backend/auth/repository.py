@@ -4,7 +4,7 @@ from datetime import datetime
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from backend.models import Agent, ApiToken, Membership, Role, Team, User
+from backend.models import ApiToken, Membership, Role, Team, User
 
 
 def user_by_email(session: Session, email: str) -> User | None:
@@ -50,10 +50,6 @@ def tokens_of(
 
 def token_of_user(session: Session, token_id: uuid.UUID, user_id: uuid.UUID) -> ApiToken | None:
     return session.scalar(select(ApiToken).where(ApiToken.id == token_id, ApiToken.user_id == user_id))
-
-
-def agent_by_token_hash(session: Session, token_hash: str) -> Agent | None:
-    return session.scalar(select(Agent).where(Agent.token_hash == token_hash))
 
 
 def roles_of(session: Session, user_id: uuid.UUID) -> dict[uuid.UUID, Role]:

@@ -151,6 +151,12 @@ class Meters:
     meters: dict[str, MeterEntry] = field(default_factory=dict)
     default: str | None = None
 
+    def put(self, name: str, spec: str, idle_s: float | None, *, default: bool = False) -> None:
+        """Store a meter under `name`; the first meter (or one put with default=True) is the default."""
+        self.meters[name] = MeterEntry(spec, idle_s)
+        if default or self.default is None:
+            self.default = name
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "meters": {

@@ -416,9 +416,7 @@ def meters_set(
     directory, meters = _load_meters(state_dir)
     if name not in meters.meters and len(meters.meters) >= MAX_METERS:
         raise fail(f"at most {MAX_METERS} meters (meters unset one first)")
-    meters.meters[name] = host_policy.MeterEntry(spec, idle)
-    if default or meters.default is None:
-        meters.default = name
+    meters.put(name, spec, idle, default=default)
     path = _save_meters(directory, meters)
     mark = " (the default)" if meters.default == name else ""
     out.print(f"meter {name}{mark}: {redact(spec)} stored in {path}", highlight=False)
