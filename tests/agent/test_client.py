@@ -8,7 +8,7 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
-from iowatt_agent import cli
+from iowatt_agent import cli, enrol
 from iowatt_agent.client import (
     ApiClient,
     Conflict,
@@ -30,7 +30,7 @@ runner = CliRunner()
 def enroll_cli(api: FakeApi, monkeypatch, tmp_path, *args: str, token: str = ENROLL_TOKEN):
     """Enrol against the fake API at a loopback URL, the token in the environment (never argv)."""
     monkeypatch.setattr(
-        cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
+        enrol, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
     )
     monkeypatch.setenv("IOWATT_ENROLL_TOKEN", token)
     return runner.invoke(
@@ -76,7 +76,7 @@ def test_enroll_name_taken_suggests_replace(api, monkeypatch, tmp_path):
 
 
 def test_enroll_rejects_bad_url(api, monkeypatch, tmp_path):
-    monkeypatch.setattr(cli, "ApiClient", functools.partial(ApiClient, transport=api.transport()))
+    monkeypatch.setattr(enrol, "ApiClient", functools.partial(ApiClient, transport=api.transport()))
     result = runner.invoke(
         cli.app,
         ["enroll", "--server", "server:8000", "--state-dir", str(tmp_path)],

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 
 import pytest
-from iowatt_agent import cli
+from iowatt_agent import cli, enrol
 from iowatt_agent.client import ApiClient
 from iowatt_agent.config import load_config
 from typer.testing import CliRunner
@@ -21,7 +21,7 @@ SERVER = "http://127.0.0.1:8000"
 @pytest.fixture(autouse=True)
 def fake_server(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
+        enrol, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
     )
     monkeypatch.delenv("IOWATT_ENROLL_TOKEN", raising=False)
     monkeypatch.delenv("IOWATT_ENROLLMENT_TOKEN", raising=False)

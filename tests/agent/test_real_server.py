@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from iowatt_agent import cli
+from iowatt_agent import cli, enrol
 from iowatt_agent.client import ApiClient
 from iowatt_agent.config import load_config
 from iowatt_agent.loop import AgentLoop, LoopSettings
@@ -51,7 +51,7 @@ def server(client: Any, session: Any, monkeypatch: pytest.MonkeyPatch):
     assert r.status_code == 201, r.text
     transport = bridge(client)
     monkeypatch.setattr(
-        cli, "ApiClient", functools.partial(ApiClient, transport=transport, sleep=lambda s: None)
+        enrol, "ApiClient", functools.partial(ApiClient, transport=transport, sleep=lambda s: None)
     )
     return {"client": client, "user": user, "enrollment_token": r.json()["token"], "transport": transport}
 

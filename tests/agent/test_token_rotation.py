@@ -17,10 +17,11 @@ from typing import Any
 
 import httpx
 import pytest
-from iowatt_agent import loop as loop_module
+from iowatt_agent import heartbeat as heartbeat_module
 from iowatt_agent.client import ApiClient
 from iowatt_agent.config import AgentConfig, load_config, save_config
-from iowatt_agent.loop import AgentLoop, FatalAgentError, LoopSettings, token_due
+from iowatt_agent.heartbeat import token_due
+from iowatt_agent.loop import AgentLoop, FatalAgentError, LoopSettings
 from iowatt_agent.schemas import HeartbeatResponse
 
 from tests.agent.fakes import AGENT_TOKEN, FakeApi, Reply, error
@@ -165,7 +166,7 @@ def test_rotates_when_the_heartbeat_says_expiry_is_near_stores_it_then_uses_it_e
     loop.heartbeat_once()
     assert loop.client.lease(api.agent_id, 0) is None
     loop.spool_client.heartbeat(
-        api.agent_id, loop_module.HeartbeatRequest(state="idle", current_run_id=None, agent_version="t")
+        api.agent_id, heartbeat_module.HeartbeatRequest(state="idle", current_run_id=None, agent_version="t")
     )
     assert api.used[-3:] == ["rotated-1"] * 3
     assert _rotations(api) == 1  # the new token has its whole lifetime: no second rotation
@@ -205,13 +206,13 @@ def test_a_failed_write_keeps_the_old_token_and_the_next_heartbeat_retries(
     def disk_full(*args: Any, **kwargs: Any) -> Path:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(loop_module, "save_config", disk_full)
+    monkeypatch.setattr(heartbeat_module, "save_config", disk_full)
     loop.heartbeat_once()
     assert _rotations(api) == 1 and loop.config.agent_token == AGENT_TOKEN
     assert json.loads((state / "agent.json").read_text())["agent_token"] == AGENT_TOKEN
     loop.heartbeat_once()  # never sent the token it could not store
     assert api.used[-1] == AGENT_TOKEN
-    monkeypatch.setattr(loop_module, "save_config", save_config)
+    monkeypatch.setattr(heartbeat_module, "save_config", save_config)
     loop.heartbeat_once()
     assert load_config(state).agent_token == loop.config.agent_token == api.current
     loop.heartbeat_once()

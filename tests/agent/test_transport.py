@@ -23,7 +23,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from iowatt_agent import cli
+from iowatt_agent import cli, enrol
 from iowatt_agent.client import ApiClient, ServerCertificateRejected
 from iowatt_agent.config import load_config, server_ssl_context
 from iowatt_agent.schemas import HeartbeatRequest
@@ -319,7 +319,7 @@ def test_enroll_without_a_terminal_needs_fingerprint_or_ca_file(tls_server, tmp_
 
 
 def test_enroll_on_a_terminal_asks_before_trusting(tls_server, certs, tmp_path, token_file, monkeypatch):
-    monkeypatch.setattr(cli, "interactive", lambda: True)
+    monkeypatch.setattr(enrol, "interactive", lambda: True)
     state = tmp_path / "state"
     no = runner.invoke(
         cli.app,
@@ -411,7 +411,7 @@ def test_plain_http_to_loopback_is_allowed(tmp_path, token_file):
 def test_plain_http_to_another_host_needs_insecure_http(tmp_path, token_file, monkeypatch):
     api = FakeApi()
     monkeypatch.setattr(
-        cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
+        enrol, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
     )
     refused = enroll(tmp_path / "state", token_file, "--server", "http://192.0.2.10:8000")
     assert refused.exit_code == 2
@@ -419,7 +419,7 @@ def test_plain_http_to_another_host_needs_insecure_http(tmp_path, token_file, mo
     assert api.calls == [] and not (tmp_path / "state" / "agent.json").exists()
 
     monkeypatch.setattr(
-        cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
+        enrol, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
     )
     state = tmp_path / "state"
     ok = enroll(state, token_file, "--server", "http://192.0.2.10:8000", "--insecure-http")

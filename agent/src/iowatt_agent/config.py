@@ -7,11 +7,12 @@ IOWATT_AGENT_STATE_DIR):
                         verified (0600); a rotated token is written here before it is used
     server-cert.pem     the server certificate pinned at enrolment (0600), or
     server-ca.pem       the CA bundle given with --ca-file (0600)
-    meter.json          this host's wattmeter spec and idle seconds (mode 0600: specs may hold
-                        a BMC or plug password)
+    policy.json         what the server's runs may touch here (`policy`, 0600)
+    meters.json         this host's wattmeters by name (`policy`, 0600: specs may hold a BMC or
+                        plug password); an old single `meter.json` is migrated into it once
     spool/*.json        results and failures not yet acknowledged by the server
     spool/rejected/     uploads the server refused permanently, with the reason
-    jobs/               engine job files of the current run
+    jobs/               engine job files of the current run (a dead agent's are removed at start)
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from .transport import TransportError, ca_context, check_plain_http, endpoint, p
 DEFAULT_STATE_DIR = Path("/var/lib/iowatt-agent")
 STATE_DIR_ENV = "IOWATT_AGENT_STATE_DIR"
 CONFIG_FILE = "agent.json"
-METER_FILE = "meter.json"
 
 
 class ConfigError(Exception):
@@ -129,19 +129,24 @@ def ensure_state_dir(state_dir: Path) -> Path:
 
 
 def write_private_file(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Atomically replace `path` with `data`: tmp file (created with `mode`) + fsync + rename + dir fsync."""
+    """Atomically replace `path` with `data`: tmp file (created with `mode`) + fsync + rename + dir fsync.
+    A failed write (ENOSPC, EIO) removes the tmp file and raises the OSError."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
-        os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     dfd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dfd)
@@ -171,41 +176,3 @@ def load_config(state_dir: Path) -> AgentConfig:
         return AgentConfig.model_validate(json.loads(raw))
     except (ValueError, ValidationError) as exc:
         raise ConfigError(f"{path} is not a valid agent config: {exc}") from exc
-
-
-class MeterConfig(BaseModel):
-    """The host's wattmeter (`enroll --meter`, `meters set`); `run --meter` overrides it."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    spec: str
-    idle_s: float | None = None
-
-
-def save_meter_config(state_dir: Path, meter: MeterConfig) -> Path:
-    ensure_state_dir(state_dir)
-    path = state_dir / METER_FILE
-    write_private_file(path, (meter.model_dump_json(indent=2) + "\n").encode())
-    return path
-
-
-def clear_meter_config(state_dir: Path) -> bool:
-    try:
-        (state_dir / METER_FILE).unlink()
-    except FileNotFoundError:
-        return False
-    return True
-
-
-def load_meter_config(state_dir: Path) -> MeterConfig | None:
-    path = state_dir / METER_FILE
-    try:
-        raw = path.read_text()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
-    try:
-        return MeterConfig.model_validate(json.loads(raw))
-    except (ValueError, ValidationError) as exc:
-        raise ConfigError(f"{path} is not a valid meter config: {exc}") from exc

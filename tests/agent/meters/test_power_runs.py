@@ -199,11 +199,12 @@ def test_meter_settings_come_from_the_state_dir(tmp_path):
 
 
 def test_the_old_meter_json_becomes_the_default_meter(tmp_path):
-    from iowatt_agent.config import MeterConfig, save_meter_config
+    from iowatt_agent.config import ensure_state_dir, write_private_file
     from iowatt_agent.policy import load_meters
 
-    state = tmp_path / "state"
-    save_meter_config(state, MeterConfig(spec="rapl", idle_s=10))  # what `enroll --meter` writes
+    state = ensure_state_dir(tmp_path / "state")
+    # what `enroll --meter` wrote before meters.json: read once, then migrated
+    write_private_file(state / "meter.json", json.dumps({"spec": "rapl", "idle_s": 10}).encode())
     meters = load_meters(state)
     assert meters.default == "default" and meters.meters["default"].spec == "rapl"
     assert meters.meters["default"].idle_s == 10.0
@@ -243,7 +244,7 @@ def test_forced_drain_ends_idle_before_and_reports_a_failure(
 def test_enroll_with_a_meter_stores_it_and_run_refuses_a_bad_spec(api, monkeypatch, tmp_path):
     import functools
 
-    from iowatt_agent import cli
+    from iowatt_agent import cli, enrol
     from iowatt_agent.client import ApiClient
     from typer.testing import CliRunner
 
@@ -252,7 +253,7 @@ def test_enroll_with_a_meter_stores_it_and_run_refuses_a_bad_spec(api, monkeypat
     runner = CliRunner()
     state = tmp_path / "state"
     monkeypatch.setattr(
-        cli, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
+        enrol, "ApiClient", functools.partial(ApiClient, transport=api.transport(), sleep=lambda s: None)
     )
     monkeypatch.setenv("IOWATT_ENROLL_TOKEN", ENROLL_TOKEN)  # never on the command line
     args = ["enroll", "--server", "http://127.0.0.1:8000", "--state-dir", str(state)]
@@ -260,7 +261,14 @@ def test_enroll_with_a_meter_stores_it_and_run_refuses_a_bad_spec(api, monkeypat
     assert bad.exit_code == 2 and "supported schemes" in bad.stderr and api.calls == []  # checked first
     result = runner.invoke(cli.app, [*args, "--name", "box2", "--meter", "rapl", "--idle", "10"])
     assert result.exit_code == 0, result.output
-    assert json.loads((state / "meter.json").read_text()) == {"spec": "rapl", "idle_s": 10.0}
+    # stored like `meters set`: meters.json (0600), the host's default meter; no old meter.json
+    assert json.loads((state / "meters.json").read_text()) == {
+        "meters": {"default": {"spec": "rapl", "idle_s": 10.0}},
+        "default": "default",
+    }
+    assert (state / "meters.json").stat().st_mode & 0o777 == 0o600
+    assert not (state / "meter.json").exists()
+    assert "rapl" in result.output and "meters.json" in result.output
     run = runner.invoke(
         cli.app, ["run", "--state-dir", str(state), "--meter", "nope:x", "--engine", "/bin/true"]
     )

@@ -1,0 +1,178 @@
+"""`iowatt-agent bench`: run the engine locally, no server. The target gets the same safe options
+as a server's run (ADR 0009 §5); with a meter the run is measured like a lease (`measured`): idle
+baseline, load, idle baseline, then energy and CO2 figures."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from . import policy as host_policy
+from . import presets
+from .args import check_meter_spec, fail
+from .engine import EngineNotFound, locate_engine
+from .measured import run_measured
+from .power import DEFAULT_IDLE_S, Grid, PowerSession, energy_and_carbon
+from .render import BenchProgress, err, print_result
+from .runner import EngineOutcome, EngineProcess
+from .targets_cli import meter_for_bench, parse_engine_args
+
+BENCH_DEFAULTS = {"rw": "randread", "bs": "4k", "size": "64m", "runtime": "5"}
+
+
+@dataclass
+class BenchArgs:
+    """bench's arguments as given (None: not given)."""
+
+    target: str
+    options: dict[str, str | None]  # name, rw, bs, size, runtime, iodepth, numjobs, direct, ioengine
+    extra: list[str]  # any other --NAME=VALUE engine option
+    preset: str | None
+    json_output: bool
+    output_format: str
+    engine: Path | None
+    meter: str | None
+    idle: float | None
+    grid: str | None
+    grid_g_per_kwh: float | None
+    pue: float
+
+
+def bench_job(base: dict[str, Any], extra: dict[str, str], target_options: dict[str, str]) -> dict[str, Any]:
+    job = {k: v for k, v in base.items() if v is not None}
+    job.update(extra)
+    name = str(job.pop("name", "bench"))
+    return {"global": dict(target_options), "jobs": [{"name": name, **job}]}
+
+
+def bench_job_for(
+    options: dict[str, str | None],
+    extra: dict[str, str],
+    preset: str | None,
+    target_options: dict[str, str],
+) -> dict[str, Any]:
+    """bench's engine job: one job from the options (bench's defaults for those not given), or
+    a preset's jobs, which the options given explicitly override. ValueError: a bad preset."""
+    if preset is None:
+        return bench_job(
+            {**options, **{k: options[k] or v for k, v in BENCH_DEFAULTS.items()}}, extra, target_options
+        )
+    given = {k: str(v) for k, v in options.items() if v is not None and k != "name"}
+    job = presets.job_file(preset, target_options["filename"], {**given, **extra})
+    job["global"].pop("filename", None)
+    return host_policy.with_agent_options(job, target_options)
+
+
+def run_bench(a: BenchArgs) -> None:
+    """Check everything first (exit 2), run the measured sequence (Ctrl-C: exit 130), print."""
+    try:
+        extra = parse_engine_args(a.extra)
+        consent = extra.pop("destructive", "0") not in ("0", "false", "no", "off")
+        engine_path = locate_engine(a.engine)
+        kind, real = host_policy.local_target(a.target)
+        target_options, data_file = host_policy.engine_options(
+            kind, real, f"bench-{uuid.uuid4().hex[:12]}", writable=True, destructive=consent
+        )
+    except (ValueError, EngineNotFound) as exc:
+        raise fail(str(exc), 2) from None
+    if a.output_format not in ("json", "json+"):
+        raise fail(f"--output-format must be json or json+, got {a.output_format!r}", 2)
+    energy_options = a.idle is not None or a.grid is not None or a.grid_g_per_kwh is not None
+    if a.meter is None and (energy_options or a.pue != 1.0):
+        raise fail("--idle, --grid, --grid-g-per-kwh and --pue need --meter SPEC", 2)
+    grid_choice = None
+    meter_name, meter = None, a.meter
+    if meter is not None:
+        meter_name, meter = meter_for_bench(meter)
+        check_meter_spec(meter)
+        try:
+            grid_choice = Grid.choose(a.grid, a.grid_g_per_kwh)
+        except ValueError as exc:
+            raise fail(str(exc), 2) from None
+    try:
+        job = bench_job_for(a.options, extra, a.preset, target_options)
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
+    job_dir = Path(os.environ.get("TMPDIR", "/tmp"))
+    proc = EngineProcess(
+        engine_path,
+        job,
+        job_file=job_dir / f"iowatt-bench-job-{os.getpid()}.json",
+        progress_interval_s=0.25,
+        output_format=a.output_format,
+    )
+    shown = BenchProgress()
+    proc.on_progress = shown.on_progress
+    proc.on_message = shown.on_message
+    idle_s = DEFAULT_IDLE_S if a.idle is None else a.idle
+    session = PowerSession(meter, idle_s=idle_s, target=a.target, name=meter_name) if meter else None
+    interrupted = threading.Event()
+
+    def on_sigint(_signum: int, _frame: FrameType | None) -> None:
+        interrupted.set()
+        proc.stop("interrupted")
+
+    old = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with shown.shown():
+            measured = run_measured(
+                proc,
+                session,
+                stop=interrupted,
+                data_file=data_file,
+                on_idle=shown.on_idle,
+                tick_s=0.25,
+                on_meter_started=warn_no_meter_data,
+            )
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if interrupted.is_set() or measured.outcome is None:
+        raise fail("interrupted: engine stopped", 130)
+    finish_bench(measured.outcome, a.json_output, a.preset, measured.power, grid_choice, a.pue)
+
+
+def warn_no_meter_data(session: PowerSession) -> None:
+    if not session.measuring:
+        err.print(f"[yellow]meter:[/] no meter data: {session.reason}", highlight=False)
+
+
+def finish_bench(
+    outcome: EngineOutcome,
+    json_output: bool,
+    preset: str | None,
+    power: dict[str, Any] | None,
+    grid: Grid | None,
+    pue: float,
+) -> None:
+    """Exit with the engine's failure, or print the result (JSON or tables), with energy and
+    CO2 figures when a meter measured the run."""
+    if not outcome.ok:
+        code = outcome.exit_code if outcome.exit_code in (1, 2, 77) else 1
+        message = outcome.error or "engine failed"
+        if outcome.messages and message.endswith(outcome.messages[-1]):
+            message = message[: -len(outcome.messages[-1])].rstrip(": ") + " (engine message above)"
+        raise fail(message, code)
+    assert outcome.result is not None
+    if power is None or grid is None:
+        if json_output:
+            sys.stdout.write(outcome.stdout.strip() + "\n")
+        else:
+            print_result(outcome.result, preset)
+        return
+    try:
+        energy, carbon = energy_and_carbon(power, outcome.result, grid=grid, pue=pue)
+    except ValueError as exc:  # samples that cannot be integrated: say so, keep the result
+        energy, carbon = {"status": "error", "reason": str(exc), "source": power["meter"]["spec"]}, None
+    if json_output:
+        doc = {**outcome.result, "power": power, "energy": energy, "carbon": carbon}
+        sys.stdout.write(json.dumps(doc) + "\n")
+    else:
+        print_result(outcome.result, preset, energy, carbon)

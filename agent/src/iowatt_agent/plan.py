@@ -1,0 +1,87 @@
+"""What the agent runs for one lease: the lease checked against the host policy (authoritative,
+before anything runs: docs/adr/0009-host-policy.md), then the engine job the agent builds, its
+meter, idle time and hard timeout. A refusal carries the failed run's reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iowatt_policy import Policy, check_run, check_target_on_host
+
+from .policy import MeterEntry, Meters, engine_job_for, report
+from .schemas import Lease
+
+# hard timeout of the engine: never more than the host's max_runtime_s x 1.5 + this (the layout
+# of the data file and slack), whatever the lease says
+RUNTIME_SLACK_S = 300.0
+
+
+class Refused(Exception):
+    """The host policy refuses a lease; `reason` is the failed run's reason (ADR 0009 §3)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Plan:
+    """What the agent itself decided to run for one lease, after the policy allowed it."""
+
+    job: dict[str, Any]
+    data_file: Path | None  # a directory target's data file: removed if the engine left it
+    filename: str
+    timeout_s: float
+    meter_name: str | None
+    meter: MeterEntry | None
+    idle_s: float
+
+
+def plan_lease(lease: Lease, *, policy: Policy, meters: Meters, idle_s: float) -> Plan:
+    """The lease's run as this host allows it. `idle_s` is the agent's default idle time; the
+    lease's own, then its meter's, take precedence. Raises Refused."""
+    reported = report(policy, meters)
+    raw_job = lease.engine_job.model_dump(by_alias=True)
+    violations = check_run(
+        reported,
+        target_path=lease.target_path,
+        engine_job=raw_job,
+        meter=lease.meter,
+        destructive=lease.destructive,
+    )
+    target = reported.target(lease.target_path)
+    resolved: str | None = None
+    if not violations and target is not None:
+        resolved, violations = check_target_on_host(target)
+    if violations or target is None or resolved is None:
+        raise Refused("; ".join(v.reason() for v in violations) or "host policy refused this run")
+    try:
+        job, data_file = engine_job_for(
+            raw_job,
+            target=target,
+            resolved=resolved,
+            run_key=str(lease.run_id),
+            destructive=lease.destructive,
+        )
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    name = lease.meter if lease.meter is not None else meters.default
+    entry = meters.meters.get(name) if name else None
+    if lease.idle_s is not None:
+        idle_s = lease.idle_s
+    elif entry is not None and entry.idle_s is not None:
+        idle_s = entry.idle_s
+    timeout_s = lease.timeout_s
+    if policy.limits.max_runtime_s is not None:
+        timeout_s = min(timeout_s, policy.limits.max_runtime_s * 1.5 + RUNTIME_SLACK_S)
+    return Plan(
+        job=job,
+        data_file=data_file,
+        filename=str(job["global"]["filename"]),
+        timeout_s=timeout_s,
+        meter_name=name if entry is not None else None,
+        meter=entry,
+        idle_s=idle_s,
+    )
