@@ -1,10 +1,12 @@
+import copy
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
-from backend.kit.schema import InputSchema, OutputSchema
+from backend.kit.schema import InputSchema, OutputSchema, nul_path
 
 MAX_TTL_S = 30 * 24 * 3600
 MIN_TTL_S = 60
@@ -44,12 +46,26 @@ class EnrollmentTokenRead(OutputSchema):
 
 
 # --- inventory (docs/contracts.md §2) ----------------------------------------------------------
-# Bounded everywhere; fields a newer agent adds are ignored (not stored) until the server knows
-# them, so an agent upgrade never breaks enrolment. Every field is optional: older agents sent less.
+# One schema for what the agent sends, what is stored (agents.inventory, JSONB) and what AgentRead
+# serves. Bounded everywhere; keys a newer agent adds are kept as sent (stored and served, not
+# rejected), so an agent upgrade never breaks enrolment. Every field is optional: older agents sent
+# less. Rows stored before a bound existed are read with `Inventory.read`, which never fails.
 
 
 class _InventoryPart(InputSchema):
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+    # served (AgentRead.inventory) with every declared field, so the OpenAPI says so
+    model_config = ConfigDict(
+        extra="allow", str_strip_whitespace=True, json_schema_serialization_defaults_required=True
+    )
+
+    @model_validator(mode="after")
+    def _no_nul_in_extra_keys(self) -> Self:
+        where = nul_path(self.__pydantic_extra__ or {})
+        if where is not None:  # the declared fields are checked by InputSchema's validator
+            raise PydanticCustomError(
+                "nul_character", "must not contain a NUL character (at {at})", {"at": where}
+            )
+        return self
 
 
 class OsInfo(_InventoryPart):
@@ -73,6 +89,11 @@ class BlockDevice(_InventoryPart):
     scheduler: Short | None = None
     logical_block_bytes: int | None = Field(None, ge=0, le=2**31)
     physical_block_bytes: int | None = Field(None, ge=0, le=2**31)
+    # device-mapper (LVM, LUKS, multipath): its name under /dev/mapper and the disks beneath it
+    dm_name: Short | None = Field(None, description="dm-N only: the name under /dev/mapper")
+    slaves: list[Short] = Field(
+        default_factory=list, max_length=256, description="kernel names of the devices beneath (dm, md)"
+    )
 
 
 class Mount(_InventoryPart):
@@ -133,8 +154,51 @@ class Inventory(_InventoryPart):
     )
 
     def stored(self) -> dict[str, Any]:
-        """What the server keeps: the fields the agent sent, as sent (readers use .get())."""
+        """What the server keeps: the fields the agent sent (and keys it does not know), as sent."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+    @classmethod
+    def read(cls, raw: object) -> "Inventory | None":
+        """A stored inventory; never fails. A part that today's bounds refuse (a row written
+        before them) is left out: a field, or the list item or object it belongs to."""
+        if not isinstance(raw, dict):
+            return None
+        doc: Any = copy.deepcopy(raw)
+        for _ in range(20):
+            try:
+                return cls.model_validate(doc)
+            except ValidationError as exc:
+                for err in exc.errors():
+                    loc = err["loc"][:-1] if err["type"] == "missing" else err["loc"]
+                    if not loc:
+                        return cls()
+                    _mark(doc, loc)
+                doc = _sweep(doc)
+        return cls()
+
+
+_GONE = object()
+
+
+def _mark(doc: Any, loc: tuple[int | str, ...]) -> None:
+    node = doc
+    for part in loc[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return
+    last = loc[-1]
+    in_dict = isinstance(node, dict) and last in node
+    if in_dict or (isinstance(node, list) and isinstance(last, int) and last < len(node)):
+        node[last] = _GONE
+
+
+def _sweep(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _sweep(v) for k, v in node.items() if v is not _GONE}
+    if isinstance(node, list):
+        return [_sweep(v) for v in node if v is not _GONE]
+    return node
 
 
 class AgentEnroll(InputSchema):
@@ -252,8 +316,15 @@ class AgentRead(OutputSchema):
         description="when the agent's current token expires; the agent rotates it before then"
     )
     agent_version: str
-    inventory: dict[str, Any] | None
+    inventory: Inventory | None = Field(
+        description="as the agent last reported it (keys newer than this server kept as sent)"
+    )
     policy: PolicyRead | None = Field(
         description="null until the agent reports a policy (agents older than issue 9 never do)"
     )
     current_run_id: uuid.UUID | None
+
+    @field_validator("inventory", mode="before")
+    @classmethod
+    def _stored_inventory(cls, value: object) -> object:
+        return Inventory.read(value) if isinstance(value, dict) else value

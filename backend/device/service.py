@@ -1,122 +1,204 @@
-"""Which device a target path lives on, from what the agent reports.
+"""Which device a run measures, from what the agent and the engine report.
 
 Identity (issue 10): a device is its kernel disk as the agent's inventory lists it
 (`block_devices[].name`: zram0 and zram1, loop0 and loop1 are distinct disks), keyed by its
 `serial_sha256` when the inventory has one, so the same physical disk keeps its device across
 runs even if the kernel names it sdc after a reboot. A partition (sda1, nvme0n1p2, loop0p1)
 maps to the inventory disk it belongs to; a device target (`/dev/disk/by-id/...`) to the disk
-whose serial the host policy reports for it. Keys written before this (`block:<name>`) are
-adopted by the serial key on the next run, so older runs and their device stay together.
+whose serial the host policy reports for it; a device-mapper device (LVM, LUKS, multipath:
+`/dev/mapper/NAME`, dm-N, or a file system on one) to its mapper name, with the disks beneath it
+in its facts; a file to the device holding its file system.
+
+At run creation only the path is known; when the result arrives, the engine's own facts about
+what it opened (`iowatt.target`: the kernel device from the file's st_dev / the device's st_rdev,
+its whole disk, model, size; the file system) decide, and a run whose path guessed wrong moves to
+the right device (a guessed device left without runs is removed). A disk with a serial is one
+device across the agents of a team on bare-metal hosts (virtual disks repeat serials). Keys
+written before this (`block:<name>`) are adopted by the serial key on the next run, so older runs
+and their device stay together; a run keeps the device it was stored with.
 """
 
 import os
 import re
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from backend.agent.schemas import Inventory
 from backend.auth.principal import UserPrincipal
-from backend.device.schemas import DeviceUpdate
+from backend.device.schemas import DeviceUpdate, OpenedTarget
 from backend.errors import Invalid, NotFound
 from backend.jobs import enqueue
-from backend.models import Agent, Device, Role
+from backend.models import ACTIVE_STATUSES, Agent, Device, Role, Run
 
 # Partition names when the inventory cannot say (older agents, no block_devices): a disk whose
 # name ends in a digit takes "p<n>" (nvme0n1p2, mmcblk0p1, loop0p1); sd/vd/xvd/hd disks take
 # "<n>" (sda1). Anything else (zram0, loop3, md0, dm-1, ram0) is a whole disk.
 _PARTITION = re.compile(r"^(?P<pdisk>.*\d)p\d+$|^(?P<disk>(?:s|v|xv|h)d[a-z]+)\d+$")
+_MAPPER = "/dev/mapper/"
+_SLAVE_FACTS = ("name", "model", "serial_sha256", "size_bytes", "rotational", "interface")
 
 
-def _names(inv: dict[str, Any]) -> set[str]:
-    return {str(d["name"]) for d in inv.get("block_devices") or [] if isinstance(d, dict) and d.get("name")}
+class Identity(NamedTuple):
+    key: str
+    name: str
+    kind: str
+    facts: dict[str, Any]
 
 
-def _disk_of(dev_name: str, disks: set[str] | frozenset[str] = frozenset()) -> str:
-    """The whole disk a kernel block name belongs to (itself when it is one)."""
-    if dev_name in disks:
+class _Host:
+    """The inventory, indexed for identification."""
+
+    def __init__(self, inventory: Inventory | dict[str, Any] | None) -> None:
+        inv = Inventory.read(inventory) if isinstance(inventory, dict) else inventory
+        self.inv = inv or Inventory()
+        self.disks = {d.name: d for d in self.inv.block_devices}
+        self.by_dm_name = {d.dm_name: d.name for d in self.inv.block_devices if d.dm_name}
+
+    def facts(self, disk: str) -> dict[str, Any]:
+        dev = self.disks.get(disk)
+        return dev.model_dump(mode="json", exclude_unset=True) if dev is not None else {"name": disk}
+
+    def serial_names(self, serial: str) -> list[str]:
+        return [d.name for d in self.inv.block_devices if d.serial_sha256 == serial]
+
+    def disk_of(self, dev_name: str) -> str:
+        """The whole disk a kernel block name belongs to (itself when it is one)."""
+        if dev_name in self.disks:
+            return dev_name
+        m = _PARTITION.match(dev_name)
+        if m:
+            parent = m.group("pdisk") or m.group("disk")
+            if not self.disks or parent in self.disks:
+                return str(parent)
         return dev_name
-    m = _PARTITION.match(dev_name)
-    if m:
-        parent = m.group("pdisk") or m.group("disk")
-        if not disks or parent in disks:
-            return str(parent)
-    return dev_name
+
+    def policy_disk(self, target_path: str) -> str | None:
+        """The inventory disk of a device target, by the serial the host policy reports for it."""
+        for t in self.inv.policy.targets if self.inv.policy else []:
+            if t.path == target_path and t.serial_sha256:
+                names = self.serial_names(t.serial_sha256)
+                if len(names) == 1:  # a serial two disks share names neither
+                    return names[0]
+        return None
+
+    def mount_for(self, path: str) -> tuple[str, str, str, str] | None:
+        """(mountpoint, source, fstype, options) of the longest mount point holding path."""
+        path = os.path.normpath(path)
+        best = None
+        for m in self.inv.mounts:
+            mp = os.path.normpath(m.mountpoint)
+            inside = path == mp or path.startswith(mp.rstrip("/") + "/")
+            if inside and (best is None or len(mp) > len(os.path.normpath(best.mountpoint))):
+                best = m
+        return (best.mountpoint, best.source, best.fstype, best.options) if best else None
 
 
-def _policy_disk(inv: dict[str, Any], target_path: str) -> str | None:
-    """The inventory disk of a device target, by the serial the host policy reports for it."""
-    policy = inv.get("policy") if isinstance(inv.get("policy"), dict) else None
-    for t in (policy or {}).get("targets") or []:
-        if isinstance(t, dict) and t.get("path") == target_path and t.get("serial_sha256"):
-            names = [
-                str(dev["name"])
-                for dev in inv.get("block_devices") or []
-                if isinstance(dev, dict)
-                and dev.get("serial_sha256") == t["serial_sha256"]
-                and dev.get("name")
-            ]
-            if len(names) == 1:  # a serial two disks share names neither
-                return names[0]
-    return None
-
-
-def _mount_for(path: str, mounts: list[dict[str, Any]]) -> dict[str, Any] | None:
-    path = os.path.normpath(path)
-    best: dict[str, Any] | None = None
-    for m in mounts:
-        mp = os.path.normpath(str(m.get("mountpoint", "")))
-        inside = path == mp or path.startswith(mp.rstrip("/") + "/")
-        if inside and (best is None or len(mp) > len(os.path.normpath(str(best["mountpoint"])))):
-            best = m
-    return best
-
-
-def _block_key(inv: dict[str, Any], disk: str, facts: dict[str, Any]) -> str:
-    """By serial when it names one disk of this host (USB bridges and some VMs repeat one)."""
+def _block(host: _Host, disk: str, name: str, fallback: dict[str, Any] | None = None) -> Identity:
+    """A whole disk: by serial when it names one disk of this host (USB bridges and some VMs
+    repeat one), else by kernel name."""
+    facts = host.facts(disk) if disk in host.disks or not fallback else fallback
     serial = facts.get("serial_sha256")
-    if not isinstance(serial, str) or not serial:
-        return f"block:{disk}"
-    same = [
-        d for d in inv.get("block_devices") or [] if isinstance(d, dict) and d.get("serial_sha256") == serial
-    ]
-    return f"block-serial:{serial}" if len(same) == 1 else f"block:{disk}"
+    if isinstance(serial, str) and serial and len(host.serial_names(serial)) == 1:
+        return Identity(f"block-serial:{serial}", name, "block", facts)
+    return Identity(f"block:{disk}", name, "block", facts)
 
 
-def identify(inventory: dict[str, Any] | None, target_path: str) -> tuple[str, str, str, dict[str, Any]]:
-    """(key, name, kind, facts) of the device under target_path."""
-    inv = inventory or {}
-    disks = _names(inv)
-    if target_path.startswith("/dev/") and not target_path.startswith("/dev/shm"):
-        name = os.path.basename(target_path)
-        disk = _policy_disk(inv, target_path) or _disk_of(name, disks)
-        facts = _block_facts(inv, disk)
-        return _block_key(inv, disk, facts), name, "block", facts
-    mount = _mount_for(target_path, list(inv.get("mounts") or []))
-    if mount is None:
-        return f"path:{os.path.normpath(target_path)}", target_path, "unknown", {}
-    source, fstype = str(mount.get("source", "")), str(mount.get("fstype", ""))
-    facts = {"mountpoint": mount.get("mountpoint"), "fstype": fstype, "mount_options": mount.get("options")}
+def _mapped(host: _Host, mapper: str, kernel: str | None) -> Identity:
+    """A device-mapper device by its mapper name (dm-N numbers change across reboots), the disks
+    beneath it in its facts; rotational when the inventory says all of them agree."""
+    dev = host.disks.get(kernel) if kernel else None
+    facts = {**(dev.model_dump(mode="json", exclude_unset=True) if dev else {}), "dm_name": mapper}
+    facts.setdefault("name", kernel or mapper)
+    under = [host.disks[s] for s in (dev.slaves if dev else []) if s in host.disks]
+    if under:
+        facts["slaves"] = [{k: getattr(d, k) for k in _SLAVE_FACTS} for d in under]
+        rot = {d.rotational for d in under}
+        if len(rot) == 1 and None not in rot:
+            facts["rotational"] = rot.pop()
+    return Identity(f"block:{mapper}", mapper, "block", facts)
+
+
+def _by_source(host: _Host, source: str, name: str | None = None) -> Identity:
+    """The device of a kernel block path (a /dev/... target or a mount's source)."""
+    base = os.path.basename(source)
+    if source.startswith(_MAPPER):
+        return _mapped(host, base, host.by_dm_name.get(base))
+    if base.startswith("dm-"):
+        mapper = host.disks[base].dm_name if base in host.disks else None
+        if mapper:
+            return _mapped(host, mapper, base)
+    disk = host.disk_of(base)
+    return _block(host, disk, name or disk)
+
+
+def _mount_identity(host: _Host, mountpoint: str, source: str, fstype: str, options: str | None) -> Identity:
+    fs = {"mountpoint": mountpoint, "fstype": fstype, "mount_options": options}
     if source.startswith("/dev/"):
-        disk = _disk_of(os.path.basename(source), disks)
-        block = _block_facts(inv, disk)
-        return _block_key(inv, disk, block), disk, "block", {**block, **facts}
+        key, name, kind, facts = _by_source(host, source)
+        return Identity(key, name, kind, {**facts, **fs})
     # RAM and network file systems have no block device: key them by mount point
     kind = (
         "ram"
         if fstype in ("tmpfs", "ramfs")
         else ("network" if fstype in ("nfs", "nfs4", "cifs", "smb3") else fstype or "unknown")
     )
-    return f"{fstype}:{mount.get('mountpoint')}", f"{fstype} {mount.get('mountpoint')}", kind, facts
+    return Identity(f"{fstype}:{mountpoint}", f"{fstype} {mountpoint}", kind, fs)
 
 
-def _block_facts(inv: dict[str, Any], disk: str) -> dict[str, Any]:
-    for dev in inv.get("block_devices") or []:
-        if isinstance(dev, dict) and dev.get("name") == disk:
-            return dict(dev)
-    return {"name": disk}
+def _from_engine(host: _Host, target_path: str, opened: OpenedTarget) -> Identity | None:
+    dev, fs = opened.device, opened.fs
+    fs_facts = (
+        {"mountpoint": fs.mount_point, "fstype": fs.type, "mount_options": fs.mount_options} if fs else {}
+    )
+    if dev is not None:
+        if dev.disk.startswith("dm-"):
+            mapper = host.disks[dev.disk].dm_name if dev.disk in host.disks else None
+            for path in (fs.source if fs else "", target_path):
+                if not mapper and path.startswith(_MAPPER):
+                    mapper = os.path.basename(path)
+            if mapper:
+                key, name, kind, facts = _mapped(host, mapper, dev.disk)
+                return Identity(key, name, kind, {**facts, **fs_facts})
+        engine_facts = {
+            "name": dev.disk,
+            "model": dev.model,
+            "size_bytes": dev.disk_size_bytes,
+            "rotational": bool(dev.rotational) if dev.rotational is not None else None,
+            "scheduler": dev.scheduler,
+            "logical_block_bytes": dev.logical_block_size,
+            "physical_block_bytes": dev.physical_block_size,
+        }
+        key, name, kind, facts = _block(host, dev.disk, dev.disk, engine_facts)
+        return Identity(key, name, kind, {**facts, **fs_facts})
+    if fs is not None:  # no block device under the file's st_dev: tmpfs, NFS, btrfs, overlay
+        return _mount_identity(host, fs.mount_point, fs.source, fs.type, fs.mount_options)
+    return None
+
+
+def identify(
+    inventory: Inventory | dict[str, Any] | None, target_path: str, opened: OpenedTarget | None = None
+) -> Identity:
+    """(key, name, kind, facts) of the device under target_path: from what the engine opened
+    when it says, else from the path and the inventory."""
+    host = _Host(inventory)
+    if opened is not None:
+        found = _from_engine(host, target_path, opened)
+        if found is not None:
+            return found
+    if target_path.startswith("/dev/") and not target_path.startswith("/dev/shm"):
+        name = os.path.basename(target_path)
+        disk = host.policy_disk(target_path)
+        if disk is not None:
+            return _block(host, disk, name)
+        return _by_source(host, target_path, name)
+    mount = host.mount_for(target_path)
+    if mount is None:
+        return Identity(f"path:{os.path.normpath(target_path)}", target_path, "unknown", {})
+    return _mount_identity(host, *mount)
 
 
 def _adopt_legacy(session: Session, *, agent: Agent, key: str, facts: dict[str, Any]) -> None:
@@ -133,23 +215,85 @@ def _adopt_legacy(session: Session, *, agent: Agent, key: str, facts: dict[str, 
         session.flush()
 
 
-def resolve(session: Session, *, agent: Agent, target_path: str) -> Device:
-    key, name, kind, facts = identify(agent.inventory, target_path)
-    _adopt_legacy(session, agent=agent, key=key, facts=facts)
-    # INSERT .. ON CONFLICT so two runs created at once for a new device cannot collide
-    session.execute(
-        insert(Device)
-        .values(team_id=agent.team_id, agent_id=agent.id, key=key, name=name, kind=kind, facts=facts)
-        .on_conflict_do_nothing(index_elements=["agent_id", "key"])
+def _seen_by_another_agent(session: Session, *, agent: Agent, ident: Identity) -> Device | None:
+    """The team's device of this serial on another agent: the same disk moved, shared (SAN) or
+    seen again after a re-enrolment. Only between bare-metal hosts, and with the same model and
+    size: virtual disks and cloned images repeat serials."""
+    if not ident.key.startswith("block-serial:") or _Host(agent.inventory).inv.virtualization != "none":
+        return None
+    if session.scalars(select(Device.id).where(Device.agent_id == agent.id, Device.key == ident.key)).first():
+        return None
+    rows = session.execute(
+        select(Device, Agent.inventory)
+        .join(Agent, Agent.id == Device.agent_id)
+        .where(Device.team_id == agent.team_id, Device.key == ident.key, Device.agent_id != agent.id)
+        .order_by(Device.created_at)
     )
-    device = session.scalars(select(Device).where(Device.agent_id == agent.id, Device.key == key)).one()
-    if facts and device.facts != facts:
-        device.facts = facts
+    for device, inventory in rows:
+        other = _Host(inventory).inv.virtualization
+        same = all((device.facts or {}).get(k) == ident.facts.get(k) for k in ("model", "size_bytes"))
+        if other == "none" and same:
+            found: Device = device
+            return found
+    return None
+
+
+def _device(session: Session, *, agent: Agent, ident: Identity) -> Device:
+    _adopt_legacy(session, agent=agent, key=ident.key, facts=ident.facts)
+    device = _seen_by_another_agent(session, agent=agent, ident=ident)
+    if device is None:
+        # INSERT .. ON CONFLICT so two runs created at once for a new device cannot collide
+        session.execute(
+            insert(Device)
+            .values(
+                team_id=agent.team_id,
+                agent_id=agent.id,
+                key=ident.key,
+                name=ident.name,
+                kind=ident.kind,
+                facts=ident.facts,
+            )
+            .on_conflict_do_nothing(index_elements=["agent_id", "key"])
+        )
+        device = session.scalars(
+            select(Device).where(Device.agent_id == agent.id, Device.key == ident.key)
+        ).one()
+    if ident.facts and device.facts != ident.facts:
+        device.facts = ident.facts
     if device.media is None:
-        device.media = media_of(kind, facts)
-    if device.capacity_bytes is None and isinstance(facts.get("size_bytes"), int):
-        device.capacity_bytes = facts["size_bytes"]
+        device.media = media_of(ident.kind, ident.facts)
+    if device.capacity_bytes is None and isinstance(ident.facts.get("size_bytes"), int):
+        device.capacity_bytes = ident.facts["size_bytes"]
     return device
+
+
+def resolve(session: Session, *, agent: Agent, target_path: str) -> Device:
+    """The device of a new run, from its path and the agent's inventory."""
+    return _device(session, agent=agent, ident=identify(agent.inventory, target_path))
+
+
+def confirm_opened(session: Session, *, run: Run, engine_result: object) -> None:
+    """With the result: the device the engine opened is the run's device. A run the path put on
+    another device moves (after it left the active states, so the one-active-run-per-device
+    index never sees it twice); the guessed device goes when no run is left on it and nobody
+    described it."""
+    opened = OpenedTarget.of(engine_result)
+    if opened is None or run.status in ACTIVE_STATUSES:
+        return
+    agent = session.get(Agent, run.agent_id)
+    if agent is None:
+        return
+    ident = identify(agent.inventory, run.target_path, opened)
+    guessed = session.get(Device, run.device_id) if run.device_id else None
+    if guessed is not None and guessed.key == ident.key:
+        return
+    run.device_id = _device(session, agent=agent, ident=ident).id
+    session.flush()
+    if guessed is not None and guessed.embodied_kg is None and guessed.embodied_source is None:
+        left = session.scalar(select(func.count()).select_from(Run).where(Run.device_id == guessed.id))
+        if not left:
+            session.delete(guessed)
+            session.flush()
 
 
 def media_of(kind: str, facts: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import AgentPrincipal
+from backend.device import service as device_service
 from backend.errors import Conflict, Invalid
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
@@ -73,6 +74,7 @@ def store(
         run.status, run.finished_at, run.error, run.lease_expires_at = RunStatus.succeeded, now, None, None
         if run.progress:
             run.progress = {**run.progress, "percent": 100.0}
+    device_service.confirm_opened(session, run=run, engine_result=body.engine_result)
     enqueue(session, "run.dispatch_pending")
     return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=False)
 

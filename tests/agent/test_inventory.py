@@ -161,3 +161,22 @@ def test_md_raid_is_labelled_with_its_level(tmp_path):
     (root / "sys" / "block" / "md0").symlink_to(md)
     [dev] = inventory.read_block_devices(root)
     assert dev.interface == "md" and dev.model == "Linux md raid10" and dev.size_bytes == 512000
+
+
+def test_device_mapper_reports_its_mapper_name_and_the_disks_beneath(tmp_path):
+    root = tmp_path / "r"
+    virtual = root / "sys" / "devices" / "virtual" / "block"
+    (root / "sys" / "block").mkdir(parents=True)
+    for disk in ("sda", "sdb"):
+        write(root / "sys" / "devices" / "pci" / disk / "size", "2000\n")
+        (root / "sys" / "block" / disk).symlink_to(root / "sys" / "devices" / "pci" / disk)
+    write(virtual / "dm-3" / "size", "4000\n")
+    write(virtual / "dm-3" / "dm" / "name", "vg0-data\n")
+    (virtual / "dm-3" / "slaves").mkdir()
+    for disk in ("sdb", "sda"):  # sysfs links to the slaves' directories
+        (virtual / "dm-3" / "slaves" / disk).symlink_to(root / "sys" / "block" / disk)
+    (root / "sys" / "block" / "dm-3").symlink_to(virtual / "dm-3")
+    devs = {d.name: d for d in inventory.read_block_devices(root)}
+    assert devs["dm-3"].dm_name == "vg0-data" and devs["dm-3"].slaves == ["sda", "sdb"]
+    assert devs["dm-3"].interface == "dm"
+    assert devs["sda"].dm_name is None and devs["sda"].slaves == []

@@ -318,21 +318,50 @@ def test_inventory_is_a_bounded_schema(
     assert e.status_code == 422
 
 
-def test_inventory_stores_what_was_sent_and_ignores_unknown_fields(
+def test_inventory_stores_what_was_sent_and_keeps_keys_from_newer_agents(
     client: TestClient, session: Session
 ) -> None:
     u = create_user(session)
     a = create_agent(session, team=u.team)
-    body = {**INVENTORY, "mem_bytes": 8 << 30, "from_the_future": {"x": 1}}
+    disk = {**INVENTORY["block_devices"][0], "zoned": "host-managed"}
+    body = {**INVENTORY, "mem_bytes": 8 << 30, "from_the_future": {"x": 1}, "block_devices": [disk]}
     r = client.put(f"/api/v1/agents/{a.agent.id}/inventory", json=body, headers=a.headers)
     assert r.status_code == 200, r.text
+    served = r.json()["inventory"]
+    assert served["from_the_future"] == {"x": 1} and served["block_devices"][0]["zoned"] == "host-managed"
     session.refresh(a.agent)
     assert a.agent.inventory is not None
-    assert a.agent.inventory["mem_bytes"] == 8 << 30 and "from_the_future" not in a.agent.inventory
+    assert a.agent.inventory["mem_bytes"] == 8 << 30 and a.agent.inventory["from_the_future"] == {"x": 1}
     assert "os" not in a.agent.inventory  # not sent, not invented
     assert (
         client.put(f"/api/v1/agents/{a.agent.id}/inventory", json=[1], headers=a.headers).status_code == 422
     )
+    # a NUL in a key the server does not know is still a 422 naming where, not a 500 from PostgreSQL
+    bad = {**INVENTORY, "block_devices": [{**disk, "zoned": "a\x00b"}]}
+    r = client.put(f"/api/v1/agents/{a.agent.id}/inventory", json=bad, headers=a.headers)
+    assert r.status_code == 422 and "block_devices.0" in r.json()["detail"][0]["field"], r.text
+
+
+def test_an_inventory_stored_before_todays_bounds_is_served_without_its_bad_parts(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    long_name = {"name": "x" * 400, "size_bytes": 1}
+    old = {
+        "hostname": "old-host",
+        "mem_bytes": -1,  # today: >= 0
+        "os": "Linux 4.19",  # today: an object
+        "block_devices": [long_name, {"name": "sda", "size_bytes": 1 << 40}, {"model": "no name"}],
+        "mounts": "none",
+        "policy": {"targets": [{"path": "/srv", "kind": "directory"}], "meters": [], "limits": {}},
+    }
+    a = create_agent(session, team=u.team, inventory=old)
+    r = client.get("/api/v1/agents", headers=u.headers)
+    assert r.status_code == 200, r.text
+    inv = next(x for x in r.json()["items"] if x["id"] == str(a.agent.id))["inventory"]
+    assert inv["hostname"] == "old-host" and [d["name"] for d in inv["block_devices"]] == ["sda"]
+    assert inv["mem_bytes"] is None and inv["os"] is None and inv["mounts"] == []
+    assert inv["policy"]["targets"][0]["path"] == "/srv"
 
 
 def test_lease_wait_s_is_bounded_by_what_the_server_honours(client: TestClient, session: Session) -> None:

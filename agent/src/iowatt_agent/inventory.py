@@ -156,6 +156,10 @@ def read_block_devices(root: Path = Path("/")) -> list[BlockDevice]:
         firmware = _clean(_read(dev / "firmware_rev")) or _clean(_read(dev / "rev"))
         serial = _read(dev / "serial") or _read(base / "serial") or _read(dev / "wwid")
         rotational = _read_int(base / "queue" / "rotational")
+        try:
+            slaves = sorted(os.listdir(base / "slaves"))
+        except OSError:
+            slaves = []
         devices.append(
             BlockDevice(
                 name=name,
@@ -168,6 +172,8 @@ def read_block_devices(root: Path = Path("/")) -> list[BlockDevice]:
                 scheduler=parse_scheduler(_read(base / "queue" / "scheduler")),
                 logical_block_bytes=_read_int(base / "queue" / "logical_block_size"),
                 physical_block_bytes=_read_int(base / "queue" / "physical_block_size"),
+                dm_name=_clean(_read(base / "dm" / "name")),
+                slaves=slaves,
             )
         )
     return devices

@@ -50,6 +50,10 @@ class BlockDevice(Request):
     scheduler: str | None
     logical_block_bytes: int | None
     physical_block_bytes: int | None
+    # device-mapper (LVM, LUKS, multipath): the name under /dev/mapper; dm and md: the kernel
+    # names of the devices beneath (the server keys a dm device by its mapper name, docs/contracts.md)
+    dm_name: str | None = None
+    slaves: list[str] = Field(default_factory=list)
 
 
 class Mount(Request):
