@@ -1,0 +1,331 @@
+"""docs/contracts.md §3 (UI ↔ server) against the server's OpenAPI, so its shapes cannot drift.
+
+The page writes shapes as key lists: `{"id","name","kind": "session|personal","teams":[{"id"}]}`
+(a key, optionally `?` for an optional request field, optionally `: value`, where a value may be a
+nested shape, a list `[...]` of one, a schema name such as `RunRead`, or prose; parentheses are
+comments). Every shape in §3 is checked:
+- `Name = {...}`: the keys are exactly the properties of the OpenAPI schema `Name`;
+- `` `METHOD /path {...}` ``: the keys are exactly the request body's properties;
+- `` `METHOD /path` → [status] `{...}` `` or `→ [status] Name`: the response of that status (the
+  route's first 2xx when none is written) has exactly those keys, or is the schema `Name`;
+- nested shapes are checked against the property's schema (through `$ref`, `anyOf` with null and
+  arrays), a schema name against the property's `$ref`.
+Shapes in §3 that are not HTTP bodies are listed in NOT_BODIES, so a new one must be placed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+METHOD = r"(GET|POST|PUT|PATCH|DELETE)"
+# §3 spans with braces that are not a request or response body
+NOT_BODIES = {
+    '{"field", "message", "rule", "fix"}',  # one `detail` entry of a host_policy_refused 422 (ErrorResponse)
+}
+
+
+@dataclass
+class Ref:
+    name: str
+
+
+@dataclass
+class Enum:
+    values: set[str]  # `"queued|assigned"`: exactly the schema's enum (when it has one)
+
+
+@dataclass
+class Shape:
+    keys: dict[str, Shape | Ref | Enum | None] = field(default_factory=dict)
+    array: bool = False  # the value is a list of this shape
+    opaque: bool = False  # `{...}`: any object
+
+
+TOKEN = re.compile(r'"[^"]*"|\.\.\.|[{}\[\](),:?|]|[^\s{}\[\](),:?|"]+')
+
+
+class Parser:
+    def __init__(self, text: str) -> None:
+        self.toks: list[str] = TOKEN.findall(text)
+        self.i = 0
+
+    def peek(self) -> str | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self) -> str:
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def skip_parens(self) -> None:
+        depth = 0
+        while True:
+            tok = self.take()
+            depth += tok == "("
+            depth -= tok == ")"
+            if depth == 0:
+                return
+
+    def obj(self) -> Shape:
+        assert self.take() == "{"
+        shape = Shape()
+        if self.peek() == "...":
+            self.take()
+            assert self.take() == "}"
+            return Shape(opaque=True)
+        while self.peek() != "}":
+            key = self.take()
+            assert key.startswith('"'), f"expected a key, got {key!r} in {self.toks}"
+            value: Shape | Ref | Enum | None = None
+            while self.peek() == "?" or self.peek() == "(":
+                self.skip_parens() if self.peek() == "(" else self.take()
+            if self.peek() in (":", "|"):  # `"key": value`, or `"key"|null`
+                self.take()
+                value = self.value()
+            shape.keys[key.strip('"')] = value
+            if self.peek() == ",":
+                self.take()
+        self.take()
+        return shape
+
+    def value(self) -> Shape | Ref | Enum | None:
+        """A value up to the next `,` or `}` of this object; its shape when it has one."""
+        found: Shape | Ref | Enum | None = None
+        while self.peek() not in (",", "}", "]"):
+            tok = self.peek()
+            if tok == "(":
+                self.skip_parens()
+            elif tok == "{":
+                found = self.obj()
+            elif tok == "[":
+                self.take()
+                inner = self.value()
+                while self.peek() == ",":  # `[number|null, one per run]`: prose after the type
+                    self.take()
+                    self.value()
+                assert self.take() == "]"
+                if isinstance(inner, Shape):
+                    inner.array = True
+                    found = inner
+                elif isinstance(inner, Ref):
+                    found = Shape(keys={}, array=True, opaque=False)
+                    found.keys = {"$ref": inner}
+            elif tok is not None and tok.startswith('"') and found is None:
+                self.take()
+                found = Enum(set(tok.strip('"').split("|")))
+            elif tok is not None and re.fullmatch(r"[A-Z][A-Za-z]+", tok) and found is None:
+                self.take()
+                found = Ref(tok)
+            else:
+                self.take()
+        return found
+
+
+def parse(text: str) -> Shape:
+    p = Parser(text)
+    shape = p.obj()
+    assert p.peek() is None, f"text after the shape: {p.toks[p.i :]}"
+    return shape
+
+
+@cache
+def openapi() -> dict[str, Any]:
+    from backend.main import create_app
+
+    return create_app().openapi()
+
+
+def ref_name(schema: dict[str, Any]) -> str | None:
+    return schema["$ref"].rsplit("/", 1)[1] if "$ref" in schema else None
+
+
+def resolve(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object schemas a schema can be (through $ref, anyOf/oneOf minus null, allOf of one)."""
+    if "$ref" in schema:
+        return resolve(openapi()["components"]["schemas"][ref_name(schema)])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return [s for sub in schema[key] if sub.get("type") != "null" for s in resolve(sub)]
+    if "allOf" in schema and len(schema["allOf"]) == 1:
+        return resolve(schema["allOf"][0])
+    return [schema]
+
+
+def refs(schema: dict[str, Any]) -> set[str]:
+    """Schema names a property can be (a list: its items')."""
+    if "$ref" in schema:
+        return {ref_name(schema) or ""}
+    if schema.get("type") == "array":
+        return refs(schema["items"])
+    out: set[str] = set()
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key, []):
+            out |= refs(sub)
+    return out
+
+
+def enum_values(schema: dict[str, Any]) -> set[str] | None:
+    found: set[str] = set()
+    for s in resolve(schema):
+        if "const" in s:
+            found.add(s["const"])
+        found |= set(s.get("enum", []))
+    return found or None
+
+
+def mismatches(shape: Shape | Ref | Enum, schema: dict[str, Any], where: str) -> list[str]:
+    if isinstance(shape, Enum):
+        values = enum_values(schema)
+        ok = values is None or values == shape.values
+        return (
+            [] if ok else [f"{where}: the doc says {sorted(shape.values)}, the schema {sorted(values or ())}"]
+        )
+    if isinstance(shape, Ref):
+        names = refs(schema)
+        return (
+            []
+            if shape.name in names
+            else [f"{where}: the doc says {shape.name}, the schema {names or schema}"]
+        )
+    if shape.opaque:
+        return []
+    candidates = []
+    for s in resolve(schema):
+        if s.get("type") == "array" and shape.array:
+            s = s["items"]
+            candidates.extend(resolve(s))
+        else:
+            candidates.append(s)
+    if shape.array and set(shape.keys) == {"$ref"}:
+        return mismatches(shape.keys["$ref"], schema, where)  # type: ignore[arg-type]
+    best: list[str] | None = None
+    for s in candidates:
+        props = s.get("properties", {})
+        errs = []
+        if set(shape.keys) != set(props):
+            errs.append(
+                f"{where}: keys the doc has and the schema not: {sorted(set(shape.keys) - set(props))}; "
+                f"the schema has and the doc not: {sorted(set(props) - set(shape.keys))}"
+            )
+        else:
+            for key, sub in shape.keys.items():
+                if sub is not None:
+                    errs += mismatches(sub, props[key], f"{where}.{key}")
+        if not errs:
+            return []
+        if best is None or len(errs) < len(best):
+            best = errs
+    return best or [f"{where}: no object schema in {schema}"]
+
+
+def operation(method: str, path: str) -> dict[str, Any]:
+    norm = re.sub(r"\{[^}]*\}", "{}", path)
+    for p, ops in openapi()["paths"].items():
+        if re.sub(r"\{[^}]*\}", "{}", p) == norm and method.lower() in ops:
+            op: dict[str, Any] = ops[method.lower()]
+            return op
+    raise AssertionError(f"{method} {path} is not in the OpenAPI")
+
+
+def response_schema(op: dict[str, Any], status: str | None) -> tuple[str, dict[str, Any] | None]:
+    if status is None:
+        status = next(s for s in op["responses"] if s.startswith("2"))
+    assert status in op["responses"], f"no {status} response; it has {sorted(op['responses'])}"
+    content = op["responses"][status].get("content", {})
+    return status, content.get("application/json", {}).get("schema")
+
+
+def section(number: int) -> str:
+    text = (REPO / "docs" / "contracts.md").read_text()
+    return text.split(f"\n## {number}.", 1)[1].split("\n## ", 1)[0]
+
+
+@dataclass
+class Check:
+    label: str
+    shape: Shape | Ref | None  # None: the response has no body (204)
+    schema: dict[str, Any] | None
+
+
+def checks_of(sec: str) -> tuple[list[Check], list[str]]:
+    """What §N claims, and the brace spans it left unplaced."""
+    parts = re.split(r"`([^`]+)`", sec)
+    spans = [(parts[i].replace("\n", " "), parts[i + 1]) for i in range(1, len(parts), 2)]
+    checks: list[Check] = []
+    placed: set[int] = set()
+    for n, (span, after) in enumerate(spans):
+        named = re.fullmatch(r"(\w+) = (\{.*\})", span)
+        if named:
+            placed.add(n)
+            schema = openapi()["components"]["schemas"].get(named[1])
+            assert schema is not None, f"{named[1]} is not an OpenAPI schema"
+            checks.append(Check(named[1], parse(named[2]), {"$ref": f"#/components/schemas/{named[1]}"}))
+            continue
+        ep = re.fullmatch(
+            METHOD + r" (/[^\s\[?{]*(?:\{[^}]*\}[^\s\[?{]*)*)(?:\[?\?[^ ]*)?(?: (\{.*\}))?", span
+        )
+        if not ep:
+            continue
+        method, path, body = ep[1], ep[2], ep[3]
+        if not path.startswith("/api/"):
+            continue
+        op = operation(method, path)
+        label = f"{method} {path}"
+        if body:
+            placed.add(n)
+            req = op["requestBody"]["content"]["application/json"]["schema"]
+            checks.append(Check(f"{label} body", parse(body), req))
+        arrow = re.match(r"\s*(?:\([^)]*\)\s*)?→\s*(\d{3})?\s*(?:([A-Z]\w+)\b)?", after)
+        if not arrow:
+            continue
+        status, name = arrow[1], arrow[2]
+        rest = after[arrow.end() :]
+        code, schema = response_schema(op, status)
+        if name:
+            checks.append(Check(f"{label} → {code}", Ref(name), schema or {}))
+        elif rest.strip() == "" and n + 1 < len(spans) and spans[n + 1][0].startswith("{"):
+            placed.add(n + 1)
+            checks.append(Check(f"{label} → {code}", parse(spans[n + 1][0]), schema))
+        elif code == "204":
+            checks.append(Check(f"{label} → 204", None, schema))
+    unplaced = [
+        s for n, (s, _) in enumerate(spans) if n not in placed and s.startswith("{") and s not in NOT_BODIES
+    ]
+    return checks, unplaced
+
+
+def test_every_shape_of_section_3_is_placed_and_checked() -> None:
+    checks, unplaced = checks_of(section(3))
+    assert unplaced == [], f"§3 shapes the test cannot place (name them `Name = {{...}}`): {unplaced}"
+    assert len(checks) >= 25, [c.label for c in checks]
+
+
+@pytest.mark.parametrize("check", checks_of(section(3))[0], ids=lambda c: c.label)
+def test_section_3_shape_matches_the_openapi(check: Check) -> None:
+    if check.shape is None:
+        assert check.schema is None, f"{check.label}: the doc says no body, the route returns {check.schema}"
+        return
+    assert check.schema is not None, f"{check.label}: the route documents no JSON body"
+    assert mismatches(check.shape, check.schema, check.label) == []
+
+
+def test_the_checker_sees_drift() -> None:
+    """Injected drift: a missing key, an extra key, a nested key and a wrong schema name."""
+    run = {"$ref": "#/components/schemas/RunRead"}
+    props = openapi()["components"]["schemas"]["RunRead"]["properties"]
+    full = "{" + ",".join(f'"{k}"' for k in props) + "}"
+    assert mismatches(parse(full), run, "RunRead") == []
+    assert mismatches(parse(full.replace('"status",', "")), run, "RunRead")
+    assert mismatches(parse(full.replace("}", ',"color"}')), run, "RunRead")
+    jobs = full.replace('"jobs"', '"jobs": [{"job_index","name","colour"}]')
+    assert any("colour" in e for e in mismatches(parse(jobs), run, "RunRead"))
+    assert mismatches(parse(full.replace('"workload"', '"workload": AgentRead')), run, "RunRead")
+    assert mismatches(parse(full.replace('"workload"', '"workload": WorkloadSpec')), run, "RunRead") == []
+    assert mismatches(parse(full.replace('"status"', '"status": "queued|done"')), run, "RunRead")
