@@ -21,10 +21,10 @@ deps-system:
 	@bash scripts/install-system-deps.sh
 
 deps-py: $(VENV)/.installed
-$(VENV)/.installed: pyproject.toml agent/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml
+$(VENV)/.installed: pyproject.toml agent/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e libs/energy -e libs/policy -e '.[dev]' -e agent
+	$(BIN)/pip install -q -e libs/energy -e libs/workload -e libs/policy -e '.[dev]' -e agent
 	@touch $@
 
 deps-ui: frontend/node_modules/.installed
@@ -66,17 +66,18 @@ test-ui:
 	cd frontend && npm run check:client && npm run typecheck && npm test
 
 lint: deps-py deps-ui
-	$(BIN)/ruff check backend worker migrations tests agent/src libs/energy/src libs/policy/src scripts
-	$(BIN)/ruff format --check backend worker migrations tests agent/src libs/energy/src libs/policy/src scripts
+	$(BIN)/ruff check backend worker migrations tests agent/src libs/energy/src libs/policy/src libs/workload/src scripts
+	$(BIN)/ruff format --check backend worker migrations tests agent/src libs/energy/src libs/policy/src libs/workload/src scripts
 	$(BIN)/mypy
 	$(BIN)/mypy --strict libs/energy/src/iowatt_energy
 	$(BIN)/mypy --strict libs/policy/src/iowatt_policy
+	$(BIN)/mypy --strict libs/workload/src/iowatt_workload
 	cd agent && ../$(BIN)/mypy --strict src
 	cd frontend && npm run lint
 
 fmt: deps-py
-	$(BIN)/ruff format backend worker migrations tests agent/src libs/energy/src libs/policy/src scripts
-	$(BIN)/ruff check --fix backend worker migrations tests agent/src libs/energy/src libs/policy/src scripts
+	$(BIN)/ruff format backend worker migrations tests agent/src libs/energy/src libs/policy/src libs/workload/src scripts
+	$(BIN)/ruff check --fix backend worker migrations tests agent/src libs/energy/src libs/policy/src libs/workload/src scripts
 
 bench: deps engine
 	@echo "see bench/README.md for each benchmark and the command that recorded its results"

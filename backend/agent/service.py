@@ -3,6 +3,7 @@ import uuid
 from datetime import timedelta
 
 from fastapi.concurrency import run_in_threadpool
+from iowatt_workload import DEFAULT_IDLE_S
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent import repository, wake
@@ -216,7 +217,7 @@ def try_lease(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
         target_path=run.target_path,
         engine_job=spec.engine_job(),
         # the idle baseline before and after the load counts against the agent's hard timeout too
-        timeout_s=spec.timeout_s() + int(2 * (run.idle_s if run.idle_s is not None else 60)),
+        timeout_s=spec.timeout_s() + int(2 * (run.idle_s if run.idle_s is not None else DEFAULT_IDLE_S)),
         meter=run.meter,
         destructive=run.destructive,
         idle_s=run.idle_s,

@@ -1,31 +1,20 @@
 """What makes two runs like-for-like: sha256 over canonical JSON of what defines the workload,
-optionally with the host's kernel and the target's file system."""
+optionally with the host's kernel and the target's file system. The rule (which job fields count,
+the canonical JSON) is libs/workload's `iowatt_workload.identity`, shared with the web UI through
+test vectors; this module fills in a stored spec's defaults first and names the host facts."""
 
-import hashlib
 import json
 from typing import Any
 
-from backend.workload.schemas import load_spec
+from iowatt_workload import canonical_jobs, workload_fingerprint
 
-# fields that name things but do not change the I/O
-_IGNORED_JOB_FIELDS = {"name"}
-# fields added after fingerprints were first issued, left out while at their default so a workload
-# that does not use them keeps the fingerprint it had before they existed
-_LATER_JOB_FIELDS: dict[str, Any] = {"end_fsync": False, "io_size_bytes": None}
+from backend.workload.schemas import load_spec
 
 
 def canonical_workload(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """The jobs with every default filled in, so a spec stored before a field existed (or written
     without its default) fingerprints like the same workload written out in full."""
-    full = load_spec(spec).model_dump(mode="json")
-    return [
-        {
-            k: v
-            for k, v in sorted(job.items())
-            if k not in _IGNORED_JOB_FIELDS and (k not in _LATER_JOB_FIELDS or v != _LATER_JOB_FIELDS[k])
-        }
-        for job in full["jobs"]
-    ]
+    return canonical_jobs(load_spec(spec).model_dump(mode="json")["jobs"])
 
 
 def host_facts(inventory: dict[str, Any] | None, device_facts: dict[str, Any] | None) -> dict[str, Any]:
@@ -39,10 +28,7 @@ def host_facts(inventory: dict[str, Any] | None, device_facts: dict[str, Any] | 
 
 
 def fingerprint(spec: dict[str, Any], host: dict[str, Any] | None = None) -> str:
-    doc: dict[str, Any] = {"jobs": canonical_workload(spec)}
-    if host is not None:
-        doc["host"] = host
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return workload_fingerprint(load_spec(spec).model_dump(mode="json")["jobs"], host)
 
 
 def differences(docs: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:

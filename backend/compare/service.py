@@ -35,7 +35,7 @@ from backend.models import Agent, Device, Environment, ResultJob, Run, RunResult
 from backend.run import repository
 from backend.run import service as run_service
 from backend.run.schemas import RunRead
-from backend.workload.schemas import pass_of
+from backend.workload.passes import best_of_jobs, is_multi_pass
 
 MAX_RUNS = 200
 
@@ -280,24 +280,18 @@ def _common(values: list[str | None]) -> str | None:
 
 
 def _best_passes(run: Run, jobs: list[ResultJob]) -> list[ResultJob]:
-    """Multi-pass workloads compare per test with the best measured pass, as CrystalDiskMark reports."""
+    """Multi-pass workloads compare per test with the pass CrystalDiskMark would show (libs/workload's
+    best_of_passes: the best read pass of a read test, the best write pass of a write test, the
+    best read + write of a mixed one), renamed to the test."""
     spec = run.workload_spec
-    discard = int(spec.get("discard_passes", 0))
-    if int(spec.get("passes", 1)) <= 1 and not discard:
+    if not is_multi_pass(int(spec.get("passes", 1)), int(spec.get("discard_passes", 0))):
         return jobs
-    best: dict[str, ResultJob] = {}
-    for j in jobs:
-        p = pass_of(j.name)
-        if p is None or p[1] < discard:
-            continue
-        bw = (j.read_bw_bytes or 0) + (j.write_bw_bytes or 0)
-        cur = best.get(p[0])
-        if cur is None or bw > (cur.read_bw_bytes or 0) + (cur.write_bw_bytes or 0):
-            best[p[0]] = j
+    by_name = {j.name: j for j in jobs}
     out = []
-    for test, j in best.items():
+    for best in best_of_jobs(spec, jobs):
+        j = by_name[best.best_job]
         renamed = ResultJob(**{c.key: getattr(j, c.key) for c in ResultJob.__table__.columns})
-        renamed.name = test
+        renamed.name = best.test
         out.append(renamed)
     return out
 

@@ -28,6 +28,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from iowatt_workload import KiB, MiB
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match
 
@@ -38,9 +39,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-KiB = 1024
-MiB = 1024 * KiB
 
 
 AGENT_BEARER = b"bearer iwa_"

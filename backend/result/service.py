@@ -3,12 +3,12 @@
 import uuid
 from typing import Any
 
+from iowatt_workload import parse_size as parse_fio_size
 from pydantic import ValidationError
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import AgentPrincipal
-from backend.device import service as device_service
 from backend.errors import Conflict, Invalid
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
@@ -27,7 +27,6 @@ from backend.run import service as run_service
 from backend.run.schemas import ResultStored, ResultUpload
 
 _MAX_POINTS = 2000
-_SIZE_SUFFIX = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
 
 def store(
@@ -74,19 +73,18 @@ def store(
         run.status, run.finished_at, run.error, run.lease_expires_at = RunStatus.succeeded, now, None, None
         if run.progress:
             run.progress = {**run.progress, "percent": 100.0}
-    device_service.confirm_opened(session, run=run, engine_result=body.engine_result)
     enqueue(session, "run.dispatch_pending")
     return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=False)
 
 
-def parse_size(value: Any) -> int | None:
-    if isinstance(value, int):
+def parse_size(value: Any, kb_base: Any = 1024) -> int | None:
+    """A size the engine echoed, read as the engine reads it (libs/workload's parse_size, fio's
+    syntax); None when it is not one size (bs given as R,W, say)."""
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
-    s = str(value).strip().lower().removesuffix("ib").removesuffix("b")
-    num = s.rstrip("kmgt")
     try:
-        return int(float(num) * _SIZE_SUFFIX[s[len(num) :]])
-    except (ValueError, KeyError):
+        return parse_fio_size(str(value), int(str(kb_base)))
+    except ValueError:
         return None
 
 
@@ -116,7 +114,7 @@ def _job_row(run_id: uuid.UUID, index: int, job: EngineJob) -> ResultJob:
     bs = (
         opts.get("bs_bytes")
         if isinstance(opts.get("bs_bytes"), int)
-        else parse_size(job.job_options.get("bs", ""))
+        else parse_size(job.job_options.get("bs", ""), job.job_options.get("kb_base", 1024))
     )
     if bs is not None and not 0 < bs <= BIGINT:
         bs = None  # not a block size a bigint holds: unknown rather than a 500

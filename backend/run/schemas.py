@@ -131,7 +131,9 @@ class PassSummary(OutputSchema):
     """A multi-pass test (CrystalDiskMark-style): best-of as CDM reports it, plus median and spread."""
 
     test: str
-    direction: Literal["read", "write"]
+    direction: Literal["read", "write", "mixed"] = Field(
+        description="what moved I/O: read, write, or both (mixed: ranked by read + write)"
+    )
     passes: int
     discarded: int
     bw_bytes: list[int]  # per measured pass, B/s

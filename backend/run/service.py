@@ -4,7 +4,6 @@ Transitions happen only here, under a row lock, so the dispatcher, the agents an
 reaper can race without losing or duplicating a run.
 """
 
-import statistics
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -41,7 +40,8 @@ from backend.run.schemas import (
     fit_name,
 )
 from backend.workload import service as workload_service
-from backend.workload.schemas import WorkloadSpec, load_spec, pass_of, stored_spec, upgrade_spec
+from backend.workload.passes import best_of_jobs
+from backend.workload.schemas import WorkloadSpec, load_spec, stored_spec, upgrade_spec
 
 # --- user side --------------------------------------------------------------------------------
 
@@ -182,41 +182,24 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
 
 
 def pass_summaries(spec: dict[str, Any], jobs: list[ResultJob]) -> list[PassSummary]:
-    discard = int(spec.get("discard_passes", 0))
-    if int(spec.get("passes", 1)) <= 1 and not discard:
-        return []
-    tests: dict[str, list[tuple[int, ResultJob]]] = {}
-    for j in jobs:
-        p = pass_of(j.name)
-        if p is not None:
-            tests.setdefault(p[0], []).append((p[1], j))
-    out = []
-    for test, items in tests.items():
-        measured = [j for k, j in sorted(items, key=lambda x: x[0]) if k >= discard]
-        if not measured:
-            continue
-        side = "write" if all(j.read_total_ios in (None, 0) for j in measured) else "read"
-        bws = [int(getattr(j, f"{side}_bw_bytes") or 0) for j in measured]
-        iops = [float(getattr(j, f"{side}_iops") or 0.0) for j in measured]
-        med = statistics.median(bws)
-        best = max(range(len(measured)), key=lambda i: bws[i])
-        out.append(
-            PassSummary(
-                test=test,
-                direction=side,
-                passes=len(measured),
-                discarded=len(items) - len(measured),
-                bw_bytes=bws,
-                iops=iops,
-                best_bw_bytes=bws[best],
-                median_bw_bytes=med,
-                best_iops=iops[best],
-                median_iops=statistics.median(iops),
-                spread_pct=(max(bws) - min(bws)) / med * 100 if med else 0.0,
-                best_job=measured[best].name,
-            )
+    """Best-of-passes per test: libs/workload's one rule (backend/workload/passes.py)."""
+    return [
+        PassSummary(
+            test=b.test,
+            direction=b.direction,
+            passes=b.passes,
+            discarded=b.discarded,
+            bw_bytes=[int(bw) for bw in b.bw_bytes],
+            iops=list(b.iops),
+            best_bw_bytes=int(b.best_bw_bytes),
+            median_bw_bytes=b.median_bw_bytes,
+            best_iops=b.best_iops,
+            median_iops=b.median_iops,
+            spread_pct=b.spread_pct,
+            best_job=b.best_job,
         )
-    return out
+        for b in best_of_jobs(spec, jobs)
+    ]
 
 
 def job_summary(j: ResultJob) -> JobSummary:

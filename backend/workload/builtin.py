@@ -4,11 +4,9 @@ They are refreshed at API start-up (`ensure_builtins`) and exported for the agen
 `bench --preset` (agent/src/iowatt_agent/presets.json, checked for drift by a test).
 """
 
-from backend.workload.schemas import JobSpec, WorkloadSpec
+from iowatt_workload import GiB, KiB, MiB, pass_name
 
-KiB = 1024
-MiB = 1024 * KiB
-GiB = 1024 * MiB
+from backend.workload.schemas import JobSpec, WorkloadSpec
 
 
 def _quick(direct: bool) -> WorkloadSpec:
@@ -55,7 +53,7 @@ def crystaldiskmark(passes: int = 3, discard: int = 1, seconds: float = 5, size:
             for k in range(discard + passes):
                 jobs.append(
                     JobSpec(
-                        name=f"{test}-{direction}.p{k}",
+                        name=pass_name(f"{test}-{direction}", k),
                         rw=rw,
                         bs_bytes=bs,
                         size_bytes=size,

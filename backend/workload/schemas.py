@@ -4,11 +4,12 @@ The server validates here what it can (422 naming the field); the engine validat
 at run time (exit 2), so a spec that slips through still cannot do harm.
 """
 
-import re
 import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+from iowatt_workload import KiB, MiB, is_multi_pass
+from iowatt_workload import pass_of as pass_of  # re-exported: callers name it from here
 from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from backend.kit.schema import InputSchema, OutputSchema
@@ -21,7 +22,7 @@ Readahead = Literal["default", "on", "off"]
 # pattern (SEQUENTIAL for sequential, RANDOM for random jobs).
 _FADVISE = {"default": "1", "on": "0", "off": "random"}
 
-MAX_BS = 256 * 1024 * 1024
+MAX_BS = 256 * MiB
 
 
 class JobSpec(InputSchema):
@@ -126,16 +127,11 @@ class JobSpec(InputSchema):
             return self.runtime_s + self.ramp_time_s
         # size-bound: as slow as a disk doing small random I/O (256 KiB/s), at most an hour
         io_bytes = self.io_size_bytes or self.size_bytes
-        return min(3600.0, io_bytes / (256 * 1024)) + self.ramp_time_s
+        return min(3600.0, io_bytes / (256 * KiB)) + self.ramp_time_s
 
 
-PASS_SUFFIX = re.compile(r"^(?P<test>.+)\.p(?P<k>\d+)$")
-
-
-def pass_of(job_name: str) -> tuple[str, int] | None:
-    """('SEQ1M_Q8T1-read', 2) for 'SEQ1M_Q8T1-read.p2'; None for a job outside a pass scheme."""
-    m = PASS_SUFFIX.match(job_name)
-    return (m.group("test"), int(m.group("k"))) if m else None
+# Pass names (`TEST.pK`, pass_of) and best-of-passes are libs/workload's (iowatt_workload.passes):
+# the agent and the server read them with the same code.
 
 
 class WorkloadSpec(InputSchema):
@@ -148,7 +144,7 @@ class WorkloadSpec(InputSchema):
         names = [j.name for j in self.jobs]
         if len(names) != len(set(names)):
             raise ValueError("job names must be unique within a workload")
-        if self.passes > 1 or self.discard_passes:
+        if is_multi_pass(self.passes, self.discard_passes):
             total = self.passes + self.discard_passes
             bad = [n for n in names if (pass_of(n) or ("", total))[1] >= total]
             if bad:

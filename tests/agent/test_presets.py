@@ -38,14 +38,35 @@ def test_pass_rows_take_the_best_measured_pass() -> None:
     assert rows == [
         {
             "test": "SEQ1M_Q8T1-read",
+            "direction": "read",
             "passes": 3,
             "best_bw_bytes": 520e6,
             "best_iops": 520,
             "median_bw_bytes": 500e6,
             "spread_pct": pytest.approx(8.0),
+            "best_job": "SEQ1M_Q8T1-read.p2",
         }
     ]
     assert presets.pass_rows("diskspd-bs-sweep", {"jobs": []}) == []
+
+
+def test_pass_rows_rank_a_write_test_by_its_writes_as_the_server_does() -> None:
+    """The direction comes from what moved I/O, not from the test's name (libs/workload's rule,
+    the server's too): a write test is ranked by write bandwidth, its IOPS go with that pass."""
+
+    def job(k: int, write_mbs: float) -> dict[str, object]:
+        return {
+            "jobname": f"RND4K_Q1T1-w.p{k}",
+            "read": {"bw_bytes": 0, "iops": 0, "total_ios": 0},
+            "write": {"bw_bytes": write_mbs * 1e6, "iops": write_mbs * 2, "total_ios": 100},
+        }
+
+    rows = presets.pass_rows(
+        "crystaldiskmark", {"jobs": [job(0, 900), job(1, 100), job(2, 300), job(3, 200)]}
+    )
+    [row] = rows
+    assert row["direction"] == "write" and row["best_job"] == "RND4K_Q1T1-w.p2"
+    assert (row["best_bw_bytes"], row["best_iops"], row["median_bw_bytes"]) == (300e6, 600, 200e6)
 
 
 @pytest.mark.skipif(not ENGINE.exists(), reason="the engine is not built: make -C agent/engine")

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import iowatt_energy as energy
+import iowatt_workload
 
 from .meters import Clock, Meter, MeterError, open_meter, redact
 
 log = logging.getLogger("iowatt_agent.power")
 
-DEFAULT_IDLE_S = 30.0
+DEFAULT_IDLE_S = iowatt_workload.DEFAULT_IDLE_S  # one default for agent and server (libs/workload)
 MAX_REASON_CHARS = 2000  # the server's limit for power.reason
 PHASES = ("idle_before", "load", "idle_after")
 

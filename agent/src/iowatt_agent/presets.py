@@ -4,13 +4,11 @@ from the server's definitions by `python -m backend.workload.export`; a test kee
 from __future__ import annotations
 
 import json
-import re
-import statistics
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-_PASS = re.compile(r"^(?P<test>.+)\.p(?P<k>\d+)$")
+from iowatt_workload import PassResult, best_of_passes
 
 
 @lru_cache
@@ -38,34 +36,36 @@ def job_file(name: str, filename: str, overrides: dict[str, str]) -> dict[str, A
 
 
 def pass_rows(name: str, result: dict[str, Any]) -> list[dict[str, Any]]:
-    """CrystalDiskMark-style summary per test: best pass (as CDM reports), median and spread."""
+    """CrystalDiskMark-style summary per test (libs/workload's best_of_passes, the server's rule):
+    direction, best pass (as CDM reports), median and spread."""
     preset = get(name)
-    discard = int(preset.get("discard_passes", 0))
-    if int(preset.get("passes", 1)) <= 1 and not discard:
-        return []
-    tests: dict[str, list[tuple[int, float, float]]] = {}
-    for job in result.get("jobs") or []:
-        m = _PASS.match(str(job.get("jobname", "")))
-        if not m or int(m.group("k")) < discard:
-            continue
-        side = job.get("write") if "write" in m.group("test") else job.get("read")
-        side = side or {}
-        tests.setdefault(m.group("test"), []).append(
-            (int(m.group("k")), float(side.get("bw_bytes") or 0), float(side.get("iops") or 0))
-        )
-    rows = []
-    for test, items in tests.items():
-        bws = [bw for _, bw, _ in items]
-        med = statistics.median(bws)
-        best = max(items, key=lambda x: x[1])
-        rows.append(
-            {
-                "test": test,
-                "passes": len(items),
-                "best_bw_bytes": best[1],
-                "best_iops": best[2],
-                "median_bw_bytes": med,
-                "spread_pct": (max(bws) - min(bws)) / med * 100 if med else 0.0,
-            }
-        )
-    return rows
+    results = [_pass_result(job) for job in result.get("jobs") or []]
+    tests = best_of_passes(
+        results, passes=int(preset.get("passes", 1)), discard=int(preset.get("discard_passes", 0))
+    )
+    return [
+        {
+            "test": b.test,
+            "direction": b.direction,
+            "passes": b.passes,
+            "best_bw_bytes": b.best_bw_bytes,
+            "best_iops": b.best_iops,
+            "median_bw_bytes": b.median_bw_bytes,
+            "spread_pct": b.spread_pct,
+            "best_job": b.best_job,
+        }
+        for b in tests
+    ]
+
+
+def _pass_result(job: dict[str, Any]) -> PassResult:
+    read, write = job.get("read") or {}, job.get("write") or {}
+    return PassResult(
+        name=str(job.get("jobname", "")),
+        read_bw_bytes=float(read.get("bw_bytes") or 0),
+        read_iops=float(read.get("iops") or 0),
+        read_ios=int(read.get("total_ios") or 0),
+        write_bw_bytes=float(write.get("bw_bytes") or 0),
+        write_iops=float(write.get("iops") or 0),
+        write_ios=int(write.get("total_ios") or 0),
+    )

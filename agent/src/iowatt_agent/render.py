@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from iowatt_workload import format_size, parse_size
 from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
@@ -36,7 +37,7 @@ def result_rows(result: dict[str, Any]) -> list[list[str]]:
     for job in result.get("jobs") or []:
         options = {**(job.get("job options") or {}), **((job.get("iowatt") or {}).get("options") or {})}
         rw = str(options.get("rw", "?"))
-        bs = options.get("bs", options.get("bs_bytes", "?"))
+        bs = _size_text(options.get("bs", options.get("bs_bytes", "?")), options.get("kb_base"))
         cpu = f"{fmt_pct(job.get('usr_cpu'))}/{fmt_pct(job.get('sys_cpu'))}"
         # io_uring's kernel worker threads (io-wq): not in usr/sys (as in fio), shown beside them
         kworker = ((job.get("iowatt") or {}).get("io_uring") or {}).get("kernel_worker_cpu")
@@ -68,6 +69,16 @@ def result_rows(result: dict[str, Any]) -> list[list[str]]:
                 ]
             )
     return rows
+
+
+def _size_text(value: object, kb_base: object = None) -> str:
+    """A size as the engine echoed it, in fio's short spelling ("4096" -> "4k"; `bs` as R,W per
+    side); what is not a plain size is shown as it came."""
+    try:
+        base = int(str(kb_base)) if kb_base is not None else 1024
+        return ",".join(format_size(parse_size(p, base)) for p in str(value).split(","))
+    except ValueError:
+        return str(value)
 
 
 RESULT_LEGEND = (

@@ -1912,9 +1912,10 @@ export interface components {
             bw_bytes: number[];
             /**
              * Direction
+             * @description what moved I/O: read, write, or both (mixed: ranked by read + write)
              * @enum {string}
              */
-            direction: "read" | "write";
+            direction: "read" | "write" | "mixed";
             /** Discarded */
             discarded: number;
             /** Iops */

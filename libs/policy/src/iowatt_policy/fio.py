@@ -3,7 +3,9 @@
 The limits are checked on these values, so a value must never mean less here than in the engine:
 where the engine's reading is unusual (octal sizes like `010k`, hex `0x1000`, IEC-looking
 suffixes as powers of ten under `kb_base=1024`) this module reads it the same way, and what it
-cannot read it refuses (ValueError) rather than guess.
+cannot read it refuses (ValueError) rather than guess. Sizes are read by iowatt_workload's
+parse_size (libs/workload, ADR 0013), the one size parser of agent, server and, through the same
+test vectors, the web UI.
 """
 
 from __future__ import annotations
@@ -11,9 +13,19 @@ from __future__ import annotations
 import math
 import re
 
-U64_MAX = 2**64 - 1
+from iowatt_workload.sizes import U64_MAX, parse_size
 
-_SIZE_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*")
+__all__ = [
+    "U64_MAX",
+    "parse_bool",
+    "parse_bs",
+    "parse_bssplit_sizes",
+    "parse_size",
+    "parse_time_ns",
+    "parse_u64",
+    "value_text",
+]
+
 _TIME = re.compile(r"([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)([A-Za-z]*)")
 _TIME_UNITS_NS = {
     "": 1e9,
@@ -30,48 +42,6 @@ _TIME_UNITS_NS = {
     "h": 3600e9,
     "d": 86400e9,
 }
-_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
-
-
-def parse_size(text: str, kb_base: int = 1024) -> int:
-    """Bytes of a fio size: `4096`, `4k`, `4KB`, `4KiB`, `1m`, `0x1000`, `010k` (octal, as strtoull).
-
-    With kb_base=1024 (fio's default) `k m g t p` (optionally followed by `b`) are powers of 1024
-    and IEC-looking `ki`/`kib` powers of 1000; kb_base=1000 swaps the two (fio's rule)."""
-    if kb_base not in (1000, 1024):
-        raise ValueError(f"kb_base must be 1000 or 1024, got {kb_base}")
-    match = _SIZE_NUMBER.match(text)
-    if match is None:
-        raise ValueError(f"invalid size {text!r}")
-    digits = match.group(0)
-    if digits[:2] in ("0x", "0X"):
-        value = int(digits, 16)
-    elif len(digits) > 1 and digits[0] == "0":
-        value = int(digits, 8)
-    else:
-        value = int(digits)
-    if value > U64_MAX:
-        raise ValueError(f"size {text!r} is out of range")
-    rest = text[match.end() :]
-    power, iec = 0, False
-    if rest:
-        head, tail = rest[0].lower(), rest[1:]
-        if head == "b":
-            if tail:
-                raise ValueError(f"invalid size suffix in {text!r}")
-        elif head in _POWERS:
-            power = _POWERS[head]
-            if tail.lower() in ("ib", "i"):
-                iec = True
-            elif tail and tail.lower() != "b":
-                raise ValueError(f"invalid size suffix in {text!r}")
-        else:
-            raise ValueError(f"invalid size suffix in {text!r}")
-    unit = 1024 if (kb_base == 1000) == iec else 1000
-    result: int = value * unit**power
-    if result > U64_MAX:
-        raise ValueError(f"size {text!r} is out of range")
-    return result
 
 
 def parse_time_ns(text: str) -> int:

@@ -1,0 +1,61 @@
+"""iowatt's workload rules, shared by the agent and the server (docs/adr/0013-workload-rules-library.md).
+Standard library only. Every rule here has one implementation in Python; where the web UI needs
+the same rule it has one TypeScript module, and both pass the vectors in libs/workload/testdata/.
+
+Sizes (`sizes.py`, vectors sizes.json; frontend/src/lib/format.ts parseSize/formatSize)
+    parse_size(text, kb_base=1024) -> bytes      fio's syntax, as the engine reads it
+    format_size(bytes) -> "4k"                   shortest spelling parse_size reads back exactly
+    KiB, MiB, GiB, TiB, U64_MAX
+Passes (`passes.py`, vectors best_of.json; the UI shows the server's PassSummary)
+    pass_of(name) -> (test, k) | None, pass_name(test, k), is_multi_pass(passes, discard)
+    PassResult(name, read_bw_bytes, read_iops, read_ios, write_bw_bytes, write_iops, write_ios)
+    best_of_passes(results, passes=, discard=) -> [BestOf]   CrystalDiskMark's best-of
+Identity (`identity.py`, vectors identity.json; frontend/src/lib/workload.ts workloadKey)
+    canonical_jobs(jobs), workload_fingerprint(jobs, host=None) -> sha256 hex
+Defaults (`defaults.py`)
+    DEFAULT_IDLE_S                                idle baseline before and after a run, seconds
+"""
+
+from iowatt_workload.defaults import DEFAULT_IDLE_S
+from iowatt_workload.identity import (
+    IGNORED_JOB_FIELDS,
+    LATER_JOB_FIELDS,
+    canonical_jobs,
+    workload_fingerprint,
+)
+from iowatt_workload.passes import (
+    PASS_SUFFIX,
+    BestOf,
+    Direction,
+    PassResult,
+    best_of_passes,
+    direction_of,
+    is_multi_pass,
+    pass_name,
+    pass_of,
+)
+from iowatt_workload.sizes import U64_MAX, GiB, KiB, MiB, TiB, format_size, parse_size
+
+__all__ = [
+    "DEFAULT_IDLE_S",
+    "GiB",
+    "IGNORED_JOB_FIELDS",
+    "KiB",
+    "LATER_JOB_FIELDS",
+    "MiB",
+    "PASS_SUFFIX",
+    "TiB",
+    "U64_MAX",
+    "BestOf",
+    "Direction",
+    "PassResult",
+    "best_of_passes",
+    "canonical_jobs",
+    "direction_of",
+    "format_size",
+    "is_multi_pass",
+    "parse_size",
+    "pass_name",
+    "pass_of",
+    "workload_fingerprint",
+]
