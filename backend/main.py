@@ -32,7 +32,8 @@ from backend.kit.limits import BodyLimitMiddleware
 from backend.kit.openapi import document_errors
 from backend.kit.schema import NUL
 from backend.kit.security import burn_password_check
-from backend.logs import configure_logging, log
+from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logging, log, request_id_of
+from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
 from backend.run.router import router as run_router
 from backend.team.router import router as team_router
@@ -80,6 +81,23 @@ def _http_handler(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         status_code=exc.status_code,
         content={"error": "http_error", "message": str(exc.detail), "detail": None},
         headers=getattr(exc, "headers", None),
+    )
+
+
+def _unhandled_handler(request: Request, exc: Exception) -> JSONResponse:
+    """A bug: our JSON shape (never Starlette's plain text), with the request id to find the
+    traceback in the log. Runs outside RequestLogMiddleware, so it sets the header itself."""
+    request_id = request_id_of(request.scope)
+    log.error("http.unhandled", error=f"{type(exc).__name__}: {str(exc)[:300]}", request_id=request_id)
+    return JSONResponse(
+        status_code=500,
+        content={
+            "error": "internal_error",
+            "message": "internal server error; the request id names it in the server log",
+            "detail": None,
+            "request_id": request_id,
+        },
+        headers={REQUEST_ID_HEADER: request_id} if request_id else None,
     )
 
 
@@ -132,11 +150,13 @@ class ErrorDetail(BaseModel):
 
 
 class ErrorResponse(BaseModel):
-    """Every error: a code, a message for people, and for 422s the failing fields."""
+    """Every error: a code, a message for people, for 422s the failing fields, and the request's
+    id (also in the `X-Request-ID` header) to find it in the server's log."""
 
     error: str
     message: str
     detail: list[ErrorDetail] | dict[str, Any] | str | None
+    request_id: str
 
 
 def _openapi_with_our_errors(app: FastAPI) -> Callable[[], dict[str, Any]]:
@@ -192,6 +212,7 @@ def create_app() -> FastAPI:
     app.add_exception_handler(RequestValidationError, _validation_handler)  # type: ignore[arg-type]
     app.add_exception_handler(AppError, _app_error_handler)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http_handler)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unhandled_handler)
     for r in (
         health_router,
         auth_router,
@@ -213,4 +234,6 @@ def create_app() -> FastAPI:
     # is decided before the body is read, routed or authenticated
     app.add_middleware(BodyLimitMiddleware, routes=lambda: app.router.routes)
     app.add_middleware(SecurityHeadersMiddleware)
+    # outermost: the request id and the access log cover every answer, the 413 and NUL 422 too
+    app.add_middleware(RequestLogMiddleware, observe=observe_request)
     return app

@@ -1,33 +1,69 @@
-"""Prometheus metrics at /metrics, read from the database.
+"""Prometheus metrics at /metrics.
 
-Anonymous scrapes get only aggregates over the whole server, which name no team: runs by status
-and agents by online state. A scrape with a user's bearer token (Prometheus' `authorization`
+Anonymous scrapes get only aggregates over the whole server, which name no team:
+- from the database at scrape time: runs by status (`iowatt_runs`), agents by online state,
+  the outbox backlog (`iowatt_outbox_unsent`, `iowatt_outbox_oldest_unsent_age_seconds`);
+- from counters the worker keeps in Redis (one hash, `COUNTERS_KEY`, so every worker process adds
+  to the same figure): lease expiries by outcome (`iowatt_lease_expiries_total`) and task
+  failures by task name (`iowatt_task_failures_total`);
+- from this API process (each process counts its own, as Prometheus expects): request latency
+  by method, route template and status (`iowatt_http_request_duration_seconds`) and result
+  uploads answered "already stored" (`iowatt_upload_duplicates_total`: an agent's retry).
+
+A scrape with a user's bearer token (Prometheus' `authorization`
 setting) also gets the same figures per team, labelled with the team's name, for the teams that
 user belongs to only. An invalid token is a 401 (a misconfigured scraper should notice).
 """
 
 import uuid
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Annotated
 
+import redis
 from fastapi import APIRouter, Depends, Request, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.auth import service as auth_service
 from backend.auth.principal import UserPrincipal
+from backend.config import get_settings
 from backend.db import get_session_factory, get_sessionmaker
 from backend.errors import Forbidden, Unauthorized
-from backend.models import Agent, Run, Team
+from backend.logs import log
+from backend.models import Agent, OutboxTask, Run, Team
 
 router = APIRouter(tags=["health"])
 
+COUNTERS_KEY = "iowatt:metrics:counters"
+UPLOAD_ROUTE = "/api/v1/runs/{run_id}/result"
+
+
+@lru_cache
+def _redis(url: str) -> redis.Redis:
+    # short timeouts: a counter is best-effort, a scrape must not hang on a dead Redis
+    return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+
+
+def count(name: str, label: str, n: int = 1) -> None:
+    """Add n to the shared counter `name{label}` (worker side); never raises."""
+    try:
+        _redis(get_settings().redis_url).hincrby(COUNTERS_KEY, f"{name}|{label}", n)
+    except (redis.RedisError, OSError) as exc:
+        log.warning("metrics.count_failed", counter=name, error=str(exc).splitlines()[0][:200])
+
+
+_SHARED_COUNTERS = {
+    "lease_expiries": ("iowatt_lease_expiries", "Leases that expired, by outcome", "outcome"),
+    "task_failures": ("iowatt_task_failures", "Celery tasks that raised, by task name", "task"),
+}
+
 
 class _DbCollector(Collector):
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[Metric]:
         runs = GaugeMetricFamily("iowatt_runs", "Runs by status", labels=["status"])
         agents = GaugeMetricFamily("iowatt_agents", "Agents by online state", labels=["online"])
         with get_sessionmaker()() as s:
@@ -35,8 +71,39 @@ class _DbCollector(Collector):
                 runs.add_metric([status.value], n)
             for online, n in s.execute(select(Agent.online, func.count()).group_by(Agent.online)):
                 agents.add_metric([str(online).lower()], n)
+            unsent, oldest = s.execute(
+                select(func.count(), func.min(OutboxTask.created_at)).where(OutboxTask.sent_at.is_(None))
+            ).one()
+            now = s.scalar(select(func.now()))
         yield runs
         yield agents
+        yield GaugeMetricFamily(
+            "iowatt_outbox_unsent", "Outbox tasks not yet sent to the broker", value=unsent
+        )
+        age = (now - oldest).total_seconds() if oldest is not None and now is not None else 0.0
+        yield GaugeMetricFamily(
+            "iowatt_outbox_oldest_unsent_age_seconds",
+            "Age of the oldest unsent outbox task (0 when none)",
+            value=max(age, 0.0),
+        )
+        yield from _shared_counters()
+
+
+def _shared_counters() -> Iterator[Metric]:
+    families = {
+        key: CounterMetricFamily(name, doc, labels=[label])
+        for key, (name, doc, label) in _SHARED_COUNTERS.items()
+    }
+    try:
+        raw = _redis(get_settings().redis_url).hgetall(COUNTERS_KEY)
+    except (redis.RedisError, OSError) as exc:  # Redis down: the counters are missing, not wrong
+        log.warning("metrics.counters_unavailable", error=str(exc).splitlines()[0][:200])
+        raw = {}
+    for field, value in raw.items():  # type: ignore[union-attr]
+        key, _, label = field.decode().partition("|")
+        if key in families:
+            families[key].add_metric([label], float(value))
+    yield from families.values()
 
 
 class _TeamCollector(Collector):
@@ -72,6 +139,26 @@ class _TeamCollector(Collector):
 
 _registry = CollectorRegistry()
 _registry.register(_DbCollector())
+
+_latency = Histogram(
+    "iowatt_http_request_duration_seconds",
+    "API request duration by method, route template and status (long-polls wait up to 30 s)",
+    ["method", "route", "status"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
+    registry=_registry,
+)
+_upload_duplicates = Counter(
+    "iowatt_upload_duplicates",
+    "Result uploads answered 'already stored' (200): an agent retried an upload that had landed",
+    registry=_registry,
+)
+
+
+def observe_request(method: str, route: str, status: int, seconds: float) -> None:
+    """Called by backend.logs.RequestLogMiddleware once per request."""
+    _latency.labels(method, route, str(status)).observe(seconds)
+    if method == "PUT" and route == UPLOAD_ROUTE and status == 200:
+        _upload_duplicates.inc()
 
 
 def _caller(factory: sessionmaker[Session], request: Request) -> UserPrincipal | None:

@@ -6,9 +6,11 @@ Start a worker: `celery -A worker.app worker`; beat: `celery -A worker.app beat`
 from celery import Celery
 
 from backend.config import get_settings
+from backend.logs import configure_logging
 from worker.beat import BEAT_SCHEDULE
 
 settings = get_settings()
+configure_logging()
 
 celery_app = Celery(
     "iowatt",
@@ -36,3 +38,5 @@ celery_app.conf.update(
     worker_hijack_root_logger=False,
 )
 app = celery_app
+
+import worker.observe  # noqa: E402, F401 - connects the task log, failure counter and liveness beat

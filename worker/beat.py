@@ -11,5 +11,4 @@ BEAT_SCHEDULE = {
     # ADR 0012: unsent outbox rows (Redis was down at commit time) go out within a second or so
     "outbox-send": {"task": "outbox.send", "schedule": 1.0, "options": {"expires": 5}},
     "repair-derived": {"task": "outbox.repair", "schedule": 60.0, "options": {"expires": 55}},
-    "worker-heartbeat": {"task": "system.heartbeat", "schedule": 15.0, "options": {"expires": 14}},
 }

@@ -252,3 +252,5 @@ async def long_poll_lease(
             if remaining <= 0:
                 return None
             await waiter.wait(remaining)
+            if waiter.superseded:  # a newer poll of this agent waits now (wake.py): it gets the work
+                return None

@@ -7,8 +7,17 @@ long-polls waiting for that agent: a waiting agent costs a coroutine and its cli
 worker thread nor a Redis connection of its own.
 
 A long-poll registers its event *before* it looks in the database, so a wake-up published between
-the look and the wait is never lost. When the subscription is down (Redis restarting), waits are
-cut to `_DEGRADED_WAIT_S` so the long-polls look in the database every few seconds instead.
+the look and the wait is never lost. A wake-up reaches every waiter of the agent. Waits are cut
+to `RECHECK_S`, so a wake-up lost anyway (Redis down at the publisher's commit: publishing is
+best-effort) delays a lease by a few seconds, not a whole long-poll; when the subscription is down
+(Redis restarting) they are cut to `_DEGRADED_WAIT_S`.
+
+One agent runs one long-poll at a time, so a new poll of an agent *supersedes* the ones still
+waiting for it in this process: they end at once with no lease and never look again. The waiting
+poll of an agent process that died (its client gone, the server unaware) would otherwise take
+the next lease meant for the restarted process (issue 11: the first run after a restart started
+~22 s late). `make up` and the compose file run one API process; with several, an older poll in
+another process still ends at its deadline and wake-ups still reach every waiter.
 """
 
 import asyncio
@@ -29,6 +38,7 @@ from backend.logs import log
 CHANNEL_PREFIX = "iowatt:wake:"
 _SESSION_KEY = "iowatt_wake"
 _DEGRADED_WAIT_S = 2.0
+RECHECK_S = 5.0
 _READY_WAIT_S = 2.0
 
 
@@ -46,6 +56,17 @@ def wake(agent_id: uuid.UUID) -> None:
     get_redis().publish(_channel(agent_id), "1")
 
 
+def wake_best_effort(agent_id: uuid.UUID) -> bool:
+    """wake() that logs a warning instead of raising when Redis is unreachable (after a commit the
+    caller must not fail: the long-poll's re-check finds the work within RECHECK_S)."""
+    try:
+        wake(agent_id)
+    except (redis.RedisError, OSError) as exc:
+        log.warning("agent.wake_failed", agent_id=str(agent_id), error=str(exc).splitlines()[0][:200])
+        return False
+    return True
+
+
 def wake_after_commit(session: Session, agent_id: uuid.UUID) -> None:
     """Wake the agent once this transaction commits (dropped on rollback), as backend.jobs does
     for tasks: the woken long-poll must see what the transaction wrote."""
@@ -55,10 +76,7 @@ def wake_after_commit(session: Session, agent_id: uuid.UUID) -> None:
 @event.listens_for(Session, "after_commit")
 def _wake_after_commit(session: Session) -> None:
     for agent_id in session.info.pop(_SESSION_KEY, set()):
-        try:
-            wake(agent_id)
-        except redis.RedisError as exc:  # the long-poll still ends at its deadline
-            log.warning("agent.wake_failed", agent_id=str(agent_id), error=str(exc)[:200])
+        wake_best_effort(agent_id)
 
 
 @event.listens_for(Session, "after_soft_rollback")
@@ -73,13 +91,19 @@ class Waiter:
     def __init__(self, hub: "_Hub") -> None:
         self._hub = hub
         self.event = asyncio.Event()
+        self.superseded = False
+
+    def supersede(self) -> None:
+        """A newer poll of the same agent started: this one ends without looking again."""
+        self.superseded = True
+        self.event.set()
 
     async def wait(self, timeout_s: float) -> bool:
-        """Up to timeout_s (a few seconds while the subscription is down); True when woken."""
-        if timeout_s <= 0:
+        """Up to timeout_s, at most RECHECK_S (a few seconds while the subscription is down);
+        True when woken."""
+        if timeout_s <= 0 or self.superseded:
             return False
-        if not self._hub.ready.is_set():
-            timeout_s = min(timeout_s, _DEGRADED_WAIT_S)
+        timeout_s = min(timeout_s, RECHECK_S if self._hub.ready.is_set() else _DEGRADED_WAIT_S)
         try:
             await asyncio.wait_for(self.event.wait(), timeout_s)
         except TimeoutError:
@@ -151,14 +175,18 @@ def _hub() -> _Hub:
 
 @contextlib.asynccontextmanager
 async def listen(agent_id: uuid.UUID) -> AsyncIterator[Waiter]:
-    """Register a waiter for the agent's wake-ups for the duration of a long-poll."""
+    """Register a waiter for the agent's wake-ups for the duration of a long-poll; the agent's
+    older waiters in this process are superseded."""
     hub = _hub()
     if not hub.ready.is_set():  # the first long-poll of this process: let the subscription start
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(hub.ready.wait(), _READY_WAIT_S)
     w = Waiter(hub)
     key = str(agent_id)
-    hub.waiters.setdefault(key, set()).add(w)
+    older = hub.waiters.setdefault(key, set())
+    for old in older:
+        old.supersede()
+    older.add(w)
     try:
         yield w
     finally:

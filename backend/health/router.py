@@ -1,5 +1,9 @@
 """Liveness and dependencies: database, Redis, and when a Celery worker was last seen.
 
+The worker is "down" when its liveness beat (a thread of each worker writes the time to
+`WORKER_SEEN_KEY` every 5 s, worker/observe.py) is older than `WORKER_STALE_S`, so a dead
+worker shows within about 12 s, with the age of its last beat.
+
 Anonymous callers (load balancers, `make up`, compose health checks) get only `{"status"}`; the
 details (version, database, Redis, worker, with error text) need a valid token of a user or an
 agent. 200 while the API can serve (status "ok", or "degraded" when Redis or the worker is
@@ -8,7 +12,7 @@ missing: runs queue but wait), 503 when the database is unreachable (status "dow
 
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Annotated, cast
+from typing import Annotated, Literal, cast
 
 import redis
 from fastapi import APIRouter, Depends, Request, Response
@@ -25,7 +29,7 @@ from backend.kit.schema import OutputSchema
 router = APIRouter(tags=["health"])
 
 WORKER_SEEN_KEY = "iowatt:worker:last_seen"
-WORKER_STALE_S = 90
+WORKER_STALE_S = 12  # the worker beats every 5 s: two beats missed and a margin
 
 
 class Check(OutputSchema):
@@ -35,7 +39,9 @@ class Check(OutputSchema):
 
 class WorkerCheck(OutputSchema):
     ok: bool
+    status: Literal["ok", "down", "unknown"]
     last_seen_at: datetime | None
+    heartbeat_age_s: float | None
     detail: str
 
 
@@ -100,20 +106,33 @@ def _check() -> Health:
     except Exception as exc:  # noqa: BLE001 - health reports any failure
         db = Check(ok=False, detail=str(exc).splitlines()[0][:300])
     seen = None
+    redis_ok = False
     try:
         r = _redis(get_settings().redis_url)
         r.ping()
         raw = cast(bytes | None, r.get(WORKER_SEEN_KEY))
         seen = datetime.fromtimestamp(float(raw), UTC) if raw else None
         rd = Check(ok=True, detail="ok")
+        redis_ok = True
     except Exception as exc:  # noqa: BLE001
         rd = Check(ok=False, detail=str(exc).splitlines()[0][:300])
-    age = (datetime.now(UTC) - seen).total_seconds() if seen else None
+    age = max((datetime.now(UTC) - seen).total_seconds(), 0.0) if seen else None
     worker_ok = age is not None and age < WORKER_STALE_S
+    if worker_ok:
+        state: Literal["ok", "down", "unknown"] = "ok"
+        detail = "ok"
+    elif not redis_ok:
+        state, detail = "unknown", "Redis is unreachable: the worker's heartbeat cannot be read"
+    elif age is None:
+        state, detail = "down", "no heartbeat seen"
+    else:
+        state, detail = "down", f"last heartbeat {age:.0f} s ago (stale after {WORKER_STALE_S} s)"
     worker = WorkerCheck(
         ok=worker_ok,
+        status=state,
         last_seen_at=seen,
-        detail="ok" if worker_ok else ("never seen" if seen is None else f"silent for {age:.0f} s"),
+        heartbeat_age_s=round(age, 1) if age is not None else None,
+        detail=detail,
     )
     status = "down" if not db.ok else ("ok" if rd.ok and worker.ok else "degraded")
     return Health(status=status, version=__version__, database=db, redis=rd, worker=worker)

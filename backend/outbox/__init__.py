@@ -12,6 +12,10 @@ backend never imports `worker/`):
 
 Rows are claimed with `FOR UPDATE SKIP LOCKED` and marked sent in the same transaction after the
 broker accepted them: delivery is at-least-once, so every task must be idempotent.
+
+The request id of the request (or task) that queued a row rides along in its kwargs under
+`_request_id` and is sent as the message header `iowatt_request_id`, not as a task argument: the
+worker logs the task under that id, so a run's dispatch can be traced from its `POST /runs`.
 """
 
 from collections.abc import Iterable
@@ -25,17 +29,20 @@ from sqlalchemy.orm import Session
 
 from backend.config import get_settings
 from backend.kit.time import utcnow
-from backend.logs import log
+from backend.logs import current_request_id, log
 from backend.models import OutboxTask
 
 _KEY = "iowatt_outbox"
+REQUEST_ID_KWARG = "_request_id"
+REQUEST_ID_HEADER = "iowatt_request_id"
 BATCH = 200
 _KEEP_SENT = timedelta(days=1)
 
 
 def enqueue(session: Session, name: str, **kwargs: Any) -> None:
     """Queue task `name` with keyword ids, in the session's transaction (sent after it commits)."""
-    row = OutboxTask(name=name, kwargs=kwargs)
+    request_id = current_request_id()
+    row = OutboxTask(name=name, kwargs={**kwargs, REQUEST_ID_KWARG: request_id} if request_id else kwargs)
     session.add(row)
     session.flush([row])
     session.info.setdefault(_KEY, []).append(row.id)
@@ -63,7 +70,10 @@ def producer() -> Celery:
 
 
 def _publish(row: OutboxTask) -> None:
-    producer().send_task(row.name, kwargs=row.kwargs, retry=False)
+    kwargs = dict(row.kwargs)
+    request_id = kwargs.pop(REQUEST_ID_KWARG, None)
+    headers = {REQUEST_ID_HEADER: request_id} if request_id else None
+    producer().send_task(row.name, kwargs=kwargs, headers=headers, retry=False)
 
 
 def send_pending(session: Session, ids: Iterable[int] | None = None, limit: int = BATCH) -> int:

@@ -80,6 +80,7 @@ def test_a_declared_length_over_the_limit_is_413_before_the_body_is_read(db_url:
         "error": "payload_too_large",
         "message": "the request body is larger than this route's limit of 1048576 bytes",
         "detail": {"limit_bytes": 1048576},
+        "request_id": hdrs["x-request-id"],  # the middleware's, as in every error body
     }
     assert hdrs["content-security-policy"] == CSP  # the 413 carries the security headers too
 

@@ -220,3 +220,65 @@ def _agent_row(s: Session, agent_id: str) -> Any:
 
     s.expire_all()
     return s.get(Agent, uuid.UUID(agent_id))
+
+
+def test_a_new_poll_of_a_restarted_agent_gets_the_run_at_once(live_api: Live, committed: Session) -> None:
+    """Issue 11: after an agent restart its dead process's long-poll still waits on the server.
+    The new process's poll supersedes it and gets the dispatched run within a second."""
+    _, [a] = _setup(committed)
+    with contextlib.suppress(httpx.TimeoutException):  # the old process dies: its client is gone
+        httpx.post(
+            f"{live_api.url}/agents/{a.agent.id}/lease", params={"wait_s": 25}, headers=a.headers, timeout=1.0
+        )
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(_poll, live_api, a, 20)
+        time.sleep(1.0)  # the new poll is waiting (and the old one, server side, unless superseded)
+        assert not fut.done()
+        run = create_run(committed, agent=a.agent)
+        assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
+        committed.commit()
+        t0 = time.monotonic()
+        wake.wake(a.agent.id)
+        r, _ = fut.result(timeout=30)
+        after_wake = time.monotonic() - t0
+    assert r.status_code == 200, r.text
+    assert r.json()["lease"]["run_id"] == str(run.id)
+    assert after_wake < 1.0, after_wake
+
+
+def test_a_lost_wake_up_is_noticed_by_a_bounded_re_check(live_api: Live, committed: Session) -> None:
+    """A run assigned while the wake-up was lost (Redis down at the dispatcher's commit) still
+    reaches the waiting poll: the poll looks in the database again every few seconds."""
+    _, [a] = _setup(committed)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(_poll, live_api, a, 25)
+        time.sleep(1.0)
+        run = create_run(committed, agent=a.agent)
+        assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
+        committed.commit()  # and no wake-up
+        t0 = time.monotonic()
+        r, _ = fut.result(timeout=40)
+        took = time.monotonic() - t0
+    assert r.status_code == 200 and r.json()["lease"]["run_id"] == str(run.id)
+    assert took < wake.RECHECK_S + 2.0, took
+
+
+def test_a_new_poll_of_the_same_agent_supersedes_the_waiting_one(live_api: Live, committed: Session) -> None:
+    """The older poll ends at once with no lease and never takes the run meant for the newer."""
+    _, [a] = _setup(committed)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        old = pool.submit(_poll, live_api, a, 25)
+        time.sleep(1.0)
+        assert not old.done()
+        new = pool.submit(_poll, live_api, a, 25)
+        r_old, took_old = old.result(timeout=10)
+        assert r_old.status_code == 200 and r_old.json() == {"lease": None}
+        assert took_old < 5.0  # ended by the newer poll, not by its 25 s wait
+        time.sleep(0.5)
+        assert not new.done()
+        run = create_run(committed, agent=a.agent)
+        assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
+        committed.commit()
+        wake.wake(a.agent.id)
+        r_new, _ = new.result(timeout=30)
+    assert r_new.json()["lease"]["run_id"] == str(run.id)

@@ -6,6 +6,7 @@ from backend.db import unit_of_work
 from backend.kit.time import utcnow
 from backend.logs import log
 from worker.app import celery_app
+from worker.observe import retry_transient
 
 
 def mark_silent_offline() -> int:
@@ -17,4 +18,4 @@ def mark_silent_offline() -> int:
     return len(ids)
 
 
-celery_app.task(name="agent.mark_silent_offline")(mark_silent_offline)
+celery_app.task(name="agent.mark_silent_offline")(retry_transient(mark_silent_offline))

@@ -6,6 +6,7 @@ from backend.db import unit_of_work
 from backend.logs import log
 from backend.power import service as power_service
 from worker.app import celery_app
+from worker.observe import retry_transient
 
 
 def compute_run(run_id: str) -> bool:
@@ -28,6 +29,6 @@ def recompute_device(device_id: str) -> int:
     return sum(compute_run(str(rid)) for rid in ids)
 
 
-celery_app.task(name="energy.compute_run")(compute_run)
-celery_app.task(name="energy.recompute_environment")(recompute_environment)
-celery_app.task(name="energy.recompute_device")(recompute_device)
+celery_app.task(name="energy.compute_run")(retry_transient(compute_run))
+celery_app.task(name="energy.recompute_environment")(retry_transient(recompute_environment))
+celery_app.task(name="energy.recompute_device")(retry_transient(recompute_device))

@@ -5,6 +5,7 @@ from backend.db import unit_of_work
 from backend.logs import log
 from backend.outbox.repair import repair_missing_energy
 from worker.app import celery_app
+from worker.observe import retry_transient
 
 
 def send() -> int:
@@ -27,5 +28,5 @@ def repair() -> int:
     return len(ids)
 
 
-celery_app.task(name="outbox.send")(send)
-celery_app.task(name="outbox.repair")(repair)
+celery_app.task(name="outbox.send")(retry_transient(send))
+celery_app.task(name="outbox.repair")(retry_transient(repair))

@@ -5,9 +5,11 @@ import uuid
 from backend.agent import wake
 from backend.db import unit_of_work
 from backend.logs import log
+from backend.metrics import count
 from backend.run import repository
 from backend.run import service as run_service
 from worker.app import celery_app
+from worker.observe import retry_transient
 
 
 def dispatch(run_id: str) -> bool:
@@ -15,7 +17,9 @@ def dispatch(run_id: str) -> bool:
         agent_id = run_service.dispatch(session, run_id=uuid.UUID(run_id))
     if agent_id is None:
         return False
-    wake.wake(agent_id)  # after the commit: the agent's long-poll now finds the assigned run
+    # after the commit: the agent's long-poll now finds the assigned run (best-effort: when Redis
+    # is down the long-poll's re-check finds it within seconds; raising would re-run a done task)
+    wake.wake_best_effort(agent_id)
     log.info("run.assigned", run_id=run_id, agent_id=str(agent_id))
     return True
 
@@ -29,6 +33,10 @@ def dispatch_pending() -> int:
 def expire_stale_leases() -> tuple[int, int]:
     with unit_of_work() as session:
         requeued, failed = run_service.expire_stale_leases(session)
+    if requeued:
+        count("lease_expiries", "requeued", len(requeued))
+    if failed:
+        count("lease_expiries", "failed", len(failed))
     for rid in requeued:
         log.warning("run.requeued", run_id=str(rid), reason="lease expired before start")
         dispatch(str(rid))
@@ -37,6 +45,6 @@ def expire_stale_leases() -> tuple[int, int]:
     return len(requeued), len(failed)
 
 
-celery_app.task(name="run.dispatch")(dispatch)
-celery_app.task(name="run.dispatch_pending")(dispatch_pending)
-celery_app.task(name="run.expire_stale_leases")(expire_stale_leases)
+celery_app.task(name="run.dispatch")(retry_transient(dispatch))
+celery_app.task(name="run.dispatch_pending")(retry_transient(dispatch_pending))
+celery_app.task(name="run.expire_stale_leases")(retry_transient(expire_stale_leases))

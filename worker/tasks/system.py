@@ -1,21 +1,11 @@
-import time
-from typing import Any
-
-from celery.signals import worker_ready
-
-from backend.agent.wake import get_redis
-from backend.health.router import WORKER_SEEN_KEY
 from worker.app import celery_app
+from worker.observe import beat_once
 
 
 def heartbeat() -> None:
-    """Lets /health tell whether a worker is consuming tasks (runs on a worker, scheduled by beat)."""
-    get_redis().set(WORKER_SEEN_KEY, str(time.time()), ex=3600)
+    """The liveness beat as a task (kept for messages still queued by an older beat schedule; the
+    beat itself is a thread of the worker, worker/observe.py)."""
+    beat_once()
 
 
 celery_app.task(name="system.heartbeat")(heartbeat)
-
-
-@worker_ready.connect  # type: ignore[misc]
-def _on_ready(**_: Any) -> None:
-    heartbeat()

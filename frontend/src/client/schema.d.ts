@@ -1392,7 +1392,8 @@ export interface components {
         };
         /**
          * ErrorResponse
-         * @description Every error: a code, a message for people, and for 422s the failing fields.
+         * @description Every error: a code, a message for people, for 422s the failing fields, and the request's
+         *     id (also in the `X-Request-ID` header) to find it in the server's log.
          */
         ErrorResponse: {
             /** Detail */
@@ -1403,6 +1404,8 @@ export interface components {
             error: string;
             /** Message */
             message: string;
+            /** Request Id */
+            request_id: string;
         };
         /** FailureReport */
         FailureReport: {
@@ -2569,10 +2572,17 @@ export interface components {
         WorkerCheck: {
             /** Detail */
             detail: string;
+            /** Heartbeat Age S */
+            heartbeat_age_s: number | null;
             /** Last Seen At */
             last_seen_at: string | null;
             /** Ok */
             ok: boolean;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ok" | "down" | "unknown";
         };
         /** WorkloadCreate */
         WorkloadCreate: {
