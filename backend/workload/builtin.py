@@ -35,7 +35,7 @@ QUICK = _quick(direct=True)
 
 # CrystalDiskMark 8's default tests (DiskSpd underneath): sequential 1 MiB at Q8T1 and Q1T1, random
 # 4 KiB at Q32T1, Q32T16 (CDM 7/8 "peak") and Q1T1; reads then writes; 5 s each on a 1 GiB file,
-# one discarded pass then 3 measured ones; CDM reports the best pass (engine.md §1.3).
+# one discarded pass then 3 measured ones; CDM reports the best pass.
 CDM_TESTS = [
     ("SEQ1M_Q8T1", False, MiB, 8, 1),
     ("SEQ1M_Q1T1", False, MiB, 1, 1),

@@ -427,7 +427,7 @@ def bench(a: argparse.Namespace, target: Target) -> int:
     lines = [
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; wall time {time.time() - t0:.0f} s",
         f"- machine: {platform.node()}, Linux {platform.release()}, {os.cpu_count()} vCPU ({cpu}), shared",
-        f"- tools: {fio_ver} (Debian) vs {eng_ver} ({ENGINE})",
+        f"- tools: {fio_ver} (Debian) vs {eng_ver} ({ENGINE.relative_to(REPO)})",
         f"- target: {target.desc}, region {a.size}; {a.runtime:g} s per run, time_based; "
         f"1 discarded warm-up pair + {a.pairs} pairs in order A B B A ...",
         "- ratio = median over pairs of iowatt/fio (per-pair); CPU/IO = usr+sys of the whole process "

@@ -1,0 +1,98 @@
+"""Docs that stay true: every `§` citation points at a section that exists, and no doc names a
+path of one machine."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SKIP_SUFFIXES = {".json", ".png", ".svg", ".lock", ".ico"}
+NUM = r"\d+(?:\.\d+)?"
+# `energy.md §2.3`, `docs/contracts.md §4`, `contract §2`, `ADR 0009 §5`, ranges `§2.4–2.7`, `§2-§3`
+CITATION = re.compile(
+    rf"(?P<doc>[\w./-]+\.md|contracts?|ADR \d{{4}})[\s#*]*§(?P<a>{NUM})(?:\s*[–-]\s*§?(?P<b>{NUM}))?"
+)
+
+
+def repo_files() -> list[Path]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
+    paths = [REPO / p for p in out.decode().split("\0") if p]
+    return [p for p in paths if p.is_file() and p.suffix not in SKIP_SUFFIXES]
+
+
+def markdown_sections(path: Path) -> set[str]:
+    """`## 2. Title` → "2", `### 2.3 Title` → "2.3"."""
+    return {m[1] for m in re.finditer(rf"^#+\s+({NUM})\.?\s", path.read_text(), re.M)}
+
+
+def adr_sections(number: str) -> set[str]:
+    """An ADR's numbered Decision items (`1. **...**`) are its §1, §2, ..."""
+    [path] = (REPO / "docs" / "adr").glob(f"{number}-*.md")
+    decision = path.read_text().split("## Decision", 1)[1].split("\n## ", 1)[0]
+    return {m[1] for m in re.finditer(r"^(\d+)\. ", decision, re.M)}
+
+
+def sections_of(doc: str) -> set[str] | None:
+    if doc.startswith("ADR "):
+        return adr_sections(doc[4:])
+    name = "contracts.md" if doc in ("contract", "contracts") else Path(doc).name
+    found = [p for p in (REPO / "docs").rglob(name)] + [p for p in REPO.glob(doc) if p.is_file()]
+    return markdown_sections(found[0]) if found else None
+
+
+def expand(a: str, b: str | None) -> list[str]:
+    if b is None:
+        return [a]
+    if "." in a and "." not in b:
+        b = f"{a.split('.')[0]}.{b}"
+    head = a.split(".")[0] + "." if "." in a else ""
+    lo, hi = (int(x.rsplit(".", 1)[-1]) for x in (a, b))
+    return [f"{head}{i}" for i in range(lo, hi + 1)]
+
+
+def test_every_section_citation_exists() -> None:
+    bad, seen = [], 0
+    for path in repo_files():
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        for m in CITATION.finditer(text):
+            seen += 1
+            sections = sections_of(m["doc"])
+            missing = [s for s in expand(m["a"], m["b"]) if sections is None or s not in sections]
+            if missing:
+                line = text.count("\n", 0, m.start()) + 1
+                bad.append(
+                    f"{path.relative_to(REPO)}:{line}: {m[0]!r} ({m['doc']} has no §{', §'.join(missing)})"
+                )
+    assert seen > 40  # the pattern still finds the citations
+    assert bad == [], "\n".join(bad)
+
+
+def test_the_citation_check_sees_a_missing_section() -> None:
+    assert "2.3" in sections_of("energy.md")  # type: ignore[operator]
+    assert "9.9" not in sections_of("energy.md")  # type: ignore[operator]
+    assert sections_of("engine.md") is None  # not a doc of this repository
+    assert adr_sections("0009") >= {"1", "5"}
+    assert expand("2.4", "2.7") == ["2.4", "2.5", "2.6", "2.7"] and expand("2", "3") == ["2", "3"]
+
+
+def test_no_doc_names_a_path_of_one_machine() -> None:
+    """Docs say `.venv/bin/...` from the repository root, not where one checkout happens to live."""
+    machine = re.compile(r"/work/|/home/\w+/|/root/\.|/tmp/pytest-of-")
+    bad = []
+    for path in repo_files():
+        if path.suffix != ".md":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if machine.search(line):
+                bad.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
+    assert bad == [], "\n".join(bad)
