@@ -179,7 +179,7 @@ describe("pickLikeRuns", () => {
     expect(pickLikeRuns(runs).map((x) => x.id)).toEqual(["n4", "n1"]);
   });
   it("skips lone runs and caps the group", () => {
-    const runs = [r("solo", ["z"]), ...["1", "2", "3", "4"].map((i) => r(i, ["a"]))];
+    const runs = [r("solo", ["z", "z2"]), ...["1", "2", "3", "4"].map((i) => r(i, ["a"]))];
     expect(pickLikeRuns(runs, 3).map((x) => x.id)).toEqual(["3", "2", "1"]);
     expect(pickLikeRuns([r("solo", ["z"])])).toEqual([]);
   });
@@ -193,5 +193,13 @@ describe("pickLikeRuns", () => {
       workload: { jobs: [{ name: "a", bs_bytes: 4096 }] },
     } as unknown as RunRead;
     expect(pickLikeRuns([big, small])).toEqual([]);
+  });
+  it("pairs runs of the same jobs under other names, as the server's fingerprint does", () => {
+    const mine = { id: "mine", workload: { jobs: [{ name: "mine", bs_bytes: 4096 }] } };
+    const yours = { id: "yours", workload: { jobs: [{ name: "yours", bs_bytes: 4096 }] } };
+    expect(pickLikeRuns([mine, yours] as unknown as RunRead[]).map((x) => x.id)).toEqual([
+      "yours",
+      "mine",
+    ]);
   });
 });

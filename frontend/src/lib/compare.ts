@@ -3,6 +3,7 @@
 // repeat statistics; this module turns them into unit-normalised chart rows and table cells.
 import type { CompareMetric, CompareRead, RunRead } from "../client/types";
 import { energyScale, latencyScale, toMBps } from "./format";
+import { workloadKey } from "./workload";
 
 /** A short, stable label for a run in column headers and legends. */
 export function runLabel(run: Pick<RunRead, "id" | "name">): string {
@@ -228,21 +229,14 @@ export function columnValidity(
 }
 
 /**
- * A run's whole workload spec as a key: runs with the same key pass the server's workload
- * fingerprint (same names alone are not enough: a size or block size may differ).
- */
-function workloadKey(run: Pick<RunRead, "workload">): string {
-  return JSON.stringify(run.workload);
-}
-
-/**
  * For the dashboard: from runs newest first, the newest group of at least two runs of the
- * same workload (at most `max`), returned oldest first so the oldest is the baseline.
+ * same workload (lib/workload.ts workloadKey: the server's fingerprint rule; at most `max`),
+ * returned oldest first so the oldest is the baseline.
  */
 export function pickLikeRuns<T extends Pick<RunRead, "id" | "workload">>(runs: T[], max = 6): T[] {
   const groups = new Map<string, T[]>();
   for (const r of runs) {
-    const k = workloadKey(r);
+    const k = workloadKey(r.workload);
     const g = groups.get(k) ?? [];
     g.push(r);
     groups.set(k, g);
@@ -257,7 +251,7 @@ export function pickLikeRuns<T extends Pick<RunRead, "id" | "workload">>(runs: T
 /** A short tag of workloadKey (FNV-1a, 32 bit) for DOM attributes and quick equality. */
 export function workloadTag(run: Pick<RunRead, "workload">): string {
   let h = 0x811c9dc5;
-  for (const ch of workloadKey(run)) {
+  for (const ch of workloadKey(run.workload)) {
     h ^= ch.charCodeAt(0);
     h = Math.imul(h, 0x01000193) >>> 0;
   }

@@ -150,13 +150,72 @@ export function formatRelative(iso: string | null | undefined, now: number = Dat
   return diff >= 0 ? `${text} ago` : `in ${text}`;
 }
 
-/** Parses a size as typed by a person, fio style: "4k" / "4KiB" / "1m" / "512" (bytes). */
-export function parseSize(input: string): number | null {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(input);
+// Sizes typed by a person or used in a name follow fio's syntax, the one rule of iowatt
+// (libs/workload/src/iowatt_workload/sizes.py; this port passes the same vectors,
+// libs/workload/testdata/sizes.json, in workload.vectors.test.ts): a whole number (decimal,
+// octal with a leading 0, hex 0x…), then optionally k m g t p (+ b) — powers of 1024 — or
+// IEC-looking ki/kib — powers of 1000 under fio's default kb_base=1024, so "4KiB" is 4000 bytes,
+// as the engine reads it. No fraction, sign or spaces (callers trim what a person typed).
+
+const SIZE_NUMBER = /^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(.*)$/;
+const SIZE_POWERS: Record<string, number> = { k: 1, m: 2, g: 3, t: 4, p: 5 };
+const U64_MAX = (1n << 64n) - 1n;
+
+/** fio's reading of a size as a BigInt (exact to 2^64 - 1); null when the engine would refuse it. */
+export function parseSizeBig(text: string, kbBase: 1000 | 1024 = 1024): bigint | null {
+  if (kbBase !== 1000 && kbBase !== 1024) return null;
+  const m = SIZE_NUMBER.exec(text);
   if (!m || m[1] === undefined) return null;
-  const power = { "": 0, k: 1, m: 2, g: 3, t: 4 }[(m[2] ?? "").toLowerCase()] ?? 0;
-  const bytes = Number(m[1]) * 1024 ** power;
-  return Number.isInteger(bytes) ? bytes : null;
+  const digits = m[1];
+  const value =
+    digits.length > 1 && digits[0] === "0" && !/^0[xX]/.test(digits)
+      ? BigInt(`0o${digits.slice(1)}`)
+      : BigInt(digits);
+  const rest = m[2] ?? "";
+  let power = 0;
+  let iec = false;
+  if (rest) {
+    const head = (rest[0] ?? "").toLowerCase();
+    const tail = rest.slice(1).toLowerCase();
+    if (head === "b") {
+      if (tail) return null;
+    } else if (head in SIZE_POWERS) {
+      power = SIZE_POWERS[head] ?? 0;
+      if (tail === "ib" || tail === "i") iec = true;
+      else if (tail && tail !== "b") return null;
+    } else {
+      return null;
+    }
+  }
+  const unit = (kbBase === 1000) === iec ? 1024n : 1000n;
+  const bytes = value * unit ** BigInt(power);
+  return value > U64_MAX || bytes > U64_MAX ? null : bytes;
+}
+
+/** Bytes of a size in fio's syntax ("4k" → 4096, "1g", "0x1000"); null when the engine would
+ * refuse it or it is beyond what a number holds exactly (2^53 - 1). */
+export function parseSize(text: string, kbBase: 1000 | 1024 = 1024): number | null {
+  const bytes = parseSizeBig(text, kbBase);
+  return bytes === null || bytes > BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(bytes);
+}
+
+/** The shortest fio spelling that parseSize reads back exactly: 4096 → "4k", 1536 → "1536".
+ * For names and values a person may type again; for reading, formatBytes ("4 KiB"). */
+export function formatSize(bytes: number): string {
+  if (!Number.isSafeInteger(bytes) || bytes < 0)
+    throw new RangeError(`not a size in bytes: ${bytes}`);
+  const n = BigInt(bytes);
+  for (const [suffix, power] of [
+    ["p", 5],
+    ["t", 4],
+    ["g", 3],
+    ["m", 2],
+    ["k", 1],
+  ] as const) {
+    const unit = 1024n ** BigInt(power);
+    if (n > 0n && n % unit === 0n) return `${n / unit}${suffix}`;
+  }
+  return String(n);
 }
 
 /**

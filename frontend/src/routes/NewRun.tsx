@@ -6,7 +6,7 @@ import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Fi
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
 import { LimitsNote, TargetSelect } from "../components/Policy/TargetSelect";
-import { formatBytes, parseSize, sig3 } from "../lib/format";
+import { formatSize, parseSize, sig3 } from "../lib/format";
 import {
   needsDestructiveConfirm,
   policyOf,
@@ -65,10 +65,11 @@ type TextField = Exclude<keyof CustomJob, Flag>;
 /** Builds the single custom job, or the client-side errors that prevent sending it. */
 function buildJob(c: CustomJob): { job?: JobSpec; errors: Errors } {
   const errors: Errors = {};
-  const bs = parseSize(c.bs);
-  const size = parseSize(c.size);
+  // fio's size syntax, as the engine and the agent read it (lib/format.ts parseSize)
+  const bs = parseSize(c.bs.trim());
+  const size = parseSize(c.size.trim());
   const runtime = c.runtime.trim() === "" ? null : Number(c.runtime);
-  const ioSize = c.ioSize.trim() === "" ? null : parseSize(c.ioSize);
+  const ioSize = c.ioSize.trim() === "" ? null : parseSize(c.ioSize.trim());
   if (bs === null) errors.bs = { message: "enter a block size such as 4k or 1m", source: "client" };
   if (size === null) errors.size = { message: "enter a size such as 64m or 1g", source: "client" };
   if (c.ioSize.trim() !== "" && ioSize === null)
@@ -79,7 +80,7 @@ function buildJob(c: CustomJob): { job?: JobSpec; errors: Errors } {
   return {
     errors,
     job: {
-      name: `${c.rw}-${formatBytes(bs).replace(" ", "")}`,
+      name: `${c.rw}-${formatSize(bs)}`,
       rw: c.rw,
       bs_bytes: bs,
       size_bytes: size,
@@ -408,7 +409,7 @@ export function NewRun() {
                 Write workloads are disabled: {refusal}
               </p>
             )}
-            <Field label="Block size (bs)" name="bs" errors={errors} hint="e.g. 4k, 1m (KiB/MiB)">
+            <Field label="Block size (bs)" name="bs" errors={errors} hint="e.g. 4k, 1m (k = 1024)">
               <input id="f-bs" name="bs" value={custom.bs} onChange={set("bs")} />
             </Field>
             <Field label="Size" name="size" errors={errors} hint="file size, e.g. 64m, 1g">

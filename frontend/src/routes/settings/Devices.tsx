@@ -3,7 +3,7 @@ import { type FormEvent, useState } from "react";
 import type { DeviceRead, DeviceUpdate, EmbodiedDefaultRead } from "../../client/types";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
-import { formatBytes, formatCo2Kg, parseSize, sig3 } from "../../lib/format";
+import { formatBytes, formatCo2Kg, formatSize, parseSize, sig3 } from "../../lib/format";
 import { agentsQuery } from "../../queries/agents";
 import { devicesQuery, updateDevice } from "../../queries/devices";
 import { embodiedDefaultsQuery } from "../../queries/energy";
@@ -36,11 +36,12 @@ function defaultEmbodied(d: EmbodiedDefaultRead | undefined, capacityBytes: numb
   return `${parts.join(" + ")} (range ${sig3(d.low)}–${sig3(d.high)} kg; ${d.source})`;
 }
 
-/** A capacity as typed back: "4TiB" when exact in binary units, else the byte count. */
+/** A capacity as typed back, in the size syntax parseSize reads: "4t" when a few digits say it
+ * exactly in binary units, else the byte count ("4000000000000" for a 4 TB disk). */
 function capacityText(bytes: number | null): string {
   if (!bytes) return "";
-  const short = formatBytes(bytes).replace(" ", "");
-  return parseSize(short) === bytes ? short : String(bytes);
+  const short = formatSize(bytes);
+  return /^\d{1,4}[kmgtp]$/.test(short) ? short : String(bytes);
 }
 
 function DeviceForm({ device, onDone }: { device: DeviceRead; onDone: () => void }) {
@@ -73,7 +74,7 @@ function DeviceForm({ device, onDone }: { device: DeviceRead; onDone: () => void
     e.preventDefault();
     setErrors({});
     setFormError(null);
-    const cap = capacity.trim() === "" ? null : parseSize(capacity);
+    const cap = capacity.trim() === "" ? null : parseSize(capacity.trim());
     if (capacity.trim() !== "" && cap === null) {
       setErrors({ capacity: { message: "enter a size such as 960g or 4t", source: "client" } });
       return;
