@@ -96,3 +96,49 @@ def test_no_doc_names_a_path_of_one_machine() -> None:
             if machine.search(line):
                 bad.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
     assert bad == [], "\n".join(bad)
+
+
+def _manifest_names() -> dict[str, set[str]]:
+    """Package names per manifest, as ADR 0004's list spells them (no extras, no versions)."""
+    import json
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    def py(path: Path) -> set[str]:
+        project = tomllib.loads(path.read_text())["project"]
+        specs = project.get("dependencies", []) + [
+            s for extra in project.get("optional-dependencies", {}).values() for s in extra
+        ]
+        return {Requirement(s).name.lower() for s in specs if not Requirement(s).name.startswith("iowatt-")}
+
+    pkg = json.loads((REPO / "frontend" / "package.json").read_text())
+    libs: set[str] = set()
+    for lib in sorted((REPO / "libs").glob("*/pyproject.toml")):
+        libs |= py(lib)
+    return {
+        "pyproject.toml": py(REPO / "pyproject.toml"),
+        "agent/pyproject.toml": py(REPO / "agent" / "pyproject.toml"),
+        "libs/*/pyproject.toml": libs,
+        "frontend/package.json": set(pkg.get("dependencies", {})) | set(pkg.get("devDependencies", {})),
+    }
+
+
+def adr_0004_list() -> dict[str, set[str]]:
+    text = (REPO / "docs" / "adr" / "0004-dependencies.md").read_text()
+    listed = text.split("## The list", 1)[1]
+    out: dict[str, set[str]] = {}
+    for item in re.split(r"^- ", listed, flags=re.M)[1:]:
+        manifest, names = item.split(":", 1)
+        out[manifest.strip("` ")] = set(re.findall(r"`([^`]+)`", names))
+    return out
+
+
+def test_adr_0004_names_every_dependency_of_every_manifest() -> None:
+    listed, actual = adr_0004_list(), _manifest_names()
+    assert set(listed) == set(actual)
+    for manifest, names in actual.items():
+        assert listed[manifest] == names, (
+            f"{manifest}: not in ADR 0004: {sorted(names - listed[manifest])}; "
+            f"in ADR 0004 but not the manifest: {sorted(listed[manifest] - names)}"
+        )
