@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_until
+
 from .conftest import Result, run_engine
 
 KiB, MiB = 1024, 1024 * 1024
@@ -308,10 +310,12 @@ def test_beneath_refuses_a_missing_directory(engine_bin: Path, scratch: Path) ->
 
 
 def _swap_later(path: Path, canary: Path, delay: float) -> threading.Thread:
-    """After delay, move the data file away and put a link to the canary in its place."""
+    """Once the engine has created the data file, and `delay` seconds into its run, move the
+    file away and put a link to the canary in its place."""
 
     def swap() -> None:
-        time.sleep(delay)
+        wait_until(path.exists, timeout=30, message=f"the engine creates {path}")
+        time.sleep(delay)  # the behaviour under test: the swap lands in the middle of the run
         path.rename(path.with_name(path.name + ".moved"))
         path.symlink_to(canary)
 
@@ -394,7 +398,8 @@ def test_unlink_leaves_a_file_swapped_in_during_the_run(engine_bin: Path, tree: 
     f = allowed / "iowatt-run.dat"
 
     def swap() -> None:
-        time.sleep(0.8)
+        wait_until(f.exists, timeout=30, message=f"the engine creates {f}")
+        time.sleep(0.8)  # the behaviour under test: the swap lands in the middle of the 2 s run
         f.rename(allowed / "moved.dat")
         f.write_bytes(b"someone else's file")
 

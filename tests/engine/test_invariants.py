@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_until
+
 from .conftest import run_engine
 
 PCT_KEYS = [
@@ -555,7 +557,10 @@ def test_signal_stops_cleanly_and_prints_json(engine_bin: Path, scratch: Path, s
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.2)
+    # the run has begun when both workers exist (main thread + 2), then it runs 1 s before the
+    # signal: that second is the behaviour under test (a stop mid-run, job_runtime > 500 ms below)
+    wait_until(lambda: len(list(Path(f"/proc/{p.pid}/task").iterdir())) >= 3, timeout=30, ignore=(OSError,))
+    time.sleep(1.0)
     p.send_signal(sig)
     out, _ = p.communicate(timeout=10)
     assert p.returncode == 0

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_until
+
 from .conftest import have_root, run_engine
 
 KiB, MiB = 1024, 1024 * 1024
@@ -127,11 +129,8 @@ def test_interrupted_layout_removes_the_file_it_created(engine_bin: Path, disk_s
         stderr=subprocess.PIPE,
         text=True,
     )
-    for _ in range(100):  # wait until the layout has begun
-        if path.exists():
-            break
-        time.sleep(0.02)
-    time.sleep(0.2)
+    # the layout has begun: the file exists and has blocks written
+    wait_until(lambda: path.stat().st_blocks > 0, timeout=30, ignore=(FileNotFoundError,))
     t0 = time.monotonic()
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=30)
@@ -204,7 +203,10 @@ def test_argv_is_left_as_given(engine_bin: Path, scratch: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        time.sleep(0.3)
+        # the options have been parsed and the run has begun: its worker thread exists
+        wait_until(
+            lambda: len(list(Path(f"/proc/{p.pid}/task").iterdir())) >= 2, timeout=30, ignore=(OSError,)
+        )
         cmdline = Path(f"/proc/{p.pid}/cmdline").read_bytes().split(b"\0")
     finally:
         p.wait(timeout=10)
@@ -247,14 +249,16 @@ def test_rate_iops_workers_run_with_1ns_timer_slack(engine_bin: Path, scratch: P
         stderr=subprocess.DEVNULL,
     )
     slacks: set[int] = set()
-    try:
-        deadline = time.monotonic() + 1.2
-        while time.monotonic() < deadline and 1 not in slacks:
-            time.sleep(0.1)
-            for t in Path(f"/proc/{p.pid}/task").glob("*"):
-                with contextlib.suppress(OSError, ValueError):  # a thread may just have exited
-                    # per thread only as /proc/<tid>/ (the task/ directories lack the file)
-                    slacks.add(int(Path(f"/proc/{t.name}/timerslack_ns").read_text()))
+
+    def worker_slack_seen() -> bool:
+        for t in Path(f"/proc/{p.pid}/task").glob("*"):
+            with contextlib.suppress(OSError, ValueError):  # a thread may just have exited
+                # per thread only as /proc/<tid>/ (the task/ directories lack the file)
+                slacks.add(int(Path(f"/proc/{t.name}/timerslack_ns").read_text()))
+        return 1 in slacks
+
+    try:  # within the 1.5 s run
+        wait_until(worker_slack_seen, timeout=1.2, interval=0.05, message=lambda: f"slacks seen: {slacks}")
     finally:
         p.wait(timeout=10)
     assert 1 in slacks, slacks  # the worker thread
