@@ -49,6 +49,17 @@ class Postgres:
             c.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def restart(self, mode: str = "fast") -> float:
+        """`pg_ctl restart -m fast` (the options of the first start are kept): every connection is
+        ended, as an operator's restart or a failover does. Returns the seconds it took."""
+        t0 = time.monotonic()
+        subprocess.run(
+            _as_pg_user([str(PG_BIN / "pg_ctl"), "-D", str(self.root / "data"), "-m", mode, "-w", "restart"]),
+            check=True,
+            capture_output=True,
+        )
+        return time.monotonic() - t0
+
 
 @contextlib.contextmanager
 def postgres() -> Iterator[Postgres]:
@@ -96,38 +107,53 @@ def postgres() -> Iterator[Postgres]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@dataclass
+class Redis:
+    """A private redis-server that can be stopped and started again on the same port (no data is
+    kept across a stop: the broker loses what it held, as a restarted cache-only Redis does)."""
+
+    port: int
+    root: Path
+    proc: "subprocess.Popen[bytes] | None" = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        exe = shutil.which("redis-server")
+        if exe is None:
+            raise RuntimeError("redis-server is missing: run `make deps` (apt-get install redis-server)")
+        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self.proc = subprocess.Popen(
+            [exe, *args, "--dir", str(self.root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not listen on {self.port} within 10 s")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+
+@contextlib.contextmanager
+def redis_instance() -> Iterator[Redis]:
+    server = Redis(port=free_port(), root=Path(tempfile.mkdtemp(prefix="iowatt-test-redis-")))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.root, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
-    exe = shutil.which("redis-server")
-    if exe is None:
-        raise RuntimeError("redis-server is not installed: run `make deps` (apt-get install redis-server)")
-    root = Path(tempfile.mkdtemp(prefix="iowatt-test-redis-"))
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            exe,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(root),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            break
-        time.sleep(0.05)
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        shutil.rmtree(root, ignore_errors=True)
+    with redis_instance() as server:
+        yield server.url

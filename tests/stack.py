@@ -7,7 +7,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,24 @@ class Stack:
     workdir: Path
     logs: Path
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    # how each process was started, so fault tests can kill and start it again (tests/faults)
+    commands: dict[str, tuple[list[str], dict[str, str]]] = field(default_factory=dict)
+    agent_url: str = ""
+
+    def start(self, name: str) -> None:
+        """Start a process of the stack again with the command and environment it first had."""
+        cmd, env = self.commands[name]
+        self.procs[name] = _popen(cmd, env, self.logs / f"{name}.log")
+
+    def kill(self, name: str, sig: int = 9) -> None:
+        """Signal the process group (SIGKILL by default) and wait until the process is gone."""
+        p = self.procs[name]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, sig)
+        p.wait(timeout=60)
+
+    def alive(self, name: str) -> bool:
+        return self.procs[name].poll() is None
 
     def api(self) -> httpx.Client:
         return httpx.Client(
@@ -92,6 +110,13 @@ class Stack:
         )
 
 
+def _popen(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    out = open(log, "ab")  # noqa: SIM115 - closed when the process ends
+    return subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
 def _wait_http(url: str, timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -103,7 +128,18 @@ def _wait_http(url: str, timeout_s: float = 30) -> None:
 
 
 @contextlib.contextmanager
-def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
+def stack(
+    pg: Postgres,
+    redis_url: str,
+    *,
+    beat: bool = False,
+    agent_args: Sequence[str] = (),
+    agent_env: dict[str, str] | None = None,
+    agent_url: Callable[[str], str] | None = None,
+    redis_db: int = 3,
+) -> Iterator[Stack]:
+    """`beat` adds Celery beat; `agent_args`/`agent_env` go to `iowatt-agent run`; `agent_url` maps
+    the API's URL to the one the agent enrols with (a proxy in between, tests/faults)."""
     if not ENGINE.exists():
         raise RuntimeError(f"{ENGINE} is missing: run `make engine`")
     work = Path(tempfile.mkdtemp(prefix="iowatt-e2e-"))
@@ -112,7 +148,7 @@ def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
     db = pg.create_database("iowatt_e2e")
     command.upgrade(alembic_config(db), "head")
     # a Redis database of its own, so tasks queued by the in-process API tests never reach this worker
-    redis_e2e = redis_url.rsplit("/", 1)[0] + "/3"
+    redis_e2e = redis_url.rsplit("/", 1)[0] + f"/{redis_db}"
     env = {
         **os.environ,
         "IOWATT_DATABASE_URL": db,
@@ -121,17 +157,11 @@ def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
         "IOWATT_HEARTBEAT_INTERVAL_S": "2",
     }
     procs: dict[str, subprocess.Popen[bytes]] = {}
+    commands: dict[str, tuple[list[str], dict[str, str]]] = {}
 
     def spawn(name: str, *cmd: str, extra: dict[str, str] | None = None) -> None:
-        out = open(logs / f"{name}.log", "wb")  # noqa: SIM115 - closed when the process ends
-        procs[name] = subprocess.Popen(
-            list(cmd),
-            cwd=REPO,
-            env={**env, **(extra or {})},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        commands[name] = (list(cmd), {**env, **(extra or {})})
+        procs[name] = _popen(*commands[name], logs / f"{name}.log")
 
     try:
         subprocess.run(
@@ -172,7 +202,19 @@ def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
             "--without-mingle",
             "--without-gossip",
         )
+        if beat:
+            spawn(
+                "beat",
+                str(BIN / "celery"),
+                "-A",
+                "worker.app",
+                "beat",
+                "--loglevel=INFO",
+                "--schedule",
+                str(work / "celerybeat-schedule"),
+            )
         _wait_http(f"{url}/api/v1/health")
+        enrol_url = agent_url(url) if agent_url else url
         token = subprocess.run(
             [str(BIN / "iowatt-server"), "enrollment-token"],
             cwd=REPO,
@@ -187,7 +229,7 @@ def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
                 str(BIN / "iowatt-agent"),
                 "enroll",
                 "--server",
-                url,
+                enrol_url,
                 "--token-file",
                 "-",
                 "--name",
@@ -211,6 +253,8 @@ def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
             str(ENGINE),
             "--lease-wait",
             "5",
+            *agent_args,
+            extra=agent_env,
         )
         s = Stack(
             url=url,
@@ -221,6 +265,8 @@ def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
             workdir=work,
             logs=logs,
             procs=procs,
+            commands=commands,
+            agent_url=enrol_url,
         )
         deadline = time.monotonic() + 30
         with s.api() as api:
@@ -234,12 +280,16 @@ def stack(pg: Postgres, redis_url: str) -> Iterator[Stack]:
                     time.sleep(0.3)
         yield s
     finally:
-        for name in ("agent", "worker", "api"):
+        # all asked to stop at once (the agent drains, the worker finishes its task), then awaited
+        for name in ("agent", "beat", "worker", "api"):
+            p = procs.get(name)
+            if p is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, 15)
+        for name in ("agent", "beat", "worker", "api"):
             p = procs.get(name)
             if p is None:
                 continue
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, 15)
             try:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:

@@ -1,0 +1,233 @@
+"""The fault-injection rig (issue 11): the whole platform as real processes (tests/stack.py) on a
+PostgreSQL and a Redis of its own per test module, so a module can restart or stop them without
+touching any other test; optionally a TCP proxy between the agent and the API (proxy.py).
+
+Runs are tiny (a few MiB in a directory of the module's own, 1–2 s of load, idle baselines of a
+fraction of a second) and metered by a `command:` meter the host configured with
+`iowatt-agent meters set`, so energy is computed for every run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.faults.proxy import Proxy
+from tests.services import Postgres, Redis, postgres, redis_instance
+from tests.stack import BIN, FINAL, Stack, stack
+
+METER = """#!/bin/sh
+# a wall meter on a cable: prints 40 W ten times a second until it is "unplugged" (the flag file)
+while true; do
+  if [ -e "$1" ]; then echo "meter unplugged: no answer on /dev/ttyUSB0" >&2; exit 1; fi
+  echo 40
+  sleep 0.1
+done
+"""
+
+
+def workload(runtime_s: float = 1.0, size_mib: int = 4, rw: str = "randwrite") -> dict[str, Any]:
+    return {
+        "jobs": [
+            {
+                "name": "fault-" + rw,
+                "rw": rw,
+                "bs_bytes": 4096,
+                "size_bytes": size_mib * 1024 * 1024,
+                "runtime_s": runtime_s,
+                "time_based": True,
+                "ioengine": "psync",
+            }
+        ]
+    }
+
+
+@dataclass
+class Rig:
+    s: Stack
+    pg: Postgres
+    redis: Redis
+    proxy: Proxy | None
+    target: Path
+    unplug: Path  # the meter prints nothing but an error while this file exists
+
+    @property
+    def state(self) -> Path:
+        return self.s.workdir / "agent-state"
+
+    def api(self) -> Any:
+        return self.s.api()
+
+    def create(self, runtime_s: float = 1.0, *, idle_s: float = 0.2, **body: Any) -> Any:
+        """POST /runs; returns the response (the caller checks its status)."""
+        with self.api() as api:
+            return api.post(
+                "/runs",
+                json={
+                    "agent_id": self.s.agent_id,
+                    "target_path": str(self.target),
+                    "workload": workload(runtime_s),
+                    "idle_s": idle_s,
+                    **body,
+                },
+            )
+
+    def queue(self, runtime_s: float = 1.0, **kw: Any) -> str:
+        r = self.create(runtime_s, **kw)
+        assert r.status_code == 201, r.text
+        return str(r.json()["id"])
+
+    def agent(self) -> dict[str, Any]:
+        with self.api() as api:
+            return dict(api.get(f"/agents/{self.s.agent_id}").json())
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        with self.api() as api:
+            r = api.get(f"/runs/{run_id}")
+            assert r.status_code == 200, r.text
+            return dict(r.json())
+
+    def runs(self) -> list[dict[str, Any]]:
+        with self.api() as api:
+            return list(api.get("/runs", params={"limit": 500}).json()["items"])
+
+    def until(self, what: str, check: Callable[[], Any], timeout_s: float, every_s: float = 0.2) -> float:
+        """Poll `check` until it returns something true; seconds it took, or fail naming `what`."""
+        t0 = time.monotonic()
+        last: Any = None
+        while True:
+            with contextlib.suppress(Exception):
+                last = check()
+                if last:
+                    return time.monotonic() - t0
+            if time.monotonic() - t0 > timeout_s:
+                raise AssertionError(f"{what}: not within {timeout_s} s (last: {last!r})\n{self.s.tail()}")
+            time.sleep(every_s)
+
+    def status_in(self, run_id: str, statuses: set[str], timeout_s: float) -> dict[str, Any]:
+        self.until(
+            f"run {run_id} {sorted(statuses)}", lambda: self.run(run_id)["status"] in statuses, timeout_s
+        )
+        return self.run(run_id)
+
+    def final(self, run_id: str, timeout_s: float = 60) -> dict[str, Any]:
+        return self.status_in(run_id, FINAL, timeout_s)
+
+    def energy_done(self, run_id: str, timeout_s: float = 30) -> dict[str, Any]:
+        """The run's energy once the worker computed it (not `pending`)."""
+        self.until(
+            f"energy of {run_id}",
+            lambda: (self.run(run_id)["energy"] or {}).get("status") not in (None, "pending"),
+            timeout_s,
+        )
+        return dict(self.run(run_id)["energy"])
+
+    def idle(self, timeout_s: float = 60) -> None:
+        """Nothing queued, assigned or running: the queue is not blocked."""
+        self.until(
+            "no active run",
+            lambda: not [r for r in self.runs() if r["status"] not in FINAL],
+            timeout_s,
+        )
+
+    def agent_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(self.s.workdir / "agent-dropin")}
+        return subprocess.run(
+            [str(BIN / "iowatt-agent"), *args, "--state-dir", str(self.state)],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+
+    def rejected(self) -> list[str]:
+        """Uploads the agent gave up on (spool/rejected/: a permanent 4xx), with the reason."""
+        return [p.read_text()[:500] for p in (self.state / "spool" / "rejected").glob("*") if p.is_file()]
+
+    def leftovers(self, run_id: str = "") -> list[str]:
+        """Data files in the target and job files of the run (of any run by default) and spool
+        temp files the agent left behind."""
+        found = [p.name for p in self.target.glob(f"iowatt-{run_id}*")]
+        found += [f"jobs/{p.name}" for p in (self.state / "jobs").glob(f"{run_id}*")]
+        spool = self.state / "spool"
+        found += [
+            f"spool/{p.name}"
+            for p in spool.glob("*")
+            if p.is_file() and p.suffix != ".json" and p.name != "filler"
+        ]
+        return found
+
+
+@contextlib.contextmanager
+def rig(*, proxy: bool = False, meter: bool = True, **stack_opts: Any) -> Iterator[Rig]:
+    """A private PostgreSQL and Redis, the stack (with beat) on them, a target directory the host
+    allowed and (by default) a `command:` meter as the host's default."""
+    work = Path(tempfile.mkdtemp(prefix="iowatt-faults-"))
+    px: list[Proxy] = []
+
+    def through_proxy(url: str) -> str:
+        px.append(Proxy(int(url.rsplit(":", 1)[1])))
+        return px[0].url
+
+    try:
+        # real Argon2id at test cost for the bootstrap's admin (as tests/conftest.py's db_url)
+        os.environ.setdefault("IOWATT_ARGON2_MEMORY_KIB", "1024")
+        os.environ.setdefault("IOWATT_ARGON2_TIME_COST", "1")
+        to_agent = through_proxy if proxy else None
+        with (
+            postgres() as pg,
+            redis_instance() as redis,
+            stack(pg, redis.url, beat=True, agent_url=to_agent, **stack_opts) as s,
+        ):
+            target = work / "target"
+            target.mkdir()
+            unplug = work / "unplugged"
+            r = Rig(s=s, pg=pg, redis=redis, proxy=px[0] if px else None, target=target, unplug=unplug)
+            if meter:
+                script = work / "wall-meter.sh"
+                script.write_text(METER)
+                script.chmod(0o755)
+                r.agent_cli("meters", "set", "wall", f"command:{script} {unplug}", "--default")
+            s.allow(str(target))  # waits until the agent reported its new policy (meter too)
+            if meter:
+                r.until(
+                    "the agent reports its meter",
+                    lambda: any(m["name"] == "wall" for m in r.agent()["policy"]["meters"]),
+                    30,
+                )
+            yield r
+    finally:
+        for p in px:
+            p.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def report(scenario: str, **measured: Any) -> None:
+    """One line per measurement in the test's output (`-s` or the failure report shows it):
+    docs/faults.md records these figures."""
+    print(
+        f"[faults] {scenario}: "
+        + ", ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in measured.items())
+    )
+
+
+def engine_pids(state: Path) -> list[int]:
+    """The engines this agent started (each runs in its own process group, ADR 0001)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"iowatt-engine") and str(state).encode() in b" ".join(argv):
+            pids.append(int(d.name))
+    return pids

@@ -1,0 +1,261 @@
+"""Scenarios 1, 2 and 9 of issue 11: the agent killed, stopped, and out of spool space."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.faults.conftest import Rig, engine_pids, report, rig
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults-agent")]
+
+
+@pytest.fixture(scope="module")
+def r() -> Iterator[Rig]:
+    with rig() as x:
+        yield x
+
+
+@pytest.fixture(autouse=True)
+def _agent_running(r: Rig) -> None:
+    """A scenario that failed half-way may have left the agent stopped: start it for the next."""
+    if not r.s.alive("agent"):
+        r.s.start("agent")
+
+
+def _ts(value: str) -> float:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+CRASHED: dict[str, str] = {}
+
+
+def test_1_agent_sigkill_mid_run_fails_it_once_and_the_next_starts_at_once(r: Rig) -> None:
+    crashed = CRASHED["run"] = r.queue(runtime_s=5)
+    nxt = r.queue(runtime_s=1)
+    r.status_in(crashed, {"running"}, 30)
+    r.until("the engine writes its data file", lambda: list(r.target.glob(f"iowatt-{crashed}*")), 10)
+    # the host's agent dies with everything it started (OOM killer, a cgroup kill, a power cut)
+    killed_at = time.time()
+    r.s.kill("agent", signal.SIGKILL)
+    for pid in engine_pids(r.state):
+        os.kill(pid, signal.SIGKILL)
+    assert list(r.target.glob(f"iowatt-{crashed}*")) and (r.state / "jobs" / f"{crashed}.json").exists()
+    r.s.start("agent")
+    restarted = time.monotonic()
+    # the new agent's first heartbeat, on the server's clock
+    r.until(
+        "the restarted agent's first heartbeat",
+        lambda: _ts(r.agent()["last_heartbeat_at"]) > killed_at,
+        30,
+        every_s=0.05,
+    )
+    first_hb = _ts(r.agent()["last_heartbeat_at"])
+    hb_s = time.monotonic() - restarted
+    after = r.final(crashed, 180)
+    started = r.status_in(nxt, {"running", "succeeded", "failed"}, 180)
+    delay = _ts(started["started_at"]) - first_hb
+    report(
+        "1 agent SIGKILL",
+        first_heartbeat_s=hb_s,
+        next_run_start_after_heartbeat_s=delay,
+        crashed_run_error=after["error"],
+    )
+    assert after["status"] == "failed" and after["attempt"] == 1, after
+    assert after["error"] and "lease expired" not in after["error"], after["error"]
+    assert delay <= 5.0, f"the next run started {delay:.1f} s after the new agent's first heartbeat"
+    assert r.final(nxt)["status"] == "succeeded"
+    assert not r.rejected(), r.rejected()
+
+
+def test_1_leftovers_of_the_crashed_run_are_cleaned_at_agent_start(r: Rig) -> None:
+    if "run" not in CRASHED:
+        pytest.skip("scenario 1 did not get as far as the crash")
+    assert not r.leftovers(), r.leftovers()
+
+
+def test_2_agent_sigterm_mid_run_drains_uploads_and_exits(r: Rig) -> None:
+    run_id = r.queue(runtime_s=2)
+    r.status_in(run_id, {"running"}, 30)
+    t0 = time.monotonic()
+    r.s.kill("agent", signal.SIGTERM)  # waits for the exit
+    exited = time.monotonic() - t0
+    rc = r.s.procs["agent"].returncode
+    run = r.run(run_id)
+    r.s.start("agent")
+    report("2 agent SIGTERM", exit_s=exited, exit_code=rc, status=run["status"])
+    assert rc == 0
+    assert run["status"] == "succeeded", run
+    assert run["jobs"] and run["jobs"][0]["write"]["total_ios"] > 0
+    assert not r.leftovers(run_id), r.leftovers(run_id)
+    r.until("the agent back online", lambda: r.agent()["online"] and r.agent()["state"] == "idle", 30)
+
+
+def test_2_make_down_waits_for_the_agents_drain(tmp_path: Path) -> None:
+    """scripts/down.sh against an instance whose only process is an 'agent' that takes 3 s to
+    drain: it is left to finish (never killed), and the grace down.sh gives the agent covers the
+    agent's own default drain (600 s)."""
+    state = tmp_path / "state"
+    (state / "run").mkdir(parents=True)
+    (state / "logs").mkdir()
+    drained = tmp_path / "drained"
+    agent = subprocess.Popen(
+        ["bash", "-c", f'trap "sleep 3; echo ok > {drained}; exit 0" TERM; while :; do sleep 0.1; done'],
+        start_new_session=True,
+    )
+    # reaped at once when it exits: down.sh's `kill -0` must not see a zombie as still running
+    threading.Thread(target=agent.wait, daemon=True).start()
+    start_time = (Path(f"/proc/{agent.pid}/stat").read_text().rsplit(") ", 1)[1]).split()[19]
+    (state / "run" / "agent.pid").write_text(f"{agent.pid} {start_time}\n")
+    t0 = time.monotonic()
+    out = subprocess.run(
+        ["bash", str(Path(REPO) / "scripts" / "down.sh")],
+        env={**os.environ, "IOWATT_STATE_DIR": str(state)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    took = time.monotonic() - t0
+    report("2 make down", drain_waited_s=took, output=out.stdout.strip().splitlines()[-1:])
+    assert out.returncode == 0, out.stderr
+    assert drained.read_text() == "ok\n", out.stdout
+    assert "agent stopped" in out.stdout and "killed" not in out.stdout, out.stdout
+    assert took >= 3
+    grace = re.search(r"^stop agent (\d+)", (Path(REPO) / "scripts" / "down.sh").read_text(), re.M)
+    default_drain = cli_run_default("drain_timeout")
+    assert grace and int(grace.group(1)) >= default_drain, (grace, default_drain)
+
+
+def cli_run_default(name: str) -> float:
+    import inspect
+
+    from iowatt_agent import cli
+
+    default = inspect.signature(cli.run).parameters[name].default
+    return float(default)
+
+
+def test_9_a_full_spool_neither_loses_the_result_silently_nor_blocks_the_queue(r: Rig) -> None:
+    spool = r.state / "spool"
+    spool.mkdir(exist_ok=True)
+    if os.geteuid() != 0:
+        pytest.skip("scenario 9 needs root to mount a full tmpfs on the agent's spool directory")
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(spool)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"scenario 9: cannot mount a tmpfs on the spool: {mounted.stderr.decode().strip()}")
+    try:
+        with contextlib.suppress(OSError), open(spool / "filler", "wb") as f:  # noqa: PTH123
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+        run_id = r.queue(runtime_s=1)
+        t0 = time.monotonic()
+        run = r.final(run_id, 90)
+        took = time.monotonic() - t0
+        left = sorted(p.name for p in spool.iterdir() if p.name != "filler")
+        report("9 spool full", final_s=took, status=run["status"], error=run["error"], spool_left=left)
+        if run["status"] == "succeeded":
+            assert run["jobs"], "uploaded directly: the result is stored"
+        else:
+            assert run["status"] == "failed" and "lease expired" not in (run["error"] or ""), run["error"]
+            assert "space" in (run["error"] or "").lower(), run["error"]
+        assert took < 20, f"the run took {took:.0f} s to end"
+        assert not left, left
+        assert not r.leftovers(run_id), r.leftovers(run_id)
+    finally:
+        subprocess.run(["umount", "-l", str(spool)], capture_output=True)
+    r.idle(30)
+    assert r.final(r.queue(runtime_s=1))["status"] == "succeeded"
+
+
+def _restart_agent(r: Rig, **env: str | None) -> None:
+    r.s.kill("agent", signal.SIGTERM)
+    cmd, old = r.s.commands["agent"]
+    new = {**old, **{k: v for k, v in env.items() if v is not None}}
+    for k in [k for k, v in env.items() if v is None]:
+        new.pop(k, None)
+    r.s.commands["agent"] = (cmd, new)
+    r.s.start("agent")
+    since = time.time()
+    r.until(
+        "the agent back online",
+        lambda: r.agent()["online"] and _ts(r.agent()["last_heartbeat_at"]) > since,
+        30,
+    )
+
+
+@pytest.mark.parametrize("skew", ["+600", "-600"])
+def test_10_clock_skew_on_the_agent_keeps_leases_idle_and_power_right(r: Rig, skew: str) -> None:
+    lib = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1")
+    if not lib.exists():
+        pytest.skip(f"scenario 10 needs libfaketime ({lib} is missing: apt-get install libfaketime)")
+    _restart_agent(r, LD_PRELOAD=str(lib), FAKETIME=skew, DONT_FAKE_MONOTONIC="1")
+    try:
+        agent_now = subprocess.run(
+            ["date", "+%s"],
+            env={**os.environ, "LD_PRELOAD": str(lib), "FAKETIME": skew},
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert abs(float(agent_now) - time.time() - float(skew)) < 5, "libfaketime does not skew the clock"
+        run_id = r.queue(runtime_s=1, idle_s=0.5)
+        run = r.final(run_id, 60)
+        assert run["status"] == "succeeded", run["error"]
+        energy = r.energy_done(run_id)
+        span = _ts(run["finished_at"]) - _ts(run["started_at"])
+        report(
+            f"10 clock skew {skew} s",
+            status=run["status"],
+            energy=energy["status"],
+            samples=energy["samples"],
+            coverage=energy["coverage"],
+            runtime_s=energy["runtime_s"],
+            started_to_finished_s=span,
+        )
+        assert energy["status"] == "ok", energy
+        assert energy["coverage"] >= 0.95 and "low_coverage" not in energy["flags"], energy
+        assert 0.8 <= energy["runtime_s"] <= 1.6, energy["runtime_s"]
+        assert abs(energy["idle_w"] - 40) < 1 and abs(energy["load_w_mean"] - 40) < 1, energy
+        assert energy["samples"] >= 10, energy
+        assert 0 < span < 30, (run["started_at"], run["finished_at"])
+        assert _ts(run["finished_at"]) <= time.time() + 5, run["finished_at"]
+    finally:
+        _restart_agent(r, LD_PRELOAD=None, FAKETIME=None, DONT_FAKE_MONOTONIC=None)
+
+
+def test_11_meter_gone_mid_run_completes_the_run_with_partial_energy(r: Rig) -> None:
+    run_id = r.queue(runtime_s=2, idle_s=0.3)
+    r.status_in(run_id, {"running"}, 30)
+    r.until("the engine runs", lambda: list(r.target.glob(f"iowatt-{run_id}*")), 10)
+    time.sleep(0.5)
+    r.unplug.touch()
+    try:
+        run = r.final(run_id, 60)
+        energy = r.energy_done(run_id)
+    finally:
+        r.unplug.unlink()
+    report(
+        "11 meter gone",
+        status=run["status"],
+        energy=energy["status"],
+        coverage=energy["coverage"],
+        flags=energy["flags"],
+        reason=energy["reason"],
+    )
+    assert run["status"] == "succeeded", run["error"]
+    assert run["jobs"] and run["jobs"][0]["write"]["total_ios"] > 0
+    assert energy["status"] == "ok" and energy["coverage"] is not None, energy
+    assert energy["coverage"] < 0.95 and "low_coverage" in energy["flags"], energy
