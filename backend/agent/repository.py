@@ -4,7 +4,7 @@ from datetime import datetime
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from backend.models import ACTIVE_STATUSES, Agent, EnrollmentToken, Run, RunStatus
+from backend.models import ACTIVE_STATUSES, Agent, EnrollmentToken, Run
 
 
 def enrollment_by_hash(session: Session, token_hash: str) -> EnrollmentToken | None:
@@ -80,32 +80,11 @@ def list_in_teams(session: Session, team_ids: list[uuid.UUID]) -> list[Agent]:
     )
 
 
-def unfinished_runs(session: Session, agent_id: uuid.UUID) -> list[Run]:
-    return list(
-        session.scalars(
-            select(Run)
-            .where(Run.agent_id == agent_id, Run.status.in_((RunStatus.queued, *ACTIVE_STATUSES)))
-            .with_for_update()
-        )
-    )
-
-
 def current_runs(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
     rows = session.execute(
         select(Run.agent_id, Run.id).where(Run.agent_id.in_(agent_ids), Run.status.in_(ACTIVE_STATUSES))
     )
     return {agent_id: run_id for agent_id, run_id in rows}
-
-
-def assigned_run(session: Session, agent_id: uuid.UUID) -> Run | None:
-    """The run waiting for this agent to pick it up (locked so two polls cannot both take it)."""
-    return session.scalar(
-        select(Run)
-        .where(Run.agent_id == agent_id, Run.status == RunStatus.assigned)
-        .order_by(Run.assigned_at)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-    )
 
 
 def mark_silent_offline(session: Session, before: datetime) -> list[uuid.UUID]:

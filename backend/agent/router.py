@@ -23,7 +23,7 @@ from backend.agent.schemas import (
     PolicyRead,
 )
 from backend.auth import service as auth_service
-from backend.auth.deps import AgentDep, SessionDep, UserDep, _bearer
+from backend.auth.deps import AgentDep, SessionDep, UserDep, bearer
 from backend.auth.principal import AgentPrincipal
 from backend.config import get_settings
 from backend.db import get_session_factory
@@ -157,7 +157,7 @@ def enroll(body: AgentEnroll, session: SessionDep) -> AgentEnrolled:
     )
 
 
-def _raw_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
+def _raw_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
     """The bearer token itself (already authenticated by AgentDep): rotation and the heartbeat's
     expiry depend on which of the agent's tokens it is."""
     return creds.credentials if creds is not None else ""
@@ -202,7 +202,7 @@ def put_inventory(
 
 def _agent_short_tx(
     factory: Annotated[sessionmaker[Session], Depends(get_session_factory)],
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> tuple[AgentPrincipal, str]:
     """Authenticate in a short transaction of its own, so a long-poll holds no connection; the raw
     token goes on to the long-poll, which checks it again at every look."""

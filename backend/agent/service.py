@@ -1,6 +1,6 @@
 import time
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from fastapi.concurrency import run_in_threadpool
 from iowatt_workload import DEFAULT_IDLE_S
@@ -21,6 +21,11 @@ from backend.kit.time import utcnow
 from backend.models import Agent, EnrollmentToken, Role, RunStatus
 from backend.run import service as run_service
 from backend.workload.schemas import load_spec
+
+# A heartbeat says "idle, no current run" as built, perhaps just before a lease reached the agent;
+# with its retry (2 attempts of 30 s) it may arrive up to about a minute later. Only runs started
+# earlier than this are taken as lost on a heartbeat's word (a lease poll needs no grace).
+IDLE_HEARTBEAT_GRACE_S = 75
 
 # --- enrolment tokens -----------------------------------------------------------------------------
 
@@ -143,8 +148,7 @@ def _retire(session: Session, agent: Agent, reason: str) -> None:
     if agent.revoked_at is None:
         agent.revoked_at = now
     agent.online, agent.state = False, "revoked"
-    for run in repository.unfinished_runs(session, agent.id):
-        run_service.finish(run, RunStatus.failed, reason)
+    run_service.fail_agent_runs(session, agent_id=agent.id, reason=reason)
     wake.wake_after_commit(session, agent.id)  # a long-poll waiting now ends with a 401
 
 
@@ -188,6 +192,12 @@ def heartbeat(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
         agent.agent_version = body.agent_version
     if was_offline:  # runs queued while it was away can go now
         enqueue(session, "run.dispatch_pending")
+    if body.state == "idle" and body.current_run_id is None:
+        # a restarted agent's own word: its running run was lost. A heartbeat built before a run
+        # started may arrive late (retried), so only runs started a grace earlier count.
+        run_service.fail_lost(
+            session, agent_id=agent.id, idle_since=utcnow() - timedelta(seconds=IDLE_HEARTBEAT_GRACE_S)
+        )
     return agent
 
 
@@ -199,15 +209,18 @@ def put_inventory(
     return agent
 
 
-def try_lease(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID) -> Lease | None:
-    """Hand the agent the run the dispatcher assigned to it, if any."""
+def try_lease(
+    session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID, polled_at: datetime
+) -> Lease | None:
+    """Hand the agent the run the dispatcher assigned to it, if any. `polled_at`: when the server
+    received the poll. An agent asks for work only when it runs nothing, so its runs started
+    before then were lost (the agent restarted): they fail now (run_service.fail_lost)."""
     agent = _own_agent(session, principal, agent_id)
     agent.online, agent.last_heartbeat_at = True, utcnow()
-    run = repository.assigned_run(session, agent_id)
+    run_service.fail_lost(session, agent_id=agent_id, idle_since=polled_at)
+    run = run_service.hand_out(session, agent_id=agent_id)
     if run is None:
         return None
-    settings = get_settings()
-    run.lease_expires_at = utcnow() + timedelta(seconds=settings.lease_start_timeout_s)
     spec = load_spec(run.workload_spec)  # never fails on a row an older schema wrote
     assert run.lease_id is not None and run.status == RunStatus.assigned
     return Lease(
@@ -224,7 +237,9 @@ def try_lease(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
     )
 
 
-def _look(make_session: sessionmaker[Session], raw_token: str, agent_id: uuid.UUID) -> Lease | None:
+def _look(
+    make_session: sessionmaker[Session], raw_token: str, agent_id: uuid.UUID, polled_at: datetime
+) -> Lease | None:
     """One look of a long-poll in its own short transaction. The token is checked again each time,
     so a poll that was waiting when its agent was revoked, deleted or replaced (a new token) ends
     with 401 instead of taking a lease."""
@@ -232,7 +247,7 @@ def _look(make_session: sessionmaker[Session], raw_token: str, agent_id: uuid.UU
         principal = auth_service.authenticate(session, raw_token=raw_token)
         if not isinstance(principal, AgentPrincipal):
             raise Forbidden("this needs an agent token", code="agent_only")
-        return try_lease(session, principal=principal, agent_id=agent_id)
+        return try_lease(session, principal=principal, agent_id=agent_id, polled_at=polled_at)
 
 
 async def long_poll_lease(
@@ -243,9 +258,10 @@ async def long_poll_lease(
     registered before the first look, so a wake-up between a look and the wait is not lost. A
     wake-up also comes when the agent is revoked or replaced: the next look then answers 401."""
     deadline = time.monotonic() + min(wait_s, get_settings().longpoll_max_wait_s)
+    polled_at = utcnow()
     async with wake.listen(agent_id) as waiter:
         while True:
-            lease = await run_in_threadpool(_look, make_session, raw_token, agent_id)
+            lease = await run_in_threadpool(_look, make_session, raw_token, agent_id, polled_at)
             if lease is not None:
                 return lease
             remaining = deadline - time.monotonic()

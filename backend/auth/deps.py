@@ -12,11 +12,11 @@ from backend.db import get_session
 from backend.errors import Forbidden, Unauthorized
 
 SessionDep = Annotated[Session, Depends(get_session)]
-_bearer = HTTPBearer(auto_error=False)
+bearer = HTTPBearer(auto_error=False)
 
 
 def get_principal(
-    session: SessionDep, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+    session: SessionDep, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ) -> UserPrincipal | AgentPrincipal:
     if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
         raise Unauthorized("missing bearer token", code="no_token")

@@ -2,12 +2,10 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
-from sqlalchemy import func, select
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.campaign import service
 from backend.campaign.schemas import CampaignCreate, CampaignPage, CampaignRead
-from backend.models import Campaign
 from backend.run.schemas import MAX_OFFSET
 
 router = APIRouter(prefix="/campaigns", tags=["campaigns"])
@@ -25,13 +23,7 @@ def list_campaigns(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> CampaignPage:
-    cond = Campaign.team_id.in_(principal.team_ids)
-    rows = list(
-        session.scalars(
-            select(Campaign).where(cond).order_by(Campaign.created_at.desc()).limit(limit).offset(offset)
-        )
-    )
-    total = session.scalar(select(func.count()).select_from(Campaign).where(cond)) or 0
+    rows, total = service.page(session, principal=principal, limit=limit, offset=offset)
     return CampaignPage(items=service.to_read(session, rows), total=total)
 
 

@@ -1,13 +1,13 @@
 import uuid
 
 from pydantic import ValidationError
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
+from backend.campaign import repository
 from backend.campaign.schemas import CampaignCreate, CampaignRead
 from backend.errors import Invalid, NotFound
-from backend.models import FINAL_STATUSES, Campaign, Run
+from backend.models import FINAL_STATUSES, Campaign
 from backend.run import service as run_service
 from backend.run.schemas import RunCreate, fit_name
 
@@ -67,18 +67,20 @@ def _for_target(exc: Invalid, index: int) -> Invalid:
 
 
 def get(session: Session, *, principal: UserPrincipal, campaign_id: uuid.UUID) -> Campaign:
-    c = session.get(Campaign, campaign_id)
+    c = repository.get(session, campaign_id)
     if c is None or c.team_id not in principal.team_ids:
         raise NotFound("campaign not found")
     return c
 
 
+def page(
+    session: Session, *, principal: UserPrincipal, limit: int, offset: int
+) -> tuple[list[Campaign], int]:
+    return repository.page(session, principal.team_ids, limit=limit, offset=offset)
+
+
 def to_read(session: Session, campaigns: list[Campaign]) -> list[CampaignRead]:
-    ids = [c.id for c in campaigns]
-    runs: dict[uuid.UUID, list[Run]] = {i: [] for i in ids}
-    for r in session.scalars(select(Run).where(Run.campaign_id.in_(ids)).order_by(Run.created_at, Run.id)):
-        assert r.campaign_id is not None
-        runs[r.campaign_id].append(r)
+    runs = repository.runs_of(session, [c.id for c in campaigns])
     out = []
     for c in campaigns:
         position = {rid: i for i, rid in enumerate(c.spec.get("run_order", []))}

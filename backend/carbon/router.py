@@ -4,26 +4,9 @@ import iowatt_energy as ie
 from fastapi import APIRouter
 
 from backend.auth.deps import UserDep
-from backend.kit.schema import OutputSchema
+from backend.carbon.schemas import EmbodiedDefaultRead, GridIntensityRead
 
 router = APIRouter(prefix="/carbon", tags=["carbon"])
-
-
-class GridIntensityRead(OutputSchema):
-    region: str
-    name: str
-    g_per_kwh: float
-    year: int
-    source: str
-
-
-class EmbodiedDefaultRead(OutputSchema):
-    media: str
-    kg_per_drive: float | None
-    kg_per_gb: float | None
-    low: float
-    high: float
-    source: str
 
 
 @router.get("/grid-intensities", response_model=list[GridIntensityRead])

@@ -4,10 +4,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import iowatt_energy as ie
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from backend.models import Device, Environment, GridIntensityHour
+from backend.environment import repository as environment_repo
+from backend.models import Device
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class CarbonContext:
 def context_for(
     session: Session, environment_id: object | None, window: tuple[datetime, datetime]
 ) -> CarbonContext:
-    env = session.get(Environment, environment_id) if environment_id is not None else None
+    env = environment_repo.get(session, environment_id) if environment_id is not None else None
     if env is None:
         d = ie.grid_intensity(ie.DEFAULT_REGION)
         return CarbonContext(
@@ -36,14 +36,7 @@ def context_for(
         d = ie.grid_intensity(env.region or ie.DEFAULT_REGION)
         base = CarbonContext(d.g_per_kwh, f"{d.name} {d.year}: {d.source}", "annual", env.pue, {})
     start, end = window
-    rows = session.execute(
-        select(GridIntensityHour.hour_utc, GridIntensityHour.g_per_kwh).where(
-            GridIntensityHour.environment_id == env.id,
-            GridIntensityHour.hour_utc >= start.replace(minute=0, second=0, microsecond=0),
-            GridIntensityHour.hour_utc <= end,
-        )
-    )
-    hourly = {hour: g for hour, g in rows}
+    hourly = environment_repo.hours_between(session, env.id, start, end)
     if hourly:
         return CarbonContext(
             base.g_per_kwh,

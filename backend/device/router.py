@@ -1,7 +1,6 @@
 import uuid
 
 from fastapi import APIRouter
-from sqlalchemy import select
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.carbon.service import device_embodied
@@ -37,10 +36,7 @@ def _read(d: Device) -> DeviceRead:
 def list_devices(
     principal: UserDep, session: SessionDep, agent_id: uuid.UUID | None = None
 ) -> Page[DeviceRead]:
-    q = select(Device).where(Device.team_id.in_(principal.team_ids))
-    if agent_id is not None:
-        q = q.where(Device.agent_id == agent_id)
-    rows = list(session.scalars(q.order_by(Device.name)))
+    rows = service.list_devices(session, principal=principal, agent_id=agent_id)
     return Page[DeviceRead](items=[_read(d) for d in rows], total=len(rows))
 
 

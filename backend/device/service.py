@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from backend.agent.schemas import Inventory
 from backend.auth.principal import UserPrincipal
+from backend.device import repository
 from backend.device.schemas import DeviceUpdate, OpenedTarget
 from backend.errors import Invalid, NotFound
 from backend.jobs import enqueue
@@ -306,6 +307,10 @@ def media_of(kind: str, facts: dict[str, Any]) -> str:
     if rotational is False or rotational == 0:
         return "ssd"
     return "unknown"
+
+
+def list_devices(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID | None) -> list[Device]:
+    return repository.list_in_teams(session, principal.team_ids, agent_id=agent_id)
 
 
 def update(session: Session, *, principal: UserPrincipal, device_id: uuid.UUID, body: DeviceUpdate) -> Device:

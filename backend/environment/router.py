@@ -2,7 +2,6 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Body, status
-from sqlalchemy import select
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.environment import service
@@ -13,18 +12,13 @@ from backend.environment.schemas import (
     GridSeriesImported,
 )
 from backend.kit.schema import Page
-from backend.models import Environment
 
 router = APIRouter(prefix="/environments", tags=["environments"])
 
 
 @router.get("", response_model=Page[EnvironmentRead])
 def list_environments(principal: UserDep, session: SessionDep) -> Page[EnvironmentRead]:
-    rows = list(
-        session.scalars(
-            select(Environment).where(Environment.team_id.in_(principal.team_ids)).order_by(Environment.name)
-        )
-    )
+    rows = service.list_environments(session, principal=principal)
     return Page[EnvironmentRead](items=service.to_read(session, rows), total=len(rows))
 
 

@@ -4,10 +4,10 @@ import uuid
 from datetime import UTC, datetime
 
 import iowatt_energy as ie
-from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
+from backend.environment import repository
 from backend.environment.schemas import (
     EnvironmentCreate,
     EnvironmentRead,
@@ -18,32 +18,20 @@ from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.repository import add_unique, update_unique
 from backend.kit.schema import NUL
-from backend.models import Environment, GridIntensityHour, Role
+from backend.models import Environment, Role
 
 MAX_CSV_ROWS = 24 * 366 * 5
 
 
 def _get(session: Session, principal: UserPrincipal, env_id: uuid.UUID) -> Environment:
-    env = session.get(Environment, env_id)
+    env = repository.get(session, env_id)
     if env is None or env.team_id not in principal.team_ids:
         raise NotFound("environment not found")
     return env
 
 
 def to_read(session: Session, envs: list[Environment]) -> list[EnvironmentRead]:
-    counts = (
-        dict(
-            session.execute(
-                select(GridIntensityHour.environment_id, func.count())
-                .where(GridIntensityHour.environment_id.in_([e.id for e in envs]))
-                .group_by(GridIntensityHour.environment_id)
-            )
-            .tuples()
-            .all()
-        )
-        if envs
-        else {}
-    )
+    counts = repository.hour_counts(session, [e.id for e in envs])
     out = []
     for e in envs:
         if e.grid_g_per_kwh is not None:
@@ -106,6 +94,10 @@ def update(
     return env
 
 
+def list_environments(session: Session, *, principal: UserPrincipal) -> list[Environment]:
+    return repository.list_in_teams(session, principal.team_ids)
+
+
 def import_grid_series(
     session: Session, *, principal: UserPrincipal, env_id: uuid.UUID, csv_text: str
 ) -> GridSeriesImported:
@@ -146,11 +138,7 @@ def import_grid_series(
         if hour in series:
             raise Invalid(f"body.line.{n}", f"hour {hour.isoformat()} appears twice")
         series[hour] = g
-    session.execute(delete(GridIntensityHour).where(GridIntensityHour.environment_id == env.id))
-    session.execute(
-        insert(GridIntensityHour),
-        [{"environment_id": env.id, "hour_utc": h, "g_per_kwh": g} for h, g in sorted(series.items())],
-    )
+    repository.replace_series(session, env.id, series)
     enqueue(session, "energy.recompute_environment", environment_id=str(env.id))
     hours = sorted(series)
     return GridSeriesImported(

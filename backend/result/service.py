@@ -5,15 +5,15 @@ from typing import Any
 
 from iowatt_workload import parse_size as parse_fio_size
 from pydantic import ValidationError
-from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import AgentPrincipal
+from backend.device import service as device_service
 from backend.errors import Conflict, Invalid
-from backend.jobs import enqueue
 from backend.kit.time import utcnow
 from backend.models import ResultJob, ResultSeriesPoint, Run, RunResult, RunStatus
 from backend.power import service as power_service
+from backend.result import repository
 from backend.result.schemas import (
     BIGINT,
     DirStats,
@@ -33,8 +33,8 @@ def store(
     session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: ResultUpload
 ) -> ResultStored:
     """Idempotent by upload_id: a retried upload answers 200 with the stored result."""
-    run = run_service._agent_run(session, principal, run_id, body.lease_id)
-    existing = session.get(RunResult, run_id)
+    run = run_service.leased_run(session, principal=principal, run_id=run_id, lease_id=body.lease_id)
+    existing = repository.get(session, run_id)
     if existing is not None:
         if existing.upload_id == body.upload_id:
             return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=True)
@@ -48,32 +48,25 @@ def store(
         field = ".".join(str(p) for p in ("engine_result", *err["loc"]))
         raise Invalid(field, err["msg"]) from exc
     now = utcnow()
-    session.add(
-        RunResult(
-            run_id=run_id,
-            upload_id=body.upload_id,
-            engine_result=body.engine_result,
-            engine_exit_code=body.engine_exit_code,
-            agent_version=body.agent_version,
-            started_at=body.started_at,
-            finished_at=body.finished_at,
-            uploaded_at=now,
-        )
+    result = RunResult(
+        run_id=run_id,
+        upload_id=body.upload_id,
+        engine_result=body.engine_result,
+        engine_exit_code=body.engine_exit_code,
+        agent_version=body.agent_version,
+        started_at=body.started_at,
+        finished_at=body.finished_at,
+        uploaded_at=now,
     )
-    session.add_all(_job_row(run_id, i, job) for i, job in enumerate(doc.jobs))
+    jobs = [_job_row(run_id, i, job) for i, job in enumerate(doc.jobs)]
     points = [_point_row(run_id, i, p) for i, job in enumerate(doc.jobs) for p in job.iowatt.series]
-    session.flush()
-    if points:
-        session.execute(insert(ResultSeriesPoint), points)
+    repository.add(session, result, jobs, points)
     if body.power is not None:
         power_service.ingest(session, run_id=run_id, power=body.power)
-    # A run failed by the lease reaper (agent silent) that still delivers keeps its result: it
-    # was never re-run, so accepting it loses nothing and duplicates nothing.
-    if run.status in (RunStatus.running, RunStatus.failed):
-        run.status, run.finished_at, run.error, run.lease_expires_at = RunStatus.succeeded, now, None, None
-        if run.progress:
-            run.progress = {**run.progress, "percent": 100.0}
-    enqueue(session, "run.dispatch_pending")
+    run_service.succeed(
+        session, run=run, engine_started_at=body.started_at, engine_finished_at=body.finished_at
+    )
+    device_service.confirm_opened(session, run=run, engine_result=body.engine_result)
     return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=False)
 
 
@@ -151,18 +144,13 @@ def _point_row(run_id: uuid.UUID, index: int, p: Any) -> dict[str, Any]:
 
 
 def get_result(session: Session, *, run: Run) -> RunResult | None:
-    return session.get(RunResult, run.id)
+    return repository.get(session, run.id)
 
 
 def series(session: Session, *, run: Run) -> RunSeries:
     """Per-job series, downsampled on the server to at most ~2k points per job (bucket means)."""
-    rows_ = session.execute(select(ResultJob.job_index, ResultJob.name).where(ResultJob.run_id == run.id))
-    names = {index: name for index, name in rows_}
-    rows = session.scalars(
-        select(ResultSeriesPoint)
-        .where(ResultSeriesPoint.run_id == run.id)
-        .order_by(ResultSeriesPoint.job_index, ResultSeriesPoint.t_ns)
-    )
+    names = repository.job_names(session, run.id)
+    rows = repository.series_points(session, run.id)
     by_job: dict[int, list[ResultSeriesPoint]] = {}
     for r in rows:
         by_job.setdefault(r.job_index, []).append(r)

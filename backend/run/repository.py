@@ -103,3 +103,40 @@ def stale_leases(session: Session, now: datetime, limit: int = 200) -> list[Run]
             .with_for_update(skip_locked=True)
         )
     )
+
+
+def unfinished_of_agent(session: Session, agent_id: uuid.UUID) -> list[Run]:
+    return list(
+        session.scalars(
+            select(Run)
+            .where(Run.agent_id == agent_id, Run.status.in_((RunStatus.queued, *ACTIVE_STATUSES)))
+            .with_for_update()
+        )
+    )
+
+
+def running_of_agent(session: Session, agent_id: uuid.UUID, *, started_before: datetime) -> list[Run]:
+    """The agent's running runs started before `started_before`, locked (skipping a row another
+    transaction holds: a run being reported right now is not lost)."""
+    return list(
+        session.scalars(
+            select(Run)
+            .where(
+                Run.agent_id == agent_id,
+                Run.status == RunStatus.running,
+                Run.started_at < started_before,
+            )
+            .with_for_update(skip_locked=True)
+        )
+    )
+
+
+def assigned_to(session: Session, agent_id: uuid.UUID) -> Run | None:
+    """The run waiting for this agent to pick it up (locked so two polls cannot both take it)."""
+    return session.scalar(
+        select(Run)
+        .where(Run.agent_id == agent_id, Run.status == RunStatus.assigned)
+        .order_by(Run.assigned_at)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+    )

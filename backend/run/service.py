@@ -1,11 +1,14 @@
 """Run lifecycle: queued → assigned → running → succeeded | failed | cancelled.
 
-Transitions happen only here, under a row lock, so the dispatcher, the agents and the lease
-reaper can race without losing or duplicating a run.
+Every transition happens only here (one table, `TRANSITIONS`), under a row lock, so the
+dispatcher, the agents, the lease reaper and an agent's own reports can race without losing or
+duplicating a run. Other domains call the named functions (`dispatch`, `hand_out`, `start`,
+`progress`, `succeed`, `fail`, `cancel`, `expire_stale_leases`, `fail_lost`, `fail_agent_runs`);
+tests/backend/test_architecture.py keeps them from writing a run's status themselves.
 """
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from iowatt_policy import check_run
@@ -42,6 +45,40 @@ from backend.run.schemas import (
 from backend.workload import service as workload_service
 from backend.workload.passes import best_of_jobs
 from backend.workload.schemas import WorkloadSpec, load_spec, stored_spec, upgrade_spec
+
+# --- the lifecycle: every change of a run's status happens below --------------------------------
+#
+# One table says which statuses each transition leaves from; `_move` refuses any other, so a
+# caller that forgot a check gets a 409, never a run that goes back from a final status.
+
+TRANSITIONS: dict[str, tuple[frozenset[RunStatus], RunStatus]] = {
+    # the dispatcher gives a queued run to its agent (a lease the agent has not taken up yet)
+    "assign": (frozenset({RunStatus.queued}), RunStatus.assigned),
+    # the lease of an assigned run expired before the agent started it: queue it again
+    "requeue": (frozenset({RunStatus.assigned}), RunStatus.queued),
+    # the agent starts the engine
+    "start": (frozenset({RunStatus.assigned}), RunStatus.running),
+    # the result is stored; a run the lease reaper failed keeps the result it still delivers
+    # (it was never re-run, so accepting it loses nothing and duplicates nothing)
+    "succeed": (frozenset({RunStatus.running, RunStatus.failed}), RunStatus.succeeded),
+    "fail": (frozenset({RunStatus.queued, RunStatus.assigned, RunStatus.running}), RunStatus.failed),
+    "cancel": (frozenset({RunStatus.queued, RunStatus.assigned, RunStatus.running}), RunStatus.cancelled),
+}
+
+AGENT_RESTARTED = "the agent restarted during the run; its result was lost"
+
+
+def _move(run: Run, transition: str) -> None:
+    allowed, to = TRANSITIONS[transition]
+    if run.status not in allowed:
+        raise Conflict(f"run is {run.status.value}; it cannot {transition}", code="run_state")
+    run.status = to
+
+
+def _finish(run: Run, transition: str, error: str | None, *, at: datetime | None = None) -> None:
+    _move(run, transition)
+    run.finished_at, run.error, run.lease_expires_at = at or utcnow(), error, None
+
 
 # --- user side --------------------------------------------------------------------------------
 
@@ -134,7 +171,7 @@ def cancel(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> 
     if run.status in FINAL_STATUSES:
         raise Conflict(f"run is already {run.status.value}", code="run_finished")
     if run.status in (RunStatus.queued, RunStatus.assigned):
-        finish(run, RunStatus.cancelled, "cancelled before it started")
+        _finish(run, "cancel", "cancelled before it started")
     else:  # running: the agent sees cancel_requested in its next progress answer and stops the engine
         run.cancel_requested = True
     return run
@@ -243,7 +280,8 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
     if run.device_id is not None and repository.device_busy(session, run.device_id):
         return None
     now = utcnow()
-    run.status, run.assigned_at, run.lease_id = RunStatus.assigned, now, uuid.uuid4()
+    _move(run, "assign")
+    run.assigned_at, run.lease_id = now, uuid.uuid4()
     run.lease_expires_at = now + timedelta(seconds=get_settings().lease_start_timeout_s)
     run.attempt += 1
     try:
@@ -262,31 +300,48 @@ def expire_stale_leases(session: Session) -> tuple[list[uuid.UUID], list[uuid.UU
     requeued, failed = [], []
     for run in repository.stale_leases(session, utcnow()):
         if run.status == RunStatus.assigned and run.attempt < settings.run_max_attempts:
-            run.status, run.lease_id, run.lease_expires_at, run.assigned_at = (
-                RunStatus.queued,
-                None,
-                None,
-                None,
-            )
+            _move(run, "requeue")
+            run.lease_id, run.lease_expires_at, run.assigned_at = None, None, None
             requeued.append(run.id)
         elif run.status == RunStatus.assigned:
-            finish(run, RunStatus.failed, f"the agent did not pick the run up in {run.attempt} attempts")
+            _finish(run, "fail", f"the agent did not pick the run up in {run.attempt} attempts")
             failed.append(run.id)
         else:
-            finish(run, RunStatus.failed, "lease expired: the agent stopped reporting progress")
+            _finish(run, "fail", "lease expired: the agent stopped reporting progress")
             failed.append(run.id)
     return requeued, failed
 
 
-def finish(run: Run, status: RunStatus, error: str | None) -> None:
-    run.status, run.finished_at, run.error = status, utcnow(), error
-    run.lease_expires_at = None
+def fail_agent_runs(session: Session, *, agent_id: uuid.UUID, reason: str) -> list[uuid.UUID]:
+    """The agent was revoked or deleted: its queued and active runs fail with `reason`."""
+    runs = repository.unfinished_of_agent(session, agent_id)
+    for run in runs:
+        _finish(run, "fail", reason)
+    return [r.id for r in runs]
+
+
+def fail_lost(session: Session, *, agent_id: uuid.UUID, idle_since: datetime) -> list[uuid.UUID]:
+    """The agent says it runs nothing (its worker asks for work, or a heartbeat says idle with no
+    current run): its runs that started before `idle_since` were lost, typically because the
+    agent restarted mid-run. Fail them now rather than after the lease expires, and let the next
+    run go. `idle_since` is when the server received the report (minus a grace for a heartbeat
+    built before a run started); a run started after it may be the one the agent is starting.
+
+    Assigned runs are left alone: they never started, so nothing was lost, and the agent's next
+    lease poll hands them to the new process (`hand_out`)."""
+    runs = repository.running_of_agent(session, agent_id, started_before=idle_since)
+    for run in runs:
+        _finish(run, "fail", AGENT_RESTARTED)
+    if runs:
+        enqueue(session, "run.dispatch_pending")
+    return [r.id for r in runs]
 
 
 # --- agent side -------------------------------------------------------------------------------
 
 
-def _agent_run(session: Session, principal: AgentPrincipal, run_id: uuid.UUID, lease_id: uuid.UUID) -> Run:
+def leased_run(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, lease_id: uuid.UUID) -> Run:
+    """The agent's run, locked, when `lease_id` is still its lease (else 404 / 409 lease_lost)."""
     run = repository.get_for_agent(session, run_id, principal.agent_id)
     if run is None:
         raise NotFound("run not found for this agent")
@@ -295,14 +350,25 @@ def _agent_run(session: Session, principal: AgentPrincipal, run_id: uuid.UUID, l
     return run
 
 
+def hand_out(session: Session, *, agent_id: uuid.UUID) -> Run | None:
+    """The run the dispatcher assigned to this agent, if any, with its lease renewed from now
+    (the agent has lease_start_timeout_s to start it)."""
+    run = repository.assigned_to(session, agent_id)
+    if run is None:
+        return None
+    run.lease_expires_at = utcnow() + timedelta(seconds=get_settings().lease_start_timeout_s)
+    return run
+
+
 def start(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: LeaseRef) -> Run:
-    run = _agent_run(session, principal, run_id, body.lease_id)
+    run = leased_run(session, principal=principal, run_id=run_id, lease_id=body.lease_id)
     if run.status == RunStatus.running:
         return run  # a retried start
     if run.status != RunStatus.assigned:
         raise Conflict(f"run is {run.status.value}, not assigned", code="lease_lost")
     now = utcnow()
-    run.status, run.started_at = RunStatus.running, now
+    _move(run, "start")
+    run.started_at = now
     run.lease_expires_at = now + timedelta(seconds=get_settings().lease_progress_timeout_s)
     return run
 
@@ -310,7 +376,7 @@ def start(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, bod
 def progress(
     session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: ProgressReport
 ) -> ProgressAck:
-    run = _agent_run(session, principal, run_id, body.lease_id)
+    run = leased_run(session, principal=principal, run_id=run_id, lease_id=body.lease_id)
     if run.status != RunStatus.running:
         raise Conflict(f"run is {run.status.value}, not running", code="lease_lost")
     now = utcnow()
@@ -321,16 +387,38 @@ def progress(
 
 
 def fail(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: FailureReport) -> Run:
-    run = _agent_run(session, principal, run_id, body.lease_id)
+    run = leased_run(session, principal=principal, run_id=run_id, lease_id=body.lease_id)
     if run.status in FINAL_STATUSES:
         return run  # a retried report, or the reaper got there first
     tail = body.stderr_tail.strip()[-1500:]
     if body.cancelled or run.cancel_requested:
-        finish(run, RunStatus.cancelled, "cancelled while running")
+        _finish(run, "cancel", "cancelled while running")
     else:
         code = f" (engine exit {body.exit_code})" if body.exit_code is not None else ""
         # the agent's reason often quotes the engine's last line already: do not say it twice
         detail = f": {tail}" if tail and tail.splitlines()[-1] not in body.reason else ""
-        finish(run, RunStatus.failed, f"{body.reason}{code}{detail}")
+        _finish(run, "fail", f"{body.reason}{code}{detail}")
     enqueue(session, "run.dispatch_pending")
     return run
+
+
+def succeed(session: Session, *, run: Run, engine_started_at: datetime, engine_finished_at: datetime) -> None:
+    """The run's result was stored: it succeeded when its engine finished. `finished_at` is the
+    engine's end as the agent measured it, not the upload time (a spooled result may arrive
+    much later; the upload time is `RunResult.uploaded_at`). An agent clock that disagrees with
+    the server's (the end falls before the run started or after now) is not trusted: the end is
+    then estimated as the server's start plus the engine's duration, at most now. A cancelled
+    run keeps its status (its result is stored all the same)."""
+    if run.status not in TRANSITIONS["succeed"][0]:
+        enqueue(session, "run.dispatch_pending")
+        return
+    now = utcnow()
+    end = engine_finished_at
+    if run.started_at is None:
+        end = now
+    elif not run.started_at <= end <= now:
+        end = min(now, run.started_at + max(engine_finished_at - engine_started_at, timedelta(0)))
+    _finish(run, "succeed", None, at=end)
+    if run.progress:
+        run.progress = {**run.progress, "percent": 100.0}
+    enqueue(session, "run.dispatch_pending")

@@ -25,6 +25,7 @@ class Matrix:
     @contextmanager
     def isolated(self) -> Iterator[None]:
         sp = self.session.begin_nested()
+        self.session.connection()  # emit the SAVEPOINT now: the long-poll writes through its own sessions
         try:
             yield
         finally:

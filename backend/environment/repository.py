@@ -1,0 +1,55 @@
+"""All SQL of the environment domain: environments and their imported hourly grid series."""
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import delete, func, insert, select
+from sqlalchemy.orm import Session
+
+from backend.models import Environment, GridIntensityHour
+
+
+def get(session: Session, env_id: object) -> Environment | None:
+    return session.get(Environment, env_id)
+
+
+def list_in_teams(session: Session, team_ids: list[uuid.UUID]) -> list[Environment]:
+    return list(
+        session.scalars(
+            select(Environment).where(Environment.team_id.in_(team_ids)).order_by(Environment.name)
+        )
+    )
+
+
+def hour_counts(session: Session, env_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """How many imported hours each environment has (environments without any are absent)."""
+    if not env_ids:
+        return {}
+    rows = session.execute(
+        select(GridIntensityHour.environment_id, func.count())
+        .where(GridIntensityHour.environment_id.in_(env_ids))
+        .group_by(GridIntensityHour.environment_id)
+    )
+    return dict(rows.tuples().all())
+
+
+def replace_series(session: Session, env_id: uuid.UUID, series: dict[datetime, float]) -> None:
+    session.execute(delete(GridIntensityHour).where(GridIntensityHour.environment_id == env_id))
+    session.execute(
+        insert(GridIntensityHour),
+        [{"environment_id": env_id, "hour_utc": h, "g_per_kwh": g} for h, g in sorted(series.items())],
+    )
+
+
+def hours_between(
+    session: Session, env_id: uuid.UUID, start: datetime, end: datetime
+) -> dict[datetime, float]:
+    """The imported hourly intensities from the hour of `start` to `end`."""
+    rows = session.execute(
+        select(GridIntensityHour.hour_utc, GridIntensityHour.g_per_kwh).where(
+            GridIntensityHour.environment_id == env_id,
+            GridIntensityHour.hour_utc >= start.replace(minute=0, second=0, microsecond=0),
+            GridIntensityHour.hour_utc <= end,
+        )
+    )
+    return {hour: g for hour, g in rows}

@@ -1,0 +1,316 @@
+"""The shape of the server, checked on its source with `ast` (issue 10):
+
+- a run's lifecycle fields are written only in backend/run/ (every transition in run/service.py);
+- no module reaches into another domain's private (`_`-prefixed) names;
+- routers hold no SQL;
+- every domain has the same files (router, schemas, repository, service), with the exceptions
+  listed below, each with its reason.
+
+Each checker is a plain function over one parsed module, so the tests at the end show it fails
+on an injected violation.
+"""
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Fields of a Run that only the run domain writes: the status and what moves with it.
+LIFECYCLE_FIELDS = frozenset(
+    {
+        "status",
+        "assigned_at",
+        "started_at",
+        "finished_at",
+        "lease_id",
+        "lease_expires_at",
+        "attempt",
+        "error",
+        "cancel_requested",
+    }
+)
+SQL_CONSTRUCTS = frozenset({"select", "update", "insert", "delete", "text", "func"})
+SESSION_METHODS = frozenset({"execute", "scalar", "scalars", "get", "query", "merge"})
+SESSION_NAMES = frozenset({"session", "s", "db"})
+DOMAIN_FILES = ("router.py", "schemas.py", "repository.py", "service.py")
+
+# Packages under backend/ that are not domains (no routes, no data of their own).
+NOT_DOMAINS = {
+    "kit": "domain-agnostic helpers",
+    "models": "the ORM models of every domain (storage)",
+    "outbox": "task delivery infrastructure (ADR 0012): no routes; its queries live next to the sender",
+}
+# Domain files that are missing on purpose (or not yet moved): (domain, file) -> why.
+MISSING_OK = {
+    # health answers from probes (database, Redis, worker heartbeat); its one `SELECT 1` is the
+    # database probe itself. Owned by the observability slice, which keeps it in router.py.
+    ("health", "schemas.py"): "probes answer plain JSON built in the router",
+    ("health", "repository.py"): "no domain data",
+    ("health", "service.py"): "probes live in the router",
+    # result's routes are under /runs/{id}/result and /runs/{id}/series: run/router.py serves them
+    ("result", "router.py"): "served by run/router.py (URLs are /runs/{id}/...)",
+    # power's data arrives with the result upload and is read through runs and compare
+    ("power", "router.py"): "no routes of its own: served by run/router.py and compare",
+    # TODO(issue 10): power's and compare's queries are still in their service.py (both files
+    # were being changed by other slices in the same round); move them into repository.py
+    ("power", "repository.py"): "queries still in power/service.py",
+    ("compare", "repository.py"): "queries still in compare/service.py",
+    # carbon's defaults are library data (iowatt_energy), its few queries read environments'
+    # hourly series, which environment/repository.py owns
+    ("carbon", "repository.py"): "reads through environment/repository.py",
+    # teams are rows of the auth domain (teams, memberships); the team router only lists the
+    # caller's teams through auth's repository and schema
+    ("team", "schemas.py"): "TeamRole lives in auth/schemas.py",
+    ("team", "repository.py"): "auth/repository.py teams_of",
+    ("team", "service.py"): "one read, no rule",
+}
+# Routers that still hold SQL, each with its reason.
+ROUTER_SQL_OK = {
+    "backend/health/router.py": "`SELECT 1` is the database probe itself (observability slice)",
+    "backend/auth/router.py": "TODO(issue 10): GET /auth/me reads the user with session.get (auth slice)",
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+def domain_of(rel: str) -> str:
+    """backend/run/service.py -> "run"; backend/jobs.py -> "jobs"; worker/tasks/run.py -> "worker"."""
+    parts = Path(rel).parts
+    if parts[0] == "worker":
+        return "worker"
+    return parts[1].removesuffix(".py")
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        out: list[ast.expr] = []
+        for t in node.targets:
+            out += list(t.elts) if isinstance(t, ast.Tuple | ast.List) else [t]
+        return out
+    if isinstance(node, ast.AugAssign | ast.AnnAssign):
+        return [node.target]
+    return []
+
+
+def lifecycle_writes(rel: str, tree: ast.Module) -> list[Violation]:
+    """Outside backend/run/: an assignment to a lifecycle field (`x.status = ...`), a Run built
+    with one (`Run(status=...)`), or a bulk `update(Run)`."""
+    if rel.startswith("backend/run/"):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        for t in _targets(node):
+            if isinstance(t, ast.Attribute) and t.attr in LIFECYCLE_FIELDS:
+                found.append(
+                    Violation(rel, t.lineno, f"writes .{t.attr}: call a function of backend/run/service.py")
+                )
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "Run" and any(k.arg in LIFECYCLE_FIELDS for k in node.keywords):
+                found.append(Violation(rel, node.lineno, "builds a Run with a lifecycle field"))
+            if node.func.id == "update" and any(isinstance(a, ast.Name) and a.id == "Run" for a in node.args):
+                found.append(Violation(rel, node.lineno, "update(Run) outside the run domain"))
+    return found
+
+
+def private_imports(rel: str, tree: ast.Module) -> list[Violation]:
+    """`from backend.x... import _name` or `alias._name` where alias is a module of another domain."""
+    own = domain_of(rel)
+    found = []
+    foreign_aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "backend":
+            parts = node.module.split(".")
+            for alias in node.names:
+                # `from backend.run import service as run_service` imports a module of domain "run"
+                domain = parts[1] if len(parts) > 1 else alias.name
+                if domain == own:
+                    continue
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(Violation(rel, node.lineno, f"imports private {node.module}.{alias.name}"))
+                foreign_aliases[alias.asname or alias.name] = domain
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "backend" and len(parts) > 1 and parts[1] != own and alias.asname:
+                    foreign_aliases[alias.asname] = parts[1]
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in foreign_aliases
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append(
+                Violation(
+                    rel,
+                    node.lineno,
+                    f"uses private {node.value.id}.{node.attr} of domain {foreign_aliases[node.value.id]}",
+                )
+            )
+    return found
+
+
+def router_sql(rel: str, tree: ast.Module) -> list[Violation]:
+    """In a router.py: SQL constructs imported from sqlalchemy, or session.execute/get/scalars..."""
+    if Path(rel).name != "router.py":
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sqlalchemy"):
+            for alias in node.names:
+                if alias.name in SQL_CONSTRUCTS:
+                    found.append(Violation(rel, node.lineno, f"imports sqlalchemy {alias.name}"))
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in SESSION_NAMES
+            and node.func.attr in SESSION_METHODS
+        ):
+            found.append(
+                Violation(rel, node.lineno, f"queries in a router ({node.func.value.id}.{node.func.attr})")
+            )
+    return found
+
+
+def missing_domain_files(backend: Path) -> list[str]:
+    out = []
+    for pkg in sorted(p for p in backend.iterdir() if (p / "__init__.py").exists()):
+        if pkg.name in NOT_DOMAINS:
+            continue
+        for f in DOMAIN_FILES:
+            if not (pkg / f).exists() and (pkg.name, f) not in MISSING_OK:
+                out.append(f"backend/{pkg.name}/{f}")
+    return out
+
+
+def _modules() -> list[tuple[str, ast.Module]]:
+    out = []
+    for top in ("backend", "worker"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            out.append((rel, ast.parse(path.read_text(), filename=rel)))
+    return out
+
+
+# --- the repository as it is ----------------------------------------------------------------------
+
+
+def test_only_the_run_domain_writes_a_runs_lifecycle() -> None:
+    found = [v for rel, tree in _modules() for v in lifecycle_writes(rel, tree)]
+    assert not found, "\n".join(map(str, found))
+
+
+def test_no_module_uses_another_domains_private_names() -> None:
+    found = [v for rel, tree in _modules() for v in private_imports(rel, tree)]
+    assert not found, "\n".join(map(str, found))
+
+
+def test_routers_hold_no_sql() -> None:
+    found = [v for rel, tree in _modules() if rel not in ROUTER_SQL_OK for v in router_sql(rel, tree)]
+    assert not found, "\n".join(map(str, found))
+
+
+def test_every_domain_has_the_same_files() -> None:
+    assert missing_domain_files(ROOT / "backend") == []
+
+
+def test_the_listed_exceptions_are_still_needed() -> None:
+    """An exception whose file now exists, or whose router no longer holds SQL, is removed."""
+    stale = [f"{d}/{f}" for d, f in MISSING_OK if (ROOT / "backend" / d / f).exists()]
+    for rel in ROUTER_SQL_OK:
+        tree = ast.parse((ROOT / rel).read_text())
+        if not router_sql(rel, tree) and not _raw_sql(tree):
+            stale.append(rel)
+    assert stale == []
+
+
+def _raw_sql(tree: ast.Module) -> bool:
+    """health's probe runs `s.execute(text("SELECT 1"))` on a session from a factory."""
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "execute"
+        for n in ast.walk(tree)
+    )
+
+
+# --- the checkers fail on injected violations -----------------------------------------------------
+
+
+def _check(tmp_path: Path, rel: str, source: str) -> tuple[list[Violation], list[Violation], list[Violation]]:
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    tree = ast.parse(path.read_text())
+    return lifecycle_writes(rel, tree), private_imports(rel, tree), router_sql(rel, tree)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def done(run):\n    run.status = RunStatus.succeeded\n",
+        "def done(run, now):\n    run.status, run.finished_at = RunStatus.succeeded, now\n",
+        "def go(r):\n    r.attempt += 1\n",
+        "def new():\n    return Run(name='x', status=RunStatus.running)\n",
+        "def bulk(session):\n    session.execute(update(Run).values(status='failed'))\n",
+    ],
+)
+def test_a_lifecycle_write_outside_the_run_domain_is_found(tmp_path: Path, source: str) -> None:
+    writes, _, _ = _check(tmp_path, "backend/result/service.py", source)
+    assert writes and all("backend/result/service.py:" in str(w) for w in writes)
+    inside, _, _ = _check(tmp_path, "backend/run/service.py", source)
+    assert inside == []  # the run domain itself may
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from backend.run import service as run_service\n\ndef f(s):\n    return run_service._agent_run(s)\n",
+        "from backend.run.service import _agent_run\n",
+        "import backend.run.service as rs\n\nrs._finish(None)\n",
+    ],
+)
+def test_a_private_name_of_another_domain_is_found(tmp_path: Path, source: str) -> None:
+    _, private, _ = _check(tmp_path, "backend/result/service.py", source)
+    assert len(private) == 1, private
+    _, own, _ = _check(tmp_path, "backend/run/router.py", source)
+    assert own == []  # the run domain's own private names
+
+
+def test_a_private_name_used_by_a_worker_task_is_found(tmp_path: Path) -> None:
+    src = "from backend.run import service\n\ndef t(s, r):\n    service._finish(r, 'fail', 'x')\n"
+    _, private, _ = _check(tmp_path, "worker/tasks/run.py", src)
+    assert len(private) == 1
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from sqlalchemy import select\n",
+        "def f(session):\n    return session.get(Device, 1)\n",
+        "def f(session):\n    return list(session.scalars(q))\n",
+    ],
+)
+def test_sql_in_a_router_is_found(tmp_path: Path, source: str) -> None:
+    _, _, sql = _check(tmp_path, "backend/device/router.py", source)
+    assert len(sql) == 1
+    _, _, elsewhere = _check(tmp_path, "backend/device/repository.py", source)
+    assert elsewhere == []
+
+
+def test_a_domain_missing_a_file_is_found(tmp_path: Path) -> None:
+    for f in ("router.py", "schemas.py", "service.py", "__init__.py"):
+        (tmp_path / "newthing").mkdir(exist_ok=True)
+        (tmp_path / "newthing" / f).write_text("")
+    assert missing_domain_files(tmp_path) == ["backend/newthing/repository.py"]

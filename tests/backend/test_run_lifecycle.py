@@ -1,0 +1,254 @@
+"""The run's lifecycle in the run domain: one transition table, an agent's own word that it lost
+its run (issue 11), and `finished_at` as the engine's end rather than the upload time."""
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from backend.agent import service as agent_service
+from backend.auth.principal import AgentPrincipal
+from backend.errors import Conflict
+from backend.kit.time import utcnow
+from backend.models import FINAL_STATUSES, OutboxTask, Run, RunResult, RunStatus
+from backend.run import service as run_service
+from tests.factories import AgentCtx, create_agent, create_run, create_user, engine_document
+
+# --- the transition table --------------------------------------------------------------------
+
+
+def test_no_transition_leaves_a_final_status_except_a_late_result_for_a_reaped_run() -> None:
+    leaving_final = {
+        (name, status)
+        for name, (sources, _) in run_service.TRANSITIONS.items()
+        for status in sources
+        if status in FINAL_STATUSES
+    }
+    assert leaving_final == {("succeed", RunStatus.failed)}
+    reachable = {to for _, to in run_service.TRANSITIONS.values()}
+    assert reachable == set(RunStatus)  # queued again through requeue
+
+
+@pytest.mark.parametrize("status", [RunStatus.succeeded, RunStatus.cancelled, RunStatus.running])
+def test_a_transition_from_a_status_the_table_does_not_allow_is_a_409(
+    session: Session, status: RunStatus
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(session, agent=a.agent, status=status)
+    with pytest.raises(Conflict) as exc:
+        run_service._move(run, "start")
+    assert exc.value.status_code == 409 and run.status == status
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def _poll(client: TestClient, a: AgentCtx) -> dict[str, Any] | None:
+    r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
+    assert r.status_code == 200, r.text
+    lease: dict[str, Any] | None = r.json()["lease"]
+    return lease
+
+
+def _running(
+    client: TestClient, session: Session, a: AgentCtx, target: str = "/srv/bench"
+) -> tuple[Run, str]:
+    """A run leased and started through the API, as an agent does it."""
+    run = create_run(session, agent=a.agent, target_path=target)
+    assert run_service.dispatch(session, run_id=run.id) == a.agent.id
+    lease = _poll(client, a)
+    assert lease is not None and lease["run_id"] == str(run.id)
+    r = client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lease["lease_id"]}, headers=a.headers)
+    assert r.status_code == 200, r.text
+    session.refresh(run)
+    assert run.status == RunStatus.running
+    return run, lease["lease_id"]
+
+
+def _status(session: Session, run: Run) -> RunStatus:
+    """The run's status as stored now (a request or a service call may have changed it)."""
+    session.flush()
+    session.refresh(run)
+    return run.status
+
+
+def _dispatch_pending_queued(session: Session) -> int:
+    return len(session.scalars(select(OutboxTask).where(OutboxTask.name == "run.dispatch_pending")).all())
+
+
+# --- a restarted agent's own report (issue 11) ----------------------------------------------------
+
+
+def test_a_restarted_agents_lease_poll_fails_its_running_run_at_once_and_the_next_run_goes(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    lost, _ = _running(client, session, a)
+    following = create_run(session, agent=a.agent, target_path="/srv/bench2")
+    assert run_service.dispatch(session, run_id=following.id) is None  # the agent is busy
+    before = _dispatch_pending_queued(session)
+
+    assert _poll(client, a) is None  # the new process asks for work: it runs nothing
+
+    session.refresh(lost)
+    assert lost.status == RunStatus.failed and lost.error == run_service.AGENT_RESTARTED
+    assert lost.finished_at is not None and lost.lease_expires_at is None
+    assert _dispatch_pending_queued(session) == before + 1  # the queue moves without waiting 120 s
+    assert run_service.dispatch(session, run_id=following.id) == a.agent.id
+    lease = _poll(client, a)
+    assert lease is not None and lease["run_id"] == str(following.id)
+
+
+def test_a_run_started_after_the_poll_arrived_is_not_failed(session: Session) -> None:
+    """A poll received before the run started (a long-poll still open, say) is no evidence."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(
+        session,
+        agent=a.agent,
+        status=RunStatus.running,
+        lease_id=uuid.uuid4(),
+        started_at=utcnow(),
+        attempt=1,
+    )
+    principal = AgentPrincipal(agent_id=a.agent.id, team_id=u.team.id)
+    assert run.started_at is not None
+    earlier = run.started_at - timedelta(milliseconds=1)
+    assert (
+        agent_service.try_lease(session, principal=principal, agent_id=a.agent.id, polled_at=earlier) is None
+    )
+    assert _status(session, run) == RunStatus.running
+    later = run.started_at + timedelta(milliseconds=1)
+    assert agent_service.try_lease(session, principal=principal, agent_id=a.agent.id, polled_at=later) is None
+    assert _status(session, run) == RunStatus.failed
+
+
+def test_an_assigned_run_is_handed_to_the_restarted_agent_not_failed(
+    client: TestClient, session: Session
+) -> None:
+    """Leased by the old process but never started: nothing was lost, the new process runs it."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(session, agent=a.agent)
+    assert run_service.dispatch(session, run_id=run.id) == a.agent.id
+    first = _poll(client, a)
+    r = client.post(f"/api/v1/agents/{a.agent.id}/heartbeat", json={"state": "idle"}, headers=a.headers)
+    assert r.status_code == 200
+    again = _poll(client, a)
+    assert first is not None and again is not None
+    assert again["run_id"] == first["run_id"] and again["lease_id"] == first["lease_id"]
+    session.refresh(run)
+    assert run.status == RunStatus.assigned
+
+
+def _beat(client: TestClient, a: AgentCtx, **body: Any) -> None:
+    r = client.post(f"/api/v1/agents/{a.agent.id}/heartbeat", json=body, headers=a.headers)
+    assert r.status_code == 200, r.text
+
+
+def test_an_idle_heartbeat_fails_a_run_that_started_well_before_it(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run, _ = _running(client, session, a)
+    long_ago = utcnow() - timedelta(seconds=agent_service.IDLE_HEARTBEAT_GRACE_S + 5)
+
+    run.started_at = long_ago
+    session.flush()
+    _beat(client, a, state="busy")
+    _beat(client, a, state="draining")
+    _beat(client, a, state="idle", current_run_id=str(run.id))
+    assert _status(session, run) == RunStatus.running  # none of these says the run is gone
+
+    _beat(client, a, state="idle")
+    assert _status(session, run) == RunStatus.failed and run.error == run_service.AGENT_RESTARTED
+
+
+def test_an_idle_heartbeat_built_just_before_the_lease_arrived_fails_nothing(
+    client: TestClient, session: Session
+) -> None:
+    """The agent's heartbeat thread may send "idle" while the lease answer is on its way; that
+    heartbeat can arrive after the run started. Within the grace it does not count."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run, lease_id = _running(client, session, a)
+    _beat(client, a, state="idle")
+    session.refresh(run)
+    assert run.status == RunStatus.running
+    prog = {"lease_id": lease_id, "job_index": 0, "job_name": "j", "percent": 10.0, "elapsed_ns": 1}
+    assert client.post(f"/api/v1/runs/{run.id}/progress", json=prog, headers=a.headers).status_code == 200
+
+
+def test_the_lost_runs_late_result_is_still_kept(client: TestClient, session: Session) -> None:
+    """An agent that finished, spooled its upload and asked for work looked like a restart; its
+    result arriving afterwards is kept (the run was never re-run)."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run, lease_id = _running(client, session, a)
+    assert _poll(client, a) is None
+    assert _status(session, run) == RunStatus.failed
+    r = client.put(f"/api/v1/runs/{run.id}/result", json=_upload(lease_id, utcnow()), headers=a.headers)
+    assert r.status_code == 201, r.text
+    assert _status(session, run) == RunStatus.succeeded and run.error is None
+
+
+# --- finished_at is the engine's end (issue 11) ---------------------------------------------------
+
+
+def _upload(lease_id: str, end: datetime, duration: timedelta = timedelta(seconds=6)) -> dict[str, Any]:
+    return {
+        "lease_id": lease_id,
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": engine_document(),
+        "engine_exit_code": 0,
+        "started_at": (end - duration).isoformat(),
+        "finished_at": end.isoformat(),
+    }
+
+
+def test_finished_at_is_the_engines_end_not_the_upload_time(client: TestClient, session: Session) -> None:
+    """A result spooled on the host and delivered minutes later still says when the run ended."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run, lease_id = _running(client, session, a)
+    run.started_at = utcnow() - timedelta(minutes=10)
+    session.flush()
+    end = utcnow() - timedelta(minutes=9)
+    r = client.put(f"/api/v1/runs/{run.id}/result", json=_upload(lease_id, end), headers=a.headers)
+    assert r.status_code == 201, r.text
+    session.refresh(run)
+    stored = session.get(RunResult, run.id)
+    assert stored is not None
+    assert run.status == RunStatus.succeeded and run.finished_at == end
+    assert stored.uploaded_at - end > timedelta(minutes=8)  # the upload time is kept apart
+    body = client.get(f"/api/v1/runs/{run.id}", headers=u.headers).json()
+    assert datetime.fromisoformat(body["finished_at"]) == end
+
+
+@pytest.mark.parametrize("skew", [timedelta(minutes=-10), timedelta(minutes=10)])
+def test_an_agent_clock_that_disagrees_is_not_trusted(
+    client: TestClient, session: Session, skew: timedelta
+) -> None:
+    """Engine end before the run started or after now (agent clock ±10 min): the server's start
+    plus the engine's duration, never later than now."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run, lease_id = _running(client, session, a)
+    run.started_at = utcnow() - timedelta(seconds=30)
+    session.flush()
+    started = run.started_at
+    r = client.put(
+        f"/api/v1/runs/{run.id}/result",
+        json=_upload(lease_id, utcnow() + skew, duration=timedelta(seconds=6)),
+        headers=a.headers,
+    )
+    assert r.status_code == 201, r.text
+    session.refresh(run)
+    assert run.finished_at == started + timedelta(seconds=6)
