@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +21,16 @@ import httpx
 import pytest
 from alembic import command
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
 from backend.agent import wake
+from backend.models import Agent
 from backend.run import service as run_service
 from tests.conftest import REPO, alembic_config
 from tests.factories import AgentCtx, UserCtx, create_agent, create_run, create_user
 from tests.services import Postgres, free_port
+from tests.waiting import wait_until
 
 
 @dataclass
@@ -90,6 +93,23 @@ def _setup(s: Session, n_agents: int = 1) -> tuple[UserCtx, list[AgentCtx]]:
     return u, agents
 
 
+def _await_first_looks(live: Live, agents: list[AgentCtx], since: datetime) -> None:
+    """The agents' long-polls have made their first look, which stamps `last_heartbeat_at`: from
+    then on each waits for a wake-up (its waiter was registered before the look)."""
+    ids = [a.agent.id for a in agents]
+    eng = create_engine(live.db_url)
+
+    def looked() -> bool:
+        with eng.connect() as c:
+            q = select(func.count()).where(Agent.id.in_(ids), Agent.last_heartbeat_at >= since)
+            return c.execute(q).scalar_one() == len(ids)
+
+    try:
+        wait_until(looked, timeout=30, message=f"{len(ids)} long-polls made their first look")
+    finally:
+        eng.dispose()
+
+
 def _poll(
     live: Live, a: AgentCtx, wait_s: float, client: httpx.Client | None = None
 ) -> tuple[httpx.Response, float]:
@@ -108,8 +128,9 @@ def _poll(
 def test_a_dispatched_run_wakes_the_waiting_long_poll(live_api: Live, committed: Session) -> None:
     _, [a] = _setup(committed)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        since = datetime.now(UTC)
         fut = pool.submit(_poll, live_api, a, 20)
-        time.sleep(1.0)  # the long-poll is waiting now
+        _await_first_looks(live_api, [a], since)  # the long-poll is waiting now
         assert not fut.done()
         run = create_run(committed, agent=a.agent)
         assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
@@ -131,8 +152,9 @@ def test_an_idle_long_poll_ends_after_wait_s_with_no_lease(live_api: Live, commi
 def test_revoking_the_agent_ends_its_waiting_long_poll_with_401(live_api: Live, committed: Session) -> None:
     u, [a] = _setup(committed)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        since = datetime.now(UTC)
         fut = pool.submit(_poll, live_api, a, 25)
-        time.sleep(1.0)
+        _await_first_looks(live_api, [a], since)
         assert not fut.done()
         r = httpx.post(f"{live_api.url}/agents/{a.agent.id}/revoke", headers=u.headers, timeout=10)
         assert r.status_code == 200, r.text
@@ -151,8 +173,9 @@ def test_waiting_long_polls_hold_no_worker_thread(live_api: Live, committed: Ses
         httpx.Client(limits=httpx.Limits(max_connections=n + 5)) as shared,
         concurrent.futures.ThreadPoolExecutor(n) as pool,
     ):
+        since = datetime.now(UTC)
         polls = [pool.submit(_poll, live_api, a, wait_s, shared) for a in agents]
-        time.sleep(2.0)  # all are waiting now
+        _await_first_looks(live_api, agents, since)  # all are waiting now
         slowest = 0.0
         with httpx.Client(headers=u.headers, timeout=10) as c:
             for _ in range(10):
@@ -203,8 +226,9 @@ def test_replacing_the_agent_ends_the_old_processs_waiting_long_poll(
     old = enrol(False)
     old_ctx = AgentCtx(agent=_agent_row(committed, old["agent_id"]), token=old["agent_token"])
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        since = datetime.now(UTC)
         fut = pool.submit(_poll, live_api, old_ctx, 25)
-        time.sleep(1.0)
+        _await_first_looks(live_api, [old_ctx], since)
         assert not fut.done()
         new = enrol(True)
         poll, took = fut.result(timeout=40)
