@@ -102,7 +102,8 @@ for target in "$DISK_DIR" "$RAM_DIR"; do
     echo "$added" | grep '^allowed' | sed 's/^/    /' || true
   fi
 done
-start agent env -u IOWATT_DATABASE_URL -u IOWATT_REDIS_URL -u IOWATT_SECRET_KEY "$VENV/bin/iowatt-agent" run --state-dir "$AGENT_STATE" --engine "$ROOT/agent/engine/build/iowatt-engine"
+# --drain-timeout: down.sh waits 70 s longer than this before it kills the agent
+start agent env -u IOWATT_DATABASE_URL -u IOWATT_REDIS_URL -u IOWATT_SECRET_KEY "$VENV/bin/iowatt-agent" run --state-dir "$AGENT_STATE" --engine "$ROOT/agent/engine/build/iowatt-engine" --drain-timeout 600
 
 say "First benchmark: the machine's disk vs RAM (/dev/shm)"
 "$VENV/bin/python" "$ROOT/scripts/first_benchmark.py" --api "http://127.0.0.1:$API_PORT" \

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,14 @@ def agent_config(api: FakeApi) -> AgentConfig:
         name="t",
         heartbeat_interval_s=0.2,
     )
+
+
+@pytest.fixture
+def agent_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> pytest.LogCaptureFixture:
+    """caplog that sees the agent's log lines also after a `run` command in an earlier test set
+    up its own handler (setup_logging stops propagation to the root logger)."""
+    logger = logging.getLogger("iowatt_agent")
+    monkeypatch.setattr(logger, "handlers", [])
+    monkeypatch.setattr(logger, "propagate", True)
+    caplog.set_level(logging.INFO, logger="iowatt_agent")
+    return caplog

@@ -5,7 +5,8 @@ Threads: the main thread supervises and handles drain; a worker thread leases an
 retries undelivered uploads (`spool.SpoolRetrier`). What a lease may do on this host is decided
 in `plan`, its progress reports in `progress`, the report of its end in `upload`, and the run
 itself (idle before, engine load, idle after, power) is `measured.run_measured`, the same
-sequence `bench` uses.
+sequence `bench` uses. At start, `leftovers` removes what a crashed agent process left behind;
+an error of the agent's own during a run fails the run at once with that error as the reason.
 
 Signals and drain: the first SIGTERM/SIGINT stops leasing at once and lets the current run
 finish for up to `drain_timeout_s`; then the engine's process group is killed and the run
@@ -32,6 +33,7 @@ from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, Permanen
 from .config import AgentConfig, ConfigError
 from .heartbeat import Heartbeat
 from .inventory import collect as collect_inventory
+from .leftovers import remove_leftovers
 from .measured import run_measured
 from .plan import Plan, Refused, plan_lease
 from .policy import MeterEntry, Meters, fingerprint, load_meters, load_policy, report
@@ -223,11 +225,21 @@ class AgentLoop:
                 self._busy = True
             try:
                 self.execute(lease)
-            except Exception:  # noqa: BLE001 - a bug in one run must not end the agent
-                log.exception("run.crashed run_id=%s: the lease will expire", lease.run_id)
+            except Exception as exc:  # noqa: BLE001 - a bug in one run must not end the agent
+                log.exception("run.crashed run_id=%s: reporting it failed", lease.run_id)
+                self._report_crash(lease, exc)
             finally:
                 with self._lock:
                     self._busy = False
+
+    def _report_crash(self, lease: Lease, exc: Exception) -> None:
+        """Fail the run on the server now, with the real reason, instead of letting its lease
+        expire minutes later (and block the agent's queue meanwhile)."""
+        reason = f"the agent failed while running it: {type(exc).__name__}: {exc}"
+        try:
+            self.report_failure(lease, reason=reason, exit_code=None, stderr_tail="", cancelled=False)
+        except Exception:  # noqa: BLE001
+            log.exception("run.crash_not_reported run_id=%s: the lease will expire", lease.run_id)
 
     # --- one run -------------------------------------------------------------------------------
 
@@ -364,6 +376,7 @@ class AgentLoop:
             self.config.server_url,
             self.engine,
         )
+        remove_leftovers(self.state_dir)  # no run is going on yet: what is there is a dead one's
         try:
             self.startup()
         except FatalAgentError as exc:

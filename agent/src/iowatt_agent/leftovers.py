@@ -1,0 +1,94 @@
+"""What a previous agent process left behind, removed when the agent starts.
+
+A run that was cut short by a crash or SIGKILL leaves its job file `<state>/jobs/<run_id>.json`
+and, for a directory target, the data file `<target>/iowatt-<run_id>.dat` the engine created
+(a run that ends normally removes both: `measured.run_measured`). At start no run is going
+on, so every such job file is a leftover. A data file is removed only when it is named in a
+leftover job file, has exactly the name the agent gives its runs' data files, and lies directly
+in a directory target of the host policy: nothing else on the host is touched. Temp files of an
+interrupted atomic write in the state directory and the spool go too. Everything removed is
+logged (`leftovers.removed path=...`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from uuid import UUID
+
+from iowatt_policy import Policy
+
+from .config import ConfigError
+from .policy import load_policy
+from .runner import cleanup_target
+
+log = logging.getLogger("iowatt_agent.loop")
+
+TMP_FILE_RE = re.compile(r"^\..+\.tmp-\d+$")  # config.write_private_file's temp files
+
+
+def remove_leftovers(state_dir: Path) -> list[Path]:
+    """Remove the dead process's job files, their runs' data files and stray temp files.
+    Returns what was removed."""
+    removed: list[Path] = []
+    policy: Policy | None
+    try:
+        policy = load_policy(state_dir)
+    except ConfigError as exc:
+        policy = None
+        log.warning("leftovers.policy_unreadable error=%s: data files of old runs are kept for now", exc)
+    jobs = state_dir / "jobs"
+    for job_file in sorted(jobs.glob("*.json")) if jobs.is_dir() else []:
+        run_id = _run_id(job_file.stem)
+        if run_id is None or not job_file.is_file() or job_file.is_symlink():
+            continue
+        data_file = _data_file(job_file, run_id)
+        if data_file is not None:
+            if policy is None:
+                continue  # keep the job file: it names the data file to remove once the policy reads
+            if _in_directory_target(data_file, policy) and _remove(data_file):
+                removed.append(data_file)
+        job_file.unlink(missing_ok=True)
+        removed.append(job_file)
+    for directory in (state_dir, state_dir / "spool", state_dir / "spool" / "rejected"):
+        for tmp in sorted(directory.iterdir()) if directory.is_dir() else []:
+            if TMP_FILE_RE.match(tmp.name) and tmp.is_file() and not tmp.is_symlink():
+                tmp.unlink(missing_ok=True)
+                removed.append(tmp)
+    for path in removed:
+        log.warning("leftovers.removed path=%s: left behind by a previous agent process", path)
+    return removed
+
+
+def _run_id(stem: str) -> UUID | None:
+    try:
+        return UUID(stem)
+    except ValueError:
+        return None
+
+
+def _data_file(job_file: Path, run_id: UUID) -> Path | None:
+    """The job's filename when it is a run's own data file (`iowatt-<run_id>.dat`), else None."""
+    try:
+        doc = json.loads(job_file.read_text())
+        filename = doc["global"]["filename"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(filename, str):
+        return None
+    path = Path(filename)
+    return path if path.name == f"iowatt-{run_id}.dat" else None
+
+
+def _in_directory_target(data_file: Path, policy: Policy) -> bool:
+    parent = os.path.normpath(data_file.parent)
+    return any(t.kind == "directory" and os.path.normpath(t.path) == parent for t in policy.targets)
+
+
+def _remove(data_file: Path) -> bool:
+    existed = os.path.lexists(data_file)
+    cleanup_target(data_file)  # a regular file or a symlink itself, never what a link points at
+    return existed and not os.path.lexists(data_file)

@@ -1,0 +1,121 @@
+"""At start the agent removes what a dead agent process left behind (issue 11, scenario 1): the
+job files of its runs and their data files in the host's directory targets, and temp files of
+interrupted writes; nothing else on the host, and it says what it removed."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from iowatt_agent.leftovers import remove_leftovers
+from iowatt_agent.loop import AgentLoop, LoopSettings
+
+from tests.agent.fakes import allow_targets
+
+
+def job_file(state: Path, run_id: uuid.UUID, filename: Path) -> Path:
+    jobs = state / "jobs"
+    jobs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = jobs / f"{run_id}.json"
+    path.write_text(json.dumps({"global": {"filename": str(filename)}, "jobs": [{"name": "a"}]}))
+    return path
+
+
+def test_a_dead_runs_job_and_data_file_go_and_nothing_else(tmp_path, agent_log):
+    state, target, outside = tmp_path / "state", tmp_path / "target", tmp_path / "outside"
+    for d in (target, outside):
+        d.mkdir()
+    allow_targets(state, target)
+    dead = uuid.uuid4()
+    data = target / f"iowatt-{dead}.dat"
+    data.write_bytes(b"\0" * (1 << 20))
+    dead_job = job_file(state, dead, data)
+    # a data file not named by any job file (another agent's running run, say): kept
+    other = target / f"iowatt-{uuid.uuid4()}.dat"
+    other.write_bytes(b"x")
+    mine = target / "keep.dat"  # the host's own file in the target directory: kept
+    mine.write_bytes(b"x")
+    # a job file naming a file outside every directory target: its job file goes, the file stays
+    stray = uuid.uuid4()
+    outside_file = outside / f"iowatt-{stray}.dat"
+    outside_file.write_bytes(b"x")
+    stray_job = job_file(state, stray, outside_file)
+    # a job file naming a file that is not a run's data file (a file or device target): kept
+    fixed = uuid.uuid4()
+    fixed_job = job_file(state, fixed, mine)
+    # a symlink swapped in for a data file: the link goes, never what it points at
+    linked = uuid.uuid4()
+    victim = outside / "victim"
+    victim.write_bytes(b"x")
+    (target / f"iowatt-{linked}.dat").symlink_to(victim)
+    linked_job = job_file(state, linked, target / f"iowatt-{linked}.dat")
+    # an interrupted atomic write in the spool; a pending spool entry stays
+    spool = state / "spool"
+    spool.mkdir(mode=0o700)
+    tmp = spool / ".20260101T000000Z-result-x.json.tmp-4242"
+    tmp.write_text("{")
+    pending = spool / "20260101T000000Z-result-x.json"
+    pending.write_text("{}")
+
+    removed = remove_leftovers(state)
+
+    assert set(removed) == {
+        data,
+        dead_job,
+        stray_job,
+        fixed_job,
+        target / f"iowatt-{linked}.dat",
+        linked_job,
+        tmp,
+    }
+    assert not data.exists() and not dead_job.exists() and not tmp.exists()
+    assert other.exists() and mine.exists() and outside_file.exists() and victim.exists()
+    assert pending.exists() and (state / "policy.json").exists()
+    assert list((state / "jobs").iterdir()) == []
+    for path in removed:
+        assert f"leftovers.removed path={path}" in agent_log.text
+
+
+def test_an_unreadable_policy_keeps_the_data_file_and_its_job_file(tmp_path):
+    state, target = tmp_path / "state", tmp_path / "target"
+    target.mkdir()
+    allow_targets(state, target)
+    (state / "policy.json").chmod(0o666)  # group/world-writable: refused
+    run_id = uuid.uuid4()
+    data = target / f"iowatt-{run_id}.dat"
+    data.write_bytes(b"x")
+    job = job_file(state, run_id, data)
+    assert remove_leftovers(state) == []
+    assert data.exists() and job.exists()  # removed at a later start, once the policy reads
+
+
+def test_the_agent_removes_leftovers_when_it_starts(api, agent_config, make_client, fake_engine, tmp_path):
+    state, target = tmp_path / "state", tmp_path / "target"
+    target.mkdir()
+    allow_targets(state, target)
+    run_id = uuid.uuid4()
+    data = target / f"iowatt-{run_id}.dat"
+    data.write_bytes(b"\0" * (8 << 20))
+    job = job_file(state, run_id, data)
+    loop = AgentLoop(
+        agent_config,
+        state_dir=state,
+        engine=fake_engine,
+        client_factory=make_client,
+        settings=LoopSettings(lease_wait_s=1),
+        send_inventory=False,
+    )
+    codes: list[int] = []
+    runner = threading.Thread(target=lambda: codes.append(loop.run()), daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 10
+    while not api.heartbeats and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert api.heartbeats, "the agent did not start"
+    assert not data.exists() and not job.exists()  # gone before the first heartbeat
+    loop.request_drain("test")
+    runner.join(15)
+    assert codes == [0]
