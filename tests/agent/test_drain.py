@@ -149,7 +149,7 @@ def test_second_sigterm_stops_the_run_at_once(api, served, fake_engine, tmp_path
     try:
         wait_for(lambda: api.progress)
         agent.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
+        time.sleep(0.5)  # the behaviour under test: half a second after one SIGTERM it still runs
         assert agent.poll() is None  # still draining, waiting for the run
         t0 = time.monotonic()
         agent.send_signal(signal.SIGTERM)

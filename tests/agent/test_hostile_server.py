@@ -24,6 +24,7 @@ from iowatt_agent.policy import save_policy
 from iowatt_policy import Limits, Policy, Target
 
 from tests.agent.fakes import AGENT_TOKEN, FakeApi, set_meters
+from tests.waiting import wait_until
 
 REAL_ENGINE = Path(__file__).resolve().parents[2] / "agent" / "engine" / "build" / "iowatt-engine"
 DEV_RO = "/dev/disk/by-id/ata-HOSTILE_TEST_READ_ONLY"
@@ -155,7 +156,14 @@ def test_a_hostile_server_cannot_make_the_agent_touch_anything_outside_the_polic
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (data.exists() and data.stat().st_size >= 4 << 20):
             time.sleep(0.01)
-        time.sleep(0.5)  # the run is writing now
+        # the run is writing now: the agent has reported write progress for it
+        wait_until(
+            lambda: any(
+                (body or {}).get("write_iops", 0) > 0
+                for _, _, body in api.calls_to(rf"POST /api/v1/runs/{swap_run}/progress")
+            ),
+            timeout=60,
+        )
         link = allowed / ".swap"
         link.symlink_to(canary / "secret.txt")
         os.replace(link, data)

@@ -14,6 +14,7 @@ from iowatt_agent.spool import Delivery
 from iowatt_policy import Policy, Target
 
 from tests.agent.fakes import FakeApi, error
+from tests.waiting import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -242,8 +243,9 @@ def test_inventory_is_resent_when_the_policy_or_meters_change(
             time.sleep(0.02)
         [first] = api.inventories
         assert {x["path"] for x in first["policy"]["targets"]} == {str(tmp_path), str(tmp_path / "target")}
-        time.sleep(0.5)  # a few empty long-polls: nothing changed, nothing re-sent
-        assert len(api.inventories) == 1
+        polls = len(api.calls_to(r"POST /api/v1/agents/.*/lease"))  # a few empty long-polls more:
+        wait_until(lambda: len(api.calls_to(r"POST /api/v1/agents/.*/lease")) >= polls + 3)
+        assert len(api.inventories) == 1  # nothing changed, nothing re-sent
         set_meters(tmp_path / "state", {"wall": "shelly://plug?password=s3cret"}, default="wall")
         while len(api.inventories) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -294,7 +296,7 @@ def test_a_policy_change_reaches_the_server_between_heartbeats_while_a_long_poll
     t = threading.Thread(target=loop._heartbeat_loop, daemon=True)
     t.start()
     try:
-        time.sleep(0.1)
+        time.sleep(0.1)  # the behaviour under test: a watch running with nothing changed sends nothing
         assert api.inventories == []  # nothing changed yet
         (tmp_path / "new").mkdir()
         allow(tmp_path / "state", Target.directory(str(tmp_path)), Target.directory(str(tmp_path / "new")))

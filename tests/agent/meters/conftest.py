@@ -7,7 +7,8 @@ from iowatt_agent.meters import Clock, Meter, Readings, open_meter
 
 
 def sample(spec: str, seconds: float = 0.35, **kwargs) -> tuple[Meter, Readings]:
-    """Open `spec`, sample for `seconds`, stop: what the run does, in small."""
+    """Open `spec`, sample for `seconds`, stop: what the run does, in small (the sampling window
+    is the behaviour under test, not a wait for something)."""
     meter = open_meter(spec, **kwargs)
     meter.start(Clock.now())
     time.sleep(seconds)

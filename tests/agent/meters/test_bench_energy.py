@@ -261,7 +261,7 @@ def test_bench_sigint_during_idle_stops_at_once(fake_engine, tmp_path):
     while not reading.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert reading.exists()
-    time.sleep(0.3)
+    time.sleep(0.3)  # the behaviour under test: an interrupt a moment into the 60 s idle phase
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=20)

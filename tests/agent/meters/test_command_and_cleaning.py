@@ -19,7 +19,7 @@ def test_command_once_per_call(tmp_path):
     prog = inst.write_program(tmp_path / "watts", "print('42.5 W')\n")
     meter = open_meter(f"command:{prog}", interval_s=0.05)
     meter.start(Clock.now())
-    time.sleep(0.5)
+    time.sleep(0.5)  # the sampling window under test (0.05 s interval: about 10 calls)
     readings = meter.stop()
     assert len(readings.value) >= 4 and set(readings.value) == {42.5}
     assert readings.t_ns == sorted(readings.t_ns)
@@ -75,7 +75,7 @@ def test_bad_readings_are_dropped_and_counted_never_integrated(tmp_path):
     session = PowerSession(f"command:{prog}", idle_s=0)
     session.start()
     with session.phase("load"):
-        time.sleep(0.4)
+        time.sleep(0.4)  # the load phase's window under test (the program printed its rows at once)
     power = session.finish()
     assert power["status"] == "ok" and power["reason"] is None
     assert power["cleaning"] == {
@@ -96,7 +96,7 @@ def test_only_bad_readings_is_no_meter_data_with_the_counts(tmp_path):
     session = PowerSession(f"command:{prog}", idle_s=5)
     session.start()
     with session.phase("load"):
-        time.sleep(0.2)
+        time.sleep(0.2)  # the load phase's window under test
     power = session.finish()
     assert power["status"] == "no_meter_data"
     assert "no usable readings (1 read, 1 dropped" in power["reason"]

@@ -13,6 +13,7 @@ from iowatt_agent.schemas import PowerUpload
 
 from tests.agent.fakes import allow_targets, fake_lease_job, set_meters
 from tests.agent.meters import instruments as inst
+from tests.waiting import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -229,9 +230,9 @@ def test_forced_drain_ends_idle_before_and_reports_a_failure(
     worker = threading.Thread(target=lambda: outcome.append(loop.execute(lease)))
     t0 = time.monotonic()
     worker.start()
-    time.sleep(0.4)
+    wait_until(lambda: api.started)  # the run has begun (its idle phase, 60 s)
     loop.request_drain("SIGTERM")  # first signal: the run may finish ...
-    time.sleep(0.2)
+    time.sleep(0.2)  # the behaviour under test: after one signal it goes on
     assert worker.is_alive()
     loop.request_drain("SIGTERM")  # ... the second one stops it now, idle phase included
     worker.join(10)

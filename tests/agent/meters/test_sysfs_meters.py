@@ -138,7 +138,7 @@ def test_estimate_scales_datasheet_watts_by_device_utilisation(tmp_path):
     meter.stop()
     meter.open()
     t0 = time.monotonic()
-    time.sleep(0.2)
+    time.sleep(0.2)  # wall time the fake disk is busy 100 ms of: the utilisation under test
     diskstats(stats, 1100)  # 100 ms busy
     watts = meter.read()
     util = 0.1 / (time.monotonic() - t0)
