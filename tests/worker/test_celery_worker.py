@@ -16,6 +16,7 @@ from backend.models import OutboxTask, Run, RunStatus
 from tests.conftest import REPO, alembic_config
 from tests.factories import create_agent, create_run, create_user
 from tests.services import Postgres
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -66,14 +67,12 @@ def test_worker_dispatches_a_queued_run_and_wakes_the_agent(committed_db: str, r
         producer = Celery(broker=redis_url)
         producer.send_task("run.dispatch", kwargs={"run_id": str(run_id)})
         deadline = time.monotonic() + 60
-        status = None
-        while time.monotonic() < deadline:
+
+        def status() -> RunStatus:
             with Session(eng) as s:
-                status = s.get(Run, run_id).status  # type: ignore[union-attr]
-            if status == RunStatus.assigned:
-                break
-            time.sleep(0.2)
-        assert status == RunStatus.assigned
+                return s.get(Run, run_id).status  # type: ignore[union-attr]
+
+        wait_until(lambda: status() == RunStatus.assigned, timeout=60, message=lambda: f"run {status()}")
         woke = None
         while woke is None and time.monotonic() < deadline:
             msg = wakes.get_message(ignore_subscribe_messages=True, timeout=1.0)
@@ -133,17 +132,17 @@ def test_beat_sends_an_outbox_row_that_was_never_sent(
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        status, sent = None, None
-        while time.monotonic() < deadline:
+
+        def state() -> tuple[RunStatus, object]:
             with Session(eng) as s:
-                status = s.get(Run, run_id).status  # type: ignore[union-attr]
-                sent = s.scalars(select(OutboxTask.sent_at)).one()
-            if status == RunStatus.assigned and sent is not None:
-                break
-            time.sleep(0.3)
-        assert sent is not None
-        assert status == RunStatus.assigned
+                return s.get(Run, run_id).status, s.scalars(select(OutboxTask.sent_at)).one()  # type: ignore[union-attr]
+
+        # the beat's sender sent the row and the worker ran the task
+        wait_until(
+            lambda: state()[0] == RunStatus.assigned and state()[1] is not None,
+            timeout=60,
+            message=lambda: f"{state()}",
+        )
     finally:
         proc.terminate()
         try:
