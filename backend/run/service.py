@@ -388,15 +388,20 @@ def progress(
 
 def fail(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: FailureReport) -> Run:
     run = leased_run(session, principal=principal, run_id=run_id, lease_id=body.lease_id)
+    tail = body.stderr_tail.strip()[-1500:]
+    code = f" (engine exit {body.exit_code})" if body.exit_code is not None else ""
+    # the agent's reason often quotes the engine's last line already: do not say it twice
+    detail = f": {tail}" if tail and tail.splitlines()[-1] not in body.reason else ""
+    if run.status == RunStatus.failed and run.error == AGENT_RESTARTED and not body.cancelled:
+        # a report spooled before the agent restarted, delivered after its first poll failed the
+        # run: the agent's own reason is the true one (the status stays; only the reason is told)
+        run.error = f"{body.reason}{code}{detail}"
+        return run
     if run.status in FINAL_STATUSES:
         return run  # a retried report, or the reaper got there first
-    tail = body.stderr_tail.strip()[-1500:]
     if body.cancelled or run.cancel_requested:
         _finish(run, "cancel", "cancelled while running")
     else:
-        code = f" (engine exit {body.exit_code})" if body.exit_code is not None else ""
-        # the agent's reason often quotes the engine's last line already: do not say it twice
-        detail = f": {tail}" if tail and tail.splitlines()[-1] not in body.reason else ""
         _finish(run, "fail", f"{body.reason}{code}{detail}")
     enqueue(session, "run.dispatch_pending")
     return run

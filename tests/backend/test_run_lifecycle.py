@@ -199,6 +199,28 @@ def test_the_lost_runs_late_result_is_still_kept(client: TestClient, session: Se
     assert _status(session, run) == RunStatus.succeeded and run.error is None
 
 
+def test_a_failure_report_delivered_after_the_restart_tells_the_real_reason(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run, lease_id = _running(client, session, a)
+    assert _poll(client, a) is None
+    assert _status(session, run) == RunStatus.failed and run.error == run_service.AGENT_RESTARTED
+    report = {
+        "lease_id": lease_id,
+        "upload_id": str(uuid.uuid4()),
+        "reason": "engine crashed",
+        "exit_code": 1,
+    }
+    assert client.post(f"/api/v1/runs/{run.id}/failure", json=report, headers=a.headers).status_code == 200
+    assert _status(session, run) == RunStatus.failed and run.error == "engine crashed (engine exit 1)"
+    report["reason"] = "a second report"
+    assert client.post(f"/api/v1/runs/{run.id}/failure", json=report, headers=a.headers).status_code == 200
+    session.refresh(run)
+    assert run.error == "engine crashed (engine exit 1)"  # only the presumed reason is replaced
+
+
 # --- finished_at is the engine's end (issue 11) ---------------------------------------------------
 
 
