@@ -29,6 +29,14 @@ CALLS: list[tuple[str, str, type[BaseModel] | None, str, type[BaseModel] | None]
     ("post", "/api/v1/runs/{}/failure", s.FailureReport, "200", None),
 ]
 
+# What the server serves back of what the agent sent: (method, path, status, property path in the
+# answer, agent model). The inventory is stored and served as the agent's own model (AgentRead's
+# `inventory`, which the UI reads through the generated client), so every field the agent sends
+# must be served under its name and type.
+ECHOES: list[tuple[str, str, str, tuple[str, ...], type[BaseModel]]] = [
+    ("put", "/api/v1/agents/{}/inventory", "200", ("inventory",), s.Inventory),
+]
+
 
 def _norm(path: str) -> str:
     return re.sub(r"\{[^}]+\}", "{}", path)
@@ -76,7 +84,7 @@ def compare(
     if ka is None or ks is None:
         return  # "any" on one side
     # An integer fits where a number is expected, not the other way round.
-    sender, receiver = (ka, ks) if direction == "request" else (ks, ka)
+    sender, receiver = (ka, ks) if direction in ("request", "echo") else (ks, ka)
     if ka != ks and not (sender == "integer" and receiver == "number"):
         problems.append(f"{where}: agent type {ka}, server type {ks}")
         return
@@ -86,6 +94,8 @@ def compare(
     if ka != "object" or "properties" not in agent or "properties" not in server:
         return
     pa, ps = agent["properties"], server["properties"]
+    # A server schema that keeps unknown keys (additionalProperties, as the inventory's) still
+    # declares every field the agent sends: tolerance is for agents newer than the server.
     if direction == "request":
         problems += [f"{where}.{f}: agent sends it, server does not accept it" for f in pa if f not in ps]
         problems += [
@@ -93,6 +103,8 @@ def compare(
             for f in server.get("required", [])
             if f not in pa
         ]
+    elif direction == "echo":
+        problems += [f"{where}.{f}: agent sends it, server does not serve it" for f in pa if f not in ps]
     else:
         problems += [
             f"{where}.{f}: agent needs it, server does not answer it"
@@ -137,6 +149,23 @@ def check(openapi: dict[str, Any]) -> list[str]:
             else:
                 schema = answer.model_json_schema(by_alias=True, mode="validation")
                 compare(schema, body, Resolver(schema, "$defs"), rs, f"{answer.__name__}", "answer", problems)
+    for method, path, status, prop, model in ECHOES:
+        name = f"{method.upper()} {path} {status} .{'.'.join(prop)}"
+        op = paths.get(path, {}).get(method) or {}
+        node: dict[str, Any] | None = (
+            op.get("responses", {})
+            .get(status, {})
+            .get("content", {})
+            .get("application/json", {})
+            .get("schema")
+        )
+        for part in prop:
+            node = rs(node).get("properties", {}).get(part) if node is not None else None
+        if node is None:
+            problems.append(f"{name}: not served")
+            continue
+        schema = model.model_json_schema(by_alias=True, mode="serialization")
+        compare(schema, node, Resolver(schema, "$defs"), rs, f"served {model.__name__}", "echo", problems)
     return problems
 
 
@@ -164,6 +193,14 @@ def synthetic_openapi() -> dict[str, Any]:
                 "application/json": {"schema": ref(answer, "serialization")}
             }
         paths.setdefault(path.replace("{}", "{id}"), {})[method] = op
+    for method, path, status, prop, model in ECHOES:
+        served: dict[str, Any] = {"anyOf": [ref(model, "serialization"), {"type": "null"}]}
+        for part in reversed(prop):
+            served = {"type": "object", "properties": {part: served}, "required": [part]}
+        responses = paths[path.replace("{}", "{id}")][method]["responses"]
+        responses.setdefault(status, {"description": "ok"})["content"] = {
+            "application/json": {"schema": served}
+        }
     return {"openapi": "3.1.0", "paths": paths, "components": {"schemas": components}}
 
 
@@ -188,6 +225,31 @@ def test_comparator_accepts_a_conforming_server_and_catches_drift():
     assert not any("mem_bytes" in p for p in problems)  # agent sends an integer where a number fits
     assert any("ProgressRequest.percent: agent type number, server type integer" in p for p in problems)
     assert any("POST /api/v1/runs/{}/failure: missing" in p for p in problems)
+
+
+def test_comparator_catches_a_served_inventory_that_drifted_from_what_the_agent_sends() -> None:
+    doc = synthetic_openapi()
+    schemas = doc["components"]["schemas"]
+    # the server serves its own copy of the shapes (as FastAPI's "-Output" schemas), drifted there only
+    served, disk = copy.deepcopy(schemas["Inventory"]), copy.deepcopy(schemas["BlockDevice"])
+    del disk["properties"]["serial_sha256"]
+    disk["properties"]["size_bytes"] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    served["properties"]["block_devices"] = {"type": "array", "items": {"$ref": "#/components/schemas/Disk"}}
+    served["properties"]["mem_bytes"] = {"type": "boolean"}
+    schemas["Disk"], schemas["Served"] = disk, served
+    content = doc["paths"]["/api/v1/agents/{id}/inventory"]["put"]["responses"]["200"]["content"]
+    content["application/json"]["schema"]["properties"]["inventory"]["anyOf"][0] = {
+        "$ref": "#/components/schemas/Served"
+    }
+    problems = check(doc)
+    assert sorted(problems) == [
+        "served Inventory.block_devices[].serial_sha256: agent sends it, server does not serve it",
+        "served Inventory.block_devices[].size_bytes: agent type integer, server type string",
+        "served Inventory.mem_bytes: agent type integer, server type boolean",
+    ]
+    # the inventory the server accepts is checked on its own: no problem reported there
+    del content["application/json"]["schema"]["properties"]["inventory"]
+    assert check(doc) == ["PUT /api/v1/agents/{}/inventory 200 .inventory: not served"]
 
 
 @pytest.mark.skipif(not OPENAPI.exists(), reason=f"{OPENAPI} not exported by the server yet")

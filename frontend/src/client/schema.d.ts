@@ -718,7 +718,7 @@ export interface components {
             enrollment_token: string;
             /** Hostname */
             hostname: string;
-            inventory?: components["schemas"]["Inventory"] | null;
+            inventory?: components["schemas"]["Inventory-Input"] | null;
             /** Name */
             name: string;
             /**
@@ -769,10 +769,8 @@ export interface components {
              * Format: uuid
              */
             id: string;
-            /** Inventory */
-            inventory: {
-                [key: string]: unknown;
-            } | null;
+            /** @description as the agent last reported it (keys newer than this server kept as sent) */
+            inventory: components["schemas"]["Inventory-Output"] | null;
             /** Last Heartbeat At */
             last_heartbeat_at: string | null;
             /** Name */
@@ -813,7 +811,12 @@ export interface components {
             token_expires_at: string;
         };
         /** BlockDevice */
-        BlockDevice: {
+        "BlockDevice-Input": {
+            /**
+             * Dm Name
+             * @description dm-N only: the name under /dev/mapper
+             */
+            dm_name?: string | null;
             /** Firmware */
             firmware?: string | null;
             /** Interface */
@@ -834,6 +837,48 @@ export interface components {
             serial_sha256?: string | null;
             /** Size Bytes */
             size_bytes?: number | null;
+            /**
+             * Slaves
+             * @description kernel names of the devices beneath (dm, md)
+             */
+            slaves?: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** BlockDevice */
+        "BlockDevice-Output": {
+            /**
+             * Dm Name
+             * @description dm-N only: the name under /dev/mapper
+             */
+            dm_name: string | null;
+            /** Firmware */
+            firmware: string | null;
+            /** Interface */
+            interface: string | null;
+            /** Logical Block Bytes */
+            logical_block_bytes: number | null;
+            /** Model */
+            model: string | null;
+            /** Name */
+            name: string;
+            /** Physical Block Bytes */
+            physical_block_bytes: number | null;
+            /** Rotational */
+            rotational: boolean | null;
+            /** Scheduler */
+            scheduler: string | null;
+            /** Serial Sha256 */
+            serial_sha256: string | null;
+            /** Size Bytes */
+            size_bytes: number | null;
+            /**
+             * Slaves
+             * @description kernel names of the devices beneath (dm, md)
+             */
+            slaves: string[];
+        } & {
+            [key: string]: unknown;
         };
         /** CampaignCreate */
         CampaignCreate: {
@@ -987,11 +1032,22 @@ export interface components {
             };
         };
         /** CpuInfo */
-        CpuInfo: {
+        "CpuInfo-Input": {
             /** Cores */
             cores?: number | null;
             /** Model */
             model?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** CpuInfo */
+        "CpuInfo-Output": {
+            /** Cores */
+            cores: number | null;
+            /** Model */
+            model: string | null;
+        } & {
+            [key: string]: unknown;
         };
         /** CurvePoint */
         CurvePoint: {
@@ -1520,21 +1576,42 @@ export interface components {
             token_ttl_s: number;
         };
         /** Inventory */
-        Inventory: {
+        "Inventory-Input": {
             /** Block Devices */
-            block_devices?: components["schemas"]["BlockDevice"][];
-            cpu?: components["schemas"]["CpuInfo"] | null;
+            block_devices?: components["schemas"]["BlockDevice-Input"][];
+            cpu?: components["schemas"]["CpuInfo-Input"] | null;
             /** Hostname */
             hostname?: string | null;
             /** Mem Bytes */
             mem_bytes?: number | null;
             /** Mounts */
-            mounts?: components["schemas"]["Mount"][];
-            os?: components["schemas"]["OsInfo"] | null;
+            mounts?: components["schemas"]["Mount-Input"][];
+            os?: components["schemas"]["OsInfo-Input"] | null;
             /** @description the host's policy (ADR 0009); absent from agents older than issue 9 */
-            policy?: components["schemas"]["Policy"] | null;
+            policy?: components["schemas"]["Policy-Input"] | null;
             /** Virtualization */
             virtualization?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** Inventory */
+        "Inventory-Output": {
+            /** Block Devices */
+            block_devices: components["schemas"]["BlockDevice-Output"][];
+            cpu: components["schemas"]["CpuInfo-Output"] | null;
+            /** Hostname */
+            hostname: string | null;
+            /** Mem Bytes */
+            mem_bytes: number | null;
+            /** Mounts */
+            mounts: components["schemas"]["Mount-Output"][];
+            os: components["schemas"]["OsInfo-Output"] | null;
+            /** @description the host's policy (ADR 0009); absent from agents older than issue 9 */
+            policy: components["schemas"]["Policy-Output"] | null;
+            /** Virtualization */
+            virtualization: string | null;
+        } & {
+            [key: string]: unknown;
         };
         /** JobComparison */
         JobComparison: {
@@ -1838,7 +1915,7 @@ export interface components {
             within_noise: (boolean | null)[];
         };
         /** Mount */
-        Mount: {
+        "Mount-Input": {
             /** Fstype */
             fstype: string;
             /** Mountpoint */
@@ -1850,13 +1927,42 @@ export interface components {
             options: string;
             /** Source */
             source: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** Mount */
+        "Mount-Output": {
+            /** Fstype */
+            fstype: string;
+            /** Mountpoint */
+            mountpoint: string;
+            /**
+             * Options
+             * @default
+             */
+            options: string;
+            /** Source */
+            source: string;
+        } & {
+            [key: string]: unknown;
         };
         /** OsInfo */
-        OsInfo: {
+        "OsInfo-Input": {
             /** Distro */
             distro?: string | null;
             /** Kernel */
             kernel?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** OsInfo */
+        "OsInfo-Output": {
+            /** Distro */
+            distro: string | null;
+            /** Kernel */
+            kernel: string | null;
+        } & {
+            [key: string]: unknown;
         };
         /** Page[AgentRead] */
         Page_AgentRead_: {
@@ -1971,20 +2077,37 @@ export interface components {
          * Policy
          * @description What the host allows (ADR 0009 §4), as the agent reported it.
          */
-        Policy: {
+        "Policy-Input": {
             /** Default Meter */
             default_meter?: string | null;
-            limits?: components["schemas"]["PolicyLimits"];
+            limits?: components["schemas"]["PolicyLimits-Input"];
             /** Meters */
             meters?: components["schemas"]["PolicyMeter"][];
             /** Targets */
-            targets?: components["schemas"]["PolicyTarget"][];
+            targets?: components["schemas"]["PolicyTarget-Input"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Policy
+         * @description What the host allows (ADR 0009 §4), as the agent reported it.
+         */
+        "Policy-Output": {
+            /** Default Meter */
+            default_meter: string | null;
+            limits: components["schemas"]["PolicyLimits-Output"];
+            /** Meters */
+            meters: components["schemas"]["PolicyMeter"][];
+            /** Targets */
+            targets: components["schemas"]["PolicyTarget-Output"][];
+        } & {
+            [key: string]: unknown;
         };
         /**
          * PolicyLimits
          * @description Per-run limits (iowatt_policy.Limits); null = no limit.
          */
-        PolicyLimits: {
+        "PolicyLimits-Input": {
             /** Max Bs Bytes */
             max_bs_bytes?: number | null;
             /** Max Bytes Written */
@@ -1995,6 +2118,26 @@ export interface components {
             max_runtime_s?: number | null;
             /** Max Threads */
             max_threads?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * PolicyLimits
+         * @description Per-run limits (iowatt_policy.Limits); null = no limit.
+         */
+        "PolicyLimits-Output": {
+            /** Max Bs Bytes */
+            max_bs_bytes: number | null;
+            /** Max Bytes Written */
+            max_bytes_written: number | null;
+            /** Max Iodepth */
+            max_iodepth: number | null;
+            /** Max Runtime S */
+            max_runtime_s: number | null;
+            /** Max Threads */
+            max_threads: number | null;
+        } & {
+            [key: string]: unknown;
         };
         /** PolicyLimitsRead */
         PolicyLimitsRead: {
@@ -2020,6 +2163,8 @@ export interface components {
             name: string;
             /** Tier */
             tier: string;
+        } & {
+            [key: string]: unknown;
         };
         /** PolicyMeterRead */
         PolicyMeterRead: {
@@ -2044,7 +2189,7 @@ export interface components {
             targets: components["schemas"]["PolicyTargetRead"][];
         };
         /** PolicyTarget */
-        PolicyTarget: {
+        "PolicyTarget-Input": {
             /**
              * Destructive
              * @default false
@@ -2069,6 +2214,37 @@ export interface components {
              * @default false
              */
             writable: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** PolicyTarget */
+        "PolicyTarget-Output": {
+            /**
+             * Destructive
+             * @default false
+             */
+            destructive: boolean;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "directory" | "file" | "device";
+            /** Model */
+            model: string | null;
+            /** Path */
+            path: string;
+            /** Serial Sha256 */
+            serial_sha256: string | null;
+            /** Size Bytes */
+            size_bytes: number | null;
+            /**
+             * Writable
+             * @description absent: true for a directory, else false (libs/policy)
+             * @default false
+             */
+            writable: boolean;
+        } & {
+            [key: string]: unknown;
         };
         /** PolicyTargetRead */
         PolicyTargetRead: {
@@ -3208,7 +3384,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Inventory"];
+                "application/json": components["schemas"]["Inventory-Input"];
             };
         };
         responses: {

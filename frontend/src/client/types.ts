@@ -14,6 +14,10 @@ export type RunRead = S["RunRead"];
 export type RunPage = S["RunPage"];
 export type RunCreate = S["RunCreate"];
 export type AgentRead = S["AgentRead"];
+// the host inventory as served (every field the agent sends; keys from newer agents kept as sent)
+export type Inventory = S["Inventory-Output"];
+export type BlockDevice = S["BlockDevice-Output"];
+export type Mount = S["Mount-Output"];
 export type SeriesPoint = S["SeriesPointRead"];
 export type RunSeries = S["RunSeries"];
 export type WorkloadRead = S["WorkloadRead"];

@@ -1,6 +1,6 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import type { EnrollmentTokenRead } from "../client/types";
+import type { EnrollmentTokenRead, Inventory } from "../client/types";
 import { setToken } from "../lib/auth";
 import { policyAgent } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
@@ -53,6 +53,53 @@ describe("Agents", () => {
     // A member sees no admin controls.
     expect(screen.queryByTestId("revoke-agent")).toBeNull();
     expect(screen.queryByTestId("enrollment-tokens")).toBeNull();
+  });
+
+  it("shows the host inventory the server serves (the generated type), keys from newer agents aside", async () => {
+    const inventory: Inventory = {
+      hostname: "lab1",
+      os: { kernel: "6.1.0-18-amd64", distro: "Debian GNU/Linux 12" },
+      cpu: { model: "AMD EPYC 7B13", cores: 16 },
+      mem_bytes: 64 * 1024 ** 3,
+      virtualization: "none",
+      block_devices: [
+        {
+          name: "nvme0n1",
+          model: "Samsung SSD 990 PRO 2TB",
+          serial_sha256: null,
+          firmware: "4B2QJXD7",
+          size_bytes: 2_000_398_934_016,
+          rotational: false,
+          interface: "nvme",
+          scheduler: "none",
+          logical_block_bytes: 512,
+          physical_block_bytes: 512,
+          dm_name: null,
+          slaves: [],
+          zoned: "none", // a key this UI does not know: kept, not shown
+        },
+      ],
+      mounts: [
+        { mountpoint: "/data", source: "/dev/nvme0n1p1", fstype: "xfs", options: "rw,noatime" },
+      ],
+      policy: null,
+    };
+    setToken("t");
+    stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [policyAgent({ inventory })], total: 1 } }),
+      "GET /api/v1/auth/me": () => ME("member"),
+    });
+    renderAt(<Agents />);
+    const row = await screen.findByTestId("agent-row");
+    expect(row.textContent).toContain("6.1.0-18-amd64");
+    expect(row.textContent).toContain("AMD EPYC 7B13 (16 cores)");
+    fireEvent.click(within(row).getByRole("button", { name: /Show details/ }));
+    const detail = screen.getByTestId("agent-detail");
+    expect(detail.textContent).toContain("Debian GNU/Linux 12 · 6.1.0-18-amd64");
+    expect(detail.textContent).toContain("Samsung SSD 990 PRO 2TB");
+    expect(detail.textContent).toContain("solid state");
+    expect(detail.textContent).toContain("/dev/nvme0n1p1");
+    expect(detail.textContent).not.toContain("zoned");
   });
 
   it("shows when an agent's token expires, and an expired one with the re-enrol command", async () => {

@@ -9,7 +9,7 @@ import { ConfirmDialog } from "../components/ConfirmDialog";
 import { QueryState } from "../components/QueryState";
 import { errorMessage } from "../lib/errors";
 import { formatBytes, formatRelative, formatTimestamp } from "../lib/format";
-import { readInventory } from "../lib/inventory";
+import { inventoryOf } from "../lib/inventory";
 import { policyOf } from "../lib/policy";
 import { agentsQuery, deleteAgent, revokeAgent } from "../queries/agents";
 import { meQuery } from "../queries/auth";
@@ -24,7 +24,7 @@ function OnlineBadge({ online }: { online: boolean }) {
 }
 
 function AgentDetail({ agent }: { agent: AgentRead }) {
-  const facts = readInventory(agent.inventory);
+  const inv = inventoryOf(agent);
   return (
     <div className="agent-detail" data-testid="agent-detail">
       <dl className="facts">
@@ -47,13 +47,13 @@ function AgentDetail({ agent }: { agent: AgentRead }) {
           )}
         </dd>
         <dt>OS</dt>
-        <dd>{[facts.distro, facts.kernel].filter(Boolean).join(" · ") || "—"}</dd>
+        <dd>{[inv.os?.distro, inv.os?.kernel].filter(Boolean).join(" · ") || "—"}</dd>
         <dt>Virtualization</dt>
-        <dd>{facts.virtualization ?? "none reported"}</dd>
+        <dd>{inv.virtualization ?? "none reported"}</dd>
       </dl>
       <HostPolicyView policy={policyOf(agent)} />
       <h4>Block devices</h4>
-      {facts.blockDevices.length === 0 ? (
+      {inv.block_devices.length === 0 ? (
         <p className="muted">None reported.</p>
       ) : (
         <table className="table compact">
@@ -69,7 +69,7 @@ function AgentDetail({ agent }: { agent: AgentRead }) {
             </tr>
           </thead>
           <tbody>
-            {facts.blockDevices.map((d) => (
+            {inv.block_devices.map((d) => (
               <tr key={d.name}>
                 <td className="mono">{d.name}</td>
                 <td>{d.model ?? "—"}</td>
@@ -84,7 +84,7 @@ function AgentDetail({ agent }: { agent: AgentRead }) {
         </table>
       )}
       <h4>Mounts</h4>
-      {facts.mounts.length === 0 ? (
+      {inv.mounts.length === 0 ? (
         <p className="muted">None reported.</p>
       ) : (
         <table className="table compact">
@@ -97,7 +97,7 @@ function AgentDetail({ agent }: { agent: AgentRead }) {
             </tr>
           </thead>
           <tbody>
-            {facts.mounts.map((m, i) => (
+            {inv.mounts.map((m, i) => (
               // A mount point can be stacked (mounted twice); the position keeps keys unique.
               // biome-ignore lint/suspicious/noArrayIndexKey: rows are never reordered
               <tr key={`${i}:${m.mountpoint}`}>
@@ -169,7 +169,7 @@ export function Agents() {
           </thead>
           <tbody>
             {q.data.items.map((a) => {
-              const facts = readInventory(a.inventory);
+              const inv = inventoryOf(a);
               const policy = policyOf(a);
               const revoked = a.revoked_at;
               const expanded = open === a.id;
@@ -209,13 +209,13 @@ export function Agents() {
                     <td title={formatTimestamp(a.last_heartbeat_at)}>
                       {formatRelative(a.last_heartbeat_at)}
                     </td>
-                    <td className="mono small">{facts.kernel ?? "—"}</td>
+                    <td className="mono small">{inv.os?.kernel ?? "—"}</td>
                     <td className="small">
-                      {facts.cpuModel ?? "—"}
-                      {facts.cpuCores !== null && ` (${facts.cpuCores} cores)`}
+                      {inv.cpu?.model ?? "—"}
+                      {typeof inv.cpu?.cores === "number" && ` (${inv.cpu.cores} cores)`}
                     </td>
-                    <td className="num">{formatBytes(facts.memBytes)}</td>
-                    <td className="num">{facts.blockDevices.length}</td>
+                    <td className="num">{formatBytes(inv.mem_bytes)}</td>
+                    <td className="num">{inv.block_devices.length}</td>
                     <td className="num" title="targets the host allows">
                       {policy ? policy.targets.length : "—"}
                     </td>
