@@ -1,4 +1,5 @@
-"""docs/contracts.md §3 (UI ↔ server) against the server's OpenAPI, so its shapes cannot drift.
+"""docs/contracts.md §2 (agent ↔ server) and §3 (UI ↔ server) against the server's OpenAPI, so
+their shapes cannot drift.
 
 The page writes shapes as key lists: `{"id","name","kind": "session|personal","teams":[{"id"}]}`
 (a key, optionally `?` for an optional request field, optionally `: value`, where a value may be a
@@ -28,7 +29,10 @@ METHOD = r"(GET|POST|PUT|PATCH|DELETE)"
 # §3 spans with braces that are not a request or response body
 NOT_BODIES = {
     '{"field", "message", "rule", "fix"}',  # one `detail` entry of a host_policy_refused 422 (ErrorResponse)
+    "{rule, field, message, fix}",  # §2: a violation of iowatt_policy.check_run on the agent, not HTTP
 }
+# §2's inventory: its schema is checked against the agent's by tests/agent/test_contract.py
+NOT_CHECKED_HERE = ('{"hostname", "os": {"kernel", "distro"}',)
 
 
 @dataclass
@@ -120,6 +124,8 @@ class Parser:
             elif tok is not None and tok.startswith('"') and found is None:
                 self.take()
                 found = Enum(set(tok.strip('"').split("|")))
+            elif tok is not None and tok.startswith('"') and isinstance(found, Enum):  # "a"|"b"
+                found.values.add(self.take().strip('"'))
             elif tok is not None and re.fullmatch(r"[A-Z][A-Za-z]+", tok) and found is None:
                 self.take()
                 found = Ref(tok)
@@ -207,6 +213,8 @@ def mismatches(shape: Shape | Ref | Enum, schema: dict[str, Any], where: str) ->
         return mismatches(shape.keys["$ref"], schema, where)  # type: ignore[arg-type]
     best: list[str] | None = None
     for s in candidates:
+        if s.get("type") == "object" and "properties" not in s:
+            return []  # a free-form object (dict[str, Any]): the doc's keys are examples
         props = s.get("properties", {})
         errs = []
         if set(shape.keys) != set(props):
@@ -254,13 +262,47 @@ class Check:
     schema: dict[str, Any] | None
 
 
+ROW = re.compile(rf"^\| `{METHOD} (/[^`?]*)(?:\?[^`]*)?` \| (.*?) \| (.*) \|$", re.M)
+
+
+def table_checks(sec: str) -> tuple[list[Check], set[str]]:
+    """Rows `| `METHOD /path` | body | answer |`: the body's shape, and each `NNN `{...}`` or
+    `NNN Name` of the answer (a shape written after `or` belongs to the status before it)."""
+    checks: list[Check] = []
+    used: set[str] = set()
+    for m in ROW.finditer(sec):
+        method, path, body, answer = m[1], m[2], m[3], m[4]
+        op = operation(method, path)
+        label = f"{method} {path}"
+        bodies = re.findall(r"`(\{.*?\})`", body)
+        for b in bodies:
+            used.add(b)
+            checks.append(
+                Check(f"{label} body", parse(b), op["requestBody"]["content"]["application/json"]["schema"])
+            )
+        status = None
+        for part in re.finditer(r"(?:(\d{3}) )?(?:`(\{.*?\})`|([A-Z][A-Za-z]+)\b)", answer):
+            status = part[1] or status
+            if status is None or (part[3] and part[1] is None):
+                continue
+            code, schema = response_schema(op, status)
+            if part[2]:
+                used.add(part[2])
+                checks.append(Check(f"{label} → {code}", parse(part[2]), schema))
+            else:
+                checks.append(Check(f"{label} → {code}", Ref(part[3]), schema or {}))
+    return checks, used
+
+
 def checks_of(sec: str) -> tuple[list[Check], list[str]]:
     """What §N claims, and the brace spans it left unplaced."""
+    checks, in_rows = table_checks(sec)
     parts = re.split(r"`([^`]+)`", sec)
     spans = [(parts[i].replace("\n", " "), parts[i + 1]) for i in range(1, len(parts), 2)]
-    checks: list[Check] = []
-    placed: set[int] = set()
+    placed: set[int] = {n for n, (span, _) in enumerate(spans) if span in in_rows}
     for n, (span, after) in enumerate(spans):
+        if n in placed:
+            continue
         named = re.fullmatch(r"(\w+) = (\{.*\})", span)
         if named:
             placed.add(n)
@@ -296,19 +338,25 @@ def checks_of(sec: str) -> tuple[list[Check], list[str]]:
         elif code == "204":
             checks.append(Check(f"{label} → 204", None, schema))
     unplaced = [
-        s for n, (s, _) in enumerate(spans) if n not in placed and s.startswith("{") and s not in NOT_BODIES
+        s
+        for n, (s, _) in enumerate(spans)
+        if n not in placed
+        and s.startswith("{")
+        and s not in NOT_BODIES
+        and not s.startswith(NOT_CHECKED_HERE)
     ]
     return checks, unplaced
 
 
-def test_every_shape_of_section_3_is_placed_and_checked() -> None:
-    checks, unplaced = checks_of(section(3))
-    assert unplaced == [], f"§3 shapes the test cannot place (name them `Name = {{...}}`): {unplaced}"
-    assert len(checks) >= 25, [c.label for c in checks]
+@pytest.mark.parametrize(("number", "at_least"), [(2, 12), (3, 25)])
+def test_every_shape_of_the_section_is_placed_and_checked(number: int, at_least: int) -> None:
+    checks, unplaced = checks_of(section(number))
+    assert unplaced == [], f"§{number} shapes the test cannot place (name them `Name = {{...}}`): {unplaced}"
+    assert len(checks) >= at_least, [c.label for c in checks]
 
 
-@pytest.mark.parametrize("check", checks_of(section(3))[0], ids=lambda c: c.label)
-def test_section_3_shape_matches_the_openapi(check: Check) -> None:
+@pytest.mark.parametrize("check", checks_of(section(2))[0] + checks_of(section(3))[0], ids=lambda c: c.label)
+def test_section_shape_matches_the_openapi(check: Check) -> None:
     if check.shape is None:
         assert check.schema is None, f"{check.label}: the doc says no body, the route returns {check.schema}"
         return
