@@ -36,6 +36,9 @@ celery_app.conf.update(
     beat_schedule=BEAT_SCHEDULE,
     timezone="UTC",
     worker_hijack_root_logger=False,
+    # our structured lines (backend.logs, one JSON object each) go to stderr as they are, not
+    # wrapped by Celery's logger as "[time: WARNING/MainProcess] {...}"
+    worker_redirect_stdouts=False,
 )
 app = celery_app
 
