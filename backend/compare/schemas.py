@@ -1,11 +1,17 @@
 import uuid
 from typing import Literal
 
+from pydantic import Field
+
 from backend.kit.schema import OutputSchema
 from backend.run.schemas import RunRead
 
 GroupBy = Literal["none", "device", "environment", "device_environment", "workload"]
 FingerprintMode = Literal["workload", "workload_host"]
+# What a metric measures (the UI picks charts and display units by it, never by key or unit).
+MetricKind = Literal["iops", "bandwidth", "latency", "cpu", "power", "time", "energy", "efficiency", "carbon"]
+Better = Literal["higher", "lower"]
+IoDirection = Literal["read", "write"]
 
 
 class StatsRead(OutputSchema):
@@ -19,10 +25,19 @@ class StatsRead(OutputSchema):
 
 
 class Metric(OutputSchema):
+    """One row of the compare table; key, label, unit, kind, better, direction and percentile come
+    from the one metric table (`backend/compare/service.py` METRICS / ENERGY_METRICS)."""
+
     key: str
     label: str
     unit: str
-    higher_is_better: bool | None
+    kind: MetricKind
+    better: Better
+    direction: IoDirection | None = Field(description="a job metric's I/O direction; null for CPU and energy")
+    percentile: float | None = Field(description="a latency percentile (99.0 for p99); null for the others")
+    higher_is_better: bool = Field(
+        description='deprecated: `better == "higher"`', json_schema_extra={"deprecated": True}
+    )
     values: list[float | None]  # mean per column
     ratios: list[float | None]  # value / baseline column's value
     stats: list[StatsRead | None]

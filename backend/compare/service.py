@@ -14,6 +14,7 @@ from backend.auth.principal import UserPrincipal
 from backend.compare import fingerprint as fp
 from backend.compare import stats as st
 from backend.compare.schemas import (
+    Better,
     Column,
     Comparability,
     Comparison,
@@ -21,10 +22,12 @@ from backend.compare.schemas import (
     Difference,
     FingerprintMode,
     GroupBy,
+    IoDirection,
     JobComparison,
     LatencyCurve,
     LatencyCurves,
     Metric,
+    MetricKind,
     StatsRead,
     ValidityFlag,
 )
@@ -39,39 +42,58 @@ from backend.workload.passes import best_of_jobs, is_multi_pass
 
 MAX_RUNS = 200
 
-# (key, label, unit, higher is better) with units on the wire in base units
-METRICS: list[tuple[str, str, str, bool | None]] = [
-    ("read_iops", "Read IOPS", "IO/s", True),
-    ("read_bw_bytes", "Read bandwidth", "B/s", True),
-    ("read_lat_mean_ns", "Read latency mean", "ns", False),
-    ("read_clat_p50_ns", "Read latency p50", "ns", False),
-    ("read_clat_p99_ns", "Read latency p99", "ns", False),
-    ("read_clat_p999_ns", "Read latency p99.9", "ns", False),
-    ("write_iops", "Write IOPS", "IO/s", True),
-    ("write_bw_bytes", "Write bandwidth", "B/s", True),
-    ("write_lat_mean_ns", "Write latency mean", "ns", False),
-    ("write_clat_p50_ns", "Write latency p50", "ns", False),
-    ("write_clat_p99_ns", "Write latency p99", "ns", False),
-    ("write_clat_p999_ns", "Write latency p99.9", "ns", False),
-    ("usr_cpu_pct", "CPU user", "%", False),
-    ("sys_cpu_pct", "CPU system", "%", False),
-    ("kernel_worker_cpu_pct", "CPU io_uring kernel workers", "%", False),  # null unless io_uring
+
+@dataclass(frozen=True)
+class MetricDef:
+    """A compare metric: what it is, its base unit on the wire, and which way is better. The one
+    place a metric's kind and direction are defined; the API returns them with every value."""
+
+    key: str
+    label: str
+    unit: str
+    kind: MetricKind
+    better: Better
+    direction: IoDirection | None = None
+    percentile: float | None = None
+
+
+def _io_metrics(d: IoDirection) -> list[MetricDef]:
+    name = d.capitalize()
+    return [
+        MetricDef(f"{d}_iops", f"{name} IOPS", "IO/s", "iops", "higher", d),
+        MetricDef(f"{d}_bw_bytes", f"{name} bandwidth", "B/s", "bandwidth", "higher", d),
+        MetricDef(f"{d}_lat_mean_ns", f"{name} latency mean", "ns", "latency", "lower", d),
+        MetricDef(f"{d}_clat_p50_ns", f"{name} latency p50", "ns", "latency", "lower", d, 50.0),
+        MetricDef(f"{d}_clat_p99_ns", f"{name} latency p99", "ns", "latency", "lower", d, 99.0),
+        MetricDef(f"{d}_clat_p999_ns", f"{name} latency p99.9", "ns", "latency", "lower", d, 99.9),
+    ]
+
+
+# per job, from result_jobs columns of the same name
+METRICS: list[MetricDef] = [
+    *_io_metrics("read"),
+    *_io_metrics("write"),
+    MetricDef("usr_cpu_pct", "CPU user", "%", "cpu", "lower"),
+    MetricDef("sys_cpu_pct", "CPU system", "%", "cpu", "lower"),
+    # null unless io_uring
+    MetricDef("kernel_worker_cpu_pct", "CPU io_uring kernel workers", "%", "cpu", "lower"),
 ]
 
-# the paper's table: non-load W, W under load, energy (run time x W), then efficiency and carbon
-ENERGY_METRICS: list[tuple[str, str, str, bool | None]] = [
-    ("idle_w", "Non-load power", "W", False),
-    ("load_w_mean", "Power under load", "W", False),
-    ("runtime_s", "Load time", "s", False),
-    ("total_j", "Energy (run time x power)", "J", False),
-    ("dynamic_j", "Energy above idle", "J", False),
-    ("j_per_gb", "Energy per GB", "J/GB", False),
-    ("j_per_mio", "Energy per million I/Os", "J/MIO", False),
-    ("iops_per_w", "IOPS per watt", "IO/J", True),
-    ("mb_s_per_w", "MB/s per watt", "MB/J", True),
-    ("operational_gco2e", "CO2 (operational)", "gCO2e", False),
-    ("gco2e_per_tb", "CO2 per TB read and written", "gCO2e/TB", False),
-    ("embodied_gco2e", "CO2 (embodied share)", "gCO2e", False),
+# per run, from EnergyRead: the paper's table (non-load W, W under load, energy = run time x W),
+# then efficiency and carbon
+ENERGY_METRICS: list[MetricDef] = [
+    MetricDef("idle_w", "Non-load power", "W", "power", "lower"),
+    MetricDef("load_w_mean", "Power under load", "W", "power", "lower"),
+    MetricDef("runtime_s", "Load time", "s", "time", "lower"),
+    MetricDef("total_j", "Energy (run time x power)", "J", "energy", "lower"),
+    MetricDef("dynamic_j", "Energy above idle", "J", "energy", "lower"),
+    MetricDef("j_per_gb", "Energy per GB", "J/GB", "efficiency", "lower"),
+    MetricDef("j_per_mio", "Energy per million I/Os", "J/MIO", "efficiency", "lower"),
+    MetricDef("iops_per_w", "IOPS per watt", "IO/J", "efficiency", "higher"),
+    MetricDef("mb_s_per_w", "MB/s per watt", "MB/J", "efficiency", "higher"),
+    MetricDef("operational_gco2e", "CO2 (operational)", "gCO2e", "carbon", "lower"),
+    MetricDef("gco2e_per_tb", "CO2 per TB read and written", "gCO2e/TB", "carbon", "lower"),
+    MetricDef("embodied_gco2e", "CO2 (embodied share)", "gCO2e", "carbon", "lower"),
 ]
 
 PERCENTILES = [
@@ -139,17 +161,19 @@ def _columns(
     return [(k, label, rs) for k, (label, rs) in cols.items()]
 
 
-def _metric(
-    key: str, label: str, unit: str, better: bool | None, per_col: list[list[float]], base: int
-) -> Metric:
+def _metric(m: MetricDef, per_col: list[list[float]], base: int) -> Metric:
     described = [st.describe(v) for v in per_col]
     means = [d.mean if d else None for d in described]
     b = means[base]
     return Metric(
-        key=key,
-        label=label,
-        unit=unit,
-        higher_is_better=better,
+        key=m.key,
+        label=m.label,
+        unit=m.unit,
+        kind=m.kind,
+        better=m.better,
+        direction=m.direction,
+        percentile=m.percentile,
+        higher_is_better=m.better == "higher",
         values=means,
         ratios=[m / b if m is not None and b else None for m in means],
         stats=[StatsRead(**vars(d)) if d else None for d in described],
@@ -310,18 +334,18 @@ def _job_metrics(session: Session, cols: list[tuple[str, str, list[Run]]], base:
     out = []
     for name in names:
         metrics = []
-        for key, label, unit, better in METRICS:
+        for m in METRICS:
             per_col = [
                 [
-                    getattr(j, key)
+                    getattr(j, m.key)
                     for r in rs
                     for j in jobs[r.id]
-                    if j.name == name and getattr(j, key) is not None
+                    if j.name == name and getattr(j, m.key) is not None
                 ]
                 for _, _, rs in cols
             ]
             if any(per_col):
-                metrics.append(_metric(key, label, unit, better, per_col, base))
+                metrics.append(_metric(m, per_col, base))
         out.append(JobComparison(name=name, metrics=metrics))
     return out
 
@@ -330,24 +354,24 @@ def _energy_metrics(
     cols: list[tuple[str, str, list[Run]]], reads: dict[uuid.UUID, RunRead], base: int
 ) -> list[Metric]:
     out = []
-    for key, label, unit, better in ENERGY_METRICS:
+    for m in ENERGY_METRICS:
         per_col = [
             [
-                getattr(reads[r.id].energy, key)
+                getattr(reads[r.id].energy, m.key)
                 for r in rs
-                if reads[r.id].energy.status == "ok" and getattr(reads[r.id].energy, key) is not None
+                if reads[r.id].energy.status == "ok" and getattr(reads[r.id].energy, m.key) is not None
             ]
             for _, _, rs in cols
         ]
         if any(per_col):
-            out.append(_metric(key, label, unit, better, per_col, base))
+            out.append(_metric(m, per_col, base))
     return out
 
 
 def _suggestions(columns: list[Column], jobs: list[JobComparison], group_by: GroupBy) -> list[str]:
     out = []
     for job in jobs:
-        main = next((m for m in job.metrics if m.key in ("read_iops", "write_iops")), None)
+        main = next((m for m in job.metrics if m.kind == "iops"), None)
         if main is None:
             continue
         for col, s, wn in zip(columns, main.stats, main.within_noise, strict=True):

@@ -95,9 +95,11 @@ class PhaseEnergy(OutputSchema):
 
 
 class EnergyRead(OutputSchema):
-    """A run's energy and carbon. `status`: ok | pending (being computed) | no_meter_data | none."""
+    """A run's energy and carbon. `status`: ok | pending (being computed: ask again) | failed (not
+    computed in time; `reason` says why) | no_meter_data | none. Every status but `pending` is final
+    for a client: it stops polling."""
 
-    status: Literal["ok", "pending", "no_meter_data", "none"]
+    status: Literal["ok", "pending", "failed", "no_meter_data", "none"]
     reason: str | None
     source: str | None = Field(description="the meter as shown: its name and driver (never its spec)")
     meter_name: str | None = Field(description='the meter\'s name on the host ("" when the agent gave none)')

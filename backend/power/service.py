@@ -14,10 +14,14 @@ from backend.carbon.service import context_for, device_embodied
 from backend.errors import NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
-from backend.models import Device, PowerSample, ResultJob, Run, RunEnergy, RunPower
+from backend.models import Device, PowerSample, ResultJob, Run, RunEnergy, RunPower, RunResult
 from backend.power.schemas import EnergyRead, PhaseEnergy, PhaseRead, PowerPoint, PowerSeries, PowerUpload
 
 MAX_POINTS = 1500
+# A run's energy still missing this long after its upload is reported `failed` (final), not
+# `pending`: the outbox delivered the task and beat's repair re-queued it (every 5 min), so it did
+# not arrive in time. The repair goes on; if it ever succeeds the status becomes `ok`.
+ENERGY_DEADLINE = timedelta(minutes=15)
 
 
 def ingest(session: Session, *, run_id: uuid.UUID, power: PowerUpload) -> None:
@@ -173,13 +177,25 @@ def energy_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, Ene
         return {}
     powers = {p.run_id: p for p in session.scalars(select(RunPower).where(RunPower.run_id.in_(run_ids)))}
     energies = {e.run_id: e for e in session.scalars(select(RunEnergy).where(RunEnergy.run_id.in_(run_ids)))}
-    return {rid: _energy_read(powers.get(rid), energies.get(rid)) for rid in run_ids}
+    waiting = [rid for rid, p in powers.items() if p.status == "ok" and p.samples and rid not in energies]
+    late = (
+        set(
+            session.scalars(
+                select(RunResult.run_id).where(
+                    RunResult.run_id.in_(waiting), RunResult.uploaded_at < utcnow() - ENERGY_DEADLINE
+                )
+            )
+        )
+        if waiting
+        else set()
+    )
+    return {rid: _energy_read(powers.get(rid), energies.get(rid), late=rid in late) for rid in run_ids}
 
 
 _EMPTY: dict[str, Any] = {k: None for k in EnergyRead.model_fields}
 
 
-def _energy_read(rp: RunPower | None, e: RunEnergy | None) -> EnergyRead:
+def _energy_read(rp: RunPower | None, e: RunEnergy | None, *, late: bool = False) -> EnergyRead:
     base = {**_EMPTY, "estimated": False, "flags": [], "phases": [], "dropped": {}}
     if rp is None:
         return EnergyRead(**{**base, "status": "none", "reason": "no meter configured for this run"})
@@ -206,6 +222,13 @@ def _energy_read(rp: RunPower | None, e: RunEnergy | None) -> EnergyRead:
                 "reason": rp.reason or "the meter returned no usable samples",
             }
         )
+    if e is None and late:
+        minutes = int(ENERGY_DEADLINE.total_seconds() // 60)
+        reason = (
+            f"not computed within {minutes} minutes of the upload; the server keeps retrying every "
+            "few minutes (see the worker's log)"
+        )
+        return EnergyRead(**{**base, **ident, "status": "failed", "reason": reason})
     if e is None:
         return EnergyRead(**{**base, **ident, "status": "pending", "reason": "being computed"})
     s = e.summary

@@ -10,8 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from backend.compare.service import ENERGY_METRICS, METRICS
 from backend.compare.stats import describe, repeats_for, within_noise
-from backend.models import Run
+from backend.models import ResultJob, Run
+from backend.power.schemas import EnergyRead
 from tests.factories import INVENTORY, MiB, create_agent, create_result, create_run, create_user
 
 MB = 1_000_000
@@ -323,3 +325,35 @@ def test_csv_neutralises_strings_but_keeps_negative_numbers_numeric() -> None:
         "",
         "a=b",
     ]
+
+
+def test_every_metric_carries_its_kind_and_better_from_the_one_table(
+    client: TestClient, session: Session
+) -> None:
+    """Clients chart and colour metrics by `kind`, `better`, `direction` and `percentile`, never by
+    guessing from a key or unit; every key in the table names a stored figure."""
+    keys = [m.key for m in METRICS + ENERGY_METRICS]
+    assert len(keys) == len(set(keys))
+    assert {m.key for m in METRICS} <= set(ResultJob.__table__.columns.keys())
+    assert {m.key for m in ENERGY_METRICS} <= set(EnergyRead.model_fields)
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(session, agent=a.agent, target_path="/srv/a")
+    figures = {m.key: 1000 for m in METRICS if m.kind != "cpu"}  # the factory sets usr/sys CPU
+    create_result(session, run=run, jobs=[{"name": "rw", "rw": "randrw", "bs_bytes": 4096, **figures}])
+    r = client.get(f"/api/v1/compare?runs={run.id}", headers=u.headers)
+    assert r.status_code == 200, r.text
+    got = {m["key"]: m for m in r.json()["jobs"][0]["metrics"]}
+    assert set(got) == {*figures, "usr_cpu_pct", "sys_cpu_pct"}
+    shape = {k: (m["kind"], m["better"], m["direction"], m["percentile"]) for k, m in got.items()}
+    assert shape["read_iops"] == ("iops", "higher", "read", None)
+    assert shape["write_bw_bytes"] == ("bandwidth", "higher", "write", None)
+    assert shape["read_clat_p99_ns"] == ("latency", "lower", "read", 99.0)
+    assert shape["write_clat_p999_ns"] == ("latency", "lower", "write", 99.9)
+    assert shape["read_lat_mean_ns"] == ("latency", "lower", "read", None)
+    assert shape["sys_cpu_pct"] == ("cpu", "lower", None, None)
+    assert all(m["higher_is_better"] == (m["better"] == "higher") for m in got.values())  # deprecated
+    by_key = {m.key: m for m in ENERGY_METRICS}
+    assert (by_key["iops_per_w"].kind, by_key["iops_per_w"].better) == ("efficiency", "higher")
+    assert (by_key["j_per_gb"].kind, by_key["j_per_gb"].better) == ("efficiency", "lower")
+    assert (by_key["total_j"].kind, by_key["operational_gco2e"].kind) == ("energy", "carbon")

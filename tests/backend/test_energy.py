@@ -3,6 +3,7 @@
 import json
 import math
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -10,7 +11,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from backend.models import PowerSample, RunStatus
+from backend.kit.time import utcnow
+from backend.models import PowerSample, RunResult, RunStatus
 from backend.power import service as power_service
 from backend.run import service as run_service
 from tests.factories import AgentCtx, UserCtx, create_agent, create_run, create_user, engine_document
@@ -343,3 +345,28 @@ def test_result_numbers_beyond_bigint_are_422_not_500(client: TestClient, sessio
     r = client.put(f"/api/v1/runs/{run.id}/result", json={**up, "engine_result": doc}, headers=a.headers)
     assert r.status_code == 201, r.text
     assert client.get(f"/api/v1/runs/{run.id}", headers=u.headers).json()["jobs"][0]["bs_bytes"] is None
+
+
+def test_energy_missing_long_after_the_upload_is_final_failed_with_a_reason(
+    client: TestClient, session: Session
+) -> None:
+    """`pending` means "still coming" (clients poll); energy not computed within the deadline of
+    its upload is `failed` with a reason (clients stop); when the repair computes it, it is `ok`."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run_id, r = upload(client, session, u, a, power_doc())
+    assert r.status_code == 201, r.text
+    e = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["energy"]
+    assert (e["status"], e["reason"]) == ("pending", "being computed")
+    result = session.get(RunResult, run_id)
+    assert result is not None
+    result.uploaded_at = utcnow() - power_service.ENERGY_DEADLINE - timedelta(seconds=1)
+    session.flush()
+    e = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["energy"]
+    assert e["status"] == "failed" and "not computed within 15 minutes" in e["reason"]
+    assert e["tier"] == "inband" and e["total_j"] is None  # the meter is still shown, no figures
+    listed = client.get("/api/v1/runs", headers=u.headers).json()["items"]
+    assert next(i for i in listed if i["id"] == str(run_id))["energy"]["status"] == "failed"
+    power_service.compute(session, run_id=run_id)  # the repair's task finally ran
+    e = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["energy"]
+    assert e["status"] == "ok" and e["reason"] is None

@@ -1166,7 +1166,9 @@ export interface components {
         };
         /**
          * EnergyRead
-         * @description A run's energy and carbon. `status`: ok | pending (being computed) | no_meter_data | none.
+         * @description A run's energy and carbon. `status`: ok | pending (being computed: ask again) | failed (not
+         *     computed in time; `reason` says why) | no_meter_data | none. Every status but `pending` is final
+         *     for a client: it stops polling.
          */
         EnergyRead: {
             /** Accuracy Declared */
@@ -1245,7 +1247,7 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "ok" | "pending" | "no_meter_data" | "none";
+            status: "ok" | "pending" | "failed" | "no_meter_data" | "none";
             /** Tier */
             tier: string | null;
             /** Tier Label */
@@ -1895,14 +1897,42 @@ export interface components {
              */
             tier: "lab" | "bmc" | "pdu" | "plug" | "inband" | "component" | "estimate";
         };
-        /** Metric */
+        /**
+         * Metric
+         * @description One row of the compare table; key, label, unit, kind, better, direction and percentile come
+         *     from the one metric table (`backend/compare/service.py` METRICS / ENERGY_METRICS).
+         */
         Metric: {
-            /** Higher Is Better */
-            higher_is_better: boolean | null;
+            /**
+             * Better
+             * @enum {string}
+             */
+            better: "higher" | "lower";
+            /**
+             * Direction
+             * @description a job metric's I/O direction; null for CPU and energy
+             */
+            direction: ("read" | "write") | null;
+            /**
+             * Higher Is Better
+             * @deprecated
+             * @description deprecated: `better == "higher"`
+             */
+            higher_is_better: boolean;
             /** Key */
             key: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "iops" | "bandwidth" | "latency" | "cpu" | "power" | "time" | "energy" | "efficiency" | "carbon";
             /** Label */
             label: string;
+            /**
+             * Percentile
+             * @description a latency percentile (99.0 for p99); null for the others
+             */
+            percentile: number | null;
             /** Ratios */
             ratios: (number | null)[];
             /** Stats */

@@ -5,23 +5,12 @@ import {
   columnLabels,
   compareBarCharts,
   energyBarCharts,
-  metricKind,
   pickLikeRuns,
   ratioBarChart,
   runLabels,
   unmatchedJobs,
 } from "./compare";
 import { toThroughputSeries } from "./series";
-
-describe("metricKind", () => {
-  it.each([
-    [{ key: "read_iops", unit: "iops" }, "iops"],
-    [{ key: "read_bw_bytes", unit: "bytes/s" }, "throughput"],
-    [{ key: "read_clat_p99_ns", unit: "ns" }, "p99"],
-    [{ key: "read_clat_p999_ns", unit: "ns" }, null],
-    [{ key: "read_clat_p50_ns", unit: "ns" }, null],
-  ])("%o → %s", (m, kind) => expect(metricKind(m)).toBe(kind));
-});
 
 const run = (id: string, name: string | null) => ({ id, name }) as RunRead;
 
@@ -39,6 +28,51 @@ describe("runLabels", () => {
 });
 
 describe("compareBarCharts", () => {
+  it("picks metrics by the server's kind and percentile, never by key or unit", () => {
+    const cmp = comparison(
+      [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")],
+      [
+        {
+          name: "job",
+          metrics: [
+            // keys and units that a name-based guess would misread
+            metric("ops_rate", "Ops", "bytes/s", [10, 20], {
+              kind: "iops",
+              better: "higher",
+              direction: "read",
+            }),
+            metric("iops_bw", "Transfer", "iops", [1e6, 2e6], {
+              kind: "bandwidth",
+              better: "higher",
+              direction: "read",
+            }),
+            metric("tail", "Tail", "ns", [5e6, 1e6], {
+              kind: "latency",
+              better: "lower",
+              direction: "write",
+              percentile: 99,
+            }),
+            metric("read_clat_p999_ns", "Read p99.9", "ns", [9e6, 8e6]),
+            metric("read_clat_p50_ns", "Read p50", "ns", [1e6, 1e6]),
+            metric("usr_cpu_pct", "CPU user", "%", [1, 2]),
+          ],
+        },
+      ],
+    );
+    const charts = compareBarCharts(cmp);
+    expect(charts.map((c) => [c.kind, c.rows])).toEqual([
+      ["iops", [{ category: "job", c0: 10, c1: 20 }]],
+      ["throughput", [{ category: "job", c0: 1, c1: 2 }]],
+      ["p99", [{ category: "job", c0: 5, c1: 1 }]],
+    ]);
+    // the ratio chart names each bar by the server's direction
+    expect(ratioBarChart(cmp)?.rows.map((r) => r.category)).toEqual([
+      "job read IOPS",
+      "job read Throughput",
+      "job write p99 latency",
+    ]);
+  });
+
   it("builds one chart per headline metric in display units, one series per column", () => {
     const cmp = comparison(
       [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")],
@@ -193,6 +227,14 @@ describe("pickLikeRuns", () => {
       workload: { jobs: [{ name: "a", bs_bytes: 4096 }] },
     } as unknown as RunRead;
     expect(pickLikeRuns([big, small])).toEqual([]);
+  });
+  it("pairs runs of the same jobs under other names, as the server's fingerprint does", () => {
+    const mine = { id: "mine", workload: { jobs: [{ name: "mine", bs_bytes: 4096 }] } };
+    const yours = { id: "yours", workload: { jobs: [{ name: "yours", bs_bytes: 4096 }] } };
+    expect(pickLikeRuns([mine, yours] as unknown as RunRead[]).map((x) => x.id)).toEqual([
+      "yours",
+      "mine",
+    ]);
   });
   it("pairs runs of the same jobs under other names, as the server's fingerprint does", () => {
     const mine = { id: "mine", workload: { jobs: [{ name: "mine", bs_bytes: 4096 }] } };

@@ -36,22 +36,20 @@ export function columnLabels(cmp: Pick<CompareRead, "columns" | "runs" | "group_
   );
 }
 
-type MetricKind = "iops" | "throughput" | "p99";
+/** The headline charts and which metrics they show, by the server's `kind` and `percentile`. */
+const HEADLINES = [
+  { kind: "iops", title: "IOPS", shows: (m: CompareMetric) => m.kind === "iops" },
+  { kind: "throughput", title: "Throughput", shows: (m: CompareMetric) => m.kind === "bandwidth" },
+  {
+    kind: "p99",
+    title: "p99 latency",
+    shows: (m: CompareMetric) => m.kind === "latency" && m.percentile === 99,
+  },
+] as const;
 
-/** Which headline figure a compare metric is, from its key and unit (null for the rest). */
-export function metricKind(m: Pick<CompareMetric, "key" | "unit">): MetricKind | null {
-  const key = m.key.toLowerCase();
-  const unit = m.unit.toLowerCase();
-  if (key.includes("iops") || unit === "iops" || unit === "io/s") return "iops";
-  if (key.includes("bw") || unit === "bytes/s" || unit === "b/s") return "throughput";
-  if (/p99(?![._]?9)/.test(key) && !key.includes("p999")) return "p99";
-  return null;
-}
-
-/** "read" / "write" from a metric key such as read_iops; the key itself otherwise. */
-export function direction(key: string): string {
-  const d = key.split("_")[0] ?? key;
-  return d === "read" || d === "write" ? d : key;
+/** A metric's name within its job's chart rows: its I/O direction, or its label. */
+function side(m: Pick<CompareMetric, "direction" | "label">): string {
+  return m.direction ?? m.label;
 }
 
 /** Jobs that some of the compared columns did not run (their cells are empty). */
@@ -70,12 +68,6 @@ interface BarChartData {
   series: { key: string; label: string }[];
   log: boolean | "auto";
 }
-
-const TITLES: Record<MetricKind, string> = {
-  iops: "IOPS",
-  throughput: "Throughput",
-  p99: "p99 latency",
-};
 
 function seriesOf(cmp: Pick<CompareRead, "columns" | "runs" | "group_by">) {
   return columnLabels(cmp).map((label, i) => ({ key: `c${i}`, label }));
@@ -98,15 +90,13 @@ function maxOf(values: (number | null)[][]): number {
 export function compareBarCharts(cmp: CompareRead): BarChartData[] {
   const series = seriesOf(cmp);
   const out: BarChartData[] = [];
-  for (const kind of ["iops", "throughput", "p99"] as const) {
+  for (const { kind, title, shows } of HEADLINES) {
     const picked: { category: string; values: (number | null)[] }[] = [];
     for (const job of cmp.jobs) {
-      const metrics = job.metrics.filter(
-        (m) => metricKind(m) === kind && m.values.some((v) => v !== null),
-      );
+      const metrics = job.metrics.filter((m) => shows(m) && m.values.some((v) => v !== null));
       for (const m of metrics) {
         picked.push({
-          category: metrics.length > 1 ? `${job.name} ${direction(m.key)}` : job.name,
+          category: metrics.length > 1 ? `${job.name} ${side(m)}` : job.name,
           values: m.values,
         });
       }
@@ -124,7 +114,7 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
     }
     out.push({
       kind,
-      title: TITLES[kind],
+      title,
       unit,
       rows: picked.map((p) => rowOf(p.category, p.values, scale)),
       series,
@@ -136,7 +126,7 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
 
 /**
  * The headline metrics as ratios to the baseline column, one bar per other column: this chart
- * changes when the baseline does. p99 ratios below 1 are better (less latency).
+ * changes when the baseline does. Whether above 1 is better is each metric's `better`.
  */
 export function ratioBarChart(cmp: CompareRead): BarChartData | null {
   const labels = columnLabels(cmp);
@@ -146,10 +136,10 @@ export function ratioBarChart(cmp: CompareRead): BarChartData | null {
   const rows: Record<string, string | number | null>[] = [];
   for (const job of cmp.jobs) {
     for (const m of job.metrics) {
-      const kind = metricKind(m);
-      if (!kind || m.ratios.every((r) => r === null)) continue;
+      const headline = HEADLINES.find((h) => h.shows(m));
+      if (!headline || m.ratios.every((r) => r === null)) continue;
       const row: Record<string, string | number | null> = {
-        category: `${job.name} ${direction(m.key)} ${TITLES[kind]}`,
+        category: `${job.name} ${side(m)} ${headline.title}`,
       };
       for (const i of others) row[`c${i}`] = m.ratios[i] ?? null;
       rows.push(row);

@@ -36,6 +36,45 @@ export function flagText(
   }
 }
 
+/**
+ * Whether the server is still computing a run's energy. Every other status is final (ok, failed
+ * with a reason, no meter data, no meter): the UI polls only while this is true.
+ */
+export function energyComputing(e: Pick<EnergyRead, "status">): boolean {
+  return e.status === "pending";
+}
+
+/** A few words for a run's energy when it has no figures, for table cells and column notes. */
+export function energyStateShort(e: Pick<EnergyRead, "status">): string {
+  switch (e.status) {
+    case "ok":
+      return "";
+    case "pending":
+      return "computing…";
+    case "failed":
+      return "unavailable";
+    case "no_meter_data":
+      return "no meter data";
+    case "none":
+      return "no meter";
+  }
+}
+
+/** The sentence for a run's energy when it has no figures: its state and the server's reason. */
+export function energyStateText(e: Pick<EnergyRead, "status" | "reason">): string {
+  switch (e.status) {
+    case "ok":
+      return "";
+    case "pending":
+      return "energy: computing…";
+    case "failed":
+    case "no_meter_data":
+      return `energy unavailable: ${e.reason ?? "no reason given"}`;
+    case "none":
+      return "energy unavailable: no meter configured for this run";
+  }
+}
+
 /** How to get energy figures when a run had no meter. */
 export const ADD_METER_HINT =
   "Configure a wattmeter on the agent (iowatt-agent meters list, then meters set SPEC) or give a meter spec in the new-run form, e.g. ipmi://bmc-host, shelly://plug-host, hwmon:/sys/class/hwmon/hwmon3/power1_input or estimate:IDLE_W,ACTIVE_W (datasheet watts, e.g. estimate:5,9.5) for a labelled estimate.";

@@ -1,6 +1,7 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import { isActive, type RunCreate, type RunStatus } from "../client/types";
+import { energyComputing } from "../lib/energy";
 import { keys } from "./keys";
 
 /** How often lists and pages poll while a run is queued, assigned or running. */
@@ -21,17 +22,40 @@ export const runsQuery = (params: RunListParams = {}) =>
       query.state.data?.items.some((r) => isActive(r.status)) ? LIVE_INTERVAL_MS : 10_000,
   });
 
+/** Energy the server is still computing is asked for again after 2 s, doubling up to 30 s. */
+export const ENERGY_POLL_MAX_MS = 30_000;
+
+/** The wait before the next poll after `n` answers in a row said the energy is being computed. */
+export function energyPollDelay(n: number): number {
+  return Math.min(ENERGY_POLL_MAX_MS, LIVE_INTERVAL_MS * 2 ** Math.max(0, n - 1));
+}
+
+/** Per run query: how many answers in a row said "computing", and the last one counted. */
+const computingAnswers = new WeakMap<object, { at: number; n: number }>();
+
 export const runQuery = (id: string) =>
   queryOptions({
     queryKey: keys.runs.detail(id),
     queryFn: async () =>
       unwrap(await api.GET("/api/v1/runs/{run_id}", { params: { path: { run_id: id } } })),
-    // Also polled while the worker computes the run's energy from its power samples.
-    refetchInterval: (query) =>
-      query.state.data &&
-      (isActive(query.state.data.status) || query.state.data.energy.status === "pending")
-        ? LIVE_INTERVAL_MS
-        : false,
+    // Live while the run is active; then, while the server computes its energy, with back-off;
+    // not at all once the energy is final (computed, failed, or never measurable).
+    refetchInterval: (query) => {
+      const run = query.state.data;
+      if (!run) return false;
+      if (isActive(run.status)) return LIVE_INTERVAL_MS;
+      if (!energyComputing(run.energy)) {
+        computingAnswers.delete(query);
+        return false;
+      }
+      const seen = computingAnswers.get(query) ?? { at: -1, n: 0 };
+      if (seen.at !== query.state.dataUpdatedAt) {
+        seen.at = query.state.dataUpdatedAt;
+        seen.n += 1;
+        computingAnswers.set(query, seen);
+      }
+      return energyPollDelay(seen.n);
+    },
   });
 
 /**

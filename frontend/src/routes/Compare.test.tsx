@@ -316,7 +316,7 @@ describe("Runs page", () => {
     expect(within(rows[1] as HTMLElement).getByTestId("run-energy").textContent).toBe(
       "3.96 kJ BMC",
     );
-    expect(within(rows[0] as HTMLElement).getByTestId("run-energy").textContent).toBe("—");
+    expect(within(rows[0] as HTMLElement).getByTestId("run-energy").textContent).toBe("no meter");
     const compare = screen.getByTestId("compare-button") as HTMLButtonElement;
     expect(compare.disabled).toBe(true);
     fireEvent.click(within(rows[0] as HTMLElement).getByTestId("run-select"));

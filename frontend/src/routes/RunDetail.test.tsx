@@ -158,7 +158,9 @@ describe("RunDetail", () => {
       "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
     });
     renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
-    expect((await screen.findByTestId("energy-pending")).textContent).toContain("Computing");
+    expect((await screen.findByTestId("energy-pending")).textContent).toContain(
+      "energy: computing…",
+    );
     const total = await screen.findByTestId("energy-total", {}, { timeout: 5000 });
     expect(total.textContent).toContain("3.963 ± 0.012 kJ");
     expect(screen.getByTestId("energy-panel").dataset.status).toBe("ok");

@@ -7,6 +7,7 @@ import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { workloadTag } from "../lib/compare";
+import { energyStateShort, energyStateText } from "../lib/energy";
 import { formatEnergy, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
 import { describeWorkload } from "../lib/workload";
 import { runQuery, runsQuery } from "../queries/runs";
@@ -31,8 +32,11 @@ function EnergyCell({ energy }: { energy: RunRead["energy"] }) {
       </>
     );
   }
-  const text = { none: "—", pending: "computing…", no_meter_data: "no meter data" }[energy.status];
-  return <span className="muted small">{text}</span>;
+  return (
+    <span className="muted small" title={energyStateText(energy)}>
+      {energyStateShort(energy)}
+    </span>
+  );
 }
 
 export function RunsTable({

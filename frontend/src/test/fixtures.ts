@@ -144,8 +144,30 @@ export const POWER_SERIES = {
 };
 
 type Metric = CompareRead["jobs"][number]["metrics"][number];
+type MetricShape = Pick<Metric, "kind" | "better" | "direction" | "percentile">;
 
-/** A compare metric; ratios default to value ÷ values[base]. */
+/** What the server's metric table (backend/compare/service.py) sends for the keys tests use. */
+const SERVER_METRICS: Record<string, MetricShape> = {
+  read_iops: { kind: "iops", better: "higher", direction: "read", percentile: null },
+  write_iops: { kind: "iops", better: "higher", direction: "write", percentile: null },
+  read_bw_bytes: { kind: "bandwidth", better: "higher", direction: "read", percentile: null },
+  write_bw_bytes: { kind: "bandwidth", better: "higher", direction: "write", percentile: null },
+  read_clat_p50_ns: { kind: "latency", better: "lower", direction: "read", percentile: 50 },
+  read_clat_p99_ns: { kind: "latency", better: "lower", direction: "read", percentile: 99 },
+  write_clat_p99_ns: { kind: "latency", better: "lower", direction: "write", percentile: 99 },
+  read_clat_p999_ns: { kind: "latency", better: "lower", direction: "read", percentile: 99.9 },
+  usr_cpu_pct: { kind: "cpu", better: "lower", direction: null, percentile: null },
+  idle_w: { kind: "power", better: "lower", direction: null, percentile: null },
+  load_w_mean: { kind: "power", better: "lower", direction: null, percentile: null },
+  runtime_s: { kind: "time", better: "lower", direction: null, percentile: null },
+  total_j: { kind: "energy", better: "lower", direction: null, percentile: null },
+  j_per_gb: { kind: "efficiency", better: "lower", direction: null, percentile: null },
+  iops_per_w: { kind: "efficiency", better: "higher", direction: null, percentile: null },
+  operational_gco2e: { kind: "carbon", better: "lower", direction: null, percentile: null },
+  gco2e_per_tb: { kind: "carbon", better: "lower", direction: null, percentile: null },
+};
+
+/** A compare metric as the server sends it; ratios default to value ÷ values[base]. */
 export function metric(
   key: string,
   label: string,
@@ -155,11 +177,14 @@ export function metric(
 ): Metric {
   const { base = 0, ...rest } = over;
   const b = values[base];
+  const shape = SERVER_METRICS[key];
+  if (!shape && !rest.kind) throw new Error(`fixture metric ${key}: give its kind and better`);
   return {
     key,
     label,
     unit,
-    higher_is_better: null,
+    ...(shape ?? { kind: "cpu", better: "lower", direction: null, percentile: null }),
+    higher_is_better: (rest.better ?? shape?.better) === "higher",
     values,
     ratios: values.map((v) => (v == null || b == null || b === 0 ? null : v / b)),
     stats: values.map((v) =>

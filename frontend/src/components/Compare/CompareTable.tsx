@@ -2,10 +2,10 @@ import type { CompareMetric, CompareRead } from "../../client/types";
 import { columnValidity } from "../../lib/compare";
 import { formatPercent, formatRatio, formatWithUnit } from "../../lib/format";
 
-/** "better" / "worse" for a ratio, from whether higher is better; null when it cannot say. */
-function ratioTone(ratio: number | null, higherIsBetter: boolean | null): string {
-  if (ratio === null || higherIsBetter === null || ratio === 1) return "";
-  return ratio > 1 === higherIsBetter ? "better" : "worse";
+/** "better" / "worse" for a ratio by the server's `better` of the metric; "" when equal or none. */
+export function ratioTone(ratio: number | null, better: CompareMetric["better"]): string {
+  if (ratio === null || ratio === 1) return "";
+  return ratio > 1 === (better === "higher") ? "better" : "worse";
 }
 
 /** The repeat statistics line under a grouped value: n, CV and the 95 % CI. */
@@ -99,7 +99,7 @@ export function MetricTable({
                 const noise = m.within_noise[i];
                 return (
                   <td
-                    className={`num ratio ${ratioTone(r, m.higher_is_better)}`}
+                    className={`num ratio ${ratioTone(r, m.better)}`}
                     key={data.columns[i]?.key ?? i}
                     data-testid="ratio-cell"
                   >

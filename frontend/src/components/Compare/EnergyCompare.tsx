@@ -1,23 +1,18 @@
 import type { CompareRead } from "../../client/types";
 import { columnLabels, columnRuns, columnTiers, energyBarCharts } from "../../lib/compare";
+import { energyStateShort } from "../../lib/energy";
 import { formatEnergy, formatRatio, formatSeconds, formatWatts } from "../../lib/format";
 import { GroupedBarChart } from "../charts/GroupedBarChart";
 import { TierBadge } from "../Energy/TierBadge";
 import { MetricTable } from "./CompareTable";
-
-const STATE_NOTE: Record<string, string> = {
-  none: "no meter",
-  no_meter_data: "no meter data",
-  pending: "computing…",
-};
 
 function TierCell({ data, runIds }: { data: CompareRead; runIds: string[] }) {
   const tiers = columnTiers(data, runIds);
   const states = [
     ...new Set(
       columnRuns(data, runIds)
-        .map((r) => r.energy.status)
-        .filter((st) => st !== "ok"),
+        .filter((r) => r.energy.status !== "ok")
+        .map((r) => energyStateShort(r.energy)),
     ),
   ];
   return (
@@ -28,7 +23,7 @@ function TierCell({ data, runIds }: { data: CompareRead; runIds: string[] }) {
       {states.map((st) => (
         <span key={st} className="muted small">
           {" "}
-          {STATE_NOTE[st] ?? st}
+          {st}
         </span>
       ))}
     </>

@@ -49,7 +49,22 @@ describe("EnergyPanel", () => {
       tier: "bmc",
       tier_label: "BMC",
     });
-    expect(screen.getByTestId("energy-pending").textContent).toContain("Computing");
+    expect(screen.getByTestId("energy-pending").textContent).toContain("energy: computing…");
+  });
+
+  it("says energy is unavailable with the server's reason once it failed", () => {
+    show({
+      ...NO_ENERGY,
+      status: "failed",
+      reason: "not computed within 15 minutes of the upload",
+      tier: "bmc",
+      tier_label: "BMC",
+    });
+    expect(screen.getByTestId("energy-panel").dataset.status).toBe("failed");
+    expect(screen.getByTestId("energy-failed").textContent).toContain(
+      "energy unavailable: not computed within 15 minutes of the upload",
+    );
+    expect(screen.queryByTestId("energy-figures")).toBeNull();
   });
 
   it("shows figures with units, ± uncertainty, carbon basis and flags in words", async () => {

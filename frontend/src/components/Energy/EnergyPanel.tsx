@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import type { EnergyRead, RunSeries } from "../../client/types";
-import { ADD_METER_HINT, flagText, powerChartData } from "../../lib/energy";
+import { ADD_METER_HINT, energyStateText, flagText, powerChartData } from "../../lib/energy";
 import { errorMessage } from "../../lib/errors";
 import {
   formatCo2,
@@ -116,8 +116,21 @@ export function EnergyPanel({
       <section className="card energy" data-testid="energy-panel" data-status="pending">
         {head}
         <p className="muted" data-testid="energy-pending">
-          Computing energy and carbon from the stored samples…
+          <strong>{energyStateText(energy)}</strong> The server integrates the stored samples; this
+          page asks again, less often as time goes on.
         </p>
+        <PowerChart runId={runId} energy={energy} series={series} />
+      </section>
+    );
+  }
+  if (energy.status === "failed") {
+    return (
+      <section className="card energy" data-testid="energy-panel" data-status="failed">
+        {head}
+        <div className="alert alert-warn" data-testid="energy-failed">
+          <strong>{energyStateText(energy)}</strong> The run itself is valid; reload the page later
+          to see whether the server's retry computed it.
+        </div>
         <PowerChart runId={runId} energy={energy} series={series} />
       </section>
     );
