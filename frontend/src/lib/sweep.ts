@@ -3,6 +3,7 @@
 // Figure 1, the student report's graphs).
 import type { JobSpec } from "../client/types";
 import { formatBytes } from "./format";
+import { jobKey } from "./workload";
 
 type SweepParam = "bs_bytes" | "numjobs";
 
@@ -14,13 +15,9 @@ interface Sweep {
   points: { job: string; x: number }[];
 }
 
-const IGNORED = new Set(["name"]);
-
+/** Everything but the swept parameter, as workload identity sees a job (lib/workload.ts). */
 function signature(j: JobSpec, param: SweepParam): string {
-  const rest = Object.entries(j)
-    .filter(([k]) => k !== param && !IGNORED.has(k))
-    .sort(([a], [b]) => a.localeCompare(b));
-  return JSON.stringify(rest);
+  return jobKey(j, param);
 }
 
 /**

@@ -24,17 +24,26 @@ const LATER_JOB_FIELDS: Record<string, unknown> = { end_fsync: false, io_size_by
 
 type Jobs = { jobs: readonly object[] };
 
-/** The jobs as identity sees them, keys sorted, as one string: equal strings, same workload. */
-export function workloadKey(workload: Jobs | null | undefined): string {
-  const jobs = (workload?.jobs ?? []).map((job) =>
-    Object.fromEntries(
-      Object.entries(job)
-        .filter(
-          ([k, v]) =>
-            !IGNORED_JOB_FIELDS.has(k) && !(k in LATER_JOB_FIELDS && v === LATER_JOB_FIELDS[k]),
-        )
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    ),
+/** A job as identity sees it, keys sorted; `omit` leaves out one more field (a sweep's axis). */
+function canonicalJob(job: object, omit?: string): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(job)
+      .filter(
+        ([k, v]) =>
+          k !== omit &&
+          !IGNORED_JOB_FIELDS.has(k) &&
+          !(k in LATER_JOB_FIELDS && v === LATER_JOB_FIELDS[k]),
+      )
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
   );
-  return JSON.stringify(jobs);
+}
+
+/** The jobs as identity sees them, as one string: equal strings, same workload. */
+export function workloadKey(workload: Jobs | null | undefined): string {
+  return JSON.stringify((workload?.jobs ?? []).map((job) => canonicalJob(job)));
+}
+
+/** One job's identity without `omit`: jobs with equal keys differ only in that field. */
+export function jobKey(job: object, omit?: string): string {
+  return JSON.stringify(canonicalJob(job, omit));
 }
