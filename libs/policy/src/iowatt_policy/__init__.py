@@ -15,7 +15,8 @@ Rules (`check.py`)
     check_target_on_host(target) -> (path the engine opens | None, violations)   agent only
     RULES, ALLOWED_OPTIONS, AGENT_ONLY_OPTIONS
 fio values (`fio.py`)
-    parse_size(text, kb_base), parse_time_ns, parse_u64, parse_bool, parse_bs, parse_bssplit_sizes
+    parse_size(text, kb_base) (iowatt_workload's, re-exported: one size parser, ADR 0013),
+    parse_time_ns, parse_u64, parse_bool, parse_bs, parse_bssplit_sizes
 """
 
 from iowatt_policy.check import (
