@@ -5,6 +5,9 @@ interrupted writes; nothing else on the host, and it says what it removed."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -119,3 +122,34 @@ def test_the_agent_removes_leftovers_when_it_starts(api, agent_config, make_clie
     loop.request_drain("test")
     runner.join(15)
     assert codes == [0]
+
+
+def test_an_engine_the_dead_agent_left_running_is_killed_and_nothing_else(tmp_path, agent_log):
+    state, target = tmp_path / "state", tmp_path / "target"
+    target.mkdir()
+    allow_targets(state, target)
+    run_id = uuid.uuid4()
+    job = job_file(state, run_id, target / f"iowatt-{run_id}.dat")
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    # as the agent starts its engine: its own session, `--progress=jsonl ... JOB_FILE`
+    engine = subprocess.Popen([*sleep, "--progress=jsonl", str(job)], start_new_session=True)
+    # the same command line, not leading its own group: not an engine the agent started
+    decoy = subprocess.Popen([*sleep, "--progress=jsonl", str(job)])
+    # a group leader naming the job file without the engine's options (`less JOB_FILE`, say)
+    reader = subprocess.Popen([*sleep, str(job)], start_new_session=True)
+    try:
+        wait_until_running = time.monotonic() + 10
+        while time.monotonic() < wait_until_running:
+            cmdlines = [Path(f"/proc/{p.pid}/cmdline").read_bytes() for p in (engine, decoy, reader)]
+            if all(str(job).encode() in c for c in cmdlines):
+                break
+            time.sleep(0.02)
+        remove_leftovers(state)
+        assert engine.wait(10) == -signal.SIGKILL
+        assert decoy.poll() is None and reader.poll() is None
+        assert f"leftovers.engine_killed pid={engine.pid}" in agent_log.text
+        assert not job.exists()
+    finally:
+        for p in (engine, decoy, reader):
+            p.kill()
+            p.wait()

@@ -3,7 +3,10 @@
 A run that was cut short by a crash or SIGKILL leaves its job file `<state>/jobs/<run_id>.json`
 and, for a directory target, the data file `<target>/iowatt-<run_id>.dat` the engine created
 (a run that ends normally removes both: `measured.run_measured`). At start no run is going
-on, so every such job file is a leftover. A data file is removed only when it is named in a
+on, so every such job file is a leftover, and an engine still running it (in its own session,
+it outlives its agent) is killed first: a process of this uid whose command line ends with the
+job file's path after `--progress=jsonl`, leading its own process group
+(`runner.EngineProcess`), with that group. A data file is removed only when it is named in a
 leftover job file, has exactly the name the agent gives its runs' data files, and lies directly
 in a directory target of the host policy: nothing else on the host is touched. Temp files of an
 interrupted atomic write in the state directory and the spool go too. Everything removed is
@@ -16,6 +19,7 @@ import json
 import logging
 import os
 import re
+import signal
 from pathlib import Path
 from uuid import UUID
 
@@ -45,6 +49,7 @@ def remove_leftovers(state_dir: Path) -> list[Path]:
         run_id = _run_id(job_file.stem)
         if run_id is None or not job_file.is_file() or job_file.is_symlink():
             continue
+        _kill_orphan_engine(job_file)
         data_file = _data_file(job_file, run_id)
         if data_file is not None:
             if policy is None:
@@ -61,6 +66,31 @@ def remove_leftovers(state_dir: Path) -> list[Path]:
     for path in removed:
         log.warning("leftovers.removed path=%s: left behind by a previous agent process", path)
     return removed
+
+
+def _kill_orphan_engine(job_file: Path) -> None:
+    """SIGKILL the process group of an engine still running `job_file` (its session leader)."""
+    wanted = os.fsencode(str(job_file))
+    uid = os.geteuid()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if proc.stat().st_uid != uid:
+                continue
+            argv = (proc / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        if len(argv) < 2 or argv[-1] != wanted or b"--progress=jsonl" not in argv:
+            continue
+        pid = int(proc.name)
+        try:
+            if os.getpgid(pid) != pid:  # the agent starts its engine as a group leader
+                continue
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            continue
+        log.warning("leftovers.engine_killed pid=%d job=%s: left running by a previous agent", pid, job_file)
 
 
 def _run_id(stem: str) -> UUID | None:
