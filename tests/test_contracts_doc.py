@@ -189,7 +189,8 @@ def enum_values(schema: dict[str, Any]) -> set[str] | None:
 def mismatches(shape: Shape | Ref | Enum, schema: dict[str, Any], where: str) -> list[str]:
     if isinstance(shape, Enum):
         values = enum_values(schema)
-        ok = values is None or values == shape.values
+        # a list of choices must be the schema's; one example value must be one of them
+        ok = values is None or values == shape.values or (len(shape.values) == 1 and shape.values <= values)
         return (
             [] if ok else [f"{where}: the doc says {sorted(shape.values)}, the schema {sorted(values or ())}"]
         )
@@ -294,10 +295,44 @@ def table_checks(sec: str) -> tuple[list[Check], set[str]]:
     return checks, used
 
 
+def balanced(text: str, start: int) -> str:
+    """The `{...}` that opens at `start`."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start : i + 1]
+    raise AssertionError(f"unbalanced braces from {text[start : start + 60]!r}")
+
+
+def block_checks(sec: str) -> list[Check]:
+    """```json blocks (`//` comments dropped): `Name = {...}` in them is the schema Name; a block
+    that opens with `{` right after an endpoint's line is that endpoint's 2xx answer."""
+    checks = []
+    for m in re.finditer(r"(?:`([^`\n]+)`\s*)?```json\n(.*?)```", sec, re.S):
+        body = re.sub(r"//[^\n]*", "", m[2])
+        if body.lstrip().startswith("{") and m[1]:
+            ep = re.match(METHOD + r" (/[^?\s]*)", m[1])
+            assert ep, f"a JSON block after {m[1]!r}"
+            code, schema = response_schema(operation(ep[1], ep[2]), None)
+            checks.append(
+                Check(
+                    f"{ep[1]} {ep[2]} → {code} (JSON block)", parse(balanced(body, body.index("{"))), schema
+                )
+            )
+        for named in re.finditer(r"^(\w+) = \{", body, re.M):
+            shape = parse(balanced(body, named.end() - 1))
+            checks.append(
+                Check(f"{named[1]} (JSON block)", shape, {"$ref": f"#/components/schemas/{named[1]}"})
+            )
+    return checks
+
+
 def checks_of(sec: str) -> tuple[list[Check], list[str]]:
     """What §N claims, and the brace spans it left unplaced."""
     checks, in_rows = table_checks(sec)
-    parts = re.split(r"`([^`]+)`", sec)
+    checks += block_checks(sec)
+    parts = re.split(r"`([^`]+)`", re.sub(r"```.*?```", "", sec, flags=re.S))  # spans outside blocks
     spans = [(parts[i].replace("\n", " "), parts[i + 1]) for i in range(1, len(parts), 2)]
     placed: set[int] = {n for n, (span, _) in enumerate(spans) if span in in_rows}
     for n, (span, after) in enumerate(spans):
@@ -348,14 +383,16 @@ def checks_of(sec: str) -> tuple[list[Check], list[str]]:
     return checks, unplaced
 
 
-@pytest.mark.parametrize(("number", "at_least"), [(2, 12), (3, 25)])
+@pytest.mark.parametrize(("number", "at_least"), [(2, 12), (3, 25), (5, 7)])
 def test_every_shape_of_the_section_is_placed_and_checked(number: int, at_least: int) -> None:
     checks, unplaced = checks_of(section(number))
     assert unplaced == [], f"§{number} shapes the test cannot place (name them `Name = {{...}}`): {unplaced}"
     assert len(checks) >= at_least, [c.label for c in checks]
 
 
-@pytest.mark.parametrize("check", checks_of(section(2))[0] + checks_of(section(3))[0], ids=lambda c: c.label)
+@pytest.mark.parametrize(
+    "check", [c for n in (2, 3, 5) for c in checks_of(section(n))[0]], ids=lambda c: c.label
+)
 def test_section_shape_matches_the_openapi(check: Check) -> None:
     if check.shape is None:
         assert check.schema is None, f"{check.label}: the doc says no body, the route returns {check.schema}"
@@ -377,3 +414,12 @@ def test_the_checker_sees_drift() -> None:
     assert mismatches(parse(full.replace('"workload"', '"workload": AgentRead')), run, "RunRead")
     assert mismatches(parse(full.replace('"workload"', '"workload": WorkloadSpec')), run, "RunRead") == []
     assert mismatches(parse(full.replace('"status"', '"status": "queued|done"')), run, "RunRead")
+
+
+def test_section_4_power_example_matches_the_upload_schema() -> None:
+    """§4's example `"power": {...}` is the result upload's `power` (PowerUpload), key for key,
+    with its enums (tier, quantity, status) as the schema has them."""
+    block = section(4).split("```json\n", 1)[1].split("```", 1)[0]
+    shape = parse("{" + block + "}").keys["power"]
+    assert isinstance(shape, Shape)
+    assert mismatches(shape, {"$ref": "#/components/schemas/PowerUpload"}, "§4 power") == []
