@@ -53,10 +53,25 @@ class Postgres:
         """`pg_ctl restart -m fast` (the options of the first start are kept): every connection is
         ended, as an operator's restart or a failover does. Returns the seconds it took."""
         t0 = time.monotonic()
+        data = self.root / "data"
         subprocess.run(
-            _as_pg_user([str(PG_BIN / "pg_ctl"), "-D", str(self.root / "data"), "-m", mode, "-w", "restart"]),
+            _as_pg_user(
+                [
+                    str(PG_BIN / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(data / "server.log"),
+                    "-m",
+                    mode,
+                    "-w",
+                    "restart",
+                ]
+            ),
             check=True,
-            capture_output=True,
+            stdout=subprocess.DEVNULL,  # the server must not hold a pipe of ours open
+            stderr=subprocess.DEVNULL,
+            timeout=60,
         )
         return time.monotonic() - t0
 

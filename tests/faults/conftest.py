@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -231,3 +232,20 @@ def engine_pids(state: Path) -> list[int]:
         if argv and argv[0].endswith(b"iowatt-engine") and str(state).encode() in b" ".join(argv):
             pids.append(int(d.name))
     return pids
+
+
+def sql(r: Rig, query: str, *args: Any) -> list[tuple[Any, ...]]:
+    """Read the stack's database directly (what the API shows could hide a duplicate row)."""
+    import psycopg
+
+    url = r.s.commands["api"][1]["IOWATT_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url) as c:
+        return list(c.execute(query, args).fetchall())
+
+
+def measured_samples(r: Rig, run_id: str) -> int:
+    """The number of power samples the agent measured for the run (its log's power.measured)."""
+    log = (r.s.logs / "agent.log").read_text(errors="replace")
+    found = re.findall(rf"power\.measured run_id={run_id} status=\w+ samples=(\d+)", log)
+    assert found, f"the agent logged no power.measured for {run_id}"
+    return int(found[-1])

@@ -1,0 +1,319 @@
+"""Scenarios 3, 4, 5, 6 and 8 of issue 11: the API killed during uploads, Redis down, the worker
+killed around dispatch, PostgreSQL restarted, duplicate and concurrent re-uploads."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.faults.conftest import Rig, measured_samples, report, rig, sql
+from tests.faults.proxy import Conn
+from tests.stack import FINAL, _wait_http
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults-server")]
+
+
+@pytest.fixture(scope="module")
+def r() -> Iterator[Rig]:
+    with rig(proxy=True) as x:
+        yield x
+
+
+@pytest.fixture(autouse=True)
+def _all_up(r: Rig) -> Iterator[None]:
+    """Each scenario starts from a whole stack (a failed one may have left a part down) and ends
+    with nothing stuck."""
+    if r.redis.proc is None:
+        r.redis.start()
+    for name in ("api", "worker", "beat", "agent"):
+        if not r.s.alive(name):
+            r.s.start(name)
+    _wait_http(f"{r.s.url}/api/v1/health")
+    assert r.proxy is not None
+    r.proxy.hook = None
+    r.proxy.restore()
+    yield
+    r.idle(60)
+
+
+def _stored_once(r: Rig, run_id: str) -> dict[str, Any]:
+    run = r.final(run_id, 90)
+    assert run["status"] == "succeeded", run["error"]
+    assert sql(r, "SELECT count(*) FROM run_results WHERE run_id = %s", uuid.UUID(run_id)) == [(1,)]
+    assert sql(r, "SELECT count(*) FROM result_jobs WHERE run_id = %s", uuid.UUID(run_id)) == [(1,)]
+    energy = r.energy_done(run_id, 30)
+    assert energy["status"] == "ok", energy
+    assert energy["samples"] == measured_samples(r, run_id), "power samples stored once each"
+    assert not r.rejected() and not r.leftovers(run_id)
+    return energy
+
+
+def _is_result_upload(chunk: bytes) -> bool:
+    line = chunk.split(b"\r\n", 1)[0]
+    return line.startswith(b"PUT ") and line.split(b" ")[1].endswith(b"/result")
+
+
+@pytest.mark.parametrize(
+    "moment", ["request-held", "request-passed-0ms", "request-passed-30ms", "response-held"]
+)
+def test_3_api_sigkill_during_the_upload_stores_it_once_with_energy(r: Rig, moment: str) -> None:
+    killed = threading.Event()
+
+    def kill_api() -> None:
+        killed.set()
+        r.s.kill("api")
+
+    def hook(direction: str, chunk: bytes, conn: Conn) -> None:
+        if killed.is_set():
+            return
+        if direction == "request" and _is_result_upload(chunk):
+            conn.marks.add("upload")
+            if moment == "request-held":
+                kill_api()  # the API never sees the upload
+            elif moment.startswith("request-passed"):
+                delay = int(moment.rsplit("-", 1)[1].removesuffix("ms")) / 1000
+                killed.set()
+                threading.Timer(delay, lambda: r.s.kill("api")).start()
+        elif direction == "response" and "upload" in conn.marks and moment == "response-held":
+            kill_api()  # committed, but the agent never hears so
+
+    assert r.proxy is not None
+    r.proxy.hook = hook
+    run_id = r.queue(runtime_s=1)
+    r.until("the API killed during the upload", killed.is_set, 60, every_s=0.05)
+    t0 = time.monotonic()
+    r.until("the API process gone", lambda: not r.s.alive("api"), 10, every_s=0.05)
+    r.s.start("api")
+    _wait_http(f"{r.s.url}/api/v1/health")
+    api_back = time.monotonic() - t0
+    r.final(run_id, 90)
+    stored = time.monotonic() - t0
+    energy = _stored_once(r, run_id)
+    report(
+        f"3 API SIGKILL at {moment}",
+        api_back_s=api_back,
+        stored_after_kill_s=stored,
+        energy_after_kill_s=time.monotonic() - t0,
+        samples=energy["samples"],
+    )
+
+
+def test_4_redis_down_at_post_runs_is_503_with_nothing_or_201_and_dispatched_later(r: Rig) -> None:
+    before = len(r.runs())
+    r.redis.stop()
+    try:
+        created = r.create(runtime_s=1)
+        assert created.status_code in (201, 503), (created.status_code, created.text)
+        assert created.headers["content-type"].startswith("application/json"), created.text
+    finally:
+        t0 = time.monotonic()
+        r.redis.start()
+    if created.status_code == 503:
+        assert len(r.runs()) == before, "a 503 created nothing"
+        report("4 Redis down at POST /runs", status=503)
+        return
+    run_id = created.json()["id"]
+    r.status_in(run_id, {"running", *FINAL}, 60)
+    dispatched = time.monotonic() - t0
+    _stored_once(r, run_id)
+    report("4 Redis down at POST /runs", status=201, started_after_redis_back_s=dispatched)
+    assert len(r.runs()) == before + 1
+    assert dispatched <= 10, f"dispatched {dispatched:.1f} s after Redis returned"
+
+
+def test_4_redis_down_during_the_run_and_upload_loses_nothing(r: Rig) -> None:
+    run_id = r.queue(runtime_s=2)
+    r.status_in(run_id, {"running"}, 30)
+    r.redis.stop()
+    try:
+        run = r.final(run_id, 60)  # the upload needs no Redis: stored, its energy task waits
+        assert run["status"] == "succeeded", run["error"]
+    finally:
+        r.redis.start()
+    t0 = time.monotonic()
+    energy = _stored_once(r, run_id)
+    report(
+        "4 Redis down during run+upload",
+        energy_after_redis_back_s=time.monotonic() - t0,
+        samples=energy["samples"],
+    )
+
+
+@pytest.mark.parametrize("when", ["before", "right-after"])
+def test_5_worker_sigkill_around_dispatch_dispatches_within_10s_of_its_return(r: Rig, when: str) -> None:
+    if when == "before":
+        r.s.kill("worker")
+        run_id = r.queue(runtime_s=1)
+    else:
+        run_id = r.queue(runtime_s=1)
+        r.s.kill("worker")
+    time.sleep(2)
+    r.s.start("worker")
+    t0 = time.monotonic()
+    r.status_in(run_id, {"running", *FINAL}, 60)
+    dispatched = time.monotonic() - t0
+    _stored_once(r, run_id)
+    report(f"5 worker SIGKILL {when} dispatch", started_after_worker_back_s=dispatched)
+    assert dispatched <= 10, f"dispatched {dispatched:.1f} s after the worker returned"
+
+
+def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> None:
+    runs = [r.queue(runtime_s=1) for _ in range(3)]
+    r.status_in(runs[0], {"running"}, 30)
+    took = [r.pg.restart()]  # a run running, two queued waiting for dispatch
+    r.until("the first run's upload", lambda: r.run(runs[0])["status"] in FINAL, 30, every_s=0.1)
+    took.append(r.pg.restart())  # around the first upload's energy task and the next dispatch
+    t0 = time.monotonic()
+    for run_id in runs:
+        _stored_once(r, run_id)
+    report("6 PostgreSQL fast restart x2", restart_s=max(took), all_done_after_s=time.monotonic() - t0)
+    assert all(r.s.alive(n) for n in ("api", "worker", "beat", "agent"))
+
+
+def _fake_agent(r: Rig, target: Path) -> tuple[str, str]:
+    """A second enrolled host whose protocol the test speaks itself: (agent id, token)."""
+    import json
+    import os
+    import subprocess
+
+    from tests.stack import BIN, REPO
+
+    state = r.s.workdir / "fake-agent"
+    env = {**r.s.commands["api"][1]}
+    token = subprocess.run(
+        [str(BIN / "iowatt-server"), "enrollment-token"],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    cli_env = {**os.environ, "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(r.s.workdir / "fake-dropin")}
+    subprocess.run(
+        [str(BIN / "iowatt-agent"), "targets", "add", str(target), "--state-dir", str(state)],
+        env=cli_env,
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            str(BIN / "iowatt-agent"),
+            "enroll",
+            "--server",
+            r.s.url,
+            "--token-file",
+            "-",
+            "--name",
+            "fake",
+            "--state-dir",
+            str(state),
+        ],
+        env=cli_env,
+        input=token.encode(),
+        check=True,
+        capture_output=True,
+    )
+    cfg = json.loads((state / "agent.json").read_text())
+    inventory = subprocess.run(
+        [str(BIN / "iowatt-agent"), "inventory", "--json", "--state-dir", str(state)],
+        env=cli_env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    put = httpx.put(
+        f"{r.s.url}/api/v1/agents/{cfg['agent_id']}/inventory",
+        content=inventory,
+        headers={"Authorization": f"Bearer {cfg['agent_token']}", "Content-Type": "application/json"},
+    )
+    assert put.status_code == 200, put.text
+    return str(cfg["agent_id"]), str(cfg["agent_token"])
+
+
+def test_8_duplicate_and_concurrent_re_uploads_are_idempotent(r: Rig) -> None:
+    done = r.queue(runtime_s=1)
+    r.final(done)
+    with r.api() as api:
+        engine_result = api.get(f"/runs/{done}/result").json()["engine_result"]
+    target = r.s.workdir / "fake-target"
+    target.mkdir()
+    agent_id, token = _fake_agent(r, target)
+    agent = httpx.Client(
+        base_url=f"{r.s.url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
+    with agent:
+        hb = {"state": "idle", "current_run_id": None, "agent_version": "fake"}
+        assert agent.post(f"/agents/{agent_id}/heartbeat", json=hb).status_code == 200
+        with r.api() as api:
+            created = api.post(
+                "/runs",
+                json={
+                    "agent_id": agent_id,
+                    "target_path": str(target),
+                    "workload": {
+                        "jobs": [
+                            {
+                                "name": "fault-randwrite",
+                                "rw": "randwrite",
+                                "bs_bytes": 4096,
+                                "size_bytes": 4 << 20,
+                                "runtime_s": 1,
+                                "time_based": True,
+                                "ioengine": "psync",
+                            }
+                        ]
+                    },
+                    "meter": "",
+                },
+            )
+            assert created.status_code == 201, created.text
+            run_id = created.json()["id"]
+        lease = None
+        deadline = time.monotonic() + 30
+        while lease is None and time.monotonic() < deadline:
+            lease = agent.post(f"/agents/{agent_id}/lease", params={"wait_s": 5}).json()["lease"]
+        assert lease and lease["run_id"] == run_id, lease
+        assert agent.post(f"/runs/{run_id}/start", json={"lease_id": lease["lease_id"]}).status_code == 200
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        body = {
+            "lease_id": lease["lease_id"],
+            "engine_result": engine_result,
+            "engine_exit_code": 0,
+            "started_at": now,
+            "finished_at": now,
+            "agent_version": "fake",
+        }
+        same = str(uuid.uuid4())
+        ids = [same] * 8 + [str(uuid.uuid4()) for _ in range(4)]
+
+        def put(upload_id: str) -> tuple[str, int]:
+            with httpx.Client(
+                base_url=f"{r.s.url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=30
+            ) as c:
+                return upload_id, c.put(
+                    f"/runs/{run_id}/result", json={**body, "upload_id": upload_id}
+                ).status_code
+
+        with ThreadPoolExecutor(len(ids)) as pool:
+            answers = list(pool.map(put, ids))
+        again = put(same)
+    created_by = [u for u, code in answers if code == 201]
+    report("8 concurrent re-uploads", answers=sorted(code for _, code in answers), again=again[1])
+    assert len(created_by) == 1, answers
+    winner = created_by[0]
+    for u, code in answers:
+        if code != 201:  # the winner's id again: "already stored"; another id: refused
+            assert code == (200 if u == winner else 409), (u, code, winner)
+    assert again[1] == (200 if same == winner else 409)
+    assert sql(
+        r, "SELECT count(*), min(upload_id::text) FROM run_results WHERE run_id = %s", uuid.UUID(run_id)
+    ) == [(1, winner)]
+    assert r.run(run_id)["status"] == "succeeded"
