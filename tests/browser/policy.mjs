@@ -239,7 +239,10 @@ try {
     const confirm = page.getByTestId("destructive-confirm");
     check(await confirm.isDisabled(), "confirm enabled before typing");
     await page.getByTestId("destructive-input").fill(MODEL.toLowerCase());
-    await page.waitForTimeout(200);
+    // React has handled the input and the page has painted since (two frames), not a fixed 200 ms
+    await page.evaluate(
+      () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))),
+    );
     check(await confirm.isDisabled(), "a lower-case model confirms");
     await page.getByTestId("destructive-input").fill(MODEL);
     await page.waitForFunction(
