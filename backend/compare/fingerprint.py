@@ -8,6 +8,7 @@ from typing import Any
 
 from iowatt_workload import canonical_jobs, workload_fingerprint
 
+from backend.agent.schemas import Inventory
 from backend.workload.schemas import load_spec
 
 
@@ -18,10 +19,10 @@ def canonical_workload(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def host_facts(inventory: dict[str, Any] | None, device_facts: dict[str, Any] | None) -> dict[str, Any]:
-    inv = inventory or {}
+    inv = Inventory.read(inventory)  # the stored inventory, read by its one schema
     dev = device_facts or {}
     return {
-        "kernel": (inv.get("os") or {}).get("kernel"),
+        "kernel": inv.os.kernel if inv is not None and inv.os is not None else None,
         "fstype": dev.get("fstype"),
         "mount_options": dev.get("mount_options"),
     }

@@ -1,7 +1,7 @@
 """Reasons a number may not mean what it seems, shown next to it (issue 5's validity flags)."""
 
-from typing import Any
 
+from backend.agent.schemas import Inventory
 from backend.models import Agent, Device, Run
 from backend.run.schemas import RunRead
 
@@ -12,8 +12,8 @@ LINE_RATE = {"sata": 600e6, "sas": 1200e6, "usb": 625e6}
 
 def flags_for(run: Run, read: RunRead, agent: Agent | None, device: Device | None) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
-    inv: dict[str, Any] = (agent.inventory if agent else None) or {}
-    mem = inv.get("mem_bytes")
+    inv = (Inventory.read(agent.inventory) if agent else None) or Inventory()
+    mem = inv.mem_bytes
     jobs = run.workload_spec.get("jobs", [])
     if isinstance(mem, int) and any(not j.get("direct") and j.get("size_bytes", 0) < mem for j in jobs):
         out.append(
@@ -32,7 +32,7 @@ def flags_for(run: Run, read: RunRead, agent: Agent | None, device: Device | Non
                 "caches and bursts dominate short runs",
             }
         )
-    virt = inv.get("virtualization")
+    virt = inv.virtualization
     if virt not in (None, "none", ""):
         out.append(
             {

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from backend.agent import service as agent_service
 from backend.agent.schemas import EnrollmentTokenCreate
+from backend.compare.fingerprint import host_facts
 from backend.kit.time import utcnow
 from backend.models import Agent, EnrollmentToken, Membership, Role, RunStatus
 from backend.run import service as run_service
@@ -387,3 +388,10 @@ def test_metrics_exposes_runs_and_agents(client: TestClient) -> None:
     r = client.get("/metrics")
     assert r.status_code == 200
     assert "# TYPE iowatt_runs gauge" in r.text and "# TYPE iowatt_agents gauge" in r.text
+
+
+def test_compare_reads_host_facts_through_the_inventory_schema() -> None:
+    assert host_facts({"os": {"kernel": "6.1.0-18-amd64"}}, {"fstype": "xfs"})["kernel"] == "6.1.0-18-amd64"
+    # a row stored before today's schema: its bad part reads as not reported, never a 500
+    assert host_facts({"os": "Linux 4.19"}, None) == {"kernel": None, "fstype": None, "mount_options": None}
+    assert host_facts(None, None)["kernel"] is None
