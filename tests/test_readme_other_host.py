@@ -168,16 +168,19 @@ def test_readme_install_for_another_host_works_on_a_clean_copy(tmp_path: Path, w
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "PIP_NO_CACHE_DIR": "1",
     }
-    script = script.replace(VENV, str(venv)).replace(BIN, str(bin_dir))
-    p = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    # line by line, as a reader pastes them: each must succeed (in one `bash -e` script the first
+    # command of an `a && b` line could fail unnoticed)
+    for line in lines:
+        line = line.replace(VENV, str(venv)).replace(BIN, str(bin_dir))
+        p = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", line],
+            cwd=checkout,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert p.returncode == 0, f"{line}\n{p.stdout[-3000:]}{p.stderr[-3000:]}"
 
     agent = bin_dir / "iowatt-agent"
     assert agent.is_symlink() and (venv / "bin" / "iowatt-engine").is_file()
