@@ -152,9 +152,13 @@ def _mount_identity(host: _Host, mountpoint: str, source: str, fstype: str, opti
 
 def _from_engine(host: _Host, target_path: str, opened: OpenedTarget) -> Identity | None:
     dev, fs = opened.device, opened.fs
-    fs_facts = (
-        {"mountpoint": fs.mount_point, "fstype": fs.type, "mount_options": fs.mount_options} if fs else {}
-    )
+    fs_facts: dict[str, Any] = {}
+    if fs is not None:
+        # the mount options as the inventory lists them (/proc/mounts), so a device's facts read
+        # the same whichever side named it (the engine reads mountinfo, super options appended)
+        listed = host.mount_for(fs.mount_point)
+        options = listed[3] if listed is not None and listed[0] == fs.mount_point else fs.mount_options
+        fs_facts = {"mountpoint": fs.mount_point, "fstype": fs.type, "mount_options": options}
     if dev is not None:
         if dev.disk.startswith("dm-"):
             mapper = host.disks[dev.disk].dm_name if dev.disk in host.disks else None
@@ -176,7 +180,7 @@ def _from_engine(host: _Host, target_path: str, opened: OpenedTarget) -> Identit
         key, name, kind, facts = _block(host, dev.disk, dev.disk, engine_facts)
         return Identity(key, name, kind, {**facts, **fs_facts})
     if fs is not None:  # no block device under the file's st_dev: tmpfs, NFS, btrfs, overlay
-        return _mount_identity(host, fs.mount_point, fs.source, fs.type, fs.mount_options)
+        return _mount_identity(host, fs.mount_point, fs.source, fs.type, fs_facts["mount_options"])
     return None
 
 

@@ -310,6 +310,10 @@ def test_the_real_engine_names_the_disk_under_a_file_when_the_inventory_has_no_m
     disk = facts["device"]["disk"]
     expected = identify(inv, "/dev/" + disk)
     assert device.key == expected.key and device.facts["fstype"] == facts["fs"]["type"]
+    # the same device named by the path (the inventory's mounts) carries the same facts
+    by_path = identify(real.model_dump(mode="json"), str(tmp_path / "data"))
+    by_engine = identify(real.model_dump(mode="json"), str(tmp_path / "data"), OpenedTarget.of(doc))
+    assert by_path == by_engine
     assert session.get(Device, kept.device_id) is not None  # a guess other runs still use stays
 
 
