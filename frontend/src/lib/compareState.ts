@@ -1,6 +1,7 @@
 // The compare page's whole state lives in its URL, so a copied link reproduces the view:
 // which runs, the baseline run, grouping, fingerprint, "compare anyway", the job the
 // per-job charts show and which charts are open. Defaults are left out of the URL.
+import type { Rate } from "./series";
 
 export const GROUP_BY = [
   "none",
@@ -26,7 +27,7 @@ export interface CompareState {
   job: string | null;
   charts: ChartKind[];
   /** Per-second series quantity. */
-  seriesMetric: "mbps" | "iops";
+  seriesMetric: Rate;
 }
 
 export const DEFAULT_STATE: CompareState = {

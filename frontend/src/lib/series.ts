@@ -2,6 +2,13 @@
 import type { SeriesPoint } from "../client/types";
 import { toMBps } from "./format";
 
+/** The two per-second rates the UI charts, with their axis names and display units. */
+export type Rate = "mbps" | "iops";
+export const RATE_AXIS: Record<Rate, { label: string; unit: string }> = {
+  mbps: { label: "Throughput", unit: "MB/s" },
+  iops: { label: "IOPS", unit: "IOPS" },
+};
+
 interface ThroughputPoint {
   t_s: number;
   mbps: number;

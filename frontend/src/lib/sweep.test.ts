@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { JobSpec } from "../client/types";
-import { detectSweeps } from "./sweep";
+import { metric } from "../test/fixtures";
+import { detectSweeps, sweepLines } from "./sweep";
 
 function job(name: string, over: Partial<JobSpec> = {}): JobSpec {
   return {
@@ -59,5 +60,37 @@ describe("detectSweeps", () => {
       ]),
     ).toEqual([]);
     expect(detectSweeps([job("a"), job("b", { bs_bytes: 8192 })])).toEqual([]);
+  });
+});
+
+describe("sweepLines", () => {
+  it("sums read + write of the server's kind per point, throughput in MB/s", () => {
+    const jobs = [4096, 65536, 1 << 20].map((bs) => job(`bs${bs}`, { bs_bytes: bs, rw: "randrw" }));
+    const [sweep] = detectSweeps(jobs);
+    if (!sweep) throw new Error("no sweep");
+    const results = jobs.map((j, i) => ({
+      name: j.name,
+      metrics: [
+        metric("read_bw_bytes", "Read bandwidth", "B/s", [1e6 * (i + 1)]),
+        // picked by its kind, whatever its key says
+        metric("write_rate", "Write bandwidth", "B/s", [2e6 * (i + 1)], {
+          kind: "bandwidth",
+          better: "higher",
+          direction: "write",
+        }),
+        metric("read_iops", "Read IOPS", "IO/s", [100 * (i + 1)]),
+        // a key that looks like bandwidth but is a CPU figure: never summed into throughput
+        metric("bw_cpu", "CPU", "%", [50], { kind: "cpu", better: "lower" }),
+      ],
+    }));
+    const mbps = sweepLines(sweep, results, ["disk"], "mbps");
+    expect(mbps[0]?.points).toEqual([
+      { x: 4096, y: 3 },
+      { x: 65536, y: 6 },
+      { x: 1 << 20, y: 9 },
+    ]);
+    expect(sweepLines(sweep, results, ["disk"], "iops")[0]?.points.map((p) => p.y)).toEqual([
+      100, 200, 300,
+    ]);
   });
 });

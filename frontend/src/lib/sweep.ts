@@ -1,8 +1,9 @@
 // Block-size and thread sweeps: jobs of one workload that differ only in bs_bytes (or only
 // in numjobs) are drawn as lines, x = that parameter on a log axis (the P3608 report's
 // Figure 1, the student report's graphs).
-import type { JobSpec } from "../client/types";
-import { formatBytes } from "./format";
+import type { CompareMetric, JobSpec } from "../client/types";
+import { formatBytes, toMBps } from "./format";
+import type { Rate } from "./series";
 import { jobKey } from "./workload";
 
 type SweepParam = "bs_bytes" | "numjobs";
@@ -66,15 +67,16 @@ export function sweepAxis(param: SweepParam): {
 
 /**
  * Lines of a sweep chart: one per column, x = the swept parameter, y = the jobs' throughput
- * (MB/s, read + write) or IOPS (read + write), taken from the comparison's job metrics.
+ * (MB/s, read + write) or IOPS (read + write): the job metrics of the server's kind
+ * `bandwidth` or `iops`.
  */
 export function sweepLines(
   sweep: Sweep,
-  jobs: { name: string; metrics: { key: string; values: (number | null)[] }[] }[],
+  jobs: { name: string; metrics: Pick<CompareMetric, "kind" | "values">[] }[],
   columns: string[],
-  kind: "mbps" | "iops",
+  rate: Rate,
 ): { key: string; label: string; color: number; points: { x: number; y: number }[] }[] {
-  const keys = kind === "mbps" ? ["read_bw_bytes", "write_bw_bytes"] : ["read_iops", "write_iops"];
+  const kind: CompareMetric["kind"] = rate === "mbps" ? "bandwidth" : "iops";
   return columns.map((label, ci) => ({
     key: `c${ci}`,
     label,
@@ -82,12 +84,12 @@ export function sweepLines(
     points: sweep.points.flatMap((p) => {
       const job = jobs.find((j) => j.name === p.job);
       const vals = (job?.metrics ?? [])
-        .filter((m) => keys.includes(m.key))
+        .filter((m) => m.kind === kind)
         .map((m) => m.values[ci])
         .filter((v): v is number => typeof v === "number");
       if (vals.length === 0) return [];
       const sum = vals.reduce((a, b) => a + b, 0);
-      return [{ x: p.x, y: kind === "mbps" ? sum / 1e6 : sum }];
+      return [{ x: p.x, y: rate === "mbps" ? toMBps(sum) : sum }];
     }),
   }));
 }

@@ -4,7 +4,7 @@ import { columnLabels, compareBarCharts, ratioBarChart } from "../../lib/compare
 import type { CompareState } from "../../lib/compareState";
 import { errorMessage } from "../../lib/errors";
 import { latencyChart, ninesLabel } from "../../lib/latency";
-import { toThroughputSeries } from "../../lib/series";
+import { RATE_AXIS, type Rate, toThroughputSeries } from "../../lib/series";
 import { detectSweeps, pow2Ticks, sweepAxis, sweepLines } from "../../lib/sweep";
 import { latencyQuery } from "../../queries/compare";
 import { runSeriesQuery } from "../../queries/runs";
@@ -53,16 +53,12 @@ export function SweepCharts({ data }: { data: CompareRead }) {
             data-testid="sweep-chart"
           >
             <h3>
-              {kind === "mbps" ? "Throughput" : "IOPS"} vs {axis.label}{" "}
-              <span className="muted small">{s.label}</span>
+              {RATE_AXIS[kind].label} vs {axis.label} <span className="muted small">{s.label}</span>
             </h3>
             <MultiLineChart
               series={sweepLines(s, data.jobs, labels, kind)}
               x={{ label: axis.label, unit: axis.unit, log: true, ticks, format: axis.format }}
-              y={{
-                label: kind === "mbps" ? "Throughput" : "IOPS",
-                unit: kind === "mbps" ? "MB/s" : "IOPS",
-              }}
+              y={RATE_AXIS[kind]}
             />
           </div>
         ));
@@ -112,7 +108,7 @@ export function SeriesChart({
 }: {
   data: CompareRead;
   job: string;
-  metric: "mbps" | "iops";
+  metric: Rate;
 }) {
   const runs = data.runs.slice(0, MAX_SERIES_RUNS);
   const results = useQueries({
@@ -153,14 +149,7 @@ export function SeriesChart({
           <span className="muted small"> (first {MAX_SERIES_RUNS} runs)</span>
         )}
       </h3>
-      <MultiLineChart
-        series={series}
-        x={{ label: "time", unit: "s" }}
-        y={{
-          label: metric === "mbps" ? "Throughput" : "IOPS",
-          unit: metric === "mbps" ? "MB/s" : "IOPS",
-        }}
-      />
+      <MultiLineChart series={series} x={{ label: "time", unit: "s" }} y={RATE_AXIS[metric]} />
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import type { SeriesPoint } from "../../client/types";
-import { toThroughputSeries } from "../../lib/series";
+import { RATE_AXIS, toThroughputSeries } from "../../lib/series";
 import { DualAxisLineChart } from "../charts/DualAxisLineChart";
 
 /** Per-second throughput (MB/s, left) and IOPS (right) of one job. */
@@ -11,8 +11,18 @@ export function ThroughputChart({ points, width }: { points: SeriesPoint[]; widt
       data={data}
       width={width}
       x={{ key: "t_s", label: "time", unit: "s" }}
-      left={{ key: "mbps", name: "Throughput", unit: "MB/s", color: "#2563eb" }}
-      right={{ key: "iops", name: "IOPS", unit: "IOPS", color: "#ea580c" }}
+      left={{
+        key: "mbps",
+        name: RATE_AXIS.mbps.label,
+        unit: RATE_AXIS.mbps.unit,
+        color: "#2563eb",
+      }}
+      right={{
+        key: "iops",
+        name: RATE_AXIS.iops.label,
+        unit: RATE_AXIS.iops.unit,
+        color: "#ea580c",
+      }}
     />
   );
 }

@@ -13,7 +13,10 @@ import {
 import type { PhaseBand, PowerChartRow } from "../../lib/energy";
 import { phaseLabel } from "../../lib/energy";
 import { sig3 } from "../../lib/format";
+import { RATE_AXIS } from "../../lib/series";
 import { niceTicks, tickNumber } from "./axis";
+
+const MBPS = RATE_AXIS.mbps;
 
 const POWER = "#dc2626";
 const THROUGHPUT = "#2563eb";
@@ -89,7 +92,7 @@ export function PowerThroughputChart({ rows, phases, powerName, height = 300, wi
           tickFormatter={tickNumber}
           stroke={THROUGHPUT}
           label={{
-            value: "Throughput (MB/s)",
+            value: `${MBPS.label} (${MBPS.unit})`,
             angle: 90,
             position: "insideRight",
             offset: -12,
@@ -101,7 +104,7 @@ export function PowerThroughputChart({ rows, phases, powerName, height = 300, wi
         formatter={(value, name) => {
           if (Array.isArray(value))
             return [`${sig3(Number(value[0]))}–${sig3(Number(value[1]))} W`, name];
-          const unit = name === "Throughput" ? "MB/s" : "W";
+          const unit = name === MBPS.label ? MBPS.unit : "W";
           return [`${sig3(Number(value))} ${unit}`, name];
         }}
         labelFormatter={(v) => `t = ${sig3(Number(v))} s`}
@@ -135,7 +138,7 @@ export function PowerThroughputChart({ rows, phases, powerName, height = 300, wi
         <Line
           yAxisId="mbps"
           dataKey="mbps"
-          name="Throughput"
+          name={MBPS.label}
           stroke={THROUGHPUT}
           dot={false}
           strokeWidth={1.5}
