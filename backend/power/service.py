@@ -2,19 +2,17 @@
 
 import uuid
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any
 
 import iowatt_energy as ie
-import psycopg
-from sqlalchemy import func, select, text
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from backend.carbon.service import context_for, device_embodied
 from backend.errors import NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
-from backend.models import Device, PowerSample, ResultJob, Run, RunEnergy, RunPower, RunResult
+from backend.models import Run, RunEnergy, RunPower
+from backend.power import repository
 from backend.power.schemas import EnergyRead, PhaseEnergy, PhaseRead, PowerPoint, PowerSeries, PowerUpload
 
 MAX_POINTS = 1500
@@ -29,25 +27,18 @@ def ingest(session: Session, *, run_id: uuid.UUID, power: PowerUpload) -> None:
     and queue the energy computation for after the commit."""
     quantity = ie.Quantity(power.meter.quantity)
     cleaned = ie.clean(power.samples.t_ns, power.samples.value, quantity=quantity)
-    session.add(
-        RunPower(
-            run_id=run_id,
-            meter=power.meter.model_dump(mode="json", exclude={"spec"}),  # never a spec (ADR 0009)
-            status=power.status,
-            reason=power.reason,
-            t0_utc=power.t0_utc,
-            phases=[p.model_dump() for p in power.phases],
-            agent_cleaning=power.cleaning,
-            server_cleaning=cleaned.dropped,
-            samples=len(cleaned.t_ns),
-        )
+    row = RunPower(
+        run_id=run_id,
+        meter=power.meter.model_dump(mode="json", exclude={"spec"}),  # never a spec (ADR 0009)
+        status=power.status,
+        reason=power.reason,
+        t0_utc=power.t0_utc,
+        phases=[p.model_dump() for p in power.phases],
+        agent_cleaning=power.cleaning,
+        server_cleaning=cleaned.dropped,
+        samples=len(cleaned.t_ns),
     )
-    session.flush()
-    if cleaned.t_ns:
-        dbapi = cast(psycopg.Connection[Any], session.connection().connection.dbapi_connection)
-        with dbapi.cursor() as cur, cur.copy("COPY power_samples (run_id, t_ns, value) FROM STDIN") as copy:
-            for t, v in zip(cleaned.t_ns, cleaned.value, strict=True):
-                copy.write_row((run_id, t, v))
+    repository.add(session, row, cleaned.t_ns, cleaned.value)
     if power.status == "ok" and cleaned.t_ns:
         enqueue(session, "energy.compute_run", run_id=str(run_id))
 
@@ -65,15 +56,11 @@ def _meter(stored: dict[str, Any]) -> ie.Meter:
 
 def compute(session: Session, *, run_id: uuid.UUID) -> RunEnergy | None:
     """(Re)compute a run's energy and carbon from its stored samples; idempotent."""
-    rp = session.get(RunPower, run_id)
-    run = session.get(Run, run_id)
+    rp = repository.get(session, run_id)
+    run = repository.run(session, run_id)
     if rp is None or run is None or rp.status != "ok":
         return None
-    rows = session.execute(
-        select(PowerSample.t_ns, PowerSample.value)
-        .where(PowerSample.run_id == run_id)
-        .order_by(PowerSample.t_ns)
-    ).all()
+    rows = repository.samples(session, run_id)
     if not rows:
         return None
     meter = _meter(rp.meter)
@@ -81,25 +68,8 @@ def compute(session: Session, *, run_id: uuid.UUID) -> RunEnergy | None:
         t_ns=[r[0] for r in rows], value=[r[1] for r in rows], dropped=dict(rp.server_cleaning)
     )
     phases = [ie.Phase(p["name"], p["start_ns"], p["end_ns"]) for p in rp.phases]
-    io_bytes, total_ios = session.execute(
-        select(
-            func.coalesce(
-                func.sum(
-                    func.coalesce(ResultJob.read_io_bytes, 0) + func.coalesce(ResultJob.write_io_bytes, 0)
-                ),
-                0,
-            ),
-            func.coalesce(
-                func.sum(
-                    func.coalesce(ResultJob.read_total_ios, 0) + func.coalesce(ResultJob.write_total_ios, 0)
-                ),
-                0,
-            ),
-        ).where(ResultJob.run_id == run_id)
-    ).one()
-    s = ie.summarize(
-        meter=meter, phases=phases, cleaned=cleaned, io_bytes=int(io_bytes), total_ios=int(total_ios)
-    )
+    io_bytes, total_ios = repository.io_totals(session, run_id)
+    s = ie.summarize(meter=meter, phases=phases, cleaned=cleaned, io_bytes=io_bytes, total_ios=total_ios)
     load = next(p for p in phases if p.name == "load")
     start = rp.t0_utc + timedelta(microseconds=load.start_ns // 1000)
     end = rp.t0_utc + timedelta(microseconds=load.end_ns // 1000)
@@ -125,7 +95,7 @@ def compute(session: Session, *, run_id: uuid.UUID) -> RunEnergy | None:
         if s.dynamic_j is not None
         else None
     )
-    emb = device_embodied(session.get(Device, run.device_id) if run.device_id else None)
+    emb = device_embodied(repository.device(session, run.device_id))
     values: dict[str, Any] = dict(
         summary=s.to_dict(),
         tier=s.tier,
@@ -152,43 +122,23 @@ def compute(session: Session, *, run_id: uuid.UUID) -> RunEnergy | None:
         embodied_source=emb[1][:500] if emb else None,
         computed_at=utcnow(),
     )
-    session.execute(
-        insert(RunEnergy)
-        .values(run_id=run_id, **values)
-        .on_conflict_do_update(index_elements=["run_id"], set_=values)
-    )
-    return session.get(RunEnergy, run_id, populate_existing=True)
+    return repository.upsert_energy(session, run_id, values)
 
 
 def runs_to_recompute(
     session: Session, *, environment_id: uuid.UUID | None = None, device_id: uuid.UUID | None = None
 ) -> list[uuid.UUID]:
-    q = select(Run.id).join(RunPower, RunPower.run_id == Run.id).where(RunPower.status == "ok")
-    if environment_id is not None:
-        q = q.where(Run.environment_id == environment_id)
-    if device_id is not None:
-        q = q.where(Run.device_id == device_id)
-    return list(session.scalars(q))
+    return repository.runs_with_power(session, environment_id=environment_id, device_id=device_id)
 
 
 def energy_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, EnergyRead]:
     """EnergyRead per run in two queries (the run list shows it)."""
     if not run_ids:
         return {}
-    powers = {p.run_id: p for p in session.scalars(select(RunPower).where(RunPower.run_id.in_(run_ids)))}
-    energies = {e.run_id: e for e in session.scalars(select(RunEnergy).where(RunEnergy.run_id.in_(run_ids)))}
+    powers = repository.powers_of(session, run_ids)
+    energies = repository.energies_of(session, run_ids)
     waiting = [rid for rid, p in powers.items() if p.status == "ok" and p.samples and rid not in energies]
-    late = (
-        set(
-            session.scalars(
-                select(RunResult.run_id).where(
-                    RunResult.run_id.in_(waiting), RunResult.uploaded_at < utcnow() - ENERGY_DEADLINE
-                )
-            )
-        )
-        if waiting
-        else set()
-    )
+    late = repository.uploaded_before(session, waiting, utcnow() - ENERGY_DEADLINE)
     return {rid: _energy_read(powers.get(rid), energies.get(rid), late=rid in late) for rid in run_ids}
 
 
@@ -272,27 +222,17 @@ def _energy_read(rp: RunPower | None, e: RunEnergy | None, *, late: bool = False
 
 def series(session: Session, *, run: Run, points: int = MAX_POINTS) -> PowerSeries:
     """Power over time, bucketed in SQL to at most `points` points (mean, min, max per bucket)."""
-    rp = session.get(RunPower, run.id)
+    rp = repository.get(session, run.id)
     if rp is None:
         raise NotFound("this run has no power measurement", code="no_power")
     meter = _meter(rp.meter)
     load = next((p for p in rp.phases if p["name"] == "load"), {"start_ns": 0})
-    bounds = session.execute(
-        select(func.min(PowerSample.t_ns), func.max(PowerSample.t_ns)).where(PowerSample.run_id == run.id)
-    ).one()
+    first, last = repository.sample_bounds(session, run.id)
     out: list[PowerPoint] = []
-    if bounds[0] is not None:
-        bucket = max(1, -(-(bounds[1] - bounds[0] + 1) // max(1, points)))
-        if meter.quantity is ie.Quantity.energy_counter:
-            sql = """WITH d AS (SELECT t_ns,
-                                       (value - lag(value) OVER w) / ((t_ns - lag(t_ns) OVER w) / 1e9) AS v
-                                FROM power_samples WHERE run_id = :run WINDOW w AS (ORDER BY t_ns))
-                     SELECT max(t_ns), avg(v), min(v), max(v) FROM d WHERE v IS NOT NULL
-                     GROUP BY t_ns / :bucket ORDER BY 1"""
-        else:
-            sql = """SELECT max(t_ns), avg(value), min(value), max(value)
-                     FROM power_samples WHERE run_id = :run GROUP BY t_ns / :bucket ORDER BY 1"""
-        for t, mean, lo, hi in session.execute(text(sql), {"run": run.id, "bucket": bucket}):
+    if first is not None and last is not None:
+        bucket = max(1, -(-(last - first + 1) // max(1, points)))
+        counter = meter.quantity is ie.Quantity.energy_counter
+        for t, mean, lo, hi in repository.buckets(session, run.id, bucket_ns=bucket, counter=counter):
             out.append(PowerPoint(t_s=(t - load["start_ns"]) / 1e9, w_mean=mean, w_min=lo, w_max=hi))
     return PowerSeries(
         run_id=run.id,
