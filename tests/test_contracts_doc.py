@@ -166,8 +166,8 @@ def resolve(schema: dict[str, Any]) -> list[dict[str, Any]]:
 
 def refs(schema: dict[str, Any]) -> set[str]:
     """Schema names a property can be (a list: its items')."""
-    if "$ref" in schema:
-        return {ref_name(schema) or ""}
+    if "$ref" in schema:  # pydantic names a model `X-Input`/`X-Output` when the two differ: both are X
+        return {re.sub(r"-(Input|Output)$", "", ref_name(schema) or "")}
     if schema.get("type") == "array":
         return refs(schema["items"])
     out: set[str] = set()
