@@ -5,7 +5,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session, selectinload
 
-from backend.models import ACTIVE_STATUSES, Device, ResultJob, Run, RunStatus
+from backend.models import ACTIVE_STATUSES, Agent, Device, ResultJob, Run, RunStatus
 
 
 def get_in_teams(
@@ -140,3 +140,14 @@ def assigned_to(session: Session, agent_id: uuid.UUID) -> Run | None:
         .limit(1)
         .with_for_update(skip_locked=True)
     )
+
+
+def agents_by_id(session: Session, agent_ids: set[uuid.UUID]) -> dict[uuid.UUID, Agent]:
+    if not agent_ids:
+        return {}
+    return {a.id: a for a in session.scalars(select(Agent).where(Agent.id.in_(agent_ids)))}
+
+
+def lock_agent(session: Session, agent_id: uuid.UUID) -> Agent | None:
+    """The run's agent, locked: the dispatcher checks it is online, idle and not revoked."""
+    return session.get(Agent, agent_id, with_for_update=True)

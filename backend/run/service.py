@@ -13,7 +13,6 @@ from typing import Any
 
 from iowatt_policy import check_run
 from pydantic import ValidationError
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -22,10 +21,11 @@ from backend.agent.policy import reported_policy
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.config import get_settings
 from backend.device import service as device_service
+from backend.environment import repository as environment_repo
 from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
-from backend.models import FINAL_STATUSES, Agent, Environment, ResultJob, Role, Run, RunStatus
+from backend.models import FINAL_STATUSES, Agent, ResultJob, Role, Run, RunStatus
 from backend.power import service as power_service
 from backend.run import repository
 from backend.run.errors import HostPolicyRefused
@@ -105,7 +105,7 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
             "+".join(j.name for j in body.workload.jobs)[:120],
         )
     if body.environment_id is not None:
-        env = session.get(Environment, body.environment_id)
+        env = environment_repo.get(session, body.environment_id)
         if env is None or env.team_id != agent.team_id:
             raise Invalid("environment_id", "no such environment in the agent's team")
     check_host_policy(agent, body, spec)
@@ -182,7 +182,7 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
     ids = [r.id for r in runs]
     jobs = repository.jobs_of(session, ids)
     agent_ids = {r.agent_id for r in runs}
-    agents = {a.id: a for a in session.scalars(select(Agent).where(Agent.id.in_(agent_ids)))} if runs else {}
+    agents = repository.agents_by_id(session, agent_ids)
     devices = repository.device_names(session, [r.device_id for r in runs if r.device_id])
     energy = power_service.energy_of(session, ids)
     return [
@@ -272,7 +272,7 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
     run = repository.get_locked(session, run_id)
     if run is None or run.status != RunStatus.queued:
         return None
-    agent = session.get(Agent, run.agent_id, with_for_update=True)
+    agent = repository.lock_agent(session, run.agent_id)
     if agent is None or not agent.online or agent.revoked_at is not None or agent.state == "draining":
         return None
     if repository.agent_busy(session, agent.id):
