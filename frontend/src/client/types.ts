@@ -52,6 +52,9 @@ export type TokenCreated = S["TokenCreated"];
 export type TokenRead = S["TokenRead"];
 
 export const ACTIVE_STATUSES: readonly RunStatus[] = ["queued", "assigned", "running"];
+export const FINAL_STATUSES: readonly RunStatus[] = ["succeeded", "failed", "cancelled"];
+/** Every run status, in lifecycle order (filters list them so). */
+export const RUN_STATUSES: readonly RunStatus[] = [...ACTIVE_STATUSES, ...FINAL_STATUSES];
 
 export function isActive(status: RunStatus): boolean {
   return ACTIVE_STATUSES.includes(status);

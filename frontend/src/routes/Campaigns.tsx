@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
-import type { CampaignRead, CampaignTarget } from "../client/types";
+import { type CampaignRead, type CampaignTarget, FINAL_STATUSES } from "../client/types";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
@@ -25,12 +25,10 @@ import { keys } from "../queries/keys";
 import { runsQuery } from "../queries/runs";
 import { workloadsQuery } from "../queries/workloads";
 
-const FINAL = ["succeeded", "failed", "cancelled"];
-
 /** Finished runs / all runs of a campaign, in percent. */
 export function campaignPercent(c: Pick<CampaignRead, "counts" | "run_ids">): number {
   if (c.run_ids.length === 0) return 0;
-  const done = FINAL.reduce((n, s) => n + (c.counts[s] ?? 0), 0);
+  const done = FINAL_STATUSES.reduce((n, s) => n + (c.counts[s] ?? 0), 0);
   return Math.round((100 * done) / c.run_ids.length);
 }
 

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router-dom";
-import { isActive, type RunRead, type RunStatus } from "../client/types";
+import { isActive, RUN_STATUSES, type RunRead } from "../client/types";
 import { TierBadge } from "../components/Energy/TierBadge";
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
@@ -12,7 +12,6 @@ import { formatEnergy, formatRelative, formatSeconds, formatTimestamp } from "..
 import { describeWorkload } from "../lib/workload";
 import { runQuery, runsQuery } from "../queries/runs";
 
-const STATUSES: RunStatus[] = ["queued", "assigned", "running", "succeeded", "failed", "cancelled"];
 const PAGE = 50;
 
 function duration(r: RunRead): string {
@@ -121,7 +120,7 @@ export function Runs() {
   const [params, setParams] = useSearchParams();
   const navigate = useNavigate();
   const statusParam = params.get("status");
-  const status = STATUSES.find((s) => s === statusParam);
+  const status = RUN_STATUSES.find((s) => s === statusParam);
   const offset = Math.max(0, Number(params.get("offset") ?? 0) || 0);
   const q = useQuery({
     ...runsQuery({ status, limit: PAGE, offset }),
@@ -159,7 +158,7 @@ export function Runs() {
               data-testid="status-filter"
             >
               <option value="">all</option>
-              {STATUSES.map((s) => (
+              {RUN_STATUSES.map((s) => (
                 <option key={s} value={s}>
                   {s}
                 </option>
