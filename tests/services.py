@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.waiting import WaitTimeout, wait_until
+
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
@@ -122,6 +124,11 @@ def postgres() -> Iterator[Postgres]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _listens(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), 0.2):
+        return True
+
+
 @dataclass
 class Redis:
     """A private redis-server that can be stopped and started again on the same port (no data is
@@ -143,12 +150,10 @@ class Redis:
         self.proc = subprocess.Popen(
             [exe, *args, "--dir", str(self.root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"redis-server did not listen on {self.port} within 10 s")
+        try:
+            wait_until(lambda: _listens(self.port), timeout=10, interval=0.05, ignore=(OSError,))
+        except WaitTimeout as e:
+            raise RuntimeError(f"redis-server did not listen on {self.port} within 10 s") from e
 
     def stop(self) -> None:
         if self.proc is not None:

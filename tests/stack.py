@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from alembic import command
 
 from tests.conftest import REPO, alembic_config
 from tests.services import Postgres, free_port
+from tests.waiting import WaitTimeout, wait_until
 
 BIN = Path(sys.executable).parent
 ENGINE = Path(REPO) / "agent" / "engine" / "build" / "iowatt-engine"
@@ -68,15 +68,18 @@ class Stack:
             check=True,
             capture_output=True,
         )
-        deadline = time.monotonic() + timeout_s
         with self.api() as api:
-            while True:
+
+            def reported() -> bool:
                 policy = api.get(f"/agents/{self.agent_id}").json().get("policy") or {}
-                if target in {t["path"] for t in policy.get("targets", [])}:
-                    return
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"the agent did not report target {target}; logs: {self.tail()}")
-                time.sleep(0.3)
+                return target in {t["path"] for t in policy.get("targets", [])}
+
+            wait_until(
+                reported,
+                timeout=timeout_s,
+                interval=0.3,
+                message=lambda: f"the agent reports target {target}; logs: {self.tail()}",
+            )
 
     def queue(self, target: str, workload: dict[str, Any] | None = None, name: str | None = None) -> str:
         self.allow(target)
@@ -92,17 +95,19 @@ class Stack:
             return str(r.json()["id"])
 
     def wait(self, run_id: str, timeout_s: float = 120) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout_s
         with self.api() as api:
-            while True:
-                run = api.get(f"/runs/{run_id}").json()
-                if run["status"] in FINAL:
-                    return dict(run)
-                if time.monotonic() > deadline:
-                    raise AssertionError(
-                        f"run {run_id} still {run['status']} after {timeout_s} s; logs: {self.tail()}"
-                    )
-                time.sleep(0.3)
+            last: dict[str, Any] = {}
+
+            def ended() -> dict[str, Any] | None:
+                last.update(api.get(f"/runs/{run_id}").json())
+                return dict(last) if last["status"] in FINAL else None
+
+            return wait_until(
+                ended,
+                timeout=timeout_s,
+                interval=0.3,
+                message=lambda: f"run {run_id} ends (it is {last.get('status')}); logs: {self.tail()}",
+            )
 
     def tail(self) -> str:
         return "\n".join(
@@ -118,13 +123,15 @@ def _popen(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 
 def _wait_http(url: str, timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer within {timeout_s} s")
+    try:
+        wait_until(
+            lambda: httpx.get(url, timeout=2).status_code == 200,
+            timeout=timeout_s,
+            interval=0.2,
+            ignore=(httpx.HTTPError,),
+        )
+    except WaitTimeout as e:
+        raise RuntimeError(f"{url} did not answer within {timeout_s} s") from e
 
 
 @contextlib.contextmanager
@@ -268,16 +275,16 @@ def stack(
             commands=commands,
             agent_url=enrol_url,
         )
-        deadline = time.monotonic() + 30
         with s.api() as api:
-            while not s.agent_id:
-                online = [a for a in api.get("/agents").json()["items"] if a["online"]]
-                if online:
-                    s.agent_id = online[0]["id"]
-                elif time.monotonic() > deadline:
-                    raise RuntimeError("the agent did not come online:\n" + s.tail())
-                else:
-                    time.sleep(0.3)
+            try:
+                online = wait_until(
+                    lambda: [a for a in api.get("/agents").json()["items"] if a["online"]],
+                    timeout=30,
+                    interval=0.3,
+                )
+            except WaitTimeout as e:
+                raise RuntimeError("the agent did not come online:\n" + s.tail()) from e
+            s.agent_id = online[0]["id"]
         yield s
     finally:
         # all asked to stop at once (the agent drains, the worker finishes its task), then awaited

@@ -21,7 +21,7 @@ class WaitTimeout(AssertionError):
 
 
 def wait_until(
-    condition: Callable[[], T],
+    condition: Callable[[], T | None],
     *,
     timeout: float = 10.0,
     interval: float = 0.02,
