@@ -163,7 +163,7 @@ def test_md_raid_is_labelled_with_its_level(tmp_path):
     assert dev.interface == "md" and dev.model == "Linux md raid10" and dev.size_bytes == 512000
 
 
-def test_device_mapper_reports_its_mapper_name_and_the_disks_beneath(tmp_path):
+def test_device_mapper_reports_its_mapper_name_and_the_disks_beneath(tmp_path: Path) -> None:
     root = tmp_path / "r"
     virtual = root / "sys" / "devices" / "virtual" / "block"
     (root / "sys" / "block").mkdir(parents=True)
