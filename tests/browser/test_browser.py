@@ -6,10 +6,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.conftest import REPO
-from tests.stack import Stack
+from tests.stack import BIN, Stack
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
 
@@ -74,3 +76,66 @@ def test_host_policy_ui_in_chromium(live: Stack, tmp_path: Path) -> None:
         "policy-api-tokens",
     ):
         assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+
+
+def test_energy_states_in_chromium(live: Stack, tmp_path: Path) -> None:
+    """Issue 10: a run's energy in the UI. Two real runs measured with an estimate meter; once the
+    worker computed their energy the page shows the figures and Compare charts by metric kind.
+    Then the database is put back in the states the API reports: samples stored but no energy yet
+    (`pending`: "energy: computing…", polled with growing waits), and that for longer than the
+    deadline since the upload (`failed`: "energy unavailable: <reason>", no more polling)."""
+    _needs()
+    state = live.workdir / "agent-state"
+    meters = [str(BIN / "iowatt-agent"), "meters"]
+    subprocess.run([*meters, "set", "plate", "estimate:5,9.5", "--state-dir", str(state)], check=True)
+    work = tempfile.mkdtemp(prefix="iowatt-browser-energy-", dir="/var/tmp")
+    try:
+        live.allow(work)
+        with live.api() as api:
+            quick = next(w for w in api.get("/workloads").json()["items"] if w["name"] == "quick")
+            ids = []
+            for name in ("energy: a", "energy: b"):
+                body = {
+                    "agent_id": live.agent_id,
+                    "target_path": work,
+                    "workload_id": quick["id"],
+                    "name": name,
+                    "meter": "plate",
+                    "idle_s": 0,
+                }
+                r = api.post("/runs", json=body)
+                assert r.status_code == 201, r.text
+                ids.append(r.json()["id"])
+            for rid in ids:
+                assert live.wait(rid)["status"] == "succeeded"
+
+                def computed(rid: str = rid) -> bool:
+                    return bool(api.get(f"/runs/{rid}").json()["energy"]["status"] == "ok")
+
+                wait_until(
+                    computed,
+                    timeout=60,
+                    interval=0.3,
+                    message=lambda: f"the worker computes the energy; logs: {live.tail()}",
+                )
+        run = ids[0]
+
+        def step(name: str, **extra: str) -> None:
+            env = {"IOWATT_ENERGY_STEP": name, "IOWATT_RUN_ID": run, **extra}
+            _node("tests/browser/energy.mjs", live, tmp_path, **env)
+
+        step("ok")
+        step("compare", IOWATT_RUN_IDS=",".join(ids))
+        db = live.commands["api"][1]["IOWATT_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(db, autocommit=True) as conn:
+            conn.execute("DELETE FROM run_energy WHERE run_id = %s", (run,))
+            step("computing")
+            old = "now() - interval '16 minutes'"
+            conn.execute(f"UPDATE run_results SET uploaded_at = {old} WHERE run_id = %s", (run,))
+            step("failed")
+        shots = ("energy-ok", "compare-kinds", "energy-computing", "energy-runs-list", "energy-unavailable")
+        for shot in shots:
+            assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+    finally:
+        subprocess.run([*meters, "unset", "plate", "--state-dir", str(state)], check=False)
+        shutil.rmtree(work, ignore_errors=True)
