@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -142,3 +143,47 @@ def test_adr_0004_names_every_dependency_of_every_manifest() -> None:
             f"{manifest}: not in ADR 0004: {sorted(names - listed[manifest])}; "
             f"in ADR 0004 but not the manifest: {sorted(listed[manifest] - names)}"
         )
+
+
+def test_every_iowatt_agent_option_the_docs_show_exists() -> None:
+    """`iowatt-agent SUB [SUB2] ... --flag` in any doc: SUB is a command and --flag is in its --help
+    (bench also takes any engine option as --NAME=VALUE: those are the engine's)."""
+    agent = Path(sys.executable).parent / "iowatt-agent"
+    env = {"COLUMNS": "300", "PATH": "/usr/bin:/bin", "TERM": "dumb", "NO_COLOR": "1"}
+    helps: dict[tuple[str, ...], str] = {}
+
+    def help_of(cmd: tuple[str, ...]) -> str | None:
+        if cmd not in helps:
+            p = subprocess.run(
+                [str(agent), *cmd, "--help"], capture_output=True, text=True, env=env, timeout=60
+            )
+            helps[cmd] = p.stdout if p.returncode == 0 else ""
+        return helps[cmd] or None
+
+    top = help_of(()) or ""
+    commands = set(re.findall(r"^\W*([a-z][\w-]*)\s{2,}", top, re.M))
+    assert {"enroll", "run", "bench", "inventory", "meters", "targets"} <= commands, top
+    engine_help = (
+        subprocess.run(
+            [str(REPO / "agent" / "engine" / "build" / "iowatt-engine"), "--help"],
+            capture_output=True,
+            text=True,
+        ).stdout
+        if (REPO / "agent" / "engine" / "build" / "iowatt-engine").exists()
+        else ""
+    )
+    bad = []
+    for path in repo_files():
+        if path.suffix not in (".md", ".service"):
+            continue
+        for m in re.finditer(r"iowatt-agent ([a-z][\w-]*)(?: ([a-z][\w-]*))?([^`\n|]*)", path.read_text()):
+            if m[1] not in commands:
+                bad.append(f"{path.relative_to(REPO)}: unknown command {m[0]!r}")
+                continue
+            cmd = (m[1], m[2]) if m[2] and help_of((m[1], m[2])) else (m[1],)
+            text = help_of(cmd) or ""
+            for flag in re.findall(r"(--[a-z][\w-]*)", m[3]):
+                engine_option = cmd == ("bench",) and f"--{flag[2:]}=" in engine_help
+                if flag not in text and not engine_option:
+                    bad.append(f"{path.relative_to(REPO)}: iowatt-agent {' '.join(cmd)} has no {flag}")
+    assert bad == [], "\n".join(sorted(set(bad)))
