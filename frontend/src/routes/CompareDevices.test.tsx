@@ -17,7 +17,13 @@ function Where() {
   return <p data-testid="where">{`${loc.pathname}${loc.search}`}</p>;
 }
 
-function run(id: string, workload_id: string, device_id: string): RunRead {
+/** Two stored workloads with different jobs (identity is the jobs, as the server's fingerprint). */
+const JOBS: Record<string, { jobs: object[]; passes: number; discard_passes: number }> = {
+  w1: { jobs: [{ name: "rnd", rw: "randread", bs_bytes: 4096 }], passes: 1, discard_passes: 0 },
+  w2: { jobs: [{ name: "seq", rw: "read", bs_bytes: 1 << 20 }], passes: 1, discard_passes: 0 },
+};
+
+function run(id: string, workload_id: string | null, device_id: string, jobs = JOBS.w1): RunRead {
   return {
     id,
     name: id,
@@ -28,7 +34,7 @@ function run(id: string, workload_id: string, device_id: string): RunRead {
     target_path: "/x",
     status: "succeeded",
     finished_at: "2026-11-21T10:00:00Z",
-    workload: { jobs: [], passes: 1, discard_passes: 0 },
+    workload: workload_id ? JOBS[workload_id] : jobs,
     energy: NO_ENERGY,
   } as unknown as RunRead;
 }
@@ -49,7 +55,8 @@ describe("compare devices", () => {
           items: [
             run("n3", "w1", "ssd"),
             run("n2", "w1", "hdd"),
-            run("n1", "w1", "hdd"),
+            // the same jobs entered without a stored workload: the same workload to the server
+            run("n1", null, "hdd", JOBS.w1),
             run("x", "w2", "ssd"),
           ],
           total: 4,

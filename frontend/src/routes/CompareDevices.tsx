@@ -5,15 +5,15 @@ import type { RunRead } from "../client/types";
 import { QueryState } from "../components/QueryState";
 import { compareHref, type GroupBy } from "../lib/compareState";
 import { formatTimestamp } from "../lib/format";
-import { describeWorkload } from "../lib/workload";
+import { describeWorkload, workloadKey } from "../lib/workload";
 import { devicesQuery } from "../queries/devices";
 import { environmentsQuery } from "../queries/environments";
 import { runsQuery } from "../queries/runs";
 import { workloadsQuery } from "../queries/workloads";
 
-/** Runs are the same workload when they name the same stored workload, or carry the same spec. */
-function workloadIdentity(r: Pick<RunRead, "workload_id" | "workload">): string {
-  return r.workload_id ?? `spec:${JSON.stringify(r.workload)}`;
+/** Runs are the same workload when the server's fingerprint rule says so (lib/workload.ts). */
+function workloadIdentity(r: Pick<RunRead, "workload">): string {
+  return workloadKey(r.workload);
 }
 
 /** Grouping for a device/environment pick: both chosen → device × environment. */
@@ -42,7 +42,10 @@ export function CompareDevices() {
       const k = workloadIdentity(r);
       const name = workloads.data?.items.find((w) => w.id === r.workload_id)?.name;
       const prev = seen.get(k);
-      seen.set(k, { label: name ?? describeWorkload(r.workload), count: (prev?.count ?? 0) + 1 });
+      seen.set(k, {
+        label: name ?? prev?.label ?? describeWorkload(r.workload),
+        count: (prev?.count ?? 0) + 1,
+      });
     }
     return [...seen.entries()];
   }, [runs.data, workloads.data]);
