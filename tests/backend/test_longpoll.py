@@ -255,8 +255,9 @@ def test_a_new_poll_of_a_restarted_agent_gets_the_run_at_once(live_api: Live, co
             f"{live_api.url}/agents/{a.agent.id}/lease", params={"wait_s": 25}, headers=a.headers, timeout=1.0
         )
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        since = datetime.now(UTC)
         fut = pool.submit(_poll, live_api, a, 20)
-        time.sleep(1.0)  # the new poll is waiting (and the old one, server side, unless superseded)
+        _await_first_looks(live_api, [a], since)  # the new poll is waiting (the old one superseded)
         assert not fut.done()
         run = create_run(committed, agent=a.agent)
         assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
@@ -275,8 +276,9 @@ def test_a_lost_wake_up_is_noticed_by_a_bounded_re_check(live_api: Live, committ
     reaches the waiting poll: the poll looks in the database again every few seconds."""
     _, [a] = _setup(committed)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        since = datetime.now(UTC)
         fut = pool.submit(_poll, live_api, a, 25)
-        time.sleep(1.0)
+        _await_first_looks(live_api, [a], since)  # it waits now: only a re-check can find the run
         run = create_run(committed, agent=a.agent)
         assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
         committed.commit()  # and no wake-up
@@ -291,14 +293,15 @@ def test_a_new_poll_of_the_same_agent_supersedes_the_waiting_one(live_api: Live,
     """The older poll ends at once with no lease and never takes the run meant for the newer."""
     _, [a] = _setup(committed)
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        since = datetime.now(UTC)
         old = pool.submit(_poll, live_api, a, 25)
-        time.sleep(1.0)
+        _await_first_looks(live_api, [a], since)
         assert not old.done()
         new = pool.submit(_poll, live_api, a, 25)
         r_old, took_old = old.result(timeout=10)
         assert r_old.status_code == 200 and r_old.json() == {"lease": None}
         assert took_old < 5.0  # ended by the newer poll, not by its 25 s wait
-        time.sleep(0.5)
+        time.sleep(0.5)  # the behaviour under test: nothing ends the newer poll meanwhile
         assert not new.done()
         run = create_run(committed, agent=a.agent)
         assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
