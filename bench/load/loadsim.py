@@ -1,0 +1,876 @@
+"""Load simulation (issue 11): simulated agents and users speaking the real HTTP protocol against
+the real stack (uvicorn as `make up` starts it, a Celery worker and beat, PostgreSQL, Redis).
+
+One asyncio process holds every simulated agent and user (httpx, one connection pool):
+
+- an agent enrols with a real enrolment token, sends its inventory (a host policy allowing one
+  tmpfs directory and naming one meter), heartbeats every `heartbeat_interval_s` with its state,
+  long-polls for a lease, starts the run, reports progress once a second, and uploads a result
+  built from a real engine document (`engine-template.json`, produced by `iowatt-engine` on the
+  quick workload) with its paths rewritten to the run's file, plus 10 Hz power samples over the
+  idle-before, load and idle-after phases;
+- a user queues runs (the built-in `quick` workload) on agents that are idle, lists runs, opens a
+  run (the run page's four requests) and compares 2-5 finished runs.
+
+Everything measured is kept in `Recorder`; `check_database` counts, in PostgreSQL, what every
+queued run became. `bench/load/run.py` is the command line, `tests/bench/test_load_smoke.py` the
+smoke test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import pwd
+import random
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+TEMPLATE = HERE / "engine-template.json"
+TEMPLATE_PATH = "/dev/shm/iowatt-load-template.dat"  # the file the template's engine run used
+TARGET = "/dev/shm/iowatt-load"  # every simulated host allows this directory (tmpfs, as the template)
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+BIN = Path(sys.executable).parent
+AGENT_VERSION = "load-sim"
+
+INVENTORY: dict[str, Any] = {
+    "hostname": "load",
+    "os": {"kernel": "6.1.0", "distro": "Debian GNU/Linux 12"},
+    "cpu": {"model": "simulated", "cores": 2},
+    "mem_bytes": 8 << 30,
+    "virtualization": "kvm",
+    "block_devices": [],
+    "mounts": [{"mountpoint": "/dev/shm", "source": "tmpfs", "fstype": "tmpfs", "options": "rw,relatime"}],
+    "policy": {
+        "targets": [{"path": TARGET, "kind": "directory", "writable": True, "destructive": False}],
+        "meters": [{"name": "wall", "driver": "hwmon", "tier": "inband"}],
+        "default_meter": "wall",
+    },
+}
+
+
+# --- the stack ------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_pg(cmd: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+@contextlib.contextmanager
+def postgres(*, fsync: bool = True) -> Iterator[int]:
+    """A private PostgreSQL 15 on a free port with `make up`'s settings (durable: fsync on), unlike
+    the tests' server (fsync off). Yields the port; the superuser is `postgres`, trust auth."""
+    root = Path(tempfile.mkdtemp(prefix="iowatt-load-pg-"))
+    root.chmod(0o755)
+    data = root / "data"
+    data.mkdir()
+    if os.geteuid() == 0:
+        pg = pwd.getpwnam("postgres")
+        os.chown(data, pg.pw_uid, pg.pw_gid)
+        os.chown(root, pg.pw_uid, pg.pw_gid)
+    port = free_port()
+    subprocess.run(
+        _as_pg([str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"]),
+        check=True,
+        capture_output=True,
+    )
+    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c max_connections=200"
+    if not fsync:
+        opts += " -c fsync=off"
+    subprocess.run(
+        _as_pg(
+            [
+                str(PG_BIN / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(data / "server.log"),
+                "-w",
+                "-o",
+                opts,
+                "start",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield port
+    finally:
+        subprocess.run(
+            _as_pg([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]), capture_output=True
+        )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@dataclass
+class Platform:
+    url: str  # http://127.0.0.1:PORT
+    admin_token: str
+    conninfo: str  # psycopg conninfo of the application database
+    env: dict[str, str]
+    logs: Path
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def tail(self, n: int = 3000) -> str:
+        return "\n".join(
+            f"--- {p.name}\n" + p.read_text(errors="replace")[-n:] for p in sorted(self.logs.glob("*.log"))
+        )
+
+
+def _popen(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    out = open(log, "ab")  # noqa: SIM115 - the child keeps it
+    return subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+@contextlib.contextmanager
+def platform(pg_port: int, redis_url: str, *, worker_concurrency: int = 2) -> Iterator[Platform]:
+    """Migrations, the admin, then the processes exactly as `scripts/up.sh` starts them: ONE uvicorn
+    process without access log, a prefork Celery worker (`--concurrency 2`) and beat; IOWATT_ENV=dev
+    with a private state directory (so nothing of `.iowatt/` is read)."""
+    import psycopg
+
+    work = Path(tempfile.mkdtemp(prefix="iowatt-load-"))
+    logs = work / "logs"
+    logs.mkdir()
+    with psycopg.connect(
+        f"host=127.0.0.1 port={pg_port} user=postgres dbname=postgres", autocommit=True
+    ) as c:
+        c.execute("DROP DATABASE IF EXISTS iowatt_load WITH (FORCE)")
+        c.execute("CREATE DATABASE iowatt_load")
+    db_url = f"postgresql+psycopg://postgres@127.0.0.1:{pg_port}/iowatt_load"
+    env = {
+        **os.environ,
+        "IOWATT_ENV": "dev",
+        "IOWATT_STATE_DIR": str(work / "state"),
+        "IOWATT_DATABASE_URL": db_url,
+        "IOWATT_REDIS_URL": redis_url,
+        "IOWATT_SECRET_KEY": secrets.token_urlsafe(32),
+    }
+    subprocess.run(
+        [str(BIN / "alembic"), "upgrade", "head"], cwd=REPO, env=env, check=True, capture_output=True
+    )
+    subprocess.run(
+        [str(BIN / "iowatt-server"), "bootstrap", "--credentials-file", str(work / "creds")]
+        + ["--token-file", str(work / "token")],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    port = free_port()
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    try:
+        procs["api"] = _popen(
+            [str(BIN / "uvicorn"), "backend.main:create_app", "--factory", "--host", "127.0.0.1"]
+            + ["--port", str(port), "--app-dir", str(REPO), "--no-access-log"],
+            env,
+            logs / "api.log",
+        )
+        procs["worker"] = _popen(
+            [str(BIN / "celery"), "--workdir", str(REPO), "-A", "worker.app", "worker"]
+            + ["--concurrency", str(worker_concurrency), "--loglevel", "INFO"],
+            env,
+            logs / "worker.log",
+        )
+        procs["beat"] = _popen(
+            [str(BIN / "celery"), "--workdir", str(REPO), "-A", "worker.app", "beat", "--loglevel", "INFO"]
+            + ["--schedule", str(work / "celerybeat-schedule")],
+            env,
+            logs / "beat.log",
+        )
+        p = Platform(
+            url=f"http://127.0.0.1:{port}",
+            admin_token=(work / "token").read_text().strip(),
+            conninfo=f"host=127.0.0.1 port={pg_port} user=postgres dbname=iowatt_load",
+            env=env,
+            logs=logs,
+            procs=procs,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{p.url}/api/v1/health", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline or procs["api"].poll() is not None:
+                raise RuntimeError("the API did not come up:\n" + p.tail())
+            time.sleep(0.2)
+        yield p
+    finally:
+        for proc in procs.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 15)
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def make_users(p: Platform, n: int) -> list[str]:
+    """n members of the admin's team, each with a personal API token. The API has no route that
+    creates users (invitations are not built yet), so the server's own service functions do it,
+    in one process and transaction, as `iowatt-server bootstrap` does for the admin."""
+    code = f"""
+import json, secrets
+from sqlalchemy import select
+from backend.auth import service
+from backend.db import unit_of_work
+from backend.models import Membership, Role, Team
+out = []
+with unit_of_work() as s:
+    team = s.scalar(select(Team).where(Team.name == "default"))
+    for i in range({n}):
+        u = service.create_user(s, email=f"load-user-{{i}}@iowatt.local", password=secrets.token_urlsafe(16),
+                                display_name=f"load user {{i}}")
+        s.add(Membership(user_id=u.id, team_id=team.id, role=Role.member))
+        s.flush()
+        tok, _ = service.issue_token(s, user_id=u.id, name="load", kind="personal", ttl_s=None)
+        out.append(tok)
+print(json.dumps(out))
+"""
+    # test-sized Argon2 cost: the users' passwords are never used
+    env = {**p.env, "IOWATT_ARGON2_MEMORY_KIB": "1024", "IOWATT_ARGON2_TIME_COST": "1"}
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, check=True, capture_output=True, text=True
+    )
+    tokens: list[str] = json.loads(r.stdout.strip().splitlines()[-1])
+    return tokens
+
+
+# --- measurements ---------------------------------------------------------------------------------
+
+
+def pct(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100); NaN for no values."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return s[k]
+
+
+@dataclass
+class Recorder:
+    route_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    statuses: dict[str, dict[int, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    errors: list[str] = field(default_factory=list)
+    posted: dict[str, float] = field(default_factory=dict)  # run id -> monotonic time POST /runs was sent
+    created: dict[str, float] = field(default_factory=dict)  # run id -> POST /runs answered
+    leased: dict[str, float] = field(default_factory=dict)  # run id -> first lease received
+    started: dict[str, float] = field(default_factory=dict)  # run id -> POST /start answered 200
+    lease_ids: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    stored: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # 201 answers per run
+    duplicates: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # 200 "already stored"
+    samples_sent: dict[str, int] = field(default_factory=dict)
+    agent_of: dict[str, str] = field(default_factory=dict)
+
+    def note(self, route: str, status: int, ms: float) -> None:
+        self.route_ms[route].append(ms)
+        self.statuses[route][status] += 1
+
+    def dispatch_ms(self, since: str = "posted") -> list[float]:
+        t0 = self.posted if since == "posted" else self.created
+        return [(self.leased[r] - t0[r]) * 1000 for r in self.leased if r in t0]
+
+    def start_ms(self) -> list[float]:
+        return [(self.started[r] - self.posted[r]) * 1000 for r in self.started if r in self.posted]
+
+    def routes(self) -> dict[str, dict[str, float]]:
+        out = {}
+        for route, ms in sorted(self.route_ms.items()):
+            out[route] = {
+                "n": len(ms),
+                "p50": pct(ms, 50),
+                "p95": pct(ms, 95),
+                "p99": pct(ms, 99),
+                "max": max(ms),
+                "non_2xx": sum(n for s, n in self.statuses[route].items() if not 200 <= s < 300),
+            }
+        return out
+
+
+@dataclass
+class Config:
+    agents: int = 200
+    users: int = 20
+    seconds: float = 60.0  # users queue runs for this long; then every run is awaited
+    run_s: float = 2.0  # the simulated engine's runtime
+    idle_s: float = 0.5  # idle baseline before and after (RunCreate.idle_s)
+    power_hz: float = 10.0
+    think_s: float = 1.0  # mean pause between a user's actions (exponential)
+    queue_share: float = 0.35  # of a user's actions; the rest: list, open a run, compare
+    max_runs: int | None = None  # stop queueing after this many runs (the smoke test)
+    lease_wait_s: float = 25.0
+    drain_timeout_s: float = 120.0
+    seed: int = 1
+
+
+class Sim:
+    """The simulated agents and users of one stack; `round()` can be called several times."""
+
+    def __init__(self, p: Platform, cfg: Config) -> None:
+        self.p, self.cfg = p, cfg
+        self.api = f"{p.url}/api/v1"
+        self.rnd = random.Random(cfg.seed)
+        self.template = TEMPLATE.read_text()
+        self.agents: list[tuple[str, str]] = []  # (id, token)
+        self.users: list[str] = []
+        self.idle: set[int] = set()  # agents with no run queued or running (users pick among these)
+        self.busy_run: dict[int, str | None] = {}
+        self.finished: list[str] = []  # runs stored, for users to open and compare
+        self.rec = Recorder()
+        self.stop_agents = asyncio.Event()
+        self.quick_id = ""
+        self.heartbeat_s = 10.0
+        self.client: httpx.AsyncClient | None = None
+        self.ingest_agent: tuple[str, str] = ("", "")  # driven by ingest_bench, not simulated
+        self.ingest_runs: list[str] = []
+
+    # ---- http with per-route timing
+    async def call(self, method: str, route: str, url: str, token: str, **kw: Any) -> httpx.Response | None:
+        assert self.client is not None
+        t0 = time.perf_counter()
+        try:
+            r = await self.client.request(
+                method,
+                self.api + url,
+                headers={"Authorization": f"Bearer {token}", **kw.pop("headers", {})},
+                **kw,
+            )
+        except httpx.HTTPError as e:
+            self.rec.note(route, 0, (time.perf_counter() - t0) * 1000)
+            if len(self.rec.errors) < 50:
+                self.rec.errors.append(f"{route}: {type(e).__name__} {e!r}"[:300])
+            return None
+        self.rec.note(route, r.status_code, (time.perf_counter() - t0) * 1000)
+        if r.status_code >= 400 and len(self.rec.errors) < 50:
+            self.rec.errors.append(f"{route}: HTTP {r.status_code} {r.text[:200]}")
+        return r
+
+    # ---- set-up
+    async def setup(self) -> None:
+        n = self.cfg.agents
+        hdr = {"Authorization": f"Bearer {self.p.admin_token}"}
+        assert self.client is not None
+        c = self.client
+        me = (await c.get(f"{self.api}/auth/me", headers=hdr)).json()
+        team_id = me["teams"][0]["id"]
+        r = await c.post(
+            f"{self.api}/agents/enrollment-tokens", json={"team_id": team_id, "max_uses": n + 1}, headers=hdr
+        )
+        r.raise_for_status()
+        enrol = r.json()["token"]
+        sem = asyncio.Semaphore(8)
+
+        async def one(k: int) -> tuple[str, str]:
+            body = {
+                "enrollment_token": enrol,
+                "name": f"load-{k:04d}",
+                "hostname": f"load-{k:04d}",
+                "agent_version": AGENT_VERSION,
+                "inventory": {**INVENTORY, "hostname": f"load-{k:04d}"},
+            }
+            async with sem:
+                a = await c.post(f"{self.api}/agents/enroll", json=body)
+            a.raise_for_status()
+            self.heartbeat_s = float(a.json()["heartbeat_interval_s"])
+            return a.json()["agent_id"], a.json()["agent_token"]
+
+        enrolled = list(await asyncio.gather(*(one(k) for k in range(n + 1))))
+        self.agents, self.ingest_agent = enrolled[:n], enrolled[n]
+        wl = (await c.get(f"{self.api}/workloads", params={"limit": 200}, headers=hdr)).json()["items"]
+        self.quick_id = next(w["id"] for w in wl if w["name"] == "quick")
+        self.idle = set(range(n))
+        self.busy_run = dict.fromkeys(range(n))
+
+    # ---- a simulated agent
+    def _result_body(
+        self, run_id: str, lease_id: str, started: datetime, finished: datetime, t0: datetime
+    ) -> bytes:
+        cfg = self.cfg
+        load_ns = int(cfg.run_s * 1e9)
+        idle_ns = int(cfg.idle_s * 1e9)
+        end_ns = idle_ns * 2 + load_ns
+        step = int(1e9 / cfg.power_hz)
+        t_ns = list(range(0, end_ns + 1, step))
+        value = [
+            round((95.0 if idle_ns <= t < idle_ns + load_ns else 80.0) + self.rnd.uniform(-1.5, 1.5), 2)
+            for t in t_ns
+        ]
+        self.rec.samples_sent[run_id] = len(t_ns)
+        power = _power(t0, idle_ns, load_ns, t_ns, value, cfg.power_hz)
+        engine = self.template.replace(TEMPLATE_PATH, f"{TARGET}/iowatt-{run_id}.dat")
+        envelope = {
+            "lease_id": lease_id,
+            "upload_id": str(uuid.uuid4()),
+            "engine_result": "@ENGINE@",
+            "engine_exit_code": 0,
+            "started_at": started.isoformat(),
+            "finished_at": finished.isoformat(),
+            "agent_version": AGENT_VERSION,
+            "power": power,
+        }
+        return json.dumps(envelope).replace('"@ENGINE@"', engine).encode()
+
+    async def agent(self, k: int) -> None:
+        agent_id, token = self.agents[k]
+        cfg = self.cfg
+        await asyncio.sleep(self.rnd.uniform(0, 3))  # hosts do not all start in the same millisecond
+        await self.call(
+            "PUT",
+            "PUT /agents/{id}/inventory",
+            f"/agents/{agent_id}/inventory",
+            token,
+            json={**INVENTORY, "hostname": f"load-{k:04d}"},
+        )
+        hb = asyncio.create_task(self._heartbeats(k))
+        try:
+            while not self.stop_agents.is_set():
+                r = await self.call(
+                    "POST",
+                    "POST /agents/{id}/lease (long-poll)",
+                    f"/agents/{agent_id}/lease",
+                    token,
+                    params={"wait_s": cfg.lease_wait_s},
+                    timeout=cfg.lease_wait_s + 30,
+                )
+                if r is None or r.status_code != 200:
+                    await asyncio.sleep(1)
+                    continue
+                lease = r.json()["lease"]
+                if lease is None:
+                    continue
+                now = time.monotonic()
+                run_id, lease_id = lease["run_id"], lease["lease_id"]
+                self.rec.leased.setdefault(run_id, now)
+                self.rec.lease_ids[run_id].add(lease_id)
+                self.busy_run[k] = run_id
+                await self._run(k, run_id, lease_id, token)
+                self.busy_run[k] = None
+        finally:
+            hb.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await hb
+
+    async def _heartbeats(self, k: int) -> None:
+        agent_id, token = self.agents[k]
+        await asyncio.sleep(self.rnd.uniform(0, self.heartbeat_s))
+        while True:
+            run = self.busy_run.get(k)
+            body = {"state": "busy" if run else "idle", "current_run_id": run, "agent_version": AGENT_VERSION}
+            await self.call(
+                "POST", "POST /agents/{id}/heartbeat", f"/agents/{agent_id}/heartbeat", token, json=body
+            )
+            await asyncio.sleep(self.heartbeat_s)
+
+    async def _run(self, k: int, run_id: str, lease_id: str, token: str) -> None:
+        cfg = self.cfg
+        r = await self.call(
+            "POST", "POST /runs/{id}/start", f"/runs/{run_id}/start", token, json={"lease_id": lease_id}
+        )
+        if r is None or r.status_code != 200:
+            return
+        self.rec.started.setdefault(run_id, time.monotonic())
+        t0 = datetime.now(UTC)
+        await asyncio.sleep(cfg.idle_s)
+        started = datetime.now(UTC)
+        elapsed = 0.0
+        while elapsed < cfg.run_s:
+            step = min(1.0, cfg.run_s - elapsed)
+            await asyncio.sleep(step)
+            elapsed += step
+            body = {
+                "lease_id": lease_id,
+                "job_index": 0,
+                "job_name": "randread-4k",
+                "percent": min(100.0, 100 * elapsed / cfg.run_s),
+                "elapsed_ns": int(elapsed * 1e9),
+                "read_iops": 250000.0,
+                "read_bw_bytes": 1024000000,
+                "write_iops": 0.0,
+                "write_bw_bytes": 0,
+            }
+            await self.call("POST", "POST /runs/{id}/progress", f"/runs/{run_id}/progress", token, json=body)
+        finished = datetime.now(UTC)
+        await asyncio.sleep(cfg.idle_s)
+        body_bytes = self._result_body(run_id, lease_id, started, finished, t0)
+        for attempt in range(6):  # the agent's rule: retry connection errors and 5xx, same upload_id
+            r = await self.call(
+                "PUT",
+                "PUT /runs/{id}/result",
+                f"/runs/{run_id}/result",
+                token,
+                content=body_bytes,
+                headers={"Content-Type": "application/json"},
+                timeout=120,
+            )
+            if r is not None and r.status_code in (200, 201):
+                if r.status_code == 201:
+                    self.rec.stored[run_id] += 1
+                else:
+                    self.rec.duplicates[run_id] += 1
+                self.finished.append(run_id)
+                break
+            if r is not None and 400 <= r.status_code < 500:
+                break
+            await asyncio.sleep(0.5 * 2**attempt)
+        self.idle.add(k)
+
+    # ---- a simulated user
+    async def user(self, u: int, deadline: float) -> None:
+        token = self.users[u]
+        cfg = self.cfg
+        rnd = random.Random(cfg.seed * 1000 + u)
+        await asyncio.sleep(rnd.uniform(0, cfg.think_s))
+        while time.monotonic() < deadline:
+            x = rnd.random()
+            if x < cfg.queue_share:
+                if cfg.max_runs is None or len(self.rec.posted) < cfg.max_runs:
+                    await self._queue(token, rnd)
+            elif x < cfg.queue_share + (1 - cfg.queue_share) * 0.25:
+                await self.call("GET", "GET /runs", "/runs", token, params={"limit": 50})
+            elif x < cfg.queue_share + (1 - cfg.queue_share) * 0.6 and self.finished:
+                rid = rnd.choice(self.finished)
+                for route, suffix in (
+                    ("GET /runs/{id}", ""),
+                    ("GET /runs/{id}/result", "/result"),
+                    ("GET /runs/{id}/series", "/series"),
+                    ("GET /runs/{id}/power", "/power"),
+                ):
+                    await self.call("GET", route, f"/runs/{rid}{suffix}", token)
+            elif len(self.finished) >= 2:
+                ids = rnd.sample(self.finished, min(len(self.finished), rnd.randint(2, 5)))
+                await self.call("GET", "GET /compare", "/compare", token, params={"runs": ",".join(ids)})
+            await asyncio.sleep(rnd.expovariate(1 / cfg.think_s))
+
+    async def _queue(self, token: str, rnd: random.Random) -> None:
+        if not self.idle:
+            return
+        k = rnd.choice(sorted(self.idle))
+        self.idle.discard(k)
+        body = {
+            "agent_id": self.agents[k][0],
+            "target_path": TARGET,
+            "workload_id": self.quick_id,
+            "idle_s": self.cfg.idle_s,
+        }
+        t0 = time.monotonic()
+        r = await self.call("POST", "POST /runs", "/runs", token, json=body)
+        if r is None or r.status_code != 201:
+            self.idle.add(k)
+            return
+        run_id = r.json()["id"]
+        self.rec.posted[run_id] = t0
+        self.rec.created[run_id] = time.monotonic()
+        self.rec.agent_of[run_id] = self.agents[k][0]
+
+    # ---- one measured round
+    async def round(self) -> dict[str, Any]:
+        """Users queue and browse for `seconds`, then every queued run is awaited (up to
+        `drain_timeout_s`). Returns this round's measurements (the Recorder is fresh per round)."""
+        self.rec = Recorder()
+        t0 = time.monotonic()
+        deadline = t0 + self.cfg.seconds
+        await asyncio.gather(*(self.user(u, deadline) for u in range(len(self.users))))
+        queued_for = time.monotonic() - t0
+        end = time.monotonic() + self.cfg.drain_timeout_s
+        while time.monotonic() < end and not set(self.rec.posted) <= set(self.rec.stored) | set(
+            self.rec.duplicates
+        ):
+            await asyncio.sleep(0.2)
+        rec = self.rec
+        return {
+            "queued_for_s": queued_for,
+            "runs_queued": len(rec.posted),
+            "runs_stored": len(rec.stored),
+            "dispatch_ms": rec.dispatch_ms("posted"),
+            "dispatch_from_created_ms": rec.dispatch_ms("created"),
+            "start_ms": rec.start_ms(),
+            "routes": rec.routes(),
+            "errors": rec.errors[:20],
+            "run_ids": list(rec.posted),
+            "samples_sent": dict(rec.samples_sent),
+            "agent_stored": dict(rec.stored),
+            "agent_duplicates": dict(rec.duplicates),
+            "lease_ids": {r: sorted(v) for r, v in rec.lease_ids.items()},
+            "load_average": os.getloadavg(),
+        }
+
+
+def _power(
+    t0: datetime, idle_ns: int, load_ns: int, t_ns: list[int], value: list[float], hz: float
+) -> dict[str, Any]:
+    phases = [{"name": "load", "start_ns": idle_ns, "end_ns": idle_ns + load_ns}]
+    if idle_ns:
+        phases = [
+            {"name": "idle_before", "start_ns": 0, "end_ns": idle_ns},
+            *phases,
+            {"name": "idle_after", "start_ns": idle_ns + load_ns, "end_ns": 2 * idle_ns + load_ns},
+        ]
+    return {
+        "meter": {
+            "name": "wall",
+            "driver": "hwmon",
+            "model": "simulated",
+            "tier": "inband",
+            "quantity": "power",
+            "accuracy_pct": 5.0,
+            "accuracy_w": 0.0,
+            "accuracy_declared": False,
+            "nominal_interval_s": 1 / hz,
+        },
+        "status": "ok",
+        "reason": None,
+        "t0_utc": t0.isoformat(),
+        "phases": phases,
+        "samples": {"t_ns": t_ns, "value": value},
+        "cleaning": {},
+    }
+
+
+@contextlib.asynccontextmanager
+async def running(p: Platform, cfg: Config) -> Any:
+    """Enrolled agents polling, users with tokens; agents stopped at the end."""
+    sim = Sim(p, cfg)
+    n = cfg.agents + cfg.users + 20
+    limits = httpx.Limits(max_connections=2 * n, max_keepalive_connections=2 * n, keepalive_expiry=4.0)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+        sim.client = client
+        await sim.setup()
+        sim.users = await asyncio.to_thread(make_users, p, cfg.users)
+        tasks = [asyncio.create_task(sim.agent(k)) for k in range(cfg.agents)]
+        try:
+            await _until_online(sim, len(sim.agents))
+            yield sim
+        finally:
+            sim.stop_agents.set()
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _until_online(sim: Sim, n: int, timeout_s: float = 90) -> None:
+    assert sim.client is not None
+    hdr = {"Authorization": f"Bearer {sim.p.admin_token}"}
+    end = time.monotonic() + timeout_s
+    while True:
+        r = await sim.client.get(f"{sim.api}/agents", params={"limit": 1000}, headers=hdr)
+        online = sum(1 for a in r.json()["items"] if a["online"])
+        if online >= n:
+            return
+        if time.monotonic() > end:
+            raise RuntimeError(f"only {online} of {n} agents online after {timeout_s} s")
+        await asyncio.sleep(0.5)
+
+
+# --- the database check ---------------------------------------------------------------------------
+
+
+def check_database(conninfo: str, rounds: list[dict[str, Any]], *, settle_s: float = 60) -> dict[str, Any]:
+    """What every queued run became, counted in PostgreSQL: succeeded exactly once, one result,
+    the template's jobs once each, every power sample stored once, energy computed; and no run
+    the users did not queue. Waits up to `settle_s` for the energy tasks."""
+    import psycopg
+
+    queued = [r for rd in rounds for r in rd["run_ids"]]
+    sent = {r: n for rd in rounds for r, n in rd["samples_sent"].items()}
+    jobs_per_result = len(json.loads(TEMPLATE.read_text())["jobs"])
+    q = """
+        SELECT r.id::text, r.status::text,
+               (SELECT count(*) FROM run_results x WHERE x.run_id = r.id),
+               (SELECT count(*) FROM result_jobs j WHERE j.run_id = r.id),
+               (SELECT count(*) FROM power_samples s WHERE s.run_id = r.id),
+               (SELECT count(*) FROM run_energy e WHERE e.run_id = r.id),
+               r.attempt
+        FROM runs r WHERE r.id = ANY(%s::uuid[])"""
+    end = time.monotonic() + settle_s
+    with psycopg.connect(conninfo, autocommit=True) as c:
+        while True:
+            rows = {row[0]: row for row in c.execute(q, (queued,)).fetchall()}
+            pending_energy = [r for r, row in rows.items() if row[5] == 0]
+            if not pending_energy or time.monotonic() > end:
+                break
+            time.sleep(1)
+        total_runs = c.execute("SELECT count(*) FROM runs").fetchone()
+    missing = [r for r in queued if r not in rows]
+    not_succeeded = {r: row[1] for r, row in rows.items() if row[1] != "succeeded"}
+    results_not_one = {r: row[2] for r, row in rows.items() if row[2] != 1}
+    jobs_wrong = {r: row[3] for r, row in rows.items() if row[3] != jobs_per_result}
+    samples_wrong = {r: (row[4], sent.get(r)) for r, row in rows.items() if row[4] != sent.get(r)}
+    leased_twice = {r: ids for rd in rounds for r, ids in rd["lease_ids"].items() if len(ids) != 1}
+    uploads_not_one = {
+        r: rd["agent_stored"].get(r, 0)
+        for rd in rounds
+        for r in rd["run_ids"]
+        if rd["agent_stored"].get(r, 0) != 1
+    }
+    lost = sorted(set(missing) | set(not_succeeded) | {r for r, n in results_not_one.items() if n == 0})
+    duplicated = sorted(
+        {r for r, n in results_not_one.items() if n > 1} | set(jobs_wrong) | set(samples_wrong)
+    )
+    return {
+        "queued": len(queued),
+        "runs_in_database": total_runs[0] if total_runs else 0,
+        "lost": lost,
+        "duplicated": duplicated,
+        "not_succeeded": not_succeeded,
+        "results_not_one": results_not_one,
+        "jobs_wrong": jobs_wrong,
+        "samples_wrong": samples_wrong,
+        "leased_more_than_once": leased_twice,
+        "agent_uploads_not_one": uploads_not_one,
+        "energy_missing": [r for r, row in rows.items() if row[5] == 0],
+        "attempts_over_one": {r: row[6] for r, row in rows.items() if row[6] != 1},
+    }
+
+
+# --- power-sample ingest vs raw COPY --------------------------------------------------------------
+
+
+async def ingest_bench(sim: Sim, *, samples: int, repeats: int) -> dict[str, Any]:
+    """Per repeat, the same `samples` rows two ways, in alternating order: (a) raw COPY (text
+    format, one prebuilt buffer, psycopg) into `power_samples` for the run, timed from the COPY to
+    its COMMIT, the rows then deleted (untimed); (b) the agent's result upload with those samples
+    in `power` (with the same realistic engine document), timed from send to answer. Rates are
+    samples per second; the ratio is API rate / COPY rate per repeat. A dedicated agent (not one of
+    the simulated ones) takes the runs, so nothing else runs meanwhile but the idle long-polls."""
+
+    assert sim.client is not None
+    agent_id, token = sim.ingest_agent
+    user = sim.users[0]
+    hb = {"state": "idle", "current_run_id": None, "agent_version": AGENT_VERSION}
+    out: list[dict[str, float]] = []
+    for i in range(repeats):
+        await sim.call("POST", "POST /agents/{id}/heartbeat", f"/agents/{agent_id}/heartbeat", token, json=hb)
+        body0 = {"agent_id": agent_id, "target_path": TARGET, "workload_id": sim.quick_id, "idle_s": 0}
+        r = await sim.call("POST", "POST /runs", "/runs", user, json=body0)
+        assert r is not None and r.status_code == 201, r and r.text
+        run_id = r.json()["id"]
+        sim.ingest_runs.append(run_id)
+        lease = None
+        for _ in range(10):
+            r = await sim.call(
+                "POST",
+                "POST /agents/{id}/lease (long-poll)",
+                f"/agents/{agent_id}/lease",
+                token,
+                params={"wait_s": 10},
+                timeout=40,
+            )
+            assert r is not None and r.status_code == 200, r and r.text
+            lease = r.json()["lease"]
+            if lease is not None:
+                break
+        assert lease is not None and lease["run_id"] == run_id, lease
+        lease_id = lease["lease_id"]
+        r = await sim.call(
+            "POST", "POST /runs/{id}/start", f"/runs/{run_id}/start", token, json={"lease_id": lease_id}
+        )
+        assert r is not None and r.status_code == 200, r and r.text
+        t_ns = [j * 100_000_000 for j in range(samples)]  # 10 Hz
+        value = [round(90.0 + (j % 97) * 0.05, 2) for j in range(samples)]
+        t0 = datetime.now(UTC) - timedelta(seconds=samples / 10)
+        body = {
+            "lease_id": lease_id,
+            "upload_id": str(uuid.uuid4()),
+            "engine_result": "@ENGINE@",
+            "engine_exit_code": 0,
+            "started_at": t0.isoformat(),
+            "finished_at": (t0 + timedelta(seconds=samples / 10)).isoformat(),
+            "agent_version": AGENT_VERSION,
+            "power": _power(t0, 0, samples * 100_000_000, t_ns, value, 10.0),
+        }
+        engine = sim.template.replace(TEMPLATE_PATH, f"{TARGET}/iowatt-{run_id}.dat")
+        payload = json.dumps(body).replace('"@ENGINE@"', engine).encode()
+        buf = "".join(f"{run_id}\t{t}\t{v!r}\n" for t, v in zip(t_ns, value, strict=True)).encode()
+
+        async def api_once(rid: str = run_id, data: bytes = payload) -> float:
+            assert sim.client is not None
+            t = time.perf_counter()
+            r = await sim.client.put(
+                f"{sim.api}/runs/{rid}/result",
+                content=data,
+                timeout=300,
+                headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            )
+            took = time.perf_counter() - t
+            assert r.status_code == 201, r.text[:500]
+            return took
+
+        if i % 2 == 0:
+            copy_s = await asyncio.to_thread(copy_once, sim.p.conninfo, run_id, buf, False)
+            api_s = await api_once()
+        else:  # the API first: order effects (a warm cache, autovacuum) fall on both sides alike
+            api_s = await api_once()
+            copy_s = await asyncio.to_thread(copy_once, sim.p.conninfo, run_id, buf, True)
+        out.append(
+            {
+                "samples": samples,
+                "copy_s": copy_s,
+                "api_s": api_s,
+                "copy_rows_per_s": samples / copy_s,
+                "api_rows_per_s": samples / api_s,
+                "ratio": copy_s / api_s,
+                "payload_bytes": len(payload),
+            }
+        )
+    return {
+        "repeats": out,
+        "median_copy_rows_per_s": statistics.median(x["copy_rows_per_s"] for x in out),
+        "median_api_rows_per_s": statistics.median(x["api_rows_per_s"] for x in out),
+        "median_ratio": statistics.median(x["ratio"] for x in out),
+    }
+
+
+def copy_once(conninfo: str, run_id: str, data: bytes, stored: bool) -> float:
+    """Raw COPY of the rows into power_samples, timed from COPY to COMMIT, then deleted. When the
+    API already `stored` the same rows, they are moved aside first (untimed) and put back after,
+    so the run keeps its uploaded samples."""
+    import psycopg
+
+    with psycopg.connect(conninfo) as c:
+        if stored:
+            c.execute("CREATE TEMP TABLE keep AS SELECT * FROM power_samples WHERE run_id = %s", (run_id,))
+            c.execute("DELETE FROM power_samples WHERE run_id = %s", (run_id,))
+            c.commit()
+        t = time.perf_counter()
+        with c.cursor() as cur, cur.copy("COPY power_samples (run_id, t_ns, value) FROM STDIN") as cp:
+            cp.write(data)
+        c.commit()
+        took = time.perf_counter() - t
+        c.execute("DELETE FROM power_samples WHERE run_id = %s", (run_id,))
+        if stored:
+            c.execute("INSERT INTO power_samples SELECT * FROM keep")
+        c.commit()
+    return took
