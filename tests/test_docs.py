@@ -187,3 +187,20 @@ def test_every_iowatt_agent_option_the_docs_show_exists() -> None:
                 if flag not in text and not engine_option:
                     bad.append(f"{path.relative_to(REPO)}: iowatt-agent {' '.join(cmd)} has no {flag}")
     assert bad == [], "\n".join(sorted(set(bad)))
+
+
+def test_every_repository_file_a_doc_names_exists() -> None:
+    """`agent/systemd/check_sandbox.py`, `backend/device/service.py`, ...: a file a doc (or the
+    systemd unit's comments) names by its path from the repository root is there."""
+    path_re = re.compile(
+        r"(?<![\w/.-])((?:backend|worker|agent|libs|scripts|tests|frontend|migrations|deploy|bench|docs)"
+        r"/[\w./-]+\.(?:py|ts|tsx|mjs|sh|c|h|yml|yaml|json|toml|service|md|txt))\b"
+    )
+    bad = []
+    for path in repo_files():
+        if path.suffix not in (".md", ".service"):
+            continue
+        for m in path_re.finditer(path.read_text()):
+            if not (REPO / m[1]).exists():
+                bad.append(f"{path.relative_to(REPO)}: {m[1]}")
+    assert bad == [], "\n".join(sorted(set(bad)))
