@@ -45,9 +45,28 @@ CDM_TESTS = [
 ]
 
 
-def crystaldiskmark(passes: int = 3, discard: int = 1, seconds: float = 5, size: int = GiB) -> WorkloadSpec:
+# CrystalDiskMark 3.x's test set, as seed 002's Table 1 (the P3608 report): "Seq" (sequential 1 MiB,
+# QD1), "512K" and "4K" (random, QD1), "4K QD32" (random 4 KiB at QD32, one thread). The report names
+# the block sizes (4 kB, 512 kB) and prints MB/s (10^6 B/s) plus IOPS for the 4K rows; it gives no
+# size or pass count, so CDM 3.x's defaults: 5 passes on a 1000 MiB file, best-of, every pass
+# counted (no discarded pass). Run time per pass as the current preset (5 s).
+CDM_LEGACY_TESTS = [
+    ("Seq", False, MiB, 1, 1),
+    ("512K", True, 512 * KiB, 1, 1),
+    ("4K", True, 4 * KiB, 1, 1),
+    ("4K_QD32", True, 4 * KiB, 32, 1),
+]
+
+
+def crystaldiskmark(
+    passes: int = 3,
+    discard: int = 1,
+    seconds: float = 5,
+    size: int = GiB,
+    tests: list[tuple[str, bool, int, int, int]] = CDM_TESTS,
+) -> WorkloadSpec:
     jobs = []
-    for test, rand, bs, qd, threads in CDM_TESTS:
+    for test, rand, bs, qd, threads in tests:
         for direction in ("read", "write"):
             rw = ("rand" if rand else "") + direction
             for k in range(discard + passes):
@@ -197,6 +216,11 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
         "write, 5 s each on a pre-filled 1 GiB file; 1 discarded pass + 3 passes, best-of as CDM and the "
         "median.",
         crystaldiskmark(),
+    ),
+    "crystaldiskmark-legacy": (
+        "CrystalDiskMark 3.x's tests (seed 002's Table 1): Seq (1 MiB, QD1), 512K and 4K random (QD1), "
+        "4K QD32; read and write, 5 s each on a 1000 MiB file, 5 passes, best-of as CDM and the median.",
+        crystaldiskmark(passes=5, discard=0, size=1000 * MiB, tests=CDM_LEGACY_TESTS),
     ),
     "diskspd-bs-sweep": (
         "DiskSpd-style random-read block-size sweep (the P3608 report): QD1, 1 thread, direct, "
