@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-pytestmark = pytest.mark.slow  # a venv, ~25 wheels and an engine build: about a minute
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # a venv, ~25 wheels, an engine build: ~1 min
 
 REPO = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- other-host-install:begin"
