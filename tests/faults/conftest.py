@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 from tests.faults.proxy import Proxy
 from tests.services import Postgres, Redis, postgres, redis_instance
 from tests.stack import BIN, FINAL, Stack, stack
+from tests.waiting import wait_until
 
 METER = """#!/bin/sh
 # a wall meter on a cable: prints 40 W ten times a second until it is "unplugged" (the flag file)
@@ -85,6 +87,24 @@ class Rig:
         assert r.status_code == 201, r.text
         return str(r.json()["id"])
 
+    def ledger(self) -> None:
+        """Issue 11's end state: 0 lost, 0 duplicated, 0 stuck. Every run of the agent is final;
+        a succeeded run has exactly one result and its energy computed, a failed one says why and
+        has none; no task is left unsent in the outbox."""
+        self.idle(60)
+        for run in self.runs():
+            rows = sql(self, "SELECT count(*) FROM run_results WHERE run_id = %s", uuid.UUID(run["id"]))[0][0]
+            if run["status"] == "succeeded":
+                assert rows == 1, (run["id"], rows)
+                self.energy_done(run["id"], 30)
+            else:
+                assert rows == 0 and run["error"], run
+        self.until(
+            "the outbox empty",
+            lambda: sql(self, "SELECT count(*) FROM outbox_tasks WHERE sent_at IS NULL") == [(0,)],
+            15,
+        )
+
     def agent(self) -> dict[str, Any]:
         with self.api() as api:
             return dict(api.get(f"/agents/{self.s.agent_id}").json())
@@ -100,23 +120,38 @@ class Rig:
             return list(api.get("/runs", params={"limit": 500}).json()["items"])
 
     def until(self, what: str, check: Callable[[], Any], timeout_s: float, every_s: float = 0.2) -> float:
-        """Poll `check` until it returns something true; seconds it took, or fail naming `what`."""
+        """Poll `check` until it returns something true (errors count as "not yet": a part of the
+        stack may be down on purpose); the seconds it took, or fail naming `what` with the logs."""
         t0 = time.monotonic()
-        last: Any = None
-        while True:
-            with contextlib.suppress(Exception):
-                last = check()
-                if last:
-                    return time.monotonic() - t0
-            if time.monotonic() - t0 > timeout_s:
-                raise AssertionError(f"{what}: not within {timeout_s} s (last: {last!r})\n{self.s.tail()}")
-            time.sleep(every_s)
+        wait_until(
+            check,
+            timeout=timeout_s,
+            interval=every_s,
+            message=lambda: f"{what}\n{self.s.tail()}",
+            ignore=(Exception,),
+        )
+        return time.monotonic() - t0
 
     def status_in(self, run_id: str, statuses: set[str], timeout_s: float) -> dict[str, Any]:
         self.until(
             f"run {run_id} {sorted(statuses)}", lambda: self.run(run_id)["status"] in statuses, timeout_s
         )
         return self.run(run_id)
+
+    def trace(self, run_id: str, until: set[str], timeout_s: float) -> list[tuple[float, str]]:
+        """The run's status changes (seconds from now, status) until it reaches one of `until`:
+        shows a detour through a wrong state that a single final read would miss."""
+        t0 = time.monotonic()
+        seen: list[tuple[float, str]] = []
+
+        def reached() -> bool:
+            status = str(self.run(run_id)["status"])
+            if not seen or seen[-1][1] != status:
+                seen.append((round(time.monotonic() - t0, 1), status))
+            return status in until
+
+        self.until(f"run {run_id} {sorted(until)} (so far {seen})", reached, timeout_s, every_s=0.1)
+        return seen
 
     def final(self, run_id: str, timeout_s: float = 60) -> dict[str, Any]:
         return self.status_in(run_id, FINAL, timeout_s)

@@ -3,6 +3,9 @@ killed around dispatch, PostgreSQL restarted, duplicate and concurrent re-upload
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import threading
 import time
 import uuid
@@ -14,9 +17,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.conftest import REPO
 from tests.faults.conftest import Rig, measured_samples, report, rig, sql
 from tests.faults.proxy import Conn
-from tests.stack import FINAL, _wait_http
+from tests.stack import BIN, FINAL, _wait_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults-server")]
 
@@ -94,7 +98,7 @@ def test_3_api_sigkill_during_the_upload_stores_it_once_with_energy(r: Rig, mome
     r.s.start("api")
     _wait_http(f"{r.s.url}/api/v1/health")
     api_back = time.monotonic() - t0
-    r.final(run_id, 90)
+    statuses = r.trace(run_id, {"succeeded"}, 90)
     stored = time.monotonic() - t0
     energy = _stored_once(r, run_id)
     report(
@@ -103,7 +107,10 @@ def test_3_api_sigkill_during_the_upload_stores_it_once_with_energy(r: Rig, mome
         stored_after_kill_s=stored,
         energy_after_kill_s=time.monotonic() - t0,
         samples=energy["samples"],
+        statuses=statuses,
     )
+    # A detour through "failed" (the agent's idle heartbeat reaching the new API before its spooled
+    # result) is the bug scenario 7 pins down (xfail there); here the outcome: stored once.
 
 
 def test_4_redis_down_at_post_runs_is_503_with_nothing_or_201_and_dispatched_later(r: Rig) -> None:
@@ -155,7 +162,7 @@ def test_5_worker_sigkill_around_dispatch_dispatches_within_10s_of_its_return(r:
     else:
         run_id = r.queue(runtime_s=1)
         r.s.kill("worker")
-    time.sleep(2)
+    time.sleep(2)  # the behaviour under test: no worker for a while, the run's task waits in Redis
     r.s.start("worker")
     t0 = time.monotonic()
     r.status_in(run_id, {"running", *FINAL}, 60)
@@ -180,12 +187,6 @@ def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> Non
 
 def _fake_agent(r: Rig, target: Path) -> tuple[str, str]:
     """A second enrolled host whose protocol the test speaks itself: (agent id, token)."""
-    import json
-    import os
-    import subprocess
-
-    from tests.stack import BIN, REPO
-
     state = r.s.workdir / "fake-agent"
     env = {**r.s.commands["api"][1]}
     token = subprocess.run(
@@ -317,3 +318,8 @@ def test_8_duplicate_and_concurrent_re_uploads_are_idempotent(r: Rig) -> None:
         r, "SELECT count(*), min(upload_id::text) FROM run_results WHERE run_id = %s", uuid.UUID(run_id)
     ) == [(1, winner)]
     assert r.run(run_id)["status"] == "succeeded"
+
+
+def test_zz_nothing_lost_duplicated_or_stuck(r: Rig) -> None:
+    """After every scenario of the module: the whole ledger (conftest.Rig.ledger)."""
+    r.ledger()
