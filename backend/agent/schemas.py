@@ -236,6 +236,14 @@ class AgentTokenRotated(OutputSchema):
 class Heartbeat(InputSchema):
     state: Literal["idle", "busy", "draining"]
     current_run_id: uuid.UUID | None = None
+    current_lease_id: uuid.UUID | None = Field(
+        None, description="the lease of the run the agent process is running now, if any"
+    )
+    boot_id: uuid.UUID | None = Field(
+        None,
+        description="made by the agent process at its start: a run started by another process, "
+        "whose lease this one does not hold, was lost and fails at once. Absent from older agents",
+    )
     agent_version: str = Field("", max_length=50)
 
 

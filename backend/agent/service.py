@@ -24,7 +24,8 @@ from backend.workload.schemas import load_spec
 
 # A heartbeat says "idle, no current run" as built, perhaps just before a lease reached the agent;
 # with its retry (2 attempts of 30 s) it may arrive up to about a minute later. Only runs started
-# earlier than this are taken as lost on a heartbeat's word (a lease poll needs no grace).
+# earlier than this are taken as lost on a heartbeat's word (a lease poll needs no grace). A
+# heartbeat with a boot id needs none for runs another agent process started (heartbeat below).
 IDLE_HEARTBEAT_GRACE_S = 75
 
 # --- enrolment tokens -----------------------------------------------------------------------------
@@ -192,7 +193,13 @@ def heartbeat(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
         agent.agent_version = body.agent_version
     if was_offline:  # runs queued while it was away can go now
         enqueue(session, "run.dispatch_pending")
-    if body.state == "idle" and body.current_run_id is None:
+    if body.boot_id is not None:
+        # the process that sent it: its runs started by another process (a restart) fail at once
+        agent.boot_id = body.boot_id
+        run_service.fail_lost_to_restart(
+            session, agent_id=agent.id, boot_id=body.boot_id, held_lease_id=body.current_lease_id
+        )
+    if body.state == "idle" and body.current_run_id is None and body.current_lease_id is None:
         # a restarted agent's own word: its running run was lost. A heartbeat built before a run
         # started may arrive late (retried), so only runs started a grace earlier count.
         run_service.fail_lost(

@@ -57,6 +57,8 @@ class Agent(Base):
     inventory: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     online: Mapped[bool] = mapped_column(default=False)
     last_heartbeat_at: Mapped[datetime | None]
+    # the agent process that sent the latest heartbeat (new at every agent start); null = too old
+    boot_id: Mapped[uuid.UUID | None]
     enrolled_at: Mapped[datetime] = created_at()
     revoked_at: Mapped[datetime | None]
     deleted_at: Mapped[datetime | None]

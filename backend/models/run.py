@@ -63,6 +63,8 @@ class Run(Base):
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
     lease_id: Mapped[uuid.UUID | None]
+    # the agent process (its heartbeat's boot id) that started the run; null = unknown
+    started_boot_id: Mapped[uuid.UUID | None]
     lease_expires_at: Mapped[datetime | None]
     attempt: Mapped[int] = mapped_column(default=0)
     cancel_requested: Mapped[bool] = mapped_column(default=False)

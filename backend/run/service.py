@@ -3,8 +3,9 @@
 Every transition happens only here (one table, `TRANSITIONS`), under a row lock, so the
 dispatcher, the agents, the lease reaper and an agent's own reports can race without losing or
 duplicating a run. Other domains call the named functions (`dispatch`, `hand_out`, `start`,
-`progress`, `succeed`, `fail`, `cancel`, `expire_stale_leases`, `fail_lost`, `fail_agent_runs`);
-tests/backend/test_architecture.py keeps them from writing a run's status themselves.
+`progress`, `succeed`, `fail`, `cancel`, `expire_stale_leases`, `fail_lost`, `fail_lost_to_restart`,
+`fail_agent_runs`); tests/backend/test_architecture.py keeps them from writing a run's status
+themselves.
 """
 
 import uuid
@@ -330,6 +331,33 @@ def fail_lost(session: Session, *, agent_id: uuid.UUID, idle_since: datetime) ->
     Assigned runs are left alone: they never started, so nothing was lost, and the agent's next
     lease poll hands them to the new process (`hand_out`)."""
     runs = repository.running_of_agent(session, agent_id, started_before=idle_since)
+    return _fail_as_lost(session, runs)
+
+
+def fail_lost_to_restart(
+    session: Session, *, agent_id: uuid.UUID, boot_id: uuid.UUID, held_lease_id: uuid.UUID | None
+) -> list[uuid.UUID]:
+    """A heartbeat of agent process `boot_id`, which holds `held_lease_id` (or no lease): the
+    agent's running runs that another process started (`started_boot_id`) and whose lease this
+    one does not hold were lost with that process. They fail at once, whatever the state the
+    heartbeat reports; no grace is needed, since a late heartbeat of the old process can only
+    carry the old boot id.
+
+    A run whose lease the process holds is its own: it takes the run's boot id over (the run may
+    have started before the process's first heartbeat reached the server). A run started by this
+    same process, or by one whose boot id is unknown (an older agent), is left to `fail_lost`'s
+    grace: an idle report of a live process may have been built before the lease reached it, or
+    come while the run's result waits in its spool."""
+    lost = []
+    for run in repository.running_of_agent(session, agent_id, started_before=utcnow()):
+        if held_lease_id is not None and run.lease_id == held_lease_id:
+            run.started_boot_id = boot_id
+        elif run.started_boot_id is not None and run.started_boot_id != boot_id:
+            lost.append(run)
+    return _fail_as_lost(session, lost)
+
+
+def _fail_as_lost(session: Session, runs: list[Run]) -> list[uuid.UUID]:
     for run in runs:
         _finish(run, "fail", AGENT_RESTARTED)
     if runs:
@@ -369,6 +397,8 @@ def start(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, bod
     now = utcnow()
     _move(run, "start")
     run.started_at = now
+    agent = session.get(Agent, principal.agent_id)  # loaded already: it authenticated the request
+    run.started_boot_id = agent.boot_id if agent is not None else None  # the process starting it
     run.lease_expires_at = now + timedelta(seconds=get_settings().lease_progress_timeout_s)
     return run
 

@@ -149,11 +149,21 @@ def test_result_spooled_when_server_down_and_delivered_later(
 def test_heartbeat_reports_state_and_adopts_interval(api, agent_config, make_client, fake_engine, tmp_path):
     loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
     loop.heartbeat_once()
-    assert api.heartbeats[-1] == {"state": "idle", "current_run_id": None, "agent_version": "0.1.0"}
+    boot = api.heartbeats[-1]["boot_id"]
+    assert api.heartbeats[-1] == {
+        "state": "idle",
+        "current_run_id": None,
+        "current_lease_id": None,
+        "boot_id": boot,
+        "agent_version": "0.1.0",
+    }
     assert loop.heartbeat_interval_s == 0.2
     loop.request_drain("test")
     loop.heartbeat_once()
-    assert api.heartbeats[-1]["state"] == "draining"
+    assert api.heartbeats[-1]["state"] == "draining" and api.heartbeats[-1]["boot_id"] == boot
+    # a restarted agent (a new loop) is another process to the server
+    make_loop(api, agent_config, make_client, fake_engine, tmp_path).heartbeat_once()
+    assert api.heartbeats[-1]["boot_id"] not in (boot, None)
 
 
 def test_run_drains_after_current_run_and_exits_0(api, agent_config, make_client, fake_engine, tmp_path):

@@ -186,6 +186,91 @@ def test_an_idle_heartbeat_built_just_before_the_lease_arrived_fails_nothing(
     assert client.post(f"/api/v1/runs/{run.id}/progress", json=prog, headers=a.headers).status_code == 200
 
 
+def _running_by(client: TestClient, session: Session, a: AgentCtx, boot: uuid.UUID) -> tuple[Run, str]:
+    """A run started by the agent process `boot` (its heartbeat came before the start)."""
+    _beat(client, a, state="idle", boot_id=str(boot))
+    run, lease_id = _running(client, session, a)
+    assert run.started_boot_id == boot
+    return run, lease_id
+
+
+@pytest.mark.parametrize("state", ["idle", "busy", "draining"])
+def test_a_heartbeat_of_another_agent_process_fails_the_run_it_does_not_hold_at_once(
+    client: TestClient, session: Session, state: str
+) -> None:
+    """The restarted agent's first heartbeat (a new boot id, not holding the run's lease) fails
+    the run the dead process started, whatever state it reports and without the grace."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    old, new = uuid.uuid4(), uuid.uuid4()
+    run, _ = _running_by(client, session, a, old)
+    before = _dispatch_pending_queued(session)
+    other_lease = str(uuid.uuid4()) if state != "idle" else None
+    _beat(client, a, state=state, boot_id=str(new), current_lease_id=other_lease)
+    assert _status(session, run) == RunStatus.failed and run.error == run_service.AGENT_RESTARTED
+    assert _dispatch_pending_queued(session) == before + 1  # the next run goes at once
+    session.refresh(a.agent)
+    assert a.agent.boot_id == new
+
+
+def test_a_heartbeat_of_the_process_that_started_the_run_fails_nothing_at_once(
+    client: TestClient, session: Session
+) -> None:
+    """The same process saying idle (a heartbeat built before the lease reached it, or a result
+    waiting in its spool) or holding the lease is no evidence of a loss: the grace stays."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    boot = uuid.uuid4()
+    run, lease_id = _running_by(client, session, a, boot)
+    _beat(client, a, state="busy", boot_id=str(boot), current_run_id=str(run.id), current_lease_id=lease_id)
+    _beat(client, a, state="idle", boot_id=str(boot))
+    assert _status(session, run) == RunStatus.running
+    run.started_at = utcnow() - timedelta(seconds=agent_service.IDLE_HEARTBEAT_GRACE_S + 5)
+    session.flush()
+    _beat(client, a, state="idle", boot_id=str(boot))  # past the grace: as before boot ids
+    assert _status(session, run) == RunStatus.failed and run.error == run_service.AGENT_RESTARTED
+
+
+def test_a_new_process_that_holds_the_runs_lease_takes_the_run_over(
+    client: TestClient, session: Session
+) -> None:
+    """A process that leased and started the run before its first heartbeat reached the server
+    (the run carries the previous boot id) holds the lease: its run stays and becomes its own."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    old, new = uuid.uuid4(), uuid.uuid4()
+    run, lease_id = _running_by(client, session, a, old)
+    _beat(client, a, state="busy", boot_id=str(new), current_lease_id=lease_id)
+    assert _status(session, run) == RunStatus.running and run.started_boot_id == new
+    _beat(client, a, state="busy", boot_id=str(old))  # a late heartbeat of the old process now
+    assert _status(session, run) == RunStatus.failed
+
+
+def test_an_old_agent_without_boot_ids_keeps_the_grace(client: TestClient, session: Session) -> None:
+    """A run an agent without boot ids started has none; a new agent's heartbeat cannot tell
+    who started it, so only the idle-heartbeat grace applies."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run, _ = _running(client, session, a)
+    assert run.started_boot_id is None
+    _beat(client, a, state="idle", boot_id=str(uuid.uuid4()))
+    assert _status(session, run) == RunStatus.running
+    run.started_at = utcnow() - timedelta(seconds=agent_service.IDLE_HEARTBEAT_GRACE_S + 5)
+    session.flush()
+    _beat(client, a, state="idle")
+    assert _status(session, run) == RunStatus.failed
+
+
+def test_a_heartbeats_boot_and_lease_ids_are_checked(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    for field in ("boot_id", "current_lease_id"):
+        r = client.post(
+            f"/api/v1/agents/{a.agent.id}/heartbeat", json={"state": "idle", field: "x"}, headers=a.headers
+        )
+        assert r.status_code == 422 and field in r.text, r.text
+
+
 def test_the_lost_runs_late_result_is_still_kept(client: TestClient, session: Session) -> None:
     """An agent that finished, spooled its upload and asked for work looked like a restart; its
     result arriving afterwards is kept (the run was never re-run)."""

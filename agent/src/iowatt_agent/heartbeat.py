@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,15 +32,22 @@ FileSignature = tuple[tuple[int, int, int] | None, ...]
 
 
 class Heartbeat:
-    """Heartbeats of one agent loop, with its own client (`loop.hb_client`)."""
+    """Heartbeats of one agent loop, with its own client (`loop.hb_client`). Each carries the
+    boot id made when the loop was built (once per agent process) and the lease the loop holds,
+    so the server tells a restarted agent from the one that started a run."""
 
     def __init__(self, loop: AgentLoop) -> None:
         self.loop = loop
+        self.boot_id = uuid.uuid4()
 
     def once(self) -> None:
         loop = self.loop
         request = HeartbeatRequest(
-            state=loop.state, current_run_id=loop.current_run_id, agent_version=__version__
+            state=loop.state,
+            current_run_id=loop.current_run_id,
+            current_lease_id=loop.current_lease_id,
+            boot_id=self.boot_id,
+            agent_version=__version__,
         )
         answer = loop.hb_client.heartbeat(loop.config.agent_id, request)
         if answer.heartbeat_interval_s > 0:

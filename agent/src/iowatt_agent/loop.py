@@ -102,6 +102,7 @@ class AgentLoop:
         # process (just after a lease was taken)
         self.forced = threading.Event()
         self.current_run_id: UUID | None = None
+        self.current_lease_id: UUID | None = None  # from taking a lease to its run's end (heartbeat)
         self.fatal: str | None = None
         self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
         self.reporter = Reporter(self.spool, self.client, self.retrier.kick)
@@ -223,6 +224,7 @@ class AgentLoop:
                     )
                     return
                 self._busy = True
+                self.current_lease_id = lease.lease_id
             try:
                 self.execute(lease)
             except Exception as exc:  # noqa: BLE001 - a bug in one run must not end the agent
@@ -231,6 +233,7 @@ class AgentLoop:
             finally:
                 with self._lock:
                     self._busy = False
+                    self.current_lease_id = None
 
     def _report_crash(self, lease: Lease, exc: Exception) -> None:
         """Fail the run on the server now, with the real reason, instead of letting its lease

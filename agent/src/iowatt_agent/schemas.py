@@ -138,6 +138,11 @@ class HeartbeatRequest(Request):
     state: AgentState
     current_run_id: UUID | None
     agent_version: str
+    # the lease of the run this process holds now (taken, not yet reported), and the id this
+    # process made at its start: the server fails at once a running run that another process
+    # started and whose lease this one does not hold (it was lost in a restart)
+    current_lease_id: UUID | None = None
+    boot_id: UUID | None = None
 
 
 class HeartbeatResponse(Answer):

@@ -1548,6 +1548,16 @@ export interface components {
              * @default
              */
             agent_version: string;
+            /**
+             * Boot Id
+             * @description made by the agent process at its start: a run started by another process, whose lease this one does not hold, was lost and fails at once. Absent from older agents
+             */
+            boot_id?: string | null;
+            /**
+             * Current Lease Id
+             * @description the lease of the run the agent process is running now, if any
+             */
+            current_lease_id?: string | null;
             /** Current Run Id */
             current_run_id?: string | null;
             /**
