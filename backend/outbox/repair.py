@@ -2,6 +2,11 @@
 
 The outbox already guarantees the task was sent; this catches what delivery cannot: a task that
 ran and failed (a bug since fixed, a database restart mid-task) or rows from before the outbox.
+
+The age that counts is the result's upload (`RunResult.uploaded_at`), when the power samples
+arrived and the energy task was queued, not the run's `finished_at` (the engine's end, which a
+result spooled on the host can bring long before its upload): a late result gets its task's own
+time, not a second energy computation queued beside it.
 """
 
 import uuid
@@ -11,7 +16,7 @@ from sqlalchemy import String, and_, exists, select
 from sqlalchemy.orm import Session
 
 from backend.kit.time import utcnow
-from backend.models import OutboxTask, Run, RunEnergy, RunPower
+from backend.models import OutboxTask, Run, RunEnergy, RunPower, RunResult
 from backend.outbox import enqueue
 
 REPAIR_AFTER = timedelta(minutes=5)
@@ -19,7 +24,8 @@ _BATCH = 100
 
 
 def runs_missing_energy(session: Session, older_than: timedelta = REPAIR_AFTER) -> list[uuid.UUID]:
-    """Finished runs with usable power samples, no energy row, and no energy task still unsent."""
+    """Runs whose result was uploaded more than `older_than` ago with usable power samples, no
+    energy row, and no energy task still unsent."""
     pending = exists().where(
         and_(
             OutboxTask.sent_at.is_(None),
@@ -29,17 +35,17 @@ def runs_missing_energy(session: Session, older_than: timedelta = REPAIR_AFTER) 
     )
     query = (
         select(Run.id)
+        .join(RunResult, RunResult.run_id == Run.id)
         .join(RunPower, RunPower.run_id == Run.id)
         .outerjoin(RunEnergy, RunEnergy.run_id == Run.id)
         .where(
             RunEnergy.run_id.is_(None),
             RunPower.status == "ok",
             RunPower.samples > 0,
-            Run.finished_at.is_not(None),
-            Run.finished_at < utcnow() - older_than,
+            RunResult.uploaded_at < utcnow() - older_than,
             ~pending,
         )
-        .order_by(Run.finished_at)
+        .order_by(RunResult.uploaded_at)
         .limit(_BATCH)
     )
     return list(session.scalars(query))

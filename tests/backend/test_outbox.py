@@ -23,7 +23,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from backend.kit.time import utcnow
-from backend.models import OutboxTask, Run, RunEnergy, RunStatus
+from backend.models import OutboxTask, Run, RunEnergy, RunResult, RunStatus
 from backend.outbox import enqueue, producer
 from backend.outbox.repair import repair_missing_energy, runs_missing_energy
 from backend.run import service as run_service
@@ -230,9 +230,9 @@ def test_the_beat_repair_task_brings_back_energy_whose_task_was_lost(env: tuple[
             201,
         )
     assert "energy.compute_run" in [name for name, _ in r.messages()]  # sent, then lost: never run
-    assert repair() == 0  # the run finished just now
+    assert repair() == 0  # the result was uploaded just now
     with unit_of_work() as s:
-        s.get(Run, run_id).finished_at = utcnow() - timedelta(minutes=10)  # type: ignore[union-attr]
+        s.get(RunResult, run_id).uploaded_at = utcnow() - timedelta(minutes=10)  # type: ignore[union-attr]
     assert repair() == 1
     assert _drain(r) == ["energy.compute_run"]
     with unit_of_work() as s:
@@ -245,10 +245,10 @@ def test_the_repair_job_finds_a_run_with_missing_energy(client: TestClient, sess
     a = create_agent(session, team=u.team)
     run_id, resp = upload(client, session, u, a, power_doc())
     assert resp.status_code in (200, 201), resp.text
-    run = session.get(Run, run_id)
-    assert run is not None and run.finished_at is not None
-    assert runs_missing_energy(session) == []  # just finished
-    run.finished_at = utcnow() - timedelta(minutes=10)
+    result = session.get(RunResult, run_id)
+    assert result is not None
+    assert runs_missing_energy(session) == []  # just uploaded
+    result.uploaded_at = utcnow() - timedelta(minutes=10)
     session.flush()
     assert runs_missing_energy(session) == []  # its energy task is still waiting in the outbox
     for row in session.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))):
@@ -259,6 +259,29 @@ def test_the_repair_job_finds_a_run_with_missing_energy(client: TestClient, sess
     queued = session.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))).all()
     assert [(t.name, t.kwargs) for t in queued] == [("energy.compute_run", {"run_id": str(run_id)})]
     assert repair_missing_energy(session) == []  # not queued twice while the first is unsent
+
+
+def test_a_late_upload_of_a_run_that_ended_long_ago_is_not_repaired_beside_its_own_task(
+    client: TestClient, session: Session
+) -> None:
+    """A result spooled on the host for an hour: `finished_at` (the engine's end) is an hour old,
+    but its energy task was queued at the upload. Only the upload's age counts, so the repair does
+    not queue a second computation while the first has had no time to run."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run_id, resp = upload(client, session, u, a, power_doc())
+    assert resp.status_code in (200, 201), resp.text
+    run, result = session.get(Run, run_id), session.get(RunResult, run_id)
+    assert run is not None and result is not None
+    run.started_at = utcnow() - timedelta(hours=1, seconds=30)
+    run.finished_at = utcnow() - timedelta(hours=1)
+    for row in session.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))):
+        row.sent_at = utcnow()  # the upload's task was sent and is running now
+    session.flush()
+    assert runs_missing_energy(session) == []
+    result.uploaded_at = utcnow() - timedelta(minutes=6)  # it never produced energy: repair it
+    session.flush()
+    assert runs_missing_energy(session) == [run_id]
 
 
 def test_the_backend_imports_nothing_from_the_worker() -> None:
