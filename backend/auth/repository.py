@@ -7,6 +7,10 @@ from sqlalchemy.orm import Session
 from backend.models import ApiToken, Membership, Role, Team, User
 
 
+def user_by_id(session: Session, user_id: uuid.UUID) -> User | None:
+    return session.get(User, user_id)
+
+
 def user_by_email(session: Session, email: str) -> User | None:
     return session.scalar(select(User).where(User.email == email.lower()))
 

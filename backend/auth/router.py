@@ -3,28 +3,20 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
 
-from backend.auth import repository, service
+from backend.auth import service
 from backend.auth.deps import SessionDep, UserDep
 from backend.auth.schemas import (
     LoginRequest,
     LoginResponse,
-    TeamRole,
     TokenCreate,
     TokenCreated,
     TokenRead,
     UserRead,
 )
-from backend.errors import NotFound
 from backend.kit.http import client_address
 from backend.kit.schema import Page
-from backend.models import User
 
 router = APIRouter(prefix="/auth", tags=["auth"])
-
-
-def _user_read(session: SessionDep, user: User) -> UserRead:
-    teams = [TeamRole(id=t.id, name=t.name, role=r) for t, r in repository.teams_of(session, user.id)]
-    return UserRead(id=user.id, email=user.email, display_name=user.display_name, teams=teams)
 
 
 @router.post("/login", response_model=LoginResponse)
@@ -35,7 +27,10 @@ def login(body: LoginRequest, session: SessionDep, request: Request) -> LoginRes
         session, email=body.email, password=body.password, client=client_address(request.scope)
     )
     return LoginResponse(
-        access_token=raw, token_type="bearer", expires_at=row.expires_at, user=_user_read(session, user)
+        access_token=raw,
+        token_type="bearer",
+        expires_at=row.expires_at,
+        user=service.user_read(session, user=user),
     )
 
 
@@ -49,10 +44,7 @@ def logout(principal: UserDep, session: SessionDep) -> None:
 
 @router.get("/me", response_model=UserRead)
 def me(principal: UserDep, session: SessionDep) -> UserRead:
-    user = session.get(User, principal.user_id)
-    if user is None:
-        raise NotFound("user not found")
-    return _user_read(session, user)
+    return service.me(session, principal=principal)
 
 
 @router.get("/tokens", response_model=Page[TokenRead])

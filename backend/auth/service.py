@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 from backend.agent import token as agent_token
 from backend.auth import repository, throttle
 from backend.auth.principal import AgentPrincipal, UserPrincipal
-from backend.auth.schemas import MAX_TOKEN_TTL_S
+from backend.auth.schemas import MAX_TOKEN_TTL_S, TeamRole, UserRead
 from backend.config import get_settings
 from backend.errors import Conflict, Invalid, NotFound, TooManyRequests, Unauthorized
 from backend.kit.security import (
@@ -89,6 +89,20 @@ def login(session: Session, *, email: str, password: str, client: str) -> tuple[
         ttl_s=get_settings().session_token_ttl_s,
     )
     return raw, row, user
+
+
+def user_read(session: Session, *, user: User) -> UserRead:
+    """The user with their teams and role in each."""
+    teams = [TeamRole(id=t.id, name=t.name, role=r) for t, r in repository.teams_of(session, user.id)]
+    return UserRead(id=user.id, email=user.email, display_name=user.display_name, teams=teams)
+
+
+def me(session: Session, *, principal: UserPrincipal) -> UserRead:
+    """GET /auth/me: the caller (a deleted user's token no longer authenticates; 404 all the same)."""
+    user = repository.user_by_id(session, principal.user_id)
+    if user is None:
+        raise NotFound("user not found")
+    return user_read(session, user=user)
 
 
 def logout(session: Session, *, principal: UserPrincipal) -> None:
