@@ -3,7 +3,7 @@
 // the computed figures, and the compare page's charts chosen by the server's metric kinds.
 //
 //   IOWATT_URL=... IOWATT_EMAIL=... IOWATT_PASSWORD=... IOWATT_ARTIFACTS=DIR \
-//   IOWATT_ENERGY_STEP=computing|failed|ok|compare IOWATT_RUN_ID=<id> [IOWATT_RUN_IDS=<id>,<id>] \
+//   IOWATT_ENERGY_STEP=computing|failed|ok|compare|pages IOWATT_RUN_ID=<id> [IOWATT_RUN_IDS=<id>,<id>] \
 //   node tests/browser/energy.mjs
 //
 // tests/browser/test_browser.py sets the states up with real runs (worker stopped, then the
@@ -30,7 +30,7 @@ if (
   !EMAIL ||
   !PASSWORD ||
   !RUN ||
-  !["computing", "failed", "ok", "compare"].includes(STEP)
+  !["computing", "failed", "ok", "compare", "pages"].includes(STEP)
 ) {
   console.error(
     "energy: set IOWATT_URL, IOWATT_EMAIL, IOWATT_PASSWORD, IOWATT_RUN_ID and IOWATT_ENERGY_STEP",
@@ -158,6 +158,21 @@ try {
       await openRun();
       await page.getByTestId("energy-total").waitFor();
       await shot("energy-ok");
+    });
+  } else if (STEP === "pages") {
+    await run("compare devices offers the runs' workload with its like runs counted", async () => {
+      await page.goto(`${BASE}/compare/devices`);
+      const matching = page.getByTestId("pick-matching");
+      await matching.waitFor();
+      const text = (await matching.textContent()) ?? "";
+      const n = Number(/(\d+) matching/.exec(text)?.[1] ?? 0);
+      check(n >= 2, `fewer than two like runs: ${text}`);
+      await shot("compare-devices");
+    });
+    await run("campaigns page", async () => {
+      await page.goto(`${BASE}/campaigns`);
+      await page.getByRole("heading", { name: "Campaigns" }).waitFor();
+      await shot("campaigns");
     });
   } else {
     await run("compare: charts picked by the server's metric kinds, energy bars", async () => {

@@ -126,6 +126,7 @@ def test_energy_states_in_chromium(live: Stack, tmp_path: Path) -> None:
 
         step("ok")
         step("compare", IOWATT_RUN_IDS=",".join(ids))
+        step("pages")
         db = live.commands["api"][1]["IOWATT_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
         with psycopg.connect(db, autocommit=True) as conn:
             conn.execute("DELETE FROM run_energy WHERE run_id = %s", (run,))
@@ -133,7 +134,7 @@ def test_energy_states_in_chromium(live: Stack, tmp_path: Path) -> None:
             old = "now() - interval '16 minutes'"
             conn.execute(f"UPDATE run_results SET uploaded_at = {old} WHERE run_id = %s", (run,))
             step("failed")
-        shots = ("energy-ok", "compare-kinds", "energy-computing", "energy-runs-list", "energy-unavailable")
+        shots = ("energy-ok", "compare-kinds", "compare-devices", "energy-computing", "energy-unavailable")
         for shot in shots:
             assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
     finally:
