@@ -10,6 +10,7 @@ import {
   formatSeconds,
   formatThroughput,
   formatTimestamp,
+  formatZone,
   formatWithUnit,
   MISSING,
   parseSize,
@@ -92,9 +93,19 @@ describe("formatPercent / formatRatio / formatSeconds", () => {
 describe("timestamps", () => {
   it("formats in local time", () => {
     const d = new Date(2026, 10, 21, 9, 5, 7); // local time
-    expect(formatTimestamp(d.toISOString())).toBe("2026-11-21 09:05:07");
+    expect(formatTimestamp(d.toISOString())).toBe(`2026-11-21 09:05:07 ${formatZone(d)}`);
+    expect(formatTimestamp(d.toISOString())).toMatch(/ UTC([+-]\d\d:\d\d)?$/);
     expect(formatTimestamp(null)).toBe(MISSING);
     expect(formatTimestamp("not a date")).toBe(MISSING);
+  });
+  it("names the zone", () => {
+    const d = new Date(2026, 10, 21, 9, 5, 7);
+    const off = -d.getTimezoneOffset();
+    const want =
+      off === 0
+        ? "UTC"
+        : `UTC${off > 0 ? "+" : "-"}${String(Math.floor(Math.abs(off) / 60)).padStart(2, "0")}:${String(Math.abs(off) % 60).padStart(2, "0")}`;
+    expect(formatZone(d)).toBe(want);
   });
   it("relative", () => {
     const now = Date.parse("2026-11-21T12:00:00Z");

@@ -127,12 +127,21 @@ function pad2(n: number): string {
   return String(n).padStart(2, "0");
 }
 
-/** ISO timestamp (UTC on the wire) → "2026-11-21 23:13:02" in the browser's local time. */
+/** The zone of a local time: "UTC" when the offset is zero, else "UTC+01:00" / "UTC-05:30". */
+export function formatZone(d: Date): string {
+  const off = -d.getTimezoneOffset();
+  if (off === 0) return "UTC";
+  const a = Math.abs(off);
+  return `UTC${off > 0 ? "+" : "-"}${pad2(Math.floor(a / 60))}:${pad2(a % 60)}`;
+}
+
+/** ISO timestamp (UTC on the wire) → "2026-11-21 23:13:02 UTC+01:00" in the browser's local
+ * time, always with its zone, so a shared screenshot or page reads the same anywhere. */
 export function formatTimestamp(iso: string | null | undefined): string {
   if (!iso) return MISSING;
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return MISSING;
-  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())} ${formatZone(d)}`;
 }
 
 /** "5 s ago", "3 min ago", "2 h ago", "4 d ago"; future times read "in 5 s". */
