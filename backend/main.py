@@ -37,6 +37,7 @@ from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
 from backend.run.router import router as run_router
 from backend.team.router import router as team_router
+from backend.views.router import router as views_router
 from backend.workload.router import router as workload_router
 from backend.workload.service import ensure_builtins
 
@@ -225,6 +226,7 @@ def create_app() -> FastAPI:
         compare_router,
         carbon_router,
         campaign_router,
+        views_router,
     ):
         app.include_router(r, prefix=API_PREFIX)
     app.include_router(metrics_router)

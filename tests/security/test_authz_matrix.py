@@ -84,6 +84,11 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     # runs named in the query that are not in the caller's teams: 422 on `runs`
     "GET /api/v1/compare":                        ("401", OK, OK, OK,  "422", "403", "403", "401"),
     "GET /api/v1/compare/latency":                ("401", OK, OK, OK,  "422", "403", "403", "401"),
+    # named views (backend/views): the catalogue answers any user; asked about runs, only their team.
+    # The table of the world's run (a custom workload, no preset) is a 422 for every caller: the views
+    # show preset runs; test_views checks a stranger's run is refused and nothing of it leaks
+    "GET /api/v1/views":                          ("401", OK, OK, OK,  "422", "403", "403", "401"),
+    "GET /api/v1/views/table":                    ("401", "422", "422", "422", "422", "403", "403", "401"),
     "GET /api/v1/carbon/grid-intensities":        ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "GET /api/v1/carbon/embodied-defaults":       ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "POST /api/v1/campaigns":                     ("401", "403", OK, OK, "422", "403", "403", "401"),
@@ -183,6 +188,8 @@ QUERIES: dict[str, Any] = {
     "POST /api/v1/agents/{agent_id}/lease": lambda w: {"wait_s": 0},
     "GET /api/v1/compare": lambda w: {"runs": w.ids["run_done"]},
     "GET /api/v1/compare/latency": lambda w: {"runs": w.ids["run_done"], "job": "job0"},
+    "GET /api/v1/views": lambda w: {"runs": w.ids["run_done"]},
+    "GET /api/v1/views/table": lambda w: {"view": "crystaldiskmark", "runs": w.ids["run_done"]},
 }
 
 

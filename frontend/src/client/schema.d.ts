@@ -668,6 +668,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/views": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Catalog */
+        get: operations["catalog_api_v1_views_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/views/table": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Table */
+        get: operations["table_api_v1_views_table_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workloads": {
         parameters: {
             query?: never;
@@ -964,6 +998,33 @@ export interface components {
              * @description absolute path of one of the host's targets
              */
             target_path: string;
+        };
+        /** ChartAxis */
+        ChartAxis: {
+            /** Label */
+            label: string;
+            /** Log */
+            log: boolean;
+            /** Unit */
+            unit: string;
+        };
+        /** ChartPoint */
+        ChartPoint: {
+            /** X */
+            x: number;
+            /** Y */
+            y: number;
+        };
+        /** ChartSeries */
+        ChartSeries: {
+            /** Dashed */
+            dashed: boolean;
+            /** Label */
+            label: string;
+            /** Points */
+            points: components["schemas"]["ChartPoint"][];
+            /** Run Id */
+            run_id: string | null;
         };
         /** Check */
         Check: {
@@ -2783,6 +2844,159 @@ export interface components {
             flag: string;
             /** Message */
             message: string;
+        };
+        /** ViewCatalog */
+        ViewCatalog: {
+            /**
+             * Applicable
+             * @description views that can show all the runs asked about
+             */
+            applicable: ("crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory")[];
+            /**
+             * Runs
+             * @description the runs asked about (runs=...), with their presets
+             */
+            runs: components["schemas"]["ViewRun"][];
+            /** Views */
+            views: components["schemas"]["ViewInfo"][];
+        };
+        /** ViewCell */
+        ViewCell: {
+            /**
+             * Note
+             * @description a mark beside the figure (best pass, discarded pass, ...)
+             */
+            note: string | null;
+            /** Value */
+            value: number | string | null;
+        };
+        /** ViewChart */
+        ViewChart: {
+            /** Key */
+            key: string;
+            /** Series */
+            series: components["schemas"]["ChartSeries"][];
+            /** Title */
+            title: string;
+            x: components["schemas"]["ChartAxis"];
+            y: components["schemas"]["ChartAxis"];
+        };
+        /** ViewColumn */
+        ViewColumn: {
+            /**
+             * Description
+             * @description what the column is: the statistic, the unit, the pass rule
+             */
+            description: string;
+            /** Key */
+            key: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "text" | "number" | "ratio";
+            /**
+             * Label
+             * @description the header as the view prints it, unit included
+             */
+            label: string;
+            /**
+             * Run Id
+             * @description the run whose figures the column holds, if one
+             */
+            run_id: string | null;
+            /**
+             * Unit
+             * @description unit of the values (MB/s = 10^6 B/s); null for text
+             */
+            unit: string | null;
+        };
+        /** ViewInfo */
+        ViewInfo: {
+            /** Description */
+            description: string;
+            /** Max Runs */
+            max_runs: number;
+            /** Min Runs */
+            min_runs: number;
+            /**
+             * Name
+             * @enum {string}
+             */
+            name: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory";
+            /**
+             * Presets
+             * @description the presets whose runs the view shows
+             */
+            presets: string[];
+            /**
+             * Seed
+             * @description the seed document and table or figure the view reproduces
+             */
+            seed: string;
+            /** Title */
+            title: string;
+        };
+        /** ViewRow */
+        ViewRow: {
+            /**
+             * Cells
+             * @description one per column, in column order
+             */
+            cells: components["schemas"]["ViewCell"][];
+            /**
+             * Group
+             * @description rows with the same group belong together (a run, a test)
+             */
+            group: string | null;
+        };
+        /** ViewRun */
+        ViewRun: {
+            /** Agent Name */
+            agent_name: string;
+            /** Device Name */
+            device_name: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Label
+             * @description how the view names the run: its device (or target) on its agent
+             */
+            label: string;
+            /** Name */
+            name: string;
+            /**
+             * Preset
+             * @description the built-in preset the run ran; null for other workloads
+             */
+            preset: string | null;
+            /** Target Path */
+            target_path: string;
+        };
+        /** ViewTable */
+        ViewTable: {
+            /**
+             * Baseline Run Id
+             * @description the denominator of the Ratio column, if any
+             */
+            baseline_run_id: string | null;
+            /** Charts */
+            charts: components["schemas"]["ViewChart"][];
+            /** Columns */
+            columns: components["schemas"]["ViewColumn"][];
+            /**
+             * Notes
+             * @description how to read the view: units, best-of, medians, ratios
+             */
+            notes: string[];
+            /** Rows */
+            rows: components["schemas"]["ViewRow"][];
+            /** Runs */
+            runs: components["schemas"]["ViewRun"][];
+            view: components["schemas"]["ViewInfo"];
         };
         /** WorkerCheck */
         WorkerCheck: {
@@ -5930,6 +6144,131 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamRole"][];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    catalog_api_v1_views_get: {
+        parameters: {
+            query?: {
+                /** @description comma-separated run ids: answers which views can show them */
+                runs?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewCatalog"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    table_api_v1_views_table_get: {
+        parameters: {
+            query: {
+                /** @description the view's name (GET /views lists them) */
+                view: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory";
+                /** @description comma-separated run ids, in the order of the view's columns */
+                runs: string;
+                /** @description the Ratio column's denominator (default: the next-to-last run) */
+                baseline?: string | null;
+                /** @description csv: the same columns as text/csv */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The view; with format=csv the same columns as text/csv (a download) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewTable"];
+                    "text/csv": string;
                 };
             };
             /** @description No bearer token, or an unknown, expired or revoked one */

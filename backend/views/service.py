@@ -1,0 +1,901 @@
+"""Named views (issue 12): a set of runs of one preset laid out as a seed shows it.
+
+Each view is a table whose columns say what they hold (unit, statistic, pass rule) and, where the
+seed draws a figure, its charts. The figures come from what the other domains own: a run's jobs
+(result rows), its passes (run/service.py pass_summaries: libs/workload's best-of rule), its spec
+(the block size, threads, cache mode of each job). Nothing here ranks passes or recomputes a
+statistic; a view only picks, converts to the seed's unit (MB/s = 10^6 B/s, µs) and divides for a
+Ratio column. docs/views.md shows each view beside its seed table.
+"""
+
+import io
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from iowatt_workload import pass_of
+from sqlalchemy.orm import Session
+
+from backend.auth.principal import UserPrincipal
+from backend.errors import Invalid
+from backend.kit import csv as safe_csv
+from backend.models import ResultJob, Run, RunStatus
+from backend.run import repository as run_repo
+from backend.run import service as run_service
+from backend.run.schemas import PassSummary
+from backend.views import repository
+from backend.views.schemas import (
+    ChartAxis,
+    ChartPoint,
+    ChartSeries,
+    ViewCatalog,
+    ViewCell,
+    ViewChart,
+    ViewColumn,
+    ViewInfo,
+    ViewName,
+    ViewRow,
+    ViewRun,
+    ViewTable,
+)
+from backend.workload.builtin import BUILTINS
+from backend.workload.schemas import JobSpec, load_spec
+
+MB = 1_000_000  # the seeds' and CrystalDiskMark's MB: 10^6 bytes
+US = 1_000  # ns per µs
+MAX_RUNS = 30
+
+BEST_OF = (
+    "best-of: the measured pass with the highest bandwidth, its IOPS from the same pass "
+    "(CrystalDiskMark's rule, libs/workload best_of_passes); discarded passes never count"
+)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A run with what a view reads of it."""
+
+    run: Run
+    info: ViewRun
+    jobs: dict[str, ResultJob]  # by job name
+    spec: list[JobSpec]
+    passes: list[PassSummary]
+
+
+Builder = Callable[[ViewInfo, list[Loaded], Loaded | None], ViewTable]
+
+
+# --- small helpers ------------------------------------------------------------------------------
+
+
+def _num(v: float | None, digits: int = 2) -> float | None:
+    return None if v is None else round(float(v), digits)
+
+
+def _cell(value: float | str | None, note: str | None = None) -> ViewCell:
+    return ViewCell(value=value, note=note)
+
+
+def _col(
+    key: str,
+    label: str,
+    unit: str | None,
+    description: str,
+    kind: Literal["text", "number", "ratio"] = "number",
+    run_id: uuid.UUID | None = None,
+) -> ViewColumn:
+    return ViewColumn(key=key, label=label, unit=unit, description=description, kind=kind, run_id=run_id)
+
+
+def _mbps(bw_bytes: float | None) -> float | None:
+    return None if bw_bytes is None else round(bw_bytes / MB, 2)
+
+
+def _us(ns: float | None) -> float | None:
+    return None if ns is None else round(ns / US, 2)
+
+
+def _side(job: ResultJob | None, direction: str, field: str) -> Any:
+    return None if job is None else getattr(job, f"{direction}_{field}")
+
+
+def _ratio(value: float | None, base: float | None) -> tuple[float | None, str | None]:
+    """value ÷ base for a higher-is-better figure, with its direction-aware reading."""
+    if value is None or base is None or base <= 0 or value <= 0:
+        return None, None
+    r = value / base
+    if r >= 1:
+        return round(r, 2), f"{r:.3g}× higher"
+    return round(r, 3), f"{1 / r:.3g}× lower"
+
+
+def _ratio_pair(runs: list[Loaded], baseline: Loaded | None) -> tuple[Loaded, Loaded] | None:
+    """(numerator, denominator) of a Ratio column: the last run over the baseline (by default the
+    run before it), as seed 002's Ratio is its last device over the one before."""
+    if len(runs) < 2:
+        return None
+    base = baseline or runs[-2]
+    other = runs[-1] if runs[-1].run.id != base.run.id else runs[0]
+    return other, base
+
+
+def _ratio_col(pair: tuple[Loaded, Loaded], what: str) -> ViewColumn:
+    other, base = pair
+    return _col(
+        "ratio",
+        f"Ratio ({other.info.label} ÷ {base.info.label})",
+        "×",
+        f"{what} of {other.info.label} divided by that of {base.info.label} (the baseline); "
+        "above 1 the first is faster",
+        "ratio",
+    )
+
+
+# --- 1. CrystalDiskMark's grid ------------------------------------------------------------------
+
+CDM_SIDES = ("read", "write")
+
+
+def _split_test(test: str) -> tuple[str, str | None]:
+    """('SEQ1M_Q8T1', 'read') for 'SEQ1M_Q8T1-read'."""
+    for d in CDM_SIDES:
+        if test.endswith(f"-{d}"):
+            return test[: -len(d) - 1], d
+    return test, None
+
+
+def _pass_text(r: Loaded, p: PassSummary) -> str:
+    """Every pass of a test in MB/s, the discarded ones and the best one marked."""
+    parts = []
+    direction = "write" if p.direction == "write" else "read"
+    for name, job in r.jobs.items():
+        of = pass_of(name)
+        if of is None or of[0] != p.test or of[1] >= p.discarded:
+            continue
+        bw = _side(job, direction, "bw_bytes")
+        if p.direction == "mixed":
+            bw = (job.read_bw_bytes or 0) + (job.write_bw_bytes or 0)
+        parts.append(f"p{of[1]} {_mbps(bw) or 0:.2f} (discarded)")
+    best = pass_of(p.best_job)
+    for i, bw in enumerate(p.bw_bytes):
+        k = p.discarded + i
+        mark = " (best)" if best is not None and best[1] == k else ""
+        parts.append(f"p{k} {bw / MB:.2f}{mark}")
+    return " · ".join(parts)
+
+
+def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    cols = [
+        _col("run", "Run", None, "the run: its device (or target) on its agent", "text"),
+        _col(
+            "test",
+            "Test",
+            None,
+            "the CrystalDiskMark test: pattern, block size, queue depth Q, threads T",
+            "text",
+        ),
+    ]
+    for d in CDM_SIDES:
+        D = d.capitalize()
+        cols += [
+            _col(
+                f"{d}_best_mbps",
+                f"{D} best (MB/s)",
+                "MB/s",
+                f"{D} bandwidth of the best pass, 10^6 B/s; {BEST_OF}",
+            ),
+            _col(
+                f"{d}_median_mbps",
+                f"{D} median (MB/s)",
+                "MB/s",
+                f"median {d} bandwidth over the measured passes, 10^6 B/s",
+            ),
+            _col(
+                f"{d}_spread_pct",
+                f"{D} spread (%)",
+                "%",
+                "(max - min) / median of the measured passes' bandwidth, in percent",
+            ),
+            _col(f"{d}_best_iops", f"{D} best (IOPS)", "IO/s", f"{d} I/Os per second of the best pass"),
+            _col(
+                f"{d}_median_iops", f"{D} median (IOPS)", "IO/s", f"median {d} IOPS over the measured passes"
+            ),
+            _col(
+                f"{d}_passes",
+                f"{D} passes (MB/s)",
+                None,
+                "every pass in order, MB/s: the discarded (unmeasured) passes marked 'discarded', "
+                "the pass reported marked 'best'",
+                "text",
+            ),
+        ]
+    rows = []
+    for r in runs:
+        tests: dict[str, dict[str, PassSummary]] = {}
+        for ps in r.passes:
+            base, side_of = _split_test(ps.test)
+            tests.setdefault(base, {})[side_of or ("write" if ps.direction == "write" else "read")] = ps
+        for test, sides in tests.items():
+            cells = [_cell(r.info.label), _cell(test.replace("_", " "))]
+            for side in CDM_SIDES:
+                p = sides.get(side)
+                if p is None:
+                    cells += [_cell(None)] * 6
+                    continue
+                cells += [
+                    _cell(_mbps(p.best_bw_bytes)),
+                    _cell(_mbps(p.median_bw_bytes)),
+                    _cell(_num(p.spread_pct, 1)),
+                    _cell(_num(p.best_iops, 1)),
+                    _cell(_num(p.median_iops, 1)),
+                    _cell(_pass_text(r, p), f"{p.passes} measured, {p.discarded} discarded"),
+                ]
+            rows.append(ViewRow(group=str(r.run.id), cells=cells))
+    npasses = {(p.passes, p.discarded) for r in runs for p in r.passes}
+    notes = [
+        "MB/s = 10^6 bytes per second, as CrystalDiskMark prints; IOPS = I/Os per second.",
+        "Best = " + BEST_OF + ".",
+        "Median and spread are over the measured passes only.",
+        "Passes per test: " + ", ".join(f"{m} measured + {d} discarded" for m, d in sorted(npasses)) + ".",
+    ]
+    return ViewTable(
+        view=info,
+        runs=[r.info for r in runs],
+        baseline_run_id=None,
+        columns=cols,
+        rows=rows,
+        charts=[],
+        notes=notes,
+    )
+
+
+# --- 2. seed 002 Table 1: tests as rows, devices as columns, Ratio ------------------------------
+
+# CrystalDiskMark 3.x's test names as the report's rows read (crystaldiskmark-legacy)
+LEGACY_LABELS = {
+    "Seq": "Sequential {D}",
+    "512K": "Random {D} 512kB",
+    "4K": "Random {D} 4kB",
+    "4K_QD32": "Random {D} 4kB QD32",
+}
+LEGACY_ORDER = ["Seq", "4K", "512K", "4K_QD32"]  # the report's row order
+
+
+def _cdm_table(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    pair = _ratio_pair(runs, baseline)
+    cols = [
+        _col("test", "Test", None, "the CrystalDiskMark test and direction", "text"),
+        _col("unit", "Unit", None, "the row's unit: MB/s (10^6 B/s) or IOPS", "text"),
+    ]
+    cols += [
+        _col(
+            f"run_{i}",
+            r.info.label,
+            None,
+            f"best-of passes of {r.info.name} ({BEST_OF}); unit in the Unit column",
+            run_id=r.run.id,
+        )
+        for i, r in enumerate(runs)
+    ]
+    if pair:
+        cols.append(_ratio_col(pair, "best-of bandwidth"))
+    # row keys in order: (test, direction)
+    order: list[tuple[str, str]] = []
+    for r in runs:
+        for p in r.passes:
+            base, d = _split_test(p.test)
+            key = (base, d or "read")
+            if key not in order:
+                order.append(key)
+    if all(t in LEGACY_LABELS for t, _ in order):
+        order.sort(
+            key=lambda k: (LEGACY_ORDER.index(k[0]), CDM_SIDES.index(k[1]) if k[1] in CDM_SIDES else 0)
+        )
+
+    def label(test: str, d: str) -> str:
+        if test in LEGACY_LABELS:
+            return LEGACY_LABELS[test].format(D=d.capitalize())
+        return f"{test.replace('_', ' ')} {d.capitalize()}"
+
+    def summary(r: Loaded, test: str, d: str) -> PassSummary | None:
+        for p in r.passes:
+            if _split_test(p.test) == (test, d) or (p.test == test and d == "read"):
+                return p
+        return None
+
+    def small_random(r: Loaded, test: str, d: str) -> bool:
+        p = summary(r, test, d)
+        spec = next((j for j in r.spec if p and j.name == p.best_job), None)
+        return spec is not None and spec.rw.startswith("rand") and (spec.bs_bytes or 0) <= 4096
+
+    rows = []
+    for test, d in order:
+        mb = [summary(r, test, d) for r in runs]
+        cells = [_cell(label(test, d)), _cell("MB/s")]
+        cells += [_cell(_mbps(p.best_bw_bytes) if p else None) for p in mb]
+        if pair:
+            a, b = (summary(x, test, d) for x in pair)
+            v, note = _ratio(a.best_bw_bytes if a else None, b.best_bw_bytes if b else None)
+            cells.append(_cell(v, note))
+        rows.append(ViewRow(group=test, cells=cells))
+        if any(small_random(r, test, d) for r in runs):  # the report adds IOPS under its 4kB rows
+            cells = [_cell("IOPS"), _cell("IOPS")]
+            cells += [_cell(_num(p.best_iops, 1) if p else None) for p in mb]
+            if pair:
+                cells.append(_cell(None))
+            rows.append(ViewRow(group=test, cells=cells))
+    notes = [
+        "Figures are best-of passes, as CrystalDiskMark reports: " + BEST_OF + ".",
+        "MB/s = 10^6 bytes per second (the report's and CrystalDiskMark's MB).",
+    ]
+    if pair:
+        notes.append(
+            f"Ratio = {pair[0].info.label} ÷ {pair[1].info.label} (pick the denominator with baseline=), as "
+            "the report's Ratio column divides its last device by the one before; IOPS rows have none "
+            "(the same ratio as the MB/s row above)."
+        )
+    return ViewTable(
+        view=info,
+        runs=[r.info for r in runs],
+        baseline_run_id=pair[1].run.id if pair else None,
+        columns=cols,
+        rows=rows,
+        charts=[],
+        notes=notes,
+    )
+
+
+# --- 3. seed 002 Table 2 and Figure 1: DiskSpd block-size sweep ---------------------------------
+
+
+def _kib(n: int | None) -> float:
+    return float((n or 0) / 1024)
+
+
+def _series_by_spec(
+    r: Loaded, pick: Callable[[JobSpec], float | None], value: Callable[[JobSpec, ResultJob], float | None]
+) -> list[ChartPoint]:
+    pts = []
+    for j in r.spec:
+        x = pick(j)
+        job = r.jobs.get(j.name)
+        y = value(j, job) if job is not None else None
+        if x is not None and y is not None and y > 0:
+            pts.append(ChartPoint(x=x, y=y))
+    return sorted(pts, key=lambda p: p.x)
+
+
+def _bw(direction: str) -> Callable[[JobSpec, ResultJob], float | None]:
+    return lambda _j, job: _mbps(_side(job, direction, "bw_bytes"))
+
+
+def _bs_sweep(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    cols = [
+        _col(
+            "bs_kib",
+            "Block size (kB)",
+            "KiB",
+            "the block size of each random read, in KiB (1 kB = 1024 B, as DiskSpd's -b)",
+        )
+    ]
+    cols += [
+        _col(
+            f"run_{i}",
+            f"{r.info.label} throughput (MB/s)",
+            "MB/s",
+            f"random-read bandwidth of {r.info.name}, 10^6 B/s (DiskSpd itself prints MiB/s = 1.048576 MB/s)",
+            run_id=r.run.id,
+        )
+        for i, r in enumerate(runs)
+    ]
+    sizes = sorted({j.bs_bytes or 0 for r in runs for j in r.spec})
+    rows = []
+    for bs in sizes:
+        cells = [_cell(_kib(bs))]
+        for r in runs:
+            j = next((s for s in r.spec if s.bs_bytes == bs), None)
+            cells.append(_cell(_mbps(_side(r.jobs.get(j.name), "read", "bw_bytes")) if j else None))
+        rows.append(ViewRow(group=None, cells=cells))
+    chart = ViewChart(
+        key="bs-sweep",
+        title="Random reads: throughput by block size (seed 002, Figure 1)",
+        x=ChartAxis(label="Block size", unit="KiB", log=True),
+        y=ChartAxis(label="Throughput", unit="MB/s", log=False),
+        series=[
+            ChartSeries(
+                label=r.info.label,
+                run_id=r.run.id,
+                dashed=False,
+                points=_series_by_spec(r, lambda j: _kib(j.bs_bytes), _bw("read")),
+            )
+            for r in runs
+        ],
+    )
+    notes = [
+        "One random-read job per block size, QD1, one thread, direct I/O (diskspd -b<bs> -o1 -t1 -r -h).",
+        "MB/s = 10^6 bytes per second; block sizes in KiB.",
+    ]
+    return ViewTable(
+        view=info,
+        runs=[r.info for r in runs],
+        baseline_run_id=None,
+        columns=cols,
+        rows=rows,
+        charts=[chart],
+        notes=notes,
+    )
+
+
+# --- 4. seed 003: kernel help off/on side by side, with the ratio -------------------------------
+
+KH_OPS = [
+    ("read", "Sequential read"),
+    ("write", "Sequential write"),
+    ("randread", "Random read"),
+    ("randwrite", "Random write"),
+]
+
+
+def _kh_mode(j: JobSpec) -> str:
+    if j.direct:
+        return "off"
+    return "on-nora" if j.readahead == "off" else "on"
+
+
+def _kh_figure(r: Loaded, rw: str, bs: int, mode: str) -> float | None:
+    j = next((s for s in r.spec if s.rw == rw and s.bs_bytes == bs and _kh_mode(s) == mode), None)
+    if j is None:
+        return None
+    direction = "write" if "write" in rw else "read"
+    return _mbps(_side(r.jobs.get(j.name), direction, "bw_bytes"))
+
+
+def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    cols = [
+        _col("run", "Run", None, "the run: its device (or target) on its agent", "text"),
+        _col("bs_kib", "I/O size (KiB)", "KiB", "bytes per read or write call, in KiB"),
+    ]
+    for rw, name in KH_OPS:
+        cols += [
+            _col(
+                f"{rw}_off",
+                f"{name}, help off (MB/s)",
+                "MB/s",
+                f"{name}: O_DIRECT, no page cache (the report's 'off'), 10^6 B/s",
+            ),
+            _col(
+                f"{rw}_on",
+                f"{name}, help on (MB/s)",
+                "MB/s",
+                f"{name}: buffered, page cache and the kernel's default readahead (the report's 'on'), "
+                "10^6 B/s",
+            ),
+            _col(
+                f"{rw}_ratio",
+                f"{name}, on ÷ off",
+                "×",
+                f"{name}: help on divided by help off (the report's ratio chart); above 1 the kernel helps",
+                "ratio",
+            ),
+        ]
+        if "read" in rw:
+            cols.append(
+                _col(
+                    f"{rw}_nora",
+                    f"{name}, on without readahead (MB/s)",
+                    "MB/s",
+                    f"{name}: buffered with readahead off (iowatt's extra mode; not in the report), 10^6 B/s",
+                )
+            )
+    rows = []
+    charts: dict[str, list[ChartSeries]] = {rw: [] for rw, _ in KH_OPS}
+    ratio_series: list[ChartSeries] = []
+    for r in runs:
+        sizes = sorted({j.bs_bytes or 0 for j in r.spec})
+        for bs in sizes:
+            cells = [_cell(r.info.label), _cell(_kib(bs))]
+            for rw, _ in KH_OPS:
+                off, on = _kh_figure(r, rw, bs, "off"), _kh_figure(r, rw, bs, "on")
+                v, note = _ratio(on, off)
+                cells += [_cell(off), _cell(on), _cell(v, note)]
+                if "read" in rw:
+                    cells.append(_cell(_kh_figure(r, rw, bs, "on-nora")))
+            rows.append(ViewRow(group=str(r.run.id), cells=cells))
+        for rw, name in KH_OPS:
+            for mode, label in (("off", "help off"), ("on", "help on")):
+                pts = [ChartPoint(x=_kib(bs), y=y) for bs in sizes if (y := _kh_figure(r, rw, bs, mode))]
+                charts[rw].append(
+                    ChartSeries(
+                        label=f"{r.info.label}, {label}", run_id=r.run.id, dashed=mode == "on", points=pts
+                    )
+                )
+            rpts = []
+            for bs in sizes:
+                v, _ = _ratio(_kh_figure(r, rw, bs, "on"), _kh_figure(r, rw, bs, "off"))
+                if v is not None:
+                    rpts.append(ChartPoint(x=_kib(bs), y=v))
+            ratio_series.append(
+                ChartSeries(
+                    label=f"{r.info.label}, {name.lower()}", run_id=r.run.id, dashed=False, points=rpts
+                )
+            )
+    size_axis = ChartAxis(label="I/O size", unit="KiB", log=True)
+    out_charts = [
+        ViewChart(
+            key=f"kh-{rw}",
+            title=f"{name}: throughput by I/O size, kernel help off and on",
+            x=size_axis,
+            y=ChartAxis(label="Throughput", unit="MB/s", log=False),
+            series=charts[rw],
+        )
+        for rw, name in KH_OPS
+    ]
+    out_charts.append(
+        ViewChart(
+            key="kh-ratio",
+            title="Kernel help: throughput on ÷ off by I/O size",
+            x=size_axis,
+            y=ChartAxis(label="On ÷ off", unit="×", log=True),
+            series=ratio_series,
+        )
+    )
+    notes = [
+        "Help off = O_DIRECT (no page cache); help on = buffered I/O with the kernel's default readahead, "
+        "as the report's C program opens the device with or without O_DIRECT.",
+        "Each point does 64 MiB of I/O at QD1 in a 1 GiB region; writes are timed through a final fsync.",
+        "MB/s = 10^6 bytes per second; On ÷ off above 1 means the page cache made it faster.",
+    ]
+    return ViewTable(
+        view=info,
+        runs=[r.info for r in runs],
+        baseline_run_id=None,
+        columns=cols,
+        rows=rows,
+        charts=out_charts,
+        notes=notes,
+    )
+
+
+# --- 5. seed 004: latency against threads (a chart and its table) ------------------------------
+
+LAT_FIELDS = [
+    ("lat_mean_ns", "Mean latency (µs)", "mean completion-to-submission latency (fio's lat), µs"),
+    ("clat_p50_ns", "p50 latency (µs)", "median completion latency (clat), µs"),
+    ("clat_p99_ns", "p99 latency (µs)", "99th percentile completion latency (clat), µs"),
+    ("clat_p999_ns", "p99.9 latency (µs)", "99.9th percentile completion latency (clat), µs"),
+]
+
+
+def _threads(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    cols = [
+        _col("run", "Run", None, "the run: its device (or target) on its agent", "text"),
+        _col("threads", "Threads", "threads", "threads issuing 4 KiB random reads (pread), each at QD1"),
+        _col("iops", "IOPS", "IO/s", "read I/Os per second, all threads together"),
+        _col("mbps", "Throughput (MB/s)", "MB/s", "read bandwidth, 10^6 B/s"),
+    ]
+    cols += [_col(k, label, "µs", desc) for k, label, desc in LAT_FIELDS]
+    rows = []
+    for r in runs:
+        for j in sorted(r.spec, key=lambda s: s.numjobs):
+            job = r.jobs.get(j.name)
+            cells = [_cell(r.info.label), _cell(float(j.numjobs))]
+            cells += [
+                _cell(_num(_side(job, "read", "iops"), 1)),
+                _cell(_mbps(_side(job, "read", "bw_bytes"))),
+            ]
+            cells += [_cell(_us(_side(job, "read", k))) for k, _, _ in LAT_FIELDS]
+            rows.append(ViewRow(group=str(r.run.id), cells=cells))
+    threads_axis = ChartAxis(label="Threads", unit="threads", log=True)
+
+    def lat(field: str) -> Callable[[JobSpec, ResultJob], float | None]:
+        return lambda _j, job: _us(_side(job, "read", field))
+
+    lat_series = []
+    for r in runs:
+        for field, suffix, dashed in (("lat_mean_ns", "mean", False), ("clat_p99_ns", "p99", True)):
+            lat_series.append(
+                ChartSeries(
+                    label=f"{r.info.label}, {suffix}",
+                    run_id=r.run.id,
+                    dashed=dashed,
+                    points=_series_by_spec(r, lambda j: float(j.numjobs), lat(field)),
+                )
+            )
+    charts = [
+        ViewChart(
+            key="threads-latency",
+            title="Random-read latency by thread count (mean solid, p99 dashed)",
+            x=threads_axis,
+            y=ChartAxis(label="Latency", unit="µs", log=True),
+            series=lat_series,
+        ),
+        ViewChart(
+            key="threads-iops",
+            title="Random-read IOPS by thread count",
+            x=threads_axis,
+            y=ChartAxis(label="IOPS", unit="IO/s", log=False),
+            series=[
+                ChartSeries(
+                    label=r.info.label,
+                    run_id=r.run.id,
+                    dashed=False,
+                    points=_series_by_spec(
+                        r, lambda j: float(j.numjobs), lambda _j, job: _num(job.read_iops, 1)
+                    ),
+                )
+                for r in runs
+            ],
+        ),
+    ]
+    notes = [
+        "4 KiB random reads with pread (psync), direct I/O; each thread keeps one I/O in flight.",
+        "Latencies in µs: mean of fio's lat (submission to completion), percentiles of clat from the "
+        "engine's merged histogram.",
+    ]
+    return ViewTable(
+        view=info,
+        runs=[r.info for r in runs],
+        baseline_run_id=None,
+        columns=cols,
+        rows=rows,
+        charts=charts,
+        notes=notes,
+    )
+
+
+# --- 6. seed 004: disk vs flash vs memory -------------------------------------------------------
+
+DFM_ROWS = [
+    ("read", "MiB", "Sequential read"),
+    ("randread", "4KiB", "Random read (4 KiB)"),
+    ("write", "MiB", "Sequential write"),
+    ("randwrite", "4KiB", "Random write (4 KiB)"),
+]
+
+
+def _disk_flash_memory(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    pair = _ratio_pair(runs, baseline)
+    cols = [
+        _col("operation", "Operation", None, "sequential (1 MiB) or random (4 KiB) reads and writes", "text")
+    ]
+    cols += [
+        _col(
+            f"run_{i}",
+            f"{r.info.label} (MB/s)",
+            "MB/s",
+            f"bandwidth of {r.info.name}, 10^6 B/s",
+            run_id=r.run.id,
+        )
+        for i, r in enumerate(runs)
+    ]
+    if pair:
+        cols.append(_ratio_col(pair, "bandwidth"))
+
+    def figure(r: Loaded, rw: str) -> float | None:
+        j = next((s for s in r.spec if s.rw == rw), None)
+        direction = "write" if "write" in rw else "read"
+        return _mbps(_side(r.jobs.get(j.name), direction, "bw_bytes")) if j else None
+
+    rows = []
+    for rw, _, label in DFM_ROWS:
+        cells = [_cell(label)] + [_cell(figure(r, rw)) for r in runs]
+        if pair:
+            cells.append(_cell(*_ratio(figure(pair[0], rw), figure(pair[1], rw))))
+        rows.append(ViewRow(group=None, cells=cells))
+    notes = [
+        "MB/s = 10^6 bytes per second; one 5 s job per operation, direct I/O, QD1 "
+        "(the seq-rand-table preset)."
+    ]
+    if pair:
+        notes.append(
+            f"Ratio = {pair[0].info.label} ÷ {pair[1].info.label}; pick the denominator with baseline=."
+        )
+    return ViewTable(
+        view=info,
+        runs=[r.info for r in runs],
+        baseline_run_id=pair[1].run.id if pair else None,
+        columns=cols,
+        rows=rows,
+        charts=[],
+        notes=notes,
+    )
+
+
+# --- the catalogue ------------------------------------------------------------------------------
+
+VIEWS: dict[str, tuple[ViewInfo, Builder]] = {
+    v.name: (v, b)
+    for v, b in [
+        (
+            ViewInfo(
+                name="crystaldiskmark",
+                title="CrystalDiskMark grid",
+                description="Per test, read and write: best-of MB/s and IOPS, median, spread, every pass "
+                "with the discarded ones marked.",
+                seed="CrystalDiskMark's result window (seed 002 used CrystalDiskMark; issue 3)",
+                presets=["crystaldiskmark", "crystaldiskmark-legacy"],
+                min_runs=1,
+                max_runs=MAX_RUNS,
+            ),
+            _cdm_grid,
+        ),
+        (
+            ViewInfo(
+                name="crystaldiskmark-table",
+                title="CrystalDiskMark devices side by side",
+                description="Tests as rows, one column per device (best-of MB/s, IOPS under the 4 kB rows) "
+                "and the Ratio of the last device to a baseline.",
+                seed="seed 002, Table 1 (P3608 report)",
+                presets=["crystaldiskmark-legacy", "crystaldiskmark"],
+                min_runs=1,
+                max_runs=MAX_RUNS,
+            ),
+            _cdm_table,
+        ),
+        (
+            ViewInfo(
+                name="diskspd-bs-sweep",
+                title="DiskSpd block-size sweep",
+                description="Random-read throughput per block size, 4 KiB to 16 MiB, as a table and a chart.",
+                seed="seed 002, Table 2 and Figure 1",
+                presets=["diskspd-bs-sweep"],
+                min_runs=1,
+                max_runs=MAX_RUNS,
+            ),
+            _bs_sweep,
+        ),
+        (
+            ViewInfo(
+                name="kernel-help",
+                title="Kernel help: page cache off and on",
+                description="Per I/O size and operation: throughput with the page cache off (O_DIRECT) and "
+                "on (buffered), side by side with on ÷ off.",
+                seed="seed 003 (the 'kernel help' report)",
+                presets=["kernel-help"],
+                min_runs=1,
+                max_runs=8,
+            ),
+            _kernel_help,
+        ),
+        (
+            ViewInfo(
+                name="threads-latency",
+                title="Latency against threads",
+                description="4 KiB random reads with 1 to 64 threads: IOPS and latency (mean, p50, p99, "
+                "p99.9) per thread count, as charts and a table.",
+                seed="seed 004, 'Multithread random read, processing speed, response time'",
+                presets=["threads-latency"],
+                min_runs=1,
+                max_runs=MAX_RUNS,
+            ),
+            _threads,
+        ),
+        (
+            ViewInfo(
+                name="disk-flash-memory",
+                title="Disk, flash and memory",
+                description="Sequential and random read and write MB/s per device side by side, with the "
+                "Ratio of the last device to a baseline.",
+                seed="seed 004, 'Store test data' (disk, flash, memory)",
+                presets=["seq-rand-table"],
+                min_runs=1,
+                max_runs=MAX_RUNS,
+            ),
+            _disk_flash_memory,
+        ),
+    ]
+}
+
+
+# --- loading runs -------------------------------------------------------------------------------
+
+
+def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
+    """The built-in preset a run ran: its workload row when it is a built-in one, else the built-in
+    whose job names the run's spec has (a result uploaded or imported with a preset's layout)."""
+    if run.workload_id and run.workload_id in builtin_names:
+        return builtin_names[run.workload_id]
+    names = {str(j.get("name")) for j in run.workload_spec.get("jobs", [])}
+    for name, (_, spec) in BUILTINS.items():
+        if names == {j.name for j in spec.jobs}:
+            return name
+    return None
+
+
+def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) -> list[Loaded]:
+    if not 1 <= len(run_ids) <= MAX_RUNS:
+        raise Invalid("runs", f"give between 1 and {MAX_RUNS} run ids")
+    run_ids = list(dict.fromkeys(run_ids))
+    found = {r.id: r for r in run_repo.by_ids(session, run_ids, principal.team_ids)}
+    missing = [str(i) for i in run_ids if i not in found]
+    if missing:
+        raise Invalid("runs", f"not found in your teams: {', '.join(missing)}")
+    runs = [found[i] for i in run_ids]
+    jobs = run_repo.jobs_of(session, run_ids)
+    devices = run_repo.device_names(session, [r.device_id for r in runs if r.device_id])
+    builtin = repository.builtin_names(session, {r.workload_id for r in runs if r.workload_id})
+    out = []
+    for r in runs:
+        device = devices.get(r.device_id) if r.device_id else None
+        info = ViewRun(
+            id=r.id,
+            name=r.name,
+            label=f"{device or r.target_path} on {r.agent.name}",
+            preset=_preset_of(r, builtin),
+            device_name=device,
+            agent_name=r.agent.name,
+            target_path=r.target_path,
+        )
+        out.append(
+            Loaded(
+                run=r,
+                info=info,
+                jobs={j.name: j for j in jobs[r.id]},
+                spec=list(load_spec(r.workload_spec).jobs),
+                passes=run_service.pass_summaries(r.workload_spec, jobs[r.id]),
+            )
+        )
+    _unique_labels(out)
+    return out
+
+
+def _unique_labels(runs: list[Loaded]) -> None:
+    """Two runs on one device get their names (then their ids) added, so no two columns read alike."""
+    seen: dict[str, int] = {}
+    for r in runs:
+        seen[r.info.label] = seen.get(r.info.label, 0) + 1
+    for r in runs:
+        if seen[r.info.label] > 1:
+            r.info.label = f"{r.info.label} ({r.info.name}, {str(r.run.id)[:8]})"
+
+
+def catalog(session: Session, *, principal: UserPrincipal, run_ids: list[uuid.UUID]) -> ViewCatalog:
+    runs = _load(session, principal, run_ids) if run_ids else []
+    presets = {r.info.preset for r in runs}
+    applicable = [
+        info.name
+        for info, _ in VIEWS.values()
+        if runs and presets <= set(info.presets) and info.min_runs <= len(runs) <= info.max_runs
+    ]
+    return ViewCatalog(
+        views=[info for info, _ in VIEWS.values()], runs=[r.info for r in runs], applicable=applicable
+    )
+
+
+def show(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    view: ViewName,
+    run_ids: list[uuid.UUID],
+    baseline: uuid.UUID | None,
+) -> ViewTable:
+    info, build = VIEWS[view]
+    if not info.min_runs <= len(run_ids) <= info.max_runs:
+        raise Invalid("runs", f"the {view} view shows {info.min_runs} to {info.max_runs} runs")
+    runs = _load(session, principal, run_ids)
+    for r in runs:
+        if r.info.preset not in info.presets:
+            ran = f"ran preset {r.info.preset}" if r.info.preset else "ran no built-in preset"
+            raise Invalid(
+                "runs", f"run {r.run.id} {ran}; the {view} view shows runs of {', '.join(info.presets)}"
+            )
+        if r.run.status != RunStatus.succeeded or not r.jobs:
+            raise Invalid("runs", f"run {r.run.id} is {r.run.status.value}: it has no result to show")
+    base = None
+    if baseline is not None:
+        base = next((r for r in runs if r.run.id == baseline), None)
+        if base is None:
+            raise Invalid("baseline", "must be one of the runs")
+    return build(info, runs, base)
+
+
+def to_csv(t: ViewTable) -> str:
+    """The view's table as CSV: the same columns, headers with their units, a row per row."""
+    out = io.StringIO()
+    w = safe_csv.writer(out)
+    w.writerow([c.label for c in t.columns])
+    for row in t.rows:
+        w.writerow(["" if c.value is None else c.value for c in row.cells])
+    return out.getvalue()

@@ -1,0 +1,324 @@
+"""Named views (backend/views, docs/views.md): each seed layout from runs of the real presets.
+
+The results are real: the preset's own jobs (same names, patterns, block sizes, queue depths,
+threads, cache modes), run by the real engine on a file here with a shorter runtime and region,
+then uploaded through the agent API as an agent would. The views' figures are checked against the
+run detail (the one best-of rule) and the stored jobs, not against numbers computed here again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import tempfile
+import uuid
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from iowatt_workload import GiB
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from backend.models import Workload
+from backend.run import service as run_service
+from backend.workload.builtin import BUILTINS, CDM_LEGACY_TESTS
+from backend.workload.schemas import WorkloadSpec, stored_spec
+from tests.factories import MiB, create_agent, create_run, create_user
+from tests.stack import ENGINE
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def short(preset: str) -> WorkloadSpec:
+    """The preset with its job names and shapes, shortened: 0.1 s per time-based job, small regions."""
+    spec = BUILTINS[preset][1]
+    jobs = []
+    for j in spec.jobs:
+        upd: dict[str, Any] = {"size_bytes": max(16 * MiB, 2 * (j.bs_bytes or 0))}
+        if j.time_based:
+            upd["runtime_s"] = 0.1
+        if j.io_size_bytes is not None:
+            upd["io_size_bytes"] = 4 * MiB
+        jobs.append(j.model_copy(update=upd))
+    return spec.model_copy(update={"jobs": jobs})
+
+
+@cache
+def engine_doc(preset: str, seed: int = 0) -> str:
+    """The real engine's JSON for the shortened preset (cached per module: it is only data)."""
+    with tempfile.TemporaryDirectory(prefix="iowatt-views-") as tmp:  # /tmp: a disk with O_DIRECT here
+        work = Path(tmp)
+        job = {"global": {"filename": str(work / "target.dat")}, "jobs": short(preset).engine_job()["jobs"]}
+        (work / "job.json").write_text(json.dumps(job))
+        r = subprocess.run(
+            [str(ENGINE), "--output-format=json", str(work / "job.json")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def real_run(
+    client: TestClient, session: Session, u: Any, preset: str, *, target: str = "/srv/bench", seed: int = 0
+) -> uuid.UUID:
+    """A run of the preset, its result uploaded through the agent API."""
+    a = create_agent(session, team=u.team)
+    wl = session.scalar(select(Workload).where(Workload.name == preset, Workload.builtin.is_(True)))
+    run = create_run(session, agent=a.agent, target_path=target, workload_id=wl.id if wl else None)
+    run.workload_spec = stored_spec(short(preset))
+    session.flush()
+    run_service.dispatch(session, run_id=run.id)
+    lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
+    lid = lease["lease_id"]
+    assert (
+        client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lid}, headers=a.headers).status_code
+        == 200
+    )
+    up = {
+        "lease_id": lid,
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": json.loads(engine_doc(preset, seed)),
+        "engine_exit_code": 0,
+        "started_at": "2026-11-22T10:00:00Z",
+        "finished_at": "2026-11-22T10:01:00Z",
+    }
+    r = client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers)
+    assert r.status_code == 201, r.text
+    return run.id
+
+
+def view(client: TestClient, u: Any, name: str, runs: list[uuid.UUID], **params: Any) -> dict[str, Any]:
+    r = client.get(
+        "/api/v1/views/table",
+        params={"view": name, "runs": ",".join(map(str, runs)), **params},
+        headers=u.headers,
+    )
+    assert r.status_code == 200, r.text
+    data: dict[str, Any] = r.json()
+    return data
+
+
+def rows_by(t: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """Rows as {column key: value}."""
+    keys = [c["key"] for c in t["columns"]]
+    return [{k: c["value"] for k, c in zip(keys, row["cells"], strict=True)} for row in t["rows"]]
+
+
+def csv_of(client: TestClient, u: Any, name: str, runs: list[uuid.UUID], **params: Any) -> list[list[str]]:
+    r = client.get(
+        "/api/v1/views/table",
+        params={"view": name, "runs": ",".join(map(str, runs)), "format": "csv", **params},
+        headers=u.headers,
+    )
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv"), r.text
+    return list(csv.reader(io.StringIO(r.text)))
+
+
+def test_the_legacy_preset_is_seed_002_table_1s_test_set() -> None:
+    spec = BUILTINS["crystaldiskmark-legacy"][1]
+    assert (spec.passes, spec.discard_passes) == (5, 0)
+    tests = {j.name.rsplit(".", 1)[0]: j for j in spec.jobs}
+    assert list(tests) == [f"{t}-{d}" for t, *_ in CDM_LEGACY_TESTS for d in ("read", "write")]
+    shape = {n: (j.rw, j.bs_bytes, j.iodepth, j.numjobs, j.direct) for n, j in tests.items()}
+    assert shape["Seq-read"] == ("read", MiB, 1, 1, True)
+    assert shape["512K-write"] == ("randwrite", 512 * 1024, 1, 1, True)
+    assert shape["4K-read"] == ("randread", 4096, 1, 1, True)
+    assert shape["4K_QD32-read"] == ("randread", 4096, 32, 1, True)
+    assert {j.size_bytes for j in spec.jobs} == {1000 * MiB} and 1000 * MiB < GiB
+    assert len(spec.jobs) == 4 * 2 * 5
+
+
+def test_crystaldiskmark_grid_from_a_real_run(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    rid = real_run(client, session, u, "crystaldiskmark")
+
+    cat = client.get(f"/api/v1/views?runs={rid}", headers=u.headers).json()
+    assert cat["runs"][0]["preset"] == "crystaldiskmark"
+    assert {"crystaldiskmark", "crystaldiskmark-table"} <= set(cat["applicable"])
+    assert "kernel-help" not in cat["applicable"]
+
+    t = view(client, u, "crystaldiskmark", [rid])
+    for c in t["columns"]:
+        assert c["description"]
+        if c["kind"] == "number":
+            assert c["unit"] and c["unit"] in c["label"] or c["unit"] == "IO/s"
+    rows = rows_by(t, "key")
+    assert [r["test"] for r in rows] == [
+        "SEQ1M Q8T1",
+        "SEQ1M Q1T1",
+        "RND4K Q32T1",
+        "RND4K Q32T16",
+        "RND4K Q1T1",
+    ]
+    # the server's one best-of rule, as the run detail shows it
+    detail = {p["test"]: p for p in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["passes"]}
+    for r in rows:
+        test = r["test"].replace(" ", "_")
+        for d in ("read", "write"):
+            p = detail[f"{test}-{d}"]
+            assert r[f"{d}_best_mbps"] == round(p["best_bw_bytes"] / 1e6, 2)
+            assert r[f"{d}_median_mbps"] == round(p["median_bw_bytes"] / 1e6, 2)
+            assert r[f"{d}_best_iops"] == round(p["best_iops"], 1)
+            assert 0 < r[f"{d}_median_mbps"] <= r[f"{d}_best_mbps"]
+            assert r[f"{d}_spread_pct"] >= 0
+            # every pass listed, the discarded one marked, the reported one marked best
+            parts = r[f"{d}_passes"].split(" · ")
+            assert len(parts) == 4 and parts[0].startswith("p0 ") and parts[0].endswith("(discarded)")
+            best = int(p["best_job"].rsplit(".p", 1)[1])
+            assert [i for i, s in enumerate(parts) if s.endswith("(best)")] == [best]
+    assert any("discarded" in n for n in t["notes"]) and any("best" in n.lower() for n in t["notes"])
+
+    table = csv_of(client, u, "crystaldiskmark", [rid])
+    assert table[0] == [c["label"] for c in t["columns"]]
+    assert len(table) == 1 + len(t["rows"])
+    assert float(table[1][2]) == rows[0]["read_best_mbps"]
+
+
+def test_legacy_table_as_seed_002_with_its_ratio_between_two_devices(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = real_run(client, session, u, "crystaldiskmark-legacy", target="/srv/samsung", seed=0)
+    b = real_run(client, session, u, "crystaldiskmark-legacy", target="/srv/intel", seed=1)
+    t = view(client, u, "crystaldiskmark-table", [a, b])
+    labels = [c["label"] for c in t["columns"]]
+    la, lb = (r["label"] for r in t["runs"])
+    assert labels == ["Test", "Unit", la, lb, f"Ratio ({lb} ÷ {la})"]
+    assert t["baseline_run_id"] == str(a)
+    rows = [[c["value"] for c in r["cells"]] for r in t["rows"]]
+    assert [r[0] for r in rows][:8] == [
+        "Sequential Read",
+        "Sequential Write",
+        "Random Read 4kB",
+        "IOPS",
+        "Random Write 4kB",
+        "IOPS",
+        "Random Read 512kB",
+        "Random Write 512kB",
+    ]
+    detail = {
+        rid: {p["test"]: p for p in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["passes"]}
+        for rid in (a, b)
+    }
+    seq = rows[0]
+    pa, pb = detail[a]["Seq-read"], detail[b]["Seq-read"]
+    assert seq[2:4] == [round(pa["best_bw_bytes"] / 1e6, 2), round(pb["best_bw_bytes"] / 1e6, 2)]
+    assert seq[4] == pytest.approx(pb["best_bw_bytes"] / pa["best_bw_bytes"], rel=0.01, abs=0.001)
+    assert rows[3][1] == "IOPS" and rows[3][4] is None  # IOPS rows: no ratio, as the report
+    assert rows[3][2] == round(detail[a]["4K-read"]["best_iops"], 1)
+    # the other way round with baseline=
+    t2 = view(client, u, "crystaldiskmark-table", [a, b], baseline=str(b))
+    assert t2["columns"][-1]["label"] == f"Ratio ({la} ÷ {lb})"
+    r2 = t2["rows"][0]["cells"][-1]["value"]
+    assert r2 == pytest.approx(pa["best_bw_bytes"] / pb["best_bw_bytes"], rel=0.01, abs=0.001)
+    # with two devices the ratio's reading says which way
+    note = t["rows"][0]["cells"][-1]["note"]
+    assert note.endswith("higher") or note.endswith("lower")
+
+
+def test_diskspd_sweep_as_table_2_and_figure_1(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    rid = real_run(client, session, u, "diskspd-bs-sweep")
+    t = view(client, u, "diskspd-bs-sweep", [rid])
+    rows = [[c["value"] for c in r["cells"]] for r in t["rows"]]
+    assert [r[0] for r in rows] == [4 * 2**i for i in range(13)]  # 4 .. 16,384 kB
+    assert t["columns"][0]["label"] == "Block size (kB)" and t["columns"][1]["unit"] == "MB/s"
+    jobs = {j["name"]: j for j in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["jobs"]}
+    assert rows[0][1] == round(jobs["randread-4k"]["read"]["bw_bytes"] / 1e6, 2) and rows[0][1] > 0
+    (chart,) = t["charts"]
+    assert chart["x"]["log"] and chart["y"]["unit"] == "MB/s"
+    assert [p["x"] for p in chart["series"][0]["points"]] == [r[0] for r in rows]
+
+
+def test_kernel_help_off_and_on_side_by_side_with_the_ratio(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    rid = real_run(client, session, u, "kernel-help")
+    t = view(client, u, "kernel-help", [rid])
+    rows = rows_by(t, "key")
+    assert [r["bs_kib"] for r in rows] == [4 * 2**i for i in range(11)]
+    jobs = {j["name"]: j for j in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["jobs"]}
+    r0 = rows[0]
+    off = jobs["randwrite-4k-nocache"]["write"]["bw_bytes"] / 1e6
+    on = jobs["randwrite-4k-cache-ra"]["write"]["bw_bytes"] / 1e6
+    assert r0["randwrite_off"] == round(off, 2) and r0["randwrite_on"] == round(on, 2)
+    assert r0["randwrite_ratio"] == pytest.approx(on / off, rel=0.01)
+    assert r0["read_nora"] == round(jobs["read-4k-cache-nora"]["read"]["bw_bytes"] / 1e6, 2)
+    assert "write_nora" not in r0  # readahead applies to reads only
+    keys = [c["key"] for c in t["charts"]]
+    assert keys == ["kh-read", "kh-write", "kh-randread", "kh-randwrite", "kh-ratio"]
+    titles = [c["title"] for c in t["charts"]]
+    assert len(set(titles)) == len(titles)  # no two charts titled alike (issue 12)
+    assert {s["label"].rsplit(", ", 1)[1] for s in t["charts"][0]["series"]} == {"help off", "help on"}
+
+
+def test_latency_against_threads_is_a_chart_and_a_table(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    rid = real_run(client, session, u, "threads-latency")
+    t = view(client, u, "threads-latency", [rid])
+    rows = rows_by(t, "key")
+    assert [r["threads"] for r in rows] == [1, 2, 4, 8, 16, 32, 64]
+    jobs = {j["name"]: j for j in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["jobs"]}
+    j8 = jobs["randread-4k-t8"]["read"]
+    assert rows[3]["lat_mean_ns"] == round(j8["lat_mean_ns"] / 1000, 2)
+    assert rows[3]["clat_p99_ns"] == round(j8["clat_p99_ns"] / 1000, 2)
+    assert {c["unit"] for c in t["columns"] if "lat" in c["key"]} == {"µs"}
+    lat = next(c for c in t["charts"] if c["key"] == "threads-latency")
+    assert lat["y"]["unit"] == "µs" and lat["x"]["label"] == "Threads"
+    assert [len(s["points"]) for s in lat["series"]] == [7, 7]  # mean and p99
+    assert all(p["y"] > 0 for s in lat["series"] for p in s["points"])
+
+
+def test_disk_flash_memory_as_seed_004(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    disk = real_run(client, session, u, "seq-rand-table", target="/srv/disk", seed=0)
+    flash = real_run(client, session, u, "seq-rand-table", target="/srv/flash", seed=1)
+    t = view(client, u, "disk-flash-memory", [disk, flash])
+    rows = [[c["value"] for c in r["cells"]] for r in t["rows"]]
+    assert [r[0] for r in rows] == [
+        "Sequential read",
+        "Random read (4 KiB)",
+        "Sequential write",
+        "Random write (4 KiB)",
+    ]
+    for r in rows:
+        assert r[1] > 0 and r[2] > 0 and r[3] == pytest.approx(r[2] / r[1], rel=0.01, abs=0.001)
+    table = csv_of(client, u, "disk-flash-memory", [disk, flash])
+    assert table[0] == [c["label"] for c in t["columns"]] and len(table) == 5
+
+
+def test_bad_input_is_a_422_naming_the_field(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    other = create_user(session)
+    rid = real_run(client, session, u, "seq-rand-table")
+    queued = create_run(session, agent=create_agent(session, team=u.team).agent)
+    queued.workload_spec = stored_spec(short("seq-rand-table"))
+    session.flush()
+
+    def get(params: dict[str, str], who: Any = u) -> Any:
+        return client.get("/api/v1/views/table", params=params, headers=who.headers)
+
+    cases = [
+        ({"view": "nope", "runs": str(rid)}, "view"),
+        ({"view": "disk-flash-memory", "runs": "not-a-uuid"}, "runs"),
+        ({"view": "disk-flash-memory", "runs": ""}, "runs"),
+        ({"view": "crystaldiskmark", "runs": str(rid)}, "runs"),  # another preset's run
+        ({"view": "disk-flash-memory", "runs": str(queued.id)}, "runs"),  # no result yet
+        ({"view": "disk-flash-memory", "runs": str(rid), "baseline": str(uuid.uuid4())}, "baseline"),
+        ({"view": "disk-flash-memory", "runs": str(rid), "format": "xml"}, "format"),
+    ]
+    for params, field in cases:
+        r = get(params)
+        assert r.status_code == 422, (params, r.text)
+        assert field in json.dumps(r.json()["detail"]), (params, r.text)
+    # another team's run: not found in the caller's teams, and nothing of it in the answer
+    r = get({"view": "disk-flash-memory", "runs": str(rid)}, who=other)
+    assert r.status_code == 422 and "runs" in r.text
+    assert client.get(f"/api/v1/views?runs={rid}", headers=other.headers).status_code == 422
+    assert client.get("/api/v1/views/table?view=disk-flash-memory&runs=" + str(rid)).status_code == 401
