@@ -173,6 +173,8 @@ def test_5_worker_sigkill_around_dispatch_dispatches_within_10s_of_its_return(r:
 
 
 def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> None:
+    worker_log = r.s.logs / "worker.log"
+    offset = worker_log.stat().st_size
     runs = [r.queue(runtime_s=1) for _ in range(3)]
     r.status_in(runs[0], {"running"}, 30)
     took = [r.pg.restart()]  # a run running, two queued waiting for dispatch
@@ -181,8 +183,19 @@ def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> Non
     t0 = time.monotonic()
     for run_id in runs:
         _stored_once(r, run_id)
-    report("6 PostgreSQL fast restart x2", restart_s=max(took), all_done_after_s=time.monotonic() - t0)
+    with worker_log.open("rb") as f:
+        f.seek(offset)
+        events = f.read().decode(errors="replace")
+    report(
+        "6 PostgreSQL fast restart x2",
+        restart_s=max(took),
+        all_done_after_s=time.monotonic() - t0,
+        tasks_retried=events.count('"task.transient_error"'),
+        tasks_failed=events.count('"task.failed"'),
+    )
     assert all(r.s.alive(n) for n in ("api", "worker", "beat", "agent"))
+    # a task that met the restart retried it (worker/observe.py) instead of failing
+    assert '"task.failed"' not in events, [line for line in events.splitlines() if "task.failed" in line]
 
 
 def _fake_agent(r: Rig, target: Path) -> tuple[str, str]:
