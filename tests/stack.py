@@ -3,6 +3,7 @@ UI), a Celery worker, an enrolled `iowatt-agent run` and the real engine, on a p
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -302,3 +303,5 @@ def stack(
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, 9)
                 p.wait()
+        # logs, agent state and tokens of this stack: a failing test has printed the logs' tails
+        shutil.rmtree(work, ignore_errors=True)
