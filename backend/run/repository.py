@@ -151,3 +151,7 @@ def agents_by_id(session: Session, agent_ids: set[uuid.UUID]) -> dict[uuid.UUID,
 def lock_agent(session: Session, agent_id: uuid.UUID) -> Agent | None:
     """The run's agent, locked: the dispatcher checks it is online, idle and not revoked."""
     return session.get(Agent, agent_id, with_for_update=True)
+
+
+def device(session: Session, device_id: uuid.UUID | None) -> Device | None:
+    return session.get(Device, device_id) if device_id else None

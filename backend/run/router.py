@@ -22,6 +22,7 @@ from backend.run.schemas import (
     RunCreate,
     RunPage,
     RunRead,
+    RunSystem,
 )
 
 router = APIRouter(prefix="/runs", tags=["runs"])
@@ -91,6 +92,12 @@ def get_power(
 ) -> PowerSeries:
     run = service.get(session, principal=principal, run_id=run_id)
     return power_service.series(session, run=run, points=points)
+
+
+@router.get("/{run_id}/system", response_model=RunSystem)
+def get_system(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunSystem:
+    """Host, device, file system, cache mode and validity flags of one run (the run page's header)."""
+    return service.system(session, run=service.get(session, principal=principal, run_id=run_id))
 
 
 @router.get("/{run_id}/series", response_model=RunSeries)

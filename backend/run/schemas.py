@@ -75,6 +75,13 @@ class RunCreate(InputSchema):
         "destructive (the UI sets it after the user types the device's model or serial)",
     )
     idle_s: float | None = Field(None, ge=0, le=3600, description="idle baseline before and after, seconds")
+    shorten: float | None = Field(
+        None,
+        ge=0.01,
+        lt=1,
+        description="run the workload shortened by this factor (0.1: a tenth of each runtime, for a quick "
+        "look; WorkloadSpec.shortened); the run's workload records it as shortened_by; null = full length",
+    )
 
     @model_validator(mode="after")
     def _one_workload(self) -> "RunCreate":
@@ -233,3 +240,35 @@ class FailureReport(InputSchema):
     exit_code: int | None = None
     stderr_tail: str = Field("", max_length=20000)
     cancelled: bool = False
+
+
+class RunValidityFlag(OutputSchema):
+    flag: str = Field(
+        description="working_set_below_ram | short_run | virtualized | above_line_rate | unconditioned_ssd "
+        "| buffered_device (backend/compare/validity.py)"
+    )
+    message: str
+
+
+class RunSystem(OutputSchema):
+    """What a run ran on, for the run page's header: the host as its agent last reported it and the
+    device and file system under the target as identified from what the engine opened."""
+
+    hostname: str | None
+    kernel: str | None
+    distro: str | None
+    virtualization: str | None
+    cpu_model: str | None
+    mem_bytes: int | None
+    device_name: str | None
+    device_model: str | None
+    device_kind: str | None
+    interface: str | None
+    media: str | None
+    fstype: str | None
+    mountpoint: str | None
+    mount_options: str | None
+    cache: Literal["direct", "buffered", "mixed"] = Field(
+        description="direct: every job O_DIRECT; buffered: none; mixed: some"
+    )
+    validity: list[RunValidityFlag]

@@ -10,7 +10,7 @@ themselves.
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from iowatt_policy import check_run
 from pydantic import ValidationError
@@ -19,7 +19,9 @@ from sqlalchemy.orm import Session
 
 from backend.agent import repository as agent_repo
 from backend.agent.policy import reported_policy
+from backend.agent.schemas import Inventory
 from backend.auth.principal import AgentPrincipal, UserPrincipal
+from backend.compare.validity import flags_for
 from backend.config import get_settings
 from backend.device import service as device_service
 from backend.environment import repository as environment_repo
@@ -41,6 +43,8 @@ from backend.run.schemas import (
     ProgressReport,
     RunCreate,
     RunRead,
+    RunSystem,
+    RunValidityFlag,
     fit_name,
 )
 from backend.workload import service as workload_service
@@ -105,6 +109,8 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
             None,
             "+".join(j.name for j in body.workload.jobs)[:120],
         )
+    if body.shorten is not None:
+        spec = spec.shortened(body.shorten)
     if body.environment_id is not None:
         env = environment_repo.get(session, body.environment_id)
         if env is None or env.team_id != agent.team_id:
@@ -457,3 +463,50 @@ def succeed(session: Session, *, run: Run, engine_started_at: datetime, engine_f
     if run.progress:
         run.progress = {**run.progress, "percent": 100.0}
     enqueue(session, "run.dispatch_pending")
+
+
+def system(session: Session, *, run: Run) -> RunSystem:
+    """The run page's header: host, device, file system, cache mode and the run's validity flags
+    (backend/compare/validity.py's rules, plus buffered I/O on a raw device)."""
+    agent = repository.agents_by_id(session, {run.agent_id}).get(run.agent_id)
+    dev = repository.device(session, run.device_id)
+    inv = (Inventory.read(agent.inventory) if agent else None) or Inventory()
+    facts: dict[str, Any] = (dev.facts if dev else None) or {}
+    jobs = run.workload_spec.get("jobs", [])
+    direct = [bool(j.get("direct")) for j in jobs]
+    cache: Literal["direct", "buffered", "mixed"] = (
+        "direct" if direct and all(direct) else ("buffered" if not any(direct) else "mixed")
+    )
+    flags = [RunValidityFlag(**f) for f in flags_for(run, to_read(session, [run])[0], agent, dev)]
+    raw = run.target_path.startswith("/dev/") and not run.target_path.startswith("/dev/shm")
+    if raw and cache != "direct":
+        flags.insert(
+            0,
+            RunValidityFlag(
+                flag="buffered_device",
+                message="buffered I/O on a block device: the page cache answers part of it, "
+                "not the device (use direct I/O)",
+            ),
+        )
+
+    def text(value: object) -> str | None:
+        return str(value) if value not in (None, "") else None
+
+    return RunSystem(
+        hostname=inv.hostname,
+        kernel=inv.os.kernel if inv.os else None,
+        distro=inv.os.distro if inv.os else None,
+        virtualization=inv.virtualization,
+        cpu_model=inv.cpu.model if inv.cpu else None,
+        mem_bytes=inv.mem_bytes,
+        device_name=dev.name if dev else None,
+        device_model=text(facts.get("model")),
+        device_kind=dev.kind if dev else None,
+        interface=text(facts.get("interface")),
+        media=dev.media if dev else None,
+        fstype=text(facts.get("fstype")),
+        mountpoint=text(facts.get("mountpoint")),
+        mount_options=text(facts.get("mount_options")),
+        cache=cache,
+        validity=flags,
+    )

@@ -77,6 +77,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "PUT /api/v1/runs/{run_id}/result":           ("401", "403", "403", "403", "403", OK, "404", "401"),
     "GET /api/v1/runs/{run_id}/power":            ("401", OK, OK, OK,  "404", "403", "403", "401"),
     "GET /api/v1/runs/{run_id}/series":           ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "GET /api/v1/runs/{run_id}/system":           ("401", OK, OK, OK,  "404", "403", "403", "401"),
     # the assigned run belongs to agent Y: here X is the foreign agent
     "POST /api/v1/runs/{run_id}/start":           ("401", "403", "403", "403", "403", "404", OK, "401"),
     "POST /api/v1/runs/{run_id}/progress":        ("401", "403", "403", "403", "403", OK, "404", "401"),

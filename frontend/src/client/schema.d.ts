@@ -651,6 +651,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/system": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get System
+         * @description Host, device, file system, cache mode and validity flags of one run (the run page's header).
+         */
+        get: operations["get_system_api_v1_runs__run_id__system_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/teams": {
         parameters: {
             query?: never;
@@ -2718,6 +2738,59 @@ export interface components {
          * @enum {string}
          */
         RunStatus: "queued" | "assigned" | "running" | "succeeded" | "failed" | "cancelled";
+        /**
+         * RunSystem
+         * @description What a run ran on, for the run page's header: the host as its agent last reported it and the
+         *     device and file system under the target as identified from what the engine opened.
+         */
+        RunSystem: {
+            /**
+             * Cache
+             * @description direct: every job O_DIRECT; buffered: none; mixed: some
+             * @enum {string}
+             */
+            cache: "direct" | "buffered" | "mixed";
+            /** Cpu Model */
+            cpu_model: string | null;
+            /** Device Kind */
+            device_kind: string | null;
+            /** Device Model */
+            device_model: string | null;
+            /** Device Name */
+            device_name: string | null;
+            /** Distro */
+            distro: string | null;
+            /** Fstype */
+            fstype: string | null;
+            /** Hostname */
+            hostname: string | null;
+            /** Interface */
+            interface: string | null;
+            /** Kernel */
+            kernel: string | null;
+            /** Media */
+            media: string | null;
+            /** Mem Bytes */
+            mem_bytes: number | null;
+            /** Mount Options */
+            mount_options: string | null;
+            /** Mountpoint */
+            mountpoint: string | null;
+            /** Validity */
+            validity: components["schemas"]["RunValidityFlag"][];
+            /** Virtualization */
+            virtualization: string | null;
+        };
+        /** RunValidityFlag */
+        RunValidityFlag: {
+            /**
+             * Flag
+             * @description working_set_below_ram | short_run | virtualized | above_line_rate | unconditioned_ssd | buffered_device (backend/compare/validity.py)
+             */
+            flag: string;
+            /** Message */
+            message: string;
+        };
         /** SamplesIn */
         SamplesIn: {
             /** T Ns */
@@ -6101,6 +6174,73 @@ export interface operations {
             };
             /** @description Conflicts with the current state (a name taken, a run already finished, a lease lost) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_system_api_v1_runs__run_id__system_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSystem"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
