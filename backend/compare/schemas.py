@@ -21,7 +21,21 @@ class StatsRead(OutputSchema):
     cv: float | None
     ci95_low: float | None
     ci95_high: float | None
+    ci_method: Literal["log", "t"] | None = Field(
+        description="log: mean ×/÷ exp(t·CV/√n), for positive quantities (never crosses zero); "
+        "t: mean ± t·se; null when n < 2"
+    )
     values: list[float]
+
+
+class Change(OutputSchema):
+    """A column's change against the baseline column, direction-aware (`backend/compare/change.py`)."""
+
+    ratio: float = Field(description="value / baseline value")
+    pct_change: float = Field(description="(ratio − 1) × 100, signed")
+    factor: float | None = Field(description="max(ratio, 1/ratio) ≥ 1; null when the value is 0")
+    verdict: Literal["better", "worse", "same"]
+    phrase: str = Field(description='what to show: "133× lower latency", "25% slower", "same"')
 
 
 class Metric(OutputSchema):
@@ -40,6 +54,9 @@ class Metric(OutputSchema):
     )
     values: list[float | None]  # mean per column
     ratios: list[float | None]  # value / baseline column's value
+    changes: list[Change | None] = Field(
+        description="direction-aware change per column; null for the baseline column and where no ratio"
+    )
     stats: list[StatsRead | None]
     within_noise: list[bool | None]
 

@@ -7,12 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
 from backend.compare import fingerprint as fp
+from backend.compare import repository as compare_repo
 from backend.compare import stats as st
+from backend.compare.change import change
 from backend.compare.schemas import (
     Better,
     Column,
@@ -34,7 +35,7 @@ from backend.compare.schemas import (
 from backend.compare.validity import flags_for
 from backend.errors import Invalid
 from backend.kit import csv as safe_csv
-from backend.models import Agent, Device, Environment, ResultJob, Run, RunResult
+from backend.models import Agent, Device, Environment, ResultJob, Run
 from backend.run import repository
 from backend.run import service as run_service
 from backend.run.schemas import RunRead
@@ -175,7 +176,11 @@ def _metric(m: MetricDef, per_col: list[list[float]], base: int) -> Metric:
         percentile=m.percentile,
         higher_is_better=m.better == "higher",
         values=means,
-        ratios=[m / b if m is not None and b else None for m in means],
+        ratios=[v / b if v is not None and b else None for v in means],
+        changes=[
+            None if i == base else change(value=v, baseline=b, kind=m.kind, better=m.better, label=m.label)
+            for i, v in enumerate(means)
+        ],
         stats=[StatsRead(**vars(d)) if d else None for d in described],
         within_noise=[st.within_noise(d, described[base]) for d in described],
     )
@@ -205,17 +210,9 @@ def _frame(
     force: bool,
 ) -> _Frame:
     runs = _load_runs(session, principal, run_ids)
-    agents = {a.id: a for a in session.scalars(select(Agent).where(Agent.id.in_({r.agent_id for r in runs})))}
-    dev_ids = {r.device_id for r in runs if r.device_id}
-    devices = (
-        {d.id: d for d in session.scalars(select(Device).where(Device.id.in_(dev_ids)))} if dev_ids else {}
-    )
-    env_ids = {r.environment_id for r in runs if r.environment_id}
-    envs = (
-        {e.id: e for e in session.scalars(select(Environment).where(Environment.id.in_(env_ids)))}
-        if env_ids
-        else {}
-    )
+    agents = compare_repo.agents_by_id(session, (r.agent_id for r in runs))
+    devices = compare_repo.devices_by_id(session, (r.device_id for r in runs if r.device_id))
+    envs = compare_repo.environments_by_id(session, (r.environment_id for r in runs if r.environment_id))
 
     docs: dict[str, dict[str, Any]] = {}
     fps: dict[uuid.UUID, str] = {}
@@ -394,12 +391,15 @@ def _suggestions(columns: list[Column], jobs: list[JobComparison], group_by: Gro
 def to_csv(c: Comparison) -> str:
     buf = io.StringIO()
     w = safe_csv.writer(buf)  # labels and job names are the team's text: no formula cells
-    head = ["job", "metric", "unit"]
+    head = ["job", "metric", "unit", "better"]
     for col in c.columns:
         lab = col.label + (" (baseline)" if col.is_baseline else "")
         head += [
             f"{lab} mean",
             f"{lab} ratio",
+            f"{lab} change %",
+            f"{lab} change",
+            f"{lab} verdict",
             f"{lab} n",
             f"{lab} stdev",
             f"{lab} cv %",
@@ -409,11 +409,14 @@ def to_csv(c: Comparison) -> str:
     w.writerow(head)
     rows = [(j.name, m) for j in c.jobs for m in j.metrics] + [("(energy)", m) for m in c.energy]
     for job, m in rows:
-        line: list[Any] = [job, m.label, m.unit]
-        for v, r, s in zip(m.values, m.ratios, m.stats, strict=True):
+        line: list[Any] = [job, m.label, m.unit, m.better]
+        for v, r, ch, s in zip(m.values, m.ratios, m.changes, m.stats, strict=True):
             line += [
                 _num(v),
                 _num(r),
+                _num(ch.pct_change if ch else None),
+                ch.phrase if ch else "",
+                ch.verdict if ch else "",
                 s.n if s else "",
                 _num(s.stdev if s else None),
                 _num(s.cv * 100 if s and s.cv is not None else None),
@@ -439,13 +442,7 @@ def latency_curves(
 ) -> LatencyCurves:
     """Percentile curves per column from the runs' merged json+ clat histograms (fio's bins)."""
     frame = _frame(session, principal, run_ids, None, group_by, "workload", force=True)
-    docs = dict(
-        session.execute(
-            select(RunResult.run_id, RunResult.engine_result["jobs"]).where(RunResult.run_id.in_(run_ids))
-        )
-        .tuples()
-        .all()
-    )
+    docs = compare_repo.result_jobs_docs(session, run_ids)
     curves = []
     for col in frame.columns:
         for direction in ("read", "write"):

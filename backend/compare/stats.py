@@ -1,7 +1,14 @@
-"""Repeat statistics: mean, sample standard deviation, CV and a Student-t 95 % confidence interval."""
+"""Repeat statistics: mean, sample standard deviation, CV and a 95 % confidence interval of the mean.
+
+Every compare metric is a positive, right-skewed quantity (latency, rate, CPU share, power, energy):
+the interval is built on the log scale of the mean (delta method), mean ×/÷ exp(t · CV / √n), so it
+never crosses zero and always holds the mean (ADR 0015, docs/statistics.md). A quantity that may go
+negative gets the plain Student-t interval."""
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 # two-sided 95 % Student t quantiles by degrees of freedom (1..30); beyond 30 the normal 1.96 is close enough
 _T95 = [
@@ -45,6 +52,9 @@ def t95(dof: int) -> float:
     return _T95[dof - 1] if 1 <= dof <= len(_T95) else 1.96
 
 
+CiMethod = Literal["log", "t"]
+
+
 @dataclass(frozen=True)
 class Stats:
     n: int
@@ -53,21 +63,31 @@ class Stats:
     cv: float | None
     ci95_low: float | None
     ci95_high: float | None
+    ci_method: CiMethod | None
     values: list[float]
 
 
-def describe(values: list[float]) -> Stats | None:
+def describe(values: Sequence[float | None], *, positive: bool = True) -> Stats | None:
+    """Mean, stdev, CV and the 95 % CI of the mean. `positive`: the quantity cannot be negative
+    (every compare metric): the interval is mean ×/÷ exp(t · se / mean), [0, 0] when every value
+    is 0. A negative value among them (not a positive quantity after all) falls back to mean ± t · se."""
     vals = [float(v) for v in values if v is not None and math.isfinite(v)]
     if not vals:
         return None
     n = len(vals)
-    mean = sum(vals) / n
+    mean = math.fsum(vals) / n
     if n < 2:
-        return Stats(n, mean, None, None, None, None, vals)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
-    half = t95(n - 1) * sd / math.sqrt(n)
+        return Stats(n, mean, None, None, None, None, None, vals)
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in vals) / (n - 1))
+    se = sd / math.sqrt(n)
     cv = sd / abs(mean) if mean else None
-    return Stats(n, mean, sd, cv, mean - half, mean + half, vals)
+    if positive and min(vals) >= 0:
+        if mean == 0:  # all zero (CPU 0 %): nothing varies
+            return Stats(n, mean, sd, cv, 0.0, 0.0, "log", vals)
+        spread = math.exp(min(t95(n - 1) * se / mean, 700.0))
+        return Stats(n, mean, sd, cv, mean / spread, mean * spread, "log", vals)
+    half = t95(n - 1) * se
+    return Stats(n, mean, sd, cv, mean - half, mean + half, "t", vals)
 
 
 def within_noise(a: Stats | None, b: Stats | None) -> bool | None:
@@ -79,8 +99,9 @@ def within_noise(a: Stats | None, b: Stats | None) -> bool | None:
 
 
 def repeats_for(cv: float, target: float = TARGET_HALF_WIDTH) -> int:
-    """Repeats for a ±target relative 95 % CI half-width at this CV (iterating the t quantile)."""
+    """Repeats for a 95 % CI within ×/÷ (1 + target) of the mean at this CV (the log-scale interval,
+    iterating the t quantile)."""
     n = 2
-    while n < 1000 and t95(n - 1) * cv / math.sqrt(n) > target:
+    while n < 1000 and t95(n - 1) * cv / math.sqrt(n) > math.log1p(target):
         n += 1
     return n

@@ -1,6 +1,5 @@
 """Reasons a number may not mean what it seems, shown next to it (issue 5's validity flags)."""
 
-
 from backend.agent.schemas import Inventory
 from backend.models import Agent, Device, Run
 from backend.run.schemas import RunRead
@@ -30,6 +29,15 @@ def flags_for(run: Run, read: RunRead, agent: Agent | None, device: Device | Non
                 "flag": "short_run",
                 "message": f"under {MIN_RUNTIME_S:.0f} s: {', '.join(short)}; "
                 "caches and bursts dominate short runs",
+            }
+        )
+    shortened = run.workload_spec.get("shortened_by")
+    if shortened:
+        out.append(
+            {
+                "flag": "shortened",
+                "message": f"shortened ×{shortened:g}: every job cut to {shortened:g} of its length "
+                "(a quick look): not the preset's full measurement",
             }
         )
     virt = inv.virtualization

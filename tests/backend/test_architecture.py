@@ -54,9 +54,6 @@ MISSING_OK = {
     ("result", "router.py"): "served by run/router.py (URLs are /runs/{id}/...)",
     # power's data arrives with the result upload and is read through runs and compare
     ("power", "router.py"): "no routes of its own: served by run/router.py and compare",
-    # TODO(issue 10): compare's queries are still in compare/service.py (changed by another slice
-    # in the same round); move them into compare/repository.py
-    ("compare", "repository.py"): "queries still in compare/service.py",
     # carbon's defaults are library data (iowatt_energy), its few queries read environments'
     # hourly series, which environment/repository.py owns
     ("carbon", "repository.py"): "reads through environment/repository.py",

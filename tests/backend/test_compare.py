@@ -24,8 +24,10 @@ def test_statistics_of_known_inputs() -> None:
     assert s is not None
     assert (s.n, s.mean, s.stdev) == (3, 12.0, 2.0)
     assert s.cv == pytest.approx(2 / 12)
-    assert s.ci95_low == pytest.approx(12 - 4.303 * 2 / math.sqrt(3))
-    assert s.ci95_high == pytest.approx(12 + 4.303 * 2 / math.sqrt(3))
+    # a positive quantity: the interval is mean ×/÷ exp(t · se / mean) (ADR 0015)
+    spread = math.exp(4.303 * (2 / math.sqrt(3)) / 12)
+    assert s.ci_method == "log"
+    assert s.ci95_low == pytest.approx(12 / spread) and s.ci95_high == pytest.approx(12 * spread)
     one = describe([5.0])
     assert one is not None and one.stdev is None and one.ci95_low is None
     assert within_noise(describe([10, 11, 12]), describe([11, 12, 13])) is True
@@ -97,11 +99,23 @@ def test_csv_has_every_metric_with_units_and_ratios(client: TestClient, session:
     r = client.get(f"/api/v1/compare?runs={samsung.id},{intel.id}&format=csv", headers=u.headers)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(r.text)))
-    assert rows[0][:5] == ["job", "metric", "unit", "samsung (baseline) mean", "samsung (baseline) ratio"]
+    assert rows[0][:6] == [
+        "job",
+        "metric",
+        "unit",
+        "better",
+        "samsung (baseline) mean",
+        "samsung (baseline) ratio",
+    ]
     seq = next(row for row in rows if row[0] == "seq-read" and row[1] == "Read bandwidth")
     head = rows[0]
     assert seq[2] == "B/s" and float(seq[head.index("intel mean")]) == pytest.approx(1611.0 * MB)
     assert float(seq[head.index("intel ratio")]) == pytest.approx(1611.0 / 516.4, rel=1e-5)
+    # the direction-aware change beside the ratio: 3.12× more bandwidth is better
+    assert seq[head.index("better")] == "higher"
+    assert (seq[head.index("intel change")], seq[head.index("intel verdict")]) == ("3.12× faster", "better")
+    assert float(seq[head.index("intel change %")]) == pytest.approx((1611.0 / 516.4 - 1) * 100, rel=1e-5)
+    assert seq[head.index("samsung (baseline) change")] == ""
 
 
 def _repeats(session: Session, agent: Any, target: str, iops: list[float], bs: int = 4096) -> list[Run]:
@@ -132,6 +146,15 @@ def test_repeats_grouped_by_device_with_statistics_and_suggestions(
     assert c["columns"][0]["is_baseline"] and c["columns"][0]["device_name"] == "vda"
     iops = next(m for m in c["jobs"][0]["metrics"] if m["key"] == "read_iops")
     assert iops["values"] == [100.0, 1000.0] and iops["ratios"] == [1.0, 10.0]
+    assert iops["changes"][0] is None  # the baseline column
+    assert iops["changes"][1] == {
+        "ratio": 10.0,
+        "pct_change": 900.0,
+        "factor": 10.0,
+        "verdict": "better",
+        "phrase": "10× faster",
+    }
+    assert iops["stats"][0]["ci_method"] == "log" and 0 < iops["stats"][0]["ci95_low"] < 100.0
     disk_stats = iops["stats"][0]
     assert (
         disk_stats["n"] == 3
@@ -285,8 +308,10 @@ def test_io_uring_kernel_worker_cpu_compares_and_a_run_without_it_reads_null(
     m = next(m for m in r.json()["jobs"][0]["metrics"] if m["key"] == "kernel_worker_cpu_pct")
     assert m["values"] == [None, pytest.approx(90.0)] and m["ratios"] == [None, 1.0]
     csv_text = client.get(f"/api/v1/compare?runs={ids}&group_by=device&format=csv", headers=u.headers).text
-    row = next(row for row in csv.reader(io.StringIO(csv_text)) if row[1] == "CPU io_uring kernel workers")
-    assert row[3] == "" and float(row[10]) == pytest.approx(90.0)
+    rows = list(csv.reader(io.StringIO(csv_text)))
+    row = next(row for row in rows if row[1] == "CPU io_uring kernel workers")
+    means = [i for i, h in enumerate(rows[0]) if h.endswith(" mean")]
+    assert row[means[0]] == "" and float(row[means[1]]) == pytest.approx(90.0)
     # no run with the figure: the metric is left out, as write metrics are for read-only jobs
     only = client.get(f"/api/v1/compare?runs={psync.id}", headers=u.headers).json()
     assert "kernel_worker_cpu_pct" not in {m["key"] for m in only["jobs"][0]["metrics"]}
@@ -300,7 +325,7 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(client: TestClie
     r = client.get(f"/api/v1/compare?runs={evil.id},{plus.id}&format=csv", headers=u.headers)
     assert r.status_code == 200, r.text
     head = next(csv.reader(io.StringIO(r.text)))
-    assert head[3].startswith("'=HYPERLINK(") and any(h.startswith("'+cmd|") for h in head)
+    assert head[4].startswith("'=HYPERLINK(") and any(h.startswith("'+cmd|") for h in head)
     assert not any(h[:1] in ("=", "+", "-", "@", "\t", "\r") for h in head)
 
 

@@ -1019,6 +1019,37 @@ export interface components {
              */
             target_path: string;
         };
+        /**
+         * Change
+         * @description A column's change against the baseline column, direction-aware (`backend/compare/change.py`).
+         */
+        Change: {
+            /**
+             * Factor
+             * @description max(ratio, 1/ratio) ≥ 1; null when the value is 0
+             */
+            factor: number | null;
+            /**
+             * Pct Change
+             * @description (ratio − 1) × 100, signed
+             */
+            pct_change: number;
+            /**
+             * Phrase
+             * @description what to show: "133× lower latency", "25% slower", "same"
+             */
+            phrase: string;
+            /**
+             * Ratio
+             * @description value / baseline value
+             */
+            ratio: number;
+            /**
+             * Verdict
+             * @enum {string}
+             */
+            verdict: "better" | "worse" | "same";
+        };
         /** ChartAxis */
         ChartAxis: {
             /** Label */
@@ -2000,6 +2031,11 @@ export interface components {
              */
             better: "higher" | "lower";
             /**
+             * Changes
+             * @description direction-aware change per column; null for the baseline column and where no ratio
+             */
+            changes: (components["schemas"]["Change"] | null)[];
+            /**
              * Direction
              * @description a job metric's I/O direction; null for CPU and energy
              */
@@ -2639,6 +2675,11 @@ export interface components {
             /** Name */
             name?: string | null;
             /**
+             * Shorten
+             * @description run the workload shortened by this factor (0.1: a tenth of each runtime, for a quick look; WorkloadSpec.shortened); the run's workload records it as shortened_by; null = full length
+             */
+            shorten?: number | null;
+            /**
              * Target Path
              * @description absolute path of one of the host's targets
              */
@@ -2821,6 +2862,11 @@ export interface components {
             ci95_high: number | null;
             /** Ci95 Low */
             ci95_low: number | null;
+            /**
+             * Ci Method
+             * @description log: mean ×/÷ exp(t·CV/√n), for positive quantities (never crosses zero); t: mean ± t·se; null when n < 2
+             */
+            ci_method: ("log" | "t") | null;
             /** Cv */
             cv: number | null;
             /** Mean */

@@ -180,6 +180,7 @@ describe("Compare page", () => {
                       cv: 0.0673,
                       ci95_low: 83,
                       ci95_high: 337,
+                      ci_method: "log",
                       values: [200, 220],
                     },
                     {
@@ -189,6 +190,7 @@ describe("Compare page", () => {
                       cv: null,
                       ci95_low: null,
                       ci95_high: null,
+                      ci_method: null,
                       values: [205],
                     },
                   ],

@@ -187,10 +187,20 @@ export function metric(
     higher_is_better: (rest.better ?? shape?.better) === "higher",
     values,
     ratios: values.map((v) => (v == null || b == null || b === 0 ? null : v / b)),
+    changes: values.map(() => null),
     stats: values.map((v) =>
       v == null
         ? null
-        : { n: 1, mean: v, stdev: null, cv: null, ci95_low: null, ci95_high: null, values: [v] },
+        : {
+            n: 1,
+            mean: v,
+            stdev: null,
+            cv: null,
+            ci95_low: null,
+            ci95_high: null,
+            ci_method: null,
+            values: [v],
+          },
     ),
     within_noise: values.map(() => null),
     ...rest,
