@@ -13,6 +13,9 @@ from backend.workload.schemas import StoredWorkloadSpec, WorkloadSpec
 MAX_NAME = 200
 # Pages: offset bounded so a huge one is a 422, not a bigint overflow in PostgreSQL
 MAX_OFFSET = 1_000_000
+# progress reports a running run keeps for its live chart (one a second: the last 5 minutes)
+PROGRESS_SAMPLES = 300
+IDLE_PHASES = ("idle_before", "idle_after")
 
 
 def fit_name(text: str, limit: int = MAX_NAME) -> str:
@@ -90,9 +93,24 @@ class RunCreate(InputSchema):
         return self
 
 
+class ProgressSample(OutputSchema):
+    """One progress report of a running run, kept for the live chart."""
+
+    t_s: float = Field(description="seconds since the run started (server clock)")
+    job_index: int
+    read_iops: float
+    read_bw_bytes: int
+    write_iops: float
+    write_bw_bytes: int
+
+
 class Progress(OutputSchema):
     job_index: int
     job_name: str
+    phase: Literal["idle_before", "job", "idle_after"] = Field(
+        description="what the run is doing: the idle baseline before or after (the agent's "
+        'job_name "idle_before"/"idle_after"), else the engine running job job_index'
+    )
     percent: float
     elapsed_ns: int
     read_iops: float
@@ -100,6 +118,10 @@ class Progress(OutputSchema):
     write_iops: float
     write_bw_bytes: int
     updated_at: datetime
+    samples: list[ProgressSample] = Field(
+        description=f"the engine's reports while running, oldest first, the last {PROGRESS_SAMPLES} "
+        "(about one a second): the live per-second chart"
+    )
 
 
 class DirSummary(OutputSchema):

@@ -33,6 +33,8 @@ from backend.power import service as power_service
 from backend.run import repository
 from backend.run.errors import HostPolicyRefused
 from backend.run.schemas import (
+    IDLE_PHASES,
+    PROGRESS_SAMPLES,
     DirSummary,
     FailureReport,
     JobSummary,
@@ -213,7 +215,7 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
             attempt=r.attempt,
             cancel_requested=r.cancel_requested,
             error=r.error,
-            progress=Progress.model_validate(r.progress) if r.progress else None,
+            progress=progress_read(r.progress) if r.progress else None,
             jobs=[job_summary(j) for j in jobs[r.id]],
             passes=pass_summaries(r.workload_spec, jobs[r.id]),
             meter=r.meter,
@@ -223,6 +225,13 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
         )
         for r in runs
     ]
+
+
+def progress_read(stored: dict[str, Any]) -> Progress:
+    """A run's stored progress; rows written before phases and samples read as a job with none."""
+    name = str(stored.get("job_name", ""))
+    phase = name if name in IDLE_PHASES else "job"
+    return Progress.model_validate({"samples": [], **stored, "phase": phase})
 
 
 def pass_summaries(spec: dict[str, Any], jobs: list[ResultJob]) -> list[PassSummary]:
@@ -418,7 +427,17 @@ def progress(
     now = utcnow()
     run.lease_expires_at = now + timedelta(seconds=get_settings().lease_progress_timeout_s)
     data = body.model_dump(mode="json", exclude={"lease_id"})
-    run.progress = {**data, "updated_at": now.isoformat()}
+    samples = list((run.progress or {}).get("samples") or [])
+    if body.job_name not in IDLE_PHASES:  # the idle phases' ticks carry no rates
+        start = run.started_at or now
+        samples.append(
+            {
+                "t_s": round((now - start).total_seconds(), 3),
+                "job_index": body.job_index,
+                **{k: data[k] for k in ("read_iops", "read_bw_bytes", "write_iops", "write_bw_bytes")},
+            }
+        )
+    run.progress = {**data, "updated_at": now.isoformat(), "samples": samples[-PROGRESS_SAMPLES:]}
     return ProgressAck(cancel_requested=run.cancel_requested, lease_expires_at=run.lease_expires_at)
 
 

@@ -16,9 +16,7 @@ def _inventory(**extra: object) -> dict[str, object]:
     return inv
 
 
-def test_a_directory_run_names_host_device_fs_and_flags(
-    client: TestClient, session: Session
-) -> None:
+def test_a_directory_run_names_host_device_fs_and_flags(client: TestClient, session: Session) -> None:
     u = create_user(session)
     a = create_agent(session, team=u.team, inventory=_inventory(virtualization="kvm"))
     run = create_run(session, agent=a.agent)  # quick: 3 s jobs, direct I/O, on / (ext4 on vda)
@@ -71,3 +69,59 @@ def test_another_teams_run_is_not_found(client: TestClient, session: Session) ->
     run = create_run(session, agent=create_agent(session, team=u.team).agent)
     assert client.get(f"/api/v1/runs/{run.id}/system", headers=stranger.headers).status_code == 404
     assert client.get(f"/api/v1/runs/{run.id}/system").status_code == 401
+
+
+def _running(client: TestClient, session: Session) -> tuple[str, dict[str, str], str, dict[str, str]]:
+    from backend.run import service as run_service
+
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(session, agent=a.agent)
+    assert run_service.dispatch(session, run_id=run.id) == a.agent.id
+    r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
+    assert r.status_code == 200, r.text
+    lid = r.json()["lease"]["lease_id"]
+    assert (
+        client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lid}, headers=a.headers).status_code
+        == 200
+    )
+    return str(run.id), u.headers, lid, a.headers
+
+
+def test_progress_names_the_phase_and_keeps_the_engines_reports_for_the_live_chart(
+    client: TestClient, session: Session
+) -> None:
+    run_id, user, lid, agent = _running(client, session)
+
+    def report(job_index: int, job_name: str, iops: float) -> dict[str, object]:
+        body = {"lease_id": lid, "job_index": job_index, "job_name": job_name, "percent": 50.0}
+        body |= {"elapsed_ns": 10**9, "read_iops": iops, "read_bw_bytes": int(iops * 4096)}
+        r = client.post(f"/api/v1/runs/{run_id}/progress", json=body, headers=agent)
+        assert r.status_code == 200, r.text
+        return dict(client.get(f"/api/v1/runs/{run_id}", headers=user).json()["progress"])
+
+    p = report(0, "idle_before", 0.0)
+    assert p["phase"] == "idle_before" and p["samples"] == []  # idle ticks carry no rates
+    for k in range(3):
+        p = report(0, "randread-4k", 1000.0 + k)
+    assert p["phase"] == "job" and p["job_name"] == "randread-4k"
+    assert [s["read_iops"] for s in p["samples"]] == [1000.0, 1001.0, 1002.0]
+    assert [s["read_bw_bytes"] for s in p["samples"]] == [4096000, 4100096, 4104192]
+    t = [s["t_s"] for s in p["samples"]]
+    assert t == sorted(t) and t[0] >= 0
+    p = report(1, "seqread-1m", 7.0)
+    assert p["samples"][-1]["job_index"] == 1 and len(p["samples"]) == 4
+    assert report(2, "idle_after", 0.0)["phase"] == "idle_after"
+
+
+def test_progress_keeps_only_the_last_samples(client: TestClient, session: Session) -> None:
+    from backend.run.schemas import PROGRESS_SAMPLES
+
+    run_id, user, lid, agent = _running(client, session)
+    body = {"lease_id": lid, "job_index": 0, "job_name": "randread-4k", "percent": 1.0, "elapsed_ns": 1}
+    for k in range(PROGRESS_SAMPLES + 5):
+        body["read_iops"] = float(k)
+        assert client.post(f"/api/v1/runs/{run_id}/progress", json=body, headers=agent).status_code == 200
+    samples = client.get(f"/api/v1/runs/{run_id}", headers=user).json()["progress"]["samples"]
+    assert len(samples) == PROGRESS_SAMPLES and samples[0]["read_iops"] == 5.0
+    assert samples[-1]["read_iops"] == float(PROGRESS_SAMPLES + 4)

@@ -2510,10 +2510,21 @@ export interface components {
             job_name: string;
             /** Percent */
             percent: number;
+            /**
+             * Phase
+             * @description what the run is doing: the idle baseline before or after (the agent's job_name "idle_before"/"idle_after"), else the engine running job job_index
+             * @enum {string}
+             */
+            phase: "idle_before" | "job" | "idle_after";
             /** Read Bw Bytes */
             read_bw_bytes: number;
             /** Read Iops */
             read_iops: number;
+            /**
+             * Samples
+             * @description the engine's reports while running, oldest first, the last 300 (about one a second): the live per-second chart
+             */
+            samples: components["schemas"]["ProgressSample"][];
             /**
              * Updated At
              * Format: date-time
@@ -2565,6 +2576,27 @@ export interface components {
              * Write Iops
              * @default 0
              */
+            write_iops: number;
+        };
+        /**
+         * ProgressSample
+         * @description One progress report of a running run, kept for the live chart.
+         */
+        ProgressSample: {
+            /** Job Index */
+            job_index: number;
+            /** Read Bw Bytes */
+            read_bw_bytes: number;
+            /** Read Iops */
+            read_iops: number;
+            /**
+             * T S
+             * @description seconds since the run started (server clock)
+             */
+            t_s: number;
+            /** Write Bw Bytes */
+            write_bw_bytes: number;
+            /** Write Iops */
             write_iops: number;
         };
         /** ResultRead */
