@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.conftest import REPO
-from tests.faults.conftest import Rig, measured_samples, report, rig, sql
+from tests.faults.conftest import Rig, measured_samples, report, rig, sql, workload
 from tests.faults.proxy import Conn
 from tests.stack import BIN, FINAL, _wait_http
 
@@ -286,19 +286,7 @@ def test_8_duplicate_and_concurrent_re_uploads_are_idempotent(r: Rig) -> None:
                 json={
                     "agent_id": agent_id,
                     "target_path": str(target),
-                    "workload": {
-                        "jobs": [
-                            {
-                                "name": "fault-randwrite",
-                                "rw": "randwrite",
-                                "bs_bytes": 4096,
-                                "size_bytes": 4 << 20,
-                                "runtime_s": 1,
-                                "time_based": True,
-                                "ioengine": "psync",
-                            }
-                        ]
-                    },
+                    "workload": workload(1),
                     "meter": "",
                 },
             )
