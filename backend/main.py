@@ -29,6 +29,7 @@ from backend.errors import AppError, Invalid
 from backend.health.router import router as health_router
 from backend.kit.headers import SecurityHeadersMiddleware
 from backend.kit.limits import BodyLimitMiddleware
+from backend.kit.messages import plain_message
 from backend.kit.openapi import document_errors
 from backend.kit.schema import NUL
 from backend.kit.security import burn_password_check
@@ -52,7 +53,7 @@ def _field_of(loc: tuple[Any, ...]) -> str:
 
 
 def _validation_handler(_: Request, exc: RequestValidationError) -> JSONResponse:
-    detail = [{"field": _field_of(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
+    detail = [{"field": _field_of(tuple(e["loc"])), "message": plain_message(e)} for e in exc.errors()]
     message = "; ".join(f"{d['field']}: {d['message']}" for d in detail[:5])
     return JSONResponse(
         status_code=422, content={"error": "validation_error", "message": message, "detail": detail}

@@ -8,10 +8,12 @@ import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from iowatt_workload import KiB, MiB, is_multi_pass
+from iowatt_workload import KiB, MiB, is_multi_pass, parse_size
 from iowatt_workload import pass_of as pass_of  # re-exported: callers name it from here
 from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
+from backend.kit.messages import human_bytes
 from backend.kit.schema import InputSchema, OutputSchema
 
 Rw = Literal["read", "write", "randread", "randwrite", "rw", "randrw"]
@@ -23,10 +25,78 @@ Readahead = Literal["default", "on", "off"]
 _FADVISE = {"default": "1", "on": "0", "off": "random"}
 
 MAX_BS = 256 * MiB
+MAX_RANDSEED = 2**53 - 1  # the largest integer a browser's JSON keeps exactly
+MAX_BSSPLIT = 64  # the engine's MAX_BSSPLIT entries per direction
+SHORTEN_MIN = 0.01
+
+
+def _bad(message: str) -> PydanticCustomError:
+    """A validator's error in plain words (the 422 shows it beside the field the loc names)."""
+    return PydanticCustomError("invalid_value", message)
+
+
+def _bssplit_sizes(text: str) -> list[int]:
+    """fio's bssplit ("4k/10:64k/90", optionally "READ,WRITE"): its block sizes, checked as the
+    engine checks them (sizes > 0, percentages that add up to 100; an entry without one shares
+    the rest)."""
+    sizes: list[int] = []
+    for direction in text.split(",", 1):
+        entries = [e for e in direction.split(":") if e]
+        if not entries:
+            raise _bad("write entries such as 4k/10:64k/90 (block size/percent, separated by colons)")
+        if len(entries) > MAX_BSSPLIT:
+            raise _bad(f"may have at most {MAX_BSSPLIT} block sizes per direction")
+        total, open_share = 0, 0
+        for entry in entries:
+            size_text, slash, pct_text = entry.partition("/")
+            try:
+                size = parse_size(size_text)
+            except ValueError:
+                size = 0
+            if size <= 0:
+                raise _bad(f"{size_text!r} is not a block size (write 4k, 64k, 1m …)")
+            if slash:
+                if not pct_text.isdigit() or int(pct_text) > 100:
+                    raise _bad(f"{pct_text!r} is not a percentage from 0 to 100")
+                total += int(pct_text)
+            else:
+                open_share += 1
+            sizes.append(size)
+        if total > 100 or (not open_share and total != 100):
+            raise _bad(f"the percentages add up to {total}; they must add up to 100")
+    return sizes
+
+
+def _distribution(text: str) -> str:
+    """fio's random_distribution as the engine reads it: random, zipf:T, pareto:H, normal[:DEV]."""
+    kind, colon, param = text.partition(":")
+    value: float | None = None
+    if colon:
+        try:
+            value = float(param)
+        except ValueError:
+            raise _bad(f"{param!r} is not a number") from None
+    if kind == "random" and not colon:
+        return text
+    if kind == "zipf" and value is not None:
+        if not value > 0 or value == 1:
+            raise _bad("zipf needs a theta above 0 and other than 1, e.g. zipf:1.2")
+        return text
+    if kind == "pareto" and value is not None:
+        if not 0 < value < 1:
+            raise _bad("pareto needs h between 0 and 1, e.g. pareto:0.9")
+        return text
+    if kind == "normal":
+        if value is not None and not 0 < value <= 100:
+            raise _bad("normal's deviation is a percent of the region: above 0, at most 100")
+        return text
+    raise _bad("must be random, zipf:THETA, pareto:H or normal[:DEVIATION%], e.g. zipf:1.2")
 
 
 class JobSpec(InputSchema):
-    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.\-]+$")
+    name: str = Field(
+        min_length=1, max_length=100, description="letters, digits, '_', '.' and '-' (unique in the workload)"
+    )
     rw: Rw
     size_bytes: int = Field(gt=0, description="size of the region (file) the job works on, bytes")
     offset_bytes: int = Field(0, ge=0, description="start of the region, bytes")
@@ -57,29 +127,75 @@ class JobSpec(InputSchema):
         "do the first io_size_bytes of the region, random jobs distinct blocks drawn from all of it; "
         "null = size_bytes",
     )
+    # Added in spec version 2 (every engine option the platform supports; defaults = unset).
+    bssplit: str | None = Field(
+        None,
+        max_length=1000,
+        description="mixed block sizes as fio's bssplit: '4k/10:64k/90' (size/percent; an entry without "
+        "a percent shares the rest), optionally 'READS,WRITES'; replaces bs_bytes for the I/O; "
+        "null = bs_bytes",
+    )
+    rate_iops: int | None = Field(
+        None,
+        gt=0,
+        le=100_000_000,
+        description="open load: issue at this rate, I/Os per second; null = as fast as it can",
+    )
+    random_distribution: str = Field(
+        "random",
+        max_length=40,
+        description="random jobs' offsets: random (uniform), zipf:THETA, pareto:H or normal[:DEVIATION%]",
+    )
+    fsync_every: int = Field(
+        0,
+        ge=0,
+        le=1_000_000_000,
+        description="jobs that write: fsync after this many writes (fio's fsync); 0 = never",
+    )
+    sync: bool = Field(
+        False, description="open the file with O_DSYNC (fio's sync=dsync): every write is durable"
+    )
+    randseed: int | None = Field(
+        None, ge=0, le=MAX_RANDSEED, description="seed of the offset and data generators; null = the engine's"
+    )
+    loops: int = Field(1, ge=1, le=10_000, description="passes over the region (fio's loops)")
 
-    # Cross-field checks sit on the later field so a 422 names the field to fix.
+    # Cross-field checks sit on the later field so a 422 names the field to fix; messages speak of
+    # what the form shows (block size, size, runtime), never of field names.
+    @field_validator("name")
+    @classmethod
+    def _name_chars(cls, v: str) -> str:
+        if not all(c.isascii() and (c.isalnum() or c in "_.-") for c in v):
+            raise _bad("may use only letters, digits, '_', '.' and '-' (no spaces)")
+        return v
+
     @field_validator("bs_bytes")
     @classmethod
     def _bs_fits(cls, v: int, info: ValidationInfo) -> int:
         size = info.data.get("size_bytes")
         if size is not None and v > size:
-            raise ValueError(f"must not exceed size_bytes ({size})")
+            raise _bad(
+                f"the block size ({human_bytes(v)}) must not be larger than the size ({human_bytes(size)})"
+            )
         return v
 
     @field_validator("time_based")
     @classmethod
     def _time_based_needs_runtime(cls, v: bool, info: ValidationInfo) -> bool:
         if v and info.data.get("runtime_s") is None:
-            raise ValueError("time_based needs runtime_s")
+            raise _bad(
+                "a time-based job needs a runtime: enter seconds, or let the job end when its size is done"
+            )
         return v
 
     @field_validator("direct")
     @classmethod
     def _direct_aligned(cls, v: bool, info: ValidationInfo) -> bool:
         bs, off = info.data.get("bs_bytes"), info.data.get("offset_bytes")
-        if v and ((bs is not None and bs % 512) or (off is not None and off % 512)):
-            raise ValueError("direct I/O needs bs_bytes and offset_bytes in multiples of 512")
+        if v and bs is not None and bs % 512:
+            raise _bad(f"direct I/O needs a block size in multiples of 512 bytes (not {human_bytes(bs)})")
+        if v and off is not None and off % 512:
+            raise _bad(f"direct I/O needs an offset in multiples of 512 bytes (not {human_bytes(off)})")
         return v
 
     @field_validator("io_size_bytes")
@@ -87,8 +203,29 @@ class JobSpec(InputSchema):
     def _io_size_fits_a_block(cls, v: int | None, info: ValidationInfo) -> int | None:
         bs = info.data.get("bs_bytes")
         if v is not None and bs is not None and v < bs:
-            raise ValueError(f"must be at least bs_bytes ({bs})")
+            raise _bad(f"the I/O size must be at least one block ({human_bytes(bs)})")
         return v
+
+    @field_validator("bssplit")
+    @classmethod
+    def _bssplit_valid(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None or v == "":
+            return None
+        sizes = _bssplit_sizes(v)
+        size, direct = info.data.get("size_bytes"), info.data.get("direct")
+        for bs in sizes:
+            if bs > MAX_BS:
+                raise _bad(f"a block size ({human_bytes(bs)}) is above the limit of {human_bytes(MAX_BS)}")
+            if size is not None and bs > size:
+                raise _bad(f"a block size ({human_bytes(bs)}) is larger than the size ({human_bytes(size)})")
+            if direct and bs % 512:
+                raise _bad(f"direct I/O needs block sizes in multiples of 512 bytes (not {human_bytes(bs)})")
+        return v
+
+    @field_validator("random_distribution")
+    @classmethod
+    def _distribution_valid(cls, v: str) -> str:
+        return _distribution(v)
 
     def engine_options(self) -> dict[str, str]:
         """fio option names with explicit-unit values, as the engine's JSON job file takes them."""
@@ -116,6 +253,20 @@ class JobSpec(InputSchema):
             opts["io_size"] = str(self.io_size_bytes)
         if self.end_fsync:
             opts["end_fsync"] = "1"
+        if self.bssplit is not None:
+            opts["bssplit"] = self.bssplit
+        if self.rate_iops is not None:
+            opts["rate_iops"] = str(self.rate_iops)
+        if self.random_distribution != "random":
+            opts["random_distribution"] = self.random_distribution
+        if self.fsync_every:
+            opts["fsync"] = str(self.fsync_every)
+        if self.sync:
+            opts["sync"] = "dsync"
+        if self.randseed is not None:
+            opts["randseed"] = str(self.randseed)
+        if self.loops != 1:
+            opts["loops"] = str(self.loops)
         if not self.direct:
             opts["invalidate"] = "1" if self.invalidate else "0"
             opts["fadvise_hint"] = _FADVISE[self.readahead]
@@ -126,8 +277,22 @@ class JobSpec(InputSchema):
         if self.runtime_s is not None:
             return self.runtime_s + self.ramp_time_s
         # size-bound: as slow as a disk doing small random I/O (256 KiB/s), at most an hour
-        io_bytes = self.io_size_bytes or self.size_bytes
+        io_bytes = (self.io_size_bytes or self.size_bytes) * self.loops
         return min(3600.0, io_bytes / (256 * KiB)) + self.ramp_time_s
+
+    def shortened(self, factor: float) -> "JobSpec":
+        """This job cut to `factor` of its length: runtime and warm-up scaled (at least 1 s and
+        0 s), a size-bound job's I/O per pass scaled to whole blocks (at least one)."""
+        if self.runtime_s is not None:
+            runtime = max(1.0, round(self.runtime_s * factor, 1))
+            return self.model_copy(
+                update={"runtime_s": runtime, "ramp_time_s": round(self.ramp_time_s * factor, 1)}
+            )
+        io_bytes = self.io_size_bytes or self.size_bytes
+        io_size = max(self.bs_bytes, int(io_bytes * factor) // self.bs_bytes * self.bs_bytes)
+        return self.model_copy(
+            update={"io_size_bytes": io_size, "ramp_time_s": round(self.ramp_time_s * factor, 1)}
+        )
 
 
 # Pass names (`TEST.pK`, pass_of) and best-of-passes are libs/workload's (iowatt_workload.passes):
@@ -138,6 +303,13 @@ class WorkloadSpec(InputSchema):
     jobs: list[JobSpec] = Field(min_length=1, max_length=200)
     passes: int = Field(1, ge=1, le=20, description="measured passes per test (CrystalDiskMark-style)")
     discard_passes: int = Field(0, ge=0, le=5, description="leading passes run but not counted")
+    shortened_by: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="the factor this workload's jobs were shortened by (WorkloadSpec.shortened: runtimes, "
+        "or a size-bound job's I/O, times the factor), recorded so results say so; null = full length",
+    )
 
     @model_validator(mode="after")
     def _unique_names(self) -> "WorkloadSpec":
@@ -150,6 +322,16 @@ class WorkloadSpec(InputSchema):
             if bad:
                 raise ValueError(f"with passes, job names end in .p0 … .p{total - 1}: {', '.join(bad[:3])}")
         return self
+
+    def shortened(self, factor: float) -> "WorkloadSpec":
+        """The one implementation of a shortened preset ("×0.1 for a quick look"): every job cut
+        to `factor` of its length, and the factor recorded (multiplied when shortened twice)."""
+        if not SHORTEN_MIN <= factor < 1:
+            raise ValueError(f"a shortening factor is from {SHORTEN_MIN} to below 1")
+        recorded = round((self.shortened_by or 1.0) * factor, 6)
+        return self.model_copy(
+            update={"jobs": [j.shortened(factor) for j in self.jobs], "shortened_by": max(recorded, 1e-6)}
+        )
 
     def engine_job(self) -> dict[str, object]:
         return {"global": {}, "jobs": [j.engine_options() for j in self.jobs]}
@@ -168,9 +350,12 @@ class WorkloadSpec(InputSchema):
 # Changing WorkloadSpec or JobSpec: bump SPEC_VERSION and add the upgrade from the previous
 # version to _UPGRADES (a renamed field is moved there, a removed one dropped).
 
-SPEC_VERSION = 1
+SPEC_VERSION = 2
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: lambda doc: doc,  # version 1 is version 0 with a version number: nothing moves
+    # version 2 adds job options (bssplit, rate_iops, random_distribution, fsync_every, sync,
+    # randseed, loops) and the spec's shortened_by, all with defaults that mean "unset": nothing moves
+    1: lambda doc: doc,
 }
 
 

@@ -5,7 +5,10 @@ import os
 import time
 from pathlib import Path
 
+from iowatt_agent.engine import locate_engine
+from iowatt_agent.policy import engine_job_for
 from iowatt_agent.runner import EngineProcess, EngineProgress, cleanup_target, parse_progress_line
+from iowatt_policy import ReportedPolicy, Target, check_run
 
 
 def job(tmp_path: Path, **global_opts) -> dict:
@@ -202,3 +205,53 @@ def test_no_keepalive_means_no_report_without_progress(fake_engine, tmp_path):
         progress_interval_s=0.1,
     ).run()
     assert outcome.ok and seen == []
+
+
+# A lease's job as the server renders it (backend/workload/schemas.py JobSpec.engine_options) with
+# every engine option the platform supports set (spec version 2; issue 12).
+EVERY_OPTION_JOB = {
+    "name": "mixed",
+    "rw": "randrw",
+    "bs": "4096",
+    "size": str(1 << 20),
+    "offset": "0",
+    "numjobs": "1",
+    "iodepth": "2",
+    "ioengine": "psync",
+    "direct": "0",
+    "stonewall": "1",
+    "rwmixread": "70",
+    "runtime": "300ms",
+    "time_based": "1",
+    "bssplit": "4k/70:8k/30",
+    "rate_iops": "2000",
+    "random_distribution": "zipf:1.2",
+    "fsync": "8",
+    "sync": "dsync",
+    "randseed": "42",
+    "loops": "2",
+    "invalidate": "1",
+    "fadvise_hint": "1",
+}
+
+
+def test_every_engine_option_of_a_lease_passes_policy_and_reaches_the_engine(tmp_path):
+    engine = locate_engine()
+    lease_job = {"global": {}, "jobs": [dict(EVERY_OPTION_JOB)]}
+    policy = ReportedPolicy(targets=(Target(path=str(tmp_path), kind="directory", writable=True),))
+    violations = check_run(
+        policy, target_path=str(tmp_path), engine_job=lease_job, meter=None, destructive=False
+    )
+    assert violations == []
+    target = policy.targets[0]
+    job_file, data_file = engine_job_for(
+        lease_job, target=target, resolved=str(tmp_path), run_key="r1", destructive=False
+    )
+    assert job_file["jobs"] == [EVERY_OPTION_JOB]  # passed on as the server wrote them
+    proc = EngineProcess(engine, job_file, job_file=tmp_path / "job.json", timeout_s=60)
+    outcome = proc.run()
+    cleanup_target(data_file)
+    assert outcome.ok, outcome.stderr_tail
+    echoed = outcome.result["jobs"][0]["iowatt"]["options"]
+    assert (echoed["randseed"], echoed["loops"], echoed["rate_iops"], echoed["fsync"]) == (42, 2, 2000, 8)
+    assert echoed["random_distribution"] == "zipf" and echoed["rwmixread"] == 70

@@ -1,8 +1,17 @@
+import json
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
 from fastapi.testclient import TestClient
+from iowatt_agent.engine import locate_engine
 from sqlalchemy.orm import Session
 
-from backend.workload.schemas import JobSpec
-from tests.factories import create_user
+from backend.models import Run
+from backend.workload.builtin import BUILTINS
+from backend.workload.schemas import JobSpec, WorkloadSpec, load_spec, stored_spec
+from tests.factories import create_agent, create_result, create_user
 
 JOB = {
     "name": "rr",
@@ -38,7 +47,7 @@ def test_io_size_below_one_block_is_422_naming_it(client: TestClient, session: S
     body = {"team_id": str(u.team.id), "name": "small", "spec": {"jobs": [job]}}
     r = client.post("/api/v1/workloads", json=body, headers=u.headers)
     assert r.status_code == 422 and r.json()["detail"][0]["field"] == "spec.jobs.0.io_size_bytes"
-    assert "at least bs_bytes (4096)" in r.json()["detail"][0]["message"]
+    assert r.json()["detail"][0]["message"] == "the I/O size must be at least one block (4 KiB)"
     ok = {**body, "spec": {"jobs": [{**job, "io_size_bytes": 4096}]}}
     r = client.post("/api/v1/workloads", json=ok, headers=u.headers)
     assert r.status_code == 201, r.text
@@ -82,3 +91,171 @@ def test_nul_anywhere_in_a_workload_is_422_naming_the_field(client: TestClient, 
         assert r.status_code == 422, r.text
         assert r.json()["detail"][0]["field"] == field  # (a job name's pattern refuses NUL first)
     assert client.post("/api/v1/workloads", json=body, headers=u.headers).status_code == 201
+
+
+# --- issue 12: every engine option the platform supports, errors in plain words, shortening ------
+
+# field names and pydantic's own words that must never reach a person under a form field
+INTERNAL_WORDS = ("_bytes", "runtime_s", "time_based", "Input should", "Value error", "String should")
+
+
+def _refused(
+    client: TestClient, headers: dict[str, str], team: str, job: dict[str, object]
+) -> dict[str, str]:
+    body = {"team_id": team, "name": f"w-{len(str(job))}", "spec": {"jobs": [job]}}
+    r = client.post("/api/v1/workloads", json=body, headers=headers)
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"][0]
+    assert not any(w in detail["message"] for w in INTERNAL_WORDS), detail
+    return detail
+
+
+def test_field_errors_name_the_field_in_plain_words(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    team = str(u.team.id)
+    cases: list[tuple[dict[str, object], str, str]] = [
+        ({**JOB, "runtime_s": None}, "time_based", "a time-based job needs a runtime"),
+        (
+            {**JOB, "bs_bytes": 2 << 20},
+            "bs_bytes",
+            "block size (2 MiB) must not be larger than the size (1 MiB)",
+        ),
+        ({**JOB, "bs_bytes": 1000, "direct": True}, "direct", "multiples of 512 bytes (not 1000 bytes)"),
+        ({**JOB, "io_size_bytes": 512}, "io_size_bytes", "at least one block (4 KiB)"),
+        ({**JOB, "bs_bytes": 1 << 30, "size_bytes": 1 << 31}, "bs_bytes", "must be at most 256 MiB"),
+        ({**JOB, "iodepth": 0}, "iodepth", "must be at least 1"),
+        ({**JOB, "name": "rand read"}, "name", "only letters, digits"),
+        ({**JOB, "rw": "sideways"}, "rw", "must be one of read, write"),
+        ({**JOB, "bssplit": "4k/10:64k/50"}, "bssplit", "add up to 60; they must add up to 100"),
+        ({**JOB, "bssplit": "4q/100"}, "bssplit", "'4q' is not a block size"),
+        ({**JOB, "bssplit": "4k/50:2m/50"}, "bssplit", "larger than the size (1 MiB)"),
+        ({**JOB, "random_distribution": "zipf:1"}, "random_distribution", "theta above 0 and other than 1"),
+        ({**JOB, "random_distribution": "gauss"}, "random_distribution", "must be random, zipf:THETA"),
+        ({**JOB, "rate_iops": 0}, "rate_iops", "must be more than 0"),
+        ({**JOB, "loops": 0}, "loops", "must be at least 1"),
+        ({**JOB, "randseed": 2**60}, "randseed", "must be at most 9007199254740991"),
+        ({**JOB, "fsync_every": -1}, "fsync_every", "must be at least 0"),
+    ]
+    for job, field, words in cases:
+        detail = _refused(client, u.headers, team, job)
+        assert detail["field"] == f"spec.jobs.0.{field}", (job, detail)
+        assert words in detail["message"], (job, detail)
+
+
+def test_every_engine_option_is_stored_and_passed_to_the_engine(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    job = {
+        **JOB,
+        "rw": "randrw",
+        "rwmixread": 70,
+        "ioengine": "libaio",
+        "direct": True,
+        "bssplit": "4k/70:64k/30",
+        "rate_iops": 500,
+        "random_distribution": "zipf:1.2",
+        "fsync_every": 16,
+        "sync": True,
+        "randseed": 42,
+        "loops": 3,
+    }
+    body = {"team_id": str(u.team.id), "name": "every-option", "spec": {"jobs": [job]}}
+    r = client.post("/api/v1/workloads", json=body, headers=u.headers)
+    assert r.status_code == 201, r.text
+    stored = r.json()["spec"]["jobs"][0]
+    assert {k: stored[k] for k in job} == job
+    opts = JobSpec.model_validate(job).engine_options()
+    assert {k: opts[k] for k in ("rwmixread", "ioengine", "direct", "bssplit", "rate_iops")} == {
+        "rwmixread": "70",
+        "ioengine": "libaio",
+        "direct": "1",
+        "bssplit": "4k/70:64k/30",
+        "rate_iops": "500",
+    }
+    assert (opts["random_distribution"], opts["fsync"], opts["sync"], opts["randseed"], opts["loops"]) == (
+        "zipf:1.2",
+        "16",
+        "dsync",
+        "42",
+        "3",
+    )
+    # unset options are left to the engine's (fio's) defaults: the job file of an old spec is unchanged
+    plain = JobSpec.model_validate(JOB).engine_options()
+    assert not {"bssplit", "rate_iops", "random_distribution", "fsync", "sync", "randseed", "loops"} & set(
+        plain
+    )
+
+
+def test_the_engine_accepts_every_option_the_schema_renders(tmp_path: Path) -> None:
+    """The real engine parses the job file the server renders (exit 0 on the null ioengine)."""
+    engine = locate_engine()
+    spec = WorkloadSpec.model_validate(
+        {
+            "jobs": [
+                {
+                    **JOB,
+                    "rw": "randrw",
+                    "runtime_s": 0.2,
+                    "ioengine": "psync",
+                    "bssplit": "4k/70:8k/30",
+                    "rate_iops": 2000,
+                    "random_distribution": "normal:20",
+                    "fsync_every": 8,
+                    "sync": True,
+                    "randseed": 7,
+                    "loops": 2,
+                }
+            ]
+        }
+    )
+    job = spec.engine_job()
+    job["global"] = {"filename": str(tmp_path / "data")}
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job))
+    out = subprocess.run([str(engine), str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    echoed = json.loads(out.stdout)["jobs"][0]["iowatt"]["options"]
+    assert (echoed["randseed"], echoed["loops"], echoed["rate_iops"], echoed["fsync"]) == (7, 2, 2000, 8)
+
+
+def test_shortened_is_one_implementation_recorded_with_the_spec() -> None:
+    spec = BUILTINS["crystaldiskmark"][1]
+    short = spec.shortened(0.1)
+    assert short.shortened_by == 0.1 and spec.shortened_by is None
+    for full, cut in zip(spec.jobs, short.jobs, strict=True):
+        if full.runtime_s is not None:
+            assert cut.runtime_s == max(1.0, round(full.runtime_s * 0.1, 1))
+        else:  # size-bound: a tenth of the I/O, whole blocks
+            io = full.io_size_bytes or full.size_bytes
+            assert cut.io_size_bytes is not None and cut.io_size_bytes <= io * 0.1
+            assert cut.io_size_bytes % full.bs_bytes == 0 and cut.io_size_bytes >= full.bs_bytes
+    assert short.shortened(0.5).shortened_by == 0.05  # shortened twice: the factors multiply
+    assert load_spec(stored_spec(short)).shortened_by == 0.1
+    with pytest.raises(ValueError):
+        spec.shortened(1.5)
+
+
+def test_a_run_shortened_on_create_records_it_and_compare_flags_it(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    quick = client.get("/api/v1/workloads", headers=u.headers).json()["items"]
+    wl = next(w for w in quick if w["name"] == "quick")
+    body = {"agent_id": str(a.agent.id), "target_path": "/srv/bench", "workload_id": wl["id"], "shorten": 0.5}
+    r = client.post("/api/v1/runs", json=body, headers=u.headers)
+    assert r.status_code == 201, r.text
+    run = r.json()
+    assert run["workload_id"] == wl["id"] and run["workload"]["shortened_by"] == 0.5
+    full = [j["runtime_s"] for j in wl["spec"]["jobs"]]
+    assert [j["runtime_s"] for j in run["workload"]["jobs"]] == [max(1.0, round(t * 0.5, 1)) for t in full]
+    bad = client.post("/api/v1/runs", json={**body, "shorten": 2}, headers=u.headers)
+    assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "shorten"
+    assert bad.json()["detail"][0]["message"] == "must be less than 1"
+    row = session.get(Run, uuid.UUID(run["id"]))
+    assert row is not None
+    create_result(
+        session, run=row, jobs=[{"name": "randread-4k", "rw": "randread", "bs_bytes": 4096, "read_iops": 1.0}]
+    )
+    c = client.get(f"/api/v1/compare?runs={run['id']}", headers=u.headers).json()
+    flags = {f["flag"]: f["message"] for f in c["validity"][run["id"]]}
+    assert flags["shortened"].startswith("shortened ×0.5")

@@ -1761,6 +1761,11 @@ export interface components {
              */
             bs_bytes: number;
             /**
+             * Bssplit
+             * @description mixed block sizes as fio's bssplit: '4k/10:64k/90' (size/percent; an entry without a percent shares the rest), optionally 'READS,WRITES'; replaces bs_bytes for the I/O; null = bs_bytes
+             */
+            bssplit?: string | null;
+            /**
              * Direct
              * @default false
              */
@@ -1771,6 +1776,12 @@ export interface components {
              * @default false
              */
             end_fsync: boolean;
+            /**
+             * Fsync Every
+             * @description jobs that write: fsync after this many writes (fio's fsync); 0 = never
+             * @default 0
+             */
+            fsync_every: number;
             /**
              * Invalidate
              * @description drop the region from the page cache before a buffered job
@@ -1793,7 +1804,16 @@ export interface components {
              * @enum {string}
              */
             ioengine: "psync" | "libaio" | "io_uring";
-            /** Name */
+            /**
+             * Loops
+             * @description passes over the region (fio's loops)
+             * @default 1
+             */
+            loops: number;
+            /**
+             * Name
+             * @description letters, digits, '_', '.' and '-' (unique in the workload)
+             */
             name: string;
             /**
              * Numjobs
@@ -1812,6 +1832,22 @@ export interface components {
              * @default 0
              */
             ramp_time_s: number;
+            /**
+             * Random Distribution
+             * @description random jobs' offsets: random (uniform), zipf:THETA, pareto:H or normal[:DEVIATION%]
+             * @default random
+             */
+            random_distribution: string;
+            /**
+             * Randseed
+             * @description seed of the offset and data generators; null = the engine's
+             */
+            randseed?: number | null;
+            /**
+             * Rate Iops
+             * @description open load: issue at this rate, I/Os per second; null = as fast as it can
+             */
+            rate_iops?: number | null;
             /**
              * Readahead
              * @description buffered runs: default (fio's per-pattern hint: SEQUENTIAL for sequential, RANDOM for random jobs), on (no hint: the kernel's default readahead), off (RANDOM: no readahead)
@@ -1840,6 +1876,12 @@ export interface components {
              * @description size of the region (file) the job works on, bytes
              */
             size_bytes: number;
+            /**
+             * Sync
+             * @description open the file with O_DSYNC (fio's sync=dsync): every write is durable
+             * @default false
+             */
+            sync: boolean;
             /**
              * Time Based
              * @default false
@@ -3212,6 +3254,11 @@ export interface components {
              * @default 1
              */
             passes: number;
+            /**
+             * Shortened By
+             * @description the factor this workload's jobs were shortened by (WorkloadSpec.shortened: runtimes, or a size-bound job's I/O, times the factor), recorded so results say so; null = full length
+             */
+            shortened_by?: number | null;
         };
     };
     responses: never;

@@ -20,7 +20,18 @@ export function describeWorkload(w: WorkloadSpec | null | undefined): string {
 // same when their jobs, in order, are equal without their names and without fields added later
 // (LATER_JOB_FIELDS) that are still at their default.
 const IGNORED_JOB_FIELDS = new Set(["name"]);
-const LATER_JOB_FIELDS: Record<string, unknown> = { end_fsync: false, io_size_bytes: null };
+const LATER_JOB_FIELDS: Record<string, unknown> = {
+  end_fsync: false,
+  io_size_bytes: null,
+  // spec version 2's engine options
+  bssplit: null,
+  rate_iops: null,
+  random_distribution: "random",
+  fsync_every: 0,
+  sync: false,
+  randseed: null,
+  loops: 1,
+};
 
 type Jobs = { jobs: readonly object[] };
 

@@ -20,7 +20,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 IGNORED_JOB_FIELDS = frozenset({"name"})
-LATER_JOB_FIELDS: Mapping[str, Any] = {"end_fsync": False, "io_size_bytes": None}
+LATER_JOB_FIELDS: Mapping[str, Any] = {
+    "end_fsync": False,
+    "io_size_bytes": None,
+    # spec version 2's engine options
+    "bssplit": None,
+    "rate_iops": None,
+    "random_distribution": "random",
+    "fsync_every": 0,
+    "sync": False,
+    "randseed": None,
+    "loops": 1,
+}
 
 
 def canonical_jobs(jobs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
