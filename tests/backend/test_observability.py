@@ -164,9 +164,15 @@ def test_metrics_appear_and_move(outbox_env: tuple[str, LocalRedis]) -> None:
         assert created.status_code == 201, created.text
         m = _scrape(c)
         assert _v(m, "iowatt_runs", status="queued") == _v(before, "iowatt_runs", status="queued") + 1
+        # the latency histogram is this process's (one registry per API process, as Prometheus
+        # expects): earlier tests in the same pytest worker counted their own requests in it, so
+        # this request is the one observation added since `before`
         key = {"method": "POST", "route": "/api/v1/runs", "status": "201"}
-        assert _v(m, "iowatt_http_request_duration_seconds_count", **key) == 1
-        assert _v(m, "iowatt_http_request_duration_seconds_bucket", **key, le="60.0") == 1
+        for name, labels in (
+            ("iowatt_http_request_duration_seconds_count", key),
+            ("iowatt_http_request_duration_seconds_bucket", {**key, "le": "60.0"}),
+        ):
+            assert _v(m, name, **labels) == _v(before, name, **labels) + 1, name
 
         # an upload retried after it landed
         run_id, body, agent_headers = _leased_run(url, c)

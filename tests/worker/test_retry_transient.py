@@ -19,6 +19,7 @@ from backend.models import Agent, Run, RunStatus
 from tests.conftest import alembic_config, reset_settings_caches
 from tests.factories import create_agent, create_run, create_user
 from tests.services import PG_BIN, Postgres, _as_pg_user, postgres
+from tests.waiting import wait_until
 from worker.observe import BACKOFF_S, is_transient, retry_transient
 
 
@@ -74,12 +75,18 @@ def test_dispatch_survives_a_postgres_fast_restart_mid_task(
     locker = Session(eng)
     locker.get(Agent, a.agent.id, with_for_update=True)  # the task will wait on this row lock
     capfd.readouterr()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
         fut = pool.submit(celery_app.tasks["run.dispatch"].run, str(run.id))
-        deadline = time.monotonic() + 20
-        while _lock_waiters(url) < 1:  # the task is inside its transaction, blocked
-            assert time.monotonic() < deadline and not fut.done()
-            time.sleep(0.1)
+        # the task is inside its transaction, blocked (a wait for a state, not a timing claim: a
+        # loaded 2-core machine may take a while to get the task's thread that far)
+        wait_until(
+            lambda: fut.done() or _lock_waiters(url) >= 1,
+            timeout=120,
+            interval=0.1,
+            message="the task waiting on the agent's row lock",
+        )
+        assert not fut.done(), fut.result()
         t0 = time.monotonic()
         data = server.root / "data"
         pg_ctl = [str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(data / "server.log")]
@@ -93,7 +100,12 @@ def test_dispatch_survives_a_postgres_fast_restart_mid_task(
         )
         assert fut.result(timeout=60) is True  # retried after the restart, and assigned the run
         took = time.monotonic() - t0
-    locker.invalidate()  # its connection ended with the restart
+    finally:
+        # its connection ended with the restart; on a failure before the restart this releases
+        # the row lock, so the task ends and the executor's wait returns: the failure shows, not
+        # pytest-timeout's "Timeout >300s" of a test waiting forever on a blocked thread
+        locker.invalidate()
+        pool.shutdown(wait=True)
     eng.dispose()
     assert took < sum(BACKOFF_S) + 10
     eng = create_engine(url)
