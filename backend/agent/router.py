@@ -200,16 +200,21 @@ def put_inventory(
     return _read(agent, repository.current_runs(session, [agent.id]))
 
 
-def _agent_short_tx(
+def _authenticate_short_tx(factory: sessionmaker[Session], raw_token: str) -> object:
+    with factory() as session, session.begin():
+        return auth_service.authenticate(session, raw_token=raw_token)
+
+
+async def _agent_short_tx(
     factory: Annotated[sessionmaker[Session], Depends(get_session_factory)],
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> tuple[AgentPrincipal, str]:
     """Authenticate in a short transaction of its own, so a long-poll holds no connection; the raw
-    token goes on to the long-poll, which checks it again at every look."""
+    token goes on to the long-poll, which checks it again at every look. On the long-polls' own
+    threads (service.in_longpoll_thread), never the threads other requests share."""
     if creds is None:
         raise Unauthorized("missing bearer token", code="no_token")
-    with factory() as session, session.begin():
-        principal = auth_service.authenticate(session, raw_token=creds.credentials)
+    principal = await service.in_longpoll_thread(_authenticate_short_tx, factory, creds.credentials)
     if not isinstance(principal, AgentPrincipal):
         raise Forbidden("this needs an agent token", code="agent_only")
     return principal, creds.credentials

@@ -1,8 +1,12 @@
+import asyncio
 import time
 import uuid
+import weakref
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TypeVar
 
-from fastapi.concurrency import run_in_threadpool
+import anyio.to_thread
 from iowatt_workload import DEFAULT_IDLE_S
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -244,6 +248,26 @@ def try_lease(
     )
 
 
+# Long-polls' database hops (authentication, each look) run on threads of their own, never on
+# the 40 threads every other request shares. 200 waiting agents re-look every 5 s; on the shared
+# threads those hops filled all 40 while they waited for a pooled connection, and the connections
+# were held by requests waiting for a thread to finish: the API stopped (bench/load, issue 11).
+LONGPOLL_THREADS = 8
+_longpoll_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter]" = (
+    weakref.WeakKeyDictionary()
+)
+_T = TypeVar("_T")
+
+
+async def in_longpoll_thread(func: Callable[..., _T], *args: object) -> _T:
+    """`func(*args)` on the long-polls' own threads (one limiter per event loop)."""
+    loop = asyncio.get_running_loop()
+    limiter = _longpoll_limiters.get(loop)
+    if limiter is None:
+        limiter = _longpoll_limiters[loop] = anyio.CapacityLimiter(LONGPOLL_THREADS)
+    return await anyio.to_thread.run_sync(func, *args, limiter=limiter)
+
+
 def _look(
     make_session: sessionmaker[Session], raw_token: str, agent_id: uuid.UUID, polled_at: datetime
 ) -> Lease | None:
@@ -268,7 +292,7 @@ async def long_poll_lease(
     polled_at = utcnow()
     async with wake.listen(agent_id) as waiter:
         while True:
-            lease = await run_in_threadpool(_look, make_session, raw_token, agent_id, polled_at)
+            lease = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at)
             if lease is not None:
                 return lease
             remaining = deadline - time.monotonic()

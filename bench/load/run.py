@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import math
+import signal
 import statistics
 import sys
 import time
@@ -124,6 +125,8 @@ def main() -> int:
         queue_share=args.queue_share,
         max_runs=args.max_runs,
     )
+    # SIGTERM (timeout, Ctrl-C's sibling) unwinds the context managers: the stack is stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     t_all = time.monotonic()
     with (
         loadsim.postgres(fsync=not args.pg_fsync_off) as pg_port,
