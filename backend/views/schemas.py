@@ -52,6 +52,9 @@ class ViewColumn(OutputSchema):
     description: str = Field(description="what the column is: the statistic, the unit, the pass rule")
     kind: Literal["text", "number", "ratio"]
     run_id: uuid.UUID | None = Field(description="the run whose figures the column holds, if one")
+    group: str | None = Field(
+        description="a header over several columns (Read, Write, an operation); the label repeats it"
+    )
 
 
 class ViewCell(OutputSchema):

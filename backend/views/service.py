@@ -84,8 +84,20 @@ def _col(
     description: str,
     kind: Literal["text", "number", "ratio"] = "number",
     run_id: uuid.UUID | None = None,
+    group: str | None = None,
 ) -> ViewColumn:
-    return ViewColumn(key=key, label=label, unit=unit, description=description, kind=kind, run_id=run_id)
+    return ViewColumn(
+        key=key, label=label, unit=unit, description=description, kind=kind, run_id=run_id, group=group
+    )
+
+
+def _grouped(cols: list[ViewColumn], groups: dict[str, str]) -> list[ViewColumn]:
+    """Columns whose key starts with `prefix_` get the header `groups[prefix]` over them."""
+    out = []
+    for c in cols:
+        g = next((name for prefix, name in groups.items() if c.key.startswith(f"{prefix}_")), None)
+        out.append(c.model_copy(update={"group": g}) if g else c)
+    return out
 
 
 def _mbps(bw_bytes: float | None) -> float | None:
@@ -210,6 +222,7 @@ def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
                 "text",
             ),
         ]
+    cols = _grouped(cols, {"read": "Read", "write": "Write"})
     rows = []
     for r in runs:
         tests: dict[str, dict[str, PassSummary]] = {}
@@ -488,6 +501,7 @@ def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) ->
                     f"{name}: buffered with readahead off (iowatt's extra mode; not in the report), 10^6 B/s",
                 )
             )
+    cols = _grouped(cols, dict(KH_OPS))
     rows = []
     charts: dict[str, list[ChartSeries]] = {rw: [] for rw, _ in KH_OPS}
     ratio_series: list[ChartSeries] = []

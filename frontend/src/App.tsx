@@ -25,6 +25,8 @@ const Devices = lazy(() =>
   import("./routes/settings/Devices").then((m) => ({ default: m.Devices })),
 );
 const Tokens = lazy(() => import("./routes/settings/Tokens").then((m) => ({ default: m.Tokens })));
+const Views = lazy(() => import("./routes/Views").then((m) => ({ default: m.Views })));
+const ViewPage = lazy(() => import("./routes/Views").then((m) => ({ default: m.ViewPage })));
 
 export function App() {
   return (
@@ -44,6 +46,8 @@ export function App() {
         <Route path="runs/:id" element={<RunDetail />} />
         <Route path="compare" element={<Compare />} />
         <Route path="compare/devices" element={<CompareDevices />} />
+        <Route path="views" element={<Views />} />
+        <Route path="views/:view" element={<ViewPage />} />
         <Route path="campaigns" element={<Campaigns />} />
         <Route path="campaigns/:id" element={<CampaignDetail />} />
         <Route path="settings/environments" element={<Environments />} />

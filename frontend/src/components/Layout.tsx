@@ -9,6 +9,7 @@ const NAV = [
   { to: "/runs", label: "Runs", end: false },
   { to: "/runs/new", label: "New run", end: true },
   { to: "/compare/devices", label: "Compare", end: false },
+  { to: "/views", label: "Views", end: false },
   { to: "/campaigns", label: "Campaigns", end: false },
   { to: "/agents", label: "Agents", end: false },
   { to: "/settings/devices", label: "Devices", end: false },

@@ -30,6 +30,10 @@ export const keys = {
       ["compare", "latency", runs, job, groupBy] as const,
   },
   devices: { all: () => ["devices"] as const },
+  views: {
+    catalog: (runs: string[]) => ["views", "catalog", runs] as const,
+    table: (params: Record<string, unknown>) => ["views", "table", params] as const,
+  },
   environments: { all: () => ["environments"] as const },
   runs: {
     lists: () => ["runs", "list"] as const,

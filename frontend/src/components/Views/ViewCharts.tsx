@@ -1,0 +1,64 @@
+import type { ViewChart } from "../../queries/views";
+import { MultiLineChart } from "../charts/MultiLineChart";
+
+/** Powers of two across the data, for doubling sweeps (block sizes, thread counts). */
+function pow2Ticks(xs: number[]): number[] | undefined {
+  const pos = xs.filter((x) => x > 0);
+  if (pos.length === 0) return undefined;
+  const lo = Math.floor(Math.log2(Math.min(...pos)));
+  const hi = Math.ceil(Math.log2(Math.max(...pos)));
+  return Array.from({ length: hi - lo + 1 }, (_, i) => 2 ** (lo + i));
+}
+
+function kib(v: number): string {
+  if (v >= 1024) return `${v / 1024} MiB`;
+  return `${v} KiB`;
+}
+
+/**
+ * The seed's figures: one chart per figure, each as tall as its legend needs, so the plot keeps
+ * its height whatever the number of runs.
+ */
+export function ViewCharts({ charts }: { charts: ViewChart[] }) {
+  if (charts.length === 0) return null;
+  return (
+    <div
+      style={{
+        display: "grid",
+        gridTemplateColumns: "repeat(auto-fit, minmax(560px, 1fr))",
+        gap: "1rem",
+      }}
+    >
+      {charts.map((c) => {
+        const xs = c.series.flatMap((s) => s.points.map((p) => p.x));
+        const ticks = c.x.log ? pow2Ticks(xs) : undefined;
+        const legendRows = Math.ceil(c.series.length / 3);
+        return (
+          <div className="card" key={c.key} data-testid={`view-chart-${c.key}`}>
+            <h3 style={{ marginTop: 0 }}>{c.title}</h3>
+            <MultiLineChart
+              height={320 + legendRows * 20}
+              x={{
+                label: c.x.label,
+                unit: c.x.unit,
+                log: c.x.log,
+                ticks,
+                format: c.x.unit === "KiB" ? kib : undefined,
+              }}
+              y={{ label: c.y.label, unit: c.y.unit, log: c.y.log }}
+              series={c.series.map((s, i) => ({
+                key: `${c.key}-${i}`,
+                label: s.label,
+                dashed: s.dashed,
+                points: s.points,
+                color: Math.floor(
+                  i / (c.series.length > 1 && c.series.some((x) => x.dashed) ? 2 : 1),
+                ),
+              }))}
+            />
+          </div>
+        );
+      })}
+    </div>
+  );
+}

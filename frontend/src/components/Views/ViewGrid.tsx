@@ -1,0 +1,183 @@
+import { Fragment } from "react";
+import { MISSING } from "../../lib/format";
+import type { ViewColumn, ViewTable } from "../../queries/views";
+
+type Cell = ViewTable["rows"][number]["cells"][number];
+
+/** A figure as the view gives it (already in the column's unit): grouped digits, no rescaling. */
+export function formatCell(c: Cell, col: ViewColumn): string {
+  if (c.value === null || c.value === undefined) return MISSING;
+  if (typeof c.value === "string") return c.value;
+  if (col.kind === "ratio") {
+    return `${c.value.toLocaleString("en-US", { maximumFractionDigits: 3 })}×`;
+  }
+  return c.value.toLocaleString("en-US", { maximumFractionDigits: 2 });
+}
+
+/** The header under a group header: "Read best (MB/s)" under "Read" reads "Best (MB/s)". */
+export function shortLabel(col: ViewColumn): string {
+  const g = col.group;
+  if (!g || !col.label.toLowerCase().startsWith(g.toLowerCase())) return col.label;
+  const rest = col.label.slice(g.length).replace(/^[,:]?\s+/, "");
+  return rest ? rest.charAt(0).toUpperCase() + rest.slice(1) : col.label;
+}
+
+/** Consecutive columns under the same group header: [group, count] spans in column order. */
+export function headerSpans(cols: ViewColumn[]): [string | null, number][] {
+  const out: [string | null, number][] = [];
+  for (const c of cols) {
+    const last = out.at(-1);
+    if (last && last[0] !== null && last[0] === c.group) last[1] += 1;
+    else out.push([c.group ?? null, 1]);
+  }
+  return out;
+}
+
+/** A pass list ("p0 512.3 (discarded) · p1 530.1 (best) · ..."): discarded struck, best bold. */
+function Passes({ text }: { text: string }) {
+  return (
+    <span style={{ whiteSpace: "nowrap", fontSize: "0.8rem" }}>
+      {text.split(" · ").map((p) => {
+        const discarded = p.endsWith("(discarded)");
+        const best = p.endsWith("(best)");
+        return (
+          <span
+            key={p}
+            data-pass={discarded ? "discarded" : best ? "best" : "measured"}
+            title={
+              discarded ? "discarded: run but not counted" : best ? "the pass reported" : undefined
+            }
+            style={{
+              marginRight: "0.6rem",
+              color: discarded ? "#94a3b8" : undefined,
+              textDecoration: discarded ? "line-through" : undefined,
+              fontWeight: best ? 700 : undefined,
+            }}
+          >
+            {p.replace(/ \((discarded|best)\)$/, "")}
+            {discarded ? " discarded" : best ? " best" : ""}
+          </span>
+        );
+      })}
+    </span>
+  );
+}
+
+const stickyCell = { position: "sticky", left: 0, background: "#fff", zIndex: 1 } as const;
+
+/**
+ * The view's table: grouped headers (Read / Write, an operation) over headers with their units,
+ * each header's description on hover and listed under the table. Runs are row groups headed by
+ * their device; the first shown column stays put while the rest scroll inside the card.
+ */
+export function ViewGrid({ table }: { table: ViewTable }) {
+  const all = table.columns;
+  const byRun = all[0]?.key === "run";
+  const shown = all.map((c, i) => ({ c, i })).filter(({ i }) => !(byRun && i === 0));
+  const cols = shown.map((s) => s.c);
+  const grouped = cols.some((c) => c.group);
+  const numeric = (c: ViewColumn) => c.kind !== "text";
+  return (
+    <div className="card" data-testid="view-grid">
+      <div className="scroll-x" data-testid="view-grid-scroll">
+        <table className="table compact">
+          <thead>
+            {grouped ? (
+              <tr>
+                {headerSpans(cols).map(([g, n], k) => (
+                  <th
+                    // biome-ignore lint/suspicious/noArrayIndexKey: spans are positional
+                    key={k}
+                    colSpan={n}
+                    style={{
+                      textAlign: "center",
+                      borderLeft: g ? "2px solid #e2e8f0" : undefined,
+                      ...(k === 0 ? stickyCell : {}),
+                    }}
+                  >
+                    {g ?? ""}
+                  </th>
+                ))}
+              </tr>
+            ) : null}
+            <tr>
+              {cols.map((c, i) => (
+                <th
+                  key={c.key}
+                  title={c.description}
+                  data-label={c.label}
+                  className={numeric(c) ? "num" : undefined}
+                  style={i === 0 ? stickyCell : undefined}
+                >
+                  {shortLabel(c)}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {table.rows.map((row, r) => {
+              const prev = r > 0 ? table.rows[r - 1] : undefined;
+              const head = byRun && row.group !== prev?.group ? row.cells[0]?.value : null;
+              return (
+                // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity beyond their place
+                <Fragment key={r}>
+                  {head !== null && head !== undefined ? (
+                    <tr data-testid="view-group">
+                      <th colSpan={cols.length} style={{ ...stickyCell, background: "#f1f5f9" }}>
+                        {String(head)}
+                      </th>
+                    </tr>
+                  ) : null}
+                  <tr data-testid="view-row">
+                    {shown.map(({ c: col, i }, k) => {
+                      const cell = row.cells[i];
+                      if (!cell) return null;
+                      const text = formatCell(cell, col);
+                      const cls = numeric(col)
+                        ? `num${col.kind === "ratio" ? " ratio" : ""}`
+                        : undefined;
+                      return (
+                        <td
+                          key={col.key}
+                          className={cls}
+                          title={cell.note ?? undefined}
+                          style={k === 0 ? { ...stickyCell, fontWeight: 500 } : undefined}
+                          data-col={col.key}
+                        >
+                          {col.key.endsWith("_passes") && typeof cell.value === "string" ? (
+                            <Passes text={cell.value} />
+                          ) : (
+                            text
+                          )}
+                          {cell.note && col.kind === "ratio" ? (
+                            <div className="muted" style={{ fontSize: "0.75rem" }}>
+                              {cell.note}
+                            </div>
+                          ) : null}
+                        </td>
+                      );
+                    })}
+                  </tr>
+                </Fragment>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      <details style={{ marginTop: "0.75rem" }} data-testid="view-columns">
+        <summary>What each column is</summary>
+        <dl style={{ margin: "0.5rem 0 0" }}>
+          {all.map((c) => (
+            <Fragment key={c.key}>
+              <dt style={{ fontWeight: 600 }}>{c.label}</dt>
+              <dd style={{ margin: "0 0 0.4rem 1rem" }}>
+                {c.description}
+                {c.unit ? ` [${c.unit}]` : ""}
+              </dd>
+            </Fragment>
+          ))}
+        </dl>
+      </details>
+    </div>
+  );
+}
