@@ -3081,11 +3081,6 @@ export interface components {
              * @description what the column is: the statistic, the unit, the pass rule
              */
             description: string;
-            /**
-             * Group
-             * @description a header over several columns (Read, Write, an operation); the label repeats it
-             */
-            group: string | null;
             /** Key */
             key: string;
             /**

@@ -40,6 +40,8 @@ function run(id: string, name: string, status: RunRead["status"] = "succeeded"):
         ? {
             job_index: 0,
             job_name: "j",
+            phase: "job" as const,
+            samples: [],
             percent: 40,
             elapsed_ns: 1,
             read_iops: 0,

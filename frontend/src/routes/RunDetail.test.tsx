@@ -46,7 +46,7 @@ function runAs(status: RunRead["status"]): RunRead {
           invalidate: true,
           readahead: "default",
           end_fsync: false,
-        },
+        } as RunRead["workload"]["jobs"][number],
       ],
       passes: 1,
       discard_passes: 0,
@@ -63,6 +63,8 @@ function runAs(status: RunRead["status"]): RunRead {
         ? {
             job_index: 0,
             job_name: "rand4k",
+            phase: "job" as const,
+            samples: [],
             percent: 50,
             elapsed_ns: 1e9,
             read_iops: 1000,
