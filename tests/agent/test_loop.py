@@ -168,7 +168,7 @@ def test_heartbeat_reports_state_and_adopts_interval(api, agent_config, make_cli
 
 def test_run_drains_after_current_run_and_exits_0(api, agent_config, make_client, fake_engine, tmp_path):
     """Threads included: lease, start, drain mid-run, run finishes, result reported, exit 0."""
-    api.add_lease(engine_job(fake_duration_s=1.0), str(tmp_path))
+    lease = api.add_lease(engine_job(fake_duration_s=1.0), str(tmp_path))
     loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path, lease_wait_s=1)
     code: list[int] = []
     t = threading.Thread(target=lambda: code.append(loop.run()))
@@ -182,6 +182,11 @@ def test_run_drains_after_current_run_and_exits_0(api, agent_config, make_client
     assert code == [0]
     assert len(api.results) == 1
     assert len(api.calls_to(r"POST /api/v1/agents/.*/lease")) == 1  # stopped leasing
+    # heartbeats mid-run (busy, then draining) say which lease this process holds; the last, none
+    holding = [h for h in api.heartbeats if h["current_lease_id"] == lease["lease_id"]]
+    assert holding and {h["state"] for h in holding} <= {"busy", "draining"}, api.heartbeats
+    assert api.heartbeats[-1]["current_lease_id"] is None
+    assert len({h["boot_id"] for h in api.heartbeats}) == 1  # one process, one boot id
 
 
 def test_revoked_token_is_fatal(api, agent_config, make_client, fake_engine, tmp_path):
