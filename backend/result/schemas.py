@@ -67,7 +67,7 @@ class JobExt(_Loose):
 
 
 class EngineJob(_Loose):
-    jobname: str
+    jobname: str = Field(max_length=200)
     job_options: dict[str, Any] = Field(default_factory=dict, alias="job options")
     read: DirStats
     write: DirStats

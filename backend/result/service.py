@@ -102,11 +102,16 @@ def _dir_cols(prefix: str, d: DirStats) -> dict[str, Any]:
     }
 
 
+def _rw(value: object) -> str:
+    """fio's rw as the engine reported it; anything else (another type, a long string) is unknown."""
+    return value if isinstance(value, str) and len(value) <= 20 else ""
+
+
 def _job_row(run_id: uuid.UUID, index: int, job: EngineJob) -> ResultJob:
     opts = job.iowatt.options or {}
     bs = (
         opts.get("bs_bytes")
-        if isinstance(opts.get("bs_bytes"), int)
+        if type(opts.get("bs_bytes")) is int  # not a bool
         else parse_size(job.job_options.get("bs", ""), job.job_options.get("kb_base", 1024))
     )
     if bs is not None and not 0 < bs <= BIGINT:
@@ -117,7 +122,7 @@ def _job_row(run_id: uuid.UUID, index: int, job: EngineJob) -> ResultJob:
         run_id=run_id,
         job_index=index,
         name=job.jobname,
-        rw=str(opts.get("rw") or job.job_options.get("rw", "")),
+        rw=_rw(opts.get("rw") or job.job_options.get("rw", "")),
         bs_bytes=bs,
         runtime_ns=int(runtime_ms) * 1_000_000,
         usr_cpu_pct=job.usr_cpu,

@@ -241,7 +241,7 @@ class ResultUpload(InputSchema):
     lease_id: uuid.UUID
     upload_id: uuid.UUID
     engine_result: dict[str, Any]
-    engine_exit_code: int
+    engine_exit_code: int = Field(ge=-255, le=255, description="the engine's exit status; negative: a signal")
     started_at: datetime
     finished_at: datetime
     agent_version: str = Field("", max_length=50)

@@ -2688,7 +2688,10 @@ export interface components {
              * @default
              */
             agent_version: string;
-            /** Engine Exit Code */
+            /**
+             * Engine Exit Code
+             * @description the engine's exit status; negative: a signal
+             */
             engine_exit_code: number;
             /** Engine Result */
             engine_result: {
@@ -3081,6 +3084,11 @@ export interface components {
              * @description what the column is: the statistic, the unit, the pass rule
              */
             description: string;
+            /**
+             * Group
+             * @description a header over several columns (Read, Write, an operation); the label repeats it
+             */
+            group: string | null;
             /** Key */
             key: string;
             /**
