@@ -87,3 +87,13 @@ export async function cancelRun(id: string) {
     await api.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: id } } }),
   );
 }
+
+/** Host, device, file system, cache mode and validity flags of one run (the run page's header). */
+export const runSystemQuery = (id: string, status: RunStatus) =>
+  queryOptions({
+    // the device is identified from what the engine opened: asked again when the status moves
+    queryKey: [...keys.runs.detail(id), "system", status] as const,
+    queryFn: async () =>
+      unwrap(await api.GET("/api/v1/runs/{run_id}/system", { params: { path: { run_id: id } } })),
+    staleTime: 60_000,
+  });

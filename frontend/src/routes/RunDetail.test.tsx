@@ -233,3 +233,128 @@ describe("RunDetail", () => {
     expect(screen.queryByTestId("run-destructive")).toBeNull();
   });
 });
+
+const SYSTEM = {
+  hostname: "bench-1",
+  kernel: "6.1.0-42-amd64",
+  distro: "Debian 12",
+  virtualization: "kvm",
+  cpu_model: "EPYC",
+  mem_bytes: 8 * 1024 ** 3,
+  device_name: "nvme0n1",
+  device_model: "Samsung 980 PRO",
+  device_kind: "nvme",
+  interface: "nvme",
+  media: "ssd",
+  fstype: "ext4",
+  mountpoint: "/srv",
+  mount_options: "rw,noatime",
+  cache: "buffered" as const,
+  validity: [
+    { flag: "short_run", message: "under 10 s: rand4k; caches and bursts dominate short runs" },
+    { flag: "virtualized", message: "the host is virtualised (kvm)" },
+    {
+      flag: "working_set_below_ram",
+      message: "a buffered job's working set fits in the host's RAM",
+    },
+  ],
+};
+
+describe("RunDetail header (issue 12)", () => {
+  it("leads with a summary and the system, each flag beside what it qualifies", async () => {
+    setToken("t");
+    let resultCalls = 0;
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({ body: runAs("succeeded") }),
+      "GET /api/v1/runs/r1/system": () => ({ body: SYSTEM }),
+      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
+      "GET /api/v1/runs/r1/result": () => {
+        resultCalls += 1;
+        return { body: { run_id: "r1", engine_result: { jobs: [] } } };
+      },
+      "GET /api/v1/compare/latency": () => ({
+        body: {
+          job: "rand4k",
+          columns: [{ key: "r1", label: "r1", run_ids: ["r1"], is_baseline: true }],
+          curves: [
+            {
+              column: "r1",
+              direction: "read",
+              samples: 1000,
+              points: [
+                { percentile: 50, latency_ns: 80_000 },
+                { percentile: 99, latency_ns: 200_000 },
+                { percentile: 99.9, latency_ns: 900_000 },
+              ],
+            },
+          ],
+        },
+      }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    const line = await screen.findByTestId("run-summary-line", {}, { timeout: 5000 });
+    await waitFor(() => expect(line.textContent).toContain("Samsung 980 PRO (nvme, ext4)"));
+    expect(line.textContent).toContain("buffered I/O, host bench-1");
+    expect(line.textContent).toContain("rand4k 1k IOPS, 4.1 MB/s");
+    const flagIn = (id: string) =>
+      Array.from(screen.getByTestId(id).querySelectorAll("[data-flag]")).map(
+        (e) => (e as HTMLElement).dataset.flag,
+      );
+    expect(flagIn("run-summary-line")).toEqual(["short_run"]);
+    expect(flagIn("system-host")).toEqual(["virtualized"]);
+    expect(flagIn("system-cache")).toEqual(["working_set_below_ram"]);
+    expect(screen.getByTestId("system-kernel").textContent).toBe("6.1.0-42-amd64");
+    expect(screen.getByTestId("system-fs").textContent).toBe("ext4 on /srv (rw,noatime)");
+    expect(screen.getByTestId("job-validity").dataset.flag).toBe("short_run");
+    expect(screen.getByTestId("clone-run").getAttribute("href")).toBe("/runs/new?from=r1");
+    expect(await screen.findByTestId("latency-percentiles", {}, { timeout: 5000 })).toBeTruthy();
+
+    // one click downloads: the result is fetched and handed to the browser as a file
+    const clicked: string[] = [];
+    const realClick = HTMLAnchorElement.prototype.click;
+    HTMLAnchorElement.prototype.click = function (this: HTMLAnchorElement) {
+      clicked.push(this.download);
+    };
+    URL.createObjectURL = () => "blob:x";
+    URL.revokeObjectURL = () => undefined;
+    try {
+      screen.getByTestId("raw-json").click();
+      await waitFor(() => expect(clicked).toEqual(["iowatt-run-r1.json"]));
+      expect(resultCalls).toBe(1);
+    } finally {
+      HTMLAnchorElement.prototype.click = realClick;
+    }
+  }, 10_000);
+
+  it("shows a running run's phase, ETA and live chart from its progress samples", async () => {
+    setToken("t");
+    const running = runAs("running");
+    const samples = [1, 2, 3].map((t) => ({
+      t_s: t,
+      job_index: 0,
+      read_iops: 1000,
+      read_bw_bytes: 4_096_000,
+      write_iops: 0,
+      write_bw_bytes: 0,
+    }));
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({
+        body: { ...running, idle_s: 4, progress: { ...running.progress, samples } },
+      }),
+      "GET /api/v1/runs/r1/system": () => ({ body: SYSTEM }),
+      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    expect((await screen.findByTestId("run-phase", {}, { timeout: 5000 })).textContent).toBe(
+      "job 1 of 1: rand4k",
+    );
+    // idle 4 s + half of a 2 s job = 5 of 4 + 2 + 4 = 10 s
+    expect(screen.getByRole("progressbar").getAttribute("aria-valuenow")).toBe("50");
+    expect(screen.getByTestId("run-eta").textContent).toContain("about 5 s left");
+    expect(
+      screen.getByTestId("run-chart-live").querySelector(".recharts-responsive-container"),
+    ).not.toBeNull();
+  }, 10_000);
+});

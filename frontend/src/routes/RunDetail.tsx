@@ -1,26 +1,33 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useMemo, useState } from "react";
-import { useParams } from "react-router-dom";
+import { useState } from "react";
+import { Link, useParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
 import { EnergyPanel } from "../components/Energy/EnergyPanel";
 import { QueryState } from "../components/QueryState";
 import { KeyFigures } from "../components/Run/KeyFigures";
-import { ProgressBar } from "../components/Run/ProgressBar";
+import { LatencyPercentiles } from "../components/Run/LatencyPercentiles";
+import { LiveProgress } from "../components/Run/LiveProgress";
+import { RunSummary } from "../components/Run/RunSummary";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { ThroughputChart } from "../components/Run/ThroughputChart";
+import { cloneHref } from "../lib/clone";
 import { errorMessage } from "../lib/errors";
 import {
   formatBytes,
-  formatIops,
   formatNs,
   formatRelative,
   formatSeconds,
-  formatThroughput,
   formatTimestamp,
 } from "../lib/format";
 import { agentsQuery } from "../queries/agents";
 import { keys } from "../queries/keys";
-import { cancelRun, runQuery, runResultQuery, runSeriesQuery } from "../queries/runs";
+import {
+  cancelRun,
+  runQuery,
+  runResultQuery,
+  runSeriesQuery,
+  runSystemQuery,
+} from "../queries/runs";
 
 function WorkloadTable({ run }: { run: RunRead }) {
   return (
@@ -83,47 +90,44 @@ function WorkloadTable({ run }: { run: RunRead }) {
   );
 }
 
-/** A link that downloads the engine's JSON; the request needs the bearer token, so it is fetched first. */
-function RawResultLink({ runId }: { runId: string }) {
-  const [wanted, setWanted] = useState(false);
-  const q = useQuery({ ...runResultQuery(runId), enabled: wanted });
-  const href = useMemo(() => {
-    if (!q.data) return null;
-    const blob = new Blob([JSON.stringify(q.data.engine_result, null, 2)], {
-      type: "application/json",
-    });
-    return URL.createObjectURL(blob);
-  }, [q.data]);
-  useEffect(
-    () => () => {
-      if (href) URL.revokeObjectURL(href);
-    },
-    [href],
-  );
-  if (href) {
-    return (
-      <a
-        className="btn btn-small"
-        href={href}
-        download={`iowatt-run-${runId}.json`}
-        data-testid="raw-json"
-      >
-        Download engine JSON
-      </a>
-    );
-  }
+/** One click downloads the engine's JSON: the request needs the bearer token, so the button
+ * fetches it (GET /runs/{id}/result) and hands the browser a file. */
+function RawResultButton({ runId }: { runId: string }) {
+  const qc = useQueryClient();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const download = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await qc.fetchQuery(runResultQuery(runId));
+      const blob = new Blob([JSON.stringify(res.engine_result, null, 2)], {
+        type: "application/json",
+      });
+      const href = URL.createObjectURL(blob);
+      const a = document.createElement("a");
+      a.href = href;
+      a.download = `iowatt-run-${runId}.json`;
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(href), 10_000);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
   return (
     <button
       type="button"
       className="btn btn-small"
-      onClick={() => setWanted(true)}
-      disabled={q.isFetching}
+      onClick={download}
+      disabled={busy}
+      data-testid="raw-json"
+      title={error ?? "the engine's whole JSON document (fio's format), as uploaded"}
     >
-      {q.isFetching
-        ? "Preparing…"
-        : q.error
-          ? `Retry (${errorMessage(q.error)})`
-          : "Prepare engine JSON"}
+      {busy ? "Preparing…" : error ? `Retry download (${error})` : "Download engine JSON"}
     </button>
   );
 }
@@ -139,6 +143,7 @@ export function RunDetail() {
     enabled: !!run && run.status !== "queued",
   });
   const agents = useQuery(agentsQuery());
+  const system = useQuery({ ...runSystemQuery(id, run?.status ?? "queued"), enabled: !!run });
   const cancel = useMutation({
     mutationFn: () => cancelRun(id),
     onSuccess: (r) => {
@@ -149,6 +154,7 @@ export function RunDetail() {
 
   if (!run) return <QueryState isPending={q.isPending} error={q.error} />;
   const agent = agents.data?.items.find((a) => a.id === run.agent_id);
+  const shortFlag = system.data?.validity.find((f) => f.flag === "short_run");
 
   return (
     <section data-testid="run-detail">
@@ -168,26 +174,15 @@ export function RunDetail() {
               Cancel run
             </button>
           )}
-          {run.status === "succeeded" && <RawResultLink runId={run.id} />}
+          <Link className="btn btn-small" to={cloneHref(run.id)} data-testid="clone-run">
+            Clone and re-run
+          </Link>
+          {run.status === "succeeded" && <RawResultButton runId={run.id} />}
         </div>
       </div>
+      <RunSummary run={run} sys={system.data} />
       {cancel.error && <div className="alert alert-error">{errorMessage(cancel.error)}</div>}
-      {run.status === "running" && run.progress && (
-        <div className="card">
-          <div className="progress-head">
-            <span>
-              Job {run.progress.job_index + 1}/{run.workload.jobs.length}:{" "}
-              <strong>{run.progress.job_name}</strong>
-            </span>
-            <span className="muted small">
-              {formatThroughput(run.progress.read_bw_bytes + run.progress.write_bw_bytes)} ·{" "}
-              {formatIops(run.progress.read_iops + run.progress.write_iops)} · elapsed{" "}
-              {formatNs(run.progress.elapsed_ns)}
-            </span>
-          </div>
-          <ProgressBar percent={run.progress.percent} />
-        </div>
-      )}
+      {active && run.progress && <LiveProgress run={run} />}
       {run.status === "failed" && run.error && (
         <div className="alert alert-error" data-testid="run-error">
           <strong>Failed:</strong> <span className="mono">{run.error}</span>
@@ -255,27 +250,35 @@ export function RunDetail() {
               <span className="muted small">
                 {job.rw} · {formatBytes(job.bs_bytes)} · {formatNs(job.runtime_ns)}
               </span>
+              {shortFlag?.message.includes(job.name) && (
+                <span
+                  className="badge validity"
+                  data-testid="job-validity"
+                  data-flag="short_run"
+                  title={shortFlag.message}
+                  style={{
+                    marginLeft: "0.5rem",
+                    background: "#fffbeb",
+                    border: "1px solid #fde68a",
+                  }}
+                >
+                  ⚠ short run
+                </span>
+              )}
             </h3>
             <KeyFigures job={job} />
-            <div className="chart" data-testid="run-chart">
-              <ThroughputChart points={points} />
+            <div className="chart-grid">
+              <div className="chart" data-testid="run-chart">
+                <p className="small muted">Per second: throughput and IOPS</p>
+                <ThroughputChart points={points} />
+              </div>
+              <LatencyPercentiles runId={run.id} job={job.name} />
             </div>
           </div>
         );
       })}
       {!active && run.status !== "cancelled" && (
         <EnergyPanel runId={run.id} energy={run.energy} series={series.data} />
-      )}
-      {run.jobs.length === 0 && active && series.data?.jobs.some((s) => s.points.length > 0) && (
-        <div className="card">
-          <h3>Live</h3>
-          {series.data.jobs.map((s) => (
-            <div className="chart" key={s.job_index} data-testid="run-chart-live">
-              <p className="small muted">{s.name}</p>
-              <ThroughputChart points={s.points} />
-            </div>
-          ))}
-        </div>
       )}
     </section>
   );

@@ -1,0 +1,139 @@
+import type { components } from "../../client/schema";
+import type { JobSummary, RunRead } from "../../client/types";
+import { formatBytes, formatIops, formatNs, formatThroughput } from "../../lib/format";
+
+export type RunSystem = components["schemas"]["RunSystem"];
+export type RunFlag = components["schemas"]["RunValidityFlag"];
+
+const CACHE_TEXT: Record<RunSystem["cache"], string> = {
+  direct: "direct I/O (O_DIRECT, page cache bypassed)",
+  buffered: "buffered I/O (through the page cache)",
+  mixed: "some jobs direct, some through the page cache",
+};
+
+/** Which fact of the header each validity flag qualifies (it is shown beside that fact). */
+const FLAG_PLACE: Record<string, "summary" | "host" | "device" | "interface" | "cache"> = {
+  short_run: "summary",
+  virtualized: "host",
+  unconditioned_ssd: "device",
+  above_line_rate: "interface",
+  working_set_below_ram: "cache",
+  buffered_device: "cache",
+};
+
+export function placeOf(flag: string): "summary" | "host" | "device" | "interface" | "cache" {
+  return FLAG_PLACE[flag] ?? "summary";
+}
+
+/** "41.2k IOPS, 169 MB/s, p99 123 µs" for one job (read + write together). */
+export function jobHeadline(job: JobSummary): string {
+  const dirs = [job.read, job.write].filter((d) => d != null);
+  const iops = dirs.reduce((a, d) => a + d.iops, 0);
+  const bw = dirs.reduce((a, d) => a + d.bw_bytes, 0);
+  const p99 = Math.max(...dirs.map((d) => d.clat_p99_ns ?? 0));
+  const parts = [formatIops(iops), formatThroughput(bw)];
+  if (p99 > 0) parts.push(`p99 ${formatNs(p99)}`);
+  return parts.join(", ");
+}
+
+/** The one line a shared link leads with: what ran where and what it measured. */
+export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
+  const where = sys?.device_model ?? sys?.device_name ?? run.device_name ?? run.target_path;
+  const how = [sys?.interface, sys?.fstype].filter(Boolean).join(", ");
+  const cache = sys ? (sys.cache === "mixed" ? "mixed cache modes" : `${sys.cache} I/O`) : null;
+  const head = `${run.workload.jobs.length} job${run.workload.jobs.length === 1 ? "" : "s"} on ${where}${how ? ` (${how})` : ""}${cache ? `, ${cache}` : ""}${sys?.hostname ? `, host ${sys.hostname}` : ""}`;
+  if (run.jobs.length === 0) return `${head}: ${run.status}`;
+  const shown = run.jobs.slice(0, 3).map((j) => `${j.name} ${jobHeadline(j)}`);
+  const more = run.jobs.length > 3 ? `; +${run.jobs.length - 3} more jobs below` : "";
+  return `${head}: ${shown.join("; ")}${more}`;
+}
+
+function Flags({ flags, testid }: { flags: RunFlag[]; testid: string }) {
+  if (flags.length === 0) return null;
+  return (
+    <>
+      {flags.map((f) => (
+        <span
+          key={f.flag}
+          className="badge validity"
+          data-testid={testid}
+          data-flag={f.flag}
+          title={f.message}
+          style={{ background: "#fffbeb", border: "1px solid #fde68a", marginLeft: "0.4rem" }}
+        >
+          ⚠ {f.message}
+        </span>
+      ))}
+    </>
+  );
+}
+
+/** The run page's header: the one-line summary, then the system, each validity flag beside the
+ * fact it qualifies (the figures, the host, the device, its interface, the cache mode). */
+export function RunSummary({ run, sys }: { run: RunRead; sys: RunSystem | undefined }) {
+  const flags = sys?.validity ?? [];
+  const at = (place: ReturnType<typeof placeOf>) => flags.filter((f) => placeOf(f.flag) === place);
+  const host = sys
+    ? [
+        sys.hostname,
+        sys.distro,
+        sys.cpu_model,
+        sys.mem_bytes != null ? `${formatBytes(sys.mem_bytes)} RAM` : null,
+      ]
+        .filter(Boolean)
+        .join(" · ")
+    : null;
+  const device = sys
+    ? [
+        sys.device_model ?? sys.device_name,
+        sys.media,
+        sys.device_kind !== sys.media ? sys.device_kind : null,
+      ]
+        .filter(Boolean)
+        .join(" · ")
+    : null;
+  const fs = sys?.fstype
+    ? `${sys.fstype}${sys.mountpoint ? ` on ${sys.mountpoint}` : ""}${sys.mount_options ? ` (${sys.mount_options})` : ""}`
+    : null;
+  return (
+    <div className="card" data-testid="run-summary">
+      <p data-testid="run-summary-line" style={{ margin: "0 0 0.6rem", fontSize: "1.05rem" }}>
+        {summaryLine(run, sys)}
+        <Flags flags={at("summary")} testid="validity-flag" />
+      </p>
+      <dl className="facts" data-testid="run-system">
+        <dt>Host</dt>
+        <dd data-testid="system-host">
+          {host || run.agent_name}
+          {sys?.virtualization && sys.virtualization !== "none" && (
+            <span className="muted"> · virtualised ({sys.virtualization})</span>
+          )}
+          <Flags flags={at("host")} testid="validity-flag" />
+        </dd>
+        <dt>Kernel</dt>
+        <dd className="mono" data-testid="system-kernel">
+          {sys?.kernel ?? "unknown"}
+        </dd>
+        <dt>Device</dt>
+        <dd data-testid="system-device">
+          {device || "unknown"}
+          <Flags flags={at("device")} testid="validity-flag" />
+        </dd>
+        <dt>Interface</dt>
+        <dd data-testid="system-interface">
+          {sys?.interface ?? "unknown"}
+          <Flags flags={at("interface")} testid="validity-flag" />
+        </dd>
+        <dt>File system</dt>
+        <dd className="mono small" data-testid="system-fs">
+          {fs ?? (run.target_path.startsWith("/dev/") ? "none (raw block device)" : "unknown")}
+        </dd>
+        <dt>Cache mode</dt>
+        <dd data-testid="system-cache">
+          {sys ? CACHE_TEXT[sys.cache] : "…"}
+          <Flags flags={at("cache")} testid="validity-flag" />
+        </dd>
+      </dl>
+    </div>
+  );
+}
