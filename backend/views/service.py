@@ -215,7 +215,7 @@ def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
             ),
             _col(
                 f"{d}_passes",
-                f"{D} passes (MB/s)",
+                f"Passes, {d} (MB/s)",
                 None,
                 "every pass in order, MB/s: the discarded (unmeasured) passes marked 'discarded', "
                 "the pass reported marked 'best'",
@@ -245,6 +245,13 @@ def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
                     _cell(_pass_text(r, p), f"{p.passes} measured, {p.discarded} discarded"),
                 ]
             rows.append(ViewRow(group=str(r.run.id), cells=cells))
+    # the figures first, Read then Write as CrystalDiskMark; the pass lists (wide) after them
+    order = sorted(range(len(cols)), key=lambda i: cols[i].key.endswith("_passes"))
+    cols = [
+        cols[i].model_copy(update={"group": "Passes"}) if cols[i].key.endswith("_passes") else cols[i]
+        for i in order
+    ]
+    rows = [ViewRow(group=row.group, cells=[row.cells[i] for i in order]) for row in rows]
     npasses = {(p.passes, p.discarded) for r in runs for p in r.passes}
     notes = [
         "MB/s = 10^6 bytes per second, as CrystalDiskMark prints; IOPS = I/Os per second.",

@@ -150,7 +150,10 @@ def test_crystaldiskmark_grid_from_a_real_run(client: TestClient, session: Sessi
         if c["kind"] == "number":
             assert c["unit"] and c["unit"] in c["label"] or c["unit"] == "IO/s"
     groups = {c["key"]: c["group"] for c in t["columns"]}
-    assert groups["read_best_mbps"] == "Read" and groups["write_passes"] == "Write" and groups["test"] is None
+    assert (
+        groups["read_best_mbps"] == "Read" and groups["write_best_mbps"] == "Write" and groups["test"] is None
+    )
+    assert [c["key"] for c in t["columns"]][-2:] == ["read_passes", "write_passes"]
     rows = rows_by(t, "key")
     assert [r["test"] for r in rows] == [
         "SEQ1M Q8T1",

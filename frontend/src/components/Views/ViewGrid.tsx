@@ -141,7 +141,11 @@ export function ViewGrid({ table }: { table: ViewTable }) {
                           key={col.key}
                           className={cls}
                           title={cell.note ?? undefined}
-                          style={k === 0 ? { ...stickyCell, fontWeight: 500 } : undefined}
+                          style={
+                            k === 0
+                              ? { ...stickyCell, fontWeight: 500, whiteSpace: "nowrap" }
+                              : undefined
+                          }
                           data-col={col.key}
                         >
                           {col.key.endsWith("_passes") && typeof cell.value === "string" ? (
