@@ -181,7 +181,7 @@ try {
       const kinds = await page
         .locator('[data-testid="compare-chart"]')
         .evaluateAll((els) => els.map((e) => e.getAttribute("data-kind")));
-      for (const k of ["iops", "throughput", "p99", "ratio"]) {
+      for (const k of ["iops", "throughput", "p99", "change-iops"]) {
         check(kinds.includes(k), `no ${k} chart among ${kinds}`);
       }
       await shot("compare-kinds");

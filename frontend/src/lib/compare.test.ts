@@ -2,11 +2,15 @@ import { describe, expect, it } from "vitest";
 import type { RunRead } from "../client/types";
 import { comparison, metric } from "../test/fixtures";
 import {
+  type Change,
+  changeAt,
+  changeCharts,
+  changeScore,
   columnLabels,
   compareBarCharts,
   energyBarCharts,
+  metricDisplay,
   pickLikeRuns,
-  ratioBarChart,
   runLabels,
   unmatchedJobs,
 } from "./compare";
@@ -65,12 +69,8 @@ describe("compareBarCharts", () => {
       ["throughput", [{ category: "job", c0: 1, c1: 2 }]],
       ["p99", [{ category: "job", c0: 5, c1: 1 }]],
     ]);
-    // the ratio chart names each bar by the server's direction
-    expect(ratioBarChart(cmp)?.rows.map((r) => r.category)).toEqual([
-      "job read IOPS",
-      "job read Throughput",
-      "job write p99 latency",
-    ]);
+    // rates on linear axes, latency on a (labelled) log axis
+    expect(charts.map((c) => c.log)).toEqual([false, false, true]);
   });
 
   it("builds one chart per headline metric in display units, one series per column", () => {
@@ -128,25 +128,103 @@ describe("compareBarCharts", () => {
   });
 });
 
-describe("ratioBarChart", () => {
-  it("shows the other columns against the baseline, and follows a new baseline", () => {
-    const jobs = (base: number) => [
+const ch = (ratio: number, verdict: Change["verdict"], phrase: string): Change => ({
+  ratio,
+  pct_change: (ratio - 1) * 100,
+  factor: Math.max(ratio, 1 / ratio),
+  verdict,
+  phrase,
+});
+
+describe("changeCharts", () => {
+  it("draws a chart per metric family with the server's phrases, better to the right", () => {
+    const jobs = [
       {
         name: "rand4k",
         metrics: [
-          metric("read_iops", "Read IOPS", "IO/s", [1000, 50000], { base }),
-          metric("read_clat_p50_ns", "Read p50", "ns", [9e5, 2e4], { base }),
+          metric("read_iops", "Read IOPS", "IO/s", [1000, 81000], {
+            changes: [null, ch(81, "better", "81× faster")],
+          }),
+          metric("read_bw_bytes", "Read throughput", "B/s", [4e6, 3.24e8], {
+            changes: [null, ch(81, "better", "81× faster")],
+          }),
+          metric("read_clat_p99_ns", "Read p99", "ns", [1.33e6, 1e4], {
+            changes: [null, ch(1 / 133, "better", "133× lower latency")],
+          }),
         ],
       },
     ];
     const runs = [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")];
-    const first = ratioBarChart(comparison(runs, jobs(0)));
-    expect(first?.title).toBe("Ratio to disk");
-    expect(first?.series).toEqual([{ key: "c1", label: "shm" }]);
-    expect(first?.rows).toEqual([{ category: "rand4k read IOPS", c1: 50 }]);
-    const second = ratioBarChart(comparison(runs, jobs(1), { base: 1 }));
-    expect(second?.title).toBe("Ratio to shm");
-    expect(second?.rows).toEqual([{ category: "rand4k read IOPS", c0: 0.02 }]);
+    const charts = changeCharts(comparison(runs, jobs));
+    expect(charts.map((c) => c.kind)).toEqual(["change-iops", "change-throughput", "change-p99"]);
+    expect(charts[0]?.title).toBe("IOPS: change vs disk");
+    const p99 = charts[2]?.rows[0];
+    expect(p99?.phrase).toBe("133× lower latency");
+    expect(p99?.verdict).toBe("better");
+    // the 133× latency improvement is the longest bar, not the shortest (linear, factor − 1)
+    expect(p99?.score).toBeCloseTo(132, 6);
+    expect(charts[0]?.rows[0]?.score).toBeCloseTo(80, 6);
+    expect(charts[0]?.rows[0]?.label).toBe("shm");
+  });
+
+  it("follows a new baseline and puts worse to the left", () => {
+    const jobs = [
+      {
+        name: "j",
+        metrics: [
+          metric("read_iops", "Read IOPS", "IO/s", [1000, 500], {
+            base: 1,
+            changes: [ch(2, "better", "2× faster"), null],
+          }),
+          metric("write_iops", "Write IOPS", "IO/s", [400, 500], {
+            base: 1,
+            changes: [ch(0.8, "worse", "20% slower"), null],
+          }),
+        ],
+      },
+    ];
+    const runs = [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")];
+    const [iops] = changeCharts(comparison(runs, jobs, { base: 1 }));
+    expect(iops?.title).toBe("IOPS: change vs shm");
+    expect(iops?.rows.map((r) => [r.label, r.phrase, r.verdict])).toEqual([
+      ["disk · j read", "2× faster", "better"],
+      ["disk · j write", "20% slower", "worse"],
+    ]);
+    expect(iops?.rows[1]?.score).toBeCloseTo(-0.25, 6);
+  });
+
+  it("has nothing to draw for one column", () => {
+    const jobs = [{ name: "j", metrics: [metric("read_iops", "Read IOPS", "IO/s", [1])] }];
+    expect(changeCharts(comparison([run("a", "x")], jobs))).toEqual([]);
+  });
+});
+
+describe("changeAt", () => {
+  it("shows the server's change; none for the baseline column", () => {
+    const m = metric("read_iops", "Read IOPS", "IO/s", [1, 2], {
+      changes: [null, ch(2, "better", "2× faster")],
+    });
+    expect(changeAt(m, 1)?.phrase).toBe("2× faster");
+    expect(changeAt(m, 0)).toBeNull();
+  });
+
+  it("scores same as zero, worse below zero, better above", () => {
+    expect(changeScore(ch(1, "same", "same"))).toBe(0);
+    expect(changeScore(ch(0.5, "worse", "2× slower"))).toBeCloseTo(-1, 6);
+    expect(changeScore(ch(1 / 133, "better", "133× lower latency"))).toBeCloseTo(132, 6);
+  });
+});
+
+describe("metricDisplay", () => {
+  it("names the unit of the figures shown: MB/s for B/s, µs for ns", () => {
+    const bw = metricDisplay(metric("read_bw_bytes", "Read throughput", "B/s", [5.43e6, 1.2e9]));
+    expect(bw.unit).toBe("MB/s");
+    expect(bw.format(5.43e6)).toBe("5.43");
+    expect(bw.format(1.2e9)).toBe("1,200");
+    const lat = metricDisplay(metric("read_clat_p99_ns", "Read p99", "ns", [386000, 9000]));
+    expect(lat.unit).toBe("µs");
+    expect(lat.format(9000)).toBe("9");
+    expect(lat.format(null)).toBe("—");
   });
 });
 

@@ -1,8 +1,9 @@
 // Shaping of GET /compare answers for tables and charts. The server returns columns (a run,
 // or a group of repeats), one value per column per metric, ratios to the baseline column and
 // repeat statistics; this module turns them into unit-normalised chart rows and table cells.
+import type { components } from "../client/schema";
 import type { CompareMetric, CompareRead, RunRead } from "../client/types";
-import { energyScale, latencyScale, toMBps } from "./format";
+import { energyScale, latencyScale, MISSING, sig3, toMBps } from "./format";
 import { workloadKey } from "./workload";
 
 /** A short, stable label for a run in column headers and legends. */
@@ -118,42 +119,107 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
       unit,
       rows: picked.map((p) => rowOf(p.category, p.values, scale)),
       series,
-      log: kind === "p99" ? true : "auto",
+      // Rates on a linear axis (a log axis draws 81× barely longer than 1.5×); latency on a
+      // labelled log axis, as latency spans decades.
+      log: kind === "p99",
     });
   }
   return out;
 }
 
 /**
- * The headline metrics as ratios to the baseline column, one bar per other column: this chart
- * changes when the baseline does. Whether above 1 is better is each metric's `better`.
+ * A column's change against the baseline (docs/contracts.md §5 `Change`): the server builds the
+ * phrase ("133× lower latency") and the verdict from the metric's `kind` and `better`; the UI
+ * shows them and never re-derives them.
  */
-export function ratioBarChart(cmp: CompareRead): BarChartData | null {
+export type Change = components["schemas"]["Change"];
+
+/** The change of column `i` against the baseline; null for the baseline and missing values. */
+export function changeAt(m: Pick<CompareMetric, "changes">, i: number): Change | null {
+  return m.changes[i] ?? null;
+}
+
+/**
+ * How much better (positive) or worse (negative) a change is, on a linear scale that starts at
+ * "same": factor − 1, so 133× lower latency is 132 and 1.5× faster 0.5 (a log axis would draw
+ * 81× barely longer than 1.5×).
+ */
+export function changeScore(c: Change): number {
+  if (c.verdict === "same") return 0;
+  const f = c.factor ?? Math.max(c.ratio, c.ratio > 0 ? 1 / c.ratio : 1);
+  return (c.verdict === "better" ? 1 : -1) * (f - 1);
+}
+
+export interface ChangeChartData {
+  kind: string;
+  title: string;
+  rows: { label: string; score: number; phrase: string; verdict: Change["verdict"] }[];
+}
+
+/**
+ * One change chart per headline metric family (IOPS, throughput, p99 latency): a bar per other
+ * column (and job/direction), its length the change against the baseline (changeScore), its
+ * label the server's phrase. Rates and latencies never share an axis.
+ */
+export function changeCharts(cmp: CompareRead): ChangeChartData[] {
   const labels = columnLabels(cmp);
   const base = cmp.columns.findIndex((c) => c.is_baseline);
   const others = cmp.columns.map((_, i) => i).filter((i) => i !== base);
-  if (others.length === 0) return null;
-  const rows: Record<string, string | number | null>[] = [];
-  for (const job of cmp.jobs) {
-    for (const m of job.metrics) {
-      const headline = HEADLINES.find((h) => h.shows(m));
-      if (!headline || m.ratios.every((r) => r === null)) continue;
-      const row: Record<string, string | number | null> = {
-        category: `${job.name} ${side(m)} ${headline.title}`,
-      };
-      for (const i of others) row[`c${i}`] = m.ratios[i] ?? null;
-      rows.push(row);
-    }
+  if (others.length === 0) return [];
+  const out: ChangeChartData[] = [];
+  for (const h of HEADLINES) {
+    const picked = cmp.jobs.flatMap((job) => {
+      const ms = job.metrics.filter((m) => h.shows(m));
+      return ms.map((m) => ({
+        m,
+        what: ms.length > 1 || cmp.jobs.length > 1 ? `${job.name} ${side(m)}` : "",
+      }));
+    });
+    const rows = picked.flatMap(({ m, what }) =>
+      others.flatMap((i) => {
+        const c = changeAt(m, i);
+        if (!c) return [];
+        const label = what ? `${labels[i] ?? ""} · ${what}` : (labels[i] ?? "");
+        return [{ label, score: changeScore(c), phrase: c.phrase, verdict: c.verdict }];
+      }),
+    );
+    if (rows.length === 0) continue;
+    out.push({
+      kind: `change-${h.kind}`,
+      title: `${h.title}: change vs ${labels[base] ?? "the baseline"}`,
+      rows,
+    });
   }
-  if (rows.length === 0) return null;
-  return {
-    kind: "ratio",
-    title: `Ratio to ${labels[base] ?? "the baseline"}`,
-    unit: "×",
-    rows,
-    series: others.map((i) => ({ key: `c${i}`, label: labels[i] ?? "" })),
-    log: "auto",
-  };
+  return out;
+}
+
+/**
+ * How a metric's values are shown in a table: one display unit for the whole row, chosen from
+ * its largest value (MB/s for bytes per second, ns/µs/ms/s for latency), so the unit column
+ * always names the unit of the figures beside it.
+ */
+export function metricDisplay(m: Pick<CompareMetric, "kind" | "unit" | "values">): {
+  unit: string;
+  format: (v: number | null | undefined) => string;
+} {
+  const u = m.unit.toLowerCase();
+  const num = (v: number) =>
+    Math.abs(v) >= 1000 ? Math.round(v).toLocaleString("en-US") : sig3(v);
+  const wrap = (f: (v: number) => string) => (v: number | null | undefined) =>
+    v === null || v === undefined || !Number.isFinite(v) ? MISSING : f(v);
+  if (u === "b/s" || u === "bytes/s" || m.kind === "bandwidth") {
+    return { unit: "MB/s", format: wrap((v) => num(toMBps(v))) };
+  }
+  if (u === "ns") {
+    const s = latencyScale(maxOf([m.values]));
+    return { unit: s.unit, format: wrap((v) => sig3(v / s.divisor)) };
+  }
+  if (u === "j") {
+    const s = energyScale(maxOf([m.values]));
+    return { unit: s.unit, format: wrap((v) => sig3(v / s.divisor)) };
+  }
+  if (u === "io/s" || u === "iops") return { unit: "IOPS", format: wrap(num) };
+  return { unit: m.unit, format: wrap(num) };
 }
 
 /** The energy bars: energy per run, J/GB, IOPS/W and operational CO2, in display units. */

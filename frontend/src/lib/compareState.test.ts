@@ -19,6 +19,7 @@ describe("compare URL state", () => {
       job: "randread-4k",
       charts: ["bars", "latency"],
       seriesMetric: "iops",
+      table: "runs",
     };
     const url = new URLSearchParams(toSearchParams(s).toString());
     expect(parseCompareState(url)).toEqual(s);

@@ -15,6 +15,9 @@ export const FINGERPRINTS = ["workload", "workload_host"] as const;
 type Fingerprint = (typeof FINGERPRINTS)[number];
 export const CHARTS = ["bars", "sweep", "latency", "series", "energy"] as const;
 export type ChartKind = (typeof CHARTS)[number];
+/** Metric tables: metrics as rows, runs as rows, or by the number of columns (auto). */
+export const TABLE_LAYOUTS = ["auto", "metrics", "runs"] as const;
+export type TableLayoutChoice = (typeof TABLE_LAYOUTS)[number];
 
 export interface CompareState {
   runs: string[];
@@ -28,6 +31,7 @@ export interface CompareState {
   charts: ChartKind[];
   /** Per-second series quantity. */
   seriesMetric: Rate;
+  table: TableLayoutChoice;
 }
 
 export const DEFAULT_STATE: CompareState = {
@@ -39,6 +43,7 @@ export const DEFAULT_STATE: CompareState = {
   job: null,
   charts: [...CHARTS],
   seriesMetric: "mbps",
+  table: "auto",
 };
 
 function pick<T extends string>(value: string | null, allowed: readonly T[], fallback: T): T {
@@ -71,6 +76,7 @@ export function parseCompareState(params: URLSearchParams): CompareState {
     job: params.get("job") || null,
     charts,
     seriesMetric: params.get("series") === "iops" ? "iops" : "mbps",
+    table: pick(params.get("table"), TABLE_LAYOUTS, "auto"),
   };
 }
 
@@ -86,6 +92,7 @@ export function toSearchParams(s: CompareState): URLSearchParams {
   const all = CHARTS.every((c) => s.charts.includes(c)) && s.charts.length === CHARTS.length;
   if (!all) p.set("charts", CHARTS.filter((c) => s.charts.includes(c)).join(","));
   if (s.seriesMetric !== "mbps") p.set("series", s.seriesMetric);
+  if (s.table !== "auto") p.set("table", s.table);
   return p;
 }
 

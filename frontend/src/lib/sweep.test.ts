@@ -21,6 +21,13 @@ function job(name: string, over: Partial<JobSpec> = {}): JobSpec {
     invalidate: true,
     readahead: "default",
     end_fsync: false,
+    bssplit: null,
+    rate_iops: null,
+    random_distribution: "random",
+    fsync_every: 0,
+    sync: false,
+    randseed: null,
+    loops: 1,
     ...over,
   };
 }
@@ -33,6 +40,26 @@ describe("detectSweeps", () => {
     expect(s[0]?.param).toBe("bs_bytes");
     expect(s[0]?.points.map((p) => p.x)).toEqual([4096, 16384, 65536, 1 << 20]);
     expect(s[0]?.label).toBe("randread QD32×1");
+  });
+
+  it("titles kernel-help's three read sweeps by the parameters they differ in", () => {
+    const modes = [
+      ["nocache", true, "default"],
+      ["cache-ra", false, "on"],
+      ["cache-nora", false, "off"],
+    ] as const;
+    const jobs = modes.flatMap(([mode, direct, readahead]) =>
+      [4096, 8192, 16384].map((bs) =>
+        job(`read-${bs}-${mode}`, { rw: "read", iodepth: 1, bs_bytes: bs, direct, readahead }),
+      ),
+    );
+    const labels = detectSweeps(jobs).map((s) => s.label);
+    expect(labels).toEqual([
+      "read QD1×1 · O_DIRECT (page cache off)",
+      "read QD1×1 · buffered (page cache on) · readahead on",
+      "read QD1×1 · buffered (page cache on) · readahead off",
+    ]);
+    expect(new Set(labels).size).toBe(3);
   });
 
   it("finds a thread sweep", () => {

@@ -27,7 +27,7 @@ function signature(j: JobSpec, param: SweepParam): string {
  * job is in at most one sweep.
  */
 export function detectSweeps(jobs: JobSpec[], minPoints = 3): Sweep[] {
-  const out: Sweep[] = [];
+  const out: (Sweep & { first: JobSpec })[] = [];
   const used = new Set<string>();
   for (const param of ["bs_bytes", "numjobs"] as const) {
     const groups = new Map<string, JobSpec[]>();
@@ -48,11 +48,44 @@ export function detectSweeps(jobs: JobSpec[], minPoints = 3): Sweep[] {
       out.push({
         param,
         label,
+        first,
         points: g.map((j) => ({ job: j.name, x: j[param] })).sort((a, b) => a.x - b.x),
       });
     }
   }
-  return out;
+  return distinguish(out);
+}
+
+/** How a job parameter reads in a sweep's title, when sweeps differ by it. */
+const DISTINCT: { key: keyof JobSpec; text: (j: JobSpec) => string }[] = [
+  {
+    key: "direct",
+    text: (j) => (j.direct ? "O_DIRECT (page cache off)" : "buffered (page cache on)"),
+  },
+  { key: "readahead", text: (j) => `readahead ${j.readahead}` },
+  { key: "ioengine", text: (j) => j.ioengine },
+  { key: "rwmixread", text: (j) => `${j.rwmixread}% reads` },
+  { key: "size_bytes", text: (j) => `${formatBytes(j.size_bytes)} file` },
+  { key: "io_size_bytes", text: (j) => `${formatBytes(j.io_size_bytes)} per point` },
+  { key: "runtime_s", text: (j) => `${j.runtime_s} s` },
+  { key: "end_fsync", text: (j) => (j.end_fsync ? "fsync at end" : "no final fsync") },
+  { key: "invalidate", text: (j) => (j.invalidate ? "cache dropped" : "cache kept") },
+];
+
+/**
+ * Titles from the jobs' real parameters: sweeps that would share a title (kernel-help's three
+ * read sweeps are all "read QD1×1") get the parameters they differ by ("read QD1×1 · buffered
+ * (page cache on) · readahead off").
+ */
+function distinguish(sweeps: (Sweep & { first: JobSpec })[]): Sweep[] {
+  return sweeps.map(({ first, ...s }) => {
+    const twins = sweeps.filter((o) => o.label === s.label && o.param === s.param);
+    if (twins.length < 2) return s;
+    const extra = DISTINCT.filter((d) => new Set(twins.map((t) => String(t.first[d.key]))).size > 1)
+      .filter((d) => d.key !== "readahead" || !first.direct)
+      .map((d) => d.text(first));
+    return { ...s, label: [s.label, ...extra].join(" · ") };
+  });
 }
 
 export function sweepAxis(param: SweepParam): {

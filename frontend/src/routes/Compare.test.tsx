@@ -3,6 +3,7 @@ import { Route, Routes, useLocation } from "react-router-dom";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunRead } from "../client/types";
 import { setToken } from "../lib/auth";
+import type { Change } from "../lib/compare";
 import { comparison, metric, NO_ENERGY, OK_ENERGY } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { Compare } from "./Compare";
@@ -67,10 +68,31 @@ function Where() {
 const HDD = run("r1", "hdd");
 const RAM = run("r2", "ram");
 
+/** The server's `changes` (docs/contracts.md §5) on a fixture metric. */
+function withChanges<M extends object>(m: M, changes: (Change | null)[]): M {
+  return Object.assign(m, { changes });
+}
+
+function ch(ratio: number, verdict: Change["verdict"], phrase: string): Change {
+  return {
+    ratio,
+    pct_change: (ratio - 1) * 100,
+    factor: Math.max(ratio, 1 / ratio),
+    verdict,
+    phrase,
+  };
+}
+
 /** A fake /compare that honours baseline and force like the server does. */
 function fakeCompare(req: Request) {
   const q = new URL(req.url).searchParams;
   const base = q.get("baseline") === "r2" ? 1 : 0;
+  const iops = base
+    ? [ch(0.004, "worse", "250× slower"), null]
+    : [null, ch(250, "better", "250× faster")];
+  const p99 = base
+    ? [ch(400, "worse", "400× higher latency"), null]
+    : [null, ch(0.0025, "better", "400× lower latency")];
   return {
     body: comparison(
       [HDD, RAM],
@@ -78,11 +100,17 @@ function fakeCompare(req: Request) {
         {
           name: "rand4k",
           metrics: [
-            metric("read_iops", "Read IOPS", "IO/s", [200, 50_000], {
-              base,
-              higher_is_better: true,
-            }),
-            metric("read_clat_p99_ns", "Read latency p99", "ns", [8e6, 2e4], { base }),
+            withChanges(
+              metric("read_iops", "Read IOPS", "IO/s", [200, 50_000], {
+                base,
+                higher_is_better: true,
+              }),
+              iops,
+            ),
+            withChanges(
+              metric("read_clat_p99_ns", "Read latency p99", "ns", [8e6, 2e4], { base }),
+              p99,
+            ),
           ],
         },
       ],
@@ -92,7 +120,7 @@ function fakeCompare(req: Request) {
 }
 
 describe("Compare page", () => {
-  it("shows every metric with units and ratios; switching the baseline changes them and the URL", async () => {
+  it("shows every metric in the unit its row names and the direction-aware change; a new baseline changes them and the URL", async () => {
     setToken("t");
     const calls = stubApi({ "GET /api/v1/compare": fakeCompare });
     renderAt(
@@ -103,27 +131,73 @@ describe("Compare page", () => {
       { path: "/compare?runs=r1,r2,r1" },
     );
     const table = await screen.findByTestId("compare-table");
+    expect(table.dataset.layout).toBe("metrics");
     const iops = within(table).getByRole("row", { name: /Read IOPS/ });
-    expect(iops.textContent).toContain("200 IOPS");
-    expect(iops.textContent).toContain("50k IOPS");
-    expect(iops.textContent).toContain("250×");
-    expect(within(iops).getByTestId("ratio-cell").className).toContain("better");
+    expect(within(iops).getByTestId("unit-cell").textContent).toBe("IOPS");
+    expect(iops.textContent).toContain("200");
+    expect(iops.textContent).toContain("50,000");
+    const change = within(iops).getByTestId("ratio-cell");
+    expect(change.textContent).toBe("250× faster");
+    expect(change.className).toContain("better");
+    expect(change.title).toContain("250×");
     const p99 = within(table).getByRole("row", { name: /p99/ });
-    expect(p99.textContent).toContain("8 ms");
-    expect(p99.textContent).toContain("20 µs");
-    expect(p99.textContent).toContain("0.0025×");
+    // values shown in ms beside a unit cell that says ms (not "ns")
+    expect(within(p99).getByTestId("unit-cell").textContent).toBe("ms");
+    expect(p99.textContent).toContain("8");
+    expect(p99.textContent).toContain("0.02");
+    expect(p99.textContent).not.toContain("0.0025×");
+    expect(within(p99).getByTestId("ratio-cell").textContent).toBe("400× lower latency");
+    expect(within(p99).getByTestId("ratio-cell").className).toContain("better");
     expect(within(table).getAllByTestId("validity-mark").length).toBeGreaterThan(0);
-    expect(table.textContent).toContain("ram ÷ hdd");
+    expect(table.textContent).toContain("hdd (baseline)");
     // Duplicates in the URL are dropped; order is kept.
     expect(new URL(`http://x${calls[0]?.path}`).pathname).toBe("/api/v1/compare");
 
     fireEvent.change(screen.getByTestId("baseline-select"), { target: { value: "r2" } });
     await waitFor(() =>
-      expect(screen.getByTestId("compare-table").textContent).toContain("hdd ÷ ram"),
+      expect(screen.getByTestId("compare-table").textContent).toContain("ram (baseline)"),
     );
     const row = within(screen.getByTestId("compare-table")).getByRole("row", { name: /Read IOPS/ });
-    expect(row.textContent).toContain("0.004×");
+    expect(within(row).getByTestId("ratio-cell").textContent).toBe("250× slower");
+    expect(within(row).getByTestId("ratio-cell").className).toContain("worse");
     expect(screen.getByTestId("where").textContent).toBe("/compare?runs=r1%2Cr2&baseline=r2");
+  });
+
+  it("puts runs in rows from five runs on, or as the user switches; the first column stays", async () => {
+    setToken("t");
+    const runs = ["a", "b", "c", "d", "e", "f"].map((x) => run(`r${x}`, `disk ${x}`));
+    stubApi({
+      "GET /api/v1/compare": () => ({
+        body: comparison(runs, [
+          {
+            name: "j",
+            metrics: [
+              metric("read_iops", "Read IOPS", "IO/s", [1, 2, 3, 4, 5, 6]),
+              metric("read_bw_bytes", "Read throughput", "B/s", [1e6, 2e6, 3e6, 4e6, 5e6, 6e6]),
+            ],
+          },
+        ]),
+      }),
+    });
+    renderAt(
+      <>
+        <Compare />
+        <Where />
+      </>,
+      { path: `/compare?runs=${runs.map((r) => r.id).join(",")}` },
+    );
+    const table = await screen.findByTestId("compare-table");
+    expect(table.dataset.layout).toBe("runs");
+    expect(table.className).toContain("sticky-first");
+    expect(within(table).getAllByRole("row")).toHaveLength(7);
+    expect(
+      within(table).getByRole("columnheader", { name: /Read throughput/ }).textContent,
+    ).toContain("MB/s");
+    fireEvent.change(screen.getByTestId("table-layout"), { target: { value: "metrics" } });
+    await waitFor(() => expect(screen.getByTestId("compare-table").dataset.layout).toBe("metrics"));
+    expect(screen.getByTestId("where").textContent).toContain("table=metrics");
+    // one shared run key for all charts, no legend inside any chart
+    expect(screen.getAllByTestId("series-key")[0]?.textContent).toContain("disk f");
   });
 
   it("lists the differences of unlike runs and compares them anyway on request", async () => {
@@ -173,31 +247,34 @@ describe("Compare page", () => {
             {
               name: "rand4k",
               metrics: [
-                metric("read_iops", "Read IOPS", "IO/s", [210, 205], {
-                  stats: [
-                    {
-                      n: 2,
-                      mean: 210,
-                      stdev: 14.1,
-                      cv: 0.0673,
-                      ci95_low: 83,
-                      ci95_high: 337,
-                      ci_method: "log",
-                      values: [200, 220],
-                    },
-                    {
-                      n: 1,
-                      mean: 205,
-                      stdev: null,
-                      cv: null,
-                      ci95_low: null,
-                      ci95_high: null,
-                      ci_method: null,
-                      values: [205],
-                    },
-                  ],
-                  within_noise: [true, true],
-                }),
+                withChanges(
+                  metric("read_iops", "Read IOPS", "IO/s", [210, 205], {
+                    stats: [
+                      {
+                        n: 2,
+                        mean: 210,
+                        stdev: 14.1,
+                        cv: 0.0673,
+                        ci95_low: 83,
+                        ci95_high: 337,
+                        ci_method: "log",
+                        values: [200, 220],
+                      },
+                      {
+                        n: 1,
+                        mean: 205,
+                        stdev: null,
+                        cv: null,
+                        ci95_low: null,
+                        ci95_high: null,
+                        ci_method: null,
+                        values: [205],
+                      },
+                    ],
+                    within_noise: [true, true],
+                  }),
+                  [null, ch(205 / 210, "worse", "2.4% slower")],
+                ),
               ],
             },
           ],

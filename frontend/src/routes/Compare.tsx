@@ -5,11 +5,13 @@ import type { CompareRead } from "../client/types";
 import { ComparabilityPanel } from "../components/Compare/ComparabilityPanel";
 import {
   BarCharts,
+  ChangeCharts,
   LatencyChart,
+  RunKey,
   SeriesChart,
   SweepCharts,
 } from "../components/Compare/CompareCharts";
-import { MetricTable } from "../components/Compare/CompareTable";
+import { autoLayout, MetricTable } from "../components/Compare/CompareTable";
 import { EnergyCompare } from "../components/Compare/EnergyCompare";
 import { QueryState } from "../components/QueryState";
 import { StatusBadge } from "../components/Run/StatusBadge";
@@ -22,17 +24,29 @@ import {
   GROUP_BY,
   GROUP_LABEL,
   parseCompareState,
+  TABLE_LAYOUTS,
+  type TableLayoutChoice,
   toSearchParams,
 } from "../lib/compareState";
 import { errorMessage } from "../lib/errors";
 import { describeWorkload } from "../lib/workload";
 import { compareCsv, compareQuery } from "../queries/compare";
 
-/** Run ids from `?runs=a,b,c`, deduplicated, order kept (the first is the default baseline). */
-/** The headline bar charts (the dashboard shows them too). */
+/** The headline bar charts with their run key (the dashboard shows them too). */
 export function CompareCharts({ data }: { data: CompareRead }) {
-  return <BarCharts data={data} />;
+  return (
+    <>
+      <RunKey data={data} />
+      <BarCharts data={data} />
+    </>
+  );
 }
+
+const TABLE_LABEL: Record<TableLayoutChoice, string> = {
+  auto: "auto",
+  metrics: "metrics as rows",
+  runs: "runs as rows",
+};
 
 const CHART_LABEL: Record<ChartKind, string> = {
   bars: "Bars",
@@ -134,6 +148,7 @@ export function Compare() {
   const job = state.job && jobNames.includes(state.job) ? state.job : (jobNames[0] ?? "");
   const baseCol = data?.columns.findIndex((c) => c.is_baseline) ?? 0;
   const show = (c: ChartKind) => state.charts.includes(c);
+  const layout = state.table === "auto" ? autoLayout(data?.columns.length ?? 0) : state.table;
 
   return (
     <section data-testid="compare-page">
@@ -320,7 +335,15 @@ export function Compare() {
           )}
           {data.jobs.length > 0 && (
             <>
-              {show("bars") && <BarCharts data={data} ratios />}
+              <div className="run-key-bar">
+                <RunKey data={data} />
+              </div>
+              {show("bars") && (
+                <>
+                  <BarCharts data={data} />
+                  <ChangeCharts data={data} />
+                </>
+              )}
               {show("sweep") && <SweepCharts data={data} />}
               <div className="chart-grid">
                 {show("latency") && job && <LatencyChart data={data} state={state} job={job} />}
@@ -340,10 +363,30 @@ export function Compare() {
                   </div>
                 )}
               </div>
-              <h2>All metrics</h2>
+              <div className="page-head">
+                <h2>All metrics</h2>
+                <label className="inline small">
+                  Table{" "}
+                  <select
+                    value={state.table}
+                    data-testid="table-layout"
+                    onChange={(e) => update({ table: e.target.value as TableLayoutChoice })}
+                  >
+                    {TABLE_LAYOUTS.map((t) => (
+                      <option key={t} value={t}>
+                        {t === "auto"
+                          ? `auto (${TABLE_LABEL[autoLayout(data.columns.length)]})`
+                          : TABLE_LABEL[t]}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              </div>
               <p className="muted small">
-                Ratio columns divide each column by the baseline ({labels[baseCol]}); "within noise"
-                marks ratios whose 95 % confidence intervals overlap the baseline's (needs repeats).
+                Under each value, its change against the baseline ({labels[baseCol]}), green when
+                better and red when worse by the metric's direction (hover for the ratio; the CSV
+                keeps ratios); "within noise" marks changes whose 95 % confidence intervals overlap
+                the baseline's (needs repeats).
               </p>
               {data.jobs.map((j) => (
                 <div className="card" key={j.name}>
@@ -353,6 +396,7 @@ export function Compare() {
                     labels={labels}
                     metrics={j.metrics}
                     testId="compare-table"
+                    layout={layout}
                   />
                 </div>
               ))}
@@ -361,7 +405,7 @@ export function Compare() {
           {data.comparability.verdict !== "not_comparable" && (
             <>
               <h2>Energy and carbon</h2>
-              <EnergyCompare data={data} showCharts={show("energy")} />
+              <EnergyCompare data={data} showCharts={show("energy")} layout={layout} />
             </>
           )}
           {data.columns.some((c) => columnValidity(data, c.run_ids).length > 0) && (

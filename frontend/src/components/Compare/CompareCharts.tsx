@@ -1,6 +1,6 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
 import type { CompareRead } from "../../client/types";
-import { columnLabels, compareBarCharts, ratioBarChart } from "../../lib/compare";
+import { changeCharts, columnLabels, compareBarCharts } from "../../lib/compare";
 import type { CompareState } from "../../lib/compareState";
 import { errorMessage } from "../../lib/errors";
 import { latencyChart, ninesLabel } from "../../lib/latency";
@@ -8,13 +8,32 @@ import { RATE_AXIS, type Rate, toThroughputSeries } from "../../lib/series";
 import { detectSweeps, pow2Ticks, sweepAxis, sweepLines } from "../../lib/sweep";
 import { latencyQuery } from "../../queries/compare";
 import { runSeriesQuery } from "../../queries/runs";
+import { ChangeBarChart } from "../charts/ChangeBarChart";
 import { GroupedBarChart } from "../charts/GroupedBarChart";
 import { MultiLineChart } from "../charts/MultiLineChart";
+import { SeriesKey } from "../charts/SeriesKey";
+
+/**
+ * The compared columns with their colours, once for all charts of the page: charts draw no
+ * legend of their own, so their plots keep their height with 2 or 50 runs.
+ */
+export function RunKey({ data }: { data: CompareRead }) {
+  const labels = columnLabels(data);
+  return (
+    <SeriesKey
+      title={data.group_by === "none" ? "Runs" : "Columns"}
+      items={data.columns.map((c, i) => ({
+        key: c.key,
+        label: `${labels[i] ?? c.label}${c.is_baseline ? " (baseline)" : ""}`,
+        color: i,
+      }))}
+    />
+  );
+}
 
 /** Grouped bars per headline metric (IOPS, MB/s, p99), one bar per column. */
-export function BarCharts({ data, ratios = false }: { data: CompareRead; ratios?: boolean }) {
-  const ratio = ratios ? ratioBarChart(data) : null;
-  const charts = ratio ? [...compareBarCharts(data), ratio] : compareBarCharts(data);
+export function BarCharts({ data }: { data: CompareRead }) {
+  const charts = compareBarCharts(data);
   if (charts.length === 0) return <p className="muted">No comparable figures.</p>;
   return (
     <div className="chart-grid">
@@ -28,7 +47,27 @@ export function BarCharts({ data, ratios = false }: { data: CompareRead; ratios?
             valueLabel={c.title}
             unit={c.unit}
             log={c.log}
+            legend={false}
           />
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * Change against the baseline, a chart per metric family (IOPS, throughput, p99 latency), each
+ * bar coloured better/worse with the server's phrase: they change when the baseline does.
+ */
+export function ChangeCharts({ data }: { data: CompareRead }) {
+  const charts = changeCharts(data);
+  if (charts.length === 0) return null;
+  return (
+    <div className="change-grid">
+      {charts.map((c) => (
+        <div className="card chart" key={c.kind} data-testid="compare-chart" data-kind={c.kind}>
+          <h3>{c.title}</h3>
+          <ChangeBarChart rows={c.rows} />
         </div>
       ))}
     </div>
@@ -59,6 +98,7 @@ export function SweepCharts({ data }: { data: CompareRead }) {
               series={sweepLines(s, data.jobs, labels, kind)}
               x={{ label: axis.label, unit: axis.unit, log: true, ticks, format: axis.format }}
               y={RATE_AXIS[kind]}
+              legend={false}
             />
           </div>
         ));
@@ -149,7 +189,12 @@ export function SeriesChart({
           <span className="muted small"> (first {MAX_SERIES_RUNS} runs)</span>
         )}
       </h3>
-      <MultiLineChart series={series} x={{ label: "time", unit: "s" }} y={RATE_AXIS[metric]} />
+      <MultiLineChart
+        series={series}
+        x={{ label: "time", unit: "s" }}
+        y={RATE_AXIS[metric]}
+        legend={data.group_by !== "none"}
+      />
     </div>
   );
 }

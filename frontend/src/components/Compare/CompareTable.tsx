@@ -1,5 +1,5 @@
 import type { CompareMetric, CompareRead } from "../../client/types";
-import { columnValidity } from "../../lib/compare";
+import { type Change, changeAt, columnValidity, metricDisplay } from "../../lib/compare";
 import { formatPercent, formatRatio, formatWithUnit } from "../../lib/format";
 
 /** "better" / "worse" for a ratio by the server's `better` of the metric; "" when equal or none. */
@@ -38,24 +38,114 @@ function ValidityMark({ flags }: { flags: { flag: string; messages: string[] }[]
   );
 }
 
-/** One table of metrics (a job's, or the energy figures): values, stats, ratio columns. */
+/** The change line under a value: the server's phrase, coloured by its verdict; ratio on hover. */
+function ChangeLine({
+  change,
+  noise,
+}: {
+  change: Change | null;
+  noise: boolean | null | undefined;
+}) {
+  if (!change) return null;
+  return (
+    <div
+      className={`change ratio ${change.verdict === "same" ? "" : change.verdict}`}
+      data-testid="ratio-cell"
+      data-ratio={change.ratio}
+      data-verdict={change.verdict}
+      title={`ratio to the baseline ${formatRatio(change.ratio)} (${change.pct_change >= 0 ? "+" : ""}${formatPercent(change.pct_change)})`}
+    >
+      {change.phrase}
+      {noise === true && (
+        <span className="noise" title="The 95 % confidence intervals overlap the baseline's">
+          {" "}
+          ≈ within noise
+        </span>
+      )}
+    </div>
+  );
+}
+
+export type TableLayout = "metrics" | "runs";
+
+/** Runs as rows from this many columns on (metrics as rows would need a page of width). */
+export const RUNS_AS_ROWS_FROM = 5;
+
+export function autoLayout(columns: number): TableLayout {
+  return columns >= RUNS_AS_ROWS_FROM ? "runs" : "metrics";
+}
+
+/**
+ * One table of metrics (a job's, or the energy figures): each value in the unit its row (or
+ * column) names, the direction-aware change against the baseline under it. `layout` "metrics"
+ * puts metrics in rows and compared columns across; "runs" transposes, for many runs. The
+ * first column is sticky and the table scrolls inside its box, never the page.
+ */
 export function MetricTable({
   data,
   labels,
   metrics,
   testId,
+  layout = "metrics",
 }: {
   data: CompareRead;
   labels: string[];
   metrics: CompareMetric[];
   testId: string;
+  layout?: TableLayout;
 }) {
-  const base = data.columns.findIndex((c) => c.is_baseline);
   const flags = data.columns.map((c) => columnValidity(data, c.run_ids));
-  const others = data.columns.map((_, i) => i).filter((i) => i !== base);
+  const shown = metrics.map((m) => ({ m, d: metricDisplay(m) }));
+  const cell = (m: CompareMetric, fmt: (v: number | null) => string, unit: string, i: number) => {
+    const v = m.values[i] ?? null;
+    const line = data.group_by === "none" ? null : statsLine(m.stats[i] ?? null, m.unit);
+    return (
+      <td className="num" key={`${m.key}-${data.columns[i]?.key ?? i}`} data-metric={m.key}>
+        {fmt(v)}
+        {v !== null && <ValidityMark flags={flags[i] ?? []} />}
+        <ChangeLine change={changeAt(m, i)} noise={m.within_noise[i]} />
+        {line && (
+          <div className="stats-line" data-testid="stats-line" title={unit}>
+            {line}
+          </div>
+        )}
+      </td>
+    );
+  };
+  if (layout === "runs") {
+    return (
+      <div className="table-scroll">
+        <table className="table compact sticky-first" data-testid={testId} data-layout="runs">
+          <thead>
+            <tr>
+              <th>{data.group_by === "none" ? "Run" : "Column"}</th>
+              {shown.map(({ m, d }) => (
+                <th className="num" key={m.key} data-metric={m.key}>
+                  {m.label}
+                  <div className="unit-head">{d.unit}</div>
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {data.columns.map((c, i) => (
+              <tr key={c.key} data-column={c.key}>
+                <th scope="row">
+                  {labels[i]}
+                  {c.is_baseline && <span className="muted small"> (baseline)</span>}
+                  <ValidityMark flags={flags[i] ?? []} />
+                </th>
+                {shown.map(({ m, d }) => cell(m, d.format, d.unit, i))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    );
+  }
   return (
-    <div className="scroll-x">
-      <table className="table compact" data-testid={testId}>
+    <div className="table-scroll">
+      <table className="table compact sticky-first" data-testid={testId} data-layout="metrics">
         <thead>
           <tr>
             <th>Metric</th>
@@ -67,55 +157,16 @@ export function MetricTable({
                 <ValidityMark flags={flags[i] ?? []} />
               </th>
             ))}
-            {others.map((i) => (
-              <th className="num ratio" key={`ratio-${data.columns[i]?.key}`}>
-                {labels[i]} ÷ {labels[base]}
-              </th>
-            ))}
           </tr>
         </thead>
         <tbody>
-          {metrics.map((m) => (
+          {shown.map(({ m, d }) => (
             <tr key={m.key} data-metric={m.key}>
               <th scope="row">{m.label}</th>
-              <td className="muted small">{m.unit}</td>
-              {m.values.map((v, i) => {
-                const line =
-                  data.group_by === "none" ? null : statsLine(m.stats[i] ?? null, m.unit);
-                return (
-                  <td className="num" key={data.columns[i]?.key ?? i}>
-                    {formatWithUnit(v, m.unit)}
-                    {v !== null && <ValidityMark flags={flags[i] ?? []} />}
-                    {line && (
-                      <div className="stats-line" data-testid="stats-line">
-                        {line}
-                      </div>
-                    )}
-                  </td>
-                );
-              })}
-              {others.map((i) => {
-                const r = m.ratios[i] ?? null;
-                const noise = m.within_noise[i];
-                return (
-                  <td
-                    className={`num ratio ${ratioTone(r, m.better)}`}
-                    key={data.columns[i]?.key ?? i}
-                    data-testid="ratio-cell"
-                  >
-                    {formatRatio(r)}
-                    {noise === true && (
-                      <span
-                        className="noise"
-                        title="The 95 % confidence intervals overlap the baseline's"
-                      >
-                        {" "}
-                        ≈ within noise
-                      </span>
-                    )}
-                  </td>
-                );
-              })}
+              <td className="muted small" data-testid="unit-cell">
+                {d.unit}
+              </td>
+              {data.columns.map((_, i) => cell(m, d.format, d.unit, i))}
             </tr>
           ))}
         </tbody>

@@ -4,7 +4,7 @@ import { energyStateShort } from "../../lib/energy";
 import { formatEnergy, formatRatio, formatSeconds, formatWatts } from "../../lib/format";
 import { GroupedBarChart } from "../charts/GroupedBarChart";
 import { TierBadge } from "../Energy/TierBadge";
-import { MetricTable } from "./CompareTable";
+import { MetricTable, type TableLayout } from "./CompareTable";
 
 function TierCell({ data, runIds }: { data: CompareRead; runIds: string[] }) {
   const tiers = columnTiers(data, runIds);
@@ -34,7 +34,15 @@ function TierCell({ data, runIds }: { data: CompareRead; runIds: string[] }) {
  * Energy and carbon side by side: bars (energy per run, J/GB, IOPS/W, CO2), the paper's
  * table (non-load W, W under load, run time, energy = run time × W, ratio) and every figure.
  */
-export function EnergyCompare({ data, showCharts }: { data: CompareRead; showCharts: boolean }) {
+export function EnergyCompare({
+  data,
+  showCharts,
+  layout = "metrics",
+}: {
+  data: CompareRead;
+  showCharts: boolean;
+  layout?: TableLayout;
+}) {
   const labels = columnLabels(data);
   if (data.energy.length === 0) {
     return (
@@ -74,6 +82,7 @@ export function EnergyCompare({ data, showCharts }: { data: CompareRead; showCha
                 valueLabel={c.title}
                 unit={c.unit}
                 log={c.log}
+                legend={false}
               />
             </div>
           ))}
@@ -115,7 +124,13 @@ export function EnergyCompare({ data, showCharts }: { data: CompareRead; showCha
       </div>
       <div className="card">
         <h3>Energy and carbon, every figure</h3>
-        <MetricTable data={data} labels={labels} metrics={data.energy} testId="energy-table" />
+        <MetricTable
+          data={data}
+          labels={labels}
+          metrics={data.energy}
+          testId="energy-table"
+          layout={layout}
+        />
       </div>
     </>
   );

@@ -1,16 +1,11 @@
-import {
-  Bar,
-  BarChart,
-  CartesianGrid,
-  Legend,
-  ResponsiveContainer,
-  Tooltip,
-  XAxis,
-  YAxis,
-} from "recharts";
+import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { sig3 } from "../../lib/format";
 import { tickNumber } from "./axis";
 import { colorAt } from "./palette";
+import { SeriesKey } from "./SeriesKey";
+
+/** Height of the plot area alone: axes and the key are added around it, never taken from it. */
+export const PLOT_HEIGHT = 240;
 
 interface Props {
   /** One row per category; each series key holds a value already in `unit`. */
@@ -25,8 +20,11 @@ interface Props {
    * the largest value is over 100× the smallest, so small bars stay visible beside big ones.
    */
   log?: boolean | "auto";
+  /** Whole chart height; by default the plot gets PLOT_HEIGHT and the axes their room on top. */
   height?: number;
   width?: number;
+  /** The key below the chart (HTML, outside the plot); off where a shared run key is shown. */
+  legend?: boolean;
 }
 
 /** Bars grouped by category (a job), one bar per series (a run). */
@@ -37,12 +35,15 @@ export function GroupedBarChart({
   valueLabel,
   unit,
   log = false,
-  height = 260,
+  height: fixedHeight,
   width,
+  legend = true,
 }: Props) {
   // Many or long category names are tilted so they never run into each other.
   const tilt =
     rows.length > 4 || rows.some((r) => String(r[categoryKey] ?? "").length * rows.length > 40);
+  const axisHeight = tilt ? 70 : 30;
+  const height = fixedHeight ?? PLOT_HEIGHT + axisHeight + 16;
   const positive = rows.flatMap((r) =>
     series.map((s) => r[s.key]).filter((v): v is number => typeof v === "number" && v > 0),
   );
@@ -72,7 +73,7 @@ export function GroupedBarChart({
         tick={{ fontSize: 12 }}
         angle={tilt ? -30 : 0}
         textAnchor={tilt ? "end" : "middle"}
-        height={tilt ? 70 : 30}
+        height={axisHeight}
       />
       <YAxis
         tickFormatter={tickNumber}
@@ -91,11 +92,6 @@ export function GroupedBarChart({
       <Tooltip
         formatter={(value, name) => [value == null ? "—" : `${sig3(Number(value))} ${unit}`, name]}
       />
-      <Legend
-        verticalAlign="bottom"
-        itemSorter={null}
-        wrapperStyle={{ fontSize: 12, paddingTop: 4 }}
-      />
       {series.map((s, i) => (
         <Bar
           key={s.key}
@@ -107,10 +103,22 @@ export function GroupedBarChart({
       ))}
     </BarChart>
   );
-  if (width) return chart;
+  const key = legend ? (
+    <SeriesKey items={series.map((s, i) => ({ key: s.key, label: s.label, color: i }))} />
+  ) : null;
+  if (width)
+    return (
+      <>
+        {chart}
+        {key}
+      </>
+    );
   return (
-    <ResponsiveContainer width="100%" height={height}>
-      {chart}
-    </ResponsiveContainer>
+    <>
+      <ResponsiveContainer width="100%" height={height}>
+        {chart}
+      </ResponsiveContainer>
+      {key}
+    </>
   );
 }

@@ -1,6 +1,5 @@
 import {
   CartesianGrid,
-  Legend,
   Line,
   LineChart,
   ResponsiveContainer,
@@ -11,6 +10,7 @@ import {
 import { sig3 } from "../../lib/format";
 import { tickNumber } from "./axis";
 import { colorAt } from "./palette";
+import { SeriesKey } from "./SeriesKey";
 
 interface LineSeries {
   key: string;
@@ -35,8 +35,11 @@ interface Props {
   series: LineSeries[];
   x: Axis;
   y: Axis;
+  /** Whole chart height (the key is outside it, below): the plot keeps ≥ 200 px. */
   height?: number;
   width?: number;
+  /** The key below the chart (HTML, outside the plot); off where a shared run key is shown. */
+  legend?: boolean;
 }
 
 function decadeTicks(values: number[]): { domain: [number, number]; ticks: number[] } | null {
@@ -57,7 +60,7 @@ function title(a: Axis): string {
 }
 
 /** Lines over a numeric x axis, each with its own points; log axes where asked. */
-export function MultiLineChart({ series, x, y, height = 300, width }: Props) {
+export function MultiLineChart({ series, x, y, height = 300, width, legend = true }: Props) {
   const ys = series.flatMap((s) => s.points.map((p) => p.y));
   const xs = series.flatMap((s) => s.points.map((p) => p.x));
   const yLog = y.log ? decadeTicks(ys) : null;
@@ -101,11 +104,6 @@ export function MultiLineChart({ series, x, y, height = 300, width }: Props) {
         formatter={(value, name) => [`${sig3(Number(value))} ${y.unit}`, name]}
         labelFormatter={(v) => `${x.label} ${xFmt(Number(v))}${x.format ? "" : ` ${x.unit}`}`}
       />
-      <Legend
-        verticalAlign="top"
-        itemSorter={null}
-        wrapperStyle={{ fontSize: 12, paddingBottom: 4 }}
-      />
       {series.map((s, i) => (
         <Line
           key={s.key}
@@ -121,10 +119,29 @@ export function MultiLineChart({ series, x, y, height = 300, width }: Props) {
       ))}
     </LineChart>
   );
-  if (width) return chart;
+  const key = legend ? (
+    <SeriesKey
+      items={series.map((s, i) => ({
+        key: s.key,
+        label: s.label,
+        color: s.color ?? i,
+        dashed: s.dashed,
+      }))}
+    />
+  ) : null;
+  if (width)
+    return (
+      <>
+        {chart}
+        {key}
+      </>
+    );
   return (
-    <ResponsiveContainer width="100%" height={height}>
-      {chart}
-    </ResponsiveContainer>
+    <>
+      <ResponsiveContainer width="100%" height={height}>
+        {chart}
+      </ResponsiveContainer>
+      {key}
+    </>
   );
 }

@@ -1,4 +1,5 @@
-// Colours for series, distinguishable and readable on white.
+// Colours for series, distinguishable and readable on white: eight fixed ones, then hues spread
+// by the golden angle, so 30 compared runs get 30 different colours (not the eight repeated).
 const PALETTE = [
   "#2563eb",
   "#ea580c",
@@ -11,5 +12,8 @@ const PALETTE = [
 ] as const;
 
 export function colorAt(i: number): string {
-  return PALETTE[i % PALETTE.length] ?? "#2563eb";
+  if (i < PALETTE.length) return PALETTE[i] ?? "#2563eb";
+  const hue = Math.round((i * 137.508) % 360);
+  const light = 32 + ((i * 7) % 3) * 8;
+  return `hsl(${hue} 70% ${light}%)`;
 }

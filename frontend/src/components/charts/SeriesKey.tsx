@@ -1,0 +1,35 @@
+import { colorAt } from "./palette";
+
+export interface KeyItem {
+  key: string;
+  label: string;
+  /** Palette index (a column keeps its colour across charts). */
+  color: number;
+  dashed?: boolean;
+}
+
+/**
+ * The legend as HTML outside the plot: the chart's height is the plot's, whatever the number
+ * of series; a long key scrolls inside its own box. One key can serve several charts (the
+ * compare page's run key).
+ */
+export function SeriesKey({ items, title }: { items: KeyItem[]; title?: string }) {
+  if (items.length === 0) return null;
+  return (
+    <div className="series-key" data-testid="series-key">
+      {title && <span className="series-key-title">{title}</span>}
+      {items.map((s) => (
+        <span className="series-key-item" key={s.key} title={s.label}>
+          <span
+            className={s.dashed ? "swatch dashed" : "swatch"}
+            style={{
+              borderColor: colorAt(s.color),
+              background: s.dashed ? "none" : colorAt(s.color),
+            }}
+          />
+          {s.label}
+        </span>
+      ))}
+    </div>
+  );
+}
