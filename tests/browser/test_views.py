@@ -1,0 +1,83 @@
+"""Named views in Chromium at 1440×900 (issue 12): the CrystalDiskMark grid from a real run, the
+seed tables side by side with their Ratio, the charts of the sweeps. The runs are real: the
+presets' own jobs, shortened (0.2 s per pass, small files), run by the stack's agent and engine."""
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.workload.builtin import BUILTINS
+from tests.browser.test_browser import _needs, _node
+from tests.stack import Stack
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
+
+MiB = 1024 * 1024
+
+
+def _short(preset: str) -> dict[str, Any]:
+    spec = BUILTINS[preset][1]
+    jobs = []
+    for j in spec.jobs:
+        upd: dict[str, Any] = {"size_bytes": max(16 * MiB, 2 * (j.bs_bytes or 0))}
+        if j.time_based:
+            upd["runtime_s"] = 0.2
+        if j.io_size_bytes is not None:
+            upd["io_size_bytes"] = 4 * MiB
+        jobs.append(j.model_copy(update=upd))
+    return spec.model_copy(update={"jobs": jobs}).model_dump(mode="json")
+
+
+def _run(live: Stack, target: str, preset: str, name: str) -> str:
+    with live.api() as api:
+        r = api.post(
+            "/runs",
+            json={
+                "agent_id": live.agent_id,
+                "target_path": target,
+                "workload": _short(preset),
+                "name": name,
+                "idle_s": 0,
+            },
+        )
+        assert r.status_code == 201, r.text
+        return str(r.json()["id"])
+
+
+def test_named_views_in_chromium(live: Stack, tmp_path: Path) -> None:
+    _needs()
+    a = tempfile.mkdtemp(prefix="iowatt-views-a-", dir="/var/tmp")
+    b = tempfile.mkdtemp(prefix="iowatt-views-b-", dir="/var/tmp")
+    try:
+        for d in (a, b):
+            live.allow(d)
+        plan = {
+            "cdm": [(a, "crystaldiskmark"), (b, "crystaldiskmark")],
+            "threads": [(a, "threads-latency"), (b, "threads-latency")],
+            "kh": [(a, "kernel-help")],
+            "dfm": [(a, "seq-rand-table"), (b, "seq-rand-table")],
+            "sweep": [(a, "diskspd-bs-sweep")],
+        }
+        ids = {k: [_run(live, t, p, f"views: {p} {Path(t).name}") for t, p in v] for k, v in plan.items()}
+        for rid in [r for v in ids.values() for r in v]:
+            assert live.wait(rid, timeout_s=300)["status"] == "succeeded"
+        with live.api() as api:
+            t = api.get("/views/table", params={"view": "crystaldiskmark", "runs": ids["cdm"][0]}).json()
+        keys = [c["key"] for c in t["columns"]]
+        first = dict(zip(keys, [c["value"] for c in t["rows"][0]["cells"]], strict=True))
+        report = _node(
+            "tests/browser/views.mjs",
+            live,
+            tmp_path,
+            IOWATT_VIEW_RUNS=";".join(f"{k}={','.join(v)}" for k, v in ids.items()),
+            IOWATT_VIEW_FIRST_READ=str(first["read_best_mbps"]),
+        )
+        assert "crystaldiskmark grid" in report
+        for shot in ("views-cdm-1", "views-cdm-table", "views-threads", "views-kernel-help"):
+            assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+    finally:
+        for d in (a, b):
+            shutil.rmtree(d, ignore_errors=True)
