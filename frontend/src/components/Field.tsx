@@ -46,9 +46,11 @@ export function Field({
 export function formErrorsFrom(
   err: unknown,
   aliases: Record<string, string>,
+  /** lists whose items the form shows one by one ("jobs"): errors keep the item's index */
+  indexed: readonly string[] = [],
 ): { errors: Errors; formError: string | null } {
   if (err instanceof ApiError && err.fieldErrors.length > 0) {
-    const mapped = fieldErrorsFor(err.fieldErrors, aliases);
+    const mapped = fieldErrorsFor(err.fieldErrors, aliases, indexed);
     const errors: Errors = {};
     for (const [k, message] of Object.entries(mapped)) {
       if (k) errors[k] = { message, source: "server" };

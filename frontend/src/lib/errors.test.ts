@@ -36,3 +36,22 @@ describe("fieldErrorsFor", () => {
     expect(out).toEqual({ bs: "must be > 0; not a power of two", target: "required", "": "nope" });
   });
 });
+
+describe("fieldErrorsFor with indexed lists", () => {
+  it("keeps a job's index so the error sits at that job's field", () => {
+    const out = fieldErrorsFor(
+      [
+        { field: "workload.jobs.2.bs_bytes", message: "too big" },
+        { field: "workload.jobs", message: "job names must be unique" },
+        { field: "target_path", message: "not allowed" },
+      ],
+      { bs_bytes: "bs", target_path: "target" },
+      ["jobs"],
+    );
+    expect(out).toEqual({
+      "jobs.2.bs": "too big",
+      "": "job names must be unique",
+      target: "not allowed",
+    });
+  });
+});

@@ -38,19 +38,31 @@ function toFieldError(d: unknown): FieldError[] {
 /**
  * Maps the server's field paths ("workload.jobs.0.bs_bytes", "body.target_path") onto the
  * names of a form's inputs by their last meaningful segment. Unmatched errors land under "".
+ * `indexed` names lists whose items the form shows one by one (a workload's "jobs"): an error
+ * inside item N lands under "<list>.N.<alias>" ("jobs.1.bs"), so it sits beside that item's field.
  */
 export function fieldErrorsFor(
   errors: FieldError[],
   aliases: Record<string, string>,
+  indexed: readonly string[] = [],
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of errors) {
-    const segments = e.field.split(".").filter((s) => s !== "" && !/^\d+$/.test(s));
+    const all = e.field.split(".").filter((s) => s !== "");
+    const segments = all.filter((s) => !/^\d+$/.test(s));
     let key = "";
     for (let i = segments.length - 1; i >= 0; i -= 1) {
       const seg = segments[i] ?? "";
       if (seg in aliases) {
         key = aliases[seg] ?? "";
+        break;
+      }
+    }
+    for (let i = all.length - 2; key && i >= 0; i -= 1) {
+      const list = all[i] ?? "";
+      const index = all[i + 1] ?? "";
+      if (indexed.includes(list) && /^\d+$/.test(index)) {
+        key = `${list}.${index}.${key}`;
         break;
       }
     }

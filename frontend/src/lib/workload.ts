@@ -58,3 +58,61 @@ export function workloadKey(workload: Jobs | null | undefined): string {
 export function jobKey(job: object, omit?: string): string {
   return JSON.stringify(canonicalJob(job, omit));
 }
+
+// --- duration estimate (the New run form) ---------------------------------------------------------
+
+/** The agent's idle baseline before and after the load when the run sets none (iowatt_workload DEFAULT_IDLE_S). */
+export const DEFAULT_IDLE_S = 30;
+/** Stated overhead per job: laying out or pre-filling its file and starting the engine. */
+export const OVERHEAD_S_PER_JOB = 5;
+/** Stated overhead per run: the lease, the agent's checks and the result's upload. */
+export const OVERHEAD_S_PER_RUN = 10;
+/** The stated rate a size-bound job without rate_iops is estimated at (its real speed is what the run measures). */
+export const ASSUMED_BYTES_PER_S = 100 * 1024 * 1024;
+
+type EstimateJob = Pick<
+  JobSpec,
+  "runtime_s" | "ramp_time_s" | "size_bytes" | "io_size_bytes" | "bs_bytes" | "numjobs"
+> &
+  Partial<Pick<JobSpec, "rate_iops" | "loops">>;
+
+export interface DurationEstimate {
+  /** load + idle + overhead, seconds */
+  totalS: number;
+  /** the jobs' runtimes and warm-ups (size-bound ones at their rate_iops or ASSUMED_BYTES_PER_S) */
+  loadS: number;
+  /** idle baseline before and after */
+  idleS: number;
+  overheadS: number;
+  /** how many size-bound jobs were estimated at ASSUMED_BYTES_PER_S: their time is a guess */
+  assumedRate: number;
+}
+
+/** One job's seconds: its runtime (an upper bound) plus warm-up; a size-bound job's I/O at its
+ * rate_iops (exact: each of its threads issues that many I/Os per second), else at the stated
+ * ASSUMED_BYTES_PER_S for all its threads together. */
+export function jobSeconds(j: EstimateJob): { s: number; assumed: boolean } {
+  const ramp = j.ramp_time_s ?? 0;
+  if (j.runtime_s != null) return { s: j.runtime_s + ramp, assumed: false };
+  const perThread = (j.io_size_bytes ?? j.size_bytes) * (j.loops ?? 1);
+  if (j.rate_iops != null && j.rate_iops > 0 && j.bs_bytes > 0)
+    return { s: perThread / j.bs_bytes / j.rate_iops + ramp, assumed: false };
+  return { s: (perThread * Math.max(1, j.numjobs)) / ASSUMED_BYTES_PER_S + ramp, assumed: true };
+}
+
+/** How long a run of `jobs` takes, with what the estimate assumes spelled out by its parts. */
+export function estimateDuration(
+  jobs: readonly EstimateJob[],
+  idleS: number | null | undefined,
+): DurationEstimate {
+  let loadS = 0;
+  let assumedRate = 0;
+  for (const j of jobs) {
+    const { s, assumed } = jobSeconds(j);
+    loadS += s;
+    if (assumed) assumedRate += 1;
+  }
+  const idle = 2 * (idleS ?? DEFAULT_IDLE_S);
+  const overheadS = OVERHEAD_S_PER_RUN + OVERHEAD_S_PER_JOB * jobs.length;
+  return { totalS: loadS + idle + overheadS, loadS, idleS: idle, overheadS, assumedRate };
+}

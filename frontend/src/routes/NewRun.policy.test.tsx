@@ -124,7 +124,7 @@ describe("NewRun and the host policy", () => {
     fireEvent.change(rw, { target: { value: "randwrite" } });
     fireEvent.change(targetSelect(), { target: { value: FILE } });
     fireEvent.click(screen.getByTestId("submit-run"));
-    const err = await screen.findByTestId("field-error-rw");
+    const err = await screen.findByTestId("field-error-jobs.0.rw");
     expect(err.textContent).toContain("--allow-write");
     expect(posts(calls)).toHaveLength(0);
 

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { ASSUMED_BYTES_PER_S, estimateDuration, jobSeconds } from "./workload";
+
+const base = {
+  ramp_time_s: 0,
+  size_bytes: 1 << 30,
+  io_size_bytes: null,
+  bs_bytes: 4096,
+  numjobs: 1,
+};
+
+describe("estimateDuration", () => {
+  it("sums runtimes and warm-ups, the idle baseline before and after, and the stated overhead", () => {
+    const e = estimateDuration(
+      [
+        { ...base, runtime_s: 60, ramp_time_s: 5 },
+        { ...base, runtime_s: 30 },
+      ],
+      10,
+    );
+    expect([e.loadS, e.idleS, e.overheadS, e.totalS, e.assumedRate]).toEqual([95, 20, 20, 135, 0]);
+    expect(estimateDuration([{ ...base, runtime_s: 1 }], null).idleS).toBe(60); // the agent's default 30 s, twice
+  });
+
+  it("times a size-bound job by its rate_iops exactly, else at the stated rate and says so", () => {
+    // 1 GiB per thread, 2 loops, 4 KiB blocks at 1000 IOPS per thread
+    expect(jobSeconds({ ...base, runtime_s: null, loops: 2, rate_iops: 1000 })).toEqual({
+      s: ((1 << 30) * 2) / 4096 / 1000,
+      assumed: false,
+    });
+    const guess = jobSeconds({ ...base, runtime_s: null, numjobs: 2, io_size_bytes: 1 << 28 });
+    expect(guess).toEqual({ s: (2 * (1 << 28)) / ASSUMED_BYTES_PER_S, assumed: true });
+    expect(estimateDuration([{ ...base, runtime_s: null }], 0).assumedRate).toBe(1);
+  });
+});
