@@ -5,10 +5,13 @@ without error and rolls back otherwise. Celery tasks queued during the request a
 of that same transaction, sent after it commits (see `backend.outbox`).
 """
 
-from collections.abc import Iterator
+import asyncio
+import weakref
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
+from fastapi.concurrency import contextmanager_in_threadpool
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -44,9 +47,27 @@ def unit_of_work() -> Iterator[Session]:
         session.close()
 
 
-def get_session() -> Iterator[Session]:
-    """FastAPI dependency: the request's unit of work (exit code runs before the response)."""
-    with unit_of_work() as session:
+# Requests that hold a session at the same time, per API process (one event loop). A request's
+# session keeps its pooled connection from its first query (authentication) to its commit, across
+# several hops to the threadpool; with more such requests than pooled connections (10 + 20), every
+# thread could wait for a connection while every connection waits for a thread: bench/load's 200
+# agents stopped the API that way (issue 11). The pool's other 10: the long-polls' own 8 threads
+# (backend.agent.service.LONGPOLL_THREADS) and 2 spare. Waiting for a slot costs no thread.
+REQUEST_SESSIONS = 20
+_slots: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def get_session() -> AsyncIterator[Session]:
+    """FastAPI dependency: the request's unit of work (exit code runs before the response), as a
+    sync generator dependency would run it (enter on the threadpool, exit on a thread of its own),
+    once one of REQUEST_SESSIONS slots is free."""
+    loop = asyncio.get_running_loop()
+    slots = _slots.get(loop)
+    if slots is None:
+        slots = _slots[loop] = asyncio.Semaphore(REQUEST_SESSIONS)
+    async with slots, contextmanager_in_threadpool(unit_of_work()) as session:
         yield session
 
 

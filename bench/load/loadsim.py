@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import os
 import pwd
@@ -268,6 +269,17 @@ print(json.dumps(out))
     return tokens
 
 
+# The simulated agent's or user's own client, set in its task (tasks it starts inherit it).
+_actor_client: contextvars.ContextVar[httpx.AsyncClient | None] = contextvars.ContextVar(
+    "client", default=None
+)
+
+
+def _own_client(timeout: float = 60) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=4, max_keepalive_connections=4, keepalive_expiry=4.0)
+    return httpx.AsyncClient(limits=limits, timeout=timeout)
+
+
 # --- measurements ---------------------------------------------------------------------------------
 
 
@@ -333,6 +345,7 @@ class Config:
     max_runs: int | None = None  # stop queueing after this many runs (the smoke test)
     lease_wait_s: float = 25.0
     drain_timeout_s: float = 120.0
+    start_spread_s: float = 3.0  # agents start within this many seconds (hosts do not start at once)
     seed: int = 1
 
 
@@ -358,11 +371,23 @@ class Sim:
         self.ingest_runs: list[str] = []
 
     # ---- http with per-route timing
-    async def call(self, method: str, route: str, url: str, token: str, **kw: Any) -> httpx.Response | None:
-        assert self.client is not None
+    async def call(
+        self,
+        method: str,
+        route: str,
+        url: str,
+        token: str,
+        *,
+        client: httpx.AsyncClient | None = None,
+        **kw: Any,
+    ) -> httpx.Response | None:
+        """One request, timed per route. Each simulated agent and user has its own client (as real
+        ones do): one shared pool of 400 connections costs httpcore O(connections) per request."""
+        client = client or _actor_client.get() or self.client
+        assert client is not None
         t0 = time.perf_counter()
         try:
-            r = await self.client.request(
+            r = await client.request(
                 method,
                 self.api + url,
                 headers={"Authorization": f"Bearer {token}", **kw.pop("headers", {})},
@@ -444,9 +469,14 @@ class Sim:
         return json.dumps(envelope).replace('"@ENGINE@"', engine).encode()
 
     async def agent(self, k: int) -> None:
+        async with _own_client() as client:
+            _actor_client.set(client)
+            await self._agent(k)
+
+    async def _agent(self, k: int) -> None:
         agent_id, token = self.agents[k]
         cfg = self.cfg
-        await asyncio.sleep(self.rnd.uniform(0, 3))  # hosts do not all start in the same millisecond
+        await asyncio.sleep(self.rnd.uniform(0, self.cfg.start_spread_s))
         await self.call(
             "PUT",
             "PUT /agents/{id}/inventory",
@@ -549,6 +579,11 @@ class Sim:
 
     # ---- a simulated user
     async def user(self, u: int, deadline: float) -> None:
+        async with _own_client() as client:
+            _actor_client.set(client)
+            await self._user(u, deadline)
+
+    async def _user(self, u: int, deadline: float) -> None:
         token = self.users[u]
         cfg = self.cfg
         rnd = random.Random(cfg.seed * 1000 + u)
@@ -663,8 +698,7 @@ def _power(
 async def running(p: Platform, cfg: Config) -> Any:
     """Enrolled agents polling, users with tokens; agents stopped at the end."""
     sim = Sim(p, cfg)
-    n = cfg.agents + cfg.users + 20
-    limits = httpx.Limits(max_connections=2 * n, max_keepalive_connections=2 * n, keepalive_expiry=4.0)
+    limits = httpx.Limits(max_connections=20, max_keepalive_connections=20, keepalive_expiry=4.0)
     async with httpx.AsyncClient(limits=limits, timeout=60) as client:
         sim.client = client
         await sim.setup()

@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import signal
 import statistics
 import sys
@@ -125,8 +126,9 @@ def main() -> int:
         queue_share=args.queue_share,
         max_runs=args.max_runs,
     )
-    # SIGTERM (timeout, Ctrl-C's sibling) unwinds the context managers: the stack is stopped
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # SIGTERM (`timeout`) acts as Ctrl-C: asyncio.run cancels the simulation, the context
+    # managers stop the stack
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
     t_all = time.monotonic()
     with (
         loadsim.postgres(fsync=not args.pg_fsync_off) as pg_port,
