@@ -137,6 +137,7 @@ class Platform:
     conninfo: str  # psycopg conninfo of the application database
     env: dict[str, str]
     logs: Path
+    user_tokens: list[str]
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def tail(self, n: int = 3000) -> str:
@@ -153,7 +154,9 @@ def _popen(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 
 @contextlib.contextmanager
-def platform(pg_port: int, redis_url: str, *, worker_concurrency: int = 2) -> Iterator[Platform]:
+def platform(
+    pg_port: int, redis_url: str, *, users: int = 20, worker_concurrency: int = 2
+) -> Iterator[Platform]:
     """Migrations, the admin, then the processes exactly as `scripts/up.sh` starts them: ONE uvicorn
     process without access log, a prefork Celery worker (`--concurrency 2`) and beat; IOWATT_ENV=dev
     with a private state directory (so nothing of `.iowatt/` is read)."""
@@ -176,17 +179,15 @@ def platform(pg_port: int, redis_url: str, *, worker_concurrency: int = 2) -> It
         "IOWATT_REDIS_URL": redis_url,
         "IOWATT_SECRET_KEY": secrets.token_urlsafe(32),
     }
-    subprocess.run(
-        [str(BIN / "alembic"), "upgrade", "head"], cwd=REPO, env=env, check=True, capture_output=True
-    )
-    subprocess.run(
-        [str(BIN / "iowatt-server"), "bootstrap", "--credentials-file", str(work / "creds")]
-        + ["--token-file", str(work / "token")],
-        cwd=REPO,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
+    cfg = AlembicConfig(str(REPO / "alembic.ini"))  # in this process: one interpreter start less
+    cfg.set_main_option("script_location", str(REPO / "migrations"))
+    cfg.attributes["database_url"] = db_url
+    cfg.attributes["configure_logger"] = False
+    command.upgrade(cfg, "head")
+    user_tokens = _bootstrap(env, work, users)
     port = free_port()
     procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
@@ -214,6 +215,7 @@ def platform(pg_port: int, redis_url: str, *, worker_concurrency: int = 2) -> It
             conninfo=f"host=127.0.0.1 port={pg_port} user=postgres dbname=iowatt_load",
             env=env,
             logs=logs,
+            user_tokens=user_tokens,
             procs=procs,
         )
         deadline = time.monotonic() + 60
@@ -229,25 +231,32 @@ def platform(pg_port: int, redis_url: str, *, worker_concurrency: int = 2) -> It
         for proc in procs.values():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, 15)
-        for proc in procs.values():
+        for name, proc in procs.items():
+            t_stop = time.monotonic()
             try:
-                proc.wait(timeout=20)
+                proc.wait(timeout=5)  # uvicorn takes longer (it waits for something): killed
+                if os.environ.get("IOWATT_LOAD_DEBUG"):
+                    print(f"{name} stopped in {time.monotonic() - t_stop:.1f} s", file=sys.stderr)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
                 proc.wait()
         shutil.rmtree(work, ignore_errors=True)
 
 
-def make_users(p: Platform, n: int) -> list[str]:
-    """n members of the admin's team, each with a personal API token. The API has no route that
-    creates users (invitations are not built yet), so the server's own service functions do it,
-    in one process and transaction, as `iowatt-server bootstrap` does for the admin."""
+def _bootstrap(env: dict[str, str], work: Path, n: int) -> list[str]:
+    """`iowatt-server bootstrap` (the admin, its team, its token in work/token), then n members of
+    that team with a personal API token each, in one server process. The API has no route that
+    creates users (invitations are not built yet), so the server's own service functions do it."""
     code = f"""
 import json, secrets
+from pathlib import Path
 from sqlalchemy import select
 from backend.auth import service
+from backend.cli import bootstrap
 from backend.db import unit_of_work
 from backend.models import Membership, Role, Team
+bootstrap(email="admin@iowatt.local", team="default", credentials_file=Path({str(work / "creds")!r}),
+          token_file=Path({str(work / "token")!r}))
 out = []
 with unit_of_work() as s:
     team = s.scalar(select(Team).where(Team.name == "default"))
@@ -260,8 +269,8 @@ with unit_of_work() as s:
         out.append(tok)
 print(json.dumps(out))
 """
-    # test-sized Argon2 cost: the users' passwords are never used
-    env = {**p.env, "IOWATT_ARGON2_MEMORY_KIB": "1024", "IOWATT_ARGON2_TIME_COST": "1"}
+    # test-sized Argon2 cost: these passwords are never used
+    env = {**env, "IOWATT_ARGON2_MEMORY_KIB": "1024", "IOWATT_ARGON2_TIME_COST": "1"}
     r = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, env=env, check=True, capture_output=True, text=True
     )
@@ -589,6 +598,8 @@ class Sim:
         rnd = random.Random(cfg.seed * 1000 + u)
         await asyncio.sleep(rnd.uniform(0, cfg.think_s))
         while time.monotonic() < deadline:
+            if cfg.max_runs is not None and len(self.rec.posted) >= cfg.max_runs:
+                return  # the smoke test: its runs are queued, the round only awaits them
             x = rnd.random()
             if x < cfg.queue_share:
                 if cfg.max_runs is None or len(self.rec.posted) < cfg.max_runs:
@@ -702,7 +713,7 @@ async def running(p: Platform, cfg: Config) -> Any:
     async with httpx.AsyncClient(limits=limits, timeout=60) as client:
         sim.client = client
         await sim.setup()
-        sim.users = await asyncio.to_thread(make_users, p, cfg.users)
+        sim.users = p.user_tokens[: cfg.users]
         tasks = [asyncio.create_task(sim.agent(k)) for k in range(cfg.agents)]
         try:
             await _until_online(sim, len(sim.agents))

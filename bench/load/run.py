@@ -133,7 +133,9 @@ def main() -> int:
     with (
         loadsim.postgres(fsync=not args.pg_fsync_off) as pg_port,
         redis_instance() as redis,
-        loadsim.platform(pg_port, redis.url, worker_concurrency=args.worker_concurrency) as p,
+        loadsim.platform(
+            pg_port, redis.url, users=args.users, worker_concurrency=args.worker_concurrency
+        ) as p,
     ):
         print(f"stack up in {time.monotonic() - t_all:.0f} s: {p.url}", flush=True)
         raw = asyncio.run(_main(p, cfg, args))

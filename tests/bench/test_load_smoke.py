@@ -35,7 +35,7 @@ def test_load_smoke_5_agents_3_runs_nothing_lost_or_duplicated(pg: Postgres, red
             ingest = await loadsim.ingest_bench(sim, samples=2000, repeats=1)
         return rd, ingest
 
-    with loadsim.platform(pg.port, redis_db) as p:
+    with loadsim.platform(pg.port, redis_db, users=cfg.users) as p:
         rd, ingest = asyncio.run(simulate(p))
         check = loadsim.check_database(p.conninfo, [rd], settle_s=20)
 
