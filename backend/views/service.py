@@ -862,13 +862,20 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
 
 
 def _unique_labels(runs: list[Loaded]) -> None:
-    """Two runs on one device get their names (then their ids) added, so no two columns read alike."""
+    """Two runs on one device are named by their targets (then their ids), so no two columns read
+    alike."""
     seen: dict[str, int] = {}
     for r in runs:
         seen[r.info.label] = seen.get(r.info.label, 0) + 1
     for r in runs:
-        if seen[r.info.label] > 1:
-            r.info.label = f"{r.info.label} ({r.info.name}, {str(r.run.id)[:8]})"
+        if seen[r.info.label] > 1:  # one device, two targets: the target names the column
+            r.info.label = f"{r.run.target_path} on {r.info.agent_name}"
+    seen = {}
+    for r in runs:
+        seen[r.info.label] = seen.get(r.info.label, 0) + 1
+    for r in runs:
+        if seen[r.info.label] > 1:  # the same target twice: the run's id tells them apart
+            r.info.label = f"{r.info.label} #{str(r.run.id)[:8]}"
 
 
 def catalog(session: Session, *, principal: UserPrincipal, run_ids: list[uuid.UUID]) -> ViewCatalog:

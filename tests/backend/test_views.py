@@ -66,10 +66,17 @@ def engine_doc(preset: str, seed: int = 0) -> str:
 
 
 def real_run(
-    client: TestClient, session: Session, u: Any, preset: str, *, target: str = "/srv/bench", seed: int = 0
+    client: TestClient,
+    session: Session,
+    u: Any,
+    preset: str,
+    *,
+    target: str = "/srv/bench",
+    seed: int = 0,
+    agent: Any = None,
 ) -> uuid.UUID:
-    """A run of the preset, its result uploaded through the agent API."""
-    a = create_agent(session, team=u.team)
+    """A run of the preset, its result uploaded through the agent API (by a new agent unless given)."""
+    a = agent or create_agent(session, team=u.team)
     wl = session.scalar(select(Workload).where(Workload.name == preset, Workload.builtin.is_(True)))
     run = create_run(session, agent=a.agent, target_path=target, workload_id=wl.id if wl else None)
     run.workload_spec = stored_spec(short(preset))
@@ -195,6 +202,7 @@ def test_legacy_table_as_seed_002_with_its_ratio_between_two_devices(
     t = view(client, u, "crystaldiskmark-table", [a, b])
     labels = [c["label"] for c in t["columns"]]
     la, lb = (r["label"] for r in t["runs"])
+    assert la != lb  # no two columns read alike
     assert labels == ["Test", "Unit", la, lb, f"Ratio ({lb} ÷ {la})"]
     assert t["baseline_run_id"] == str(a)
     rows = [[c["value"] for c in r["cells"]] for r in t["rows"]]
@@ -282,9 +290,16 @@ def test_latency_against_threads_is_a_chart_and_a_table(client: TestClient, sess
 
 def test_disk_flash_memory_as_seed_004(client: TestClient, session: Session) -> None:
     u = create_user(session)
-    disk = real_run(client, session, u, "seq-rand-table", target="/srv/disk", seed=0)
-    flash = real_run(client, session, u, "seq-rand-table", target="/srv/flash", seed=1)
+    host = create_agent(session, team=u.team)
+    disk = real_run(client, session, u, "seq-rand-table", target="/srv/disk", seed=0, agent=host)
+    flash = real_run(client, session, u, "seq-rand-table", target="/srv/flash", seed=1, agent=host)
     t = view(client, u, "disk-flash-memory", [disk, flash])
+    # here both targets sit on the machine's one disk: the targets, not the device twice, name the columns
+    if t["runs"][0]["device_name"] == t["runs"][1]["device_name"]:
+        assert [c["label"] for c in t["columns"]][1:3] == [
+            f"/srv/disk on {host.agent.name} (MB/s)",
+            f"/srv/flash on {host.agent.name} (MB/s)",
+        ]
     rows = [[c["value"] for c in r["cells"]] for r in t["rows"]]
     assert [r[0] for r in rows] == [
         "Sequential read",

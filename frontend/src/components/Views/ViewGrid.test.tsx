@@ -87,5 +87,8 @@ describe("ViewGrid", () => {
     expect(document.querySelector('th[data-label="Read best (MB/s)"]')?.getAttribute("title")).toBe(
       "Read best (MB/s) is",
     );
+    // written as the server wrote it: an upper-cased "µs" would read "ΜS"
+    const th = document.querySelector<HTMLElement>('th[data-label="Read best (MB/s)"]');
+    expect(th?.style.textTransform).toBe("none");
   });
 });

@@ -64,6 +64,8 @@ function Passes({ text }: { text: string }) {
 }
 
 const stickyCell = { position: "sticky", left: 0, background: "#fff", zIndex: 1 } as const;
+// Headers keep their case: the table style's upper case turns "µs" into "ΜS", which reads as ms.
+const asWritten = { textTransform: "none", letterSpacing: 0 } as const;
 
 /**
  * The view's table: grouped headers (Read / Write, an operation) over headers with their units,
@@ -90,6 +92,7 @@ export function ViewGrid({ table }: { table: ViewTable }) {
                     key={k}
                     colSpan={n}
                     style={{
+                      ...asWritten,
                       textAlign: "center",
                       borderLeft: g ? "2px solid #e2e8f0" : undefined,
                       ...(k === 0 ? stickyCell : {}),
@@ -107,7 +110,7 @@ export function ViewGrid({ table }: { table: ViewTable }) {
                   title={c.description}
                   data-label={c.label}
                   className={numeric(c) ? "num" : undefined}
-                  style={i === 0 ? stickyCell : undefined}
+                  style={i === 0 ? { ...asWritten, ...stickyCell } : asWritten}
                 >
                   {shortLabel(c)}
                 </th>
