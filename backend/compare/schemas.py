@@ -6,7 +6,7 @@ from pydantic import Field
 from backend.kit.schema import OutputSchema
 from backend.run.schemas import RunRead
 
-GroupBy = Literal["none", "device", "environment", "device_environment", "workload"]
+GroupBy = Literal["none", "device", "environment", "device_environment", "workload", "target"]
 FingerprintMode = Literal["workload", "workload_host"]
 # What a metric measures (the UI picks charts and display units by it, never by key or unit).
 MetricKind = Literal["iops", "bandwidth", "latency", "cpu", "power", "time", "energy", "efficiency", "carbon"]

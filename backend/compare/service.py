@@ -154,6 +154,11 @@ def _columns(
             f"{dev_label(r)} · {env_label(r)}",
         ),
         "workload": lambda r: (fps[r.id][:12], r.name.split(" on ")[0]),
+        # each host's path its own column: two directories on one disk stay apart (issue 12)
+        "target": lambda r: (
+            f"{r.agent_id}:{r.target_path}",
+            f"{r.target_path} on {agents[r.agent_id].name if r.agent_id in agents else '?'}",
+        ),
     }
     cols: dict[str, tuple[str, list[Run]]] = {}
     for r in runs:

@@ -125,3 +125,25 @@ def test_progress_keeps_only_the_last_samples(client: TestClient, session: Sessi
     samples = client.get(f"/api/v1/runs/{run_id}", headers=user).json()["progress"]["samples"]
     assert len(samples) == PROGRESS_SAMPLES and samples[0]["read_iops"] == 5.0
     assert samples[-1]["read_iops"] == float(PROGRESS_SAMPLES + 4)
+
+
+def test_compare_groups_by_target_two_directories_on_one_disk_apart(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    runs = []
+    for target in ("/srv/a", "/srv/a", "/srv/b"):  # both directories on / (vda): one device
+        run = create_run(session, agent=a.agent, target_path=target)
+        create_result(session, run=run, jobs=[{"name": "randread-4k", "rw": "randread", "bs_bytes": 4096}])
+        runs.append(run)
+    assert runs[0].device_id == runs[2].device_id
+    ids = ",".join(str(r.id) for r in runs)
+    by_device = client.get(f"/api/v1/compare?runs={ids}&group_by=device", headers=u.headers).json()
+    assert len(by_device["columns"]) == 1
+    r = client.get(f"/api/v1/compare?runs={ids}&group_by=target", headers=u.headers)
+    assert r.status_code == 200, r.text
+    cols = r.json()["columns"]
+    assert [c["label"] for c in cols] == [f"/srv/a on {a.agent.name}", f"/srv/b on {a.agent.name}"]
+    assert [len(c["run_ids"]) for c in cols] == [2, 1]
+    assert cols[0]["key"] == f"{a.agent.id}:/srv/a"

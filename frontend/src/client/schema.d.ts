@@ -1131,7 +1131,7 @@ export interface components {
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
             /** Jobs */
             jobs: components["schemas"]["JobComparison"][];
             /** Runs */
@@ -4842,7 +4842,7 @@ export interface operations {
                 /** @description comma-separated run ids; the first is the default baseline */
                 runs: string;
                 baseline?: string | null;
-                group_by?: "none" | "device" | "environment" | "device_environment" | "workload";
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
                 fingerprint?: "workload" | "workload_host";
                 force?: boolean;
                 /** @description csv: the same table as text/csv (a download), one row per metric */
@@ -4918,7 +4918,7 @@ export interface operations {
                 runs: string;
                 /** @description job name */
                 job: string;
-                group_by?: "none" | "device" | "environment" | "device_environment" | "workload";
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
             };
             header?: never;
             path?: never;

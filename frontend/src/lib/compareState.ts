@@ -9,6 +9,7 @@ export const GROUP_BY = [
   "environment",
   "device_environment",
   "workload",
+  "target",
 ] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
 export const FINGERPRINTS = ["workload", "workload_host"] as const;
@@ -109,4 +110,5 @@ export const GROUP_LABEL: Record<GroupBy, string> = {
   environment: "environment",
   device_environment: "device × environment",
   workload: "workload",
+  target: "target (host and path)",
 };

@@ -5,7 +5,7 @@ import type { CampaignRead } from "../client/types";
 import { setToken } from "../lib/auth";
 import { limits, POLICY, policyAgent, target } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
-import { CampaignDetail, CampaignForm, campaignPercent } from "./Campaigns";
+import { byTarget, CampaignDetail, CampaignForm, campaignPercent } from "./Campaigns";
 
 const realFetch = globalThis.fetch;
 afterEach(() => {
@@ -250,12 +250,22 @@ describe("campaigns", () => {
     );
     const detail = await screen.findByTestId("campaign-detail");
     expect(within(detail).getByTestId("campaign-counts").textContent).toContain("2 queued");
+    // lands on the comparison by target (two directories on one disk stay two columns)
     await waitFor(
       () =>
         expect(screen.getByTestId("where").textContent).toBe(
-          "/compare?runs=r1,r2,r3,r4&group_by=device_environment",
+          "/compare?runs=r1,r2,r3,r4&group_by=target",
         ),
       { timeout: 5000 },
     );
   }, 10_000);
+});
+
+describe("byTarget", () => {
+  it("keys the campaign's comparison by target, the runs unchanged", () => {
+    expect(byTarget("/compare?runs=a,b,c&group_by=device_environment")).toBe(
+      "/compare?runs=a,b,c&group_by=target",
+    );
+    expect(byTarget("/compare?runs=a")).toBe("/compare?runs=a&group_by=target");
+  });
 });

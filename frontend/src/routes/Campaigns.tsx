@@ -351,8 +351,9 @@ export function Campaigns() {
         </div>
       </div>
       <p className="muted small">
-        A campaign queues one workload on several targets, repeated, and ends in their comparison
-        grouped by device and environment.
+        A campaign queues one workload on several targets, repeated, and ends in their comparison,
+        one column per target (host and path; two directories on one disk stay apart), or grouped by
+        device and environment.
       </p>
       {open && <CampaignForm />}
       <QueryState isPending={q.isPending} error={q.error} />
@@ -377,13 +378,45 @@ export function Campaigns() {
                 <td>
                   <ProgressBar percent={campaignPercent(c)} /> <Counts c={c} />
                 </td>
-                <td>{c.done && <Link to={c.compare_url}>comparison</Link>}</td>
+                <td>
+                  {c.done && (
+                    <>
+                      comparison <CompareLinks url={c.compare_url} primary={false} />
+                    </>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
     </section>
+  );
+}
+
+/** The campaign's comparison with its columns keyed by target (host and path) instead of the
+ * server's device × environment: two directories on one disk are two columns. */
+export function byTarget(compareUrl: string): string {
+  const [path, query = ""] = compareUrl.split("?");
+  const params = new URLSearchParams(query);
+  params.set("group_by", "target");
+  return `${path}?${params.toString().replaceAll("%2C", ",")}`;
+}
+
+function CompareLinks({ url, primary }: { url: string; primary: boolean }) {
+  return (
+    <>
+      <Link
+        className={primary ? "btn btn-primary" : undefined}
+        to={byTarget(url)}
+        data-testid="campaign-compare"
+      >
+        {primary ? "Compare by target" : "by target"}
+      </Link>{" "}
+      <Link className={primary ? "btn" : undefined} to={url} data-testid="campaign-compare-device">
+        by device × environment
+      </Link>
+    </>
   );
 }
 
@@ -398,7 +431,7 @@ export function CampaignDetail() {
   useEffect(() => {
     if (!c) return;
     if (wasDone.current === false && c.done && (c.counts.succeeded ?? 0) >= 2)
-      navigate(c.compare_url);
+      navigate(byTarget(c.compare_url));
     wasDone.current = c.done;
   }, [c, navigate]);
   if (!c) return <QueryState isPending={q.isPending} error={q.error} />;
@@ -410,11 +443,7 @@ export function CampaignDetail() {
           {c.name} <span className="muted small">{c.done ? "done" : "running"}</span>
         </h1>
         <div className="actions">
-          {(c.counts.succeeded ?? 0) >= 2 && (
-            <Link className="btn btn-primary" to={c.compare_url} data-testid="campaign-compare">
-              {c.done ? "Open the comparison" : "Compare the finished runs"}
-            </Link>
-          )}
+          {(c.counts.succeeded ?? 0) >= 2 && <CompareLinks url={c.compare_url} primary />}
         </div>
       </div>
       <div className="card">
