@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from backend.kit.schema import InputSchema, OutputSchema
 
-Media = Literal["hdd", "ssd", "ram", "unknown"]
+Media = Literal["hdd", "ssd", "ram", "virtual", "unknown"]
 
 
 class DeviceUpdate(InputSchema):

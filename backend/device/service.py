@@ -301,10 +301,20 @@ def confirm_opened(session: Session, *, run: Run, engine_result: object) -> None
             session.flush()
 
 
+# a hypervisor's disk: the guest sees virtio/Xen or an emulated controller whose model names it;
+# its rotational flag is the emulator's default (QEMU says 1), not the media beneath
+_VIRTUAL_INTERFACES = ("virtio", "xen")
+_VIRTUAL_MODELS = ("qemu", "vbox", "virtual disk", "vmware", "virtio", "msft virtual")
+
+
 def media_of(kind: str, facts: dict[str, Any]) -> str:
-    """hdd | ssd | ram | unknown, for the embodied-carbon default (the team can correct it)."""
+    """hdd | ssd | ram | virtual | unknown, for the embodied-carbon default (the team can correct
+    it); a virtual disk is "virtual" whatever its rotational flag says."""
     if kind == "ram" or facts.get("interface") in ("ram", "zram"):
         return "ram"
+    model = str(facts.get("model") or "").lower()
+    if facts.get("interface") in _VIRTUAL_INTERFACES or any(m in model for m in _VIRTUAL_MODELS):
+        return "virtual"
     rotational = facts.get("rotational")
     if rotational is True or rotational == 1:
         return "hdd"

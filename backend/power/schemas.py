@@ -6,7 +6,7 @@ from pydantic import Field, model_validator
 
 from backend.kit.schema import InputSchema, OutputSchema
 
-TierName = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate"]
+TierName = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate", "unknown"]
 QuantityName = Literal["power", "power_avg", "energy_counter"]
 
 

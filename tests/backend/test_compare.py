@@ -382,3 +382,66 @@ def test_every_metric_carries_its_kind_and_better_from_the_one_table(
     assert (by_key["iops_per_w"].kind, by_key["iops_per_w"].better) == ("efficiency", "higher")
     assert (by_key["j_per_gb"].kind, by_key["j_per_gb"].better) == ("efficiency", "lower")
     assert (by_key["total_j"].kind, by_key["operational_gco2e"].kind) == ("energy", "carbon")
+
+
+def test_short_run_is_judged_by_the_measured_duration(client: TestClient, session: Session) -> None:
+    """A size-bound job is as long as it took: 64 MiB on a slow disk for a minute is not short,
+    64 MiB read from RAM in 5 s is; a 10 s time-based job the engine timed at 9,999 ms is not."""
+    from sqlalchemy import update
+
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    size_bound = {
+        "jobs": [
+            {
+                "name": "seq-read-64m",
+                "rw": "read",
+                "bs_bytes": MiB,
+                "size_bytes": 64 * MiB,
+                "runtime_s": None,
+                "time_based": False,
+                "direct": True,
+            }
+        ]
+    }
+
+    def flags(seconds: float, spec: dict[str, Any]) -> set[str]:
+        run = create_run(session, agent=a.agent)
+        run.workload_spec = spec
+        create_result(
+            session,
+            run=run,
+            jobs=[{"name": spec["jobs"][0]["name"], "rw": "read", "bs_bytes": MiB, "read_iops": 1.0}],
+        )
+        session.execute(
+            update(ResultJob).where(ResultJob.run_id == run.id).values(runtime_ns=int(seconds * 1e9))
+        )
+        session.flush()
+        c = client.get(f"/api/v1/compare?runs={run.id}", headers=u.headers).json()
+        system = client.get(f"/api/v1/runs/{run.id}/system", headers=u.headers)
+        got = {f["flag"] for f in c["validity"][str(run.id)]}
+        if system.status_code == 200 and "validity" in system.json():  # the run page shows the same flags
+            assert {f["flag"] for f in system.json()["validity"]} == got
+        return got
+
+    assert "short_run" not in flags(60.0, size_bound)
+    assert "short_run" in flags(5.0, size_bound)
+    timed = {"jobs": [{**size_bound["jobs"][0], "runtime_s": 10, "time_based": True}]}
+    assert "short_run" not in flags(9.999, timed)
+    assert "short_run" in flags(3.0, timed)
+
+
+def test_a_virtual_disk_is_virtual_whatever_its_rotational_flag_says() -> None:
+    from backend.device.service import media_of
+
+    # QEMU's virtio disk says rotational=1: it is the hypervisor's disk, not an HDD
+    assert media_of("block", {"name": "vda", "interface": "virtio", "rotational": True}) == "virtual"
+    assert media_of("block", {"name": "sda", "model": "QEMU HARDDISK", "rotational": 1}) == "virtual"
+    assert media_of("block", {"name": "sdb", "model": "VBOX HARDDISK", "interface": "sata"}) == "virtual"
+    assert (
+        media_of("block", {"name": "sda", "model": "ST4000NM0035", "interface": "sata", "rotational": 1})
+        == "hdd"
+    )
+    assert media_of("block", {"name": "nvme0n1", "interface": "nvme", "rotational": False}) == "ssd"
+    assert media_of("block", {"name": "zram0", "interface": "zram", "rotational": False}) == "ram"
+    assert media_of("block", {"name": "sdc"}) == "unknown"

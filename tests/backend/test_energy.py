@@ -220,7 +220,11 @@ def test_environment_carbon_settings_hourly_series_and_device_embodied(
     assert e.operational_gco2e == pytest.approx(3962.7 / 3.6e6 * 1.5 * 100, rel=1e-3)
     devices = client.get("/api/v1/devices", headers=u.headers).json()["items"]
     vda = next(d for d in devices if d["name"] == "vda")
-    assert vda["media"] == "hdd" and vda["embodied_kg"] == 30.0 and vda["embodied_is_default"]
+    # QEMU's virtio disk says rotational=1: it is the hypervisor's disk ("virtual"), not an HDD, and
+    # has no embodied default until the team says what is beneath it
+    assert vda["media"] == "virtual" and vda["embodied_kg"] is None and vda["embodied_is_default"]
+    r = client.patch(f"/api/v1/devices/{vda['id']}", headers=u.headers, json={"media": "hdd"})
+    assert r.status_code == 200 and r.json()["embodied_kg"] == 30.0
     r = client.patch(
         f"/api/v1/devices/{vda['id']}", headers=u.headers, json={"media": "ssd", "capacity_bytes": 2 * 10**12}
     )
@@ -370,3 +374,28 @@ def test_energy_missing_long_after_the_upload_is_final_failed_with_a_reason(
     power_service.compute(session, run_id=run_id)  # the repair's task finally ran
     e = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["energy"]
     assert e["status"] == "ok" and e["reason"] is None
+
+
+def test_a_meter_nobody_knows_is_unknown_not_an_in_band_sensor(client: TestClient, session: Session) -> None:
+    """An agent that could not read a meter's spec reports driver "unknown" (older agents with tier
+    "inband"): the badge says what is known, "unknown meter", never a sensor class (issue 12)."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    for tier in ("inband", "unknown"):
+        meter = {
+            "name": "mystery",
+            "driver": "unknown",
+            "tier": tier,
+            "quantity": "power_avg",
+            "nominal_interval_s": 0.1,
+        }
+        run_id, r = upload(client, session, u, a, power_doc(meter=meter))
+        assert r.status_code == 201, r.text
+        power_service.compute(session, run_id=run_id)
+        e = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["energy"]
+        assert (e["tier"], e["tier_label"]) == ("unknown", "unknown meter")
+    # a known driver keeps its class
+    run_id, r = upload(client, session, u, a, power_doc())
+    power_service.compute(session, run_id=run_id)
+    e = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["energy"]
+    assert (e["tier"], e["tier_label"]) == ("inband", "in-band sensor")

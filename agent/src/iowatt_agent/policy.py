@@ -198,7 +198,7 @@ def meter_info(name: str, spec: str) -> MeterInfo:
     scheme = ParsedSpec.parse(spec.strip()).scheme
     driver = SCHEMES.get(scheme)
     if driver is None:
-        return MeterInfo(name=name, driver="unknown", tier="inband")
+        return MeterInfo(name=name, driver="unknown", tier="unknown")  # not an in-band sensor
     return MeterInfo(name=name, driver=driver.scheme, tier=driver.tier)
 
 

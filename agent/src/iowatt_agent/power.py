@@ -175,7 +175,7 @@ class PowerSession:
             "spec": redact(self.spec),
             "driver": "unknown",
             "model": "",
-            "tier": "inband",
+            "tier": "unknown",
             "quantity": "power",
             "accuracy_pct": None,
             "accuracy_w": 0.0,

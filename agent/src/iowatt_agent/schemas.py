@@ -219,7 +219,7 @@ class ProgressResponse(Answer):
 
 # --- power samples (contract §4) ---------------------------------------------------------------
 
-Tier = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate"]
+Tier = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate", "unknown"]
 Quantity = Literal["power", "power_avg", "energy_counter"]
 
 

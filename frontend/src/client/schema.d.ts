@@ -1227,7 +1227,7 @@ export interface components {
             /** Lifetime Years */
             lifetime_years?: number | null;
             /** Media */
-            media?: ("hdd" | "ssd" | "ram" | "unknown") | null;
+            media?: ("hdd" | "ssd" | "ram" | "virtual" | "unknown") | null;
             /** Name */
             name?: string | null;
         };
@@ -2059,7 +2059,7 @@ export interface components {
              * Tier
              * @enum {string}
              */
-            tier: "lab" | "bmc" | "pdu" | "plug" | "inband" | "component" | "estimate";
+            tier: "lab" | "bmc" | "pdu" | "plug" | "inband" | "component" | "estimate" | "unknown";
         };
         /**
          * Metric

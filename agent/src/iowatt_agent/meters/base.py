@@ -28,7 +28,7 @@ from iowatt_energy import Tier as EnergyTier
 
 log = logging.getLogger("iowatt_agent.meters")
 
-Tier = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate"]
+Tier = Literal["lab", "bmc", "pdu", "plug", "inband", "component", "estimate", "unknown"]
 Quantity = Literal["power", "power_avg", "energy_counter"]
 
 # SCPI "over-range / no data" sentinel (9.9E+37) and similar: anything this large is not a reading.

@@ -45,6 +45,7 @@ from iowatt_energy.summary import (
     Phase,
     PhaseSummary,
     Tier,
+    classify_tier,
     summarize,
 )
 
@@ -57,6 +58,7 @@ __all__ = [
     "J_PER_KWH",
     "TIER_DEFAULT_ACCURACY",
     "TIER_LABEL",
+    "classify_tier",
     "Cleaned",
     "EmbodiedDefault",
     "EnergySummary",

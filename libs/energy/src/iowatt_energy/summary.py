@@ -28,6 +28,7 @@ class Tier(StrEnum):
     inband = "inband"  # hwmon, a command printing watts
     component = "component"  # RAPL: CPU/DRAM share only, never system energy
     estimate = "estimate"  # datasheet model: an estimate, labelled everywhere
+    unknown = "unknown"  # a meter whose kind nobody knows (a spec this agent cannot read)
 
 
 # (percent of reading, absolute W) assumed when a meter declares nothing (energy.md §3.4): these are
@@ -40,6 +41,7 @@ TIER_DEFAULT_ACCURACY: dict[Tier, tuple[float, float]] = {
     Tier.inband: (5.0, 0.0),
     Tier.component: (5.0, 0.0),
     Tier.estimate: (25.0, 0.0),
+    Tier.unknown: (25.0, 0.0),
 }
 
 TIER_LABEL: dict[Tier, str] = {
@@ -50,7 +52,19 @@ TIER_LABEL: dict[Tier, str] = {
     Tier.inband: "in-band sensor",
     Tier.component: "component counter (not wall power)",
     Tier.estimate: "estimate (no meter)",
+    Tier.unknown: "unknown meter",
 }
+
+
+def classify_tier(driver: str, declared: str) -> Tier:
+    """The tier from what the meter is: a driver nobody knows ("unknown": the agent could not read
+    the spec) or a tier that is not one of ours is `unknown`, never a sensor class it is not."""
+    if driver in ("", "unknown"):
+        return Tier.unknown
+    try:
+        return Tier(declared)
+    except ValueError:
+        return Tier.unknown
 
 
 @dataclass(frozen=True)
@@ -75,7 +89,7 @@ class Meter:
         return cls(
             spec=str(d.get("spec", "")),
             driver=str(d.get("driver", "")),
-            tier=Tier(d["tier"]),
+            tier=classify_tier(str(d.get("driver", "")), str(d.get("tier", ""))),
             quantity=Quantity(d["quantity"]),
             nominal_interval_s=float(d.get("nominal_interval_s") or 1.0),
             accuracy_pct=d.get("accuracy_pct"),
