@@ -58,7 +58,8 @@ def test_named_views_in_chromium(live: Stack, tmp_path: Path) -> None:
             "cdm": [(a, "crystaldiskmark"), (b, "crystaldiskmark")],
             "threads": [(a, "threads-latency"), (b, "threads-latency")],
             "kh": [(a, "kernel-help")],
-            "dfm": [(a, "seq-rand-table"), (b, "seq-rand-table")],
+            # eight devices side by side (many columns): alternating targets, so names repeat too
+            "dfm": [(a if i % 2 == 0 else b, "seq-rand-table") for i in range(8)],
             "sweep": [(a, "diskspd-bs-sweep")],
         }
         ids = {k: [_run(live, t, p, f"views: {p} {Path(t).name}") for t, p in v] for k, v in plan.items()}
@@ -76,7 +77,7 @@ def test_named_views_in_chromium(live: Stack, tmp_path: Path) -> None:
             IOWATT_VIEW_FIRST_READ=str(first["read_best_mbps"]),
         )
         assert "crystaldiskmark grid" in report
-        for shot in ("views-cdm-1", "views-cdm-table", "views-threads", "views-kernel-help"):
+        for shot in ("views-cdm-1", "views-cdm-table", "views-threads", "views-kernel-help", "views-dfm-8"):
             assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
     finally:
         for d in (a, b):

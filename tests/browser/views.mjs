@@ -228,8 +228,14 @@ try {
       await page.goto(`${BASE}/views/disk-flash-memory?runs=${RUNS.dfm.join(",")}`);
       await page.getByTestId("view-grid").waitFor();
       check((await page.getByTestId("view-row").count()) === 4, "four operations");
+      const headers = await page
+        .getByTestId("view-grid")
+        .locator("thead th[data-label]")
+        .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
+      check(headers.length === RUNS.dfm.length + 2, `${headers.length} columns`);
+      check(new Set(headers).size === headers.length, `columns read alike: ${headers}`);
       await noOverflow();
-      await shot("views-disk-flash-memory");
+      await shot(`views-dfm-${RUNS.dfm.length}`);
     });
   }
 
