@@ -208,12 +208,12 @@ try {
     await page.getByTestId("mode-custom").check();
     for (const rw of ["write", "randwrite", "rw", "randrw"]) {
       check(
-        await page.locator(`select[name="rw"] option[value="${rw}"]`).isDisabled(),
+        await page.locator(`select[name="jobs.0.rw"] option[value="${rw}"]`).isDisabled(),
         `${rw} is not disabled on a read-only file`,
       );
     }
     check(
-      !(await page.locator('select[name="rw"] option[value="randread"]').isDisabled()),
+      !(await page.locator('select[name="jobs.0.rw"] option[value="randread"]').isDisabled()),
       "randread is disabled",
     );
     const why = (await page.getByTestId("write-refusal").textContent()) ?? "";
@@ -224,10 +224,10 @@ try {
   let runId = "";
   await run("a destructive write asks for the device's model, then sends destructive", async () => {
     await page.getByTestId("target-select").selectOption(DEVICE);
-    await page.locator('select[name="rw"]').selectOption("randwrite");
-    await page.fill('input[name="bs"]', "4k");
-    await page.fill('input[name="size"]', "16m");
-    await page.fill('input[name="runtime"]', "1");
+    await page.locator('select[name="jobs.0.rw"]').selectOption("randwrite");
+    await page.fill('input[name="jobs.0.bs"]', "4k");
+    await page.fill('input[name="jobs.0.size"]', "16m");
+    await page.fill('input[name="jobs.0.runtime"]', "1");
     await page.fill('input[name="name"]', "browser destructive confirm");
     await page.getByTestId("submit-run").click();
     const dialog = page.getByTestId("destructive-dialog");

@@ -279,9 +279,9 @@ try {
       .locator("option")
       .first()
       .waitFor({ state: "attached" });
-    await page.fill('input[name="bs"]', "0");
+    await page.fill('input[name="jobs.0.bs"]', "0");
     await page.getByTestId("submit-run").click();
-    const err = page.getByTestId("field-error-bs");
+    const err = page.getByTestId("field-error-jobs.0.bs");
     await err.waitFor();
     check(
       (await err.getAttribute("data-source")) === "server",
@@ -294,9 +294,11 @@ try {
 
   if (QUEUE) {
     await run("queue a real run from the form and watch it complete", async () => {
-      await page.fill('input[name="bs"]', "4k");
-      await page.fill('input[name="size"]', "16m");
-      await page.fill('input[name="runtime"]', "2");
+      await page.fill('input[name="jobs.0.bs"]', "4k");
+      await page.fill('input[name="jobs.0.size"]', "16m");
+      await page.fill('input[name="jobs.0.runtime"]', "2");
+      // the form defaults to direct I/O; the smoke target may be on tmpfs, which has no O_DIRECT
+      await page.locator('input[name="jobs.0.direct"]').uncheck();
       await page.getByTestId("target-select").selectOption(QUEUE_TARGET);
       await page.fill('input[name="name"]', "browser smoke run");
       await page.getByTestId("submit-run").click();

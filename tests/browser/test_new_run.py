@@ -1,0 +1,41 @@
+"""The New run form in Chromium at 1440×900 with a real agent and engine (issue 12 "Forms"): each
+server error at its own job's field in plain words, runs queued from the multi-job builder and from
+a preset shortened ×0.1 (flagged on the run page), clone and re-run; and the README's screenshots
+from the same stack's real runs (tests/browser/new_run.mjs)."""
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.browser.test_browser import _needs, _node
+from tests.stack import Stack
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
+
+
+def test_new_run_form_in_chromium(live: Stack, tmp_path: Path) -> None:
+    _needs()
+    form = tempfile.mkdtemp(prefix="iowatt-new-run-", dir="/var/tmp")
+    disk = tempfile.mkdtemp(prefix="iowatt-new-run-disk-", dir="/var/tmp")
+    ram = tempfile.mkdtemp(prefix="iowatt-new-run-ram-", dir="/dev/shm")
+    try:
+        for d in (form, disk, ram):
+            live.allow(d)
+        ids = [live.queue(disk, name="the machine's disk"), live.queue(ram, name="RAM (/dev/shm)")]
+        for rid in ids:
+            assert live.wait(rid)["status"] == "succeeded"
+        report = _node(
+            "tests/browser/new_run.mjs",
+            live,
+            tmp_path,
+            IOWATT_NR_TARGET=form,
+            IOWATT_NR_COMPARE=",".join(ids),
+        )
+        assert "each server error at its own job's field" in report and "flags it" in report
+        for shot in ("N-new-run-errors", "N-new-run-builder", "N-run-shortened", "N-new-run-clone"):
+            assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+    finally:
+        for d in (form, disk, ram):
+            shutil.rmtree(d, ignore_errors=True)
