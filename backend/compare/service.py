@@ -32,7 +32,7 @@ from backend.compare.schemas import (
     StatsRead,
     ValidityFlag,
 )
-from backend.compare.validity import flags_for
+from backend.compare.validity import flags_for, inventory_of
 from backend.errors import Invalid
 from backend.kit import csv as safe_csv
 from backend.models import Agent, Device, Environment, ResultJob, Run
@@ -221,17 +221,19 @@ def _frame(
 
     docs: dict[str, dict[str, Any]] = {}
     fps: dict[uuid.UUID, str] = {}
+    memo: dict[str, tuple[str, Any]] = {}
     for r in runs:
         host = None
         if fingerprint_mode == "workload_host":
             dev = devices.get(r.device_id) if r.device_id else None
             agent = agents.get(r.agent_id)
             host = fp.host_facts(agent.inventory if agent else None, dev.facts if dev else None)
-        fps[r.id] = fp.fingerprint(r.workload_spec, host)
-        docs[str(r.id)] = {
-            "workload": fp.canonical_workload(r.workload_spec),
-            **({"host": host} if host else {}),
-        }
+        # runs of one comparison mostly share a spec: validate and hash each distinct one once
+        memo_key = repr((r.workload_spec, host))
+        if memo_key not in memo:
+            memo[memo_key] = (fp.fingerprint(r.workload_spec, host), fp.canonical_workload(r.workload_spec))
+        fps[r.id], canonical = memo[memo_key]
+        docs[str(r.id)] = {"workload": canonical, **({"host": host} if host else {})}
     like = len(set(fps.values())) == 1
     comparability = Comparability(
         verdict="comparable" if like else ("forced" if force else "not_comparable"),
@@ -279,11 +281,16 @@ def compare(
         jobs_out = _job_metrics(session, f.cols, f.base)
         energy_out = _energy_metrics(f.cols, reads, f.base)
 
+    inventories = {aid: inventory_of(agent) for aid, agent in f.agents.items()}  # parsed once per agent
     validity = {
         str(r.id): [
             ValidityFlag(**flag)
             for flag in flags_for(
-                r, reads[r.id], f.agents.get(r.agent_id), f.devices.get(r.device_id) if r.device_id else None
+                r,
+                reads[r.id],
+                f.agents.get(r.agent_id),
+                f.devices.get(r.device_id) if r.device_id else None,
+                inventory=inventories.get(r.agent_id),
             )
         ]
         for r in f.runs

@@ -24,9 +24,16 @@ def short_jobs(spec_jobs: list[dict[str, Any]], read: RunRead) -> list[str]:
     ]
 
 
-def flags_for(run: Run, read: RunRead, agent: Agent | None, device: Device | None) -> list[dict[str, str]]:
+def inventory_of(agent: Agent | None) -> Inventory:
+    return (Inventory.read(agent.inventory) if agent else None) or Inventory()
+
+
+def flags_for(
+    run: Run, read: RunRead, agent: Agent | None, device: Device | None, *, inventory: Inventory | None = None
+) -> list[dict[str, str]]:
+    """`inventory`: the agent's, already parsed (a comparison parses each agent's once)."""
     out: list[dict[str, str]] = []
-    inv = (Inventory.read(agent.inventory) if agent else None) or Inventory()
+    inv = inventory if inventory is not None else inventory_of(agent)
     mem = inv.mem_bytes
     jobs = run.workload_spec.get("jobs", [])
     if isinstance(mem, int) and any(not j.get("direct") and j.get("size_bytes", 0) < mem for j in jobs):
