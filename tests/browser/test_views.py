@@ -55,7 +55,8 @@ def test_named_views_in_chromium(live: Stack, tmp_path: Path) -> None:
         for d in (a, b):
             live.allow(d)
         plan = {
-            "cdm": [(a, "crystaldiskmark"), (b, "crystaldiskmark")],
+            "cdm": [(a, "crystaldiskmark")],
+            "legacy": [(a, "crystaldiskmark-legacy"), (b, "crystaldiskmark-legacy")],
             "threads": [(a, "threads-latency"), (b, "threads-latency")],
             "kh": [(a, "kernel-help")],
             # eight devices side by side (many columns): alternating targets, so names repeat too

@@ -184,13 +184,32 @@ try {
   });
 
   await run("two devices side by side with their Ratio (seed 002 Table 1 layout)", async () => {
-    await page.goto(`${BASE}/views/crystaldiskmark-table?runs=${RUNS.cdm.join(",")}`);
+    const legacy = RUNS.legacy?.length ? RUNS.legacy : RUNS.cdm;
+    await page.goto(`${BASE}/views/crystaldiskmark-table?runs=${legacy.join(",")}`);
     await page.getByTestId("view-grid").waitFor();
     const headers = await page
       .getByTestId("view-grid")
       .locator("thead th[data-label]")
       .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
     check(headers.at(-1).startsWith("Ratio ("), `last header ${headers.at(-1)}`);
+    if (RUNS.legacy?.length) {
+      // seed 002 Table 1's rows, in its order, IOPS under the 4 kB rows
+      const tests = await page.locator('[data-col="test"]').allTextContents();
+      const want = [
+        "Sequential Read",
+        "Sequential Write",
+        "Random Read 4kB",
+        "IOPS",
+        "Random Write 4kB",
+        "IOPS",
+        "Random Read 512kB",
+        "Random Write 512kB",
+      ];
+      check(
+        want.every((w, i) => tests[i] === w),
+        `rows ${tests}`,
+      );
+    }
     const ratio = await page.locator('[data-col="ratio"]').first().textContent();
     check(/higher|lower/.test(ratio), `ratio cell ${ratio}`);
     await noOverflow();

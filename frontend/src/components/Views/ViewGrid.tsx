@@ -66,6 +66,14 @@ function Passes({ text }: { text: string }) {
 const stickyCell = { position: "sticky", left: 0, background: "#fff", zIndex: 1 } as const;
 // Headers keep their case: the table style's upper case turns "µs" into "ΜS", which reads as ms.
 const asWritten = { textTransform: "none", letterSpacing: 0 } as const;
+// Long headers (a target path per run, "Ratio (a ÷ b)") wrap instead of widening the table.
+const wrapped = {
+  ...asWritten,
+  maxWidth: "11rem",
+  whiteSpace: "normal",
+  overflowWrap: "anywhere",
+  verticalAlign: "bottom",
+} as const;
 
 /**
  * The view's table: grouped headers (Read / Write, an operation) over headers with their units,
@@ -110,7 +118,7 @@ export function ViewGrid({ table }: { table: ViewTable }) {
                   title={c.description}
                   data-label={c.label}
                   className={numeric(c) ? "num" : undefined}
-                  style={i === 0 ? { ...asWritten, ...stickyCell } : asWritten}
+                  style={i === 0 ? { ...asWritten, ...stickyCell } : wrapped}
                 >
                   {shortLabel(c)}
                 </th>
