@@ -121,15 +121,17 @@ try {
       await page.goto(`${BASE}/compare?runs=${ids.join(",")}`);
       await page.getByTestId("compare-table").first().waitFor();
       await page.goto(`${BASE}/compare?runs=${ids.join(",")}`);
+      // Interactive: the metric tables and the headline charts drawn, and every chart in the
+      // first screen (charts further down mount as they scroll into view: LazyMount).
       await page.waitForFunction(() => {
         const t = document.querySelector('[data-testid="compare-table"]');
-        const charts = document.querySelectorAll('[data-testid="compare-chart"]');
-        return (
-          t &&
-          charts.length >= 3 &&
-          [...charts].every((c) => c.querySelector("svg .recharts-yAxis")) &&
-          document.querySelector('[data-testid="sweep-chart"] svg .recharts-line')
-        );
+        const all = [...document.querySelectorAll('[data-testid="compare-chart"]')];
+        const bars = all.filter((c) => ["iops", "throughput", "p99"].includes(c.dataset.kind ?? ""));
+        const inView = [
+          ...document.querySelectorAll('[data-testid="compare-chart"], [data-testid="sweep-chart"]'),
+        ].filter((c) => c.getBoundingClientRect().top < window.innerHeight);
+        const drawn = (c) => c.querySelector("svg .recharts-yAxis");
+        return t && bars.length === 3 && bars.every(drawn) && inView.every(drawn);
       });
       const ms = await page.evaluate(() => performance.now());
       const api = await page.evaluate(() =>
@@ -142,13 +144,25 @@ try {
           }),
       );
       console.log(`timing ${n} runs: ${Math.round(ms)} ms (API: ${api.join(", ")})`);
-      check(ms < 3000, `${n} runs took ${Math.round(ms)} ms to render`);
+      // The goal is < 1 s (docs: tests/browser/README.md); this bound only catches a page that
+      // stopped scaling, on a loaded CI machine where loading the code alone can take a second.
+      check(ms < 8000, `${n} runs took ${Math.round(ms)} ms to render`);
     });
 
     await run(`${n} runs: every plot area ≥ ${MIN_PLOT_PX} px, no sideways page scroll`, async () => {
+      // scroll through the page so that every lazily mounted chart is drawn
+      const height = () => page.evaluate(() => document.documentElement.scrollHeight);
+      for (let y = 0; y <= (await height()); y += 500) {
+        await page.evaluate((top) => window.scrollTo(0, top), y);
+        await page.waitForTimeout(50);
+      }
       await page.waitForFunction(
-        () => !document.body.textContent?.includes("Loading latency curves"),
+        () =>
+          document.querySelectorAll('[data-testid="lazy-chart"]').length === 0 &&
+          !document.body.textContent?.includes("Loading latency curves") &&
+          !document.body.textContent?.includes("Loading per-second series"),
       );
+      await page.evaluate(() => window.scrollTo(0, 0));
       const all = await plots();
       check(all.length >= 6, `only ${all.length} charts`);
       const small = all.filter((p) => p.plot < MIN_PLOT_PX);

@@ -159,20 +159,22 @@ export interface ChangeChartData {
 /**
  * One change chart per headline metric family (IOPS, throughput, p99 latency): a bar per other
  * column (and job/direction), its length the change against the baseline (changeScore), its
- * label the server's phrase. Rates and latencies never share an axis.
+ * label the server's phrase. Rates and latencies never share an axis. `job` keeps one job's
+ * bars (the page's job selector), so 30 runs make 29 bars, not 29 per job.
  */
-export function changeCharts(cmp: CompareRead): ChangeChartData[] {
+export function changeCharts(cmp: CompareRead, job?: string): ChangeChartData[] {
   const labels = columnLabels(cmp);
   const base = cmp.columns.findIndex((c) => c.is_baseline);
   const others = cmp.columns.map((_, i) => i).filter((i) => i !== base);
   if (others.length === 0) return [];
   const out: ChangeChartData[] = [];
   for (const h of HEADLINES) {
-    const picked = cmp.jobs.flatMap((job) => {
-      const ms = job.metrics.filter((m) => h.shows(m));
+    const jobs = job ? cmp.jobs.filter((j) => j.name === job) : cmp.jobs;
+    const picked = jobs.flatMap((j) => {
+      const ms = j.metrics.filter((m) => h.shows(m));
       return ms.map((m) => ({
         m,
-        what: ms.length > 1 || cmp.jobs.length > 1 ? `${job.name} ${side(m)}` : "",
+        what: ms.length > 1 || jobs.length > 1 ? `${j.name} ${side(m)}` : "",
       }));
     });
     const rows = picked.flatMap(({ m, what }) =>
@@ -186,7 +188,7 @@ export function changeCharts(cmp: CompareRead): ChangeChartData[] {
     if (rows.length === 0) continue;
     out.push({
       kind: `change-${h.kind}`,
-      title: `${h.title}: change vs ${labels[base] ?? "the baseline"}`,
+      title: `${h.title}: change vs ${labels[base] ?? "the baseline"}${job ? ` · ${job}` : ""}`,
       rows,
     });
   }

@@ -13,6 +13,7 @@ import {
 } from "../components/Compare/CompareCharts";
 import { autoLayout, MetricTable } from "../components/Compare/CompareTable";
 import { EnergyCompare } from "../components/Compare/EnergyCompare";
+import { LazyMount } from "../components/charts/LazyMount";
 import { QueryState } from "../components/QueryState";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { columnLabels, columnValidity, runLabels, unmatchedJobs } from "../lib/compare";
@@ -247,8 +248,8 @@ export function Compare() {
             runLabel={runLabel}
             onForce={(force) => update({ force })}
           />
-          <div className="card">
-            <table className="table compact" data-testid="compare-runs">
+          <div className="card table-scroll runs-scroll">
+            <table className="table compact sticky-first" data-testid="compare-runs">
               <thead>
                 <tr>
                   <th>Run</th>
@@ -341,15 +342,21 @@ export function Compare() {
               {show("bars") && (
                 <>
                   <BarCharts data={data} />
-                  <ChangeCharts data={data} />
+                  <ChangeCharts data={data} job={data.jobs.length > 1 ? job : undefined} />
                 </>
               )}
               {show("sweep") && <SweepCharts data={data} />}
               <div className="chart-grid">
-                {show("latency") && job && <LatencyChart data={data} state={state} job={job} />}
+                {show("latency") && job && (
+                  <LazyMount minHeight={360}>
+                    <LatencyChart data={data} state={state} job={job} />
+                  </LazyMount>
+                )}
                 {show("series") && job && (
                   <div>
-                    <SeriesChart data={data} job={job} metric={state.seriesMetric} />
+                    <LazyMount minHeight={360}>
+                      <SeriesChart data={data} job={job} metric={state.seriesMetric} />
+                    </LazyMount>
                     <label className="inline small">
                       <input
                         type="checkbox"
@@ -388,9 +395,9 @@ export function Compare() {
                 keeps ratios); "within noise" marks changes whose 95 % confidence intervals overlap
                 the baseline's (needs repeats).
               </p>
-              {data.jobs.map((j) => (
-                <div className="card" key={j.name}>
-                  <h3>{j.name}</h3>
+              {data.jobs.map((j, ji) => {
+                const rows = layout === "runs" ? data.columns.length : j.metrics.length;
+                const table = (
                   <MetricTable
                     data={data}
                     labels={labels}
@@ -398,8 +405,18 @@ export function Compare() {
                     testId="compare-table"
                     layout={layout}
                   />
-                </div>
-              ))}
+                );
+                return (
+                  <div className="card" key={j.name}>
+                    <h3>{j.name}</h3>
+                    {ji === 0 ? (
+                      table
+                    ) : (
+                      <LazyMount minHeight={Math.min(rows * 44 + 40, 720)}>{table}</LazyMount>
+                    )}
+                  </div>
+                );
+              })}
             </>
           )}
           {data.comparability.verdict !== "not_comparable" && (

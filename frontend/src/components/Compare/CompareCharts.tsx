@@ -8,8 +8,9 @@ import { RATE_AXIS, type Rate, toThroughputSeries } from "../../lib/series";
 import { detectSweeps, pow2Ticks, sweepAxis, sweepLines } from "../../lib/sweep";
 import { latencyQuery } from "../../queries/compare";
 import { runSeriesQuery } from "../../queries/runs";
-import { ChangeBarChart } from "../charts/ChangeBarChart";
-import { GroupedBarChart } from "../charts/GroupedBarChart";
+import { ChangeBarChart, changeChartHeight } from "../charts/ChangeBarChart";
+import { GroupedBarChart, PLOT_HEIGHT } from "../charts/GroupedBarChart";
+import { LazyMount } from "../charts/LazyMount";
 import { MultiLineChart } from "../charts/MultiLineChart";
 import { SeriesKey } from "../charts/SeriesKey";
 
@@ -40,15 +41,17 @@ export function BarCharts({ data }: { data: CompareRead }) {
       {charts.map((c) => (
         <div className="card chart" key={c.kind} data-testid="compare-chart" data-kind={c.kind}>
           <h3>{c.title}</h3>
-          <GroupedBarChart
-            rows={c.rows}
-            categoryKey="category"
-            series={c.series}
-            valueLabel={c.title}
-            unit={c.unit}
-            log={c.log}
-            legend={false}
-          />
+          <LazyMount minHeight={PLOT_HEIGHT + 86}>
+            <GroupedBarChart
+              rows={c.rows}
+              categoryKey="category"
+              series={c.series}
+              valueLabel={c.title}
+              unit={c.unit}
+              log={c.log}
+              legend={false}
+            />
+          </LazyMount>
         </div>
       ))}
     </div>
@@ -59,15 +62,17 @@ export function BarCharts({ data }: { data: CompareRead }) {
  * Change against the baseline, a chart per metric family (IOPS, throughput, p99 latency), each
  * bar coloured better/worse with the server's phrase: they change when the baseline does.
  */
-export function ChangeCharts({ data }: { data: CompareRead }) {
-  const charts = changeCharts(data);
+export function ChangeCharts({ data, job }: { data: CompareRead; job?: string }) {
+  const charts = changeCharts(data, job);
   if (charts.length === 0) return null;
   return (
     <div className="change-grid">
       {charts.map((c) => (
         <div className="card chart" key={c.kind} data-testid="compare-chart" data-kind={c.kind}>
           <h3>{c.title}</h3>
-          <ChangeBarChart rows={c.rows} />
+          <LazyMount minHeight={changeChartHeight(c.rows.length)}>
+            <ChangeBarChart rows={c.rows} />
+          </LazyMount>
         </div>
       ))}
     </div>
@@ -94,12 +99,14 @@ export function SweepCharts({ data }: { data: CompareRead }) {
             <h3>
               {RATE_AXIS[kind].label} vs {axis.label} <span className="muted small">{s.label}</span>
             </h3>
-            <MultiLineChart
-              series={sweepLines(s, data.jobs, labels, kind)}
-              x={{ label: axis.label, unit: axis.unit, log: true, ticks, format: axis.format }}
-              y={RATE_AXIS[kind]}
-              legend={false}
-            />
+            <LazyMount minHeight={300}>
+              <MultiLineChart
+                series={sweepLines(s, data.jobs, labels, kind)}
+                x={{ label: axis.label, unit: axis.unit, log: true, ticks, format: axis.format }}
+                y={RATE_AXIS[kind]}
+                legend={false}
+              />
+            </LazyMount>
           </div>
         ));
       })}

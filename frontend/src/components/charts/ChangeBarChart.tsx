@@ -27,6 +27,11 @@ export interface ChangeRow {
 const ROW = 26;
 const MIN_PLOT = 220;
 
+/** The chart's height for a number of rows (the plot never below MIN_PLOT). */
+export function changeChartHeight(rows: number): number {
+  return Math.max(MIN_PLOT, rows * ROW) + 48;
+}
+
 /** Axis ticks in factors: 0 is 1× (same), 132 is 133× better, −1 is 2× worse. */
 function factorTick(v: number): string {
   if (v === 0) return "same";
@@ -66,7 +71,7 @@ export function ChangeBarChart({ rows, width }: { rows: ChangeRow[]; width?: num
   const hi = Math.max(0, ...scores);
   const pad = (hi - lo) * 0.04 || 1;
   const domain: [number, number] = [lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : lo < 0 ? pad : 1];
-  const height = Math.max(MIN_PLOT, rows.length * ROW) + 48;
+  const height = changeChartHeight(rows.length);
   const labelWidth = Math.min(260, 20 + 7 * Math.max(...rows.map((r) => r.label.length), 4));
   const phraseWidth = Math.min(220, 20 + 7 * Math.max(...rows.map((r) => r.phrase.length), 4));
   const data = rows.map((r, i) => ({ ...r, idx: i }));
