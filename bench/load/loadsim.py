@@ -730,8 +730,11 @@ async def _until_online(sim: Sim, n: int, timeout_s: float = 90) -> None:
     hdr = {"Authorization": f"Bearer {sim.p.admin_token}"}
     end = time.monotonic() + timeout_s
     while True:
-        r = await sim.client.get(f"{sim.api}/agents", params={"limit": 1000}, headers=hdr)
-        online = sum(1 for a in r.json()["items"] if a["online"])
+        try:
+            r = await sim.client.get(f"{sim.api}/agents", params={"limit": 1000}, headers=hdr)
+            online = sum(1 for a in r.json()["items"] if a["online"])
+        except httpx.TransportError:  # a keep-alive connection the server closed as we reused it
+            online = 0
         if online >= n:
             return
         if time.monotonic() > end:
@@ -861,15 +864,15 @@ async def ingest_bench(sim: Sim, *, samples: int, repeats: int) -> dict[str, Any
         buf = "".join(f"{run_id}\t{t}\t{v!r}\n" for t, v in zip(t_ns, value, strict=True)).encode()
 
         async def api_once(rid: str = run_id, data: bytes = payload) -> float:
-            assert sim.client is not None
-            t = time.perf_counter()
-            r = await sim.client.put(
-                f"{sim.api}/runs/{rid}/result",
-                content=data,
-                timeout=300,
-                headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-            )
-            took = time.perf_counter() - t
+            async with httpx.AsyncClient() as fresh:  # a new connection: no keep-alive race
+                t = time.perf_counter()
+                r = await fresh.put(
+                    f"{sim.api}/runs/{rid}/result",
+                    content=data,
+                    timeout=300,
+                    headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+                )
+                took = time.perf_counter() - t
             assert r.status_code == 201, r.text[:500]
             return took
 
