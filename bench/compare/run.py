@@ -1,11 +1,12 @@
-"""Compare-speed benchmark (issue 5): GET /api/v1/compare for 20 runs with 100,000 runs and their
-series in the database, and the compare page's time to interactive in Chromium.
+"""Compare-speed benchmark (issues 5, 12): GET /api/v1/compare for 30 runs with 100,000 runs and their
+series in the database (per grouping: runs as columns, repeats grouped by device), JSON and CSV,
+and the compare page's time to interactive in Chromium.
 
 Starts a private PostgreSQL and Redis (like the tests), migrates, seeds N runs (3 jobs each with
 key figures and per-second series) with COPY, starts uvicorn, then times the API with warm-up
 requests discarded, and optionally the page with playwright-core.
 
-    .venv/bin/python bench/compare/run.py --runs 100000 --requests 200 [--browser]
+    .venv/bin/python bench/compare/run.py --runs 100000 --compare 30 --requests 200 [--browser]
 """
 
 import argparse
@@ -163,10 +164,20 @@ def seed(dsn: str, n_runs: int) -> tuple[str, list[str]]:
     return token, [str(r) for r in run_ids]
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (the API's own work, whatever else loads the machine)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=100_000)
-    ap.add_argument("--compare", type=int, default=20, help="runs per comparison")
+    ap.add_argument("--compare", type=int, default=30, help="runs per comparison")
+    ap.add_argument(
+        "--group-by", nargs="+", default=["none", "device"], help="groupings to time, each on its own"
+    )
+    ap.add_argument("--csv", action="store_true", help="also time format=csv")
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--browser", action="store_true", help="also time the compare page in Chromium")
@@ -205,22 +216,30 @@ def main() -> int:
                 except httpx.HTTPError:
                     time.sleep(0.2)
             rnd = random.Random(2)
-            times = []
+            cases = [(g, "json") for g in args.group_by] + ([(args.group_by[0], "csv")] if args.csv else [])
             with httpx.Client(base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {token}"}) as c:
-                for i in range(args.warmup + args.requests):
-                    ids = ",".join(rnd.sample(run_ids, args.compare))
-                    t = time.perf_counter()
-                    r = c.get("/compare", params={"runs": ids, "group_by": "device"})
-                    dt = (time.perf_counter() - t) * 1000
-                    assert r.status_code == 200, r.text
-                    if i >= args.warmup:
-                        times.append(dt)
-            times.sort()
-            p50, p95, p99 = (times[int(len(times) * q) - 1] for q in (0.5, 0.95, 0.99))
-            console.print(
-                f"GET /compare ({args.compare} runs, group_by=device) over {args.requests} requests: "
-                f"p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms, mean {statistics.mean(times):.1f} ms"
-            )
+                for group_by, fmt in cases:
+                    times = []
+                    cpu0 = 0.0
+                    for i in range(args.warmup + args.requests):
+                        ids = ",".join(rnd.sample(run_ids, args.compare))
+                        t = time.perf_counter()
+                        r = c.get("/compare", params={"runs": ids, "group_by": group_by, "format": fmt})
+                        dt = (time.perf_counter() - t) * 1000
+                        assert r.status_code == 200, r.text
+                        if i == args.warmup - 1:
+                            cpu0 = _cpu_s(api.pid)
+                        if i >= args.warmup:
+                            times.append(dt)
+                    cpu_ms = (_cpu_s(api.pid) - cpu0) * 1000 / args.requests
+                    times.sort()
+                    p50, p95, p99 = (times[int(len(times) * q) - 1] for q in (0.5, 0.95, 0.99))
+                    console.print(
+                        f"GET /compare ({args.compare} runs, group_by={group_by}, {fmt}) over "
+                        f"{args.requests} requests: p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms, "
+                        f"mean {statistics.mean(times):.1f} ms; API CPU {cpu_ms:.1f} ms per request; "
+                        f"load average {os.getloadavg()[0]:.1f}"
+                    )
             if args.browser:
                 paths = [
                     f"/compare?runs={','.join(rnd.sample(run_ids, args.compare))}&group_by=device"
