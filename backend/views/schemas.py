@@ -34,6 +34,9 @@ class ViewRun(OutputSchema):
     name: str
     label: str = Field(description="how the view names the run: its device (or target) on its agent")
     preset: str | None = Field(description="the built-in preset the run ran; null for other workloads")
+    shortened_by: float | None = Field(
+        description="the factor the preset was shortened by (a quick look, flagged in the label); null = full"
+    )
     device_name: str | None
     agent_name: str
     target_path: str

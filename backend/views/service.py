@@ -839,11 +839,13 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
     out = []
     for r in runs:
         device = devices.get(r.device_id) if r.device_id else None
+        shortened = r.workload_spec.get("shortened_by")
         info = ViewRun(
             id=r.id,
             name=r.name,
             label=f"{device or r.target_path} on {r.agent.name}",
             preset=_preset_of(r, builtin),
+            shortened_by=float(shortened) if shortened else None,
             device_name=device,
             agent_name=r.agent.name,
             target_path=r.target_path,
@@ -858,6 +860,9 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
             )
         )
     _unique_labels(out)
+    for x in out:  # the flag sits beside the figures it qualifies: in every header and row group
+        if x.info.shortened_by:
+            x.info.label = f"{x.info.label} (shortened ×{x.info.shortened_by:g})"
     return out
 
 
@@ -911,12 +916,21 @@ def show(
             )
         if r.run.status != RunStatus.succeeded or not r.jobs:
             raise Invalid("runs", f"run {r.run.id} is {r.run.status.value}: it has no result to show")
+    table_notes = (
+        [
+            "Shortened runs (marked 'shortened ×F') ran each job for F of the preset's time or I/O: a quick "
+            "look, not the preset's figures."
+        ]
+        if any(r.info.shortened_by for r in runs)
+        else []
+    )
     base = None
     if baseline is not None:
         base = next((r for r in runs if r.run.id == baseline), None)
         if base is None:
             raise Invalid("baseline", "must be one of the runs")
-    return build(info, runs, base)
+    t = build(info, runs, base)
+    return t.model_copy(update={"notes": [*t.notes, *table_notes]})
 
 
 def to_csv(t: ViewTable) -> str:

@@ -74,12 +74,14 @@ def real_run(
     target: str = "/srv/bench",
     seed: int = 0,
     agent: Any = None,
+    shorten: float | None = None,
 ) -> uuid.UUID:
     """A run of the preset, its result uploaded through the agent API (by a new agent unless given)."""
     a = agent or create_agent(session, team=u.team)
     wl = session.scalar(select(Workload).where(Workload.name == preset, Workload.builtin.is_(True)))
     run = create_run(session, agent=a.agent, target_path=target, workload_id=wl.id if wl else None)
-    run.workload_spec = stored_spec(short(preset))
+    spec = short(preset)
+    run.workload_spec = stored_spec(spec.shortened(shorten) if shorten else spec)  # as POST /runs shorten=
     session.flush()
     run_service.dispatch(session, run_id=run.id)
     lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
@@ -342,3 +344,15 @@ def test_bad_input_is_a_422_naming_the_field(client: TestClient, session: Sessio
     assert r.status_code == 422 and "runs" in r.text
     assert client.get(f"/api/v1/views?runs={rid}", headers=other.headers).status_code == 422
     assert client.get("/api/v1/views/table?view=disk-flash-memory&runs=" + str(rid)).status_code == 401
+
+
+def test_a_shortened_run_is_flagged_beside_its_figures(client: TestClient, session: Session) -> None:
+    """A preset run shortened by a factor (POST /runs shorten=, recorded as shortened_by) is still
+    its preset's run, and says so in its column's name and the notes."""
+    u = create_user(session)
+    rid = real_run(client, session, u, "seq-rand-table", shorten=0.5)
+    cat = client.get(f"/api/v1/views?runs={rid}", headers=u.headers).json()
+    assert cat["runs"][0]["preset"] == "seq-rand-table" and cat["runs"][0]["shortened_by"] == 0.5
+    t = view(client, u, "disk-flash-memory", [rid])
+    assert t["columns"][1]["label"].endswith("(shortened ×0.5) (MB/s)")
+    assert any("shortened" in n for n in t["notes"])
