@@ -3174,11 +3174,6 @@ export interface components {
              * @description the built-in preset the run ran; null for other workloads
              */
             preset: string | null;
-            /**
-             * Shortened By
-             * @description the factor the preset was shortened by (a quick look, flagged in the label); null = full
-             */
-            shortened_by: number | null;
             /** Target Path */
             target_path: string;
         };

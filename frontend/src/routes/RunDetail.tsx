@@ -267,7 +267,10 @@ export function RunDetail() {
               )}
             </h3>
             <KeyFigures job={job} />
-            <div className="chart-grid">
+            <div
+              className="chart-grid"
+              style={{ gridTemplateColumns: "repeat(2, minmax(0, 1fr))" }}
+            >
               <div className="chart" data-testid="run-chart">
                 <p className="small muted">Per second: throughput and IOPS</p>
                 <ThroughputChart points={points} />
