@@ -73,8 +73,8 @@ export function Dashboard() {
         <div data-testid="dashboard-compare">
           <CompareCharts data={cmp.data} />
           <p className="small">
-            <Link to={`/compare?runs=${shown.join(",")}`}>Open this comparison</Link> (every metric
-            with ratios)
+            <Link to={`/compare?runs=${shown.join(",")}`}>Open this comparison</Link> (every metric,
+            its change against the oldest run)
           </p>
         </div>
       )}
