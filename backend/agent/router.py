@@ -1,7 +1,7 @@
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Response, status
+from fastapi import APIRouter, Body, Depends, Query, Response, status
 from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -19,6 +19,7 @@ from backend.agent.schemas import (
     Heartbeat,
     HeartbeatAck,
     Inventory,
+    LeaseRequest,
     LeaseResponse,
     PolicyRead,
 )
@@ -229,11 +230,15 @@ async def lease(
         float,
         Query(ge=0, le=30, description="long-poll up to this many seconds (the server honours up to 30)"),
     ] = 25,
+    body: Annotated[LeaseRequest | None, Body()] = None,
 ) -> LeaseResponse:
     """Async: the wait holds no worker thread (docs/adr/0002); database work runs in short
-    threadpool calls."""
+    threadpool calls. The body (the process's boot id) is optional: older agents send none."""
     principal, raw_token = caller
     principal.require_self(agent_id)
+    boot_id = body.boot_id if body is not None else None
     return LeaseResponse(
-        lease=await service.long_poll_lease(factory, raw_token=raw_token, agent_id=agent_id, wait_s=wait_s)
+        lease=await service.long_poll_lease(
+            factory, raw_token=raw_token, agent_id=agent_id, wait_s=wait_s, boot_id=boot_id
+        )
     )

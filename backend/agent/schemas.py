@@ -247,6 +247,18 @@ class Heartbeat(InputSchema):
     agent_version: str = Field("", max_length=50)
 
 
+class LeaseRequest(InputSchema):
+    """The body of a lease poll (optional: older agents send none)."""
+
+    boot_id: uuid.UUID | None = Field(
+        None,
+        description="the polling agent process's boot id (as in its heartbeats): a poll says the "
+        "process runs nothing, so the agent's running runs another process started were lost and "
+        "fail at once; runs this process started are left to it (it may be uploading or spooling "
+        "their results). Absent from older agents: then every running run started before the poll fails",
+    )
+
+
 class HeartbeatAck(OutputSchema):
     server_time: datetime
     heartbeat_interval_s: int

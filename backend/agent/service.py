@@ -206,8 +206,13 @@ def heartbeat(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
     if body.state == "idle" and body.current_run_id is None and body.current_lease_id is None:
         # a restarted agent's own word: its running run was lost. A heartbeat built before a run
         # started may arrive late (retried), so only runs started a grace earlier count.
+        # Never a run this same process started: it still holds it (uploading, spooled, or about
+        # to report a failure); the lease's expiry is the backstop.
         run_service.fail_lost(
-            session, agent_id=agent.id, idle_since=utcnow() - timedelta(seconds=IDLE_HEARTBEAT_GRACE_S)
+            session,
+            agent_id=agent.id,
+            idle_since=utcnow() - timedelta(seconds=IDLE_HEARTBEAT_GRACE_S),
+            boot_id=body.boot_id,
         )
     return agent
 
@@ -221,14 +226,24 @@ def put_inventory(
 
 
 def try_lease(
-    session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID, polled_at: datetime
+    session: Session,
+    *,
+    principal: AgentPrincipal,
+    agent_id: uuid.UUID,
+    polled_at: datetime,
+    boot_id: uuid.UUID | None = None,
 ) -> Lease | None:
     """Hand the agent the run the dispatcher assigned to it, if any. `polled_at`: when the server
-    received the poll. An agent asks for work only when it runs nothing, so its runs started
-    before then were lost (the agent restarted): they fail now (run_service.fail_lost)."""
+    received the poll; `boot_id`: the polling process's (None from older agents). An agent asks
+    for work only when it runs nothing, so its runs started before then by another process (or
+    by one of unknown boot id) were lost in a restart: they fail now (run_service.fail_lost). A
+    run the polling process started is still its own: its result may be uploading or waiting in
+    its spool (a network cut), so it is left to that process and to the lease's expiry."""
     agent = _own_agent(session, principal, agent_id)
     agent.online, agent.last_heartbeat_at = True, utcnow()
-    run_service.fail_lost(session, agent_id=agent_id, idle_since=polled_at)
+    if boot_id is not None:
+        agent.boot_id = boot_id  # a run this poll hands out records it when it starts
+    run_service.fail_lost(session, agent_id=agent_id, idle_since=polled_at, boot_id=boot_id)
     run = run_service.hand_out(session, agent_id=agent_id)
     if run is None:
         return None
@@ -269,7 +284,11 @@ async def in_longpoll_thread(func: Callable[..., _T], *args: object) -> _T:
 
 
 def _look(
-    make_session: sessionmaker[Session], raw_token: str, agent_id: uuid.UUID, polled_at: datetime
+    make_session: sessionmaker[Session],
+    raw_token: str,
+    agent_id: uuid.UUID,
+    polled_at: datetime,
+    boot_id: uuid.UUID | None,
 ) -> Lease | None:
     """One look of a long-poll in its own short transaction. The token is checked again each time,
     so a poll that was waiting when its agent was revoked, deleted or replaced (a new token) ends
@@ -278,11 +297,18 @@ def _look(
         principal = auth_service.authenticate(session, raw_token=raw_token)
         if not isinstance(principal, AgentPrincipal):
             raise Forbidden("this needs an agent token", code="agent_only")
-        return try_lease(session, principal=principal, agent_id=agent_id, polled_at=polled_at)
+        return try_lease(
+            session, principal=principal, agent_id=agent_id, polled_at=polled_at, boot_id=boot_id
+        )
 
 
 async def long_poll_lease(
-    make_session: sessionmaker[Session], *, raw_token: str, agent_id: uuid.UUID, wait_s: float
+    make_session: sessionmaker[Session],
+    *,
+    raw_token: str,
+    agent_id: uuid.UUID,
+    wait_s: float,
+    boot_id: uuid.UUID | None = None,
 ) -> Lease | None:
     """Long-poll: short transactions in the threadpool around an asyncio wait for the agent's
     wake-up, so a waiting agent holds neither a database connection nor a thread. The waiter is
@@ -292,7 +318,7 @@ async def long_poll_lease(
     polled_at = utcnow()
     async with wake.listen(agent_id) as waiter:
         while True:
-            lease = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at)
+            lease = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at, boot_id)
             if lease is not None:
                 return lease
             remaining = deadline - time.monotonic()

@@ -336,16 +336,26 @@ def fail_agent_runs(session: Session, *, agent_id: uuid.UUID, reason: str) -> li
     return [r.id for r in runs]
 
 
-def fail_lost(session: Session, *, agent_id: uuid.UUID, idle_since: datetime) -> list[uuid.UUID]:
+def fail_lost(
+    session: Session, *, agent_id: uuid.UUID, idle_since: datetime, boot_id: uuid.UUID | None = None
+) -> list[uuid.UUID]:
     """The agent says it runs nothing (its worker asks for work, or a heartbeat says idle with no
     current run): its runs that started before `idle_since` were lost, typically because the
     agent restarted mid-run. Fail them now rather than after the lease expires, and let the next
     run go. `idle_since` is when the server received the report (minus a grace for a heartbeat
     built before a run started); a run started after it may be the one the agent is starting.
 
+    `boot_id`: the reporting agent process's (None from older agents). A run that same process
+    started (`started_boot_id`) is never failed here: the process did not restart, so it still
+    holds the run (its result is uploading or waits in its spool after a network cut, or it will
+    report a failure); the lease's expiry remains the backstop. Runs started by another process,
+    or by one of unknown boot id, are failed as before.
+
     Assigned runs are left alone: they never started, so nothing was lost, and the agent's next
     lease poll hands them to the new process (`hand_out`)."""
     runs = repository.running_of_agent(session, agent_id, started_before=idle_since)
+    if boot_id is not None:
+        runs = [run for run in runs if run.started_boot_id != boot_id]
     return _fail_as_lost(session, runs)
 
 

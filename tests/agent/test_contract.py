@@ -22,7 +22,7 @@ CALLS: list[tuple[str, str, type[BaseModel] | None, str, type[BaseModel] | None]
     ("post", "/api/v1/agents/{}/heartbeat", s.HeartbeatRequest, "200", s.HeartbeatResponse),
     ("post", "/api/v1/agents/{}/token", None, "200", s.TokenRotated),
     ("put", "/api/v1/agents/{}/inventory", s.Inventory, "200", None),
-    ("post", "/api/v1/agents/{}/lease", None, "200", s.LeaseResponse),
+    ("post", "/api/v1/agents/{}/lease", s.LeaseRequest, "200", s.LeaseResponse),
     ("post", "/api/v1/runs/{}/start", s.StartRequest, "200", None),
     ("post", "/api/v1/runs/{}/progress", s.ProgressRequest, "200", s.ProgressResponse),
     ("put", "/api/v1/runs/{}/result", s.ResultUpload, "201", None),

@@ -187,6 +187,9 @@ def test_run_drains_after_current_run_and_exits_0(api, agent_config, make_client
     assert holding and {h["state"] for h in holding} <= {"busy", "draining"}, api.heartbeats
     assert api.heartbeats[-1]["current_lease_id"] is None
     assert len({h["boot_id"] for h in api.heartbeats}) == 1  # one process, one boot id
+    # its lease polls carry the same boot id: the server spares the runs this process started
+    polls = api.calls_to(r"POST /api/v1/agents/.*/lease")
+    assert [p[2] for p in polls] == [{"boot_id": api.heartbeats[0]["boot_id"]}], polls
 
 
 def test_revoked_token_is_fatal(api, agent_config, make_client, fake_engine, tmp_path):

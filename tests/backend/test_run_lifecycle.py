@@ -48,8 +48,10 @@ def test_a_transition_from_a_status_the_table_does_not_allow_is_a_409(
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def _poll(client: TestClient, a: AgentCtx) -> dict[str, Any] | None:
-    r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
+def _poll(client: TestClient, a: AgentCtx, boot_id: uuid.UUID | None = None) -> dict[str, Any] | None:
+    """One lease poll; with `boot_id` as an agent process that sends it does (none: an older agent)."""
+    body = {"boot_id": str(boot_id)} if boot_id is not None else None
+    r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", json=body, headers=a.headers)
     assert r.status_code == 200, r.text
     lease: dict[str, Any] | None = r.json()["lease"]
     return lease
@@ -227,8 +229,91 @@ def test_a_heartbeat_of_the_process_that_started_the_run_fails_nothing_at_once(
     assert _status(session, run) == RunStatus.running
     run.started_at = utcnow() - timedelta(seconds=agent_service.IDLE_HEARTBEAT_GRACE_S + 5)
     session.flush()
-    _beat(client, a, state="idle", boot_id=str(boot))  # past the grace: as before boot ids
+    _beat(client, a, state="idle", boot_id=str(boot))  # past the grace: still its own run
+    assert _status(session, run) == RunStatus.running  # the lease's expiry is the backstop
+
+
+def test_a_lease_poll_of_the_process_that_started_the_run_fails_nothing(
+    client: TestClient, session: Session
+) -> None:
+    """Scenario 7 of issue 11: the process spooled its result in a network cut and asks for work
+    before the spool delivers it. Same boot id: the run stays running, the result lands on it,
+    and it never shows failed."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    boot = uuid.uuid4()
+    run, lease_id = _running_by(client, session, a, boot)
+    before = _dispatch_pending_queued(session)
+    assert _poll(client, a, boot) is None
+    assert _status(session, run) == RunStatus.running and run.error is None
+    assert _dispatch_pending_queued(session) == before  # nothing was freed
+    run.started_at = utcnow() - timedelta(seconds=agent_service.IDLE_HEARTBEAT_GRACE_S + 5)
+    session.flush()
+    _beat(client, a, state="idle", boot_id=str(boot))  # its idle heartbeat, past the grace
+    assert _status(session, run) == RunStatus.running
+    r = client.put(f"/api/v1/runs/{run.id}/result", json=_upload(lease_id, utcnow()), headers=a.headers)
+    assert r.status_code == 201, r.text
+    assert _status(session, run) == RunStatus.succeeded and run.error is None
+
+
+@pytest.mark.parametrize("started_by", ["another process", "an agent without boot ids"])
+def test_a_lease_poll_of_another_process_fails_the_run_at_once(
+    client: TestClient, session: Session, started_by: str
+) -> None:
+    """A restarted agent polls with its new boot id: the run the dead process started (or one an
+    older agent started, whose boot id is unknown) was lost and fails at once."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    if started_by == "another process":
+        run, _ = _running_by(client, session, a, uuid.uuid4())
+    else:
+        run, _ = _running(client, session, a)
+        assert run.started_boot_id is None
+    before = _dispatch_pending_queued(session)
+    new = uuid.uuid4()
+    assert _poll(client, a, new) is None
     assert _status(session, run) == RunStatus.failed and run.error == run_service.AGENT_RESTARTED
+    assert _dispatch_pending_queued(session) == before + 1  # the next run goes at once
+    session.refresh(a.agent)
+    assert a.agent.boot_id == new  # the next run it starts records it
+
+
+def test_a_lease_poll_without_a_boot_id_fails_even_the_same_processs_run(
+    client: TestClient, session: Session
+) -> None:
+    """An older agent polls with no body: today's behaviour, every running run started before the
+    poll fails at once (it cannot say it is the same process)."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run, _ = _running_by(client, session, a, uuid.uuid4())
+    assert _poll(client, a) is None
+    assert _status(session, run) == RunStatus.failed and run.error == run_service.AGENT_RESTARTED
+
+
+def test_a_run_leased_by_a_poll_records_that_polls_boot_id(client: TestClient, session: Session) -> None:
+    """The poll carries the boot id, so a run started before the process's first heartbeat reached
+    the server still knows its process."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    boot = uuid.uuid4()
+    run = create_run(session, agent=a.agent)
+    assert run_service.dispatch(session, run_id=run.id) == a.agent.id
+    lease = _poll(client, a, boot)
+    assert lease is not None and lease["run_id"] == str(run.id)
+    session.expire(a.agent)  # the poll wrote it in its own session; the test's session kept the old row
+    r = client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lease["lease_id"]}, headers=a.headers)
+    assert r.status_code == 200, r.text
+    session.refresh(run)
+    assert run.status == RunStatus.running and run.started_boot_id == boot
+
+
+def test_a_lease_polls_boot_id_is_checked(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    for body in ({"boot_id": "x"}, {"boot_id": str(uuid.uuid4()), "other": 1}):
+        r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", json=body, headers=a.headers)
+        assert r.status_code == 422, r.text
+        assert ("boot_id" if "other" not in body else "other") in r.text, r.text
 
 
 def test_a_new_process_that_holds_the_runs_lease_takes_the_run_over(

@@ -37,6 +37,7 @@ from .schemas import (
     HeartbeatResponse,
     Inventory,
     Lease,
+    LeaseRequest,
     LeaseResponse,
     ProgressRequest,
     ProgressResponse,
@@ -303,10 +304,13 @@ class ApiClient:
     def put_inventory(self, agent_id: UUID, inventory: Inventory) -> None:
         self.request("PUT", f"/agents/{agent_id}/inventory", body=inventory)
 
-    def lease(self, agent_id: UUID, wait_s: float, *, attempts: int = 1) -> Lease | None:
+    def lease(
+        self, agent_id: UUID, wait_s: float, *, boot_id: UUID | None = None, attempts: int = 1
+    ) -> Lease | None:
         response = self.request(
             "POST",
             f"/agents/{agent_id}/lease",
+            body=LeaseRequest(boot_id=boot_id),
             params={"wait_s": int(wait_s)},
             timeout_s=wait_s + 15.0,
             attempts=attempts,

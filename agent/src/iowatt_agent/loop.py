@@ -180,7 +180,11 @@ class AgentLoop:
     def lease_once(self) -> Lease | None:
         """One long-poll. Raises FatalAgentError when the server refuses this agent."""
         try:
-            return self.client.lease(self.config.agent_id, self.settings.lease_wait_s)
+            # the process's boot id: the server then spares the runs this process started
+            # (a result still in the spool is not a lost run)
+            return self.client.lease(
+                self.config.agent_id, self.settings.lease_wait_s, boot_id=self.heartbeat.boot_id
+            )
         except (Unauthorized, Forbidden, NotFound) as exc:
             raise FatalAgentError(
                 f"the server refused this agent ({exc}); re-enrol with `iowatt-agent enroll --replace`"

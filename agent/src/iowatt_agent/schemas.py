@@ -145,6 +145,14 @@ class HeartbeatRequest(Request):
     boot_id: UUID | None = None
 
 
+class LeaseRequest(Request):
+    """The body of a lease poll: the polling process's boot id (the one its heartbeats carry). The
+    server then fails at once only running runs another process started; this process's own
+    (a result uploading or waiting in the spool) stay running."""
+
+    boot_id: UUID | None = None
+
+
 class HeartbeatResponse(Answer):
     server_time: datetime
     heartbeat_interval_s: float

@@ -137,7 +137,7 @@ export interface paths {
         /**
          * Lease
          * @description Async: the wait holds no worker thread (docs/adr/0002); database work runs in short
-         *     threadpool calls.
+         *     threadpool calls. The body (the process's boot id) is optional: older agents send none.
          */
         post: operations["lease_api_v1_agents__agent_id__lease_post"];
         delete?: never;
@@ -1995,6 +1995,17 @@ export interface components {
              */
             lease_id: string;
         };
+        /**
+         * LeaseRequest
+         * @description The body of a lease poll (optional: older agents send none).
+         */
+        LeaseRequest: {
+            /**
+             * Boot Id
+             * @description the polling agent process's boot id (as in its heartbeats): a poll says the process runs nothing, so the agent's running runs another process started were lost and fail at once; runs this process started are left to it (it may be uploading or spooling their results). Absent from older agents: then every running run started before the poll fails
+             */
+            boot_id?: string | null;
+        };
         /** LeaseResponse */
         LeaseResponse: {
             lease: components["schemas"]["Lease"] | null;
@@ -3174,6 +3185,11 @@ export interface components {
              * @description the built-in preset the run ran; null for other workloads
              */
             preset: string | null;
+            /**
+             * Shortened By
+             * @description the factor the preset was shortened by (a quick look, flagged in the label); null = full
+             */
+            shortened_by: number | null;
             /** Target Path */
             target_path: string;
         };
@@ -3925,7 +3941,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["LeaseRequest"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {
@@ -3934,6 +3954,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LeaseResponse"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description No bearer token, or an unknown, expired or revoked one */
