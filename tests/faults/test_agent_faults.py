@@ -269,13 +269,6 @@ CUT_S = 60.0
 CUT_INTO_RUN_S = 18.0  # the cut begins during the run's idle_after (10 s idle, 1 s load, 10 s idle)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11: after a network cut the same agent process (same boot id) polls for a lease, or"
-    " heartbeats idle (past IDLE_HEARTBEAT_GRACE_S, 75 s after the start), before its spooled result is"
-    " delivered, and the server fails the run as 'the agent restarted during the run; its result was lost'"
-    " (try_lease/fail_lost ignore the boot id); the result turns it succeeded ~25 s later, being fixed",
-)
 def test_7_network_cut_for_60s_mid_run_delivers_after_and_keeps_the_lease(r: Rig) -> None:
     assert r.proxy is not None
     run_id = r.queue(runtime_s=1, idle_s=10)

@@ -144,6 +144,7 @@ BODIES: dict[str, Any] = {
         "hostname": "host-new",
     },
     "POST /api/v1/agents/{agent_id}/heartbeat": lambda w: {"state": "idle"},
+    "POST /api/v1/agents/{agent_id}/lease": lambda w: {"boot_id": str(uuid.uuid4())},
     "PUT /api/v1/agents/{agent_id}/inventory": lambda w: {**_inventory()},
     "PATCH /api/v1/devices/{device_id}": lambda w: {"name": "renamed by the matrix"},
     "POST /api/v1/environments": lambda w: {"team_id": str(w.team_a), "name": "matrix env", "kind": "local"},
