@@ -118,6 +118,14 @@ try {
     await page.getByTestId("runs-table").waitFor();
   });
 
+  await run("the views page lists every view and offers finished runs to pick", async () => {
+    await page.goto(`${BASE}/views`);
+    await page.getByTestId("views-picker").locator("input[type=checkbox]").first().waitFor();
+    check((await page.getByTestId("views-catalog").locator("tbody tr").count()) === 6, "six views");
+    await noOverflow();
+    await shot("views-picker");
+  });
+
   await run("a run's views are chosen by its preset", async () => {
     await page.goto(`${BASE}/views?runs=${RUNS.cdm[0]}`);
     await page.getByTestId("views-for-runs").waitFor();
@@ -126,6 +134,8 @@ try {
       "the run's preset is not named",
     );
     check((await page.getByTestId("open-kernel-help").count()) === 0, "kernel-help offered");
+    await noOverflow();
+    await shot("views-for-run");
     await page.getByTestId("open-crystaldiskmark").click();
     await page.getByTestId("view-grid").waitFor();
     check(page.url().includes(`/views/crystaldiskmark?runs=${RUNS.cdm[0]}`), page.url());
