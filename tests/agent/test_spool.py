@@ -160,3 +160,132 @@ def test_retrier_thread_delivers_once_the_server_is_back(api: FakeApi, make_clie
         retrier.kick()
     assert spool.pending() == [] and len(api.results) == 1
     assert len(api.calls) == 3  # 502, 502, 201: one flush per backoff step
+
+
+class Network:
+    """The link between agent and fake API: while `down`, every request fails as refused."""
+
+    def __init__(self, api: FakeApi) -> None:
+        self.down = True
+        api.on_request = self.check
+
+    def check(self, method: str, path: str, body: object) -> None:
+        if self.down:
+            raise httpx.ConnectError("connection refused")
+
+
+def _heartbeat(api: FakeApi, client) -> None:
+    from iowatt_agent.schemas import HeartbeatRequest
+
+    client.heartbeat(api.agent_id, HeartbeatRequest(state="idle", current_run_id=None, agent_version="t"))
+
+
+def _wait_for(predicate, timeout_s: float) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_retrier_delivers_right_after_the_first_request_that_gets_through(
+    api: FakeApi, make_client, tmp_path
+):
+    """Issue 11, scenario 7: network down, result spooled, network back. The heartbeat that gets
+    through first wakes the retrier; the upload follows within 1 s, not after the backoff."""
+    import threading
+    import time
+
+    from iowatt_agent.client import ServerUnreachable
+
+    network = Network(api)
+    spool = Spool(tmp_path)
+    run_id = uuid.uuid4()
+    spool.put_result(make_upload(), run_id)
+    hb = make_client()
+    stop = threading.Event()
+    # backoff of 10-20 s after the first failure, 20-40 s after the second: far beyond the 1 s bound
+    retrier = SpoolRetrier(spool, make_client(), stop, base_s=20, max_s=300, idle_s=60)
+    hb.on_success = retrier.server_reachable
+    puts = f"PUT /api/v1/runs/{run_id}/result"
+    retrier.start()
+    try:
+        assert _wait_for(lambda: len(api.calls_to(puts)) == 1, 5)  # first attempt: refused
+        try:
+            _heartbeat(api, hb)  # still down: a failed request wakes nothing
+            raise AssertionError("heartbeat got through while the network was down")
+        except ServerUnreachable:
+            pass
+        time.sleep(0.3)
+        assert len(api.calls_to(puts)) == 1 and spool.pending()
+
+        network.down = False
+        _heartbeat(api, hb)
+        back = time.monotonic()
+        assert _wait_for(lambda: not spool.pending(), 1.0), "spooled result not delivered within 1 s"
+        assert time.monotonic() - back < 1.0
+    finally:
+        stop.set()
+        retrier.kick()
+    assert list(api.results_by_run) == [str(run_id)]
+    assert len(api.calls_to(puts)) == 2  # refused once, delivered once
+
+
+def test_retrier_keeps_its_backoff_while_the_server_answers_errors(api: FakeApi, make_client, tmp_path):
+    """A server that answers 503 to the upload is up: heartbeats getting through must not make
+    the agent re-send the upload at heartbeat pace."""
+    import threading
+    import time
+
+    spool = Spool(tmp_path)
+    run_id = uuid.uuid4()
+    puts = f"PUT /api/v1/runs/{run_id}/result"
+    api.script[puts] = [error(503, "unavailable", "try later")] * 3
+    spool.put_result(make_upload(), run_id)
+    hb = make_client()
+    stop = threading.Event()
+    retrier = SpoolRetrier(spool, make_client(), stop, base_s=20, max_s=300, idle_s=60)
+    hb.on_success = retrier.server_reachable
+    retrier.start()
+    try:
+        assert _wait_for(lambda: len(api.calls_to(puts)) == 1, 5)
+        for _ in range(10):
+            _heartbeat(api, hb)
+            time.sleep(0.03)
+        time.sleep(0.3)
+        assert len(api.calls_to(puts)) == 1  # still waiting out its backoff
+        assert len(api.heartbeats) == 10 and spool.pending()
+        retrier.kick()  # a new entry or a stop still flushes at once
+        assert _wait_for(lambda: len(api.calls_to(puts)) == 2, 1.0)
+    finally:
+        stop.set()
+        retrier.kick()
+
+
+def test_a_success_during_a_failing_flush_is_not_missed(api: FakeApi, make_client, tmp_path):
+    """The network returns while the retrier's own attempt is still failing: the success that
+    came in meanwhile still ends the backoff."""
+    import threading
+
+    spool = Spool(tmp_path)
+    run_id = uuid.uuid4()
+    puts = f"PUT /api/v1/runs/{run_id}/result"
+    stop = threading.Event()
+    retrier = SpoolRetrier(spool, make_client(), stop, base_s=20, max_s=300, idle_s=60)
+
+    def refused_after_a_heartbeat_got_through():
+        retrier.server_reachable()  # another thread's request succeeded just now
+        raise httpx.ConnectError("refused")
+
+    api.script[puts] = [refused_after_a_heartbeat_got_through]
+    spool.put_result(make_upload(), run_id)
+    retrier.start()
+    try:
+        assert _wait_for(lambda: not spool.pending(), 1.0)
+    finally:
+        stop.set()
+        retrier.kick()
+    assert len(api.calls_to(puts)) == 2

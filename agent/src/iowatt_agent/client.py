@@ -192,6 +192,9 @@ class ApiClient:
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
         self._rng = rng
+        # Called (from the calling thread) after every request the server answered below 400:
+        # the server is reachable again, e.g. to wake the spool retrier (spool.SpoolRetrier).
+        self.on_success: Callable[[], None] | None = None
 
     def close(self) -> None:
         self._http.close()
@@ -248,6 +251,8 @@ class ApiClient:
             raise ServerUnreachable(f"{method} {path}: server unreachable: {reason}") from exc
         if response.status_code >= 400:
             raise error_from_response(response)
+        if self.on_success is not None:
+            self.on_success()
         return response
 
     def request(

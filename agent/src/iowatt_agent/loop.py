@@ -105,6 +105,8 @@ class AgentLoop:
         self.current_lease_id: UUID | None = None  # from taking a lease to its run's end (heartbeat)
         self.fatal: str | None = None
         self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
+        for waker in (self.client, self.hb_client):  # the server is back: retry the spool now
+            waker.on_success = self.retrier.server_reachable
         self.reporter = Reporter(self.spool, self.client, self.retrier.kick)
         self.heartbeat = Heartbeat(self)
         self.reported_fingerprint: str | None = None  # of the policy the server last got

@@ -19,13 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 from uuid import UUID, uuid4
 
 from pydantic import ValidationError
 
-from .client import ApiClient, ApiError, PermanentError
+from .client import ApiClient, ApiError, PermanentError, ServerUnreachable
 from .config import write_private_file
 from .schemas import FailureReport, ResultUpload
 
@@ -58,6 +59,7 @@ class Spool:
         self.rejected_dir = self.dir / "rejected"
         self.rejected_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = threading.Lock()  # one delivery of an entry at a time
+        self.last_retry_error: ApiError | None = None  # why the latest RETRY could not deliver
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -136,6 +138,7 @@ class Spool:
                 return Delivery.REJECTED
             except ApiError as exc:
                 entry.last_error = str(exc)
+                self.last_retry_error = exc
                 log.warning(
                     "spool.retry_later kind=%s run_id=%s upload_id=%s error=%s",
                     entry.kind,
@@ -186,7 +189,16 @@ def _fsync_dir(path: Path) -> None:
 
 
 class SpoolRetrier:
-    """Background thread: flush the spool, backing off (with jitter) while the server is away."""
+    """Background thread: flush the spool, backing off (with jitter) while the server is away.
+
+    Wake-ups: `kick()` (a new entry, or the agent stops) flushes at once. `server_reachable()`
+    is the success hook of the agent's other API clients (`ApiClient.on_success`): when the
+    last flush found the server unreachable (no HTTP answer: refused, reset, timed out), the
+    first request that gets through again (a heartbeat, a lease poll) ends the backoff, so a
+    spooled result follows the network's return within moments, not up to `max_s` later. A
+    server that answered (5xx, 429, a certificate refusal) keeps its backoff: other requests
+    succeeding do not make the agent re-send a large upload to a server that just failed it.
+    """
 
     def __init__(
         self,
@@ -201,9 +213,11 @@ class SpoolRetrier:
     ) -> None:
         self.spool, self.client, self.stop = spool, client, stop
         self.base_s, self.max_s, self.idle_s = base_s, max_s, idle_s
-        self.wake = threading.Event()
         self._rng = rng or random.random
         self._thread: threading.Thread | None = None
+        self._cond = threading.Condition()
+        self._kicked = False
+        self._successes = 0  # requests that got through, counted by server_reachable()
 
     def next_delay(self, failures: int) -> float:
         if failures == 0:
@@ -214,17 +228,39 @@ class SpoolRetrier:
     def run(self) -> None:
         failures = 0
         while not self.stop.is_set():
+            with self._cond:
+                self._kicked = False
+                seen = self._successes  # a success from here on counts, also one during the flush
             counts = self.spool.flush(self.client)
-            failures = failures + 1 if counts[Delivery.RETRY] else 0
-            self.wake.wait(self.next_delay(failures))
-            self.wake.clear()
+            retry = counts[Delivery.RETRY] > 0
+            failures = failures + 1 if retry else 0
+            unreachable = retry and isinstance(self.spool.last_retry_error, ServerUnreachable)
+            delay = self.next_delay(failures)
+            with self._cond:
+                self._cond.wait_for(partial(self._wake_now, seen, unreachable), timeout=delay)
+                by_success = unreachable and self._successes != seen and not self._kicked
+            if by_success:
+                log.info("spool.server_reachable: retrying now, not after the %.1f s backoff", delay)
+
+    def _wake_now(self, seen: int, unreachable: bool) -> bool:
+        """With `_cond` held: kicked, stopping, or (after an unreachable server) a request that
+        got through since the flush began."""
+        return self._kicked or self.stop.is_set() or (unreachable and self._successes != seen)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self.run, name="spool-retrier", daemon=True)
         self._thread.start()
 
     def kick(self) -> None:
-        self.wake.set()
+        with self._cond:
+            self._kicked = True
+            self._cond.notify_all()
+
+    def server_reachable(self) -> None:
+        """A request to the server succeeded (ApiClient.on_success of the other clients)."""
+        with self._cond:
+            self._successes += 1
+            self._cond.notify_all()
 
 
 def new_upload_id() -> UUID:
