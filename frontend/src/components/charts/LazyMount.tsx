@@ -9,7 +9,7 @@ import { type ReactNode, useEffect, useRef, useState } from "react";
 export function LazyMount({
   minHeight,
   children,
-  margin = "600px",
+  margin = "150px",
 }: {
   minHeight: number;
   children: ReactNode;
