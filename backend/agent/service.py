@@ -181,6 +181,27 @@ def delete(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -
 # --- agent side ---------------------------------------------------------------------------------
 
 
+# The liveness stamp (`last_heartbeat_at`: agent.mark_silent_offline and "last seen" read it) is
+# written only when it is this old (at most a third of agent_offline_after_s), when the agent was
+# offline, or when another agent process speaks (a new boot id). So an idle long-poll's look and
+# most heartbeats are read-only transactions: stamping at every look and heartbeat made 200 idle
+# agents about 60 write commits a second (bench/load, issue 11; docs/benchmarks.md § Load).
+LIVENESS_STAMP_S = 15.0
+
+
+def _stamp_alive(agent: Agent, now: datetime, boot_id: uuid.UUID | None) -> None:
+    """Mark the agent online and seen at `now`, writing only when that tells something new."""
+    every_s = min(LIVENESS_STAMP_S, get_settings().agent_offline_after_s / 3)
+    last = agent.last_heartbeat_at
+    if (
+        not agent.online
+        or last is None
+        or not 0 <= (now - last).total_seconds() < every_s  # also a server clock set back
+        or (boot_id is not None and boot_id != agent.boot_id)
+    ):
+        agent.online, agent.last_heartbeat_at = True, now
+
+
 def _own_agent(session: Session, principal: AgentPrincipal, agent_id: uuid.UUID) -> Agent:
     principal.require_self(agent_id)
     agent = session.get(Agent, agent_id, populate_existing=True)
@@ -192,7 +213,8 @@ def _own_agent(session: Session, principal: AgentPrincipal, agent_id: uuid.UUID)
 def heartbeat(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID, body: Heartbeat) -> Agent:
     agent = _own_agent(session, principal, agent_id)
     was_offline = not agent.online
-    agent.online, agent.last_heartbeat_at, agent.state = True, utcnow(), body.state
+    _stamp_alive(agent, utcnow(), body.boot_id)  # before the boot id below is taken over
+    agent.state = body.state
     if body.agent_version:
         agent.agent_version = body.agent_version
     if was_offline:  # runs queued while it was away can go now
@@ -240,7 +262,7 @@ def try_lease(
     run the polling process started is still its own: its result may be uploading or waiting in
     its spool (a network cut), so it is left to that process and to the lease's expiry."""
     agent = _own_agent(session, principal, agent_id)
-    agent.online, agent.last_heartbeat_at = True, utcnow()
+    _stamp_alive(agent, utcnow(), boot_id)  # an idle look of a live agent writes nothing
     if boot_id is not None:
         agent.boot_id = boot_id  # a run this poll hands out records it when it starts
     run_service.fail_lost(session, agent_id=agent_id, idle_since=polled_at, boot_id=boot_id)

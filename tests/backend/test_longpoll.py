@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,10 @@ import httpx
 import pytest
 from alembic import command
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import String, create_engine, func, literal_column, select, update
 from sqlalchemy.orm import Session
 
+from backend.agent import service as agent_service
 from backend.agent import wake
 from backend.models import Agent
 from backend.run import service as run_service
@@ -87,15 +88,19 @@ def committed(live_api: Live) -> Iterator[Session]:
 
 
 def _setup(s: Session, n_agents: int = 1) -> tuple[UserCtx, list[AgentCtx]]:
+    """Agents online but last seen a minute ago, so a long-poll's first look stamps them."""
     u = create_user(s)
     agents = [create_agent(s, team=u.team) for _ in range(n_agents)]
+    for a in agents:
+        a.agent.last_heartbeat_at = datetime.now(UTC) - timedelta(minutes=1)
     s.commit()
     return u, agents
 
 
 def _await_first_looks(live: Live, agents: list[AgentCtx], since: datetime) -> None:
-    """The agents' long-polls have made their first look, which stamps `last_heartbeat_at`: from
-    then on each waits for a wake-up (its waiter was registered before the look)."""
+    """The agents' long-polls have made their first look, which stamps `last_heartbeat_at` (last
+    stamped a minute ago: older than LIVENESS_STAMP_S): from then on each waits for a wake-up (its
+    waiter was registered before the look)."""
     ids = [a.agent.id for a in agents]
     eng = create_engine(live.db_url)
 
@@ -225,6 +230,8 @@ def test_replacing_the_agent_ends_the_old_processs_waiting_long_poll(
 
     old = enrol(False)
     old_ctx = AgentCtx(agent=_agent_row(committed, old["agent_id"]), token=old["agent_token"])
+    # enrolment stamped it just now: seen a minute ago instead, so the poll's first look stamps it
+    _set(committed, old_ctx.agent.id, last_heartbeat_at=datetime.now(UTC) - timedelta(minutes=1))
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         since = datetime.now(UTC)
         fut = pool.submit(_poll, live_api, old_ctx, 25)
@@ -309,3 +316,60 @@ def test_a_new_poll_of_the_same_agent_supersedes_the_waiting_one(live_api: Live,
         wake.wake(a.agent.id)
         r_new, _ = new.result(timeout=30)
     assert r_new.json()["lease"]["run_id"] == str(run.id)
+
+
+def _row(live: Live, agent_id: uuid.UUID) -> tuple[str, datetime, bool]:
+    """The agent row's version (xmin: every committed UPDATE changes it), stamp and online flag."""
+    eng = create_engine(live.db_url)
+    try:
+        with eng.connect() as c:
+            xmin_col = literal_column("xmin::text", type_=String)
+            q = select(xmin_col, Agent.last_heartbeat_at, Agent.online).where(Agent.id == agent_id)
+            xmin, seen, online = c.execute(q).one()
+    finally:
+        eng.dispose()
+    return str(xmin), seen, bool(online)
+
+
+def _set(s: Session, agent_id: uuid.UUID, **values: Any) -> None:
+    s.execute(update(Agent).where(Agent.id == agent_id).values(**values))
+    s.commit()
+
+
+def test_idle_looks_and_heartbeats_of_a_live_agent_write_nothing(live_api: Live, committed: Session) -> None:
+    """Issue 11 (bench/load): a waiting long-poll looks again every RECHECK_S and an agent
+    heartbeats every 10 s; with 200 idle agents, stamping `last_heartbeat_at` at each made ~60
+    write commits a second. A live agent seen less than LIVENESS_STAMP_S ago is not written to;
+    a stale stamp, an offline agent or a new agent process (boot id) is stamped at once."""
+    assert agent_service.LIVENESS_STAMP_S * 3 <= 45  # a stamp is never stale enough to go offline
+    _, [a] = _setup(committed)
+    _set(committed, a.agent.id, last_heartbeat_at=datetime.now(UTC) - timedelta(seconds=2))
+    url = f"{live_api.url}/agents/{a.agent.id}"
+    before = _row(live_api, a.agent.id)
+    with httpx.Client(headers=a.headers, timeout=15) as c:
+        for _ in range(3):
+            r = c.post(f"{url}/lease", params={"wait_s": 0})
+            assert r.status_code == 200 and r.json() == {"lease": None}
+        assert c.post(f"{url}/heartbeat", json={"state": "idle"}).status_code == 200
+        assert _row(live_api, a.agent.id) == before  # looks and a heartbeat, no write
+        boot = str(uuid.uuid4())
+        assert c.post(f"{url}/lease", params={"wait_s": 0}, json={"boot_id": boot}).status_code == 200
+        after_boot = _row(live_api, a.agent.id)
+        assert after_boot[1] > before[1]  # a new agent process speaks: stamped at once
+        assert c.post(f"{url}/heartbeat", json={"state": "idle", "boot_id": boot}).status_code == 200
+        assert _row(live_api, a.agent.id) == after_boot  # the same process again: nothing
+        assert c.post(f"{url}/heartbeat", json={"state": "busy", "boot_id": boot}).status_code == 200
+        assert _row(live_api, a.agent.id)[0] != after_boot[0]  # a state change is still written
+
+        stale = datetime.now(UTC) - timedelta(seconds=agent_service.LIVENESS_STAMP_S + 1)
+        _set(committed, a.agent.id, last_heartbeat_at=stale)
+        t0 = datetime.now(UTC)
+        assert c.post(f"{url}/lease", params={"wait_s": 0}, json={"boot_id": boot}).status_code == 200
+        _, seen, online = _row(live_api, a.agent.id)
+        assert seen >= t0 and online  # a look of an agent seen too long ago stamps it
+
+        _set(committed, a.agent.id, online=False, last_heartbeat_at=datetime.now(UTC))
+        t1 = datetime.now(UTC)
+        assert c.post(f"{url}/heartbeat", json={"state": "idle", "boot_id": boot}).status_code == 200
+        _, seen, online = _row(live_api, a.agent.id)
+        assert online and seen >= t1  # an agent marked offline is back online at once
