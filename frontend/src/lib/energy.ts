@@ -77,7 +77,7 @@ export function energyStateText(e: Pick<EnergyRead, "status" | "reason">): strin
 
 /** How to get energy figures when a run had no meter. */
 export const ADD_METER_HINT =
-  "Configure a wattmeter on the agent (iowatt-agent meters list, then meters set SPEC) or give a meter spec in the new-run form, e.g. ipmi://bmc-host, shelly://plug-host, hwmon:/sys/class/hwmon/hwmon3/power1_input or estimate:IDLE_W,ACTIVE_W (datasheet watts, e.g. estimate:5,9.5) for a labelled estimate.";
+  "Configure a wattmeter on the agent's host (iowatt-agent meters set NAME SPEC, e.g. ipmi://bmc-host, shelly://plug-host, hwmon:/sys/class/hwmon/hwmon3/power1_input, or estimate:IDLE_W,ACTIVE_W with datasheet watts for a labelled estimate), then choose it by name in the new-run form. The host decides which meters exist; the server never sends a meter spec.";
 
 export interface PhaseBand {
   name: string;
