@@ -101,6 +101,14 @@ function ShareBar({ state, data }: { state: CompareState; data?: CompareRead }) 
       <button type="button" className="btn" onClick={csv} data-testid="download-csv">
         Download CSV
       </button>
+      <Link
+        className="btn"
+        to={`/views?runs=${state.runs.join(",")}`}
+        data-testid="named-views"
+        title="The seeds' tables (CrystalDiskMark grid, DiskSpd sweep, …) for these runs"
+      >
+        Named views
+      </Link>
       <button
         type="button"
         className="btn"

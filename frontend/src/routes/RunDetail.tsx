@@ -178,6 +178,11 @@ export function RunDetail() {
             Clone and re-run
           </Link>
           {run.status === "succeeded" && <RawResultButton runId={run.id} />}
+          {run.status === "succeeded" && (
+            <Link className="btn btn-small" to={`/views?runs=${run.id}`} data-testid="named-views">
+              Named views
+            </Link>
+          )}
         </div>
       </div>
       <RunSummary run={run} sys={system.data} />
