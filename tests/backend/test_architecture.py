@@ -4,7 +4,9 @@
 - no module reaches into another domain's private (`_`-prefixed) names;
 - routers hold no SQL;
 - every domain has the same files (router, schemas, repository, service), with the exceptions
-  listed below, each with its reason.
+  listed below, each with its reason;
+- the import graph points one way: backend/ imports nothing from worker/ (the backend owns the
+  outbox sender, ADR 0012), and agent/ and libs/ import nothing from backend/ or worker/.
 
 Each checker is a plain function over one parsed module, so the tests at the end show it fails
 on an injected violation.
@@ -190,6 +192,53 @@ def missing_domain_files(backend: Path) -> list[str]:
     return out
 
 
+# Who may not import whom: top-level source folder -> the packages it must never import.
+FORBIDDEN_IMPORTS = {
+    "backend": ("worker",),
+    "agent": ("backend", "worker"),
+    "libs": ("backend", "worker"),
+}
+
+
+def forbidden_imports(rel: str, tree: ast.Module) -> list[Violation]:
+    """`import worker...`, `from worker... import`, or `importlib.import_module("worker...")`
+    (also inside functions) in a file whose top folder forbids that package."""
+    banned = FORBIDDEN_IMPORTS.get(Path(rel).parts[0], ())
+
+    def hit(module: str) -> bool:
+        return any(module == b or module.startswith(b + ".") for b in banned)
+
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names = [node.args[0].value]
+        found += [Violation(rel, node.lineno, f"imports {n}") for n in names if hit(n)]
+    return found
+
+
+def _sources(*tops: str) -> list[tuple[str, ast.Module]]:
+    out = []
+    for top in tops:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if "/.venv/" in f"/{rel}" or "/build/" in f"/{rel}":
+                continue
+            out.append((rel, ast.parse(path.read_text(), filename=rel)))
+    return out
+
+
 def _modules() -> list[tuple[str, ast.Module]]:
     out = []
     for top in ("backend", "worker"):
@@ -219,6 +268,11 @@ def test_routers_hold_no_sql() -> None:
 
 def test_every_domain_has_the_same_files() -> None:
     assert missing_domain_files(ROOT / "backend") == []
+
+
+def test_the_import_graph_points_one_way() -> None:
+    found = [v for rel, tree in _sources(*FORBIDDEN_IMPORTS) for v in forbidden_imports(rel, tree)]
+    assert not found, "\n".join(map(str, found))
 
 
 def test_the_listed_exceptions_are_still_needed() -> None:
@@ -308,3 +362,23 @@ def test_a_domain_missing_a_file_is_found(tmp_path: Path) -> None:
         (tmp_path / "newthing").mkdir(exist_ok=True)
         (tmp_path / "newthing" / f).write_text("")
     assert missing_domain_files(tmp_path) == ["backend/newthing/repository.py"]
+
+
+@pytest.mark.parametrize(
+    ("rel", "source"),
+    [
+        ("backend/jobs.py", "from worker.app import celery_app\n"),
+        ("backend/result/service.py", "def f():\n    import worker.tasks.run\n"),
+        ("backend/outbox/sender.py", "import importlib\n\nimportlib.import_module('worker.app')\n"),
+        ("agent/src/iowatt_agent/loop.py", "from backend.run.schemas import RunRead\n"),
+        ("libs/workload/src/iowatt_workload/__init__.py", "import worker\n"),
+    ],
+)
+def test_an_import_against_the_graph_is_found(tmp_path: Path, rel: str, source: str) -> None:
+    assert len(forbidden_imports(rel, ast.parse(source))) == 1
+    # the same lines where they are allowed: the worker imports the backend, not the reverse
+    assert forbidden_imports("worker/tasks/run.py", ast.parse(source.replace("backend", "x"))) == []
+    assert (
+        forbidden_imports("backend/jobs.py", ast.parse("from backend.kit import units\nimport workers\n"))
+        == []
+    )
