@@ -1,6 +1,5 @@
 import {
   CartesianGrid,
-  Legend,
   Line,
   LineChart,
   ResponsiveContainer,
@@ -34,12 +33,32 @@ function axisTitle(s: AxisSeries): string {
   return s.name === s.unit ? s.name : `${s.name} (${s.unit})`;
 }
 
+/**
+ * Each axis' title as HTML above its own axis, in its line's colour (it doubles as the key). A
+ * rotated title outside the right axis sat in the gutter between two side-by-side charts and
+ * read as the next chart's label; above the axis it cannot belong to anything else.
+ */
+function AxisTitles({ left, right }: { left: AxisSeries; right: AxisSeries }) {
+  return (
+    <div className="dual-axis-titles" data-testid="dual-axis-titles">
+      <span className="dual-axis-title" data-axis="left" style={{ color: left.color }}>
+        <span className="swatch-line" style={{ background: left.color }} />
+        {axisTitle(left)} <span className="muted">(left axis)</span>
+      </span>
+      <span className="dual-axis-title" data-axis="right" style={{ color: right.color }}>
+        <span className="swatch-line" style={{ background: right.color }} />
+        {axisTitle(right)} <span className="muted">(right axis)</span>
+      </span>
+    </div>
+  );
+}
+
 /** Two lines sharing an x axis, each on its own labelled y axis (e.g. MB/s and IOPS over time). */
 export function DualAxisLineChart({ data, x, left, right, height = 280, width }: Props) {
   const chart = (
     <LineChart
       data={data}
-      margin={{ top: 8, right: 24, bottom: 24, left: 24 }}
+      margin={{ top: 8, right: 8, bottom: 24, left: 8 }}
       width={width}
       height={width ? height : undefined}
     >
@@ -52,42 +71,14 @@ export function DualAxisLineChart({ data, x, left, right, height = 280, width }:
         tickFormatter={(v: number) => sig3(v)}
         label={{ value: `${x.label} (${x.unit})`, position: "insideBottom", offset: -14 }}
       />
-      <YAxis
-        yAxisId="left"
-        tickFormatter={tickNumber}
-        stroke={left.color}
-        label={{
-          value: axisTitle(left),
-          angle: -90,
-          position: "insideLeft",
-          offset: -12,
-          style: { textAnchor: "middle" },
-        }}
-      />
-      <YAxis
-        yAxisId="right"
-        orientation="right"
-        tickFormatter={tickNumber}
-        stroke={right.color}
-        label={{
-          value: axisTitle(right),
-          angle: 90,
-          position: "insideRight",
-          offset: -12,
-          style: { textAnchor: "middle" },
-        }}
-      />
+      <YAxis yAxisId="left" tickFormatter={tickNumber} stroke={left.color} />
+      <YAxis yAxisId="right" orientation="right" tickFormatter={tickNumber} stroke={right.color} />
       <Tooltip
         formatter={(value, name) => {
           const unit = name === left.name ? left.unit : right.unit;
           return [`${sig3(Number(value))} ${unit}`, name];
         }}
         labelFormatter={(v) => `t = ${sig3(Number(v))} ${x.unit}`}
-      />
-      <Legend
-        verticalAlign="top"
-        itemSorter={null}
-        wrapperStyle={{ fontSize: 12, paddingBottom: 4 }}
       />
       <Line
         yAxisId="left"
@@ -111,10 +102,20 @@ export function DualAxisLineChart({ data, x, left, right, height = 280, width }:
       />
     </LineChart>
   );
-  if (width) return chart;
+  const titles = <AxisTitles left={left} right={right} />;
+  if (width)
+    return (
+      <div className="dual-axis-chart">
+        {titles}
+        {chart}
+      </div>
+    );
   return (
-    <ResponsiveContainer width="100%" height={height}>
-      {chart}
-    </ResponsiveContainer>
+    <div className="dual-axis-chart">
+      {titles}
+      <ResponsiveContainer width="100%" height={height}>
+        {chart}
+      </ResponsiveContainer>
+    </div>
   );
 }

@@ -10,7 +10,7 @@ export interface KeyItem {
 
 /**
  * The legend as HTML outside the plot: the chart's height is the plot's, whatever the number
- * of series; a long key scrolls inside its own box. One key can serve several charts (the
+ * of series; a long key scrolls inside its own box and a long label wraps (never cut off). One key can serve several charts (the
  * compare page's run key).
  */
 export function SeriesKey({ items, title }: { items: KeyItem[]; title?: string }) {
@@ -18,7 +18,7 @@ export function SeriesKey({ items, title }: { items: KeyItem[]; title?: string }
   return (
     <div className="series-key" data-testid="series-key">
       {title && <span className="series-key-title">{title}</span>}
-      {items.map((s) => (
+      {items.map((s, i) => (
         <span className="series-key-item" key={s.key} title={s.label}>
           <span
             className={s.dashed ? "swatch dashed" : "swatch"}
@@ -27,7 +27,10 @@ export function SeriesKey({ items, title }: { items: KeyItem[]; title?: string }
               background: s.dashed ? "none" : colorAt(s.color),
             }}
           />
-          {s.label}
+          <span className="series-key-label">{s.label}</span>
+          {/* A separator for copied and read-aloud text ("help off; vda on e2e"); the flex
+              gap does the visual spacing. */}
+          {i < items.length - 1 && <span className="visually-hidden">; </span>}
         </span>
       ))}
     </div>

@@ -1,7 +1,9 @@
 import { render } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { ChangeBarChart, changeChartHeight, VERDICT_COLOR } from "./ChangeBarChart";
+import { DualAxisLineChart } from "./DualAxisLineChart";
 import { GroupedBarChart, PLOT_HEIGHT } from "./GroupedBarChart";
+import { MultiLineChart } from "./MultiLineChart";
 import { colorAt } from "./palette";
 
 const RUNS = Array.from({ length: 30 }, (_, i) => ({ key: `c${i}`, label: `run ${i}` }));
@@ -71,5 +73,60 @@ describe("ChangeBarChart", () => {
   it("grows with its rows so that the plot never shrinks below 200 px", () => {
     expect(changeChartHeight(1) - 48).toBeGreaterThanOrEqual(200);
     expect(changeChartHeight(29) - 48).toBe(29 * 26);
+  });
+});
+
+describe("MultiLineChart key", () => {
+  const series = [
+    { key: "a", label: "help off", points: [{ x: 4, y: 1 }] },
+    {
+      key: "b",
+      label: "vda on e2e-host-with-a-long-name · /srv/iowatt/a-very-long-directory/target",
+      points: [{ x: 4, y: 2 }],
+    },
+  ];
+
+  it("keeps labels apart in the text (no 'help offvda on e2e')", () => {
+    const { container } = render(
+      <MultiLineChart
+        series={series}
+        x={{ label: "block size", unit: "B" }}
+        y={{ label: "IOPS", unit: "IOPS" }}
+        width={400}
+      />,
+    );
+    const key = container.querySelector('[data-testid="series-key"]');
+    expect(key?.textContent).not.toContain("help offvda");
+    expect(key?.textContent).toContain("help off; vda on e2e");
+    const labels = [...(key?.querySelectorAll(".series-key-label") ?? [])].map(
+      (l) => l.textContent,
+    );
+    expect(labels).toEqual(series.map((s) => s.label));
+  });
+});
+
+describe("DualAxisLineChart", () => {
+  it("titles each axis above the plot, not as a rotated label in the gutter", () => {
+    const { container } = render(
+      <DualAxisLineChart
+        data={[
+          { t: 0, mbps: 10, iops: 2560 },
+          { t: 1, mbps: 12, iops: 3072 },
+        ]}
+        x={{ key: "t", label: "time", unit: "s" }}
+        left={{ key: "mbps", name: "Throughput", unit: "MB/s", color: "#2563eb" }}
+        right={{ key: "iops", name: "IOPS", unit: "IOPS", color: "#ea580c" }}
+        width={500}
+      />,
+    );
+    const titles = container.querySelector('[data-testid="dual-axis-titles"]');
+    expect(titles?.querySelector('[data-axis="left"]')?.textContent).toContain("Throughput (MB/s)");
+    expect(titles?.querySelector('[data-axis="right"]')?.textContent).toContain("IOPS");
+    // no SVG text is rotated (the old right-axis title sat between two side-by-side charts)
+    const rotated = [...container.querySelectorAll("svg text")].filter((t) =>
+      /rotate/.test(t.getAttribute("transform") ?? ""),
+    );
+    expect(rotated).toHaveLength(0);
+    expect(container.querySelector("svg")?.textContent).not.toContain("IOPS");
   });
 });
