@@ -39,7 +39,9 @@ def store(
         if existing.upload_id == body.upload_id:
             return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=True)
         raise Conflict("another result is already stored for this run", code="result_exists")
-    if run.status not in (RunStatus.running, RunStatus.failed, RunStatus.cancelled):
+    # the states `succeed` moves on (run/service.py's one table), and a cancelled run, which keeps
+    # its status and its result
+    if run.status not in run_service.TRANSITIONS["succeed"][0] | {RunStatus.cancelled}:
         raise Conflict(f"run is {run.status.value}; it was never started", code="lease_lost")
     try:
         doc = EngineDocument.model_validate(body.engine_result)
