@@ -171,6 +171,7 @@ def _metric(m: MetricDef, per_col: list[list[float]], base: int) -> Metric:
     described = [st.describe(v) for v in per_col]
     means = [d.mean if d else None for d in described]
     b = means[base]
+    base_stats = described[base]
     return Metric(
         key=m.key,
         label=m.label,
@@ -187,7 +188,7 @@ def _metric(m: MetricDef, per_col: list[list[float]], base: int) -> Metric:
             for i, v in enumerate(means)
         ],
         stats=[StatsRead(**vars(d)) if d else None for d in described],
-        within_noise=[st.within_noise(d, described[base]) for d in described],
+        within_noise=[st.within_noise(d, base_stats) for d in described],
     )
 
 
@@ -215,7 +216,7 @@ def _frame(
     force: bool,
 ) -> _Frame:
     runs = _load_runs(session, principal, run_ids)
-    agents = compare_repo.agents_by_id(session, (r.agent_id for r in runs))
+    agents = {r.agent_id: r.agent for r in runs}  # loaded with the runs (by_ids: selectinload)
     devices = compare_repo.devices_by_id(session, (r.device_id for r in runs if r.device_id))
     envs = compare_repo.environments_by_id(session, (r.environment_id for r in runs if r.environment_id))
 
@@ -274,11 +275,22 @@ def compare(
     force: bool = False,
 ) -> Comparison:
     f = _frame(session, principal, run_ids, baseline, group_by, fingerprint_mode, force)
-    reads = {r.id: r for r in run_service.to_read(session, f.runs)}
+    # one query for the result jobs of every run: the RunReads and the metrics both read them
+    jobs = repository.jobs_of(session, [r.id for r in f.runs])
+    reads = {
+        r.id: r
+        for r in run_service.to_read(
+            session,
+            f.runs,
+            jobs=jobs,
+            agents=f.agents,
+            device_names={i: d.name for i, d in f.devices.items()},
+        )
+    }
     jobs_out: list[JobComparison] = []
     energy_out: list[Metric] = []
     if f.comparability.verdict != "not_comparable":
-        jobs_out = _job_metrics(session, f.cols, f.base)
+        jobs_out = _job_metrics(f.cols, jobs, f.base)
         energy_out = _energy_metrics(f.cols, reads, f.base)
 
     inventories = {aid: inventory_of(agent) for aid, agent in f.agents.items()}  # parsed once per agent
@@ -329,30 +341,28 @@ def _best_passes(run: Run, jobs: list[ResultJob]) -> list[ResultJob]:
     return out
 
 
-def _job_metrics(session: Session, cols: list[tuple[str, str, list[Run]]], base: int) -> list[JobComparison]:
+def _job_metrics(
+    cols: list[tuple[str, str, list[Run]]], all_jobs: dict[uuid.UUID, list[ResultJob]], base: int
+) -> list[JobComparison]:
     all_runs = [r for _, _, rs in cols for r in rs]
-    jobs = {
-        r.id: _best_passes(r, js)
-        for r, js in zip(
-            all_runs, repository.jobs_of(session, [r.id for r in all_runs]).values(), strict=True
-        )
-    }
+    jobs = {r.id: _best_passes(r, all_jobs[r.id]) for r in all_runs}
     names: list[str] = []
     for r in all_runs:
         names += [j.name for j in jobs[r.id] if j.name not in names]
+    # one pass over the jobs: each job's metric values read once, filed by job name and column
+    # (in run order, then job order: the order the statistics' values keep)
+    keys = [m.key for m in METRICS]
+    rows: dict[str, list[list[tuple[Any, ...]]]] = {name: [[] for _ in cols] for name in names}
+    for ci, (_, _, rs) in enumerate(cols):
+        for r in rs:
+            for j in jobs[r.id]:
+                rows[j.name][ci].append(tuple(getattr(j, k) for k in keys))
     out = []
     for name in names:
         metrics = []
-        for m in METRICS:
-            per_col = [
-                [
-                    getattr(j, m.key)
-                    for r in rs
-                    for j in jobs[r.id]
-                    if j.name == name and getattr(j, m.key) is not None
-                ]
-                for _, _, rs in cols
-            ]
+        by_col = rows[name]
+        for mi, m in enumerate(METRICS):
+            per_col = [[row[mi] for row in col_rows if row[mi] is not None] for col_rows in by_col]
             if any(per_col):
                 metrics.append(_metric(m, per_col, base))
         out.append(JobComparison(name=name, metrics=metrics))

@@ -186,14 +186,33 @@ def cancel(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> 
     return run
 
 
-def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
-    """RunRead for many runs with a fixed number of queries (no N+1)."""
+def to_read(
+    session: Session,
+    runs: list[Run],
+    *,
+    jobs: dict[uuid.UUID, list[ResultJob]] | None = None,
+    agents: dict[uuid.UUID, Agent] | None = None,
+    device_names: dict[uuid.UUID, str] | None = None,
+) -> list[RunRead]:
+    """RunRead for many runs with a fixed number of queries (no N+1). A caller that has already
+    loaded the runs' result jobs, agents or device names (compare) passes them instead of a query."""
     ids = [r.id for r in runs]
-    jobs = repository.jobs_of(session, ids)
-    agent_ids = {r.agent_id for r in runs}
-    agents = repository.agents_by_id(session, agent_ids)
-    devices = repository.device_names(session, [r.device_id for r in runs if r.device_id])
+    if jobs is None:
+        jobs = repository.jobs_of(session, ids)
+    if agents is None:
+        agents = repository.agents_by_id(session, {r.agent_id for r in runs})
+    devices = (
+        device_names
+        if device_names is not None
+        else repository.device_names(session, [r.device_id for r in runs if r.device_id])
+    )
     energy = power_service.energy_of(session, ids)
+    # runs of one list mostly share a spec: validate each distinct one once (a shared, read-only model)
+    specs: dict[str, WorkloadSpec] = {}
+    for r in runs:
+        key = repr(r.workload_spec)
+        if key not in specs:
+            specs[key] = load_spec(r.workload_spec)
     return [
         RunRead(
             id=r.id,
@@ -207,7 +226,7 @@ def to_read(session: Session, runs: list[Run]) -> list[RunRead]:
             device_name=devices.get(r.device_id) if r.device_id else None,
             environment_id=r.environment_id,
             workload_id=r.workload_id,
-            workload=load_spec(r.workload_spec),
+            workload=specs[repr(r.workload_spec)],
             created_at=r.created_at,
             assigned_at=r.assigned_at,
             started_at=r.started_at,
