@@ -66,6 +66,14 @@ export function MultiLineChart({ series, x, y, height = 300, width, legend = tru
   const yLog = y.log ? decadeTicks(ys) : null;
   const xLog = x.log && !x.ticks ? decadeTicks(xs) : null;
   const xFmt = x.format ?? ((v: number) => sig3(v));
+  // One x value only (e.g. every run's single per-second sample at t = 1 s): "dataMin".."dataMax"
+  // is empty and the axis repeats that value at every tick ("1 1 1 1 1"); widen it around it.
+  const xLo = Math.min(...xs);
+  const xHi = Math.max(...xs);
+  const xDomain: [number, number] | [string, string] =
+    !x.log && xs.length > 0 && xLo === xHi
+      ? [xLo - (Math.abs(xLo) || 1), xHi + (Math.abs(xHi) || 1)]
+      : ["dataMin", "dataMax"];
   const chart = (
     <LineChart
       margin={{ top: 8, right: 24, bottom: 24, left: 24 }}
@@ -77,7 +85,7 @@ export function MultiLineChart({ series, x, y, height = 300, width, legend = tru
         dataKey="x"
         type="number"
         scale={x.log ? "log" : "auto"}
-        domain={xLog ? xLog.domain : ["dataMin", "dataMax"]}
+        domain={xLog ? xLog.domain : xDomain}
         ticks={x.ticks ?? xLog?.ticks}
         allowDataOverflow={!!x.log}
         tickFormatter={xFmt}

@@ -105,6 +105,27 @@ describe("MultiLineChart key", () => {
   });
 });
 
+describe("MultiLineChart x axis", () => {
+  it("does not repeat one x value at every tick when all points share it", () => {
+    const { container } = render(
+      <MultiLineChart
+        series={[
+          { key: "a", label: "disk", points: [{ x: 1, y: 50 }] },
+          { key: "b", label: "ram", points: [{ x: 1, y: 300 }] },
+        ]}
+        x={{ label: "time", unit: "s" }}
+        y={{ label: "Throughput", unit: "MB/s" }}
+        width={500}
+      />,
+    );
+    const ticks = [
+      ...container.querySelectorAll('.recharts-cartesian-axis-tick-value[orientation="bottom"]'),
+    ].map((t) => t.textContent);
+    expect(ticks.length).toBeGreaterThan(1);
+    expect(new Set(ticks).size).toBe(ticks.length);
+  });
+});
+
 describe("DualAxisLineChart", () => {
   it("titles each axis above the plot, not as a rotated label in the gutter", () => {
     const { container } = render(
