@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from backend.models import ACTIVE_STATUSES, Agent, EnrollmentToken, Run
@@ -85,6 +85,15 @@ def current_runs(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID
         select(Run.agent_id, Run.id).where(Run.agent_id.in_(agent_ids), Run.status.in_(ACTIVE_STATUSES))
     )
     return {agent_id: run_id for agent_id, run_id in rows}
+
+
+def with_runs_held(session: Session, agent_id: uuid.UUID) -> tuple[Agent, bool] | None:
+    """The agent, re-read, and whether any run is assigned to it or running on it: one plain read,
+    no row lock (all an idle long-poll's look needs)."""
+    held = exists().where(Run.agent_id == Agent.id, Run.status.in_(ACTIVE_STATUSES))
+    q = select(Agent, held).where(Agent.id == agent_id).execution_options(populate_existing=True)
+    row = session.execute(q).first()
+    return None if row is None else (row[0], bool(row[1]))
 
 
 def mark_silent_offline(session: Session, before: datetime) -> list[uuid.UUID]:

@@ -261,10 +261,16 @@ def try_lease(
     by one of unknown boot id) were lost in a restart: they fail now (run_service.fail_lost). A
     run the polling process started is still its own: its result may be uploading or waiting in
     its spool (a network cut), so it is left to that process and to the lease's expiry."""
-    agent = _own_agent(session, principal, agent_id)
+    principal.require_self(agent_id)
+    # the agent and whether it holds a run, in one read: an idle look takes no row lock
+    agent, holds_runs = repository.with_runs_held(session, agent_id) or (None, False)
+    if agent is None or agent.revoked_at is not None:
+        raise Unauthorized("unknown or revoked agent token", code="bad_token")
     _stamp_alive(agent, utcnow(), boot_id)  # an idle look of a live agent writes nothing
     if boot_id is not None:
         agent.boot_id = boot_id  # a run this poll hands out records it when it starts
+    if not holds_runs:
+        return None  # nothing to hand out, nothing lost
     run_service.fail_lost(session, agent_id=agent_id, idle_since=polled_at, boot_id=boot_id)
     run = run_service.hand_out(session, agent_id=agent_id)
     if run is None:

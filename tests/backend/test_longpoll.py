@@ -21,7 +21,7 @@ import httpx
 import pytest
 from alembic import command
 from fastapi.testclient import TestClient
-from sqlalchemy import String, create_engine, func, literal_column, select, update
+from sqlalchemy import Connection, String, create_engine, event, func, literal_column, select, update
 from sqlalchemy.orm import Session
 
 from backend.agent import service as agent_service
@@ -373,3 +373,34 @@ def test_idle_looks_and_heartbeats_of_a_live_agent_write_nothing(live_api: Live,
         assert c.post(f"{url}/heartbeat", json={"state": "idle", "boot_id": boot}).status_code == 200
         _, seen, online = _row(live_api, a.agent.id)
         assert online and seen >= t1  # an agent marked offline is back online at once
+
+
+def test_an_idle_look_takes_no_row_lock_and_writes_nothing(
+    client: TestClient, session: Session, connection: Connection
+) -> None:
+    """The statements of a poll that finds nothing: reads only (authentication, the agent, whether
+    it holds a run), no FOR UPDATE, no UPDATE; a poll that finds an assigned run still takes it."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    statements: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()).upper())
+
+    event.listen(connection, "before_cursor_execute", seen)
+    try:
+        r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
+        assert r.status_code == 200 and r.json() == {"lease": None}
+        idle = [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+        statements.clear()
+        run = create_run(session, agent=a.agent)
+        assert run_service.dispatch(session, run_id=run.id) == a.agent.id
+        session.flush()
+        r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
+        assert r.status_code == 200 and r.json()["lease"]["run_id"] == str(run.id)
+    finally:
+        event.remove(connection, "before_cursor_execute", seen)
+    assert idle and all(s.startswith("SELECT") and "FOR UPDATE" not in s for s in idle), idle
+    # the route's authentication, the look's, and the agent with whether it holds a run
+    assert len(idle) <= 3, "\n".join(s[-200:] for s in idle)
+    assert any("FOR UPDATE" in s for s in statements)  # the hand-out locks the run it takes
