@@ -7,12 +7,19 @@ key figures and per-second series) with COPY, starts uvicorn, then times the API
 requests discarded, and optionally the page with playwright-core.
 
     .venv/bin/python bench/compare/run.py --runs 100000 --compare 30 --requests 200 [--browser]
+
+With `--old REV` it starts a second API from `git archive REV` on the same database and times old
+and new side by side (the house method): each request's 30 ids go to both, in alternating order
+(A B, B A, A B, ...), the first pair discarded as a warm-up; it reports the median of the per-pair
+time ratios (new / old), each side's p50/p95 and CPU per request, and checks that both answer the
+same bytes.
 """
 
 import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -170,6 +177,89 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _start_api(app_dir: Path, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    log = open(tempfile.mktemp(prefix="iowatt-bench-api-", suffix=".log"), "wb")  # noqa: SIM115
+    api = subprocess.Popen(
+        [
+            str(REPO / ".venv/bin/uvicorn"),
+            "backend.main:create_app",
+            "--factory",
+            "--app-dir",
+            str(app_dir),
+            "--port",
+            str(port),
+            "--no-access-log",
+        ],
+        cwd=app_dir,
+        env=env,
+        stdout=log,
+        stderr=log,
+    )
+    for _ in range(150):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/v1/health").status_code == 200:
+                return api
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the API in {app_dir} did not start (log: {log.name})")
+
+
+def _pct(times: list[float], q: float) -> float:
+    s = sorted(times)
+    return s[max(0, int(len(s) * q) - 1)]
+
+
+def side_by_side(
+    clients: dict[str, httpx.Client],
+    pids: dict[str, int],
+    run_ids: list[str],
+    args: argparse.Namespace,
+    cases: list[tuple[str, str]],
+) -> None:
+    """Old (A) and new (B) on the same requests in alternating order; warm-up pairs discarded."""
+    rnd = random.Random(3)
+    for group_by, fmt in cases:
+        times: dict[str, list[float]] = {"old": [], "new": []}
+        cpu: dict[str, float] = {}
+        ratios = []
+        same = 0
+        for i in range(args.warmup + args.requests):
+            params = {
+                "runs": ",".join(rnd.sample(run_ids, args.compare)),
+                "group_by": group_by,
+                "format": fmt,
+            }
+            if i == args.warmup:
+                cpu = {k: _cpu_s(pid) for k, pid in pids.items()}
+            order = ("old", "new") if i % 2 == 0 else ("new", "old")
+            dt: dict[str, float] = {}
+            body: dict[str, bytes] = {}
+            for side in order:
+                t = time.perf_counter()
+                r = clients[side].get("/compare", params=params)
+                dt[side] = (time.perf_counter() - t) * 1000
+                assert r.status_code == 200, r.text
+                body[side] = r.content
+            if body["old"] != body["new"]:
+                raise AssertionError(f"old and new answer differently for {params}")
+            same += 1
+            if i >= args.warmup:
+                for side in dt:
+                    times[side].append(dt[side])
+                ratios.append(dt["new"] / dt["old"])
+        cpu_ms = {k: (_cpu_s(pid) - cpu[k]) * 1000 / args.requests for k, pid in pids.items()}
+        console.print(
+            f"GET /compare ({args.compare} runs, group_by={group_by}, {fmt}), {args.requests} pairs after "
+            f"{args.warmup} warm-up pairs, {same} byte-identical answers: median new/old ratio "
+            f"{statistics.median(ratios):.2f}; old p50 {_pct(times['old'], 0.5):.1f} ms, "
+            f"p95 {_pct(times['old'], 0.95):.1f} ms, CPU {cpu_ms['old']:.1f} ms/request; new p50 "
+            f"{_pct(times['new'], 0.5):.1f} ms, p95 {_pct(times['new'], 0.95):.1f} ms, CPU "
+            f"{cpu_ms['new']:.1f} ms/request; load average {os.getloadavg()[0]:.1f}",
+            soft_wrap=True,
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=100_000)
@@ -181,6 +271,9 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--browser", action="store_true", help="also time the compare page in Chromium")
+    ap.add_argument(
+        "--old", metavar="REV", help="also start the API of this git revision; time both side by side"
+    )
     args = ap.parse_args()
     from alembic import command
 
@@ -192,31 +285,40 @@ def main() -> int:
         token, run_ids = seed(url.replace("+psycopg", ""), args.runs)
         port = free_port()
         env = {**os.environ, "IOWATT_DATABASE_URL": url, "IOWATT_REDIS_URL": redis_url, "IOWATT_ENV": "test"}
-        log = open(tempfile.mktemp(prefix="iowatt-bench-api-", suffix=".log"), "wb")  # noqa: SIM115
-        api = subprocess.Popen(
-            [
-                str(REPO / ".venv/bin/uvicorn"),
-                "backend.main:create_app",
-                "--factory",
-                "--port",
-                str(port),
-                "--no-access-log",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=log,
-        )
+        api = _start_api(REPO, port, env)
         try:
             base = f"http://127.0.0.1:{port}"
-            for _ in range(100):
-                try:
-                    if httpx.get(f"{base}/api/v1/health").status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.2)
             rnd = random.Random(2)
             cases = [(g, "json") for g in args.group_by] + ([(args.group_by[0], "csv")] if args.csv else [])
+            if args.old:
+                old_dir = Path(tempfile.mkdtemp(prefix="iowatt-bench-old-"))
+                subprocess.run(
+                    f"git -C {REPO} archive {args.old} backend libs | tar -x -C {old_dir}",
+                    shell=True,
+                    check=True,
+                )
+                old_port = free_port()
+                old_api = _start_api(old_dir, old_port, env)
+                headers = {"Authorization": f"Bearer {token}"}
+                try:
+                    with (
+                        httpx.Client(
+                            base_url=f"http://127.0.0.1:{old_port}/api/v1", headers=headers
+                        ) as c_old,
+                        httpx.Client(base_url=f"{base}/api/v1", headers=headers) as c_new,
+                    ):
+                        side_by_side(
+                            {"old": c_old, "new": c_new},
+                            {"old": old_api.pid, "new": api.pid},
+                            run_ids,
+                            args,
+                            cases,
+                        )
+                finally:
+                    old_api.terminate()
+                    old_api.wait()
+                    shutil.rmtree(old_dir, ignore_errors=True)
+                return 0
             with httpx.Client(base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {token}"}) as c:
                 for group_by, fmt in cases:
                     times = []
