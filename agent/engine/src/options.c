@@ -718,6 +718,61 @@ static struct options *add_job(struct runcfg *cfg)
 	return &cfg->jobs[cfg->njobs++];
 }
 
+/* A JSON job file: {"global": {...}, "jobs": [{...}, ...]}. Each job starts from the global
+ * section; options given on the command line override the file, in every job and in the global
+ * section the output echoes. */
+static void jobs_from_file(struct runcfg *cfg, struct options *global, const struct kvlist *cli_global,
+			   const char *jobfile)
+{
+	char *text = slurp(jobfile);
+	char err[256];
+	struct jval *root = json_parse(text, err, sizeof(err));
+	free(text);
+	if (!root)
+		die_usage("jobfile", "'%s' is not valid JSON: %s", jobfile, err);
+	if (root->t != J_OBJ)
+		die_usage("jobfile", "top level must be an object with \"jobs\"");
+	for (size_t i = 0; i < root->n; i++)
+		if (strcmp(root->keys[i], "global") && strcmp(root->keys[i], "jobs"))
+			die_usage("jobfile", "unknown top-level key '%s'", root->keys[i]);
+	const struct jval *g = json_get(root, "global"), *jobs = json_get(root, "jobs");
+	if (g)
+		apply_section(global, g, "\"global\"");
+	if (!jobs || jobs->t != J_ARR || jobs->n == 0)
+		die_usage("jobfile", "\"jobs\" must be a non-empty array");
+	for (size_t i = 0; i < jobs->n; i++) {
+		struct options *o = add_job(cfg);
+		*o = *global;
+		snprintf(o->name, sizeof(o->name), "job%zu", i);
+		o->own_section = 1;
+		apply_section(o, jobs->items[i], "each job");
+		o->own_section = 0;
+		apply_kv(o, cli_global); /* command-line options override the file */
+	}
+	/* "global options" reflect the file's global section plus overrides */
+	apply_kv(global, cli_global);
+	json_free(root);
+}
+
+/* Command-line jobs: the options before the first --name are global; each --name=X starts a job
+ * that begins from them. No --name: one job of the global options. */
+static void jobs_from_cmdline(struct runcfg *cfg, struct options *global, const struct kvlist *cli_global,
+			      const struct kvlist *job_kvs, int njob_kv)
+{
+	apply_kv(global, cli_global);
+	if (njob_kv == 0) {
+		struct options *o = add_job(cfg);
+		*o = *global;
+	}
+	for (int k = 0; k < njob_kv; k++) {
+		struct options *o = add_job(cfg);
+		*o = *global;
+		o->own_section = 1;
+		apply_kv(o, &job_kvs[k]);
+		o->own_section = 0;
+	}
+}
+
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 {
 	struct options global;
@@ -794,47 +849,9 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 	if (jobfile) {
 		if (njob_kv)
 			die_usage("name", "--name cannot be combined with a job file");
-		char *text = slurp(jobfile);
-		char err[256];
-		struct jval *root = json_parse(text, err, sizeof(err));
-		free(text);
-		if (!root)
-			die_usage("jobfile", "'%s' is not valid JSON: %s", jobfile, err);
-		if (root->t != J_OBJ)
-			die_usage("jobfile", "top level must be an object with \"jobs\"");
-		for (size_t i = 0; i < root->n; i++)
-			if (strcmp(root->keys[i], "global") && strcmp(root->keys[i], "jobs"))
-				die_usage("jobfile", "unknown top-level key '%s'", root->keys[i]);
-		const struct jval *g = json_get(root, "global"), *jobs = json_get(root, "jobs");
-		if (g)
-			apply_section(&global, g, "\"global\"");
-		if (!jobs || jobs->t != J_ARR || jobs->n == 0)
-			die_usage("jobfile", "\"jobs\" must be a non-empty array");
-		for (size_t i = 0; i < jobs->n; i++) {
-			struct options *o = add_job(cfg);
-			*o = global;
-			snprintf(o->name, sizeof(o->name), "job%zu", i);
-			o->own_section = 1;
-			apply_section(o, jobs->items[i], "each job");
-			o->own_section = 0;
-			apply_kv(o, &cli_global); /* command-line options override the file */
-		}
-		/* "global options" reflect the file's global section plus overrides */
-		apply_kv(&global, &cli_global);
-		json_free(root);
+		jobs_from_file(cfg, &global, &cli_global, jobfile);
 	} else {
-		apply_kv(&global, &cli_global);
-		if (njob_kv == 0) {
-			struct options *o = add_job(cfg);
-			*o = global;
-		}
-		for (int k = 0; k < njob_kv; k++) {
-			struct options *o = add_job(cfg);
-			*o = global;
-			o->own_section = 1;
-			apply_kv(o, &job_kvs[k]);
-			o->own_section = 0;
-		}
+		jobs_from_cmdline(cfg, &global, &cli_global, job_kvs, njob_kv);
 	}
 	for (int i = 0; i < cfg->njobs; i++)
 		options_finalize(&cfg->jobs[i]);
