@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import policy as host_policy
+from .args import StateDirOpt
 from .config import ConfigError, resolve_state_dir
 from .meters import MeterError, open_meter, redact
 from .power import DEFAULT_IDLE_S
@@ -41,14 +42,6 @@ err = Console(stderr=True, soft_wrap=True)
 
 BY_ID_DIR_ENV = "IOWATT_AGENT_BY_ID_DIR"  # where `targets add --device` looks for stable names (tests)
 
-StateDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--state-dir",
-        envvar="IOWATT_AGENT_STATE_DIR",
-        help="State directory [default: /var/lib/iowatt-agent]",
-    ),
-]
 DropinOpt = Annotated[
     Path | None,
     typer.Option(
