@@ -210,8 +210,20 @@ def _own_agent(session: Session, principal: AgentPrincipal, agent_id: uuid.UUID)
     return agent
 
 
+def _own_agent_holding(
+    session: Session, principal: AgentPrincipal, agent_id: uuid.UUID
+) -> tuple[Agent, bool]:
+    """_own_agent and whether a run is assigned to it or running on it, in one plain read: an idle
+    agent's heartbeat or long-poll look then needs no row lock (bench/load, issue 11)."""
+    principal.require_self(agent_id)
+    agent, holds_runs = repository.with_runs_held(session, agent_id) or (None, False)
+    if agent is None or agent.revoked_at is not None:
+        raise Unauthorized("unknown or revoked agent token", code="bad_token")
+    return agent, holds_runs
+
+
 def heartbeat(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID, body: Heartbeat) -> Agent:
-    agent = _own_agent(session, principal, agent_id)
+    agent, holds_runs = _own_agent_holding(session, principal, agent_id)
     was_offline = not agent.online
     _stamp_alive(agent, utcnow(), body.boot_id)  # before the boot id below is taken over
     agent.state = body.state
@@ -222,10 +234,11 @@ def heartbeat(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
     if body.boot_id is not None:
         # the process that sent it: its runs started by another process (a restart) fail at once
         agent.boot_id = body.boot_id
+    if body.boot_id is not None and holds_runs:  # (an idle agent has nothing to lose)
         run_service.fail_lost_to_restart(
             session, agent_id=agent.id, boot_id=body.boot_id, held_lease_id=body.current_lease_id
         )
-    if body.state == "idle" and body.current_run_id is None and body.current_lease_id is None:
+    if holds_runs and body.state == "idle" and body.current_run_id is None and body.current_lease_id is None:
         # a restarted agent's own word: its running run was lost. A heartbeat built before a run
         # started may arrive late (retried), so only runs started a grace earlier count.
         # Never a run this same process started: it still holds it (uploading, spooled, or about
@@ -261,11 +274,7 @@ def try_lease(
     by one of unknown boot id) were lost in a restart: they fail now (run_service.fail_lost). A
     run the polling process started is still its own: its result may be uploading or waiting in
     its spool (a network cut), so it is left to that process and to the lease's expiry."""
-    principal.require_self(agent_id)
-    # the agent and whether it holds a run, in one read: an idle look takes no row lock
-    agent, holds_runs = repository.with_runs_held(session, agent_id) or (None, False)
-    if agent is None or agent.revoked_at is not None:
-        raise Unauthorized("unknown or revoked agent token", code="bad_token")
+    agent, holds_runs = _own_agent_holding(session, principal, agent_id)  # no row lock when idle
     _stamp_alive(agent, utcnow(), boot_id)  # an idle look of a live agent writes nothing
     if boot_id is not None:
         agent.boot_id = boot_id  # a run this poll hands out records it when it starts

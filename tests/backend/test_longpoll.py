@@ -375,11 +375,12 @@ def test_idle_looks_and_heartbeats_of_a_live_agent_write_nothing(live_api: Live,
         assert online and seen >= t1  # an agent marked offline is back online at once
 
 
-def test_an_idle_look_takes_no_row_lock_and_writes_nothing(
+def test_an_idle_look_or_heartbeat_takes_no_row_lock_and_writes_nothing(
     client: TestClient, session: Session, connection: Connection
 ) -> None:
-    """The statements of a poll that finds nothing: reads only (authentication, the agent, whether
-    it holds a run), no FOR UPDATE, no UPDATE; a poll that finds an assigned run still takes it."""
+    """The statements of a poll that finds nothing and of an idle agent's heartbeat: reads only
+    (authentication, the agent, whether it holds a run), no FOR UPDATE, no UPDATE; a poll that
+    finds an assigned run still takes it."""
     u = create_user(session)
     a = create_agent(session, team=u.team)
     statements: list[str] = []
@@ -392,6 +393,12 @@ def test_an_idle_look_takes_no_row_lock_and_writes_nothing(
         r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
         assert r.status_code == 200 and r.json() == {"lease": None}
         idle = [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+        hb = {"state": "idle", "boot_id": str(uuid.uuid4())}
+        url = f"/api/v1/agents/{a.agent.id}/heartbeat"
+        assert client.post(url, json=hb, headers=a.headers).status_code == 200  # a new process
+        statements.clear()
+        assert client.post(url, json=hb, headers=a.headers).status_code == 200  # the same again
+        heartbeat = [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
         statements.clear()
         run = create_run(session, agent=a.agent)
         assert run_service.dispatch(session, run_id=run.id) == a.agent.id
@@ -404,3 +411,5 @@ def test_an_idle_look_takes_no_row_lock_and_writes_nothing(
     # the route's authentication, the look's, and the agent with whether it holds a run
     assert len(idle) <= 3, "\n".join(s[-200:] for s in idle)
     assert any("FOR UPDATE" in s for s in statements)  # the hand-out locks the run it takes
+    # an idle agent's repeated heartbeat: reads only (no lost-run search under row locks)
+    assert heartbeat and all(s.startswith("SELECT") and "FOR UPDATE" not in s for s in heartbeat), heartbeat
