@@ -370,6 +370,8 @@ class Sim:
         self.users: list[str] = []
         self.idle: set[int] = set()  # agents with no run queued or running (users pick among these)
         self.busy_run: dict[int, str | None] = {}
+        self.busy_lease: dict[int, str | None] = {}
+        self.boot_ids: dict[int, str] = {}  # each simulated agent process's, as the agent sends it
         self.finished: list[str] = []  # runs stored, for users to open and compare
         self.rec = Recorder()
         self.stop_agents = asyncio.Event()
@@ -447,6 +449,8 @@ class Sim:
         self.quick_id = next(w["id"] for w in wl if w["name"] == "quick")
         self.idle = set(range(n))
         self.busy_run = dict.fromkeys(range(n))
+        self.busy_lease = dict.fromkeys(range(n))
+        self.boot_ids = {k: str(uuid.uuid4()) for k in range(n)}
 
     # ---- a simulated agent
     def _result_body(
@@ -502,6 +506,7 @@ class Sim:
                     f"/agents/{agent_id}/lease",
                     token,
                     params={"wait_s": cfg.lease_wait_s},
+                    json={"boot_id": self.boot_ids[k]},
                     timeout=cfg.lease_wait_s + 30,
                 )
                 if r is None or r.status_code != 200:
@@ -514,9 +519,9 @@ class Sim:
                 run_id, lease_id = lease["run_id"], lease["lease_id"]
                 self.rec.leased.setdefault(run_id, now)
                 self.rec.lease_ids[run_id].add(lease_id)
-                self.busy_run[k] = run_id
+                self.busy_run[k], self.busy_lease[k] = run_id, lease_id
                 await self._run(k, run_id, lease_id, token)
-                self.busy_run[k] = None
+                self.busy_run[k] = self.busy_lease[k] = None
         finally:
             hb.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -527,7 +532,13 @@ class Sim:
         await asyncio.sleep(self.rnd.uniform(0, self.heartbeat_s))
         while True:
             run = self.busy_run.get(k)
-            body = {"state": "busy" if run else "idle", "current_run_id": run, "agent_version": AGENT_VERSION}
+            body = {
+                "state": "busy" if run else "idle",
+                "current_run_id": run,
+                "current_lease_id": self.busy_lease.get(k) if run else None,
+                "boot_id": self.boot_ids[k],
+                "agent_version": AGENT_VERSION,
+            }
             await self.call(
                 "POST", "POST /agents/{id}/heartbeat", f"/agents/{agent_id}/heartbeat", token, json=body
             )
