@@ -84,7 +84,7 @@ InsecureHttpOpt = Annotated[
 ]
 
 
-def fail(message: str, code: int) -> typer.Exit:
+def fail(message: str, code: int = 2) -> typer.Exit:
     """Print `error: message` on stderr; the caller raises the returned exit."""
     # the message is text, never markup or emoji codes (":CD:" in a fingerprint is not a disc)
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)

@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import policy as host_policy
-from .args import StateDirOpt
+from .args import StateDirOpt, fail
 from .config import ConfigError, resolve_state_dir
 from .meters import MeterError, open_meter, redact
 from .power import DEFAULT_IDLE_S
@@ -52,11 +52,6 @@ DropinOpt = Annotated[
     ),
 ]
 NEXT_STEP = "systemctl daemon-reload && systemctl restart iowatt-agent"
-
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True, markup=True)
-    return typer.Exit(code)
 
 
 def _console() -> Console:
