@@ -716,6 +716,43 @@ def _power(
     }
 
 
+def _server_counters(p: Platform) -> tuple[float, int, int, float, float]:
+    """(monotonic s, transaction ids assigned = write transactions, commits, WAL bytes, the API
+    process's CPU seconds) now."""
+    import psycopg
+
+    with psycopg.connect(p.conninfo, autocommit=True) as c:
+        row = c.execute(
+            "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint,"
+            " (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()),"
+            " pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint"
+        ).fetchone()
+    assert row is not None
+    stat = Path(f"/proc/{p.procs['api'].pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu_s = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    return time.monotonic(), int(row[0]), int(row[1]), float(row[2]), cpu_s
+
+
+async def idle_cost(sim: Sim, seconds: float) -> dict[str, float]:
+    """What the agents cost the server while doing nothing but heartbeats and long-polls, before
+    any user acts: write transactions (transaction ids assigned; a read-only transaction gets
+    none), commits (read-only ones too), WAL bytes and the API process's CPU, per second over
+    `seconds`, once every agent polls and heartbeats. pg_stat_database's commit counter lags up
+    to a second; the others are exact."""
+    await asyncio.sleep(sim.cfg.start_spread_s + 2.0)
+    t0, xid0, commits0, wal0, cpu0 = await asyncio.to_thread(_server_counters, sim.p)
+    await asyncio.sleep(seconds)
+    t1, xid1, commits1, wal1, cpu1 = await asyncio.to_thread(_server_counters, sim.p)
+    dt = t1 - t0
+    return {
+        "seconds": dt,
+        "write_transactions_per_s": (xid1 - xid0) / dt,  # the probes themselves write nothing
+        "commits_per_s": (commits1 - commits0) / dt,
+        "wal_bytes_per_s": (wal1 - wal0) / dt,
+        "api_cpu_s_per_s": (cpu1 - cpu0) / dt,
+    }
+
+
 @contextlib.asynccontextmanager
 async def running(p: Platform, cfg: Config) -> Any:
     """Enrolled agents polling, users with tokens; agents stopped at the end."""

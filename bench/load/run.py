@@ -68,6 +68,15 @@ async def _main(p: loadsim.Platform, cfg: loadsim.Config, args: argparse.Namespa
     out: dict[str, Any] = {}
     async with loadsim.running(p, cfg) as sim:
         print(f"{len(sim.agents)} agents online, {len(sim.users)} users", flush=True)
+        if args.idle_measure_s > 0:
+            idle = out["idle"] = await loadsim.idle_cost(sim, args.idle_measure_s)
+            print(
+                f"idle ({len(sim.agents)} agents polling, {idle['seconds']:.0f} s): "
+                f"{idle['write_transactions_per_s']:.1f} write transactions/s, "
+                f"{idle['commits_per_s']:.1f} commits/s, {idle['wal_bytes_per_s'] / 1024:,.0f} KiB WAL/s, "
+                f"API CPU {idle['api_cpu_s_per_s']:.2f} s/s",
+                flush=True,
+            )
         rounds = []
         for k in range(args.rounds):
             t0 = time.monotonic()
@@ -114,6 +123,9 @@ def main() -> int:
     ap.add_argument("--ingest-repeats", type=int, default=3, help="0 skips the ingest comparison")
     ap.add_argument("--worker-concurrency", type=int, default=2, help="as make up")
     ap.add_argument("--pg-fsync-off", action="store_true", help="PostgreSQL without fsync (as the tests')")
+    ap.add_argument(
+        "--idle-measure-s", type=float, default=15.0, help="first measure idle agents' server cost (0 skips)"
+    )
     ap.add_argument("--json", type=Path, help="write every measurement here")
     args = ap.parse_args()
     cfg = loadsim.Config(
@@ -174,6 +186,7 @@ def main() -> int:
                     "args": vars(args) | {"json": str(args.json)},
                     "summary": summary,
                     "ingest": raw.get("ingest"),
+                    "idle": raw.get("idle"),
                     "database": check,
                     "rounds": raw["rounds_raw"],
                 },
