@@ -41,6 +41,7 @@ export const keys = {
     detail: (id: string) => ["runs", "detail", id] as const,
     series: (id: string, status: RunStatus) => ["runs", "series", id, status] as const,
     result: (id: string) => ["runs", "result", id] as const,
+    system: (id: string, status: RunStatus) => ["runs", "detail", id, "system", status] as const,
     power: (id: string, status: EnergyRead["status"]) => ["runs", "power", id, status] as const,
   },
   workloads: { all: () => ["workloads"] as const },

@@ -92,7 +92,7 @@ export async function cancelRun(id: string) {
 export const runSystemQuery = (id: string, status: RunStatus) =>
   queryOptions({
     // the device is identified from what the engine opened: asked again when the status moves
-    queryKey: [...keys.runs.detail(id), "system", status] as const,
+    queryKey: keys.runs.system(id, status),
     queryFn: async () =>
       unwrap(await api.GET("/api/v1/runs/{run_id}/system", { params: { path: { run_id: id } } })),
     staleTime: 60_000,
