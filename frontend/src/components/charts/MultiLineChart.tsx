@@ -66,13 +66,13 @@ export function MultiLineChart({ series, x, y, height = 300, width, legend = tru
   const yLog = y.log ? decadeTicks(ys) : null;
   const xLog = x.log && !x.ticks ? decadeTicks(xs) : null;
   const xFmt = x.format ?? ((v: number) => sig3(v));
-  // One x value only (e.g. every run's single per-second sample at t = 1 s): "dataMin".."dataMax"
-  // is empty and the axis repeats that value at every tick ("1 1 1 1 1"); widen it around it.
+  // All x values print alike (every run's single per-second sample near t = 1 s): "dataMin" ..
+  // "dataMax" is a sliver and every tick reads "1"; widen to whole units around them.
   const xLo = Math.min(...xs);
   const xHi = Math.max(...xs);
   const xDomain: [number, number] | [string, string] =
-    !x.log && xs.length > 0 && xLo === xHi
-      ? [xLo - (Math.abs(xLo) || 1), xHi + (Math.abs(xHi) || 1)]
+    !x.log && xs.length > 0 && xFmt(xLo) === xFmt(xHi)
+      ? [Math.floor(xLo), Math.max(Math.ceil(xHi), Math.floor(xLo) + 1)]
       : ["dataMin", "dataMax"];
   const chart = (
     <LineChart
