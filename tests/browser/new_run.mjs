@@ -213,7 +213,13 @@ try {
   await run("README screenshots: dashboard, compare, run page at 1440x900", async () => {
     await page.goto(`${BASE}/`);
     await page.getByTestId("stats").waitFor();
-    await page.waitForTimeout(500); // charts animate in
+    // the latest runs' comparison draws its charts once its data is in
+    await page
+      .locator("[data-testid='dashboard-compare'] .recharts-cartesian-grid")
+      .first()
+      .waitFor()
+      .catch(() => {});
+    await page.waitForTimeout(800); // charts animate in
     await shot("readme-dashboard", false);
     await page.goto(`${BASE}/compare?runs=${COMPARE.join(",")}`);
     await page.locator(".recharts-cartesian-grid").first().waitFor();
