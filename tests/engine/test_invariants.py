@@ -290,7 +290,10 @@ def test_clocksource_agrees_with_the_wall_clock(run, scratch: Path, clocksource:
     assert 1000 <= res.job["job_runtime"] <= 1050 and wall >= 1.0
     rd = res.job["read"]
     busy = rd["clat_ns"]["mean"] * rd["total_ios"] / 1e9
-    assert 0.3 < busy <= 1.01, "psync: summed latencies fit inside the run"
+    # one psync thread: the I/Os' latencies add up to at most the run, plus the last I/O, which
+    # may complete after the runtime ran out (on a loaded machine it can be tens of ms)
+    span = res.job["job_runtime"] / 1000 + rd["clat_ns"]["max"] / 1e9
+    assert 0.3 < busy <= span, "psync: summed latencies fit inside the run"
 
 
 def test_runtime_caps_a_sized_job(run, scratch: Path) -> None:
@@ -494,7 +497,10 @@ def test_rate_iops_open_loop(run, scratch: Path) -> None:
     assert ext["sched_lat_ns"]["N"] == job["read"]["total_ios"]
     # latency from the intended start includes the completion latency
     assert ext["sched_lat_ns"]["mean"] >= job["read"]["clat_ns"]["mean"]
-    assert ext["late_starts"] < job["read"]["total_ios"] // 10  # 500/s is far below what tmpfs does
+    # 500/s is far below what tmpfs does, so most I/Os start on time; on a machine loaded by
+    # other processes the engine's thread is descheduled now and then (20 % late seen at load 14),
+    # so the line is drawn where the overload test below starts: under half late
+    assert ext["late_starts"] < job["read"]["total_ios"] // 2
 
 
 def test_rate_iops_overload_counts_late_starts(run, scratch: Path) -> None:
