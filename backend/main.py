@@ -192,7 +192,7 @@ async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
     await run_in_threadpool(burn_password_check, "")
     # what start-up built (modules, routes, schemas, validators) lives as long as the app: move it out
     # of the cyclic GC's reach, so a collection during a request walks that request's objects, not
-    # the whole heap (full collections were a third of a 30-run comparison's CPU: docs/benchmarks.md
+    # the whole heap (collections were about a fifth of a 30-run comparison's CPU: docs/benchmarks.md
     # § Compare); thawed at shutdown, so an app that stops (tests) leaves nothing uncollectable
     gc.freeze()
     yield
