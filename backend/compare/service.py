@@ -427,12 +427,15 @@ def to_csv(c: Comparison) -> str:
             f"{lab} cv %",
             f"{lab} ci95 low",
             f"{lab} ci95 high",
+            f"{lab} energy basis",
         ]
     w.writerow(head)
+    bases = [_energy_basis(c, col) for col in c.columns]
     rows = [(j.name, m) for j in c.jobs for m in j.metrics] + [("(energy)", m) for m in c.energy]
     for job, m in rows:
         line: list[Any] = [job, m.label, m.unit, m.better]
-        for v, r, ch, s in zip(m.values, m.ratios, m.changes, m.stats, strict=True):
+        energy_row = job == "(energy)"
+        for v, r, ch, s, basis in zip(m.values, m.ratios, m.changes, m.stats, bases, strict=True):
             line += [
                 _num(v),
                 _num(r),
@@ -444,9 +447,24 @@ def to_csv(c: Comparison) -> str:
                 _num(s.cv * 100 if s and s.cv is not None else None),
                 _num(s.ci95_low if s else None),
                 _num(s.ci95_high if s else None),
+                basis if energy_row and v is not None else "",
             ]
         w.writerow(line)
     return buf.getvalue()
+
+
+def _energy_basis(c: Comparison, col: Column) -> str:
+    """Whether a column's energy figures were measured by a wattmeter or estimated (datasheet
+    watts): a spreadsheet that drops the page's badges must still say which figure is which."""
+    energies = [r.energy for r in c.runs if r.id in col.run_ids and r.energy.status == "ok"]
+    if not energies:
+        return ""
+    estimated = sum(e.estimated for e in energies)
+    if estimated == 0:
+        return "measured"
+    if estimated == len(energies):
+        return "estimated"
+    return f"mixed: {estimated} of {len(energies)} runs estimated"
 
 
 def _num(v: float | None) -> float | str:

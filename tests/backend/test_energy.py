@@ -1,5 +1,7 @@
 """Power samples in, energy and carbon out (issue 4, server side), with the paper's numbers."""
 
+import csv
+import io
 import json
 import math
 import uuid
@@ -399,3 +401,30 @@ def test_a_meter_nobody_knows_is_unknown_not_an_in_band_sensor(client: TestClien
     power_service.compute(session, run_id=run_id)
     e = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["energy"]
     assert (e["tier"], e["tier_label"]) == ("inband", "in-band sensor")
+
+
+def test_compare_csv_says_which_energy_is_estimated(client: TestClient, session: Session) -> None:
+    """The page badges estimated energy; its CSV must too, or a spreadsheet loses the label."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    estimate = {
+        "name": "datasheet",
+        "driver": "estimate",
+        "tier": "estimate",
+        "quantity": "power",
+        "accuracy_pct": None,
+    }
+    measured, _ = upload(client, session, u, a, power_doc(), target="/srv/m")
+    guessed, _ = upload(client, session, u, a, power_doc(meter=estimate), target="/srv/e")
+    for rid in (measured, guessed):
+        power_service.compute(session, run_id=rid)
+    r = client.get(f"/api/v1/compare?runs={measured},{guessed}&format=csv", headers=u.headers)
+    assert r.status_code == 200
+    rows = list(csv.reader(io.StringIO(r.text)))
+    head = rows[0]
+    m_col = next(i for i, h in enumerate(head) if h.endswith("(baseline) energy basis"))
+    e_col = next(i for i, h in enumerate(head) if h.endswith("energy basis") and i != m_col)
+    total = next(row for row in rows if row[0] == "(energy)" and row[head.index("unit")] == "J")
+    assert (total[m_col], total[e_col]) == ("measured", "estimated")
+    job_row = next(row for row in rows[1:] if row[0] != "(energy)")
+    assert job_row[e_col] == ""  # I/O figures are not energy: no basis
