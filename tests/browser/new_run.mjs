@@ -29,7 +29,9 @@ const RUN_TIMEOUT_MS = 180_000;
 const INTERNAL = ["_bytes", "runtime_s", "time_based", "Input should", "Value error"];
 
 if (!BASE || !EMAIL || !PASSWORD || !TARGET || COMPARE.length < 2) {
-  console.error("new-run: set IOWATT_URL, IOWATT_EMAIL, IOWATT_PASSWORD, IOWATT_NR_TARGET, IOWATT_NR_COMPARE");
+  console.error(
+    "new-run: set IOWATT_URL, IOWATT_EMAIL, IOWATT_PASSWORD, IOWATT_NR_TARGET, IOWATT_NR_COMPARE",
+  );
   process.exit(2);
 }
 mkdirSync(ARTIFACTS, { recursive: true });
@@ -67,7 +69,10 @@ async function noOverflow() {
 async function openForm(path = "/runs/new") {
   await page.goto(`${BASE}${path}`);
   await page.getByTestId("new-run-form").waitFor();
-  await page.locator('select[name="agent"] option:not([value=""])').first().waitFor({ state: "attached" });
+  await page
+    .locator('select[name="agent"] option:not([value=""])')
+    .first()
+    .waitFor({ state: "attached" });
   await page.getByTestId("target-select").locator("option").first().waitFor({ state: "attached" });
   await page.getByTestId("target-select").selectOption(TARGET);
   await page.fill('input[name="idle"]', "0");
@@ -132,10 +137,14 @@ try {
       const text = (await err.textContent()) ?? "";
       check(!INTERNAL.some((w) => text.includes(w)), `internal words in "${text}"`);
     }
-    check(((await align.textContent()) ?? "").includes("multiples of 512 bytes"), "direct's reason");
+    check(
+      ((await align.textContent()) ?? "").includes("multiples of 512 bytes"),
+      "direct's reason",
+    );
     // each error sits inside its own job's box, beside the field it names
     check(
-      (await page.getByTestId("job-0").getByTestId("field-error-jobs.0.distribution").count()) === 1,
+      (await page.getByTestId("job-0").getByTestId("field-error-jobs.0.distribution").count()) ===
+        1,
       "job 1's error is not in job 1's box",
     );
     check(
@@ -199,7 +208,10 @@ try {
     );
     check(new URL(page.url()).searchParams.get("from") === shortRun, page.url());
     check(await page.getByTestId("mode-custom").isChecked(), "the clone is not shown as jobs");
-    check((await page.getByTestId("kept-shortened").textContent()).includes("×0.1"), "shortening lost");
+    check(
+      (await page.getByTestId("kept-shortened").textContent()).includes("×0.1"),
+      "shortening lost",
+    );
     check(
       (await page.inputValue('input[name="name"]')) === "re-run of browser: quick shortened",
       await page.inputValue('input[name="name"]'),
