@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from backend import __version__
 from backend.agent.router import router as agent_router
+from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
 from backend.campaign.router import router as campaign_router
 from backend.carbon.router import router as carbon_router
@@ -226,6 +227,7 @@ def create_app() -> FastAPI:
         health_router,
         auth_router,
         team_router,
+        audit_router,
         agent_router,
         device_router,
         environment_router,

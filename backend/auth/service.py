@@ -70,7 +70,7 @@ def login(session: Session, *, email: str, password: str, client: str) -> tuple[
             code="login_throttled",
         )
     user = repository.user_by_email(session, email)
-    if user is None:
+    if user is None or user.password_hash is None:  # unknown, or an account without a password (SSO)
         burn_password_check(password)
         ok, rehash = False, False
     else:

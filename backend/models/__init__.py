@@ -1,15 +1,18 @@
 """All ORM models; importing this package registers every table on Base.metadata."""
 
 from backend.models.agent import Agent, EnrollmentToken
+from backend.models.audit import AuditEvent
 from backend.models.base import Base
 from backend.models.campaign import Campaign
+from backend.models.collab import Comment, RunTag
 from backend.models.device import Device
 from backend.models.environment import Environment
 from backend.models.outbox import OutboxTask
 from backend.models.power import GridIntensityHour, PowerSample, RunEnergy, RunPower
 from backend.models.result import ResultJob, ResultSeriesPoint, RunResult
 from backend.models.run import ACTIVE_STATUSES, FINAL_STATUSES, Run, RunStatus
-from backend.models.team import ApiToken, Membership, Role, Team, User
+from backend.models.sharing import ShareLink
+from backend.models.team import ApiToken, Invitation, Membership, Role, Team, User
 from backend.models.workload import Workload
 
 __all__ = [
@@ -17,6 +20,11 @@ __all__ = [
     "FINAL_STATUSES",
     "Agent",
     "ApiToken",
+    "AuditEvent",
+    "Comment",
+    "Invitation",
+    "RunTag",
+    "ShareLink",
     "Base",
     "Campaign",
     "Device",

@@ -46,6 +46,9 @@ class Agent(Base):
     team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(120))
     hostname: Mapped[str] = mapped_column(String(255))
+    # "agent": runs iowatt-agent; "external": a host whose results are only uploaded (a CI runner
+    # with an uploader token): it is never dispatched to and holds no usable agent token
+    kind: Mapped[str] = mapped_column(String(16), default="agent", server_default="agent")
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     token_expires_at: Mapped[datetime]
     # the token before the last rotation (docs/adr/0011): valid until previous_token_expires_at,

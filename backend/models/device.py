@@ -2,7 +2,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, ForeignKey, String, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -26,5 +26,6 @@ class Device(Base):
     capacity_bytes: Mapped[int | None] = mapped_column(BigInteger)
     embodied_kg: Mapped[float | None]
     embodied_source: Mapped[str | None] = mapped_column(String(500))
+    notes: Mapped[str] = mapped_column(Text, default="", server_default="")
     lifetime_years: Mapped[float] = mapped_column(default=5.0, server_default="5.0")
     created_at: Mapped[datetime] = created_at()

@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint
+from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.models.base import Base, created_at, uuid_pk
@@ -17,6 +17,7 @@ class Environment(Base):
     name: Mapped[str] = mapped_column(String(120))
     kind: Mapped[str] = mapped_column(String(40))
     description: Mapped[str] = mapped_column(String(2000), default="")
+    notes: Mapped[str] = mapped_column(Text, default="", server_default="")
     # carbon and cost context (issue 4): a region code from the default table, or a fixed override
     region: Mapped[str | None] = mapped_column(String(20))
     grid_g_per_kwh: Mapped[float | None]

@@ -40,6 +40,8 @@ class Run(Base):
     id: Mapped[uuid.UUID] = uuid_pk()
     team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(200))
+    # "agent": queued here and run by an agent; "import": a finished result uploaded (uploader scope)
+    source: Mapped[str] = mapped_column(String(16), default="agent", server_default="agent")
     status: Mapped[RunStatus] = mapped_column(Enum(RunStatus, name="run_status"), default=RunStatus.queued)
     agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"), index=True)
     device_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("devices.id", ondelete="SET NULL"))

@@ -42,6 +42,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     # the member's own personal token: nobody else may see or end it, not even the team's admin
     "DELETE /api/v1/auth/tokens/{token_id}":      ("401", "404", OK, "404", "404", "403", "403", "401"),
     "GET /api/v1/teams":                          ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    # the audit log: team A's admins only (user_b is admin of team B: 403 on team A)
+    "GET /api/v1/teams/{team_id}/audit":          ("401", "403", "403", OK, "403", "403", "403", "401"),
     "GET /api/v1/agents":                         ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "GET /api/v1/agents/{agent_id}":              ("401", OK, OK, OK,  "404", "403", "403", "401"),
     # admins only; user_b is admin of team B and lists B's tokens (none of A's: the leak check)
@@ -101,6 +103,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
 # Path parameters: which of team A's objects each names (world.ids keys). Per operation where the
 # object's state matters (an agent's protocol needs a run in the right state, with its lease).
 PATH_IDS: dict[str, str] = {
+    "team_id": "team",
     "agent_id": "agent_x",
     "device_id": "device",
     "environment_id": "environment",

@@ -145,6 +145,7 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
     ta = str(team.id)
     # the revoked agent is revoked the way an admin does it
     call("admin", "POST", f"/agents/{w.ids['agent_revoked']}/revoke")
+    w.ids["team"] = str(w.team_a)
     w.ids["environment"] = call(
         "admin", "POST", "/environments", json={"team_id": ta, "name": f"env-{marker}", "kind": "local"}
     )["id"]
