@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
@@ -23,10 +23,39 @@ def get_principal(
     return service.authenticate(session, raw_token=creds.credentials)
 
 
-def get_user(principal: Annotated[UserPrincipal | AgentPrincipal, Depends(get_principal)]) -> UserPrincipal:
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _user(principal: UserPrincipal | AgentPrincipal) -> UserPrincipal:
     if not isinstance(principal, UserPrincipal):
         raise Forbidden("this needs a user token, not an agent token", code="user_only")
     return principal
+
+
+def get_user(
+    request: Request, principal: Annotated[UserPrincipal | AgentPrincipal, Depends(get_principal)]
+) -> UserPrincipal:
+    """A user, within the token's scope: a `read` token only reads, an `upload` token reaches only
+    the routes that take UploaderDep."""
+    user = _user(principal)
+    if user.scope == "upload":
+        raise Forbidden(
+            "this token's scope is upload: it can only add results (POST /api/v1/results)",
+            code="scope_upload",
+        )
+    if user.scope == "read" and request.method not in SAFE_METHODS:
+        raise Forbidden("this token's scope is read: it cannot change anything", code="scope_read")
+    return user
+
+
+def get_uploader(
+    principal: Annotated[UserPrincipal | AgentPrincipal, Depends(get_principal)],
+) -> UserPrincipal:
+    """A user whose token may add results: scope `upload` or `write` (never `read`)."""
+    user = _user(principal)
+    if user.scope == "read":
+        raise Forbidden("this token's scope is read: it cannot add results", code="scope_read")
+    return user
 
 
 def get_agent(principal: Annotated[UserPrincipal | AgentPrincipal, Depends(get_principal)]) -> AgentPrincipal:
@@ -36,4 +65,5 @@ def get_agent(principal: Annotated[UserPrincipal | AgentPrincipal, Depends(get_p
 
 
 UserDep = Annotated[UserPrincipal, Depends(get_user)]
+UploaderDep = Annotated[UserPrincipal, Depends(get_uploader)]
 AgentDep = Annotated[AgentPrincipal, Depends(get_agent)]

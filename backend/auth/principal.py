@@ -14,6 +14,8 @@ class UserPrincipal:
     # the token this request came with, and its kind ("session" from a login, "personal")
     token_id: uuid.UUID | None = None
     token_kind: str | None = None
+    # what the token may do within the user's roles: read, write (all the roles allow) or upload
+    scope: str = "write"
 
     @property
     def team_ids(self) -> list[uuid.UUID]:

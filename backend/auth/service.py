@@ -164,5 +164,6 @@ def authenticate(session: Session, *, raw_token: str) -> UserPrincipal | AgentPr
             roles=repository.roles_of(session, row.user_id),
             token_id=row.id,
             token_kind=row.kind,
+            scope=row.scope,
         )
     raise Unauthorized("unknown token format", code="bad_token")
