@@ -1,6 +1,8 @@
 """A named view's answer: one table (columns that say what they are, rows of cells) plus the
-charts the seed draws. Values are in the column's unit, the seed's unit (MB/s = 10^6 B/s as
-CrystalDiskMark and the seeds print), so the page and its CSV show the same figures."""
+charts the seed draws. Every figure is in a base unit on the wire (B/s, ns, B, IO/s; % and × are
+plain ratios), named by its cell; `display_units` says which of the seed's units each base unit is
+printed in (B/s as MB/s = 10^6 B/s, as CrystalDiskMark and the seeds print; ns as µs; B as KiB).
+The UI converts with lib/format.ts and the CSV with the same table, so both read as the seed."""
 
 import uuid
 from typing import Literal
@@ -8,6 +10,10 @@ from typing import Literal
 from pydantic import Field
 
 from backend.kit.schema import OutputSchema
+
+# The units a view's figures travel in: bytes per second, nanoseconds, bytes, I/Os per second, and
+# the dimensionless percent, ratio (×) and thread count. Never a seed's MB/s or µs (team rule).
+BaseUnit = Literal["B/s", "ns", "B", "IO/s", "%", "×", "threads"]
 
 ViewName = Literal[
     "crystaldiskmark",
@@ -51,18 +57,33 @@ class ViewCatalog(OutputSchema):
 class ViewColumn(OutputSchema):
     key: str
     label: str = Field(description="the header as the view prints it, unit included")
-    unit: str | None = Field(description="unit of the values (MB/s = 10^6 B/s); null for text")
+    unit: BaseUnit | None = Field(
+        description="the base unit of the column's figures on the wire; null for text and for a column "
+        "whose rows differ (each cell names its unit)"
+    )
     description: str = Field(description="what the column is: the statistic, the unit, the pass rule")
-    kind: Literal["text", "number", "ratio"]
+    kind: Literal["text", "number", "ratio", "passes"] = Field(
+        description="passes: each cell lists every pass of a test (cell.passes)"
+    )
     run_id: uuid.UUID | None = Field(description="the run whose figures the column holds, if one")
     group: str | None = Field(
         description="a header over several columns (Read, Write, an operation); the label repeats it"
     )
 
 
+class ViewPass(OutputSchema):
+    index: int = Field(description="the pass's place in the test, from 0 (discarded passes first)")
+    bw_bytes: float = Field(description="the pass's bandwidth, B/s")
+    status: Literal["discarded", "measured", "best"] = Field(
+        description="discarded: run but not counted; best: the pass reported"
+    )
+
+
 class ViewCell(OutputSchema):
-    value: float | str | None
+    value: float | str | None = Field(description="a figure in `unit`, or text")
+    unit: BaseUnit | None = Field(description="the base unit of a figure; null for text and missing figures")
     note: str | None = Field(description="a mark beside the figure (best pass, discarded pass, ...)")
+    passes: list[ViewPass] | None = Field(description="every pass of a test, for a column of kind passes")
 
 
 class ViewRow(OutputSchema):
@@ -84,7 +105,7 @@ class ChartSeries(OutputSchema):
 
 class ChartAxis(OutputSchema):
     label: str
-    unit: str
+    unit: BaseUnit = Field(description="the base unit of the points on this axis")
     log: bool
 
 
@@ -104,3 +125,7 @@ class ViewTable(OutputSchema):
     rows: list[ViewRow]
     charts: list[ViewChart]
     notes: list[str] = Field(description="how to read the view: units, best-of, medians, ratios")
+    display_units: dict[str, str] = Field(
+        description="base unit -> the seed's unit the page and the CSV print it in (B/s -> MB/s = 10^6 B/s, "
+        "ns -> µs, B -> KiB); a base unit not listed is printed as it is"
+    )

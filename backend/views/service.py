@@ -4,8 +4,9 @@ Each view is a table whose columns say what they hold (unit, statistic, pass rul
 seed draws a figure, its charts. The figures come from what the other domains own: a run's jobs
 (result rows), its passes (run/service.py pass_summaries: libs/workload's best-of rule), its spec
 (the block size, threads, cache mode of each job). Nothing here ranks passes or recomputes a
-statistic; a view only picks, converts to the seed's unit (MB/s = 10^6 B/s, µs) and divides for a
-Ratio column. docs/views.md shows each view beside its seed table.
+statistic; a view only picks figures (in base units on the wire: B/s, ns, B, IO/s) and divides for
+a Ratio column; the page and the CSV print them in the seed's units (DISPLAY_UNITS: MB/s = 10^6 B/s,
+µs, KiB). docs/views.md shows each view beside its seed table.
 """
 
 import io
@@ -26,6 +27,7 @@ from backend.run import service as run_service
 from backend.run.schemas import PassSummary
 from backend.views import repository
 from backend.views.schemas import (
+    BaseUnit,
     ChartAxis,
     ChartPoint,
     ChartSeries,
@@ -35,6 +37,7 @@ from backend.views.schemas import (
     ViewColumn,
     ViewInfo,
     ViewName,
+    ViewPass,
     ViewRow,
     ViewRun,
     ViewTable,
@@ -43,8 +46,21 @@ from backend.workload.builtin import BUILTINS
 from backend.workload.schemas import JobSpec, load_spec
 
 MB = 1_000_000  # the seeds' and CrystalDiskMark's MB: 10^6 bytes
-US = 1_000  # ns per µs
 MAX_RUNS = 30
+
+# How the seeds print a base unit: (their unit, base units per one of it, decimals in the CSV).
+# The UI converts the same way (frontend/src/lib/format.ts fromBaseUnit); units not listed print as
+# they are, with these decimals.
+DISPLAY: dict[str, tuple[str, float, int]] = {
+    "B/s": ("MB/s", MB, 2),  # CrystalDiskMark's and the reports' MB/s: 10^6 B/s
+    "ns": ("µs", 1_000, 2),
+    "B": ("KiB", 1024, 2),  # block and I/O sizes: DiskSpd's and the report's kB are KiB
+    "IO/s": ("IO/s", 1, 1),
+    "%": ("%", 1, 1),
+    "×": ("×", 1, 3),
+    "threads": ("threads", 1, 0),
+}
+DISPLAY_UNITS = {base: shown for base, (shown, factor, _) in DISPLAY.items() if factor != 1}
 
 BEST_OF = (
     "best-of: the measured pass with the highest bandwidth, its IOPS from the same pass "
@@ -69,20 +85,22 @@ Builder = Callable[[ViewInfo, list[Loaded], Loaded | None], ViewTable]
 # --- small helpers ------------------------------------------------------------------------------
 
 
-def _num(v: float | None, digits: int = 2) -> float | None:
-    return None if v is None else round(float(v), digits)
+def _num(v: float | None) -> float | None:
+    return None if v is None else float(v)
 
 
-def _cell(value: float | str | None, note: str | None = None) -> ViewCell:
-    return ViewCell(value=value, note=note)
+def _cell(value: float | str | None, note: str | None = None, unit: BaseUnit | None = None) -> ViewCell:
+    """A figure (its unit: the given one, else its column's, filled in by _with_units) or text."""
+    figure = isinstance(value, float | int)
+    return ViewCell(value=value, unit=unit if figure else None, note=note, passes=None)
 
 
 def _col(
     key: str,
     label: str,
-    unit: str | None,
+    unit: BaseUnit | None,
     description: str,
-    kind: Literal["text", "number", "ratio"] = "number",
+    kind: Literal["text", "number", "ratio", "passes"] = "number",
     run_id: uuid.UUID | None = None,
     group: str | None = None,
 ) -> ViewColumn:
@@ -100,12 +118,21 @@ def _grouped(cols: list[ViewColumn], groups: dict[str, str]) -> list[ViewColumn]
     return out
 
 
-def _mbps(bw_bytes: float | None) -> float | None:
-    return None if bw_bytes is None else round(bw_bytes / MB, 2)
-
-
-def _us(ns: float | None) -> float | None:
-    return None if ns is None else round(ns / US, 2)
+def _with_units(t: ViewTable) -> ViewTable:
+    """Every figure names its unit: a cell without its own takes its column's."""
+    rows = [
+        ViewRow(
+            group=row.group,
+            cells=[
+                c.model_copy(update={"unit": col.unit})
+                if c.unit is None and isinstance(c.value, float | int)
+                else c
+                for c, col in zip(row.cells, t.columns, strict=True)
+            ],
+        )
+        for row in t.rows
+    ]
+    return t.model_copy(update={"rows": rows})
 
 
 def _side(job: ResultJob | None, direction: str, field: str) -> Any:
@@ -118,8 +145,8 @@ def _ratio(value: float | None, base: float | None) -> tuple[float | None, str |
         return None, None
     r = value / base
     if r >= 1:
-        return round(r, 2), f"{r:.3g}× higher"
-    return round(r, 3), f"{1 / r:.3g}× lower"
+        return r, f"{r:.3g}× higher"
+    return r, f"{1 / r:.3g}× lower"
 
 
 def _ratio_pair(runs: list[Loaded], baseline: Loaded | None) -> tuple[Loaded, Loaded] | None:
@@ -157,9 +184,9 @@ def _split_test(test: str) -> tuple[str, str | None]:
     return test, None
 
 
-def _pass_text(r: Loaded, p: PassSummary) -> str:
-    """Every pass of a test in MB/s, the discarded ones and the best one marked."""
-    parts = []
+def _passes(r: Loaded, p: PassSummary) -> list[ViewPass]:
+    """Every pass of a test in order (B/s), the discarded ones and the best one marked."""
+    out = []
     direction = "write" if p.direction == "write" else "read"
     for name, job in r.jobs.items():
         of = pass_of(name)
@@ -168,13 +195,19 @@ def _pass_text(r: Loaded, p: PassSummary) -> str:
         bw = _side(job, direction, "bw_bytes")
         if p.direction == "mixed":
             bw = (job.read_bw_bytes or 0) + (job.write_bw_bytes or 0)
-        parts.append(f"p{of[1]} {_mbps(bw) or 0:.2f} (discarded)")
+        out.append(ViewPass(index=of[1], bw_bytes=float(bw or 0), status="discarded"))
     best = pass_of(p.best_job)
     for i, bw in enumerate(p.bw_bytes):
         k = p.discarded + i
-        mark = " (best)" if best is not None and best[1] == k else ""
-        parts.append(f"p{k} {bw / MB:.2f}{mark}")
-    return " · ".join(parts)
+        status: Literal["best", "measured"] = "best" if best is not None and best[1] == k else "measured"
+        out.append(ViewPass(index=k, bw_bytes=float(bw), status=status))
+    return sorted(out, key=lambda x: x.index)
+
+
+def _pass_text(passes: list[ViewPass]) -> str:
+    """The CSV's pass list in the seed's MB/s: "p0 512.30 (discarded) · p1 530.10 (best) · ..."."""
+    marks = {"discarded": " (discarded)", "best": " (best)", "measured": ""}
+    return " · ".join(f"p{x.index} {x.bw_bytes / MB:.2f}{marks[x.status]}" for x in passes)
 
 
 def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
@@ -194,14 +227,14 @@ def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
             _col(
                 f"{d}_best_mbps",
                 f"{D} best (MB/s)",
-                "MB/s",
-                f"{D} bandwidth of the best pass, 10^6 B/s; {BEST_OF}",
+                "B/s",
+                f"{D} bandwidth of the best pass, shown in MB/s = 10^6 B/s; {BEST_OF}",
             ),
             _col(
                 f"{d}_median_mbps",
                 f"{D} median (MB/s)",
-                "MB/s",
-                f"median {d} bandwidth over the measured passes, 10^6 B/s",
+                "B/s",
+                f"median {d} bandwidth over the measured passes, shown in MB/s = 10^6 B/s",
             ),
             _col(
                 f"{d}_spread_pct",
@@ -216,10 +249,10 @@ def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
             _col(
                 f"{d}_passes",
                 f"Passes, {d} (MB/s)",
-                None,
-                "every pass in order, MB/s: the discarded (unmeasured) passes marked 'discarded', "
-                "the pass reported marked 'best'",
-                "text",
+                "B/s",
+                "every pass in order, shown in MB/s: the discarded (unmeasured) passes marked "
+                "'discarded', the pass reported marked 'best'",
+                "passes",
             ),
         ]
     cols = _grouped(cols, {"read": "Read", "write": "Write"})
@@ -237,12 +270,17 @@ def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
                     cells += [_cell(None)] * 6
                     continue
                 cells += [
-                    _cell(_mbps(p.best_bw_bytes)),
-                    _cell(_mbps(p.median_bw_bytes)),
-                    _cell(_num(p.spread_pct, 1)),
-                    _cell(_num(p.best_iops, 1)),
-                    _cell(_num(p.median_iops, 1)),
-                    _cell(_pass_text(r, p), f"{p.passes} measured, {p.discarded} discarded"),
+                    _cell(_num(p.best_bw_bytes)),
+                    _cell(_num(p.median_bw_bytes)),
+                    _cell(_num(p.spread_pct)),
+                    _cell(_num(p.best_iops)),
+                    _cell(_num(p.median_iops)),
+                    ViewCell(
+                        value=None,
+                        unit="B/s",
+                        note=f"{p.passes} measured, {p.discarded} discarded",
+                        passes=_passes(r, p),
+                    ),
                 ]
             rows.append(ViewRow(group=str(r.run.id), cells=cells))
     # the figures first, Read then Write as CrystalDiskMark; the pass lists (wide) after them
@@ -267,6 +305,7 @@ def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
         rows=rows,
         charts=[],
         notes=notes,
+        display_units=DISPLAY_UNITS,
     )
 
 
@@ -293,7 +332,8 @@ def _cdm_table(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
             f"run_{i}",
             r.info.label,
             None,
-            f"best-of passes of {r.info.name} ({BEST_OF}); unit in the Unit column",
+            f"best-of passes of {r.info.name} ({BEST_OF}); B/s shown as MB/s or IO/s, as the Unit column "
+            "says",
             run_id=r.run.id,
         )
         for i, r in enumerate(runs)
@@ -333,7 +373,7 @@ def _cdm_table(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
     for test, d in order:
         mb = [summary(r, test, d) for r in runs]
         cells = [_cell(label(test, d)), _cell("MB/s")]
-        cells += [_cell(_mbps(p.best_bw_bytes) if p else None) for p in mb]
+        cells += [_cell(_num(p.best_bw_bytes) if p else None, unit="B/s") for p in mb]
         if pair:
             a, b = (summary(x, test, d) for x in pair)
             v, note = _ratio(a.best_bw_bytes if a else None, b.best_bw_bytes if b else None)
@@ -341,7 +381,7 @@ def _cdm_table(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
         rows.append(ViewRow(group=test, cells=cells))
         if any(small_random(r, test, d) for r in runs):  # the report adds IOPS under its 4kB rows
             cells = [_cell("IOPS"), _cell("IOPS")]
-            cells += [_cell(_num(p.best_iops, 1) if p else None) for p in mb]
+            cells += [_cell(_num(p.best_iops) if p else None, unit="IO/s") for p in mb]
             if pair:
                 cells.append(_cell(None))
             rows.append(ViewRow(group=test, cells=cells))
@@ -363,14 +403,15 @@ def _cdm_table(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
         rows=rows,
         charts=[],
         notes=notes,
+        display_units=DISPLAY_UNITS,
     )
 
 
 # --- 3. seed 002 Table 2 and Figure 1: DiskSpd block-size sweep ---------------------------------
 
 
-def _kib(n: int | None) -> float:
-    return float((n or 0) / 1024)
+def _bytes(n: int | None) -> float:
+    return float(n or 0)
 
 
 def _series_by_spec(
@@ -387,7 +428,7 @@ def _series_by_spec(
 
 
 def _bw(direction: str) -> Callable[[JobSpec, ResultJob], float | None]:
-    return lambda _j, job: _mbps(_side(job, direction, "bw_bytes"))
+    return lambda _j, job: _num(_side(job, direction, "bw_bytes"))
 
 
 def _bs_sweep(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
@@ -395,16 +436,17 @@ def _bs_sweep(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
         _col(
             "bs_kib",
             "Block size (kB)",
-            "KiB",
-            "the block size of each random read, in KiB (1 kB = 1024 B, as DiskSpd's -b)",
+            "B",
+            "the block size of each random read, shown in KiB (1 kB = 1024 B, as DiskSpd's -b)",
         )
     ]
     cols += [
         _col(
             f"run_{i}",
             f"{r.info.label} throughput (MB/s)",
-            "MB/s",
-            f"random-read bandwidth of {r.info.name}, 10^6 B/s (DiskSpd itself prints MiB/s = 1.048576 MB/s)",
+            "B/s",
+            f"random-read bandwidth of {r.info.name}, shown in MB/s = 10^6 B/s (DiskSpd itself prints "
+            "MiB/s = 1.048576 MB/s)",
             run_id=r.run.id,
         )
         for i, r in enumerate(runs)
@@ -412,22 +454,22 @@ def _bs_sweep(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
     sizes = sorted({j.bs_bytes or 0 for r in runs for j in r.spec})
     rows = []
     for bs in sizes:
-        cells = [_cell(_kib(bs))]
+        cells = [_cell(_bytes(bs))]
         for r in runs:
             j = next((s for s in r.spec if s.bs_bytes == bs), None)
-            cells.append(_cell(_mbps(_side(r.jobs.get(j.name), "read", "bw_bytes")) if j else None))
+            cells.append(_cell(_num(_side(r.jobs.get(j.name), "read", "bw_bytes")) if j else None))
         rows.append(ViewRow(group=None, cells=cells))
     chart = ViewChart(
         key="bs-sweep",
         title="Random reads: throughput by block size (seed 002, Figure 1)",
-        x=ChartAxis(label="Block size", unit="KiB", log=True),
-        y=ChartAxis(label="Throughput", unit="MB/s", log=False),
+        x=ChartAxis(label="Block size", unit="B", log=True),
+        y=ChartAxis(label="Throughput", unit="B/s", log=False),
         series=[
             ChartSeries(
                 label=r.info.label,
                 run_id=r.run.id,
                 dashed=False,
-                points=_series_by_spec(r, lambda j: _kib(j.bs_bytes), _bw("read")),
+                points=_series_by_spec(r, lambda j: _bytes(j.bs_bytes), _bw("read")),
             )
             for r in runs
         ],
@@ -444,6 +486,7 @@ def _bs_sweep(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
         rows=rows,
         charts=[chart],
         notes=notes,
+        display_units=DISPLAY_UNITS,
     )
 
 
@@ -468,28 +511,28 @@ def _kh_figure(r: Loaded, rw: str, bs: int, mode: str) -> float | None:
     if j is None:
         return None
     direction = "write" if "write" in rw else "read"
-    return _mbps(_side(r.jobs.get(j.name), direction, "bw_bytes"))
+    return _num(_side(r.jobs.get(j.name), direction, "bw_bytes"))
 
 
 def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
     cols = [
         _col("run", "Run", None, "the run: its device (or target) on its agent", "text"),
-        _col("bs_kib", "I/O size (KiB)", "KiB", "bytes per read or write call, in KiB"),
+        _col("bs_kib", "I/O size (KiB)", "B", "bytes per read or write call, shown in KiB"),
     ]
     for rw, name in KH_OPS:
         cols += [
             _col(
                 f"{rw}_off",
                 f"{name}, help off (MB/s)",
-                "MB/s",
-                f"{name}: O_DIRECT, no page cache (the report's 'off'), 10^6 B/s",
+                "B/s",
+                f"{name}: O_DIRECT, no page cache (the report's 'off'), shown in MB/s = 10^6 B/s",
             ),
             _col(
                 f"{rw}_on",
                 f"{name}, help on (MB/s)",
-                "MB/s",
+                "B/s",
                 f"{name}: buffered, page cache and the kernel's default readahead (the report's 'on'), "
-                "10^6 B/s",
+                "shown in MB/s = 10^6 B/s",
             ),
             _col(
                 f"{rw}_ratio",
@@ -504,8 +547,9 @@ def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) ->
                 _col(
                     f"{rw}_nora",
                     f"{name}, on without readahead (MB/s)",
-                    "MB/s",
-                    f"{name}: buffered with readahead off (iowatt's extra mode; not in the report), 10^6 B/s",
+                    "B/s",
+                    f"{name}: buffered with readahead off (iowatt's extra mode; not in the report), shown "
+                    "in MB/s = 10^6 B/s",
                 )
             )
     cols = _grouped(cols, dict(KH_OPS))
@@ -515,7 +559,7 @@ def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) ->
     for r in runs:
         sizes = sorted({j.bs_bytes or 0 for j in r.spec})
         for bs in sizes:
-            cells = [_cell(r.info.label), _cell(_kib(bs))]
+            cells = [_cell(r.info.label), _cell(_bytes(bs))]
             for rw, _ in KH_OPS:
                 off, on = _kh_figure(r, rw, bs, "off"), _kh_figure(r, rw, bs, "on")
                 v, note = _ratio(on, off)
@@ -525,7 +569,7 @@ def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) ->
             rows.append(ViewRow(group=str(r.run.id), cells=cells))
         for rw, name in KH_OPS:
             for mode, label in (("off", "help off"), ("on", "help on")):
-                pts = [ChartPoint(x=_kib(bs), y=y) for bs in sizes if (y := _kh_figure(r, rw, bs, mode))]
+                pts = [ChartPoint(x=_bytes(bs), y=y) for bs in sizes if (y := _kh_figure(r, rw, bs, mode))]
                 charts[rw].append(
                     ChartSeries(
                         label=f"{r.info.label}, {label}", run_id=r.run.id, dashed=mode == "on", points=pts
@@ -535,19 +579,19 @@ def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) ->
             for bs in sizes:
                 v, _ = _ratio(_kh_figure(r, rw, bs, "on"), _kh_figure(r, rw, bs, "off"))
                 if v is not None:
-                    rpts.append(ChartPoint(x=_kib(bs), y=v))
+                    rpts.append(ChartPoint(x=_bytes(bs), y=v))
             ratio_series.append(
                 ChartSeries(
                     label=f"{r.info.label}, {name.lower()}", run_id=r.run.id, dashed=False, points=rpts
                 )
             )
-    size_axis = ChartAxis(label="I/O size", unit="KiB", log=True)
+    size_axis = ChartAxis(label="I/O size", unit="B", log=True)
     out_charts = [
         ViewChart(
             key=f"kh-{rw}",
             title=f"{name}: throughput by I/O size, kernel help off and on",
             x=size_axis,
-            y=ChartAxis(label="Throughput", unit="MB/s", log=False),
+            y=ChartAxis(label="Throughput", unit="B/s", log=False),
             series=charts[rw],
         )
         for rw, name in KH_OPS
@@ -575,16 +619,17 @@ def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) ->
         rows=rows,
         charts=out_charts,
         notes=notes,
+        display_units=DISPLAY_UNITS,
     )
 
 
 # --- 5. seed 004: latency against threads (a chart and its table) ------------------------------
 
 LAT_FIELDS = [
-    ("lat_mean_ns", "Mean latency (µs)", "mean completion-to-submission latency (fio's lat), µs"),
-    ("clat_p50_ns", "p50 latency (µs)", "median completion latency (clat), µs"),
-    ("clat_p99_ns", "p99 latency (µs)", "99th percentile completion latency (clat), µs"),
-    ("clat_p999_ns", "p99.9 latency (µs)", "99.9th percentile completion latency (clat), µs"),
+    ("lat_mean_ns", "Mean latency (µs)", "mean completion-to-submission latency (fio's lat), shown in µs"),
+    ("clat_p50_ns", "p50 latency (µs)", "median completion latency (clat), shown in µs"),
+    ("clat_p99_ns", "p99 latency (µs)", "99th percentile completion latency (clat), shown in µs"),
+    ("clat_p999_ns", "p99.9 latency (µs)", "99.9th percentile completion latency (clat), shown in µs"),
 ]
 
 
@@ -593,24 +638,24 @@ def _threads(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vie
         _col("run", "Run", None, "the run: its device (or target) on its agent", "text"),
         _col("threads", "Threads", "threads", "threads issuing 4 KiB random reads (pread), each at QD1"),
         _col("iops", "IOPS", "IO/s", "read I/Os per second, all threads together"),
-        _col("mbps", "Throughput (MB/s)", "MB/s", "read bandwidth, 10^6 B/s"),
+        _col("mbps", "Throughput (MB/s)", "B/s", "read bandwidth, shown in MB/s = 10^6 B/s"),
     ]
-    cols += [_col(k, label, "µs", desc) for k, label, desc in LAT_FIELDS]
+    cols += [_col(k, label, "ns", desc) for k, label, desc in LAT_FIELDS]
     rows = []
     for r in runs:
         for j in sorted(r.spec, key=lambda s: s.numjobs):
             job = r.jobs.get(j.name)
             cells = [_cell(r.info.label), _cell(float(j.numjobs))]
             cells += [
-                _cell(_num(_side(job, "read", "iops"), 1)),
-                _cell(_mbps(_side(job, "read", "bw_bytes"))),
+                _cell(_num(_side(job, "read", "iops"))),
+                _cell(_num(_side(job, "read", "bw_bytes"))),
             ]
-            cells += [_cell(_us(_side(job, "read", k))) for k, _, _ in LAT_FIELDS]
+            cells += [_cell(_num(_side(job, "read", k))) for k, _, _ in LAT_FIELDS]
             rows.append(ViewRow(group=str(r.run.id), cells=cells))
     threads_axis = ChartAxis(label="Threads", unit="threads", log=True)
 
     def lat(field: str) -> Callable[[JobSpec, ResultJob], float | None]:
-        return lambda _j, job: _us(_side(job, "read", field))
+        return lambda _j, job: _num(_side(job, "read", field))
 
     lat_series = []
     for r in runs:
@@ -628,7 +673,7 @@ def _threads(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vie
             key="threads-latency",
             title="Random-read latency by thread count (mean solid, p99 dashed)",
             x=threads_axis,
-            y=ChartAxis(label="Latency", unit="µs", log=True),
+            y=ChartAxis(label="Latency", unit="ns", log=True),
             series=lat_series,
         ),
         ViewChart(
@@ -642,7 +687,7 @@ def _threads(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vie
                     run_id=r.run.id,
                     dashed=False,
                     points=_series_by_spec(
-                        r, lambda j: float(j.numjobs), lambda _j, job: _num(job.read_iops, 1)
+                        r, lambda j: float(j.numjobs), lambda _j, job: _num(job.read_iops)
                     ),
                 )
                 for r in runs
@@ -662,6 +707,7 @@ def _threads(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vie
         rows=rows,
         charts=charts,
         notes=notes,
+        display_units=DISPLAY_UNITS,
     )
 
 
@@ -675,28 +721,37 @@ DFM_ROWS = [
 ]
 
 
+DFM_BUFFERED = "seq-rand-table-buffered"
+
+
 def _disk_flash_memory(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
     pair = _ratio_pair(runs, baseline)
     cols = [
         _col("operation", "Operation", None, "sequential (1 MiB) or random (4 KiB) reads and writes", "text")
     ]
-    cols += [
-        _col(
-            f"run_{i}",
-            f"{r.info.label} (MB/s)",
-            "MB/s",
-            f"bandwidth of {r.info.name}, 10^6 B/s",
-            run_id=r.run.id,
+    for i, r in enumerate(runs):
+        buffered = r.info.preset == DFM_BUFFERED
+        cols.append(
+            _col(
+                f"run_{i}",
+                f"{r.info.label}{', buffered' if buffered else ''} (MB/s)",
+                "B/s",
+                f"bandwidth of {r.info.name}, shown in MB/s = 10^6 B/s"
+                + (
+                    ", buffered: through the page cache (no O_DIRECT), the seq-rand-table-buffered preset"
+                    if buffered
+                    else ""
+                ),
+                run_id=r.run.id,
+            )
         )
-        for i, r in enumerate(runs)
-    ]
     if pair:
         cols.append(_ratio_col(pair, "bandwidth"))
 
     def figure(r: Loaded, rw: str) -> float | None:
         j = next((s for s in r.spec if s.rw == rw), None)
         direction = "write" if "write" in rw else "read"
-        return _mbps(_side(r.jobs.get(j.name), direction, "bw_bytes")) if j else None
+        return _num(_side(r.jobs.get(j.name), direction, "bw_bytes")) if j else None
 
     rows = []
     for rw, _, label in DFM_ROWS:
@@ -708,6 +763,12 @@ def _disk_flash_memory(info: ViewInfo, runs: list[Loaded], baseline: Loaded | No
         "MB/s = 10^6 bytes per second; one 5 s job per operation, direct I/O, QD1 "
         "(the seq-rand-table preset)."
     ]
+    if any(r.info.preset == DFM_BUFFERED for r in runs):
+        notes.append(
+            "Columns marked buffered ran seq-rand-table-buffered: the same jobs through the page cache, for "
+            "memory (tmpfs) on Linux before 6.6, which has no O_DIRECT. Memory is what the page cache is, "
+            "so for tmpfs the figures are comparable; for a disk they would measure the cache, not the disk."
+        )
     if pair:
         notes.append(
             f"Ratio = {pair[0].info.label} ÷ {pair[1].info.label}; pick the denominator with baseline=."
@@ -720,6 +781,7 @@ def _disk_flash_memory(info: ViewInfo, runs: list[Loaded], baseline: Loaded | No
         rows=rows,
         charts=[],
         notes=notes,
+        display_units=DISPLAY_UNITS,
     )
 
 
@@ -799,7 +861,7 @@ VIEWS: dict[str, tuple[ViewInfo, Builder]] = {
                 description="Sequential and random read and write MB/s per device side by side, with the "
                 "Ratio of the last device to a baseline.",
                 seed="seed 004, 'Store test data' (disk, flash, memory)",
-                presets=["seq-rand-table"],
+                presets=["seq-rand-table", DFM_BUFFERED],
                 min_runs=1,
                 max_runs=MAX_RUNS,
             ),
@@ -817,9 +879,10 @@ def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
     whose job names the run's spec has (a result uploaded or imported with a preset's layout)."""
     if run.workload_id and run.workload_id in builtin_names:
         return builtin_names[run.workload_id]
-    names = {str(j.get("name")) for j in run.workload_spec.get("jobs", [])}
+    # names and cache mode: a buffered variant has its preset's job names
+    jobs = {(str(j.get("name")), bool(j.get("direct", False))) for j in run.workload_spec.get("jobs", [])}
     for name, (_, spec) in BUILTINS.items():
-        if names == {j.name for j in spec.jobs}:
+        if jobs == {(j.name, j.direct) for j in spec.jobs}:
             return name
     return None
 
@@ -929,15 +992,29 @@ def show(
         base = next((r for r in runs if r.run.id == baseline), None)
         if base is None:
             raise Invalid("baseline", "must be one of the runs")
-    t = build(info, runs, base)
+    t = _with_units(build(info, runs, base))
     return t.model_copy(update={"notes": [*t.notes, *table_notes]})
 
 
+def _shown(c: ViewCell) -> str | float:
+    """A cell as the seed prints it: its figure in the seed's unit (DISPLAY), rounded as the page."""
+    if c.passes is not None:
+        return _pass_text(c.passes)
+    if c.value is None:
+        return ""
+    if isinstance(c.value, str) or c.unit is None:
+        return c.value
+    _, factor, digits = DISPLAY[c.unit]
+    v = round(c.value / factor, digits)
+    return int(v) if digits == 0 else v
+
+
 def to_csv(t: ViewTable) -> str:
-    """The view's table as CSV: the same columns, headers with their units, a row per row."""
+    """The view's table as CSV: the same columns, headers with the seed's units (the labels name
+    them), figures converted from the wire's base units to those units."""
     out = io.StringIO()
     w = safe_csv.writer(out)
     w.writerow([c.label for c in t.columns])
     for row in t.rows:
-        w.writerow(["" if c.value is None else c.value for c in row.cells])
+        w.writerow([_shown(c) for c in row.cells])
     return out.getvalue()

@@ -49,9 +49,10 @@ def short(preset: str) -> WorkloadSpec:
 
 
 @cache
-def engine_doc(preset: str, seed: int = 0) -> str:
-    """The real engine's JSON for the shortened preset (cached per module: it is only data)."""
-    with tempfile.TemporaryDirectory(prefix="iowatt-views-") as tmp:  # /tmp: a disk with O_DIRECT here
+def engine_doc(preset: str, seed: int = 0, where: str | None = None) -> str:
+    """The real engine's JSON for the shortened preset (cached per module: it is only data), on a
+    file under `where` (default /tmp: a disk with O_DIRECT here)."""
+    with tempfile.TemporaryDirectory(prefix="iowatt-views-", dir=where) as tmp:
         work = Path(tmp)
         job = {"global": {"filename": str(work / "target.dat")}, "jobs": short(preset).engine_job()["jobs"]}
         (work / "job.json").write_text(json.dumps(job))
@@ -75,6 +76,7 @@ def real_run(
     seed: int = 0,
     agent: Any = None,
     shorten: float | None = None,
+    where: str | None = None,
 ) -> uuid.UUID:
     """A run of the preset, its result uploaded through the agent API (by a new agent unless given)."""
     a = agent or create_agent(session, team=u.team)
@@ -93,7 +95,7 @@ def real_run(
     up = {
         "lease_id": lid,
         "upload_id": str(uuid.uuid4()),
-        "engine_result": json.loads(engine_doc(preset, seed)),
+        "engine_result": json.loads(engine_doc(preset, seed, where)),
         "engine_exit_code": 0,
         "started_at": "2026-11-22T10:00:00Z",
         "finished_at": "2026-11-22T10:01:00Z",
@@ -118,6 +120,12 @@ def rows_by(t: dict[str, Any], key: str) -> list[dict[str, Any]]:
     """Rows as {column key: value}."""
     keys = [c["key"] for c in t["columns"]]
     return [{k: c["value"] for k, c in zip(keys, row["cells"], strict=True)} for row in t["rows"]]
+
+
+def cells_by(t: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows as {column key: cell}."""
+    keys = [c["key"] for c in t["columns"]]
+    return [dict(zip(keys, row["cells"], strict=True)) for row in t["rows"]]
 
 
 def csv_of(client: TestClient, u: Any, name: str, runs: list[uuid.UUID], **params: Any) -> list[list[str]]:
@@ -156,14 +164,17 @@ def test_crystaldiskmark_grid_from_a_real_run(client: TestClient, session: Sessi
     t = view(client, u, "crystaldiskmark", [rid])
     for c in t["columns"]:
         assert c["description"]
-        if c["kind"] == "number":
-            assert c["unit"] and c["unit"] in c["label"] or c["unit"] == "IO/s"
+        if c["kind"] == "number":  # a base unit on the wire, the seed's unit in the header
+            shown = t["display_units"].get(c["unit"], c["unit"])
+            assert shown in c["label"] or c["unit"] == "IO/s", c
+    assert t["display_units"]["B/s"] == "MB/s"
     groups = {c["key"]: c["group"] for c in t["columns"]}
     assert (
         groups["read_best_mbps"] == "Read" and groups["write_best_mbps"] == "Write" and groups["test"] is None
     )
     assert [c["key"] for c in t["columns"]][-2:] == ["read_passes", "write_passes"]
     rows = rows_by(t, "key")
+    cells = cells_by(t)
     assert [r["test"] for r in rows] == [
         "SEQ1M Q8T1",
         "SEQ1M Q1T1",
@@ -173,26 +184,32 @@ def test_crystaldiskmark_grid_from_a_real_run(client: TestClient, session: Sessi
     ]
     # the server's one best-of rule, as the run detail shows it
     detail = {p["test"]: p for p in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["passes"]}
-    for r in rows:
+    for r, c in zip(rows, cells, strict=True):
         test = r["test"].replace(" ", "_")
         for d in ("read", "write"):
             p = detail[f"{test}-{d}"]
-            assert r[f"{d}_best_mbps"] == round(p["best_bw_bytes"] / 1e6, 2)
-            assert r[f"{d}_median_mbps"] == round(p["median_bw_bytes"] / 1e6, 2)
-            assert r[f"{d}_best_iops"] == round(p["best_iops"], 1)
+            assert r[f"{d}_best_mbps"] == p["best_bw_bytes"] and c[f"{d}_best_mbps"]["unit"] == "B/s"
+            assert r[f"{d}_median_mbps"] == p["median_bw_bytes"]
+            assert r[f"{d}_best_iops"] == p["best_iops"] and c[f"{d}_best_iops"]["unit"] == "IO/s"
             assert 0 < r[f"{d}_median_mbps"] <= r[f"{d}_best_mbps"]
             assert r[f"{d}_spread_pct"] >= 0
-            # every pass listed, the discarded one marked, the reported one marked best
-            parts = r[f"{d}_passes"].split(" · ")
-            assert len(parts) == 4 and parts[0].startswith("p0 ") and parts[0].endswith("(discarded)")
+            # every pass listed (B/s), the discarded one marked, the reported one marked best
+            passes = c[f"{d}_passes"]["passes"]
+            assert c[f"{d}_passes"]["unit"] == "B/s" and r[f"{d}_passes"] is None
+            assert [x["index"] for x in passes] == [0, 1, 2, 3] and passes[0]["status"] == "discarded"
             best = int(p["best_job"].rsplit(".p", 1)[1])
-            assert [i for i, s in enumerate(parts) if s.endswith("(best)")] == [best]
+            assert [x["index"] for x in passes if x["status"] == "best"] == [best]
+            assert max(x["bw_bytes"] for x in passes[1:]) == p["best_bw_bytes"]
     assert any("discarded" in n for n in t["notes"]) and any("best" in n.lower() for n in t["notes"])
 
+    # the CSV prints the seed's units, as the headers say: MB/s = 10^6 B/s, the pass list in MB/s
     table = csv_of(client, u, "crystaldiskmark", [rid])
     assert table[0] == [c["label"] for c in t["columns"]]
     assert len(table) == 1 + len(t["rows"])
-    assert float(table[1][2]) == rows[0]["read_best_mbps"]
+    assert float(table[1][2]) == round(rows[0]["read_best_mbps"] / 1e6, 2)
+    parts = table[1][-2].split(" · ")
+    assert parts[0].startswith("p0 ") and parts[0].endswith("(discarded)") and len(parts) == 4
+    assert f"{rows[0]['read_best_mbps'] / 1e6:.2f} (best)" in table[1][-2]
 
 
 def test_legacy_table_as_seed_002_with_its_ratio_between_two_devices(
@@ -224,10 +241,11 @@ def test_legacy_table_as_seed_002_with_its_ratio_between_two_devices(
     }
     seq = rows[0]
     pa, pb = detail[a]["Seq-read"], detail[b]["Seq-read"]
-    assert seq[2:4] == [round(pa["best_bw_bytes"] / 1e6, 2), round(pb["best_bw_bytes"] / 1e6, 2)]
+    assert seq[2:4] == [pa["best_bw_bytes"], pb["best_bw_bytes"]]
+    assert [c["unit"] for c in t["rows"][0]["cells"][2:]] == ["B/s", "B/s", "×"]
     assert seq[4] == pytest.approx(pb["best_bw_bytes"] / pa["best_bw_bytes"], rel=0.01, abs=0.001)
     assert rows[3][1] == "IOPS" and rows[3][4] is None  # IOPS rows: no ratio, as the report
-    assert rows[3][2] == round(detail[a]["4K-read"]["best_iops"], 1)
+    assert rows[3][2] == detail[a]["4K-read"]["best_iops"] and t["rows"][3]["cells"][2]["unit"] == "IO/s"
     # the other way round with baseline=
     t2 = view(client, u, "crystaldiskmark-table", [a, b], baseline=str(b))
     assert t2["columns"][-1]["label"] == f"Ratio ({la} ÷ {lb})"
@@ -243,12 +261,16 @@ def test_diskspd_sweep_as_table_2_and_figure_1(client: TestClient, session: Sess
     rid = real_run(client, session, u, "diskspd-bs-sweep")
     t = view(client, u, "diskspd-bs-sweep", [rid])
     rows = [[c["value"] for c in r["cells"]] for r in t["rows"]]
-    assert [r[0] for r in rows] == [4 * 2**i for i in range(13)]  # 4 .. 16,384 kB
-    assert t["columns"][0]["label"] == "Block size (kB)" and t["columns"][1]["unit"] == "MB/s"
+    assert [r[0] for r in rows] == [4096 * 2**i for i in range(13)]  # 4 .. 16,384 kB, in bytes
+    assert t["columns"][0]["label"] == "Block size (kB)" and t["columns"][0]["unit"] == "B"
+    assert t["columns"][1]["unit"] == "B/s" and t["display_units"]["B"] == "KiB"
     jobs = {j["name"]: j for j in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["jobs"]}
-    assert rows[0][1] == round(jobs["randread-4k"]["read"]["bw_bytes"] / 1e6, 2) and rows[0][1] > 0
+    assert rows[0][1] == jobs["randread-4k"]["read"]["bw_bytes"] and rows[0][1] > 0
     (chart,) = t["charts"]
-    assert chart["x"]["log"] and chart["y"]["unit"] == "MB/s"
+    assert chart["x"]["log"] and chart["x"]["unit"] == "B" and chart["y"]["unit"] == "B/s"
+    table = csv_of(client, u, "diskspd-bs-sweep", [rid])  # the seed's kB and MB/s
+    assert [float(r[0]) for r in table[1:]] == [4 * 2**i for i in range(13)]
+    assert float(table[1][1]) == round(rows[0][1] / 1e6, 2)
     assert [p["x"] for p in chart["series"][0]["points"]] == [r[0] for r in rows]
 
 
@@ -257,14 +279,14 @@ def test_kernel_help_off_and_on_side_by_side_with_the_ratio(client: TestClient, 
     rid = real_run(client, session, u, "kernel-help")
     t = view(client, u, "kernel-help", [rid])
     rows = rows_by(t, "key")
-    assert [r["bs_kib"] for r in rows] == [4 * 2**i for i in range(11)]
+    assert [r["bs_kib"] for r in rows] == [4096 * 2**i for i in range(11)]
     jobs = {j["name"]: j for j in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["jobs"]}
     r0 = rows[0]
-    off = jobs["randwrite-4k-nocache"]["write"]["bw_bytes"] / 1e6
-    on = jobs["randwrite-4k-cache-ra"]["write"]["bw_bytes"] / 1e6
-    assert r0["randwrite_off"] == round(off, 2) and r0["randwrite_on"] == round(on, 2)
-    assert r0["randwrite_ratio"] == pytest.approx(on / off, rel=0.01)
-    assert r0["read_nora"] == round(jobs["read-4k-cache-nora"]["read"]["bw_bytes"] / 1e6, 2)
+    off = jobs["randwrite-4k-nocache"]["write"]["bw_bytes"]
+    on = jobs["randwrite-4k-cache-ra"]["write"]["bw_bytes"]
+    assert r0["randwrite_off"] == off and r0["randwrite_on"] == on
+    assert r0["randwrite_ratio"] == pytest.approx(on / off, rel=1e-9)
+    assert r0["read_nora"] == jobs["read-4k-cache-nora"]["read"]["bw_bytes"]
     assert "write_nora" not in r0  # readahead applies to reads only
     keys = [c["key"] for c in t["charts"]]
     assert keys == ["kh-read", "kh-write", "kh-randread", "kh-randwrite", "kh-ratio"]
@@ -281,11 +303,15 @@ def test_latency_against_threads_is_a_chart_and_a_table(client: TestClient, sess
     assert [r["threads"] for r in rows] == [1, 2, 4, 8, 16, 32, 64]
     jobs = {j["name"]: j for j in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["jobs"]}
     j8 = jobs["randread-4k-t8"]["read"]
-    assert rows[3]["lat_mean_ns"] == round(j8["lat_mean_ns"] / 1000, 2)
-    assert rows[3]["clat_p99_ns"] == round(j8["clat_p99_ns"] / 1000, 2)
-    assert {c["unit"] for c in t["columns"] if "lat" in c["key"]} == {"µs"}
+    assert rows[3]["lat_mean_ns"] == j8["lat_mean_ns"]
+    assert rows[3]["clat_p99_ns"] == j8["clat_p99_ns"]
+    assert {c["unit"] for c in t["columns"] if "lat" in c["key"]} == {"ns"}
+    assert all(c["label"].endswith("(µs)") for c in t["columns"] if "lat" in c["key"])  # the seed's µs
     lat = next(c for c in t["charts"] if c["key"] == "threads-latency")
-    assert lat["y"]["unit"] == "µs" and lat["x"]["label"] == "Threads"
+    assert lat["y"]["unit"] == "ns" and lat["x"]["label"] == "Threads" and t["display_units"]["ns"] == "µs"
+    table = csv_of(client, u, "threads-latency", [rid])
+    col = [c["key"] for c in t["columns"]].index("clat_p99_ns")
+    assert float(table[4][col]) == round(j8["clat_p99_ns"] / 1000, 2)
     assert [len(s["points"]) for s in lat["series"]] == [7, 7]  # mean and p99
     assert all(p["y"] > 0 for s in lat["series"] for p in s["points"])
 
@@ -356,3 +382,96 @@ def test_a_shortened_run_is_flagged_beside_its_figures(client: TestClient, sessi
     t = view(client, u, "disk-flash-memory", [rid])
     assert t["columns"][1]["label"].endswith("(shortened ×0.5) (MB/s)")
     assert any("shortened" in n for n in t["notes"])
+
+
+BASE_UNITS = {"B/s", "ns", "B", "IO/s", "%", "×", "threads"}
+
+
+def test_every_views_figure_travels_in_a_base_unit(client: TestClient, session: Session) -> None:
+    """The team rule (STYLE.md 6): bytes, ns on the wire; the seed's MB/s, µs and KiB are the
+    page's and the CSV's business. Every figure of every view names a base unit."""
+    u = create_user(session)
+    host = create_agent(session, team=u.team)
+    shown: dict[str, list[uuid.UUID]] = {
+        "crystaldiskmark": [real_run(client, session, u, "crystaldiskmark")],
+        "diskspd-bs-sweep": [real_run(client, session, u, "diskspd-bs-sweep")],
+        "kernel-help": [real_run(client, session, u, "kernel-help")],
+        "threads-latency": [real_run(client, session, u, "threads-latency")],
+    }
+    legacy = [
+        real_run(client, session, u, "crystaldiskmark-legacy", target=f"/srv/{n}", seed=i, agent=host)
+        for i, n in enumerate(("a", "b"))
+    ]
+    shown["crystaldiskmark-table"] = legacy
+    shown["disk-flash-memory"] = [
+        real_run(client, session, u, "seq-rand-table", target="/srv/disk", agent=host),
+        real_run(
+            client, session, u, "seq-rand-table-buffered", target="/dev/shm/x", agent=host, where="/dev/shm"
+        ),
+    ]
+    assert set(shown) == {v["name"] for v in client.get("/api/v1/views", headers=u.headers).json()["views"]}
+    for name, runs in shown.items():
+        t = view(client, u, name, runs)
+        assert set(t["display_units"]) <= BASE_UNITS and t["display_units"]["B/s"] == "MB/s", name
+        for c in t["columns"]:
+            assert c["unit"] is None or c["unit"] in BASE_UNITS, (name, c)
+            assert (c["unit"] is None) == (
+                c["kind"] == "text" or c["run_id"] is not None and name.endswith("table")
+            ), (name, c)
+        figures = 0
+        for row in t["rows"]:
+            for c, cell in zip(t["columns"], row["cells"], strict=True):
+                if isinstance(cell["value"], int | float) or cell["passes"] is not None:
+                    figures += 1
+                    assert cell["unit"] in BASE_UNITS, (name, c["key"], cell)
+                    assert c["unit"] in (None, cell["unit"]), (name, c["key"], cell)
+                else:
+                    assert cell["unit"] is None, (name, c["key"], cell)
+        assert figures > 0, name
+        for ch in t["charts"]:
+            assert ch["x"]["unit"] in BASE_UNITS and ch["y"]["unit"] in BASE_UNITS, (name, ch["key"])
+        # the CSV converts every figure with the same table: a B/s figure reads in MB/s there
+        table = csv_of(client, u, name, runs)
+        for row, line in zip(t["rows"], table[1:], strict=True):
+            for cell, text in zip(row["cells"], line, strict=True):
+                if cell["unit"] == "B/s" and cell["value"] is not None:
+                    assert float(text) == round(cell["value"] / 1e6, 2), (name, cell, text)
+                if cell["unit"] == "B" and cell["value"] is not None:
+                    assert float(text) == round(cell["value"] / 1024, 2), (name, cell, text)
+
+
+def test_disk_flash_memory_has_a_buffered_memory_column(client: TestClient, session: Session) -> None:
+    """Memory in seed 004 is tmpfs, which has no O_DIRECT before Linux 6.6: its column comes from
+    seq-rand-table-buffered (the same jobs through the page cache), run here on /dev/shm by the real
+    engine, labelled buffered beside the direct disk column."""
+    spec = BUILTINS["seq-rand-table-buffered"][1]
+    assert [(j.name, j.rw, j.bs_bytes) for j in spec.jobs] == [
+        (j.name, j.rw, j.bs_bytes) for j in BUILTINS["seq-rand-table"][1].jobs
+    ]
+    assert {j.direct for j in spec.jobs} == {False} and {
+        j.direct for j in BUILTINS["seq-rand-table"][1].jobs
+    } == {True}
+    u = create_user(session)
+    host = create_agent(session, team=u.team)
+    disk = real_run(client, session, u, "seq-rand-table", target="/srv/disk", agent=host)
+    memory = real_run(
+        client, session, u, "seq-rand-table-buffered", target="/dev/shm/iowatt", agent=host, where="/dev/shm"
+    )
+    cat = client.get(f"/api/v1/views?runs={disk},{memory}", headers=u.headers).json()
+    assert [r["preset"] for r in cat["runs"]] == ["seq-rand-table", "seq-rand-table-buffered"]
+    assert "disk-flash-memory" in cat["applicable"]
+    t = view(client, u, "disk-flash-memory", [disk, memory])
+    labels = [c["label"] for c in t["columns"]]
+    assert "buffered" not in labels[1] and labels[2].endswith(", buffered (MB/s)"), labels
+    assert "page cache" in t["columns"][2]["description"]
+    assert any("seq-rand-table-buffered" in n and "6.6" in n for n in t["notes"])
+    jobs = {j["name"]: j for j in client.get(f"/api/v1/runs/{memory}", headers=u.headers).json()["jobs"]}
+    rows = [[c["value"] for c in r["cells"]] for r in t["rows"]]
+    assert rows[0][2] == jobs["seq-read"]["read"]["bw_bytes"] > 0  # the memory column has figures
+    for r in rows:
+        assert r[1] > 0 and r[2] > 0 and r[3] == pytest.approx(r[2] / r[1], rel=1e-9)
+    # a run of the buffered variant is not another view's
+    r = client.get(
+        "/api/v1/views/table", params={"view": "crystaldiskmark", "runs": str(memory)}, headers=u.headers
+    )
+    assert r.status_code == 422 and "runs" in r.text

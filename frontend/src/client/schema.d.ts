@@ -525,7 +525,13 @@ export interface paths {
         get: operations["get_run_api_v1_runs__run_id__get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete Run
+         * @description Delete a run with its result, series, power samples, energy, tags and comments (audited as
+         *     run.deleted). An admin of its team, or the member who queued it; an assigned or running run
+         *     must be cancelled first (409).
+         */
+        delete: operations["delete_run_api_v1_runs__run_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -671,6 +677,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Tags
+         * @description Replace the run's tags (members of its team).
+         */
+        put: operations["put_tags_api_v1_runs__run_id__tags_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Tags */
+        get: operations["list_tags_api_v1_tags_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/teams": {
         parameters: {
             query?: never;
@@ -678,14 +721,111 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Teams */
+        /**
+         * List Teams
+         * @description The caller's teams with the caller's role in each.
+         */
         get: operations["list_teams_api_v1_teams_get"];
+        put?: never;
+        /**
+         * Create Team
+         * @description Create a team; any user may, and becomes its first admin.
+         */
+        post: operations["create_team_api_v1_teams_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Team
+         * @description A team the caller belongs to, with its member count and the caller's role (404 otherwise).
+         */
+        get: operations["get_team_api_v1_teams__team_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename Team
+         * @description Rename the team (admins).
+         */
+        patch: operations["rename_team_api_v1_teams__team_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/teams/{team_id}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Audit Events
+         * @description The team's audit log, newest first: who created, shared, revoked, deleted, invited, changed a
+         *     role, enrolled or revoked an agent. Team admins only (403 otherwise).
+         */
+        get: operations["list_audit_events_api_v1_teams__team_id__audit_get"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Members
+         * @description Who is in the team, admins first (any member may look).
+         */
+        get: operations["list_members_api_v1_teams__team_id__members_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team_id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove Member
+         * @description Remove a member (admins), or leave: any member may remove themselves. The last admin can do
+         *     neither (409 `last_admin`).
+         */
+        delete: operations["remove_member_api_v1_teams__team_id__members__user_id__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change Member Role
+         * @description Change a member's role (admins). Demoting the last admin is a 409 `last_admin`.
+         */
+        patch: operations["change_member_role_api_v1_teams__team_id__members__user_id__patch"];
         trace?: never;
     };
     "/api/v1/views": {
@@ -863,6 +1003,47 @@ export interface components {
              * Format: date-time
              */
             token_expires_at: string;
+        };
+        /** AuditEventRead */
+        AuditEventRead: {
+            /**
+             * Action
+             * @description what, as "<kind>.<verb>": run.deleted, member.role_changed, ...
+             */
+            action: string;
+            /**
+             * Actor
+             * @description who, as they were named when they did it (e-mail, agent name, operator)
+             */
+            actor: string;
+            /**
+             * Actor User Id
+             * @description null: not a user (an agent, the operator) or deleted
+             */
+            actor_user_id: string | null;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Details */
+            details: {
+                [key: string]: unknown;
+            };
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Target Id */
+            target_id: string | null;
+            /** Target Kind */
+            target_kind: string;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
         };
         /** BlockDevice */
         "BlockDevice-Input": {
@@ -1056,8 +1237,12 @@ export interface components {
             label: string;
             /** Log */
             log: boolean;
-            /** Unit */
-            unit: string;
+            /**
+             * Unit
+             * @description the base unit of the points on this axis
+             * @enum {string}
+             */
+            unit: "B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads";
         };
         /** ChartPoint */
         ChartPoint: {
@@ -2027,6 +2212,28 @@ export interface components {
             token_type: string;
             user: components["schemas"]["UserRead"];
         };
+        /** MemberRead */
+        MemberRead: {
+            /** Display Name */
+            display_name: string;
+            /** Email */
+            email: string;
+            /**
+             * Joined At
+             * Format: date-time
+             */
+            joined_at: string;
+            role: components["schemas"]["Role"];
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
+        };
+        /** MemberUpdate */
+        MemberUpdate: {
+            role: components["schemas"]["Role"];
+        };
         /** MeterInfo */
         MeterInfo: {
             /**
@@ -2178,6 +2385,13 @@ export interface components {
         Page_AgentRead_: {
             /** Items */
             items: components["schemas"]["AgentRead"][];
+            /** Total */
+            total: number;
+        };
+        /** Page[AuditEventRead] */
+        Page_AuditEventRead_: {
+            /** Items */
+            items: components["schemas"]["AuditEventRead"][];
             /** Total */
             total: number;
         };
@@ -2778,7 +2992,7 @@ export interface components {
         };
         /**
          * RunPage
-         * @description A page of runs, newest first.
+         * @description A page of runs in the order asked for (newest first by default) and how many match.
          */
         RunPage: {
             /** Items */
@@ -2838,9 +3052,20 @@ export interface components {
             /** Passes */
             passes: components["schemas"]["PassSummary"][];
             progress: components["schemas"]["Progress"] | null;
+            /**
+             * Source
+             * @description agent: queued here and run by an agent; import: a finished result uploaded (POST /api/v1/results, an uploader token)
+             * @enum {string}
+             */
+            source: "agent" | "import";
             /** Started At */
             started_at: string | null;
             status: components["schemas"]["RunStatus"];
+            /**
+             * Tags
+             * @description the run's tags, sorted (PUT /api/v1/runs/{id}/tags)
+             */
+            tags: string[];
             /** Target Path */
             target_path: string;
             /**
@@ -2910,6 +3135,17 @@ export interface components {
             /** Virtualization */
             virtualization: string | null;
         };
+        /**
+         * RunTagsUpdate
+         * @description The run's tags, replacing the ones it had ([] removes them all).
+         */
+        RunTagsUpdate: {
+            /**
+             * Tags
+             * @description at most 20 tags
+             */
+            tags: string[];
+        };
         /** RunValidityFlag */
         RunValidityFlag: {
             /**
@@ -2966,6 +3202,51 @@ export interface components {
             /** Values */
             values: number[];
         };
+        /** TagCount */
+        TagCount: {
+            /**
+             * Runs
+             * @description how many of the team's runs carry it
+             */
+            runs: number;
+            /** Tag */
+            tag: string;
+        };
+        /**
+         * TagList
+         * @description A team's tags, most used first (the runs filter's suggestions).
+         */
+        TagList: {
+            /** Items */
+            items: components["schemas"]["TagCount"][];
+        };
+        /** TeamCreate */
+        TeamCreate: {
+            /**
+             * Name
+             * @description unique on this server
+             */
+            name: string;
+        };
+        /** TeamRead */
+        TeamRead: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Member Count */
+            member_count: number;
+            /** Name */
+            name: string;
+            /** @description the caller's role in the team */
+            role: components["schemas"]["Role"];
+        };
         /** TeamRole */
         TeamRole: {
             /**
@@ -2976,6 +3257,14 @@ export interface components {
             /** Name */
             name: string;
             role: components["schemas"]["Role"];
+        };
+        /** TeamUpdate */
+        TeamUpdate: {
+            /**
+             * Name
+             * @description unique on this server
+             */
+            name: string;
         };
         /** TokenCreate */
         TokenCreate: {
@@ -3074,7 +3363,20 @@ export interface components {
              * @description a mark beside the figure (best pass, discarded pass, ...)
              */
             note: string | null;
-            /** Value */
+            /**
+             * Passes
+             * @description every pass of a test, for a column of kind passes
+             */
+            passes: components["schemas"]["ViewPass"][] | null;
+            /**
+             * Unit
+             * @description the base unit of a figure; null for text and missing figures
+             */
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads") | null;
+            /**
+             * Value
+             * @description a figure in `unit`, or text
+             */
             value: number | string | null;
         };
         /** ViewChart */
@@ -3104,9 +3406,10 @@ export interface components {
             key: string;
             /**
              * Kind
+             * @description passes: each cell lists every pass of a test (cell.passes)
              * @enum {string}
              */
-            kind: "text" | "number" | "ratio";
+            kind: "text" | "number" | "ratio" | "passes";
             /**
              * Label
              * @description the header as the view prints it, unit included
@@ -3119,9 +3422,9 @@ export interface components {
             run_id: string | null;
             /**
              * Unit
-             * @description unit of the values (MB/s = 10^6 B/s); null for text
+             * @description the base unit of the column's figures on the wire; null for text and for a column whose rows differ (each cell names its unit)
              */
-            unit: string | null;
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads") | null;
         };
         /** ViewInfo */
         ViewInfo: {
@@ -3148,6 +3451,25 @@ export interface components {
             seed: string;
             /** Title */
             title: string;
+        };
+        /** ViewPass */
+        ViewPass: {
+            /**
+             * Bw Bytes
+             * @description the pass's bandwidth, B/s
+             */
+            bw_bytes: number;
+            /**
+             * Index
+             * @description the pass's place in the test, from 0 (discarded passes first)
+             */
+            index: number;
+            /**
+             * Status
+             * @description discarded: run but not counted; best: the pass reported
+             * @enum {string}
+             */
+            status: "discarded" | "measured" | "best";
         };
         /** ViewRow */
         ViewRow: {
@@ -3204,6 +3526,13 @@ export interface components {
             charts: components["schemas"]["ViewChart"][];
             /** Columns */
             columns: components["schemas"]["ViewColumn"][];
+            /**
+             * Display Units
+             * @description base unit -> the seed's unit the page and the CSV print it in (B/s -> MB/s = 10^6 B/s, ns -> µs, B -> KiB); a base unit not listed is printed as it is
+             */
+            display_units: {
+                [key: string]: string;
+            };
             /**
              * Notes
              * @description how to read the view: units, best-of, medians, ratios
@@ -5502,12 +5831,24 @@ export interface operations {
     list_runs_api_v1_runs_get: {
         parameters: {
             query?: {
-                status?: components["schemas"]["RunStatus"] | null;
+                /** @description any of these statuses (repeat the parameter) */
+                status?: components["schemas"]["RunStatus"][] | null;
                 agent_id?: string | null;
                 device_id?: string | null;
                 environment_id?: string | null;
                 workload_id?: string | null;
                 campaign_id?: string | null;
+                source?: ("agent" | "import") | null;
+                /** @description runs carrying every one of these tags (repeat) */
+                tag?: string[] | null;
+                /** @description created at or after (UTC when no offset is given) */
+                created_from?: string | null;
+                /** @description created before (UTC when no offset) */
+                created_to?: string | null;
+                /** @description words that must each appear (case-insensitive) in the run's name, its device's name or model, its workload's or agent's name, or one of its tags */
+                q?: string | null;
+                /** @description created, name or status; "-" first: descending */
+                sort?: "created" | "-created" | "name" | "-name" | "status" | "-status";
                 limit?: number;
                 offset?: number;
             };
@@ -5670,6 +6011,71 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RunRead"];
                 };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_run_api_v1_runs__run_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No bearer token, or an unknown, expired or revoked one */
             401: {
@@ -6430,6 +6836,145 @@ export interface operations {
             };
         };
     };
+    put_tags_api_v1_runs__run_id__tags_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunTagsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_tags_api_v1_tags_get: {
+        parameters: {
+            query?: {
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagList"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_teams_api_v1_teams_get: {
         parameters: {
             query?: never;
@@ -6459,6 +7004,546 @@ export interface operations {
             };
             /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_team_api_v1_teams_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `team_name_taken`: a team with this name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_team_api_v1_teams__team_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamRead"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    rename_team_api_v1_teams__team_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `team_name_taken`: a team with this name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_audit_events_api_v1_teams__team_id__audit_get: {
+        parameters: {
+            query?: {
+                /** @description events whose action starts with this ("run.", "member.") */
+                action?: string | null;
+                /** @description events at or after this time */
+                since?: string | null;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_AuditEventRead_"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_members_api_v1_teams__team_id__members_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRead"][];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    remove_member_api_v1_teams__team_id__members__user_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `last_admin`: the team's last admin cannot leave, be removed or demoted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    change_member_role_api_v1_teams__team_id__members__user_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `last_admin`: the team's last admin cannot leave, be removed or demoted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -380,3 +380,34 @@ export function formatPricePerKwh(v: Num, currency: string): string {
   if (!isNum(v)) return MISSING;
   return `${sig3(v)} ${currency}/kWh`;
 }
+
+// A figure shown in a unit a seed document prints, from the base unit it travels in (the named
+// views, backend/views: B/s shown as MB/s = 10^6 B/s, ns as µs, B as KiB). Base units per one
+// displayed unit; the server's CSV converts with the same factors (backend/views/service.py DISPLAY).
+const PER_DISPLAY_UNIT: Record<string, Record<string, number>> = {
+  "B/s": { "B/s": 1, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "MiB/s": 2 ** 20, "GiB/s": 2 ** 30 },
+  ns: { ns: 1, µs: 1e3, ms: 1e6, s: 1e9 },
+  B: { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, kB: 1e3, MB: 1e6 },
+};
+
+/** `value` (in the base unit `unit`) in the unit `shown`: (3.5e9, "B/s", "MB/s") → 3500. A unit
+ * shown as itself, or a pair not known here, is returned unchanged only when the units are equal. */
+export function fromBaseUnit(value: number, unit: string, shown: string): number {
+  if (unit === shown) return value;
+  const per = PER_DISPLAY_UNIT[unit]?.[shown];
+  if (per === undefined) throw new RangeError(`no conversion from ${unit} to ${shown}`);
+  return value / per;
+}
+
+/** A figure as a seed's table prints it: converted to `shown`, digits grouped, at most
+ * `maxDecimals` decimals ("1,611.04"); no unit appended (the column's header names it). */
+export function formatFigure(
+  value: Num,
+  unit: string | null | undefined,
+  shown: string | null | undefined,
+  maxDecimals = 2,
+): string {
+  if (!isNum(value)) return MISSING;
+  const v = unit && shown ? fromBaseUnit(value, unit, shown) : value;
+  return v.toLocaleString("en-US", { maximumFractionDigits: maxDecimals });
+}

@@ -204,7 +204,7 @@ export function ViewPage() {
             </label>
           ) : null}
           <ViewGrid table={t} />
-          <ViewCharts charts={t.charts} />
+          <ViewCharts charts={t.charts} shown={t.display_units} />
           <div className="card" data-testid="view-notes">
             <h3 style={{ marginTop: 0 }}>How to read it</h3>
             <ul>

@@ -1,4 +1,5 @@
-import type { ViewChart } from "../../queries/views";
+import { fromBaseUnit } from "../../lib/format";
+import type { ViewChart, ViewTable } from "../../queries/views";
 import { MultiLineChart } from "../charts/MultiLineChart";
 
 /** Powers of two across the data, for doubling sweeps (block sizes, thread counts). */
@@ -17,9 +18,16 @@ function kib(v: number): string {
 
 /**
  * The seed's figures: one chart per figure, each as tall as its legend needs, so the plot keeps
- * its height whatever the number of runs.
+ * its height whatever the number of runs. Points come in base units (B, B/s, ns) and are drawn
+ * in the units the view prints (`shown`: KiB, MB/s, µs), as the seed's figure.
  */
-export function ViewCharts({ charts }: { charts: ViewChart[] }) {
+export function ViewCharts({
+  charts,
+  shown = {},
+}: {
+  charts: ViewChart[];
+  shown?: ViewTable["display_units"];
+}) {
   if (charts.length === 0) return null;
   return (
     <div
@@ -30,7 +38,16 @@ export function ViewCharts({ charts }: { charts: ViewChart[] }) {
       }}
     >
       {charts.map((c) => {
-        const xs = c.series.flatMap((s) => s.points.map((p) => p.x));
+        const xUnit = shown[c.x.unit] ?? c.x.unit;
+        const yUnit = shown[c.y.unit] ?? c.y.unit;
+        const series = c.series.map((s) => ({
+          ...s,
+          points: s.points.map((p) => ({
+            x: fromBaseUnit(p.x, c.x.unit, xUnit),
+            y: fromBaseUnit(p.y, c.y.unit, yUnit),
+          })),
+        }));
+        const xs = series.flatMap((s) => s.points.map((p) => p.x));
         const ticks = c.x.log ? pow2Ticks(xs) : undefined;
         const legendRows = Math.ceil(c.series.length / 3);
         return (
@@ -40,13 +57,13 @@ export function ViewCharts({ charts }: { charts: ViewChart[] }) {
               height={320 + legendRows * 20}
               x={{
                 label: c.x.label,
-                unit: c.x.unit,
+                unit: xUnit,
                 log: c.x.log,
                 ticks,
-                format: c.x.unit === "KiB" ? kib : undefined,
+                format: xUnit === "KiB" ? kib : undefined,
               }}
-              y={{ label: c.y.label, unit: c.y.unit, log: c.y.log }}
-              series={c.series.map((s, i) => ({
+              y={{ label: c.y.label, unit: yUnit, log: c.y.log }}
+              series={series.map((s, i) => ({
                 key: `${c.key}-${i}`,
                 label: s.label,
                 dashed: s.dashed,

@@ -8,11 +8,12 @@ function col(
   label: string,
   group: string | null,
   kind: ViewColumn["kind"] = "number",
-) {
+  unit: ViewColumn["unit"] = "B/s",
+): ViewColumn {
   return {
     key,
     label,
-    unit: kind === "text" ? null : "MB/s",
+    unit: kind === "text" ? null : kind === "ratio" ? "×" : unit,
     description: `${label} is`,
     kind,
     run_id: null,
@@ -36,33 +37,59 @@ const table: ViewTable = {
     col("run", "Run", null, "text"),
     col("test", "Test", null, "text"),
     col("read_best_mbps", "Read best (MB/s)", "Read"),
-    col("read_passes", "Read passes (MB/s)", "Read", "text"),
+    col("read_passes", "Read passes (MB/s)", "Read", "passes"),
     col("write_best_mbps", "Write best (MB/s)", "Write"),
   ],
   rows: [
     {
       group: "r1",
       cells: [
-        { value: "nvme0n1 on host", note: null },
-        { value: "SEQ1M Q8T1", note: null },
-        { value: 3512.5, note: null },
-        { value: "p0 3400.00 (discarded) · p1 3512.50 (best) · p2 3390.10", note: null },
-        { value: null, note: null },
+        { value: "nvme0n1 on host", unit: null, note: null, passes: null },
+        { value: "SEQ1M Q8T1", unit: null, note: null, passes: null },
+        { value: 3_512_500_000, unit: "B/s", note: null, passes: null },
+        {
+          value: null,
+          unit: "B/s",
+          note: null,
+          passes: [
+            { index: 0, bw_bytes: 3_400_000_000, status: "discarded" },
+            { index: 1, bw_bytes: 3_512_500_000, status: "best" },
+            { index: 2, bw_bytes: 3_390_100_000, status: "measured" },
+          ],
+        },
+        { value: null, unit: null, note: null, passes: null },
       ],
     },
   ],
   charts: [],
   notes: [],
+  display_units: { "B/s": "MB/s", ns: "µs", B: "KiB" },
 };
 
 describe("ViewGrid", () => {
-  it("formats figures in the column's unit without rescaling, ratios with ×", () => {
+  it("shows base-unit figures in the seed's units, ratios with ×", () => {
     const c = col("x", "X", null);
-    expect(formatCell({ value: 1611.04, note: null }, c)).toBe("1,611.04");
-    expect(formatCell({ value: null, note: null }, c)).toBe("—");
-    expect(formatCell({ value: 3.1, note: null }, col("ratio", "Ratio", null, "ratio"))).toBe(
-      "3.1×",
+    const shown = table.display_units;
+    const cell = (value: number | null, unit: ViewColumn["unit"] = null) => ({
+      value,
+      unit,
+      note: null,
+      passes: null,
+    });
+    expect(formatCell(cell(1_611_040_000, "B/s"), c, shown)).toBe("1,611.04"); // MB/s
+    expect(formatCell(cell(86_254, "ns"), col("l", "L", null, "number", "ns"), shown)).toBe(
+      "86.25",
+    ); // µs
+    expect(formatCell(cell(16_777_216, "B"), col("b", "B", null, "number", "B"), shown)).toBe(
+      "16,384",
+    ); // KiB
+    expect(formatCell(cell(12_345.67, "IO/s"), col("i", "I", null, "number", "IO/s"), shown)).toBe(
+      "12,345.7",
     );
+    // a cell without its own unit takes its column's
+    expect(formatCell(cell(2_000_000), c, shown)).toBe("2");
+    expect(formatCell(cell(null), c, shown)).toBe("—");
+    expect(formatCell(cell(3.1, "×"), col("ratio", "Ratio", null, "ratio"), shown)).toBe("3.1×");
   });
 
   it("puts Read and Write over their columns and shortens the labels under them", () => {
@@ -83,6 +110,7 @@ describe("ViewGrid", () => {
     expect(passes?.querySelector('[data-pass="discarded"]')?.textContent).toBe(
       "p0 3400.00 discarded",
     );
+    expect(document.querySelector('[data-col="read_best_mbps"]')?.textContent).toBe("3,512.5");
     expect(passes?.querySelector('[data-pass="best"]')?.textContent).toBe("p1 3512.50 best");
     expect(document.querySelector('th[data-label="Read best (MB/s)"]')?.getAttribute("title")).toBe(
       "Read best (MB/s) is",

@@ -1,17 +1,29 @@
 import { Fragment } from "react";
-import { MISSING } from "../../lib/format";
+import { formatFigure, fromBaseUnit, MISSING } from "../../lib/format";
 import type { ViewColumn, ViewTable } from "../../queries/views";
 
 type Cell = ViewTable["rows"][number]["cells"][number];
+type Pass = NonNullable<Cell["passes"]>[number];
+export type DisplayUnits = ViewTable["display_units"];
 
-/** A figure as the view gives it (already in the column's unit): grouped digits, no rescaling. */
-export function formatCell(c: Cell, col: ViewColumn): string {
+// Decimals as the seeds print each quantity (the server's CSV rounds alike).
+const DECIMALS: Record<string, number> = { "IO/s": 1, "%": 1, "×": 3, threads: 0 };
+
+/**
+ * A figure in the seed's unit: the wire's base unit (cell.unit: B/s, ns, B) converted to the unit
+ * the view prints it in (display_units: MB/s, µs, KiB), grouped digits; ratios with ×.
+ */
+export function formatCell(c: Cell, col: ViewColumn, shown: DisplayUnits = {}): string {
   if (c.value === null || c.value === undefined) return MISSING;
   if (typeof c.value === "string") return c.value;
-  if (col.kind === "ratio") {
-    return `${c.value.toLocaleString("en-US", { maximumFractionDigits: 3 })}×`;
-  }
-  return c.value.toLocaleString("en-US", { maximumFractionDigits: 2 });
+  const unit = c.unit ?? col.unit;
+  const text = formatFigure(
+    c.value,
+    unit,
+    unit ? (shown[unit] ?? unit) : null,
+    DECIMALS[unit ?? ""] ?? 2,
+  );
+  return col.kind === "ratio" ? `${text}×` : text;
 }
 
 /** The header under a group header: "Read best (MB/s)" under "Read" reads "Best (MB/s)". */
@@ -33,16 +45,18 @@ export function headerSpans(cols: ViewColumn[]): [string | null, number][] {
   return out;
 }
 
-/** A pass list ("p0 512.3 (discarded) · p1 530.1 (best) · ..."): discarded struck, best bold. */
-function Passes({ text }: { text: string }) {
+/** A test's passes in the seed's unit ("p0 512.30 discarded · p1 530.10 best · ..."): discarded
+ * struck, best bold. */
+function Passes({ passes, unit, shown }: { passes: Pass[]; unit: string; shown: string }) {
   return (
     <span style={{ whiteSpace: "nowrap", fontSize: "0.8rem" }}>
-      {text.split(" · ").map((p) => {
-        const discarded = p.endsWith("(discarded)");
-        const best = p.endsWith("(best)");
+      {passes.map((x) => {
+        const discarded = x.status === "discarded";
+        const best = x.status === "best";
+        const figure = fromBaseUnit(x.bw_bytes, unit, shown).toFixed(2);
         return (
           <span
-            key={p}
+            key={x.index}
             data-pass={discarded ? "discarded" : best ? "best" : "measured"}
             title={
               discarded ? "discarded: run but not counted" : best ? "the pass reported" : undefined
@@ -54,7 +68,7 @@ function Passes({ text }: { text: string }) {
               fontWeight: best ? 700 : undefined,
             }}
           >
-            {p.replace(/ \((discarded|best)\)$/, "")}
+            p{x.index} {figure}
             {discarded ? " discarded" : best ? " best" : ""}
           </span>
         );
@@ -143,7 +157,7 @@ export function ViewGrid({ table }: { table: ViewTable }) {
                     {shown.map(({ c: col, i }, k) => {
                       const cell = row.cells[i];
                       if (!cell) return null;
-                      const text = formatCell(cell, col);
+                      const text = formatCell(cell, col, table.display_units);
                       const cls = numeric(col)
                         ? `num${col.kind === "ratio" ? " ratio" : ""}`
                         : undefined;
@@ -159,8 +173,12 @@ export function ViewGrid({ table }: { table: ViewTable }) {
                           }
                           data-col={col.key}
                         >
-                          {col.key.endsWith("_passes") && typeof cell.value === "string" ? (
-                            <Passes text={cell.value} />
+                          {col.kind === "passes" && cell.passes ? (
+                            <Passes
+                              passes={cell.passes}
+                              unit={cell.unit ?? "B/s"}
+                              shown={table.display_units[cell.unit ?? "B/s"] ?? cell.unit ?? "B/s"}
+                            />
                           ) : (
                             text
                           )}
@@ -187,7 +205,7 @@ export function ViewGrid({ table }: { table: ViewTable }) {
               <dt style={{ fontWeight: 600 }}>{c.label}</dt>
               <dd style={{ margin: "0 0 0.4rem 1rem" }}>
                 {c.description}
-                {c.unit ? ` [${c.unit}]` : ""}
+                {c.unit ? ` [${table.display_units[c.unit] ?? c.unit}]` : ""}
               </dd>
             </Fragment>
           ))}
