@@ -6,15 +6,20 @@ Anonymous scrapes get only aggregates over the whole server, which name no team:
 - from counters the worker keeps in Redis (one hash, `COUNTERS_KEY`, so every worker process adds
   to the same figure): lease expiries by outcome (`iowatt_lease_expiries_total`) and task
   failures by task name (`iowatt_task_failures_total`);
-- from this API process (each process counts its own, as Prometheus expects): request latency
-  by method, route template and status (`iowatt_http_request_duration_seconds`) and result
-  uploads answered "already stored" (`iowatt_upload_duplicates_total`: an agent's retry).
+- from the API processes: request latency by method, route template and status
+  (`iowatt_http_request_duration_seconds`) and result uploads answered "already stored"
+  (`iowatt_upload_duplicates_total`: an agent's retry). `backend.serve` runs several API processes
+  behind one port and sets PROMETHEUS_MULTIPROC_DIR: each process then writes these to its own
+  file there (prometheus_client's multiprocess mode) and a scrape, whichever process answers it,
+  sums every process's files. Without the variable (one process, the tests' app) they live in
+  this process's memory.
 
 A scrape with a user's bearer token (Prometheus' `authorization`
 setting) also gets the same figures per team, labelled with the team's name, for the teams that
 user belongs to only. An invalid token is a 401 (a misconfigured scraper should notice).
 """
 
+import os
 import uuid
 from collections.abc import Iterator
 from functools import lru_cache
@@ -24,6 +29,7 @@ import redis
 from fastapi import APIRouter, Depends, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -140,17 +146,22 @@ class _TeamCollector(Collector):
 _registry = CollectorRegistry()
 _registry.register(_DbCollector())
 
+# Read once, as prometheus_client does at import: the value class of every metric below follows it.
+MULTIPROCESS_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+# the per-process metrics: in this registry with one process, in the shared files with several
+_own = None if MULTIPROCESS_DIR else _registry
+
 _latency = Histogram(
     "iowatt_http_request_duration_seconds",
     "API request duration by method, route template and status (long-polls wait up to 30 s)",
     ["method", "route", "status"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
-    registry=_registry,
+    registry=_own,
 )
 _upload_duplicates = Counter(
     "iowatt_upload_duplicates",
     "Result uploads answered 'already stored' (200): an agent retried an upload that had landed",
-    registry=_registry,
+    registry=_own,
 )
 
 
@@ -180,6 +191,10 @@ def metrics(
 ) -> Response:
     principal = _caller(factory, request)
     body = generate_latest(_registry)
+    if MULTIPROCESS_DIR:  # every API process's latency and duplicate counts, summed
+        every = CollectorRegistry()
+        MultiProcessCollector(every, path=MULTIPROCESS_DIR)  # type: ignore[no-untyped-call]
+        body += generate_latest(every)
     if principal is not None and principal.team_ids:
         team = CollectorRegistry()
         team.register(_TeamCollector(factory, principal.team_ids))

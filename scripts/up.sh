@@ -69,8 +69,10 @@ say "API + UI, Celery worker and beat"
 if ! alive api && curl -s -o /dev/null "http://127.0.0.1:$API_PORT/" 2>/dev/null; then
   die "port $API_PORT is taken by another process (another instance?): set IOWATT_API_PORT"
 fi
-start api "$VENV/bin/uvicorn" backend.main:create_app --factory --host 127.0.0.1 --port "$API_PORT" \
-    --app-dir "$ROOT" --no-access-log
+# backend.serve: IOWATT_API_WORKERS uvicorn processes (default: the CPUs, at most 3) on one port;
+# each keeps its Prometheus metrics in a file of $RUN/metrics, summed at a scrape (docs/adr/0016)
+start api env PROMETHEUS_MULTIPROC_DIR="$RUN/metrics" "$VENV/bin/python" -m backend.serve \
+    --host 127.0.0.1 --port "$API_PORT"
 start worker "$VENV/bin/celery" --workdir "$ROOT" -A worker.app worker --concurrency 2 --loglevel INFO
 start beat "$VENV/bin/celery" --workdir "$ROOT" -A worker.app beat --loglevel INFO \
     --schedule "$STATE/celerybeat-schedule"

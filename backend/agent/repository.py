@@ -4,7 +4,7 @@ from datetime import datetime
 from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from backend.models import ACTIVE_STATUSES, Agent, EnrollmentToken, Run
+from backend.models import ACTIVE_STATUSES, Agent, EnrollmentToken, Run, RunStatus
 
 
 def enrollment_by_hash(session: Session, token_hash: str) -> EnrollmentToken | None:
@@ -104,3 +104,12 @@ def mark_silent_offline(session: Session, before: datetime) -> list[uuid.UUID]:
         .returning(Agent.id)
     )
     return [r[0] for r in rows]
+
+
+def needing_a_look(session: Session, agent_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    """Of these agents, those a waiting long-poll should look for now: a run is assigned to them
+    (the look hands it out) or they were revoked (it answers 401). One query for every long-poll
+    waiting in an API process (agent.service's periodic re-check)."""
+    assigned = select(Run.agent_id).where(Run.agent_id.in_(agent_ids), Run.status == RunStatus.assigned)
+    revoked = select(Agent.id).where(Agent.id.in_(agent_ids), Agent.revoked_at.is_not(None))
+    return [agent_id for agent_id in session.scalars(assigned.union(revoked)) if agent_id is not None]

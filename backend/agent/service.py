@@ -18,10 +18,12 @@ from backend.auth import repository as auth_repo
 from backend.auth import service as auth_service
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.config import get_settings
+from backend.db import get_sessionmaker
 from backend.errors import Conflict, Forbidden, NotFound, Unauthorized
 from backend.jobs import enqueue
 from backend.kit.security import ENROLLMENT_TOKEN_PREFIX, new_token, token_hash
 from backend.kit.time import utcnow
+from backend.logs import log
 from backend.models import Agent, EnrollmentToken, Role, RunStatus
 from backend.run import service as run_service
 from backend.workload.schemas import load_spec
@@ -350,11 +352,15 @@ async def long_poll_lease(
     """Long-poll: short transactions in the threadpool around an asyncio wait for the agent's
     wake-up, so a waiting agent holds neither a database connection nor a thread. The waiter is
     registered before the first look, so a wake-up between a look and the wait is not lost. A
-    wake-up also comes when the agent is revoked or replaced: the next look then answers 401."""
+    wake-up also comes when the agent is revoked or replaced: the next look then answers 401.
+    A wake-up lost in Redis is made up for by this process's periodic re-check (`_recheck`)."""
     deadline = time.monotonic() + min(wait_s, get_settings().longpoll_max_wait_s)
     polled_at = utcnow()
     async with wake.listen(agent_id) as waiter:
+        _start_recheck()
         while True:
+            if waiter.superseded:  # a newer poll of this agent waits now (wake.py): it gets the work
+                return None
             lease = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at, boot_id)
             if lease is not None:
                 return lease
@@ -362,5 +368,44 @@ async def long_poll_lease(
             if remaining <= 0:
                 return None
             await waiter.wait(remaining)
-            if waiter.superseded:  # a newer poll of this agent waits now (wake.py): it gets the work
+            if waiter.superseded:
                 return None
+
+
+# The re-check that makes up for lost wake-ups (wake.py: publishing is best-effort). One query
+# every wake.RECHECK_S for all the long-polls waiting in this process, instead of each poll looking
+# again on its own: with 200 idle agents those looks (authentication and a read, 40 a second) were
+# the largest part of the idle API's CPU (bench/load, issue 11; docs/benchmarks.md § Load).
+_rechecks: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _start_recheck() -> None:
+    loop = asyncio.get_running_loop()
+    task = _rechecks.get(loop)
+    if task is None or task.done():
+        _rechecks[loop] = loop.create_task(_recheck(), name="iowatt-longpoll-recheck")
+
+
+def _needing_a_look(agent_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    with get_sessionmaker()() as session, session.begin():
+        return repository.needing_a_look(session, agent_ids)
+
+
+async def _recheck() -> None:
+    """Every RECHECK_S, wake the waiting polls whose agent has a run assigned or was revoked."""
+    while True:
+        await asyncio.sleep(wake.RECHECK_S)
+        hub = wake.current_hub()  # None while the subscription is down: the waits are short then
+        if hub is None:
+            continue
+        agent_ids = wake.waiting_agents(hub)
+        if not agent_ids:
+            continue
+        try:
+            found = await in_longpoll_thread(_needing_a_look, agent_ids)
+        except Exception as exc:  # noqa: BLE001 - the database is down: the next round tries again
+            log.warning("agent.longpoll_recheck_failed", error=str(exc).splitlines()[0][:200])
+            continue
+        hub.wake(found)

@@ -1,4 +1,4 @@
-"""Wake an agent's long-poll through Redis pub/sub (docs/adr/0002-long-poll-wake.md).
+"""Wake an agent's long-poll through Redis pub/sub (docs/adr/0002-long-poll-wake.md, 0016).
 
 Whoever changes an agent's work or standing (the dispatcher assigning a run, an admin revoking
 the agent, a replacing enrolment) publishes on `iowatt:wake:<agent id>` after its commit. Each API
@@ -7,23 +7,27 @@ long-polls waiting for that agent: a waiting agent costs a coroutine and its cli
 worker thread nor a Redis connection of its own.
 
 A long-poll registers its event *before* it looks in the database, so a wake-up published between
-the look and the wait is never lost. A wake-up reaches every waiter of the agent. Waits are cut
-to `RECHECK_S`, so a wake-up lost anyway (Redis down at the publisher's commit: publishing is
-best-effort) delays a lease by a few seconds, not a whole long-poll; when the subscription is down
-(Redis restarting) they are cut to `_DEGRADED_WAIT_S`.
+the look and the wait is never lost. A wake-up reaches every waiter of the agent. Publishing is
+best-effort (Redis down at the publisher's commit loses it), so every `RECHECK_S` each process
+asks the database, in ONE query for all its waiting polls, which of their agents have a run
+assigned or were revoked, and wakes those (`backend.agent.service`): a lost wake-up delays a lease
+by at most `RECHECK_S`, at the cost of one query per process instead of one look per waiting
+agent. While the subscription is down (Redis restarting) waits are cut to `_DEGRADED_WAIT_S`.
 
-One agent runs one long-poll at a time, so a new poll of an agent *supersedes* the ones still
-waiting for it in this process: they end at once with no lease and never look again. The waiting
-poll of an agent process that died (its client gone, the server unaware) would otherwise take
-the next lease meant for the restarted process (issue 11: the first run after a restart started
-~22 s late). `make up` and the compose file run one API process; with several, an older poll in
-another process still ends at its deadline and wake-ups still reach every waiter.
+One agent runs one long-poll at a time, so a new poll of an agent *supersedes* the older ones:
+they end at once with no lease and never look again. The waiting poll of an agent process that
+died (its client gone, the server unaware) would otherwise take the next lease meant for the
+restarted process (issue 11: the first run after a restart started ~22 s late). Across API
+processes (`backend.serve` runs several) a new poll takes the agent's next *generation* from Redis
+(`INCR iowatt:poll-gen:<agent id>`) and publishes it on `iowatt:poll:<agent id>` in the same
+script, so every process sees the generations in the order they were taken and ends its waiters
+of an older one. Within a process the older waiters end at once, Redis or not.
 """
 
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -36,10 +40,22 @@ from backend.config import get_settings
 from backend.logs import log
 
 CHANNEL_PREFIX = "iowatt:wake:"
+POLL_PREFIX = "iowatt:poll:"
+GENERATION_PREFIX = "iowatt:poll-gen:"
+GENERATION_TTL_S = 7 * 86400  # an agent that never polls again leaves no key behind for long
 _SESSION_KEY = "iowatt_wake"
 _DEGRADED_WAIT_S = 2.0
-RECHECK_S = 5.0
+RECHECK_S = 5.0  # a wake-up lost anyway is noticed within this (one query per process)
 _READY_WAIT_S = 2.0
+_ANNOUNCE_TIMEOUT_S = 1.0
+
+# the generation is taken and published in one atomic step: the publish order is the INCR order
+_NEW_POLL = """
+local g = redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[1], g)
+return g
+"""
 
 
 @lru_cache
@@ -58,7 +74,7 @@ def wake(agent_id: uuid.UUID) -> None:
 
 def wake_best_effort(agent_id: uuid.UUID) -> bool:
     """wake() that logs a warning instead of raising when Redis is unreachable (after a commit the
-    caller must not fail: the long-poll's re-check finds the work within RECHECK_S)."""
+    caller must not fail: the periodic re-check finds the work within RECHECK_S)."""
     try:
         wake(agent_id)
     except (redis.RedisError, OSError) as exc:
@@ -92,18 +108,34 @@ class Waiter:
         self._hub = hub
         self.event = asyncio.Event()
         self.superseded = False
+        self.generation: int | None = None  # None while it is being taken from Redis
+        self.newest_seen = 0  # the newest generation announced meanwhile
 
     def supersede(self) -> None:
         """A newer poll of the same agent started: this one ends without looking again."""
         self.superseded = True
         self.event.set()
 
+    def announced(self, generation: int) -> None:
+        """A poll of this agent (in any process) took `generation`."""
+        if self.generation is None:
+            self.newest_seen = max(self.newest_seen, generation)
+        elif generation > self.generation:
+            self.supersede()
+
+    def own(self, generation: int) -> None:
+        """This poll's generation (0: Redis unreachable, so any announced one is newer)."""
+        self.generation = generation
+        if self.newest_seen > generation:
+            self.supersede()
+
     async def wait(self, timeout_s: float) -> bool:
-        """Up to timeout_s, at most RECHECK_S (a few seconds while the subscription is down);
-        True when woken."""
+        """Up to timeout_s (at most _DEGRADED_WAIT_S while the subscription is down); True when
+        woken."""
         if timeout_s <= 0 or self.superseded:
             return False
-        timeout_s = min(timeout_s, RECHECK_S if self._hub.ready.is_set() else _DEGRADED_WAIT_S)
+        if not self._hub.ready.is_set():
+            timeout_s = min(timeout_s, _DEGRADED_WAIT_S)
         try:
             await asyncio.wait_for(self.event.wait(), timeout_s)
         except TimeoutError:
@@ -119,6 +151,10 @@ class _Hub:
         self.url = url
         self.ready = asyncio.Event()
         self.waiters: dict[str, set[Waiter]] = {}
+        self.commands: aioredis.Redis = aioredis.Redis.from_url(
+            url, socket_connect_timeout=_ANNOUNCE_TIMEOUT_S, socket_timeout=_ANNOUNCE_TIMEOUT_S
+        )
+        self._new_poll = self.commands.register_script(_NEW_POLL)
         self.task = asyncio.get_running_loop().create_task(self._run(), name="iowatt-wake-hub")
 
     async def _run(self) -> None:
@@ -126,11 +162,11 @@ class _Hub:
             client: aioredis.Redis = aioredis.Redis.from_url(self.url, socket_connect_timeout=3)
             try:
                 async with client.pubsub() as ps:
-                    await ps.psubscribe(f"{CHANNEL_PREFIX}*")
+                    await ps.psubscribe(f"{CHANNEL_PREFIX}*", f"{POLL_PREFIX}*")
                     self.ready.set()
                     async for msg in ps.listen():
                         if msg.get("type") == "pmessage":
-                            self._deliver(msg["channel"])
+                            self._deliver(msg["channel"], msg["data"])
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - any failure: degrade to polling, then retry
@@ -142,8 +178,16 @@ class _Hub:
                     await client.aclose()
             await asyncio.sleep(1.0)
 
-    def _deliver(self, channel: bytes | str) -> None:
+    def _deliver(self, channel: bytes | str, data: bytes | str) -> None:
         name = channel.decode() if isinstance(channel, bytes) else channel
+        if name.startswith(POLL_PREFIX):
+            try:
+                generation = int(data)
+            except ValueError:
+                return
+            for w in list(self.waiters.get(name.removeprefix(POLL_PREFIX), ())):
+                w.announced(generation)
+            return
         for w in self.waiters.get(name.removeprefix(CHANNEL_PREFIX), ()):
             w.event.set()
 
@@ -151,6 +195,25 @@ class _Hub:
         for waiters in self.waiters.values():
             for w in waiters:
                 w.event.set()
+
+    def wake(self, agent_ids: Iterable[uuid.UUID]) -> None:
+        """Wake this process's waiters of these agents (the periodic re-check's finds)."""
+        for agent_id in agent_ids:
+            for w in self.waiters.get(str(agent_id), ()):
+                w.event.set()
+
+    async def generation(self, key: str) -> int:
+        """Take the agent's next poll generation and announce it to every API process; 0 when
+        Redis is unreachable (supersession then stays within this process)."""
+        try:
+            return int(
+                await self._new_poll(
+                    keys=[f"{GENERATION_PREFIX}{key}"], args=[f"{POLL_PREFIX}{key}", GENERATION_TTL_S]
+                )
+            )
+        except (redis.RedisError, OSError) as exc:
+            log.warning("agent.poll_generation_failed", agent_id=key, error=str(exc).splitlines()[0][:200])
+            return 0
 
 
 # per event loop; the loop is held so a recycled id() never matches a dead loop
@@ -173,10 +236,24 @@ def _hub() -> _Hub:
     return hub
 
 
+def current_hub() -> _Hub | None:
+    """This event loop's hub when it is subscribed (None otherwise: waits are short then)."""
+    entry = _hubs.get(id(asyncio.get_running_loop()))
+    if entry is None or entry[0] is not asyncio.get_running_loop() or not entry[1].ready.is_set():
+        return None
+    return entry[1]
+
+
+def waiting_agents(hub: _Hub) -> list[uuid.UUID]:
+    """The agents with a long-poll waiting in this process."""
+    return [uuid.UUID(key) for key, waiters in hub.waiters.items() if waiters]
+
+
 @contextlib.asynccontextmanager
 async def listen(agent_id: uuid.UUID) -> AsyncIterator[Waiter]:
     """Register a waiter for the agent's wake-ups for the duration of a long-poll; the agent's
-    older waiters in this process are superseded."""
+    older waiters in this process end at once, those in other processes once the generation this
+    poll takes reaches them."""
     hub = _hub()
     if not hub.ready.is_set():  # the first long-poll of this process: let the subscription start
         with contextlib.suppress(TimeoutError):
@@ -188,6 +265,8 @@ async def listen(agent_id: uuid.UUID) -> AsyncIterator[Waiter]:
         old.supersede()
     older.add(w)
     try:
+        # (no subscription, no Redis: only this process's older waiters are known)
+        w.own(await hub.generation(key) if hub.ready.is_set() else 0)
         yield w
     finally:
         waiters = hub.waiters.get(key)

@@ -1,5 +1,5 @@
 """Load simulation (issue 11): simulated agents and users speaking the real HTTP protocol against
-the real stack (uvicorn as `make up` starts it, a Celery worker and beat, PostgreSQL, Redis).
+the real stack (the API as `make up` starts it, a Celery worker and beat, PostgreSQL, Redis).
 
 One asyncio process holds every simulated agent and user (httpx, one connection pool):
 
@@ -155,11 +155,17 @@ def _popen(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 @contextlib.contextmanager
 def platform(
-    pg_port: int, redis_url: str, *, users: int = 20, worker_concurrency: int = 2
+    pg_port: int,
+    redis_url: str,
+    *,
+    users: int = 20,
+    worker_concurrency: int = 2,
+    api_workers: int | None = None,
 ) -> Iterator[Platform]:
-    """Migrations, the admin, then the processes exactly as `scripts/up.sh` starts them: ONE uvicorn
-    process without access log, a prefork Celery worker (`--concurrency 2`) and beat; IOWATT_ENV=dev
-    with a private state directory (so nothing of `.iowatt/` is read)."""
+    """Migrations, the admin, then the processes exactly as `scripts/up.sh` starts them: the API
+    through `backend.serve` (uvicorn processes without access log: `api_workers`, by default as
+    make up chooses, IOWATT_API_WORKERS or the CPUs), a prefork Celery worker (`--concurrency 2`)
+    and beat; IOWATT_ENV=dev with a private state directory (so nothing of `.iowatt/` is read)."""
     import psycopg
 
     work = Path(tempfile.mkdtemp(prefix="iowatt-load-"))
@@ -178,6 +184,7 @@ def platform(
         "IOWATT_DATABASE_URL": db_url,
         "IOWATT_REDIS_URL": redis_url,
         "IOWATT_SECRET_KEY": secrets.token_urlsafe(32),
+        "PROMETHEUS_MULTIPROC_DIR": str(work / "metrics"),  # as scripts/up.sh: a directory of the run's
     }
     from alembic import command
     from alembic.config import Config as AlembicConfig
@@ -192,8 +199,8 @@ def platform(
     procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
         procs["api"] = _popen(
-            [str(BIN / "uvicorn"), "backend.main:create_app", "--factory", "--host", "127.0.0.1"]
-            + ["--port", str(port), "--app-dir", str(REPO), "--no-access-log"],
+            [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(port)]
+            + ([] if api_workers is None else ["--workers", str(api_workers)]),
             env,
             logs / "api.log",
         )
@@ -718,7 +725,7 @@ def _power(
 
 def _server_counters(p: Platform) -> tuple[float, int, int, float, float]:
     """(monotonic s, transaction ids assigned = write transactions, commits, WAL bytes, the API
-    process's CPU seconds) now."""
+    processes' CPU seconds) now."""
     import psycopg
 
     with psycopg.connect(p.conninfo, autocommit=True) as c:
@@ -728,15 +735,32 @@ def _server_counters(p: Platform) -> tuple[float, int, int, float, float]:
             " pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint"
         ).fetchone()
     assert row is not None
-    stat = Path(f"/proc/{p.procs['api'].pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu_s = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-    return time.monotonic(), int(row[0]), int(row[1]), float(row[2]), cpu_s
+    return time.monotonic(), int(row[0]), int(row[1]), float(row[2]), tree_cpu_s(p.procs["api"].pid)
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its living descendants (the API's processes)."""
+    stats: dict[int, list[str]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError):
+                stats[int(d.name)] = (d / "stat").read_text().rsplit(")", 1)[1].split()
+    children: dict[int, list[int]] = defaultdict(list)
+    for child, st in stats.items():
+        children[int(st[1])].append(child)  # ppid
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        if p in stats:
+            total += int(stats[p][11]) + int(stats[p][12])  # utime + stime
+        todo.extend(children.get(p, ()))
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 async def idle_cost(sim: Sim, seconds: float) -> dict[str, float]:
     """What the agents cost the server while doing nothing but heartbeats and long-polls, before
     any user acts: write transactions (transaction ids assigned; a read-only transaction gets
-    none), commits (read-only ones too), WAL bytes and the API process's CPU, per second over
+    none), commits (read-only ones too), WAL bytes and the API processes' CPU, per second over
     `seconds`, once every agent polls and heartbeats. pg_stat_database's commit counter lags up
     to a second; the others are exact."""
     await asyncio.sleep(sim.cfg.start_spread_s + 2.0)

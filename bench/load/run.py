@@ -1,7 +1,8 @@
 """Load benchmark (issue 11): 200 simulated agents and 20 users against the real stack.
 
 Starts a private PostgreSQL (fsync on, as `make up`) and Redis on free ports, migrates, starts the
-API, a Celery worker and beat exactly as `scripts/up.sh` does, enrols the agents through the API,
+API (`backend.serve`: several uvicorn processes), a Celery worker and beat exactly as
+`scripts/up.sh` does, enrols the agents through the API,
 then runs `--rounds` rounds: users queue runs on idle agents, list, open and compare runs for
 `--seconds`; every queued run is awaited. Then the power-sample ingest comparison (the result
 upload vs raw COPY of the same rows into power_samples), then the database check: every queued run
@@ -122,6 +123,11 @@ def main() -> int:
     ap.add_argument("--ingest-samples", type=int, default=100_000)
     ap.add_argument("--ingest-repeats", type=int, default=3, help="0 skips the ingest comparison")
     ap.add_argument("--worker-concurrency", type=int, default=2, help="as make up")
+    ap.add_argument(
+        "--api-workers",
+        type=int,
+        help="API processes (default: as make up, IOWATT_API_WORKERS or the CPUs, ≤ 3)",
+    )
     ap.add_argument("--pg-fsync-off", action="store_true", help="PostgreSQL without fsync (as the tests')")
     ap.add_argument(
         "--idle-measure-s", type=float, default=15.0, help="first measure idle agents' server cost (0 skips)"
@@ -146,7 +152,11 @@ def main() -> int:
         loadsim.postgres(fsync=not args.pg_fsync_off) as pg_port,
         redis_instance() as redis,
         loadsim.platform(
-            pg_port, redis.url, users=args.users, worker_concurrency=args.worker_concurrency
+            pg_port,
+            redis.url,
+            users=args.users,
+            worker_concurrency=args.worker_concurrency,
+            api_workers=args.api_workers,
         ) as p,
     ):
         print(f"stack up in {time.monotonic() - t_all:.0f} s: {p.url}", flush=True)

@@ -261,6 +261,8 @@ def test_a_new_poll_of_a_restarted_agent_gets_the_run_at_once(live_api: Live, co
         httpx.post(
             f"{live_api.url}/agents/{a.agent.id}/lease", params={"wait_s": 25}, headers=a.headers, timeout=1.0
         )
+    # the old poll's look stamped the agent: stale again, so the new poll's first look shows
+    _set(committed, a.agent.id, last_heartbeat_at=datetime.now(UTC) - timedelta(minutes=1))
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         since = datetime.now(UTC)
         fut = pool.submit(_poll, live_api, a, 20)

@@ -1,0 +1,91 @@
+"""Run the API: N uvicorn worker processes behind one port (docs/adr/0016-api-processes.md).
+
+    python -m backend.serve --host 127.0.0.1 --port 8000 [--workers N]
+
+`make up` (scripts/up.sh), the compose file's `api` service and bench/load start the API this
+way. One process was CPU-bound under bench/load's 200 agents and 20 users (every route's p95
+about 1 s): a Python process serves on one core at a time (the GIL).
+
+N is `--workers`, else `IOWATT_API_WORKERS`, else the CPUs this process may run on, at most
+`DEFAULT_MAX_WORKERS`: each process may hold up to 30 PostgreSQL connections (backend.db), and
+PostgreSQL allows 100 by default, the worker and beat included. uvicorn supervises the processes
+(a dead one is started again) and shares the listening socket among them.
+
+The per-process Prometheus metrics (request latency, duplicate uploads) are summed across the
+processes through prometheus_client's multiprocess mode: PROMETHEUS_MULTIPROC_DIR names a
+directory where each process keeps its own file (backend.metrics). When the variable is set, its
+old files are removed at start (a restarted API starts from zero, as one process did); otherwise a
+private temporary directory is made, and removed at exit.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+DEFAULT_MAX_WORKERS = 3
+MAX_WORKERS = 32
+
+
+def api_workers(env: dict[str, str] | None = None) -> int:
+    """IOWATT_API_WORKERS, else the usable CPUs, at most DEFAULT_MAX_WORKERS."""
+    raw = (os.environ if env is None else env).get("IOWATT_API_WORKERS", "").strip()
+    if not raw:
+        return max(1, min(len(os.sched_getaffinity(0)), DEFAULT_MAX_WORKERS))
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_WORKERS:
+        raise ValueError(f"IOWATT_API_WORKERS must be a whole number from 1 to {MAX_WORKERS}, not {raw!r}")
+    return int(raw)
+
+
+def _metrics_dir() -> tuple[Path, bool]:
+    """(the directory, whether it is ours to remove at exit)."""
+    named = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip()
+    if not named:
+        return Path(tempfile.mkdtemp(prefix="iowatt-metrics-")), True
+    path = Path(named)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for old in path.glob("*.db"):
+        old.unlink()
+    return path, False
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m backend.serve", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument(
+        "--workers", type=int, help="API processes (default: IOWATT_API_WORKERS or the CPUs, ≤ 3)"
+    )
+    args = ap.parse_args(argv)
+    try:
+        workers = api_workers() if args.workers is None else args.workers
+    except ValueError as exc:
+        ap.error(str(exc))  # exit status 2
+    if not 1 <= workers <= MAX_WORKERS:
+        ap.error(f"--workers must be from 1 to {MAX_WORKERS}")
+    path, ours = _metrics_dir()
+    # before any worker imports prometheus_client: it picks its value class at import
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
+    import uvicorn
+
+    print(f"iowatt API: {workers} process(es) on {args.host}:{args.port}", file=sys.stderr, flush=True)
+    try:
+        # no uvicorn access log: backend.logs writes one structured line per request
+        uvicorn.run(
+            "backend.main:create_app",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=workers,
+            access_log=False,
+        )
+    finally:
+        if ours:
+            shutil.rmtree(path, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

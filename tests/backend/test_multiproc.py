@@ -1,0 +1,319 @@
+"""Several API processes behind one deployment (docs/adr/0016): a long-poll superseded by a newer
+poll of the same agent in ANOTHER process, a dispatched run's wake-up reaching the process where
+the agent waits, Prometheus metrics summed across processes, /health alike in each, and
+`backend.serve` starting N processes on one port. Real uvicorn processes, PostgreSQL and Redis.
+Timings are only checked against bounds an order of magnitude apart."""
+
+import concurrent.futures
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+from alembic import command
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import create_engine, update
+from sqlalchemy.orm import Session
+
+from backend.agent import wake
+from backend.models import Agent
+from backend.run import service as run_service
+from tests.conftest import REPO, alembic_config
+from tests.factories import AgentCtx, create_agent, create_run, create_user
+from tests.services import Postgres, free_port
+from tests.waiting import wait_until
+
+
+@dataclass
+class Api:
+    url: str  # .../api/v1
+    base: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+
+def _start(cmd: list[str], env: dict[str, str], log: Path, port: int) -> Api:
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
+                return Api(url=f"{base}/api/v1", base=base, proc=proc, log=log)
+        if time.monotonic() > deadline or proc.poll() is not None:
+            _stop(proc)
+            raise RuntimeError(f"the API did not come up:\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, 15)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+
+
+@dataclass
+class Pair:
+    a: Api
+    b: Api
+    db_url: str
+    metrics_dir: Path
+
+
+@pytest.fixture(scope="module")
+def pair(
+    pg: Postgres, redis_url: str, db_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Pair]:
+    """Two API processes on their own ports, one database, one Redis, one metrics directory: what
+    `backend.serve --workers 2` runs, with each process reachable on its own."""
+    url = pg.create_database("iowatt_multiproc")
+    command.upgrade(alembic_config(url), "head")
+    tmp = tmp_path_factory.mktemp("multiproc")
+    metrics = tmp / "metrics"
+    metrics.mkdir()
+    env = {
+        **os.environ,
+        "IOWATT_DATABASE_URL": url,
+        "IOWATT_REDIS_URL": redis_url,
+        "IOWATT_ENV": "test",
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics),
+    }
+    apis: list[Api] = []
+    try:
+        for name in ("a", "b"):
+            port = free_port()
+            cmd = [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "backend.main:create_app",
+                "--factory",
+                "--port",
+                str(port),
+            ]
+            apis.append(_start(cmd, env, tmp / f"{name}.log", port))
+        yield Pair(a=apis[0], b=apis[1], db_url=url, metrics_dir=metrics)
+    finally:
+        for api in apis:
+            _stop(api.proc)
+
+
+@pytest.fixture
+def committed(pair: Pair) -> Iterator[Session]:
+    eng = create_engine(pair.db_url)
+    with Session(eng, expire_on_commit=False) as s:
+        yield s
+    eng.dispose()
+
+
+def _poll(api: Api, a: AgentCtx, wait_s: float) -> tuple[httpx.Response, float]:
+    t0 = time.monotonic()
+    r = httpx.post(
+        f"{api.url}/agents/{a.agent.id}/lease",
+        params={"wait_s": wait_s},
+        headers=a.headers,
+        timeout=wait_s + 15,
+    )
+    return r, time.monotonic() - t0
+
+
+def _stale(s: Session, a: AgentCtx) -> datetime:
+    """The agent last seen a minute ago, so the next poll's first look stamps it; returns now."""
+    s.execute(
+        update(Agent)
+        .where(Agent.id == a.agent.id)
+        .values(last_heartbeat_at=datetime.now(UTC) - timedelta(minutes=1))
+    )
+    s.commit()
+    return datetime.now(UTC)
+
+
+def _await_first_look(db_url: str, a: AgentCtx, since: datetime) -> None:
+    eng = create_engine(db_url)
+
+    def looked() -> bool:
+        with eng.connect() as c:
+            seen = c.execute(
+                Agent.__table__.select()
+                .with_only_columns(Agent.last_heartbeat_at)
+                .where(Agent.id == a.agent.id)
+            ).scalar_one()
+            return seen is not None and seen >= since
+
+    try:
+        wait_until(looked, timeout=30, message="the long-poll made its first look")
+    finally:
+        eng.dispose()
+
+
+def test_a_poll_in_another_process_supersedes_the_waiting_one(pair: Pair, committed: Session) -> None:
+    """Issue 11 with several API processes: a restarted agent's new poll lands in process B while
+    its dead process's poll still waits in process A. A's poll ends at once with no lease; the run
+    dispatched next goes to B's poll (a wake-up reaches every process)."""
+    u = create_user(committed)
+    a = create_agent(committed, team=u.team)
+    committed.commit()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        since = _stale(committed, a)
+        old = pool.submit(_poll, pair.a, a, 25)
+        _await_first_look(pair.db_url, a, since)
+        assert not old.done()
+        since = _stale(committed, a)
+        new = pool.submit(_poll, pair.b, a, 25)
+        _await_first_look(pair.db_url, a, since)  # B's poll waits now
+        r_old, took_old = old.result(timeout=15)
+        assert r_old.status_code == 200 and r_old.json() == {"lease": None}
+        assert took_old < 12, took_old  # ended by B's poll, not by its own 25 s wait
+        time.sleep(0.5)
+        assert not new.done()  # nothing ends the newer poll meanwhile
+        run = create_run(committed, agent=a.agent)
+        assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
+        committed.commit()
+        t0 = time.monotonic()
+        wake.wake(a.agent.id)
+        r_new, _ = new.result(timeout=30)
+        after_wake = time.monotonic() - t0
+    assert r_new.status_code == 200, r_new.text
+    assert r_new.json()["lease"]["run_id"] == str(run.id)
+    assert after_wake < 3.0, after_wake  # woken, not found by the periodic re-check
+
+
+def test_the_older_poll_does_not_supersede_the_newer_across_processes(pair: Pair, committed: Session) -> None:
+    """Generations are ordered: a poll of the same agent that started earlier in the other process
+    never ends the newer one (both processes see the announcements in the same order)."""
+    u = create_user(committed)
+    a = create_agent(committed, team=u.team)
+    committed.commit()
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        since = _stale(committed, a)
+        first = pool.submit(_poll, pair.a, a, 20)
+        _await_first_look(pair.db_url, a, since)  # its generation is taken (before its first look)
+        second = pool.submit(_poll, pair.b, a, 20)
+        r_first, _ = first.result(timeout=15)
+        assert r_first.json() == {"lease": None}
+        time.sleep(1.0)
+        assert not second.done()  # the newest poll, in B, still waits
+        third = pool.submit(_poll, pair.a, a, 20)  # and a newer one in A ends it
+        r_second, took = second.result(timeout=15)
+        assert r_second.json() == {"lease": None} and took < 12
+        time.sleep(0.5)
+        assert not third.done()
+        run = create_run(committed, agent=a.agent)
+        assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
+        committed.commit()
+        wake.wake(a.agent.id)
+        r_third, _ = third.result(timeout=30)
+    assert r_third.json()["lease"]["run_id"] == str(run.id)
+
+
+def _metrics(api: Api) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    r = httpx.get(f"{api.base}/metrics", timeout=15)
+    assert r.status_code == 200, r.text
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for fam in text_string_to_metric_families(r.text)
+        for s in fam.samples
+    }
+
+
+def test_request_metrics_are_summed_across_processes(pair: Pair) -> None:
+    key = (
+        "iowatt_http_request_duration_seconds_count",
+        (("method", "GET"), ("route", "/api/v1/health"), ("status", "200")),
+    )
+    before_a, before_b = _metrics(pair.a).get(key, 0.0), _metrics(pair.b).get(key, 0.0)
+    assert before_a == before_b  # whichever process answers the scrape, the same sum
+    for api, n in ((pair.a, 3), (pair.b, 4)):
+        for _ in range(n):
+            assert httpx.get(f"{api.url}/health", timeout=10).status_code == 200
+    assert _metrics(pair.a)[key] == before_a + 7
+    assert _metrics(pair.b)[key] == before_a + 7
+    # each process wrote its own file: the sum is of two processes, not one counting everything
+    pids = {p.name.rsplit("_", 1)[-1].removesuffix(".db") for p in pair.metrics_dir.glob("histogram_*.db")}
+    assert {str(pair.a.proc.pid), str(pair.b.proc.pid)} <= pids
+    # and an upload answered "already stored" is counted in the family every process writes to
+    families = {fam.name for fam in text_string_to_metric_families(httpx.get(f"{pair.b.base}/metrics").text)}
+    assert "iowatt_upload_duplicates" in families
+
+
+def test_health_answers_alike_in_every_process(pair: Pair) -> None:
+    answers = [httpx.get(f"{api.url}/health", timeout=10) for api in (pair.a, pair.b)]
+    assert [r.status_code for r in answers] == [200, 200]
+    assert answers[0].json() == answers[1].json() == {"status": answers[0].json()["status"]}
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(d.name))
+    return out
+
+
+def test_serve_runs_n_processes_on_one_port_and_sums_their_metrics(
+    pair: Pair, redis_url: str, tmp_path: Path
+) -> None:
+    """`python -m backend.serve --workers 2` (as make up, compose and bench/load start the API):
+    two worker processes answer on one port; a scrape sums what every process counted; the
+    metrics directory it was given starts empty (old files of a previous run are removed)."""
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    (metrics / "counter_999999.db").write_bytes(b"stale")
+    port = free_port()
+    env = {
+        **os.environ,
+        "IOWATT_DATABASE_URL": pair.db_url,
+        "IOWATT_REDIS_URL": redis_url,
+        "IOWATT_ENV": "test",
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics),
+    }
+    cmd = [sys.executable, "-m", "backend.serve", "--port", str(port), "--workers", "2"]
+    api = _start(cmd, env, tmp_path / "serve.log", port)
+    try:
+        assert not (metrics / "counter_999999.db").exists()
+        wait_until(lambda: len(_children(api.proc.pid)) >= 2, timeout=30, message="two worker processes")
+        n = 30
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            codes = list(pool.map(lambda _: httpx.get(f"{api.url}/health", timeout=10).status_code, range(n)))
+        assert codes == [200] * n
+        key = (
+            "iowatt_http_request_duration_seconds_count",
+            (("method", "GET"), ("route", "/api/v1/health"), ("status", "200")),
+        )
+        # the readiness probes of _start counted too: at least n, and every scrape the same sum
+        first, second = _metrics(api)[key], _metrics(api)[key]
+        assert first >= n and second == first
+        served = [p for p in metrics.glob("histogram_*.db") if p.stat().st_size > 0]
+        assert len(served) >= 2, served  # both processes answered some: the sum is over both
+    finally:
+        _stop(api.proc)
+
+
+def test_serve_refuses_a_bad_worker_count() -> None:
+    env = {**os.environ, "IOWATT_API_WORKERS": "many"}
+    r = subprocess.run(
+        [sys.executable, "-m", "backend.serve", "--port", str(free_port())],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2
+    assert "IOWATT_API_WORKERS" in r.stderr
