@@ -109,6 +109,29 @@ def _col(
     )
 
 
+def _table(
+    info: ViewInfo,
+    runs: list[Loaded],
+    cols: list[ViewColumn],
+    rows: list[ViewRow],
+    notes: list[str],
+    *,
+    baseline: uuid.UUID | None = None,
+    charts: list[ViewChart] | None = None,
+) -> ViewTable:
+    """A view's answer: its figures in base units, the seed's units named in display_units."""
+    return ViewTable(
+        view=info,
+        runs=[r.info for r in runs],
+        baseline_run_id=baseline,
+        columns=cols,
+        rows=rows,
+        charts=charts or [],
+        notes=notes,
+        display_units=DISPLAY_UNITS,
+    )
+
+
 def _grouped(cols: list[ViewColumn], groups: dict[str, str]) -> list[ViewColumn]:
     """Columns whose key starts with `prefix_` get the header `groups[prefix]` over them."""
     out = []
@@ -297,16 +320,7 @@ def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
         "Median and spread are over the measured passes only.",
         "Passes per test: " + ", ".join(f"{m} measured + {d} discarded" for m, d in sorted(npasses)) + ".",
     ]
-    return ViewTable(
-        view=info,
-        runs=[r.info for r in runs],
-        baseline_run_id=None,
-        columns=cols,
-        rows=rows,
-        charts=[],
-        notes=notes,
-        display_units=DISPLAY_UNITS,
-    )
+    return _table(info, runs, cols, rows, notes)
 
 
 # --- 2. seed 002 Table 1: tests as rows, devices as columns, Ratio ------------------------------
@@ -395,16 +409,7 @@ def _cdm_table(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
             "the report's Ratio column divides its last device by the one before; IOPS rows have none "
             "(the same ratio as the MB/s row above)."
         )
-    return ViewTable(
-        view=info,
-        runs=[r.info for r in runs],
-        baseline_run_id=pair[1].run.id if pair else None,
-        columns=cols,
-        rows=rows,
-        charts=[],
-        notes=notes,
-        display_units=DISPLAY_UNITS,
-    )
+    return _table(info, runs, cols, rows, notes, baseline=pair[1].run.id if pair else None)
 
 
 # --- 3. seed 002 Table 2 and Figure 1: DiskSpd block-size sweep ---------------------------------
@@ -478,16 +483,7 @@ def _bs_sweep(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
         "One random-read job per block size, QD1, one thread, direct I/O (diskspd -b<bs> -o1 -t1 -r -h).",
         "MB/s = 10^6 bytes per second; block sizes in KiB.",
     ]
-    return ViewTable(
-        view=info,
-        runs=[r.info for r in runs],
-        baseline_run_id=None,
-        columns=cols,
-        rows=rows,
-        charts=[chart],
-        notes=notes,
-        display_units=DISPLAY_UNITS,
-    )
+    return _table(info, runs, cols, rows, notes, charts=[chart])
 
 
 # --- 4. seed 003: kernel help off/on side by side, with the ratio -------------------------------
@@ -611,16 +607,7 @@ def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) ->
         "Each point does 64 MiB of I/O at QD1 in a 1 GiB region; writes are timed through a final fsync.",
         "MB/s = 10^6 bytes per second; On ÷ off above 1 means the page cache made it faster.",
     ]
-    return ViewTable(
-        view=info,
-        runs=[r.info for r in runs],
-        baseline_run_id=None,
-        columns=cols,
-        rows=rows,
-        charts=out_charts,
-        notes=notes,
-        display_units=DISPLAY_UNITS,
-    )
+    return _table(info, runs, cols, rows, notes, charts=out_charts)
 
 
 # --- 5. seed 004: latency against threads (a chart and its table) ------------------------------
@@ -699,16 +686,7 @@ def _threads(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vie
         "Latencies in µs: mean of fio's lat (submission to completion), percentiles of clat from the "
         "engine's merged histogram.",
     ]
-    return ViewTable(
-        view=info,
-        runs=[r.info for r in runs],
-        baseline_run_id=None,
-        columns=cols,
-        rows=rows,
-        charts=charts,
-        notes=notes,
-        display_units=DISPLAY_UNITS,
-    )
+    return _table(info, runs, cols, rows, notes, charts=charts)
 
 
 # --- 6. seed 004: disk vs flash vs memory -------------------------------------------------------
@@ -773,16 +751,7 @@ def _disk_flash_memory(info: ViewInfo, runs: list[Loaded], baseline: Loaded | No
         notes.append(
             f"Ratio = {pair[0].info.label} ÷ {pair[1].info.label}; pick the denominator with baseline=."
         )
-    return ViewTable(
-        view=info,
-        runs=[r.info for r in runs],
-        baseline_run_id=pair[1].run.id if pair else None,
-        columns=cols,
-        rows=rows,
-        charts=[],
-        notes=notes,
-        display_units=DISPLAY_UNITS,
-    )
+    return _table(info, runs, cols, rows, notes, baseline=pair[1].run.id if pair else None)
 
 
 # --- the catalogue ------------------------------------------------------------------------------
