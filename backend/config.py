@@ -77,6 +77,18 @@ class Settings(BaseSettings):
     # request bodies: the default limit, and the result upload's (see backend/kit/limits.py)
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     max_result_body_bytes: int = Field(128 * 1024 * 1024, gt=0)
+    # --- people and teams (issue 13) ---
+    # the address people open the server at, without a trailing slash: links the server hands out
+    # (invitations, share links) are built on it
+    public_url: str = Field("http://127.0.0.1:8000", min_length=1)
+    # invitations: how long a link stays usable unless the inviter says otherwise, and at most
+    invitation_ttl_s: int = Field(7 * 24 * 3600, gt=0)
+    invitation_max_ttl_s: int = Field(30 * 24 * 3600, gt=0)
+    # mail (optional): smtp://[user:password@]host[:port] (plain, STARTTLS when the server offers
+    # it) or smtps://... (TLS); empty = no mail is sent, the inviter passes the link on
+    smtp_url: str = ""
+    smtp_from: str = "iowatt <iowatt@localhost>"
+    smtp_timeout_s: float = Field(10.0, gt=0)
 
     @model_validator(mode="after")
     def _refuse_placeholder_secret(self) -> "Settings":

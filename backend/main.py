@@ -29,6 +29,7 @@ from backend.device.router import router as device_router
 from backend.environment.router import router as environment_router
 from backend.errors import AppError, Invalid
 from backend.health.router import router as health_router
+from backend.invitation.router import router as invitation_router
 from backend.kit.headers import SecurityHeadersMiddleware
 from backend.kit.limits import BodyLimitMiddleware
 from backend.kit.messages import plain_message
@@ -227,6 +228,7 @@ def create_app() -> FastAPI:
         health_router,
         auth_router,
         team_router,
+        invitation_router,
         audit_router,
         agent_router,
         device_router,

@@ -67,11 +67,18 @@ def list_tokens(
 
 @router.post("/tokens", response_model=TokenCreated, status_code=status.HTTP_201_CREATED)
 def create_token(body: TokenCreate, principal: UserDep, session: SessionDep) -> TokenCreated:
-    """A personal API token for scripts and CI; its secret is shown only in this answer."""
+    """A personal API token for scripts and CI; its secret is shown only in this answer. `scope`
+    narrows what it may do within the user's roles: `read`, `write` (default) or `upload` (only adds
+    results: the token a CI pipeline holds). A token never gets more than the token creating it."""
     raw, row = service.issue_token(
-        session, user_id=principal.user_id, name=body.name, kind="personal", ttl_s=body.ttl_s
+        session,
+        user_id=principal.user_id,
+        name=body.name,
+        kind="personal",
+        ttl_s=body.ttl_s,
+        scope=body.scope,
     )
-    return TokenCreated(id=row.id, name=row.name, token=raw, expires_at=row.expires_at)
+    return TokenCreated(id=row.id, name=row.name, scope=row.scope, token=raw, expires_at=row.expires_at)
 
 
 @router.delete("/tokens/{token_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -37,6 +37,11 @@ class LoginResponse(OutputSchema):
 MAX_TOKEN_TTL_S = 2 * 366 * 24 * 3600
 
 TokenKind = Literal["session", "personal"]
+TokenScope = Literal["read", "write", "upload"]
+SCOPE_HELP = (
+    "read: only reads; write: all the user's roles allow; upload: only adds results "
+    "(POST /api/v1/results), for a CI pipeline"
+)
 
 
 class TokenCreate(InputSchema):
@@ -47,6 +52,7 @@ class TokenCreate(InputSchema):
         le=MAX_TOKEN_TTL_S,
         description=f"lifetime in seconds, at most {MAX_TOKEN_TTL_S} (two years); none = until revoked",
     )
+    scope: TokenScope = Field("write", description=SCOPE_HELP)
 
 
 class TokenRead(OutputSchema):
@@ -55,6 +61,7 @@ class TokenRead(OutputSchema):
     id: uuid.UUID
     name: str
     kind: TokenKind = Field(description="session: a browser login; personal: an API token for scripts")
+    scope: TokenScope = Field(description=SCOPE_HELP)
     created_at: datetime
     expires_at: datetime | None
     last_used_at: datetime | None
@@ -64,5 +71,6 @@ class TokenRead(OutputSchema):
 class TokenCreated(OutputSchema):
     id: uuid.UUID
     name: str
+    scope: TokenScope
     token: str
     expires_at: datetime | None

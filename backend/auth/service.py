@@ -20,6 +20,7 @@ from backend.kit.security import (
 )
 from backend.kit.time import utcnow
 from backend.models import ApiToken, Membership, Role, Team, User
+from backend.models.team import TOKEN_SCOPES
 
 
 def create_user(session: Session, *, email: str, password: str, display_name: str) -> User:
@@ -41,13 +42,28 @@ def create_team(session: Session, *, name: str, owner: User) -> Team:
 
 
 def issue_token(
-    session: Session, *, user_id: uuid.UUID, name: str, kind: str, ttl_s: int | None
+    session: Session,
+    *,
+    user_id: uuid.UUID,
+    name: str,
+    kind: str,
+    ttl_s: int | None,
+    scope: str = "write",
 ) -> tuple[str, ApiToken]:
     if ttl_s is not None and not 0 < ttl_s <= max(MAX_TOKEN_TTL_S, get_settings().session_token_ttl_s):
         raise Invalid("ttl_s", f"must be between 1 and {MAX_TOKEN_TTL_S} seconds")
+    if scope not in TOKEN_SCOPES:
+        raise Invalid("scope", f"must be one of {', '.join(TOKEN_SCOPES)}")
     raw = new_token(USER_TOKEN_PREFIX)
     expires = utcnow() + timedelta(seconds=ttl_s) if ttl_s else None
-    row = ApiToken(user_id=user_id, name=name, kind=kind, token_hash=token_hash(raw), expires_at=expires)
+    row = ApiToken(
+        user_id=user_id,
+        name=name,
+        kind=kind,
+        scope=scope,
+        token_hash=token_hash(raw),
+        expires_at=expires,
+    )
     session.add(row)
     session.flush()
     return raw, row

@@ -59,10 +59,6 @@ MISSING_OK = {
     # carbon's defaults are library data (iowatt_energy), its few queries read environments'
     # hourly series, which environment/repository.py owns
     ("carbon", "repository.py"): "reads through environment/repository.py",
-    # teams are rows of the auth domain (teams, memberships); team/service.py lists the caller's
-    # teams through auth's repository and schema
-    ("team", "schemas.py"): "TeamRole lives in auth/schemas.py",
-    ("team", "repository.py"): "auth/repository.py teams_of",
 }
 # Routers that still hold SQL, each with its reason.
 ROUTER_SQL_OK = {

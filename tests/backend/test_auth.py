@@ -77,7 +77,7 @@ def test_logout_revokes_the_session_token(client: TestClient, session: Session) 
 
 # --- issue 9: personal tokens, logout, is_active, Argon2id, login throttle --------------------------
 
-TOKEN_FIELDS = {"id", "name", "kind", "created_at", "expires_at", "last_used_at", "revoked_at"}
+TOKEN_FIELDS = {"id", "name", "kind", "scope", "created_at", "expires_at", "last_used_at", "revoked_at"}
 
 
 @pytest.fixture(autouse=True)

@@ -97,6 +97,25 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "POST /api/v1/campaigns":                     ("401", "403", OK, OK, "422", "403", "403", "401"),
     "GET /api/v1/campaigns":                      ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "GET /api/v1/campaigns/{campaign_id}":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    # --- V1 people and teams (issue 13) ---
+    # any user creates a team (and is its admin); a team's members read it, its admins rename it
+    "POST /api/v1/teams":                         ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/teams/{team_id}":                ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "PATCH /api/v1/teams/{team_id}":              ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "GET /api/v1/teams/{team_id}/members":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    # the member's own row: an admin changes its role; the member may remove themselves (leave)
+    "PATCH /api/v1/teams/{team_id}/members/{user_id}":
+                                                  ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "DELETE /api/v1/teams/{team_id}/members/{user_id}":
+                                                  ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "POST /api/v1/teams/{team_id}/invitations":   ("401", "403", "403", OK, "403", "403", "403", "401"),
+    "GET /api/v1/teams/{team_id}/invitations":    ("401", "403", "403", OK, "403", "403", "403", "401"),
+    "DELETE /api/v1/teams/{team_id}/invitations/{invitation_id}":
+                                                  ("401", "403", "403", OK, "403", "403", "403", "401"),
+    # the link's token is the credential: any bearer token is ignored (the invited e-mail has no
+    # account yet; for an existing account the request needs that account's token: test_invitations)
+    "GET /api/v1/invitations/{token}":            (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
+    "POST /api/v1/invitations/{token}/accept":    (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
 }
 # fmt: on
 
@@ -112,6 +131,9 @@ PATH_IDS: dict[str, str] = {
     "campaign_id": "campaign",
     "token_id": "member_token",
     "enrollment_token_id": "enrollment_token",
+    "user_id": "member_user",
+    "invitation_id": "invitation",
+    "token": "invitation_token",
 }
 PATH_IDS_BY_OP: dict[str, dict[str, str]] = {
     "POST /api/v1/runs/{run_id}/cancel": {"run_id": "run_running"},
@@ -140,6 +162,12 @@ def _upload(w: World) -> dict[str, Any]:
 BODIES: dict[str, Any] = {
     "POST /api/v1/auth/login": lambda w: {"email": w.email["member"], "password": PASSWORD},
     "POST /api/v1/auth/tokens": lambda w: {"name": "matrix"},
+    # V1 people and teams (issue 13); no marker in the new names: user_b reads them back
+    "POST /api/v1/teams": lambda w: {"name": "matrix new team"},
+    "PATCH /api/v1/teams/{team_id}": lambda w: {"name": "matrix renamed team"},
+    "PATCH /api/v1/teams/{team_id}/members/{user_id}": lambda w: {"role": "viewer"},
+    "POST /api/v1/teams/{team_id}/invitations": lambda w: {"email": "new@example.test", "role": "member"},
+    "POST /api/v1/invitations/{token}/accept": lambda w: {"display_name": "Invitee", "password": PASSWORD},
     "POST /api/v1/agents/enrollment-tokens": lambda w: {"team_id": str(w.team_a)},
     "POST /api/v1/agents/enroll": lambda w: {
         "enrollment_token": w.raw["enrollment_token"],
@@ -189,6 +217,8 @@ BODIES: dict[str, Any] = {
 # Operations that authenticate with their body (credentials, an enrolment token): whoever holds
 # those may read what they answer, so the leak check does not apply.
 BODY_AUTH = {"POST /api/v1/auth/login", "POST /api/v1/agents/enroll"}
+# ... or with an invitation's token in the path (V1, issue 13): its holder reads the team's name
+BODY_AUTH |= {"GET /api/v1/invitations/{token}", "POST /api/v1/invitations/{token}/accept"}
 QUERIES: dict[str, Any] = {
     "POST /api/v1/agents/{agent_id}/lease": lambda w: {"wait_s": 0},
     "GET /api/v1/compare": lambda w: {"runs": w.ids["run_done"]},

@@ -215,4 +215,15 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
         },
     )["id"]
     commit()
+    # people (V1, issue 13): a member's user id, and a pending invitation whose link is its token
+    w.ids["member_user"] = str(member.user.id)
+    invitation = call(
+        "admin",
+        "POST",
+        f"/teams/{ta}/invitations",
+        json={"email": f"invitee-{marker}@example.test", "role": "viewer"},
+    )
+    w.ids["invitation"] = str(invitation["id"])
+    w.ids["invitation_token"] = invitation["url"].rsplit("/", 1)[1]
+    commit()
     return w

@@ -256,7 +256,9 @@ export interface paths {
         put?: never;
         /**
          * Create Token
-         * @description A personal API token for scripts and CI; its secret is shown only in this answer.
+         * @description A personal API token for scripts and CI; its secret is shown only in this answer. `scope`
+         *     narrows what it may do within the user's roles: `read`, `write` (default) or `upload` (only adds
+         *     results: the token a CI pipeline holds). A token never gets more than the token creating it.
          */
         post: operations["create_token_api_v1_auth_tokens_post"];
         delete?: never;
@@ -496,6 +498,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/invitations/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Invitation
+         * @description No login: the team, the inviter, the role and the e-mail of a usable invitation, for the
+         *     accept page. A used, expired or revoked link is a 410 naming which; an unknown one a 404.
+         */
+        get: operations["get_invitation_api_v1_invitations__token__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invitations/{token}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept Invitation
+         * @description No login needed: with a display name and a password, creates the account for the invited
+         *     e-mail and joins the team. If an account with that e-mail exists, the request must carry that
+         *     account's bearer token instead (401 `sign_in_required` without one) and only joins. Answers a
+         *     browser session like /auth/login. One use, atomically.
+         */
+        post: operations["accept_invitation_api_v1_invitations__token__accept_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs": {
         parameters: {
             query?: never;
@@ -525,13 +571,7 @@ export interface paths {
         get: operations["get_run_api_v1_runs__run_id__get"];
         put?: never;
         post?: never;
-        /**
-         * Delete Run
-         * @description Delete a run with its result, series, power samples, energy, tags and comments (audited as
-         *     run.deleted). An admin of its team, or the member who queued it; an assigned or running run
-         *     must be cancelled first (409).
-         */
-        delete: operations["delete_run_api_v1_runs__run_id__delete"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -677,43 +717,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/runs/{run_id}/tags": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Put Tags
-         * @description Replace the run's tags (members of its team).
-         */
-        put: operations["put_tags_api_v1_runs__run_id__tags_put"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/tags": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List Tags */
-        get: operations["list_tags_api_v1_tags_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/teams": {
         parameters: {
             query?: never;
@@ -778,6 +781,52 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team_id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Invitations
+         * @description The team's invitations, newest first, each with its state: pending, accepted, revoked or
+         *     expired (admins).
+         */
+        get: operations["list_invitations_api_v1_teams__team_id__invitations_get"];
+        put?: never;
+        /**
+         * Create Invitation
+         * @description Invite an e-mail to the team with a role (admins). The answer carries the one-use link,
+         *     shown only here; it is mailed too when the server has SMTP configured (`mailed`).
+         */
+        post: operations["create_invitation_api_v1_teams__team_id__invitations_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team_id}/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Invitation
+         * @description Revoke an invitation (admins): its link answers 410 from now on. Idempotent.
+         */
+        delete: operations["revoke_invitation_api_v1_teams__team_id__invitations__invitation_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1922,6 +1971,138 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** InvitationAccept */
+        InvitationAccept: {
+            /**
+             * Display Name
+             * @description for a new account (ignored for an existing one)
+             */
+            display_name?: string | null;
+            /**
+             * Password
+             * @description for a new account, at least 8 characters
+             */
+            password?: string | null;
+        };
+        /** InvitationCreate */
+        InvitationCreate: {
+            /**
+             * Email
+             * @description who is invited: the account's e-mail
+             */
+            email: string;
+            role: components["schemas"]["Role"];
+            /**
+             * Ttl S
+             * @description how long the link stays usable, in seconds (default IOWATT_INVITATION_TTL_S, 7 days; at most IOWATT_INVITATION_MAX_TTL_S, 30 days)
+             */
+            ttl_s?: number | null;
+        };
+        /**
+         * InvitationCreated
+         * @description The link is in this answer only: the server keeps a hash of its token.
+         */
+        InvitationCreated: {
+            /** Email */
+            email: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Mailed
+             * @description whether the server sent the link by mail (SMTP configured and accepted)
+             */
+            mailed: boolean;
+            role: components["schemas"]["Role"];
+            /**
+             * Url
+             * @description the one-use link to pass on: <public URL>/invite/<token>
+             */
+            url: string;
+        };
+        /**
+         * InvitationPreview
+         * @description What the accept page shows before anyone signs in.
+         */
+        InvitationPreview: {
+            /**
+             * Account Exists
+             * @description an account with this e-mail exists: accept while signed in as it (its bearer token); otherwise accept with a display name and a password, which creates the account
+             */
+            account_exists: boolean;
+            /** Email */
+            email: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /**
+             * Inviter
+             * @description the inviter's display name; null once that account is deleted
+             */
+            inviter: string | null;
+            role: components["schemas"]["Role"];
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "pending" | "accepted" | "revoked" | "expired";
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** Team Name */
+            team_name: string;
+        };
+        /** InvitationRead */
+        InvitationRead: {
+            /** Accepted At */
+            accepted_at: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Email */
+            email: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Invited By
+             * @description the inviter's e-mail; null once that account is deleted
+             */
+            invited_by: string | null;
+            /** Revoked At */
+            revoked_at: string | null;
+            role: components["schemas"]["Role"];
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "pending" | "accepted" | "revoked" | "expired";
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+        };
         /** JobComparison */
         JobComparison: {
             /** Metrics */
@@ -2413,6 +2594,13 @@ export interface components {
         Page_EnvironmentRead_: {
             /** Items */
             items: components["schemas"]["EnvironmentRead"][];
+            /** Total */
+            total: number;
+        };
+        /** Page[InvitationRead] */
+        Page_InvitationRead_: {
+            /** Items */
+            items: components["schemas"]["InvitationRead"][];
             /** Total */
             total: number;
         };
@@ -2992,7 +3180,7 @@ export interface components {
         };
         /**
          * RunPage
-         * @description A page of runs in the order asked for (newest first by default) and how many match.
+         * @description A page of runs, newest first.
          */
         RunPage: {
             /** Items */
@@ -3052,20 +3240,9 @@ export interface components {
             /** Passes */
             passes: components["schemas"]["PassSummary"][];
             progress: components["schemas"]["Progress"] | null;
-            /**
-             * Source
-             * @description agent: queued here and run by an agent; import: a finished result uploaded (POST /api/v1/results, an uploader token)
-             * @enum {string}
-             */
-            source: "agent" | "import";
             /** Started At */
             started_at: string | null;
             status: components["schemas"]["RunStatus"];
-            /**
-             * Tags
-             * @description the run's tags, sorted (PUT /api/v1/runs/{id}/tags)
-             */
-            tags: string[];
             /** Target Path */
             target_path: string;
             /**
@@ -3135,17 +3312,6 @@ export interface components {
             /** Virtualization */
             virtualization: string | null;
         };
-        /**
-         * RunTagsUpdate
-         * @description The run's tags, replacing the ones it had ([] removes them all).
-         */
-        RunTagsUpdate: {
-            /**
-             * Tags
-             * @description at most 20 tags
-             */
-            tags: string[];
-        };
         /** RunValidityFlag */
         RunValidityFlag: {
             /**
@@ -3202,24 +3368,6 @@ export interface components {
             /** Values */
             values: number[];
         };
-        /** TagCount */
-        TagCount: {
-            /**
-             * Runs
-             * @description how many of the team's runs carry it
-             */
-            runs: number;
-            /** Tag */
-            tag: string;
-        };
-        /**
-         * TagList
-         * @description A team's tags, most used first (the runs filter's suggestions).
-         */
-        TagList: {
-            /** Items */
-            items: components["schemas"]["TagCount"][];
-        };
         /** TeamCreate */
         TeamCreate: {
             /**
@@ -3271,6 +3419,13 @@ export interface components {
             /** Name */
             name: string;
             /**
+             * Scope
+             * @description read: only reads; write: all the user's roles allow; upload: only adds results (POST /api/v1/results), for a CI pipeline
+             * @default write
+             * @enum {string}
+             */
+            scope: "read" | "write" | "upload";
+            /**
              * Ttl S
              * @description lifetime in seconds, at most 63244800 (two years); none = until revoked
              */
@@ -3287,6 +3442,11 @@ export interface components {
             id: string;
             /** Name */
             name: string;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "read" | "write" | "upload";
             /** Token */
             token: string;
         };
@@ -3319,6 +3479,12 @@ export interface components {
             name: string;
             /** Revoked At */
             revoked_at: string | null;
+            /**
+             * Scope
+             * @description read: only reads; write: all the user's roles allow; upload: only adds results (POST /api/v1/results), for a CI pipeline
+             * @enum {string}
+             */
+            scope: "read" | "write" | "upload";
         };
         /** UserRead */
         UserRead: {
@@ -5828,27 +5994,173 @@ export interface operations {
             };
         };
     };
+    get_invitation_api_v1_invitations__token__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the token of the invitation's link */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPreview"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The invitation was used, expired or was revoked (`error` says which) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    accept_invitation_api_v1_invitations__token__accept_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the token of the invitation's link */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationAccept"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginResponse"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `already_member`, or `email_taken` (the account was created meanwhile) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The invitation was used, expired or was revoked (`error` says which) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_runs_api_v1_runs_get: {
         parameters: {
             query?: {
-                /** @description any of these statuses (repeat the parameter) */
-                status?: components["schemas"]["RunStatus"][] | null;
+                status?: components["schemas"]["RunStatus"] | null;
                 agent_id?: string | null;
                 device_id?: string | null;
                 environment_id?: string | null;
                 workload_id?: string | null;
                 campaign_id?: string | null;
-                source?: ("agent" | "import") | null;
-                /** @description runs carrying every one of these tags (repeat) */
-                tag?: string[] | null;
-                /** @description created at or after (UTC when no offset is given) */
-                created_from?: string | null;
-                /** @description created before (UTC when no offset) */
-                created_to?: string | null;
-                /** @description words that must each appear (case-insensitive) in the run's name, its device's name or model, its workload's or agent's name, or one of its tags */
-                q?: string | null;
-                /** @description created, name or status; "-" first: descending */
-                sort?: "created" | "-created" | "name" | "-name" | "status" | "-status";
                 limit?: number;
                 offset?: number;
             };
@@ -6011,71 +6323,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RunRead"];
                 };
-            };
-            /** @description No bearer token, or an unknown, expired or revoked one */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description No such object, or not visible to the caller */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The request body is larger than this route's limit (1048576 bytes) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A field is invalid: `detail` lists each field and the reason */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    delete_run_api_v1_runs__run_id__delete: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                run_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description No bearer token, or an unknown, expired or revoked one */
             401: {
@@ -6836,145 +7083,6 @@ export interface operations {
             };
         };
     };
-    put_tags_api_v1_runs__run_id__tags_put: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                run_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RunTagsUpdate"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RunRead"];
-                };
-            };
-            /** @description The request body cannot be read */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description No bearer token, or an unknown, expired or revoked one */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description No such object, or not visible to the caller */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The request body is larger than this route's limit (1048576 bytes) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A field is invalid: `detail` lists each field and the reason */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    list_tags_api_v1_tags_get: {
-        parameters: {
-            query?: {
-                /** @description one of your teams; none: all of them */
-                team_id?: string | null;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TagList"];
-                };
-            };
-            /** @description No bearer token, or an unknown, expired or revoked one */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The request body is larger than this route's limit (1048576 bytes) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A field is invalid: `detail` lists each field and the reason */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
     list_teams_api_v1_teams_get: {
         parameters: {
             query?: never;
@@ -7312,6 +7420,240 @@ export interface operations {
             };
             /** @description No such object, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_invitations_api_v1_teams__team_id__invitations_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_InvitationRead_"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_invitation_api_v1_teams__team_id__invitations_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationCreated"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `already_member`: the e-mail's account is in the team */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revoke_invitation_api_v1_teams__team_id__invitations__invitation_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invitation_used`: accepted already (remove the member instead) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
