@@ -40,6 +40,8 @@ from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logg
 from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
 from backend.run.router import router as run_router
+from backend.sharing.router import pages as sharing_pages
+from backend.sharing.router import router as sharing_router
 from backend.team.router import router as team_router
 from backend.views.router import router as views_router
 from backend.workload.router import router as workload_router
@@ -239,9 +241,11 @@ def create_app() -> FastAPI:
         carbon_router,
         campaign_router,
         views_router,
+        sharing_router,
     ):
         app.include_router(r, prefix=API_PREFIX)
     app.include_router(metrics_router)
+    app.include_router(sharing_pages)  # /s/{token}: link previews, before the SPA's catch-all
     _mount_ui(app, settings.frontend_dist)
     app.openapi = _openapi_with_our_errors(app)  # type: ignore[method-assign]
     # outermost last: security headers on every answer, including the size limit's 413, which

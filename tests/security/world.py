@@ -226,4 +226,9 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
     w.ids["invitation"] = str(invitation["id"])
     w.ids["invitation_token"] = invitation["url"].rsplit("/", 1)[1]
     commit()
+    # a share link (V2, issue 13): the member shares the finished run as a comparison
+    shared = call("member", "POST", "/share-links", json={"kind": "comparison", "target": {"runs": [done]}})
+    w.ids["share_link"] = str(shared["id"])
+    w.ids["share_token"] = shared["url"].rsplit("/s/", 1)[1]
+    commit()
     return w

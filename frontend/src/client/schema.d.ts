@@ -717,6 +717,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/share-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Share Links
+         * @description The team's links, newest first, revoked and expired ones too (members).
+         */
+        get: operations["list_share_links_api_v1_share_links_get"];
+        put?: never;
+        /**
+         * Create Share Link
+         * @description A read-only link to a run, a comparison (its runs, baseline, grouping and view options) or a
+         *     campaign; members of the target's team. The URL is shown once.
+         */
+        post: operations["create_share_link_api_v1_share_links_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/share-links/{share_link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Share Link
+         * @description Revoke (its creator or a team admin): the token answers 404 from now on.
+         */
+        delete: operations["revoke_share_link_api_v1_share_links__share_link_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shared/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Shared View
+         * @description The frozen view, no login: read now for the frozen target (deleted runs are absent).
+         *     Counts a view.
+         */
+        get: operations["shared_view_api_v1_shared__token__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shared/{token}/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Shared Csv
+         * @description What the shared page shows as the compare page's CSV.
+         */
+        get: operations["shared_csv_api_v1_shared__token__export_csv_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shared/{token}/export.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Shared Json
+         * @description What the shared page shows as JSON (the view itself), as a download.
+         */
+        get: operations["shared_json_api_v1_shared__token__export_json_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/teams": {
         parameters: {
             query?: never;
@@ -1376,6 +1482,57 @@ export interface components {
             validity: {
                 [key: string]: components["schemas"]["ValidityFlag"][];
             };
+        };
+        /**
+         * ComparisonTarget
+         * @description A comparison exactly as the compare page shows it: its runs, baseline, grouping and view
+         *     options (the page's URL state, frontend/src/lib/compareState.ts).
+         */
+        ComparisonTarget: {
+            /**
+             * Baseline
+             * @description a run id; null: the first run's column
+             */
+            baseline?: string | null;
+            /** Charts */
+            charts?: ("bars" | "sweep" | "latency" | "series" | "energy")[];
+            /**
+             * Fingerprint
+             * @default workload
+             * @enum {string}
+             */
+            fingerprint: "workload" | "workload_host";
+            /**
+             * Force
+             * @description compare even when the workloads differ
+             * @default false
+             */
+            force: boolean;
+            /**
+             * Group By
+             * @default none
+             * @enum {string}
+             */
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
+            /**
+             * Job
+             * @description the job the per-job charts show
+             */
+            job?: string | null;
+            /** Runs */
+            runs: string[];
+            /**
+             * Series Metric
+             * @default mbps
+             * @enum {string}
+             */
+            series_metric: "mbps" | "iops";
+            /**
+             * Table
+             * @default auto
+             * @enum {string}
+             */
+            table: "auto" | "metrics" | "runs";
         };
         /** CpuInfo */
         "CpuInfo-Input": {
@@ -3345,6 +3502,258 @@ export interface components {
             write_clat_p99_ns: number | null;
             /** Write Iops */
             write_iops: number;
+        };
+        /** ShareLinkCreate */
+        ShareLinkCreate: {
+            /**
+             * Expires At
+             * @description UTC; null: until revoked
+             */
+            expires_at?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "run" | "comparison" | "campaign";
+            /**
+             * Target
+             * @description run and campaign: its id; comparison: the runs, baseline, grouping and view options
+             */
+            target: string | components["schemas"]["ComparisonTarget"];
+            /**
+             * Title
+             * @default
+             */
+            title: string;
+        };
+        /** ShareLinkCreated */
+        ShareLinkCreated: {
+            /** Expires At */
+            expires_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Url
+             * @description the link to hand out; shown once (only its hash is stored)
+             */
+            url: string;
+        };
+        /**
+         * ShareLinkPage
+         * @description A page of a team's share links, newest first.
+         */
+        ShareLinkPage: {
+            /** Items */
+            items: components["schemas"]["ShareLinkRead"][];
+            /** Total */
+            total: number;
+        };
+        /** ShareLinkRead */
+        ShareLinkRead: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string | null;
+            /**
+             * Created By Name
+             * @description the creator's display name; null once deleted
+             */
+            created_by_name: string | null;
+            /** Expires At */
+            expires_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "run" | "comparison" | "campaign";
+            /** Last Viewed At */
+            last_viewed_at: string | null;
+            /** Revoked At */
+            revoked_at: string | null;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "active" | "expired" | "revoked";
+            /** Target */
+            target: {
+                [key: string]: unknown;
+            };
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** Title */
+            title: string;
+            /** Views */
+            views: number;
+        };
+        /** SharedCampaign */
+        SharedCampaign: {
+            /** Counts */
+            counts: {
+                [key: string]: number;
+            };
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Done */
+            done: boolean;
+            /** Name */
+            name: string;
+            /** Repeats */
+            repeats: number;
+        };
+        /**
+         * SharedComparison
+         * @description The comparison of the logged-in compare page (backend/compare Comparison), with SharedRun
+         *     for the runs and column keys that name no host, path or id.
+         */
+        SharedComparison: {
+            /** Baseline */
+            baseline: string;
+            /** Columns */
+            columns: components["schemas"]["Column"][];
+            comparability: components["schemas"]["Comparability"];
+            /** Energy */
+            energy: components["schemas"]["Metric"][];
+            /**
+             * Group By
+             * @enum {string}
+             */
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
+            /** Jobs */
+            jobs: components["schemas"]["JobComparison"][];
+            /** Runs */
+            runs: components["schemas"]["SharedRun"][];
+            /** Suggestions */
+            suggestions: string[];
+            /** Validity */
+            validity: {
+                [key: string]: components["schemas"]["ValidityFlag"][];
+            };
+        };
+        /**
+         * SharedOptions
+         * @description The view options frozen with the link (a comparison's page state).
+         */
+        SharedOptions: {
+            /** Charts */
+            charts: ("bars" | "sweep" | "latency" | "series" | "energy")[];
+            /**
+             * Fingerprint
+             * @enum {string}
+             */
+            fingerprint: "workload" | "workload_host";
+            /** Force */
+            force: boolean;
+            /**
+             * Group By
+             * @enum {string}
+             */
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
+            /** Job */
+            job: string | null;
+            /**
+             * Series Metric
+             * @enum {string}
+             */
+            series_metric: "mbps" | "iops";
+            /**
+             * Table
+             * @enum {string}
+             */
+            table: "auto" | "metrics" | "runs";
+        };
+        /**
+         * SharedRun
+         * @description A run as a shared view shows it: what it measured and on which device and environment; no
+         *     ids of the team's agents, devices or environments, no target paths, host policy or errors.
+         */
+        SharedRun: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Device Name */
+            device_name: string | null;
+            energy: components["schemas"]["EnergyRead"];
+            /** Environment Name */
+            environment_name: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Jobs */
+            jobs: components["schemas"]["JobSummary"][];
+            /** Name */
+            name: string;
+            /** Passes */
+            passes: components["schemas"]["PassSummary"][];
+            /** Started At */
+            started_at: string | null;
+            status: components["schemas"]["RunStatus"];
+            workload: components["schemas"]["WorkloadSpec"];
+        };
+        /**
+         * SharedView
+         * @description What a share link shows, read live for the frozen target: what was deleted since is absent
+         *     (`runs_deleted` says how many of the frozen runs).
+         */
+        SharedView: {
+            campaign: components["schemas"]["SharedCampaign"] | null;
+            /** @description null when no frozen run is left */
+            comparison: components["schemas"]["SharedComparison"] | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Expires At */
+            expires_at: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "run" | "comparison" | "campaign";
+            options: components["schemas"]["SharedOptions"];
+            /**
+             * Runs Deleted
+             * @description of those, how many were deleted since
+             */
+            runs_deleted: number;
+            /**
+             * Runs Total
+             * @description runs the link froze (a campaign: its runs now)
+             */
+            runs_total: number;
+            /**
+             * Shared By
+             * @description the creator's display name; null once deleted
+             */
+            shared_by: string | null;
+            /** Team Name */
+            team_name: string;
+            /** Title */
+            title: string;
         };
         /** StatsRead */
         StatsRead: {
@@ -7056,6 +7465,377 @@ export interface operations {
             };
             /** @description No such object, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_share_links_api_v1_share_links_get: {
+        parameters: {
+            query: {
+                team_id: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareLinkPage"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_share_link_api_v1_share_links_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareLinkCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareLinkCreated"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revoke_share_link_api_v1_share_links__share_link_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                share_link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    shared_view_api_v1_shared__token__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link's token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedView"];
+                };
+            };
+            /** @description unknown or revoked link */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description the link expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    shared_csv_api_v1_shared__token__export_csv_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link's token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description unknown or revoked link */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description the link expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    shared_json_api_v1_shared__token__export_json_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link's token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedView"];
+                };
+            };
+            /** @description unknown or revoked link */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description the link expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,155 @@
+"""Share links: what a member creates, what the team lists, what a link opened without login shows."""
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import AwareDatetime, Field
+
+from backend.compare.schemas import (
+    Column,
+    Comparability,
+    FingerprintMode,
+    GroupBy,
+    JobComparison,
+    Metric,
+    ValidityFlag,
+)
+from backend.kit.schema import InputSchema, OutputSchema
+from backend.models import RunStatus
+from backend.power.schemas import EnergyRead
+from backend.run.schemas import JobSummary, PassSummary
+from backend.workload.schemas import StoredWorkloadSpec
+
+ShareKind = Literal["run", "comparison", "campaign"]
+ChartKind = Literal["bars", "sweep", "latency", "series", "energy"]
+ALL_CHARTS: tuple[ChartKind, ...] = ("bars", "sweep", "latency", "series", "energy")
+TableLayout = Literal["auto", "metrics", "runs"]
+SeriesMetric = Literal["mbps", "iops"]
+ShareState = Literal["active", "expired", "revoked"]
+
+# as many runs as a comparison takes (backend/compare/service.py MAX_RUNS)
+MAX_SHARED_RUNS = 200
+
+
+class ComparisonTarget(InputSchema):
+    """A comparison exactly as the compare page shows it: its runs, baseline, grouping and view
+    options (the page's URL state, frontend/src/lib/compareState.ts)."""
+
+    runs: list[uuid.UUID] = Field(min_length=1, max_length=MAX_SHARED_RUNS)
+    baseline: uuid.UUID | None = Field(None, description="a run id; null: the first run's column")
+    group_by: GroupBy = "none"
+    fingerprint: FingerprintMode = "workload"
+    force: bool = Field(False, description="compare even when the workloads differ")
+    job: str | None = Field(None, max_length=200, description="the job the per-job charts show")
+    charts: list[ChartKind] = Field(default_factory=lambda: list(ALL_CHARTS), max_length=5)
+    table: TableLayout = "auto"
+    series_metric: SeriesMetric = "mbps"
+
+
+class ShareLinkCreate(InputSchema):
+    kind: ShareKind
+    target: uuid.UUID | ComparisonTarget = Field(
+        description="run and campaign: its id; comparison: the runs, baseline, grouping and view options"
+    )
+    expires_at: AwareDatetime | None = Field(None, description="UTC; null: until revoked")
+    title: str = Field("", max_length=300)
+
+
+class ShareLinkCreated(OutputSchema):
+    id: uuid.UUID
+    url: str = Field(description="the link to hand out; shown once (only its hash is stored)")
+    expires_at: datetime | None
+
+
+class ShareLinkRead(OutputSchema):
+    id: uuid.UUID
+    team_id: uuid.UUID
+    kind: ShareKind
+    title: str
+    target: dict[str, object]
+    created_by: uuid.UUID | None
+    created_by_name: str | None = Field(description="the creator's display name; null once deleted")
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    state: ShareState
+    views: int
+    last_viewed_at: datetime | None
+
+
+class ShareLinkPage(OutputSchema):
+    """A page of a team's share links, newest first."""
+
+    items: list[ShareLinkRead]
+    total: int
+
+
+class SharedRun(OutputSchema):
+    """A run as a shared view shows it: what it measured and on which device and environment; no
+    ids of the team's agents, devices or environments, no target paths, host policy or errors."""
+
+    id: uuid.UUID
+    name: str
+    status: RunStatus
+    device_name: str | None
+    environment_name: str | None
+    workload: StoredWorkloadSpec
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    jobs: list[JobSummary]
+    passes: list[PassSummary]
+    energy: EnergyRead
+
+
+class SharedComparison(OutputSchema):
+    """The comparison of the logged-in compare page (backend/compare Comparison), with SharedRun
+    for the runs and column keys that name no host, path or id."""
+
+    runs: list[SharedRun]
+    columns: list[Column]
+    baseline: str
+    group_by: GroupBy
+    comparability: Comparability
+    jobs: list[JobComparison]
+    energy: list[Metric]
+    validity: dict[str, list[ValidityFlag]]
+    suggestions: list[str]
+
+
+class SharedOptions(OutputSchema):
+    """The view options frozen with the link (a comparison's page state)."""
+
+    group_by: GroupBy
+    fingerprint: FingerprintMode
+    force: bool
+    job: str | None
+    charts: list[ChartKind]
+    table: TableLayout
+    series_metric: SeriesMetric
+
+
+class SharedCampaign(OutputSchema):
+    name: str
+    created_at: datetime
+    repeats: int
+    counts: dict[str, int]
+    done: bool
+
+
+class SharedView(OutputSchema):
+    """What a share link shows, read live for the frozen target: what was deleted since is absent
+    (`runs_deleted` says how many of the frozen runs)."""
+
+    kind: ShareKind
+    title: str
+    team_name: str
+    shared_by: str | None = Field(description="the creator's display name; null once deleted")
+    created_at: datetime
+    expires_at: datetime | None
+    options: SharedOptions
+    runs_total: int = Field(description="runs the link froze (a campaign: its runs now)")
+    runs_deleted: int = Field(description="of those, how many were deleted since")
+    comparison: SharedComparison | None = Field(description="null when no frozen run is left")
+    campaign: SharedCampaign | None

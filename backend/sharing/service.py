@@ -1,0 +1,347 @@
+"""Share links (issue 13): a member freezes a run, a comparison or a campaign; anyone holding the
+link reads that view, live, and nothing else of the team; the creator or an admin revokes it.
+
+The view is built by the compare and run services' public functions, called as a read-only viewer
+of the link's team, for the frozen ids that still exist (what was deleted is absent). What a shared
+view hides and why: docs/adr/0018-share-previews.md."""
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from backend.audit import service as audit
+from backend.auth.principal import UserPrincipal
+from backend.campaign import service as campaign_service
+from backend.compare import service as compare_service
+from backend.compare.schemas import Comparison
+from backend.errors import AppError, Conflict, Forbidden, Invalid, NotFound
+from backend.kit.security import new_token, token_hash
+from backend.kit.time import utcnow
+from backend.models import Role, ShareLink
+from backend.sharing import repository
+from backend.sharing.schemas import (
+    MAX_SHARED_RUNS,
+    ComparisonTarget,
+    SharedCampaign,
+    SharedComparison,
+    SharedOptions,
+    SharedRun,
+    SharedView,
+    ShareLinkCreate,
+    ShareLinkRead,
+    ShareState,
+)
+
+GONE_MESSAGE = "this share link does not exist or was revoked"
+# the options of a run's and a campaign's view (a campaign groups as its compare link does)
+RUN_OPTIONS = ComparisonTarget(runs=[uuid.UUID(int=0)])
+CAMPAIGN_GROUP_BY = "device_environment"
+
+
+class ShareLinkGone(NotFound):
+    code = "share_link_not_found"
+
+
+class ShareLinkExpired(AppError):
+    status_code = 410
+    code = "share_link_expired"
+
+
+def _state(link: ShareLink) -> ShareState:
+    if link.revoked_at is not None:
+        return "revoked"
+    if link.expires_at is not None and link.expires_at <= utcnow():
+        return "expired"
+    return "active"
+
+
+def _team_of_target(
+    session: Session, principal: UserPrincipal, body: ShareLinkCreate
+) -> tuple[uuid.UUID, dict[str, Any]]:
+    """The team the target belongs to (one of the caller's) and the target as stored."""
+    if body.kind == "comparison":
+        if not isinstance(body.target, ComparisonTarget):
+            raise Invalid("target", "a comparison's target is an object with runs (and its view options)")
+        t = body.target
+        runs = list(dict.fromkeys(t.runs))
+        teams = repository.runs_in_teams(session, runs, principal.team_ids)
+        missing = [str(r) for r in runs if r not in teams]
+        if missing:
+            raise Invalid("target.runs", f"not found in your teams: {', '.join(missing)}")
+        if len(set(teams.values())) > 1:
+            raise Invalid("target.runs", "all runs of a shared comparison must belong to one team")
+        if t.baseline is not None and t.baseline not in teams:
+            raise Invalid("target.baseline", "the baseline must be one of the compared runs")
+        frozen = t.model_copy(update={"runs": runs}).model_dump(mode="json")
+        return next(iter(teams.values())), frozen
+    if not isinstance(body.target, uuid.UUID):
+        raise Invalid("target", f"a {body.kind}'s target is its id")
+    if body.kind == "run":
+        team = repository.runs_in_teams(session, [body.target], principal.team_ids).get(body.target)
+        if team is None:
+            raise Invalid("target", "no such run in your teams")
+        return team, {"run": str(body.target)}
+    try:
+        campaign = campaign_service.get(session, principal=principal, campaign_id=body.target)
+    except NotFound as exc:
+        raise Invalid("target", "no such campaign in your teams") from exc
+    return campaign.team_id, {"campaign": str(body.target)}
+
+
+def create(session: Session, *, principal: UserPrincipal, body: ShareLinkCreate) -> tuple[ShareLink, str]:
+    """A new link (members of the target's team); returns it and its raw token, shown once."""
+    if body.expires_at is not None:
+        try:
+            expires = body.expires_at.astimezone(utcnow().tzinfo)
+        except (OverflowError, ValueError) as exc:
+            raise Invalid("expires_at", "not a representable UTC time") from exc
+        if expires <= utcnow():
+            raise Invalid("expires_at", "must be in the future")
+    else:
+        expires = None
+    team_id, target = _team_of_target(session, principal, body)
+    principal.require(team_id, Role.member)
+    raw = new_token("")
+    link = ShareLink(
+        team_id=team_id,
+        kind=body.kind,
+        target=target,
+        title=body.title,
+        token_hash=token_hash(raw),
+        created_by=principal.user_id,
+        expires_at=expires,
+    )
+    repository.add(session, link)
+    audit.record(
+        session,
+        team_id=team_id,
+        action="share_link.created",
+        target_kind="share_link",
+        target_id=link.id,
+        user_id=principal.user_id,
+        details={"kind": body.kind, "title": body.title, "target": target},
+    )
+    return link, raw
+
+
+def page(
+    session: Session, *, principal: UserPrincipal, team_id: uuid.UUID, limit: int, offset: int
+) -> tuple[list[ShareLink], int]:
+    principal.require(team_id, Role.member)
+    return repository.page(session, team_id, limit=limit, offset=offset)
+
+
+def to_read(session: Session, links: list[ShareLink]) -> list[ShareLinkRead]:
+    names = repository.user_names(session, {x.created_by for x in links if x.created_by})
+    return [
+        ShareLinkRead(
+            id=x.id,
+            team_id=x.team_id,
+            kind=x.kind,
+            title=x.title,
+            target=x.target,
+            created_by=x.created_by,
+            created_by_name=names.get(x.created_by) if x.created_by else None,
+            created_at=x.created_at,
+            expires_at=x.expires_at,
+            revoked_at=x.revoked_at,
+            state=_state(x),
+            views=x.views,
+            last_viewed_at=x.last_viewed_at,
+        )
+        for x in links
+    ]
+
+
+def revoke(session: Session, *, principal: UserPrincipal, link_id: uuid.UUID) -> None:
+    """The creator or an admin of the team revokes a link: from then on its token answers 404."""
+    link = repository.get(session, link_id, lock=True)
+    if link is None or link.team_id not in principal.team_ids:
+        raise NotFound("share link not found")
+    if link.created_by != principal.user_id:
+        try:
+            principal.require(link.team_id, Role.admin)
+        except Forbidden as exc:
+            raise Forbidden(
+                "revoking another member's share link needs the admin role in the team", code="forbidden"
+            ) from exc
+    if link.revoked_at is not None:
+        raise Conflict("this share link is already revoked", code="already_revoked")
+    link.revoked_at = utcnow()
+    audit.record(
+        session,
+        team_id=link.team_id,
+        action="share_link.revoked",
+        target_kind="share_link",
+        target_id=link.id,
+        user_id=principal.user_id,
+        details={"kind": link.kind, "title": link.title},
+    )
+
+
+def open_link(session: Session, *, token: str, count: bool = False) -> ShareLink:
+    """The live link of a token, or 404 (unknown or revoked) / 410 (expired). `count`: one more view."""
+    link = repository.by_token_hash(session, token_hash(token))
+    if link is None or link.revoked_at is not None:
+        raise ShareLinkGone(GONE_MESSAGE)
+    if link.expires_at is not None and link.expires_at <= utcnow():
+        raise ShareLinkExpired(f"this share link expired on {link.expires_at:%Y-%m-%d %H:%M} UTC")
+    if count:
+        repository.count_view(session, link.id, utcnow())
+    return link
+
+
+@dataclass
+class Frozen:
+    """A link's view and the comparison it was built from (its labels scrubbed), for the exports."""
+
+    view: SharedView
+    comparison: Comparison | None
+
+
+def _scrubber(paths: set[str]) -> Any:
+    """Target paths out of the team's text (run names, labels, flags): each becomes `target-N`."""
+    alias = {p: f"target-{i + 1}" for i, p in enumerate(sorted(p for p in paths if len(p) >= 3))}
+    ordered = sorted(alias, key=len, reverse=True)
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            for p in ordered:
+                value = value.replace(p, alias[p])
+            return value
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        if isinstance(value, dict):
+            return {scrub(k): scrub(v) for k, v in value.items()}
+        return value
+
+    return scrub
+
+
+def _shared_comparison(session: Session, c: Comparison) -> tuple[SharedComparison, Comparison]:
+    scrub = _scrubber({r.target_path for r in c.runs})
+    keys = {col.key: f"col{i + 1}" for i, col in enumerate(c.columns)}
+    columns = [col.model_copy(update={"key": keys[col.key], "label": scrub(col.label)}) for col in c.columns]
+    envs = repository.environment_names(session, {r.environment_id for r in c.runs if r.environment_id})
+    runs = [
+        SharedRun(
+            id=r.id,
+            name=scrub(r.name),
+            status=r.status,
+            device_name=r.device_name,
+            environment_name=envs.get(r.environment_id) if r.environment_id else None,
+            workload=r.workload,
+            created_at=r.created_at,
+            started_at=r.started_at,
+            finished_at=r.finished_at,
+            jobs=r.jobs,
+            passes=r.passes,
+            energy=r.energy,
+        )
+        for r in c.runs
+    ]
+    comparability = c.comparability.model_validate(scrub(c.comparability.model_dump(mode="json")))
+    validity = {
+        k: [f.model_copy(update={"message": scrub(f.message)}) for f in v] for k, v in c.validity.items()
+    }
+    shared = SharedComparison(
+        runs=runs,
+        columns=columns,
+        baseline=keys[c.baseline],
+        group_by=c.group_by,
+        comparability=comparability,
+        jobs=c.jobs,
+        energy=c.energy,
+        validity=validity,
+        suggestions=[scrub(s) for s in c.suggestions],
+    )
+    # the CSV export reads columns, jobs, energy and the runs' energy basis: the same labels as shown
+    scrubbed = c.model_copy(update={"columns": columns, "baseline": shared.baseline})
+    return shared, scrubbed
+
+
+def view(session: Session, *, link: ShareLink) -> Frozen:
+    """The link's frozen view, read now: the compare service for the frozen runs that still exist."""
+    reader = UserPrincipal(
+        user_id=link.created_by or uuid.UUID(int=0), roles={link.team_id: Role.viewer}, scope="read"
+    )
+    campaign: SharedCampaign | None = None
+    if link.kind == "comparison":
+        opts = ComparisonTarget.model_validate(link.target)
+        frozen = opts.runs
+    elif link.kind == "run":
+        opts = RUN_OPTIONS
+        frozen = [uuid.UUID(str(link.target["run"]))]
+    else:
+        opts = RUN_OPTIONS.model_copy(update={"group_by": CAMPAIGN_GROUP_BY})
+        frozen = []
+        try:
+            cmp = campaign_service.get(
+                session, principal=reader, campaign_id=uuid.UUID(str(link.target["campaign"]))
+            )
+        except NotFound:
+            cmp = None
+        if cmp is not None:
+            read = campaign_service.to_read(session, [cmp])[0]
+            campaign = SharedCampaign(
+                name=read.name,
+                created_at=read.created_at,
+                repeats=read.repeats,
+                counts=read.counts,
+                done=read.done,
+            )
+            frozen = repository.succeeded_runs_of_campaign(session, cmp.id)
+    alive = repository.runs_in_teams(session, frozen, [link.team_id])
+    kept = [r for r in frozen if r in alive]
+    deleted = len(frozen) - len(kept)
+    kept = kept[:MAX_SHARED_RUNS]  # a campaign may hold more runs than a comparison takes
+    comparison: Comparison | None = None
+    shared: SharedComparison | None = None
+    if kept:
+        comparison = compare_service.compare(
+            session,
+            principal=reader,
+            run_ids=kept,
+            baseline=opts.baseline if opts.baseline in alive else None,
+            group_by=opts.group_by,
+            fingerprint_mode=opts.fingerprint,
+            force=opts.force,
+        )
+        shared, comparison = _shared_comparison(session, comparison)
+    names = repository.user_names(session, {link.created_by} if link.created_by else set())
+    v = SharedView(
+        kind=link.kind,
+        title=link.title,
+        team_name=repository.team_name(session, link.team_id),
+        shared_by=names.get(link.created_by) if link.created_by else None,
+        created_at=link.created_at,
+        expires_at=link.expires_at,
+        options=SharedOptions(
+            group_by=opts.group_by,
+            fingerprint=opts.fingerprint,
+            force=opts.force,
+            job=opts.job,
+            charts=opts.charts,
+            table=opts.table,
+            series_metric=opts.series_metric,
+        ),
+        runs_total=len(frozen),
+        runs_deleted=deleted,
+        comparison=shared,
+        campaign=campaign,
+    )
+    return Frozen(view=v, comparison=comparison)
+
+
+def to_csv(frozen: Frozen) -> str:
+    """The shown comparison as the compare page's CSV (backend/compare to_csv), or a header only."""
+    if frozen.comparison is None:
+        return "job,metric,unit,better\r\n"
+    return compare_service.to_csv(frozen.comparison)
+
+
+def to_json(frozen: Frozen) -> str:
+    return json.dumps(frozen.view.model_dump(mode="json"), indent=2)
