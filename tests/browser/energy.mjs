@@ -9,194 +9,113 @@
 // tests/browser/test_browser.py sets the states up with real runs (worker stopped, then the
 // upload made old in the database, then the worker started again). Prints `ok N - ...` per
 // check and `energy: N passed, 0 failed`; exit 1 with `failure.png` on failure, 2 on bad env.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { BASE, check, needs, openBrowser } from "./lib.mjs";
 
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
-
-const BASE = (process.env.IOWATT_URL ?? "").replace(/\/$/, "");
-const { IOWATT_EMAIL: EMAIL, IOWATT_PASSWORD: PASSWORD, IOWATT_RUN_ID: RUN } = process.env;
+const RUN = process.env.IOWATT_RUN_ID;
 const STEP = process.env.IOWATT_ENERGY_STEP ?? "";
 const RUNS = (process.env.IOWATT_RUN_IDS ?? "").split(",").filter(Boolean);
-const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
-const CHROMIUM = process.env.IOWATT_CHROMIUM ?? "/usr/bin/chromium";
-const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
 
-if (
-  !BASE ||
-  !EMAIL ||
-  !PASSWORD ||
-  !RUN ||
-  !["computing", "failed", "ok", "compare", "pages"].includes(STEP)
-) {
-  console.error(
-    "energy: set IOWATT_URL, IOWATT_EMAIL, IOWATT_PASSWORD, IOWATT_RUN_ID and IOWATT_ENERGY_STEP",
-  );
-  process.exit(2);
-}
-mkdirSync(ARTIFACTS, { recursive: true });
-
-const userDataDir = mkdtempSync(join(tmpdir(), "iowatt-chromium-"));
-let context;
-let page;
-let step = "launch";
-let passed = 0;
-const pageErrors = [];
+needs(
+  "energy",
+  RUN && ["computing", "failed", "ok", "compare", "pages"].includes(STEP),
+  "IOWATT_RUN_ID and IOWATT_ENERGY_STEP",
+);
 /** Times (ms since the page was opened) of every GET of the run, as the browser sent them. */
 const runGets = [];
 let opened = 0;
 
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-async function run(name, fn) {
-  step = name;
-  await fn();
-  passed += 1;
-  console.log(`ok ${passed} - ${name}`);
-}
-
-async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
 /** Waits `ms` of real time: the behaviour under test is how often the page asks meanwhile. */
 const idle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-try {
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1440, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
-  context.setDefaultTimeout(TIMEOUT_MS);
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("pageerror", (err) => pageErrors.push(String(err)));
-  page.on("request", (req) => {
-    if (req.method() === "GET" && new URL(req.url()).pathname === `/api/v1/runs/${RUN}`) {
-      runGets.push(Date.now() - opened);
-    }
-  });
-
-  await run("log in", async () => {
-    await page.goto(`${BASE}/login`);
-    await page.fill('input[name="email"]', EMAIL);
-    await page.fill('input[name="password"]', PASSWORD);
-    await page.click('button[type="submit"]');
-    await page.getByTestId("runs-table").waitFor();
-  });
-
-  const openRun = async () => {
-    opened = Date.now();
-    runGets.length = 0;
-    await page.goto(`${BASE}/runs/${RUN}`);
-    const panel = page.getByTestId("energy-panel");
-    await panel.waitFor();
-    await panel.scrollIntoViewIfNeeded();
-    return panel;
-  };
-
-  if (STEP === "computing") {
-    await run(
-      "energy still being computed: 'energy: computing…', polled with back-off",
-      async () => {
-        const panel = await openRun();
-        check((await panel.getAttribute("data-status")) === "pending", "energy is not pending");
-        const text = (await page.getByTestId("energy-pending").textContent()) ?? "";
-        check(text.includes("energy: computing…"), `no computing note: ${text}`);
-        await shot("energy-computing");
-        await idle(15_000);
-        // 2 s, then 4 s, then 8 s apart: about 4 GETs in 15 s, where a fixed 2 s asked 8 times
-        check(runGets.length >= 2 && runGets.length <= 5, `GETs of the run at ${runGets} ms`);
-        const gaps = runGets.slice(2).map((t, i) => t - (runGets[i + 1] ?? 0));
-        check(
-          gaps.every((g, i) => i === 0 || g > (gaps[i - 1] ?? 0)),
-          `the waits do not grow: ${gaps}`,
-        );
-      },
-    );
-    await run("the runs list says computing", async () => {
-      await page.goto(`${BASE}/runs`);
-      const cell = page.locator(`[data-run-id="${RUN}"] [data-testid="run-energy"]`);
-      await cell.waitFor();
-      check(((await cell.textContent()) ?? "").includes("computing…"), "runs list energy cell");
-      await shot("energy-runs-list");
-    });
-  } else if (STEP === "failed") {
-    await run(
-      "energy missing long after the upload: 'energy unavailable: <reason>', no polling",
-      async () => {
-        const panel = await openRun();
-        check((await panel.getAttribute("data-status")) === "failed", "energy is not failed");
-        const text = (await page.getByTestId("energy-failed").textContent()) ?? "";
-        check(
-          /energy unavailable: not computed within 15 minutes/.test(text),
-          `no reason: ${text}`,
-        );
-        await shot("energy-unavailable");
-        const before = runGets.length;
-        await idle(6_000);
-        check(runGets.length === before, `the page still polls: GETs at ${runGets} ms`);
-      },
-    );
-  } else if (STEP === "ok") {
-    await run("computed energy: the figures", async () => {
-      await openRun();
-      await page.getByTestId("energy-total").waitFor();
-      await shot("energy-ok");
-    });
-  } else if (STEP === "pages") {
-    await run("compare devices offers the runs' workload with its like runs counted", async () => {
-      await page.goto(`${BASE}/compare/devices`);
-      const matching = page.getByTestId("pick-matching");
-      await matching.waitFor();
-      const text = (await matching.textContent()) ?? "";
-      const n = Number(/(\d+) matching/.exec(text)?.[1] ?? 0);
-      check(n >= 2, `fewer than two like runs: ${text}`);
-      await shot("compare-devices");
-    });
-    await run("campaigns page", async () => {
-      await page.goto(`${BASE}/campaigns`);
-      await page.getByRole("heading", { name: "Campaigns" }).waitFor();
-      await shot("campaigns");
-    });
-  } else {
-    await run("compare: charts picked by the server's metric kinds, energy bars", async () => {
-      await page.goto(`${BASE}/compare?runs=${RUNS.join(",")}`);
-      await page.getByTestId("compare-table").first().waitFor();
-      const kinds = await page
-        .locator('[data-testid="compare-chart"]')
-        .evaluateAll((els) => els.map((e) => e.getAttribute("data-kind")));
-      for (const k of ["iops", "throughput", "p99", "change-iops"]) {
-        check(kinds.includes(k), `no ${k} chart among ${kinds}`);
-      }
-      await shot("compare-kinds");
-    });
+const { page, run, shot, login, done } = await openBrowser("energy");
+page.on("request", (req) => {
+  if (req.method() === "GET" && new URL(req.url()).pathname === `/api/v1/runs/${RUN}`) {
+    runGets.push(Date.now() - opened);
   }
+});
 
-  check(pageErrors.length === 0, `page errors: ${pageErrors.join("; ")}`);
-  console.log(`energy: ${passed} passed, 0 failed`);
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-} catch (err) {
-  console.log(`not ok - ${step}: ${err?.message ?? err}`);
-  if (page)
-    await page.screenshot({ path: join(ARTIFACTS, "failure.png"), fullPage: true }).catch(() => {});
-  await context?.close().catch(() => {});
-  rmSync(userDataDir, { recursive: true, force: true });
-  process.exit(1);
+await run("log in", login);
+
+const openRun = async () => {
+  opened = Date.now();
+  runGets.length = 0;
+  await page.goto(`${BASE}/runs/${RUN}`);
+  const panel = page.getByTestId("energy-panel");
+  await panel.waitFor();
+  await panel.scrollIntoViewIfNeeded();
+  return panel;
+};
+
+if (STEP === "computing") {
+  await run("energy still being computed: 'energy: computing…', polled with back-off", async () => {
+    const panel = await openRun();
+    check((await panel.getAttribute("data-status")) === "pending", "energy is not pending");
+    const text = (await page.getByTestId("energy-pending").textContent()) ?? "";
+    check(text.includes("energy: computing…"), `no computing note: ${text}`);
+    await shot("energy-computing");
+    await idle(15_000);
+    // 2 s, then 4 s, then 8 s apart: about 4 GETs in 15 s, where a fixed 2 s asked 8 times
+    check(runGets.length >= 2 && runGets.length <= 5, `GETs of the run at ${runGets} ms`);
+    const gaps = runGets.slice(2).map((t, i) => t - (runGets[i + 1] ?? 0));
+    check(
+      gaps.every((g, i) => i === 0 || g > (gaps[i - 1] ?? 0)),
+      `the waits do not grow: ${gaps}`,
+    );
+  });
+  await run("the runs list says computing", async () => {
+    await page.goto(`${BASE}/runs`);
+    const cell = page.locator(`[data-run-id="${RUN}"] [data-testid="run-energy"]`);
+    await cell.waitFor();
+    check(((await cell.textContent()) ?? "").includes("computing…"), "runs list energy cell");
+    await shot("energy-runs-list");
+  });
+} else if (STEP === "failed") {
+  await run(
+    "energy missing long after the upload: 'energy unavailable: <reason>', no polling",
+    async () => {
+      const panel = await openRun();
+      check((await panel.getAttribute("data-status")) === "failed", "energy is not failed");
+      const text = (await page.getByTestId("energy-failed").textContent()) ?? "";
+      check(/energy unavailable: not computed within 15 minutes/.test(text), `no reason: ${text}`);
+      await shot("energy-unavailable");
+      const before = runGets.length;
+      await idle(6_000);
+      check(runGets.length === before, `the page still polls: GETs at ${runGets} ms`);
+    },
+  );
+} else if (STEP === "ok") {
+  await run("computed energy: the figures", async () => {
+    await openRun();
+    await page.getByTestId("energy-total").waitFor();
+    await shot("energy-ok");
+  });
+} else if (STEP === "pages") {
+  await run("compare devices offers the runs' workload with its like runs counted", async () => {
+    await page.goto(`${BASE}/compare/devices`);
+    const matching = page.getByTestId("pick-matching");
+    await matching.waitFor();
+    const text = (await matching.textContent()) ?? "";
+    const n = Number(/(\d+) matching/.exec(text)?.[1] ?? 0);
+    check(n >= 2, `fewer than two like runs: ${text}`);
+    await shot("compare-devices");
+  });
+  await run("campaigns page", async () => {
+    await page.goto(`${BASE}/campaigns`);
+    await page.getByRole("heading", { name: "Campaigns" }).waitFor();
+    await shot("campaigns");
+  });
+} else {
+  await run("compare: charts picked by the server's metric kinds, energy bars", async () => {
+    await page.goto(`${BASE}/compare?runs=${RUNS.join(",")}`);
+    await page.getByTestId("compare-table").first().waitFor();
+    const kinds = await page
+      .locator('[data-testid="compare-chart"]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-kind")));
+    for (const k of ["iops", "throughput", "p99", "change-iops"]) {
+      check(kinds.includes(k), `no ${k} chart among ${kinds}`);
+    }
+    await shot("compare-kinds");
+  });
 }
+
+await done();

@@ -10,61 +10,16 @@
 //
 // tests/browser/test_new_run.py runs it. Prints `ok N - ...` per check and `new-run: N passed,
 // 0 failed`; exit 1 with `failure.png` on failure, 2 on bad env.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
 
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
-
-const BASE = (process.env.IOWATT_URL ?? "").replace(/\/$/, "");
-const { IOWATT_EMAIL: EMAIL, IOWATT_PASSWORD: PASSWORD, IOWATT_NR_TARGET: TARGET } = process.env;
+const TARGET = process.env.IOWATT_NR_TARGET;
 const COMPARE = (process.env.IOWATT_NR_COMPARE ?? "").split(",").filter(Boolean);
-const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
-const CHROMIUM = process.env.IOWATT_CHROMIUM ?? "/usr/bin/chromium";
-const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
 const RUN_TIMEOUT_MS = 180_000;
 // field names and pydantic's words that must never reach a person under a form field
 const INTERNAL = ["_bytes", "runtime_s", "time_based", "Input should", "Value error"];
 
-if (!BASE || !EMAIL || !PASSWORD || !TARGET || COMPARE.length < 2) {
-  console.error(
-    "new-run: set IOWATT_URL, IOWATT_EMAIL, IOWATT_PASSWORD, IOWATT_NR_TARGET, IOWATT_NR_COMPARE",
-  );
-  process.exit(2);
-}
-mkdirSync(ARTIFACTS, { recursive: true });
-
-const userDataDir = mkdtempSync(join(tmpdir(), "iowatt-chromium-"));
-let context;
-let page;
-let step = "launch";
-let passed = 0;
-const pageErrors = [];
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-async function run(name, fn) {
-  step = name;
-  await fn();
-  passed += 1;
-  console.log(`ok ${passed} - ${name}`);
-}
-
-async function shot(name, fullPage = true) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage });
-}
-
-async function noOverflow() {
-  const [scroll, inner] = await page.evaluate(() => [
-    document.documentElement.scrollWidth,
-    window.innerWidth,
-  ]);
-  check(scroll <= inner, `the page is ${scroll} px wide in a ${inner} px window`);
-}
+needs("new-run", TARGET && COMPARE.length >= 2, "IOWATT_NR_TARGET, IOWATT_NR_COMPARE");
+const { page, run, shot, login, done } = await openBrowser("new-run");
 
 async function openForm(path = "/runs/new") {
   await page.goto(`${BASE}${path}`);
@@ -90,169 +45,126 @@ async function finalStatus() {
   return (await status.textContent()) ?? "";
 }
 
-try {
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1440, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
-  context.setDefaultTimeout(TIMEOUT_MS);
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("pageerror", (err) => pageErrors.push(String(err)));
+await run("log in", login);
 
-  await run("log in", async () => {
-    await page.goto(`${BASE}/login`);
-    await page.fill('input[name="email"]', EMAIL);
-    await page.fill('input[name="password"]', PASSWORD);
-    await page.click('button[type="submit"]');
-    await page.getByTestId("runs-table").waitFor();
-  });
+await run("two jobs: each server error at its own job's field, in plain words", async () => {
+  await openForm();
+  await page.getByTestId("mode-custom").check();
+  const direct = page.locator('input[name="jobs.0.direct"]');
+  check(await direct.isChecked(), "the single-job form does not default to direct I/O");
+  await page.getByTestId("add-job").click();
+  check((await page.locator("fieldset[data-testid^='job-']").count()) === 2, "no second job");
+  await page.fill('input[name="jobs.0.distribution"]', "zipf:1");
+  await page.fill('input[name="jobs.1.bs"]', "1000");
+  await page.getByTestId("submit-run").click();
+  const dist = page.getByTestId("field-error-jobs.0.distribution");
+  const align = page.getByTestId("field-error-jobs.1.direct");
+  await dist.waitFor();
+  await align.waitFor();
+  for (const err of [dist, align]) {
+    check((await err.getAttribute("data-source")) === "server", "not the server's error");
+    const text = (await err.textContent()) ?? "";
+    check(!INTERNAL.some((w) => text.includes(w)), `internal words in "${text}"`);
+  }
+  check(((await align.textContent()) ?? "").includes("multiples of 512 bytes"), "direct's reason");
+  // each error sits inside its own job's box, beside the field it names
+  check(
+    (await page.getByTestId("job-0").getByTestId("field-error-jobs.0.distribution").count()) === 1,
+    "job 1's error is not in job 1's box",
+  );
+  check(
+    (await page.getByTestId("job-1").getByTestId("field-error-jobs.1.direct").count()) === 1,
+    "job 2's error is not in job 2's box",
+  );
+  check(new URL(page.url()).pathname === "/runs/new", "a run was created from an invalid form");
+  await noOverflow(page);
+  await shot("N-new-run-errors");
+});
 
-  await run("two jobs: each server error at its own job's field, in plain words", async () => {
-    await openForm();
-    await page.getByTestId("mode-custom").check();
-    const direct = page.locator('input[name="jobs.0.direct"]');
-    check(await direct.isChecked(), "the single-job form does not default to direct I/O");
-    await page.getByTestId("add-job").click();
-    check((await page.locator("fieldset[data-testid^='job-']").count()) === 2, "no second job");
-    await page.fill('input[name="jobs.0.distribution"]', "zipf:1");
-    await page.fill('input[name="jobs.1.bs"]', "1000");
-    await page.getByTestId("submit-run").click();
-    const dist = page.getByTestId("field-error-jobs.0.distribution");
-    const align = page.getByTestId("field-error-jobs.1.direct");
-    await dist.waitFor();
-    await align.waitFor();
-    for (const err of [dist, align]) {
-      check((await err.getAttribute("data-source")) === "server", "not the server's error");
-      const text = (await err.textContent()) ?? "";
-      check(!INTERNAL.some((w) => text.includes(w)), `internal words in "${text}"`);
-    }
-    check(
-      ((await align.textContent()) ?? "").includes("multiples of 512 bytes"),
-      "direct's reason",
-    );
-    // each error sits inside its own job's box, beside the field it names
-    check(
-      (await page.getByTestId("job-0").getByTestId("field-error-jobs.0.distribution").count()) ===
-        1,
-      "job 1's error is not in job 1's box",
-    );
-    check(
-      (await page.getByTestId("job-1").getByTestId("field-error-jobs.1.direct").count()) === 1,
-      "job 2's error is not in job 2's box",
-    );
-    check(new URL(page.url()).pathname === "/runs/new", "a run was created from an invalid form");
-    await noOverflow();
-    await shot("N-new-run-errors");
-  });
+await run("the fixed jobs (reordered, with engine options) run on the real agent", async () => {
+  await page.fill('input[name="jobs.0.distribution"]', "zipf:1.2");
+  await page.fill('input[name="jobs.1.bs"]', "64k");
+  await page.fill('input[name="jobs.1.name"]', "seq-64k");
+  await page.locator('select[name="jobs.1.rw"]').selectOption("read");
+  await page.getByRole("button", { name: "move job 2 up" }).click();
+  check((await page.inputValue('input[name="jobs.0.name"]')) === "seq-64k", "not reordered");
+  for (const i of [0, 1]) {
+    await page.fill(`input[name="jobs.${i}.runtime"]`, "1");
+    await page.fill(`input[name="jobs.${i}.size"]`, "16m");
+  }
+  await page.fill('input[name="jobs.1.randseed"]', "42");
+  await page.fill('input[name="jobs.1.rateiops"]', "500");
+  const estimate = (await page.getByTestId("duration-estimate").textContent()) ?? "";
+  check(estimate.includes("idle baseline") && estimate.includes("overhead"), estimate);
+  await page.fill('input[name="name"]', "browser: two jobs from the builder");
+  await shot("N-new-run-builder");
+  await page.getByTestId("submit-run").click();
+  const final = await finalStatus();
+  check(final === "succeeded", `the builder's run ${final}`);
+});
 
-  let customRun = "";
-  await run("the fixed jobs (reordered, with engine options) run on the real agent", async () => {
-    await page.fill('input[name="jobs.0.distribution"]', "zipf:1.2");
-    await page.fill('input[name="jobs.1.bs"]', "64k");
-    await page.fill('input[name="jobs.1.name"]', "seq-64k");
-    await page.locator('select[name="jobs.1.rw"]').selectOption("read");
-    await page.getByRole("button", { name: "move job 2 up" }).click();
-    check((await page.inputValue('input[name="jobs.0.name"]')) === "seq-64k", "not reordered");
-    for (const i of [0, 1]) {
-      await page.fill(`input[name="jobs.${i}.runtime"]`, "1");
-      await page.fill(`input[name="jobs.${i}.size"]`, "16m");
-    }
-    await page.fill('input[name="jobs.1.randseed"]', "42");
-    await page.fill('input[name="jobs.1.rateiops"]', "500");
-    const estimate = (await page.getByTestId("duration-estimate").textContent()) ?? "";
-    check(estimate.includes("idle baseline") && estimate.includes("overhead"), estimate);
-    await page.fill('input[name="name"]', "browser: two jobs from the builder");
-    await shot("N-new-run-builder");
-    await page.getByTestId("submit-run").click();
-    const final = await finalStatus();
-    check(final === "succeeded", `the builder's run ${final}`);
-    customRun = page.url().split("/").pop() ?? "";
-  });
+let shortRun = "";
+await run("a preset shortened ×0.1 runs and its run page flags it", async () => {
+  await openForm();
+  await page.locator("#f-workload").selectOption({ label: "quick" });
+  await page.getByTestId("shorten-select").selectOption("0.1");
+  const estimate = (await page.getByTestId("duration-estimate").textContent()) ?? "";
+  check(estimate.includes("(shortened ×0.1)"), `estimate: ${estimate}`);
+  await page.fill('input[name="name"]', "browser: quick shortened");
+  await shot("N-new-run-preset");
+  await page.getByTestId("submit-run").click();
+  const final = await finalStatus();
+  check(final === "succeeded", `the shortened run ${final}`);
+  shortRun = page.url().split("/").pop() ?? "";
+  const flag = page.locator('[data-flag="shortened"]').first();
+  await flag.waitFor();
+  check(((await flag.textContent()) ?? "").includes("shortened"), await flag.textContent());
+  await noOverflow(page);
+  await shot("N-run-shortened");
+});
 
-  let shortRun = "";
-  await run("a preset shortened ×0.1 runs and its run page flags it", async () => {
-    await openForm();
-    await page.locator("#f-workload").selectOption({ label: "quick" });
-    await page.getByTestId("shorten-select").selectOption("0.1");
-    const estimate = (await page.getByTestId("duration-estimate").textContent()) ?? "";
-    check(estimate.includes("(shortened ×0.1)"), `estimate: ${estimate}`);
-    await page.fill('input[name="name"]', "browser: quick shortened");
-    await shot("N-new-run-preset");
-    await page.getByTestId("submit-run").click();
-    const final = await finalStatus();
-    check(final === "succeeded", `the shortened run ${final}`);
-    shortRun = page.url().split("/").pop() ?? "";
-    const flag = page.locator('[data-flag="shortened"]').first();
-    await flag.waitFor();
-    check(((await flag.textContent()) ?? "").includes("shortened"), await flag.textContent());
-    await noOverflow();
-    await shot("N-run-shortened");
-  });
+await run("clone and re-run: the form opens prefilled and keeps the shortening", async () => {
+  await page.getByTestId("clone-run").click();
+  await page.getByTestId("clone-note").waitFor();
+  await page.waitForFunction(() =>
+    (document.querySelector("[data-testid='clone-note']")?.textContent ?? "").includes("re-run"),
+  );
+  check(new URL(page.url()).searchParams.get("from") === shortRun, page.url());
+  check(await page.getByTestId("mode-custom").isChecked(), "the clone is not shown as jobs");
+  check(
+    (await page.getByTestId("kept-shortened").textContent()).includes("×0.1"),
+    "shortening lost",
+  );
+  check(
+    (await page.inputValue('input[name="name"]')) === "re-run of browser: quick shortened",
+    await page.inputValue('input[name="name"]'),
+  );
+  await shot("N-new-run-clone");
+  await page.getByTestId("submit-run").click();
+  check((await finalStatus()) === "succeeded", "the re-run did not succeed");
+  await page.locator('[data-flag="shortened"]').first().waitFor();
+});
 
-  await run("clone and re-run: the form opens prefilled and keeps the shortening", async () => {
-    await page.getByTestId("clone-run").click();
-    await page.getByTestId("clone-note").waitFor();
-    await page.waitForFunction(() =>
-      (document.querySelector("[data-testid='clone-note']")?.textContent ?? "").includes("re-run"),
-    );
-    check(new URL(page.url()).searchParams.get("from") === shortRun, page.url());
-    check(await page.getByTestId("mode-custom").isChecked(), "the clone is not shown as jobs");
-    check(
-      (await page.getByTestId("kept-shortened").textContent()).includes("×0.1"),
-      "shortening lost",
-    );
-    check(
-      (await page.inputValue('input[name="name"]')) === "re-run of browser: quick shortened",
-      await page.inputValue('input[name="name"]'),
-    );
-    await shot("N-new-run-clone");
-    await page.getByTestId("submit-run").click();
-    check((await finalStatus()) === "succeeded", "the re-run did not succeed");
-    await page.locator('[data-flag="shortened"]').first().waitFor();
-  });
+await run("README screenshots: dashboard, compare, run page at 1440x900", async () => {
+  await page.goto(`${BASE}/`);
+  await page.getByTestId("stats").waitFor();
+  // the latest runs' comparison draws its charts once its data is in
+  await page
+    .locator("[data-testid='dashboard-compare'] .recharts-cartesian-grid")
+    .first()
+    .waitFor()
+    .catch(() => {});
+  await page.waitForTimeout(800); // charts animate in
+  await shot("readme-dashboard", false);
+  await page.goto(`${BASE}/compare?runs=${COMPARE.join(",")}`);
+  await page.locator(".recharts-cartesian-grid").first().waitFor();
+  await page.waitForTimeout(500);
+  await shot("readme-compare", false);
+  await page.goto(`${BASE}/runs/${COMPARE[0]}`);
+  await page.getByTestId("run-detail").waitFor();
+  await page.locator(".recharts-cartesian-grid").first().waitFor();
+  await page.waitForTimeout(500);
+  await shot("readme-run", false);
+});
 
-  await run("README screenshots: dashboard, compare, run page at 1440x900", async () => {
-    await page.goto(`${BASE}/`);
-    await page.getByTestId("stats").waitFor();
-    // the latest runs' comparison draws its charts once its data is in
-    await page
-      .locator("[data-testid='dashboard-compare'] .recharts-cartesian-grid")
-      .first()
-      .waitFor()
-      .catch(() => {});
-    await page.waitForTimeout(800); // charts animate in
-    await shot("readme-dashboard", false);
-    await page.goto(`${BASE}/compare?runs=${COMPARE.join(",")}`);
-    await page.locator(".recharts-cartesian-grid").first().waitFor();
-    await page.waitForTimeout(500);
-    await shot("readme-compare", false);
-    await page.goto(`${BASE}/runs/${COMPARE[0]}`);
-    await page.getByTestId("run-detail").waitFor();
-    await page.locator(".recharts-cartesian-grid").first().waitFor();
-    await page.waitForTimeout(500);
-    await shot("readme-run", false);
-  });
-
-  check(pageErrors.length === 0, `page errors: ${pageErrors.join("; ")}`);
-  console.log(`new-run: ${passed} passed, 0 failed`);
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-} catch (err) {
-  console.log(`not ok - ${step}: ${err?.message ?? err}`);
-  if (page)
-    await page.screenshot({ path: join(ARTIFACTS, "failure.png"), fullPage: true }).catch(() => {});
-  await context?.close().catch(() => {});
-  rmSync(userDataDir, { recursive: true, force: true });
-  process.exit(1);
-}
+await done();

@@ -13,26 +13,9 @@
 // refused); Settings → API tokens creates and revokes a token (refused afterwards); log out ends
 // the server session (the old token is refused). Screenshots of each page go to IOWATT_ARTIFACTS.
 // Exit 0 on success; 1 with the failing step and failure.png; 2 for a bad environment.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { BASE, check, EMAIL, needs, openBrowser, PASSWORD } from "./lib.mjs";
 
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
-
-const BASE = (process.env.IOWATT_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
-const EMAIL = process.env.IOWATT_EMAIL;
-const PASSWORD = process.env.IOWATT_PASSWORD;
-const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
-const CHROMIUM = process.env.IOWATT_CHROMIUM ?? "/usr/bin/chromium";
-const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
-
-if (!EMAIL || !PASSWORD) {
-  console.error("policy: set IOWATT_EMAIL and IOWATT_PASSWORD (and IOWATT_URL)");
-  process.exit(2);
-}
-mkdirSync(ARTIFACTS, { recursive: true });
+needs("policy");
 
 const AGENT = `browser-policy-${Date.now()}`;
 const DIR = "/srv/iowatt-browser";
@@ -60,10 +43,6 @@ const POLICY = {
   default_meter: "bmc",
   limits: {},
 };
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
 
 async function call(method, path, token, body) {
   const res = await fetch(`${BASE}/api/v1${path}`, {
@@ -93,355 +72,293 @@ async function must(method, path, token, body, want) {
   return r.body;
 }
 
-const userDataDir = mkdtempSync(join(tmpdir(), "iowatt-chromium-"));
-let context;
-let page;
-let step = "set up a stand-in agent through the API";
 let heartbeat;
-let passed = 0;
-const pageErrors = [];
+const { page, run, shot, login, done } = await openBrowser("policy", {
+  timed: true,
+  onFail: () => clearInterval(heartbeat),
+});
 
-async function run(name, fn) {
-  step = name;
-  const t0 = Date.now();
-  await fn();
-  passed += 1;
-  console.log(`ok ${passed} - ${name} (${Date.now() - t0} ms)`);
-}
+// --- the stand-in agent: enrolled with a real enrolment token, reporting POLICY --------------
+const session = (await must("POST", "/auth/login", null, { email: EMAIL, password: PASSWORD }, 200))
+  .access_token;
+const me = await must("GET", "/auth/me", session, undefined, 200);
+const team = me.teams.find((t) => t.role === "admin");
+check(team, `${EMAIL} administers no team`);
+const enrol = await must(
+  "POST",
+  "/agents/enrollment-tokens",
+  session,
+  { team_id: team.id, ttl_s: 600, max_uses: 1 },
+  201,
+);
+const agent = await must(
+  "POST",
+  "/agents/enroll",
+  null,
+  {
+    enrollment_token: enrol.token,
+    name: AGENT,
+    hostname: "browser-host",
+    agent_version: "browser-test",
+    inventory: { policy: POLICY },
+  },
+  201,
+);
+const beat = () =>
+  call("POST", `/agents/${agent.agent_id}/heartbeat`, agent.agent_token, { state: "idle" });
+await beat();
+heartbeat = setInterval(beat, 3000);
 
-async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
+const browserToken = () => page.evaluate(() => localStorage.getItem("iowatt.token"));
 
-try {
-  // --- the stand-in agent: enrolled with a real enrolment token, reporting POLICY --------------
-  const session = (
-    await must("POST", "/auth/login", null, { email: EMAIL, password: PASSWORD }, 200)
-  ).access_token;
-  const me = await must("GET", "/auth/me", session, undefined, 200);
-  const team = me.teams.find((t) => t.role === "admin");
-  check(team, `${EMAIL} administers no team`);
-  const enrol = await must(
-    "POST",
-    "/agents/enrollment-tokens",
-    session,
-    { team_id: team.id, ttl_s: 600, max_uses: 1 },
-    201,
+await run("log in", () => login("logout"));
+
+await run("the new-run form offers exactly the host's targets and meters", async () => {
+  await page.goto(`${BASE}/runs/new`);
+  const agentSelect = page.locator('select[name="agent"]');
+  await agentSelect.locator("option", { hasText: AGENT }).waitFor({ state: "attached" });
+  await agentSelect.selectOption({ label: `${AGENT} (browser-host)` });
+  const targets = page.getByTestId("target-select");
+  await targets.locator(`option[value="${DEVICE}"]`).waitFor({ state: "attached" });
+  const values = await targets.locator("option").evaluateAll((os) => os.map((o) => o.value));
+  check(
+    JSON.stringify(values) === JSON.stringify([DIR, FILE, DEVICE]),
+    `targets offered: ${values}`,
   );
-  const agent = await must(
-    "POST",
-    "/agents/enroll",
-    null,
-    {
-      enrollment_token: enrol.token,
-      name: AGENT,
-      hostname: "browser-host",
-      agent_version: "browser-test",
-      inventory: { policy: POLICY },
-    },
-    201,
+  check((await page.locator('input[name="target"]').count()) === 0, "a free-text target exists");
+  const meters = await page
+    .getByTestId("meter-select")
+    .locator("option")
+    .evaluateAll((os) => os.map((o) => o.textContent));
+  check(
+    meters.join("|") ===
+      "bmc (ipmi, bmc) — host default|plug (shelly, plug)|none (no power measurement)",
+    `meters offered: ${meters}`,
   );
-  const beat = () =>
-    call("POST", `/agents/${agent.agent_id}/heartbeat`, agent.agent_token, { state: "idle" });
-  await beat();
-  heartbeat = setInterval(beat, 3000);
-
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1440, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
-  context.setDefaultTimeout(TIMEOUT_MS);
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("pageerror", (err) => pageErrors.push(String(err)));
-  const browserToken = () => page.evaluate(() => localStorage.getItem("iowatt.token"));
-
-  await run("log in", async () => {
-    await page.goto(`${BASE}/login`);
-    await page.fill('input[name="email"]', EMAIL);
-    await page.fill('input[name="password"]', PASSWORD);
-    await page.click('button[type="submit"]');
-    await page.getByTestId("logout").waitFor();
-  });
-
-  await run("the new-run form offers exactly the host's targets and meters", async () => {
-    await page.goto(`${BASE}/runs/new`);
-    const agentSelect = page.locator('select[name="agent"]');
-    await agentSelect.locator("option", { hasText: AGENT }).waitFor({ state: "attached" });
-    await agentSelect.selectOption({ label: `${AGENT} (browser-host)` });
-    const targets = page.getByTestId("target-select");
-    await targets.locator(`option[value="${DEVICE}"]`).waitFor({ state: "attached" });
-    const values = await targets.locator("option").evaluateAll((os) => os.map((o) => o.value));
-    check(
-      JSON.stringify(values) === JSON.stringify([DIR, FILE, DEVICE]),
-      `targets offered: ${values}`,
-    );
-    check((await page.locator('input[name="target"]').count()) === 0, "a free-text target exists");
-    const meters = await page
-      .getByTestId("meter-select")
-      .locator("option")
-      .evaluateAll((os) => os.map((o) => o.textContent));
-    check(
-      meters.join("|") ===
-        "bmc (ipmi, bmc) — host default|plug (shelly, plug)|none (no power measurement)",
-      `meters offered: ${meters}`,
-    );
-    check(
-      (await page.getByTestId("meter-select").inputValue()) === "bmc",
-      "default meter not chosen",
-    );
-    await shot("policy-new-run");
-  });
-
-  await run("writes on the read-only file are disabled with the host command", async () => {
-    await page.getByTestId("target-select").selectOption(FILE);
-    await page.getByTestId("mode-custom").check();
-    for (const rw of ["write", "randwrite", "rw", "randrw"]) {
-      check(
-        await page.locator(`select[name="jobs.0.rw"] option[value="${rw}"]`).isDisabled(),
-        `${rw} is not disabled on a read-only file`,
-      );
-    }
-    check(
-      !(await page.locator('select[name="jobs.0.rw"] option[value="randread"]').isDisabled()),
-      "randread is disabled",
-    );
-    const why = (await page.getByTestId("write-refusal").textContent()) ?? "";
-    check(why.includes(`iowatt-agent targets add --file ${FILE} --allow-write`), `reason: ${why}`);
-    await shot("policy-read-only");
-  });
-
-  let runId = "";
-  await run("a destructive write asks for the device's model, then sends destructive", async () => {
-    await page.getByTestId("target-select").selectOption(DEVICE);
-    await page.locator('select[name="jobs.0.rw"]').selectOption("randwrite");
-    await page.fill('input[name="jobs.0.bs"]', "4k");
-    await page.fill('input[name="jobs.0.size"]', "16m");
-    await page.fill('input[name="jobs.0.runtime"]', "1");
-    await page.fill('input[name="name"]', "browser destructive confirm");
-    await page.getByTestId("submit-run").click();
-    const dialog = page.getByTestId("destructive-dialog");
-    await dialog.waitFor();
-    check(
-      ((await dialog.textContent()) ?? "").includes(DEVICE),
-      "the dialog does not name the device",
-    );
-    const confirm = page.getByTestId("destructive-confirm");
-    check(await confirm.isDisabled(), "confirm enabled before typing");
-    await page.getByTestId("destructive-input").fill(MODEL.toLowerCase());
-    // React has handled the input and the page has painted since (two frames), not a fixed 200 ms
-    await page.evaluate(
-      () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))),
-    );
-    check(await confirm.isDisabled(), "a lower-case model confirms");
-    await page.getByTestId("destructive-input").fill(MODEL);
-    await page.waitForFunction(
-      () => !document.querySelector('[data-testid="destructive-confirm"]')?.disabled,
-    );
-    await shot("policy-destructive-dialog");
-    check(new URL(page.url()).pathname === "/runs/new", "a run was queued before confirming");
-    await confirm.click();
-    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
-    runId = new URL(page.url()).pathname.split("/").pop();
-    const stored = await must("GET", `/runs/${runId}`, session, undefined, 200);
-    check(stored.destructive === true, `stored run destructive=${stored.destructive}`);
-    check(stored.target_path === DEVICE, `stored target ${stored.target_path}`);
-    // Nothing runs: the stand-in agent never leases, and the run is cancelled here.
-    await must("POST", `/runs/${runId}/cancel`, session, undefined, 200);
-  });
-
-  await run("the server refuses the same write without the typed confirmation", async () => {
-    const r = await call("POST", "/runs", session, {
-      agent_id: agent.agent_id,
-      target_path: DEVICE,
-      workload: {
-        jobs: [
-          {
-            name: "w",
-            rw: "randwrite",
-            bs_bytes: 4096,
-            size_bytes: 16 << 20,
-            runtime_s: 1,
-            time_based: true,
-          },
-        ],
-      },
-      meter: "",
-      destructive: false,
-    });
-    check(r.status === 422, `expected 422, got ${r.status} ${JSON.stringify(r.body)}`);
-    check(
-      JSON.stringify(r.body).includes("destructive"),
-      `422 does not name destructive: ${JSON.stringify(r.body)}`,
-    );
-  });
-
-  await run("the campaign form offers each row its host's targets", async () => {
-    await page.goto(`${BASE}/campaigns`);
-    await page.getByTestId("new-campaign").click();
-    const form = page.getByTestId("campaign-form");
-    const agentSelect = form.getByLabel("Agent of target 1");
-    await agentSelect.locator("option", { hasText: AGENT }).waitFor({ state: "attached" });
-    await agentSelect.selectOption({ label: `${AGENT} (online)` });
-    const targets = form.getByLabel("Path of target 1");
-    await targets.locator(`option[value="${DEVICE}"]`).waitFor({ state: "attached" });
-    const values = await targets.locator("option").evaluateAll((os) => os.map((o) => o.value));
-    check(JSON.stringify(values) === JSON.stringify([DIR, FILE, DEVICE]), `targets: ${values}`);
-    check(
-      (await form.locator('input[aria-label^="Path of target"]').count()) === 0,
-      "free-text path",
-    );
-    await shot("policy-campaign-form");
-  });
-
-  await run("the agents page shows the host's targets and meters", async () => {
-    await page.goto(`${BASE}/agents`);
-    const row = page.locator(`[data-testid="agent-row"][data-agent="${AGENT}"]`);
-    await row.waitFor();
-    await row.getByRole("button", { name: /Show details/ }).click();
-    const targets = page.getByTestId("policy-targets");
-    await targets.waitFor();
-    const text = (await targets.textContent()) ?? "";
-    for (const want of [DIR, FILE, DEVICE, MODEL, "read-only", "destructive writes allowed"])
-      check(text.includes(want), `policy table lacks ${want}`);
-    check(
-      ((await page.getByTestId("policy-meters").textContent()) ?? "").includes("host default"),
-      "no default meter",
-    );
-    await shot("policy-agents");
-  });
-
-  await run(
-    "create an enrolment token: shown once with the safe command; then revoke it",
-    async () => {
-      await page.getByTestId("enrollment-tokens").waitFor();
-      await page.locator("#f-ttl").selectOption("3600");
-      await page.locator("#f-uses").fill("2");
-      await page.getByTestId("create-enrollment-token").click();
-      const secret = ((await page.getByTestId("secret-value").textContent()) ?? "").trim();
-      check(secret.length >= 16, `token too short: ${secret}`);
-      const cmd = (await page.getByTestId("enroll-command").textContent()) ?? "";
-      check(
-        cmd === `IOWATT_ENROLL_TOKEN='${secret}' iowatt-agent enroll --server ${BASE}`,
-        `enrol command: ${cmd}`,
-      );
-      const fileCmd = (await page.getByTestId("enroll-command-file").textContent()) ?? "";
-      check(
-        fileCmd.includes("--token-file") && !fileCmd.includes(secret),
-        `file command: ${fileCmd}`,
-      );
-      // Ours is the only unused token allowing two hosts; the list never shows the secret.
-      const ours = page.locator('[data-testid="enrollment-token-row"][data-state="usable"]', {
-        hasText: "0 / 2",
-      });
-      await ours.waitFor();
-      check(
-        !((await page.getByTestId("enrollment-tokens-table").textContent()) ?? "").includes(secret),
-        "the list shows the secret",
-      );
-      await shot("policy-enrollment-token");
-      await page.getByTestId("secret-done").click();
-      check(!(await page.content()).includes(secret), "the token is still on the page after Done");
-      await ours.getByTestId("revoke-enrollment-token").click();
-      await page.getByTestId("confirm-action").click();
-      await page
-        .locator('[data-testid="enrollment-token-row"][data-state="revoked"]', { hasText: "0 / 2" })
-        .waitFor();
-      const r = await call("POST", "/agents/enroll", null, {
-        enrollment_token: secret,
-        name: `${AGENT}-2`,
-        hostname: "browser-host",
-      });
-      check(r.status === 401 || r.status === 403, `a revoked token answered ${r.status}`);
-    },
+  check(
+    (await page.getByTestId("meter-select").inputValue()) === "bmc",
+    "default meter not chosen",
   );
+  await shot("policy-new-run");
+});
 
-  await run("revoke the agent after confirming: its token is refused at once", async () => {
-    const row = page.locator(`[data-testid="agent-row"][data-agent="${AGENT}"]`);
-    await row.getByTestId("revoke-agent").click();
-    const dialog = page.getByTestId("confirm-dialog");
-    check(((await dialog.textContent()) ?? "").includes(`Revoke agent ${AGENT}?`), "dialog text");
-    await page.getByTestId("confirm-action").click();
-    await row.locator(".badge-revoked").waitFor();
-    await shot("policy-agent-revoked");
-    clearInterval(heartbeat);
-    const r = await beat();
-    check(r.status === 401, `a revoked agent's heartbeat answered ${r.status}`);
-  });
-
-  await run("delete the revoked agent after confirming", async () => {
-    const row = page.locator(`[data-testid="agent-row"][data-agent="${AGENT}"]`);
-    await row.getByTestId("delete-agent").click();
-    await page.getByTestId("confirm-action").click();
-    await row.waitFor({ state: "detached" });
-    const agents = await must("GET", "/agents", session, undefined, 200);
-    check(!agents.items.some((a) => a.name === AGENT), "the deleted agent is still listed");
-  });
-
-  await run("Settings → API tokens: create (shown once) and revoke", async () => {
-    await page.goto(`${BASE}/settings/tokens`);
-    await page.getByTestId("token-form").waitFor();
-    const name = `browser ${AGENT}`;
-    await page.locator("#f-name").fill(name);
-    await page.getByTestId("create-token").click();
-    const secret = ((await page.getByTestId("secret-value").textContent()) ?? "").trim();
-    await must("GET", "/auth/me", secret, undefined, 200);
-    await shot("policy-api-token");
-    await page.getByTestId("secret-done").click();
-    const row = page.locator('[data-testid="token-row"]', { hasText: name });
-    await row.getByTestId("revoke-token").click();
-    await page.getByTestId("confirm-action").click();
-    // Gone from the usable tokens; listed as revoked when asked for.
-    await row.waitFor({ state: "detached" });
-    await page.getByTestId("show-inactive").check();
-    await page
-      .locator('[data-testid="token-row"][data-state="revoked"]', { hasText: name })
-      .waitFor();
-    await must("GET", "/auth/me", secret, undefined, 401);
-    await shot("policy-api-tokens");
-  });
-
-  await run("log out ends the server session", async () => {
-    const token = await browserToken();
-    check(token, "no session token in the browser");
-    await must("GET", "/auth/me", token, undefined, 200);
-    await page.getByTestId("logout").click();
-    await page.getByTestId("login-form").waitFor();
-    check((await browserToken()) === null, "the token is still in localStorage");
-    await must("GET", "/auth/me", token, undefined, 401);
-  });
-
-  await call("POST", "/auth/logout", session);
-  check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(" | ")}`);
-  console.log(`policy: ${passed} passed, 0 failed`);
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-  process.exit(0);
-} catch (err) {
-  clearInterval(heartbeat);
-  console.error(`policy: FAILED at "${step}": ${err instanceof Error ? err.message : err}`);
-  if (pageErrors.length) console.error(`policy: page errors: ${pageErrors.join(" | ")}`);
-  if (page) {
-    const file = join(ARTIFACTS, "failure.png");
-    try {
-      await page.screenshot({ path: file, fullPage: true });
-      console.error(`policy: screenshot ${file} (url ${page.url()})`);
-    } catch (e) {
-      console.error(`policy: no screenshot: ${e}`);
-    }
+await run("writes on the read-only file are disabled with the host command", async () => {
+  await page.getByTestId("target-select").selectOption(FILE);
+  await page.getByTestId("mode-custom").check();
+  for (const rw of ["write", "randwrite", "rw", "randrw"]) {
+    check(
+      await page.locator(`select[name="jobs.0.rw"] option[value="${rw}"]`).isDisabled(),
+      `${rw} is not disabled on a read-only file`,
+    );
   }
-  await context?.close().catch(() => {});
-  rmSync(userDataDir, { recursive: true, force: true });
-  console.error(`policy: ${passed} passed, 1 failed`);
-  process.exit(1);
-}
+  check(
+    !(await page.locator('select[name="jobs.0.rw"] option[value="randread"]').isDisabled()),
+    "randread is disabled",
+  );
+  const why = (await page.getByTestId("write-refusal").textContent()) ?? "";
+  check(why.includes(`iowatt-agent targets add --file ${FILE} --allow-write`), `reason: ${why}`);
+  await shot("policy-read-only");
+});
+
+let runId = "";
+await run("a destructive write asks for the device's model, then sends destructive", async () => {
+  await page.getByTestId("target-select").selectOption(DEVICE);
+  await page.locator('select[name="jobs.0.rw"]').selectOption("randwrite");
+  await page.fill('input[name="jobs.0.bs"]', "4k");
+  await page.fill('input[name="jobs.0.size"]', "16m");
+  await page.fill('input[name="jobs.0.runtime"]', "1");
+  await page.fill('input[name="name"]', "browser destructive confirm");
+  await page.getByTestId("submit-run").click();
+  const dialog = page.getByTestId("destructive-dialog");
+  await dialog.waitFor();
+  check(
+    ((await dialog.textContent()) ?? "").includes(DEVICE),
+    "the dialog does not name the device",
+  );
+  const confirm = page.getByTestId("destructive-confirm");
+  check(await confirm.isDisabled(), "confirm enabled before typing");
+  await page.getByTestId("destructive-input").fill(MODEL.toLowerCase());
+  // React has handled the input and the page has painted since (two frames), not a fixed 200 ms
+  await page.evaluate(
+    () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))),
+  );
+  check(await confirm.isDisabled(), "a lower-case model confirms");
+  await page.getByTestId("destructive-input").fill(MODEL);
+  await page.waitForFunction(
+    () => !document.querySelector('[data-testid="destructive-confirm"]')?.disabled,
+  );
+  await shot("policy-destructive-dialog");
+  check(new URL(page.url()).pathname === "/runs/new", "a run was queued before confirming");
+  await confirm.click();
+  await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+  runId = new URL(page.url()).pathname.split("/").pop();
+  const stored = await must("GET", `/runs/${runId}`, session, undefined, 200);
+  check(stored.destructive === true, `stored run destructive=${stored.destructive}`);
+  check(stored.target_path === DEVICE, `stored target ${stored.target_path}`);
+  // Nothing runs: the stand-in agent never leases, and the run is cancelled here.
+  await must("POST", `/runs/${runId}/cancel`, session, undefined, 200);
+});
+
+await run("the server refuses the same write without the typed confirmation", async () => {
+  const r = await call("POST", "/runs", session, {
+    agent_id: agent.agent_id,
+    target_path: DEVICE,
+    workload: {
+      jobs: [
+        {
+          name: "w",
+          rw: "randwrite",
+          bs_bytes: 4096,
+          size_bytes: 16 << 20,
+          runtime_s: 1,
+          time_based: true,
+        },
+      ],
+    },
+    meter: "",
+    destructive: false,
+  });
+  check(r.status === 422, `expected 422, got ${r.status} ${JSON.stringify(r.body)}`);
+  check(
+    JSON.stringify(r.body).includes("destructive"),
+    `422 does not name destructive: ${JSON.stringify(r.body)}`,
+  );
+});
+
+await run("the campaign form offers each row its host's targets", async () => {
+  await page.goto(`${BASE}/campaigns`);
+  await page.getByTestId("new-campaign").click();
+  const form = page.getByTestId("campaign-form");
+  const agentSelect = form.getByLabel("Agent of target 1");
+  await agentSelect.locator("option", { hasText: AGENT }).waitFor({ state: "attached" });
+  await agentSelect.selectOption({ label: `${AGENT} (online)` });
+  const targets = form.getByLabel("Path of target 1");
+  await targets.locator(`option[value="${DEVICE}"]`).waitFor({ state: "attached" });
+  const values = await targets.locator("option").evaluateAll((os) => os.map((o) => o.value));
+  check(JSON.stringify(values) === JSON.stringify([DIR, FILE, DEVICE]), `targets: ${values}`);
+  check(
+    (await form.locator('input[aria-label^="Path of target"]').count()) === 0,
+    "free-text path",
+  );
+  await shot("policy-campaign-form");
+});
+
+await run("the agents page shows the host's targets and meters", async () => {
+  await page.goto(`${BASE}/agents`);
+  const row = page.locator(`[data-testid="agent-row"][data-agent="${AGENT}"]`);
+  await row.waitFor();
+  await row.getByRole("button", { name: /Show details/ }).click();
+  const targets = page.getByTestId("policy-targets");
+  await targets.waitFor();
+  const text = (await targets.textContent()) ?? "";
+  for (const want of [DIR, FILE, DEVICE, MODEL, "read-only", "destructive writes allowed"])
+    check(text.includes(want), `policy table lacks ${want}`);
+  check(
+    ((await page.getByTestId("policy-meters").textContent()) ?? "").includes("host default"),
+    "no default meter",
+  );
+  await shot("policy-agents");
+});
+
+await run(
+  "create an enrolment token: shown once with the safe command; then revoke it",
+  async () => {
+    await page.getByTestId("enrollment-tokens").waitFor();
+    await page.locator("#f-ttl").selectOption("3600");
+    await page.locator("#f-uses").fill("2");
+    await page.getByTestId("create-enrollment-token").click();
+    const secret = ((await page.getByTestId("secret-value").textContent()) ?? "").trim();
+    check(secret.length >= 16, `token too short: ${secret}`);
+    const cmd = (await page.getByTestId("enroll-command").textContent()) ?? "";
+    check(
+      cmd === `IOWATT_ENROLL_TOKEN='${secret}' iowatt-agent enroll --server ${BASE}`,
+      `enrol command: ${cmd}`,
+    );
+    const fileCmd = (await page.getByTestId("enroll-command-file").textContent()) ?? "";
+    check(
+      fileCmd.includes("--token-file") && !fileCmd.includes(secret),
+      `file command: ${fileCmd}`,
+    );
+    // Ours is the only unused token allowing two hosts; the list never shows the secret.
+    const ours = page.locator('[data-testid="enrollment-token-row"][data-state="usable"]', {
+      hasText: "0 / 2",
+    });
+    await ours.waitFor();
+    check(
+      !((await page.getByTestId("enrollment-tokens-table").textContent()) ?? "").includes(secret),
+      "the list shows the secret",
+    );
+    await shot("policy-enrollment-token");
+    await page.getByTestId("secret-done").click();
+    check(!(await page.content()).includes(secret), "the token is still on the page after Done");
+    await ours.getByTestId("revoke-enrollment-token").click();
+    await page.getByTestId("confirm-action").click();
+    await page
+      .locator('[data-testid="enrollment-token-row"][data-state="revoked"]', { hasText: "0 / 2" })
+      .waitFor();
+    const r = await call("POST", "/agents/enroll", null, {
+      enrollment_token: secret,
+      name: `${AGENT}-2`,
+      hostname: "browser-host",
+    });
+    check(r.status === 401 || r.status === 403, `a revoked token answered ${r.status}`);
+  },
+);
+
+await run("revoke the agent after confirming: its token is refused at once", async () => {
+  const row = page.locator(`[data-testid="agent-row"][data-agent="${AGENT}"]`);
+  await row.getByTestId("revoke-agent").click();
+  const dialog = page.getByTestId("confirm-dialog");
+  check(((await dialog.textContent()) ?? "").includes(`Revoke agent ${AGENT}?`), "dialog text");
+  await page.getByTestId("confirm-action").click();
+  await row.locator(".badge-revoked").waitFor();
+  await shot("policy-agent-revoked");
+  clearInterval(heartbeat);
+  const r = await beat();
+  check(r.status === 401, `a revoked agent's heartbeat answered ${r.status}`);
+});
+
+await run("delete the revoked agent after confirming", async () => {
+  const row = page.locator(`[data-testid="agent-row"][data-agent="${AGENT}"]`);
+  await row.getByTestId("delete-agent").click();
+  await page.getByTestId("confirm-action").click();
+  await row.waitFor({ state: "detached" });
+  const agents = await must("GET", "/agents", session, undefined, 200);
+  check(!agents.items.some((a) => a.name === AGENT), "the deleted agent is still listed");
+});
+
+await run("Settings → API tokens: create (shown once) and revoke", async () => {
+  await page.goto(`${BASE}/settings/tokens`);
+  await page.getByTestId("token-form").waitFor();
+  const name = `browser ${AGENT}`;
+  await page.locator("#f-name").fill(name);
+  await page.getByTestId("create-token").click();
+  const secret = ((await page.getByTestId("secret-value").textContent()) ?? "").trim();
+  await must("GET", "/auth/me", secret, undefined, 200);
+  await shot("policy-api-token");
+  await page.getByTestId("secret-done").click();
+  const row = page.locator('[data-testid="token-row"]', { hasText: name });
+  await row.getByTestId("revoke-token").click();
+  await page.getByTestId("confirm-action").click();
+  // Gone from the usable tokens; listed as revoked when asked for.
+  await row.waitFor({ state: "detached" });
+  await page.getByTestId("show-inactive").check();
+  await page
+    .locator('[data-testid="token-row"][data-state="revoked"]', { hasText: name })
+    .waitFor();
+  await must("GET", "/auth/me", secret, undefined, 401);
+  await shot("policy-api-tokens");
+});
+
+await run("log out ends the server session", async () => {
+  const token = await browserToken();
+  check(token, "no session token in the browser");
+  await must("GET", "/auth/me", token, undefined, 200);
+  await page.getByTestId("logout").click();
+  await page.getByTestId("login-form").waitFor();
+  check((await browserToken()) === null, "the token is still in localStorage");
+  await must("GET", "/auth/me", token, undefined, 401);
+});
+
+await call("POST", "/auth/logout", session);
+await done();

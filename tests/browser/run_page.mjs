@@ -10,51 +10,19 @@
 //   node tests/browser/run_page.mjs
 //
 // Prints `ok N - ...` per check and `run_page: N passed, 0 failed`; exit 1 with `failure.png`.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { BASE, check, needs, openBrowser } from "./lib.mjs";
 
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
-
-const BASE = (process.env.IOWATT_URL ?? "").replace(/\/$/, "");
-const { IOWATT_EMAIL: EMAIL, IOWATT_PASSWORD: PASSWORD, IOWATT_RUN_ID: RUN } = process.env;
+const RUN = process.env.IOWATT_RUN_ID;
 const LIVE = process.env.IOWATT_LIVE_RUN_ID ?? "";
 const RUNS = (process.env.IOWATT_RUN_IDS ?? "").split(",").filter(Boolean);
-const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
-const CHROMIUM = process.env.IOWATT_CHROMIUM ?? "/usr/bin/chromium";
-const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
 
-if (!BASE || !EMAIL || !PASSWORD || !RUN || !LIVE || RUNS.length < 2) {
-  console.error(
-    "run_page: set IOWATT_URL, IOWATT_EMAIL, IOWATT_PASSWORD, IOWATT_RUN_ID, IOWATT_LIVE_RUN_ID, IOWATT_RUN_IDS",
-  );
-  process.exit(2);
-}
-mkdirSync(ARTIFACTS, { recursive: true });
-
-const userDataDir = mkdtempSync(join(tmpdir(), "iowatt-chromium-"));
-let context;
-let page;
-let step = "launch";
-let passed = 0;
-const pageErrors = [];
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-async function run(name, fn) {
-  step = name;
-  await fn();
-  passed += 1;
-  console.log(`ok ${passed} - ${name}`);
-}
-
-async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
+needs(
+  "run_page",
+  RUN && LIVE && RUNS.length >= 2,
+  "IOWATT_RUN_ID, IOWATT_LIVE_RUN_ID, IOWATT_RUN_IDS",
+);
+const { page, run, shot, login, done } = await openBrowser("run_page");
 
 /** The API as the page's own session calls it (bearer token from localStorage). */
 async function api(path, token) {
@@ -80,205 +48,148 @@ async function noHorizontalOverflow() {
   check(scroll <= client + 1, `the page overflows horizontally: ${scroll} > ${client}`);
 }
 
-try {
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    acceptDownloads: true,
-    viewport: { width: 1440, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
-  context.setDefaultTimeout(TIMEOUT_MS);
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("pageerror", (err) => pageErrors.push(String(err)));
+let token = "";
+await run("log in", async () => {
+  await login();
+  token = (await page.evaluate(() => localStorage.getItem("iowatt.token"))) ?? "";
+  check(token.length > 10, "no session token in localStorage");
+});
 
-  let token = "";
-  await run("log in", async () => {
-    await page.goto(`${BASE}/login`);
-    await page.fill('input[name="email"]', EMAIL);
-    await page.fill('input[name="password"]', PASSWORD);
-    await page.click('button[type="submit"]');
-    await page.getByTestId("runs-table").waitFor();
-    token = (await page.evaluate(() => localStorage.getItem("iowatt.token"))) ?? "";
-    check(token.length > 10, "no session token in localStorage");
-  });
-
-  await run(
-    "a running run: one bar with its phase and ETA, and a live per-second chart",
-    async () => {
-      // a busy machine may still be finishing the runs before it: wait until this one started
-      const started = Date.now() + 180_000;
-      while (Date.now() < started) {
-        const r = await api(`/runs/${LIVE}`, token);
-        check(r.status === 200, `GET the live run: ${r.status}`);
-        if (r.body.status === "running") break;
-        check(["queued", "assigned"].includes(r.body.status), `the live run is ${r.body.status}`);
-        await new Promise((ok) => setTimeout(ok, 300));
-      }
-      await page.goto(`${BASE}/runs/${LIVE}`);
-      const phases = new Set();
-      let eta = "";
-      const deadline = Date.now() + 60_000;
-      // the phase moves from the idle baseline to the job; the chart appears with the 2nd sample
-      while (Date.now() < deadline) {
-        const phase = page.getByTestId("run-phase");
-        if (await phase.count()) {
-          phases.add((await phase.textContent()) ?? "");
-          eta = (await page.getByTestId("run-eta").textContent()) ?? eta;
-        }
-        if (
-          (await page.getByTestId("run-chart-live").count()) > 0 &&
-          [...phases].some((p) => p.startsWith("job 1 of 1"))
-        )
-          break;
-        await page.waitForTimeout(500);
-      }
-      check(
-        [...phases].some((p) => p.startsWith("job 1 of 1: ")),
-        `phases seen: ${[...phases]}`,
-      );
-      check(/about .*left|time left unknown/.test(eta), `no ETA: ${eta}`);
-      const live = page.getByTestId("run-chart-live");
-      await live.waitFor();
-      const box = await plotBox(live);
-      check(box && box.height >= 200, `live chart plot ${box?.height} px high`);
-      const pct = Number(await page.getByRole("progressbar").getAttribute("aria-valuenow"));
-      check(pct > 0 && pct <= 100, `whole-run percent ${pct}`);
-      await noHorizontalOverflow();
-      await shot("M-run-live");
-    },
-  );
-
-  await run(
-    "a succeeded run leads with its summary and system, flags beside the facts",
-    async () => {
-      await page.goto(`${BASE}/runs/${RUN}`);
-      const line = page.getByTestId("run-summary-line");
-      await line.waitFor();
-      await page.getByTestId("system-kernel").waitFor();
-      const sys = await api(`/runs/${RUN}/system`, token);
-      check(sys.status === 200, `GET system ${sys.status}`);
-      if (sys.body.hostname) {
-        // the system arrives in its own request: the line names the host once it has
-        await page.waitForFunction(
-          (h) =>
-            document
-              .querySelector("[data-testid=run-summary-line]")
-              ?.textContent?.includes(`host ${h}`),
-          sys.body.hostname,
-        );
-      }
-      const text = (await line.textContent()) ?? "";
-      check(
-        text.includes("job") && text.includes("IOPS") && text.includes("MB/s"),
-        `summary: ${text}`,
-      );
-      if (sys.body.hostname)
-        check(text.includes(`host ${sys.body.hostname}`), `no host in: ${text}`);
-      const kernel = (await page.getByTestId("system-kernel").textContent()) ?? "";
-      check(kernel === (sys.body.kernel ?? "unknown"), `kernel ${kernel} vs ${sys.body.kernel}`);
-      const cache = (await page.getByTestId("system-cache").textContent()) ?? "";
-      check(cache.startsWith(sys.body.cache), `cache mode: ${cache}`);
-      const shown = await page
-        .locator("[data-testid=run-summary] [data-flag]")
-        .evaluateAll((els) => els.map((e) => e.dataset.flag));
-      const want = sys.body.validity.map((f) => f.flag);
-      check(
-        JSON.stringify([...shown].sort()) === JSON.stringify([...want].sort()),
-        `flags shown ${shown} vs the API's ${want}`,
-      );
-      const created = (await page.locator("dt:text('Created') + dd").textContent()) ?? "";
-      check(/ UTC([+-]\d\d:\d\d)? /.test(created), `timestamp without its zone: ${created}`);
-    },
-  );
-
-  await run("the latency percentile curve has a real plot", async () => {
-    const chart = page.getByTestId("latency-percentiles").first();
-    await chart.waitFor();
-    await chart.scrollIntoViewIfNeeded();
-    const box = await plotBox(chart);
-    check(
-      box && box.height >= 200 && box.width >= 300,
-      `latency plot ${box?.width}×${box?.height}`,
-    );
-    const ticks = (await chart.textContent()) ?? "";
-    check(ticks.includes("p99"), `no percentile ticks: ${ticks.slice(0, 200)}`);
-    await noHorizontalOverflow();
-    await page.evaluate(() => window.scrollTo(0, 0));
-    await shot("M-run-page");
-  });
-
-  await run("the engine JSON downloads in one click", async () => {
-    const [download] = await Promise.all([
-      page.waitForEvent("download"),
-      page.getByTestId("raw-json").click(),
-    ]);
-    check(download.suggestedFilename() === `iowatt-run-${RUN}.json`, download.suggestedFilename());
-    const doc = JSON.parse(readFileSync(await download.path(), "utf8"));
-    check(Array.isArray(doc.jobs) && doc.jobs.length > 0, "the download has no jobs");
-  });
-
-  await run("clone and re-run opens New run with the run in the URL", async () => {
-    await page.getByTestId("clone-run").click();
-    await page.waitForURL(`**/runs/new?from=${RUN}`);
-  });
-
-  await run(
-    "campaign comparison by target: two directories of one disk are two columns",
-    async () => {
-      await page.goto(`${BASE}/compare?runs=${RUNS.join(",")}&group_by=target&force=true`);
-      const cmp = await api(`/compare?runs=${RUNS.join(",")}&group_by=target&force=true`, token);
-      const byDevice = await api(
-        `/compare?runs=${RUNS.join(",")}&group_by=device&force=true`,
-        token,
-      );
-      check(
-        cmp.body.columns.length > byDevice.body.columns.length,
-        `by target ${cmp.body.columns.length} columns, by device ${byDevice.body.columns.length}`,
-      );
-      // the page's heading counts the columns it drew: "Compare 4 runs in 3 groups"
-      await page.getByText(`in ${cmp.body.columns.length} groups`).first().waitFor();
-      await noHorizontalOverflow();
-      await shot("M-compare-by-target");
-      await page.goto(`${BASE}/runs`);
-      await page.getByTestId("runs-table").waitFor();
-      await shot("M-runs");
-    },
-  );
-
-  await run("log out revokes the session token", async () => {
-    check((await api("/auth/me", token)).status === 200, "the token works before");
-    await page.getByTestId("logout").click();
-    await page.getByTestId("login-form").waitFor();
-    check((await api("/auth/me", token)).status === 401, "the token still works after log out");
-  });
-
-  check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(" | ")}`);
-  console.log(`run_page: ${passed} passed, 0 failed`);
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-  process.exit(0);
-} catch (err) {
-  console.error(`run_page: FAILED at "${step}": ${err instanceof Error ? err.message : err}`);
-  if (pageErrors.length) console.error(`run_page: page errors: ${pageErrors.join(" | ")}`);
-  if (page) {
-    try {
-      await page.screenshot({ path: join(ARTIFACTS, "failure.png"), fullPage: true });
-      console.error(`run_page: screenshot ${join(ARTIFACTS, "failure.png")} (url ${page.url()})`);
-    } catch (e) {
-      console.error(`run_page: no screenshot: ${e}`);
+await run(
+  "a running run: one bar with its phase and ETA, and a live per-second chart",
+  async () => {
+    // a busy machine may still be finishing the runs before it: wait until this one started
+    const started = Date.now() + 180_000;
+    while (Date.now() < started) {
+      const r = await api(`/runs/${LIVE}`, token);
+      check(r.status === 200, `GET the live run: ${r.status}`);
+      if (r.body.status === "running") break;
+      check(["queued", "assigned"].includes(r.body.status), `the live run is ${r.body.status}`);
+      await new Promise((ok) => setTimeout(ok, 300));
     }
+    await page.goto(`${BASE}/runs/${LIVE}`);
+    const phases = new Set();
+    let eta = "";
+    const deadline = Date.now() + 60_000;
+    // the phase moves from the idle baseline to the job; the chart appears with the 2nd sample
+    while (Date.now() < deadline) {
+      const phase = page.getByTestId("run-phase");
+      if (await phase.count()) {
+        phases.add((await phase.textContent()) ?? "");
+        eta = (await page.getByTestId("run-eta").textContent()) ?? eta;
+      }
+      if (
+        (await page.getByTestId("run-chart-live").count()) > 0 &&
+        [...phases].some((p) => p.startsWith("job 1 of 1"))
+      )
+        break;
+      await page.waitForTimeout(500);
+    }
+    check(
+      [...phases].some((p) => p.startsWith("job 1 of 1: ")),
+      `phases seen: ${[...phases]}`,
+    );
+    check(/about .*left|time left unknown/.test(eta), `no ETA: ${eta}`);
+    const live = page.getByTestId("run-chart-live");
+    await live.waitFor();
+    const box = await plotBox(live);
+    check(box && box.height >= 200, `live chart plot ${box?.height} px high`);
+    const pct = Number(await page.getByRole("progressbar").getAttribute("aria-valuenow"));
+    check(pct > 0 && pct <= 100, `whole-run percent ${pct}`);
+    await noHorizontalOverflow();
+    await shot("M-run-live");
+  },
+);
+
+await run("a succeeded run leads with its summary and system, flags beside the facts", async () => {
+  await page.goto(`${BASE}/runs/${RUN}`);
+  const line = page.getByTestId("run-summary-line");
+  await line.waitFor();
+  await page.getByTestId("system-kernel").waitFor();
+  const sys = await api(`/runs/${RUN}/system`, token);
+  check(sys.status === 200, `GET system ${sys.status}`);
+  if (sys.body.hostname) {
+    // the system arrives in its own request: the line names the host once it has
+    await page.waitForFunction(
+      (h) =>
+        document
+          .querySelector("[data-testid=run-summary-line]")
+          ?.textContent?.includes(`host ${h}`),
+      sys.body.hostname,
+    );
   }
-  await context?.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-  process.exit(1);
-}
+  const text = (await line.textContent()) ?? "";
+  check(text.includes("job") && text.includes("IOPS") && text.includes("MB/s"), `summary: ${text}`);
+  if (sys.body.hostname) check(text.includes(`host ${sys.body.hostname}`), `no host in: ${text}`);
+  const kernel = (await page.getByTestId("system-kernel").textContent()) ?? "";
+  check(kernel === (sys.body.kernel ?? "unknown"), `kernel ${kernel} vs ${sys.body.kernel}`);
+  const cache = (await page.getByTestId("system-cache").textContent()) ?? "";
+  check(cache.startsWith(sys.body.cache), `cache mode: ${cache}`);
+  const shown = await page
+    .locator("[data-testid=run-summary] [data-flag]")
+    .evaluateAll((els) => els.map((e) => e.dataset.flag));
+  const want = sys.body.validity.map((f) => f.flag);
+  check(
+    JSON.stringify([...shown].sort()) === JSON.stringify([...want].sort()),
+    `flags shown ${shown} vs the API's ${want}`,
+  );
+  const created = (await page.locator("dt:text('Created') + dd").textContent()) ?? "";
+  check(/ UTC([+-]\d\d:\d\d)? /.test(created), `timestamp without its zone: ${created}`);
+});
+
+await run("the latency percentile curve has a real plot", async () => {
+  const chart = page.getByTestId("latency-percentiles").first();
+  await chart.waitFor();
+  await chart.scrollIntoViewIfNeeded();
+  const box = await plotBox(chart);
+  check(box && box.height >= 200 && box.width >= 300, `latency plot ${box?.width}×${box?.height}`);
+  const ticks = (await chart.textContent()) ?? "";
+  check(ticks.includes("p99"), `no percentile ticks: ${ticks.slice(0, 200)}`);
+  await noHorizontalOverflow();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot("M-run-page");
+});
+
+await run("the engine JSON downloads in one click", async () => {
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByTestId("raw-json").click(),
+  ]);
+  check(download.suggestedFilename() === `iowatt-run-${RUN}.json`, download.suggestedFilename());
+  const doc = JSON.parse(readFileSync(await download.path(), "utf8"));
+  check(Array.isArray(doc.jobs) && doc.jobs.length > 0, "the download has no jobs");
+});
+
+await run("clone and re-run opens New run with the run in the URL", async () => {
+  await page.getByTestId("clone-run").click();
+  await page.waitForURL(`**/runs/new?from=${RUN}`);
+});
+
+await run(
+  "campaign comparison by target: two directories of one disk are two columns",
+  async () => {
+    await page.goto(`${BASE}/compare?runs=${RUNS.join(",")}&group_by=target&force=true`);
+    const cmp = await api(`/compare?runs=${RUNS.join(",")}&group_by=target&force=true`, token);
+    const byDevice = await api(`/compare?runs=${RUNS.join(",")}&group_by=device&force=true`, token);
+    check(
+      cmp.body.columns.length > byDevice.body.columns.length,
+      `by target ${cmp.body.columns.length} columns, by device ${byDevice.body.columns.length}`,
+    );
+    // the page's heading counts the columns it drew: "Compare 4 runs in 3 groups"
+    await page.getByText(`in ${cmp.body.columns.length} groups`).first().waitFor();
+    await noHorizontalOverflow();
+    await shot("M-compare-by-target");
+    await page.goto(`${BASE}/runs`);
+    await page.getByTestId("runs-table").waitFor();
+    await shot("M-runs");
+  },
+);
+
+await run("log out revokes the session token", async () => {
+  check((await api("/auth/me", token)).status === 200, "the token works before");
+  await page.getByTestId("logout").click();
+  await page.getByTestId("login-form").waitFor();
+  check((await api("/auth/me", token)).status === 401, "the token still works after log out");
+});
+
+await done();

@@ -7,413 +7,324 @@
 // from frontend/node_modules. Preconditions: >= 2 succeeded runs with results and series,
 // >= 1 online agent. Exit 0 on success; on failure prints the step and reason, saves a
 // screenshot into IOWATT_ARTIFACTS and exits 1 (2 for a bad environment).
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ARTIFACTS, BASE, check, EMAIL, needs, openBrowser, PASSWORD } from "./lib.mjs";
 
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
-
-const BASE = (process.env.IOWATT_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
-const EMAIL = process.env.IOWATT_EMAIL;
-const PASSWORD = process.env.IOWATT_PASSWORD;
-const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
-const CHROMIUM = process.env.IOWATT_CHROMIUM ?? "/usr/bin/chromium";
-const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
 // Opt-in: also queue a small real run from the form and wait for it to succeed.
 const QUEUE = process.env.IOWATT_SMOKE_QUEUE === "1";
 const QUEUE_TARGET = process.env.IOWATT_SMOKE_TARGET ?? "/tmp/iowatt-browser-smoke";
 const QUEUE_TIMEOUT_MS = Number(process.env.IOWATT_SMOKE_QUEUE_TIMEOUT_MS ?? 120_000);
 
-if (!EMAIL || !PASSWORD) {
-  console.error("smoke: set IOWATT_EMAIL and IOWATT_PASSWORD (and IOWATT_URL)");
-  process.exit(2);
-}
-mkdirSync(ARTIFACTS, { recursive: true });
+needs("smoke");
+const { page, context, run, shot, done } = await openBrowser("smoke", { timed: true });
 
-const userDataDir = mkdtempSync(join(tmpdir(), "iowatt-chromium-"));
-let context;
-let page;
-let step = "launch";
-const pageErrors = [];
-let passed = 0;
+await run("an unauthenticated visit lands on the login page", async () => {
+  await page.goto(`${BASE}/runs`);
+  await page.getByTestId("login-form").waitFor();
+  check(page.url().includes("/login"), `expected /login, got ${page.url()}`);
+});
 
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
+await run("a wrong password is refused with a message", async () => {
+  await page.fill('input[name="email"]', EMAIL);
+  await page.fill('input[name="password"]', `${PASSWORD}-wrong`);
+  await page.click('button[type="submit"]');
+  await page.getByTestId("login-error").waitFor();
+});
 
-async function run(name, fn) {
-  step = name;
-  const t0 = Date.now();
-  await fn();
-  passed += 1;
-  console.log(`ok ${passed} - ${name} (${Date.now() - t0} ms)`);
-}
+await run("log in and return to the runs list", async () => {
+  await page.fill('input[name="password"]', PASSWORD);
+  await page.click('button[type="submit"]');
+  await page.getByTestId("runs-table").waitFor();
+  check(new URL(page.url()).pathname === "/runs", `expected /runs, got ${page.url()}`);
+  const rows = await page.getByTestId("run-row").count();
+  check(rows >= 1, `expected at least one run row, found ${rows}`);
+  await page.locator('[data-testid="run-row"][data-status="succeeded"]').nth(1).waitFor();
+  await shot("runs");
+});
 
-async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
+const succeeded = page.locator('[data-testid="run-row"][data-status="succeeded"]');
+let firstId = "";
+let secondId = "";
 
-try {
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
-  context.setDefaultTimeout(TIMEOUT_MS);
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("pageerror", (err) => pageErrors.push(String(err)));
-
-  await run("an unauthenticated visit lands on the login page", async () => {
-    await page.goto(`${BASE}/runs`);
-    await page.getByTestId("login-form").waitFor();
-    check(page.url().includes("/login"), `expected /login, got ${page.url()}`);
-  });
-
-  await run("a wrong password is refused with a message", async () => {
-    await page.fill('input[name="email"]', EMAIL);
-    await page.fill('input[name="password"]', `${PASSWORD}-wrong`);
-    await page.click('button[type="submit"]');
-    await page.getByTestId("login-error").waitFor();
-  });
-
-  await run("log in and return to the runs list", async () => {
-    await page.fill('input[name="password"]', PASSWORD);
-    await page.click('button[type="submit"]');
-    await page.getByTestId("runs-table").waitFor();
-    check(new URL(page.url()).pathname === "/runs", `expected /runs, got ${page.url()}`);
-    const rows = await page.getByTestId("run-row").count();
-    check(rows >= 1, `expected at least one run row, found ${rows}`);
-    await page.locator('[data-testid="run-row"][data-status="succeeded"]').nth(1).waitFor();
-    await shot("runs");
-  });
-
-  const succeeded = page.locator('[data-testid="run-row"][data-status="succeeded"]');
-  let firstId = "";
-  let secondId = "";
-
-  await run("open a succeeded run: key figures and a line chart", async () => {
-    // Two succeeded runs of the same workload spec, so the comparison is like for like.
-    const seen = new Map();
-    for (let i = 0; i < (await succeeded.count()); i += 1) {
-      const id = (await succeeded.nth(i).getAttribute("data-run-id")) ?? "";
-      const jobs = (await succeeded.nth(i).getAttribute("data-workload")) ?? "";
-      if (seen.has(jobs)) {
-        firstId = seen.get(jobs);
-        secondId = id;
-        break;
-      }
-      seen.set(jobs, id);
+await run("open a succeeded run: key figures and a line chart", async () => {
+  // Two succeeded runs of the same workload spec, so the comparison is like for like.
+  const seen = new Map();
+  for (let i = 0; i < (await succeeded.count()); i += 1) {
+    const id = (await succeeded.nth(i).getAttribute("data-run-id")) ?? "";
+    const jobs = (await succeeded.nth(i).getAttribute("data-workload")) ?? "";
+    if (seen.has(jobs)) {
+      firstId = seen.get(jobs);
+      secondId = id;
+      break;
     }
-    check(firstId && secondId, "no two succeeded runs of the same workload on the runs page");
+    seen.set(jobs, id);
+  }
+  check(firstId && secondId, "no two succeeded runs of the same workload on the runs page");
+  await page
+    .locator(`[data-testid="run-row"][data-run-id="${firstId}"] [data-testid="run-link"]`)
+    .click();
+  await page.getByTestId("run-detail").waitFor();
+  check(page.url().endsWith(`/runs/${firstId}`), `expected /runs/${firstId}, got ${page.url()}`);
+  const figures = (await page.getByTestId("key-figures").first().textContent()) ?? "";
+  check(/IOPS/.test(figures) && /MB\/s/.test(figures), `key figures lack units: ${figures}`);
+  const line = page.locator('[data-testid="run-chart"] svg path.recharts-line-curve').first();
+  await line.waitFor();
+  const d = (await line.getAttribute("d")) ?? "";
+  check(d.length > 10, `chart line has no geometry (d="${d}")`);
+  const chartText = (await page.getByTestId("run-chart").first().textContent()) ?? "";
+  check(chartText.includes("MB/s"), "the chart's throughput axis has no unit label");
+  await shot("run-detail");
+});
+
+await run("select two succeeded runs and compare them", async () => {
+  await page.goto(`${BASE}/runs`);
+  await page.getByTestId("runs-table").waitFor();
+  for (const id of [firstId, secondId]) {
     await page
-      .locator(`[data-testid="run-row"][data-run-id="${firstId}"] [data-testid="run-link"]`)
-      .click();
-    await page.getByTestId("run-detail").waitFor();
-    check(page.url().endsWith(`/runs/${firstId}`), `expected /runs/${firstId}, got ${page.url()}`);
-    const figures = (await page.getByTestId("key-figures").first().textContent()) ?? "";
-    check(/IOPS/.test(figures) && /MB\/s/.test(figures), `key figures lack units: ${figures}`);
-    const line = page.locator('[data-testid="run-chart"] svg path.recharts-line-curve').first();
-    await line.waitFor();
-    const d = (await line.getAttribute("d")) ?? "";
-    check(d.length > 10, `chart line has no geometry (d="${d}")`);
-    const chartText = (await page.getByTestId("run-chart").first().textContent()) ?? "";
-    check(chartText.includes("MB/s"), "the chart's throughput axis has no unit label");
-    await shot("run-detail");
-  });
+      .locator(`[data-testid="run-row"][data-run-id="${id}"] [data-testid="run-select"]`)
+      .check();
+  }
+  await page.getByTestId("compare-button").click();
+  await page.getByTestId("compare-table").first().waitFor();
+  const url = new URL(page.url());
+  check(url.pathname === "/compare", `expected /compare, got ${page.url()}`);
+  const ids = (url.searchParams.get("runs") ?? "").split(",");
+  check(
+    ids.length === 2 && ids.includes(firstId) && ids.includes(secondId),
+    `compare URL does not name both runs: ${page.url()}`,
+  );
+  const table = (await page.getByTestId("compare-table").first().textContent()) ?? "";
+  check(
+    (await page.getByTestId("ratio-cell").count()) > 0,
+    `compare table has no change against the baseline: ${table}`,
+  );
+  const verdict = await page.getByTestId("comparability").getAttribute("data-verdict");
+  check(verdict === "comparable", `same-workload runs judged ${verdict}`);
+  await page.locator('[data-testid="compare-chart"] svg .recharts-bar-rectangle').first().waitFor();
+  await shot("compare");
+});
 
-  await run("select two succeeded runs and compare them", async () => {
-    await page.goto(`${BASE}/runs`);
-    await page.getByTestId("runs-table").waitFor();
-    for (const id of [firstId, secondId]) {
-      await page
-        .locator(`[data-testid="run-row"][data-run-id="${id}"] [data-testid="run-select"]`)
-        .check();
-    }
-    await page.getByTestId("compare-button").click();
-    await page.getByTestId("compare-table").first().waitFor();
-    const url = new URL(page.url());
-    check(url.pathname === "/compare", `expected /compare, got ${page.url()}`);
-    const ids = (url.searchParams.get("runs") ?? "").split(",");
+await run("the compare URL is shareable (reload keeps the selection)", async () => {
+  await page.reload();
+  await page.getByTestId("compare-table").first().waitFor();
+  const headers = await page.getByTestId("compare-table").first().locator("thead th").count();
+  check(headers >= 4, `expected metric + unit + 2 runs columns, found ${headers}`);
+});
+
+// The baseline column's header, and the first change's ratio to the baseline (issue 12: the
+// cell shows the direction-aware phrase, the ratio is its data-ratio).
+const ratioHead = () =>
+  page
+    .getByTestId("compare-table")
+    .first()
+    .locator("thead th[data-baseline]")
+    .first()
+    .textContent();
+const firstRatio = () => page.getByTestId("ratio-cell").first().getAttribute("data-ratio");
+
+await run("changing the baseline changes the ratio column and the URL", async () => {
+  const ratioChart = page.locator('[data-testid="compare-chart"][data-kind="change-iops"] h3');
+  const before = {
+    head: await ratioHead(),
+    ratio: await firstRatio(),
+    chart: await ratioChart.textContent(),
+  };
+  const select = page.getByTestId("baseline-select");
+  const current = await select.inputValue();
+  const other = [firstId, secondId].find((id) => id !== current);
+  await select.selectOption(other);
+  await page.waitForFunction(
+    (h) =>
+      document.querySelector('[data-testid="compare-table"] thead th[data-baseline]')
+        ?.textContent !== h,
+    before.head,
+  );
+  const after = { head: await ratioHead(), ratio: await firstRatio() };
+  check(after.head !== before.head, `ratio header did not change: ${after.head}`);
+  const chart = await ratioChart.textContent();
+  check(chart !== before.chart, `the ratio chart still reads "${chart}"`);
+  const num = (t) => Number.parseFloat((t ?? "").replace(/[^0-9.]/g, ""));
+  // The ratio against the other run is the reciprocal (shown with 3 significant digits).
+  const product = num(before.ratio) * num(after.ratio);
+  check(
+    Math.abs(product - 1) < 0.05,
+    `ratios are not reciprocal: ${before.ratio} → ${after.ratio}`,
+  );
+  check(
+    new URL(page.url()).searchParams.get("baseline") === other,
+    `baseline not in the URL: ${page.url()}`,
+  );
+  await shot("compare-baseline");
+});
+
+await run("a copied link reproduces the same view in a fresh page", async () => {
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: BASE });
+  await page.getByTestId("copy-link").click();
+  await page.getByTestId("share-note").waitFor();
+  const link = await page.evaluate(() => navigator.clipboard.readText().catch(() => ""));
+  const url = link || page.url();
+  check(url === page.url(), `copied link ${url} differs from the page ${page.url()}`);
+  const table = await page.getByTestId("compare-table").first().textContent();
+  const fresh = await context.newPage();
+  try {
+    await fresh.goto(url);
+    await fresh.getByTestId("compare-table").first().waitFor();
+    await fresh.waitForFunction(
+      (t) => document.querySelector('[data-testid="compare-table"]')?.textContent === t,
+      table,
+    );
     check(
-      ids.length === 2 && ids.includes(firstId) && ids.includes(secondId),
-      `compare URL does not name both runs: ${page.url()}`,
+      (await fresh.getByTestId("baseline-select").inputValue()) ===
+        (await page.getByTestId("baseline-select").inputValue()),
+      "the fresh page has another baseline",
     );
-    const table = (await page.getByTestId("compare-table").first().textContent()) ?? "";
-    check(
-      (await page.getByTestId("ratio-cell").count()) > 0,
-      `compare table has no change against the baseline: ${table}`,
-    );
-    const verdict = await page.getByTestId("comparability").getAttribute("data-verdict");
-    check(verdict === "comparable", `same-workload runs judged ${verdict}`);
-    await page
-      .locator('[data-testid="compare-chart"] svg .recharts-bar-rectangle')
-      .first()
-      .waitFor();
-    await shot("compare");
-  });
+  } finally {
+    await fresh.close();
+  }
+});
 
-  await run("the compare URL is shareable (reload keeps the selection)", async () => {
-    await page.reload();
-    await page.getByTestId("compare-table").first().waitFor();
-    const headers = await page.getByTestId("compare-table").first().locator("thead th").count();
-    check(headers >= 4, `expected metric + unit + 2 runs columns, found ${headers}`);
-  });
+await run("download the comparison as CSV", async () => {
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByTestId("download-csv").click(),
+  ]);
+  const file = join(ARTIFACTS, "compare.csv");
+  await download.saveAs(file);
+  const csv = readFileSync(file, "utf8");
+  const header = csv.split(/\r?\n/)[0] ?? "";
+  check(/^job,metric,unit,/.test(header), `unexpected CSV header: ${header}`);
+  check(/ratio/.test(header), `CSV has no ratio columns: ${header}`);
+  check(csv.trim().split(/\r?\n/).length > 2, "CSV has no data rows");
+});
 
-  // The baseline column's header, and the first change's ratio to the baseline (issue 12: the
-  // cell shows the direction-aware phrase, the ratio is its data-ratio).
-  const ratioHead = () =>
-    page
-      .getByTestId("compare-table")
-      .first()
-      .locator("thead th[data-baseline]")
-      .first()
-      .textContent();
-  const firstRatio = () => page.getByTestId("ratio-cell").first().getAttribute("data-ratio");
+await run("a run without a meter shows the no-meter note", async () => {
+  await page.goto(`${BASE}/runs?status=succeeded`);
+  const row = page.locator('[data-testid="run-row"][data-energy="none"]').first();
+  await row.waitFor();
+  await row.getByTestId("run-link").click();
+  const panel = page.getByTestId("energy-panel");
+  await panel.waitFor();
+  check((await panel.getAttribute("data-status")) === "none", "energy panel is not 'none'");
+  const note = (await page.getByTestId("energy-none").textContent()) ?? "";
+  check(/No meter/.test(note), `no-meter note missing: ${note}`);
+  await shot("run-no-meter");
+});
 
-  await run("changing the baseline changes the ratio column and the URL", async () => {
-    const ratioChart = page.locator('[data-testid="compare-chart"][data-kind="change-iops"] h3');
-    const before = {
-      head: await ratioHead(),
-      ratio: await firstRatio(),
-      chart: await ratioChart.textContent(),
-    };
-    const select = page.getByTestId("baseline-select");
-    const current = await select.inputValue();
-    const other = [firstId, secondId].find((id) => id !== current);
-    await select.selectOption(other);
-    await page.waitForFunction(
-      (h) =>
-        document.querySelector('[data-testid="compare-table"] thead th[data-baseline]')
-          ?.textContent !== h,
-      before.head,
-    );
-    const after = { head: await ratioHead(), ratio: await firstRatio() };
-    check(after.head !== before.head, `ratio header did not change: ${after.head}`);
-    const chart = await ratioChart.textContent();
-    check(chart !== before.chart, `the ratio chart still reads "${chart}"`);
-    const num = (t) => Number.parseFloat((t ?? "").replace(/[^0-9.]/g, ""));
-    // The ratio against the other run is the reciprocal (shown with 3 significant digits).
-    const product = num(before.ratio) * num(after.ratio);
-    check(
-      Math.abs(product - 1) < 0.05,
-      `ratios are not reciprocal: ${before.ratio} → ${after.ratio}`,
-    );
-    check(
-      new URL(page.url()).searchParams.get("baseline") === other,
-      `baseline not in the URL: ${page.url()}`,
-    );
-    await shot("compare-baseline");
-  });
+await run("the new-run form shows the server's field error for a bad block size", async () => {
+  await page.goto(`${BASE}/runs/new`);
+  await page.getByTestId("new-run-form").waitFor();
+  await page
+    .locator('select[name="agent"] option:not([value=""])')
+    .first()
+    .waitFor({ state: "attached" });
+  await page.getByTestId("mode-custom").check();
+  // Targets come from the host's policy (ADR 0009): the form has no free-text path.
+  await page.getByTestId("target-select").locator("option").first().waitFor({ state: "attached" });
+  await page.fill('input[name="jobs.0.bs"]', "0");
+  await page.getByTestId("submit-run").click();
+  const err = page.getByTestId("field-error-jobs.0.bs");
+  await err.waitFor();
+  check(
+    (await err.getAttribute("data-source")) === "server",
+    "bs error did not come from the server",
+  );
+  check(((await err.textContent()) ?? "").trim().length > 0, "bs error is empty");
+  check(new URL(page.url()).pathname === "/runs/new", "a run was created from an invalid form");
+  await shot("new-run-error");
+});
 
-  await run("a copied link reproduces the same view in a fresh page", async () => {
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: BASE });
-    await page.getByTestId("copy-link").click();
-    await page.getByTestId("share-note").waitFor();
-    const link = await page.evaluate(() => navigator.clipboard.readText().catch(() => ""));
-    const url = link || page.url();
-    check(url === page.url(), `copied link ${url} differs from the page ${page.url()}`);
-    const table = await page.getByTestId("compare-table").first().textContent();
-    const fresh = await context.newPage();
-    try {
-      await fresh.goto(url);
-      await fresh.getByTestId("compare-table").first().waitFor();
-      await fresh.waitForFunction(
-        (t) => document.querySelector('[data-testid="compare-table"]')?.textContent === t,
-        table,
-      );
-      check(
-        (await fresh.getByTestId("baseline-select").inputValue()) ===
-          (await page.getByTestId("baseline-select").inputValue()),
-        "the fresh page has another baseline",
-      );
-    } finally {
-      await fresh.close();
-    }
-  });
-
-  await run("download the comparison as CSV", async () => {
-    const [download] = await Promise.all([
-      page.waitForEvent("download"),
-      page.getByTestId("download-csv").click(),
-    ]);
-    const file = join(ARTIFACTS, "compare.csv");
-    await download.saveAs(file);
-    const csv = readFileSync(file, "utf8");
-    const header = csv.split(/\r?\n/)[0] ?? "";
-    check(/^job,metric,unit,/.test(header), `unexpected CSV header: ${header}`);
-    check(/ratio/.test(header), `CSV has no ratio columns: ${header}`);
-    check(csv.trim().split(/\r?\n/).length > 2, "CSV has no data rows");
-  });
-
-  await run("a run without a meter shows the no-meter note", async () => {
-    await page.goto(`${BASE}/runs?status=succeeded`);
-    const row = page.locator('[data-testid="run-row"][data-energy="none"]').first();
-    await row.waitFor();
-    await row.getByTestId("run-link").click();
-    const panel = page.getByTestId("energy-panel");
-    await panel.waitFor();
-    check((await panel.getAttribute("data-status")) === "none", "energy panel is not 'none'");
-    const note = (await page.getByTestId("energy-none").textContent()) ?? "";
-    check(/No meter/.test(note), `no-meter note missing: ${note}`);
-    await shot("run-no-meter");
-  });
-
-  await run("the new-run form shows the server's field error for a bad block size", async () => {
-    await page.goto(`${BASE}/runs/new`);
-    await page.getByTestId("new-run-form").waitFor();
-    await page
-      .locator('select[name="agent"] option:not([value=""])')
-      .first()
-      .waitFor({ state: "attached" });
-    await page.getByTestId("mode-custom").check();
-    // Targets come from the host's policy (ADR 0009): the form has no free-text path.
-    await page
-      .getByTestId("target-select")
-      .locator("option")
-      .first()
-      .waitFor({ state: "attached" });
-    await page.fill('input[name="jobs.0.bs"]', "0");
+if (QUEUE) {
+  await run("queue a real run from the form and watch it complete", async () => {
+    await page.fill('input[name="jobs.0.bs"]', "4k");
+    await page.fill('input[name="jobs.0.size"]', "16m");
+    await page.fill('input[name="jobs.0.runtime"]', "2");
+    // the form defaults to direct I/O; the smoke target may be on tmpfs, which has no O_DIRECT
+    await page.locator('input[name="jobs.0.direct"]').uncheck();
+    await page.getByTestId("target-select").selectOption(QUEUE_TARGET);
+    await page.fill('input[name="name"]', "browser smoke run");
     await page.getByTestId("submit-run").click();
-    const err = page.getByTestId("field-error-jobs.0.bs");
-    await err.waitFor();
-    check(
-      (await err.getAttribute("data-source")) === "server",
-      "bs error did not come from the server",
+    await page.getByTestId("run-detail").waitFor();
+    check(/\/runs\/[0-9a-f-]{36}$/.test(page.url()), `expected a run page, got ${page.url()}`);
+    const status = page.getByTestId("run-detail").getByTestId("run-status").first();
+    await page.waitForFunction(
+      (el) => ["succeeded", "failed", "cancelled"].includes(el?.textContent ?? ""),
+      await status.elementHandle(),
+      { timeout: QUEUE_TIMEOUT_MS, polling: 500 },
     );
-    check(((await err.textContent()) ?? "").trim().length > 0, "bs error is empty");
-    check(new URL(page.url()).pathname === "/runs/new", "a run was created from an invalid form");
-    await shot("new-run-error");
-  });
-
-  if (QUEUE) {
-    await run("queue a real run from the form and watch it complete", async () => {
-      await page.fill('input[name="jobs.0.bs"]', "4k");
-      await page.fill('input[name="jobs.0.size"]', "16m");
-      await page.fill('input[name="jobs.0.runtime"]', "2");
-      // the form defaults to direct I/O; the smoke target may be on tmpfs, which has no O_DIRECT
-      await page.locator('input[name="jobs.0.direct"]').uncheck();
-      await page.getByTestId("target-select").selectOption(QUEUE_TARGET);
-      await page.fill('input[name="name"]', "browser smoke run");
-      await page.getByTestId("submit-run").click();
-      await page.getByTestId("run-detail").waitFor();
-      check(/\/runs\/[0-9a-f-]{36}$/.test(page.url()), `expected a run page, got ${page.url()}`);
-      const status = page.getByTestId("run-detail").getByTestId("run-status").first();
-      await page.waitForFunction(
-        (el) => ["succeeded", "failed", "cancelled"].includes(el?.textContent ?? ""),
-        await status.elementHandle(),
-        { timeout: QUEUE_TIMEOUT_MS, polling: 500 },
-      );
-      const final = (await status.textContent()) ?? "";
-      if (final !== "succeeded") {
-        const why =
-          (await page
-            .getByTestId("run-error")
-            .textContent()
-            .catch(() => "")) ?? "";
-        throw new Error(`the queued run ended ${final}: ${why}`);
-      }
-      await page
-        .locator('[data-testid="run-chart"] svg path.recharts-line-curve')
-        .first()
-        .waitFor();
-      await shot("queued-run");
-    });
-  }
-
-  if (QUEUE) {
-    await run("queue a campaign from the UI and land on its comparison", async () => {
-      await page.goto(`${BASE}/campaigns`);
-      await page.getByTestId("new-campaign").click();
-      const form = page.getByTestId("campaign-form");
-      await form
-        .locator("#f-workload option", { hasText: /^quick$/ })
-        .waitFor({ state: "attached" });
-      await form.locator("#f-name").fill("browser smoke campaign");
-      await form.locator("#f-workload").selectOption({ label: "quick" });
-      await form.getByLabel("Path of target 1").selectOption(QUEUE_TARGET);
-      await page.getByTestId("add-target").click();
-      await form.getByLabel("Path of target 2").selectOption(`${QUEUE_TARGET}-b`);
-      await form.locator("#f-repeats").fill("1");
-      await form.locator("#f-idle").fill("0");
-      await page.getByTestId("submit-campaign").click();
-      await page.getByTestId("campaign-detail").waitFor();
-      await page.waitForURL(/\/compare\?/, { timeout: QUEUE_TIMEOUT_MS * 2 });
-      const url = new URL(page.url());
-      // the campaign page lands on its comparison by target (two directories on one disk are
-      // two columns, issue 12)
-      check(url.searchParams.get("group_by") === "target", `not grouped by target: ${page.url()}`);
-      check((url.searchParams.get("runs") ?? "").split(",").length === 2, "expected 2 runs");
-      await page.getByTestId("compare-table").first().waitFor();
-      const columns = await page.getByTestId("compare-table").first().locator("thead th").count();
-      check(columns >= 4, `expected a column per target, found ${columns} header cells`);
-      await shot("campaign-compare");
-    });
-  }
-
-  await run("dashboard and agents pages render", async () => {
-    await page.goto(`${BASE}/`);
-    await page.getByTestId("stats").waitFor();
-    await page.getByTestId("runs-table").waitFor();
-    await page
-      .locator('[data-testid="dashboard-compare"] svg .recharts-bar-rectangle')
-      .first()
-      .waitFor();
-    await shot("dashboard");
-    await page.goto(`${BASE}/agents`);
-    await page.getByTestId("agent-row").first().waitFor();
-    check(
-      ((await page.getByTestId("agents-table").textContent()) ?? "").includes("online"),
-      "no online agent shown",
-    );
-    await page
-      .getByTestId("agent-row")
-      .first()
-      .getByRole("button", { name: /Show details/ })
-      .click();
-    const detail = (await page.getByTestId("agent-detail").textContent()) ?? "";
-    check(
-      detail.includes("Block devices") && detail.includes("Mounts"),
-      "agent details lack devices/mounts",
-    );
-    await shot("agents");
-  });
-
-  await run("log out returns to the login page", async () => {
-    await page.getByTestId("logout").click();
-    await page.getByTestId("login-form").waitFor();
-  });
-
-  check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(" | ")}`);
-  console.log(`smoke: ${passed} passed, 0 failed`);
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-  process.exit(0);
-} catch (err) {
-  console.error(`smoke: FAILED at "${step}": ${err instanceof Error ? err.message : err}`);
-  if (pageErrors.length) console.error(`smoke: page errors: ${pageErrors.join(" | ")}`);
-  if (page) {
-    const file = join(ARTIFACTS, "failure.png");
-    try {
-      await page.screenshot({ path: file, fullPage: true });
-      console.error(`smoke: screenshot ${file} (url ${page.url()})`);
-    } catch (e) {
-      console.error(`smoke: no screenshot: ${e}`);
+    const final = (await status.textContent()) ?? "";
+    if (final !== "succeeded") {
+      const why =
+        (await page
+          .getByTestId("run-error")
+          .textContent()
+          .catch(() => "")) ?? "";
+      throw new Error(`the queued run ended ${final}: ${why}`);
     }
-  }
-  await context?.close().catch(() => {});
-  rmSync(userDataDir, { recursive: true, force: true });
-  console.error(`smoke: ${passed} passed, 1 failed`);
-  process.exit(1);
+    await page.locator('[data-testid="run-chart"] svg path.recharts-line-curve').first().waitFor();
+    await shot("queued-run");
+  });
 }
+
+if (QUEUE) {
+  await run("queue a campaign from the UI and land on its comparison", async () => {
+    await page.goto(`${BASE}/campaigns`);
+    await page.getByTestId("new-campaign").click();
+    const form = page.getByTestId("campaign-form");
+    await form.locator("#f-workload option", { hasText: /^quick$/ }).waitFor({ state: "attached" });
+    await form.locator("#f-name").fill("browser smoke campaign");
+    await form.locator("#f-workload").selectOption({ label: "quick" });
+    await form.getByLabel("Path of target 1").selectOption(QUEUE_TARGET);
+    await page.getByTestId("add-target").click();
+    await form.getByLabel("Path of target 2").selectOption(`${QUEUE_TARGET}-b`);
+    await form.locator("#f-repeats").fill("1");
+    await form.locator("#f-idle").fill("0");
+    await page.getByTestId("submit-campaign").click();
+    await page.getByTestId("campaign-detail").waitFor();
+    await page.waitForURL(/\/compare\?/, { timeout: QUEUE_TIMEOUT_MS * 2 });
+    const url = new URL(page.url());
+    // the campaign page lands on its comparison by target (two directories on one disk are
+    // two columns, issue 12)
+    check(url.searchParams.get("group_by") === "target", `not grouped by target: ${page.url()}`);
+    check((url.searchParams.get("runs") ?? "").split(",").length === 2, "expected 2 runs");
+    await page.getByTestId("compare-table").first().waitFor();
+    const columns = await page.getByTestId("compare-table").first().locator("thead th").count();
+    check(columns >= 4, `expected a column per target, found ${columns} header cells`);
+    await shot("campaign-compare");
+  });
+}
+
+await run("dashboard and agents pages render", async () => {
+  await page.goto(`${BASE}/`);
+  await page.getByTestId("stats").waitFor();
+  await page.getByTestId("runs-table").waitFor();
+  await page
+    .locator('[data-testid="dashboard-compare"] svg .recharts-bar-rectangle')
+    .first()
+    .waitFor();
+  await shot("dashboard");
+  await page.goto(`${BASE}/agents`);
+  await page.getByTestId("agent-row").first().waitFor();
+  check(
+    ((await page.getByTestId("agents-table").textContent()) ?? "").includes("online"),
+    "no online agent shown",
+  );
+  await page
+    .getByTestId("agent-row")
+    .first()
+    .getByRole("button", { name: /Show details/ })
+    .click();
+  const detail = (await page.getByTestId("agent-detail").textContent()) ?? "";
+  check(
+    detail.includes("Block devices") && detail.includes("Mounts"),
+    "agent details lack devices/mounts",
+  );
+  await shot("agents");
+});
+
+await run("log out returns to the login page", async () => {
+  await page.getByTestId("logout").click();
+  await page.getByTestId("login-form").waitFor();
+});
+
+await done();

@@ -150,6 +150,8 @@ def test_compare_2_8_30_runs_in_chromium(live: Stack, tmp_path: Path) -> None:
             "K-compare-2",
             "K-compare-8",
             "K-compare-30",
+            "K-compare-8-full",  # render=all: every chart drawn in one full-page capture
+            "K-compare-30-full",
             "K-compare-30-metrics-as-rows",
             "K-dashboard",
         ):

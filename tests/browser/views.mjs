@@ -11,16 +11,9 @@
 //
 // tests/browser/test_views.py runs it. Prints `ok N - ...` per check and `views: N passed,
 // 0 failed`; exit 1 with `failure.png` on failure, 2 on bad env.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
 
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
-
-const BASE = (process.env.IOWATT_URL ?? "").replace(/\/$/, "");
-const { IOWATT_EMAIL: EMAIL, IOWATT_PASSWORD: PASSWORD } = process.env;
 const RUNS = Object.fromEntries(
   (process.env.IOWATT_VIEW_RUNS ?? "")
     .split(";")
@@ -31,47 +24,13 @@ const RUNS = Object.fromEntries(
     }),
 );
 const FIRST_READ = Number(process.env.IOWATT_VIEW_FIRST_READ ?? "NaN");
-const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
-const CHROMIUM = process.env.IOWATT_CHROMIUM ?? "/usr/bin/chromium";
-const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
 
-if (!BASE || !EMAIL || !PASSWORD || !RUNS.cdm?.length || Number.isNaN(FIRST_READ)) {
-  console.error(
-    "views: set IOWATT_URL, IOWATT_EMAIL, IOWATT_PASSWORD, IOWATT_VIEW_RUNS and IOWATT_VIEW_FIRST_READ",
-  );
-  process.exit(2);
-}
-mkdirSync(ARTIFACTS, { recursive: true });
-
-const userDataDir = mkdtempSync(join(tmpdir(), "iowatt-chromium-"));
-let context;
-let page;
-let step = "launch";
-let passed = 0;
-const pageErrors = [];
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-async function run(name, fn) {
-  step = name;
-  await fn();
-  passed += 1;
-  console.log(`ok ${passed} - ${name}`);
-}
-
-async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-async function noOverflow() {
-  const [scroll, inner] = await page.evaluate(() => [
-    document.documentElement.scrollWidth,
-    window.innerWidth,
-  ]);
-  check(scroll <= inner, `the page is ${scroll} px wide in a ${inner} px window`);
-}
+needs(
+  "views",
+  RUNS.cdm?.length && !Number.isNaN(FIRST_READ),
+  "IOWATT_VIEW_RUNS and IOWATT_VIEW_FIRST_READ",
+);
+const { page, run, shot, login, done } = await openBrowser("views");
 
 /** Every chart's plot area (the grid Recharts draws) is at least 200 px high. */
 async function plotsAtLeast200(count) {
@@ -89,212 +48,172 @@ function cellNumber(text) {
   return Number((text ?? "").replace(/,/g, ""));
 }
 
-try {
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1440, height: 900 },
-    acceptDownloads: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
-  context.setDefaultTimeout(TIMEOUT_MS);
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("pageerror", (err) => pageErrors.push(String(err)));
+await run("log in", login);
 
-  await run("log in", async () => {
-    await page.goto(`${BASE}/login`);
-    await page.fill('input[name="email"]', EMAIL);
-    await page.fill('input[name="password"]', PASSWORD);
-    await page.click('button[type="submit"]');
-    await page.getByTestId("runs-table").waitFor();
-  });
+await run("the views page lists every view and offers finished runs to pick", async () => {
+  await page.goto(`${BASE}/views`);
+  await page.getByTestId("views-picker").locator("input[type=checkbox]").first().waitFor();
+  check((await page.getByTestId("views-catalog").locator("tbody tr").count()) === 6, "six views");
+  await noOverflow(page);
+  await shot("views-picker");
+});
 
-  await run("the views page lists every view and offers finished runs to pick", async () => {
-    await page.goto(`${BASE}/views`);
-    await page.getByTestId("views-picker").locator("input[type=checkbox]").first().waitFor();
-    check((await page.getByTestId("views-catalog").locator("tbody tr").count()) === 6, "six views");
-    await noOverflow();
-    await shot("views-picker");
-  });
+await run("a run's views are chosen by its preset", async () => {
+  await page.goto(`${BASE}/views?runs=${RUNS.cdm[0]}`);
+  await page.getByTestId("views-for-runs").waitFor();
+  check(
+    (await page.getByTestId("views-for-runs").textContent()).includes("crystaldiskmark"),
+    "the run's preset is not named",
+  );
+  check((await page.getByTestId("open-kernel-help").count()) === 0, "kernel-help offered");
+  await noOverflow(page);
+  await shot("views-for-run");
+  await page.getByTestId("open-crystaldiskmark").click();
+  await page.getByTestId("view-grid").waitFor();
+  check(page.url().includes(`/views/crystaldiskmark?runs=${RUNS.cdm[0]}`), page.url());
+});
 
-  await run("a run's views are chosen by its preset", async () => {
-    await page.goto(`${BASE}/views?runs=${RUNS.cdm[0]}`);
-    await page.getByTestId("views-for-runs").waitFor();
+await run("crystaldiskmark grid from a real run at 1440x900", async () => {
+  const grid = page.getByTestId("view-grid");
+  const headers = await grid
+    .locator("thead th[data-label]")
+    .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
+  for (const h of [
+    "Read best (MB/s)",
+    "Read median (MB/s)",
+    "Read spread (%)",
+    "Read best (IOPS)",
+  ]) {
+    check(headers.includes(h), `no column ${h} in ${headers}`);
+  }
+  check(headers.at(-1) === "Passes, write (MB/s)", `last column ${headers.at(-1)}`);
+  const rows = grid.getByTestId("view-row");
+  check((await rows.count()) === 5, `${await rows.count()} tests`);
+  const tests = await rows.locator('[data-col="test"]').allTextContents();
+  check(tests[0] === "SEQ1M Q8T1" && tests[4] === "RND4K Q1T1", `tests ${tests}`);
+  const read = cellNumber(await rows.first().locator('[data-col="read_best_mbps"]').textContent());
+  check(Math.abs(read - FIRST_READ) < 0.01, `read best ${read} vs the API's ${FIRST_READ}`);
+  const passes = await rows.first().locator('[data-col="read_passes"]').textContent();
+  const cell = rows.first().locator('[data-col="read_passes"]');
+  check(passes.includes("p0") && passes.includes("discarded"), `passes: ${passes}`);
+  check((await cell.locator('[data-pass="discarded"]').count()) === 1, "one discarded pass");
+  check((await cell.locator('[data-pass="best"]').count()) === 1, `one best pass: ${passes}`);
+  const desc = await grid.locator('th[data-label="Read best (MB/s)"]').getAttribute("title");
+  check(desc?.includes("best pass"), `header description: ${desc}`);
+  const box = await grid.boundingBox();
+  check(box && box.width <= 1440, `grid ${box?.width} px wide`);
+  await noOverflow(page);
+  await shot("views-cdm-1");
+});
+
+await run("the CSV has the page's columns", async () => {
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByTestId("view-csv").click(),
+  ]);
+  const text = readFileSync(await download.path(), "utf8");
+  const lines = text.trim().split(/\r?\n/);
+  const headers = await page
+    .getByTestId("view-grid")
+    .locator("thead th[data-label]")
+    .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
+  // the page shows the run as a row group heading; the CSV has it as its first column
+  const csvHeader = ["Run", ...headers].map((h) => (h.includes(",") ? `"${h}"` : h)).join(",");
+  check(lines[0] === csvHeader, `${lines[0]} vs ${csvHeader}`);
+  check(lines.length === 6, `${lines.length} CSV lines`);
+});
+
+await run("two devices side by side with their Ratio (seed 002 Table 1 layout)", async () => {
+  const legacy = RUNS.legacy?.length ? RUNS.legacy : RUNS.cdm;
+  await page.goto(`${BASE}/views/crystaldiskmark-table?runs=${legacy.join(",")}`);
+  await page.getByTestId("view-grid").waitFor();
+  const headers = await page
+    .getByTestId("view-grid")
+    .locator("thead th[data-label]")
+    .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
+  check(headers.at(-1).startsWith("Ratio ("), `last header ${headers.at(-1)}`);
+  if (RUNS.legacy?.length) {
+    // seed 002 Table 1's rows, in its order, IOPS under the 4 kB rows
+    const tests = await page.locator('[data-col="test"]').allTextContents();
+    const want = [
+      "Sequential Read",
+      "Sequential Write",
+      "Random Read 4kB",
+      "IOPS",
+      "Random Write 4kB",
+      "IOPS",
+      "Random Read 512kB",
+      "Random Write 512kB",
+    ];
     check(
-      (await page.getByTestId("views-for-runs").textContent()).includes("crystaldiskmark"),
-      "the run's preset is not named",
-    );
-    check((await page.getByTestId("open-kernel-help").count()) === 0, "kernel-help offered");
-    await noOverflow();
-    await shot("views-for-run");
-    await page.getByTestId("open-crystaldiskmark").click();
-    await page.getByTestId("view-grid").waitFor();
-    check(page.url().includes(`/views/crystaldiskmark?runs=${RUNS.cdm[0]}`), page.url());
-  });
-
-  await run("crystaldiskmark grid from a real run at 1440x900", async () => {
-    const grid = page.getByTestId("view-grid");
-    const headers = await grid
-      .locator("thead th[data-label]")
-      .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
-    for (const h of [
-      "Read best (MB/s)",
-      "Read median (MB/s)",
-      "Read spread (%)",
-      "Read best (IOPS)",
-    ]) {
-      check(headers.includes(h), `no column ${h} in ${headers}`);
-    }
-    check(headers.at(-1) === "Passes, write (MB/s)", `last column ${headers.at(-1)}`);
-    const rows = grid.getByTestId("view-row");
-    check((await rows.count()) === 5, `${await rows.count()} tests`);
-    const tests = await rows.locator('[data-col="test"]').allTextContents();
-    check(tests[0] === "SEQ1M Q8T1" && tests[4] === "RND4K Q1T1", `tests ${tests}`);
-    const read = cellNumber(
-      await rows.first().locator('[data-col="read_best_mbps"]').textContent(),
-    );
-    check(Math.abs(read - FIRST_READ) < 0.01, `read best ${read} vs the API's ${FIRST_READ}`);
-    const passes = await rows.first().locator('[data-col="read_passes"]').textContent();
-    const cell = rows.first().locator('[data-col="read_passes"]');
-    check(passes.includes("p0") && passes.includes("discarded"), `passes: ${passes}`);
-    check((await cell.locator('[data-pass="discarded"]').count()) === 1, "one discarded pass");
-    check((await cell.locator('[data-pass="best"]').count()) === 1, `one best pass: ${passes}`);
-    const desc = await grid.locator('th[data-label="Read best (MB/s)"]').getAttribute("title");
-    check(desc?.includes("best pass"), `header description: ${desc}`);
-    const box = await grid.boundingBox();
-    check(box && box.width <= 1440, `grid ${box?.width} px wide`);
-    await noOverflow();
-    await shot("views-cdm-1");
-  });
-
-  await run("the CSV has the page's columns", async () => {
-    const [download] = await Promise.all([
-      page.waitForEvent("download"),
-      page.getByTestId("view-csv").click(),
-    ]);
-    const text = readFileSync(await download.path(), "utf8");
-    const lines = text.trim().split(/\r?\n/);
-    const headers = await page
-      .getByTestId("view-grid")
-      .locator("thead th[data-label]")
-      .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
-    // the page shows the run as a row group heading; the CSV has it as its first column
-    const csvHeader = ["Run", ...headers].map((h) => (h.includes(",") ? `"${h}"` : h)).join(",");
-    check(lines[0] === csvHeader, `${lines[0]} vs ${csvHeader}`);
-    check(lines.length === 6, `${lines.length} CSV lines`);
-  });
-
-  await run("two devices side by side with their Ratio (seed 002 Table 1 layout)", async () => {
-    const legacy = RUNS.legacy?.length ? RUNS.legacy : RUNS.cdm;
-    await page.goto(`${BASE}/views/crystaldiskmark-table?runs=${legacy.join(",")}`);
-    await page.getByTestId("view-grid").waitFor();
-    const headers = await page
-      .getByTestId("view-grid")
-      .locator("thead th[data-label]")
-      .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
-    check(headers.at(-1).startsWith("Ratio ("), `last header ${headers.at(-1)}`);
-    if (RUNS.legacy?.length) {
-      // seed 002 Table 1's rows, in its order, IOPS under the 4 kB rows
-      const tests = await page.locator('[data-col="test"]').allTextContents();
-      const want = [
-        "Sequential Read",
-        "Sequential Write",
-        "Random Read 4kB",
-        "IOPS",
-        "Random Write 4kB",
-        "IOPS",
-        "Random Read 512kB",
-        "Random Write 512kB",
-      ];
-      check(
-        want.every((w, i) => tests[i] === w),
-        `rows ${tests}`,
-      );
-    }
-    const ratio = await page.locator('[data-col="ratio"]').first().textContent();
-    check(/higher|lower/.test(ratio), `ratio cell ${ratio}`);
-    await noOverflow();
-    await shot("views-cdm-table");
-  });
-
-  if (RUNS.threads?.length) {
-    await run("latency against threads: charts and the table", async () => {
-      await page.goto(`${BASE}/views/threads-latency?runs=${RUNS.threads.join(",")}`);
-      await page.getByTestId("view-chart-threads-latency").waitFor();
-      await plotsAtLeast200(2);
-      check((await page.getByTestId("view-row").count()) === 7 * RUNS.threads.length, "rows");
-      await noOverflow();
-      await shot("views-threads");
-    });
-  }
-
-  if (RUNS.kh?.length) {
-    await run(
-      "kernel help: off and on side by side, the ratio, one chart per operation",
-      async () => {
-        await page.goto(`${BASE}/views/kernel-help?runs=${RUNS.kh.join(",")}`);
-        await page.getByTestId("view-chart-kh-ratio").waitFor();
-        await plotsAtLeast200(5);
-        const titles = await page.locator('[data-testid^="view-chart-"] h3').allTextContents();
-        check(new Set(titles).size === titles.length, `chart titles repeat: ${titles}`);
-        await noOverflow();
-        await shot("views-kernel-help");
-      },
+      want.every((w, i) => tests[i] === w),
+      `rows ${tests}`,
     );
   }
+  const ratio = await page.locator('[data-col="ratio"]').first().textContent();
+  check(/higher|lower/.test(ratio), `ratio cell ${ratio}`);
+  await noOverflow(page);
+  await shot("views-cdm-table");
+});
 
-  if (RUNS.dfm?.length) {
-    await run("disk vs flash vs memory", async () => {
-      await page.goto(`${BASE}/views/disk-flash-memory?runs=${RUNS.dfm.join(",")}`);
-      await page.getByTestId("view-grid").waitFor();
-      check((await page.getByTestId("view-row").count()) === 4, "four operations");
-      const headers = await page
-        .getByTestId("view-grid")
-        .locator("thead th[data-label]")
-        .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
-      check(headers.length === RUNS.dfm.length + 2, `${headers.length} columns`);
-      check(new Set(headers).size === headers.length, `columns read alike: ${headers}`);
-      await noOverflow();
-      await shot(`views-dfm-${RUNS.dfm.length}`);
-    });
-  }
-
-  if (RUNS.sweep?.length) {
-    await run("DiskSpd block-size sweep: table 2 and figure 1", async () => {
-      await page.goto(`${BASE}/views/diskspd-bs-sweep?runs=${RUNS.sweep.join(",")}`);
-      await page.getByTestId("view-chart-bs-sweep").waitFor();
-      await plotsAtLeast200(1);
-      check((await page.getByTestId("view-row").count()) === 13, "13 block sizes");
-      await noOverflow();
-      await shot("views-diskspd");
-    });
-  }
-
-  await run("a view of runs of another preset is refused with the reason", async () => {
-    await page.goto(`${BASE}/views/kernel-help?runs=${RUNS.cdm[0]}`);
-    const alert = page.getByRole("alert");
-    await alert.waitFor();
-    check((await alert.textContent()).includes("crystaldiskmark"), await alert.textContent());
+if (RUNS.threads?.length) {
+  await run("latency against threads: charts and the table", async () => {
+    await page.goto(`${BASE}/views/threads-latency?runs=${RUNS.threads.join(",")}`);
+    await page.getByTestId("view-chart-threads-latency").waitFor();
+    await plotsAtLeast200(2);
+    check((await page.getByTestId("view-row").count()) === 7 * RUNS.threads.length, "rows");
+    await noOverflow(page);
+    await shot("views-threads");
   });
-
-  check(pageErrors.length === 0, `page errors: ${pageErrors.join("; ")}`);
-  console.log(`views: ${passed} passed, 0 failed`);
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-} catch (err) {
-  console.log(`not ok - ${step}: ${err?.message ?? err}`);
-  if (page)
-    await page.screenshot({ path: join(ARTIFACTS, "failure.png"), fullPage: true }).catch(() => {});
-  await context?.close().catch(() => {});
-  rmSync(userDataDir, { recursive: true, force: true });
-  process.exit(1);
 }
+
+if (RUNS.kh?.length) {
+  await run(
+    "kernel help: off and on side by side, the ratio, one chart per operation",
+    async () => {
+      await page.goto(`${BASE}/views/kernel-help?runs=${RUNS.kh.join(",")}`);
+      await page.getByTestId("view-chart-kh-ratio").waitFor();
+      await plotsAtLeast200(5);
+      const titles = await page.locator('[data-testid^="view-chart-"] h3').allTextContents();
+      check(new Set(titles).size === titles.length, `chart titles repeat: ${titles}`);
+      await noOverflow(page);
+      await shot("views-kernel-help");
+    },
+  );
+}
+
+if (RUNS.dfm?.length) {
+  await run("disk vs flash vs memory", async () => {
+    await page.goto(`${BASE}/views/disk-flash-memory?runs=${RUNS.dfm.join(",")}`);
+    await page.getByTestId("view-grid").waitFor();
+    check((await page.getByTestId("view-row").count()) === 4, "four operations");
+    const headers = await page
+      .getByTestId("view-grid")
+      .locator("thead th[data-label]")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
+    check(headers.length === RUNS.dfm.length + 2, `${headers.length} columns`);
+    check(new Set(headers).size === headers.length, `columns read alike: ${headers}`);
+    await noOverflow(page);
+    await shot(`views-dfm-${RUNS.dfm.length}`);
+  });
+}
+
+if (RUNS.sweep?.length) {
+  await run("DiskSpd block-size sweep: table 2 and figure 1", async () => {
+    await page.goto(`${BASE}/views/diskspd-bs-sweep?runs=${RUNS.sweep.join(",")}`);
+    await page.getByTestId("view-chart-bs-sweep").waitFor();
+    await plotsAtLeast200(1);
+    check((await page.getByTestId("view-row").count()) === 13, "13 block sizes");
+    await noOverflow(page);
+    await shot("views-diskspd");
+  });
+}
+
+await run("a view of runs of another preset is refused with the reason", async () => {
+  await page.goto(`${BASE}/views/kernel-help?runs=${RUNS.cdm[0]}`);
+  const alert = page.getByRole("alert");
+  await alert.waitFor();
+  check((await alert.textContent()).includes("crystaldiskmark"), await alert.textContent());
+});
+
+await done();
