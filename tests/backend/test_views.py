@@ -471,7 +471,7 @@ def test_disk_flash_memory_has_a_buffered_memory_column(client: TestClient, sess
     for r in rows:
         assert r[1] > 0 and r[2] > 0 and r[3] == pytest.approx(r[2] / r[1], rel=1e-9)
     # a run of the buffered variant is not another view's
-    r = client.get(
+    other = client.get(
         "/api/v1/views/table", params={"view": "crystaldiskmark", "runs": str(memory)}, headers=u.headers
     )
-    assert r.status_code == 422 and "runs" in r.text
+    assert other.status_code == 422 and "runs" in other.text
