@@ -21,13 +21,16 @@ from backend.agent.router import router as agent_router
 from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
 from backend.campaign.router import router as campaign_router
+from backend.comment.router import router as comment_router
 from backend.carbon.router import router as carbon_router
 from backend.compare.router import router as compare_router
 from backend.config import get_settings
 from backend.db import unit_of_work
 from backend.device.router import router as device_router
 from backend.environment.router import router as environment_router
+from backend.erase.router import router as erase_router
 from backend.errors import AppError, Invalid
+from backend.export.router import router as export_router
 from backend.health.router import router as health_router
 from backend.invitation.router import router as invitation_router
 from backend.kit.headers import SecurityHeadersMiddleware
@@ -240,6 +243,9 @@ def create_app() -> FastAPI:
         compare_router,
         carbon_router,
         campaign_router,
+        comment_router,
+        export_router,
+        erase_router,
         views_router,
         sharing_router,
     ):

@@ -30,3 +30,15 @@ def list_campaigns(
 @router.get("/{campaign_id}", response_model=CampaignRead)
 def get_campaign(campaign_id: uuid.UUID, principal: UserDep, session: SessionDep) -> CampaignRead:
     return service.to_read(session, [service.get(session, principal=principal, campaign_id=campaign_id)])[0]
+
+
+@router.delete("/{campaign_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_campaign(
+    campaign_id: uuid.UUID,
+    principal: UserDep,
+    session: SessionDep,
+    keep_runs: Annotated[bool, Query(description="keep its runs (they leave the campaign)")] = False,
+) -> None:
+    """Delete a campaign and its runs (an admin of its team, or the member who queued it; audited).
+    Runs still assigned or running: 409 listing them in `detail.runs`; cancel them first."""
+    service.delete(session, principal=principal, campaign_id=campaign_id, keep_runs=keep_runs)

@@ -3,11 +3,15 @@ import uuid
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
+from backend.audit import service as audit
 from backend.auth.principal import UserPrincipal
 from backend.campaign import repository
 from backend.campaign.schemas import CampaignCreate, CampaignRead
+from backend.comment import service as comment_service
 from backend.errors import Invalid, NotFound
+from backend.kit.ownership import require_deleter
 from backend.models import FINAL_STATUSES, Campaign
+from backend.run import deletion as run_deletion
 from backend.run import service as run_service
 from backend.run.schemas import RunCreate, fit_name
 
@@ -103,3 +107,33 @@ def to_read(session: Session, campaigns: list[Campaign]) -> list[CampaignRead]:
             )
         )
     return out
+
+
+def delete(session: Session, *, principal: UserPrincipal, campaign_id: uuid.UUID, keep_runs: bool) -> None:
+    """Delete a campaign with its runs (ADR 0021): an admin of its team, or the member who queued
+    it. Runs still assigned or running: 409 listing them (cancel first). `keep_runs`: the runs stay
+    and leave the campaign. Audited as campaign.deleted (and run.deleted per run)."""
+    c = get(session, principal=principal, campaign_id=campaign_id)
+    require_deleter(principal, c.team_id, c.created_by)
+    if keep_runs:
+        runs = run_deletion.detach_campaign_runs(session, campaign_id=c.id)
+    else:
+        runs = run_deletion.delete_campaign_runs(
+            session, principal=principal, campaign_id=c.id, team_id=c.team_id
+        )
+    comment_service.forget_campaign(session, team_id=c.team_id, campaign_id=c.id)
+    audit.record(
+        session,
+        team_id=c.team_id,
+        action="campaign.deleted",
+        target_kind="campaign",
+        target_id=c.id,
+        user_id=principal.user_id,
+        details={
+            "name": c.name,
+            "runs_deleted": 0 if keep_runs else runs,
+            "runs_kept": runs if keep_runs else 0,
+        },
+    )
+    session.delete(c)
+    session.flush()

@@ -1,6 +1,7 @@
 import uuid
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query, status
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.carbon.service import device_embodied
@@ -27,6 +28,7 @@ def _read(d: Device) -> DeviceRead:
         embodied_source=emb[1] if emb else None,
         embodied_is_default=d.embodied_kg is None,
         lifetime_years=d.lifetime_years,
+        notes=d.notes,
         facts=d.facts,
         created_at=d.created_at,
     )
@@ -45,3 +47,17 @@ def update_device(
     device_id: uuid.UUID, body: DeviceUpdate, principal: UserDep, session: SessionDep
 ) -> DeviceRead:
     return _read(service.update(session, principal=principal, device_id=device_id, body=body))
+
+
+@router.delete("/{device_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_device(
+    device_id: uuid.UUID,
+    principal: UserDep,
+    session: SessionDep,
+    force: Annotated[
+        bool, Query(description="detach the runs that name the device (they keep their results)")
+    ] = False,
+) -> None:
+    """Delete a device (team admins; audited as device.deleted). Runs that name it: 409 listing
+    them (`detail.runs`, `detail.run_count`) unless `force=true`; an active run on it: 409."""
+    service.delete(session, principal=principal, device_id=device_id, force=force)

@@ -18,8 +18,9 @@ class DeviceUpdate(InputSchema):
     )
     embodied_source: str | None = Field(None, max_length=500)
     lifetime_years: float | None = Field(None, gt=0, le=30)
+    notes: str | None = Field(None, max_length=20_000, description="the team's notes on the device")
 
-    @field_validator("name", "media", "lifetime_years")
+    @field_validator("name", "media", "lifetime_years", "notes")
     @classmethod
     def _not_null(cls, v: object) -> object:
         if v is None:  # omit the field to keep its value; null is not a value these can take
@@ -40,6 +41,7 @@ class DeviceRead(OutputSchema):
     embodied_source: str | None
     embodied_is_default: bool
     lifetime_years: float
+    notes: str
     facts: dict[str, Any]
     created_at: datetime
 

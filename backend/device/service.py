@@ -28,12 +28,14 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from backend.agent.schemas import Inventory
+from backend.audit import service as audit
 from backend.auth.principal import UserPrincipal
 from backend.device import repository
 from backend.device.schemas import DeviceUpdate, OpenedTarget
-from backend.errors import Invalid, NotFound
+from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
 from backend.models import ACTIVE_STATUSES, Agent, Device, Role, Run
+from backend.run import deletion as run_deletion
 
 # Partition names when the inventory cannot say (older agents, no block_devices): a disk whose
 # name ends in a digit takes "p<n>" (nvme0n1p2, mmcblk0p1, loop0p1); sd/vd/xvd/hd disks take
@@ -333,9 +335,45 @@ def update(session: Session, *, principal: UserPrincipal, device_id: uuid.UUID, 
         raise NotFound("device not found")
     principal.require(device.team_id, Role.member)
     for field, value in body.model_dump(exclude_unset=True).items():
-        if field in ("name", "media", "lifetime_years") and value is None:
+        if field in ("name", "media", "lifetime_years", "notes") and value is None:
             raise Invalid(field, "cannot be null")
         setattr(device, field, value)
     session.flush()
     enqueue(session, "energy.recompute_device", device_id=str(device.id))
     return device
+
+
+def delete(session: Session, *, principal: UserPrincipal, device_id: uuid.UUID, force: bool) -> None:
+    """An admin deletes a device (ADR 0021). Runs that name it: 409 listing them, unless `force`,
+    which detaches them (their results stay, without a device). A run holding it (assigned,
+    running): 409 always. The agent's next run on that disk makes a fresh device row."""
+    device = session.get(Device, device_id)
+    if device is None or device.team_id not in principal.team_ids:
+        raise NotFound("device not found")
+    principal.require(device.team_id, Role.admin)
+    used = run_deletion.usage(session, column="device_id", value=device.id)
+    if used.active_ids:
+        raise Conflict(
+            f"the device is in use by {len(used.active_ids)} assigned or running run(s): cancel first",
+            code="device_busy",
+            detail={"runs": used.active_ids},
+        )
+    if used.total and not force:
+        raise Conflict(
+            f"used by {used.total} run(s); delete them first, or add ?force=true to keep them "
+            "without a device",
+            code="device_in_use",
+            detail={"run_count": used.total, "runs": used.run_ids},
+        )
+    detached = run_deletion.detach(session, column="device_id", value=device.id) if used.total else 0
+    audit.record(
+        session,
+        team_id=device.team_id,
+        action="device.deleted",
+        target_kind="device",
+        target_id=device.id,
+        user_id=principal.user_id,
+        details={"name": device.name, "key": device.key, "detached_runs": detached},
+    )
+    session.delete(device)
+    session.flush()

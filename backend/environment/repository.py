@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from backend.models import Environment, GridIntensityHour
+from backend.models import Campaign, Environment, GridIntensityHour
 
 
 def get(session: Session, env_id: object) -> Environment | None:
@@ -53,3 +53,16 @@ def hours_between(
         )
     )
     return {hour: g for hour, g in rows}
+
+
+def campaigns_naming(session: Session, team_id: uuid.UUID, env_id: uuid.UUID) -> list[str]:
+    """Ids of the team's campaigns whose targets name the environment."""
+    rows = session.scalars(
+        select(Campaign.id)
+        .where(
+            Campaign.team_id == team_id,
+            Campaign.spec["targets"].contains([{"environment_id": str(env_id)}]),
+        )
+        .order_by(Campaign.created_at.desc())
+    )
+    return [str(i) for i in rows]

@@ -1,7 +1,7 @@
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Body, status
+from fastapi import APIRouter, Body, Query, status
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.environment import service
@@ -43,3 +43,17 @@ def import_grid_intensity(
     csv_text: Annotated[str, Body(media_type="text/csv", description="hour_utc,g_per_kwh per line")],
 ) -> GridSeriesImported:
     return service.import_grid_series(session, principal=principal, env_id=environment_id, csv_text=csv_text)
+
+
+@router.delete("/{environment_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_environment(
+    environment_id: uuid.UUID,
+    principal: UserDep,
+    session: SessionDep,
+    force: Annotated[
+        bool, Query(description="detach the runs that name it (they keep their results)")
+    ] = False,
+) -> None:
+    """Delete an environment (team admins; audited as environment.deleted). Runs or campaigns that
+    name it: 409 "used by N runs and M campaigns" with their ids in `detail`, unless `force=true`."""
+    service.delete(session, principal=principal, env_id=environment_id, force=force)

@@ -24,6 +24,7 @@ class EnvironmentCreate(InputSchema):
     name: str = Field(min_length=1, max_length=120)
     kind: Kind
     description: str = Field("", max_length=2000)
+    notes: str = Field("", max_length=20_000, description="the team's notes on the environment")
     region: str | None = Field(None, description="grid region code (GET /carbon/grid-intensities)")
     grid_g_per_kwh: float | None = Field(
         None, ge=0, le=2000, description="overrides the region's intensity, gCO2e/kWh"
@@ -40,6 +41,7 @@ class EnvironmentUpdate(InputSchema):
     name: str | None = Field(None, min_length=1, max_length=120)
     kind: Kind | None = None
     description: str | None = Field(None, max_length=2000)
+    notes: str | None = Field(None, max_length=20_000)
     region: str | None = None
     grid_g_per_kwh: float | None = Field(None, ge=0, le=2000)
     grid_source: str | None = Field(None, max_length=500)
@@ -49,7 +51,7 @@ class EnvironmentUpdate(InputSchema):
 
     _check_region = field_validator("region")(_region)
 
-    @field_validator("name", "kind", "description", "pue", "currency")
+    @field_validator("name", "kind", "description", "notes", "pue", "currency")
     @classmethod
     def _not_null(cls, v: object) -> object:
         if v is None:  # omit the field to keep its value; null is not a value these can take
@@ -63,6 +65,7 @@ class EnvironmentRead(OutputSchema):
     name: str
     kind: str
     description: str
+    notes: str
     region: str | None
     grid_g_per_kwh: float | None
     grid_source: str | None

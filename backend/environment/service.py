@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 import iowatt_energy as ie
 from sqlalchemy.orm import Session
 
+from backend.audit import service as audit
 from backend.auth.principal import UserPrincipal
 from backend.environment import repository
 from backend.environment.schemas import (
@@ -19,6 +20,7 @@ from backend.jobs import enqueue
 from backend.kit.repository import add_unique, update_unique
 from backend.kit.schema import NUL
 from backend.models import Environment, Role
+from backend.run import deletion as run_deletion
 
 MAX_CSV_ROWS = 24 * 366 * 5
 
@@ -46,6 +48,7 @@ def to_read(session: Session, envs: list[Environment]) -> list[EnvironmentRead]:
                 name=e.name,
                 kind=e.kind,
                 description=e.description,
+                notes=e.notes,
                 region=e.region,
                 grid_g_per_kwh=e.grid_g_per_kwh,
                 grid_source=e.grid_source,
@@ -79,7 +82,7 @@ def update(
     principal.require(env.team_id, Role.member)
     values = body.model_dump(exclude_unset=True)
     for field, value in values.items():
-        if field in ("name", "kind", "pue", "currency", "description") and value is None:
+        if field in ("name", "kind", "pue", "currency", "description", "notes") and value is None:
             raise Invalid(field, "cannot be null")
     update_unique(
         session,
@@ -144,3 +147,41 @@ def import_grid_series(
     return GridSeriesImported(
         environment_id=env.id, hours=len(hours), first_hour_utc=hours[0], last_hour_utc=hours[-1]
     )
+
+
+def delete(session: Session, *, principal: UserPrincipal, env_id: uuid.UUID, force: bool) -> None:
+    """An admin deletes an environment (ADR 0021). Runs or campaigns that name it: 409 saying what
+    ("used by 12 runs and 1 campaign", ids in the body), unless `force`, which detaches the runs
+    (they keep their results and the energy figures computed so far) and leaves the
+    campaigns' recorded requests as they were. Its hourly grid series goes with it."""
+    env = _get(session, principal, env_id)
+    principal.require(env.team_id, Role.admin)
+    used = run_deletion.usage(session, column="environment_id", value=env.id)
+    campaigns = repository.campaigns_naming(session, env.team_id, env.id)
+    if (used.total or campaigns) and not force:
+        parts = [f"{used.total} run{'s' if used.total != 1 else ''}"] if used.total else []
+        if campaigns:
+            parts.append(f"{len(campaigns)} campaign{'s' if len(campaigns) != 1 else ''}")
+        raise Conflict(
+            f"used by {' and '.join(parts)}; delete them first, or add ?force=true to keep them "
+            "without this environment",
+            code="environment_in_use",
+            detail={
+                "run_count": used.total,
+                "runs": used.run_ids,
+                "campaign_count": len(campaigns),
+                "campaigns": campaigns,
+            },
+        )
+    detached = run_deletion.detach(session, column="environment_id", value=env.id) if used.total else 0
+    audit.record(
+        session,
+        team_id=env.team_id,
+        action="environment.deleted",
+        target_kind="environment",
+        target_id=env.id,
+        user_id=principal.user_id,
+        details={"name": env.name, "detached_runs": detached, "campaigns": campaigns},
+    )
+    session.delete(env)
+    session.flush()

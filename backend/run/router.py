@@ -10,7 +10,7 @@ from backend.power import service as power_service
 from backend.power.schemas import PowerSeries
 from backend.result import service as result_service
 from backend.result.schemas import ResultRead, RunSeries
-from backend.run import repository, service
+from backend.run import deletion, repository, service
 from backend.run.schemas import (
     MAX_OFFSET,
     FailureReport,
@@ -67,6 +67,14 @@ def list_runs(
 @router.get("/{run_id}", response_model=RunRead)
 def get_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunRead:
     return service.to_read(session, [service.get(session, principal=principal, run_id=run_id)])[0]
+
+
+@router.delete("/{run_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> None:
+    """Delete a run with its result, series, power samples, energy, tags and comments (audited as
+    run.deleted). An admin of its team, or the member who queued it; an assigned or running run
+    must be cancelled first (409)."""
+    deletion.delete(session, principal=principal, run_id=run_id)
 
 
 @router.post("/{run_id}/cancel", response_model=RunRead)

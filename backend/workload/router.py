@@ -24,3 +24,10 @@ def create_workload(body: WorkloadCreate, principal: UserDep, session: SessionDe
 @router.get("/{workload_id}", response_model=WorkloadRead)
 def get_workload(workload_id: uuid.UUID, principal: UserDep, session: SessionDep) -> WorkloadRead:
     return WorkloadRead.model_validate(service.get(session, principal=principal, workload_id=workload_id))
+
+
+@router.delete("/{workload_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_workload(workload_id: uuid.UUID, principal: UserDep, session: SessionDep) -> None:
+    """Delete a team workload (team admins; audited). Built-in presets: 409. Runs made from it keep
+    their copy of the spec."""
+    service.delete(session, principal=principal, workload_id=workload_id)

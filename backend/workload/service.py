@@ -2,6 +2,7 @@ import uuid
 
 from sqlalchemy.orm import Session
 
+from backend.audit import service as audit
 from backend.auth.principal import UserPrincipal
 from backend.errors import Conflict, NotFound
 from backend.kit.repository import add_unique
@@ -45,3 +46,23 @@ def get(session: Session, *, principal: UserPrincipal, workload_id: uuid.UUID) -
     if row is None:
         raise NotFound("workload not found")
     return row
+
+
+def delete(session: Session, *, principal: UserPrincipal, workload_id: uuid.UUID) -> None:
+    """An admin deletes one of the team's workloads (ADR 0021); built-in presets cannot be (409).
+    Runs made from it keep their own copy of the spec (runs.workload_spec); they forget its id."""
+    row = get(session, principal=principal, workload_id=workload_id)
+    if row.team_id is None:
+        raise Conflict(f"{row.name!r} is a built-in preset: presets cannot be deleted", code="preset")
+    principal.require(row.team_id, Role.admin)
+    audit.record(
+        session,
+        team_id=row.team_id,
+        action="workload.deleted",
+        target_kind="workload",
+        target_id=row.id,
+        user_id=principal.user_id,
+        details={"name": row.name},
+    )
+    session.delete(row)
+    session.flush()

@@ -125,12 +125,32 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     # account yet; for an existing account the request needs that account's token: test_invitations)
     "GET /api/v1/invitations/{token}":            (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
     "POST /api/v1/invitations/{token}/accept":    (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
+    # --- V4 deletion, export, comments (issue 13; ADR 0021): admins delete anything in the team,
+    # members what they created (the world's runs and campaign are the member's), viewers nothing.
+    # The world's device carries runs (409 without force, and with it: a running run holds it); the
+    # environment is deleted with force=true (its runs are detached); team A's deletion is a 409
+    # while its runs run; its admin is its last admin (409), user_b the only member of team B (409)
+    "DELETE /api/v1/runs/{run_id}":               ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "DELETE /api/v1/devices/{device_id}":         ("401", "403", "403", "409", "404", "403", "403", "401"),
+    "DELETE /api/v1/environments/{environment_id}": ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "DELETE /api/v1/workloads/{workload_id}":     ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "DELETE /api/v1/campaigns/{campaign_id}":     ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "DELETE /api/v1/teams/{team_id}":             ("401", "403", "403", "409", "404", "403", "403", "401"),
+    "DELETE /api/v1/auth/me":                     ("401", OK, OK, "409", "409", "403", "403", "401"),
+    "POST /api/v1/teams/{team_id}/export":        ("401", "403", "403", OK, "404", "403", "403", "401"),
+    # comments: the team reads, members write; the member wrote the world's comment: only they edit
+    # it, they or an admin delete it
+    "GET /api/v1/comments":                       ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "POST /api/v1/comments":                      ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "PATCH /api/v1/comments/{comment_id}":        ("401", "403", OK, "403", "404", "403", "403", "401"),
+    "DELETE /api/v1/comments/{comment_id}":       ("401", "403", OK, OK, "404", "403", "403", "401"),
 }
 # fmt: on
 
 # Path parameters: which of team A's objects each names (world.ids keys). Per operation where the
 # object's state matters (an agent's protocol needs a run in the right state, with its lease).
 PATH_IDS: dict[str, str] = {
+    "comment_id": "comment",  # V4
     "team_id": "team",
     "agent_id": "agent_x",
     "device_id": "device",
@@ -174,6 +194,11 @@ def _upload(w: World) -> dict[str, Any]:
 
 # Minimal valid bodies (JSON unless a (content, media type) pair) and required query parameters.
 BODIES: dict[str, Any] = {
+    # V4 deletion and comments (issue 13)
+    "DELETE /api/v1/teams/{team_id}": lambda w: {"confirm_name": f"team-{w.marker}"},
+    "DELETE /api/v1/auth/me": lambda w: {"password": PASSWORD},
+    "POST /api/v1/comments": lambda w: {"target_kind": "run", "target_key": w.ids["run_done"], "body": "matrix"},
+    "PATCH /api/v1/comments/{comment_id}": lambda w: {"body": "matrix edit"},
     "POST /api/v1/auth/login": lambda w: {"email": w.email["member"], "password": PASSWORD},
     "POST /api/v1/auth/tokens": lambda w: {"name": "matrix"},
     "POST /api/v1/share-links": lambda w: {"kind": "run", "target": w.ids["run_done"]},  # V2
@@ -242,6 +267,8 @@ BODY_AUTH |= {
 # ... or with an invitation's token in the path (V1, issue 13): its holder reads the team's name
 BODY_AUTH |= {"GET /api/v1/invitations/{token}", "POST /api/v1/invitations/{token}/accept"}
 QUERIES: dict[str, Any] = {
+    "GET /api/v1/comments": lambda w: {"target_kind": "run", "target_key": w.ids["run_done"]},  # V4
+    "DELETE /api/v1/environments/{environment_id}": lambda w: {"force": "true"},  # V4
     "POST /api/v1/agents/{agent_id}/lease": lambda w: {"wait_s": 0},
     "GET /api/v1/compare": lambda w: {"runs": w.ids["run_done"]},
     "GET /api/v1/share-links": lambda w: {"team_id": str(w.team_a)},  # V2

@@ -231,4 +231,9 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
     w.ids["share_link"] = str(shared["id"])
     w.ids["share_token"] = shared["url"].rsplit("/s/", 1)[1]
     commit()
+    # a comment (V4, issue 13): the member's, on the finished run
+    w.ids["comment"] = call(
+        "member", "POST", "/comments", json={"target_kind": "run", "target_key": done, "body": f"c-{marker}"}
+    )["id"]
+    commit()
     return w
