@@ -53,6 +53,7 @@ def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID]) -> AgentRead:
         team_id=agent.team_id,
         name=agent.name,
         hostname=agent.hostname,
+        kind="external" if agent.kind == "external" else "agent",
         online=agent.online,
         state=agent.state,
         last_heartbeat_at=agent.last_heartbeat_at,

@@ -327,6 +327,10 @@ class AgentRead(OutputSchema):
     team_id: uuid.UUID
     name: str
     hostname: str
+    kind: Literal["agent", "external"] = Field(
+        description="agent: runs iowatt-agent; external: a host whose results are only uploaded "
+        "(POST /api/v1/results): never online, never dispatched to"
+    )
     online: bool
     state: str
     last_heartbeat_at: datetime | None

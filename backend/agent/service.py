@@ -106,6 +106,12 @@ def enroll(session: Session, *, body: AgentEnroll) -> tuple[str, Agent]:
             "unknown, expired, used up or revoked enrollment token", code="bad_enrollment_token"
         )
     agent = repository.by_name(session, tok.team_id, body.name)
+    if agent is not None and agent.kind != "agent":
+        raise Conflict(
+            f"{body.name!r} names an external host of this team (its results are uploaded): "
+            "enrol under another name",
+            code="agent_name_taken",
+        )
     if agent is not None and agent.revoked_at is not None:
         raise Conflict(
             f"the agent named {body.name!r} was revoked; its name stays taken until a team admin "

@@ -18,6 +18,7 @@ Sizes (docs/contracts.md, "Request size limits"):
   1 Hz meter. 128 MiB (IOWATT_MAX_RESULT_BODY_BYTES). Only a request that carries an agent's
   bearer token (`Bearer iwa_...`) gets that limit: without one the default applies, so an
   anonymous client cannot make the server read and parse 128 MiB before authentication fails.
+  The same for an uploaded result (`POST /results`) with a user's token (`Bearer iwu_...`).
 - grid intensity import: 5 years of hourly `hour_utc,g_per_kwh` lines (43,920 x ~32 bytes):
   4 MiB.
 - everything else (JSON forms, inventory, heartbeats, progress, failure reports): 1 MiB
@@ -42,16 +43,19 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 AGENT_BEARER = b"bearer iwa_"
+USER_BEARER = b"bearer iwu_"
 
 
-def route_limits() -> dict[tuple[str, str], tuple[int, bool]]:
-    """(method, route path template) -> (limit in bytes, only for an agent's token), for the
-    routes that differ from the default."""
+def route_limits() -> dict[tuple[str, str], tuple[int, tuple[bytes, ...] | None]]:
+    """(method, route path template) -> (limit in bytes, only with a bearer token of these
+    prefixes (None: any request)), for the routes that differ from the default."""
     s = get_settings()
     return {
-        ("PUT", "/api/v1/runs/{run_id}/result"): (s.max_result_body_bytes, True),
-        ("PUT", "/api/v1/environments/{environment_id}/grid-intensity"): (4 * MiB, False),
-        ("POST", "/api/v1/auth/login"): (16 * KiB, False),
+        ("PUT", "/api/v1/runs/{run_id}/result"): (s.max_result_body_bytes, (AGENT_BEARER,)),
+        # an uploaded result (a CI pipeline's user token of scope upload)
+        ("POST", "/api/v1/results"): (s.max_result_body_bytes, (USER_BEARER,)),
+        ("PUT", "/api/v1/environments/{environment_id}/grid-intensity"): (4 * MiB, None),
+        ("POST", "/api/v1/auth/login"): (16 * KiB, None),
     }
 
 
@@ -60,8 +64,8 @@ def limit_for(method: str, path_template: str | None, authorization: bytes | Non
     if path_template is not None:
         found = route_limits().get((method.upper(), path_template))
         if found is not None:
-            limit, agent_only = found
-            if not agent_only or authorization is None or authorization.lower().startswith(AGENT_BEARER):
+            limit, bearers = found
+            if bearers is None or authorization is None or authorization.lower().startswith(bearers):
                 return limit
     return get_settings().max_body_bytes
 

@@ -35,3 +35,7 @@ def series_points(session: Session, run_id: uuid.UUID) -> list[ResultSeriesPoint
             .order_by(ResultSeriesPoint.job_index, ResultSeriesPoint.t_ns)
         )
     )
+
+
+def by_upload_id(session: Session, upload_id: uuid.UUID) -> RunResult | None:
+    return session.scalar(select(RunResult).where(RunResult.upload_id == upload_id))

@@ -1,6 +1,7 @@
 """Storing an engine result: the document whole, key figures in columns, the series in rows."""
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from iowatt_workload import parse_size as parse_fio_size
@@ -43,26 +44,18 @@ def store(
     # its status and its result
     if run.status not in run_service.TRANSITIONS["succeed"][0] | {RunStatus.cancelled}:
         raise Conflict(f"run is {run.status.value}; it was never started", code="lease_lost")
-    try:
-        doc = EngineDocument.model_validate(body.engine_result)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in ("engine_result", *err["loc"]))
-        raise Invalid(field, err["msg"]) from exc
-    now = utcnow()
-    result = RunResult(
+    doc = validate_document(body.engine_result)
+    store_document(
+        session,
         run_id=run_id,
         upload_id=body.upload_id,
         engine_result=body.engine_result,
+        doc=doc,
         engine_exit_code=body.engine_exit_code,
         agent_version=body.agent_version,
         started_at=body.started_at,
         finished_at=body.finished_at,
-        uploaded_at=now,
     )
-    jobs = [_job_row(run_id, i, job) for i, job in enumerate(doc.jobs)]
-    points = [_point_row(run_id, i, p) for i, job in enumerate(doc.jobs) for p in job.iowatt.series]
-    repository.add(session, result, jobs, points)
     if body.power is not None:
         power_service.ingest(session, run_id=run_id, power=body.power)
     run_service.succeed(
@@ -70,6 +63,48 @@ def store(
     )
     device_service.confirm_opened(session, run=run, engine_result=body.engine_result)
     return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=False)
+
+
+def validate_document(engine_result: dict[str, Any], field: str = "engine_result") -> EngineDocument:
+    """What the server reads of an engine (or fio) JSON document; 422 naming the field inside it."""
+    try:
+        return EngineDocument.model_validate(engine_result)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise Invalid(".".join(str(p) for p in (field, *err["loc"])), err["msg"]) from exc
+
+
+def store_document(
+    session: Session,
+    *,
+    run_id: uuid.UUID,
+    upload_id: uuid.UUID,
+    engine_result: dict[str, Any],
+    doc: EngineDocument,
+    engine_exit_code: int,
+    agent_version: str,
+    started_at: datetime,
+    finished_at: datetime,
+) -> None:
+    """The document whole, its key figures per job in columns and its series in rows (an agent's
+    upload and an imported result alike)."""
+    result = RunResult(
+        run_id=run_id,
+        upload_id=upload_id,
+        engine_result=engine_result,
+        engine_exit_code=engine_exit_code,
+        agent_version=agent_version,
+        started_at=started_at,
+        finished_at=finished_at,
+        uploaded_at=utcnow(),
+    )
+    jobs = [_job_row(run_id, i, job) for i, job in enumerate(doc.jobs)]
+    points = [_point_row(run_id, i, p) for i, job in enumerate(doc.jobs) for p in job.iowatt.series]
+    repository.add(session, result, jobs, points)
+
+
+def by_upload_id(session: Session, upload_id: uuid.UUID) -> RunResult | None:
+    return repository.by_upload_id(session, upload_id)
 
 
 def parse_size(value: Any, kb_base: Any = 1024) -> int | None:

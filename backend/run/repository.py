@@ -1,11 +1,13 @@
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, delete, exists, func, or_, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, selectinload
 
-from backend.models import ACTIVE_STATUSES, Agent, Device, ResultJob, Run, RunStatus
+from backend.models import ACTIVE_STATUSES, Agent, Device, ResultJob, Run, RunStatus, RunTag, Workload
 
 
 def get_in_teams(
@@ -25,22 +27,86 @@ def get_locked(session: Session, run_id: uuid.UUID) -> Run | None:
     return session.scalar(select(Run).where(Run.id == run_id).with_for_update(skip_locked=True))
 
 
+@dataclass(frozen=True)
+class RunFilter:
+    """What GET /runs narrows to; None or empty: any. Text words must each match the run's name, its
+    device's name or model, its workload's name, its agent's name or one of its tags (ILIKE)."""
+
+    statuses: tuple[RunStatus, ...] = ()
+    agent_id: uuid.UUID | None = None
+    device_id: uuid.UUID | None = None
+    environment_id: uuid.UUID | None = None
+    workload_id: uuid.UUID | None = None
+    campaign_id: uuid.UUID | None = None
+    source: str | None = None
+    tags: tuple[str, ...] = ()  # every one of them
+    created_from: datetime | None = None  # inclusive
+    created_to: datetime | None = None  # exclusive
+    text: str | None = None
+
+
+def _like(word: str) -> str:
+    return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _text_matches(word: str) -> ColumnElement[bool]:
+    pattern = _like(word)
+    return or_(
+        Run.name.ilike(pattern, escape="\\"),
+        exists().where(
+            Device.id == Run.device_id,
+            or_(
+                Device.name.ilike(pattern, escape="\\"),
+                Device.facts["model"].astext.ilike(pattern, escape="\\"),
+            ),
+        ),
+        exists().where(Workload.id == Run.workload_id, Workload.name.ilike(pattern, escape="\\")),
+        exists().where(Agent.id == Run.agent_id, Agent.name.ilike(pattern, escape="\\")),
+        exists().where(RunTag.run_id == Run.id, RunTag.tag.ilike(pattern, escape="\\")),
+    )
+
+
+def _conditions(team_ids: list[uuid.UUID], f: RunFilter) -> list[ColumnElement[bool]]:
+    conds: list[ColumnElement[bool]] = [Run.team_id.in_(team_ids)]
+    if f.statuses:
+        conds.append(Run.status.in_(f.statuses))
+    for column in ("agent_id", "device_id", "environment_id", "workload_id", "campaign_id", "source"):
+        value = getattr(f, column)
+        if value is not None:
+            conds.append(getattr(Run, column) == value)
+    conds += [exists().where(RunTag.run_id == Run.id, RunTag.tag == tag) for tag in f.tags]
+    if f.created_from is not None:
+        conds.append(Run.created_at >= f.created_from)
+    if f.created_to is not None:
+        conds.append(Run.created_at < f.created_to)
+    conds += [_text_matches(word) for word in (f.text or "").split()]
+    return conds
+
+
+_SORTS = {"created": Run.created_at, "name": Run.name, "status": Run.status}
+
+
 def page(
     session: Session,
     team_ids: list[uuid.UUID],
     *,
-    filters: dict[str, Any],
+    filters: RunFilter,
+    sort: str = "-created",
     limit: int,
     offset: int,
 ) -> tuple[list[Run], int]:
-    """A page of runs, newest first; `filters` maps Run columns to required values (None: any)."""
-    conds: list[ColumnElement[bool]] = [Run.team_id.in_(team_ids)]
-    conds += [getattr(Run, column) == value for column, value in filters.items() if value is not None]
+    """A page of the runs matching `filters` in `sort` order ("-" first: descending; ties newest
+    first), and how many match in all."""
+    conds = _conditions(team_ids, filters)
+    column = _SORTS[sort.lstrip("-")]
+    order: list[ColumnElement[Any]] = [column.desc() if sort.startswith("-") else column.asc()]
+    if column is not Run.created_at:
+        order.append(Run.created_at.desc())
     rows = session.scalars(
         select(Run)
         .where(*conds)
         .options(selectinload(Run.agent))
-        .order_by(Run.created_at.desc(), Run.id)
+        .order_by(*order, Run.id)
         .limit(limit)
         .offset(offset)
     )
@@ -155,3 +221,40 @@ def lock_agent(session: Session, agent_id: uuid.UUID) -> Agent | None:
 
 def device(session: Session, device_id: uuid.UUID | None) -> Device | None:
     return session.get(Device, device_id) if device_id else None
+
+
+# --- tags ---------------------------------------------------------------------------------------
+
+
+def tags_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[str]]:
+    out: dict[uuid.UUID, list[str]] = {rid: [] for rid in run_ids}
+    if run_ids:
+        rows = session.execute(
+            select(RunTag.run_id, RunTag.tag).where(RunTag.run_id.in_(run_ids)).order_by(RunTag.tag)
+        )
+        for run_id, tag in rows:
+            out[run_id].append(tag)
+    return out
+
+
+def set_tags(session: Session, run_id: uuid.UUID, tags: list[str]) -> None:
+    """The run carries exactly `tags` (kept ones keep their created_at)."""
+    session.execute(delete(RunTag).where(RunTag.run_id == run_id, RunTag.tag.not_in(tags)))
+    if tags:
+        session.execute(
+            insert(RunTag).values([{"run_id": run_id, "tag": t} for t in tags]).on_conflict_do_nothing()
+        )
+
+
+def team_tags(session: Session, team_ids: list[uuid.UUID], limit: int = 500) -> list[tuple[str, int]]:
+    """The teams' tags with how many runs carry each, most used first."""
+    n = func.count().label("n")
+    rows = session.execute(
+        select(RunTag.tag, n)
+        .join(Run, Run.id == RunTag.run_id)
+        .where(Run.team_id.in_(team_ids))
+        .group_by(RunTag.tag)
+        .order_by(n.desc(), RunTag.tag)
+        .limit(limit)
+    )
+    return [(tag, count) for tag, count in rows]

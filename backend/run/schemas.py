@@ -1,3 +1,4 @@
+import re
 import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -204,13 +205,80 @@ class RunRead(OutputSchema):
     destructive: bool
     idle_s: float | None
     energy: EnergyRead
+    source: Literal["agent", "import"] = Field(
+        description="agent: queued here and run by an agent; import: a finished result uploaded "
+        "(POST /api/v1/results, an uploader token)"
+    )
+    tags: list[str] = Field(description="the run's tags, sorted (PUT /api/v1/runs/{id}/tags)")
 
 
 class RunPage(OutputSchema):
-    """A page of runs, newest first."""
+    """A page of runs in the order asked for (newest first by default) and how many match."""
 
     items: list[RunRead]
     total: int
+
+
+# --- runs list filters and tags ---------------------------------------------------------------
+
+RunSort = Literal["created", "-created", "name", "-name", "status", "-status"]
+RunSource = Literal["agent", "import"]
+MAX_TAGS = 20
+MAX_TAG = 64
+MAX_TEXT_QUERY = 200
+# letters, digits and . _ : / + - ; single spaces inside ("fw 2.1"), none at either end
+TAG_PATTERN = re.compile(r"^[A-Za-z0-9._:/+-]+(?: [A-Za-z0-9._:/+-]+)*$")
+
+
+def check_tag(value: str) -> str:
+    value = value.strip()
+    if not 1 <= len(value) <= MAX_TAG:
+        raise PydanticCustomError("tag_length", f"a tag has 1 to {MAX_TAG} characters")
+    if not TAG_PATTERN.match(value):
+        raise PydanticCustomError(
+            "tag_chars",
+            "a tag may use letters, digits, '.', '_', ':', '/', '+', '-' and single spaces between words",
+        )
+    return value
+
+
+Tag = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_TAG + 20,  # surrounding spaces are trimmed; check_tag checks the length after
+        description=f"1 to {MAX_TAG} characters: letters, digits, . _ : / + - and single inner spaces",
+        json_schema_extra={"pattern": r"^\s*[A-Za-z0-9._:/+-]+(?: [A-Za-z0-9._:/+-]+)*\s*$"},
+    ),
+    AfterValidator(check_tag),
+]
+
+
+def unique_tags(tags: list[str]) -> list[str]:
+    """Tags sorted, each once (case kept; "Baseline" and "baseline" are two tags)."""
+    return sorted(set(tags))
+
+
+class RunTagsUpdate(InputSchema):
+    """The run's tags, replacing the ones it had ([] removes them all)."""
+
+    tags: list[Tag] = Field(max_length=MAX_TAGS, description=f"at most {MAX_TAGS} tags")
+
+    @model_validator(mode="after")
+    def _dedupe(self) -> "RunTagsUpdate":
+        self.tags = unique_tags(self.tags)
+        return self
+
+
+class TagCount(OutputSchema):
+    tag: str
+    runs: int = Field(description="how many of the team's runs carry it")
+
+
+class TagList(OutputSchema):
+    """A team's tags, most used first (the runs filter's suggestions)."""
+
+    items: list[TagCount]
 
 
 # --- agent side -------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Every transition happens only here (one table, `TRANSITIONS`), under a row lock,
 dispatcher, the agents, the lease reaper and an agent's own reports can race without losing or
 duplicating a run. Other domains call the named functions (`dispatch`, `hand_out`, `start`,
 `progress`, `succeed`, `fail`, `cancel`, `expire_stale_leases`, `fail_lost`, `fail_lost_to_restart`,
-`fail_agent_runs`); tests/backend/test_architecture.py keeps them from writing a run's status
+`fail_agent_runs`, `record_import`); tests/backend/test_architecture.py keeps them from writing a run's status
 themselves.
 """
 
@@ -44,9 +44,14 @@ from backend.run.schemas import (
     ProgressAck,
     ProgressReport,
     RunCreate,
+    RunPage,
     RunRead,
+    RunSort,
     RunSystem,
+    RunTagsUpdate,
     RunValidityFlag,
+    TagCount,
+    TagList,
     fit_name,
 )
 from backend.workload import service as workload_service
@@ -70,6 +75,8 @@ TRANSITIONS: dict[str, tuple[frozenset[RunStatus], RunStatus]] = {
     "succeed": (frozenset({RunStatus.running, RunStatus.failed}), RunStatus.succeeded),
     "fail": (frozenset({RunStatus.queued, RunStatus.assigned, RunStatus.running}), RunStatus.failed),
     "cancel": (frozenset({RunStatus.queued, RunStatus.assigned, RunStatus.running}), RunStatus.cancelled),
+    # a finished result uploaded from outside (POST /results): the new run is stored succeeded
+    "import": (frozenset({RunStatus.queued}), RunStatus.succeeded),
 }
 
 AGENT_RESTARTED = "the agent restarted during the run; its result was lost"
@@ -95,6 +102,12 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
     if agent is None or agent.revoked_at is not None:
         raise Invalid("agent_id", "no such agent in your teams")
     principal.require(agent.team_id, Role.member)
+    if agent.kind != "agent":
+        raise Invalid(
+            "agent_id",
+            f"{agent.name!r} is an external host: its results are uploaded (POST /api/v1/results), "
+            "it runs nothing from the server",
+        )
     if body.workload_id is not None:
         wl = workload_service.get(session, principal=principal, workload_id=body.workload_id)
         try:  # a new run follows today's rules, even from a workload saved under older ones
@@ -207,6 +220,7 @@ def to_read(
         else repository.device_names(session, [r.device_id for r in runs if r.device_id])
     )
     energy = power_service.energy_of(session, ids)
+    tags = repository.tags_of(session, ids)
     # runs of one list mostly share a spec: validate each distinct one once (a shared, read-only model)
     specs: dict[str, WorkloadSpec] = {}
     for r in runs:
@@ -241,9 +255,92 @@ def to_read(
             destructive=r.destructive,
             idle_s=r.idle_s,
             energy=energy[r.id],
+            source="import" if r.source == "import" else "agent",
+            tags=tags[r.id],
         )
         for r in runs
     ]
+
+
+# --- runs list, tags, imported runs ------------------------------------------------------------------
+
+
+def page(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    filters: repository.RunFilter,
+    sort: RunSort,
+    limit: int,
+    offset: int,
+) -> RunPage:
+    """GET /runs: the caller's teams' runs matching `filters`, one page in `sort` order."""
+    if (
+        filters.created_from is not None
+        and filters.created_to is not None
+        and filters.created_to <= filters.created_from
+    ):
+        raise Invalid("created_to", "must be later than created_from")
+    runs, total = repository.page(
+        session, principal.team_ids, filters=filters, sort=sort, limit=limit, offset=offset
+    )
+    return RunPage(items=to_read(session, runs), total=total)
+
+
+def set_tags(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID, body: RunTagsUpdate) -> Run:
+    """PUT /runs/{id}/tags: members of the run's team replace its tags."""
+    run = get(session, principal=principal, run_id=run_id)
+    principal.require(run.team_id, Role.member)
+    repository.set_tags(session, run.id, body.tags)
+    return run
+
+
+def team_tags(session: Session, *, principal: UserPrincipal, team_id: uuid.UUID | None) -> TagList:
+    """GET /tags: the tags of one team of the caller's (any role), or of all of them."""
+    if team_id is not None:
+        principal.require(team_id, Role.viewer)
+    teams = [team_id] if team_id is not None else principal.team_ids
+    return TagList(items=[TagCount(tag=t, runs=n) for t, n in repository.team_tags(session, teams)])
+
+
+def record_import(
+    session: Session,
+    *,
+    team_id: uuid.UUID,
+    agent_id: uuid.UUID,
+    device_id: uuid.UUID,
+    environment_id: uuid.UUID | None,
+    name: str,
+    workload_spec: dict[str, Any],
+    target_path: str,
+    created_by: uuid.UUID,
+    started_at: datetime,
+    finished_at: datetime,
+    tags: list[str],
+) -> Run:
+    """A finished result uploaded from outside (backend/upload): a run of source "import" that was
+    never queued to an agent, stored succeeded when its engine finished. Nothing is dispatched."""
+    run = Run(
+        team_id=team_id,
+        name=fit_name(name),
+        source="import",
+        status=RunStatus.queued,  # only until the transition below: never flushed queued
+        agent_id=agent_id,
+        device_id=device_id,
+        environment_id=environment_id,
+        workload_id=None,
+        workload_spec=workload_spec,
+        target_path=target_path,
+        created_by=created_by,
+        meter="",
+        idle_s=None,
+    )
+    _finish(run, "import", None, at=finished_at)
+    run.started_at = started_at
+    session.add(run)
+    session.flush()
+    repository.set_tags(session, run.id, tags)
+    return run
 
 
 def progress_read(stored: dict[str, Any]) -> Progress:
@@ -309,6 +406,8 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
         return None
     agent = repository.lock_agent(session, run.agent_id)
     if agent is None or not agent.online or agent.revoked_at is not None or agent.state == "draining":
+        return None
+    if agent.kind != "agent":  # an external host (uploads only) is never dispatched to
         return None
     if repository.agent_busy(session, agent.id):
         return None

@@ -542,6 +542,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload Result
+         * @description Add a finished result from outside (a CI pipeline): an iowatt-engine or fio JSON document
+         *     run on `host`, stored as a succeeded run of source "import". Takes a token of scope upload
+         *     (or write) of a member of the team. Idempotent by upload_id.
+         */
+        post: operations["upload_result_api_v1_results_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs": {
         parameters: {
             query?: never;
@@ -717,6 +739,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Tags
+         * @description Replace the run's tags (members of its team).
+         */
+        put: operations["put_tags_api_v1_runs__run_id__tags_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/share-links": {
         parameters: {
             query?: never;
@@ -815,6 +857,23 @@ export interface paths {
          * @description What the shared page shows as JSON (the view itself), as a download.
          */
         get: operations["shared_json_api_v1_shared__token__export_json_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Tags */
+        get: operations["list_tags_api_v1_tags_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1120,6 +1179,12 @@ export interface components {
             id: string;
             /** @description as the agent last reported it (keys newer than this server kept as sent) */
             inventory: components["schemas"]["Inventory-Output"] | null;
+            /**
+             * Kind
+             * @description agent: runs iowatt-agent; external: a host whose results are only uploaded (POST /api/v1/results): never online, never dispatched to
+             * @enum {string}
+             */
+            kind: "agent" | "external";
             /** Last Heartbeat At */
             last_heartbeat_at: string | null;
             /** Name */
@@ -1558,6 +1623,29 @@ export interface components {
             latency_ns: number;
             /** Percentile */
             percentile: number;
+        };
+        /**
+         * DeclaredDevice
+         * @description The device the result measured, as the uploader knows it (an external host has no inventory).
+         */
+        DeclaredDevice: {
+            /** Capacity Bytes */
+            capacity_bytes?: number | null;
+            /**
+             * Media
+             * @description for the embodied-carbon default; null: unknown
+             */
+            media?: ("hdd" | "ssd" | "ram" | "virtual" | "unknown") | null;
+            /**
+             * Model
+             * @description e.g. "Samsung SSD 990 PRO 2TB"
+             */
+            model: string;
+            /**
+             * Serial
+             * @description the disk's serial: only its sha256 is kept; the same serial on the same host is the same device in every upload (without one: the model and capacity are)
+             */
+            serial?: string | null;
         };
         /** DeviceRead */
         DeviceRead: {
@@ -3211,6 +3299,72 @@ export interface components {
             /** Write Iops */
             write_iops: number;
         };
+        /** ResultImport */
+        ResultImport: {
+            device: components["schemas"]["DeclaredDevice"];
+            /**
+             * Engine Result
+             * @description an iowatt-engine JSON document or fio's --output-format=json (or json+), stored whole
+             */
+            engine_result: {
+                [key: string]: unknown;
+            };
+            /** Environment Id */
+            environment_id?: string | null;
+            /**
+             * Finished At
+             * Format: date-time
+             */
+            finished_at: string;
+            /**
+             * Host
+             * @description the machine that ran it: an external host of the team (made on first use; never dispatched to); the name of an enrolled agent is refused
+             */
+            host: string;
+            /** Name */
+            name: string;
+            power?: components["schemas"]["UploadedPower"] | null;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+            /** Tags */
+            tags?: string[];
+            /**
+             * Target Path
+             * @description what the job ran against; null: the document's first filename
+             */
+            target_path?: string | null;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /**
+             * Upload Id
+             * @description the upload's own id (e.g. the CI job's id): the same id again answers 200 with the run it made, nothing is duplicated
+             */
+            upload_id: string;
+        };
+        /** ResultImported */
+        ResultImported: {
+            /**
+             * Duplicate
+             * @description true: this upload_id was stored before; nothing was added
+             */
+            duplicate: boolean;
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /**
+             * Url
+             * @description the run's page
+             */
+            url: string;
+        };
         /** ResultRead */
         ResultRead: {
             /** Engine Exit Code */
@@ -3337,7 +3491,7 @@ export interface components {
         };
         /**
          * RunPage
-         * @description A page of runs, newest first.
+         * @description A page of runs in the order asked for (newest first by default) and how many match.
          */
         RunPage: {
             /** Items */
@@ -3397,9 +3551,20 @@ export interface components {
             /** Passes */
             passes: components["schemas"]["PassSummary"][];
             progress: components["schemas"]["Progress"] | null;
+            /**
+             * Source
+             * @description agent: queued here and run by an agent; import: a finished result uploaded (POST /api/v1/results, an uploader token)
+             * @enum {string}
+             */
+            source: "agent" | "import";
             /** Started At */
             started_at: string | null;
             status: components["schemas"]["RunStatus"];
+            /**
+             * Tags
+             * @description the run's tags, sorted (PUT /api/v1/runs/{id}/tags)
+             */
+            tags: string[];
             /** Target Path */
             target_path: string;
             /**
@@ -3468,6 +3633,17 @@ export interface components {
             validity: components["schemas"]["RunValidityFlag"][];
             /** Virtualization */
             virtualization: string | null;
+        };
+        /**
+         * RunTagsUpdate
+         * @description The run's tags, replacing the ones it had ([] removes them all).
+         */
+        RunTagsUpdate: {
+            /**
+             * Tags
+             * @description at most 20 tags
+             */
+            tags: string[];
         };
         /** RunValidityFlag */
         RunValidityFlag: {
@@ -3777,6 +3953,24 @@ export interface components {
             /** Values */
             values: number[];
         };
+        /** TagCount */
+        TagCount: {
+            /**
+             * Runs
+             * @description how many of the team's runs carry it
+             */
+            runs: number;
+            /** Tag */
+            tag: string;
+        };
+        /**
+         * TagList
+         * @description A team's tags, most used first (the runs filter's suggestions).
+         */
+        TagList: {
+            /** Items */
+            items: components["schemas"]["TagCount"][];
+        };
         /** TeamCreate */
         TeamCreate: {
             /**
@@ -3894,6 +4088,42 @@ export interface components {
              * @enum {string}
              */
             scope: "read" | "write" | "upload";
+        };
+        /**
+         * UploadedPower
+         * @description What a wattmeter measured during the run: its energy is then `measured` (else none).
+         */
+        UploadedPower: {
+            /**
+             * Driver
+             * @description what read the meter
+             * @default upload
+             */
+            driver: string;
+            /**
+             * Meter
+             * @description the meter's name, as shown with the energy
+             */
+            meter: string;
+            /** Samples */
+            samples: components["schemas"]["UploadedPowerSample"][];
+            /**
+             * Tier
+             * @description accuracy tier (docs/energy.md): lab, bmc, pdu, plug, ...
+             * @default unknown
+             * @enum {string}
+             */
+            tier: "lab" | "bmc" | "pdu" | "plug" | "inband" | "component" | "estimate" | "unknown";
+        };
+        /** UploadedPowerSample */
+        UploadedPowerSample: {
+            /**
+             * T Ns
+             * @description ns since started_at
+             */
+            t_ns: number;
+            /** Watts */
+            watts: number;
         };
         /** UserRead */
         UserRead: {
@@ -6561,15 +6791,105 @@ export interface operations {
             };
         };
     };
+    upload_result_api_v1_results_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResultImport"];
+            };
+        };
+        responses: {
+            /** @description this upload_id was stored before */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultImported"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultImported"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (134217728 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_runs_api_v1_runs_get: {
         parameters: {
             query?: {
-                status?: components["schemas"]["RunStatus"] | null;
+                /** @description any of these statuses (repeat the parameter) */
+                status?: components["schemas"]["RunStatus"][] | null;
                 agent_id?: string | null;
                 device_id?: string | null;
                 environment_id?: string | null;
                 workload_id?: string | null;
                 campaign_id?: string | null;
+                source?: ("agent" | "import") | null;
+                /** @description runs carrying every one of these tags (repeat) */
+                tag?: string[] | null;
+                /** @description created at or after (UTC when no offset is given) */
+                created_from?: string | null;
+                /** @description created before (UTC when no offset) */
+                created_to?: string | null;
+                /** @description words that must each appear (case-insensitive) in the run's name, its device's name or model, its workload's or agent's name, or one of its tags */
+                q?: string | null;
+                /** @description created, name or status; "-" first: descending */
+                sort?: "created" | "-created" | "name" | "-name" | "status" | "-status";
                 limit?: number;
                 offset?: number;
             };
@@ -7492,6 +7812,86 @@ export interface operations {
             };
         };
     };
+    put_tags_api_v1_runs__run_id__tags_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunTagsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_share_links_api_v1_share_links_get: {
         parameters: {
             query: {
@@ -7836,6 +8236,65 @@ export interface operations {
             };
             /** @description the link expired */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_tags_api_v1_tags_get: {
+        parameters: {
+            query?: {
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagList"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

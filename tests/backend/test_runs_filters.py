@@ -1,0 +1,253 @@
+"""GET /api/v1/runs filters server-side (issue 13): every filter, paging with totals, sort, text
+search and tags (PUT /runs/{id}/tags, GET /tags)."""
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from backend.models import Campaign, Device, Environment, Role, Run, RunStatus, RunTag, Workload
+from tests.factories import UserCtx, create_agent, create_run, create_user
+
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+@dataclass
+class World:
+    u: UserCtx
+    runs: dict[str, Run]
+    ids: dict[str, str]
+
+
+@pytest.fixture
+def world(session: Session) -> World:
+    """Six runs of one team with distinct agents, devices, environments, workloads, campaigns,
+    statuses, sources, dates and tags, plus a run of another team that nothing may show."""
+    u = create_user(session)
+    a1 = create_agent(session, team=u.team, name="alpha-host").agent
+    a2 = create_agent(session, team=u.team, name="beta-host").agent
+    env = Environment(team_id=u.team.id, name="lab rack 3", kind="local")
+    wl = Workload(team_id=u.team.id, name="nightly-oltp", spec={"jobs": []})
+    session.add_all([env, wl])
+    session.flush()
+    runs = {
+        "old": create_run(session, agent=a1, name="old baseline", status=RunStatus.succeeded),
+        "q": create_run(session, agent=a1, name="queued one", status=RunStatus.queued),
+        "fail": create_run(session, agent=a2, name="zeta failed", status=RunStatus.failed),
+        "env": create_run(
+            session, agent=a2, name="in the rack", status=RunStatus.succeeded, environment_id=env.id
+        ),
+        "wl": create_run(session, agent=a1, name="oltp run", status=RunStatus.succeeded, workload_id=wl.id),
+        "shm": create_run(
+            session, agent=a2, name="ram disk", status=RunStatus.cancelled, target_path="/dev/shm/x"
+        ),
+    }
+    runs["wl"].source = "import"
+    for i, key in enumerate(["old", "q", "fail", "env", "wl", "shm"]):
+        runs[key].created_at = T0 + timedelta(days=i)
+    dev = session.get(Device, runs["shm"].device_id)
+    assert dev is not None
+    dev.facts = {**dev.facts, "model": "Optane P5800X"}
+    session.add_all(
+        [
+            RunTag(run_id=runs["old"].id, tag="baseline"),
+            RunTag(run_id=runs["old"].id, tag="fw 2.1"),
+            RunTag(run_id=runs["env"].id, tag="baseline"),
+        ]
+    )
+    other = create_user(session)
+    create_run(session, agent=create_agent(session, team=other.team).agent, name="old baseline of B")
+    session.flush()
+    return World(
+        u=u,
+        runs=runs,
+        ids={"a1": str(a1.id), "a2": str(a2.id), "env": str(env.id), "wl": str(wl.id)},
+    )
+
+
+def names(client: TestClient, w: World, **query: Any) -> list[str]:
+    r = client.get("/api/v1/runs", params=query, headers=w.u.headers)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    return [item["name"] for item in body["items"]]
+
+
+def test_no_filter_lists_the_teams_runs_newest_first_with_the_total(client: TestClient, world: World) -> None:
+    r = client.get("/api/v1/runs", headers=world.u.headers).json()
+    assert r["total"] == 6
+    assert [i["name"] for i in r["items"]] == [
+        "ram disk",
+        "oltp run",
+        "in the rack",
+        "zeta failed",
+        "queued one",
+        "old baseline",
+    ]
+    assert {i["source"] for i in r["items"]} == {"agent", "import"}
+    old = next(i for i in r["items"] if i["name"] == "old baseline")
+    assert old["tags"] == ["baseline", "fw 2.1"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"status": "failed"}, ["zeta failed"]),
+        ({"status": ["failed", "cancelled"]}, ["ram disk", "zeta failed"]),
+        ({"agent_id": "a2"}, ["ram disk", "in the rack", "zeta failed"]),
+        ({"environment_id": "env"}, ["in the rack"]),
+        ({"workload_id": "wl"}, ["oltp run"]),
+        ({"source": "import"}, ["oltp run"]),
+        ({"source": "agent", "agent_id": "a1"}, ["queued one", "old baseline"]),
+        ({"tag": "baseline"}, ["in the rack", "old baseline"]),
+        ({"tag": ["baseline", "fw 2.1"]}, ["old baseline"]),  # every tag given
+        ({"tag": "nope"}, []),
+        ({"created_from": "2026-11-05T00:00:00Z"}, ["ram disk", "oltp run"]),
+        ({"created_from": "2026-11-05T12:00:00Z"}, ["ram disk", "oltp run"]),  # inclusive
+        ({"created_to": "2026-11-02T12:00:00Z"}, ["old baseline"]),  # exclusive
+        ({"created_from": "2026-11-02", "created_to": "2026-11-04"}, ["zeta failed", "queued one"]),
+        ({"created_from": "2026-11-05T13:00:00+01:00"}, ["ram disk", "oltp run"]),  # an offset counts
+        ({"q": "BASELINE"}, ["in the rack", "old baseline"]),  # the name, or a tag
+        ({"q": "optane"}, ["ram disk"]),  # the device's model
+        ({"q": "nightly"}, ["oltp run"]),  # the workload's name
+        ({"q": "beta-host rack"}, ["in the rack"]),  # every word, each anywhere
+        ({"q": "100%"}, []),  # LIKE's wildcards are plain characters
+        ({"q": "_"}, []),
+    ],
+)
+def test_each_filter_narrows_the_list(
+    client: TestClient, world: World, query: dict[str, Any], expected: list[str]
+) -> None:
+    query = {k: world.ids.get(v, v) if isinstance(v, str) else v for k, v in query.items()}
+    assert names(client, world, **query) == expected
+    r = client.get("/api/v1/runs", params={**query, "limit": 1}, headers=world.u.headers).json()
+    assert r["total"] == len(expected)  # the total counts every match, not the page
+
+
+def test_device_and_campaign_filters(client: TestClient, session: Session, world: World) -> None:
+    shm = world.runs["shm"]
+    assert names(client, world, device_id=str(shm.device_id)) == ["ram disk"]
+    camp = Campaign(team_id=world.u.team.id, name="sweep", spec={}, created_by=world.u.user.id)
+    session.add(camp)
+    session.flush()
+    world.runs["fail"].campaign_id = camp.id
+    session.flush()
+    assert names(client, world, campaign_id=str(camp.id)) == ["zeta failed"]
+    assert names(client, world, campaign_id=str(uuid.uuid4())) == []
+
+
+def test_paging_walks_every_match_once(client: TestClient, world: World) -> None:
+    seen: list[str] = []
+    for offset in (0, 2, 4, 6):
+        r = client.get("/api/v1/runs", params={"limit": 2, "offset": offset}, headers=world.u.headers)
+        body = r.json()
+        assert body["total"] == 6
+        seen += [i["id"] for i in body["items"]]
+    assert len(seen) == len(set(seen)) == 6
+
+
+@pytest.mark.parametrize(
+    ("sort", "first", "last"),
+    [
+        ("created", "old baseline", "ram disk"),
+        ("-created", "ram disk", "old baseline"),
+        ("name", "in the rack", "zeta failed"),
+        ("-name", "zeta failed", "in the rack"),
+        ("status", "queued one", "ram disk"),  # queued < ... < succeeded < failed < cancelled
+    ],
+)
+def test_sort(client: TestClient, world: World, sort: str, first: str, last: str) -> None:
+    got = names(client, world, sort=sort)
+    assert got[0] == first and got[-1] == last
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"status": "sideways"}, "status.0"),
+        ({"sort": "energy"}, "sort"),
+        ({"source": "mail"}, "source"),
+        ({"created_from": "yesterday"}, "created_from"),
+        ({"created_from": "2026-11-04", "created_to": "2026-11-03"}, "created_to"),
+        ({"q": "x" * 201}, "q"),
+        ({"tag": "t" * 65}, "tag.0"),
+        ({"limit": 0}, "limit"),
+    ],
+)
+def test_bad_filters_are_a_422_naming_the_parameter(
+    client: TestClient, world: World, query: dict[str, Any], field: str
+) -> None:
+    r = client.get("/api/v1/runs", params=query, headers=world.u.headers)
+    assert r.status_code == 422, r.text
+    assert field in [d["field"] for d in r.json()["detail"]], r.text
+
+
+# --- tags ---------------------------------------------------------------------------------------
+
+
+def test_a_member_sets_tags_and_they_show_in_the_run_and_the_filter(
+    client: TestClient, session: Session, world: World
+) -> None:
+    run = world.runs["q"]
+    r = client.put(
+        f"/api/v1/runs/{run.id}/tags",
+        json={"tags": ["  nvme ", "fw:2.1", "nvme", "rack-3/slot_2"]},
+        headers=world.u.headers,
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["tags"] == ["fw:2.1", "nvme", "rack-3/slot_2"]  # trimmed, once each, sorted
+    assert client.get(f"/api/v1/runs/{run.id}", headers=world.u.headers).json()["tags"] == r.json()["tags"]
+    assert names(client, world, tag="nvme") == ["queued one"]
+    r = client.put(f"/api/v1/runs/{run.id}/tags", json={"tags": ["nvme"]}, headers=world.u.headers)
+    assert r.json()["tags"] == ["nvme"]
+    assert names(client, world, tag="fw:2.1") == []
+    r = client.put(f"/api/v1/runs/{run.id}/tags", json={"tags": []}, headers=world.u.headers)
+    assert r.json()["tags"] == []
+
+
+@pytest.mark.parametrize(
+    ("tags", "field"),
+    [
+        (["a" * 65], "tags.0"),
+        ([""], "tags.0"),
+        (["two  spaces"], "tags.0"),
+        (["semi;colon"], "tags.0"),
+        (["ok", "<script>"], "tags.1"),
+        ([f"t{i}" for i in range(21)], "tags"),
+    ],
+)
+def test_bad_tags_are_a_422_naming_the_tag(
+    client: TestClient, world: World, tags: list[str], field: str
+) -> None:
+    r = client.put(f"/api/v1/runs/{world.runs['q'].id}/tags", json={"tags": tags}, headers=world.u.headers)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["field"] == field
+
+
+def test_viewers_read_tags_but_cannot_set_them(client: TestClient, session: Session, world: World) -> None:
+    viewer = create_user(session, role=Role.viewer, team=world.u.team)
+    run = world.runs["old"]
+    r = client.put(f"/api/v1/runs/{run.id}/tags", json={"tags": ["x"]}, headers=viewer.headers)
+    assert r.status_code == 403 and "member" in r.json()["message"]
+    assert client.get(f"/api/v1/runs/{run.id}", headers=viewer.headers).json()["tags"] == [
+        "baseline",
+        "fw 2.1",
+    ]
+    stranger = create_user(session)
+    r = client.put(f"/api/v1/runs/{run.id}/tags", json={"tags": ["x"]}, headers=stranger.headers)
+    assert r.status_code == 404
+
+
+def test_the_teams_tags_with_counts_most_used_first(
+    client: TestClient, session: Session, world: World
+) -> None:
+    r = client.get("/api/v1/tags", params={"team_id": str(world.u.team.id)}, headers=world.u.headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["items"] == [{"tag": "baseline", "runs": 2}, {"tag": "fw 2.1", "runs": 1}]
+    stranger = create_user(session)
+    r = client.get("/api/v1/tags", params={"team_id": str(world.u.team.id)}, headers=stranger.headers)
+    assert r.status_code == 403
+    assert client.get("/api/v1/tags", headers=stranger.headers).json()["items"] == []
