@@ -43,9 +43,11 @@ from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logg
 from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
 from backend.run.router import router as run_router
+from backend.run.router import tags_router as run_tags_router
 from backend.sharing.router import pages as sharing_pages
 from backend.sharing.router import router as sharing_router
 from backend.team.router import router as team_router
+from backend.upload.router import router as upload_router
 from backend.views.router import router as views_router
 from backend.workload.router import router as workload_router
 from backend.workload.service import ensure_builtins
@@ -240,6 +242,8 @@ def create_app() -> FastAPI:
         environment_router,
         workload_router,
         run_router,
+        run_tags_router,
+        upload_router,
         compare_router,
         carbon_router,
         campaign_router,

@@ -18,6 +18,7 @@ written before this (`block:<name>`) are adopted by the serial key on the next r
 and their device stay together; a run keeps the device it was stored with.
 """
 
+import hashlib
 import os
 import re
 import uuid
@@ -277,6 +278,35 @@ def _device(session: Session, *, agent: Agent, ident: Identity) -> Device:
 def resolve(session: Session, *, agent: Agent, target_path: str) -> Device:
     """The device of a new run, from its path and the agent's inventory."""
     return _device(session, agent=agent, ident=identify(agent.inventory, target_path))
+
+
+def resolve_declared(
+    session: Session,
+    *,
+    agent: Agent,
+    model: str,
+    serial: str | None,
+    capacity_bytes: int | None,
+    media: str | None,
+) -> Device:
+    """The device of an uploaded result (POST /results, an external host with no inventory), as
+    the uploader declared it: keyed by its serial's sha256 like an agent's disk (ADR 0014; one
+    device across hosts only between bare-metal inventories, so never for an external host), else
+    by model and capacity. Declared media wins over the guess from the model."""
+    clean = " ".join((serial or "").split())
+    facts: dict[str, Any] = {"model": model}
+    if capacity_bytes is not None:
+        facts["size_bytes"] = capacity_bytes
+    if clean:
+        digest = hashlib.sha256(clean.encode()).hexdigest()
+        facts["serial_sha256"] = digest
+        key = f"block-serial:{digest}"
+    else:
+        key = f"declared:{model}:{capacity_bytes if capacity_bytes is not None else '?'}"
+    device = _device(session, agent=agent, ident=Identity(key[:300], model, "block", facts))
+    if media is not None:
+        device.media = media
+    return device
 
 
 def confirm_opened(session: Session, *, run: Run, engine_result: object) -> None:

@@ -1,4 +1,5 @@
 import uuid
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
@@ -13,6 +14,9 @@ from backend.result.schemas import ResultRead, RunSeries
 from backend.run import deletion, repository, service
 from backend.run.schemas import (
     MAX_OFFSET,
+    MAX_TAG,
+    MAX_TAGS,
+    MAX_TEXT_QUERY,
     FailureReport,
     LeaseRef,
     ProgressAck,
@@ -22,10 +26,30 @@ from backend.run.schemas import (
     RunCreate,
     RunPage,
     RunRead,
+    RunSort,
+    RunSource,
     RunSystem,
+    RunTagsUpdate,
+    TagList,
 )
 
 router = APIRouter(prefix="/runs", tags=["runs"])
+# the team's tags for the runs filter (GET /api/v1/tags): main.py includes it beside `router`
+tags_router = APIRouter(prefix="/tags", tags=["runs"])
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """A query's timestamp without an offset is UTC (the wire's time zone)."""
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+@tags_router.get("", response_model=TagList)
+def list_tags(
+    principal: UserDep,
+    session: SessionDep,
+    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
+) -> TagList:
+    return service.team_tags(session, principal=principal, team_id=team_id)
 
 
 @router.post("", response_model=RunRead, status_code=status.HTTP_201_CREATED)
@@ -38,30 +62,59 @@ def create_run(body: RunCreate, principal: UserDep, session: SessionDep) -> RunR
 def list_runs(
     principal: UserDep,
     session: SessionDep,
-    status_: Annotated[RunStatus | None, Query(alias="status")] = None,
+    status_: Annotated[
+        list[RunStatus] | None,
+        Query(alias="status", description="any of these statuses (repeat the parameter)"),
+    ] = None,
     agent_id: uuid.UUID | None = None,
     device_id: uuid.UUID | None = None,
     environment_id: uuid.UUID | None = None,
     workload_id: uuid.UUID | None = None,
     campaign_id: uuid.UUID | None = None,
+    source: RunSource | None = None,
+    tag: Annotated[
+        list[Annotated[str, Query(max_length=MAX_TAG)]] | None,
+        Query(max_length=MAX_TAGS, description="runs carrying every one of these tags (repeat)"),
+    ] = None,
+    created_from: Annotated[
+        datetime | None, Query(description="created at or after (UTC when no offset is given)")
+    ] = None,
+    created_to: Annotated[datetime | None, Query(description="created before (UTC when no offset)")] = None,
+    q: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_TEXT_QUERY,
+            description="words that must each appear (case-insensitive) in the run's name, its "
+            "device's name or model, its workload's or agent's name, or one of its tags",
+        ),
+    ] = None,
+    sort: Annotated[
+        RunSort, Query(description='created, name or status; "-" first: descending')
+    ] = "-created",
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> RunPage:
-    runs, total = repository.page(
-        session,
-        principal.team_ids,
-        filters={
-            "status": status_,
-            "agent_id": agent_id,
-            "device_id": device_id,
-            "environment_id": environment_id,
-            "workload_id": workload_id,
-            "campaign_id": campaign_id,
-        },
-        limit=limit,
-        offset=offset,
+    filters = repository.RunFilter(
+        statuses=tuple(status_ or ()),
+        agent_id=agent_id,
+        device_id=device_id,
+        environment_id=environment_id,
+        workload_id=workload_id,
+        campaign_id=campaign_id,
+        source=source,
+        tags=tuple(t.strip() for t in tag or () if t.strip()),
+        created_from=as_utc(created_from),
+        created_to=as_utc(created_to),
+        text=q,
     )
-    return RunPage(items=service.to_read(session, runs), total=total)
+    return service.page(session, principal=principal, filters=filters, sort=sort, limit=limit, offset=offset)
+
+
+@router.put("/{run_id}/tags", response_model=RunRead)
+def put_tags(run_id: uuid.UUID, body: RunTagsUpdate, principal: UserDep, session: SessionDep) -> RunRead:
+    """Replace the run's tags (members of its team)."""
+    run = service.set_tags(session, principal=principal, run_id=run_id, body=body)
+    return service.to_read(session, [run])[0]
 
 
 @router.get("/{run_id}", response_model=RunRead)

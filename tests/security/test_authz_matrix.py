@@ -144,6 +144,12 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "POST /api/v1/comments":                      ("401", "403", OK, OK, "404", "403", "403", "401"),
     "PATCH /api/v1/comments/{comment_id}":        ("401", "403", OK, "403", "404", "403", "403", "401"),
     "DELETE /api/v1/comments/{comment_id}":       ("401", "403", OK, OK, "404", "403", "403", "401"),
+    # --- V3 runs list, tags, uploads (issue 13; ADR 0020): the team reads its tags (user_b naming
+    # team A: 403), members tag runs; a member's or admin's token (write or upload scope) uploads a
+    # result to team A, a viewer's and team B's admin's are 403 naming the role
+    "PUT /api/v1/runs/{run_id}/tags":             ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "GET /api/v1/tags":                           ("401", OK, OK, OK,  "403", "403", "403", "401"),
+    "POST /api/v1/results":                       ("401", "403", OK, OK, "403", "403", "403", "401"),
 }
 # fmt: on
 
@@ -194,6 +200,18 @@ def _upload(w: World) -> dict[str, Any]:
 
 # Minimal valid bodies (JSON unless a (content, media type) pair) and required query parameters.
 BODIES: dict[str, Any] = {
+    # V3 tags and uploads (issue 13)
+    "PUT /api/v1/runs/{run_id}/tags": lambda w: {"tags": ["matrix"]},
+    "POST /api/v1/results": lambda w: {
+        "team_id": str(w.team_a),
+        "upload_id": str(uuid.uuid4()),
+        "host": "ci-matrix",
+        "device": {"model": "matrix disk"},
+        "name": "matrix upload",
+        "engine_result": _upload(w)["engine_result"],
+        "started_at": "2026-11-21T10:00:00Z",
+        "finished_at": "2026-11-21T10:00:30Z",
+    },
     # V4 deletion and comments (issue 13)
     "DELETE /api/v1/teams/{team_id}": lambda w: {"confirm_name": f"team-{w.marker}"},
     "DELETE /api/v1/auth/me": lambda w: {"password": PASSWORD},
@@ -267,6 +285,7 @@ BODY_AUTH |= {
 # ... or with an invitation's token in the path (V1, issue 13): its holder reads the team's name
 BODY_AUTH |= {"GET /api/v1/invitations/{token}", "POST /api/v1/invitations/{token}/accept"}
 QUERIES: dict[str, Any] = {
+    "GET /api/v1/tags": lambda w: {"team_id": str(w.team_a)},  # V3
     "GET /api/v1/comments": lambda w: {"target_kind": "run", "target_key": w.ids["run_done"]},  # V4
     "DELETE /api/v1/environments/{environment_id}": lambda w: {"force": "true"},  # V4
     "POST /api/v1/agents/{agent_id}/lease": lambda w: {"wait_s": 0},
