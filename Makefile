@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-system deps-py deps-ui
+.PHONY: help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-system deps-py deps-ui deps-test-tools
 
 help:
 	@echo "make up      start the platform (API+UI :8000, worker, beat, agent) and a first benchmark"
@@ -15,7 +15,7 @@ help:
 	@echo "make test    every test (engine, server, worker, agent, end-to-end, UI unit, browser)"
 	@echo "make lint | fmt | engine | ui | client | migrate | bench"
 
-deps: deps-system deps-py deps-ui
+deps: deps-system deps-py deps-ui deps-test-tools
 
 deps-system:
 	@bash scripts/install-system-deps.sh
@@ -30,6 +30,12 @@ $(VENV)/.installed: pyproject.toml agent/pyproject.toml libs/energy/pyproject.to
 deps-ui: frontend/node_modules/.installed
 frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# the OpenID Connect provider the sign-in tests start (oidc-provider, pinned by its lock file)
+deps-test-tools: tests/oidc/provider/node_modules/.installed
+tests/oidc/provider/node_modules/.installed: tests/oidc/provider/package.json tests/oidc/provider/package-lock.json
+	cd tests/oidc/provider && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 engine: deps-system

@@ -1,11 +1,13 @@
 """Server settings from the environment (prefix IOWATT_), one object per process."""
 
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,11 +91,42 @@ class Settings(BaseSettings):
     smtp_url: str = ""
     smtp_from: str = "iowatt <iowatt@localhost>"
     smtp_timeout_s: float = Field(10.0, gt=0)
+    # --- sign-in with OpenID Connect (issue 13, docs/adr/0017): off while oidc_issuer is empty ---
+    # the provider's issuer URL exactly as its discovery document names it
+    # (https://ISSUER/.well-known/openid-configuration), e.g. https://sso.example.com/realms/acme
+    oidc_issuer: str = ""
+    oidc_client_id: str = ""
+    oidc_client_secret: str = ""
+    oidc_scopes: str = "openid email profile"
+    # the login page's button reads "Sign in with <display name>"
+    oidc_display_name: str = "single sign-on"
+    # create an account (without a password, in no team) for a verified e-mail nobody has; off:
+    # only existing accounts (an invitation accepted first, or made by an admin) can sign in
+    oidc_auto_create: bool = False
+    # e-mail domains whose addresses may be matched or created ("example.com,example.org" or a
+    # JSON list); empty = any domain
+    oidc_allowed_domains: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # the redirect URI registered at the provider; empty = public_url + /api/v1/auth/oidc/callback
+    oidc_redirect_uri: str = ""
+    oidc_timeout_s: float = Field(10.0, gt=0)
+
+    @field_validator("oidc_allowed_domains", mode="before")
+    @classmethod
+    def _domains(cls, value: object) -> object:
+        if isinstance(value, str):
+            text = value.strip()
+            items = json.loads(text) if text.startswith("[") else text.split(",")
+            return [str(d).strip().lower().lstrip("@") for d in items if str(d).strip()]
+        return value
 
     @model_validator(mode="after")
     def _refuse_placeholder_secret(self) -> "Settings":
         if self.env == "prod" and self.secret_key.startswith("dev-"):
             raise ValueError("IOWATT_SECRET_KEY must be set to a real secret when IOWATT_ENV=prod")
+        if self.oidc_issuer and not self.oidc_client_id:
+            raise ValueError("IOWATT_OIDC_CLIENT_ID must be set when IOWATT_OIDC_ISSUER is")
+        if self.oidc_issuer and "openid" not in self.oidc_scopes.split():
+            raise ValueError("IOWATT_OIDC_SCOPES must include openid")
         return self
 
 

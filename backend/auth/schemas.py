@@ -24,6 +24,7 @@ class UserRead(OutputSchema):
     email: str
     display_name: str
     teams: list[TeamRole]
+    password_set: bool = Field(description="false for an account that signs in only with single sign-on")
 
 
 class LoginResponse(OutputSchema):

@@ -110,7 +110,13 @@ def login(session: Session, *, email: str, password: str, client: str) -> tuple[
 def user_read(session: Session, *, user: User) -> UserRead:
     """The user with their teams and role in each."""
     teams = [TeamRole(id=t.id, name=t.name, role=r) for t, r in repository.teams_of(session, user.id)]
-    return UserRead(id=user.id, email=user.email, display_name=user.display_name, teams=teams)
+    return UserRead(
+        id=user.id,
+        email=user.email,
+        display_name=user.display_name,
+        teams=teams,
+        password_set=user.password_hash is not None,
+    )
 
 
 def me(session: Session, *, principal: UserPrincipal) -> UserRead:

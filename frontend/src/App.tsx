@@ -3,6 +3,7 @@ import { Navigate, Route, Routes } from "react-router-dom";
 import { Layout } from "./components/Layout";
 import { RequireAuth } from "./components/RequireAuth";
 import { Login } from "./routes/Login";
+import { OidcCallback } from "./routes/OidcCallback";
 
 // Pages load on demand: the login page does not pull in the charting library.
 const Dashboard = lazy(() => import("./routes/Dashboard").then((m) => ({ default: m.Dashboard })));
@@ -32,6 +33,7 @@ export function App() {
   return (
     <Routes>
       <Route path="/login" element={<Login />} />
+      <Route path="/login/oidc" element={<OidcCallback />} />
       <Route
         element={
           <RequireAuth>

@@ -14,6 +14,7 @@ export const keys = {
     me: () => ["auth", "me"] as const,
     tokens: () => ["auth", "tokens"] as const,
     tokenList: (includeInactive: boolean) => ["auth", "tokens", { includeInactive }] as const,
+    oidc: () => ["auth", "oidc"] as const,
   },
   campaigns: {
     all: () => ["campaigns"] as const,

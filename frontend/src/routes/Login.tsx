@@ -1,9 +1,10 @@
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Navigate, useNavigate, useSearchParams } from "react-router-dom";
 import { formErrorsFrom } from "../components/Field";
 import { setToken, useToken } from "../lib/auth";
 import { login } from "../queries/auth";
+import { oidcConfigQuery } from "../queries/oidc";
 
 /** Only same-site paths are followed after login. */
 function safeNext(next: string | null): string {
@@ -20,6 +21,7 @@ export function Login() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const next = safeNext(params.get("next"));
+  const oidc = useQuery(oidcConfigQuery()).data;
 
   if (token) return <Navigate to={next} replace />;
 
@@ -77,6 +79,15 @@ export function Login() {
         <button type="submit" className="btn btn-primary" disabled={busy}>
           {busy ? "Signing in…" : "Sign in"}
         </button>
+        {oidc?.enabled && oidc.login_url && (
+          <>
+            <p className="login-or muted">or</p>
+            {/* a page load, not a fetch: the browser goes to the provider and comes back */}
+            <a className="btn" href={oidc.login_url} data-testid="oidc-login">
+              Sign in with {oidc.display_name}
+            </a>
+          </>
+        )}
       </form>
     </div>
   );
