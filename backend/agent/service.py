@@ -14,6 +14,7 @@ from backend.agent import repository, wake
 from backend.agent import token as agent_token
 from backend.agent.policy import stored_inventory
 from backend.agent.schemas import AgentEnroll, EnrollmentTokenCreate, Heartbeat, Inventory, Lease
+from backend.audit import service as audit
 from backend.auth import repository as auth_repo
 from backend.auth import service as auth_service
 from backend.auth.principal import AgentPrincipal, UserPrincipal
@@ -55,6 +56,15 @@ def create_enrollment_token(
     )
     session.add(row)
     session.flush()
+    audit.record(
+        session,
+        team_id=row.team_id,
+        action="enrollment_token.created",
+        target_kind="enrollment_token",
+        target_id=row.id,
+        user_id=principal.user_id if principal else None,
+        details={"max_uses": row.max_uses},
+    )
     return raw, row
 
 
@@ -81,6 +91,14 @@ def revoke_enrollment_token(session: Session, *, principal: UserPrincipal, token
     principal.require(row.team_id, Role.admin)
     if row.revoked_at is None:
         row.revoked_at = utcnow()
+        audit.record(
+            session,
+            team_id=row.team_id,
+            action="enrollment_token.revoked",
+            target_kind="enrollment_token",
+            target_id=row.id,
+            user_id=principal.user_id,
+        )
 
 
 def _may_replace(session: Session, tok: EnrollmentToken) -> bool:
@@ -130,6 +148,7 @@ def enroll(session: Session, *, body: AgentEnroll) -> tuple[str, Agent]:
             code="replace_needs_admin_token",
         )
     inventory = stored_inventory(body.inventory, "inventory.") if body.inventory is not None else None
+    replacing = agent is not None
     if agent is None:
         agent = Agent(team_id=tok.team_id, name=body.name, hostname=body.hostname)
         issued = agent_token.issue(agent)
@@ -143,6 +162,15 @@ def enroll(session: Session, *, body: AgentEnroll) -> tuple[str, Agent]:
     agent.online, agent.last_heartbeat_at, agent.state = True, now, "idle"
     tok.uses += 1
     session.flush()
+    audit.record(
+        session,
+        team_id=agent.team_id,
+        action="agent.enrolled",
+        target_kind="agent",
+        target_id=agent.id,
+        actor=f"agent {agent.name}",
+        details={"hostname": agent.hostname, "enrollment_token_id": str(tok.id), "replaced": replacing},
+    )
     return issued.token, agent
 
 
@@ -173,6 +201,15 @@ def revoke(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -
     principal.require(agent.team_id, Role.admin)
     if agent.revoked_at is None:
         _retire(session, agent, "the agent was revoked")
+        audit.record(
+            session,
+            team_id=agent.team_id,
+            action="agent.revoked",
+            target_kind="agent",
+            target_id=agent.id,
+            user_id=principal.user_id,
+            details={"name": agent.name},
+        )
     return agent
 
 
@@ -184,6 +221,15 @@ def delete(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -
     principal.require(agent.team_id, Role.admin)
     _retire(session, agent, "the agent was deleted")
     agent.deleted_at = utcnow()
+    audit.record(
+        session,
+        team_id=agent.team_id,
+        action="agent.deleted",
+        target_kind="agent",
+        target_id=agent.id,
+        user_id=principal.user_id,
+        details={"name": agent.name},
+    )
 
 
 # --- agent side ---------------------------------------------------------------------------------

@@ -77,7 +77,10 @@ def test_only_admins_rename_and_it_is_audited(client: TestClient, session: Sessi
     events = client.get(f"{API}/teams/{admin.team.id}/audit", headers=admin.headers).json()["items"]
     assert events[0]["action"] == "team.renamed" and events[0]["details"] == {"from": old, "to": new}
     # the same name again changes nothing and records nothing
-    assert client.patch(f"{API}/teams/{admin.team.id}", json={"name": new}, headers=admin.headers).status_code == 200
+    assert (
+        client.patch(f"{API}/teams/{admin.team.id}", json={"name": new}, headers=admin.headers).status_code
+        == 200
+    )
     assert _actions(client, str(admin.team.id), admin.headers).count("team.renamed") == 1
 
 
