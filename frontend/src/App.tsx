@@ -1,4 +1,4 @@
-import { lazy } from "react";
+import { lazy, Suspense } from "react";
 import { Navigate, Route, Routes } from "react-router-dom";
 import { Layout } from "./components/Layout";
 import { RequireAuth } from "./components/RequireAuth";
@@ -26,6 +26,8 @@ const Devices = lazy(() =>
   import("./routes/settings/Devices").then((m) => ({ default: m.Devices })),
 );
 const Tokens = lazy(() => import("./routes/settings/Tokens").then((m) => ({ default: m.Tokens })));
+const Team = lazy(() => import("./routes/Team").then((m) => ({ default: m.Team })));
+const Invite = lazy(() => import("./routes/Invite").then((m) => ({ default: m.Invite })));
 const Views = lazy(() => import("./routes/Views").then((m) => ({ default: m.Views })));
 const ViewPage = lazy(() => import("./routes/Views").then((m) => ({ default: m.ViewPage })));
 
@@ -33,6 +35,14 @@ export function App() {
   return (
     <Routes>
       <Route path="/login" element={<Login />} />
+      <Route
+        path="/invite/:token"
+        element={
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <Invite />
+          </Suspense>
+        }
+      />
       <Route path="/login/oidc" element={<OidcCallback />} />
       <Route
         element={
@@ -55,6 +65,7 @@ export function App() {
         <Route path="settings/environments" element={<Environments />} />
         <Route path="settings/devices" element={<Devices />} />
         <Route path="settings/tokens" element={<Tokens />} />
+        <Route path="team" element={<Team />} />
         <Route path="*" element={<Navigate to="/" replace />} />
       </Route>
     </Routes>

@@ -2,12 +2,14 @@ import { useQueryClient } from "@tanstack/react-query";
 import { Suspense, useState } from "react";
 import { NavLink, Outlet, useLocation } from "react-router-dom";
 import { clearToken } from "../lib/auth";
+import { type Action, useCan } from "../lib/role";
 import { logout } from "../queries/auth";
+import { TeamSwitcher } from "./Team/TeamSwitcher";
 
-const NAV = [
+const NAV: readonly { to: string; label: string; end: boolean; needs?: Action }[] = [
   { to: "/", label: "Dashboard", end: true },
   { to: "/runs", label: "Runs", end: false },
-  { to: "/runs/new", label: "New run", end: true },
+  { to: "/runs/new", label: "New run", end: true, needs: "run.create" },
   { to: "/compare/devices", label: "Compare", end: false },
   { to: "/views", label: "Views", end: false },
   { to: "/campaigns", label: "Campaigns", end: false },
@@ -15,7 +17,8 @@ const NAV = [
   { to: "/settings/devices", label: "Devices", end: false },
   { to: "/settings/environments", label: "Environments", end: false },
   { to: "/settings/tokens", label: "API tokens", end: false },
-] as const;
+  { to: "/team", label: "Team", end: false },
+];
 
 /** "Runs" covers /runs and /runs/:id but not the form at /runs/new, which has its own entry. */
 function isActive(to: string, end: boolean, pathname: string): boolean {
@@ -29,6 +32,7 @@ export function Layout() {
   const qc = useQueryClient();
   const { pathname } = useLocation();
   const [leaving, setLeaving] = useState(false);
+  const can = useCan();
   // The server ends the session first; the local token goes whatever it answers (offline,
   // already expired), so "Log out" always logs out of this browser.
   const onLogout = async () => {
@@ -50,7 +54,7 @@ export function Layout() {
           io<strong>watt</strong>
         </span>
         <nav>
-          {NAV.map((n) => (
+          {NAV.filter((n) => !n.needs || can(n.needs)).map((n) => (
             <NavLink
               key={n.to}
               to={n.to}
@@ -61,6 +65,7 @@ export function Layout() {
             </NavLink>
           ))}
         </nav>
+        <TeamSwitcher />
         <button
           type="button"
           className="btn btn-ghost"

@@ -31,6 +31,18 @@ export const keys = {
       ["compare", "latency", runs, job, groupBy] as const,
   },
   devices: { all: () => ["devices"] as const },
+  comments: {
+    all: () => ["comments"] as const,
+    thread: (kind: string, key: string) => ["comments", kind, key] as const,
+  },
+  teams: {
+    all: () => ["teams"] as const,
+    detail: (teamId: string) => ["teams", teamId] as const,
+    members: (teamId: string) => ["teams", teamId, "members"] as const,
+    invitations: (teamId: string) => ["teams", teamId, "invitations"] as const,
+    audit: (teamId: string, params: object) => ["teams", teamId, "audit", params] as const,
+  },
+  invitation: (token: string) => ["invitation", token] as const,
   views: {
     catalog: (runs: string[]) => ["views", "catalog", runs] as const,
     table: (params: Record<string, unknown>) => ["views", "table", params] as const,

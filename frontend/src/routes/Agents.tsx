@@ -11,6 +11,7 @@ import { errorMessage } from "../lib/errors";
 import { formatBytes, formatRelative, formatTimestamp } from "../lib/format";
 import { inventoryOf } from "../lib/inventory";
 import { policyOf } from "../lib/policy";
+import { teamsWhere } from "../lib/role";
 import { agentsQuery, deleteAgent, revokeAgent } from "../queries/agents";
 import { meQuery } from "../queries/auth";
 import { keys } from "../queries/keys";
@@ -122,7 +123,7 @@ export function Agents() {
   const me = useQuery(meQuery());
   const [open, setOpen] = useState<string | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
-  const adminTeams = (me.data?.teams ?? []).filter((t) => t.role === "admin");
+  const adminTeams = teamsWhere(me.data?.teams ?? [], "agent.manage");
   const isAdmin = (a: AgentRead) => adminTeams.some((t) => t.id === a.team_id);
   const act = useMutation({
     mutationFn: async (p: Pending) => {

@@ -77,7 +77,8 @@ describe("campaigns", () => {
         <Route path="/campaigns/:id" element={<Where />} />
       </Routes>,
     );
-    await screen.findByRole("option", { name: "RND4K Q1T1" });
+    // role queries are slow on a loaded machine: more than the default second
+    await screen.findByRole("option", { name: "RND4K Q1T1" }, { timeout: 10_000 });
     await screen.findByRole("option", { name: "local (online)" });
     fireEvent.change(screen.getByRole("textbox", { name: /Name/ }), {
       target: { value: "hdd vs ram" },

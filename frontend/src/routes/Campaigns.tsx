@@ -18,6 +18,7 @@ import {
   workloadWrites,
   writeRefusal,
 } from "../lib/policy";
+import { useCan } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
 import { campaignQuery, campaignsQuery, createCampaign } from "../queries/campaigns";
 import { environmentsQuery } from "../queries/environments";
@@ -335,27 +336,30 @@ export function CampaignForm() {
 export function Campaigns() {
   const q = useQuery(campaignsQuery());
   const [open, setOpen] = useState(false);
+  const can = useCan();
   return (
     <section>
       <div className="page-head">
         <h1>Campaigns</h1>
-        <div className="actions">
-          <button
-            type="button"
-            className="btn btn-primary"
-            onClick={() => setOpen(!open)}
-            data-testid="new-campaign"
-          >
-            {open ? "Close" : "New campaign"}
-          </button>
-        </div>
+        {can("campaign.create") && (
+          <div className="actions">
+            <button
+              type="button"
+              className="btn btn-primary"
+              onClick={() => setOpen(!open)}
+              data-testid="new-campaign"
+            >
+              {open ? "Close" : "New campaign"}
+            </button>
+          </div>
+        )}
       </div>
       <p className="muted small">
         A campaign queues one workload on several targets, repeated, and ends in their comparison,
         one column per target (host and path; two directories on one disk stay apart), or grouped by
         device and environment.
       </p>
-      {open && <CampaignForm />}
+      {open && can("campaign.create") && <CampaignForm />}
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && <p className="muted">No campaigns yet.</p>}
       {q.data && q.data.items.length > 0 && (

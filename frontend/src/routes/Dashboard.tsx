@@ -4,6 +4,7 @@ import type { CompareRead, RunStatus } from "../client/types";
 import { QueryState } from "../components/QueryState";
 import { pickLikeRuns } from "../lib/compare";
 import { DEFAULT_STATE } from "../lib/compareState";
+import { useCan } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
 import { compareQuery } from "../queries/compare";
 import { runsQuery } from "../queries/runs";
@@ -23,6 +24,7 @@ function likeNewest(cmp: CompareRead, ids: string[]): string[] {
 }
 
 export function Dashboard() {
+  const can = useCan();
   const agents = useQuery(agentsQuery());
   const counts = useQueries({
     queries: COUNTED.map((status) => runsQuery({ status, limit: 1 })),
@@ -65,8 +67,13 @@ export function Dashboard() {
       <QueryState isPending={succeeded.isPending} error={succeeded.error ?? cmp.error} />
       {succeeded.data && (ids.length < 2 || shown.length < 2) && (
         <p className="muted">
-          Two succeeded runs of the same workload are needed for a comparison.{" "}
-          <Link to="/runs/new">Queue a run</Link>.
+          Two succeeded runs of the same workload are needed for a comparison.
+          {can("run.create") && (
+            <>
+              {" "}
+              <Link to="/runs/new">Queue a run</Link>.
+            </>
+          )}
         </p>
       )}
       {cmp.data && shown.length >= 2 && (

@@ -9,6 +9,7 @@ import { StatusBadge } from "../components/Run/StatusBadge";
 import { workloadTag } from "../lib/compare";
 import { energyStateShort, energyStateText } from "../lib/energy";
 import { formatEnergy, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
+import { useCan } from "../lib/role";
 import { describeWorkload } from "../lib/workload";
 import { runQuery, runsQuery } from "../queries/runs";
 
@@ -119,6 +120,7 @@ export function RunsTable({
 export function Runs() {
   const [params, setParams] = useSearchParams();
   const navigate = useNavigate();
+  const can = useCan();
   const statusParam = params.get("status");
   const status = RUN_STATUSES.find((s) => s === statusParam);
   const offset = Math.max(0, Number(params.get("offset") ?? 0) || 0);
@@ -178,9 +180,11 @@ export function Runs() {
           <Link to="/compare/devices" className="btn">
             Compare devices
           </Link>
-          <Link to="/runs/new" className="btn btn-primary">
-            New run
-          </Link>
+          {can("run.create") && (
+            <Link to="/runs/new" className="btn btn-primary" data-testid="new-run">
+              New run
+            </Link>
+          )}
         </div>
       </div>
       <QueryState isPending={q.isPending} error={q.error} />

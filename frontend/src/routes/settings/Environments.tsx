@@ -5,7 +5,7 @@ import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components
 import { QueryState } from "../../components/QueryState";
 import { ApiError, errorMessage } from "../../lib/errors";
 import { formatGridIntensity, formatPricePerKwh, sig3 } from "../../lib/format";
-import { meQuery } from "../../queries/auth";
+import { useCan, useCurrentTeam } from "../../lib/role";
 import { gridIntensitiesQuery } from "../../queries/energy";
 import {
   createEnvironment,
@@ -82,7 +82,7 @@ function EnvironmentForm({
   onDone: (e: EnvironmentRead) => void;
 }) {
   const qc = useQueryClient();
-  const me = useQuery(meQuery());
+  const current = useCurrentTeam();
   const grids = useQuery(gridIntensitiesQuery());
   const [d, setD] = useState<Draft>(() => draftOf(env));
   const [errors, setErrors] = useState<Errors>({});
@@ -91,7 +91,8 @@ function EnvironmentForm({
     mutationFn: async () => {
       const body = bodyOf(d);
       if (env) return updateEnvironment(env.id, body);
-      const teamId = me.data?.teams[0]?.id;
+      // created in the header's current team
+      const teamId = current.team?.id;
       if (!teamId) throw new Error("you are in no team");
       return createEnvironment({ ...body, team_id: teamId });
     },
@@ -285,20 +286,23 @@ function GridSeriesUpload({ env }: { env: EnvironmentRead }) {
 export function Environments() {
   const q = useQuery(environmentsQuery());
   const [editing, setEditing] = useState<string | "new" | null>(null);
+  const can = useCan();
   return (
     <section>
       <div className="page-head">
         <h1>Environments</h1>
-        <div className="actions">
-          <button
-            type="button"
-            className="btn btn-primary"
-            onClick={() => setEditing("new")}
-            data-testid="new-environment"
-          >
-            New environment
-          </button>
-        </div>
+        {can("environment.edit") && (
+          <div className="actions">
+            <button
+              type="button"
+              className="btn btn-primary"
+              onClick={() => setEditing("new")}
+              data-testid="new-environment"
+            >
+              New environment
+            </button>
+          </div>
+        )}
       </div>
       <p className="muted small">
         Where runs happen: the grid's carbon intensity, the site's PUE and the price of electricity
@@ -313,13 +317,16 @@ export function Environments() {
             <h3>
               {e.name} <span className="muted small">{e.kind}</span>
             </h3>
-            <button
-              type="button"
-              className="btn btn-small"
-              onClick={() => setEditing(editing === e.id ? null : e.id)}
-            >
-              {editing === e.id ? "Close" : "Edit"}
-            </button>
+            {can("environment.edit", e.team_id) && (
+              <button
+                type="button"
+                className="btn btn-small"
+                data-testid="edit-environment"
+                onClick={() => setEditing(editing === e.id ? null : e.id)}
+              >
+                {editing === e.id ? "Close" : "Edit"}
+              </button>
+            )}
           </div>
           <dl className="facts">
             <dt>Grid intensity</dt>

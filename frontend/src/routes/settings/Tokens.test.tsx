@@ -14,6 +14,7 @@ const CI: TokenRead = {
   id: "k1",
   name: "nightly CI",
   kind: "personal",
+  scope: "write",
   created_at: "2026-11-01T10:00:00Z",
   expires_at: "2099-01-01T00:00:00Z",
   last_used_at: "2026-11-22T09:00:00Z",
@@ -32,10 +33,19 @@ describe("API tokens", () => {
         return { body: { items, total: items.length } };
       },
       "POST /api/v1/auth/tokens": () => {
-        tokens = [...tokens, { ...CI, id: "k2", name: "grafana", last_used_at: null }];
+        tokens = [
+          ...tokens,
+          { ...CI, id: "k2", name: "grafana", scope: "read", last_used_at: null },
+        ];
         return {
           status: 201,
-          body: { id: "k2", name: "grafana", token: "iwt_fresh", expires_at: CI.expires_at },
+          body: {
+            id: "k2",
+            name: "grafana",
+            scope: "read",
+            token: "iwt_fresh",
+            expires_at: CI.expires_at,
+          },
         };
       },
       "DELETE /api/v1/auth/tokens/k1": () => {
@@ -49,6 +59,7 @@ describe("API tokens", () => {
     const first = await screen.findByTestId("token-row");
     expect(first.textContent).toContain("nightly CI");
     expect(first.textContent).toContain("personal");
+    expect(first.textContent).toContain("write");
     expect(first.dataset.state).toBe("active");
 
     // A name is required (client-side).
@@ -62,10 +73,17 @@ describe("API tokens", () => {
     fireEvent.change(screen.getByRole("combobox", { name: /Expires after/ }), {
       target: { value: String(30 * 86_400) },
     });
+    // the scope's meaning is said under its select
+    fireEvent.change(screen.getByRole("combobox", { name: /Scope/ }), {
+      target: { value: "read" },
+    });
+    expect(screen.getByText(/read only: GET requests/)).toBeTruthy();
     fireEvent.click(screen.getByTestId("create-token"));
     expect((await screen.findByTestId("secret-value")).textContent).toBe("iwt_fresh");
+    expect(screen.getByTestId("once-secret").textContent).toContain("(read)");
     expect(calls.find((c) => c.method === "POST")?.body).toEqual({
       name: "grafana",
+      scope: "read",
       ttl_s: 30 * 86_400,
     });
     await waitFor(() => expect(screen.getAllByTestId("token-row")).toHaveLength(2));

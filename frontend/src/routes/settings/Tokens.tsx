@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import type { TokenCreated, TokenRead } from "../../client/types";
+import type { TokenCreate, TokenCreated, TokenRead } from "../../client/types";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
@@ -24,7 +24,20 @@ function tokenState(t: TokenRead, now = Date.now()): string {
   return "active";
 }
 
-const ALIASES = { name: "name", ttl_s: "ttl" };
+const ALIASES = { name: "name", ttl_s: "ttl", scope: "scope" };
+
+type Scope = TokenCreate["scope"];
+
+/** What each scope lets a token do (the server enforces it: docs/teams.md). */
+export const SCOPES: readonly { value: Scope; label: string; help: string }[] = [
+  { value: "read", label: "read", help: "read only: GET requests, whatever your role" },
+  { value: "write", label: "write", help: "everything your role in each team allows" },
+  {
+    value: "upload",
+    label: "upload",
+    help: "only adds results (imports and uploads, for CI pipelines); cannot read",
+  },
+];
 
 /** Settings → API tokens: the user's personal tokens for scripts and CI. */
 export function Tokens() {
@@ -33,6 +46,7 @@ export function Tokens() {
   const q = useQuery(apiTokensQuery(showInactive));
   const [name, setName] = useState("");
   const [ttl, setTtl] = useState(String(90 * 86_400));
+  const [scope, setScope] = useState<Scope>("write");
   const [errors, setErrors] = useState<Errors>({});
   const [formError, setFormError] = useState<string | null>(null);
   const [created, setCreated] = useState<TokenCreated | null>(null);
@@ -66,7 +80,7 @@ export function Tokens() {
       setErrors({ name: { message: "name the token (what uses it)", source: "client" } });
       return;
     }
-    create.mutate({ name: name.trim(), ttl_s: Number(ttl) });
+    create.mutate({ name: name.trim(), scope, ttl_s: Number(ttl) });
   };
   const origin = window.location.origin;
   return (
@@ -79,12 +93,22 @@ export function Tokens() {
       </p>
       {created ? (
         <OnceSecret
-          title={`New API token “${created.name}”`}
+          title={`New API token “${created.name}” (${created.scope})`}
           secret={created.token}
           onDone={() => setCreated(null)}
         >
-          <p className="small">For example:</p>
-          <Command text={`curl -H "Authorization: Bearer $IOWATT_TOKEN" ${origin}/api/v1/runs`} />
+          {created.scope === "upload" ? (
+            <p className="small">
+              An upload token only adds results (imports from CI): every other request is refused.
+            </p>
+          ) : (
+            <>
+              <p className="small">For example:</p>
+              <Command
+                text={`curl -H "Authorization: Bearer $IOWATT_TOKEN" ${origin}/api/v1/runs`}
+              />
+            </>
+          )}
           <p className="muted small">
             {created.expires_at
               ? `Expires ${formatTimestamp(created.expires_at)}.`
@@ -101,6 +125,24 @@ export function Tokens() {
                 onChange={(e) => setName(e.target.value)}
                 placeholder="nightly CI"
               />
+            </Field>
+            <Field
+              label="Scope"
+              name="scope"
+              errors={errors}
+              hint={SCOPES.find((o) => o.value === scope)?.help}
+            >
+              <select
+                id="f-scope"
+                value={scope}
+                onChange={(e) => setScope(e.target.value as Scope)}
+              >
+                {SCOPES.map((o) => (
+                  <option key={o.value} value={o.value}>
+                    {o.label}
+                  </option>
+                ))}
+              </select>
             </Field>
             <Field label="Expires after" name="ttl" errors={errors}>
               <select id="f-ttl" value={ttl} onChange={(e) => setTtl(e.target.value)}>
@@ -138,6 +180,7 @@ export function Tokens() {
             <tr>
               <th>Name</th>
               <th>Kind</th>
+              <th>Scope</th>
               <th>Created</th>
               <th>Expires</th>
               <th>Last used</th>
@@ -152,6 +195,9 @@ export function Tokens() {
                 <tr key={t.id} data-testid="token-row" data-state={state}>
                   <td>{t.name}</td>
                   <td>{t.kind}</td>
+                  <td title={SCOPES.find((o) => o.value === t.scope)?.help}>
+                    <span className={`badge badge-scope-${t.scope}`}>{t.scope}</span>
+                  </td>
                   <td title={formatTimestamp(t.created_at)}>{formatRelative(t.created_at)}</td>
                   <td>{t.expires_at ? formatTimestamp(t.expires_at) : "never"}</td>
                   <td title={formatTimestamp(t.last_used_at)}>{formatRelative(t.last_used_at)}</td>

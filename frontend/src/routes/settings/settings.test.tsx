@@ -56,9 +56,14 @@ describe("Environments", () => {
     expect((await screen.findByTestId("effective-intensity")).textContent).toContain(
       "380 gCO2e/kWh",
     );
-    fireEvent.click(screen.getByTestId("new-environment"));
+    fireEvent.click(await screen.findByTestId("new-environment"));
     const form = screen.getByTestId("environment-form");
-    await within(form).findByRole("option", { name: /FR — France \(56 gCO2e\/kWh, Ember 2023\)/ });
+    // role queries are slow on a loaded machine: more than the default second
+    await within(form).findByRole(
+      "option",
+      { name: /FR — France \(56 gCO2e\/kWh, Ember 2023\)/ },
+      { timeout: 10_000 },
+    );
     fireEvent.change(within(form).getByRole("textbox", { name: /Name/ }), {
       target: { value: "paris" },
     });
@@ -83,6 +88,14 @@ describe("Environments", () => {
     stubApi({
       "GET /api/v1/environments": () => ({ body: { items: [ENV], total: 1 } }),
       "GET /api/v1/carbon/grid-intensities": () => ({ body: GRIDS }),
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u",
+          email: "a@b",
+          display_name: "a",
+          teams: [{ id: "t1", name: "x", role: "member" }],
+        },
+      }),
       "PUT /api/v1/environments/e1/grid-intensity": () => ({
         status: 422,
         body: {
@@ -94,7 +107,7 @@ describe("Environments", () => {
     });
     renderAt(<Environments />);
     await screen.findByTestId("environment-row");
-    fireEvent.click(screen.getByRole("button", { name: "Edit" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Edit" }));
     const file = new File(
       ["hour_utc,g_per_kwh\n2026-01-01T00:00:00Z,300\n2026-01-01T01:00:00Z,9999\n"],
       "grid.csv",

@@ -1,0 +1,108 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useNavigate } from "react-router-dom";
+import { useCurrentTeam } from "../../lib/role";
+import { keys } from "../../queries/keys";
+import { createTeam } from "../../queries/teams";
+import { type Errors, Field, formErrorsFrom } from "../Field";
+import { FormDialog } from "./FormDialog";
+
+const NEW = "__new__";
+
+/**
+ * The header's team switcher: the current team (kept in localStorage) that pages creating things
+ * use, the caller's role in it, and "New team…" (anyone may create one and becomes its admin).
+ */
+export function TeamSwitcher() {
+  const { team, teams, select } = useCurrentTeam();
+  const [creating, setCreating] = useState(false);
+  if (teams.length === 0 && !creating) {
+    return (
+      <button
+        type="button"
+        className="btn btn-ghost"
+        data-testid="new-team"
+        onClick={() => setCreating(true)}
+      >
+        New team…
+      </button>
+    );
+  }
+  return (
+    <>
+      <label className="team-switcher" title="Current team: new things are created in it">
+        <select
+          aria-label="Team"
+          data-testid="team-switcher"
+          value={team?.id ?? ""}
+          onChange={(e) => {
+            if (e.target.value === NEW) setCreating(true);
+            else select(e.target.value);
+          }}
+        >
+          {teams.map((t) => (
+            <option key={t.id} value={t.id}>
+              {t.name} · {t.role}
+            </option>
+          ))}
+          <option value={NEW}>New team…</option>
+        </select>
+      </label>
+      {creating && <NewTeamDialog onClose={() => setCreating(false)} onCreated={select} />}
+    </>
+  );
+}
+
+function NewTeamDialog({
+  onClose,
+  onCreated,
+}: {
+  onClose: () => void;
+  onCreated: (id: string) => void;
+}) {
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const [name, setName] = useState("");
+  const [errors, setErrors] = useState<Errors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+  const submit = async () => {
+    setErrors({});
+    setFormError(null);
+    if (name.trim() === "") {
+      setErrors({ name: { message: "name the team", source: "client" } });
+      return;
+    }
+    setPending(true);
+    try {
+      const t = await createTeam(name.trim());
+      await qc.invalidateQueries({ queryKey: keys.auth.me() });
+      onCreated(t.id);
+      onClose();
+      navigate("/team");
+    } catch (err) {
+      const r = formErrorsFrom(err, { name: "name" });
+      setErrors(r.errors);
+      setFormError(r.formError);
+    } finally {
+      setPending(false);
+    }
+  };
+  return (
+    <FormDialog
+      title="New team"
+      testId="new-team-dialog"
+      error={formError}
+      pending={pending}
+      label="Create team"
+      pendingLabel="Creating…"
+      onSubmit={submit}
+      onCancel={onClose}
+    >
+      <p className="muted small">You become its admin and can invite people from its page.</p>
+      <Field label="Name" name="name" errors={errors}>
+        <input id="f-name" value={name} onChange={(e) => setName(e.target.value)} />
+      </Field>
+    </FormDialog>
+  );
+}

@@ -1,0 +1,119 @@
+// Who may do what in the UI, from the roles GET /auth/me gives per team. The server enforces
+// every rule (403 naming the role); this only hides the buttons a role cannot use, so the two
+// must agree: NEEDS below mirrors the services' `principal.require(team, Role.x)` calls.
+//
+// The current team (the header's switcher) persists in localStorage: pages that create things
+// in a team use it, and role checks without an explicit team read it.
+import { useQuery } from "@tanstack/react-query";
+import { useSyncExternalStore } from "react";
+import type { components } from "../client/schema";
+import { meQuery } from "../queries/auth";
+import { useToken } from "./auth";
+
+export type Role = components["schemas"]["Role"];
+export type TeamRole = components["schemas"]["TeamRole"];
+
+const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
+
+/** What a button does, and the least role that may do it in the object's team. */
+export const NEEDS = {
+  "run.create": "member",
+  "run.cancel": "member",
+  "campaign.create": "member",
+  "workload.create": "member",
+  "environment.edit": "member",
+  "device.edit": "member",
+  "share.create": "member",
+  "comment.create": "member",
+  "agent.manage": "admin",
+  "enrollment.manage": "admin",
+  "team.manage": "admin",
+  "audit.read": "admin",
+} as const satisfies Record<string, Role>;
+
+export type Action = keyof typeof NEEDS;
+
+/** True when `role` is at least `least`. */
+export function atLeast(role: Role | null | undefined, least: Role): boolean {
+  return role != null && RANK[role] >= RANK[least];
+}
+
+/** True when a caller with `role` may do `action`; no role (not a member, or still loading) may not. */
+export function can(role: Role | null | undefined, action: Action): boolean {
+  return atLeast(role, NEEDS[action]);
+}
+
+const KEY = "iowatt.team";
+const listeners = new Set<() => void>();
+
+export function getCurrentTeamId(): string | null {
+  return localStorage.getItem(KEY);
+}
+
+export function setCurrentTeamId(id: string): void {
+  localStorage.setItem(KEY, id);
+  for (const l of listeners) l();
+}
+
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  const onStorage = (e: StorageEvent) => {
+    if (e.key === KEY) listener();
+  };
+  window.addEventListener("storage", onStorage);
+  return () => {
+    listeners.delete(listener);
+    window.removeEventListener("storage", onStorage);
+  };
+}
+
+/**
+ * The team the stored id names if the user is still in it, else their first team (a team left
+ * or deleted, another user's id from a shared browser): never a team the user is not in.
+ */
+export function pickTeam(teams: readonly TeamRole[], stored: string | null): TeamRole | null {
+  return teams.find((t) => t.id === stored) ?? teams[0] ?? null;
+}
+
+/** The signed-in user's teams with their role in each (empty while loading). */
+export function useTeams(): { teams: TeamRole[]; isPending: boolean } {
+  const token = useToken();
+  const me = useQuery({ ...meQuery(), enabled: token !== null });
+  return { teams: me.data?.teams ?? [], isPending: me.isPending };
+}
+
+/** The current team (switcher) and a setter; null while loading or when the user has no team. */
+export function useCurrentTeam(): {
+  team: TeamRole | null;
+  teams: TeamRole[];
+  isPending: boolean;
+  select: (id: string) => void;
+} {
+  const stored = useSyncExternalStore(subscribe, getCurrentTeamId, () => null);
+  const { teams, isPending } = useTeams();
+  return { team: pickTeam(teams, stored), teams, isPending, select: setCurrentTeamId };
+}
+
+/** The user's role in `teamId`, or in the current team when no id is given; null if none. */
+export function useRole(teamId?: string | null): Role | null {
+  const { team, teams } = useCurrentTeam();
+  if (teamId === undefined) return team?.role ?? null;
+  return teams.find((t) => t.id === teamId)?.role ?? null;
+}
+
+/**
+ * `can(action)` for the current team, and `can(action, teamId)` for an object of another team
+ * (an agent, a run): the answer the server would give, so hidden buttons and 403s agree.
+ */
+export function useCan(): (action: Action, teamId?: string | null) => boolean {
+  const { team, teams } = useCurrentTeam();
+  return (action, teamId) => {
+    const role = teamId === undefined ? team?.role : teams.find((t) => t.id === teamId)?.role;
+    return can(role, action);
+  };
+}
+
+/** Whether the user may do `action` in at least one of their teams (e.g. any admin team). */
+export function teamsWhere(teams: readonly TeamRole[], action: Action): TeamRole[] {
+  return teams.filter((t) => can(t.role, action));
+}
