@@ -974,6 +974,8 @@ def _shown(c: ViewCell) -> str | float:
     if isinstance(c.value, str) or c.unit is None:
         return c.value
     _, factor, digits = DISPLAY[c.unit]
+    if c.unit == "×" and abs(c.value) >= 1:
+        digits = 2  # "1.41", "0.943": three significant digits either side of 1, as the page
     v = round(c.value / factor, digits)
     return int(v) if digits == 0 else v
 

@@ -51,16 +51,19 @@ def test_named_views_in_chromium(live: Stack, tmp_path: Path) -> None:
     _needs()
     a = tempfile.mkdtemp(prefix="iowatt-views-a-", dir="/var/tmp")
     b = tempfile.mkdtemp(prefix="iowatt-views-b-", dir="/var/tmp")
+    mem = tempfile.mkdtemp(prefix="iowatt-views-mem-", dir="/dev/shm")  # tmpfs: seed 004's memory
     try:
-        for d in (a, b):
+        for d in (a, b, mem):
             live.allow(d)
         plan = {
             "cdm": [(a, "crystaldiskmark")],
             "legacy": [(a, "crystaldiskmark-legacy"), (b, "crystaldiskmark-legacy")],
             "threads": [(a, "threads-latency"), (b, "threads-latency")],
             "kh": [(a, "kernel-help")],
-            # eight devices side by side (many columns): alternating targets, so names repeat too
-            "dfm": [(a if i % 2 == 0 else b, "seq-rand-table") for i in range(8)],
+            # eight devices side by side (many columns): alternating targets, so names repeat too;
+            # the last is memory through the page cache (the buffered variant), labelled so
+            "dfm": [(a if i % 2 == 0 else b, "seq-rand-table") for i in range(7)]
+            + [(mem, "seq-rand-table-buffered")],
             "sweep": [(a, "diskspd-bs-sweep")],
         }
         ids = {k: [_run(live, t, p, f"views: {p} {Path(t).name}") for t, p in v] for k, v in plan.items()}
@@ -82,5 +85,5 @@ def test_named_views_in_chromium(live: Stack, tmp_path: Path) -> None:
         for shot in ("views-cdm-1", "views-cdm-table", "views-threads", "views-kernel-help", "views-dfm-8"):
             assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
     finally:
-        for d in (a, b):
+        for d in (a, b, mem):
             shutil.rmtree(d, ignore_errors=True)

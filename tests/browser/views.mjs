@@ -193,6 +193,9 @@ if (RUNS.dfm?.length) {
       .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
     check(headers.length === RUNS.dfm.length + 2, `${headers.length} columns`);
     check(new Set(headers).size === headers.length, `columns read alike: ${headers}`);
+    // the buffered variant's run (memory on tmpfs) is labelled as such, the direct ones are not
+    const buffered = headers.filter((h) => h.endsWith(", buffered (MB/s)"));
+    check(buffered.length === 1 && buffered[0] === headers.at(-2), `buffered: ${headers}`);
     await noOverflow(page);
     await shot(`views-dfm-${RUNS.dfm.length}`);
   });

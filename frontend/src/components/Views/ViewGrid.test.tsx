@@ -90,6 +90,12 @@ describe("ViewGrid", () => {
     expect(formatCell(cell(2_000_000), c, shown)).toBe("2");
     expect(formatCell(cell(null), c, shown)).toBe("—");
     expect(formatCell(cell(3.1, "×"), col("ratio", "Ratio", null, "ratio"), shown)).toBe("3.1×");
+    expect(formatCell(cell(1.41234, "×"), col("ratio", "Ratio", null, "ratio"), shown)).toBe(
+      "1.41×",
+    );
+    expect(formatCell(cell(0.94321, "×"), col("ratio", "Ratio", null, "ratio"), shown)).toBe(
+      "0.943×",
+    );
   });
 
   it("puts Read and Write over their columns and shortens the labels under them", () => {

@@ -6,8 +6,11 @@ type Cell = ViewTable["rows"][number]["cells"][number];
 type Pass = NonNullable<Cell["passes"]>[number];
 export type DisplayUnits = ViewTable["display_units"];
 
-// Decimals as the seeds print each quantity (the server's CSV rounds alike).
-const DECIMALS: Record<string, number> = { "IO/s": 1, "%": 1, "×": 3, threads: 0 };
+// Decimals as the seeds print each quantity (the server's CSV rounds alike); a ratio keeps two
+// above 1 and three below ("1.41×", "0.943×").
+const DECIMALS: Record<string, number> = { "IO/s": 1, "%": 1, threads: 0 };
+const decimals = (unit: string | null, v: number) =>
+  unit === "×" ? (Math.abs(v) >= 1 ? 2 : 3) : (DECIMALS[unit ?? ""] ?? 2);
 
 /**
  * A figure in the seed's unit: the wire's base unit (cell.unit: B/s, ns, B) converted to the unit
@@ -21,7 +24,7 @@ export function formatCell(c: Cell, col: ViewColumn, shown: DisplayUnits = {}): 
     c.value,
     unit,
     unit ? (shown[unit] ?? unit) : null,
-    DECIMALS[unit ?? ""] ?? 2,
+    decimals(unit, c.value),
   );
   return col.kind === "ratio" ? `${text}×` : text;
 }
