@@ -103,6 +103,10 @@ class Settings(BaseSettings):
     # create an account (without a password, in no team) for a verified e-mail nobody has; off:
     # only existing accounts (an invitation accepted first, or made by an admin) can sign in
     oidc_auto_create: bool = False
+    # take the provider's e-mail as verified when it sends no email_verified claim at all (Microsoft
+    # Entra ID does not): only for a provider that issues only addresses its organisation owns,
+    # best with oidc_allowed_domains; an explicit email_verified: false is refused all the same
+    oidc_trust_email: bool = False
     # e-mail domains whose addresses may be matched or created ("example.com,example.org" or a
     # JSON list); empty = any domain
     oidc_allowed_domains: Annotated[list[str], NoDecode] = Field(default_factory=list)

@@ -133,12 +133,15 @@ class Identity:
     issuer: str
     subject: str
     email: str | None
-    email_verified: bool
+    # None: the provider does not say (no email_verified claim)
+    email_verified: bool | None
     name: str | None
 
 
-def _verified(value: object) -> bool:
+def _verified(value: object) -> bool | None:
     # a JSON boolean; a few providers send the string "true"
+    if value is None:
+        return None
     return value is True or (isinstance(value, str) and value.lower() == "true")
 
 

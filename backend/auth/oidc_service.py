@@ -167,7 +167,8 @@ def _by_verified_email(session: Session, settings: Settings, identity: Identity)
             "email_missing",
             "the provider gave no e-mail address: allow the email scope for this application",
         )
-    if not identity.email_verified:
+    trusted = identity.email_verified is None and settings.oidc_trust_email
+    if not (identity.email_verified or trusted):
         raise OidcError(
             "email_unverified",
             f"the provider has not verified {identity.email}: verify it there, then sign in again",

@@ -283,3 +283,22 @@ def test_an_unreachable_provider_is_a_clear_error_page(
     r = client.get("/api/v1/auth/oidc/login", follow_redirects=False)
     assert r.status_code == 303
     assert _fragment(r.headers["location"])["error"] == "provider_unreachable"
+
+
+def test_a_provider_that_does_not_say_is_trusted_only_when_configured(
+    client: TestClient, session: Session, oidc: OidcProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    u = create_user(session, email="judy@corp.test")
+    oidc.set_users(
+        {"judy": {"email": "judy@corp.test", "email_verified": None}, "ken": {"email_verified": False}}
+    )
+    create_user(session, email="ken@example.test")
+    assert sign_in(client, oidc, "judy")["error"] == "email_unverified"
+    monkeypatch.setenv("IOWATT_OIDC_TRUST_EMAIL", "true")
+    get_settings.cache_clear()
+    client.cookies.clear()
+    r = _session(client, sign_in(client, oidc, "judy")["code"])
+    assert r.status_code == 200 and r.json()["user"]["id"] == str(u.user.id)
+    # an explicit "not verified" is refused even so
+    client.cookies.clear()
+    assert sign_in(client, oidc, "ken")["error"] == "email_unverified"

@@ -32,7 +32,7 @@ class OidcProvider:
 
     def set_users(self, users: dict[str, dict[str, Any]]) -> None:
         """{login: {email, email_verified, name}}; a login not listed has the verified e-mail
-        <login>@example.test."""
+        <login>@example.test; email_verified None leaves the claim out."""
         tmp = self.users_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(users))
         tmp.replace(self.users_file)

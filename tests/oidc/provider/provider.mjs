@@ -9,7 +9,7 @@
 //   OIDC_USERS_FILE      JSON {"<login>": {"email": "...", "email_verified": true, "name": "..."}};
 //                        read at every look-up, so a test can change an account between sign-ins.
 //                        A login not in the file is an account whose verified e-mail is
-//                        <login>@example.test.
+//                        <login>@example.test; "email_verified": null leaves the claim out.
 //
 // The login form is the library's development interaction (any password is accepted): the
 // protocol under test (discovery, authorization, PKCE, token, ID token signature, JWKS, userinfo)
@@ -29,11 +29,15 @@ function accountOf(login) {
     users = JSON.parse(readFileSync(usersFile, 'utf8'));
   }
   const known = users[login] ?? {};
-  return {
+  const claims = {
     email: known.email ?? `${login}@example.test`,
-    email_verified: known.email_verified ?? true,
+    email_verified: 'email_verified' in known ? known.email_verified : true,
     name: known.name ?? login,
   };
+  if (claims.email_verified === null) {
+    delete claims.email_verified; // a provider that does not say (as Microsoft Entra ID)
+  }
+  return claims;
 }
 
 // a fresh RS256 signing key per process (its public half is served at the JWKS endpoint)
