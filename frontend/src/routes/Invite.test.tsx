@@ -92,10 +92,10 @@ describe("accept an invitation", () => {
   });
 
   it.each([
-    ["iwi_revoked", 410, "invitation_revoked", "This invitation was revoked"],
-    ["iwi_used", 410, "invitation_used", "This invitation has already been used"],
-    ["iwi_expired", 410, "invitation_expired", "This invitation has expired"],
-    ["iwi_nope", 404, "invitation_not_found", "This invitation link is not valid"],
+    ["iwi_revoked", 410, "invitation_revoked", "Invitation revoked"],
+    ["iwi_used", 410, "invitation_used", "Invitation already used"],
+    ["iwi_expired", 410, "invitation_expired", "Invitation expired"],
+    ["iwi_nope", 404, "invitation_not_found", "Invitation link not valid"],
   ])("a %s link gets a page saying so, never the login page", async (tok, status, code, title) => {
     stubApi({
       [`GET /api/v1/invitations/${tok}`]: () => ({

@@ -37,10 +37,10 @@ export function Invite() {
 
 /** Titles by the server's 410/404 codes; the body is the server's message (which says when). */
 const GONE_TITLE: Record<string, string> = {
-  invitation_used: "This invitation has already been used",
-  invitation_expired: "This invitation has expired",
-  invitation_revoked: "This invitation was revoked",
-  invitation_not_found: "This invitation link is not valid",
+  invitation_used: "Invitation already used",
+  invitation_expired: "Invitation expired",
+  invitation_revoked: "Invitation revoked",
+  invitation_not_found: "Invitation link not valid",
 };
 
 function capital(s: string): string {
