@@ -1,0 +1,125 @@
+"""Sign-in with OpenID Connect in Chromium (issue 13, V5): a real API process configured for a real
+provider (panva's oidc-provider), the built UI, and tests/browser/oidc.mjs clicking "Sign in with
+Test SSO" through the provider's login form into the app; a person without an account gets the page
+that says why. Screenshots V5-*.png go to IOWATT_OIDC_SHOTS (default: tmp_path).
+
+The API runs on a database of its own (not the shared `live` stack: that one has no provider)."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+from alembic import command
+from sqlalchemy import create_engine, text
+
+from tests.conftest import REPO, alembic_config
+from tests.oidc.provider import oidc_provider
+from tests.services import Postgres, free_port
+from tests.waiting import wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
+
+BIN = Path(REPO) / ".venv" / "bin"
+CHROMIUM = Path("/usr/bin/chromium")
+PLAYWRIGHT = Path(REPO) / "frontend" / "node_modules" / "playwright-core"
+
+
+def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp_path: Path) -> None:
+    dist = Path(os.environ.get("IOWATT_FRONTEND_DIST") or Path(REPO) / "frontend" / "dist")
+    for need, fix in (
+        (CHROMIUM, "make deps"),
+        (PLAYWRIGHT, "make deps-ui"),
+        (dist / "index.html", "make ui"),
+    ):
+        assert need.exists(), f"{need} is missing: {fix}"
+    db = pg.create_database("iowatt_oidc_browser")
+    command.upgrade(alembic_config(db), "head")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "IOWATT_DATABASE_URL": db,
+        "IOWATT_REDIS_URL": redis_url.rsplit("/", 1)[0] + "/5",
+        "IOWATT_ENV": "test",
+        "IOWATT_PUBLIC_URL": url,
+        "IOWATT_FRONTEND_DIST": str(dist),
+    }
+    subprocess.run(
+        [str(BIN / "iowatt-server"), "bootstrap", "--credentials-file", str(tmp_path / "creds")],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    creds = dict(line.split("=", 1) for line in (tmp_path / "creds").read_text().split())
+    shots = Path(os.environ.get("IOWATT_OIDC_SHOTS", str(tmp_path)))
+    shots.mkdir(parents=True, exist_ok=True)
+    with oidc_provider([f"{url}/api/v1/auth/oidc/callback"]) as provider:
+        provider.set_users({"admin": {"email": creds["email"], "name": "Administrator"}})
+        env |= {
+            "IOWATT_OIDC_ISSUER": provider.issuer,
+            "IOWATT_OIDC_CLIENT_ID": provider.client_id,
+            "IOWATT_OIDC_CLIENT_SECRET": provider.client_secret,
+            "IOWATT_OIDC_DISPLAY_NAME": "Test SSO",
+        }
+        log = tmp_path / "api.log"
+        with log.open("wb") as out:
+            api = subprocess.Popen(
+                [str(BIN / "uvicorn"), "backend.main:create_app", "--factory", "--port", str(port)],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            wait_until(
+                lambda: httpx.get(f"{url}/api/v1/auth/oidc", timeout=2).json()["enabled"],
+                timeout=60,
+                interval=0.2,
+                ignore=(httpx.HTTPError, ValueError),
+                message=lambda: log.read_text(errors="replace")[-2000:],
+            )
+            proc = subprocess.run(
+                ["node", "tests/browser/oidc.mjs"],
+                cwd=REPO,
+                env={
+                    **os.environ,
+                    "IOWATT_URL": url,
+                    "IOWATT_EMAIL": creds["email"],
+                    "IOWATT_PASSWORD": creds["password"],
+                    "IOWATT_ARTIFACTS": str(tmp_path),
+                    "IOWATT_OIDC_KNOWN": "admin",
+                    "IOWATT_OIDC_STRANGER": "stranger",
+                    "IOWATT_OIDC_SHOTS": str(shots),
+                },
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        finally:
+            api.terminate()
+            api.wait(timeout=30)
+        report = proc.stdout + proc.stderr
+        assert proc.returncode == 0, (
+            f"oidc.mjs failed (screenshots in {tmp_path}):\n{report}\n"
+            f"{log.read_text(errors='replace')[-3000:]}\n{provider.log()}"
+        )
+    assert "oidc: 3 passed, 0 failed" in report
+    assert f"signed in as {creds['email']}" in report
+    for name in ("V5-login", "V5-provider", "V5-refused", "V5-signed-in"):
+        assert (shots / f"{name}.png").stat().st_size > 5_000
+    # the server linked the provider's identity to the account, and made none for the stranger
+    eng = create_engine(db)
+    try:
+        with eng.connect() as c:
+            linked = c.execute(
+                text("SELECT oidc_subject FROM users WHERE email = :e"), {"e": creds["email"]}
+            ).scalar_one()
+            strangers = c.execute(
+                text("SELECT count(*) FROM users WHERE email LIKE 'stranger%'")
+            ).scalar_one()
+    finally:
+        eng.dispose()
+    assert (linked, strangers) == ("admin", 0)
