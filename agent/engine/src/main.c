@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "iowatt.h"
+#include "postmark.h"
 
 sem_t g_wake;
 static volatile sig_atomic_t g_signal;
@@ -58,6 +59,9 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+
+	if (postmark_requested(argc, argv)) /* --postmark=FILE: src/postmark.c */
+		return postmark_main(argc, argv, &g_signal);
 
 	parse_cmdline(argc, argv, &cfg);
 
