@@ -19,7 +19,8 @@ def _message(*, to: str, team: str, inviter: str, role: str, url: str, expires_a
     msg = EmailMessage()
     msg["From"] = s.smtp_from
     msg["To"] = to
-    msg["Subject"] = f"{inviter} invites you to the team {team} on iowatt"
+    # names may hold line breaks: a header must not (it would end the header, or refuse to be set)
+    msg["Subject"] = " ".join(f"{inviter} invites you to the team {team} on iowatt".split())
     msg["Message-ID"] = make_msgid(domain="iowatt")
     msg.set_content(
         f"{inviter} invites you to join the team {team!r} on iowatt as a {role}.\n\n"
@@ -42,8 +43,8 @@ def send_invitation(*, to: str, team: str, inviter: str, role: str, url: str, ex
             "invitation.mail_not_sent", error="IOWATT_SMTP_URL must be smtp://host[:port] or smtps://"
         )
         return False
-    msg = _message(to=to, team=team, inviter=inviter, role=role, url=url, expires_at=expires_at)
     try:
+        msg = _message(to=to, team=team, inviter=inviter, role=role, url=url, expires_at=expires_at)
         client: smtplib.SMTP
         if parts.scheme == "smtps":
             client = smtplib.SMTP_SSL(
@@ -62,7 +63,7 @@ def send_invitation(*, to: str, team: str, inviter: str, role: str, url: str, ex
             if parts.username:
                 client.login(unquote(parts.username), unquote(parts.password or ""))
             client.send_message(msg)
-    except (OSError, smtplib.SMTPException) as exc:
+    except (OSError, ValueError, smtplib.SMTPException) as exc:  # ValueError: an address email refuses
         log.warning("invitation.mail_not_sent", error=f"{type(exc).__name__}: {str(exc)[:200]}")
         return False
     return True

@@ -373,3 +373,16 @@ def test_an_unreachable_mail_server_costs_only_the_mail(
     finally:
         monkeypatch.undo()
         get_settings.cache_clear()
+
+
+def test_a_name_with_a_line_break_stays_one_subject_line(
+    client: TestClient, session: Session, smtp: _Inbox
+) -> None:
+    admin = create_user(session)
+    admin.user.display_name = "Eve\nBcc: everyone@example.test"
+    session.flush()
+    made = _invite(client, admin, _new_email())
+    assert made["mailed"] is True and smtp.got.wait(10)
+    _, rcpt, msg = smtp.messages[0]
+    assert rcpt == [made["email"]] and msg["Bcc"] is None
+    assert msg["Subject"].startswith("Eve Bcc: everyone@example.test invites you")
