@@ -126,6 +126,8 @@ def change_role(
     old = member.role
     if old is Role.admin and role is not Role.admin and admins <= 1:
         raise _last_admin("cannot demote")
+    user = auth_repo.user_by_id(session, user_id)
+    assert user is not None  # the membership's foreign key
     if old is not role:
         member.role = role
         session.flush()
@@ -136,10 +138,8 @@ def change_role(
             target_kind="member",
             target_id=user_id,
             user_id=principal.user_id,
-            details={"from": old.value, "to": role.value},
+            details={"email": user.email, "from": old.value, "to": role.value},
         )
-    user = auth_repo.user_by_id(session, user_id)
-    assert user is not None  # the membership's foreign key
     return MemberRead(
         user_id=user.id,
         email=user.email,
@@ -161,6 +161,7 @@ def remove(session: Session, *, principal: UserPrincipal, team_id: uuid.UUID, us
     if member.role is Role.admin and admins <= 1:
         raise _last_admin("cannot leave" if leaving else "cannot remove")
     role = member.role
+    user = auth_repo.user_by_id(session, user_id)
     session.delete(member)
     session.flush()
     audit.record(
@@ -170,5 +171,6 @@ def remove(session: Session, *, principal: UserPrincipal, team_id: uuid.UUID, us
         target_kind="member",
         target_id=user_id,
         user_id=principal.user_id,
-        details={"role": role.value},
+        # the e-mail keeps the entry readable after the account is deleted
+        details={"email": user.email if user else None, "role": role.value},
     )

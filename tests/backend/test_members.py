@@ -54,7 +54,11 @@ def test_admins_change_roles_others_get_403_naming_the_role(client: TestClient, 
     assert client.post(f"{API}/environments", json=env, headers=viewer.headers).status_code == 201
     events = client.get(f"{API}/teams/{admin.team.id}/audit", headers=admin.headers).json()["items"]
     changed = [e for e in events if e["action"] == "member.role_changed"]
-    assert len(changed) == 1 and changed[0]["details"] == {"from": "viewer", "to": "member"}
+    assert len(changed) == 1 and changed[0]["details"] == {
+        "email": viewer.user.email,
+        "from": "viewer",
+        "to": "member",
+    }
     assert changed[0]["target_id"] == str(viewer.user.id) and changed[0]["actor"] == admin.user.email
 
 
@@ -101,11 +105,13 @@ def test_admins_remove_members_and_anyone_leaves(client: TestClient, session: Se
     assert left == [str(admin.user.id)]
     events = client.get(f"{API}/teams/{admin.team.id}/audit", headers=admin.headers).json()["items"]
     by_target = {
-        e["target_id"]: (e["action"], e["actor"]) for e in events if e["action"].startswith("member.")
+        e["target_id"]: (e["action"], e["actor"], e["details"]["email"])
+        for e in events
+        if e["action"].startswith("member.")
     }
     assert by_target == {
-        str(member.user.id): ("member.left", member.user.email),
-        str(viewer.user.id): ("member.removed", admin.user.email),
+        str(member.user.id): ("member.left", member.user.email, member.user.email),
+        str(viewer.user.id): ("member.removed", admin.user.email, viewer.user.email),
     }
 
 
