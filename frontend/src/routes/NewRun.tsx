@@ -15,6 +15,7 @@ import {
   workloadWrites,
   writeRefusal,
 } from "../lib/policy";
+import { teamsWhere, useTeams } from "../lib/role";
 import {
   ASSUMED_BYTES_PER_S,
   type DurationEstimate,
@@ -446,6 +447,7 @@ export function NewRun() {
   });
   const agents = useQuery(agentsQuery());
   const workloads = useQuery(workloadsQuery());
+  const { teams } = useTeams();
   const online = agents.data?.items.filter((a) => a.online) ?? [];
 
   const [agentId, setAgentId] = useState("");
@@ -603,6 +605,12 @@ export function NewRun() {
   return (
     <section>
       <h1>New run</h1>
+      {teams.length > 0 && teamsWhere(teams, "run.create").length === 0 && (
+        <p className="alert alert-warn" data-testid="role-cannot-run">
+          You are a viewer in {teams.length === 1 ? "your team" : "each of your teams"}: queuing a
+          run needs the member role. Ask a team admin to change it.
+        </p>
+      )}
       {fromRun && (
         <p className="alert alert-info" data-testid="clone-note">
           {source.isError

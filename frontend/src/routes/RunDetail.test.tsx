@@ -291,6 +291,15 @@ describe("RunDetail header (issue 12)", () => {
         },
       }),
       "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+      // a member of the run's team may clone it (a viewer gets no button)
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u",
+          email: "m@x",
+          display_name: "m",
+          teams: [{ id: "t", name: "t", role: "member" }],
+        },
+      }),
     });
     renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
     const line = await screen.findByTestId("run-summary-line", {}, { timeout: 5000 });
@@ -307,7 +316,7 @@ describe("RunDetail header (issue 12)", () => {
     expect(screen.getByTestId("system-kernel").textContent).toBe("6.1.0-42-amd64");
     expect(screen.getByTestId("system-fs").textContent).toBe("ext4 on /srv (rw,noatime)");
     expect(screen.getByTestId("job-validity").dataset.flag).toBe("short_run");
-    expect(screen.getByTestId("clone-run").getAttribute("href")).toBe("/runs/new?from=r1");
+    expect((await screen.findByTestId("clone-run")).getAttribute("href")).toBe("/runs/new?from=r1");
     expect(await screen.findByTestId("latency-percentiles", {}, { timeout: 5000 })).toBeTruthy();
 
     // one click downloads: the result is fetched and handed to the browser as a file

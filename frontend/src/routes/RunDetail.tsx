@@ -19,6 +19,7 @@ import {
   formatSeconds,
   formatTimestamp,
 } from "../lib/format";
+import { useCan } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
 import { keys } from "../queries/keys";
 import {
@@ -143,6 +144,7 @@ export function RunDetail() {
     enabled: !!run && run.status !== "queued",
   });
   const agents = useQuery(agentsQuery());
+  const can = useCan();
   const system = useQuery({ ...runSystemQuery(id, run?.status ?? "queued"), enabled: !!run });
   const cancel = useMutation({
     mutationFn: () => cancelRun(id),
@@ -164,7 +166,7 @@ export function RunDetail() {
           <StatusBadge status={run.status} />
         </h1>
         <div className="actions">
-          {active && (
+          {active && can("run.cancel", run.team_id) && (
             <button
               type="button"
               className="btn btn-danger"
@@ -174,9 +176,11 @@ export function RunDetail() {
               Cancel run
             </button>
           )}
-          <Link className="btn btn-small" to={cloneHref(run.id)} data-testid="clone-run">
-            Clone and re-run
-          </Link>
+          {can("run.create", run.team_id) && (
+            <Link className="btn btn-small" to={cloneHref(run.id)} data-testid="clone-run">
+              Clone and re-run
+            </Link>
+          )}
           {run.status === "succeeded" && <RawResultButton runId={run.id} />}
           {run.status === "succeeded" && (
             <Link className="btn btn-small" to={`/views?runs=${run.id}`} data-testid="named-views">

@@ -35,6 +35,9 @@ function stubAs(role: Role) {
     }),
     "GET /api/v1/runs": () => ({ body: { items: [], total: 0 } }),
     "GET /api/v1/campaigns": () => ({ body: { items: [], total: 0 } }),
+    "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    "GET /api/v1/workloads": () => ({ body: { items: [], total: 0 } }),
+    "GET /api/v1/environments": () => ({ body: { items: [], total: 0 } }),
   });
 }
 
@@ -72,5 +75,19 @@ describe("role-aware UI", () => {
     stubAs("member");
     renderApp("/campaigns");
     expect(await screen.findByTestId("new-campaign", {}, { timeout: 10_000 })).toBeTruthy();
+  });
+
+  it("tells a viewer who opens /runs/new why queuing needs another role", async () => {
+    setToken("t");
+    stubAs("viewer");
+    const { unmount } = renderApp("/runs/new");
+    const note = await screen.findByTestId("role-cannot-run", {}, { timeout: 10_000 });
+    expect(note.textContent).toContain("needs the member role");
+    unmount();
+    stubAs("member");
+    renderApp("/runs/new");
+    await screen.findByRole("heading", { name: "New run" }, { timeout: 10_000 });
+    await screen.findByTestId("team-switcher");
+    expect(screen.queryByTestId("role-cannot-run")).toBeNull();
   });
 });

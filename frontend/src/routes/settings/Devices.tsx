@@ -4,6 +4,7 @@ import type { DeviceRead, DeviceUpdate, EmbodiedDefaultRead } from "../../client
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { formatBytes, formatCo2Kg, formatSize, parseSize, sig3 } from "../../lib/format";
+import { useCan } from "../../lib/role";
 import { agentsQuery } from "../../queries/agents";
 import { devicesQuery, updateDevice } from "../../queries/devices";
 import { embodiedDefaultsQuery } from "../../queries/energy";
@@ -152,6 +153,7 @@ export function Devices() {
   const q = useQuery(devicesQuery());
   const agents = useQuery(agentsQuery());
   const [editing, setEditing] = useState<string | null>(null);
+  const can = useCan();
   const agentName = (id: string) =>
     agents.data?.items.find((a) => a.id === id)?.name ?? id.slice(0, 8);
   return (
@@ -199,13 +201,15 @@ export function Devices() {
                 </td>
                 <td className="num">{sig3(d.lifetime_years)} years</td>
                 <td>
-                  <button
-                    type="button"
-                    className="btn btn-small"
-                    onClick={() => setEditing(editing === d.id ? null : d.id)}
-                  >
-                    {editing === d.id ? "Close" : "Edit"}
-                  </button>
+                  {can("device.edit", d.team_id) && (
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      onClick={() => setEditing(editing === d.id ? null : d.id)}
+                    >
+                      {editing === d.id ? "Close" : "Edit"}
+                    </button>
+                  )}
                 </td>
               </tr>,
               editing === d.id ? (

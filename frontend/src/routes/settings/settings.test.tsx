@@ -150,6 +150,14 @@ describe("Devices", () => {
         },
       }),
       "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u",
+          email: "a@b",
+          display_name: "a",
+          teams: [{ id: "t1", name: "x", role: "member" }],
+        },
+      }),
       "GET /api/v1/carbon/embodied-defaults": () => ({
         body: [
           {
@@ -167,7 +175,7 @@ describe("Devices", () => {
     renderAt(<Devices />);
     const cell = await screen.findByTestId("device-embodied");
     expect(cell.textContent).toBe("20 kgCO2edefault: Tannu & Nair 2023");
-    fireEvent.click(screen.getByRole("button", { name: "Edit" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Edit" }));
     const form = screen.getByTestId("device-form");
     await waitFor(() => expect(form.textContent).toContain("default: 20 kgCO2e per drive"));
     fireEvent.change(within(form).getByRole("textbox", { name: /Embodied carbon override/ }), {
