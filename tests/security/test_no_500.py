@@ -109,9 +109,11 @@ def hostile_bodies(valid: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _caller(op: str) -> str:
-    """The first principal the matrix lets call this operation."""
+    """The first principal the matrix lets call this operation; for one nobody may call on the
+    matrix's server (sign-in with OIDC is not configured there: 404), the first principal: its body
+    is still validated before the route answers."""
     row = EXPECTED[op]
-    return next(who for who, e in zip(PRINCIPALS, row, strict=True) if e == OK)
+    return next((who for who, e in zip(PRINCIPALS, row, strict=True) if e == OK), PRINCIPALS[0])
 
 
 def _url(m: Matrix, op: str) -> tuple[str, str]:
