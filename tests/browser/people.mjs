@@ -123,6 +123,11 @@ await run("the viewer has no New run (nav, runs page), and the switcher says vie
   check((await viewerPage.getByRole("link", { name: "New run" }).count()) === 0, "no New run");
   check((await viewerPage.getByTestId("new-run").count()) === 0, "no New run button");
   await shotTo(viewerPage, "V7-viewer-runs");
+  // a run of the team: readable, but no Clone and re-run for a viewer
+  await viewerPage.getByTestId("run-link").first().click();
+  await viewerPage.getByTestId("run-detail").waitFor();
+  await viewerPage.getByTestId("run-status").first().waitFor();
+  check((await viewerPage.getByTestId("clone-run").count()) === 0, "no Clone and re-run");
   await viewerPage.getByRole("link", { name: "Campaigns" }).click();
   await viewerPage.getByRole("heading", { name: "Campaigns" }).waitFor();
   check((await viewerPage.getByTestId("new-campaign").count()) === 0, "no New campaign");
