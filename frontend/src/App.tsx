@@ -28,6 +28,8 @@ const Devices = lazy(() =>
 const Tokens = lazy(() => import("./routes/settings/Tokens").then((m) => ({ default: m.Tokens })));
 const Team = lazy(() => import("./routes/Team").then((m) => ({ default: m.Team })));
 const Invite = lazy(() => import("./routes/Invite").then((m) => ({ default: m.Invite })));
+const Shared = lazy(() => import("./routes/Shared").then((m) => ({ default: m.Shared })));
+const Shares = lazy(() => import("./routes/Shares").then((m) => ({ default: m.Shares })));
 const Views = lazy(() => import("./routes/Views").then((m) => ({ default: m.Views })));
 const ViewPage = lazy(() => import("./routes/Views").then((m) => ({ default: m.ViewPage })));
 
@@ -35,6 +37,15 @@ export function App() {
   return (
     <Routes>
       <Route path="/login" element={<Login />} />
+      {/* a share link: no login, no app shell (routes/Shared.tsx) */}
+      <Route
+        path="/s/:token"
+        element={
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <Shared />
+          </Suspense>
+        }
+      />
       <Route
         path="/invite/:token"
         element={
@@ -65,6 +76,7 @@ export function App() {
         <Route path="settings/environments" element={<Environments />} />
         <Route path="settings/devices" element={<Devices />} />
         <Route path="settings/tokens" element={<Tokens />} />
+        <Route path="shares" element={<Shares />} />
         <Route path="team" element={<Team />} />
         <Route path="*" element={<Navigate to="/" replace />} />
       </Route>

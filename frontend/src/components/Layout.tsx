@@ -17,6 +17,7 @@ const NAV: readonly { to: string; label: string; end: boolean; needs?: Action }[
   { to: "/settings/devices", label: "Devices", end: false },
   { to: "/settings/environments", label: "Environments", end: false },
   { to: "/settings/tokens", label: "API tokens", end: false },
+  { to: "/shares", label: "Shared links", end: false },
   { to: "/team", label: "Team", end: false },
 ];
 

@@ -58,4 +58,8 @@ export const keys = {
     power: (id: string, status: EnergyRead["status"]) => ["runs", "power", id, status] as const,
   },
   workloads: { all: () => ["workloads"] as const },
+  sharing: {
+    links: (teamId: string) => ["share-links", teamId] as const,
+    shared: (token: string) => ["shared", token] as const,
+  },
 };

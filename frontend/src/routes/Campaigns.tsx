@@ -9,6 +9,7 @@ import { NoTargets, TargetSelect } from "../components/Policy/TargetSelect";
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
+import { ShareButton } from "../components/Share/ShareButton";
 import { formatRelative, formatTimestamp } from "../lib/format";
 import {
   commonMeters,
@@ -448,6 +449,11 @@ export function CampaignDetail() {
         </h1>
         <div className="actions">
           {(c.counts.succeeded ?? 0) >= 2 && <CompareLinks url={c.compare_url} primary />}
+          <ShareButton
+            teamId={c.team_id}
+            share={{ kind: "campaign", target: c.id }}
+            defaultTitle={`Campaign ${c.name}`}
+          />
         </div>
       </div>
       <div className="card">

@@ -16,6 +16,7 @@ import { EnergyCompare } from "../components/Compare/EnergyCompare";
 import { LazyMount } from "../components/charts/LazyMount";
 import { QueryState } from "../components/QueryState";
 import { StatusBadge } from "../components/Run/StatusBadge";
+import { ShareButton } from "../components/Share/ShareButton";
 import { columnLabels, columnValidity, runLabels, unmatchedJobs } from "../lib/compare";
 import {
   CHARTS,
@@ -171,6 +172,26 @@ export function Compare() {
           )}
         </h1>
         <ShareBar state={state} data={data} />
+        {data && (
+          <ShareButton
+            teamId={data.runs[0]?.team_id}
+            share={{
+              kind: "comparison",
+              target: {
+                runs: state.runs,
+                baseline: state.baseline,
+                group_by: state.groupBy,
+                fingerprint: state.fingerprint,
+                force: state.force,
+                job: state.job,
+                charts: state.charts,
+                table: state.table,
+                series_metric: state.seriesMetric,
+              },
+            }}
+            defaultTitle={`Compare ${state.runs.length} runs`}
+          />
+        )}
       </div>
       <div className="card controls" data-testid="compare-controls">
         <label className="inline">

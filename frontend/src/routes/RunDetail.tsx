@@ -10,6 +10,7 @@ import { LiveProgress } from "../components/Run/LiveProgress";
 import { RunSummary } from "../components/Run/RunSummary";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { ThroughputChart } from "../components/Run/ThroughputChart";
+import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
 import { errorMessage } from "../lib/errors";
 import {
@@ -177,7 +178,12 @@ export function RunDetail() {
             </button>
           )}
           {can("run.create", run.team_id) && (
-            <Link className="btn btn-small" to={cloneHref(run.id)} data-testid="clone-run">
+            <ShareButton
+            teamId={run.team_id}
+            share={{ kind: "run", target: run.id }}
+            defaultTitle={run.name}
+          />
+          <Link className="btn btn-small" to={cloneHref(run.id)} data-testid="clone-run">
               Clone and re-run
             </Link>
           )}

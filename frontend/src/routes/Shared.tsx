@@ -1,0 +1,249 @@
+// The page a share link opens (/s/:token), without login: the frozen view read-only, with the
+// team's name and date, CSV/JSON export of what is shown, and no way into the rest of the app
+// (no navigation, no login prompt, no link to a run page). Its only API calls are
+// /api/v1/shared/<token>[/export.*] (tests/browser/share.mjs records every request to prove it).
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { useParams } from "react-router-dom";
+import type { CompareRead } from "../client/types";
+import { BarCharts, ChangeCharts, RunKey, SweepCharts } from "../components/Compare/CompareCharts";
+import { autoLayout, MetricTable } from "../components/Compare/CompareTable";
+import { EnergyCompare } from "../components/Compare/EnergyCompare";
+import { StatusBadge } from "../components/Run/StatusBadge";
+import { columnLabels, runLabels } from "../lib/compare";
+import { ApiError, errorMessage } from "../lib/errors";
+import { describeWorkload } from "../lib/workload";
+import { type SharedView, sharedExport, sharedViewQuery } from "../queries/sharing";
+
+function download(name: string, type: string, text: string) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function formatDay(iso: string): string {
+  return new Date(iso).toLocaleDateString(undefined, {
+    year: "numeric",
+    month: "long",
+    day: "numeric",
+    timeZone: "UTC",
+  });
+}
+
+function titleOf(v: SharedView): string {
+  if (v.title) return v.title;
+  if (v.kind === "campaign" && v.campaign) return `Campaign ${v.campaign.name}`;
+  if (v.kind === "run" && v.comparison?.runs[0]) return v.comparison.runs[0].name;
+  const n = v.comparison?.runs.length ?? 0;
+  return `Comparison of ${n} run${n === 1 ? "" : "s"}`;
+}
+
+/** "1 run of this comparison was deleted", said of the link's kind. */
+export function deletedNote(v: Pick<SharedView, "kind" | "runs_deleted">): string | null {
+  const n = v.runs_deleted;
+  if (n === 0) return null;
+  const of =
+    v.kind === "run" ? "The run of this link" : `${n} run${n === 1 ? "" : "s"} of this ${v.kind}`;
+  return `${of} ${n === 1 ? "was" : "were"} deleted since it was shared.`;
+}
+
+function Gone({ error }: { error: unknown }) {
+  const expired = error instanceof ApiError && error.status === 410;
+  const gone = error instanceof ApiError && (error.status === 404 || error.status === 410);
+  return (
+    <div className="shared-gone card" data-testid="shared-gone">
+      <h1>{expired ? "This link has expired" : "This link is not available"}</h1>
+      <p>
+        {gone
+          ? expired
+            ? errorMessage(error)
+            : "It does not exist or was revoked by the team that shared it."
+          : `The shared view could not be loaded: ${errorMessage(error)}`}
+      </p>
+      <p className="muted small">Ask whoever sent it for a new link.</p>
+    </div>
+  );
+}
+
+function Exports({ token }: { token: string }) {
+  const [note, setNote] = useState<string | null>(null);
+  const get = async (format: "csv" | "json") => {
+    try {
+      const text = await sharedExport(token, format);
+      download(`iowatt-shared.${format}`, format === "csv" ? "text/csv" : "application/json", text);
+      setNote(null);
+    } catch (e) {
+      setNote(`${format.toUpperCase()}: ${errorMessage(e)}`);
+    }
+  };
+  return (
+    <div className="actions">
+      <button type="button" className="btn" data-testid="shared-csv" onClick={() => get("csv")}>
+        Download CSV
+      </button>
+      <button type="button" className="btn" data-testid="shared-json" onClick={() => get("json")}>
+        Download JSON
+      </button>
+      {note && <span className="muted small">{note}</span>}
+    </div>
+  );
+}
+
+function Frozen({ view }: { view: SharedView }) {
+  const c = view.comparison;
+  if (!c) {
+    return (
+      <div className="alert alert-info" data-testid="shared-empty">
+        {view.kind === "campaign" && !view.campaign
+          ? "The campaign of this link was deleted."
+          : view.runs_total === 0
+            ? "Nothing to show yet: no run of this campaign has finished."
+            : "Every run of this link was deleted since it was shared."}
+      </div>
+    );
+  }
+  // The compare page's components read a run's id, name, status, workload and energy, which the
+  // shared run carries; the ids of agents, devices and environments it does not (never shared).
+  const data = c as unknown as CompareRead;
+  const o = view.options;
+  const labels = columnLabels(data);
+  const runNames = runLabels(c.runs);
+  const layout = o.table === "auto" ? autoLayout(c.columns.length) : o.table;
+  const show = (k: (typeof o.charts)[number]) => o.charts.includes(k);
+  const job = o.job && c.jobs.some((j) => j.name === o.job) ? o.job : undefined;
+  return (
+    <>
+      <p className="small" data-testid="shared-verdict">
+        {c.comparability.verdict === "comparable"
+          ? "✓ Like for like: every run has the same workload fingerprint."
+          : c.comparability.verdict === "forced"
+            ? "⚠ Compared although the workloads differ (the sharer chose to)."
+            : "✗ These runs did not run the same workload: their metrics are not compared."}
+      </p>
+      <div className="card table-scroll runs-scroll">
+        <table className="table compact sticky-first" data-testid="shared-runs">
+          <thead>
+            <tr>
+              <th>Run</th>
+              <th>Column</th>
+              <th>Status</th>
+              <th>Device</th>
+              <th>Environment</th>
+              <th>Workload</th>
+            </tr>
+          </thead>
+          <tbody>
+            {c.runs.map((r, i) => {
+              const col = c.columns.findIndex((x) => x.run_ids.includes(r.id));
+              return (
+                <tr key={r.id}>
+                  <td>{runNames[i]}</td>
+                  <td>
+                    {labels[col]}
+                    {c.columns[col]?.is_baseline && (
+                      <span className="muted small"> (baseline)</span>
+                    )}
+                  </td>
+                  <td>
+                    <StatusBadge status={r.status} />
+                  </td>
+                  <td>{r.device_name ?? "—"}</td>
+                  <td>{r.environment_name ?? "—"}</td>
+                  <td className="small">{describeWorkload(r.workload)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      {c.jobs.length > 0 && (
+        <>
+          <div className="run-key-bar">
+            <RunKey data={data} />
+          </div>
+          {show("bars") && (
+            <>
+              <BarCharts data={data} />
+              <ChangeCharts data={data} job={c.jobs.length > 1 ? job : undefined} />
+            </>
+          )}
+          {show("sweep") && <SweepCharts data={data} />}
+          <h2>All metrics</h2>
+          {c.jobs.map((j) => (
+            <div className="card" key={j.name}>
+              <h3>{j.name}</h3>
+              <MetricTable
+                data={data}
+                labels={labels}
+                metrics={j.metrics}
+                testId="shared-table"
+                layout={layout}
+              />
+            </div>
+          ))}
+        </>
+      )}
+      {c.comparability.verdict !== "not_comparable" && (
+        <>
+          <h2>Energy and carbon</h2>
+          <EnergyCompare data={data} showCharts={show("energy")} layout={layout} />
+        </>
+      )}
+    </>
+  );
+}
+
+export function Shared() {
+  const { token = "" } = useParams();
+  const q = useQuery(sharedViewQuery(token));
+  return (
+    <div className="shell shared-shell">
+      <header className="topbar">
+        <span className="brand">
+          io<strong>watt</strong>
+        </span>
+        <span className="muted small">Shared view · read-only</span>
+      </header>
+      <main className="content" data-testid="shared-page">
+        {q.isPending && <p className="muted">Loading…</p>}
+        {q.error && <Gone error={q.error} />}
+        {q.data && (
+          <section>
+            <div className="page-head">
+              <div>
+                <h1 data-testid="shared-title">{titleOf(q.data)}</h1>
+                <p className="muted" data-testid="shared-by">
+                  Shared by {q.data.team_name} on {formatDay(q.data.created_at)}
+                  {q.data.shared_by ? ` (${q.data.shared_by})` : ""}
+                  {q.data.expires_at ? ` · expires ${formatDay(q.data.expires_at)}` : ""}
+                </p>
+              </div>
+              <Exports token={token} />
+            </div>
+            {q.data.campaign && (
+              <p data-testid="shared-campaign">
+                Campaign <strong>{q.data.campaign.name}</strong>: {q.data.campaign.repeats} repeat
+                {q.data.campaign.repeats === 1 ? "" : "s"};{" "}
+                {Object.entries(q.data.campaign.counts)
+                  .map(([s, n]) => `${n} ${s}`)
+                  .join(", ")}
+                {q.data.campaign.done ? "" : " (still running: the finished runs are shown)"}
+              </p>
+            )}
+            {deletedNote(q.data) && (
+              <div className="alert alert-warn" data-testid="shared-deleted">
+                {deletedNote(q.data)}
+              </div>
+            )}
+            <Frozen view={q.data} />
+          </section>
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,86 @@
+"""Share links in Chromium (issue 13, V2) on the real platform: a member shares a comparison, a
+browser context without login opens it and reaches nothing else of the team (every link walked,
+every request recorded), the preview is a 1200x630 PNG, and after revoke the page says it is gone.
+Screenshots of the shared page with 2 and 8 runs go to IOWATT_SHARE_SHOTS (default: tmp_path)."""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.browser.test_browser import _needs, _node
+from tests.stack import Stack
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
+
+PASSWORD = "share links are frozen"
+
+
+def _job() -> dict[str, object]:
+    return {
+        "name": "rand4k",
+        "rw": "randread",
+        "bs_bytes": 4096,
+        "size_bytes": 16 * 1024 * 1024,
+        "runtime_s": 1,
+        "time_based": True,
+        "direct": False,
+    }
+
+
+def test_share_link_in_chromium(live: Stack, tmp_path: Path) -> None:
+    _needs()
+    dirs = [
+        tempfile.mkdtemp(prefix="iowatt-share-disk-", dir="/var/tmp"),
+        tempfile.mkdtemp(prefix="iowatt-share-ram-", dir="/dev/shm"),
+        tempfile.mkdtemp(prefix="iowatt-share-disk2-", dir="/var/tmp"),
+        tempfile.mkdtemp(prefix="iowatt-share-ram2-", dir="/dev/shm"),
+    ]
+    try:
+        workload = {"jobs": [_job()]}
+        ids = [
+            live.queue(d, workload=workload, name=f"share: {Path(d).name[7:-9]} #{k}")
+            for k in (1, 2)
+            for d in dirs
+        ]
+        for rid in ids:
+            assert live.wait(rid)["status"] == "succeeded"
+        # a member of the stack's team, invited by its admin (the share is a member's act)
+        with live.api() as api:
+            team = api.get("/auth/me").json()["teams"][0]
+            inv = api.post(
+                f"/teams/{team['id']}/invitations", json={"email": "sharer@example.test", "role": "member"}
+            )
+            assert inv.status_code == 201, inv.text
+            token = inv.json()["url"].rsplit("/", 1)[1]
+            accepted = httpx.post(  # no bearer token: a new account
+                f"{live.url}/api/v1/invitations/{token}/accept",
+                json={"display_name": "Sam Sharer", "password": PASSWORD},
+                timeout=30,
+            )
+            assert accepted.status_code in (200, 201), accepted.text
+        shots = Path(os.environ.get("IOWATT_SHARE_SHOTS", str(tmp_path)))
+        shots.mkdir(parents=True, exist_ok=True)
+        report = _node(
+            "tests/browser/share.mjs",
+            live,
+            tmp_path,
+            IOWATT_EMAIL="sharer@example.test",
+            IOWATT_PASSWORD=PASSWORD,
+            IOWATT_SHARE_RUNS=",".join(ids[:2]),
+            IOWATT_SHARE_RUNS_8=",".join(ids),
+            IOWATT_SHARE_TEAM=team["name"],
+            IOWATT_SHARE_SHOTS=str(shots),
+        )
+        assert "every request the shared page made is the link's API or a static asset" in report
+        assert "the revoked link's page says the link is gone" in report
+        recorded = (tmp_path / "share-requests.txt").read_text().split()
+        assert recorded and all("/api/v1/" not in u or "/api/v1/shared/" in u for u in recorded)
+        for name in ("V2-shared-2-runs", "V2-shared-8-runs", "V2-shared-revoked"):
+            assert (shots / f"{name}.png").stat().st_size > 10_000
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
