@@ -19,6 +19,7 @@ const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
 export const NEEDS = {
   "run.create": "member",
   "run.cancel": "member",
+  "run.tag": "member",
   "campaign.create": "member",
   "workload.create": "member",
   "environment.edit": "member",

@@ -56,6 +56,8 @@ export const keys = {
     result: (id: string) => ["runs", "result", id] as const,
     system: (id: string, status: RunStatus) => ["runs", "detail", id, "system", status] as const,
     power: (id: string, status: EnergyRead["status"]) => ["runs", "power", id, status] as const,
+    allTags: () => ["runs", "tags"] as const,
+    tags: (teamId: string) => ["runs", "tags", teamId] as const,
   },
   workloads: { all: () => ["workloads"] as const },
   sharing: {

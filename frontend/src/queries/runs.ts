@@ -1,5 +1,6 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
+import type { operations } from "../client/schema";
 import { isActive, type RunCreate, type RunStatus } from "../client/types";
 import { energyComputing } from "../lib/energy";
 import { keys } from "./keys";
@@ -7,17 +8,20 @@ import { keys } from "./keys";
 /** How often lists and pages poll while a run is queued, assigned or running. */
 export const LIVE_INTERVAL_MS = 2000;
 
-interface RunListParams {
-  status?: RunStatus;
-  agent_id?: string;
-  limit?: number;
-  offset?: number;
-}
+type ListQuery = NonNullable<operations["list_runs_api_v1_runs_get"]["parameters"]["query"]>;
+/** GET /api/v1/runs's filters (lib/runFilters.ts builds them from the URL); one status or several. */
+export type RunListParams = Omit<ListQuery, "status"> & {
+  status?: RunStatus | RunStatus[] | null;
+};
 
 export const runsQuery = (params: RunListParams = {}) =>
   queryOptions({
     queryKey: keys.runs.list(params),
-    queryFn: async () => unwrap(await api.GET("/api/v1/runs", { params: { query: params } })),
+    queryFn: async () => {
+      const { status, ...rest } = params;
+      const query: ListQuery = status == null ? rest : { ...rest, status: [status].flat() };
+      return unwrap(await api.GET("/api/v1/runs", { params: { query } }));
+    },
     refetchInterval: (query) =>
       query.state.data?.items.some((r) => isActive(r.status)) ? LIVE_INTERVAL_MS : 10_000,
   });
@@ -97,3 +101,24 @@ export const runSystemQuery = (id: string, status: RunStatus) =>
       unwrap(await api.GET("/api/v1/runs/{run_id}/system", { params: { path: { run_id: id } } })),
     staleTime: 60_000,
   });
+
+/** A team's tags with how many runs carry each (the tag filter's suggestions); all teams without one. */
+export const tagsQuery = (teamId?: string) =>
+  queryOptions({
+    queryKey: keys.runs.tags(teamId ?? "all"),
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/tags", { params: { query: teamId ? { team_id: teamId } : {} } }),
+      ),
+    staleTime: 30_000,
+  });
+
+/** Replace a run's tags (members of its team); the answer is the run as it is now. */
+export async function setRunTags(id: string, tags: string[]) {
+  return unwrap(
+    await api.PUT("/api/v1/runs/{run_id}/tags", {
+      params: { path: { run_id: id } },
+      body: { tags },
+    }),
+  );
+}

@@ -19,6 +19,8 @@ function runAs(status: RunRead["status"]): RunRead {
     team_id: "t",
     name: "watch me",
     status,
+    source: "agent",
+    tags: [],
     agent_id: "a",
     agent_name: "local",
     target_path: "/tmp/t",

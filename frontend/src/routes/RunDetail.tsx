@@ -8,6 +8,7 @@ import { KeyFigures } from "../components/Run/KeyFigures";
 import { LatencyPercentiles } from "../components/Run/LatencyPercentiles";
 import { LiveProgress } from "../components/Run/LiveProgress";
 import { RunSummary } from "../components/Run/RunSummary";
+import { RunTags } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { ThroughputChart } from "../components/Run/ThroughputChart";
 import { ShareButton } from "../components/Share/ShareButton";
@@ -195,6 +196,7 @@ export function RunDetail() {
           )}
         </div>
       </div>
+      <RunTags run={run} />
       <RunSummary run={run} sys={system.data} />
       {cancel.error && <div className="alert alert-error">{errorMessage(cancel.error)}</div>}
       {active && run.progress && <LiveProgress run={run} />}

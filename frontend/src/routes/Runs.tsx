@@ -1,15 +1,26 @@
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useCallback, useMemo, useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router-dom";
-import { isActive, RUN_STATUSES, type RunRead } from "../client/types";
+import { isActive, type RunRead } from "../client/types";
 import { TierBadge } from "../components/Energy/TierBadge";
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
+import { RunFilterBar } from "../components/Run/RunFilterBar";
+import { TagChips } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { workloadTag } from "../lib/compare";
 import { energyStateShort, energyStateText } from "../lib/energy";
 import { formatEnergy, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
 import { useCan } from "../lib/role";
+import {
+  filtersFromParams,
+  filtersToParams,
+  isFiltered,
+  NO_FILTERS,
+  type RunFilters,
+  toQuery,
+  withFilter,
+} from "../lib/runFilters";
 import { describeWorkload } from "../lib/workload";
 import { runQuery, runsQuery } from "../queries/runs";
 
@@ -56,7 +67,7 @@ export function RunsTable({
           {onToggle && <th aria-label="Select" />}
           <th>Run</th>
           <th>Status</th>
-          <th>Agent</th>
+          <th>Host</th>
           <th>Target</th>
           <th>Workload</th>
           <th>Created</th>
@@ -91,6 +102,16 @@ export function RunsTable({
               <Link to={`/runs/${r.id}`} data-testid="run-link">
                 {r.name?.trim() ? r.name : <span className="mono">#{r.id.slice(0, 8)}</span>}
               </Link>
+              {r.source === "import" && (
+                <span
+                  className="badge badge-import"
+                  title="uploaded from outside (POST /api/v1/results), not run by an agent"
+                  data-testid="run-imported"
+                >
+                  uploaded
+                </span>
+              )}
+              <TagChips tags={r.tags} small />
             </td>
             <td>
               <div className="status-cell">
@@ -121,11 +142,9 @@ export function Runs() {
   const [params, setParams] = useSearchParams();
   const navigate = useNavigate();
   const can = useCan();
-  const statusParam = params.get("status");
-  const status = RUN_STATUSES.find((s) => s === statusParam);
-  const offset = Math.max(0, Number(params.get("offset") ?? 0) || 0);
+  const filters = useMemo(() => filtersFromParams(params), [params]);
   const q = useQuery({
-    ...runsQuery({ status, limit: PAGE, offset }),
+    ...runsQuery(toQuery(filters, PAGE)),
     placeholderData: keepPreviousData,
   });
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -138,35 +157,19 @@ export function Runs() {
       return next;
     });
 
-  const setParam = (key: string, value: string | null) => {
-    const next = new URLSearchParams(params);
-    if (value === null) next.delete(key);
-    else next.set(key, value);
-    if (key !== "offset") next.delete("offset");
-    setParams(next);
-  };
+  const setFilters = useCallback(
+    (f: RunFilters) => setParams(filtersToParams(f), { replace: f.q !== filters.q }),
+    [setParams, filters.q],
+  );
 
   const total = q.data?.total ?? 0;
+  const offset = filters.offset;
+  const filtered = isFiltered(filters);
   return (
     <section>
       <div className="page-head">
         <h1>Runs</h1>
         <div className="actions">
-          <label className="inline">
-            Status{" "}
-            <select
-              value={status ?? ""}
-              onChange={(e) => setParam("status", e.target.value || null)}
-              data-testid="status-filter"
-            >
-              <option value="">all</option>
-              {RUN_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
           <button
             type="button"
             className="btn"
@@ -187,20 +190,62 @@ export function Runs() {
           )}
         </div>
       </div>
+      <RunFilterBar filters={filters} onChange={setFilters} />
       <QueryState isPending={q.isPending} error={q.error} />
-      {q.data && q.data.items.length === 0 && <p className="muted">No runs yet.</p>}
+      {q.data && q.data.items.length === 0 && (
+        <div className="empty-state" data-testid="runs-empty">
+          {filtered ? (
+            <>
+              <p>No runs match these filters.</p>
+              <button
+                type="button"
+                className="btn btn-small"
+                onClick={() => setFilters({ ...NO_FILTERS, sort: filters.sort })}
+              >
+                Clear filters
+              </button>
+            </>
+          ) : offset > 0 ? (
+            <p>
+              No runs on this page.{" "}
+              <button
+                type="button"
+                className="btn btn-small"
+                onClick={() => setFilters(withFilter(filters, "offset", 0))}
+              >
+                First page
+              </button>
+            </p>
+          ) : (
+            <>
+              <p>No runs yet.</p>
+              {can("run.create") && (
+                <p className="small">
+                  <Link to="/runs/new">Queue the first one</Link>, or upload a result from CI (POST
+                  /api/v1/results with an upload token).
+                </p>
+              )}
+            </>
+          )}
+        </div>
+      )}
       {q.data && q.data.items.length > 0 && (
         <>
-          <RunsTable runs={q.data.items} selected={selected} onToggle={toggle} />
-          <div className="pager">
-            <span className="muted">
+          <div className={q.isPlaceholderData ? "runs-stale" : undefined} aria-busy={q.isFetching}>
+            <RunsTable runs={q.data.items} selected={selected} onToggle={toggle} />
+          </div>
+          <div className="pager" data-testid="runs-pager">
+            <span className="muted" data-testid="runs-range">
               {offset + 1}–{Math.min(offset + PAGE, total)} of {total}
+              {filtered ? " matching" : ""}
             </span>
+            {q.isFetching && <span className="muted small">updating…</span>}
             <button
               type="button"
               className="btn btn-small"
               disabled={offset === 0}
-              onClick={() => setParam("offset", String(Math.max(0, offset - PAGE)))}
+              data-testid="page-prev"
+              onClick={() => setFilters(withFilter(filters, "offset", Math.max(0, offset - PAGE)))}
             >
               Previous
             </button>
@@ -208,7 +253,8 @@ export function Runs() {
               type="button"
               className="btn btn-small"
               disabled={offset + PAGE >= total}
-              onClick={() => setParam("offset", String(offset + PAGE))}
+              data-testid="page-next"
+              onClick={() => setFilters(withFilter(filters, "offset", offset + PAGE))}
             >
               Next
             </button>

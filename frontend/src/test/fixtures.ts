@@ -302,6 +302,7 @@ export function policyAgent(over: Partial<AgentRead> = {}): AgentRead {
     team_id: "t1",
     name: "local",
     hostname: "box",
+    kind: "agent",
     online: true,
     state: "idle",
     last_heartbeat_at: new Date().toISOString(),

@@ -1,0 +1,161 @@
+import { fireEvent, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RunRead } from "../client/types";
+import { SEARCH_DEBOUNCE_MS } from "../components/Run/RunFilterBar";
+import { NO_ENERGY } from "../test/fixtures";
+import { renderAt, stubApi } from "../test/render";
+import { Runs } from "./Runs";
+
+const A1 = "11111111-2222-4333-8444-555555555555";
+const realFetch = globalThis.fetch;
+afterEach(() => {
+  globalThis.fetch = realFetch;
+});
+
+function run(id: string, over: Partial<RunRead> = {}): RunRead {
+  return {
+    id,
+    team_id: "t1",
+    name: `run ${id}`,
+    status: "succeeded",
+    source: "agent",
+    tags: [],
+    agent_id: "a1",
+    agent_name: "alpha",
+    target_path: "/srv/bench",
+    destructive: false,
+    device_id: null,
+    device_name: null,
+    environment_id: null,
+    cancel_requested: false,
+    workload: { jobs: [], passes: 1, discard_passes: 0 } as unknown as RunRead["workload"],
+    workload_id: null,
+    created_at: "2026-11-21T10:00:00Z",
+    created_by: null,
+    assigned_at: null,
+    started_at: null,
+    finished_at: null,
+    attempt: 1,
+    error: null,
+    progress: null,
+    jobs: [],
+    passes: [],
+    meter: null,
+    idle_s: null,
+    energy: NO_ENERGY,
+    ...over,
+  } as RunRead;
+}
+
+/** Stubs the API; every GET /runs's query string is recorded, newest last. */
+function stub(page: (q: URLSearchParams) => { items: RunRead[]; total: number }) {
+  const asked: URLSearchParams[] = [];
+  const empty = () => ({ body: { items: [], total: 0 } });
+  stubApi({
+    "GET /api/v1/runs": (req) => {
+      const q = new URL(req.url).searchParams;
+      asked.push(q);
+      return { body: page(q) };
+    },
+    "GET /api/v1/agents": () => ({ body: { items: [{ id: A1, name: "alpha" }], total: 1 } }),
+    "GET /api/v1/devices": empty,
+    "GET /api/v1/environments": empty,
+    "GET /api/v1/workloads": empty,
+    "GET /api/v1/campaigns": empty,
+    "GET /api/v1/tags": () => ({ body: { items: [{ tag: "nvme", runs: 3 }] } }),
+  });
+  return asked;
+}
+
+const last = (asked: URLSearchParams[]) => asked[asked.length - 1] as URLSearchParams;
+
+describe("runs page filters", () => {
+  it("sends the filters the URL states, and each control changes the query", async () => {
+    const asked = stub(() => ({
+      items: [run("r1", { tags: ["nvme"], source: "import" })],
+      total: 1,
+    }));
+    renderAt(<Runs />, { path: "/runs?status=failed&tag=nvme&sort=name" });
+    expect(await screen.findByText("run r1", {}, { timeout: 10_000 })).toBeTruthy();
+    expect(last(asked).getAll("status")).toEqual(["failed"]);
+    expect(last(asked).getAll("tag")).toEqual(["nvme"]);
+    expect(last(asked).get("sort")).toBe("name");
+    expect(last(asked).get("limit")).toBe("50");
+    // the row shows its tags and that it was uploaded
+    expect(screen.getByTestId("run-imported").textContent).toBe("uploaded");
+    expect(screen.getAllByTestId("tag-chip").map((c) => c.textContent)).toEqual(["nvme"]);
+
+    fireEvent.click(screen.getByTestId("filter-status-cancelled"));
+    await waitFor(() => expect(last(asked).getAll("status")).toEqual(["failed", "cancelled"]));
+    expect(last(asked).getAll("tag")).toEqual(["nvme"]); // the others stay
+
+    fireEvent.change(screen.getByTestId("filter-agent_id"), { target: { value: A1 } });
+    await waitFor(() => expect(last(asked).get("agent_id")).toBe(A1));
+
+    fireEvent.change(screen.getByTestId("filter-from"), { target: { value: "2026-11-02" } });
+    await waitFor(() =>
+      expect(last(asked).get("created_from")).toBe(new Date(2026, 10, 2).toISOString()),
+    );
+
+    const n = asked.length;
+    fireEvent.change(screen.getByTestId("filter-q"), { target: { value: "opt" } });
+    fireEvent.change(screen.getByTestId("filter-q"), { target: { value: "optane" } });
+    await waitFor(() => expect(last(asked).get("q")).toBe("optane"), {
+      timeout: SEARCH_DEBOUNCE_MS * 10,
+    });
+    // typing asked once, after the pause, not at every key
+    expect(asked.slice(n).filter((q) => q.get("q") === "opt")).toEqual([]);
+  }, 30_000);
+
+  it("pages on the server, keeping the filters", async () => {
+    const asked = stub((q) => {
+      const offset = Number(q.get("offset"));
+      const ids = Array.from({ length: 50 }, (_, i) => `r${offset + i}`).filter(
+        (_, i) => offset + i < 120,
+      );
+      return { items: ids.map((id) => run(id)), total: 120 };
+    });
+    renderAt(<Runs />, { path: "/runs?status=succeeded" });
+    expect(await screen.findByText("run r0", {}, { timeout: 10_000 })).toBeTruthy();
+    expect(screen.getByTestId("runs-range").textContent).toContain("1–50 of 120");
+    fireEvent.click(screen.getByTestId("page-next"));
+    expect(await screen.findByText("run r50", {}, { timeout: 10_000 })).toBeTruthy();
+    expect(last(asked).get("offset")).toBe("50");
+    expect(last(asked).getAll("status")).toEqual(["succeeded"]);
+    fireEvent.click(screen.getByTestId("page-next"));
+    expect(await screen.findByText("run r100", {}, { timeout: 10_000 })).toBeTruthy();
+    expect(screen.getByTestId("runs-range").textContent).toContain("101–120 of 120");
+    expect((screen.getByTestId("page-next") as HTMLButtonElement).disabled).toBe(true);
+    // a filter change goes back to the first page
+    fireEvent.click(screen.getByTestId("filter-status-failed"));
+    await waitFor(() => expect(last(asked).get("offset")).toBe("0"));
+  }, 30_000);
+
+  it("says when nothing matches and clears the filters", async () => {
+    const asked = stub((q) =>
+      q.getAll("tag").length ? { items: [], total: 0 } : { items: [run("r1")], total: 1 },
+    );
+    renderAt(<Runs />, { path: "/runs?tag=nope&sort=name" });
+    expect(
+      await screen.findByText("No runs match these filters.", {}, { timeout: 10_000 }),
+    ).toBeTruthy();
+    fireEvent.click(screen.getByTestId("filter-clear"));
+    expect(await screen.findByText("run r1", {}, { timeout: 10_000 })).toBeTruthy();
+    expect(last(asked).getAll("tag")).toEqual([]);
+    expect(last(asked).get("sort")).toBe("name"); // the order is not a filter
+  }, 30_000);
+
+  it("adds a tag filter from the tag box and refuses a malformed one", async () => {
+    const asked = stub(() => ({ items: [run("r1")], total: 1 }));
+    renderAt(<Runs />, { path: "/runs" });
+    expect(await screen.findByText("run r1", {}, { timeout: 10_000 })).toBeTruthy();
+    const box = screen.getByTestId("filter-tag-input");
+    fireEvent.change(box, { target: { value: "bad;tag" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(await screen.findByRole("alert")).toBeTruthy();
+    fireEvent.change(box, { target: { value: "nvme" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    await waitFor(() => expect(last(asked).getAll("tag")).toEqual(["nvme"]));
+    expect(screen.getAllByTestId("filter-tag").map((c) => c.textContent)).toEqual(["nvme×"]);
+  }, 30_000);
+});
