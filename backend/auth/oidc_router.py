@@ -118,7 +118,11 @@ def callback(
 @router.post(
     "/session",
     response_model=LoginResponse,
-    responses={401: {"description": "The code is unknown, used or older than a minute"}, **NOT_CONFIGURED},
+    responses={
+        401: {"description": "The code is unknown, used or older than a minute"},
+        503: {"description": "Redis, which holds the codes, cannot be reached"},
+        **NOT_CONFIGURED,
+    },
 )
 def create_session(body: OidcSessionRequest, session: SessionDep) -> LoginResponse:
     """Trade the callback's one-time code (valid once, for a minute) for a browser session token,

@@ -302,3 +302,29 @@ def test_a_provider_that_does_not_say_is_trusted_only_when_configured(
     # an explicit "not verified" is refused even so
     client.cookies.clear()
     assert sign_in(client, oidc, "ken")["error"] == "email_unverified"
+
+
+def test_a_discovery_document_naming_another_issuer_is_refused(
+    client: TestClient, oidc: OidcProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the provider answers at ISSUER/ too, but its document names ISSUER: not the configured one
+    monkeypatch.setenv("IOWATT_OIDC_ISSUER", oidc.issuer + "/")
+    get_settings.cache_clear()
+    r = client.get("/api/v1/auth/oidc/login", follow_redirects=False)
+    frag = _fragment(r.headers["location"])
+    assert frag["error"] == "provider_error" and "names issuer" in frag["message"], frag
+
+
+def test_without_redis_the_sign_in_says_so_and_nothing_is_500(
+    client: TestClient, session: Session, oidc: OidcProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.services import free_port
+
+    create_user(session, email="lena@example.test")
+    back = _at_provider(oidc, _start(client), "lena")
+    monkeypatch.setenv("IOWATT_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
+    get_settings.cache_clear()
+    frag = _callback(client, back)
+    assert frag["error"] == "unavailable" and "Redis" in frag["message"], frag
+    r = _session(client, "a-code-from-earlier")
+    assert r.status_code == 503 and r.json()["error"] == "oidc_unavailable", r.text

@@ -18,6 +18,8 @@ const TITLES: Record<string, string> = {
   provider_denied: "The sign-in was cancelled at the provider",
   provider_unreachable: "The sign-in provider cannot be reached",
   bad_oidc_code: "This sign-in has expired",
+  unavailable: "Sign-in is unavailable right now",
+  oidc_unavailable: "Sign-in is unavailable right now",
 };
 
 type Outcome = { kind: "working" } | { kind: "refused"; code: string; message: string };
