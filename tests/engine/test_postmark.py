@@ -287,8 +287,12 @@ def scalef(v: float) -> str:
     [
         "",
         "set bias read 3\nset bias create 7\nset buffering false\nset read 1024\nset write 300",
+        # RND(0) draws nothing (fixed size); appends to a file at the high bound do nothing
+        "set size 2000\nset subdirectories 1\nset bias read 2",
+        # the table (2 x number slots) fills up: creates become no-ops, as in PostMark
+        "set number 20\nset bias create 9\nset bias read -1",
     ],
-    ids=["defaults", "biased-unbuffered"],
+    ids=["defaults", "biased-unbuffered", "fixed-size-no-subdirs", "full-table"],
 )
 def test_sequence_equals_debian_postmark(engine_bin: Path, scratch: Path, extra: str) -> None:
     postmark = shutil.which("postmark")
@@ -526,3 +530,41 @@ def test_sigint_stops_and_cleans_up(engine_bin: Path, scratch: Path) -> None:
     assert 0 < p["transactions"] < 10_000_000
     assert p["files_deleted"] == p["files_created"]
     assert list(d.iterdir()) == []
+
+
+def test_out_of_files_same_sequence_as_debian_postmark(engine_bin: Path, scratch: Path) -> None:
+    """Deletes outrun creates: both tools stop at the same transaction ("out of files!")."""
+    postmark, strace = shutil.which("postmark"), shutil.which("strace")
+    if not postmark or not strace:
+        pytest.skip("needs Debian's postmark and strace (scripts/install-system-deps.sh)")
+    ours_dir, theirs_dir = scratch / "ours", scratch / "theirs"
+    ours_dir.mkdir()
+    theirs_dir.mkdir()
+    params: dict[str, Any] = dict(number=30, transactions=500, low=100, high=900, subdirs=3, seed=99)
+    params["extra"] = "set bias create 2"
+    theirs_cfg = command_file(scratch / "theirs.cfg", **params)
+    theirs_cfg.write_text(theirs_cfg.read_text().replace("/ignored", str(theirs_dir)))
+    ours_cfg = command_file(scratch / "ours.cfg", **params)
+    trace_args = ["-f", "-y", "-e", "trace=openat,unlink,unlinkat"]
+    t = subprocess.run(
+        [strace, *trace_args, "-o", str(scratch / "theirs.trace"), postmark, str(theirs_cfg)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=theirs_dir,
+    )
+    assert "out of files!" in t.stdout
+    o = subprocess.run(
+        [strace, *trace_args, "-o", str(scratch / "ours.trace")]
+        + [str(engine_bin), f"--postmark={ours_cfg}", f"--directory={ours_dir}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert o.returncode == 0, o.stderr
+    assert "out of files after" in o.stderr
+    p = json.loads(o.stdout)["postmark"]
+    assert p["out_of_files"] is True and 0 < p["transactions"] < 500
+    assert p["files_deleted"] == p["files_created"] and p["files_deleted_alone"] == 0
+    assert file_ops(scratch / "ours.trace", ours_dir) == file_ops(scratch / "theirs.trace", theirs_dir)
+    assert list(ours_dir.iterdir()) == []
