@@ -2,6 +2,7 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EnrollmentTokenRead, Inventory } from "../client/types";
 import { setToken } from "../lib/auth";
+import { setCurrentTeamId } from "../lib/role";
 import { policyAgent } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { Agents } from "./Agents";
@@ -241,5 +242,46 @@ describe("Agents", () => {
     fireEvent.click(screen.getByTestId("create-enrollment-token"));
     expect((await screen.findByTestId("field-error-uses")).dataset.source).toBe("client");
     expect(calls.some((c) => c.method === "POST")).toBe(false);
+  });
+});
+
+describe("enrolment tokens and the current team", () => {
+  it("creates the token in the header's current team when the user is its admin", async () => {
+    setToken("t");
+    setCurrentTeamId("t2");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u1",
+          email: "a@b.c",
+          display_name: "a",
+          teams: [
+            { id: "t1", name: "lab", role: "admin" },
+            { id: "t2", name: "procurement", role: "admin" },
+          ],
+        },
+      }),
+      "GET /api/v1/agents/enrollment-tokens": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/agents/enrollment-tokens": () => ({
+        status: 201,
+        body: {
+          id: "et9",
+          team_id: "t2",
+          token: "iwe_x",
+          expires_at: TOKEN.expires_at,
+          max_uses: 1,
+        },
+      }),
+    });
+    renderAt(<Agents />);
+    await screen.findByText("No enrolment tokens.");
+    const team = screen.getByRole("combobox", { name: /Team/ }) as HTMLSelectElement;
+    expect(team.value).toBe("t2");
+    fireEvent.click(screen.getByTestId("create-enrollment-token"));
+    await screen.findByTestId("secret-value");
+    expect((calls.find((c) => c.method === "POST")?.body as { team_id: string }).team_id).toBe(
+      "t2",
+    );
   });
 });

@@ -3,6 +3,7 @@ import { type FormEvent, useState } from "react";
 import type { EnrollmentTokenCreated, EnrollmentTokenRead } from "../../client/types";
 import { errorMessage } from "../../lib/errors";
 import { formatRelative, formatTimestamp } from "../../lib/format";
+import { useCurrentTeam } from "../../lib/role";
 import {
   createEnrollmentToken,
   enrollmentTokensQuery,
@@ -50,6 +51,9 @@ export function EnrollmentTokens({
   const qc = useQueryClient();
   const q = useQuery(enrollmentTokensQuery());
   const [teamId, setTeamId] = useState("");
+  // the header's current team when the user is its admin, else their first admin team
+  const current = useCurrentTeam().team;
+  const chosen = teamId || teams.find((t) => t.id === current?.id)?.id || teams[0]?.id || "";
   const [ttl, setTtl] = useState(String(86_400));
   const [uses, setUses] = useState("1");
   const [errors, setErrors] = useState<Errors>({});
@@ -88,7 +92,7 @@ export function EnrollmentTokens({
       return;
     }
     create.mutate({
-      team_id: teamId || teams[0]?.id || "",
+      team_id: chosen,
       ttl_s: Number(ttl),
       max_uses: maxUses,
     });
@@ -126,7 +130,7 @@ export function EnrollmentTokens({
           <div className="form-grid">
             {teams.length > 1 && (
               <Field label="Team" name="team" errors={errors}>
-                <select id="f-team" value={teamId} onChange={(e) => setTeamId(e.target.value)}>
+                <select id="f-team" value={chosen} onChange={(e) => setTeamId(e.target.value)}>
                   {teams.map((t) => (
                     <option key={t.id} value={t.id}>
                       {t.name}
