@@ -178,13 +178,13 @@ export function RunDetail() {
               Cancel run
             </button>
           )}
-          {can("run.create", run.team_id) && (
-            <ShareButton
+          <ShareButton
             teamId={run.team_id}
             share={{ kind: "run", target: run.id }}
             defaultTitle={run.name}
           />
-          <Link className="btn btn-small" to={cloneHref(run.id)} data-testid="clone-run">
+          {can("run.create", run.team_id) && (
+            <Link className="btn btn-small" to={cloneHref(run.id)} data-testid="clone-run">
               Clone and re-run
             </Link>
           )}
