@@ -38,6 +38,7 @@ class CampaignRead(OutputSchema):
     team_id: uuid.UUID
     name: str
     created_at: datetime
+    created_by: uuid.UUID | None  # who queued it (null once their account is deleted)
     repeats: int
     run_ids: list[uuid.UUID]
     counts: dict[str, int]

@@ -99,6 +99,7 @@ def to_read(session: Session, campaigns: list[Campaign]) -> list[CampaignRead]:
                 team_id=c.team_id,
                 name=c.name,
                 created_at=c.created_at,
+                created_by=c.created_by,
                 repeats=int(c.spec.get("repeats", 1)),
                 run_ids=[r.id for r in rs],
                 counts=counts,

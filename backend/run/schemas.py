@@ -190,6 +190,9 @@ class RunRead(OutputSchema):
     workload_id: uuid.UUID | None
     workload: StoredWorkloadSpec
     created_at: datetime
+    created_by: uuid.UUID | None = Field(
+        description="the user who queued it (null: imported by a token since deleted, or a deleted user)"
+    )
     assigned_at: datetime | None
     started_at: datetime | None
     finished_at: datetime | None

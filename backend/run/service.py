@@ -242,6 +242,7 @@ def to_read(
             workload_id=r.workload_id,
             workload=specs[repr(r.workload_spec)],
             created_at=r.created_at,
+            created_by=r.created_by,
             assigned_at=r.assigned_at,
             started_at=r.started_at,
             finished_at=r.finished_at,

@@ -156,6 +156,10 @@ def test_admins_delete_any_run_members_their_own_viewers_none(client: TestClient
     mine = create_run(session, agent=agent, status=RunStatus.succeeded, created_by=member.user.id)
     theirs = create_run(session, agent=agent, status=RunStatus.failed, created_by=other.user.id)
 
+    # the UI hides Delete from members on others' runs: RunRead says who queued it
+    assert client.get(f"/api/v1/runs/{mine.id}", headers=viewer.headers).json()["created_by"] == str(
+        member.user.id
+    )
     r = client.delete(f"/api/v1/runs/{mine.id}", headers=viewer.headers)
     assert r.status_code == 403 and "member role" in r.json()["message"]
     r = client.delete(f"/api/v1/runs/{theirs.id}", headers=member.headers)
@@ -291,6 +295,8 @@ def test_a_campaign_goes_with_its_runs_or_leaves_them(client: TestClient, sessio
         json={"target_kind": "campaign", "target_key": str(camp.id), "body": "x"},
         headers=member.headers,
     )
+    got = client.get(f"/api/v1/campaigns/{camp.id}", headers=member.headers).json()
+    assert got["created_by"] == str(member.user.id)
     r = client.delete(f"/api/v1/campaigns/{camp.id}", headers=member.headers)
     assert r.status_code == 409 and r.json()["detail"]["runs"] == [str(runs[1].id)], r.text
     session.delete(runs[1])

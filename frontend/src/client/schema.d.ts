@@ -1592,6 +1592,8 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /** Created By */
+            created_by: string | null;
             /** Done */
             done: boolean;
             /**
@@ -3846,6 +3848,11 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Created By
+             * @description the user who queued it (null: imported by a token since deleted, or a deleted user)
+             */
+            created_by: string | null;
             /** Destructive */
             destructive: boolean;
             /** Device Id */

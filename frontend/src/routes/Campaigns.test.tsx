@@ -35,6 +35,7 @@ function campaign(done: boolean): CampaignRead {
     team_id: "t1",
     name: "hdd vs ram",
     created_at: "2026-11-21T10:00:00Z",
+    created_by: null,
     repeats: 2,
     run_ids: ["r1", "r2", "r3", "r4"],
     counts: (done ? { succeeded: 4 } : { succeeded: 1, running: 1, queued: 2 }) as Record<

@@ -2,6 +2,9 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { type CampaignRead, type CampaignTarget, FINAL_STATUSES } from "../client/types";
+import { CommentThread } from "../components/Comments/CommentThread";
+import { DeleteButton } from "../components/Deletion/DeleteButton";
+import { useMayDelete } from "../components/Deletion/useRole";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
@@ -22,6 +25,7 @@ import {
 import { useCan } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
 import { campaignQuery, campaignsQuery, createCampaign } from "../queries/campaigns";
+import { deleteCampaign } from "../queries/deletion";
 import { environmentsQuery } from "../queries/environments";
 import { keys } from "../queries/keys";
 import { runsQuery } from "../queries/runs";
@@ -425,6 +429,38 @@ function CompareLinks({ url, primary }: { url: string; primary: boolean }) {
   );
 }
 
+/** Delete a campaign with its runs, or keep the runs (ADR 0021); admins, or the member who queued it. */
+function CampaignDelete(props: {
+  id: string;
+  name: string;
+  teamId: string;
+  createdBy: string | null;
+}) {
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const [keepRuns, setKeepRuns] = useState(false);
+  if (!useMayDelete(props.teamId, props.createdBy)) return null;
+  return (
+    <DeleteButton
+      label="Delete campaign"
+      title={`Delete the campaign ${props.name}?`}
+      testId="delete-campaign"
+      onDelete={() => deleteCampaign(props.id, keepRuns)}
+      onDone={() => {
+        qc.invalidateQueries({ queryKey: keys.campaigns.all() });
+        qc.invalidateQueries({ queryKey: keys.runs.lists() });
+        navigate("/campaigns");
+      }}
+    >
+      <p>Its runs (with their results) go too, unless you keep them:</p>
+      <label className="inline">
+        <input type="checkbox" checked={keepRuns} onChange={(e) => setKeepRuns(e.target.checked)} />{" "}
+        keep the runs (they leave the campaign)
+      </label>
+    </DeleteButton>
+  );
+}
+
 export function CampaignDetail() {
   const { id = "" } = useParams();
   const navigate = useNavigate();
@@ -449,6 +485,7 @@ export function CampaignDetail() {
         </h1>
         <div className="actions">
           {(c.counts.succeeded ?? 0) >= 2 && <CompareLinks url={c.compare_url} primary />}
+          <CampaignDelete id={c.id} name={c.name} teamId={c.team_id} createdBy={c.created_by} />
           <ShareButton
             teamId={c.team_id}
             share={{ kind: "campaign", target: c.id }}
@@ -493,6 +530,7 @@ export function CampaignDetail() {
           })}
         </tbody>
       </table>
+      <CommentThread kind="campaign" targetKey={c.id} teamIds={[c.team_id]} />
     </section>
   );
 }

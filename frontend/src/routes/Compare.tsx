@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
 import type { CompareRead } from "../client/types";
+import { CommentThread } from "../components/Comments/CommentThread";
 import { ComparabilityPanel } from "../components/Compare/ComparabilityPanel";
 import {
   BarCharts,
@@ -32,6 +33,7 @@ import {
 } from "../lib/compareState";
 import { errorMessage } from "../lib/errors";
 import { describeWorkload } from "../lib/workload";
+import { comparisonKey } from "../queries/comments";
 import { compareCsv, compareQuery } from "../queries/compare";
 
 /** The headline bar charts with their run key (the dashboard shows them too). */
@@ -457,6 +459,11 @@ export function Compare() {
           {data.columns.some((c) => columnValidity(data, c.run_ids).length > 0) && (
             <p className="muted small">⚠ marks columns with validity flags; hover for details.</p>
           )}
+          <CommentThread
+            kind="comparison"
+            targetKey={comparisonKey(data.runs.map((r) => r.id))}
+            teamIds={[...new Set(data.runs.map((r) => r.team_id))]}
+          />
         </>
       )}
     </section>

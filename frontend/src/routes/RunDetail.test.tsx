@@ -55,6 +55,7 @@ function runAs(status: RunRead["status"]): RunRead {
     },
     workload_id: null,
     created_at: "2026-11-21T10:00:00Z",
+    created_by: null,
     assigned_at: "2026-11-21T10:00:00Z",
     started_at: "2026-11-21T10:00:00Z",
     finished_at: status === "succeeded" ? "2026-11-21T10:00:02Z" : null,

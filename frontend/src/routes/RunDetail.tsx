@@ -1,7 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { Link, useParams } from "react-router-dom";
+import { Link, useNavigate, useParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
+import { CommentThread } from "../components/Comments/CommentThread";
+import { DeleteButton } from "../components/Deletion/DeleteButton";
+import { useMayDelete } from "../components/Deletion/useRole";
 import { EnergyPanel } from "../components/Energy/EnergyPanel";
 import { QueryState } from "../components/QueryState";
 import { KeyFigures } from "../components/Run/KeyFigures";
@@ -23,6 +26,7 @@ import {
 } from "../lib/format";
 import { useCan } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
+import { deleteRun } from "../queries/deletion";
 import { keys } from "../queries/keys";
 import {
   cancelRun,
@@ -148,6 +152,8 @@ export function RunDetail() {
   const agents = useQuery(agentsQuery());
   const can = useCan();
   const system = useQuery({ ...runSystemQuery(id, run?.status ?? "queued"), enabled: !!run });
+  const navigate = useNavigate();
+  const mayDelete = useMayDelete(run?.team_id, run?.created_by);
   const cancel = useMutation({
     mutationFn: () => cancelRun(id),
     onSuccess: (r) => {
@@ -193,6 +199,24 @@ export function RunDetail() {
             <Link className="btn btn-small" to={`/views?runs=${run.id}`} data-testid="named-views">
               Named views
             </Link>
+          )}
+          {mayDelete && !active && (
+            <DeleteButton
+              label="Delete"
+              title="Delete this run?"
+              testId="delete-run"
+              onDelete={() => deleteRun(run.id)}
+              onDone={() => {
+                qc.removeQueries({ queryKey: keys.runs.detail(run.id) });
+                qc.invalidateQueries({ queryKey: keys.runs.lists() });
+                navigate("/runs");
+              }}
+            >
+              <p>
+                <strong>{run.name || run.id}</strong> goes with its result, series, power samples,
+                energy, tags and comments, from every list, comparison, export and share link.
+              </p>
+            </DeleteButton>
           )}
         </div>
       </div>
@@ -300,6 +324,7 @@ export function RunDetail() {
       {!active && run.status !== "cancelled" && (
         <EnergyPanel runId={run.id} energy={run.energy} series={series.data} />
       )}
+      <CommentThread kind="run" targetKey={run.id} teamIds={[run.team_id]} />
     </section>
   );
 }

@@ -1,11 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import type { DeviceRead, DeviceUpdate, EmbodiedDefaultRead } from "../../client/types";
+import { DeleteButton } from "../../components/Deletion/DeleteButton";
+import { useMayDelete } from "../../components/Deletion/useRole";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { formatBytes, formatCo2Kg, formatSize, parseSize, sig3 } from "../../lib/format";
 import { useCan } from "../../lib/role";
 import { agentsQuery } from "../../queries/agents";
+import { deleteDevice } from "../../queries/deletion";
 import { devicesQuery, updateDevice } from "../../queries/devices";
 import { embodiedDefaultsQuery } from "../../queries/energy";
 import { keys } from "../../queries/keys";
@@ -20,6 +23,7 @@ const ALIASES: Record<string, string> = {
   embodied_source: "embodied_source",
   lifetime_years: "lifetime",
   name: "name",
+  notes: "notes",
 };
 
 /** "≈ 20 kgCO2e per drive (source)" or per GB × capacity, from the server's defaults. */
@@ -57,6 +61,7 @@ function DeviceForm({ device, onDone }: { device: DeviceRead; onDone: () => void
     device.embodied_is_default ? "" : (device.embodied_source ?? ""),
   );
   const [lifetime, setLifetime] = useState(String(device.lifetime_years));
+  const [notes, setNotes] = useState(device.notes);
   const [errors, setErrors] = useState<Errors>({});
   const [formError, setFormError] = useState<string | null>(null);
   const save = useMutation({
@@ -86,6 +91,7 @@ function DeviceForm({ device, onDone }: { device: DeviceRead; onDone: () => void
       embodied_kg: embodied.trim() === "" ? null : Number(embodied),
       embodied_source: source.trim() || null,
       lifetime_years: Number(lifetime),
+      notes,
     });
   };
   const def = defaults.data?.find((d) => d.media === media);
@@ -137,6 +143,21 @@ function DeviceForm({ device, onDone }: { device: DeviceRead; onDone: () => void
             onChange={(e) => setLifetime(e.target.value)}
           />
         </Field>
+        <Field
+          label="Notes"
+          name="notes"
+          errors={errors}
+          hint="the team's notes: slot, firmware, history"
+        >
+          <textarea
+            id="f-notes"
+            rows={3}
+            value={notes}
+            onChange={(e) => setNotes(e.target.value)}
+            maxLength={20000}
+            data-testid="device-notes-input"
+          />
+        </Field>
       </div>
       <FormFooter
         error={formError}
@@ -146,6 +167,30 @@ function DeviceForm({ device, onDone }: { device: DeviceRead; onDone: () => void
         testId="save-device"
       />
     </form>
+  );
+}
+
+/** Admins delete a device; runs on it are listed first and detached on "Delete anyway". */
+function DeleteDevice({ device }: { device: DeviceRead }) {
+  const qc = useQueryClient();
+  if (!useMayDelete(device.team_id)) return null;
+  return (
+    <DeleteButton
+      label="Delete"
+      title={`Delete the device ${device.name}?`}
+      testId="delete-device"
+      forceLabel="Delete anyway (keep the runs, without a device)"
+      onDelete={(force) => deleteDevice(device.id, force)}
+      onDone={() => {
+        qc.invalidateQueries({ queryKey: keys.devices.all() });
+        qc.invalidateQueries({ queryKey: keys.runs.lists() });
+      }}
+    >
+      <p>
+        Its media, capacity, embodied carbon and notes go. The agent's next run on it makes a fresh
+        device.
+      </p>
+    </DeleteButton>
   );
 }
 
@@ -186,6 +231,11 @@ export function Devices() {
               <tr key={d.id} data-testid="device-row">
                 <td>
                   {d.name} <span className="muted small mono">{d.key}</span>
+                  {d.notes && (
+                    <div className="small pre-wrap" data-testid="device-notes">
+                      {d.notes}
+                    </div>
+                  )}
                 </td>
                 <td>{agentName(d.agent_id)}</td>
                 <td>{d.kind}</td>
@@ -209,7 +259,8 @@ export function Devices() {
                     >
                       {editing === d.id ? "Close" : "Edit"}
                     </button>
-                  )}
+                  )}{" "}
+                  <DeleteDevice device={d} />
                 </td>
               </tr>,
               editing === d.id ? (

@@ -1,11 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import type { EnvironmentCreate, EnvironmentRead } from "../../client/types";
+import { DeleteButton } from "../../components/Deletion/DeleteButton";
+import { useMayDelete } from "../../components/Deletion/useRole";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { ApiError, errorMessage } from "../../lib/errors";
 import { formatGridIntensity, formatPricePerKwh, sig3 } from "../../lib/format";
 import { useCan, useCurrentTeam } from "../../lib/role";
+import { deleteEnvironment } from "../../queries/deletion";
 import { gridIntensitiesQuery } from "../../queries/energy";
 import {
   createEnvironment,
@@ -27,6 +30,7 @@ const ALIASES: Record<string, string> = {
   electricity_price_per_kwh: "price",
   currency: "currency",
   description: "description",
+  notes: "notes",
 };
 
 interface Draft {
@@ -39,6 +43,7 @@ interface Draft {
   pue: string;
   price: string;
   currency: string;
+  notes: string;
 }
 
 function draftOf(e?: EnvironmentRead): Draft {
@@ -52,6 +57,7 @@ function draftOf(e?: EnvironmentRead): Draft {
     pue: String(e?.pue ?? 1),
     price: e?.electricity_price_per_kwh == null ? "" : String(e.electricity_price_per_kwh),
     currency: e?.currency ?? "EUR",
+    notes: e?.notes ?? "",
   };
 }
 
@@ -71,6 +77,7 @@ function bodyOf(d: Draft) {
     pue: num(d.pue) ?? 1,
     electricity_price_per_kwh: num(d.price),
     currency: d.currency.trim().toUpperCase() || "EUR",
+    notes: d.notes,
   };
 }
 
@@ -217,6 +224,22 @@ function EnvironmentForm({
             onChange={set("description")}
           />
         </Field>
+        <Field
+          label="Notes"
+          name="notes"
+          errors={errors}
+          hint="the team's notes: cabling, firmware, quirks"
+        >
+          <textarea
+            id="f-notes"
+            name="notes"
+            rows={3}
+            value={d.notes}
+            onChange={set("notes")}
+            maxLength={20000}
+            data-testid="environment-notes-input"
+          />
+        </Field>
       </div>
       <FormFooter
         error={formError}
@@ -283,6 +306,27 @@ function GridSeriesUpload({ env }: { env: EnvironmentRead }) {
   );
 }
 
+/** Admins delete an environment; runs that name it are listed first and detached on "Delete anyway". */
+function DeleteEnvironment({ env }: { env: EnvironmentRead }) {
+  const qc = useQueryClient();
+  if (!useMayDelete(env.team_id)) return null;
+  return (
+    <DeleteButton
+      label="Delete"
+      title={`Delete the environment ${env.name}?`}
+      testId="delete-environment"
+      forceLabel="Delete anyway (keep the runs, without it)"
+      onDelete={(force) => deleteEnvironment(env.id, force)}
+      onDone={() => {
+        qc.invalidateQueries({ queryKey: keys.environments.all() });
+        qc.invalidateQueries({ queryKey: keys.runs.lists() });
+      }}
+    >
+      <p>Its settings and its hourly grid series go.</p>
+    </DeleteButton>
+  );
+}
+
 export function Environments() {
   const q = useQuery(environmentsQuery());
   const [editing, setEditing] = useState<string | "new" | null>(null);
@@ -327,6 +371,7 @@ export function Environments() {
                 {editing === e.id ? "Close" : "Edit"}
               </button>
             )}
+            <DeleteEnvironment env={e} />
           </div>
           <dl className="facts">
             <dt>Grid intensity</dt>
@@ -348,6 +393,14 @@ export function Environments() {
             <dd>{sig3(e.pue)}</dd>
             <dt>Electricity</dt>
             <dd>{formatPricePerKwh(e.electricity_price_per_kwh, e.currency)}</dd>
+            {e.notes && (
+              <>
+                <dt>Notes</dt>
+                <dd className="pre-wrap" data-testid="environment-notes">
+                  {e.notes}
+                </dd>
+              </>
+            )}
           </dl>
           {editing === e.id && (
             <>

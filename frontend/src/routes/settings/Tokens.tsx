@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import type { TokenCreate, TokenCreated, TokenRead } from "../../client/types";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
+import { DeleteAccount } from "../../components/Deletion/DeleteAccount";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { Command, OnceSecret } from "../../components/Secret";
@@ -235,6 +236,7 @@ export function Tokens() {
           <p>Requests with this token are refused from now on. This cannot be undone.</p>
         </ConfirmDialog>
       )}
+      <DeleteAccount />
     </section>
   );
 }

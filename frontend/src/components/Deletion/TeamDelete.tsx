@@ -1,0 +1,123 @@
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useId, useState } from "react";
+import { useNavigate } from "react-router-dom";
+import { errorMessage } from "../../lib/errors";
+import { deleteTeam, exportTeam } from "../../queries/deletion";
+import { saveBlob } from "./download";
+
+/** "Export team data": the whole team as a zip of JSON and CSV (admins; docs/teams.md § Export). */
+export function ExportTeamButton({ teamId }: { teamId: string }) {
+  const exp = useMutation({
+    mutationFn: () => exportTeam(teamId),
+    onSuccess: ({ blob, filename }) => saveBlob(blob, filename),
+  });
+  return (
+    <>
+      <button
+        type="button"
+        className="btn"
+        data-testid="export-team"
+        disabled={exp.isPending}
+        onClick={() => exp.mutate()}
+      >
+        {exp.isPending ? "Exporting…" : exp.isSuccess ? "Exported ✓" : "Export team data"}
+      </button>
+      {exp.error && <div className="alert alert-error">{errorMessage(exp.error)}</div>}
+    </>
+  );
+}
+
+/**
+ * Deleting a team: the dialog offers its export first, then asks for the team's name typed again
+ * (the server checks it too: 422 on confirm_name). Admins only; the caller hides it from others.
+ */
+export function TeamDeleteButton({ teamId, teamName }: { teamId: string; teamName: string }) {
+  const [open, setOpen] = useState(false);
+  const [typed, setTyped] = useState("");
+  const inputId = useId();
+  const titleId = useId();
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const del = useMutation({
+    mutationFn: () => deleteTeam(teamId, typed),
+    onSuccess: () => {
+      setOpen(false);
+      qc.invalidateQueries();
+      navigate("/");
+    },
+  });
+  return (
+    <>
+      <button
+        type="button"
+        className="btn btn-danger"
+        data-testid="delete-team"
+        onClick={() => {
+          setTyped("");
+          del.reset();
+          setOpen(true);
+        }}
+      >
+        Delete team
+      </button>
+      {open && (
+        <div className="dialog-backdrop">
+          <form
+            className="dialog card form"
+            role="dialog"
+            aria-modal="true"
+            aria-labelledby={titleId}
+            data-testid="delete-team-dialog"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (typed === teamName) del.mutate();
+            }}
+            onKeyDown={(e) => {
+              if (e.key === "Escape") setOpen(false);
+            }}
+          >
+            <h3 id={titleId}>Delete the team {teamName}?</h3>
+            <p>
+              Every run with its results, power samples and energy, every agent, device,
+              environment, workload, campaign, comment and share link of the team goes, and its
+              audit log. Its people keep their accounts. This cannot be undone.
+            </p>
+            <p>
+              <strong>1.</strong> Export the team's data first (a zip of JSON and CSV):{" "}
+              <ExportTeamButton teamId={teamId} />
+            </p>
+            <label htmlFor={inputId}>
+              <strong>2.</strong> Type the team's name, <span className="mono">{teamName}</span>, to
+              confirm:
+            </label>
+            <input
+              id={inputId}
+              value={typed}
+              autoComplete="off"
+              onChange={(e) => setTyped(e.target.value)}
+              data-testid="delete-team-name"
+            />
+            {del.error && (
+              <div className="alert alert-error" role="alert">
+                {errorMessage(del.error)}
+              </div>
+            )}
+            <div className="actions">
+              <button type="button" className="btn" onClick={() => setOpen(false)}>
+                Cancel
+              </button>
+              <button
+                type="submit"
+                className="btn btn-destroy"
+                disabled={typed !== teamName || del.isPending}
+                data-testid="delete-team-confirm"
+              >
+                Delete the team
+              </button>
+            </div>
+          </form>
+        </div>
+      )}
+    </>
+  );
+}
