@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "iowatt.h"
+#include "fileset.h"
 #include "postmark.h"
 
 sem_t g_wake;
@@ -62,6 +63,8 @@ int main(int argc, char **argv)
 
 	if (postmark_requested(argc, argv)) /* --postmark=FILE: src/postmark.c */
 		return postmark_main(argc, argv, &g_signal);
+	if (fileset_requested(argc, argv)) /* --vdbench=FILE: src/fileset.c */
+		return fileset_main(argc, argv, &g_signal);
 
 	parse_cmdline(argc, argv, &cfg);
 

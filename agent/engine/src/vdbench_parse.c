@@ -1,0 +1,502 @@
+/* vdbench parameter files for --vdbench=FILE: fsd=, fwd= and rd= statements.
+ *
+ * The syntax as vdbench reads it: one statement per line, keyword=value pairs separated by
+ * commas, a value list in parentheses; a line starting with '*', '#' or '/' is a comment, and
+ * so is anything after a blank that follows a value (blanks next to a comma or parenthesis
+ * are ignored); a statement ending with a comma, or a line starting with a comma, continues on
+ * the next line. Keywords are case-insensitive. `fsd=default` / `fwd=default` give defaults to
+ * the definitions after them. Sizes take k/m/g/t (1024-based), times s/m/h (plain = seconds).
+ * Anything else vdbench knows but this engine does not run exits 2 naming the parameter. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileset.h"
+#include "iowatt.h"
+
+const char *const vdb_op_names[VOP_N] = { "read",    "write",   "create", "delete", "open", "close",
+					  "getattr", "setattr", "mkdir",  "rmdir",  "copy", "move" };
+
+#define MAXTOK 64
+#define TOKLEN 512
+
+/* split "a,b,(c,d),e" at top-level commas; returns the count or -1 */
+static int split_top(const char *s, char out[][TOKLEN], int max)
+{
+	int n = 0, depth = 0;
+	size_t len = 0;
+	for (const char *p = s;; p++) {
+		if (*p == 0 || (*p == ',' && depth == 0)) {
+			if (n >= max || len >= TOKLEN)
+				return -1;
+			out[n][len] = 0;
+			n++;
+			len = 0;
+			if (!*p)
+				break;
+			continue;
+		}
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth--;
+		if (depth < 0 || len + 1 >= TOKLEN)
+			return -1;
+		out[n][len++] = *p;
+	}
+	return depth ? -1 : n;
+}
+
+/* "(a,b)" -> items; "a" -> one item */
+static int list_items(const char *val, char out[][TOKLEN], int max)
+{
+	char inner[TOKLEN];
+	size_t l = strlen(val);
+	if (l >= 2 && val[0] == '(' && val[l - 1] == ')') {
+		memcpy(inner, val + 1, l - 2);
+		inner[l - 2] = 0;
+	} else {
+		str_copy(inner, sizeof(inner), val);
+	}
+	if (!inner[0])
+		return -1;
+	return split_top(inner, out, max);
+}
+
+int vdb_parse_dist(const char *val, struct vdb_dist *d)
+{
+	char it[2 * VDB_MAXDIST][TOKLEN];
+	int n = list_items(val, it, 2 * VDB_MAXDIST);
+	memset(d, 0, sizeof(*d));
+	if (n < 1)
+		return -EINVAL;
+	if (n == 1) {
+		if (parse_size(it[0], &d->v[0], 1024) < 0 || !d->v[0])
+			return -EINVAL;
+		d->n = 1;
+		d->pct[0] = 100;
+		return 0;
+	}
+	if (n % 2)
+		return -EINVAL;
+	double sum = 0;
+	for (int k = 0; k < n / 2; k++) {
+		char *end;
+		if (parse_size(it[2 * k], &d->v[k], 1024) < 0 || !d->v[k])
+			return -EINVAL;
+		d->pct[k] = strtod(it[2 * k + 1], &end);
+		if (end == it[2 * k + 1] || *end || d->pct[k] <= 0)
+			return -EINVAL;
+		sum += d->pct[k];
+	}
+	d->n = n / 2;
+	return sum > 99.99 && sum < 100.01 ? 0 : -ERANGE;
+}
+
+static uint64_t get_u64(const char *stmt, const char *key, const char *val, uint64_t lo, uint64_t hi)
+{
+	uint64_t v;
+	if (parse_u64(val, &v) < 0 || v < lo || v > hi)
+		die_usage(key, "%s: must be a whole number from %llu to %llu, got '%s'", stmt, (unsigned long long)lo,
+			  (unsigned long long)hi, val);
+	return v;
+}
+
+/* seconds, with an optional s/m/h suffix */
+static uint64_t get_secs(const char *stmt, const char *key, const char *val, uint64_t lo)
+{
+	char num[64];
+	str_copy(num, sizeof(num), val);
+	size_t l = strlen(num);
+	uint64_t mult = 1;
+	if (l && strchr("smhSMH", num[l - 1])) {
+		char u = (char)tolower((unsigned char)num[l - 1]);
+		mult = u == 'h' ? 3600 : u == 'm' ? 60 : 1;
+		num[l - 1] = 0;
+	}
+	uint64_t v;
+	if (parse_u64(num, &v) < 0 || v < lo || v > 366ull * 24 * 3600 / mult)
+		die_usage(key, "%s: must be a time in seconds (suffix s, m or h allowed), at least %llu, got '%s'", stmt,
+			  (unsigned long long)lo, val);
+	return v * mult;
+}
+
+static void fsd_set(struct vdb_fsd *f, const char *key, const char *val)
+{
+	if (!strcmp(key, "anchor")) {
+		str_copy(f->anchor, sizeof(f->anchor), val);
+	} else if (!strcmp(key, "depth")) {
+		f->depth = (unsigned)get_u64("fsd", key, val, 0, 16);
+		f->set_depth = 1;
+	} else if (!strcmp(key, "width")) {
+		f->width = (unsigned)get_u64("fsd", key, val, 1, 1000000);
+		f->set_width = 1;
+	} else if (!strcmp(key, "files")) {
+		f->files = get_u64("fsd", key, val, 1, 1000000000);
+		f->set_files = 1;
+	} else if (!strcmp(key, "size")) {
+		int rc = vdb_parse_dist(val, &f->size);
+		if (rc == -ERANGE)
+			die_usage("size", "fsd: the percentages of size=%s must add up to 100", val);
+		if (rc < 0)
+			die_usage("size", "fsd: must be a size (e.g. 16k, 5G) or (size,percent,...) pairs, got '%s'", val);
+		f->set_size = 1;
+	} else if (!strcmp(key, "openflags")) {
+		char it[8][TOKLEN];
+		int n = list_items(val, it, 8);
+		if (n < 1)
+			die_usage("openflags", "fsd: bad value '%s'", val);
+		for (int k = 0; k < n; k++) {
+			for (char *p = it[k]; *p; p++)
+				*p = (char)tolower((unsigned char)*p);
+			if (!strcmp(it[k], "o_direct") || !strcmp(it[k], "directio"))
+				f->direct = 1;
+			else if (!strcmp(it[k], "o_sync"))
+				f->osync = 1;
+			else if (!strcmp(it[k], "o_dsync"))
+				f->odsync = 1;
+			else
+				die_usage("openflags", "fsd: '%s' is not supported (o_direct, directio, o_sync, o_dsync)", it[k]);
+		}
+	} else {
+		die_usage(key, "fsd: parameter '%s' is not supported by iowatt-engine (anchor, depth, width, files, size, "
+			       "openflags)", key);
+	}
+}
+
+static int op_from_name(const char *s)
+{
+	for (int k = 0; k < VOP_N; k++)
+		if (!strcmp(s, vdb_op_names[k]))
+			return k;
+	return -1;
+}
+
+static void fwd_set(struct vdb_fwd *w, const char *key, const char *val)
+{
+	char it[8][TOKLEN];
+	if (!strcmp(key, "fsd")) {
+		int n = list_items(val, it, 8);
+		if (n < 1 || n > 2)
+			die_usage("fsd", "fwd: fsd= names one file system definition (two for copy/move), got '%s'", val);
+		for (int k = 0; k < n; k++)
+			str_copy(w->fsd[k], sizeof(w->fsd[k]), it[k]);
+		w->nfsd = n;
+	} else if (!strcmp(key, "operation")) {
+		w->op = op_from_name(val);
+		if (w->op < 0)
+			die_usage("operation", "fwd: unknown operation '%s' (read, write, create, delete, open, close, getattr, "
+					       "setattr, mkdir, rmdir, copy, move)", val);
+	} else if (!strcmp(key, "rdpct")) {
+		w->rdpct = (int)get_u64("fwd", key, val, 0, 100);
+	} else if (!strcmp(key, "xfersize")) {
+		int rc = vdb_parse_dist(val, &w->xfer);
+		if (rc == -ERANGE)
+			die_usage("xfersize", "fwd: the percentages of xfersize=%s must add up to 100", val);
+		if (rc < 0)
+			die_usage("xfersize", "fwd: must be a size (e.g. 128k) or (size,percent,...) pairs, got '%s'", val);
+		for (int k = 0; k < w->xfer.n; k++)
+			if (w->xfer.v[k] > (64u << 20))
+				die_usage("xfersize", "fwd: %s is above the 64m limit", val);
+		w->set_xfer = 1;
+	} else if (!strcmp(key, "fileselect")) {
+		if (!strcmp(val, "random"))
+			w->fileselect_seq = 0;
+		else if (!strcmp(val, "sequential") || !strcmp(val, "seq"))
+			w->fileselect_seq = 1;
+		else
+			die_usage("fileselect", "fwd: must be random or sequential, got '%s'", val);
+	} else if (!strcmp(key, "fileio")) {
+		int n = list_items(val, it, 8);
+		if (n < 1 || n > 2)
+			die_usage("fileio", "fwd: must be random, sequential or (random,shared), got '%s'", val);
+		w->shared = 0;
+		for (int k = 0; k < n; k++) {
+			if (!strcmp(it[k], "random"))
+				w->fileio_seq = 0;
+			else if (!strcmp(it[k], "sequential") || !strcmp(it[k], "seq"))
+				w->fileio_seq = 1;
+			else if (!strcmp(it[k], "shared") && k == 1)
+				w->shared = 1;
+			else
+				die_usage("fileio", "fwd: must be random, sequential or (random,shared), got '%s'", val);
+		}
+	} else if (!strcmp(key, "threads")) {
+		w->threads = (unsigned)get_u64("fwd", key, val, 1, 4096);
+	} else if (!strcmp(key, "stopafter")) {
+		w->stopafter = get_u64("fwd", key, val, 1, UINT32_MAX);
+	} else {
+		die_usage(key, "fwd: parameter '%s' is not supported by iowatt-engine (fsd, operation, rdpct, xfersize, "
+			       "fileselect, fileio, threads, stopafter)", key);
+	}
+}
+
+static void rd_set(struct vdb_rd *r, const char *key, const char *val)
+{
+	if (!strcmp(key, "fwd")) {
+		char it[VDB_MAXDEF][TOKLEN];
+		int n = list_items(val, it, VDB_MAXDEF);
+		if (n < 1)
+			die_usage("fwd", "rd: fwd= names the file workload definitions to run, got '%s'", val);
+		for (int k = 0; k < n; k++)
+			str_copy(r->fwd[k], sizeof(r->fwd[k]), it[k]);
+		r->nfwd = n;
+	} else if (!strcmp(key, "fwdrate")) {
+		if (!strcmp(val, "max")) {
+			r->fwdrate = 0;
+		} else {
+			char *end;
+			double v = strtod(val, &end);
+			if (end == val || *end || !(v > 0) || v > 1e9)
+				die_usage("fwdrate", "rd: must be max or a positive number of operations per second, got '%s'",
+					  val);
+			r->fwdrate = v;
+		}
+	} else if (!strcmp(key, "format")) {
+		if (!strcmp(val, "yes"))
+			r->format = VDB_FORMAT_YES;
+		else if (!strcmp(val, "no"))
+			r->format = VDB_FORMAT_NO;
+		else if (!strcmp(val, "restart"))
+			r->format = VDB_FORMAT_RESTART;
+		else
+			die_usage("format", "rd: must be yes, no or restart, got '%s'", val);
+	} else if (!strcmp(key, "elapsed")) {
+		r->elapsed_s = get_secs("rd", key, val, 1);
+	} else if (!strcmp(key, "interval")) {
+		r->interval_s = get_secs("rd", key, val, 1);
+	} else if (!strcmp(key, "warmup")) {
+		r->warmup_s = get_secs("rd", key, val, 0);
+	} else {
+		die_usage(key, "rd: parameter '%s' is not supported by iowatt-engine (fwd, fwdrate, format, elapsed, "
+			       "interval, warmup)", key);
+	}
+}
+
+static void lower(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
+}
+
+static void fsd_defaults(struct vdb_fsd *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->depth = 0;
+	f->width = 1;
+	f->files = 1;
+}
+
+static void fwd_defaults(struct vdb_fwd *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->op = -1;
+	w->rdpct = -1;
+	w->xfer.n = 1;
+	w->xfer.v[0] = 4096;
+	w->xfer.pct[0] = 100;
+	w->threads = 1;
+	w->stopafter = 100;
+}
+
+struct vdb_defaults {
+	struct vdb_fsd fsd;
+	struct vdb_fwd fwd;
+};
+
+static void statement(struct vdb_cfg *c, struct vdb_defaults *dfl, char *stmt, int lineno)
+{
+	char tok[MAXTOK][TOKLEN];
+	int n = split_top(stmt, tok, MAXTOK);
+	if (n < 1)
+		die_usage("vdbench", "line %d: unbalanced parentheses or too long: '%.80s'", lineno, stmt);
+	char *eq = strchr(tok[0], '=');
+	if (!eq)
+		die_usage("vdbench", "line %d: expected keyword=value, got '%.80s'", lineno, tok[0]);
+	*eq = 0;
+	char *kind = tok[0], *name = eq + 1;
+	lower(kind);
+	if (!*name)
+		die_usage(kind, "line %d: %s= needs a name", lineno, kind);
+	int is_default = !strcmp(name, "default");
+	struct vdb_fsd *f = NULL;
+	struct vdb_fwd *w = NULL;
+	struct vdb_rd *r = NULL;
+	if (!strcmp(kind, "fsd")) {
+		if (is_default) {
+			f = &dfl->fsd;
+		} else {
+			if (c->nfsd >= VDB_MAXDEF)
+				die_usage("fsd", "at most %d file system definitions", VDB_MAXDEF);
+			for (int k = 0; k < c->nfsd; k++)
+				if (!strcmp(c->fsd[k].name, name))
+					die_usage("fsd", "line %d: fsd=%s is defined twice", lineno, name);
+			f = &c->fsd[c->nfsd++];
+			*f = dfl->fsd;
+			str_copy(f->name, sizeof(f->name), name);
+		}
+	} else if (!strcmp(kind, "fwd")) {
+		if (is_default) {
+			w = &dfl->fwd;
+		} else {
+			if (c->nfwd >= VDB_MAXDEF)
+				die_usage("fwd", "at most %d file workload definitions", VDB_MAXDEF);
+			for (int k = 0; k < c->nfwd; k++)
+				if (!strcmp(c->fwd[k].name, name))
+					die_usage("fwd", "line %d: fwd=%s is defined twice", lineno, name);
+			w = &c->fwd[c->nfwd++];
+			*w = dfl->fwd;
+			str_copy(w->name, sizeof(w->name), name);
+		}
+	} else if (!strcmp(kind, "rd")) {
+		if (is_default)
+			die_usage("rd", "line %d: rd=default is not supported", lineno);
+		if (c->nrd++)
+			die_usage("rd", "line %d: only one run definition per parameter file is supported (rd=%s follows rd=%s)",
+				  lineno, name, c->rd.name);
+		r = &c->rd;
+		str_copy(r->name, sizeof(r->name), name);
+	} else {
+		die_usage(kind, "line %d: '%s=' is not supported by iowatt-engine (file sets take fsd=, fwd= and rd= "
+				"lines)", lineno, kind);
+	}
+	for (int k = 1; k < n; k++) {
+		char *e = strchr(tok[k], '=');
+		if (!e || e == tok[k])
+			die_usage("vdbench", "line %d: expected keyword=value, got '%.80s'", lineno, tok[k]);
+		*e = 0;
+		char *key = tok[k], *val = e + 1;
+		lower(key);
+		if (strcmp(key, "anchor"))
+			lower(val);
+		if (!*val)
+			die_usage(key, "line %d: %s= needs a value", lineno, key);
+		if (f)
+			fsd_set(f, key, val);
+		else if (w)
+			fwd_set(w, key, val);
+		else
+			rd_set(r, key, val);
+	}
+}
+
+/* strip a comment and the blanks vdbench ignores; returns the cleaned line (in place) */
+static char *clean_line(char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line == '*' || *line == '#' || *line == '/')
+		return line + strlen(line);
+	char *o = line;
+	for (char *p = line; *p; p++) {
+		if (*p == '\r' || *p == '\n')
+			break;
+		if (*p == ' ' || *p == '\t') {
+			/* a blank next to a separator is ignored; elsewhere it starts a comment */
+			char *q = p;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			char prev = o > line ? o[-1] : ',';
+			if (prev == ',' || prev == '(' || prev == '=' || *q == ',' || *q == ')') {
+				p = q - 1;
+				continue;
+			}
+			break;
+		}
+		*o++ = *p;
+	}
+	*o = 0;
+	return line;
+}
+
+void vdb_parse_text(struct vdb_cfg *c, char *text)
+{
+	struct vdb_defaults dfl;
+	fsd_defaults(&dfl.fsd);
+	fwd_defaults(&dfl.fwd);
+	memset(c, 0, sizeof(*c));
+	c->rd.format = VDB_FORMAT_NO;
+	c->rd.elapsed_s = 30;
+	c->rd.interval_s = 1;
+	size_t cap = strlen(text) + 2;
+	char *stmt = malloc(cap);
+	if (!stmt)
+		die_code(EXIT_FAIL, "out of memory");
+	stmt[0] = 0;
+	int lineno = 0, stmt_line = 0;
+	char *p = text;
+	while (*p) {
+		char *nl = strchr(p, '\n');
+		if (nl)
+			*nl = 0;
+		lineno++;
+		char *line = clean_line(p);
+		p = nl ? nl + 1 : p + strlen(p);
+		if (!*line)
+			continue;
+		size_t sl = strlen(stmt);
+		if (sl && stmt[sl - 1] != ',' && line[0] != ',') {
+			statement(c, &dfl, stmt, stmt_line);
+			stmt[0] = 0;
+			sl = 0;
+		}
+		if (!sl)
+			stmt_line = lineno;
+		if (sl && stmt[sl - 1] == ',' && line[0] == ',')
+			line++;
+		memcpy(stmt + sl, line, strlen(line) + 1);
+	}
+	size_t sl = strlen(stmt);
+	if (sl) {
+		if (stmt[sl - 1] == ',')
+			die_usage("vdbench", "line %d: the statement ends with a comma", stmt_line);
+		statement(c, &dfl, stmt, stmt_line);
+	}
+	free(stmt);
+	if (!c->nfsd)
+		die_usage("fsd", "the parameter file has no fsd= line");
+	if (!c->nfwd)
+		die_usage("fwd", "the parameter file has no fwd= line");
+	if (!c->nrd)
+		die_usage("rd", "the parameter file has no rd= line");
+	for (int k = 0; k < c->nfsd; k++) {
+		if (!c->fsd[k].set_size)
+			die_usage("size", "fsd=%s: size= is required", c->fsd[k].name);
+		if (!c->fsd[k].anchor[0])
+			die_usage("anchor", "fsd=%s: anchor= is required (it is replaced by --directory)", c->fsd[k].name);
+	}
+}
+
+void vdb_parse_file(struct vdb_cfg *c, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		die_usage("vdbench", "cannot read parameter file '%s': %s", path, strerror(errno));
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		die_code(EXIT_FAIL, "out of memory");
+	size_t got;
+	while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += got;
+		if (cap - len < 2) {
+			if (cap > (16u << 20))
+				die_usage("vdbench", "parameter file '%s' is larger than 16 MiB", path);
+			cap *= 2;
+			char *nb = realloc(buf, cap);
+			if (!nb)
+				die_code(EXIT_FAIL, "out of memory");
+			buf = nb;
+		}
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (bad)
+		die_usage("vdbench", "cannot read parameter file '%s'", path);
+	buf[len] = 0;
+	if (memchr(buf, 0, len))
+		die_usage("vdbench", "parameter file '%s' is not text", path);
+	vdb_parse_text(c, buf);
+	free(buf);
+}
