@@ -280,8 +280,6 @@ describe("enrolment tokens and the current team", () => {
     expect(team.value).toBe("t2");
     fireEvent.click(screen.getByTestId("create-enrollment-token"));
     await screen.findByTestId("secret-value");
-    expect((calls.find((c) => c.method === "POST")?.body as { team_id: string }).team_id).toBe(
-      "t2",
-    );
+    expect(calls.find((c) => c.method === "POST")?.body).toMatchObject({ team_id: "t2" });
   });
 });
