@@ -231,7 +231,12 @@ export function Runs() {
       )}
       {q.data && q.data.items.length > 0 && (
         <>
-          <div className={q.isPlaceholderData ? "runs-stale" : undefined} aria-busy={q.isFetching}>
+          <div
+            className={q.isPlaceholderData ? "runs-stale" : undefined}
+            aria-busy={q.isFetching}
+            data-testid="runs-list"
+            data-stale={q.isPlaceholderData ? "1" : "0"}
+          >
             <RunsTable runs={q.data.items} selected={selected} onToggle={toggle} />
           </div>
           <div className="pager" data-testid="runs-pager">
