@@ -60,7 +60,7 @@ def test_compose_services_healthchecks_and_build_files() -> None:
     for name in ("db", "redis", "api", "worker"):
         assert "healthcheck" in services[name], name
     assert "alembic upgrade head" in " ".join(services["api"]["command"])
-    assert "backend.main:create_app" in " ".join(services["api"]["command"])
+    assert "backend.serve" in " ".join(services["api"]["command"])  # N API processes (ADR 0016)
     for name in ("api", "worker", "beat", "agent", "agent-device"):
         dockerfile = services[name]["build"]["dockerfile"]
         assert (ROOT / dockerfile).is_file(), dockerfile
