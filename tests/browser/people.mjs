@@ -52,6 +52,7 @@ await run("the admin logs in and opens the team page from the header", async () 
   check(team.length > 0, "the team's name is the title");
   const switcher = await page.getByTestId("team-switcher").locator("option:checked").innerText();
   check(switcher === `${team} · admin`, `the header's switcher names the team: ${switcher}`);
+  await page.getByTestId("members-table").waitFor();
   check((await page.getByTestId("member-role").count()) >= 1, "an admin gets role selects");
 });
 
