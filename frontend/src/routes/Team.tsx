@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useSearchParams } from "react-router-dom";
-import { TeamDeleteButton } from "../components/Deletion/TeamDelete";
+import { TeamDangerZone } from "../components/Deletion/TeamDelete";
 import { type Errors, Field, formErrorsFrom } from "../components/Field";
 import { QueryState } from "../components/QueryState";
 import { AuditLog } from "../components/Team/AuditLog";
@@ -67,7 +67,6 @@ function TeamPage({ team }: { team: TeamRole }) {
             Rename
           </button>
         )}
-        {admin && <TeamDeleteButton teamId={team.id} teamName={detail.data?.name ?? team.name} />}
       </div>
       <QueryState isPending={false} error={detail.error} />
       {detail.data && (
@@ -94,6 +93,7 @@ function TeamPage({ team }: { team: TeamRole }) {
       {tab === "members" && <Members team={team} />}
       {tab === "invitations" && <Invitations team={team} />}
       {tab === "audit" && <AuditLog team={team} />}
+      {admin && <TeamDangerZone teamId={team.id} teamName={detail.data?.name ?? team.name} />}
       {renaming && (
         <RenameDialog
           team={team}

@@ -71,7 +71,7 @@ export function DeleteButton({
           </p>
           {inUse && (
             <div className="alert alert-info" role="alert" data-testid="delete-in-use">
-              {inUse}
+              {inUse.replace(/, or add \?force=true to /, ", or delete anyway to ")}
             </div>
           )}
         </ConfirmDialog>

@@ -121,3 +121,22 @@ export function TeamDeleteButton({ teamId, teamName }: { teamId: string; teamNam
     </>
   );
 }
+
+/** The Team page's last card, for admins: export the team's data, or delete the team. */
+export function TeamDangerZone({ teamId, teamName }: { teamId: string; teamName: string }) {
+  return (
+    <section className="card danger-zone" data-testid="team-danger-zone">
+      <h2>Export or delete the team</h2>
+      <p className="muted small">
+        The export is a zip of JSON and CSV with everything of the team: members, agents, devices,
+        environments, workloads, campaigns, runs with every engine document, power samples, energy,
+        comments, share links and the audit log (no tokens or passwords). Deleting the team removes
+        all of it; its people keep their accounts.
+      </p>
+      <div className="actions">
+        <ExportTeamButton teamId={teamId} />
+        <TeamDeleteButton teamId={teamId} teamName={teamName} />
+      </div>
+    </section>
+  );
+}

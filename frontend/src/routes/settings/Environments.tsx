@@ -361,17 +361,19 @@ export function Environments() {
             <h3>
               {e.name} <span className="muted small">{e.kind}</span>
             </h3>
-            {can("environment.edit", e.team_id) && (
-              <button
-                type="button"
-                className="btn btn-small"
-                data-testid="edit-environment"
-                onClick={() => setEditing(editing === e.id ? null : e.id)}
-              >
-                {editing === e.id ? "Close" : "Edit"}
-              </button>
-            )}
-            <DeleteEnvironment env={e} />
+            <div className="actions">
+              {can("environment.edit", e.team_id) && (
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  data-testid="edit-environment"
+                  onClick={() => setEditing(editing === e.id ? null : e.id)}
+                >
+                  {editing === e.id ? "Close" : "Edit"}
+                </button>
+              )}
+              <DeleteEnvironment env={e} />
+            </div>
           </div>
           <dl className="facts">
             <dt>Grid intensity</dt>

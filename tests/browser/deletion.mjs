@@ -1,0 +1,128 @@
+// Deletion and comments in Chromium at 1440×900 (issue 13, V4) against a running server with two
+// succeeded runs of the stack's team (IOWATT_DELETE_RUN, IOWATT_KEEP_RUN): a Markdown comment
+// with an XSS attempt shows as text on the run page; Delete asks first, then the run is gone from
+// the runs list and its page; the Team page's Delete team dialog offers the export and keeps its
+// button disabled until the name is typed exactly; an environment a run uses (IOWATT_ENV_NAME)
+// answers "used by 1 run" in the dialog, which then deletes it anyway.
+//
+//   IOWATT_URL=... IOWATT_EMAIL=... IOWATT_PASSWORD=... IOWATT_ARTIFACTS=DIR \
+//   IOWATT_DELETE_RUN=<run id> IOWATT_KEEP_RUN=<run id> node tests/browser/deletion.mjs
+//
+// Prints `ok N - ...` per check and `deletion: N passed, 0 failed`; exit 1 with `failure.png`.
+import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+
+const GONE = process.env.IOWATT_DELETE_RUN ?? "";
+const KEEP = process.env.IOWATT_KEEP_RUN ?? "";
+const ENV_NAME = process.env.IOWATT_ENV_NAME ?? "";
+needs(
+  "deletion",
+  GONE !== "" && KEEP !== "" && ENV_NAME !== "",
+  "IOWATT_DELETE_RUN, IOWATT_KEEP_RUN, IOWATT_ENV_NAME",
+);
+const { page, run, shot, login, done } = await openBrowser("deletion");
+
+const XSS = 'Fast **enough**. <img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>';
+
+await run("log in", async () => {
+  await login();
+});
+
+await run("a Markdown comment with an XSS attempt shows as text on the run page", async () => {
+  await page.goto(`${BASE}/runs/${GONE}`);
+  await page.getByTestId("comment-thread").waitFor();
+  await page.getByTestId("comment-input").fill(XSS);
+  await page.getByTestId("comment-format").selectOption("markdown");
+  await page.getByTestId("comment-submit").click();
+  const body = page.getByTestId("comment-body").first();
+  await body.waitFor();
+  const text = (await body.textContent()) ?? "";
+  check(text.includes("<script>window.__xss=2</script>"), `the script is shown as text: ${text}`);
+  check((await body.locator("strong").textContent()) === "enough", "Markdown still renders bold");
+  check((await body.locator("img, script").count()) === 0, "no element came from the body");
+  check((await page.evaluate(() => window.__xss)) === undefined, "nothing in the comment ran");
+  await noOverflow(page);
+  await page.getByTestId("comment-thread").scrollIntoViewIfNeeded();
+  await shot("V4-run-comments", false);
+});
+
+await run("Delete asks first; Cancel keeps the run", async () => {
+  await page.getByTestId("delete-run").click();
+  const dialog = page.getByTestId("confirm-dialog");
+  await dialog.waitFor();
+  check((await dialog.textContent())?.includes("cannot be undone"), "the dialog says it is final");
+  await shot("V4-run-delete-dialog", false);
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  await dialog.waitFor({ state: "detached" });
+  check(page.url().endsWith(`/runs/${GONE}`), "still on the run page");
+});
+
+await run("confirmed, the run is gone from the runs list", async () => {
+  await page.getByTestId("delete-run").click();
+  await page.getByTestId("confirm-action").click();
+  await page.waitForURL(`${BASE}/runs`);
+  await page.waitForFunction(
+    ([keep]) => document.querySelector(`a[href="/runs/${keep}"]`) !== null,
+    [KEEP],
+  );
+  check((await page.locator(`a[href="/runs/${GONE}"]`).count()) === 0, "the deleted run is listed");
+  await shot("V4-runs-after-delete");
+});
+
+await run("its page says it is not found", async () => {
+  await page.goto(`${BASE}/runs/${GONE}`);
+  await page.getByText("run not found").waitFor();
+  check((await page.getByTestId("run-detail").count()) === 0, "no run page for a deleted run");
+});
+
+await run("Delete team offers the export and wants the exact name", async () => {
+  await page.goto(`${BASE}/team`);
+  await page.getByTestId("delete-team").click();
+  const dialog = page.getByTestId("delete-team-dialog");
+  await dialog.waitFor();
+  check(await dialog.getByTestId("export-team").isVisible(), "the export is offered first");
+  const confirm = dialog.getByTestId("delete-team-confirm");
+  await dialog.getByTestId("delete-team-name").fill("not the name");
+  check(await confirm.isDisabled(), "a wrong name keeps the button disabled");
+  await shot("V4-team-delete-dialog", false);
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  await dialog.waitFor({ state: "detached" });
+});
+
+await run("an environment in use: the dialog says what uses it, then Delete anyway", async () => {
+  await page.goto(`${BASE}/settings/environments`);
+  const row = page.getByTestId("environment-row").filter({ hasText: ENV_NAME });
+  await row.waitFor();
+  check(
+    (await row.getByTestId("environment-notes").textContent()) === "rack 4, row B",
+    "notes shown",
+  );
+  await row.getByTestId("delete-environment").click();
+  const dialog = page.getByTestId("confirm-dialog");
+  await dialog.getByTestId("confirm-action").click();
+  const inUse = dialog.getByTestId("delete-in-use");
+  await inUse.waitFor();
+  check((await inUse.textContent())?.includes("used by 1 run"), "the 409 names what uses it");
+  check(
+    (await dialog.getByTestId("confirm-action").textContent())?.includes("Delete anyway"),
+    "the dialog offers to delete anyway",
+  );
+  await shot("V4-environment-in-use", false);
+  await dialog.getByTestId("confirm-action").click();
+  await dialog.waitFor({ state: "detached" });
+  await page.waitForFunction(
+    (name) =>
+      ![...document.querySelectorAll('[data-testid="environment-row"]')].some((r) =>
+        r.textContent?.includes(name),
+      ),
+    ENV_NAME,
+  );
+});
+
+await run("devices list their notes and offer Delete to an admin", async () => {
+  await page.goto(`${BASE}/settings/devices`);
+  await page.getByTestId("devices-table").waitFor();
+  check((await page.getByTestId("delete-device").count()) > 0, "an admin sees Delete");
+  await shot("V4-devices", false);
+});
+
+await done();
