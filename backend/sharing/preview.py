@@ -174,7 +174,7 @@ def render_png(v: SharedView) -> bytes:
         name, pairs, unit = h
         shown = pairs[:MAX_BARS]
         ax: Any = fig.add_axes((0.30, 0.10, 0.62, 0.70))
-        labels = [_clip(lab, 40) for lab, _, _ in shown][::-1]
+        labels = [_clip(lab, 40) + (" (baseline)" if base else "") for lab, _, base in shown][::-1]
         values = [x for _, x, _ in shown][::-1]
         colors = ["#9ca3af" if base else "#2563eb" for _, _, base in shown][::-1]  # baseline grey
         bars = ax.barh(labels, values, color=colors)

@@ -12,6 +12,7 @@ from backend.compare.schemas import (
     FingerprintMode,
     GroupBy,
     JobComparison,
+    LatencyCurves,
     Metric,
     ValidityFlag,
 )
@@ -152,4 +153,8 @@ class SharedView(OutputSchema):
     runs_total: int = Field(description="runs the link froze (a campaign: its runs now)")
     runs_deleted: int = Field(description="of those, how many were deleted since")
     comparison: SharedComparison | None = Field(description="null when no frozen run is left")
+    latency: LatencyCurves | None = Field(
+        description="the latency-percentile curves of the frozen job (the compare page's latency chart, "
+        "column keys as in `comparison`); null when that chart is off or there is nothing to draw"
+    )
     campaign: SharedCampaign | None

@@ -16,7 +16,7 @@ from backend.audit import service as audit
 from backend.auth.principal import UserPrincipal
 from backend.campaign import service as campaign_service
 from backend.compare import service as compare_service
-from backend.compare.schemas import Comparison
+from backend.compare.schemas import Comparison, LatencyCurves
 from backend.errors import AppError, Conflict, Forbidden, Invalid, NotFound
 from backend.kit.security import new_token, token_hash
 from backend.kit.time import utcnow
@@ -221,7 +221,9 @@ def _scrubber(paths: set[str]) -> Any:
     return scrub
 
 
-def _shared_comparison(session: Session, c: Comparison) -> tuple[SharedComparison, Comparison]:
+def _shared_comparison(
+    session: Session, c: Comparison
+) -> tuple[SharedComparison, Comparison, dict[str, str]]:
     scrub = _scrubber({r.target_path for r in c.runs})
     keys = {col.key: f"col{i + 1}" for i, col in enumerate(c.columns)}
     columns = [col.model_copy(update={"key": keys[col.key], "label": scrub(col.label)}) for col in c.columns]
@@ -260,7 +262,33 @@ def _shared_comparison(session: Session, c: Comparison) -> tuple[SharedCompariso
     )
     # the CSV export reads columns, jobs, energy and the runs' energy basis: the same labels as shown
     scrubbed = c.model_copy(update={"columns": columns, "baseline": shared.baseline})
-    return shared, scrubbed
+    return shared, scrubbed, keys
+
+
+def _latency(
+    session: Session,
+    reader: UserPrincipal,
+    run_ids: list[uuid.UUID],
+    opts: ComparisonTarget,
+    shared: SharedComparison,
+    keys: dict[str, str],
+) -> LatencyCurves | None:
+    """The compare page's latency chart for the frozen job (the first when none or gone), its
+    columns and curves keyed as the shared comparison's."""
+    if "latency" not in opts.charts or not shared.jobs:
+        return None
+    names = [j.name for j in shared.jobs]
+    job = opts.job if opts.job in names else names[0]
+    curves = compare_service.latency_curves(
+        session, principal=reader, run_ids=run_ids, job=job, group_by=opts.group_by
+    )
+    if not curves.curves:
+        return None
+    return LatencyCurves(
+        job=job,
+        columns=shared.columns,
+        curves=[c.model_copy(update={"column": keys[c.column]}) for c in curves.curves if c.column in keys],
+    )
 
 
 def view(session: Session, *, link: ShareLink) -> Frozen:
@@ -300,6 +328,7 @@ def view(session: Session, *, link: ShareLink) -> Frozen:
     kept = kept[:MAX_SHARED_RUNS]  # a campaign may hold more runs than a comparison takes
     comparison: Comparison | None = None
     shared: SharedComparison | None = None
+    latency: LatencyCurves | None = None
     if kept:
         comparison = compare_service.compare(
             session,
@@ -310,7 +339,8 @@ def view(session: Session, *, link: ShareLink) -> Frozen:
             fingerprint_mode=opts.fingerprint,
             force=opts.force,
         )
-        shared, comparison = _shared_comparison(session, comparison)
+        shared, comparison, keys = _shared_comparison(session, comparison)
+        latency = _latency(session, reader, kept, opts, shared, keys)
     names = repository.user_names(session, {link.created_by} if link.created_by else set())
     v = SharedView(
         kind=link.kind,
@@ -331,6 +361,7 @@ def view(session: Session, *, link: ShareLink) -> Frozen:
         runs_total=len(frozen),
         runs_deleted=deleted,
         comparison=shared,
+        latency=latency,
         campaign=campaign,
     )
     return Frozen(view=v, comparison=comparison)

@@ -324,3 +324,25 @@ def test_the_preview_image_is_a_1200x630_png(client: TestClient, session: Sessio
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
     assert struct.unpack(">II", png[16:24]) == (1200, 630)
     assert len(png) > 5000  # a chart, not a blank canvas
+
+
+def test_the_latency_chart_is_shared_when_it_was_on(client: TestClient, session: Session) -> None:
+    _, member, _, _ = _team(session)
+    a = create_agent(session, team=member.team)
+    runs = []
+    for target, ns in (("/srv/hdd", 4_000_000), ("/dev/shm/ram", 2_000)):
+        run = create_run(session, agent=a.agent, target_path=target)
+        job = {"name": "rr", "rw": "randread", "bs_bytes": 4096, "read_iops": 1e6 / ns}
+        create_result(session, run=run, jobs=[job], bins={"rr:read": {str(ns): 90, str(ns * 2): 10}})
+        runs.append(run)
+    on = _token(_share(client, member, runs, {"charts": ["bars", "latency"]}))
+    v = client.get(f"/api/v1/shared/{on}").json()
+    lat = v["latency"]
+    assert lat["job"] == "rr" and [c["key"] for c in lat["columns"]] == ["col1", "col2"]
+    p50 = {c["column"]: next(p for p in c["points"] if p["percentile"] == 50.0) for c in lat["curves"]}
+    assert p50 == {
+        "col1": {"percentile": 50.0, "latency_ns": 4_000_000},
+        "col2": {"percentile": 50.0, "latency_ns": 2_000},
+    }
+    off = _token(_share(client, member, runs))  # charts: bars and energy only
+    assert client.get(f"/api/v1/shared/{off}").json()["latency"] is None

@@ -35,8 +35,8 @@ let anon = null;
 const requests = [];
 
 /** The member shares the comparison the compare page shows; returns the link's path /s/<token>. */
-async function shareFromCompare(runs, title) {
-  const q = `runs=${runs.join(",")}&group_by=none&charts=bars,energy&table=runs`;
+async function shareFromCompare(runs, title, charts = "bars,latency,energy") {
+  const q = `runs=${runs.join(",")}&group_by=none&charts=${charts}&table=runs`;
   await page.goto(`${BASE}/compare?${q}`);
   await page.getByTestId("compare-table").first().waitFor();
   await page.getByTestId("share-button").click();
@@ -100,6 +100,8 @@ await run("a second context without login opens the link: the frozen comparison"
   );
   check((await p.locator('[data-testid="shared-runs"] tbody tr').count()) === 2, "2 runs");
   await p.getByTestId("shared-table").first().waitFor();
+  // the latency chart was on: drawn from the link's own answer (no /compare/latency call)
+  await p.getByTestId("shared-latency").waitFor();
   check(
     (await p.locator("nav, [data-testid=logout], input[name=password]").count()) === 0,
     "no nav, no login",

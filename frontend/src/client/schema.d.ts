@@ -4244,6 +4244,8 @@ export interface components {
              * @enum {string}
              */
             kind: "run" | "comparison" | "campaign";
+            /** @description the latency-percentile curves of the frozen job (the compare page's latency chart, column keys as in `comparison`); null when that chart is off or there is nothing to draw */
+            latency: components["schemas"]["LatencyCurves"] | null;
             options: components["schemas"]["SharedOptions"];
             /**
              * Runs Deleted

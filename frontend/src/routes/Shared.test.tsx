@@ -57,6 +57,7 @@ function view(over: Partial<SharedView> = {}): SharedView {
     runs_total: 3,
     runs_deleted: 1,
     comparison: { ...cmp, runs } as SharedView["comparison"],
+    latency: null,
     campaign: null,
     ...over,
   };

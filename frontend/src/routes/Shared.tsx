@@ -9,9 +9,11 @@ import type { CompareRead } from "../client/types";
 import { BarCharts, ChangeCharts, RunKey, SweepCharts } from "../components/Compare/CompareCharts";
 import { autoLayout, MetricTable } from "../components/Compare/CompareTable";
 import { EnergyCompare } from "../components/Compare/EnergyCompare";
+import { MultiLineChart } from "../components/charts/MultiLineChart";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { columnLabels, runLabels } from "../lib/compare";
 import { ApiError, errorMessage } from "../lib/errors";
+import { latencyChart, ninesLabel } from "../lib/latency";
 import { describeWorkload } from "../lib/workload";
 import { type SharedView, sharedExport, sharedViewQuery } from "../queries/sharing";
 
@@ -90,6 +92,33 @@ function Exports({ token }: { token: string }) {
         Download JSON
       </button>
       {note && <span className="muted small">{note}</span>}
+    </div>
+  );
+}
+
+/** The compare page's latency-percentile chart, from the curves the link's view carries. */
+function SharedLatency({
+  data,
+  curves,
+}: {
+  data: CompareRead;
+  curves: NonNullable<SharedView["latency"]>;
+}) {
+  const names = columnLabels(data);
+  const labels = new Map(data.columns.map((c, i) => [c.key, names[i] ?? c.label]));
+  const chart = latencyChart(curves, labels);
+  if (chart.series.length === 0) return null;
+  return (
+    <div className="card chart" data-testid="shared-latency">
+      <h3>
+        Latency percentiles{" "}
+        <span className="muted small">{curves.job} · completion latency, merged histograms</span>
+      </h3>
+      <MultiLineChart
+        series={chart.series}
+        x={{ label: "percentile", unit: "", ticks: chart.ticks, format: ninesLabel }}
+        y={{ label: "Latency", unit: chart.unit, log: true }}
+      />
     </div>
   );
 }
@@ -173,6 +202,11 @@ function Frozen({ view }: { view: SharedView }) {
             </>
           )}
           {show("sweep") && <SweepCharts data={data} />}
+          {view.latency && (
+            <div className="chart-grid">
+              <SharedLatency data={data} curves={view.latency} />
+            </div>
+          )}
           <h2>All metrics</h2>
           {c.jobs.map((j) => (
             <div className="card" key={j.name}>
