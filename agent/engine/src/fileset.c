@@ -294,7 +294,7 @@ static inline int eligible(const struct fs_set *s, uint64_t i, uint8_t st, enum 
 	case WANT_OURS:
 		return (st & ST_EXISTS) && (st & ST_OURS);
 	default:
-		return !(st & ST_EXISTS) && leaf_exists(s, i);
+		return !(st & ST_EXISTS) && (i == UINT64_MAX || leaf_exists(s, i)); /* UINT64_MAX: a directory */
 	}
 }
 
@@ -327,26 +327,26 @@ static int64_t select_in(struct fs_thread *t, const struct fs_set *s, _Atomic ui
 	if (wk->w->fileselect_seq) {
 		for (uint64_t tries = 0; tries < n; tries++) {
 			uint64_t i = atomic_fetch_add(&wk->cursor, 1) % n;
-			if (try_claim(&states[i], s, files ? i : 0, want, claim))
+			if (try_claim(&states[i], s, files ? i : UINT64_MAX, want, claim))
 				return (int64_t)i;
 		}
 	} else {
 		for (int tries = 0; tries < 32; tries++) {
 			uint64_t i = rng_below(&t->rng, n);
-			if (try_claim(&states[i], s, files ? i : 0, want, claim))
+			if (try_claim(&states[i], s, files ? i : UINT64_MAX, want, claim))
 				return (int64_t)i;
 		}
 		uint64_t start = rng_below(&t->rng, n);
 		for (uint64_t k = 0; k < n; k++) {
 			uint64_t i = (start + k) % n;
-			if (try_claim(&states[i], s, files ? i : 0, want, claim))
+			if (try_claim(&states[i], s, files ? i : UINT64_MAX, want, claim))
 				return (int64_t)i;
 		}
 	}
 	/* nothing now: is anything eligible but busy? */
 	for (uint64_t i = 0; i < n; i++) {
 		uint8_t st = atomic_load(&states[i]);
-		if ((st & ST_BUSY) && eligible(s, files ? i : 0, (uint8_t)(st & ~ST_BUSY), want))
+		if ((st & ST_BUSY) && eligible(s, files ? i : UINT64_MAX, (uint8_t)(st & ~ST_BUSY), want))
 			return -2;
 	}
 	return -1;
@@ -669,20 +669,26 @@ static void op_dir(struct fs_thread *t, int op)
 	release(&leafs[j], 1);
 }
 
-/* copy / move file i of the source fsd to file i (mod its count) of the target fsd */
+/* copy / move a file of the source fsd to a free file name of the target fsd */
 static void op_copymove(struct fs_thread *t, int op)
 {
 	struct fs_work *wk = t->wk;
 	struct fs_set *s = wk->src, *d = wk->dst;
-	int64_t i = select_in(t, s, s->fstate, s->nfiles, op == VOP_MOVE ? WANT_OURS : WANT_EXISTING, 1, 1);
-	if (i < 0) {
-		t->gave_up = i == -1;
+	/* a free target slot first, then a source file */
+	int64_t dj = select_in(t, d, d->fstate, d->nfiles, WANT_ABSENT, 1, 1);
+	if (dj < 0) {
+		t->gave_up = dj == -1;
+		if (dj == -2)
+			sched_yield();
 		return;
 	}
-	uint64_t di = (uint64_t)i % d->nfiles;
-	if (!try_claim(&d->fstate[di], d, di, WANT_ABSENT, 1)) {
-		release(&s->fstate[i], 1);
-		sched_yield();
+	uint64_t di = (uint64_t)dj;
+	int64_t i = select_in(t, s, s->fstate, s->nfiles, op == VOP_MOVE ? WANT_OURS : WANT_EXISTING, 1, 1);
+	if (i < 0) {
+		release(&d->fstate[di], 1);
+		t->gave_up = i == -1;
+		if (i == -2)
+			sched_yield();
 		return;
 	}
 	char ps[PATH_MAX], pd[PATH_MAX];
@@ -1527,7 +1533,7 @@ static int open_directory(const char *dir, const char *beneath)
 	close(root);
 	if (fd < 0)
 		die_usage("beneath", "directory '%s' beneath '%s': %s%s", dir, beneath, strerror(-fd),
-			  fd == -ELOOP ? " (a symbolic link in its path is refused)" : "");
+			  fd == -ELOOP || fd == -ENOTDIR ? " (a symbolic link in its path is refused)" : "");
 	return fd;
 }
 
@@ -1649,7 +1655,8 @@ static void resolve(struct fs_run *r, uint64_t seed)
 		for (int j = 0; j < s->size.n; j++) {
 			uint64_t v = s->size.v[j];
 			if (r->scale != 1.0) {
-				double sv = floor((double)v * r->scale / 512.0 + 0.5) * 512.0;
+				/* a whole number of the largest transfers, at least one */
+				double sv = floor((double)v * r->scale / (double)max_xfer + 0.5) * (double)max_xfer;
 				v = sv < (double)max_xfer ? max_xfer : (uint64_t)sv;
 			}
 			if (d->direct && v % 512)
@@ -1705,7 +1712,7 @@ static uint64_t arg_secs(const char *name, const char *val, uint64_t lo)
 int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 {
 	const char *file = NULL, *dir = NULL, *beneath = NULL;
-	int keep = 0, jsonplus = 0, normal = 0, allow_tsc = 0, parse_only = 0;
+	int keep = 0, jsonplus = 0, normal = 0, allow_tsc = 0, parse_only = 0, progress = 0;
 	double scale = 1.0;
 	uint64_t seed = 0x5eed, o_elapsed = 0, o_interval = 0, o_warmup = UINT64_MAX;
 	for (int k = 1; k < argc; k++) {
@@ -1747,6 +1754,10 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 		} else if (IS("randseed")) {
 			if (!val || parse_u64(val, &seed) < 0)
 				die_usage("randseed", "must be a whole number, got '%s'", val ? val : "");
+		} else if (IS("progress")) {
+			if (!val || (strcmp(val, "jsonl") && strcmp(val, "none")))
+				die_usage("progress", "must be jsonl or none, got '%s'", val ? val : "");
+			progress = !strcmp(val, "jsonl");
 		} else if (IS("parse-only")) {
 			parse_only = 1;
 		} else if (IS("output-format")) {
@@ -1761,7 +1772,7 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 		} else {
 			die_usage("vdbench", "option '%.*s' does not apply to --vdbench (it takes --directory, --beneath, "
 					     "--keep, --scale, --elapsed, --interval, --warmup, --randseed, --output-format, "
-					     "--clocksource, --parse-only)",
+					     "--clocksource, --progress, --parse-only)",
 				  (int)nl, a + 2);
 		}
 #undef IS
@@ -1917,6 +1928,11 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 				if (parent_ok)
 					dir_make(&r, s, l, j, cfg.rd.format != VDB_FORMAT_NO);
 			}
+		int is_src = 0;
+		for (int j = 0; j < r.nwork; j++)
+			is_src |= r.work[j].src == s;
+		if (!is_src && cfg.rd.format != VDB_FORMAT_NO)
+			continue; /* a copy/move target only: its directories, no files */
 		r.fmt_set = k;
 		r.fmt_threads = r.nth < 8 ? r.nth : 8;
 		for (unsigned t = 0; t < r.fmt_threads; t++)
@@ -1926,6 +1942,11 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 			pthread_join(r.th[t].th, NULL);
 	}
 	rp.fmt_ns = now_ns() - f0;
+	if (progress) {
+		fprintf(stderr, "{\"event\":\"progress\",\"mode\":\"vdbench\",\"phase\":\"format\",\"elapsed_ns\":%llu,"
+				"\"done\":true}\n", (unsigned long long)rp.fmt_ns);
+		fflush(stderr);
+	}
 	snap_cpu(&rp.fmt1);
 	rp.fmt_dirs = r.fmt_dirs;
 	for (unsigned t = 0; t < r.nth; t++) {
@@ -1962,6 +1983,12 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 			now = now_ns();
 			if (now >= next) {
 				snap_cpu(&rp.cpu[++iv]);
+				if (progress) {
+					fprintf(stderr, "{\"event\":\"progress\",\"mode\":\"vdbench\",\"phase\":\"run\",\"interval\":%u,"
+							"\"elapsed_ns\":%llu,\"percent\":%.1f}\n", iv, (unsigned long long)(now - r.t_start),
+						100.0 * (double)(now - r.t_start) / (double)r.elapsed_ns);
+					fflush(stderr);
+				}
 				if (next >= end || iv >= max_iv)
 					break;
 			}
