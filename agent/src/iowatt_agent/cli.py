@@ -1,4 +1,4 @@
-"""`iowatt-agent` command line: enroll, repin, run, bench, presets, inventory, meters.
+"""`iowatt-agent` command line: enroll, repin, run, bench, presets, inventory, meters, upload.
 
 Commands only: each parses its arguments and calls one function. The shared option types and
 `fail` are in `args`; enrolment and TLS trust in `enrol`; the local benchmark in `bench`; the
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -38,6 +40,7 @@ from .args import (
     fail,
 )
 from .bench import BenchArgs, run_bench
+from .ci_upload import UPLOAD_TOKEN_ENV, UploadArgs, UploadError, upload
 from .client import ApiClient
 from .config import ConfigError, load_config, resolve_state_dir, server_ssl_context
 from .engine import EngineNotFound, locate_engine
@@ -283,6 +286,79 @@ def bench(
             pue=pue,
         )
     )
+
+
+@app.command("upload")
+def upload_cmd(
+    result: Annotated[Path, typer.Argument(help="engine or fio --output-format=json document")],
+    server: Annotated[str, typer.Option(help="Server URL, e.g. https://iowatt.example:8443")],
+    team: Annotated[str, typer.Option(help="the team's id (Team page, or /auth/me)")],
+    host: Annotated[str, typer.Option(help="the machine that ran it (an external host on the server)")],
+    device_model: Annotated[str, typer.Option(help='the device measured, e.g. "Samsung SSD 990 PRO 2TB"')],
+    upload_id: Annotated[
+        str, typer.Option(help="unique per CI job (its job id): the same id again adds nothing")
+    ],
+    token_file: Annotated[
+        str | None,
+        typer.Option(
+            help=f"File holding an upload-scoped API token ('-' = stdin) [default: ${UPLOAD_TOKEN_ENV}]"
+        ),
+    ] = None,
+    token: TokenRefusedOpt = None,
+    name: Annotated[str | None, typer.Option(help="the run's name [default: FILE on HOST]")] = None,
+    serial: Annotated[str | None, typer.Option(help="the device's serial (only its sha256 is kept)")] = None,
+    capacity_bytes: Annotated[int | None, typer.Option(help="the device's capacity, bytes")] = None,
+    media: Annotated[str | None, typer.Option(help="hdd | ssd | ram | virtual | unknown")] = None,
+    environment: Annotated[str | None, typer.Option(help="an environment id of the team")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="a tag (repeat)")] = None,
+) -> None:
+    """Upload a finished result from CI (POST /api/v1/results; docs/teams.md § Uploads from CI).
+    The token (scope upload) comes from --token-file or $IOWATT_UPLOAD_TOKEN."""
+    if token is not None:
+        raise fail(
+            "--token is refused: a token on the command line is visible to every local user (ps) "
+            f"and kept in shell history. Pass it with --token-file PATH ('-' reads stdin) or in "
+            f"{UPLOAD_TOKEN_ENV}",
+            2,
+        )
+    secret = read_upload_token(token_file)
+    args = UploadArgs(
+        server=server,
+        token=secret,
+        result=result,
+        team_id=team,
+        host=host,
+        device_model=device_model,
+        upload_id=upload_id,
+        name=name,
+        serial=serial,
+        capacity_bytes=capacity_bytes,
+        media=media,
+        environment_id=environment,
+        tags=tag or [],
+    )
+    try:
+        answer = upload(args)
+    except UploadError as e:
+        raise fail(str(e), e.code) from e
+    seen = " (already uploaded: nothing added)" if answer.get("duplicate") else ""
+    out.print(f"{answer.get('url')}{seen}", highlight=False, soft_wrap=True)
+
+
+def read_upload_token(token_file: str | None) -> str:
+    """The upload token from --token-file (or stdin) or $IOWATT_UPLOAD_TOKEN; exit 2 without one."""
+    if token_file == "-":
+        secret = sys.stdin.readline().strip()
+    elif token_file is not None:
+        try:
+            secret = Path(token_file).read_text().strip()
+        except OSError as e:
+            raise fail(f"--token-file {token_file}: {e.strerror or e}", 2) from e
+    else:
+        secret = os.environ.get(UPLOAD_TOKEN_ENV, "").strip()
+    if not secret:
+        raise fail(f"no upload token: pass --token-file PATH or set {UPLOAD_TOKEN_ENV}", 2)
+    return secret
 
 
 @app.command("presets")
