@@ -47,7 +47,11 @@ def list_share_links(
     return ShareLinkPage(items=service.to_read(session, links), total=total)
 
 
-@router.delete("/share-links/{share_link_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/share-links/{share_link_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={409: {"description": "`already_revoked`: the link was revoked before"}},
+)
 def revoke_share_link(share_link_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Response:
     """Revoke (its creator or a team admin): the token answers 404 from now on."""
     service.revoke(session, principal=principal, link_id=share_link_id)
