@@ -32,7 +32,11 @@ def get_campaign(campaign_id: uuid.UUID, principal: UserDep, session: SessionDep
     return service.to_read(session, [service.get(session, principal=principal, campaign_id=campaign_id)])[0]
 
 
-@router.delete("/{campaign_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{campaign_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={409: {"description": "`campaign_active`: some of its runs are assigned or running"}},
+)
 def delete_campaign(
     campaign_id: uuid.UUID,
     principal: UserDep,

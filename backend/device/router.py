@@ -49,7 +49,11 @@ def update_device(
     return _read(service.update(session, principal=principal, device_id=device_id, body=body))
 
 
-@router.delete("/{device_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{device_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={409: {"description": "`device_in_use` (runs name it) or `device_busy` (a run holds it)"}},
+)
 def delete_device(
     device_id: uuid.UUID,
     principal: UserDep,

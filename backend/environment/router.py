@@ -45,7 +45,11 @@ def import_grid_intensity(
     return service.import_grid_series(session, principal=principal, env_id=environment_id, csv_text=csv_text)
 
 
-@router.delete("/{environment_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{environment_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={409: {"description": "`environment_in_use`: runs or campaigns name it (ids in `detail`)"}},
+)
 def delete_environment(
     environment_id: uuid.UUID,
     principal: UserDep,

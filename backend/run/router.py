@@ -122,7 +122,11 @@ def get_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunRe
     return service.to_read(session, [service.get(session, principal=principal, run_id=run_id)])[0]
 
 
-@router.delete("/{run_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{run_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={409: {"description": "`run_active`: the run is assigned or running; cancel it first"}},
+)
 def delete_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> None:
     """Delete a run with its result, series, power samples, energy, tags and comments (audited as
     run.deleted). An admin of its team, or the member who queued it; an assigned or running run

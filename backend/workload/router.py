@@ -26,7 +26,11 @@ def get_workload(workload_id: uuid.UUID, principal: UserDep, session: SessionDep
     return WorkloadRead.model_validate(service.get(session, principal=principal, workload_id=workload_id))
 
 
-@router.delete("/{workload_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{workload_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={409: {"description": "`preset`: built-in presets cannot be deleted"}},
+)
 def delete_workload(workload_id: uuid.UUID, principal: UserDep, session: SessionDep) -> None:
     """Delete a team workload (team admins; audited). Built-in presets: 409. Runs made from it keep
     their copy of the spec."""

@@ -5875,6 +5875,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `last_admin` or `sole_member`: hand over or delete the team first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than this route's limit (1048576 bytes) */
             413: {
                 headers: {
@@ -6565,6 +6574,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `campaign_active`: some of its runs are assigned or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than this route's limit (1048576 bytes) */
             413: {
                 headers: {
@@ -7225,6 +7243,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `device_in_use` (runs name it) or `device_busy` (a run holds it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than this route's limit (1048576 bytes) */
             413: {
                 headers: {
@@ -7500,6 +7527,15 @@ export interface operations {
             };
             /** @description No such object, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `environment_in_use`: runs or campaigns name it (ids in `detail`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8248,6 +8284,15 @@ export interface operations {
             };
             /** @description No such object, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `run_active`: the run is assigned or running; cancel it first */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9765,6 +9810,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `team_active`: runs of the team are assigned or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than this route's limit (1048576 bytes) */
             413: {
                 headers: {
@@ -10845,6 +10899,15 @@ export interface operations {
             };
             /** @description No such object, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `preset`: built-in presets cannot be deleted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
