@@ -2,14 +2,14 @@
 # Installs the Debian packages iowatt needs when they are missing (idempotent, quiet when done).
 #   server:  postgresql-15, redis-server
 #   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines)
-#   tests:   chromium (browser tests), fio and postmark (engine comparisons), util-linux (losetup),
+#   tests:   chromium (browser tests), fio, postmark and sysbench (engine comparisons), util-linux (losetup),
 #            e2fsprogs (mkfs.ext4, chattr), strace (engine tests observe offsets and system calls),
 #            docker-compose (tests/test_deploy.py validates docker-compose.yml; no engine needed),
 #            libfaketime (tests/faults skews the agent's clock by ±10 min)
 set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config chromium fio postmark util-linux e2fsprogs strace docker-compose libfaketime; do
+for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

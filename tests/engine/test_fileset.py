@@ -574,3 +574,24 @@ def test_normal_output(engine_bin: Path, scratch: Path) -> None:
     assert any(x.startswith("avg ") for x in lines)
     assert any(x.strip().startswith("read ") and "p99" in x for x in lines)
     assert list(d.iterdir()) == []
+
+
+def test_maxdata_moves_exactly_that_many_bytes(engine_bin: Path, scratch: Path) -> None:
+    """rd maxdata= (vdbench's stop after this much data): the bench's equal-bytes comparison."""
+    d = scratch / "d"
+    d.mkdir()
+    text = (
+        "fsd=a,anchor=/x,depth=0,files=4,size=1m\n"
+        "fwd=w,fsd=a,rdpct=60,xfersize=4k,fileio=(random,shared),threads=3\n"
+        "rd=r,fwd=w,format=yes,elapsed=120,interval=120,maxdata=40000k\n"
+    )
+    t0 = time.monotonic()
+    fs = vdb(engine_bin, text, scratch, d).doc["fileset"]
+    assert time.monotonic() - t0 < 60
+    tot = fs["total"]
+    assert tot["read_bytes"] + tot["write_bytes"] == 40000 * 1024
+    assert tot["ops_total"] == 10000
+    assert fs["rd"]["maxdata"] == 40000 * 1024 and fs["rd"]["maxdata_reached"] is True
+    assert abs(tot["ops"]["read"]["ops"] / 10000 - 0.6) < 0.04
+    assert fs["fwd"][0]["shared"] is True
+    assert list(d.iterdir()) == []

@@ -119,6 +119,9 @@ struct fs_run {
 	uint64_t elapsed_ns, interval_ns, warmup_ns;
 	uint64_t t_start;
 	_Atomic int stop;
+	_Alignas(128) _Atomic uint64_t moved; /* rd maxdata: bytes claimed by reads and writes (own lines) */
+	_Alignas(128) int maxdata_pad;
+	_Atomic int maxdata_reached;
 	pthread_mutex_t errlock;
 	int err;
 	char errmsg[600];
@@ -435,6 +438,12 @@ static void op_rw(struct fs_thread *t)
 			off = rng_below(&t->rng, fsz / xs) * xs;
 		}
 		int wr = wk->op == VOP_WRITE ? 1 : wk->op == VOP_READ ? 0 : (int)(rng_below(&t->rng, 100) >= (uint64_t)wk->rdpct);
+		if (t->run->c->rd.maxdata &&
+		    atomic_fetch_add_explicit(&t->run->moved, xs, memory_order_relaxed) >= t->run->c->rd.maxdata) {
+			t->run->maxdata_reached = 1;
+			atomic_store(&t->run->stop, 1);
+			break;
+		}
 		pace(t);
 		uint64_t s0 = now_ns();
 		int rc = io_full(fd, t->buf, xs, off, wr);
@@ -1346,6 +1355,11 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	jw_u64(&w, "elapsed_ns", r->elapsed_ns);
 	jw_u64(&w, "interval_ns", r->interval_ns);
 	jw_u64(&w, "warmup_ns", r->warmup_ns);
+	if (c->rd.maxdata)
+		jw_u64(&w, "maxdata", c->rd.maxdata);
+	else
+		jw_null(&w, "maxdata");
+	jw_bool(&w, "maxdata_reached", atomic_load(&r->maxdata_reached));
 	jw_obj_end(&w);
 	jw_obj(&w, "format");
 	jw_u64(&w, "elapsed_ns", rp->fmt_ns);

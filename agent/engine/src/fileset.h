@@ -55,6 +55,7 @@ struct vdb_rd {
 	double fwdrate;                 /* 0 = max */
 	int format;
 	uint64_t elapsed_s, interval_s, warmup_s;
+	uint64_t maxdata;               /* stop after this many bytes read + written (0 = no limit) */
 };
 
 struct vdb_cfg {

@@ -266,11 +266,14 @@ static void rd_set(struct vdb_rd *r, const char *key, const char *val)
 		r->elapsed_s = get_secs("rd", key, val, 1);
 	} else if (!strcmp(key, "interval")) {
 		r->interval_s = get_secs("rd", key, val, 1);
+	} else if (!strcmp(key, "maxdata")) {
+		if (parse_size(val, &r->maxdata, 1024) < 0 || !r->maxdata)
+			die_usage("maxdata", "rd: must be a size in bytes (k/m/g/t suffixes), got '%s'", val);
 	} else if (!strcmp(key, "warmup")) {
 		r->warmup_s = get_secs("rd", key, val, 0);
 	} else {
 		die_usage(key, "rd: parameter '%s' is not supported by iowatt-engine (fwd, fwdrate, format, elapsed, "
-			       "interval, warmup)", key);
+			       "interval, warmup, maxdata)", key);
 	}
 }
 
