@@ -1,5 +1,7 @@
-"""The whole platform as real processes for end-to-end and browser tests: uvicorn (API + built
-UI), a Celery worker, an enrolled `iowatt-agent run` and the real engine, on a private database."""
+"""The whole platform as real processes for end-to-end and browser tests: the API (and built UI)
+as production starts it, `python -m backend.serve` with API_WORKERS uvicorn processes behind one
+port (docs/adr/0016), a Celery worker, an enrolled `iowatt-agent run` and the real engine, on a
+private database."""
 
 import contextlib
 import os
@@ -22,6 +24,7 @@ from tests.waiting import WaitTimeout, wait_until
 BIN = Path(sys.executable).parent
 ENGINE = Path(REPO) / "agent" / "engine" / "build" / "iowatt-engine"
 FINAL = {"succeeded", "failed", "cancelled"}
+API_WORKERS = 2  # as a 2-CPU host runs it (backend.serve's default: the CPUs, at most 3)
 
 
 @dataclass
@@ -44,11 +47,30 @@ class Stack:
         self.procs[name] = _popen(cmd, env, self.logs / f"{name}.log")
 
     def kill(self, name: str, sig: int = 9) -> None:
-        """Signal the process group (SIGKILL by default) and wait until the process is gone."""
+        """Signal the process group (SIGKILL by default) and wait until every process of it is
+        gone: the API is backend.serve's supervisor AND its uvicorn processes, and a child left
+        alive would keep serving on the shared socket (and keep the port from the next start)."""
         p = self.procs[name]
         with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, sig)
         p.wait(timeout=60)
+        wait_until(
+            lambda: not group_members(p.pid),
+            timeout=60,
+            interval=0.05,
+            message=lambda: f"{name}'s process group {p.pid} gone (left: {group_members(p.pid)})",
+        )
+
+    def workers(self, name: str = "api") -> list[int]:
+        """The uvicorn worker processes of the API's supervisor (started by multiprocessing's spawn),
+        oldest first."""
+        sup = self.procs[name].pid
+        found = []
+        for pid in group_members(sup):
+            stat = _stat(pid)
+            if stat is not None and int(stat[1]) == sup and b"spawn_main" in _cmdline(pid):
+                found.append((int(stat[19]), pid))
+        return [pid for _, pid in sorted(found)]
 
     def alive(self, name: str) -> bool:
         return self.procs[name].poll() is None
@@ -116,6 +138,32 @@ class Stack:
         )
 
 
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields after the command name: [state, ppid, pgrp, ..., starttime at 19]."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live processes of a process group (zombies waiting to be reaped count as gone)."""
+    live = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            stat = _stat(int(d.name))
+            if stat is not None and int(stat[2]) == pgid and stat[0] != "Z":
+                live.append(int(d.name))
+    return live
+
+
 def _popen(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     out = open(log, "ab")  # noqa: SIM115 - closed when the process ends
     return subprocess.Popen(
@@ -123,7 +171,7 @@ def _popen(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
     )
 
 
-def _wait_http(url: str, timeout_s: float = 30) -> None:
+def _wait_http(url: str, timeout_s: float = 60) -> None:
     try:
         wait_until(
             lambda: httpx.get(url, timeout=2).status_code == 200,
@@ -189,15 +237,20 @@ def stack(
         creds = dict(line.split("=", 1) for line in (work / "creds").read_text().split())
         port = free_port()
         url = f"http://127.0.0.1:{port}"
+        # as make up and compose start it: a supervisor and API_WORKERS processes on one socket,
+        # their Prometheus files in a directory of this stack's own
         spawn(
             "api",
-            str(BIN / "uvicorn"),
-            "backend.main:create_app",
-            "--factory",
+            sys.executable,
+            "-m",
+            "backend.serve",
             "--host",
             "127.0.0.1",
             "--port",
             str(port),
+            "--workers",
+            str(API_WORKERS),
+            extra={"PROMETHEUS_MULTIPROC_DIR": str(work / "api-metrics")},
         )
         spawn(
             "worker",

@@ -3,8 +3,10 @@ client is installed; CI has no Docker engine) and `make up`'s helpers in scripts
 real: secret files, PostgreSQL as up.sh starts it, Redis with a password, pid files, and two
 instances that never touch each other."""
 
+import json
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -65,6 +67,42 @@ def test_compose_services_healthchecks_and_build_files() -> None:
         dockerfile = services[name]["build"]["dockerfile"]
         assert (ROOT / dockerfile).is_file(), dockerfile
     assert (ROOT / "worker" / "app.py").is_file()
+
+
+def _dockerfile_cmd(path: Path) -> list[str]:
+    """The image's default command: its last CMD, which must be the exec (JSON) form."""
+    cmds = [ln for ln in path.read_text().splitlines() if ln.startswith("CMD ")]
+    assert cmds, f"{path.name} has no CMD"
+    argv = json.loads(cmds[-1].removeprefix("CMD "))  # the shell form would not be JSON
+    assert isinstance(argv, list) and all(isinstance(a, str) for a in argv), cmds[-1]
+    return list(argv)
+
+
+def test_server_image_runs_the_api_as_compose_does() -> None:
+    """`docker run iowatt/server` starts the API as compose's api service does (after its
+    migrations): backend.serve's N processes on 0.0.0.0:8000, never a lone uvicorn (ADR 0016)."""
+    dockerfile = ROOT / "deploy" / "Dockerfile.server"
+    cmd = _dockerfile_cmd(dockerfile)
+    compose_cmd = compose()["services"]["api"]["command"]
+    assert compose_cmd[:2] == ["sh", "-c"], compose_cmd
+    served = compose_cmd[2].rsplit("exec ", 1)[1]
+    assert cmd == shlex.split(served), (cmd, served)
+    assert cmd[:3] == ["python", "-m", "backend.serve"], cmd
+    assert cmd[cmd.index("--host") + 1] == "0.0.0.0" and cmd[cmd.index("--port") + 1] == "8000", cmd
+    assert "EXPOSE 8000" in dockerfile.read_text()
+    text = dockerfile.read_text()
+    assert not re.search(r"^(CMD|ENTRYPOINT)\b.*uvicorn", text, re.M), "the image starts a lone uvicorn"
+    # worker and beat share the image: a metrics directory set for all would reach them too
+    assert "PROMETHEUS_MULTIPROC_DIR" not in "".join(ln for ln in text.splitlines() if ln.startswith("ENV"))
+    # the command parses as backend.serve's own (bad flags exit 2 before anything starts)
+    r = subprocess.run(
+        [sys.executable, "-m", "backend.serve", *cmd[3:], "--workers", "0"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and "--workers must be from 1" in r.stderr, r.stderr
 
 
 def test_compose_has_no_privileged_agent_and_agents_are_opt_in() -> None:
