@@ -568,3 +568,19 @@ def test_out_of_files_same_sequence_as_debian_postmark(engine_bin: Path, scratch
     assert p["files_deleted"] == p["files_created"] and p["files_deleted_alone"] == 0
     assert file_ops(scratch / "ours.trace", ours_dir) == file_ops(scratch / "theirs.trace", theirs_dir)
     assert list(ours_dir.iterdir()) == []
+
+
+def test_a_linked_subdirectory_is_refused(engine_bin: Path, scratch: Path) -> None:
+    """s1 as a symbolic link to a directory elsewhere: never followed (exit 1 before any file)."""
+    d, elsewhere = scratch / "dir", scratch / "elsewhere"
+    d.mkdir()
+    elsewhere.mkdir()
+    (d / "s1").symlink_to(elsewhere)
+    cmd = command_file(scratch / "pm.cfg", number=20, transactions=50, subdirs=3)
+    r = pm(engine_bin, cmd, d, check=False)
+    assert r.rc == 1
+    assert "open subdirectory 's1'" in r.stderr and "refused" in r.stderr
+    p = r.doc["postmark"]
+    assert p["files_created"] == 0
+    assert list(elsewhere.iterdir()) == []
+    assert sorted(x.name for x in d.iterdir()) == ["s1"]  # s0, made by the run, removed again
