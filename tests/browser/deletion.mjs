@@ -3,7 +3,8 @@
 // with an XSS attempt shows as text on the run page; Delete asks first, then the run is gone from
 // the runs list and its page; the Team page's Delete team dialog offers the export and keeps its
 // button disabled until the name is typed exactly; an environment a run uses (IOWATT_ENV_NAME)
-// answers "used by 1 run" in the dialog, which then deletes it anyway.
+// answers "used by 1 run" in the dialog, which then deletes it anyway; a comment on the comparison
+// of IOWATT_KEEP_RUN and IOWATT_OTHER_RUN is found again with the runs in the other order.
 //
 //   IOWATT_URL=... IOWATT_EMAIL=... IOWATT_PASSWORD=... IOWATT_ARTIFACTS=DIR \
 //   IOWATT_DELETE_RUN=<run id> IOWATT_KEEP_RUN=<run id> node tests/browser/deletion.mjs
@@ -14,10 +15,11 @@ import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
 const GONE = process.env.IOWATT_DELETE_RUN ?? "";
 const KEEP = process.env.IOWATT_KEEP_RUN ?? "";
 const ENV_NAME = process.env.IOWATT_ENV_NAME ?? "";
+const OTHER = process.env.IOWATT_OTHER_RUN ?? "";
 needs(
   "deletion",
-  GONE !== "" && KEEP !== "" && ENV_NAME !== "",
-  "IOWATT_DELETE_RUN, IOWATT_KEEP_RUN, IOWATT_ENV_NAME",
+  GONE !== "" && KEEP !== "" && ENV_NAME !== "" && OTHER !== "",
+  "IOWATT_DELETE_RUN, IOWATT_KEEP_RUN, IOWATT_ENV_NAME, IOWATT_OTHER_RUN",
 );
 const { page, run, shot, login, done } = await openBrowser("deletion");
 
@@ -116,6 +118,19 @@ await run("an environment in use: the dialog says what uses it, then Delete anyw
       ),
     ENV_NAME,
   );
+});
+
+await run("a comparison's thread is found by its runs in any order", async () => {
+  await page.goto(`${BASE}/compare?runs=${KEEP},${OTHER}`);
+  const thread = page.getByTestId("comment-thread");
+  await thread.waitFor();
+  await page.getByTestId("comment-input").fill("Re-run after the firmware update, please.");
+  await page.getByTestId("comment-submit").click();
+  await thread.getByTestId("comment").first().waitFor();
+  await page.goto(`${BASE}/compare?runs=${OTHER},${KEEP}`);
+  await page.getByTestId("comment-thread").getByText("Re-run after the firmware update, please.").waitFor();
+  await page.getByTestId("comment-thread").scrollIntoViewIfNeeded();
+  await shot("V4-compare-comments", false);
 });
 
 await run("devices list their notes and offer Delete to an admin", async () => {

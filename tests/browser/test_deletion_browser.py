@@ -56,6 +56,7 @@ def test_delete_a_run_from_its_page(live: Stack, tmp_path: Path) -> None:
             IOWATT_DELETE_RUN=gone,
             IOWATT_KEEP_RUN=keep,
             IOWATT_ENV_NAME=env_name,
+            IOWATT_OTHER_RUN=r.json()["id"],
         )
         assert "the deleted run is listed" not in report
         with live.api() as api:
@@ -76,6 +77,7 @@ def test_delete_a_run_from_its_page(live: Stack, tmp_path: Path) -> None:
             "V4-team-delete-dialog",
             "V4-environment-in-use",
             "V4-devices",
+            "V4-compare-comments",
         ):
             png = tmp_path / f"{name}.png"
             assert png.stat().st_size > 10_000, name
