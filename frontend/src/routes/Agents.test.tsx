@@ -128,6 +128,35 @@ describe("Agents", () => {
     expect(text).toContain("iowatt-agent enroll --replace");
   });
 
+  it("marks an external host (CI uploads) as such, never as an agent whose token expired", async () => {
+    setToken("t");
+    const expired = new Date(Date.now() - 86400 * 1000).toISOString();
+    stubApi({
+      "GET /api/v1/agents": () => ({
+        body: {
+          items: [
+            policyAgent({
+              id: "x1",
+              name: "ci-runner-1",
+              kind: "external",
+              online: false,
+              inventory: null,
+              policy: null,
+              token_expires_at: expired,
+            }),
+          ],
+          total: 1,
+        },
+      }),
+      "GET /api/v1/auth/me": () => ME("member"),
+    });
+    renderAt(<Agents />);
+    const [row] = await screen.findAllByTestId("agent-row");
+    if (!row) throw new Error("one agent row expected");
+    expect(within(row).getByTestId("agent-external").textContent).toBe("external · uploads");
+    expect(within(row).queryByTestId("token-expired")).toBeNull();
+  });
+
   it("lets an admin revoke an agent after confirming", async () => {
     setToken("t");
     let revoked = false;

@@ -195,6 +195,14 @@ export function Agents() {
                         <span className="badge badge-revoked" title={formatTimestamp(revoked)}>
                           revoked
                         </span>
+                      ) : a.kind === "external" ? (
+                        <span
+                          className="badge badge-offline"
+                          data-testid="agent-external"
+                          title="a host whose results are uploaded from CI (POST /api/v1/results): it runs nothing from the server"
+                        >
+                          external · uploads
+                        </span>
                       ) : tokenExpiryText(a.token_expires_at).expired ? (
                         <span
                           className="badge badge-revoked"
