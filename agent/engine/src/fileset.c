@@ -52,6 +52,7 @@ struct fs_set {
 	_Atomic uint8_t *fstate, *dstate;
 	uint64_t *fsize;
 	uint64_t size_sum;
+	uint64_t fmt_chunk;             /* format writes: the largest xfersize of its workloads */
 	struct vdb_dist size;           /* scaled */
 };
 
@@ -90,6 +91,9 @@ struct fs_thread {
 	struct rng rng;
 	unsigned char *buf;
 	uint64_t rate_period, next_due;
+	uint64_t budget;                /* rd maxdata: bytes this thread may still move */
+	int spent;                      /* rd maxdata: nothing left for this thread */
+	uint64_t t_end;                 /* when it returned */
 	/* current interval */
 	uint32_t cur_index;
 	uint64_t next_tick;
@@ -119,6 +123,7 @@ struct fs_run {
 	uint64_t elapsed_ns, interval_ns, warmup_ns;
 	uint64_t t_start;
 	_Atomic int stop;
+	_Atomic unsigned finished;      /* threads that returned */
 	_Alignas(128) _Atomic uint64_t moved; /* rd maxdata: bytes claimed by reads and writes (own lines) */
 	_Alignas(128) int maxdata_pad;
 	_Atomic int maxdata_reached;
@@ -395,6 +400,27 @@ static void io_fail(struct fs_thread *t, const struct fs_set *s, uint64_t i, con
 		 e == ENOSPC ? " (the file set does not fit: lower --scale or free space)" : "");
 }
 
+/* rd maxdata: each thread takes the shared budget in chunks of 64 blocks (one atomic add per
+ * chunk, not per block); the last chunk is cut at the budget, so exactly maxdata bytes move when
+ * it is a multiple of the transfer size. 0, or -1 when the budget is spent (the run stops). */
+static int budget_take(struct fs_thread *t, uint64_t xs)
+{
+	struct fs_run *r = t->run;
+	if (t->budget < xs) {
+		uint64_t chunk = 64 * xs, max = r->c->rd.maxdata;
+		uint64_t prev = atomic_fetch_add_explicit(&r->moved, chunk, memory_order_relaxed);
+		t->budget += prev >= max ? 0 : prev + chunk > max ? max - prev : chunk;
+		if (t->budget < xs) {
+			/* spent: this thread ends; the others finish what they hold */
+			atomic_store(&r->maxdata_reached, 1);
+			t->spent = 1;
+			return -1;
+		}
+	}
+	t->budget -= xs;
+	return 0;
+}
+
 /* read/write blocks of one file: random (stopafter blocks) or the whole file in order */
 static void op_rw(struct fs_thread *t)
 {
@@ -438,12 +464,8 @@ static void op_rw(struct fs_thread *t)
 			off = rng_below(&t->rng, fsz / xs) * xs;
 		}
 		int wr = wk->op == VOP_WRITE ? 1 : wk->op == VOP_READ ? 0 : (int)(rng_below(&t->rng, 100) >= (uint64_t)wk->rdpct);
-		if (t->run->c->rd.maxdata &&
-		    atomic_fetch_add_explicit(&t->run->moved, xs, memory_order_relaxed) >= t->run->c->rd.maxdata) {
-			t->run->maxdata_reached = 1;
-			atomic_store(&t->run->stop, 1);
+		if (t->run->c->rd.maxdata && budget_take(t, xs) < 0)
 			break;
-		}
 		pace(t);
 		uint64_t s0 = now_ns();
 		int rc = io_full(fd, t->buf, xs, off, wr);
@@ -773,7 +795,7 @@ static void *thread_main(void *arg)
 	struct fs_work *wk = t->wk;
 	t->next_tick = r->t_start + r->interval_ns;
 	t->next_due = now_ns();
-	while (!stopping(r) && !t->gave_up) {
+	while (!stopping(r) && !t->gave_up && !t->spent) {
 		switch (wk->op) {
 		case -1:
 		case VOP_READ:
@@ -803,7 +825,9 @@ static void *thread_main(void *arg)
 	}
 	if (t->gave_up)
 		atomic_fetch_add(&wk->exhausted, 1);
+	t->t_end = now_ns();
 	tick(t, UINT64_MAX); /* close the last (partial) interval */
+	atomic_fetch_add(&r->finished, 1);
 	return NULL;
 }
 
@@ -862,7 +886,10 @@ static void *format_main(void *arg)
 	struct fs_set *s = &r->set[r->fmt_set];
 	int mode = r->c->rd.format;
 	char p[PATH_MAX];
-	uint64_t chunk = 1u << 20;
+	/* in the workload's largest transfer, as the workload will write: the page cache's folios
+	 * follow the size of the writes that filled it, and 4k writes into a file written in 1 MiB
+	 * calls cost twice the system time on ext4 (per-buffer walk of a large folio) */
+	uint64_t chunk = s->fmt_chunk;
 	for (uint64_t i = t->id; i < s->nfiles && !stopping(r); i += r->fmt_threads) {
 		if (!leaf_exists(s, i))
 			continue;
@@ -1660,6 +1687,7 @@ static void resolve(struct fs_run *r, uint64_t seed)
 				if (r->work[j].max_xfer > max_xfer)
 					max_xfer = r->work[j].max_xfer;
 			}
+		s->fmt_chunk = max_xfer;
 		if (r->scale != 1.0 && s->fpl * nleaf < users)
 			s->fpl = (users + nleaf - 1) / nleaf;
 		if (s->fpl > (1ull << 40) / nleaf)
@@ -1704,6 +1732,14 @@ static void resolve(struct fs_run *r, uint64_t seed)
 	}
 }
 
+static int rp_fmt_files_any(const struct fs_run *r)
+{
+	for (unsigned t = 0; t < r->nth; t++)
+		if (r->th[t].fmt_files)
+			return 1;
+	return 0;
+}
+
 /* ---- entry ---- */
 
 int fileset_requested(int argc, char **argv)
@@ -1726,7 +1762,7 @@ static uint64_t arg_secs(const char *name, const char *val, uint64_t lo)
 int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 {
 	const char *file = NULL, *dir = NULL, *beneath = NULL;
-	int keep = 0, jsonplus = 0, normal = 0, allow_tsc = 0, parse_only = 0, progress = 0;
+	int keep = 0, jsonplus = 0, normal = 0, allow_tsc = 1, parse_only = 0, progress = 0;
 	double scale = 1.0;
 	uint64_t seed = 0x5eed, o_elapsed = 0, o_interval = 0, o_warmup = UINT64_MAX;
 	for (int k = 1; k < argc; k++) {
@@ -1955,6 +1991,12 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 		for (unsigned t = 0; t < r.fmt_threads; t++)
 			pthread_join(r.th[t].th, NULL);
 	}
+	/* what format wrote reaches the device before the run, so the run does not measure its
+	 * writeback (syncfs: this file system only) */
+	if (rp_fmt_files_any(&r) && !stopping(&r))
+		for (int k = 0; k < r.nset; k++)
+			if (r.set[k].rootfd >= 0 && syncfs(r.set[k].rootfd) < 0)
+				warnmsg("vdbench: syncfs after format: %s", strerror(errno));
 	rp.fmt_ns = now_ns() - f0;
 	if (progress) {
 		fprintf(stderr, "{\"event\":\"progress\",\"mode\":\"vdbench\",\"phase\":\"format\",\"elapsed_ns\":%llu,"
@@ -2013,11 +2055,17 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 				rp.exhausted = 1;
 				break;
 			}
+			if (atomic_load(&r.finished) == started)
+				break; /* maxdata spent by every thread */
 		}
 		atomic_store(&r.stop, 1);
 		for (unsigned t = 0; t < started; t++)
 			pthread_join(r.th[t].th, NULL);
-		uint64_t t_end = now_ns();
+		/* the run ends when its last thread returned (not when this loop noticed) */
+		uint64_t t_end = r.t_start;
+		for (unsigned t = 0; t < started; t++)
+			if (r.th[t].t_end > t_end)
+				t_end = r.th[t].t_end;
 		rp.run_ns = t_end - r.t_start;
 		if (rp.run_ns > r.elapsed_ns && !g_stop && !r.err && !rp.exhausted)
 			rp.run_ns = r.elapsed_ns; /* ops ending after the deadline land in the last interval */
