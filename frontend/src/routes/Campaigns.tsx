@@ -79,8 +79,9 @@ export function CampaignForm() {
   const [formError, setFormError] = useState<string | null>(null);
   /** The devices waiting for the typed confirmation of a destructive write. */
   const [confirming, setConfirming] = useState<PolicyTarget[] | null>(null);
-  const firstAgent =
-    agents.data?.items.find((a) => a.online)?.id ?? agents.data?.items[0]?.id ?? "";
+  // external hosts (results uploaded from CI) run nothing from the server: never a target
+  const runnable = agents.data?.items.filter((a) => a.kind !== "external") ?? [];
+  const firstAgent = runnable.find((a) => a.online)?.id ?? runnable[0]?.id ?? "";
   const effectiveWorkload = workloadId || workloads.data?.items[0]?.id || "";
   const writes = workloadWrites(
     workloads.data?.items.find((w) => w.id === effectiveWorkload)?.spec.jobs,
@@ -247,7 +248,7 @@ export function CampaignForm() {
                   value={t.agent_id || firstAgent}
                   onChange={(e) => setTarget(i, { agent_id: e.target.value, target_path: "" })}
                 >
-                  {agents.data?.items.map((a) => (
+                  {runnable.map((a) => (
                     <option key={a.id} value={a.id}>
                       {a.name} ({a.online ? "online" : "offline"})
                     </option>
