@@ -9,6 +9,7 @@ fraction of a second) and metered by a `command:` meter the host configured with
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import re
 import shutil
@@ -284,3 +285,69 @@ def measured_samples(r: Rig, run_id: str) -> int:
     found = re.findall(rf"power\.measured run_id={run_id} status=\w+ samples=(\d+)", log)
     assert found, f"the agent logged no power.measured for {run_id}"
     return int(found[-1])
+
+
+def connection_owner(r: Rig, client_port: int, timeout_s: float = 15) -> int:
+    """The API worker process holding the server end of the TCP connection whose client side is
+    127.0.0.1:`client_port` (/proc/net/tcp gives the socket's inode, a worker's fd table holds it).
+    Waits until a worker has accepted the connection (it may sit in the shared socket's backlog)."""
+    api_port = int(r.s.url.rsplit(":", 1)[1])
+    local, remote = f"0100007F:{api_port:04X}", f"0100007F:{client_port:04X}"
+
+    def owner() -> int | None:
+        inode = ""
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            f = line.split()
+            if f[1] == local and f[2] == remote:
+                inode = f[9]
+        if not inode:
+            return None
+        for pid in r.s.workers():
+            with contextlib.suppress(OSError):
+                for fd in (Path("/proc") / str(pid) / "fd").iterdir():
+                    with contextlib.suppress(OSError):
+                        if os.readlink(fd) == f"socket:[{inode}]":
+                            return pid
+        return None
+
+    return int(
+        wait_until(owner, timeout=timeout_s, interval=0.02, message=f"a worker accepts :{client_port}")
+    )
+
+
+@contextlib.contextmanager
+def on_worker(r: Rig, pid: int, timeout_s: float = 60) -> Iterator[http.client.HTTPConnection]:
+    """A connection to the API that worker `pid` accepted (new connections until one lands there:
+    the kernel hands each to whichever process accepts first), to ask that process in particular."""
+    host, port = r.s.url.removeprefix("http://").split(":")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        c = http.client.HTTPConnection(host, int(port), timeout=60)
+        c.connect()
+        assert c.sock is not None
+        try:
+            if connection_owner(r, c.sock.getsockname()[1]) == pid:
+                break
+        except Exception:
+            if time.monotonic() > deadline:
+                c.close()
+                raise
+        c.close()
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no connection reached API worker {pid} within {timeout_s} s")
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def ask_each_worker(r: Rig, path: str) -> dict[int, int]:
+    """GET `path` (as the admin) from every API worker process: {pid: status}."""
+    answers = {}
+    for pid in r.s.workers():
+        with on_worker(r, pid) as c:
+            c.request("GET", path, headers={"Authorization": f"Bearer {r.s.token}"})
+            resp = c.getresponse()
+            resp.read()
+            answers[pid] = resp.status
+    return answers
