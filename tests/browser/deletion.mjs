@@ -128,7 +128,10 @@ await run("a comparison's thread is found by its runs in any order", async () =>
   await page.getByTestId("comment-submit").click();
   await thread.getByTestId("comment").first().waitFor();
   await page.goto(`${BASE}/compare?runs=${OTHER},${KEEP}`);
-  await page.getByTestId("comment-thread").getByText("Re-run after the firmware update, please.").waitFor();
+  await page
+    .getByTestId("comment-thread")
+    .getByText("Re-run after the firmware update, please.")
+    .waitFor();
   await page.getByTestId("comment-thread").scrollIntoViewIfNeeded();
   await shot("V4-compare-comments", false);
 });
