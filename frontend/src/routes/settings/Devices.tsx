@@ -230,7 +230,7 @@ export function Devices() {
             {q.data.items.flatMap((d) => [
               <tr key={d.id} data-testid="device-row">
                 <td>
-                  {d.name} <span className="muted small mono">{d.key}</span>
+                  {d.name} <span className="muted small mono wrap">{d.key}</span>
                   {d.notes && (
                     <div className="small pre-wrap" data-testid="device-notes">
                       {d.notes}
