@@ -67,12 +67,15 @@ export function FormFooter({
   label,
   pendingLabel,
   testId,
+  disabled = false,
 }: {
   error: string | null | undefined;
   pending: boolean;
   label: string;
   pendingLabel: string;
   testId: string;
+  /** the caller cannot submit at all (e.g. a viewer's role), said next to the form */
+  disabled?: boolean;
 }) {
   return (
     <>
@@ -82,7 +85,12 @@ export function FormFooter({
         </div>
       )}
       <div className="actions">
-        <button type="submit" className="btn btn-primary" disabled={pending} data-testid={testId}>
+        <button
+          type="submit"
+          className="btn btn-primary"
+          disabled={pending || disabled}
+          data-testid={testId}
+        >
           {pending ? pendingLabel : label}
         </button>
       </div>

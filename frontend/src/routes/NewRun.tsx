@@ -602,10 +602,11 @@ export function NewRun() {
     });
   const removeJob = (i: number) => () => setJobs((all) => all.filter((_, k) => k !== i));
 
+  const viewerOnly = teams.length > 0 && teamsWhere(teams, "run.create").length === 0;
   return (
     <section>
       <h1>New run</h1>
-      {teams.length > 0 && teamsWhere(teams, "run.create").length === 0 && (
+      {viewerOnly && (
         <p className="alert alert-warn" data-testid="role-cannot-run">
           You are a viewer in {teams.length === 1 ? "your team" : "each of your teams"}: queuing a
           run needs the member role. Ask a team admin to change it.
@@ -868,6 +869,7 @@ export function NewRun() {
           label="Queue run"
           pendingLabel="Queueing…"
           testId="submit-run"
+          disabled={viewerOnly}
         />
       </form>
       {confirming && chosenTarget && (

@@ -83,11 +83,14 @@ describe("role-aware UI", () => {
     const { unmount } = renderApp("/runs/new");
     const note = await screen.findByTestId("role-cannot-run", {}, { timeout: 10_000 });
     expect(note.textContent).toContain("needs the member role");
+    // no dead control: the form's Queue run is disabled for them
+    expect((screen.getByTestId("submit-run") as HTMLButtonElement).disabled).toBe(true);
     unmount();
     stubAs("member");
     renderApp("/runs/new");
     await screen.findByRole("heading", { name: "New run" }, { timeout: 10_000 });
     await screen.findByTestId("team-switcher");
     expect(screen.queryByTestId("role-cannot-run")).toBeNull();
+    expect((screen.getByTestId("submit-run") as HTMLButtonElement).disabled).toBe(false);
   });
 });
