@@ -85,7 +85,7 @@ export function CompareDevices() {
             >
               {options.map(([k, o]) => (
                 <option key={k} value={k}>
-                  {o.label} ({o.count} runs)
+                  {o.label} ({o.count} {o.count === 1 ? "run" : "runs"})
                 </option>
               ))}
             </select>
@@ -158,7 +158,7 @@ export function CompareDevices() {
               )
             }
           >
-            Compare {matching.length} runs
+            Compare {matching.length} {matching.length === 1 ? "run" : "runs"}
           </button>
         </div>
       )}
