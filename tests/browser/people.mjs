@@ -45,6 +45,7 @@ let viewerPage = null;
 
 await run("the admin logs in and opens the team page from the header", async () => {
   await login();
+  await page.getByTestId("settings-menu").locator("summary").click(); // the header's Settings menu
   await page.getByRole("link", { name: "Team", exact: true }).click();
   await page.getByTestId("team-page").waitFor();
   check((await page.getByTestId("my-role").innerText()) === "admin", "the admin's role is shown");
@@ -132,6 +133,7 @@ await run("the viewer has no New run (nav, runs page), and the switcher says vie
   await viewerPage.getByRole("link", { name: "Campaigns" }).click();
   await viewerPage.getByRole("heading", { name: "Campaigns" }).waitFor();
   check((await viewerPage.getByTestId("new-campaign").count()) === 0, "no New campaign");
+  await viewerPage.getByTestId("settings-menu").locator("summary").click();
   await viewerPage.getByRole("link", { name: "Team", exact: true }).click();
   await viewerPage.getByTestId("members-table").waitFor();
   check((await viewerPage.getByTestId("member-role").count()) === 0, "no role selects");
@@ -200,6 +202,7 @@ await run("the audit log lists the invitations, filtered by action", async () =>
 });
 
 await run("a personal API token with a scope is shown once, works, and is revoked", async () => {
+  await page.getByTestId("settings-menu").locator("summary").click();
   await page.getByRole("link", { name: "API tokens" }).click();
   await page.getByTestId("token-form").waitFor();
   await page.locator("#f-name").fill("dashboard script");

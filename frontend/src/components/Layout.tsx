@@ -1,5 +1,5 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { Suspense, useState } from "react";
+import { Suspense, useEffect, useRef, useState } from "react";
 import { NavLink, Outlet, useLocation } from "react-router-dom";
 import { clearToken } from "../lib/auth";
 import { type Action, useCan } from "../lib/role";
@@ -13,12 +13,16 @@ const NAV: readonly { to: string; label: string; end: boolean; needs?: Action }[
   { to: "/compare/devices", label: "Compare", end: false },
   { to: "/views", label: "Views", end: false },
   { to: "/campaigns", label: "Campaigns", end: false },
-  { to: "/agents", label: "Agents", end: false },
-  { to: "/settings/devices", label: "Devices", end: false },
-  { to: "/settings/environments", label: "Environments", end: false },
-  { to: "/settings/tokens", label: "API tokens", end: false },
-  { to: "/shares", label: "Shared links", end: false },
-  { to: "/team", label: "Team", end: false },
+];
+
+/** Twelve entries wrapped onto two lines at 1440 px: the team's setup sits in one Settings menu. */
+const SETTINGS: readonly { to: string; label: string }[] = [
+  { to: "/agents", label: "Agents" },
+  { to: "/settings/devices", label: "Devices" },
+  { to: "/settings/environments", label: "Environments" },
+  { to: "/settings/tokens", label: "API tokens" },
+  { to: "/shares", label: "Shared links" },
+  { to: "/team", label: "Team" },
 ];
 
 /** "Runs" covers /runs and /runs/:id but not the form at /runs/new, which has its own entry. */
@@ -27,6 +31,47 @@ function isActive(to: string, end: boolean, pathname: string): boolean {
   if (to === "/runs" && pathname === "/runs/new") return false;
   if (to === "/compare/devices" && pathname === "/compare") return true;
   return pathname === to || pathname.startsWith(`${to}/`);
+}
+
+/** The Settings menu: a <details> that closes on navigation, Escape and a click outside it. */
+function SettingsMenu({ pathname }: { pathname: string }) {
+  const ref = useRef<HTMLDetailsElement>(null);
+  const active = SETTINGS.some((s) => isActive(s.to, false, pathname));
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new page closes the menu
+  useEffect(() => {
+    if (ref.current) ref.current.open = false;
+  }, [pathname]);
+  useEffect(() => {
+    const close = (e: MouseEvent | KeyboardEvent) => {
+      const menu = ref.current;
+      if (!menu?.open) return;
+      if (e instanceof KeyboardEvent ? e.key === "Escape" : !menu.contains(e.target as Node)) {
+        menu.open = false;
+      }
+    };
+    document.addEventListener("mousedown", close);
+    document.addEventListener("keydown", close);
+    return () => {
+      document.removeEventListener("mousedown", close);
+      document.removeEventListener("keydown", close);
+    };
+  }, []);
+  return (
+    <details className="navmenu" ref={ref} data-testid="settings-menu">
+      <summary className={`navlink${active ? " active" : ""}`}>Settings</summary>
+      <div className="navmenu-items">
+        {SETTINGS.map((n) => (
+          <NavLink
+            key={n.to}
+            to={n.to}
+            className={() => `navlink${isActive(n.to, false, pathname) ? " active" : ""}`}
+          >
+            {n.label}
+          </NavLink>
+        ))}
+      </div>
+    </details>
+  );
 }
 
 export function Layout() {
@@ -65,6 +110,7 @@ export function Layout() {
               {n.label}
             </NavLink>
           ))}
+          <SettingsMenu pathname={pathname} />
         </nav>
         <TeamSwitcher />
         <button
