@@ -44,8 +44,6 @@ from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logg
 from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
 from backend.run.router import router as run_router
-from backend.sharing.router import pages as sharing_pages
-from backend.sharing.router import router as sharing_router
 from backend.run.router import tags_router as run_tags_router
 from backend.sharing.router import pages as sharing_pages
 from backend.sharing.router import router as sharing_router
@@ -259,7 +257,6 @@ def create_app() -> FastAPI:
     ):
         app.include_router(r, prefix=API_PREFIX)
     app.include_router(metrics_router)
-    app.include_router(sharing_pages)  # /s/{token}: link previews, before the SPA's catch-all
     app.include_router(sharing_pages)  # /s/{token}: link previews, before the SPA's catch-all
     _mount_ui(app, settings.frontend_dist)
     app.openapi = _openapi_with_our_errors(app)  # type: ignore[method-assign]

@@ -113,15 +113,6 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/shared/{token}":                 (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
     "GET /api/v1/shared/{token}/export.csv":      (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
     "GET /api/v1/shared/{token}/export.json":     (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
-    # --- V2 share links (issue 13): members of the target's team create them (a team-B user naming
-    # team A's run: 422 on target); members list them; the creator (the world's member) or an admin
-    # revokes; the link's token is the credential of /shared/{token} (any bearer token is ignored)
-    "POST /api/v1/share-links":                   ("401", "403", OK, OK, "422", "403", "403", "401"),
-    "GET /api/v1/share-links":                    ("401", "403", OK, OK, "403", "403", "403", "401"),
-    "DELETE /api/v1/share-links/{share_link_id}": ("401", "403", OK, OK, "404", "403", "403", "401"),
-    "GET /api/v1/shared/{token}":                 (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
-    "GET /api/v1/shared/{token}/export.csv":      (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
-    "GET /api/v1/shared/{token}/export.json":     (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
     # --- V1 people and teams (issue 13) ---
     # any user creates a team (and is its admin); a team's members read it, its admins rename it
     "POST /api/v1/teams":                         ("401", OK, OK, OK,  OK,  "403", "403", "401"),
@@ -183,7 +174,6 @@ PATH_IDS: dict[str, str] = {
     "token_id": "member_token",
     "enrollment_token_id": "enrollment_token",
     "share_link_id": "share_link",  # V2
-    "share_link_id": "share_link",  # V2
     "user_id": "member_user",
     "invitation_id": "invitation",
     "token": "invitation_token",
@@ -195,10 +185,6 @@ PATH_IDS_BY_OP: dict[str, dict[str, str]] = {
     "POST /api/v1/runs/{run_id}/failure": {"run_id": "run_running"},
     "POST /api/v1/runs/{run_id}/start": {"run_id": "run_assigned"},
     "DELETE /api/v1/agents/enrollment-tokens/{token_id}": {"token_id": "enrollment_token"},
-    # V2: a share link's token
-    "GET /api/v1/shared/{token}": {"token": "share_token"},
-    "GET /api/v1/shared/{token}/export.csv": {"token": "share_token"},
-    "GET /api/v1/shared/{token}/export.json": {"token": "share_token"},
     # V2: a share link's token
     "GET /api/v1/shared/{token}": {"token": "share_token"},
     "GET /api/v1/shared/{token}/export.csv": {"token": "share_token"},
@@ -242,7 +228,6 @@ BODIES: dict[str, Any] = {
     "POST /api/v1/auth/tokens": lambda w: {"name": "matrix"},
     "POST /api/v1/share-links": lambda w: {"kind": "run", "target": w.ids["run_done"]},  # V2
     "POST /api/v1/auth/oidc/session": lambda w: {"code": "matrix-one-time-code"},  # V5
-    "POST /api/v1/share-links": lambda w: {"kind": "run", "target": w.ids["run_done"]},  # V2
     # V1 people and teams (issue 13); no marker in the new names: user_b reads them back
     "POST /api/v1/teams": lambda w: {"name": "matrix new team"},
     "PATCH /api/v1/teams/{team_id}": lambda w: {"name": "matrix renamed team"},
@@ -305,13 +290,6 @@ BODY_AUTH |= {
     "GET /api/v1/shared/{token}/export.csv",
     "GET /api/v1/shared/{token}/export.json",
 }
-# ... or with a share link's token in the path (V2, issue 13): its holder reads the frozen view,
-# the team's name and the shared runs' ids among it (test_share_links checks nothing else shows)
-BODY_AUTH |= {
-    "GET /api/v1/shared/{token}",
-    "GET /api/v1/shared/{token}/export.csv",
-    "GET /api/v1/shared/{token}/export.json",
-}
 # ... or with an invitation's token in the path (V1, issue 13): its holder reads the team's name
 BODY_AUTH |= {"GET /api/v1/invitations/{token}", "POST /api/v1/invitations/{token}/accept"}
 QUERIES: dict[str, Any] = {
@@ -320,7 +298,6 @@ QUERIES: dict[str, Any] = {
     "DELETE /api/v1/environments/{environment_id}": lambda w: {"force": "true"},  # V4
     "POST /api/v1/agents/{agent_id}/lease": lambda w: {"wait_s": 0},
     "GET /api/v1/compare": lambda w: {"runs": w.ids["run_done"]},
-    "GET /api/v1/share-links": lambda w: {"team_id": str(w.team_a)},  # V2
     "GET /api/v1/share-links": lambda w: {"team_id": str(w.team_a)},  # V2
     "GET /api/v1/compare/latency": lambda w: {"runs": w.ids["run_done"], "job": "job0"},
     "GET /api/v1/views": lambda w: {"runs": w.ids["run_done"]},

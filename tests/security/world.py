@@ -236,9 +236,4 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
         "member", "POST", "/comments", json={"target_kind": "run", "target_key": done, "body": f"c-{marker}"}
     )["id"]
     commit()
-    # a share link (V2, issue 13): the member shares the finished run as a comparison
-    shared = call("member", "POST", "/share-links", json={"kind": "comparison", "target": {"runs": [done]}})
-    w.ids["share_link"] = str(shared["id"])
-    w.ids["share_token"] = shared["url"].rsplit("/s/", 1)[1]
-    commit()
     return w
