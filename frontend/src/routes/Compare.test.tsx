@@ -359,6 +359,25 @@ describe("Compare page", () => {
     expect(rows[2]?.textContent).toContain("0.114×");
   });
 
+  it("offers the remaining runs when a saved link names a deleted run", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/compare": () => ({
+        status: 422,
+        body: {
+          error: "validation_error",
+          message: "runs: not found in your teams: r1",
+          detail: [{ field: "runs", message: "not found in your teams: r1" }],
+        },
+      }),
+    });
+    renderAt(<Compare />, { path: "/compare?runs=r1,r2,r3" });
+    const gone = await screen.findByTestId("compare-gone");
+    expect(gone.textContent).toContain("One of these runs no longer exists");
+    const link = within(gone).getByRole("link", { name: "Compare the other 2 runs" });
+    expect(link.getAttribute("href")).toBe("/compare?runs=r2,r3");
+  });
+
   it("asks for two runs when the URL names fewer", () => {
     stubApi({});
     renderAt(<Compare />, { path: "/compare?runs=r1" });
