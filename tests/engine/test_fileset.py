@@ -595,3 +595,27 @@ def test_maxdata_moves_exactly_that_many_bytes(engine_bin: Path, scratch: Path) 
     assert abs(tot["ops"]["read"]["ops"] / 10000 - 0.6) < 0.04
     assert fs["fwd"][0]["shared"] is True
     assert list(d.iterdir()) == []
+
+
+@pytest.mark.parametrize("build", ["engine_asan", "engine_noopenat2"])
+def test_sanitizer_builds(build: str, scratch: Path, request: pytest.FixtureRequest) -> None:
+    """ASan/UBSan builds (the second with the openat walk instead of openat2): the seed's small
+    set and a mix of every other operation run clean and leave the directory as found."""
+    engine = request.getfixturevalue(build)
+    d = scratch / "d"
+    d.mkdir()
+    fs = vdb(engine, SMALL, scratch, d, "--scale=0.0005", "--elapsed=1").doc["fileset"]
+    assert fs["total"]["ops"]["read"]["ops"] > 0 and fs["error"] is None
+    text = (
+        "fsd=a,anchor=/x,depth=2,width=2,files=3,size=(4k,50,8k,50)\n"
+        "fsd=b,anchor=/y,depth=0,files=5,size=8k\n"
+        "fwd=c,fsd=(a,b),operation=copy,xfersize=4k,threads=2\n"
+        "fwd=g,fsd=a,operation=getattr,threads=2\n"
+        "fwd=s,fsd=a,operation=setattr,fileio=(random,shared),threads=1\n"
+        "rd=r,fwd=(c,g,s),format=yes,elapsed=1\n"
+    )
+    fs = vdb(engine, text, scratch, d, "--output-format=json+").doc["fileset"]
+    ops = fs["total"]["ops"]
+    assert ops["copy"]["ops"] == 5 and ops["getattr"]["ops"] > 0 and ops["setattr"]["ops"] > 0
+    assert "bins" in ops["getattr"]["resp_ns"]
+    assert list(d.iterdir()) == []

@@ -1930,7 +1930,7 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	r.th = calloc(r.nth, sizeof(*r.th));
 	if (!r.th)
 		die_code(EXIT_FAIL, "out of memory");
-	uint64_t maxbuf = 1u << 20;
+	uint64_t maxbuf = 4096; /* every write (format, create, copy) is at most the largest transfer */
 	for (int k = 0; k < r.nwork; k++)
 		if (r.work[k].max_xfer > maxbuf)
 			maxbuf = r.work[k].max_xfer;
