@@ -497,8 +497,8 @@ export function CampaignDetail() {
       <div className="card">
         <ProgressBar percent={campaignPercent(c)} />
         <p>
-          {campaignPercent(c)} % of {c.run_ids.length} runs finished ({c.repeats} repeats per
-          target) · <Counts c={c} />
+          {campaignPercent(c)} % of {c.run_ids.length} runs finished ({c.repeats}{" "}
+          {c.repeats === 1 ? "repeat" : "repeats"} per target) · <Counts c={c} />
         </p>
         {!c.done && (
           <p className="muted small">
