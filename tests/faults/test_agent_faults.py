@@ -18,7 +18,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.faults.conftest import Rig, engine_pids, measured_samples, report, rig, sql
+from tests.faults.conftest import (
+    Rig,
+    connection_owner,
+    engine_pids,
+    measured_samples,
+    report,
+    rig,
+    sql,
+)
+from tests.faults.proxy import Conn
+from tests.stack import FINAL
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults-agent")]
 
@@ -79,6 +89,79 @@ def test_1_agent_sigkill_mid_run_fails_it_once_and_the_next_starts_at_once(r: Ri
     assert delay <= 5.0, f"the next run started {delay:.1f} s after the new agent's first heartbeat"
     assert r.final(nxt)["status"] == "succeeded"
     assert not r.rejected(), r.rejected()
+
+
+def _with_lease_wait(r: Rig, seconds: str) -> None:
+    cmd, env = r.s.commands["agent"]
+    i = cmd.index("--lease-wait")
+    r.s.commands["agent"] = ([*cmd[: i + 1], seconds, *cmd[i + 2 :]], env)
+
+
+def test_1b_agent_sigkill_while_its_poll_waits_the_next_run_goes_to_the_new_agent(r: Rig) -> None:
+    """The dead agent's long-poll still waits (25 s) in one API process when the restarted agent
+    polls in the other one (backend.serve runs two; the proxy resets the new agent's polls that
+    land in the dead one's process), so only Redis carries the supersession (ADR 0016). A run
+    queued once the new agent polls must go to it at once, never to the dead poll (whose lease
+    would be lost until it expired)."""
+    assert r.proxy is not None
+    r.idle(60)
+    polls: list[tuple[float, int]] = []
+    dead: list[int] = []  # the API process where the dead agent's poll waits
+    turned_away: list[int] = []
+
+    def hook(direction: str, chunk: bytes, conn: Conn) -> None:
+        line = chunk.split(b"\r\n", 1)[0]
+        if direction == "request" and line.startswith(b"POST ") and b"/lease" in line:
+            try:
+                owner = connection_owner(r, conn.upstream.getsockname()[1], 5)
+            except Exception:  # not found: recorded as unknown, the poll goes on
+                owner = 0
+            if dead and owner == dead[0] and len(turned_away) < 20:
+                # the new agent's poll must wait in the OTHER process: this connection is reset
+                # and the agent polls again on a new one (the kernel picks the process)
+                turned_away.append(owner)
+                raise ConnectionResetError("steered to the other API process")
+            polls.append((time.monotonic(), owner))
+
+    r.s.kill("agent", signal.SIGTERM)
+    _with_lease_wait(r, "25")
+    try:
+        r.s.start("agent")
+        r.proxy.hook = hook
+        r.until("the agent long-polls", lambda: polls, 60, every_s=0.02)
+        time.sleep(0.5)  # the behaviour under test: the poll waits in its API process
+        killed_at, killed_mono = time.time(), time.monotonic()
+        dead.append(polls[-1][1])
+        r.s.kill("agent", signal.SIGKILL)
+        r.s.start("agent")
+        r.until(
+            "the restarted agent polls in the other API process",
+            lambda: [pid for t, pid in polls if t > killed_mono],
+            60,
+            every_s=0.05,
+        )
+        queued = time.time()
+        run_id = r.queue(runtime_s=1)
+        started = r.status_in(run_id, {"running", *FINAL}, 90)
+        delay = _ts(started["started_at"]) - queued
+        run = r.final(run_id, 60)
+    finally:
+        r.proxy.hook = None
+        r.s.kill("agent", signal.SIGTERM)
+        _with_lease_wait(r, "5")
+        r.s.start("agent")
+    new = [pid for t, pid in polls if t > killed_mono][:1]
+    report(
+        "1b agent SIGKILL while its poll waits",
+        dead_poll_in=dead,
+        new_poll_in=new,
+        polls_turned_away=len(turned_away),
+        dead_poll_age_at_queue_s=queued - killed_at + 0.5,
+        started_after_queued_s=delay,
+    )
+    assert dead[0] and new and new[0] not in (0, dead[0]), (dead, new, turned_away)
+    assert run["status"] == "succeeded" and run["attempt"] == 1, run
+    assert delay <= 10, f"the run started {delay:.1f} s after it was queued (a dead poll took it?)"
 
 
 def test_1_leftovers_of_the_crashed_run_are_cleaned_at_agent_start(r: Rig) -> None:
