@@ -369,4 +369,25 @@ describe("RunDetail header (issue 12)", () => {
       screen.getByTestId("run-chart-live").querySelector(".recharts-responsive-container"),
     ).not.toBeNull();
   }, 10_000);
+
+  it("offers no Clone and re-run for a run uploaded from CI (its host runs nothing)", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({ body: { ...runAs("succeeded"), source: "import" } }),
+      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u",
+          email: "m@x",
+          display_name: "m",
+          teams: [{ id: "t", name: "t", role: "member" }],
+        },
+      }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    // the member's Share button shows the role is known; Clone stays away for this run
+    expect(await screen.findByTestId("share-button", {}, { timeout: 5000 })).toBeTruthy();
+    expect(screen.queryByTestId("clone-run")).toBeNull();
+  });
 });

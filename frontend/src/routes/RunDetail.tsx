@@ -189,7 +189,8 @@ export function RunDetail() {
             share={{ kind: "run", target: run.id }}
             defaultTitle={run.name}
           />
-          {can("run.create", run.team_id) && (
+          {/* an uploaded run's host is external: the server can queue nothing on it (422) */}
+          {can("run.create", run.team_id) && run.source !== "import" && (
             <Link className="btn btn-small" to={cloneHref(run.id)} data-testid="clone-run">
               Clone and re-run
             </Link>
