@@ -71,16 +71,17 @@ struct ivop {
 	uint64_t ops, bytes;
 	struct lstat lat;
 };
-struct ivrec {
-	uint32_t index;
-	struct ivop op[VOP_N];
-	uint32_t hoff, hn;
-};
-struct hpair3 {
-	uint16_t op;
-	uint16_t pad;
-	uint32_t idx;
+/* one interval of the run, all threads merged (each thread folds its own into it at the
+ * interval's end, under ivlock: once per thread and interval, never per operation) */
+struct fs_hpair {
 	uint64_t cnt;
+	uint32_t idx;
+};
+struct runiv {
+	struct ivop op[VOP_N];
+	struct fs_hpair *h[VOP_N];         /* sparse histogram, sorted by bucket */
+	uint32_t hn[VOP_N];
+	int used;
 };
 
 struct fs_run;
@@ -99,10 +100,6 @@ struct fs_thread {
 	uint64_t next_tick;
 	struct ivop cur[VOP_N];
 	uint64_t *curhist[VOP_N];
-	struct ivrec *iv;
-	size_t niv, capiv;
-	struct hpair3 *pool;
-	size_t npool, cappool;
 	uint64_t files_created, dirs_created, files_deleted, dirs_removed;
 	int gave_up;
 	pthread_t th;
@@ -124,6 +121,11 @@ struct fs_run {
 	uint64_t t_start;
 	_Atomic int stop;
 	_Atomic unsigned finished;      /* threads that returned */
+	pthread_mutex_t ivlock;
+	struct runiv *ivs;              /* [max_iv] */
+	uint32_t max_iv, warm_iv, last_iv; /* last_iv: highest used index + 1 */
+	struct ivop tot[VOP_N];         /* the measured intervals (index >= warm_iv) */
+	uint64_t *tot_hist[VOP_N];
 	_Alignas(128) _Atomic uint64_t moved; /* rd maxdata: bytes claimed by reads and writes (own lines) */
 	_Alignas(128) int maxdata_pad;
 	_Atomic int maxdata_reached;
@@ -191,40 +193,70 @@ static inline int leaf_exists(const struct fs_set *s, uint64_t i)
 
 /* ---- accounting ---- */
 
+/* merge a dense histogram into a sparse one (new array) */
+static struct fs_hpair *sparse_merge(const struct fs_hpair *a, uint32_t an, const uint64_t *dense, uint32_t *outn)
+{
+	uint32_t n = an;
+	for (unsigned i = 0; i < HIST_NR; i++)
+		n += dense[i] != 0;
+	struct fs_hpair *o = malloc((size_t)(n ? n : 1) * sizeof(*o));
+	if (!o)
+		die_code(EXIT_FAIL, "out of memory");
+	uint32_t k = 0, j = 0;
+	for (unsigned i = 0; i < HIST_NR; i++) {
+		uint64_t c = dense[i];
+		while (j < an && a[j].idx < i)
+			o[k++] = a[j++];
+		if (j < an && a[j].idx == i)
+			c += a[j++].cnt;
+		if (c)
+			o[k++] = (struct fs_hpair){ .idx = i, .cnt = c };
+	}
+	while (j < an)
+		o[k++] = a[j++];
+	*outn = k;
+	return o;
+}
+
+static void ivop_merge(struct ivop *dst, const struct ivop *src)
+{
+	dst->ops += src->ops;
+	dst->bytes += src->bytes;
+	lstat_merge(&dst->lat, &src->lat);
+}
+
 static void iv_roll(struct fs_thread *t)
 {
+	struct fs_run *r = t->run;
 	int any = 0;
 	for (int k = 0; k < VOP_N; k++)
 		any |= t->cur[k].ops != 0;
 	if (any) {
-		if (t->niv == t->capiv) {
-			t->capiv = t->capiv ? t->capiv * 2 : 64;
-			t->iv = realloc(t->iv, t->capiv * sizeof(*t->iv));
-			if (!t->iv)
-				die_code(EXIT_FAIL, "out of memory");
-		}
-		struct ivrec *v = &t->iv[t->niv++];
-		v->index = t->cur_index;
-		memcpy(v->op, t->cur, sizeof(v->op));
-		v->hoff = (uint32_t)t->npool;
+		/* an operation that ends after the last boundary belongs to the last interval */
+		uint32_t ix = t->cur_index < r->max_iv ? t->cur_index : r->max_iv - 1;
+		pthread_mutex_lock(&r->ivlock);
+		struct runiv *v = &r->ivs[ix];
+		v->used = 1;
+		if (ix + 1 > r->last_iv)
+			r->last_iv = ix + 1;
 		for (int k = 0; k < VOP_N; k++) {
 			if (!t->cur[k].ops)
 				continue;
 			uint64_t *h = t->curhist[k];
-			for (unsigned i = 0; i < HIST_NR; i++) {
-				if (!h[i])
-					continue;
-				if (t->npool == t->cappool) {
-					t->cappool = t->cappool ? t->cappool * 2 : 1024;
-					t->pool = realloc(t->pool, t->cappool * sizeof(*t->pool));
-					if (!t->pool)
-						die_code(EXIT_FAIL, "out of memory");
-				}
-				t->pool[t->npool++] = (struct hpair3){ .op = (uint16_t)k, .idx = i, .cnt = h[i] };
-				h[i] = 0;
+			ivop_merge(&v->op[k], &t->cur[k]);
+			uint32_t n;
+			struct fs_hpair *m = sparse_merge(v->h[k], v->hn[k], h, &n);
+			free(v->h[k]);
+			v->h[k] = m;
+			v->hn[k] = n;
+			if (ix >= r->warm_iv) {
+				ivop_merge(&r->tot[k], &t->cur[k]);
+				for (unsigned i = 0; i < HIST_NR; i++)
+					r->tot_hist[k][i] += h[i];
 			}
+			memset(h, 0, HIST_NR * sizeof(uint64_t));
 		}
-		v->hn = (uint32_t)(t->npool - v->hoff);
+		pthread_mutex_unlock(&r->ivlock);
 	}
 	for (int k = 0; k < VOP_N; k++) {
 		memset(&t->cur[k], 0, sizeof(t->cur[k]));
@@ -1035,27 +1067,22 @@ static void agg_free(struct agg *a)
 		free(a->hist[k]);
 }
 
-static void agg_add(struct agg *a, const struct fs_thread *t, const struct ivrec *v)
+/* interval ix (all threads), or with ix = -1 the measured intervals' totals */
+static void agg_collect(struct agg *a, const struct fs_run *r, int64_t ix)
 {
 	for (int k = 0; k < VOP_N; k++) {
-		a->ops[k] += v->op[k].ops;
-		a->bytes[k] += v->op[k].bytes;
-		if (v->op[k].ops)
-			lstat_merge(&a->lat[k], &v->op[k].lat);
-	}
-	for (uint32_t h = v->hoff; h < v->hoff + v->hn; h++)
-		a->hist[t->pool[h].op][t->pool[h].idx] += t->pool[h].cnt;
-}
-
-/* sum of every thread's records for interval index ix (all, or the measured ones: ix = -1
- * with skip below `first`) */
-static void agg_collect(struct agg *a, const struct fs_run *r, int64_t ix, uint32_t first)
-{
-	for (unsigned n = 0; n < r->nth; n++) {
-		const struct fs_thread *t = &r->th[n];
-		for (size_t v = 0; v < t->niv; v++)
-			if (ix >= 0 ? t->iv[v].index == (uint32_t)ix : t->iv[v].index >= first)
-				agg_add(a, t, &t->iv[v]);
+		const struct ivop *o = ix >= 0 ? &r->ivs[ix].op[k] : &r->tot[k];
+		a->ops[k] += o->ops;
+		a->bytes[k] += o->bytes;
+		if (o->ops)
+			lstat_merge(&a->lat[k], &o->lat);
+		if (ix < 0) {
+			for (unsigned i = 0; i < HIST_NR; i++)
+				a->hist[k][i] += r->tot_hist[k][i];
+		} else {
+			for (uint32_t j = 0; j < r->ivs[ix].hn[k]; j++)
+				a->hist[k][r->ivs[ix].h[k][j].idx] += r->ivs[ix].h[k][j].cnt;
+		}
 	}
 }
 
@@ -1256,7 +1283,7 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	const struct vdb_cfg *c = r->c;
 	struct agg tot;
 	agg_init(&tot);
-	agg_collect(&tot, r, -1, rp->warm_iv);
+	agg_collect(&tot, r, -1);
 	struct jw w;
 	jw_init(&w, stdout);
 	jw_obj(&w, NULL);
@@ -1414,7 +1441,7 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	for (uint32_t i = 0; i < rp->niv; i++) {
 		struct agg a;
 		agg_init(&a);
-		agg_collect(&a, r, i, 0);
+		agg_collect(&a, r, i);
 		uint64_t b0 = (uint64_t)i * r->interval_ns, b1 = b0 + r->interval_ns;
 		if (b1 > rp->run_ns)
 			b1 = rp->run_ns;
@@ -1493,7 +1520,7 @@ static void report_normal(struct fs_run *r, const struct fs_report *rp)
 	for (uint32_t i = 0; i < rp->niv; i++) {
 		struct agg a;
 		agg_init(&a);
-		agg_collect(&a, r, i, 0);
+		agg_collect(&a, r, i);
 		uint64_t b0 = (uint64_t)i * r->interval_ns, b1 = b0 + r->interval_ns;
 		if (b1 > rp->run_ns)
 			b1 = rp->run_ns;
@@ -1504,7 +1531,7 @@ static void report_normal(struct fs_run *r, const struct fs_report *rp)
 	}
 	struct agg tot;
 	agg_init(&tot);
-	agg_collect(&tot, r, -1, rp->warm_iv);
+	agg_collect(&tot, r, -1);
 	const struct cpusnap *c0 = &rp->cpu[rp->warm_iv < rp->niv ? rp->warm_iv : rp->niv];
 	print_line("avg", &tot, rp->meas_ns, c0, &rp->cpu[rp->niv]);
 	printf("\nper operation (measured intervals; ns):\n");
@@ -1836,6 +1863,7 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	r.scale = scale;
 	r.dirfd = -1;
 	pthread_mutex_init(&r.errlock, NULL);
+	pthread_mutex_init(&r.ivlock, NULL);
 	resolve(&r, seed);
 	/* elapsed: --elapsed, else rd's elapsed times the scale (whole seconds, at least 1) */
 	uint64_t el_s = cfg.rd.elapsed_s;
@@ -2016,6 +2044,20 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	if (!rp.cpu)
 		die_code(EXIT_FAIL, "out of memory");
 	rp.warm_iv = (uint32_t)((r.warmup_ns + r.interval_ns - 1) / r.interval_ns);
+	r.max_iv = max_iv;
+	r.warm_iv = rp.warm_iv;
+	r.ivs = calloc(max_iv, sizeof(*r.ivs));
+	if (!r.ivs)
+		die_code(EXIT_FAIL, "out of memory");
+	for (uint32_t i = 0; i < max_iv; i++)
+		for (int k = 0; k < VOP_N; k++)
+			lstat_init(&r.ivs[i].op[k].lat);
+	for (int k = 0; k < VOP_N; k++) {
+		lstat_init(&r.tot[k].lat);
+		r.tot_hist[k] = calloc(HIST_NR, sizeof(uint64_t));
+		if (!r.tot_hist[k])
+			die_code(EXIT_FAIL, "out of memory");
+	}
 	unsigned started = 0;
 	r.t_start = now_ns();
 	snap_cpu(&rp.cpu[0]);
@@ -2071,17 +2113,7 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 			rp.run_ns = r.elapsed_ns; /* ops ending after the deadline land in the last interval */
 		/* a stop between boundaries closes a partial interval */
 		uint32_t niv = iv;
-		uint32_t last_ix = 0;
-		for (unsigned t = 0; t < started; t++)
-			for (size_t v = 0; v < r.th[t].niv; v++)
-				if (r.th[t].iv[v].index + 1 > last_ix)
-					last_ix = r.th[t].iv[v].index + 1;
-		if (last_ix > max_iv)
-			last_ix = max_iv; /* an op finished after the end: it belongs to the last interval */
-		for (unsigned t = 0; t < started; t++)
-			for (size_t v = 0; v < r.th[t].niv; v++)
-				if (r.th[t].iv[v].index >= max_iv)
-					r.th[t].iv[v].index = max_iv - 1;
+		uint32_t last_ix = r.last_iv;
 		if (last_ix > niv || (uint64_t)niv * r.interval_ns < rp.run_ns) {
 			niv = niv + 1 > max_iv ? max_iv : niv + 1;
 			if (last_ix > niv)
@@ -2123,8 +2155,6 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 		rc = EXIT_FAIL;
 	for (unsigned t = 0; t < r.nth; t++) {
 		free(r.th[t].buf);
-		free(r.th[t].iv);
-		free(r.th[t].pool);
 		for (int o = 0; o < VOP_N; o++)
 			free(r.th[t].curhist[o]);
 	}
@@ -2136,6 +2166,13 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 		free(r.set[k].fsize);
 	}
 	free(r.th);
+	if (r.ivs)
+		for (uint32_t i = 0; i < r.max_iv; i++)
+			for (int k = 0; k < VOP_N; k++)
+				free(r.ivs[i].h[k]);
+	free(r.ivs);
+	for (int k = 0; k < VOP_N; k++)
+		free(r.tot_hist[k]);
 	free(rp.cpu);
 	close(r.dirfd);
 	return rc;
