@@ -478,7 +478,7 @@ static void op_rw(struct fs_thread *t)
 	}
 	op_done(t, VOP_OPEN, t0, 0);
 	uint64_t fsz = s->fsize[i];
-	uint64_t nblocks = wk->w->fileio_seq ? UINT64_MAX : wk->w->stopafter;
+	uint64_t nblocks = !fsz ? 0 : wk->w->fileio_seq ? UINT64_MAX : wk->w->stopafter; /* an empty file (format=no): open, close */
 	uint64_t pos = 0;
 	for (uint64_t b = 0; b < nblocks && !stopping(t->run); b++) {
 		uint64_t xs = dist_pick(&wk->xfer, &t->rng);
