@@ -619,3 +619,23 @@ def test_sanitizer_builds(build: str, scratch: Path, request: pytest.FixtureRequ
     assert ops["copy"]["ops"] == 5 and ops["getattr"]["ops"] > 0 and ops["setattr"]["ops"] > 0
     assert "bins" in ops["getattr"]["resp_ns"]
     assert list(d.iterdir()) == []
+
+
+def test_defaults_are_vdbenchs(engine_bin: Path, scratch: Path) -> None:
+    doc = json.loads(
+        vdb(
+            engine_bin, "fsd=a,anchor=/x,size=1m\nfwd=w,fsd=a\nrd=r,fwd=w\n", scratch, None, "--parse-only"
+        ).stdout
+    )
+    fsd, fwd, rd = doc["fsd"][0], doc["fwd"][0], doc["rd"]
+    assert (fsd["depth"], fsd["width"], fsd["files"]) == (0, 1, 1)
+    assert fwd["xfersize"] == [{"bytes": 128 << 10, "pct": 100.0}]  # vdbench 5.03+
+    assert (fwd["operation"], fwd["rdpct"], fwd["threads"]) == ("", -1, 1)
+    assert (fwd["fileselect"], fwd["fileio"], fwd["shared"]) == ("random", "sequential", False)
+    assert (rd["fwdrate"], rd["format"], rd["elapsed_s"], rd["interval_s"], rd["warmup_s"]) == (
+        "max",
+        "no",
+        30,
+        1,
+        0,
+    )

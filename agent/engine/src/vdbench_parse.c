@@ -297,8 +297,9 @@ static void fwd_defaults(struct vdb_fwd *w)
 	w->op = -1;
 	w->rdpct = -1;
 	w->xfer.n = 1;
-	w->xfer.v[0] = 4096;
+	w->xfer.v[0] = 128 << 10; /* vdbench's file-system default since 5.03 */
 	w->xfer.pct[0] = 100;
+	w->fileio_seq = 1; /* vdbench: fileio=sequential unless given */
 	w->threads = 1;
 	w->stopafter = 100;
 }
