@@ -2,6 +2,7 @@ import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunRead } from "../client/types";
 import { SEARCH_DEBOUNCE_MS } from "../components/Run/RunFilterBar";
+import { setToken } from "../lib/auth";
 import { NO_ENERGY } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { Runs } from "./Runs";
@@ -157,5 +158,40 @@ describe("runs page filters", () => {
     fireEvent.keyDown(box, { key: "Enter" });
     await waitFor(() => expect(last(asked).getAll("tag")).toEqual(["nvme"]));
     expect(screen.getAllByTestId("filter-tag").map((c) => c.textContent)).toEqual(["nvme×"]);
+  }, 30_000);
+
+  it("names each run's team when the user is in several (the list holds all of them)", async () => {
+    setToken("t");
+    const me = (teams: { id: string; name: string; role: string }[]) => ({
+      body: { id: "u", email: "u@x", display_name: "u", teams },
+    });
+    let teams = [{ id: "t1", name: "Acme", role: "admin" }];
+    stub(() => ({ items: [run("r1"), run("r2", { team_id: "t2" })], total: 2 }));
+    const routes = globalThis.fetch;
+    globalThis.fetch = (async (input: RequestInfo | URL) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.pathname === "/api/v1/auth/me") {
+        const r = me(teams);
+        return new Response(JSON.stringify(r.body), {
+          headers: { "Content-Type": "application/json" },
+        });
+      }
+      return routes(input);
+    }) as typeof fetch;
+    const { unmount } = renderAt(<Runs />, { path: "/runs" });
+    expect(await screen.findByText("run r2", {}, { timeout: 10_000 })).toBeTruthy();
+    await waitFor(() => expect(screen.getAllByTestId("run-row")).toHaveLength(2));
+    expect(screen.queryByTestId("run-team")).toBeNull(); // one team: nothing to tell apart
+    unmount();
+    teams = [...teams, { id: "t2", name: "Bolt", role: "viewer" }];
+    renderAt(<Runs />, { path: "/runs" });
+    await waitFor(
+      () =>
+        expect(screen.getAllByTestId("run-team").map((c) => c.textContent)).toEqual([
+          "Acme",
+          "Bolt",
+        ]),
+      { timeout: 10_000 },
+    );
   }, 30_000);
 });

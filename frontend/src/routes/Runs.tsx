@@ -11,7 +11,7 @@ import { StatusBadge } from "../components/Run/StatusBadge";
 import { workloadTag } from "../lib/compare";
 import { energyStateShort, energyStateText } from "../lib/energy";
 import { formatEnergy, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
-import { useCan } from "../lib/role";
+import { useCan, useTeams } from "../lib/role";
 import {
   filtersFromParams,
   filtersToParams,
@@ -60,6 +60,8 @@ export function RunsTable({
   onToggle?: (id: string) => void;
 }) {
   const qc = useQueryClient();
+  // the list holds every team's runs: name the team when there is more than one
+  const { teams } = useTeams();
   return (
     <table className="table" data-testid="runs-table">
       <thead>
@@ -109,6 +111,11 @@ export function RunsTable({
                   data-testid="run-imported"
                 >
                   uploaded
+                </span>
+              )}
+              {teams.length > 1 && (
+                <span className="badge badge-team" title="the run's team" data-testid="run-team">
+                  {teams.find((t) => t.id === r.team_id)?.name ?? "another team"}
                 </span>
               )}
               <TagChips tags={r.tags} small />
