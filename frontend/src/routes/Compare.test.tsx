@@ -374,7 +374,7 @@ describe("Compare page", () => {
     renderAt(<Compare />, { path: "/compare?runs=r1,r2,r3" });
     const gone = await screen.findByTestId("compare-gone");
     expect(gone.textContent).toContain("One of these runs no longer exists");
-    const link = within(gone).getByRole("link", { name: "Compare the other 2 runs" });
+    const link = within(gone).getByRole("link", { name: "Open the other 2 runs" });
     expect(link.getAttribute("href")).toBe("/compare?runs=r2,r3");
   });
 

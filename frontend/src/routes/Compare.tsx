@@ -15,6 +15,7 @@ import {
 import { autoLayout, MetricTable } from "../components/Compare/CompareTable";
 import { EnergyCompare } from "../components/Compare/EnergyCompare";
 import { LazyMount } from "../components/charts/LazyMount";
+import { GoneRuns } from "../components/GoneRuns";
 import { QueryState } from "../components/QueryState";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { ShareButton } from "../components/Share/ShareButton";
@@ -31,7 +32,7 @@ import {
   type TableLayoutChoice,
   toSearchParams,
 } from "../lib/compareState";
-import { ApiError, errorMessage } from "../lib/errors";
+import { errorMessage } from "../lib/errors";
 import { describeWorkload } from "../lib/workload";
 import { comparisonKey } from "../queries/comments";
 import { compareCsv, compareQuery } from "../queries/compare";
@@ -129,34 +130,6 @@ function ShareBar({ state, data }: { state: CompareState; data?: CompareRead }) 
         </span>
       )}
     </div>
-  );
-}
-
-/** A link saved before some of its runs were deleted (or left with their team): the server names
- * the missing ones (422 runs: "not found in your teams: …"); offer the rest instead of a dead end. */
-function GoneRuns({ error, runs }: { error: unknown; runs: readonly string[] }) {
-  const gone = new Set(
-    error instanceof ApiError
-      ? error.fieldErrors
-          .filter((f) => f.field === "runs" && f.message.startsWith("not found in your teams: "))
-          .flatMap((f) => f.message.slice("not found in your teams: ".length).split(", "))
-      : [],
-  );
-  if (gone.size === 0) return null;
-  const rest = runs.filter((r) => !gone.has(r));
-  return (
-    <p className="muted" data-testid="compare-gone">
-      {gone.size === 1
-        ? "One of these runs no longer exists"
-        : `${gone.size} of these runs no longer exist`}{" "}
-      (deleted, or in a team you are not in).{" "}
-      {rest.length >= 2 ? (
-        <Link to={`/compare?runs=${rest.join(",")}`}>Compare the other {rest.length} runs</Link>
-      ) : (
-        <Link to="/runs">Pick runs on the runs page</Link>
-      )}
-      .
-    </p>
   );
 }
 

@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
+import { GoneRuns } from "../components/GoneRuns";
 import { QueryState } from "../components/QueryState";
 import { ViewCharts } from "../components/Views/ViewCharts";
 import { ViewGrid } from "../components/Views/ViewGrid";
@@ -178,6 +179,12 @@ export function ViewPage() {
       </div>
       {note ? <p className="alert alert-error">{note}</p> : null}
       <QueryState isPending={q.isPending} error={q.error} />
+      <GoneRuns
+        error={q.error}
+        runs={runs}
+        href={(rest) => `/views/${view}?runs=${rest.join(",")}`}
+        min={1}
+      />
       {t ? (
         <>
           <p className="muted" data-testid="view-seed">
