@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -124,17 +125,18 @@ def test_3_api_sigkill_during_the_upload_stores_it_once_with_energy(r: Rig, mome
     # result) is the bug scenario 7 pins down (xfail there); here the outcome: stored once.
 
 
-@pytest.mark.parametrize("moment", ["request-passed-30ms", "response-held"])
+@pytest.mark.parametrize("moment", ["request-complete", "response-held"])
 def test_3_one_api_worker_sigkilled_mid_upload_is_replaced_and_nothing_is_lost(r: Rig, moment: str) -> None:
     """backend.serve's supervisor outlives one of its processes: the process serving the result
-    upload is SIGKILLed (30 ms after the request reached it, or once it answered, the answer held
-    back so the agent never hears it); the other process keeps answering, uvicorn starts a new
-    one, the spooled result is stored once with its energy."""
+    upload is SIGKILLed (10 ms after the request's last byte reached it, while it works on it; or
+    once it answered, the answer held back so the agent never hears it); the other process keeps
+    answering, uvicorn starts a new one, the spooled result is stored once with its energy."""
     supervisor = r.s.procs["api"].pid
     before = r.s.workers()
     assert len(before) == API_WORKERS, before
     victim: list[int] = []
     early: list[bool] = []
+    left: list[int] = []  # bytes of the upload's body still to pass
     killed = threading.Event()
 
     def kill(pid: int) -> None:
@@ -143,18 +145,28 @@ def test_3_one_api_worker_sigkilled_mid_upload_is_replaced_and_nothing_is_lost(r
 
     def hook(direction: str, chunk: bytes, conn: Conn) -> None:
         if moment != "response-held" and direction == "response" and "upload" in conn.marks:
-            early.append(not killed.is_set())  # answered within the 30 ms: the kill came after the request
-        if victim:
+            early.append(not killed.is_set())  # answered before the kill: it came too late
+        if killed.is_set() or len(victim) > 1:
             return
         if direction == "request" and _is_result_upload(chunk):
             conn.marks.add("upload")
-            if moment == "request-passed-30ms":
-                victim.append(connection_owner(r, conn.upstream.getsockname()[1]))
-                threading.Timer(0.03, kill, (victim[0],)).start()
-        elif direction == "response" and "upload" in conn.marks and moment == "response-held":
+            head, _, body = chunk.partition(b"\r\n\r\n")
+            length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+            assert length, head  # the agent sends its JSON with a length
+            if victim:  # the agent's retry after an unanswered attempt: already under way
+                return
             victim.append(connection_owner(r, conn.upstream.getsockname()[1]))
-            kill(victim[0])
-            raise ConnectionResetError("the answer dies with its process")  # never forwarded
+            left.append(int(length.group(1)) - len(body))
+        elif direction == "request" and "upload" in conn.marks and left:
+            left[0] -= len(chunk)
+        else:
+            if direction == "response" and "upload" in conn.marks and moment == "response-held":
+                kill(victim[0])
+                raise ConnectionResetError("the answer dies with its process")  # never forwarded
+            return
+        if moment == "request-complete" and left[0] <= 0:  # this chunk is the request's last
+            victim.append(victim[0])  # once
+            threading.Timer(0.01, kill, (victim[0],)).start()
 
     assert r.proxy is not None
     r.proxy.hook = hook
@@ -198,6 +210,7 @@ def test_3_one_api_worker_sigkilled_mid_upload_is_replaced_and_nothing_is_lost(r
     assert health.status_code == 200, health.text
     assert r.s.alive("api") and r.s.procs["api"].pid == supervisor, "the supervisor itself survived"
     assert victim[0] in before and len(new) == 1, (before, after, victim)
+    assert not any(early), "the process answered the upload before the kill: it missed the request"
     assert served == dict.fromkeys(after, 200), served
 
 
