@@ -68,8 +68,12 @@ def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID]) -> AgentRead:
 
 
 @router.get("", response_model=Page[AgentRead])
-def list_agents(principal: UserDep, session: SessionDep) -> Page[AgentRead]:
-    agents = repository.list_in_teams(session, principal.team_ids)
+def list_agents(
+    principal: UserDep,
+    session: SessionDep,
+    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
+) -> Page[AgentRead]:
+    agents = repository.list_in_teams(session, principal.teams_for(team_id))
     current = repository.current_runs(session, [a.id for a in agents])
     return Page[AgentRead](items=[_read(a, current) for a in agents], total=len(agents))
 

@@ -21,6 +21,14 @@ class UserPrincipal:
     def team_ids(self) -> list[uuid.UUID]:
         return list(self.roles)
 
+    def teams_for(self, team_id: uuid.UUID | None) -> list[uuid.UUID]:
+        """A list's teams: `team_id` alone (403 when the caller is not in it), or all the caller's."""
+        if team_id is None:
+            return self.team_ids
+        if team_id not in self.roles:
+            raise Forbidden(f"not a member of this team: {team_id}", code="not_a_member")
+        return [team_id]
+
     def require(self, team_id: uuid.UUID, role: Role) -> None:
         held = self.roles.get(team_id)
         if held is None or held.rank < role.rank:

@@ -22,8 +22,9 @@ def list_campaigns(
     session: SessionDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
 ) -> CampaignPage:
-    rows, total = service.page(session, principal=principal, limit=limit, offset=offset)
+    rows, total = service.page(session, principal=principal, team_id=team_id, limit=limit, offset=offset)
     return CampaignPage(items=service.to_read(session, rows), total=total)
 
 

@@ -78,9 +78,9 @@ def get(session: Session, *, principal: UserPrincipal, campaign_id: uuid.UUID) -
 
 
 def page(
-    session: Session, *, principal: UserPrincipal, limit: int, offset: int
+    session: Session, *, principal: UserPrincipal, team_id: uuid.UUID | None = None, limit: int, offset: int
 ) -> tuple[list[Campaign], int]:
-    return repository.page(session, principal.team_ids, limit=limit, offset=offset)
+    return repository.page(session, principal.teams_for(team_id), limit=limit, offset=offset)
 
 
 def to_read(session: Session, campaigns: list[Campaign]) -> list[CampaignRead]:

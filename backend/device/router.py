@@ -36,9 +36,12 @@ def _read(d: Device) -> DeviceRead:
 
 @router.get("", response_model=Page[DeviceRead])
 def list_devices(
-    principal: UserDep, session: SessionDep, agent_id: uuid.UUID | None = None
+    principal: UserDep,
+    session: SessionDep,
+    agent_id: uuid.UUID | None = None,
+    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
 ) -> Page[DeviceRead]:
-    rows = service.list_devices(session, principal=principal, agent_id=agent_id)
+    rows = service.list_devices(session, principal=principal, agent_id=agent_id, team_id=team_id)
     return Page[DeviceRead](items=[_read(d) for d in rows], total=len(rows))
 
 

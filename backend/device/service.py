@@ -355,8 +355,14 @@ def media_of(kind: str, facts: dict[str, Any]) -> str:
     return "unknown"
 
 
-def list_devices(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID | None) -> list[Device]:
-    return repository.list_in_teams(session, principal.team_ids, agent_id=agent_id)
+def list_devices(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    agent_id: uuid.UUID | None,
+    team_id: uuid.UUID | None = None,
+) -> list[Device]:
+    return repository.list_in_teams(session, principal.teams_for(team_id), agent_id=agent_id)
 
 
 def update(session: Session, *, principal: UserPrincipal, device_id: uuid.UUID, body: DeviceUpdate) -> Device:

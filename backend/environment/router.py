@@ -17,8 +17,12 @@ router = APIRouter(prefix="/environments", tags=["environments"])
 
 
 @router.get("", response_model=Page[EnvironmentRead])
-def list_environments(principal: UserDep, session: SessionDep) -> Page[EnvironmentRead]:
-    rows = service.list_environments(session, principal=principal)
+def list_environments(
+    principal: UserDep,
+    session: SessionDep,
+    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
+) -> Page[EnvironmentRead]:
+    rows = service.list_environments(session, principal=principal, team_id=team_id)
     return Page[EnvironmentRead](items=service.to_read(session, rows), total=len(rows))
 
 

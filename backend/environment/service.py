@@ -97,8 +97,10 @@ def update(
     return env
 
 
-def list_environments(session: Session, *, principal: UserPrincipal) -> list[Environment]:
-    return repository.list_in_teams(session, principal.team_ids)
+def list_environments(
+    session: Session, *, principal: UserPrincipal, team_id: uuid.UUID | None = None
+) -> list[Environment]:
+    return repository.list_in_teams(session, principal.teams_for(team_id))
 
 
 def import_grid_series(

@@ -93,6 +93,7 @@ def list_runs(
     ] = "-created",
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
 ) -> RunPage:
     filters = repository.RunFilter(
         statuses=tuple(status_ or ()),
@@ -107,7 +108,9 @@ def list_runs(
         created_to=as_utc(created_to),
         text=q,
     )
-    return service.page(session, principal=principal, filters=filters, sort=sort, limit=limit, offset=offset)
+    return service.page(
+        session, principal=principal, team_id=team_id, filters=filters, sort=sort, limit=limit, offset=offset
+    )
 
 
 @router.put("/{run_id}/tags", response_model=RunRead)

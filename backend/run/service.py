@@ -270,21 +270,22 @@ def page(
     session: Session,
     *,
     principal: UserPrincipal,
+    team_id: uuid.UUID | None = None,
     filters: repository.RunFilter,
     sort: RunSort,
     limit: int,
     offset: int,
 ) -> RunPage:
-    """GET /runs: the caller's teams' runs matching `filters`, one page in `sort` order."""
+    """GET /runs: the runs of one of the caller's teams (`team_id`) or of all of them matching
+    `filters`, one page in `sort` order."""
+    teams = principal.teams_for(team_id)
     if (
         filters.created_from is not None
         and filters.created_to is not None
         and filters.created_to <= filters.created_from
     ):
         raise Invalid("created_to", "must be later than created_from")
-    runs, total = repository.page(
-        session, principal.team_ids, filters=filters, sort=sort, limit=limit, offset=offset
-    )
+    runs, total = repository.page(session, teams, filters=filters, sort=sort, limit=limit, offset=offset)
     return RunPage(items=to_read(session, runs), total=total)
 
 

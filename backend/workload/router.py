@@ -1,6 +1,7 @@
 import uuid
+from typing import Annotated
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Query, status
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.kit.schema import Page
@@ -11,8 +12,15 @@ router = APIRouter(prefix="/workloads", tags=["workloads"])
 
 
 @router.get("", response_model=Page[WorkloadRead])
-def list_workloads(principal: UserDep, session: SessionDep) -> Page[WorkloadRead]:
-    rows, total = repository.visible(session, principal.team_ids)
+def list_workloads(
+    principal: UserDep,
+    session: SessionDep,
+    team_id: Annotated[
+        uuid.UUID | None,
+        Query(description="one of your teams (and the built-in workloads); none: all of them"),
+    ] = None,
+) -> Page[WorkloadRead]:
+    rows, total = repository.visible(session, principal.teams_for(team_id))
     return Page[WorkloadRead](items=[WorkloadRead.model_validate(r) for r in rows], total=total)
 
 

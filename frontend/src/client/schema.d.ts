@@ -4778,7 +4778,10 @@ export type $defs = Record<string, never>;
 export interface operations {
     list_agents_api_v1_agents_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6318,6 +6321,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
             };
             header?: never;
             path?: never;
@@ -7141,6 +7146,8 @@ export interface operations {
         parameters: {
             query?: {
                 agent_id?: string | null;
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
             };
             header?: never;
             path?: never;
@@ -7354,7 +7361,10 @@ export interface operations {
     };
     list_environments_api_v1_environments_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8038,6 +8048,8 @@ export interface operations {
                 sort?: "created" | "-created" | "name" | "-name" | "status" | "-status";
                 limit?: number;
                 offset?: number;
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
             };
             header?: never;
             path?: never;
@@ -10662,7 +10674,10 @@ export interface operations {
     };
     list_workloads_api_v1_workloads_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description one of your teams (and the built-in workloads); none: all of them */
+                team_id?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
