@@ -65,6 +65,8 @@ def flatmap_query(context: Any, query: Any) -> Any:
 
 @schema.hook
 def flatmap_body(context: Any, body: Any) -> Any:
+    if fuzzing.destructive(context.operation.method, context.operation.path):
+        return fuzzing.body({}, body)  # as generated (fuzzing.destructive says why)
     return fuzzing.body(_ids, body)
 
 
@@ -300,7 +302,10 @@ def test_the_short_run_reached_the_routes() -> None:
         "GET /api/v1/agents/{agent_id}",
         "GET /api/v1/workloads/{workload_id}",
         "GET /api/v1/campaigns/{campaign_id}",
-        "PATCH /api/v1/devices/{device_id}",
+        # a write past authentication into a service's logic, on a real object. PATCH /devices/{id}
+        # was the one until issue 13 gave DeviceUpdate `notes`: Hypothesis' three derandomized
+        # examples no longer draw a valid body for the world's device (bench/fuzz's long run does)
+        "POST /api/v1/runs/{run_id}/cancel",
     ):
         assert op in ok, f"no success on {op} in the short run: {sorted(k for k in STATS if k[0] == op)}"
     assert sum(STATS.values()) >= 250, f"only {sum(STATS.values())} requests"
