@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { render, screen, waitFor } from "@testing-library/react";
+import { act, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { stubApi } from "../test/render";
 import { setToken } from "./auth";
@@ -8,11 +8,13 @@ import {
   getCurrentTeamId,
   NEEDS,
   pickTeam,
+  setAllTeams,
   setCurrentTeamId,
   type TeamRole,
   teamsWhere,
   useCan,
   useCurrentTeam,
+  useListTeam,
 } from "./role";
 
 const realFetch = globalThis.fetch;
@@ -82,5 +84,48 @@ describe("current team", () => {
     await waitFor(() =>
       expect(screen.getByTestId("probe").textContent).toBe("procurement|true|true|false"),
     );
+  });
+});
+
+describe("list team (useListTeam)", () => {
+  function Probe() {
+    const { teamId, all, ready, teamName } = useListTeam();
+    return (
+      <p data-testid="list">
+        {String(ready)}|{teamId ?? "-"}|{String(all)}|{teamName("tb")}|{teamName("x")}
+      </p>
+    );
+  }
+  const mount = (teams: TeamRole[]) => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/auth/me": () => ({ body: { id: "u", email: "u@x", display_name: "u", teams } }),
+    });
+    const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+    return render(
+      <QueryClientProvider client={qc}>
+        <Probe />
+      </QueryClientProvider>,
+    );
+  };
+  const text = () => screen.getByTestId("list").textContent;
+
+  it("is the current team until All my teams is picked, which keeps it for creating", async () => {
+    mount([A, B]);
+    expect(text()).toBe("false|-|false|another team|another team"); // before /auth/me: not ready
+    await waitFor(() => expect(text()).toBe("true|ta|false|procurement|another team"));
+    act(() => setCurrentTeamId("tb"));
+    await waitFor(() => expect(text()).toBe("true|tb|false|procurement|another team"));
+    act(() => setAllTeams());
+    await waitFor(() => expect(text()).toBe("true|-|true|procurement|another team"));
+    expect(getCurrentTeamId()).toBe("tb"); // new things still go to the team picked last
+    act(() => setCurrentTeamId("ta")); // picking a team leaves All my teams
+    await waitFor(() => expect(text()).toBe("true|ta|false|procurement|another team"));
+  });
+
+  it("ignores All my teams for a user in one team (a stale choice)", async () => {
+    setAllTeams();
+    mount([A]);
+    await waitFor(() => expect(text()).toBe("true|ta|false|another team|another team"));
   });
 });

@@ -3,7 +3,9 @@
 // must agree: NEEDS below mirrors the services' `principal.require(team, Role.x)` calls.
 //
 // The current team (the header's switcher) persists in localStorage: pages that create things
-// in a team use it, and role checks without an explicit team read it.
+// in a team use it, role checks without an explicit team read it, and the lists show only its
+// rows (useListTeam) unless "All my teams" is picked (a user in 2+ teams), which keeps the
+// current team for creating and adds a Team column/chip to the lists.
 import { useQuery } from "@tanstack/react-query";
 import { useSyncExternalStore } from "react";
 import type { components } from "../client/schema";
@@ -45,21 +47,34 @@ export function can(role: Role | null | undefined, action: Action): boolean {
 }
 
 const KEY = "iowatt.team";
+const ALL_KEY = "iowatt.team.all";
 const listeners = new Set<() => void>();
 
 export function getCurrentTeamId(): string | null {
   return localStorage.getItem(KEY);
 }
 
+/** Picking a team also leaves "All my teams". */
 export function setCurrentTeamId(id: string): void {
   localStorage.setItem(KEY, id);
+  localStorage.removeItem(ALL_KEY);
+  for (const l of listeners) l();
+}
+
+function getAllTeams(): boolean {
+  return localStorage.getItem(ALL_KEY) === "1";
+}
+
+/** "All my teams": the lists show every team's rows; the current team stays for creating. */
+export function setAllTeams(): void {
+  localStorage.setItem(ALL_KEY, "1");
   for (const l of listeners) l();
 }
 
 function subscribe(listener: () => void): () => void {
   listeners.add(listener);
   const onStorage = (e: StorageEvent) => {
-    if (e.key === KEY) listener();
+    if (e.key === KEY || e.key === ALL_KEY) listener();
   };
   window.addEventListener("storage", onStorage);
   return () => {
@@ -93,6 +108,30 @@ export function useCurrentTeam(): {
   const stored = useSyncExternalStore(subscribe, getCurrentTeamId, () => null);
   const { teams, isPending } = useTeams();
   return { team: pickTeam(teams, stored), teams, isPending, select: setCurrentTeamId };
+}
+
+/**
+ * The team the lists show (`team_id` of GET /runs, /devices, ...): the current team, or undefined
+ * under "All my teams" (only offered, and only honoured, when the user is in 2+ teams), when
+ * `all` is true and rows should name their team (`teamName`). `ready` is false until GET
+ * /auth/me answered (when signed in): lists wait for it rather than show every team's rows for a moment.
+ */
+export function useListTeam(): {
+  teamId: string | undefined;
+  all: boolean;
+  ready: boolean;
+  teamName: (id: string) => string;
+} {
+  const stored = useSyncExternalStore(subscribe, getAllTeams, () => false);
+  const { team, teams, isPending } = useCurrentTeam();
+  const all = stored && teams.length > 1;
+  const signedIn = useToken() !== null;
+  return {
+    teamId: all ? undefined : team?.id,
+    all,
+    ready: !signedIn || !isPending, // signed out: /auth/me is never asked, the list answers 401
+    teamName: (id) => teams.find((t) => t.id === id)?.name ?? "another team",
+  };
 }
 
 /** The user's role in `teamId`, or in the current team when no id is given; null if none. */

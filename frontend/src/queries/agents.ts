@@ -3,10 +3,14 @@ import { api, unwrap } from "../client";
 import type { EnrollmentTokenCreate } from "../client/types";
 import { keys } from "./keys";
 
-export const agentsQuery = () =>
+/** The agents of one team (the switcher's, lib/role useListTeam) or, without one, of all. */
+export const agentsQuery = (teamId?: string) =>
   queryOptions({
-    queryKey: keys.agents.all(),
-    queryFn: async () => unwrap(await api.GET("/api/v1/agents")),
+    queryKey: keys.agents.list(teamId),
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/agents", { params: { query: teamId ? { team_id: teamId } : {} } }),
+      ),
     refetchInterval: 10_000,
   });
 

@@ -4,11 +4,16 @@ import type { CampaignCreate } from "../client/types";
 import { keys } from "./keys";
 import { LIVE_INTERVAL_MS } from "./runs";
 
-export const campaignsQuery = () =>
+/** The campaigns of one team (the switcher's, lib/role useListTeam) or, without one, of all. */
+export const campaignsQuery = (teamId?: string) =>
   queryOptions({
-    queryKey: keys.campaigns.list(),
+    queryKey: keys.campaigns.list(teamId),
     queryFn: async () =>
-      unwrap(await api.GET("/api/v1/campaigns", { params: { query: { limit: 100 } } })),
+      unwrap(
+        await api.GET("/api/v1/campaigns", {
+          params: { query: teamId ? { limit: 100, team_id: teamId } : { limit: 100 } },
+        }),
+      ),
     refetchInterval: (q) => (q.state.data?.items.some((c) => !c.done) ? LIVE_INTERVAL_MS : 15_000),
   });
 

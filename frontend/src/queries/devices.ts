@@ -3,10 +3,14 @@ import { api, unwrap } from "../client";
 import type { DeviceUpdate } from "../client/types";
 import { keys } from "./keys";
 
-export const devicesQuery = () =>
+/** The devices of one team (the switcher's, lib/role useListTeam) or, without one, of all. */
+export const devicesQuery = (teamId?: string) =>
   queryOptions({
-    queryKey: keys.devices.all(),
-    queryFn: async () => unwrap(await api.GET("/api/v1/devices")),
+    queryKey: keys.devices.list(teamId),
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/devices", { params: { query: teamId ? { team_id: teamId } : {} } }),
+      ),
     staleTime: 30_000,
   });
 

@@ -3,10 +3,16 @@ import { api, unwrap } from "../client";
 import type { EnvironmentCreate, EnvironmentUpdate } from "../client/types";
 import { keys } from "./keys";
 
-export const environmentsQuery = () =>
+/** The environments of one team (the switcher's, lib/role useListTeam) or, without one, of all. */
+export const environmentsQuery = (teamId?: string) =>
   queryOptions({
-    queryKey: keys.environments.all(),
-    queryFn: async () => unwrap(await api.GET("/api/v1/environments")),
+    queryKey: keys.environments.list(teamId),
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/environments", {
+          params: { query: teamId ? { team_id: teamId } : {} },
+        }),
+      ),
     staleTime: 30_000,
   });
 

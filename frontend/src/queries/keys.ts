@@ -8,6 +8,8 @@ import type { EnergyRead, RunStatus } from "../client/types";
 export const keys = {
   agents: {
     all: () => ["agents"] as const,
+    /** a list of one team's (the switcher's), or of all the user's teams ("all") */
+    list: (teamId?: string) => ["agents", "list", teamId ?? "all"] as const,
     enrollmentTokens: () => ["agents", "enrollment-tokens"] as const,
   },
   auth: {
@@ -18,7 +20,7 @@ export const keys = {
   },
   campaigns: {
     all: () => ["campaigns"] as const,
-    list: () => ["campaigns", "list"] as const,
+    list: (teamId?: string) => ["campaigns", "list", teamId ?? "all"] as const,
     detail: (id: string) => ["campaigns", "detail", id] as const,
   },
   carbon: {
@@ -30,7 +32,10 @@ export const keys = {
     latency: (runs: string[], job: string, groupBy: string) =>
       ["compare", "latency", runs, job, groupBy] as const,
   },
-  devices: { all: () => ["devices"] as const },
+  devices: {
+    all: () => ["devices"] as const,
+    list: (teamId?: string) => ["devices", "list", teamId ?? "all"] as const,
+  },
   comments: {
     all: () => ["comments"] as const,
     thread: (kind: string, key: string) => ["comments", kind, key] as const,
@@ -47,7 +52,10 @@ export const keys = {
     catalog: (runs: string[]) => ["views", "catalog", runs] as const,
     table: (params: Record<string, unknown>) => ["views", "table", params] as const,
   },
-  environments: { all: () => ["environments"] as const },
+  environments: {
+    all: () => ["environments"] as const,
+    list: (teamId?: string) => ["environments", "list", teamId ?? "all"] as const,
+  },
   runs: {
     lists: () => ["runs", "list"] as const,
     list: (params: object) => ["runs", "list", params] as const,
@@ -59,7 +67,10 @@ export const keys = {
     allTags: () => ["runs", "tags"] as const,
     tags: (teamId: string) => ["runs", "tags", teamId] as const,
   },
-  workloads: { all: () => ["workloads"] as const },
+  workloads: {
+    all: () => ["workloads"] as const,
+    list: (teamId?: string) => ["workloads", "list", teamId ?? "all"] as const,
+  },
   sharing: {
     links: (teamId: string) => ["share-links", teamId] as const,
     shared: (token: string) => ["shared", token] as const,

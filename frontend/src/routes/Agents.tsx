@@ -7,11 +7,12 @@ import { HostPolicyView } from "../components/Agent/HostPolicyView";
 import { TokenExpiry, tokenExpiryText } from "../components/Agent/TokenExpiry";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { QueryState } from "../components/QueryState";
+import { TeamChip } from "../components/Team/TeamChip";
 import { errorMessage } from "../lib/errors";
 import { formatBytes, formatRelative, formatTimestamp } from "../lib/format";
 import { inventoryOf } from "../lib/inventory";
 import { policyOf } from "../lib/policy";
-import { teamsWhere } from "../lib/role";
+import { teamsWhere, useListTeam } from "../lib/role";
 import { agentsQuery, deleteAgent, revokeAgent } from "../queries/agents";
 import { meQuery } from "../queries/auth";
 import { keys } from "../queries/keys";
@@ -119,7 +120,8 @@ type Pending = { agent: AgentRead; action: "revoke" | "delete" };
 
 export function Agents() {
   const qc = useQueryClient();
-  const q = useQuery(agentsQuery());
+  const list = useListTeam();
+  const q = useQuery({ ...agentsQuery(list.teamId), enabled: list.ready });
   const me = useQuery(meQuery());
   const [open, setOpen] = useState<string | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
@@ -188,7 +190,10 @@ export function Agents() {
                         {expanded ? "▾" : "▸"}
                       </button>
                     </td>
-                    <td>{a.name}</td>
+                    <td>
+                      {a.name}
+                      <TeamChip teamId={a.team_id} />
+                    </td>
                     <td className="mono">{a.hostname}</td>
                     <td>
                       {revoked ? (

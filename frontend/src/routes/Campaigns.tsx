@@ -13,6 +13,7 @@ import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { ShareButton } from "../components/Share/ShareButton";
+import { TeamChip } from "../components/Team/TeamChip";
 import { formatRelative, formatTimestamp } from "../lib/format";
 import {
   commonMeters,
@@ -22,7 +23,7 @@ import {
   workloadWrites,
   writeRefusal,
 } from "../lib/policy";
-import { useCan } from "../lib/role";
+import { useCan, useListTeam } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
 import { campaignQuery, campaignsQuery, createCampaign } from "../queries/campaigns";
 import { deleteCampaign } from "../queries/deletion";
@@ -340,7 +341,8 @@ export function CampaignForm() {
 }
 
 export function Campaigns() {
-  const q = useQuery(campaignsQuery());
+  const list = useListTeam();
+  const q = useQuery({ ...campaignsQuery(list.teamId), enabled: list.ready });
   const [open, setOpen] = useState(false);
   const can = useCan();
   return (
@@ -383,6 +385,7 @@ export function Campaigns() {
               <tr key={c.id}>
                 <td>
                   <Link to={`/campaigns/${c.id}`}>{c.name}</Link>
+                  <TeamChip teamId={c.team_id} />
                 </td>
                 <td title={formatTimestamp(c.created_at)}>{formatRelative(c.created_at)}</td>
                 <td>

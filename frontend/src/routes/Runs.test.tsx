@@ -1,8 +1,9 @@
-import { fireEvent, screen, waitFor } from "@testing-library/react";
+import { act, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunRead } from "../client/types";
 import { SEARCH_DEBOUNCE_MS } from "../components/Run/RunFilterBar";
 import { setToken } from "../lib/auth";
+import { setAllTeams, setCurrentTeamId } from "../lib/role";
 import { NO_ENERGY } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { Runs } from "./Runs";
@@ -160,13 +161,18 @@ describe("runs page filters", () => {
     expect(screen.getAllByTestId("filter-tag").map((c) => c.textContent)).toEqual(["nvme×"]);
   }, 30_000);
 
-  it("names each run's team when the user is in several (the list holds all of them)", async () => {
+  it("lists the switcher's team (team_id), and every team's under All my teams naming each run's team", async () => {
     setToken("t");
     const me = (teams: { id: string; name: string; role: string }[]) => ({
       body: { id: "u", email: "u@x", display_name: "u", teams },
     });
     let teams = [{ id: "t1", name: "Acme", role: "admin" }];
-    stub(() => ({ items: [run("r1"), run("r2", { team_id: "t2" })], total: 2 }));
+    // the server's answer follows team_id as GET /runs does
+    const asked = stub((q) => {
+      const all = [run("r1"), run("r2", { team_id: "t2" })];
+      const items = q.get("team_id") ? all.filter((r) => r.team_id === q.get("team_id")) : all;
+      return { items, total: items.length };
+    });
     const routes = globalThis.fetch;
     globalThis.fetch = (async (input: RequestInfo | URL) => {
       const url = new URL(input instanceof Request ? input.url : String(input));
@@ -179,12 +185,22 @@ describe("runs page filters", () => {
       return routes(input);
     }) as typeof fetch;
     const { unmount } = renderAt(<Runs />, { path: "/runs" });
-    expect(await screen.findByText("run r2", {}, { timeout: 10_000 })).toBeTruthy();
-    await waitFor(() => expect(screen.getAllByTestId("run-row")).toHaveLength(2));
-    expect(screen.queryByTestId("run-team")).toBeNull(); // one team: nothing to tell apart
+    expect(await screen.findByText("run r1", {}, { timeout: 10_000 })).toBeTruthy();
+    // one team: the list is that team's, nothing to tell apart; never asked before /auth/me
+    expect(asked.every((q) => q.get("team_id") === "t1")).toBe(true);
+    expect(screen.queryByText("run r2")).toBeNull();
+    expect(screen.queryByTestId("run-team")).toBeNull();
     unmount();
+
     teams = [...teams, { id: "t2", name: "Bolt", role: "viewer" }];
+    setCurrentTeamId("t2");
     renderAt(<Runs />, { path: "/runs" });
+    expect(await screen.findByText("run r2", {}, { timeout: 10_000 })).toBeTruthy();
+    expect(last(asked).get("team_id")).toBe("t2");
+    expect(screen.queryByText("run r1")).toBeNull();
+    expect(screen.queryByTestId("run-team")).toBeNull(); // one team shown: no chip
+
+    act(() => setAllTeams()); // the switcher's "All my teams": refetched without team_id
     await waitFor(
       () =>
         expect(screen.getAllByTestId("run-team").map((c) => c.textContent)).toEqual([
@@ -193,5 +209,11 @@ describe("runs page filters", () => {
         ]),
       { timeout: 10_000 },
     );
+    expect(last(asked).has("team_id")).toBe(false);
+
+    act(() => setCurrentTeamId("t1")); // picking a team leaves "All my teams"
+    await waitFor(() => expect(screen.queryByText("run r2")).toBeNull(), { timeout: 10_000 });
+    expect(last(asked).get("team_id")).toBe("t1");
+    expect(screen.queryByTestId("run-team")).toBeNull();
   }, 30_000);
 });

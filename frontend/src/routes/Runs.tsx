@@ -11,7 +11,7 @@ import { StatusBadge } from "../components/Run/StatusBadge";
 import { workloadTag } from "../lib/compare";
 import { energyStateShort, energyStateText } from "../lib/energy";
 import { formatEnergy, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
-import { useCan, useTeams } from "../lib/role";
+import { useCan, useListTeam } from "../lib/role";
 import {
   filtersFromParams,
   filtersToParams,
@@ -60,8 +60,8 @@ export function RunsTable({
   onToggle?: (id: string) => void;
 }) {
   const qc = useQueryClient();
-  // the list holds every team's runs: name the team when there is more than one
-  const { teams } = useTeams();
+  // under "All my teams" (the switcher) the list holds every team's runs: name each one's team
+  const { all, teamName } = useListTeam();
   return (
     <table className="table" data-testid="runs-table">
       <thead>
@@ -113,9 +113,9 @@ export function RunsTable({
                   uploaded
                 </span>
               )}
-              {teams.length > 1 && (
+              {all && (
                 <span className="badge badge-team" title="the run's team" data-testid="run-team">
-                  {teams.find((t) => t.id === r.team_id)?.name ?? "another team"}
+                  {teamName(r.team_id)}
                 </span>
               )}
               <TagChips tags={r.tags} small />
@@ -150,8 +150,11 @@ export function Runs() {
   const navigate = useNavigate();
   const can = useCan();
   const filters = useMemo(() => filtersFromParams(params), [params]);
+  // the switcher's team (none under "All my teams"); the key holds it, so switching refetches
+  const list = useListTeam();
   const q = useQuery({
-    ...runsQuery(toQuery(filters, PAGE)),
+    ...runsQuery({ ...toQuery(filters, PAGE), team_id: list.teamId }),
+    enabled: list.ready,
     placeholderData: keepPreviousData,
   });
   const [selected, setSelected] = useState<Set<string>>(new Set());

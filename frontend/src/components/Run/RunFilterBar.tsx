@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useState } from "react";
 import "./runs-list.css";
 import { RUN_STATUSES } from "../../client/types";
+import { useListTeam } from "../../lib/role";
 import {
   type IdFilter,
   isFiltered,
@@ -67,12 +68,14 @@ export function RunFilterBar({
   filters: RunFilters;
   onChange: (f: RunFilters) => void;
 }) {
-  const agents = useQuery(agentsQuery());
-  const devices = useQuery(devicesQuery());
-  const environments = useQuery(environmentsQuery());
-  const workloads = useQuery(workloadsQuery());
-  const campaigns = useQuery(campaignsQuery());
-  const tags = useQuery(tagsQuery());
+  // the choices of the switcher's team (all the user's under "All my teams"), as the list
+  const { teamId } = useListTeam();
+  const agents = useQuery(agentsQuery(teamId));
+  const devices = useQuery(devicesQuery(teamId));
+  const environments = useQuery(environmentsQuery(teamId));
+  const workloads = useQuery(workloadsQuery(teamId));
+  const campaigns = useQuery(campaignsQuery(teamId));
+  const tags = useQuery(tagsQuery(teamId));
   const tagListId = useId();
 
   // the search box types freely; the URL (and the query) follows after a pause

@@ -37,12 +37,21 @@ describe("team switcher", () => {
     });
     renderAt(<TeamSwitcher />);
     const select = (await screen.findByTestId("team-switcher")) as HTMLSelectElement;
-    await waitFor(() => expect(select.options).toHaveLength(3));
+    // two teams: each, "All my teams" and "New team…"
+    await waitFor(() => expect(select.options).toHaveLength(4));
+    expect(select.options[2]?.textContent).toBe("All my teams");
     expect(select.value).toBe("t1");
     expect(select.options[0]?.textContent).toBe("storage lab · viewer");
     fireEvent.change(select, { target: { value: "t2" } });
     expect(getCurrentTeamId()).toBe("t2");
     expect(select.value).toBe("t2");
+    // All my teams: the lists show every team; the team picked last stays for creating
+    fireEvent.change(select, { target: { value: "__all__" } });
+    await waitFor(() => expect(select.value).toBe("__all__"));
+    expect(getCurrentTeamId()).toBe("t2");
+    expect(screen.getByTitle(/new things are created in procurement/)).toBeTruthy();
+    fireEvent.change(select, { target: { value: "t2" } });
+    await waitFor(() => expect(select.value).toBe("t2"));
 
     fireEvent.change(select, { target: { value: "__new__" } });
     const dialog = screen.getByTestId("new-team-dialog");

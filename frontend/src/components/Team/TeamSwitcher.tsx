@@ -1,20 +1,24 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useNavigate } from "react-router-dom";
-import { useCurrentTeam } from "../../lib/role";
+import { setAllTeams, useCurrentTeam, useListTeam } from "../../lib/role";
 import { keys } from "../../queries/keys";
 import { createTeam } from "../../queries/teams";
 import { type Errors, Field, formErrorsFrom } from "../Field";
 import { FormDialog } from "./FormDialog";
 
 const NEW = "__new__";
+const ALL = "__all__";
 
 /**
- * The header's team switcher: the current team (kept in localStorage) that pages creating things
- * use, the caller's role in it, and "New team…" (anyone may create one and becomes its admin).
+ * The header's team switcher: the current team (kept in localStorage) whose rows the lists show
+ * and in which pages create things, the caller's role in it, "All my teams" for a user in 2+
+ * teams (lists show every team's rows, each naming its team; new things still go to the team
+ * picked last), and "New team…" (anyone may create one and becomes its admin).
  */
 export function TeamSwitcher() {
   const { team, teams, select } = useCurrentTeam();
+  const { all } = useListTeam();
   const [creating, setCreating] = useState(false);
   if (teams.length === 0 && !creating) {
     return (
@@ -30,13 +34,21 @@ export function TeamSwitcher() {
   }
   return (
     <>
-      <label className="team-switcher" title="Current team: new things are created in it">
+      <label
+        className="team-switcher"
+        title={
+          all
+            ? `Lists show all your teams; new things are created in ${team?.name ?? "your team"}`
+            : "Current team: the lists show its rows and new things are created in it"
+        }
+      >
         <select
           aria-label="Team"
           data-testid="team-switcher"
-          value={team?.id ?? ""}
+          value={all ? ALL : (team?.id ?? "")}
           onChange={(e) => {
             if (e.target.value === NEW) setCreating(true);
+            else if (e.target.value === ALL) setAllTeams();
             else select(e.target.value);
           }}
         >
@@ -45,6 +57,7 @@ export function TeamSwitcher() {
               {t.name} · {t.role}
             </option>
           ))}
+          {teams.length > 1 && <option value={ALL}>All my teams</option>}
           <option value={NEW}>New team…</option>
         </select>
       </label>

@@ -5,8 +5,9 @@ import { DeleteButton } from "../../components/Deletion/DeleteButton";
 import { useMayDelete } from "../../components/Deletion/useRole";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
+import { TeamChip } from "../../components/Team/TeamChip";
 import { formatBytes, formatCo2Kg, formatSize, parseSize, sig3 } from "../../lib/format";
-import { useCan } from "../../lib/role";
+import { useCan, useListTeam } from "../../lib/role";
 import { agentsQuery } from "../../queries/agents";
 import { deleteDevice } from "../../queries/deletion";
 import { devicesQuery, updateDevice } from "../../queries/devices";
@@ -195,7 +196,8 @@ function DeleteDevice({ device }: { device: DeviceRead }) {
 }
 
 export function Devices() {
-  const q = useQuery(devicesQuery());
+  const list = useListTeam();
+  const q = useQuery({ ...devicesQuery(list.teamId), enabled: list.ready });
   const agents = useQuery(agentsQuery());
   const [editing, setEditing] = useState<string | null>(null);
   const can = useCan();
@@ -231,6 +233,7 @@ export function Devices() {
               <tr key={d.id} data-testid="device-row">
                 <td>
                   {d.name} <span className="muted small mono wrap">{d.key}</span>
+                  <TeamChip teamId={d.team_id} />
                   {d.notes && (
                     <div className="small pre-wrap" data-testid="device-notes">
                       {d.notes}

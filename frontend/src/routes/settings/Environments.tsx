@@ -5,9 +5,10 @@ import { DeleteButton } from "../../components/Deletion/DeleteButton";
 import { useMayDelete } from "../../components/Deletion/useRole";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
+import { TeamChip } from "../../components/Team/TeamChip";
 import { ApiError, errorMessage } from "../../lib/errors";
 import { formatGridIntensity, formatPricePerKwh, sig3 } from "../../lib/format";
-import { useCan, useCurrentTeam } from "../../lib/role";
+import { useCan, useCurrentTeam, useListTeam } from "../../lib/role";
 import { deleteEnvironment } from "../../queries/deletion";
 import { gridIntensitiesQuery } from "../../queries/energy";
 import {
@@ -328,7 +329,8 @@ function DeleteEnvironment({ env }: { env: EnvironmentRead }) {
 }
 
 export function Environments() {
-  const q = useQuery(environmentsQuery());
+  const list = useListTeam();
+  const q = useQuery({ ...environmentsQuery(list.teamId), enabled: list.ready });
   const [editing, setEditing] = useState<string | "new" | null>(null);
   const can = useCan();
   return (
@@ -360,6 +362,7 @@ export function Environments() {
           <div className="page-head">
             <h3>
               {e.name} <span className="muted small">{e.kind}</span>
+              <TeamChip teamId={e.team_id} />
             </h3>
             <div className="actions">
               {can("environment.edit", e.team_id) && (
