@@ -376,6 +376,10 @@ describe("Compare page", () => {
     expect(gone.textContent).toContain("One of these runs no longer exists");
     const link = within(gone).getByRole("link", { name: "Open the other 2 runs" });
     expect(link.getAttribute("href")).toBe("/compare?runs=r2,r3");
+    // no dead controls above the error
+    expect((screen.getByTestId("copy-link") as HTMLButtonElement).disabled).toBe(true);
+    expect((screen.getByTestId("download-csv") as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.queryByTestId("share-button")).toBeNull();
   });
 
   it("asks for two runs when the URL names fewer", () => {

@@ -93,16 +93,25 @@ function ShareBar({ state, data }: { state: CompareState; data?: CompareRead }) 
   };
   return (
     <div className="actions">
+      {/* no dead controls: while the page shows an error (a deleted or foreign run) there is
+          nothing to copy or download */}
       <button
         type="button"
         className="btn"
         onClick={copy}
+        disabled={!data}
         data-testid="copy-link"
         title="This page's address holds the whole view"
       >
         Copy link
       </button>
-      <button type="button" className="btn" onClick={csv} data-testid="download-csv">
+      <button
+        type="button"
+        className="btn"
+        onClick={csv}
+        disabled={!data}
+        data-testid="download-csv"
+      >
         Download CSV
       </button>
       <Link

@@ -172,7 +172,7 @@ export function ViewPage() {
           <Link className="btn" to={`/compare?runs=${runs.join(",")}`}>
             Compare
           </Link>
-          <button type="button" className="btn" onClick={csv} data-testid="view-csv">
+          <button type="button" className="btn" onClick={csv} disabled={!t} data-testid="view-csv">
             Download CSV
           </button>
         </div>

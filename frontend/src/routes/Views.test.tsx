@@ -1,0 +1,29 @@
+import { screen } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import { setToken } from "../lib/auth";
+import { renderAt, stubApi } from "../test/render";
+import { ViewPage } from "./Views";
+
+const realFetch = globalThis.fetch;
+afterEach(() => {
+  globalThis.fetch = realFetch;
+});
+
+describe("Named view page", () => {
+  it("disables Download CSV while the page shows a deleted run's error", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/views/table": () => ({
+        status: 422,
+        body: {
+          error: "validation_error",
+          message: "runs: not found in your teams: r1",
+          detail: [{ field: "runs", message: "not found in your teams: r1" }],
+        },
+      }),
+    });
+    renderAt(<ViewPage />, { path: "/views/cdm?runs=r1,r2", route: "/views/:view" });
+    await screen.findByText(/no longer exists/);
+    expect((screen.getByTestId("view-csv") as HTMLButtonElement).disabled).toBe(true);
+  });
+});
