@@ -87,6 +87,11 @@ def comments(session: Session, team_id: uuid.UUID) -> Iterator[Comment]:
     return owned(session, Comment, team_id, Comment.created_at)
 
 
+def run_ids(session: Session, team_id: uuid.UUID) -> set[uuid.UUID]:
+    """Ids of the team's runs that exist (a deleted run's row is gone)."""
+    return set(session.scalars(select(Run.id).where(Run.team_id == team_id)))
+
+
 def share_links(session: Session, team_id: uuid.UUID) -> Iterator[ShareLink]:
     return owned(session, ShareLink, team_id, ShareLink.created_at)
 

@@ -27,7 +27,7 @@ from backend.export import repository
 from backend.export.schemas import ENERGY_CSV, FORMAT, JOBS_CSV, RUNS_CSV, SECRET_COLUMNS, SERIES_CSV, VERSION
 from backend.kit.csv import cell
 from backend.kit.time import utcnow
-from backend.models import Role
+from backend.models import Role, ShareLink
 
 SPOOL_BYTES = 16 * 1024 * 1024
 CHUNK = 256 * 1024
@@ -53,6 +53,29 @@ def row_dict(obj: Any) -> dict[str, Any]:
     table = mapper.persist_selectable.name
     hidden = SECRET_COLUMNS.get(table, frozenset())
     return {a.key: getattr(obj, a.key) for a in mapper.column_attrs if a.key not in hidden}
+
+
+def _share_link(link: ShareLink, run_ids: set[uuid.UUID]) -> dict[str, Any]:
+    """A share link's row; a comparison's target without the runs deleted since it was shared
+    (their ids are gone from everything else in the export) and `runs_deleted` counting them, as
+    the live link says (GET /shared/{token})."""
+    row = row_dict(link)
+    if link.kind != "comparison":
+        return row
+    target = dict(link.target)
+    frozen = [str(r) for r in target.get("runs") or []]
+    kept = [r for r in frozen if _uuid(r) in run_ids]
+    target["runs"] = kept
+    if target.get("baseline") is not None and str(target["baseline"]) not in kept:
+        target["baseline"] = None
+    return {**row, "target": target, "runs_deleted": len(frozen) - len(kept)}
+
+
+def _uuid(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
 
 
 def _csv_value(value: Any) -> Any:
@@ -183,7 +206,10 @@ def _write(session: Session, z: _Zip, team_id: uuid.UUID, exported_by: str) -> N
             for c in comments
         ),
     )
-    z.json_list("share_links.json", (row_dict(s) for s in repository.share_links(session, team_id)))
+    run_ids = repository.run_ids(session, team_id)
+    z.json_list(
+        "share_links.json", (_share_link(s, run_ids) for s in repository.share_links(session, team_id))
+    )
     z.json_list("invitations.json", (row_dict(i) for i in repository.invitations(session, team_id)))
     z.json_list("audit.json", (row_dict(e) for e in repository.audit_events(session, team_id)))
     z.json(

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from backend.models import Agent, ApiToken, AuditEvent, Invitation, Role, ShareLink, User
+from backend.models import Agent, ApiToken, AuditEvent, Invitation, Role, RunStatus, ShareLink, User
 from backend.power import service as power_service
 from tests.backend.test_energy import power_doc, upload
 from tests.factories import create_agent, create_run, create_user
@@ -160,6 +160,28 @@ def test_the_export_holds_the_whole_team_and_no_secret(client: TestClient, sessi
     for field in ("token_hash", "password_hash", "previous_token_hash", "lease_id"):
         assert f'"{field}"' not in everything, field
     assert str(other_run.id) not in everything and other.team.name not in everything
+
+
+def test_a_comparison_links_target_drops_runs_deleted_since(client: TestClient, session: Session) -> None:
+    """share_links.json names no run that is gone from the rest of the export: a comparison link's
+    target keeps the runs that exist and says how many were deleted, as the live link does."""
+    admin = create_user(session)
+    a = create_agent(session, team=admin.team).agent
+    r1, r2, r3 = (create_run(session, agent=a, status=RunStatus.succeeded, name=f"r{i}") for i in range(3))
+    target = {"runs": [str(r1.id), str(r2.id), str(r3.id)], "baseline": str(r1.id), "group_by": "none"}
+    session.add(ShareLink(team_id=admin.team.id, kind="comparison", target=target, token_hash="c" * 64))
+    session.add(ShareLink(team_id=admin.team.id, kind="run", target={"run": str(r2.id)}, token_hash="d" * 64))
+    session.flush()
+    assert client.delete(f"/api/v1/runs/{r1.id}", headers=admin.headers).status_code == 204
+
+    z = _zip(client, admin.team.id, admin.headers)
+    links = {link["kind"]: link for link in json.loads(z.read("share_links.json"))}
+    cmp = links["comparison"]
+    assert cmp["target"]["runs"] == [str(r2.id), str(r3.id)]
+    assert cmp["target"]["baseline"] is None  # the deleted run was the baseline
+    assert cmp["target"]["group_by"] == "none" and cmp["runs_deleted"] == 1
+    assert links["run"]["target"] == {"run": str(r2.id)}
+    assert str(r1.id) not in z.read("share_links.json").decode()
 
 
 def test_only_the_teams_admins_export_it(client: TestClient, session: Session) -> None:
