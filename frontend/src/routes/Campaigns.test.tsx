@@ -261,6 +261,27 @@ describe("campaigns", () => {
       { timeout: 5000 },
     );
   }, 10_000);
+
+  it("sizes Delete campaign like its neighbours in the header", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/campaigns/c1": () => ({ body: campaign(true) }),
+      "GET /api/v1/runs": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u",
+          email: "a@x",
+          display_name: "a",
+          teams: [{ id: "t1", name: "t1", role: "admin" }],
+        },
+      }),
+    });
+    renderAt(<CampaignDetail />, { path: "/campaigns/c1", route: "/campaigns/:id" });
+    const del = await screen.findByTestId("delete-campaign", {}, { timeout: 5000 });
+    const share = await screen.findByTestId("share-button");
+    expect(del.classList.contains("btn-small")).toBe(false);
+    expect(share.classList.contains("btn-small")).toBe(false);
+  });
 });
 
 describe("byTarget", () => {

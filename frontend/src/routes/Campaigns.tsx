@@ -447,6 +447,7 @@ function CampaignDelete(props: {
   return (
     <DeleteButton
       label="Delete campaign"
+      small={false}
       title={`Delete the campaign ${props.name}?`}
       testId="delete-campaign"
       onDelete={() => deleteCampaign(props.id, keepRuns)}

@@ -320,6 +320,10 @@ describe("RunDetail header (issue 12)", () => {
     expect(screen.getByTestId("system-fs").textContent).toBe("ext4 on /srv (rw,noatime)");
     expect(screen.getByTestId("job-validity").dataset.flag).toBe("short_run");
     expect((await screen.findByTestId("clone-run")).getAttribute("href")).toBe("/runs/new?from=r1");
+    // Share is as small as its neighbours in the header
+    expect(screen.getByTestId("share-button").className).toBe(
+      screen.getByTestId("clone-run").className,
+    );
     expect(await screen.findByTestId("latency-percentiles", {}, { timeout: 5000 })).toBeTruthy();
 
     // one click downloads: the result is fetched and handed to the browser as a file

@@ -177,7 +177,7 @@ export function RunDetail() {
           {active && can("run.cancel", run.team_id) && (
             <button
               type="button"
-              className="btn btn-danger"
+              className="btn btn-danger btn-small"
               onClick={() => cancel.mutate()}
               disabled={cancel.isPending}
             >
@@ -188,6 +188,7 @@ export function RunDetail() {
             teamId={run.team_id}
             share={{ kind: "run", target: run.id }}
             defaultTitle={run.name}
+            small
           />
           {/* an uploaded run's host is external: the server can queue nothing on it (422) */}
           {can("run.create", run.team_id) && run.source !== "import" && (

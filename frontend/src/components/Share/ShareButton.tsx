@@ -25,10 +25,13 @@ export function ShareButton({
   teamId,
   share,
   defaultTitle,
+  small = false,
 }: {
   teamId: string | undefined;
   share: ShareTarget;
   defaultTitle: string;
+  /** .btn-small, where the page's other header buttons are small (the run page) */
+  small?: boolean;
 }) {
   const can = useCan();
   const [open, setOpen] = useState(false);
@@ -37,7 +40,7 @@ export function ShareButton({
     <>
       <button
         type="button"
-        className="btn"
+        className={small ? "btn btn-small" : "btn"}
         data-testid="share-button"
         onClick={() => setOpen(true)}
         title="A read-only link anyone can open without signing in"
