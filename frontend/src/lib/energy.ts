@@ -79,6 +79,10 @@ export function energyStateText(e: Pick<EnergyRead, "status" | "reason">): strin
 export const ADD_METER_HINT =
   "Configure a wattmeter on the agent's host (iowatt-agent meters set NAME SPEC, e.g. ipmi://bmc-host, shelly://plug-host, hwmon:/sys/class/hwmon/hwmon3/power1_input, or estimate:IDLE_W,ACTIVE_W with datasheet watts for a labelled estimate), then choose it by name in the new-run form. The host decides which meters exist; the server never sends a meter spec.";
 
+/** The same for a run uploaded from CI (source "import"): its power comes with the upload. */
+export const UPLOAD_POWER_HINT =
+  'The upload carried no power samples. To include them, add "power": {"meter": NAME, "tier": TIER, "samples": [{"t_ns": 0, "watts": 8.4}, …]} (t_ns from started_at) to the POST /api/v1/results body — docs/teams.md § Uploads from CI.';
+
 export interface PhaseBand {
   name: string;
   /** Seconds relative to the start of the load phase, like every x value of the chart. */

@@ -324,7 +324,13 @@ export function RunDetail() {
         );
       })}
       {!active && run.status !== "cancelled" && (
-        <EnergyPanel runId={run.id} energy={run.energy} series={series.data} />
+        <EnergyPanel
+          runId={run.id}
+          energy={run.energy}
+          series={series.data}
+          source={run.source}
+          canAct={can("run.create", run.team_id)}
+        />
       )}
       <CommentThread kind="run" targetKey={run.id} teamIds={[run.team_id]} />
     </section>

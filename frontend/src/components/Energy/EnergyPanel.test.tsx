@@ -28,6 +28,20 @@ describe("EnergyPanel", () => {
     expect(calls).toHaveLength(0);
   });
 
+  it("tells an uploaded run's reader how an upload carries power, and a viewer nothing", () => {
+    setToken("t");
+    stubApi({});
+    const { unmount } = renderAt(<EnergyPanel runId="r1" energy={NO_ENERGY} source="import" />);
+    const hint = screen.getByTestId("energy-hint").textContent ?? "";
+    expect(hint).toContain("The upload carried no power samples");
+    expect(hint).toContain("Uploads from CI");
+    expect(hint).not.toContain("meters set");
+    unmount();
+    renderAt(<EnergyPanel runId="r1" energy={NO_ENERGY} canAct={false} />);
+    expect(screen.getByTestId("energy-none").textContent).toContain("No meter");
+    expect(screen.queryByTestId("energy-hint")).toBeNull();
+  });
+
   it("shows the reason when the meter gave no data", () => {
     show({
       ...NO_ENERGY,

@@ -1,6 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
 import type { EnergyRead, RunSeries } from "../../client/types";
-import { ADD_METER_HINT, energyStateText, flagText, powerChartData } from "../../lib/energy";
+import {
+  ADD_METER_HINT,
+  energyStateText,
+  flagText,
+  powerChartData,
+  UPLOAD_POWER_HINT,
+} from "../../lib/energy";
 import { errorMessage } from "../../lib/errors";
 import {
   formatCo2,
@@ -72,15 +78,23 @@ function PowerChart({
   );
 }
 
-/** A run's energy and carbon: every state of `run.energy`, the figures, and power over time. */
+/**
+ * A run's energy and carbon: every state of `run.energy`, the figures, and power over time.
+ * Without a meter it says how to get one where the reader can act: an agent's run names the host's
+ * meters, an uploaded run (source "import") the upload's `power`; a viewer can do neither (no hint).
+ */
 export function EnergyPanel({
   runId,
   energy,
   series,
+  source = "agent",
+  canAct = true,
 }: {
   runId: string;
   energy: EnergyRead;
   series?: RunSeries;
+  source?: string;
+  canAct?: boolean;
 }) {
   const head = (
     <h2 className="with-badge">
@@ -95,7 +109,11 @@ export function EnergyPanel({
           <strong>No meter:</strong> this run was measured without a wattmeter, so it has no energy
           figures.
         </p>
-        <p className="muted small">{ADD_METER_HINT}</p>
+        {canAct && (
+          <p className="muted small" data-testid="energy-hint">
+            {source === "import" ? UPLOAD_POWER_HINT : ADD_METER_HINT}
+          </p>
+        )}
       </section>
     );
   }
