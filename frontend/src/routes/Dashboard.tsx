@@ -4,7 +4,7 @@ import type { CompareRead, RunStatus } from "../client/types";
 import { QueryState } from "../components/QueryState";
 import { pickLikeRuns } from "../lib/compare";
 import { DEFAULT_STATE } from "../lib/compareState";
-import { useCan } from "../lib/role";
+import { useCan, useListTeam } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
 import { compareQuery } from "../queries/compare";
 import { runsQuery } from "../queries/runs";
@@ -25,12 +25,20 @@ function likeNewest(cmp: CompareRead, ids: string[]): string[] {
 
 export function Dashboard() {
   const can = useCan();
-  const agents = useQuery(agentsQuery());
+  // the switcher's team (every team under "All my teams"), as the lists
+  const { teamId: team_id, ready } = useListTeam();
+  const agents = useQuery({ ...agentsQuery(team_id), enabled: ready });
   const counts = useQueries({
-    queries: COUNTED.map((status) => runsQuery({ status, limit: 1 })),
+    queries: COUNTED.map((status) => ({
+      ...runsQuery({ status, limit: 1, team_id }),
+      enabled: ready,
+    })),
   });
-  const latest = useQuery(runsQuery({ limit: 8 }));
-  const succeeded = useQuery(runsQuery({ status: "succeeded", limit: RECENT_SUCCEEDED }));
+  const latest = useQuery({ ...runsQuery({ limit: 8, team_id }), enabled: ready });
+  const succeeded = useQuery({
+    ...runsQuery({ status: "succeeded", limit: RECENT_SUCCEEDED, team_id }),
+    enabled: ready,
+  });
   // The newest like-for-like group (same workload), oldest first so it is the baseline.
   const ids = pickLikeRuns(succeeded.data?.items ?? [], COMPARED).map((r) => r.id);
   const first = useQuery(compareQuery({ ...DEFAULT_STATE, runs: ids }));

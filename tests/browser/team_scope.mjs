@@ -1,0 +1,62 @@
+// The team switcher scopes the runs list (issue 13, T) in Chromium at 1440×900: a user who is an
+// admin of team A and a viewer of team B sees only A's runs with A picked, only B's with B picked
+// (and no "New run": a viewer there), and under "All my teams" both, each naming its team.
+//
+//   IOWATT_URL=... IOWATT_EMAIL=... IOWATT_PASSWORD=... IOWATT_ARTIFACTS=DIR \
+//   IOWATT_TEAM_A=<id> IOWATT_TEAM_B=<id> IOWATT_TEAM_B_NAME=... node tests/browser/team_scope.mjs
+import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+
+const A = process.env.IOWATT_TEAM_A ?? "";
+const B = process.env.IOWATT_TEAM_B ?? "";
+const B_NAME = process.env.IOWATT_TEAM_B_NAME ?? "";
+needs("team_scope", A && B && B_NAME, "IOWATT_TEAM_A, IOWATT_TEAM_B, IOWATT_TEAM_B_NAME");
+const { page, run, shot, login, done } = await openBrowser("team_scope");
+
+const names = () => page.getByTestId("run-link").allTextContents();
+/** Picks `value` in the header's switcher and waits until the list's run names all start with
+ * one of `prefixes`, each prefix at least once. */
+async function pick(value, prefixes) {
+  await page.getByTestId("team-switcher").selectOption(value);
+  await page.waitForFunction((want) => {
+    const links = [...document.querySelectorAll('[data-testid="run-link"]')].map(
+      (a) => a.textContent ?? "",
+    );
+    return (
+      links.length > 0 &&
+      links.every((n) => want.some((p) => n.startsWith(p))) &&
+      want.every((p) => links.some((n) => n.startsWith(p)))
+    );
+  }, prefixes);
+}
+
+await run("log in and open the runs list", async () => {
+  await login();
+  await page.goto(`${BASE}/runs`);
+  await page.getByTestId("runs-list").waitFor();
+});
+await run("team A picked: only A's runs, no team chips", async () => {
+  await pick(A, ["Acme"]);
+  check((await page.getByTestId("run-team").count()) === 0, "a chip in a one-team list");
+  check(await page.getByTestId("new-run").isVisible(), "an admin of A sees New run");
+  await noOverflow(page);
+  await shot("T-runs-teamA", false);
+});
+await run("team B picked: only B's runs, no New run for its viewer", async () => {
+  await pick(B, ["Bolt"]);
+  check((await page.getByTestId("new-run").count()) === 0, "a viewer of B sees New run");
+  await shot("T-runs-teamB", false);
+});
+await run("All my teams: both teams' runs, each naming its team", async () => {
+  await pick("__all__", ["Acme", "Bolt"]);
+  const chips = await page.getByTestId("run-team").allTextContents();
+  check(chips.includes(B_NAME), `no ${B_NAME} chip: ${chips}`);
+  check(new Set(chips).size === 2, `chips name two teams: ${chips}`);
+  check((await names()).length === chips.length, "every row names its team");
+  await shot("T-runs-all", false);
+});
+await run("a reload keeps All my teams (localStorage)", async () => {
+  await page.reload();
+  await page.getByTestId("run-team").first().waitFor();
+  check((await page.getByTestId("team-switcher").inputValue()) === "__all__", "switcher reset");
+});
+await done();
