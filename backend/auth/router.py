@@ -62,7 +62,7 @@ def list_tokens(
     rows, total = service.list_tokens(
         session, principal=principal, include_inactive=include_inactive, limit=limit, offset=offset
     )
-    return Page[TokenRead](items=[TokenRead.model_validate(r) for r in rows], total=total)
+    return Page[TokenRead](items=[service.token_read(r, principal=principal) for r in rows], total=total)
 
 
 @router.post("/tokens", response_model=TokenCreated, status_code=status.HTTP_201_CREATED)

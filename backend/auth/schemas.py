@@ -67,6 +67,7 @@ class TokenRead(OutputSchema):
     expires_at: datetime | None
     last_used_at: datetime | None
     revoked_at: datetime | None
+    current: bool = Field(description="the token this request was made with (this browser's session)")
 
 
 class TokenCreated(OutputSchema):

@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 from backend.agent import token as agent_token
 from backend.auth import repository, throttle
 from backend.auth.principal import AgentPrincipal, UserPrincipal
-from backend.auth.schemas import MAX_TOKEN_TTL_S, TeamRole, UserRead
+from backend.auth.schemas import MAX_TOKEN_TTL_S, TeamRole, TokenRead, UserRead
 from backend.config import get_settings
 from backend.errors import Conflict, Invalid, NotFound, TooManyRequests, Unauthorized
 from backend.kit.security import (
@@ -150,6 +150,14 @@ def list_tokens(
         active_at=None if include_inactive else utcnow(),
         limit=limit,
         offset=offset,
+    )
+
+
+def token_read(row: ApiToken, *, principal: UserPrincipal) -> TokenRead:
+    """A listed token; `current` marks the one the caller is using (revoking it signs them out)."""
+    fields = ("id", "name", "kind", "scope", "created_at", "expires_at", "last_used_at", "revoked_at")
+    return TokenRead.model_validate(
+        {**{f: getattr(row, f) for f in fields}, "current": row.id == principal.token_id}
     )
 
 

@@ -77,7 +77,17 @@ def test_logout_revokes_the_session_token(client: TestClient, session: Session) 
 
 # --- issue 9: personal tokens, logout, is_active, Argon2id, login throttle --------------------------
 
-TOKEN_FIELDS = {"id", "name", "kind", "scope", "created_at", "expires_at", "last_used_at", "revoked_at"}
+TOKEN_FIELDS = {
+    "id",
+    "name",
+    "kind",
+    "scope",
+    "created_at",
+    "expires_at",
+    "last_used_at",
+    "revoked_at",
+    "current",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -112,6 +122,10 @@ def test_tokens_are_listed_without_secrets_and_revoked(client: TestClient, sessi
     assert secret not in listed.text and u.token not in listed.text
     ci = next(t for t in items if t["name"] == "ci")
     assert ci["kind"] == "personal" and ci["expires_at"] is not None and ci["revoked_at"] is None
+    # `current` marks the token the request came with (the browser's session), and only it
+    assert {t["name"]: t["current"] for t in items} == {"test": True, "ci": False}
+    by_ci = client.get("/api/v1/auth/tokens", headers={"Authorization": f"Bearer {secret}"}).json()
+    assert {t["name"]: t["current"] for t in by_ci["items"]} == {"test": False, "ci": True}
 
     hdr = {"Authorization": f"Bearer {secret}"}
     assert client.get("/api/v1/auth/me", headers=hdr).status_code == 200

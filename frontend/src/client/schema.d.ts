@@ -4407,6 +4407,11 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Current
+             * @description the token this request was made with (this browser's session)
+             */
+            current: boolean;
             /** Expires At */
             expires_at: string | null;
             /**

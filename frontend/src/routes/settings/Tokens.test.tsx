@@ -19,6 +19,7 @@ const CI: TokenRead = {
   expires_at: "2099-01-01T00:00:00Z",
   last_used_at: "2026-11-22T09:00:00Z",
   revoked_at: null,
+  current: false,
 };
 
 describe("API tokens", () => {
@@ -110,6 +111,35 @@ describe("API tokens", () => {
       .find((r) => r.textContent?.includes("nightly CI"));
     expect(revoked?.dataset.state).toBe("revoked");
     expect(within(revoked as HTMLElement).queryByTestId("revoke-token")).toBeNull();
+  });
+
+  it("marks this browser's session and warns that revoking it signs you out", async () => {
+    setToken("t");
+    const session: TokenRead = { ...CI, id: "s1", name: "browser", kind: "session", current: true };
+    const calls = stubApi({
+      "GET /api/v1/auth/tokens": () => ({ body: { items: [session, CI], total: 2 } }),
+      "DELETE /api/v1/auth/tokens/s1": () => ({ status: 204, body: null }),
+    });
+    renderAt(<Tokens />);
+    await waitFor(() => expect(screen.getAllByTestId("token-row")).toHaveLength(2));
+    const [mine, ci] = screen.getAllByTestId("token-row") as HTMLElement[];
+    expect(within(mine as HTMLElement).getByTestId("token-current").textContent).toBe(
+      "this browser",
+    );
+    expect(within(ci as HTMLElement).queryByTestId("token-current")).toBeNull();
+    // another token's dialog says nothing of signing out
+    fireEvent.click(within(ci as HTMLElement).getByTestId("revoke-token"));
+    expect(screen.queryByTestId("revoke-signs-out")).toBeNull();
+    fireEvent.click(within(screen.getByTestId("confirm-dialog")).getByText("Cancel"));
+    fireEvent.click(within(mine as HTMLElement).getByTestId("revoke-token"));
+    const dialog = screen.getByTestId("confirm-dialog");
+    expect(within(dialog).getByTestId("revoke-signs-out").textContent).toContain("signs you out");
+    expect(within(dialog).getByTestId("confirm-action").textContent).toBe("Revoke and sign out");
+    fireEvent.click(within(dialog).getByTestId("confirm-action"));
+    await waitFor(() => expect(localStorage.getItem("iowatt.token")).toBeNull());
+    expect(calls.filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual([
+      "/api/v1/auth/tokens/s1",
+    ]);
   });
 
   it("shows the server's 422 on the field it names", async () => {

@@ -6,6 +6,7 @@ import { DeleteAccount } from "../../components/Deletion/DeleteAccount";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { Command, OnceSecret } from "../../components/Secret";
+import { clearToken } from "../../lib/auth";
 import { errorMessage } from "../../lib/errors";
 import { formatRelative, formatTimestamp } from "../../lib/format";
 import { apiTokensQuery, createApiToken, revokeApiToken } from "../../queries/auth";
@@ -67,9 +68,15 @@ export function Tokens() {
     },
   });
   const revoke = useMutation({
-    mutationFn: (id: string) => revokeApiToken(id),
-    onSuccess: () => {
+    mutationFn: (t: TokenRead) => revokeApiToken(t.id),
+    onSuccess: (_, t) => {
       setRevoking(null);
+      if (t.current) {
+        // this browser's own session: it is signed out (the login page follows)
+        clearToken();
+        qc.clear();
+        return;
+      }
       qc.invalidateQueries({ queryKey: keys.auth.tokens() });
     },
   });
@@ -194,7 +201,18 @@ export function Tokens() {
               const state = tokenState(t);
               return (
                 <tr key={t.id} data-testid="token-row" data-state={state}>
-                  <td>{t.name}</td>
+                  <td>
+                    {t.name}{" "}
+                    {t.current && (
+                      <span
+                        className="badge badge-current"
+                        data-testid="token-current"
+                        title="the session this page is using"
+                      >
+                        this browser
+                      </span>
+                    )}
+                  </td>
                   <td>{t.kind}</td>
                   <td title={SCOPES.find((o) => o.value === t.scope)?.help}>
                     <span className={`badge badge-scope-${t.scope}`}>{t.scope}</span>
@@ -227,12 +245,17 @@ export function Tokens() {
       {revoking && (
         <ConfirmDialog
           title={`Revoke “${revoking.name}”?`}
-          confirmLabel="Revoke token"
+          confirmLabel={revoking.current ? "Revoke and sign out" : "Revoke token"}
           pending={revoke.isPending}
           error={revoke.error ? errorMessage(revoke.error) : null}
           onCancel={() => setRevoking(null)}
-          onConfirm={() => revoke.mutate(revoking.id)}
+          onConfirm={() => revoke.mutate(revoking)}
         >
+          {revoking.current && (
+            <p className="alert alert-warn" data-testid="revoke-signs-out">
+              This is this browser's session: revoking it signs you out here.
+            </p>
+          )}
           <p>Requests with this token are refused from now on. This cannot be undone.</p>
         </ConfirmDialog>
       )}
