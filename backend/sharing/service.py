@@ -130,6 +130,7 @@ def create(session: Session, *, principal: UserPrincipal, body: ShareLinkCreate)
 def page(
     session: Session, *, principal: UserPrincipal, team_id: uuid.UUID, limit: int, offset: int
 ) -> tuple[list[ShareLink], int]:
+    principal.teams_for(team_id)  # another team: 403 not_a_member, as every list's team_id
     principal.require(team_id, Role.member)
     return repository.page(session, team_id, limit=limit, offset=offset)
 

@@ -238,6 +238,19 @@ def test_foreign_runs_and_wrong_targets_are_422_naming_the_field(
     assert r.status_code == 403 and "member" in r.json()["message"]
 
 
+def test_listing_another_teams_links_answers_as_every_list(client: TestClient, session: Session) -> None:
+    """GET /share-links?team_id=<a team I am not in> is the 403 not_a_member of GET /runs?team_id=,
+    naming the team; a viewer of the team is told the role it needs."""
+    _, member, viewer, _ = _team(session)
+    outsider = create_user(session)
+    for path in ("/api/v1/share-links", "/api/v1/runs"):
+        r = client.get(f"{path}?team_id={member.team.id}", headers=outsider.headers)
+        assert r.status_code == 403 and r.json()["error"] == "not_a_member", (path, r.text)
+        assert str(member.team.id) in r.json()["message"]
+    r = client.get(f"/api/v1/share-links?team_id={member.team.id}", headers=viewer.headers)
+    assert r.status_code == 403 and "member role" in r.json()["message"]
+
+
 def test_a_deleted_run_is_absent_from_the_link(client: TestClient, session: Session) -> None:
     _, member, _, runs = _team(session)
     a = create_agent(session, team=member.team)
