@@ -228,16 +228,33 @@ describe("Compare page", () => {
           ),
         };
       },
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u",
+          email: "m@x",
+          display_name: "m",
+          teams: [{ id: "t", name: "t", role: "member" }],
+        },
+      }),
     });
     renderAt(<Compare />, { path: "/compare?runs=r1,r2" });
     const panel = await screen.findByTestId("comparability");
     expect(panel.dataset.verdict).toBe("not_comparable");
     expect(within(panel).getByTestId("differences").textContent).toContain("1048576");
     expect(screen.queryByTestId("compare-table")).toBeNull();
+    // the Share dialog warns before a link to a page of only the runs table is made
+    fireEvent.click(await screen.findByTestId("share-button"));
+    expect(screen.getByTestId("share-warning").textContent).toContain(
+      "the shared page will show only the runs table",
+    );
+    fireEvent.click(within(screen.getByTestId("share-dialog")).getByText("Cancel"));
     fireEvent.click(screen.getByTestId("compare-anyway"));
     await screen.findByTestId("compare-table");
     expect(screen.getByTestId("comparability").dataset.verdict).toBe("forced");
     expect(seen).toEqual(["false", "true"]);
+    fireEvent.click(screen.getByTestId("share-button"));
+    expect(screen.getByTestId("share-dialog")).toBeTruthy();
+    expect(screen.queryByTestId("share-warning")).toBeNull();
   });
 
   it("shows n, CV and the 95 % CI of grouped repeats, within-noise marks and suggestions", async () => {

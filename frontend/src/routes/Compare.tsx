@@ -202,6 +202,11 @@ export function Compare() {
               },
             }}
             defaultTitle={`Compare ${state.runs.length} runs`}
+            warning={
+              data.comparability.verdict === "not_comparable"
+                ? "These runs did not run the same workload: the shared page will show only the runs table, no metrics compared. Press Compare anyway first to share figures."
+                : undefined
+            }
           />
         )}
       </div>

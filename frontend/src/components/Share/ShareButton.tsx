@@ -26,12 +26,15 @@ export function ShareButton({
   share,
   defaultTitle,
   small = false,
+  warning,
 }: {
   teamId: string | undefined;
   share: ShareTarget;
   defaultTitle: string;
   /** .btn-small, where the page's other header buttons are small (the run page) */
   small?: boolean;
+  /** said in the dialog before the link is made (e.g. runs of different workloads) */
+  warning?: string;
 }) {
   const can = useCan();
   const [open, setOpen] = useState(false);
@@ -48,7 +51,12 @@ export function ShareButton({
         Share
       </button>
       {open && (
-        <ShareDialog share={share} defaultTitle={defaultTitle} onClose={() => setOpen(false)} />
+        <ShareDialog
+          share={share}
+          defaultTitle={defaultTitle}
+          warning={warning}
+          onClose={() => setOpen(false)}
+        />
       )}
     </>
   );
@@ -57,10 +65,12 @@ export function ShareButton({
 function ShareDialog({
   share,
   defaultTitle,
+  warning,
   onClose,
 }: {
   share: ShareTarget;
   defaultTitle: string;
+  warning?: string;
   onClose: () => void;
 }) {
   const titleId = useId();
@@ -104,6 +114,11 @@ function ShareDialog({
               with the link sees it without signing in, and nothing else of the team; runs deleted
               later disappear from it. Revoke it any time under Shared links.
             </p>
+            {warning && (
+              <p className="alert alert-warn small" data-testid="share-warning">
+                {warning}
+              </p>
+            )}
             <label className="field">
               <span>Title (shown on the page and in link previews)</span>
               <input
