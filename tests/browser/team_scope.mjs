@@ -59,4 +59,38 @@ await run("a reload keeps All my teams (localStorage)", async () => {
   await page.getByTestId("run-team").first().waitFor();
   check((await page.getByTestId("team-switcher").inputValue()) === "__all__", "switcher reset");
 });
+await run(
+  "environments under All my teams: each names its team, Edit only where allowed",
+  async () => {
+    await page.goto(`${BASE}/settings/environments`);
+    const row = (name) => page.getByTestId("environment-row").filter({ hasText: name });
+    await row("Bolt cold aisle").waitFor();
+    await row("Acme lab rack").waitFor();
+    check(
+      (await row("Bolt cold aisle").getByTestId("team-chip").textContent()) === B_NAME,
+      "the Bolt environment's chip",
+    );
+    // the row's team decides: a viewer of B gets no Edit there, an admin of A does on A's row
+    check(
+      (await row("Bolt cold aisle").getByTestId("edit-environment").count()) === 0,
+      "Edit in B",
+    );
+    check(
+      (await row("Acme lab rack").getByTestId("edit-environment").count()) === 1,
+      "no Edit in A",
+    );
+    await noOverflow(page);
+    await shot("T-environments-all", false);
+  },
+);
+await run("environments with B picked: only B's, no chips", async () => {
+  await page.getByTestId("team-switcher").selectOption(B);
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll('[data-testid="environment-row"]')].every((r) =>
+      (r.textContent ?? "").includes("Bolt cold aisle"),
+    ),
+  );
+  check((await page.getByTestId("team-chip").count()) === 0, "a chip in a one-team list");
+  await shot("T-environments-teamB", false);
+});
 await done();

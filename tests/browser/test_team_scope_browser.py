@@ -68,6 +68,9 @@ def test_switcher_scopes_the_runs_list(live: Stack, tmp_path: Path) -> None:
             for k in range(2):
                 _upload(admin, team_a, f"Acme nightly #{k + 1}", k)
             _upload(bea, team_b, "Bolt hdd baseline", 3)
+            for api, team, name in ((admin, team_a, "Acme lab rack"), (bea, team_b, "Bolt cold aisle")):
+                r = api.post("/environments", json={"team_id": team, "name": name, "kind": "local"})
+                assert r.status_code == 201, r.text
             # the API as the UI asks it
             b_runs = admin.get("/runs", params={"team_id": team_b}).json()
             assert [r["name"] for r in b_runs["items"]] == ["Bolt hdd baseline"]
@@ -82,7 +85,14 @@ def test_switcher_scopes_the_runs_list(live: Stack, tmp_path: Path) -> None:
                 IOWATT_TEAM_B_NAME=b_name,
             )
             assert "All my teams: both teams' runs" in report
-            for name in ("T-runs-teamA", "T-runs-teamB", "T-runs-all"):
+            assert "Edit only where allowed" in report
+            for name in (
+                "T-runs-teamA",
+                "T-runs-teamB",
+                "T-runs-all",
+                "T-environments-all",
+                "T-environments-teamB",
+            ):
                 assert (shots / f"{name}.png").stat().st_size > 10_000
         finally:
             # leave Bolt Labs: the session's other browser tests expect the admin in one team

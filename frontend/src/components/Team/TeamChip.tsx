@@ -1,4 +1,5 @@
 import { useListTeam } from "../../lib/role";
+import "../Run/runs-list.css"; // .badge-team, also on pages that load no runs list
 
 /**
  * A row's team, named under "All my teams" only (the switcher): a list scoped to one team has
