@@ -62,17 +62,22 @@ def test_bench_meter_json_has_energy_and_carbon(fake_engine, tmp_path):
         assert key in energy, key
     assert energy["status"] == "ok" and energy["tier"] == "inband" and energy["source"] == f"command:{meter}"
     assert [p["name"] for p in power["phases"]] == ["idle_before", "load", "idle_after"]
-    # total_j ≈ mean W × window, from the raw samples of the load phase
+    # total_j ≈ the time-weighted integral of the raw samples over the load phase (trapezoids between
+    # samples, the first and last held to the window's edges). Time-weighted, not a plain mean: on a
+    # loaded machine the samples come at uneven intervals.
     load = power["phases"][1]
-    window_s = (load["end_ns"] - load["start_ns"]) / 1e9
+    start, end = load["start_ns"], load["end_ns"]
+    window_s = (end - start) / 1e9
     inside = [
-        v
+        (t, v)
         for t, v in zip(power["samples"]["t_ns"], power["samples"]["value"], strict=True)
-        if load["start_ns"] <= t <= load["end_ns"]
+        if start <= t <= end
     ]
-    mean_w = sum(inside) / len(inside)
+    integral_j = inside[0][1] * (inside[0][0] - start) / 1e9 + inside[-1][1] * (end - inside[-1][0]) / 1e9
+    integral_j += sum((v0 + v1) / 2 * (t1 - t0) / 1e9 for (t0, v0), (t1, v1) in zip(inside, inside[1:]))
     assert abs(energy["runtime_s"] - window_s) < 1e-6
-    assert abs(energy["total_j"] - mean_w * window_s) <= 0.05 * energy["total_j"]
+    assert abs(energy["total_j"] - integral_j) <= 0.05 * energy["total_j"], (energy["total_j"], integral_j)
+    assert 60.0 * window_s <= energy["total_j"] <= 100.0 * window_s
     assert 60.0 <= energy["load_w_mean"] <= 100.0
     # idle: 60 W, but a phase edge interpolates towards a neighbouring 100 W reading
     assert 60.0 <= energy["idle_w"] < 65.0
