@@ -19,11 +19,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from backend import __version__
 from backend.agent.router import router as agent_router
 from backend.audit.router import router as audit_router
-from backend.auth.router import router as auth_router
 from backend.auth.oidc_router import router as oidc_router
+from backend.auth.router import router as auth_router
 from backend.campaign.router import router as campaign_router
-from backend.comment.router import router as comment_router
 from backend.carbon.router import router as carbon_router
+from backend.comment.router import router as comment_router
 from backend.compare.router import router as compare_router
 from backend.config import get_settings
 from backend.db import unit_of_work

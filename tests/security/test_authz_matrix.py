@@ -222,7 +222,11 @@ BODIES: dict[str, Any] = {
     # V4 deletion and comments (issue 13)
     "DELETE /api/v1/teams/{team_id}": lambda w: {"confirm_name": f"team-{w.marker}"},
     "DELETE /api/v1/auth/me": lambda w: {"password": PASSWORD},
-    "POST /api/v1/comments": lambda w: {"target_kind": "run", "target_key": w.ids["run_done"], "body": "matrix"},
+    "POST /api/v1/comments": lambda w: {
+        "target_kind": "run",
+        "target_key": w.ids["run_done"],
+        "body": "matrix",
+    },
     "PATCH /api/v1/comments/{comment_id}": lambda w: {"body": "matrix edit"},
     "POST /api/v1/auth/login": lambda w: {"email": w.email["member"], "password": PASSWORD},
     "POST /api/v1/auth/tokens": lambda w: {"name": "matrix"},

@@ -74,7 +74,9 @@ def test_bench_meter_json_has_energy_and_carbon(fake_engine, tmp_path):
         if start <= t <= end
     ]
     integral_j = inside[0][1] * (inside[0][0] - start) / 1e9 + inside[-1][1] * (end - inside[-1][0]) / 1e9
-    integral_j += sum((v0 + v1) / 2 * (t1 - t0) / 1e9 for (t0, v0), (t1, v1) in zip(inside, inside[1:]))
+    integral_j += sum(
+        (v0 + v1) / 2 * (t1 - t0) / 1e9 for (t0, v0), (t1, v1) in zip(inside, inside[1:], strict=False)
+    )
     assert abs(energy["runtime_s"] - window_s) < 1e-6
     assert abs(energy["total_j"] - integral_j) <= 0.05 * energy["total_j"], (energy["total_j"], integral_j)
     assert 60.0 * window_s <= energy["total_j"] <= 100.0 * window_s
