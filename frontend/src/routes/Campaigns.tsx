@@ -4,7 +4,6 @@ import { Link, useNavigate, useParams } from "react-router-dom";
 import { type CampaignRead, type CampaignTarget, FINAL_STATUSES } from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
-import { useMayDelete } from "../components/Deletion/useRole";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
@@ -23,7 +22,7 @@ import {
   workloadWrites,
   writeRefusal,
 } from "../lib/policy";
-import { useCan, useListTeam } from "../lib/role";
+import { useCan, useListTeam, useMayDelete } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
 import { campaignQuery, campaignsQuery, createCampaign } from "../queries/campaigns";
 import { deleteCampaign } from "../queries/deletion";

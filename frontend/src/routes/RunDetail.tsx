@@ -4,7 +4,6 @@ import { Link, useNavigate, useParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
-import { useMayDelete } from "../components/Deletion/useRole";
 import { EnergyPanel } from "../components/Energy/EnergyPanel";
 import { QueryState } from "../components/QueryState";
 import { KeyFigures } from "../components/Run/KeyFigures";
@@ -24,7 +23,7 @@ import {
   formatSeconds,
   formatTimestamp,
 } from "../lib/format";
-import { useCan } from "../lib/role";
+import { useCan, useMayDelete } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
 import { deleteRun } from "../queries/deletion";
 import { keys } from "../queries/keys";

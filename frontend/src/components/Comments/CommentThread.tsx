@@ -4,6 +4,7 @@ import Markdown from "react-markdown";
 import { errorMessage } from "../../lib/errors";
 import "./comments.css";
 import { formatRelative, formatTimestamp } from "../../lib/format";
+import { useMe } from "../../lib/role";
 import {
   type CommentFormat,
   type CommentRead,
@@ -15,7 +16,6 @@ import {
 } from "../../queries/comments";
 import { keys } from "../../queries/keys";
 import { ConfirmDialog } from "../ConfirmDialog";
-import { useMe } from "../Deletion/useRole";
 
 /**
  * A comment's body. Markdown goes through react-markdown without any raw-HTML plugin (HTML in a

@@ -1,10 +1,10 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { setToken } from "../../lib/auth";
+import { useMayDelete } from "../../lib/role";
 import { renderAt, stubApi } from "../../test/render";
 import { DeleteButton } from "./DeleteButton";
 import { TeamDeleteButton } from "./TeamDelete";
-import { useMayDelete } from "./useRole";
 
 const realFetch = globalThis.fetch;
 afterEach(() => {

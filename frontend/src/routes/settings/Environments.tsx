@@ -2,13 +2,12 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import type { EnvironmentCreate, EnvironmentRead } from "../../client/types";
 import { DeleteButton } from "../../components/Deletion/DeleteButton";
-import { useMayDelete } from "../../components/Deletion/useRole";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { TeamChip } from "../../components/Team/TeamChip";
 import { ApiError, errorMessage } from "../../lib/errors";
 import { formatGridIntensity, formatPricePerKwh, sig3 } from "../../lib/format";
-import { useCan, useCurrentTeam, useListTeam } from "../../lib/role";
+import { useCan, useCurrentTeam, useListTeam, useMayDelete } from "../../lib/role";
 import { deleteEnvironment } from "../../queries/deletion";
 import { gridIntensitiesQuery } from "../../queries/energy";
 import {
