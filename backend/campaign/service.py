@@ -56,6 +56,15 @@ def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) 
     assert campaign is not None
     campaign.spec = {**campaign.spec, "run_order": order}  # runs share a created_at; keep the queue order
     session.flush()
+    audit.record(
+        session,
+        team_id=campaign.team_id,
+        action="campaign.created",
+        target_kind="campaign",
+        target_id=campaign.id,
+        user_id=principal.user_id,
+        details={"name": campaign.name, "runs": len(order)},
+    )
     return campaign
 
 

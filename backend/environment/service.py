@@ -72,6 +72,15 @@ def create(session: Session, *, principal: UserPrincipal, body: EnvironmentCreat
         env,
         Conflict(f"an environment named {body.name!r} exists in this team", code="environment_name_taken"),
     )
+    audit.record(
+        session,
+        team_id=env.team_id,
+        action="environment.created",
+        target_kind="environment",
+        target_id=env.id,
+        user_id=principal.user_id,
+        details={"name": env.name},
+    )
     return env
 
 

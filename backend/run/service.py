@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from backend.agent import repository as agent_repo
 from backend.agent.policy import reported_policy
 from backend.agent.schemas import Inventory
+from backend.audit import service as audit
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.compare.validity import flags_for
 from backend.config import get_settings
@@ -149,6 +150,15 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
     )
     session.add(run)
     session.flush()
+    audit.record(
+        session,
+        team_id=run.team_id,
+        action="run.created",
+        target_kind="run",
+        target_id=run.id,
+        user_id=principal.user_id,
+        details={"name": run.name, "agent": agent.name, "target_path": run.target_path},
+    )
     enqueue(session, "run.dispatch", run_id=str(run.id))
     return run
 

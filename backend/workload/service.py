@@ -38,6 +38,15 @@ def create(session: Session, *, principal: UserPrincipal, body: WorkloadCreate) 
         row,
         Conflict(f"a workload named {body.name!r} exists in this team", code="workload_name_taken"),
     )
+    audit.record(
+        session,
+        team_id=body.team_id,
+        action="workload.created",
+        target_kind="workload",
+        target_id=row.id,
+        user_id=principal.user_id,
+        details={"name": row.name},
+    )
     return row
 
 

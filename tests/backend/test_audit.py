@@ -57,3 +57,48 @@ def test_members_and_strangers_may_not_read_it(client: TestClient, session: Sess
     for who in (member, stranger):
         r = client.get(f"/api/v1/teams/{admin.team.id}/audit", headers=who.headers)
         assert r.status_code == 403 and "admin" in r.json()["message"]
+
+
+def test_what_members_create_is_in_the_log_with_who_did_it(client: TestClient, session: Session) -> None:
+    from tests.backend.test_runs import run_body
+    from tests.factories import create_agent
+
+    admin = create_user(session)
+    member = create_user(session, role=Role.member, team=admin.team)
+    agent = create_agent(session, team=admin.team)
+    team = str(admin.team.id)
+    env = client.post(
+        "/api/v1/environments", json={"team_id": team, "name": "lab", "kind": "local"}, headers=member.headers
+    )
+    wl = client.post(
+        "/api/v1/workloads",
+        json={
+            "team_id": team,
+            "name": "mine",
+            "spec": {"jobs": [{"name": "j", "rw": "randread", "bs_bytes": 4096, "size_bytes": 8 << 20}]},
+        },
+        headers=member.headers,
+    )
+    run = client.post("/api/v1/runs", json=run_body(agent.agent.id), headers=member.headers)
+    assert env.status_code == 201 and wl.status_code == 201 and run.status_code == 201, (
+        env.text,
+        wl.text,
+        run.text,
+    )
+    camp = client.post(
+        "/api/v1/campaigns",
+        json={
+            "name": "c",
+            "workload_id": wl.json()["id"],
+            "targets": [{"agent_id": str(agent.agent.id), "target_path": "/srv/bench"}],
+        },
+        headers=member.headers,
+    )
+    assert camp.status_code == 201, camp.text
+    items = client.get(f"/api/v1/teams/{team}/audit", headers=admin.headers).json()["items"]
+    seen = {(e["action"], e["target_id"]) for e in items}
+    assert ("environment.created", env.json()["id"]) in seen
+    assert ("workload.created", wl.json()["id"]) in seen
+    assert ("run.created", run.json()["id"]) in seen
+    assert ("campaign.created", camp.json()["id"]) in seen
+    assert {e["actor"] for e in items} == {member.user.email}
