@@ -13,20 +13,23 @@ needs("team_scope", A && B && B_NAME, "IOWATT_TEAM_A, IOWATT_TEAM_B, IOWATT_TEAM
 const { page, run, shot, login, done } = await openBrowser("team_scope");
 
 const names = () => page.getByTestId("run-link").allTextContents();
-/** Picks `value` in the header's switcher and waits until the list's run names all start with
- * one of `prefixes`, each prefix at least once. */
-async function pick(value, prefixes) {
+/** Picks `value` in the header's switcher and waits until the list shows a run starting with each
+ * of `want` and none starting with any of `forbid` (the stack is shared: team A also holds other
+ * browser tests' runs). */
+async function pick(value, want, forbid = []) {
   await page.getByTestId("team-switcher").selectOption(value);
-  await page.waitForFunction((want) => {
-    const links = [...document.querySelectorAll('[data-testid="run-link"]')].map(
-      (a) => a.textContent ?? "",
-    );
-    return (
-      links.length > 0 &&
-      links.every((n) => want.some((p) => n.startsWith(p))) &&
-      want.every((p) => links.some((n) => n.startsWith(p)))
-    );
-  }, prefixes);
+  await page.waitForFunction(
+    ([want, forbid]) => {
+      const links = [...document.querySelectorAll('[data-testid="run-link"]')].map(
+        (a) => a.textContent ?? "",
+      );
+      return (
+        want.every((p) => links.some((n) => n.startsWith(p))) &&
+        !links.some((n) => forbid.some((p) => n.startsWith(p)))
+      );
+    },
+    [want, forbid],
+  );
 }
 
 await run("log in and open the runs list", async () => {
@@ -35,14 +38,14 @@ await run("log in and open the runs list", async () => {
   await page.getByTestId("runs-list").waitFor();
 });
 await run("team A picked: only A's runs, no team chips", async () => {
-  await pick(A, ["Acme"]);
+  await pick(A, ["Acme"], ["Bolt"]);
   check((await page.getByTestId("run-team").count()) === 0, "a chip in a one-team list");
   check(await page.getByTestId("new-run").isVisible(), "an admin of A sees New run");
   await noOverflow(page);
   await shot("T-runs-teamA", false);
 });
 await run("team B picked: only B's runs, no New run for its viewer", async () => {
-  await pick(B, ["Bolt"]);
+  await pick(B, ["Bolt"], ["Acme"]);
   check((await page.getByTestId("new-run").count()) === 0, "a viewer of B sees New run");
   await shot("T-runs-teamB", false);
 });

@@ -39,7 +39,7 @@ function EnergyCell({ energy }: { energy: RunRead["energy"] }) {
   if (energy.status === "ok") {
     return (
       <>
-        {formatEnergy(energy.total_j)} <TierBadge energy={energy} />
+        <span className="nowrap">{formatEnergy(energy.total_j)}</span> <TierBadge energy={energy} />
       </>
     );
   }
@@ -135,7 +135,7 @@ export function RunsTable({
               {formatRelative(r.created_at)}
             </td>
             <td className="num">{duration(r)}</td>
-            <td className="num nowrap" data-testid="run-energy">
+            <td className="num energy-cell" data-testid="run-energy">
               <EnergyCell energy={r.energy} />
             </td>
           </tr>

@@ -71,6 +71,7 @@ class CommandMeter(Meter):
         self.proc: subprocess.Popen[str] | None = None
         self.lines: queue.Queue[object] = queue.Queue()
         self.stderr_tail: list[str] = []
+        self.err_pump: threading.Thread | None = None
         self.first_timeout_s = max(5.0, 3 * self.interval_s)
 
     # --- process -------------------------------------------------------------------------------
@@ -90,7 +91,8 @@ class CommandMeter(Meter):
             raise MeterError(f"command: cannot run {self.argv[0]}: {exc.strerror or exc}") from None
         assert self.proc.stdout is not None and self.proc.stderr is not None
         threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True).start()
-        threading.Thread(target=self._pump_err, args=(self.proc.stderr,), daemon=True).start()
+        self.err_pump = threading.Thread(target=self._pump_err, args=(self.proc.stderr,), daemon=True)
+        self.err_pump.start()
 
     def _pump(self, stream: IO[str]) -> None:
         for line in stream:
@@ -113,6 +115,8 @@ class CommandMeter(Meter):
     def _exit_error(self) -> MeterError:
         assert self.proc is not None
         rc = self.proc.wait()
+        if self.err_pump is not None:  # the program's last words may still be in the pipe
+            self.err_pump.join(timeout=2.0)
         why = self.stderr_tail[-1] if self.stderr_tail else "no message"
         return MeterError(f"command {self.argv[0]} exited {rc}: {why}")
 
