@@ -10,7 +10,10 @@ Model (`model.py`)
     ReportedPolicy(targets, meters, default_meter, limits)   inventory.policy; .from_policy(...)
     PolicyError(field, message)                   from every from_dict(): names the bad field
 Rules (`check.py`)
-    check_run(policy, *, target_path, engine_job, meter, destructive) -> list[Violation]
+    check_run(policy, *, target_path, engine_job, meter, destructive, file_facts=None) -> list[Violation]
+        engine_job: a block job {"global", "jobs"} or a file workload's {"mode": "postmark",
+        "commands"} / {"mode": "vdbench", "parameters", "scale", "elapsed"?}: a directory target
+        only; file_facts = the engine's --parse-only `bounds` (None skips the file limits)
     Violation(rule, field, message, fix)          .reason(): "host policy refused this run [rule]: ..."
     check_target_on_host(target) -> (path the engine opens | None, violations)   agent only
     RULES, ALLOWED_OPTIONS, AGENT_ONLY_OPTIONS
@@ -23,6 +26,8 @@ from iowatt_policy.check import (
     AGENT_ONLY_OPTIONS,
     ALLOWED_OPTIONS,
     DEVICE_NOT_DESTRUCTIVE,
+    FILE_JOB_KEYS,
+    FILE_MODES,
     FILE_READ_ONLY,
     LIMIT_BLOCK_SIZE,
     LIMIT_BYTES_WRITTEN,
@@ -77,6 +82,8 @@ __all__ = [
     "DEFAULT_MAX_RUNTIME_S",
     "DEFAULT_MAX_THREADS",
     "DEVICE_NOT_DESTRUCTIVE",
+    "FILE_JOB_KEYS",
+    "FILE_MODES",
     "FILE_READ_ONLY",
     "LIMIT_BLOCK_SIZE",
     "LIMIT_BYTES_WRITTEN",

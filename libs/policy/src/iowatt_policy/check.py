@@ -5,6 +5,7 @@ reported, to answer 422 early). ADR 0009 §2-§3 and §5.
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from dataclasses import dataclass
@@ -642,6 +643,239 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
     return []
 
 
+# --- file workloads (issue 14: PostMark and vdbench file sets) ------------------------------------
+
+FILE_MODES = ("postmark", "vdbench")
+MAX_FILE_JOB_CHARS = 64 * 1024  # a command / parameter file (the server's bound too)
+MAX_SCALE = 1e6
+MAX_ELAPSED_S = 1e9
+# the keys of a file workload's job, and the RunCreate field each comes from (the server's
+# WorkloadSpec: `postmark` is structured, rendered to `commands`; vdbench carries its text)
+FILE_JOB_KEYS: dict[str, dict[str, tuple[str, bool]]] = {
+    "postmark": {"commands": ("workload.postmark", True)},
+    "vdbench": {
+        "parameters": ("workload.vdbench.parameters", True),
+        "scale": ("workload.vdbench.scale", True),
+        "elapsed": ("workload.vdbench.elapsed_s", False),
+    },
+}
+# the engine's `bounds` (its --parse-only): key -> accepts null
+FILE_FACT_KEYS = {
+    "threads": False,
+    "max_block_bytes": False,
+    "bytes_written_max": True,
+    "runtime_s_max": True,
+}
+
+
+def _file_job_shape(engine_job: dict[str, Any]) -> tuple[str | None, list[Violation]]:
+    """(mode, violations) of a file workload's job: a known mode, exactly its keys, plain values."""
+    mode = engine_job.get("mode")
+    if not isinstance(mode, str) or mode not in FILE_MODES:
+        return None, [
+            Violation(
+                OPTION_NOT_ALLOWED,
+                "workload.kind",
+                f"{repr(mode)[:80]} is not a file workload this agent runs ({', '.join(FILE_MODES)})",
+                "send a block job or a postmark / vdbench workload",
+            )
+        ]
+    keys = FILE_JOB_KEYS[mode]
+    found: list[Violation] = []
+    for key in engine_job:
+        if key != "mode" and key not in keys:
+            found.append(
+                Violation(
+                    OPTION_NOT_ALLOWED,
+                    f"workload.{key}"[:200],
+                    f"{str(key)[:80]!r} is not part of a {mode} job (mode, {', '.join(keys)})",
+                    f"send only mode, {', '.join(keys)}",
+                )
+            )
+    for key, (field, required) in keys.items():
+        value = engine_job.get(key)
+        if value is None:
+            if required:
+                found.append(Violation(OPTION_NOT_ALLOWED, field, f"a {mode} job needs {key}", f"give {key}"))
+            continue
+        if not isinstance(value, str):
+            found.append(Violation(OPTION_NOT_ALLOWED, field, f"{key} must be a string", f"fix {key}"))
+            continue
+        if key in ("commands", "parameters"):
+            if len(value) > MAX_FILE_JOB_CHARS or "\x00" in value or not value.strip():
+                found.append(
+                    Violation(
+                        OPTION_NOT_ALLOWED,
+                        field,
+                        f"{key}: empty, longer than {MAX_FILE_JOB_CHARS} characters or contains NUL",
+                        f"fix {key}",
+                    )
+                )
+            continue
+        top = MAX_SCALE if key == "scale" else MAX_ELAPSED_S
+        try:
+            number = float(value) if len(value) <= 40 else math.nan
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and 0 < number <= top):
+            found.append(
+                Violation(
+                    OPTION_NOT_ALLOWED,
+                    field,
+                    f"{key} must be a number > 0 and <= {top:g}, got {value[:40]!r}",
+                    f"fix {key}",
+                )
+            )
+    return mode, found
+
+
+def _check_file_target(
+    policy: ReportedPolicy, target_path: str, destructive: bool, mode: str
+) -> list[Violation]:
+    try:
+        check_path(target_path, "target_path")
+    except PolicyError as exc:
+        return [
+            Violation(
+                TARGET_NOT_ALLOWED,
+                "target_path",
+                exc.message,
+                "iowatt-agent targets list (use a target's path as listed)",
+            )
+        ]
+    target = policy.target(target_path)
+    if target is None:
+        listed = ", ".join(t.path for t in policy.targets[:5]) or "none"
+        return [
+            Violation(
+                TARGET_NOT_ALLOWED,
+                "target_path",
+                f"{target_path} is not one of this host's targets (allowed: {listed})",
+                _add_target_fix(target_path, policy),
+            )
+        ]
+    found: list[Violation] = []
+    if target.kind != "directory":
+        dirs = [t.path for t in policy.targets if t.kind == "directory"][:5]
+        found.append(
+            Violation(
+                TARGET_KIND,
+                "target_path",
+                f"a {mode} workload makes its file set in a directory target; {target.path} is a "
+                f"{target.kind} target",
+                f"pick a directory target ({', '.join(dirs) or 'the host has none'}), or on the host: "
+                "iowatt-agent targets add DIR",
+            )
+        )
+    if destructive:
+        found.append(
+            Violation(
+                TARGET_KIND,
+                "destructive",
+                f"destructive applies to raw devices only; a {mode} workload runs in a directory",
+                "send destructive: false",
+            )
+        )
+    return found
+
+
+def _check_file_limits(policy: ReportedPolicy, mode: str, facts: object) -> list[Violation]:
+    """The host's limits against the engine's `bounds` of this workload (never guessed here)."""
+    limits = policy.limits
+    main = FILE_JOB_KEYS[mode]["commands" if mode == "postmark" else "parameters"][0]
+    size_field = "workload.postmark" if mode == "postmark" else "workload.vdbench.scale"
+    time_field = "workload.postmark" if mode == "postmark" else "workload.vdbench.elapsed_s"
+    wanted = {
+        "threads": (limits.max_threads, LIMIT_THREADS, main),
+        "max_block_bytes": (limits.max_bs_bytes, LIMIT_BLOCK_SIZE, main),
+        "bytes_written_max": (limits.max_bytes_written, LIMIT_BYTES_WRITTEN, size_field),
+        "runtime_s_max": (limits.max_runtime_s, LIMIT_RUNTIME, time_field),
+    }
+    doc = facts if isinstance(facts, dict) else {}
+    found: list[Violation] = []
+    if isinstance(facts, dict) and doc.get("mode") not in (None, mode):
+        return [
+            Violation(
+                OPTION_NOT_ALLOWED,
+                "workload.kind",
+                f"the engine's facts are of a {str(doc.get('mode'))[:20]} workload, the job is {mode}",
+                "send one workload",
+            )
+        ]
+    for key, (limit, rule, field) in wanted.items():
+        if limit is None:
+            continue
+        value = doc.get(key)
+        nullable = FILE_FACT_KEYS[key]
+        number_ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if key not in doc or (value is None and not nullable) or (value is not None and not number_ok):
+            found.append(
+                Violation(
+                    rule,
+                    field,
+                    f"cannot check the {mode} workload's {key}: the engine's facts do not give it",
+                    "update iowatt-engine on the host (its --parse-only prints bounds)",
+                )
+            )
+            continue
+        if value is None:
+            if key == "bytes_written_max":
+                found.append(
+                    Violation(
+                        rule,
+                        field,
+                        f"the {mode} workload writes without a bound on its bytes (time-based writes "
+                        f"without maxdata); the host allows {limit} bytes per run",
+                        _limit_fix("max-bytes-written", None),
+                    )
+                )
+            continue  # runtime null: size-bound (postmark), capped by the agent's hard timeout
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        what = {
+            "threads": f"runs {shown} threads at once",
+            "max_block_bytes": f"uses {shown}-byte transfers",
+            "bytes_written_max": f"writes up to {shown} bytes (file set included)",
+            "runtime_s_max": f"lasts {shown} s",
+        }[key]
+        if value > limit:
+            needed: int | float = float(value) if key == "runtime_s_max" else int(value)
+            flag = {
+                "threads": "max-threads",
+                "max_block_bytes": "max-bs",
+                "bytes_written_max": "max-bytes-written",
+                "runtime_s_max": "max-runtime",
+            }[key]
+            found.append(
+                Violation(
+                    rule,
+                    field,
+                    f"the {mode} workload {what}; the host allows {limit:g}"
+                    if isinstance(limit, float)
+                    else f"the {mode} workload {what}; the host allows {limit}",
+                    _limit_fix(flag, needed),
+                )
+            )
+    return found
+
+
+def _check_file_run(
+    policy: ReportedPolicy,
+    *,
+    target_path: str,
+    engine_job: dict[str, Any],
+    meter: str | None,
+    destructive: bool,
+    facts: dict[str, Any] | None,
+) -> list[Violation]:
+    mode, shape = _file_job_shape(engine_job)
+    found = _check_file_target(policy, target_path, destructive, mode or "file")
+    found.extend(_check_meter(policy, meter))
+    found.extend(shape)
+    if mode is not None and facts is not None:
+        found.extend(_check_file_limits(policy, mode, facts))
+    return found
+
+
 def check_run(
     policy: ReportedPolicy,
     *,
@@ -649,10 +883,24 @@ def check_run(
     engine_job: dict[str, Any] | Any,
     meter: str | None,
     destructive: bool,
+    file_facts: dict[str, Any] | None = None,
 ) -> list[Violation]:
     """Every reason `policy` refuses this run (empty: allowed), in a stable order: target, meter,
     options, limits. `engine_job` is the engine's job file ({"global": {...}, "jobs": [...]}) as
-    the server sends it, before the agent adds its own options."""
+    the server sends it, before the agent adds its own options, or a file workload's job
+    ({"mode": "postmark", "commands": ...} / {"mode": "vdbench", "parameters": ..., "scale": ...,
+    "elapsed"?: ...}). `file_facts` is the engine's `bounds` for a file workload (its
+    `--parse-only`): None skips the file workload's limits (a caller without the engine); the
+    agent always passes them."""
+    if isinstance(engine_job, dict) and "mode" in engine_job:
+        return _check_file_run(
+            policy,
+            target_path=target_path,
+            engine_job=engine_job,
+            meter=meter,
+            destructive=destructive,
+            facts=file_facts,
+        )
     found: list[Violation] = []
     options: list[Violation] = []
     jobs = _jobs(engine_job, options)
