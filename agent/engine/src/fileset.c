@@ -1767,6 +1767,80 @@ static int rp_fmt_files_any(const struct fs_run *r)
 	return 0;
 }
 
+/* What the resolved (scaled) run can do at most (README § Parse-only facts). Bytes written: a file
+ * slot is written only while it is absent (format, create, copy into it) and becomes absent again
+ * only by delete or move out of its set, so a set without those is written at most once per
+ * slot: its size_sum (or, when a copy writes into it, files x the largest source file); with
+ * them, create/copy repeat for as long as the run lasts (unbounded). Reads/writes of blocks are
+ * time-based: bounded only by rd maxdata (bytes read + written). Move, setattr and the rest
+ * write no data. */
+static void fs_bounds(const struct fs_run *r, struct file_bounds *b)
+{
+	const struct vdb_cfg *c = r->c;
+	memset(b, 0, sizeof(*b));
+	b->mode = "vdbench";
+	b->threads = r->nth;
+	b->written_bounded = 1;
+	b->runtime_bounded = 1;
+	b->runtime_s_max = (double)r->elapsed_ns / 1e9; /* warm-up intervals are part of elapsed */
+	int rw_writes = 0;
+	for (int k = 0; k < r->nwork; k++) {
+		const struct fs_work *wk = &r->work[k];
+		if (wk->max_xfer > b->max_block_bytes)
+			b->max_block_bytes = wk->max_xfer;
+		if (wk->op == VOP_WRITE || (wk->op < 0 && wk->rdpct < 100))
+			rw_writes = 1;
+	}
+	if (rw_writes) {
+		if (c->rd.maxdata)
+			b->bytes_written_max += c->rd.maxdata;
+		else
+			b->written_bounded = 0;
+	}
+	for (int k = 0; k < r->nset; k++) {
+		const struct fs_set *s = &r->set[k];
+		b->dataset_bytes += s->size_sum;
+		b->files += s->nfiles;
+		b->directories += s->ndirs;
+		int src = 0, creates = 0, removes = 0;
+		uint64_t copy_max = 0;
+		for (int j = 0; j < r->nwork; j++) {
+			const struct fs_work *wk = &r->work[j];
+			if (wk->src == s) {
+				src = 1;
+				creates |= wk->op == VOP_CREATE;
+				removes |= wk->op == VOP_DELETE || wk->op == VOP_MOVE;
+			}
+			if (wk->dst == s && wk->op == VOP_COPY) {
+				creates = 1;
+				for (uint64_t i = 0; i < wk->src->nfiles; i++)
+					if (wk->src->fsize[i] > copy_max)
+						copy_max = wk->src->fsize[i];
+			}
+		}
+		int formatted = src && c->rd.format != VDB_FORMAT_NO;
+		if (formatted && s->fmt_chunk > b->max_block_bytes)
+			b->max_block_bytes = s->fmt_chunk;
+		if (creates && removes) {
+			b->written_bounded = 0;
+			continue;
+		}
+		if (!formatted && !creates)
+			continue;
+		if (copy_max) {
+			uint64_t m = copy_max;
+			for (uint64_t i = 0; i < s->nfiles; i++)
+				if (s->fsize[i] > m)
+					m = s->fsize[i];
+			b->bytes_written_max += s->nfiles * m;
+		} else {
+			b->bytes_written_max += s->size_sum;
+		}
+	}
+	if (!b->written_bounded)
+		b->bytes_written_max = 0;
+}
+
 /* ---- entry ---- */
 
 int fileset_requested(int argc, char **argv)
@@ -1933,6 +2007,10 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 		jw_u64(&w, "warmup_s", cfg.rd.warmup_s);
 		jw_u64(&w, "run_elapsed_ns", r.elapsed_ns);
 		jw_obj_end(&w);
+		jw_dbl(&w, "scale", scale);
+		struct file_bounds b;
+		fs_bounds(&r, &b);
+		emit_bounds(&w, &b);
 		jw_obj_end(&w);
 		fputc('\n', stdout);
 		return EXIT_OK;

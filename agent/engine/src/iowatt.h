@@ -458,4 +458,19 @@ int job_all_finished(struct job *j);
 void report_job(struct jw *w, struct job *j, int jsonplus);
 void emit_empty_dir(struct jw *w, const char *key);
 
+/* --parse-only of the file modes: what a run of these parameters can do at most, known before
+ * anything is touched (computed where the parameters live: postmark.c, fileset.c; README §
+ * Parse-only facts says what each field counts) */
+struct file_bounds {
+	const char *mode;               /* "postmark" | "vdbench" */
+	uint64_t threads;               /* running at once */
+	uint64_t max_block_bytes;       /* largest read/write transfer */
+	int written_bounded;            /* 0: bytes_written_max is null (time-based writes) */
+	uint64_t bytes_written_max;     /* B, the whole run incl. format/creation */
+	int runtime_bounded;            /* 0: runtime_s_max is null (size-bound) */
+	double runtime_s_max;
+	uint64_t dataset_bytes, files, directories; /* the file set as laid out */
+};
+void emit_bounds(struct jw *w, const struct file_bounds *b); /* "bounds": {...} */
+
 #endif

@@ -284,6 +284,84 @@ static void cfg_read(struct pm_cfg *c, const char *path)
 		die_usage("postmark", "set number: too large");
 }
 
+/* the resolved settings (the run's `postmark.parameters` and --parse-only's), without the call
+ * sizes, which depend on the directory's st_blksize */
+static void emit_parameters(struct jw *w, const struct pm_cfg *c)
+{
+	jw_i64(w, "number", c->number);
+	jw_i64(w, "size_low_bytes", c->low);
+	jw_i64(w, "size_high_bytes", c->high);
+	jw_i64(w, "subdirectories", c->subdirs);
+	jw_i64(w, "read_block_bytes", c->read_bs);
+	jw_i64(w, "write_block_bytes", c->write_bs);
+	jw_i64(w, "transactions", c->transactions);
+	jw_i64(w, "bias_read", c->bias_read);
+	jw_i64(w, "bias_create", c->bias_create);
+	jw_bool(w, "buffering", c->buffered);
+	jw_i64(w, "seed", c->seed);
+	jw_bool(w, "fsync", c->fsync);
+	if (c->fsync)
+		jw_str(w, "fsync_note", "fsync after every file written: not in PostMark");
+	else
+		jw_null(w, "fsync_note");
+	if (c->location[0])
+		jw_str(w, "location_given", c->location);
+	else
+		jw_null(w, "location_given");
+}
+
+/* What the sequence can do at most (README § Parse-only facts). A new file's size is
+ * low + RND(high - low), at most high - 1 (low when high = low); appends only grow a file of at
+ * least low bytes up to high, so they write at most high - low per file over its life; a
+ * transaction appends at most once (never with bias read -1 or 10) and creates at most once
+ * (never with bias create -1 or 0; with 10 it never deletes, and the 2 x number slots leave
+ * room for number more files). So, with C the transactions' creations:
+ *   bytes written <= (number + C) x max size + min(transactions, number + C) x (high - low). */
+static void pm_bounds(const struct pm_cfg *c, struct file_bounds *b)
+{
+	uint64_t low = (uint64_t)c->low, high = (uint64_t)c->high, n = (uint64_t)c->number;
+	uint64_t tx = (uint64_t)c->transactions;
+	uint64_t smax = high > low ? high - 1 : low;
+	int appends = c->bias_read != -1 && c->bias_read < 10;
+	int creates = c->bias_create != -1 && c->bias_create > 0;
+	memset(b, 0, sizeof(*b));
+	b->mode = "postmark";
+	b->threads = 1;
+	b->max_block_bytes = (uint64_t)(c->read_bs > c->write_bs ? c->read_bs : c->write_bs);
+	b->written_bounded = 1;
+	uint64_t created = !creates ? 0 : c->bias_create == 10 && n < tx ? n : tx;
+	uint64_t files = n + created;
+	b->bytes_written_max = files * smax + (appends ? (tx < files ? tx : files) * (high - low) : 0);
+	b->runtime_bounded = 0;
+	/* the initial files: number x the mean of RND's uniform sizes, (low + high - 1) / 2 */
+	b->dataset_bytes = high > low ? n * (low + high - 1) / 2 : n * low;
+	b->files = n;
+	b->directories = c->subdirs > 1 ? (uint64_t)c->subdirs : 0;
+}
+
+static void parse_only_report(const struct pm_cfg *c, const char *file)
+{
+	struct file_bounds b;
+	pm_bounds(c, &b);
+	struct jw w;
+	jw_init(&w, stdout);
+	jw_obj(&w, NULL);
+	jw_obj(&w, "postmark");
+	jw_str(&w, "command_file", file);
+	jw_obj(&w, "parameters");
+	emit_parameters(&w, c);
+	jw_obj_end(&w);
+	jw_obj(&w, "given");
+	for (int k = 0; k < c->nset; k++)
+		jw_str(&w, c->set_name[k], c->set_val[k]);
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	emit_bounds(&w, &b);
+	jw_obj_end(&w);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
 /* ---- the run ---- */
 
 enum { OP_CREATE, OP_READ, OP_APPEND, OP_DELETE, NOPS };
@@ -892,26 +970,7 @@ static void report_json(const struct pm_run *r, const struct pm_times *t, const 
 		jw_null(&w, "beneath");
 	jw_bool(&w, "kept", keep);
 	jw_obj(&w, "parameters");
-	jw_i64(&w, "number", c->number);
-	jw_i64(&w, "size_low_bytes", c->low);
-	jw_i64(&w, "size_high_bytes", c->high);
-	jw_i64(&w, "subdirectories", c->subdirs);
-	jw_i64(&w, "read_block_bytes", c->read_bs);
-	jw_i64(&w, "write_block_bytes", c->write_bs);
-	jw_i64(&w, "transactions", c->transactions);
-	jw_i64(&w, "bias_read", c->bias_read);
-	jw_i64(&w, "bias_create", c->bias_create);
-	jw_bool(&w, "buffering", c->buffered);
-	jw_i64(&w, "seed", c->seed);
-	jw_bool(&w, "fsync", c->fsync);
-	if (c->fsync)
-		jw_str(&w, "fsync_note", "fsync after every file written: not in PostMark");
-	else
-		jw_null(&w, "fsync_note");
-	if (c->location[0])
-		jw_str(&w, "location_given", c->location);
-	else
-		jw_null(&w, "location_given");
+	emit_parameters(&w, c);
 	jw_u64(&w, "read_call_bytes", r->chunk_r);
 	jw_u64(&w, "write_call_bytes", r->chunk_w);
 	jw_obj_end(&w);
@@ -1017,7 +1076,7 @@ int postmark_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	const char *file = NULL, *dir = NULL, *beneath = NULL;
 	/* clock_gettime by default: an operation takes microseconds, so the TSC's ~20 ns per stamp
 	 * saves nothing measurable here while its calibration costs 20 ms of every run's start */
-	int keep = 0, jsonplus = 0, normal = 0, progress = 0, allow_tsc = 0;
+	int keep = 0, jsonplus = 0, normal = 0, progress = 0, allow_tsc = 0, parse_only = 0;
 	for (int k = 1; k < argc; k++) {
 		const char *a = argv[k];
 		if (strncmp(a, "--", 2))
@@ -1056,16 +1115,27 @@ int postmark_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 			if (!val || (strcmp(val, "clock_gettime") && strcmp(val, "cpu")))
 				die_usage("clocksource", "must be clock_gettime or cpu, got '%s'", val ? val : "");
 			allow_tsc = !strcmp(val, "cpu");
+		} else if (IS("parse-only")) {
+			if (val)
+				die_usage("parse-only", "takes no value, got '%s'", val);
+			parse_only = 1;
 		} else {
 			die_usage("postmark", "option '%.*s' does not apply to --postmark (it takes --directory, --beneath, "
-					      "--keep, --output-format, --progress, --clocksource)",
+					      "--keep, --output-format, --progress, --clocksource, --parse-only)",
 				  (int)nl, a + 2);
 		}
 #undef IS
 	}
 	struct pm_cfg cfg;
 	cfg_defaults(&cfg);
+	if (!file)
+		die_usage("postmark", "--postmark=FILE needs a command file");
 	cfg_read(&cfg, file);
+	if (parse_only) {
+		/* the parsed settings and their bounds; DIR is not opened (it need not exist) */
+		parse_only_report(&cfg, file);
+		return EXIT_OK;
+	}
 
 	struct pm_run r;
 	memset(&r, 0, sizeof(r));

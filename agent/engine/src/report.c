@@ -385,3 +385,23 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	free(pts);
 	free(m);
 }
+
+void emit_bounds(struct jw *w, const struct file_bounds *b)
+{
+	jw_obj(w, "bounds");
+	jw_str(w, "mode", b->mode);
+	jw_u64(w, "threads", b->threads);
+	jw_u64(w, "max_block_bytes", b->max_block_bytes);
+	if (b->written_bounded)
+		jw_u64(w, "bytes_written_max", b->bytes_written_max);
+	else
+		jw_null(w, "bytes_written_max");
+	if (b->runtime_bounded)
+		jw_dbl(w, "runtime_s_max", b->runtime_s_max);
+	else
+		jw_null(w, "runtime_s_max");
+	jw_u64(w, "dataset_bytes", b->dataset_bytes);
+	jw_u64(w, "files", b->files);
+	jw_u64(w, "directories", b->directories);
+	jw_obj_end(w);
+}
