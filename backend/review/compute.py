@@ -1,0 +1,250 @@
+"""A review's figures from its inputs: per-candidate figures, the weighted ranking, sensitivity and
+the per-job energy crossover. Pure (no database): the service gathers the inputs, including what
+a linked run measured, and this module only calculates with backend/review/formulas.py."""
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+
+from backend.review import formulas as f
+
+# criterion -> (figure key, higher is better)
+CRITERIA: dict[str, tuple[str, bool]] = {
+    "tco": ("tco", False),
+    "performance": ("performance", True),
+    "co2e_lifetime": ("co2e_kg_lifetime", False),
+    "cost_per_iops_set": ("cost_per_iops_set", False),
+    "cost_per_gb_usable": ("cost_per_gb_usable", False),
+    "energy": ("energy_kwh_per_year", False),
+    "usable_capacity": ("usable_bytes", True),
+}
+DEFAULT_WEIGHTS = {"tco": Decimal(1), "performance": Decimal(1), "co2e_lifetime": Decimal(1)}
+NORMALISATION = (
+    "each criterion is divided by the best candidate's value (higher-is-better: value / max; "
+    "lower-is-better: min / value), so the best scores 1; a missing figure scores 0; the score is "
+    "the weighted mean of these (Σ weight × score / Σ weight)"
+)
+
+
+@dataclass(frozen=True)
+class Context:
+    horizon_years: Decimal
+    duty_cycle: Decimal
+    tariff_per_kwh: Decimal
+    grid_g_per_kwh: Decimal
+    pue: Decimal
+    minor_units: int = 2
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: uuid.UUID
+    name: str
+    unit_price: Decimal
+    capacity_bytes: int
+    count: int
+    hot_spares: int
+    over_provisioning: Decimal
+    protection: f.Protection
+    afr: Decimal
+    embodied_kg_per_drive: Decimal | None
+    performance: Decimal | None  # the configuration's IOPS, RPS or MB/s
+    metric: str  # iops | rps | mb_s
+    mb_s: Decimal | None
+    idle_w: Decimal | None  # of the set
+    load_w: Decimal | None
+    job_points: tuple[tuple[str, Decimal, Decimal], ...] = field(default=())
+
+
+def figures(ctx: Context, c: Candidate) -> dict[str, Decimal | int | None]:
+    """Every figure of one candidate, unrounded (rounding is for display: `rounded`)."""
+    raw = f.raw_bytes(c.capacity_bytes, c.count)
+    usable = f.usable_bytes(c.protection, c.capacity_bytes, c.count, c.hot_spares, c.over_provisioning)
+    price = f.price_total(c.unit_price, c.count)
+    perf = c.performance
+    replaced = f.replacements(c.count, c.afr, ctx.horizon_years)
+    out: dict[str, Decimal | int | None] = {
+        "drives": c.count,
+        "data_drives": f.data_drives(c.count, c.hot_spares),
+        "raw_bytes": raw,
+        "usable_bytes": usable,
+        "protection_overhead": f.protection_overhead(raw, usable) if usable > 0 else None,
+        "price_total": price,
+        "performance": perf,
+        "cost_per_iops_single": f.cost_per_perf_single(c.unit_price, perf) if perf else None,
+        "cost_per_iops_set": f.cost_per_perf_set(price, perf) if perf else None,
+        "cost_per_gb_raw": f.cost_per_gb(c.unit_price, c.capacity_bytes),
+        "cost_per_gb_usable": f.cost_per_gb(price, usable) if usable > 0 else None,
+        "iops_per_w": None,
+        "mb_s_per_w": None,
+        "energy_kwh_per_year": None,
+        "facility_kwh_per_year": None,
+        "energy_cost_per_year": None,
+        "operational_kg_per_year": None,
+        "replacements": replaced,
+        "embodied_kg": None,
+        "co2e_kg_lifetime": None,
+    }
+    if c.load_w is not None and c.load_w > 0:
+        if perf is not None and c.metric != "mb_s":
+            out["iops_per_w"] = f.per_watt(perf, c.load_w)
+        mb_s = perf if c.metric == "mb_s" else c.mb_s
+        if mb_s is not None:
+            out["mb_s_per_w"] = f.per_watt(mb_s, c.load_w)
+    energy_cost = Decimal(0)
+    if c.load_w is not None and c.idle_w is not None:
+        kwh = f.annual_energy_kwh(c.idle_w, c.load_w, ctx.duty_cycle)
+        facility = f.facility_energy_kwh(kwh, ctx.pue)
+        energy_cost = f.energy_cost(facility, ctx.tariff_per_kwh)
+        out["energy_kwh_per_year"] = kwh
+        out["facility_kwh_per_year"] = facility
+        out["energy_cost_per_year"] = energy_cost
+        out["operational_kg_per_year"] = f.operational_kg(facility, ctx.grid_g_per_kwh)
+    if c.embodied_kg_per_drive is not None:
+        out["embodied_kg"] = f.embodied_kg(c.embodied_kg_per_drive, c.count, replaced)
+    out["tco"] = f.tco(price, energy_cost, replaced, c.unit_price, ctx.horizon_years)
+    out["tco_purchase"] = price
+    out["tco_energy"] = energy_cost * ctx.horizon_years
+    out["tco_replacements"] = replaced * c.unit_price
+    op_kg = out["operational_kg_per_year"]
+    emb = out["embodied_kg"]
+    if isinstance(op_kg, Decimal) or isinstance(emb, Decimal):
+        out["co2e_kg_lifetime"] = f.lifetime_kg(
+            op_kg if isinstance(op_kg, Decimal) else Decimal(0),
+            ctx.horizon_years,
+            emb if isinstance(emb, Decimal) else Decimal(0),
+        )
+    return out
+
+
+def rank(
+    ctx: Context, cands: list[Candidate], weights: dict[str, Decimal]
+) -> list[tuple[int, Decimal, dict[str, Decimal]]]:
+    """(index, score, per-criterion scores) best first; ties keep the candidates' order."""
+    if not cands:
+        return []
+    figs = [figures(ctx, c) for c in cands]
+    columns: dict[str, list[Decimal]] = {}
+    for crit, (key, higher) in CRITERIA.items():
+        if weights.get(crit, Decimal(0)) <= 0:
+            continue
+        vals: list[Decimal | None] = []
+        for fg in figs:
+            v = fg[key]
+            vals.append(Decimal(v) if isinstance(v, int | Decimal) else None)
+        columns[crit] = f.normalised(vals, higher)
+    scores = f.weighted_scores(columns, weights) if columns else [Decimal(0)] * len(cands)
+    order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))
+    return [(i, scores[i], {k: col[i] for k, col in columns.items()}) for i in order]
+
+
+def leader(ctx: Context, cands: list[Candidate], weights: dict[str, Decimal]) -> int:
+    return rank(ctx, cands, weights)[0][0]
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    parameter: str
+    base: Decimal
+    low: Decimal
+    high: Decimal
+    flip_at: Decimal | None
+    new_leader: str | None
+    message: str
+
+
+def sensitivity(ctx: Context, cands: list[Candidate], weights: dict[str, Decimal]) -> list[Sensitivity]:
+    """One parameter at a time over a stated range: where the leader changes, or no flip in range.
+    price: a multiplier on the current leader's unit price (0.25× to 4×)."""
+    if len(cands) < 2:
+        return []
+    top = leader(ctx, cands, weights)
+
+    def with_ctx(**kw: Decimal) -> Callable[[Decimal], int]:
+        name = next(iter(kw))
+        return lambda x: leader(replace(ctx, **{name: x}), cands, weights)  # type: ignore[arg-type]
+
+    def with_price(x: Decimal) -> int:
+        changed = list(cands)
+        changed[top] = replace(cands[top], unit_price=cands[top].unit_price * x)
+        return leader(ctx, changed, weights)
+
+    scans: list[tuple[str, Callable[[Decimal], int], Decimal, Decimal, Decimal]] = [
+        ("price", with_price, Decimal(1), Decimal("0.25"), Decimal(4)),
+        (
+            "tariff",
+            with_ctx(tariff_per_kwh=Decimal(0)),
+            ctx.tariff_per_kwh,
+            Decimal(0),
+            max(Decimal(1), ctx.tariff_per_kwh * 5),
+        ),
+        (
+            "grid_intensity",
+            with_ctx(grid_g_per_kwh=Decimal(0)),
+            ctx.grid_g_per_kwh,
+            Decimal(0),
+            max(Decimal(1500), ctx.grid_g_per_kwh * 2),
+        ),
+        ("duty_cycle", with_ctx(duty_cycle=Decimal(0)), ctx.duty_cycle, Decimal(0), Decimal(1)),
+        (
+            "horizon",
+            with_ctx(horizon_years=Decimal(0)),
+            ctx.horizon_years,
+            Decimal("0.5"),
+            max(Decimal(15), min(ctx.horizon_years * 2, Decimal(50))),
+        ),
+    ]
+    out = []
+    for name, fn, base, lo, hi in scans:
+        found = f.flip_point(fn, lo, hi, base, steps=40)
+        if found is None:
+            out.append(Sensitivity(name, base, lo, hi, None, None, f"no flip in range {_n(lo)} to {_n(hi)}"))
+        else:
+            at, who = found
+            at = at.quantize(Decimal("0.0001"))
+            what = f"{_n(at)}× the leader's unit price" if name == "price" else _n(at)
+            out.append(
+                Sensitivity(
+                    name,
+                    base,
+                    lo,
+                    hi,
+                    at,
+                    cands[who].name,
+                    f"at {what} {cands[who].name} leads instead of {cands[top].name}",
+                )
+            )
+    return out
+
+
+def job_crossover(cands: list[Candidate]) -> tuple[list[str], list[str], str | None] | None:
+    """Per job label (in the first candidate's order) the candidate with the least energy per job,
+    and the first label whose winner differs from the previous label's."""
+    labels: list[str] = []
+    for c in cands:
+        for label, _, _ in c.job_points:
+            if label not in labels:
+                labels.append(label)
+    if not labels:
+        return None
+    winners: list[str] = []
+    for label in labels:
+        best: tuple[Decimal, str] | None = None
+        for c in cands:
+            for lab, runtime, power in c.job_points:
+                if lab == label:
+                    e = f.energy_per_job_j(runtime, power)
+                    if best is None or e < best[0]:
+                        best = (e, c.name)
+        winners.append(best[1] if best else "")
+    cross = next((labels[i] for i in range(1, len(labels)) if winners[i] != winners[i - 1]), None)
+    return labels, winners, cross
+
+
+def _n(x: Decimal) -> str:
+    return (
+        format(x.normalize(), "f")
+        if x == x.to_integral_value()
+        else format(x.quantize(Decimal("0.0001")).normalize(), "f")
+    )
