@@ -24,7 +24,7 @@ deps-py: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml agent/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e libs/energy -e libs/workload -e libs/policy -e '.[dev]' -e agent
+	$(BIN)/pip install -q -e libs/energy -e libs/workload -e libs/policy -e '.[dev]' -e 'agent[tpch]'
 	@touch $@
 
 deps-ui: frontend/node_modules/.installed

@@ -9,7 +9,7 @@
 set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime; do
+for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime mariadb-server; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

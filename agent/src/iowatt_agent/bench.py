@@ -73,6 +73,10 @@ def bench_job_for(
 
 def run_bench(a: BenchArgs) -> None:
     """Check everything first (exit 2), run the measured sequence (Ctrl-C: exit 130), print."""
+    if a.preset == "tpch":  # a DBMS workload, not an engine job: tpch/bench.py (issue 15)
+        from .tpch.bench import run_tpch_bench
+
+        raise SystemExit(run_tpch_bench(a.extra, a.target, a.json_output, a.meter))
     try:
         extra = parse_engine_args(a.extra)
         consent = extra.pop("destructive", "0") not in ("0", "false", "no", "off")
