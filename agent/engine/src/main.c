@@ -8,6 +8,7 @@
 
 #include "iowatt.h"
 #include "fileset.h"
+#include "heapbtree.h"
 #include "postmark.h"
 
 sem_t g_wake;
@@ -65,6 +66,8 @@ int main(int argc, char **argv)
 		return postmark_main(argc, argv, &g_signal);
 	if (fileset_requested(argc, argv)) /* --vdbench=FILE: src/fileset.c */
 		return fileset_main(argc, argv, &g_signal);
+	if (heapbtree_requested(argc, argv)) /* --heap-btree: src/heapbtree.c */
+		return heapbtree_main(argc, argv, &g_signal);
 
 	parse_cmdline(argc, argv, &cfg);
 

@@ -1,0 +1,1161 @@
+/* iowatt-engine --heap-btree --directory=DIR --records=N: heap file vs B+tree (seed 002 § 1.4).
+ *
+ * For each cache fraction F and each structure (heap, btree): a new file in DIR, a buffer pool of
+ * ceil(F x data pages) frames (CLOCK, bufpool.c; data pages = the pages the structure has after
+ * the N inserts: exact for the heap, counted by a memory-only build of the same tree for the
+ * B+tree, since the tree's shape does not depend on the pool), then
+ *   1. insert: N records in random key order (the same records for every run of one seed);
+ *   2. checkpoint: every dirty page written back and fdatasync (timed apart, not in ops/s);
+ *   3. point_query: M lookups of random inserted keys (the pool as the inserts left it).
+ *      B+tree: root-to-leaf descent. Heap: the seed says the sequential array has "only
+ *      sequential accesses", so a heap point query is a sequential scan from the first page until
+ *      the key is found (no index); hence the separate, smaller --heap-queries;
+ *   4. with --check, a full verification outside the measured phases (every key found; the
+ *      B+tree's invariants by a full walk);
+ * then the file is removed (unless --keep). Misses are preads of the file opened O_DIRECT, so
+ * the device (not the page cache) serves them; a file system without O_DIRECT is used buffered
+ * and the output says so ("direct": false).
+ *
+ * Safety as --postmark: DIR is opened once (--beneath=ROOT: confined, no link, no ".."), every
+ * file is created O_CREAT|O_EXCL|O_NOFOLLOW 0600 relative to DIR's descriptor and removed at the
+ * end only if it is still the file this run created; ENOSPC or another I/O error stops the sweep
+ * (exit 1, the JSON is still printed), SIGINT/SIGTERM stop it (exit 0, "interrupted": true). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "btree.h"
+#include "bufpool.h"
+#include "heapbtree.h"
+#include "iowatt.h"
+
+#define MAX_FRACTIONS 64
+#define MAX_RECORDS 2000000000ull /* page numbers are 32-bit; the pool needs the data in RAM at 100 % */
+
+enum { S_HEAP, S_BTREE, NSTRUCT };
+static const char *const s_names[NSTRUCT] = { "heap", "btree" };
+enum { OP_INSERT, OP_QUERY, NOP };
+static const char *const op_names[NOP] = { "insert", "point_query" };
+
+struct cfg {
+	const char *dir, *beneath;
+	uint64_t records, queries, heap_queries, seed;
+	int queries_set, heap_queries_set;
+	double fractions[MAX_FRACTIONS];
+	int nfractions;
+	int structures[NSTRUCT];
+	int keep, check, jsonplus, normal, progress;
+	const char *fractions_given, *structure_given;
+};
+
+struct phase {
+	uint64_t ops, elapsed_ns, found;
+	struct bp_stats st;
+	uint64_t rchar, wchar; /* /proc/self/io: bytes the read / write system calls moved */
+	struct lstat lat;
+	uint64_t *hist;
+};
+
+struct hb_check {
+	int done;
+	int ok;                 /* every key found once with its record, and (btree) the invariants */
+	uint64_t keys_checked, keys_found;
+	struct bt_check bt;     /* btree only */
+	char why[160];
+};
+
+struct result {
+	int structure;
+	double fraction;
+	uint32_t cache_pages, data_pages;
+	int ran;                /* 0: not reached (stopped before) */
+	struct phase ph[NOP];
+	uint64_t ckpt_writes, ckpt_ns;
+	unsigned height;
+	uint64_t splits;
+	uint64_t file_bytes;
+	struct hb_check chk;
+};
+
+struct hb_run {
+	const struct cfg *c;
+	int dirfd;
+	int direct;             /* files opened O_DIRECT */
+	int err;                /* negative errno of the first failure */
+	char errmsg[256];
+	uint64_t t0, next_tick;
+	uint64_t done, total;   /* progress, in operations */
+	const char *cur_s, *cur_op;
+	double cur_f;
+	uint64_t data_pages[NSTRUCT];
+	unsigned height_sized;
+};
+
+/* ---- records ---- */
+
+/* a bijection of 64-bit integers (the splitmix64 finaliser: xor-shifts and odd multipliers are
+ * invertible): distinct insertion numbers give distinct keys, in random order */
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+static inline uint64_t key_of(uint64_t seed, uint64_t seq)
+{
+	return mix64(seq + seed * 0x9e3779b97f4a7c15ull);
+}
+
+static void make_record(struct rng *r, uint64_t seed, uint64_t seq, struct hb_rec *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->key = key_of(seed, seq);
+	out->seq = seq;
+	out->amount = rng_unit(r) * 1e6;
+	out->qty = (int32_t)rng_below(r, 1000);
+	for (int k = 0; k < 11; k++)
+		out->tag[k] = (char)('a' + rng_below(r, 26));
+}
+
+/* ---- heap ---- */
+
+struct heap {
+	struct bufpool *bp;
+	uint32_t tail;          /* last page */
+	unsigned tail_n;        /* its records (the free-space map of a DBMS, kept in memory) */
+	uint64_t records;
+};
+
+struct heap_hdr {
+	uint32_t n, magic;
+	uint64_t rsv;
+};
+#define HEAP_MAGIC 0x50414548u /* "HEAP" */
+
+static int heap_insert(struct heap *h, const struct hb_rec *r)
+{
+	struct bufpool *bp = h->bp;
+	uint32_t fr;
+	unsigned char *p;
+	if (!bp->npages || h->tail_n == HB_HEAP_CAP) {
+		p = bp_new(bp, &h->tail, &fr);
+		if (!p)
+			return bp->err;
+		((struct heap_hdr *)(void *)p)->magic = HEAP_MAGIC;
+		h->tail_n = 0;
+	} else {
+		p = bp_get(bp, h->tail, &fr);
+		if (!p)
+			return bp->err;
+	}
+	struct heap_hdr *hd = (struct heap_hdr *)(void *)p;
+	memcpy(p + HB_HDR + (size_t)hd->n * HB_REC, r, HB_REC);
+	hd->n++;
+	h->tail_n = hd->n;
+	h->records++;
+	bp_unpin(bp, fr, 1);
+	return 0;
+}
+
+/* sequential scan from page 0 until the key: 1 found, 0 not, negative errno */
+static int heap_find(struct heap *h, uint64_t key, struct hb_rec *out)
+{
+	struct bufpool *bp = h->bp;
+	for (uint32_t pg = 0; pg < bp->npages; pg++) {
+		uint32_t fr;
+		unsigned char *p = bp_get(bp, pg, &fr);
+		if (!p)
+			return bp->err;
+		const struct heap_hdr *hd = (const struct heap_hdr *)(const void *)p;
+		const struct hb_rec *r = (const struct hb_rec *)(const void *)(p + HB_HDR);
+		unsigned n = hd->n <= HB_HEAP_CAP ? hd->n : HB_HEAP_CAP;
+		for (unsigned i = 0; i < n; i++)
+			if (r[i].key == key) {
+				*out = r[i];
+				bp_unpin(bp, fr, 0);
+				return 1;
+			}
+		bp_unpin(bp, fr, 0);
+	}
+	return 0;
+}
+
+/* one scan of every page: each insertion number 0..N-1 exactly once, with its key */
+static int heap_verify(struct heap *h, uint64_t seed, uint64_t nrec, struct hb_check *k)
+{
+	struct bufpool *bp = h->bp;
+	unsigned char *seen = calloc((size_t)(nrec / 8 + 1), 1);
+	if (!seen)
+		return -ENOMEM;
+	k->ok = 1;
+	for (uint32_t pg = 0; pg < bp->npages; pg++) {
+		uint32_t fr;
+		unsigned char *p = bp_get(bp, pg, &fr);
+		if (!p) {
+			free(seen);
+			return bp->err;
+		}
+		const struct heap_hdr *hd = (const struct heap_hdr *)(const void *)p;
+		const struct hb_rec *r = (const struct hb_rec *)(const void *)(p + HB_HDR);
+		if (hd->magic != HEAP_MAGIC || hd->n > HB_HEAP_CAP) {
+			k->ok = 0;
+			if (!k->why[0])
+				snprintf(k->why, sizeof(k->why), "page %u is not a heap page", pg);
+		}
+		unsigned n = hd->n <= HB_HEAP_CAP ? hd->n : HB_HEAP_CAP;
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t s = r[i].seq;
+			if (s >= nrec || r[i].key != key_of(seed, s) || (seen[s / 8] >> (s % 8) & 1)) {
+				k->ok = 0;
+				if (!k->why[0])
+					snprintf(k->why, sizeof(k->why), "page %u record %u: unknown or repeated record", pg,
+						 i);
+				continue;
+			}
+			seen[s / 8] |= (unsigned char)(1u << (s % 8));
+			k->keys_found++;
+		}
+		bp_unpin(bp, fr, 0);
+	}
+	k->keys_checked = nrec;
+	if (k->keys_found != nrec) {
+		k->ok = 0;
+		if (!k->why[0])
+			snprintf(k->why, sizeof(k->why), "%llu of %llu records found",
+				 (unsigned long long)k->keys_found, (unsigned long long)nrec);
+	}
+	free(seen);
+	return 0;
+}
+
+/* ---- accounting ---- */
+
+static void proc_io(uint64_t *rchar, uint64_t *wchar)
+{
+	*rchar = *wchar = 0;
+	FILE *f = fopen("/proc/self/io", "r");
+	if (!f)
+		return;
+	char line[128];
+	unsigned long long v;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "rchar: %llu", &v) == 1)
+			*rchar = v;
+		else if (sscanf(line, "wchar: %llu", &v) == 1)
+			*wchar = v;
+	}
+	fclose(f);
+}
+
+struct snap {
+	struct bp_stats st;
+	uint64_t rchar, wchar, t;
+};
+
+static void snap_take(const struct bufpool *bp, struct snap *s)
+{
+	proc_io(&s->rchar, &s->wchar);
+	s->st = bp->st;
+	s->t = now_ns();
+}
+
+static void phase_close(struct phase *ph, const struct bufpool *bp, const struct snap *a, uint64_t t_end)
+{
+	struct snap b;
+	b.st = bp->st;
+	proc_io(&b.rchar, &b.wchar);
+	ph->elapsed_ns = t_end - a->t;
+	ph->st.hits = b.st.hits - a->st.hits;
+	ph->st.misses = b.st.misses - a->st.misses;
+	ph->st.reads = b.st.reads - a->st.reads;
+	ph->st.writes = b.st.writes - a->st.writes;
+	ph->st.allocated = b.st.allocated - a->st.allocated;
+	ph->rchar = b.rchar - a->rchar;
+	ph->wchar = b.wchar - a->wchar;
+}
+
+static void progress_tick(struct hb_run *r)
+{
+	uint64_t now = now_ns();
+	if (now < r->next_tick)
+		return;
+	r->next_tick = now + 1000000000ull;
+	double pct = r->total ? 100.0 * (double)r->done / (double)r->total : 0;
+	fprintf(stderr,
+		"{\"event\":\"progress\",\"mode\":\"heap-btree\",\"structure\":\"%s\",\"operation\":\"%s\","
+		"\"cache_fraction\":%.4g,\"elapsed_ns\":%llu,\"done\":%llu,\"total\":%llu,\"percent\":%.1f}\n",
+		r->cur_s, r->cur_op, r->cur_f, (unsigned long long)(now - r->t0), (unsigned long long)r->done,
+		(unsigned long long)r->total, pct);
+	fflush(stderr);
+}
+
+static void run_fail(struct hb_run *r, int e, const char *fmt, const char *a, const char *b)
+{
+	if (r->err)
+		return;
+	r->err = e < 0 ? e : -EIO;
+	snprintf(r->errmsg, sizeof(r->errmsg), fmt, a, b);
+}
+
+/* ---- files ---- */
+
+static int create_file(struct hb_run *r, const char *name)
+{
+	int fd = confined_open(r->dirfd, name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return fd;
+	if (r->direct) {
+		int fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT) < 0)
+			r->direct = 0; /* this file system has no O_DIRECT: buffered, and the output says so */
+	}
+	return fd;
+}
+
+/* unlink name only if it is still the file fd refers to (never a file swapped in) */
+static int remove_file(struct hb_run *r, int fd, const char *name)
+{
+	struct stat a, b;
+	if (fstat(fd, &a) < 0)
+		return -errno;
+	if (fstatat(r->dirfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return -ESTALE;
+	return unlinkat(r->dirfd, name, 0) < 0 ? -errno : 0;
+}
+
+/* ---- one structure at one fraction ---- */
+
+static void run_one(struct hb_run *r, int s, double f, struct result *res)
+{
+	const struct cfg *c = r->c;
+	memset(res, 0, sizeof(*res));
+	res->structure = s;
+	res->fraction = f;
+	res->data_pages = (uint32_t)r->data_pages[s];
+	double want = ceil(f * (double)r->data_pages[s] - 1e-9);
+	res->cache_pages = want < 4 ? 4 : (uint32_t)want;
+	for (int k = 0; k < NOP; k++) {
+		lstat_init(&res->ph[k].lat);
+		res->ph[k].hist = calloc(HIST_NR, sizeof(uint64_t));
+		if (!res->ph[k].hist)
+			die_code(EXIT_FAIL, "out of memory");
+	}
+	if (r->err || g_stop)
+		return;
+	res->ran = 1;
+	char name[96];
+	snprintf(name, sizeof(name), "iowatt-heapbtree-%d-%s-%03d.dat", (int)getpid(), s_names[s],
+		 (int)lround(f * 1000));
+	int fd = create_file(r, name);
+	if (fd < 0) {
+		run_fail(r, fd, "create '%s': %s", name, strerror(-fd));
+		res->ran = 0;
+		return;
+	}
+	struct bufpool bp;
+	if (bp_init(&bp, fd, res->cache_pages) < 0)
+		die_code(EXIT_FAIL, "out of memory");
+	struct heap h = { .bp = &bp };
+	struct btree t;
+	memset(&t, 0, sizeof(t));
+	r->cur_s = s_names[s];
+	r->cur_f = f;
+	struct rng rg;
+	rng_seed(&rg, c->seed);
+	struct snap a;
+	struct hb_rec rec;
+	int rc = 0;
+
+	/* 1. inserts */
+	r->cur_op = op_names[OP_INSERT];
+	if (s == S_BTREE)
+		rc = bt_create(&t, &bp);
+	struct phase *ph = &res->ph[OP_INSERT];
+	snap_take(&bp, &a);
+	uint64_t tprev = a.t;
+	for (uint64_t i = 0; i < c->records && rc >= 0 && !g_stop; i++) {
+		make_record(&rg, c->seed, i, &rec);
+		uint64_t t0 = now_ns();
+		rc = s == S_HEAP ? heap_insert(&h, &rec) : bt_insert(&t, &rec);
+		tprev = now_ns();
+		uint64_t d = tprev - t0;
+		lstat_add(&ph->lat, d);
+		ph->hist[hist_idx(d)]++;
+		ph->ops++;
+		r->done++;
+		if (c->progress && (i & 1023) == 0)
+			progress_tick(r);
+	}
+	phase_close(ph, &bp, &a, tprev);
+	if (rc == 1)
+		rc = 0; /* a repeated key cannot happen (keys are a bijection); counted by the check */
+	if (rc < 0)
+		run_fail(r, rc, "%s insert: %s", s_names[s], bp.err ? bp.errmsg : strerror(-rc));
+
+	/* 2. checkpoint */
+	if (!r->err && !g_stop) {
+		uint64_t w0 = bp.st.writes, t0 = now_ns();
+		rc = bp_flush(&bp);
+		res->ckpt_ns = now_ns() - t0;
+		res->ckpt_writes = bp.st.writes - w0;
+		if (rc < 0)
+			run_fail(r, rc, "%s checkpoint: %s", s_names[s], bp.errmsg);
+	}
+
+	/* 3. point queries */
+	uint64_t nq = s == S_HEAP ? c->heap_queries : c->queries;
+	ph = &res->ph[OP_QUERY];
+	r->cur_op = op_names[OP_QUERY];
+	struct rng rq;
+	rng_seed(&rq, c->seed ^ 0x5851f42d4c957f2dull);
+	snap_take(&bp, &a);
+	tprev = a.t;
+	rc = 0;
+	for (uint64_t q = 0; q < nq && !r->err && !g_stop; q++) {
+		uint64_t seq = rng_below(&rq, c->records);
+		uint64_t key = key_of(c->seed, seq);
+		uint64_t t0 = now_ns();
+		rc = s == S_HEAP ? heap_find(&h, key, &rec) : bt_find(&t, key, &rec);
+		tprev = now_ns();
+		if (rc < 0) {
+			run_fail(r, rc, "%s point query: %s", s_names[s], bp.err ? bp.errmsg : strerror(-rc));
+			break;
+		}
+		uint64_t d = tprev - t0;
+		lstat_add(&ph->lat, d);
+		ph->hist[hist_idx(d)]++;
+		ph->ops++;
+		ph->found += rc == 1 && rec.seq == seq;
+		r->done++;
+		if (c->progress && (s == S_HEAP || (q & 1023) == 0))
+			progress_tick(r);
+	}
+	phase_close(ph, &bp, &a, tprev);
+
+	/* 4. the check, outside the measured phases */
+	if (c->check && !r->err && !g_stop && res->ph[OP_INSERT].ops == c->records) {
+		struct hb_check *k = &res->chk;
+		k->done = 1;
+		if (s == S_HEAP) {
+			rc = heap_verify(&h, c->seed, c->records, k);
+		} else {
+			rc = bt_check(&t, &k->bt);
+			k->ok = rc == 0 && k->bt.ok;
+			str_copy(k->why, sizeof(k->why), k->bt.why);
+			for (uint64_t i = 0; i < c->records && rc >= 0; i++) {
+				uint64_t key = key_of(c->seed, i);
+				rc = bt_find(&t, key, &rec);
+				if (rc == 1 && rec.seq == i && rec.key == key)
+					k->keys_found++;
+			}
+			k->keys_checked = c->records;
+			if (k->keys_found != c->records || k->bt.records != c->records) {
+				k->ok = 0;
+				if (!k->why[0])
+					snprintf(k->why, sizeof(k->why), "%llu of %llu keys found, %llu records in the leaves",
+						 (unsigned long long)k->keys_found, (unsigned long long)c->records,
+						 (unsigned long long)k->bt.records);
+			}
+		}
+		if (rc < 0)
+			run_fail(r, rc, "%s check: %s", s_names[s], bp.err ? bp.errmsg : strerror(-rc));
+	}
+	res->height = s == S_BTREE ? t.height : 0;
+	res->splits = t.splits;
+	res->file_bytes = (uint64_t)bp.npages * BP_PAGE;
+	bp_free(&bp);
+	if (!c->keep) {
+		int e = remove_file(r, fd, name);
+		if (e < 0)
+			run_fail(r, e, "remove '%s': %s", name, strerror(-e));
+	}
+	close(fd);
+}
+
+/* pages after N inserts, without I/O (the B+tree's shape does not depend on the pool) */
+static int size_structures(struct hb_run *r)
+{
+	const struct cfg *c = r->c;
+	r->data_pages[S_HEAP] = (c->records + HB_HEAP_CAP - 1) / HB_HEAP_CAP;
+	if (!c->structures[S_BTREE])
+		return 0;
+	struct bufpool bp;
+	if (bp_init(&bp, -1, 0) < 0)
+		return -ENOMEM;
+	struct btree t;
+	int rc = bt_create(&t, &bp);
+	struct rng rg;
+	rng_seed(&rg, c->seed);
+	struct hb_rec rec;
+	for (uint64_t i = 0; i < c->records && rc >= 0 && !g_stop; i++) {
+		make_record(&rg, c->seed, i, &rec);
+		rc = bt_insert(&t, &rec);
+		r->done++;
+		if (c->progress && (i & 1023) == 0)
+			progress_tick(r);
+	}
+	r->data_pages[S_BTREE] = bp.npages;
+	r->height_sized = t.height;
+	bp_free(&bp);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- arguments ---- */
+
+static int parse_fraction(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == '%') {
+		v /= 100.0;
+		end++;
+	}
+	if (*end || !(v > 0) || v > 1.0 + 1e-12)
+		return -EINVAL;
+	*out = v > 1.0 ? 1.0 : v;
+	return 0;
+}
+
+static void parse_args(int argc, char **argv, struct cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->seed = 1;
+	c->structures[S_HEAP] = c->structures[S_BTREE] = 1;
+	int records_set = 0;
+	for (int k = 1; k < argc; k++) {
+		const char *a = argv[k];
+		if (strncmp(a, "--", 2))
+			die_usage("heap-btree", "unexpected argument '%s' (a job file cannot be combined with --heap-btree)",
+				  a);
+		const char *eq = strchr(a, '=');
+		size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		const char *val = eq ? eq + 1 : NULL;
+#define IS(n) (nl == strlen(n) && !strncmp(a + 2, n, nl))
+		if (IS("heap-btree")) {
+			int b = 1;
+			if (val && (parse_bool(val, &b) < 0 || !b))
+				die_usage("heap-btree", "takes no value (or 1), got '%s'", val);
+		} else if (IS("directory")) {
+			if (!val || !*val)
+				die_usage("directory", "--directory=DIR needs a directory");
+			c->dir = val;
+		} else if (IS("beneath")) {
+			if (!val || !*val)
+				die_usage("beneath", "--beneath=DIR needs a directory");
+			c->beneath = val;
+		} else if (IS("records")) {
+			if (!val || parse_u64(val, &c->records) < 0 || c->records < 1 || c->records > MAX_RECORDS)
+				die_usage("records", "must be an integer from 1 to %llu, got '%s'", MAX_RECORDS,
+					  val ? val : "");
+			records_set = 1;
+		} else if (IS("queries")) {
+			if (!val || parse_u64(val, &c->queries) < 0 || c->queries > 1000000000ull)
+				die_usage("queries", "must be an integer from 0 to 1000000000, got '%s'", val ? val : "");
+			c->queries_set = 1;
+		} else if (IS("heap-queries")) {
+			if (!val || parse_u64(val, &c->heap_queries) < 0 || c->heap_queries > 1000000000ull)
+				die_usage("heap-queries", "must be an integer from 0 to 1000000000, got '%s'",
+					  val ? val : "");
+			c->heap_queries_set = 1;
+		} else if (IS("randseed")) {
+			if (!val || parse_u64(val, &c->seed) < 0)
+				die_usage("randseed", "must be a non-negative integer, got '%s'", val ? val : "");
+		} else if (IS("cache-fraction")) {
+			if (!val || !*val)
+				die_usage("cache-fraction", "needs F[,F...] with 0 < F <= 1 (or N%%)");
+			c->fractions_given = val;
+			c->nfractions = 0;
+			const char *p = val;
+			for (;;) {
+				size_t l = strcspn(p, ",");
+				char one[32];
+				double f;
+				if (l == 0 || l >= sizeof(one))
+					die_usage("cache-fraction", "must be F[,F...] with 0 < F <= 1 (or N%%), got '%s'", val);
+				memcpy(one, p, l);
+				one[l] = 0;
+				if (parse_fraction(one, &f) < 0)
+					die_usage("cache-fraction", "'%s' must be a fraction 0 < F <= 1 (or N%%), in '%s'", one,
+						  val);
+				if (c->nfractions == MAX_FRACTIONS)
+					die_usage("cache-fraction", "at most %d fractions", MAX_FRACTIONS);
+				c->fractions[c->nfractions++] = f;
+				if (!p[l])
+					break;
+				p += l + 1;
+			}
+		} else if (IS("structure")) {
+			if (!val || (strcmp(val, "heap") && strcmp(val, "btree") && strcmp(val, "both")))
+				die_usage("structure", "must be heap, btree or both, got '%s'", val ? val : "");
+			c->structure_given = val;
+			c->structures[S_HEAP] = strcmp(val, "btree") != 0;
+			c->structures[S_BTREE] = strcmp(val, "heap") != 0;
+		} else if (IS("keep")) {
+			int b = 1;
+			if (val && parse_bool(val, &b) < 0)
+				die_usage("keep", "must be 0 or 1, got '%s'", val);
+			c->keep = b;
+		} else if (IS("check")) {
+			int b = 1;
+			if (val && parse_bool(val, &b) < 0)
+				die_usage("check", "must be 0 or 1, got '%s'", val);
+			c->check = b;
+		} else if (IS("output-format")) {
+			if (!val || (strcmp(val, "json") && strcmp(val, "json+") && strcmp(val, "normal")))
+				die_usage("output-format", "must be json, json+ or normal, got '%s'", val ? val : "");
+			c->jsonplus = !strcmp(val, "json+");
+			c->normal = !strcmp(val, "normal");
+		} else if (IS("progress")) {
+			if (!val || (strcmp(val, "jsonl") && strcmp(val, "none")))
+				die_usage("progress", "must be jsonl or none, got '%s'", val ? val : "");
+			c->progress = !strcmp(val, "jsonl");
+		} else {
+			die_usage("heap-btree",
+				  "option '%.*s' does not apply to --heap-btree (it takes --directory, --beneath, --records, "
+				  "--cache-fraction, --queries, --heap-queries, --randseed, --structure, --check, --keep, "
+				  "--output-format, --progress)",
+				  (int)nl, a + 2);
+		}
+#undef IS
+	}
+	if (!c->dir)
+		die_usage("directory", "--directory=DIR is required with --heap-btree");
+	if (!records_set)
+		die_usage("records", "--records=N is required with --heap-btree");
+	if (!c->nfractions) {
+		for (int k = 1; k <= 10; k++)
+			c->fractions[c->nfractions++] = k / 10.0;
+	}
+	if (!c->queries_set)
+		c->queries = c->records < 10000 ? c->records : 10000;
+	if (!c->heap_queries_set)
+		c->heap_queries = c->queries < 100 ? c->queries : 100;
+	/* the pool holds every data page at fraction 1: refuse what this host cannot hold in RAM
+	 * (a B+tree after random inserts is at least half full, so at most ~2x the heap's pages) */
+	double maxf = 0;
+	for (int k = 0; k < c->nfractions; k++)
+		maxf = c->fractions[k] > maxf ? c->fractions[k] : maxf;
+	double heap_pages = ceil((double)c->records / HB_HEAP_CAP);
+	double need = (c->structures[S_BTREE] ? 2.1 * heap_pages : heap_pages * maxf) * BP_PAGE;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	if (pages > 0 && psz > 0 && need > 0.8 * (double)pages * (double)psz)
+		die_usage("records", "%llu records need about %.0f MiB of buffer pool, more than 80%% of this host's "
+				     "memory (%.0f MiB)",
+			  (unsigned long long)c->records, need / 1048576.0, (double)pages * (double)psz / 1048576.0);
+}
+
+/* DIR (beneath ROOT when given: no link, no "..", through the confined open) */
+static int open_directory(const char *dir, const char *beneath)
+{
+	if (!beneath || !*beneath) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			die_usage("directory", "cannot open directory '%s': %s", dir, strerror(errno));
+		return fd;
+	}
+	const char *rest = dir;
+	if (dir[0] == '/') {
+		if (beneath[0] != '/')
+			die_usage("beneath", "'%s' is relative but directory '%s' is absolute", beneath, dir);
+		const char *d = beneath, *p = dir;
+		for (;;) {
+			while (*d == '/')
+				d++;
+			while (*p == '/')
+				p++;
+			if (!*d)
+				break;
+			size_t ld = strcspn(d, "/"), lp = strcspn(p, "/");
+			if (ld != lp || strncmp(d, p, ld))
+				die_usage("beneath", "directory '%s' is not beneath '%s'", dir, beneath);
+			d += ld;
+			p += lp;
+		}
+		rest = p;
+	}
+	int root = open(beneath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		die_usage("beneath", "cannot open directory '%s': %s", beneath, strerror(errno));
+	while (*rest == '/')
+		rest++;
+	if (!*rest)
+		return root;
+	char rel[PATH_MAX];
+	int rc = confine_split(rest, rel, sizeof(rel));
+	if (rc == -EXDEV)
+		die_usage("beneath", "directory '%s' climbs out of '%s' with '..'", dir, beneath);
+	if (rc == -EINVAL)
+		return root;
+	if (rc < 0)
+		die_usage("beneath", "directory '%s': %s", dir, strerror(-rc));
+	int fd = confined_open(root, rel, O_RDONLY | O_DIRECTORY, 0);
+	close(root);
+	if (fd < 0)
+		die_usage("beneath", "directory '%s' beneath '%s': %s%s", dir, beneath, strerror(-fd),
+			  fd == -ELOOP ? " (a symbolic link in its path is refused)" : "");
+	return fd;
+}
+
+static void dir_device(int fd, char *name, size_t len)
+{
+	struct stat st;
+	name[0] = 0;
+	if (fstat(fd, &st) < 0 || major(st.st_dev) == 0)
+		return;
+	char link[PATH_MAX], path[64];
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return;
+	link[n] = 0;
+	const char *b = strrchr(link, '/');
+	str_copy(name, len, b ? b + 1 : link);
+}
+
+/* ---- report ---- */
+
+static double per_s(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n / ((double)ns / 1e9) : 0;
+}
+
+static void emit_lat(struct jw *w, const struct lstat *s, const uint64_t *hist, int bins)
+{
+	jw_obj(w, "lat_ns");
+	jw_u64(w, "min", s->n ? s->min : 0);
+	jw_u64(w, "max", s->max);
+	jw_dbl(w, "mean", lstat_mean(s));
+	jw_dbl(w, "stddev", lstat_stddev(s));
+	jw_u64(w, "N", s->n);
+	if (s->n) {
+		uint64_t out[NPCT];
+		hist_percentiles(hist, s->n, default_percentiles, NPCT, out);
+		jw_obj(w, "percentile");
+		for (int i = 0; i < NPCT; i++) {
+			char k[32];
+			snprintf(k, sizeof(k), "%f", default_percentiles[i]);
+			jw_u64(w, k, out[i]);
+		}
+		jw_obj_end(w);
+		if (bins) {
+			jw_obj(w, "bins");
+			for (unsigned i = 0; i < HIST_NR; i++)
+				if (hist[i]) {
+					char k[32];
+					snprintf(k, sizeof(k), "%llu", (unsigned long long)hist_val(i));
+					jw_u64(w, k, hist[i]);
+				}
+			jw_obj_end(w);
+		}
+	}
+	jw_obj_end(w);
+}
+
+static void emit_entry(struct jw *w, const struct result *res, int op, int bins)
+{
+	const struct phase *ph = &res->ph[op];
+	jw_obj(w, NULL);
+	jw_str(w, "structure", s_names[res->structure]);
+	jw_str(w, "operation", op_names[op]);
+	jw_dbl(w, "cache_fraction", res->fraction);
+	jw_u64(w, "cache_pages", res->cache_pages);
+	jw_u64(w, "data_pages", res->data_pages);
+	jw_u64(w, "ops", ph->ops);
+	jw_dbl(w, "ops_per_s", per_s(ph->ops, ph->elapsed_ns));
+	jw_u64(w, "elapsed_ns", ph->elapsed_ns);
+	jw_u64(w, "device_reads", ph->st.reads);
+	jw_u64(w, "device_writes", ph->st.writes);
+	jw_u64(w, "device_read_bytes", ph->st.reads * BP_PAGE);
+	jw_u64(w, "device_write_bytes", ph->st.writes * BP_PAGE);
+	jw_u64(w, "hits", ph->st.hits);
+	jw_u64(w, "misses", ph->st.misses);
+	uint64_t acc = ph->st.hits + ph->st.misses;
+	if (acc)
+		jw_dbl(w, "hit_ratio", (double)ph->st.hits / (double)acc);
+	else
+		jw_null(w, "hit_ratio");
+	jw_u64(w, "pages_allocated", ph->st.allocated);
+	jw_u64(w, "syscall_read_bytes", ph->rchar);
+	jw_u64(w, "syscall_write_bytes", ph->wchar);
+	emit_lat(w, &ph->lat, ph->hist, bins);
+	if (op == OP_INSERT) {
+		jw_u64(w, "checkpoint_writes", res->ckpt_writes);
+		jw_u64(w, "checkpoint_ns", res->ckpt_ns);
+		jw_u64(w, "file_bytes", res->file_bytes);
+		if (res->structure == S_BTREE) {
+			jw_u64(w, "height", res->height);
+			jw_u64(w, "splits", res->splits);
+		}
+		if (res->chk.done) {
+			jw_bool(w, "invariants_ok", res->chk.ok);
+			jw_obj(w, "check");
+			jw_u64(w, "keys_checked", res->chk.keys_checked);
+			jw_u64(w, "keys_found", res->chk.keys_found);
+			if (res->structure == S_BTREE) {
+				const struct bt_check *b = &res->chk.bt;
+				jw_bool(w, "sorted", b->sorted);
+				jw_bool(w, "bounded", b->bounded);
+				jw_bool(w, "fill_ok", b->fill_ok);
+				jw_bool(w, "depth_equal", b->depth_equal);
+				jw_bool(w, "chain_ok", b->chain_ok);
+				jw_u64(w, "records", b->records);
+				jw_u64(w, "leaf_pages", b->leaf_pages);
+				jw_u64(w, "internal_pages", b->internal_pages);
+				jw_u64(w, "height", b->height);
+				jw_dbl(w, "leaf_fill", b->leaf_fill);
+			}
+			if (res->chk.why[0])
+				jw_str(w, "violation", res->chk.why);
+			else
+				jw_null(w, "violation");
+			jw_obj_end(w);
+		} else {
+			jw_null(w, "invariants_ok");
+			jw_null(w, "check");
+		}
+	} else {
+		jw_u64(w, "found", ph->found);
+	}
+	jw_obj_end(w);
+}
+
+static void emit_totals(struct jw *w, const char *key, uint64_t pages, uint64_t ns)
+{
+	uint64_t bytes = pages * BP_PAGE;
+	double secs = (double)ns / 1e9;
+	jw_obj(w, key);
+	jw_u64(w, "io_bytes", bytes);
+	jw_u64(w, "io_kbytes", bytes / 1024);
+	jw_u64(w, "bw_bytes", secs > 0 ? (uint64_t)((double)bytes / secs) : 0);
+	jw_u64(w, "bw", secs > 0 ? (uint64_t)((double)bytes / secs / 1024.0) : 0);
+	jw_dbl(w, "iops", secs > 0 ? (double)pages / secs : 0);
+	jw_u64(w, "runtime", (ns + 500000) / 1000000);
+	jw_u64(w, "total_ios", pages);
+	jw_u64(w, "short_ios", 0);
+	jw_u64(w, "drop_ios", 0);
+	static const char *const lk[3] = { "slat_ns", "clat_ns", "lat_ns" };
+	for (int i = 0; i < 3; i++) {
+		jw_obj(w, lk[i]);
+		jw_u64(w, "min", 0);
+		jw_u64(w, "max", 0);
+		jw_dbl(w, "mean", 0);
+		jw_dbl(w, "stddev", 0);
+		jw_u64(w, "N", 0);
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+}
+
+struct env {
+	struct timeval tv;
+	struct rusage ru0, ru1;
+	struct cpustat cpu0, cpu1;
+	struct diskstat d0, d1;
+	uint64_t el;
+	int interrupted, sig;
+};
+
+static void report_json(const struct hb_run *r, const struct result *res, int nres, const struct env *e)
+{
+	const struct cfg *c = r->c;
+	double secs = (double)e->el / 1e9;
+	uint64_t reads = 0, writes = 0;
+	for (int i = 0; i < nres; i++) {
+		for (int k = 0; k < NOP; k++) {
+			reads += res[i].ph[k].st.reads;
+			writes += res[i].ph[k].st.writes;
+		}
+		writes += res[i].ckpt_writes;
+	}
+	struct jw w;
+	jw_init(&w, stdout);
+	jw_obj(&w, NULL);
+	jw_str(&w, "fio version", "iowatt-engine-" IOWATT_VERSION);
+	jw_i64(&w, "timestamp", (int64_t)e->tv.tv_sec);
+	jw_i64(&w, "timestamp_ms", (int64_t)e->tv.tv_sec * 1000 + e->tv.tv_usec / 1000);
+	char tbuf[64];
+	time_t tt = e->tv.tv_sec;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(tbuf, sizeof(tbuf), "%a %b %e %H:%M:%S %Y", &tm);
+	jw_str(&w, "time", tbuf);
+	jw_obj(&w, "global options");
+	jw_str(&w, "heap-btree", "1");
+	jw_str(&w, "directory", c->dir);
+	jw_obj_end(&w);
+	jw_arr(&w, "jobs");
+	jw_obj(&w, NULL);
+	jw_str(&w, "jobname", "heap-btree");
+	jw_i64(&w, "groupid", 0);
+	jw_i64(&w, "error", -r->err);
+	jw_i64(&w, "eta", 0);
+	jw_u64(&w, "elapsed", (e->el + 999999999ull) / 1000000000ull);
+	jw_obj(&w, "job options");
+	jw_str(&w, "name", "heap-btree");
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->records);
+	jw_str(&w, "records", buf);
+	if (c->fractions_given)
+		jw_str(&w, "cache-fraction", c->fractions_given);
+	if (c->queries_set) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->queries);
+		jw_str(&w, "queries", buf);
+	}
+	if (c->heap_queries_set) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->heap_queries);
+		jw_str(&w, "heap-queries", buf);
+	}
+	if (c->structure_given)
+		jw_str(&w, "structure", c->structure_given);
+	jw_obj_end(&w);
+	emit_totals(&w, "read", reads, e->el);
+	emit_totals(&w, "write", writes, e->el);
+	emit_empty_dir(&w, "trim");
+	const struct rusage *a = &e->ru0, *b = &e->ru1;
+	double usr = (double)(b->ru_utime.tv_sec - a->ru_utime.tv_sec) +
+		     (double)(b->ru_utime.tv_usec - a->ru_utime.tv_usec) / 1e6;
+	double sys = (double)(b->ru_stime.tv_sec - a->ru_stime.tv_sec) +
+		     (double)(b->ru_stime.tv_usec - a->ru_stime.tv_usec) / 1e6;
+	jw_u64(&w, "job_runtime", (e->el + 500000) / 1000000);
+	jw_dbl(&w, "usr_cpu", secs > 0 ? 100.0 * usr / secs : 0);
+	jw_dbl(&w, "sys_cpu", secs > 0 ? 100.0 * sys / secs : 0);
+	jw_u64(&w, "ctx", (uint64_t)((b->ru_nvcsw - a->ru_nvcsw) + (b->ru_nivcsw - a->ru_nivcsw)));
+	jw_u64(&w, "majf", (uint64_t)(b->ru_majflt - a->ru_majflt));
+	jw_u64(&w, "minf", (uint64_t)(b->ru_minflt - a->ru_minflt));
+	jw_obj(&w, "iowatt");
+	jw_str(&w, "ioengine", "heap-btree");
+	jw_u64(&w, "runtime_ns", e->el);
+	if (r->err)
+		jw_str(&w, "error_message", r->errmsg);
+	else
+		jw_null(&w, "error_message");
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	jw_arr_end(&w);
+	jw_arr(&w, "disk_util");
+	if (e->d0.ok && e->d1.ok) {
+		const uint64_t *x = e->d0.f, *y = e->d1.f;
+		jw_obj(&w, NULL);
+		jw_str(&w, "name", e->d0.name);
+		jw_u64(&w, "read_ios", y[0] - x[0]);
+		jw_u64(&w, "write_ios", y[4] - x[4]);
+		jw_u64(&w, "read_merges", y[1] - x[1]);
+		jw_u64(&w, "write_merges", y[5] - x[5]);
+		jw_u64(&w, "read_sectors", y[2] - x[2]);
+		jw_u64(&w, "write_sectors", y[6] - x[6]);
+		jw_u64(&w, "read_ticks", y[3] - x[3]);
+		jw_u64(&w, "write_ticks", y[7] - x[7]);
+		jw_u64(&w, "in_queue", y[10] - x[10]);
+		double ms = (double)e->el / 1e6, util = ms > 0 ? 100.0 * (double)(y[9] - x[9]) / ms : 0;
+		jw_dbl(&w, "util", util > 100 ? 100 : util);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+
+	jw_arr(&w, "heap_btree");
+	for (int i = 0; i < nres; i++) {
+		if (!res[i].ran)
+			continue;
+		for (int k = 0; k < NOP; k++)
+			emit_entry(&w, &res[i], k, c->jsonplus);
+	}
+	jw_arr_end(&w);
+
+	jw_obj(&w, "heap_btree_run");
+	jw_str(&w, "directory", c->dir);
+	if (c->beneath)
+		jw_str(&w, "beneath", c->beneath);
+	else
+		jw_null(&w, "beneath");
+	jw_bool(&w, "kept", c->keep);
+	jw_bool(&w, "direct", r->direct);
+	jw_u64(&w, "records", c->records);
+	jw_u64(&w, "queries", c->queries);
+	jw_u64(&w, "heap_queries", c->heap_queries);
+	jw_u64(&w, "randseed", c->seed);
+	jw_arr(&w, "cache_fractions");
+	for (int k = 0; k < c->nfractions; k++)
+		jw_dbl(&w, NULL, c->fractions[k]);
+	jw_arr_end(&w);
+	jw_arr(&w, "structures");
+	for (int s = 0; s < NSTRUCT; s++)
+		if (c->structures[s])
+			jw_str(&w, NULL, s_names[s]);
+	jw_arr_end(&w);
+	jw_u64(&w, "page_bytes", BP_PAGE);
+	jw_u64(&w, "record_bytes", HB_REC);
+	jw_str(&w, "record_layout", "key uint64, seq uint64, amount double, qty int32, tag char[12]");
+	jw_u64(&w, "heap_records_per_page", HB_HEAP_CAP);
+	jw_u64(&w, "btree_leaf_capacity", HB_LEAF_CAP);
+	jw_u64(&w, "btree_internal_capacity", HB_INT_CAP);
+	jw_str(&w, "replacement", "clock");
+	jw_str(&w, "heap_point_query", "sequential scan from the first page until the key is found");
+	jw_obj(&w, "data_pages");
+	for (int s = 0; s < NSTRUCT; s++)
+		if (c->structures[s])
+			jw_u64(&w, s_names[s], r->data_pages[s]);
+	jw_obj_end(&w);
+	jw_bool(&w, "checked", c->check);
+	if (r->err)
+		jw_str(&w, "error", r->errmsg);
+	else
+		jw_null(&w, "error");
+	jw_obj_end(&w);
+
+	jw_obj(&w, "iowatt");
+	jw_str(&w, "version", IOWATT_VERSION);
+	jw_str(&w, "schema", IOWATT_SCHEMA);
+	jw_str(&w, "mode", "heap-btree");
+	jw_bool(&w, "interrupted", e->interrupted);
+	if (e->sig)
+		jw_str(&w, "signal", e->sig == SIGINT ? "SIGINT" : "SIGTERM");
+	else
+		jw_null(&w, "signal");
+	host_facts(&w);
+	jw_obj(&w, "clock");
+	jw_str(&w, "source", g_tsc.on ? "tsc" : "clock_gettime");
+	if (g_tsc.on)
+		jw_dbl(&w, "tsc_ghz", g_tsc.ghz);
+	else
+		jw_null(&w, "tsc_ghz");
+	jw_obj_end(&w);
+	cpustat_emit(&w, "system_cpu", &e->cpu0, &e->cpu1);
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static const struct result *find_res(const struct result *res, int nres, int s, double f)
+{
+	for (int i = 0; i < nres; i++)
+		if (res[i].ran && res[i].structure == s && res[i].fraction == f)
+			return &res[i];
+	return NULL;
+}
+
+static void report_normal(const struct hb_run *r, const struct result *res, int nres)
+{
+	const struct cfg *c = r->c;
+	printf("Heap vs B+tree (iowatt-engine %s): %llu records of %u bytes, 8 KiB pages, CLOCK buffer pool, %s\n",
+	       IOWATT_VERSION, (unsigned long long)c->records, HB_REC, r->direct ? "O_DIRECT" : "buffered (no O_DIRECT)");
+	printf("point queries: B+tree %llu, heap %llu (a heap point query scans from the first page)\n",
+	       (unsigned long long)c->queries, (unsigned long long)c->heap_queries);
+	printf("data pages: heap %llu, B+tree %llu\n\n", (unsigned long long)r->data_pages[S_HEAP],
+	       (unsigned long long)r->data_pages[S_BTREE]);
+	printf("%8s %14s %14s %14s %14s   (operations per second; hit ratio %%)\n", "cache", "heap insert",
+	       "heap query", "btree insert", "btree query");
+	for (int k = 0; k < c->nfractions; k++) {
+		printf("%7.0f%%", c->fractions[k] * 100);
+		for (int s = 0; s < NSTRUCT; s++) {
+			const struct result *x = find_res(res, nres, s, c->fractions[k]);
+			for (int op = 0; op < NOP; op++) {
+				if (!x) {
+					printf(" %14s", "-");
+					continue;
+				}
+				const struct phase *ph = &x->ph[op];
+				uint64_t acc = ph->st.hits + ph->st.misses;
+				char cell[48];
+				snprintf(cell, sizeof(cell), "%.0f (%.0f)", per_s(ph->ops, ph->elapsed_ns),
+					 acc ? 100.0 * (double)ph->st.hits / (double)acc : 0.0);
+				printf(" %14s", cell);
+			}
+		}
+		printf("\n");
+	}
+	if (r->err)
+		printf("\nerror: %s\n", r->errmsg);
+}
+
+/* ---- entry ---- */
+
+int heapbtree_requested(int argc, char **argv)
+{
+	for (int k = 1; k < argc; k++)
+		if (!strcmp(argv[k], "--heap-btree") || !strncmp(argv[k], "--heap-btree=", 13))
+			return 1;
+	return 0;
+}
+
+int heapbtree_main(int argc, char **argv, const volatile sig_atomic_t *signo)
+{
+	struct cfg c;
+	parse_args(argc, argv, &c);
+	struct hb_run r;
+	memset(&r, 0, sizeof(r));
+	r.c = &c;
+	r.direct = 1;
+	r.dirfd = open_directory(c.dir, c.beneath);
+	/* the TSC: an in-memory insert takes tens of nanoseconds, two stamps each */
+	clock_init(1);
+
+	int nres = 0;
+	struct result *res = calloc((size_t)c.nfractions * NSTRUCT, sizeof(*res));
+	if (!res)
+		die_code(EXIT_FAIL, "out of memory");
+	struct env e;
+	memset(&e, 0, sizeof(e));
+	gettimeofday(&e.tv, NULL);
+	char devname[64];
+	dir_device(r.dirfd, devname, sizeof(devname));
+	if (devname[0])
+		diskstat_read(devname, &e.d0);
+	cpustat_read(&e.cpu0);
+	getrusage(RUSAGE_SELF, &e.ru0);
+	r.t0 = now_ns();
+	r.next_tick = r.t0 + 1000000000ull;
+	for (int s = 0; s < NSTRUCT; s++)
+		if (c.structures[s])
+			r.total += (uint64_t)c.nfractions * (c.records + (s == S_HEAP ? c.heap_queries : c.queries));
+	if (c.structures[S_BTREE])
+		r.total += c.records; /* the sizing pass */
+	r.cur_s = "btree";
+	r.cur_op = "sizing";
+	int rc = size_structures(&r);
+	if (rc < 0)
+		run_fail(&r, rc, "sizing the B+tree: %s%s", strerror(-rc), "");
+	for (int k = 0; k < c.nfractions && !r.err && !g_stop; k++)
+		for (int s = 0; s < NSTRUCT && !r.err && !g_stop; s++)
+			if (c.structures[s])
+				run_one(&r, s, c.fractions[k], &res[nres++]);
+	e.el = now_ns() - r.t0;
+	getrusage(RUSAGE_SELF, &e.ru1);
+	cpustat_read(&e.cpu1);
+	if (devname[0])
+		diskstat_read(devname, &e.d1);
+	e.interrupted = g_stop != 0;
+	e.sig = e.interrupted && signo ? (int)*signo : 0;
+	if (c.normal)
+		report_normal(&r, res, nres);
+	else
+		report_json(&r, res, nres, &e);
+	int code = EXIT_OK;
+	if (r.err) {
+		warnmsg("heap-btree: %s (the sweep stopped%s)", r.errmsg,
+			c.keep ? "; --keep left its files in place" : " and removed what it created");
+		code = EXIT_FAIL;
+	}
+	for (int i = 0; i < nres; i++)
+		for (int k = 0; k < NOP; k++)
+			free(res[i].ph[k].hist);
+	free(res);
+	close(r.dirfd);
+	return code;
+}
