@@ -171,8 +171,13 @@ def test_lease_none_and_lease(api, make_client, tmp_path):
     lease = api.add_lease({"global": {}, "jobs": [{"name": "a", "rw": "read"}]}, str(tmp_path))
     got = client.lease(api.agent_id, 1)
     assert got is not None and str(got.run_id) == lease["run_id"]
-    assert got.engine_job.to_job_file() == {"global": {}, "jobs": [{"name": "a", "rw": "read"}]}
+    assert got.engine_job == {"global": {}, "jobs": [{"name": "a", "rw": "read"}]}
     assert api.calls_to(r"POST /api/v1/agents/.*/lease")
+    # a file workload's job and a hostile server's extra keys come through whole, for the policy
+    pm = {"mode": "postmark", "commands": "run\n", "directory": "/etc"}
+    api.add_lease(pm, str(tmp_path))
+    got = client.lease(api.agent_id, 1)
+    assert got is not None and got.engine_job == pm
 
 
 def test_enroll_server_unreachable_exits_1(api, monkeypatch, tmp_path):

@@ -110,6 +110,7 @@ def test_unlisted_and_traversing_targets() -> None:
         ({**VDBENCH, "scale": "0"}, "workload.vdbench.scale"),
         ({**VDBENCH, "scale": "nan"}, "workload.vdbench.scale"),
         ({**VDBENCH, "scale": "1e9"}, "workload.vdbench.scale"),
+        ({**VDBENCH, "scale": "1000.5"}, "workload.vdbench.scale"),  # the engine's bound
         ({**VDBENCH, "scale": 2}, "workload.vdbench.scale"),
         ({**VDBENCH, "elapsed": "-1"}, "workload.vdbench.elapsed_s"),
         ({**VDBENCH, "elapsed": "inf"}, "workload.vdbench.elapsed_s"),

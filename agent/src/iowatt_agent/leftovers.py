@@ -11,6 +11,12 @@ leftover job file, has exactly the name the agent gives its runs' data files, an
 in a directory target of the host policy: nothing else on the host is touched. Temp files of an
 interrupted atomic write in the state directory and the spool go too. Everything removed is
 logged (`leftovers.removed path=...`).
+
+A file workload (issue 14) leaves its text file `<state>/jobs/<run_id>.postmark|.vdbench` and
+the run directory `<target>/iowatt-<run_id>` with what the engine made in it: the engine still
+running it (`--postmark=<text file>` / `--vdbench=<text file>`) is killed, then in every
+directory target of the policy (a plain directory, no symbolic link in its path) the entry of
+exactly that name is removed with everything in it, links removed as links, never followed.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from uuid import UUID
 from iowatt_policy import Policy
 
 from .config import ConfigError
+from .filework import SUFFIXES, remove_run_dir, run_dir_name
 from .policy import load_policy
 from .runner import cleanup_target
 
@@ -58,6 +65,19 @@ def remove_leftovers(state_dir: Path) -> list[Path]:
                 removed.append(data_file)
         job_file.unlink(missing_ok=True)
         removed.append(job_file)
+    for text_file in sorted(p for p in jobs.iterdir() if p.suffix in SUFFIXES) if jobs.is_dir() else []:
+        run_id = _run_id(text_file.stem)
+        if run_id is None or not text_file.is_file() or text_file.is_symlink():
+            continue
+        _kill_orphan_engine(text_file)
+        if policy is None:
+            continue  # kept: it names the run whose directory goes once the policy reads
+        name = run_dir_name(str(run_id))
+        for target in policy.targets:
+            if target.kind == "directory" and remove_run_dir(target.path, name):
+                removed.append(Path(target.path) / name)
+        text_file.unlink(missing_ok=True)
+        removed.append(text_file)
     for directory in (state_dir, state_dir / "spool", state_dir / "spool" / "rejected"):
         for tmp in sorted(directory.iterdir()) if directory.is_dir() else []:
             if TMP_FILE_RE.match(tmp.name) and tmp.is_file() and not tmp.is_symlink():
@@ -69,8 +89,10 @@ def remove_leftovers(state_dir: Path) -> list[Path]:
 
 
 def _kill_orphan_engine(job_file: Path) -> None:
-    """SIGKILL the process group of an engine still running `job_file` (its session leader)."""
+    """SIGKILL the process group of an engine still running `job_file` (its session leader): a
+    block job's file is its last argument, a file workload's text its first (`--postmark=FILE`)."""
     wanted = os.fsencode(str(job_file))
+    as_option = {b"--postmark=" + wanted, b"--vdbench=" + wanted}  # a file workload's text file
     uid = os.geteuid()
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -81,7 +103,9 @@ def _kill_orphan_engine(job_file: Path) -> None:
             argv = (proc / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
         except OSError:
             continue  # gone meanwhile, or not ours to read
-        if len(argv) < 2 or argv[-1] != wanted or b"--progress=jsonl" not in argv:
+        if len(argv) < 2 or b"--progress=jsonl" not in argv:
+            continue
+        if argv[-1] != wanted and not as_option.intersection(argv[1:2]):
             continue
         pid = int(proc.name)
         try:

@@ -158,7 +158,14 @@ class AgentLoop:
                 f"host policy refused this run [{TARGET_NOT_ALLOWED}]: the host policy cannot be read: "
                 f"{exc} (on the host: iowatt-agent targets list)"
             ) from None
-        return plan_lease(lease, policy=policy, meters=meters, idle_s=self.settings.idle_s)
+        return plan_lease(
+            lease,
+            policy=policy,
+            meters=meters,
+            idle_s=self.settings.idle_s,
+            engine=self.engine,
+            state_dir=self.state_dir,
+        )
 
     # --- state, heartbeat ------------------------------------------------------------------------
 
@@ -265,24 +272,31 @@ class AgentLoop:
             log.error("run.refused run_id=%s reason=%s", run_id, exc.reason)
             self.report_failure(lease, reason=exc.reason, exit_code=None, stderr_tail="", cancelled=False)
             return "failure"
+        file_run = plan.file_run
         try:
             self.client.start(run_id, lease_id)
         except Conflict as exc:
             log.warning("run.lease_lost run_id=%s error=%s", run_id, exc)
+            if file_run is not None:
+                file_run.discard()
             return "not_started"
         except ApiError as exc:
             log.error("run.start_failed run_id=%s error=%s: the lease will expire", run_id, exc)
+            if file_run is not None:
+                file_run.discard()
             return "not_started"
 
         proc = EngineProcess(
             self.engine,
             plan.job,
-            job_file=self.state_dir / "jobs" / f"{run_id}.json",
+            job_file=file_run.text_file if file_run else self.state_dir / "jobs" / f"{run_id}.json",
             timeout_s=plan.timeout_s,
             progress_interval_s=self.settings.progress_interval_s,
             keepalive_s=self.settings.keepalive_s,
             kill_grace_s=self.settings.kill_grace_s,
             output_format=self.settings.output_format,
+            mode_argv=file_run.engine_args() if file_run else None,
+            phases=file_run.phases() if file_run else None,
         )
         proc.on_progress = engine_progress_forwarder(self.client, lease, proc)
         proc.on_message = lambda line: log.info("engine.message run_id=%s %s", run_id, line)
@@ -298,6 +312,7 @@ class AgentLoop:
                 data_file=plan.data_file,
                 on_idle=idle.tick,
                 tick_s=idle.tick_s,
+                file_run=file_run,
             )
         finally:
             self.current = None

@@ -6,6 +6,8 @@ engine's load, idle baseline after, with the power session around them.
 Without a meter only the engine runs. `stop` ends an idle phase early and keeps the engine from
 starting once it is set (the caller also stops a running engine: `EngineProcess.stop`). The data
 file of a directory target is removed before idle_after, so its removal is not "idle" power.
+A file workload's run directory (`filework.FileRun`) is made just before the engine starts and
+removed, with anything left in it, right after it ends, also when it fails or is stopped.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .filework import FileRun
 from .power import IdleTick, PowerSession
 from .runner import EngineOutcome, EngineProcess, cleanup_target
 
@@ -38,6 +42,7 @@ def run_measured(
     on_idle: IdleTick | None = None,
     tick_s: float = 1.0,
     on_meter_started: Callable[[PowerSession], None] | None = None,
+    file_run: FileRun | None = None,
 ) -> MeasuredRun:
     """Run the sequence to its end (or to `stop`). The job file and the data file are gone and
     the meter is stopped when this returns, also when it raises."""
@@ -58,14 +63,22 @@ def run_measured(
         if stop.is_set():  # a forced stop that came before the engine: it never starts
             return MeasuredRun(None, finish())
         try:
+            if file_run is not None:
+                try:
+                    file_run.make_dir()
+                except OSError as exc:
+                    now = datetime.now(UTC)
+                    reason = f"cannot make the run directory {file_run.run_dir}: {exc.strerror or exc}"
+                    return MeasuredRun(
+                        EngineOutcome(None, None, None, "", "", [], now, now, error=reason), finish()
+                    )
             if session is not None:
                 with session.phase("load"):
                     outcome = proc.run()
             else:
                 outcome = proc.run()
         finally:
-            cleanup_target(data_file)
-            proc.job_file.unlink(missing_ok=True)
+            _cleanup(proc, data_file, file_run)
         if session is not None and outcome.ok:
             session.idle("idle_after", stop=stop, on_tick=on_idle, tick_s=tick_s)
         return MeasuredRun(outcome, finish())
@@ -75,5 +88,11 @@ def run_measured(
                 finish()
             except Exception:  # noqa: BLE001
                 log.exception("meter.finish_failed")
-        cleanup_target(data_file)
-        proc.job_file.unlink(missing_ok=True)
+        _cleanup(proc, data_file, file_run)
+
+
+def _cleanup(proc: EngineProcess, data_file: Path | None, file_run: FileRun | None) -> None:
+    cleanup_target(data_file)
+    if file_run is not None:
+        file_run.remove_dir()
+    proc.job_file.unlink(missing_ok=True)

@@ -1,6 +1,11 @@
 """What the agent runs for one lease: the lease checked against the host policy (authoritative,
 before anything runs: docs/adr/0009-host-policy.md), then the engine job the agent builds, its
-meter, idle time and hard timeout. A refusal carries the failed run's reason."""
+meter, idle time and hard timeout. A refusal carries the failed run's reason.
+
+A file workload (`{"mode": "postmark" | "vdbench", ...}`, issue 14) is checked twice: its shape,
+target (a directory) and meter first; then its text is written to the state directory, the
+engine's own `--parse-only` gives its facts, and the host's limits are checked against those
+(`filework`)."""
 
 from __future__ import annotations
 
@@ -8,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iowatt_policy import Policy, check_run, check_target_on_host
+from iowatt_policy import Policy, ReportedPolicy, check_run, check_target_on_host
 
+from . import filework
 from .policy import MeterEntry, Meters, engine_job_for, report
 from .schemas import Lease
 
@@ -37,13 +43,23 @@ class Plan:
     meter_name: str | None
     meter: MeterEntry | None
     idle_s: float
+    file_run: filework.FileRun | None = None  # a file workload: its text file, run directory, facts
 
 
-def plan_lease(lease: Lease, *, policy: Policy, meters: Meters, idle_s: float) -> Plan:
+def plan_lease(
+    lease: Lease,
+    *,
+    policy: Policy,
+    meters: Meters,
+    idle_s: float,
+    engine: Path | str | None = None,
+    state_dir: Path | None = None,
+) -> Plan:
     """The lease's run as this host allows it. `idle_s` is the agent's default idle time; the
-    lease's own, then its meter's, take precedence. Raises Refused."""
+    lease's own, then its meter's, take precedence. A file workload needs `engine` (its
+    --parse-only) and `state_dir` (where its text is written). Raises Refused."""
     reported = report(policy, meters)
-    raw_job = lease.engine_job.model_dump(by_alias=True)
+    raw_job = dict(lease.engine_job)
     violations = check_run(
         reported,
         target_path=lease.target_path,
@@ -57,6 +73,8 @@ def plan_lease(lease: Lease, *, policy: Policy, meters: Meters, idle_s: float) -
         resolved, violations = check_target_on_host(target)
     if violations or target is None or resolved is None:
         raise Refused("; ".join(v.reason() for v in violations) or "host policy refused this run")
+    if filework.is_file_job(raw_job):
+        return _plan_file_run(lease, raw_job, reported, resolved, meters, idle_s, policy, engine, state_dir)
     try:
         job, data_file = engine_job_for(
             raw_job,
@@ -67,6 +85,21 @@ def plan_lease(lease: Lease, *, policy: Policy, meters: Meters, idle_s: float) -
         )
     except ValueError as exc:
         raise Refused(str(exc)) from None
+    name, entry, idle_s, timeout_s = _meter_and_times(lease, meters, idle_s, policy)
+    return Plan(
+        job=job,
+        data_file=data_file,
+        filename=str(job["global"]["filename"]),
+        timeout_s=timeout_s,
+        meter_name=name if entry is not None else None,
+        meter=entry,
+        idle_s=idle_s,
+    )
+
+
+def _meter_and_times(
+    lease: Lease, meters: Meters, idle_s: float, policy: Policy
+) -> tuple[str | None, MeterEntry | None, float, float]:
     name = lease.meter if lease.meter is not None else meters.default
     entry = meters.meters.get(name) if name else None
     if lease.idle_s is not None:
@@ -76,12 +109,53 @@ def plan_lease(lease: Lease, *, policy: Policy, meters: Meters, idle_s: float) -
     timeout_s = lease.timeout_s
     if policy.limits.max_runtime_s is not None:
         timeout_s = min(timeout_s, policy.limits.max_runtime_s * 1.5 + RUNTIME_SLACK_S)
+    return name, entry, idle_s, timeout_s
+
+
+def _plan_file_run(
+    lease: Lease,
+    raw_job: dict[str, Any],
+    reported: ReportedPolicy,
+    resolved: str,
+    meters: Meters,
+    idle_s: float,
+    policy: Policy,
+    engine: Path | str | None,
+    state_dir: Path | None,
+) -> Plan:
+    """A file workload: the engine's own facts of the text written here, then the limits."""
+    if engine is None or state_dir is None:
+        raise Refused("this agent cannot check file workloads here (no engine to read them)")
+    mode = str(raw_job["mode"])
+    try:
+        run = filework.prepare(
+            engine,
+            raw_job,
+            text_file=state_dir / "jobs" / filework.text_file_name(str(lease.run_id), mode),
+            target=resolved,
+            run_key=str(lease.run_id),
+        )
+    except filework.FileJobRefused as exc:
+        raise Refused(exc.reason) from None
+    violations = check_run(
+        reported,
+        target_path=lease.target_path,
+        engine_job=raw_job,
+        meter=lease.meter,
+        destructive=lease.destructive,
+        file_facts=filework.bounds_of(run.facts),
+    )
+    if violations:
+        run.discard()
+        raise Refused("; ".join(v.reason() for v in violations))
+    name, entry, idle_s, timeout_s = _meter_and_times(lease, meters, idle_s, policy)
     return Plan(
-        job=job,
-        data_file=data_file,
-        filename=str(job["global"]["filename"]),
+        job=raw_job,
+        data_file=None,
+        filename=str(run.run_dir),
         timeout_s=timeout_s,
         meter_name=name if entry is not None else None,
         meter=entry,
         idle_s=idle_s,
+        file_run=run,
     )

@@ -48,8 +48,16 @@ def _rate(value: Any) -> float:
     return max(0.0, float(value or 0.0))
 
 
-def parse_progress_line(line: str) -> EngineProgress | None:
-    """A progress event from one stderr line, or None for anything else (human text)."""
+Phases = dict[str, tuple[float, float]]  # a file workload's phase -> (start %, span %) of the run
+
+
+def parse_progress_line(line: str, phases: Phases | None = None) -> EngineProgress | None:
+    """A progress event from one stderr line, or None for anything else (human text).
+
+    Block jobs: the job's line. File workloads (`"mode": "postmark" | "vdbench"`) report phases
+    instead of jobs: the job name is `<mode> <phase>` (postmark creation / transactions /
+    deletion, vdbench format / run) and the percent is of the whole run where `phases` weighs
+    them (PostMark's percent is per phase), else the engine's."""
     line = line.strip()
     if not line.startswith("{"):
         return None
@@ -61,10 +69,19 @@ def parse_progress_line(line: str) -> EngineProgress | None:
         return None
     try:
         planned = doc.get("planned_ns")
+        percent = max(0.0, min(100.0, float(doc.get("percent") or 0.0)))
+        name = str(doc.get("job", ""))
+        mode = doc.get("mode")
+        if isinstance(mode, str) and mode:
+            phase = str(doc.get("phase") or "")
+            name = f"{mode} {phase}".strip()
+            if phases is not None and phase in phases:
+                start, span = phases[phase]
+                percent = max(0.0, min(100.0, start + span * percent / 100.0))
         return EngineProgress(
             job_index=max(0, int(doc.get("job_index", 0))),
-            job_name=str(doc.get("job", ""))[:200],
-            percent=max(0.0, min(100.0, float(doc.get("percent") or 0.0))),
+            job_name=name[:200],
+            percent=percent,
             elapsed_ns=max(0, int(doc.get("elapsed_ns") or 0)),
             planned_ns=int(planned) if planned is not None else None,
             read_iops=_rate(doc.get("read_iops")),
@@ -102,7 +119,11 @@ ProgressCallback = Callable[[EngineProgress], bool | None]
 class EngineProcess:
     """One engine invocation. `run()` blocks until the engine is gone; `stop()` (any thread)
     kills its process group. `on_progress` is called at most every `progress_interval_s` with the
-    latest progress line, from a helper thread; returning True means "cancel requested"."""
+    latest progress line, from a helper thread; returning True means "cancel requested".
+
+    A block job is written to `job_file` and given as the last argument. A file workload passes
+    `mode_argv` (`--postmark=FILE --directory=... --beneath=...`): its text file, already written
+    and checked (`filework`), is `job_file`, and `phases` weighs its progress."""
 
     def __init__(
         self,
@@ -118,6 +139,8 @@ class EngineProcess:
         kill_grace_s: float = 5.0,
         output_format: str = "json",
         extra_args: Sequence[str] = (),
+        mode_argv: Sequence[str] | None = None,
+        phases: Phases | None = None,
     ) -> None:
         self.engine = str(engine)
         self.job = job
@@ -131,6 +154,8 @@ class EngineProcess:
         self.kill_grace_s = kill_grace_s
         self.output_format = output_format
         self.extra_args = list(extra_args)
+        self.mode_argv = list(mode_argv) if mode_argv is not None else None
+        self.phases = phases
 
         self.proc: subprocess.Popen[bytes] | None = None
         self.pgid: int | None = None
@@ -160,6 +185,14 @@ class EngineProcess:
         return self.started.is_set() and not self._done.is_set()
 
     def command(self) -> list[str]:
+        if self.mode_argv is not None:
+            return [
+                self.engine,
+                *self.mode_argv,
+                f"--output-format={self.output_format}",
+                "--progress=jsonl",
+                *self.extra_args,
+            ]
         return [
             self.engine,
             f"--output-format={self.output_format}",
@@ -171,8 +204,9 @@ class EngineProcess:
     # --- run -----------------------------------------------------------------------------------
 
     def run(self) -> EngineOutcome:
-        self.job_file.parent.mkdir(parents=True, exist_ok=True)
-        self.job_file.write_text(json.dumps(self.job, indent=2) + "\n")
+        if self.mode_argv is None:
+            self.job_file.parent.mkdir(parents=True, exist_ok=True)
+            self.job_file.write_text(json.dumps(self.job, indent=2) + "\n")
         started_at = datetime.now(UTC)
         t0 = self._t0 = time.monotonic()
         try:
@@ -304,7 +338,7 @@ class EngineProcess:
     def _read_stderr(self, stream: IO[bytes]) -> None:
         for raw in iter(stream.readline, b""):
             line = raw.decode(errors="replace").rstrip("\n")
-            progress = parse_progress_line(line)
+            progress = parse_progress_line(line, self.phases)
             if progress is not None:
                 with self._lock:
                     self.latest = progress

@@ -172,25 +172,15 @@ class TokenRotated(Answer):
 # --- leases and runs ---------------------------------------------------------------------------
 
 
-class EngineJob(Answer):
-    """The engine's JSON job file: {"global": {...}, "jobs": [{...}, ...]} with fio option names.
-    Unknown top-level keys are kept (not ignored) so the host policy sees and refuses them."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    global_: dict[str, Any] = Field(default_factory=dict, alias="global")
-    jobs: list[dict[str, Any]]
-
-    def to_job_file(self) -> dict[str, Any]:
-        return {"global": dict(self.global_), "jobs": [dict(j) for j in self.jobs]}
-
-
 class Lease(Answer):
     run_id: UUID
     lease_id: UUID
     lease_expires_at: datetime
     target_path: str
-    engine_job: EngineJob
+    # The engine's job as the server sends it, kept whole (nothing dropped) for the host policy:
+    # a block job {"global": {...}, "jobs": [...]} with fio option names, or a file workload's
+    # {"mode": "postmark", "commands": ...} / {"mode": "vdbench", "parameters", "scale", "elapsed"?}
+    engine_job: dict[str, Any]
     timeout_s: float = Field(gt=0)
     # The run's meter by NAME on this host (ADR 0009 §4): null = the host's default, "" = none.
     # Never a spec: a value that looks like one is refused (meter.spec_from_server).

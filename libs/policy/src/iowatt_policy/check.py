@@ -647,7 +647,7 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
 
 FILE_MODES = ("postmark", "vdbench")
 MAX_FILE_JOB_CHARS = 64 * 1024  # a command / parameter file (the server's bound too)
-MAX_SCALE = 1e6
+MAX_SCALE = 1000.0  # the engine's bound of --scale
 MAX_ELAPSED_S = 1e9
 # the keys of a file workload's job, and the RunCreate field each comes from (the server's
 # WorkloadSpec: `postmark` is structured, rendered to `commands`; vdbench carries its text)
