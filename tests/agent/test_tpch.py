@@ -1,0 +1,288 @@
+"""`iowatt-agent bench --preset tpch` end to end through the CLI, on real PostgreSQL and MariaDB
+instances at SF 0.01 (issue 15): every query answers and its answer is checked, the metrics
+equal the spec's formulas computed here by hand from the recorded timings, and the instance
+and its directory are gone afterwards, also after a full disk, a missing DBMS or Ctrl-C."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from iowatt_agent.tpch import spec
+
+needs_duckdb = pytest.mark.skipif(
+    importlib.util.find_spec("duckdb") is None,
+    reason="the [tpch] extra is not installed (make deps installs it)",
+)
+
+REPO = Path(__file__).resolve().parents[2]
+LABEL = "TPC-H-derived, not audited"
+
+
+def have_postgres() -> bool:
+    from iowatt_agent.tpch.dbms import Unsupported, pg_bindir
+
+    try:
+        pg_bindir()
+    except Unsupported:
+        return False
+    return True
+
+
+def have_mariadb() -> bool:
+    from iowatt_agent.tpch.dbms import Unsupported, mariadb_binaries
+
+    try:
+        mariadb_binaries()
+    except Unsupported:
+        return False
+    return True
+
+
+@pytest.fixture
+def target() -> Iterator[Path]:
+    """A target the DBMS's own user (postgres, mysql) can reach: pytest's tmp_path is 0700."""
+    d = Path(tempfile.mkdtemp(prefix="iowatt-tpch-test-"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def bench(
+    target: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "iowatt_agent", "bench", "--preset", "tpch", "--target", str(target), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+    )
+
+
+def processes_under(path: Path) -> list[str]:
+    """Command lines of live processes that name `path` (a DBMS left running there)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(path) in cmd and "pytest" not in cmd and "iowatt_agent" not in cmd:
+            found.append(f"{pid}: {cmd}")
+    return found
+
+
+def gone_within(path: Path, seconds: float = 10.0) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while (left := processes_under(path)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+# --- the spec's formulas, by hand ------------------------------------------------------------------
+
+
+def test_formulas_match_hand_computations():
+    q = [float(i) for i in range(1, 23)]
+    rf = [2.0, 3.0]
+    # Power@Size = 3600 SF / (Π QI × Π RI)^(1/24)
+    product = math.prod(q) * math.prod(rf)
+    assert spec.power_at_size(1.0, q, rf) == pytest.approx(3600 / product ** (1 / 24), rel=1e-12)
+    assert spec.power_at_size(10.0, q, rf) == pytest.approx(36000 / product ** (1 / 24), rel=1e-12)
+    # 5.4.1.4: with Q1 = 0.001 s and Q22 = 100 s the ratio exceeds 1000: Q1 counts as 0.1 s
+    q2 = [0.001, *([1.0] * 20), 100.0]
+    expected = 3600 / (0.1 * 100.0 * math.prod(rf)) ** (1 / 24)
+    assert spec.power_at_size(1.0, q2, rf) == pytest.approx(expected, rel=1e-12)
+    # Throughput@Size = S × 22 × 3600 / Ts × SF; QphH = √(Power × Throughput)
+    assert spec.throughput_at_size(1.0, 2, 3600.0) == 44.0
+    assert spec.throughput_at_size(10.0, 3, 660.0) == pytest.approx(3 * 22 * 3600 / 660 * 10)
+    assert spec.qphh_at_size(400.0, 100.0) == 200.0
+    with pytest.raises(ValueError):
+        spec.power_at_size(1.0, q[:21], rf)
+
+
+def test_minimum_streams_follow_the_spec_table():
+    # 5.3.4 (and seed 000's Table 2: 1 GB and 5 GB with 2 users, 10 GB with 3)
+    factors = (0.01, 1, 5, 10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000)
+    assert [spec.min_streams(sf) for sf in factors] == [2, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert (
+        spec.refresh_orders(1) == 1500
+        and spec.refresh_orders(0.01) == 15
+        and spec.refresh_orders(0.0001) == 1
+    )
+    assert spec.stream_order(0) == list(range(1, 23))
+    assert sorted(spec.stream_order(3)) == list(range(1, 23)) and spec.stream_order(3) != spec.stream_order(4)
+
+
+# --- end to end ------------------------------------------------------------------------------------
+
+
+def check_run(doc: dict, dbms: str, streams: int, target: Path) -> None:
+    t = doc["tpch"]
+    assert t["label"] == LABEL
+    assert t["dbms"] == dbms and t["scale_factor"] == 0.01 and t["streams"] == streams
+    assert t["dbms_version"].startswith({"postgresql": "PostgreSQL ", "mariadb": "MariaDB "}[dbms])
+    assert t["load_s"] > 0
+    # every query of the power test and of every throughput stream answered, each answer checked
+    queries = t["queries"]
+    power = [q for q in queries if q["test"] == "power"]
+    assert [q["query"] for q in power] == list(range(1, 23))
+    for s in range(1, streams + 1):
+        assert sorted(q["query"] for q in queries if q["stream"] == s) == list(range(1, 23))
+    assert len(queries) == 22 * (streams + 1)
+    bad = [q for q in queries if q["answer_ok"] is not True or q["timed_out"]]
+    assert not bad, bad
+    assert t["answers"]["checked"] == t["answers"]["ok"] == len(queries)
+    assert t["answers"]["reference_matches_tpch_answers"] is True
+    # refresh functions: RF1 and RF2 in the power test, one pair per stream in the throughput test
+    rf = t["refresh"]
+    assert rf["present"] is True and rf["orders_per_function"] == 15
+    assert [(r["test"], r["function"], r["set"]) for r in rf["timings"]] == [
+        ("power", "RF1", 0),
+        ("power", "RF2", 0),
+        *[("throughput", f, k) for k in range(1, streams + 1) for f in ("RF1", "RF2")],
+    ]
+    # the metrics, recomputed by hand from the recorded timings
+    qi = [q["seconds"] for q in power]
+    floor = max(qi) / 1000
+    qi = [max(x, floor) for x in qi]
+    ri = [r["seconds"] for r in rf["timings"][:2]]
+    power_at_size = 3600 * 0.01 / math.prod([*qi, *ri]) ** (1 / 24)
+    throughput_at_size = streams * 22 * 3600 / t["throughput_s"] * 0.01
+    assert t["power_at_size"] == pytest.approx(power_at_size, rel=1e-4)
+    assert t["throughput_at_size"] == pytest.approx(throughput_at_size, rel=1e-4)
+    assert t["qphh_at_size"] == pytest.approx(math.sqrt(power_at_size * throughput_at_size), rel=1e-4)
+    # the throughput test lasts at least as long as its longest stream's queries
+    longest = max(sum(q["seconds"] for q in queries if q["stream"] == s) for s in range(1, streams + 1))
+    assert t["throughput_s"] >= longest
+    # a small buffer pool, said so, and the durability settings recorded
+    assert t["buffer_pool"]["bytes"] == 16 * 1024 * 1024 and "small" in t["buffer_pool"]["note"]
+    settings = t["settings"]
+    if dbms == "postgresql":
+        assert settings["fsync"] == "on" and settings["shared_buffers"] == "16MB"
+    else:
+        assert (
+            settings["innodb_flush_log_at_trx_commit"] == "1"
+            and settings["innodb_flush_method"] == "O_DIRECT"
+        )
+    # the instance and its directory are gone
+    assert Path(t["instance_directory"]).is_relative_to(target)
+    assert list(target.iterdir()) == []
+    assert gone_within(target) == []
+
+
+@needs_duckdb
+@pytest.mark.skipif(not have_postgres(), reason="PostgreSQL server binaries are not installed")
+def test_postgresql_sf001_end_to_end(target):
+    res = bench(target, "--dbms", "postgresql", "--scale-factor", "0.01", "--json")
+    assert res.returncode == 0, res.stderr[-3000:]
+    check_run(json.loads(res.stdout), "postgresql", 2, target)
+    assert LABEL in res.stderr  # progress lines say it too
+
+
+@needs_duckdb
+@pytest.mark.skipif(not have_mariadb(), reason="MariaDB server binaries are not installed")
+def test_mariadb_sf001_end_to_end(target):
+    res = bench(target, "--dbms", "mariadb", "--scale-factor", "0.01", "--streams", "2", "--json")
+    assert res.returncode == 0, res.stderr[-3000:]
+    check_run(json.loads(res.stdout), "mariadb", 2, target)
+
+
+@needs_duckdb
+@pytest.mark.parametrize(
+    ("dbms", "env", "hint"),
+    [
+        ("postgresql", "IOWATT_TPCH_PG_BINDIR", "apt-get install -y postgresql"),
+        ("mariadb", "IOWATT_TPCH_MARIADB_BINDIR", "apt-get install -y mariadb-server"),
+    ],
+)
+def test_missing_dbms_is_unsupported_with_the_install_command(target, tmp_path, dbms, env, hint):
+    empty = tmp_path / "no-binaries"
+    empty.mkdir()
+    res = bench(target, "--dbms", dbms, "--scale-factor", "0.01", "--json", env={env: str(empty)}, timeout=60)
+    assert res.returncode == 77, res.stderr
+    assert "unsupported on this host" in res.stderr and hint in res.stderr
+    assert res.stdout == "" and list(target.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--dbms", "oracle", "--scale-factor", "1"], "--dbms"),
+        (["--dbms", "postgresql", "--scale-factor", "0"], "--scale-factor"),
+        (["--dbms", "postgresql", "--scale-factor", "ten"], "--scale-factor"),
+        (["--dbms", "postgresql", "--scale-factor", "1", "--streams", "0"], "--streams"),
+        (["--dbms", "postgresql", "--scale-factor", "1", "--query-timeout", "-1"], "--query-timeout"),
+        (["--dbms", "postgresql", "--scale-factor", "1", "--buffer-pool", "lots"], "--buffer-pool"),
+        (["--dbms", "postgresql", "--scale-factor", "1", "--rows", "5"], "--rows"),
+    ],
+)
+def test_bad_arguments_exit_2_naming_the_field(target, args, field):
+    res = bench(target, *args, timeout=60)
+    assert res.returncode == 2, res.stderr
+    assert field in res.stderr
+    assert list(target.iterdir()) == []
+
+
+def test_target_must_be_a_directory(target):
+    f = target / "file"
+    f.write_bytes(b"x")
+    res = bench(f, "--dbms", "postgresql", "--scale-factor", "0.01", timeout=60)
+    assert res.returncode == 2 and "must be a directory" in res.stderr
+
+
+@needs_duckdb
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a size-limited tmpfs needs root")
+@pytest.mark.skipif(not have_postgres(), reason="PostgreSQL server binaries are not installed")
+def test_full_disk_during_the_load_stops_cleanly_and_removes_the_instance(target):
+    # 60 MiB: room for the generated files (~12 MiB) and initdb's cluster (~40 MiB), not the load
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=60m,mode=0755", "tmpfs", str(target)], check=True)
+    try:
+        res = bench(target, "--dbms", "postgresql", "--scale-factor", "0.01", "--json")
+        assert res.returncode == 1, res.stderr[-3000:]
+        assert "loading lineitem" in res.stderr or "loading orders" in res.stderr  # it was the load
+        assert "tpch target full" in res.stderr and "No space left on device" in res.stderr
+        assert "instance stopped" in res.stderr and res.stdout == ""
+        assert list(target.iterdir()) == []
+        assert gone_within(target) == []
+    finally:
+        subprocess.run(["umount", "-l", str(target)], check=False)
+
+
+@needs_duckdb
+@pytest.mark.skipif(not have_postgres(), reason="PostgreSQL server binaries are not installed")
+def test_ctrl_c_during_the_power_test_stops_the_dbms_and_removes_its_directory(target):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iowatt_agent", "bench", "--preset", "tpch", "--target", str(target),
+         "--dbms", "postgresql", "--scale-factor", "0.01", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "power test" in line:
+            break
+    assert any("power test" in line for line in seen), "".join(seen)
+    assert processes_under(target)  # the private server runs inside the target
+    proc.send_signal(signal.SIGINT)
+    out, rest = proc.communicate(timeout=120)
+    assert proc.returncode == 130, "".join(seen) + rest
+    assert "interrupted" in rest and out == ""
+    assert list(target.iterdir()) == []
+    assert gone_within(target) == []
