@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import uuid
 from dataclasses import dataclass
@@ -15,13 +17,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from . import filework, presets
 from . import policy as host_policy
-from . import presets
 from .args import check_meter_spec, fail
 from .engine import EngineNotFound, locate_engine
 from .measured import run_measured
 from .power import DEFAULT_IDLE_S, Grid, PowerSession, energy_and_carbon
-from .render import BenchProgress, err, print_result
+from .render import BenchProgress, err, print_result, render_energy, stdout_console
 from .runner import EngineOutcome, EngineProcess
 from .targets_cli import meter_for_bench, parse_engine_args
 
@@ -44,6 +46,7 @@ class BenchArgs:
     grid: str | None
     grid_g_per_kwh: float | None
     pue: float
+    scale: float | None = None  # a file preset's scale (postmark-*, vdbench-*)
 
 
 def bench_job(base: dict[str, Any], extra: dict[str, str], target_options: dict[str, str]) -> dict[str, Any]:
@@ -77,6 +80,13 @@ def run_bench(a: BenchArgs) -> None:
         from .tpch.bench import run_tpch_bench
 
         raise SystemExit(run_tpch_bench(a.extra, a.target, a.json_output, a.meter))
+    if a.preset is not None and presets.is_file_preset(a.preset):
+        run_file_bench(a)
+        return
+    if a.scale is not None:
+        raise fail(
+            "--scale applies to the file presets (postmark-*, vdbench-*); a block run takes --runtime", 2
+        )
     try:
         extra = parse_engine_args(a.extra)
         consent = extra.pop("destructive", "0") not in ("0", "false", "no", "off")
@@ -87,6 +97,24 @@ def run_bench(a: BenchArgs) -> None:
         )
     except (ValueError, EngineNotFound) as exc:
         raise fail(str(exc), 2) from None
+    meter_name, meter, grid_choice = _meter_and_grid(a)
+    try:
+        job = bench_job_for(a.options, extra, a.preset, target_options)
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
+    job_dir = Path(os.environ.get("TMPDIR", "/tmp"))
+    proc = EngineProcess(
+        engine_path,
+        job,
+        job_file=job_dir / f"iowatt-bench-job-{os.getpid()}.json",
+        progress_interval_s=0.25,
+        output_format=a.output_format,
+    )
+    _run_and_print(a, proc, meter_name, meter, grid_choice, data_file=data_file)
+
+
+def _meter_and_grid(a: BenchArgs) -> tuple[str | None, str | None, Grid | None]:
+    """bench's meter (by name from the host's meters, or a spec) and grid; exit 2 when wrong."""
     if a.output_format not in ("json", "json+"):
         raise fail(f"--output-format must be json or json+, got {a.output_format!r}", 2)
     energy_options = a.idle is not None or a.grid is not None or a.grid_g_per_kwh is not None
@@ -101,18 +129,71 @@ def run_bench(a: BenchArgs) -> None:
             grid_choice = Grid.choose(a.grid, a.grid_g_per_kwh)
         except ValueError as exc:
             raise fail(str(exc), 2) from None
+    return meter_name, meter, grid_choice
+
+
+def run_file_bench(a: BenchArgs) -> None:
+    """A file preset (PostMark, vdbench file set) in a directory: its text in a private temp
+    directory, the engine's --parse-only first (exit 2 with its message), then the run in
+    `<DIR>/iowatt-bench-<id>`, removed afterwards with everything in it."""
+    assert a.preset is not None
+    given = sorted(k for k, v in a.options.items() if v is not None and k != "name")
+    if given or a.extra:
+        shown = ", ".join([*(f"--{k}" for k in given), *a.extra])
+        raise fail(f"{shown}: engine options apply to block workloads; a file preset takes --scale", 2)
+    if a.scale is not None and not (0 < a.scale <= 1000):
+        raise fail(f"--scale must be above 0 and at most 1000, got {a.scale:g}", 2)
     try:
-        job = bench_job_for(a.options, extra, a.preset, target_options)
-    except ValueError as exc:
+        engine_path = locate_engine(a.engine)
+        kind, real = host_policy.local_target(a.target)
+    except (ValueError, EngineNotFound) as exc:
         raise fail(str(exc), 2) from None
-    job_dir = Path(os.environ.get("TMPDIR", "/tmp"))
-    proc = EngineProcess(
-        engine_path,
-        job,
-        job_file=job_dir / f"iowatt-bench-job-{os.getpid()}.json",
-        progress_interval_s=0.25,
-        output_format=a.output_format,
-    )
+    if kind != "directory":
+        raise fail(
+            f"--target {a.target}: a file workload runs in a directory (it makes its file set there)", 2
+        )
+    meter_name, meter, grid_choice = _meter_and_grid(a)
+    scratch = Path(tempfile.mkdtemp(prefix="iowatt-bench-"))  # 0700, ours alone
+    try:
+        job = dict(presets.get(a.preset)["engine_job"])
+        mode = str(job["mode"])
+        key = f"bench-{uuid.uuid4().hex[:12]}"
+        try:
+            if a.scale is not None:
+                job = filework.scaled_job(engine_path, job, a.scale, scratch=scratch)
+            run = filework.prepare(
+                engine_path,
+                job,
+                text_file=scratch / filework.text_file_name(key, mode),
+                target=real,
+                run_key=key,
+            )
+        except filework.FileJobRefused as exc:
+            raise fail(exc.message, 2) from None
+        proc = EngineProcess(
+            engine_path,
+            job,
+            job_file=run.text_file,
+            progress_interval_s=0.25,
+            output_format=a.output_format,
+            mode_argv=run.engine_args(),
+            phases=run.phases(),
+        )
+        _run_and_print(a, proc, meter_name, meter, grid_choice, data_file=None, file_run=run)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_and_print(
+    a: BenchArgs,
+    proc: EngineProcess,
+    meter_name: str | None,
+    meter: str | None,
+    grid_choice: Grid | None,
+    *,
+    data_file: Path | None,
+    file_run: filework.FileRun | None = None,
+) -> None:
     shown = BenchProgress()
     proc.on_progress = shown.on_progress
     proc.on_message = shown.on_message
@@ -135,6 +216,7 @@ def run_bench(a: BenchArgs) -> None:
                 on_idle=shown.on_idle,
                 tick_s=0.25,
                 on_meter_started=warn_no_meter_data,
+                file_run=file_run,
             )
     finally:
         signal.signal(signal.SIGINT, old)
@@ -169,7 +251,7 @@ def finish_bench(
         if json_output:
             sys.stdout.write(outcome.stdout.strip() + "\n")
         else:
-            print_result(outcome.result, preset)
+            print_any_result(outcome.result, preset)
         return
     try:
         energy, carbon = energy_and_carbon(power, outcome.result, grid=grid, pue=pue)
@@ -179,4 +261,51 @@ def finish_bench(
         doc = {**outcome.result, "power": power, "energy": energy, "carbon": carbon}
         sys.stdout.write(json.dumps(doc) + "\n")
     else:
-        print_result(outcome.result, preset, energy, carbon)
+        print_any_result(outcome.result, preset, energy, carbon)
+
+
+def print_any_result(
+    result: dict[str, Any],
+    preset: str | None,
+    energy: dict[str, Any] | None = None,
+    carbon: dict[str, Any] | None = None,
+) -> None:
+    """bench's human output: a block result's tables, or a file workload's summary lines."""
+    if "postmark" not in result and "fileset" not in result:
+        print_result(result, preset, energy, carbon)
+        return
+    console = stdout_console()
+    for line in file_summary(result):
+        console.print(line, highlight=False)
+    if energy is not None:
+        render_energy(console, energy, carbon)
+
+
+def file_summary(result: dict[str, Any]) -> list[str]:
+    """A few lines of a PostMark or file-set result, with units."""
+    pm = result.get("postmark")
+    if isinstance(pm, dict):
+        rates = pm.get("rates") or {}
+        return [
+            f"PostMark: {float(pm.get('elapsed_ns') or 0) / 1e9:.3f} s, "
+            f"{pm.get('transactions')} transactions ({float(rates.get('transactions_per_s') or 0):,.0f}/s)",
+            f"files: {pm.get('files_created')} created, {pm.get('files_read')} read, "
+            f"{pm.get('files_appended')} appended, {pm.get('files_deleted')} deleted",
+            f"data: {int(pm.get('bytes_read') or 0) / 1e6:,.1f} MB read, "
+            f"{int(pm.get('bytes_written') or 0) / 1e6:,.1f} MB written",
+        ]
+    fs = result.get("fileset") or {}
+    total = fs.get("total") or {}
+    lines = [
+        f"file set: scale {fs.get('scale')}, {float(total.get('duration_ns') or 0) / 1e9:.1f} s measured"
+    ]
+    for name, op in sorted((total.get("ops") or {}).items()):
+        resp = (op.get("resp_ns") or {}).get("mean") or 0
+        lines.append(
+            f"  {name}: {float(op.get('rate') or 0):,.1f} ops/s, {float(resp) / 1e6:.3f} ms mean response"
+        )
+    lines.append(
+        f"read {float(total.get('read_bw_bytes') or 0) / 1e6:,.1f} MB/s, "
+        f"write {float(total.get('write_bw_bytes') or 0) / 1e6:,.1f} MB/s"
+    )
+    return lines

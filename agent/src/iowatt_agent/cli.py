@@ -253,6 +253,13 @@ def bench(
         typer.Option("--grid-g-per-kwh", min=0, help="Grid intensity in gCO2e/kWh (overrides --grid)"),
     ] = None,
     pue: Annotated[float, typer.Option("--pue", min=1.0, help="Site power usage effectiveness")] = 1.0,
+    scale: Annotated[
+        float | None,
+        typer.Option(
+            "--scale",
+            help="A file preset's size (postmark-*: files and transactions; vdbench-*: its scale) x this",
+        ),
+    ] = None,
 ) -> None:
     """Run the engine locally (no server). Any other engine option: --NAME=VALUE (fio names).
     With --meter: idle baseline, load, idle baseline, then energy and CO2 figures.
@@ -284,6 +291,7 @@ def bench(
             grid=grid,
             grid_g_per_kwh=grid_g_per_kwh,
             pue=pue,
+            scale=scale,
         )
     )
 

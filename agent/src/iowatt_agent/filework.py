@@ -41,11 +41,12 @@ SUFFIXES = tuple(f".{m}" for m in FILE_MODES)
 
 class FileJobRefused(Exception):
     """The engine refuses the workload's text (its exit 2), or its facts cannot be had; `reason`
-    is the failed run's reason."""
+    is the failed run's reason, `message` the engine's own words (bench prints them)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, message: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.message = message or reason
 
 
 def is_file_job(engine_job: dict[str, Any]) -> bool:
@@ -305,8 +306,69 @@ def prepare(
         bounds_of(run.facts)
     except FileJobRefused as exc:
         text_file.unlink(missing_ok=True)
-        raise FileJobRefused(refusal(mode, exc.reason)) from None
+        raise FileJobRefused(refusal(mode, exc.reason), exc.reason) from None
     except BaseException:
         text_file.unlink(missing_ok=True)
         raise
     return run
+
+
+# --- bench --scale ------------------------------------------------------------------------------------
+
+
+def scaled_job(
+    engine: Path | str, engine_job: dict[str, Any], scale: float, *, scratch: Path
+) -> dict[str, Any]:
+    """A file preset's job at `scale`, as a run's `scale` applies on the server: vdbench's scale
+    multiplied; PostMark's number of files and transactions multiplied (rounded, at least 1).
+    PostMark's commands are rendered again from the engine's own reading of them (its
+    --parse-only `parameters`), never read here. `scratch` is a private directory for the text."""
+    mode = str(engine_job.get("mode"))
+    if mode == "vdbench":
+        base = float(engine_job.get("scale") or 1)
+        return {**engine_job, "scale": format(base * scale, ".10g")}
+    if mode != "postmark":
+        raise ValueError(f"unknown file workload mode {mode!r}")
+    text_file = scratch / "unscaled.postmark"
+    write_text(text_file, str(engine_job["commands"]))
+    try:
+        doc = parse_only(
+            engine, mode_args(mode, text_file, scratch / "d", beneath=None, scale=None, elapsed=None)
+        )
+    finally:
+        text_file.unlink(missing_ok=True)
+    postmark = doc.get("postmark")
+    params = postmark.get("parameters") if isinstance(postmark, dict) else None
+    if not isinstance(params, dict):
+        raise FileJobRefused("the engine's --parse-only gave no PostMark parameters to scale")
+    return {"mode": "postmark", "commands": postmark_commands(params, scale)}
+
+
+def postmark_commands(params: dict[str, Any], scale: float = 1.0) -> str:
+    """PostMark's commands for the engine's resolved `parameters`, files and transactions scaled."""
+
+    def num(key: str) -> int:
+        value = params.get(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise FileJobRefused(f"the engine's PostMark parameters lack {key}")
+        return value
+
+    def flag(key: str) -> str:
+        return "true" if params.get(key) else "false"
+
+    lines = [
+        f"set size {num('size_low_bytes')} {num('size_high_bytes')}",
+        f"set number {max(1, round(num('number') * scale))}",
+        f"set subdirectories {num('subdirectories')}",
+        f"set read {num('read_block_bytes')}",
+        f"set write {num('write_block_bytes')}",
+        f"set transactions {max(1, round(num('transactions') * scale))}",
+        f"set bias read {num('bias_read')}",
+        f"set bias create {num('bias_create')}",
+        f"set buffering {flag('buffering')}",
+        f"set seed {num('seed')}",
+        *(["set fsync true"] if params.get("fsync") else []),
+        "run",
+        "quit",
+    ]
+    return "\n".join(lines) + "\n"

@@ -26,6 +26,13 @@ def get(name: str) -> dict[str, Any]:
     return presets[name]
 
 
+def is_file_preset(name: str) -> bool:
+    """A file workload (PostMark, vdbench file set: `engine_job.mode`), not engine jobs. An
+    unknown name is not (bench then says which presets exist)."""
+    preset = load().get(name)
+    return preset is not None and "mode" in preset["engine_job"]
+
+
 def job_file(name: str, filename: str, overrides: dict[str, str]) -> dict[str, Any]:
     """The preset's engine job file on `filename`; --NAME=VALUE overrides go to every job."""
     job = get(name)["engine_job"]
