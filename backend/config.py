@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     # request bodies: the default limit, and the result upload's (see backend/kit/limits.py)
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     max_result_body_bytes: int = Field(128 * 1024 * 1024, gt=0)
+    # --- file workloads (issue 14, docs/adr/0022) ---
+    # the iowatt-engine the server runs with --parse-only to check PostMark and vdbench workloads;
+    # empty = the repository's build (agent/engine/build/iowatt-engine), else iowatt-engine on PATH
+    engine_path: str = ""
     # --- people and teams (issue 13) ---
     # the address people open the server at, without a trailing slash: links the server hands out
     # (invitations, share links) are built on it

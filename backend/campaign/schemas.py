@@ -23,6 +23,9 @@ class CampaignCreate(InputSchema):
     meter: MeterName = None
     destructive: bool = Field(False, description="as RunCreate.destructive, for every run")
     idle_s: float | None = Field(None, ge=0, le=3600)
+    scale: float | None = Field(
+        None, gt=0, le=1000, description="as RunCreate.scale, for every run (file workloads only)"
+    )
 
     @model_validator(mode="after")
     def _one_workload(self) -> "CampaignCreate":

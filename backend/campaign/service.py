@@ -32,6 +32,7 @@ def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) 
                     meter=body.meter,
                     destructive=body.destructive,
                     idle_s=body.idle_s,
+                    scale=body.scale,
                     name=fit_name(f"{body.name} · {t.target_path} · #{rep}"),
                 )
             except ValidationError as exc:  # the campaign's schema checks the same: never a 500
@@ -40,7 +41,9 @@ def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) 
                 raise Invalid(f"targets.{i}.{field}", err["msg"]) from exc
             try:
                 run = run_service.create(session, principal=principal, body=run_body)
-            except Invalid as exc:  # name the target that failed, for every field
+            except Invalid as exc:  # name the target that failed, for every field but the campaign's own
+                if isinstance(exc.detail, list) and exc.detail and exc.detail[0].get("field") == "scale":
+                    raise
                 raise _for_target(exc, i) from exc
             if campaign is None:
                 campaign = Campaign(

@@ -15,7 +15,7 @@ from backend.workload.schemas import load_spec
 def canonical_workload(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """The jobs with every default filled in, so a spec stored before a field existed (or written
     without its default) fingerprints like the same workload written out in full."""
-    return canonical_jobs(load_spec(spec).model_dump(mode="json")["jobs"])
+    return canonical_jobs(load_spec(spec).identity_jobs())
 
 
 def host_facts(inventory: dict[str, Any] | None, device_facts: dict[str, Any] | None) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def host_facts(inventory: dict[str, Any] | None, device_facts: dict[str, Any] | 
 
 
 def fingerprint(spec: dict[str, Any], host: dict[str, Any] | None = None) -> str:
-    return workload_fingerprint(load_spec(spec).model_dump(mode="json")["jobs"], host)
+    return workload_fingerprint(load_spec(spec).identity_jobs(), host)
 
 
 def differences(docs: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:

@@ -84,7 +84,16 @@ class RunCreate(InputSchema):
         ge=0.01,
         lt=1,
         description="run the workload shortened by this factor (0.1: a tenth of each runtime, for a quick "
-        "look; WorkloadSpec.shortened); the run's workload records it as shortened_by; null = full length",
+        "look; WorkloadSpec.shortened); the run's workload records it as shortened_by; null = full length. "
+        "Block workloads only (a file workload takes scale)",
+    )
+    scale: float | None = Field(
+        None,
+        gt=0,
+        le=1000,
+        description="file workloads (postmark, vdbench): run at this factor of the workload's size "
+        "(vdbench: its scale multiplied; postmark: files and transactions multiplied, at least 1); the "
+        "run's workload records it as scaled_by; null = as saved. A block workload takes shorten",
     )
 
     @model_validator(mode="after")

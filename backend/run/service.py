@@ -56,6 +56,7 @@ from backend.run.schemas import (
     fit_name,
 )
 from backend.workload import service as workload_service
+from backend.workload.facts import with_facts
 from backend.workload.passes import best_of_jobs
 from backend.workload.schemas import WorkloadSpec, load_spec, stored_spec, upgrade_spec
 
@@ -120,17 +121,21 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         workload_id, default_name = wl.id, wl.name
     else:
         assert body.workload is not None
-        spec, workload_id, default_name = (
-            body.workload,
-            None,
-            "+".join(j.name for j in body.workload.jobs)[:120],
-        )
-    if body.shorten is not None:
-        spec = spec.shortened(body.shorten)
+        spec, workload_id, default_name = body.workload, None, _default_name(body.workload)
+    spec = _sized(spec, body)
     if body.environment_id is not None:
         env = environment_repo.get(session, body.environment_id)
         if env is None or env.team_id != agent.team_id:
             raise Invalid("environment_id", "no such environment in the agent's team")
+    # a file workload is checked by the engine's parser; its facts are stored with the run
+    try:
+        spec = with_facts(spec, at="workload")
+    except Invalid as exc:
+        if body.workload_id is None:
+            raise
+        raise Invalid(
+            "workload_id", f"the engine refuses the saved workload: {exc.detail[0]['message']}"
+        ) from exc
     check_host_policy(agent, body, spec)
     device = device_service.resolve(session, agent=agent, target_path=body.target_path)
     run = Run(
@@ -163,6 +168,34 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
     return run
 
 
+def _default_name(spec: WorkloadSpec) -> str:
+    if spec.kind == "postmark":
+        return "postmark"
+    if spec.kind == "vdbench":
+        return "vdbench file set"
+    return "+".join(j.name for j in spec.jobs)[:120]
+
+
+def _sized(spec: WorkloadSpec, body: RunCreate) -> WorkloadSpec:
+    """The run's shorten (block workloads) or scale (file workloads) applied; the other one is a
+    422 naming the field given."""
+    if body.shorten is not None:
+        if spec.is_file:
+            raise Invalid(
+                "shorten",
+                f"a {spec.kind} workload is made smaller with scale (files, sizes, time), not shorten",
+            )
+        spec = spec.shortened(body.shorten)
+    if body.scale is not None:
+        if not spec.is_file:
+            raise Invalid("scale", "a block workload is made shorter with shorten, not scale")
+        try:
+            spec = spec.scaled(body.scale)
+        except ValueError as exc:
+            raise Invalid("scale", str(exc)) from exc
+    return spec
+
+
 def check_host_policy(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None:
     """The early, friendly answer: the policy the agent last reported refuses the run -> 422 with
     each violation and the host command that would allow it. The agent re-checks every lease
@@ -181,11 +214,19 @@ def check_host_policy(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None
         engine_job=spec.engine_job(),
         meter=body.meter,
         destructive=body.destructive,
+        **_file_facts(spec),
     )
     if violations:
         raise HostPolicyRefused(
             violations, workload_field="workload_id" if body.workload_id is not None else "workload"
         )
+
+
+def _file_facts(spec: WorkloadSpec) -> dict[str, Any]:
+    """check_run's file_facts: the engine's bounds the server got (a file workload), else nothing."""
+    if not spec.is_file:
+        return {}
+    return {"file_facts": spec.facts.model_dump(mode="json") if spec.facts is not None else None}
 
 
 def get(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> Run:
@@ -633,6 +674,8 @@ def system(session: Session, *, run: Run) -> RunSystem:
     facts: dict[str, Any] = (dev.facts if dev else None) or {}
     jobs = run.workload_spec.get("jobs", [])
     direct = [bool(j.get("direct")) for j in jobs]
+    if run.workload_spec.get("kind", "block") != "block":  # a file workload: its file sets' openflags
+        direct = [bool((run.workload_spec.get("facts") or {}).get("o_direct"))]
     cache: Literal["direct", "buffered", "mixed"] = (
         "direct" if direct and all(direct) else ("buffered" if not any(direct) else "mixed")
     )

@@ -851,7 +851,7 @@ def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
     # names and cache mode: a buffered variant has its preset's job names
     jobs = {(str(j.get("name")), bool(j.get("direct", False))) for j in run.workload_spec.get("jobs", [])}
     for name, (_, spec) in BUILTINS.items():
-        if jobs == {(j.name, j.direct) for j in spec.jobs}:
+        if spec.jobs and jobs == {(j.name, j.direct) for j in spec.jobs}:  # file presets: by workload id only
             return name
     return None
 

@@ -1,4 +1,4 @@
-"""Workloads the server knows by name: the seeds' block-level workloads as presets.
+"""Workloads the server knows by name: the seeds' block-level and file workloads as presets.
 
 They are refreshed at API start-up (`ensure_builtins`) and exported for the agent's offline
 `bench --preset` (agent/src/iowatt_agent/presets.json, checked for drift by a test).
@@ -6,7 +6,7 @@ They are refreshed at API start-up (`ensure_builtins`) and exported for the agen
 
 from iowatt_workload import GiB, KiB, MiB, pass_name
 
-from backend.workload.schemas import JobSpec, WorkloadSpec
+from backend.workload.schemas import JobSpec, PostmarkSpec, VdbenchSpec, WorkloadSpec
 
 
 def _quick(direct: bool) -> WorkloadSpec:
@@ -198,6 +198,57 @@ def seq_rand_table(direct: bool = True) -> WorkloadSpec:
     )
 
 
+# Seed 000 (DRAM-SSD vs HDD), §3.2.1 and Table 1: PostMark at three levels, "Block Size = 4KB, File
+# Size = 327KB" (fixed: low = high, so appends add nothing, as PostMark does at the high bound).
+# KB read as 1024 bytes, as the block size's 4 KB = 4096. Everything else is PostMark 1.5's default
+# (bias 5/5, buffering on, seed 42).
+PM_FILE_SIZE = 327 * KiB
+PM_BLOCK = 4 * KiB
+POSTMARK_LEVELS = {  # level: (subdirectories, files, transactions)
+    "low": (10, 10_000, 50_000),
+    "medium": (10, 30_000, 50_000),
+    "high": (100, 70_000, 100_000),
+}
+
+
+def postmark_level(level: str) -> WorkloadSpec:
+    subdirectories, number, transactions = POSTMARK_LEVELS[level]
+    return WorkloadSpec(
+        kind="postmark",
+        postmark=PostmarkSpec(
+            number=number,
+            transactions=transactions,
+            subdirectories=subdirectories,
+            size_low_bytes=PM_FILE_SIZE,
+            size_high_bytes=PM_FILE_SIZE,
+            read_block_bytes=PM_BLOCK,
+            write_block_bytes=PM_BLOCK,
+        ),
+    )
+
+
+# Seed 001 (enterprise HDDs), note 12: the two vdbench 5.04 scripts verbatim (the `vdbench -f ...`
+# command line after each is not part of the file; `anchor=H:` is replaced by the run's directory).
+# Full size: big 100 files of 5 GiB (500 GiB) for 10 h; small 1,638,400 files of 16 KiB (25 GiB)
+# for 10 h. The default scale makes each a few hundred MB at most for 36 s (the engine's --scale:
+# files per directory, file size and elapsed times the factor); a run's scale multiplies it.
+VDBENCH_BIG = """# Sample script for big files testing
+fsd=fsd1,anchor=H:,depth=1,width=5,files=20,size=5G
+fwd=fwd1,fsd=fsd1,rdpct=90,xfersize=128k,fileselect=random,fileio=random,threads=64
+rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=10h,interval=30
+"""
+VDBENCH_SMALL = """# Sample script for big files testing
+fsd=fsd1,anchor=H:,depth=1,width=64,files=25600,size=16k
+fwd=fwd1,fsd=fsd1,rdpct=90,xfersize=1k,fileselect=random,fileio=random,threads=64
+rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=10h,interval=30
+"""
+VDBENCH_DEFAULT_SCALE = 0.001
+
+
+def vdbench_set(parameters: str, scale: float = VDBENCH_DEFAULT_SCALE) -> WorkloadSpec:
+    return WorkloadSpec(kind="vdbench", vdbench=VdbenchSpec(parameters=parameters, scale=scale))
+
+
 BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
     "quick": (
         "A few seconds each of 4 KiB random read, 1 MiB sequential read and 1 MiB sequential write "
@@ -246,5 +297,35 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
         "Multi-threaded 4 KiB random reads (pread), 1 to 64 threads, 5 s each: IOPS and latency "
         "mean/p50/p99/p99.9 against the thread count.",
         threads_latency(),
+    ),
+    "postmark-low": (
+        "PostMark, seed 000's Low level (Table 1): 10 subdirectories, 10,000 files, 50,000 transactions; "
+        "files of 327 KiB, 4 KiB reads and writes; the paper's Table 3 reports its run time. File set "
+        "about 3.3 GB; a run's scale multiplies files and transactions.",
+        postmark_level("low"),
+    ),
+    "postmark-medium": (
+        "PostMark, seed 000's Medium level (Table 1): 10 subdirectories, 30,000 files, 50,000 "
+        "transactions; files of 327 KiB, 4 KiB reads and writes. File set about 10 GB; a run's scale "
+        "multiplies files and transactions.",
+        postmark_level("medium"),
+    ),
+    "postmark-high": (
+        "PostMark, seed 000's High level (Table 1): 100 subdirectories, 70,000 files, 100,000 "
+        "transactions; files of 327 KiB, 4 KiB reads and writes. File set about 23 GB; a run's scale "
+        "multiplies files and transactions.",
+        postmark_level("high"),
+    ),
+    "vdbench-big": (
+        "vdbench large files, seed 001's VdbenchFSBigTest verbatim: 5 directories x 20 files of 5 GiB, "
+        "128 KiB random I/O in random files, 90% read, 64 threads. Full size 500 GiB for 10 h; by "
+        "default at scale 0.001: 65 files of about 5 MiB (about 350 MB) for 36 s.",
+        vdbench_set(VDBENCH_BIG),
+    ),
+    "vdbench-small": (
+        "vdbench small files, seed 001's VdbenchFSSmallTest verbatim: 64 directories x 25,600 files of "
+        "16 KiB, 1 KiB random I/O in random files, 90% read, 64 threads. Full size 1,638,400 files "
+        "(25 GiB) for 10 h; by default at scale 0.001: 1,664 files of 1 KiB for 36 s.",
+        vdbench_set(VDBENCH_SMALL),
     ),
 }

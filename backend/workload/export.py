@@ -1,25 +1,30 @@
 """Export the built-in presets for the agent's offline `bench --preset` (one source of truth: the
 server's definitions). `python -m backend.workload.export > agent/src/iowatt_agent/presets.json`;
-a test fails when the exported file drifts from the definitions."""
+a test fails when the exported file drifts from the definitions. File presets' timeouts come from
+the engine's facts (--parse-only), so the export needs the built engine (make -C agent/engine)."""
 
 import json
 import sys
 from typing import Any
 
 from backend.workload.builtin import BUILTINS
+from backend.workload.facts import with_facts
 
 
 def presets() -> dict[str, Any]:
-    return {
-        name: {
+    out: dict[str, Any] = {}
+    for name, (description, defined) in BUILTINS.items():
+        spec = with_facts(defined)
+        out[name] = {
             "description": description,
             "passes": spec.passes,
             "discard_passes": spec.discard_passes,
             "engine_job": spec.engine_job(),
             "timeout_s": spec.timeout_s(),
         }
-        for name, (description, spec) in BUILTINS.items()
-    }
+        if spec.is_file:  # the engine's bounds as the server computed them (the agent checks its own)
+            out[name]["facts"] = spec.facts.model_dump(mode="json") if spec.facts is not None else None
+    return out
 
 
 if __name__ == "__main__":

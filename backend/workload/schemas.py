@@ -299,8 +299,166 @@ class JobSpec(InputSchema):
 # the agent and the server read them with the same code.
 
 
+WorkloadKind = Literal["block", "postmark", "vdbench"]
+KIND_LABEL = {"block": "a block workload", "postmark": "a PostMark workload", "vdbench": "a vdbench file set"}
+
+# PostMark's limits as the engine checks them (src/postmark.c): a 422 here says what the engine's
+# exit 2 would, before anything is queued.
+PM_MAX_SIZE = 1 << 30
+PM_MAX_NUMBER = 100_000_000
+PM_MAX_BLOCK = 64 * MiB
+PM_MAX_INT = 2**31 - 1
+PM_MAX_SUBDIRS = 100_000
+VDBENCH_MAX_TEXT = 64 * KiB
+SCALE_MAX = 1000.0
+ELAPSED_MAX_S = 366 * 86400  # the engine's --elapsed bound
+
+
+def _scale_text(value: float) -> str:
+    """A scale as the engine's --scale reads it (strtod): shortest exact decimal, no exponent."""
+    text = f"{value:.12f}".rstrip("0").rstrip(".")
+    return text if text not in ("", "0") else repr(value)
+
+
+class PostmarkSpec(InputSchema):
+    """PostMark 1.5's `set` commands, structured; defaults are PostMark's (as the engine has them).
+    `commands()` renders the command file the engine's --postmark reads."""
+
+    number: int = Field(500, ge=1, le=PM_MAX_NUMBER, description="files created first (set number)")
+    size_low_bytes: int = Field(500, ge=1, le=PM_MAX_SIZE, description="smallest file size, bytes (set size)")
+    size_high_bytes: int = Field(
+        10000,
+        ge=1,
+        le=PM_MAX_SIZE,
+        description="largest file size, bytes: sizes are uniform in [low, high); equal to low = fixed "
+        "size (appends then add nothing: files never grow past high)",
+    )
+    subdirectories: int = Field(
+        0, ge=0, le=PM_MAX_SUBDIRS, description="files spread over this many subdirectories (0 or 1: none)"
+    )
+    read_block_bytes: int = Field(512, ge=1, le=PM_MAX_BLOCK, description="bytes per read call (set read)")
+    write_block_bytes: int = Field(512, ge=1, le=PM_MAX_BLOCK, description="bytes per write call (set write)")
+    transactions: int = Field(500, ge=1, le=PM_MAX_INT, description="transactions (set transactions)")
+    bias_read: int = Field(
+        5, ge=-1, le=10, description="a transaction reads (else appends) N times in 10; -1 = neither"
+    )
+    bias_create: int = Field(
+        5, ge=-1, le=10, description="a transaction creates (else deletes) N times in 10; -1 = neither"
+    )
+    buffering: bool = Field(
+        True, description="PostMark's stdio buffering (true) or one call per block (false)"
+    )
+    seed: int = Field(42, ge=1, le=PM_MAX_INT, description="random generator seed (set seed)")
+    fsync: bool = Field(
+        False,
+        description="NOT IN POSTMARK: fsync after each file is written (create, append); marked in results",
+    )
+
+    @field_validator("size_high_bytes")
+    @classmethod
+    def _high_not_below_low(cls, v: int, info: ValidationInfo) -> int:
+        low = info.data.get("size_low_bytes")
+        if low is not None and v < low:
+            raise _bad(
+                f"the largest size ({human_bytes(v)}) must not be below the smallest ({human_bytes(low)})"
+            )
+        return v
+
+    def commands(self) -> str:
+        """The PostMark command file: `set` lines, `run`, `quit`."""
+        lines = [
+            f"set size {self.size_low_bytes} {self.size_high_bytes}",
+            f"set number {self.number}",
+        ]
+        if self.subdirectories >= 1:
+            lines.append(f"set subdirectories {self.subdirectories}")
+        lines += [
+            f"set read {self.read_block_bytes}",
+            f"set write {self.write_block_bytes}",
+            f"set transactions {self.transactions}",
+            f"set bias read {self.bias_read}",
+            f"set bias create {self.bias_create}",
+            f"set buffering {'true' if self.buffering else 'false'}",
+            f"set seed {self.seed}",
+        ]
+        if self.fsync:
+            lines.append("set fsync true")
+        return "\n".join([*lines, "run", "quit"]) + "\n"
+
+    def scaled(self, factor: float) -> "PostmarkSpec":
+        """Files and transactions times `factor` (each at least 1)."""
+        number = max(1, round(self.number * factor))
+        transactions = max(1, round(self.transactions * factor))
+        if number > PM_MAX_NUMBER or transactions > PM_MAX_INT:
+            raise ValueError(
+                f"the scaled workload has {number} files and {transactions} transactions: above PostMark's "
+                f"limits ({PM_MAX_NUMBER} files, {PM_MAX_INT} transactions)"
+            )
+        return self.model_copy(update={"number": number, "transactions": transactions})
+
+
+class VdbenchSpec(InputSchema):
+    """A vdbench parameter file (fsd/fwd/rd), read only by the engine's parser (ADR 0022)."""
+
+    parameters: str = Field(
+        min_length=1,
+        max_length=VDBENCH_MAX_TEXT,
+        description="the vdbench parameter file text (at most 64 KiB); anchor= is replaced on the host by "
+        "the run's directory",
+    )
+    scale: float = Field(
+        1.0,
+        gt=0,
+        le=SCALE_MAX,
+        description="the engine's --scale: files per directory, file sizes and elapsed times this factor "
+        "(1 = as written)",
+    )
+    elapsed_s: int | None = Field(
+        None,
+        ge=1,
+        le=ELAPSED_MAX_S,
+        description="run time override, seconds (the engine's --elapsed); null = rd's",
+    )
+
+    @field_validator("parameters")
+    @classmethod
+    def _fits(cls, v: str) -> str:
+        if len(v.encode()) > VDBENCH_MAX_TEXT:
+            raise _bad(f"the parameter file is {human_bytes(len(v.encode()))}: at most 64 KiB")
+        return v
+
+
+class FileFacts(InputSchema):
+    """What the engine's --parse-only says a file workload will do (its `bounds`), as the server got
+    them when the workload was saved or the run queued. Set by the server; a value sent is replaced."""
+
+    mode: Literal["postmark", "vdbench"]
+    threads: int = Field(description="threads running at once")
+    max_block_bytes: int = Field(description="largest read or write transfer, bytes")
+    bytes_written_max: int | None = Field(
+        description="upper bound of bytes the run writes, layout included; null = unbounded"
+    )
+    runtime_s_max: float | None = Field(
+        description="declared duration, seconds; null = size-bound (PostMark)"
+    )
+    dataset_bytes: int = Field(description="bytes of the file set as laid out")
+    files: int = Field(description="files of the file set as laid out")
+    directories: int = Field(description="directories of the file set as laid out")
+    o_direct: bool = Field(False, description="every file set is opened O_DIRECT (vdbench openflags)")
+
+
 class WorkloadSpec(InputSchema):
-    jobs: list[JobSpec] = Field(min_length=1, max_length=200)
+    kind: WorkloadKind = Field(
+        "block",
+        description="block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file "
+        "set (vdbench)",
+    )
+    jobs: list[JobSpec] = Field(
+        default_factory=list,
+        max_length=200,
+        validate_default=True,
+        description="block workloads: 1 to 200 jobs; file workloads: none",
+    )
     passes: int = Field(1, ge=1, le=20, description="measured passes per test (CrystalDiskMark-style)")
     discard_passes: int = Field(0, ge=0, le=5, description="leading passes run but not counted")
     shortened_by: float | None = Field(
@@ -310,6 +468,42 @@ class WorkloadSpec(InputSchema):
         description="the factor this workload's jobs were shortened by (WorkloadSpec.shortened: runtimes, "
         "or a size-bound job's I/O, times the factor), recorded so results say so; null = full length",
     )
+    postmark: PostmarkSpec | None = Field(None, validate_default=True, description="kind postmark only")
+    vdbench: VdbenchSpec | None = Field(None, validate_default=True, description="kind vdbench only")
+    scaled_by: float | None = Field(
+        None,
+        gt=0,
+        description="file workloads: the run's scale applied to this spec (vdbench: multiplied into "
+        "vdbench.scale; postmark: number and transactions times it), recorded so results say so; "
+        "null = as saved",
+    )
+    facts: FileFacts | None = Field(
+        None,
+        description="file workloads: the engine's --parse-only bounds as the server got them (set by "
+        "the server; a value sent is replaced); null for block workloads",
+    )
+
+    @field_validator("jobs")
+    @classmethod
+    def _jobs_for_block_only(cls, v: list[JobSpec], info: ValidationInfo) -> list[JobSpec]:
+        kind = info.data.get("kind", "block")
+        if kind == "block" and not v:
+            raise _bad("a block workload needs at least one job")
+        if kind != "block" and v:
+            raise _bad(f"{KIND_LABEL[kind]} has no jobs: its parameters are in '{kind}'")
+        return v
+
+    @field_validator("postmark")
+    @classmethod
+    def _postmark_for_its_kind(cls, v: PostmarkSpec | None, info: ValidationInfo) -> PostmarkSpec | None:
+        _only_for_kind("postmark", v, info)
+        return v
+
+    @field_validator("vdbench")
+    @classmethod
+    def _vdbench_for_its_kind(cls, v: VdbenchSpec | None, info: ValidationInfo) -> VdbenchSpec | None:
+        _only_for_kind("vdbench", v, info)
+        return v
 
     @model_validator(mode="after")
     def _unique_names(self) -> "WorkloadSpec":
@@ -323,9 +517,16 @@ class WorkloadSpec(InputSchema):
                 raise ValueError(f"with passes, job names end in .p0 … .p{total - 1}: {', '.join(bad[:3])}")
         return self
 
+    @property
+    def is_file(self) -> bool:
+        return self.kind != "block"
+
     def shortened(self, factor: float) -> "WorkloadSpec":
         """The one implementation of a shortened preset ("×0.1 for a quick look"): every job cut
-        to `factor` of its length, and the factor recorded (multiplied when shortened twice)."""
+        to `factor` of its length, and the factor recorded (multiplied when shortened twice).
+        Block workloads only: a file workload is made smaller with `scaled`."""
+        if self.is_file:
+            raise ValueError(f"{KIND_LABEL[self.kind]} is made smaller with scale, not shorten")
         if not SHORTEN_MIN <= factor < 1:
             raise ValueError(f"a shortening factor is from {SHORTEN_MIN} to below 1")
         recorded = round((self.shortened_by or 1.0) * factor, 6)
@@ -333,12 +534,92 @@ class WorkloadSpec(InputSchema):
             update={"jobs": [j.shortened(factor) for j in self.jobs], "shortened_by": max(recorded, 1e-6)}
         )
 
+    def scaled(self, factor: float) -> "WorkloadSpec":
+        """A file workload at `factor` of its size (ADR 0022): vdbench's scale multiplied,
+        PostMark's files and transactions multiplied (at least 1); the factor recorded in
+        scaled_by (multiplied when scaled twice). The facts no longer hold: they are cleared
+        (the server asks the engine again). ValueError when the result is out of bounds."""
+        if not self.is_file:
+            raise ValueError("a block workload is made shorter with shorten, not scale")
+        if not factor > 0:
+            raise ValueError("a scale is above 0")
+        recorded = float(f"{(self.scaled_by or 1.0) * factor:.12g}")
+        update: dict[str, object] = {"scaled_by": recorded, "facts": None}
+        if self.vdbench is not None:
+            scale = float(f"{self.vdbench.scale * factor:.12g}")
+            if not 0 < scale <= SCALE_MAX:
+                raise ValueError(
+                    f"the workload's scale {self.vdbench.scale:g} times {factor:g} is {scale:g}: "
+                    f"the engine takes above 0 and at most {SCALE_MAX:g}"
+                )
+            update["vdbench"] = self.vdbench.model_copy(update={"scale": scale})
+        if self.postmark is not None:
+            update["postmark"] = self.postmark.scaled(factor)
+        return self.model_copy(update=update)
+
     def engine_job(self) -> dict[str, object]:
+        """What the agent receives in lease.engine_job: the engine's job file for a block workload;
+        for a file workload {"mode": "postmark", "commands": TEXT} or {"mode": "vdbench",
+        "parameters": TEXT, "scale": "X", "elapsed"?: "S"} (strings, as the engine's flags)."""
+        if self.postmark is not None and self.kind == "postmark":
+            return {"mode": "postmark", "commands": self.postmark.commands()}
+        if self.vdbench is not None and self.kind == "vdbench":
+            job: dict[str, object] = {
+                "mode": "vdbench",
+                "parameters": self.vdbench.parameters,
+                "scale": _scale_text(self.vdbench.scale),
+            }
+            if self.vdbench.elapsed_s is not None:
+                job["elapsed"] = str(self.vdbench.elapsed_s)
+            return job
         return {"global": {}, "jobs": [j.engine_options() for j in self.jobs]}
 
+    def identity_jobs(self) -> list[dict[str, Any]]:
+        """What the compare's like-for-like rule (iowatt_workload.identity) sees: a block
+        workload's jobs; a file workload's parameters as one entry ({"kind": ..., then PostMark's
+        settings, or vdbench's text, scale and elapsed_s}), so two file workloads are the same only
+        when they run the same thing."""
+        if self.kind == "postmark" and self.postmark is not None:
+            return [{"kind": "postmark", **self.postmark.model_dump(mode="json")}]
+        if self.kind == "vdbench" and self.vdbench is not None:
+            return [{"kind": "vdbench", **self.vdbench.model_dump(mode="json")}]
+        return [j.model_dump(mode="json") for j in self.jobs]
+
     def timeout_s(self) -> int:
+        if self.is_file:
+            return self._file_timeout_s()
         # The engine lays out and pre-fills files before reading: allow for that and for slack.
         return int(sum(j.expected_duration_s() for j in self.jobs) * 1.5 + 10 * len(self.jobs) + 300)
+
+    def _file_timeout_s(self) -> int:
+        """The agent's hard wall-clock limit for a file workload, from the engine's facts: the
+        declared run time, plus laying out and writing the data at a slow 20 MB/s, plus the file
+        operations at a slow 200 per second (a busy disk: creations, deletions, opens), times 1.5
+        and 10 minutes of slack. Without facts (the engine was not there when a preset was
+        refreshed): FILE_TIMEOUT_NO_FACTS_S."""
+        f = self.facts
+        if f is None:
+            return FILE_TIMEOUT_NO_FACTS_S
+        data = max(f.dataset_bytes, f.bytes_written_max or 0)
+        ops = 2 * f.files + f.directories
+        if self.postmark is not None:
+            ops += 2 * self.postmark.transactions
+            data += self.postmark.transactions * max(self.postmark.size_high_bytes, f.max_block_bytes)
+        seconds = (f.runtime_s_max or 0.0) + data / SLOW_BYTES_PER_S + ops / SLOW_FILE_OPS_PER_S
+        return int(seconds * 1.5 + 600)
+
+
+SLOW_BYTES_PER_S = 20e6
+SLOW_FILE_OPS_PER_S = 200.0
+FILE_TIMEOUT_NO_FACTS_S = 6 * 3600
+
+
+def _only_for_kind(kind: str, v: object, info: ValidationInfo) -> None:
+    given = info.data.get("kind", "block")
+    if given == kind and v is None:
+        raise _bad(f"{KIND_LABEL[kind]} needs its parameters here")
+    if given != kind and v is not None:
+        raise _bad(f"only a workload of kind {kind!r} has these parameters (this one is {given!r})")
 
 
 # --- stored specs ------------------------------------------------------------------------------
@@ -350,12 +631,15 @@ class WorkloadSpec(InputSchema):
 # Changing WorkloadSpec or JobSpec: bump SPEC_VERSION and add the upgrade from the previous
 # version to _UPGRADES (a renamed field is moved there, a removed one dropped).
 
-SPEC_VERSION = 2
+SPEC_VERSION = 3
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: lambda doc: doc,  # version 1 is version 0 with a version number: nothing moves
     # version 2 adds job options (bssplit, rate_iops, random_distribution, fsync_every, sync,
     # randseed, loops) and the spec's shortened_by, all with defaults that mean "unset": nothing moves
     1: lambda doc: doc,
+    # version 3 adds kind (default block), postmark, vdbench, scaled_by and facts (ADR 0022): every
+    # version-2 spec is a block workload as it stands, so nothing moves
+    2: lambda doc: doc,
 }
 
 
@@ -387,9 +671,16 @@ def load_spec(doc: dict[str, Any] | WorkloadSpec) -> WorkloadSpec:
             JobSpec.model_construct(**{k: v for k, v in job.items() if k in JobSpec.model_fields})
             for job in doc.get("jobs", [])
         ]
-        return WorkloadSpec.model_construct(
-            jobs=jobs, **{k: v for k, v in doc.items() if k in WorkloadSpec.model_fields and k != "jobs"}
-        )
+        nested: dict[str, Any] = {}
+        for key, model in (("postmark", PostmarkSpec), ("vdbench", VdbenchSpec), ("facts", FileFacts)):
+            if isinstance(doc.get(key), dict):
+                nested[key] = model.model_construct(
+                    **{k: v for k, v in doc[key].items() if k in model.model_fields}
+                )
+        plain = {
+            k: v for k, v in doc.items() if k in WorkloadSpec.model_fields and k not in ("jobs", *nested)
+        }
+        return WorkloadSpec.model_construct(jobs=jobs, **plain, **nested)
 
 
 # An output field holding a stored spec: read with load_spec, so a response carrying an old row

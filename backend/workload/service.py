@@ -1,3 +1,4 @@
+import contextlib
 import uuid
 
 from sqlalchemy.orm import Session
@@ -9,13 +10,18 @@ from backend.kit.repository import add_unique
 from backend.models import Role, Workload
 from backend.workload import repository
 from backend.workload.builtin import BUILTINS
+from backend.workload.facts import EngineUnavailable, with_facts
 from backend.workload.schemas import WorkloadCreate, stored_spec
 
 
 def ensure_builtins(session: Session) -> None:
-    """Insert or update the built-in presets (idempotent; run at start-up and by the CLI)."""
+    """Insert or update the built-in presets (idempotent; run at start-up and by the CLI). File
+    presets carry the engine's facts when this server has an engine (else none: a run of them is
+    refused until it has one, with the reason)."""
     for name, (description, spec) in BUILTINS.items():
         row = repository.builtin_by_name(session, name)
+        with contextlib.suppress(EngineUnavailable):
+            spec = with_facts(spec)
         data = stored_spec(spec)
         if row is None:
             session.add(Workload(team_id=None, name=name, description=description, spec=data, builtin=True))
@@ -26,11 +32,12 @@ def ensure_builtins(session: Session) -> None:
 
 def create(session: Session, *, principal: UserPrincipal, body: WorkloadCreate) -> Workload:
     principal.require(body.team_id, Role.member)
+    spec = with_facts(body.spec)  # a file workload: the engine's parser checks it, its facts are kept
     row = Workload(
         team_id=body.team_id,
         name=body.name,
         description=body.description,
-        spec=stored_spec(body.spec),
+        spec=stored_spec(spec),
         builtin=False,
     )
     add_unique(

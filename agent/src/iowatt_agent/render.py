@@ -303,7 +303,9 @@ def print_presets() -> None:
         passes = (
             f"{p['passes']} (+{p['discard_passes']} discarded)" if p["discard_passes"] else str(p["passes"])
         )
-        table.add_row(name, str(len(p["engine_job"]["jobs"])), passes, p["description"])
+        jobs = p["engine_job"].get("jobs")  # a file preset has a mode (postmark, vdbench), not jobs
+        count = str(len(jobs)) if jobs is not None else p["engine_job"]["mode"]
+        table.add_row(name, count, passes, p["description"])
     out.print(table)
 
 

@@ -1,0 +1,157 @@
+"""What a file workload will do, from the engine's own parser (ADR 0022).
+
+The server never parses PostMark command files or vdbench parameter files: it writes the text
+to a temporary file and runs `iowatt-engine --postmark=F|--vdbench=F --directory=DIR --parse-only`
+(no shell, a timeout, nothing touched on disk; DIR need not exist). The engine's exit 2 message
+becomes a 422 at the field that holds the text; its `bounds` object becomes the spec's `facts`,
+which size the agent's timeout, go to the host policy check and tell the UI the file set's size.
+The agent runs the same command itself and trusts only its own answer.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from backend.config import REPO_ROOT, get_settings
+from backend.errors import AppError, Invalid
+from backend.workload.schemas import FileFacts, WorkloadSpec
+
+ENGINE_NAME = "iowatt-engine"
+REPO_ENGINE = REPO_ROOT / "agent" / "engine" / "build" / ENGINE_NAME
+PARSE_TIMEOUT_S = 20.0
+# the directory the engine is told about: never created, never opened (--parse-only touches nothing)
+PARSE_DIRECTORY = "/nonexistent/iowatt-parse-only"
+_CACHE_SIZE = 256
+
+
+class EngineUnavailable(AppError):
+    """The server has no engine to check a file workload with (503: the deployment's to fix)."""
+
+    status_code = 503
+    code = "engine_unavailable"
+
+
+def engine_path() -> Path:
+    """IOWATT_ENGINE_PATH, else the repository's build (make -C agent/engine), else iowatt-engine
+    on PATH; EngineUnavailable naming the setting when none is an executable file."""
+    configured = get_settings().engine_path
+    if configured:
+        path = Path(configured)
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise EngineUnavailable(
+                f"IOWATT_ENGINE_PATH={path} is not an executable file: the server checks file workloads "
+                "(PostMark, vdbench) with iowatt-engine --parse-only; build it (make -C agent/engine) "
+                "or fix the setting"
+            )
+        return path
+    if REPO_ENGINE.is_file() and os.access(REPO_ENGINE, os.X_OK):
+        return REPO_ENGINE
+    found = shutil.which(ENGINE_NAME)
+    if found:
+        return Path(found)
+    raise EngineUnavailable(
+        f"no {ENGINE_NAME} on this server (tried {REPO_ENGINE} and PATH): file workloads (PostMark, "
+        "vdbench) are checked with the engine's --parse-only before they are saved or queued; build it "
+        "(make -C agent/engine) or set IOWATT_ENGINE_PATH"
+    )
+
+
+def _command(spec: WorkloadSpec, engine: Path, path: str) -> tuple[list[str], str, str]:
+    """argv, the file's text, and the field a refusal is reported at."""
+    if spec.kind == "postmark" and spec.postmark is not None:
+        return [str(engine), f"--postmark={path}"], spec.postmark.commands(), "postmark"
+    if spec.kind == "vdbench" and spec.vdbench is not None:
+        job = spec.engine_job()
+        argv = [str(engine), f"--vdbench={path}", f"--scale={job['scale']}"]
+        if "elapsed" in job:
+            argv.append(f"--elapsed={job['elapsed']}")
+        return argv, spec.vdbench.parameters, "vdbench.parameters"
+    raise ValueError("not a file workload")
+
+
+_cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def parse_only(spec: WorkloadSpec, *, at: str = "spec") -> dict[str, Any]:
+    """The engine's --parse-only document for a file workload (cached by what it ran on: a
+    campaign of 500 runs asks once). On exit 2, Invalid with the engine's message at `at`.postmark
+    or `at`.vdbench.parameters (`at`: the request's field holding the spec); EngineUnavailable
+    when there is no engine."""
+    engine = engine_path()
+    argv, text, field = _command(spec, engine, "FILE")
+    key = hashlib.sha256(json.dumps([str(engine), argv[1:], text]).encode()).hexdigest()
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    with tempfile.TemporaryDirectory(prefix="iowatt-parse-") as tmp:
+        path = Path(tmp) / ("commands.txt" if spec.kind == "postmark" else "parameters.txt")
+        path.write_text(text)
+        argv, _, _ = _command(spec, engine, str(path))
+        try:
+            proc = subprocess.run(
+                [*argv, f"--directory={PARSE_DIRECTORY}", "--parse-only"],
+                capture_output=True,
+                text=True,
+                timeout=PARSE_TIMEOUT_S,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise EngineUnavailable(f"{ENGINE_NAME} --parse-only took over {PARSE_TIMEOUT_S:g} s") from exc
+    where = f"{at}.{field}"
+    if proc.returncode == 2:
+        raise Invalid(where, _engine_message(proc.stderr))
+    if proc.returncode != 0:
+        raise EngineUnavailable(
+            f"{ENGINE_NAME} --parse-only failed (exit {proc.returncode}): {_engine_message(proc.stderr)}"
+        )
+    try:
+        doc = json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise EngineUnavailable(f"{ENGINE_NAME} --parse-only printed no JSON: {proc.stdout[:200]!r}") from exc
+    if not isinstance(doc, dict):
+        raise EngineUnavailable(f"{ENGINE_NAME} --parse-only printed {type(doc).__name__}, not an object")
+    with _cache_lock:
+        _cache[key] = doc
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return doc
+
+
+def _engine_message(stderr: str) -> str:
+    """The engine's one-line reason, without its program-name prefix."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return "the engine refused the workload (no message)"
+    last = lines[-1]
+    prefix = f"{ENGINE_NAME}: "
+    return (last[len(prefix) :] if last.startswith(prefix) else last)[:1000]
+
+
+def facts_of(doc: dict[str, Any]) -> FileFacts | None:
+    """The `bounds` of a --parse-only document as FileFacts (None from an engine that prints no
+    bounds yet); vdbench's fsd openflags say whether every file set is opened O_DIRECT."""
+    bounds = doc.get("bounds")
+    if not isinstance(bounds, dict):
+        return None
+    fsds = [f for f in doc.get("fsd") or [] if isinstance(f, dict)]
+    o_direct = bool(fsds) and all(bool(f.get("o_direct")) for f in fsds)
+    known = {k: v for k, v in bounds.items() if k in FileFacts.model_fields}
+    return FileFacts.model_validate({**known, "o_direct": o_direct})
+
+
+def with_facts(spec: WorkloadSpec, *, at: str = "spec") -> WorkloadSpec:
+    """A file workload checked by the engine, its facts set (replacing any sent); a block workload
+    as it is (no facts). `at`: as parse_only's."""
+    if not spec.is_file:
+        return spec if spec.facts is None else spec.model_copy(update={"facts": None})
+    return spec.model_copy(update={"facts": facts_of(parse_only(spec, at=at))})
