@@ -43,6 +43,7 @@ from backend.kit.security import burn_password_check
 from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logging, log, request_id_of
 from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
+from backend.review.router import router as review_router
 from backend.run.router import router as run_router
 from backend.run.router import tags_router as run_tags_router
 from backend.sharing.router import pages as sharing_pages
@@ -254,6 +255,7 @@ def create_app() -> FastAPI:
         erase_router,
         views_router,
         sharing_router,
+        review_router,
     ):
         app.include_router(r, prefix=API_PREFIX)
     app.include_router(metrics_router)

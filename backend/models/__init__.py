@@ -10,6 +10,7 @@ from backend.models.environment import Environment
 from backend.models.outbox import OutboxTask
 from backend.models.power import GridIntensityHour, PowerSample, RunEnergy, RunPower
 from backend.models.result import ResultJob, ResultSeriesPoint, RunResult
+from backend.models.review import Review, ReviewCandidate, ReviewComment  # noqa: F401
 from backend.models.run import ACTIVE_STATUSES, FINAL_STATUSES, Run, RunStatus
 from backend.models.sharing import ShareLink
 from backend.models.team import ApiToken, Invitation, Membership, Role, Team, User

@@ -140,7 +140,8 @@ def test_seed001_tables_4_and_6_to_the_cent(i: int) -> None:
 def test_seed000_energy_per_job_is_runtime_times_power() -> None:
     # Table 3 run times (s) × Table 4 power (W) = Table 5 (J)
     rows = [("15", "264.18", "3962.7"), ("153", "264.63", "40488.39"), ("388", "281.26", "109128.88"),
-            ("15", "476.55", "7148.25"), ("34", "484.74", "16481.16"), ("74.33", "508.01", "37760.38")]  # fmt: skip
+            ("15", "476.55", "7148.25"), ("34", "484.74", "16481.16"),
+            ("74.33", "508.01", "37760.38")]  # fmt: skip
     for runtime, power, table5 in rows:
         assert cents(formulas.energy_per_job_j(Decimal(runtime), Decimal(power))) == Decimal(table5)
 
@@ -166,7 +167,8 @@ def _cand(name: str, price: str, perf: str, load: str, idle: str) -> compute.Can
 
     return compute.Candidate(
         id=uuid.uuid4(), name=name, unit_price=Decimal(price), capacity_bytes=10**12, count=1, hot_spares=0,
-        over_provisioning=Decimal(0), protection=Protection("jbod"), afr=Decimal(0), embodied_kg_per_drive=None,
+        over_provisioning=Decimal(0), protection=Protection("jbod"), afr=Decimal(0),
+        embodied_kg_per_drive=None,
         performance=Decimal(perf), metric="iops", mb_s=None, idle_w=Decimal(idle), load_w=Decimal(load),
     )  # fmt: skip
 

@@ -157,6 +157,22 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "PUT /api/v1/runs/{run_id}/tags":             ("401", "403", OK, OK, "404", "403", "403", "401"),
     "GET /api/v1/tags":                           ("401", OK, OK, OK,  "403", "403", "403", "401"),
     "POST /api/v1/results":                       ("401", "403", OK, OK, "403", "403", "403", "401"),
+    # --- procurement reviews (issue 16; ADR 0024): the team reads (the PDF too), members edit,
+    # comment and start new versions, admins decide; the world's review is the member's, undecided
+    "POST /api/v1/reviews":                       ("401", "403", OK, OK, "403", "403", "403", "401"),
+    "GET /api/v1/reviews":                        ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/reviews/{review_id}":            ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "PATCH /api/v1/reviews/{review_id}":          ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "POST /api/v1/reviews/{review_id}/candidates": ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "PATCH /api/v1/reviews/{review_id}/candidates/{candidate_id}":
+                                                  ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "DELETE /api/v1/reviews/{review_id}/candidates/{candidate_id}":
+                                                  ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "POST /api/v1/reviews/{review_id}/decision":  ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "POST /api/v1/reviews/{review_id}/versions":  ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "GET /api/v1/reviews/{review_id}/comments":   ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "POST /api/v1/reviews/{review_id}/comments":  ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "GET /api/v1/reviews/{review_id}/pdf":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
 }
 # fmt: on
 
@@ -164,6 +180,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
 # object's state matters (an agent's protocol needs a run in the right state, with its lease).
 PATH_IDS: dict[str, str] = {
     "comment_id": "comment",  # V4
+    "review_id": "review",  # issue 16
+    "candidate_id": "review_candidate",
     "team_id": "team",
     "agent_id": "agent_x",
     "device_id": "device",
@@ -207,6 +225,28 @@ def _upload(w: World) -> dict[str, Any]:
 
 # Minimal valid bodies (JSON unless a (content, media type) pair) and required query parameters.
 BODIES: dict[str, Any] = {
+    # procurement reviews (issue 16)
+    "POST /api/v1/reviews": lambda w: {
+        "team_id": str(w.team_a),
+        "name": "matrix review",
+        "currency": "EUR",
+        "horizon_years": "3",
+        "tariff_per_kwh": "0.2",
+    },
+    "PATCH /api/v1/reviews/{review_id}": lambda w: {"question": "matrix"},
+    "POST /api/v1/reviews/{review_id}/candidates": lambda w: {
+        "name": "matrix candidate",
+        "device": {"model": "disk", "capacity_bytes": 10**12, "unit_price": "50"},
+        "count": 1,
+        "protection": "jbod",
+        "performance": {"source": "published", "metric": "iops", "value": "100", "reference": "datasheet"},
+    },
+    "PATCH /api/v1/reviews/{review_id}/candidates/{candidate_id}": lambda w: {"count": 4},
+    "POST /api/v1/reviews/{review_id}/decision": lambda w: {
+        "candidate_id": w.ids["review_candidate"],
+        "reason": "matrix",
+    },
+    "POST /api/v1/reviews/{review_id}/comments": lambda w: {"body": "matrix"},
     # V3 tags and uploads (issue 13)
     "PUT /api/v1/runs/{run_id}/tags": lambda w: {"tags": ["matrix"]},
     "POST /api/v1/results": lambda w: {

@@ -236,4 +236,22 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
         "member", "POST", "/comments", json={"target_kind": "run", "target_key": done, "body": f"c-{marker}"}
     )["id"]
     commit()
+    # a procurement review (issue 16): the member's, with one candidate, undecided
+    w.ids["review"] = call(
+        "member",
+        "POST",
+        "/reviews",
+        json={"team_id": str(w.team_a), "name": f"r-{marker}", "currency": "EUR", "horizon_years": "5",
+              "tariff_per_kwh": "0.25"},
+    )["id"]  # fmt: skip
+    w.ids["review_candidate"] = call(
+        "member",
+        "POST",
+        f"/reviews/{w.ids['review']}/candidates",
+        json={"name": "mirror", "device": {"model": "disk", "capacity_bytes": 10**12, "unit_price": "100"},
+              "count": 2, "protection": "raid1",
+              "performance": {"source": "published", "metric": "iops", "value": "200",
+                              "reference": "datasheet"}},
+    )["id"]  # fmt: skip
+    commit()
     return w

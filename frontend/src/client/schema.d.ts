@@ -717,6 +717,185 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Reviews
+         * @description The caller's teams' reviews (or one team's), newest first: any role.
+         */
+        get: operations["list_reviews_api_v1_reviews_get"];
+        put?: never;
+        /**
+         * Create Review
+         * @description A new review (members and admins of the team). Tariff, grid intensity and PUE come from the
+         *     environment when one is named and they are not given.
+         */
+        post: operations["create_review_api_v1_reviews_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reviews/{review_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Review
+         * @description A review, its candidates' figures, ranking, sensitivity and methodology: any role. A decided
+         *     review answers the figures frozen at its decision.
+         */
+        get: operations["get_review_api_v1_reviews__review_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update Review
+         * @description Change the question or the context (members); 409 once decided.
+         */
+        patch: operations["update_review_api_v1_reviews__review_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/reviews/{review_id}/candidates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add Candidate
+         * @description Add a candidate (members); 409 once decided.
+         */
+        post: operations["add_candidate_api_v1_reviews__review_id__candidates_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reviews/{review_id}/candidates/{candidate_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Candidate
+         * @description Remove a candidate (members); 409 once decided.
+         */
+        delete: operations["delete_candidate_api_v1_reviews__review_id__candidates__candidate_id__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Candidate
+         * @description Change a candidate (members); 409 once decided.
+         */
+        patch: operations["update_candidate_api_v1_reviews__review_id__candidates__candidate_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/reviews/{review_id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Comments
+         * @description The review's discussion, oldest first: any role.
+         */
+        get: operations["list_comments_api_v1_reviews__review_id__comments_get"];
+        put?: never;
+        /**
+         * Add Comment
+         * @description Comment (members), on a decided review too.
+         */
+        post: operations["add_comment_api_v1_reviews__review_id__comments_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reviews/{review_id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide
+         * @description Decide (admins): the chosen candidate, who, when, why. Freezes the review.
+         */
+        post: operations["decide_api_v1_reviews__review_id__decision_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reviews/{review_id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Review Pdf
+         * @description The review as a PDF (charts, tables, methodology appendix), printed by headless Chromium:
+         *     any role.
+         */
+        get: operations["review_pdf_api_v1_reviews__review_id__pdf_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reviews/{review_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New Version
+         * @description A new, undecided version with the same context and candidates (members).
+         */
+        post: operations["new_version_api_v1_reviews__review_id__versions_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs": {
         parameters: {
             query?: never;
@@ -1628,6 +1807,205 @@ export interface components {
              */
             target_path: string;
         };
+        /** CandidateCreate */
+        CandidateCreate: {
+            /** Count */
+            count: number;
+            device: components["schemas"]["DeviceIn"];
+            /**
+             * Hot Spares
+             * @default 0
+             */
+            hot_spares: number;
+            /** Job Points */
+            job_points?: components["schemas"]["JobPoint"][];
+            /** Name */
+            name: string;
+            /**
+             * Over Provisioning
+             * @description share of usable space kept free (SSD over-provisioning, file-system reserve)
+             * @default 0
+             */
+            over_provisioning: number | string;
+            /** Performance */
+            performance: components["schemas"]["PublishedPerformance"] | components["schemas"]["RunPerformance"] | components["schemas"]["ComparisonPerformance"];
+            power?: components["schemas"]["PowerIn"] | null;
+            /**
+             * Protection
+             * @description jbod | raid0 | raid1 | raid5 | raid6 | raid10 | "ec:K+M" | "replica:N"
+             */
+            protection: string;
+            /**
+             * Reported
+             * @description figures a published report gives for this candidate (keys as in the CSV: cost_per_iops_single, cost_per_gb_usable, ...); differences beyond its rounding are flagged
+             */
+            reported?: {
+                [key: string]: number | string;
+            };
+        };
+        /** CandidateRead */
+        CandidateRead: {
+            /** Afr */
+            afr: string;
+            /** Capacity Bytes */
+            capacity_bytes: number;
+            /** Co2E Kg Lifetime */
+            co2e_kg_lifetime: string | null;
+            /**
+             * Cost Per Gb Raw
+             * @description per GB of raw capacity, GB = 10^9 bytes
+             */
+            cost_per_gb_raw: string;
+            /**
+             * Cost Per Gb Usable
+             * @description per GB of usable capacity, GB = 10^9 bytes
+             */
+            cost_per_gb_usable: string | null;
+            /**
+             * Cost Per Iops Set
+             * @description set price / performance
+             */
+            cost_per_iops_set: string | null;
+            /**
+             * Cost Per Iops Single
+             * @description unit price / performance (IOPS or RPS)
+             */
+            cost_per_iops_single: string | null;
+            /** Count */
+            count: number;
+            /** Data Drives */
+            data_drives: number;
+            /** Device Id */
+            device_id: string | null;
+            /** Discrepancies */
+            discrepancies: components["schemas"]["Discrepancy"][];
+            /** Drives */
+            drives: number;
+            /** Embodied Kg */
+            embodied_kg: string | null;
+            /** Embodied Source */
+            embodied_source: string | null;
+            /** Energy Cost Per Year */
+            energy_cost_per_year: string | null;
+            /**
+             * Energy Kwh Per Year
+             * @description the devices' energy, 8,766 h a year
+             */
+            energy_kwh_per_year: string | null;
+            /**
+             * Facility Kwh Per Year
+             * @description × PUE
+             */
+            facility_kwh_per_year: string | null;
+            /** Hot Spares */
+            hot_spares: number;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Idle W
+             * @description the set's idle power, W
+             */
+            idle_w: string | null;
+            /** Iops Per W */
+            iops_per_w: string | null;
+            /** Job Energy */
+            job_energy: components["schemas"]["JobEnergy"][];
+            /**
+             * Load W
+             * @description the set's power under load, W
+             */
+            load_w: string | null;
+            /** Mb S */
+            mb_s: string | null;
+            /** Mb S Per W */
+            mb_s_per_w: string | null;
+            /** Model */
+            model: string;
+            /** Name */
+            name: string;
+            /** Operational Kg Per Year */
+            operational_kg_per_year: string | null;
+            /** Over Provisioning */
+            over_provisioning: string;
+            /** Performance Metric */
+            performance_metric: string;
+            /**
+             * Performance Reference
+             * @description the published source, or the run it was read from
+             */
+            performance_reference: string;
+            /**
+             * Performance Source
+             * @enum {string}
+             */
+            performance_source: "published" | "run" | "comparison";
+            /**
+             * Performance Value
+             * @description of the configuration; null: the run has no result
+             */
+            performance_value: string | null;
+            /** Position */
+            position: number;
+            /** Power Reference */
+            power_reference: string | null;
+            /** Power Source */
+            power_source: ("measured" | "published" | "estimated") | null;
+            /** Price Total */
+            price_total: string;
+            /** Protection */
+            protection: string;
+            /**
+             * Protection Overhead
+             * @description (raw − usable) / usable; 1 = 100 %
+             */
+            protection_overhead: string;
+            /** Raw Bytes */
+            raw_bytes: number;
+            /** Replacements */
+            replacements: string;
+            /** Run Id */
+            run_id: string | null;
+            /** Run Ids */
+            run_ids: string[];
+            /** Tco */
+            tco: string;
+            tco_parts: components["schemas"]["TcoParts"];
+            /** Unit Price */
+            unit_price: string;
+            /** Usable Bytes */
+            usable_bytes: number;
+            /**
+             * Validity
+             * @description the linked run's validity flags (run/compare domains)
+             */
+            validity: components["schemas"]["ValidityNote"][];
+        };
+        /** CandidateUpdate */
+        CandidateUpdate: {
+            /** Count */
+            count?: number | null;
+            device?: components["schemas"]["DeviceIn"] | null;
+            /** Hot Spares */
+            hot_spares?: number | null;
+            /** Job Points */
+            job_points?: components["schemas"]["JobPoint"][] | null;
+            /** Name */
+            name?: string | null;
+            /** Over Provisioning */
+            over_provisioning?: number | string | null;
+            /** Performance */
+            performance?: (components["schemas"]["PublishedPerformance"] | components["schemas"]["RunPerformance"] | components["schemas"]["ComparisonPerformance"]) | null;
+            power?: components["schemas"]["PowerIn"] | null;
+            /** Protection */
+            protection?: string | null;
+            /** Reported */
+            reported?: {
+                [key: string]: number | string;
+            } | null;
+        };
         /**
          * Change
          * @description A column's change against the baseline column, direction-aware (`backend/compare/change.py`).
@@ -1827,6 +2205,36 @@ export interface components {
                 [key: string]: components["schemas"]["ValidityFlag"][];
             };
         };
+        /** ComparisonPerformance */
+        ComparisonPerformance: {
+            /**
+             * Job Index
+             * @default 0
+             */
+            job_index: number;
+            /**
+             * Metric
+             * @default iops
+             * @enum {string}
+             */
+            metric: "iops" | "mb_s";
+            /**
+             * Run Id
+             * Format: uuid
+             * @description which of its runs is this candidate's configuration
+             */
+            run_id: string;
+            /**
+             * Run Ids
+             * @description the comparison's runs
+             */
+            run_ids: string[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            source: "comparison";
+        };
         /**
          * ComparisonTarget
          * @description A comparison exactly as the compare page shows it: its runs, baseline, grouping and view
@@ -1903,6 +2311,37 @@ export interface components {
             /** Percentile */
             percentile: number;
         };
+        /** Decision */
+        Decision: {
+            /**
+             * Candidate Id
+             * Format: uuid
+             */
+            candidate_id: string;
+            /** Candidate Name */
+            candidate_name: string;
+            /**
+             * Decided At
+             * Format: date-time
+             */
+            decided_at: string;
+            /** Decided By */
+            decided_by: string | null;
+            /** Decided By Name */
+            decided_by_name: string;
+            /** Reason */
+            reason: string;
+        };
+        /** DecisionCreate */
+        DecisionCreate: {
+            /**
+             * Candidate Id
+             * Format: uuid
+             */
+            candidate_id: string;
+            /** Reason */
+            reason: string;
+        };
         /**
          * DeclaredDevice
          * @description The device the result measured, as the uploader knows it (an external host has no inventory).
@@ -1925,6 +2364,44 @@ export interface components {
              * @description the disk's serial: only its sha256 is kept; the same serial on the same host is the same device in every upload (without one: the model and capacity are)
              */
             serial?: string | null;
+        };
+        /** DeviceIn */
+        DeviceIn: {
+            /**
+             * Afr
+             * @description annual failure rate, 0 to 1 (0.0044 = 0.44 %)
+             * @default 0
+             */
+            afr: number | string;
+            /**
+             * Capacity Bytes
+             * @description one drive's capacity, bytes
+             */
+            capacity_bytes: number;
+            /**
+             * Device Id
+             * @description a device of the team this model is (optional)
+             */
+            device_id?: string | null;
+            /**
+             * Embodied Kg
+             * @description embodied carbon of one drive, kg CO2e
+             */
+            embodied_kg?: number | string | null;
+            /** Embodied Source */
+            embodied_source?: string | null;
+            /**
+             * Media
+             * @description for the embodied-carbon default when embodied_kg is not given
+             */
+            media?: ("hdd" | "ssd" | "ram") | null;
+            /** Model */
+            model: string;
+            /**
+             * Unit Price
+             * @description one drive's price in the review's currency (decimal string)
+             */
+            unit_price: number | string;
         };
         /** DeviceRead */
         DeviceRead: {
@@ -2025,6 +2502,17 @@ export interface components {
             lat_mean_ns: number | null;
             /** Total Ios */
             total_ios: number;
+        };
+        /** Discrepancy */
+        Discrepancy: {
+            /** Computed */
+            computed: string | null;
+            /** Field */
+            field: string;
+            /** Message */
+            message: string;
+            /** Reported */
+            reported: string;
         };
         /** EmbodiedDefaultRead */
         EmbodiedDefaultRead: {
@@ -2379,6 +2867,15 @@ export interface components {
              */
             upload_id: string;
         };
+        /** FormulaRead */
+        FormulaRead: {
+            /** Formula */
+            formula: string;
+            /** Name */
+            name: string;
+            /** Source */
+            source: string;
+        };
         /** GridIntensityRead */
         GridIntensityRead: {
             /** G Per Kwh */
@@ -2650,6 +3147,49 @@ export interface components {
             metrics: components["schemas"]["Metric"][];
             /** Name */
             name: string;
+        };
+        /** JobCrossover */
+        JobCrossover: {
+            /**
+             * Crossover
+             * @description the first label whose winner differs from the one before
+             */
+            crossover: string | null;
+            /** Labels */
+            labels: string[];
+            /** Message */
+            message: string;
+            /**
+             * Winners
+             * @description per label, the candidate with the least energy per job
+             */
+            winners: string[];
+        };
+        /** JobEnergy */
+        JobEnergy: {
+            /**
+             * Energy J
+             * @description run time × power
+             */
+            energy_j: string;
+            /** Label */
+            label: string;
+            /** Power W */
+            power_w: string;
+            /** Runtime S */
+            runtime_s: string;
+        };
+        /** JobPoint */
+        JobPoint: {
+            /**
+             * Label
+             * @description a load level (seed 000: Low, Medium, High)
+             */
+            label: string;
+            /** Power W */
+            power_w: number | string;
+            /** Runtime S */
+            runtime_s: number | string;
         };
         /** JobSeries */
         JobSeries: {
@@ -3452,6 +3992,27 @@ export interface components {
             /** Writable */
             writable: boolean;
         };
+        /** PowerIn */
+        PowerIn: {
+            /**
+             * Estimated
+             * @description an estimate (e.g. from datasheet typicals), labelled so
+             * @default false
+             */
+            estimated: boolean;
+            /** Idle W */
+            idle_w: number | string;
+            /** Load W */
+            load_w: number | string;
+            /**
+             * Per
+             * @description figures of one drive (× count) or of the whole set
+             * @enum {string}
+             */
+            per: "drive" | "set";
+            /** Reference */
+            reference: string;
+        };
         /** PowerPoint */
         PowerPoint: {
             /** T S */
@@ -3628,6 +4189,55 @@ export interface components {
             /** Write Iops */
             write_iops: number;
         };
+        /** PublishedPerformance */
+        PublishedPerformance: {
+            /**
+             * Mb S
+             * @description its MB/s too, when published (for MB/s per watt)
+             */
+            mb_s?: number | string | null;
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "iops" | "rps" | "mb_s";
+            /**
+             * Reference
+             * @description where the figure comes from
+             */
+            reference: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            source: "published";
+            /**
+             * Value
+             * @description the configuration's figure: IOPS, file reads/s (rps) or MB/s (10^6 B/s)
+             */
+            value: number | string;
+        };
+        /** RankRow */
+        RankRow: {
+            /**
+             * Candidate Id
+             * Format: uuid
+             */
+            candidate_id: string;
+            /** Name */
+            name: string;
+            /** Rank */
+            rank: number;
+            /** Score */
+            score: string;
+            /**
+             * Scores
+             * @description normalised score per criterion, 1 = best
+             */
+            scores: {
+                [key: string]: string;
+            };
+        };
         /** ResultImport */
         ResultImport: {
             device: components["schemas"]["DeclaredDevice"];
@@ -3772,6 +4382,229 @@ export interface components {
              */
             upload_id: string;
         };
+        /** ReviewCommentCreate */
+        ReviewCommentCreate: {
+            /** Body */
+            body: string;
+        };
+        /** ReviewCommentRead */
+        ReviewCommentRead: {
+            /** Author Id */
+            author_id: string | null;
+            /** Author Name */
+            author_name: string;
+            /** Body */
+            body: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Review Id
+             * Format: uuid
+             */
+            review_id: string;
+        };
+        /** ReviewCreate */
+        ReviewCreate: {
+            /**
+             * Currency
+             * @description ISO 4217 code
+             */
+            currency: string;
+            /**
+             * Duty Cycle
+             * @description share of the hours under load (the rest idle), 0 to 1
+             * @default 0.5
+             */
+            duty_cycle: number | string;
+            /** Environment Id */
+            environment_id?: string | null;
+            /**
+             * Grid G Per Kwh
+             * @description gCO2e/kWh; null: the environment's (override or region), else the world average
+             */
+            grid_g_per_kwh?: number | string | null;
+            /** Grid Source */
+            grid_source?: string | null;
+            /** Horizon Years */
+            horizon_years: number | string;
+            /** Name */
+            name: string;
+            /**
+             * Pue
+             * @description power usage effectiveness; null: the environment's, else 1
+             */
+            pue?: number | string | null;
+            /**
+             * Question
+             * @description what the review decides
+             * @default
+             */
+            question: string;
+            /**
+             * Tariff Per Kwh
+             * @description currency per kWh; null: the environment's price (environment_id), else required
+             */
+            tariff_per_kwh?: number | string | null;
+            /** Tariff Source */
+            tariff_source?: string | null;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /**
+             * Weights
+             * @description criterion → weight (≥ 0); null: tco 1, performance 1, co2e_lifetime 1
+             */
+            weights?: {
+                [key: string]: number | string;
+            } | null;
+        };
+        /** ReviewPage */
+        ReviewPage: {
+            /** Items */
+            items: components["schemas"]["ReviewSummary"][];
+            /** Total */
+            total: number;
+        };
+        /** ReviewRead */
+        ReviewRead: {
+            /** Candidates */
+            candidates: components["schemas"]["CandidateRead"][];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string | null;
+            /** Currency */
+            currency: string;
+            decision: components["schemas"]["Decision"] | null;
+            /** Duty Cycle */
+            duty_cycle: string;
+            /** Environment Id */
+            environment_id: string | null;
+            /** Gb Bytes */
+            gb_bytes: number;
+            /** Grid G Per Kwh */
+            grid_g_per_kwh: string;
+            /** Grid Source */
+            grid_source: string;
+            /** Horizon Years */
+            horizon_years: string;
+            /** Hours Per Year */
+            hours_per_year: number;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            job_crossover: components["schemas"]["JobCrossover"] | null;
+            /** Leader */
+            leader: string | null;
+            /** Methodology */
+            methodology: components["schemas"]["FormulaRead"][];
+            /** Name */
+            name: string;
+            /** Normalisation */
+            normalisation: string;
+            /** Parent Id */
+            parent_id: string | null;
+            /** Pue */
+            pue: string;
+            /** Question */
+            question: string;
+            /** Ranking */
+            ranking: components["schemas"]["RankRow"][];
+            /** Sensitivity */
+            sensitivity: components["schemas"]["SensitivityRow"][];
+            /** Tariff Per Kwh */
+            tariff_per_kwh: string;
+            /** Tariff Source */
+            tariff_source: string;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Version */
+            version: number;
+            /** Weights */
+            weights: {
+                [key: string]: string;
+            };
+        };
+        /** ReviewSummary */
+        ReviewSummary: {
+            /** Candidates */
+            candidates: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Currency */
+            currency: string;
+            /** Decided At */
+            decided_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Name */
+            name: string;
+            /** Parent Id */
+            parent_id: string | null;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** Version */
+            version: number;
+        };
+        /** ReviewUpdate */
+        ReviewUpdate: {
+            /** Currency */
+            currency?: string | null;
+            /** Duty Cycle */
+            duty_cycle?: number | string | null;
+            /** Grid G Per Kwh */
+            grid_g_per_kwh?: number | string | null;
+            /** Grid Source */
+            grid_source?: string | null;
+            /** Horizon Years */
+            horizon_years?: number | string | null;
+            /** Name */
+            name?: string | null;
+            /** Pue */
+            pue?: number | string | null;
+            /** Question */
+            question?: string | null;
+            /** Tariff Per Kwh */
+            tariff_per_kwh?: number | string | null;
+            /** Tariff Source */
+            tariff_source?: string | null;
+            /** Weights */
+            weights?: {
+                [key: string]: number | string;
+            } | null;
+        };
         /**
          * Role
          * @enum {string}
@@ -3827,6 +4660,30 @@ export interface components {
             items: components["schemas"]["RunRead"][];
             /** Total */
             total: number;
+        };
+        /** RunPerformance */
+        RunPerformance: {
+            /**
+             * Job Index
+             * @default 0
+             */
+            job_index: number;
+            /**
+             * Metric
+             * @default iops
+             * @enum {string}
+             */
+            metric: "iops" | "mb_s";
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            source: "run";
         };
         /** RunRead */
         RunRead: {
@@ -3995,6 +4852,26 @@ export interface components {
             t_ns: number[];
             /** Value */
             value: number[];
+        };
+        /** SensitivityRow */
+        SensitivityRow: {
+            /** Base */
+            base: string;
+            /** Flip At */
+            flip_at: string | null;
+            /** High */
+            high: string;
+            /** Low */
+            low: string;
+            /** Message */
+            message: string;
+            /** New Leader */
+            new_leader: string | null;
+            /**
+             * Parameter
+             * @enum {string}
+             */
+            parameter: "price" | "tariff" | "grid_intensity" | "duty_cycle" | "horizon";
         };
         /** SeriesPointRead */
         SeriesPointRead: {
@@ -4307,6 +5184,15 @@ export interface components {
             /** Items */
             items: components["schemas"]["TagCount"][];
         };
+        /** TcoParts */
+        TcoParts: {
+            /** Energy */
+            energy: string;
+            /** Purchase */
+            purchase: string;
+            /** Replacements */
+            replacements: string;
+        };
         /** TeamCreate */
         TeamCreate: {
             /**
@@ -4495,6 +5381,13 @@ export interface components {
         };
         /** ValidityFlag */
         ValidityFlag: {
+            /** Flag */
+            flag: string;
+            /** Message */
+            message: string;
+        };
+        /** ValidityNote */
+        ValidityNote: {
             /** Flag */
             flag: string;
             /** Message */
@@ -8011,6 +8904,883 @@ export interface operations {
                 };
             };
             /** @description The request body is larger than this route's limit (134217728 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_reviews_api_v1_reviews_get: {
+        parameters: {
+            query?: {
+                team_id?: string | null;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewPage"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_review_api_v1_reviews_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_review_api_v1_reviews__review_id__get: {
+        parameters: {
+            query?: {
+                /** @description csv: one row per candidate (a download) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                review_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review with every computed figure; with format=csv one row per candidate */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewRead"];
+                    "text/csv": string;
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_review_api_v1_reviews__review_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    add_candidate_api_v1_reviews__review_id__candidates_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CandidateCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandidateRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_candidate_api_v1_reviews__review_id__candidates__candidate_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: string;
+                candidate_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_candidate_api_v1_reviews__review_id__candidates__candidate_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: string;
+                candidate_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CandidateUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandidateRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_comments_api_v1_reviews__review_id__comments_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewCommentRead"][];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    add_comment_api_v1_reviews__review_id__comments_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewCommentCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewCommentRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    decide_api_v1_reviews__review_id__decision_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    review_pdf_api_v1_reviews__review_id__pdf_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review as a PDF */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": unknown;
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Chromium is not installed on the server */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    new_version_api_v1_reviews__review_id__versions_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewRead"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
             413: {
                 headers: {
                     [name: string]: unknown;

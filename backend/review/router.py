@@ -1,0 +1,169 @@
+import uuid
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Response, status
+
+from backend.auth.deps import SessionDep, UserDep
+from backend.review import pdf, service
+from backend.review.schemas import (
+    CandidateCreate,
+    CandidateRead,
+    CandidateUpdate,
+    ReviewCommentCreate,
+    DecisionCreate,
+    ReviewCommentRead,
+    ReviewCreate,
+    ReviewPage,
+    ReviewRead,
+    ReviewUpdate,
+)
+
+router = APIRouter(prefix="/reviews", tags=["reviews"])
+
+
+def _read(session: SessionDep, principal: UserDep, review_id: uuid.UUID) -> ReviewRead:
+    return service.read(session, principal=principal, review_id=review_id)
+
+
+def _candidate(read: ReviewRead, candidate_id: uuid.UUID) -> CandidateRead:
+    return next(c for c in read.candidates if c.id == candidate_id)
+
+
+@router.post("", response_model=ReviewRead, status_code=status.HTTP_201_CREATED)
+def create_review(body: ReviewCreate, principal: UserDep, session: SessionDep) -> ReviewRead:
+    """A new review (members and admins of the team). Tariff, grid intensity and PUE come from the
+    environment when one is named and they are not given."""
+    review = service.create(session, principal=principal, body=body)
+    return _read(session, principal, review.id)
+
+
+@router.get("", response_model=ReviewPage)
+def list_reviews(
+    principal: UserDep,
+    session: SessionDep,
+    team_id: uuid.UUID | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> ReviewPage:
+    """The caller's teams' reviews (or one team's), newest first: any role."""
+    items, total = service.page(session, principal=principal, team_id=team_id, limit=limit, offset=offset)
+    return ReviewPage(items=items, total=total)
+
+
+@router.get(
+    "/{review_id}",
+    response_model=ReviewRead,
+    responses={
+        200: {
+            "description": "The review with every computed figure; with format=csv one row per candidate",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        }
+    },
+)
+def get_review(
+    review_id: uuid.UUID,
+    principal: UserDep,
+    session: SessionDep,
+    format: Annotated[
+        Literal["json", "csv"], Query(description="csv: one row per candidate (a download)")
+    ] = "json",
+) -> ReviewRead | Response:
+    """A review, its candidates' figures, ranking, sensitivity and methodology: any role. A decided
+    review answers the figures frozen at its decision."""
+    r = _read(session, principal, review_id)
+    if format == "csv":
+        return Response(
+            service.to_csv(r),
+            media_type="text/csv",
+            headers={"Content-Disposition": f'attachment; filename="iowatt-review-{r.id}.csv"'},
+        )
+    return Response(r.model_dump_json(), media_type="application/json")
+
+
+@router.patch("/{review_id}", response_model=ReviewRead)
+def update_review(
+    review_id: uuid.UUID, body: ReviewUpdate, principal: UserDep, session: SessionDep
+) -> ReviewRead:
+    """Change the question or the context (members); 409 once decided."""
+    service.update(session, principal=principal, review_id=review_id, body=body)
+    return _read(session, principal, review_id)
+
+
+@router.post("/{review_id}/candidates", response_model=CandidateRead, status_code=status.HTTP_201_CREATED)
+def add_candidate(
+    review_id: uuid.UUID, body: CandidateCreate, principal: UserDep, session: SessionDep
+) -> CandidateRead:
+    """Add a candidate (members); 409 once decided."""
+    c = service.add_candidate(session, principal=principal, review_id=review_id, body=body)
+    return _candidate(_read(session, principal, review_id), c.id)
+
+
+@router.patch("/{review_id}/candidates/{candidate_id}", response_model=CandidateRead)
+def update_candidate(
+    review_id: uuid.UUID,
+    candidate_id: uuid.UUID,
+    body: CandidateUpdate,
+    principal: UserDep,
+    session: SessionDep,
+) -> CandidateRead:
+    """Change a candidate (members); 409 once decided."""
+    service.update_candidate(
+        session, principal=principal, review_id=review_id, candidate_id=candidate_id, body=body
+    )
+    return _candidate(_read(session, principal, review_id), candidate_id)
+
+
+@router.delete("/{review_id}/candidates/{candidate_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_candidate(
+    review_id: uuid.UUID, candidate_id: uuid.UUID, principal: UserDep, session: SessionDep
+) -> None:
+    """Remove a candidate (members); 409 once decided."""
+    service.delete_candidate(session, principal=principal, review_id=review_id, candidate_id=candidate_id)
+
+
+@router.post("/{review_id}/decision", response_model=ReviewRead)
+def decide(review_id: uuid.UUID, body: DecisionCreate, principal: UserDep, session: SessionDep) -> ReviewRead:
+    """Decide (admins): the chosen candidate, who, when, why. Freezes the review."""
+    return service.decide(session, principal=principal, review_id=review_id, body=body)
+
+
+@router.post("/{review_id}/versions", response_model=ReviewRead, status_code=status.HTTP_201_CREATED)
+def new_version(review_id: uuid.UUID, principal: UserDep, session: SessionDep) -> ReviewRead:
+    """A new, undecided version with the same context and candidates (members)."""
+    review = service.new_version(session, principal=principal, review_id=review_id)
+    return _read(session, principal, review.id)
+
+
+@router.get("/{review_id}/comments", response_model=list[ReviewCommentRead])
+def list_comments(review_id: uuid.UUID, principal: UserDep, session: SessionDep) -> list[ReviewCommentRead]:
+    """The review's discussion, oldest first: any role."""
+    return service.comments(session, principal=principal, review_id=review_id)
+
+
+@router.post("/{review_id}/comments", response_model=ReviewCommentRead, status_code=status.HTTP_201_CREATED)
+def add_comment(
+    review_id: uuid.UUID, body: ReviewCommentCreate, principal: UserDep, session: SessionDep
+) -> ReviewCommentRead:
+    """Comment (members), on a decided review too."""
+    return service.add_comment(session, principal=principal, review_id=review_id, body=body)
+
+
+@router.get(
+    "/{review_id}/pdf",
+    response_class=Response,
+    responses={
+        200: {"description": "The review as a PDF", "content": {"application/pdf": {}}},
+        503: {"description": "Chromium is not installed on the server"},
+    },
+)
+def review_pdf(review_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Response:
+    """The review as a PDF (charts, tables, methodology appendix), printed by headless Chromium:
+    any role."""
+    r = _read(session, principal, review_id)
+    notes = service.comments(session, principal=principal, review_id=review_id)
+    body = pdf.render(r, notes)
+    return Response(
+        body,
+        media_type="application/pdf",
+        headers={"Content-Disposition": f'attachment; filename="iowatt-review-{r.id}.pdf"'},
+    )

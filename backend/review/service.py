@@ -1,0 +1,807 @@
+"""Procurement reviews (issue 16): create, edit, rank, decide, version, export.
+
+Roles (docs/adr/0024-procurement-reviews.md): any role of the team reads a review; members and
+admins create, edit, comment and start a new version; only admins decide. A decision freezes the
+review: every computed figure is kept in `decided_snapshot` (a linked run deleted or recomputed
+later does not change what was decided on), and edits answer 409 naming the new-version route.
+Performance and power of a linked run are read from the run domain (its job summary, energy and
+validity flags), never recomputed here."""
+
+import io
+import uuid
+from decimal import Decimal
+from typing import Any
+
+import iowatt_energy as ie
+from sqlalchemy.orm import Session
+
+from backend.audit import service as audit
+from backend.auth.principal import UserPrincipal
+from backend.carbon import service as carbon
+from backend.environment import repository as environment_repo
+from backend.errors import Conflict, Invalid, NotFound
+from backend.kit.csv import writer
+from backend.kit.time import utcnow
+from backend.models import Device, Role, User
+from backend.models.review import Review, ReviewCandidate, ReviewComment
+from backend.review import compute, formulas, repository
+from backend.review.currency import minor_units
+from backend.review.schemas import (
+    CandidateCreate,
+    CandidateRead,
+    CandidateUpdate,
+    ReviewCommentCreate,
+    Decision,
+    DecisionCreate,
+    Discrepancy,
+    FormulaRead,
+    JobCrossover,
+    JobEnergy,
+    RankRow,
+    ReviewCommentRead,
+    ReviewCreate,
+    ReviewRead,
+    ReviewSummary,
+    ReviewUpdate,
+    SensitivityRow,
+    TcoParts,
+    ValidityNote,
+)
+from backend.run import service as run_service
+
+CSV_COLUMNS = (
+    "candidate", "drives", "protection", "raw_bytes", "usable_bytes", "price_total",
+    "cost_per_iops_single", "cost_per_iops_set", "cost_per_gb_raw", "cost_per_gb_usable",
+    "protection_overhead", "energy_kwh_per_year", "tco", "co2e_kg_lifetime",
+    "currency", "gb_bytes", "performance_metric", "performance_value", "performance_source",
+    "power_source", "iops_per_w", "mb_s_per_w", "energy_cost_per_year", "replacements", "embodied_kg",
+    "rank", "score",
+)  # fmt: skip
+# the figures a report's own numbers can be checked against (CandidateCreate.reported)
+REPORTABLE = (
+    "price_total", "cost_per_iops_single", "cost_per_iops_set", "cost_per_gb_raw", "cost_per_gb_usable",
+    "protection_overhead", "energy_kwh_per_year", "tco", "co2e_kg_lifetime", "raw_bytes", "usable_bytes",
+)  # fmt: skip
+
+
+def _conflict_decided(review: Review) -> Conflict:
+    return Conflict(
+        "this review is decided and frozen: start a new version to change it",
+        code="review_decided",
+        detail={"new_version": f"/api/v1/reviews/{review.id}/versions", "method": "POST"},
+    )
+
+
+def get(session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, lock: bool = False) -> Review:
+    review = repository.get(session, review_id, principal.team_ids, lock=lock)
+    if review is None:
+        raise NotFound("review not found")
+    return review
+
+
+def _editable(session: Session, principal: UserPrincipal, review_id: uuid.UUID) -> Review:
+    review = get(session, principal=principal, review_id=review_id, lock=True)
+    principal.require(review.team_id, Role.member)
+    if review.decided_at is not None:
+        raise _conflict_decided(review)
+    return review
+
+
+# --- reviews ---------------------------------------------------------------------------------------
+
+
+def create(session: Session, *, principal: UserPrincipal, body: ReviewCreate) -> Review:
+    principal.require(body.team_id, Role.member)
+    tariff, tariff_source = body.tariff_per_kwh, body.tariff_source
+    grid, grid_source, pue = body.grid_g_per_kwh, body.grid_source, body.pue
+    env = None
+    if body.environment_id is not None:
+        env = environment_repo.get(session, body.environment_id)
+        if env is None or env.team_id != body.team_id:
+            raise Invalid("environment_id", "no such environment in this team")
+        ctx = carbon.context_for(session, env.id, (utcnow(), utcnow()))
+        if grid is None:
+            grid, grid_source = Decimal(str(ctx.g_per_kwh)), f"environment {env.name}: {ctx.source}"
+        if pue is None:
+            pue = Decimal(str(env.pue))
+        if tariff is None and env.electricity_price_per_kwh is not None:
+            if env.currency != body.currency:
+                raise Invalid(
+                    "tariff_per_kwh",
+                    f"environment {env.name}'s price is in {env.currency}, the review in {body.currency}: "
+                    "give the tariff in the review's currency",
+                )
+            tariff = Decimal(str(env.electricity_price_per_kwh))
+            tariff_source = f"environment {env.name}"
+    if tariff is None:
+        raise Invalid("tariff_per_kwh", "required: give the price per kWh or an environment that has one")
+    if grid is None:
+        d = ie.grid_intensity(ie.DEFAULT_REGION)
+        grid, grid_source = Decimal(str(d.g_per_kwh)), f"{d.name} {d.year}: {d.source} (no environment set)"
+    review = Review(
+        team_id=body.team_id,
+        name=body.name,
+        question=body.question,
+        currency=body.currency,
+        horizon_years=body.horizon_years,
+        duty_cycle=body.duty_cycle,
+        tariff_per_kwh=tariff,
+        tariff_source=tariff_source or "set by the team",
+        grid_g_per_kwh=grid,
+        grid_source=grid_source or "set by the team",
+        pue=pue if pue is not None else Decimal(1),
+        environment_id=env.id if env else None,
+        weights={k: str(v) for k, v in (body.weights or compute.DEFAULT_WEIGHTS).items()},
+        version=1,
+        created_by=principal.user_id,
+    )
+    _check_weights(review.weights)
+    repository.add(session, review)
+    audit.record(
+        session,
+        team_id=review.team_id,
+        action="review.created",
+        target_kind="review",
+        target_id=review.id,
+        user_id=principal.user_id,
+        details={"name": review.name},
+    )
+    return review
+
+
+def _check_weights(weights: dict[str, Any]) -> None:
+    if not any(Decimal(v) > 0 for v in weights.values()):
+        raise Invalid("weights", "at least one criterion needs a weight above 0")
+
+
+def page(
+    session: Session, *, principal: UserPrincipal, team_id: uuid.UUID | None, limit: int, offset: int
+) -> tuple[list[ReviewSummary], int]:
+    rows, total = repository.page(session, principal.teams_for(team_id), limit=limit, offset=offset)
+    return [
+        ReviewSummary(
+            id=r.id,
+            team_id=r.team_id,
+            name=r.name,
+            currency=r.currency,
+            version=r.version,
+            parent_id=r.parent_id,
+            candidates=n,
+            decided_at=r.decided_at,
+            created_at=r.created_at,
+        )
+        for r, n in rows
+    ], total
+
+
+def update(session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, body: ReviewUpdate) -> Review:
+    review = _editable(session, principal, review_id)
+    values = body.model_dump(exclude_unset=True)
+    for field, value in values.items():
+        if value is None:
+            raise Invalid(field, "cannot be null")
+        if field == "weights":
+            value = {k: str(v) for k, v in value.items()}
+            _check_weights(value)
+        setattr(review, field, value)
+    review.updated_at = utcnow()
+    session.flush()
+    return review
+
+
+# --- candidates ------------------------------------------------------------------------------------
+
+
+def _protection(protection: str, count: int, hot_spares: int) -> formulas.Protection:
+    try:
+        p = formulas.parse_protection(protection)
+        formulas.check_protection(p, count, hot_spares)
+    except formulas.ProtectionError as e:
+        raise Invalid(e.field, str(e)) from None
+    return p
+
+
+def _check_run(session: Session, principal: UserPrincipal, team_id: uuid.UUID, perf: dict[str, Any]) -> None:
+    if perf["source"] == "published":
+        return
+    ids = [perf["run_id"], *perf.get("run_ids", [])]
+    for rid in ids:
+        try:
+            run = run_service.get(session, principal=principal, run_id=uuid.UUID(str(rid)))
+        except NotFound:
+            run = None
+        if run is None or run.team_id != team_id:
+            raise Invalid("performance.run_id", f"no run {rid} in the review's team")
+    if perf["source"] == "comparison" and perf["run_id"] not in perf["run_ids"]:
+        raise Invalid("performance.run_id", "the candidate's run must be one of the comparison's run_ids")
+
+
+def _check_reported(reported: dict[str, Any]) -> None:
+    for key in reported:
+        if key not in REPORTABLE:
+            raise Invalid(
+                f"reported.{key}", f"not a figure that can be checked; one of {', '.join(REPORTABLE)}"
+            )
+
+
+def _device_embodied(session: Session, c: ReviewCandidate, media: str | None) -> None:
+    """Embodied carbon from the body, else the linked device's, else the media's default."""
+    if c.embodied_kg_per_drive is not None:
+        return
+    if c.device_id is not None:
+        got = carbon.device_embodied(session.get(Device, c.device_id))
+        if got is not None:
+            c.embodied_kg_per_drive = Decimal(str(round(got[0], 3)))
+            c.embodied_source = f"device: {got[1]}"
+            return
+    if media is not None:
+        try:
+            kg, d = ie.embodied_kg(media=media, capacity_bytes=c.capacity_bytes)
+        except ValueError:
+            return
+        c.embodied_kg_per_drive = Decimal(str(round(kg, 3)))
+        c.embodied_source = f"default for {media}: {d.source}"
+
+
+def _apply(
+    session: Session, principal: UserPrincipal, review: Review, c: ReviewCandidate, data: dict[str, Any]
+) -> None:
+    if "device" in data:
+        d = data["device"]
+        if d.get("device_id") is not None:
+            dev = session.get(Device, d["device_id"])
+            if dev is None or dev.team_id != review.team_id:
+                raise Invalid("device.device_id", "no such device in the review's team")
+        c.model = d["model"]
+        c.capacity_bytes = d["capacity_bytes"]
+        c.unit_price = d["unit_price"]
+        c.afr = d.get("afr", Decimal(0))
+        c.device_id = d.get("device_id")
+        c.embodied_kg_per_drive = d.get("embodied_kg")
+        c.embodied_source = d.get("embodied_source") or (
+            "set by the team" if d.get("embodied_kg") is not None else None
+        )
+        _device_embodied(session, c, d.get("media"))
+    for field in ("name", "count", "protection", "hot_spares", "over_provisioning"):
+        if field in data:
+            setattr(c, field, data[field])
+    if "performance" in data:
+        _check_run(session, principal, review.team_id, data["performance"])
+        c.performance = data["performance"]
+    if "power" in data:
+        c.power = data["power"]
+    if "job_points" in data:
+        c.job_points = data["job_points"]
+    if "reported" in data:
+        _check_reported(data["reported"])
+        c.reported = data["reported"]
+    p = _protection(c.protection, c.count, c.hot_spares)
+    c.protection = p.label
+
+
+def add_candidate(
+    session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, body: CandidateCreate
+) -> ReviewCandidate:
+    review = _editable(session, principal, review_id)
+    c = ReviewCandidate(review_id=review.id, position=repository.next_position(session, review.id))
+    c.hot_spares, c.over_provisioning = 0, Decimal(0)
+    _apply(session, principal, review, c, body.model_dump(mode="json", exclude_unset=False) | _decimals(body))
+    repository.add(session, c)
+    review.updated_at = utcnow()
+    return c
+
+
+def _decimals(body: CandidateCreate | CandidateUpdate) -> dict[str, Any]:
+    """The fields that are stored as NUMERIC columns, as Decimals (model_dump(mode="json") made them
+    strings for the JSONB ones)."""
+    out: dict[str, Any] = {}
+    if body.device is not None:
+        out["device"] = body.device.model_dump()
+    if body.over_provisioning is not None:
+        out["over_provisioning"] = body.over_provisioning
+    return out
+
+
+def update_candidate(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    review_id: uuid.UUID,
+    candidate_id: uuid.UUID,
+    body: CandidateUpdate,
+) -> ReviewCandidate:
+    review = _editable(session, principal, review_id)
+    c = repository.candidate(session, review.id, candidate_id)
+    if c is None:
+        raise NotFound("candidate not found")
+    data = body.model_dump(mode="json", exclude_unset=True)
+    for field, value in data.items():
+        if value is None and field not in ("power",):
+            raise Invalid(field, "cannot be null")
+    data |= {k: v for k, v in _decimals(body).items() if k in data}
+    _apply(session, principal, review, c, data)
+    review.updated_at = utcnow()
+    session.flush()
+    return c
+
+
+def delete_candidate(
+    session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, candidate_id: uuid.UUID
+) -> None:
+    review = _editable(session, principal, review_id)
+    c = repository.candidate(session, review.id, candidate_id)
+    if c is None:
+        raise NotFound("candidate not found")
+    session.delete(c)
+    review.updated_at = utcnow()
+    session.flush()
+
+
+# --- decision, versions, comments ---------------------------------------------------------------
+
+
+def decide(
+    session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, body: DecisionCreate
+) -> ReviewRead:
+    review = get(session, principal=principal, review_id=review_id, lock=True)
+    principal.require(review.team_id, Role.admin)
+    if review.decided_at is not None:
+        raise _conflict_decided(review)
+    chosen = repository.candidate(session, review.id, body.candidate_id)
+    if chosen is None:
+        raise Invalid("candidate_id", "not a candidate of this review")
+    user = session.get(User, principal.user_id)
+    review.decided_at = utcnow()
+    review.decided_by = principal.user_id
+    review.decided_by_name = user.display_name if user else str(principal.user_id)
+    review.decision_candidate_id = chosen.id
+    review.decision_reason = body.reason
+    read = _compute_read(session, principal, review)
+    review.decided_snapshot = read.model_dump(mode="json")
+    session.flush()
+    audit.record(
+        session,
+        team_id=review.team_id,
+        action="review.decided",
+        target_kind="review",
+        target_id=review.id,
+        user_id=principal.user_id,
+        details={"candidate": chosen.name, "candidate_id": str(chosen.id)},
+    )
+    return read
+
+
+def new_version(session: Session, *, principal: UserPrincipal, review_id: uuid.UUID) -> Review:
+    """A copy of the review (decided or not) with its candidates, undecided, version + 1."""
+    old = get(session, principal=principal, review_id=review_id)
+    principal.require(old.team_id, Role.member)
+    copy = Review(
+        **{
+            k: getattr(old, k)
+            for k in (
+                "team_id",
+                "name",
+                "question",
+                "currency",
+                "horizon_years",
+                "duty_cycle",
+                "tariff_per_kwh",
+                "tariff_source",
+                "grid_g_per_kwh",
+                "grid_source",
+                "pue",
+                "environment_id",
+                "weights",
+            )
+        },  # fmt: skip
+        version=old.version + 1,
+        parent_id=old.id,
+        created_by=principal.user_id,
+    )
+    repository.add(session, copy)
+    for c in repository.candidates(session, old.id):
+        session.add(
+            ReviewCandidate(
+                review_id=copy.id,
+                **{
+                    k: getattr(c, k)
+                    for k in (
+                        "position",
+                        "name",
+                        "model",
+                        "capacity_bytes",
+                        "unit_price",
+                        "count",
+                        "protection",
+                        "hot_spares",
+                        "over_provisioning",
+                        "afr",
+                        "embodied_kg_per_drive",
+                        "embodied_source",
+                        "device_id",
+                        "performance",
+                        "power",
+                        "job_points",
+                        "reported",
+                    )
+                },  # fmt: skip
+            )
+        )
+    session.flush()
+    audit.record(
+        session,
+        team_id=copy.team_id,
+        action="review.versioned",
+        target_kind="review",
+        target_id=copy.id,
+        user_id=principal.user_id,
+        details={"from": str(old.id), "version": copy.version},
+    )
+    return copy
+
+
+def comments(session: Session, *, principal: UserPrincipal, review_id: uuid.UUID) -> list[ReviewCommentRead]:
+    review = get(session, principal=principal, review_id=review_id)
+    rows = repository.comments(session, review.id)
+    names = repository.names(session, {c.author_id for c in rows if c.author_id})
+    return [
+        ReviewCommentRead(
+            id=c.id,
+            review_id=c.review_id,
+            author_id=c.author_id,
+            author_name=names.get(c.author_id, "deleted user") if c.author_id else "deleted user",
+            body=c.body,
+            created_at=c.created_at,
+        )
+        for c in rows
+    ]
+
+
+def add_comment(
+    session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, body: ReviewCommentCreate
+) -> ReviewCommentRead:
+    """Members comment, on a decided review too (discussing a decision is not editing it)."""
+    review = get(session, principal=principal, review_id=review_id)
+    principal.require(review.team_id, Role.member)
+    c = ReviewComment(review_id=review.id, author_id=principal.user_id, body=body.body)
+    repository.add(session, c)
+    return next(x for x in comments(session, principal=principal, review_id=review.id) if x.id == c.id)
+
+
+# --- computing -------------------------------------------------------------------------------------
+
+
+def read(session: Session, *, principal: UserPrincipal, review_id: uuid.UUID) -> ReviewRead:
+    review = get(session, principal=principal, review_id=review_id)
+    if review.decided_snapshot is not None:
+        return ReviewRead.model_validate(review.decided_snapshot)
+    return _compute_read(session, principal, review)
+
+
+def _dec(v: Any) -> Decimal | None:
+    return None if v is None else Decimal(str(v))
+
+
+def _run_inputs(
+    session: Session, principal: UserPrincipal, perf: dict[str, Any]
+) -> tuple[Decimal | None, Decimal | None, list[ValidityNote], dict[str, Any] | None, str]:
+    """(performance, MB/s, validity, measured power or None, reference) of a linked run, read from
+    the run domain (its job summary, energy and validity flags)."""
+    rid = uuid.UUID(str(perf["run_id"]))
+    try:
+        run = run_service.get(session, principal=principal, run_id=rid)
+    except NotFound:
+        return (
+            None,
+            None,
+            [ValidityNote(flag="run_missing", message=f"run {rid} no longer exists")],
+            None,
+            f"run {rid}",
+        )
+    r = run_service.to_read(session, [run])[0]
+    notes = [
+        ValidityNote(flag=v.flag, message=v.message) for v in run_service.system(session, run=run).validity
+    ]
+    ref = f"run {r.name} ({r.id})"
+    idx = int(perf.get("job_index", 0))
+    if idx >= len(r.jobs):
+        notes.append(ValidityNote(flag="no_result", message=f"the run has no job {idx} result ({r.status})"))
+        return None, None, notes, None, ref
+    j = r.jobs[idx]
+    iops = Decimal(str((j.read.iops if j.read else 0) + (j.write.iops if j.write else 0)))
+    mb_s = Decimal((j.read.bw_bytes if j.read else 0) + (j.write.bw_bytes if j.write else 0)) / 10**6
+    value = mb_s if perf.get("metric") == "mb_s" else iops
+    power = None
+    e = r.energy
+    if e.status == "ok" and e.load_w_mean is not None:
+        power = {
+            "idle_w": _dec(e.idle_w) if e.idle_w is not None else _dec(e.load_w_mean),
+            "load_w": _dec(e.load_w_mean),
+            "source": "estimated" if e.estimated else "measured",
+            "reference": f"{ref}: {e.source or 'meter'}"
+            + ("" if e.idle_w is not None else " (no idle baseline: idle taken as load)"),
+        }
+    elif e.status != "ok":
+        notes.append(ValidityNote(flag="energy_" + e.status, message=e.reason or f"energy {e.status}"))
+    return (value if value > 0 else None), (mb_s if mb_s > 0 else None), notes, power, ref
+
+
+def _inputs(
+    session: Session, principal: UserPrincipal, rows: list[ReviewCandidate]
+) -> list[tuple[compute.Candidate, dict[str, Any]]]:
+    out = []
+    for c in rows:
+        perf = c.performance
+        meta: dict[str, Any] = {"validity": [], "run_id": None, "run_ids": []}
+        power_src: str | None = None
+        power_ref: str | None = None
+        idle = load = None
+        if perf["source"] == "published":
+            value, mb_s = _dec(perf["value"]), _dec(perf.get("mb_s"))
+            ref = perf["reference"]
+            metric = perf["metric"]
+        else:
+            value, mb_s, notes, measured, ref = _run_inputs(session, principal, perf)
+            meta["validity"] = notes
+            meta["run_id"] = uuid.UUID(str(perf["run_id"]))
+            meta["run_ids"] = [uuid.UUID(str(x)) for x in perf.get("run_ids", [])]
+            metric = perf.get("metric", "iops")
+            if measured is not None:
+                idle, load = measured["idle_w"], measured["load_w"]
+                power_src, power_ref = measured["source"], measured["reference"]
+        if load is None and c.power:
+            k = c.count if c.power["per"] == "drive" else 1
+            idle, load = Decimal(str(c.power["idle_w"])) * k, Decimal(str(c.power["load_w"])) * k
+            power_src = "estimated" if c.power.get("estimated") else "published"
+            power_ref = c.power["reference"]
+        meta.update(
+            power_source=power_src,
+            power_reference=power_ref,
+            reference=ref,
+            metric=metric,
+            source=perf["source"],
+        )
+        cand = compute.Candidate(
+            id=c.id,
+            name=c.name,
+            unit_price=Decimal(c.unit_price),
+            capacity_bytes=c.capacity_bytes,
+            count=c.count,
+            hot_spares=c.hot_spares,
+            over_provisioning=Decimal(c.over_provisioning),
+            protection=formulas.parse_protection(c.protection),
+            afr=Decimal(c.afr),
+            embodied_kg_per_drive=_dec(c.embodied_kg_per_drive),
+            performance=value,
+            metric=metric,
+            mb_s=mb_s,
+            idle_w=idle,
+            load_w=load,
+            job_points=tuple(
+                (p["label"], Decimal(str(p["runtime_s"])), Decimal(str(p["power_w"]))) for p in c.job_points
+            ),
+        )
+        out.append((cand, meta))
+    return out
+
+
+def _discrepancies(reported: dict[str, Any], fig: dict[str, Any]) -> list[Discrepancy]:
+    out = []
+    for key, raw in reported.items():
+        rep = Decimal(str(raw))
+        computed = fig.get(key)
+        if computed is None:
+            out.append(
+                Discrepancy(field=key, reported=rep, computed=None, message="not computable from the inputs")
+            )
+            continue
+        computed = Decimal(computed)
+        exp = rep.as_tuple().exponent
+        tol = Decimal(5).scaleb(int(exp) - 1) if isinstance(exp, int) else Decimal(0)
+        if abs(computed - rep) <= tol:
+            continue
+        msg = f"the report gives {rep}, the formula {formulas.rate(computed)}"
+        raw_gb = fig.get("cost_per_gb_raw")
+        if key == "cost_per_gb_usable" and raw_gb is not None and abs(Decimal(raw_gb) - rep) <= tol:
+            msg += (
+                ": the report's figure is the cost per raw GB — it ignores the protection "
+                f"(usable is {fig['usable_bytes'] / 1e9:,.0f} GB of {fig['raw_bytes'] / 1e9:,.0f} GB raw)"
+            )
+        out.append(Discrepancy(field=key, reported=rep, computed=formulas.rate(computed), message=msg))
+    return out
+
+
+def _opt(v: Any, fn: Any) -> Any:
+    return None if v is None else fn(Decimal(v))
+
+
+def _compute_read(session: Session, principal: UserPrincipal, review: Review) -> ReviewRead:
+    rows = repository.candidates(session, review.id)
+    pairs = _inputs(session, principal, rows)
+    cands = [p[0] for p in pairs]
+    mu = minor_units(review.currency)
+    ctx = compute.Context(
+        horizon_years=Decimal(review.horizon_years),
+        duty_cycle=Decimal(review.duty_cycle),
+        tariff_per_kwh=Decimal(review.tariff_per_kwh),
+        grid_g_per_kwh=Decimal(review.grid_g_per_kwh),
+        pue=Decimal(review.pue),
+        minor_units=mu,
+    )
+    weights = {k: Decimal(str(v)) for k, v in review.weights.items()}
+
+    def money(v: Decimal) -> Decimal:
+        return formulas.money(v, mu)
+
+    reads: list[CandidateRead] = []
+    for row, (cand, meta) in zip(rows, pairs, strict=True):
+        fig = compute.figures(ctx, cand)
+        reads.append(
+            CandidateRead(
+                id=row.id,
+                position=row.position,
+                name=row.name,
+                model=row.model,
+                capacity_bytes=row.capacity_bytes,
+                unit_price=Decimal(row.unit_price).normalize() if Decimal(row.unit_price) else Decimal(0),
+                count=row.count,
+                hot_spares=row.hot_spares,
+                over_provisioning=Decimal(row.over_provisioning),
+                protection=row.protection,
+                afr=Decimal(row.afr),
+                device_id=row.device_id,
+                performance_source=meta["source"],
+                performance_metric=meta["metric"],
+                performance_value=cand.performance,
+                performance_reference=meta["reference"],
+                run_id=meta["run_id"],
+                run_ids=meta["run_ids"],
+                validity=meta["validity"],
+                mb_s=cand.mb_s,
+                power_source=meta["power_source"],
+                power_reference=meta["power_reference"],
+                idle_w=cand.idle_w,
+                load_w=cand.load_w,
+                drives=row.count,
+                data_drives=int(fig["data_drives"] or 0),
+                raw_bytes=int(fig["raw_bytes"] or 0),
+                usable_bytes=int(fig["usable_bytes"] or 0),
+                protection_overhead=Decimal(fig["protection_overhead"] or 0),
+                price_total=money(Decimal(fig["price_total"] or 0)),
+                cost_per_iops_single=_opt(fig["cost_per_iops_single"], formulas.rate),
+                cost_per_iops_set=_opt(fig["cost_per_iops_set"], formulas.rate),
+                cost_per_gb_raw=formulas.rate(Decimal(fig["cost_per_gb_raw"] or 0)),
+                cost_per_gb_usable=_opt(fig["cost_per_gb_usable"], formulas.rate),
+                iops_per_w=_opt(fig["iops_per_w"], formulas.rate),
+                mb_s_per_w=_opt(fig["mb_s_per_w"], formulas.rate),
+                energy_kwh_per_year=_opt(fig["energy_kwh_per_year"], lambda d: d.quantize(Decimal("0.001"))),
+                facility_kwh_per_year=_opt(
+                    fig["facility_kwh_per_year"], lambda d: d.quantize(Decimal("0.001"))
+                ),
+                energy_cost_per_year=_opt(fig["energy_cost_per_year"], money),
+                operational_kg_per_year=_opt(
+                    fig["operational_kg_per_year"], lambda d: d.quantize(Decimal("0.001"))
+                ),
+                replacements=formulas.rate(Decimal(fig["replacements"] or 0)),
+                embodied_kg=_opt(fig["embodied_kg"], lambda d: d.quantize(Decimal("0.001"))),
+                embodied_source=row.embodied_source,
+                tco=money(Decimal(fig["tco"] or 0)),
+                tco_parts=TcoParts(
+                    purchase=money(Decimal(fig["tco_purchase"] or 0)),
+                    energy=money(Decimal(fig["tco_energy"] or 0)),
+                    replacements=money(Decimal(fig["tco_replacements"] or 0)),
+                ),
+                co2e_kg_lifetime=_opt(fig["co2e_kg_lifetime"], lambda d: d.quantize(Decimal("0.001"))),
+                job_energy=[
+                    JobEnergy(label=lab, runtime_s=rt, power_w=pw, energy_j=formulas.energy_per_job_j(rt, pw))
+                    for lab, rt, pw in cand.job_points
+                ],
+                discrepancies=_discrepancies(row.reported or {}, fig),
+            )
+        )
+    ranked = compute.rank(ctx, cands, weights)
+    ranking = [
+        RankRow(
+            rank=n + 1,
+            candidate_id=cands[i].id,
+            name=cands[i].name,
+            score=formulas.rate(score),
+            scores={k: formulas.rate(v) for k, v in scores.items()},
+        )
+        for n, (i, score, scores) in enumerate(ranked)
+    ]
+    sens = [
+        SensitivityRow(
+            parameter=s.parameter,
+            base=s.base,
+            low=s.low,
+            high=s.high,
+            flip_at=s.flip_at,
+            new_leader=s.new_leader,
+            message=s.message,
+        )
+        for s in compute.sensitivity(ctx, cands, weights)
+    ]
+    jc = compute.job_crossover(cands)
+    crossover = None
+    if jc is not None:
+        labels, winners, cross = jc
+        crossover = JobCrossover(
+            labels=labels,
+            winners=winners,
+            crossover=cross,
+            message=(
+                f"{winners[0]} uses the least energy per job up to {labels[labels.index(cross) - 1]}; "
+                f"from {cross} on {winners[labels.index(cross)]} does"
+                if cross
+                else f"{winners[0]} uses the least energy per job at every level"
+            ),
+        )
+    decision = None
+    if review.decided_at is not None and review.decision_candidate_id is not None:
+        chosen = next((c.name for c in rows if c.id == review.decision_candidate_id), "(removed)")
+        decision = Decision(
+            candidate_id=review.decision_candidate_id,
+            candidate_name=chosen,
+            decided_by=review.decided_by,
+            decided_by_name=review.decided_by_name or "",
+            decided_at=review.decided_at,
+            reason=review.decision_reason or "",
+        )
+    return ReviewRead(
+        id=review.id,
+        team_id=review.team_id,
+        name=review.name,
+        question=review.question,
+        currency=review.currency,
+        horizon_years=Decimal(review.horizon_years),
+        duty_cycle=Decimal(review.duty_cycle),
+        tariff_per_kwh=Decimal(review.tariff_per_kwh),
+        tariff_source=review.tariff_source,
+        grid_g_per_kwh=Decimal(review.grid_g_per_kwh),
+        grid_source=review.grid_source,
+        pue=Decimal(review.pue),
+        environment_id=review.environment_id,
+        weights=weights,
+        version=review.version,
+        parent_id=review.parent_id,
+        created_by=review.created_by,
+        created_at=review.created_at,
+        updated_at=review.updated_at,
+        decision=decision,
+        hours_per_year=int(formulas.HOURS_PER_YEAR),
+        gb_bytes=formulas.GB,
+        candidates=reads,
+        ranking=ranking,
+        normalisation=compute.NORMALISATION,
+        leader=ranking[0].name if ranking else None,
+        sensitivity=sens,
+        job_crossover=crossover,
+        methodology=[
+            FormulaRead(name=m.name, formula=m.formula, source=m.source) for m in formulas.METHODOLOGY
+        ],
+    )
+
+
+# --- exports ---------------------------------------------------------------------------------------
+
+
+def to_csv(r: ReviewRead) -> str:
+    """One row per candidate; money in the review's currency, GB = 10^9 bytes (the gb_bytes column)."""
+    ranks = {x.candidate_id: x for x in r.ranking}
+    buf = io.StringIO()
+    w = writer(buf)
+    w.writerow(CSV_COLUMNS)
+    for c in r.candidates:
+        rk = ranks.get(c.id)
+        row: dict[str, Any] = {
+            **c.model_dump(),
+            "candidate": c.name,
+            "currency": r.currency,
+            "gb_bytes": r.gb_bytes,
+            "performance_value": c.performance_value,
+            "rank": rk.rank if rk else None,
+            "score": rk.score if rk else None,
+        }
+        w.writerow(["" if row.get(k) is None else str(row[k]) for k in CSV_COLUMNS])
+    return buf.getvalue()
