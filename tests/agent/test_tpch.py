@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from iowatt_agent.tpch import spec
+from iowatt_agent.tpch.bench import render
 
 needs_duckdb = pytest.mark.skipif(
     importlib.util.find_spec("duckdb") is None,
@@ -286,3 +287,26 @@ def test_ctrl_c_during_the_power_test_stops_the_dbms_and_removes_its_directory(t
     assert "interrupted" in rest and out == ""
     assert list(target.iterdir()) == []
     assert gone_within(target) == []
+
+
+@needs_duckdb
+@pytest.mark.skipif(not have_postgres(), reason="PostgreSQL server binaries are not installed")
+def test_query_timeout_is_marked_and_the_metrics_withheld(target, capsys):
+    # Q1 scans every lineitem: ~0.1 s at SF 0.01 even on an idle machine, far above 20 ms
+    res = bench(target, "--dbms", "postgresql", "--scale-factor", "0.01", "--query-timeout", "0.02", "--json")
+    assert res.returncode == 0, res.stderr[-3000:]
+    t = json.loads(res.stdout)["tpch"]
+    q1 = next(q for q in t["queries"] if q["test"] == "power" and q["query"] == 1)
+    assert q1["timed_out"] is True and q1["answer_ok"] is None and q1["error"] == "timeout"
+    assert q1["seconds"] < 10  # cancelled, not run to the end
+    assert t["timeouts"] == sum(q["timed_out"] for q in t["queries"]) >= 1
+    assert t["query_timeout_s"] == 0.02
+    assert t["power_at_size"] is None and t["throughput_at_size"] is None and t["qphh_at_size"] is None
+    assert "timed out" in t["metrics_note"]
+    assert all(q["answer_ok"] is True for q in t["queries"] if not q["timed_out"])
+    assert list(target.iterdir()) == [] and gone_within(target) == []
+    # the tables for people mark it too, and say what the numbers are not
+    render(t)
+    shown = capsys.readouterr().out
+    assert shown.startswith(LABEL) and shown.rstrip().endswith(LABEL)
+    assert "TIMEOUT" in shown and "n/a" in shown and "Q22" in shown
