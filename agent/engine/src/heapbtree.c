@@ -381,10 +381,10 @@ static void run_one(struct hb_run *r, int s, double f, struct result *res)
 
 	/* 1. inserts */
 	r->cur_op = op_names[OP_INSERT];
+	struct phase *ph = &res->ph[OP_INSERT];
+	snap_take(&bp, &a); /* the empty tree's first leaf is part of the inserts */
 	if (s == S_BTREE)
 		rc = bt_create(&t, &bp);
-	struct phase *ph = &res->ph[OP_INSERT];
-	snap_take(&bp, &a);
 	uint64_t tprev = a.t;
 	for (uint64_t i = 0; i < c->records && rc >= 0 && !g_stop; i++) {
 		make_record(&rg, c->seed, i, &rec);
