@@ -133,7 +133,7 @@ def test_minimum_streams_follow_the_spec_table():
 # --- end to end ------------------------------------------------------------------------------------
 
 
-def check_run(doc: dict, dbms: str, streams: int, target: Path) -> None:
+def check_run(doc: dict, dbms: str, streams: int, target: Path, pool: int = 16 << 20) -> None:
     t = doc["tpch"]
     assert t["label"] == LABEL
     assert t["dbms"] == dbms and t["scale_factor"] == 0.01 and t["streams"] == streams
@@ -172,10 +172,10 @@ def check_run(doc: dict, dbms: str, streams: int, target: Path) -> None:
     longest = max(sum(q["seconds"] for q in queries if q["stream"] == s) for s in range(1, streams + 1))
     assert t["throughput_s"] >= longest
     # a small buffer pool, said so, and the durability settings recorded
-    assert t["buffer_pool"]["bytes"] == 16 * 1024 * 1024 and "small" in t["buffer_pool"]["note"]
+    assert t["buffer_pool"]["bytes"] == pool and "small" in t["buffer_pool"]["note"]
     settings = t["settings"]
     if dbms == "postgresql":
-        assert settings["fsync"] == "on" and settings["shared_buffers"] == "16MB"
+        assert settings["fsync"] == "on" and settings["shared_buffers"] == f"{pool >> 20}MB"
     else:
         assert (
             settings["innodb_flush_log_at_trx_commit"] == "1"
@@ -199,9 +199,23 @@ def test_postgresql_sf001_end_to_end(target):
 @needs_duckdb
 @pytest.mark.skipif(not have_mariadb(), reason="MariaDB server binaries are not installed")
 def test_mariadb_sf001_end_to_end(target):
-    res = bench(target, "--dbms", "mariadb", "--scale-factor", "0.01", "--streams", "2", "--json")
+    # 64 MiB: with 16 MiB and O_DIRECT the random lookups of Q14/Q15 go to the disk (seconds each
+    # on this shared machine): what the default is for, not what a functional test needs
+    res = bench(
+        target,
+        "--dbms",
+        "mariadb",
+        "--scale-factor",
+        "0.01",
+        "--streams",
+        "2",
+        "--buffer-pool",
+        "64m",
+        "--json",
+    )
     assert res.returncode == 0, res.stderr[-3000:]
-    check_run(json.loads(res.stdout), "mariadb", 2, target)
+    check_run(json.loads(res.stdout), "mariadb", 2, target, pool=64 << 20)
+    assert "--buffer-pool" in json.loads(res.stdout)["tpch"]["buffer_pool"]["note"]
 
 
 @needs_duckdb
