@@ -80,6 +80,10 @@ def run_bench(a: BenchArgs) -> None:
         from .tpch.bench import run_tpch_bench
 
         raise SystemExit(run_tpch_bench(a.extra, a.target, a.json_output, a.meter))
+    if a.preset == "heap-btree":  # the engine's --heap-btree mode, not a job file: heap_btree.py (issue 15)
+        from .heap_btree import run_heap_btree_bench
+
+        raise SystemExit(run_heap_btree_bench(a.extra, a.target, a.json_output, a.engine, a.meter))
     if a.preset is not None and presets.is_file_preset(a.preset):
         run_file_bench(a)
         return
