@@ -24,7 +24,17 @@ def list_workloads(
     return Page[WorkloadRead](items=[WorkloadRead.model_validate(r) for r in rows], total=total)
 
 
-@router.post("", response_model=WorkloadRead, status_code=status.HTTP_201_CREATED)
+@router.post(
+    "",
+    response_model=WorkloadRead,
+    status_code=status.HTTP_201_CREATED,
+    responses={
+        503: {
+            "description": "`engine_unavailable`: a file workload (postmark, vdbench) is checked with "
+            "iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH)"
+        }
+    },
+)
 def create_workload(body: WorkloadCreate, principal: UserDep, session: SessionDep) -> WorkloadRead:
     return WorkloadRead.model_validate(service.create(session, principal=principal, body=body))
 

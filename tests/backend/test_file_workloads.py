@@ -4,6 +4,7 @@ scale, campaigns, the upgrade of a version-2 spec, and the compare's identity of
 
 import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from backend.models import Run, Workload
 from backend.run import service as run_service
 from backend.workload.builtin import BUILTINS, VDBENCH_BIG
 from backend.workload.schemas import SPEC_VERSION, WorkloadSpec, load_spec
+from tests.conftest import REPO
 from tests.factories import INVENTORY, UserCtx, create_agent, create_run, create_user
 
 PM = {"number": 20, "transactions": 40, "size_low_bytes": 4096, "size_high_bytes": 8192, "subdirectories": 2}
@@ -376,3 +378,10 @@ def test_file_timeouts_come_from_the_facts() -> None:
     )
     # 600 s declared + 20 GB at 20 MB/s (1000 s) + 18 file operations at 200/s, x1.5, + 10 min
     assert spec.timeout_s() == int((600 + 1000 + 18 / 200) * 1.5 + 600)
+
+
+def test_the_server_image_builds_the_engine_and_names_it() -> None:
+    text = (Path(REPO) / "deploy" / "Dockerfile.server").read_text()
+    assert "make -C /src/engine" in text
+    assert "COPY --from=engine /src/engine/build/iowatt-engine /usr/local/bin/iowatt-engine" in text
+    assert "IOWATT_ENGINE_PATH=/usr/local/bin/iowatt-engine" in text
