@@ -1,17 +1,19 @@
-import contextlib
 import uuid
 
+import structlog
 from sqlalchemy.orm import Session
 
 from backend.audit import service as audit
 from backend.auth.principal import UserPrincipal
-from backend.errors import Conflict, NotFound
+from backend.errors import Conflict, Invalid, NotFound
 from backend.kit.repository import add_unique
 from backend.models import Role, Workload
 from backend.workload import repository
 from backend.workload.builtin import BUILTINS
 from backend.workload.facts import EngineUnavailable, with_facts
 from backend.workload.schemas import WorkloadCreate, stored_spec
+
+log = structlog.get_logger(__name__)
 
 
 def ensure_builtins(session: Session) -> None:
@@ -20,8 +22,10 @@ def ensure_builtins(session: Session) -> None:
     refused until it has one, with the reason)."""
     for name, (description, spec) in BUILTINS.items():
         row = repository.builtin_by_name(session, name)
-        with contextlib.suppress(EngineUnavailable):
+        try:
             spec = with_facts(spec)
+        except (EngineUnavailable, Invalid) as exc:  # never stops the server from starting
+            log.warning("builtins.no_facts", preset=name, error=str(exc).splitlines()[0][:200])
         data = stored_spec(spec)
         if row is None:
             session.add(Workload(team_id=None, name=name, description=description, spec=data, builtin=True))

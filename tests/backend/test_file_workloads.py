@@ -385,3 +385,42 @@ def test_the_server_image_builds_the_engine_and_names_it() -> None:
     assert "make -C /src/engine" in text
     assert "COPY --from=engine /src/engine/build/iowatt-engine /usr/local/bin/iowatt-engine" in text
     assert "IOWATT_ENGINE_PATH=/usr/local/bin/iowatt-engine" in text
+
+
+def test_a_file_runs_cache_mode_comes_from_its_openflags(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    direct = VDB.replace("size=64k", "size=64k,openflags=o_direct")
+    cache = {}
+    for label, spec in (
+        ("vdbench-direct", {"kind": "vdbench", "vdbench": {"parameters": direct}}),
+        ("vdbench-buffered", {"kind": "vdbench", "vdbench": {"parameters": VDB}}),
+        ("postmark", {"kind": "postmark", "postmark": PM}),
+    ):
+        body = {"agent_id": str(a.agent.id), "target_path": "/srv/bench", "workload": spec}
+        r = client.post("/api/v1/runs", json=body, headers=u.headers)
+        assert r.status_code == 201, r.text
+        cache[label] = client.get(f"/api/v1/runs/{r.json()['id']}/system", headers=u.headers).json()["cache"]
+    assert cache == {"vdbench-direct": "direct", "vdbench-buffered": "buffered", "postmark": "buffered"}
+
+
+def test_a_file_run_is_of_a_preset_only_by_its_workload(client: TestClient, session: Session) -> None:
+    from backend.views.service import _preset_of
+
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    body = {
+        "agent_id": str(a.agent.id),
+        "target_path": "/srv/bench",
+        "workload": {"kind": "postmark", "postmark": PM},
+    }
+    inline = client.post("/api/v1/runs", json=body, headers=u.headers).json()["id"]
+    low = _preset_id(session, "postmark-low")
+    preset = client.post(
+        "/api/v1/runs",
+        json={**body, "workload": None, "workload_id": str(low), "scale": 0.001},
+        headers=u.headers,
+    ).json()["id"]
+    names = {low: "postmark-low"}
+    assert _preset_of(session.get(Run, uuid.UUID(inline)), names) is None  # not the first empty-jobs preset
+    assert _preset_of(session.get(Run, uuid.UUID(preset)), names) == "postmark-low"
