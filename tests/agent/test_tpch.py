@@ -176,6 +176,8 @@ def check_run(doc: dict, dbms: str, streams: int, target: Path, pool: int = 16 <
     settings = t["settings"]
     if dbms == "postgresql":
         assert settings["fsync"] == "on" and settings["shared_buffers"] == f"{pool >> 20}MB"
+        assert settings["listen_addresses"] == ""  # unix socket only
+        assert settings["unix_socket_directories"].startswith(t["instance_directory"])
     else:
         assert (
             settings["innodb_flush_log_at_trx_commit"] == "1"
@@ -294,7 +296,10 @@ def test_ctrl_c_during_the_power_test_stops_the_dbms_and_removes_its_directory(t
         if "power test" in line:
             break
     assert any("power test" in line for line in seen), "".join(seen)
-    assert processes_under(target)  # the private server runs inside the target
+    servers = processes_under(target)  # the private server runs inside the target
+    assert servers
+    if os.geteuid() == 0:  # PostgreSQL refuses root: it runs as the package's user
+        assert all(os.stat(f"/proc/{line.split(':')[0]}").st_uid != 0 for line in servers), servers
     proc.send_signal(signal.SIGINT)
     out, rest = proc.communicate(timeout=120)
     assert proc.returncode == 130, "".join(seen) + rest
@@ -324,3 +329,15 @@ def test_query_timeout_is_marked_and_the_metrics_withheld(target, capsys):
     shown = capsys.readouterr().out
     assert shown.startswith(LABEL) and shown.rstrip().endswith(LABEL)
     assert "TIMEOUT" in shown and "n/a" in shown and "Q22" in shown
+
+
+@needs_duckdb
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root hands the DBMS to another user")
+@pytest.mark.skipif(not have_postgres(), reason="PostgreSQL server binaries are not installed")
+def test_a_target_the_dbms_user_cannot_reach_is_refused_before_any_work(target):
+    inner = target / "private"
+    inner.mkdir(mode=0o700)
+    res = bench(inner, "--dbms", "postgresql", "--scale-factor", "0.01", "--json", timeout=60)
+    assert res.returncode == 1, res.stderr
+    assert "cannot enter" in res.stderr and str(inner) in res.stderr and "generating" not in res.stderr
+    assert list(inner.iterdir()) == []

@@ -26,7 +26,14 @@ from typing import Any
 
 from .. import policy as host_policy
 from .data import ANSWER_SCALE_FACTORS, extension_path, generate, remove_files
-from .dbms import DEFAULT_BUFFER_POOL_BYTES, DbmsError, Instance, Unsupported, create_instance
+from .dbms import (
+    DEFAULT_BUFFER_POOL_BYTES,
+    DbmsError,
+    Instance,
+    Unsupported,
+    check_reachable,
+    create_instance,
+)
 from .spec import LABEL, min_streams, power_at_size, qphh_at_size, throughput_at_size
 from .workload import Workload, is_disk_full
 
@@ -147,6 +154,7 @@ def _run_in(
     opts: TpchOptions, run_dir: Path, instance: Instance, progress: Any, stop: threading.Event
 ) -> dict[str, Any]:
     sf, streams = opts.scale_factor, opts.streams
+    check_reachable(run_dir, instance.user)  # before the work: the DBMS's user must reach it
     progress(f"generating data at SF {sf:g} with DuckDB's dbgen")
     gen = generate(run_dir / "gen", sf, refresh_sets=streams + 1)
     progress(f"starting a private {opts.dbms} in {instance.directory}")

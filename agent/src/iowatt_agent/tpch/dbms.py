@@ -295,6 +295,8 @@ class Postgres(Instance):
                 "full_page_writes",
                 "wal_level",
                 "work_mem",
+                "listen_addresses",
+                "unix_socket_directories",
             ):
                 cur.execute(f"SHOW {name}")
                 out[name] = cur.fetchone()[0]
@@ -469,6 +471,8 @@ class MariaDB(Instance):
                 "innodb_log_file_size",
                 "sync_binlog",
                 "log_bin",
+                "skip_networking",
+                "socket",
             )
             cur.execute(
                 "SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
