@@ -203,7 +203,7 @@ def sensitivity(ctx: Context, cands: list[Candidate], weights: dict[str, Decimal
         else:
             at, who = found
             at = at.quantize(Decimal("0.0001"))
-            what = f"{_n(at)}× the leader's unit price" if name == "price" else _n(at)
+            what = f"{_n(at)}× {cands[top].name}'s unit price" if name == "price" else f"{name} {_n(at)}"
             out.append(
                 Sensitivity(
                     name,
@@ -212,7 +212,7 @@ def sensitivity(ctx: Context, cands: list[Candidate], weights: dict[str, Decimal
                     hi,
                     at,
                     cands[who].name,
-                    f"at {what} {cands[who].name} leads instead of {cands[top].name}",
+                    f"at {what}, {cands[who].name} leads instead of {cands[top].name}",
                 )
             )
     return out

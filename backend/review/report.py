@@ -9,8 +9,9 @@ from backend.review import formulas
 from backend.review.schemas import ReviewCommentRead, ReviewRead
 
 CSS = """
-@page { size: A4; margin: 14mm 12mm; }
-body { font-family: "DejaVu Sans", Arial, sans-serif; font-size: 9pt; color: #111; }
+@page { size: A4 landscape; margin: 12mm; }
+body { font-family: "DejaVu Sans", Arial, sans-serif; font-size: 9pt; color: #111;
+       font-variant-ligatures: none; }
 h1 { font-size: 16pt; margin: 0 0 4pt; } h2 { font-size: 12pt; margin: 14pt 0 4pt; break-after: avoid; }
 table { border-collapse: collapse; width: 100%; margin: 4pt 0; }
 th, td { border: 1px solid #bbb; padding: 2pt 4pt; text-align: left; vertical-align: top; }
@@ -76,7 +77,12 @@ def scatter_svg(r: ReviewRead) -> str:
         y = h - pad - (h - pad - 20) * float(perf) / ymax
         color = COLORS[n % len(COLORS)]
         out.append(f"<circle cx='{x:.1f}' cy='{y:.1f}' r='5' fill='{color}'/>")
-        out.append(f"<text x='{x + 7:.1f}' y='{y - 6:.1f}' font-size='10'>{_e(name)}</text>")
+        # labels of points in the right third go to their left, so none runs off the chart
+        left = x > pad + (w - pad - 20) * 2 / 3
+        anchor, dx = ("end", -7) if left else ("start", 7)
+        out.append(
+            f"<text x='{x + dx:.1f}' y='{y - 6:.1f}' font-size='10' text-anchor='{anchor}'>{_e(name)}</text>"
+        )
     out.append("</svg>")
     return "".join(out)
 
