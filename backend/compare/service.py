@@ -97,6 +97,28 @@ ENERGY_METRICS: list[MetricDef] = [
     MetricDef("embodied_gco2e", "CO2 (embodied share)", "gCO2e", "carbon", "lower"),
 ]
 
+# per operation of a file workload (postmark, vdbench), from the run's file_workload
+FILE_OP_METRICS: list[MetricDef] = [
+    MetricDef("rate_per_s", "Operation rate", "op/s", "iops", "higher"),
+    MetricDef("resp_mean_ns", "Response time mean", "ns", "latency", "lower"),
+    MetricDef("resp_p50_ns", "Response time p50", "ns", "latency", "lower", percentile=50.0),
+    MetricDef("resp_p99_ns", "Response time p99", "ns", "latency", "lower", percentile=99.0),
+    MetricDef("resp_p999_ns", "Response time p99.9", "ns", "latency", "lower", percentile=99.9),
+]
+# per file-workload run: the totals row ("all operations"); a metric a mode lacks is left out
+FILE_RUN_METRICS: list[MetricDef] = [
+    MetricDef("elapsed_s", "Elapsed (PostMark's time)", "s", "time", "lower"),
+    MetricDef("transactions_per_s", "Transactions per second", "op/s", "iops", "higher"),
+    MetricDef("read_bw_bytes", "Read bandwidth", "B/s", "bandwidth", "higher", "read"),
+    MetricDef("write_bw_bytes", "Write bandwidth", "B/s", "bandwidth", "higher", "write"),
+    MetricDef("cpu_ns_per_op", "CPU per operation", "ns/op", "cpu", "lower"),
+    MetricDef("usr_cpu_pct", "CPU user", "%", "cpu", "lower"),
+    MetricDef("sys_cpu_pct", "CPU system", "%", "cpu", "lower"),
+    MetricDef("host_cpu_total_pct", "Host CPU total", "%", "cpu", "lower"),
+    MetricDef("host_cpu_system_pct", "Host CPU system", "%", "cpu", "lower"),
+]
+FILE_TOTALS = "all operations"
+
 PERCENTILES = [
     1.0,
     5.0,
@@ -287,10 +309,13 @@ def compare(
             device_names={i: d.name for i, d in f.devices.items()},
         )
     }
+    kind = _one_kind(f.runs, reads)
     jobs_out: list[JobComparison] = []
     energy_out: list[Metric] = []
     if f.comparability.verdict != "not_comparable":
-        jobs_out = _job_metrics(f.cols, jobs, f.base)
+        jobs_out = (
+            _job_metrics(f.cols, jobs, f.base) if kind == "block" else _file_metrics(f.cols, reads, f.base)
+        )
         energy_out = _energy_metrics(f.cols, reads, f.base)
 
     inventories = {aid: inventory_of(agent) for aid, agent in f.agents.items()}  # parsed once per agent
@@ -318,6 +343,77 @@ def compare(
         validity=validity,
         suggestions=_suggestions(f.columns, jobs_out, group_by),
     )
+
+
+def _kind(run: Run, read: RunRead) -> str:
+    """block, postmark or vdbench: the result's mode, else the spec's kind."""
+    if read.file_workload is not None:
+        return read.file_workload.mode
+    return str(run.workload_spec.get("kind") or "block")
+
+
+def _one_kind(runs: list[Run], reads: dict[uuid.UUID, RunRead]) -> str:
+    """The kind every compared run has; block and file workloads (or postmark and vdbench) side by
+    side would set I/Os against file operations: a 422 naming the runs of each, even with force."""
+    kinds: dict[str, list[str]] = {}
+    for r in runs:
+        kinds.setdefault(_kind(r, reads[r.id]), []).append(str(r.id))
+    if len(kinds) > 1:
+        which = "; ".join(f"{k}: {', '.join(ids)}" for k, ids in kinds.items())
+        raise Invalid(
+            "runs",
+            "these runs ran different kinds of workload, whose figures do not compare (block I/Os, "
+            f"PostMark transactions, vdbench file operations): {which}. Compare each kind on its own",
+        )
+    return next(iter(kinds))
+
+
+def _file_figures(read: RunRead) -> dict[str, dict[str, float | None]]:
+    """A file run's figures by row (operation, then the totals) and metric key."""
+    fw = read.file_workload
+    if fw is None:
+        return {}
+    out: dict[str, dict[str, float | None]] = {
+        o.name: {m.key: getattr(o, m.key) for m in FILE_OP_METRICS} for o in fw.ops
+    }
+    out[FILE_TOTALS] = {
+        "elapsed_s": fw.elapsed_ns / 1e9 if fw.mode == "postmark" else None,
+        "transactions_per_s": fw.postmark.transactions_per_s if fw.postmark else None,
+        "read_bw_bytes": fw.read_bw_bytes,
+        "write_bw_bytes": fw.write_bw_bytes,
+        "cpu_ns_per_op": fw.cpu_ns_per_op,
+        "usr_cpu_pct": fw.usr_cpu_pct,
+        "sys_cpu_pct": fw.sys_cpu_pct,
+        "host_cpu_total_pct": fw.host_cpu_total_pct,
+        "host_cpu_system_pct": fw.host_cpu_system_pct,
+    }
+    return out
+
+
+def _file_metrics(
+    cols: list[tuple[str, str, list[Run]]], reads: dict[uuid.UUID, RunRead], base: int
+) -> list[JobComparison]:
+    """File workloads compare per operation (rate, response times) and by their totals (MB/s,
+    PostMark's elapsed time and transaction rate, CPU per operation), with the same statistics and
+    direction-aware changes as block jobs' metrics."""
+    figures = {r.id: _file_figures(reads[r.id]) for _, _, rs in cols for r in rs}
+    names: list[str] = []
+    for fig in figures.values():
+        names += [n for n in fig if n not in names and n != FILE_TOTALS]
+    out = []
+    for name, defs in [*((n, FILE_OP_METRICS) for n in names), (FILE_TOTALS, FILE_RUN_METRICS)]:
+        metrics = []
+        for m in defs:
+            per_col = [
+                [v for r in rs if (v := figures[r.id].get(name, {}).get(m.key)) is not None]
+                for _, _, rs in cols
+            ]
+            if any(per_col):
+                direction = m.direction or (name if name in ("read", "write") and m.kind != "cpu" else None)
+                metrics.append(_metric(MetricDef(**{**vars(m), "direction": direction}), per_col, base))
+        if metrics:
+            out.append(JobComparison(name=name, metrics=metrics))
+    return out
 
 
 def _common(values: list[str | None]) -> str | None:

@@ -4,6 +4,7 @@ from typing import Any
 
 from backend.agent.schemas import Inventory
 from backend.models import Agent, Device, Run
+from backend.result.schemas import FileWorkloadSummary
 from backend.run.schemas import RunRead
 
 MIN_RUNTIME_S = 10.0
@@ -22,6 +23,38 @@ def short_jobs(spec_jobs: list[dict[str, Any]], read: RunRead) -> list[str]:
         for j in spec_jobs
         if j.get("time_based") and (j.get("runtime_s") or 0) < MIN_RUNTIME_S - TIMER_SLACK_S
     ]
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.3g} GB"
+
+
+def cache_resident(run: Run, read: RunRead, mem: int | None) -> str | None:
+    return cache_resident_of(run.workload_spec, read.file_workload, mem)
+
+
+def cache_resident_of(spec: dict[str, Any], fw: FileWorkloadSummary | None, mem: int | None) -> str | None:
+    """A file workload whose file set fits in the host's RAM and is not opened O_DIRECT: the page
+    cache can hold all of it. The file set's bytes from the result (as laid out), else from the
+    engine's facts the server stored with the run (before a result: `facts.dataset_bytes`). The
+    host's RAM from the agent's inventory, else the engine's own reading (imported results)."""
+    if fw is not None:
+        dataset, o_direct = fw.dataset_bytes, fw.o_direct
+    elif spec.get("kind", "block") != "block":
+        facts = spec.get("facts") or {}
+        dataset, o_direct = facts.get("dataset_bytes"), bool(facts.get("o_direct"))
+    else:
+        return None
+    if not isinstance(mem, int):
+        mem = fw.host_mem_bytes if fw is not None else None
+    if not isinstance(dataset, int) or isinstance(dataset, bool) or not isinstance(mem, int) or o_direct:
+        return None
+    if dataset >= mem:
+        return None
+    return (
+        f"the file set ({_gb(dataset)}) fits in the page cache (host RAM {_gb(mem)}) and is not opened "
+        "O_DIRECT: it may measure memory, not the device"
+    )
 
 
 def inventory_of(agent: Agent | None) -> Inventory:
@@ -44,6 +77,9 @@ def flags_for(
                 "it may measure the page cache, not the device",
             }
         )
+    cache = cache_resident(run, read, mem)
+    if cache:
+        out.append({"flag": "cache_resident", "message": cache})
     short = short_jobs(jobs, read)
     if short:
         out.append(

@@ -14,7 +14,7 @@ from backend.errors import Conflict, Invalid
 from backend.kit.time import utcnow
 from backend.models import ResultJob, ResultSeriesPoint, Run, RunResult, RunStatus
 from backend.power import service as power_service
-from backend.result import repository
+from backend.result import repository, summary
 from backend.result.schemas import (
     BIGINT,
     DirStats,
@@ -98,7 +98,7 @@ def store_document(
         finished_at=finished_at,
         uploaded_at=utcnow(),
     )
-    jobs = [_job_row(run_id, i, job) for i, job in enumerate(doc.jobs)]
+    jobs = [_job_row(run_id, i, job, doc) for i, job in enumerate(doc.jobs)]
     points = [_point_row(run_id, i, p) for i, job in enumerate(doc.jobs) for p in job.iowatt.series]
     repository.add(session, result, jobs, points)
 
@@ -126,16 +126,20 @@ def _pct(stats: Any, key: str) -> int | None:
 def _dir_cols(prefix: str, d: DirStats) -> dict[str, Any]:
     if d.total_ios == 0:
         return {}
+    # N = 0 with I/Os done: no latency was measured (postmark's jobs[0] counts system calls; its
+    # latencies are per operation in `postmark.ops`): unknown, never a latency of 0 ns
+    clat = d.clat_ns.N != 0
+    lat = d.lat_ns.N != 0
     return {
         f"{prefix}_iops": d.iops,
         f"{prefix}_bw_bytes": d.bw_bytes,
         f"{prefix}_io_bytes": d.io_bytes,
         f"{prefix}_total_ios": d.total_ios,
-        f"{prefix}_lat_mean_ns": d.lat_ns.mean,
-        f"{prefix}_clat_p50_ns": _pct(d, "50.000000"),
-        f"{prefix}_clat_p99_ns": _pct(d, "99.000000"),
-        f"{prefix}_clat_p999_ns": _pct(d, "99.900000"),
-        f"{prefix}_clat_max_ns": int(d.clat_ns.max) if d.clat_ns.max is not None else None,
+        f"{prefix}_lat_mean_ns": d.lat_ns.mean if lat else None,
+        f"{prefix}_clat_p50_ns": _pct(d, "50.000000") if clat else None,
+        f"{prefix}_clat_p99_ns": _pct(d, "99.000000") if clat else None,
+        f"{prefix}_clat_p999_ns": _pct(d, "99.900000") if clat else None,
+        f"{prefix}_clat_max_ns": int(d.clat_ns.max) if clat and d.clat_ns.max is not None else None,
     }
 
 
@@ -144,24 +148,49 @@ def _rw(value: object) -> str:
     return value if isinstance(value, str) and len(value) <= 20 else ""
 
 
-def _job_row(run_id: uuid.UUID, index: int, job: EngineJob) -> ResultJob:
+def _file_bs(doc: EngineDocument) -> int | None:
+    """A file workload's one transfer size: postmark's read and write block when equal, vdbench's
+    xfersize when every fwd has the same single one; else None (several sizes)."""
+    if doc.postmark is not None:
+        p = doc.postmark.parameters
+        return p.read_block_bytes if p.read_block_bytes == p.write_block_bytes else None
+    sizes = set()
+    for fwd in doc.fileset.fwd if doc.fileset is not None else []:
+        if len(fwd.xfersize) != 1:
+            return None
+        sizes.add(fwd.xfersize[0].bytes)
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def _job_row(run_id: uuid.UUID, index: int, job: EngineJob, doc: EngineDocument) -> ResultJob:
     opts = job.iowatt.options or {}
-    bs = (
-        opts.get("bs_bytes")
-        if type(opts.get("bs_bytes")) is int  # not a bool
-        else parse_size(job.job_options.get("bs", ""), job.job_options.get("kb_base", 1024))
-    )
+    mode = doc.file_mode
+    if mode is not None and index == 0:
+        # a file workload's jobs[0]: read/write = the read and write calls (postmark) or operations
+        # (vdbench); rw names the mode (no fio rw applies); runtime from the engine's exact runtime_ns
+        rw = mode
+        bs = _file_bs(doc)
+        runtime_ns = (
+            job.iowatt.runtime_ns if job.iowatt.runtime_ns is not None else job.job_runtime * 1_000_000
+        )
+    else:
+        rw = _rw(opts.get("rw") or job.job_options.get("rw", ""))
+        bs = (
+            opts.get("bs_bytes")
+            if type(opts.get("bs_bytes")) is int  # not a bool
+            else parse_size(job.job_options.get("bs", ""), job.job_options.get("kb_base", 1024))
+        )
+        runtime_ns = int(job.job_runtime or max(job.read.runtime, job.write.runtime)) * 1_000_000
     if bs is not None and not 0 < bs <= BIGINT:
         bs = None  # not a block size a bigint holds: unknown rather than a 500
-    runtime_ms = job.job_runtime or max(job.read.runtime, job.write.runtime)
     uring = job.iowatt.io_uring
     return ResultJob(
         run_id=run_id,
         job_index=index,
         name=job.jobname,
-        rw=_rw(opts.get("rw") or job.job_options.get("rw", "")),
+        rw=rw,
         bs_bytes=bs,
-        runtime_ns=int(runtime_ms) * 1_000_000,
+        runtime_ns=int(runtime_ns),
         usr_cpu_pct=job.usr_cpu,
         sys_cpu_pct=job.sys_cpu,
         kernel_worker_cpu_pct=uring.kernel_worker_cpu if uring else None,
@@ -200,7 +229,7 @@ def series(session: Session, *, run: Run) -> RunSeries:
         JobSeries(job_index=i, name=names.get(i, str(i)), points=_downsample(pts))
         for i, pts in sorted(by_job.items())
     ]
-    return RunSeries(run_id=run.id, jobs=jobs)
+    return RunSeries(run_id=run.id, jobs=jobs, file_intervals=summary.file_intervals(session, run))
 
 
 def _downsample(points: list[ResultSeriesPoint]) -> list[SeriesPointRead]:

@@ -9,6 +9,7 @@ from pydantic_core import PydanticCustomError
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
 from backend.power.schemas import EnergyRead, PowerUpload
+from backend.result.schemas import FileWorkloadSummary
 from backend.workload.schemas import StoredWorkloadSpec, WorkloadSpec
 
 MAX_NAME = 200
@@ -222,6 +223,11 @@ class RunRead(OutputSchema):
         "(POST /api/v1/results, an uploader token)"
     )
     tags: list[str] = Field(description="the run's tags, sorted (PUT /api/v1/runs/{id}/tags)")
+    file_workload: FileWorkloadSummary | None = Field(
+        description="a postmark or vdbench file-set run's result in brief (per-operation rates and "
+        "response times, MB/s, CPU, counts); null for block runs and before a result. Its per-interval "
+        "series: GET /runs/{id}/series (file_intervals)"
+    )
 
 
 class RunPage(OutputSchema):

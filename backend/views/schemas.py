@@ -13,7 +13,9 @@ from backend.kit.schema import OutputSchema
 
 # The units a view's figures travel in: bytes per second, nanoseconds, bytes, I/Os per second, and
 # the dimensionless percent, ratio (×) and thread count. Never a seed's MB/s or µs (team rule).
-BaseUnit = Literal["B/s", "ns", "B", "IO/s", "%", "×", "threads"]
+# File workloads add operations per second (file operations, PostMark transactions), and the
+# seeds' power and energy: W and J (the seed's "run time x power W" is W·s).
+BaseUnit = Literal["B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J"]
 
 ViewName = Literal[
     "crystaldiskmark",
@@ -22,6 +24,8 @@ ViewName = Literal[
     "kernel-help",
     "threads-latency",
     "disk-flash-memory",
+    "vdbench-filesets",
+    "postmark-levels",
 ]
 
 
@@ -42,6 +46,10 @@ class ViewRun(OutputSchema):
     preset: str | None = Field(description="the built-in preset the run ran; null for other workloads")
     shortened_by: float | None = Field(
         description="the factor the preset was shortened by (a quick look, flagged in the label); null = full"
+    )
+    scale: float | None = Field(
+        description="a file workload's scale (1 = the preset's full size; below 1 flagged in the label); "
+        "null for block runs"
     )
     device_name: str | None
     agent_name: str
@@ -127,5 +135,6 @@ class ViewTable(OutputSchema):
     notes: list[str] = Field(description="how to read the view: units, best-of, medians, ratios")
     display_units: dict[str, str] = Field(
         description="base unit -> the seed's unit the page and the CSV print it in (B/s -> MB/s = 10^6 B/s, "
-        "ns -> µs, B -> KiB); a base unit not listed is printed as it is"
+        "ns -> µs, B -> KiB; ns -> ms in vdbench-filesets and s in postmark-levels, as their seeds); a base "
+        "unit not listed is printed as it is"
     )

@@ -19,9 +19,14 @@ from iowatt_workload import pass_of
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
+from backend.compare.validity import cache_resident_of, inventory_of
 from backend.errors import Invalid
 from backend.kit import csv as safe_csv
 from backend.models import ResultJob, Run, RunStatus
+from backend.power import service as power_service
+from backend.power.schemas import EnergyRead
+from backend.result.schemas import FileWorkloadSummary
+from backend.result.summary import file_summaries
 from backend.run import repository as run_repo
 from backend.run import service as run_service
 from backend.run.schemas import PassSummary
@@ -59,8 +64,13 @@ DISPLAY: dict[str, tuple[str, float, int]] = {
     "%": ("%", 1, 1),
     "×": ("×", 1, 3),
     "threads": ("threads", 1, 0),
+    "op/s": ("op/s", 1, 1),  # file operations (or PostMark transactions) per second
+    "W": ("W", 1, 2),
+    "J": ("J", 1, 2),  # the seeds' "run time x power W": W·s
 }
 DISPLAY_UNITS = {base: shown for base, (shown, factor, _) in DISPLAY.items() if factor != 1}
+# the same base unit printed otherwise by a view whose seed does (vdbench's ms, PostMark's seconds)
+SHOWN_FACTOR: dict[tuple[str, str], float] = {("ns", "ms"): 1e6, ("ns", "s"): 1e9}
 
 BEST_OF = (
     "best-of: the measured pass with the highest bandwidth, its IOPS from the same pass "
@@ -77,6 +87,9 @@ class Loaded:
     jobs: dict[str, ResultJob]  # by job name
     spec: list[JobSpec]
     passes: list[PassSummary]
+    file: FileWorkloadSummary | None = None  # a file workload's result in brief
+    energy: EnergyRead | None = None
+    mem_bytes: int | None = None  # the host's RAM (the agent's inventory)
 
 
 Builder = Callable[[ViewInfo, list[Loaded], Loaded | None], ViewTable]
@@ -118,8 +131,10 @@ def _table(
     *,
     baseline: uuid.UUID | None = None,
     charts: list[ViewChart] | None = None,
+    shown: dict[str, str] | None = None,
 ) -> ViewTable:
-    """A view's answer: its figures in base units, the seed's units named in display_units."""
+    """A view's answer: its figures in base units, the seed's units named in display_units
+    (`shown`: this view prints a base unit otherwise, as its seed does: ns as ms or s)."""
     return ViewTable(
         view=info,
         runs=[r.info for r in runs],
@@ -128,7 +143,7 @@ def _table(
         rows=rows,
         charts=charts or [],
         notes=notes,
-        display_units=DISPLAY_UNITS,
+        display_units={**DISPLAY_UNITS, **(shown or {})},
     )
 
 
@@ -754,6 +769,259 @@ def _disk_flash_memory(info: ViewInfo, runs: list[Loaded], baseline: Loaded | No
     return _table(info, runs, cols, rows, notes, baseline=pair[1].run.id if pair else None)
 
 
+# --- 7. seed 001 Tables 3 and 5: vdbench file sets per device ------------------------------------
+
+VDBENCH_SETS = {  # preset: (row group, the seed's table)
+    "vdbench-big": ("Big files", "seed 001 Table 3"),
+    "vdbench-small": ("Small files", "seed 001 Table 5"),
+}
+
+
+def _file_op(r: Loaded, name: str, field: str) -> float | None:
+    if r.file is None:
+        return None
+    op = next((o for o in r.file.ops if o.name == name), None)
+    return _num(getattr(op, field)) if op is not None else None
+
+
+def _cache_note(r: Loaded) -> str | None:
+    msg = cache_resident_of(r.run.workload_spec, r.file, r.mem_bytes)
+    return "cache-resident: " + msg if msg else None
+
+
+def _vdbench_filesets(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    cols = [
+        _col(
+            "set", "File set", None, "the seed's big-file (Table 3) or small-file (Table 5) workload", "text"
+        ),
+        _col("run", "Device", None, "the run: its device (or target) on its agent", "text"),
+        _col("scale", "Scale", "×", "the file set's scale (1 = the seed's full size and time)"),
+        _col(
+            "read_rate",
+            "Avg. file read rate (op/s)",
+            "op/s",
+            "read operations (one xfersize block) per second",
+        ),
+        _col(
+            "read_resp",
+            "Avg. read resp. time (ms)",
+            "ns",
+            "mean response time of a read operation, shown in ms",
+        ),
+        _col("write_rate", "Avg. file write rate (op/s)", "op/s", "write operations per second"),
+        _col("write_resp", "Avg. write resp. time (ms)", "ns", "mean response time of a write, shown in ms"),
+        _col(
+            "cpu_total",
+            "Avg. CPU % total",
+            "%",
+            "the host's CPU busy, % of all CPUs (/proc/stat over the measured intervals), as vdbench's "
+            "'CPU total'",
+        ),
+        _col(
+            "cpu_sys",
+            "Avg. CPU % system",
+            "%",
+            "the host's CPU in the kernel, % of all CPUs (vdbench's 'sys')",
+        ),
+        _col("read_mbps", "Avg. MB/s read", "B/s", "bytes read per second, shown in MB/s = 10^6 B/s"),
+        _col("write_mbps", "Avg. MB/s write", "B/s", "bytes written per second, shown in MB/s = 10^6 B/s"),
+    ]
+    rows = []
+    for preset, (group, _) in VDBENCH_SETS.items():
+        for r in runs:
+            if r.info.preset != preset:
+                continue
+            f = r.file
+            rows.append(
+                ViewRow(
+                    group=group,
+                    cells=[
+                        _cell(group),
+                        _cell(r.info.label, _cache_note(r)),
+                        _cell(_num(f.scale) if f else None),
+                        _cell(_file_op(r, "read", "rate_per_s")),
+                        _cell(_file_op(r, "read", "resp_mean_ns")),
+                        _cell(_file_op(r, "write", "rate_per_s")),
+                        _cell(_file_op(r, "write", "resp_mean_ns")),
+                        _cell(_num(f.host_cpu_total_pct) if f else None),
+                        _cell(_num(f.host_cpu_system_pct) if f else None),
+                        _cell(_num(f.read_bw_bytes) if f else None),
+                        _cell(_num(f.write_bw_bytes) if f else None),
+                    ],
+                )
+            )
+    notes = [
+        "One row per run: seed 001 Table 3 (big files: 5 directories × 20 files of 5 GiB, 128 KiB "
+        "transfers) then Table 5 (small files: 64 × 25,600 files of 16 KiB, 1 KiB transfers); 90 % "
+        "reads, random files, random I/O, 64 threads.",
+        "Rates are operations per second over the measured intervals; an operation is one transfer. "
+        "Response times are means, shown in ms as vdbench prints them.",
+        "MB/s = 10^6 bytes per second (vdbench prints MiB/s: divide ours by 1.048576 to compare).",
+    ]
+    if any(r.file and r.file.scale not in (None, 1.0) for r in runs):
+        notes.append(
+            "Scaled runs (Scale below 1) ran a smaller file set for a shorter time: files per directory, "
+            "file size and elapsed time times the scale. The seed's runs were 10 h on the full set."
+        )
+    if any(_cache_note(r) for r in runs):
+        notes.append(
+            "Rows marked cache-resident: the file set fits in the host's RAM without O_DIRECT, so the "
+            "figures may measure the page cache, not the device."
+        )
+    return _table(info, runs, cols, rows, notes, shown={"ns": "ms"})
+
+
+# --- 8. seed 000 Tables 3-5: PostMark seconds, power and energy per level -----------------------
+
+POSTMARK_LEVELS = {"postmark-low": "Low", "postmark-medium": "Medium", "postmark-high": "High"}
+
+
+def _device_key(r: Loaded) -> tuple[str, str]:
+    """A column of the PostMark table: the device (or target) on its agent, every level and repeat
+    of it together."""
+    key = f"{r.run.agent_id}:{r.run.device_id or r.run.target_path}"
+    return key, f"{r.info.device_name or r.info.target_path} on {r.info.agent_name}"
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _postmark_levels(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    devices: dict[str, tuple[str, list[Loaded]]] = {}
+    for r in runs:
+        key, label = _device_key(r)
+        devices.setdefault(key, (label, []))[1].append(r)
+    keys = list(devices)
+    base_key = _device_key(baseline)[0] if baseline is not None else keys[-1]
+    other_key = next((k for k in keys if k != base_key), None)
+    levels = [lv for p, lv in POSTMARK_LEVELS.items() if any(r.info.preset == p for r in runs)]
+
+    cols = [
+        _col(
+            "measure",
+            "Measure",
+            None,
+            "what the row holds: run time, transaction rate, power or energy",
+            "text",
+        ),
+        _col("level", "PostMark level", None, "the seed's level (Table 1), or the idle baseline", "text"),
+    ]
+    cols += [
+        _col(
+            f"device_{i}",
+            devices[k][0],
+            None,
+            f"mean over the runs of {devices[k][0]} at the row's level (the seed averaged 10); each cell "
+            "names its unit",
+        )
+        for i, k in enumerate(keys)
+    ]
+    if other_key is not None:
+        cols.append(
+            _col(
+                "rate",
+                f"Rate ({devices[other_key][0]} ÷ {devices[base_key][0]})",
+                "×",
+                f"the row's figure of {devices[other_key][0]} divided by that of {devices[base_key][0]} "
+                "(the baseline), as the seed's Rate column",
+                "ratio",
+            )
+        )
+
+    def at(k: str, level: str) -> list[Loaded]:
+        return [r for r in devices[k][1] if POSTMARK_LEVELS.get(r.info.preset or "") == level]
+
+    def energy_ok(r: Loaded) -> EnergyRead | None:
+        return r.energy if r.energy is not None and r.energy.status == "ok" else None
+
+    def elapsed_s(r: Loaded) -> float | None:
+        return r.file.elapsed_ns / 1e9 if r.file is not None else None
+
+    Figure = Callable[[Loaded], float | None]
+    measures: list[tuple[str, str, BaseUnit, Figure, bool]] = [
+        ("time", "Run time (s)", "ns", lambda r: _num(r.file.elapsed_ns) if r.file else None, False),
+        (
+            "tps",
+            "Transactions per second",
+            "op/s",
+            lambda r: r.file.postmark.transactions_per_s if r.file and r.file.postmark else None,
+            False,
+        ),
+    ]
+    metered = any(energy_ok(r) for r in runs)
+    if metered:
+
+        def load_w(r: Loaded) -> float | None:
+            e = energy_ok(r)
+            return e.load_w_mean if e else None
+
+        def joules(r: Loaded) -> float | None:
+            w, t = load_w(r), elapsed_s(r)
+            return w * t if w is not None and t is not None else None
+
+        measures += [
+            ("power", "Power (W)", "W", load_w, True),
+            ("energy", "Energy: run time × power (J)", "J", joules, True),
+        ]
+
+    rows = []
+    for key, label, unit, figure, energy_row in measures:
+        row_levels = (["Non-load"] if key == "power" else []) + levels
+        for level in row_levels:
+            means: dict[str, float | None] = {}
+            estimated: list[str] = []  # devices whose figure of this row comes from datasheet watts
+            cells = [_cell(label), _cell(level)]
+            for k in keys:
+                rs = devices[k][1] if level == "Non-load" else at(k, level)
+                if level == "Non-load":
+                    vals = [e.idle_w for r in rs if (e := energy_ok(r)) is not None and e.idle_w is not None]
+                else:
+                    vals = [v for r in rs if (v := figure(r)) is not None]
+                means[k] = _mean([float(v) for v in vals])
+                notes = []
+                if len(vals) > 1:
+                    notes.append(f"mean of {len(vals)} runs")
+                if energy_row and any((e := energy_ok(r)) is not None and e.estimated for r in rs):
+                    notes.append("estimated (datasheet watts, no meter)")
+                    estimated.append(devices[k][0])
+                cells.append(
+                    _cell(means[k], "; ".join(notes) or None, unit if means[k] is not None else None)
+                )
+            if other_key is not None:
+                cells.append(_cell(*_ratio_any(means[other_key], means[base_key])))
+            if estimated:  # in the row's text too, so the CSV (figures only) keeps the label
+                cells[0] = _cell(f"{label}, estimated for {', '.join(estimated)}")
+            rows.append(ViewRow(group=key, cells=cells))
+
+    notes = [
+        "Seed 000 Table 3: PostMark's elapsed time per level (creation + transactions + deletion), shown "
+        "in seconds, with the transaction rate beside it; Low, Medium, High as its Table 1 (4 KB blocks, "
+        "327 KB files).",
+        "Each cell is the mean over the runs of that device and level; the Rate column divides the first "
+        "device's figure by the baseline's (pick it with baseline=), as the seed's Rate (HDD ÷ DRAM-SSD).",
+    ]
+    if metered:
+        notes.append(
+            "Tables 4-5: power is the wattmeter's mean over the run (Non-load: the idle baseline); energy "
+            "is PostMark's run time × that power, in J (W·s), as the seed's 'run time X power W'. Cells "
+            "marked estimated come from datasheet watts, not a meter."
+        )
+    else:
+        notes.append("No run has meter data: the power and energy rows (seed 000 Tables 4-5) are left out.")
+    if any(r.file and r.file.scale not in (None, 1.0) for r in runs):
+        notes.append("Some runs were scaled (files and transactions times the scale): not the seed's level.")
+    base_run = devices[base_key][1][0].run.id if other_key is not None else None
+    return _table(info, runs, cols, rows, notes, baseline=base_run, shown={"ns": "s"})
+
+
+def _ratio_any(value: float | None, base: float | None) -> tuple[float | None, str | None]:
+    """value ÷ base, plain (the seed's Rate: 4.5 = the first took 4.5 times as long)."""
+    if value is None or base is None or base <= 0:
+        return None, None
+    return value / base, None
+
+
 # --- the catalogue ------------------------------------------------------------------------------
 
 VIEWS: dict[str, tuple[ViewInfo, Builder]] = {
@@ -836,6 +1104,32 @@ VIEWS: dict[str, tuple[ViewInfo, Builder]] = {
             ),
             _disk_flash_memory,
         ),
+        (
+            ViewInfo(
+                name="vdbench-filesets",
+                title="vdbench file sets per device",
+                description="Big and small file sets: file read and write rates and response times, CPU "
+                "total and system, read and write MB/s, one row per run.",
+                seed="seed 001, Tables 3 (large files) and 5 (small files)",
+                presets=list(VDBENCH_SETS),
+                min_runs=1,
+                max_runs=MAX_RUNS,
+            ),
+            _vdbench_filesets,
+        ),
+        (
+            ViewInfo(
+                name="postmark-levels",
+                title="PostMark levels per device",
+                description="Seconds per PostMark level (Low, Medium, High) per device with the transaction "
+                "rate and the Rate column; with meter data, power and energy per level.",
+                seed="seed 000, Table 3 (PostMark run time), Tables 4-5 (power, run time × power)",
+                presets=list(POSTMARK_LEVELS),
+                min_runs=1,
+                max_runs=MAX_RUNS,
+            ),
+            _postmark_levels,
+        ),
     ]
 }
 
@@ -848,11 +1142,42 @@ def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
     whose job names the run's spec has (a result uploaded or imported with a preset's layout)."""
     if run.workload_id and run.workload_id in builtin_names:
         return builtin_names[run.workload_id]
+    kind = run.workload_spec.get("kind") or "block"
+    if kind != "block":  # a file workload: the preset with the same settings (scale aside)
+        return _file_preset_of(run.workload_spec, str(kind))
     # names and cache mode: a buffered variant has its preset's job names
     jobs = {(str(j.get("name")), bool(j.get("direct", False))) for j in run.workload_spec.get("jobs", [])}
     for name, (_, spec) in BUILTINS.items():
         if spec.jobs and jobs == {(j.name, j.direct) for j in spec.jobs}:  # file presets: by workload id only
             return name
+    return None
+
+
+def _file_preset_of(spec: dict[str, Any], kind: str) -> str | None:
+    """vdbench: the same parameter text; postmark: the same settings, files and transactions in the
+    preset's proportion (a run scaled from it)."""
+    mine = spec.get(kind)
+    if not isinstance(mine, dict):
+        return None
+    for name, (_, preset) in BUILTINS.items():
+        theirs = preset.model_dump(mode="json").get(kind)
+        if preset.kind != kind or not isinstance(theirs, dict):
+            continue
+        if kind == "vdbench" and mine.get("parameters") == theirs.get("parameters"):
+            return name
+        if kind == "postmark":
+            counted = ("number", "transactions")
+            same = all(mine.get(k) == v for k, v in theirs.items() if k not in counted)
+            n, t = mine.get("number"), mine.get("transactions")
+            ratio = theirs["number"] / theirs["transactions"]
+            if (
+                same
+                and isinstance(n, int)
+                and isinstance(t, int)
+                and t > 0
+                and abs(n / t - ratio) < 0.01 * ratio
+            ):
+                return name
     return None
 
 
@@ -868,16 +1193,21 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
     jobs = run_repo.jobs_of(session, run_ids)
     devices = run_repo.device_names(session, [r.device_id for r in runs if r.device_id])
     builtin = repository.builtin_names(session, {r.workload_id for r in runs if r.workload_id})
+    files = file_summaries(session, runs)
+    file_runs = [r.id for r in runs if files[r.id] is not None]
+    energy = power_service.energy_of(session, file_runs) if file_runs else {}
     out = []
     for r in runs:
         device = devices.get(r.device_id) if r.device_id else None
         shortened = r.workload_spec.get("shortened_by")
+        fw = files[r.id]
         info = ViewRun(
             id=r.id,
             name=r.name,
             label=f"{device or r.target_path} on {r.agent.name}",
             preset=_preset_of(r, builtin),
             shortened_by=float(shortened) if shortened else None,
+            scale=fw.scale if fw is not None else None,
             device_name=device,
             agent_name=r.agent.name,
             target_path=r.target_path,
@@ -889,12 +1219,17 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
                 jobs={j.name: j for j in jobs[r.id]},
                 spec=list(load_spec(r.workload_spec).jobs),
                 passes=run_service.pass_summaries(r.workload_spec, jobs[r.id]),
+                file=fw,
+                energy=energy.get(r.id),
+                mem_bytes=inventory_of(r.agent).mem_bytes if fw is not None else None,
             )
         )
     _unique_labels(out)
     for x in out:  # the flag sits beside the figures it qualifies: in every header and row group
         if x.info.shortened_by:
             x.info.label = f"{x.info.label} (shortened ×{x.info.shortened_by:g})"
+        if x.info.scale is not None and x.info.scale != 1.0:
+            x.info.label = f"{x.info.label} (scale ×{x.info.scale:g})"
     return out
 
 
@@ -965,15 +1300,18 @@ def show(
     return t.model_copy(update={"notes": [*t.notes, *table_notes]})
 
 
-def _shown(c: ViewCell) -> str | float:
-    """A cell as the seed prints it: its figure in the seed's unit (DISPLAY), rounded as the page."""
+def _shown(c: ViewCell, units: dict[str, str]) -> str | float:
+    """A cell as the seed prints it: its figure in the seed's unit (the table's display_units),
+    rounded as the page."""
     if c.passes is not None:
         return _pass_text(c.passes)
     if c.value is None:
         return ""
     if isinstance(c.value, str) or c.unit is None:
         return c.value
-    _, factor, digits = DISPLAY[c.unit]
+    shown, factor, digits = DISPLAY[c.unit]
+    if units.get(c.unit, shown) != shown:
+        factor = SHOWN_FACTOR[(c.unit, units[c.unit])]
     if c.unit == "×" and abs(c.value) >= 1:
         digits = 2  # "1.41", "0.943": three significant digits either side of 1, as the page
     v = round(c.value / factor, digits)
@@ -987,5 +1325,5 @@ def to_csv(t: ViewTable) -> str:
     w = safe_csv.writer(out)
     w.writerow([c.label for c in t.columns])
     for row in t.rows:
-        w.writerow([_shown(c) for c in row.cells])
+        w.writerow([_shown(c, t.display_units) for c in row.cells])
     return out.getvalue()

@@ -384,7 +384,7 @@ def test_a_shortened_run_is_flagged_beside_its_figures(client: TestClient, sessi
     assert any("shortened" in n for n in t["notes"])
 
 
-BASE_UNITS = {"B/s", "ns", "B", "IO/s", "%", "×", "threads"}
+BASE_UNITS = {"B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J"}
 
 
 def test_every_views_figure_travels_in_a_base_unit(client: TestClient, session: Session) -> None:
@@ -409,6 +409,22 @@ def test_every_views_figure_travels_in_a_base_unit(client: TestClient, session: 
             client, session, u, "seq-rand-table-buffered", target="/dev/shm/x", agent=host, where="/dev/shm"
         ),
     ]
+    # the file workloads' views (tests/backend/test_file_results.py has their layouts)
+    from tests.backend.test_file_results import (
+        postmark_json,
+        postmark_spec,
+        upload_run,
+        vdbench_json,
+        vdbench_spec,
+    )
+
+    shown["vdbench-filesets"] = [
+        upload_run(client, session, host, vdbench_spec(p), json.loads(vdbench_json(p)), preset=p)
+        for p in ("vdbench-big", "vdbench-small")
+    ]
+    shown["postmark-levels"] = [
+        upload_run(client, session, host, postmark_spec(), json.loads(postmark_json()), preset="postmark-low")
+    ]
     assert set(shown) == {v["name"] for v in client.get("/api/v1/views", headers=u.headers).json()["views"]}
     for name, runs in shown.items():
         t = view(client, u, name, runs)
@@ -416,7 +432,11 @@ def test_every_views_figure_travels_in_a_base_unit(client: TestClient, session: 
         for c in t["columns"]:
             assert c["unit"] is None or c["unit"] in BASE_UNITS, (name, c)
             assert (c["unit"] is None) == (
-                c["kind"] == "text" or c["run_id"] is not None and name.endswith("table")
+                c["kind"] == "text"
+                or c["run_id"] is not None
+                and name.endswith("table")
+                or name == "postmark-levels"
+                and c["key"].startswith("device_")  # rows of several units
             ), (name, c)
         figures = 0
         for row in t["rows"]:
@@ -438,6 +458,9 @@ def test_every_views_figure_travels_in_a_base_unit(client: TestClient, session: 
                     assert float(text) == round(cell["value"] / 1e6, 2), (name, cell, text)
                 if cell["unit"] == "B" and cell["value"] is not None:
                     assert float(text) == round(cell["value"] / 1024, 2), (name, cell, text)
+                if cell["unit"] == "ns" and cell["value"] is not None:  # µs, or the seed's ms or s
+                    per = {"µs": 1e3, "ms": 1e6, "s": 1e9}[t["display_units"]["ns"]]
+                    assert float(text) == round(cell["value"] / per, 2), (name, cell, text)
 
 
 def test_disk_flash_memory_has_a_buffered_memory_column(client: TestClient, session: Session) -> None:
