@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -37,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-ENGINE = REPO / "agent" / "engine" / "build" / "iowatt-engine"
+sys.path.insert(0, str(REPO))
+
+from tests.engine.filemode import ENGINE, alternating_pairs, ensure_engine, timed, uptime  # noqa: E402
 
 # name -> file set: files, size per file, block, reads per write, threads, requests
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -67,14 +68,6 @@ CONFIGS: dict[str, dict[str, Any]] = {
     },
 }
 TARGETS = {"tmpfs": "/dev/shm", "disk": "/var/tmp"}
-
-
-def timed(cmd: list[str], cwd: str | None = None) -> tuple[float, str, str, int]:
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=3600)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return cpu, p.stdout, p.stderr, p.returncode
 
 
 def rdpct(cfg: dict[str, Any]) -> int:
@@ -123,9 +116,10 @@ def run_sysbench(cfg: dict[str, Any], base: Path, direct: bool) -> dict[str, Any
         )
         if p.returncode != 0:
             raise SystemExit(f"sysbench prepare exited {p.returncode}: {p.stderr}")
-        cpu, out, err, rc = timed([*args, "run"], cwd=str(d))
-        if rc != 0:
-            raise SystemExit(f"sysbench exited {rc}: {err}{out}")
+        t = timed([*args, "run"], cwd=str(d))
+        cpu, out = t.cpu_s, t.stdout
+        if t.rc != 0:
+            raise SystemExit(f"sysbench exited {t.rc}: {t.stderr}{out}")
         secs = float(re.search(r"total time:\s+([\d.]+)s", out).group(1))  # type: ignore[union-attr]
         rps = float(re.search(r"reads/s:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
         wps = float(re.search(r"writes/s:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
@@ -150,10 +144,11 @@ def run_iowatt(cfg: dict[str, Any], base: Path, direct: bool, engine: Path) -> d
     pf = Path(tempfile.mkstemp(prefix="fs-", suffix=".vdb")[1])
     try:
         pf.write_text(vdbench_text(cfg, direct))
-        cpu, out, err, rc = timed([str(engine), f"--vdbench={pf}", f"--directory={d}"])
-        if rc != 0:
-            raise SystemExit(f"iowatt-engine exited {rc}: {err}")
-        fs = json.loads(out)["fileset"]
+        t = timed([str(engine), f"--vdbench={pf}", f"--directory={d}"])
+        if t.rc != 0:
+            raise SystemExit(f"iowatt-engine exited {t.rc}: {t.stderr}")
+        cpu = t.cpu_s
+        fs = json.loads(t.stdout)["fileset"]
         if list(d.iterdir()):
             raise SystemExit(f"iowatt-engine left entries in {d}")
         tot = fs["total"]
@@ -181,24 +176,22 @@ def run_iowatt(cfg: dict[str, Any], base: Path, direct: bool, engine: Path) -> d
 def bench(name: str, target: str, base: Path, pairs: int, direct: bool, engine: Path) -> dict[str, Any]:
     cfg = CONFIGS[name]
     want = cfg["requests"] * cfg["block"]
-    runs: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    for i in range(pairs + 1):  # pair 0 is the warm-up, discarded
-        seq = ["sysbench", "iowatt"] if i % 2 == 0 else ["iowatt", "sysbench"]
-        res = {}
-        for t in seq:
-            res[t] = (
-                run_sysbench(cfg, base, direct) if t == "sysbench" else run_iowatt(cfg, base, direct, engine)
-            )
-        for t in seq:
-            if res[t]["bytes"] != want:
-                raise SystemExit(f"{name}/{target}: {t} moved {res[t]['bytes']} bytes, not {want}")
-        if i:
-            runs.append((res["sysbench"], res["iowatt"]))
-        print(
-            f"{name} {target} pair {i}{' (warm-up)' if not i else ''}: "
-            f"sysbench {res['sysbench']['rate']:.0f}/s, iowatt {res['iowatt']['rate']:.0f}/s",
-            file=sys.stderr,
-        )
+
+    def same_bytes(res: dict[str, dict[str, Any]]) -> None:
+        for t, r in res.items():
+            if r["bytes"] != want:
+                raise SystemExit(f"{name}/{target}: {t} moved {r['bytes']} bytes, not {want}")
+
+    runs = alternating_pairs(
+        pairs,
+        ("sysbench", "iowatt"),
+        lambda t: run_sysbench(cfg, base, direct)
+        if t == "sysbench"
+        else run_iowatt(cfg, base, direct, engine),
+        same_bytes,
+        f"{name} {target}",
+        lambda r: f"{r['rate']:.0f}/s",
+    )
     rate_ratio = [b["rate"] / a["rate"] for a, b in runs]
     cpu_ratio = [b["cpu_ns_per_op"] / a["cpu_ns_per_op"] for a, b in runs if a["cpu_ns_per_op"] > 0]
     return {
@@ -235,21 +228,20 @@ def main() -> int:
     if not shutil.which("sysbench"):
         print("Debian's sysbench is not installed: apt-get install sysbench", file=sys.stderr)
         return 2
-    if not a.engine.exists():
-        subprocess.run(["make", "-s", "-C", str(REPO / "agent" / "engine")], check=True)
+    ensure_engine(a.engine)
     version = subprocess.run(["sysbench", "--version"], capture_output=True, text=True).stdout.strip()
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    up = uptime()
     results = []
     for target in a.target or list(TARGETS):
         base = Path(TARGETS.get(target, target))
         for name in a.config or list(CONFIGS):
             results.append(bench(name, target, base, a.pairs, a.direct, a.engine))
-    uptime_after = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    uptime_after = uptime()
     head = (
         f"iowatt-engine --vdbench vs Debian {version} fileio, {a.pairs} pairs + 1 warm-up"
         f"{', O_DIRECT' if a.direct else ', buffered'}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
-        f"load before: {uptime}\nload after:  {uptime_after}\n"
+        f"load before: {up}\nload after:  {uptime_after}\n"
     )
     rows = [
         "| file set | target | bytes moved | sysbench ops/s | iowatt ops/s | rate ratio (min-max) "

@@ -22,10 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-ENGINE = REPO / "agent" / "engine" / "build" / "iowatt-engine"
+sys.path.insert(0, str(REPO))
+
+from tests.engine.filemode import ENGINE, alternating_pairs, ensure_engine, timed, uptime  # noqa: E402
 
 # name -> PostMark settings (set ... lines); the paper's levels (seed 000, Table 1: 10/10,000/50,000,
 # 10/30,000/50,000, 100/70,000/100,000 with 4 KB blocks) are scaled by --scale for this machine
@@ -79,16 +79,6 @@ def command_text(cfg: dict[str, Any], location: str, scale: float) -> str:
     return "\n".join(lines)
 
 
-def timed(cmd: list[str], cwd: str | None = None) -> tuple[float, float, str, str, int]:
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=3600)
-    wall = time.perf_counter() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return wall, cpu, p.stdout, p.stderr, p.returncode
-
-
 def parse_postmark(text: str) -> dict[str, int]:
     def num(pattern: str) -> int:
         m = re.search(pattern, text)
@@ -110,16 +100,16 @@ def run_one(tool: str, cfg: dict[str, Any], base: Path, scale: float, engine: Pa
     try:
         cmdfile.write_text(command_text(cfg, str(d), scale))
         if tool == "postmark":
-            wall, cpu, out, err, rc = timed(["postmark", str(cmdfile)], cwd=str(d))
-            if rc != 0:
-                raise SystemExit(f"postmark exited {rc}: {err}")
-            counts = parse_postmark(out)
+            t = timed(["postmark", str(cmdfile)], cwd=str(d))
+            if t.rc != 0:
+                raise SystemExit(f"postmark exited {t.rc}: {t.stderr}")
+            counts = parse_postmark(t.stdout)
             internal = None
         else:
-            wall, cpu, out, err, rc = timed([str(engine), f"--postmark={cmdfile}", f"--directory={d}"])
-            if rc != 0:
-                raise SystemExit(f"iowatt-engine exited {rc}: {err}")
-            p = json.loads(out)["postmark"]
+            t = timed([str(engine), f"--postmark={cmdfile}", f"--directory={d}"])
+            if t.rc != 0:
+                raise SystemExit(f"iowatt-engine exited {t.rc}: {t.stderr}")
+            p = json.loads(t.stdout)["postmark"]
             counts = {
                 k: p[k] for k in ("files_created", "files_read", "files_appended", "files_deleted_alone")
             }
@@ -127,7 +117,7 @@ def run_one(tool: str, cfg: dict[str, Any], base: Path, scale: float, engine: Pa
         left = list(d.iterdir())
         if left:
             raise SystemExit(f"{tool} left {len(left)} entries in {d}")
-        return {"tool": tool, "wall_s": wall, "cpu_s": cpu, "counts": counts, "elapsed_s": internal}
+        return {"tool": tool, "wall_s": t.wall_s, "cpu_s": t.cpu_s, "counts": counts, "elapsed_s": internal}
     finally:
         shutil.rmtree(d, ignore_errors=True)
         cmdfile.unlink(missing_ok=True)
@@ -135,22 +125,21 @@ def run_one(tool: str, cfg: dict[str, Any], base: Path, scale: float, engine: Pa
 
 def bench(name: str, target: str, base: Path, pairs: int, scale: float, engine: Path) -> dict[str, Any]:
     cfg = CONFIGS[name]
-    runs: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    order = ["postmark", "iowatt"]
-    for i in range(pairs + 1):  # pair 0 is the warm-up, discarded
-        seq = order if i % 2 == 0 else order[::-1]
-        res = {t: run_one(t, cfg, base, scale, engine) for t in seq}
+
+    def same_work(res: dict[str, dict[str, Any]]) -> None:
         if res["postmark"]["counts"] != res["iowatt"]["counts"]:
             raise SystemExit(
                 f"{name}/{target}: counts differ: {res['postmark']['counts']} vs {res['iowatt']['counts']}"
             )
-        if i:
-            runs.append((res["postmark"], res["iowatt"]))
-        print(
-            f"{name} {target} pair {i}{' (warm-up)' if not i else ''}: "
-            f"postmark {res['postmark']['wall_s']:.3f} s, iowatt {res['iowatt']['wall_s']:.3f} s",
-            file=sys.stderr,
-        )
+
+    runs = alternating_pairs(
+        pairs,
+        ("postmark", "iowatt"),
+        lambda tool: run_one(tool, cfg, base, scale, engine),
+        same_work,
+        f"{name} {target}",
+        lambda r: f"{r['wall_s']:.3f} s",
+    )
     wall_ratio = [b["wall_s"] / a["wall_s"] for a, b in runs]
     cpu_ratio = [b["cpu_s"] / a["cpu_s"] for a, b in runs if a["cpu_s"] > 0]
     return {
@@ -185,20 +174,19 @@ def main() -> int:
     if not shutil.which("postmark"):
         print("Debian's postmark is not installed: apt-get install postmark", file=sys.stderr)
         return 2
-    if not a.engine.exists():
-        subprocess.run(["make", "-s", "-C", str(REPO / "agent" / "engine")], check=True)
+    ensure_engine(a.engine)
     load = Path("/proc/loadavg").read_text().split()[:3]
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    up = uptime()
     results = []
     for target in a.target or list(TARGETS):
         base = Path(TARGETS.get(target, target))
         for name in a.config or list(CONFIGS):
             results.append(bench(name, target, base, a.pairs, a.scale, a.engine))
-    uptime_after = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    uptime_after = uptime()
     head = (
         f"iowatt-engine --postmark vs Debian postmark 1.53 (reports v1.51), {a.pairs} pairs + 1 warm-up, "
         f"scale {a.scale:g}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
-        f"load before: {' '.join(load)} (`{uptime}`); after: `{uptime_after}`\n\n"
+        f"load before: {' '.join(load)} (`{up}`); after: `{uptime_after}`\n\n"
         "| config | target | files created / read / appended / deleted alone (both) | postmark wall s | "
         "iowatt wall s | iowatt elapsed s (own timer) | wall ratio iowatt/postmark (min–max) | "
         "CPU s postmark / iowatt | CPU ratio |\n"
@@ -219,7 +207,7 @@ def main() -> int:
     if a.md:
         a.md.write_text(md)
     if a.json:
-        a.json.write_text(json.dumps({"load": load, "uptime": uptime, "results": results}, indent=1))
+        a.json.write_text(json.dumps({"load": load, "uptime": up, "results": results}, indent=1))
     return 0
 
 

@@ -1,5 +1,6 @@
 """Fixtures for the iowatt-engine black-box tests: the real binary (built with make when
-missing), a scratch directory in /dev/shm and a helper that runs a job and parses its JSON."""
+missing), a scratch directory in /dev/shm, scratch file systems (a 1 MiB tmpfs, ext4 on a loop
+device: filemode.py, shared with the benches) and a helper that runs a job and parses its JSON."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .filemode import Unavailable, ext4_loop
+from .filemode import small_tmpfs as _small_tmpfs
 
 REPO = Path(__file__).resolve().parents[2]
 ENGINE_DIR = REPO / "agent" / "engine"
@@ -51,6 +55,26 @@ def scratch() -> Iterator[Path]:
         yield d
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def small_tmpfs(scratch: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs in scratch: runs out of space after a few hundred KiB."""
+    try:
+        with _small_tmpfs(scratch) as mnt:
+            yield mnt
+    except Unavailable as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="module")
+def loop_ext4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """ext4 on a 96 MiB loop device backed by /dev/shm, mounted for the module."""
+    try:
+        with ext4_loop(tmp_path_factory.mktemp("loop", numbered=True), 96) as mnt:
+            yield mnt
+    except Unavailable as e:
+        pytest.skip(str(e))
 
 
 @pytest.fixture

@@ -8,18 +8,17 @@ cleanly; the same runs on ext4 on a loop device."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import have_root, run_engine
+from .conftest import run_engine
+from .filemode import listing
 
 SEEDS = Path("/work/shared/seeds/001_5ac2a546d512f849.txt")
 # the seed's two scripts as printed in seed 001 (the `vdbench -f ...` line after each is the
@@ -36,15 +35,6 @@ fsd=fsd1,anchor=H:,depth=1,width=64,files=25600,size=16k
 fwd=fwd1,fsd=fsd1,rdpct=90,xfersize=1k,fileselect=random,fileio=random,threads=64
 rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=10h,interval=30
 """
-
-
-def listing(d: Path) -> dict[str, tuple[int, int]]:
-    """Every entry below d with (size, mtime_ns) for files: the directory 'as found'."""
-    out = {}
-    for p in sorted(d.rglob("*")):
-        st = p.lstat()
-        out[str(p.relative_to(d))] = (st.st_size, st.st_mtime_ns) if p.is_file() else (0, 0)
-    return out
 
 
 def vdb(engine: Path, text: str, where: Path, directory: Path | None, *more: str, check: bool = True) -> Any:
@@ -421,24 +411,6 @@ rd=r,fwd=mk,format=no,elapsed=1
 # ---- ENOSPC, SIGINT, loop device, O_DIRECT ----
 
 
-@pytest.fixture
-def small_tmpfs(scratch: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs."""
-    if not have_root():
-        pytest.skip("mounting a tmpfs needs root")
-    mnt = scratch / "small"
-    mnt.mkdir()
-    p = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True
-    )
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True, timeout=30)
-
-
 def test_enospc_stops_cleanly_and_cleans_up(engine_bin: Path, scratch: Path, small_tmpfs: Path) -> None:
     (small_tmpfs / "canary").write_bytes(b"k" * 100)
     before = listing(small_tmpfs)
@@ -497,37 +469,6 @@ def test_sigint_stops_and_cleans_up(engine_bin: Path, scratch: Path) -> None:
     assert 0 < fs["elapsed_ns"] < 600_000_000_000 and fs["total"]["ops"]["read"]["ops"] > 0
     assert fs["cleanup"]["files_removed"] == 1664
     assert list(d.iterdir()) == []
-
-
-@pytest.fixture(scope="module")
-def loop_ext4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """ext4 on a 64 MiB loop device backed by /dev/shm."""
-    if not have_root() or not shutil.which("losetup") or not shutil.which("mkfs.ext4"):
-        pytest.skip("loop devices need root, losetup and mkfs.ext4")
-    base = Path(tmp_path_factory.mktemp("fs-loop", numbered=True))
-    backing = Path("/dev/shm") / f"iowatt-fs-loop-{os.getpid()}.img"
-    with open(backing, "wb") as f:
-        f.truncate(64 << 20)
-    p = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True, timeout=30)
-    if p.returncode != 0:
-        backing.unlink()
-        pytest.skip(f"losetup unavailable: {p.stderr.strip()}")
-    dev = p.stdout.strip()
-    mnt = base / "mnt"
-    mnt.mkdir()
-    mounted = False
-    try:
-        subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True, capture_output=True, timeout=60)
-        p = subprocess.run(["mount", dev, str(mnt)], capture_output=True, text=True, timeout=30)
-        if p.returncode != 0:
-            pytest.skip(f"cannot mount here: {p.stderr.strip()}")
-        mounted = True
-        yield mnt
-    finally:
-        if mounted:
-            subprocess.run(["umount", str(mnt)], capture_output=True, timeout=30)
-        subprocess.run(["losetup", "-d", dev], capture_output=True, timeout=30)
-        backing.unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize("direct", [False, True])

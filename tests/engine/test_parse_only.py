@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from .conftest import run_engine
+from .filemode import listing, on_disk
 
 BOUND_KEYS = {
     "mode",
@@ -25,27 +26,6 @@ BOUND_KEYS = {
     "files",
     "directories",
 }
-
-
-def tree(d: Path) -> dict[str, tuple[int, int]]:
-    """Every entry below d (files with size and mtime): what 'untouched' compares."""
-    out = {}
-    for p in sorted(d.rglob("*")):
-        st = p.lstat()
-        out[str(p.relative_to(d))] = (st.st_size, st.st_mtime_ns) if p.is_file() else (0, 0)
-    return out
-
-
-def on_disk(d: Path) -> tuple[int, int, int]:
-    """(files, directories, bytes) below d."""
-    files = dirs = size = 0
-    for p in d.rglob("*"):
-        if p.is_dir():
-            dirs += 1
-        else:
-            files += 1
-            size += p.stat().st_size
-    return files, dirs, size
 
 
 # ---- PostMark ----
@@ -77,9 +57,9 @@ def test_postmark_parse_only_touches_nothing(engine_bin: Path, scratch: Path) ->
     target = scratch / "target"
     target.mkdir()
     (target / "canary").write_bytes(b"x" * 10)
-    before, mtime = tree(target), target.stat().st_mtime_ns
+    before, mtime = listing(target), target.stat().st_mtime_ns
     assert pm_parse(engine_bin, cmd, target) == doc
-    assert tree(target) == before and target.stat().st_mtime_ns == mtime
+    assert listing(target) == before and target.stat().st_mtime_ns == mtime
     p = doc["postmark"]["parameters"]
     assert (p["number"], p["size_low_bytes"], p["size_high_bytes"], p["subdirectories"]) == (
         40,
@@ -217,9 +197,9 @@ def test_vdbench_parse_only_touches_nothing(engine_bin: Path, scratch: Path) -> 
     target = scratch / "target"
     target.mkdir()
     (target / "canary").write_bytes(b"x")
-    before, mtime = tree(target), target.stat().st_mtime_ns
+    before, mtime = listing(target), target.stat().st_mtime_ns
     assert vdb_parse(engine_bin, pf, target) == doc
-    assert tree(target) == before and target.stat().st_mtime_ns == mtime
+    assert listing(target) == before and target.stat().st_mtime_ns == mtime
     assert doc["fsd"][0]["total_files"] == 36 and doc["fwd"][0]["threads"] == 3  # what it parsed
     b = doc["bounds"]
     assert set(b) == BOUND_KEYS

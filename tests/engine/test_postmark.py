@@ -7,19 +7,18 @@ behind), --keep, fsync, SIGINT."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import have_root, run_engine
+from .conftest import run_engine
+from .filemode import listing
 
 CONFIG = """\
 # a small PostMark configuration
@@ -60,70 +59,11 @@ def command_file(
     return path
 
 
-def listing(d: Path) -> dict[str, tuple[int, int]]:
-    """Every entry below d, files with (size, mtime_ns): the directory 'as found' (a directory's
-    own mtime changes with the entries made and removed in it)."""
-    out = {}
-    for p in sorted(d.rglob("*")):
-        st = p.lstat()
-        out[str(p.relative_to(d))] = (st.st_size, st.st_mtime_ns) if p.is_file() else (0, 0)
-    return out
-
-
 def pm(engine: Path, cmd: Path, directory: Path, *more: str, check: bool = True, timeout: float = 120) -> Any:
     r = run_engine(
         engine, f"--postmark={cmd}", f"--directory={directory}", *more, check=check, timeout=timeout
     )
     return r
-
-
-@pytest.fixture(scope="module")
-def loop_ext4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """ext4 on a 96 MiB loop device backed by /dev/shm, mounted for this module."""
-    if not have_root() or not shutil.which("losetup") or not shutil.which("mkfs.ext4"):
-        pytest.skip("loop devices need root, losetup and mkfs.ext4")
-    base = Path(tmp_path_factory.mktemp("pm-loop", numbered=True))
-    backing = Path("/dev/shm") / f"iowatt-pm-loop-{os.getpid()}.img"
-    with open(backing, "wb") as f:
-        f.truncate(96 << 20)
-    p = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True, timeout=30)
-    if p.returncode != 0:
-        backing.unlink()
-        pytest.skip(f"losetup unavailable: {p.stderr.strip()}")
-    dev = p.stdout.strip()
-    mnt = base / "mnt"
-    mnt.mkdir()
-    mounted = False
-    try:
-        subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True, capture_output=True, timeout=60)
-        p = subprocess.run(["mount", dev, str(mnt)], capture_output=True, text=True, timeout=30)
-        if p.returncode != 0:
-            pytest.skip(f"cannot mount here: {p.stderr.strip()}")
-        mounted = True
-        yield mnt
-    finally:
-        if mounted:
-            subprocess.run(["umount", str(mnt)], capture_output=True, timeout=30)
-        subprocess.run(["losetup", "-d", dev], capture_output=True, timeout=30)
-        backing.unlink(missing_ok=True)
-
-
-@pytest.fixture
-def small_tmpfs(scratch: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs: runs out of space after a few hundred KiB."""
-    if not have_root():
-        pytest.skip("mounting a tmpfs needs root")
-    mnt = scratch / "small"
-    mnt.mkdir()
-    p = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True
-    )
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True, timeout=30)
 
 
 def check_invariants(p: dict[str, Any], *, number: int, transactions: int, low: int, high: int) -> None:

@@ -8,6 +8,7 @@
  * walk never climbs. A test build (-DIOWATT_NO_OPENAT2, `make noopenat2`) always walks. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -134,4 +135,97 @@ int confined_open(int dirfd, const char *rel, int flags, mode_t mode)
 	}
 #endif
 	return walk(dirfd, rel, flags, mode);
+}
+
+/* Next path component (skipping empty and "." ones), or NULL at the end. */
+static const char *next_comp(const char **p, size_t *len)
+{
+	for (;;) {
+		while (**p == '/')
+			(*p)++;
+		if (!**p)
+			return NULL;
+		const char *c = *p, *e = strchr(c, '/');
+		*len = e ? (size_t)(e - c) : strlen(c);
+		*p += *len;
+		if (!(*len == 1 && c[0] == '.'))
+			return c;
+	}
+}
+
+int confine_relative(const char *root, const char *path, char *rel, size_t len)
+{
+	const char *d = root, *p = path, *c;
+	size_t l;
+	while ((c = next_comp(&d, &l)))
+		if (l == 2 && c[0] == '.' && c[1] == '.')
+			return CONFINE_ROOT_DOTDOT;
+	if (path[0] == '/') {
+		if (root[0] != '/')
+			return CONFINE_ROOT_RELATIVE;
+		d = root;
+		const char *dc, *pc;
+		size_t dl, pl;
+		while ((dc = next_comp(&d, &dl))) {
+			pc = next_comp(&p, &pl);
+			if (!pc || pl != dl || memcmp(pc, dc, dl))
+				return CONFINE_NOT_BENEATH;
+		}
+		while (*p == '/')
+			p++;
+	}
+	int r = confine_split(p, rel, len);
+	if (r == -EXDEV)
+		return CONFINE_DOTDOT;
+	if (r == -EINVAL) {
+		if (len)
+			rel[0] = 0;
+		return CONFINE_ROOT_ITSELF;
+	}
+	return r < 0 ? CONFINE_TOO_LONG : 0;
+}
+
+void confine_die(int rc, const char *what, const char *path, const char *root)
+{
+	switch (rc) {
+	case CONFINE_ROOT_DOTDOT:
+		die_usage("beneath", "'%s' must not contain '..'", root);
+	case CONFINE_ROOT_RELATIVE:
+		die_usage("beneath", "'%s' is relative but %s '%s' is absolute", root, what, path);
+	case CONFINE_NOT_BENEATH:
+		die_usage("beneath", "%s '%s' is not beneath '%s'", what, path, root);
+	case CONFINE_DOTDOT:
+		die_usage("beneath", "%s '%s' climbs out of '%s' with '..'", what, path, root);
+	case CONFINE_ROOT_ITSELF:
+		die_usage("beneath", "%s '%s' names no file beneath '%s'", what, path, root);
+	default:
+		die_usage("beneath", "%s '%s': %s", what, path, strerror(ENAMETOOLONG));
+	}
+}
+
+int open_confined_dir(const char *dir, const char *beneath, const char *mode)
+{
+	if (!dir || !*dir)
+		die_usage("directory", "--directory=DIR is required with --%s", mode);
+	if (!beneath || !*beneath) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			die_usage("directory", "cannot open directory '%s': %s", dir, strerror(errno));
+		return fd;
+	}
+	char rel[PATH_MAX];
+	int rc = confine_relative(beneath, dir, rel, sizeof(rel));
+	if (rc < 0 && rc != CONFINE_ROOT_ITSELF)
+		confine_die(rc, "directory", dir, beneath);
+	int root = open(beneath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		die_usage("beneath", "cannot open directory '%s': %s", beneath, strerror(errno));
+	if (rc == CONFINE_ROOT_ITSELF)
+		return root;
+	int fd = confined_open(root, rel, O_RDONLY | O_DIRECTORY, 0);
+	close(root);
+	if (fd < 0)
+		die_usage("beneath", "directory '%s' beneath '%s': %s%s", dir, beneath, strerror(-fd),
+			  fd == -ELOOP || fd == -ENOTDIR ? " (a symbolic link in its path is refused)" : "");
+	return fd;
 }

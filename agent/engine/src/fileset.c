@@ -33,7 +33,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -1086,38 +1085,6 @@ static void agg_collect(struct agg *a, const struct fs_run *r, int64_t ix)
 	}
 }
 
-static void emit_resp(struct jw *w, const struct lstat *s, const uint64_t *hist, int bins)
-{
-	jw_obj(w, "resp_ns");
-	jw_u64(w, "min", s->n ? s->min : 0);
-	jw_u64(w, "max", s->max);
-	jw_dbl(w, "mean", lstat_mean(s));
-	jw_dbl(w, "stddev", lstat_stddev(s));
-	jw_u64(w, "N", s->n);
-	if (s->n) {
-		uint64_t out[NPCT];
-		hist_percentiles(hist, s->n, default_percentiles, NPCT, out);
-		jw_obj(w, "percentile");
-		for (int i = 0; i < NPCT; i++) {
-			char k[32];
-			snprintf(k, sizeof(k), "%f", default_percentiles[i]);
-			jw_u64(w, k, out[i]);
-		}
-		jw_obj_end(w);
-		if (bins) {
-			jw_obj(w, "bins");
-			for (unsigned i = 0; i < HIST_NR; i++)
-				if (hist[i]) {
-					char k[32];
-					snprintf(k, sizeof(k), "%llu", (unsigned long long)hist_val(i));
-					jw_u64(w, k, hist[i]);
-				}
-			jw_obj_end(w);
-		}
-	}
-	jw_obj_end(w);
-}
-
 static double cpu_pct(const struct cpustat *a, const struct cpustat *b, int sys_only)
 {
 	if (!a->ok || !b->ok)
@@ -1187,7 +1154,7 @@ static void emit_agg(struct jw *w, const struct agg *a, uint64_t ns, int bins, c
 		jw_u64(w, "ops", a->ops[k]);
 		jw_dbl(w, "rate", secs > 0 ? (double)a->ops[k] / secs : 0);
 		jw_u64(w, "bytes", a->bytes[k]);
-		emit_resp(w, &a->lat[k], a->hist[k], bins);
+		emit_lstat(w, "resp_ns", &a->lat[k], a->hist[k], bins);
 		jw_obj_end(w);
 	}
 	jw_obj_end(w);
@@ -1218,52 +1185,6 @@ static void emit_dist(struct jw *w, const char *key, const struct vdb_dist *d)
 	jw_arr_end(w);
 }
 
-static void emit_dir_fio(struct jw *w, const char *key, const struct agg *a, int op, uint64_t ns)
-{
-	double secs = (double)ns / 1e9;
-	jw_obj(w, key);
-	jw_u64(w, "io_bytes", a->bytes[op]);
-	jw_u64(w, "io_kbytes", a->bytes[op] / 1024);
-	jw_u64(w, "bw_bytes", secs > 0 ? (uint64_t)((double)a->bytes[op] / secs) : 0);
-	jw_u64(w, "bw", secs > 0 ? (uint64_t)((double)a->bytes[op] / secs / 1024.0) : 0);
-	jw_dbl(w, "iops", secs > 0 ? (double)a->ops[op] / secs : 0);
-	jw_u64(w, "runtime", a->ops[op] ? (ns + 500000) / 1000000 : 0);
-	jw_u64(w, "total_ios", a->ops[op]);
-	jw_u64(w, "short_ios", 0);
-	jw_u64(w, "drop_ios", 0);
-	static const char *const lk[3] = { "slat_ns", "clat_ns", "lat_ns" };
-	for (int i = 0; i < 3; i++) {
-		const struct lstat *s = &a->lat[op];
-		jw_obj(w, lk[i]);
-		if (i == 0 || !s->n) {
-			jw_u64(w, "min", 0);
-			jw_u64(w, "max", 0);
-			jw_dbl(w, "mean", 0);
-			jw_dbl(w, "stddev", 0);
-			jw_u64(w, "N", 0);
-		} else {
-			jw_u64(w, "min", s->min);
-			jw_u64(w, "max", s->max);
-			jw_dbl(w, "mean", lstat_mean(s));
-			jw_dbl(w, "stddev", lstat_stddev(s));
-			jw_u64(w, "N", s->n);
-			if (i == 1) {
-				uint64_t out[NPCT];
-				hist_percentiles(a->hist[op], s->n, default_percentiles, NPCT, out);
-				jw_obj(w, "percentile");
-				for (int p = 0; p < NPCT; p++) {
-					char k[32];
-					snprintf(k, sizeof(k), "%f", default_percentiles[p]);
-					jw_u64(w, k, out[p]);
-				}
-				jw_obj_end(w);
-			}
-		}
-		jw_obj_end(w);
-	}
-	jw_obj_end(w);
-}
-
 struct fs_report {
 	const char *file, *dir, *beneath;
 	int keep, jsonplus, interrupted, sig;
@@ -1287,15 +1208,7 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	struct jw w;
 	jw_init(&w, stdout);
 	jw_obj(&w, NULL);
-	jw_str(&w, "fio version", "iowatt-engine-" IOWATT_VERSION);
-	jw_i64(&w, "timestamp", (int64_t)rp->tv.tv_sec);
-	jw_i64(&w, "timestamp_ms", (int64_t)rp->tv.tv_sec * 1000 + rp->tv.tv_usec / 1000);
-	char tbuf[64];
-	time_t tt = rp->tv.tv_sec;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(tbuf, sizeof(tbuf), "%a %b %e %H:%M:%S %Y", &tm);
-	jw_str(&w, "time", tbuf);
+	emit_preamble(&w, &rp->tv);
 	jw_obj(&w, "global options");
 	jw_str(&w, "vdbench", rp->file);
 	jw_str(&w, "directory", rp->dir);
@@ -1310,8 +1223,10 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	jw_obj(&w, "job options");
 	jw_str(&w, "name", c->rd.name);
 	jw_obj_end(&w);
-	emit_dir_fio(&w, "read", &tot, VOP_READ, rp->meas_ns);
-	emit_dir_fio(&w, "write", &tot, VOP_WRITE, rp->meas_ns);
+	emit_dir_totals(&w, "read", tot.bytes[VOP_READ], tot.ops[VOP_READ], rp->meas_ns, &tot.lat[VOP_READ],
+			tot.hist[VOP_READ]);
+	emit_dir_totals(&w, "write", tot.bytes[VOP_WRITE], tot.ops[VOP_WRITE], rp->meas_ns, &tot.lat[VOP_WRITE],
+			tot.hist[VOP_WRITE]);
 	emit_empty_dir(&w, "trim");
 	const struct cpusnap *c0 = &rp->cpu[rp->warm_iv < rp->niv ? rp->warm_iv : rp->niv], *c1 = &rp->cpu[rp->niv];
 	double secs = (double)rp->meas_ns / 1e9;
@@ -1329,18 +1244,7 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	jw_obj_end(&w);
 	jw_arr_end(&w);
 	jw_arr(&w, "disk_util");
-	if (rp->d0.ok && rp->d1.ok) {
-		const uint64_t *a = rp->d0.f, *b = rp->d1.f;
-		jw_obj(&w, NULL);
-		jw_str(&w, "name", rp->d0.name);
-		jw_u64(&w, "read_ios", b[0] - a[0]);
-		jw_u64(&w, "write_ios", b[4] - a[4]);
-		jw_u64(&w, "read_sectors", b[2] - a[2]);
-		jw_u64(&w, "write_sectors", b[6] - a[6]);
-		double ms = (double)rp->run_ns / 1e6, util = ms > 0 ? 100.0 * (double)(b[9] - a[9]) / ms : 0;
-		jw_dbl(&w, "util", util > 100 ? 100 : util);
-		jw_obj_end(&w);
-	}
+	emit_disk_util(&w, &rp->d0, &rp->d1, rp->run_ns);
 	jw_arr_end(&w);
 
 	jw_obj(&w, "fileset");
@@ -1461,22 +1365,7 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	jw_obj_end(&w);
 
 	jw_obj(&w, "iowatt");
-	jw_str(&w, "version", IOWATT_VERSION);
-	jw_str(&w, "schema", IOWATT_SCHEMA);
-	jw_str(&w, "mode", "vdbench");
-	jw_bool(&w, "interrupted", rp->interrupted);
-	if (rp->sig)
-		jw_str(&w, "signal", rp->sig == SIGINT ? "SIGINT" : "SIGTERM");
-	else
-		jw_null(&w, "signal");
-	host_facts(&w);
-	jw_obj(&w, "clock");
-	jw_str(&w, "source", g_tsc.on ? "tsc" : "clock_gettime");
-	if (g_tsc.on)
-		jw_dbl(&w, "tsc_ghz", g_tsc.ghz);
-	else
-		jw_null(&w, "tsc_ghz");
-	jw_obj_end(&w);
+	emit_iowatt_head(&w, "vdbench", rp->interrupted, rp->sig);
 	cpustat_emit(&w, "system_cpu", &rp->cpu[0].host, &rp->cpu[rp->niv].host);
 	jw_obj_end(&w);
 	jw_obj_end(&w);
@@ -1551,75 +1440,6 @@ static void report_normal(struct fs_run *r, const struct fs_report *rp)
 }
 
 /* ---- setup ---- */
-
-static int open_directory(const char *dir, const char *beneath)
-{
-	if (!dir || !*dir)
-		die_usage("directory", "--directory=DIR is required with --vdbench (it replaces the anchor)");
-	if (!beneath || !*beneath) {
-		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			die_usage("directory", "cannot open directory '%s': %s", dir, strerror(errno));
-		return fd;
-	}
-	const char *rest = dir;
-	if (dir[0] == '/') {
-		if (beneath[0] != '/')
-			die_usage("beneath", "'%s' is relative but directory '%s' is absolute", beneath, dir);
-		const char *d = beneath, *p = dir;
-		for (;;) {
-			while (*d == '/')
-				d++;
-			while (*p == '/')
-				p++;
-			if (!*d)
-				break;
-			size_t ld = strcspn(d, "/"), lp = strcspn(p, "/");
-			if (ld != lp || strncmp(d, p, ld))
-				die_usage("beneath", "directory '%s' is not beneath '%s'", dir, beneath);
-			d += ld;
-			p += lp;
-		}
-		rest = p;
-	}
-	int root = open(beneath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		die_usage("beneath", "cannot open directory '%s': %s", beneath, strerror(errno));
-	while (*rest == '/')
-		rest++;
-	if (!*rest)
-		return root;
-	char rel[PATH_MAX];
-	int rc = confine_split(rest, rel, sizeof(rel));
-	if (rc == -EXDEV)
-		die_usage("beneath", "directory '%s' climbs out of '%s' with '..'", dir, beneath);
-	if (rc == -EINVAL)
-		return root;
-	if (rc < 0)
-		die_usage("beneath", "directory '%s': %s", dir, strerror(-rc));
-	int fd = confined_open(root, rel, O_RDONLY | O_DIRECTORY, 0);
-	close(root);
-	if (fd < 0)
-		die_usage("beneath", "directory '%s' beneath '%s': %s%s", dir, beneath, strerror(-fd),
-			  fd == -ELOOP || fd == -ENOTDIR ? " (a symbolic link in its path is refused)" : "");
-	return fd;
-}
-
-static void dir_device(int fd, char *name, size_t len)
-{
-	struct stat st;
-	name[0] = 0;
-	if (fstat(fd, &st) < 0 || major(st.st_dev) == 0)
-		return;
-	char link[PATH_MAX], path[64];
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
-	ssize_t n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return;
-	link[n] = 0;
-	const char *b = strrchr(link, '/');
-	str_copy(name, len, b ? b + 1 : link);
-}
 
 static struct fs_set *find_set(struct fs_run *r, const char *name)
 {
@@ -1845,10 +1665,7 @@ static void fs_bounds(const struct fs_run *r, struct file_bounds *b)
 
 int fileset_requested(int argc, char **argv)
 {
-	for (int k = 1; k < argc; k++)
-		if (!strncmp(argv[k], "--vdbench=", 10) || !strcmp(argv[k], "--vdbench"))
-			return 1;
-	return 0;
+	return mode_requested(argc, argv, "vdbench");
 }
 
 static uint64_t arg_secs(const char *name, const char *val, uint64_t lo)
@@ -1860,76 +1677,46 @@ static uint64_t arg_secs(const char *name, const char *val, uint64_t lo)
 	return v;
 }
 
+/* the flags of --vdbench beyond the file modes' common ones (mode_args_parse) */
+struct fs_flags {
+	double scale;
+	uint64_t seed, o_elapsed, o_interval, o_warmup;
+};
+
+static int fs_flag(void *ctx, const char *name, const char *val)
+{
+	struct fs_flags *f = ctx;
+	if (!strcmp(name, "scale")) {
+		char *end;
+		f->scale = val ? strtod(val, &end) : 0;
+		if (!val || end == val || *end || !(f->scale > 0) || f->scale > 1000)
+			die_usage("scale", "must be a number above 0 (at most 1000), got '%s'", val ? val : "");
+	} else if (!strcmp(name, "elapsed")) {
+		f->o_elapsed = arg_secs("elapsed", val, 1);
+	} else if (!strcmp(name, "interval")) {
+		f->o_interval = arg_secs("interval", val, 1);
+	} else if (!strcmp(name, "warmup")) {
+		f->o_warmup = arg_secs("warmup", val, 0);
+	} else if (!strcmp(name, "randseed")) {
+		if (!val || parse_u64(val, &f->seed) < 0)
+			die_usage("randseed", "must be a whole number, got '%s'", val ? val : "");
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 {
-	const char *file = NULL, *dir = NULL, *beneath = NULL;
-	int keep = 0, jsonplus = 0, normal = 0, allow_tsc = 1, parse_only = 0, progress = 0;
-	double scale = 1.0;
-	uint64_t seed = 0x5eed, o_elapsed = 0, o_interval = 0, o_warmup = UINT64_MAX;
-	for (int k = 1; k < argc; k++) {
-		const char *a = argv[k];
-		if (strncmp(a, "--", 2))
-			die_usage("vdbench", "unexpected argument '%s' (a job file cannot be combined with --vdbench)", a);
-		const char *eq = strchr(a, '=');
-		size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-		const char *val = eq ? eq + 1 : NULL;
-#define IS(n) (nl == strlen(n) && !strncmp(a + 2, n, nl))
-		if (IS("vdbench")) {
-			if (!val || !*val)
-				die_usage("vdbench", "--vdbench=FILE needs a parameter file");
-			file = val;
-		} else if (IS("directory")) {
-			if (!val || !*val)
-				die_usage("directory", "--directory=DIR needs a directory");
-			dir = val;
-		} else if (IS("beneath")) {
-			if (!val || !*val)
-				die_usage("beneath", "--beneath=DIR needs a directory");
-			beneath = val;
-		} else if (IS("keep")) {
-			int b = 1;
-			if (val && parse_bool(val, &b) < 0)
-				die_usage("keep", "must be 0 or 1, got '%s'", val);
-			keep = b;
-		} else if (IS("scale")) {
-			char *end;
-			scale = val ? strtod(val, &end) : 0;
-			if (!val || end == val || *end || !(scale > 0) || scale > 1000)
-				die_usage("scale", "must be a number above 0 (at most 1000), got '%s'", val ? val : "");
-		} else if (IS("elapsed")) {
-			o_elapsed = arg_secs("elapsed", val, 1);
-		} else if (IS("interval")) {
-			o_interval = arg_secs("interval", val, 1);
-		} else if (IS("warmup")) {
-			o_warmup = arg_secs("warmup", val, 0);
-		} else if (IS("randseed")) {
-			if (!val || parse_u64(val, &seed) < 0)
-				die_usage("randseed", "must be a whole number, got '%s'", val ? val : "");
-		} else if (IS("progress")) {
-			if (!val || (strcmp(val, "jsonl") && strcmp(val, "none")))
-				die_usage("progress", "must be jsonl or none, got '%s'", val ? val : "");
-			progress = !strcmp(val, "jsonl");
-		} else if (IS("parse-only")) {
-			parse_only = 1;
-		} else if (IS("output-format")) {
-			if (!val || (strcmp(val, "json") && strcmp(val, "json+") && strcmp(val, "normal")))
-				die_usage("output-format", "must be json, json+ or normal, got '%s'", val ? val : "");
-			jsonplus = !strcmp(val, "json+");
-			normal = !strcmp(val, "normal");
-		} else if (IS("clocksource")) {
-			if (!val || (strcmp(val, "clock_gettime") && strcmp(val, "cpu")))
-				die_usage("clocksource", "must be clock_gettime or cpu, got '%s'", val ? val : "");
-			allow_tsc = !strcmp(val, "cpu");
-		} else {
-			die_usage("vdbench", "option '%.*s' does not apply to --vdbench (it takes --directory, --beneath, "
-					     "--keep, --scale, --elapsed, --interval, --warmup, --randseed, --output-format, "
-					     "--clocksource, --progress, --parse-only)",
-				  (int)nl, a + 2);
-		}
-#undef IS
-	}
-	if (!file)
-		die_usage("vdbench", "--vdbench=FILE needs a parameter file");
+	struct fs_flags fl = { .scale = 1.0, .seed = 0x5eed, .o_warmup = UINT64_MAX };
+	struct mode_args args = { .mode = "vdbench", .file_what = "a parameter file", .allow_tsc = 1,
+				  .own_flags = "--scale, --elapsed, --interval, --warmup, --randseed",
+				  .own = fs_flag, .ctx = &fl };
+	mode_args_parse(&args, argc, argv);
+	const char *file = args.file, *dir = args.dir, *beneath = args.beneath;
+	int keep = args.keep, jsonplus = args.jsonplus, normal = args.normal, progress = args.progress;
+	double scale = fl.scale;
+	uint64_t seed = fl.seed, o_elapsed = fl.o_elapsed, o_interval = fl.o_interval, o_warmup = fl.o_warmup;
 	static struct vdb_cfg cfg;
 	vdb_parse_file(&cfg, file);
 	static struct fs_run r;
@@ -1951,7 +1738,7 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	if (r.warmup_ns >= r.elapsed_ns)
 		die_usage("warmup", "warmup (%llu s) must be shorter than elapsed (%llu s)",
 			  (unsigned long long)(r.warmup_ns / 1000000000ull), (unsigned long long)(r.elapsed_ns / 1000000000ull));
-	if (parse_only) {
+	if (args.parse_only) {
 		/* the parsed and resolved definitions, nothing touched */
 		struct jw w;
 		jw_init(&w, stdout);
@@ -2015,7 +1802,7 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 		fputc('\n', stdout);
 		return EXIT_OK;
 	}
-	r.dirfd = open_directory(dir, beneath);
+	r.dirfd = open_confined_dir(dir, beneath, "vdbench");
 
 	/* roots: DIR itself for one fsd, DIR/<fsd name> for several */
 	for (int k = 0; k < r.nset; k++) {
@@ -2060,7 +1847,7 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 				t->rate_period = (uint64_t)(1e9 * (double)r.nth / cfg.rd.fwdrate);
 		}
 
-	clock_init(allow_tsc);
+	clock_init(args.allow_tsc);
 	static struct fs_report rp;
 	rp.file = file;
 	rp.dir = dir;
@@ -2069,7 +1856,7 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	rp.jsonplus = jsonplus;
 	gettimeofday(&rp.tv, NULL);
 	char devname[64];
-	dir_device(r.dirfd, devname, sizeof(devname));
+	fd_blockdev(r.dirfd, devname, sizeof(devname));
 	if (devname[0])
 		diskstat_read(devname, &rp.d0);
 

@@ -255,6 +255,21 @@ void options_echo(struct jw *w, const struct options *o); /* "options": the reso
 void options_help(FILE *f);                               /* --help, from the same table */
 void options_finalize(struct options *o);
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg);
+/* The flags of the file modes (--postmark=FILE, --vdbench=FILE), parsed in one place: the common
+ * ones into the struct, the mode's own through `own` (1 = taken; it exits 2 on a bad value);
+ * anything else exits 2 ("option 'bs' does not apply to --postmark (it takes ...)"). Set the
+ * defaults (allow_tsc) before the call. */
+struct mode_args {
+	const char *mode;               /* "postmark": the flag --postmark=FILE, and the error's name */
+	const char *file_what;          /* "a command file" */
+	const char *own_flags;          /* the mode's own flags for the message, or NULL */
+	int (*own)(void *ctx, const char *name, const char *val);
+	void *ctx;
+	const char *file, *dir, *beneath;
+	int keep, jsonplus, normal, progress, allow_tsc, parse_only;
+};
+void mode_args_parse(struct mode_args *a, int argc, char **argv);
+int mode_requested(int argc, char **argv, const char *mode); /* a --<mode>[=FILE] flag */
 static inline int rw_is_random(enum rw_mode rw) { return rw == RW_RANDREAD || rw == RW_RANDWRITE || rw == RW_RANDRW; }
 static inline int rw_reads(enum rw_mode rw) { return rw == RW_READ || rw == RW_RANDREAD || rw == RW_RW || rw == RW_RANDRW; }
 static inline int rw_writes(enum rw_mode rw) { return rw == RW_WRITE || rw == RW_RANDWRITE || rw == RW_RW || rw == RW_RANDRW; }
@@ -270,6 +285,24 @@ int confine_split(const char *path, char *out, size_t len);
  * Returns an fd (O_CLOEXEC) or -errno. */
 int confined_open(int dirfd, const char *rel, int flags, mode_t mode);
 const char *confine_resolver(void); /* "openat2" or "openat-walk" (ENOSYS fallback / test build) */
+/* beneath=ROOT, the one rule for every mode: PATH relative to ROOT (an absolute PATH must start
+ * with ROOT, compared component by component; a relative one is relative to ROOT), normalised
+ * into rel. 0 or a CONFINE_* code; confine_die() exits 2 naming it ("filename '%s' is not
+ * beneath '%s'"). */
+enum {
+	CONFINE_ROOT_DOTDOT = -1,       /* ROOT contains ".." */
+	CONFINE_ROOT_RELATIVE = -2,     /* ROOT relative, PATH absolute */
+	CONFINE_NOT_BENEATH = -3,
+	CONFINE_DOTDOT = -4,            /* PATH climbs out with ".." */
+	CONFINE_ROOT_ITSELF = -5,       /* PATH names ROOT itself (rel = "") */
+	CONFINE_TOO_LONG = -6,
+};
+int confine_relative(const char *root, const char *path, char *rel, size_t len);
+void confine_die(int rc, const char *what, const char *path, const char *root) __attribute__((noreturn));
+/* The directory of a file mode (--directory=DIR, --beneath=ROOT): opened as given, or beneath ROOT
+ * through confined_open (no link, no ".."). An O_RDONLY | O_DIRECTORY fd; exits 2 naming the flag
+ * (mode: "postmark", "vdbench", ... for the message when DIR is missing). */
+int open_confined_dir(const char *dir, const char *beneath, const char *mode);
 
 /* ---- target.c ---- */
 /* One file or device of the run; the jobs naming the same filename share it. Every open of it
@@ -312,6 +345,8 @@ int target_cleanup(void);
 int target_claim(const struct target *t);
 int blkdev_in_use(const struct target *t, char *why, size_t whylen);
 void target_facts(struct jw *w, const struct target *t);
+/* the block device under an open file's or directory's file system ("" if none, e.g. tmpfs) */
+void fd_blockdev(int fd, char *name, size_t len);
 
 /* ---- sysinfo.c ---- */
 struct cpustat { uint64_t v[10]; int ok; };
@@ -457,6 +492,19 @@ int job_all_finished(struct job *j);
 /* ---- report.c ---- */
 void report_job(struct jw *w, struct job *j, int jsonplus);
 void emit_empty_dir(struct jw *w, const char *key);
+/* The pieces of the JSON document every mode writes (block jobs, --postmark, --vdbench): */
+/* {min, max, mean, stddev, N} and, with hist and samples, fio's "percentile" (+ "bins" if bins) */
+void emit_lstat(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins);
+/* a fio "read"/"write" object from totals; lat (NULL = none measured) is clat and lat, hist its percentiles */
+void emit_dir_totals(struct jw *w, const char *key, uint64_t bytes, uint64_t ios, uint64_t ns,
+		     const struct lstat *lat, const uint64_t *hist);
+struct timeval;
+void emit_preamble(struct jw *w, const struct timeval *tv); /* "fio version", "timestamp[_ms]", "time" */
+/* one "disk_util" entry (nothing unless both reads worked) over wall_ns */
+void emit_disk_util(struct jw *w, const struct diskstat *d0, const struct diskstat *d1, uint64_t wall_ns);
+/* the top-level "iowatt" object's common head: version, schema, mode (NULL: block jobs), interrupted,
+ * signal, host facts, clock */
+void emit_iowatt_head(struct jw *w, const char *mode, int interrupted, int sig);
 
 /* --parse-only of the file modes: what a run of these parameters can do at most, known before
  * anything is touched (computed where the parameters live: postmark.c, fileset.c; README §

@@ -173,15 +173,7 @@ int main(int argc, char **argv)
 	struct jw w;
 	jw_init(&w, stdout);
 	jw_obj(&w, NULL);
-	jw_str(&w, "fio version", "iowatt-engine-" IOWATT_VERSION);
-	jw_i64(&w, "timestamp", (int64_t)tv.tv_sec);
-	jw_i64(&w, "timestamp_ms", (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000);
-	char tbuf[64];
-	time_t tt = tv.tv_sec;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(tbuf, sizeof(tbuf), "%a %b %e %H:%M:%S %Y", &tm);
-	jw_str(&w, "time", tbuf);
+	emit_preamble(&w, &tv);
 	jw_obj(&w, "global options");
 	for (int i = 0; i < cfg.global->ngiven; i++)
 		jw_str(&w, cfg.global->given_name[i], cfg.global->given_val[i]);
@@ -211,43 +203,11 @@ int main(int argc, char **argv)
 	}
 	jw_arr_end(&w);
 	jw_arr(&w, "disk_util");
-	double wall_ms = (double)(wall1 - wall0) / 1e6;
-	for (int k = 0; k < ndisks; k++) {
-		if (!d0[k].ok || !d1[k].ok)
-			continue;
-		uint64_t *a = d0[k].f, *b = d1[k].f;
-		jw_obj(&w, NULL);
-		jw_str(&w, "name", d0[k].name);
-		jw_u64(&w, "read_ios", b[0] - a[0]);
-		jw_u64(&w, "write_ios", b[4] - a[4]);
-		jw_u64(&w, "read_merges", b[1] - a[1]);
-		jw_u64(&w, "write_merges", b[5] - a[5]);
-		jw_u64(&w, "read_sectors", b[2] - a[2]);
-		jw_u64(&w, "write_sectors", b[6] - a[6]);
-		jw_u64(&w, "read_ticks", b[3] - a[3]);
-		jw_u64(&w, "write_ticks", b[7] - a[7]);
-		jw_u64(&w, "in_queue", b[10] - a[10]);
-		double util = wall_ms > 0 ? 100.0 * (double)(b[9] - a[9]) / wall_ms : 0;
-		jw_dbl(&w, "util", util > 100 ? 100 : util);
-		jw_obj_end(&w);
-	}
+	for (int k = 0; k < ndisks; k++)
+		emit_disk_util(&w, &d0[k], &d1[k], wall1 - wall0);
 	jw_arr_end(&w);
 	jw_obj(&w, "iowatt");
-	jw_str(&w, "version", IOWATT_VERSION);
-	jw_str(&w, "schema", IOWATT_SCHEMA);
-	jw_bool(&w, "interrupted", g_stop != 0);
-	if (g_signal)
-		jw_str(&w, "signal", g_signal == SIGINT ? "SIGINT" : "SIGTERM");
-	else
-		jw_null(&w, "signal");
-	host_facts(&w);
-	jw_obj(&w, "clock");
-	jw_str(&w, "source", g_tsc.on ? "tsc" : "clock_gettime");
-	if (g_tsc.on)
-		jw_dbl(&w, "tsc_ghz", g_tsc.ghz);
-	else
-		jw_null(&w, "tsc_ghz");
-	jw_obj_end(&w);
+	emit_iowatt_head(&w, NULL, g_stop != 0, g_signal);
 	if (cfg.njobs)
 		target_facts(&w, &jobs[0].tgt);
 	cpustat_emit(&w, "system_cpu", &cpu0, &cpu1);

@@ -773,6 +773,81 @@ static void jobs_from_cmdline(struct runcfg *cfg, struct options *global, const 
 	}
 }
 
+/* --output-format=json|json+ (|normal for the file modes) */
+static void output_format_arg(const char *val, int allow_normal, int *jsonplus, int *normal)
+{
+	if (!val || (strcmp(val, "json") && strcmp(val, "json+") && (!allow_normal || strcmp(val, "normal"))))
+		die_usage("output-format", "must be json%s, got '%s'", allow_normal ? ", json+ or normal" : " or json+",
+			  val ? val : "");
+	*jsonplus = !strcmp(val, "json+");
+	if (normal)
+		*normal = !strcmp(val, "normal");
+}
+
+/* --progress=jsonl|none: 1 for jsonl */
+static int progress_arg(const char *val)
+{
+	if (!val || (strcmp(val, "jsonl") && strcmp(val, "none")))
+		die_usage("progress", "must be jsonl or none, got '%s'", val ? val : "");
+	return !strcmp(val, "jsonl");
+}
+
+int mode_requested(int argc, char **argv, const char *mode)
+{
+	size_t n = strlen(mode);
+	for (int k = 1; k < argc; k++)
+		if (!strncmp(argv[k], "--", 2) && !strncmp(argv[k] + 2, mode, n) && (argv[k][2 + n] == '=' || !argv[k][2 + n]))
+			return 1;
+	return 0;
+}
+
+void mode_args_parse(struct mode_args *a, int argc, char **argv)
+{
+	const char *m = a->mode;
+	for (int k = 1; k < argc; k++) {
+		const char *arg = argv[k];
+		if (strncmp(arg, "--", 2))
+			die_usage(m, "unexpected argument '%s' (a job file cannot be combined with --%s)", arg, m);
+		const char *eq = strchr(arg, '=');
+		size_t nl = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+		const char *val = eq ? eq + 1 : NULL;
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)nl, arg + 2);
+		if (!strcmp(name, m)) {
+			if (!val || !*val)
+				die_usage(m, "--%s=FILE needs %s", m, a->file_what);
+			a->file = val;
+		} else if (!strcmp(name, "directory")) {
+			if (!val || !*val)
+				die_usage("directory", "--directory=DIR needs a directory");
+			a->dir = val;
+		} else if (!strcmp(name, "beneath")) {
+			if (!val || !*val)
+				die_usage("beneath", "--beneath=DIR needs a directory");
+			a->beneath = val;
+		} else if (!strcmp(name, "keep") || !strcmp(name, "parse-only")) {
+			int b = 1;
+			if (val && parse_bool(val, &b) < 0)
+				die_usage(name, "must be 0 or 1, got '%s'", val);
+			*(name[0] == 'k' ? &a->keep : &a->parse_only) = b;
+		} else if (!strcmp(name, "output-format")) {
+			output_format_arg(val, 1, &a->jsonplus, &a->normal);
+		} else if (!strcmp(name, "progress")) {
+			a->progress = progress_arg(val);
+		} else if (!strcmp(name, "clocksource")) {
+			if (!val || (strcmp(val, "clock_gettime") && strcmp(val, "cpu")))
+				die_usage("clocksource", "must be clock_gettime or cpu, got '%s'", val ? val : "");
+			a->allow_tsc = !strcmp(val, "cpu");
+		} else if (!a->own || nl >= sizeof(name) || !a->own(a->ctx, name, val)) {
+			die_usage(m, "option '%.*s' does not apply to --%s (it takes --directory, --beneath, --keep, %s%s"
+				     "--output-format, --progress, --clocksource, --parse-only)",
+				  (int)nl, arg + 2, m, a->own_flags ? a->own_flags : "", a->own_flags ? ", " : "");
+		}
+	}
+	if (!a->file)
+		die_usage(m, "--%s=FILE needs %s", m, a->file_what);
+}
+
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 {
 	struct options global;
@@ -814,15 +889,11 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 			exit(0);
 		}
 		if (!strcmp(name, "output-format")) {
-			if (!val || (strcmp(val, "json") && strcmp(val, "json+")))
-				die_usage("output-format", "must be json or json+, got '%s'", val ? val : "");
-			cfg->jsonplus = !strcmp(val, "json+");
+			output_format_arg(val, 0, &cfg->jsonplus, NULL);
 			continue;
 		}
 		if (!strcmp(name, "progress")) {
-			if (!val || (strcmp(val, "jsonl") && strcmp(val, "none")))
-				die_usage("progress", "must be jsonl or none, got '%s'", val ? val : "");
-			cfg->progress = !strcmp(val, "jsonl");
+			cfg->progress = progress_arg(val);
 			continue;
 		}
 		if (!option_is_known(name))

@@ -30,7 +30,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -615,61 +614,6 @@ static void op_delete(struct pm_run *r, int64_t k)
 
 /* ---- setup: the directory ---- */
 
-static int open_directory(const char *dir, const char *beneath)
-{
-	if (!dir || !*dir)
-		die_usage("directory", "--directory=DIR is required with --postmark");
-	if (!beneath || !*beneath) {
-		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			die_usage("directory", "cannot open directory '%s': %s", dir, strerror(errno));
-		return fd;
-	}
-	/* beneath=ROOT: DIR must resolve inside ROOT with no link and no ".." (as block jobs' files) */
-	const char *rest = dir;
-	if (dir[0] == '/') {
-		if (beneath[0] != '/')
-			die_usage("beneath", "'%s' is relative but directory '%s' is absolute", beneath, dir);
-		const char *d = beneath, *p = dir;
-		for (;;) {
-			while (*d == '/')
-				d++;
-			while (*p == '/')
-				p++;
-			if (!*d)
-				break;
-			size_t ld = strcspn(d, "/"), lp = strcspn(p, "/");
-			if (ld != lp || strncmp(d, p, ld))
-				die_usage("beneath", "directory '%s' is not beneath '%s'", dir, beneath);
-			d += ld;
-			p += lp;
-		}
-		rest = p;
-	}
-	int root = open(beneath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		die_usage("beneath", "cannot open directory '%s': %s", beneath, strerror(errno));
-	while (*rest == '/')
-		rest++;
-	if (!*rest)
-		return root;
-	char rel[PATH_MAX];
-	int rc = confine_split(rest, rel, sizeof(rel));
-	if (rc == -EXDEV)
-		die_usage("beneath", "directory '%s' climbs out of '%s' with '..'", dir, beneath);
-	if (rc == -EINVAL) {
-		return root; /* only "." components */
-	}
-	if (rc < 0)
-		die_usage("beneath", "directory '%s': %s", dir, strerror(-rc));
-	int fd = confined_open(root, rel, O_RDONLY | O_DIRECTORY, 0);
-	close(root);
-	if (fd < 0)
-		die_usage("beneath", "directory '%s' beneath '%s': %s%s", dir, beneath, strerror(-fd),
-			  fd == -ELOOP ? " (a symbolic link in its path is refused)" : "");
-	return fd;
-}
-
 static int make_subdirs(struct pm_run *r)
 {
 	int n = r->c->subdirs > 1 ? (int)r->c->subdirs : 1;
@@ -731,62 +675,7 @@ static void emit_op(struct jw *w, const char *key, const struct lstat *s, const 
 {
 	jw_obj(w, key);
 	jw_u64(w, "ops", s->n);
-	jw_obj(w, "lat_ns");
-	jw_u64(w, "min", s->n ? s->min : 0);
-	jw_u64(w, "max", s->max);
-	jw_dbl(w, "mean", lstat_mean(s));
-	jw_dbl(w, "stddev", lstat_stddev(s));
-	jw_u64(w, "N", s->n);
-	if (s->n) {
-		uint64_t out[NPCT];
-		hist_percentiles(hist, s->n, default_percentiles, NPCT, out);
-		jw_obj(w, "percentile");
-		for (int i = 0; i < NPCT; i++) {
-			char k[32];
-			snprintf(k, sizeof(k), "%f", default_percentiles[i]);
-			jw_u64(w, k, out[i]);
-		}
-		jw_obj_end(w);
-		if (bins) {
-			jw_obj(w, "bins");
-			for (unsigned i = 0; i < HIST_NR; i++)
-				if (hist[i]) {
-					char k[32];
-					snprintf(k, sizeof(k), "%llu", (unsigned long long)hist_val(i));
-					jw_u64(w, k, hist[i]);
-				}
-			jw_obj_end(w);
-		}
-	}
-	jw_obj_end(w);
-	jw_obj_end(w);
-}
-
-static void emit_dir_totals(struct jw *w, const char *key, uint64_t bytes, uint64_t calls, uint64_t ns)
-{
-	double secs = (double)ns / 1e9;
-	struct lstat z;
-	lstat_init(&z);
-	jw_obj(w, key);
-	jw_u64(w, "io_bytes", bytes);
-	jw_u64(w, "io_kbytes", bytes / 1024);
-	jw_u64(w, "bw_bytes", secs > 0 ? (uint64_t)((double)bytes / secs) : 0);
-	jw_u64(w, "bw", secs > 0 ? (uint64_t)((double)bytes / secs / 1024.0) : 0);
-	jw_dbl(w, "iops", secs > 0 ? (double)calls / secs : 0);
-	jw_u64(w, "runtime", calls ? (ns + 500000) / 1000000 : 0);
-	jw_u64(w, "total_ios", calls);
-	jw_u64(w, "short_ios", 0);
-	jw_u64(w, "drop_ios", 0);
-	static const char *const lk[3] = { "slat_ns", "clat_ns", "lat_ns" };
-	for (int i = 0; i < 3; i++) {
-		jw_obj(w, lk[i]);
-		jw_u64(w, "min", 0);
-		jw_u64(w, "max", 0);
-		jw_dbl(w, "mean", 0);
-		jw_dbl(w, "stddev", 0);
-		jw_u64(w, "N", 0);
-		jw_obj_end(w);
-	}
+	emit_lstat(w, "lat_ns", s, hist, bins);
 	jw_obj_end(w);
 }
 
@@ -883,15 +772,7 @@ static void report_json(const struct pm_run *r, const struct pm_times *t, const 
 	struct jw w;
 	jw_init(&w, stdout);
 	jw_obj(&w, NULL);
-	jw_str(&w, "fio version", "iowatt-engine-" IOWATT_VERSION);
-	jw_i64(&w, "timestamp", (int64_t)tv->tv_sec);
-	jw_i64(&w, "timestamp_ms", (int64_t)tv->tv_sec * 1000 + tv->tv_usec / 1000);
-	char tbuf[64];
-	time_t tt = tv->tv_sec;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(tbuf, sizeof(tbuf), "%a %b %e %H:%M:%S %Y", &tm);
-	jw_str(&w, "time", tbuf);
+	emit_preamble(&w, tv);
 	jw_obj(&w, "global options");
 	jw_str(&w, "postmark", file);
 	jw_str(&w, "directory", dir);
@@ -908,18 +789,14 @@ static void report_json(const struct pm_run *r, const struct pm_times *t, const 
 	for (int k = 0; k < c->nset; k++)
 		jw_str(&w, c->set_name[k], c->set_val[k]);
 	jw_obj_end(&w);
-	emit_dir_totals(&w, "read", r->bytes_read, r->calls_read, el);
-	emit_dir_totals(&w, "write", r->bytes_written, r->calls_write, el);
+	emit_dir_totals(&w, "read", r->bytes_read, r->calls_read, el, NULL, NULL);
+	emit_dir_totals(&w, "write", r->bytes_written, r->calls_write, el, NULL, NULL);
 	emit_empty_dir(&w, "trim");
 	jw_obj(&w, "sync");
 	jw_u64(&w, "total_ios", r->calls_fsync);
-	jw_obj(&w, "lat_ns");
-	jw_u64(&w, "min", 0);
-	jw_u64(&w, "max", 0);
-	jw_dbl(&w, "mean", 0);
-	jw_dbl(&w, "stddev", 0);
-	jw_u64(&w, "N", 0);
-	jw_obj_end(&w);
+	struct lstat none;
+	lstat_init(&none);
+	emit_lstat(&w, "lat_ns", &none, NULL, 0);
 	jw_obj_end(&w);
 	double usr = (double)(ru1->ru_utime.tv_sec - ru0->ru_utime.tv_sec) +
 		     (double)(ru1->ru_utime.tv_usec - ru0->ru_utime.tv_usec) / 1e6;
@@ -942,23 +819,7 @@ static void report_json(const struct pm_run *r, const struct pm_times *t, const 
 	jw_obj_end(&w);
 	jw_arr_end(&w);
 	jw_arr(&w, "disk_util");
-	if (d0->ok && d1->ok) {
-		const uint64_t *a = d0->f, *b = d1->f;
-		jw_obj(&w, NULL);
-		jw_str(&w, "name", d0->name);
-		jw_u64(&w, "read_ios", b[0] - a[0]);
-		jw_u64(&w, "write_ios", b[4] - a[4]);
-		jw_u64(&w, "read_merges", b[1] - a[1]);
-		jw_u64(&w, "write_merges", b[5] - a[5]);
-		jw_u64(&w, "read_sectors", b[2] - a[2]);
-		jw_u64(&w, "write_sectors", b[6] - a[6]);
-		jw_u64(&w, "read_ticks", b[3] - a[3]);
-		jw_u64(&w, "write_ticks", b[7] - a[7]);
-		jw_u64(&w, "in_queue", b[10] - a[10]);
-		double ms = (double)el / 1e6, util = ms > 0 ? 100.0 * (double)(b[9] - a[9]) / ms : 0;
-		jw_dbl(&w, "util", util > 100 ? 100 : util);
-		jw_obj_end(&w);
-	}
+	emit_disk_util(&w, d0, d1, el);
 	jw_arr_end(&w);
 
 	jw_obj(&w, "postmark");
@@ -1021,22 +882,7 @@ static void report_json(const struct pm_run *r, const struct pm_times *t, const 
 	jw_obj_end(&w);
 
 	jw_obj(&w, "iowatt");
-	jw_str(&w, "version", IOWATT_VERSION);
-	jw_str(&w, "schema", IOWATT_SCHEMA);
-	jw_str(&w, "mode", "postmark");
-	jw_bool(&w, "interrupted", interrupted);
-	if (sig)
-		jw_str(&w, "signal", sig == SIGINT ? "SIGINT" : "SIGTERM");
-	else
-		jw_null(&w, "signal");
-	host_facts(&w);
-	jw_obj(&w, "clock");
-	jw_str(&w, "source", g_tsc.on ? "tsc" : "clock_gettime");
-	if (g_tsc.on)
-		jw_dbl(&w, "tsc_ghz", g_tsc.ghz);
-	else
-		jw_null(&w, "tsc_ghz");
-	jw_obj_end(&w);
+	emit_iowatt_head(&w, "postmark", interrupted, sig);
 	cpustat_emit(&w, "system_cpu", cpu0, cpu1);
 	jw_obj_end(&w);
 	jw_obj_end(&w);
@@ -1048,90 +894,21 @@ static void report_json(const struct pm_run *r, const struct pm_times *t, const 
 
 int postmark_requested(int argc, char **argv)
 {
-	for (int k = 1; k < argc; k++)
-		if (!strncmp(argv[k], "--postmark=", 11) || !strcmp(argv[k], "--postmark"))
-			return 1;
-	return 0;
-}
-
-/* the block device under DIR's file system, for disk_util ("" if none, e.g. tmpfs) */
-static void dir_device(int fd, char *name, size_t len)
-{
-	struct stat st;
-	name[0] = 0;
-	if (fstat(fd, &st) < 0 || major(st.st_dev) == 0)
-		return;
-	char link[PATH_MAX], path[64];
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
-	ssize_t n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return;
-	link[n] = 0;
-	const char *b = strrchr(link, '/');
-	str_copy(name, len, b ? b + 1 : link);
+	return mode_requested(argc, argv, "postmark");
 }
 
 int postmark_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 {
-	const char *file = NULL, *dir = NULL, *beneath = NULL;
 	/* clock_gettime by default: an operation takes microseconds, so the TSC's ~20 ns per stamp
 	 * saves nothing measurable here while its calibration costs 20 ms of every run's start */
-	int keep = 0, jsonplus = 0, normal = 0, progress = 0, allow_tsc = 0, parse_only = 0;
-	for (int k = 1; k < argc; k++) {
-		const char *a = argv[k];
-		if (strncmp(a, "--", 2))
-			die_usage("postmark", "unexpected argument '%s' (a job file cannot be combined with --postmark)", a);
-		const char *eq = strchr(a, '=');
-		size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-		const char *val = eq ? eq + 1 : NULL;
-#define IS(n) (nl == strlen(n) && !strncmp(a + 2, n, nl))
-		if (IS("postmark")) {
-			if (!val || !*val)
-				die_usage("postmark", "--postmark=FILE needs a command file");
-			file = val;
-		} else if (IS("directory")) {
-			if (!val || !*val)
-				die_usage("directory", "--directory=DIR needs a directory");
-			dir = val;
-		} else if (IS("beneath")) {
-			if (!val || !*val)
-				die_usage("beneath", "--beneath=DIR needs a directory");
-			beneath = val;
-		} else if (IS("keep")) {
-			int b = 1;
-			if (val && parse_bool(val, &b) < 0)
-				die_usage("keep", "must be 0 or 1, got '%s'", val);
-			keep = b;
-		} else if (IS("output-format")) {
-			if (!val || (strcmp(val, "json") && strcmp(val, "json+") && strcmp(val, "normal")))
-				die_usage("output-format", "must be json, json+ or normal, got '%s'", val ? val : "");
-			jsonplus = !strcmp(val, "json+");
-			normal = !strcmp(val, "normal");
-		} else if (IS("progress")) {
-			if (!val || (strcmp(val, "jsonl") && strcmp(val, "none")))
-				die_usage("progress", "must be jsonl or none, got '%s'", val ? val : "");
-			progress = !strcmp(val, "jsonl");
-		} else if (IS("clocksource")) {
-			if (!val || (strcmp(val, "clock_gettime") && strcmp(val, "cpu")))
-				die_usage("clocksource", "must be clock_gettime or cpu, got '%s'", val ? val : "");
-			allow_tsc = !strcmp(val, "cpu");
-		} else if (IS("parse-only")) {
-			if (val)
-				die_usage("parse-only", "takes no value, got '%s'", val);
-			parse_only = 1;
-		} else {
-			die_usage("postmark", "option '%.*s' does not apply to --postmark (it takes --directory, --beneath, "
-					      "--keep, --output-format, --progress, --clocksource, --parse-only)",
-				  (int)nl, a + 2);
-		}
-#undef IS
-	}
+	struct mode_args args = { .mode = "postmark", .file_what = "a command file", .allow_tsc = 0 };
+	mode_args_parse(&args, argc, argv);
+	const char *file = args.file, *dir = args.dir, *beneath = args.beneath;
+	int keep = args.keep, jsonplus = args.jsonplus, normal = args.normal, progress = args.progress;
 	struct pm_cfg cfg;
 	cfg_defaults(&cfg);
-	if (!file)
-		die_usage("postmark", "--postmark=FILE needs a command file");
 	cfg_read(&cfg, file);
-	if (parse_only) {
+	if (args.parse_only) {
 		/* the parsed settings and their bounds; DIR is not opened (it need not exist) */
 		parse_only_report(&cfg, file);
 		return EXIT_OK;
@@ -1141,7 +918,7 @@ int postmark_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	memset(&r, 0, sizeof(r));
 	r.c = &cfg;
 	r.progress = progress;
-	r.dirfd = open_directory(dir, beneath);
+	r.dirfd = open_confined_dir(dir, beneath, "postmark");
 	struct stat st;
 	size_t blk = 4096;
 	if (fstat(r.dirfd, &st) == 0 && st.st_blksize > 0)
@@ -1166,14 +943,14 @@ int postmark_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	if (!r.tab || !r.src || !r.rbuf)
 		die_code(EXIT_FAIL, "out of memory");
 
-	clock_init(allow_tsc);
+	clock_init(args.allow_tsc);
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
 	struct rusage ru0, ru1;
 	struct cpustat cpu0, cpu1;
 	struct diskstat d0, d1;
 	char devname[64];
-	dir_device(r.dirfd, devname, sizeof(devname));
+	fd_blockdev(r.dirfd, devname, sizeof(devname));
 	memset(&d0, 0, sizeof(d0));
 	memset(&d1, 0, sizeof(d1));
 	if (devname[0])

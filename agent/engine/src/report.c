@@ -1,8 +1,11 @@
 /* Output: merge the workers of a job and write it in fio's json / json+ shape plus the
  * "iowatt" extension object. */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
 
 #include "iowatt.h"
 
@@ -70,7 +73,7 @@ static void merge(struct job *j, struct merged *m)
 	m->meas_ns = j->t_meas_end > j->t_ramp_end ? j->t_meas_end - j->t_ramp_end : 0;
 }
 
-static void emit_lstat(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins)
+void emit_lstat(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins)
 {
 	jw_obj(w, key);
 	jw_u64(w, "min", s->n ? s->min : 0);
@@ -403,5 +406,84 @@ void emit_bounds(struct jw *w, const struct file_bounds *b)
 	jw_u64(w, "dataset_bytes", b->dataset_bytes);
 	jw_u64(w, "files", b->files);
 	jw_u64(w, "directories", b->directories);
+	jw_obj_end(w);
+}
+
+void emit_dir_totals(struct jw *w, const char *key, uint64_t bytes, uint64_t ios, uint64_t ns,
+		     const struct lstat *lat, const uint64_t *hist)
+{
+	double secs = (double)ns / 1e9;
+	struct lstat z;
+	lstat_init(&z);
+	if (!lat)
+		lat = &z;
+	jw_obj(w, key);
+	jw_u64(w, "io_bytes", bytes);
+	jw_u64(w, "io_kbytes", bytes / 1024);
+	jw_u64(w, "bw_bytes", secs > 0 ? (uint64_t)((double)bytes / secs) : 0);
+	jw_u64(w, "bw", secs > 0 ? (uint64_t)((double)bytes / secs / 1024.0) : 0);
+	jw_dbl(w, "iops", secs > 0 ? (double)ios / secs : 0);
+	jw_u64(w, "runtime", ios ? (ns + 500000) / 1000000 : 0);
+	jw_u64(w, "total_ios", ios);
+	jw_u64(w, "short_ios", 0);
+	jw_u64(w, "drop_ios", 0);
+	emit_lstat(w, "slat_ns", &z, NULL, 0);
+	emit_lstat(w, "clat_ns", lat, hist, 0);
+	emit_lstat(w, "lat_ns", lat, NULL, 0);
+	jw_obj_end(w);
+}
+
+void emit_preamble(struct jw *w, const struct timeval *tv)
+{
+	jw_str(w, "fio version", "iowatt-engine-" IOWATT_VERSION);
+	jw_i64(w, "timestamp", (int64_t)tv->tv_sec);
+	jw_i64(w, "timestamp_ms", (int64_t)tv->tv_sec * 1000 + tv->tv_usec / 1000);
+	char tbuf[64];
+	time_t tt = tv->tv_sec;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(tbuf, sizeof(tbuf), "%a %b %e %H:%M:%S %Y", &tm);
+	jw_str(w, "time", tbuf);
+}
+
+void emit_disk_util(struct jw *w, const struct diskstat *d0, const struct diskstat *d1, uint64_t wall_ns)
+{
+	if (!d0->ok || !d1->ok)
+		return;
+	const uint64_t *a = d0->f, *b = d1->f;
+	jw_obj(w, NULL);
+	jw_str(w, "name", d0->name);
+	jw_u64(w, "read_ios", b[0] - a[0]);
+	jw_u64(w, "write_ios", b[4] - a[4]);
+	jw_u64(w, "read_merges", b[1] - a[1]);
+	jw_u64(w, "write_merges", b[5] - a[5]);
+	jw_u64(w, "read_sectors", b[2] - a[2]);
+	jw_u64(w, "write_sectors", b[6] - a[6]);
+	jw_u64(w, "read_ticks", b[3] - a[3]);
+	jw_u64(w, "write_ticks", b[7] - a[7]);
+	jw_u64(w, "in_queue", b[10] - a[10]);
+	double ms = (double)wall_ns / 1e6, util = ms > 0 ? 100.0 * (double)(b[9] - a[9]) / ms : 0;
+	jw_dbl(w, "util", util > 100 ? 100 : util);
+	jw_obj_end(w);
+}
+
+void emit_iowatt_head(struct jw *w, const char *mode, int interrupted, int sig)
+{
+	jw_str(w, "version", IOWATT_VERSION);
+	jw_str(w, "schema", IOWATT_SCHEMA);
+	if (mode)
+		jw_str(w, "mode", mode);
+	jw_bool(w, "interrupted", interrupted);
+	if (sig)
+		jw_str(w, "signal", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	else
+		jw_null(w, "signal");
+	host_facts(w);
+	jw_obj(w, "clock");
+	jw_str(w, "source", g_tsc.on ? "tsc" : "clock_gettime");
+	if (g_tsc.on)
+		jw_dbl(w, "tsc_ghz", g_tsc.ghz);
+	else
+		jw_null(w, "tsc_ghz");
 	jw_obj_end(w);
 }

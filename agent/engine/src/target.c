@@ -36,56 +36,27 @@ static void dev_names(unsigned maj, unsigned min, char *name, size_t nl, char *d
 	}
 }
 
+void fd_blockdev(int fd, char *name, size_t len)
+{
+	struct stat st;
+	char disk[64];
+	name[0] = 0;
+	if (fstat(fd, &st) == 0 && major(st.st_dev) != 0)
+		dev_names(major(st.st_dev), minor(st.st_dev), name, len, disk, sizeof(disk));
+}
 
 /* ---- the run's files: one record per filename, shared by the jobs that name it ---- */
 
 static struct tfile *g_files;
 
-/* Next path component (skipping empty and "." ones), or NULL at the end. */
-static const char *next_comp(const char **p, size_t *len)
-{
-	for (;;) {
-		while (**p == '/')
-			(*p)++;
-		if (!**p)
-			return NULL;
-		const char *c = *p, *e = strchr(c, '/');
-		*len = e ? (size_t)(e - c) : strlen(c);
-		*p += *len;
-		if (!(*len == 1 && c[0] == '.'))
-			return c;
-	}
-}
-
-/* beneath=DIR: the filename relative to DIR (an absolute filename must start with DIR, compared
- * component by component; a relative one is relative to DIR), and DIR's fd. DIR itself comes
- * from the host's policy and is opened as given; everything below it is confined. */
+/* beneath=DIR: the filename relative to DIR (confine_relative: the rule of every mode), and DIR's
+ * fd. DIR itself comes from the host's policy and is opened as given; everything below it is
+ * confined. */
 static void tfile_confine(struct tfile *f, const struct options *o)
 {
-	const char *d = o->beneath, *p = o->filename, *c;
-	size_t l;
-	while ((c = next_comp(&d, &l)))
-		if (l == 2 && c[0] == '.' && c[1] == '.')
-			die_usage("beneath", "'%s' must not contain '..'", o->beneath);
-	if (o->filename[0] == '/') {
-		if (o->beneath[0] != '/')
-			die_usage("beneath", "'%s' is relative but filename '%s' is absolute", o->beneath, o->filename);
-		d = o->beneath;
-		const char *dc, *pc;
-		size_t dl, pl;
-		while ((dc = next_comp(&d, &dl))) {
-			pc = next_comp(&p, &pl);
-			if (!pc || pl != dl || memcmp(pc, dc, dl))
-				die_usage("beneath", "filename '%s' is not beneath '%s'", o->filename, o->beneath);
-		}
-		while (*p == '/')
-			p++;
-	}
-	int r = confine_split(p, f->rel, sizeof(f->rel));
-	if (r == -EXDEV)
-		die_usage("beneath", "filename '%s' climbs out of '%s' with '..'", o->filename, o->beneath);
+	int r = confine_relative(o->beneath, o->filename, f->rel, sizeof(f->rel));
 	if (r < 0)
-		die_usage("beneath", "filename '%s' names no file beneath '%s'", o->filename, o->beneath);
+		confine_die(r, "filename", o->filename, o->beneath);
 	f->dirfd = open(o->beneath, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (f->dirfd < 0)
 		die_usage("beneath", "cannot open directory '%s': %s", o->beneath, strerror(errno));
