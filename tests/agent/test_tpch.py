@@ -247,6 +247,8 @@ def test_missing_dbms_is_unsupported_with_the_install_command(target, tmp_path, 
         (["--dbms", "postgresql", "--scale-factor", "1", "--query-timeout", "-1"], "--query-timeout"),
         (["--dbms", "postgresql", "--scale-factor", "1", "--buffer-pool", "lots"], "--buffer-pool"),
         (["--dbms", "postgresql", "--scale-factor", "1", "--rows", "5"], "--rows"),
+        (["--dbms", "postgresql", "--scale-factor", "1", "--rw", "read"], "--rw"),
+        (["--dbms", "postgresql", "--scale-factor", "1", "--meter", "hwmon:/x"], "--meter"),
     ],
 )
 def test_bad_arguments_exit_2_naming_the_field(target, args, field):

@@ -79,7 +79,7 @@ def run_bench(a: BenchArgs) -> None:
     if a.preset == "tpch":  # a DBMS workload, not an engine job: tpch/bench.py (issue 15)
         from .tpch.bench import run_tpch_bench
 
-        raise SystemExit(run_tpch_bench(a.extra, a.target, a.json_output, a.meter))
+        raise SystemExit(run_tpch_bench(a))
     if a.preset == "heap-btree":  # the engine's --heap-btree mode, not a job file: heap_btree.py (issue 15)
         from .heap_btree import run_heap_btree_bench
 

@@ -22,7 +22,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
 
 from .. import policy as host_policy
 from .data import ANSWER_SCALE_FACTORS, extension_path, generate, remove_files
@@ -36,6 +38,9 @@ from .dbms import (
 )
 from .spec import LABEL, min_streams, power_at_size, qphh_at_size, throughput_at_size
 from .workload import Workload, is_disk_full
+
+if TYPE_CHECKING:
+    from ..bench import BenchArgs
 
 DEFAULT_QUERY_TIMEOUT_S = 3600.0
 RUN_DIR_PREFIX = "iowatt-tpch-"
@@ -286,18 +291,41 @@ def summary_keys() -> tuple[str, ...]:
     return ("load_s", "power_at_size", "throughput_s", "throughput_at_size", "qphh_at_size")
 
 
-def run_tpch_bench(extra: list[str], target: str, json_output: bool, meter: str | None) -> int:
+def not_for_tpch(a: BenchArgs) -> list[str]:
+    """bench's options that an engine run uses and a DBMS run cannot: refused, not ignored."""
+    given = [f"--{k}" for k, v in a.options.items() if v is not None and k != "name"]
+    if a.options.get("name") not in (None, "bench"):
+        given.append("--name")
+    for flag, value, unset in (
+        ("--meter", a.meter, None),
+        ("--idle", a.idle, None),
+        ("--grid", a.grid, None),
+        ("--grid-g-per-kwh", a.grid_g_per_kwh, None),
+        ("--pue", a.pue, 1.0),
+        ("--scale", a.scale, None),
+        ("--output-format", a.output_format, "json"),
+    ):
+        if value != unset:
+            given.append(flag)
+    return given
+
+
+def run_tpch_bench(a: BenchArgs) -> int:
     """The CLI entry (bench.py's hook): the exit code, after printing."""
     from ..render import err
 
     def error(message: str) -> None:
-        err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True, emoji=False)
+        err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
 
-    if meter is not None:
-        error("--meter is not supported with --preset tpch yet")
+    refused = not_for_tpch(a)
+    if refused:
+        error(
+            f"--preset tpch does not take {', '.join(refused)} "
+            "(a DBMS workload, not an engine job; no meter yet)"
+        )
         return 2
     try:
-        opts = parse_options(extra, target)
+        opts = parse_options(a.extra, a.target)
     except TpchUsage as exc:
         error(str(exc))
         return 2
@@ -328,7 +356,7 @@ def run_tpch_bench(extra: list[str], target: str, json_output: bool, meter: str 
         for s, h in old.items():
             signal.signal(s, h)
     doc["elapsed_s"] = round(time.monotonic() - started, 3)
-    if json_output:
+    if a.json_output:
         sys.stdout.write(json.dumps({"tpch": doc}) + "\n")
     else:
         render(doc)

@@ -254,7 +254,7 @@ class Postgres(Instance):
             "-c fsync=on",
             "-c synchronous_commit=on",
             "-c full_page_writes=on",
-            "-c max_connections=40",
+            "-c max_connections=100",  # 64 streams at most, plus the refresh stream
         ]
         self.stopped = False
         self._run(
