@@ -422,5 +422,7 @@ def test_a_file_run_is_of_a_preset_only_by_its_workload(client: TestClient, sess
         headers=u.headers,
     ).json()["id"]
     names = {low: "postmark-low"}
-    assert _preset_of(session.get(Run, uuid.UUID(inline)), names) is None  # not the first empty-jobs preset
-    assert _preset_of(session.get(Run, uuid.UUID(preset)), names) == "postmark-low"
+    inline_run, preset_run = session.get(Run, uuid.UUID(inline)), session.get(Run, uuid.UUID(preset))
+    assert inline_run is not None and preset_run is not None
+    assert _preset_of(inline_run, names) is None  # not the first preset without jobs
+    assert _preset_of(preset_run, names) == "postmark-low"
