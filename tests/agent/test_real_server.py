@@ -129,3 +129,68 @@ def test_a_dispatched_run_succeeds_through_the_real_agent(server, session, tmp_p
     assert run["jobs"][0]["read"]["total_ios"] > 0
     assert loop.spool.pending() == [] and loop.spool.rejected() == []
     assert list(target.iterdir()) == []
+
+
+@pytest.mark.skipif(
+    not os.access(REAL_ENGINE, os.X_OK), reason=f"the real engine is not built yet ({REAL_ENGINE})"
+)
+def test_file_workloads_run_through_the_real_server_and_agent(server, session, tmp_path):
+    """Issue 14: a PostMark and a vdbench workload queued on the real server (its lease's
+    engine_job, its facts and pre-check) run by the real agent (its own --parse-only, the run
+    directory) with the real engine; the results carry their postmark / fileset objects."""
+    from sqlalchemy import select
+
+    from backend.models.result import RunResult
+    from backend.run import service as run_service
+
+    state = tmp_path / "state"
+    assert enroll(state, server["enrollment_token"], "--name", "lab-files").exit_code == 0
+    config = load_config(state)
+    loop = AgentLoop(
+        config,
+        state_dir=state,
+        engine=REAL_ENGINE,
+        client_factory=lambda: ApiClient(
+            "http://testserver", config.agent_token, transport=server["transport"]
+        ),
+        settings=LoopSettings(lease_wait_s=0, progress_interval_s=0.2, idle_s=0),
+    )
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "theirs.txt").write_text("kept\n")
+    allow_targets(state, target)
+    loop.startup()
+    client, headers = server["client"], server["user"].headers
+    parameters = (
+        "fsd=fsd1,anchor=/etc,depth=1,width=2,files=3,size=64k\n"
+        "fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k,fileio=random,fileselect=random,threads=2\n"
+        "rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n"
+    )
+    workloads = {
+        "postmark": {
+            "kind": "postmark",
+            "postmark": {"number": 100, "transactions": 300, "subdirectories": 2},
+        },
+        "fileset": {"kind": "vdbench", "vdbench": {"parameters": parameters, "scale": 1}},
+    }
+    for key, workload in workloads.items():
+        r = client.post(
+            "/api/v1/runs",
+            json={"agent_id": str(config.agent_id), "target_path": str(target), "workload": workload},
+            headers=headers,
+        )
+        assert r.status_code == 201, r.text
+        run_id = uuid.UUID(r.json()["id"])
+        assert run_service.dispatch(session, run_id=run_id) == config.agent_id
+        session.flush()
+        lease = loop.lease_once()
+        assert lease is not None and lease.run_id == run_id
+        assert lease.engine_job["mode"] == workload["kind"]
+        assert loop.execute(lease) == "result"
+        run = client.get(f"/api/v1/runs/{run_id}", headers=headers).json()
+        assert run["status"] == "succeeded", run
+        stored = session.scalars(select(RunResult).where(RunResult.run_id == run_id)).one()
+        assert key in stored.engine_result, key
+    assert loop.spool.pending() == [] and loop.spool.rejected() == []
+    assert [p.name for p in target.iterdir()] == ["theirs.txt"]
+    assert list((state / "jobs").iterdir()) == []
