@@ -332,3 +332,53 @@ def test_progress_lines_of_both_modes_map_to_the_runs_progress() -> None:
     assert p is not None and p.job_name == "vdbench format" and p.percent == 0.0
     p = parse_progress_line('{"event":"progress","mode":"vdbench","phase":"run","interval":1,"percent":50.0}')
     assert p is not None and p.job_name == "vdbench run" and p.percent == 50.0
+
+
+@pytest.fixture
+def small_ext4(tmp_path: Path) -> Iterator[Path]:
+    """A 16 MiB ext4 file system on a loop device, mounted (root only; skipped elsewhere)."""
+    if os.geteuid() != 0 or shutil.which("losetup") is None or shutil.which("mkfs.ext4") is None:
+        pytest.skip("needs root, losetup and mkfs.ext4")
+    image = tmp_path / "fs.img"
+    image.write_bytes(b"")
+    os.truncate(image, 16 << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True, capture_output=True)
+    made = subprocess.run(
+        ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=False
+    )
+    if made.returncode != 0:
+        pytest.skip(f"no loop device: {made.stderr.strip()}")
+    device = made.stdout.strip()
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    try:
+        subprocess.run(["mount", device, str(mount)], check=True, capture_output=True)
+        try:
+            yield mount
+        finally:
+            subprocess.run(["umount", str(mount)], check=False, capture_output=True)
+    finally:
+        subprocess.run(["losetup", "-d", device], check=False, capture_output=True)
+
+
+def test_a_file_set_that_does_not_fit_fails_cleanly_on_a_loop_device(
+    api: FakeApi, agent_config: Any, make_client: Any, small_ext4: Path, tmp_path: Path
+) -> None:
+    target = small_ext4 / "bench"
+    target.mkdir()
+    (target / "theirs.txt").write_text("kept\n")
+    state = tmp_path / "state"
+    save_policy(state, Policy(targets=(Target.directory(str(target)),)))
+    before = tree_hash(small_ext4)
+    loop = make_loop(api, agent_config, make_client, state)
+    too_big = vdbench(size="2m").replace("files=3", "files=10").replace("xfersize=4k", "xfersize=64k")
+    assert run_lease(loop, api, {"mode": "vdbench", "parameters": too_big, "scale": "1"}, target) == "failure"
+    [failure] = api.failures.values()
+    assert failure["exit_code"] == 1 and "No space left on device" in failure["reason"], failure
+    assert "the file set does not fit" in failure["reason"]
+    # the same set scaled down fits and runs on the same file system
+    assert (
+        run_lease(loop, api, {"mode": "vdbench", "parameters": too_big, "scale": "0.1"}, target) == "result"
+    )
+    assert tree_hash(small_ext4) == before
+    assert list((state / "jobs").iterdir()) == []
