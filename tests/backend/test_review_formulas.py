@@ -186,3 +186,11 @@ def test_sensitivity_finds_where_the_tariff_flips_the_ranking_and_says_no_flip_o
     assert flip is not None and abs(flip - Decimal(100) / (Decimal("0.09") * 8766 * 5)) < Decimal("0.0002")
     assert rows["tariff"].new_leader == "frugal"
     assert rows["grid_intensity"].flip_at is None and "no flip in range" in rows["grid_intensity"].message
+
+
+def test_the_user_guide_states_every_formula_of_the_code() -> None:
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "reviews.md").read_text()
+    for m in formulas.METHODOLOGY:
+        assert f"| `{m.name}` | {m.formula} | {m.source} |" in guide, m.name
