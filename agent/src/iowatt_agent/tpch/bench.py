@@ -141,8 +141,13 @@ def run(opts: TpchOptions, progress: Any, stop: threading.Event) -> dict[str, An
     except (Unsupported, KeyboardInterrupt):
         raise
     except Exception as exc:
-        where = "target full" if is_disk_full(exc) else "failed"
-        raise TpchFailed(f"tpch {where}: {_describe(exc)} (instance stopped, {run_dir} removed)") from exc
+        log = instance.log_tail(12)  # a server that died of a full disk says so in its log only
+        full = is_disk_full(exc) or is_disk_full(Exception(log))
+        detail = _describe(exc)
+        if full and not is_disk_full(exc):
+            detail += f"; {instance.dbms}'s log: {log.split(' | ')[-1][:300]}"
+        where = "target full" if full else "failed"
+        raise TpchFailed(f"tpch {where}: {detail} (instance stopped, {run_dir} removed)") from exc
     finally:
         try:
             instance.stop()

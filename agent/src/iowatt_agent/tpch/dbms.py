@@ -480,7 +480,10 @@ class MariaDB(Instance):
             )
             out: dict[str, Any] = dict(cur.fetchall())
             out["buffer_pool_bytes"] = int(out.get("innodb_buffer_pool_size", 0))
-            out["page_cache"] = "bypassed for data files (innodb_flush_method=O_DIRECT)"
+            out["page_cache"] = (
+                "bypassed for data files where the filesystem supports O_DIRECT "
+                "(innodb_flush_method=O_DIRECT; tmpfs does not)"
+            )
             return out
         finally:
             conn.close()

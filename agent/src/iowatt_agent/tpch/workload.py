@@ -402,7 +402,8 @@ def is_disk_full(exc: BaseException) -> bool:
     if isinstance(exc, OSError) and exc.errno == 28:
         return True
     text = str(exc)
-    if "No space left on device" in text or "errno: 28" in text or "Disk full" in text:
+    markers = ("No space left on device", "errno: 28", "error 28", "Disk full", "disk full")
+    if any(m in text for m in markers):
         return True
     args: tuple[Any, ...] = tuple(getattr(exc, "args", ()))
     return bool(args) and isinstance(args[0], int) and args[0] in (1114, 1021)
