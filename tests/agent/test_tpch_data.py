@@ -43,7 +43,7 @@ def test_mariadb_q13_has_no_derived_column_list():
 
 @needs_duckdb
 def test_generate_exports_tables_refresh_sets_and_references(tmp_path: Path):
-    gen = generate(tmp_path / "gen", 0.01, refresh_sets=3)
+    gen = generate(tmp_path / "it's gen", 0.01, refresh_sets=3)  # a quote in the path: still SQL
     lines = {t: len(p.read_text().splitlines()) for t, p in gen.files.items()}
     assert lines["region"] == 5 and lines["nation"] == 25 and lines["orders"] == 15000
     assert lines["customer"] == 1500 and lines["supplier"] == 100 and lines["part"] == 2000
@@ -62,7 +62,7 @@ def test_generate_exports_tables_refresh_sets_and_references(tmp_path: Path):
     assert len(gen.references) == 4 and set(gen.queries) == set(range(1, 23))
     changed = [q for q in gen.queries if not answers_match(gen.references[1][q], gen.references[0][q])]
     assert {1, 13} <= set(changed), changed  # Q1 sums every lineitem, Q13 counts orders per customer
-    assert not (tmp_path / "gen" / "generator.duckdb").exists()  # DuckDB's file is gone
+    assert not (tmp_path / "it's gen" / "generator.duckdb").exists()  # DuckDB's file is gone
 
 
 @needs_duckdb

@@ -135,8 +135,8 @@ def run(opts: TpchOptions, progress: Any, stop: threading.Event) -> dict[str, An
     extension_path()
     run_dir = opts.target / f"{RUN_DIR_PREFIX}{uuid.uuid4().hex[:12]}"
     instance = create_instance(opts.dbms, run_dir / "dbms", opts.buffer_pool_bytes)
-    run_dir.mkdir(mode=0o711)
     try:
+        run_dir.mkdir(mode=0o711)
         return _run_in(opts, run_dir, instance, progress, stop)
     except (Unsupported, KeyboardInterrupt):
         raise

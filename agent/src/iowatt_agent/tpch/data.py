@@ -78,9 +78,9 @@ def generate(directory: Path, scale_factor: float, refresh_sets: int, memory_lim
     con = duckdb.connect(str(db_file))
     try:
         con.execute(f"SET memory_limit = '{memory_limit}'")
-        con.execute(f"SET temp_directory = '{directory / 'duckdb.tmp'}'")
+        con.execute(f"SET temp_directory = {sql_text(directory / 'duckdb.tmp')}")
         con.execute("SET threads = 2")
-        con.execute(f"LOAD '{ext}'")
+        con.execute(f"LOAD {sql_text(ext)}")
         con.execute(f"CALL dbgen(sf = {float(scale_factor)!r})")
         n = refresh_orders(scale_factor)
         total_orders = int(_one(con, "SELECT count(*) FROM orders"))
@@ -107,7 +107,7 @@ def generate(directory: Path, scale_factor: float, refresh_sets: int, memory_lim
         files: dict[str, Path] = {}
         for table in (*TABLES, *REFRESH_TABLES):
             path = directory / f"{table}.tbl"
-            con.execute(f"COPY {table} TO '{path}' (FORMAT csv, DELIMITER '|', HEADER false)")
+            con.execute(f"COPY {table} TO {sql_text(path)} (FORMAT csv, DELIMITER '|', HEADER false)")
             files[table] = path
         queries = {
             int(nr): str(q).strip().rstrip(";")
@@ -151,6 +151,11 @@ def generate(directory: Path, scale_factor: float, refresh_sets: int, memory_lim
         generator={"name": "DuckDB dbgen (tpch extension)", "duckdb": version, "extension": str(ext.name)},
         generate_s=time.monotonic() - started,
     )
+
+
+def sql_text(path: Path) -> str:
+    """A path as an SQL string literal (a target may have a quote in its name)."""
+    return "'" + str(path).replace("'", "''") + "'"
 
 
 def _one(con: Any, sql: str) -> Any:
