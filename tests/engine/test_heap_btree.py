@@ -203,8 +203,8 @@ def test_same_seed_same_counts(engine_bin: Path, scratch: Path) -> None:
 
 def test_seed_direction_ten_vs_hundred_percent(engine_bin: Path, scratch: Path) -> None:
     """Seed 002 Table 3: B-tree inserts are far faster with the whole tree cached. Counts: at 100 %
-    no insert misses at all, at 10 % most inserts miss their leaf; rate: a wide margin (on tmpfs a
-    miss costs a pread and often a pwrite, about 5x an in-memory insert here)."""
+    no insert misses at all, at 10 % most inserts miss their leaf; cost per insert with a wide
+    margin (on tmpfs a miss costs a pread and often a pwrite, about 4x an in-memory insert)."""
     r = hb(
         engine_bin,
         scratch,
@@ -217,7 +217,11 @@ def test_seed_direction_ten_vs_hundred_percent(engine_bin: Path, scratch: Path) 
     assert hi["device_reads"] == 0 and hi["device_writes"] == 0 and hi["hit_ratio"] == 1.0
     assert lo["device_reads"] > 60000 * 0.5
     assert lo["hit_ratio"] < 0.8
-    assert hi["ops_per_s"] > 1.5 * lo["ops_per_s"], (lo["ops_per_s"], hi["ops_per_s"])
+    # faster: CPU time per insert (the thread's own, so other work on the machine does not count;
+    # on tmpfs a miss's copy is done by this thread): about 4-5x here, asserted with a 2x margin.
+    # Wall-clock rates are not asserted: under a load of 10-20 on 2 cores one sweep measured 1.1x.
+    lo_cpu, hi_cpu = lo["cpu_ns"] / lo["ops"], hi["cpu_ns"] / hi["ops"]
+    assert lo_cpu > 2 * hi_cpu, (lo_cpu, hi_cpu)
     qlo, qhi = entry(r.doc, "btree", "point_query", 0.1), entry(r.doc, "btree", "point_query", 1.0)
     assert qhi["device_reads"] == 0 and qlo["device_reads"] > 6000 * 0.5
     # the heap's point query is a sequential scan: at 10 % the scan overruns the pool (misses on

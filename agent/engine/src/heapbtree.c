@@ -59,6 +59,7 @@ struct phase {
 	uint64_t ops, elapsed_ns, found;
 	struct bp_stats st;
 	uint64_t rchar, wchar; /* /proc/self/io: bytes the read / write system calls moved */
+	uint64_t cpu_ns;       /* user + system CPU time of the thread over the phase */
 	struct lstat lat;
 	uint64_t *hist;
 };
@@ -260,21 +261,33 @@ static void proc_io(uint64_t *rchar, uint64_t *wchar)
 
 struct snap {
 	struct bp_stats st;
-	uint64_t rchar, wchar, t;
+	uint64_t rchar, wchar, cpu, t;
 };
+
+/* the thread's CPU time (the scheduler's precise runtime, not tick-sampled like getrusage) */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void snap_take(const struct bufpool *bp, struct snap *s)
 {
 	proc_io(&s->rchar, &s->wchar);
 	s->st = bp->st;
+	s->cpu = thread_cpu_ns();
 	s->t = now_ns();
 }
 
 static void phase_close(struct phase *ph, const struct bufpool *bp, const struct snap *a, uint64_t t_end)
 {
 	struct snap b;
+	b.cpu = thread_cpu_ns();
 	b.st = bp->st;
 	proc_io(&b.rchar, &b.wchar);
+	ph->cpu_ns = b.cpu - a->cpu;
 	ph->elapsed_ns = t_end - a->t;
 	ph->st.hits = b.st.hits - a->st.hits;
 	ph->st.misses = b.st.misses - a->st.misses;
@@ -779,6 +792,7 @@ static void emit_entry(struct jw *w, const struct result *res, int op, int bins)
 	jw_u64(w, "ops", ph->ops);
 	jw_dbl(w, "ops_per_s", per_s(ph->ops, ph->elapsed_ns));
 	jw_u64(w, "elapsed_ns", ph->elapsed_ns);
+	jw_u64(w, "cpu_ns", ph->cpu_ns);
 	jw_u64(w, "device_reads", ph->st.reads);
 	jw_u64(w, "device_writes", ph->st.writes);
 	jw_u64(w, "device_read_bytes", ph->st.reads * BP_PAGE);
