@@ -5,7 +5,10 @@ the target; the human table; bad options exit 2 naming the option."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -145,3 +148,38 @@ def test_default_records_scaled_to_memory() -> None:
 def test_meter_not_supported_yet(engine: Path, target: Path) -> None:
     result = bench(engine, target, "--records=10", "--meter", "command:echo 5")
     assert result.exit_code == 2 and "--meter is not supported" in result.output
+
+
+def test_interrupt_stops_the_engine_and_removes_its_files(engine: Path, target: Path) -> None:
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "iowatt_agent",
+            "bench",
+            "--engine",
+            str(engine),
+            "--target",
+            str(target),
+            "--preset",
+            "heap-btree",
+            "--records",
+            "1000000",
+            "--structure",
+            "heap",
+            "--heap-queries",
+            "1000000",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not any(target.iterdir()) and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    assert any(target.iterdir()), "the engine's file appeared"
+    p.send_signal(signal.SIGINT)
+    _, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert list(target.iterdir()) == []
