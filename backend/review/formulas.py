@@ -12,12 +12,15 @@ and the code cannot drift apart). Conventions, stated once and beside every figu
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
 
 GB = 10**9
 HOURS_PER_YEAR = Decimal("8766")
 RATE_PLACES = Decimal("0.0001")
+# digits kept when rounding for display: the inputs' bounds (schemas.py) keep every figure far
+# below 10^40, so quantizing to 4 places never runs out of digits
+PRECISION = 60
 
 PROTECTIONS = ("jbod", "raid0", "raid1", "raid5", "raid6", "raid10", "ec:K+M", "replica:N")
 
@@ -267,12 +270,14 @@ def flip_point(
 
 def money(value: Decimal, minor_units: int = 2) -> Decimal:
     """A total in the currency's minor unit, half up."""
-    return value.quantize(Decimal(1).scaleb(-minor_units), ROUND_HALF_UP)
+    with localcontext(prec=PRECISION):
+        return value.quantize(Decimal(1).scaleb(-minor_units), ROUND_HALF_UP)
 
 
 def rate(value: Decimal) -> Decimal:
     """A per-unit rate (cost per IOPS, per GB; per watt) to 4 decimal places, half up."""
-    return value.quantize(RATE_PLACES, ROUND_HALF_UP)
+    with localcontext(prec=PRECISION):
+        return value.quantize(RATE_PLACES, ROUND_HALF_UP)
 
 
 def _rate(num: Decimal, den: Decimal) -> Decimal | None:

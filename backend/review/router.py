@@ -1,5 +1,5 @@
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response, status
 
@@ -19,6 +19,11 @@ from backend.review.schemas import (
 )
 
 router = APIRouter(prefix="/reviews", tags=["reviews"])
+
+FROZEN: dict[int | str, dict[str, Any]] = {
+    409: {"description": "review_decided: the review is decided and frozen; detail.new_version names "
+          "the route that starts an editable copy"}
+}  # fmt: skip
 
 
 def _read(session: SessionDep, principal: UserDep, review_id: uuid.UUID) -> ReviewRead:
@@ -80,7 +85,7 @@ def get_review(
     return Response(r.model_dump_json(), media_type="application/json")
 
 
-@router.patch("/{review_id}", response_model=ReviewRead)
+@router.patch("/{review_id}", response_model=ReviewRead, responses=FROZEN)
 def update_review(
     review_id: uuid.UUID, body: ReviewUpdate, principal: UserDep, session: SessionDep
 ) -> ReviewRead:
@@ -98,7 +103,7 @@ def add_candidate(
     return _candidate(_read(session, principal, review_id), c.id)
 
 
-@router.patch("/{review_id}/candidates/{candidate_id}", response_model=CandidateRead)
+@router.patch("/{review_id}/candidates/{candidate_id}", response_model=CandidateRead, responses=FROZEN)
 def update_candidate(
     review_id: uuid.UUID,
     candidate_id: uuid.UUID,
@@ -113,7 +118,9 @@ def update_candidate(
     return _candidate(_read(session, principal, review_id), candidate_id)
 
 
-@router.delete("/{review_id}/candidates/{candidate_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{review_id}/candidates/{candidate_id}", status_code=status.HTTP_204_NO_CONTENT, responses=FROZEN
+)
 def delete_candidate(
     review_id: uuid.UUID, candidate_id: uuid.UUID, principal: UserDep, session: SessionDep
 ) -> None:
@@ -121,7 +128,7 @@ def delete_candidate(
     service.delete_candidate(session, principal=principal, review_id=review_id, candidate_id=candidate_id)
 
 
-@router.post("/{review_id}/decision", response_model=ReviewRead)
+@router.post("/{review_id}/decision", response_model=ReviewRead, responses=FROZEN)
 def decide(review_id: uuid.UUID, body: DecisionCreate, principal: UserDep, session: SessionDep) -> ReviewRead:
     """Decide (admins): the chosen candidate, who, when, why. Freezes the review."""
     return service.decide(session, principal=principal, review_id=review_id, body=body)

@@ -43,7 +43,7 @@ class ReviewCreate(InputSchema):
     name: str = Field(min_length=1, max_length=200)
     question: str = Field("", max_length=20_000, description="what the review decides")
     currency: str = Field(min_length=3, max_length=3, description="ISO 4217 code")
-    horizon_years: Annotated[Decimal, Field(gt=0, le=50, allow_inf_nan=False)]
+    horizon_years: Annotated[Decimal, Field(ge=Decimal("0.1"), le=50, allow_inf_nan=False)]
     duty_cycle: Fraction01 = Field(
         Decimal("0.5"), description="share of the hours under load (the rest idle), 0 to 1"
     )
@@ -70,7 +70,7 @@ class ReviewUpdate(InputSchema):
     name: str | None = Field(None, min_length=1, max_length=200)
     question: str | None = Field(None, max_length=20_000)
     currency: str | None = Field(None, min_length=3, max_length=3)
-    horizon_years: Annotated[Decimal, Field(gt=0, le=50, allow_inf_nan=False)] | None = None
+    horizon_years: Annotated[Decimal, Field(ge=Decimal("0.1"), le=50, allow_inf_nan=False)] | None = None
     duty_cycle: Fraction01 | None = None
     tariff_per_kwh: Annotated[Decimal, Field(ge=0, le=1000, allow_inf_nan=False)] | None = None
     tariff_source: str | None = Field(None, max_length=500)
@@ -103,11 +103,11 @@ class DeviceIn(InputSchema):
 class PublishedPerformance(InputSchema):
     source: Literal["published"]
     metric: PerfMetric
-    value: Annotated[Decimal, Field(gt=0, le=10**12, allow_inf_nan=False)] = Field(
+    value: Annotated[Decimal, Field(ge=Decimal("0.000001"), le=10**12, allow_inf_nan=False)] = Field(
         description="the configuration's figure: IOPS, file reads/s (rps) or MB/s (10^6 B/s)"
     )
     reference: str = Field(min_length=1, max_length=500, description="where the figure comes from")
-    mb_s: Annotated[Decimal, Field(gt=0, le=10**9, allow_inf_nan=False)] | None = Field(
+    mb_s: Annotated[Decimal, Field(ge=Decimal("0.000001"), le=10**9, allow_inf_nan=False)] | None = Field(
         None, description="its MB/s too, when published (for MB/s per watt)"
     )
 
@@ -142,7 +142,7 @@ class PowerIn(InputSchema):
 
 class JobPoint(InputSchema):
     label: str = Field(min_length=1, max_length=100, description="a load level (seed 000: Low, Medium, High)")
-    runtime_s: Annotated[Decimal, Field(gt=0, le=10**9, allow_inf_nan=False)]
+    runtime_s: Annotated[Decimal, Field(ge=Decimal("0.000001"), le=10**9, allow_inf_nan=False)]
     power_w: Watts
 
 
@@ -156,7 +156,7 @@ class CandidateCreate(InputSchema):
         description='jbod | raid0 | raid1 | raid5 | raid6 | raid10 | "ec:K+M" | "replica:N"',
     )
     hot_spares: int = Field(0, ge=0, le=100_000)
-    over_provisioning: Annotated[Decimal, Field(ge=0, lt=1, allow_inf_nan=False)] = Field(
+    over_provisioning: Annotated[Decimal, Field(ge=0, le=Decimal("0.9"), allow_inf_nan=False)] = Field(
         Decimal(0), description="share of usable space kept free (SSD over-provisioning, file-system reserve)"
     )
     performance: Performance
@@ -175,7 +175,7 @@ class CandidateUpdate(InputSchema):
     count: int | None = Field(None, ge=1, le=100_000)
     protection: str | None = Field(None, min_length=1, max_length=40)
     hot_spares: int | None = Field(None, ge=0, le=100_000)
-    over_provisioning: Annotated[Decimal, Field(ge=0, lt=1, allow_inf_nan=False)] | None = None
+    over_provisioning: Annotated[Decimal, Field(ge=0, le=Decimal("0.9"), allow_inf_nan=False)] | None = None
     performance: Performance | None = None
     power: PowerIn | None = None
     job_points: list[JobPoint] | None = Field(None, max_length=50)

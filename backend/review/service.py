@@ -64,6 +64,10 @@ REPORTABLE = (
 )  # fmt: skip
 
 
+# the ranking and its sensitivity scans re-rank every candidate a few hundred times per read
+MAX_CANDIDATES = 50
+
+
 def _conflict_decided(review: Review) -> Conflict:
     return Conflict(
         "this review is decided and frozen: start a new version to change it",
@@ -283,6 +287,11 @@ def add_candidate(
     session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, body: CandidateCreate
 ) -> ReviewCandidate:
     review = _editable(session, principal, review_id)
+    if len(repository.candidates(session, review.id)) >= MAX_CANDIDATES:
+        raise Conflict(
+            f"a review holds at most {MAX_CANDIDATES} candidates: remove one or start another review",
+            code="too_many_candidates",
+        )
     c = ReviewCandidate(review_id=review.id, position=repository.next_position(session, review.id))
     c.hot_spares, c.over_provisioning = 0, Decimal(0)
     _apply(session, principal, review, c, body.model_dump(mode="json", exclude_unset=False) | _decimals(body))

@@ -348,3 +348,35 @@ def test_csv_has_one_row_per_candidate_with_the_issues_columns(client: TestClien
     assert first["raw_bytes"] == str(1200 * GB) and first["usable_bytes"] == str(600 * GB)
     assert cents(first["cost_per_iops_set"]) == Decimal("2.05") and first["gb_bytes"] == str(GB)
     assert first["currency"] == "USD" and first["rank"] == "1"
+
+
+def test_extreme_inputs_are_computed_not_a_500_and_the_candidate_cap_is_a_409(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    u = create_user(session)
+    rv = make_review(client, u, horizon_years="50", tariff_per_kwh="1000", grid_g_per_kwh="5000")
+    big = candidate_body("x", "1000000000000", 1, 100_000, "replica:5", "0.000001")
+    big["device"] |= {"capacity_bytes": 1, "afr": "1", "embodied_kg": "100000"}
+    big["power"] = {"idle_w": "10000000", "load_w": "10000000", "per": "drive", "reference": "x"}
+    big["job_points"] = [{"label": "a", "runtime_s": "1000000000", "power_w": "10000000"}]
+    tiny = candidate_body("y", "0.0001", 10**9, 1, "jbod", "1000000000000", over_provisioning="0.9")
+    for body in (big, tiny):
+        r = client.post(f"/api/v1/reviews/{rv['id']}/candidates", json=body, headers=u.headers)
+        assert r.status_code == 201, r.text
+    got = client.get(f"/api/v1/reviews/{rv['id']}", headers=u.headers)
+    assert got.status_code == 200, got.text
+    x = got.json()["candidates"][0]
+    assert Decimal(x["cost_per_iops_single"]) == Decimal(10**18)  # $10^12 over 10^-6 IOPS, exactly
+    assert (
+        client.get(f"/api/v1/reviews/{rv['id']}", params={"format": "csv"}, headers=u.headers).status_code
+        == 200
+    )
+    # values finer than the columns keep are stored rounded, never refused by the database
+    body = {"team_id": str(u.team.id), "name": "r", "currency": "EUR", "horizon_years": "0.1000001",
+            "tariff_per_kwh": "1e-900", "pue": "4.99999999", "duty_cycle": "0.999999999"}  # fmt: skip
+    assert client.post("/api/v1/reviews", json=body, headers=u.headers).status_code == 201
+    from backend.review import service
+
+    monkeypatch.setattr(service, "MAX_CANDIDATES", 2)
+    r = client.post(f"/api/v1/reviews/{rv['id']}/candidates", json=tiny, headers=u.headers)
+    assert r.status_code == 409 and r.json()["error"] == "too_many_candidates"

@@ -9183,6 +9183,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description review_decided: the review is decided and frozen; detail.new_version names the route that starts an editable copy */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than this route's limit (1048576 bytes) */
             413: {
                 headers: {
@@ -9329,6 +9338,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description review_decided: the review is decided and frozen; detail.new_version names the route that starts an editable copy */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than this route's limit (1048576 bytes) */
             413: {
                 headers: {
@@ -9403,6 +9421,15 @@ export interface operations {
             };
             /** @description No such object, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description review_decided: the review is decided and frozen; detail.new_version names the route that starts an editable copy */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9630,6 +9657,15 @@ export interface operations {
             };
             /** @description No such object, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description review_decided: the review is decided and frozen; detail.new_version names the route that starts an editable copy */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
