@@ -385,7 +385,7 @@ def test_option_values_and_shapes() -> None:
     assert rules(check(engine_job={"global": {}, "jobs": []})) == ["option.not_allowed"]
     assert rules(check(engine_job={"jobs": [{"rw": "read"}], "exec": "x"})) == ["option.not_allowed"]
     assert check(engine_job=job(bs=4096, size=1 << 20, direct=True, runtime=1.5)) == []
-    assert "filename" not in ALLOWED_OPTIONS and len(RULES) == 14
+    assert "filename" not in ALLOWED_OPTIONS and len(RULES) == 15  # + dbms.not_allowed (issue 15)
 
 
 # --- limits ----------------------------------------------------------------------------------------------

@@ -5,15 +5,21 @@ Model (`model.py`)
     Target(path, kind directory|file|device, writable, destructive, model, serial_sha256, size_bytes)
         Target.directory(p), Target.file(p, allow_write=), Target.device(by_id_path, destructive=)
     Limits(max_threads, max_iodepth, max_bs_bytes, max_bytes_written, max_runtime_s)   None = no limit
-    Policy(targets, limits)                       the host's policy.json (to_dict / from_dict)
+    Policy(targets, limits, allowed_dbms)         the host's policy.json (to_dict / from_dict);
+                                                  allowed_dbms: DBMSs a TPC-H run may start (KNOWN_DBMS)
     MeterInfo(name, driver, tier)                 a meter as reported: never its spec
-    ReportedPolicy(targets, meters, default_meter, limits)   inventory.policy; .from_policy(...)
+    ReportedPolicy(targets, meters, default_meter, limits, allowed_dbms)   inventory.policy
     PolicyError(field, message)                   from every from_dict(): names the bad field
 Rules (`check.py`)
     check_run(policy, *, target_path, engine_job, meter, destructive, file_facts=None) -> list[Violation]
         engine_job: a block job {"global", "jobs"} or a file workload's {"mode": "postmark",
-        "commands"} / {"mode": "vdbench", "parameters", "scale", "elapsed"?}: a directory target
-        only; file_facts = the engine's --parse-only `bounds` (None skips the file limits)
+        "commands"} / {"mode": "vdbench", "parameters", "scale", "elapsed"?} / {"mode":
+        "heap-btree", "records", "queries"?, "cache_fractions"?, "randseed"?, "structure"?} or a
+        TPC-H job {"mode": "tpch", "dbms", "scale_factor", "streams"?, "query_timeout_s"?,
+        "buffer_pool_bytes"?} (dbms in the host's allowed_dbms: rule dbms.not_allowed): a
+        directory target only; file_facts = the engine's --parse-only `bounds` (TPC-H: libs/
+        workload's bound; None skips the limits)
+    job_value(job, key) -> the checked value as command-line text
     Violation(rule, field, message, fix)          .reason(): "host policy refused this run [rule]: ..."
     check_target_on_host(target) -> (path the engine opens | None, violations)   agent only
     RULES, ALLOWED_OPTIONS, AGENT_ONLY_OPTIONS
@@ -25,10 +31,12 @@ fio values (`fio.py`)
 from iowatt_policy.check import (
     AGENT_ONLY_OPTIONS,
     ALLOWED_OPTIONS,
+    DBMS_NOT_ALLOWED,
     DEVICE_NOT_DESTRUCTIVE,
     FILE_JOB_KEYS,
     FILE_MODES,
     FILE_READ_ONLY,
+    JOB_MODES,
     LIMIT_BLOCK_SIZE,
     LIMIT_BYTES_WRITTEN,
     LIMIT_IODEPTH,
@@ -42,9 +50,11 @@ from iowatt_policy.check import (
     TARGET_KIND,
     TARGET_NOT_ALLOWED,
     TARGET_SYMLINK,
+    TPCH_MODE,
     Violation,
     check_run,
     check_target_on_host,
+    job_value,
 )
 from iowatt_policy.fio import (
     parse_bool,
@@ -61,6 +71,7 @@ from iowatt_policy.model import (
     DEFAULT_MAX_IODEPTH,
     DEFAULT_MAX_RUNTIME_S,
     DEFAULT_MAX_THREADS,
+    KNOWN_DBMS,
     Limits,
     MeterInfo,
     Policy,
@@ -81,9 +92,13 @@ __all__ = [
     "DEFAULT_MAX_IODEPTH",
     "DEFAULT_MAX_RUNTIME_S",
     "DEFAULT_MAX_THREADS",
+    "DBMS_NOT_ALLOWED",
     "DEVICE_NOT_DESTRUCTIVE",
     "FILE_JOB_KEYS",
     "FILE_MODES",
+    "JOB_MODES",
+    "KNOWN_DBMS",
+    "TPCH_MODE",
     "FILE_READ_ONLY",
     "LIMIT_BLOCK_SIZE",
     "LIMIT_BYTES_WRITTEN",
@@ -110,6 +125,7 @@ __all__ = [
     "check_path",
     "check_run",
     "check_target_on_host",
+    "job_value",
     "parse_bool",
     "parse_bs",
     "parse_bssplit_sizes",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .fio import parse_bool, parse_bs, parse_bssplit_sizes, parse_size, parse_time_ns, parse_u64, value_text
-from .model import BY_ID_PREFIX, PolicyError, ReportedPolicy, Target, check_name, check_path
+from .model import BY_ID_PREFIX, KNOWN_DBMS, PolicyError, ReportedPolicy, Target, check_name, check_path
 
 # ADR 0009 §3: stable rule ids, shown on failed runs and in the server's 422.
 TARGET_NOT_ALLOWED = "target.not_allowed"
@@ -29,6 +29,7 @@ LIMIT_BLOCK_SIZE = "limit.block_size"
 LIMIT_BYTES_WRITTEN = "limit.bytes_written"
 LIMIT_RUNTIME = "limit.runtime"
 OPTION_NOT_ALLOWED = "option.not_allowed"
+DBMS_NOT_ALLOWED = "dbms.not_allowed"
 RULES = (
     TARGET_NOT_ALLOWED,
     TARGET_KIND,
@@ -44,6 +45,7 @@ RULES = (
     LIMIT_BYTES_WRITTEN,
     LIMIT_RUNTIME,
     OPTION_NOT_ALLOWED,
+    DBMS_NOT_ALLOWED,
 )
 
 # ADR 0009 §5: engine options only the agent sets (from the host's target), never the server.
@@ -643,12 +645,18 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
     return []
 
 
-# --- file workloads (issue 14: PostMark and vdbench file sets) ------------------------------------
+# --- file workloads (issue 14: PostMark and vdbench file sets; issue 15: heap vs B-tree) -----------
 
-FILE_MODES = ("postmark", "vdbench")
+FILE_MODES = ("postmark", "vdbench", "heap-btree")  # run by the engine in a directory target
+TPCH_MODE = "tpch"  # a private DBMS started by the agent in a directory target (issue 15)
+JOB_MODES = (*FILE_MODES, TPCH_MODE)
 MAX_FILE_JOB_CHARS = 64 * 1024  # a command / parameter file (the server's bound too)
 MAX_SCALE = 1000.0  # the engine's bound of --scale
 MAX_ELAPSED_S = 1e9
+MAX_SCALE_FACTOR = 1000.0  # TPC-H (the server's WorkloadSpec bound too)
+MAX_STREAMS = 64  # TPC-H throughput streams (the private instance allows 100 connections)
+MAX_RECORDS = 2_000_000_000  # the engine's --records bound
+MAX_FRACTIONS = 64
 # the keys of a file workload's job, and the RunCreate field each comes from (the server's
 # WorkloadSpec: `postmark` is structured, rendered to `commands`; vdbench carries its text)
 FILE_JOB_KEYS: dict[str, dict[str, tuple[str, bool]]] = {
@@ -657,6 +665,20 @@ FILE_JOB_KEYS: dict[str, dict[str, tuple[str, bool]]] = {
         "parameters": ("workload.vdbench.parameters", True),
         "scale": ("workload.vdbench.scale", True),
         "elapsed": ("workload.vdbench.elapsed_s", False),
+    },
+    "heap-btree": {
+        "records": ("workload.heap_btree.records", True),
+        "queries": ("workload.heap_btree.queries", False),
+        "cache_fractions": ("workload.heap_btree.cache_fractions", False),
+        "randseed": ("workload.heap_btree.randseed", False),
+        "structure": ("workload.heap_btree.structure", False),
+    },
+    "tpch": {
+        "dbms": ("workload.tpch.dbms", True),
+        "scale_factor": ("workload.tpch.scale_factor", True),
+        "streams": ("workload.tpch.streams", False),
+        "query_timeout_s": ("workload.tpch.query_timeout_s", False),
+        "buffer_pool_bytes": ("workload.tpch.buffer_pool_bytes", False),
     },
 }
 # the engine's `bounds` (its --parse-only): key -> accepts null
@@ -668,16 +690,83 @@ FILE_FACT_KEYS = {
 }
 
 
+def _plain_number(value: object, *, integer: bool) -> float | None:
+    """A job value as a number: a string of at most 40 characters (what the server sends) or a
+    JSON number; None when it is neither (bool, NaN, inf, text)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str) and 0 < len(value) <= 40:
+        text = value.strip()
+        if integer and not text.isdigit():
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+    else:
+        return None
+    if not math.isfinite(number) or (integer and number != int(number)):
+        return None
+    return number
+
+
+def _fractions(value: object) -> str | None:
+    """heap-btree's cache fractions "F,F,...": 1..64 numbers 0 < F <= 1; None when not."""
+    if not isinstance(value, str) or not value or len(value) > MAX_FRACTIONS * 12:
+        return None
+    parts = value.split(",")
+    if len(parts) > MAX_FRACTIONS:
+        return None
+    for part in parts:
+        number = _plain_number(part, integer=False)
+        if number is None or not 0 < number <= 1:
+            return None
+    return value
+
+
+# key -> (why the value is refused, the check); the check answers whether the value is plain
+_VALUE_RULES: dict[str, tuple[str, Any]] = {
+    "scale": (f"a number > 0 and <= {MAX_SCALE:g}", lambda v: _in(v, 0, MAX_SCALE, open_low=True)),
+    "elapsed": (f"a number > 0 and <= {MAX_ELAPSED_S:g}", lambda v: _in(v, 0, MAX_ELAPSED_S, open_low=True)),
+    "records": (f"an integer from 1 to {MAX_RECORDS}", lambda v: _in(v, 1, MAX_RECORDS, integer=True)),
+    "queries": ("an integer from 0 to 1000000000", lambda v: _in(v, 0, 1e9, integer=True)),
+    "randseed": ("an integer from 0 to 2^64 - 1", lambda v: _in(v, 0, 2**64 - 1, integer=True)),
+    "cache_fractions": (
+        f"1 to {MAX_FRACTIONS} fractions 0 < F <= 1, comma-separated (0.1,0.2,...)",
+        lambda v: _fractions(v) is not None,
+    ),
+    "structure": ("heap, btree or both", lambda v: v in ("heap", "btree", "both")),
+    "scale_factor": (
+        f"a number > 0 and <= {MAX_SCALE_FACTOR:g}",
+        lambda v: _in(v, 0, MAX_SCALE_FACTOR, open_low=True),
+    ),
+    "streams": (f"an integer from 1 to {MAX_STREAMS}", lambda v: _in(v, 1, MAX_STREAMS, integer=True)),
+    "query_timeout_s": ("a number of seconds >= 0.01", lambda v: _in(v, 0.01, MAX_ELAPSED_S)),
+    "buffer_pool_bytes": ("an integer >= 1048576 (1 MiB)", lambda v: _in(v, 1 << 20, 2**50, integer=True)),
+}
+
+
+def _in(value: object, low: float, high: float, *, integer: bool = False, open_low: bool = False) -> bool:
+    number = _plain_number(value, integer=integer)
+    if number is None:
+        return False
+    return (number > low if open_low else number >= low) and number <= high
+
+
 def _file_job_shape(engine_job: dict[str, Any]) -> tuple[str | None, list[Violation]]:
-    """(mode, violations) of a file workload's job: a known mode, exactly its keys, plain values."""
+    """(mode, violations) of a file workload's or a TPC-H job: a known mode, exactly its keys,
+    plain values (a value that is not exactly a number, a fraction list or a name is refused:
+    nothing a server sends reaches a command line unchecked)."""
     mode = engine_job.get("mode")
-    if not isinstance(mode, str) or mode not in FILE_MODES:
+    if not isinstance(mode, str) or mode not in JOB_MODES:
         return None, [
             Violation(
                 OPTION_NOT_ALLOWED,
                 "workload.kind",
-                f"{repr(mode)[:80]} is not a file workload this agent runs ({', '.join(FILE_MODES)})",
-                "send a block job or a postmark / vdbench workload",
+                f"{repr(mode)[:80]} is not a workload mode this agent runs ({', '.join(JOB_MODES)})",
+                "send a block job or a postmark / vdbench / heap-btree / tpch workload",
             )
         ]
     keys = FILE_JOB_KEYS[mode]
@@ -698,11 +787,10 @@ def _file_job_shape(engine_job: dict[str, Any]) -> tuple[str | None, list[Violat
             if required:
                 found.append(Violation(OPTION_NOT_ALLOWED, field, f"a {mode} job needs {key}", f"give {key}"))
             continue
-        if not isinstance(value, str):
-            found.append(Violation(OPTION_NOT_ALLOWED, field, f"{key} must be a string", f"fix {key}"))
-            continue
         if key in ("commands", "parameters"):
-            if len(value) > MAX_FILE_JOB_CHARS or "\x00" in value or not value.strip():
+            if not isinstance(value, str):
+                found.append(Violation(OPTION_NOT_ALLOWED, field, f"{key} must be a string", f"fix {key}"))
+            elif len(value) > MAX_FILE_JOB_CHARS or "\x00" in value or not value.strip():
                 found.append(
                     Violation(
                         OPTION_NOT_ALLOWED,
@@ -712,21 +800,42 @@ def _file_job_shape(engine_job: dict[str, Any]) -> tuple[str | None, list[Violat
                     )
                 )
             continue
-        top = MAX_SCALE if key == "scale" else MAX_ELAPSED_S
-        try:
-            number = float(value) if len(value) <= 40 else math.nan
-        except ValueError:
-            number = math.nan
-        if not (math.isfinite(number) and 0 < number <= top):
+        if key == "dbms":
+            if value not in KNOWN_DBMS:
+                found.append(
+                    Violation(
+                        OPTION_NOT_ALLOWED,
+                        field,
+                        f"{repr(value)[:40]} is not a DBMS this agent starts ({', '.join(KNOWN_DBMS)})",
+                        f"send one of {', '.join(KNOWN_DBMS)}",
+                    )
+                )
+            continue
+        if mode in ("postmark", "vdbench") and not isinstance(value, str):
+            found.append(Violation(OPTION_NOT_ALLOWED, field, f"{key} must be a string", f"fix {key}"))
+            continue
+        what, ok = _VALUE_RULES[key]
+        if not ok(value):
             found.append(
                 Violation(
                     OPTION_NOT_ALLOWED,
                     field,
-                    f"{key} must be a number > 0 and <= {top:g}, got {value[:40]!r}",
+                    f"{key} must be {what}, got {repr(value)[:40]}",
                     f"fix {key}",
                 )
             )
     return mode, found
+
+
+def job_value(engine_job: dict[str, Any], key: str) -> str | None:
+    """A checked job value as the text a command line takes (numbers from JSON as the server
+    would write them); None when absent."""
+    value = engine_job.get(key)
+    if value is None:
+        return None
+    if isinstance(value, float) and value == int(value) and key not in ("scale_factor", "query_timeout_s"):
+        return str(int(value))
+    return value.strip() if isinstance(value, str) else format(value, ".12g")
 
 
 def _check_file_target(
@@ -761,7 +870,7 @@ def _check_file_target(
             Violation(
                 TARGET_KIND,
                 "target_path",
-                f"a {mode} workload makes its file set in a directory target; {target.path} is a "
+                f"a {mode} workload makes its files in a directory target; {target.path} is a "
                 f"{target.kind} target",
                 f"pick a directory target ({', '.join(dirs) or 'the host has none'}), or on the host: "
                 "iowatt-agent targets add DIR",
@@ -779,18 +888,30 @@ def _check_file_target(
     return found
 
 
+# the RunCreate field a limit's violation names, per mode: (main, size, time)
+_LIMIT_FIELDS = {
+    "postmark": ("workload.postmark", "workload.postmark", "workload.postmark"),
+    "vdbench": ("workload.vdbench.parameters", "workload.vdbench.scale", "workload.vdbench.elapsed_s"),
+    "heap-btree": ("workload.heap_btree.records",) * 3,
+    "tpch": ("workload.tpch.scale_factor",) * 3,
+}
+
+
 def _check_file_limits(policy: ReportedPolicy, mode: str, facts: object) -> list[Violation]:
-    """The host's limits against the engine's `bounds` of this workload (never guessed here)."""
+    """The host's limits against the facts of this workload, never guessed here: the engine's
+    `bounds` (its --parse-only) of a file workload; for TPC-H the bound of libs/workload's one
+    function (`bytes_written_max` only: the DBMS's threads and transfers are its own, and its
+    run time is unbounded, capped by the agent's timeout)."""
     limits = policy.limits
-    main = FILE_JOB_KEYS[mode]["commands" if mode == "postmark" else "parameters"][0]
-    size_field = "workload.postmark" if mode == "postmark" else "workload.vdbench.scale"
-    time_field = "workload.postmark" if mode == "postmark" else "workload.vdbench.elapsed_s"
+    main, size_field, time_field = _LIMIT_FIELDS[mode]
     wanted = {
         "threads": (limits.max_threads, LIMIT_THREADS, main),
         "max_block_bytes": (limits.max_bs_bytes, LIMIT_BLOCK_SIZE, main),
         "bytes_written_max": (limits.max_bytes_written, LIMIT_BYTES_WRITTEN, size_field),
         "runtime_s_max": (limits.max_runtime_s, LIMIT_RUNTIME, time_field),
     }
+    if mode == TPCH_MODE:
+        wanted = {"bytes_written_max": wanted["bytes_written_max"]}
     doc = facts if isinstance(facts, dict) else {}
     found: list[Violation] = []
     if isinstance(facts, dict) and doc.get("mode") not in (None, mode):
@@ -871,9 +992,29 @@ def _check_file_run(
     found = _check_file_target(policy, target_path, destructive, mode or "file")
     found.extend(_check_meter(policy, meter))
     found.extend(shape)
-    if mode is not None and facts is not None:
+    if mode == TPCH_MODE:
+        found.extend(_check_dbms(policy, engine_job.get("dbms")))
+    if mode is not None and facts is not None and not shape:
         found.extend(_check_file_limits(policy, mode, facts))
     return found
+
+
+def _check_dbms(policy: ReportedPolicy, dbms: object) -> list[Violation]:
+    """Starting a DBMS runs its programs on the host: only one the host consented to."""
+    if dbms not in KNOWN_DBMS:
+        return []  # the shape's violation names it
+    if dbms in policy.allowed_dbms:
+        return []
+    allowed = ", ".join(policy.allowed_dbms) or "none"
+    return [
+        Violation(
+            DBMS_NOT_ALLOWED,
+            "workload.tpch.dbms",
+            f"a TPC-H run starts a private {dbms} server on the host, which has not consented to it "
+            f"(allowed DBMSs: {allowed})",
+            f"iowatt-agent targets allow-dbms {dbms}",
+        )
+    ]
 
 
 def check_run(
@@ -889,8 +1030,10 @@ def check_run(
     options, limits. `engine_job` is the engine's job file ({"global": {...}, "jobs": [...]}) as
     the server sends it, before the agent adds its own options, or a file workload's job
     ({"mode": "postmark", "commands": ...} / {"mode": "vdbench", "parameters": ..., "scale": ...,
-    "elapsed"?: ...}). `file_facts` is the engine's `bounds` for a file workload (its
-    `--parse-only`): None skips the file workload's limits (a caller without the engine); the
+    "elapsed"?: ...} / {"mode": "heap-btree", "records": ..., ...}) or a TPC-H job ({"mode":
+    "tpch", "dbms": ..., "scale_factor": ..., ...}: a DBMS of the host's `allowed_dbms` only).
+    `file_facts` is the engine's `bounds` for a file workload (its `--parse-only`), for TPC-H
+    the bound of libs/workload's function: None skips the limits (a caller without them); the
     agent always passes them."""
     if isinstance(engine_job, dict) and "mode" in engine_job:
         return _check_file_run(

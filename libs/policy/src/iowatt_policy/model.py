@@ -28,6 +28,10 @@ MAX_RUNTIME_LIMIT_S = 1e9
 MAX_PATH_CHARS = 4096
 MAX_NAME_CHARS = 64
 SCHEMA_VERSION = 1
+# DBMSs a TPC-H-derived run may start on the host (issue 15): a private instance, run as the
+# DBMS's package user, data inside the run's directory; only those the host consented to
+KNOWN_DBMS = ("postgresql", "mariadb")
+MAX_DBMS = 16
 
 
 class PolicyError(ValueError):
@@ -250,6 +254,22 @@ class Limits:
         return replace(self, **changes)
 
 
+def _dbms_from(raw: object, where: str, *, known_only: bool) -> tuple[str, ...]:
+    """The DBMSs the host consented to start: unique names; the host's own file knows only
+    KNOWN_DBMS, a reported policy any plain name (a newer agent may run more)."""
+    if not isinstance(raw, list) or len(raw) > MAX_DBMS:
+        raise PolicyError(where, f"must be a list of at most {MAX_DBMS} DBMS names")
+    names: list[str] = []
+    for i, name in enumerate(raw):
+        check_name(name, f"{where}.{i}")
+        if known_only and name not in KNOWN_DBMS:
+            raise PolicyError(f"{where}.{i}", f"{name!r} is not one of {', '.join(KNOWN_DBMS)}")
+        if name in names:
+            raise PolicyError(f"{where}.{i}", f"{name} is listed twice")
+        names.append(name)
+    return tuple(names)
+
+
 def _targets_from(raw: object, where: str) -> tuple[Target, ...]:
     if not isinstance(raw, list):
         raise PolicyError(where, "must be a list")
@@ -266,10 +286,15 @@ def _targets_from(raw: object, where: str) -> tuple[Target, ...]:
 
 @dataclass(frozen=True)
 class Policy:
-    """The host's policy file (`policy.json`): targets and limits. An empty policy allows nothing."""
+    """The host's policy file (`policy.json`): targets, limits and the DBMSs a run may start
+    (`iowatt-agent targets allow-dbms NAME`; none by default). An empty policy allows nothing."""
 
     targets: tuple[Target, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    allowed_dbms: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _dbms_from(list(self.allowed_dbms), "allowed_dbms", known_only=True)
 
     def target(self, path: str) -> Target | None:
         return next((t for t in self.targets if t.path == path), None)
@@ -286,11 +311,21 @@ class Policy:
     def without_target(self, path: str) -> Policy:
         return replace(self, targets=tuple(t for t in self.targets if t.path != path))
 
+    def with_dbms(self, name: str) -> Policy:
+        """Consent to start `name` (one of KNOWN_DBMS); allowing it twice is harmless."""
+        if name in self.allowed_dbms:
+            return self
+        return replace(self, allowed_dbms=(*self.allowed_dbms, name))
+
+    def without_dbms(self, name: str) -> Policy:
+        return replace(self, allowed_dbms=tuple(d for d in self.allowed_dbms if d != name))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": SCHEMA_VERSION,
             "targets": [t.to_dict(facts=False) for t in self.targets],
             "limits": self.limits.to_dict(),
+            "allowed_dbms": list(self.allowed_dbms),
         }
 
     @classmethod
@@ -304,6 +339,7 @@ class Policy:
         return cls(
             targets=_targets_from(doc.get("targets", []), "targets"),
             limits=Limits.from_dict(doc.get("limits", {})),
+            allowed_dbms=_dbms_from(doc.get("allowed_dbms", []), "allowed_dbms", known_only=True),
         )
 
 
@@ -337,8 +373,10 @@ class ReportedPolicy:
     meters: tuple[MeterInfo, ...] = ()
     default_meter: str | None = None
     limits: Limits = field(default_factory=Limits)
+    allowed_dbms: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        _dbms_from(list(self.allowed_dbms), "allowed_dbms", known_only=False)
         names = [m.name for m in self.meters]
         if len(names) != len(set(names)):
             raise PolicyError("meters", "meter names must be unique")
@@ -361,6 +399,7 @@ class ReportedPolicy:
             meters=tuple(meters),
             default_meter=default_meter,
             limits=policy.limits,
+            allowed_dbms=policy.allowed_dbms,
         )
 
     def target(self, path: str) -> Target | None:
@@ -375,6 +414,7 @@ class ReportedPolicy:
             "meters": [m.to_dict() for m in self.meters],
             "default_meter": self.default_meter,
             "limits": self.limits.to_dict(),
+            "allowed_dbms": list(self.allowed_dbms),
         }
 
     @classmethod
@@ -391,4 +431,5 @@ class ReportedPolicy:
             meters=tuple(MeterInfo.from_dict(m, f"meters.{i}") for i, m in enumerate(meters_raw)),
             default_meter=default,
             limits=Limits.from_dict(doc.get("limits", {})),
+            allowed_dbms=_dbms_from(doc.get("allowed_dbms", []), "allowed_dbms", known_only=False),
         )
