@@ -229,3 +229,23 @@ int open_confined_dir(const char *dir, const char *beneath, const char *mode)
 			  fd == -ELOOP || fd == -ENOTDIR ? " (a symbolic link in its path is refused)" : "");
 	return fd;
 }
+
+int confined_parent(int dirfd, char *rel, const char **leaf)
+{
+	char *slash = strrchr(rel, '/');
+	if (!slash) {
+		*leaf = rel;
+		return dirfd;
+	}
+	*slash = 0;
+	int fd = confined_open(dirfd, rel, O_RDONLY | O_DIRECTORY, 0);
+	*slash = '/';
+	*leaf = slash + 1;
+	return fd;
+}
+
+void confined_parent_close(int dirfd, int fd)
+{
+	if (fd >= 0 && fd != dirfd)
+		close(fd);
+}

@@ -575,19 +575,13 @@ static void op_delete(struct fs_thread *t)
 	pace(t);
 	uint64_t t0 = now_ns();
 	/* unlinkat on the parent opened beneath the root: no link in the path */
-	char *slash = strrchr(p, '/');
-	int dfd = s->rootfd, rc = 0;
-	if (slash) {
-		*slash = 0;
-		dfd = confined_open(s->rootfd, p, O_RDONLY | O_DIRECTORY, 0);
-		*slash = '/';
-	}
+	const char *leaf;
+	int dfd = confined_parent(s->rootfd, p, &leaf), rc = 0;
 	if (dfd < 0)
 		rc = dfd;
-	else if (unlinkat(dfd, slash ? slash + 1 : p, 0) < 0)
+	else if (unlinkat(dfd, leaf, 0) < 0)
 		rc = -errno;
-	if (slash && dfd >= 0)
-		close(dfd);
+	confined_parent_close(s->rootfd, dfd);
 	if (rc < 0) {
 		release(&s->fstate[i], 1);
 		io_fail(t, s, (uint64_t)i, "delete", -rc);
@@ -686,17 +680,11 @@ static void op_dir(struct fs_thread *t, int op)
 			if (k < depth && (atomic_load(st) & ST_EXISTS))
 				continue;
 			dir_path(s, k, jj, p, sizeof(p));
-			char *slash = strrchr(p, '/');
-			int dfd = s->rootfd;
-			if (slash) {
-				*slash = 0;
-				dfd = confined_open(s->rootfd, p, O_RDONLY | O_DIRECTORY, 0);
-				*slash = '/';
-			}
+			const char *leaf;
+			int dfd = confined_parent(s->rootfd, p, &leaf);
 			uint64_t t0 = now_ns();
-			int rc = dfd < 0 ? dfd : mkdirat(dfd, slash ? slash + 1 : p, 0700) < 0 ? -errno : 0;
-			if (slash && dfd >= 0)
-				close(dfd);
+			int rc = dfd < 0 ? dfd : mkdirat(dfd, leaf, 0700) < 0 ? -errno : 0;
+			confined_parent_close(s->rootfd, dfd);
 			if (rc == -EEXIST && k < depth)
 				continue; /* another thread made the parent */
 			if (rc < 0) {
@@ -709,17 +697,11 @@ static void op_dir(struct fs_thread *t, int op)
 		}
 	} else {
 		dir_path(s, depth, (uint64_t)j, p, sizeof(p));
-		char *slash = strrchr(p, '/');
-		int dfd = s->rootfd;
-		if (slash) {
-			*slash = 0;
-			dfd = confined_open(s->rootfd, p, O_RDONLY | O_DIRECTORY, 0);
-			*slash = '/';
-		}
+		const char *leaf;
+		int dfd = confined_parent(s->rootfd, p, &leaf);
 		uint64_t t0 = now_ns();
-		int rc = dfd < 0 ? dfd : unlinkat(dfd, slash ? slash + 1 : p, AT_REMOVEDIR) < 0 ? -errno : 0;
-		if (slash && dfd >= 0)
-			close(dfd);
+		int rc = dfd < 0 ? dfd : unlinkat(dfd, leaf, AT_REMOVEDIR) < 0 ? -errno : 0;
+		confined_parent_close(s->rootfd, dfd);
 		if (rc < 0) {
 			run_fail(t->run, -rc, "rmdir '%s': %s", p, strerror(-rc));
 		} else {
@@ -762,26 +744,14 @@ static void op_copymove(struct fs_thread *t, int op)
 	uint64_t bytes = 0;
 	if (op == VOP_MOVE) {
 		/* rename between the two parents, each opened beneath its root */
-		char *ss = strrchr(ps, '/'), *ds = strrchr(pd, '/');
-		int sfd = s->rootfd, dfd = d->rootfd;
-		if (ss) {
-			*ss = 0;
-			sfd = confined_open(s->rootfd, ps, O_RDONLY | O_DIRECTORY, 0);
-			*ss = '/';
-		}
-		if (ds) {
-			*ds = 0;
-			dfd = confined_open(d->rootfd, pd, O_RDONLY | O_DIRECTORY, 0);
-			*ds = '/';
-		}
+		const char *sleaf, *dleaf;
+		int sfd = confined_parent(s->rootfd, ps, &sleaf), dfd = confined_parent(d->rootfd, pd, &dleaf);
 		if (sfd < 0 || dfd < 0)
 			rc = sfd < 0 ? sfd : dfd;
-		else if (renameat2(sfd, ss ? ss + 1 : ps, dfd, ds ? ds + 1 : pd, RENAME_NOREPLACE) < 0)
+		else if (renameat2(sfd, sleaf, dfd, dleaf, RENAME_NOREPLACE) < 0)
 			rc = -errno;
-		if (ss && sfd >= 0)
-			close(sfd);
-		if (ds && dfd >= 0)
-			close(dfd);
+		confined_parent_close(s->rootfd, sfd);
+		confined_parent_close(d->rootfd, dfd);
 		if (!rc) {
 			atomic_fetch_and(&s->fstate[i], (uint8_t)~(ST_EXISTS | ST_OURS));
 			atomic_fetch_or(&d->fstate[di], (uint8_t)(ST_EXISTS | ST_OURS));
@@ -869,20 +839,14 @@ static int dir_make(struct fs_run *r, struct fs_set *s, unsigned k, uint64_t j, 
 	char p[PATH_MAX];
 	dir_path(s, k, j, p, sizeof(p));
 	_Atomic uint8_t *st = &s->dstate[s->lvl_off[k] + j];
-	char *slash = strrchr(p, '/');
-	int dfd = s->rootfd;
-	if (slash) {
-		*slash = 0;
-		dfd = confined_open(s->rootfd, p, O_RDONLY | O_DIRECTORY, 0);
-		*slash = '/';
-		if (dfd < 0) {
-			if (dfd == -ENOENT && !create)
-				return 0;
-			run_fail(r, -dfd, "open directory '%s': %s", p, strerror(-dfd));
-			return dfd;
-		}
+	const char *name;
+	int dfd = confined_parent(s->rootfd, p, &name);
+	if (dfd < 0) {
+		if (dfd == -ENOENT && !create)
+			return 0;
+		run_fail(r, -dfd, "open directory '%s': %s", p, strerror(-dfd));
+		return dfd;
 	}
-	const char *name = slash ? slash + 1 : p;
 	int rc = 0;
 	if (create && mkdirat(dfd, name, 0700) == 0) {
 		atomic_store(st, ST_EXISTS | ST_OURS);
@@ -905,8 +869,7 @@ static int dir_make(struct fs_run *r, struct fs_set *s, unsigned k, uint64_t j, 
 		run_fail(r, errno, "mkdir '%s': %s%s", p, strerror(errno),
 			 errno == ENOSPC ? " (the file set does not fit: lower --scale or free space)" : "");
 	}
-	if (slash)
-		close(dfd);
+	confined_parent_close(s->rootfd, dfd);
 	return rc;
 }
 
@@ -987,36 +950,25 @@ static int cleanup_set(struct fs_set *s, int dirfd, uint64_t *files, uint64_t *d
 		if ((atomic_load(&s->fstate[i]) & (ST_EXISTS | ST_OURS)) != (ST_EXISTS | ST_OURS))
 			continue;
 		file_path(s, i, p, sizeof(p));
-		char *slash = strrchr(p, '/');
-		int dfd = s->rootfd;
-		if (slash) {
-			*slash = 0;
-			dfd = confined_open(s->rootfd, p, O_RDONLY | O_DIRECTORY, 0);
-			*slash = '/';
-		}
-		if (dfd < 0 || unlinkat(dfd, slash ? slash + 1 : p, 0) < 0) {
+		const char *leaf;
+		int dfd = confined_parent(s->rootfd, p, &leaf);
+		if (dfd < 0 || unlinkat(dfd, leaf, 0) < 0) {
 			warnmsg("vdbench: cleanup: cannot remove '%s': %s", p, strerror(dfd < 0 ? -dfd : errno));
 			bad = 1;
 		} else {
 			(*files)++;
 			atomic_store(&s->fstate[i], 0);
 		}
-		if (slash && dfd >= 0)
-			close(dfd);
+		confined_parent_close(s->rootfd, dfd);
 	}
 	for (unsigned k = s->d->depth; k >= 1; k--) {
 		for (uint64_t j = 0; j < s->lvl_n[k]; j++) {
 			if ((atomic_load(&s->dstate[s->lvl_off[k] + j]) & ST_OURS) == 0)
 				continue;
 			dir_path(s, k, j, p, sizeof(p));
-			char *slash = strrchr(p, '/');
-			int dfd = s->rootfd;
-			if (slash) {
-				*slash = 0;
-				dfd = confined_open(s->rootfd, p, O_RDONLY | O_DIRECTORY, 0);
-				*slash = '/';
-			}
-			if (dfd < 0 || unlinkat(dfd, slash ? slash + 1 : p, AT_REMOVEDIR) < 0) {
+			const char *leaf;
+			int dfd = confined_parent(s->rootfd, p, &leaf);
+			if (dfd < 0 || unlinkat(dfd, leaf, AT_REMOVEDIR) < 0) {
 				warnmsg("vdbench: cleanup: cannot remove directory '%s': %s", p,
 					strerror(dfd < 0 ? -dfd : errno));
 				bad = 1;
@@ -1024,8 +976,7 @@ static int cleanup_set(struct fs_set *s, int dirfd, uint64_t *files, uint64_t *d
 				(*dirs)++;
 				atomic_store(&s->dstate[s->lvl_off[k] + j], 0);
 			}
-			if (slash && dfd >= 0)
-				close(dfd);
+			confined_parent_close(s->rootfd, dfd);
 		}
 	}
 	if (s->made_root) {
@@ -1233,14 +1184,7 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	jw_u64(&w, "job_runtime", (rp->meas_ns + 500000) / 1000000);
 	jw_dbl(&w, "usr_cpu", secs > 0 ? 100.0 * (c1->usr_s - c0->usr_s) / secs : 0);
 	jw_dbl(&w, "sys_cpu", secs > 0 ? 100.0 * (c1->sys_s - c0->sys_s) / secs : 0);
-	jw_obj(&w, "iowatt");
-	jw_str(&w, "ioengine", "vdbench-fileset");
-	jw_u64(&w, "runtime_ns", rp->meas_ns);
-	if (r->err)
-		jw_str(&w, "error_message", r->errmsg);
-	else
-		jw_null(&w, "error_message");
-	jw_obj_end(&w);
+	emit_job_iowatt(&w, "vdbench-fileset", rp->meas_ns, r->err ? r->errmsg : NULL);
 	jw_obj_end(&w);
 	jw_arr_end(&w);
 	jw_arr(&w, "disk_util");
@@ -1251,10 +1195,7 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	jw_str(&w, "model", "vdbench");
 	jw_str(&w, "parameter_file", rp->file);
 	jw_str(&w, "directory", rp->dir);
-	if (rp->beneath && *rp->beneath)
-		jw_str(&w, "beneath", rp->beneath);
-	else
-		jw_null(&w, "beneath");
+	jw_str_or_null(&w, "beneath", rp->beneath);
 	jw_bool(&w, "kept", rp->keep);
 	jw_dbl(&w, "scale", r->scale);
 	jw_arr(&w, "fsd");
@@ -1358,10 +1299,7 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 		agg_free(&a);
 	}
 	jw_arr_end(&w);
-	if (r->err)
-		jw_str(&w, "error", r->errmsg);
-	else
-		jw_null(&w, "error");
+	jw_str_or_null(&w, "error", r->err ? r->errmsg : NULL);
 	jw_obj_end(&w);
 
 	jw_obj(&w, "iowatt");

@@ -104,6 +104,7 @@ void jw_i64(struct jw *w, const char *key, int64_t v);
 void jw_dbl(struct jw *w, const char *key, double v);
 void jw_bool(struct jw *w, const char *key, int v);
 void jw_null(struct jw *w, const char *key);
+void jw_str_or_null(struct jw *w, const char *key, const char *val); /* null for NULL or "" */
 void json_escape(FILE *f, const char *s);
 
 /* ---- hist.c: fio-compatible log-linear latency histogram ---- */
@@ -303,6 +304,11 @@ void confine_die(int rc, const char *what, const char *path, const char *root) _
  * through confined_open (no link, no ".."). An O_RDONLY | O_DIRECTORY fd; exits 2 naming the flag
  * (mode: "postmark", "vdbench", ... for the message when DIR is missing). */
 int open_confined_dir(const char *dir, const char *beneath, const char *mode);
+/* The parent directory of rel (a normalised path below dirfd) opened beneath dirfd, for an *at()
+ * call on its last component (*leaf, inside rel): dirfd itself for a top-level name. An fd to give
+ * back with confined_parent_close(), or -errno (rel is left as it was). */
+int confined_parent(int dirfd, char *rel, const char **leaf);
+void confined_parent_close(int dirfd, int fd);
 
 /* ---- target.c ---- */
 /* One file or device of the run; the jobs naming the same filename share it. Every open of it
@@ -505,6 +511,8 @@ void emit_disk_util(struct jw *w, const struct diskstat *d0, const struct diskst
 /* the top-level "iowatt" object's common head: version, schema, mode (NULL: block jobs), interrupted,
  * signal, host facts, clock */
 void emit_iowatt_head(struct jw *w, const char *mode, int interrupted, int sig);
+/* a file mode's jobs[0].iowatt: {ioengine, runtime_ns, error_message (NULL: null)} */
+void emit_job_iowatt(struct jw *w, const char *ioengine, uint64_t runtime_ns, const char *error);
 
 /* --parse-only of the file modes: what a run of these parameters can do at most, known before
  * anything is touched (computed where the parameters live: postmark.c, fileset.c; README §

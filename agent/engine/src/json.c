@@ -431,6 +431,14 @@ void jw_dbl(struct jw *w, const char *key, double v)
 	fprintf(w->f, "%.6f", v);
 }
 
+void jw_str_or_null(struct jw *w, const char *key, const char *val)
+{
+	if (val && *val)
+		jw_str(w, key, val);
+	else
+		jw_null(w, key);
+}
+
 void jw_bool(struct jw *w, const char *key, int v)
 {
 	jw_key(w, key);

@@ -303,10 +303,7 @@ static void emit_parameters(struct jw *w, const struct pm_cfg *c)
 		jw_str(w, "fsync_note", "fsync after every file written: not in PostMark");
 	else
 		jw_null(w, "fsync_note");
-	if (c->location[0])
-		jw_str(w, "location_given", c->location);
-	else
-		jw_null(w, "location_given");
+	jw_str_or_null(w, "location_given", c->location);
 }
 
 /* What the sequence can do at most (README § Parse-only facts). A new file's size is
@@ -808,14 +805,7 @@ static void report_json(const struct pm_run *r, const struct pm_times *t, const 
 	jw_u64(&w, "ctx", (uint64_t)((ru1->ru_nvcsw - ru0->ru_nvcsw) + (ru1->ru_nivcsw - ru0->ru_nivcsw)));
 	jw_u64(&w, "majf", (uint64_t)(ru1->ru_majflt - ru0->ru_majflt));
 	jw_u64(&w, "minf", (uint64_t)(ru1->ru_minflt - ru0->ru_minflt));
-	jw_obj(&w, "iowatt");
-	jw_str(&w, "ioengine", "postmark");
-	jw_u64(&w, "runtime_ns", el);
-	if (r->err)
-		jw_str(&w, "error_message", r->errmsg);
-	else
-		jw_null(&w, "error_message");
-	jw_obj_end(&w);
+	emit_job_iowatt(&w, "postmark", el, r->err ? r->errmsg : NULL);
 	jw_obj_end(&w);
 	jw_arr_end(&w);
 	jw_arr(&w, "disk_util");
@@ -825,10 +815,7 @@ static void report_json(const struct pm_run *r, const struct pm_times *t, const 
 	jw_obj(&w, "postmark");
 	jw_str(&w, "sequence", "PostMark 1.5");
 	jw_str(&w, "directory", dir);
-	if (beneath && *beneath)
-		jw_str(&w, "beneath", beneath);
-	else
-		jw_null(&w, "beneath");
+	jw_str_or_null(&w, "beneath", beneath);
 	jw_bool(&w, "kept", keep);
 	jw_obj(&w, "parameters");
 	emit_parameters(&w, c);
@@ -875,10 +862,7 @@ static void report_json(const struct pm_run *r, const struct pm_times *t, const 
 	jw_u64(&w, "write", r->calls_write);
 	jw_u64(&w, "fsync", r->calls_fsync);
 	jw_obj_end(&w);
-	if (r->err)
-		jw_str(&w, "error", r->errmsg);
-	else
-		jw_null(&w, "error");
+	jw_str_or_null(&w, "error", r->err ? r->errmsg : NULL);
 	jw_obj_end(&w);
 
 	jw_obj(&w, "iowatt");

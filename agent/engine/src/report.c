@@ -487,3 +487,12 @@ void emit_iowatt_head(struct jw *w, const char *mode, int interrupted, int sig)
 		jw_null(w, "tsc_ghz");
 	jw_obj_end(w);
 }
+
+void emit_job_iowatt(struct jw *w, const char *ioengine, uint64_t runtime_ns, const char *error)
+{
+	jw_obj(w, "iowatt");
+	jw_str(w, "ioengine", ioengine);
+	jw_u64(w, "runtime_ns", runtime_ns);
+	jw_str_or_null(w, "error_message", error);
+	jw_obj_end(w);
+}
