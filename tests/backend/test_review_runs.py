@@ -148,3 +148,31 @@ def test_the_environment_supplies_tariff_grid_and_pue(client: TestClient, sessio
     r = client.post("/api/v1/reviews", json={**body, "currency": "USD"}, headers=u.headers)
     assert r.status_code == 422 and r.json()["detail"][0]["field"] == "tariff_per_kwh"
     assert "EUR" in r.json()["message"]
+
+
+def test_a_comparisons_run_and_an_estimated_meter_are_labelled_so(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    measured = _measured_run(client, session, u, a)
+    meter = {"spec": "estimate:datasheet", "driver": "estimate", "tier": "estimate", "quantity": "power_avg",
+             "nominal_interval_s": 0.1}  # fmt: skip
+    run_id, r = upload(client, session, u, a, power_doc(idle_w=5.0, load_w=9.0, meter=meter))
+    assert r.status_code == 201, r.text
+    power_service.compute(session, run_id=run_id)
+    rv = make_review(client, u)
+    body = _run_candidate(run_id)
+    body["performance"] = {
+        "source": "comparison",
+        "run_ids": [str(measured), str(run_id)],
+        "run_id": str(run_id),
+    }
+    r = client.post(f"/api/v1/reviews/{rv['id']}/candidates", json=body, headers=u.headers)
+    assert r.status_code == 201, r.text
+    c = r.json()
+    assert c["performance_source"] == "comparison" and c["run_id"] == str(run_id)
+    assert set(c["run_ids"]) == {str(measured), str(run_id)}
+    e = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["energy"]
+    assert e["estimated"] is True and c["power_source"] == "estimated"
+    assert Decimal(c["load_w"]) == Decimal(str(e["load_w_mean"])) and abs(e["load_w_mean"] - 9.0) < 1e-6
