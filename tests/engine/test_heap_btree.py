@@ -367,3 +367,42 @@ def test_json_plus_bins_and_normal(engine_bin: Path, scratch: Path) -> None:
     r = hb(engine_bin, scratch, "--records=3000", "--cache-fraction=0.3,1", "--output-format=normal")
     assert "heap insert" in r.stdout and "btree query" in r.stdout
     assert "     30%" in r.stdout and "    100%" in r.stdout
+
+
+def test_parse_only_bounds_hold_and_touch_nothing(engine_bin: Path, scratch: Path) -> None:
+    """--parse-only (the agent's and the server's facts, as the file modes'): the sweep as parsed
+    and its `bounds`, DIR neither needed nor touched; the bounds hold over a real sweep (bytes
+    written, the largest file, the B+tree's pages) with both structures at a small and a full
+    cache; bad parameters are exit 2 as for a run."""
+    args = (
+        "--records=30000",
+        "--cache-fraction=0.1,1",
+        "--queries=3000",
+        "--heap-queries=20",
+        "--randseed=3",
+    )
+    missing = scratch / "not-made"
+    p = hb(engine_bin, missing, *args, "--parse-only")
+    assert p.rc == 0 and not missing.exists()
+    facts = p.doc["heap_btree"]
+    assert (facts["records"], facts["queries"], facts["heap_queries"]) == (30000, 3000, 20)
+    assert facts["cache_fractions"] == [0.1, 1.0] and facts["structures"] == ["heap", "btree"]
+    b = p.doc["bounds"]
+    assert b["mode"] == "heap-btree" and b["threads"] == 1 and b["max_block_bytes"] == PAGE
+    assert b["runtime_s_max"] is None and (b["files"], b["directories"]) == (1, 0)
+    before = sorted(scratch.iterdir())
+    r = hb(engine_bin, scratch, *args)
+    assert sorted(scratch.iterdir()) == before  # the run removes its files; parse-only made none
+    written = sum(
+        (e["device_writes"] + (e.get("checkpoint_writes") or 0)) * PAGE for e in r.doc["heap_btree"]
+    )
+    assert 0 < written <= b["bytes_written_max"]
+    inserts = entries(r.doc, "btree", "insert") + entries(r.doc, "heap", "insert")
+    assert max(e["file_bytes"] for e in inserts) <= b["dataset_bytes"]
+    assert max(e["data_pages"] for e in entries(r.doc, "btree", "insert")) <= facts["data_pages_max"]["btree"]
+    assert entries(r.doc, "heap", "insert")[0]["data_pages"] == facts["data_pages_max"]["heap"]
+    # one structure: its own bound only
+    heap_only = hb(engine_bin, missing, *args, "--structure=heap", "--parse-only").doc["bounds"]
+    assert heap_only["bytes_written_max"] < b["bytes_written_max"] / 10
+    bad = hb(engine_bin, missing, "--records=0", "--parse-only", check=False)
+    assert bad.rc == 2 and "records" in bad.stderr and bad.stdout == ""
