@@ -27,7 +27,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -678,111 +677,11 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			  (unsigned long long)c->records, need / 1048576.0, (double)pages * (double)psz / 1048576.0);
 }
 
-/* DIR (beneath ROOT when given: no link, no "..", through the confined open) */
-static int open_directory(const char *dir, const char *beneath)
-{
-	if (!beneath || !*beneath) {
-		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			die_usage("directory", "cannot open directory '%s': %s", dir, strerror(errno));
-		return fd;
-	}
-	const char *rest = dir;
-	if (dir[0] == '/') {
-		if (beneath[0] != '/')
-			die_usage("beneath", "'%s' is relative but directory '%s' is absolute", beneath, dir);
-		const char *d = beneath, *p = dir;
-		for (;;) {
-			while (*d == '/')
-				d++;
-			while (*p == '/')
-				p++;
-			if (!*d)
-				break;
-			size_t ld = strcspn(d, "/"), lp = strcspn(p, "/");
-			if (ld != lp || strncmp(d, p, ld))
-				die_usage("beneath", "directory '%s' is not beneath '%s'", dir, beneath);
-			d += ld;
-			p += lp;
-		}
-		rest = p;
-	}
-	int root = open(beneath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		die_usage("beneath", "cannot open directory '%s': %s", beneath, strerror(errno));
-	while (*rest == '/')
-		rest++;
-	if (!*rest)
-		return root;
-	char rel[PATH_MAX];
-	int rc = confine_split(rest, rel, sizeof(rel));
-	if (rc == -EXDEV)
-		die_usage("beneath", "directory '%s' climbs out of '%s' with '..'", dir, beneath);
-	if (rc == -EINVAL)
-		return root;
-	if (rc < 0)
-		die_usage("beneath", "directory '%s': %s", dir, strerror(-rc));
-	int fd = confined_open(root, rel, O_RDONLY | O_DIRECTORY, 0);
-	close(root);
-	if (fd < 0)
-		die_usage("beneath", "directory '%s' beneath '%s': %s%s", dir, beneath, strerror(-fd),
-			  fd == -ELOOP ? " (a symbolic link in its path is refused)" : "");
-	return fd;
-}
-
-static void dir_device(int fd, char *name, size_t len)
-{
-	struct stat st;
-	name[0] = 0;
-	if (fstat(fd, &st) < 0 || major(st.st_dev) == 0)
-		return;
-	char link[PATH_MAX], path[64];
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
-	ssize_t n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return;
-	link[n] = 0;
-	const char *b = strrchr(link, '/');
-	str_copy(name, len, b ? b + 1 : link);
-}
-
 /* ---- report ---- */
 
 static double per_s(uint64_t n, uint64_t ns)
 {
 	return ns ? (double)n / ((double)ns / 1e9) : 0;
-}
-
-static void emit_lat(struct jw *w, const struct lstat *s, const uint64_t *hist, int bins)
-{
-	jw_obj(w, "lat_ns");
-	jw_u64(w, "min", s->n ? s->min : 0);
-	jw_u64(w, "max", s->max);
-	jw_dbl(w, "mean", lstat_mean(s));
-	jw_dbl(w, "stddev", lstat_stddev(s));
-	jw_u64(w, "N", s->n);
-	if (s->n) {
-		uint64_t out[NPCT];
-		hist_percentiles(hist, s->n, default_percentiles, NPCT, out);
-		jw_obj(w, "percentile");
-		for (int i = 0; i < NPCT; i++) {
-			char k[32];
-			snprintf(k, sizeof(k), "%f", default_percentiles[i]);
-			jw_u64(w, k, out[i]);
-		}
-		jw_obj_end(w);
-		if (bins) {
-			jw_obj(w, "bins");
-			for (unsigned i = 0; i < HIST_NR; i++)
-				if (hist[i]) {
-					char k[32];
-					snprintf(k, sizeof(k), "%llu", (unsigned long long)hist_val(i));
-					jw_u64(w, k, hist[i]);
-				}
-			jw_obj_end(w);
-		}
-	}
-	jw_obj_end(w);
 }
 
 static void emit_entry(struct jw *w, const struct result *res, int op, int bins)
@@ -812,7 +711,7 @@ static void emit_entry(struct jw *w, const struct result *res, int op, int bins)
 	jw_u64(w, "pages_allocated", ph->st.allocated);
 	jw_u64(w, "syscall_read_bytes", ph->rchar);
 	jw_u64(w, "syscall_write_bytes", ph->wchar);
-	emit_lat(w, &ph->lat, ph->hist, bins);
+	emit_lstat(w, "lat_ns", &ph->lat, ph->hist, bins);
 	if (op == OP_INSERT) {
 		jw_u64(w, "checkpoint_writes", res->ckpt_writes);
 		jw_u64(w, "checkpoint_ns", res->ckpt_ns);
@@ -854,33 +753,6 @@ static void emit_entry(struct jw *w, const struct result *res, int op, int bins)
 	jw_obj_end(w);
 }
 
-static void emit_totals(struct jw *w, const char *key, uint64_t pages, uint64_t ns)
-{
-	uint64_t bytes = pages * BP_PAGE;
-	double secs = (double)ns / 1e9;
-	jw_obj(w, key);
-	jw_u64(w, "io_bytes", bytes);
-	jw_u64(w, "io_kbytes", bytes / 1024);
-	jw_u64(w, "bw_bytes", secs > 0 ? (uint64_t)((double)bytes / secs) : 0);
-	jw_u64(w, "bw", secs > 0 ? (uint64_t)((double)bytes / secs / 1024.0) : 0);
-	jw_dbl(w, "iops", secs > 0 ? (double)pages / secs : 0);
-	jw_u64(w, "runtime", (ns + 500000) / 1000000);
-	jw_u64(w, "total_ios", pages);
-	jw_u64(w, "short_ios", 0);
-	jw_u64(w, "drop_ios", 0);
-	static const char *const lk[3] = { "slat_ns", "clat_ns", "lat_ns" };
-	for (int i = 0; i < 3; i++) {
-		jw_obj(w, lk[i]);
-		jw_u64(w, "min", 0);
-		jw_u64(w, "max", 0);
-		jw_dbl(w, "mean", 0);
-		jw_dbl(w, "stddev", 0);
-		jw_u64(w, "N", 0);
-		jw_obj_end(w);
-	}
-	jw_obj_end(w);
-}
-
 struct env {
 	struct timeval tv;
 	struct rusage ru0, ru1;
@@ -905,15 +777,7 @@ static void report_json(const struct hb_run *r, const struct result *res, int nr
 	struct jw w;
 	jw_init(&w, stdout);
 	jw_obj(&w, NULL);
-	jw_str(&w, "fio version", "iowatt-engine-" IOWATT_VERSION);
-	jw_i64(&w, "timestamp", (int64_t)e->tv.tv_sec);
-	jw_i64(&w, "timestamp_ms", (int64_t)e->tv.tv_sec * 1000 + e->tv.tv_usec / 1000);
-	char tbuf[64];
-	time_t tt = e->tv.tv_sec;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(tbuf, sizeof(tbuf), "%a %b %e %H:%M:%S %Y", &tm);
-	jw_str(&w, "time", tbuf);
+	emit_preamble(&w, &e->tv);
 	jw_obj(&w, "global options");
 	jw_str(&w, "heap-btree", "1");
 	jw_str(&w, "directory", c->dir);
@@ -943,8 +807,8 @@ static void report_json(const struct hb_run *r, const struct result *res, int nr
 	if (c->structure_given)
 		jw_str(&w, "structure", c->structure_given);
 	jw_obj_end(&w);
-	emit_totals(&w, "read", reads, e->el);
-	emit_totals(&w, "write", writes, e->el);
+	emit_dir_totals(&w, "read", reads * BP_PAGE, reads, e->el, NULL, NULL);
+	emit_dir_totals(&w, "write", writes * BP_PAGE, writes, e->el, NULL, NULL);
 	emit_empty_dir(&w, "trim");
 	const struct rusage *a = &e->ru0, *b = &e->ru1;
 	double usr = (double)(b->ru_utime.tv_sec - a->ru_utime.tv_sec) +
@@ -957,34 +821,11 @@ static void report_json(const struct hb_run *r, const struct result *res, int nr
 	jw_u64(&w, "ctx", (uint64_t)((b->ru_nvcsw - a->ru_nvcsw) + (b->ru_nivcsw - a->ru_nivcsw)));
 	jw_u64(&w, "majf", (uint64_t)(b->ru_majflt - a->ru_majflt));
 	jw_u64(&w, "minf", (uint64_t)(b->ru_minflt - a->ru_minflt));
-	jw_obj(&w, "iowatt");
-	jw_str(&w, "ioengine", "heap-btree");
-	jw_u64(&w, "runtime_ns", e->el);
-	if (r->err)
-		jw_str(&w, "error_message", r->errmsg);
-	else
-		jw_null(&w, "error_message");
-	jw_obj_end(&w);
+	emit_job_iowatt(&w, "heap-btree", e->el, r->err ? r->errmsg : NULL);
 	jw_obj_end(&w);
 	jw_arr_end(&w);
 	jw_arr(&w, "disk_util");
-	if (e->d0.ok && e->d1.ok) {
-		const uint64_t *x = e->d0.f, *y = e->d1.f;
-		jw_obj(&w, NULL);
-		jw_str(&w, "name", e->d0.name);
-		jw_u64(&w, "read_ios", y[0] - x[0]);
-		jw_u64(&w, "write_ios", y[4] - x[4]);
-		jw_u64(&w, "read_merges", y[1] - x[1]);
-		jw_u64(&w, "write_merges", y[5] - x[5]);
-		jw_u64(&w, "read_sectors", y[2] - x[2]);
-		jw_u64(&w, "write_sectors", y[6] - x[6]);
-		jw_u64(&w, "read_ticks", y[3] - x[3]);
-		jw_u64(&w, "write_ticks", y[7] - x[7]);
-		jw_u64(&w, "in_queue", y[10] - x[10]);
-		double ms = (double)e->el / 1e6, util = ms > 0 ? 100.0 * (double)(y[9] - x[9]) / ms : 0;
-		jw_dbl(&w, "util", util > 100 ? 100 : util);
-		jw_obj_end(&w);
-	}
+	emit_disk_util(&w, &e->d0, &e->d1, e->el);
 	jw_arr_end(&w);
 
 	jw_arr(&w, "heap_btree");
@@ -1038,22 +879,7 @@ static void report_json(const struct hb_run *r, const struct result *res, int nr
 	jw_obj_end(&w);
 
 	jw_obj(&w, "iowatt");
-	jw_str(&w, "version", IOWATT_VERSION);
-	jw_str(&w, "schema", IOWATT_SCHEMA);
-	jw_str(&w, "mode", "heap-btree");
-	jw_bool(&w, "interrupted", e->interrupted);
-	if (e->sig)
-		jw_str(&w, "signal", e->sig == SIGINT ? "SIGINT" : "SIGTERM");
-	else
-		jw_null(&w, "signal");
-	host_facts(&w);
-	jw_obj(&w, "clock");
-	jw_str(&w, "source", g_tsc.on ? "tsc" : "clock_gettime");
-	if (g_tsc.on)
-		jw_dbl(&w, "tsc_ghz", g_tsc.ghz);
-	else
-		jw_null(&w, "tsc_ghz");
-	jw_obj_end(&w);
+	emit_iowatt_head(&w, "heap-btree", e->interrupted, e->sig);
 	cpustat_emit(&w, "system_cpu", &e->cpu0, &e->cpu1);
 	jw_obj_end(&w);
 	jw_obj_end(&w);
@@ -1207,7 +1033,7 @@ int heapbtree_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	memset(&r, 0, sizeof(r));
 	r.c = &c;
 	r.direct = 1;
-	r.dirfd = open_directory(c.dir, c.beneath);
+	r.dirfd = open_confined_dir(c.dir, c.beneath, "heap-btree");
 	/* the TSC: an in-memory insert takes tens of nanoseconds, two stamps each */
 	clock_init(1);
 
@@ -1219,7 +1045,7 @@ int heapbtree_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	memset(&e, 0, sizeof(e));
 	gettimeofday(&e.tv, NULL);
 	char devname[64];
-	dir_device(r.dirfd, devname, sizeof(devname));
+	fd_blockdev(r.dirfd, devname, sizeof(devname));
 	if (devname[0])
 		diskstat_read(devname, &e.d0);
 	cpustat_read(&e.cpu0);
