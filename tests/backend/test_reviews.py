@@ -380,3 +380,33 @@ def test_extreme_inputs_are_computed_not_a_500_and_the_candidate_cap_is_a_409(
     monkeypatch.setattr(service, "MAX_CANDIDATES", 2)
     r = client.post(f"/api/v1/reviews/{rv['id']}/candidates", json=tiny, headers=u.headers)
     assert r.status_code == 409 and r.json()["error"] == "too_many_candidates"
+
+
+def test_a_team_goes_with_its_reviews_and_a_deleted_author_leaves_them(
+    client: TestClient, session: Session
+) -> None:
+    from backend.models.review import Review, ReviewCandidate, ReviewComment
+
+    admin = create_user(session)
+    member = create_user(session, role=Role.member, team=admin.team)
+    rv = seed001_review(client, member)
+    client.post(f"/api/v1/reviews/{rv['id']}/comments", json={"body": "ok"}, headers=member.headers)
+    r = client.request(
+        "DELETE", "/api/v1/auth/me", json={"password": "correct horse"}, headers=member.headers
+    )
+    assert r.status_code == 204, r.text
+    kept = client.get(f"/api/v1/reviews/{rv['id']}", headers=admin.headers).json()
+    assert kept["created_by"] is None and len(kept["candidates"]) == 4
+    comments = client.get(f"/api/v1/reviews/{rv['id']}/comments", headers=admin.headers).json()
+    assert [(c["author_name"], c["body"]) for c in comments] == [("deleted user", "ok")]
+    r = client.request(
+        "DELETE",
+        f"/api/v1/teams/{admin.team.id}",
+        json={"confirm_name": admin.team.name},
+        headers=admin.headers,
+    )
+    assert r.status_code == 204, r.text
+    rid = uuid.UUID(rv["id"])
+    assert session.scalar(select(Review.id).where(Review.id == rid)) is None
+    assert session.scalar(select(ReviewCandidate.id).where(ReviewCandidate.review_id == rid)) is None
+    assert session.scalar(select(ReviewComment.id).where(ReviewComment.review_id == rid)) is None
