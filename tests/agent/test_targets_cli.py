@@ -232,3 +232,25 @@ def test_local_target_kinds(tmp_path: Path) -> None:
         local_target("/dev/null")
     with pytest.raises(ValueError, match="No such file"):
         local_target(str(tmp_path / "missing"))
+
+
+def test_allow_and_deny_dbms(env: dict[str, Path]) -> None:
+    """Issue 15: a TPC-H run starts a DBMS on the host, so the host consents per DBMS; the consent
+    survives other policy changes and is in the reported policy (`targets list --json`)."""
+    assert "DBMSs TPC-H runs may start: none" in targets("list").stdout
+    r = targets("allow-dbms", "postgresql")
+    assert r.exit_code == 0, r.output
+    assert targets("allow-dbms", "postgresql").exit_code == 0  # twice is harmless
+    assert load_policy(env["state"]).allowed_dbms == ("postgresql",)
+    assert targets("limits", "--max-threads", "8").exit_code == 0  # other commands keep it
+    assert targets("add", str(env["root"])).exit_code == 0
+    assert load_policy(env["state"]).allowed_dbms == ("postgresql",)
+    reported = json.loads(targets("list", "--json").stdout)
+    assert reported["allowed_dbms"] == ["postgresql"]
+    assert "DBMSs TPC-H runs may start: postgresql" in targets("list").stdout
+    for bad in ("oracle", "postgresql;reboot", ""):
+        r = targets("allow-dbms", bad)
+        assert r.exit_code == 2 and "not a DBMS this agent starts" in r.output, r.output
+    assert load_policy(env["state"]).allowed_dbms == ("postgresql",)
+    assert targets("deny-dbms", "postgresql").exit_code == 0
+    assert load_policy(env["state"]).allowed_dbms == ()

@@ -7,6 +7,7 @@ Exit codes: 0 ok; 2 usage (bad path, unstable device name, bad limit, unreadable
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -18,6 +19,7 @@ import typer
 from iowatt_policy import (
     AGENT_ONLY_OPTIONS,
     BY_ID_PREFIX,
+    KNOWN_DBMS,
     Limits,
     Policy,
     PolicyError,
@@ -264,6 +266,7 @@ def targets_list(
             table.add_row(t.path, t.kind, writes, facts)
         console.print(table)
     _print_limits(console, policy.limits)
+    _print_dbms(console, policy)
 
 
 def _print_limits(console: Console, limits: Limits) -> None:
@@ -346,9 +349,44 @@ def targets_limits(
         limits = (Limits() if reset else policy.limits).updated(**changes)
     except PolicyError as exc:
         raise fail(str(exc)) from None
-    policy = Policy(targets=policy.targets, limits=limits)
+    policy = dataclasses.replace(policy, limits=limits)
     _save(directory, policy, dropin_dir)
     _print_limits(_console(), limits)
+
+
+# --- DBMSs a TPC-H run may start (issue 15) --------------------------------------------------------
+
+DbmsArg = Annotated[str, typer.Argument(help=f"One of {', '.join(KNOWN_DBMS)}")]
+
+
+def _dbms_name(name: str) -> str:
+    if name not in KNOWN_DBMS:
+        raise fail(f"{name!r} is not a DBMS this agent starts (one of {', '.join(KNOWN_DBMS)})")
+    return name
+
+
+@targets_app.command("allow-dbms")
+def targets_allow_dbms(name: DbmsArg, state_dir: StateDirOpt = None, dropin_dir: DropinOpt = None) -> None:
+    """Let the server's TPC-H runs start a private instance of this DBMS on this host (its
+    programs run here, as the DBMS's package user, with data inside a directory target)."""
+    _dbms_name(name)
+    directory, policy = _load(state_dir)
+    _save(directory, policy.with_dbms(name), dropin_dir)
+    out.print(f"allowed: TPC-H runs may start a private {name} in a directory target", highlight=False)
+
+
+@targets_app.command("deny-dbms")
+def targets_deny_dbms(name: DbmsArg, state_dir: StateDirOpt = None, dropin_dir: DropinOpt = None) -> None:
+    """Stop TPC-H runs from starting this DBMS (every such lease is then refused)."""
+    _dbms_name(name)
+    directory, policy = _load(state_dir)
+    _save(directory, policy.without_dbms(name), dropin_dir)
+    out.print(f"denied: TPC-H runs may not start {name}", highlight=False)
+
+
+def _print_dbms(console: Console, policy: Policy) -> None:
+    allowed = ", ".join(policy.allowed_dbms) or "none (iowatt-agent targets allow-dbms postgresql|mariadb)"
+    console.print(f"DBMSs TPC-H runs may start: {allowed}", highlight=False)
 
 
 # --- meters by name ------------------------------------------------------------------------------
