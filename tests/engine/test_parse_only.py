@@ -8,6 +8,8 @@ without --scale."""
 from __future__ import annotations
 
 import json
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +299,41 @@ rd=r,fwd=cp,format=yes,elapsed=1
     (scratch / "run").mkdir()
     fs = vdb_run(engine_bin, pf, scratch / "run")
     assert src_bytes < written(fs) <= b["bytes_written_max"]
+
+
+def test_vdbench_parse_only_describes_a_set_too_large_to_run(engine_bin: Path, scratch: Path) -> None:
+    """Nothing per file is allocated: the seed's small set at --scale=1000 (1.6 billion files)
+    answers at once; a total beyond 2^64 bytes exits 2 naming `size`."""
+    text = (
+        "fsd=a,anchor=/x,depth=1,width=64,files=25600,size=16k\n"
+        "fwd=w,fsd=a,rdpct=90,xfersize=1k,fileio=random,threads=64\n"
+        "rd=r,fwd=w,format=yes,elapsed=10h,interval=30\n"
+    )
+    pf = vdb_file(scratch, text)
+    t0 = time.monotonic()
+    b = vdb_parse(engine_bin, pf, scratch / "x", "--scale=1000")["bounds"]
+    assert time.monotonic() - t0 < 30  # allocating per file would take minutes (or the OOM killer)
+    assert b["files"] == 64 * 25_600_000 and b["directories"] == 64
+    assert b["dataset_bytes"] == b["files"] * 16_384_000  # 16k x 1000, a whole number of 1k transfers
+    assert b["bytes_written_max"] is None  # 10 % writes without maxdata
+    assert b["runtime_s_max"] == 36_000_000.0
+
+    pf = vdb_file(scratch, text.replace("files=25600,size=16k", "files=1000000000,size=1t"))
+    r = run_engine(engine_bin, f"--vdbench={pf}", "--parse-only", check=False)
+    assert r.rc == 2 and r.stdout == "" and r.stderr.startswith("iowatt-engine: size: ")
+
+
+def test_vdbench_parse_only_distribution_sizes_equal_the_run(engine_bin: Path, scratch: Path) -> None:
+    """Sizes drawn from a distribution: parse-only sums the very draws the run makes."""
+    text = (
+        "fsd=a,anchor=/x,depth=1,width=4,files=50,size=(1k,30,3k,30,9k,40)\n"
+        "fwd=r,fsd=a,operation=read,xfersize=1k\n"
+        "rd=r,fwd=r,format=yes,elapsed=1\n"
+    )
+    pf = vdb_file(scratch, text)
+    for seed in ("1", "77"):
+        b = vdb_parse(engine_bin, pf, scratch / "run", f"--randseed={seed}")["bounds"]
+        (scratch / "run").mkdir()
+        vdb_run(engine_bin, pf, scratch / "run", f"--randseed={seed}", "--keep")
+        assert on_disk(scratch / "run") == (200, 4, b["dataset_bytes"])
+        shutil.rmtree(scratch / "run")

@@ -306,6 +306,15 @@ static inline void pace(struct fs_thread *t)
 		t->next_due = now; /* far behind (a stall): no burst to catch up */
 }
 
+static uint64_t dist_max(const struct vdb_dist *d)
+{
+	uint64_t m = 0;
+	for (int k = 0; k < d->n; k++)
+		if (d->v[k] > m)
+			m = d->v[k];
+	return m;
+}
+
 static uint64_t dist_pick(const struct vdb_dist *d, struct rng *rg)
 {
 	if (d->n == 1)
@@ -1387,8 +1396,10 @@ static struct fs_set *find_set(struct fs_run *r, const char *name)
 	return NULL;
 }
 
-/* resolve fsd/fwd/rd into sets and workloads, with the scale; exits 2 on an inconsistency */
-static void resolve(struct fs_run *r, uint64_t seed)
+/* resolve fsd/fwd/rd into sets and workloads, with the scale; exits 2 on an inconsistency. With
+ * store = 0 (--parse-only) no per-file state is allocated: a set's total bytes come from the same
+ * draws the run makes (files x size for a fixed size), so a set too large to run is still described */
+static void resolve(struct fs_run *r, uint64_t seed, int store)
 {
 	struct vdb_cfg *c = r->c;
 	const struct vdb_rd *rd = &c->rd;
@@ -1492,7 +1503,20 @@ static void resolve(struct fs_run *r, uint64_t seed)
 			s->size.v[j] = v;
 		}
 	}
-	for (int k = 0; k < r->nset; k++) {
+	for (int k = 0; k < r->nset && !store; k++) {
+		struct fs_set *s = &r->set[k];
+		if (s->size.n == 1) {
+			if (__builtin_mul_overflow(s->nfiles, s->size.v[0], &s->size_sum))
+				die_usage("size", "fsd=%s: files x size is too large", s->d->name);
+			continue;
+		}
+		struct rng rg;
+		rng_seed(&rg, seed + (uint64_t)k);
+		for (uint64_t i = 0; i < s->nfiles; i++)
+			if (__builtin_add_overflow(s->size_sum, dist_pick(&s->size, &rg), &s->size_sum))
+				die_usage("size", "fsd=%s: the total size is too large", s->d->name);
+	}
+	for (int k = 0; k < r->nset && store; k++) {
 		struct fs_set *s = &r->set[k];
 		s->fstate = calloc(s->nfiles, 1);
 		s->dstate = calloc(s->ndirs + 1, 1);
@@ -1551,13 +1575,14 @@ static void fs_bounds(const struct fs_run *r, struct file_bounds *b)
 	}
 	if (rw_writes) {
 		if (c->rd.maxdata)
-			b->bytes_written_max += c->rd.maxdata;
+			b->bytes_written_max = c->rd.maxdata;
 		else
 			b->written_bounded = 0;
 	}
 	for (int k = 0; k < r->nset; k++) {
 		const struct fs_set *s = &r->set[k];
-		b->dataset_bytes += s->size_sum;
+		if (__builtin_add_overflow(b->dataset_bytes, s->size_sum, &b->dataset_bytes))
+			b->dataset_bytes = UINT64_MAX; /* beyond any host */
 		b->files += s->nfiles;
 		b->directories += s->ndirs;
 		int src = 0, creates = 0, removes = 0;
@@ -1571,9 +1596,8 @@ static void fs_bounds(const struct fs_run *r, struct file_bounds *b)
 			}
 			if (wk->dst == s && wk->op == VOP_COPY) {
 				creates = 1;
-				for (uint64_t i = 0; i < wk->src->nfiles; i++)
-					if (wk->src->fsize[i] > copy_max)
-						copy_max = wk->src->fsize[i];
+				if (dist_max(&wk->src->size) > copy_max)
+					copy_max = dist_max(&wk->src->size);
 			}
 		}
 		int formatted = src && c->rd.format != VDB_FORMAT_NO;
@@ -1586,13 +1610,12 @@ static void fs_bounds(const struct fs_run *r, struct file_bounds *b)
 		if (!formatted && !creates)
 			continue;
 		if (copy_max) {
-			uint64_t m = copy_max;
-			for (uint64_t i = 0; i < s->nfiles; i++)
-				if (s->fsize[i] > m)
-					m = s->fsize[i];
-			b->bytes_written_max += s->nfiles * m;
-		} else {
-			b->bytes_written_max += s->size_sum;
+			uint64_t m = copy_max > dist_max(&s->size) ? copy_max : dist_max(&s->size), set_max;
+			if (__builtin_mul_overflow(s->nfiles, m, &set_max) ||
+			    __builtin_add_overflow(b->bytes_written_max, set_max, &b->bytes_written_max))
+				b->written_bounded = 0; /* beyond 2^64 bytes: as good as unbounded */
+		} else if (__builtin_add_overflow(b->bytes_written_max, s->size_sum, &b->bytes_written_max)) {
+			b->written_bounded = 0;
 		}
 	}
 	if (!b->written_bounded)
@@ -1663,7 +1686,7 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	r.dirfd = -1;
 	pthread_mutex_init(&r.errlock, NULL);
 	pthread_mutex_init(&r.ivlock, NULL);
-	resolve(&r, seed);
+	resolve(&r, seed, !args.parse_only);
 	/* elapsed: --elapsed, else rd's elapsed times the scale (whole seconds, at least 1) */
 	uint64_t el_s = cfg.rd.elapsed_s;
 	if (scale != 1.0) {
