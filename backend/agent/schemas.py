@@ -139,6 +139,22 @@ class Policy(_InventoryPart):
     meters: list[PolicyMeter] = Field(default_factory=list, max_length=50)
     default_meter: MeterName | None = None
     limits: PolicyLimits = Field(default_factory=PolicyLimits)
+    allowed_dbms: list[Annotated[str, StringConstraints(max_length=64)]] = Field(
+        default_factory=list,
+        max_length=16,
+        description="DBMSs the host lets TPC-H runs start (iowatt-agent targets allow-dbms); none by default",
+    )
+
+
+class Capabilities(_InventoryPart):
+    """What the agent build runs (issue 15): the server refuses a run of another kind at queue time."""
+
+    workload_kinds: list[Short] = Field(
+        default_factory=list, max_length=32, description="WorkloadSpec.kind values: block, postmark, ..."
+    )
+    tpch_dbms: list[Short] = Field(
+        default_factory=list, max_length=16, description="DBMSs whose server binaries the host has"
+    )
 
 
 class Inventory(_InventoryPart):
@@ -151,6 +167,10 @@ class Inventory(_InventoryPart):
     mounts: list[Mount] = Field(default_factory=list, max_length=2000)
     policy: Policy | None = Field(
         None, description="the host's policy (ADR 0009); absent from agents older than issue 9"
+    )
+    capabilities: Capabilities | None = Field(
+        None,
+        description="the workload kinds the agent runs; absent: an agent older than issue 15 (block only)",
     )
 
     def stored(self) -> dict[str, Any]:
@@ -320,6 +340,7 @@ class PolicyRead(OutputSchema):
     meters: list[PolicyMeterRead]
     default_meter: str | None
     limits: PolicyLimitsRead
+    allowed_dbms: list[str]
 
 
 class AgentRead(OutputSchema):

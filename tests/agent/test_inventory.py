@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from iowatt_agent import cli, inventory
 from iowatt_agent.schemas import Inventory
@@ -146,8 +147,13 @@ def test_inventory_of_this_host_is_valid_and_cli_json():
         "block_devices",
         "mounts",
         "policy",
+        "capabilities",
     }
     assert doc["policy"] is None  # no state directory: nothing to report (the agent reports at start)
+    # issue 15: every engine mode; tpch only with the generator and a DBMS installed (as here)
+    kinds = doc["capabilities"]["workload_kinds"]
+    assert kinds[:4] == ["block", "postmark", "vdbench", "heap_btree"]
+    assert ("tpch" in kinds) == bool(doc["capabilities"]["tpch_dbms"])
     table = CliRunner().invoke(cli.app, ["inventory"])
     assert table.exit_code == 0 and "block devices" in table.stdout
 
@@ -180,3 +186,14 @@ def test_device_mapper_reports_its_mapper_name_and_the_disks_beneath(tmp_path: P
     assert devs["dm-3"].dm_name == "vg0-data" and devs["dm-3"].slaves == ["sda", "sdb"]
     assert devs["dm-3"].interface == "dm"
     assert devs["sda"].dm_name is None and devs["sda"].slaves == []
+
+
+def test_capabilities_follow_what_is_installed(monkeypatch: Any, tmp_path: Path) -> None:
+    """tpch is reported only when a DBMS's server binaries are found (issue 15)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("IOWATT_TPCH_PG_BINDIR", str(empty))
+    monkeypatch.setenv("IOWATT_TPCH_MARIADB_BINDIR", str(empty))
+    caps = inventory.capabilities()
+    assert caps.tpch_dbms == [] and "tpch" not in caps.workload_kinds
+    assert caps.workload_kinds == ["block", "postmark", "vdbench", "heap_btree"]

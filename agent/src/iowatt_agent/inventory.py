@@ -17,7 +17,10 @@ from pathlib import Path
 
 from iowatt_policy import ReportedPolicy
 
-from .schemas import BlockDevice, CpuInfo, Inventory, Mount, OsInfo, PolicyReport
+from .schemas import BlockDevice, Capabilities, CpuInfo, Inventory, Mount, OsInfo, PolicyReport
+
+# the workload kinds (WorkloadSpec.kind) the engine of this agent build runs
+ENGINE_KINDS = ("block", "postmark", "vdbench", "heap_btree")
 
 PSEUDO_FS = {
     "proc",
@@ -272,4 +275,27 @@ def collect(root: Path = Path("/"), *, policy: ReportedPolicy | None = None) -> 
         block_devices=read_block_devices(root),
         mounts=read_mounts(root),
         policy=PolicyReport.model_validate(policy.to_dict()) if policy is not None else None,
+        capabilities=capabilities(),
     )
+
+
+def capabilities() -> Capabilities:
+    """The workload kinds this agent runs (issue 15): every engine mode, and TPC-H when its
+    generator (the [tpch] extra) and at least one DBMS's server binaries are installed."""
+    from .tpch.data import extension_path
+    from .tpch.dbms import Unsupported, mariadb_binaries, pg_bindir
+
+    dbms: list[str] = []
+    for name, find in (("postgresql", pg_bindir), ("mariadb", mariadb_binaries)):
+        try:
+            find()
+        except Unsupported:
+            continue
+        dbms.append(name)
+    try:
+        extension_path()
+        generator = True
+    except Unsupported:
+        generator = False
+    kinds = [*ENGINE_KINDS, *(["tpch"] if generator and dbms else [])]
+    return Capabilities(workload_kinds=kinds, tpch_dbms=dbms)

@@ -98,6 +98,15 @@ class PolicyReport(Request):
     meters: list[PolicyMeter]
     default_meter: str | None
     limits: PolicyLimits
+    allowed_dbms: list[str] = []  # the DBMSs TPC-H runs may start (issue 15)
+
+
+class Capabilities(Request):
+    """`inventory.capabilities` (issue 15): what this agent build runs, so the server refuses at
+    queue time a run the agent could not read (a missing field: an agent older than this)."""
+
+    workload_kinds: list[str]  # WorkloadSpec.kind values: block, postmark, vdbench, heap_btree, tpch
+    tpch_dbms: list[str]  # DBMSs whose server binaries are installed here (tpch needs one)
 
 
 class Inventory(Request):
@@ -109,6 +118,7 @@ class Inventory(Request):
     block_devices: list[BlockDevice]
     mounts: list[Mount]
     policy: PolicyReport | None = None  # null: enrolment before any policy is read (the run reports it)
+    capabilities: Capabilities | None = None
 
 
 # --- enrolment and heartbeat -------------------------------------------------------------------
