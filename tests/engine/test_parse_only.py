@@ -318,6 +318,11 @@ def test_vdbench_parse_only_describes_a_set_too_large_to_run(engine_bin: Path, s
     assert b["bytes_written_max"] is None  # 10 % writes without maxdata
     assert b["runtime_s_max"] == 36_000_000.0
 
+    # a size distribution over more than 2^24 files: files x the mean, not 1.6 billion draws
+    pf = vdb_file(scratch, text.replace("size=16k", "size=(8k,50,16k,50)"))
+    b = vdb_parse(engine_bin, pf, scratch / "x", "--scale=1000")["bounds"]
+    assert b["dataset_bytes"] == b["files"] * (8_192_000 + 16_384_000) // 2
+
     pf = vdb_file(scratch, text.replace("files=25600,size=16k", "files=1000000000,size=1t"))
     r = run_engine(engine_bin, f"--vdbench={pf}", "--parse-only", check=False)
     assert r.rc == 2 and r.stdout == "" and r.stderr.startswith("iowatt-engine: size: ")

@@ -1399,6 +1399,8 @@ static struct fs_set *find_set(struct fs_run *r, const char *name)
 /* resolve fsd/fwd/rd into sets and workloads, with the scale; exits 2 on an inconsistency. With
  * store = 0 (--parse-only) no per-file state is allocated: a set's total bytes come from the same
  * draws the run makes (files x size for a fixed size), so a set too large to run is still described */
+#define PARSE_DRAWS_MAX (1ull << 24) /* parse-only: sizes drawn one by one up to this many files */
+
 static void resolve(struct fs_run *r, uint64_t seed, int store)
 {
 	struct vdb_cfg *c = r->c;
@@ -1508,6 +1510,17 @@ static void resolve(struct fs_run *r, uint64_t seed, int store)
 		if (s->size.n == 1) {
 			if (__builtin_mul_overflow(s->nfiles, s->size.v[0], &s->size_sum))
 				die_usage("size", "fsd=%s: files x size is too large", s->d->name);
+			continue;
+		}
+		if (s->nfiles > PARSE_DRAWS_MAX) {
+			/* drawing each size would take seconds: the expectation, files x mean size */
+			double mean = 0;
+			for (int j = 0; j < s->size.n; j++)
+				mean += (double)s->size.v[j] * s->size.pct[j] / 100.0;
+			double sum = floor(mean * (double)s->nfiles + 0.5);
+			if (!(sum < 18446744073709551616.0))
+				die_usage("size", "fsd=%s: the total size is too large", s->d->name);
+			s->size_sum = (uint64_t)sum;
 			continue;
 		}
 		struct rng rg;
