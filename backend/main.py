@@ -51,6 +51,7 @@ from backend.sharing.router import router as sharing_router
 from backend.team.router import router as team_router
 from backend.upload.router import router as upload_router
 from backend.views.router import router as views_router
+from backend.workload.facts_router import router as workload_facts_router
 from backend.workload.router import router as workload_router
 from backend.workload.service import ensure_builtins
 
@@ -244,6 +245,7 @@ def create_app() -> FastAPI:
         device_router,
         environment_router,
         workload_router,
+        workload_facts_router,
         run_router,
         run_tags_router,
         upload_router,

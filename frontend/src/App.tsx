@@ -30,7 +30,15 @@ const Team = lazy(() => import("./routes/Team").then((m) => ({ default: m.Team }
 const Invite = lazy(() => import("./routes/Invite").then((m) => ({ default: m.Invite })));
 const Shared = lazy(() => import("./routes/Shared").then((m) => ({ default: m.Shared })));
 const Shares = lazy(() => import("./routes/Shares").then((m) => ({ default: m.Shares })));
+const Workloads = lazy(() => import("./routes/Workloads").then((m) => ({ default: m.Workloads })));
+const WorkloadPage = lazy(() =>
+  import("./routes/Workloads").then((m) => ({ default: m.WorkloadPage })),
+);
 const Views = lazy(() => import("./routes/Views").then((m) => ({ default: m.Views })));
+const Reviews = lazy(() => import("./routes/Reviews").then((m) => ({ default: m.Reviews })));
+const ReviewDetail = lazy(() =>
+  import("./routes/ReviewDetail").then((m) => ({ default: m.ReviewDetail })),
+);
 const ViewPage = lazy(() => import("./routes/Views").then((m) => ({ default: m.ViewPage })));
 
 export function App() {
@@ -69,8 +77,12 @@ export function App() {
         <Route path="runs/:id" element={<RunDetail />} />
         <Route path="compare" element={<Compare />} />
         <Route path="compare/devices" element={<CompareDevices />} />
+        <Route path="workloads" element={<Workloads />} />
+        <Route path="workloads/:id" element={<WorkloadPage />} />
         <Route path="views" element={<Views />} />
         <Route path="views/:view" element={<ViewPage />} />
+        <Route path="reviews" element={<Reviews />} />
+        <Route path="reviews/:id" element={<ReviewDetail />} />
         <Route path="campaigns" element={<Campaigns />} />
         <Route path="campaigns/:id" element={<CampaignDetail />} />
         <Route path="settings/environments" element={<Environments />} />

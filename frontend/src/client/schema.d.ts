@@ -1461,6 +1461,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workloads/facts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Workload Facts
+         * @description The engine's `--parse-only` bounds of a file workload at `scale` (files, directories, dataset
+         *     bytes, threads, largest transfer, bytes written at most, duration). A refusal by the engine is a
+         *     422 at the field holding the text (spec.postmark / spec.vdbench.parameters); a block workload
+         *     is a 422 at spec.kind.
+         */
+        post: operations["workload_facts_api_v1_workloads_facts_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workloads/{workload_id}": {
         parameters: {
             query?: never;
@@ -1742,6 +1765,11 @@ export interface components {
              * @default 1
              */
             repeats: number;
+            /**
+             * Scale
+             * @description as RunCreate.scale, for every run (file workloads only)
+             */
+            scale?: number | null;
             /** Targets */
             targets: components["schemas"]["CampaignTarget"][];
             workload?: components["schemas"]["WorkloadSpec"] | null;
@@ -2048,7 +2076,7 @@ export interface components {
              * @description the base unit of the points on this axis
              * @enum {string}
              */
-            unit: "B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads";
+            unit: "B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J";
         };
         /** ChartPoint */
         ChartPoint: {
@@ -2840,6 +2868,16 @@ export interface components {
             /** Request Id */
             request_id: string;
         };
+        /** FactsAsk */
+        FactsAsk: {
+            /**
+             * Scale
+             * @description the run's scale on this spec, as POST /runs takes it (vdbench: multiplied into vdbench.scale; postmark: files and transactions times it); null = as the spec is
+             */
+            scale?: number | null;
+            /** @description a file workload's spec (kind postmark or vdbench) */
+            spec: components["schemas"]["WorkloadSpec"];
+        };
         /** FailureReport */
         FailureReport: {
             /**
@@ -2866,6 +2904,308 @@ export interface components {
              * Format: uuid
              */
             upload_id: string;
+        };
+        /**
+         * FileFacts
+         * @description What the engine's --parse-only says a file workload will do (its `bounds`), as the server got
+         *     them when the workload was saved or the run queued. Set by the server; a value sent is replaced.
+         */
+        FileFacts: {
+            /**
+             * Bytes Written Max
+             * @description upper bound of bytes the run writes, layout included; null = unbounded
+             */
+            bytes_written_max: number | null;
+            /**
+             * Dataset Bytes
+             * @description bytes of the file set as laid out
+             */
+            dataset_bytes: number;
+            /**
+             * Directories
+             * @description directories of the file set as laid out
+             */
+            directories: number;
+            /**
+             * Files
+             * @description files of the file set as laid out
+             */
+            files: number;
+            /**
+             * Max Block Bytes
+             * @description largest read or write transfer, bytes
+             */
+            max_block_bytes: number;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "postmark" | "vdbench";
+            /**
+             * O Direct
+             * @description every file set is opened O_DIRECT (vdbench openflags)
+             * @default false
+             */
+            o_direct: boolean;
+            /**
+             * Runtime S Max
+             * @description declared duration, seconds; null = size-bound (PostMark)
+             */
+            runtime_s_max: number | null;
+            /**
+             * Threads
+             * @description threads running at once
+             */
+            threads: number;
+        };
+        /** FileIntervalOp */
+        FileIntervalOp: {
+            /** Name */
+            name: string;
+            /**
+             * Rate Per S
+             * @description 1/s
+             */
+            rate_per_s: number;
+            /** Resp Max Ns */
+            resp_max_ns: number | null;
+            /** Resp Mean Ns */
+            resp_mean_ns: number | null;
+            /**
+             * Resp P99 Ns
+             * @description ns; the worst p99 of the intervals merged into the point
+             */
+            resp_p99_ns: number | null;
+        };
+        /** FileIntervalPoint */
+        FileIntervalPoint: {
+            /** Host Cpu Total Pct */
+            host_cpu_total_pct: number | null;
+            /** Ops */
+            ops: components["schemas"]["FileIntervalOp"][];
+            /**
+             * Read Bw Bytes
+             * @description B/s
+             */
+            read_bw_bytes: number;
+            /**
+             * T S
+             * @description end of the interval, s since the run's start (format excluded)
+             */
+            t_s: number;
+            /**
+             * Warmup
+             * @description a warm-up interval, left out of the totals
+             */
+            warmup: boolean;
+            /**
+             * Write Bw Bytes
+             * @description B/s
+             */
+            write_bw_bytes: number;
+        };
+        /**
+         * FileIntervals
+         * @description vdbench's per-interval figures, at most MAX_FILE_POINTS points: longer runs are merged into
+         *     equal buckets of consecutive intervals (rates averaged, response means weighted by operations,
+         *     p99 and max the worst).
+         */
+        FileIntervals: {
+            /**
+             * Interval Ns
+             * @description the engine's interval, ns
+             */
+            interval_ns: number | null;
+            /**
+             * Intervals
+             * @description intervals the engine reported
+             */
+            intervals: number;
+            /**
+             * Merged
+             * @description intervals per point: 1 unless downsampled
+             */
+            merged: number;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "postmark" | "vdbench";
+            /** Points */
+            points: components["schemas"]["FileIntervalPoint"][];
+        };
+        /**
+         * FileOpSummary
+         * @description One operation of a file workload over the measured time, base units.
+         */
+        FileOpSummary: {
+            /**
+             * Bytes
+             * @description bytes moved by this operation, B (vdbench; null for postmark)
+             */
+            bytes: number | null;
+            /**
+             * Name
+             * @description postmark: create, read, append, delete; vdbench: read, write, open, ...
+             */
+            name: string;
+            /**
+             * Ops
+             * @description operations done, count
+             */
+            ops: number;
+            /**
+             * Rate Per S
+             * @description operations per second, 1/s (postmark: PostMark's report rate of the operation — create and delete over the whole run, read and append over the transaction phase; vdbench: over the measured intervals)
+             */
+            rate_per_s: number;
+            /** Resp Max Ns */
+            resp_max_ns: number | null;
+            /**
+             * Resp Mean Ns
+             * @description response time, mean, ns
+             */
+            resp_mean_ns: number | null;
+            /**
+             * Resp P50 Ns
+             * @description response time, 50th percentile (histogram), ns
+             */
+            resp_p50_ns: number | null;
+            /** Resp P999 Ns */
+            resp_p999_ns: number | null;
+            /** Resp P99 Ns */
+            resp_p99_ns: number | null;
+        };
+        /**
+         * FileWorkloadSummary
+         * @description A file workload's result in brief (GET /runs/{id}, the runs list, compare): base units on the
+         *     wire. Per-interval figures are in GET /runs/{id}/series (`file_intervals`).
+         */
+        FileWorkloadSummary: {
+            /**
+             * Cpu Ns Per Op
+             * @description the engine process's CPU time per operation, ns (vdbench: open/close excluded)
+             */
+            cpu_ns_per_op: number | null;
+            /**
+             * Dataset Bytes
+             * @description the file set's bytes as laid out (vdbench: the fsds' total; postmark: number × mean size of the initial files), B
+             */
+            dataset_bytes: number | null;
+            /** Directories */
+            directories: number | null;
+            /**
+             * Elapsed Ns
+             * @description postmark: PostMark's elapsed time (creation + transactions + deletion); vdbench: the measured time (after the warm-up, format excluded), ns
+             */
+            elapsed_ns: number;
+            /** Error */
+            error: string | null;
+            /**
+             * Files
+             * @description files of the file set as laid out
+             */
+            files: number | null;
+            /**
+             * Host Cpu System Pct
+             * @description vdbench's CPU sys, % of all CPUs
+             */
+            host_cpu_system_pct: number | null;
+            /**
+             * Host Cpu Total Pct
+             * @description vdbench's CPU total: the whole host busy, % of all CPUs (null for postmark)
+             */
+            host_cpu_total_pct: number | null;
+            /**
+             * Host Mem Bytes
+             * @description the host's RAM as the engine read it, B
+             */
+            host_mem_bytes: number | null;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "postmark" | "vdbench";
+            /**
+             * O Direct
+             * @description any file set opened O_DIRECT
+             */
+            o_direct: boolean;
+            /** Ops */
+            ops: components["schemas"]["FileOpSummary"][];
+            postmark: components["schemas"]["PostmarkReport"] | null;
+            /**
+             * Read Bw Bytes
+             * @description B/s over elapsed_ns
+             */
+            read_bw_bytes: number;
+            /** Read Bytes */
+            read_bytes: number;
+            /**
+             * Scale
+             * @description the scale the run ran at (1 = as written); vdbench: the engine's, postmark: the run spec's; null when not recorded
+             */
+            scale: number | null;
+            /**
+             * Sys Cpu Pct
+             * @description the engine process, % of one CPU
+             */
+            sys_cpu_pct: number | null;
+            /**
+             * Usr Cpu Pct
+             * @description the engine process, % of one CPU
+             */
+            usr_cpu_pct: number | null;
+            vdbench: components["schemas"]["VdbenchReport"] | null;
+            /**
+             * Write Bw Bytes
+             * @description B/s over elapsed_ns
+             */
+            write_bw_bytes: number;
+            /** Write Bytes */
+            write_bytes: number;
+        };
+        /** FilesetFsd */
+        FilesetFsd: {
+            /** Depth */
+            depth: number;
+            /**
+             * Files
+             * @description files per lowest-level directory, after scale
+             */
+            files: number;
+            /** Name */
+            name: string;
+            /** O Direct */
+            o_direct: boolean;
+            /**
+             * Total Bytes
+             * @description B
+             */
+            total_bytes: number;
+            /** Total Directories */
+            total_directories: number;
+            /** Total Files */
+            total_files: number;
+            /** Width */
+            width: number;
+        };
+        /** FilesetFwd */
+        FilesetFwd: {
+            /** Fileio */
+            fileio: string | null;
+            /** Fileselect */
+            fileselect: string | null;
+            /** Fsd */
+            fsd: string;
+            /** Name */
+            name: string;
+            /** Operation */
+            operation: string;
+            /** Rdpct */
+            rdpct: number | null;
+            /** Threads */
+            threads: number;
         };
         /** FormulaRead */
         FormulaRead: {
@@ -3992,6 +4332,163 @@ export interface components {
             /** Writable */
             writable: boolean;
         };
+        /**
+         * PostmarkReport
+         * @description PostMark's report lines: counts, the three phases' times, and the settings that ran.
+         */
+        PostmarkReport: {
+            /** Buffering */
+            buffering: boolean | null;
+            /**
+             * Creation Ns
+             * @description creation phase, ns
+             */
+            creation_ns: number;
+            /**
+             * Deletion Ns
+             * @description deletion phase, ns
+             */
+            deletion_ns: number;
+            /** Files Appended */
+            files_appended: number;
+            /** Files Created */
+            files_created: number;
+            /** Files Created Alone */
+            files_created_alone: number;
+            /** Files Created Mixed */
+            files_created_mixed: number;
+            /** Files Deleted */
+            files_deleted: number;
+            /** Files Deleted Alone */
+            files_deleted_alone: number;
+            /** Files Deleted Mixed */
+            files_deleted_mixed: number;
+            /** Files Read */
+            files_read: number;
+            /**
+             * Fsync
+             * @description fsync after each file written: not in PostMark
+             */
+            fsync: boolean | null;
+            /**
+             * Number
+             * @description files created first (set number)
+             */
+            number: number | null;
+            /** Out Of Files */
+            out_of_files: boolean;
+            /** Read Block Bytes */
+            read_block_bytes: number | null;
+            /** Seed */
+            seed: number | null;
+            /** Size High Bytes */
+            size_high_bytes: number | null;
+            /** Size Low Bytes */
+            size_low_bytes: number | null;
+            /** Subdirectories */
+            subdirectories: number | null;
+            /**
+             * Transactions
+             * @description done, count
+             */
+            transactions: number;
+            /**
+             * Transactions Asked
+             * @description set transactions
+             */
+            transactions_asked: number | null;
+            /**
+             * Transactions Ns
+             * @description transaction phase, ns
+             */
+            transactions_ns: number;
+            /**
+             * Transactions Per S
+             * @description PostMark's transaction rate (transaction phase), 1/s
+             */
+            transactions_per_s: number;
+            /** Write Block Bytes */
+            write_block_bytes: number | null;
+        };
+        /**
+         * PostmarkSpec
+         * @description PostMark 1.5's `set` commands, structured; defaults are PostMark's (as the engine has them).
+         *     `commands()` renders the command file the engine's --postmark reads.
+         */
+        PostmarkSpec: {
+            /**
+             * Bias Create
+             * @description a transaction creates (else deletes) N times in 10; -1 = neither
+             * @default 5
+             */
+            bias_create: number;
+            /**
+             * Bias Read
+             * @description a transaction reads (else appends) N times in 10; -1 = neither
+             * @default 5
+             */
+            bias_read: number;
+            /**
+             * Buffering
+             * @description PostMark's stdio buffering (true) or one call per block (false)
+             * @default true
+             */
+            buffering: boolean;
+            /**
+             * Fsync
+             * @description NOT IN POSTMARK: fsync after each file is written (create, append); marked in results
+             * @default false
+             */
+            fsync: boolean;
+            /**
+             * Number
+             * @description files created first (set number)
+             * @default 500
+             */
+            number: number;
+            /**
+             * Read Block Bytes
+             * @description bytes per read call (set read)
+             * @default 512
+             */
+            read_block_bytes: number;
+            /**
+             * Seed
+             * @description random generator seed (set seed)
+             * @default 42
+             */
+            seed: number;
+            /**
+             * Size High Bytes
+             * @description largest file size, bytes: sizes are uniform in [low, high); equal to low = fixed size (appends then add nothing: files never grow past high)
+             * @default 10000
+             */
+            size_high_bytes: number;
+            /**
+             * Size Low Bytes
+             * @description smallest file size, bytes (set size)
+             * @default 500
+             */
+            size_low_bytes: number;
+            /**
+             * Subdirectories
+             * @description files spread over this many subdirectories (0 or 1: none)
+             * @default 0
+             */
+            subdirectories: number;
+            /**
+             * Transactions
+             * @description transactions (set transactions)
+             * @default 500
+             */
+            transactions: number;
+            /**
+             * Write Block Bytes
+             * @description bytes per write call (set write)
+             * @default 512
+             */
+            write_block_bytes: number;
+        };
         /** PowerIn */
         PowerIn: {
             /**
@@ -4638,8 +5135,13 @@ export interface components {
             /** Name */
             name?: string | null;
             /**
+             * Scale
+             * @description file workloads (postmark, vdbench): run at this factor of the workload's size (vdbench: its scale multiplied; postmark: files and transactions multiplied, at least 1); the run's workload records it as scaled_by; null = as saved. A block workload takes shorten
+             */
+            scale?: number | null;
+            /**
              * Shorten
-             * @description run the workload shortened by this factor (0.1: a tenth of each runtime, for a quick look; WorkloadSpec.shortened); the run's workload records it as shortened_by; null = full length
+             * @description run the workload shortened by this factor (0.1: a tenth of each runtime, for a quick look; WorkloadSpec.shortened); the run's workload records it as shortened_by; null = full length. Block workloads only (a file workload takes scale)
              */
             shorten?: number | null;
             /**
@@ -4721,6 +5223,8 @@ export interface components {
             environment_id: string | null;
             /** Error */
             error: string | null;
+            /** @description a postmark or vdbench file-set run's result in brief (per-operation rates and response times, MB/s, CPU, counts); null for block runs and before a result. Its per-interval series: GET /runs/{id}/series (file_intervals) */
+            file_workload: components["schemas"]["FileWorkloadSummary"] | null;
             /** Finished At */
             finished_at: string | null;
             /**
@@ -4769,6 +5273,8 @@ export interface components {
         };
         /** RunSeries */
         RunSeries: {
+            /** @description a vdbench file-set run's per-interval operation rates and response times; null otherwise (postmark reports its three phases in the run's file_workload) */
+            file_intervals: components["schemas"]["FileIntervals"] | null;
             /** Jobs */
             jobs: components["schemas"]["JobSeries"][];
             /**
@@ -5393,13 +5899,93 @@ export interface components {
             /** Message */
             message: string;
         };
+        /**
+         * VdbenchReport
+         * @description The file set's shape and the run's frame (vdbench's rd).
+         */
+        VdbenchReport: {
+            /** Directories Created */
+            directories_created: number;
+            /** Directories Removed */
+            directories_removed: number;
+            /** Exhausted */
+            exhausted: boolean;
+            /** Files Created */
+            files_created: number;
+            /** Files Deleted */
+            files_deleted: number;
+            /**
+             * Format
+             * @description yes, no or restart
+             */
+            format: string | null;
+            /**
+             * Format Ns
+             * @description time spent formatting (laying out) the file set, ns
+             */
+            format_ns: number | null;
+            /** Fsd */
+            fsd: components["schemas"]["FilesetFsd"][];
+            /** Fwd */
+            fwd: components["schemas"]["FilesetFwd"][];
+            /**
+             * Fwdrate
+             * @description "max" or operations per second
+             */
+            fwdrate: string;
+            /** Interval Ns */
+            interval_ns: number | null;
+            /**
+             * Intervals
+             * @description intervals reported (warm-up ones included)
+             */
+            intervals: number;
+            /** Maxdata Reached */
+            maxdata_reached: boolean;
+            /**
+             * Ops Total
+             * @description operations over the measured intervals, open and close excluded
+             */
+            ops_total: number;
+            /**
+             * Rate Total
+             * @description ops_total per second, 1/s
+             */
+            rate_total: number;
+            /** Warmup Intervals */
+            warmup_intervals: number;
+            /** Warmup Ns */
+            warmup_ns: number | null;
+        };
+        /**
+         * VdbenchSpec
+         * @description A vdbench parameter file (fsd/fwd/rd), read only by the engine's parser (ADR 0022).
+         */
+        VdbenchSpec: {
+            /**
+             * Elapsed S
+             * @description run time override, seconds (the engine's --elapsed); null = rd's
+             */
+            elapsed_s?: number | null;
+            /**
+             * Parameters
+             * @description the vdbench parameter file text (at most 64 KiB); anchor= is replaced on the host by the run's directory
+             */
+            parameters: string;
+            /**
+             * Scale
+             * @description the engine's --scale: files per directory, file sizes and elapsed times this factor (1 = as written)
+             * @default 1
+             */
+            scale: number;
+        };
         /** ViewCatalog */
         ViewCatalog: {
             /**
              * Applicable
              * @description views that can show all the runs asked about
              */
-            applicable: ("crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory")[];
+            applicable: ("crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels")[];
             /**
              * Runs
              * @description the runs asked about (runs=...), with their presets
@@ -5424,7 +6010,7 @@ export interface components {
              * Unit
              * @description the base unit of a figure; null for text and missing figures
              */
-            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads") | null;
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J") | null;
             /**
              * Value
              * @description a figure in `unit`, or text
@@ -5476,7 +6062,7 @@ export interface components {
              * Unit
              * @description the base unit of the column's figures on the wire; null for text and for a column whose rows differ (each cell names its unit)
              */
-            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads") | null;
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J") | null;
         };
         /** ViewInfo */
         ViewInfo: {
@@ -5490,7 +6076,7 @@ export interface components {
              * Name
              * @enum {string}
              */
-            name: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory";
+            name: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels";
             /**
              * Presets
              * @description the presets whose runs the view shows
@@ -5560,6 +6146,11 @@ export interface components {
              */
             preset: string | null;
             /**
+             * Scale
+             * @description a file workload's scale (1 = the preset's full size; below 1 flagged in the label); null for block runs
+             */
+            scale: number | null;
+            /**
              * Shortened By
              * @description the factor the preset was shortened by (a quick look, flagged in the label); null = full
              */
@@ -5580,7 +6171,7 @@ export interface components {
             columns: components["schemas"]["ViewColumn"][];
             /**
              * Display Units
-             * @description base unit -> the seed's unit the page and the CSV print it in (B/s -> MB/s = 10^6 B/s, ns -> µs, B -> KiB); a base unit not listed is printed as it is
+             * @description base unit -> the seed's unit the page and the CSV print it in (B/s -> MB/s = 10^6 B/s, ns -> µs, B -> KiB; ns -> ms in vdbench-filesets and s in postmark-levels, as their seeds); a base unit not listed is printed as it is
              */
             display_units: {
                 [key: string]: string;
@@ -5651,19 +6242,40 @@ export interface components {
              * @default 0
              */
             discard_passes: number;
-            /** Jobs */
-            jobs: components["schemas"]["JobSpec"][];
+            /** @description file workloads: the engine's --parse-only bounds as the server got them (set by the server; a value sent is replaced); null for block workloads */
+            facts?: components["schemas"]["FileFacts"] | null;
+            /**
+             * Jobs
+             * @description block workloads: 1 to 200 jobs; file workloads: none
+             */
+            jobs?: components["schemas"]["JobSpec"][];
+            /**
+             * Kind
+             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench)
+             * @default block
+             * @enum {string}
+             */
+            kind: "block" | "postmark" | "vdbench";
             /**
              * Passes
              * @description measured passes per test (CrystalDiskMark-style)
              * @default 1
              */
             passes: number;
+            /** @description kind postmark only */
+            postmark?: components["schemas"]["PostmarkSpec"] | null;
+            /**
+             * Scaled By
+             * @description file workloads: the run's scale applied to this spec (vdbench: multiplied into vdbench.scale; postmark: number and transactions times it), recorded so results say so; null = as saved
+             */
+            scaled_by?: number | null;
             /**
              * Shortened By
              * @description the factor this workload's jobs were shortened by (WorkloadSpec.shortened: runtimes, or a size-bound job's I/O, times the factor), recorded so results say so; null = full length
              */
             shortened_by?: number | null;
+            /** @description kind vdbench only */
+            vdbench?: components["schemas"]["VdbenchSpec"] | null;
         };
     };
     responses: never;
@@ -12421,7 +13033,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description the view's name (GET /views lists them) */
-                view: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory";
+                view: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels";
                 /** @description comma-separated run ids, in the order of the view's columns */
                 runs: string;
                 /** @description the Ratio column's denominator (default: the next-to-last run) */
@@ -12611,6 +13223,93 @@ export interface operations {
             };
             /** @description A field is invalid: `detail` lists each field and the reason */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `engine_unavailable`: a file workload (postmark, vdbench) is checked with iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    workload_facts_api_v1_workloads_facts_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FactsAsk"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileFacts"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `engine_unavailable`: the server has no iowatt-engine to ask (IOWATT_ENGINE_PATH) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

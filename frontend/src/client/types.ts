@@ -21,6 +21,7 @@ export type Mount = S["Mount-Output"];
 export type SeriesPoint = S["SeriesPointRead"];
 export type RunSeries = S["RunSeries"];
 export type WorkloadRead = S["WorkloadRead"];
+export type WorkloadCreate = S["WorkloadCreate"];
 export type CompareMetric = S["Metric"];
 export type CompareRead = S["Comparison"];
 export type EnergyRead = S["EnergyRead"];

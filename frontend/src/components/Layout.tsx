@@ -11,8 +11,10 @@ const NAV: readonly { to: string; label: string; end: boolean; needs?: Action }[
   { to: "/runs", label: "Runs", end: false },
   { to: "/runs/new", label: "New run", end: true, needs: "run.create" },
   { to: "/compare/devices", label: "Compare", end: false },
+  { to: "/workloads", label: "Workloads", end: false },
   { to: "/views", label: "Views", end: false },
   { to: "/campaigns", label: "Campaigns", end: false },
+  { to: "/reviews", label: "Reviews", end: false },
 ];
 
 /** Twelve entries wrapped onto two lines at 1440 px: the team's setup sits in one Settings menu. */

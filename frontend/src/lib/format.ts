@@ -388,6 +388,10 @@ const PER_DISPLAY_UNIT: Record<string, Record<string, number>> = {
   "B/s": { "B/s": 1, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "MiB/s": 2 ** 20, "GiB/s": 2 ** 30 },
   ns: { ns: 1, µs: 1e3, ms: 1e6, s: 1e9 },
   B: { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, kB: 1e3, MB: 1e6 },
+  // file workloads (issue 14): operations per second, the seeds' power and energy
+  "op/s": { "op/s": 1, "ops/s": 1, "k op/s": 1e3 },
+  W: { W: 1, mW: 1e-3, kW: 1e3 },
+  J: { J: 1, kJ: 1e3, MJ: 1e6, Wh: 3600, kWh: 3.6e6, W·s: 1 },
 };
 
 /** `value` (in the base unit `unit`) in the unit `shown`: (3.5e9, "B/s", "MB/s") → 3500. A unit

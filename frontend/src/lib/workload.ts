@@ -7,12 +7,14 @@ export function describeJob(j: Pick<JobSpec, "rw" | "bs_bytes" | "iodepth" | "nu
 }
 
 export function describeWorkload(w: WorkloadSpec | null | undefined): string {
-  if (!w || w.jobs.length === 0) return "—";
-  const first = w.jobs[0];
+  if (w?.kind === "postmark") return "PostMark";
+  if (w?.kind === "vdbench") return "vdbench file set";
+  const jobs = w?.jobs ?? [];
+  const first = jobs[0];
   if (!first) return "—";
-  return w.jobs.length === 1
+  return jobs.length === 1
     ? describeJob(first)
-    : `${w.jobs.length} jobs: ${w.jobs.map((j) => j.name).join(", ")}`;
+    : `${jobs.length} jobs: ${jobs.map((j) => j.name).join(", ")}`;
 }
 
 // Workload identity, the server's rule (libs/workload/src/iowatt_workload/identity.py, behind the
@@ -33,7 +35,21 @@ const LATER_JOB_FIELDS: Record<string, unknown> = {
   loops: 1,
 };
 
-type Jobs = { jobs: readonly object[] };
+type Jobs = {
+  jobs?: readonly object[];
+  kind?: string;
+  postmark?: object | null;
+  vdbench?: object | null;
+};
+
+/** What identity compares (the server's WorkloadSpec.identity_jobs): a block workload's jobs; a
+ * file workload's parameters as one entry with its kind, so file workloads are the same only when
+ * they run the same thing. */
+function identityJobs(w: Jobs): readonly object[] {
+  if (w.kind === "postmark" && w.postmark) return [{ kind: "postmark", ...w.postmark }];
+  if (w.kind === "vdbench" && w.vdbench) return [{ kind: "vdbench", ...w.vdbench }];
+  return w.jobs ?? [];
+}
 
 /** A job as identity sees it, keys sorted; `omit` leaves out one more field (a sweep's axis). */
 function canonicalJob(job: object, omit?: string): Record<string, unknown> {
@@ -51,7 +67,7 @@ function canonicalJob(job: object, omit?: string): Record<string, unknown> {
 
 /** The jobs as identity sees them, as one string: equal strings, same workload. */
 export function workloadKey(workload: Jobs | null | undefined): string {
-  return JSON.stringify((workload?.jobs ?? []).map((job) => canonicalJob(job)));
+  return JSON.stringify((workload ? identityJobs(workload) : []).map((job) => canonicalJob(job)));
 }
 
 /** One job's identity without `omit`: jobs with equal keys differ only in that field. */

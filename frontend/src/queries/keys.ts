@@ -70,6 +70,9 @@ export const keys = {
   workloads: {
     all: () => ["workloads"] as const,
     list: (teamId?: string) => ["workloads", "list", teamId ?? "all"] as const,
+    detail: (id: string) => ["workloads", "detail", id] as const,
+    /** the engine's facts of a file workload's spec at a scale factor (the spec itself is the key) */
+    facts: (spec: unknown, factor: number) => ["workloads", "facts", spec, factor] as const,
   },
   sharing: {
     links: (teamId: string) => ["share-links", teamId] as const,

@@ -5,14 +5,20 @@ import { type CampaignRead, type CampaignTarget, FINAL_STATUSES } from "../clien
 import { CommentThread } from "../components/Comments/CommentThread";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
+import {
+  defaultScaleText,
+  runScaleFactor,
+  ScaleField,
+} from "../components/FileWorkload/ScaleField";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
-import { NoTargets, TargetSelect } from "../components/Policy/TargetSelect";
+import { DirectoryNote, NoTargets, TargetSelect } from "../components/Policy/TargetSelect";
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { ShareButton } from "../components/Share/ShareButton";
 import { TeamChip } from "../components/Team/TeamChip";
+import { fileWrites, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
 import { formatRelative, formatTimestamp } from "../lib/format";
 import {
   commonMeters,
@@ -51,6 +57,7 @@ function Counts({ c }: { c: CampaignRead }) {
 const ALIASES: Record<string, string> = {
   name: "name",
   workload_id: "workload",
+  scale: "scale",
   repeats: "repeats",
   meter: "meter",
   idle_s: "idle",
@@ -83,13 +90,22 @@ export function CampaignForm() {
   const runnable = agents.data?.items.filter((a) => a.kind !== "external") ?? [];
   const firstAgent = runnable.find((a) => a.online)?.id ?? runnable[0]?.id ?? "";
   const effectiveWorkload = workloadId || workloads.data?.items[0]?.id || "";
-  const writes = workloadWrites(
-    workloads.data?.items.find((w) => w.id === effectiveWorkload)?.spec.jobs,
-  );
+  const chosen = workloads.data?.items.find((w) => w.id === effectiveWorkload);
+  // a file workload (PostMark, vdbench): directory targets only, a scale instead of a length
+  const file = chosen !== undefined && isFileKind(kindOf(specOf(chosen)));
+  const [scale, setScale] = useState<{ workload: string; text: string } | null>(null);
+  const scaleText =
+    chosen && scale?.workload === chosen.id ? scale.text : chosen ? defaultScaleText(chosen) : "1";
+  const scaleFactor = chosen && file ? runScaleFactor(chosen, scaleText) : undefined;
+  const writes = chosen
+    ? file
+      ? fileWrites(specOf(chosen))
+      : workloadWrites(chosen.spec.jobs)
+    : false;
   // Each row: its agent's policy and the allowed target it names (the first one by default).
   const rows = targets.map((t) => {
     const policy = policyOf(agents.data?.items.find((a) => a.id === (t.agent_id || firstAgent)));
-    const allowed = policy?.targets ?? [];
+    const allowed = (policy?.targets ?? []).filter((x) => !file || x.kind === "directory");
     const target = allowed.find((x) => x.path === t.target_path) ?? allowed[0];
     const refusal = target && writes ? writeRefusal(target) : null;
     return { policy, target, refusal };
@@ -133,11 +149,16 @@ export function CampaignForm() {
       meter: effectiveMeter,
       idle_s: idle.trim() === "" ? null : Number(idle),
       destructive,
+      ...(file && scaleFactor ? { scale: scaleFactor } : {}),
     });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setErrors({});
     setFormError(null);
+    if (file && scaleFactor === null) {
+      setErrors({ scale: { message: "enter a number above 0, at most 1000", source: "client" } });
+      return;
+    }
     const missing = rows.findIndex((r) => !r.target);
     const refusedAt = rows.findIndex((r) => r.refusal);
     if (missing >= 0 || refusedAt >= 0) {
@@ -177,10 +198,19 @@ export function CampaignForm() {
             {workloads.data?.items.map((w) => (
               <option key={w.id} value={w.id}>
                 {w.name}
+                {isFileKind(kindOf(specOf(w))) ? ` (${kindOf(specOf(w))})` : ""}
               </option>
             ))}
           </select>
         </Field>
+        {chosen && file && (
+          <ScaleField
+            workload={chosen}
+            value={scaleText}
+            onChange={(text) => setScale({ workload: chosen.id, text })}
+            errors={errors}
+          />
+        )}
         <Field
           label="Repeats"
           name="repeats"
@@ -224,6 +254,7 @@ export function CampaignForm() {
         </Field>
       </div>
       <h4>Targets</h4>
+      {file && <DirectoryNote />}
       {errors.targets && (
         <p className="field-error" role="alert" data-testid="field-error-targets">
           {errors.targets.message}
@@ -267,6 +298,7 @@ export function CampaignForm() {
                     policy={rows[i]?.policy ?? null}
                     value={rows[i]?.target?.path ?? ""}
                     onChange={(path) => setTarget(i, { target_path: path })}
+                    directoriesOnly={file}
                   />
                 ) : (
                   <NoTargets policy={rows[i]?.policy ?? null} />

@@ -1,12 +1,19 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useState } from "react";
 import { useNavigate, useSearchParams } from "react-router-dom";
-import type { JobSpec, RunCreate, WorkloadSpec } from "../client/types";
+import type { JobSpec, RunCreate, WorkloadRead, WorkloadSpec } from "../client/types";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
+import { KindBadge } from "../components/FileWorkload/FileWorkloadSpec";
+import {
+  defaultScaleText,
+  runScaleFactor,
+  ScaleField,
+} from "../components/FileWorkload/ScaleField";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
-import { LimitsNote, TargetSelect } from "../components/Policy/TargetSelect";
+import { DirectoryNote, LimitsNote, TargetSelect } from "../components/Policy/TargetSelect";
 import { cloneDraft, cloneSource } from "../lib/clone";
+import { fileWrites, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
 import { formatSeconds, formatSize, parseSize, sig3 } from "../lib/format";
 import {
   needsDestructiveConfirm,
@@ -48,6 +55,7 @@ const FIELD_ALIASES: Record<string, string> = {
   destructive: "target",
   workload_id: "workload",
   shorten: "shorten",
+  scale: "scale",
   name: "name",
   rw: "rw",
   bs_bytes: "bs",
@@ -454,8 +462,10 @@ export function NewRun() {
   const [target, setTarget] = useState("");
   const [name, setName] = useState("");
   const [mode, setMode] = useState<"builtin" | "custom">("builtin");
-  const [workloadId, setWorkloadId] = useState("");
+  const [workloadId, setWorkloadId] = useState(search.get("workload") ?? "");
   const [shorten, setShorten] = useState("");
+  /** a file workload's scale as typed (ScaleField), reset when another workload is picked */
+  const [scale, setScale] = useState<{ workload: string; text: string } | null>(null);
   const [jobs, setJobs] = useState<CustomJob[]>([newJob()]);
   /** a cloned workload's passes and recorded shortening, sent back as they were */
   const [kept, setKept] = useState<Partial<WorkloadSpec>>({});
@@ -483,7 +493,7 @@ export function NewRun() {
     setMeter(d.meter ?? undefined);
     setIdle(d.idle_s == null ? "" : String(d.idle_s));
     setMode("custom");
-    setJobs(d.workload.jobs.map(jobFromSpec));
+    setJobs((d.workload.jobs ?? []).map(jobFromSpec));
     setKept({
       passes: d.workload.passes,
       discard_passes: d.workload.discard_passes,
@@ -494,22 +504,38 @@ export function NewRun() {
   const effectiveAgent = agentId || online[0]?.id || "";
   const policy = policyOf(online.find((a) => a.id === effectiveAgent));
   const targets = policy?.targets ?? [];
-  const chosenTarget = targets.find((t) => t.path === target) ?? targets[0];
+  const items = workloads.data?.items ?? [];
+  const pickedFirst = items.find((w) => w.id === workloadId) ?? items[0];
+  // A file workload (PostMark, vdbench) lays out a file set: directory targets only.
+  const fileWorkload =
+    mode === "builtin" && pickedFirst !== undefined && isFileKind(kindOf(specOf(pickedFirst)));
+  const allowedTargets = fileWorkload ? targets.filter((t) => t.kind === "directory") : targets;
+  const chosenTarget = allowedTargets.find((t) => t.path === target) ?? allowedTargets[0];
   // Why the host refuses writes on the chosen target: writing workloads are disabled.
   const refusal = chosenTarget ? writeRefusal(chosenTarget) : null;
-  const refused = (js: JobSpec[]) => refusal !== null && workloadWrites(js);
-  const items = workloads.data?.items ?? [];
+  const writesOf = (w: WorkloadRead) =>
+    isFileKind(kindOf(specOf(w))) ? fileWrites(specOf(w)) : workloadWrites(w.spec.jobs);
+  const refusedW = (w: WorkloadRead) => refusal !== null && writesOf(w);
   const picked = items.find((w) => w.id === workloadId);
   const effectiveWorkload =
-    (picked && !refused(picked.spec.jobs)
-      ? picked.id
-      : items.find((w) => !refused(w.spec.jobs))?.id) ?? "";
+    (picked && !refusedW(picked) ? picked.id : items.find((w) => !refusedW(w))?.id) ?? "";
   const chosenWorkload = items.find((w) => w.id === effectiveWorkload);
+  const chosenFile = chosenWorkload !== undefined && isFileKind(kindOf(specOf(chosenWorkload)));
+  const scaleText =
+    chosenWorkload && scale?.workload === chosenWorkload.id
+      ? scale.text
+      : chosenWorkload
+        ? defaultScaleText(chosenWorkload)
+        : "1";
+  const scaleFactor =
+    chosenWorkload && chosenFile ? runScaleFactor(chosenWorkload, scaleText) : undefined;
   const effectiveMeter: MeterChoice = meter === undefined ? (policy?.default_meter ?? "") : meter;
   const writes =
     mode === "custom"
       ? jobs.some((j) => rwWrites(j.rw))
-      : workloadWrites(chosenWorkload?.spec.jobs);
+      : chosenWorkload
+        ? writesOf(chosenWorkload)
+        : false;
   const idleNumber = idle.trim() === "" ? null : Number(idle);
   const idleForEstimate =
     idleNumber !== null && Number.isFinite(idleNumber) && idleNumber >= 0 ? idleNumber : null;
@@ -519,9 +545,10 @@ export function NewRun() {
     mode === "custom"
       ? built && estimateDuration(built, idleForEstimate)
       : chosenWorkload &&
+        !chosenFile &&
         estimateDuration(
           // the display's approximation; the server shortens the run (WorkloadSpec.shortened)
-          chosenWorkload.spec.jobs.map((j) =>
+          (chosenWorkload.spec.jobs ?? []).map((j) =>
             shortenFactor && j.runtime_s != null
               ? { ...j, runtime_s: Math.max(1, j.runtime_s * shortenFactor) }
               : shortenFactor
@@ -561,6 +588,12 @@ export function NewRun() {
       setErrors({ [key]: { message: refusal, source: "client" } });
       return;
     }
+    if (mode === "builtin" && chosenFile && scaleFactor === null) {
+      setErrors({
+        scale: { message: "enter a number above 0, at most 1000", source: "client" },
+      });
+      return;
+    }
     if (idleNumber !== null && !(Number.isFinite(idleNumber) && idleNumber >= 0)) {
       setErrors({ idle: { message: "enter seconds (0 or more)", source: "client" } });
       return;
@@ -572,7 +605,14 @@ export function NewRun() {
         setErrors(b.errors);
         return;
       }
-      workload = { passes: 1, discard_passes: 0, shortened_by: null, ...kept, jobs: b.jobs };
+      workload = {
+        passes: 1,
+        discard_passes: 0,
+        shortened_by: null,
+        ...kept,
+        kind: "block",
+        jobs: b.jobs,
+      };
     }
     const body: RunCreate = {
       agent_id: effectiveAgent,
@@ -584,7 +624,8 @@ export function NewRun() {
       meter: effectiveMeter,
       idle_s: idleNumber,
       destructive: false,
-      shorten: mode === "builtin" && shortenFactor ? shortenFactor : null,
+      shorten: mode === "builtin" && !chosenFile && shortenFactor ? shortenFactor : null,
+      ...(mode === "builtin" && chosenFile && scaleFactor ? { scale: scaleFactor } : {}),
     };
     // The second key: only the typed confirmation sets destructive (see DestructiveConfirm).
     if (needsDestructiveConfirm(chosenTarget, writes)) setConfirming(body);
@@ -668,8 +709,10 @@ export function NewRun() {
                 policy={policy}
                 value={chosenTarget?.path ?? ""}
                 onChange={setTarget}
+                directoriesOnly={fileWorkload}
               />
             )}
+            {fileWorkload && <DirectoryNote />}
             <LimitsNote policy={policy} />
           </Field>
           <Field label="Name (optional)" name="name" errors={errors}>
@@ -769,43 +812,55 @@ export function NewRun() {
                 onChange={(e) => setWorkloadId(e.target.value)}
               >
                 {items.map((w) => (
-                  <option key={w.id} value={w.id} disabled={refused(w.spec.jobs)}>
+                  <option key={w.id} value={w.id} disabled={refusedW(w)}>
                     {w.name}
-                    {refused(w.spec.jobs) ? " (writes: refused on this target)" : ""}
+                    {isFileKind(kindOf(specOf(w))) ? ` (${kindOf(specOf(w))})` : ""}
+                    {refusedW(w) ? " (writes: refused on this target)" : ""}
                   </option>
                 ))}
               </select>
             </Field>
-            <Field
-              label="Length"
-              name="shorten"
-              errors={errors}
-              hint="shortened runs are flagged “shortened ×f” wherever their results show"
-            >
-              <select
-                id="f-shorten"
+            {chosenWorkload && chosenFile ? (
+              <ScaleField
+                workload={chosenWorkload}
+                value={scaleText}
+                onChange={(text) => setScale({ workload: chosenWorkload.id, text })}
+                errors={errors}
+              />
+            ) : (
+              <Field
+                label="Length"
                 name="shorten"
-                value={shorten}
-                onChange={(e) => setShorten(e.target.value)}
-                data-testid="shorten-select"
+                errors={errors}
+                hint="shortened runs are flagged “shortened ×f” wherever their results show"
               >
-                {SHORTEN.map((s) => (
-                  <option key={s.value} value={s.value}>
-                    {s.label}
-                  </option>
-                ))}
-              </select>
-            </Field>
-            {refusal && items.some((w) => refused(w.spec.jobs)) && (
+                <select
+                  id="f-shorten"
+                  name="shorten"
+                  value={shorten}
+                  onChange={(e) => setShorten(e.target.value)}
+                  data-testid="shorten-select"
+                >
+                  {SHORTEN.map((s) => (
+                    <option key={s.value} value={s.value}>
+                      {s.label}
+                    </option>
+                  ))}
+                </select>
+              </Field>
+            )}
+            {refusal && items.some((w) => refusedW(w)) && (
               <p className="policy-refusal small span-all" data-testid="write-refusal">
                 Write workloads are disabled: {refusal}
               </p>
             )}
             {chosenWorkload && (
-              <div className="small span-all">
-                <p>{chosenWorkload.description}</p>
+              <div className="small span-all" data-testid="workload-description">
+                <p>
+                  <KindBadge spec={specOf(chosenWorkload)} /> {chosenWorkload.description}
+                </p>
                 <ul>
-                  {chosenWorkload.spec.jobs.map((j) => (
+                  {(chosenWorkload.spec.jobs ?? []).map((j) => (
                     <li key={j.name}>
                       <strong>{j.name}</strong>: {describeJob(j)}
                       {j.runtime_s != null && `, ${j.runtime_s} s`}

@@ -30,6 +30,7 @@ function runAs(status: RunRead["status"]): RunRead {
     environment_id: null,
     cancel_requested: false,
     workload: {
+      kind: "block",
       jobs: [
         {
           name: "rand4k",
@@ -48,12 +49,13 @@ function runAs(status: RunRead["status"]): RunRead {
           invalidate: true,
           readahead: "default",
           end_fsync: false,
-        } as RunRead["workload"]["jobs"][number],
+        } as NonNullable<RunRead["workload"]["jobs"]>[number],
       ],
       passes: 1,
       discard_passes: 0,
     },
     workload_id: null,
+    file_workload: null,
     created_at: "2026-11-21T10:00:00Z",
     created_by: null,
     assigned_at: "2026-11-21T10:00:00Z",
@@ -174,7 +176,7 @@ describe("RunDetail", () => {
   it("shows io_size inside the region, readahead and end_fsync in the workload table", async () => {
     setToken("t");
     const run = runAs("queued");
-    const spec = run.workload.jobs[0];
+    const spec = run.workload.jobs?.[0];
     const jobs = [
       {
         ...spec,

@@ -5,6 +5,12 @@ import { isActive, type RunRead } from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
 import { EnergyPanel } from "../components/Energy/EnergyPanel";
+import { FileWorkloadPanel } from "../components/FileWorkload/FileWorkloadPanel";
+import {
+  FactsList,
+  FileWorkloadParameters,
+  KindBadge,
+} from "../components/FileWorkload/FileWorkloadSpec";
 import { QueryState } from "../components/QueryState";
 import { KeyFigures } from "../components/Run/KeyFigures";
 import { LatencyPercentiles } from "../components/Run/LatencyPercentiles";
@@ -16,6 +22,7 @@ import { ThroughputChart } from "../components/Run/ThroughputChart";
 import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
 import { errorMessage } from "../lib/errors";
+import { formatScale, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
 import {
   formatBytes,
   formatNs,
@@ -35,7 +42,30 @@ import {
   runSystemQuery,
 } from "../queries/runs";
 
+/** A file workload's spec on the run page: its kind, settings or parameter file, and the facts
+ * the server got from the engine at the scale the run was queued with. */
+function FileWorkloadSpecCard({ run }: { run: RunRead }) {
+  const spec = specOf(run);
+  const facts = spec.facts ?? null;
+  return (
+    <div className="card" data-testid="run-file-spec">
+      <p style={{ marginTop: 0 }}>
+        <KindBadge spec={spec} />
+        {spec.scaled_by != null && (
+          <span className="small" data-testid="run-scaled-by">
+            {" "}
+            queued at {formatScale(spec.scaled_by)} of the saved workload
+          </span>
+        )}
+      </p>
+      {facts && <FactsList facts={facts} label="File set (engine's facts)" />}
+      <FileWorkloadParameters spec={spec} />
+    </div>
+  );
+}
+
 function WorkloadTable({ run }: { run: RunRead }) {
+  if (isFileKind(kindOf(specOf(run)))) return <FileWorkloadSpecCard run={run} />;
   return (
     <table className="table compact" data-testid="workload-table">
       <thead>
@@ -54,7 +84,7 @@ function WorkloadTable({ run }: { run: RunRead }) {
         </tr>
       </thead>
       <tbody>
-        {run.workload.jobs.map((j) => (
+        {(run.workload.jobs ?? []).map((j) => (
           <tr key={j.name}>
             <td>{j.name}</td>
             <td>
@@ -164,6 +194,9 @@ export function RunDetail() {
   if (!run) return <QueryState isPending={q.isPending} error={q.error} />;
   const agent = agents.data?.items.find((a) => a.id === run.agent_id);
   const shortFlag = system.data?.validity.find((f) => f.flag === "short_run");
+  // a file workload's result in brief (PostMark, vdbench): its own panel instead of job cards
+  const fileSummary = run.file_workload;
+  const fileIntervals = series.data?.file_intervals;
 
   return (
     <section data-testid="run-detail">
@@ -278,12 +311,19 @@ export function RunDetail() {
       <h2>Workload</h2>
       <WorkloadTable run={run} />
       <h2>Results</h2>
-      {run.jobs.length === 0 && (
+      {fileSummary && (
+        <FileWorkloadPanel
+          summary={fileSummary}
+          intervals={fileIntervals}
+          validity={system.data?.validity}
+        />
+      )}
+      {run.jobs.length === 0 && !fileSummary && (
         <p className="muted">
           {active ? "Waiting for the run to finish…" : "No result stored for this run."}
         </p>
       )}
-      {run.jobs.map((job) => {
+      {(fileSummary ? [] : run.jobs).map((job) => {
         const points = series.data?.jobs.find((s) => s.job_index === job.job_index)?.points ?? [];
         return (
           <div className="card" key={job.job_index} data-testid="job-result">

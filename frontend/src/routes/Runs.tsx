@@ -84,7 +84,7 @@ export function RunsTable({
             data-testid="run-row"
             data-run-id={r.id}
             data-status={r.status}
-            data-jobs={r.workload.jobs.map((j) => j.name).join(",")}
+            data-jobs={(r.workload.jobs ?? []).map((j) => j.name).join(",")}
             data-energy={r.energy.status}
             data-workload={workloadTag(r)}
             onMouseEnter={() => qc.prefetchQuery(runQuery(r.id))}

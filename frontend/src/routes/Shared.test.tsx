@@ -23,7 +23,7 @@ function sharedRun(
     status: "succeeded",
     device_name: `${name} disk`,
     environment_name: "lab",
-    workload: { jobs: [], passes: 1, discard_passes: 0 },
+    workload: { kind: "block", jobs: [], passes: 1, discard_passes: 0 },
     created_at: "2026-11-21T10:00:00Z",
     started_at: null,
     finished_at: null,

@@ -10,15 +10,20 @@ export function TargetSelect({
   policy,
   value,
   onChange,
+  directoriesOnly = false,
 }: {
   id: string;
   label?: string;
   policy: HostPolicy | null;
   value: string;
   onChange: (path: string) => void;
+  /** a file workload (PostMark, vdbench): only directory targets can be chosen */
+  directoriesOnly?: boolean;
 }) {
   const targets = policy?.targets ?? [];
   if (targets.length === 0) return <NoTargets policy={policy} />;
+  if (directoriesOnly && !targets.some((t) => t.kind === "directory"))
+    return <NoDirectoryTargets />;
   return (
     <select
       id={id}
@@ -34,8 +39,10 @@ export function TargetSelect({
           value={t.path}
           data-kind={t.kind}
           data-destructive={t.destructive ? "true" : "false"}
+          disabled={directoriesOnly && t.kind !== "directory"}
         >
           {targetLabel(t)}
+          {directoriesOnly && t.kind !== "directory" ? " — not a directory" : ""}
         </option>
       ))}
     </select>
@@ -53,6 +60,26 @@ export function NoTargets({ policy }: { policy: HostPolicy | null }) {
       <code>--device /dev/disk/by-id/…</code>) that runs may use:
       <pre className="command">{ADD_TARGET_COMMAND}</pre>
     </div>
+  );
+}
+
+/** Why a file workload cannot run on any target of this host, and what to list on it. */
+export function NoDirectoryTargets() {
+  return (
+    <div className="policy-empty small" data-testid="no-directory-targets">
+      File workloads lay out a file set in a directory: this host lists no directory target. On the
+      host, as root: <pre className="command">{ADD_TARGET_COMMAND}</pre>
+    </div>
+  );
+}
+
+/** The note beside the picker when a file workload is chosen. */
+export function DirectoryNote() {
+  return (
+    <small className="muted" data-testid="directory-note">
+      PostMark and vdbench file sets create files and directories: they need a directory target
+      (files and devices are not offered).
+    </small>
   );
 }
 

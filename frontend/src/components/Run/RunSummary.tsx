@@ -1,5 +1,6 @@
 import type { components } from "../../client/schema";
 import type { JobSummary, RunRead } from "../../client/types";
+import { KIND_LABEL, kindOf, specOf } from "../../lib/fileWorkload";
 import { formatBytes, formatIops, formatNs, formatThroughput } from "../../lib/format";
 
 export type RunSystem = components["schemas"]["RunSystem"];
@@ -41,7 +42,10 @@ export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
   const where = sys?.device_model ?? sys?.device_name ?? run.device_name ?? run.target_path;
   const how = [sys?.interface, sys?.fstype].filter(Boolean).join(", ");
   const cache = sys ? (sys.cache === "mixed" ? "mixed cache modes" : `${sys.cache} I/O`) : null;
-  const head = `${run.workload.jobs.length} job${run.workload.jobs.length === 1 ? "" : "s"} on ${where}${how ? ` (${how})` : ""}${cache ? `, ${cache}` : ""}${sys?.hostname ? `, host ${sys.hostname}` : ""}`;
+  const kind = kindOf(specOf(run));
+  const njobs = (run.workload.jobs ?? []).length;
+  const what = kind === "block" ? `${njobs} job${njobs === 1 ? "" : "s"}` : KIND_LABEL[kind];
+  const head = `${what} on ${where}${how ? ` (${how})` : ""}${cache ? `, ${cache}` : ""}${sys?.hostname ? `, host ${sys.hostname}` : ""}`;
   if (run.jobs.length === 0) return `${head}: ${run.status}`;
   const shown = run.jobs.slice(0, 3).map((j) => `${j.name} ${jobHeadline(j)}`);
   const more = run.jobs.length > 3 ? `; +${run.jobs.length - 3} more jobs below` : "";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { RunRead } from "../../client/types";
 import { runProgress } from "./progress";
 
-type Job = RunRead["workload"]["jobs"][number];
+type Job = NonNullable<RunRead["workload"]["jobs"]>[number];
 
 function job(name: string, runtime_s: number | null, ramp = 0): Job {
   return { name, runtime_s, ramp_time_s: ramp } as Job;

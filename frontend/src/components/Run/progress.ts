@@ -20,7 +20,7 @@ export interface RunProgressView {
   etaAtLeast: boolean;
 }
 
-function jobPlanS(j: RunRead["workload"]["jobs"][number]): number | null {
+function jobPlanS(j: NonNullable<RunRead["workload"]["jobs"]>[number]): number | null {
   if (j.runtime_s == null) return null; // size-bound
   return (j.ramp_time_s ?? 0) + j.runtime_s;
 }
@@ -28,7 +28,7 @@ function jobPlanS(j: RunRead["workload"]["jobs"][number]): number | null {
 export function runProgress(run: RunRead): RunProgressView | null {
   const p = run.progress;
   if (!p) return null;
-  const jobs = run.workload.jobs;
+  const jobs = run.workload.jobs ?? [];
   const n = jobs.length;
   const idle = run.idle_s ?? 0;
   const k = Math.min(Math.max(0, p.job_index), Math.max(0, n - 1));

@@ -8,7 +8,12 @@ export type DisplayUnits = ViewTable["display_units"];
 
 // Decimals as the seeds print each quantity (the server's CSV rounds alike); a ratio keeps two
 // above 1 and three below ("1.41×", "0.943×").
-const DECIMALS: Record<string, number> = { "IO/s": 1, "%": 1, threads: 0 };
+const DECIMALS: Record<string, number> = { "IO/s": 1, "op/s": 1, W: 1, "%": 1, threads: 0 };
+
+/** A cell note said beside the figure, not only on hover: ratios' notes and estimated energy. */
+export function noteShown(note: string | null | undefined, kind: ViewColumn["kind"]): boolean {
+  return !!note && (kind === "ratio" || /estimat/i.test(note));
+}
 const decimals = (unit: string | null, v: number) =>
   unit === "×" ? (Math.abs(v) >= 1 ? 2 : 3) : (DECIMALS[unit ?? ""] ?? 2);
 
@@ -185,8 +190,12 @@ export function ViewGrid({ table }: { table: ViewTable }) {
                           ) : (
                             text
                           )}
-                          {cell.note && col.kind === "ratio" ? (
-                            <div className="muted" style={{ fontSize: "0.75rem" }}>
+                          {noteShown(cell.note, col.kind) ? (
+                            <div
+                              className="muted"
+                              style={{ fontSize: "0.75rem" }}
+                              data-testid="cell-note"
+                            >
                               {cell.note}
                             </div>
                           ) : null}
