@@ -76,6 +76,9 @@ def figures(ctx: Context, c: Candidate) -> dict[str, Decimal | int | None]:
         "cost_per_iops_set": f.cost_per_perf_set(price, perf) if perf else None,
         "cost_per_gb_raw": f.cost_per_gb(c.unit_price, c.capacity_bytes),
         "cost_per_gb_usable": f.cost_per_gb(price, usable) if usable > 0 else None,
+        "cost_per_gb_usable_per_iops": f.cost_per_gb_per_perf(price, usable, perf)
+        if perf and usable > 0
+        else None,
         "iops_per_w": None,
         "mb_s_per_w": None,
         "energy_kwh_per_year": None,

@@ -157,6 +157,13 @@ def cost_per_gb(price: Decimal, capacity_bytes: int) -> Decimal | None:
     return _rate(price, Decimal(capacity_bytes) / GB)
 
 
+def cost_per_gb_per_perf(price: Decimal, usable: int, performance: Decimal) -> Decimal | None:
+    """Cost per usable GB per IOPS/RPS = set price / (usable bytes / 10^9) / measured performance
+    (seed 001's column of that name prints the set cost per RPS instead: flagged when entered)."""
+    per_gb = cost_per_gb(price, usable)
+    return None if per_gb is None else _rate(per_gb, performance)
+
+
 def per_watt(performance: Decimal, watts: Decimal) -> Decimal | None:
     """IOPS per watt = IOPS / load power; MB/s per watt = (bytes/s / 10^6) / load power."""
     return _rate(performance, watts)
@@ -280,6 +287,12 @@ def rate(value: Decimal) -> Decimal:
         return value.quantize(RATE_PLACES, ROUND_HALF_UP)
 
 
+def fine_rate(value: Decimal) -> Decimal:
+    """A rate of fractions of a cent (cost per GB per IOPS) to 8 decimal places, half up."""
+    with localcontext(prec=PRECISION):
+        return value.quantize(Decimal("0.00000001"), ROUND_HALF_UP)
+
+
 def _rate(num: Decimal, den: Decimal) -> Decimal | None:
     if den <= 0:
         return None
@@ -323,6 +336,11 @@ METHODOLOGY: tuple[Formula, ...] = (
         "cost_per_gb",
         "cost per GB = price / (bytes / 10^9); raw: unit price / drive capacity; usable: set price / usable",
         "seed 001 Tables 4, 6; GB = 10^9 bytes",
+    ),
+    Formula(
+        "cost_per_gb_per_perf",
+        "cost per usable GB per IOPS/RPS = set price / (usable bytes / 10^9) / measured performance",
+        "seed 001 Tables 4, 6 (its column prints set price / RPS); GB = 10^9 bytes",
     ),
     Formula(
         "per_watt", "IOPS/W = IOPS / load W; MB/s/W = (bytes/s / 10^6) / load W", "SNIA Emerald; energy.md"

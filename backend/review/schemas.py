@@ -254,6 +254,9 @@ class CandidateRead(OutputSchema):
     cost_per_iops_set: Decimal | None = Field(description="set price / performance")
     cost_per_gb_raw: Decimal = Field(description="per GB of raw capacity, GB = 10^9 bytes")
     cost_per_gb_usable: Decimal | None = Field(description="per GB of usable capacity, GB = 10^9 bytes")
+    cost_per_gb_usable_per_iops: Decimal | None = Field(
+        description="set price per usable GB per IOPS/RPS (8 places), GB = 10^9 bytes"
+    )
     iops_per_w: Decimal | None
     mb_s_per_w: Decimal | None
     energy_kwh_per_year: Decimal | None = Field(description="the devices' energy, 8,766 h a year")

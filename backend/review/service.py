@@ -9,7 +9,7 @@ validity flags), never recomputed here."""
 
 import io
 import uuid
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import iowatt_energy as ie
@@ -55,12 +55,13 @@ CSV_COLUMNS = (
     "protection_overhead", "energy_kwh_per_year", "tco", "co2e_kg_lifetime",
     "currency", "gb_bytes", "performance_metric", "performance_value", "performance_source",
     "power_source", "iops_per_w", "mb_s_per_w", "energy_cost_per_year", "replacements", "embodied_kg",
-    "rank", "score",
+    "rank", "score", "cost_per_gb_usable_per_iops",
 )  # fmt: skip
 # the figures a report's own numbers can be checked against (CandidateCreate.reported)
 REPORTABLE = (
     "price_total", "cost_per_iops_single", "cost_per_iops_set", "cost_per_gb_raw", "cost_per_gb_usable",
     "protection_overhead", "energy_kwh_per_year", "tco", "co2e_kg_lifetime", "raw_bytes", "usable_bytes",
+    "cost_per_gb_usable_per_iops",
 )  # fmt: skip
 
 
@@ -594,6 +595,19 @@ def _inputs(
     return out
 
 
+def _printed_as(value: Decimal, rep: Decimal) -> bool:
+    """Whether a report printing `rep` printed `value`: rounded to its digits, directly or after a
+    first rounding to cents (seed 001 prints $2.0492 as $2.05 in one column and $2.1 in another)."""
+    exp = rep.as_tuple().exponent
+    if not isinstance(exp, int):
+        return False
+    places = Decimal(1).scaleb(exp)
+    return rep in (
+        value.quantize(places, ROUND_HALF_UP),
+        value.quantize(Decimal("0.01"), ROUND_HALF_UP).quantize(places, ROUND_HALF_UP),
+    )
+
+
 def _discrepancies(reported: dict[str, Any], fig: dict[str, Any]) -> list[Discrepancy]:
     out = []
     for key, raw in reported.items():
@@ -609,14 +623,26 @@ def _discrepancies(reported: dict[str, Any], fig: dict[str, Any]) -> list[Discre
         tol = Decimal(5).scaleb(int(exp) - 1) if isinstance(exp, int) else Decimal(0)
         if abs(computed - rep) <= tol:
             continue
-        msg = f"the report gives {rep}, the formula {formulas.rate(computed)}"
+        fine = key == "cost_per_gb_usable_per_iops"
+        shown = formulas.fine_rate(computed) if fine else formulas.rate(computed)
+        msg = f"the report gives {rep}, the formula {shown}"
         raw_gb = fig.get("cost_per_gb_raw")
         if key == "cost_per_gb_usable" and raw_gb is not None and abs(Decimal(raw_gb) - rep) <= tol:
             msg += (
                 ": the report's figure is the cost per raw GB — it ignores the protection "
                 f"(usable is {fig['usable_bytes'] / 1e9:,.0f} GB of {fig['raw_bytes'] / 1e9:,.0f} GB raw)"
             )
-        out.append(Discrepancy(field=key, reported=rep, computed=formulas.rate(computed), message=msg))
+        set_cost = fig.get("cost_per_iops_set")
+        if (
+            key == "cost_per_gb_usable_per_iops"
+            and set_cost is not None
+            and _printed_as(Decimal(set_cost), rep)
+        ):
+            msg += (
+                ": the report's figure is the set cost per IOPS/RPS (set price / performance), not divided "
+                "by the usable GB"
+            )
+        out.append(Discrepancy(field=key, reported=rep, computed=shown, message=msg))
     return out
 
 
@@ -681,6 +707,7 @@ def _compute_read(session: Session, principal: UserPrincipal, review: Review) ->
                 cost_per_iops_set=_opt(fig["cost_per_iops_set"], formulas.rate),
                 cost_per_gb_raw=formulas.rate(Decimal(fig["cost_per_gb_raw"] or 0)),
                 cost_per_gb_usable=_opt(fig["cost_per_gb_usable"], formulas.rate),
+                cost_per_gb_usable_per_iops=_opt(fig["cost_per_gb_usable_per_iops"], formulas.fine_rate),
                 iops_per_w=_opt(fig["iops_per_w"], formulas.rate),
                 mb_s_per_w=_opt(fig["mb_s_per_w"], formulas.rate),
                 energy_kwh_per_year=_opt(fig["energy_kwh_per_year"], lambda d: d.quantize(Decimal("0.001"))),

@@ -59,7 +59,10 @@ def candidate_body(
 
 
 # Seed 001's inputs (Table 3's file read rates as published figures) and the report's own Table 4
-KEYS = ("cost_per_iops_single", "cost_per_iops_set", "cost_per_gb_raw", "cost_per_gb_usable", "price_total")
+KEYS = (
+    "cost_per_iops_single", "cost_per_iops_set", "cost_per_gb_raw", "cost_per_gb_usable", "price_total",
+    "cost_per_gb_usable_per_iops",
+)  # fmt: skip
 SEED001 = [
     (
         "ENT 15K R1",
@@ -68,7 +71,7 @@ SEED001 = [
         2,
         "raid1",
         "580.7",
-        dict(zip(KEYS, ("1.02", "2.05", "0.99", "0.99", "1190"), strict=True)),
+        dict(zip(KEYS, ("1.02", "2.05", "0.99", "0.99", "1190", "2.1"), strict=True)),
     ),
     (
         "ENT 10K R1",
@@ -77,7 +80,7 @@ SEED001 = [
         2,
         "raid1",
         "455.5",
-        dict(zip(KEYS, ("1.92", "3.84", "0.49", "0.49", "1750"), strict=True)),
+        dict(zip(KEYS, ("1.92", "3.84", "0.49", "0.49", "1750", "3.8"), strict=True)),
     ),
     (
         "ENT CAP R1",
@@ -86,7 +89,7 @@ SEED001 = [
         2,
         "raid1",
         "285.5",
-        dict(zip(KEYS, ("1.40", "2.80", "0.20", "0.20", "798"), strict=True)),
+        dict(zip(KEYS, ("1.40", "2.80", "0.20", "0.20", "798", "2.8"), strict=True)),
     ),
     (
         "ENT 10K R10",
@@ -95,7 +98,7 @@ SEED001 = [
         4,
         "raid10",
         "690.9",
-        dict(zip(KEYS, ("1.27", "5.07", "0.49", "0.97", "3500"), strict=True)),
+        dict(zip(KEYS, ("1.27", "5.07", "0.49", "0.97", "3500", "5.1"), strict=True)),
     ),
 ]
 
@@ -134,6 +137,18 @@ def test_seed001_table4_as_a_review_to_the_cent_with_the_raid1_usable_gb_flagged
         assert c["raw_bytes"] == n * gb * GB and c["usable_bytes"] == n * gb * GB // 2
         assert c["performance_source"] == "published" and c["performance_reference"] == "seed 001 Table 3"
         flagged = {d["field"]: d for d in c["discrepancies"]}
+        # its "cost per usable GB per RPS" column is the set cost per RPS again (all four rows)
+        per = flagged.pop("cost_per_gb_usable_per_iops")
+        assert (
+            "set cost per IOPS/RPS" in per["message"]
+            and per["reported"] == rep["cost_per_gb_usable_per_iops"]
+        )
+        usable_gb = Decimal(n * gb) / 2
+        exact = (
+            Decimal(rep["price_total"]) / usable_gb / Decimal(SEED001[[x[0] for x in SEED001].index(name)][5])
+        )
+        assert Decimal(per["computed"]) == exact.quantize(Decimal("0.00000001"), ROUND_HALF_UP)
+        assert c["cost_per_gb_usable_per_iops"] == per["computed"]
         if prot == "raid1":
             # the report's cost per usable GB ignores the mirror: ours is twice it, and it says why
             assert set(flagged) == {"cost_per_gb_usable"}, flagged
@@ -141,7 +156,7 @@ def test_seed001_table4_as_a_review_to_the_cent_with_the_raid1_usable_gb_flagged
             assert cents(d["computed"]) == CORRECT_USABLE[name] and d["reported"] == rep["cost_per_gb_usable"]
             assert "ignores the protection" in d["message"]
         else:
-            assert flagged == {}  # RAID 10's figures all agree with the report
+            assert flagged == {}  # RAID 10's other figures all agree with the report
             assert cents(c["cost_per_gb_usable"]) == Decimal("0.97")
     # money is a decimal string on the wire, never a float
     assert isinstance(by["ENT 15K R1"]["price_total"], str) and isinstance(by["ENT 15K R1"]["tco"], str)

@@ -1890,6 +1890,11 @@ export interface components {
              */
             cost_per_gb_usable: string | null;
             /**
+             * Cost Per Gb Usable Per Iops
+             * @description set price per usable GB per IOPS/RPS (8 places), GB = 10^9 bytes
+             */
+            cost_per_gb_usable_per_iops: string | null;
+            /**
              * Cost Per Iops Set
              * @description set price / performance
              */
