@@ -7,11 +7,14 @@ from backend.auth.deps import SessionDep, UserDep
 from backend.campaign import service
 from backend.campaign.schemas import CampaignCreate, CampaignPage, CampaignRead
 from backend.run.schemas import MAX_OFFSET
+from backend.workload.facts import ENGINE_UNAVAILABLE
 
 router = APIRouter(prefix="/campaigns", tags=["campaigns"])
 
 
-@router.post("", response_model=CampaignRead, status_code=status.HTTP_201_CREATED)
+@router.post(
+    "", response_model=CampaignRead, status_code=status.HTTP_201_CREATED, responses=ENGINE_UNAVAILABLE
+)
 def create_campaign(body: CampaignCreate, principal: UserDep, session: SessionDep) -> CampaignRead:
     return service.to_read(session, [service.create(session, principal=principal, body=body)])[0]
 

@@ -32,6 +32,7 @@ from backend.run.schemas import (
     RunTagsUpdate,
     TagList,
 )
+from backend.workload.facts import ENGINE_UNAVAILABLE
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 # the team's tags for the runs filter (GET /api/v1/tags): main.py includes it beside `router`
@@ -52,7 +53,7 @@ def list_tags(
     return service.team_tags(session, principal=principal, team_id=team_id)
 
 
-@router.post("", response_model=RunRead, status_code=status.HTTP_201_CREATED)
+@router.post("", response_model=RunRead, status_code=status.HTTP_201_CREATED, responses=ENGINE_UNAVAILABLE)
 def create_run(body: RunCreate, principal: UserDep, session: SessionDep) -> RunRead:
     run = service.create(session, principal=principal, body=body)
     return service.to_read(session, [run])[0]

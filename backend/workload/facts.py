@@ -38,6 +38,15 @@ class EngineUnavailable(AppError):
     code = "engine_unavailable"
 
 
+# the OpenAPI answer of every route that saves or queues a workload (workloads, runs, campaigns)
+ENGINE_UNAVAILABLE: dict[int | str, dict[str, Any]] = {
+    503: {
+        "description": "`engine_unavailable`: a file workload (postmark, vdbench) is checked with "
+        "iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH)"
+    }
+}
+
+
 def engine_path() -> Path:
     """IOWATT_ENGINE_PATH, else the repository's build (make -C agent/engine), else iowatt-engine
     on PATH; EngineUnavailable naming the setting when none is an executable file."""

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query, status
 from backend.auth.deps import SessionDep, UserDep
 from backend.kit.schema import Page
 from backend.workload import repository, service
+from backend.workload.facts import ENGINE_UNAVAILABLE
 from backend.workload.schemas import WorkloadCreate, WorkloadRead
 
 router = APIRouter(prefix="/workloads", tags=["workloads"])
@@ -28,12 +29,7 @@ def list_workloads(
     "",
     response_model=WorkloadRead,
     status_code=status.HTTP_201_CREATED,
-    responses={
-        503: {
-            "description": "`engine_unavailable`: a file workload (postmark, vdbench) is checked with "
-            "iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH)"
-        }
-    },
+    responses=ENGINE_UNAVAILABLE,
 )
 def create_workload(body: WorkloadCreate, principal: UserDep, session: SessionDep) -> WorkloadRead:
     return WorkloadRead.model_validate(service.create(session, principal=principal, body=body))

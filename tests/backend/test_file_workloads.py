@@ -323,6 +323,17 @@ def test_no_engine_is_a_503_naming_the_setting(
     assert "IOWATT_ENGINE_PATH" in r.json()["message"]
     block = {"jobs": [{"name": "j", "rw": "read", "bs_bytes": 4096, "size_bytes": 8192}]}
     assert _workload(client, u, block, name="b").status_code == 201  # block workloads need no engine
+    a = create_agent(session, team=u.team)
+    run = {
+        "agent_id": str(a.agent.id),
+        "target_path": "/srv/bench",
+        "workload": {"kind": "vdbench", "vdbench": {"parameters": VDB + "\n* new"}},
+    }
+    r = client.post("/api/v1/runs", json=run, headers=u.headers)
+    assert r.status_code == 503 and r.json()["error"] == "engine_unavailable", r.text
+    documented = client.get("/openapi.json").json()["paths"]
+    for path in ("/api/v1/workloads", "/api/v1/runs", "/api/v1/campaigns"):
+        assert "503" in documented[path]["post"]["responses"], path
 
 
 def test_a_version_2_row_reads_as_a_block_workload(client: TestClient, session: Session) -> None:
