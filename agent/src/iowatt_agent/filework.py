@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iowatt_policy import FILE_JOB_KEYS, FILE_MODES, OPTION_NOT_ALLOWED, Violation
+from iowatt_policy import FILE_JOB_KEYS, FILE_MODES, JOB_MODES, OPTION_NOT_ALLOWED, Violation, job_value
 
 from .config import write_private_file
 
@@ -36,7 +36,17 @@ RUN_DIR_PREFIX = "iowatt-"
 RUN_DIR_RE = re.compile(r"^iowatt-[A-Za-z0-9-]{1,64}$")
 PARSE_TIMEOUT_S = 60.0
 TEXT_KEY = {"postmark": "commands", "vdbench": "parameters"}
-SUFFIXES = tuple(f".{m}" for m in FILE_MODES)
+# heap-btree has no text: its job (JSON) is written instead, so a killed agent's run is found
+# at start-up like the others' (`leftovers`); so is a TPC-H lease's (`tpch.lease`)
+SUFFIXES = tuple(f".{m}" for m in JOB_MODES)
+# heap-btree's job keys -> the engine's flags (values checked by check_run: plain numbers/names)
+HEAP_BTREE_FLAGS = {
+    "records": "--records",
+    "queries": "--queries",
+    "cache_fractions": "--cache-fraction",
+    "randseed": "--randseed",
+    "structure": "--structure",
+}
 
 
 class FileJobRefused(Exception):
@@ -50,7 +60,17 @@ class FileJobRefused(Exception):
 
 
 def is_file_job(engine_job: dict[str, Any]) -> bool:
+    """A job with a mode: a file workload, heap-btree or TPC-H (check_run has checked which)."""
     return "mode" in engine_job
+
+
+def heap_btree_options(engine_job: dict[str, Any]) -> list[str]:
+    """The engine's --heap-btree flags of a checked job (every value a plain number or name)."""
+    return [
+        f"{flag}={value}"
+        for key, flag in HEAP_BTREE_FLAGS.items()
+        if (value := job_value(engine_job, key)) is not None
+    ]
 
 
 def text_file_name(run_key: str, mode: str) -> str:
@@ -74,7 +94,7 @@ def mode_args(
     elapsed: str | None,
 ) -> list[str]:
     """The engine's arguments of a file workload (before --output-format and --progress)."""
-    if mode not in FILE_MODES:
+    if mode not in FILE_MODES or mode == "heap-btree":
         raise ValueError(f"unknown file workload mode {mode!r}")
     args = [f"--{mode}={text_file}", f"--directory={directory}"]
     if beneath is not None:
@@ -139,7 +159,7 @@ def bounds_of(doc: dict[str, Any]) -> dict[str, Any]:
 
 def refusal(mode: str, message: str) -> str:
     """The failed run's reason when the engine refuses the workload's text."""
-    field_name = FILE_JOB_KEYS[mode][TEXT_KEY[mode]][0]
+    field_name = FILE_JOB_KEYS[mode][TEXT_KEY.get(mode, "records")][0]
     return Violation(
         OPTION_NOT_ALLOWED,
         field_name,
@@ -249,12 +269,19 @@ class FileRun:
     scale: str | None
     elapsed: str | None
     facts: dict[str, Any] = field(default_factory=dict)
+    options: list[str] = field(default_factory=list)  # heap-btree's flags
+
+    def program(self, engine: Path | str) -> Path | str:
+        """What runs: the engine (a TPC-H run overrides it)."""
+        return engine
 
     @property
     def run_dir(self) -> Path:
         return Path(self.target) / self.run_dir_name
 
     def engine_args(self) -> list[str]:
+        if self.mode == "heap-btree":
+            return ["--heap-btree", f"--directory={self.run_dir}", f"--beneath={self.target}", *self.options]
         return mode_args(
             self.mode,
             self.text_file,
@@ -291,7 +318,7 @@ def prepare(
     """Write the workload's text (0600), run the engine's --parse-only on it and return the run
     with its facts. Raises FileJobRefused (the text file is removed again)."""
     mode = str(engine_job["mode"])
-    text = str(engine_job[TEXT_KEY[mode]])
+    text = str(engine_job[TEXT_KEY[mode]]) if mode in TEXT_KEY else json.dumps(engine_job) + "\n"
     run = FileRun(
         mode=mode,
         text_file=text_file,
@@ -299,6 +326,7 @@ def prepare(
         run_dir_name=run_dir_name(run_key),
         scale=engine_job.get("scale") if mode == "vdbench" else None,
         elapsed=engine_job.get("elapsed") if mode == "vdbench" else None,
+        options=heap_btree_options(engine_job) if mode == "heap-btree" else [],
     )
     write_text(text_file, text)
     try:

@@ -17,6 +17,10 @@ the run directory `<target>/iowatt-<run_id>` with what the engine made in it: th
 running it (`--postmark=<text file>` / `--vdbench=<text file>`) is killed, then in every
 directory target of the policy (a plain directory, no symbolic link in its path) the entry of
 exactly that name is removed with everything in it, links removed as links, never followed.
+heap-btree and TPC-H leases (issue 15) leave their job as `<state>/jobs/<run_id>.heap-btree` /
+`.tpch`: the engine (`--directory=<target>/iowatt-<run_id>`) or the TPC-H child (`--job=<that
+file>`) still running is killed, then a TPC-H run's private DBMS (postgres / mariadbd processes
+working inside `<target>/iowatt-tpch-<run_id>`), then the run directory is removed.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from .config import ConfigError
 from .filework import SUFFIXES, remove_run_dir, run_dir_name
 from .policy import load_policy
 from .runner import cleanup_target
+from .tpch.lease import remove_instance
+from .tpch.lease import run_dir_name as tpch_run_dir_name
 
 log = logging.getLogger("iowatt_agent.loop")
 
@@ -69,12 +75,16 @@ def remove_leftovers(state_dir: Path) -> list[Path]:
         run_id = _run_id(text_file.stem)
         if run_id is None or not text_file.is_file() or text_file.is_symlink():
             continue
-        _kill_orphan_engine(text_file)
+        tpch = text_file.suffix == ".tpch"
+        name = tpch_run_dir_name(str(run_id)) if tpch else run_dir_name(str(run_id))
+        _kill_orphan_engine(text_file, run_dir=name)
         if policy is None:
             continue  # kept: it names the run whose directory goes once the policy reads
-        name = run_dir_name(str(run_id))
         for target in policy.targets:
-            if target.kind == "directory" and remove_run_dir(target.path, name):
+            if target.kind != "directory":
+                continue
+            gone = remove_instance(Path(target.path), name) if tpch else remove_run_dir(target.path, name)
+            if gone:
                 removed.append(Path(target.path) / name)
         text_file.unlink(missing_ok=True)
         removed.append(text_file)
@@ -88,11 +98,13 @@ def remove_leftovers(state_dir: Path) -> list[Path]:
     return removed
 
 
-def _kill_orphan_engine(job_file: Path) -> None:
+def _kill_orphan_engine(job_file: Path, run_dir: str | None = None) -> None:
     """SIGKILL the process group of an engine still running `job_file` (its session leader): a
-    block job's file is its last argument, a file workload's text its first (`--postmark=FILE`)."""
+    block job's file is its last argument, a file workload's text its first (`--postmark=FILE`),
+    a TPC-H child's `--job=FILE`; heap-btree's engine is known by its run directory."""
     wanted = os.fsencode(str(job_file))
     as_option = {b"--postmark=" + wanted, b"--vdbench=" + wanted}  # a file workload's text file
+    in_dir = b"/" + os.fsencode(run_dir) if run_dir is not None else None
     uid = os.geteuid()
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -105,7 +117,10 @@ def _kill_orphan_engine(job_file: Path) -> None:
             continue  # gone meanwhile, or not ours to read
         if len(argv) < 2 or b"--progress=jsonl" not in argv:
             continue
-        if argv[-1] != wanted and not as_option.intersection(argv[1:2]):
+        named = argv[-1] == wanted or bool(as_option.intersection(argv[1:2])) or b"--job=" + wanted in argv
+        if in_dir is not None and not named:
+            named = any(a.startswith(b"--directory=") and a.endswith(in_dir) for a in argv[1:])
+        if not named:
             continue
         pid = int(proc.name)
         try:

@@ -42,6 +42,8 @@ from .progress import IdleWatch, engine_progress_forwarder
 from .runner import EngineOutcome, EngineProcess
 from .schemas import AgentState, Lease
 from .spool import Delivery, Spool, SpoolRetrier
+from .tpch.lease import KILL_GRACE_S as TPCH_KILL_GRACE_S
+from .tpch.lease import TpchRun
 from .upload import Reporter
 
 log = logging.getLogger("iowatt_agent.loop")
@@ -286,14 +288,18 @@ class AgentLoop:
                 file_run.discard()
             return "not_started"
 
+        tpch = isinstance(file_run, TpchRun)
         proc = EngineProcess(
-            self.engine,
+            file_run.program(self.engine) if file_run else self.engine,
             plan.job,
             job_file=file_run.text_file if file_run else self.state_dir / "jobs" / f"{run_id}.json",
             timeout_s=plan.timeout_s,
             progress_interval_s=self.settings.progress_interval_s,
             keepalive_s=self.settings.keepalive_s,
-            kill_grace_s=self.settings.kill_grace_s,
+            # a TPC-H child stops its DBMS and removes its files on SIGTERM: give it time
+            kill_grace_s=max(self.settings.kill_grace_s, TPCH_KILL_GRACE_S)
+            if tpch
+            else self.settings.kill_grace_s,
             output_format=self.settings.output_format,
             mode_argv=file_run.engine_args() if file_run else None,
             phases=file_run.phases() if file_run else None,
@@ -336,9 +342,12 @@ class AgentLoop:
         if outcome.ok:
             self.report_result(lease, outcome, power)
             return "result"
+        reason = outcome.error or "engine failed"
+        if tpch and outcome.stop_reason is None and outcome.exit_code and outcome.messages:
+            reason = outcome.messages[-1]  # the child's own words ("unsupported on this host: ...")
         self.report_failure(
             lease,
-            reason=outcome.error or "engine failed",
+            reason=reason,
             exit_code=outcome.exit_code,
             stderr_tail=outcome.stderr_tail,
             cancelled=outcome.cancelled,

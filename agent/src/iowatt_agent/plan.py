@@ -5,7 +5,11 @@ meter, idle time and hard timeout. A refusal carries the failed run's reason.
 A file workload (`{"mode": "postmark" | "vdbench", ...}`, issue 14) is checked twice: its shape,
 target (a directory) and meter first; then its text is written to the state directory, the
 engine's own `--parse-only` gives its facts, and the host's limits are checked against those
-(`filework`)."""
+(`filework`). heap-btree (issue 15) is one of them: its job's values become the engine's
+flags, and `--heap-btree --parse-only` gives its facts. A TPC-H job (issue 15) starts a DBMS:
+the host must have consented to that DBMS (`allowed_dbms`, checked by check_run), have it and
+the generator installed (else refused "unsupported on this host: ... install it: ..." before
+anything runs), and its bytes written are judged by libs/workload's TPC-H bound (`tpch.lease`)."""
 
 from __future__ import annotations
 
@@ -13,11 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iowatt_policy import Policy, ReportedPolicy, check_run, check_target_on_host
+from iowatt_policy import (
+    LIMIT_BYTES_WRITTEN,
+    Policy,
+    ReportedPolicy,
+    Violation,
+    check_run,
+    check_target_on_host,
+)
 
 from . import filework
 from .policy import MeterEntry, Meters, engine_job_for, report
 from .schemas import Lease
+from .tpch import lease as tpch_lease
 
 # hard timeout of the engine: never more than the host's max_runtime_s x 1.5 + this (the layout
 # of the data file and slack), whatever the lease says
@@ -123,27 +135,44 @@ def _plan_file_run(
     engine: Path | str | None,
     state_dir: Path | None,
 ) -> Plan:
-    """A file workload: the engine's own facts of the text written here, then the limits."""
+    """A file workload: the engine's own facts of the text written here, then the limits. A
+    TPC-H run: the host can run it, then its bound of bytes written against the limits."""
     if engine is None or state_dir is None:
         raise Refused("this agent cannot check file workloads here (no engine to read them)")
     mode = str(raw_job["mode"])
+    text_file = state_dir / "jobs" / filework.text_file_name(str(lease.run_id), mode)
+    run: filework.FileRun
     try:
-        run = filework.prepare(
-            engine,
-            raw_job,
-            text_file=state_dir / "jobs" / filework.text_file_name(str(lease.run_id), mode),
-            target=resolved,
-            run_key=str(lease.run_id),
-        )
+        if mode == "tpch":
+            run = tpch_lease.prepare(raw_job, text_file=text_file, target=resolved, run_key=str(lease.run_id))
+            facts = tpch_lease.facts_of(raw_job)
+        else:
+            run = filework.prepare(
+                engine, raw_job, text_file=text_file, target=resolved, run_key=str(lease.run_id)
+            )
+            facts = filework.bounds_of(run.facts)
     except filework.FileJobRefused as exc:
         raise Refused(exc.reason) from None
+    except tpch_lease.Unavailable as exc:
+        raise Refused(str(exc)) from None
+    if facts is None and policy.limits.max_bytes_written is not None:
+        run.discard()
+        raise Refused(
+            Violation(
+                LIMIT_BYTES_WRITTEN,
+                "workload.tpch.scale_factor",
+                "cannot check the TPC-H run's bytes written: this agent has no TPC-H bound "
+                f"(libs/workload); the host allows {policy.limits.max_bytes_written} bytes per run",
+                "update iowatt-agent on the host",
+            ).reason()
+        )
     violations = check_run(
         reported,
         target_path=lease.target_path,
         engine_job=raw_job,
         meter=lease.meter,
         destructive=lease.destructive,
-        file_facts=filework.bounds_of(run.facts),
+        file_facts=facts,
     )
     if violations:
         run.discard()

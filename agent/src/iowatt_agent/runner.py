@@ -57,7 +57,9 @@ def parse_progress_line(line: str, phases: Phases | None = None) -> EngineProgre
     Block jobs: the job's line. File workloads (`"mode": "postmark" | "vdbench"`) report phases
     instead of jobs: the job name is `<mode> <phase>` (postmark creation / transactions /
     deletion, vdbench format / run) and the percent is of the whole run where `phases` weighs
-    them (PostMark's percent is per phase), else the engine's."""
+    them (PostMark's percent is per phase), else the engine's. heap-btree's name is
+    `heap-btree <structure> <operation> <fraction>`; a TPC-H run's `tpch <phase>` (generate, start,
+    load, power, throughput), its percent of the whole run."""
     line = line.strip()
     if not line.startswith("{"):
         return None
@@ -74,6 +76,9 @@ def parse_progress_line(line: str, phases: Phases | None = None) -> EngineProgre
         mode = doc.get("mode")
         if isinstance(mode, str) and mode:
             phase = str(doc.get("phase") or "")
+            if not phase and mode == "heap-btree":  # heap-btree: structure, operation, fraction
+                parts = (doc.get("structure"), doc.get("operation"), doc.get("cache_fraction"))
+                phase = " ".join(f"{p:g}" if isinstance(p, float) else str(p) for p in parts if p is not None)
             name = f"{mode} {phase}".strip()
             if phases is not None and phase in phases:
                 start, span = phases[phase]

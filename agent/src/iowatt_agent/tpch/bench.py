@@ -129,11 +129,14 @@ def parse_options(extra: list[str], target: str) -> TpchOptions:
     return TpchOptions(ns.dbms, sf, streams, timeout, pool, Path(real))
 
 
-def run(opts: TpchOptions, progress: Any, stop: threading.Event) -> dict[str, Any]:
+def run(
+    opts: TpchOptions, progress: Any, stop: threading.Event, run_dir: Path | None = None
+) -> dict[str, Any]:
     """The whole run; the `tpch` object. Unsupported before anything is created; TpchFailed (or
-    KeyboardInterrupt) after everything created is removed."""
+    KeyboardInterrupt) after everything created is removed. `run_dir` (inside the target; made
+    here, removed at the end): a server's lease names it by its run (`iowatt-tpch-<run id>`)."""
     extension_path()
-    run_dir = opts.target / f"{RUN_DIR_PREFIX}{uuid.uuid4().hex[:12]}"
+    run_dir = run_dir or opts.target / f"{RUN_DIR_PREFIX}{uuid.uuid4().hex[:12]}"
     instance = create_instance(opts.dbms, run_dir / "dbms", opts.buffer_pool_bytes)
     try:
         run_dir.mkdir(mode=0o711)

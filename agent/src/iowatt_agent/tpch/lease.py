@@ -1,0 +1,327 @@
+"""A server's TPC-H lease on this host (issue 15): the same code as `bench --preset tpch`, run as
+a child process of the agent.
+
+Why a child, in its own process group (`runner.EngineProcess`, as the engine): cancel, the hard
+timeout and a forced drain then stop the whole run with one `killpg` (SIGTERM: the child stops its
+DBMS and removes the run directory, as `bench` does on Ctrl-C; SIGKILL after the grace), DuckDB's
+generator and every DBMS client thread included, and the agent's own threads (heartbeat, spool)
+never share a process with a multi-gigabyte load. The DBMS server itself leaves the group
+(pg_ctl starts the postmaster in a new session; mariadbd is started in one), so after the child
+ends, whatever way, the agent kills every postgres / mariadbd process whose working directory is
+inside the run directory (both chdir to their data directory there) and removes the directory:
+`TpchRun.remove_dir`, also at start-up for a killed agent's run (`leftovers`).
+
+Parent side: `prepare()` writes the checked job to `<state>/jobs/<run id>.tpch` (0600) and refuses
+a host without the generator or the DBMS ("unsupported on this host: ... install it: ...")
+before anything runs. Child side (`python -m iowatt_agent.tpch.lease --job=FILE --directory=RUN_DIR
+--target=DIR`): the run in RUN_DIR (`<target>/iowatt-tpch-<run id>`), progress as JSON lines on
+stderr (`{"event": "progress", "mode": "tpch", "phase", "percent", "elapsed_ns"}`, percent of the
+whole run), and on stdout one engine-like document: `jobs[0]` (name and rw `tpch`, runtime = the
+power test's plus the throughput test's time, I/O counters zero: not measured, said in
+`jobs[0].iowatt.io_counters`), top-level `iowatt.mode` = "tpch" and the `tpch` object exactly as
+`bench --preset tpch --json` prints it. Exit 0; 1 failed (the message on stderr's last line); 77
+unsupported; 130 stopped by a signal (instance stopped, directory removed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from iowatt_policy import job_value
+
+from ..filework import FileRun, remove_run_dir, write_text
+from .spec import LABEL, min_streams
+
+RUN_DIR_PREFIX = "iowatt-tpch-"
+# processes of a private instance (their working directory is the data directory)
+DBMS_PROGRAMS = frozenset({"postgres", "postmaster", "mariadbd", "mysqld"})
+KILL_GRACE_S = 30.0  # SIGTERM to SIGKILL: stopping the DBMS and removing its files takes a while
+# share of the whole run per phase (start %, span %), for the run's progress bar
+PHASES = {
+    "generate": (0.0, 15.0),
+    "start": (15.0, 5.0),
+    "load": (20.0, 25.0),
+    "power": (45.0, 25.0),
+    "throughput": (70.0, 30.0),
+}
+
+
+class Unavailable(Exception):  # noqa: N818 - an outcome: the lease is refused, nothing runs
+    """This host cannot run TPC-H: the reason says what to install."""
+
+
+def run_dir_name(run_key: str) -> str:
+    return f"{RUN_DIR_PREFIX}{run_key}"
+
+
+def check_supported(dbms: str) -> None:
+    """Unavailable unless the generator and `dbms`'s server binaries are installed."""
+    from .data import extension_path
+    from .dbms import Unsupported, mariadb_binaries, pg_bindir
+
+    try:
+        extension_path()
+        (pg_bindir if dbms == "postgresql" else mariadb_binaries)()
+    except Unsupported as exc:
+        raise Unavailable(f"unsupported on this host: {exc}") from None
+
+
+@dataclass
+class TpchRun(FileRun):
+    """A TPC-H lease as the agent runs it: the child's command line, its run directory (made by
+    the child) and the clean-up that does not depend on the child."""
+
+    def program(self, engine: Path | str) -> Path | str:
+        return sys.executable
+
+    def engine_args(self) -> list[str]:
+        return [
+            "-m",
+            "iowatt_agent.tpch.lease",
+            f"--job={self.text_file}",
+            f"--directory={self.run_dir}",
+            f"--target={self.target}",
+        ]
+
+    def phases(self) -> dict[str, tuple[float, float]] | None:
+        return None  # the child reports the whole run's percent
+
+    def make_dir(self) -> None:
+        """The child makes it (bench's code); an earlier attempt's is removed first."""
+        self.remove_dir()
+
+    def remove_dir(self) -> None:
+        remove_instance(Path(self.target), self.run_dir_name)
+
+
+def prepare(engine_job: dict[str, Any], *, text_file: Path, target: str, run_key: str) -> TpchRun:
+    """The run of a checked TPC-H job; Unavailable when this host lacks what it needs (nothing
+    written then)."""
+    check_supported(str(engine_job["dbms"]))
+    run = TpchRun(
+        mode="tpch",
+        text_file=text_file,
+        target=target,
+        run_dir_name=run_dir_name(run_key),
+        scale=None,
+        elapsed=None,
+    )
+    write_text(text_file, json.dumps(engine_job) + "\n")
+    return run
+
+
+def facts_of(engine_job: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's facts for the host's limits from libs/workload's one TPC-H bound (the server
+    uses the same function), never from the server; None when this build's libs/workload has no
+    such function (the caller then refuses a run the host limits)."""
+    try:
+        from iowatt_workload import tpch_facts  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return None
+    sf = float(job_value(engine_job, "scale_factor") or "nan")
+    streams = job_value(engine_job, "streams")
+    facts = tpch_facts(sf, int(streams) if streams is not None else None)
+    return dict(facts) if isinstance(facts, dict) else None
+
+
+# --- clean-up that needs no child -------------------------------------------------------------------
+
+
+def processes_under(directory: Path) -> list[int]:
+    """pids of DBMS server processes whose working directory is `directory` or below it."""
+    prefix = os.fsencode(str(directory))
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(proc / "cwd")
+            exe = os.path.basename(os.readlink(proc / "exe")).removesuffix(" (deleted)")
+        except OSError:
+            continue  # gone, or not ours to see
+        raw = os.fsencode(cwd)
+        if exe in DBMS_PROGRAMS and (raw == prefix or raw.startswith(prefix + b"/")):
+            pids.append(int(proc.name))
+    return pids
+
+
+def kill_instance(directory: Path, timeout_s: float = 10.0) -> list[int]:
+    """SIGKILL every DBMS process working inside `directory` and wait until they are gone."""
+    pids = processes_under(directory)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and processes_under(directory):
+        time.sleep(0.05)
+    return pids
+
+
+def remove_instance(target: Path, name: str) -> bool:
+    """Kill a private instance still running in `<target>/<name>`, then remove the directory
+    (never following a link). True when there was something to remove."""
+    if not name.startswith(RUN_DIR_PREFIX):
+        raise ValueError(f"not a TPC-H run directory: {name!r}")
+    killed = kill_instance(target / name)
+    return remove_run_dir(target, name) or bool(killed)
+
+
+# --- the child -------------------------------------------------------------------------------------
+
+
+def document(doc: dict[str, Any], version: str) -> dict[str, Any]:
+    """The uploaded document: engine-like top level with jobs[0], plus the `tpch` object."""
+    power = sum(q["seconds"] for q in doc["queries"] if q["test"] == "power")
+    power += sum(r["seconds"] for r in doc["refresh"]["timings"] if r["test"] == "power")
+    runtime_s = power + float(doc["throughput_s"])
+    zero = {"io_bytes": 0, "bw_bytes": 0, "iops": 0.0, "runtime": 0, "total_ios": 0}
+    return {
+        "fio version": f"iowatt-agent-{version}",
+        "timestamp": int(time.time()),
+        "global options": {},
+        "jobs": [
+            {
+                "jobname": "tpch",
+                "groupid": 0,
+                "error": 0,
+                "job options": {"rw": "tpch"},
+                "read": dict(zero),
+                "write": dict(zero),
+                "usr_cpu": 0.0,
+                "sys_cpu": 0.0,
+                "job_runtime": round(runtime_s * 1000),
+                "iowatt": {
+                    "ioengine": "tpch",
+                    "runtime_ns": round(runtime_s * 1e9),
+                    "error_message": None,
+                    "io_counters": "not measured: the DBMS does the I/O (read/write are zero)",
+                },
+            }
+        ],
+        "iowatt": {"mode": "tpch", "label": LABEL, "interrupted": False, "agent_version": version},
+        "tpch": doc,
+    }
+
+
+def _number(job: dict[str, Any], key: str, default: float) -> float:
+    text = job_value(job, key)
+    return float(text) if text is not None else default
+
+
+def options_of(job: dict[str, Any], target: Path) -> Any:
+    from .bench import DEFAULT_QUERY_TIMEOUT_S, TpchOptions
+    from .dbms import DEFAULT_BUFFER_POOL_BYTES
+
+    sf = float(job_value(job, "scale_factor") or "nan")
+    if not (math.isfinite(sf) and sf > 0):
+        raise ValueError("scale_factor")
+    streams = job_value(job, "streams")
+    return TpchOptions(
+        dbms=str(job["dbms"]),
+        scale_factor=sf,
+        streams=int(streams) if streams is not None else min_streams(sf),
+        query_timeout_s=_number(job, "query_timeout_s", DEFAULT_QUERY_TIMEOUT_S),
+        buffer_pool_bytes=int(_number(job, "buffer_pool_bytes", DEFAULT_BUFFER_POOL_BYTES)),
+        target=target,
+    )
+
+
+class Progress:
+    """bench's progress texts as JSON lines of the whole run's percent."""
+
+    def __init__(self, streams: int) -> None:
+        self.t0 = time.monotonic()
+        self.streams = streams
+        self.loaded = 0
+
+    def phase_of(self, text: str) -> tuple[str, float]:
+        if text.startswith("generating"):
+            return "generate", 0.0
+        if text.startswith("starting"):
+            return "start", 0.0
+        if text.startswith("loading"):
+            self.loaded += 1
+            return "load", min(90.0, self.loaded * 9.0)
+        if text.startswith(("building", "gathering")):
+            return "load", 95.0
+        if text.startswith("power test: Q"):
+            return "power", 100.0 * (int(text.rsplit("Q", 1)[1]) - 1) / 22
+        if text.startswith("throughput test:"):
+            done, total = text.split(":", 1)[1].split()[0].split("/")
+            return "throughput", 100.0 * int(done) / max(1, int(total))
+        return "", 0.0
+
+    def __call__(self, text: str) -> None:
+        phase, within = self.phase_of(text)
+        start, span = PHASES.get(phase, (0.0, 0.0))
+        line = {
+            "event": "progress",
+            "mode": "tpch",
+            "phase": phase or "run",
+            "percent": round(start + span * within / 100.0, 2),
+            "elapsed_ns": int((time.monotonic() - self.t0) * 1e9),
+            "message": text[:200],
+        }
+        sys.stderr.write(json.dumps(line) + "\n")
+        sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .. import __version__
+    from .bench import TpchFailed, run
+    from .dbms import Unsupported
+
+    parser = argparse.ArgumentParser(prog="python -m iowatt_agent.tpch.lease")
+    parser.add_argument("--job", required=True, type=Path)
+    parser.add_argument("--directory", required=True, type=Path)
+    parser.add_argument("--target", required=True, type=Path)
+    parser.add_argument("--output-format", default="json")
+    parser.add_argument("--progress", default="jsonl")
+    args = parser.parse_args(argv)
+    if args.directory.parent != args.target or not args.directory.name.startswith(RUN_DIR_PREFIX):
+        sys.stderr.write(f"tpch: {args.directory} is not a run directory directly in {args.target}\n")
+        return 2
+    try:
+        opts = options_of(json.loads(args.job.read_text()), args.target)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        sys.stderr.write(f"tpch: cannot read the job {args.job}: {exc}\n")
+        return 2
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if not stop.is_set():  # once: a second signal must not interrupt the clean-up
+            stop.set()
+            raise KeyboardInterrupt
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, on_signal)
+    try:
+        doc = run(opts, Progress(opts.streams), stop, run_dir=args.directory)
+    except Unsupported as exc:
+        sys.stderr.write(f"unsupported on this host: {exc}\n")
+        return 77
+    except TpchFailed as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("tpch: stopped; DBMS stopped, its directory removed\n")
+        return 130
+    sys.stdout.write(json.dumps(document(doc, __version__)) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
