@@ -9,6 +9,7 @@ import contextlib
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -103,6 +104,31 @@ def ext4_loop(where: Path, size_mib: int) -> Iterator[Path]:
             subprocess.run(["umount", str(mnt)], capture_output=True, timeout=30)
         subprocess.run(["losetup", "-d", dev], capture_output=True, timeout=30)
         backing.unlink(missing_ok=True)
+
+
+# ---- a run stopped by a signal ----
+
+
+def signal_after_progress(
+    argv: list[str], phase: str, sig: int = signal.SIGINT, wait_s: float = 60
+) -> tuple[int, str, str]:
+    """Start argv (an engine run with --progress=jsonl), wait up to wait_s (the machine may be
+    loaded) for a progress line of `phase`, then send sig and wait for the exit. Returns (exit
+    code, stdout, the last stderr line read before the signal)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    deadline = time.monotonic() + wait_s
+    seen = ""
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen = line
+        if f'"phase":"{phase}"' in line:
+            break
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=120)
+    return proc.returncode, out, seen
 
 
 # ---- benches: two tools side by side ----

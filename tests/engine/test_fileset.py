@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 
 from .conftest import run_engine
-from .filemode import listing
+from .filemode import listing, signal_after_progress
 
 SEEDS = Path("/work/shared/seeds/001_5ac2a546d512f849.txt")
 # the seed's two scripts as printed in seed 001 (the `vdbench -f ...` line after each is the
@@ -435,34 +433,10 @@ def test_sigint_stops_and_cleans_up(engine_bin: Path, scratch: Path) -> None:
     d.mkdir()
     pf = scratch / "p.vdb"
     pf.write_text(SMALL)
-    proc = subprocess.Popen(
-        [
-            str(engine_bin),
-            f"--vdbench={pf}",
-            f"--directory={d}",
-            "--scale=0.001",
-            "--elapsed=600",
-            "--interval=1",
-            "--progress=jsonl",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    deadline = time.monotonic() + 60
-    seen = ""
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen = line
-        if '"phase":"run"' in line:
-            break
+    argv = [str(engine_bin), f"--vdbench={pf}", f"--directory={d}", "--scale=0.001", "--elapsed=600"]
+    rc, out, seen = signal_after_progress([*argv, "--interval=1", "--progress=jsonl"], "run")
     assert '"phase":"run"' in seen
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 0
+    assert rc == 0
     doc = json.loads(out)
     assert doc["iowatt"]["interrupted"] is True and doc["iowatt"]["signal"] == "SIGINT"
     fs = doc["fileset"]

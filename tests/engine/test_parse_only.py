@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,30 @@ BOUND_KEYS = {
 }
 
 
+def mode_doc(
+    engine: Path, mode: str, file: Path, directory: Path, *more: str, key: str | None = None
+) -> dict[str, Any]:
+    """The JSON of `--<mode>=file --directory=directory ...` (or its `key` object)."""
+    r = run_engine(engine, f"--{mode}={file}", f"--directory={directory}", *more, timeout=180)
+    doc: dict[str, Any] = json.loads(r.stdout)
+    return doc[key] if key else doc
+
+
+def parse_touches_nothing(parse: Callable[[Path], dict[str, Any]], scratch: Path) -> dict[str, Any]:
+    """The same document for a missing DIR and an existing one, which stays as found (its entries
+    and its own mtime)."""
+    missing = scratch / "no" / "such" / "dir"
+    doc = parse(missing)
+    assert not missing.parent.exists()
+    target = scratch / "target"
+    target.mkdir()
+    (target / "canary").write_bytes(b"x" * 10)
+    before, mtime = listing(target), target.stat().st_mtime_ns
+    assert parse(target) == doc
+    assert listing(target) == before and target.stat().st_mtime_ns == mtime
+    return doc
+
+
 # ---- PostMark ----
 
 
@@ -40,28 +65,16 @@ def pm_file(where: Path, text: str) -> Path:
 
 
 def pm_parse(engine: Path, cmd: Path, directory: Path) -> dict[str, Any]:
-    r = run_engine(engine, f"--postmark={cmd}", f"--directory={directory}", "--parse-only")
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return mode_doc(engine, "postmark", cmd, directory, "--parse-only")
 
 
 def pm_run(engine: Path, cmd: Path, directory: Path, *more: str) -> dict[str, Any]:
-    r = run_engine(engine, f"--postmark={cmd}", f"--directory={directory}", *more, timeout=120)
-    doc: dict[str, Any] = json.loads(r.stdout)["postmark"]
-    return doc
+    return mode_doc(engine, "postmark", cmd, directory, *more, key="postmark")
 
 
 def test_postmark_parse_only_touches_nothing(engine_bin: Path, scratch: Path) -> None:
     cmd = pm_file(scratch, "set number 40\nset size 1000 3000\nset subdirectories 3\nset read 4096")
-    missing = scratch / "no" / "such" / "dir"
-    doc = pm_parse(engine_bin, cmd, missing)
-    assert not missing.parent.exists()
-    target = scratch / "target"
-    target.mkdir()
-    (target / "canary").write_bytes(b"x" * 10)
-    before, mtime = listing(target), target.stat().st_mtime_ns
-    assert pm_parse(engine_bin, cmd, target) == doc
-    assert listing(target) == before and target.stat().st_mtime_ns == mtime
+    doc = parse_touches_nothing(lambda d: pm_parse(engine_bin, cmd, d), scratch)
     p = doc["postmark"]["parameters"]
     assert (p["number"], p["size_low_bytes"], p["size_high_bytes"], p["subdirectories"]) == (
         40,
@@ -168,15 +181,11 @@ def vdb_file(where: Path, text: str) -> Path:
 
 
 def vdb_parse(engine: Path, pf: Path, directory: Path, *more: str) -> dict[str, Any]:
-    r = run_engine(engine, f"--vdbench={pf}", f"--directory={directory}", *more, "--parse-only")
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return mode_doc(engine, "vdbench", pf, directory, *more, "--parse-only")
 
 
 def vdb_run(engine: Path, pf: Path, directory: Path, *more: str) -> dict[str, Any]:
-    r = run_engine(engine, f"--vdbench={pf}", f"--directory={directory}", *more, timeout=180)
-    doc: dict[str, Any] = json.loads(r.stdout)["fileset"]
-    return doc
+    return mode_doc(engine, "vdbench", pf, directory, *more, key="fileset")
 
 
 def written(fs: dict[str, Any]) -> int:
@@ -193,15 +202,7 @@ rd=rd1,fwd=fwd1,format=yes,elapsed=20,interval=1,maxdata=600k
 
 def test_vdbench_parse_only_touches_nothing(engine_bin: Path, scratch: Path) -> None:
     pf = vdb_file(scratch, MIXED)
-    missing = scratch / "missing"
-    doc = vdb_parse(engine_bin, pf, missing)
-    assert not missing.exists()
-    target = scratch / "target"
-    target.mkdir()
-    (target / "canary").write_bytes(b"x")
-    before, mtime = listing(target), target.stat().st_mtime_ns
-    assert vdb_parse(engine_bin, pf, target) == doc
-    assert listing(target) == before and target.stat().st_mtime_ns == mtime
+    doc = parse_touches_nothing(lambda d: vdb_parse(engine_bin, pf, d), scratch)
     assert doc["fsd"][0]["total_files"] == 36 and doc["fwd"][0]["threads"] == 3  # what it parsed
     b = doc["bounds"]
     assert set(b) == BOUND_KEYS

@@ -9,16 +9,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .conftest import run_engine
-from .filemode import listing
+from .filemode import listing, signal_after_progress
 
 CONFIG = """\
 # a small PostMark configuration
@@ -443,27 +441,11 @@ def test_sigint_stops_and_cleans_up(engine_bin: Path, scratch: Path) -> None:
     cmd = command_file(
         scratch / "pm.cfg", number=20000, transactions=10_000_000, low=100, high=2000, subdirs=10
     )
-    proc = subprocess.Popen(
-        [str(engine_bin), f"--postmark={cmd}", f"--directory={d}", "--progress=jsonl"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    # wait for the first progress line of the transaction phase (the machine may be loaded)
-    deadline = time.monotonic() + 60
-    seen = ""
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen = line
-        if '"phase":"transactions"' in line:
-            break
+    # stopped in the transaction phase (or at least after a progress line: the machine may be loaded)
+    argv = [str(engine_bin), f"--postmark={cmd}", f"--directory={d}", "--progress=jsonl"]
+    rc, out, seen = signal_after_progress(argv, "transactions")
     assert '"event":"progress"' in seen
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 0
+    assert rc == 0
     doc = json.loads(out)
     assert doc["iowatt"]["interrupted"] is True and doc["iowatt"]["signal"] == "SIGINT"
     p = doc["postmark"]
