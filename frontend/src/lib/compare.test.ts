@@ -226,6 +226,25 @@ describe("metricDisplay", () => {
     expect(lat.format(9000)).toBe("9");
     expect(lat.format(null)).toBe("—");
   });
+
+  it("shows a file workload's CPU per operation in µs/op and its rates in op/s", () => {
+    const cpu = metricDisplay(
+      metric("cpu_ns_per_op", "CPU per operation", "ns/op", [5200, 48000], {
+        kind: "cpu",
+        better: "lower",
+      }),
+    );
+    expect(cpu.unit).toBe("µs/op");
+    expect(cpu.format(5200)).toBe("5.2");
+    const rate = metricDisplay(
+      metric("rate_per_s", "Operation rate", "op/s", [4834.07, 12], {
+        kind: "iops",
+        better: "higher",
+      }),
+    );
+    expect(rate.unit).toBe("op/s");
+    expect(rate.format(4834.07)).toBe("4,834");
+  });
 });
 
 describe("energyBarCharts", () => {

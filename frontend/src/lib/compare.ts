@@ -216,6 +216,11 @@ export function metricDisplay(m: Pick<CompareMetric, "kind" | "unit" | "values">
     const s = latencyScale(maxOf([m.values]));
     return { unit: s.unit, format: wrap((v) => sig3(v / s.divisor)) };
   }
+  if (u === "ns/op") {
+    // CPU time per operation (file workloads): ns, µs or ms per operation
+    const s = latencyScale(maxOf([m.values]));
+    return { unit: `${s.unit}/op`, format: wrap((v) => sig3(v / s.divisor)) };
+  }
   if (u === "j") {
     const s = energyScale(maxOf([m.values]));
     return { unit: s.unit, format: wrap((v) => sig3(v / s.divisor)) };

@@ -254,6 +254,10 @@ export function formatWithUnit(value: Num, unit: string | null | undefined): str
       return formatGridIntensity(value);
     case "ns":
       return formatNs(value);
+    case "ns/op":
+      return `${formatNs(value)}/op`;
+    case "op/s":
+      return `${formatCount(value)} op/s`;
     case "b/s":
     case "bytes/s":
     case "bytes_per_s":
