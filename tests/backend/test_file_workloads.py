@@ -437,3 +437,35 @@ def test_a_file_run_is_of_a_preset_only_by_its_workload(client: TestClient, sess
     assert inline_run is not None and preset_run is not None
     assert _preset_of(inline_run, names) is None  # not the first preset without jobs
     assert _preset_of(preset_run, names) == "postmark-low"
+
+
+def test_facts_are_asked_before_queuing_at_a_runs_scale(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    vdb = {"kind": "vdbench", "vdbench": {"parameters": VDB}}
+    r = client.post("/api/v1/workloads/facts", json={"spec": vdb}, headers=u.headers)
+    assert r.status_code == 200, r.text
+    assert (r.json()["files"], r.json()["runtime_s_max"], r.json()["mode"]) == (8, 60, "vdbench")
+    r = client.post("/api/v1/workloads/facts", json={"spec": vdb, "scale": 0.5}, headers=u.headers)
+    assert (r.json()["files"], r.json()["runtime_s_max"]) == (4, 30)  # what POST /runs with scale 0.5 stores
+    pm = client.post(
+        "/api/v1/workloads/facts",
+        json={"spec": {"kind": "postmark", "postmark": PM}, "scale": 2},
+        headers=u.headers,
+    )
+    assert pm.status_code == 200 and pm.json()["files"] == 40
+    bad = {"kind": "vdbench", "vdbench": {"parameters": VDB.replace("width=2", "width=x")}}
+    field, message = _field(client.post("/api/v1/workloads/facts", json={"spec": bad}, headers=u.headers))
+    assert field == "spec.vdbench.parameters" and "width" in message
+    block = {"jobs": [{"name": "j", "rw": "read", "bs_bytes": 4096, "size_bytes": 8192}]}
+    assert (
+        _field(client.post("/api/v1/workloads/facts", json={"spec": block}, headers=u.headers))[0]
+        == "spec.kind"
+    )
+    over = {"spec": {**vdb, "vdbench": {"parameters": VDB, "scale": 500}}, "scale": 4}
+    assert _field(client.post("/api/v1/workloads/facts", json=over, headers=u.headers))[0] == "scale"
+    assert client.post("/api/v1/workloads/facts", json={"spec": vdb}).status_code == 401
+    assert (
+        _runs(session) == 0
+        and session.scalar(select(func.count()).select_from(Workload).where(Workload.team_id == u.team.id))
+        == 0
+    )
