@@ -538,18 +538,29 @@ static int fill_file(struct fs_thread *t, const struct fs_set *s, int fd, uint64
 	return 0;
 }
 
+/* a file of s for one operation (create, delete, open/close, getattr, setattr): selected and
+ * claimed, its path in p (PATH_MAX), paced; -1 when there is none (the thread gives up when
+ * select_in says nothing is left) */
+static int64_t pick_file(struct fs_thread *t, const struct fs_set *s, enum sel_want want, int claim, char *p)
+{
+	int64_t i = select_in(t, s, s->fstate, s->nfiles, want, claim, 1);
+	if (i < 0) {
+		t->gave_up = i == -1;
+		return -1;
+	}
+	file_path(s, (uint64_t)i, p, PATH_MAX);
+	pace(t);
+	return i;
+}
+
 static void op_create(struct fs_thread *t)
 {
 	struct fs_work *wk = t->wk;
 	struct fs_set *s = wk->src;
-	int64_t i = select_in(t, s, s->fstate, s->nfiles, WANT_ABSENT, 1, 1);
-	if (i < 0) {
-		t->gave_up = i == -1;
-		return;
-	}
 	char p[PATH_MAX];
-	file_path(s, (uint64_t)i, p, sizeof(p));
-	pace(t);
+	int64_t i = pick_file(t, s, WANT_ABSENT, 1, p);
+	if (i < 0)
+		return;
 	uint64_t t0 = now_ns();
 	int fd = confined_open(s->rootfd, p, open_flags(s, 1) | O_CREAT | O_EXCL, 0600);
 	if (fd < 0) {
@@ -574,14 +585,10 @@ static void op_create(struct fs_thread *t)
 static void op_delete(struct fs_thread *t)
 {
 	struct fs_set *s = t->wk->src;
-	int64_t i = select_in(t, s, s->fstate, s->nfiles, WANT_OURS, 1, 1);
-	if (i < 0) {
-		t->gave_up = i == -1;
-		return;
-	}
 	char p[PATH_MAX];
-	file_path(s, (uint64_t)i, p, sizeof(p));
-	pace(t);
+	int64_t i = pick_file(t, s, WANT_OURS, 1, p);
+	if (i < 0)
+		return;
 	uint64_t t0 = now_ns();
 	/* unlinkat on the parent opened beneath the root: no link in the path */
 	const char *leaf;
@@ -607,14 +614,10 @@ static void op_meta(struct fs_thread *t, int op)
 {
 	struct fs_set *s = t->wk->src;
 	int claim = !t->wk->w->shared;
-	int64_t i = select_in(t, s, s->fstate, s->nfiles, WANT_EXISTING, claim, 1);
-	if (i < 0) {
-		t->gave_up = i == -1;
-		return;
-	}
 	char p[PATH_MAX];
-	file_path(s, (uint64_t)i, p, sizeof(p));
-	pace(t);
+	int64_t i = pick_file(t, s, WANT_EXISTING, claim, p);
+	if (i < 0)
+		return;
 	uint64_t t0 = now_ns();
 	int fd = confined_open(s->rootfd, p, op == VOP_SETATTR ? O_WRONLY : O_RDONLY, 0);
 	if (fd < 0) {
