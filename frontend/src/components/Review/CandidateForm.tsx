@@ -3,8 +3,6 @@
 // a run of a comparison, or published figures with their reference (then power is published too).
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { type Errors, Field, FormFooter, formErrorsFrom } from "../Field";
-import { runsQuery } from "../../queries/runs";
 import {
   addCandidate,
   type CandidateCreate,
@@ -12,6 +10,8 @@ import {
   reviewKeys,
   updateCandidate,
 } from "../../queries/reviews";
+import { runsQuery } from "../../queries/runs";
+import { type Errors, Field, FormFooter, formErrorsFrom } from "../Field";
 import { decimalBytes, parseCapacity } from "./units";
 
 export const PROTECTIONS = [

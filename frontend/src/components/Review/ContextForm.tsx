@@ -3,7 +3,6 @@
 // (POST) or edits one (PATCH: the environment stays the one it was made from).
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { type Errors, Field, FormFooter, formErrorsFrom } from "../Field";
 import { environmentsQuery } from "../../queries/environments";
 import {
   CRITERIA,
@@ -14,6 +13,7 @@ import {
   reviewKeys,
   updateReview,
 } from "../../queries/reviews";
+import { type Errors, Field, FormFooter, formErrorsFrom } from "../Field";
 
 const ALIASES: Record<string, string> = {
   name: "name",

@@ -195,6 +195,12 @@ export function figureRows(review: ReviewRead): Row[] {
       note: GB_NOTE,
       value: (c) => money(c.cost_per_gb_usable, cur),
     },
+    {
+      testId: "cost_per_gb_usable_per_iops",
+      label: `Cost per usable GB per ${perf}`,
+      note: GB_NOTE,
+      value: (c) => money(c.cost_per_gb_usable_per_iops, cur),
+    },
     { testId: "iops_per_w", label: `${perf} per watt`, value: (c) => plain(c.iops_per_w) },
     { testId: "mb_s_per_w", label: "MB/s per watt", value: (c) => plain(c.mb_s_per_w) },
     {

@@ -16,9 +16,9 @@ import {
   ZAxis,
 } from "recharts";
 import { sig3 } from "../../lib/format";
+import type { ReviewRead } from "../../queries/reviews";
 import { tickNumber } from "../charts/axis";
 import { colorAt } from "../charts/palette";
-import type { ReviewRead } from "../../queries/reviews";
 import { num, perfUnit } from "./units";
 
 /** One point per candidate with both figures; money as numbers only for plotting. */
