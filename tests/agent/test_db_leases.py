@@ -145,7 +145,6 @@ def test_a_heap_btree_lease_runs_end_to_end(
     run = doc["heap_btree_run"]
     assert (run["records"], run["queries"], run["randseed"]) == (3000, 300, 5)
     assert run["directory"].startswith(str(target / "iowatt-")) and run["beneath"] == str(target)
-    assert any(p["job_name"].startswith("heap-btree ") for p in api.progress) or api.progress == []
     # the run directory and the job file are gone; the target is as found
     assert tree_hash(target, host["canary"]) == before
     assert jobs_left(state) == []
@@ -235,6 +234,26 @@ def test_cancel_stops_the_dbms_and_removes_everything(
     assert tree_hash(target) == before
     assert jobs_left(state) == []
     assert api.results == {}
+
+
+@needs_postgres
+def test_the_hard_timeout_kills_the_run_and_its_dbms(
+    api: FakeApi, agent_config: Any, make_client: Any, host: dict[str, Path]
+) -> None:
+    """The lease's timeout (the agent's cap of a TPC-H run, whose duration is unbounded) stops
+    the child's group and then the private DBMS; the run fails naming the timeout."""
+    unlimited_bytes(host)
+    target, state = host["target"], host["state"]
+    before = tree_hash(target)
+    loop = make_loop(api, agent_config, make_client, state)
+    lease = api.add_lease({**TPCH, "scale_factor": "0.05"}, str(target), timeout_s=6)
+    got = loop.lease_once()
+    assert got is not None and loop.execute(got) == "failure"
+    failure = only_failure(api, lease["run_id"])
+    assert failure["reason"].startswith("timeout: engine still running after 6 s"), failure["reason"]
+    assert failure["cancelled"] is False
+    assert processes_under(target) == []
+    assert tree_hash(target) == before and jobs_left(state) == []
 
 
 def test_a_hostile_servers_tpch_leases_are_refused_and_nothing_runs(
