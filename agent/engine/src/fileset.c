@@ -1162,6 +1162,20 @@ struct fs_report {
 	int exhausted;
 };
 
+/* interval i of the report, all threads merged into a (agg_free it), its end in the run (*end, ns
+ * from the start; the last one ends with the run) and its length, ns */
+static uint64_t interval_agg(const struct fs_run *r, const struct fs_report *rp, uint32_t i, struct agg *a,
+			     uint64_t *end)
+{
+	agg_init(a);
+	agg_collect(a, r, i);
+	uint64_t b0 = (uint64_t)i * r->interval_ns, b1 = b0 + r->interval_ns;
+	if (b1 > rp->run_ns)
+		b1 = rp->run_ns;
+	*end = b1;
+	return b1 > b0 ? b1 - b0 : 0;
+}
+
 static void report_json(struct fs_run *r, const struct fs_report *rp)
 {
 	const struct vdb_cfg *c = r->c;
@@ -1297,16 +1311,12 @@ static void report_json(struct fs_run *r, const struct fs_report *rp)
 	jw_arr(&w, "intervals");
 	for (uint32_t i = 0; i < rp->niv; i++) {
 		struct agg a;
-		agg_init(&a);
-		agg_collect(&a, r, i);
-		uint64_t b0 = (uint64_t)i * r->interval_ns, b1 = b0 + r->interval_ns;
-		if (b1 > rp->run_ns)
-			b1 = rp->run_ns;
+		uint64_t end, ns = interval_agg(r, rp, i, &a, &end);
 		jw_obj(&w, NULL);
 		jw_u64(&w, "index", i + 1);
-		jw_u64(&w, "end_ns", b1);
+		jw_u64(&w, "end_ns", end);
 		jw_bool(&w, "warmup", i < rp->warm_iv);
-		emit_agg(&w, &a, b1 > b0 ? b1 - b0 : 0, 0, &rp->cpu[i], &rp->cpu[i + 1]);
+		emit_agg(&w, &a, ns, 0, &rp->cpu[i], &rp->cpu[i + 1]);
 		jw_obj_end(&w);
 		agg_free(&a);
 	}
@@ -1358,14 +1368,10 @@ static void report_normal(struct fs_run *r, const struct fs_report *rp)
 	       "read_ms", "write/s", "write_ms", "rd_MB/s", "wr_MB/s", "open/s", "cpu%", "sys%");
 	for (uint32_t i = 0; i < rp->niv; i++) {
 		struct agg a;
-		agg_init(&a);
-		agg_collect(&a, r, i);
-		uint64_t b0 = (uint64_t)i * r->interval_ns, b1 = b0 + r->interval_ns;
-		if (b1 > rp->run_ns)
-			b1 = rp->run_ns;
+		uint64_t end, ns = interval_agg(r, rp, i, &a, &end);
 		char label[32];
 		snprintf(label, sizeof(label), "%u%s", i + 1, i < rp->warm_iv ? "w" : "");
-		print_line(label, &a, b1 - b0, &rp->cpu[i], &rp->cpu[i + 1]);
+		print_line(label, &a, ns, &rp->cpu[i], &rp->cpu[i + 1]);
 		agg_free(&a);
 	}
 	struct agg tot;
