@@ -7977,6 +7977,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `engine_unavailable`: a file workload (postmark, vdbench) is checked with iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_campaign_api_v1_campaigns__campaign_id__get: {
@@ -10610,6 +10619,15 @@ export interface operations {
             };
             /** @description A field is invalid: `detail` lists each field and the reason */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `engine_unavailable`: a file workload (postmark, vdbench) is checked with iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
