@@ -114,8 +114,10 @@ def parse_only(spec: WorkloadSpec, *, at: str = "spec") -> dict[str, Any]:
                 check=False,
                 stdin=subprocess.DEVNULL,
             )
-        except subprocess.TimeoutExpired as exc:
-            raise EngineUnavailable(f"{ENGINE_NAME} --parse-only took over {PARSE_TIMEOUT_S:g} s") from exc
+        except subprocess.TimeoutExpired as exc:  # the text's doing as far as the caller can tell
+            raise Invalid(
+                f"{at}.{field}", f"the engine took over {PARSE_TIMEOUT_S:g} s to read it: simplify it"
+            ) from exc
     where = f"{at}.{field}"
     if proc.returncode == 2:
         raise Invalid(where, _engine_message(proc.stderr))

@@ -469,3 +469,15 @@ def test_facts_are_asked_before_queuing_at_a_runs_scale(client: TestClient, sess
         and session.scalar(select(func.count()).select_from(Workload).where(Workload.team_id == u.team.id))
         == 0
     )
+
+
+def test_an_engine_that_does_not_answer_in_time_is_a_422_at_the_text(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from backend.workload import facts
+
+    u = create_user(session)
+    monkeypatch.setattr(facts, "PARSE_TIMEOUT_S", 1e-6)
+    slow = {"kind": "vdbench", "vdbench": {"parameters": VDB + "\n* not seen before: not cached"}}
+    field, message = _field(_workload(client, u, slow))
+    assert field == "spec.vdbench.parameters" and "took over" in message
