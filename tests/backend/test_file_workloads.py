@@ -481,3 +481,20 @@ def test_an_engine_that_does_not_answer_in_time_is_a_422_at_the_text(
     slow = {"kind": "vdbench", "vdbench": {"parameters": VDB + "\n* not seen before: not cached"}}
     field, message = _field(_workload(client, u, slow))
     assert field == "spec.vdbench.parameters" and "took over" in message
+
+
+def test_a_saved_workload_the_engine_now_refuses_is_a_422_at_workload_id(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    r = _workload(client, u, {"kind": "vdbench", "vdbench": {"parameters": VDB}})
+    assert r.status_code == 201, r.text
+    row = session.get(Workload, uuid.UUID(r.json()["id"]))
+    assert row is not None
+    # as if saved under an engine that took a parameter today's refuses
+    row.spec = {**row.spec, "vdbench": {**row.spec["vdbench"], "parameters": VDB + "\nsd=sd1,lun=/dev/sda"}}
+    session.flush()
+    body = {"agent_id": str(a.agent.id), "target_path": "/srv/bench", "workload_id": r.json()["id"]}
+    field, message = _field(client.post("/api/v1/runs", json=body, headers=u.headers))
+    assert field == "workload_id" and message.startswith("the engine refuses the saved workload: "), message
