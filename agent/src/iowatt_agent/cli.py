@@ -265,7 +265,9 @@ def bench(
     With --meter: idle baseline, load, idle baseline, then energy and CO2 figures.
     The target gets the same safe options as a server's run (ADR 0009 §5): a directory gets a new
     data file, removed afterwards; an existing file is never extended; a block device is opened
-    read-only unless --destructive=1."""
+    read-only unless --destructive=1. --preset tpch takes --dbms, --scale-factor, --streams,
+    --query-timeout, --buffer-pool (docs/tpch.md); --preset heap-btree takes --records, --queries,
+    --heap-queries, --randseed, --cache-fraction, --structure, --check (docs/heap-btree.md)."""
     options = {
         "name": name,
         "rw": rw,
