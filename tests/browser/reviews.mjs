@@ -210,6 +210,7 @@ await run(
       "the reason for read only",
     );
     await page.getByTestId("new-version").waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
     await view("V2-decided");
   },
 );

@@ -30,17 +30,33 @@ def _candidate(i: int) -> dict[str, Any]:
     protection, count = protections[i // 3]
     return {
         "name": f"{model} {protection.upper()} ×{count}",
-        "device": {"model": model, "capacity_bytes": gb * 10**9, "unit_price": price, "afr": "0.0044", "media": "hdd"},
+        "device": {
+            "model": model,
+            "capacity_bytes": gb * 10**9,
+            "unit_price": price,
+            "afr": "0.0044",
+            "media": "hdd",
+        },
         "count": count,
         "protection": protection,
-        "performance": {"source": "published", "metric": "rps", "value": rps * count // 2, "reference": "seed 001"},
+        "performance": {
+            "source": "published",
+            "metric": "rps",
+            "value": rps * count // 2,
+            "reference": "seed 001",
+        },
         "power": {"idle_w": 4 + i % 3, "load_w": 8 + i % 3, "per": "drive", "reference": "datasheet"},
     }
 
 
 def test_review_built_decided_and_exported_in_chromium(live: Stack, tmp_path: Path) -> None:
     dist = Path(os.environ.get("IOWATT_FRONTEND_DIST") or Path(REPO) / "frontend" / "dist")
-    for need, fix in ((CHROMIUM, "apt-get install chromium"), (PLAYWRIGHT, "make deps-ui"), (dist / "index.html", "make ui")):
+    needs = (
+        (CHROMIUM, "apt-get install chromium"),
+        (PLAYWRIGHT, "make deps-ui"),
+        (dist / "index.html", "make ui"),
+    )
+    for need, fix in needs:
         assert Path(need).exists(), f"{need} is missing: {fix}"
     disk = tempfile.mkdtemp(prefix="iowatt-review-", dir="/var/tmp")
     try:
@@ -67,10 +83,13 @@ def test_review_built_decided_and_exported_in_chromium(live: Stack, tmp_path: Pa
             for i in range(9):
                 c = api.post(f"/reviews/{many}/candidates", json=_candidate(i))
                 assert c.status_code == 201, c.text
-        report = _node("tests/browser/reviews.mjs", live, tmp_path, IOWATT_REVIEW_RUN=run_id, IOWATT_REVIEW_MANY=many)
+        report = _node(
+            "tests/browser/reviews.mjs", live, tmp_path, IOWATT_REVIEW_RUN=run_id, IOWATT_REVIEW_MANY=many
+        )
         assert "reviews: " in report
 
-        text = " ".join("".join(p.extract_text() or "" for p in PdfReader(tmp_path / "review.pdf").pages).split())
+        pages = PdfReader(tmp_path / "review.pdf").pages
+        text = " ".join("".join(p.extract_text() or "" for p in pages).split())
         assert "Ranking" in text
         for name in ("ENT 15K R1", "ENT CAP R1", "Measured disk"):
             assert name in text, name

@@ -204,7 +204,7 @@ export function ReviewDetail() {
             places); GB = 10^9 bytes; a year = {review.hours_per_year.toLocaleString("en-US")} h.
           </p>
           <FiguresTable review={review} />
-          <div className="chart-grid">
+          <div className="chart-grid" style={{ gridTemplateColumns: "1fr 1fr" }}>
             <CostPerformanceScatter review={review} />
             <TcoBars review={review} />
           </div>

@@ -67,7 +67,7 @@ export function CandidatesTable({
             <th>Protection</th>
             <th>Unit price</th>
             <th>AFR</th>
-            <th>Embodied / drive</th>
+            <th>Embodied CO2e (set + replacements)</th>
             <th>Performance</th>
             <th>Power (set)</th>
             {actions && <th />}
@@ -94,7 +94,19 @@ export function CandidatesTable({
               <td>
                 {plain(c.embodied_kg, "kg CO2e")}
                 <br />
-                <small className="muted">{c.embodied_source ?? ""}</small>
+                <small
+                  className="muted"
+                  title={c.embodied_source ?? ""}
+                  style={{
+                    display: "inline-block",
+                    maxWidth: "16rem",
+                    overflow: "hidden",
+                    textOverflow: "ellipsis",
+                    whiteSpace: "nowrap",
+                  }}
+                >
+                  {c.embodied_source ?? ""}
+                </small>
               </td>
               <td>
                 {perfText(c.performance_value, c.performance_metric)}{" "}
@@ -142,7 +154,7 @@ export function figureRows(review: ReviewRead): Row[] {
   const cur = review.currency;
   const metric = review.candidates[0]?.performance_metric ?? "iops";
   const mixed = review.candidates.some((c) => c.performance_metric !== metric);
-  const perf = mixed ? "perf." : perfUnit(metric);
+  const perf = mixed ? "unit of performance" : perfUnit(metric);
   return [
     {
       testId: "drives",
@@ -201,7 +213,11 @@ export function figureRows(review: ReviewRead): Row[] {
       note: GB_NOTE,
       value: (c) => money(c.cost_per_gb_usable_per_iops, cur),
     },
-    { testId: "iops_per_w", label: `${perf} per watt`, value: (c) => plain(c.iops_per_w) },
+    {
+      testId: "iops_per_w",
+      label: `${mixed ? "Performance" : perf} per watt`,
+      value: (c) => plain(c.iops_per_w),
+    },
     { testId: "mb_s_per_w", label: "MB/s per watt", value: (c) => plain(c.mb_s_per_w) },
     {
       testId: "idle_load_w",
@@ -271,7 +287,21 @@ export function FiguresTable({ review }: { review: ReviewRead }) {
           <tr>
             <th>Figure</th>
             {review.candidates.map((c) => (
-              <th key={c.id}>{c.name}</th>
+              <th key={c.id}>
+                {c.name}
+                {c.validity.length > 0 && (
+                  <span
+                    className="validity-mark"
+                    title={c.validity.map((v) => v.message).join("\n")}
+                    data-testid="validity-mark"
+                    role="img"
+                    aria-label={c.validity.map((v) => v.message).join("; ")}
+                  >
+                    {" "}
+                    ⚠
+                  </span>
+                )}
+              </th>
             ))}
           </tr>
         </thead>

@@ -4,8 +4,6 @@ import {
   Bar,
   BarChart,
   CartesianGrid,
-  Cell,
-  LabelList,
   Legend,
   ResponsiveContainer,
   Scatter,
@@ -53,7 +51,7 @@ export function CostPerformanceScatter({ review }: { review: ReviewRead }) {
   return (
     <div className="chart" data-testid="cost-scatter">
       <h4>TCO against performance</h4>
-      <ResponsiveContainer width="100%" height={300}>
+      <ResponsiveContainer width="100%" height={340}>
         <ScatterChart margin={{ top: 16, right: 24, bottom: 24, left: 24 }}>
           <CartesianGrid strokeDasharray="3 3" />
           <XAxis
@@ -79,17 +77,22 @@ export function CostPerformanceScatter({ review }: { review: ReviewRead }) {
               offset: -12,
             }}
           />
-          <ZAxis range={[90, 90]} />
+          <ZAxis range={[110, 110]} />
           <Tooltip
             formatter={(v: unknown) => (typeof v === "number" ? sig3(v) : String(v))}
             labelFormatter={() => ""}
           />
-          <Scatter data={points} isAnimationActive={false}>
-            {points.map((p) => (
-              <Cell key={p.name} fill={p.color} />
-            ))}
-            <LabelList dataKey="name" position="top" style={{ fontSize: 12 }} />
-          </Scatter>
+          <Legend verticalAlign="bottom" wrapperStyle={{ paddingTop: 24 }} />
+          {/* one series per candidate: its colour and name in the key, never labels on top of each other */}
+          {points.map((p) => (
+            <Scatter
+              key={p.name}
+              name={p.name}
+              data={[p]}
+              fill={p.color}
+              isAnimationActive={false}
+            />
+          ))}
         </ScatterChart>
       </ResponsiveContainer>
       <p className="muted small">
@@ -107,15 +110,15 @@ export function TcoBars({ review }: { review: ReviewRead }) {
       <h4>
         TCO over {sig3(num(review.horizon_years) ?? 0)} years ({review.currency})
       </h4>
-      <ResponsiveContainer width="100%" height={300}>
-        <BarChart data={rows} margin={{ top: 16, right: 24, bottom: tilt ? 40 : 8, left: 24 }}>
+      <ResponsiveContainer width="100%" height={360}>
+        <BarChart data={rows} margin={{ top: 16, right: 24, bottom: 8, left: tilt ? 48 : 24 }}>
           <CartesianGrid strokeDasharray="3 3" />
           <XAxis
             dataKey="name"
             interval={0}
             angle={tilt ? -25 : 0}
             textAnchor={tilt ? "end" : "middle"}
-            height={tilt ? 70 : 30}
+            height={tilt ? 90 : 30}
           />
           <YAxis tickFormatter={tickNumber} />
           <Tooltip
