@@ -2,7 +2,7 @@
 // their fields, the new-run form's scale and directory-only targets, the workloads list.
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ValidityFlag } from "../../client/types";
+import type { RunRead, ValidityFlag } from "../../client/types";
 import { setToken } from "../../lib/auth";
 import { POSTMARK_DEFAULTS } from "../../lib/fileWorkload";
 import { NewRun } from "../../routes/NewRun";
@@ -10,6 +10,7 @@ import { Workloads } from "../../routes/Workloads";
 import { POSTMARK_SUMMARY, VDBENCH_INTERVALS, VDBENCH_SUMMARY } from "../../test/fileFixtures";
 import { policyAgent } from "../../test/fixtures";
 import { renderAt, stubApi } from "../../test/render";
+import { summaryLine } from "../Run/RunSummary";
 import { FileWorkloadForm } from "./FileWorkloadForm";
 import { FileWorkloadPanel } from "./FileWorkloadPanel";
 
@@ -146,6 +147,25 @@ describe("FileWorkloadPanel", () => {
     expect(screen.getByTestId("run-scale").textContent).toBe(
       `scale ×${VDBENCH_SUMMARY.scale ?? 1}`,
     );
+  });
+});
+
+describe("the run's summary line", () => {
+  it("leads a file run with its own rate and MB/s, not jobs[0]'s system calls", () => {
+    const run = {
+      workload: { kind: "postmark", jobs: [] },
+      jobs: [],
+      file_workload: POSTMARK_SUMMARY,
+      target_path: "/srv/bench",
+      device_name: null,
+      status: "succeeded",
+    } as unknown as RunRead;
+    const line = summaryLine(run, undefined);
+    expect(line.startsWith("PostMark on /srv/bench: 7.79k transactions/s, read ")).toBe(true);
+    expect(line).toContain("MB/s");
+    const vd = { ...run, workload: { kind: "vdbench", jobs: [] }, file_workload: VDBENCH_SUMMARY };
+    expect(summaryLine(vd as unknown as RunRead, undefined)).toContain("vdbench file set on /srv/bench: ");
+    expect(summaryLine(vd as unknown as RunRead, undefined)).toContain(" ops/s, read ");
   });
 });
 

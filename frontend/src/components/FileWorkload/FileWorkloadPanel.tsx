@@ -12,7 +12,6 @@ import {
   formatNs,
   formatPercent,
   formatThroughput,
-  sig3,
 } from "../../lib/format";
 import { GroupedBarChart } from "../charts/GroupedBarChart";
 import { MultiLineChart } from "../charts/MultiLineChart";
@@ -356,8 +355,8 @@ export function FileWorkloadPanel({
         </>
       )}
       <p className="small muted">
-        Bytes {sig3(s.read_bytes / 2 ** 20)} MiB read, {sig3(s.write_bytes / 2 ** 20)} MiB written
-        over {formatNs(s.elapsed_ns)}
+        {formatBytes(s.read_bytes)} read, {formatBytes(s.write_bytes)} written over{" "}
+        {formatNs(s.elapsed_ns)}
         {s.mode === "vdbench" ? " (measured intervals; the format is not counted)" : ""}.
       </p>
     </div>

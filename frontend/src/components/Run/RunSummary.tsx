@@ -1,7 +1,7 @@
 import type { components } from "../../client/schema";
 import type { JobSummary, RunRead } from "../../client/types";
 import { KIND_LABEL, kindOf, specOf } from "../../lib/fileWorkload";
-import { formatBytes, formatIops, formatNs, formatThroughput } from "../../lib/format";
+import { formatBytes, formatCount, formatIops, formatNs, formatThroughput } from "../../lib/format";
 
 export type RunSystem = components["schemas"]["RunSystem"];
 export type RunFlag = components["schemas"]["RunValidityFlag"];
@@ -46,6 +46,14 @@ export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
   const njobs = (run.workload.jobs ?? []).length;
   const what = kind === "block" ? `${njobs} job${njobs === 1 ? "" : "s"}` : KIND_LABEL[kind];
   const head = `${what} on ${where}${how ? ` (${how})` : ""}${cache ? `, ${cache}` : ""}${sys?.hostname ? `, host ${sys.hostname}` : ""}`;
+  const fw = run.file_workload;
+  if (fw) {
+    // a file workload's headline: its own rate (PostMark's transactions, vdbench's operations)
+    const rate = fw.postmark
+      ? `${formatCount(fw.postmark.transactions_per_s)} transactions/s`
+      : `${formatCount(fw.vdbench?.rate_total ?? 0)} ops/s`;
+    return `${head}: ${rate}, read ${formatThroughput(fw.read_bw_bytes)}, write ${formatThroughput(fw.write_bw_bytes)}`;
+  }
   if (run.jobs.length === 0) return `${head}: ${run.status}`;
   const shown = run.jobs.slice(0, 3).map((j) => `${j.name} ${jobHeadline(j)}`);
   const more = run.jobs.length > 3 ? `; +${run.jobs.length - 3} more jobs below` : "";

@@ -1,7 +1,7 @@
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { ViewColumn, ViewTable } from "../../queries/views";
-import { formatCell, headerSpans, shortLabel, ViewGrid } from "./ViewGrid";
+import { formatCell, headerSpans, noteShown, noteText, shortLabel, ViewGrid } from "./ViewGrid";
 
 function col(
   key: string,
@@ -96,6 +96,24 @@ describe("ViewGrid", () => {
     expect(formatCell(cell(0.94321, "×"), col("ratio", "Ratio", null, "ratio"), shown)).toBe(
       "0.943×",
     );
+    // a file set's scale keeps its digits; op/s and W as the seeds print them
+    expect(formatCell(cell(0.0001, "×"), col("scale", "Scale", null, "number", "×"), shown)).toBe(
+      "0.0001",
+    );
+    expect(formatCell(cell(49_832.345, "op/s"), col("r", "R", null, "number", "op/s"), {})).toBe(
+      "49,832.3",
+    );
+    expect(formatCell(cell(3600, "J"), col("e", "E", null, "number", "J"), { J: "Wh" })).toBe("1");
+  });
+
+  it("shows a cache-resident row's mark and estimated energy beside the figure", () => {
+    expect(noteShown("cache-resident: the file set fits", "text")).toBe(true);
+    expect(noteText("cache-resident: the file set fits")).toBe("⚠ cache-resident");
+    expect(noteShown("estimated (datasheet watts, no meter)", "number")).toBe(true);
+    expect(noteText("estimated (datasheet watts, no meter)")).toBe(
+      "estimated (datasheet watts, no meter)",
+    );
+    expect(noteShown("best pass", "number")).toBe(false);
   });
 
   it("puts Read and Write over their columns and shortens the labels under them", () => {

@@ -12,10 +12,22 @@ const DECIMALS: Record<string, number> = { "IO/s": 1, "op/s": 1, W: 1, "%": 1, t
 
 /** A cell note said beside the figure, not only on hover: ratios' notes and estimated energy. */
 export function noteShown(note: string | null | undefined, kind: ViewColumn["kind"]): boolean {
-  return !!note && (kind === "ratio" || /estimat/i.test(note));
+  return !!note && (kind === "ratio" || /estimat|cache-resident/i.test(note));
 }
+
+/** The note as shown under the figure: a cache-resident row's mark is short (the whole
+ * message is the cell's title), others as written. */
+export function noteText(note: string): string {
+  return /^cache-resident/i.test(note) ? "⚠ cache-resident" : note;
+}
+
+// A ratio or scale below 1 keeps three significant digits (a file set's scale 0.0001 is not "0").
 const decimals = (unit: string | null, v: number) =>
-  unit === "×" ? (Math.abs(v) >= 1 ? 2 : 3) : (DECIMALS[unit ?? ""] ?? 2);
+  unit === "×"
+    ? Math.abs(v) >= 1 || v === 0
+      ? 2
+      : Math.min(8, Math.max(3, 2 - Math.floor(Math.log10(Math.abs(v)))))
+    : (DECIMALS[unit ?? ""] ?? 2);
 
 /**
  * A figure in the seed's unit: the wire's base unit (cell.unit: B/s, ns, B) converted to the unit
@@ -196,7 +208,7 @@ export function ViewGrid({ table }: { table: ViewTable }) {
                               style={{ fontSize: "0.75rem" }}
                               data-testid="cell-note"
                             >
-                              {cell.note}
+                              {noteText(cell.note ?? "")}
                             </div>
                           ) : null}
                         </td>
