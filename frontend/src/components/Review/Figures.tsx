@@ -308,7 +308,7 @@ export function FiguresTable({ review }: { review: ReviewRead }) {
         <tbody>
           {rows.map((r) => (
             <tr key={r.testId} data-testid={`figure-${r.testId}`}>
-              <th scope="row">
+              <th scope="row" style={{ minWidth: "14rem" }}>
                 {r.label}
                 {r.note && (
                   <>

@@ -259,6 +259,48 @@ describe("review page", () => {
     expect(screen.queryByTestId("decision-form")).toBeNull();
   });
 
+  it("a member edits a candidate (the form starts from its inputs) and removes one", async () => {
+    const calls = stubApi({
+      "GET /api/v1/auth/me": () => ({ body: me("member") }),
+      "GET /api/v1/reviews/r1": () => ({ body: review() }),
+      "GET /api/v1/reviews/r1/comments": () => ({ body: [] }),
+      "PATCH /api/v1/reviews/r1/candidates/c1": () => ({ body: candidate() }),
+      "DELETE /api/v1/reviews/r1/candidates/c2": () => ({ status: 204, body: null }),
+    });
+    setToken("t");
+    page();
+    const edits = await screen.findAllByTestId("edit-candidate");
+    fireEvent.click(edits[0] as HTMLElement);
+    const price = document.getElementById("f-price") as HTMLInputElement;
+    expect(price.value).toBe("595.00");
+    expect((document.getElementById("f-capacity") as HTMLInputElement).value).toBe("600 GB");
+    fireEvent.change(price, { target: { value: "550" } });
+    fireEvent.click(screen.getByTestId("submit-candidate"));
+    await waitFor(() => expect(calls.some((c) => c.method === "PATCH")).toBe(true));
+    const body = calls.find((c) => c.method === "PATCH")?.body as {
+      device: object;
+      performance: object;
+    };
+    expect(body.device).toMatchObject({
+      unit_price: "550",
+      capacity_bytes: 600e9,
+      model: "ENT 15K",
+    });
+    expect(body.performance).toMatchObject({
+      source: "published",
+      value: "1250",
+      reference: "seed 001 Table 3",
+    });
+    const confirm = window.confirm;
+    window.confirm = () => true;
+    try {
+      fireEvent.click(screen.getAllByTestId("remove-candidate")[1] as HTMLElement);
+      await waitFor(() => expect(calls.some((c) => c.method === "DELETE")).toBe(true));
+    } finally {
+      window.confirm = confirm;
+    }
+  });
+
   it("a viewer reads only, and is told why", async () => {
     stub(review(), "viewer");
     page();
