@@ -2,6 +2,7 @@
 // labelled so, linked runs with their validity flags), every computed figure, the weighted
 // ranking, the sensitivity of the ranking, the energy per job and the report differences.
 import { Link } from "react-router-dom";
+import { formatEnergy } from "../../lib/format";
 import type { CandidateRead, ReviewRead } from "../../queries/reviews";
 import { CRITERIA } from "../../queries/reviews";
 import {
@@ -524,7 +525,10 @@ export function JobEnergy({ review }: { review: ReviewRead }) {
           <tr>
             <th>Candidate</th>
             {labels.map((l) => (
-              <th key={l}>{l}</th>
+              <th key={l}>
+                {l}
+                {x?.crossover === l && <small className="muted"> (crossover)</small>}
+              </th>
             ))}
           </tr>
         </thead>
@@ -539,7 +543,7 @@ export function JobEnergy({ review }: { review: ReviewRead }) {
                     key={l}
                     title={j ? `${plain(j.runtime_s, "s")} × ${plain(j.power_w, "W")}` : ""}
                   >
-                    {j ? plain(j.energy_j, "J") : "—"}
+                    {j ? formatEnergy(num(j.energy_j)) : "—"}
                   </td>
                 );
               })}

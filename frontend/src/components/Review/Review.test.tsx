@@ -6,7 +6,7 @@ import type { CandidateRead, ReviewRead } from "../../queries/reviews";
 import { ReviewDetail } from "../../routes/ReviewDetail";
 import { Reviews } from "../../routes/Reviews";
 import { renderAt, stubApi } from "../../test/render";
-import { figureRows } from "./Figures";
+import { Discrepancies, figureRows, JobEnergy } from "./Figures";
 import { scatterPoints, tcoRows } from "./ReviewCharts";
 import { decimalBytes, groupDigits, money, parseCapacity } from "./units";
 
@@ -374,5 +374,64 @@ describe("reviews list", () => {
     expect(rows[0]?.textContent).toContain("open");
     expect(screen.queryByTestId("new-review")).toBeNull();
     expect(calls.some((c) => c.path === "/api/v1/reviews")).toBe(true);
+  });
+});
+
+describe("seed tables on the page", () => {
+  it("energy per job per load level with the crossover (seed 000 Tables 3-5)", () => {
+    const jobs = (w: [string, string, string, string][]) =>
+      w.map(([label, runtime_s, power_w, energy_j]) => ({ label, runtime_s, power_w, energy_j }));
+    const r = review({
+      candidates: [
+        candidate({
+          name: "HDD",
+          job_energy: jobs([
+            ["Low", "15", "5.6", "84"],
+            ["High", "1800", "8", "14400"],
+          ]),
+        }),
+        candidate({
+          id: "c2",
+          name: "DRAM-SSD",
+          job_energy: jobs([
+            ["Low", "15", "30", "450"],
+            ["High", "400", "30", "12000"],
+          ]),
+        }),
+      ],
+      job_crossover: {
+        labels: ["Low", "High"],
+        winners: ["HDD", "DRAM-SSD"],
+        crossover: "High",
+        message: "HDD uses less energy per job at Low, DRAM-SSD from High on",
+      },
+    });
+    renderAt(<JobEnergy review={r} />);
+    const t = screen.getByTestId("job-energy").textContent ?? "";
+    expect(t).toContain("84 J");
+    expect(t).toContain("14.4 kJ");
+    expect(t).toContain("(crossover)");
+    expect(screen.getByTestId("job-crossover").textContent).toContain("DRAM-SSD from High on");
+  });
+
+  it("lists a report's figures that differ from the formulas, with the reason", () => {
+    const r = review({
+      candidates: [
+        candidate({
+          discrepancies: [
+            {
+              field: "cost_per_gb_usable",
+              reported: "0.99",
+              computed: "1.9833",
+              message: "equals the raw cost per GB: the mirror was ignored",
+            },
+          ],
+        }),
+      ],
+    });
+    renderAt(<Discrepancies review={r} />);
+    const t = screen.getByTestId("discrepancies").textContent ?? "";
+    expect(t).toContain("reported 0.99, computed 1.9833");
+    expect(t).toContain("the mirror was ignored");
   });
 });
