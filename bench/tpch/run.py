@@ -154,7 +154,7 @@ def table(records: list[dict[str, Any]]) -> str:
         ans = t["answers"]
         out.append(
             f"| {' '.join((t.get('dbms_version') or t['dbms']).split()[:2])} | {tgt} "
-            f"| {t['scale_factor']} | {t['streams']} | {fmt(t['load_s'])} | {fmt(power_s)} "
+            f"| {t['scale_factor']:g} | {t['streams']} | {fmt(t['load_s'])} | {fmt(power_s)} "
             f"| {fmt(t['throughput_s'])} | {fmt(t['power_at_size'], 0)} | {fmt(t['throughput_at_size'], 0)} "
             f"| {fmt(t['qphh_at_size'], 0)} | {slow} | {fast} | {ans['ok']}/{ans['checked']} | {load} |"
         )
