@@ -73,6 +73,24 @@ describe("compareBarCharts", () => {
     expect(charts.map((c) => c.log)).toEqual([false, false, true]);
   });
 
+  it("titles file workloads' rates as operation rates in op/s", () => {
+    const cmp = comparison(
+      [run("aaaaaaaa", "a"), run("bbbbbbbb", "b")],
+      ["create", "read"].map((name) => ({
+        name,
+        metrics: [
+          metric("rate_per_s", "Operation rate", "op/s", [202, 588], {
+            kind: "iops",
+            better: "higher",
+          }),
+        ],
+      })),
+    );
+    const [rates] = compareBarCharts(cmp);
+    expect([rates?.title, rates?.unit]).toEqual(["Operation rate", "op/s"]);
+    expect(rates?.rows.map((r) => r.category)).toEqual(["create", "read"]);
+  });
+
   it("builds one chart per headline metric in display units, one series per column", () => {
     const cmp = comparison(
       [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")],

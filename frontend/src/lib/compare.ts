@@ -92,18 +92,21 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
   const series = seriesOf(cmp);
   const out: BarChartData[] = [];
   for (const { kind, title, shows } of HEADLINES) {
-    const picked: { category: string; values: (number | null)[] }[] = [];
+    const picked: { category: string; values: (number | null)[]; unit: string }[] = [];
     for (const job of cmp.jobs) {
       const metrics = job.metrics.filter((m) => shows(m) && m.values.some((v) => v !== null));
       for (const m of metrics) {
         picked.push({
           category: metrics.length > 1 ? `${job.name} ${side(m)}` : job.name,
           values: m.values,
+          unit: m.unit,
         });
       }
     }
     if (picked.length === 0) continue;
-    let unit = "IOPS";
+    // file workloads (PostMark, vdbench): their rates are operations per second, not I/Os
+    const fileOps = kind === "iops" && picked.every((p) => p.unit === "op/s");
+    let unit = fileOps ? "op/s" : "IOPS";
     let scale = (v: number) => v;
     if (kind === "throughput") {
       unit = "MB/s";
@@ -115,7 +118,7 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
     }
     out.push({
       kind,
-      title,
+      title: fileOps ? "Operation rate" : title,
       unit,
       rows: picked.map((p) => rowOf(p.category, p.values, scale)),
       series,

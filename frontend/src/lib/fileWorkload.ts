@@ -60,7 +60,6 @@ export function factsOf(spec: unknown): FileFacts | null {
 export function presetSeed(name: string): string | null {
   if (name.startsWith("postmark-")) return "seed 000 (PostMark, Table 1)";
   if (name.startsWith("vdbench-")) return "seed 001 (vdbench file sets)";
-  if (name.startsWith("crystaldiskmark")) return "seed 003 (CrystalDiskMark)";
   return null;
 }
 

@@ -164,6 +164,9 @@ export function Compare() {
   const data = q.data;
   const labels = data ? columnLabels(data) : [];
   const runNames = data ? runLabels(data.runs) : [];
+  // file workloads have no latency histograms or per-second samples: their figures are per
+  // operation (the table) and per interval (each run's page)
+  const fileRuns = !!data && data.runs.length > 0 && data.runs.every((r) => r.file_workload);
   const runLabel = (id: string) =>
     runNames[data?.runs.findIndex((r) => r.id === id) ?? -1] ?? id.slice(0, 8);
   const jobNames = data?.jobs.map((j) => j.name) ?? [];
@@ -394,12 +397,12 @@ export function Compare() {
               )}
               {show("sweep") && <SweepCharts data={data} />}
               <div className="chart-grid">
-                {show("latency") && job && (
+                {show("latency") && job && !fileRuns && (
                   <LazyMount minHeight={360}>
                     <LatencyChart data={data} state={state} job={job} />
                   </LazyMount>
                 )}
-                {show("series") && job && (
+                {show("series") && job && !fileRuns && (
                   <div>
                     <LazyMount minHeight={360}>
                       <SeriesChart data={data} job={job} metric={state.seriesMetric} />
