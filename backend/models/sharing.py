@@ -8,7 +8,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.models.base import Base, created_at, uuid_pk
 
-SHARE_KINDS = ("run", "comparison", "campaign")
+SHARE_KINDS = ("run", "comparison", "campaign", "review")
 
 
 class ShareLink(Base):
@@ -19,7 +19,7 @@ class ShareLink(Base):
     so what was deleted since is gone from it too. Revoked or expired: 404."""
 
     __tablename__ = "share_links"
-    __table_args__ = (CheckConstraint("kind IN ('run', 'comparison', 'campaign')", name="kind"),)
+    __table_args__ = (CheckConstraint("kind IN ('run', 'comparison', 'campaign', 'review')", name="kind"),)
     id: Mapped[uuid.UUID] = uuid_pk()
     team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
     kind: Mapped[str] = mapped_column(String(20))

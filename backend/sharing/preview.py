@@ -7,7 +7,7 @@ import html
 import io
 from typing import Any
 
-from backend.sharing.schemas import SharedComparison, SharedView
+from backend.sharing.schemas import SharedComparison, SharedReview, SharedView
 
 WIDTH_PX, HEIGHT_PX, DPI = 1200, 630, 100
 MAX_BARS = 12
@@ -69,6 +69,8 @@ def headline(v: SharedView) -> tuple[str, list[tuple[str, float, bool]], str] | 
 def title_of(v: SharedView) -> str:
     if v.title:
         return v.title
+    if v.kind == "review":
+        return f"Review {v.review.name} (version {v.review.version})" if v.review else "Review"
     if v.kind == "campaign" and v.campaign is not None:
         return f"Campaign {v.campaign.name}"
     if v.kind == "run" and v.comparison is not None and v.comparison.runs:
@@ -77,8 +79,27 @@ def title_of(v: SharedView) -> str:
     return f"Comparison of {n} run{'s' if n != 1 else ''}"
 
 
+def review_state(r: SharedReview) -> str:
+    """ "Decided: X" or "Not decided yet", as the page says it."""
+    if r.decision is not None:
+        return f"Decided: {r.decision.candidate_name} on {r.decision.decided_at:%Y-%m-%d}"
+    return "Not decided yet"
+
+
+def _review_description(v: SharedView, shared: str) -> str:
+    r = v.review
+    if r is None:
+        return f"{shared} The review of this link was deleted."
+    ranking = "; ".join(f"{x.rank}. {x.name} ({_fmt(float(x.score))})" for x in r.ranking[:5])
+    more = f" (+{len(r.ranking) - 5} more)" if len(r.ranking) > 5 else ""
+    ranked = f" Ranking (score, 1 = best): {ranking}{more}." if ranking else " No candidates yet."
+    return f"{review_state(r)}.{ranked} {r.currency}, {_fmt(float(r.horizon_years))} years. {shared}"
+
+
 def description_of(v: SharedView) -> str:
     shared = f"Shared by {v.team_name} on {v.created_at:%Y-%m-%d}."
+    if v.kind == "review":
+        return _review_description(v, shared)
     h = headline(v)
     if h is None:
         if v.comparison is None:
@@ -163,7 +184,9 @@ def render_png(v: SharedView) -> bytes:
         color="#6b7280",
     )
     h = headline(v)
-    if h is None:
+    if v.kind == "review":
+        _review_bars(fig, v.review)
+    elif h is None:
         msg = (
             "The runs of this link were deleted."
             if v.comparison is None
@@ -190,6 +213,39 @@ def render_png(v: SharedView) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
     return buf.getvalue()
+
+
+def _review_bars(fig: Any, r: SharedReview | None) -> None:
+    """A review's weighted ranking as bars (score, 1 = best), the chosen candidate green, the
+    state (decided or not yet) as the chart's title."""
+    if r is None or not r.ranking:
+        msg = "The review of this link was deleted." if r is None else "No candidates to rank yet."
+        fig.text(0.5, 0.45, msg, fontsize=18, ha="center", color="#374151")
+        return
+    chosen = r.decision.candidate_id if r.decision else None
+    shown = r.ranking[:MAX_BARS]
+    ax: Any = fig.add_axes((0.30, 0.10, 0.62, 0.70))
+    labels = [
+        f"{x.rank}. {_clip(x.name, 36)}" + (" (chosen)" if x.candidate_id == chosen else "") for x in shown
+    ][::-1]
+    values = [float(x.score) for x in shown][::-1]
+    colors = ["#16a34a" if x.candidate_id == chosen else "#2563eb" for x in shown][::-1]
+    bars = ax.barh(labels, values, color=colors)
+    title = f"{review_state(r)} · weighted score, 1 = best"
+    ax.set_title(_clip(title, 90), loc="left", fontsize=14, color="#111827")
+    ax.bar_label(bars, labels=[f"{x:.3f}" for x in values], padding=4, fontsize=11)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.tick_params(labelsize=11)
+    ax.set_xlim(0, max(1.0, max(values)) * 1.15)
+    if len(r.ranking) > MAX_BARS:
+        fig.text(
+            0.97,
+            0.03,
+            f"+{len(r.ranking) - MAX_BARS} more candidates",
+            ha="right",
+            fontsize=10,
+            color="#6b7280",
+        )
 
 
 def _clip(text: str, n: int) -> str:

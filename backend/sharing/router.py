@@ -28,8 +28,8 @@ def _page_url(token: str) -> str:
 
 @router.post("/share-links", response_model=ShareLinkCreated, status_code=status.HTTP_201_CREATED)
 def create_share_link(body: ShareLinkCreate, principal: UserDep, session: SessionDep) -> ShareLinkCreated:
-    """A read-only link to a run, a comparison (its runs, baseline, grouping and view options) or a
-    campaign; members of the target's team. The URL is shown once."""
+    """A read-only link to a run, a comparison (its runs, baseline, grouping and view options), a
+    campaign or a procurement review; members of the target's team. The URL is shown once."""
     link, raw = service.create(session, principal=principal, body=body)
     return ShareLinkCreated(id=link.id, url=_page_url(raw), expires_at=link.expires_at)
 
@@ -77,7 +77,7 @@ def shared_view(token: TokenParam, session: SessionDep) -> SharedView:
     response_class=Response,
 )
 def shared_csv(token: TokenParam, session: SessionDep) -> Response:
-    """What the shared page shows as the compare page's CSV."""
+    """What the shared page shows as the compare page's CSV (a review: one row per candidate)."""
     frozen = service.view(session, link=service.open_link(session, token=token))
     return Response(
         service.to_csv(frozen),

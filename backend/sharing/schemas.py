@@ -2,6 +2,7 @@
 
 import uuid
 from datetime import datetime
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import AwareDatetime, Field
@@ -19,10 +20,17 @@ from backend.compare.schemas import (
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
 from backend.power.schemas import EnergyRead
+from backend.review.schemas import (
+    CandidateRead,
+    FormulaRead,
+    JobCrossover,
+    RankRow,
+    SensitivityRow,
+)
 from backend.run.schemas import JobSummary, PassSummary
 from backend.workload.schemas import StoredWorkloadSpec
 
-ShareKind = Literal["run", "comparison", "campaign"]
+ShareKind = Literal["run", "comparison", "campaign", "review"]
 ChartKind = Literal["bars", "sweep", "latency", "series", "energy"]
 ALL_CHARTS: tuple[ChartKind, ...] = ("bars", "sweep", "latency", "series", "energy")
 TableLayout = Literal["auto", "metrics", "runs"]
@@ -51,7 +59,8 @@ class ComparisonTarget(InputSchema):
 class ShareLinkCreate(InputSchema):
     kind: ShareKind
     target: uuid.UUID | ComparisonTarget = Field(
-        description="run and campaign: its id; comparison: the runs, baseline, grouping and view options"
+        description="run, campaign and review: its id; comparison: the runs, baseline, grouping and "
+        "view options"
     )
     expires_at: AwareDatetime | None = Field(None, description="UTC; null: until revoked")
     title: str = Field("", max_length=300)
@@ -139,6 +148,49 @@ class SharedCampaign(OutputSchema):
     done: bool
 
 
+class SharedDecision(OutputSchema):
+    candidate_id: uuid.UUID
+    candidate_name: str
+    decided_by_name: str
+    decided_at: datetime
+    reason: str
+
+
+class SharedReview(OutputSchema):
+    """A procurement review as a link shows it (backend/review ReviewRead without the team's,
+    environment's and users' ids): decided, the figures frozen at its decision; undecided, its
+    figures computed now (`decided` false: the page says "not decided yet")."""
+
+    id: uuid.UUID
+    name: str
+    question: str
+    currency: str
+    horizon_years: Decimal
+    duty_cycle: Decimal
+    tariff_per_kwh: Decimal
+    tariff_source: str
+    grid_g_per_kwh: Decimal
+    grid_source: str
+    pue: Decimal
+    weights: dict[str, Decimal]
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    decided: bool = Field(description="true: the figures are the decision's frozen snapshot")
+    decision: SharedDecision | None
+    hours_per_year: int
+    gb_bytes: int = Field(description="GB = 10^9 bytes in every cost per GB")
+    candidates: list[CandidateRead] = Field(
+        description="every figure; `device_id` is always null (not shared)"
+    )
+    ranking: list[RankRow]
+    normalisation: str
+    leader: str | None
+    sensitivity: list[SensitivityRow]
+    job_crossover: JobCrossover | None
+    methodology: list[FormulaRead]
+
+
 class SharedView(OutputSchema):
     """What a share link shows, read live for the frozen target: what was deleted since is absent
     (`runs_deleted` says how many of the frozen runs)."""
@@ -158,3 +210,6 @@ class SharedView(OutputSchema):
         "column keys as in `comparison`); null when that chart is off or there is nothing to draw"
     )
     campaign: SharedCampaign | None
+    review: SharedReview | None = Field(
+        description="kind review: the review (null when it was deleted); other kinds: null"
+    )

@@ -1,11 +1,13 @@
-"""Share links (issue 13): a member freezes a run, a comparison or a campaign; anyone holding the
-link reads that view, live, and nothing else of the team; the creator or an admin revokes it.
+"""Share links (issue 13): a member freezes a run, a comparison, a campaign or a procurement review
+(issue 16); anyone holding the link reads that view, live, and nothing else of the team; the
+creator or an admin revokes it.
 
 The view is built by the compare and run services' public functions, called as a read-only viewer
 of the link's team, for the frozen ids that still exist (what was deleted is absent). What a shared
 view hides and why: docs/adr/0018-share-previews.md."""
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,8 @@ from backend.errors import AppError, Conflict, Forbidden, Invalid, NotFound
 from backend.kit.security import new_token, token_hash
 from backend.kit.time import utcnow
 from backend.models import Role, ShareLink
+from backend.review import service as review_service
+from backend.review.schemas import ReviewRead
 from backend.sharing import repository
 from backend.sharing.schemas import (
     MAX_SHARED_RUNS,
@@ -28,6 +32,7 @@ from backend.sharing.schemas import (
     SharedCampaign,
     SharedComparison,
     SharedOptions,
+    SharedReview,
     SharedRun,
     SharedView,
     ShareLinkCreate,
@@ -84,6 +89,12 @@ def _team_of_target(
         if team is None:
             raise Invalid("target", "no such run in your teams")
         return team, {"run": str(body.target)}
+    if body.kind == "review":
+        try:
+            review = review_service.get(session, principal=principal, review_id=body.target)
+        except NotFound as exc:
+            raise Invalid("target", "no such review in your teams") from exc
+        return review.team_id, {"review": str(body.target)}
     try:
         campaign = campaign_service.get(session, principal=principal, campaign_id=body.target)
     except NotFound as exc:
@@ -201,6 +212,7 @@ class Frozen:
 
     view: SharedView
     comparison: Comparison | None
+    review: ReviewRead | None = None
 
 
 def _scrubber(paths: set[str]) -> Any:
@@ -292,11 +304,57 @@ def _latency(
     )
 
 
+# An absolute path in a run's text ("rand on host:/srv/x", a validity message): not a URL's "//",
+# not inside a word or a unit ("MB/s", "I/O")
+PATH = re.compile(r"(?<![\w./])/(?!/)[^\s,;()'\"]+")
+
+
+def _shared_review(
+    session: Session, reader: UserPrincipal, link: ShareLink
+) -> tuple[SharedReview, ReviewRead] | None:
+    """The review of a link as the review service reads it (decided: the snapshot frozen at its
+    decision; undecided: computed now), without the team's, environment's and users' ids, and the
+    paths in the linked runs' text as `target-N`; None when the review was deleted. Paths are
+    found in the text itself, not from the runs, so a decided review's answer stays the same
+    when its runs are deleted later."""
+    try:
+        read = review_service.read(session, principal=reader, review_id=uuid.UUID(str(link.target["review"])))
+    except NotFound:
+        return None
+    data = read.model_dump(mode="json")
+    alias: dict[str, str] = {}
+
+    def scrub(text: str | None) -> str | None:
+        if text is None:
+            return None
+        return PATH.sub(lambda m: alias.setdefault(m.group(0), f"target-{len(alias) + 1}"), text)
+
+    for c in data["candidates"]:
+        c["device_id"] = None
+        if c["performance_source"] != "published":
+            c["performance_reference"] = scrub(c["performance_reference"])
+            c["power_reference"] = scrub(c["power_reference"])
+            for note in c["validity"]:
+                note["message"] = scrub(note["message"])
+    d = data["decision"]
+    shared = SharedReview.model_validate(
+        {
+            **data,
+            "decided": d is not None,
+            "decision": None if d is None else {k: v for k, v in d.items() if k != "decided_by"},
+        }
+    )
+    return shared, ReviewRead.model_validate(data)
+
+
 def view(session: Session, *, link: ShareLink) -> Frozen:
-    """The link's frozen view, read now: the compare service for the frozen runs that still exist."""
+    """The link's frozen view, read now: the compare service for the frozen runs that still exist
+    (a review: the review service's read of it)."""
     reader = UserPrincipal(
         user_id=link.created_by or uuid.UUID(int=0), roles={link.team_id: Role.viewer}, scope="read"
     )
+    if link.kind == "review":
+        return _review_view(session, reader, link)
     campaign: SharedCampaign | None = None
     if link.kind == "comparison":
         opts = ComparisonTarget.model_validate(link.target)
@@ -364,12 +422,47 @@ def view(session: Session, *, link: ShareLink) -> Frozen:
         comparison=shared,
         latency=latency,
         campaign=campaign,
+        review=None,
     )
     return Frozen(view=v, comparison=comparison)
 
 
+def _review_view(session: Session, reader: UserPrincipal, link: ShareLink) -> Frozen:
+    found = _shared_review(session, reader, link)
+    names = repository.user_names(session, {link.created_by} if link.created_by else set())
+    v = SharedView(
+        kind=link.kind,
+        title=link.title,
+        team_name=repository.team_name(session, link.team_id),
+        shared_by=names.get(link.created_by) if link.created_by else None,
+        created_at=link.created_at,
+        expires_at=link.expires_at,
+        options=SharedOptions(
+            group_by=RUN_OPTIONS.group_by,
+            fingerprint=RUN_OPTIONS.fingerprint,
+            force=RUN_OPTIONS.force,
+            job=None,
+            charts=[],
+            table=RUN_OPTIONS.table,
+            series_metric=RUN_OPTIONS.series_metric,
+        ),
+        runs_total=0,
+        runs_deleted=0,
+        comparison=None,
+        latency=None,
+        campaign=None,
+        review=found[0] if found else None,
+    )
+    return Frozen(view=v, comparison=None, review=found[1] if found else None)
+
+
 def to_csv(frozen: Frozen) -> str:
-    """The shown comparison as the compare page's CSV (backend/compare to_csv), or a header only."""
+    """The shown comparison as the compare page's CSV (backend/compare to_csv), or a header only;
+    a review: the review's CSV (one row per candidate, backend/review to_csv)."""
+    if frozen.view.kind == "review":
+        if frozen.review is None:
+            return ",".join(review_service.CSV_COLUMNS) + "\r\n"
+        return review_service.to_csv(frozen.review)
     if frozen.comparison is None:
         return "job,metric,unit,better\r\n"
     return compare_service.to_csv(frozen.comparison)

@@ -1112,8 +1112,8 @@ export interface paths {
         put?: never;
         /**
          * Create Share Link
-         * @description A read-only link to a run, a comparison (its runs, baseline, grouping and view options) or a
-         *     campaign; members of the target's team. The URL is shown once.
+         * @description A read-only link to a run, a comparison (its runs, baseline, grouping and view options), a
+         *     campaign or a procurement review; members of the target's team. The URL is shown once.
          */
         post: operations["create_share_link_api_v1_share_links_post"];
         delete?: never;
@@ -1172,7 +1172,7 @@ export interface paths {
         };
         /**
          * Shared Csv
-         * @description What the shared page shows as the compare page's CSV.
+         * @description What the shared page shows as the compare page's CSV (a review: one row per candidate).
          */
         get: operations["shared_csv_api_v1_shared__token__export_csv_get"];
         put?: never;
@@ -5412,10 +5412,10 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "run" | "comparison" | "campaign";
+            kind: "run" | "comparison" | "campaign" | "review";
             /**
              * Target
-             * @description run and campaign: its id; comparison: the runs, baseline, grouping and view options
+             * @description run, campaign and review: its id; comparison: the runs, baseline, grouping and view options
              */
             target: string | components["schemas"]["ComparisonTarget"];
             /**
@@ -5474,7 +5474,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "run" | "comparison" | "campaign";
+            kind: "run" | "comparison" | "campaign" | "review";
             /** Last Viewed At */
             last_viewed_at: string | null;
             /** Revoked At */
@@ -5545,6 +5545,25 @@ export interface components {
                 [key: string]: components["schemas"]["ValidityFlag"][];
             };
         };
+        /** SharedDecision */
+        SharedDecision: {
+            /**
+             * Candidate Id
+             * Format: uuid
+             */
+            candidate_id: string;
+            /** Candidate Name */
+            candidate_name: string;
+            /**
+             * Decided At
+             * Format: date-time
+             */
+            decided_at: string;
+            /** Decided By Name */
+            decided_by_name: string;
+            /** Reason */
+            reason: string;
+        };
         /**
          * SharedOptions
          * @description The view options frozen with the link (a comparison's page state).
@@ -5576,6 +5595,84 @@ export interface components {
              * @enum {string}
              */
             table: "auto" | "metrics" | "runs";
+        };
+        /**
+         * SharedReview
+         * @description A procurement review as a link shows it (backend/review ReviewRead without the team's,
+         *     environment's and users' ids): decided, the figures frozen at its decision; undecided, its
+         *     figures computed now (`decided` false: the page says "not decided yet").
+         */
+        SharedReview: {
+            /**
+             * Candidates
+             * @description every figure; `device_id` is always null (not shared)
+             */
+            candidates: components["schemas"]["CandidateRead"][];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Currency */
+            currency: string;
+            /**
+             * Decided
+             * @description true: the figures are the decision's frozen snapshot
+             */
+            decided: boolean;
+            decision: components["schemas"]["SharedDecision"] | null;
+            /** Duty Cycle */
+            duty_cycle: string;
+            /**
+             * Gb Bytes
+             * @description GB = 10^9 bytes in every cost per GB
+             */
+            gb_bytes: number;
+            /** Grid G Per Kwh */
+            grid_g_per_kwh: string;
+            /** Grid Source */
+            grid_source: string;
+            /** Horizon Years */
+            horizon_years: string;
+            /** Hours Per Year */
+            hours_per_year: number;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            job_crossover: components["schemas"]["JobCrossover"] | null;
+            /** Leader */
+            leader: string | null;
+            /** Methodology */
+            methodology: components["schemas"]["FormulaRead"][];
+            /** Name */
+            name: string;
+            /** Normalisation */
+            normalisation: string;
+            /** Pue */
+            pue: string;
+            /** Question */
+            question: string;
+            /** Ranking */
+            ranking: components["schemas"]["RankRow"][];
+            /** Sensitivity */
+            sensitivity: components["schemas"]["SensitivityRow"][];
+            /** Tariff Per Kwh */
+            tariff_per_kwh: string;
+            /** Tariff Source */
+            tariff_source: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Version */
+            version: number;
+            /** Weights */
+            weights: {
+                [key: string]: string;
+            };
         };
         /**
          * SharedRun
@@ -5631,10 +5728,12 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "run" | "comparison" | "campaign";
+            kind: "run" | "comparison" | "campaign" | "review";
             /** @description the latency-percentile curves of the frozen job (the compare page's latency chart, column keys as in `comparison`); null when that chart is off or there is nothing to draw */
             latency: components["schemas"]["LatencyCurves"] | null;
             options: components["schemas"]["SharedOptions"];
+            /** @description kind review: the review (null when it was deleted); other kinds: null */
+            review: components["schemas"]["SharedReview"] | null;
             /**
              * Runs Deleted
              * @description of those, how many were deleted since

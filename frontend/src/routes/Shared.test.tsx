@@ -59,6 +59,7 @@ function view(over: Partial<SharedView> = {}): SharedView {
     comparison: { ...cmp, runs } as SharedView["comparison"],
     latency: null,
     campaign: null,
+    review: null,
     ...over,
   };
 }

@@ -11,6 +11,7 @@ import { autoLayout, MetricTable } from "../components/Compare/CompareTable";
 import { EnergyCompare } from "../components/Compare/EnergyCompare";
 import { MultiLineChart } from "../components/charts/MultiLineChart";
 import { StatusBadge } from "../components/Run/StatusBadge";
+import { SharedReview } from "../components/Share/SharedReview";
 import { columnLabels, runLabels } from "../lib/compare";
 import { ApiError, errorMessage } from "../lib/errors";
 import { latencyChart, ninesLabel } from "../lib/latency";
@@ -39,6 +40,8 @@ function formatDay(iso: string): string {
 
 function titleOf(v: SharedView): string {
   if (v.title) return v.title;
+  if (v.kind === "review")
+    return v.review ? `Review ${v.review.name} (version ${v.review.version})` : "Review";
   if (v.kind === "campaign" && v.campaign) return `Campaign ${v.campaign.name}`;
   if (v.kind === "run" && v.comparison?.runs[0]) return v.comparison.runs[0].name;
   const n = v.comparison?.runs.length ?? 0;
@@ -274,7 +277,11 @@ export function Shared() {
                 {deletedNote(q.data)}
               </div>
             )}
-            <Frozen view={q.data} />
+            {q.data.kind === "review" ? (
+              <SharedReview review={q.data.review} />
+            ) : (
+              <Frozen view={q.data} />
+            )}
           </section>
         )}
       </main>

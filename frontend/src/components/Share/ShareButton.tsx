@@ -4,10 +4,11 @@ import { useCan } from "../../lib/role";
 import { type ComparisonTarget, createShareLink } from "../../queries/sharing";
 import { Command } from "../Secret";
 
-/** What a link freezes: a run or a campaign by id, a comparison with its whole page state. */
+/** What a link freezes: a run, a campaign or a review by id, a comparison with its page state. */
 export type ShareTarget =
   | { kind: "run"; target: string }
   | { kind: "campaign"; target: string }
+  | { kind: "review"; target: string }
   | { kind: "comparison"; target: ComparisonTarget };
 
 const EXPIRY: { label: string; days: number | null }[] = [
@@ -112,7 +113,11 @@ function ShareDialog({
               A read-only link to exactly this view
               {share.kind === "comparison" ? " (runs, baseline, grouping and charts)" : ""}. Anyone
               with the link sees it without signing in, and nothing else of the team; runs deleted
-              later disappear from it. Revoke it any time under Shared links.
+              later disappear from it
+              {share.kind === "review"
+                ? " (a decided review keeps the figures it was decided on)"
+                : ""}
+              . Revoke it any time under Shared links.
             </p>
             {warning && (
               <p className="alert alert-warn small" data-testid="share-warning">
