@@ -198,6 +198,11 @@ export function ReviewDetail() {
           <p className="muted small">{review.normalisation}</p>
           <RankingTable review={review} />
           {!decided && atLeast(role, "admin") && <DecisionForm review={review} />}
+          {!decided && !atLeast(role, "admin") && (
+            <p className="muted small" data-testid="decide-note">
+              Not decided yet: an admin of the team decides, which freezes the review.
+            </p>
+          )}
           <h2>Figures</h2>
           <p className="muted small">
             Money in {review.currency} exactly as computed (totals to the minor unit, rates to 4

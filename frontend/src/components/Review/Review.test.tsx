@@ -257,6 +257,7 @@ describe("review page", () => {
     // a member edits but does not decide
     expect(screen.getByTestId("add-candidate")).toBeTruthy();
     expect(screen.queryByTestId("decision-form")).toBeNull();
+    expect(screen.getByTestId("decide-note").textContent).toContain("an admin");
   });
 
   it("a member edits a candidate (the form starts from its inputs) and removes one", async () => {
