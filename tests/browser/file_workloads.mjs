@@ -1,0 +1,264 @@
+// File workloads in the web UI at 1440×900 (issue 14), against a running server with real runs
+// of the file presets: the workloads list (kinds, seeds, file sets) and vdbench-big's page (its
+// parameter file, the file set at its scale and at full size), a custom PostMark workload whose
+// server 422 lands beside the field, New run with a scale (the file set as typed, directory
+// targets only, no shorten), the run page of a PostMark and of a vdbench run (operations, report,
+// per-interval charts, scale, cache_resident beside the figures), the two seed views with 2 and
+// 8+ runs, and compare of two PostMark and two vdbench runs. No page wider than the window.
+//
+//   IOWATT_URL=... IOWATT_EMAIL=... IOWATT_PASSWORD=... IOWATT_ARTIFACTS=DIR \
+//   IOWATT_FILE_PM=<9 postmark run ids> IOWATT_FILE_VD=<8 vdbench run ids> \
+//   IOWATT_FILE_PM2=<2 postmark ids> IOWATT_FILE_VD2=<2 vdbench ids> \
+//   IOWATT_FILE_PM_TRANSACTIONS=<the first postmark run's transactions> \
+//   node tests/browser/file_workloads.mjs
+//
+// tests/browser/test_file_workloads.py runs it. Screenshots U-*.png go to IOWATT_ARTIFACTS.
+import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+
+const ids = (name) => (process.env[name] ?? "").split(",").filter(Boolean);
+const PM = ids("IOWATT_FILE_PM");
+const VD = ids("IOWATT_FILE_VD");
+const PM2 = ids("IOWATT_FILE_PM2");
+const VD2 = ids("IOWATT_FILE_VD2");
+const PM_TX = process.env.IOWATT_FILE_PM_TRANSACTIONS ?? "";
+const PM_LIKE = ids("IOWATT_FILE_PM_LIKE");
+const VD_LIKE = ids("IOWATT_FILE_VD_LIKE");
+const VD_RUN = process.env.IOWATT_FILE_VD_RUN ?? "";
+
+needs(
+  "file_workloads",
+  PM.length >= 8 &&
+    VD.length >= 8 &&
+    PM2.length === 2 &&
+    VD2.length === 2 &&
+    PM_LIKE.length === 2 &&
+    VD_LIKE.length === 2 &&
+    VD_RUN &&
+    PM_TX,
+  "IOWATT_FILE_PM, IOWATT_FILE_VD (8+ each), IOWATT_FILE_PM2, IOWATT_FILE_VD2, IOWATT_FILE_PM_LIKE, IOWATT_FILE_VD_LIKE, IOWATT_FILE_VD_RUN, IOWATT_FILE_PM_TRANSACTIONS",
+);
+const { page, run, shot, login, done } = await openBrowser("file_workloads");
+
+/** Every chart's plot area on the page is at least 200 px high; at least `count` of them. */
+async function plotsAtLeast200(count) {
+  await page.waitForTimeout(300); // ResponsiveContainer's own size pass
+  const heights = await page
+    .locator(".recharts-cartesian-grid")
+    .evaluateAll((els) => els.map((e) => e.getBoundingClientRect().height));
+  check(heights.length >= count, `${heights.length} charts, expected ${count}`);
+  check(
+    heights.every((h) => h >= 200),
+    `plot heights ${heights.map((h) => Math.round(h))}`,
+  );
+}
+
+let energyShown = false;
+const text = async (testId) => (await page.getByTestId(testId).first().textContent()) ?? "";
+
+await run("log in", login);
+
+let bigId = "";
+await run("the workloads list names each preset's kind, seed and file set", async () => {
+  await page.goto(`${BASE}/workloads`);
+  await page.getByTestId("workloads-table").waitFor();
+  const row = (name) => page.locator(`[data-testid=workload-row][data-name="${name}"]`);
+  for (const [name, kind, seed] of [
+    ["postmark-low", "postmark", "seed 000"],
+    ["postmark-high", "postmark", "seed 000"],
+    ["vdbench-big", "vdbench", "seed 001"],
+    ["vdbench-small", "vdbench", "seed 001"],
+  ]) {
+    const r = row(name);
+    check(
+      (await r.getByTestId("workload-kind").getAttribute("data-kind")) === kind,
+      `${name} is not shown as ${kind}`,
+    );
+    check((await r.getByTestId("preset-seed").textContent()).includes(seed), `${name}: ${seed}`);
+  }
+  const big = (await row("vdbench-big").textContent()) ?? "";
+  check(/65 files/.test(big) && /scale ×0\.001/.test(big), `vdbench-big's row: ${big}`);
+  check(
+    (await row("quick").getByTestId("workload-kind").getAttribute("data-kind")) === "block",
+    "quick is a block workload",
+  );
+  await noOverflow(page);
+  await shot("U-workloads");
+  const href = await row("vdbench-big").locator("a").first().getAttribute("href");
+  bigId = href.split("/").pop();
+});
+
+await run(
+  "vdbench-big's page: parameter file, file set at its scale and at full size",
+  async () => {
+    await page.goto(`${BASE}/workloads/${bigId}`);
+    await page.getByTestId("vdbench-parameters").waitFor();
+    const params = await text("vdbench-parameters");
+    check(
+      params.includes("fsd=fsd1,anchor=H:,depth=1,width=5,files=20,size=5G"),
+      "the seed's script",
+    );
+    check((await text("vdbench-scale")) === "×0.001", "the scale");
+    check((await text("fileset-size")).includes("65 files"), await text("fileset-size"));
+    // full size from the engine at scale 1: 100 files of 5 GiB, 10 h
+    await page.waitForFunction(() =>
+      document.querySelector("[data-testid=fileset-full]")?.textContent?.includes("500 GiB"),
+    );
+    check((await text("fileset-full")).includes("10 h"), await text("fileset-full"));
+    await noOverflow(page);
+    await shot("U-workload-vdbench-big");
+  },
+);
+
+await run("a custom PostMark workload: the server's 422 beside the field, then saved", async () => {
+  await page.goto(`${BASE}/workloads`);
+  await page.getByTestId("new-file-workload").click();
+  const form = page.getByTestId("file-workload-form");
+  await form.locator("#f-name").fill("u-browser postmark");
+  await form.locator("[id='f-pm.number']").fill("200000000"); // above PostMark's limit (server)
+  await page.getByTestId("submit-workload").click();
+  const err = page.getByTestId("field-error-pm.number");
+  await err.waitFor();
+  check((await err.getAttribute("data-source")) === "server", "the 422 is the server's");
+  await shot("U-workload-form-422");
+  await form.locator("[id='f-pm.number']").fill("50");
+  await form.locator("[id='f-pm.transactions']").fill("100");
+  await page.getByTestId("submit-workload").click();
+  await page.getByTestId("postmark-settings").waitFor();
+  check((await text("workload-kind")) === "PostMark", "the new workload's kind");
+  check((await text("fileset-size")).includes("50 files"), await text("fileset-size"));
+});
+
+await run("New run with vdbench-big: scale as typed, directory targets, no shorten", async () => {
+  await page.goto(`${BASE}/runs/new?workload=${bigId}`);
+  const scale = page.getByTestId("scale-input");
+  await scale.waitFor();
+  check(
+    (await scale.inputValue()) === "0.001",
+    `the preset's scale, not ${await scale.inputValue()}`,
+  );
+  check((await page.getByTestId("shorten-select").count()) === 0, "shorten offered");
+  check((await text("directory-note")).includes("directory"), "why directories only");
+  const kinds = await page
+    .getByTestId("target-select")
+    .locator("option:not([disabled])")
+    .evaluateAll((os) => os.map((o) => o.getAttribute("data-kind")));
+  check(kinds.length > 0 && kinds.every((k) => k === "directory"), `targets ${kinds}`);
+  const before = await text("scale-fileset");
+  await scale.fill("0.01");
+  await page.waitForFunction((b) => {
+    const t = document.querySelector("[data-testid=scale-fileset]")?.textContent ?? "";
+    return t !== "" && t !== b;
+  }, before);
+  const after = await text("scale-fileset");
+  // the engine keeps 65 files (64 exclusive threads) and makes each 10× larger, for 6 min
+  check(after.includes("65 files") && after.includes("6 min"), after);
+  await noOverflow(page);
+  await shot("U-new-run-scale");
+});
+
+await run("PostMark's run page: operations, report, scale, cache flag", async () => {
+  await page.goto(`${BASE}/runs/${PM[0]}`);
+  const panel = page.getByTestId("file-workload-panel");
+  await panel.waitFor();
+  check((await panel.getAttribute("data-mode")) === "postmark", "the panel's mode");
+  check((await text("run-scale")) === "scale ×0.002", await text("run-scale"));
+  const ops = await page
+    .getByTestId("file-ops")
+    .locator("tbody tr")
+    .evaluateAll((rs) => rs.map((r) => r.getAttribute("data-op")));
+  check(ops.join(",") === "create,read,append,delete", `operations ${ops}`);
+  check((await text("postmark-report")).includes(PM_TX), `transactions ${PM_TX}`);
+  // tmpfs: the file set is in RAM, not O_DIRECT
+  check((await page.getByTestId("cache-resident").count()) >= 1, "cache_resident not shown");
+  check((await text("run-file-spec")).includes("PostMark"), "the workload's kind");
+  await plotsAtLeast200(2);
+  await noOverflow(page);
+  await shot("U-run-postmark");
+});
+
+await run("vdbench's run page: per-interval rates and response times", async () => {
+  await page.goto(`${BASE}/runs/${VD_RUN}`);
+  const panel = page.getByTestId("file-workload-panel");
+  await panel.waitFor();
+  check((await panel.getAttribute("data-mode")) === "vdbench", "the panel's mode");
+  await page.getByTestId("file-rate-chart").locator(".recharts-cartesian-grid").waitFor();
+  check((await text("run-scale")) === "scale ×1", await text("run-scale"));
+  const n = Number(/(\d+) intervals/.exec(await text("interval-note"))?.[1] ?? 0);
+  check(n >= 8, `${n} intervals`);
+  // one line per operation, a point per interval
+  const dots = await page
+    .getByTestId("file-rate-chart")
+    .locator(".recharts-line-dot, .recharts-dot")
+    .count();
+  check(dots === 0 || dots >= n, `${dots} points for ${n} intervals`);
+  const ops = await page
+    .getByTestId("file-ops")
+    .locator("tbody tr")
+    .evaluateAll((rs) => rs.map((r) => r.getAttribute("data-op")));
+  check(ops[0] === "read" && ops.includes("write"), `operations ${ops}`);
+  check((await text("run-file-spec")).includes("fsd=fsd1"), "the parameter file");
+  await page.goto(`${BASE}/runs/${VD[0]}`);
+  await page.getByTestId("file-workload-panel").waitFor();
+  check((await text("run-scale")) === "scale ×0.0001", `a preset ×0.1: ${await text("run-scale")}`);
+  await noOverflow(page);
+  await shot("U-run-vdbench-preset");
+  await page.goto(`${BASE}/runs/${VD_RUN}`);
+  await page.getByTestId("file-rate-chart").locator(".recharts-cartesian-grid").waitFor();
+  await plotsAtLeast200(2);
+  await noOverflow(page);
+  await shot("U-run-vdbench");
+});
+
+for (const [view, sets] of [
+  [
+    "vdbench-filesets",
+    [
+      [VD2, "2"],
+      [VD, "8"],
+    ],
+  ],
+  [
+    "postmark-levels",
+    [
+      [PM2, "2"],
+      [PM, "9"],
+    ],
+  ],
+]) {
+  for (const [runs, label] of sets) {
+    await run(`${view} with ${runs.length} runs`, async () => {
+      await page.goto(`${BASE}/views/${view}?runs=${runs.join(",")}`);
+      await page.getByTestId("view-grid").waitFor();
+      const rows = await page.getByTestId("view-row").count();
+      check(rows >= 1, "no rows");
+      const body = (await page.getByTestId("view-grid").locator("table").textContent()) ?? "";
+      check(!/NaN|undefined/.test(body), "a figure reads NaN or undefined");
+      check(!/\(B\/s\)|\(ns\)/.test(body), "a header in base units (B/s, ns)");
+      if (view === "postmark-levels" && /energy|power/i.test(body)) {
+        // the meter is an estimate (datasheet watts): every energy row says so
+        check(/estimated/i.test(body), "energy from an estimate meter is not labelled estimated");
+        energyShown = true;
+      }
+      await noOverflow(page);
+      await shot(`U-view-${view}-${label}`);
+    });
+  }
+}
+
+for (const [name, runs] of [
+  ["postmark", PM_LIKE],
+  ["vdbench", VD_LIKE],
+]) {
+  await run(`compare two ${name} runs`, async () => {
+    await page.goto(`${BASE}/compare?runs=${runs.join(",")}&render=all`);
+    await page.getByTestId("compare-runs").waitFor();
+    await page.getByTestId("compare-table").first().waitFor();
+    const body = (await page.getByTestId("compare-page").textContent()) ?? "";
+    check(!/NaN|undefined/.test(body), "a figure reads NaN or undefined");
+    await noOverflow(page);
+    await shot(`U-compare-${name}`);
+  });
+}
+
+console.log(`file_workloads: postmark-levels energy rows ${energyShown ? "shown" : "absent"}`);
+await done();

@@ -1,0 +1,153 @@
+"""File workloads in Chromium at 1440×900 (issue 14): the workloads list and a preset's page, New
+run with a scale, the run page of a PostMark and of a vdbench run, the two seed views
+(vdbench-filesets, postmark-levels) with 2 and 8+ runs, and compare of file runs. The runs are
+real: the file presets, scaled down, queued through the API and run by the stack's agent and
+engine on tmpfs directory targets (/dev/shm)."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.test_browser import _needs, _node
+from tests.stack import BIN, Stack
+from tests.waiting import wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
+
+# each preset at a fraction of its default: seconds per run on tmpfs (PostMark: files and
+# transactions times it; vdbench: its scale 0.001 times it, 4 s instead of 36 s)
+PM_SCALE = 0.002
+VD_SCALE = 0.1
+INTERVALS = """fsd=fsd1,anchor=/ignored,depth=1,width=4,files=16,size=256k
+fwd=fwd1,fsd=fsd1,rdpct=70,xfersize=8k,fileio=random,fileselect=random,threads=4
+rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=8,interval=1,warmup=2
+"""
+
+
+def _presets(live: Stack) -> dict[str, str]:
+    with live.api() as api:
+        return {w["name"]: w["id"] for w in api.get("/workloads").json()["items"] if w["builtin"]}
+
+
+def _run(
+    live: Stack, presets: dict[str, str], target: str, preset: str, scale: float, meter: str | None = None
+) -> str:
+    with live.api() as api:
+        r = api.post(
+            "/runs",
+            json={
+                "agent_id": live.agent_id,
+                "target_path": target,
+                "workload_id": presets[preset],
+                **({"scale": scale} if scale != 1 else {}),
+                "name": f"{preset} on {Path(target).name}",
+                "idle_s": 0,
+                **({"meter": meter} if meter else {}),
+            },
+        )
+        assert r.status_code == 201, r.text
+        return str(r.json()["id"])
+
+
+def test_file_workloads_in_chromium(live: Stack, tmp_path: Path) -> None:
+    _needs()
+    # two kinds of device: tmpfs (a, b) and the disk under /var/tmp (c, d), so the views have columns
+    dirs = [tempfile.mkdtemp(prefix=f"iowatt-files-{k}-", dir="/dev/shm") for k in "ab"]
+    dirs += [tempfile.mkdtemp(prefix=f"iowatt-files-{k}-", dir="/var/tmp") for k in "cd"]
+    # an estimate meter (datasheet watts): the PostMark runs get energy, labelled estimated
+    meters = [str(BIN / "iowatt-agent"), "meters", "set", "plate", "estimate:5,9.5"]
+    subprocess.run([*meters, "--state-dir", str(live.workdir / "agent-state")], check=True)
+    try:
+        for d in dirs:
+            live.allow(d)
+        presets = _presets(live)
+        for name in ("postmark-low", "postmark-medium", "postmark-high", "vdbench-big", "vdbench-small"):
+            assert name in presets, f"preset {name} missing: {sorted(presets)}"
+        # postmark-levels: three levels on three targets (9 runs); vdbench-filesets: big and small
+        # on four targets (8 runs). The first target's runs are the 2-run views.
+        pm = {
+            d: [
+                _run(live, presets, d, f"postmark-{lvl}", PM_SCALE, "plate")
+                for lvl in ("low", "medium", "high")
+            ]
+            for d in dirs[:3]
+        }
+        vd = {d: [_run(live, presets, d, f"vdbench-{s}", VD_SCALE) for s in ("big", "small")] for d in dirs}
+        # the vdbench run page: a team's own file set with 1 s intervals (the presets' 30 s interval
+        # gives a 4 s run one point), a warm-up included
+        with live.api() as api:
+            team = api.get("/auth/me").json()["teams"][0]["id"]
+            w = api.post(
+                "/workloads",
+                json={
+                    "team_id": team,
+                    "name": "u-browser vdbench intervals",
+                    "spec": {"kind": "vdbench", "vdbench": {"parameters": INTERVALS, "scale": 1}},
+                },
+            )
+            assert w.status_code == 201, w.text
+        vd_run = _run(live, {"intervals": w.json()["id"]}, dirs[0], "intervals", 1)
+        every: list[str] = [r for v in (*pm.values(), *vd.values()) for r in v] + [vd_run]
+        for rid in every:
+            run: dict[str, Any] = live.wait(rid, timeout_s=600)
+            assert run["status"] == "succeeded", run
+            assert run["file_workload"] is not None, run
+        with live.api() as api:  # the worker computes the PostMark runs' energy (or says why not)
+
+            def energy_final(rid: str) -> bool:
+                return api.get(f"/runs/{rid}").json()["energy"]["status"] not in ("pending",)
+
+            for rid in [r for v in pm.values() for r in v]:
+                wait_until(
+                    lambda rid=rid: energy_final(rid), timeout=120, interval=1, message=f"energy of {rid}"
+                )
+        pm_all = [r for v in pm.values() for r in v]
+        vd_all = [r for v in vd.values() for r in v]
+        first_pm, first_vd = pm[dirs[0]], vd[dirs[0]]
+        with live.api() as api:
+            pm_run = api.get(f"/runs/{first_pm[0]}").json()
+        report = _node(
+            "tests/browser/file_workloads.mjs",
+            live,
+            tmp_path,
+            IOWATT_FILE_PM=",".join(pm_all),
+            IOWATT_FILE_VD=",".join(vd_all),
+            IOWATT_FILE_PM2=",".join(first_pm[:2]),
+            IOWATT_FILE_VD2=",".join(first_vd),
+            # like for like: the same preset on two targets
+            IOWATT_FILE_PM_LIKE=f"{pm[dirs[0]][0]},{pm[dirs[1]][0]}",
+            IOWATT_FILE_VD_LIKE=f"{vd[dirs[0]][0]},{vd[dirs[1]][0]}",
+            IOWATT_FILE_PM_TRANSACTIONS=str(pm_run["file_workload"]["postmark"]["transactions"]),
+            IOWATT_FILE_VD_RUN=vd_run,
+        )
+        assert "file_workloads:" in report
+        for shot in (
+            "U-workloads",
+            "U-workload-vdbench-big",
+            "U-new-run-scale",
+            "U-run-postmark",
+            "U-run-vdbench",
+            "U-view-vdbench-filesets-2",
+            "U-view-vdbench-filesets-8",
+            "U-view-postmark-levels-2",
+            "U-view-postmark-levels-9",
+            "U-compare-postmark",
+            "U-compare-vdbench",
+        ):
+            assert (tmp_path / f"{shot}.png").stat().st_size > 10_000, shot
+        keep = os.environ.get("IOWATT_FILE_SHOTS")
+        if keep:  # a copy of the screenshots for review
+            for png in tmp_path.glob("U-*.png"):
+                shutil.copy(png, Path(keep) / png.name)
+    finally:
+        with live.api() as api:  # the workload the script made through the form
+            for w in api.get("/workloads").json()["items"]:
+                if w["name"].startswith("u-browser"):
+                    api.delete(f"/workloads/{w['id']}")
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
