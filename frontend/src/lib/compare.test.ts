@@ -82,6 +82,7 @@ describe("compareBarCharts", () => {
           metric("rate_per_s", "Operation rate", "op/s", [202, 588], {
             kind: "iops",
             better: "higher",
+            changes: [null, ch(2.91, "better", "2.91× faster")],
           }),
         ],
       })),
@@ -89,6 +90,7 @@ describe("compareBarCharts", () => {
     const [rates] = compareBarCharts(cmp);
     expect([rates?.title, rates?.unit]).toEqual(["Operation rate", "op/s"]);
     expect(rates?.rows.map((r) => r.category)).toEqual(["create", "read"]);
+    expect(changeCharts(cmp, "create")[0]?.title).toBe("Operation rate: change vs a · create");
   });
 
   it("builds one chart per headline metric in display units, one series per column", () => {

@@ -189,9 +189,11 @@ export function changeCharts(cmp: CompareRead, job?: string): ChangeChartData[] 
       }),
     );
     if (rows.length === 0) continue;
+    // file workloads' rates are operations per second (as compareBarCharts titles them)
+    const fileOps = h.kind === "iops" && picked.every(({ m }) => m.unit === "op/s");
     out.push({
       kind: `change-${h.kind}`,
-      title: `${h.title}: change vs ${labels[base] ?? "the baseline"}${job ? ` · ${job}` : ""}`,
+      title: `${fileOps ? "Operation rate" : h.title}: change vs ${labels[base] ?? "the baseline"}${job ? ` · ${job}` : ""}`,
       rows,
     });
   }
