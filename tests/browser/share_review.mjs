@@ -56,8 +56,11 @@ await run(
     check(state.includes("lowest TCO per usable GB"), `the reason: ${state}`);
     check((await page.getByTestId("ranking-row").count()) === 3, "3 ranked candidates");
     const chosen = await page.getByTestId("ranking-row").filter({ hasText: "chosen" }).innerText();
-  check(chosen.includes("ENT 15K R1"), `the chosen candidate is marked in the ranking: ${chosen}`);
-  await page.getByTestId("cost-scatter").waitFor();
+    check(
+      chosen.includes("ENT 15K R1"),
+      `the chosen candidate is marked in the ranking: ${chosen}`,
+    );
+    await page.getByTestId("cost-scatter").waitFor();
     await page.locator(".recharts-surface").first().waitFor();
     const tco = await page.getByTestId("figure-price_total").innerText();
     check(tco.includes("1,190.00"), `the set price of the decided version: ${tco}`);
