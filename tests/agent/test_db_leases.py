@@ -6,6 +6,7 @@ the private DBMS, its directory) removed."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
@@ -382,3 +383,41 @@ def test_a_killed_agents_tpch_run_is_removed_at_start_up(host: dict[str, Path]) 
     finally:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(
+    not hasattr(importlib.import_module("iowatt_workload"), "tpch_facts"),
+    reason="libs/workload lacks tpch_facts",
+)
+def test_tpch_bytes_written_are_judged_by_libs_workloads_one_bound(
+    api: FakeApi, agent_config: Any, make_client: Any, host: dict[str, Path]
+) -> None:
+    """The agent computes the bound itself with the server's function (never the server's facts):
+    one byte under it is refused naming exactly that bound, the bound itself passes the policy."""
+    from iowatt_workload import tpch_facts  # type: ignore[attr-defined,unused-ignore]
+
+    target, state = host["target"], host["state"]
+    bound = int(tpch_facts(5.0, 2)["bytes_written_max"])
+    job = {**TPCH, "scale_factor": "5"}
+    for limit, expect in ((bound - 1, f"--max-bytes-written {bound}"), (bound, None)):
+        save_policy(
+            state,
+            Policy(
+                targets=(Target.directory(str(target)),),
+                limits=Limits(max_bytes_written=limit),
+                allowed_dbms=("postgresql",),
+            ),
+        )
+        loop = make_loop(api, agent_config, make_client, state)
+        lease = api.add_lease(job, str(target), timeout_s=60, facts={"bytes_written_max": 1})
+        got = loop.lease_once()
+        assert got is not None
+        if expect is not None:
+            assert loop.execute(got) == "failure"
+            reason = only_failure(api, lease["run_id"])["reason"]
+            assert "[limit.bytes_written]" in reason and expect in reason, reason
+        else:
+            plan = loop.plan(got)  # allowed: the run would start (not run here: SF 5 takes long)
+            assert plan.file_run is not None and plan.file_run.mode == "tpch"
+            plan.file_run.discard()
+    assert api.started == [] and jobs_left(state) == []
