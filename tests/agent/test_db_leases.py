@@ -421,3 +421,44 @@ def test_tpch_bytes_written_are_judged_by_libs_workloads_one_bound(
             assert plan.file_run is not None and plan.file_run.mode == "tpch"
             plan.file_run.discard()
     assert api.started == [] and jobs_left(state) == []
+
+
+@needs_engine
+def test_a_killed_agents_heap_btree_run_is_removed_at_start_up(host: dict[str, Path]) -> None:
+    """A heap-btree engine left running by a SIGKILLed agent (its own session) is killed by its
+    run directory, and the directory with the engine's file is removed; nothing else."""
+    target, state = host["target"], host["state"]
+    run_id = str(uuid.uuid4())
+    jobs = state / "jobs"
+    jobs.mkdir(parents=True, exist_ok=True)
+    marker = jobs / f"{run_id}.heap-btree"
+    marker.write_text(json.dumps(HEAP_BTREE) + "\n")
+    run_dir = target / f"iowatt-{run_id}"
+    run_dir.mkdir(mode=0o700)
+    engine = subprocess.Popen(
+        [
+            str(REAL_ENGINE),
+            "--heap-btree",
+            f"--directory={run_dir}",
+            f"--beneath={target}",
+            "--records=3000000",
+            "--cache-fraction=0.1",
+            "--output-format=json",
+            "--progress=jsonl",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert engine.stderr is not None
+        engine.stderr.readline()  # its first progress line: it runs
+        removed = remove_leftovers(state)
+        engine.wait(timeout=30)
+        assert engine.returncode == -signal.SIGKILL
+        assert not run_dir.exists() and run_dir in removed and marker in removed
+        assert sorted(p.name for p in target.iterdir()) == ["theirs.txt"]
+    finally:
+        if engine.poll() is None:
+            os.killpg(engine.pid, signal.SIGKILL)
