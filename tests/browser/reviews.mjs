@@ -4,7 +4,7 @@
 // reason and "New version" shown), downloads the PDF and the CSV (IOWATT_ARTIFACTS/review.pdf,
 // review.csv: test_reviews.py reads the PDF's text) and starts a new version. Screenshots at
 // 1440×900: the list with 2 and with 9 reviews, a review with 2 and with 8+ candidates, the
-// decided review, the sensitivity view.
+// decided review, the sensitivity view. The decided review is shared by link (the page opens).
 //
 //   IOWATT_REVIEW_RUN=a succeeded run id   IOWATT_REVIEW_MANY=id of a review with 8+ candidates
 //   + lib.mjs's variables (an admin's login)
@@ -238,6 +238,22 @@ await run(
       `CSV header: ${lines[0]}`,
     );
     check(lines.length === 4, `three candidate rows: ${lines.length - 1}`);
+  },
+);
+
+await run(
+  "Share makes a read-only link that shows the decided review without the app",
+  async () => {
+    await page.getByTestId("share-button").click();
+    await page.getByTestId("share-create").click();
+    const url = (await page.getByTestId("share-url").innerText()).trim();
+    check(/\/s\/[A-Za-z0-9_-]{20,}$/.test(url), `a share URL: ${url}`);
+    await page.getByTestId("share-done").click();
+    await page.goto(`${BASE}${new URL(url).pathname}`); // the server's public URL may differ in tests
+    await page.getByText("Fastest per drive", { exact: false }).first().waitFor();
+    check((await page.getByTestId("add-candidate").count()) === 0, "nothing to edit on the link");
+    await page.goto(reviewUrl);
+    await page.getByTestId("review-page").waitFor();
   },
 );
 

@@ -17,6 +17,7 @@ import {
 import { DecisionBanner, DecisionForm, Exports, ReviewComments } from "../components/Review/Panels";
 import { CostPerformanceScatter, TcoBars } from "../components/Review/ReviewCharts";
 import { plain } from "../components/Review/units";
+import { ShareReviewButton } from "../components/Share/ShareReviewButton";
 import { errorMessage } from "../lib/errors";
 import { formatTimestamp } from "../lib/format";
 import { atLeast, useRole } from "../lib/role";
@@ -122,6 +123,7 @@ export function ReviewDetail() {
         </h1>
         <div className="actions">
           <Exports review={review} />
+          <ShareReviewButton review={review} />
           {mayEdit && (
             <button
               type="button"
@@ -147,8 +149,7 @@ export function ReviewDetail() {
             {" "}
             · <span data-testid="read-only">{readOnlyWhy}</span>
           </>
-        )}{" "}
-        · sharing by link: not offered for reviews yet (share the PDF)
+        )}
       </p>
       <DecisionBanner review={review} mayVersion={member} />
       {editing && mayEdit ? (

@@ -258,6 +258,7 @@ describe("review page", () => {
     expect(screen.getByTestId("add-candidate")).toBeTruthy();
     expect(screen.queryByTestId("decision-form")).toBeNull();
     expect(screen.getByTestId("decide-note").textContent).toContain("an admin");
+    expect(screen.getByTestId("share-button")).toBeTruthy();
   });
 
   it("a member edits a candidate (the form starts from its inputs) and removes one", async () => {
@@ -310,6 +311,7 @@ describe("review page", () => {
     expect(screen.queryByTestId("add-candidate")).toBeNull();
     expect(screen.queryByTestId("edit-candidate")).toBeNull();
     expect(screen.queryByTestId("comment-body")).toBeNull();
+    expect(screen.queryByTestId("share-button")).toBeNull();
     expect(screen.getByTestId("export-pdf")).toBeTruthy();
   });
 
