@@ -164,7 +164,9 @@ describe("the run's summary line", () => {
     expect(line.startsWith("PostMark on /srv/bench: 7.79k transactions/s, read ")).toBe(true);
     expect(line).toContain("MB/s");
     const vd = { ...run, workload: { kind: "vdbench", jobs: [] }, file_workload: VDBENCH_SUMMARY };
-    expect(summaryLine(vd as unknown as RunRead, undefined)).toContain("vdbench file set on /srv/bench: ");
+    expect(summaryLine(vd as unknown as RunRead, undefined)).toContain(
+      "vdbench file set on /srv/bench: ",
+    );
     expect(summaryLine(vd as unknown as RunRead, undefined)).toContain(" ops/s, read ");
   });
 });
