@@ -69,6 +69,12 @@ REPORTABLE = (
 MAX_CANDIDATES = 50
 
 
+def _plain(value: Decimal) -> Decimal:
+    """`value` without trailing zeros and never in exponent form: 250.00 -> 250 (normalize() alone
+    gives 2.5E+2, which the wire would carry as the string "2.5E+2")."""
+    return Decimal(format(value.normalize(), "f")) if value else Decimal(0)
+
+
 def _conflict_decided(review: Review) -> Conflict:
     return Conflict(
         "this review is decided and frozen: start a new version to change it",
@@ -678,7 +684,7 @@ def _compute_read(session: Session, principal: UserPrincipal, review: Review) ->
                 name=row.name,
                 model=row.model,
                 capacity_bytes=row.capacity_bytes,
-                unit_price=Decimal(row.unit_price).normalize() if Decimal(row.unit_price) else Decimal(0),
+                unit_price=_plain(Decimal(row.unit_price)),
                 count=row.count,
                 hot_spares=row.hot_spares,
                 over_provisioning=Decimal(row.over_provisioning),

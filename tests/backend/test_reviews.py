@@ -425,3 +425,21 @@ def test_a_team_goes_with_its_reviews_and_a_deleted_author_leaves_them(
     assert session.scalar(select(Review.id).where(Review.id == rid)) is None
     assert session.scalar(select(ReviewCandidate.id).where(ReviewCandidate.review_id == rid)) is None
     assert session.scalar(select(ReviewComment.id).where(ReviewComment.review_id == rid)) is None
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown"), [("250", "250"), ("250.00", "250"), ("1200", "1200"), ("0.50", "0.5")]
+)
+def test_a_price_reads_as_a_plain_decimal_never_in_exponent_form(
+    client: TestClient, session: Session, typed: str, shown: str
+) -> None:
+    u = create_user(session)
+    rv = make_review(client, u)
+    r = client.post(
+        f"/api/v1/reviews/{rv['id']}/candidates",
+        json=candidate_body("HDD 2TB", typed, 2000, 2, "raid1", "100"),
+        headers=u.headers,
+    )
+    assert r.status_code == 201, r.text
+    got = client.get(f"/api/v1/reviews/{rv['id']}", headers=u.headers).json()["candidates"][0]
+    assert got["unit_price"] == shown  # Decimal("250").normalize() is 2.5E+2: the wire said "2.5E+2"
