@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { RunRead, ValidityFlag } from "../../client/types";
 import { setToken } from "../../lib/auth";
 import { POSTMARK_DEFAULTS } from "../../lib/fileWorkload";
+import { CampaignForm } from "../../routes/Campaigns";
 import { NewRun } from "../../routes/NewRun";
 import { Workloads } from "../../routes/Workloads";
 import { POSTMARK_SUMMARY, VDBENCH_INTERVALS, VDBENCH_SUMMARY } from "../../test/fileFixtures";
@@ -341,5 +342,37 @@ describe("Workloads page", () => {
     expect(by("vdbench-big").textContent).toContain("325 MiB in 65 files, 5 directories");
     expect(by("vdbench-big").textContent).toContain("scale ×0.001");
     expect(by("postmark-low").textContent).toContain("3.12 GiB in 10k files");
+  });
+});
+
+describe("a campaign of a file workload", () => {
+  it("takes a scale, offers directory targets only and sends the factor", async () => {
+    setToken("t");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [policyAgent()], total: 1 } }),
+      "GET /api/v1/workloads": () => ({ body: { items: [pmLow], total: 1 } }),
+      "GET /api/v1/environments": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/campaigns": () => ({ status: 201, body: { id: "c1" } }),
+    });
+    renderAt(<CampaignForm />);
+    const scale = (await screen.findByTestId("scale-input")) as HTMLInputElement;
+    expect(scale.value).toBe("1");
+    expect(screen.getByTestId("directory-note")).toBeTruthy();
+    const select = await screen.findByTestId("target-select");
+    const enabled = (within(select).getAllByRole("option") as HTMLOptionElement[]).filter(
+      (o) => !o.disabled,
+    );
+    expect(enabled.map((o) => o.dataset.kind)).toEqual(["directory"]);
+    fireEvent.change(scale, { target: { value: "0.01" } });
+    expect(screen.getByTestId("scale-fileset").textContent).toContain("100 files");
+    fireEvent.change(screen.getByLabelText(/^Name/), { target: { value: "pm" } });
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    await waitFor(() => expect(calls.some((c) => c.path === "/api/v1/campaigns")).toBe(true));
+    const body = calls.find((c) => c.path === "/api/v1/campaigns")?.body as {
+      scale: number;
+      targets: { target_path: string }[];
+    };
+    expect(body.scale).toBe(0.01);
+    expect(body.targets[0]?.target_path).toBe("/srv/bench");
   });
 });
