@@ -77,6 +77,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/workloads":                      ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "POST /api/v1/workloads":                     ("401", "403", OK, OK, "403", "403", "403", "401"),
     "GET /api/v1/workloads/{workload_id}":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    # the engine's facts of a spec in the body: nothing stored or read, any signed-in user (no team)
+    "POST /api/v1/workloads/facts":               ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     # a team-B user naming team A's agent in the body: 422 on agent_id ("no such agent in your teams")
     "POST /api/v1/runs":                          ("401", "403", OK, OK, "422", "403", "403", "401"),
     "GET /api/v1/runs":                           ("401", OK, OK, OK,  OK,  "403", "403", "401"),
@@ -294,6 +296,7 @@ BODIES: dict[str, Any] = {
         "hour_utc,g_per_kwh\n2026-01-01T00:00:00Z,300\n",
         "text/csv",
     ),
+    "POST /api/v1/workloads/facts": lambda w: {"spec": {"kind": "postmark", "postmark": {"number": 10}}},
     "POST /api/v1/workloads": lambda w: {
         "team_id": str(w.team_a),
         "name": "matrix wl",
