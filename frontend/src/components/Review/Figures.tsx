@@ -91,7 +91,7 @@ export function CandidatesTable({
                   : ""}
               </td>
               <td className="nowrap">{money(c.unit_price, cur)}</td>
-              <td>{fractionPct(c.afr)}</td>
+              <td className="nowrap">{fractionPct(c.afr)}</td>
               <td>
                 {plain(c.embodied_kg, "kg CO2e")}
                 <br />

@@ -126,7 +126,7 @@ export function TcoBars({ review }: { review: ReviewRead }) {
               typeof v === "number" ? `${sig3(v)} ${review.currency}` : String(v)
             }
           />
-          <Legend verticalAlign="top" />
+          <Legend verticalAlign="top" itemSorter={null} />
           <Bar
             dataKey="purchase"
             stackId="tco"
