@@ -3,6 +3,7 @@
 from typing import Any
 
 from backend.agent.schemas import Inventory
+from backend.kit.messages import human_bytes
 from backend.models import Agent, Device, Run
 from backend.result.schemas import FileWorkloadSummary
 from backend.run.schemas import RunRead
@@ -23,10 +24,6 @@ def short_jobs(spec_jobs: list[dict[str, Any]], read: RunRead) -> list[str]:
         for j in spec_jobs
         if j.get("time_based") and (j.get("runtime_s") or 0) < MIN_RUNTIME_S - TIMER_SLACK_S
     ]
-
-
-def _gb(n: float) -> str:
-    return f"{n / 1e9:.3g} GB"
 
 
 def cache_resident(run: Run, read: RunRead, mem: int | None) -> str | None:
@@ -52,8 +49,8 @@ def cache_resident_of(spec: dict[str, Any], fw: FileWorkloadSummary | None, mem:
     if dataset >= mem:
         return None
     return (
-        f"the file set ({_gb(dataset)}) fits in the page cache (host RAM {_gb(mem)}) and is not opened "
-        "O_DIRECT: it may measure memory, not the device"
+        f"the file set ({human_bytes(dataset)}) fits in the page cache (host RAM {human_bytes(mem)}) "
+        "and is not opened O_DIRECT: it may measure memory, not the device"
     )
 
 

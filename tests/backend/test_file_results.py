@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import tempfile
 import uuid
@@ -310,6 +311,9 @@ def test_a_file_set_that_fits_in_ram_is_cache_resident(client: TestClient, sessi
     assert "cache_resident" in flags and "page cache" in flags["cache_resident"]
     assert "O_DIRECT" in flags["cache_resident"]
     assert doc["fileset"]["fsd"][0]["total_bytes"] < doc["iowatt"]["host"]["mem_bytes"]
+    # sizes in the page's units (MiB, GiB), as the figures they sit beside: never "0.0067 GB"
+    assert re.search(r"\(\d[\d.]* (KiB|MiB)\) fits", flags["cache_resident"]), flags["cache_resident"]
+    assert re.search(r"host RAM \d[\d.]* GiB", flags["cache_resident"]), flags["cache_resident"]
     # before a result, from the engine's facts the server stored with the run
     # (the host's RAM from the agent's inventory: no engine reading yet)
     known = create_agent(session, team=u.team, inventory={**INVENTORY, "mem_bytes": 8 * 1024**3})
