@@ -32,6 +32,11 @@ INVENTORY: dict[str, Any] = {
         ],
         "meters": [{"name": "plug", "driver": "shelly", "tier": "plug"}],
     },
+    # what the agent build runs (issue 15): the server refuses other kinds at queue time
+    "capabilities": {
+        "workload_kinds": ["block", "postmark", "vdbench", "tpch", "heap_btree"],
+        "tpch_dbms": ["postgresql", "mariadb"],
+    },
 }
 
 

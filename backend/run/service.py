@@ -124,6 +124,7 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         assert body.workload is not None
         spec, workload_id, default_name = body.workload, None, _default_name(body.workload)
     spec = _sized(spec, body)
+    check_capabilities(agent, body, spec)
     if body.environment_id is not None:
         env = environment_repo.get(session, body.environment_id)
         if env is None or env.team_id != agent.team_id:
@@ -174,7 +175,41 @@ def _default_name(spec: WorkloadSpec) -> str:
         return "postmark"
     if spec.kind == "vdbench":
         return "vdbench file set"
+    if spec.kind == "tpch" and spec.tpch is not None:
+        return f"tpch {spec.tpch.dbms} SF {spec.tpch.scale_factor:g}"
+    if spec.kind == "heap_btree" and spec.heap_btree is not None:
+        return f"heap-btree N {spec.heap_btree.records}"
     return "+".join(j.name for j in spec.jobs)[:120]
+
+
+def check_capabilities(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None:
+    """The workload's kind must be one the agent runs (its inventory's `capabilities`, issue 15;
+    an agent that reports none is older: block workloads only) -> else 422 at the workload's
+    field, asking to upgrade the agent. A TPC-H run also needs the DBMS's server on the host
+    (capabilities.tpch_dbms) -> else 422 at workload.tpch.dbms with the install command."""
+    inv = Inventory.read(agent.inventory) if isinstance(agent.inventory, dict) else None
+    caps = inv.capabilities if inv is not None else None
+    kinds = list(caps.workload_kinds) if caps is not None else ["block"]
+    where = "workload_id" if body.workload_id is not None else "workload"
+    if spec.kind not in kinds:
+        host = (inv.hostname if inv is not None else None) or agent.name
+        raise Invalid(
+            where if body.workload_id is not None else f"{where}.kind",
+            f"agent {agent.name!r} does not run {spec.kind} workloads (it runs: "
+            f"{', '.join(kinds) or 'none'}): upgrade the agent on {host} (pip install -U iowatt-agent)",
+        )
+    if (
+        spec.kind == "tpch"
+        and spec.tpch is not None
+        and caps is not None
+        and spec.tpch.dbms not in caps.tpch_dbms
+    ):
+        package = "postgresql" if spec.tpch.dbms == "postgresql" else "mariadb-server"
+        raise Invalid(
+            where if body.workload_id is not None else f"{where}.tpch.dbms",
+            f"agent {agent.name!r} has no {spec.tpch.dbms} server installed (it has: "
+            f"{', '.join(caps.tpch_dbms) or 'none'}): apt-get install -y {package} on the host",
+        )
 
 
 def _sized(spec: WorkloadSpec, body: RunCreate) -> WorkloadSpec:

@@ -6,7 +6,15 @@ They are refreshed at API start-up (`ensure_builtins`) and exported for the agen
 
 from iowatt_workload import GiB, KiB, MiB, pass_name
 
-from backend.workload.schemas import JobSpec, PostmarkSpec, VdbenchSpec, WorkloadSpec
+from backend.workload.schemas import (
+    TPCH_LABEL,
+    HeapBtreeSpec,
+    JobSpec,
+    PostmarkSpec,
+    TpchSpec,
+    VdbenchSpec,
+    WorkloadSpec,
+)
 
 
 def _quick(direct: bool) -> WorkloadSpec:
@@ -249,6 +257,24 @@ def vdbench_set(parameters: str, scale: float = VDBENCH_DEFAULT_SCALE) -> Worklo
     return WorkloadSpec(kind="vdbench", vdbench=VdbenchSpec(parameters=parameters, scale=scale))
 
 
+# Seed 000 (DRAM-SSD vs HDD), §3.2.2, Table 2 and Figures 8-11: TPC-H on PostgreSQL and MariaDB
+# (MySQL in the paper) at 1, 5 and 10 GB with 2, 2 and 3 streams (the spec's minimum, the default
+# here). A run's scale multiplies the scale factor: the paper's 5 GB run is scale 5.
+def tpch(dbms: str, scale_factor: float = 1.0, query_timeout_s: float = 3600) -> WorkloadSpec:
+    settings = {"dbms": dbms, "scale_factor": scale_factor, "query_timeout_s": query_timeout_s}
+    return WorkloadSpec(kind="tpch", tpch=TpchSpec.model_validate(settings))
+
+
+# Seed 002 § 1.4, Table 3: a heap file and a B+tree, N random inserts then point queries, behind a
+# buffer pool of 10 % ... 100 % of the data pages. The seed ran N = 50 M; 1 M by default here (a
+# run's scale multiplies N: scale 50 is the seed's).
+HEAP_BTREE_RECORDS = 1_000_000
+
+
+def heap_btree(records: int = HEAP_BTREE_RECORDS) -> WorkloadSpec:
+    return WorkloadSpec(kind="heap_btree", heap_btree=HeapBtreeSpec(records=records))
+
+
 BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
     "quick": (
         "A few seconds each of 4 KiB random read, 1 MiB sequential read and 1 MiB sequential write "
@@ -327,5 +353,33 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
         "16 KiB, 1 KiB random I/O in random files, 90% read, 64 threads. Full size 1,638,400 files "
         "(25 GiB) for 10 h; by default at scale 0.001: 1,664 files of 1 KiB for 36 s.",
         vdbench_set(VDBENCH_SMALL),
+    ),
+    "tpch-postgresql": (
+        f"{TPCH_LABEL}: TPC-H on a private PostgreSQL on the target, seed 000's Table 2 and Figures 8-11: "
+        "load, power and throughput tests, QphH@Size. Scale factor 1 (about 1 GB of raw data, 2.5 GB on "
+        "disk), 2 streams (the spec's minimum), 16 MiB buffer pool so the device serves reads. A run's "
+        "scale multiplies the scale factor: the seed's 5 and 10 GB runs are scale 5 and 10 (3 streams at "
+        "10). The host must allow PostgreSQL (iowatt-agent targets allow-dbms postgresql).",
+        tpch("postgresql"),
+    ),
+    "tpch-mariadb": (
+        f"{TPCH_LABEL}: TPC-H on a private MariaDB (InnoDB, O_DIRECT) on the target, seed 000's Table 2 "
+        "and Figures 8-11 (MySQL there). Scale factor 1, 2 streams, 16 MiB buffer pool; a run's scale "
+        "multiplies the scale factor (the seed's 5 and 10 GB: scale 5 and 10). The host must allow "
+        "MariaDB (iowatt-agent targets allow-dbms mariadb).",
+        tpch("mariadb"),
+    ),
+    "tpch-smoke": (
+        f"{TPCH_LABEL}: TPC-H at scale factor 0.01 on a private PostgreSQL (about 25 MB on disk, a "
+        "minute or two, queries cut at 5 min): a quick look that the host runs TPC-H. The host must "
+        "allow PostgreSQL.",
+        tpch("postgresql", 0.01, query_timeout_s=300),
+    ),
+    "heap-btree": (
+        "Heap file and B+tree, seed 002's Table 3: N random inserts then point queries on 8 KiB pages "
+        "behind a buffer pool of 10 %, 20 %, ... 100 % of the data pages (ten fractions), direct I/O. "
+        "N = 1,000,000 records here (about 80 MB per structure); the seed ran 50,000,000: a run's scale "
+        "multiplies N (scale 50 is the seed's).",
+        heap_btree(),
     ),
 }

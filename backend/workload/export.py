@@ -10,10 +10,16 @@ from typing import Any
 from backend.workload.builtin import BUILTINS
 from backend.workload.facts import with_facts
 
+# kinds the agent's bench runs with its own presets (`bench --preset tpch --dbms ...`, `bench --preset
+# heap-btree`, issue 15), not from a job file: their server presets are not exported
+AGENT_OWN_PRESETS = ("tpch", "heap_btree")
+
 
 def presets() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, (description, defined) in BUILTINS.items():
+        if defined.kind in AGENT_OWN_PRESETS:
+            continue
         spec = with_facts(defined)
         out[name] = {
             "description": description,

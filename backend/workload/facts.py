@@ -1,4 +1,6 @@
-"""What a file workload will do, from the engine's own parser (ADR 0022).
+"""What a file workload will do, from the engine's own parser (ADR 0022); a heap/B-tree sweep's
+from `iowatt-engine --heap-btree OPTIONS --parse-only`, a TPC-H run's from libs/workload's
+tpch_facts (issue 15: no engine involved).
 
 The server never parses PostMark command files or vdbench parameter files: it writes the text
 to a temporary file and runs `iowatt-engine --postmark=F|--vdbench=F --directory=DIR --parse-only`
@@ -18,6 +20,8 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+
+from iowatt_workload import tpch_facts
 
 from backend.config import REPO_ROOT, get_settings
 from backend.errors import AppError, Invalid
@@ -82,7 +86,9 @@ def _command(spec: WorkloadSpec, engine: Path, path: str) -> tuple[list[str], st
         if "elapsed" in job:
             argv.append(f"--elapsed={job['elapsed']}")
         return argv, spec.vdbench.parameters, "vdbench.parameters"
-    raise ValueError("not a file workload")
+    if spec.kind == "heap_btree" and spec.heap_btree is not None:  # options only: the file is unused
+        return [str(engine), "--heap-btree", *spec.heap_btree.engine_options()], "", "heap_btree.records"
+    raise ValueError("not an engine file workload")
 
 
 _cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
@@ -165,4 +171,7 @@ def with_facts(spec: WorkloadSpec, *, at: str = "spec") -> WorkloadSpec:
     as it is (no facts). `at`: as parse_only's."""
     if not spec.is_file:
         return spec if spec.facts is None else spec.model_copy(update={"facts": None})
+    if spec.kind == "tpch" and spec.tpch is not None:  # libs/workload's one TPC-H bound, not the engine's
+        facts = tpch_facts(spec.tpch.scale_factor, spec.tpch.streams)
+        return spec.model_copy(update={"facts": FileFacts.model_validate(dict(facts))})
     return spec.model_copy(update={"facts": facts_of(parse_only(spec, at=at))})

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from iowatt_workload import KiB, MiB, is_multi_pass, parse_size
+from iowatt_workload import KiB, MiB, is_multi_pass, parse_size, tpch_facts
 from iowatt_workload import pass_of as pass_of  # re-exported: callers name it from here
 from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -299,8 +299,16 @@ class JobSpec(InputSchema):
 # the agent and the server read them with the same code.
 
 
-WorkloadKind = Literal["block", "postmark", "vdbench"]
-KIND_LABEL = {"block": "a block workload", "postmark": "a PostMark workload", "vdbench": "a vdbench file set"}
+WorkloadKind = Literal["block", "postmark", "vdbench", "tpch", "heap_btree"]
+KIND_LABEL = {
+    "block": "a block workload",
+    "postmark": "a PostMark workload",
+    "vdbench": "a vdbench file set",
+    "tpch": "a TPC-H workload",
+    "heap_btree": "a heap/B-tree sweep",
+}
+# a kind's parameters field and the lease job's "mode" (file and database kinds)
+KIND_MODE = {"postmark": "postmark", "vdbench": "vdbench", "tpch": "tpch", "heap_btree": "heap-btree"}
 
 # PostMark's limits as the engine checks them (src/postmark.c): a 422 here says what the engine's
 # exit 2 would, before anything is queued.
@@ -428,11 +436,116 @@ class VdbenchSpec(InputSchema):
         return v
 
 
+TPCH_LABEL = "TPC-H-derived, not audited"
+Dbms = Literal["postgresql", "mariadb"]
+TPCH_DEFAULT_BUFFER_POOL = (
+    16 * MiB
+)  # the bench's default (agent tpch/dbms.py): small, so the device serves reads
+TPCH_MAX_STREAMS = 64  # the bench's --streams bound
+HB_MAX_RECORDS = 2_000_000_000  # the engine's --records bound
+HB_MAX_FRACTIONS = 64
+HB_DEFAULT_FRACTIONS = [round(0.1 * i, 1) for i in range(1, 11)]
+
+
+def _fraction_text(value: float) -> str:
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+class TpchSpec(InputSchema):
+    """A TPC-H-derived run (TPC-H-derived, not audited: docs/tpch.md): the agent generates the data,
+    loads it into a private DBMS on the target and runs the power and throughput tests."""
+
+    dbms: Dbms = Field(description="the DBMS the agent starts on the target (the host must allow it)")
+    scale_factor: float = Field(
+        gt=0, le=1000, description="TPC-H scale factor SF (1 ≈ 1 GB of raw data; 0.01 for a smoke run)"
+    )
+    streams: int | None = Field(
+        None,
+        ge=1,
+        le=TPCH_MAX_STREAMS,
+        description="query streams in the throughput test; null = the spec's minimum for SF (2 below 10)",
+    )
+    query_timeout_s: float = Field(
+        3600, ge=0.01, le=7 * 86400, description="seconds per query; a query past it is cancelled and marked"
+    )
+    buffer_pool_bytes: int = Field(
+        TPCH_DEFAULT_BUFFER_POOL,
+        ge=MiB,
+        le=1 << 40,
+        description="the DBMS's cache (default 16 MiB, small on purpose so the device serves reads)",
+    )
+
+    def scaled(self, factor: float) -> "TpchSpec":
+        sf = float(f"{self.scale_factor * factor:.12g}")
+        if not 0 < sf <= SCALE_MAX:
+            raise ValueError(
+                f"the scale factor {self.scale_factor:g} times {factor:g} is {sf:g}: TPC-H runs take "
+                f"above 0 and at most {SCALE_MAX:g}"
+            )
+        return self.model_copy(update={"scale_factor": sf})
+
+
+class HeapBtreeSpec(InputSchema):
+    """Seed 002's heap-file and B+tree sweep (Table 3), run by the engine's --heap-btree."""
+
+    records: int = Field(
+        ge=1, le=HB_MAX_RECORDS, description="records inserted per structure and fraction (N)"
+    )
+    queries: int | None = Field(
+        None, ge=1, le=HB_MAX_RECORDS, description="B+tree point queries; null = the engine's min(N, 10000)"
+    )
+    cache_fractions: list[float] = Field(
+        default_factory=lambda: list(HB_DEFAULT_FRACTIONS),
+        min_length=1,
+        max_length=HB_MAX_FRACTIONS,
+        description="buffer pool sizes as fractions of the data pages, each above 0 and at most 1 "
+        "(default the seed's ten: 0.1 … 1.0)",
+    )
+    randseed: int = Field(
+        1, ge=0, le=MAX_RANDSEED, description="records and queries (the engine's --randseed)"
+    )
+    structure: Literal["both", "heap", "btree"] = Field("both", description="heap, btree or both")
+
+    @field_validator("cache_fractions")
+    @classmethod
+    def _fractions(cls, v: list[float]) -> list[float]:
+        for f in v:
+            if not 0 < f <= 1:
+                raise _bad(f"a cache fraction is above 0 and at most 1, not {f:g}")
+        if len(set(v)) != len(v):
+            raise _bad("each cache fraction once")
+        return v
+
+    def scaled(self, factor: float) -> "HeapBtreeSpec":
+        records = max(1, round(self.records * factor))
+        if records > HB_MAX_RECORDS:
+            raise ValueError(
+                f"the scaled sweep has {records} records: the engine takes at most {HB_MAX_RECORDS}"
+            )
+        return self.model_copy(update={"records": records})
+
+    def engine_options(self) -> list[str]:
+        """The engine's --heap-btree options (without --directory)."""
+        argv = [
+            f"--records={self.records}",
+            f"--cache-fraction={self.fractions_text()}",
+            f"--randseed={self.randseed}",
+            f"--structure={self.structure}",
+        ]
+        if self.queries is not None:
+            argv.append(f"--queries={self.queries}")
+        return argv
+
+    def fractions_text(self) -> str:
+        return ",".join(_fraction_text(f) for f in self.cache_fractions)
+
+
 class FileFacts(InputSchema):
     """What the engine's --parse-only says a file workload will do (its `bounds`), as the server got
-    them when the workload was saved or the run queued. Set by the server; a value sent is replaced."""
+    them when the workload was saved or the run queued; a TPC-H workload's from libs/workload's
+    tpch_facts (the one TPC-H bound). Set by the server; a value sent is replaced."""
 
-    mode: Literal["postmark", "vdbench"]
+    mode: Literal["postmark", "vdbench", "heap-btree", "tpch"]
     threads: int = Field(description="threads running at once")
     max_block_bytes: int = Field(description="largest read or write transfer, bytes")
     bytes_written_max: int | None = Field(
@@ -451,7 +564,8 @@ class WorkloadSpec(InputSchema):
     kind: WorkloadKind = Field(
         "block",
         description="block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file "
-        "set (vdbench)",
+        "set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: seed 002's "
+        "heap/B-tree sweep (heap_btree)",
     )
     jobs: list[JobSpec] = Field(
         default_factory=list,
@@ -470,12 +584,16 @@ class WorkloadSpec(InputSchema):
     )
     postmark: PostmarkSpec | None = Field(None, validate_default=True, description="kind postmark only")
     vdbench: VdbenchSpec | None = Field(None, validate_default=True, description="kind vdbench only")
+    tpch: TpchSpec | None = Field(
+        None, validate_default=True, description="kind tpch only (TPC-H-derived, not audited)"
+    )
+    heap_btree: HeapBtreeSpec | None = Field(None, validate_default=True, description="kind heap_btree only")
     scaled_by: float | None = Field(
         None,
         gt=0,
         description="file workloads: the run's scale applied to this spec (vdbench: multiplied into "
-        "vdbench.scale; postmark: number and transactions times it), recorded so results say so; "
-        "null = as saved",
+        "vdbench.scale; postmark: number and transactions times it; tpch: the scale factor times it; "
+        "heap_btree: records times it), recorded so results say so; null = as saved",
     )
     facts: FileFacts | None = Field(
         None,
@@ -503,6 +621,18 @@ class WorkloadSpec(InputSchema):
     @classmethod
     def _vdbench_for_its_kind(cls, v: VdbenchSpec | None, info: ValidationInfo) -> VdbenchSpec | None:
         _only_for_kind("vdbench", v, info)
+        return v
+
+    @field_validator("tpch")
+    @classmethod
+    def _tpch_for_its_kind(cls, v: TpchSpec | None, info: ValidationInfo) -> TpchSpec | None:
+        _only_for_kind("tpch", v, info)
+        return v
+
+    @field_validator("heap_btree")
+    @classmethod
+    def _heap_btree_for_its_kind(cls, v: HeapBtreeSpec | None, info: ValidationInfo) -> HeapBtreeSpec | None:
+        _only_for_kind("heap_btree", v, info)
         return v
 
     @model_validator(mode="after")
@@ -555,6 +685,10 @@ class WorkloadSpec(InputSchema):
             update["vdbench"] = self.vdbench.model_copy(update={"scale": scale})
         if self.postmark is not None:
             update["postmark"] = self.postmark.scaled(factor)
+        if self.tpch is not None:
+            update["tpch"] = self.tpch.scaled(factor)
+        if self.heap_btree is not None:
+            update["heap_btree"] = self.heap_btree.scaled(factor)
         return self.model_copy(update=update)
 
     def engine_job(self) -> dict[str, object]:
@@ -572,6 +706,23 @@ class WorkloadSpec(InputSchema):
             if self.vdbench.elapsed_s is not None:
                 job["elapsed"] = str(self.vdbench.elapsed_s)
             return job
+        if self.tpch is not None and self.kind == "tpch":
+            t = self.tpch
+            job = {"mode": "tpch", "dbms": t.dbms, "scale_factor": _scale_text(t.scale_factor)}
+            if t.streams is not None:
+                job["streams"] = str(t.streams)
+            job["query_timeout_s"] = _scale_text(t.query_timeout_s)
+            job["buffer_pool_bytes"] = str(t.buffer_pool_bytes)
+            return job
+        if self.heap_btree is not None and self.kind == "heap_btree":
+            h = self.heap_btree
+            job = {"mode": "heap-btree", "records": str(h.records)}
+            if h.queries is not None:
+                job["queries"] = str(h.queries)
+            job["cache_fractions"] = h.fractions_text()
+            job["randseed"] = str(h.randseed)
+            job["structure"] = h.structure
+            return job
         return {"global": {}, "jobs": [j.engine_options() for j in self.jobs]}
 
     def identity_jobs(self) -> list[dict[str, Any]]:
@@ -583,9 +734,15 @@ class WorkloadSpec(InputSchema):
             return [{"kind": "postmark", **self.postmark.model_dump(mode="json")}]
         if self.kind == "vdbench" and self.vdbench is not None:
             return [{"kind": "vdbench", **self.vdbench.model_dump(mode="json")}]
+        if self.kind == "tpch" and self.tpch is not None:
+            return [{"kind": "tpch", **self.tpch.model_dump(mode="json")}]
+        if self.kind == "heap_btree" and self.heap_btree is not None:
+            return [{"kind": "heap_btree", **self.heap_btree.model_dump(mode="json")}]
         return [j.model_dump(mode="json") for j in self.jobs]
 
     def timeout_s(self) -> int:
+        if self.kind == "tpch":
+            return self._tpch_timeout_s()
         if self.is_file:
             return self._file_timeout_s()
         # The engine lays out and pre-fills files before reading: allow for that and for slack.
@@ -608,10 +765,23 @@ class WorkloadSpec(InputSchema):
         seconds = (f.runtime_s_max or 0.0) + data / SLOW_BYTES_PER_S + ops / SLOW_FILE_OPS_PER_S
         return int(seconds * 1.5 + 600)
 
+    def _tpch_timeout_s(self) -> int:
+        """A TPC-H run is not bounded by its size (queries run to their timeout): the agent's hard
+        limit is generating, loading and writing the bound's bytes at a slow 20 MB/s, plus every
+        query and refresh function of the power test and of the longest throughput stream at the
+        query timeout, times 1.5 and 10 minutes of slack; at most TPCH_TIMEOUT_MAX_S."""
+        assert self.tpch is not None
+        facts = tpch_facts(self.tpch.scale_factor, self.tpch.streams)
+        streams = facts["threads"] - 1
+        statements = (22 + 2) + 22 + 2 * streams  # power; a throughput stream; the refresh stream
+        seconds = facts["bytes_written_max"] / SLOW_BYTES_PER_S + statements * self.tpch.query_timeout_s
+        return int(min(TPCH_TIMEOUT_MAX_S, seconds * 1.5 + 600))
+
 
 SLOW_BYTES_PER_S = 20e6
 SLOW_FILE_OPS_PER_S = 200.0
 FILE_TIMEOUT_NO_FACTS_S = 6 * 3600
+TPCH_TIMEOUT_MAX_S = 7 * 86400
 
 
 def _only_for_kind(kind: str, v: object, info: ValidationInfo) -> None:
@@ -631,7 +801,7 @@ def _only_for_kind(kind: str, v: object, info: ValidationInfo) -> None:
 # Changing WorkloadSpec or JobSpec: bump SPEC_VERSION and add the upgrade from the previous
 # version to _UPGRADES (a renamed field is moved there, a removed one dropped).
 
-SPEC_VERSION = 3
+SPEC_VERSION = 4
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: lambda doc: doc,  # version 1 is version 0 with a version number: nothing moves
     # version 2 adds job options (bssplit, rate_iops, random_distribution, fsync_every, sync,
@@ -640,6 +810,9 @@ _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     # version 3 adds kind (default block), postmark, vdbench, scaled_by and facts (ADR 0022): every
     # version-2 spec is a block workload as it stands, so nothing moves
     2: lambda doc: doc,
+    # version 4 adds kinds tpch and heap_btree with their tpch / heap_btree (issue 15), both null
+    # for every earlier kind: nothing moves
+    3: lambda doc: doc,
 }
 
 
@@ -672,7 +845,13 @@ def load_spec(doc: dict[str, Any] | WorkloadSpec) -> WorkloadSpec:
             for job in doc.get("jobs", [])
         ]
         nested: dict[str, Any] = {}
-        for key, model in (("postmark", PostmarkSpec), ("vdbench", VdbenchSpec), ("facts", FileFacts)):
+        for key, model in (
+            ("postmark", PostmarkSpec),
+            ("vdbench", VdbenchSpec),
+            ("tpch", TpchSpec),
+            ("heap_btree", HeapBtreeSpec),
+            ("facts", FileFacts),
+        ):
             if isinstance(doc.get(key), dict):
                 nested[key] = model.model_construct(
                     **{k: v for k, v in doc[key].items() if k in model.model_fields}

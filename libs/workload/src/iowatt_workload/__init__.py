@@ -12,6 +12,9 @@ Passes (`passes.py`, vectors best_of.json; the UI shows the server's PassSummary
     best_of_passes(results, passes=, discard=) -> [BestOf]   CrystalDiskMark's best-of
 Identity (`identity.py`, vectors identity.json; frontend/src/lib/workload.ts workloadKey)
     canonical_jobs(jobs), workload_fingerprint(jobs, host=None) -> sha256 hex
+TPC-H bound (`tpch.py`, issue 15; the server sizes runs with it, the agent checks leases with it)
+    tpch_facts(scale_factor, streams=None) -> bounds-shaped dict (mode "tpch")
+    tpch_min_streams(scale_factor), tpch_raw_bytes(scale_factor)
 Defaults (`defaults.py`)
     DEFAULT_IDLE_S                                idle baseline before and after a run, seconds
 """
@@ -35,6 +38,7 @@ from iowatt_workload.passes import (
     pass_of,
 )
 from iowatt_workload.sizes import U64_MAX, GiB, KiB, MiB, TiB, format_size, parse_size
+from iowatt_workload.tpch import TpchFacts, tpch_facts, tpch_min_streams, tpch_raw_bytes
 
 __all__ = [
     "DEFAULT_IDLE_S",
@@ -58,4 +62,8 @@ __all__ = [
     "pass_name",
     "pass_of",
     "workload_fingerprint",
+    "TpchFacts",
+    "tpch_facts",
+    "tpch_min_streams",
+    "tpch_raw_bytes",
 ]
