@@ -76,3 +76,17 @@ def file_intervals(session: Session, run_id: uuid.UUID) -> list[Any] | None:
         select(RunResult.engine_result["fileset"]["intervals"]).where(RunResult.run_id == run_id)
     )
     return value if isinstance(value, list) else None
+
+
+def db_docs(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
+    """The TPC-H (`tpch`) and heap/B-tree (`heap_btree`, `heap_btree_run`) parts of the runs'
+    documents (issue 15), for the runs that have one: one query."""
+    if not run_ids:
+        return {}
+    doc = RunResult.engine_result
+    rows = session.execute(
+        select(RunResult.run_id, doc["tpch"], doc["heap_btree"], doc["heap_btree_run"]).where(
+            RunResult.run_id.in_(run_ids), doc.has_key("tpch") | doc.has_key("heap_btree")
+        )
+    ).tuples()
+    return {rid: {"tpch": t, "heap_btree": h, "heap_btree_run": r} for rid, t, h, r in rows}

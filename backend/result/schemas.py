@@ -234,6 +234,88 @@ class FilesetDoc(_Loose):
     error: str | None = Field(None, max_length=2000)
 
 
+# --- TPC-H (the agent's tpch object) and heap/B-tree (the engine's heap_btree list), issue 15 -----
+
+Seconds = Annotated[float, Field(ge=0, le=1e9)]
+Short = Annotated[str, Field(max_length=200)]
+MAX_TPCH_QUERIES = 22 * 65  # the power test and up to 64 throughput streams
+MAX_HB_ROWS = 64 * 2 * 2  # fractions × structures × operations
+
+
+class TpchQueryDoc(_Loose):
+    test: Literal["power", "throughput"]
+    stream: int = Field(ge=0, le=64, description="0 = the power test")
+    query: int = Field(ge=1, le=22)
+    seconds: Seconds | None = None
+    answer_ok: bool | None = None
+    timed_out: bool = False
+    error: Annotated[str, Field(max_length=2000)] | None = None
+
+
+class TpchRefreshTiming(_Loose):
+    test: Literal["power", "throughput"]
+    function: Literal["RF1", "RF2"]
+    set: int = Field(0, ge=0, le=10_000)
+    seconds: Seconds
+
+
+class TpchRefreshDoc(_Loose):
+    timings: list[TpchRefreshTiming] = Field(default_factory=list, max_length=2 * 65 * 2)
+
+
+class TpchBufferPool(_Loose):
+    bytes: Count | None = None
+    note: Annotated[str, Field(max_length=500)] | None = None
+
+
+class TpchDoc(_Loose):
+    """The agent's `tpch` object (docs/tpch.md § Output): what the server reads of it."""
+
+    label: Short = "TPC-H-derived, not audited"
+    dbms: Literal["postgresql", "mariadb"]
+    dbms_version: Short | None = None
+    scale_factor: float = Field(gt=0, le=1000)
+    streams: int = Field(ge=1, le=64)
+    streams_minimum: int | None = Field(None, ge=1, le=64)
+    generate_s: Seconds | None = None
+    load_s: Seconds | None = None
+    power_at_size: Annotated[float, Field(ge=0)] | None = None
+    throughput_at_size: Annotated[float, Field(ge=0)] | None = None
+    qphh_at_size: Annotated[float, Field(ge=0)] | None = None
+    metrics_note: Annotated[str, Field(max_length=2000)] | None = None
+    throughput_s: Seconds | None = None
+    queries: list[TpchQueryDoc] = Field(default_factory=list, max_length=MAX_TPCH_QUERIES)
+    refresh: TpchRefreshDoc = Field(default_factory=TpchRefreshDoc)
+    query_timeout_s: Seconds | None = None
+    timeouts: Count = 0
+    buffer_pool: TpchBufferPool = Field(default_factory=TpchBufferPool)
+    settings: dict[Annotated[str, Field(max_length=100)], Any] = Field(default_factory=dict, max_length=100)
+
+
+class HeapBtreeRowDoc(_Loose):
+    """One entry of the engine's `heap_btree` list (agent/engine/README.md § Heap and B-tree)."""
+
+    structure: Literal["heap", "btree"]
+    operation: Literal["insert", "point_query"]
+    cache_fraction: float = Field(gt=0, le=1)
+    cache_pages: Count = 0
+    data_pages: Count = 0
+    ops: Count = 0
+    ops_per_s: Rate = 0.0
+    elapsed_ns: Count = 0
+    cpu_ns: Count | None = None
+    device_reads: Count = 0
+    device_writes: Count = 0
+    hits: Count = 0
+    misses: Count = 0
+    hit_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
+    lat_ns: LatStats | None = None
+    checkpoint_writes: Count | None = None
+    checkpoint_ns: Count | None = None
+    height: Count | None = None
+    splits: Count | None = None
+
+
 class TopExt(_Loose):
     mode: str | None = Field(None, max_length=20)
 
@@ -243,14 +325,21 @@ class EngineDocument(_Loose):
     iowatt: TopExt | None = None
     postmark: PostmarkDoc | None = None
     fileset: FilesetDoc | None = None
+    tpch: TpchDoc | None = None
+    heap_btree: list[HeapBtreeRowDoc] | None = Field(None, min_length=1, max_length=MAX_HB_ROWS)
 
     @property
     def file_mode(self) -> str | None:
-        """ "postmark" or "vdbench" for a file workload's document, else None (a block job)."""
+        """ "postmark", "vdbench", "tpch" or "heap-btree" for a file or database workload's
+        document, else None (a block job)."""
         if self.postmark is not None:
             return "postmark"
         if self.fileset is not None:
             return "vdbench"
+        if self.tpch is not None:
+            return "tpch"
+        if self.heap_btree is not None:
+            return "heap-btree"
         return None
 
 
@@ -440,6 +529,76 @@ class FileIntervals(OutputSchema):
     intervals: int = Field(description="intervals the engine reported")
     merged: int = Field(description="intervals per point: 1 unless downsampled")
     points: list[FileIntervalPoint]
+
+
+class TpchQuerySummary(OutputSchema):
+    query: int = Field(description="1-22")
+    stream: int = Field(description="0 = the power test; 1..S the throughput streams")
+    seconds: float | None = Field(description="s; null when it did not finish")
+    answer_ok: bool | None = Field(description="the answer matched the reference; null when timed out")
+    timed_out: bool
+    error: str | None
+
+
+class TpchSummary(OutputSchema):
+    """A TPC-H-derived run's result (TPC-H-derived, not audited: docs/tpch.md)."""
+
+    label: str = Field(description="always 'TPC-H-derived, not audited'")
+    dbms: str
+    dbms_version: str | None
+    scale_factor: float
+    streams: int
+    streams_minimum: int | None
+    generate_s: float | None = Field(description="data generation, s (not in the metric)")
+    load_s: float | None = Field(description="the DBMS load, s (not in the metric)")
+    power_at_size: float | None = Field(description="Power@Size (null when a query timed out or failed)")
+    throughput_at_size: float | None
+    qphh_at_size: float | None = Field(description="QphH@Size = √(Power@Size × Throughput@Size)")
+    metrics_note: str | None
+    throughput_s: float | None = Field(description="the throughput test's elapsed seconds (Ts)")
+    power_s: float | None = Field(description="the power test's query and refresh seconds, summed")
+    query_timeout_s: float | None
+    timeouts: int
+    answers_ok: int = Field(description="queries whose answer matched")
+    answers_checked: int = Field(description="queries with an answer to check")
+    queries: list[TpchQuerySummary] = Field(description="every query: power (stream 0) then the streams")
+    buffer_pool_bytes: int | None
+    settings: dict[str, Any] = Field(description="the DBMS's settings as the run reported them")
+    database_bytes: int | None = Field(
+        description="the database's estimated size on disk (libs/workload's TPC-H bound for SF), B"
+    )
+
+
+class HeapBtreeRow(OutputSchema):
+    structure: Literal["heap", "btree"]
+    operation: Literal["insert", "point_query"]
+    cache_fraction: float
+    cache_pages: int
+    data_pages: int
+    ops: int
+    ops_per_s: float = Field(description="1/s")
+    elapsed_ns: int
+    device_reads: int
+    device_writes: int
+    hit_ratio: float | None
+    lat_mean_ns: float | None
+    lat_p99_ns: int | None
+    checkpoint_ns: int | None
+    height: int | None
+
+
+class HeapBtreeSummary(OutputSchema):
+    """A heap/B-tree sweep's result (seed 002's Table 3): one row per fraction × structure ×
+    operation, in run order."""
+
+    records: int | None
+    queries: int | None
+    heap_queries: int | None
+    randseed: int | None
+    direct: bool | None = Field(description="the files were opened O_DIRECT")
+    page_bytes: int | None
+    rows: list[HeapBtreeRow]
+    error: str | None
 
 
 class RunSeries(OutputSchema):

@@ -28,6 +28,7 @@ from backend.run import service as run_service
 from backend.run.schemas import ResultStored, ResultUpload
 
 _MAX_POINTS = 2000
+HEAP_BTREE_PAGE_BYTES = 8192
 
 
 def store(
@@ -150,10 +151,15 @@ def _rw(value: object) -> str:
 
 def _file_bs(doc: EngineDocument) -> int | None:
     """A file workload's one transfer size: postmark's read and write block when equal, vdbench's
-    xfersize when every fwd has the same single one; else None (several sizes)."""
+    xfersize when every fwd has the same single one, heap-btree's page; else None (several sizes,
+    or TPC-H's DBMS)."""
     if doc.postmark is not None:
         p = doc.postmark.parameters
         return p.read_block_bytes if p.read_block_bytes == p.write_block_bytes else None
+    if doc.heap_btree is not None:  # every device read and write is one 8 KiB page
+        return HEAP_BTREE_PAGE_BYTES
+    if doc.tpch is not None:  # the DBMS's own transfers: not one size
+        return None
     sizes = set()
     for fwd in doc.fileset.fwd if doc.fileset is not None else []:
         if len(fwd.xfersize) != 1:

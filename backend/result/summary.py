@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from iowatt_workload import tpch_facts
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
@@ -25,8 +26,14 @@ from backend.result.schemas import (
     FilesetFwd,
     FilesetTotals,
     FileWorkloadSummary,
+    HeapBtreeRow,
+    HeapBtreeRowDoc,
+    HeapBtreeSummary,
     PostmarkDoc,
     PostmarkReport,
+    TpchDoc,
+    TpchQuerySummary,
+    TpchSummary,
     VdbenchReport,
 )
 
@@ -241,6 +248,111 @@ def file_summaries(session: Session, runs: Sequence[Run]) -> dict[uuid.UUID, Fil
     """Each run's file-workload brief (None for block runs and runs without a result): one query."""
     parts = repository.file_docs(session, [r.id for r in runs])
     return {r.id: summarize(parts[r.id], r.workload_spec) if r.id in parts else None for r in runs}
+
+
+# --- TPC-H and heap/B-tree (issue 15) -----------------------------------------------------------
+
+
+def tpch_summary(t: TpchDoc) -> TpchSummary:
+    power = [q.seconds for q in t.queries if q.test == "power" and q.seconds is not None]
+    power += [r.seconds for r in t.refresh.timings if r.test == "power"]
+    ordered = [q for _, q in sorted(enumerate(t.queries), key=lambda iq: (iq[1].stream, iq[0]))]
+    checked = [q for q in t.queries if q.answer_ok is not None]
+    return TpchSummary(
+        label=t.label,
+        dbms=t.dbms,
+        dbms_version=t.dbms_version,
+        scale_factor=t.scale_factor,
+        streams=t.streams,
+        streams_minimum=t.streams_minimum,
+        generate_s=t.generate_s,
+        load_s=t.load_s,
+        power_at_size=t.power_at_size,
+        throughput_at_size=t.throughput_at_size,
+        qphh_at_size=t.qphh_at_size,
+        metrics_note=t.metrics_note,
+        throughput_s=t.throughput_s,
+        power_s=sum(power) if power else None,
+        query_timeout_s=t.query_timeout_s,
+        timeouts=t.timeouts,
+        answers_ok=sum(1 for q in checked if q.answer_ok),
+        answers_checked=len(checked),
+        queries=[
+            TpchQuerySummary(
+                query=q.query,
+                stream=q.stream,
+                seconds=q.seconds,
+                answer_ok=q.answer_ok,
+                timed_out=q.timed_out,
+                error=q.error,
+            )
+            for q in ordered
+        ],
+        buffer_pool_bytes=t.buffer_pool.bytes,
+        settings={str(k): v for k, v in t.settings.items() if isinstance(v, str | int | float | bool)},
+        database_bytes=tpch_facts(t.scale_factor, t.streams)["dataset_bytes"],
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def heap_btree_summary(rows: list[HeapBtreeRowDoc], run: dict[str, Any]) -> HeapBtreeSummary:
+    direct = run.get("direct")
+    error = run.get("error")
+    return HeapBtreeSummary(
+        records=_int(run.get("records")),
+        queries=_int(run.get("queries")),
+        heap_queries=_int(run.get("heap_queries")),
+        randseed=_int(run.get("randseed")),
+        direct=direct if isinstance(direct, bool) else None,
+        page_bytes=_int(run.get("page_bytes")),
+        rows=[
+            HeapBtreeRow(
+                structure=r.structure,
+                operation=r.operation,
+                cache_fraction=r.cache_fraction,
+                cache_pages=r.cache_pages,
+                data_pages=r.data_pages,
+                ops=r.ops,
+                ops_per_s=r.ops_per_s,
+                elapsed_ns=r.elapsed_ns,
+                device_reads=r.device_reads,
+                device_writes=r.device_writes,
+                hit_ratio=r.hit_ratio,
+                lat_mean_ns=r.lat_ns.mean if r.lat_ns is not None and r.lat_ns.N != 0 else None,
+                lat_p99_ns=_pct(r.lat_ns, "99.000000") if r.lat_ns is not None and r.lat_ns.N != 0 else None,
+                checkpoint_ns=r.checkpoint_ns,
+                height=r.height,
+            )
+            for r in rows
+        ],
+        error=str(error)[:2000] if isinstance(error, str) else None,
+    )
+
+
+def db_summarize(part: dict[str, Any]) -> tuple[TpchSummary | None, HeapBtreeSummary | None]:
+    """`part`: repository.db_docs' entry of one run; (None, None) when it does not read (a
+    document stored before it was checked): a brief missing, never a 500."""
+    try:
+        if isinstance(part.get("tpch"), dict):
+            return tpch_summary(TpchDoc.model_validate(part["tpch"])), None
+        if isinstance(part.get("heap_btree"), list):
+            rows = [HeapBtreeRowDoc.model_validate(r) for r in part["heap_btree"]]
+            run = part.get("heap_btree_run")
+            return None, heap_btree_summary(rows, run if isinstance(run, dict) else {})
+    except (ValidationError, ValueError):
+        return None, None
+    return None, None
+
+
+def db_summaries(
+    session: Session, runs: Sequence[Run]
+) -> dict[uuid.UUID, tuple[TpchSummary | None, HeapBtreeSummary | None]]:
+    """Each run's TPC-H and heap/B-tree briefs ((None, None) for other runs): one query."""
+    parts = repository.db_docs(session, [r.id for r in runs])
+    return {r.id: db_summarize(parts[r.id]) if r.id in parts else (None, None) for r in runs}
 
 
 # --- per-interval series ------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pydantic_core import PydanticCustomError
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
 from backend.power.schemas import EnergyRead, PowerUpload
-from backend.result.schemas import FileWorkloadSummary
+from backend.result.schemas import FileWorkloadSummary, HeapBtreeSummary, TpchSummary
 from backend.workload.schemas import StoredWorkloadSpec, WorkloadSpec
 
 MAX_NAME = 200
@@ -227,6 +227,17 @@ class RunRead(OutputSchema):
         description="a postmark or vdbench file-set run's result in brief (per-operation rates and "
         "response times, MB/s, CPU, counts); null for block runs and before a result. Its per-interval "
         "series: GET /runs/{id}/series (file_intervals)"
+    )
+    tpch: TpchSummary | None = Field(
+        None,
+        description="a TPC-H-derived run's result (TPC-H-derived, not audited): per-query seconds per "
+        "stream with answer_ok/timed_out, load_s, Power@Size, Throughput@Size, QphH@Size, the DBMS's "
+        "settings; null for other runs and before a result",
+    )
+    heap_btree: HeapBtreeSummary | None = Field(
+        None,
+        description="a heap/B-tree sweep's result (seed 002 Table 3): one row per cache fraction × "
+        "structure × operation; null for other runs and before a result",
     )
 
 

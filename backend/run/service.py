@@ -31,7 +31,7 @@ from backend.jobs import enqueue
 from backend.kit.time import utcnow
 from backend.models import FINAL_STATUSES, Agent, ResultJob, Role, Run, RunStatus
 from backend.power import service as power_service
-from backend.result.summary import file_summaries
+from backend.result.summary import db_summaries, file_summaries
 from backend.run import repository
 from backend.run.errors import HostPolicyRefused
 from backend.run.schemas import (
@@ -309,6 +309,7 @@ def to_read(
     energy = power_service.energy_of(session, ids)
     tags = repository.tags_of(session, ids)
     file_workloads = file_summaries(session, runs)
+    databases = db_summaries(session, runs)
     # runs of one list mostly share a spec: validate each distinct one once (a shared, read-only model)
     specs: dict[str, WorkloadSpec] = {}
     for r in runs:
@@ -347,6 +348,8 @@ def to_read(
             source="import" if r.source == "import" else "agent",
             tags=tags[r.id],
             file_workload=file_workloads[r.id],
+            tpch=databases[r.id][0],
+            heap_btree=databases[r.id][1],
         )
         for r in runs
     ]

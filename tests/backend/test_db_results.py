@@ -1,0 +1,258 @@
+"""TPC-H and heap/B-tree results on the server (issue 15, common15 § 3): ingest (validated, a 422
+naming the field inside the document, jobs[0]'s row), the run read's `tpch` / `heap_btree` briefs.
+
+The documents are real: heap/B-tree's from the built engine run here on tmpfs (small N); TPC-H's is
+tests/backend/data/upload-tpch-postgresql-sf001.json, what the agent's TPC-H lease child printed on
+this machine (PostgreSQL 15, SF 0.01; the command is in tests/backend/data/README-issue15.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import tempfile
+import uuid
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from iowatt_workload import tpch_facts
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from backend.models import ResultJob
+from backend.workload.schemas import HeapBtreeSpec, TpchSpec, WorkloadSpec
+from tests.backend.test_file_results import get_run, upload_run
+from tests.factories import AgentCtx, UserCtx, create_agent, create_user
+from tests.stack import ENGINE
+
+DATA = Path(__file__).parent / "data"
+
+
+def tpch_doc() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((DATA / "upload-tpch-postgresql-sf001.json").read_text())
+    return doc
+
+
+def tpch_spec(scale_factor: float = 0.01, dbms: str = "postgresql") -> WorkloadSpec:
+    return WorkloadSpec(
+        kind="tpch",
+        tpch=TpchSpec(dbms=dbms, scale_factor=scale_factor, query_timeout_s=300),  # type: ignore[arg-type]
+    )
+
+
+def hb_spec(records: int = 20000, fractions: tuple[float, ...] = (0.1, 0.5, 1.0)) -> WorkloadSpec:
+    return WorkloadSpec(
+        kind="heap_btree",
+        heap_btree=HeapBtreeSpec(records=records, queries=500, cache_fractions=list(fractions), randseed=7),
+    )
+
+
+@cache
+def heap_btree_json(records: int = 20000, fractions: str = "0.1,0.5,1") -> str:
+    """The built engine's --heap-btree on tmpfs (it removes its files)."""
+    with tempfile.TemporaryDirectory(prefix="iowatt-hb-results-", dir="/dev/shm") as tmp:
+        r = subprocess.run(
+            [
+                str(ENGINE),
+                "--heap-btree",
+                f"--directory={tmp}",
+                f"--records={records}",
+                f"--cache-fraction={fractions}",
+                "--queries=500",
+                "--randseed=7",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        assert not list(Path(tmp).iterdir())
+    return r.stdout
+
+
+def heap_btree_doc(records: int = 20000, fractions: str = "0.1,0.5,1") -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(heap_btree_json(records, fractions))
+    return doc
+
+
+def _setup(session: Session) -> tuple[UserCtx, AgentCtx]:
+    u = create_user(session)
+    return u, create_agent(session, team=u.team)
+
+
+def test_a_tpch_result_is_stored_with_its_job_row_and_read_in_brief(
+    client: TestClient, session: Session
+) -> None:
+    u, a = _setup(session)
+    doc = tpch_doc()
+    rid = upload_run(client, session, a, tpch_spec(), doc, target="/srv/bench")
+    row = session.scalar(select(ResultJob).where(ResultJob.run_id == rid))
+    assert row is not None
+    # jobs[0] as the agent built it: name and rw tpch, runtime = power + throughput, no I/O counters
+    assert (row.name, row.rw, row.bs_bytes) == ("tpch", "tpch", None)
+    assert row.runtime_ns == doc["jobs"][0]["iowatt"]["runtime_ns"] > 0
+    assert row.read_total_ios is None and row.write_total_ios is None  # not measured: not zero I/O
+    read = get_run(client, u, rid)
+    assert read["file_workload"] is None and read["heap_btree"] is None
+    t, src = read["tpch"], doc["tpch"]
+    assert t["label"] == "TPC-H-derived, not audited"
+    assert (t["dbms"], t["scale_factor"], t["streams"]) == ("postgresql", 0.01, 2)
+    assert t["qphh_at_size"] == src["qphh_at_size"] > 0
+    assert t["power_at_size"] == src["power_at_size"] and t["throughput_at_size"] == src["throughput_at_size"]
+    assert t["load_s"] == src["load_s"] and t["throughput_s"] == src["throughput_s"]
+    assert len(t["queries"]) == 66 == 22 * 3  # the power test and two streams
+    assert [q["stream"] for q in t["queries"]] == sorted(q["stream"] for q in t["queries"])
+    power = [q for q in t["queries"] if q["stream"] == 0]
+    assert [q["query"] for q in power] == list(range(1, 23))
+    assert t["answers_ok"] == t["answers_checked"] == 66 and t["timeouts"] == 0
+    want_power = sum(q["seconds"] for q in src["queries"] if q["test"] == "power") + sum(
+        r["seconds"] for r in src["refresh"]["timings"] if r["test"] == "power"
+    )
+    assert t["power_s"] == pytest.approx(want_power)
+    assert t["settings"]["shared_buffers"] == "16MB" and t["buffer_pool_bytes"] == 16 * 2**20
+    assert t["database_bytes"] == tpch_facts(0.01, 2)["dataset_bytes"]
+    listed = client.get("/api/v1/runs", headers=u.headers).json()["items"]
+    assert next(r for r in listed if r["id"] == str(rid))["tpch"]["qphh_at_size"] == src["qphh_at_size"]
+
+
+def test_a_tpch_run_with_a_timed_out_query_reads_without_metrics(
+    client: TestClient, session: Session
+) -> None:
+    u, a = _setup(session)
+    doc = tpch_doc()
+    q = doc["tpch"]["queries"][3]
+    q.update({"seconds": None, "answer_ok": None, "timed_out": True})
+    doc["tpch"].update(
+        {
+            "timeouts": 1,
+            "power_at_size": None,
+            "throughput_at_size": None,
+            "qphh_at_size": None,
+            "metrics_note": "x",
+        }
+    )
+    rid = upload_run(client, session, a, tpch_spec(), doc, target="/srv/bench")
+    t = get_run(client, u, rid)["tpch"]
+    assert t["qphh_at_size"] is None and t["timeouts"] == 1 and t["answers_checked"] == 65
+    assert [x for x in t["queries"] if x["timed_out"]] == [
+        {
+            "query": q["query"],
+            "stream": 0,
+            "seconds": None,
+            "answer_ok": None,
+            "timed_out": True,
+            "error": None,
+        }
+    ]
+
+
+def test_a_heap_btree_result_is_stored_with_its_job_row_and_read_in_brief(
+    client: TestClient, session: Session
+) -> None:
+    u, a = _setup(session)
+    doc = heap_btree_doc()
+    rid = upload_run(client, session, a, hb_spec(), doc)
+    row = session.scalar(select(ResultJob).where(ResultJob.run_id == rid))
+    assert row is not None
+    job = doc["jobs"][0]
+    assert (row.name, row.rw, row.bs_bytes) == ("heap-btree", "heap-btree", 8192)
+    assert row.read_total_ios == job["read"]["total_ios"] > 0  # device reads in 8 KiB pages
+    assert row.write_io_bytes == job["write"]["io_bytes"] > 0
+    read = get_run(client, u, rid)
+    assert read["tpch"] is None and read["file_workload"] is None
+    h = read["heap_btree"]
+    assert (h["records"], h["queries"], h["randseed"], h["page_bytes"]) == (20000, 500, 7, 8192)
+    assert len(h["rows"]) == 3 * 2 * 2 == len(doc["heap_btree"])
+    for got, src in zip(h["rows"], doc["heap_btree"], strict=True):
+        assert (got["structure"], got["operation"], got["cache_fraction"]) == (
+            src["structure"],
+            src["operation"],
+            src["cache_fraction"],
+        )
+        assert got["ops_per_s"] == src["ops_per_s"] > 0 and got["device_reads"] == src["device_reads"]
+        assert got["hit_ratio"] == src["hit_ratio"]
+    # the whole structure in the pool: the B+tree's point queries hit every page
+    full = next(
+        r
+        for r in h["rows"]
+        if r["structure"] == "btree" and r["operation"] == "point_query" and r["cache_fraction"] == 1
+    )
+    assert full["device_reads"] == 0 and full["hit_ratio"] == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        (("tpch", "queries", 0, "query"), 23, "engine_result.tpch.queries.0.query"),
+        (("tpch", "queries", 1, "seconds"), -1, "engine_result.tpch.queries.1.seconds"),
+        (("tpch", "scale_factor"), 0, "engine_result.tpch.scale_factor"),
+        (("tpch", "dbms"), "oracle", "engine_result.tpch.dbms"),
+        (("tpch", "qphh_at_size"), "fast", "engine_result.tpch.qphh_at_size"),
+    ],
+)
+def test_a_tpch_document_with_a_bad_figure_is_a_422_naming_it(
+    client: TestClient, session: Session, path: tuple[Any, ...], value: Any, field: str
+) -> None:
+    _, a = _setup(session)
+    doc = tpch_doc()
+    node: Any = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    r = _last_upload_error(client, session, a, doc)
+    assert r["detail"][0]["field"] == field, r
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("cache_fraction", 1.5, "engine_result.heap_btree.2.cache_fraction"),
+        ("structure", "hash", "engine_result.heap_btree.2.structure"),
+        ("ops_per_s", -3, "engine_result.heap_btree.2.ops_per_s"),
+        ("hit_ratio", 2, "engine_result.heap_btree.2.hit_ratio"),
+    ],
+)
+def test_a_heap_btree_document_with_a_bad_figure_is_a_422_naming_it(
+    client: TestClient, session: Session, key: str, value: Any, field: str
+) -> None:
+    _, a = _setup(session)
+    doc = copy.deepcopy(heap_btree_doc())
+    doc["heap_btree"][2][key] = value
+    r = _last_upload_error(client, session, a, doc, spec=hb_spec())
+    assert r["detail"][0]["field"] == field, r
+
+
+def _last_upload_error(
+    client: TestClient, session: Session, a: AgentCtx, doc: dict[str, Any], spec: WorkloadSpec | None = None
+) -> dict[str, Any]:
+    """Upload `doc` for a new leased run and return the 422's body."""
+    from backend.run import service as run_service
+    from backend.workload.schemas import stored_spec
+    from tests.factories import create_run
+
+    run = create_run(session, agent=a.agent, target_path="/srv/bench")
+    run.workload_spec = stored_spec(spec or tpch_spec())
+    session.flush()
+    run_service.dispatch(session, run_id=run.id)
+    lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
+    lid = lease["lease_id"]
+    assert (
+        client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lid}, headers=a.headers).status_code
+        == 200
+    )
+    body = {
+        "lease_id": lid,
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": doc,
+        "engine_exit_code": 0,
+        "started_at": "2026-11-23T10:00:00Z",
+        "finished_at": "2026-11-23T10:00:25Z",
+    }
+    r = client.put(f"/api/v1/runs/{run.id}/result", json=body, headers=a.headers)
+    assert r.status_code == 422, r.text
+    data: dict[str, Any] = r.json()
+    return data
