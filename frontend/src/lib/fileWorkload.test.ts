@@ -12,6 +12,7 @@ import {
   postmarkFactsAt,
   postmarkRows,
   presetSeed,
+  timeUnitFor,
 } from "./fileWorkload";
 
 const LOW = {
@@ -91,8 +92,10 @@ describe("file workloads", () => {
     expect(fileWrites({ kind: "block" } as AnySpec)).toBe(false);
   });
 
-  it("turns vdbench's intervals into one line per operation (rates 1/s, response ms)", () => {
-    const { rates, resp } = intervalSeries(VDBENCH_INTERVALS);
+  it("turns vdbench's intervals into one line per operation (rates 1/s, response in the unit of its size)", () => {
+    const { rates, resp, respUnit } = intervalSeries(VDBENCH_INTERVALS);
+    // means of a few µs to tens of µs: plotted in µs, not as 0.005 ms
+    expect(respUnit).toBe("µs");
     const names = rates.map((r) => r.key);
     expect(names).toContain("read");
     expect(names).toContain("write");
@@ -102,6 +105,13 @@ describe("file workloads", () => {
     const first = VDBENCH_INTERVALS.points[0]?.ops.find((o) => o.name === "read");
     expect(read?.points[0]?.y).toBe(first?.rate_per_s);
     const readResp = resp.find((r) => r.key === "read");
-    expect(readResp?.points[0]?.y).toBeCloseTo((first?.resp_mean_ns ?? 0) / 1e6, 9);
+    expect(readResp?.points[0]?.y).toBeCloseTo((first?.resp_mean_ns ?? 0) / 1e3, 9);
+  });
+
+  it("picks a time unit by the largest duration", () => {
+    expect(timeUnitFor([42_800_000, 686_000]).unit).toBe("ms");
+    expect(timeUnitFor([5_460, 13_800]).unit).toBe("µs");
+    expect(timeUnitFor([2.1e9]).unit).toBe("s");
+    expect(timeUnitFor([]).unit).toBe("ns");
   });
 });

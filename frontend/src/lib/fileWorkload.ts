@@ -203,11 +203,26 @@ export type VdbenchReport = components["schemas"]["VdbenchReport"];
 export type FileWorkloadSummary = components["schemas"]["FileWorkloadSummary"];
 export type FileIntervals = components["schemas"]["FileIntervals"];
 
+/** The time unit a chart of these durations reads best in: the largest one's (s, ms, µs or ns), so
+ * a 5 µs response is not plotted as 0.005 ms nor a 43 ms phase as 0.043 s. */
+export function timeUnitFor(ns: readonly number[]): {
+  unit: "s" | "ms" | "µs" | "ns";
+  perNs: number;
+} {
+  const max = Math.max(0, ...ns.filter((v) => Number.isFinite(v)).map(Math.abs));
+  if (max >= 1e9) return { unit: "s", perNs: 1e9 };
+  if (max >= 1e6) return { unit: "ms", perNs: 1e6 };
+  if (max >= 1e3) return { unit: "µs", perNs: 1e3 };
+  return { unit: "ns", perNs: 1 };
+}
+
 /** Per-interval chart series of a vdbench run: one line per operation, rates (1/s) and mean
- * response times (ms), warm-up intervals left out of neither (they are marked by the caller). */
+ * response times (in `respUnit`, picked by timeUnitFor), warm-up intervals left out of neither
+ * (they are marked by the caller). */
 export function intervalSeries(fi: FileIntervals): {
   rates: { key: string; label: string; points: { x: number; y: number }[] }[];
   resp: { key: string; label: string; points: { x: number; y: number }[] }[];
+  respUnit: string;
 } {
   const names: string[] = [];
   for (const p of fi.points) for (const o of p.ops) if (!names.includes(o.name)) names.push(o.name);
@@ -219,6 +234,9 @@ export function intervalSeries(fi: FileIntervals): {
       return o ? [{ x: p.t_s, y: o.rate_per_s }] : [];
     }),
   }));
+  const { unit: respUnit, perNs } = timeUnitFor(
+    fi.points.flatMap((p) => p.ops.map((o) => o.resp_mean_ns ?? 0)),
+  );
   const resp = names
     .map((n) => ({
       key: n,
@@ -226,10 +244,10 @@ export function intervalSeries(fi: FileIntervals): {
       points: fi.points.flatMap((p) => {
         const o = p.ops.find((x) => x.name === n);
         return o?.resp_mean_ns != null && o.resp_mean_ns > 0
-          ? [{ x: p.t_s, y: o.resp_mean_ns / 1e6 }]
+          ? [{ x: p.t_s, y: o.resp_mean_ns / perNs }]
           : [];
       }),
     }))
     .filter((s) => s.points.length > 0);
-  return { rates, resp };
+  return { rates, resp, respUnit };
 }

@@ -124,10 +124,29 @@ describe("FileWorkloadPanel", () => {
         ?.textContent?.includes(String(pm?.files_created)),
     ).toBe(true);
     expect(report.textContent).toContain(`${pm?.transactions}`);
-    // the flag sits on the operations heading and in the note above the figures
-    expect(screen.getAllByTestId("cache-resident")).toHaveLength(2);
-    expect(screen.getByTestId("cache-note").textContent).toContain("smaller than the host's RAM");
+    // the flag once, in a note above the figures it qualifies (not again on the table's heading)
+    expect(screen.getAllByTestId("cache-resident")).toHaveLength(1);
+    const note = screen.getByTestId("cache-note");
+    expect(note.textContent).toContain("every rate, response time and MB/s below");
+    expect(
+      note.compareDocumentPosition(screen.getByTestId("file-figures")) &
+        Node.DOCUMENT_POSITION_FOLLOWING,
+    ).toBeTruthy();
     expect(screen.queryByTestId("file-rate-chart")).toBeNull();
+    // the engine's CPU without absurd precision, labelled whose it is
+    const cpu = screen.getByTestId("fig-cpu").textContent ?? "";
+    expect(cpu).toContain("CPU, engine process");
+    expect(cpu).not.toMatch(/\d\.\d{2,} %/);
+    // phases of milliseconds are plotted in ms (not 0.015 s ticks)
+    const phases = screen.getByTestId("postmark-phases");
+    const pmr = POSTMARK_SUMMARY.postmark;
+    const longest = Math.max(
+      pmr?.creation_ns ?? 0,
+      pmr?.transactions_ns ?? 0,
+      pmr?.deletion_ns ?? 0,
+    );
+    expect(phases.dataset.unit).toBe(longest >= 1e9 ? "s" : longest >= 1e6 ? "ms" : "µs");
+    expect(phases.textContent).toContain(`Time per phase (${phases.dataset.unit})`);
   });
 
   it("shows vdbench's totals and per-interval charts, no flag when the run has none", () => {
@@ -144,7 +163,9 @@ describe("FileWorkloadPanel", () => {
       .slice(1)
       .map((r) => r.getAttribute("data-op"));
     expect(names.slice(0, 2)).toEqual(["read", "write"]);
-    expect(screen.getByTestId("fig-cpu").textContent).toContain("(host)");
+    expect(screen.getByTestId("fig-cpu").textContent).toContain("CPU, host (all CPUs)");
+    // mean responses of a few µs: the chart is in µs, not 0.005 ms
+    expect(screen.getByTestId("file-resp-chart").dataset.unit).toBe("µs");
     expect(screen.getByTestId("run-scale").textContent).toBe(
       `scale ×${VDBENCH_SUMMARY.scale ?? 1}`,
     );

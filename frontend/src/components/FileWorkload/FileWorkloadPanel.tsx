@@ -5,14 +5,9 @@ import {
   formatScale,
   intervalSeries,
   type PostmarkReport,
+  timeUnitFor,
 } from "../../lib/fileWorkload";
-import {
-  formatBytes,
-  formatCount,
-  formatNs,
-  formatPercent,
-  formatThroughput,
-} from "../../lib/format";
+import { formatBytes, formatCount, formatNs, formatThroughput, sig3 } from "../../lib/format";
 import { GroupedBarChart } from "../charts/GroupedBarChart";
 import { MultiLineChart } from "../charts/MultiLineChart";
 import "./fileWorkload.css";
@@ -21,6 +16,12 @@ import "./fileWorkload.css";
 export function formatRate(perS: number | null | undefined): string {
   if (perS == null || !Number.isFinite(perS)) return "—";
   return `${formatCount(perS)}/s`;
+}
+
+/** A CPU share to three significant digits: 0 → "0 %", 19.73 → "19.7 %" (never "0.00 %"). */
+export function formatCpuPct(pct: number | null | undefined): string {
+  if (pct == null || !Number.isFinite(pct)) return "—";
+  return `${sig3(pct)} %`;
 }
 
 /**
@@ -51,14 +52,11 @@ function Figure({ label, value, testId }: { label: string; value: string; testId
 }
 
 /** One row per operation: count, rate, response times, bytes. */
-function OpTable({ s, flag }: { s: FileWorkloadSummary; flag: ValidityFlag | undefined }) {
+function OpTable({ s }: { s: FileWorkloadSummary }) {
   const anyBytes = s.ops.some((o) => o.bytes != null);
   return (
     <>
-      <h4>
-        Operations
-        <CacheFlag flag={flag} />
-      </h4>
+      <h4>Operations</h4>
       <div className="scroll-x">
         <table className="table compact op-table" data-testid="file-ops">
           <thead>
@@ -128,6 +126,8 @@ function PostmarkLines({ s, p }: { s: FileWorkloadSummary; p: PostmarkReport }) 
       `${formatCount(p.files_deleted_alone)} alone, ${formatCount(p.files_deleted_mixed)} with transactions`,
     ],
   ];
+  // a scaled run's phases take milliseconds: plotted in ms, not as 0.015 s ticks
+  const phase = timeUnitFor([p.creation_ns, p.transactions_ns, p.deletion_ns]);
   return (
     <div className="chart-grid" style={{ gridTemplateColumns: "repeat(2, minmax(0, 1fr))" }}>
       <div>
@@ -172,18 +172,18 @@ function PostmarkLines({ s, p }: { s: FileWorkloadSummary; p: PostmarkReport }) 
           </p>
         )}
       </div>
-      <div className="chart" data-testid="postmark-phases">
-        <p className="small muted">Seconds per phase</p>
+      <div className="chart" data-testid="postmark-phases" data-unit={phase.unit}>
+        <p className="small muted">Time per phase ({phase.unit})</p>
         <GroupedBarChart
           rows={[
-            { phase: "creation", s: p.creation_ns / 1e9 },
-            { phase: "transactions", s: p.transactions_ns / 1e9 },
-            { phase: "deletion", s: p.deletion_ns / 1e9 },
+            { phase: "creation", t: p.creation_ns / phase.perNs },
+            { phase: "transactions", t: p.transactions_ns / phase.perNs },
+            { phase: "deletion", t: p.deletion_ns / phase.perNs },
           ]}
           categoryKey="phase"
-          series={[{ key: "s", label: "time" }]}
+          series={[{ key: "t", label: "time" }]}
           valueLabel="time"
-          unit="s"
+          unit={phase.unit}
           legend={false}
         />
       </div>
@@ -223,7 +223,7 @@ function ResponseBars({ s }: { s: FileWorkloadSummary }) {
 
 /** vdbench's per-interval operation rates and mean response times. */
 function IntervalCharts({ fi }: { fi: FileIntervals }) {
-  const { rates, resp } = intervalSeries(fi);
+  const { rates, resp, respUnit } = intervalSeries(fi);
   if (fi.points.length === 0) return <p className="muted">No intervals reported.</p>;
   const x = { label: "time", unit: "s" };
   return (
@@ -239,9 +239,13 @@ function IntervalCharts({ fi }: { fi: FileIntervals }) {
           <p className="small muted">Operation rate per interval</p>
           <MultiLineChart series={rates} x={x} y={{ label: "rate", unit: "ops/s" }} />
         </div>
-        <div className="chart" data-testid="file-resp-chart">
-          <p className="small muted">Mean response time per interval</p>
-          <MultiLineChart series={resp} x={x} y={{ label: "response", unit: "ms", log: true }} />
+        <div className="chart" data-testid="file-resp-chart" data-unit={respUnit}>
+          <p className="small muted">Mean response time per interval ({respUnit})</p>
+          <MultiLineChart
+            series={resp}
+            x={x}
+            y={{ label: "response", unit: respUnit, log: true }}
+          />
         </div>
       </div>
     </>
@@ -263,10 +267,12 @@ export function FileWorkloadPanel({
   validity?: ValidityFlag[];
 }) {
   const cache = validity.find((f) => f.flag === "cache_resident");
-  const cpu =
-    s.mode === "vdbench" && s.host_cpu_total_pct != null
-      ? `${formatPercent(s.host_cpu_total_pct)} total, ${formatPercent(s.host_cpu_system_pct)} sys (host)`
-      : `usr ${formatPercent(s.usr_cpu_pct)}, sys ${formatPercent(s.sys_cpu_pct)} (engine)`;
+  // vdbench's CPU is the host's (as vdbench prints it); PostMark's the engine process's
+  const hostCpu = s.mode === "vdbench" && s.host_cpu_total_pct != null;
+  const cpuLabel = hostCpu ? "CPU, host (all CPUs)" : "CPU, engine process";
+  const cpu = hostCpu
+    ? `${formatCpuPct(s.host_cpu_total_pct)} busy · ${formatCpuPct(s.host_cpu_system_pct)} sys`
+    : `${formatCpuPct(s.usr_cpu_pct)} usr · ${formatCpuPct(s.sys_cpu_pct)} sys`;
   return (
     <div className="card file-panel" data-testid="file-workload-panel" data-mode={s.mode}>
       <h3 style={{ marginTop: 0 }}>
@@ -280,6 +286,11 @@ export function FileWorkloadPanel({
         <div className="alert alert-error small">
           <strong>Engine:</strong> <span className="mono">{s.error}</span>
         </div>
+      )}
+      {cache && (
+        <p className="small" data-testid="cache-note">
+          <CacheFlag flag={cache} /> It applies to every rate, response time and MB/s below.
+        </p>
       )}
       <div className="figures" data-testid="file-figures">
         {s.postmark && (
@@ -298,7 +309,7 @@ export function FileWorkloadPanel({
         )}
         <Figure label="Read" value={formatThroughput(s.read_bw_bytes)} testId="fig-read" />
         <Figure label="Write" value={formatThroughput(s.write_bw_bytes)} testId="fig-write" />
-        <Figure label="CPU" value={cpu} testId="fig-cpu" />
+        <Figure label={cpuLabel} value={cpu} testId="fig-cpu" />
         <Figure
           label="CPU per operation"
           value={s.cpu_ns_per_op == null ? "—" : formatNs(s.cpu_ns_per_op)}
@@ -314,14 +325,7 @@ export function FileWorkloadPanel({
           <Figure label="Host RAM" value={formatBytes(s.host_mem_bytes)} />
         )}
       </div>
-      {cache && (
-        <p className="small" data-testid="cache-note">
-          <CacheFlag flag={cache} /> Applies to the rates, response times and MB/s below: the file
-          set ({formatBytes(s.dataset_bytes)}) is smaller than the host's RAM
-          {s.host_mem_bytes != null ? ` (${formatBytes(s.host_mem_bytes)})` : ""}.
-        </p>
-      )}
-      <OpTable s={s} flag={cache} />
+      <OpTable s={s} />
       {s.postmark && <PostmarkLines s={s} p={s.postmark} />}
       {s.postmark && <ResponseBars s={s} />}
       {s.vdbench && (
