@@ -443,3 +443,17 @@ def test_a_price_reads_as_a_plain_decimal_never_in_exponent_form(
     assert r.status_code == 201, r.text
     got = client.get(f"/api/v1/reviews/{rv['id']}", headers=u.headers).json()["candidates"][0]
     assert got["unit_price"] == shown  # Decimal("250").normalize() is 2.5E+2: the wire said "2.5E+2"
+
+
+def test_the_context_reads_as_typed_not_as_the_columns_scale(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    rv = make_review(client, u, tariff_per_kwh="0.18", duty_cycle="0.40", pue="1.2")
+    got = client.get(f"/api/v1/reviews/{rv['id']}", headers=u.headers).json()
+    # NUMERIC(…, 6) columns read back as 0.180000: the page printed "0.180000 USD/kWh"
+    assert (got["tariff_per_kwh"], got["duty_cycle"], got["pue"], got["grid_g_per_kwh"]) == (
+        "0.18",
+        "0.4",
+        "1.2",
+        "400",
+    )
+    assert got["horizon_years"] == "5"
