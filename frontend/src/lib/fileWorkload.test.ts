@@ -66,6 +66,10 @@ describe("file workloads", () => {
     expect(f.directories).toBe(10);
     expect(postmarkFactsAt(LOW, 1e-9).files).toBe(1);
     expect(describeFileSet(f)).toBe("31.9 MiB in 100 files, 10 directories");
+    // one directory is a directory ("1 directories" read wrong on the workloads list)
+    expect(describeFileSet({ dataset_bytes: 2.5 * 2 ** 30, files: 8, directories: 1 })).toBe(
+      "2.5 GiB in 8 files, 1 directory",
+    );
     expect(describeRuntime(f, f.transactions)).toBe("until 500 transactions are done (size-bound)");
     expect(describeRuntime({ runtime_s_max: 36 })).toBe("36 s");
   });

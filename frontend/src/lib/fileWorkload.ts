@@ -167,7 +167,10 @@ export function workloadFacts(w: Pick<WorkloadRead, "spec">): FileFacts | null {
 
 /** "1.2 GiB in 65 files, 6 directories" */
 export function describeFileSet(f: Pick<FileFacts, "dataset_bytes" | "files" | "directories">) {
-  const dirs = f.directories > 0 ? `, ${formatCount(f.directories)} directories` : "";
+  const dirs =
+    f.directories > 0
+      ? `, ${formatCount(f.directories)} director${f.directories === 1 ? "y" : "ies"}`
+      : "";
   return `${formatBytes(f.dataset_bytes)} in ${formatCount(f.files)} file${f.files === 1 ? "" : "s"}${dirs}`;
 }
 

@@ -166,6 +166,18 @@ describe("FileWorkloadPanel", () => {
     expect(screen.getByTestId("fig-cpu").textContent).toContain("CPU, host (all CPUs)");
     // mean responses of a few µs: the chart is in µs, not 0.005 ms
     expect(screen.getByTestId("file-resp-chart").dataset.unit).toBe("µs");
+  });
+
+  it("draws no per-interval charts for a run of one interval (a dot on an empty axis)", () => {
+    const one = {
+      ...VDBENCH_INTERVALS,
+      intervals: 1,
+      points: VDBENCH_INTERVALS.points.slice(0, 1),
+    };
+    render(<FileWorkloadPanel summary={VDBENCH_SUMMARY} intervals={one} />);
+    expect(screen.queryByTestId("file-rate-chart")).toBeNull();
+    expect(screen.queryByTestId("file-resp-chart")).toBeNull();
+    expect(screen.getByTestId("interval-note").textContent).toContain("One interval");
     expect(screen.getByTestId("run-scale").textContent).toBe(
       `scale ×${VDBENCH_SUMMARY.scale ?? 1}`,
     );

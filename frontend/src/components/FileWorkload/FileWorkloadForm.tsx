@@ -265,8 +265,18 @@ export function FileWorkloadForm({
       {kind === "postmark" ? (
         <div className="form-grid" data-testid="postmark-fields">
           {pmText("number", "number", "Files (set number)", "files created first")}
-          {pmText("sizeLow", "size_low", "Smallest file (set size)", "e.g. 500, 4k, 327k")}
-          {pmText("sizeHigh", "size_high", "Largest file", "same as the smallest: fixed size")}
+          {pmText(
+            "sizeLow",
+            "size_low",
+            "Smallest file (set size)",
+            "bytes, e.g. 500, 4k or 327k (k = 1024)",
+          )}
+          {pmText(
+            "sizeHigh",
+            "size_high",
+            "Largest file",
+            "bytes; equal to the smallest: every file that size",
+          )}
           {pmText("subdirectories", "subdirectories", "Subdirectories", "0 or 1: none")}
           {pmText("transactions", "transactions", "Transactions", "read/append + create/delete")}
           {pmText("read", "read", "Read block (set read)", "bytes per read, e.g. 4k")}

@@ -225,6 +225,15 @@ function ResponseBars({ s }: { s: FileWorkloadSummary }) {
 function IntervalCharts({ fi }: { fi: FileIntervals }) {
   const { rates, resp, respUnit } = intervalSeries(fi);
   if (fi.points.length === 0) return <p className="muted">No intervals reported.</p>;
+  if (fi.points.length === 1)
+    // one point draws no line: say so instead of two empty charts with a dot at their edge
+    return (
+      <p className="small muted" data-testid="interval-note">
+        One interval{fi.interval_ns ? ` of ${formatNs(fi.interval_ns)}` : ""}: its figures are the
+        operations table above. Per-interval charts need two or more (an interval= shorter than
+        elapsed=).
+      </p>
+    );
   const x = { label: "time", unit: "s" };
   return (
     <>
