@@ -6,7 +6,7 @@ import type { components } from "../client/schema";
 import type { WorkloadRead, WorkloadSpec } from "../client/types";
 import { formatBytes, formatCount, formatSeconds, sig3 } from "./format";
 
-export type WorkloadKind = "block" | "postmark" | "vdbench";
+export type WorkloadKind = "block" | "postmark" | "vdbench" | "tpch" | "heap_btree";
 
 /** PostMark's `set` commands, structured (the server's PostmarkSpec). */
 export type PostmarkSpec = components["schemas"]["PostmarkSpec"];
@@ -37,13 +37,15 @@ export function kindOf(spec: Pick<AnySpec, "kind"> | null | undefined): Workload
 }
 
 export function isFileKind(kind: WorkloadKind): kind is "postmark" | "vdbench" {
-  return kind !== "block";
+  return kind === "postmark" || kind === "vdbench";
 }
 
 export const KIND_LABEL: Record<WorkloadKind, string> = {
   block: "block jobs (fio)",
   postmark: "PostMark",
   vdbench: "vdbench file set",
+  tpch: "TPC-H-derived",
+  heap_btree: "heap / B-tree",
 };
 
 /** The engine's facts stored with a spec (the server's `--parse-only`), when there are any. */

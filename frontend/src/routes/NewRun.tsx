@@ -2,13 +2,12 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useState } from "react";
 import { useNavigate, useSearchParams } from "react-router-dom";
 import type { JobSpec, RunCreate, WorkloadRead, WorkloadSpec } from "../client/types";
+import { WorkloadScaleField } from "../components/DbWorkload/DbScaleField";
+import { DbmsConsentNote, DbWorkloadParameters } from "../components/DbWorkload/DbWorkloadSpec";
+import { isDbKind } from "../components/DbWorkload/dbWorkload";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { KindBadge } from "../components/FileWorkload/FileWorkloadSpec";
-import {
-  defaultScaleText,
-  runScaleFactor,
-  ScaleField,
-} from "../components/FileWorkload/ScaleField";
+import { defaultScaleText, runScaleFactor } from "../components/FileWorkload/ScaleField";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
 import { DirectoryNote, LimitsNote, TargetSelect } from "../components/Policy/TargetSelect";
@@ -508,19 +507,24 @@ export function NewRun() {
   const pickedFirst = items.find((w) => w.id === workloadId) ?? items[0];
   // A file workload (PostMark, vdbench) lays out a file set: directory targets only.
   const fileWorkload =
-    mode === "builtin" && pickedFirst !== undefined && isFileKind(kindOf(specOf(pickedFirst)));
+    mode === "builtin" &&
+    pickedFirst !== undefined &&
+    (isFileKind(kindOf(specOf(pickedFirst))) || isDbKind(kindOf(specOf(pickedFirst))));
   const allowedTargets = fileWorkload ? targets.filter((t) => t.kind === "directory") : targets;
   const chosenTarget = allowedTargets.find((t) => t.path === target) ?? allowedTargets[0];
   // Why the host refuses writes on the chosen target: writing workloads are disabled.
   const refusal = chosenTarget ? writeRefusal(chosenTarget) : null;
   const writesOf = (w: WorkloadRead) =>
-    isFileKind(kindOf(specOf(w))) ? fileWrites(specOf(w)) : workloadWrites(w.spec.jobs);
+    isDbKind(kindOf(specOf(w))) ||
+    (isFileKind(kindOf(specOf(w))) ? fileWrites(specOf(w)) : workloadWrites(w.spec.jobs));
   const refusedW = (w: WorkloadRead) => refusal !== null && writesOf(w);
   const picked = items.find((w) => w.id === workloadId);
   const effectiveWorkload =
     (picked && !refusedW(picked) ? picked.id : items.find((w) => !refusedW(w))?.id) ?? "";
   const chosenWorkload = items.find((w) => w.id === effectiveWorkload);
-  const chosenFile = chosenWorkload !== undefined && isFileKind(kindOf(specOf(chosenWorkload)));
+  const chosenFile =
+    chosenWorkload !== undefined &&
+    (isFileKind(kindOf(specOf(chosenWorkload))) || isDbKind(kindOf(specOf(chosenWorkload))));
   const scaleText =
     chosenWorkload && scale?.workload === chosenWorkload.id
       ? scale.text
@@ -713,6 +717,9 @@ export function NewRun() {
               />
             )}
             {fileWorkload && <DirectoryNote />}
+            {mode === "builtin" && chosenWorkload && (
+              <DbmsConsentNote policy={policy} spec={specOf(chosenWorkload)} />
+            )}
             <LimitsNote policy={policy} />
           </Field>
           <Field label="Name (optional)" name="name" errors={errors}>
@@ -821,7 +828,7 @@ export function NewRun() {
               </select>
             </Field>
             {chosenWorkload && chosenFile ? (
-              <ScaleField
+              <WorkloadScaleField
                 workload={chosenWorkload}
                 value={scaleText}
                 onChange={(text) => setScale({ workload: chosenWorkload.id, text })}
@@ -859,6 +866,9 @@ export function NewRun() {
                 <p>
                   <KindBadge spec={specOf(chosenWorkload)} /> {chosenWorkload.description}
                 </p>
+                {isDbKind(kindOf(specOf(chosenWorkload))) && (
+                  <DbWorkloadParameters spec={specOf(chosenWorkload)} />
+                )}
                 <ul>
                   {(chosenWorkload.spec.jobs ?? []).map((j) => (
                     <li key={j.name}>

@@ -3,6 +3,8 @@ import { useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
+import { DbRunPanels, DbRunSpecCard, dbSummaryOf } from "../components/DbWorkload/DbRunPanels";
+import { isDbKind } from "../components/DbWorkload/dbWorkload";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
 import { EnergyPanel } from "../components/Energy/EnergyPanel";
 import { FileWorkloadPanel } from "../components/FileWorkload/FileWorkloadPanel";
@@ -65,6 +67,7 @@ function FileWorkloadSpecCard({ run }: { run: RunRead }) {
 }
 
 function WorkloadTable({ run }: { run: RunRead }) {
+  if (isDbKind(kindOf(specOf(run)))) return <DbRunSpecCard run={run} />;
   if (isFileKind(kindOf(specOf(run)))) return <FileWorkloadSpecCard run={run} />;
   return (
     <table className="table compact" data-testid="workload-table">
@@ -196,6 +199,8 @@ export function RunDetail() {
   const shortFlag = system.data?.validity.find((f) => f.flag === "short_run");
   // a file workload's result in brief (PostMark, vdbench): its own panel instead of job cards
   const fileSummary = run.file_workload;
+  // a TPC-H or heap/B-tree run's summary (issue 15): its own panel too
+  const dbSummary = dbSummaryOf(run);
   const fileIntervals = series.data?.file_intervals;
 
   return (
@@ -318,12 +323,13 @@ export function RunDetail() {
           validity={system.data?.validity}
         />
       )}
-      {run.jobs.length === 0 && !fileSummary && (
+      <DbRunPanels run={run} />
+      {run.jobs.length === 0 && !fileSummary && !dbSummary && (
         <p className="muted">
           {active ? "Waiting for the run to finish…" : "No result stored for this run."}
         </p>
       )}
-      {(fileSummary ? [] : run.jobs).map((job) => {
+      {(fileSummary || dbSummary ? [] : run.jobs).map((job) => {
         const points = series.data?.jobs.find((s) => s.job_index === job.job_index)?.points ?? [];
         return (
           <div className="card" key={job.job_index} data-testid="job-result">

@@ -2,6 +2,8 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import type { WorkloadRead } from "../client/types";
+import { DbWorkloadParameters } from "../components/DbWorkload/DbWorkloadSpec";
+import { type DbSpecLike, dbSizeText, isDbKind } from "../components/DbWorkload/dbWorkload";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
 import { FileWorkloadForm } from "../components/FileWorkload/FileWorkloadForm";
 import {
@@ -30,6 +32,7 @@ import { workloadQuery, workloadsQuery } from "../queries/workloads";
 function sizeText(w: WorkloadRead): string {
   const spec = specOf(w);
   const kind = kindOf(spec);
+  if (isDbKind(kind)) return dbSizeText(spec as DbSpecLike);
   if (kind === "block")
     return `${(w.spec.jobs ?? []).length} job${(w.spec.jobs ?? []).length === 1 ? "" : "s"}${
       w.spec.passes > 1 ? ` × ${w.spec.passes} passes` : ""
@@ -167,9 +170,14 @@ export function WorkloadPage() {
           {w.builtin ? "Built-in preset" : "A team's workload"}
           {seed ? `, reproduces ${seed}` : ""}.
         </p>
-        <FileSetFacts workload={w} />
+        {!isDbKind(kind) && <FileSetFacts workload={w} />}
       </div>
-      {kind === "block" ? (
+      {isDbKind(kind) ? (
+        <div className="card">
+          <h2 style={{ marginTop: 0 }}>Settings</h2>
+          <DbWorkloadParameters spec={spec as DbSpecLike} />
+        </div>
+      ) : kind === "block" ? (
         <div className="card">
           <h2 style={{ marginTop: 0 }}>Jobs</h2>
           <ul>
