@@ -119,6 +119,30 @@ FILE_RUN_METRICS: list[MetricDef] = [
 ]
 FILE_TOTALS = "all operations"
 
+# TPC-H-derived runs (issue 15): the metrics of the run, then each query's seconds
+TPCH_TOTALS = "TPC-H (TPC-H-derived, not audited)"
+TPCH_RUN_METRICS: list[MetricDef] = [
+    MetricDef("qphh_at_size", "QphH@Size", "queries/h", "iops", "higher"),
+    MetricDef("power_at_size", "Power@Size", "queries/h", "iops", "higher"),
+    MetricDef("throughput_at_size", "Throughput@Size", "queries/h", "iops", "higher"),
+    MetricDef("load_s", "Load time", "s", "time", "lower"),
+    MetricDef("power_s", "Power test time", "s", "time", "lower"),
+    MetricDef("throughput_s", "Throughput test time (Ts)", "s", "time", "lower"),
+]
+TPCH_QUERY_METRICS: list[MetricDef] = [
+    MetricDef("power_s", "Power test", "s", "time", "lower"),
+    MetricDef("streams_mean_s", "Throughput streams, mean", "s", "time", "lower"),
+]
+# heap/B-tree sweeps (seed 002 Table 3): one row per structure, operation and cache fraction
+HEAP_BTREE_METRICS: list[MetricDef] = [
+    MetricDef("ops_per_s", "Operations per second", "op/s", "iops", "higher"),
+    MetricDef("lat_mean_ns", "Latency mean", "ns", "latency", "lower"),
+    MetricDef("lat_p99_ns", "Latency p99", "ns", "latency", "lower", percentile=99.0),
+    MetricDef("hit_ratio", "Buffer pool hit ratio", "", "efficiency", "higher"),
+    MetricDef("device_reads", "Device reads (8 KiB pages)", "pages", "efficiency", "lower"),
+    MetricDef("device_writes", "Device writes (8 KiB pages)", "pages", "efficiency", "lower"),
+]
+
 PERCENTILES = [
     1.0,
     5.0,
@@ -313,9 +337,13 @@ def compare(
     jobs_out: list[JobComparison] = []
     energy_out: list[Metric] = []
     if f.comparability.verdict != "not_comparable":
-        jobs_out = (
-            _job_metrics(f.cols, jobs, f.base) if kind == "block" else _file_metrics(f.cols, reads, f.base)
-        )
+        if kind == "block":
+            jobs_out = _job_metrics(f.cols, jobs, f.base)
+        elif kind in ("tpch", "heap_btree"):
+            figures = _db_figures(reads, kind)
+            jobs_out = _rows_metrics(f.cols, figures, f.base, kind)
+        else:
+            jobs_out = _file_metrics(f.cols, reads, f.base)
         energy_out = _energy_metrics(f.cols, reads, f.base)
 
     inventories = {aid: inventory_of(agent) for aid, agent in f.agents.items()}  # parsed once per agent
@@ -346,9 +374,13 @@ def compare(
 
 
 def _kind(run: Run, read: RunRead) -> str:
-    """block, postmark or vdbench: the result's mode, else the spec's kind."""
+    """block, postmark, vdbench, tpch or heap_btree: the result's mode, else the spec's kind."""
     if read.file_workload is not None:
         return read.file_workload.mode
+    if read.tpch is not None:
+        return "tpch"
+    if read.heap_btree is not None:
+        return "heap_btree"
     return str(run.workload_spec.get("kind") or "block")
 
 
@@ -363,7 +395,8 @@ def _one_kind(runs: list[Run], reads: dict[uuid.UUID, RunRead]) -> str:
         raise Invalid(
             "runs",
             "these runs ran different kinds of workload, whose figures do not compare (block I/Os, "
-            f"PostMark transactions, vdbench file operations): {which}. Compare each kind on its own",
+            "PostMark transactions, vdbench file operations, TPC-H queries, heap/B-tree operations): "
+            f"{which}. Compare each kind on its own",
         )
     return next(iter(kinds))
 
@@ -411,6 +444,78 @@ def _file_metrics(
             if any(per_col):
                 direction = m.direction or (name if name in ("read", "write") and m.kind != "cpu" else None)
                 metrics.append(_metric(MetricDef(**{**vars(m), "direction": direction}), per_col, base))
+        if metrics:
+            out.append(JobComparison(name=name, metrics=metrics))
+    return out
+
+
+Figures = dict[str, dict[str, float | None]]
+
+
+def _tpch_figures(read: RunRead) -> Figures:
+    """A TPC-H run's figures: the run's metrics, then per query its power-test seconds and its mean
+    over the throughput streams (a query that timed out or failed has none)."""
+    t = read.tpch
+    if t is None:
+        return {}
+    out: Figures = {TPCH_TOTALS: {m.key: getattr(t, m.key) for m in TPCH_RUN_METRICS}}
+    for n in range(1, 23):
+        runs = [q for q in t.queries if q.query == n and q.seconds is not None and not q.timed_out]
+        power = [q.seconds for q in runs if q.stream == 0 and q.seconds is not None]
+        streams = [q.seconds for q in runs if q.stream > 0 and q.seconds is not None]
+        out[f"Q{n}"] = {
+            "power_s": power[0] if power else None,
+            "streams_mean_s": sum(streams) / len(streams) if streams else None,
+        }
+    return out
+
+
+def hb_row_name(structure: str, operation: str, fraction: float) -> str:
+    """ "B-tree point query, cache 10 %": a heap/B-tree row's name in compare and its CSV."""
+    what = {"heap": "Heap", "btree": "B-tree"}.get(structure, structure)
+    return f"{what} {operation.replace('_', ' ')}, cache {fraction * 100:g} %"
+
+
+def _hb_figures(read: RunRead) -> Figures:
+    h = read.heap_btree
+    if h is None:
+        return {}
+    return {
+        hb_row_name(r.structure, r.operation, r.cache_fraction): {
+            m.key: (float(v) if (v := getattr(r, m.key)) is not None else None) for m in HEAP_BTREE_METRICS
+        }
+        for r in h.rows
+    }
+
+
+def _db_figures(reads: dict[uuid.UUID, RunRead], kind: str) -> dict[uuid.UUID, Figures]:
+    of = _tpch_figures if kind == "tpch" else _hb_figures
+    return {rid: of(read) for rid, read in reads.items()}
+
+
+def _rows_metrics(
+    cols: list[tuple[str, str, list[Run]]], figures: dict[uuid.UUID, Figures], base: int, kind: str
+) -> list[JobComparison]:
+    """TPC-H runs compare by their metrics (QphH@Size, power, throughput, times) and per query;
+    heap/B-tree sweeps per structure, operation and fraction; with the same statistics and
+    direction-aware changes as block jobs' metrics."""
+    names: list[str] = []
+    for fig in figures.values():
+        names += [n for n in fig if n not in names]
+    out = []
+    for name in names:
+        if kind == "tpch":
+            defs = TPCH_RUN_METRICS if name == TPCH_TOTALS else TPCH_QUERY_METRICS
+        else:
+            defs = HEAP_BTREE_METRICS
+        metrics = []
+        for m in defs:
+            per_col = [
+                [v for r in rs if (v := figures.get(r.id, {}).get(name, {}).get(m.key)) is not None]
+                for _, _, rs in cols
+            ]
+            if any(per_col):
+                metrics.append(_metric(m, per_col, base))
         if metrics:
             out.append(JobComparison(name=name, metrics=metrics))
     return out

@@ -27,7 +27,41 @@ def short_jobs(spec_jobs: list[dict[str, Any]], read: RunRead) -> list[str]:
 
 
 def cache_resident(run: Run, read: RunRead, mem: int | None) -> str | None:
+    kind = run.workload_spec.get("kind")
+    if kind in ("tpch", "heap_btree"):
+        return db_cache_resident(run.workload_spec, read, mem)
     return cache_resident_of(run.workload_spec, read.file_workload, mem)
+
+
+def db_cache_resident(spec: dict[str, Any], read: RunRead, mem: int | None) -> str | None:
+    """A TPC-H database (libs/workload's bound for its SF, the facts stored with the run) that fits
+    in the host's RAM on PostgreSQL, which reads through the page cache (MariaDB's InnoDB opens its
+    files O_DIRECT); a heap/B-tree sweep whose files were not opened O_DIRECT (a file system
+    without it: the result's heap_btree.direct) and fit in RAM."""
+    facts = spec.get("facts") or {}
+    dataset = facts.get("dataset_bytes")
+    if (
+        not isinstance(mem, int)
+        or not isinstance(dataset, int)
+        or isinstance(dataset, bool)
+        or dataset >= mem
+    ):
+        return None
+    if spec.get("kind") == "tpch":
+        dbms = read.tpch.dbms if read.tpch is not None else (spec.get("tpch") or {}).get("dbms")
+        if dbms != "postgresql":
+            return None
+        return (
+            f"the database (about {human_bytes(dataset)}) fits in the page cache (host RAM "
+            f"{human_bytes(mem)}) and PostgreSQL reads through it: the small buffer pool does not keep "
+            "the queries on the device"
+        )
+    if read.heap_btree is None or read.heap_btree.direct is not False:
+        return None  # the engine opens its files O_DIRECT where the file system can
+    return (
+        f"the sweep's files ({human_bytes(dataset)}) were not opened O_DIRECT and fit in the page cache "
+        f"(host RAM {human_bytes(mem)}): a buffer pool miss may be a memory copy, not a device read"
+    )
 
 
 def cache_resident_of(spec: dict[str, Any], fw: FileWorkloadSummary | None, mem: int | None) -> str | None:

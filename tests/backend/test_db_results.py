@@ -256,3 +256,143 @@ def _last_upload_error(
     assert r.status_code == 422, r.text
     data: dict[str, Any] = r.json()
     return data
+
+
+# --- compare ------------------------------------------------------------------------------------
+
+
+def _metrics(c: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f"{j['name']}/{m['key']}": m for j in c["jobs"] for m in j["metrics"]}
+
+
+def tpch_doc_b() -> dict[str, Any]:
+    """A second real run of the same workload (the lease child again, another target)."""
+    doc: dict[str, Any] = json.loads((DATA / "upload-tpch-postgresql-sf001-b.json").read_text())
+    return doc
+
+
+def test_two_tpch_runs_compare_by_qphh_power_throughput_and_query(
+    client: TestClient, session: Session
+) -> None:
+    u, a = _setup(session)
+    da, db = tpch_doc(), tpch_doc_b()
+    ra = upload_run(client, session, a, tpch_spec(), da, target="/srv/a")
+    rb = upload_run(client, session, a, tpch_spec(), db, target="/srv/b")
+    c = client.get(f"/api/v1/compare?runs={ra},{rb}", headers=u.headers).json()
+    assert c["comparability"]["verdict"] == "comparable"
+    names = [j["name"] for j in c["jobs"]]
+    assert names == ["TPC-H (TPC-H-derived, not audited)", *(f"Q{n}" for n in range(1, 23))]
+    m = _metrics(c)
+    q = m["TPC-H (TPC-H-derived, not audited)/qphh_at_size"]
+    assert (q["label"], q["kind"], q["better"]) == ("QphH@Size", "iops", "higher")
+    assert q["values"] == pytest.approx([da["tpch"]["qphh_at_size"], db["tpch"]["qphh_at_size"]])
+    ratio = q["values"][1] / q["values"][0]
+    assert q["ratios"][1] == pytest.approx(ratio)
+    # direction-aware: a higher QphH is better, a longer load worse
+    assert q["changes"][1]["verdict"] == (
+        "same" if abs(ratio - 1) < 0.005 else ("better" if ratio > 1 else "worse")
+    )
+    load = m["TPC-H (TPC-H-derived, not audited)/load_s"]
+    lr = load["values"][1] / load["values"][0]
+    assert load["better"] == "lower" and load["changes"][1]["verdict"] == (
+        "same" if abs(lr - 1) < 0.005 else ("better" if lr < 1 else "worse")
+    )
+    assert m["TPC-H (TPC-H-derived, not audited)/power_at_size"]["values"][0] == pytest.approx(
+        da["tpch"]["power_at_size"]
+    )
+    assert m["TPC-H (TPC-H-derived, not audited)/throughput_s"]["values"][1] == pytest.approx(
+        db["tpch"]["throughput_s"]
+    )
+    q6 = m["Q6/power_s"]
+    want = [
+        next(x["seconds"] for x in d["tpch"]["queries"] if x["stream"] == 0 and x["query"] == 6)
+        for d in (da, db)
+    ]
+    assert q6["values"] == pytest.approx(want) and q6["unit"] == "s" and q6["better"] == "lower"
+    streams = [x["seconds"] for x in da["tpch"]["queries"] if x["stream"] > 0 and x["query"] == 6]
+    assert m["Q6/streams_mean_s"]["values"][0] == pytest.approx(sum(streams) / len(streams))
+    r = client.get(f"/api/v1/compare?runs={ra},{rb}&format=csv", headers=u.headers)
+    assert r.status_code == 200 and "QphH@Size" in r.text and "TPC-H-derived, not audited" in r.text
+
+
+def test_two_heap_btree_runs_compare_per_structure_operation_and_fraction(
+    client: TestClient, session: Session
+) -> None:
+    u, a = _setup(session)
+    doc = heap_btree_doc()
+    ra = upload_run(client, session, a, hb_spec(), doc, target="/dev/shm/x")
+    rb = upload_run(client, session, a, hb_spec(), doc, target="/dev/shm/b")
+    c = client.get(f"/api/v1/compare?runs={ra},{rb}", headers=u.headers).json()
+    assert c["comparability"]["verdict"] == "comparable"
+    names = [j["name"] for j in c["jobs"]]
+    assert names[:4] == [
+        "Heap insert, cache 10 %",
+        "Heap point query, cache 10 %",
+        "B-tree insert, cache 10 %",
+        "B-tree point query, cache 10 %",
+    ]
+    assert len(names) == 12
+    m = _metrics(c)
+    ops = m["B-tree point query, cache 50 %/ops_per_s"]
+    src = next(
+        r
+        for r in doc["heap_btree"]
+        if (r["structure"], r["operation"], r["cache_fraction"]) == ("btree", "point_query", 0.5)
+    )
+    assert ops["values"] == pytest.approx([src["ops_per_s"]] * 2) and ops["better"] == "higher"
+    assert ops["changes"][1]["verdict"] == "same"
+    hit = m["B-tree point query, cache 50 %/hit_ratio"]
+    assert hit["better"] == "higher" and hit["values"][0] == pytest.approx(src["hit_ratio"])
+    assert m["Heap insert, cache 10 %/device_writes"]["better"] == "lower"
+    # a smaller sweep is another workload: not comparable unless forced
+    other = upload_run(client, session, a, hb_spec(records=10000), heap_btree_doc(10000), target="/dev/shm/x")
+    c = client.get(f"/api/v1/compare?runs={ra},{other}", headers=u.headers).json()
+    assert c["comparability"]["verdict"] == "not_comparable" and c["jobs"] == []
+
+
+def test_block_file_tpch_and_heap_btree_runs_do_not_compare(client: TestClient, session: Session) -> None:
+    from backend.workload.builtin import BUILTINS
+    from tests.factories import engine_document
+
+    u, a = _setup(session)
+    tp = upload_run(client, session, a, tpch_spec(), tpch_doc(), target="/srv/bench")
+    hb = upload_run(client, session, a, hb_spec(), heap_btree_doc())
+    block = upload_run(client, session, a, BUILTINS["quick"][1], engine_document(), target="/srv/bench")
+    for x, y in ((block, tp), (block, hb), (tp, hb)):
+        for force in ("false", "true"):
+            r = client.get(f"/api/v1/compare?runs={x},{y}&force={force}", headers=u.headers)
+            assert r.status_code == 422, r.text
+            body = json.dumps(r.json())
+            assert str(x) in body and str(y) in body and "do not compare" in body
+
+
+def test_a_tpch_database_that_fits_in_ram_on_postgresql_is_flagged(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    from tests.factories import INVENTORY
+
+    a = create_agent(session, team=u.team, inventory={**INVENTORY, "mem_bytes": 8 * 1024**3})
+    rid = upload_run(client, session, a, _with_facts(tpch_spec()), tpch_doc(), target="/srv/bench")
+    c = client.get(f"/api/v1/compare?runs={rid}", headers=u.headers).json()
+    flags = {f["flag"]: f["message"] for f in c["validity"][str(rid)]}
+    assert "PostgreSQL reads through it" in flags["cache_resident"]
+    maria = upload_run(
+        client, session, a, _with_facts(tpch_spec(dbms="mariadb")), _as_mariadb(tpch_doc()), target="/srv/a"
+    )
+    c = client.get(f"/api/v1/compare?runs={maria}", headers=u.headers).json()
+    assert "cache_resident" not in {f["flag"] for f in c["validity"][str(maria)]}  # InnoDB: O_DIRECT
+    big = upload_run(client, session, a, _with_facts(tpch_spec(10)), tpch_doc(), target="/srv/b")
+    c = client.get(f"/api/v1/compare?runs={big}", headers=u.headers).json()
+    assert "cache_resident" not in {f["flag"] for f in c["validity"][str(big)]}  # 25 GB > 8 GiB
+
+
+def _with_facts(spec: WorkloadSpec) -> WorkloadSpec:
+    from backend.workload.facts import with_facts
+
+    return with_facts(spec)
+
+
+def _as_mariadb(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["tpch"]["dbms"] = "mariadb"
+    return doc
