@@ -2040,6 +2040,42 @@ export interface components {
             } | null;
         };
         /**
+         * Capabilities
+         * @description What the agent build runs (issue 15): the server refuses a run of another kind at queue time.
+         */
+        "Capabilities-Input": {
+            /**
+             * Tpch Dbms
+             * @description DBMSs whose server binaries the host has
+             */
+            tpch_dbms?: string[];
+            /**
+             * Workload Kinds
+             * @description WorkloadSpec.kind values: block, postmark, ...
+             */
+            workload_kinds?: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Capabilities
+         * @description What the agent build runs (issue 15): the server refuses a run of another kind at queue time.
+         */
+        "Capabilities-Output": {
+            /**
+             * Tpch Dbms
+             * @description DBMSs whose server binaries the host has
+             */
+            tpch_dbms: string[];
+            /**
+             * Workload Kinds
+             * @description WorkloadSpec.kind values: block, postmark, ...
+             */
+            workload_kinds: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * Change
          * @description A column's change against the baseline column, direction-aware (`backend/compare/change.py`).
          */
@@ -2913,7 +2949,8 @@ export interface components {
         /**
          * FileFacts
          * @description What the engine's --parse-only says a file workload will do (its `bounds`), as the server got
-         *     them when the workload was saved or the run queued. Set by the server; a value sent is replaced.
+         *     them when the workload was saved or the run queued; a TPC-H workload's from libs/workload's
+         *     tpch_facts (the one TPC-H bound). Set by the server; a value sent is replaced.
          */
         FileFacts: {
             /**
@@ -2945,7 +2982,7 @@ export interface components {
              * Mode
              * @enum {string}
              */
-            mode: "postmark" | "vdbench";
+            mode: "postmark" | "vdbench" | "heap-btree" | "tpch";
             /**
              * O Direct
              * @description every file set is opened O_DIRECT (vdbench openflags)
@@ -3270,6 +3307,108 @@ export interface components {
             /** Status */
             status: string;
         };
+        /** HeapBtreeRow */
+        HeapBtreeRow: {
+            /** Cache Fraction */
+            cache_fraction: number;
+            /** Cache Pages */
+            cache_pages: number;
+            /** Checkpoint Ns */
+            checkpoint_ns: number | null;
+            /** Data Pages */
+            data_pages: number;
+            /** Device Reads */
+            device_reads: number;
+            /** Device Writes */
+            device_writes: number;
+            /** Elapsed Ns */
+            elapsed_ns: number;
+            /** Height */
+            height: number | null;
+            /** Hit Ratio */
+            hit_ratio: number | null;
+            /** Lat Mean Ns */
+            lat_mean_ns: number | null;
+            /** Lat P99 Ns */
+            lat_p99_ns: number | null;
+            /**
+             * Operation
+             * @enum {string}
+             */
+            operation: "insert" | "point_query";
+            /** Ops */
+            ops: number;
+            /**
+             * Ops Per S
+             * @description 1/s
+             */
+            ops_per_s: number;
+            /**
+             * Structure
+             * @enum {string}
+             */
+            structure: "heap" | "btree";
+        };
+        /**
+         * HeapBtreeSpec
+         * @description Seed 002's heap-file and B+tree sweep (Table 3), run by the engine's --heap-btree.
+         */
+        HeapBtreeSpec: {
+            /**
+             * Cache Fractions
+             * @description buffer pool sizes as fractions of the data pages, each above 0 and at most 1 (default the seed's ten: 0.1 … 1.0)
+             */
+            cache_fractions?: number[];
+            /**
+             * Queries
+             * @description B+tree point queries; null = the engine's min(N, 10000)
+             */
+            queries?: number | null;
+            /**
+             * Randseed
+             * @description records and queries (the engine's --randseed)
+             * @default 1
+             */
+            randseed: number;
+            /**
+             * Records
+             * @description records inserted per structure and fraction (N)
+             */
+            records: number;
+            /**
+             * Structure
+             * @description heap, btree or both
+             * @default both
+             * @enum {string}
+             */
+            structure: "both" | "heap" | "btree";
+        };
+        /**
+         * HeapBtreeSummary
+         * @description A heap/B-tree sweep's result (seed 002's Table 3): one row per fraction × structure ×
+         *     operation, in run order.
+         */
+        HeapBtreeSummary: {
+            /**
+             * Direct
+             * @description the files were opened O_DIRECT
+             */
+            direct: boolean | null;
+            /** Error */
+            error: string | null;
+            /** Heap Queries */
+            heap_queries: number | null;
+            /** Page Bytes */
+            page_bytes: number | null;
+            /** Queries */
+            queries: number | null;
+            /** Randseed */
+            randseed: number | null;
+            /** Records */
+            records: number | null;
+            /** Rows */
+            rows: components["schemas"]["HeapBtreeRow"][];
+        };
         /** Heartbeat */
         Heartbeat: {
             /**
@@ -3320,6 +3459,8 @@ export interface components {
         "Inventory-Input": {
             /** Block Devices */
             block_devices?: components["schemas"]["BlockDevice-Input"][];
+            /** @description the workload kinds the agent runs; absent: an agent older than issue 15 (block only) */
+            capabilities?: components["schemas"]["Capabilities-Input"] | null;
             cpu?: components["schemas"]["CpuInfo-Input"] | null;
             /** Hostname */
             hostname?: string | null;
@@ -3339,6 +3480,8 @@ export interface components {
         "Inventory-Output": {
             /** Block Devices */
             block_devices: components["schemas"]["BlockDevice-Output"][];
+            /** @description the workload kinds the agent runs; absent: an agent older than issue 15 (block only) */
+            capabilities: components["schemas"]["Capabilities-Output"] | null;
             cpu: components["schemas"]["CpuInfo-Output"] | null;
             /** Hostname */
             hostname: string | null;
@@ -4149,6 +4292,11 @@ export interface components {
          * @description What the host allows (ADR 0009 §4), as the agent reported it.
          */
         "Policy-Input": {
+            /**
+             * Allowed Dbms
+             * @description DBMSs the host lets TPC-H runs start (iowatt-agent targets allow-dbms); none by default
+             */
+            allowed_dbms?: string[];
             /** Default Meter */
             default_meter?: string | null;
             limits?: components["schemas"]["PolicyLimits-Input"];
@@ -4164,6 +4312,11 @@ export interface components {
          * @description What the host allows (ADR 0009 §4), as the agent reported it.
          */
         "Policy-Output": {
+            /**
+             * Allowed Dbms
+             * @description DBMSs the host lets TPC-H runs start (iowatt-agent targets allow-dbms); none by default
+             */
+            allowed_dbms: string[];
             /** Default Meter */
             default_meter: string | null;
             limits: components["schemas"]["PolicyLimits-Output"];
@@ -4251,6 +4404,8 @@ export interface components {
          * @description The targets and meters the host allows, as last reported: the UI offers only these.
          */
         PolicyRead: {
+            /** Allowed Dbms */
+            allowed_dbms: string[];
             /** Default Meter */
             default_meter: string | null;
             limits: components["schemas"]["PolicyLimitsRead"];
@@ -5232,6 +5387,8 @@ export interface components {
             file_workload: components["schemas"]["FileWorkloadSummary"] | null;
             /** Finished At */
             finished_at: string | null;
+            /** @description a heap/B-tree sweep's result (seed 002 Table 3): one row per cache fraction × structure × operation; null for other runs and before a result */
+            heap_btree?: components["schemas"]["HeapBtreeSummary"] | null;
             /**
              * Id
              * Format: uuid
@@ -5272,6 +5429,8 @@ export interface components {
              * Format: uuid
              */
             team_id: string;
+            /** @description a TPC-H-derived run's result (TPC-H-derived, not audited): per-query seconds per stream with answer_ok/timed_out, load_s, Power@Size, Throughput@Size, QphH@Size, the DBMS's settings; null for other runs and before a result */
+            tpch?: components["schemas"]["TpchSummary"] | null;
             workload: components["schemas"]["WorkloadSpec"];
             /** Workload Id */
             workload_id: string | null;
@@ -5934,6 +6093,156 @@ export interface components {
              */
             scope: "read" | "write" | "upload";
         };
+        /** TpchQuerySummary */
+        TpchQuerySummary: {
+            /**
+             * Answer Ok
+             * @description the answer matched the reference; null when timed out
+             */
+            answer_ok: boolean | null;
+            /** Error */
+            error: string | null;
+            /**
+             * Query
+             * @description 1-22
+             */
+            query: number;
+            /**
+             * Seconds
+             * @description s; null when it did not finish
+             */
+            seconds: number | null;
+            /**
+             * Stream
+             * @description 0 = the power test; 1..S the throughput streams
+             */
+            stream: number;
+            /** Timed Out */
+            timed_out: boolean;
+        };
+        /**
+         * TpchSpec
+         * @description A TPC-H-derived run (TPC-H-derived, not audited: docs/tpch.md): the agent generates the data,
+         *     loads it into a private DBMS on the target and runs the power and throughput tests.
+         */
+        TpchSpec: {
+            /**
+             * Buffer Pool Bytes
+             * @description the DBMS's cache (default 16 MiB, small on purpose so the device serves reads)
+             * @default 16777216
+             */
+            buffer_pool_bytes: number;
+            /**
+             * Dbms
+             * @description the DBMS the agent starts on the target (the host must allow it)
+             * @enum {string}
+             */
+            dbms: "postgresql" | "mariadb";
+            /**
+             * Query Timeout S
+             * @description seconds per query; a query past it is cancelled and marked
+             * @default 3600
+             */
+            query_timeout_s: number;
+            /**
+             * Scale Factor
+             * @description TPC-H scale factor SF (1 ≈ 1 GB of raw data; 0.01 for a smoke run)
+             */
+            scale_factor: number;
+            /**
+             * Streams
+             * @description query streams in the throughput test; null = the spec's minimum for SF (2 below 10)
+             */
+            streams?: number | null;
+        };
+        /**
+         * TpchSummary
+         * @description A TPC-H-derived run's result (TPC-H-derived, not audited: docs/tpch.md).
+         */
+        TpchSummary: {
+            /**
+             * Answers Checked
+             * @description queries with an answer to check
+             */
+            answers_checked: number;
+            /**
+             * Answers Ok
+             * @description queries whose answer matched
+             */
+            answers_ok: number;
+            /** Buffer Pool Bytes */
+            buffer_pool_bytes: number | null;
+            /**
+             * Database Bytes
+             * @description the database's estimated size on disk (libs/workload's TPC-H bound for SF), B
+             */
+            database_bytes: number | null;
+            /** Dbms */
+            dbms: string;
+            /** Dbms Version */
+            dbms_version: string | null;
+            /**
+             * Generate S
+             * @description data generation, s (not in the metric)
+             */
+            generate_s: number | null;
+            /**
+             * Label
+             * @description always 'TPC-H-derived, not audited'
+             */
+            label: string;
+            /**
+             * Load S
+             * @description the DBMS load, s (not in the metric)
+             */
+            load_s: number | null;
+            /** Metrics Note */
+            metrics_note: string | null;
+            /**
+             * Power At Size
+             * @description Power@Size (null when a query timed out or failed)
+             */
+            power_at_size: number | null;
+            /**
+             * Power S
+             * @description the power test's query and refresh seconds, summed
+             */
+            power_s: number | null;
+            /**
+             * Qphh At Size
+             * @description QphH@Size = √(Power@Size × Throughput@Size)
+             */
+            qphh_at_size: number | null;
+            /**
+             * Queries
+             * @description every query: power (stream 0) then the streams
+             */
+            queries: components["schemas"]["TpchQuerySummary"][];
+            /** Query Timeout S */
+            query_timeout_s: number | null;
+            /** Scale Factor */
+            scale_factor: number;
+            /**
+             * Settings
+             * @description the DBMS's settings as the run reported them
+             */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** Streams */
+            streams: number;
+            /** Streams Minimum */
+            streams_minimum: number | null;
+            /** Throughput At Size */
+            throughput_at_size: number | null;
+            /**
+             * Throughput S
+             * @description the throughput test's elapsed seconds (Ts)
+             */
+            throughput_s: number | null;
+            /** Timeouts */
+            timeouts: number;
+        };
         /**
          * UploadedPower
          * @description What a wattmeter measured during the run: its energy is then `measured` (else none).
@@ -6348,6 +6657,8 @@ export interface components {
             discard_passes: number;
             /** @description file workloads: the engine's --parse-only bounds as the server got them (set by the server; a value sent is replaced); null for block workloads */
             facts?: components["schemas"]["FileFacts"] | null;
+            /** @description kind heap_btree only */
+            heap_btree?: components["schemas"]["HeapBtreeSpec"] | null;
             /**
              * Jobs
              * @description block workloads: 1 to 200 jobs; file workloads: none
@@ -6355,11 +6666,11 @@ export interface components {
             jobs?: components["schemas"]["JobSpec"][];
             /**
              * Kind
-             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench)
+             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: seed 002's heap/B-tree sweep (heap_btree)
              * @default block
              * @enum {string}
              */
-            kind: "block" | "postmark" | "vdbench";
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree";
             /**
              * Passes
              * @description measured passes per test (CrystalDiskMark-style)
@@ -6370,7 +6681,7 @@ export interface components {
             postmark?: components["schemas"]["PostmarkSpec"] | null;
             /**
              * Scaled By
-             * @description file workloads: the run's scale applied to this spec (vdbench: multiplied into vdbench.scale; postmark: number and transactions times it), recorded so results say so; null = as saved
+             * @description file workloads: the run's scale applied to this spec (vdbench: multiplied into vdbench.scale; postmark: number and transactions times it; tpch: the scale factor times it; heap_btree: records times it), recorded so results say so; null = as saved
              */
             scaled_by?: number | null;
             /**
@@ -6378,6 +6689,8 @@ export interface components {
              * @description the factor this workload's jobs were shortened by (WorkloadSpec.shortened: runtimes, or a size-bound job's I/O, times the factor), recorded so results say so; null = full length
              */
             shortened_by?: number | null;
+            /** @description kind tpch only (TPC-H-derived, not audited) */
+            tpch?: components["schemas"]["TpchSpec"] | null;
             /** @description kind vdbench only */
             vdbench?: components["schemas"]["VdbenchSpec"] | null;
         };

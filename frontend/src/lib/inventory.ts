@@ -11,6 +11,7 @@ const EMPTY: Inventory = {
   block_devices: [],
   mounts: [],
   policy: null,
+  capabilities: { workload_kinds: [], tpch_dbms: [] },
 };
 
 export function inventoryOf(agent: AgentRead): Inventory {

@@ -26,6 +26,7 @@ const agent = policyAgent({
     meters: [],
     default_meter: null,
     limits: limits(),
+    allowed_dbms: [],
   },
 });
 
@@ -128,6 +129,7 @@ describe("campaigns", () => {
         meters: [{ name: "plug", driver: "tasmota", tier: "plug" }],
         default_meter: "plug",
         limits: limits(),
+        allowed_dbms: [],
       },
     });
     const calls = stubApi({

@@ -82,7 +82,9 @@ describe("NewRun and the host policy", () => {
 
   it("explains an empty target list with the host command and sends nothing", async () => {
     const calls = setup([
-      policyAgent({ policy: { targets: [], meters: [], default_meter: null, limits: limits() } }),
+      policyAgent({
+        policy: { targets: [], meters: [], default_meter: null, limits: limits(), allowed_dbms: [] },
+      }),
     ]);
     const note = await screen.findByTestId("no-targets");
     expect(note.textContent).toContain("iowatt-agent targets add PATH");

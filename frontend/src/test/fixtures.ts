@@ -293,6 +293,7 @@ export const POLICY: Policy = {
   ],
   default_meter: "bmc",
   limits: limits({ max_threads: 16, max_iodepth: 64 }),
+  allowed_dbms: [],
 };
 
 /** An online agent that reported POLICY. */

@@ -22,7 +22,7 @@ export interface TpchSpec {
 }
 export interface HeapBtreeSpec {
   records: number;
-  queries: number;
+  queries?: number | null;
   cache_fractions?: number[] | null;
   randseed?: number | null;
   structure?: "both" | "heap" | "btree" | string | null;
