@@ -13,6 +13,8 @@
 //   node tests/browser/file_workloads.mjs
 //
 // tests/browser/test_file_workloads.py runs it. Screenshots U-*.png go to IOWATT_ARTIFACTS.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const ids = (name) => (process.env[name] ?? "").split(",").filter(Boolean);
@@ -24,6 +26,10 @@ const PM_TX = process.env.IOWATT_FILE_PM_TRANSACTIONS ?? "";
 const PM_LIKE = ids("IOWATT_FILE_PM_LIKE");
 const VD_LIKE = ids("IOWATT_FILE_VD_LIKE");
 const VD_RUN = process.env.IOWATT_FILE_VD_RUN ?? "";
+// Q's walk: a team's own PostMark and vdbench workloads run on the disk (/var/tmp), optional
+const PM_CUSTOM = process.env.IOWATT_FILE_PM_CUSTOM ?? "";
+const VD_CUSTOM = process.env.IOWATT_FILE_VD_CUSTOM ?? "";
+const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? ".";
 
 needs(
   "file_workloads",
@@ -38,6 +44,46 @@ needs(
   "IOWATT_FILE_PM, IOWATT_FILE_VD (8+ each), IOWATT_FILE_PM2, IOWATT_FILE_VD2, IOWATT_FILE_PM_LIKE, IOWATT_FILE_VD_LIKE, IOWATT_FILE_VD_RUN, IOWATT_FILE_PM_TRANSACTIONS",
 );
 const { page, run, shot, login, done } = await openBrowser("file_workloads");
+
+/** The numbers on a chart's value axis (the left one): a time axis in the unit of its size reads
+ * 1–999 at its top, never 0.06 (s) for milliseconds nor 100k (µs) for a tenth of a second. */
+async function axisTicks(testId) {
+  return page
+    .getByTestId(testId)
+    .locator(
+      ".recharts-yAxis .recharts-cartesian-axis-tick-value, .recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value",
+    )
+    .evaluateAll((els) => els.map((e) => e.textContent ?? ""));
+}
+const tickValue = (t) => {
+  const m = /^([\d.]+)(k|M)?$/.exec(t.trim());
+  return m ? Number(m[1]) * (m[2] === "k" ? 1e3 : m[2] === "M" ? 1e6 : 1) : Number.NaN;
+};
+
+/** The panel's figures read right: the cache flag once, above the figures; CPU without 0.00 %. */
+async function panelReadsRight(expectFlag) {
+  const panel = page.getByTestId("file-workload-panel");
+  const flags = await panel.getByTestId("cache-resident").count();
+  check(
+    flags === (expectFlag ? 1 : 0),
+    `${flags} cache flags in the panel (once, above the figures)`,
+  );
+  if (expectFlag) {
+    const before = await page.evaluate(() => {
+      const note = document.querySelector("[data-testid=cache-note]");
+      const figs = document.querySelector("[data-testid=file-figures]");
+      return !!(
+        note &&
+        figs &&
+        note.compareDocumentPosition(figs) & Node.DOCUMENT_POSITION_FOLLOWING
+      );
+    });
+    check(before, "the cache note is not above the figures it qualifies");
+  }
+  const cpu = await text("fig-cpu");
+  check(/CPU, (engine process|host)/.test(cpu), `whose CPU: ${cpu}`);
+  check(!/\.\d*0 %/.test(cpu), `CPU with absurd precision: ${cpu}`);
+}
 
 /** Every chart's plot area on the page is at least 200 px high; at least `count` of them. */
 async function plotsAtLeast200(count) {
@@ -75,6 +121,8 @@ await run("the workloads list names each preset's kind, seed and file set", asyn
     );
     check((await r.getByTestId("preset-seed").textContent()).includes(seed), `${name}: ${seed}`);
   }
+  const table = (await page.getByTestId("workloads-table").textContent()) ?? "";
+  check(!/\b1 directories/.test(table), "'1 directories' on the workloads list");
   const big = (await row("vdbench-big").textContent()) ?? "";
   check(/65 files/.test(big) && /scale ×0\.001/.test(big), `vdbench-big's row: ${big}`);
   check(
@@ -114,6 +162,7 @@ await run("a custom PostMark workload: the server's 422 beside the field, then s
   await page.getByTestId("new-file-workload").click();
   const form = page.getByTestId("file-workload-form");
   await form.locator("#f-name").fill("u-browser postmark");
+  check((await form.textContent()).includes("bytes, e.g. 500"), "the size fields do not say bytes");
   await form.locator("[id='f-pm.number']").fill("200000000"); // above PostMark's limit (server)
   await page.getByTestId("submit-workload").click();
   const err = page.getByTestId("field-error-pm.number");
@@ -170,6 +219,18 @@ await run("PostMark's run page: operations, report, scale, cache flag", async ()
   check((await text("postmark-report")).includes(PM_TX), `transactions ${PM_TX}`);
   // tmpfs: the file set is in RAM, not O_DIRECT
   check((await page.getByTestId("cache-resident").count()) >= 1, "cache_resident not shown");
+  await panelReadsRight(true);
+  // the phases of a scaled run take milliseconds: the axis in ms (1–999 at its top), not 0.06 s
+  const phaseUnit = await page.getByTestId("postmark-phases").getAttribute("data-unit");
+  const phaseTicks = (await axisTicks("postmark-phases")).map(tickValue);
+  const top = Math.max(...phaseTicks);
+  const allTicks = await page
+    .getByTestId("postmark-phases")
+    .locator(".recharts-cartesian-axis-tick-value")
+    .evaluateAll((els) =>
+      els.map((e) => `${e.closest("[class*=Axis]")?.getAttribute("class")}:${e.textContent}`),
+    );
+  check(top >= 1 && top < 1000, `phase axis (${phaseUnit}) ticks ${phaseTicks} of ${allTicks}`);
   check((await text("run-file-spec")).includes("PostMark"), "the workload's kind");
   await plotsAtLeast200(2);
   await noOverflow(page);
@@ -197,8 +258,15 @@ await run("vdbench's run page: per-interval rates and response times", async () 
     .evaluateAll((rs) => rs.map((r) => r.getAttribute("data-op")));
   check(ops[0] === "read" && ops.includes("write"), `operations ${ops}`);
   check((await text("run-file-spec")).includes("fsd=fsd1"), "the parameter file");
+  await panelReadsRight(true);
+  // mean responses of µs on tmpfs: the log axis in µs or ms whose top is at least 1 (not 0.0001 ms)
+  const respTicks = (await axisTicks("file-resp-chart")).map(tickValue);
+  check(Math.max(...respTicks) >= 1, `response axis ticks ${respTicks}`);
   await page.goto(`${BASE}/runs/${VD[0]}`);
   await page.getByTestId("file-workload-panel").waitFor();
+  // the preset's 30 s interval on a 4 s run: one interval, a note instead of two charts of a dot
+  check((await page.getByTestId("file-rate-chart").count()) === 0, "a chart of one interval");
+  check((await text("interval-note")).includes("One interval"), await text("interval-note"));
   check((await text("run-scale")) === "scale ×0.0001", `a preset ×0.1: ${await text("run-scale")}`);
   await noOverflow(page);
   await shot("U-run-vdbench-preset");
@@ -241,6 +309,15 @@ for (const [view, sets] of [
       }
       await noOverflow(page);
       await shot(`U-view-${view}-${label}`);
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByTestId("view-csv").click(),
+      ]);
+      const file = join(ARTIFACTS, `Q-${view}-${label}.csv`);
+      await download.saveAs(file);
+      const csv = readFileSync(file, "utf8").trim().split(/\r?\n/);
+      check(csv.length > rows, `${csv.length - 1} CSV rows for ${rows} on the page`);
+      check(!/NaN|undefined|\(B\/s\)|\(ns\)/.test(csv.join("\n")), `CSV: ${csv[0]}`);
     });
   }
 }
@@ -257,6 +334,25 @@ for (const [name, runs] of [
     check(!/NaN|undefined/.test(body), "a figure reads NaN or undefined");
     await noOverflow(page);
     await shot(`U-compare-${name}`);
+  });
+}
+
+for (const [name, id] of [
+  ["postmark", PM_CUSTOM],
+  ["vdbench", VD_CUSTOM],
+]) {
+  if (!id) continue;
+  await run(`a team's own ${name} workload run on the disk (/var/tmp)`, async () => {
+    await page.goto(`${BASE}/runs/${id}`);
+    const panel = page.getByTestId("file-workload-panel");
+    await panel.waitFor();
+    check((await panel.getAttribute("data-mode")) === name, "the panel's mode");
+    const body = (await panel.textContent()) ?? "";
+    check(!/NaN|undefined/.test(body), "a figure reads NaN or undefined");
+    await panelReadsRight((await panel.getByTestId("cache-resident").count()) > 0);
+    if (name === "vdbench") await plotsAtLeast200(2);
+    await noOverflow(page);
+    await shot(`Q-run-${name}-custom-disk`);
   });
 }
 

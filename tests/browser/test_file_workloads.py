@@ -92,7 +92,37 @@ def test_file_workloads_in_chromium(live: Stack, tmp_path: Path) -> None:
             )
             assert w.status_code == 201, w.text
         vd_run = _run(live, {"intervals": w.json()["id"]}, dirs[0], "intervals", 1)
-        every: list[str] = [r for v in (*pm.values(), *vd.values()) for r in v] + [vd_run]
+        # a team's own PostMark (fsync after each write: not in PostMark) and the same vdbench file
+        # set on the disk (/var/tmp): their run pages walked too
+        with live.api() as api:
+            pw = api.post(
+                "/workloads",
+                json={
+                    "team_id": team,
+                    "name": "u-browser postmark on disk",
+                    "spec": {
+                        "kind": "postmark",
+                        "postmark": {
+                            "number": 200,
+                            "size_low_bytes": 4096,
+                            "size_high_bytes": 65536,
+                            "subdirectories": 4,
+                            "read_block_bytes": 4096,
+                            "write_block_bytes": 4096,
+                            "transactions": 400,
+                            "fsync": True,
+                        },
+                    },
+                },
+            )
+            assert pw.status_code == 201, pw.text
+        pm_custom = _run(live, {"pm": pw.json()["id"]}, dirs[2], "pm", 1)
+        vd_custom = _run(live, {"intervals": w.json()["id"]}, dirs[2], "intervals", 1)
+        every: list[str] = [r for v in (*pm.values(), *vd.values()) for r in v] + [
+            vd_run,
+            pm_custom,
+            vd_custom,
+        ]
         for rid in every:
             run: dict[str, Any] = live.wait(rid, timeout_s=600)
             assert run["status"] == "succeeded", run
@@ -124,6 +154,8 @@ def test_file_workloads_in_chromium(live: Stack, tmp_path: Path) -> None:
             IOWATT_FILE_VD_LIKE=f"{vd[dirs[0]][0]},{vd[dirs[1]][0]}",
             IOWATT_FILE_PM_TRANSACTIONS=str(pm_run["file_workload"]["postmark"]["transactions"]),
             IOWATT_FILE_VD_RUN=vd_run,
+            IOWATT_FILE_PM_CUSTOM=pm_custom,
+            IOWATT_FILE_VD_CUSTOM=vd_custom,
         )
         assert "file_workloads:" in report
         for shot in (
@@ -138,11 +170,13 @@ def test_file_workloads_in_chromium(live: Stack, tmp_path: Path) -> None:
             "U-view-postmark-levels-9",
             "U-compare-postmark",
             "U-compare-vdbench",
+            "Q-run-postmark-custom-disk",
+            "Q-run-vdbench-custom-disk",
         ):
             assert (tmp_path / f"{shot}.png").stat().st_size > 10_000, shot
         keep = os.environ.get("IOWATT_FILE_SHOTS")
         if keep:  # a copy of the screenshots for review
-            for png in tmp_path.glob("U-*.png"):
+            for png in [*tmp_path.glob("U-*.png"), *tmp_path.glob("Q-*")]:
                 shutil.copy(png, Path(keep) / png.name)
     finally:
         with live.api() as api:  # the workload the script made through the form
