@@ -15,7 +15,7 @@ from backend.kit.schema import OutputSchema
 # the dimensionless percent, ratio (×) and thread count. Never a seed's MB/s or µs (team rule).
 # File workloads add operations per second (file operations, PostMark transactions), and the
 # seeds' power and energy: W and J (the seed's "run time x power W" is W·s).
-BaseUnit = Literal["B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J"]
+BaseUnit = Literal["B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J", "QphH", "SF"]
 
 ViewName = Literal[
     "crystaldiskmark",
@@ -26,6 +26,8 @@ ViewName = Literal[
     "disk-flash-memory",
     "vdbench-filesets",
     "postmark-levels",
+    "tpch-qphh",
+    "heap-btree-grid",
 ]
 
 

@@ -378,7 +378,7 @@ def test_a_tpch_database_that_fits_in_ram_on_postgresql_is_flagged(
     flags = {f["flag"]: f["message"] for f in c["validity"][str(rid)]}
     assert "PostgreSQL reads through it" in flags["cache_resident"]
     maria = upload_run(
-        client, session, a, _with_facts(tpch_spec(dbms="mariadb")), _as_mariadb(tpch_doc()), target="/srv/a"
+        client, session, a, _with_facts(tpch_spec(dbms="mariadb")), tpch_doc_mariadb(), target="/srv/a"
     )
     c = client.get(f"/api/v1/compare?runs={maria}", headers=u.headers).json()
     assert "cache_resident" not in {f["flag"] for f in c["validity"][str(maria)]}  # InnoDB: O_DIRECT
@@ -393,6 +393,144 @@ def _with_facts(spec: WorkloadSpec) -> WorkloadSpec:
     return with_facts(spec)
 
 
-def _as_mariadb(doc: dict[str, Any]) -> dict[str, Any]:
-    doc["tpch"]["dbms"] = "mariadb"
+def tpch_doc_mariadb() -> dict[str, Any]:
+    """A real MariaDB run (the lease child, MariaDB 10.11, SF 0.01; tests/backend/data/README-issue15.md)."""
+    doc: dict[str, Any] = json.loads((DATA / "upload-tpch-mariadb-sf001.json").read_text())
     return doc
+
+
+# --- views --------------------------------------------------------------------------------------
+
+
+def test_tpch_qphh_view_is_seed_000_figures_8_to_11_with_power_and_energy(
+    client: TestClient, session: Session
+) -> None:
+    from backend.models import Environment, Run
+    from backend.power import service as power_service
+    from tests.backend.test_energy import power_doc
+    from tests.backend.test_file_results import rows_of, view, view_csv
+
+    u = create_user(session)
+    hdd = create_agent(session, team=u.team, name="hdd-host")
+    ram = create_agent(session, team=u.team, name="ram-host")
+    local = Environment(team_id=u.team.id, name="Local", kind="local")
+    san = Environment(team_id=u.team.id, name="SAN", kind="local")
+    session.add_all([local, san])
+    session.flush()
+    docs = {"hdd-host": tpch_doc(), "ram-host": tpch_doc_b()}
+    watts = {"hdd-host": (262.81, 263.76), "ram-host": (423.85, 424.03)}
+    ids = []
+    for ag in (hdd, ram):
+        for env in (local, san):
+            idle, load = watts[ag.agent.name]
+            rid = upload_run(
+                client,
+                session,
+                ag,
+                tpch_spec(),
+                docs[ag.agent.name],
+                preset="tpch-smoke",
+                target="/srv/bench",
+                power=power_doc(idle_w=idle, load_w=load),
+            )
+            run = session.get(Run, rid)
+            assert run is not None
+            run.environment_id = env.id
+            session.flush()
+            power_service.compute(session, run_id=rid)
+            ids.append(rid)
+    cat = client.get(f"/api/v1/views?runs={','.join(map(str, ids))}", headers=u.headers).json()
+    assert cat["applicable"] == ["tpch-qphh"]
+    t = view(client, u, "tpch-qphh", ids, baseline=str(ids[0]))
+    assert "TPC-H-derived, not audited" in t["view"]["title"]
+    rows = rows_of(t)
+    groups = [row["group"] for row in t["rows"]]
+    assert groups == ["qphh:Local", "qphh:SAN", "power:Local", "power:Local", "power:SAN", "power:SAN"] + [
+        "energy:Local",
+        "energy:SAN",
+    ]
+    first = rows[0]
+    assert first["environment"]["value"] == "Local"
+    assert first["database"]["value"].startswith("SF 0.01 (about")
+    assert first["database"]["value"].endswith("postgresql")
+    assert first["device_0"]["unit"] == "QphH" and first["device_0"]["value"] == pytest.approx(
+        docs["hdd-host"]["tpch"]["qphh_at_size"]
+    )
+    assert first["device_1"]["value"] == pytest.approx(docs["ram-host"]["tpch"]["qphh_at_size"])
+    assert first["rate"]["value"] == pytest.approx(
+        docs["ram-host"]["tpch"]["qphh_at_size"] / docs["hdd-host"]["tpch"]["qphh_at_size"]
+    )
+    assert rows[2]["database"]["value"] == "Non-load"
+    assert rows[2]["device_0"]["value"] == pytest.approx(262.81)
+    energy = rows[6]
+    assert energy["device_0"]["unit"] == "J" and energy["device_0"]["value"] > 0
+    assert "estimated" not in json.dumps(t["rows"])  # measured by the (command) meter
+    assert [c["key"] for c in t["charts"]] == ["qphh-Local", "qphh-SAN", "qphh-device-0", "qphh-device-1"]
+    assert t["charts"][0]["series"][0]["points"] == [
+        {"x": 0.01, "y": pytest.approx(docs["hdd-host"]["tpch"]["qphh_at_size"])}
+    ]
+    csv_rows = view_csv(client, u, "tpch-qphh", ids)
+    assert csv_rows[0][:3] == ["Measure", "Environment", "Database capacity"]
+    assert csv_rows[1][0] == "QphH@Size" and float(csv_rows[1][3]) == pytest.approx(
+        docs["hdd-host"]["tpch"]["qphh_at_size"], abs=0.1
+    )
+    assert "Kw" not in json.dumps(t) and any("J (1 Wh = 3600 J" in n for n in t["notes"])
+
+
+def test_tpch_qphh_view_without_meter_data_and_a_withheld_metric(
+    client: TestClient, session: Session
+) -> None:
+    from tests.backend.test_file_results import rows_of, view
+
+    u, a = _setup(session)
+    doc = tpch_doc()
+    withheld = {"qphh_at_size": None, "power_at_size": None, "throughput_at_size": None, "timeouts": 1}
+    doc["tpch"].update(withheld)
+    rid = upload_run(client, session, a, tpch_spec(), doc, preset="tpch-smoke", target="/srv/bench")
+    maria = upload_run(
+        client, session, a, tpch_spec(dbms="mariadb"), tpch_doc_mariadb(), preset="tpch-mariadb",
+        target="/srv/a",
+    )  # fmt: skip
+    t = view(client, u, "tpch-qphh", [rid, maria])
+    rows = rows_of(t)
+    assert [r["measure"]["value"] for r in rows] == ["QphH@Size"]  # no power rows; PostgreSQL's withheld
+    assert rows[0]["database"]["value"].endswith("mariadb")
+    assert any("No run has meter data" in n for n in t["notes"])
+    assert any("timed out or failed" in n for n in t["notes"])
+
+
+def test_heap_btree_grid_is_seed_002_table_3_with_ratios(client: TestClient, session: Session) -> None:
+    from backend.workload.builtin import BUILTINS
+    from tests.backend.test_file_results import rows_of, view, view_csv
+
+    u, a = _setup(session)
+    spec = BUILTINS["heap-btree"][1].scaled(0.02)  # the preset at N = 20,000
+    assert spec.heap_btree is not None and spec.heap_btree.records == 20000
+    doc = heap_btree_doc(20000, "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1")
+    ra = upload_run(client, session, a, spec, doc, target="/dev/shm/x")
+    rb = upload_run(client, session, a, spec, doc, target="/dev/shm/b")
+    cat = client.get(f"/api/v1/views?runs={ra},{rb}", headers=u.headers).json()
+    assert cat["applicable"] == ["heap-btree-grid"]
+    t = view(client, u, "heap-btree-grid", [ra, rb])
+    rows = rows_of(t)
+    assert [r["cache"]["value"] for r in rows[:10]] == pytest.approx([10.0 * i for i in range(1, 11)])
+    assert rows[10]["cache"]["value"] == "100 % ÷ 10 %"
+    src = {(r["structure"], r["operation"], r["cache_fraction"]): r["ops_per_s"] for r in doc["heap_btree"]}
+    assert rows[0]["run0_btree_point_query"]["value"] == pytest.approx(src[("btree", "point_query", 0.1)])
+    assert rows[0]["run0_heap_insert"]["unit"] == "op/s"
+    assert rows[10]["run0_btree_insert"]["value"] == pytest.approx(
+        src[("btree", "insert", 1.0)] / src[("btree", "insert", 0.1)]
+    )
+    assert rows[10]["run0_btree_insert"]["unit"] == "×"
+    assert rows[4]["ratio_heap_insert"]["value"] == pytest.approx(1.0)  # the same document twice
+    assert [c["key"] for c in t["charts"]] == ["heap-btree-heap", "heap-btree-btree"]
+    assert len(t["charts"][1]["series"]) == 4 and len(t["charts"][1]["series"][0]["points"]) == 10
+    assert any("50,000,000" in n for n in t["notes"])
+    csv_rows = view_csv(client, u, "heap-btree-grid", [ra, rb])
+    assert csv_rows[0][0] == "Cache buffer (% of data blocks)" and len(csv_rows) == 12
+    # a TPC-H run is not this view's
+    tp = upload_run(client, session, a, tpch_spec(), tpch_doc(), preset="tpch-smoke", target="/srv/bench")
+    r = client.get(
+        "/api/v1/views/table", params={"view": "heap-btree-grid", "runs": f"{ra},{tp}"}, headers=u.headers
+    )
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "runs"

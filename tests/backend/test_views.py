@@ -384,7 +384,7 @@ def test_a_shortened_run_is_flagged_beside_its_figures(client: TestClient, sessi
     assert any("shortened" in n for n in t["notes"])
 
 
-BASE_UNITS = {"B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J"}
+BASE_UNITS = {"B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J", "QphH", "SF"}
 
 
 def test_every_views_figure_travels_in_a_base_unit(client: TestClient, session: Session) -> None:
@@ -425,6 +425,15 @@ def test_every_views_figure_travels_in_a_base_unit(client: TestClient, session: 
     shown["postmark-levels"] = [
         upload_run(client, session, host, postmark_spec(), json.loads(postmark_json()), preset="postmark-low")
     ]
+    # issue 15's views (tests/backend/test_db_results.py has their layouts): real documents
+    from tests.backend.test_db_results import hb_spec, heap_btree_doc, tpch_doc, tpch_spec
+
+    shown["tpch-qphh"] = [
+        upload_run(client, session, host, tpch_spec(), tpch_doc(), preset="tpch-smoke", target="/srv/bench")
+    ]
+    shown["heap-btree-grid"] = [
+        upload_run(client, session, host, hb_spec(), heap_btree_doc(), preset="heap-btree")
+    ]
     assert set(shown) == {v["name"] for v in client.get("/api/v1/views", headers=u.headers).json()["views"]}
     for name, runs in shown.items():
         t = view(client, u, name, runs)
@@ -435,8 +444,10 @@ def test_every_views_figure_travels_in_a_base_unit(client: TestClient, session: 
                 c["kind"] == "text"
                 or c["run_id"] is not None
                 and name.endswith("table")
-                or name == "postmark-levels"
+                or name in ("postmark-levels", "tpch-qphh")
                 and c["key"].startswith("device_")  # rows of several units
+                or name == "heap-btree-grid"
+                and c["key"].startswith("run")  # op/s, and × in the last row
             ), (name, c)
         figures = 0
         for row in t["rows"]:
