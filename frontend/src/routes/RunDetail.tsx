@@ -67,7 +67,7 @@ function FileWorkloadSpecCard({ run }: { run: RunRead }) {
 }
 
 function WorkloadTable({ run }: { run: RunRead }) {
-  if (isDbKind(kindOf(specOf(run)))) return <DbRunSpecCard run={run} />;
+  if (isDbKind(kindOf(specOf(run))) || dbSummaryOf(run)) return <DbRunSpecCard run={run} />;
   if (isFileKind(kindOf(specOf(run)))) return <FileWorkloadSpecCard run={run} />;
   return (
     <table className="table compact" data-testid="workload-table">

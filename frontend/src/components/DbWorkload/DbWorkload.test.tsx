@@ -3,12 +3,13 @@
 // scale, the workloads list. The run figures are real documents (fixtures/README.md).
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AgentRead } from "../../client/types";
+import type { AgentRead, RunRead } from "../../client/types";
 import { setToken } from "../../lib/auth";
 import { NewRun } from "../../routes/NewRun";
 import { Workloads } from "../../routes/Workloads";
 import { POLICY, policyAgent } from "../../test/fixtures";
 import { renderAt, stubApi } from "../../test/render";
+import { dbHeadline, dbSpecOf } from "./DbRunPanels";
 import {
   dbmsRefusal,
   energyPerDbSize,
@@ -267,5 +268,24 @@ describe("Workloads list", () => {
     expect(rows[0]?.textContent).toContain("SF 1 on PostgreSQL");
     expect(rows[1]?.textContent).toContain("heap / B-tree");
     expect(rows[1]?.textContent).toContain("1,000,000 records × 10 cache fractions");
+  });
+});
+
+describe("an uploaded database run (no database spec)", () => {
+  const run = (extra: object) =>
+    ({ workload: { kind: "block", jobs: [], passes: 1 }, ...extra }) as unknown as RunRead;
+  it("leads with QphH@Size or the sweep, and reads its settings from the summary", () => {
+    const t = dbHeadline(run({ tpch: T }));
+    expect(t?.what).toBe("TPC-H-derived (not audited) at SF 0.01 on PostgreSQL");
+    expect(t?.figures).toBe("QphH@Size 3022, load 1.42 s");
+    expect(dbSpecOf(run({ tpch: T }))?.tpch?.buffer_pool_bytes).toBe(16777216);
+    const withheld = dbHeadline(
+      run({ tpch: { ...T, qphh_at_size: null, metrics_note: "Q18 timed out" } }),
+    );
+    expect(withheld?.figures).toBe("metrics withheld (Q18 timed out)");
+    const h = dbHeadline(run({ heap_btree: H }));
+    expect(h?.what).toBe("heap / B-tree sweep over 3 cache fractions");
+    expect(dbSpecOf(run({ heap_btree: H }))?.heap_btree?.cache_fractions).toEqual([0.1, 0.5, 1]);
+    expect(dbHeadline(run({}))).toBeNull();
   });
 });

@@ -2,6 +2,7 @@ import type { components } from "../../client/schema";
 import type { JobSummary, RunRead } from "../../client/types";
 import { KIND_LABEL, kindOf, specOf } from "../../lib/fileWorkload";
 import { formatBytes, formatCount, formatIops, formatNs, formatThroughput } from "../../lib/format";
+import { dbHeadline } from "../DbWorkload/DbRunPanels";
 
 export type RunSystem = components["schemas"]["RunSystem"];
 export type RunFlag = components["schemas"]["RunValidityFlag"];
@@ -44,7 +45,12 @@ export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
   const cache = sys ? (sys.cache === "mixed" ? "mixed cache modes" : `${sys.cache} I/O`) : null;
   const kind = kindOf(specOf(run));
   const njobs = (run.workload.jobs ?? []).length;
-  const what = kind === "block" ? `${njobs} job${njobs === 1 ? "" : "s"}` : KIND_LABEL[kind];
+  const db = dbHeadline(run); // TPC-H / heap-B-tree (issue 15): its own figures, not jobs[0]'s
+  const what = db
+    ? db.what
+    : kind === "block"
+      ? `${njobs} job${njobs === 1 ? "" : "s"}`
+      : KIND_LABEL[kind];
   const head = `${what} on ${where}${how ? ` (${how})` : ""}${cache ? `, ${cache}` : ""}${sys?.hostname ? `, host ${sys.hostname}` : ""}`;
   const fw = run.file_workload;
   if (fw) {
@@ -54,6 +60,7 @@ export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
       : `${formatCount(fw.vdbench?.rate_total ?? 0)} ops/s`;
     return `${head}: ${rate}, read ${formatThroughput(fw.read_bw_bytes)}, write ${formatThroughput(fw.write_bw_bytes)}`;
   }
+  if (db) return `${head}: ${db.figures}`;
   if (run.jobs.length === 0) return `${head}: ${run.status}`;
   const shown = run.jobs.slice(0, 3).map((j) => `${j.name} ${jobHeadline(j)}`);
   const more = run.jobs.length > 3 ? `; +${run.jobs.length - 3} more jobs below` : "";
