@@ -318,6 +318,12 @@ for (const [view, sets] of [
       const csv = readFileSync(file, "utf8").trim().split(/\r?\n/);
       check(csv.length > rows, `${csv.length - 1} CSV rows for ${rows} on the page`);
       check(!/NaN|undefined|\(B\/s\)|\(ns\)/.test(csv.join("\n")), `CSV: ${csv[0]}`);
+      if (view === "vdbench-filesets") {
+        // the scale as on the page (0.0001), not rounded to 0.0 by the ratio's three decimals
+        const col = csv[0].split(",").indexOf("Scale");
+        const scales = csv.slice(1).map((l) => Number(l.split(",")[col]));
+        check(col > 0 && scales.every((v) => v > 0), `CSV scales ${scales}`);
+      }
     });
   }
 }
