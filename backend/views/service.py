@@ -20,14 +20,15 @@ from iowatt_workload import pass_of
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
+from backend.compare import repository as compare_repo
 from backend.compare.validity import cache_resident_of, inventory_of
 from backend.errors import Invalid
 from backend.kit import csv as safe_csv
 from backend.models import ResultJob, Run, RunStatus
 from backend.power import service as power_service
 from backend.power.schemas import EnergyRead
-from backend.result.schemas import FileWorkloadSummary
-from backend.result.summary import file_summaries
+from backend.result.schemas import FileWorkloadSummary, HeapBtreeSummary, TpchSummary
+from backend.result.summary import db_summaries, file_summaries
 from backend.run import repository as run_repo
 from backend.run import service as run_service
 from backend.run.schemas import PassSummary
@@ -68,6 +69,8 @@ DISPLAY: dict[str, tuple[str, float, int]] = {
     "op/s": ("op/s", 1, 1),  # file operations (or PostMark transactions) per second
     "W": ("W", 1, 2),
     "J": ("J", 1, 2),  # the seeds' "run time x power W": W·s
+    "QphH": ("QphH@Size", 1, 1),  # TPC-H queries per hour at the scale factor
+    "SF": ("SF", 1, 2),  # TPC-H scale factor (1 ≈ 1 GB of raw data)
 }
 DISPLAY_UNITS = {base: shown for base, (shown, factor, _) in DISPLAY.items() if factor != 1}
 # the same base unit printed otherwise by a view whose seed does (vdbench's ms, PostMark's seconds)
@@ -91,6 +94,9 @@ class Loaded:
     file: FileWorkloadSummary | None = None  # a file workload's result in brief
     energy: EnergyRead | None = None
     mem_bytes: int | None = None  # the host's RAM (the agent's inventory)
+    tpch: TpchSummary | None = None  # a TPC-H-derived run's result (issue 15)
+    heap_btree: HeapBtreeSummary | None = None  # a heap/B-tree sweep's result (issue 15)
+    environment: str | None = None  # the run's environment's name (TPC-H: local vs SAN)
 
 
 Builder = Callable[[ViewInfo, list[Loaded], Loaded | None], ViewTable]
@@ -1023,6 +1029,337 @@ def _ratio_any(value: float | None, base: float | None) -> tuple[float | None, s
     return value / base, None
 
 
+# --- 9. seed 000 Figures 8-11, Tables 6-7: TPC-H QphH@Size, power and energy per database size -----
+
+TPCH_PRESETS = ["tpch-postgresql", "tpch-mariadb", "tpch-smoke"]
+TPCH_LABEL = "TPC-H-derived, not audited"
+NO_ENVIRONMENT = "no environment"
+
+
+def _sf_text(sf: float, database_bytes: int | None) -> str:
+    size = f" (about {database_bytes / 1e9:.3g} GB on disk)" if database_bytes else ""
+    return f"SF {sf:g}{size}"
+
+
+def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    devices: dict[str, tuple[str, list[Loaded]]] = {}
+    for r in runs:
+        key, label = _device_key(r)
+        devices.setdefault(key, (label, []))[1].append(r)
+    keys = list(devices)
+    base_key = _device_key(baseline)[0] if baseline is not None else keys[0]
+    other_key = next((k for k in keys if k != base_key), None)
+    envs = sorted({r.environment or NO_ENVIRONMENT for r in runs})
+    # a row per DBMS and scale factor (the seed ran MySQL only; two DBMSs never share a row)
+    sfs = sorted({(r.tpch.dbms, r.tpch.scale_factor) for r in runs if r.tpch is not None})
+    db_bytes = {r.tpch.scale_factor: r.tpch.database_bytes for r in runs if r.tpch is not None}
+
+    cols = [
+        _col("measure", "Measure", None, "what the row holds: QphH@Size, power or energy", "text"),
+        _col(
+            "environment",
+            "Environment",
+            None,
+            "the runs' environment (the seed's Local and SAN); runs without one together",
+            "text",
+        ),
+        _col(
+            "database",
+            "Database capacity",
+            None,
+            "the scale factor (the seed's 1, 5 and 10 GB are SF 1, 5 and 10) and the database's estimated "
+            "size on disk (libs/workload's TPC-H bound)",
+            "text",
+        ),
+    ]
+    cols += [
+        _col(
+            f"device_{i}",
+            devices[k][0],
+            None,
+            f"mean over the runs of {devices[k][0]} in the row's environment and scale factor; each cell "
+            "names its unit",
+        )
+        for i, k in enumerate(keys)
+    ]
+    if other_key is not None:
+        cols.append(
+            _col(
+                "rate",
+                f"Rate ({devices[other_key][0]} ÷ {devices[base_key][0]})",
+                "×",
+                f"the row's figure of {devices[other_key][0]} divided by that of {devices[base_key][0]} "
+                "(the baseline), as the seed's Rate column",
+                "ratio",
+            )
+        )
+
+    def energy_ok(r: Loaded) -> EnergyRead | None:
+        return r.energy if r.energy is not None and r.energy.status == "ok" else None
+
+    Figure = Callable[[Loaded], float | None]
+    measures: list[tuple[str, str, BaseUnit, Figure, bool]] = [
+        ("qphh", "QphH@Size", "QphH", lambda r: r.tpch.qphh_at_size if r.tpch else None, False),
+    ]
+    metered = any(energy_ok(r) for r in runs)
+    if metered:
+        measures += [
+            (
+                "power",
+                "Power under load (W)",
+                "W",
+                lambda r: e.load_w_mean if (e := energy_ok(r)) else None,
+                True,
+            ),
+            (
+                "energy",
+                "Energy of the run (J)",
+                "J",
+                lambda r: e.total_j if (e := energy_ok(r)) else None,
+                True,
+            ),
+        ]
+
+    rows: list[ViewRow] = []
+    withheld: list[str] = []
+    for key, label, unit, figure, energy_row in measures:
+        for env in envs:
+            row_sfs: list[tuple[str, float] | None] = ([None] if key == "power" else []) + list(sfs)
+            for at in row_sfs:
+                means: dict[str, float | None] = {}
+                estimated: list[str] = []
+                database = "Non-load" if at is None else f"{_sf_text(at[1], db_bytes.get(at[1]))}, {at[0]}"
+                cells = [_cell(label), _cell(env), _cell(database)]
+                for k in keys:
+                    rs = [
+                        r
+                        for r in devices[k][1]
+                        if (r.environment or NO_ENVIRONMENT) == env
+                        and (at is None or (r.tpch is not None and (r.tpch.dbms, r.tpch.scale_factor) == at))
+                    ]
+                    if at is None:
+                        vals = [
+                            e.idle_w for r in rs if (e := energy_ok(r)) is not None and e.idle_w is not None
+                        ]
+                    else:
+                        vals = [v for r in rs if (v := figure(r)) is not None]
+                    if key == "qphh":
+                        withheld += [
+                            r.info.label for r in rs if r.tpch is not None and r.tpch.qphh_at_size is None
+                        ]
+                    means[k] = _mean([float(v) for v in vals])
+                    notes = []
+                    if len(vals) > 1:
+                        notes.append(f"mean of {len(vals)} runs")
+                    if energy_row and any((e := energy_ok(r)) is not None and e.estimated for r in rs):
+                        notes.append("estimated (datasheet watts, no meter)")
+                        estimated.append(devices[k][0])
+                    cells.append(
+                        _cell(means[k], "; ".join(notes) or None, unit if means[k] is not None else None)
+                    )
+                if other_key is not None:
+                    cells.append(_cell(*_ratio_any(means[other_key], means[base_key])))
+                if estimated:
+                    cells[0] = _cell(f"{label}, estimated for {', '.join(estimated)}")
+                if all(m is None for m in means.values()):
+                    continue  # no run of this environment at this scale factor
+                rows.append(ViewRow(group=f"{key}:{env}", cells=cells))
+
+    charts = []
+    for env in envs:  # Figures 8 (Local) and 9 (SAN): QphH@Size by database size, one line per device
+        charts.append(
+            ViewChart(
+                key=f"qphh-{env}",
+                title=f"QphH@Size in {env} by database size (seed 000, Figures 8-9)",
+                x=ChartAxis(label="Scale factor", unit="SF", log=False),
+                y=ChartAxis(label="QphH@Size", unit="QphH", log=False),
+                series=[
+                    ChartSeries(
+                        label=devices[k][0],
+                        run_id=None,
+                        dashed=False,
+                        points=_qphh_points(devices[k][1], env),
+                    )
+                    for k in keys
+                ],
+            )
+        )
+    if len(envs) > 1:  # Figures 10-11: each device in every environment
+        for k in keys:
+            charts.append(
+                ViewChart(
+                    key=f"qphh-device-{keys.index(k)}",
+                    title=f"QphH@Size of {devices[k][0]} in each environment (seed 000, Figures 10-11)",
+                    x=ChartAxis(label="Scale factor", unit="SF", log=False),
+                    y=ChartAxis(label="QphH@Size", unit="QphH", log=False),
+                    series=[
+                        ChartSeries(
+                            label=env, run_id=None, dashed=i > 0, points=_qphh_points(devices[k][1], env)
+                        )
+                        for i, env in enumerate(envs)
+                    ],
+                )
+            )
+    notes = [
+        f"{TPCH_LABEL}: the TPC-H power and throughput tests on a private DBMS, QphH@Size by the spec's "
+        "formulas (docs/tpch.md); not a TPC-H result.",
+        "Seed 000 Figures 8-11: QphH@Size per device and database size, in the Local and the SAN "
+        "environment (each run's environment); its Table 2's streams are the spec's minimum (2, 2, 3).",
+        "Each cell is the mean over the runs of that device, environment and scale factor; the Rate column "
+        "divides the other device's figure by the baseline's (pick it with baseline=).",
+    ]
+    if metered:
+        notes.append(
+            "Tables 6-7: power is the wattmeter's mean over the run (Non-load: the idle baseline); energy is "
+            "the run's measured energy (generation, load, power and throughput tests), in J (1 Wh = 3600 J; "
+            "the seed's Table 7 prints this energy under a power unit). Cells marked estimated come from "
+            "datasheet watts, not a meter."
+        )
+    else:
+        notes.append("No run has meter data: the power and energy rows (seed 000 Tables 6-7) are left out.")
+    if withheld:
+        notes.append(
+            "No QphH@Size for " + ", ".join(sorted(set(withheld))) + ": a query timed out or failed, so the "
+            "spec's metrics are withheld (the run's page lists the queries)."
+        )
+    base_run = devices[base_key][1][0].run.id if other_key is not None else None
+    return _table(info, runs, cols, rows, notes, baseline=base_run, charts=charts)
+
+
+def _qphh_points(rs: list[Loaded], env: str) -> list[ChartPoint]:
+    by_sf: dict[float, list[float]] = {}
+    for r in rs:
+        if (
+            (r.environment or NO_ENVIRONMENT) == env
+            and r.tpch is not None
+            and r.tpch.qphh_at_size is not None
+        ):
+            by_sf.setdefault(r.tpch.scale_factor, []).append(r.tpch.qphh_at_size)
+    return [ChartPoint(x=sf, y=sum(v) / len(v)) for sf, v in sorted(by_sf.items())]
+
+
+# --- 10. seed 002 Table 3: heap and B-tree, insert and point query, per cache fraction ----------
+
+HB_OPS = [  # (structure, operation, the seed's header)
+    ("heap", "insert", "Sequential array insert"),
+    ("heap", "point_query", "Sequential array point query"),
+    ("btree", "insert", "B-tree insert"),
+    ("btree", "point_query", "B-tree point query"),
+]
+
+
+def _hb_rate(r: Loaded, structure: str, operation: str, fraction: float) -> float | None:
+    if r.heap_btree is None:
+        return None
+    for row in r.heap_btree.rows:
+        if (row.structure, row.operation) == (structure, operation) and abs(
+            row.cache_fraction - fraction
+        ) < 1e-9:
+            return row.ops_per_s
+    return None
+
+
+def _heap_btree_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
+    fractions = sorted({row.cache_fraction for r in runs if r.heap_btree for row in r.heap_btree.rows})
+    base = baseline or runs[0]
+    other = next((r for r in runs if r is not base), None)
+    cols = [
+        _col(
+            "cache",
+            "Cache buffer (% of data blocks)",
+            "%",
+            "the buffer pool's size as a share of the structure's data pages (8 KiB blocks)",
+        )
+    ]
+    for i, r in enumerate(runs):
+        cols += [
+            _col(
+                f"run{i}_{s}_{o}",
+                f"{r.info.label}: {head} (op/s)",
+                None,
+                f"{head} throughput of {r.info.name}, operations per second over the phase (op/s); the last "
+                "row: largest ÷ smallest fraction (×); each cell names its unit",
+                run_id=r.run.id,
+                group=r.info.label,
+            )
+            for s, o, head in HB_OPS
+        ]
+    if other is not None:
+        cols += [
+            _col(
+                f"ratio_{s}_{o}",
+                f"Ratio {head} ({other.info.label} ÷ {base.info.label})",
+                "×",
+                f"the row's {head} throughput of {other.info.label} divided by the baseline's",
+                "ratio",
+                group="Ratio",
+            )
+            for s, o, head in HB_OPS
+        ]
+    rows = []
+    for f in fractions:
+        cells = [_cell(f * 100)]
+        for r in runs:
+            rates = [_hb_rate(r, s, o, f) for s, o, _ in HB_OPS]
+            cells += [_cell(v, unit="op/s" if v is not None else None) for v in rates]
+        if other is not None:
+            cells += [
+                _cell(*_ratio_any(_hb_rate(other, s, o, f), _hb_rate(base, s, o, f))) for s, o, _ in HB_OPS
+            ]
+        rows.append(ViewRow(group="sweep", cells=cells))
+    if len(fractions) > 1:  # the seed's "3× higher with every block cached than with 10 %"
+        lo, hi = fractions[0], fractions[-1]
+        cells = [_cell(f"{hi * 100:g} % ÷ {lo * 100:g} %")]
+        for r in runs:
+            cells += [
+                _cell(*_ratio_any(_hb_rate(r, s, o, hi), _hb_rate(r, s, o, lo)), unit="×")
+                for s, o, _ in HB_OPS
+            ]
+        if other is not None:
+            cells += [_cell(None) for _ in HB_OPS]
+        rows.append(ViewRow(group="ratio", cells=cells))
+    charts = [
+        ViewChart(
+            key=f"heap-btree-{structure}",
+            title=f"{title}: throughput by cache size (seed 002, Figure {figure})",
+            x=ChartAxis(label="Cache buffer", unit="%", log=False),
+            y=ChartAxis(label="Throughput", unit="op/s", log=structure == "btree"),
+            series=[
+                ChartSeries(
+                    label=f"{r.info.label}: {operation.replace('_', ' ')}",
+                    run_id=r.run.id,
+                    dashed=operation == "point_query",
+                    points=[
+                        ChartPoint(x=f * 100, y=v)
+                        for f in fractions
+                        if (v := _hb_rate(r, structure, operation, f)) is not None
+                    ],
+                )
+                for r in runs
+                for operation in ("insert", "point_query")
+            ],
+        )
+        for structure, title, figure in (("heap", "Sequential array (heap)", 2), ("btree", "B-tree", 3))
+    ]
+    records = sorted({r.heap_btree.records for r in runs if r.heap_btree and r.heap_btree.records})
+    notes = [
+        "Seed 002 Table 3: insert and point-query throughput (op/s) of a sequential array (heap file) and "
+        "a B-tree on 8 KiB pages, with the cache buffer holding 10 % ... 100 % of the data blocks; the "
+        "engine's --heap-btree (agent/engine/README.md § Heap and B-tree).",
+        f"Records inserted: {', '.join(f'{n:,}' for n in records) or 'unknown'} (the seed: 50,000,000; a "
+        "run's scale multiplies the preset's 1,000,000).",
+        "A heap point query is a sequential scan until the key is found (the seed gives the heap no index), "
+        "so its rate is far below the seed's; the last row divides the largest fraction's figure by the "
+        "smallest's, as the seed's '3× higher when all blocks are cached'.",
+    ]
+    if other is not None:
+        notes.append(
+            "The Ratio columns divide the other run's figure by the baseline's (pick it with baseline=)."
+        )
+    base_run = base.run.id if other is not None else None
+    return _table(info, runs, cols, rows, notes, baseline=base_run, charts=charts)
+
+
 # --- the catalogue ------------------------------------------------------------------------------
 
 VIEWS: dict[str, tuple[ViewInfo, Builder]] = {
@@ -1131,6 +1468,34 @@ VIEWS: dict[str, tuple[ViewInfo, Builder]] = {
             ),
             _postmark_levels,
         ),
+        (
+            ViewInfo(
+                name="tpch-qphh",
+                title="TPC-H QphH@Size per device and database size (TPC-H-derived, not audited)",
+                description="QphH@Size per device and scale factor, grouped by environment (local vs SAN), "
+                "with the Rate column and charts; with meter data, power and energy per database size. "
+                "TPC-H-derived, not audited.",
+                seed="seed 000, Figures 8-11 (QphH@Size, Local and SAN) and Tables 6-7 (power, energy)",
+                presets=TPCH_PRESETS,
+                min_runs=1,
+                max_runs=MAX_RUNS,
+            ),
+            _tpch_qphh,
+        ),
+        (
+            ViewInfo(
+                name="heap-btree-grid",
+                title="Heap and B-tree by cache size",
+                description="Insert and point-query throughput of a heap file and a B-tree per cache "
+                "fraction (10 % ... 100 % of the data blocks), with ratios between runs and between the "
+                "largest and smallest fraction.",
+                seed="seed 002, Table 3 and Figures 2-3",
+                presets=["heap-btree"],
+                min_runs=1,
+                max_runs=8,
+            ),
+            _heap_btree_grid,
+        ),
     ]
 }
 
@@ -1154,6 +1519,9 @@ def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
     return None
 
 
+DB_SCALED = {"tpch": "scale_factor", "heap_btree": "records"}  # what a run's scale multiplies
+
+
 def _file_preset_of(spec: dict[str, Any], kind: str) -> str | None:
     """vdbench: the same parameter text; postmark: the same settings, files and transactions in the
     preset's proportion (a run scaled from it)."""
@@ -1165,6 +1533,9 @@ def _file_preset_of(spec: dict[str, Any], kind: str) -> str | None:
         if preset.kind != kind or not isinstance(theirs, dict):
             continue
         if kind == "vdbench" and mine.get("parameters") == theirs.get("parameters"):
+            return name
+        # TPC-H, heap/B-tree: the same settings but the one a run's scale multiplies
+        if kind in DB_SCALED and all(mine.get(k) == v for k, v in theirs.items() if k != DB_SCALED[kind]):
             return name
         if kind == "postmark":
             counted = ("number", "transactions")
@@ -1195,7 +1566,9 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
     devices = run_repo.device_names(session, [r.device_id for r in runs if r.device_id])
     builtin = repository.builtin_names(session, {r.workload_id for r in runs if r.workload_id})
     files = file_summaries(session, runs)
-    file_runs = [r.id for r in runs if files[r.id] is not None]
+    databases = db_summaries(session, runs)
+    envs = compare_repo.environments_by_id(session, (r.environment_id for r in runs if r.environment_id))
+    file_runs = [r.id for r in runs if files[r.id] is not None or databases[r.id] != (None, None)]
     energy = power_service.energy_of(session, file_runs) if file_runs else {}
     out = []
     for r in runs:
@@ -1208,7 +1581,7 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
             label=f"{device or r.target_path} on {r.agent.name}",
             preset=_preset_of(r, builtin),
             shortened_by=float(shortened) if shortened else None,
-            scale=fw.scale if fw is not None else None,
+            scale=fw.scale if fw is not None else _db_scale(r.workload_spec),
             device_name=device,
             agent_name=r.agent.name,
             target_path=r.target_path,
@@ -1223,6 +1596,9 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
                 file=fw,
                 energy=energy.get(r.id),
                 mem_bytes=inventory_of(r.agent).mem_bytes if fw is not None else None,
+                tpch=databases[r.id][0],
+                heap_btree=databases[r.id][1],
+                environment=envs[r.environment_id].name if r.environment_id in envs else None,
             )
         )
     _unique_labels(out)
@@ -1232,6 +1608,15 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
         if x.info.scale is not None and x.info.scale != 1.0:
             x.info.label = f"{x.info.label} (scale ×{x.info.scale:g})"
     return out
+
+
+def _db_scale(spec: dict[str, Any]) -> float | None:
+    """A heap/B-tree run's scale (records times it; labelled). TPC-H's scale is its scale factor,
+    which the tpch-qphh view shows as its rows: not a label."""
+    value = spec.get("scaled_by")
+    if spec.get("kind") == "heap_btree" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
 
 
 def _unique_labels(runs: list[Loaded]) -> None:
