@@ -123,7 +123,7 @@ export function TpchPanel({ t, energy }: { t: TpchSummary; energy?: RunEnergyLik
       </div>
       {chart.timedOut.length > 0 && (
         <p className="small timed-out" data-testid="tpch-timed-out">
-          ⧗ Timed out after {formatSeconds(t.query_timeout_s)}:{" "}
+          * Timed out after {formatSeconds(t.query_timeout_s)}:{" "}
           {chart.timedOut
             .map((x) => `Q${x.query} (${x.stream === 0 ? "power" : `stream ${x.stream}`})`)
             .join(", ")}
@@ -132,7 +132,7 @@ export function TpchPanel({ t, energy }: { t: TpchSummary; energy?: RunEnergyLik
       )}
       {chart.failed.length > 0 && (
         <p className="small timed-out" data-testid="tpch-failed">
-          ⧗ Failed:{" "}
+          * Failed:{" "}
           {chart.failed
             .map(
               (x) => `Q${x.query} (${x.stream === 0 ? "power" : `stream ${x.stream}`}): ${x.error}`,

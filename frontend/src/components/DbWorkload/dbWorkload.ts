@@ -123,7 +123,7 @@ export function minimumStreams(sf: number): number {
 }
 
 /** The query timeline the agent reported as rows for a grouped bar chart: Q1…Q22, one key per
- * stream (s0 = the power test), seconds; a query with any timed-out stream gets "⧗" in its label. */
+ * stream (s0 = the power test), seconds; a query with any timed-out stream gets "*" after its label (a glyph every font has). */
 export function queryChartRows(t: TpchSummary): {
   rows: Record<string, string | number | null>[];
   series: { key: string; label: string }[];
@@ -140,7 +140,7 @@ export function queryChartRows(t: TpchSummary): {
   }
   const rows = numbers.map((n) => {
     const marked = t.queries.some((q) => q.query === n && (q.timed_out || q.error));
-    const row: Record<string, string | number | null> = { query: `Q${n}${marked ? " ⧗" : ""}` };
+    const row: Record<string, string | number | null> = { query: `Q${n}${marked ? "*" : ""}` };
     for (const s of streams) {
       const q = t.queries.find((x) => x.query === n && x.stream === s);
       row[`s${s}`] = q?.seconds ?? null;
