@@ -268,3 +268,24 @@ def test_the_tpch_timeout_covers_every_query_at_its_timeout() -> None:
     assert spec.timeout_s() >= (24 + 22 + 4) * 10
     longer = WorkloadSpec.model_validate({"kind": "tpch", "tpch": {**TPCH, "query_timeout_s": 100}})
     assert longer.timeout_s() > spec.timeout_s()
+
+
+def test_facts_route_answers_for_both_kinds_at_a_scale(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    r = client.post(
+        "/api/v1/workloads/facts",
+        json={"spec": {"kind": "tpch", "tpch": TPCH}, "scale": 100},
+        headers=u.headers,
+    )
+    assert r.status_code == 200, r.text
+    assert r.json() == {**tpch_facts(1), "o_direct": False}  # SF 0.01 × 100
+    r = client.post(
+        "/api/v1/workloads/facts",
+        json={"spec": {"kind": "heap_btree", "heap_btree": HB}, "scale": 2},
+        headers=u.headers,
+    )
+    assert r.status_code == 200 and r.json()["mode"] == "heap-btree", r.text
+    small = client.post(
+        "/api/v1/workloads/facts", json={"spec": {"kind": "heap_btree", "heap_btree": HB}}, headers=u.headers
+    ).json()
+    assert r.json()["dataset_bytes"] > small["dataset_bytes"]  # 10,000 records, not 5,000
