@@ -2117,7 +2117,7 @@ export interface components {
              * @description the base unit of the points on this axis
              * @enum {string}
              */
-            unit: "B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J";
+            unit: "B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF";
         };
         /** ChartPoint */
         ChartPoint: {
@@ -6398,7 +6398,7 @@ export interface components {
              * Applicable
              * @description views that can show all the runs asked about
              */
-            applicable: ("crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels")[];
+            applicable: ("crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid")[];
             /**
              * Runs
              * @description the runs asked about (runs=...), with their presets
@@ -6423,7 +6423,7 @@ export interface components {
              * Unit
              * @description the base unit of a figure; null for text and missing figures
              */
-            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J") | null;
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF") | null;
             /**
              * Value
              * @description a figure in `unit`, or text
@@ -6475,7 +6475,7 @@ export interface components {
              * Unit
              * @description the base unit of the column's figures on the wire; null for text and for a column whose rows differ (each cell names its unit)
              */
-            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J") | null;
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF") | null;
         };
         /** ViewInfo */
         ViewInfo: {
@@ -6489,7 +6489,7 @@ export interface components {
              * Name
              * @enum {string}
              */
-            name: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels";
+            name: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid";
             /**
              * Presets
              * @description the presets whose runs the view shows
@@ -13468,7 +13468,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description the view's name (GET /views lists them) */
-                view: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels";
+                view: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid";
                 /** @description comma-separated run ids, in the order of the view's columns */
                 runs: string;
                 /** @description the Ratio column's denominator (default: the next-to-last run) */
