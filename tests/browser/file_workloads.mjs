@@ -246,6 +246,11 @@ await run("vdbench's run page: per-interval rates and response times", async () 
   check((await text("run-scale")) === "scale ×1", await text("run-scale"));
   const n = Number(/(\d+) intervals/.exec(await text("interval-note"))?.[1] ?? 0);
   check(n >= 8, `${n} intervals`);
+  // warmup=2 of 1 s intervals: the note names the warm-up points the charts draw
+  check(
+    /warm-up \(points \d+–\d+ s\)/.test(await text("interval-note")),
+    await text("interval-note"),
+  );
   // one line per operation, a point per interval
   const dots = await page
     .getByTestId("file-rate-chart")

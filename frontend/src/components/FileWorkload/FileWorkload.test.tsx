@@ -179,6 +179,15 @@ describe("FileWorkloadPanel", () => {
     expect(screen.queryByTestId("file-rate-chart")).toBeNull();
     expect(screen.queryByTestId("file-resp-chart")).toBeNull();
     expect(screen.getByTestId("interval-note").textContent).toContain("One interval");
+  });
+
+  it("names the warm-up points the charts draw but the totals leave out", () => {
+    const pts = VDBENCH_INTERVALS.points.map((p, i) => ({ ...p, warmup: i < 2 }));
+    const warm = { ...VDBENCH_INTERVALS, points: pts };
+    render(<FileWorkloadPanel summary={VDBENCH_SUMMARY} intervals={warm} />);
+    const note = screen.getByTestId("interval-note").textContent ?? "";
+    expect(note).toContain(`warm-up (points ${pts[0]?.t_s}–${pts[1]?.t_s} s)`);
+    expect(note).toContain("left out of the totals");
     expect(screen.getByTestId("run-scale").textContent).toBe(
       `scale ×${VDBENCH_SUMMARY.scale ?? 1}`,
     );

@@ -235,13 +235,18 @@ function IntervalCharts({ fi }: { fi: FileIntervals }) {
       </p>
     );
   const x = { label: "time", unit: "s" };
+  // which points are warm-up: the charts draw them, the totals leave them out
+  const warm = fi.points.filter((p) => p.warmup).map((p) => p.t_s);
   return (
     <>
       <p className="small muted" data-testid="interval-note">
         {fi.intervals} interval{fi.intervals === 1 ? "" : "s"}
         {fi.interval_ns ? ` of ${formatNs(fi.interval_ns)}` : ""}
         {fi.merged > 1 ? `, ${fi.merged} merged per point` : ""}
-        {fi.points.some((p) => p.warmup) ? "; warm-up intervals are left out of the totals" : ""}.
+        {warm.length > 0
+          ? `; the warm-up (${warm.length === 1 ? `the point at ${warm[0]} s` : `points ${warm[0]}–${warm[warm.length - 1]} s`}) is drawn but left out of the totals`
+          : ""}
+        .
       </p>
       <div className="chart-grid" style={{ gridTemplateColumns: "repeat(2, minmax(0, 1fr))" }}>
         <div className="chart" data-testid="file-rate-chart">
