@@ -10,7 +10,12 @@
 //   IOWATT_FILE_PM=<9 postmark run ids> IOWATT_FILE_VD=<8 vdbench run ids> \
 //   IOWATT_FILE_PM2=<2 postmark ids> IOWATT_FILE_VD2=<2 vdbench ids> \
 //   IOWATT_FILE_PM_TRANSACTIONS=<the first postmark run's transactions> \
+//   [IOWATT_FILE_PM_CUSTOM=<a custom PostMark run> IOWATT_FILE_VD_CUSTOM=<a custom vdbench run>] \
 //   node tests/browser/file_workloads.mjs
+//
+// Q's checks that the figures read right: the cache flag once and above the figures, CPU labelled
+// whose, time axes in the unit of their size, no chart of one interval, warm-up points named, the
+// views' CSVs (rows as on the page, scales not rounded to 0). Q-*.png and Q-*.csv beside U-*.png.
 //
 // tests/browser/test_file_workloads.py runs it. Screenshots U-*.png go to IOWATT_ARTIFACTS.
 import { readFileSync } from "node:fs";
