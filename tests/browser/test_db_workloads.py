@@ -66,7 +66,9 @@ def _power(watts: float, seconds: int, tier: str) -> dict[str, Any]:
     }
 
 
-def _upload(live: Stack, team_id: str, doc: dict[str, Any], k: int, name: str, tier: str) -> str:
+def _upload(
+    live: Stack, team_id: str, doc: dict[str, Any], k: int, name: str, tier: str, env_id: str | None = None
+) -> str:
     model, media = DEVICES[k % len(DEVICES)]
     seconds = 20 + 5 * k
     body: dict[str, Any] = {
@@ -81,6 +83,7 @@ def _upload(live: Stack, team_id: str, doc: dict[str, Any], k: int, name: str, t
         "target_path": "/srv/db",
         "power": _power(40.0 + 3 * k, seconds, tier),
         "tags": ["issue-15", media],
+        **({"environment_id": env_id} if env_id else {}),
     }
     with live.api() as api:
         r = api.post("/results", json=body)
@@ -99,6 +102,12 @@ def test_db_workloads_in_chromium(live: Stack, tmp_path: Path) -> None:
     with live.api() as api:
         team_id = api.get("/auth/me").json()["teams"][0]["id"]
         presets = {w["name"]: w for w in api.get("/workloads").json()["items"] if w["builtin"]}
+        # seed 000 groups QphH@Size by environment: a local disk and a SAN
+        envs = []
+        for name, kind in (("Local U15", "local"), ("SAN U15", "san")):
+            r = api.post("/environments", json={"team_id": team_id, "name": name, "kind": kind})
+            assert r.status_code == 201, r.text
+            envs.append(str(r.json()["id"]))
     assert presets["tpch-postgresql"]["spec"]["kind"] == "tpch"
     assert presets["heap-btree"]["spec"]["kind"] == "heap_btree"
     # one TPC-H run with a timed-out query (the agent marks it and withholds the metrics)
@@ -111,8 +120,8 @@ def test_db_workloads_in_chromium(live: Stack, tmp_path: Path) -> None:
     timed["tpch"]["metrics_note"] = "a query timed out (Q18, stream 1): the metrics are withheld"
     timed["tpch"]["timeouts"] = 1
     runs = [
-        _upload(live, team_id, TPCH, 0, "tpch-postgresql SF 0.01 #1", "plug"),
-        _upload(live, team_id, timed, 1, "tpch-postgresql SF 0.01 #2 (Q18 timed out)", "estimate"),
+        _upload(live, team_id, TPCH, 0, "tpch-postgresql SF 0.01 #1", "plug", envs[0]),
+        _upload(live, team_id, timed, 1, "tpch-postgresql SF 0.01 #2 (Q18 timed out)", "estimate", envs[1]),
     ]
     hb = _upload(live, team_id, _heap_btree(), 2, "heap-btree N 20k", "plug")
     for rid in [*runs, hb]:
@@ -127,7 +136,15 @@ def test_db_workloads_in_chromium(live: Stack, tmp_path: Path) -> None:
     assert "the TPC-H run page" in report
     for k in range(3, 11):
         runs.append(
-            _upload(live, team_id, TPCH, k, f"tpch-postgresql SF 0.01 #{k}", "plug" if k % 2 else "estimate")
+            _upload(
+                live,
+                team_id,
+                TPCH,
+                k,
+                f"tpch-postgresql SF 0.01 #{k}",
+                "plug" if k % 2 else "estimate",
+                envs[k % 2],
+            )
         )
     report = _node("tests/browser/db_workloads.mjs", live, tmp_path, IOWATT_DB_PHASE="many", **env)
     assert "10 TPC-H runs" in report

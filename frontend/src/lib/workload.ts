@@ -9,9 +9,14 @@ export function describeJob(j: Pick<JobSpec, "rw" | "bs_bytes" | "iodepth" | "nu
 export function describeWorkload(w: WorkloadSpec | null | undefined): string {
   if (w?.kind === "postmark") return "PostMark";
   if (w?.kind === "vdbench") return "vdbench file set";
+  if (w?.kind === "tpch")
+    return w.tpch ? `TPC-H-derived, SF ${w.tpch.scale_factor} on ${w.tpch.dbms}` : "TPC-H-derived";
+  if (w?.kind === "heap_btree") return "heap / B-tree sweep";
   const jobs = w?.jobs ?? [];
   const first = jobs[0];
   if (!first) return "—";
+  // an uploaded TPC-H result's jobs[0] (the agent builds one named tpch, rw "tpch": issue 15)
+  if (jobs.length === 1 && (first.rw as string) === "tpch") return "TPC-H-derived";
   return jobs.length === 1
     ? describeJob(first)
     : `${jobs.length} jobs: ${jobs.map((j) => j.name).join(", ")}`;

@@ -5,6 +5,7 @@ import { fireEvent, render, screen, waitFor, within } from "@testing-library/rea
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRead, RunRead } from "../../client/types";
 import { setToken } from "../../lib/auth";
+import { describeWorkload } from "../../lib/workload";
 import { NewRun } from "../../routes/NewRun";
 import { Workloads } from "../../routes/Workloads";
 import { POLICY, policyAgent } from "../../test/fixtures";
@@ -287,5 +288,17 @@ describe("an uploaded database run (no database spec)", () => {
     expect(h?.what).toBe("heap / B-tree sweep over 3 cache fractions");
     expect(dbSpecOf(run({ heap_btree: H }))?.heap_btree?.cache_fractions).toEqual([0.1, 0.5, 1]);
     expect(dbHeadline(run({}))).toBeNull();
+  });
+});
+
+describe("the runs list's workload column", () => {
+  it("names the database kinds, and an uploaded TPC-H result's jobs[0], not '4 KiB QD1'", () => {
+    type Spec = Parameters<typeof describeWorkload>[0];
+    expect(describeWorkload(tpchWorkload.spec as unknown as Spec)).toBe(
+      "TPC-H-derived, SF 1 on postgresql",
+    );
+    expect(describeWorkload(hbWorkload.spec as unknown as Spec)).toBe("heap / B-tree sweep");
+    const uploaded = { jobs: [{ name: "tpch", rw: "tpch", bs_bytes: 4096 }], passes: 1 };
+    expect(describeWorkload(uploaded as unknown as Spec)).toBe("TPC-H-derived");
   });
 });
