@@ -24,10 +24,7 @@ function Figure({
 }) {
   return (
     <div className="figure" data-testid={testId} title={title}>
-      <span className="figure-label">
-        {label}
-        {title ? " ⓘ" : ""}
-      </span>
+      <span className={title ? "figure-label has-formula" : "figure-label"}>{label}</span>
       <span className="figure-value">{value}</span>
     </div>
   );
