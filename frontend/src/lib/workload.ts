@@ -17,6 +17,7 @@ export function describeWorkload(w: WorkloadSpec | null | undefined): string {
   if (!first) return "—";
   // an uploaded TPC-H result's jobs[0] (the agent builds one named tpch, rw "tpch": issue 15)
   if (jobs.length === 1 && (first.rw as string) === "tpch") return "TPC-H-derived";
+  if (jobs.length === 1 && first.name === "heap-btree") return "heap / B-tree sweep";
   return jobs.length === 1
     ? describeJob(first)
     : `${jobs.length} jobs: ${jobs.map((j) => j.name).join(", ")}`;

@@ -300,5 +300,7 @@ describe("the runs list's workload column", () => {
     expect(describeWorkload(hbWorkload.spec as unknown as Spec)).toBe("heap / B-tree sweep");
     const uploaded = { jobs: [{ name: "tpch", rw: "tpch", bs_bytes: 4096 }], passes: 1 };
     expect(describeWorkload(uploaded as unknown as Spec)).toBe("TPC-H-derived");
+    const sweep = { jobs: [{ name: "heap-btree", rw: "read", bs_bytes: 8192 }], passes: 1 };
+    expect(describeWorkload(sweep as unknown as Spec)).toBe("heap / B-tree sweep");
   });
 });
