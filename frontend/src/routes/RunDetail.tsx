@@ -375,6 +375,7 @@ export function RunDetail() {
           series={series.data}
           source={run.source}
           canAct={can("run.create", run.team_id)}
+          kind={kindOf(specOf(run))}
         />
       )}
       <CommentThread kind="run" targetKey={run.id} teamIds={[run.team_id]} />

@@ -1,8 +1,9 @@
-import { screen, waitFor } from "@testing-library/react";
+import { cleanup, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EnergyRead } from "../../client/types";
 import { setToken } from "../../lib/auth";
 import { powerChartData } from "../../lib/energy";
+import type { WorkloadKind } from "../../lib/fileWorkload";
 import { NO_ENERGY, OK_ENERGY, POWER_SERIES } from "../../test/fixtures";
 import { renderAt, stubApi } from "../../test/render";
 import { EnergyPanel } from "./EnergyPanel";
@@ -12,10 +13,10 @@ afterEach(() => {
   globalThis.fetch = realFetch;
 });
 
-function show(energy: EnergyRead) {
+function show(energy: EnergyRead, kind?: WorkloadKind) {
   setToken("t");
   const calls = stubApi({ "GET /api/v1/runs/r1/power": () => ({ body: POWER_SERIES }) });
-  renderAt(<EnergyPanel runId="r1" energy={energy} />);
+  renderAt(<EnergyPanel runId="r1" energy={energy} kind={kind} />);
   return calls;
 }
 
@@ -79,6 +80,22 @@ describe("EnergyPanel", () => {
       "energy unavailable: not computed within 15 minutes of the upload",
     );
     expect(screen.queryByTestId("energy-figures")).toBeNull();
+  });
+
+  it("says read/write operations, not IOPS or I/Os, for a file run (PostMark, vdbench)", () => {
+    for (const kind of ["postmark", "vdbench"] as const) {
+      cleanup();
+      show(OK_ENERGY, kind);
+      const perMio = screen.getByTestId("energy-per-mio").textContent ?? "";
+      const perWatt = screen.getByTestId("energy-per-watt").textContent ?? "";
+      expect(perMio).toContain("Energy per million read/write operations");
+      expect(perMio).toContain("45.6 J/M ops");
+      expect(perWatt).toContain("Read/write op/s per watt");
+      expect(perWatt).toContain("1.23k op/s/W");
+      const text = screen.getByTestId("energy-panel").textContent ?? "";
+      expect(text).not.toContain("IOPS");
+      expect(text).not.toContain("I/Os");
+    }
   });
 
   it("shows figures with units, ± uncertainty, carbon basis and flags in words", async () => {

@@ -8,8 +8,10 @@ import {
   UPLOAD_POWER_HINT,
 } from "../../lib/energy";
 import { errorMessage } from "../../lib/errors";
+import { isFileKind, type WorkloadKind } from "../../lib/fileWorkload";
 import {
   formatCo2,
+  formatCount,
   formatEnergy,
   formatEnergyPm,
   formatGridIntensity,
@@ -26,6 +28,33 @@ import { runThroughputTimeline } from "../../lib/series";
 import { runPowerQuery } from "../../queries/energy";
 import { PowerThroughputChart } from "../charts/PowerThroughputChart";
 import { TierBadge } from "./TierBadge";
+
+/**
+ * The per-operation figures' labels. A block run counts I/Os; a file run (PostMark, vdbench) counts
+ * its read and write calls (the engine's read/write `total_ios`), which are operations, not IOPS.
+ */
+function finiteNum(v: number | null | undefined): v is number {
+  return typeof v === "number" && Number.isFinite(v);
+}
+
+function opLabels(kind: WorkloadKind) {
+  if (!isFileKind(kind)) {
+    return {
+      perMio: "Energy per million I/Os",
+      perWatt: "IOPS per watt",
+      mio: (v: number | null | undefined) => formatJPerMio(v),
+      watt: (v: number | null | undefined) => formatIopsPerWatt(v),
+    };
+  }
+  return {
+    perMio: "Energy per million read/write operations",
+    perWatt: "Read/write op/s per watt",
+    mio: (v: number | null | undefined) =>
+      finiteNum(v) ? `${formatCount(v)} J/M ops` : formatJPerMio(v),
+    watt: (v: number | null | undefined) =>
+      finiteNum(v) ? `${formatCount(v)} op/s/W` : formatIopsPerWatt(v),
+  };
+}
 
 const METHOD: Record<string, string> = {
   annual: "annual average of the region",
@@ -89,12 +118,15 @@ export function EnergyPanel({
   series,
   source = "agent",
   canAct = true,
+  kind = "block",
 }: {
   runId: string;
   energy: EnergyRead;
   series?: RunSeries;
   source?: string;
   canAct?: boolean;
+  /** the run's workload kind: a file run's per-operation figures say operations, not IOPS */
+  kind?: WorkloadKind;
 }) {
   const head = (
     <h2 className="with-badge">
@@ -156,6 +188,7 @@ export function EnergyPanel({
   const e = energy;
   const delta = e.load_w_mean != null && e.idle_w != null ? e.load_w_mean - e.idle_w : null;
   const dropped = Object.entries(e.dropped).filter(([, n]) => n > 0);
+  const ops = opLabels(kind);
   return (
     <section
       className={`card energy${e.estimated ? " energy-estimate" : ""}`}
@@ -204,8 +237,8 @@ export function EnergyPanel({
               : `${formatJPerGb(e.dynamic_j_per_gb)} above idle`
           }
         />
-        <Figure label="Energy per million I/Os" value={formatJPerMio(e.j_per_mio)} />
-        <Figure label="IOPS per watt" value={formatIopsPerWatt(e.iops_per_w)} />
+        <Figure label={ops.perMio} value={ops.mio(e.j_per_mio)} testId="energy-per-mio" />
+        <Figure label={ops.perWatt} value={ops.watt(e.iops_per_w)} testId="energy-per-watt" />
         <Figure label="MB/s per watt" value={formatMBpsPerWatt(e.mb_s_per_w)} />
         <Figure
           label="CO2 (operational)"
