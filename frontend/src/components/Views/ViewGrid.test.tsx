@@ -100,10 +100,28 @@ describe("ViewGrid", () => {
     expect(formatCell(cell(0.0001, "×"), col("scale", "Scale", null, "number", "×"), shown)).toBe(
       "0.0001",
     );
+    // an operation rate of 100 or more without decimals; below 100 one decimal
     expect(formatCell(cell(49_832.345, "op/s"), col("r", "R", null, "number", "op/s"), {})).toBe(
-      "49,832.3",
+      "49,832",
     );
+    expect(formatCell(cell(2_259_263.3, "op/s"), col("r", "R", null, "number", "op/s"), {})).toBe(
+      "2,259,263",
+    );
+    expect(formatCell(cell(42.34, "op/s"), col("r", "R", null, "number", "op/s"), {})).toBe("42.3");
     expect(formatCell(cell(3600, "J"), col("e", "E", null, "number", "J"), { J: "Wh" })).toBe("1");
+  });
+
+  it("keeps three significant digits of a time below one of its unit (scaled PostMark, vdbench)", () => {
+    const t = col("t", "T", null, "number", "ns");
+    const cell = (value: number) => ({ value, unit: "ns" as const, note: null, passes: null });
+    // PostMark's run time in seconds: 71.4 ms and 61.2 ms are not "0.07" and "0.06"
+    expect(formatCell(cell(71_400_000), t, { ns: "s" })).toBe("0.0714");
+    expect(formatCell(cell(61_240_000), t, { ns: "s" })).toBe("0.0612");
+    // vdbench's mean response in ms: 21.3 µs is not "0.02"
+    expect(formatCell(cell(21_340), t, { ns: "ms" })).toBe("0.0213");
+    // one unit or more keeps the seed's two decimals
+    expect(formatCell(cell(1_234_567), t, { ns: "ms" })).toBe("1.23");
+    expect(formatCell(cell(0), t, { ns: "ms" })).toBe("0");
   });
 
   it("shows a cache-resident row's mark and estimated energy beside the figure", () => {

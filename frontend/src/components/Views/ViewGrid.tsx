@@ -21,13 +21,19 @@ export function noteText(note: string): string {
   return /^cache-resident/i.test(note) ? "⚠ cache-resident" : note;
 }
 
-// A ratio or scale below 1 keeps three significant digits (a file set's scale 0.0001 is not "0").
-const decimals = (unit: string | null, v: number) =>
-  unit === "×"
-    ? Math.abs(v) >= 1 || v === 0
-      ? 2
-      : Math.min(8, Math.max(3, 2 - Math.floor(Math.log10(Math.abs(v)))))
-    : (DECIMALS[unit ?? ""] ?? 2);
+// One rule for a figure's decimals, given the value as shown (the server's CSV mirrors it:
+// backend/views/service.py _digits). A ratio or scale below 1 keeps three significant digits (a
+// file set's scale 0.0001 is not "0"); so does a time below one of its shown unit (a scaled
+// PostMark's 0.0714 s, vdbench's 0.0213 ms: two decimals would print 0.07 and 0.02); an operation
+// rate of 100 or more has no decimals (2,259,263 op/s, not 2,259,263.3).
+const sig3Decimals = (v: number) =>
+  Math.min(8, Math.max(3, 2 - Math.floor(Math.log10(Math.abs(v)))));
+export const decimals = (unit: string | null, v: number): number => {
+  if (unit === "×") return Math.abs(v) >= 1 || v === 0 ? 2 : sig3Decimals(v);
+  if (unit === "op/s" && Math.abs(v) >= 100) return 0;
+  if (unit === "ns" && v !== 0 && Math.abs(v) < 1) return sig3Decimals(v);
+  return DECIMALS[unit ?? ""] ?? 2;
+};
 
 /**
  * A figure in the seed's unit: the wire's base unit (cell.unit: B/s, ns, B) converted to the unit
@@ -37,12 +43,9 @@ export function formatCell(c: Cell, col: ViewColumn, shown: DisplayUnits = {}): 
   if (c.value === null || c.value === undefined) return MISSING;
   if (typeof c.value === "string") return c.value;
   const unit = c.unit ?? col.unit;
-  const text = formatFigure(
-    c.value,
-    unit,
-    unit ? (shown[unit] ?? unit) : null,
-    decimals(unit, c.value),
-  );
+  const to = unit ? (shown[unit] ?? unit) : null;
+  const v = unit && to ? fromBaseUnit(c.value, unit, to) : c.value;
+  const text = formatFigure(c.value, unit, to, decimals(unit, v));
   return col.kind === "ratio" ? `${text}×` : text;
 }
 
