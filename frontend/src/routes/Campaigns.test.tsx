@@ -117,6 +117,66 @@ describe("campaigns", () => {
     });
   });
 
+  it("takes a scale for a TPC-H or heap/B-tree workload, as New run, and sends it", async () => {
+    setToken("t");
+    const tpch = {
+      id: "w-tp",
+      name: "tpch-smoke",
+      description: "",
+      builtin: true,
+      spec: {
+        kind: "tpch",
+        jobs: [],
+        tpch: { dbms: "postgresql", scale_factor: 0.01, streams: null },
+        heap_btree: null,
+      },
+    };
+    const hb = {
+      id: "w-hb",
+      name: "heap-btree",
+      description: "",
+      builtin: true,
+      spec: {
+        kind: "heap_btree",
+        jobs: [],
+        tpch: null,
+        heap_btree: { records: 1_000_000, queries: 100_000, cache_fractions: [0.1, 1] },
+      },
+    };
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [agent], total: 1 } }),
+      "GET /api/v1/workloads": () => ({ body: { items: [tpch, hb], total: 2 } }),
+      "GET /api/v1/environments": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/campaigns": () => ({ status: 201, body: campaign(false) }),
+    });
+    renderAt(
+      <Routes>
+        <Route path="/" element={<CampaignForm />} />
+        <Route path="/campaigns/:id" element={<Where />} />
+      </Routes>,
+    );
+    await screen.findByRole("option", { name: "tpch-smoke (tpch)" }, { timeout: 10_000 });
+    await screen.findByRole("option", { name: "local (online)" });
+    expect(screen.getByTestId("scale-db").textContent).toContain("SF 0.01");
+    fireEvent.change(screen.getByTestId("scale-input"), { target: { value: "abc" } });
+    expect(screen.getByTestId("scale-estimate").textContent).toContain("above 0");
+    fireEvent.change(screen.getByRole("combobox", { name: /Workload/ }), {
+      target: { value: "w-hb" },
+    });
+    expect(screen.getByTestId("scale-db").textContent).toContain("1M records");
+    fireEvent.change(screen.getByTestId("scale-input"), { target: { value: "0.02" } });
+    expect(screen.getByTestId("scale-db").textContent).toContain("20k records");
+    fireEvent.change(screen.getByRole("textbox", { name: /Name/ }), { target: { value: "hb" } });
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    expect((await screen.findByTestId("where")).textContent).toBe("/campaigns/c1");
+    const body = calls.find((c) => c.method === "POST")?.body as Record<string, unknown>;
+    expect(body.workload_id).toBe("w-hb");
+    expect(body.scale).toBe(0.02);
+    expect(body.targets).toEqual([
+      { agent_id: "a1", target_path: "/mnt/hdd", environment_id: null },
+    ]);
+  });
+
   it("offers each row its host's targets, only meters every host has, and refuses writes on read-only files", async () => {
     setToken("t");
     const other = policyAgent({

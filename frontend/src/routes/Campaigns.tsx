@@ -3,13 +3,11 @@ import { type FormEvent, useEffect, useRef, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { type CampaignRead, type CampaignTarget, FINAL_STATUSES } from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
+import { WorkloadScaleField } from "../components/DbWorkload/DbScaleField";
+import { isDbKind } from "../components/DbWorkload/dbWorkload";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
-import {
-  defaultScaleText,
-  runScaleFactor,
-  ScaleField,
-} from "../components/FileWorkload/ScaleField";
+import { defaultScaleText, runScaleFactor } from "../components/FileWorkload/ScaleField";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
 import { DirectoryNote, NoTargets, TargetSelect } from "../components/Policy/TargetSelect";
@@ -91,16 +89,20 @@ export function CampaignForm() {
   const firstAgent = runnable.find((a) => a.online)?.id ?? runnable[0]?.id ?? "";
   const effectiveWorkload = workloadId || workloads.data?.items[0]?.id || "";
   const chosen = workloads.data?.items.find((w) => w.id === effectiveWorkload);
-  // a file workload (PostMark, vdbench): directory targets only, a scale instead of a length
-  const file = chosen !== undefined && isFileKind(kindOf(specOf(chosen)));
+  // a file workload (PostMark, vdbench) or a database one (TPC-H, heap/B-tree), as New run:
+  // directory targets only, a scale instead of a length
+  const db = chosen !== undefined && isDbKind(kindOf(specOf(chosen)));
+  const file = db || (chosen !== undefined && isFileKind(kindOf(specOf(chosen))));
   const [scale, setScale] = useState<{ workload: string; text: string } | null>(null);
   const scaleText =
     chosen && scale?.workload === chosen.id ? scale.text : chosen ? defaultScaleText(chosen) : "1";
   const scaleFactor = chosen && file ? runScaleFactor(chosen, scaleText) : undefined;
   const writes = chosen
-    ? file
-      ? fileWrites(specOf(chosen))
-      : workloadWrites(chosen.spec.jobs)
+    ? db
+      ? true
+      : file
+        ? fileWrites(specOf(chosen))
+        : workloadWrites(chosen.spec.jobs)
     : false;
   // Each row: its agent's policy and the allowed target it names (the first one by default).
   const rows = targets.map((t) => {
@@ -198,13 +200,15 @@ export function CampaignForm() {
             {workloads.data?.items.map((w) => (
               <option key={w.id} value={w.id}>
                 {w.name}
-                {isFileKind(kindOf(specOf(w))) ? ` (${kindOf(specOf(w))})` : ""}
+                {isFileKind(kindOf(specOf(w))) || isDbKind(kindOf(specOf(w)))
+                  ? ` (${kindOf(specOf(w))})`
+                  : ""}
               </option>
             ))}
           </select>
         </Field>
         {chosen && file && (
-          <ScaleField
+          <WorkloadScaleField
             workload={chosen}
             value={scaleText}
             onChange={(text) => setScale({ workload: chosen.id, text })}
