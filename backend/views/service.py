@@ -1698,12 +1698,30 @@ def _shown(c: ViewCell, units: dict[str, str]) -> str | float:
     shown, factor, digits = DISPLAY[c.unit]
     if units.get(c.unit, shown) != shown:
         factor = SHOWN_FACTOR[(c.unit, units[c.unit])]
-    if c.unit == "×" and abs(c.value) >= 1:
-        digits = 2  # "1.41", "0.943": three significant digits either side of 1, as the page
-    elif c.unit == "×" and 0 < abs(c.value) < 1:  # a scale of 0.0001 printed 0.0 with 3 decimals
-        digits = max(3, 2 - math.floor(math.log10(abs(c.value))))
-    v = round(c.value / factor, digits)
+    v = c.value / factor
+    digits = _digits(c.unit, v, digits)
+    v = round(v, digits)
     return int(v) if digits == 0 else v
+
+
+def _sig3(v: float) -> int:
+    """Decimals that keep three significant digits of 0 < |v| < 1 (0.0714 → 4), at most 8."""
+    return min(8, max(3, 2 - math.floor(math.log10(abs(v)))))
+
+
+def _digits(unit: str, v: float, default: int) -> int:
+    """The page's rule for a figure's decimals, given the figure as shown (frontend ViewGrid.tsx
+    `decimals`; the UI formats, the CSV mirrors): a ratio keeps two decimals from 1 and three
+    significant digits below (a scale of 0.0001 is not 0.0); a time below one of its shown unit
+    three significant digits (a scaled PostMark's 0.0714 s, vdbench's 0.0213 ms); an operation rate
+    of 100 or more none (2259263 op/s); otherwise the seed's decimals (DISPLAY)."""
+    if unit == "×":
+        return 2 if abs(v) >= 1 or v == 0 else _sig3(v)
+    if unit == "op/s" and abs(v) >= 100:
+        return 0
+    if unit == "ns" and 0 < abs(v) < 1:
+        return _sig3(v)
+    return default
 
 
 def to_csv(t: ViewTable) -> str:
