@@ -8,7 +8,7 @@
 //   node tests/browser/db_workloads.mjs
 //
 // Prints `ok N - ...` per check and `db_workloads: N passed, 0 failed`; exit 1 with `failure.png`.
-import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { BASE, check, fitsItsBox, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const PHASE = process.env.IOWATT_DB_PHASE ?? "";
 const TPCH_RUN = process.env.IOWATT_DB_TPCH_RUN ?? "";
@@ -164,6 +164,8 @@ if (PHASE === "many") {
     const n = await page.getByTestId("run-row").count();
     check(n >= 10, `${n} rows`);
     await noOverflow(page);
+    // the energy column's meter badge once reached 40 px past the list's card
+    await fitsItsBox(page, "runs-table");
     await shot("U15-runs-10", false);
     await tpchPage(TPCH_RUN, "U15-run-tpch");
   });

@@ -49,6 +49,16 @@ export async function pageOverflow(page) {
   }));
 }
 
+/** Fails when anything matching `selector` inside the element `testId` reaches past its right edge
+ * (a badge that escaped its cell and the table). */
+export async function fitsItsBox(page, testId, selector = "*") {
+  const past = await page.getByTestId(testId).evaluate((box, sel) => {
+    const edge = box.getBoundingClientRect().right;
+    return Math.max(0, ...[...box.querySelectorAll(sel)].map((el) => el.getBoundingClientRect().right - edge));
+  }, selector);
+  check(past <= 1, `something in ${testId} reaches ${Math.round(past)} px past its right edge`);
+}
+
 /** Fails when the page is wider than its window. */
 export async function noOverflow(page) {
   const { scroll, width } = await pageOverflow(page);
