@@ -10,6 +10,7 @@ import {
   compareBarCharts,
   energyBarCharts,
   metricDisplay,
+  metricDisplays,
   pickLikeRuns,
   runLabels,
   unmatchedJobs,
@@ -264,6 +265,47 @@ describe("metricDisplay", () => {
     );
     expect(rate.unit).toBe("op/s");
     expect(rate.format(4834.07)).toBe("4,834");
+  });
+
+  it("gives one operation's latencies one unit, the largest's, and a PostMark elapsed below 1 s in ms", () => {
+    const lat = (key: string, v: number) =>
+      metric(key, key, "ns", [v, v / 2], { kind: "latency", better: "lower", direction: null });
+    const shown = metricDisplays([
+      metric("rate_per_s", "Operation rate", "op/s", [4834.07, 12], {
+        kind: "iops",
+        better: "higher",
+      }),
+      lat("resp_mean_ns", 1_200_000),
+      lat("resp_p50_ns", 5_860),
+      lat("resp_p99_ns", 313_000),
+      lat("resp_p999_ns", 497_000_000),
+    ]);
+    expect(shown.map(({ d }) => d.unit)).toEqual(["op/s", "ms", "ms", "ms", "ms"]);
+    expect(shown[2]?.d.format(5_860)).toBe("0.00586");
+    expect(shown[4]?.d.format(497_000_000)).toBe("497");
+    // block jobs: read and write are two operations, each in its own unit
+    const rw = metricDisplays([
+      metric("read_clat_p99_ns", "Read p99", "ns", [386_000, 9000]),
+      metric("read_clat_p50_ns", "Read p50", "ns", [800, 700]),
+      metric("write_clat_p99_ns", "Write p99", "ns", [2_500_000, 9000]),
+    ]);
+    expect(rw.map(({ d }) => d.unit)).toEqual(["µs", "µs", "ms"]);
+    const el = metricDisplay(
+      metric("elapsed_s", "Elapsed (PostMark's time)", "s", [0.0171, 0.0442], {
+        kind: "time",
+        better: "lower",
+      }),
+    );
+    expect(el.unit).toBe("ms");
+    expect(el.format(0.0171)).toBe("17.1");
+    const long = metricDisplay(
+      metric("elapsed_s", "Elapsed (PostMark's time)", "s", [0.5, 12.3], {
+        kind: "time",
+        better: "lower",
+      }),
+    );
+    expect(long.unit).toBe("s");
+    expect(long.format(0.5)).toBe("0.5");
   });
 });
 

@@ -205,7 +205,10 @@ export function changeCharts(cmp: CompareRead, job?: string): ChangeChartData[] 
  * its largest value (MB/s for bytes per second, ns/µs/ms/s for latency), so the unit column
  * always names the unit of the figures beside it.
  */
-export function metricDisplay(m: Pick<CompareMetric, "kind" | "unit" | "values">): {
+export function metricDisplay(
+  m: Pick<CompareMetric, "kind" | "unit" | "values">,
+  blockMaxNs?: number,
+): {
   unit: string;
   format: (v: number | null | undefined) => string;
 } {
@@ -218,8 +221,12 @@ export function metricDisplay(m: Pick<CompareMetric, "kind" | "unit" | "values">
     return { unit: "MB/s", format: wrap((v) => num(toMBps(v))) };
   }
   if (u === "ns") {
-    const s = latencyScale(maxOf([m.values]));
+    const s = latencyScale(blockMaxNs ?? maxOf([m.values]));
     return { unit: s.unit, format: wrap((v) => sig3(v / s.divisor)) };
+  }
+  if (u === "s" && maxOf([m.values]) < 1) {
+    // a scaled PostMark's elapsed time (17 ms): milliseconds, not "0.0171 s"
+    return { unit: "ms", format: wrap((v) => sig3(v * 1e3)) };
   }
   if (u === "ns/op") {
     // CPU time per operation (file workloads): ns, µs or ms per operation
@@ -232,6 +239,23 @@ export function metricDisplay(m: Pick<CompareMetric, "kind" | "unit" | "values">
   }
   if (u === "io/s" || u === "iops") return { unit: "IOPS", format: wrap(num) };
   return { unit: m.unit, format: wrap(num) };
+}
+
+/**
+ * The displays of one table's metrics: as `metricDisplay`, but the latencies of one operation (a
+ * direction, or a file workload's operation: its table) share one unit, the largest's, so a column
+ * of mean, p50, p99 and p99.9 reads in one unit ("1.2, 0.00586, 0.313, 497 ms", not ms, µs, µs, ms).
+ */
+export function metricDisplays<
+  M extends Pick<CompareMetric, "kind" | "unit" | "values" | "direction">,
+>(metrics: M[]): { m: M; d: ReturnType<typeof metricDisplay> }[] {
+  const maxNs = new Map<string, number>();
+  for (const m of metrics) {
+    if (m.unit.toLowerCase() !== "ns") continue;
+    const k = m.direction ?? "";
+    maxNs.set(k, Math.max(maxNs.get(k) ?? 0, maxOf([m.values])));
+  }
+  return metrics.map((m) => ({ m, d: metricDisplay(m, maxNs.get(m.direction ?? "")) }));
 }
 
 /** The energy bars: energy per run, J/GB, IOPS/W and operational CO2, in display units. */

@@ -1,5 +1,5 @@
 import type { CompareMetric, CompareRead } from "../../client/types";
-import { type Change, changeAt, columnValidity, metricDisplay } from "../../lib/compare";
+import { type Change, changeAt, columnValidity, metricDisplays } from "../../lib/compare";
 import { formatPercent, formatRatio, formatWithUnit } from "../../lib/format";
 
 /** "better" / "worse" for a ratio by the server's `better` of the metric; "" when equal or none. */
@@ -95,7 +95,7 @@ export function MetricTable({
   layout?: TableLayout;
 }) {
   const flags = data.columns.map((c) => columnValidity(data, c.run_ids));
-  const shown = metrics.map((m) => ({ m, d: metricDisplay(m) }));
+  const shown = metricDisplays(metrics);
   const cell = (m: CompareMetric, fmt: (v: number | null) => string, unit: string, i: number) => {
     const v = m.values[i] ?? null;
     const line = data.group_by === "none" ? null : statsLine(m.stats[i] ?? null, m.unit);
