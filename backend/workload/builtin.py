@@ -327,25 +327,25 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
     "postmark-low": (
         "PostMark, seed 000's Low level (Table 1): 10 subdirectories, 10,000 files, 50,000 transactions; "
         "files of 327 KiB, 4 KiB reads and writes; the paper's Table 3 reports its run time. File set "
-        "about 3.3 GB; a run's scale multiplies files and transactions.",
+        "about 3.1 GiB; a run's scale multiplies files and transactions.",
         postmark_level("low"),
     ),
     "postmark-medium": (
         "PostMark, seed 000's Medium level (Table 1): 10 subdirectories, 30,000 files, 50,000 "
-        "transactions; files of 327 KiB, 4 KiB reads and writes. File set about 10 GB; a run's scale "
+        "transactions; files of 327 KiB, 4 KiB reads and writes. File set about 9.4 GiB; a run's scale "
         "multiplies files and transactions.",
         postmark_level("medium"),
     ),
     "postmark-high": (
         "PostMark, seed 000's High level (Table 1): 100 subdirectories, 70,000 files, 100,000 "
-        "transactions; files of 327 KiB, 4 KiB reads and writes. File set about 23 GB; a run's scale "
+        "transactions; files of 327 KiB, 4 KiB reads and writes. File set about 21.8 GiB; a run's scale "
         "multiplies files and transactions.",
         postmark_level("high"),
     ),
     "vdbench-big": (
         "vdbench large files, seed 001's VdbenchFSBigTest verbatim: 5 directories x 20 files of 5 GiB, "
         "128 KiB random I/O in random files, 90% read, 64 threads. Full size 500 GiB for 10 h; by "
-        "default at scale 0.001: 65 files of about 5 MiB (about 350 MB) for 36 s.",
+        "default at scale 0.001: 65 files of about 5.1 MiB (about 333 MiB) for 36 s.",
         vdbench_set(VDBENCH_BIG),
     ),
     "vdbench-small": (

@@ -1,5 +1,6 @@
 """The seeds' block workloads as presets: definitions, engine options, pass summaries."""
 
+import re
 from typing import Any
 
 import pytest
@@ -209,3 +210,17 @@ def test_seq_rand_table_jobs_as_issue_3() -> None:
             True,
             256 * 1024**2,
         )
+
+
+def test_file_presets_describe_sizes_in_binary_units_as_their_facts() -> None:
+    """The workloads page shows a preset's description beside the engine's facts (MiB/GiB): one
+    quantity, one unit, one number (QA finding 13: "about 23 GB" beside "21.8 GiB")."""
+    for name, (text, _) in BUILTINS.items():
+        if name.startswith(("postmark-", "vdbench-")):
+            assert not re.search(r"\d\s*[kMGT]B\b", text), (name, text)
+    files = {"postmark-low": 10_000, "postmark-medium": 30_000, "postmark-high": 70_000}
+    for name, n in files.items():
+        shown = re.search(r"File set about ([\d.]+) GiB", BUILTINS[name][0])
+        assert shown, name
+        assert float(shown[1]) == pytest.approx(n * 327 * 1024 / 1024**3, abs=0.05), name
+    assert "65 files of about 5.1 MiB (about 333 MiB)" in BUILTINS["vdbench-big"][0]
