@@ -1037,7 +1037,14 @@ NO_ENVIRONMENT = "no environment"
 
 
 def _sf_text(sf: float, database_bytes: int | None) -> str:
-    size = f" (about {database_bytes / 1e9:.3g} GB on disk)" if database_bytes else ""
+    # below 1 GB in MB (SF 0.01: "about 25.1 MB", not "0.0251 GB")
+    size = (
+        ""
+        if not database_bytes
+        else f" (about {database_bytes / 1e9:.3g} GB on disk)"
+        if database_bytes >= 1e9
+        else f" (about {database_bytes / 1e6:.3g} MB on disk)"
+    )
     return f"SF {sf:g}{size}"
 
 
@@ -1104,9 +1111,9 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
     metered = any(energy_ok(r) for r in runs)
     if metered:
         measures += [
-            (
+            (  # its rows: Non-load (the idle baseline), then under load per SF (seed 000 Table 6)
                 "power",
-                "Power under load (W)",
+                "Power (W)",
                 "W",
                 lambda r: e.load_w_mean if (e := energy_ok(r)) else None,
                 True,
@@ -1285,14 +1292,17 @@ def _heap_btree_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
             for s, o, head in HB_OPS
         ]
     if other is not None:
+        # the runs named once, in the group header: under it each column is the operation (the
+        # header repeated the two long run labels in each of the four narrow columns)
+        ratio = f"Ratio ({other.info.label} ÷ {base.info.label})"
         cols += [
             _col(
                 f"ratio_{s}_{o}",
-                f"Ratio {head} ({other.info.label} ÷ {base.info.label})",
+                f"{ratio}: {head}",
                 "×",
                 f"the row's {head} throughput of {other.info.label} divided by the baseline's",
                 "ratio",
-                group="Ratio",
+                group=ratio,
             )
             for s, o, head in HB_OPS
         ]
@@ -1311,10 +1321,16 @@ def _heap_btree_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
         lo, hi = fractions[0], fractions[-1]
         cells = [_cell(f"{hi * 100:g} % ÷ {lo * 100:g} %")]
         for r in runs:
-            cells += [
-                _cell(*_ratio_any(_hb_rate(r, s, o, hi), _hb_rate(r, s, o, lo)), unit="×")
-                for s, o, _ in HB_OPS
-            ]
+            for s, o, _ in HB_OPS:
+                # text with its ×: in an op/s column a bare 7.29 read as a rate
+                v, _note = _ratio_any(_hb_rate(r, s, o, hi), _hb_rate(r, s, o, lo))
+                cells.append(
+                    _cell(None)
+                    if v is None
+                    else _cell(
+                        f"{v:.2f}×" if v >= 1 else f"{v:.3g}×", f"{v:.6g}: largest ÷ smallest fraction"
+                    )
+                )
         if other is not None:
             cells += [_cell(None) for _ in HB_OPS]
         rows.append(ViewRow(group="ratio", cells=cells))
@@ -1323,7 +1339,9 @@ def _heap_btree_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
             key=f"heap-btree-{structure}",
             title=f"{title}: throughput by cache size (seed 002, Figure {figure})",
             x=ChartAxis(label="Cache buffer", unit="%", log=False),
-            y=ChartAxis(label="Throughput", unit="op/s", log=structure == "btree"),
+            # log for both: a heap point query (a scan) runs 100-1000× below its inserts, a flat
+            # line at 0 on a linear axis
+            y=ChartAxis(label="Throughput", unit="op/s", log=True),
             series=[
                 ChartSeries(
                     label=f"{r.info.label}: {operation.replace('_', ' ')}",

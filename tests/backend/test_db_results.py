@@ -518,10 +518,9 @@ def test_heap_btree_grid_is_seed_002_table_3_with_ratios(client: TestClient, ses
     src = {(r["structure"], r["operation"], r["cache_fraction"]): r["ops_per_s"] for r in doc["heap_btree"]}
     assert rows[0]["run0_btree_point_query"]["value"] == pytest.approx(src[("btree", "point_query", 0.1)])
     assert rows[0]["run0_heap_insert"]["unit"] == "op/s"
-    assert rows[10]["run0_btree_insert"]["value"] == pytest.approx(
-        src[("btree", "insert", 1.0)] / src[("btree", "insert", 0.1)]
-    )
-    assert rows[10]["run0_btree_insert"]["unit"] == "×"
+    ratio = src[("btree", "insert", 1.0)] / src[("btree", "insert", 0.1)]
+    assert rows[10]["run0_btree_insert"]["value"] == (f"{ratio:.2f}×" if ratio >= 1 else f"{ratio:.3g}×")
+    assert float(rows[10]["run0_btree_insert"]["note"].split(":")[0]) == pytest.approx(ratio, rel=1e-5)
     assert rows[4]["ratio_heap_insert"]["value"] == pytest.approx(1.0)  # the same document twice
     assert [c["key"] for c in t["charts"]] == ["heap-btree-heap", "heap-btree-btree"]
     assert len(t["charts"][1]["series"]) == 4 and len(t["charts"][1]["series"][0]["points"]) == 10
