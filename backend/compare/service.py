@@ -4,7 +4,7 @@ baseline column, repeat statistics, a comparability verdict and validity flags (
 import io
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -344,7 +344,7 @@ def compare(
             jobs_out = _rows_metrics(f.cols, figures, f.base, kind)
         else:
             jobs_out = _file_metrics(f.cols, reads, f.base)
-        energy_out = _energy_metrics(f.cols, reads, f.base)
+        energy_out = _energy_metrics(f.cols, reads, f.base, kind)
 
     inventories = {aid: inventory_of(agent) for aid, agent in f.agents.items()}  # parsed once per agent
     validity = {
@@ -570,11 +570,22 @@ def _job_metrics(
     return out
 
 
+# The per-I/O efficiency figures of file workloads count the engine's read and write calls (PostMark)
+# or operations' transfers (vdbench), not block I/Os: their labels say so, as the run page's.
+FILE_ENERGY_LABELS = {
+    "j_per_mio": ("Energy per million read/write operations", "J/M ops"),
+    "iops_per_w": ("Read/write operations per watt", "op/J"),
+}
+
+
 def _energy_metrics(
-    cols: list[tuple[str, str, list[Run]]], reads: dict[uuid.UUID, RunRead], base: int
+    cols: list[tuple[str, str, list[Run]]], reads: dict[uuid.UUID, RunRead], base: int, kind: str = "block"
 ) -> list[Metric]:
     out = []
     for m in ENERGY_METRICS:
+        if kind in ("postmark", "vdbench") and m.key in FILE_ENERGY_LABELS:
+            label, unit = FILE_ENERGY_LABELS[m.key]
+            m = replace(m, label=label, unit=unit)
         per_col = [
             [
                 getattr(reads[r.id].energy, m.key)

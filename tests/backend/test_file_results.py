@@ -674,3 +674,26 @@ def test_postmark_levels_without_meter_data_and_with_estimated_energy(
     assert any("estimated" in n for n in t["notes"])
     lines = view_csv(client, u, "postmark-levels", [rid, est])
     assert any(line[0].startswith("Energy: run time × power (J), estimated for") for line in lines)
+
+
+def test_a_file_runs_energy_efficiency_is_labelled_as_operations_not_iops(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    ag = create_agent(session, team=u.team)
+    ids = []
+    for _ in range(2):
+        rid = upload_run(
+            client, session, ag, postmark_spec(), json.loads(postmark_json()), preset="postmark-low",
+            power=power_doc(idle_w=100.0, load_w=120.0),
+        )  # fmt: skip
+        power_service.compute(session, run_id=rid)
+        ids.append(rid)
+    r = client.get(f"/api/v1/compare?runs={','.join(map(str, ids))}", headers=u.headers)
+    assert r.status_code == 200, r.text
+    energy = {m["key"]: m for m in r.json()["energy"]}
+    # PostMark's counts are read and write calls: "IOPS per watt" would read as block I/O
+    assert energy["iops_per_w"]["label"] == "Read/write operations per watt"
+    assert energy["iops_per_w"]["unit"] == "op/J"
+    assert energy["j_per_mio"]["label"] == "Energy per million read/write operations"
+    assert energy["total_j"]["label"] == "Energy (run time x power)"  # the others as for block runs

@@ -148,6 +148,10 @@ def test_summary_idle_baseline_dynamic_energy_and_ratios() -> None:
     assert 2 * 0.01 * 3000 / math.sqrt(3) <= s.uncertainty_j < 0.05 * 3000
     assert s.dynamic_uncertainty_j is not None and s.dynamic_uncertainty_j > 0
     assert "idle_drift" not in s.flags and s.tier_label == "lab analyzer" and not s.estimated
+    # a run whose I/O nobody counted (TPC-H: the DBMS's I/O) has no per-I/O efficiency, not zero
+    quiet = summarize(meter=meter, phases=phases, cleaned=c, io_bytes=0, total_ios=0)
+    assert quiet.total_j == pytest.approx(3000, rel=1e-3)
+    assert (quiet.iops_per_w, quiet.mb_s_per_w, quiet.j_per_mio, quiet.j_per_gb) == (None, None, None, None)
 
 
 def test_estimate_tier_is_labelled() -> None:

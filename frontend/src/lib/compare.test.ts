@@ -331,6 +331,14 @@ describe("energyBarCharts", () => {
     ]);
     expect(charts[0]?.rows[0]).toEqual({ category: "Energy", c0: 3.9627, c1: 1.5 });
   });
+
+  it("titles a file run's efficiency as operations per watt, not IOPS", () => {
+    const cmp = comparison([run("a", "hdd"), run("b", "dram")], [], {
+      energy: [metric("iops_per_w", "Read/write operations per watt", "op/J", [2, 900])],
+    });
+    const [chart] = energyBarCharts(cmp);
+    expect([chart?.title, chart?.unit]).toEqual(["Read/write operations per watt", "op/s/W"]);
+  });
 });
 
 describe("toThroughputSeries", () => {

@@ -281,7 +281,12 @@ export function energyBarCharts(cmp: CompareRead): BarChartData[] {
     return [s.unit, s.divisor];
   });
   add("j_per_gb", "Energy per GB", () => ["J/GB", 1]);
-  add("iops_per_w", "IOPS per watt", () => ["IOPS/W", 1]);
+  // file runs: the server labels the figure as operations (read/write calls), not IOPS
+  const opsPerW = byKey.get("iops_per_w")?.unit === "op/J";
+  add("iops_per_w", opsPerW ? "Read/write operations per watt" : "IOPS per watt", () => [
+    opsPerW ? "op/s/W" : "IOPS/W",
+    1,
+  ]);
   add("operational_gco2e", "CO2 per run", (max) => (max >= 1e3 ? ["kgCO2e", 1e3] : ["gCO2e", 1]));
   add("gco2e_per_tb", "CO2 per TB read and written", (max) =>
     max >= 1e3 ? ["kgCO2e/TB", 1e3] : ["gCO2e/TB", 1],

@@ -230,8 +230,10 @@ def summarize(
         j_per_gb=total / gb if gb else None,
         dynamic_j_per_gb=dynamic / gb if gb and dynamic is not None else None,
         j_per_mio=total / mio if mio else None,
-        iops_per_w=total_ios / total if total > 0 else None,
-        mb_s_per_w=io_bytes / 1e6 / total if total > 0 else None,
+        # no I/O counted (a TPC-H run: the DBMS's I/O is not the engine's to count) is "not measured",
+        # never "0 IOPS per watt"
+        iops_per_w=total_ios / total if total > 0 and total_ios else None,
+        mb_s_per_w=io_bytes / 1e6 / total if total > 0 and io_bytes else None,
         uncertainty_j=u_total,
         dynamic_uncertainty_j=u_dyn,
         coverage=load.coverage,
