@@ -1173,7 +1173,10 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
                 rows.append(ViewRow(group=f"{key}:{env}", cells=cells))
 
     charts = []
-    for env in envs:  # Figures 8 (Local) and 9 (SAN): QphH@Size by database size, one line per device
+    # a line by database size needs two sizes: with one SF every point sat on the y axis of a 0-1
+    # scale (seen in Z-tpch-qphh.png); the table's rows carry that case
+    by_size = len({sf for _, sf in sfs}) > 1
+    for env in envs if by_size else []:  # Figures 8 (Local) and 9 (SAN): QphH@Size by SF, a line per device
         charts.append(
             ViewChart(
                 key=f"qphh-{env}",
@@ -1191,7 +1194,7 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
                 ],
             )
         )
-    if len(envs) > 1:  # Figures 10-11: each device in every environment
+    if by_size and len(envs) > 1:  # Figures 10-11: each device in every environment
         for k in keys:
             charts.append(
                 ViewChart(
@@ -1215,6 +1218,11 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
         "Each cell is the mean over the runs of that device, environment and scale factor; the Rate column "
         "divides the other device's figure by the baseline's (pick it with baseline=).",
     ]
+    if not by_size:
+        notes.append(
+            "The charts of QphH@Size by database size (Figures 8-11) need runs at two or more scale "
+            "factors; these runs are all at one."
+        )
     if metered:
         notes.append(
             "Tables 6-7: power is the wattmeter's mean over the run (Non-load: the idle baseline); energy is "
