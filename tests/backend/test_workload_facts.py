@@ -16,7 +16,9 @@ fwd=fwd1,fsd=fsd1,rdpct=90,xfersize=4k,fileselect=random,fileio=random,threads=2
 rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=60,interval=1"""
 
 
-def _ask(client: TestClient, headers: dict[str, str], spec: dict[str, Any], scale: float | None = None) -> Any:
+def _ask(
+    client: TestClient, headers: dict[str, str], spec: dict[str, Any], scale: float | None = None
+) -> Any:
     return client.post("/api/v1/workloads/facts", json={"spec": spec, "scale": scale}, headers=headers)
 
 
@@ -62,6 +64,13 @@ def test_postmark_facts_and_refusals(client: TestClient, session: Session) -> No
     job = {"name": "j", "rw": "read", "bs_bytes": 4096, "size_bytes": 8192}
     block = _ask(client, u.headers, {"jobs": [job]})
     assert block.status_code == 422 and block.json()["detail"][0]["field"] == "spec.kind"
-    too_big = _ask(client, u.headers, {"kind": "vdbench", "vdbench": {"parameters": VDB, "scale": 500}}, scale=4)
+    too_big = _ask(
+        client, u.headers, {"kind": "vdbench", "vdbench": {"parameters": VDB, "scale": 500}}, scale=4
+    )
     assert too_big.status_code == 422 and too_big.json()["detail"][0]["field"] == "scale"
-    assert client.post("/api/v1/workloads/facts", json={"spec": {"kind": "postmark", "postmark": pm}}).status_code == 401
+    assert (
+        client.post(
+            "/api/v1/workloads/facts", json={"spec": {"kind": "postmark", "postmark": pm}}
+        ).status_code
+        == 401
+    )

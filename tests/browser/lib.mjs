@@ -54,7 +54,10 @@ export async function pageOverflow(page) {
 export async function fitsItsBox(page, testId, selector = "*") {
   const past = await page.getByTestId(testId).evaluate((box, sel) => {
     const edge = box.getBoundingClientRect().right;
-    return Math.max(0, ...[...box.querySelectorAll(sel)].map((el) => el.getBoundingClientRect().right - edge));
+    return Math.max(
+      0,
+      ...[...box.querySelectorAll(sel)].map((el) => el.getBoundingClientRect().right - edge),
+    );
   }, selector);
   check(past <= 1, `something in ${testId} reaches ${Math.round(past)} px past its right edge`);
 }

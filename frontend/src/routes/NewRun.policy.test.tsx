@@ -83,7 +83,13 @@ describe("NewRun and the host policy", () => {
   it("explains an empty target list with the host command and sends nothing", async () => {
     const calls = setup([
       policyAgent({
-        policy: { targets: [], meters: [], default_meter: null, limits: limits(), allowed_dbms: [] },
+        policy: {
+          targets: [],
+          meters: [],
+          default_meter: null,
+          limits: limits(),
+          allowed_dbms: [],
+        },
       }),
     ]);
     const note = await screen.findByTestId("no-targets");
