@@ -894,6 +894,38 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _device_columns(
+    devices: dict[str, tuple[str, list[Loaded]]],
+    keys: list[str],
+    base_key: str,
+    other_key: str | None,
+    where: str,
+) -> list[ViewColumn]:
+    """A column per device (the mean over its runs `where`), then the seed's Rate column: the other
+    device's figure divided by the baseline's (postmark-levels and tpch-qphh)."""
+    cols = [
+        _col(
+            f"device_{i}",
+            devices[k][0],
+            None,
+            f"mean over the runs of {devices[k][0]} {where}; each cell names its unit",
+        )
+        for i, k in enumerate(keys)
+    ]
+    if other_key is not None:
+        cols.append(
+            _col(
+                "rate",
+                f"Rate ({devices[other_key][0]} ÷ {devices[base_key][0]})",
+                "×",
+                f"the row's figure of {devices[other_key][0]} divided by that of {devices[base_key][0]} "
+                "(the baseline), as the seed's Rate column",
+                "ratio",
+            )
+        )
+    return cols
+
+
 def _postmark_levels(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
     devices: dict[str, tuple[str, list[Loaded]]] = {}
     for r in runs:
@@ -914,27 +946,7 @@ def _postmark_levels(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
         ),
         _col("level", "PostMark level", None, "the seed's level (Table 1), or the idle baseline", "text"),
     ]
-    cols += [
-        _col(
-            f"device_{i}",
-            devices[k][0],
-            None,
-            f"mean over the runs of {devices[k][0]} at the row's level (the seed averaged 10); each cell "
-            "names its unit",
-        )
-        for i, k in enumerate(keys)
-    ]
-    if other_key is not None:
-        cols.append(
-            _col(
-                "rate",
-                f"Rate ({devices[other_key][0]} ÷ {devices[base_key][0]})",
-                "×",
-                f"the row's figure of {devices[other_key][0]} divided by that of {devices[base_key][0]} "
-                "(the baseline), as the seed's Rate column",
-                "ratio",
-            )
-        )
+    cols += _device_columns(devices, keys, base_key, other_key, "at the row's level (the seed averaged 10)")
 
     def at(k: str, level: str) -> list[Loaded]:
         return [r for r in devices[k][1] if POSTMARK_LEVELS.get(r.info.preset or "") == level]
@@ -1079,27 +1091,7 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
             "text",
         ),
     ]
-    cols += [
-        _col(
-            f"device_{i}",
-            devices[k][0],
-            None,
-            f"mean over the runs of {devices[k][0]} in the row's environment and scale factor; each cell "
-            "names its unit",
-        )
-        for i, k in enumerate(keys)
-    ]
-    if other_key is not None:
-        cols.append(
-            _col(
-                "rate",
-                f"Rate ({devices[other_key][0]} ÷ {devices[base_key][0]})",
-                "×",
-                f"the row's figure of {devices[other_key][0]} divided by that of {devices[base_key][0]} "
-                "(the baseline), as the seed's Rate column",
-                "ratio",
-            )
-        )
+    cols += _device_columns(devices, keys, base_key, other_key, "in the row's environment and scale factor")
 
     def energy_ok(r: Loaded) -> EnergyRead | None:
         return r.energy if r.energy is not None and r.energy.status == "ok" else None
