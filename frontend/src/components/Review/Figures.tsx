@@ -7,6 +7,7 @@ import type { CandidateRead, ReviewRead } from "../../queries/reviews";
 import { CRITERIA } from "../../queries/reviews";
 import {
   decimalBytes,
+  deviceText,
   fractionPct,
   money,
   num,
@@ -14,6 +15,7 @@ import {
   perfText,
   perfUnit,
   plain,
+  protectionText,
 } from "./units";
 
 const GB_NOTE = "GB = 10^9 bytes";
@@ -80,16 +82,8 @@ export function CandidatesTable({
               <td>
                 <strong>{c.name}</strong>
               </td>
-              <td>
-                {c.model} ({decimalBytes(c.capacity_bytes)}) × {c.count}
-              </td>
-              <td>
-                {c.protection}
-                {c.hot_spares > 0 && ` + ${c.hot_spares} hot spare${c.hot_spares > 1 ? "s" : ""}`}
-                {num(c.over_provisioning)
-                  ? `, ${fractionPct(c.over_provisioning)} over-provisioned`
-                  : ""}
-              </td>
+              <td>{deviceText(c)}</td>
+              <td>{protectionText(c)}</td>
               <td className="nowrap">{money(c.unit_price, cur)}</td>
               <td className="nowrap">{fractionPct(c.afr)}</td>
               <td>

@@ -84,3 +84,27 @@ export const PARAMETERS: Record<string, { label: string; unit: (currency: string
   duty_cycle: { label: "Duty cycle", unit: () => "share of hours under load" },
   horizon: { label: "Horizon", unit: () => "years" },
 };
+
+type CandidateSet = {
+  model: string;
+  capacity_bytes: number;
+  count: number;
+  protection: string;
+  hot_spares: number;
+  over_provisioning: string;
+};
+
+/** "ENT 10K (1.8 TB) × 4": a candidate's drive model, its capacity (10^9 B units) and count. */
+export function deviceText(c: CandidateSet): string {
+  return `${c.model} (${decimalBytes(c.capacity_bytes)}) × ${c.count}`;
+}
+
+/** "raid10 + 1 hot spare, 7 % over-provisioned": the protection as the candidate sets it up. */
+export function protectionText(c: CandidateSet): string {
+  const spares =
+    c.hot_spares > 0 ? ` + ${c.hot_spares} hot spare${c.hot_spares > 1 ? "s" : ""}` : "";
+  const op = num(c.over_provisioning)
+    ? `, ${fractionPct(c.over_provisioning)} over-provisioned`
+    : "";
+  return `${c.protection}${spares}${op}`;
+}

@@ -15,7 +15,7 @@ import {
   ValidityFlags,
 } from "../Review/Figures";
 import { CostPerformanceScatter, TcoBars } from "../Review/ReviewCharts";
-import { decimalBytes, fractionPct, money, num, perfText, plain } from "../Review/units";
+import { deviceText, fractionPct, money, perfText, plain, protectionText } from "../Review/units";
 
 export type SharedReviewData = NonNullable<SharedView["review"]>;
 
@@ -90,16 +90,8 @@ function Sources({ review }: { review: ReviewRead }) {
               <td>
                 <strong>{c.name}</strong>
               </td>
-              <td>
-                {c.model} ({decimalBytes(c.capacity_bytes)}) × {c.count}
-              </td>
-              <td>
-                {c.protection}
-                {c.hot_spares > 0 && ` + ${c.hot_spares} hot spare${c.hot_spares > 1 ? "s" : ""}`}
-                {num(c.over_provisioning)
-                  ? `, ${fractionPct(c.over_provisioning)} over-provisioned`
-                  : ""}
-              </td>
+              <td>{deviceText(c)}</td>
+              <td>{protectionText(c)}</td>
               <td className="nowrap">{money(c.unit_price, cur)}</td>
               <td>{fractionPct(c.afr)}</td>
               <td>
