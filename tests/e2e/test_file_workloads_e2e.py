@@ -30,6 +30,8 @@ def _queue(live: Stack, target: str, preset: str, scale: float) -> str:
                 "workload_id": _preset(live, preset),
                 "scale": scale,
                 "name": f"e2e {preset}",
+                # the shared stack may have a meter by now (other tests add one): no idle baseline here
+                "idle_s": 0,
             },
         )
         assert r.status_code == 201, r.text

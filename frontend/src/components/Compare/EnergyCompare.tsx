@@ -90,37 +90,39 @@ export function EnergyCompare({
       )}
       <div className="card">
         <h3>Power and energy (as in the HDD vs DRAM-SSD paper)</h3>
-        <table className="table compact" data-testid="energy-paper-table">
-          <thead>
-            <tr>
-              <th>Column</th>
-              <th>Meter</th>
-              <th className="num">Non-load power</th>
-              <th className="num">Power under load</th>
-              <th className="num">Run time</th>
-              <th className="num">Energy = run time × W</th>
-              <th className="num ratio">Ratio to {labels[base]}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.columns.map((c, i) => (
-              <tr key={c.key}>
-                <th scope="row">
-                  {labels[i]}
-                  {c.is_baseline && <span className="muted small"> (baseline)</span>}
-                </th>
-                <td>
-                  <TierCell data={data} runIds={c.run_ids} />
-                </td>
-                <td className="num">{formatWatts(idle?.values[i])}</td>
-                <td className="num">{formatWatts(load?.values[i])}</td>
-                <td className="num">{formatSeconds(time?.values[i])}</td>
-                <td className="num">{formatEnergy(energy?.values[i])}</td>
-                <td className="num ratio">{formatRatio(energy?.ratios[i])}</td>
+        <div className="table-scroll">
+          <table className="table compact" data-testid="energy-paper-table">
+            <thead>
+              <tr>
+                <th>Column</th>
+                <th>Meter</th>
+                <th className="num">Non-load power</th>
+                <th className="num">Power under load</th>
+                <th className="num">Run time</th>
+                <th className="num">Energy = run time × W</th>
+                <th className="num ratio">Ratio to {labels[base]}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {data.columns.map((c, i) => (
+                <tr key={c.key}>
+                  <th scope="row">
+                    {labels[i]}
+                    {c.is_baseline && <span className="muted small"> (baseline)</span>}
+                  </th>
+                  <td>
+                    <TierCell data={data} runIds={c.run_ids} />
+                  </td>
+                  <td className="num">{formatWatts(idle?.values[i])}</td>
+                  <td className="num">{formatWatts(load?.values[i])}</td>
+                  <td className="num">{formatSeconds(time?.values[i])}</td>
+                  <td className="num">{formatEnergy(energy?.values[i])}</td>
+                  <td className="num ratio">{formatRatio(energy?.ratios[i])}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </div>
       <div className="card">
         <h3>Energy and carbon, every figure</h3>
