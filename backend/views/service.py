@@ -894,6 +894,31 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def energy_ok(r: Loaded) -> EnergyRead | None:
+    """A run's energy when it was computed (status ok), else None."""
+    return r.energy if r.energy is not None and r.energy.status == "ok" else None
+
+
+def _device_mean_cell(
+    vals: list[float],
+    rs: list[Loaded],
+    energy_row: bool,
+    unit: BaseUnit,
+    device: str,
+    estimated: list[str],
+) -> tuple[float | None, ViewCell]:
+    """A device's cell in postmark-levels and tpch-qphh: the mean of its runs' figures, noting how many
+    and, on an energy row, that datasheet watts were used (the device is added to `estimated`)."""
+    mean = _mean([float(v) for v in vals])
+    notes = []
+    if len(vals) > 1:
+        notes.append(f"mean of {len(vals)} runs")
+    if energy_row and any((e := energy_ok(r)) is not None and e.estimated for r in rs):
+        notes.append("estimated (datasheet watts, no meter)")
+        estimated.append(device)
+    return mean, _cell(mean, "; ".join(notes) or None, unit if mean is not None else None)
+
+
 def _device_columns(
     devices: dict[str, tuple[str, list[Loaded]]],
     keys: list[str],
@@ -951,9 +976,6 @@ def _postmark_levels(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
     def at(k: str, level: str) -> list[Loaded]:
         return [r for r in devices[k][1] if POSTMARK_LEVELS.get(r.info.preset or "") == level]
 
-    def energy_ok(r: Loaded) -> EnergyRead | None:
-        return r.energy if r.energy is not None and r.energy.status == "ok" else None
-
     def elapsed_s(r: Loaded) -> float | None:
         return r.file.elapsed_ns / 1e9 if r.file is not None else None
 
@@ -997,16 +1019,8 @@ def _postmark_levels(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
                     vals = [e.idle_w for r in rs if (e := energy_ok(r)) is not None and e.idle_w is not None]
                 else:
                     vals = [v for r in rs if (v := figure(r)) is not None]
-                means[k] = _mean([float(v) for v in vals])
-                notes = []
-                if len(vals) > 1:
-                    notes.append(f"mean of {len(vals)} runs")
-                if energy_row and any((e := energy_ok(r)) is not None and e.estimated for r in rs):
-                    notes.append("estimated (datasheet watts, no meter)")
-                    estimated.append(devices[k][0])
-                cells.append(
-                    _cell(means[k], "; ".join(notes) or None, unit if means[k] is not None else None)
-                )
+                means[k], cell = _device_mean_cell(vals, rs, energy_row, unit, devices[k][0], estimated)
+                cells.append(cell)
             if other_key is not None:
                 cells.append(_cell(*_ratio_any(means[other_key], means[base_key])))
             if estimated:  # in the row's text too, so the CSV (figures only) keeps the label
@@ -1093,9 +1107,6 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
     ]
     cols += _device_columns(devices, keys, base_key, other_key, "in the row's environment and scale factor")
 
-    def energy_ok(r: Loaded) -> EnergyRead | None:
-        return r.energy if r.energy is not None and r.energy.status == "ok" else None
-
     Figure = Callable[[Loaded], float | None]
     measures: list[tuple[str, str, BaseUnit, Figure, bool]] = [
         ("qphh", "QphH@Size", "QphH", lambda r: r.tpch.qphh_at_size if r.tpch else None, False),
@@ -1146,16 +1157,8 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
                         withheld += [
                             r.info.label for r in rs if r.tpch is not None and r.tpch.qphh_at_size is None
                         ]
-                    means[k] = _mean([float(v) for v in vals])
-                    notes = []
-                    if len(vals) > 1:
-                        notes.append(f"mean of {len(vals)} runs")
-                    if energy_row and any((e := energy_ok(r)) is not None and e.estimated for r in rs):
-                        notes.append("estimated (datasheet watts, no meter)")
-                        estimated.append(devices[k][0])
-                    cells.append(
-                        _cell(means[k], "; ".join(notes) or None, unit if means[k] is not None else None)
-                    )
+                    means[k], cell = _device_mean_cell(vals, rs, energy_row, unit, devices[k][0], estimated)
+                    cells.append(cell)
                 if other_key is not None:
                     cells.append(_cell(*_ratio_any(means[other_key], means[base_key])))
                 if estimated:
