@@ -956,8 +956,18 @@ static int cleanup_set(struct fs_set *s, int dirfd, uint64_t *files, uint64_t *d
 {
 	int bad = 0;
 	char p[PATH_MAX];
-	if (s->rootfd < 0)
+	if (s->rootfd < 0) {
+		/* the set's root was made but could not be opened: nothing under it is ours */
+		if (!s->made_root)
+			return 0;
+		if (unlinkat(dirfd, s->d->name, AT_REMOVEDIR) < 0) {
+			warnmsg("vdbench: cleanup: cannot remove directory '%s': %s", s->d->name, strerror(errno));
+			return -1;
+		}
+		s->made_root = 0;
+		(*dirs)++;
 		return 0;
+	}
 	for (uint64_t i = 0; i < s->nfiles; i++) {
 		if ((atomic_load(&s->fstate[i]) & (ST_EXISTS | ST_OURS)) != (ST_EXISTS | ST_OURS))
 			continue;
@@ -1785,6 +1795,13 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 		fputc('\n', stdout);
 		return EXIT_OK;
 	}
+	/* the parser admits only plain names (vdbench_parse.c check_name); checked again before any
+	 * of them becomes a directory under DIR */
+	for (int k = 0; k < r.nset; k++) {
+		const char *nm = r.set[k].d->name;
+		if (!nm[0] || strchr(nm, '/') || !strcmp(nm, ".") || !strcmp(nm, ".."))
+			die_usage("fsd", "fsd=%s: a file system definition's name is a plain directory name", nm);
+	}
 	r.dirfd = open_confined_dir(dir, beneath, "vdbench");
 
 	/* roots: DIR itself for one fsd, DIR/<fsd name> for several */
@@ -1996,7 +2013,9 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	int rc = EXIT_OK;
 	if (r.err) {
 		warnmsg("vdbench: %s (the run stopped%s)", r.errmsg,
-			keep ? "; --keep left its files in place" : " and removed what it created");
+			keep	    ? "; --keep left its files in place"
+			: clean_bad ? "; it could not remove all it created: see the cleanup messages above"
+				    : " and removed what it created");
 		rc = EXIT_FAIL;
 	}
 	if (clean_bad && rc == EXIT_OK)

@@ -62,6 +62,16 @@ static inline struct timespec mono_deadline(uint64_t t)
 void die_usage(const char *opt, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 void die_code(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Run fn(arg) with die_usage/die_code returning here instead of exiting: 0, or the exit code
+ * they were given (2 for bad input) with the message main would print (without the
+ * "iowatt-engine: " prefix). For the fuzz targets and unit tests; main keeps the exits. */
+struct parse_error {
+	int code;
+	char msg[512];
+};
+int parse_guarded(void (*fn)(void *), void *arg, struct parse_error *err);
+void guard_own(void *p);    /* inside parse_guarded: free p if the parse fails (else a no-op) */
+void guard_disown(void *p); /* p was freed or handed on by the parser */
 /* fio's sizes: k/m/g/t/p with optional B; kb_base 1024 (fio's default, "compatibility mode"):
  * 4k = 4KB = 4096 and 4KiB = 4000 (sic, as fio); kb_base 1000: 4k = 4KB = 4000, 4KiB = 4096.
  * Returns 0 or -EINVAL / -ERANGE. */

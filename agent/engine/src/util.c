@@ -1,6 +1,7 @@
 /* Small helpers: error exits, size/time parsing, sysfs reads. */
 #include <ctype.h>
 #include <errno.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,11 +75,77 @@ void clock_init(int allow_tsc)
 #endif
 }
 
+/* ---- the parse guard: a parser's error exits become a return (parse_guarded) ----
+ * The parsers report bad input with die_usage()/die_code(), which print and exit: right for the
+ * one-shot command line, but the fuzz targets and the C unit tests call the same parsers many
+ * times in one process. Inside parse_guarded() the two return to it instead, with the code and
+ * the exact message main would print; memory a parser allocated is handed to guard_own() so a
+ * failed parse frees it. Parsing is single-threaded: plain statics. */
+static jmp_buf *g_guard;
+static struct parse_error *g_guard_err;
+#define GUARD_OWNED 8
+static void *g_owned[GUARD_OWNED];
+
+void guard_own(void *p)
+{
+	if (!g_guard || !p)
+		return;
+	for (int k = 0; k < GUARD_OWNED; k++)
+		if (!g_owned[k]) {
+			g_owned[k] = p;
+			return;
+		}
+	abort(); /* a parser owns more than GUARD_OWNED blocks at once: a programming error */
+}
+
+void guard_disown(void *p)
+{
+	for (int k = 0; k < GUARD_OWNED && p; k++)
+		if (g_owned[k] == p)
+			g_owned[k] = NULL;
+}
+
+int parse_guarded(void (*fn)(void *), void *arg, struct parse_error *err)
+{
+	jmp_buf env;
+	err->code = 0;
+	err->msg[0] = 0;
+	memset(g_owned, 0, sizeof(g_owned));
+	g_guard_err = err;
+	g_guard = &env;
+	if (setjmp(env) == 0)
+		fn(arg);
+	g_guard = NULL;
+	g_guard_err = NULL;
+	for (int k = 0; k < GUARD_OWNED; k++) {
+		free(g_owned[k]); /* only what a failed parse left: a finished one disowned its blocks */
+		g_owned[k] = NULL;
+	}
+	return err->code;
+}
+
+static void guard_format(int code, const char *prefix, const char *fmt, va_list ap)
+{
+	struct parse_error *e = g_guard_err;
+	int n = snprintf(e->msg, sizeof(e->msg), "%s", prefix);
+	if (n < 0 || (size_t)n >= sizeof(e->msg))
+		n = 0;
+	vsnprintf(e->msg + n, sizeof(e->msg) - (size_t)n, fmt, ap);
+	e->code = code;
+}
+
 void die_usage(const char *opt, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "iowatt-engine: %s: ", opt);
 	va_start(ap, fmt);
+	if (g_guard) {
+		char prefix[96];
+		snprintf(prefix, sizeof(prefix), "%.80s: ", opt);
+		guard_format(EXIT_USAGE, prefix, fmt, ap);
+		va_end(ap);
+		longjmp(*g_guard, 1);
+	}
+	fprintf(stderr, "iowatt-engine: %s: ", opt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
@@ -88,8 +155,13 @@ void die_usage(const char *opt, const char *fmt, ...)
 void die_code(int code, const char *fmt, ...)
 {
 	va_list ap;
-	fputs("iowatt-engine: ", stderr);
 	va_start(ap, fmt);
+	if (g_guard) {
+		guard_format(code, "", fmt, ap);
+		va_end(ap);
+		longjmp(*g_guard, 1);
+	}
+	fputs("iowatt-engine: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);

@@ -18,56 +18,64 @@
 const char *const vdb_op_names[VOP_N] = { "read",    "write",   "create", "delete", "open", "close",
 					  "getattr", "setattr", "mkdir",  "rmdir",  "copy", "move" };
 
-#define MAXTOK 64
-#define TOKLEN 512
+/* A statement is split in place: tokens and list items are pointers into the statement's own
+ * buffer (no fixed-size copies, so no token is too long to hold); a list is split in a scratch
+ * copy of the same size. Counts are checked before each store. */
+#define MAXTOK 256  /* keyword=value pairs in one statement */
+#define MAXITEMS 64 /* items in one (a,b,...) list: VDB_MAXDEF and 2 x VDB_MAXDIST fit */
+#define SPLIT_UNBALANCED -1
+#define SPLIT_TOOMANY -2
 
-/* split "a,b,(c,d),e" at top-level commas; returns the count or -1 */
-static int split_top(const char *s, char out[][TOKLEN], int max)
+struct vdb_parser {
+	char *scratch; /* as large as the whole text: any one value fits */
+	int lineno;    /* the statement's first line, for messages */
+};
+
+/* split s in place at top-level commas into out[0..max-1]; the count, or SPLIT_* */
+static int split_top(char *s, char **out, int max)
 {
 	int n = 0, depth = 0;
-	size_t len = 0;
-	for (const char *p = s;; p++) {
-		if (*p == 0 || (*p == ',' && depth == 0)) {
-			if (n >= max || len >= TOKLEN)
-				return -1;
-			out[n][len] = 0;
-			n++;
-			len = 0;
-			if (!*p)
-				break;
-			continue;
-		}
-		if (*p == '(')
+	char *start = s;
+	for (char *p = s;; p++) {
+		if (*p == '(') {
 			depth++;
-		else if (*p == ')')
-			depth--;
-		if (depth < 0 || len + 1 >= TOKLEN)
-			return -1;
-		out[n][len++] = *p;
+		} else if (*p == ')') {
+			if (--depth < 0)
+				return SPLIT_UNBALANCED;
+		} else if (*p == 0 || (*p == ',' && depth == 0)) {
+			if (n >= max)
+				return SPLIT_TOOMANY;
+			int last = *p == 0;
+			*p = 0;
+			out[n++] = start;
+			if (last)
+				break;
+			start = p + 1;
+		}
 	}
-	return depth ? -1 : n;
+	return depth ? SPLIT_UNBALANCED : n;
 }
 
-/* "(a,b)" -> items; "a" -> one item */
-static int list_items(const char *val, char out[][TOKLEN], int max)
+/* "(a,b)" -> items; "a" -> one item: split in the scratch copy, val stays intact for messages */
+static int list_items(struct vdb_parser *ps, const char *val, char **out, int max)
 {
-	char inner[TOKLEN];
 	size_t l = strlen(val);
+	char *inner = ps->scratch;
 	if (l >= 2 && val[0] == '(' && val[l - 1] == ')') {
 		memcpy(inner, val + 1, l - 2);
 		inner[l - 2] = 0;
 	} else {
-		str_copy(inner, sizeof(inner), val);
+		memcpy(inner, val, l + 1);
 	}
 	if (!inner[0])
-		return -1;
+		return SPLIT_UNBALANCED;
 	return split_top(inner, out, max);
 }
 
-int vdb_parse_dist(const char *val, struct vdb_dist *d)
+static int parse_dist(struct vdb_parser *ps, const char *val, struct vdb_dist *d)
 {
-	char it[2 * VDB_MAXDIST][TOKLEN];
-	int n = list_items(val, it, 2 * VDB_MAXDIST);
+	char *it[2 * VDB_MAXDIST];
+	int n = list_items(ps, val, it, 2 * VDB_MAXDIST);
 	memset(d, 0, sizeof(*d));
 	if (n < 1)
 		return -EINVAL;
@@ -86,12 +94,37 @@ int vdb_parse_dist(const char *val, struct vdb_dist *d)
 		if (parse_size(it[2 * k], &d->v[k], 1024) < 0 || !d->v[k])
 			return -EINVAL;
 		d->pct[k] = strtod(it[2 * k + 1], &end);
-		if (end == it[2 * k + 1] || *end || d->pct[k] <= 0)
+		if (end == it[2 * k + 1] || *end || !(d->pct[k] > 0) || d->pct[k] > 100)
 			return -EINVAL;
 		sum += d->pct[k];
 	}
 	d->n = n / 2;
 	return sum > 99.99 && sum < 100.01 ? 0 : -ERANGE;
+}
+
+int vdb_parse_dist(const char *val, struct vdb_dist *d)
+{
+	struct vdb_parser ps = { .scratch = malloc(strlen(val) + 1) };
+	if (!ps.scratch)
+		return -ENOMEM;
+	int rc = parse_dist(&ps, val, d);
+	free(ps.scratch);
+	return rc;
+}
+
+/* a definition's name, or a reference to one: at most VDB_NAME - 1 bytes, never cut short (a
+ * cut name could match another definition). An fsd's name is also a directory under --directory
+ * when a file has several fsds: one plain component, never '/', '.' or '..'. */
+static void check_name(const struct vdb_parser *ps, const char *kind, const char *name, int is_fsd)
+{
+	if (!*name)
+		die_usage(kind, "line %d: %s= needs a name", ps->lineno, kind);
+	if (strlen(name) >= VDB_NAME)
+		die_usage(kind, "line %d: the name '%.80s' is longer than %d characters", ps->lineno, name, VDB_NAME - 1);
+	if (is_fsd && (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")))
+		die_usage(kind, "line %d: fsd=%s: a file system definition's name is a plain directory name (no '/', "
+				"'.' or '..')",
+			  ps->lineno, name);
 }
 
 static uint64_t get_u64(const char *stmt, const char *key, const char *val, uint64_t lo, uint64_t hi)
@@ -107,6 +140,8 @@ static uint64_t get_u64(const char *stmt, const char *key, const char *val, uint
 static uint64_t get_secs(const char *stmt, const char *key, const char *val, uint64_t lo)
 {
 	char num[64];
+	if (strlen(val) >= sizeof(num))
+		die_usage(key, "%s: must be a time in seconds (suffix s, m or h allowed), got '%.80s'", stmt, val);
 	str_copy(num, sizeof(num), val);
 	size_t l = strlen(num);
 	uint64_t mult = 1;
@@ -122,7 +157,7 @@ static uint64_t get_secs(const char *stmt, const char *key, const char *val, uin
 	return v * mult;
 }
 
-static void fsd_set(struct vdb_fsd *f, const char *key, const char *val)
+static void fsd_set(struct vdb_parser *ps, struct vdb_fsd *f, const char *key, const char *val)
 {
 	if (!strcmp(key, "anchor")) {
 		str_copy(f->anchor, sizeof(f->anchor), val);
@@ -136,17 +171,17 @@ static void fsd_set(struct vdb_fsd *f, const char *key, const char *val)
 		f->files = get_u64("fsd", key, val, 1, 1000000000);
 		f->set_files = 1;
 	} else if (!strcmp(key, "size")) {
-		int rc = vdb_parse_dist(val, &f->size);
+		int rc = parse_dist(ps, val, &f->size);
 		if (rc == -ERANGE)
 			die_usage("size", "fsd: the percentages of size=%s must add up to 100", val);
 		if (rc < 0)
 			die_usage("size", "fsd: must be a size (e.g. 16k, 5G) or (size,percent,...) pairs, got '%s'", val);
 		f->set_size = 1;
 	} else if (!strcmp(key, "openflags")) {
-		char it[8][TOKLEN];
-		int n = list_items(val, it, 8);
+		char *it[8];
+		int n = list_items(ps, val, it, 8);
 		if (n < 1)
-			die_usage("openflags", "fsd: bad value '%s'", val);
+			die_usage("openflags", "fsd: bad value '%.80s'", val);
 		for (int k = 0; k < n; k++) {
 			for (char *p = it[k]; *p; p++)
 				*p = (char)tolower((unsigned char)*p);
@@ -173,15 +208,17 @@ static int op_from_name(const char *s)
 	return -1;
 }
 
-static void fwd_set(struct vdb_fwd *w, const char *key, const char *val)
+static void fwd_set(struct vdb_parser *ps, struct vdb_fwd *w, const char *key, const char *val)
 {
-	char it[8][TOKLEN];
+	char *it[8];
 	if (!strcmp(key, "fsd")) {
-		int n = list_items(val, it, 8);
+		int n = list_items(ps, val, it, 8);
 		if (n < 1 || n > 2)
-			die_usage("fsd", "fwd: fsd= names one file system definition (two for copy/move), got '%s'", val);
-		for (int k = 0; k < n; k++)
+			die_usage("fsd", "fwd: fsd= names one file system definition (two for copy/move), got '%.80s'", val);
+		for (int k = 0; k < n; k++) {
+			check_name(ps, "fsd", it[k], 1);
 			str_copy(w->fsd[k], sizeof(w->fsd[k]), it[k]);
+		}
 		w->nfsd = n;
 	} else if (!strcmp(key, "operation")) {
 		w->op = op_from_name(val);
@@ -191,7 +228,7 @@ static void fwd_set(struct vdb_fwd *w, const char *key, const char *val)
 	} else if (!strcmp(key, "rdpct")) {
 		w->rdpct = (int)get_u64("fwd", key, val, 0, 100);
 	} else if (!strcmp(key, "xfersize")) {
-		int rc = vdb_parse_dist(val, &w->xfer);
+		int rc = parse_dist(ps, val, &w->xfer);
 		if (rc == -ERANGE)
 			die_usage("xfersize", "fwd: the percentages of xfersize=%s must add up to 100", val);
 		if (rc < 0)
@@ -208,7 +245,7 @@ static void fwd_set(struct vdb_fwd *w, const char *key, const char *val)
 		else
 			die_usage("fileselect", "fwd: must be random or sequential, got '%s'", val);
 	} else if (!strcmp(key, "fileio")) {
-		int n = list_items(val, it, 8);
+		int n = list_items(ps, val, it, 8);
 		if (n < 1 || n > 2)
 			die_usage("fileio", "fwd: must be random, sequential or (random,shared), got '%s'", val);
 		w->shared = 0;
@@ -232,15 +269,19 @@ static void fwd_set(struct vdb_fwd *w, const char *key, const char *val)
 	}
 }
 
-static void rd_set(struct vdb_rd *r, const char *key, const char *val)
+static void rd_set(struct vdb_parser *ps, struct vdb_rd *r, const char *key, const char *val)
 {
 	if (!strcmp(key, "fwd")) {
-		char it[VDB_MAXDEF][TOKLEN];
-		int n = list_items(val, it, VDB_MAXDEF);
+		char *it[VDB_MAXDEF];
+		int n = list_items(ps, val, it, VDB_MAXDEF);
+		if (n == SPLIT_TOOMANY)
+			die_usage("fwd", "rd: fwd= names at most %d file workload definitions", VDB_MAXDEF);
 		if (n < 1)
-			die_usage("fwd", "rd: fwd= names the file workload definitions to run, got '%s'", val);
-		for (int k = 0; k < n; k++)
+			die_usage("fwd", "rd: fwd= names the file workload definitions to run, got '%.80s'", val);
+		for (int k = 0; k < n; k++) {
+			check_name(ps, "fwd", it[k], 0);
 			str_copy(r->fwd[k], sizeof(r->fwd[k]), it[k]);
+		}
 		r->nfwd = n;
 	} else if (!strcmp(key, "fwdrate")) {
 		if (!strcmp(val, "max")) {
@@ -309,12 +350,17 @@ struct vdb_defaults {
 	struct vdb_fwd fwd;
 };
 
-static void statement(struct vdb_cfg *c, struct vdb_defaults *dfl, char *stmt, int lineno)
+static void statement(struct vdb_parser *ps, struct vdb_cfg *c, struct vdb_defaults *dfl, char *stmt, int lineno)
 {
-	char tok[MAXTOK][TOKLEN];
+	char *tok[MAXTOK];
+	char head[81]; /* the statement's start, for messages: the split below cuts stmt into tokens */
+	str_copy(head, sizeof(head), stmt);
+	ps->lineno = lineno;
 	int n = split_top(stmt, tok, MAXTOK);
+	if (n == SPLIT_TOOMANY)
+		die_usage("vdbench", "line %d: more than %d parameters in one statement: '%s'", lineno, MAXTOK, head);
 	if (n < 1)
-		die_usage("vdbench", "line %d: unbalanced parentheses or too long: '%.80s'", lineno, stmt);
+		die_usage("vdbench", "line %d: unbalanced parentheses: '%s'", lineno, head);
 	char *eq = strchr(tok[0], '=');
 	if (!eq)
 		die_usage("vdbench", "line %d: expected keyword=value, got '%.80s'", lineno, tok[0]);
@@ -323,6 +369,8 @@ static void statement(struct vdb_cfg *c, struct vdb_defaults *dfl, char *stmt, i
 	lower(kind);
 	if (!*name)
 		die_usage(kind, "line %d: %s= needs a name", lineno, kind);
+	if (!strcmp(kind, "fsd") || !strcmp(kind, "fwd") || !strcmp(kind, "rd"))
+		check_name(ps, kind, name, !strcmp(kind, "fsd"));
 	int is_default = !strcmp(name, "default");
 	struct vdb_fsd *f = NULL;
 	struct vdb_fwd *w = NULL;
@@ -377,11 +425,11 @@ static void statement(struct vdb_cfg *c, struct vdb_defaults *dfl, char *stmt, i
 		if (!*val)
 			die_usage(key, "line %d: %s= needs a value", lineno, key);
 		if (f)
-			fsd_set(f, key, val);
+			fsd_set(ps, f, key, val);
 		else if (w)
-			fwd_set(w, key, val);
+			fwd_set(ps, w, key, val);
 		else
-			rd_set(r, key, val);
+			rd_set(ps, r, key, val);
 	}
 }
 
@@ -424,9 +472,11 @@ void vdb_parse_text(struct vdb_cfg *c, char *text)
 	c->rd.elapsed_s = 30;
 	c->rd.interval_s = 1;
 	size_t cap = strlen(text) + 2;
-	char *stmt = malloc(cap);
+	char *stmt = malloc(2 * cap); /* the statement being joined, then the scratch for lists */
 	if (!stmt)
 		die_code(EXIT_FAIL, "out of memory");
+	guard_own(stmt);
+	struct vdb_parser ps = { .scratch = stmt + cap };
 	stmt[0] = 0;
 	int lineno = 0, stmt_line = 0;
 	char *p = text;
@@ -441,7 +491,7 @@ void vdb_parse_text(struct vdb_cfg *c, char *text)
 			continue;
 		size_t sl = strlen(stmt);
 		if (sl && stmt[sl - 1] != ',' && line[0] != ',') {
-			statement(c, &dfl, stmt, stmt_line);
+			statement(&ps, c, &dfl, stmt, stmt_line);
 			stmt[0] = 0;
 			sl = 0;
 		}
@@ -455,8 +505,9 @@ void vdb_parse_text(struct vdb_cfg *c, char *text)
 	if (sl) {
 		if (stmt[sl - 1] == ',')
 			die_usage("vdbench", "line %d: the statement ends with a comma", stmt_line);
-		statement(c, &dfl, stmt, stmt_line);
+		statement(&ps, c, &dfl, stmt, stmt_line);
 	}
+	guard_disown(stmt);
 	free(stmt);
 	if (!c->nfsd)
 		die_usage("fsd", "the parameter file has no fsd= line");
