@@ -161,6 +161,7 @@ def test_facts_none_skips_the_limits_but_bad_facts_refuse() -> None:
         ("limit.block_size", "workload.vdbench.parameters"),
         ("limit.bytes_written", "workload.vdbench.scale"),
         ("limit.runtime", "workload.vdbench.elapsed_s"),
+        ("limit.files", "workload.vdbench.parameters"),  # the default cap is in force
     ]
     assert "cannot check" in broken[0].message
     assert pairs(check(VDBENCH, file_facts=facts(threads="2"), pol=tight))[0] == (

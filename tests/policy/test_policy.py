@@ -180,7 +180,11 @@ def test_policy_round_trips_and_reports_no_secret_fields() -> None:
         "max_bs_bytes",
         "max_bytes_written",
         "max_runtime_s",
+        "max_memory_bytes",
+        "max_files",
     }
+    assert doc["limits"]["max_memory_bytes"] == doc["limits"]["max_files"] == "auto"
+    assert doc["targets"][0]["free_inodes"] is None and doc["mem_total_bytes"] is None
 
 
 @pytest.mark.parametrize(
@@ -385,7 +389,7 @@ def test_option_values_and_shapes() -> None:
     assert rules(check(engine_job={"global": {}, "jobs": []})) == ["option.not_allowed"]
     assert rules(check(engine_job={"jobs": [{"rw": "read"}], "exec": "x"})) == ["option.not_allowed"]
     assert check(engine_job=job(bs=4096, size=1 << 20, direct=True, runtime=1.5)) == []
-    assert "filename" not in ALLOWED_OPTIONS and len(RULES) == 15  # + dbms.not_allowed (issue 15)
+    assert "filename" not in ALLOWED_OPTIONS and len(RULES) == 17  # + dbms.not_allowed (issue 15), limit.memory/files (22)
 
 
 # --- limits ----------------------------------------------------------------------------------------------

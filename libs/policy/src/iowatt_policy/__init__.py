@@ -4,11 +4,17 @@ Standard library only.
 Model (`model.py`)
     Target(path, kind directory|file|device, writable, destructive, model, serial_sha256, size_bytes)
         Target.directory(p), Target.file(p, allow_write=), Target.device(by_id_path, destructive=)
-    Limits(max_threads, max_iodepth, max_bs_bytes, max_bytes_written, max_runtime_s)   None = no limit
+    Limits(max_threads, max_iodepth, max_bs_bytes, max_bytes_written, max_runtime_s,
+           max_memory_bytes, max_files)   None = no limit; the last two "auto" by default (AUTO)
+    effective_max_memory(limits, mem_total_bytes), effective_max_files(limits, target) -> Effective
+                                                  the limit in force: the host's, or the default
+                                                  derived from its RAM / the target's free inodes
     Policy(targets, limits, allowed_dbms)         the host's policy.json (to_dict / from_dict);
                                                   allowed_dbms: DBMSs a TPC-H run may start (KNOWN_DBMS)
     MeterInfo(name, driver, tier)                 a meter as reported: never its spec
-    ReportedPolicy(targets, meters, default_meter, limits, allowed_dbms)   inventory.policy
+    ReportedPolicy(targets, meters, default_meter, limits, allowed_dbms, mem_total_bytes)
+                                                  inventory.policy (directory targets carry
+                                                  free_inodes)
     PolicyError(field, message)                   from every from_dict(): names the bad field
 Rules (`check.py`)
     check_run(policy, *, target_path, engine_job, meter, destructive, file_facts=None) -> list[Violation]
@@ -23,6 +29,10 @@ Rules (`check.py`)
     Violation(rule, field, message, fix)          .reason(): "host policy refused this run [rule]: ..."
     check_target_on_host(target) -> (path the engine opens | None, violations)   agent only
     RULES, ALLOWED_OPTIONS, AGENT_ONLY_OPTIONS
+Memory (`memory.py`)
+    the one memory bound of a run: thread_bytes, random_map_bytes (block jobs, used by
+    check_run), file_workload_memory(mode, facts, job), tpch_memory(dbms, pool, streams) ->
+    MemoryBound(bytes, field, what); DBMS_MEMORY; the engine's constants
 fio values (`fio.py`)
     parse_size(text, kb_base) (iowatt_workload's, re-exported: one size parser, ADR 0013),
     parse_time_ns, parse_u64, parse_bool, parse_bs, parse_bssplit_sizes
@@ -39,7 +49,9 @@ from iowatt_policy.check import (
     JOB_MODES,
     LIMIT_BLOCK_SIZE,
     LIMIT_BYTES_WRITTEN,
+    LIMIT_FILES,
     LIMIT_IODEPTH,
+    LIMIT_MEMORY,
     LIMIT_RUNTIME,
     LIMIT_THREADS,
     METER_SPEC_FROM_SERVER,
@@ -64,14 +76,20 @@ from iowatt_policy.fio import (
     parse_time_ns,
     parse_u64,
 )
+from iowatt_policy.memory import DBMS_MEMORY, MemoryBound, file_workload_memory, tpch_memory
 from iowatt_policy.model import (
+    AUTO,
     BY_ID_PREFIX,
+    DEFAULT_FILES_FRACTION,
     DEFAULT_MAX_BS_BYTES,
     DEFAULT_MAX_BYTES_WRITTEN,
+    DEFAULT_MAX_FILES_CAP,
     DEFAULT_MAX_IODEPTH,
     DEFAULT_MAX_RUNTIME_S,
     DEFAULT_MAX_THREADS,
+    DEFAULT_MEMORY_FRACTION,
     KNOWN_DBMS,
+    Effective,
     Limits,
     MeterInfo,
     Policy,
@@ -81,9 +99,24 @@ from iowatt_policy.model import (
     TargetKind,
     check_name,
     check_path,
+    effective_max_files,
+    effective_max_memory,
 )
 
 __all__ = [
+    "AUTO",
+    "DBMS_MEMORY",
+    "DEFAULT_FILES_FRACTION",
+    "DEFAULT_MAX_FILES_CAP",
+    "DEFAULT_MEMORY_FRACTION",
+    "Effective",
+    "LIMIT_FILES",
+    "LIMIT_MEMORY",
+    "MemoryBound",
+    "effective_max_files",
+    "effective_max_memory",
+    "file_workload_memory",
+    "tpch_memory",
     "AGENT_ONLY_OPTIONS",
     "ALLOWED_OPTIONS",
     "BY_ID_PREFIX",

@@ -11,8 +11,29 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
+from iowatt_workload import tpch_min_streams
+
 from .fio import parse_bool, parse_bs, parse_bssplit_sizes, parse_size, parse_time_ns, parse_u64, value_text
-from .model import BY_ID_PREFIX, KNOWN_DBMS, PolicyError, ReportedPolicy, Target, check_name, check_path
+from .memory import (
+    ENGINE_BASE_BYTES,
+    ENGINE_WRITE_POOL_BYTES,
+    MemoryBound,
+    file_workload_memory,
+    random_map_bytes,
+    thread_bytes,
+    tpch_memory,
+)
+from .model import (
+    BY_ID_PREFIX,
+    KNOWN_DBMS,
+    PolicyError,
+    ReportedPolicy,
+    Target,
+    check_name,
+    check_path,
+    effective_max_files,
+    effective_max_memory,
+)
 
 # ADR 0009 §3: stable rule ids, shown on failed runs and in the server's 422.
 TARGET_NOT_ALLOWED = "target.not_allowed"
@@ -28,6 +49,8 @@ LIMIT_IODEPTH = "limit.iodepth"
 LIMIT_BLOCK_SIZE = "limit.block_size"
 LIMIT_BYTES_WRITTEN = "limit.bytes_written"
 LIMIT_RUNTIME = "limit.runtime"
+LIMIT_MEMORY = "limit.memory"
+LIMIT_FILES = "limit.files"
 OPTION_NOT_ALLOWED = "option.not_allowed"
 DBMS_NOT_ALLOWED = "dbms.not_allowed"
 RULES = (
@@ -44,6 +67,8 @@ RULES = (
     LIMIT_BLOCK_SIZE,
     LIMIT_BYTES_WRITTEN,
     LIMIT_RUNTIME,
+    LIMIT_MEMORY,
+    LIMIT_FILES,
     OPTION_NOT_ALLOWED,
     DBMS_NOT_ALLOWED,
 )
@@ -565,7 +590,138 @@ def _check_limits(policy: ReportedPolicy, target: Target | None, jobs: list[_Job
 
     if limits.max_bytes_written is not None:
         found.extend(_check_bytes_written(limits.max_bytes_written, target, jobs))
+    found.extend(_check_block_memory(policy, target, jobs))
     return found
+
+
+def _check_block_memory(policy: ReportedPolicy, target: Target | None, jobs: list[_Job]) -> list[Violation]:
+    """`limit.memory` of a block job (memory.py): the largest stonewall group's buffers."""
+    limit = effective_max_memory(policy.limits, policy.mem_total_bytes)
+    if limit.value is None or not jobs:
+        return []
+    worst: MemoryBound | None = None
+    group: list[tuple[int, str, str]] = []  # (bytes, field, what) of the jobs running together
+    for job in jobs:
+        if job.index > 0 and _flag(job, "stonewall", unreadable=False):
+            group = []
+        try:
+            numjobs = _u64(job, "numjobs", 1)
+            iodepth = _u64(job, "iodepth", 1)
+            bs = _sizes(job, "bs")
+            split = _sizes(job, "bssplit")
+            size = _sizes(job, "size")
+        except _Unreadable as exc:
+            return [
+                Violation(
+                    LIMIT_MEMORY,
+                    exc.field,
+                    f"cannot check {exc.name}: {exc.why}",
+                    f"give {exc.name} in fio's syntax",
+                )
+            ]
+        blocks = [*(bs if isinstance(bs, tuple) else (4096,)), *(split if isinstance(split, tuple) else ())]
+        largest, smallest = max(blocks), min(blocks)
+        per_thread = thread_bytes(iodepth, largest)
+        rw = job.text("rw") or "read"
+        if rw.startswith("rand") and largest > smallest and not _flag(job, "norandommap", unreadable=False):
+            region = size if isinstance(size, int) else target.size_bytes if target is not None else None
+            per_thread += random_map_bytes(region, smallest)
+        job_bytes = numjobs * per_thread + (ENGINE_WRITE_POOL_BYTES + largest if job_writes(job) else 0)
+        # the field a 422 names: the largest of the factors (numjobs, iodepth, blocks of 4 KiB)
+        factors = {"numjobs": numjobs, "iodepth": iodepth, "bs": largest // 4096}
+        group.append(
+            (
+                job_bytes,
+                job.field(max(factors, key=lambda k: factors[k])),
+                f"job {job.index} runs {numjobs} threads x iodepth {iodepth} x {largest}-byte buffers",
+            )
+        )
+        total = ENGINE_BASE_BYTES + sum(g[0] for g in group)
+        if worst is None or total > worst.bytes:
+            _, field, what = max(group, key=lambda g: g[0])
+            if len(group) > 1:
+                what += f" (with {len(group) - 1} more jobs at the same time)"
+            worst = MemoryBound(total, field, what)
+    return _memory_violation(worst, limit.value, limit.source) if worst is not None else []
+
+
+def _memory_violation(bound: MemoryBound, limit: int, source: str) -> list[Violation]:
+    if bound.bytes <= limit:
+        return []
+    return [
+        Violation(
+            LIMIT_MEMORY,
+            bound.field,
+            f"the run needs up to {bound.bytes} bytes of memory on the host ({bound.what}); the host "
+            f"allows {limit} ({source})",
+            _limit_fix("max-memory", bound.bytes),
+        )
+    ]
+
+
+def _check_files(
+    policy: ReportedPolicy, target: Target | None, mode: str, facts: dict[str, Any]
+) -> list[Violation]:
+    """`limit.files`: the files and directories a file workload lays out in its target (the
+    engine's bounds), against the host's max_files or its default from the target's inodes."""
+    limit = effective_max_files(policy.limits, target)
+    if limit.value is None:
+        return []
+    main = _LIMIT_FIELDS[mode][0]
+    files, dirs = facts.get("files"), facts.get("directories")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (files, dirs)):
+        return [
+            Violation(
+                LIMIT_FILES,
+                main,
+                f"cannot check the {mode} workload's files: the engine's facts do not give them",
+                "update iowatt-engine on the host (its --parse-only prints bounds)",
+            )
+        ]
+    assert isinstance(files, int) and isinstance(dirs, int)
+    if files + dirs <= limit.value:
+        return []
+    return [
+        Violation(
+            LIMIT_FILES,
+            main,
+            f"the {mode} workload lays out {files} files and {dirs} directories ({files + dirs} inodes); "
+            f"the host allows {limit.value} ({limit.source})",
+            _limit_fix("max-files", files + dirs),
+        )
+    ]
+
+
+def _check_job_memory(
+    policy: ReportedPolicy, mode: str, engine_job: dict[str, Any], facts: object
+) -> list[Violation]:
+    """`limit.memory` of a file workload (from the engine's bounds) or a TPC-H run (its job)."""
+    limit = effective_max_memory(policy.limits, policy.mem_total_bytes)
+    if limit.value is None:
+        return []
+    bound: MemoryBound | None
+    if mode == TPCH_MODE:
+        sf = _plain_number(engine_job.get("scale_factor"), integer=False) or 1.0
+        streams = _plain_number(engine_job.get("streams"), integer=True)
+        pool = _plain_number(engine_job.get("buffer_pool_bytes"), integer=True)
+        bound = tpch_memory(
+            str(engine_job.get("dbms")),
+            int(pool) if pool is not None else None,
+            int(streams) if streams is not None else tpch_min_streams(sf),
+        )
+    else:
+        bound = file_workload_memory(mode, facts, engine_job) if isinstance(facts, dict) else None
+    if bound is None:
+        return [
+            Violation(
+                LIMIT_MEMORY,
+                _LIMIT_FIELDS[mode][0],
+                f"cannot check the {mode} workload's memory: the engine's facts do not give its threads, "
+                "transfers, files and data set",
+                "update iowatt-engine on the host (its --parse-only prints bounds)",
+            )
+        ]
+    return _memory_violation(bound, limit.value, limit.source)
 
 
 def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) -> list[Violation]:
@@ -994,8 +1150,14 @@ def _check_file_run(
     found.extend(shape)
     if mode == TPCH_MODE:
         found.extend(_check_dbms(policy, engine_job.get("dbms")))
+    if mode == TPCH_MODE and not shape:
+        found.extend(_check_job_memory(policy, mode, engine_job, facts))  # from the job alone
     if mode is not None and facts is not None and not shape:
         found.extend(_check_file_limits(policy, mode, facts))
+        if not (isinstance(facts, dict) and facts.get("mode") not in (None, mode)):
+            if mode != TPCH_MODE:  # a TPC-H run's files are its DBMS's own few hundred
+                found.extend(_check_job_memory(policy, mode, engine_job, facts))
+                found.extend(_check_files(policy, policy.target(target_path), mode, facts))
     return found
 
 

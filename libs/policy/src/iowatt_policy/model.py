@@ -89,6 +89,15 @@ def _opt_str(doc: dict[str, Any], key: str, where: str, max_chars: int = 200) ->
     return value
 
 
+def _opt_count(doc: dict[str, Any], key: str, where: str) -> int | None:
+    value = doc.get(key)
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BYTES_LIMIT
+    ):
+        raise PolicyError(f"{where}.{key}", "must be an integer >= 0 or null")
+    return value
+
+
 def _obj(doc: object, where: str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise PolicyError(where, "must be an object")
@@ -116,6 +125,9 @@ class Target:
     model: str | None = None
     serial_sha256: str | None = None
     size_bytes: int | None = None
+    # directories, as reported: the file system's inodes an unprivileged user may still take
+    # (statvfs f_favail); None when it does not count inodes (btrfs: f_files 0) or is unknown
+    free_inodes: int | None = None
 
     def __post_init__(self) -> None:
         check_path(self.path)
@@ -134,6 +146,8 @@ class Target:
                 raise PolicyError("writable", "a device target is writable exactly when it is destructive")
         if self.size_bytes is not None and self.size_bytes < 0:
             raise PolicyError("size_bytes", "must be >= 0")
+        if self.free_inodes is not None and self.free_inodes < 0:
+            raise PolicyError("free_inodes", "must be >= 0")
 
     @classmethod
     def directory(cls, path: str) -> Target:
@@ -156,6 +170,8 @@ class Target:
         }
         if facts and self.kind == "device":
             doc.update(model=self.model, serial_sha256=self.serial_sha256, size_bytes=self.size_bytes)
+        if facts and self.kind == "directory":
+            doc.update(free_inodes=self.free_inodes)
         return doc
 
     @classmethod
@@ -164,9 +180,8 @@ class Target:
         kind = doc.get("kind")
         if kind not in TARGET_KINDS:
             raise PolicyError(f"{where}.kind", f"must be one of {', '.join(TARGET_KINDS)}")
-        size = doc.get("size_bytes")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
-            raise PolicyError(f"{where}.size_bytes", "must be an integer >= 0 or null")
+        size = _opt_count(doc, "size_bytes", where)
+        inodes = _opt_count(doc, "free_inodes", where)
         try:
             return cls(
                 path=check_path(doc.get("path"), f"{where}.path"),
@@ -176,6 +191,7 @@ class Target:
                 model=_opt_str(doc, "model", where),
                 serial_sha256=_opt_str(doc, "serial_sha256", where, 64),
                 size_bytes=size,
+                free_inodes=inodes,
             )
         except PolicyError as exc:
             if exc.field.startswith(where):
@@ -190,6 +206,16 @@ DEFAULT_MAX_IODEPTH = 256
 DEFAULT_MAX_BS_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_BYTES_WRITTEN: int | None = None
 DEFAULT_MAX_RUNTIME_S = 6 * 3600.0
+# Memory and files (issue 22): by default derived from the host, "auto" in policy.json; the host's
+# explicit value (or none) wins. memory: this fraction of the host's MemTotal; files (files +
+# directories a run lays out in a directory target): this fraction of the target file system's
+# free inodes, and never more than DEFAULT_MAX_FILES_CAP (the largest seed file set, vdbench's
+# small set, has 1,638,400 files at scale 1: the cap leaves six times that).
+AUTO: Literal["auto"] = "auto"
+DEFAULT_MEMORY_FRACTION = 0.5
+DEFAULT_FILES_FRACTION = 0.5
+DEFAULT_MAX_FILES_CAP = 10_000_000
+AUTO_LIMITS = ("max_memory_bytes", "max_files")
 
 
 @dataclass(frozen=True)
@@ -210,6 +236,12 @@ class Limits:
     max_runtime_s      the run's declared duration: the sum over stonewall groups of the longest
                        ramp_time + runtime; the agent also never lets the engine run longer than
                        1.5 x this + 300 s (layout and slack), so size-bound jobs are capped too.
+    max_memory_bytes   memory the run may need on the host, as `memory.py`'s one bound computes
+                       it from the job (buffers, per-thread and per-file state, a DBMS's cache).
+                       "auto" (the default): DEFAULT_MEMORY_FRACTION of the host's MemTotal.
+    max_files          files + directories a run lays out in its directory target (the engine's
+                       bounds). "auto" (the default): DEFAULT_FILES_FRACTION of the target file
+                       system's free inodes, at most DEFAULT_MAX_FILES_CAP.
     """
 
     max_threads: int | None = DEFAULT_MAX_THREADS
@@ -217,11 +249,13 @@ class Limits:
     max_bs_bytes: int | None = DEFAULT_MAX_BS_BYTES
     max_bytes_written: int | None = DEFAULT_MAX_BYTES_WRITTEN
     max_runtime_s: float | None = DEFAULT_MAX_RUNTIME_S
+    max_memory_bytes: int | Literal["auto"] | None = AUTO
+    max_files: int | Literal["auto"] | None = AUTO
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if value is None:
+            if value is None or (f.name in AUTO_LIMITS and value == AUTO):
                 continue
             if f.name == "max_runtime_s":
                 ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
@@ -230,10 +264,9 @@ class Limits:
                 top = MAX_COUNT_LIMIT if f.name in ("max_threads", "max_iodepth") else MAX_BYTES_LIMIT
                 ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= top
             if not ok:
-                raise PolicyError(
-                    f.name,
-                    f"must be a positive {'number' if f.name == 'max_runtime_s' else 'integer'} or null",
-                )
+                kind = "number" if f.name == "max_runtime_s" else "integer"
+                auto = ', "auto"' if f.name in AUTO_LIMITS else ""
+                raise PolicyError(f.name, f"must be a positive {kind}{auto} or null")
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -374,9 +407,14 @@ class ReportedPolicy:
     default_meter: str | None = None
     limits: Limits = field(default_factory=Limits)
     allowed_dbms: tuple[str, ...] = ()
+    # the host's MemTotal (/proc/meminfo), which "auto" memory limits derive from; None: an
+    # agent older than issue 22 (the server then leaves the memory limit to the agent's check)
+    mem_total_bytes: int | None = None
 
     def __post_init__(self) -> None:
         _dbms_from(list(self.allowed_dbms), "allowed_dbms", known_only=False)
+        if self.mem_total_bytes is not None and not 0 <= self.mem_total_bytes <= MAX_BYTES_LIMIT:
+            raise PolicyError("mem_total_bytes", "must be an integer >= 0 or null")
         names = [m.name for m in self.meters]
         if len(names) != len(set(names)):
             raise PolicyError("meters", "meter names must be unique")
@@ -391,15 +429,17 @@ class ReportedPolicy:
         meters: tuple[MeterInfo, ...] | list[MeterInfo] = (),
         default_meter: str | None = None,
         targets: tuple[Target, ...] | list[Target] | None = None,
+        mem_total_bytes: int | None = None,
     ) -> ReportedPolicy:
         """The report of `policy`; `targets` replaces its targets (the agent passes them with
-        device facts filled in)."""
+        device and directory facts filled in), `mem_total_bytes` is the host's MemTotal."""
         return cls(
             targets=tuple(policy.targets if targets is None else targets),
             meters=tuple(meters),
             default_meter=default_meter,
             limits=policy.limits,
             allowed_dbms=policy.allowed_dbms,
+            mem_total_bytes=mem_total_bytes,
         )
 
     def target(self, path: str) -> Target | None:
@@ -415,6 +455,7 @@ class ReportedPolicy:
             "default_meter": self.default_meter,
             "limits": self.limits.to_dict(),
             "allowed_dbms": list(self.allowed_dbms),
+            "mem_total_bytes": self.mem_total_bytes,
         }
 
     @classmethod
@@ -432,4 +473,53 @@ class ReportedPolicy:
             default_meter=default,
             limits=Limits.from_dict(doc.get("limits", {})),
             allowed_dbms=_dbms_from(doc.get("allowed_dbms", []), "allowed_dbms", known_only=False),
+            mem_total_bytes=_opt_count(doc, "mem_total_bytes", "policy"),
         )
+
+
+# --- the limits in force ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Effective:
+    """A memory or files limit as it applies now: `value` None = not checked (no limit, or an
+    "auto" limit whose host fact is unknown: an agent older than issue 22 reported none);
+    `source` says where the value comes from, for messages and `targets limits`."""
+
+    value: int | None
+    source: str
+
+
+def effective_max_memory(limits: Limits, mem_total_bytes: int | None) -> Effective:
+    """The memory limit in force: the host's own, or DEFAULT_MEMORY_FRACTION of MemTotal."""
+    limit = limits.max_memory_bytes
+    if limit != AUTO:
+        assert not isinstance(limit, str)
+        return Effective(limit, "the host's limit" if limit is not None else "no limit")
+    if not mem_total_bytes:
+        return Effective(None, "the host's default, of a RAM size this agent did not report")
+    value = max(1, int(mem_total_bytes * DEFAULT_MEMORY_FRACTION))
+    return Effective(
+        value, f"the default: {DEFAULT_MEMORY_FRACTION:.0%} of the host's {mem_total_bytes} bytes of RAM"
+    )
+
+
+def effective_max_files(limits: Limits, target: Target | None) -> Effective:
+    """The files limit in force in `target`: the host's own, or DEFAULT_FILES_FRACTION of the
+    target file system's free inodes, at most DEFAULT_MAX_FILES_CAP (the cap alone when the file
+    system does not count inodes)."""
+    limit = limits.max_files
+    if limit != AUTO:
+        assert not isinstance(limit, str)
+        return Effective(limit, "the host's limit" if limit is not None else "no limit")
+    free = target.free_inodes if target is not None else None
+    if free is None:
+        return Effective(DEFAULT_MAX_FILES_CAP, f"the default cap of {DEFAULT_MAX_FILES_CAP} files")
+    value = min(DEFAULT_MAX_FILES_CAP, int(free * DEFAULT_FILES_FRACTION))
+    if value == DEFAULT_MAX_FILES_CAP:
+        return Effective(value, f"the default cap of {DEFAULT_MAX_FILES_CAP} files")
+    return Effective(
+        value,
+        f"the default: {DEFAULT_FILES_FRACTION:.0%} of the {free} free inodes of the file system of "
+        f"{target.path if target else 'the target'}",
+    )
