@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import signal
 import sys
 import threading
@@ -28,16 +27,11 @@ from rich.markup import escape
 
 from .. import policy as host_policy
 from .data import ANSWER_SCALE_FACTORS, extension_path, generate, remove_files
-from .dbms import (
-    DEFAULT_BUFFER_POOL_BYTES,
-    DbmsError,
-    Instance,
-    Unsupported,
-    check_reachable,
-    create_instance,
-)
+from .dbms import DEFAULT_BUFFER_POOL_BYTES, DbmsError, Instance, Unsupported, check_binaries
+from .isolation import IsolationError, check_reachable, tpch_user
 from .spec import LABEL, min_streams, power_at_size, qphh_at_size, throughput_at_size
-from .workload import Workload, is_disk_full
+from .worker import WorkerFailed, coordinate
+from .workload import Workload
 
 if TYPE_CHECKING:
     from ..bench import BenchArgs
@@ -134,42 +128,29 @@ def run(
 ) -> dict[str, Any]:
     """The whole run; the `tpch` object. Unsupported before anything is created; TpchFailed (or
     KeyboardInterrupt) after everything created is removed. `run_dir` (inside the target; made
-    here, removed at the end): a server's lease names it by its run (`iowatt-tpch-<run id>`)."""
+    here, removed at the end): a server's lease names it by its run (`iowatt-tpch-<run id>`).
+
+    This process only makes and removes the run directory; the run itself happens in a worker
+    that is the unprivileged TPC-H user (`worker`, `isolation`: issue 22)."""
     extension_path()
+    check_binaries(opts.dbms)
     run_dir = run_dir or opts.target / f"{RUN_DIR_PREFIX}{uuid.uuid4().hex[:12]}"
-    instance = create_instance(opts.dbms, run_dir / "dbms", opts.buffer_pool_bytes)
     try:
-        run_dir.mkdir(mode=0o711)
-        return _run_in(opts, run_dir, instance, progress, stop)
-    except (Unsupported, KeyboardInterrupt):
-        raise
-    except Exception as exc:
-        log = instance.log_tail(12)  # a server that died of a full disk says so in its log only
-        full = is_disk_full(exc) or is_disk_full(Exception(log))
-        detail = _describe(exc)
-        if full and not is_disk_full(exc):
-            detail += f"; {instance.dbms}'s log: {log.split(' | ')[-1][:300]}"
-        where = "target full" if full else "failed"
-        raise TpchFailed(f"tpch {where}: {detail} (instance stopped, {run_dir} removed)") from exc
-    finally:
-        try:
-            instance.stop()
-        finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+        user = tpch_user(opts.dbms)
+        check_reachable(run_dir, user)  # before any work: the DBMS opens its data directory by path
+        return coordinate(opts, user, run_dir, progress)
+    except (IsolationError, WorkerFailed) as exc:
+        text = str(exc)
+        raise TpchFailed(text if text.startswith("tpch ") else f"tpch failed: {text}") from None
 
 
-def _describe(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
-
-
-def _run_in(
+def run_in(
     opts: TpchOptions, run_dir: Path, instance: Instance, progress: Any, stop: threading.Event
 ) -> dict[str, Any]:
+    """The run itself, in the worker: its working directory is `run_dir` (all paths relative)."""
     sf, streams = opts.scale_factor, opts.streams
-    check_reachable(run_dir, instance.user)  # before the work: the DBMS's user must reach it
     progress(f"generating data at SF {sf:g} with DuckDB's dbgen")
-    gen = generate(run_dir / "gen", sf, refresh_sets=streams + 1)
+    gen = generate(Path("gen"), sf, refresh_sets=streams + 1)
     progress(f"starting a private {opts.dbms} in {instance.directory}")
     try:
         instance.start()

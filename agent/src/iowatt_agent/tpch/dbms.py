@@ -1,8 +1,15 @@
 """Private DBMS instances for the TPC-H-derived workload: a data directory inside the run's own
-directory on the target, a unix socket (no TCP listener at all), started as the DBMS's package
-user (postgres, mysql) when the agent is root, because PostgreSQL refuses root and the
-instance needs no privilege. `stop()` kills the server and is safe to call twice; the caller
-removes the directory.
+directory on the target, a unix socket (no TCP listener at all). Everything here runs in the
+TPC-H worker (`isolation`): already the unprivileged TPC-H user, its working directory the run
+directory (held by descriptor), so the servers are started as that user with no switch, our
+own file operations are relative to the working directory, the servers get absolute paths made
+from `os.getcwd()` at the moment they start (the directory's real place, never a path another
+user could have swapped a link into), and after the start the server's working directory is
+checked to be our data directory. Servers and tools get `isolation.clean_env()` and no
+inherited descriptor. MariaDB never enables LOCAL INFILE (the client would send any file its
+process can read to whoever answers on the socket): the server loads the generated files itself
+(`LOAD DATA INFILE`, `--secure-file-priv` = the generator's directory). `stop()` kills the
+server and is safe to call twice; the worker removes the directory.
 
 The two instances share one small surface (`Instance`): start, connect, settings, stop; the SQL
 they run lives in `workload`."""
@@ -12,16 +19,16 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import pwd
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from .isolation import clean_env
 
 # Small on purpose: the data must not fit in the DBMS's own cache, so the device is measured.
 DEFAULT_BUFFER_POOL_BYTES = 16 * 1024 * 1024
@@ -34,6 +41,7 @@ class Unsupported(Exception):  # noqa: N818 - an outcome (exit 77), not a bug
 
     def __init__(self, message: str, install: str) -> None:
         super().__init__(f"{message}; install it: {install}")
+        self.message = message
         self.install = install
 
 
@@ -48,77 +56,36 @@ class Connection(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass
-class RunAs:
-    """Who the DBMS processes run as: the agent's own user, or an unprivileged one when root."""
-
-    name: str
-    uid: int
-    gid: int
-
-    @property
-    def switch(self) -> bool:
-        return self.uid != os.geteuid()
-
-    def popen_kwargs(self) -> dict[str, Any]:
-        return {"user": self.uid, "group": self.gid, "extra_groups": []} if self.switch else {}
-
-
-def run_as(preferred: str) -> RunAs:
-    """The agent's user, or `preferred` (the DBMS package's user), else nobody, when root."""
-    if os.geteuid() != 0:
-        me = pwd.getpwuid(os.geteuid())
-        return RunAs(me.pw_name, me.pw_uid, me.pw_gid)
-    for name in (preferred, "nobody"):
-        try:
-            entry = pwd.getpwnam(name)
-        except KeyError:
-            continue
-        return RunAs(entry.pw_name, entry.pw_uid, entry.pw_gid)
-    raise DbmsError(f"running as root, and neither user {preferred!r} nor 'nobody' exists to run the DBMS")
-
-
-def check_reachable(path: Path, user: RunAs) -> None:
-    """DbmsError unless `user` may search every directory above `path` (the DBMS must reach its
-    data directory; the agent never changes the permissions of the host's directories)."""
-    if not user.switch:
-        return
-    groups = {user.gid} | {g.gr_gid for g in _groups_of(user.name)}
-    for parent in reversed(path.parents):
-        st = parent.stat()
-        if st.st_uid == user.uid:
-            ok = bool(st.st_mode & stat.S_IXUSR)
-        elif st.st_gid in groups:
-            ok = bool(st.st_mode & stat.S_IXGRP)
-        else:
-            ok = bool(st.st_mode & stat.S_IXOTH)
-        if not ok:
-            raise DbmsError(
-                f"the DBMS runs as user {user.name}, which cannot enter {parent} "
-                f"(mode {stat.filemode(st.st_mode)}): give the target's parents search permission "
-                f"(chmod o+x), or choose a target below such directories"
-            )
-
-
-def _groups_of(name: str) -> list[Any]:
-    import grp
-
-    return [g for g in grp.getgrall() if name in g.gr_mem]
-
-
-def _socket_dir(preferred: Path, user: RunAs, name: str) -> tuple[Path, Path | None]:
+def _socket_dir(preferred: Path, name: str) -> tuple[Path, Path | None]:
     """The socket's directory: `preferred` (in the data directory) when the path fits in
-    sun_path, else a private temporary directory (returned second, for removal)."""
+    sun_path, else a private temporary directory (mode 0700; returned second, for removal)."""
     if len(str(preferred / name)) <= SOCKET_PATH_MAX:
         return preferred, None
     extra = Path(tempfile.mkdtemp(prefix="iowatt-tpch-sock-"))
-    os.chown(extra, user.uid, user.gid)
     return extra, extra
 
 
-def _chown_tree(path: Path, user: RunAs) -> None:
-    if user.switch:
-        os.chown(path, user.uid, user.gid)
+def _here() -> Path:
+    """The run directory's real absolute path now (the worker's working directory)."""
+    return Path(os.getcwd())
+
+
+def _tool_kwargs() -> dict[str, Any]:
+    """What every DBMS program is started with: the clean environment, stdin closed, no
+    descriptor of ours, the run directory as its working directory."""
+    return {"env": clean_env(home=os.getcwd()), "stdin": subprocess.DEVNULL, "close_fds": True}
+
+
+def check_server_dir(pid: int, data: Path) -> None:
+    """DbmsError unless server `pid` works in `data` (the same directory, by device and inode):
+    the absolute path it was given must have led to our data directory, not elsewhere."""
+    try:
+        theirs = os.stat(f"/proc/{pid}/cwd")
+    except OSError as exc:
+        raise DbmsError(f"cannot check the server's data directory (pid {pid}): {exc.strerror}") from None
+    ours = os.stat(data)
+    if (theirs.st_dev, theirs.st_ino) != (ours.st_dev, ours.st_ino):
+        raise DbmsError("the server does not run in the run's data directory (its path was swapped)")
 
 
 @dataclass
@@ -127,9 +94,8 @@ class Instance:
     path is short enough, its socket."""
 
     dbms: str
-    directory: Path
+    directory: Path  # absolute, where the run started (reported); work uses LOCAL
     buffer_pool_bytes: int
-    user: RunAs
     version: str = ""
     socket_dir: Path | None = None
     extra_dir: Path | None = None
@@ -153,7 +119,7 @@ class Instance:
         if self.log is None:
             return ""
         try:
-            text = self.log.read_text(errors="replace").strip().splitlines()
+            text = (LOCAL / "data" / self.log.name).read_text(errors="replace").strip().splitlines()
         except OSError:
             return ""
         return " | ".join(text[-lines:])
@@ -176,6 +142,10 @@ class Instance:
         if self.extra_dir is not None:
             shutil.rmtree(self.extra_dir, ignore_errors=True)
             self.extra_dir = None
+
+
+# the instance's directory relative to the worker's working directory (the run directory)
+LOCAL = Path("dbms")
 
 
 # --- PostgreSQL ------------------------------------------------------------------------------------
@@ -220,31 +190,21 @@ class Postgres(Instance):
 
     @classmethod
     def create(cls, directory: Path, buffer_pool_bytes: int) -> Postgres:
-        bindir = pg_bindir()
-        user = run_as("postgres")
-        return cls("postgresql", directory, buffer_pool_bytes, user, bindir=bindir)
+        return cls("postgresql", directory, buffer_pool_bytes, bindir=pg_bindir())
 
     def _run(self, *argv: str, timeout: float = START_TIMEOUT_S) -> None:
         res = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            cwd=str(self.directory),
-            **self.user.popen_kwargs(),
+            argv, capture_output=True, text=True, timeout=timeout, check=False, **_tool_kwargs()
         )
         if res.returncode != 0:
             detail = (res.stderr or res.stdout).strip().splitlines()
             raise DbmsError(f"{Path(argv[0]).name} failed: {' | '.join(detail[-4:])}")
 
     def start(self) -> None:
-        data = self.directory / "data"
-        self.directory.mkdir(mode=0o700)
-        _chown_tree(self.directory, self.user)
-        check_reachable(self.directory, self.user)
+        os.mkdir(LOCAL, 0o700)
+        data = _here() / LOCAL / "data"
         self._run(str(self.bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8")
-        self.socket_dir, self.extra_dir = _socket_dir(data, self.user, ".s.PGSQL.5432")
+        self.socket_dir, self.extra_dir = _socket_dir(data, ".s.PGSQL.5432")
         self.log = data / "server.log"
         opts = [
             "-c listen_addresses=''",  # unix socket only: no TCP listener
@@ -255,6 +215,7 @@ class Postgres(Instance):
             "-c synchronous_commit=on",
             "-c full_page_writes=on",
             "-c max_connections=100",  # 64 streams at most, plus the refresh stream
+            "-c jit=off",  # no JIT: the unit's MemoryDenyWriteExecute, and no compile time in Q timings
         ]
         self.stopped = False
         self._run(
@@ -270,6 +231,10 @@ class Postgres(Instance):
             " ".join(opts),
             "start",
         )
+        pid = _pid_from(LOCAL / "data" / "postmaster.pid")
+        if pid is None:
+            raise DbmsError("pg_ctl started no server (no postmaster.pid)")
+        check_server_dir(pid, LOCAL / "data")
         conn = self.connect()
         try:
             cur = conn.cursor()
@@ -295,6 +260,7 @@ class Postgres(Instance):
                 "full_page_writes",
                 "wal_level",
                 "work_mem",
+                "jit",
                 "listen_addresses",
                 "unix_socket_directories",
             ):
@@ -312,13 +278,10 @@ class Postgres(Instance):
         if self.stopped:
             return
         self.stopped = True
-        data = self.directory / "data"
-        pid = _pid_from(data / "postmaster.pid")
+        pid = _pid_from(LOCAL / "data" / "postmaster.pid")
         if pid is not None:
-            with contextlib.suppress(DbmsError, subprocess.TimeoutExpired):
-                self._run(
-                    str(self.bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop", timeout=30
-                )
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGQUIT)  # pg_ctl -m immediate, without a path to follow
             _wait_gone(pid, 10.0)
         self.remove_extra()
 
@@ -358,16 +321,16 @@ def mariadb_binaries() -> tuple[Path, Path]:
 class MariaDB(Instance):
     mariadbd: Path = Path()
     install_db: Path = Path()
+    files_dir: Path = Path("gen")
 
     @classmethod
     def create(cls, directory: Path, buffer_pool_bytes: int) -> MariaDB:
         mariadbd, install_db = mariadb_binaries()
-        user = run_as("mysql")
-        return cls("mariadb", directory, buffer_pool_bytes, user, mariadbd=mariadbd, install_db=install_db)
+        return cls("mariadb", directory, buffer_pool_bytes, mariadbd=mariadbd, install_db=install_db)
 
     def _server_options(self) -> list[str]:
-        data = self.directory / "data"
-        opts = [
+        data = _here() / LOCAL / "data"
+        return [
             "--no-defaults",
             f"--datadir={data}",
             f"--innodb-buffer-pool-size={max(self.buffer_pool_bytes, 5 * 1024 * 1024)}",
@@ -376,18 +339,12 @@ class MariaDB(Instance):
             "--innodb-flush-log-at-trx-commit=1",
             "--innodb-doublewrite=1",
         ]
-        if self.user.switch:
-            opts.append(f"--user={self.user.name}")
-        return opts
 
     def start(self) -> None:
-        data = self.directory / "data"
-        self.directory.mkdir(mode=0o700)
-        _chown_tree(self.directory, self.user)
-        check_reachable(self.directory, self.user)
-        tmp = self.directory / "tmp"
-        tmp.mkdir(mode=0o700)
-        _chown_tree(tmp, self.user)
+        os.mkdir(LOCAL, 0o700)
+        os.mkdir(LOCAL / "tmp", 0o700)
+        here = _here()
+        data, tmp, files = here / LOCAL / "data", here / LOCAL / "tmp", here / self.files_dir
         res = subprocess.run(
             [
                 str(self.install_db),
@@ -400,12 +357,12 @@ class MariaDB(Instance):
             text=True,
             timeout=START_TIMEOUT_S * 2,
             check=False,
-            cwd=str(self.directory),
+            **_tool_kwargs(),
         )
         if res.returncode != 0:
             detail = (res.stderr or res.stdout).strip().splitlines()
             raise DbmsError(f"mariadb-install-db failed: {' | '.join(detail[-4:])}")
-        self.socket_dir, self.extra_dir = _socket_dir(data, self.user, "mysqld.sock")
+        self.socket_dir, self.extra_dir = _socket_dir(data, "mysqld.sock")
         self.log = data / "error.log"
         self.stopped = False
         self.process = subprocess.Popen(
@@ -417,13 +374,14 @@ class MariaDB(Instance):
                 f"--pid-file={data / 'mysqld.pid'}",
                 f"--log-error={self.log}",
                 f"--tmpdir={tmp}",
-                "--local-infile=1",
+                "--local-infile=0",  # the client never sends a file: the server reads the data
+                f"--secure-file-priv={files}",  # ... from the generator's directory only
                 "--skip-log-bin",
             ],
-            stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            **_tool_kwargs(),
         )
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
@@ -439,6 +397,7 @@ class MariaDB(Instance):
                     ) from None
                 time.sleep(0.2)
         try:
+            check_server_dir(self.process.pid, LOCAL / "data")
             cur = conn.cursor()
             cur.execute("SELECT VERSION()")
             self.version = f"MariaDB {cur.fetchone()[0]}"
@@ -453,7 +412,7 @@ class MariaDB(Instance):
             unix_socket=str(self.socket_dir / "mysqld.sock") if self.socket_dir else None,
             user="root",
             password="",
-            local_infile=True,
+            local_infile=False,  # never: whoever answers on the socket could ask for any file
             autocommit=True,
             database="tpch" if self.version else None,
         )
@@ -473,6 +432,8 @@ class MariaDB(Instance):
                 "log_bin",
                 "skip_networking",
                 "socket",
+                "local_infile",
+                "secure_file_priv",
             )
             cur.execute(
                 "SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
@@ -517,10 +478,23 @@ def _wait_gone(pid: int, timeout_s: float) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def create_instance(dbms: str, directory: Path, buffer_pool_bytes: int) -> Instance:
-    """The instance for `dbms` (postgresql or mariadb); Unsupported when its binaries are missing."""
+def check_binaries(dbms: str) -> None:
+    """Unsupported unless `dbms`'s server binaries are installed."""
+    if dbms == "postgresql":
+        pg_bindir()
+    elif dbms == "mariadb":
+        mariadb_binaries()
+    else:
+        raise ValueError(f"--dbms must be postgresql or mariadb, got {dbms!r}")
+
+
+def create_instance(dbms: str, directory: Path, buffer_pool_bytes: int, files_dir: Path) -> Instance:
+    """The instance for `dbms` (postgresql or mariadb) in `directory` (the worker's ./dbms);
+    `files_dir` (relative to the run directory) holds the generated files MariaDB's server loads.
+    Unsupported when its binaries are missing."""
+    check_binaries(dbms)
     if dbms == "postgresql":
         return Postgres.create(directory, buffer_pool_bytes)
-    if dbms == "mariadb":
-        return MariaDB.create(directory, buffer_pool_bytes)
-    raise ValueError(f"--dbms must be postgresql or mariadb, got {dbms!r}")
+    instance = MariaDB.create(directory, buffer_pool_bytes)
+    instance.files_dir = files_dir
+    return instance

@@ -5,6 +5,7 @@ throughput test (5.3.4: S query streams and one refresh stream running S RF1/RF2
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 import time
@@ -231,10 +232,12 @@ class Workload:
                     copy.write(block)
             conn.commit()
         else:
+            # the server reads the file itself (its --secure-file-priv is the generator's
+            # directory); never LOCAL INFILE, which makes the client send a file the server names
             cur.execute(
-                f"LOAD DATA LOCAL INFILE %s INTO TABLE {table} FIELDS TERMINATED BY '|' "
+                f"LOAD DATA INFILE %s INTO TABLE {table} FIELDS TERMINATED BY '|' "
                 "OPTIONALLY ENCLOSED BY '\"' LINES TERMINATED BY '\\n'",
-                (str(path),),
+                (str(Path(os.getcwd()) / path),),
             )
 
     # --- queries and refresh functions -------------------------------------------------------------

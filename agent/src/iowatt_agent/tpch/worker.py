@@ -1,0 +1,222 @@
+"""The two halves of a TPC-H run (issue 22; `isolation` says who does what and why).
+
+`coordinate()` runs in the coordinator: it makes the run directory, forks the worker as the
+TPC-H user, relays its progress, asks it to stop (closing the control pipe: a coordinator
+without CAP_KILL cannot signal another user's process) when the coordinator is interrupted,
+and afterwards has the directory emptied as the TPC-H user and removes it.
+
+`work()` runs in the worker, already that user, in the run directory: the whole run (generate,
+start the DBMS, load, power and throughput tests), then the DBMS stopped and the directory
+emptied whatever happened. It talks to the coordinator in JSON lines on the events pipe:
+`{"progress": text}` while it runs, then one `{"outcome": "ok", "doc": {...}}`, `{"outcome":
+"failed", "message"}`, `{"outcome": "unsupported", "message", "install"}` or `{"outcome":
+"interrupted"}`; its exit code says the same (0, 1, 77, 130).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from .dbms import Instance, Unsupported, create_instance
+from .isolation import (
+    RunAs,
+    clean_as,
+    describe,
+    empty_cwd,
+    fork_as,
+    json_line,
+    make_run_dir,
+    open_directory,
+    same_entry,
+    wait_status,
+)
+from .workload import is_disk_full
+
+if TYPE_CHECKING:
+    from .bench import TpchOptions
+
+
+class WorkerFailed(Exception):
+    """The worker failed (exit 1); its message is the run's."""
+
+
+class WorkerUnsupported(Unsupported):
+    pass
+
+
+def coordinate(
+    opts: TpchOptions, user: RunAs, run_dir: Path, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    """Make `run_dir` (in the target, by descriptor), run the worker in it as `user`, then remove
+    it. The worker's document; WorkerFailed, Unsupported or KeyboardInterrupt otherwise, always
+    after the directory is gone (unless another user swapped it out of the target: then its
+    moved directory is emptied and left where they put it)."""
+    target_fd = open_directory(run_dir.parent)
+    try:
+        run_fd = make_run_dir(target_fd, run_dir.name, user)
+        try:
+            return _relay(opts, user, run_fd, progress)
+        finally:
+            try:
+                clean_as(user, run_fd)
+            finally:
+                if same_entry(target_fd, run_dir.name, run_fd):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(run_dir.name, dir_fd=target_fd)
+                os.close(run_fd)
+    finally:
+        os.close(target_fd)
+
+
+def _relay(opts: TpchOptions, user: RunAs, run_fd: int, progress: Callable[[str], None]) -> dict[str, Any]:
+    events_r, events_w = os.pipe()
+    control_r, control_w = os.pipe()
+    outcome: dict[str, Any] = {}
+    pid = 0
+
+    def handle(raw: bytes) -> None:
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            return
+        if isinstance(msg, dict) and isinstance(msg.get("progress"), str):
+            progress(msg["progress"])
+        elif isinstance(msg, dict) and "outcome" in msg:
+            outcome.update(msg)
+
+    preload(opts.dbms)
+    try:
+        pid = fork_as(user, run_fd, lambda: work(opts, events_w, control_r), keep={events_w, control_r})
+        os.close(events_w)
+        os.close(control_r)
+        events_w = control_r = -1
+        with os.fdopen(events_r, "rb") as events:
+            events_r = -1
+            try:
+                for raw in events:
+                    handle(raw)
+            except KeyboardInterrupt:
+                os.close(control_w)  # the worker stops, cleans up and reports
+                control_w = -1
+                for raw in events:
+                    handle(raw)
+                outcome.setdefault("outcome", "interrupted")
+    finally:
+        for fd in (events_r, events_w, control_r, control_w):
+            if fd >= 0:
+                os.close(fd)
+        code = wait_status(pid) if pid else None
+    kind = outcome.get("outcome")
+    if kind == "ok" and isinstance(outcome.get("doc"), dict):
+        doc: dict[str, Any] = outcome["doc"]
+        return doc
+    if kind == "unsupported":
+        raise WorkerUnsupported(str(outcome.get("message")), str(outcome.get("install")))
+    if kind == "interrupted":
+        raise KeyboardInterrupt
+    if kind == "failed":
+        raise WorkerFailed(str(outcome.get("message")))
+    raise WorkerFailed(f"tpch failed: the TPC-H worker ended with exit code {code} and no outcome")
+
+
+def preload(dbms: str) -> None:
+    """Import, before the fork, what the worker uses: after it drops to the TPC-H user, that user
+    need not be able to read the agent's Python installation (only what is loaded already and
+    the DBMS's and DuckDB's own files). Also saves every worker the import time."""
+    import ctypes.util  # noqa: F401 - libpq is found through it
+    import decimal  # noqa: F401
+    import duckdb  # noqa: F401
+    import duckdb_extension_tpch  # noqa: F401
+
+    from . import bench, data, spec, workload  # noqa: F401
+
+    if dbms == "postgresql":
+        import psycopg
+        import psycopg.pq  # noqa: F401 - loads libpq
+
+        psycopg.connect  # noqa: B018 - resolves the lazily loaded implementation
+    else:
+        import pymysql  # noqa: F401
+        import pymysql.connections  # noqa: F401
+
+
+def work(opts: TpchOptions, events_fd: int, control_fd: int) -> int:
+    """The run, in the worker (the TPC-H user, in the run directory). Its exit code."""
+    from .bench import run_in
+
+    stop = threading.Event()
+    finished = threading.Event()
+    out = os.fdopen(events_fd, "wb", buffering=0)
+
+    def emit(obj: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):
+            out.write(json_line(obj))
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if not stop.is_set():  # once: a second signal must not interrupt the clean-up
+            stop.set()
+            raise KeyboardInterrupt
+
+    def watch_control() -> None:
+        with contextlib.suppress(OSError):
+            os.read(control_fd, 1)  # EOF: the coordinator wants us to stop (or died)
+        if not finished.is_set():
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, on_signal)
+    threading.Thread(target=watch_control, daemon=True, name="tpch-control").start()
+    run_dir = Path(os.getcwd())
+    instance = None
+    try:
+        try:
+            instance = create_instance(opts.dbms, run_dir / "dbms", opts.buffer_pool_bytes, Path("gen"))
+            doc = run_in(opts, run_dir, instance, lambda text: emit({"progress": text}), stop)
+        except (Unsupported, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure is the run's message
+            raise WorkerFailed(_failure(exc, instance, run_dir)) from exc  # the log is still there
+        finally:
+            try:
+                if instance is not None:
+                    instance.stop()
+                    instance.remove_extra()
+            finally:
+                empty_cwd()
+        finished.set()
+        emit({"outcome": "ok", "doc": doc})
+        return 0
+    except Unsupported as exc:
+        emit({"outcome": "unsupported", "message": exc.message, "install": exc.install})
+        return 77
+    except KeyboardInterrupt:
+        emit({"outcome": "interrupted"})
+        return 130
+    except WorkerFailed as exc:
+        emit({"outcome": "failed", "message": str(exc)})
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the clean-up itself failed
+        emit({"outcome": "failed", "message": f"tpch failed: {describe(exc)}"})
+        return 1
+    finally:
+        finished.set()
+        out.close()
+
+
+def _failure(exc: Exception, instance: Instance | None, run_dir: Path) -> str:
+    """The run's message: a full target says so, also when only the server's log knows it."""
+    log = instance.log_tail(12) if instance is not None else ""
+    full = is_disk_full(exc) or is_disk_full(Exception(log))
+    detail = describe(exc)
+    if full and not is_disk_full(exc) and instance is not None:
+        detail += f"; {instance.dbms}'s log: {log.split(' | ')[-1][:300]}"
+    where = "target full" if full else "failed"
+    return f"tpch {where}: {detail} (instance stopped, {run_dir} removed)"
