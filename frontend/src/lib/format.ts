@@ -387,7 +387,9 @@ export function formatPricePerKwh(v: Num, currency: string): string {
 
 // A figure shown in a unit a seed document prints, from the base unit it travels in (the named
 // views, backend/views: B/s shown as MB/s = 10^6 B/s, ns as µs, B as KiB). Base units per one
-// displayed unit; the server's CSV converts with the same factors (backend/views/service.py DISPLAY).
+// displayed unit; the server's CSV converts with backend/views/display.py DISPLAY, and both pass
+// backend/views/testdata/display_units.json (format.views.test.ts), which lists every unit the
+// server may name.
 const PER_DISPLAY_UNIT: Record<string, Record<string, number>> = {
   "B/s": { "B/s": 1, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "MiB/s": 2 ** 20, "GiB/s": 2 ** 30 },
   ns: { ns: 1, µs: 1e3, ms: 1e6, s: 1e9 },

@@ -6,8 +6,9 @@ type Cell = ViewTable["rows"][number]["cells"][number];
 type Pass = NonNullable<Cell["passes"]>[number];
 export type DisplayUnits = ViewTable["display_units"];
 
-// Decimals as the seeds print each quantity (the server's CSV rounds alike); a ratio keeps two
-// above 1 and three below ("1.41×", "0.943×").
+// Decimals as the seeds print each quantity; a ratio keeps two above 1 and three below ("1.41×",
+// "0.943×"). The server's CSV rounds by the same rule: both sides pass the vectors in
+// backend/views/testdata/display_units.json (lib/format.views.test.ts).
 const DECIMALS: Record<string, number> = { "IO/s": 1, "op/s": 1, W: 1, "%": 1, threads: 0 };
 
 /** A cell note said beside the figure, not only on hover: ratios' notes and estimated energy. */
@@ -22,7 +23,7 @@ export function noteText(note: string): string {
 }
 
 // One rule for a figure's decimals, given the value as shown (the server's CSV mirrors it:
-// backend/views/service.py _digits). A ratio or scale below 1 keeps three significant digits (a
+// backend/views/display.py _digits; the shared vectors hold both to it). A ratio or scale below 1 keeps three significant digits (a
 // file set's scale 0.0001 is not "0"); so does a time below one of its shown unit (a scaled
 // PostMark's 0.0714 s, vdbench's 0.0213 ms: two decimals would print 0.07 and 0.02); an operation
 // rate of 100 or more has no decimals (2,259,263 op/s, not 2,259,263.3).

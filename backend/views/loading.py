@@ -1,0 +1,180 @@
+"""Loading the runs a view shows: each run with its jobs, passes, spec, file or database result,
+energy and environment (what the other domains own), named by its device on its agent.
+
+A run's preset is the one recorded when it was created (runs.preset: run/service.create, from a
+built-in workload); runs stored before that column existed fall back to `_preset_of`."""
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from backend.auth.principal import UserPrincipal
+from backend.compare import repository as compare_repo
+from backend.compare.validity import inventory_of
+from backend.errors import Invalid
+from backend.models import ResultJob, Run
+from backend.power import service as power_service
+from backend.power.schemas import EnergyRead
+from backend.result.schemas import FileWorkloadSummary, HeapBtreeSummary, TpchSummary
+from backend.result.summary import db_summaries, file_summaries
+from backend.run import repository as run_repo
+from backend.run import service as run_service
+from backend.run.schemas import PassSummary
+from backend.views import repository
+from backend.views.schemas import ViewRun
+from backend.workload.builtin import BUILTINS
+from backend.workload.schemas import JobSpec, load_spec
+
+MAX_RUNS = 30
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A run with what a view reads of it."""
+
+    run: Run
+    info: ViewRun
+    jobs: dict[str, ResultJob]  # by job name
+    spec: list[JobSpec]
+    passes: list[PassSummary]
+    file: FileWorkloadSummary | None = None  # a file workload's result in brief
+    energy: EnergyRead | None = None
+    mem_bytes: int | None = None  # the host's RAM (the agent's inventory)
+    tpch: TpchSummary | None = None  # a TPC-H-derived run's result (issue 15)
+    heap_btree: HeapBtreeSummary | None = None  # a heap/B-tree sweep's result (issue 15)
+    environment: str | None = None  # the run's environment's name (TPC-H: local vs SAN)
+
+
+def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
+    """The built-in preset a run ran: its workload row when it is a built-in one, else the built-in
+    whose job names the run's spec has (a result uploaded or imported with a preset's layout)."""
+    if run.workload_id and run.workload_id in builtin_names:
+        return builtin_names[run.workload_id]
+    kind = run.workload_spec.get("kind") or "block"
+    if kind != "block":  # a file workload: the preset with the same settings (scale aside)
+        return _file_preset_of(run.workload_spec, str(kind))
+    # names and cache mode: a buffered variant has its preset's job names
+    jobs = {(str(j.get("name")), bool(j.get("direct", False))) for j in run.workload_spec.get("jobs", [])}
+    for name, (_, spec) in BUILTINS.items():
+        if spec.jobs and jobs == {(j.name, j.direct) for j in spec.jobs}:  # file presets: by workload id only
+            return name
+    return None
+
+
+DB_SCALED = {"tpch": "scale_factor", "heap_btree": "records"}  # what a run's scale multiplies
+
+
+def _file_preset_of(spec: dict[str, Any], kind: str) -> str | None:
+    """vdbench: the same parameter text; postmark: the same settings, files and transactions in the
+    preset's proportion (a run scaled from it)."""
+    mine = spec.get(kind)
+    if not isinstance(mine, dict):
+        return None
+    for name, (_, preset) in BUILTINS.items():
+        theirs = preset.model_dump(mode="json").get(kind)
+        if preset.kind != kind or not isinstance(theirs, dict):
+            continue
+        if kind == "vdbench" and mine.get("parameters") == theirs.get("parameters"):
+            return name
+        # TPC-H, heap/B-tree: the same settings but the one a run's scale multiplies
+        if kind in DB_SCALED and all(mine.get(k) == v for k, v in theirs.items() if k != DB_SCALED[kind]):
+            return name
+        if kind == "postmark":
+            counted = ("number", "transactions")
+            same = all(mine.get(k) == v for k, v in theirs.items() if k not in counted)
+            n, t = mine.get("number"), mine.get("transactions")
+            ratio = theirs["number"] / theirs["transactions"]
+            if (
+                same
+                and isinstance(n, int)
+                and isinstance(t, int)
+                and t > 0
+                and abs(n / t - ratio) < 0.01 * ratio
+            ):
+                return name
+    return None
+
+
+def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) -> list[Loaded]:
+    if not 1 <= len(run_ids) <= MAX_RUNS:
+        raise Invalid("runs", f"give between 1 and {MAX_RUNS} run ids")
+    run_ids = list(dict.fromkeys(run_ids))
+    found = {r.id: r for r in run_repo.by_ids(session, run_ids, principal.team_ids)}
+    missing = [str(i) for i in run_ids if i not in found]
+    if missing:
+        raise Invalid("runs", f"not found in your teams: {', '.join(missing)}")
+    runs = [found[i] for i in run_ids]
+    jobs = run_repo.jobs_of(session, run_ids)
+    devices = run_repo.device_names(session, [r.device_id for r in runs if r.device_id])
+    builtin = repository.builtin_names(session, {r.workload_id for r in runs if r.workload_id})
+    files = file_summaries(session, runs)
+    databases = db_summaries(session, runs)
+    envs = compare_repo.environments_by_id(session, (r.environment_id for r in runs if r.environment_id))
+    file_runs = [r.id for r in runs if files[r.id] is not None or databases[r.id] != (None, None)]
+    energy = power_service.energy_of(session, file_runs) if file_runs else {}
+    out = []
+    for r in runs:
+        device = devices.get(r.device_id) if r.device_id else None
+        shortened = r.workload_spec.get("shortened_by")
+        fw = files[r.id]
+        info = ViewRun(
+            id=r.id,
+            name=r.name,
+            label=f"{device or r.target_path} on {r.agent.name}",
+            preset=_preset_of(r, builtin),
+            shortened_by=float(shortened) if shortened else None,
+            scale=fw.scale if fw is not None else _db_scale(r.workload_spec),
+            device_name=device,
+            agent_name=r.agent.name,
+            target_path=r.target_path,
+        )
+        out.append(
+            Loaded(
+                run=r,
+                info=info,
+                jobs={j.name: j for j in jobs[r.id]},
+                spec=list(load_spec(r.workload_spec).jobs),
+                passes=run_service.pass_summaries(r.workload_spec, jobs[r.id]),
+                file=fw,
+                energy=energy.get(r.id),
+                mem_bytes=inventory_of(r.agent).mem_bytes if fw is not None else None,
+                tpch=databases[r.id][0],
+                heap_btree=databases[r.id][1],
+                environment=envs[r.environment_id].name if r.environment_id in envs else None,
+            )
+        )
+    _unique_labels(out)
+    for x in out:  # the flag sits beside the figures it qualifies: in every header and row group
+        if x.info.shortened_by:
+            x.info.label = f"{x.info.label} (shortened ×{x.info.shortened_by:g})"
+        if x.info.scale is not None and x.info.scale != 1.0:
+            x.info.label = f"{x.info.label} (scale ×{x.info.scale:g})"
+    return out
+
+
+def _db_scale(spec: dict[str, Any]) -> float | None:
+    """A heap/B-tree run's scale (records times it; labelled). TPC-H's scale is its scale factor,
+    which the tpch-qphh view shows as its rows: not a label."""
+    value = spec.get("scaled_by")
+    if spec.get("kind") == "heap_btree" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _unique_labels(runs: list[Loaded]) -> None:
+    """Two runs on one device are named by their targets (then their ids), so no two columns read
+    alike."""
+    seen: dict[str, int] = {}
+    for r in runs:
+        seen[r.info.label] = seen.get(r.info.label, 0) + 1
+    for r in runs:
+        if seen[r.info.label] > 1:  # one device, two targets: the target names the column
+            r.info.label = f"{r.run.target_path} on {r.info.agent_name}"
+    seen = {}
+    for r in runs:
+        seen[r.info.label] = seen.get(r.info.label, 0) + 1
+    for r in runs:
+        if seen[r.info.label] > 1:  # the same target twice: the run's id tells them apart
+            r.info.label = f"{r.info.label} #{str(r.run.id)[:8]}"
