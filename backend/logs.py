@@ -91,16 +91,16 @@ def request_id_of(scope: Scope) -> str | None:
 def route_template(scope: Scope) -> str:
     """The matched route's path template (`/api/v1/runs/{run_id}`), never the raw path, so
     labels and log fields stay few; "unmatched" when no route took the request."""
-    route = scope.get("route")
-    path = getattr(route, "path", None)
-    if isinstance(path, str):
-        return path
     app = scope.get("app")
     router = getattr(app, "router", None)
     if router is not None:
+        # not scope["route"]: for a route of an included router that is the route as written,
+        # without the router's prefix (FastAPI >= 0.137); match the routes as included instead
         from starlette.routing import Match
 
-        for r in router.routes:
+        from backend.kit.routes import iter_route_contexts
+
+        for r in iter_route_contexts(router.routes):
             match, _ = r.matches(scope)
             if match == Match.FULL and isinstance(getattr(r, "path", None), str):
                 return str(r.path)

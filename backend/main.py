@@ -20,6 +20,7 @@ from backend import __version__
 from backend.agent.router import router as agent_router
 from backend.audit.router import router as audit_router
 from backend.auth.oidc_router import router as oidc_router
+from backend.auth.proof_router import router as proof_router
 from backend.auth.router import router as auth_router
 from backend.campaign.router import router as campaign_router
 from backend.carbon.router import router as carbon_router
@@ -38,6 +39,7 @@ from backend.kit.headers import SecurityHeadersMiddleware
 from backend.kit.limits import BodyLimitMiddleware
 from backend.kit.messages import plain_message
 from backend.kit.openapi import document_errors
+from backend.kit.routes import iter_route_contexts
 from backend.kit.schema import NUL
 from backend.kit.security import burn_password_check
 from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logging, log, request_id_of
@@ -126,8 +128,10 @@ def _mount_ui(app: FastAPI, dist: Path) -> None:
         if path.startswith("api/"):
             allowed = sorted(
                 m
-                for r in app.routes
-                if isinstance(r, APIRoute) and r.name != "spa" and r.path_regex.match("/" + path)
+                for r in iter_route_contexts(app.routes)  # as included: prefixed paths
+                if isinstance(r.original_route, APIRoute)
+                and r.name != "spa"
+                and r.path_regex.match("/" + path)
                 for m in (r.methods or ())
             )
             if allowed:  # the path exists with other methods: 405 like every other method gets
@@ -238,6 +242,7 @@ def create_app() -> FastAPI:
         health_router,
         auth_router,
         oidc_router,
+        proof_router,
         team_router,
         invitation_router,
         audit_router,

@@ -34,6 +34,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match
 
 from backend.config import get_settings
+from backend.kit.routes import iter_route_contexts
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -126,7 +127,9 @@ class BodyLimitMiddleware:
         self.routes = routes
 
     def _template(self, scope: Scope) -> str | None:
-        for route in self.routes():
+        # an included router is one node of the routes (FastAPI >= 0.137): match its routes as
+        # included (prefixed paths)
+        for route in iter_route_contexts(self.routes()):
             match, _ = route.matches(scope)
             if match == Match.FULL:
                 return getattr(route, "path", None)

@@ -21,6 +21,7 @@ from fastapi.security.base import SecurityBase
 from starlette.routing import BaseRoute
 
 from backend.kit.limits import limit_for
+from backend.kit.routes import RouteContext, iter_route_contexts
 
 ERROR_REF = {"$ref": "#/components/schemas/ErrorResponse"}
 
@@ -66,15 +67,15 @@ def _walk(dep: Dependant) -> Iterable[Dependant]:
         yield from _walk(sub)
 
 
-def _authenticates(route: APIRoute) -> bool:
+def _authenticates(route: APIRoute | RouteContext) -> bool:
     return any(isinstance(d.call, SecurityBase) for d in _walk(route.dependant))
 
 
-def _path_params(route: APIRoute) -> bool:
+def _path_params(route: APIRoute | RouteContext) -> bool:
     return any(d.path_params for d in _walk(route.dependant))
 
 
-def statuses_for(route: APIRoute, method: str) -> set[int]:
+def statuses_for(route: APIRoute | RouteContext, method: str) -> set[int]:
     """The error statuses `route` can answer for `method` (besides its success statuses)."""
     out = {413, 422}
     if route.body_field is not None:
@@ -103,10 +104,12 @@ def _error_response(status: int, limit: int, description: str = "") -> dict[str,
 def document_errors(schema: dict[str, Any], routes: Iterable[BaseRoute]) -> None:
     """Add the error responses of every route to the OpenAPI document (in place)."""
     paths = schema.get("paths", {})
-    for route in routes:
-        if not isinstance(route, APIRoute) or not route.include_in_schema:
+    # an included router is one node of `routes` (FastAPI >= 0.137): its contexts carry the
+    # route as included (prefixed path, the router's responses and dependencies)
+    for route in iter_route_contexts(list(routes)):
+        if not isinstance(route.original_route, APIRoute) or not route.include_in_schema:
             continue
-        for method in route.methods:
+        for method in route.methods or ():
             op = paths.get(route.path_format, {}).get(method.lower())
             if op is None:
                 continue
