@@ -5,6 +5,7 @@ from fastapi.responses import StreamingResponse
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.export import service
+from backend.kit.disposition import attachment
 
 router = APIRouter(prefix="/teams", tags=["export"])
 
@@ -28,5 +29,5 @@ def export_team(team_id: uuid.UUID, principal: UserDep, session: SessionDep) -> 
     return StreamingResponse(
         service.chunks(f),
         media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        headers={"Content-Disposition": attachment(name, "iowatt-team-export.zip")},
     )

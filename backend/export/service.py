@@ -252,7 +252,9 @@ def export_team(session: Session, *, principal: UserPrincipal, team_id: uuid.UUI
         out.close()
         raise
     out.seek(0)
-    slug = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in team.name)[:60].strip("-") or "team"
+    # the team's own name, any script: the router's Content-Disposition encodes it (RFC 6266)
+    slug = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in team.name)
+    slug = "-".join(x for x in slug.split("-") if x)[:60].strip("-") or "team"
     return f"iowatt-{slug}-{utcnow():%Y%m%d-%H%M%S}.zip", out
 
 

@@ -1,13 +1,20 @@
 """The review's PDF: its HTML page (backend/review/report.py) printed by headless Chromium, the
 Debian `chromium` the project already installs for its browser tests (scripts/install-system-deps.sh).
-One Chromium process per PDF, at most two at a time; no network (the page is a local file with
-everything inline). Without Chromium the route answers 503 saying so."""
+One Chromium process per PDF, at most `SLOTS` at a time per API process; no network (the page is a
+local file with everything inline). Without Chromium the route answers 503 saying so.
+
+A PDF never waits for a slot: when both are printing, the request answers 503 with Retry-After at
+once (a waiting request used to hold one of the process's request sessions, docs/adr/0016, for up to
+two minutes). The route reads what it prints in a short transaction of its own and closes it
+before Chromium starts, so printing holds no database connection (backend/review/router.py)."""
 
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from backend.errors import AppError
@@ -15,7 +22,10 @@ from backend.review import report
 from backend.review.schemas import ReviewCommentRead, ReviewRead
 
 TIMEOUT_S = 120
-_slots = threading.BoundedSemaphore(2)
+SLOTS = 2
+# what a client should wait before asking again: a typical review prints in 1-3 s
+RETRY_AFTER_S = 5
+_slots = threading.BoundedSemaphore(SLOTS)
 
 
 class PdfUnavailable(AppError):
@@ -23,49 +33,68 @@ class PdfUnavailable(AppError):
     code = "pdf_unavailable"
 
 
+class PdfBusy(PdfUnavailable):
+    code = "pdf_busy"
+
+
 def chromium() -> str | None:
     """IOWATT_CHROMIUM, else `chromium` (or `chromium-browser`) on PATH."""
     return os.environ.get("IOWATT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def render(r: ReviewRead, comments: list[ReviewCommentRead]) -> bytes:
+def _executable() -> str:
     exe = chromium()
     if exe is None or not os.access(exe, os.X_OK):
         raise PdfUnavailable(
             "PDF export needs Chromium on the server (apt-get install chromium, or set IOWATT_CHROMIUM); "
             "the CSV export (?format=csv) works without it"
         )
-    if not _slots.acquire(timeout=TIMEOUT_S):
-        raise PdfUnavailable(
-            "the server is busy printing other PDFs: try again", headers={"Retry-After": "10"}
+    return exe
+
+
+@contextmanager
+def slot() -> Iterator[None]:
+    """One of the process's SLOTS printers, taken without waiting: 503 `pdf_busy` with Retry-After
+    when all are printing (and 503 `pdf_unavailable` when there is no Chromium to print with)."""
+    _executable()
+    if not _slots.acquire(blocking=False):
+        raise PdfBusy(
+            f"the server is printing {SLOTS} other PDFs: try again in a few seconds",
+            headers={"Retry-After": str(RETRY_AFTER_S)},
         )
     try:
-        with tempfile.TemporaryDirectory(prefix="iowatt-review-") as tmp:
-            page = Path(tmp) / "review.html"
-            out = Path(tmp) / "review.pdf"
-            page.write_text(report.html(r, comments), encoding="utf-8")
-            cmd = [
-                exe,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-extensions",
-                "--no-first-run",
-                "--no-pdf-header-footer",
-                f"--user-data-dir={tmp}/profile",
-                f"--print-to-pdf={out}",
-                page.as_uri(),
-            ]
-            try:
-                done = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, check=False)
-            except (OSError, subprocess.TimeoutExpired) as e:
-                raise PdfUnavailable(f"Chromium could not print the review: {e}") from None
-            if not out.exists() or out.stat().st_size == 0:
-                tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-                raise PdfUnavailable(f"Chromium printed no PDF (exit {done.returncode}): {tail[0][:300]}")
-            return out.read_bytes()
+        yield
     finally:
         _slots.release()
+
+
+def render(r: ReviewRead, comments: list[ReviewCommentRead], *, comments_total: int) -> bytes:
+    """Print the review (inside `slot()`; holding no database session)."""
+    exe = _executable()
+    with tempfile.TemporaryDirectory(prefix="iowatt-review-") as tmp:
+        page = Path(tmp) / "review.html"
+        out = Path(tmp) / "review.pdf"
+        page.write_text(report.html(r, comments, comments_total=comments_total), encoding="utf-8")
+        cmd = [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--no-first-run",
+            "--no-pdf-header-footer",
+            f"--user-data-dir={tmp}/profile",
+            f"--print-to-pdf={out}",
+            page.as_uri(),
+        ]
+        try:
+            done = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, check=False)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise PdfUnavailable(f"Chromium could not print the review: {e}") from None
+        if not out.exists() or out.stat().st_size == 0:
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            raise PdfUnavailable(f"Chromium printed no PDF (exit {done.returncode}): {tail[0][:300]}")
+        return out.read_bytes()

@@ -1,12 +1,24 @@
 """The review as a printable HTML page: tables, two charts drawn here as inline SVG (no script, no
 network), and the methodology appendix rendered from backend/review/formulas.py's table and
-docstrings, so the PDF says exactly what the code computes. Every text is HTML-escaped."""
+docstrings, so the PDF says exactly what the code computes. Every text is HTML-escaped.
+
+What a PDF holds is bounded, so no review makes Chromium print for minutes: at most MAX_CANDIDATES
+candidates (the review's own limit), the newest MAX_COMMENTS comments, each free text clipped at
+MAX_TEXT_CHARS (a comment's at MAX_COMMENT_CHARS); whatever is left out is said where it would have
+been. The largest review so bounded prints on at most MAX_PAGES A4 pages
+(tests/backend/test_review_pdf.py prints one)."""
 
 from decimal import Decimal
 from html import escape
 
 from backend.review import formulas
 from backend.review.schemas import ReviewCommentRead, ReviewRead
+from backend.review.service import MAX_CANDIDATES
+
+MAX_COMMENTS = 50
+MAX_COMMENT_CHARS = 2_000
+MAX_TEXT_CHARS = 4_000
+MAX_PAGES = 30  # the largest review printed on 19 (tests/backend/test_review_pdf.py)
 
 CSS = """
 @page { size: A4 landscape; margin: 12mm; }
@@ -24,6 +36,14 @@ COLORS = ("#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2", "#4b
 
 def _e(v: object) -> str:
     return escape("" if v is None else str(v))
+
+
+def _clip(text: str, limit: int) -> str:
+    """The text, escaped, cut at `limit` characters with a note saying how many were left out."""
+    if len(text) <= limit:
+        return _e(text)
+    left = len(text) - limit
+    return f"{_e(text[:limit])}… <i class='muted'>({left:,} more characters are not in this PDF)</i>"
 
 
 def _num(v: Decimal | int | None, places: int = 2) -> str:
@@ -135,19 +155,41 @@ def _methodology() -> str:
     )
 
 
-def html(r: ReviewRead, comments: list[ReviewCommentRead]) -> str:
+def _bounded(r: ReviewRead) -> tuple[ReviewRead, int]:
+    """The review with at most MAX_CANDIDATES candidates (the best ranked) and how many were cut."""
+    if len(r.candidates) <= MAX_CANDIDATES:
+        return r, 0
+    ranked = [x.candidate_id for x in r.ranking][:MAX_CANDIDATES]
+    keep = set(ranked) or {c.id for c in r.candidates[:MAX_CANDIDATES]}
+    return (
+        r.model_copy(
+            update={
+                "candidates": [c for c in r.candidates if c.id in keep],
+                "ranking": [x for x in r.ranking if x.candidate_id in keep],
+            }
+        ),
+        len(r.candidates) - len(keep),
+    )
+
+
+def html(r: ReviewRead, comments: list[ReviewCommentRead], *, comments_total: int | None = None) -> str:
+    """The page; `comments` are the newest MAX_COMMENTS of `comments_total` (older ones are said to
+    be left out)."""
+    r, cut = _bounded(r)
+    comments = comments[-MAX_COMMENTS:]
+    total = max(comments_total or 0, len(comments))
     cur = _e(r.currency)
     p: list[str] = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>{_e(r.name)}</title><style>{CSS}</style></head><body>",
         f"<h1>{_e(r.name)}</h1>",
-        f"<p class='muted'>Procurement review, version {r.version}. {_e(r.question)}</p>",
+        f"<p class='muted'>Procurement review, version {r.version}. {_clip(r.question, MAX_TEXT_CHARS)}</p>",
     ]
     if r.decision:
         d = r.decision
         p.append(
             f"<p><b>Decision:</b> {_e(d.candidate_name)} — by {_e(d.decided_by_name)} on "
-            f"{_e(d.decided_at.strftime('%Y-%m-%d %H:%M UTC'))}. {_e(d.reason)}</p>"
+            f"{_e(d.decided_at.strftime('%Y-%m-%d %H:%M UTC'))}. {_clip(d.reason, MAX_TEXT_CHARS)}</p>"
         )
     else:
         p.append("<p class='muted'>Not decided yet.</p>")
@@ -173,6 +215,11 @@ def html(r: ReviewRead, comments: list[ReviewCommentRead]) -> str:
             f"<td class='n'>{_num(x.score, 4)}</td><td>{per}</td></tr>"
         )
     p.append(f"</table><p class='muted'>Weights: {weights}. Normalisation: {_e(r.normalisation)}.</p>")
+    if cut:
+        p.append(
+            f"<p class='flag'>{cut} lower-ranked candidate{'s are' if cut != 1 else ' is'} not in this PDF "
+            f"(it holds the best {MAX_CANDIDATES}); the review page shows them all.</p>"
+        )
     p.append(
         "<h2>Candidates</h2><table><tr><th>candidate</th><th>device</th><th>drives</th><th>protection</th>"
         "<th>performance</th><th>power</th><th>unit price</th></tr>"
@@ -257,9 +304,18 @@ def html(r: ReviewRead, comments: list[ReviewCommentRead]) -> str:
             p.append(f"<tr><td>{_e(c.name)}</td>{cells}</tr>")
         p.append(f"</table><p>{_e(jc.message)}</p>")
     if comments:
-        p.append("<h2>Discussion</h2><ul>")
+        p.append("<h2>Discussion</h2>")
+        if total > len(comments):
+            older = total - len(comments)
+            p.append(
+                f"<p class='flag'>{older:,} earlier comment{'s are' if older != 1 else ' is'} not in this "
+                "PDF "
+                f"(it holds the newest {MAX_COMMENTS}); the review page shows the whole discussion.</p>"
+            )
+        p.append("<ul>")
         p += [
-            f"<li><b>{_e(c.author_name)}</b> ({_e(c.created_at.strftime('%Y-%m-%d'))}): {_e(c.body)}</li>"
+            f"<li><b>{_e(c.author_name)}</b> ({_e(c.created_at.strftime('%Y-%m-%d'))}): "
+            f"{_clip(c.body, MAX_COMMENT_CHARS)}</li>"
             for c in comments
         ]
         p.append("</ul>")

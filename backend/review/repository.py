@@ -73,6 +73,19 @@ def comments(session: Session, review_id: uuid.UUID) -> list[ReviewComment]:
     )
 
 
+def latest_comments(session: Session, review_id: uuid.UUID, limit: int) -> tuple[list[ReviewComment], int]:
+    """The newest `limit` comments, oldest first, and how many the review has."""
+    where = ReviewComment.review_id == review_id
+    total = session.scalar(select(func.count()).select_from(ReviewComment).where(where)) or 0
+    rows = session.scalars(
+        select(ReviewComment)
+        .where(where)
+        .order_by(ReviewComment.created_at.desc(), ReviewComment.id.desc())
+        .limit(limit)
+    )
+    return list(rows)[::-1], total
+
+
 def names(session: Session, user_ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
     if not user_ids:
         return {}

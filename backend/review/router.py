@@ -1,10 +1,16 @@
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
+from fastapi.security import HTTPAuthorizationCredentials
+from sqlalchemy.orm import Session, sessionmaker
 
-from backend.auth.deps import SessionDep, UserDep
-from backend.review import pdf, service
+from backend.auth import service as auth_service
+from backend.auth.deps import SessionDep, UserDep, bearer, get_user
+from backend.db import get_session_factory
+from backend.errors import Unauthorized
+from backend.kit.disposition import attachment
+from backend.review import pdf, report, service
 from backend.review.schemas import (
     CandidateCreate,
     CandidateRead,
@@ -80,7 +86,7 @@ def get_review(
         return Response(
             service.to_csv(r),
             media_type="text/csv",
-            headers={"Content-Disposition": f'attachment; filename="iowatt-review-{r.id}.csv"'},
+            headers={"Content-Disposition": attachment(f"iowatt-review-{r.id}.csv", "iowatt-review.csv")},
         )
     return Response(r.model_dump_json(), media_type="application/json")
 
@@ -160,17 +166,35 @@ def add_comment(
     response_class=Response,
     responses={
         200: {"description": "The review as a PDF", "content": {"application/pdf": {}}},
-        503: {"description": "Chromium is not installed on the server"},
+        503: {
+            "description": "`pdf_unavailable`: Chromium is not installed on the server; `pdf_busy`: "
+            "every printer of this API process is printing (Retry-After says when to ask again)"
+        },
     },
 )
-def review_pdf(review_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Response:
+def review_pdf(
+    review_id: uuid.UUID,
+    request: Request,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    factory: Annotated[sessionmaker[Session], Depends(get_session_factory)],
+) -> Response:
     """The review as a PDF (charts, tables, methodology appendix), printed by headless Chromium:
-    any role."""
-    r = _read(session, principal, review_id)
-    notes = service.comments(session, principal=principal, review_id=review_id)
-    body = pdf.render(r, notes)
+    any role. Never waits for a printer (503 `pdf_busy` + Retry-After) and holds no database
+    connection while Chromium prints (backend/review/pdf.py). At most report.MAX_CANDIDATES
+    candidates and the newest report.MAX_COMMENTS comments; the PDF says what it left out."""
+    if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
+        raise Unauthorized("missing bearer token", code="no_token")
+    with factory() as session, session.begin():  # who asks, in a transaction of its own
+        principal = get_user(request, auth_service.authenticate(session, raw_token=creds.credentials))
+    with pdf.slot():
+        with factory() as session, session.begin():  # what is printed: read, then closed
+            r = service.read(session, principal=principal, review_id=review_id)
+            notes, total = service.latest_comments(
+                session, principal=principal, review_id=review_id, limit=report.MAX_COMMENTS
+            )
+        body = pdf.render(r, notes, comments_total=total)
     return Response(
         body,
         media_type="application/pdf",
-        headers={"Content-Disposition": f'attachment; filename="iowatt-review-{r.id}.pdf"'},
+        headers={"Content-Disposition": attachment(f"iowatt-review-{r.id}.pdf", "iowatt-review.pdf")},
     )

@@ -67,6 +67,8 @@ REPORTABLE = (
 
 # the ranking and its sensitivity scans re-rank every candidate a few hundred times per read
 MAX_CANDIDATES = 50
+# said after a measured power reference when the run had no idle baseline
+NO_IDLE_NOTE = " (no idle baseline: idle taken as load)"
 
 
 def _plain(value: Decimal) -> Decimal:
@@ -458,7 +460,20 @@ def new_version(session: Session, *, principal: UserPrincipal, review_id: uuid.U
 
 def comments(session: Session, *, principal: UserPrincipal, review_id: uuid.UUID) -> list[ReviewCommentRead]:
     review = get(session, principal=principal, review_id=review_id)
-    rows = repository.comments(session, review.id)
+    return _comment_reads(session, repository.comments(session, review.id))
+
+
+def latest_comments(
+    session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, limit: int
+) -> tuple[list[ReviewCommentRead], int]:
+    """The newest `limit` comments (oldest first) and the review's count of comments: what a PDF
+    prints of the discussion (backend/review/report.py MAX_COMMENTS)."""
+    review = get(session, principal=principal, review_id=review_id)
+    rows, total = repository.latest_comments(session, review.id, limit)
+    return _comment_reads(session, rows), total
+
+
+def _comment_reads(session: Session, rows: list[ReviewComment]) -> list[ReviewCommentRead]:
     names = repository.names(session, {c.author_id for c in rows if c.author_id})
     return [
         ReviewCommentRead(
@@ -534,8 +549,7 @@ def _run_inputs(
             "idle_w": _dec(e.idle_w) if e.idle_w is not None else _dec(e.load_w_mean),
             "load_w": _dec(e.load_w_mean),
             "source": "estimated" if e.estimated else "measured",
-            "reference": f"{ref}: {e.source or 'meter'}"
-            + ("" if e.idle_w is not None else " (no idle baseline: idle taken as load)"),
+            "reference": f"{ref}: {e.source or 'meter'}" + ("" if e.idle_w is not None else NO_IDLE_NOTE),
         }
     elif e.status != "ok":
         notes.append(ValidityNote(flag="energy_" + e.status, message=e.reason or f"energy {e.status}"))

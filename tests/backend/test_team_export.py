@@ -7,11 +7,14 @@ import json
 import re
 import zipfile
 from typing import Any
+from urllib.parse import unquote
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from backend.kit.disposition import attachment
 from backend.models import Agent, ApiToken, AuditEvent, Invitation, Role, RunStatus, ShareLink, User
 from backend.power import service as power_service
 from tests.backend.test_energy import power_doc, upload
@@ -195,3 +198,34 @@ def test_only_the_teams_admins_export_it(client: TestClient, session: Session) -
     assert json.loads(empty.read("runs.json")) == [] and empty.read("runs.csv").decode().startswith(
         "id,name,"
     )
+
+
+def test_a_team_named_in_any_script_exports_with_an_rfc6266_file_name(
+    client: TestClient, session: Session
+) -> None:
+    """Issue 22: "Команда 東京" made the export a 500 (a header is Latin-1). The name travels as
+    filename*=UTF-8''… with an ASCII filename= beside it."""
+    u = create_user(session)
+    u.team.name = 'Команда 東京 "$x" \\ é'
+    session.flush()
+    r = client.post(f"/api/v1/teams/{u.team.id}/export", headers=u.headers)
+    assert r.status_code == 200, r.text
+    cd = r.headers["content-disposition"]
+    plain = re.search(r'filename="([^"]*)"', cd)
+    assert plain and plain.group(1).isascii() and plain.group(1).endswith(".zip"), cd
+    star = re.search(r"filename\*=UTF-8''(\S+)", cd)
+    assert star, cd
+    assert unquote(star.group(1)).startswith("iowatt-Команда-東京-x-é-"), unquote(star.group(1))
+    zipfile.ZipFile(io.BytesIO(r.content)).testzip()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Команда 東京", "東京", "a\r\nb", 'q"uote', "x" * 400, "..", "\\", "$x^2$", "e\u0301"],
+)
+def test_attachment_names_are_header_safe(name: str) -> None:
+    cd = attachment(f"iowatt-{name}.csv", "iowatt.csv")
+    cd.encode("latin-1")  # what Starlette does with a header value
+    assert cd.isascii() and "\r" not in cd and "\n" not in cd
+    plain = re.search(r'filename="([^"]*)"', cd)
+    assert plain and plain.group(1).endswith(".csv") and "/" not in plain.group(1)
