@@ -3,6 +3,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Query, Response, status
 from fastapi.security import HTTPAuthorizationCredentials
+from iowatt_policy import effective_max_memory
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent import repository, service
@@ -43,7 +44,11 @@ def policy_of(inventory: dict[str, Any] | None) -> PolicyRead | None:
     if reported is None:
         return None
     doc = reported.to_dict()
-    doc["targets"] = [{"model": None, "serial_sha256": None, "size_bytes": None, **t} for t in doc["targets"]]
+    doc["targets"] = [
+        {"model": None, "serial_sha256": None, "size_bytes": None, "free_inodes": None, **t}
+        for t in doc["targets"]
+    ]
+    doc["limits"]["max_memory_bytes"] = effective_max_memory(reported.limits, reported.mem_total_bytes).value
     return PolicyRead.model_validate(doc)
 
 

@@ -112,16 +112,27 @@ class PolicyTarget(_InventoryPart):
     model: Short | None = None
     serial_sha256: Annotated[str, StringConstraints(max_length=64)] | None = None
     size_bytes: int | None = Field(None, ge=0, le=2**63 - 1)
+    free_inodes: int | None = Field(
+        None, ge=0, le=2**63 - 1, description="directories: free inodes of their file system (statvfs)"
+    )
 
 
 class PolicyLimits(_InventoryPart):
-    """Per-run limits (iowatt_policy.Limits); null = no limit."""
+    """Per-run limits (iowatt_policy.Limits); null = no limit; "auto" = the host's default."""
 
     max_threads: int | None = Field(None, gt=0, le=2**31)
     max_iodepth: int | None = Field(None, gt=0, le=2**31)
     max_bs_bytes: int | None = Field(None, gt=0, le=2**63 - 1)
     max_bytes_written: int | None = Field(None, gt=0, le=2**63 - 1)
     max_runtime_s: float | None = Field(None, gt=0, le=10**9)
+    max_memory_bytes: Annotated[int, Field(gt=0, le=2**63 - 1)] | Literal["auto"] | None = Field(
+        "auto", description='memory a run may need, bytes; "auto" = half the host\'s RAM (libs/policy)'
+    )
+    max_files: Annotated[int, Field(gt=0, le=2**63 - 1)] | Literal["auto"] | None = Field(
+        "auto",
+        description='files + directories a run lays out; "auto" = half the target\'s free inodes, '
+        "at most 10 million (libs/policy)",
+    )
 
 
 class PolicyMeter(_InventoryPart):
@@ -143,6 +154,9 @@ class Policy(_InventoryPart):
         default_factory=list,
         max_length=16,
         description="DBMSs the host lets TPC-H runs start (iowatt-agent targets allow-dbms); none by default",
+    )
+    mem_total_bytes: int | None = Field(
+        None, ge=0, le=2**63 - 1, description="the host's MemTotal: the default memory limit's base"
     )
 
 
@@ -317,6 +331,7 @@ class PolicyTargetRead(OutputSchema):
     model: str | None
     serial_sha256: str | None
     size_bytes: int | None
+    free_inodes: int | None = Field(description="directories: free inodes of their file system, or null")
 
 
 class PolicyLimitsRead(OutputSchema):
@@ -325,6 +340,14 @@ class PolicyLimitsRead(OutputSchema):
     max_bs_bytes: int | None
     max_bytes_written: int | None
     max_runtime_s: float | None
+    max_memory_bytes: int | None = Field(
+        description="memory a run may need, bytes, as in force (the host's limit, or its default: half "
+        "its RAM); null = no limit, or an agent that reported no RAM size"
+    )
+    max_files: int | Literal["auto"] | None = Field(
+        description='files + directories a run may lay out; "auto" = the host\'s default, half the '
+        "target's free inodes (PolicyTargetRead.free_inodes), at most 10 million"
+    )
 
 
 class PolicyMeterRead(OutputSchema):

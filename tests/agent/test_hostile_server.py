@@ -233,3 +233,82 @@ def test_a_hostile_server_cannot_make_the_agent_touch_anything_outside_the_polic
     assert {t["path"] for t in reported["targets"]} >= {str(allowed), str(seven), DEV_RO, DEV_RW}
     assert reported["meters"] == [{"name": "wall", "driver": "shelly", "tier": "plug"}]
     assert SECRET not in json.dumps(api.inventories) and SECRET not in json.dumps(api.calls, default=str)
+
+
+# --- issue 22 (M4): memory and files of the host ----------------------------------------------------
+
+
+def test_a_hostile_server_cannot_exhaust_the_hosts_memory_or_files(api: FakeApi, tmp_path: Path) -> None:
+    """Leases a server that skipped its queue-time check could send: a vdbench set of 10^10 files,
+    a TPC-H buffer pool of 1 TiB, a block job of 1 TiB of buffers. The host set no memory or files
+    limit, so the defaults derived from this host hold (half its RAM; half the target's free
+    inodes, at most 10 million): each lease fails naming its rule before anything runs."""
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    state = tmp_path / "state"
+    unlimited = Limits(max_threads=None, max_iodepth=None, max_bs_bytes=None, max_runtime_s=None)
+    assert unlimited.max_memory_bytes == unlimited.max_files == "auto"
+    save_policy(
+        state,
+        Policy(targets=(Target.directory(str(allowed)),), limits=unlimited, allowed_dbms=("postgresql",)),
+    )
+    cases: list[tuple[str, str, str]] = []
+
+    def lease(expect: str, also: str, engine_job: dict[str, Any]) -> None:
+        doc = api.add_lease(engine_job, str(allowed), timeout_s=60, idle_s=0, meter="")
+        cases.append((doc["run_id"], expect, also))
+
+    ten_billion = "fsd=f,anchor=/x,depth=2,width=100,files=1000000,size=4k\n"  # 10^4 leaves x 10^6
+    reads = "fwd=w,fsd=f,operation=read,xfersize=4k,threads=4\nrd=r,fwd=w,elapsed=5,fwdrate=max,format=yes\n"
+    lease(
+        "limit.memory",
+        "10000000000 files",
+        {"mode": "vdbench", "parameters": ten_billion + reads, "scale": "1"},
+    )
+    twenty_million = "fsd=f,anchor=/x,depth=1,width=20,files=1000000,size=4k\n"  # memory: 180 MB
+    lease(
+        "limit.files",
+        "20000000 files",
+        {"mode": "vdbench", "parameters": twenty_million + reads, "scale": "1"},
+    )
+    tpch = {"mode": "tpch", "dbms": "postgresql", "scale_factor": "0.01", "buffer_pool_bytes": str(1 << 40)}
+    lease("limit.memory", "buffer pool of 1099511627776 bytes", tpch)
+    lease("limit.memory", "64 threads x iodepth 256", job(numjobs="64", iodepth="256", bs="64m", runtime="1"))
+
+    server, url = api.serve()
+    config = AgentConfig(
+        server_url=url,
+        agent_id=api.agent_id,
+        agent_token=AGENT_TOKEN,
+        name="victim",
+        heartbeat_interval_s=0.5,
+    )
+    loop = AgentLoop(
+        config,
+        state_dir=state,
+        engine=REAL_ENGINE,
+        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
+        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
+    )
+    code: list[int] = []
+    runner = threading.Thread(target=lambda: code.append(loop.run()))
+    runner.start()
+    try:
+        wait_until(lambda: len(api.failures) + len(api.results) >= len(cases), timeout=120)
+    finally:
+        loop.request_drain("test over")
+        runner.join(30)
+        server.shutdown()
+    assert code == [0]
+    failures = {f["run_id"]: f for f in api.failures.values()}
+    for run_id, expect, also in cases:
+        reason = failures[run_id]["reason"]
+        assert reason.startswith(f"host policy refused this run [{expect}]: "), reason
+        assert also in reason and "iowatt-agent targets limits --max-" in reason, reason
+    assert "[limit.files]" in failures[cases[0][0]]["reason"]  # the 10^10 set: both rules
+    assert api.results == {} and api.started == []  # nothing ran
+    assert list(allowed.iterdir()) == []  # no run directory, no DBMS, no file set
+    # the report the server checks at queue time carries the host's facts and the defaults
+    reported = api.inventories[-1]["policy"]
+    assert reported["mem_total_bytes"] > 0 and reported["limits"]["max_memory_bytes"] == "auto"
+    assert reported["targets"][0]["free_inodes"] is None or reported["targets"][0]["free_inodes"] > 0

@@ -389,7 +389,8 @@ def test_option_values_and_shapes() -> None:
     assert rules(check(engine_job={"global": {}, "jobs": []})) == ["option.not_allowed"]
     assert rules(check(engine_job={"jobs": [{"rw": "read"}], "exec": "x"})) == ["option.not_allowed"]
     assert check(engine_job=job(bs=4096, size=1 << 20, direct=True, runtime=1.5)) == []
-    assert "filename" not in ALLOWED_OPTIONS and len(RULES) == 17  # + dbms.not_allowed (issue 15), limit.memory/files (22)
+    # + dbms.not_allowed (issue 15), limit.memory and limit.files (issue 22)
+    assert "filename" not in ALLOWED_OPTIONS and len(RULES) == 17
 
 
 # --- limits ----------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ alone sets (ADR 0009 §5) and writes the systemd drop-in that opens the targets 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import hashlib
 import json
@@ -266,13 +267,41 @@ def device_facts(target: Target, sys_root: Path = Path("/")) -> Target:
     )
 
 
-def report(policy: Policy, meters: Meters) -> ReportedPolicy:
-    """What the inventory carries (`inventory.policy`) and what every lease is checked against."""
+def free_inodes(path: str) -> int | None:
+    """The inodes still free to an unprivileged user on `path`'s file system (statvfs
+    f_favail), rounded down to two significant digits (so the report, and its fingerprint, do
+    not change with every file someone creates: the inventory is re-sent when it changes); None
+    when the file system does not count inodes (btrfs reports f_files 0) or cannot be read."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    if st.f_files <= 0:
+        return None
+    free = int(st.f_favail)
+    step: int = 10 ** max(0, len(str(free)) - 2)
+    return free // step * step
+
+
+def directory_facts(target: Target) -> Target:
+    """A directory target with its file system's free inodes (the default files limit)."""
+    if target.kind != "directory":
+        return target
+    return dataclasses.replace(target, free_inodes=free_inodes(target.path))
+
+
+def report(policy: Policy, meters: Meters, *, mem_total_bytes: int | None = None) -> ReportedPolicy:
+    """What the inventory carries (`inventory.policy`) and what every lease is checked against:
+    targets with their facts (devices: model, serial hash, size; directories: free inodes) and
+    the host's MemTotal, which the default memory limit derives from (read here when not given)."""
+    from .inventory import read_mem_bytes
+
     return ReportedPolicy.from_policy(
         policy,
         meters=meters.info(),
         default_meter=meters.default,
-        targets=[device_facts(t) for t in policy.targets],
+        targets=[directory_facts(device_facts(t)) for t in policy.targets],
+        mem_total_bytes=mem_total_bytes if mem_total_bytes is not None else read_mem_bytes() or None,
     )
 
 
@@ -422,6 +451,8 @@ __all__ = [
     "PolicyFileError",
     "by_id_links",
     "device_facts",
+    "directory_facts",
+    "free_inodes",
     "dropin_text",
     "engine_job_for",
     "engine_options",

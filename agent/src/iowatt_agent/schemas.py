@@ -73,6 +73,7 @@ class PolicyTarget(Request):
     model: str | None = None
     serial_sha256: str | None = None
     size_bytes: int | None = None
+    free_inodes: int | None = None  # directories: their file system's free inodes (issue 22)
 
 
 class PolicyMeter(Request):
@@ -89,6 +90,9 @@ class PolicyLimits(Request):
     max_bs_bytes: int | None
     max_bytes_written: int | None
     max_runtime_s: float | None
+    # issue 22: "auto" = the host's default (from its RAM / the target's free inodes)
+    max_memory_bytes: int | Literal["auto"] | None = "auto"
+    max_files: int | Literal["auto"] | None = "auto"
 
 
 class PolicyReport(Request):
@@ -99,6 +103,7 @@ class PolicyReport(Request):
     default_meter: str | None
     limits: PolicyLimits
     allowed_dbms: list[str] = []  # the DBMSs TPC-H runs may start (issue 15)
+    mem_total_bytes: int | None = None  # the host's MemTotal: the default memory limit's base (issue 22)
 
 
 class Capabilities(Request):

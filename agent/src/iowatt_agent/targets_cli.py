@@ -18,13 +18,19 @@ from typing import Annotated
 import typer
 from iowatt_policy import (
     AGENT_ONLY_OPTIONS,
+    AUTO,
     BY_ID_PREFIX,
+    DEFAULT_FILES_FRACTION,
+    DEFAULT_MAX_FILES_CAP,
+    DEFAULT_MEMORY_FRACTION,
     KNOWN_DBMS,
     Limits,
     Policy,
     PolicyError,
     Target,
     check_name,
+    effective_max_files,
+    effective_max_memory,
     parse_size,
     parse_time_ns,
 )
@@ -265,12 +271,14 @@ def targets_list(
                 facts = f"{os.path.realpath(t.path)} {t.model or ''} {size}"
             table.add_row(t.path, t.kind, writes, facts)
         console.print(table)
-    _print_limits(console, policy.limits)
+    _print_limits(console, policy)
     _print_dbms(console, policy)
 
 
-def _print_limits(console: Console, limits: Limits) -> None:
-    def show(value: float | int | None, unit: str = "") -> str:
+def _print_limits(console: Console, policy: Policy) -> None:
+    limits = policy.limits
+
+    def show(value: float | int | str | None, unit: str = "") -> str:
         return (
             "no limit"
             if value is None
@@ -279,21 +287,43 @@ def _print_limits(console: Console, limits: Limits) -> None:
             else f"{value}{unit}"
         )
 
+    reported = host_policy.report(policy, host_policy.Meters())
+    memory = effective_max_memory(limits, reported.mem_total_bytes)
+    memory_text = show(limits.max_memory_bytes, "" if limits.max_memory_bytes == AUTO else " B")
+    if limits.max_memory_bytes == AUTO:
+        memory_text += f" (now {show(memory.value, ' B')}: {memory.source})"
+    files_text = show(limits.max_files)
+    if limits.max_files == AUTO:
+        per_target = [
+            f"{t.path} {effective_max_files(limits, t).value}"
+            for t in reported.targets
+            if t.kind == "directory"
+        ]
+        files_text += (
+            f" ({DEFAULT_FILES_FRACTION:.0%} of a target's free inodes, at most {DEFAULT_MAX_FILES_CAP}"
+        )
+        files_text += f"; now: {', '.join(per_target)})" if per_target else ")"
     console.print(
         "limits: "
         f"threads {show(limits.max_threads)} · iodepth {show(limits.max_iodepth)} · "
         f"block size {show(limits.max_bs_bytes, ' B')} · bytes written per run "
-        f"{show(limits.max_bytes_written, ' B')} · runtime {show(limits.max_runtime_s, ' s')}",
+        f"{show(limits.max_bytes_written, ' B')} · runtime {show(limits.max_runtime_s, ' s')} · "
+        f"memory {memory_text} · files {files_text}",
         highlight=False,
     )
 
 
-def _limit_value(text: str | None, parse: type[int] | type[float] | str) -> tuple[bool, int | float | None]:
-    """(given?, value) of a limit option: 'none' = no limit."""
+def _limit_value(
+    text: str | None, parse: type[int] | type[float] | str, *, auto: bool = False
+) -> tuple[bool, int | float | str | None]:
+    """(given?, value) of a limit option: 'none' = no limit; 'auto' = the host's default (memory
+    and files only)."""
     if text is None:
         return False, None
     if text.lower() in ("none", "unlimited"):
         return True, None
+    if auto and text.lower() == AUTO:
+        return True, AUTO
     try:
         if parse == "size":
             value: int | float = parse_size(text)
@@ -325,25 +355,44 @@ def targets_limits(
     max_runtime: Annotated[
         str | None, typer.Option("--max-runtime", help="A run's duration (fio syntax: 3600, 6h), or none")
     ] = None,
+    max_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--max-memory",
+            help="Memory a run may need (fio syntax: 8g), none, or auto (the default: "
+            f"{DEFAULT_MEMORY_FRACTION:.0%} of the host's RAM)",
+        ),
+    ] = None,
+    max_files: Annotated[
+        str | None,
+        typer.Option(
+            "--max-files",
+            help="Files + directories a run may lay out in a target, none, or auto (the default: "
+            f"{DEFAULT_FILES_FRACTION:.0%} of the target's free inodes, at most {DEFAULT_MAX_FILES_CAP})",
+        ),
+    ] = None,
     reset: Annotated[bool, typer.Option("--reset", help="Back to the defaults first")] = False,
     state_dir: StateDirOpt = None,
     dropin_dir: DropinOpt = None,
 ) -> None:
-    """Show the limits, or set them ('none' = no limit)."""
-    changes: dict[str, int | float | None] = {}
+    """Show the limits, or set them ('none' = no limit; memory and files: 'auto' = the default
+    derived from this host)."""
+    changes: dict[str, int | float | str | None] = {}
     for key, text, parse in (
         ("max_threads", max_threads, int),
         ("max_iodepth", max_iodepth, int),
         ("max_bs_bytes", max_bs, "size"),
         ("max_bytes_written", max_bytes_written, "size"),
         ("max_runtime_s", max_runtime, "time"),
+        ("max_memory_bytes", max_memory, "size"),
+        ("max_files", max_files, int),
     ):
-        given, value = _limit_value(text, parse)
+        given, value = _limit_value(text, parse, auto=key in ("max_memory_bytes", "max_files"))
         if given:
             changes[key] = value
     directory, policy = _load(state_dir)
     if not changes and not reset:
-        _print_limits(_console(), policy.limits)
+        _print_limits(_console(), policy)
         return
     try:
         limits = (Limits() if reset else policy.limits).updated(**changes)
@@ -351,7 +400,7 @@ def targets_limits(
         raise fail(str(exc)) from None
     policy = dataclasses.replace(policy, limits=limits)
     _save(directory, policy, dropin_dir)
-    _print_limits(_console(), limits)
+    _print_limits(_console(), policy)
 
 
 # --- DBMSs a TPC-H run may start (issue 15) --------------------------------------------------------

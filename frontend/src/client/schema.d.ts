@@ -4300,6 +4300,11 @@ export interface components {
             /** Default Meter */
             default_meter?: string | null;
             limits?: components["schemas"]["PolicyLimits-Input"];
+            /**
+             * Mem Total Bytes
+             * @description the host's MemTotal: the default memory limit's base
+             */
+            mem_total_bytes?: number | null;
             /** Meters */
             meters?: components["schemas"]["PolicyMeter"][];
             /** Targets */
@@ -4320,6 +4325,11 @@ export interface components {
             /** Default Meter */
             default_meter: string | null;
             limits: components["schemas"]["PolicyLimits-Output"];
+            /**
+             * Mem Total Bytes
+             * @description the host's MemTotal: the default memory limit's base
+             */
+            mem_total_bytes: number | null;
             /** Meters */
             meters: components["schemas"]["PolicyMeter"][];
             /** Targets */
@@ -4329,15 +4339,27 @@ export interface components {
         };
         /**
          * PolicyLimits
-         * @description Per-run limits (iowatt_policy.Limits); null = no limit.
+         * @description Per-run limits (iowatt_policy.Limits); null = no limit; "auto" = the host's default.
          */
         "PolicyLimits-Input": {
             /** Max Bs Bytes */
             max_bs_bytes?: number | null;
             /** Max Bytes Written */
             max_bytes_written?: number | null;
+            /**
+             * Max Files
+             * @description files + directories a run lays out; "auto" = half the target's free inodes, at most 10 million (libs/policy)
+             * @default auto
+             */
+            max_files: number | "auto" | null;
             /** Max Iodepth */
             max_iodepth?: number | null;
+            /**
+             * Max Memory Bytes
+             * @description memory a run may need, bytes; "auto" = half the host's RAM (libs/policy)
+             * @default auto
+             */
+            max_memory_bytes: number | "auto" | null;
             /** Max Runtime S */
             max_runtime_s?: number | null;
             /** Max Threads */
@@ -4347,15 +4369,27 @@ export interface components {
         };
         /**
          * PolicyLimits
-         * @description Per-run limits (iowatt_policy.Limits); null = no limit.
+         * @description Per-run limits (iowatt_policy.Limits); null = no limit; "auto" = the host's default.
          */
         "PolicyLimits-Output": {
             /** Max Bs Bytes */
             max_bs_bytes: number | null;
             /** Max Bytes Written */
             max_bytes_written: number | null;
+            /**
+             * Max Files
+             * @description files + directories a run lays out; "auto" = half the target's free inodes, at most 10 million (libs/policy)
+             * @default auto
+             */
+            max_files: number | "auto" | null;
             /** Max Iodepth */
             max_iodepth: number | null;
+            /**
+             * Max Memory Bytes
+             * @description memory a run may need, bytes; "auto" = half the host's RAM (libs/policy)
+             * @default auto
+             */
+            max_memory_bytes: number | "auto" | null;
             /** Max Runtime S */
             max_runtime_s: number | null;
             /** Max Threads */
@@ -4369,8 +4403,18 @@ export interface components {
             max_bs_bytes: number | null;
             /** Max Bytes Written */
             max_bytes_written: number | null;
+            /**
+             * Max Files
+             * @description files + directories a run may lay out; "auto" = the host's default, half the target's free inodes (PolicyTargetRead.free_inodes), at most 10 million
+             */
+            max_files: number | "auto" | null;
             /** Max Iodepth */
             max_iodepth: number | null;
+            /**
+             * Max Memory Bytes
+             * @description memory a run may need, bytes, as in force (the host's limit, or its default: half its RAM); null = no limit, or an agent that reported no RAM size
+             */
+            max_memory_bytes: number | null;
             /** Max Runtime S */
             max_runtime_s: number | null;
             /** Max Threads */
@@ -4422,6 +4466,11 @@ export interface components {
              */
             destructive: boolean;
             /**
+             * Free Inodes
+             * @description directories: free inodes of their file system (statvfs)
+             */
+            free_inodes?: number | null;
+            /**
              * Kind
              * @enum {string}
              */
@@ -4451,6 +4500,11 @@ export interface components {
              */
             destructive: boolean;
             /**
+             * Free Inodes
+             * @description directories: free inodes of their file system (statvfs)
+             */
+            free_inodes: number | null;
+            /**
              * Kind
              * @enum {string}
              */
@@ -4476,6 +4530,11 @@ export interface components {
         PolicyTargetRead: {
             /** Destructive */
             destructive: boolean;
+            /**
+             * Free Inodes
+             * @description directories: free inodes of their file system, or null
+             */
+            free_inodes: number | null;
             /**
              * Kind
              * @enum {string}

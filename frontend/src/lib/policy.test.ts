@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { POLICY } from "../test/fixtures";
+import { limits, POLICY } from "../test/fixtures";
 import {
   commonMeters,
   confirmationPhrase,
@@ -67,8 +67,11 @@ describe("host policy rules", () => {
         max_bs_bytes: 64 * 1024 * 1024,
         max_bytes_written: null,
         max_runtime_s: 21600,
+        max_memory_bytes: 8 * 1024 ** 3,
+        max_files: "auto",
       }),
-    ).toBe("threads ≤ 64 · block size ≤ 64 MiB · runtime ≤ 6 h");
+    ).toBe("threads ≤ 64 · block size ≤ 64 MiB · runtime ≤ 6 h · memory ≤ 8 GiB");
+    expect(limitsText(limits({ max_files: 1000 }))).toBe("files ≤ 1000");
     expect(limitsText(null)).toBe("");
   });
 });

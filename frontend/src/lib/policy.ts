@@ -116,6 +116,8 @@ const LIMIT_LABELS: Record<string, string> = {
   max_bs_bytes: "block size",
   max_bytes_written: "written per run",
   max_runtime_s: "runtime",
+  max_memory_bytes: "memory",
+  max_files: "files",
 };
 
 /** The host's limits as "threads ≤ 64 · block size ≤ 64 MiB · runtime ≤ 6 h"; "" when none. */

@@ -250,7 +250,7 @@ type Target = Policy["targets"][number];
 export function target(
   t: Pick<Target, "path" | "kind" | "writable" | "destructive"> & Partial<Target>,
 ): Target {
-  return { model: null, serial_sha256: null, size_bytes: null, ...t };
+  return { model: null, serial_sha256: null, size_bytes: null, free_inodes: null, ...t };
 }
 
 /** The host's limits as the server sends them (null: the host's default, no limit). */
@@ -261,6 +261,8 @@ export function limits(l: Partial<Policy["limits"]> = {}): Policy["limits"] {
     max_bs_bytes: null,
     max_bytes_written: null,
     max_runtime_s: null,
+    max_memory_bytes: null,
+    max_files: null,
     ...l,
   };
 }
