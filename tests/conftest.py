@@ -38,6 +38,12 @@ def reset_settings_caches() -> None:
         f.cache_clear()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked after_stack_tests (the shared stack's leak check) go after every other test:
+    xdist runs a group's tests in collection order, so they end their group."""
+    items.sort(key=lambda item: item.get_closest_marker("after_stack_tests") is not None)
+
+
 @pytest.fixture(scope="session")
 def pg() -> Iterator[Postgres]:
     with postgres() as server:
@@ -113,9 +119,22 @@ def client(session: Session, connection: Connection) -> Iterator[TestClient]:
 
 
 @pytest.fixture(scope="session")
-def live(pg: Postgres, redis_url: str, db_url: str) -> Iterator["Stack"]:
-    """The whole platform as real processes (shared by end-to-end and browser tests)."""
+def shared_stack(pg: Postgres, redis_url: str, db_url: str) -> Iterator["Stack"]:
+    """The whole platform as real processes, one per test process, shared by its end-to-end and
+    browser tests (through `live`)."""
     from tests.stack import stack
 
     with stack(pg, redis_url) as s:
         yield s
+
+
+@pytest.fixture
+def live(shared_stack: "Stack") -> Iterator["Stack"]:
+    """The shared stack for one test. What the test changes on it (the host's targets, DBMS
+    consent and meters, environments, team workloads, teams joined, runs left in flight) is put
+    back after it, so no test depends on the one before (docs/testing.md)."""
+    before = shared_stack.state()
+    yield shared_stack
+    put_back = shared_stack.restore(before)
+    if put_back:
+        print("put back after the test:\n  " + "\n  ".join(put_back))

@@ -9,6 +9,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,28 @@ BIN = Path(sys.executable).parent
 ENGINE = Path(REPO) / "agent" / "engine" / "build" / "iowatt-engine"
 FINAL = {"succeeded", "failed", "cancelled"}
 API_WORKERS = 2  # as a 2-CPU host runs it (backend.serve's default: the CPUs, at most 3)
+# The tests of the shared stack are split in these xdist groups (`--dist loadgroup`): each group runs in
+# one test process, on that process's own stack, so two processes carry stack tests side by side.
+# tests/e2e/test_zz_stack_left_clean.py runs last in each (docs/testing.md).
+STACK_GROUPS = ("stack-a", "stack-b")
+# what `iowatt-agent targets ...` and `iowatt-agent meters ...` change in the agent's state directory
+# (targets, limits, DBMS consent; meters and the default meter) and in the systemd drop-in directory
+AGENT_FILES = ("policy.json", "meters.json")
+
+
+@dataclass(frozen=True)
+class State:
+    """What a test may change on the shared stack, and must leave as it found it (docs/testing.md):
+    the host's policy and meters (the agent's files, and the policy the server last got from it),
+    the team's environments and own workloads, the admin's teams, and runs still in flight."""
+
+    files: dict[str, bytes | None]  # path -> content; None: the file did not exist
+    policy: dict[str, Any] | None
+    environments: frozenset[str]
+    workloads: frozenset[str]
+    teams: frozenset[str]
+    agents: frozenset[str]
+    active_runs: frozenset[str]
 
 
 @dataclass
@@ -40,6 +64,7 @@ class Stack:
     # how each process was started, so fault tests can kill and start it again (tests/faults)
     commands: dict[str, tuple[list[str], dict[str, str]]] = field(default_factory=dict)
     agent_url: str = ""
+    initial: State | None = None  # as it was once the agent came online
 
     def start(self, name: str) -> None:
         """Start a process of the stack again with the command and environment it first had."""
@@ -80,17 +105,21 @@ class Stack:
             base_url=f"{self.url}/api/v1", headers={"Authorization": f"Bearer {self.token}"}, timeout=30
         )
 
-    def allow(self, target: str, timeout_s: float = 60) -> None:
-        """ADR 0009: the host lists the directory first (`iowatt-agent targets add`); the server
-        knows once the agent re-sends its inventory (at its next long-poll)."""
-        state = self.workdir / "agent-state"
+    def agent_cli(self, *args: str) -> None:
+        """`iowatt-agent ARGS --state-dir` on the stack's host, as its operator runs it (targets,
+        meters); the running agent re-sends its policy at its next heartbeat."""
         env = {**os.environ, "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(self.workdir / "agent-dropin")}
         subprocess.run(
-            [str(BIN / "iowatt-agent"), "targets", "add", target, "--state-dir", str(state)],
+            [str(BIN / "iowatt-agent"), *args, "--state-dir", str(self.workdir / "agent-state")],
             env=env,
             check=True,
             capture_output=True,
         )
+
+    def allow(self, target: str, timeout_s: float = 60) -> None:
+        """ADR 0009: the host lists the directory first (`iowatt-agent targets add`); the server
+        knows once the agent re-sends its inventory (at its next long-poll)."""
+        self.agent_cli("targets", "add", target)
         with self.api() as api:
 
             def reported() -> bool:
@@ -104,10 +133,22 @@ class Stack:
                 message=lambda: f"the agent reports target {target}; logs: {self.tail()}",
             )
 
-    def queue(self, target: str, workload: dict[str, Any] | None = None, name: str | None = None) -> str:
+    def queue(
+        self,
+        target: str,
+        workload: dict[str, Any] | None = None,
+        name: str | None = None,
+        *,
+        idle_s: float | None = 0,
+    ) -> str:
+        """Allow `target`, queue a run of `workload` (the `quick` preset by default) on it. No idle
+        baseline unless asked (`idle_s`; None: the host's default, 30 s before and after the load
+        when the host has a meter): only a test about energy waits through one."""
         self.allow(target)
         with self.api() as api:
             body: dict[str, Any] = {"agent_id": self.agent_id, "target_path": target, "name": name}
+            if idle_s is not None:
+                body["idle_s"] = idle_s
             if workload is None:
                 quick = next(w for w in api.get("/workloads").json()["items"] if w["name"] == "quick")
                 body["workload_id"] = quick["id"]
@@ -132,10 +173,232 @@ class Stack:
                 message=lambda: f"run {run_id} ends (it is {last.get('status')}); logs: {self.tail()}",
             )
 
+    # --- one test's changes, put back (the `live` fixture, tests/conftest.py) ---------------------
+
+    def _files(self) -> dict[str, bytes | None]:
+        found: dict[str, bytes | None] = {}
+        for name in AGENT_FILES:
+            p = self.workdir / "agent-state" / name
+            found[str(p)] = p.read_bytes() if p.exists() else None
+        dropin = self.workdir / "agent-dropin"
+        for p in sorted(dropin.glob("*")) if dropin.is_dir() else []:
+            found[str(p)] = p.read_bytes()
+        return found
+
+    def state(self) -> State:
+        with self.api() as api:
+            me = api.get("/auth/me").json()
+            workloads = api.get("/workloads", params={"limit": 500}).json()["items"]
+            in_flight = [("status", s) for s in ("queued", "assigned", "running")]
+            active = api.get("/runs", params=[*in_flight, ("limit", "500")]).json()["items"]
+            return State(
+                files=self._files(),
+                policy=api.get(f"/agents/{self.agent_id}").json().get("policy"),
+                environments=frozenset(e["id"] for e in api.get("/environments").json()["items"]),
+                workloads=frozenset(w["id"] for w in workloads if not w["builtin"]),
+                teams=frozenset(t["id"] for t in me["teams"]),
+                agents=frozenset(a["id"] for a in api.get("/agents").json()["items"]),
+                active_runs=frozenset(r["id"] for r in active),
+            )
+
+    def differences(self, before: State) -> list[str]:
+        """What is not as in `before`, one line each (empty: nothing)."""
+        now = self.state()
+        out = [
+            f"{path}: {'changed' if now.files.get(path) is not None else 'removed'}"
+            for path, content in before.files.items()
+            if now.files.get(path) != content
+        ]
+        out += [f"{path}: added" for path in now.files.keys() - before.files.keys()]
+        if now.policy != before.policy:
+            out.append(f"the agent's policy as the server has it: {before.policy} -> {now.policy}")
+        for what in ("environments", "workloads", "teams", "agents", "active_runs"):
+            extra = getattr(now, what) - getattr(before, what)
+            gone = getattr(before, what) - getattr(now, what)
+            if extra:
+                out.append(f"{what} added: {sorted(extra)}")
+            if gone and what != "active_runs":
+                out.append(f"{what} removed: {sorted(gone)}")
+        return out
+
+    def restore(self, before: State, timeout_s: float = 60) -> list[str]:
+        """Put back what a test changed since `before`: cancel its runs still in flight, delete the
+        environments, workloads and agents it made, leave the teams the admin joined, write the agent's
+        policy and meters back, and wait until the server has that policy again. Returns what was
+        put back (the test's log shows it)."""
+        changed = self.differences(before)
+        if not changed:
+            return []
+        now = self.state()
+        with self.api() as api:
+            for rid in now.active_runs - before.active_runs:
+                api.post(f"/runs/{rid}/cancel")
+            for env in now.environments - before.environments:
+                api.delete(f"/environments/{env}", params={"force": "true"})
+            for wid in now.workloads - before.workloads:
+                api.delete(f"/workloads/{wid}")
+            me = api.get("/auth/me").json()["id"]
+            for team in now.teams - before.teams:
+                api.delete(f"/teams/{team}/members/{me}")
+            for agent in now.agents - before.agents:
+                api.delete(f"/agents/{agent}")
+        for path, content in before.files.items():
+            p = Path(path)
+            if content is None:
+                p.unlink(missing_ok=True)
+            elif not p.exists() or p.read_bytes() != content:
+                tmp = p.with_name(p.name + ".restore")
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(content)
+                tmp.replace(p)
+        for path in self._files().keys() - before.files.keys():
+            Path(path).unlink(missing_ok=True)
+        # the agent re-sends its policy at its next heartbeat (2 s here); runs cancelled above end
+        wait_until(
+            lambda: not self.differences(before),
+            timeout=timeout_s,
+            interval=0.3,
+            message=lambda: f"the stack as before the test: {self.differences(before)}; logs: {self.tail()}",
+        )
+        return changed
+
     def tail(self) -> str:
         return "\n".join(
             f"--- {p.name}\n" + p.read_text(errors="replace")[-3000:] for p in sorted(self.logs.glob("*.log"))
         )
+
+
+@dataclass
+class RecordedHost:
+    """A second host on a stack that runs nothing itself: each run queued to it is answered with a
+    recorded engine document (a real TPC-H run's, say) through the agent API, as the agent answers
+    a lease (lease, start, result with its power measurement). Its inventory is this machine's,
+    with the targets, DBMS consent and meters a test gave it, built by the agent's own code; the
+    power is measured for real by the agent's PowerSession around a short stand-in load."""
+
+    stack: Stack
+    agent_id: str
+    token: str
+    state: Path
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(
+            base_url=f"{self.stack.url}/api/v1", headers={"Authorization": f"Bearer {self.token}"}, timeout=30
+        )
+
+    def cli(self, *args: str) -> None:
+        """`iowatt-agent ARGS --state-dir` of this host (targets, allow-dbms, meters)."""
+        env = {**os.environ, "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(self.state.parent / "recorded-dropin")}
+        subprocess.run(
+            [str(BIN / "iowatt-agent"), *args, "--state-dir", str(self.state)],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+
+    def report_inventory(self) -> None:
+        from iowatt_agent.inventory import collect
+        from iowatt_agent.policy import load_report
+
+        inventory = collect(policy=load_report(self.state))
+        with self.client() as c:
+            r = c.put(
+                f"/agents/{self.agent_id}/inventory",
+                content=inventory.model_dump_json(by_alias=True),
+                headers={"Content-Type": "application/json"},
+            )
+            assert r.status_code == 200, r.text
+
+    def answer(self, run_id: str, doc: dict[str, Any], *, load_s: float = 2, idle_s: float = 1) -> None:
+        """Take the lease of `run_id` (the stack's worker dispatches it) and upload `doc` as its
+        result, with the power the run's meter measured over idle, `load_s` of stand-in load and idle."""
+        from datetime import UTC, datetime
+
+        from iowatt_agent.policy import load_meters
+        from iowatt_agent.power import PowerSession
+
+        with self.client() as c:
+
+            def leased() -> dict[str, Any] | None:
+                r = c.post(f"/agents/{self.agent_id}/lease", params={"wait_s": 2})
+                assert r.status_code == 200, r.text
+                lease: dict[str, Any] | None = r.json()["lease"]
+                return lease
+
+            lease = wait_until(leased, timeout=60, interval=0, message=f"a lease of run {run_id}")
+            assert lease["run_id"] == run_id, (lease["run_id"], run_id)
+            lid = lease["lease_id"]
+            r = c.post(f"/runs/{run_id}/start", json={"lease_id": lid})
+            assert r.status_code == 200, r.text
+            started = datetime.now(UTC)
+            power = None
+            meters = load_meters(self.state)
+            meter = lease["meter"] if lease["meter"] is not None else meters.default  # null: the host's
+            if meter:
+                entry = meters.meters[meter]
+                session = PowerSession(entry.spec, idle_s=idle_s, target=lease["target_path"], name=meter)
+                session.start()
+                session.idle("idle_before")
+                with session.phase("load"):
+                    time.sleep(load_s)  # the stand-in for the recorded run's load: the meter samples it
+                session.idle("idle_after")
+                power = session.finish()
+            body = {
+                "lease_id": lid,
+                "upload_id": str(uuid.uuid4()),
+                "engine_result": doc,
+                "engine_exit_code": 0,
+                "started_at": started.isoformat(),
+                "finished_at": datetime.now(UTC).isoformat(),
+                "power": power,
+            }
+            r = c.put(f"/runs/{run_id}/result", json=body)
+            assert r.status_code == 201, r.text
+
+
+@contextlib.contextmanager
+def recorded_host(s: Stack, name: str = "recorded") -> Iterator[RecordedHost]:
+    """Enrol a RecordedHost on `s` (`iowatt-agent enroll`, as a host does); deleted afterwards."""
+    from iowatt_agent.config import load_config
+
+    state = s.workdir / f"{name}-state"
+    env = {**s.commands["api"][1], "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(s.workdir / f"{name}-dropin")}
+    token = subprocess.run(
+        [str(BIN / "iowatt-server"), "enrollment-token"],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    subprocess.run(
+        [
+            str(BIN / "iowatt-agent"),
+            "enroll",
+            "--server",
+            s.url,
+            "--token-file",
+            "-",
+            "--name",
+            name,
+            "--state-dir",
+            str(state),
+        ],
+        cwd=REPO,
+        env=env,
+        input=token.encode(),
+        check=True,
+        capture_output=True,
+    )
+    cfg = load_config(state)
+    host = RecordedHost(stack=s, agent_id=str(cfg.agent_id), token=cfg.agent_token, state=state)
+    try:
+        yield host
+    finally:
+        with s.api() as api:
+            api.delete(f"/agents/{host.agent_id}")
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -339,6 +602,14 @@ def stack(
             except WaitTimeout as e:
                 raise RuntimeError("the agent did not come online:\n" + s.tail()) from e
             s.agent_id = online[0]["id"]
+            # its first inventory carries its policy: the state every test starts from
+            wait_until(
+                lambda: api.get(f"/agents/{s.agent_id}").json().get("policy"),
+                timeout=30,
+                interval=0.3,
+                message=lambda: f"the agent reports its policy; logs: {s.tail()}",
+            )
+        s.initial = s.state()
         yield s
     finally:
         # all asked to stop at once (the agent drains, the worker finishes its task), then awaited

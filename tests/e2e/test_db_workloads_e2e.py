@@ -43,7 +43,7 @@ def _target() -> str:
 def _queue(live: Stack, target: str, body: dict[str, Any]) -> str:
     live.allow(target)  # the agent re-sends its inventory (with the consent) once the target is listed
     with live.api() as api:
-        # the shared stack may have a meter by now (other tests add one): no idle baseline here
+        # no idle baseline: not a test about energy (docs/testing.md)
         r = api.post("/runs", json={"agent_id": live.agent_id, "target_path": target, "idle_s": 0, **body})
         assert r.status_code == 201, r.text
         return str(r.json()["id"])

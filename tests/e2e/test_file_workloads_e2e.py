@@ -30,7 +30,7 @@ def _queue(live: Stack, target: str, preset: str, scale: float) -> str:
                 "workload_id": _preset(live, preset),
                 "scale": scale,
                 "name": f"e2e {preset}",
-                # the shared stack may have a meter by now (other tests add one): no idle baseline here
+                # no idle baseline: not a test about energy (docs/testing.md)
                 "idle_s": 0,
             },
         )
