@@ -254,3 +254,43 @@ def test_allow_and_deny_dbms(env: dict[str, Path]) -> None:
     assert load_policy(env["state"]).allowed_dbms == ("postgresql",)
     assert targets("deny-dbms", "postgresql").exit_code == 0
     assert load_policy(env["state"]).allowed_dbms == ()
+
+
+def test_memory_and_files_limits(env: dict[str, Path]) -> None:
+    """Issue 22: --max-memory and --max-files take a size/count, none, or auto (the defaults
+    derived from this host: half its RAM, half a target's free inodes, at most 10 million)."""
+    from iowatt_agent.inventory import read_mem_bytes
+
+    data = env["root"] / "data"
+    data.mkdir()
+    assert targets("add", str(data)).exit_code == 0
+    limits = load_policy(env["state"]).limits
+    assert limits.max_memory_bytes == limits.max_files == "auto"
+    shown = " ".join(targets("limits").stdout.split())  # the console wraps at 170 columns
+    ram = read_mem_bytes()
+    assert f"memory auto (now {ram // 2} B: the default: 50% of the host's {ram} bytes of RAM)" in shown
+    assert (
+        "files auto (50% of a target's free inodes, at most 10000000; now: " in shown and str(data) in shown
+    )
+    listed = json.loads(targets("list", "--json").stdout)
+    assert listed["mem_total_bytes"] == ram and listed["limits"]["max_files"] == "auto"
+    free = listed["targets"][0]["free_inodes"]
+    assert free is None or (free > 0 and int(str(free)[2:] or "0") == 0)  # two significant digits
+
+    assert targets("limits", "--max-memory", "8g", "--max-files", "2000000").exit_code == 0
+    limits = load_policy(env["state"]).limits
+    assert (limits.max_memory_bytes, limits.max_files) == (8 << 30, 2_000_000)
+    assert "memory 8589934592 B" in targets("limits").stdout
+    assert targets("limits", "--max-memory", "none", "--max-files", "AUTO").exit_code == 0
+    limits = load_policy(env["state"]).limits
+    assert (limits.max_memory_bytes, limits.max_files) == (None, "auto")
+    for bad in (
+        ["--max-memory", "0"],
+        ["--max-memory", "lots"],
+        ["--max-files", "1.5"],
+        ["--max-threads", "auto"],
+    ):
+        r = targets("limits", *bad)
+        assert r.exit_code == 2, bad
+    assert targets("limits", "--max-memory", "1g", "--reset").exit_code == 0
+    assert load_policy(env["state"]).limits.max_memory_bytes == 1 << 30  # --reset, then the change
