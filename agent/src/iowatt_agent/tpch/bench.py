@@ -28,7 +28,7 @@ from rich.markup import escape
 from .. import policy as host_policy
 from .data import ANSWER_SCALE_FACTORS, extension_path, generate, remove_files
 from .dbms import DEFAULT_BUFFER_POOL_BYTES, DbmsError, Instance, Unsupported, check_binaries
-from .isolation import IsolationError, check_reachable, tpch_user
+from .isolation import HERE, IsolationError, check_reachable, tpch_user
 from .spec import LABEL, min_streams, power_at_size, qphh_at_size, throughput_at_size
 from .worker import WorkerFailed, coordinate
 from .workload import Workload
@@ -150,7 +150,7 @@ def run_in(
     """The run itself, in the worker: its working directory is `run_dir` (all paths relative)."""
     sf, streams = opts.scale_factor, opts.streams
     progress(f"generating data at SF {sf:g} with DuckDB's dbgen")
-    gen = generate(Path("gen"), sf, refresh_sets=streams + 1)
+    gen = generate(HERE / "gen", sf, refresh_sets=streams + 1)
     progress(f"starting a private {opts.dbms} in {instance.directory}")
     try:
         instance.start()

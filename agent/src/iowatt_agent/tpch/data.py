@@ -1,11 +1,12 @@
 """Data, queries and reference answers from DuckDB's TPC-H extension (ADR 0023).
 
-`generate()` runs dbgen at any scale factor in a DuckDB database inside the run's directory,
-exports the eight tables and the refresh sets as '|'-separated files, takes the 22 queries
+`generate()` runs dbgen at any scale factor in an in-memory DuckDB database (spilling to the
+run's directory), exports the eight tables and the refresh sets as '|'-separated files, takes
+the 22 queries
 (the spec's validation substitution parameters, as DuckDB ships them) and computes the
 reference answer of every query in every database state the tests can see: the loaded
 database (checked against `tpch_answers()` where the extension has them: SF 0.01, 0.1, 1)
-and the loaded database plus each refresh set. Then DuckDB is closed and its file removed.
+and the loaded database plus each refresh set. Then DuckDB is closed and its spill files removed.
 
 Refresh sets: DuckDB's dbgen writes no update sets, so RF1's rows are the generator's own
 orders and lineitems re-keyed into the order keys dbgen leaves unused (within every 32 keys dbgen
@@ -17,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,8 +76,10 @@ def generate(directory: Path, scale_factor: float, refresh_sets: int, memory_lim
     ext = extension_path()
     directory.mkdir(mode=0o755)
     started = time.monotonic()
-    db_file = directory / "generator.duckdb"
-    con = duckdb.connect(str(db_file))
+    # In memory (spilling to `directory`): DuckDB resolves a database file's path once with
+    # realpath and reopens its WAL by that path, so a link swapped into the run's path later
+    # would be followed; COPY and the temp directory take `directory` as given (issue 22).
+    con = duckdb.connect(":memory:")
     try:
         con.execute(f"SET memory_limit = '{memory_limit}'")
         con.execute(f"SET temp_directory = {sql_text(directory / 'duckdb.tmp')}")
@@ -136,9 +140,7 @@ def generate(directory: Path, scale_factor: float, refresh_sets: int, memory_lim
         version = str(_one(con, "SELECT version()"))
     finally:
         con.close()
-    db_file.unlink(missing_ok=True)
-    for leftover in directory.glob("generator.duckdb*"):
-        leftover.unlink(missing_ok=True)
+    shutil.rmtree(directory / "duckdb.tmp", ignore_errors=True)
     return Generated(
         directory=directory,
         files=files,

@@ -406,7 +406,7 @@ class MariaDB(Instance):
             conn.close()
 
     def connect(self) -> Connection:
-        import pymysql  # type: ignore[import-untyped]
+        import pymysql  # type: ignore[import-untyped,unused-ignore]
 
         conn: Connection = pymysql.connect(
             unix_socket=str(self.socket_dir / "mysqld.sock") if self.socket_dir else None,

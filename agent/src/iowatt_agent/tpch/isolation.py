@@ -42,6 +42,11 @@ SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # the host's own choice of DBMS binaries (docs/tpch.md): the only variables a worker keeps
 ENV_KEPT = ("IOWATT_TPCH_PG_BINDIR", "IOWATT_TPCH_MARIADB_BINDIR")
 RUN_DIR_MODE = 0o700
+# The worker's working directory as a path that always leads to the directory it holds, whatever
+# another user renames or links in the target meanwhile (the kernel resolves it to the process's
+# own cwd). For what runs in the worker itself (DuckDB makes relative paths absolute with
+# getcwd once, then opens by that path); the servers get `real_path()`, checked after they start.
+HERE = Path("/proc/self/cwd")
 PR_SET_NO_NEW_PRIVS = 38
 
 
@@ -121,6 +126,11 @@ def clean_env(home: str | None = None) -> dict[str, str]:
         env["HOME"] = home
     env.update({k: os.environ[k] for k in ENV_KEPT if os.environ.get(k)})
     return env
+
+
+def real_path(path: Path) -> Path:
+    """`path` under HERE as the directory's real absolute path now (for another process)."""
+    return Path(os.getcwd()) / path.relative_to(HERE) if path.is_relative_to(HERE) else path
 
 
 # --- the run's directory -------------------------------------------------------------------------
@@ -214,6 +224,18 @@ def enter(run_fd: int, user: RunAs) -> None:
         )
 
 
+def wipe_initial_environment() -> None:
+    """Zero the environment block the process was started with (what /proc/PID/environ shows):
+    a forked worker has a copy of its coordinator's, the agent's variables included. Call after
+    `os.environ.clear()`: the C library's environment then lives elsewhere (setenv copies)."""
+    with open("/proc/self/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    # fields 50 and 51 of proc(5) (env_start, env_end); the text after ')' starts at field 3
+    start, end = int(fields[50 - 3]), int(fields[51 - 3])
+    if 0 < start < end:
+        ctypes.memset(start, 0, end - start)
+
+
 def fork_as(user: RunAs, run_fd: int, body: Callable[[], int], keep: set[int]) -> int:
     """Fork a process that becomes `user`, enters the run directory (by `run_fd`), keeps only
     the descriptors in `keep`, takes `clean_env()` and returns `body()` as its exit status. The
@@ -229,8 +251,10 @@ def fork_as(user: RunAs, run_fd: int, body: Callable[[], int], keep: set[int]) -
         drop_privileges(user)
         enter(run_fd, user)
         os.close(run_fd)
+        home = os.getcwd()
         os.environ.clear()
-        os.environ.update(clean_env(home=os.getcwd()))
+        os.environ.update(clean_env(home=home))
+        wipe_initial_environment()
         code = body()
     except BaseException as exc:  # noqa: BLE001 - a forked child never returns into the caller
         with contextlib.suppress(Exception):
@@ -358,3 +382,40 @@ def json_line(obj: dict[str, Any]) -> bytes:
     import json
 
     return (json.dumps(obj) + "\n").encode()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m iowatt_agent.tpch.isolation remove TARGET NAME`: remove a TPC-H run directory
+    (`remove_run_dir`); prints `removed` or `absent`. Exit 2 for a target that is not a plain
+    directory (a link anywhere in its path) or a name that is not a run directory's."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 3 or args[0] != "remove":
+        sys.stderr.write("usage: python -m iowatt_agent.tpch.isolation remove TARGET NAME\n")
+        return 2
+    target, name = args[1], args[2]
+    if not name.startswith("iowatt-tpch-") or "/" in name or name in (".", ".."):
+        sys.stderr.write(f"not a TPC-H run directory: {name!r}\n")
+        return 2
+    if os.path.realpath(target) != target:
+        sys.stderr.write(f"{target} is not a plain directory path (a link in it): nothing removed\n")
+        return 2
+    try:
+        fd = open_directory(Path(target))
+    except IsolationError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    try:
+        gone = remove_run_dir(fd, name)
+    except OSError as exc:
+        sys.stderr.write(f"{target}/{name}: {exc}\n")
+        return 1
+    finally:
+        os.close(fd)
+    sys.stdout.write("removed\n" if gone else "absent\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

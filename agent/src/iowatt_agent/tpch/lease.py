@@ -5,11 +5,14 @@ Why a child, in its own process group (`runner.EngineProcess`, as the engine): c
 timeout and a forced drain then stop the whole run with one `killpg` (SIGTERM: the child stops its
 DBMS and removes the run directory, as `bench` does on Ctrl-C; SIGKILL after the grace), DuckDB's
 generator and every DBMS client thread included, and the agent's own threads (heartbeat, spool)
-never share a process with a multi-gigabyte load. The DBMS server itself leaves the group
-(pg_ctl starts the postmaster in a new session; mariadbd is started in one), so after the child
-ends, whatever way, the agent kills every postgres / mariadbd process whose working directory is
-inside the run directory (both chdir to their data directory there) and removes the directory:
-`TpchRun.remove_dir`, also at start-up for a killed agent's run (`leftovers`).
+never share a process with a multi-gigabyte load. The child is only the coordinator: the run
+itself is its worker, the unprivileged TPC-H user (`isolation`, `worker`; issue 22). The DBMS
+server leaves the group (pg_ctl starts the postmaster in a new session; mariadbd is started in
+one), so after the child ends, whatever way, the agent has every process of the TPC-H user whose
+working directory is inside the run directory killed (the servers chdir to their data directory
+there) and the directory removed, by a helper (`python -m iowatt_agent.tpch.isolation remove`)
+that does it as the directory's owner: `TpchRun.remove_dir`, also at start-up for a killed
+agent's run (`leftovers`). Root without capabilities (the systemd unit) could do neither itself.
 
 Parent side: `prepare()` writes the checked job to `<state>/jobs/<run id>.tpch` (0600) and refuses
 a host without the generator or the DBMS ("unsupported on this host: ... install it: ...")
@@ -26,11 +29,12 @@ unsupported; 130 stopped by a signal (instance stopped, directory removed).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
+import logging
 import math
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -41,12 +45,15 @@ from typing import Any
 
 from iowatt_policy import job_value
 
-from ..filework import FileRun, remove_run_dir, write_text
+from ..filework import FileRun, write_text
 from .spec import LABEL, min_streams
+
+log = logging.getLogger("iowatt_agent.tpch")
 
 RUN_DIR_PREFIX = "iowatt-tpch-"
 # processes of a private instance (their working directory is the data directory)
 DBMS_PROGRAMS = frozenset({"postgres", "postmaster", "mariadbd", "mysqld"})
+REMOVE_TIMEOUT_S = 120.0
 KILL_GRACE_S = 30.0  # SIGTERM to SIGKILL: stopping the DBMS and removing its files takes a while
 # share of the whole run per phase (start %, span %), for the run's progress bar
 PHASES = {
@@ -157,25 +164,28 @@ def processes_under(directory: Path) -> list[int]:
     return pids
 
 
-def kill_instance(directory: Path, timeout_s: float = 10.0) -> list[int]:
-    """SIGKILL every DBMS process working inside `directory` and wait until they are gone."""
-    pids = processes_under(directory)
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and processes_under(directory):
-        time.sleep(0.05)
-    return pids
-
-
 def remove_instance(target: Path, name: str) -> bool:
     """Kill a private instance still running in `<target>/<name>`, then remove the directory
-    (never following a link). True when there was something to remove."""
-    if not name.startswith(RUN_DIR_PREFIX):
+    (never following a link), as its owner when that is the TPC-H user. A fresh process does it:
+    it forks and drops privileges, which the agent's own threaded process must not. True when
+    there was something to remove."""
+    if not name.startswith(RUN_DIR_PREFIX) or "/" in name:
         raise ValueError(f"not a TPC-H run directory: {name!r}")
-    killed = kill_instance(target / name)
-    return remove_run_dir(target, name) or bool(killed)
+    from .isolation import clean_env
+
+    done = subprocess.run(
+        [sys.executable, "-m", "iowatt_agent.tpch.isolation", "remove", str(target), name],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=REMOVE_TIMEOUT_S,
+        check=False,
+    )
+    if done.returncode != 0:
+        log.warning("rundir.cleanup_failed path=%s error=%s", target / name, done.stderr.strip()[-300:])
+        return False
+    return done.stdout.strip() == "removed"
 
 
 # --- the child -------------------------------------------------------------------------------------

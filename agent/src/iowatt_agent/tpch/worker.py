@@ -133,6 +133,7 @@ def preload(dbms: str) -> None:
     the DBMS's and DuckDB's own files). Also saves every worker the import time."""
     import ctypes.util  # noqa: F401 - libpq is found through it
     import decimal  # noqa: F401
+
     import duckdb  # noqa: F401
     import duckdb_extension_tpch  # noqa: F401
 
@@ -144,8 +145,7 @@ def preload(dbms: str) -> None:
 
         psycopg.connect  # noqa: B018 - resolves the lazily loaded implementation
     else:
-        import pymysql  # noqa: F401
-        import pymysql.connections  # noqa: F401
+        import pymysql  # type: ignore[import-untyped,unused-ignore]  # noqa: F401
 
 
 def work(opts: TpchOptions, events_fd: int, control_fd: int) -> int:

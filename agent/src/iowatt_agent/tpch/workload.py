@@ -5,7 +5,6 @@ throughput test (5.3.4: S query streams and one refresh stream running S RF1/RF2
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import threading
 import time
@@ -16,6 +15,7 @@ from typing import Any
 
 from .data import REFRESH_TABLES, TABLES, Generated, answers_match
 from .dbms import Connection, Instance
+from .isolation import real_path
 from .spec import stream_order
 
 COLUMNS: dict[str, list[tuple[str, str]]] = {
@@ -237,7 +237,7 @@ class Workload:
             cur.execute(
                 f"LOAD DATA INFILE %s INTO TABLE {table} FIELDS TERMINATED BY '|' "
                 "OPTIONALLY ENCLOSED BY '\"' LINES TERMINATED BY '\\n'",
-                (str(Path(os.getcwd()) / path),),
+                (str(real_path(path)),),
             )
 
     # --- queries and refresh functions -------------------------------------------------------------
