@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from backend.agent import service as agent_service
 from backend.agent.schemas import EnrollmentTokenCreate
@@ -34,6 +35,15 @@ def _write_secret(path: Path, content: str) -> None:
         raise
 
 
+def _team_named(session: Session, name: str) -> Team | None:
+    """The team of this name; names are unique per member, not per server (ADR 0025), so two
+    teams of one name are refused here rather than one picked at random."""
+    rows = list(session.scalars(select(Team).where(Team.name == name).limit(2)))
+    if len(rows) > 1:
+        raise typer.BadParameter(f"several teams are named {name!r}: rename one first", param_hint="--team")
+    return rows[0] if rows else None
+
+
 @app.command()
 def bootstrap(
     email: Annotated[str, typer.Option(help="admin login")] = "admin@iowatt.local",
@@ -52,10 +62,16 @@ def bootstrap(
         if user is None:
             password = secrets.token_urlsafe(12)
             user = auth_service.create_user(
-                session, email=email, password=password, display_name="Administrator"
+                session,
+                email=email,
+                password=password,
+                display_name="Administrator",
+                email_verified=True,  # the operator's own account
+                instance_admin=True,
             )
             _write_secret(credentials_file, f"email={email}\npassword={password}\n")
-        team_row = session.scalar(select(Team).where(Team.name == team))
+        user.is_instance_admin = True
+        team_row = _team_named(session, team)
         if team_row is None:
             team_row = auth_service.create_team(session, name=team, owner=user)
         elif (
@@ -87,13 +103,27 @@ def enrollment_token(
 ) -> None:
     """Print a new enrollment token for `iowatt-agent enroll`."""
     with unit_of_work() as session:
-        team_row = session.scalar(select(Team).where(Team.name == team))
+        team_row = _team_named(session, team)
         if team_row is None:
             raise typer.BadParameter(f"no team named {team!r}", param_hint="--team")
         raw, _ = agent_service.create_enrollment_token(
             session, principal=None, body=EnrollmentTokenCreate(team_id=team_row.id, ttl_s=ttl_s)
         )
     typer.echo(raw)
+
+
+@app.command("instance-admin")
+def instance_admin(
+    email: Annotated[str, typer.Argument(help="the account's e-mail")],
+    revoke: Annotated[bool, typer.Option(help="take the role away instead")] = False,
+) -> None:
+    """Make an account an instance administrator (may create teams and issue reset links), or not."""
+    with unit_of_work() as session:
+        user = auth_repo.user_by_email(session, email)
+        if user is None:
+            raise typer.BadParameter(f"no account uses {email!r}", param_hint="EMAIL")
+        user.is_instance_admin = not revoke
+    typer.echo(f"{email}: {'no longer ' if revoke else ''}an instance administrator")
 
 
 @app.command("ensure-builtins")

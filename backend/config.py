@@ -4,7 +4,7 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -95,6 +95,19 @@ class Settings(BaseSettings):
     smtp_url: str = ""
     smtp_from: str = "iowatt <iowatt@localhost>"
     smtp_timeout_s: float = Field(10.0, gt=0)
+    # --- who owns an e-mail, who may create teams (issue 22, docs/adr/0025) ---
+    # who may create teams: instance administrators only (as Grafana does for organisations), or
+    # every signed-in user
+    team_creators: Literal["instance_admins", "users"] = "instance_admins"
+    # how long a mailed e-mail verification, a mailed password reset and an admin's reset link work
+    email_verification_ttl_s: int = Field(24 * 3600, gt=0, le=7 * 24 * 3600)
+    password_reset_ttl_s: int = Field(3600, gt=0, le=24 * 3600)
+    admin_reset_link_ttl_s: int = Field(24 * 3600, gt=0, le=7 * 24 * 3600)
+    # mails an account may be sent per hour (verification and reset requests; more are refused 429)
+    account_mail_per_hour: int = Field(3, gt=0)
+    # invitations one user may create per hour, and one team per day (more are refused 429)
+    invitations_per_creator_per_hour: int = Field(20, gt=0)
+    invitations_per_team_per_day: int = Field(100, gt=0)
     # --- sign-in with OpenID Connect (issue 13, docs/adr/0017): off while oidc_issuer is empty ---
     # the provider's issuer URL exactly as its discovery document names it
     # (https://ISSUER/.well-known/openid-configuration), e.g. https://sso.example.com/realms/acme

@@ -20,6 +20,7 @@ from backend import __version__
 from backend.agent.router import router as agent_router
 from backend.audit.router import router as audit_router
 from backend.auth.oidc_router import router as oidc_router
+from backend.auth.proof_router import router as proof_router
 from backend.auth.router import router as auth_router
 from backend.campaign.router import router as campaign_router
 from backend.carbon.router import router as carbon_router
@@ -241,6 +242,7 @@ def create_app() -> FastAPI:
         health_router,
         auth_router,
         oidc_router,
+        proof_router,
         team_router,
         invitation_router,
         audit_router,

@@ -68,9 +68,18 @@ def create_user(
     team: Team | None = None,
     email: str | None = None,
     password: str = "correct horse",
+    email_verified: bool = True,
+    instance_admin: bool = False,
 ) -> UserCtx:
     email = email or f"u-{uuid.uuid4().hex[:8]}@example.test"
-    user = auth_service.create_user(session, email=email, password=password, display_name="Test User")
+    user = auth_service.create_user(
+        session,
+        email=email,
+        password=password,
+        display_name="Test User",
+        email_verified=email_verified,
+        instance_admin=instance_admin,
+    )
     if team is None:
         team = Team(name=f"team-{uuid.uuid4().hex[:8]}")
         session.add(team)

@@ -1,5 +1,7 @@
 """The queries of sign-in with OpenID Connect."""
 
+import uuid
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -15,3 +17,7 @@ def user_by_email_for_update(session: Session, email: str) -> User | None:
     """The account with this e-mail, locked until the transaction ends (two sign-ins at once link
     it once)."""
     return session.scalar(select(User).where(User.email == email.lower()).with_for_update())
+
+
+def user_by_id_for_update(session: Session, user_id: uuid.UUID) -> User | None:
+    return session.scalar(select(User).where(User.id == user_id).with_for_update())

@@ -17,3 +17,12 @@ class OidcSessionRequest(InputSchema):
         max_length=200,
         description="the one-time code the sign-in callback put in the fragment of /login/oidc",
     )
+
+
+class OidcLinkRequest(InputSchema):
+    code: str = Field(
+        min_length=10,
+        max_length=200,
+        description="the link code the sign-in callback put in the fragment of /login/oidc (#link=)",
+    )
+    password: str = Field(min_length=1, max_length=1000, description="the password of the account to link")

@@ -6,11 +6,17 @@ its session (docs/adr/0017).
   cannot be finished here), and the provider's authorization URL.
 - callback: the cookie's state must equal the one the provider sends back; the code is exchanged
   with the verifier and the ID token checked (oidc_client). The account: the one linked to
-  (issuer, subject) if any; else the one whose e-mail the provider says is VERIFIED, which is
-  then linked; else a new one when IOWATT_OIDC_AUTO_CREATE is on; else refused.
-- the session: the callback stores a one-time code in Redis for 60 s and sends the browser to
-  the SPA with it in the URL fragment (never sent to a server, so in no access log); the SPA
-  trades it with POST /auth/oidc/session for a session token, as /auth/login answers.
+  (issuer, subject) if any; else the one whose e-mail the provider says is VERIFIED, linked only
+  when the account's owner proved that e-mail too (docs/adr/0025); an account whose e-mail is
+  unproven (made from an invitation: whoever held the link chose its password) is linked only in
+  the link step, where the person gives the account's password; else a new account when
+  IOWATT_OIDC_AUTO_CREATE is on; else refused.
+- the session: the callback stores a one-time code in Redis for 60 s (a link code: 10 minutes)
+  and sends the browser to the SPA with it in the URL fragment (never sent to a server, so in no
+  access log); the SPA trades it with POST /auth/oidc/session (or /auth/oidc/link with the
+  password) for a session token, as /auth/login answers. The code is bound to the flow cookie
+  of the browser that started the sign-in: traded from another browser (an attacker's code
+  planted in a victim's browser: login CSRF), it is refused.
 """
 
 import base64
@@ -26,16 +32,19 @@ import redis
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from backend.auth import oidc_client, oidc_repository, repository, service
+from backend.auth import oidc_client, oidc_repository, proof, repository, service, throttle
 from backend.auth.oidc_client import Identity, OidcError
 from backend.auth.throttle import get_redis
 from backend.config import Settings
-from backend.errors import AppError, NotFound, Unauthorized
+from backend.errors import AppError, Conflict, NotFound, TooManyRequests, Unauthorized
+from backend.kit.security import burn_password_check, verify_password
+from backend.kit.time import utcnow
 from backend.models import ApiToken, User
 
 FLOW_COOKIE = "iowatt_oidc_flow"
 FLOW_TTL_S = 600
 HANDOFF_TTL_S = 60
+LINK_TTL_S = 600
 _HANDOFF_PREFIX = "iowatt:oidc-handoff:"
 CALLBACK_PATH = "/api/v1/auth/oidc/callback"
 
@@ -151,17 +160,26 @@ def start(settings: Settings) -> tuple[str, str]:
 # --- the account ---------------------------------------------------------------------------------
 
 
-def match_account(session: Session, settings: Settings, identity: Identity) -> User:
+@dataclass(frozen=True)
+class Match:
+    """The account an identity signs in to; `link_needed`: it has this e-mail but its owner never
+    proved it, so the identity is linked only once the person gives the account's password."""
+
+    user: User
+    link_needed: bool = False
+
+
+def match_account(session: Session, settings: Settings, identity: Identity) -> Match:
     """The account this identity signs in to (linking it on first use), or a refusal."""
     user = oidc_repository.user_by_identity(session, issuer=identity.issuer, subject=identity.subject)
     if user is None:
-        user = _by_verified_email(session, settings, identity)
+        return _by_verified_email(session, settings, identity)
     if not user.is_active:
         raise OidcError("account_inactive", "this account is deactivated: ask a team admin")
-    return user
+    return Match(user)
 
 
-def _by_verified_email(session: Session, settings: Settings, identity: Identity) -> User:
+def _by_verified_email(session: Session, settings: Settings, identity: Identity) -> Match:
     if identity.email is None:
         raise OidcError(
             "email_missing",
@@ -194,14 +212,30 @@ def _by_verified_email(session: Session, settings: Settings, identity: Identity)
             "identity_conflict",
             f"the account of {identity.email} is linked to another single sign-on identity",
         )
-    user.oidc_issuer = identity.issuer
-    user.oidc_subject = identity.subject
+    elif user.email_verified_at is None:
+        # the account claims the address, but its owner never proved it: the person signing in
+        # must show they own the account too (its password), or take it back by a reset
+        if user.password_hash is None:  # cannot happen (SSO-made accounts are proven): refuse
+            raise OidcError("identity_conflict", f"the account of {identity.email} cannot be linked")
+        return Match(user, link_needed=True)
+    _link(session, user, identity.issuer, identity.subject)
+    return Match(user)
+
+
+def _link(session: Session, user: User, issuer: str, subject: str) -> None:
+    user.oidc_issuer = issuer
+    user.oidc_subject = subject
+    proof.prove(user)  # the provider vouches for the address, and so did the account's owner
     session.flush()
-    return user
 
 
 def _create(session: Session, identity: Identity, email: str) -> User:
-    user = User(email=email, display_name=identity.name or email.partition("@")[0], password_hash=None)
+    user = User(
+        email=email,
+        display_name=identity.name or email.partition("@")[0],
+        password_hash=None,
+        email_verified_at=utcnow(),  # the provider verified it, and nobody else holds the account
+    )
     try:
         with session.begin_nested():  # two first sign-ins at once: one creates, the other retries
             session.add(user)
@@ -226,7 +260,7 @@ def callback(
     iss: str | None,
     error: str | None,
     error_description: str | None,
-) -> str:
+) -> "Handoff":
     """Finish the sign-in the provider sent the browser back from: the one-time handoff code."""
     require_configured(settings)
     flow = open_flow(settings, sealed_flow)
@@ -247,33 +281,80 @@ def callback(
         code_verifier=flow.code_verifier,
         nonce=flow.nonce,
     )
-    user = match_account(session, settings, identity)
+    match = match_account(session, settings, identity)
     handoff = secrets.token_urlsafe(32)
+    value: dict[str, str] = {"u": str(match.user.id), "b": _binding(flow)}
+    if match.link_needed:
+        value |= {"k": "link", "i": identity.issuer, "s": identity.subject}
     try:
-        get_redis().set(_handoff_key(handoff), str(user.id), ex=HANDOFF_TTL_S)
+        get_redis().set(
+            _handoff_key(handoff), json.dumps(value), ex=LINK_TTL_S if match.link_needed else HANDOFF_TTL_S
+        )
     except redis.RedisError as exc:
         raise OidcError("unavailable", "sign-in is unavailable right now (Redis): try again shortly") from exc
-    return handoff
+    return Handoff(code=handoff, link_email=match.user.email if match.link_needed else None)
+
+
+@dataclass(frozen=True)
+class Handoff:
+    code: str
+    link_email: str | None  # set: the SPA asks for this account's password (the link step)
+
+
+def _binding(flow: Flow) -> str:
+    """What ties a handoff code to the browser that started the flow: a hash of its state (the
+    flow cookie holds the state; the code alone does not)."""
+    return hashlib.sha256(b"iowatt oidc handoff\0" + flow.state.encode()).hexdigest()
 
 
 def _handoff_key(code: str) -> str:
     return _HANDOFF_PREFIX + hashlib.sha256(code.encode()).hexdigest()
 
 
-def exchange(session: Session, settings: Settings, *, code: str) -> tuple[str, ApiToken, User]:
-    """Trade a handoff code (once, within a minute) for a browser session token."""
+BAD_CODE = (
+    "this sign-in code is unknown, used, older than its time, or was started in another browser: "
+    "sign in again"
+)
+
+
+def _take(
+    settings: Settings, *, code: str, sealed_flow: str | None, kind: str, consume: bool
+) -> dict[str, str]:
+    """The handoff behind a code, if this browser started its flow; consumed when `consume`."""
     require_configured(settings)
     try:
-        raw_user_id: bytes | None = get_redis().getdel(_handoff_key(code))  # type: ignore[assignment]
+        flow = open_flow(settings, sealed_flow)
+    except OidcError:
+        flow = None
+    try:
+        r = get_redis()
+        raw: bytes | None = r.get(_handoff_key(code))  # type: ignore[assignment]
     except redis.RedisError as exc:
         raise SignInUnavailable("sign-in is unavailable right now (Redis): try again shortly") from exc
-    user = None
-    if raw_user_id is not None:
-        user = repository.user_by_id(session, uuid.UUID(raw_user_id.decode()))
-    if user is None or not user.is_active:
-        raise Unauthorized(
-            "this sign-in code is unknown, used or older than a minute: sign in again", code="bad_oidc_code"
-        )
+    value: dict[str, str] | None = None
+    if raw is not None:
+        try:
+            loaded = json.loads(raw)
+            value = loaded if isinstance(loaded, dict) else None
+        except ValueError:
+            value = None
+    if (
+        value is None
+        or value.get("k", "session") != kind
+        or flow is None
+        or not hmac.compare_digest(str(value.get("b", "")), _binding(flow))
+    ):
+        raise Unauthorized(BAD_CODE, code="bad_oidc_code")
+    if consume:
+        try:
+            if not r.delete(_handoff_key(code)):  # another request took it first
+                raise Unauthorized(BAD_CODE, code="bad_oidc_code")
+        except redis.RedisError as exc:
+            raise SignInUnavailable("sign-in is unavailable right now (Redis): try again shortly") from exc
+    return value
+
+
+def _session_for(session: Session, settings: Settings, user: User) -> tuple[str, ApiToken, User]:
     raw, row = service.issue_token(
         session,
         user_id=user.id,
@@ -282,3 +363,57 @@ def exchange(session: Session, settings: Settings, *, code: str) -> tuple[str, A
         ttl_s=settings.session_token_ttl_s,
     )
     return raw, row, user
+
+
+def exchange(
+    session: Session, settings: Settings, *, code: str, sealed_flow: str | None
+) -> tuple[str, ApiToken, User]:
+    """Trade a handoff code (once, within a minute, from the browser that started the flow) for
+    a browser session token."""
+    value = _take(settings, code=code, sealed_flow=sealed_flow, kind="session", consume=True)
+    user = repository.user_by_id(session, uuid.UUID(value["u"]))
+    if user is None or not user.is_active:
+        raise Unauthorized(BAD_CODE, code="bad_oidc_code")
+    return _session_for(session, settings, user)
+
+
+def link(
+    session: Session, settings: Settings, *, code: str, password: str, sealed_flow: str | None, client: str
+) -> tuple[str, ApiToken, User]:
+    """The link step: the person the provider vouches for gives the password of the account that
+    claims their address. Right: the identity is linked, the address proven, a session answered.
+    Wrong: counted by the login throttle (ADR 0010); the code stays usable until it expires."""
+    value = _take(settings, code=code, sealed_flow=sealed_flow, kind="link", consume=False)
+    user = oidc_repository.user_by_id_for_update(session, uuid.UUID(value["u"]))
+    if user is None or not user.is_active:
+        raise Unauthorized(BAD_CODE, code="bad_oidc_code")
+    blocked = throttle.check(user.email, client)
+    if blocked is not None:
+        raise TooManyRequests(
+            f"too many failed logins from this {blocked.scope}: try again in {blocked.retry_after_s} s",
+            retry_after_s=blocked.retry_after_s,
+            code="login_throttled",
+        )
+    if user.password_hash is None:
+        burn_password_check(password)
+        ok = False
+    else:
+        ok, _ = verify_password(password, user.password_hash)
+    if not ok:
+        throttle.record_failure(user.email, client)
+        raise Unauthorized(
+            "that is not this account's password. If the account is not yours, take it back with a "
+            "password reset (by mail, or a link from an instance administrator)",
+            code="bad_credentials",
+        )
+    throttle.record_success(user.email, client)
+    if user.oidc_subject is not None and (user.oidc_issuer, user.oidc_subject) != (value["i"], value["s"]):
+        raise Conflict(
+            f"the account of {user.email} is linked to another single sign-on identity",
+            code="identity_conflict",
+        )
+    if oidc_repository.user_by_identity(session, issuer=value["i"], subject=value["s"]) not in (None, user):
+        raise Conflict("this single sign-on identity is linked to another account", code="identity_conflict")
+    _take(settings, code=code, sealed_flow=sealed_flow, kind="link", consume=True)
+    _link(session, user, value["i"], value["s"])
+    return _session_for(session, settings, user)

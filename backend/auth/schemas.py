@@ -25,6 +25,12 @@ class UserRead(OutputSchema):
     display_name: str
     teams: list[TeamRole]
     password_set: bool = Field(description="false for an account that signs in only with single sign-on")
+    email_verified: bool = Field(
+        description="the owner proved they receive mail at this address; only then is it linked to a "
+        "single sign-on identity by e-mail"
+    )
+    is_instance_admin: bool = Field(description="may issue password reset links for any account")
+    can_create_teams: bool = Field(description="may create teams (IOWATT_TEAM_CREATORS)")
 
 
 class LoginResponse(OutputSchema):

@@ -23,10 +23,26 @@ from backend.models import ApiToken, Membership, Role, Team, User
 from backend.models.team import TOKEN_SCOPES
 
 
-def create_user(session: Session, *, email: str, password: str, display_name: str) -> User:
+def create_user(
+    session: Session,
+    *,
+    email: str,
+    password: str,
+    display_name: str,
+    email_verified: bool,
+    instance_admin: bool = False,
+) -> User:
+    """An account with a password. `email_verified`: whether its owner is known to receive mail
+    at `email` (an operator's account); an account made from an invitation is not (ADR 0025)."""
     if repository.user_by_email(session, email) is not None:
         raise Conflict(f"a user with email {email} exists", code="email_taken")
-    user = User(email=email.lower(), display_name=display_name, password_hash=hash_password(password))
+    user = User(
+        email=email.lower(),
+        display_name=display_name,
+        password_hash=hash_password(password),
+        email_verified_at=utcnow() if email_verified else None,
+        is_instance_admin=instance_admin,
+    )
     session.add(user)
     session.flush()
     return user
@@ -116,7 +132,15 @@ def user_read(session: Session, *, user: User) -> UserRead:
         display_name=user.display_name,
         teams=teams,
         password_set=user.password_hash is not None,
+        email_verified=user.email_verified_at is not None,
+        is_instance_admin=user.is_instance_admin,
+        can_create_teams=may_create_teams(user),
     )
+
+
+def may_create_teams(user: User) -> bool:
+    """IOWATT_TEAM_CREATORS: instance administrators only (the default), or every user."""
+    return get_settings().team_creators == "users" or user.is_instance_admin
 
 
 def me(session: Session, *, principal: UserPrincipal) -> UserRead:

@@ -129,3 +129,24 @@ def record_success(email: str, client: str) -> None:
         get_redis().delete(key)
     except (redis.RedisError, OSError) as exc:
         _redis_down(exc)
+
+
+def hit(kind: str, key: str, *, limit: int, window_s: int) -> Blocked | None:
+    """Count one request of `kind` by `key` (a client address) in a fixed window; a block once more
+    than `limit` came in the window. For anonymous requests that cost the server something (a
+    password reset mail): the same Redis, with the same per-process fallback, as the login counts."""
+    name = f"iowatt:rate:{kind}:{hashlib.sha256(key.encode()).hexdigest()[:32]}"
+    try:
+        pipe = get_redis().pipeline()
+        pipe.set(name, 0, ex=window_s, nx=True)
+        pipe.incr(name)
+        pipe.pttl(name)
+        _, count, ttl_ms = pipe.execute()  # type: ignore[no-untyped-call]
+        count, ttl_s = int(count), max(0, int(ttl_ms)) / 1000
+    except (redis.RedisError, OSError) as exc:
+        _redis_down(exc)
+        _memory.incr(name, window_s)
+        count, ttl_s = _memory.get(name)
+    if count > limit:
+        return Blocked(retry_after_s=max(1, math.ceil(ttl_s)), scope="client")
+    return None

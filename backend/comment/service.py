@@ -144,10 +144,13 @@ def _get(session: Session, principal: UserPrincipal, comment_id: uuid.UUID) -> C
 def update(
     session: Session, *, principal: UserPrincipal, comment_id: uuid.UUID, body: CommentUpdate
 ) -> Comment:
-    """Only the author edits a comment (an admin may delete it, not put words in its author's mouth)."""
+    """Only the author edits a comment (an admin may delete it, not put words in its author's
+    mouth), and only while they may still write in its team: an author demoted to viewer keeps
+    their words as they are (the role is checked now, as for a new comment)."""
     c = _get(session, principal, comment_id)
     if c.author_id != principal.user_id:
         raise Forbidden("only its author may edit a comment", code="not_author")
+    principal.require(c.team_id, Role.member)
     values: dict[str, Any] = body.model_dump(exclude_unset=True)
     for field, value in values.items():
         if value is None:

@@ -1,10 +1,11 @@
 import uuid
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Request, status
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.erase import service
 from backend.erase.schemas import AccountDelete, TeamDelete
+from backend.kit.http import client_address
 
 router = APIRouter(tags=["deletion"])
 
@@ -26,8 +27,9 @@ def delete_team(team_id: uuid.UUID, body: TeamDelete, principal: UserDep, sessio
     status_code=status.HTTP_204_NO_CONTENT,
     responses={409: {"description": "`last_admin` or `sole_member`: hand over or delete the team first"}},
 )
-def delete_account(body: AccountDelete, principal: UserDep, session: SessionDep) -> None:
+def delete_account(body: AccountDelete, principal: UserDep, session: SessionDep, request: Request) -> None:
     """Delete the caller's own account, confirmed with its password (or its e-mail for an account
-    without one). The last admin of a team with other members: 409 (hand over first); the only
-    member of a team: 409 (delete the team first). Comments stay, by "deleted user"."""
-    service.delete_account(session, principal=principal, body=body)
+        without one). The last admin of a team with other members: 409 (hand over first); the only
+        member of a team: 409 (delete the team first). Comments stay, by "deleted user". Wrong passwords
+    count towards the login throttle (429 with Retry-After past it)."""
+    service.delete_account(session, principal=principal, body=body, client=client_address(request.scope))

@@ -15,10 +15,11 @@ import uuid
 from sqlalchemy.orm import Session
 
 from backend.audit import service as audit
+from backend.auth import throttle
 from backend.auth.principal import UserPrincipal
 from backend.erase import repository
 from backend.erase.schemas import AccountDelete, TeamDelete
-from backend.errors import Conflict, Invalid, NotFound
+from backend.errors import Conflict, Invalid, NotFound, TooManyRequests
 from backend.kit.security import burn_password_check, verify_password
 from backend.logs import log
 from backend.models import Role
@@ -46,15 +47,24 @@ def delete_team(session: Session, *, principal: UserPrincipal, team_id: uuid.UUI
     session.flush()
 
 
-def delete_account(session: Session, *, principal: UserPrincipal, body: AccountDelete) -> None:
+def delete_account(session: Session, *, principal: UserPrincipal, body: AccountDelete, client: str) -> None:
     user = repository.user(session, principal.user_id)
     if user is None:
         raise NotFound("account not found")
     if user.password_hash is not None:
         if body.password is None:
             raise Invalid("password", "confirm with your password")
+        # the login's throttle (ADR 0010): a stolen session must not guess the password here
+        blocked = throttle.check(user.email, client)
+        if blocked is not None:
+            raise TooManyRequests(
+                f"too many wrong passwords from this {blocked.scope}: try again in {blocked.retry_after_s} s",
+                retry_after_s=blocked.retry_after_s,
+                code="login_throttled",
+            )
         ok, _ = verify_password(body.password, user.password_hash)
         if not ok:
+            throttle.record_failure(user.email, client)
             raise Invalid("password", "is not this account's password")
     else:
         if body.password is not None:

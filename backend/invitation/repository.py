@@ -1,8 +1,10 @@
 import uuid
+from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from backend.kit.time import utcnow
 from backend.models import Invitation, Team, User
 
 
@@ -48,3 +50,36 @@ def team(session: Session, team_id: uuid.UUID) -> Team | None:
 
 def user(session: Session, user_id: uuid.UUID | None) -> User | None:
     return session.get(User, user_id) if user_id is not None else None
+
+
+def count_since(
+    session: Session,
+    *,
+    since: datetime,
+    created_by: uuid.UUID | None = None,
+    team_id: uuid.UUID | None = None,
+) -> int:
+    """Invitations made since `since` by a creator, or in a team."""
+    q = select(func.count()).select_from(Invitation).where(Invitation.created_at > since)
+    if created_by is not None:
+        q = q.where(Invitation.created_by == created_by)
+    if team_id is not None:
+        q = q.where(Invitation.team_id == team_id)
+    return session.scalar(q) or 0
+
+
+def pending_by_creator(session: Session, *, team_id: uuid.UUID, created_by: uuid.UUID) -> list[Invitation]:
+    """The usable invitations a user made in a team, locked."""
+    return list(
+        session.scalars(
+            select(Invitation)
+            .where(
+                Invitation.team_id == team_id,
+                Invitation.created_by == created_by,
+                Invitation.accepted_at.is_(None),
+                Invitation.revoked_at.is_(None),
+                Invitation.expires_at > utcnow(),
+            )
+            .with_for_update()
+        )
+    )

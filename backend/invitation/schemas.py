@@ -59,7 +59,8 @@ class InvitationRead(OutputSchema):
 
 
 class InvitationPreview(OutputSchema):
-    """What the accept page shows before anyone signs in."""
+    """What the accept page shows before anyone signs in: never whether the address has an
+    account (the page offers both: sign in and accept, or create the account)."""
 
     team_id: uuid.UUID
     team_name: str
@@ -68,10 +69,6 @@ class InvitationPreview(OutputSchema):
     role: Role
     state: InvitationState
     expires_at: datetime
-    account_exists: bool = Field(
-        description="an account with this e-mail exists: accept while signed in as it (its bearer token); "
-        "otherwise accept with a display name and a password, which creates the account"
-    )
 
 
 class InvitationAccept(InputSchema):

@@ -2,7 +2,14 @@
 
 The token is shown once (in the answer that creates it, and in the mail when SMTP is configured);
 the server keeps its sha256. Accepting locks the invitation's row, so a link is used exactly once
-even when two browsers accept it at the same moment (docs/adr/0019)."""
+even when two browsers accept it at the same moment (docs/adr/0019).
+
+An invitation is only as good as its creator's rights: accepting it needs its creator to still be
+an admin of the team (as an enrolment token's `replace` does), and a demoted or removed admin's
+pending invitations are revoked then (backend/team). An account made by accepting one does not own
+its e-mail until its owner proves it (docs/adr/0025): the link may have reached anyone. The preview
+says the same whether or not the address has an account, and invitations are limited per creator
+and per team (429)."""
 
 import uuid
 from datetime import timedelta
@@ -16,7 +23,7 @@ from backend.auth import service as auth_service
 from backend.auth.principal import UserPrincipal
 from backend.auth.schemas import LoginResponse
 from backend.config import get_settings
-from backend.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from backend.errors import Conflict, Forbidden, Invalid, NotFound, TooManyRequests, Unauthorized
 from backend.invitation import mail, repository
 from backend.invitation.errors import InvitationGone
 from backend.invitation.schemas import (
@@ -78,6 +85,7 @@ def create(
     existing = auth_repo.user_by_email(session, body.email)
     if existing is not None and team_id in auth_repo.roles_of(session, existing.id):
         raise Conflict(f"{body.email} is already a member of this team", code="already_member")
+    _within_limits(session, principal.user_id, team_id)
     raw = new_token(INVITATION_TOKEN_PREFIX)
     inv = Invitation(
         team_id=team_id,
@@ -110,6 +118,28 @@ def create(
     return InvitationCreated(
         id=inv.id, url=url, expires_at=inv.expires_at, email=inv.email, role=inv.role, mailed=mailed
     )
+
+
+def _within_limits(session: Session, user_id: uuid.UUID, team_id: uuid.UUID) -> None:
+    """IOWATT_INVITATIONS_PER_CREATOR_PER_HOUR and _PER_TEAM_PER_DAY: the server's mail is not a
+    relay (counted from the invitations themselves, so every API process agrees)."""
+    s, now = get_settings(), utcnow()
+    if repository.count_since(session, created_by=user_id, since=now - timedelta(hours=1)) >= (
+        s.invitations_per_creator_per_hour
+    ):
+        raise TooManyRequests(
+            f"at most {s.invitations_per_creator_per_hour} invitations per hour: try again later",
+            retry_after_s=3600,
+            code="invitations_throttled",
+        )
+    if repository.count_since(session, team_id=team_id, since=now - timedelta(days=1)) >= (
+        s.invitations_per_team_per_day
+    ):
+        raise TooManyRequests(
+            f"this team made {s.invitations_per_team_per_day} invitations today: try again tomorrow",
+            retry_after_s=24 * 3600,
+            code="invitations_throttled",
+        )
 
 
 def page(
@@ -182,6 +212,7 @@ def _usable(session: Session, raw: str, *, lock: bool) -> Invitation:
 def preview(session: Session, *, raw: str) -> InvitationPreview:
     """GET /invitations/{token}: what the accept page shows, without login."""
     inv = _usable(session, raw, lock=False)
+    _creator_still_admin(session, inv)
     team = repository.team(session, inv.team_id)
     assert team is not None  # the invitation's foreign key cascades
     inviter = repository.user(session, inv.created_by)
@@ -193,8 +224,42 @@ def preview(session: Session, *, raw: str) -> InvitationPreview:
         role=inv.role,
         state=state_of(inv),
         expires_at=inv.expires_at,
-        account_exists=auth_repo.user_by_email(session, inv.email) is not None,
     )
+
+
+def _creator_still_admin(session: Session, inv: Invitation) -> None:
+    """The invitation's creator must still be an admin of the team now (or still exist): an
+    invitation never grants what its creator no longer may. Otherwise it is as good as revoked."""
+    role = auth_repo.roles_of(session, inv.created_by).get(inv.team_id) if inv.created_by else None
+    if role is Role.admin:
+        return
+    team = repository.team(session, inv.team_id)
+    raise InvitationGone(
+        "the admin who made this invitation is no longer an admin of the team: "
+        "ask a team admin for a new one",
+        code="invitation_revoked",
+        detail={"state": "revoked", "team_name": team.name if team else None, "at": None},
+    )
+
+
+def revoke_pending_of(session: Session, *, team_id: uuid.UUID, user_id: uuid.UUID, by: uuid.UUID) -> int:
+    """Revoke the pending invitations `user_id` made in the team (they were demoted or left);
+    recorded in the team's audit log. The number revoked."""
+    rows = repository.pending_by_creator(session, team_id=team_id, created_by=user_id)
+    now = utcnow()
+    for inv in rows:
+        inv.revoked_at = now
+        audit.record(
+            session,
+            team_id=team_id,
+            action="invitation.revoked",
+            target_kind="invitation",
+            target_id=inv.id,
+            user_id=by,
+            details={"email": inv.email, "role": inv.role.value, "reason": "creator no longer admin"},
+        )
+    session.flush()
+    return len(rows)
 
 
 def _caller_is(session: Session, bearer: str | None, user: User) -> None:
@@ -222,8 +287,13 @@ def _new_account(session: Session, inv: Invitation, body: InvitationAccept) -> U
         raise Invalid("password", "is required to create the account (at least 8 characters)")
     try:
         with session.begin_nested():  # another invitation for this e-mail accepted at the same moment
+            # whoever holds the link chose this password: the address is not proven (ADR 0025)
             return auth_service.create_user(
-                session, email=inv.email, password=body.password, display_name=body.display_name
+                session,
+                email=inv.email,
+                password=body.password,
+                display_name=body.display_name,
+                email_verified=False,
             )
     except IntegrityError:
         raise Conflict(
@@ -236,6 +306,7 @@ def accept(session: Session, *, raw: str, body: InvitationAccept, bearer: str | 
     when that account exists, join it (the request carries its token). One use, atomically.
     Answers a browser session as /auth/login does."""
     inv = _usable(session, raw, lock=True)
+    _creator_still_admin(session, inv)
     user = auth_repo.user_by_email(session, inv.email)
     if user is not None:
         _caller_is(session, bearer, user)

@@ -13,10 +13,11 @@ from backend.models.result import ResultJob, ResultSeriesPoint, RunResult
 from backend.models.review import Review, ReviewCandidate, ReviewComment  # noqa: F401
 from backend.models.run import ACTIVE_STATUSES, FINAL_STATUSES, Run, RunStatus
 from backend.models.sharing import ShareLink
-from backend.models.team import ApiToken, Invitation, Membership, Role, Team, User
+from backend.models.team import AccountToken, ApiToken, Invitation, Membership, Role, Team, User
 from backend.models.workload import Workload
 
 __all__ = [
+    "AccountToken",
     "ACTIVE_STATUSES",
     "FINAL_STATUSES",
     "Agent",

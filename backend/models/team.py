@@ -19,9 +19,13 @@ class Role(str, enum.Enum):
 
 
 class Team(Base):
+    """A team. Its name is unique among the teams of each member (checked by the team service),
+    not on the server: a refusal must never tell a stranger that another team uses a name
+    (docs/adr/0025)."""
+
     __tablename__ = "teams"
     id: Mapped[uuid.UUID] = uuid_pk()
-    name: Mapped[str] = mapped_column(String(120), unique=True)
+    name: Mapped[str] = mapped_column(String(120), index=True)
     created_at: Mapped[datetime] = created_at()
 
 
@@ -38,6 +42,13 @@ class User(Base):
     # the OpenID Connect identity linked to this account (issuer URL and subject), if any
     oidc_issuer: Mapped[str | None] = mapped_column(String(500))
     oidc_subject: Mapped[str | None] = mapped_column(String(255))
+    # when the account's owner proved they receive mail at `email` (a verification mail confirmed
+    # while signed in, a password reset by mail, an admin's reset link, a password given while
+    # linking single sign-on, or an account made by single sign-on); null: unproven, e.g. an account
+    # made by accepting an invitation. Only a proven e-mail is linked to an SSO identity (ADR 0025).
+    email_verified_at: Mapped[datetime | None]
+    # an instance administrator: may create teams (IOWATT_TEAM_CREATORS) and issue reset links
+    is_instance_admin: Mapped[bool] = mapped_column(default=False, server_default="false")
 
     memberships: Mapped[list["Membership"]] = relationship(
         lazy="raise", back_populates="user", passive_deletes=True
@@ -98,3 +109,26 @@ class Invitation(Base):
     accepted_at: Mapped[datetime | None]
     accepted_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     revoked_at: Mapped[datetime | None]
+
+
+ACCOUNT_TOKEN_PURPOSES = ("verify_email", "password_reset")
+
+
+class AccountToken(Base):
+    """A one-use, expiring secret proving something about an account: `verify_email` (mailed to
+    the account's address) or `password_reset` (mailed, or a link an instance admin hands over).
+    Only the sha256 of the token is kept; `email` is the address it was issued for, so a token
+    is void once the account's address changes (docs/adr/0025)."""
+
+    __tablename__ = "account_tokens"
+    __table_args__ = (CheckConstraint("purpose IN ('verify_email', 'password_reset')", name="purpose"),)
+    id: Mapped[uuid.UUID] = uuid_pk()
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    purpose: Mapped[str] = mapped_column(String(20))
+    email: Mapped[str] = mapped_column(String(320))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # the instance admin who issued a reset link; null: mailed on the account owner's request
+    issued_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = created_at()
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]

@@ -12,10 +12,6 @@ def by_id(session: Session, team_id: uuid.UUID) -> Team | None:
     return session.get(Team, team_id)
 
 
-def by_name(session: Session, name: str) -> Team | None:
-    return session.scalar(select(Team).where(func.lower(Team.name) == name.lower()))
-
-
 def member_count(session: Session, team_id: uuid.UUID) -> int:
     return (
         session.scalar(select(func.count()).select_from(Membership).where(Membership.team_id == team_id)) or 0

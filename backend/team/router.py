@@ -25,10 +25,14 @@ def list_teams(principal: UserDep, session: SessionDep) -> list[TeamRole]:
     "",
     response_model=TeamRead,
     status_code=status.HTTP_201_CREATED,
-    responses={409: {"description": "`team_name_taken`: a team with this name exists"}},
+    responses={
+        403: {"description": "`team_creation_restricted`: IOWATT_TEAM_CREATORS allows only instance admins"},
+        409: {"description": "`team_name_taken`: one of the caller's teams has this name"},
+    },
 )
 def create_team(body: TeamCreate, principal: UserDep, session: SessionDep) -> TeamRead:
-    """Create a team; any user may, and becomes its first admin."""
+    """Create a team; its creator becomes its first admin. Who may: IOWATT_TEAM_CREATORS
+    (instance administrators by default, or every user)."""
     return service.create(session, principal=principal, name=body.name)
 
 
@@ -41,7 +45,7 @@ def get_team(team_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Tea
 @router.patch(
     "/{team_id}",
     response_model=TeamRead,
-    responses={409: {"description": "`team_name_taken`: a team with this name exists"}},
+    responses={409: {"description": "`team_name_taken`: one of the caller's teams has this name"}},
 )
 def rename_team(team_id: uuid.UUID, body: TeamUpdate, principal: UserDep, session: SessionDep) -> TeamRead:
     """Rename the team (admins)."""

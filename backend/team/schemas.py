@@ -8,11 +8,11 @@ from backend.models import Role
 
 
 class TeamCreate(InputSchema):
-    name: str = Field(min_length=1, max_length=120, description="unique on this server")
+    name: str = Field(min_length=1, max_length=120, description="unique among your teams")
 
 
 class TeamUpdate(InputSchema):
-    name: str = Field(min_length=1, max_length=120, description="unique on this server")
+    name: str = Field(min_length=1, max_length=120, description="unique among your teams")
 
 
 class TeamRead(OutputSchema):

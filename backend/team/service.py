@@ -2,7 +2,12 @@
 
 The last admin of a team can neither leave nor be demoted or removed (409 `last_admin`): every
 change of a role or a membership locks the team's memberships first, so two admins acting at the
-same time take turns and the second sees the first's change (docs/adr/0019)."""
+same time take turns and the second sees the first's change (docs/adr/0019). An admin who is
+demoted, removed or leaves loses the pending invitations they made (revoked then).
+
+Who may create a team is the instance's choice (IOWATT_TEAM_CREATORS: instance administrators by
+default). A team's name is unique among the teams of whoever names it, not on the server, so a
+refusal never tells anyone that a team they are not in uses a name (docs/adr/0025)."""
 
 import uuid
 
@@ -10,9 +15,11 @@ from sqlalchemy.orm import Session
 
 from backend.audit import service as audit
 from backend.auth import repository as auth_repo
+from backend.auth import service as auth_service
 from backend.auth.principal import UserPrincipal
 from backend.auth.schemas import TeamRole
 from backend.errors import Conflict, Forbidden, NotFound
+from backend.invitation import service as invitation_service
 from backend.models import Membership, Role, Team
 from backend.team import repository
 from backend.team.schemas import MemberRead, TeamRead
@@ -33,10 +40,17 @@ def _read(session: Session, team: Team, role: Role) -> TeamRead:
     )
 
 
-def _name_free(session: Session, name: str, team_id: uuid.UUID | None = None) -> None:
-    other = repository.by_name(session, name)
-    if other is not None and other.id != team_id:
-        raise Conflict(f"a team named {name!r} exists", code="team_name_taken")
+def _name_free(
+    session: Session, principal: UserPrincipal, name: str, team_id: uuid.UUID | None = None
+) -> None:
+    """The name is not one of the caller's other teams' (case-insensitively): only teams the
+    caller is in are looked at, so the answer says nothing about anyone else's."""
+    taken = any(
+        t.name.lower() == name.lower() and t.id != team_id
+        for t, _ in auth_repo.teams_of(session, principal.user_id)
+    )
+    if taken:
+        raise Conflict(f"one of your teams is named {name!r}: choose another name", code="team_name_taken")
 
 
 def _visible(session: Session, principal: UserPrincipal, team_id: uuid.UUID) -> Team:
@@ -48,8 +62,15 @@ def _visible(session: Session, principal: UserPrincipal, team_id: uuid.UUID) -> 
 
 
 def create(session: Session, *, principal: UserPrincipal, name: str) -> TeamRead:
-    """Any user may create a team; its creator is its first admin."""
-    _name_free(session, name)
+    """Create a team (who may: IOWATT_TEAM_CREATORS); its creator is its first admin."""
+    user = auth_repo.user_by_id(session, principal.user_id)
+    if user is None or not auth_service.may_create_teams(user):
+        raise Forbidden(
+            "on this server only instance administrators create teams: ask one, or ask a team admin "
+            "for an invitation",
+            code="team_creation_restricted",
+        )
+    _name_free(session, principal, name)
     team = Team(name=name)
     session.add(team)
     session.flush()
@@ -75,7 +96,7 @@ def rename(session: Session, *, principal: UserPrincipal, team_id: uuid.UUID, na
     team = _visible(session, principal, team_id)
     principal.require(team_id, Role.admin)
     if team.name != name:
-        _name_free(session, name, team.id)
+        _name_free(session, principal, name, team.id)
         old, team.name = team.name, name
         session.flush()
         audit.record(
@@ -131,6 +152,10 @@ def change_role(
     if old is not role:
         member.role = role
         session.flush()
+        if old is Role.admin:
+            invitation_service.revoke_pending_of(
+                session, team_id=team_id, user_id=user_id, by=principal.user_id
+            )
         audit.record(
             session,
             team_id=team_id,
@@ -164,6 +189,8 @@ def remove(session: Session, *, principal: UserPrincipal, team_id: uuid.UUID, us
     user = auth_repo.user_by_id(session, user_id)
     session.delete(member)
     session.flush()
+    if role is Role.admin:
+        invitation_service.revoke_pending_of(session, team_id=team_id, user_id=user_id, by=principal.user_id)
     audit.record(
         session,
         team_id=team_id,

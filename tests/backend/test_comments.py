@@ -195,3 +195,23 @@ def test_notes_on_devices_and_environments(client: TestClient, session: Session)
     assert r.status_code == 200 and r.json()["notes"] == "row 4"
     listed = client.get("/api/v1/environments", headers=viewer.headers).json()["items"]
     assert [e["notes"] for e in listed] == ["row 4"]
+
+
+def test_an_author_demoted_to_viewer_can_no_longer_edit_their_comment(
+    client: TestClient, session: Session
+) -> None:
+    admin = create_user(session)
+    author = create_user(session, role=Role.member, team=admin.team)
+    run = create_run(session, agent=create_agent(session, team=admin.team).agent)
+    cid = _post(client, author, target_kind="run", target_key=str(run.id), body="first").json()["id"]  # type: ignore[attr-defined]
+    r = client.patch(
+        f"/api/v1/teams/{admin.team.id}/members/{author.user.id}",
+        json={"role": "viewer"},
+        headers=admin.headers,
+    )
+    assert r.status_code == 200, r.text
+    r = client.patch(f"/api/v1/comments/{cid}", json={"body": "rewritten"}, headers=author.headers)
+    assert r.status_code == 403 and "member" in r.json()["message"]
+    assert session.scalar(select(Comment.body).where(Comment.id == uuid.UUID(cid))) == "first"
+    # their own comment may still be deleted by them (taking words back is not putting new ones)
+    assert client.delete(f"/api/v1/comments/{cid}", headers=author.headers).status_code == 204

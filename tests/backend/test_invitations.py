@@ -71,7 +71,7 @@ def test_an_invited_person_joins_with_a_new_account_that_signs_in(
         address,
         "pending",
     )
-    assert p["account_exists"] is False
+    assert "account_exists" not in p  # the preview never says (issue 22)
 
     r = client.post(f"{API}/invitations/{raw}/accept", json={"display_name": "Ada", "password": PASSWORD})
     assert r.status_code == 200, r.text
@@ -230,7 +230,7 @@ def test_an_existing_user_joins_with_their_own_token(client: TestClient, session
     existing = create_user(session)  # admin of another team
     someone_else = create_user(session)
     raw = _token(_invite(client, admin, existing.user.email, role="member"))
-    assert client.get(f"{API}/invitations/{raw}").json()["account_exists"] is True
+    assert "account_exists" not in client.get(f"{API}/invitations/{raw}").json()
     # without a token: sign in first (no account is created, the link stays usable)
     r = client.post(f"{API}/invitations/{raw}/accept", json={"display_name": "X", "password": PASSWORD})
     assert r.status_code == 401 and r.json()["error"] == "sign_in_required", r.text
@@ -385,4 +385,116 @@ def test_a_name_with_a_line_break_stays_one_subject_line(
     assert made["mailed"] is True and smtp.got.wait(10)
     _, rcpt, msg = smtp.messages[0]
     assert rcpt == [made["email"]] and msg["Bcc"] is None
-    assert msg["Subject"].startswith("Eve Bcc: everyone@example.test invites you")
+    # and no address a user typed reaches the mail (issue 22): only plain words
+    assert " ".join(msg["Subject"].split()).startswith("Eve Bcc everyone example test invites you")
+
+
+def test_an_admins_invitation_dies_with_their_admin_role(client: TestClient, session: Session) -> None:
+    """Issue 22: a demoted or removed admin's invitations are revoked, and an invitation whose
+    creator is no longer an admin cannot be accepted (checked at accept time as well)."""
+    owner = create_user(session)
+    inviter = create_user(session, role=Role.admin, team=owner.team)
+    made = _invite(client, inviter, _new_email(), role="admin")
+    kept = _invite(client, owner, _new_email(), role="member")
+    # demoted: the pending invitation is revoked and recorded
+    r = client.patch(
+        f"{API}/teams/{owner.team.id}/members/{inviter.user.id}",
+        json={"role": "member"},
+        headers=owner.headers,
+    )
+    assert r.status_code == 200, r.text
+    states = {
+        i["id"]: i["state"]
+        for i in client.get(f"{API}/teams/{owner.team.id}/invitations", headers=owner.headers).json()["items"]
+    }
+    assert states == {made["id"]: "revoked", kept["id"]: "pending"}
+    r = client.post(
+        f"{API}/invitations/{_token(made)}/accept", json={"display_name": "X", "password": PASSWORD}
+    )
+    assert r.status_code == 410 and r.json()["error"] == "invitation_revoked"
+    # even a row the demotion did not touch (made in the same moment) is checked at accept time
+    row = session.get(Invitation, uuid.UUID(made["id"]))
+    assert row is not None
+    row.revoked_at = None
+    session.flush()
+    for r in (
+        client.get(f"{API}/invitations/{_token(made)}"),
+        client.post(
+            f"{API}/invitations/{_token(made)}/accept", json={"display_name": "X", "password": PASSWORD}
+        ),
+    ):
+        assert r.status_code == 410 and r.json()["error"] == "invitation_revoked", r.text
+        assert "no longer an admin" in r.json()["message"]
+
+
+def test_a_removed_or_deleted_admins_invitations_cannot_be_accepted(
+    client: TestClient, session: Session
+) -> None:
+    owner = create_user(session)
+    gone = create_user(session, role=Role.admin, team=owner.team)
+    made = _invite(client, gone, _new_email(), role="admin")
+    r = client.delete(f"{API}/teams/{owner.team.id}/members/{gone.user.id}", headers=owner.headers)
+    assert r.status_code == 204
+    r = client.post(
+        f"{API}/invitations/{_token(made)}/accept", json={"display_name": "X", "password": PASSWORD}
+    )
+    assert r.status_code == 410 and r.json()["error"] == "invitation_revoked"
+    # a deleted creator (created_by set null) is refused the same way
+    other = _invite(client, owner, _new_email())
+    row = session.get(Invitation, uuid.UUID(other["id"]))
+    assert row is not None
+    row.created_by = None
+    session.flush()
+    r = client.post(
+        f"{API}/invitations/{_token(other)}/accept", json={"display_name": "X", "password": PASSWORD}
+    )
+    assert r.status_code == 410 and r.json()["error"] == "invitation_revoked"
+
+
+def test_the_preview_says_the_same_whether_or_not_the_address_has_an_account(
+    client: TestClient, session: Session
+) -> None:
+    admin = create_user(session)
+    known = create_user(session, team=create_user(session).team)
+    previews = [
+        client.get(f"{API}/invitations/{_token(_invite(client, admin, address))}").json()
+        for address in (known.user.email, _new_email())
+    ]
+    assert [sorted(p) for p in previews][0] == sorted(previews[1])
+    for p in previews:
+        p.pop("email"), p.pop("expires_at")
+    assert previews[0] == previews[1]
+
+
+def test_invitations_are_limited_per_creator(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IOWATT_INVITATIONS_PER_CREATOR_PER_HOUR", "2")
+    get_settings.cache_clear()
+    admin = create_user(session)
+    for _ in range(2):
+        _invite(client, admin, _new_email())
+    r = client.post(
+        f"{API}/teams/{admin.team.id}/invitations",
+        json={"email": _new_email(), "role": "viewer"},
+        headers=admin.headers,
+    )
+    assert r.status_code == 429 and r.json()["error"] == "invitations_throttled"
+    assert int(r.headers["Retry-After"]) > 0
+
+
+def test_the_mail_carries_no_link_or_address_a_user_typed(
+    client: TestClient, session: Session, smtp: _Inbox
+) -> None:
+    admin = create_user(session)
+    admin.team.name = "Prizes! Claim at https://evil.example/claim now"
+    admin.user.display_name = "IT desk <helpdesk@evil.example>"
+    session.flush()
+    made = _invite(client, admin, _new_email())
+    assert made["mailed"] is True and smtp.got.wait(10)
+    _, _, msg = smtp.messages[0]
+    text = msg.get_payload(decode=True).decode()  # type: ignore[union-attr]
+    for whole in (str(msg["Subject"]), text.replace(made["url"], "")):
+        assert "evil.example" not in whole and "https://evil" not in whole and "@evil" not in whole, whole
+    assert "Prizes Claim at https evil example claim now" in text
+    assert made["url"] in text  # the server's own link is the only one

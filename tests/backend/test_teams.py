@@ -1,4 +1,5 @@
-"""Teams: create, read, rename; the caller's role and the member count; names unique; audit."""
+"""Teams: create (instance admins by default: IOWATT_TEAM_CREATORS), read, rename; the caller's role
+and the member count; names unique among the caller's teams; audit."""
 
 import uuid
 
@@ -17,8 +18,9 @@ def _actions(client: TestClient, team_id: str, headers: dict[str, str]) -> list[
     return [e["action"] for e in r.json()["items"]]
 
 
-def test_any_user_creates_a_team_and_becomes_its_admin(client: TestClient, session: Session) -> None:
-    viewer = create_user(session, role=Role.viewer)
+def test_an_instance_admin_creates_a_team_and_becomes_its_admin(client: TestClient, session: Session) -> None:
+    # a viewer in their team, and an instance administrator (who may create teams by default)
+    viewer = create_user(session, role=Role.viewer, instance_admin=True)
     name = f"storage-{uuid.uuid4().hex[:6]}"
     r = client.post(f"{API}/teams", json={"name": name}, headers=viewer.headers)
     assert r.status_code == 201, r.text
@@ -35,12 +37,17 @@ def test_any_user_creates_a_team_and_becomes_its_admin(client: TestClient, sessi
     ]
 
 
-def test_team_names_are_unique_case_insensitively(client: TestClient, session: Session) -> None:
+def test_team_names_are_unique_case_insensitively_among_the_callers_teams(
+    client: TestClient, session: Session
+) -> None:
+    # issue 22: a name another team uses is not refused (a refusal would tell a stranger it exists)
     a = create_user(session)
-    b = create_user(session)
+    b = create_user(session, instance_admin=True)
     r = client.post(f"{API}/teams", json={"name": a.team.name.upper()}, headers=b.headers)
+    assert r.status_code == 201, r.text
+    r = client.post(f"{API}/teams", json={"name": b.team.name.upper()}, headers=b.headers)
     assert r.status_code == 409 and r.json()["error"] == "team_name_taken", r.text
-    r = client.patch(f"{API}/teams/{b.team.id}", json={"name": a.team.name}, headers=b.headers)
+    r = client.patch(f"{API}/teams/{b.team.id}", json={"name": a.team.name.lower()}, headers=b.headers)
     assert r.status_code == 409 and r.json()["error"] == "team_name_taken", r.text
 
 

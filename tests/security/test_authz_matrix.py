@@ -46,6 +46,20 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/auth/oidc/login":                ("404",) * 8,
     "GET /api/v1/auth/oidc/callback":             ("404",) * 8,
     "POST /api/v1/auth/oidc/session":             ("404",) * 8,
+    # --- issue 22, who owns an e-mail (S1): the world's server sends no mail and its users proved
+    # their addresses; tokens in bodies are unknown ones (tests/backend/test_account_proof.py uses
+    # real ones: reused, expired, voided, another account's) ---
+    "POST /api/v1/auth/oidc/link":                ("404",) * 8,
+    "POST /api/v1/auth/email-verification":       ("401", "409", "409", "409", "409", "403", "403", "401"),
+    "POST /api/v1/auth/email-verification/confirm":
+                                                  ("401", "410", "410", "410", "410", "403", "403", "401"),
+    # no login: the same answer for every caller and every address (503: this server sends no mail)
+    "POST /api/v1/auth/password-reset":           ("503",) * 8,
+    "POST /api/v1/auth/password-reset/confirm":   ("410",) * 8,
+    # instance administrators only (none in the world): a team admin is no one's account keeper
+    "GET /api/v1/admin/users":                    ("401", "403", "403", "403", "403", "403", "403", "401"),
+    "POST /api/v1/admin/users/{user_id}/reset-link":
+                                                  ("401", "403", "403", "403", "403", "403", "403", "401"),
     # the member's own personal token: nobody else may see or end it, not even the team's admin
     "DELETE /api/v1/auth/tokens/{token_id}":      ("401", "404", OK, "404", "404", "403", "403", "401"),
     "GET /api/v1/teams":                          ("401", OK, OK, OK,  OK,  "403", "403", "401"),
@@ -116,8 +130,10 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/shared/{token}/export.csv":      (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
     "GET /api/v1/shared/{token}/export.json":     (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
     # --- V1 people and teams (issue 13) ---
-    # any user creates a team (and is its admin); a team's members read it, its admins rename it
-    "POST /api/v1/teams":                         ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    # only instance administrators create teams (IOWATT_TEAM_CREATORS' default, issue 22; none of
+    # the world's users is one: tests/backend/test_account_proof.py has one create); a team's
+    # members read it, its admins rename it
+    "POST /api/v1/teams":                         ("401", "403", "403", "403", "403", "403", "403", "401"),
     "GET /api/v1/teams/{team_id}":                ("401", OK, OK, OK,  "404", "403", "403", "401"),
     "PATCH /api/v1/teams/{team_id}":              ("401", "403", "403", OK, "404", "403", "403", "401"),
     "GET /api/v1/teams/{team_id}/members":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
@@ -274,6 +290,14 @@ BODIES: dict[str, Any] = {
     "POST /api/v1/auth/tokens": lambda w: {"name": "matrix"},
     "POST /api/v1/share-links": lambda w: {"kind": "run", "target": w.ids["run_done"]},  # V2
     "POST /api/v1/auth/oidc/session": lambda w: {"code": "matrix-one-time-code"},  # V5
+    # issue 22 (S1)
+    "POST /api/v1/auth/oidc/link": lambda w: {"code": "matrix-one-time-code", "password": PASSWORD},
+    "POST /api/v1/auth/email-verification/confirm": lambda w: {"token": "iwp_matrix-unknown-token"},
+    "POST /api/v1/auth/password-reset": lambda w: {"email": w.email["member"]},
+    "POST /api/v1/auth/password-reset/confirm": lambda w: {
+        "token": "iwp_matrix-unknown-token",
+        "password": PASSWORD,
+    },
     # V1 people and teams (issue 13); no marker in the new names: user_b reads them back
     "POST /api/v1/teams": lambda w: {"name": "matrix new team"},
     "PATCH /api/v1/teams/{team_id}": lambda w: {"name": "matrix renamed team"},
