@@ -50,6 +50,9 @@ class Run(Base):
     )
     workload_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("workloads.id", ondelete="SET NULL"))
     workload_spec: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    # the built-in preset the run was created from (its workload's name, run/service.create); null = an
+    # inline or saved workload, an imported result, or a run stored before migration 0014 recorded it
+    preset: Mapped[str | None] = mapped_column(String(120))
     target_path: Mapped[str] = mapped_column(String(4096))
     campaign_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("campaigns.id", ondelete="SET NULL"), index=True

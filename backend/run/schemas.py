@@ -198,6 +198,11 @@ class RunRead(OutputSchema):
     device_name: str | None
     environment_id: uuid.UUID | None
     workload_id: uuid.UUID | None
+    preset: str | None = Field(
+        description="the built-in preset the run was created from (its workload's name), recorded when "
+        "the run was queued; null for an inline or saved workload, an imported result, and runs stored "
+        "before the server recorded it"
+    )
     workload: StoredWorkloadSpec
     created_at: datetime
     created_by: uuid.UUID | None = Field(

@@ -120,9 +120,11 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
                 "workload_id", f"the saved workload no longer passes today's limits: {e.errors()[0]['msg']}"
             ) from e
         workload_id, default_name = wl.id, wl.name
+        preset = wl.name if wl.builtin else None  # recorded: the views read it, never guess it
     else:
         assert body.workload is not None
         spec, workload_id, default_name = body.workload, None, _default_name(body.workload)
+        preset = None
     spec = _sized(spec, body)
     check_capabilities(agent, body, spec)
     if body.environment_id is not None:
@@ -148,6 +150,7 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         device_id=device.id,
         environment_id=body.environment_id,
         workload_id=workload_id,
+        preset=preset,
         workload_spec=stored_spec(spec),
         target_path=body.target_path,
         created_by=principal.user_id,
@@ -329,6 +332,7 @@ def to_read(
             device_name=devices.get(r.device_id) if r.device_id else None,
             environment_id=r.environment_id,
             workload_id=r.workload_id,
+            preset=r.preset,
             workload=specs[repr(r.workload_spec)],
             created_at=r.created_at,
             created_by=r.created_by,

@@ -1,8 +1,9 @@
 """Loading the runs a view shows: each run with its jobs, passes, spec, file or database result,
 energy and environment (what the other domains own), named by its device on its agent.
 
-A run's preset is the one recorded when it was created (runs.preset: run/service.create, from a
-built-in workload); runs stored before that column existed fall back to `_preset_of`."""
+A run's preset is the one recorded when it was queued (runs.preset: run/service.create, from a
+built-in workload); only runs without one (stored before migration 0014 recorded it, or imported)
+fall back to `_preset_of`'s guess from their workload row and job names."""
 
 import uuid
 from dataclasses import dataclass
@@ -48,8 +49,12 @@ class Loaded:
 
 
 def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
-    """The built-in preset a run ran: its workload row when it is a built-in one, else the built-in
-    whose job names the run's spec has (a result uploaded or imported with a preset's layout)."""
+    """The old guess, kept for runs without a recorded preset (runs.preset, migration 0014): runs
+    stored before the server recorded it, imported results (an upload names no preset), custom
+    workloads, and rows written without run/service.create (the tests' factories). A run queued
+    from a built-in preset since then carries its name and never reaches this guess (`_load`).
+    The preset is the run's workload row when that is a built-in one, else the built-in whose job
+    names the run's spec has (a result uploaded or imported with a preset's layout)."""
     if run.workload_id and run.workload_id in builtin_names:
         return builtin_names[run.workload_id]
     kind = run.workload_spec.get("kind") or "block"
@@ -108,7 +113,8 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
     runs = [found[i] for i in run_ids]
     jobs = run_repo.jobs_of(session, run_ids)
     devices = run_repo.device_names(session, [r.device_id for r in runs if r.device_id])
-    builtin = repository.builtin_names(session, {r.workload_id for r in runs if r.workload_id})
+    unrecorded = [r for r in runs if r.preset is None]  # the fallback's runs (see _preset_of)
+    builtin = repository.builtin_names(session, {r.workload_id for r in unrecorded if r.workload_id})
     files = file_summaries(session, runs)
     databases = db_summaries(session, runs)
     envs = compare_repo.environments_by_id(session, (r.environment_id for r in runs if r.environment_id))
@@ -123,7 +129,7 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
             id=r.id,
             name=r.name,
             label=f"{device or r.target_path} on {r.agent.name}",
-            preset=_preset_of(r, builtin),
+            preset=r.preset if r.preset is not None else _preset_of(r, builtin),
             shortened_by=float(shortened) if shortened else None,
             scale=fw.scale if fw is not None else _db_scale(r.workload_spec),
             device_name=device,

@@ -511,3 +511,49 @@ def test_disk_flash_memory_has_a_buffered_memory_column(client: TestClient, sess
         "/api/v1/views/table", params={"view": "crystaldiskmark", "runs": str(memory)}, headers=u.headers
     )
     assert other.status_code == 422 and "runs" in other.text
+
+
+def test_the_preset_is_recorded_when_a_run_is_queued_and_the_views_read_it(
+    client: TestClient, session: Session
+) -> None:
+    """A run queued from a built-in preset (POST /runs, or a campaign, which queues through it)
+    records the preset's name (RunRead.preset); a custom workload records none. The views read the
+    recorded name and guess from the workload row and job names only for a run without one."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+
+    def builtin(name: str) -> str:
+        wl = session.scalar(select(Workload).where(Workload.name == name, Workload.builtin.is_(True)))
+        assert wl is not None
+        return str(wl.id)
+
+    body = {"agent_id": str(a.agent.id), "target_path": "/srv/bench"}
+    r = client.post(
+        "/api/v1/runs", json={**body, "workload_id": builtin("seq-rand-table")}, headers=u.headers
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["preset"] == "seq-rand-table"
+    custom = {"kind": "block", "jobs": [j.model_dump(mode="json") for j in short("seq-rand-table").jobs]}
+    r = client.post("/api/v1/runs", json={**body, "workload": custom}, headers=u.headers)
+    assert r.status_code == 201, r.text
+    assert r.json()["preset"] is None  # its jobs are the preset's, but it was not queued from it
+    camp = {
+        "name": "kh",
+        "workload_id": builtin("kernel-help"),
+        "targets": [{**body, "target_path": p} for p in ("/srv/a", "/srv/b")],
+    }
+    r = client.post("/api/v1/campaigns", json=camp, headers=u.headers)
+    assert r.status_code == 201, r.text
+    presets = [
+        client.get(f"/api/v1/runs/{i}", headers=u.headers).json()["preset"] for i in r.json()["run_ids"]
+    ]
+    assert presets == ["kernel-help", "kernel-help"]
+
+    # the views take the recorded name, whatever the spec's job names would suggest ...
+    recorded = create_run(session, agent=a.agent, preset="diskspd-bs-sweep")  # the factory's QUICK spec
+    # ... and guess only for a run without one (stored before runs.preset, or imported)
+    legacy = create_run(session, agent=a.agent, workload_id=uuid.UUID(builtin("threads-latency")))
+    cat = client.get(f"/api/v1/views?runs={recorded.id},{legacy.id}", headers=u.headers).json()
+    assert [x["preset"] for x in cat["runs"]] == ["diskspd-bs-sweep", "threads-latency"]
+    cat = client.get(f"/api/v1/views?runs={recorded.id}", headers=u.headers).json()
+    assert cat["applicable"] == ["diskspd-bs-sweep"]

@@ -5466,6 +5466,11 @@ export interface components {
             name: string;
             /** Passes */
             passes: components["schemas"]["PassSummary"][];
+            /**
+             * Preset
+             * @description the built-in preset the run was created from (its workload's name), recorded when the run was queued; null for an inline or saved workload, an imported result, and runs stored before the server recorded it
+             */
+            preset: string | null;
             progress: components["schemas"]["Progress"] | null;
             /**
              * Source

@@ -30,6 +30,7 @@ function run(id: string, name: string, status: RunRead["status"] = "succeeded"):
     cancel_requested: false,
     workload: { kind: "block", jobs: [], passes: 1, discard_passes: 0 },
     workload_id: null,
+    preset: null,
     file_workload: null,
     created_at: "2026-11-21T10:00:00Z",
     created_by: null,

@@ -55,6 +55,7 @@ function runAs(status: RunRead["status"]): RunRead {
       discard_passes: 0,
     },
     workload_id: null,
+    preset: null,
     file_workload: null,
     created_at: "2026-11-21T10:00:00Z",
     created_by: null,
