@@ -164,8 +164,18 @@ def make_run_dir(target_fd: int, name: str, user: RunAs) -> int:
             raise IsolationError(f"{name} was replaced right after its creation (owner {st.st_uid})")
         os.fchmod(fd, RUN_DIR_MODE)
         if user.switch:
-            os.fchown(fd, user.uid, user.gid)
+            try:
+                os.fchown(fd, user.uid, user.gid)
+            except OSError as exc:
+                raise IsolationError(
+                    f"cannot hand the run's directory to user {user.name}: fchown: {exc.strerror} "
+                    "(the agent needs CAP_CHOWN, CAP_SETUID and CAP_SETGID for TPC-H: "
+                    "agent/systemd/iowatt-agent.service)"
+                ) from None
     except BaseException:
+        if same_entry(target_fd, name, fd):
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=target_fd)
         os.close(fd)
         raise
     return fd
