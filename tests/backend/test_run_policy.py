@@ -349,3 +349,100 @@ def test_campaigns_are_checked_against_the_policy_of_each_target(
     assert ok.status_code == 201, ok.text
     run = client.get(f"/api/v1/runs/{ok.json()['run_ids'][0]}", headers=u.headers).json()
     assert run["meter"] == "plug"
+
+
+# --- issue 22 (M4): memory and files -----------------------------------------------------------------
+
+GiB = 1 << 30
+TEN_BILLION_FILES = (
+    "fsd=f,anchor=/x,depth=2,width=100,files=1000000,size=4k\n"
+    "fwd=w,fsd=f,operation=read,xfersize=4k,threads=4\nrd=r,fwd=w,elapsed=60,fwdrate=max,format=yes\n"
+)
+NO_LIMITS = {"max_threads": None, "max_iodepth": None, "max_bs_bytes": None, "max_runtime_s": None}
+
+
+def host_with_facts(session: Session, u: UserCtx, **over: Any) -> AgentCtx:
+    """An agent of issue 22: its RAM (16 GiB) and its directory's free inodes (1 million) reported,
+    memory and files limits left to the host's defaults ("auto"), TPC-H allowed."""
+    pol = policy(
+        targets=[{"path": "/srv/bench", "kind": "directory", "writable": True, "free_inodes": 1_000_000}],
+        limits={**NO_LIMITS, "max_memory_bytes": "auto", "max_files": "auto"},
+        allowed_dbms=["postgresql"],
+        mem_total_bytes=16 * GiB,
+        **over,
+    )
+    inv = {**{k: v for k, v in INVENTORY.items() if k != "policy"}, "policy": pol}
+    inv["capabilities"] = {"workload_kinds": ["block", "vdbench", "tpch"], "tpch_dbms": ["postgresql"]}
+    return create_agent(session, team=u.team, inventory=inv)
+
+
+def test_a_vdbench_set_of_ten_billion_files_is_refused_at_queue_time(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = host_with_facts(session, u)
+    b = body(a, workload={"kind": "vdbench", "vdbench": {"parameters": TEN_BILLION_FILES}})
+    detail = refused(client, u, b, session)
+    assert [(d["field"], d["rule"]) for d in detail] == [
+        ("workload.vdbench.parameters", "limit.memory"),
+        ("workload.vdbench.parameters", "limit.files"),
+    ]
+    memory, files = detail
+    assert f"the host allows {8 * GiB}" in memory["message"] and "10000000000 files" in memory["message"]
+    assert "on the host: iowatt-agent targets limits --max-memory " in memory["message"]
+    assert "the host allows 500000" in files["message"] and "1000000 free inodes" in files["message"]
+    assert files["message"].endswith("on the host: iowatt-agent targets limits --max-files 10000010100")
+    # the host's own limits win over the defaults
+    lifted = host_with_facts(session, u)
+    pol = lifted.agent.inventory["policy"]
+    pol["limits"] = {**pol["limits"], "max_memory_bytes": None, "max_files": None}
+    r = client.put(
+        f"/api/v1/agents/{lifted.agent.id}/inventory", json=lifted.agent.inventory, headers=lifted.headers
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["policy"]["limits"]["max_memory_bytes"] is None
+    r = client.post("/api/v1/runs", json=body(lifted, workload=b["workload"]), headers=u.headers)
+    assert r.status_code == 201, r.text
+
+
+def test_a_tpch_buffer_pool_of_one_tib_is_refused_at_queue_time(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = host_with_facts(session, u)
+    tpch = {"dbms": "postgresql", "scale_factor": 0.01, "buffer_pool_bytes": 1 << 40}
+    [d] = refused(client, u, body(a, workload={"kind": "tpch", "tpch": tpch}), session)
+    assert (d["field"], d["rule"]) == ("workload.tpch.buffer_pool_bytes", "limit.memory")
+    assert f"the host allows {8 * GiB}" in d["message"] and "postgresql" in d["message"]
+    ok = {**tpch, "buffer_pool_bytes": GiB}
+    r = client.post("/api/v1/runs", json=body(a, workload={"kind": "tpch", "tpch": ok}), headers=u.headers)
+    assert r.status_code == 201, r.text
+
+
+def test_a_block_job_with_huge_buffers_is_refused_at_queue_time(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = host_with_facts(session, u)
+    huge = job(numjobs=256, iodepth=4096, bs_bytes=64 * MiB, size_bytes=GiB)  # 64 TiB of request buffers
+    [d] = refused(client, u, body(a, workload={"jobs": [huge]}), session)
+    assert d["rule"] == "limit.memory" and d["field"] == "workload.jobs.0.bs_bytes"
+    assert "256 threads x iodepth 4096 x 67108864-byte buffers" in d["message"]
+    # the agent's own RAM-derived limit, as the UI sees it
+    got = client.get(f"/api/v1/agents/{a.agent.id}", headers=u.headers).json()["policy"]
+    assert got["limits"]["max_memory_bytes"] == 8 * GiB and got["limits"]["max_files"] == "auto"
+    assert got["targets"][0]["free_inodes"] == 1_000_000
+
+
+def test_an_agent_older_than_the_memory_limits_is_left_to_its_own_check(
+    client: TestClient, session: Session
+) -> None:
+    """An agent that reports no RAM: the server cannot derive the default memory limit, so it queues
+    the run (the agent re-checks every lease: ADR 0009); files still meet the default cap."""
+    u = create_user(session)
+    a = agent_with(session, u, policy(limits=NO_LIMITS))
+    huge = job(numjobs=256, iodepth=4096, bs_bytes=64 * MiB, size_bytes=GiB)
+    r = client.post("/api/v1/runs", json=body(a, workload={"jobs": [huge]}), headers=u.headers)
+    assert r.status_code == 201, r.text
+    assert (
+        client.get(f"/api/v1/agents/{a.agent.id}", headers=u.headers).json()["policy"]["limits"][
+            "max_memory_bytes"
+        ]
+        is None
+    )
