@@ -1,7 +1,7 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { fireEvent, render, screen } from "@testing-library/react";
 import { MemoryRouter } from "react-router-dom";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { App } from "./App";
 import { getToken, setToken } from "./lib/auth";
 import { stubApi } from "./test/render";
@@ -10,6 +10,14 @@ const realFetch = globalThis.fetch;
 afterEach(() => {
   globalThis.fetch = realFetch;
 });
+
+// The pages these tests reach are lazy chunks: their first import (vite transforms the module
+// and everything it imports) took more than findBy's 1 s window on a loaded machine, and "drops
+// the token on any 401" timed out waiting for the login form. Imported once before the tests,
+// with a budget for a stuck import, not a slow one; the tests then wait only for the app.
+beforeAll(async () => {
+  await import("./routes/Runs");
+}, 60_000);
 
 function renderApp(path: string) {
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });

@@ -12,7 +12,18 @@ afterEach(() => {
 
 const agent = policyAgent();
 
-describe("NewRun", () => {
+/** Waits until the form offers `name`, then returns that option by its role. A role query on this
+ * form takes hundreds of ms in jsdom (each element's accessible name and visibility): polled by
+ * findByRole, two or three polls filled its 1 s window on a loaded machine and the test timed
+ * out. The wait polls a cheap query instead; the role is asserted once. */
+async function offered(name: string): Promise<HTMLElement> {
+  await screen.findByText(name, { selector: "option" });
+  return screen.getByRole("option", { name });
+}
+
+// The form is large and its role queries slow (above): seconds of CPU on a loaded machine, more
+// than vitest's default 5 s per test. The budget is for a stuck test, not a slow one.
+describe("NewRun", { timeout: 30_000 }, () => {
   it("sends a single job and shows the server's 422 next to the field", async () => {
     setToken("tok");
     const calls = stubApi({
@@ -34,7 +45,7 @@ describe("NewRun", () => {
     });
     renderAt(<NewRun />);
     // Only online agents are offered.
-    await screen.findByRole("option", { name: "local (box)" });
+    await offered("local (box)");
     expect(screen.queryByRole("option", { name: /gone/ })).toBeNull();
 
     fireEvent.click(screen.getByTestId("mode-custom"));
@@ -66,7 +77,7 @@ describe("NewRun", () => {
       "POST /api/v1/runs": () => ({ status: 201, body: { id: "r-new" } }),
     });
     renderAt(<NewRun />);
-    await screen.findByRole("option", { name: "local (box)" });
+    await offered("local (box)");
     fireEvent.click(screen.getByTestId("mode-custom"));
     fireEvent.change(screen.getByRole("textbox", { name: /Block size/ }), {
       target: { value: "lots" },
@@ -100,7 +111,7 @@ describe("NewRun", () => {
       }),
     });
     renderAt(<NewRun />);
-    await screen.findByRole("option", { name: "local (box)" });
+    await offered("local (box)");
     fireEvent.click(screen.getByTestId("mode-custom"));
     fireEvent.change(screen.getByRole("textbox", { name: /I\/O size/ }), {
       target: { value: "many" },
@@ -147,7 +158,7 @@ describe("NewRun", () => {
       }),
     });
     renderAt(<NewRun />);
-    await screen.findByRole("option", { name: "lab (local, 380 gCO2e/kWh)" });
+    await offered("lab (local, 380 gCO2e/kWh)");
     fireEvent.change(screen.getByTestId("environment-select"), { target: { value: "e1" } });
     fireEvent.change(screen.getByTestId("meter-select"), { target: { value: "plug" } });
     fireEvent.change(screen.getByRole("textbox", { name: /Idle baseline/ }), {
@@ -188,7 +199,7 @@ describe("NewRun", () => {
       }),
     });
     renderAt(<NewRun />);
-    await screen.findByRole("option", { name: "local (box)" });
+    await offered("local (box)");
     fireEvent.click(screen.getByTestId("mode-custom"));
     // the default job reads with direct I/O
     expect(
@@ -256,7 +267,7 @@ describe("NewRun", () => {
       "POST /api/v1/runs": () => ({ status: 201, body: { id: "r-new" } }),
     });
     renderAt(<NewRun />);
-    await screen.findByRole("option", { name: "quick" });
+    await offered("quick");
     const estimate = () => screen.getByTestId("duration-estimate").textContent ?? "";
     // 60 s load + 2 × 30 s idle + 10 s + 5 s overhead
     expect(estimate()).toContain("about 2 min 15 s");
