@@ -7,6 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+from iowatt_workload import TPCH_LABEL
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.kit.schema import OutputSchema
@@ -271,7 +272,7 @@ class TpchBufferPool(_Loose):
 class TpchDoc(_Loose):
     """The agent's `tpch` object (docs/tpch.md § Output): what the server reads of it."""
 
-    label: Short = "TPC-H-derived, not audited"
+    label: Short = TPCH_LABEL
     dbms: Literal["postgresql", "mariadb"]
     dbms_version: Short | None = None
     scale_factor: float = Field(gt=0, le=1000)
@@ -543,7 +544,7 @@ class TpchQuerySummary(OutputSchema):
 class TpchSummary(OutputSchema):
     """A TPC-H-derived run's result (TPC-H-derived, not audited: docs/tpch.md)."""
 
-    label: str = Field(description="always 'TPC-H-derived, not audited'")
+    label: str = Field(description=f"always '{TPCH_LABEL}'")
     dbms: str
     dbms_version: str | None
     scale_factor: float

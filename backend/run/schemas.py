@@ -3,6 +3,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+from iowatt_workload import TPCH_LABEL
 from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -235,7 +236,7 @@ class RunRead(OutputSchema):
     )
     tpch: TpchSummary | None = Field(
         None,
-        description="a TPC-H-derived run's result (TPC-H-derived, not audited): per-query seconds per "
+        description=f"a TPC-H-derived run's result ({TPCH_LABEL}): per-query seconds per "
         "stream with answer_ok/timed_out, load_s, Power@Size, Throughput@Size, QphH@Size, the DBMS's "
         "settings; null for other runs and before a result",
     )

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+from iowatt_workload import TPCH_LABEL as TPCH_LABEL  # re-exported: builtin.py's presets say it
 from iowatt_workload import KiB, MiB, is_multi_pass, parse_size, tpch_facts
 from iowatt_workload import pass_of as pass_of  # re-exported: callers name it from here
 from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
@@ -436,7 +437,6 @@ class VdbenchSpec(InputSchema):
         return v
 
 
-TPCH_LABEL = "TPC-H-derived, not audited"
 Dbms = Literal["postgresql", "mariadb"]
 TPCH_DEFAULT_BUFFER_POOL = (
     16 * MiB
@@ -564,7 +564,7 @@ class WorkloadSpec(InputSchema):
     kind: WorkloadKind = Field(
         "block",
         description="block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file "
-        "set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: seed 002's "
+        f"set (vdbench); tpch: {TPCH_LABEL}, on a private DBMS (tpch); heap_btree: seed 002's "
         "heap/B-tree sweep (heap_btree)",
     )
     jobs: list[JobSpec] = Field(
@@ -584,9 +584,7 @@ class WorkloadSpec(InputSchema):
     )
     postmark: PostmarkSpec | None = Field(None, validate_default=True, description="kind postmark only")
     vdbench: VdbenchSpec | None = Field(None, validate_default=True, description="kind vdbench only")
-    tpch: TpchSpec | None = Field(
-        None, validate_default=True, description="kind tpch only (TPC-H-derived, not audited)"
-    )
+    tpch: TpchSpec | None = Field(None, validate_default=True, description=f"kind tpch only ({TPCH_LABEL})")
     heap_btree: HeapBtreeSpec | None = Field(None, validate_default=True, description="kind heap_btree only")
     scaled_by: float | None = Field(
         None,

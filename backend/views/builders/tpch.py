@@ -2,6 +2,8 @@
 
 from collections.abc import Callable
 
+from iowatt_workload import TPCH_LABEL
+
 from backend.compare.stats import describe
 from backend.views.builders.common import (
     View,
@@ -26,7 +28,6 @@ from backend.views.schemas import (
 # --- 9. seed 000 Figures 8-11, Tables 6-7: TPC-H QphH@Size, power and energy per database size -----
 
 TPCH_PRESETS = ["tpch-postgresql", "tpch-mariadb", "tpch-smoke"]
-TPCH_LABEL = "TPC-H-derived, not audited"
 NO_ENVIRONMENT = "no environment"
 
 
@@ -220,10 +221,10 @@ VIEWS: list[View] = [
     (
         ViewInfo(
             name="tpch-qphh",
-            title="TPC-H QphH@Size per device and database size (TPC-H-derived, not audited)",
+            title=f"TPC-H QphH@Size per device and database size ({TPCH_LABEL})",
             description="QphH@Size per device and scale factor, grouped by environment (local vs SAN), "
             "with the Rate column and charts; with meter data, power and energy per database size. "
-            "TPC-H-derived, not audited.",
+            f"{TPCH_LABEL}.",
             seed="seed 000, Figures 8-11 (QphH@Size, Local and SAN) and Tables 6-7 (power, energy)",
             presets=TPCH_PRESETS,
             min_runs=1,

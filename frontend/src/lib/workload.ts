@@ -83,7 +83,8 @@ export function jobKey(job: object, omit?: string): string {
 
 // --- duration estimate (the New run form) ---------------------------------------------------------
 
-/** The agent's idle baseline before and after the load when the run sets none (iowatt_workload DEFAULT_IDLE_S). */
+/** The agent's idle baseline before and after the load when the run sets none (iowatt_workload
+ * DEFAULT_IDLE_S; both pass libs/workload/testdata/constants.json, workload.constants.test.ts). */
 export const DEFAULT_IDLE_S = 30;
 /** Stated overhead per job: laying out or pre-filling its file and starting the engine. */
 export const OVERHEAD_S_PER_JOB = 5;

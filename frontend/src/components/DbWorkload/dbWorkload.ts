@@ -5,6 +5,8 @@
 // optional or nullable so an older server or a partial document renders as "—", never a crash.
 import { formatEnergy, sig3 } from "../../lib/format";
 
+// libs/workload's TPCH_LABEL (the agent's output, the server's schemas and views say the same);
+// both pass libs/workload/testdata/constants.json (lib/workload.constants.test.ts)
 export const TPCH_LABEL = "TPC-H-derived, not audited";
 export type DbKind = "tpch" | "heap_btree";
 export const DB_KIND_LABEL: Record<DbKind, string> = {

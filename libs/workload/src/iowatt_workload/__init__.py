@@ -13,9 +13,11 @@ Passes (`passes.py`, vectors best_of.json; the UI shows the server's PassSummary
 Identity (`identity.py`, vectors identity.json; frontend/src/lib/workload.ts workloadKey)
     canonical_jobs(jobs), workload_fingerprint(jobs, host=None) -> sha256 hex
 TPC-H bound (`tpch.py`, issue 15; the server sizes runs with it, the agent checks leases with it)
+    TPCH_LABEL                                   what every TPC-H-derived run and result says of itself
     tpch_facts(scale_factor, streams=None) -> bounds-shaped dict (mode "tpch")
     tpch_min_streams(scale_factor), tpch_raw_bytes(scale_factor)
-Defaults (`defaults.py`)
+Defaults (`defaults.py`; DEFAULT_IDLE_S and TPCH_LABEL in vectors constants.json, the UI's copies
+frontend/src/lib/workload.ts, components/DbWorkload/dbWorkload.ts)
     DEFAULT_IDLE_S                                idle baseline before and after a run, seconds
 """
 
@@ -38,7 +40,7 @@ from iowatt_workload.passes import (
     pass_of,
 )
 from iowatt_workload.sizes import U64_MAX, GiB, KiB, MiB, TiB, format_size, parse_size
-from iowatt_workload.tpch import TpchFacts, tpch_facts, tpch_min_streams, tpch_raw_bytes
+from iowatt_workload.tpch import TPCH_LABEL, TpchFacts, tpch_facts, tpch_min_streams, tpch_raw_bytes
 
 __all__ = [
     "DEFAULT_IDLE_S",
@@ -48,6 +50,7 @@ __all__ = [
     "LATER_JOB_FIELDS",
     "MiB",
     "PASS_SUFFIX",
+    "TPCH_LABEL",
     "TiB",
     "U64_MAX",
     "BestOf",

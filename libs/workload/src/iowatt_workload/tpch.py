@@ -16,6 +16,12 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+# What every TPC-H-derived run, result and view says of itself: its figures follow the spec's
+# formulas but were not audited, so they are not TPC-H results (TPC's fair-use rules; docs/tpch.md).
+# One text for the agent's output, the server's schemas, presets and views; the web UI's copy
+# passes libs/workload/testdata/constants.json.
+TPCH_LABEL = "TPC-H-derived, not audited"
+
 # clause 4.2.5 at SF 1: table -> (rows, typical row bytes); NATION and REGION do not scale
 TABLES_SF1: dict[str, tuple[int, int]] = {
     "supplier": (10_000, 159),
