@@ -2,13 +2,15 @@
 """Check iowatt-agent.service's sandbox on this machine, also where PID 1 is not systemd.
 
 1. `systemd-analyze security --offline=yes` on the unit: the exposure score.
-2. System calls: strace the engine (psync, libaio, io_uring; O_DIRECT) and the agent (a pinned
-   HTTPS request, the inventory, `bench`), and compare every call made with the unit's
-   SystemCallFilter= (@system-service minus @privileged and @resources, as systemd expands them).
+2. System calls: strace the engine (psync, libaio, io_uring; O_DIRECT), the agent (a pinned
+   HTTPS request, the inventory, `bench`) and a TPC-H run (SF 0.01 on PostgreSQL, when installed),
+   and compare every call made with the unit's SystemCallFilter= (@system-service minus
+   @privileged and @resources plus @setuid and fchown, as systemd expands and applies them in
+   order).
 3. Privileges: run the same under what the unit imposes that a plain process can impose on
-   itself: an empty capability bounding set, no_new_privs (setpriv) and PR_SET_MDWE, the kernel's
-   MemoryDenyWriteExecute (Linux >= 6.3); with --device, also on a loop device (raw, O_DIRECT,
-   read and destructive write).
+   itself: the unit's capability bounding set (CAP_CHOWN, CAP_SETUID, CAP_SETGID), no_new_privs
+   (setpriv) and PR_SET_MDWE, the kernel's MemoryDenyWriteExecute (Linux >= 6.3); with --device,
+   also on a loop device (raw, O_DIRECT, read and destructive write).
 
 Usage (as root, from the repository): python3 agent/systemd/check_sandbox.py [--device]
 Exit 0 when every check passed; prints one line per check.
@@ -31,7 +33,7 @@ UNIT = REPO / "agent" / "systemd" / "iowatt-agent.service"
 ENGINE = Path(os.environ.get("IOWATT_ENGINE", REPO / "agent" / "engine" / "build" / "iowatt-engine"))
 AGENT = Path(os.environ.get("IOWATT_AGENT", REPO / ".venv" / "bin" / "iowatt-agent"))
 PYTHON = AGENT.parent / "python"
-SETPRIV = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs"]
+SETPRIV_REST = ["--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs"]
 PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN = 65, 1
 
 # The agent's network side, in-process: pin a local TLS server's certificate and talk to it.
@@ -91,15 +93,40 @@ def expand(group: str) -> set[str]:
 
 
 def unit_filter() -> tuple[set[str], set[str]]:
+    """(allowed, refused) as systemd applies the unit's SystemCallFilter= lines: the first (an
+    allow list) sets what is allowed, each later line removes (~) or adds calls in order.
+    `refused` is every call a ~ line named and no later line gave back."""
     allow: set[str] = set()
     deny: set[str] = set()
     for line in UNIT.read_text().splitlines():
         if line.startswith("SystemCallFilter="):
             value = line.split("=", 1)[1]
-            target = deny if value.startswith("~") else allow
+            names: set[str] = set()
             for item in value.lstrip("~").split():
-                target |= expand(item) if item.startswith("@") else {item}
+                names |= expand(item) if item.startswith("@") else {item}
+            if value.startswith("~"):
+                allow -= names
+                deny |= names
+            else:
+                allow |= names
+                deny -= names
     return allow, deny
+
+
+def unit_capabilities() -> list[str]:
+    """The unit's CapabilityBoundingSet=, as names (CAP_CHOWN, ...)."""
+    caps: list[str] = []
+    for line in UNIT.read_text().splitlines():
+        if line.startswith("CapabilityBoundingSet="):
+            caps = line.split("=", 1)[1].split() or []
+    return caps
+
+
+def setpriv(caps: list[str] | None = None) -> list[str]:
+    """setpriv with the unit's bounding set (or `caps`), no inheritable/ambient caps, NNP."""
+    wanted = unit_capabilities() if caps is None else caps
+    spec = ",".join(["-all", *(f"+{c.removeprefix('CAP_').lower()}" for c in wanted)])
+    return ["setpriv", f"--bounding-set={spec}", *SETPRIV_REST]
 
 
 def engine_jobs(target: str, device: bool) -> list[list[str]]:
@@ -117,6 +144,23 @@ def agent_commands(directory: str) -> list[list[str]]:
     return [[str(PYTHON), "-c", AGENT_CLIENT], [*bench, "--json"]]
 
 
+def tpch_command(directory: str) -> list[str]:
+    """A small TPC-H run on PostgreSQL in `directory` (made reachable for the TPC-H user)."""
+    Path(directory).mkdir(mode=0o755, exist_ok=True)
+    Path(directory).chmod(0o755)
+    return [str(AGENT), "bench", "--preset", "tpch", "--target", directory, "--dbms", "postgresql"] + [
+        "--scale-factor", "0.01", "--streams", "1", "--json",
+    ]  # fmt: skip
+
+
+def tpch_available() -> bool:
+    have_pg = bool(
+        run([str(PYTHON), "-c", "from iowatt_agent.tpch.dbms import pg_bindir; pg_bindir()"]).returncode == 0
+    )
+    have_gen = run([str(PYTHON), "-c", "from iowatt_agent.tpch.data import extension_path; extension_path()"])
+    return have_pg and have_gen.returncode == 0
+
+
 def traced_calls(commands: list[list[str]]) -> set[str]:
     calls: set[str] = set()
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,13 +175,15 @@ def traced_calls(commands: list[list[str]]) -> set[str]:
     return calls
 
 
-def sandboxed(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+def sandboxed(cmd: list[str], caps: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`cmd` under the unit's capability bounding set (or `caps`), no_new_privs and MDWE."""
+
     def mdwe() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "PR_SET_MDWE")
 
-    return subprocess.run([*SETPRIV, *cmd], capture_output=True, text=True, preexec_fn=mdwe)
+    return subprocess.run([*setpriv(caps), *cmd], capture_output=True, text=True, preexec_fn=mdwe)
 
 
 def main() -> int:
@@ -160,6 +206,8 @@ def main() -> int:
         targets.append((loop, True))
     try:
         commands = [job for t, dev in targets for job in engine_jobs(t, dev)] + agent_commands(work)
+        if tpch_available():
+            commands.append(tpch_command(f"{work}/tpch"))
         if shutil.which("strace"):
             allow, deny = unit_filter()
             calls = traced_calls(commands)
@@ -175,12 +223,15 @@ def main() -> int:
         for cmd in commands:
             result = sandboxed(cmd)
             name = " ".join(
-                a for a in cmd[1:] if a.startswith(("--filename", "--rw=", "--ioengine", "bench"))
+                a
+                for a in cmd[1:]
+                if a.startswith(("--filename", "--rw=", "--ioengine", "bench", "--preset", "tpch"))
             )
             name = name or "agent: pinned https, inventory"
             ok = result.returncode == 0
             failed += not ok
-            print(f"  no capabilities, no_new_privs, MDWE: {name}: {'ok' if ok else result.stderr[-300:]}")
+            caps = " ".join(unit_capabilities()) or "no capabilities"
+            print(f"  {caps}, no_new_privs, MDWE: {name}: {'ok' if ok else result.stderr[-300:]}")
     finally:
         if loop:
             run(["losetup", "-d", loop])
