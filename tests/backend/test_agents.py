@@ -66,11 +66,14 @@ def test_enroll_heartbeat_and_list(client: TestClient, session: Session) -> None
         "model": None,
         "serial_sha256": None,
         "size_bytes": None,
+        "free_inodes": None,
     }
     assert policy["meters"] == [{"name": "plug", "driver": "shelly", "tier": "plug"}]
     assert policy["default_meter"] is None
     # limits the agent did not send read as the host's defaults (libs/policy's)
     assert policy["limits"]["max_threads"] == 64 and policy["limits"]["max_bytes_written"] is None
+    # issue 22: no RAM reported, so no memory limit in force here; files: the host's default
+    assert policy["limits"]["max_memory_bytes"] is None and policy["limits"]["max_files"] == "auto"
 
 
 def test_an_agent_without_a_policy_reads_policy_null(client: TestClient, session: Session) -> None:
