@@ -10,6 +10,9 @@ from typing import Any
 from backend.sharing.schemas import SharedComparison, SharedReview, SharedView
 
 WIDTH_PX, HEIGHT_PX, DPI = 1200, 630, 100
+# every text drawn is printed as written: matplotlib reads "$…$" as mathtext (a title "$$" or
+# "$x^$" made the preview a 500) and a lone "\\" as an escape; every text call passes this
+PLAIN: dict[str, Any] = {"parse_math": False}
 MAX_BARS = 12
 SITE = "iowatt"
 
@@ -175,13 +178,14 @@ def render_png(v: SharedView) -> bytes:
 
     fig = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI, facecolor="white")
     FigureCanvasAgg(fig)
-    fig.text(0.03, 0.94, _clip(title_of(v), 80), fontsize=20, weight="bold", color="#111827")
+    fig.text(0.03, 0.94, _clip(title_of(v), 80), fontsize=20, weight="bold", color="#111827", **PLAIN)
     fig.text(
         0.03,
         0.885,
         f"Shared by {_clip(v.team_name, 60)} on {v.created_at:%Y-%m-%d} · {SITE}",
         fontsize=12,
         color="#6b7280",
+        **PLAIN,
     )
     h = headline(v)
     if v.kind == "review":
@@ -192,7 +196,7 @@ def render_png(v: SharedView) -> bytes:
             if v.comparison is None
             else "No comparable results to chart."
         )
-        fig.text(0.5, 0.45, msg, fontsize=18, ha="center", color="#374151")
+        fig.text(0.5, 0.45, msg, fontsize=18, ha="center", color="#374151", **PLAIN)
     else:
         name, pairs, unit = h
         shown = pairs[:MAX_BARS]
@@ -200,15 +204,21 @@ def render_png(v: SharedView) -> bytes:
         labels = [_clip(lab, 40) + (" (baseline)" if base else "") for lab, _, base in shown][::-1]
         values = [x for _, x, _ in shown][::-1]
         colors = ["#9ca3af" if base else "#2563eb" for _, _, base in shown][::-1]  # baseline grey
-        bars = ax.barh(labels, values, color=colors)
-        ax.set_title(_clip(f"{name} ({unit})", 90), loc="left", fontsize=14, color="#111827")
-        ax.bar_label(bars, labels=[_fmt(x) for x in values], padding=4, fontsize=11)
+        bars = _bars(ax, labels, values, colors)
+        ax.set_title(_clip(f"{name} ({unit})", 90), loc="left", fontsize=14, color="#111827", **PLAIN)
+        ax.bar_label(bars, labels=[_fmt(x) for x in values], padding=4, fontsize=11, **PLAIN)
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(labelsize=11)
         ax.margins(x=0.15)
         if len(pairs) > MAX_BARS:
             fig.text(
-                0.97, 0.03, f"+{len(pairs) - MAX_BARS} more columns", ha="right", fontsize=10, color="#6b7280"
+                0.97,
+                0.03,
+                f"+{len(pairs) - MAX_BARS} more columns",
+                ha="right",
+                fontsize=10,
+                color="#6b7280",
+                **PLAIN,
             )
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
@@ -220,7 +230,7 @@ def _review_bars(fig: Any, r: SharedReview | None) -> None:
     state (decided or not yet) as the chart's title."""
     if r is None or not r.ranking:
         msg = "The review of this link was deleted." if r is None else "No candidates to rank yet."
-        fig.text(0.5, 0.45, msg, fontsize=18, ha="center", color="#374151")
+        fig.text(0.5, 0.45, msg, fontsize=18, ha="center", color="#374151", **PLAIN)
         return
     chosen = r.decision.candidate_id if r.decision else None
     shown = r.ranking[:MAX_BARS]
@@ -230,10 +240,10 @@ def _review_bars(fig: Any, r: SharedReview | None) -> None:
     ][::-1]
     values = [float(x.score) for x in shown][::-1]
     colors = ["#16a34a" if x.candidate_id == chosen else "#2563eb" for x in shown][::-1]
-    bars = ax.barh(labels, values, color=colors)
+    bars = _bars(ax, labels, values, colors)
     title = f"{review_state(r)} · weighted score, 1 = best"
-    ax.set_title(_clip(title, 90), loc="left", fontsize=14, color="#111827")
-    ax.bar_label(bars, labels=[f"{x:.3f}" for x in values], padding=4, fontsize=11)
+    ax.set_title(_clip(title, 90), loc="left", fontsize=14, color="#111827", **PLAIN)
+    ax.bar_label(bars, labels=[f"{x:.3f}" for x in values], padding=4, fontsize=11, **PLAIN)
     ax.spines[["top", "right"]].set_visible(False)
     ax.tick_params(labelsize=11)
     ax.set_xlim(0, max(1.0, max(values)) * 1.15)
@@ -245,7 +255,17 @@ def _review_bars(fig: Any, r: SharedReview | None) -> None:
             ha="right",
             fontsize=10,
             color="#6b7280",
+            **PLAIN,
         )
+
+
+def _bars(ax: Any, labels: list[str], values: list[float], colors: list[str]) -> Any:
+    """Horizontal bars with the team's labels as plain-text ticks (never mathtext); equal labels
+    stay separate bars (categorical axes would merge them)."""
+    pos = list(range(len(values)))
+    bars = ax.barh(pos, values, color=colors)
+    ax.set_yticks(pos, labels=labels, **PLAIN)
+    return bars
 
 
 def _clip(text: str, n: int) -> str:

@@ -3,10 +3,11 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
 from backend.models import Environment, Run, RunStatus, ShareLink, Team, User
+from backend.models.review import ReviewCandidate
 
 
 def add(session: Session, link: ShareLink) -> None:
@@ -91,3 +92,74 @@ def succeeded_runs_of_campaign(session: Session, campaign_id: uuid.UUID) -> list
         .order_by(Run.created_at, Run.id)
     )
     return list(rows)
+
+
+# --- what a cached shared view depends on (backend/sharing/cache.py) ------------------------------
+
+_RUNS_STAMP = text(
+    """
+    SELECT coalesce(md5(string_agg(concat_ws('|', r.id, r.name, r.status, r.finished_at, d.name, env.name,
+                                             rr.upload_id, rp.status, e.computed_at), ','
+                                   ORDER BY r.id)), '')
+    FROM runs r
+    LEFT JOIN devices d ON d.id = r.device_id
+    LEFT JOIN environments env ON env.id = r.environment_id
+    LEFT JOIN run_results rr ON rr.run_id = r.id
+    LEFT JOIN run_power rp ON rp.run_id = r.id
+    LEFT JOIN run_energy e ON e.run_id = r.id
+    WHERE r.team_id = :team AND (r.id = ANY(:ids) OR r.campaign_id = :campaign)
+    """
+)
+
+
+def runs_stamp(
+    session: Session, team_id: uuid.UUID, run_ids: list[uuid.UUID], campaign_id: uuid.UUID | None = None
+) -> str:
+    """A digest of everything of these runs (or of all of a campaign's runs) that a shared view
+    shows: names, states, device and environment names, the result, the energy. Indexed look-ups
+    of at most a few hundred rows; no figure is computed."""
+    return str(
+        session.scalar(_RUNS_STAMP, {"team": team_id, "ids": list(run_ids), "campaign": campaign_id}) or ""
+    )
+
+
+def review_stamp(session: Session, review_id: uuid.UUID) -> tuple[str, list[uuid.UUID]]:
+    """A digest of the review's row and its candidates' rows, and the runs its candidates link
+    when it is undecided (a decided review answers its frozen snapshot: no run matters)."""
+    row = session.execute(
+        text(
+            "SELECT md5(rv::text), (SELECT coalesce(md5(string_agg(c::text, ',' ORDER BY c.id)), '') "
+            "FROM review_candidates c WHERE c.review_id = rv.id), rv.decided_snapshot IS NOT NULL "
+            "FROM reviews rv WHERE rv.id = :id"
+        ),
+        {"id": review_id},
+    ).one_or_none()
+    if row is None:
+        return "gone", []
+    if row[2]:
+        return f"decided:{row[0]}", []
+    perf = session.scalars(
+        select(ReviewCandidate.performance).where(ReviewCandidate.review_id == review_id)
+    ).all()
+    runs: set[uuid.UUID] = set()
+    for p in perf:
+        for rid in [p.get("run_id"), *(p.get("run_ids") or [])]:
+            try:
+                runs.add(uuid.UUID(str(rid)))
+            except ValueError:
+                continue
+    return f"{row[0]}:{row[1]}", sorted(runs)
+
+
+def campaign_stamp(session: Session, campaign_id: uuid.UUID) -> str:
+    return str(
+        session.scalar(text("SELECT md5(c::text) FROM campaigns c WHERE c.id = :id"), {"id": campaign_id})
+        or "gone"
+    )
+
+
+def names_stamp(session: Session, team_id: uuid.UUID, user_id: uuid.UUID | None) -> str:
+    """The team's name and the sharer's display name, as the view prints them."""
+    team = session.scalar(select(Team.name).where(Team.id == team_id)) or ""
+    user = session.scalar(select(User.display_name).where(User.id == user_id)) if user_id else None
+    return f"{team}|{user or ''}"

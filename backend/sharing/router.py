@@ -2,22 +2,26 @@
 holding the token, without login (/api/v1/shared/{token}); previewed by chat apps (/s/{token},
 outside the API: the SPA's page with OpenGraph tags, and its chart as a PNG)."""
 
+import json
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response, status
+from fastapi import APIRouter, Depends, Path, Query, Response, status
 from fastapi.responses import JSONResponse
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.config import get_settings
 from backend.errors import AppError
+from backend.kit.disposition import attachment
 from backend.run.schemas import MAX_OFFSET
-from backend.sharing import preview, service
+from backend.sharing import cache, preview, service, throttle
 from backend.sharing.schemas import SharedView, ShareLinkCreate, ShareLinkCreated, ShareLinkPage
 
 router = APIRouter(tags=["sharing"])
 pages = APIRouter(include_in_schema=False)
 
+# the anonymous routes: counted per client before anything else (no session is taken for a 429)
+Throttled = Depends(throttle.check)
 TokenParam = Annotated[str, Path(min_length=1, max_length=200, description="the link's token")]
 
 
@@ -64,40 +68,52 @@ GONE = {
 }
 
 
-@router.get("/shared/{token}", response_model=SharedView, responses=GONE)  # type: ignore[arg-type]
-def shared_view(token: TokenParam, session: SessionDep) -> SharedView:
-    """The frozen view, no login: read now for the frozen target (deleted runs are absent).
-    Counts a view."""
-    return service.view(session, link=service.open_link(session, token=token, count=True)).view
+@router.get(
+    "/shared/{token}",
+    response_model=SharedView,
+    responses=GONE,  # type: ignore[arg-type]
+    dependencies=[Throttled],
+)
+def shared_view(token: TokenParam, session: SessionDep) -> Response:
+    """The frozen view, no login: read for the frozen target (deleted runs are absent), computed
+    once per content version (backend/sharing/cache.py). Counts a view. Throttled per client."""
+    s = service.shared(session, link=service.open_link(session, token=token, count=True))
+    return Response(json.dumps(s.view_json), media_type="application/json")
 
 
 @router.get(
     "/shared/{token}/export.csv",
     responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}, **GONE},  # type: ignore[dict-item]
     response_class=Response,
+    dependencies=[Throttled],
 )
 def shared_csv(token: TokenParam, session: SessionDep) -> Response:
     """What the shared page shows as the compare page's CSV (a review: one row per candidate)."""
-    frozen = service.view(session, link=service.open_link(session, token=token))
+    s = service.shared(session, link=service.open_link(session, token=token))
     return Response(
-        service.to_csv(frozen),
+        s.csv,
         media_type="text/csv",
-        headers={"Content-Disposition": 'attachment; filename="iowatt-shared.csv"'},
+        headers={"Content-Disposition": attachment("iowatt-shared.csv", "iowatt-shared.csv")},
     )
 
 
-@router.get("/shared/{token}/export.json", response_model=SharedView, responses=GONE)  # type: ignore[arg-type]
+@router.get(
+    "/shared/{token}/export.json",
+    response_model=SharedView,
+    responses=GONE,  # type: ignore[arg-type]
+    dependencies=[Throttled],
+)
 def shared_json(token: TokenParam, session: SessionDep) -> Response:
     """What the shared page shows as JSON (the view itself), as a download."""
-    frozen = service.view(session, link=service.open_link(session, token=token))
+    s = service.shared(session, link=service.open_link(session, token=token))
     return Response(
-        service.to_json(frozen),
+        service.to_json(s.view_json),
         media_type="application/json",
-        headers={"Content-Disposition": 'attachment; filename="iowatt-shared.json"'},
+        headers={"Content-Disposition": attachment("iowatt-shared.json", "iowatt-shared.json")},
     )
 
 
-@pages.get("/s/{token}")
+@pages.get("/s/{token}", dependencies=[Throttled])
 def shared_page(token: str, session: SessionDep) -> Response:
     """The SPA's page for /s/{token} with OpenGraph tags of the link's view (a chat app's unfurler
     reads these; the browser then renders the page from /api/v1/shared/{token})."""
@@ -114,7 +130,7 @@ def shared_page(token: str, session: SessionDep) -> Response:
     page_url = _page_url(token)
     try:
         v = (
-            service.view(session, link=service.open_link(session, token=token)).view
+            service.shared(session, link=service.open_link(session, token=token)).view
             if len(token) <= 200
             else None
         )
@@ -126,12 +142,11 @@ def shared_page(token: str, session: SessionDep) -> Response:
     return Response(body, status_code=code, media_type="text/html", headers={"Cache-Control": "no-store"})
 
 
-@pages.get("/s/{token}/preview.png")
+@pages.get("/s/{token}/preview.png", dependencies=[Throttled])
 def shared_preview(token: TokenParam, session: SessionDep) -> Response:
-    """The shared view's main chart, 1200×630 (the OpenGraph image size)."""
-    frozen = service.view(session, link=service.open_link(session, token=token))
-    return Response(
-        preview.render_png(frozen.view),
-        media_type="image/png",
-        headers={"Cache-Control": "private, max-age=60"},
-    )
+    """The shared view's main chart, 1200×630 (the OpenGraph image size), drawn once per content
+    version."""
+    link = service.open_link(session, token=token)
+    s = service.shared(session, link=link)
+    png = cache.cached(link.id, "png", s.version, lambda: preview.render_png(s.view))
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})

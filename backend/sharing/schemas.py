@@ -19,7 +19,7 @@ from backend.compare.schemas import (
 )
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
-from backend.power.schemas import EnergyRead
+from backend.power.schemas import PhaseEnergy
 from backend.review.schemas import (
     CandidateRead,
     FormulaRead,
@@ -28,7 +28,15 @@ from backend.review.schemas import (
     SensitivityRow,
 )
 from backend.run.schemas import JobSummary, PassSummary
-from backend.workload.schemas import StoredWorkloadSpec
+from backend.workload.schemas import (
+    FileFacts,
+    HeapBtreeSpec,
+    JobSpec,
+    PostmarkSpec,
+    TpchSpec,
+    WorkloadKind,
+    WorkloadSpec,
+)
 
 ShareKind = Literal["run", "comparison", "campaign", "review"]
 ChartKind = Literal["bars", "sweep", "latency", "series", "energy"]
@@ -95,6 +103,96 @@ class ShareLinkPage(OutputSchema):
     total: int
 
 
+# --- the public payload: an allowlist (ADR 0018) -------------------------------------------------
+# Every shared figure is read into one of these schemas, field by field (pydantic ignores what a
+# schema does not declare), so a field added to a logged-in schema later is not shared until it is
+# added here on purpose. tests/backend/test_share_links.py walks each kind's whole JSON for the
+# team's private text.
+
+
+class SharedEnergy(OutputSchema):
+    """A run's energy as a link shows it: the figures, the meter's kind (driver and tier) and the
+    carbon context; not the meter's name or "source" (the team's name for it, which can be a BMC's
+    address) and not `reason` (an error message that can quote the meter's URL or the host)."""
+
+    status: Literal["ok", "pending", "failed", "no_meter_data", "none"]
+    meter_driver: str | None
+    tier: str | None
+    tier_label: str | None
+    estimated: bool
+    samples: int | None
+    idle_w: float | None
+    idle_drift_w: float | None
+    load_w_mean: float | None
+    runtime_s: float | None
+    total_j: float | None
+    dynamic_j: float | None
+    uncertainty_j: float | None
+    dynamic_uncertainty_j: float | None
+    j_per_gb: float | None
+    dynamic_j_per_gb: float | None
+    j_per_mio: float | None
+    iops_per_w: float | None
+    mb_s_per_w: float | None
+    coverage: float | None
+    accuracy_pct: float | None
+    accuracy_declared: bool | None
+    flags: list[str]
+    grid_g_per_kwh: float | None
+    grid_source: str | None
+    carbon_method: str | None
+    pue: float | None
+    operational_gco2e: float | None
+    gco2e_per_tb: float | None
+    dynamic_gco2e: float | None
+    embodied_gco2e: float | None
+    embodied_source: str | None
+    phases: list[PhaseEnergy]
+    dropped: dict[str, int]
+
+
+class SharedVdbench(OutputSchema):
+    """A vdbench workload without its parameter text (the team's file: anchors, comments, names)."""
+
+    scale: float
+    elapsed_s: int | None
+
+
+class SharedWorkload(OutputSchema):
+    """A run's workload as a link shows it: block jobs, PostMark's settings (numbers), TPC-H's and
+    the heap/B-tree sweep's parameters, the engine's facts; vdbench only as its scale and run time."""
+
+    kind: WorkloadKind
+    jobs: list[JobSpec]
+    passes: int
+    discard_passes: int
+    shortened_by: float | None
+    scaled_by: float | None
+    postmark: PostmarkSpec | None
+    vdbench: SharedVdbench | None
+    tpch: TpchSpec | None
+    heap_btree: HeapBtreeSpec | None
+    facts: FileFacts | None
+
+    @classmethod
+    def of(cls, spec: WorkloadSpec) -> "SharedWorkload":
+        return cls(
+            kind=spec.kind,
+            jobs=spec.jobs,
+            passes=spec.passes,
+            discard_passes=spec.discard_passes,
+            shortened_by=spec.shortened_by,
+            scaled_by=spec.scaled_by,
+            postmark=spec.postmark,
+            vdbench=SharedVdbench(scale=spec.vdbench.scale, elapsed_s=spec.vdbench.elapsed_s)
+            if spec.vdbench is not None
+            else None,
+            tpch=spec.tpch,
+            heap_btree=spec.heap_btree,
+            facts=spec.facts,
+        )
+
+
 class SharedRun(OutputSchema):
     """A run as a shared view shows it: what it measured and on which device and environment; no
     ids of the team's agents, devices or environments, no target paths, host policy or errors."""
@@ -104,13 +202,13 @@ class SharedRun(OutputSchema):
     status: RunStatus
     device_name: str | None
     environment_name: str | None
-    workload: StoredWorkloadSpec
+    workload: SharedWorkload
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
     jobs: list[JobSummary]
     passes: list[PassSummary]
-    energy: EnergyRead
+    energy: SharedEnergy
 
 
 class SharedComparison(OutputSchema):

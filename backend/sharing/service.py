@@ -18,23 +18,25 @@ from backend.audit import service as audit
 from backend.auth.principal import UserPrincipal
 from backend.campaign import service as campaign_service
 from backend.compare import service as compare_service
-from backend.compare.schemas import Comparison, LatencyCurves
+from backend.compare.schemas import Comparability, Comparison, Difference, LatencyCurves
 from backend.errors import AppError, Conflict, Forbidden, Invalid, NotFound
 from backend.kit.security import new_token, token_hash
 from backend.kit.time import utcnow
 from backend.models import Role, ShareLink
 from backend.review import service as review_service
 from backend.review.schemas import ReviewRead
-from backend.sharing import repository
+from backend.sharing import cache, repository
 from backend.sharing.schemas import (
     MAX_SHARED_RUNS,
     ComparisonTarget,
     SharedCampaign,
     SharedComparison,
+    SharedEnergy,
     SharedOptions,
     SharedReview,
     SharedRun,
     SharedView,
+    SharedWorkload,
     ShareLinkCreate,
     ShareLinkRead,
     ShareState,
@@ -183,6 +185,7 @@ def revoke(session: Session, *, principal: UserPrincipal, link_id: uuid.UUID) ->
     if link.revoked_at is not None:
         raise Conflict("this share link is already revoked", code="already_revoked")
     link.revoked_at = utcnow()
+    cache.forget(link.id)
     audit.record(
         session,
         team_id=link.team_id,
@@ -234,6 +237,36 @@ def _scrubber(paths: set[str]) -> Any:
     return scrub
 
 
+# A value of a workload difference shown as it is: a number, a flag, or a short word (a block
+# size, an ioengine, a kernel release); anything longer (vdbench's parameter text) is not shared
+SHORT_VALUE = re.compile(r"[\w.+:%,=/-]{1,64}")
+
+
+def _public_comparability(c: Comparability, scrub: Any) -> Comparability:
+    """The comparability without the team's free text: each differing string value that is not a
+    short word becomes "text 1", "text 2"… (equal texts the same label), so the page still says
+    which field differs and between which runs."""
+    labels: dict[str, str] = {}
+
+    def public(v: object) -> object:
+        if v is None or isinstance(v, bool | int | float):
+            return v
+        if isinstance(v, str) and SHORT_VALUE.fullmatch(v) and "://" not in v:
+            return scrub(v)
+        key = json.dumps(v, sort_keys=True, default=str)
+        return labels.setdefault(key, f"text {len(labels) + 1} (not shared)")
+
+    return Comparability(
+        verdict=c.verdict,
+        fingerprint=c.fingerprint,
+        fingerprints=dict(c.fingerprints),
+        differences=[
+            Difference(field=d.field, values={k: public(v) for k, v in d.values.items()})
+            for d in c.differences
+        ],
+    )
+
+
 def _shared_comparison(
     session: Session, c: Comparison
 ) -> tuple[SharedComparison, Comparison, dict[str, str]]:
@@ -248,17 +281,17 @@ def _shared_comparison(
             status=r.status,
             device_name=r.device_name,
             environment_name=envs.get(r.environment_id) if r.environment_id else None,
-            workload=r.workload,
+            workload=SharedWorkload.of(r.workload),
             created_at=r.created_at,
             started_at=r.started_at,
             finished_at=r.finished_at,
             jobs=r.jobs,
             passes=r.passes,
-            energy=r.energy,
+            energy=SharedEnergy.model_validate(r.energy),
         )
         for r in c.runs
     ]
-    comparability = c.comparability.model_validate(scrub(c.comparability.model_dump(mode="json")))
+    comparability = _public_comparability(c.comparability, scrub)
     validity = {
         k: [f.model_copy(update={"message": scrub(f.message)}) for f in v] for k, v in c.validity.items()
     }
@@ -309,6 +342,17 @@ def _latency(
 PATH = re.compile(r"(?<![\w./])/(?!/)[^\s,;()'\"]+")
 
 
+# a linked run's energy note in a shared review: its message is the energy's `reason`, which can
+# quote the meter's address
+PUBLIC_ENERGY_NOTE = "the run's energy is not available ({state})"
+
+
+def _public_meter_reference(run_reference: str | None, reference: str | None) -> str:
+    no_idle = review_service.NO_IDLE_NOTE
+    suffix = no_idle if reference and no_idle in reference else ""
+    return f"{run_reference or 'the run'}: its meter{suffix}"
+
+
 def _shared_review(
     session: Session, reader: UserPrincipal, link: ShareLink
 ) -> tuple[SharedReview, ReviewRead] | None:
@@ -333,9 +377,19 @@ def _shared_review(
         c["device_id"] = None
         if c["performance_source"] != "published":
             c["performance_reference"] = scrub(c["performance_reference"])
-            c["power_reference"] = scrub(c["power_reference"])
+            if c["power_source"] in ("measured", "estimated"):
+                # "run X (id): <the meter's name and driver>": the meter is the team's, not shared
+                c["power_reference"] = _public_meter_reference(
+                    c["performance_reference"], c["power_reference"]
+                )
+            else:
+                c["power_reference"] = scrub(c["power_reference"])
             for note in c["validity"]:
-                note["message"] = scrub(note["message"])
+                note["message"] = (
+                    PUBLIC_ENERGY_NOTE.format(state=note["flag"].removeprefix("energy_").replace("_", " "))
+                    if note["flag"].startswith("energy_")
+                    else scrub(note["message"])
+                )
     d = data["decision"]
     shared = SharedReview.model_validate(
         {
@@ -468,5 +522,31 @@ def to_csv(frozen: Frozen) -> str:
     return compare_service.to_csv(frozen.comparison)
 
 
-def to_json(frozen: Frozen) -> str:
-    return json.dumps(frozen.view.model_dump(mode="json"), indent=2)
+def to_json(view: dict[str, Any]) -> str:
+    return json.dumps(view, indent=2)
+
+
+@dataclass
+class Shared:
+    """What the anonymous routes answer for a link: the view (as JSON and as the schema), its CSV
+    and the content version they were built for (backend/sharing/cache.py)."""
+
+    view_json: dict[str, Any]
+    csv: str
+    version: str
+
+    @property
+    def view(self) -> SharedView:
+        return SharedView.model_validate(self.view_json)
+
+
+def shared(session: Session, *, link: ShareLink) -> Shared:
+    """The link's view and CSV, computed once per link and content version (cached in Redis)."""
+    version = cache.stamp(session, link)
+
+    def build() -> bytes:
+        frozen = view(session, link=link)
+        return json.dumps({"view": frozen.view.model_dump(mode="json"), "csv": to_csv(frozen)}).encode()
+
+    data = json.loads(cache.cached(link.id, "view", version, build))
+    return Shared(view_json=data["view"], csv=data["csv"], version=version)

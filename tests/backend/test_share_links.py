@@ -14,8 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from backend.auth.throttle import get_redis
 from backend.config import get_settings
-from backend.models import AuditEvent, Campaign, Role, Run, ShareLink
+from backend.models import AuditEvent, Campaign, Role, Run, RunStatus, ShareLink
 from tests.factories import UserCtx, create_agent, create_result, create_run, create_user
 
 MB = 1_000_000
@@ -359,3 +360,209 @@ def test_the_latency_chart_is_shared_when_it_was_on(client: TestClient, session:
     }
     off = _token(_share(client, member, runs))  # charts: bars and energy only
     assert client.get(f"/api/v1/shared/{off}").json()["latency"] is None
+
+
+# --- issue 22: the public payload is an allowlist, cached per content version, throttled ---------
+
+SECRET = "S3CR3T-tok"
+BMC = f"https://bmc.example/redfish?token={SECRET}"
+# a key that must not appear anywhere in a shared JSON (ADR 0018); `source` only in energy objects
+FORBIDDEN_KEYS = {"meter_name", "reason", "parameters", "target_path", "agent_id", "environment_id",
+                  "team_id", "token_hash", "error", "decided_by", "created_by"}  # fmt: skip
+VDBENCH = (
+    f"* the BMC at {BMC} and the share {SECRET}\n"
+    "fsd=fsd1,anchor=/srv/x,depth=1,width=1,files=2,size=4k\n"
+    "fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k,fileio=random,fileselect=random,threads=1\n"
+    "rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=5,interval=1\n"
+)
+
+
+def _walk(value: Any, path: str = "$") -> list[str]:
+    """Every forbidden key or planted text in a JSON value, by path."""
+    found = []
+    if isinstance(value, dict):
+        if "total_j" in value and "tier" in value and "source" in value:
+            found.append(f"{path}.source (an energy's meter)")
+        for k, v in value.items():
+            if k in FORBIDDEN_KEYS:
+                found.append(f"{path}.{k}")
+            found += _walk(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += _walk(v, f"{path}[{i}]")
+    elif isinstance(value, str) and (SECRET in value or "bmc.example" in value):
+        found.append(f"{path} = {value[:80]!r}")
+    return found
+
+
+def _planted(client: TestClient, session: Session) -> tuple[UserCtx, list[list[uuid.UUID]], str]:
+    """Runs whose meter name, meter source, energy reason and vdbench text carry a secret URL: one
+    with energy, one whose meter gave no data (its reason quotes the BMC), two vdbench runs (their
+    texts differ); a campaign of each kind and a review whose candidates the first two measure."""
+    from backend.power import service as power_service
+    from tests.backend.test_energy import power_doc, upload
+
+    u = create_user(session)
+    a = create_agent(session, team=u.team, name="lab-host")
+    meter = {"spec": f"ipmi:{BMC}", "name": BMC, "driver": "command", "tier": "inband",
+             "quantity": "power_avg", "nominal_interval_s": 0.1}  # fmt: skip
+    ok, r = upload(client, session, u, a, power_doc(meter=meter))
+    assert r.status_code < 300, r.text
+    assert power_service.compute(session, run_id=ok) is not None
+    broken = power_doc(meter=meter)
+    broken |= {"status": "no_meter_data", "reason": f"the BMC at {BMC} refused the login"}
+    failed, r = upload(client, session, u, a, broken)
+    assert r.status_code < 300, r.text
+    vdbench = []
+    for n in range(2):
+        vdb = create_run(session, agent=a.agent, status=RunStatus.succeeded, name=f"vdbench {n}")
+        text = VDBENCH.replace("elapsed=5", f"elapsed={5 + n}")
+        vdb.workload_spec = {"kind": "vdbench", "jobs": [], "vdbench": {"parameters": text}}
+        vdbench.append(vdb.id)
+    groups: list[list[uuid.UUID]] = [[ok, failed], vdbench]
+    for group in list(groups):
+        camp = Campaign(team_id=u.team.id, name="planted", spec={"repeats": 1})
+        session.add(camp)
+        session.flush()
+        for rid in group:
+            run = session.get(Run, rid)
+            assert run is not None, rid
+            run.campaign_id, run.status = camp.id, RunStatus.succeeded
+        groups.append([camp.id])
+    session.flush()
+    body = {"team_id": str(u.team.id), "name": "planted review", "currency": "EUR", "horizon_years": "5",
+            "tariff_per_kwh": "0.12", "grid_g_per_kwh": "400"}  # fmt: skip
+    rv = client.post("/api/v1/reviews", json=body, headers=u.headers)
+    assert rv.status_code == 201, rv.text
+    for n, rid in enumerate([ok, failed]):
+        device = {"model": "m", "capacity_bytes": 10**12, "unit_price": "100"}
+        cand = {"name": f"c{n}", "device": device, "count": 1, "protection": "jbod",
+                "performance": {"source": "run", "run_id": str(rid)}}  # fmt: skip
+        r = client.post(f"/api/v1/reviews/{rv.json()['id']}/candidates", json=cand, headers=u.headers)
+        assert r.status_code == 201, r.text
+    return u, groups, str(rv.json()["id"])
+
+
+def test_every_kind_of_shared_view_carries_no_private_text(client: TestClient, session: Session) -> None:
+    """Issue 22: the meter's name and source, the energy's reason (a BMC's URL) and vdbench's
+    parameter text reached share views. Each kind's whole JSON, its CSV and its preview page are
+    walked for the planted secret and for forbidden keys."""
+    u, groups, review = _planted(client, session)
+    block, vdbench, camp_block, camp_vdbench = groups
+    # the logged-in pages do show them: the plant is real
+    assert BMC in client.get(f"/api/v1/runs/{block[0]}", headers=u.headers).text
+    assert SECRET in client.get(f"/api/v1/runs/{vdbench[0]}", headers=u.headers).text
+    targets: list[tuple[str, Any]] = [
+        *[("run", str(r)) for r in block + vdbench],
+        ("comparison", {"runs": [str(r) for r in block]}),
+        ("comparison", {"runs": [str(r) for r in vdbench], "force": True}),
+        ("comparison", {"runs": [str(r) for r in vdbench], "force": True, "group_by": "target"}),
+        ("campaign", str(camp_block[0])),
+        ("campaign", str(camp_vdbench[0])),
+        ("review", review),
+    ]
+    for kind, target in targets:
+        r = client.post("/api/v1/share-links", json={"kind": kind, "target": target}, headers=u.headers)
+        assert r.status_code == 201, r.text
+        token = _token(r.json())
+        view = client.get(f"/api/v1/shared/{token}")
+        assert view.status_code == 200, view.text
+        v = view.json()
+        assert _walk(v) == [], (kind, _walk(v))
+        if kind != "review":
+            assert v["comparison"]["runs"], kind
+        for extra in ("export.json", "export.csv"):
+            got = client.get(f"/api/v1/shared/{token}/{extra}")
+            assert got.status_code == 200 and SECRET not in got.text and "bmc.example" not in got.text
+        assert client.get(f"/s/{token}/preview.png").status_code == 200
+        if kind == "comparison" and target["runs"] == [str(r) for r in vdbench]:
+            diffs = v["comparison"]["comparability"]["differences"]
+            text = [d for d in diffs if d["field"].endswith("parameters")]
+            assert text and all(str(x).endswith("(not shared)") for x in text[0]["values"].values()), diffs
+    # what is shared instead: the kind of meter, a public note for the missing energy
+    v = client.get(f"/api/v1/shared/{token}").json()  # the review
+    notes = [n["message"] for c in v["review"]["candidates"] for n in c["validity"]]
+    assert "the run's energy is not available (no meter data)" in notes, notes
+    refs = [c["power_reference"] for c in v["review"]["candidates"]]
+    assert any(x and x.endswith(": its meter") for x in refs), refs
+
+
+def test_the_view_is_computed_once_per_content_version(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: anonymous requests recomputed up to 200 runs each. The second request is served
+    from the cache; deleting a run changes the content version (recomputed, the run absent);
+    revoking drops the cached entries."""
+    from backend.compare import service as compare_service
+    from backend.sharing import cache
+
+    calls = []
+    real = compare_service.compare
+    monkeypatch.setattr(compare_service, "compare", lambda *a, **k: calls.append(1) or real(*a, **k))
+    admin, member, _, runs = _team(session)
+    created = _share(client, member, runs)
+    token = _token(created)
+    first = client.get(f"/api/v1/shared/{token}").json()
+    assert len(calls) == 1
+    for path in ("", "/export.csv", "/export.json", "/export.json"):
+        assert client.get(f"/api/v1/shared/{token}{path}").status_code == 200
+    assert client.get(f"/s/{token}/preview.png").status_code == 200
+    assert len(calls) == 1, "served from the cache"
+    assert client.get(f"/api/v1/shared/{token}").json() == first
+    r = client.delete(f"/api/v1/runs/{runs[0].id}", headers=admin.headers)
+    assert r.status_code in (200, 202, 204), r.text
+    after = client.get(f"/api/v1/shared/{token}").json()
+    assert len(calls) == 2 and after["runs_deleted"] == 1
+    redis = get_redis()
+    link = uuid.UUID(created["id"])
+    assert list(redis.scan_iter(match=f"{cache.PREFIX}:{link}:*"))
+    assert client.delete(f"/api/v1/share-links/{link}", headers=member.headers).status_code == 204
+    assert list(redis.scan_iter(match=f"{cache.PREFIX}:{link}:*")) == []
+    assert client.get(f"/api/v1/shared/{token}").status_code == 404
+
+
+def test_anonymous_share_routes_are_throttled_per_client(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_REQUESTS in the window: 429 with Retry-After, for known and unknown tokens alike;
+    another client address is not affected."""
+    from backend.sharing import throttle
+
+    monkeypatch.setattr(throttle, "MAX_REQUESTS", 5)
+    _, member, _, runs = _team(session)
+    token = _token(_share(client, member, runs))
+    paths = [f"/api/v1/shared/{token}", "/api/v1/shared/nope", f"/s/{token}/preview.png",
+             f"/api/v1/shared/{token}/export.csv", "/s/nope/preview.png"]  # fmt: skip
+    codes = [client.get(p).status_code for p in paths]
+    assert codes == [200, 404, 200, 200, 404], codes
+    for p in paths:
+        r = client.get(p)
+        assert r.status_code == 429, (p, r.status_code)
+        assert r.json()["error"] == "share_throttled" and int(r.headers["Retry-After"]) >= 1
+    # the logged-in API is not counted here
+    assert (
+        client.get(f"/api/v1/share-links?team_id={member.team.id}", headers=member.headers).status_code == 200
+    )
+    get_redis().delete(throttle.key_for("testclient"))
+    assert client.get(f"/api/v1/shared/{token}").status_code == 200
+
+
+@pytest.mark.parametrize("title", ["$x^2$", "$$", "\\", "$\\frac{", "a $ b", "$\\invalid{x}$", "^_{}%&#"])
+def test_a_title_in_any_math_syntax_draws_as_text(client: TestClient, session: Session, title: str) -> None:
+    """Issue 22: matplotlib read "$…$" as mathtext and a broken one made the preview a 500."""
+    _, member, _, runs = _team(session)
+    for r in runs:
+        r.name = f"run {title}"
+    session.flush()
+    token = _token(_share(client, member, runs, title=title))
+    r = client.get(f"/s/{token}/preview.png")
+    assert r.status_code == 200 and r.content[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle() -> None:
+    """Each test starts with the test client's share-route count at zero (the counts live in the
+    session's Redis, across tests)."""
+    from backend.sharing import throttle
+
+    get_redis().delete(throttle.key_for("testclient"))
