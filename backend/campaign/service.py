@@ -45,6 +45,13 @@ def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) 
                 if isinstance(exc.detail, list) and exc.detail and exc.detail[0].get("field") == "scale":
                     raise
                 raise _for_target(exc, i) from exc
+            if campaign is not None and run.team_id != campaign.team_id:
+                # a campaign is one team's: its runs, share links and exports hold only that team's
+                raise Invalid(
+                    f"targets.{i}.agent_id",
+                    "this agent belongs to another team than the campaign's first target: a campaign's "
+                    "agents must all be of one team",
+                )
             if campaign is None:
                 campaign = Campaign(
                     team_id=run.team_id,
