@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
-from backend.models import Environment, Run, RunStatus, ShareLink, Team, User
+from backend.models import Environment, Membership, Run, RunStatus, ShareLink, Team, User
 from backend.models.review import ReviewCandidate
 
 
@@ -47,6 +47,16 @@ def page(session: Session, team_id: uuid.UUID, *, limit: int, offset: int) -> tu
         .offset(offset)
     )
     return list(rows), total
+
+
+def members_of(session: Session, team_id: uuid.UUID, user_ids: set[uuid.UUID]) -> set[uuid.UUID]:
+    """Those of `user_ids` who are members of the team now (any role)."""
+    if not user_ids:
+        return set()
+    rows = session.scalars(
+        select(Membership.user_id).where(Membership.team_id == team_id, Membership.user_id.in_(user_ids))
+    )
+    return set(rows)
 
 
 def user_names(session: Session, user_ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:

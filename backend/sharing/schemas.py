@@ -43,7 +43,8 @@ ChartKind = Literal["bars", "sweep", "latency", "series", "energy"]
 ALL_CHARTS: tuple[ChartKind, ...] = ("bars", "sweep", "latency", "series", "energy")
 TableLayout = Literal["auto", "metrics", "runs"]
 SeriesMetric = Literal["mbps", "iops"]
-ShareState = Literal["active", "expired", "revoked"]
+# creator_left: the creator is no longer a member of the team, which ends the link (ADR 0018)
+ShareState = Literal["active", "expired", "revoked", "creator_left"]
 
 # as many runs as a comparison takes (backend/compare/service.py MAX_RUNS)
 MAX_SHARED_RUNS = 200

@@ -57,12 +57,23 @@ class ShareLinkExpired(AppError):
     code = "share_link_expired"
 
 
-def _state(link: ShareLink) -> ShareState:
+def _state(link: ShareLink, creator_is_member: bool) -> ShareState:
     if link.revoked_at is not None:
         return "revoked"
+    if not creator_is_member:
+        return "creator_left"
     if link.expires_at is not None and link.expires_at <= utcnow():
         return "expired"
     return "active"
+
+
+def _creator_is_member(session: Session, link: ShareLink) -> bool:
+    """A link lives only while its creator is a member of its team (any role): removing a member
+    (or deleting the account) ends every link they made, since they hold those tokens and would
+    otherwise keep reading the team's data without being in it (ADR 0018, issue 22)."""
+    return link.created_by is not None and bool(
+        repository.members_of(session, link.team_id, {link.created_by})
+    )
 
 
 def _team_of_target(
@@ -149,7 +160,11 @@ def page(
 
 
 def to_read(session: Session, links: list[ShareLink]) -> list[ShareLinkRead]:
-    names = repository.user_names(session, {x.created_by for x in links if x.created_by})
+    creators = {x.created_by for x in links if x.created_by}
+    names = repository.user_names(session, creators)
+    members: dict[uuid.UUID, set[uuid.UUID]] = {}
+    for team in {x.team_id for x in links}:
+        members[team] = repository.members_of(session, team, creators)
     return [
         ShareLinkRead(
             id=x.id,
@@ -162,7 +177,7 @@ def to_read(session: Session, links: list[ShareLink]) -> list[ShareLinkRead]:
             created_at=x.created_at,
             expires_at=x.expires_at,
             revoked_at=x.revoked_at,
-            state=_state(x),
+            state=_state(x, x.created_by in members[x.team_id]),
             views=x.views,
             last_viewed_at=x.last_viewed_at,
         )
@@ -198,9 +213,10 @@ def revoke(session: Session, *, principal: UserPrincipal, link_id: uuid.UUID) ->
 
 
 def open_link(session: Session, *, token: str, count: bool = False) -> ShareLink:
-    """The live link of a token, or 404 (unknown or revoked) / 410 (expired). `count`: one more view."""
+    """The live link of a token, or 404 (unknown, revoked, or its creator is no longer a member of
+    its team) / 410 (expired). `count`: one more view."""
     link = repository.by_token_hash(session, token_hash(token))
-    if link is None or link.revoked_at is not None:
+    if link is None or link.revoked_at is not None or not _creator_is_member(session, link):
         raise ShareLinkGone(GONE_MESSAGE)
     if link.expires_at is not None and link.expires_at <= utcnow():
         raise ShareLinkExpired(f"this share link expired on {link.expires_at:%Y-%m-%d %H:%M} UTC")

@@ -566,3 +566,27 @@ def _fresh_throttle() -> None:
     from backend.sharing import throttle
 
     get_redis().delete(throttle.key_for("testclient"))
+
+
+def test_a_removed_members_links_end_with_their_membership(client: TestClient, session: Session) -> None:
+    """Issue 22: the creator held the token and kept reading the team's data through it after
+    being removed. A link lives only while its creator is a member (ADR 0018): the token answers
+    404, the team's list says creator_left; the other members' links stay; an admin can still
+    revoke it for good."""
+    admin, member, _, runs = _team(session)
+    theirs = _share(client, member, runs)
+    ours = _share(client, admin, runs)
+    assert client.get(f"/api/v1/shared/{_token(theirs)}").status_code == 200
+    r = client.delete(f"/api/v1/teams/{admin.team.id}/members/{member.user.id}", headers=admin.headers)
+    assert r.status_code == 204, r.text
+    for path in ("", "/export.csv", "/export.json"):
+        gone = client.get(f"/api/v1/shared/{_token(theirs)}{path}")
+        assert gone.status_code == 404 and gone.json()["error"] == "share_link_not_found"
+    assert client.get(f"/s/{_token(theirs)}/preview.png").status_code == 404
+    assert client.get(f"/api/v1/shared/{_token(ours)}").status_code == 200
+    listed = client.get(f"/api/v1/share-links?team_id={admin.team.id}", headers=admin.headers).json()
+    states = {x["id"]: x["state"] for x in listed["items"]}
+    assert states == {theirs["id"]: "creator_left", ours["id"]: "active"}
+    assert client.delete(f"/api/v1/share-links/{theirs['id']}", headers=admin.headers).status_code == 204
+    listed = client.get(f"/api/v1/share-links?team_id={admin.team.id}", headers=admin.headers).json()
+    assert {x["id"]: x["state"] for x in listed["items"]}[theirs["id"]] == "revoked"
