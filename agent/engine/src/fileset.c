@@ -1418,7 +1418,11 @@ static struct fs_set *find_set(struct fs_run *r, const char *name)
 /* resolve fsd/fwd/rd into sets and workloads, with the scale; exits 2 on an inconsistency. With
  * store = 0 (--parse-only) no per-file state is allocated: a set's total bytes come from the same
  * draws the run makes (files x size for a fixed size), so a set too large to run is still described */
+#ifdef IOWATT_FUZZ
+#define PARSE_DRAWS_MAX (1ull << 12) /* the fuzz target: the same code, fewer draws per input */
+#else
 #define PARSE_DRAWS_MAX (1ull << 24) /* parse-only: sizes drawn one by one up to this many files */
+#endif
 
 static void resolve(struct fs_run *r, uint64_t seed, int store)
 {
@@ -1697,6 +1701,22 @@ static int fs_flag(void *ctx, const char *name, const char *val)
 		return 0;
 	}
 	return 1;
+}
+
+void vdb_parse_check(char *text)
+{
+	static struct vdb_cfg cfg;
+	vdb_parse_text(&cfg, text);
+	struct fs_run *r = calloc(1, sizeof(*r));
+	if (!r)
+		die_code(EXIT_FAIL, "out of memory");
+	guard_own(r, NULL);
+	r->c = &cfg;
+	r->scale = 1.0;
+	r->dirfd = -1;
+	resolve(r, 0x5eed, 0);
+	guard_disown(r);
+	free(r);
 }
 
 int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)

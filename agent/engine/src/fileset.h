@@ -73,6 +73,10 @@ void vdb_parse_text(struct vdb_cfg *c, char *text);
 /* "128k", "5G", "(4k,50,8k,50)" into d; -EINVAL on bad input */
 int vdb_parse_dist(const char *val, struct vdb_dist *d);
 
+/* The text's parse and the resolution --parse-only makes (scale 1), no output (exits 2 on bad
+ * input; parse_guarded turns that into a return): the fuzz target's entry. */
+void vdb_parse_check(char *text);
+
 /* 1 when argv asks for the file-set mode (a --vdbench=FILE flag). */
 int fileset_requested(int argc, char **argv);
 /* Parse the flags and the parameter file, run, print the report; returns the exit code. */

@@ -1012,6 +1012,12 @@ static void parse_only_report(const struct cfg *c)
 
 /* ---- entry ---- */
 
+void heapbtree_parse_args(int argc, char **argv)
+{
+	struct cfg c;
+	parse_args(argc, argv, &c);
+}
+
 int heapbtree_requested(int argc, char **argv)
 {
 	for (int k = 1; k < argc; k++)

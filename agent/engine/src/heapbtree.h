@@ -11,4 +11,8 @@ int heapbtree_requested(int argc, char **argv);
  * failure such as ENOSPC; usage errors exit 2 from inside). */
 int heapbtree_main(int argc, char **argv, const volatile sig_atomic_t *signo);
 
+/* Only the flags' parse and checks (exits 2 on bad input; parse_guarded turns that into a
+ * return): the fuzz target's entry. */
+void heapbtree_parse_args(int argc, char **argv);
+
 #endif

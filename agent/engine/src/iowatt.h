@@ -70,7 +70,8 @@ struct parse_error {
 	char msg[512];
 };
 int parse_guarded(void (*fn)(void *), void *arg, struct parse_error *err);
-void guard_own(void *p);    /* inside parse_guarded: free p if the parse fails (else a no-op) */
+/* inside parse_guarded: release(p) (NULL = free) if the parse fails; outside it a no-op */
+void guard_own(void *p, void (*release)(void *));
 void guard_disown(void *p); /* p was freed or handed on by the parser */
 /* fio's sizes: k/m/g/t/p with optional B; kb_base 1024 (fio's default, "compatibility mode"):
  * 4k = 4KB = 4096 and 4KiB = 4000 (sic, as fio); kb_base 1000: 4k = 4KB = 4000, 4KiB = 4096.
@@ -266,6 +267,10 @@ void options_echo(struct jw *w, const struct options *o); /* "options": the reso
 void options_help(FILE *f);                               /* --help, from the same table */
 void options_finalize(struct options *o);
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg);
+/* A JSON job file's text into cfg, as parse_cmdline does for a job file without other flags
+ * (label names the file in messages). */
+void parse_jobtext(struct runcfg *cfg, const char *text, const char *label);
+#define MAX_JOBS 256 /* jobs on one command line or in one job file */
 /* The flags of the file modes (--postmark=FILE, --vdbench=FILE), parsed in one place: the common
  * ones into the struct, the mode's own through `own` (1 = taken; it exits 2 on a bad value);
  * anything else exits 2 ("option 'bs' does not apply to --postmark (it takes ...)"). Set the

@@ -7,6 +7,11 @@
 #include "iowatt.h"
 
 #define MAX_DEPTH 64
+/* members of one object or array: the duplicate-key check is quadratic, and a job file has
+ * at most MAX_JOBS jobs of about a hundred options each */
+#define MAX_ITEMS 4096
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 struct jp {
 	const char *p, *start;
@@ -107,7 +112,9 @@ static char *parse_string(struct jp *j)
 			continue;
 		}
 		j->p++;
-		char e = *j->p++;
+		char e = *j->p;
+		if (e) /* a backslash at the end of the text stays on the terminating NUL */
+			j->p++;
 		switch (e) {
 		case '"': *o++ = '"'; break;
 		case '\\': *o++ = '\\'; break;
@@ -213,6 +220,11 @@ static struct jval *parse_value(struct jp *j, int depth)
 					break;
 				}
 				j->p++;
+			}
+			if (v->n >= MAX_ITEMS) {
+				jp_fail(j, obj ? "more than " STR(MAX_ITEMS) " members in an object" : "more than " STR(MAX_ITEMS) " items in an array");
+				free(key);
+				break;
 			}
 			struct jval *item = parse_value(j, depth + 1);
 			if (!item) {

@@ -167,6 +167,8 @@ static void parse_bs(struct options *o, const struct opt_def *d, const char *nam
 {
 	(void)d;
 	char buf[128];
+	if (strlen(val) >= sizeof(buf)) /* never cut short: a cut value is another value */
+		die_usage(name, "value too long: '%.80s...'", val);
 	str_copy(buf, sizeof(buf), val);
 	char *comma = strchr(buf, ',');
 	if (comma)
@@ -721,15 +723,19 @@ static struct options *add_job(struct runcfg *cfg)
 /* A JSON job file: {"global": {...}, "jobs": [{...}, ...]}. Each job starts from the global
  * section; options given on the command line override the file, in every job and in the global
  * section the output echoes. */
-static void jobs_from_file(struct runcfg *cfg, struct options *global, const struct kvlist *cli_global,
-			   const char *jobfile)
+static void release_json(void *v)
 {
-	char *text = slurp(jobfile);
+	json_free(v);
+}
+
+static void jobs_from_text(struct runcfg *cfg, struct options *global, const struct kvlist *cli_global,
+			   const char *text, const char *jobfile)
+{
 	char err[256];
 	struct jval *root = json_parse(text, err, sizeof(err));
-	free(text);
 	if (!root)
 		die_usage("jobfile", "'%s' is not valid JSON: %s", jobfile, err);
+	guard_own(root, release_json);
 	if (root->t != J_OBJ)
 		die_usage("jobfile", "top level must be an object with \"jobs\"");
 	for (size_t i = 0; i < root->n; i++)
@@ -740,6 +746,8 @@ static void jobs_from_file(struct runcfg *cfg, struct options *global, const str
 		apply_section(global, g, "\"global\"");
 	if (!jobs || jobs->t != J_ARR || jobs->n == 0)
 		die_usage("jobfile", "\"jobs\" must be a non-empty array");
+	if (jobs->n > MAX_JOBS)
+		die_usage("jobfile", "more than %d jobs", MAX_JOBS);
 	for (size_t i = 0; i < jobs->n; i++) {
 		struct options *o = add_job(cfg);
 		*o = *global;
@@ -751,7 +759,18 @@ static void jobs_from_file(struct runcfg *cfg, struct options *global, const str
 	}
 	/* "global options" reflect the file's global section plus overrides */
 	apply_kv(global, cli_global);
+	guard_disown(root);
 	json_free(root);
+}
+
+static void jobs_from_file(struct runcfg *cfg, struct options *global, const struct kvlist *cli_global,
+			   const char *jobfile)
+{
+	char *text = slurp(jobfile);
+	guard_own(text, NULL);
+	jobs_from_text(cfg, global, cli_global, text, jobfile);
+	guard_disown(text);
+	free(text);
 }
 
 /* Command-line jobs: the options before the first --name are global; each --name=X starts a job
@@ -848,6 +867,16 @@ void mode_args_parse(struct mode_args *a, int argc, char **argv)
 		die_usage(m, "--%s=FILE needs %s", m, a->file_what);
 }
 
+/* keep the global section for the output */
+static void keep_global(struct runcfg *cfg, const struct options *global)
+{
+	struct options *gcopy = malloc(sizeof(*gcopy));
+	if (!gcopy)
+		die_code(EXIT_FAIL, "out of memory");
+	*gcopy = *global;
+	cfg->global = gcopy;
+}
+
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 {
 	struct options global;
@@ -856,18 +885,22 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 	const char *jobfile = NULL;
 	int in_job = 0;
 	struct kvlist *cur_job_kv = NULL;
-	static struct kvlist job_kvs[256];
+	static struct kvlist job_kvs[MAX_JOBS];
 	int njob_kv = 0;
 
-	/* split at '=' in copies: argv stays as given (ps, pgrep -f); the options point into them */
-	static char **args;
-	args = calloc((size_t)argc, sizeof(*args));
-	if (!args)
+	/* split at '=' in copies: argv stays as given (ps, pgrep -f); the options point into them
+	 * until they are applied below (the options keep their own copies) */
+	size_t total = 0;
+	for (int i = 1; i < argc; i++)
+		total += strlen(argv[i]) + 1;
+	char *copies = malloc(total + 1), *next = copies;
+	if (!copies)
 		die_code(EXIT_FAIL, "out of memory");
+	guard_own(copies, NULL);
 	for (int i = 1; i < argc; i++) {
-		char *a = args[i] = strdup(argv[i]);
-		if (!a)
-			die_code(EXIT_FAIL, "out of memory");
+		size_t l = strlen(argv[i]) + 1;
+		char *a = memcpy(next, argv[i], l);
+		next += l;
 		if (strncmp(a, "--", 2)) {
 			if (jobfile)
 				die_usage("jobfile", "only one job file may be given ('%s')", a);
@@ -904,9 +937,10 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 			val = "1";
 		}
 		if (!strcmp(name, "name")) {
-			if (njob_kv >= 256)
+			if (njob_kv >= MAX_JOBS)
 				die_usage("name", "too many jobs");
 			cur_job_kv = &job_kvs[njob_kv++];
+			cur_job_kv->n = 0;
 			in_job = 1;
 		}
 		struct kvlist *kv = in_job ? cur_job_kv : &cli_global;
@@ -926,10 +960,18 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 	}
 	for (int i = 0; i < cfg->njobs; i++)
 		options_finalize(&cfg->jobs[i]);
-	/* keep the global section for the output */
-	struct options *gcopy = malloc(sizeof(*gcopy));
-	if (!gcopy)
-		die_code(EXIT_FAIL, "out of memory");
-	*gcopy = global;
-	cfg->global = gcopy;
+	guard_disown(copies);
+	free(copies);
+	keep_global(cfg, &global);
+}
+
+void parse_jobtext(struct runcfg *cfg, const char *text, const char *label)
+{
+	struct options global;
+	options_defaults(&global);
+	struct kvlist none = { 0 };
+	jobs_from_text(cfg, &global, &none, text, label);
+	for (int i = 0; i < cfg->njobs; i++)
+		options_finalize(&cfg->jobs[i]);
+	keep_global(cfg, &global);
 }

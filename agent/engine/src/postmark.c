@@ -260,27 +260,65 @@ static void cfg_line(struct pm_cfg *c, char *line, int lineno, int *quit)
 	/* show, help, ?: nothing to do */
 }
 
+#define PM_LINE 1024 /* a command line, its newline and the terminating NUL */
+
+/* one line of len bytes (its newline included, if any): refused when longer than PostMark's
+ * line or when it holds a NUL, else handed to cfg_line in a terminated copy */
+static void cfg_one(struct pm_cfg *c, const char *text, size_t len, int lineno, int *quit)
+{
+	char line[PM_LINE];
+	if (memchr(text, 0, len))
+		die_usage("postmark", "line %d: holds a NUL byte (a command file is text)", lineno);
+	if (len >= sizeof(line) - 1 && !(len == sizeof(line) - 1 && text[len - 1] == '\n'))
+		die_usage("postmark", "line %d: longer than %zu characters", lineno, sizeof(line) - 2);
+	memcpy(line, text, len);
+	line[len] = 0;
+	cfg_line(c, line, lineno, quit);
+}
+
+static void cfg_finish(const struct pm_cfg *c, const char *path)
+{
+	if (!c->runs)
+		die_usage("postmark", "the command file '%s' has no 'run' command", path);
+	if ((int64_t)c->number * 2 > INT_MAX)
+		die_usage("postmark", "set number: too large");
+}
+
 static void cfg_read(struct pm_cfg *c, const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
 		die_usage("postmark", "cannot read command file '%s': %s", path, strerror(errno));
-	char line[1024];
+	char line[PM_LINE];
 	int lineno = 0, quit = 0;
+	/* fgets in a fixed buffer: a longer line is refused (cfg_one) before more is read */
 	while (!quit && fgets(line, sizeof(line), f)) {
 		lineno++;
+		size_t len = strlen(line);
 		if (!strchr(line, '\n') && !feof(f))
-			die_usage("postmark", "line %d: longer than %zu characters", lineno, sizeof(line) - 2);
-		cfg_line(c, line, lineno, &quit);
+			die_usage("postmark", "line %d: longer than %zu characters or holds a NUL byte", lineno,
+				  sizeof(line) - 2);
+		cfg_one(c, line, len, lineno, &quit);
 	}
 	int bad = ferror(f);
 	fclose(f);
 	if (bad)
 		die_usage("postmark", "cannot read command file '%s'", path);
-	if (!c->runs)
-		die_usage("postmark", "the command file '%s' has no 'run' command", path);
-	if ((int64_t)c->number * 2 > INT_MAX)
-		die_usage("postmark", "set number: too large");
+	cfg_finish(c, path);
+}
+
+void postmark_parse_text(const char *text, size_t len)
+{
+	struct pm_cfg c;
+	cfg_defaults(&c);
+	int lineno = 0, quit = 0;
+	for (size_t at = 0; at < len && !quit;) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t l = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
+		cfg_one(&c, text + at, l, ++lineno, &quit);
+		at += l;
+	}
+	cfg_finish(&c, "(text)");
 }
 
 /* the resolved settings (the run's `postmark.parameters` and --parse-only's), without the call

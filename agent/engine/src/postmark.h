@@ -3,6 +3,7 @@
 #define IOWATT_POSTMARK_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* 1 when argv asks for the PostMark mode (a --postmark=FILE flag). */
@@ -10,6 +11,10 @@ int postmark_requested(int argc, char **argv);
 /* Parse the flags and the command file, run, print the report; returns the exit code
  * (0 ok, 1 run-time failure such as ENOSPC, 2 usage is an exit from inside). */
 int postmark_main(int argc, char **argv, const volatile sig_atomic_t *signo);
+
+/* Parse a command file's len bytes as --postmark=FILE --parse-only does (exits 2 naming the line
+ * on bad input; parse_guarded turns that into a return): the fuzz target's entry. */
+void postmark_parse_text(const char *text, size_t len);
 
 /* PostMark 1.5's generator: the Mersenne Twister MT19937 seeded as Matsumoto and Nishimura's
  * 1999 "sgenrand" (Knuth's 69069 congruential fill, two steps per word, 16 high bits each). */

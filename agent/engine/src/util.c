@@ -84,15 +84,19 @@ void clock_init(int allow_tsc)
 static jmp_buf *g_guard;
 static struct parse_error *g_guard_err;
 #define GUARD_OWNED 8
-static void *g_owned[GUARD_OWNED];
+static struct {
+	void *p;
+	void (*release)(void *);
+} g_owned[GUARD_OWNED];
 
-void guard_own(void *p)
+void guard_own(void *p, void (*release)(void *))
 {
 	if (!g_guard || !p)
 		return;
 	for (int k = 0; k < GUARD_OWNED; k++)
-		if (!g_owned[k]) {
-			g_owned[k] = p;
+		if (!g_owned[k].p) {
+			g_owned[k].p = p;
+			g_owned[k].release = release ? release : free;
 			return;
 		}
 	abort(); /* a parser owns more than GUARD_OWNED blocks at once: a programming error */
@@ -101,8 +105,8 @@ void guard_own(void *p)
 void guard_disown(void *p)
 {
 	for (int k = 0; k < GUARD_OWNED && p; k++)
-		if (g_owned[k] == p)
-			g_owned[k] = NULL;
+		if (g_owned[k].p == p)
+			g_owned[k].p = NULL;
 }
 
 int parse_guarded(void (*fn)(void *), void *arg, struct parse_error *err)
@@ -118,8 +122,9 @@ int parse_guarded(void (*fn)(void *), void *arg, struct parse_error *err)
 	g_guard = NULL;
 	g_guard_err = NULL;
 	for (int k = 0; k < GUARD_OWNED; k++) {
-		free(g_owned[k]); /* only what a failed parse left: a finished one disowned its blocks */
-		g_owned[k] = NULL;
+		if (g_owned[k].p) /* only what a failed parse left: a finished one disowned its blocks */
+			g_owned[k].release(g_owned[k].p);
+		g_owned[k].p = NULL;
 	}
 	return err->code;
 }

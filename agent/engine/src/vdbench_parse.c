@@ -475,7 +475,7 @@ void vdb_parse_text(struct vdb_cfg *c, char *text)
 	char *stmt = malloc(2 * cap); /* the statement being joined, then the scratch for lists */
 	if (!stmt)
 		die_code(EXIT_FAIL, "out of memory");
-	guard_own(stmt);
+	guard_own(stmt, NULL);
 	struct vdb_parser ps = { .scratch = stmt + cap };
 	stmt[0] = 0;
 	int lineno = 0, stmt_line = 0;
