@@ -252,3 +252,60 @@ def test_an_old_agents_report_is_still_read() -> None:
     assert reported.mem_total_bytes is None and reported.limits.max_files == AUTO
     assert check(TPCH, reported, TPCH_FACTS) == []
     assert rules(check(VDBENCH, reported, HUGE_SET)) == [LIMIT_FILES]
+
+
+# --- fuzzed: the reported policy and the engine's facts come from outside ---------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=20), inner, max_size=4),
+    max_leaves=12,
+)
+LIMIT_VALUE = (
+    st.none() | st.just("auto") | st.integers(-5, 2**64) | st.floats() | st.text(max_size=6) | st.booleans()
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    limits=st.dictionaries(st.sampled_from(["max_memory_bytes", "max_files", "max_threads"]), LIMIT_VALUE),
+    free=st.none() | st.integers(-5, 2**64) | st.text(max_size=4),
+    ram=st.none() | st.integers(-5, 2**64) | st.floats(),
+)
+def test_a_reported_policy_with_any_values_is_read_or_refused_by_field(
+    limits: Any, free: Any, ram: Any
+) -> None:
+    doc = {
+        "targets": [{"path": "/data/bench", "kind": "directory", "free_inodes": free}],
+        "limits": limits,
+        "mem_total_bytes": ram,
+        "allowed_dbms": ["postgresql"],
+    }
+    try:
+        reported = ReportedPolicy.from_dict(doc)
+    except PolicyError as exc:
+        assert exc.field.split(".")[0] in ("limits", "targets", "policy", "mem_total_bytes")
+        return
+    assert ReportedPolicy.from_dict(reported.to_dict()) == reported
+    for found in (
+        check(VDBENCH, reported, SMALL_SET),
+        check(TPCH, reported),
+        check(block(numjobs=4), reported),
+    ):
+        assert all(v.rule in (LIMIT_MEMORY, LIMIT_FILES, "limit.threads") for v in found), found
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    facts=st.dictionaries(st.sampled_from(sorted(HUGE_SET)), JSON),
+    job=st.dictionaries(st.text(max_size=8), JSON),
+)
+def test_any_facts_and_job_values_give_a_bound_or_none_never_an_exception(facts: Any, job: Any) -> None:
+    for mode in ("vdbench", "postmark", "heap-btree"):
+        bound = file_workload_memory(mode, facts, job)
+        assert bound is None or bound.bytes > 0
+    found = check(VDBENCH, policy(), {**SMALL_SET, **facts})
+    assert all(isinstance(v, Violation) for v in found)

@@ -1154,10 +1154,10 @@ def _check_file_run(
         found.extend(_check_job_memory(policy, mode, engine_job, facts))  # from the job alone
     if mode is not None and facts is not None and not shape:
         found.extend(_check_file_limits(policy, mode, facts))
-        if not (isinstance(facts, dict) and facts.get("mode") not in (None, mode)):
-            if mode != TPCH_MODE:  # a TPC-H run's files are its DBMS's own few hundred
-                found.extend(_check_job_memory(policy, mode, engine_job, facts))
-                found.extend(_check_files(policy, policy.target(target_path), mode, facts))
+        same_mode = not (isinstance(facts, dict) and facts.get("mode") not in (None, mode))
+        if same_mode and mode != TPCH_MODE:  # a TPC-H run's files are its DBMS's own few hundred
+            found.extend(_check_job_memory(policy, mode, engine_job, facts))
+            found.extend(_check_files(policy, policy.target(target_path), mode, facts))
     return found
 
 

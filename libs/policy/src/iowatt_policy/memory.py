@@ -124,8 +124,8 @@ def file_workload_memory(mode: str, facts: dict[str, Any], job: dict[str, Any]) 
 
     def count(key: str) -> int | None:
         value = facts.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 2**64:
+            return None  # also NaN and infinity
         return int(value)
 
     threads, block, files, dirs = (
@@ -167,12 +167,14 @@ def file_workload_memory(mode: str, facts: dict[str, Any], job: dict[str, Any]) 
             largest = max(float(f) for f in fractions.split(","))
         except ValueError:
             largest = 1.0
+        if not 0 < largest <= 1:  # NaN too: check_run refuses such a job; count the whole pool
+            largest = 1.0
         pool = dataset if structure != "heap" else int(dataset * min(1.0, largest))
         try:
             records = int(float(str(job.get("records") or 0)))
-        except ValueError:
+        except (ValueError, OverflowError):
             records = 0
-        total = ENGINE_BASE_BYTES + int(pool * (1 + HEAP_BTREE_POOL_OVERHEAD)) + records // 8 + 1
+        total = ENGINE_BASE_BYTES + int(pool * (1 + HEAP_BTREE_POOL_OVERHEAD)) + max(0, records) // 8 + 1
         what = f"a buffer pool of {pool} bytes" + (
             " (the B+tree is sized in memory)" if structure != "heap" else ""
         )
@@ -193,6 +195,6 @@ def tpch_memory(dbms: str, buffer_pool_bytes: int | None, streams: int) -> Memor
         return MemoryBound(server, "workload.tpch.buffer_pool_bytes", what)
     return MemoryBound(
         TPCH_GENERATOR_BYTES,
-        "workload.tpch.scale_factor",
+        "workload.tpch",  # the generator is the same at any scale factor or pool
         "the TPC-H data generator (DuckDB, memory_limit 1 GB)",
     )
