@@ -88,6 +88,13 @@ def processes_under(path: Path) -> list[str]:
     return found
 
 
+def cwd_of(proc: Path) -> str:
+    try:
+        return os.readlink(proc / "cwd")
+    except OSError:
+        return ""
+
+
 def gone_within(path: Path, seconds: float = 10.0) -> list[str]:
     deadline = time.monotonic() + seconds
     while (left := processes_under(path)) and time.monotonic() < deadline:
@@ -178,11 +185,17 @@ def check_run(doc: dict, dbms: str, streams: int, target: Path, pool: int = 16 <
         assert settings["fsync"] == "on" and settings["shared_buffers"] == f"{pool >> 20}MB"
         assert settings["listen_addresses"] == ""  # unix socket only
         assert settings["unix_socket_directories"].startswith(t["instance_directory"])
+        assert settings["jit"] == "off"  # the unit's MemoryDenyWriteExecute (issue 22)
     else:
         assert (
             settings["innodb_flush_log_at_trx_commit"] == "1"
             and settings["innodb_flush_method"] == "O_DIRECT"
         )
+        # issue 22: the server refuses LOCAL INFILE and reads files only from the generator's
+        # directory (inside the run's, gone now)
+        assert settings["local_infile"] == "OFF"
+        assert settings["secure_file_priv"].rstrip("/").endswith("/gen")
+        assert Path(settings["secure_file_priv"]).is_relative_to(target)
     # the instance and its directory are gone
     assert Path(t["instance_directory"]).is_relative_to(target)
     assert list(target.iterdir()) == []
@@ -309,8 +322,11 @@ def test_ctrl_c_during_the_power_test_stops_the_dbms_and_removes_its_directory(t
     assert any("power test" in line for line in seen), "".join(seen)
     servers = processes_under(target)  # the private server runs inside the target
     assert servers
-    if os.geteuid() == 0:  # PostgreSQL refuses root: it runs as the package's user
+    if os.geteuid() == 0:  # nothing of the run is root (issue 22): not the server, not the worker
         assert all(os.stat(f"/proc/{line.split(':')[0]}").st_uid != 0 for line in servers), servers
+        [run_dir] = list(target.iterdir())
+        workers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and cwd_of(p) == str(run_dir)]
+        assert workers and all(p.stat().st_uid != 0 for p in workers), workers
     proc.send_signal(signal.SIGINT)
     out, rest = proc.communicate(timeout=120)
     assert proc.returncode == 130, "".join(seen) + rest
