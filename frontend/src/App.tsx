@@ -28,6 +28,18 @@ const Devices = lazy(() =>
 const Tokens = lazy(() => import("./routes/settings/Tokens").then((m) => ({ default: m.Tokens })));
 const Team = lazy(() => import("./routes/Team").then((m) => ({ default: m.Team })));
 const Invite = lazy(() => import("./routes/Invite").then((m) => ({ default: m.Invite })));
+const ResetPassword = lazy(() =>
+  import("./routes/ResetPassword").then((m) => ({ default: m.ResetPassword })),
+);
+const VerifyEmail = lazy(() =>
+  import("./routes/VerifyEmail").then((m) => ({ default: m.VerifyEmail })),
+);
+const Account = lazy(() =>
+  import("./routes/settings/Account").then((m) => ({ default: m.Account })),
+);
+const AdminUsers = lazy(() =>
+  import("./routes/AdminUsers").then((m) => ({ default: m.AdminUsers })),
+);
 const Shared = lazy(() => import("./routes/Shared").then((m) => ({ default: m.Shared })));
 const Shares = lazy(() => import("./routes/Shares").then((m) => ({ default: m.Shares })));
 const Workloads = lazy(() => import("./routes/Workloads").then((m) => ({ default: m.Workloads })));
@@ -63,6 +75,23 @@ export function App() {
         }
       />
       <Route path="/login/oidc" element={<OidcCallback />} />
+      {/* who owns an e-mail (docs/adr/0025): the links the server mails or an admin hands over */}
+      <Route
+        path="/reset-password"
+        element={
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <ResetPassword />
+          </Suspense>
+        }
+      />
+      <Route
+        path="/verify-email"
+        element={
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <VerifyEmail />
+          </Suspense>
+        }
+      />
       <Route
         element={
           <RequireAuth>
@@ -88,6 +117,8 @@ export function App() {
         <Route path="settings/environments" element={<Environments />} />
         <Route path="settings/devices" element={<Devices />} />
         <Route path="settings/tokens" element={<Tokens />} />
+        <Route path="settings/account" element={<Account />} />
+        <Route path="admin/users" element={<AdminUsers />} />
         <Route path="shares" element={<Shares />} />
         <Route path="team" element={<Team />} />
         <Route path="*" element={<Navigate to="/" replace />} />

@@ -4,6 +4,48 @@
  */
 
 export interface paths {
+    "/api/v1/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Users
+         * @description The server's accounts, by e-mail (instance administrators only).
+         */
+        get: operations["list_users_api_v1_admin_users_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/users/{user_id}/reset-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue Reset Link
+         * @description A one-use password reset link for an account (instance administrators only), shown only
+         *     here: hand it to the address's real owner. Whoever opens it chooses the password and owns the
+         *     address; the account's sessions end then. A newer link voids an older one.
+         */
+        post: operations["issue_reset_link_api_v1_admin_users__user_id__reset_link_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents": {
         parameters: {
             query?: never;
@@ -180,6 +222,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/email-verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send Email Verification
+         * @description Mail the caller's address a one-use link (24 h) that proves it when opened while signed in as
+         *     this account. At most IOWATT_ACCOUNT_MAIL_PER_HOUR mails per account (429 beyond).
+         */
+        post: operations["send_email_verification_api_v1_auth_email_verification_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/email-verification/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm Email Verification
+         * @description Prove the caller's address with the mailed token. A token mailed to another account is a
+         *     403 `wrong_account` and stays usable by its own account.
+         */
+        post: operations["confirm_email_verification_api_v1_auth_email_verification_confirm_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login": {
         parameters: {
             query?: never;
@@ -237,8 +321,9 @@ export interface paths {
         /**
          * Delete Account
          * @description Delete the caller's own account, confirmed with its password (or its e-mail for an account
-         *     without one). The last admin of a team with other members: 409 (hand over first); the only
-         *     member of a team: 409 (delete the team first). Comments stay, by "deleted user".
+         *         without one). The last admin of a team with other members: 409 (hand over first); the only
+         *         member of a team: 409 (delete the team first). Comments stay, by "deleted user". Wrong passwords
+         *     count towards the login throttle (429 with Retry-After past it).
          */
         delete: operations["delete_account_api_v1_auth_me_delete"];
         options?: never;
@@ -276,12 +361,35 @@ export interface paths {
         /**
          * Callback
          * @description Where the provider sends the browser back: verifies the answer, matches the account (linked
-         *     identity, else verified e-mail) and sends the browser to the SPA with a one-time code, or with
-         *     the reason it was refused.
+         *     identity, else a verified e-mail its owner proved too) and sends the browser to the SPA with a
+         *     one-time code, a link code (the account's password is needed), or the reason it was refused.
          */
         get: operations["callback_api_v1_auth_oidc_callback_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Link Account
+         * @description The link step (`#link=` in /login/oidc): an account uses the provider's address but its
+         *     owner never proved it. With that account's password (counted like a login), the identity is
+         *     linked, the address proven, and a browser session answered. Without it, take the account back
+         *     by a password reset.
+         */
+        post: operations["link_account_api_v1_auth_oidc_link_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -320,10 +428,54 @@ export interface paths {
         put?: never;
         /**
          * Create Session
-         * @description Trade the callback's one-time code (valid once, for a minute) for a browser session token,
-         *     as POST /auth/login answers.
+         * @description Trade the callback's one-time code (valid once, for a minute, and only with the flow cookie
+         *     of the browser that started the sign-in) for a browser session token, as POST /auth/login
+         *     answers.
          */
         post: operations["create_session_api_v1_auth_oidc_session_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request Password Reset
+         * @description No login: mail a one-use reset link (1 h) if an account uses the address. The answer is the
+         *     same whether or not one does. Limited per client address (429) and per account (silently).
+         */
+        post: operations["request_password_reset_api_v1_auth_password_reset_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm Password Reset
+         * @description No login: set a new password with a mailed token or an administrator's reset link. The
+         *     address is proven from now on, every session and API token of the account ends, and the answer
+         *     is a new browser session, as /auth/login answers.
+         */
+        post: operations["confirm_password_reset_api_v1_auth_password_reset_confirm_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -865,7 +1017,9 @@ export interface paths {
         /**
          * Review Pdf
          * @description The review as a PDF (charts, tables, methodology appendix), printed by headless Chromium:
-         *     any role.
+         *     any role. Never waits for a printer (503 `pdf_busy` + Retry-After) and holds no database
+         *     connection while Chromium prints (backend/review/pdf.py). At most report.MAX_CANDIDATES
+         *     candidates and the newest report.MAX_COMMENTS comments; the PDF says what it left out.
          */
         get: operations["review_pdf_api_v1_reviews__review_id__pdf_get"];
         put?: never;
@@ -1151,8 +1305,8 @@ export interface paths {
         };
         /**
          * Shared View
-         * @description The frozen view, no login: read now for the frozen target (deleted runs are absent).
-         *     Counts a view.
+         * @description The frozen view, no login: read for the frozen target (deleted runs are absent), computed
+         *     once per content version (backend/sharing/cache.py). Counts a view. Throttled per client.
          */
         get: operations["shared_view_api_v1_shared__token__get"];
         put?: never;
@@ -1235,7 +1389,8 @@ export interface paths {
         put?: never;
         /**
          * Create Team
-         * @description Create a team; any user may, and becomes its first admin.
+         * @description Create a team; its creator becomes its first admin. Who may: IOWATT_TEAM_CREATORS
+         *     (instance administrators by default, or every user).
          */
         post: operations["create_team_api_v1_teams_post"];
         delete?: never;
@@ -1522,6 +1677,44 @@ export interface components {
              * @description the account's password (accounts that have one)
              */
             password?: string | null;
+        };
+        /**
+         * AdminUserRead
+         * @description An account as an instance administrator sees it.
+         */
+        AdminUserRead: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Display Name */
+            display_name: string;
+            /** Email */
+            email: string;
+            /**
+             * Email Verified
+             * @description the owner proved they receive mail at this address
+             */
+            email_verified: boolean;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Is Active */
+            is_active: boolean;
+            /** Is Instance Admin */
+            is_instance_admin: boolean;
+            /** Password Set */
+            password_set: boolean;
+            /**
+             * Sso Linked
+             * @description a single sign-on identity is linked to the account
+             */
+            sso_linked: boolean;
+            /** Team Count */
+            team_count: number;
         };
         /** AgentEnroll */
         AgentEnroll: {
@@ -2583,6 +2776,20 @@ export interface components {
             /** Reported */
             reported: string;
         };
+        /** EmailVerificationSent */
+        EmailVerificationSent: {
+            /**
+             * Email
+             * @description where the verification mail went
+             */
+            email: string;
+            /**
+             * Expires At
+             * Format: date-time
+             * @description until when its link works
+             */
+            expires_at: string;
+        };
         /** EmbodiedDefaultRead */
         EmbodiedDefaultRead: {
             /** High */
@@ -3555,14 +3762,10 @@ export interface components {
         };
         /**
          * InvitationPreview
-         * @description What the accept page shows before anyone signs in.
+         * @description What the accept page shows before anyone signs in: never whether the address has an
+         *     account (the page offers both: sign in and accept, or create the account).
          */
         InvitationPreview: {
-            /**
-             * Account Exists
-             * @description an account with this e-mail exists: accept while signed in as it (its bearer token); otherwise accept with a display name and a password, which creates the account
-             */
-            account_exists: boolean;
             /** Email */
             email: string;
             /**
@@ -4131,6 +4334,19 @@ export interface components {
              */
             login_url: string | null;
         };
+        /** OidcLinkRequest */
+        OidcLinkRequest: {
+            /**
+             * Code
+             * @description the link code the sign-in callback put in the fragment of /login/oidc (#link=)
+             */
+            code: string;
+            /**
+             * Password
+             * @description the password of the account to link
+             */
+            password: string;
+        };
         /** OidcSessionRequest */
         OidcSessionRequest: {
             /**
@@ -4156,6 +4372,13 @@ export interface components {
             kernel: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** Page[AdminUserRead] */
+        Page_AdminUserRead_: {
+            /** Items */
+            items: components["schemas"]["AdminUserRead"][];
+            /** Total */
+            total: number;
         };
         /** Page[AgentRead] */
         Page_AgentRead_: {
@@ -4253,6 +4476,32 @@ export interface components {
             spread_pct: number;
             /** Test */
             test: string;
+        };
+        /** PasswordResetConfirm */
+        PasswordResetConfirm: {
+            /**
+             * Password
+             * @description the new password, at least 8 characters
+             */
+            password: string;
+            /**
+             * Token
+             * @description the token from the link's fragment (#token=...)
+             */
+            token: string;
+        };
+        /** PasswordResetRequest */
+        PasswordResetRequest: {
+            /** Email */
+            email: string;
+        };
+        /**
+         * PasswordResetRequested
+         * @description The same answer whether or not an account uses the address.
+         */
+        PasswordResetRequested: {
+            /** Message */
+            message: string;
         };
         /** PhaseEnergy */
         PhaseEnergy: {
@@ -4953,6 +5202,22 @@ export interface components {
             scores: {
                 [key: string]: string;
             };
+        };
+        /**
+         * ResetLinkCreated
+         * @description A one-use password reset link to hand to the account's owner (shown only here).
+         */
+        ResetLinkCreated: {
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /**
+             * Url
+             * @description <public URL>/reset-password#token=<token>
+             */
+            url: string;
         };
         /** ResultImport */
         ResultImport: {
@@ -5788,6 +6053,87 @@ export interface components {
             reason: string;
         };
         /**
+         * SharedEnergy
+         * @description A run's energy as a link shows it: the figures, the meter's kind (driver and tier) and the
+         *     carbon context; not the meter's name or "source" (the team's name for it, which can be a BMC's
+         *     address) and not `reason` (an error message that can quote the meter's URL or the host).
+         */
+        SharedEnergy: {
+            /** Accuracy Declared */
+            accuracy_declared: boolean | null;
+            /** Accuracy Pct */
+            accuracy_pct: number | null;
+            /** Carbon Method */
+            carbon_method: string | null;
+            /** Coverage */
+            coverage: number | null;
+            /** Dropped */
+            dropped: {
+                [key: string]: number;
+            };
+            /** Dynamic Gco2E */
+            dynamic_gco2e: number | null;
+            /** Dynamic J */
+            dynamic_j: number | null;
+            /** Dynamic J Per Gb */
+            dynamic_j_per_gb: number | null;
+            /** Dynamic Uncertainty J */
+            dynamic_uncertainty_j: number | null;
+            /** Embodied Gco2E */
+            embodied_gco2e: number | null;
+            /** Embodied Source */
+            embodied_source: string | null;
+            /** Estimated */
+            estimated: boolean;
+            /** Flags */
+            flags: string[];
+            /** Gco2E Per Tb */
+            gco2e_per_tb: number | null;
+            /** Grid G Per Kwh */
+            grid_g_per_kwh: number | null;
+            /** Grid Source */
+            grid_source: string | null;
+            /** Idle Drift W */
+            idle_drift_w: number | null;
+            /** Idle W */
+            idle_w: number | null;
+            /** Iops Per W */
+            iops_per_w: number | null;
+            /** J Per Gb */
+            j_per_gb: number | null;
+            /** J Per Mio */
+            j_per_mio: number | null;
+            /** Load W Mean */
+            load_w_mean: number | null;
+            /** Mb S Per W */
+            mb_s_per_w: number | null;
+            /** Meter Driver */
+            meter_driver: string | null;
+            /** Operational Gco2E */
+            operational_gco2e: number | null;
+            /** Phases */
+            phases: components["schemas"]["PhaseEnergy"][];
+            /** Pue */
+            pue: number | null;
+            /** Runtime S */
+            runtime_s: number | null;
+            /** Samples */
+            samples: number | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ok" | "pending" | "failed" | "no_meter_data" | "none";
+            /** Tier */
+            tier: string | null;
+            /** Tier Label */
+            tier_label: string | null;
+            /** Total J */
+            total_j: number | null;
+            /** Uncertainty J */
+            uncertainty_j: number | null;
+        };
+        /**
          * SharedOptions
          * @description The view options frozen with the link (a comparison's page state).
          */
@@ -5910,7 +6256,7 @@ export interface components {
             created_at: string;
             /** Device Name */
             device_name: string | null;
-            energy: components["schemas"]["EnergyRead"];
+            energy: components["schemas"]["SharedEnergy"];
             /** Environment Name */
             environment_name: string | null;
             /** Finished At */
@@ -5929,7 +6275,17 @@ export interface components {
             /** Started At */
             started_at: string | null;
             status: components["schemas"]["RunStatus"];
-            workload: components["schemas"]["WorkloadSpec"];
+            workload: components["schemas"]["SharedWorkload"];
+        };
+        /**
+         * SharedVdbench
+         * @description A vdbench workload without its parameter text (the team's file: anchors, comments, names).
+         */
+        SharedVdbench: {
+            /** Elapsed S */
+            elapsed_s: number | null;
+            /** Scale */
+            scale: number;
         };
         /**
          * SharedView
@@ -5976,6 +6332,33 @@ export interface components {
             team_name: string;
             /** Title */
             title: string;
+        };
+        /**
+         * SharedWorkload
+         * @description A run's workload as a link shows it: block jobs, PostMark's settings (numbers), TPC-H's and
+         *     the heap/B-tree sweep's parameters, the engine's facts; vdbench only as its scale and run time.
+         */
+        SharedWorkload: {
+            /** Discard Passes */
+            discard_passes: number;
+            facts: components["schemas"]["FileFacts"] | null;
+            heap_btree: components["schemas"]["HeapBtreeSpec"] | null;
+            /** Jobs */
+            jobs: components["schemas"]["JobSpec"][];
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree";
+            /** Passes */
+            passes: number;
+            postmark: components["schemas"]["PostmarkSpec"] | null;
+            /** Scaled By */
+            scaled_by: number | null;
+            /** Shortened By */
+            shortened_by: number | null;
+            tpch: components["schemas"]["TpchSpec"] | null;
+            vdbench: components["schemas"]["SharedVdbench"] | null;
         };
         /** StatsRead */
         StatsRead: {
@@ -6030,7 +6413,7 @@ export interface components {
         TeamCreate: {
             /**
              * Name
-             * @description unique on this server
+             * @description unique among your teams
              */
             name: string;
         };
@@ -6076,9 +6459,17 @@ export interface components {
         TeamUpdate: {
             /**
              * Name
-             * @description unique on this server
+             * @description unique among your teams
              */
             name: string;
+        };
+        /** TokenConfirm */
+        TokenConfirm: {
+            /**
+             * Token
+             * @description the token from the link's fragment (#token=...)
+             */
+            token: string;
         };
         /** TokenCreate */
         TokenCreate: {
@@ -6345,15 +6736,30 @@ export interface components {
         };
         /** UserRead */
         UserRead: {
+            /**
+             * Can Create Teams
+             * @description may create teams (IOWATT_TEAM_CREATORS)
+             */
+            can_create_teams: boolean;
             /** Display Name */
             display_name: string;
             /** Email */
             email: string;
             /**
+             * Email Verified
+             * @description the owner proved they receive mail at this address; only then is it linked to a single sign-on identity by e-mail
+             */
+            email_verified: boolean;
+            /**
              * Id
              * Format: uuid
              */
             id: string;
+            /**
+             * Is Instance Admin
+             * @description may issue password reset links for any account
+             */
+            is_instance_admin: boolean;
             /**
              * Password Set
              * @description false for an account that signs in only with single sign-on
@@ -6767,6 +7173,143 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_users_api_v1_admin_users_get: {
+        parameters: {
+            query?: {
+                /** @description part of an e-mail or a name */
+                q?: string | null;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_AdminUserRead_"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    issue_reset_link_api_v1_admin_users__user_id__reset_link_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResetLinkCreated"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `account_inactive`: the account is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_agents_api_v1_agents_get: {
         parameters: {
             query?: {
@@ -7632,6 +8175,156 @@ export interface operations {
             };
         };
     };
+    send_email_verification_api_v1_auth_email_verification_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailVerificationSent"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `email_verified`: the address is proven already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `mail_unavailable`: this server sends no mail (IOWATT_SMTP_URL), or the mail server refused */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    confirm_email_verification_api_v1_auth_email_verification_confirm_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenConfirm"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `account_token_gone`: the link is unknown, used, expired or replaced */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     login_api_v1_auth_login_post: {
         parameters: {
             query?: never;
@@ -7989,6 +8682,106 @@ export interface operations {
             };
         };
     };
+    link_account_api_v1_auth_oidc_link_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: {
+                iowatt_oidc_flow?: string | null;
+            };
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OidcLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginResponse"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `bad_oidc_code`: the code is unknown, used, expired, or this browser did not start its sign-in (no flow cookie, or another one) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Sign-in with OpenID Connect is not configured on this server */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `identity_conflict`: the account or the identity is linked elsewhere */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `login_throttled`: too many wrong passwords (the login's throttle) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Redis, which holds the codes, cannot be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     login_api_v1_auth_oidc_login_get: {
         parameters: {
             query?: never;
@@ -8039,7 +8832,9 @@ export interface operations {
             query?: never;
             header?: never;
             path?: never;
-            cookie?: never;
+            cookie?: {
+                iowatt_oidc_flow?: string | null;
+            };
         };
         requestBody: {
             content: {
@@ -8065,7 +8860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The code is unknown, used or older than a minute */
+            /** @description `bad_oidc_code`: the code is unknown, used, expired, or this browser did not start its sign-in (no flow cookie, or another one) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8103,6 +8898,126 @@ export interface operations {
             };
             /** @description Redis, which holds the codes, cannot be reached */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    request_password_reset_api_v1_auth_password_reset_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetRequested"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `mail_unavailable`: this server sends no mail (IOWATT_SMTP_URL), or the mail server refused */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    confirm_password_reset_api_v1_auth_password_reset_confirm_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetConfirm"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginResponse"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `account_token_gone`: the link is unknown, used, expired or replaced */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10860,7 +11775,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Chromium is not installed on the server */
+            /** @description `pdf_unavailable`: Chromium is not installed on the server; `pdf_busy`: every printer of this API process is printing (Retry-After says when to ask again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12581,7 +13496,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            /** @description `team_creation_restricted`: IOWATT_TEAM_CREATORS allows only instance admins */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12590,7 +13505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `team_name_taken`: a team with this name exists */
+            /** @description `team_name_taken`: one of the caller's teams has this name */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12833,7 +13748,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `team_name_taken`: a team with this name exists */
+            /** @description `team_name_taken`: one of the caller's teams has this name */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,9 +1,9 @@
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Suspense, useEffect, useRef, useState } from "react";
 import { NavLink, Outlet, useLocation } from "react-router-dom";
 import { clearToken } from "../lib/auth";
 import { type Action, useCan } from "../lib/role";
-import { logout } from "../queries/auth";
+import { logout, meQuery } from "../queries/auth";
 import { TeamSwitcher } from "./Team/TeamSwitcher";
 
 const NAV: readonly { to: string; label: string; end: boolean; needs?: Action }[] = [
@@ -25,7 +25,10 @@ const SETTINGS: readonly { to: string; label: string }[] = [
   { to: "/settings/tokens", label: "API tokens" },
   { to: "/shares", label: "Shared links" },
   { to: "/team", label: "Team" },
+  { to: "/settings/account", label: "Account" },
 ];
+/** Only instance administrators see this entry (the server refuses everyone else all the same). */
+const INSTANCE_ADMIN = { to: "/admin/users", label: "Users (instance)" };
 
 /** "Runs" covers /runs and /runs/:id but not the form at /runs/new, which has its own entry. */
 function isActive(to: string, end: boolean, pathname: string): boolean {
@@ -38,7 +41,9 @@ function isActive(to: string, end: boolean, pathname: string): boolean {
 /** The Settings menu: a <details> that closes on navigation, Escape and a click outside it. */
 function SettingsMenu({ pathname }: { pathname: string }) {
   const ref = useRef<HTMLDetailsElement>(null);
-  const active = SETTINGS.some((s) => isActive(s.to, false, pathname));
+  const me = useQuery(meQuery()).data;
+  const entries = me?.is_instance_admin ? [...SETTINGS, INSTANCE_ADMIN] : SETTINGS;
+  const active = entries.some((s) => isActive(s.to, false, pathname));
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new page closes the menu
   useEffect(() => {
     if (ref.current) ref.current.open = false;
@@ -62,7 +67,7 @@ function SettingsMenu({ pathname }: { pathname: string }) {
     <details className="navmenu" ref={ref} data-testid="settings-menu">
       <summary className={`navlink${active ? " active" : ""}`}>Settings</summary>
       <div className="navmenu-items">
-        {SETTINGS.map((n) => (
+        {entries.map((n) => (
           <NavLink
             key={n.to}
             to={n.to}

@@ -43,3 +43,49 @@ export async function revokeApiToken(id: string) {
   });
   if (!r.response.ok) unwrap(r);
 }
+
+// --- who owns an e-mail (issue 22, docs/adr/0025) ---
+
+/** Mails the signed-in account a link proving its address (503 when the server sends no mail). */
+export async function sendEmailVerification() {
+  return unwrap(await api.POST("/api/v1/auth/email-verification"));
+}
+
+/** The mailed token, confirmed by the account it was sent to (signed in). */
+export async function confirmEmailVerification(token: string) {
+  const r = await api.POST("/api/v1/auth/email-verification/confirm", { body: { token } });
+  if (!r.response.ok) unwrap(r);
+}
+
+/** No login: the same answer whether or not an account uses the address. */
+export async function requestPasswordReset(email: string) {
+  return unwrap(await api.POST("/api/v1/auth/password-reset", { body: { email } }));
+}
+
+/** A mailed or an administrator's reset token and the new password: a browser session. */
+export async function confirmPasswordReset(token: string, password: string) {
+  return unwrap(
+    await api.POST("/api/v1/auth/password-reset/confirm", { body: { token, password } }),
+  );
+}
+
+/** The server's accounts (instance administrators only). */
+export const adminUsersQuery = (q: string) =>
+  queryOptions({
+    queryKey: keys.auth.adminUsers(q),
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/admin/users", {
+          params: { query: { q: q || undefined, limit: 100 } },
+        }),
+      ),
+  });
+
+/** A one-use reset link for an account, shown once: the administrator hands it to its owner. */
+export async function issueResetLink(userId: string) {
+  return unwrap(
+    await api.POST("/api/v1/admin/users/{user_id}/reset-link", {
+      params: { path: { user_id: userId } },
+    }),
+  );
+}

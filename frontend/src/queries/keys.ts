@@ -17,6 +17,7 @@ export const keys = {
     tokens: () => ["auth", "tokens"] as const,
     tokenList: (includeInactive: boolean) => ["auth", "tokens", { includeInactive }] as const,
     oidc: () => ["auth", "oidc"] as const,
+    adminUsers: (q: string) => ["auth", "admin-users", { q }] as const,
   },
   campaigns: {
     all: () => ["campaigns"] as const,

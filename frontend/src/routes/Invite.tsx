@@ -140,6 +140,13 @@ function Join({ token, invitation }: { token: string; invitation: Preview }) {
     </div>
   );
 
+  if (session && me.isPending)
+    return (
+      <div>
+        {intro}
+        <p className="muted">Loading your account…</p>
+      </div>
+    );
   if (session && me.data) {
     const same = me.data.email.toLowerCase() === invitation.email.toLowerCase();
     return (
@@ -183,21 +190,14 @@ function Join({ token, invitation }: { token: string; invitation: Preview }) {
     );
   }
 
-  if (invitation.account_exists) {
-    return (
-      <div>
-        {intro}
-        <p data-testid="invite-sign-in">
-          An account with {invitation.email} exists. <Link to={signIn}>Sign in</Link> with it to
-          join; you come back here.
-        </p>
-      </div>
-    );
-  }
-
   return (
     <form onSubmit={submit} data-testid="invite-form" noValidate>
       {intro}
+      {/* the page never knows whether the address has an account (the server does not say) */}
+      <p className="small" data-testid="invite-sign-in">
+        Already have an account for {invitation.email}? <Link to={signIn}>Sign in</Link> to join
+        with it; you come back here. Otherwise, create it:
+      </p>
       <Field label="Your name" name="name" errors={errors}>
         <input
           id="f-name"

@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { Navigate, useNavigate, useSearchParams } from "react-router-dom";
+import { Link, Navigate, useNavigate, useSearchParams } from "react-router-dom";
 import { formErrorsFrom } from "../components/Field";
 import { setToken, useToken } from "../lib/auth";
 import { login } from "../queries/auth";
@@ -79,6 +79,11 @@ export function Login() {
         <button type="submit" className="btn btn-primary" disabled={busy}>
           {busy ? "Signing in…" : "Sign in"}
         </button>
+        <p className="small login-forgot">
+          <Link to="/reset-password" data-testid="forgot-password">
+            Forgot your password?
+          </Link>
+        </p>
         {oidc?.enabled && oidc.login_url && (
           <>
             <p className="login-or muted">or</p>

@@ -23,8 +23,8 @@ export function Team() {
       <section>
         <h1>Team</h1>
         <p className="muted" data-testid="no-team">
-          You are in no team. Create one from the header (“New team…”), or ask a team's admin for an
-          invitation link.
+          You are in no team. Ask a team's admin for an invitation link, or, if this server lets you
+          create teams, create one from the header (“New team…”).
         </p>
       </section>
     );

@@ -19,7 +19,7 @@ describe("team switcher", () => {
     ];
     const calls = stubApi({
       "GET /api/v1/auth/me": () => ({
-        body: { id: "u", email: "u@x", display_name: "u", teams },
+        body: { id: "u", email: "u@x", display_name: "u", teams, can_create_teams: true },
       }),
       "POST /api/v1/teams": () => {
         teams = [...teams, { id: "t3", name: "nas tests", role: "admin" }];
@@ -74,7 +74,7 @@ describe("team switcher", () => {
     setToken("t");
     stubApi({
       "GET /api/v1/auth/me": () => ({
-        body: { id: "u", email: "u@x", display_name: "u", teams: [] },
+        body: { id: "u", email: "u@x", display_name: "u", teams: [], can_create_teams: true },
       }),
       "POST /api/v1/teams": () => ({
         status: 409,
@@ -92,5 +92,25 @@ describe("team switcher", () => {
     expect((await within(dialog).findByTestId("form-error")).textContent).toContain(
       "a team named lab exists",
     );
+  });
+
+  it("offers no New team… to a user the server does not let create teams (issue 22)", async () => {
+    setToken("t");
+    stubApi({
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u",
+          email: "u@x",
+          display_name: "u",
+          teams: [{ id: "t1", name: "storage lab", role: "admin" }],
+          can_create_teams: false,
+        },
+      }),
+    });
+    renderAt(<TeamSwitcher />);
+    const select = (await screen.findByTestId("team-switcher")) as HTMLSelectElement;
+    await waitFor(() => expect(select.options).toHaveLength(1));
+    expect(select.options[0]?.textContent).toBe("storage lab · admin");
+    expect(screen.queryByTestId("new-team")).toBeNull();
   });
 });

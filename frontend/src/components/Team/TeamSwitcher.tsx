@@ -1,7 +1,8 @@
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useNavigate } from "react-router-dom";
 import { setAllTeams, useCurrentTeam, useListTeam } from "../../lib/role";
+import { meQuery } from "../../queries/auth";
 import { keys } from "../../queries/keys";
 import { createTeam } from "../../queries/teams";
 import { type Errors, Field, formErrorsFrom } from "../Field";
@@ -14,13 +15,16 @@ const ALL = "__all__";
  * The header's team switcher: the current team (kept in localStorage) whose rows the lists show
  * and in which pages create things, the caller's role in it, "All my teams" for a user in 2+
  * teams (lists show every team's rows, each naming its team; new things still go to the team
- * picked last), and "New team…" (anyone may create one and becomes its admin).
+ * picked last), and "New team…" for those the server lets create teams (IOWATT_TEAM_CREATORS:
+ * instance administrators by default; its creator becomes the team's admin).
  */
 export function TeamSwitcher() {
   const { team, teams, select } = useCurrentTeam();
   const { all } = useListTeam();
   const [creating, setCreating] = useState(false);
+  const mayCreate = useQuery(meQuery()).data?.can_create_teams === true;
   if (teams.length === 0 && !creating) {
+    if (!mayCreate) return null;
     return (
       <button
         type="button"
@@ -58,7 +62,7 @@ export function TeamSwitcher() {
             </option>
           ))}
           {teams.length > 1 && <option value={ALL}>All my teams</option>}
-          <option value={NEW}>New team…</option>
+          {mayCreate && <option value={NEW}>New team…</option>}
         </select>
       </label>
       {creating && <NewTeamDialog onClose={() => setCreating(false)} onCreated={select} />}
