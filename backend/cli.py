@@ -36,7 +36,7 @@ def _write_secret(path: Path, content: str) -> None:
 
 
 def _team_named(session: Session, name: str) -> Team | None:
-    """The team of this name; names are unique per member, not per server (ADR 0025), so two
+    """The team of this name; names are unique per member, not per server (ADR 0026), so two
     teams of one name are refused here rather than one picked at random."""
     rows = list(session.scalars(select(Team).where(Team.name == name).limit(2)))
     if len(rows) > 1:

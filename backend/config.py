@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     smtp_url: str = ""
     smtp_from: str = "iowatt <iowatt@localhost>"
     smtp_timeout_s: float = Field(10.0, gt=0)
-    # --- who owns an e-mail, who may create teams (issue 22, docs/adr/0025) ---
+    # --- who owns an e-mail, who may create teams (issue 22, docs/adr/0026) ---
     # who may create teams: instance administrators only (as Grafana does for organisations), or
     # every signed-in user
     team_creators: Literal["instance_admins", "users"] = "instance_admins"

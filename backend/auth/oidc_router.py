@@ -7,7 +7,7 @@ POST /auth/oidc/session for a session token), with `#link=...&email=...` (an acc
 address but its owner never proved it: the SPA asks for that account's password and posts it
 with the code to POST /auth/oidc/link), or with `#error=<code>&message=...` (refused: the page
 says why). Nothing secret is ever in a URL a server sees. The flow cookie stays until the code
-is traded: the code works only from the browser holding it (docs/adr/0025)."""
+is traded: the code works only from the browser holding it (docs/adr/0026)."""
 
 from typing import Annotated, Any
 from urllib.parse import urlencode

@@ -7,7 +7,7 @@ its session (docs/adr/0017).
 - callback: the cookie's state must equal the one the provider sends back; the code is exchanged
   with the verifier and the ID token checked (oidc_client). The account: the one linked to
   (issuer, subject) if any; else the one whose e-mail the provider says is VERIFIED, linked only
-  when the account's owner proved that e-mail too (docs/adr/0025); an account whose e-mail is
+  when the account's owner proved that e-mail too (docs/adr/0026); an account whose e-mail is
   unproven (made from an invitation: whoever held the link chose its password) is linked only in
   the link step, where the person gives the account's password; else a new account when
   IOWATT_OIDC_AUTO_CREATE is on; else refused.

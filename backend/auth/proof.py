@@ -1,4 +1,4 @@
-"""Who owns an e-mail address (docs/adr/0025).
+"""Who owns an e-mail address (docs/adr/0026).
 
 An account proves its address when its owner shows both halves at once: what the account knows and
 what the mailbox receives.

@@ -1,5 +1,5 @@
 """Proving an e-mail address, resetting a password, and the instance administrator's account
-actions (docs/adr/0025). The links the server mails or an administrator hands over open the SPA's
+actions (docs/adr/0026). The links the server mails or an administrator hands over open the SPA's
 /verify-email and /reset-password pages with the token in the fragment (never in a server log)."""
 
 import uuid

@@ -33,7 +33,7 @@ def create_user(
     instance_admin: bool = False,
 ) -> User:
     """An account with a password. `email_verified`: whether its owner is known to receive mail
-    at `email` (an operator's account); an account made from an invitation is not (ADR 0025)."""
+    at `email` (an operator's account); an account made from an invitation is not (ADR 0026)."""
     if repository.user_by_email(session, email) is not None:
         raise Conflict(f"a user with email {email} exists", code="email_taken")
     user = User(

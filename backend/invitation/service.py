@@ -7,7 +7,7 @@ even when two browsers accept it at the same moment (docs/adr/0019).
 An invitation is only as good as its creator's rights: accepting it needs its creator to still be
 an admin of the team (as an enrolment token's `replace` does), and a demoted or removed admin's
 pending invitations are revoked then (backend/team). An account made by accepting one does not own
-its e-mail until its owner proves it (docs/adr/0025): the link may have reached anyone. The preview
+its e-mail until its owner proves it (docs/adr/0026): the link may have reached anyone. The preview
 says the same whether or not the address has an account, and invitations are limited per creator
 and per team (429)."""
 
@@ -287,7 +287,7 @@ def _new_account(session: Session, inv: Invitation, body: InvitationAccept) -> U
         raise Invalid("password", "is required to create the account (at least 8 characters)")
     try:
         with session.begin_nested():  # another invitation for this e-mail accepted at the same moment
-            # whoever holds the link chose this password: the address is not proven (ADR 0025)
+            # whoever holds the link chose this password: the address is not proven (ADR 0026)
             return auth_service.create_user(
                 session,
                 email=inv.email,

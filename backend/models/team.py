@@ -21,7 +21,7 @@ class Role(str, enum.Enum):
 class Team(Base):
     """A team. Its name is unique among the teams of each member (checked by the team service),
     not on the server: a refusal must never tell a stranger that another team uses a name
-    (docs/adr/0025)."""
+    (docs/adr/0026)."""
 
     __tablename__ = "teams"
     id: Mapped[uuid.UUID] = uuid_pk()
@@ -45,7 +45,7 @@ class User(Base):
     # when the account's owner proved they receive mail at `email` (a verification mail confirmed
     # while signed in, a password reset by mail, an admin's reset link, a password given while
     # linking single sign-on, or an account made by single sign-on); null: unproven, e.g. an account
-    # made by accepting an invitation. Only a proven e-mail is linked to an SSO identity (ADR 0025).
+    # made by accepting an invitation. Only a proven e-mail is linked to an SSO identity (ADR 0026).
     email_verified_at: Mapped[datetime | None]
     # an instance administrator: may create teams (IOWATT_TEAM_CREATORS) and issue reset links
     is_instance_admin: Mapped[bool] = mapped_column(default=False, server_default="false")
@@ -118,7 +118,7 @@ class AccountToken(Base):
     """A one-use, expiring secret proving something about an account: `verify_email` (mailed to
     the account's address) or `password_reset` (mailed, or a link an instance admin hands over).
     Only the sha256 of the token is kept; `email` is the address it was issued for, so a token
-    is void once the account's address changes (docs/adr/0025)."""
+    is void once the account's address changes (docs/adr/0026)."""
 
     __tablename__ = "account_tokens"
     __table_args__ = (CheckConstraint("purpose IN ('verify_email', 'password_reset')", name="purpose"),)

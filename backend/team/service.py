@@ -7,7 +7,7 @@ demoted, removed or leaves loses the pending invitations they made (revoked then
 
 Who may create a team is the instance's choice (IOWATT_TEAM_CREATORS: instance administrators by
 default). A team's name is unique among the teams of whoever names it, not on the server, so a
-refusal never tells anyone that a team they are not in uses a name (docs/adr/0025)."""
+refusal never tells anyone that a team they are not in uses a name (docs/adr/0026)."""
 
 import uuid
 

@@ -75,7 +75,7 @@ export function App() {
         }
       />
       <Route path="/login/oidc" element={<OidcCallback />} />
-      {/* who owns an e-mail (docs/adr/0025): the links the server mails or an admin hands over */}
+      {/* who owns an e-mail (docs/adr/0026): the links the server mails or an admin hands over */}
       <Route
         path="/reset-password"
         element={

@@ -1,7 +1,7 @@
 """account proof (issue 22): who owns an e-mail, instance admins, one-use account tokens
 
 - `users.email_verified_at`: when the account's owner proved its e-mail; only such an account is
-  linked to a single sign-on identity by e-mail (docs/adr/0025). Existing accounts start unproven,
+  linked to a single sign-on identity by e-mail (docs/adr/0026). Existing accounts start unproven,
   except those already linked to an SSO identity (the provider vouched for the address).
 - Accounts linked to SSO that also hold a password lose the password and every token: it may be
   the one a squatter set through an invitation before the link (the pre-hijack of issue 22). Their

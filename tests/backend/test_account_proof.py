@@ -1,4 +1,4 @@
-"""Who owns an e-mail (issue 22, docs/adr/0025): the account pre-hijack through an invitation is
+"""Who owns an e-mail (issue 22, docs/adr/0026): the account pre-hijack through an invitation is
 reproduced step by step and now fails; the ways back for the address's real owner (a reset by mail,
 an instance admin's reset link, e-mail verification) work once, expire and say nothing about who
 has an account; who may create teams is the instance's setting."""

@@ -1,4 +1,4 @@
-"""Single sign-on meets an account whose owner never proved its address (issue 22, ADR 0025), and
+"""Single sign-on meets an account whose owner never proved its address (issue 22, ADR 0026), and
 the sign-in code bound to the browser that started the flow (login CSRF), against the real test
 provider (panva's oidc-provider) that tests/backend/test_oidc.py uses."""
 

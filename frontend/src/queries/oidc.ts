@@ -15,7 +15,7 @@ export async function finishOidcSignIn(code: string) {
   return unwrap(await api.POST("/api/v1/auth/oidc/session", { body: { code } }));
 }
 
-/** The link step: the password of the account that claims the provider's address (ADR 0025). */
+/** The link step: the password of the account that claims the provider's address (ADR 0026). */
 export async function linkOidcAccount(code: string, password: string) {
   return unwrap(await api.POST("/api/v1/auth/oidc/link", { body: { code, password } }));
 }

@@ -11,7 +11,7 @@ import { adminUsersQuery, issueResetLink } from "../queries/auth";
 /**
  * /admin/users (instance administrators): the server's accounts, and a one-use reset link for one
  * of them, to hand to the address's real owner over a channel you trust: the way back when someone
- * made an account with another person's address and the server sends no mail (docs/adr/0025).
+ * made an account with another person's address and the server sends no mail (docs/adr/0026).
  */
 export function AdminUsers() {
   const [q, setQ] = useState("");

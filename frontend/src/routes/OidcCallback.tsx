@@ -40,7 +40,7 @@ function readFragment(): URLSearchParams {
  * /login/oidc: where the server's OpenID Connect callback sends the browser. With `#code=...` it
  * trades the one-time code for a session and opens the app (the server accepts it only from this
  * browser, which holds the sign-in's cookie); with `#link=...&email=...` an account uses the
- * address but its owner never proved it, so it asks for that account's password (docs/adr/0025);
+ * address but its owner never proved it, so it asks for that account's password (docs/adr/0026);
  * with `#error=...` it says why the sign-in was refused (never a login loop: the way back is a link).
  */
 export function OidcCallback() {

@@ -25,7 +25,7 @@ export function useForgetFragment() {
  * /reset-password, no login. Without a token: ask for a reset mail (the answer is the same whether
  * or not the address has an account; a server without mail says to ask an instance administrator).
  * With `#token=` (a mailed link or an administrator's): choose the new password; every session of
- * the account ends and this browser is signed in (docs/adr/0025).
+ * the account ends and this browser is signed in (docs/adr/0026).
  */
 export function ResetPassword() {
   const [token] = useState(fragmentToken);

@@ -17,7 +17,7 @@ type Outcome =
 /**
  * /verify-email#token=...: the link of a verification mail. It proves the address only for the
  * account it was sent to, signed in here (a link someone else asked for proves nothing for them,
- * docs/adr/0025). Not signed in: the token waits in this tab while the person signs in.
+ * docs/adr/0026). Not signed in: the token waits in this tab while the person signs in.
  */
 export function VerifyEmail() {
   const session = useToken();

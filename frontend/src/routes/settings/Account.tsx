@@ -8,7 +8,7 @@ import { meQuery, sendEmailVerification } from "../../queries/auth";
 /**
  * Settings → Account: the signed-in account's address and whether its owner proved it. An
  * unproven address (an account made from an invitation) is never linked to single sign-on; a
- * verification mail proves it when its link is opened while signed in here (docs/adr/0025).
+ * verification mail proves it when its link is opened while signed in here (docs/adr/0026).
  */
 export function Account() {
   const me = useQuery(meQuery());
