@@ -7,11 +7,13 @@ not under the unit before (no capability at all)."""
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -189,3 +191,50 @@ def test_a_tpch_run_makes_only_calls_the_filter_allows(reachable):
     calls = cs.traced_calls([cs.tpch_command(str(reachable / "tpch"))])
     assert {"setresuid", "setgroups", "fchown"} <= calls  # the user switch really happened
     assert sorted(c for c in calls if c not in allow or c in deny) == []
+
+
+@needs_tpch
+def test_a_stop_reaches_the_tpch_worker_without_signalling_it(reachable):
+    """Under the unit the coordinator (root without CAP_KILL) may not signal the worker (the
+    TPC-H user): SIGINT to the coordinator alone must still stop the run, through the pipe the
+    worker watches, with the DBMS stopped and everything removed (exit 130)."""
+    cs = check_sandbox()
+
+    def mdwe() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(cs.PR_SET_MDWE, cs.PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0)
+
+    target = reachable / "tpch"
+    proc = subprocess.Popen(
+        [*cs.setpriv(), *cs.tpch_command(str(target))],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=mdwe,
+        start_new_session=True,  # no terminal signal reaches the worker: only ours, to one pid
+    )  # fmt: skip
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "power test" in line:
+            break
+    assert any("power test" in line for line in seen), "".join(seen)
+    assert proc_status(proc.pid, "CapEff") == "00000000000000c1"  # setpriv exec'd the coordinator
+    proc.send_signal(signal.SIGINT)  # the coordinator only
+    out, rest = proc.communicate(timeout=180)
+    assert proc.returncode == 130, "".join(seen) + rest[-2000:]
+    assert "interrupted" in rest and out == ""
+    assert list(target.iterdir()) == []
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and cwd_in(p, target)]
+
+
+def proc_status(pid: int, name: str) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(name + ":"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def cwd_in(proc: Path, directory: Path) -> bool:
+    try:
+        return os.readlink(proc / "cwd").startswith(str(directory))
+    except OSError:
+        return False
