@@ -184,8 +184,9 @@ def review_pdf(
     candidates and the newest report.MAX_COMMENTS comments; the PDF says what it left out."""
     if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
         raise Unauthorized("missing bearer token", code="no_token")
-    with factory() as session, session.begin():  # who asks, in a transaction of its own
+    with factory() as session, session.begin():  # who asks and may they, in a transaction of its own
         principal = get_user(request, auth_service.authenticate(session, raw_token=creds.credentials))
+        service.get(session, principal=principal, review_id=review_id)  # 404 before any printer
     with pdf.slot():
         with factory() as session, session.begin():  # what is printed: read, then closed
             r = service.read(session, principal=principal, review_id=review_id)

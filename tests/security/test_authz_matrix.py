@@ -470,3 +470,78 @@ def test_authorization(matrix: Matrix, op: str) -> None:
             ]
     assert not wrong, f"{op}:\n  " + "\n  ".join(wrong)
     assert not leaks, f"{op} shows team A's data outside team A:\n  " + "\n  ".join(leaks)
+
+
+# --- issue 22, S5: share links, their anonymous routes and the review PDF under abuse -------------
+# Cases the route × principal table cannot express: a link whose creator left, the per-client
+# throttle whatever token is sent, and every caller's answer while both PDF printers are busy.
+
+
+def test_a_link_whose_creator_left_is_gone_for_every_caller(matrix: Matrix) -> None:
+    from sqlalchemy import delete, select
+
+    from backend.models import Membership, User
+
+    w = matrix.world
+    with matrix.isolated():
+        member = matrix.session.scalar(select(User.id).where(User.email == w.email["member"]))
+        matrix.session.execute(
+            delete(Membership).where(Membership.user_id == member, Membership.team_id == w.team_a)
+        )
+        for who in PRINCIPALS:
+            for suffix in ("", "/export.csv", "/export.json"):
+                r = matrix.client.get(
+                    f"/api/v1/shared/{w.ids['share_token']}{suffix}", headers=w.headers[who]
+                )
+                assert r.status_code == 404, (who, suffix, r.status_code, r.text[:200])
+                assert w.marker not in r.text
+        links = matrix.client.get(
+            "/api/v1/share-links", params={"team_id": str(w.team_a)}, headers=w.headers["admin"]
+        ).json()["items"]
+        assert {x["id"]: x["state"] for x in links}[w.ids["share_link"]] == "creator_left"
+
+
+def test_no_token_escapes_the_share_throttle(matrix: Matrix, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The anonymous routes count per client address whatever bearer token comes with them."""
+    from backend.auth.throttle import get_redis
+    from backend.sharing import throttle
+
+    w = matrix.world
+    key = throttle.key_for("testclient")
+    get_redis().delete(key)
+    monkeypatch.setattr(throttle, "MAX_REQUESTS", len(PRINCIPALS))
+    try:
+        with matrix.isolated():
+            for who in PRINCIPALS:
+                assert (
+                    matrix.client.get(
+                        f"/api/v1/shared/{w.ids['share_token']}", headers=w.headers[who]
+                    ).status_code
+                    == 200
+                )
+            for who in PRINCIPALS:
+                r = matrix.client.get(f"/api/v1/shared/{w.ids['share_token']}", headers=w.headers[who])
+                assert r.status_code == 429 and "Retry-After" in r.headers, (who, r.status_code)
+    finally:
+        get_redis().delete(key)
+
+
+def test_busy_printers_answer_every_caller_at_once(matrix: Matrix) -> None:
+    """Both PDF printers busy: the review's readers get 503 pdf_busy + Retry-After; everyone else
+    the answer they get when the printers are free (401, 403, 404: no printer is looked at)."""
+    import contextlib
+
+    from backend.review import pdf
+
+    w = matrix.world
+    row = EXPECTED["GET /api/v1/reviews/{review_id}/pdf"]
+    with contextlib.ExitStack() as held, matrix.isolated():
+        for _ in range(pdf.SLOTS):
+            held.enter_context(pdf.slot())
+        for who, expected in zip(PRINCIPALS, row, strict=True):
+            r = matrix.client.get(f"/api/v1/reviews/{w.ids['review']}/pdf", headers=w.headers[who])
+            if expected == OK:
+                assert r.status_code == 503 and r.json()["error"] == "pdf_busy", (who, r.status_code)
+                assert int(r.headers["Retry-After"]) > 0
+            else:
+                assert _matches(expected, r.status_code), (who, expected, r.status_code)
