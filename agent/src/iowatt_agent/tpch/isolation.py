@@ -246,10 +246,17 @@ def wipe_initial_environment() -> None:
         ctypes.memset(start, 0, end - start)
 
 
-def fork_as(user: RunAs, run_fd: int, body: Callable[[], int], keep: set[int]) -> int:
+def fork_as(
+    user: RunAs,
+    run_fd: int,
+    body: Callable[[], int],
+    keep: set[int],
+    on_error: Callable[[str], None] | None = None,
+) -> int:
     """Fork a process that becomes `user`, enters the run directory (by `run_fd`), keeps only
     the descriptors in `keep`, takes `clean_env()` and returns `body()` as its exit status. The
-    child's pid. The parent must be single-threaded (the coordinator is)."""
+    child's pid. A failure before or in `body` is written to stderr and given to `on_error` (in
+    the child). The parent must be single-threaded (the coordinator is)."""
     pid = os.fork()
     if pid:
         return pid
@@ -267,8 +274,11 @@ def fork_as(user: RunAs, run_fd: int, body: Callable[[], int], keep: set[int]) -
         wipe_initial_environment()
         code = body()
     except BaseException as exc:  # noqa: BLE001 - a forked child never returns into the caller
+        text = f"{type(exc).__name__}: {exc}"
         with contextlib.suppress(Exception):
-            os.write(2, f"tpch: {type(exc).__name__}: {exc}\n".encode())
+            os.write(2, f"tpch: {text}\n".encode())
+            if on_error is not None:
+                on_error(text)
     finally:
         os._exit(code)
     raise AssertionError("unreachable")  # pragma: no cover

@@ -94,7 +94,19 @@ def _relay(opts: TpchOptions, user: RunAs, run_fd: int, progress: Callable[[str]
 
     preload(opts.dbms)
     try:
-        pid = fork_as(user, run_fd, lambda: work(opts, events_w, control_r), keep={events_w, control_r})
+        write_to = events_w
+
+        def on_error(text: str) -> None:  # the worker could not even become the TPC-H user
+            message = f"tpch failed: the worker as user {user.name}: {text}"
+            os.write(write_to, json_line({"outcome": "failed", "message": message}))
+
+        pid = fork_as(
+            user,
+            run_fd,
+            lambda: work(opts, write_to, control_r),
+            keep={events_w, control_r},
+            on_error=on_error,
+        )
         os.close(events_w)
         os.close(control_r)
         events_w = control_r = -1
