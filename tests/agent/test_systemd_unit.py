@@ -238,3 +238,16 @@ def cwd_in(proc: Path, directory: Path) -> bool:
         return os.readlink(proc / "cwd").startswith(str(directory))
     except OSError:
         return False
+
+
+@needs_tpch
+def test_an_agent_without_the_capabilities_refuses_tpch_leases_before_anything_runs():
+    """A unit whose bounding set was emptied (a drop-in of the host's own): the lease is refused
+    as unsupported, naming what is missing, instead of failing half-way."""
+    cs = check_sandbox()
+    probe = "from iowatt_agent.tpch.lease import check_supported; check_supported('postgresql')"
+    refused = cs.sandboxed([str(cs.PYTHON), "-c", probe], caps=[])
+    assert refused.returncode != 0
+    assert "unsupported on this host" in refused.stderr
+    assert "CAP_CHOWN, CAP_SETGID, CAP_SETUID" in refused.stderr
+    assert cs.sandboxed([str(cs.PYTHON), "-c", probe]).returncode == 0  # the unit's own set

@@ -96,6 +96,22 @@ def tpch_uids() -> set[int]:
     return {u for u in uids if u != 0}
 
 
+# what the coordinator and the clean-up need when root (capability numbers of capability.h)
+NEEDED_CAPABILITIES = {"CAP_CHOWN": 0, "CAP_SETGID": 6, "CAP_SETUID": 7}
+
+
+def missing_capabilities() -> list[str]:
+    """The capabilities a root agent lacks for TPC-H (none when it is not root: no switch)."""
+    if os.geteuid() != 0:
+        return []
+    effective = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:"):
+                effective = int(line.split()[1], 16)
+    return [name for name, bit in NEEDED_CAPABILITIES.items() if not effective >> bit & 1]
+
+
 def check_reachable(path: Path, user: RunAs) -> None:
     """IsolationError unless `user` may search every directory above `path` (the DBMS opens its
     data directory by path; the agent never changes the permissions of the host's directories)."""

@@ -74,15 +74,27 @@ def run_dir_name(run_key: str) -> str:
 
 
 def check_supported(dbms: str) -> None:
-    """Unavailable unless the generator and `dbms`'s server binaries are installed."""
+    """Unavailable unless the generator and `dbms`'s server binaries are installed, and, when the
+    agent is root, the TPC-H user exists and the agent may hand the run over to it."""
     from .data import extension_path
     from .dbms import Unsupported, mariadb_binaries, pg_bindir
+    from .isolation import IsolationError, missing_capabilities, tpch_user
 
     try:
         extension_path()
         (pg_bindir if dbms == "postgresql" else mariadb_binaries)()
     except Unsupported as exc:
         raise Unavailable(f"unsupported on this host: {exc}") from None
+    try:
+        tpch_user(dbms)
+    except IsolationError as exc:
+        raise Unavailable(f"unsupported on this host: {exc}") from None
+    missing = missing_capabilities()
+    if missing:
+        raise Unavailable(
+            f"unsupported on this host: TPC-H runs as an unprivileged user, and the agent lacks "
+            f"{', '.join(missing)} to hand the run over (agent/systemd/iowatt-agent.service keeps them)"
+        )
 
 
 @dataclass
