@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages iowatt needs when they are missing (idempotent, quiet when done).
 #   server:  postgresql-15, redis-server
-#   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines)
+#   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines),
+#            clang + libclang-rt-14-dev (the libFuzzer targets, make -C agent/engine fuzzers),
+#            binutils (readelf: tests/engine/test_hardening.py)
 #   tests:   chromium (browser tests), fio, postmark and sysbench (engine comparisons), util-linux (losetup),
 #            e2fsprogs (mkfs.ext4, chattr), strace (engine tests observe offsets and system calls),
 #            docker-compose (tests/test_deploy.py validates docker-compose.yml; no engine needed),
@@ -9,7 +11,7 @@
 set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime mariadb-server; do
+for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config clang libclang-rt-14-dev binutils chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime mariadb-server; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
