@@ -5971,7 +5971,7 @@ export interface components {
              * State
              * @enum {string}
              */
-            state: "active" | "expired" | "revoked";
+            state: "active" | "expired" | "revoked" | "creator_left";
             /** Target */
             target: {
                 [key: string]: unknown;

@@ -6,7 +6,10 @@ export function describeJob(j: Pick<JobSpec, "rw" | "bs_bytes" | "iodepth" | "nu
   return `${j.rw} ${formatBytes(j.bs_bytes)} QD${j.iodepth}×${j.numjobs}`;
 }
 
-export function describeWorkload(w: WorkloadSpec | null | undefined): string {
+/** What describeWorkload reads: a shared run's workload (no vdbench text) is one too. */
+type Described = Pick<WorkloadSpec, "kind" | "jobs" | "tpch">;
+
+export function describeWorkload(w: Described | null | undefined): string {
   if (w?.kind === "postmark") return "PostMark";
   if (w?.kind === "vdbench") return "vdbench file set";
   if (w?.kind === "tpch")

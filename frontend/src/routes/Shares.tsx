@@ -75,7 +75,9 @@ export function Shares() {
             <tbody>
               {q.data.items.map((l) => {
                 const mayRevoke =
-                  l.state === "active" && (team?.role === "admin" || l.created_by === me.data?.id);
+                  (l.state === "active" &&
+                    (team?.role === "admin" || l.created_by === me.data?.id)) ||
+                  (l.state === "creator_left" && team?.role === "admin");
                 return (
                   <tr key={l.id} data-testid="share-row">
                     <td>{l.title || <span className="muted">untitled</span>}</td>
@@ -88,8 +90,13 @@ export function Shares() {
                     <td data-testid="share-state">
                       <span
                         className={`badge badge-${l.state === "active" ? "online" : "revoked"}`}
+                        title={
+                          l.state === "creator_left"
+                            ? "Its creator is no longer a member of the team: the link no longer opens"
+                            : undefined
+                        }
                       >
-                        {l.state}
+                        {l.state === "creator_left" ? "creator left" : l.state}
                       </span>
                     </td>
                     <td>
