@@ -14,6 +14,7 @@ help:
 	@echo "             a second instance: IOWATT_STATE_DIR=DIR IOWATT_API_PORT=.. IOWATT_PG_PORT=.. IOWATT_REDIS_PORT=.. make up|down"
 	@echo "make test    every test (engine, server, worker, agent, end-to-end, UI unit, browser)"
 	@echo "make lint | fmt | engine | ui | client | migrate | bench"
+	@echo "make fuzz    the engine's parsers under libFuzzer (FUZZ_SECONDS per target, default 600)"
 
 deps: deps-system deps-py deps-ui deps-test-tools
 
@@ -67,6 +68,12 @@ test: deps engine ui
 
 test-py:
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup tests
+
+# The engine's parsers under libFuzzer, FUZZ_SECONDS (default 600) per target, one target at a
+# time; new coverage is merged into agent/engine/fuzz/corpus (agent/engine/fuzz/README.md).
+.PHONY: fuzz
+fuzz: deps-system
+	$(MAKE) -C agent/engine fuzz FUZZ_SECONDS=$(or $(FUZZ_SECONDS),600)
 
 test-ui:
 	cd frontend && npm run check:client && npm run typecheck && npm test
