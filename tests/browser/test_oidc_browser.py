@@ -1,7 +1,9 @@
 """Sign-in with OpenID Connect in Chromium (issue 13, V5): a real API process configured for a real
 provider (panva's oidc-provider), the built UI, and tests/browser/oidc.mjs clicking "Sign in with
 Test SSO" through the provider's login form into the app; a person without an account gets the page
-that says why. Screenshots V5-*.png go to IOWATT_OIDC_SHOTS (default: tmp_path).
+that says why; an account made from an invitation (its address never proven) is linked only in the
+link step, with its password (issue 22, ADR 0026). Screenshots V5-*.png go to IOWATT_OIDC_SHOTS
+(default: tmp_path).
 
 The API runs on a database of its own (not the shared `live` stack: that one has no provider)."""
 
@@ -57,7 +59,12 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
     shots = Path(os.environ.get("IOWATT_OIDC_SHOTS", str(tmp_path)))
     shots.mkdir(parents=True, exist_ok=True)
     with oidc_provider([f"{url}/api/v1/auth/oidc/callback"]) as provider:
-        provider.set_users({"admin": {"email": creds["email"], "name": "Administrator"}})
+        provider.set_users(
+            {
+                "admin": {"email": creds["email"], "name": "Administrator"},
+                "invitee": {"email": INVITEE, "name": "Invitee"},
+            }
+        )
         env |= {
             "IOWATT_OIDC_ISSUER": provider.issuer,
             "IOWATT_OIDC_CLIENT_ID": provider.client_id,
@@ -81,6 +88,7 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
                 ignore=(httpx.HTTPError, ValueError),
                 message=lambda: log.read_text(errors="replace")[-2000:],
             )
+            _invitee_accepts(url, creds)
             proc = subprocess.run(
                 ["node", "tests/browser/oidc.mjs"],
                 cwd=REPO,
@@ -92,6 +100,8 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
                     "IOWATT_ARTIFACTS": str(tmp_path),
                     "IOWATT_OIDC_KNOWN": "admin",
                     "IOWATT_OIDC_STRANGER": "stranger",
+                    "IOWATT_OIDC_UNPROVEN": "invitee",
+                    "IOWATT_OIDC_UNPROVEN_PASSWORD": INVITEE_PASSWORD,
                     "IOWATT_OIDC_SHOTS": str(shots),
                 },
                 capture_output=True,
@@ -106,9 +116,9 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
             f"oidc.mjs failed (screenshots in {tmp_path}):\n{report}\n"
             f"{log.read_text(errors='replace')[-3000:]}\n{provider.log()}"
         )
-    assert "oidc: 3 passed, 0 failed" in report
-    assert f"signed in as {creds['email']}" in report
-    for name in ("V5-login", "V5-provider", "V5-refused", "V5-signed-in"):
+    assert "oidc: 4 passed, 0 failed" in report
+    assert f"signed in as {creds['email']}" in report and f"linked {INVITEE}" in report
+    for name in ("V5-login", "V5-provider", "V5-refused", "V5-signed-in", "V5-link"):
         assert (shots / f"{name}.png").stat().st_size > 5_000
     # the server linked the provider's identity to the account, and made none for the stranger
     eng = create_engine(db)
@@ -120,6 +130,33 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
             strangers = c.execute(
                 text("SELECT count(*) FROM users WHERE email LIKE 'stranger%'")
             ).scalar_one()
+            invitee = c.execute(
+                text("SELECT oidc_subject, email_verified_at IS NOT NULL FROM users WHERE email = :e"),
+                {"e": INVITEE},
+            ).one()
     finally:
         eng.dispose()
     assert (linked, strangers) == ("admin", 0)
+    assert tuple(invitee) == ("invitee", True)
+
+
+INVITEE = "invitee@example.test"
+INVITEE_PASSWORD = "the invitee's password"
+
+
+def _invitee_accepts(url: str, creds: dict[str, str]) -> None:
+    """An account made the usual way: the admin invites, the invitee accepts with a password."""
+    api = f"{url}/api/v1"
+    token = httpx.post(
+        f"{api}/auth/login", json={"email": creds["email"], "password": creds["password"]}
+    ).json()["access_token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    team = httpx.get(f"{api}/auth/me", headers=auth).json()["teams"][0]["id"]
+    r = httpx.post(f"{api}/teams/{team}/invitations", json={"email": INVITEE, "role": "member"}, headers=auth)
+    assert r.status_code == 201, r.text
+    raw = r.json()["url"].rsplit("/invite/", 1)[1]
+    r = httpx.post(
+        f"{api}/invitations/{raw}/accept", json={"display_name": "Invitee", "password": INVITEE_PASSWORD}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["user"]["email_verified"] is False
