@@ -243,6 +243,13 @@ def delete(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -
 LIVENESS_STAMP_S = 15.0
 
 
+def mark_silent_offline(session: Session) -> list[uuid.UUID]:
+    """Agents not heard from for `agent_offline_after_s` (no heartbeat since, or since enrolment if
+    none) are marked offline; the ids of those just marked (beat's `agent.mark_silent_offline`)."""
+    before = utcnow() - timedelta(seconds=get_settings().agent_offline_after_s)
+    return repository.mark_silent_offline(session, before)
+
+
 def _stamp_alive(agent: Agent, now: datetime, boot_id: uuid.UUID | None) -> None:
     """Mark the agent online and seen at `now`, writing only when that tells something new."""
     every_s = min(LIVENESS_STAMP_S, get_settings().agent_offline_after_s / 3)

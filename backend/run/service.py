@@ -525,6 +525,11 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
     return agent.id
 
 
+def queued_ids(session: Session) -> list[uuid.UUID]:
+    """Queued runs, oldest first (at most the repository's batch): what `run.dispatch_pending` tries."""
+    return repository.queued_ids(session)
+
+
 def expire_stale_leases(session: Session) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
     """Assigned-but-not-started runs go back to the queue (or fail after max attempts);
     running runs whose agent went silent fail. Never re-run a started run: no duplicates."""

@@ -6,7 +6,10 @@
 - every domain has the same files (router, schemas, repository, service), with the exceptions
   listed below, each with its reason;
 - the import graph points one way: backend/ imports nothing from worker/ (the backend owns the
-  outbox sender, ADR 0012), and agent/ and libs/ import nothing from backend/ or worker/.
+  outbox sender, ADR 0012), and agent/ and libs/ import nothing from backend/ or worker/;
+- every directory of Python source is a package (has `__init__.py`): a namespace directory is
+  skipped by the domain check above and left out of a wheel;
+- worker tasks call services only: no repository, no SQL construct, no session query in worker/tasks/.
 
 Each checker is a plain function over one parsed module, so the tests at the end show it fails
 on an injected violation.
@@ -224,6 +227,74 @@ def forbidden_imports(rel: str, tree: ast.Module) -> list[Violation]:
     return found
 
 
+# Roots of Python source: the root itself is a package (True) or a src/ folder holding packages.
+PACKAGE_ROOTS = {"backend": True, "worker": True, "agent/src": False}
+
+
+def _package_roots(root: Path) -> dict[Path, bool]:
+    out = {root / top: is_pkg for top, is_pkg in PACKAGE_ROOTS.items()}
+    out.update({src: False for src in sorted(root.glob("libs/*/src"))})
+    return out
+
+
+def missing_init_files(root: Path) -> list[str]:
+    """Every directory between a source root and a `.py` file under it that has no `__init__.py`
+    (the root itself too where it is a package: backend/, worker/)."""
+    out: set[str] = set()
+    for top, is_pkg in _package_roots(root).items():
+        for path in top.rglob("*.py"):
+            rel = path.relative_to(top)
+            if {"__pycache__", "build", ".venv"} & set(rel.parts) or any(
+                p.endswith(".egg-info") for p in rel.parts
+            ):
+                continue
+            dirs = [top / Path(*rel.parts[:n]) for n in range(0 if is_pkg else 1, len(rel.parts))]
+            out.update(d.relative_to(root).as_posix() for d in dirs if not (d / "__init__.py").exists())
+    return sorted(out)
+
+
+def worker_task_queries(rel: str, tree: ast.Module) -> list[Violation]:
+    """In worker/tasks/: a repository imported (`from backend.x import repository`,
+    `from backend.x.repository import f`, `import backend.x.repository`), a SQL construct imported from
+    sqlalchemy, or a session queried directly: a task opens a unit of work and calls a service."""
+    if not rel.startswith("worker/tasks/"):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith("sqlalchemy"):
+                found += [
+                    Violation(rel, node.lineno, f"imports sqlalchemy {a.name}")
+                    for a in node.names
+                    if a.name in SQL_CONSTRUCTS
+                ]
+            elif node.module.split(".")[-1] == "repository":
+                found.append(Violation(rel, node.lineno, f"imports from {node.module}: call its service"))
+            else:
+                found += [
+                    Violation(rel, node.lineno, f"imports {node.module}.repository: call its service")
+                    for a in node.names
+                    if a.name == "repository"
+                ]
+        elif isinstance(node, ast.Import):
+            found += [
+                Violation(rel, node.lineno, f"imports {a.name}: call its service")
+                for a in node.names
+                if a.name.split(".")[-1] == "repository"
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in SESSION_NAMES
+            and node.func.attr in SESSION_METHODS
+        ):
+            found.append(
+                Violation(rel, node.lineno, f"queries in a task ({node.func.value.id}.{node.func.attr})")
+            )
+    return found
+
+
 def _sources(*tops: str) -> list[tuple[str, ast.Module]]:
     out = []
     for top in tops:
@@ -268,6 +339,15 @@ def test_every_domain_has_the_same_files() -> None:
 
 def test_the_import_graph_points_one_way() -> None:
     found = [v for rel, tree in _sources(*FORBIDDEN_IMPORTS) for v in forbidden_imports(rel, tree)]
+    assert not found, "\n".join(map(str, found))
+
+
+def test_every_source_directory_is_a_package() -> None:
+    assert missing_init_files(ROOT) == []
+
+
+def test_worker_tasks_call_services_only() -> None:
+    found = [v for rel, tree in _modules() for v in worker_task_queries(rel, tree)]
     assert not found, "\n".join(map(str, found))
 
 
@@ -378,3 +458,54 @@ def test_an_import_against_the_graph_is_found(tmp_path: Path, rel: str, source: 
         forbidden_imports("backend/jobs.py", ast.parse("from backend.kit import units\nimport workers\n"))
         == []
     )
+
+
+def test_a_directory_without_init_is_found(tmp_path: Path) -> None:
+    for rel in (
+        "backend/__init__.py",
+        "backend/newthing/service.py",
+        "backend/kit/__init__.py",
+        "backend/kit/deep/x.py",
+        "worker/__init__.py",
+        "agent/src/iowatt_agent/__init__.py",
+        "agent/src/iowatt_agent/meters/__init__.py",
+        "agent/src/iowatt_agent/meters/rapl.py",
+        "agent/src/iowatt_agent/tpch/sql/q1.py",
+        "libs/energy/src/iowatt_energy/__init__.py",
+        "libs/energy/src/iowatt_energy/grid/data/zones.py",
+        "libs/energy/src/iowatt_energy.egg-info/x.py",
+        "backend/run/__pycache__/x.py",
+    ):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    assert missing_init_files(tmp_path) == [
+        "agent/src/iowatt_agent/tpch",
+        "agent/src/iowatt_agent/tpch/sql",
+        "backend/kit/deep",
+        "backend/newthing",
+        "libs/energy/src/iowatt_energy/grid",
+        "libs/energy/src/iowatt_energy/grid/data",
+    ]
+    (tmp_path / "worker" / "__init__.py").unlink()
+    (tmp_path / "worker" / "tasks").mkdir()
+    (tmp_path / "worker" / "tasks" / "run.py").write_text("")
+    assert {"worker", "worker/tasks"} <= set(missing_init_files(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from backend.run import repository\n",
+        "from backend.agent import repository as agent_repo\n",
+        "from backend.run.repository import queued_ids\n",
+        "import backend.run.repository\n",
+        "from sqlalchemy import select\n",
+        "def t():\n    with unit_of_work() as session:\n        return session.scalars(q)\n",
+    ],
+)
+def test_a_worker_task_reaching_past_the_service_is_found(source: str) -> None:
+    assert len(worker_task_queries("worker/tasks/run.py", ast.parse(source))) == 1
+    # the same line in a service is the service's business; a task calling the service is fine
+    assert worker_task_queries("backend/run/service.py", ast.parse(source)) == []
+    ok = "from backend.run import service as run_service\n\ndef t(s):\n    run_service.queued_ids(s)\n"
+    assert worker_task_queries("worker/tasks/run.py", ast.parse(ok)) == []

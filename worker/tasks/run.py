@@ -6,7 +6,6 @@ from backend.agent import wake
 from backend.db import unit_of_work
 from backend.logs import log
 from backend.metrics import count
-from backend.run import repository
 from backend.run import service as run_service
 from worker.app import celery_app
 from worker.observe import retry_transient
@@ -26,7 +25,7 @@ def dispatch(run_id: str) -> bool:
 
 def dispatch_pending() -> int:
     with unit_of_work() as session:
-        ids = repository.queued_ids(session)
+        ids = run_service.queued_ids(session)
     return sum(1 for rid in ids if dispatch(str(rid)))
 
 
