@@ -62,16 +62,22 @@ def test_vdbench_too_many_parameters_names_the_line(engine_asan: Path, scratch: 
 
 
 def test_vdbench_long_values_are_held_whole(engine_asan: Path, scratch: Path) -> None:
-    """No token length limit any more: a 100 kB anchor and a 16-pair size list parse (the
-    anchor is replaced by --directory), where 512 bytes used to be the most."""
+    """No token length limit of the splitter's own: a 4000-byte anchor and a 16-pair size list
+    parse (the anchor is replaced by --directory), where 512 bytes used to be the most; an anchor
+    longer than a path can be is refused, not cut."""
     sizes = ",".join(f"{4 * (k + 1)}k,{100 / 16}" for k in range(16))
-    pf = vdb(scratch, f"fsd=a,anchor=/{'y' * 100_000},size=({sizes}),files=16\n" + REST)
+    pf = vdb(scratch, f"fsd=a,anchor=/{'y' * 4000},size=({sizes}),files=16\n" + REST)
     r = run_engine(
         engine_asan, f"--vdbench={pf}", f"--directory={scratch / 'd'}", "--parse-only", check=False
     )
     assert r.rc == 0 and not any(s in r.stderr for s in SAN), r.stderr
     fsd = json.loads(r.stdout)["fsd"][0]
-    assert fsd["anchor"].startswith("/yyy") and len(fsd["size"]) == 16
+    assert fsd["anchor"] == "/" + "y" * 4000 and len(fsd["size"]) == 16
+    pf = vdb(scratch, f"fsd=a,anchor=/{'y' * 100_000},size=4k\n" + REST)
+    r = run_engine(
+        engine_asan, f"--vdbench={pf}", f"--directory={scratch / 'd'}", "--parse-only", check=False
+    )
+    assert_usage(r, "anchor: fsd: longer than 4095 characters")
 
 
 @pytest.mark.parametrize(
