@@ -62,12 +62,25 @@ up: deps engine ui
 down:
 	@bash scripts/down.sh
 
+# Tests: docs/testing.md (the budget: make test <= 12 min on a clean clone on 2 cores, make
+# test-fast <= 3 min). CI runs `make test`.
+.PHONY: test-fast test-builds
 test: deps engine ui
 	$(MAKE) test-ui
 	$(MAKE) test-py
 
-test-py:
+test-py: test-builds
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup tests
+
+# The edit loop: every test but the browser, shared-stack and fault tests (marker `slow`).
+test-fast: test-builds
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not slow" tests
+
+# The engine's test builds (the sanitizer builds and the C unit tests), once and side by side
+# before pytest starts: the tests' fixtures then find them built instead of each test process
+# compiling the same binary at the same time.
+test-builds:
+	$(MAKE) -s -C agent/engine -j$(PYTEST_WORKERS) all asan noopenat2 build/unit
 
 # The engine's parsers under libFuzzer, FUZZ_SECONDS (default 600) per target, one target at a
 # time; new coverage is merged into agent/engine/fuzz/corpus (agent/engine/fuzz/README.md).

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from alembic import command
 from alembic.config import Config
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
@@ -39,9 +38,28 @@ def reset_settings_caches() -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked after_stack_tests (the shared stack's leak check) go after every other test:
-    xdist runs a group's tests in collection order, so they end their group."""
-    items.sort(key=lambda item: item.get_closest_marker("after_stack_tests") is not None)
+    """A test on the shared stack names its xdist group (tests/stack.py STACK_GROUPS: one stack per
+    group's process). The order: tests marked slow first, so that `--dist loadgroup`, which hands
+    out its groups largest first and then single tests in this order, starts a minutes-long test
+    early instead of leaving it for the end while the other process idles; tests marked
+    after_stack_tests (the stack's leak check) last: xdist runs a group's tests in this order, so
+    they end their group."""
+    from tests.stack import STACK_GROUPS
+
+    for item in items:
+        if {"live", "shared_stack"} & set(getattr(item, "fixturenames", ())):
+            mark = item.get_closest_marker("xdist_group")
+            if mark is None or mark.args[0] not in STACK_GROUPS:
+                raise pytest.UsageError(
+                    f"{item.nodeid} uses the shared stack: mark it xdist_group(one of {STACK_GROUPS}) "
+                    "(docs/testing.md)"
+                )
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("after_stack_tests") is not None,
+            item.get_closest_marker("slow") is None,
+        )
+    )
 
 
 @pytest.fixture(scope="session")
@@ -58,8 +76,7 @@ def redis_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def db_url(pg: Postgres, redis_url: str) -> Iterator[str]:
-    url = pg.create_database("iowatt_test")
-    command.upgrade(alembic_config(url), "head")
+    url = pg.migrated_database("iowatt_test")
     os.environ["IOWATT_DATABASE_URL"] = url
     os.environ["IOWATT_REDIS_URL"] = redis_url
     os.environ["IOWATT_ENV"] = "test"

@@ -33,10 +33,14 @@ def _as_pg_user(cmd: list[str]) -> list[str]:
     return cmd
 
 
+TEMPLATE = "iowatt_template"  # Postgres.migrated_database's source; never connected to otherwise
+
+
 @dataclass
 class Postgres:
     port: int
     root: Path
+    template: str = ""  # set once TEMPLATE is migrated
 
     def url(self, db: str) -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{db}"
@@ -49,6 +53,27 @@ class Postgres:
         ) as c:
             c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             c.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def migrated_database(self, name: str) -> str:
+        """A new database `name` with the schema at the migrations' head: a copy of this server's
+        template database (CREATE DATABASE ... TEMPLATE copies files, a tenth of a second), which
+        the migrations build once per server, instead of running every migration again."""
+        import psycopg
+
+        from tests.conftest import alembic_config
+
+        if not self.template:
+            url = self.create_database(TEMPLATE)
+            from alembic import command
+
+            command.upgrade(alembic_config(url), "head")
+            self.template = TEMPLATE
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres", autocommit=True
+        ) as c:
+            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            c.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"')
         return self.url(name)
 
     def restart(self, mode: str = "fast") -> float:

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from alembic import command
 
-from tests.conftest import REPO, alembic_config
+from tests.conftest import REPO
 from tests.services import Postgres, free_port
 from tests.waiting import WaitTimeout, wait_until
 
@@ -464,8 +463,7 @@ def stack(
     work = Path(tempfile.mkdtemp(prefix="iowatt-e2e-"))
     logs = work / "logs"
     logs.mkdir()
-    db = pg.create_database("iowatt_e2e")
-    command.upgrade(alembic_config(db), "head")
+    db = pg.migrated_database("iowatt_e2e")
     # a Redis database of its own, so tasks queued by the in-process API tests never reach this worker
     redis_e2e = redis_url.rsplit("/", 1)[0] + f"/{redis_db}"
     env = {

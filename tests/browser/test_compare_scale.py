@@ -21,7 +21,7 @@ import pytest
 from tests.browser.test_browser import _needs, _node
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
 
 KiB = 1024
 MiB = 1024 * KiB

@@ -13,15 +13,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from alembic import command
 from sqlalchemy import create_engine, text
 
-from tests.conftest import REPO, alembic_config
+from tests.conftest import REPO
 from tests.oidc.provider import oidc_provider
 from tests.services import Postgres, free_port
 from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
+pytestmark = pytest.mark.slow  # its own API and database: no shared stack, no group
 
 BIN = Path(REPO) / ".venv" / "bin"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -36,8 +35,7 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
         (dist / "index.html", "make ui"),
     ):
         assert need.exists(), f"{need} is missing: {fix}"
-    db = pg.create_database("iowatt_oidc_browser")
-    command.upgrade(alembic_config(db), "head")
+    db = pg.migrated_database("iowatt_oidc_browser")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {

@@ -12,7 +12,7 @@ import pytest
 from tests.browser.test_browser import _needs, _node
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
 
 FIO = json.loads((Path(__file__).parents[1] / "backend" / "data" / "upload-fio-randread.json").read_text())
 DEVICES = [("Samsung SSD 990 PRO 2TB", "ssd"), ("WDC WD40EFRX 4TB", "hdd"), ("Intel Optane P5800X", "ssd")]

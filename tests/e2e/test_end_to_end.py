@@ -6,7 +6,7 @@ import pytest
 
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
 
 
 def test_a_queued_run_is_dispatched_run_and_its_result_returned(live: Stack) -> None:
