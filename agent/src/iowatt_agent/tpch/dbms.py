@@ -76,6 +76,15 @@ def _tool_kwargs() -> dict[str, Any]:
     return {"env": clean_env(home=os.getcwd()), "stdin": subprocess.DEVNULL, "close_fds": True}
 
 
+def _works_in(pid: int, data: Path) -> bool:
+    """Process `pid`'s working directory is `data` (same device and inode)."""
+    try:
+        theirs, ours = os.stat(f"/proc/{pid}/cwd"), os.stat(data)
+    except OSError:
+        return False
+    return (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino)
+
+
 def check_server_dir(pid: int, data: Path) -> None:
     """DbmsError unless server `pid` works in `data` (the same directory, by device and inode):
     the absolute path it was given must have led to our data directory, not elsewhere."""
@@ -279,7 +288,9 @@ class Postgres(Instance):
             return
         self.stopped = True
         pid = _pid_from(LOCAL / "data" / "postmaster.pid")
-        if pid is not None:
+        # only our server: with the DBMS package's user as the TPC-H user, a stale pid could be
+        # the host's own PostgreSQL
+        if pid is not None and _works_in(pid, LOCAL / "data"):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGQUIT)  # pg_ctl -m immediate, without a path to follow
             _wait_gone(pid, 10.0)
