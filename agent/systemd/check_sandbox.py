@@ -196,6 +196,7 @@ def main() -> int:
     print(f"systemd-analyze: {score[-1] if score else 'not available'}")
 
     work = tempfile.mkdtemp(prefix="iowatt-sandbox-")
+    tpch_dir = tempfile.mkdtemp(prefix="iowatt-sandbox-tpch-")
     targets = [(f"{work}/data", False)]
     loop = None
     if args.device:
@@ -206,8 +207,9 @@ def main() -> int:
         targets.append((loop, True))
     try:
         commands = [job for t, dev in targets for job in engine_jobs(t, dev)] + agent_commands(work)
-        if tpch_available():
-            commands.append(tpch_command(f"{work}/tpch"))
+        if tpch_available():  # beside `work` (0700): the TPC-H user must reach its target
+            os.chmod(tpch_dir, 0o755)
+            commands.append(tpch_command(f"{tpch_dir}/tpch"))
         if shutil.which("strace"):
             allow, deny = unit_filter()
             calls = traced_calls(commands)
@@ -236,6 +238,7 @@ def main() -> int:
         if loop:
             run(["losetup", "-d", loop])
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(tpch_dir, ignore_errors=True)
     print("PASS" if not failed else f"FAIL ({failed})")
     return 1 if failed else 0
 
