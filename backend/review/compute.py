@@ -4,7 +4,7 @@ a linked run measured, and this module only calculates with backend/review/formu
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from decimal import Decimal
 
 from backend.review import formulas as f
@@ -57,68 +57,139 @@ class Candidate:
     job_points: tuple[tuple[str, Decimal, Decimal], ...] = field(default=())
 
 
-def figures(ctx: Context, c: Candidate) -> dict[str, Decimal | int | None]:
-    """Every figure of one candidate, unrounded (rounding is for display: `rounded`)."""
+@dataclass(frozen=True)
+class Figures:
+    """Every figure of one candidate, unrounded (rounding is for display: the service's read).
+    None: not computable from the inputs (no performance, no power, nothing usable, no embodied
+    carbon). Field names are the CSV's and CandidateCreate.reported's keys."""
+
+    drives: int
+    data_drives: int
+    raw_bytes: int
+    usable_bytes: int
+    protection_overhead: Decimal | None
+    price_total: Decimal
+    performance: Decimal | None
+    cost_per_iops_single: Decimal | None
+    cost_per_iops_set: Decimal | None
+    cost_per_gb_raw: Decimal | None
+    cost_per_gb_usable: Decimal | None
+    cost_per_gb_usable_per_iops: Decimal | None
+    iops_per_w: Decimal | None
+    mb_s_per_w: Decimal | None
+    energy_kwh_per_year: Decimal | None
+    facility_kwh_per_year: Decimal | None
+    energy_cost_per_year: Decimal | None
+    operational_kg_per_year: Decimal | None
+    replacements: Decimal
+    embodied_kg: Decimal | None
+    co2e_kg_lifetime: Decimal | None
+    tco: Decimal
+    tco_purchase: Decimal
+    tco_energy: Decimal
+    tco_replacements: Decimal
+
+    def get(self, key: str) -> Decimal | None:
+        """The figure named `key` as a Decimal (a ranking criterion's or a reported figure's key);
+        None when it is not computable or not a figure."""
+        if key not in _FIGURE_KEYS:
+            return None
+        v = getattr(self, key)
+        return None if v is None else Decimal(v)
+
+
+_FIGURE_KEYS = frozenset(f.name for f in fields(Figures))
+
+
+@dataclass(frozen=True)
+class _Power:
+    """What a candidate's idle and load power give, when both are known."""
+
+    energy_kwh_per_year: Decimal
+    facility_kwh_per_year: Decimal
+    energy_cost_per_year: Decimal
+    operational_kg_per_year: Decimal
+
+
+def _power(ctx: Context, c: Candidate) -> _Power | None:
+    if c.load_w is None or c.idle_w is None:
+        return None
+    kwh = f.annual_energy_kwh(c.idle_w, c.load_w, ctx.duty_cycle)
+    facility = f.facility_energy_kwh(kwh, ctx.pue)
+    return _Power(
+        energy_kwh_per_year=kwh,
+        facility_kwh_per_year=facility,
+        energy_cost_per_year=f.energy_cost(facility, ctx.tariff_per_kwh),
+        operational_kg_per_year=f.operational_kg(facility, ctx.grid_g_per_kwh),
+    )
+
+
+def _per_watt(c: Candidate) -> tuple[Decimal | None, Decimal | None]:
+    """(IOPS or RPS per W, MB/s per W) at the load power."""
+    if c.load_w is None or c.load_w <= 0:
+        return None, None
+    perf = c.performance
+    per_op = f.per_watt(perf, c.load_w) if perf is not None and c.metric != "mb_s" else None
+    mb_s = perf if c.metric == "mb_s" else c.mb_s
+    return per_op, (f.per_watt(mb_s, c.load_w) if mb_s is not None else None)
+
+
+def _lifetime_kg(ctx: Context, operational_kg: Decimal | None, embodied_kg: Decimal | None) -> Decimal | None:
+    """Operational over the horizon plus embodied; a missing part counts 0, both missing is None."""
+    if operational_kg is None and embodied_kg is None:
+        return None
+    return f.lifetime_kg(
+        operational_kg if operational_kg is not None else Decimal(0),
+        ctx.horizon_years,
+        embodied_kg if embodied_kg is not None else Decimal(0),
+    )
+
+
+def figures(ctx: Context, c: Candidate) -> Figures:
+    """Every figure of one candidate, unrounded."""
     raw = f.raw_bytes(c.capacity_bytes, c.count)
     usable = f.usable_bytes(c.protection, c.capacity_bytes, c.count, c.hot_spares, c.over_provisioning)
     price = f.price_total(c.unit_price, c.count)
     perf = c.performance
     replaced = f.replacements(c.count, c.afr, ctx.horizon_years)
-    out: dict[str, Decimal | int | None] = {
-        "drives": c.count,
-        "data_drives": f.data_drives(c.count, c.hot_spares),
-        "raw_bytes": raw,
-        "usable_bytes": usable,
-        "protection_overhead": f.protection_overhead(raw, usable) if usable > 0 else None,
-        "price_total": price,
-        "performance": perf,
-        "cost_per_iops_single": f.cost_per_perf_single(c.unit_price, perf) if perf else None,
-        "cost_per_iops_set": f.cost_per_perf_set(price, perf) if perf else None,
-        "cost_per_gb_raw": f.cost_per_gb(c.unit_price, c.capacity_bytes),
-        "cost_per_gb_usable": f.cost_per_gb(price, usable) if usable > 0 else None,
-        "cost_per_gb_usable_per_iops": f.cost_per_gb_per_perf(price, usable, perf)
+    power = _power(ctx, c)
+    energy_cost = power.energy_cost_per_year if power else Decimal(0)
+    embodied = (
+        f.embodied_kg(c.embodied_kg_per_drive, c.count, replaced)
+        if c.embodied_kg_per_drive is not None
+        else None
+    )
+    op_kg = power.operational_kg_per_year if power else None
+    iops_per_w, mb_s_per_w = _per_watt(c)
+    return Figures(
+        drives=c.count,
+        data_drives=f.data_drives(c.count, c.hot_spares),
+        raw_bytes=raw,
+        usable_bytes=usable,
+        protection_overhead=f.protection_overhead(raw, usable) if usable > 0 else None,
+        price_total=price,
+        performance=perf,
+        cost_per_iops_single=f.cost_per_perf_single(c.unit_price, perf) if perf else None,
+        cost_per_iops_set=f.cost_per_perf_set(price, perf) if perf else None,
+        cost_per_gb_raw=f.cost_per_gb(c.unit_price, c.capacity_bytes),
+        cost_per_gb_usable=f.cost_per_gb(price, usable) if usable > 0 else None,
+        cost_per_gb_usable_per_iops=f.cost_per_gb_per_perf(price, usable, perf)
         if perf and usable > 0
         else None,
-        "iops_per_w": None,
-        "mb_s_per_w": None,
-        "energy_kwh_per_year": None,
-        "facility_kwh_per_year": None,
-        "energy_cost_per_year": None,
-        "operational_kg_per_year": None,
-        "replacements": replaced,
-        "embodied_kg": None,
-        "co2e_kg_lifetime": None,
-    }
-    if c.load_w is not None and c.load_w > 0:
-        if perf is not None and c.metric != "mb_s":
-            out["iops_per_w"] = f.per_watt(perf, c.load_w)
-        mb_s = perf if c.metric == "mb_s" else c.mb_s
-        if mb_s is not None:
-            out["mb_s_per_w"] = f.per_watt(mb_s, c.load_w)
-    energy_cost = Decimal(0)
-    if c.load_w is not None and c.idle_w is not None:
-        kwh = f.annual_energy_kwh(c.idle_w, c.load_w, ctx.duty_cycle)
-        facility = f.facility_energy_kwh(kwh, ctx.pue)
-        energy_cost = f.energy_cost(facility, ctx.tariff_per_kwh)
-        out["energy_kwh_per_year"] = kwh
-        out["facility_kwh_per_year"] = facility
-        out["energy_cost_per_year"] = energy_cost
-        out["operational_kg_per_year"] = f.operational_kg(facility, ctx.grid_g_per_kwh)
-    if c.embodied_kg_per_drive is not None:
-        out["embodied_kg"] = f.embodied_kg(c.embodied_kg_per_drive, c.count, replaced)
-    out["tco"] = f.tco(price, energy_cost, replaced, c.unit_price, ctx.horizon_years)
-    out["tco_purchase"] = price
-    out["tco_energy"] = energy_cost * ctx.horizon_years
-    out["tco_replacements"] = replaced * c.unit_price
-    op_kg = out["operational_kg_per_year"]
-    emb = out["embodied_kg"]
-    if isinstance(op_kg, Decimal) or isinstance(emb, Decimal):
-        out["co2e_kg_lifetime"] = f.lifetime_kg(
-            op_kg if isinstance(op_kg, Decimal) else Decimal(0),
-            ctx.horizon_years,
-            emb if isinstance(emb, Decimal) else Decimal(0),
-        )
-    return out
+        iops_per_w=iops_per_w,
+        mb_s_per_w=mb_s_per_w,
+        energy_kwh_per_year=power.energy_kwh_per_year if power else None,
+        facility_kwh_per_year=power.facility_kwh_per_year if power else None,
+        energy_cost_per_year=power.energy_cost_per_year if power else None,
+        operational_kg_per_year=op_kg,
+        replacements=replaced,
+        embodied_kg=embodied,
+        co2e_kg_lifetime=_lifetime_kg(ctx, op_kg, embodied),
+        tco=f.tco(price, energy_cost, replaced, c.unit_price, ctx.horizon_years),
+        tco_purchase=price,
+        tco_energy=energy_cost * ctx.horizon_years,
+        tco_replacements=replaced * c.unit_price,
+    )
 
 
 def rank(
@@ -132,11 +203,7 @@ def rank(
     for crit, (key, higher) in CRITERIA.items():
         if weights.get(crit, Decimal(0)) <= 0:
             continue
-        vals: list[Decimal | None] = []
-        for fg in figs:
-            v = fg[key]
-            vals.append(Decimal(v) if isinstance(v, int | Decimal) else None)
-        columns[crit] = f.normalised(vals, higher)
+        columns[crit] = f.normalised([fg.get(key) for fg in figs], higher)
     scores = f.weighted_scores(columns, weights) if columns else [Decimal(0)] * len(cands)
     order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))
     return [(i, scores[i], {k: col[i] for k, col in columns.items()}) for i in order]

@@ -1,4 +1,4 @@
-"""Procurement reviews (issue 16): create, edit, rank, decide, version, export.
+"""Procurement reviews: create, edit, rank, decide, version, export.
 
 Roles (docs/adr/0024-procurement-reviews.md): any role of the team reads a review; members and
 admins create, edit, comment and start a new version; only admins decide. A decision freezes the
@@ -7,8 +7,10 @@ later does not change what was decided on), and edits answer 409 naming the new-
 Performance and power of a linked run are read from the run domain (its job summary, energy and
 validity flags), never recomputed here."""
 
+import dataclasses
 import io
 import uuid
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -513,22 +515,50 @@ def _dec(v: Any) -> Decimal | None:
     return None if v is None else Decimal(str(v))
 
 
-def _run_inputs(
-    session: Session, principal: UserPrincipal, perf: dict[str, Any]
-) -> tuple[Decimal | None, Decimal | None, list[ValidityNote], dict[str, Any] | None, str]:
-    """(performance, MB/s, validity, measured power or None, reference) of a linked run, read from
-    the run domain (its job summary, energy and validity flags)."""
+@dataclass(frozen=True)
+class MeasuredPower:
+    """A linked run's power at idle and under load, and where it came from."""
+
+    idle_w: Decimal | None
+    load_w: Decimal | None
+    source: str  # measured | estimated
+    reference: str
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What a linked run gives a candidate (read from the run domain, never recomputed)."""
+
+    performance: Decimal | None
+    mb_s: Decimal | None
+    validity: list[ValidityNote]
+    power: MeasuredPower | None
+    reference: str
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a candidate's performance and power came from, as its read shows them."""
+
+    source: str  # published | run
+    metric: str
+    reference: str
+    run_id: uuid.UUID | None = None
+    run_ids: list[uuid.UUID] = dataclasses.field(default_factory=list)
+    validity: list[ValidityNote] = dataclasses.field(default_factory=list)
+    power_source: str | None = None
+    power_reference: str | None = None
+
+
+def _run_inputs(session: Session, principal: UserPrincipal, perf: dict[str, Any]) -> RunInputs:
+    """A linked run's performance, MB/s, validity, measured power and reference, read from the run
+    domain (its job summary, energy and validity flags)."""
     rid = uuid.UUID(str(perf["run_id"]))
     try:
         run = run_service.get(session, principal=principal, run_id=rid)
     except NotFound:
-        return (
-            None,
-            None,
-            [ValidityNote(flag="run_missing", message=f"run {rid} no longer exists")],
-            None,
-            f"run {rid}",
-        )
+        missing = ValidityNote(flag="run_missing", message=f"run {rid} no longer exists")
+        return RunInputs(None, None, [missing], None, f"run {rid}")
     r = run_service.to_read(session, [run])[0]
     notes = [
         ValidityNote(flag=v.flag, message=v.message) for v in run_service.system(session, run=run).validity
@@ -537,7 +567,7 @@ def _run_inputs(
     idx = int(perf.get("job_index", 0))
     if idx >= len(r.jobs):
         notes.append(ValidityNote(flag="no_result", message=f"the run has no job {idx} result ({r.status})"))
-        return None, None, notes, None, ref
+        return RunInputs(None, None, notes, None, ref)
     j = r.jobs[idx]
     iops = Decimal(str((j.read.iops if j.read else 0) + (j.write.iops if j.write else 0)))
     mb_s = Decimal((j.read.bw_bytes if j.read else 0) + (j.write.bw_bytes if j.write else 0)) / 10**6
@@ -545,52 +575,49 @@ def _run_inputs(
     power = None
     e = r.energy
     if e.status == "ok" and e.load_w_mean is not None:
-        power = {
-            "idle_w": _dec(e.idle_w) if e.idle_w is not None else _dec(e.load_w_mean),
-            "load_w": _dec(e.load_w_mean),
-            "source": "estimated" if e.estimated else "measured",
-            "reference": f"{ref}: {e.source or 'meter'}" + ("" if e.idle_w is not None else NO_IDLE_NOTE),
-        }
+        power = MeasuredPower(
+            idle_w=_dec(e.idle_w) if e.idle_w is not None else _dec(e.load_w_mean),
+            load_w=_dec(e.load_w_mean),
+            source="estimated" if e.estimated else "measured",
+            reference=f"{ref}: {e.source or 'meter'}" + ("" if e.idle_w is not None else NO_IDLE_NOTE),
+        )
     elif e.status != "ok":
         notes.append(ValidityNote(flag="energy_" + e.status, message=e.reason or f"energy {e.status}"))
-    return (value if value > 0 else None), (mb_s if mb_s > 0 else None), notes, power, ref
+    return RunInputs(value if value > 0 else None, mb_s if mb_s > 0 else None, notes, power, ref)
 
 
 def _inputs(
     session: Session, principal: UserPrincipal, rows: list[ReviewCandidate]
-) -> list[tuple[compute.Candidate, dict[str, Any]]]:
+) -> list[tuple[compute.Candidate, Provenance]]:
     out = []
     for c in rows:
         perf = c.performance
-        meta: dict[str, Any] = {"validity": [], "run_id": None, "run_ids": []}
-        power_src: str | None = None
-        power_ref: str | None = None
         idle = load = None
         if perf["source"] == "published":
             value, mb_s = _dec(perf["value"]), _dec(perf.get("mb_s"))
-            ref = perf["reference"]
-            metric = perf["metric"]
+            prov = Provenance(source=perf["source"], metric=perf["metric"], reference=perf["reference"])
         else:
-            value, mb_s, notes, measured, ref = _run_inputs(session, principal, perf)
-            meta["validity"] = notes
-            meta["run_id"] = uuid.UUID(str(perf["run_id"]))
-            meta["run_ids"] = [uuid.UUID(str(x)) for x in perf.get("run_ids", [])]
-            metric = perf.get("metric", "iops")
-            if measured is not None:
-                idle, load = measured["idle_w"], measured["load_w"]
-                power_src, power_ref = measured["source"], measured["reference"]
+            linked = _run_inputs(session, principal, perf)
+            value, mb_s = linked.performance, linked.mb_s
+            prov = Provenance(
+                source=perf["source"],
+                metric=perf.get("metric", "iops"),
+                reference=linked.reference,
+                run_id=uuid.UUID(str(perf["run_id"])),
+                run_ids=[uuid.UUID(str(x)) for x in perf.get("run_ids", [])],
+                validity=linked.validity,
+            )
+            if linked.power is not None:
+                idle, load = linked.power.idle_w, linked.power.load_w
+                prov = replace(prov, power_source=linked.power.source, power_reference=linked.power.reference)
         if load is None and c.power:
             k = c.count if c.power["per"] == "drive" else 1
             idle, load = Decimal(str(c.power["idle_w"])) * k, Decimal(str(c.power["load_w"])) * k
-            power_src = "estimated" if c.power.get("estimated") else "published"
-            power_ref = c.power["reference"]
-        meta.update(
-            power_source=power_src,
-            power_reference=power_ref,
-            reference=ref,
-            metric=metric,
-            source=perf["source"],
-        )
+            prov = replace(
+                prov,
+                power_source="estimated" if c.power.get("estimated") else "published",
+                power_reference=c.power["reference"],
+            )
         cand = compute.Candidate(
             id=c.id,
             name=c.name,
@@ -603,7 +630,7 @@ def _inputs(
             afr=Decimal(c.afr),
             embodied_kg_per_drive=_dec(c.embodied_kg_per_drive),
             performance=value,
-            metric=metric,
+            metric=prov.metric,
             mb_s=mb_s,
             idle_w=idle,
             load_w=load,
@@ -611,13 +638,14 @@ def _inputs(
                 (p["label"], Decimal(str(p["runtime_s"])), Decimal(str(p["power_w"]))) for p in c.job_points
             ),
         )
-        out.append((cand, meta))
+        out.append((cand, prov))
     return out
 
 
 def _printed_as(value: Decimal, rep: Decimal) -> bool:
     """Whether a report printing `rep` printed `value`: rounded to its digits, directly or after a
-    first rounding to cents (seed 001 prints $2.0492 as $2.05 in one column and $2.1 in another)."""
+    first rounding to cents (Schulz's StorageIO lab report prints $2.0492 as $2.05 in one column and
+    $2.1 in another; docs/sources.md)."""
     exp = rep.as_tuple().exponent
     if not isinstance(exp, int):
         return False
@@ -628,7 +656,7 @@ def _printed_as(value: Decimal, rep: Decimal) -> bool:
     )
 
 
-def _discrepancies(reported: dict[str, Any], fig: dict[str, Any]) -> list[Discrepancy]:
+def _discrepancies(reported: dict[str, Any], fig: compute.Figures) -> list[Discrepancy]:
     out = []
     for key, raw in reported.items():
         rep = Decimal(str(raw))
@@ -638,7 +666,6 @@ def _discrepancies(reported: dict[str, Any], fig: dict[str, Any]) -> list[Discre
                 Discrepancy(field=key, reported=rep, computed=None, message="not computable from the inputs")
             )
             continue
-        computed = Decimal(computed)
         exp = rep.as_tuple().exponent
         tol = Decimal(5).scaleb(int(exp) - 1) if isinstance(exp, int) else Decimal(0)
         if abs(computed - rep) <= tol:
@@ -646,18 +673,14 @@ def _discrepancies(reported: dict[str, Any], fig: dict[str, Any]) -> list[Discre
         fine = key == "cost_per_gb_usable_per_iops"
         shown = formulas.fine_rate(computed) if fine else formulas.rate(computed)
         msg = f"the report gives {rep}, the formula {shown}"
-        raw_gb = fig.get("cost_per_gb_raw")
-        if key == "cost_per_gb_usable" and raw_gb is not None and abs(Decimal(raw_gb) - rep) <= tol:
+        raw_gb = fig.cost_per_gb_raw
+        if key == "cost_per_gb_usable" and raw_gb is not None and abs(raw_gb - rep) <= tol:
             msg += (
                 ": the report's figure is the cost per raw GB — it ignores the protection "
-                f"(usable is {fig['usable_bytes'] / 1e9:,.0f} GB of {fig['raw_bytes'] / 1e9:,.0f} GB raw)"
+                f"(usable is {fig.usable_bytes / 1e9:,.0f} GB of {fig.raw_bytes / 1e9:,.0f} GB raw)"
             )
-        set_cost = fig.get("cost_per_iops_set")
-        if (
-            key == "cost_per_gb_usable_per_iops"
-            and set_cost is not None
-            and _printed_as(Decimal(set_cost), rep)
-        ):
+        set_cost = fig.cost_per_iops_set
+        if key == "cost_per_gb_usable_per_iops" and set_cost is not None and _printed_as(set_cost, rep):
             msg += (
                 ": the report's figure is the set cost per IOPS/RPS (set price / performance), not divided "
                 "by the usable GB"
@@ -666,97 +689,102 @@ def _discrepancies(reported: dict[str, Any], fig: dict[str, Any]) -> list[Discre
     return out
 
 
-def _opt(v: Any, fn: Any) -> Any:
-    return None if v is None else fn(Decimal(v))
+def _kg(v: Decimal | None) -> Decimal | None:
+    """kg, kWh: to the thousandth."""
+    return None if v is None else v.quantize(Decimal("0.001"))
 
 
-def _compute_read(session: Session, principal: UserPrincipal, review: Review) -> ReviewRead:
-    rows = repository.candidates(session, review.id)
-    pairs = _inputs(session, principal, rows)
-    cands = [p[0] for p in pairs]
-    mu = minor_units(review.currency)
-    ctx = compute.Context(
+def _rate(v: Decimal | None) -> Decimal | None:
+    return None if v is None else formulas.rate(v)
+
+
+def _context(review: Review) -> compute.Context:
+    return compute.Context(
         horizon_years=Decimal(review.horizon_years),
         duty_cycle=Decimal(review.duty_cycle),
         tariff_per_kwh=Decimal(review.tariff_per_kwh),
         grid_g_per_kwh=Decimal(review.grid_g_per_kwh),
         pue=Decimal(review.pue),
-        minor_units=mu,
+        minor_units=minor_units(review.currency),
     )
-    weights = {k: Decimal(str(v)) for k, v in review.weights.items()}
+
+
+def _candidate_read(
+    row: ReviewCandidate, cand: compute.Candidate, prov: Provenance, fig: compute.Figures, minor: int
+) -> CandidateRead:
+    """One candidate's inputs as entered, where its performance and power came from, and its
+    figures rounded for display (money to the currency's minor unit, rates to 4 significant places,
+    energy and carbon to the thousandth)."""
 
     def money(v: Decimal) -> Decimal:
-        return formulas.money(v, mu)
+        return formulas.money(v, minor)
 
-    reads: list[CandidateRead] = []
-    for row, (cand, meta) in zip(rows, pairs, strict=True):
-        fig = compute.figures(ctx, cand)
-        reads.append(
-            CandidateRead(
-                id=row.id,
-                position=row.position,
-                name=row.name,
-                model=row.model,
-                capacity_bytes=row.capacity_bytes,
-                unit_price=_plain(Decimal(row.unit_price)),
-                count=row.count,
-                hot_spares=row.hot_spares,
-                over_provisioning=Decimal(row.over_provisioning),
-                protection=row.protection,
-                afr=Decimal(row.afr),
-                device_id=row.device_id,
-                performance_source=meta["source"],
-                performance_metric=meta["metric"],
-                performance_value=cand.performance,
-                performance_reference=meta["reference"],
-                run_id=meta["run_id"],
-                run_ids=meta["run_ids"],
-                validity=meta["validity"],
-                mb_s=cand.mb_s,
-                power_source=meta["power_source"],
-                power_reference=meta["power_reference"],
-                idle_w=cand.idle_w,
-                load_w=cand.load_w,
-                drives=row.count,
-                data_drives=int(fig["data_drives"] or 0),
-                raw_bytes=int(fig["raw_bytes"] or 0),
-                usable_bytes=int(fig["usable_bytes"] or 0),
-                protection_overhead=Decimal(fig["protection_overhead"] or 0),
-                price_total=money(Decimal(fig["price_total"] or 0)),
-                cost_per_iops_single=_opt(fig["cost_per_iops_single"], formulas.rate),
-                cost_per_iops_set=_opt(fig["cost_per_iops_set"], formulas.rate),
-                cost_per_gb_raw=formulas.rate(Decimal(fig["cost_per_gb_raw"] or 0)),
-                cost_per_gb_usable=_opt(fig["cost_per_gb_usable"], formulas.rate),
-                cost_per_gb_usable_per_iops=_opt(fig["cost_per_gb_usable_per_iops"], formulas.fine_rate),
-                iops_per_w=_opt(fig["iops_per_w"], formulas.rate),
-                mb_s_per_w=_opt(fig["mb_s_per_w"], formulas.rate),
-                energy_kwh_per_year=_opt(fig["energy_kwh_per_year"], lambda d: d.quantize(Decimal("0.001"))),
-                facility_kwh_per_year=_opt(
-                    fig["facility_kwh_per_year"], lambda d: d.quantize(Decimal("0.001"))
-                ),
-                energy_cost_per_year=_opt(fig["energy_cost_per_year"], money),
-                operational_kg_per_year=_opt(
-                    fig["operational_kg_per_year"], lambda d: d.quantize(Decimal("0.001"))
-                ),
-                replacements=formulas.rate(Decimal(fig["replacements"] or 0)),
-                embodied_kg=_opt(fig["embodied_kg"], lambda d: d.quantize(Decimal("0.001"))),
-                embodied_source=row.embodied_source,
-                tco=money(Decimal(fig["tco"] or 0)),
-                tco_parts=TcoParts(
-                    purchase=money(Decimal(fig["tco_purchase"] or 0)),
-                    energy=money(Decimal(fig["tco_energy"] or 0)),
-                    replacements=money(Decimal(fig["tco_replacements"] or 0)),
-                ),
-                co2e_kg_lifetime=_opt(fig["co2e_kg_lifetime"], lambda d: d.quantize(Decimal("0.001"))),
-                job_energy=[
-                    JobEnergy(label=lab, runtime_s=rt, power_w=pw, energy_j=formulas.energy_per_job_j(rt, pw))
-                    for lab, rt, pw in cand.job_points
-                ],
-                discrepancies=_discrepancies(row.reported or {}, fig),
-            )
-        )
-    ranked = compute.rank(ctx, cands, weights)
-    ranking = [
+    return CandidateRead(
+        id=row.id,
+        position=row.position,
+        name=row.name,
+        model=row.model,
+        capacity_bytes=row.capacity_bytes,
+        unit_price=_plain(Decimal(row.unit_price)),
+        count=row.count,
+        hot_spares=row.hot_spares,
+        over_provisioning=Decimal(row.over_provisioning),
+        protection=row.protection,
+        afr=Decimal(row.afr),
+        device_id=row.device_id,
+        performance_source=prov.source,
+        performance_metric=prov.metric,
+        performance_value=cand.performance,
+        performance_reference=prov.reference,
+        run_id=prov.run_id,
+        run_ids=prov.run_ids,
+        validity=prov.validity,
+        mb_s=cand.mb_s,
+        power_source=prov.power_source,
+        power_reference=prov.power_reference,
+        idle_w=cand.idle_w,
+        load_w=cand.load_w,
+        drives=row.count,
+        data_drives=fig.data_drives,
+        raw_bytes=fig.raw_bytes,
+        usable_bytes=fig.usable_bytes,
+        protection_overhead=Decimal(fig.protection_overhead or 0),
+        price_total=money(Decimal(fig.price_total or 0)),
+        cost_per_iops_single=_rate(fig.cost_per_iops_single),
+        cost_per_iops_set=_rate(fig.cost_per_iops_set),
+        cost_per_gb_raw=formulas.rate(Decimal(fig.cost_per_gb_raw or 0)),
+        cost_per_gb_usable=_rate(fig.cost_per_gb_usable),
+        cost_per_gb_usable_per_iops=None
+        if fig.cost_per_gb_usable_per_iops is None
+        else formulas.fine_rate(fig.cost_per_gb_usable_per_iops),
+        iops_per_w=_rate(fig.iops_per_w),
+        mb_s_per_w=_rate(fig.mb_s_per_w),
+        energy_kwh_per_year=_kg(fig.energy_kwh_per_year),
+        facility_kwh_per_year=_kg(fig.facility_kwh_per_year),
+        energy_cost_per_year=None if fig.energy_cost_per_year is None else money(fig.energy_cost_per_year),
+        operational_kg_per_year=_kg(fig.operational_kg_per_year),
+        replacements=formulas.rate(Decimal(fig.replacements or 0)),
+        embodied_kg=_kg(fig.embodied_kg),
+        embodied_source=row.embodied_source,
+        tco=money(Decimal(fig.tco or 0)),
+        tco_parts=TcoParts(
+            purchase=money(Decimal(fig.tco_purchase or 0)),
+            energy=money(Decimal(fig.tco_energy or 0)),
+            replacements=money(Decimal(fig.tco_replacements or 0)),
+        ),
+        co2e_kg_lifetime=_kg(fig.co2e_kg_lifetime),
+        job_energy=[
+            JobEnergy(label=lab, runtime_s=rt, power_w=pw, energy_j=formulas.energy_per_job_j(rt, pw))
+            for lab, rt, pw in cand.job_points
+        ],
+        discrepancies=_discrepancies(row.reported or {}, fig),
+    )
+
+
+def _ranking(
+    ctx: compute.Context, cands: list[compute.Candidate], weights: dict[str, Decimal]
+) -> list[RankRow]:
+    return [
         RankRow(
             rank=n + 1,
             candidate_id=cands[i].id,
@@ -764,9 +792,14 @@ def _compute_read(session: Session, principal: UserPrincipal, review: Review) ->
             score=formulas.rate(score),
             scores={k: formulas.rate(v) for k, v in scores.items()},
         )
-        for n, (i, score, scores) in enumerate(ranked)
+        for n, (i, score, scores) in enumerate(compute.rank(ctx, cands, weights))
     ]
-    sens = [
+
+
+def _sensitivity(
+    ctx: compute.Context, cands: list[compute.Candidate], weights: dict[str, Decimal]
+) -> list[SensitivityRow]:
+    return [
         SensitivityRow(
             parameter=s.parameter,
             base=s.base,
@@ -778,32 +811,50 @@ def _compute_read(session: Session, principal: UserPrincipal, review: Review) ->
         )
         for s in compute.sensitivity(ctx, cands, weights)
     ]
+
+
+def _crossover(cands: list[compute.Candidate]) -> JobCrossover | None:
     jc = compute.job_crossover(cands)
-    crossover = None
-    if jc is not None:
-        labels, winners, cross = jc
-        crossover = JobCrossover(
-            labels=labels,
-            winners=winners,
-            crossover=cross,
-            message=(
-                f"{winners[0]} uses the least energy per job up to {labels[labels.index(cross) - 1]}; "
-                f"from {cross} on {winners[labels.index(cross)]} does"
-                if cross
-                else f"{winners[0]} uses the least energy per job at every level"
-            ),
-        )
-    decision = None
-    if review.decided_at is not None and review.decision_candidate_id is not None:
-        chosen = next((c.name for c in rows if c.id == review.decision_candidate_id), "(removed)")
-        decision = Decision(
-            candidate_id=review.decision_candidate_id,
-            candidate_name=chosen,
-            decided_by=review.decided_by,
-            decided_by_name=review.decided_by_name or "",
-            decided_at=review.decided_at,
-            reason=review.decision_reason or "",
-        )
+    if jc is None:
+        return None
+    labels, winners, cross = jc
+    return JobCrossover(
+        labels=labels,
+        winners=winners,
+        crossover=cross,
+        message=(
+            f"{winners[0]} uses the least energy per job up to {labels[labels.index(cross) - 1]}; "
+            f"from {cross} on {winners[labels.index(cross)]} does"
+            if cross
+            else f"{winners[0]} uses the least energy per job at every level"
+        ),
+    )
+
+
+def _decision(review: Review, rows: list[ReviewCandidate]) -> Decision | None:
+    if review.decided_at is None or review.decision_candidate_id is None:
+        return None
+    return Decision(
+        candidate_id=review.decision_candidate_id,
+        candidate_name=next((c.name for c in rows if c.id == review.decision_candidate_id), "(removed)"),
+        decided_by=review.decided_by,
+        decided_by_name=review.decided_by_name or "",
+        decided_at=review.decided_at,
+        reason=review.decision_reason or "",
+    )
+
+
+def _compute_read(session: Session, principal: UserPrincipal, review: Review) -> ReviewRead:
+    rows = repository.candidates(session, review.id)
+    pairs = _inputs(session, principal, rows)
+    cands = [cand for cand, _ in pairs]
+    ctx = _context(review)
+    weights = {k: Decimal(str(v)) for k, v in review.weights.items()}
+    reads = [
+        _candidate_read(row, cand, prov, compute.figures(ctx, cand), ctx.minor_units)
+        for row, (cand, prov) in zip(rows, pairs, strict=True)
+    ]
+    ranking = _ranking(ctx, cands, weights)
     return ReviewRead(
         id=review.id,
         team_id=review.team_id,
@@ -824,15 +875,15 @@ def _compute_read(session: Session, principal: UserPrincipal, review: Review) ->
         created_by=review.created_by,
         created_at=review.created_at,
         updated_at=review.updated_at,
-        decision=decision,
+        decision=_decision(review, rows),
         hours_per_year=int(formulas.HOURS_PER_YEAR),
         gb_bytes=formulas.GB,
         candidates=reads,
         ranking=ranking,
         normalisation=compute.NORMALISATION,
         leader=ranking[0].name if ranking else None,
-        sensitivity=sens,
-        job_crossover=crossover,
+        sensitivity=_sensitivity(ctx, cands, weights),
+        job_crossover=_crossover(cands),
         methodology=[
             FormulaRead(name=m.name, formula=m.formula, source=m.source) for m in formulas.METHODOLOGY
         ],
