@@ -1,6 +1,7 @@
 """Share links in Chromium (issue 13, V2) on the real platform: a member shares a comparison, a
 browser context without login opens it and reaches nothing else of the team (every link walked,
-every request recorded), the preview is a 1200x630 PNG, and after revoke the page says it is gone.
+every request recorded), the preview is a 1200x630 PNG, and after revoke the page says it is gone;
+once the sharer leaves the team, their links are gone too and the admin's list says "creator left".
 Screenshots of the shared page with 2 and 8 runs go to IOWATT_SHARE_SHOTS (default: tmp_path)."""
 
 import os
@@ -81,6 +82,30 @@ def test_share_link_in_chromium(live: Stack, tmp_path: Path) -> None:
         assert recorded and all("/api/v1/" not in u or "/api/v1/shared/" in u for u in recorded)
         for name in ("V2-shared-2-runs", "V2-shared-8-runs", "V2-shared-revoked"):
             assert (shots / f"{name}.png").stat().st_size > 10_000
+        # issue 22: the sharer makes one more link, then leaves the team; the admin sees "creator
+        # left" and the link is gone
+        login = httpx.post(
+            f"{live.url}/api/v1/auth/login", json={"email": "sharer@example.test", "password": PASSWORD}
+        )
+        assert login.status_code == 200, login.text
+        sharer = login.json()
+        made = httpx.post(
+            f"{live.url}/api/v1/share-links",
+            json={"kind": "run", "target": ids[0], "title": "made before leaving"},
+            headers={"Authorization": f"Bearer {sharer['access_token']}"},
+        )
+        assert made.status_code == 201, made.text
+        with live.api() as api:
+            gone = api.delete(f"/teams/{team['id']}/members/{sharer['user']['id']}")
+            assert gone.status_code == 204, gone.text
+        _node(
+            "tests/browser/share_creator_left.mjs",
+            live,
+            tmp_path,
+            IOWATT_SHARE_LEFT_TOKEN=made.json()["url"].rsplit("/s/", 1)[1],
+            IOWATT_SHARE_SHOTS=str(shots),
+        )
+        assert (shots / "S5-shares-creator-left.png").stat().st_size > 10_000
     finally:
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)

@@ -50,9 +50,10 @@ export function Shares() {
         {team && <span className="muted">{team.name}</span>}
       </div>
       <p className="muted small">
-        Read-only links to a run, a comparison or a campaign, opened without signing in. Create one
-        with Share on a run, compare or campaign page; the link itself is shown only then. Revoked
-        and expired links answer "not available".
+        Read-only links to a run, a comparison, a campaign or a review, opened without signing in.
+        Create one with Share on a run, compare, campaign or review page; the link itself is shown
+        only then. Revoked and expired links answer "not available", and so do a person's links once
+        they are no longer a member of the team.
       </p>
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && <p className="muted">No share links yet.</p>}
