@@ -251,3 +251,41 @@ def test_an_agent_without_the_capabilities_refuses_tpch_leases_before_anything_r
     assert "unsupported on this host" in refused.stderr
     assert "CAP_CHOWN, CAP_SETGID, CAP_SETUID" in refused.stderr
     assert cs.sandboxed([str(cs.PYTHON), "-c", probe]).returncode == 0  # the unit's own set
+
+
+def have_tpch_on_mariadb() -> bool:
+    try:
+        from iowatt_agent.tpch.dbms import mariadb_binaries
+
+        mariadb_binaries()
+    except Exception:  # noqa: BLE001 - not installed here
+        return False
+    return have_tpch_on_postgres()
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("strace") or not have_tpch_on_mariadb(),
+    reason="needs root, strace, MariaDB, PostgreSQL and the [tpch] extra",
+)
+def test_a_tpch_run_on_mariadb_completes_when_the_filter_refuses_what_it_asks(reachable):
+    """mariadbd calls set_mempolicy (@resources: the unit answers EPERM). Without systemd as PID
+    1, strace answers EPERM to every @resources call as the filter would; the run completes, all
+    answers right, and nothing else it calls is refused."""
+    cs = check_sandbox()
+    allow, deny = cs.unit_filter()
+    resources = sorted(cs.expand("@resources"))
+    cmd = cs.tpch_command(str(reachable / "tpch"))
+    cmd[cmd.index("postgresql")] = "mariadb"
+    trace = reachable / "trace"
+    done = subprocess.run(
+        ["strace", "-f", "-qq", "-o", str(trace), "-e", f"inject={','.join(resources)}:error=EPERM",
+         *cmd, "--buffer-pool", "64m"],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)["tpch"]
+    assert doc["answers"]["ok"] == doc["answers"]["checked"] == 44
+    calls = set(re.findall(r"^\d+\s+([a-z0-9_]+)\(", trace.read_text(), re.M))
+    refused = {c for c in calls if c not in allow or c in deny}
+    assert refused <= set(resources), sorted(refused - set(resources))
+    assert list((reachable / "tpch").iterdir()) == []
