@@ -77,7 +77,7 @@ def test_vdbench_long_values_are_held_whole(engine_asan: Path, scratch: Path) ->
     r = run_engine(
         engine_asan, f"--vdbench={pf}", f"--directory={scratch / 'd'}", "--parse-only", check=False
     )
-    assert_usage(r, "anchor: fsd: longer than 4095 characters")
+    assert_usage(r, "anchor: line 1: fsd: longer than 4095 characters")
 
 
 @pytest.mark.parametrize(

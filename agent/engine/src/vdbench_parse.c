@@ -161,7 +161,7 @@ static void fsd_set(struct vdb_parser *ps, struct vdb_fsd *f, const char *key, c
 {
 	if (!strcmp(key, "anchor")) {
 		if (strlen(val) >= sizeof(f->anchor)) /* never cut: it is echoed as given */
-			die_usage("anchor", "fsd: longer than %zu characters", sizeof(f->anchor) - 1);
+			die_usage("anchor", "line %d: fsd: longer than %zu characters", ps->lineno, sizeof(f->anchor) - 1);
 		str_copy(f->anchor, sizeof(f->anchor), val);
 	} else if (!strcmp(key, "depth")) {
 		f->depth = (unsigned)get_u64("fsd", key, val, 0, 16);
