@@ -174,15 +174,7 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
 
 
 def _default_name(spec: WorkloadSpec) -> str:
-    if spec.kind == "postmark":
-        return "postmark"
-    if spec.kind == "vdbench":
-        return "vdbench file set"
-    if spec.kind == "tpch" and spec.tpch is not None:
-        return f"tpch {spec.tpch.dbms} SF {spec.tpch.scale_factor:g}"
-    if spec.kind == "heap_btree" and spec.heap_btree is not None:
-        return f"heap-btree N {spec.heap_btree.records}"
-    return "+".join(j.name for j in spec.jobs)[:120]
+    return spec.kind_def.default_name(spec)
 
 
 def check_capabilities(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None:
@@ -201,17 +193,11 @@ def check_capabilities(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> Non
             f"agent {agent.name!r} does not run {spec.kind} workloads (it runs: "
             f"{', '.join(kinds) or 'none'}): upgrade the agent on {host} (pip install -U iowatt-agent)",
         )
-    if (
-        spec.kind == "tpch"
-        and spec.tpch is not None
-        and caps is not None
-        and spec.tpch.dbms not in caps.tpch_dbms
-    ):
-        package = "postgresql" if spec.tpch.dbms == "postgresql" else "mariadb-server"
+    refusal = spec.kind_def.host_refusal(spec, list(caps.tpch_dbms)) if caps is not None else None
+    if refusal is not None:
+        field, message = refusal
         raise Invalid(
-            where if body.workload_id is not None else f"{where}.tpch.dbms",
-            f"agent {agent.name!r} has no {spec.tpch.dbms} server installed (it has: "
-            f"{', '.join(caps.tpch_dbms) or 'none'}): apt-get install -y {package} on the host",
+            where if body.workload_id is not None else f"{where}.{field}", f"agent {agent.name!r} {message}"
         )
 
 
@@ -219,14 +205,14 @@ def _sized(spec: WorkloadSpec, body: RunCreate) -> WorkloadSpec:
     """The run's shorten (block workloads) or scale (file workloads) applied; the other one is a
     422 naming the field given."""
     if body.shorten is not None:
-        if spec.is_file:
+        if spec.kind_def.sizing != "shorten":
             raise Invalid(
                 "shorten",
                 f"a {spec.kind} workload is made smaller with scale (files, sizes, time), not shorten",
             )
         spec = spec.shortened(body.shorten)
     if body.scale is not None:
-        if not spec.is_file:
+        if spec.kind_def.sizing != "scale":
             raise Invalid("scale", "a block workload is made shorter with shorten, not scale")
         try:
             spec = spec.scaled(body.scale)

@@ -21,10 +21,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from iowatt_workload import tpch_facts
-
 from backend.config import REPO_ROOT, get_settings
 from backend.errors import AppError, Invalid
+from backend.workload.kinds import ParseOnly
 from backend.workload.schemas import FileFacts, WorkloadSpec
 
 ENGINE_NAME = "iowatt-engine"
@@ -77,18 +76,16 @@ def engine_path() -> Path:
 
 
 def _command(spec: WorkloadSpec, engine: Path, path: str) -> tuple[list[str], str, str]:
-    """argv, the file's text, and the field a refusal is reported at."""
-    if spec.kind == "postmark" and spec.postmark is not None:
-        return [str(engine), f"--postmark={path}"], spec.postmark.commands(), "postmark"
-    if spec.kind == "vdbench" and spec.vdbench is not None:
-        job = spec.engine_job()
-        argv = [str(engine), f"--vdbench={path}", f"--scale={job['scale']}"]
-        if "elapsed" in job:
-            argv.append(f"--elapsed={job['elapsed']}")
-        return argv, spec.vdbench.parameters, "vdbench.parameters"
-    if spec.kind == "heap_btree" and spec.heap_btree is not None:  # options only: the file is unused
-        return [str(engine), "--heap-btree", *spec.heap_btree.engine_options()], "", "heap_btree.records"
-    raise ValueError("not an engine file workload")
+    """argv, the file's text, and the field a refusal is reported at (the kind's ParseOnly)."""
+    how = _parse_only_of(spec)
+    return how.command(str(engine), path), how.text, how.field
+
+
+def _parse_only_of(spec: WorkloadSpec) -> ParseOnly:
+    how = spec.kind_def.parse_only(spec)
+    if how is None:
+        raise ValueError("not an engine file workload")
+    return how
 
 
 _cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
@@ -108,7 +105,7 @@ def parse_only(spec: WorkloadSpec, *, at: str = "spec") -> dict[str, Any]:
             _cache.move_to_end(key)
             return _cache[key]
     with tempfile.TemporaryDirectory(prefix="iowatt-parse-") as tmp:
-        path = Path(tmp) / ("commands.txt" if spec.kind == "postmark" else "parameters.txt")
+        path = Path(tmp) / _parse_only_of(spec).file_name
         path.write_text(text)
         argv, _, _ = _command(spec, engine, str(path))
         try:
@@ -171,7 +168,7 @@ def with_facts(spec: WorkloadSpec, *, at: str = "spec") -> WorkloadSpec:
     as it is (no facts). `at`: as parse_only's."""
     if not spec.is_file:
         return spec if spec.facts is None else spec.model_copy(update={"facts": None})
-    if spec.kind == "tpch" and spec.tpch is not None:  # libs/workload's one TPC-H bound, not the engine's
-        facts = tpch_facts(spec.tpch.scale_factor, spec.tpch.streams)
-        return spec.model_copy(update={"facts": FileFacts.model_validate(dict(facts))})
+    known = spec.kind_def.facts(spec)  # TPC-H: libs/workload's one TPC-H bound, not the engine's
+    if known is not None:
+        return spec.model_copy(update={"facts": known})
     return spec.model_copy(update={"facts": facts_of(parse_only(spec, at=at))})

@@ -16,6 +16,8 @@ TPC-H bound (`tpch.py`, issue 15; the server sizes runs with it, the agent check
     TPCH_LABEL                                   what every TPC-H-derived run and result says of itself
     tpch_facts(scale_factor, streams=None) -> bounds-shaped dict (mode "tpch")
     tpch_min_streams(scale_factor), tpch_raw_bytes(scale_factor)
+Kinds (`kinds.py`, vectors kinds.json; ADR 0027: every tier's registry of kinds is checked against it)
+    WorkloadKind, WORKLOAD_KINDS, KIND_MODES (kind -> lease job mode), kind_of_mode(mode)
 Defaults (`defaults.py`; DEFAULT_IDLE_S and TPCH_LABEL in vectors constants.json, the UI's copies
 frontend/src/lib/workload.ts, components/DbWorkload/dbWorkload.ts)
     DEFAULT_IDLE_S                                idle baseline before and after a run, seconds
@@ -28,6 +30,7 @@ from iowatt_workload.identity import (
     canonical_jobs,
     workload_fingerprint,
 )
+from iowatt_workload.kinds import KIND_MODES, WORKLOAD_KINDS, WorkloadKind, kind_of_mode
 from iowatt_workload.passes import (
     PASS_SUFFIX,
     BestOf,
@@ -44,6 +47,10 @@ from iowatt_workload.tpch import TPCH_LABEL, TpchFacts, tpch_facts, tpch_min_str
 
 __all__ = [
     "DEFAULT_IDLE_S",
+    "KIND_MODES",
+    "WORKLOAD_KINDS",
+    "WorkloadKind",
+    "kind_of_mode",
     "GiB",
     "IGNORED_JOB_FIELDS",
     "KiB",
