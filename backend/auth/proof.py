@@ -44,8 +44,16 @@ RESET_ANSWER = (
 
 
 class MailUnavailable(AppError):
+    """503: the mail server did not take the mail (try again later)."""
+
     status_code = 503
     code = "mail_unavailable"
+
+
+class MailNotConfigured(NotFound):
+    """404, as for single sign-on that is not set up: this server offers nothing by mail."""
+
+    code = "mail_not_configured"
 
 
 class AccountTokenGone(AppError):
@@ -55,8 +63,8 @@ class AccountTokenGone(AppError):
     code = "account_token_gone"
 
 
-def _no_mail(what: str) -> MailUnavailable:
-    return MailUnavailable(
+def _no_mail(what: str) -> MailNotConfigured:
+    return MailNotConfigured(
         f"this server sends no mail (IOWATT_SMTP_URL is not set), so it cannot {what}: "
         "ask an instance administrator for a reset link"
     )
@@ -277,11 +285,17 @@ def list_users(
             | func.lower(User.display_name).like(pattern, escape="\\")
         )
     teams = (
-        select(func.count()).select_from(Membership).where(Membership.user_id == User.id).scalar_subquery()
+        select(func.count(Membership.id))
+        .where(Membership.user_id == User.id)
+        .scalar_subquery()
+        .label("teams")
     )
-    rows = session.execute(
-        select(User, teams).where(*cond).order_by(User.email).limit(limit).offset(offset)
-    ).all()
+    rows: list[tuple[User, int]] = [
+        (u, int(n))
+        for u, n in session.execute(
+            select(User, teams).where(*cond).order_by(User.email).limit(limit).offset(offset)
+        ).tuples()
+    ]
     total = session.scalar(select(func.count()).select_from(User).where(*cond)) or 0
     return [
         AdminUserRead(
@@ -293,7 +307,7 @@ def list_users(
             email_verified=u.email_verified_at is not None,
             password_set=u.password_hash is not None,
             sso_linked=u.oidc_subject is not None,
-            team_count=int(n),
+            team_count=n,
             created_at=u.created_at,
         )
         for u, n in rows

@@ -25,10 +25,8 @@ from backend.kit.schema import Page
 router = APIRouter(tags=["auth"])
 
 NO_MAIL: dict[int | str, dict[str, Any]] = {
-    503: {
-        "description": "`mail_unavailable`: this server sends no mail (IOWATT_SMTP_URL), "
-        "or the mail server refused"
-    }
+    404: {"description": "`mail_not_configured`: this server sends no mail (IOWATT_SMTP_URL)"},
+    503: {"description": "`mail_unavailable`: the mail server did not take the mail"},
 }
 GONE: dict[int | str, dict[str, Any]] = {
     410: {"description": "`account_token_gone`: the link is unknown, used, expired or replaced"}

@@ -1,8 +1,9 @@
 import uuid
 from datetime import datetime
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from backend.invitation.schemas import EMAIL_RE
 from backend.kit.schema import InputSchema, OutputSchema
 
 ACCOUNT_TOKEN_HELP = "the token from the link's fragment (#token=...)"
@@ -19,6 +20,13 @@ class TokenConfirm(InputSchema):
 
 class PasswordResetRequest(InputSchema):
     email: str = Field(min_length=3, max_length=320)
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str) -> str:
+        if not EMAIL_RE.match(value):
+            raise ValueError("is not an e-mail address")
+        return value.lower()
 
 
 class PasswordResetRequested(OutputSchema):

@@ -94,7 +94,7 @@ def check(email: str, client: str) -> Blocked | None:
         for key, _, _ in keys:
             pipe.get(key)
             pipe.pttl(key)
-        res = pipe.execute()  # type: ignore[no-untyped-call]
+        res = pipe.execute()
         state = [(int(res[2 * i] or 0), max(0, int(res[2 * i + 1])) / 1000) for i in range(len(keys))]
     except (redis.RedisError, OSError) as exc:
         _redis_down(exc)
@@ -113,7 +113,7 @@ def record_failure(email: str, client: str) -> None:
         for key, _, _ in keys:
             pipe.set(key, 0, ex=window, nx=True)  # the window starts at the first failure
             pipe.incr(key)
-        pipe.execute()  # type: ignore[no-untyped-call]
+        pipe.execute()
     except (redis.RedisError, OSError) as exc:
         _redis_down(exc)
         for key, _, _ in keys:
@@ -141,7 +141,7 @@ def hit(kind: str, key: str, *, limit: int, window_s: int) -> Blocked | None:
         pipe.set(name, 0, ex=window_s, nx=True)
         pipe.incr(name)
         pipe.pttl(name)
-        _, count, ttl_ms = pipe.execute()  # type: ignore[no-untyped-call]
+        _, count, ttl_ms = pipe.execute()
         count, ttl_s = int(count), max(0, int(ttl_ms)) / 1000
     except (redis.RedisError, OSError) as exc:
         _redis_down(exc)

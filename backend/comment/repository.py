@@ -1,8 +1,9 @@
 """All SQL of the comment domain."""
 
 import uuid
+from typing import Any, cast
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import CursorResult, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from backend.models import Comment, User
@@ -47,24 +48,30 @@ def delete_for_run(session: Session, team_id: uuid.UUID, run_id: uuid.UUID) -> i
     """The comments on a run and on every comparison that includes it (such a comparison can no
     longer be opened)."""
     key = str(run_id)
-    result = session.execute(
-        delete(Comment).where(
-            Comment.team_id == team_id,
-            or_(
-                (Comment.target_kind == "run") & (Comment.target_key == key),
-                (Comment.target_kind == "comparison") & Comment.target_key.contains(key),
-            ),
-        )
-    )
+    result = cast(
+        "CursorResult[Any]",
+        session.execute(
+            delete(Comment).where(
+                Comment.team_id == team_id,
+                or_(
+                    (Comment.target_kind == "run") & (Comment.target_key == key),
+                    (Comment.target_kind == "comparison") & Comment.target_key.contains(key),
+                ),
+            )
+        ),
+    )  # a DELETE's result is a cursor result (SQLAlchemy 2.1 types it as a plain Result)
     return int(result.rowcount or 0)
 
 
 def delete_for_campaign(session: Session, team_id: uuid.UUID, campaign_id: uuid.UUID) -> int:
-    result = session.execute(
-        delete(Comment).where(
-            Comment.team_id == team_id,
-            Comment.target_kind == "campaign",
-            Comment.target_key == str(campaign_id),
-        )
+    result = cast(
+        "CursorResult[Any]",
+        session.execute(
+            delete(Comment).where(
+                Comment.team_id == team_id,
+                Comment.target_kind == "campaign",
+                Comment.target_key == str(campaign_id),
+            )
+        ),
     )
     return int(result.rowcount or 0)

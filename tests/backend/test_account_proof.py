@@ -225,7 +225,7 @@ def test_without_mail_a_reset_request_says_so_whoever_asks(client: TestClient, s
     u = create_user(session)
     for address in (u.user.email, "nobody@example.test"):
         r = client.post(f"{API}/auth/password-reset", json={"email": address})
-        assert r.status_code == 503 and r.json()["error"] == "mail_unavailable"
+        assert r.status_code == 404 and r.json()["error"] == "mail_not_configured"
         assert "instance administrator" in r.json()["message"]
 
 
@@ -312,7 +312,7 @@ def test_verification_mails_are_limited_and_need_a_mail_server(
     get_settings.cache_clear()
     v = create_user(session, email_verified=False)
     r = client.post(f"{API}/auth/email-verification", headers=v.headers)
-    assert r.status_code == 503 and r.json()["error"] == "mail_unavailable"
+    assert r.status_code == 404 and r.json()["error"] == "mail_not_configured"
 
 
 def test_a_team_name_conflict_says_nothing_about_other_teams(

@@ -5839,9 +5839,10 @@ export interface components {
         RunValidityFlag: {
             /**
              * Flag
-             * @description working_set_below_ram | short_run | virtualized | above_line_rate | unconditioned_ssd | buffered_device (backend/compare/validity.py)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py)
+             * @enum {string}
              */
-            flag: string;
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd";
             /** Message */
             message: string;
         };
@@ -6768,17 +6769,28 @@ export interface components {
             /** Teams */
             teams: components["schemas"]["TeamRole"][];
         };
-        /** ValidityFlag */
+        /**
+         * ValidityFlag
+         * @description A run's validity flag in a comparison: backend/compare/validity.py's rules.
+         */
         ValidityFlag: {
-            /** Flag */
-            flag: string;
+            /**
+             * Flag
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py)
+             * @enum {string}
+             */
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd";
             /** Message */
             message: string;
         };
         /** ValidityNote */
         ValidityNote: {
-            /** Flag */
-            flag: string;
+            /**
+             * Flag
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data); energy_none: the linked run had no meter (EnergyRead.status none)
+             * @enum {string}
+             */
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
             /** Message */
             message: string;
         };
@@ -8211,6 +8223,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `mail_not_configured`: this server sends no mail (IOWATT_SMTP_URL) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `email_verified`: the address is proven already */
             409: {
                 headers: {
@@ -8238,7 +8259,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `mail_unavailable`: this server sends no mail (IOWATT_SMTP_URL), or the mail server refused */
+            /** @description `mail_unavailable`: the mail server did not take the mail */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8938,6 +8959,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `mail_not_configured`: this server sends no mail (IOWATT_SMTP_URL) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request body is larger than this route's limit (1048576 bytes) */
             413: {
                 headers: {
@@ -8956,7 +8986,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `mail_unavailable`: this server sends no mail (IOWATT_SMTP_URL), or the mail server refused */
+            /** @description `mail_unavailable`: the mail server did not take the mail */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -66,9 +66,9 @@ describe("password reset", () => {
   it("says to ask an administrator when the server sends no mail", async () => {
     stubApi({
       "POST /api/v1/auth/password-reset": () => ({
-        status: 503,
+        status: 404,
         body: {
-          error: "mail_unavailable",
+          error: "mail_not_configured",
           message: "this server sends no mail: ask an instance administrator for a reset link",
         },
       }),

@@ -55,7 +55,7 @@ function AskForMail() {
     try {
       setSent((await requestPasswordReset(email.trim())).message);
     } catch (err) {
-      setNoMail(err instanceof ApiError && err.code === "mail_unavailable");
+      setNoMail(err instanceof ApiError && err.code === "mail_not_configured");
       setFormError(formErrorsFrom(err, {}).formError);
     } finally {
       setBusy(false);
