@@ -347,3 +347,35 @@ def test_deleting_ones_account_counts_wrong_passwords_like_a_login(
     # the login is throttled as well: one counter per account
     r = client.post(f"{API}/auth/login", json={"email": u.user.email, "password": "correct horse"})
     assert r.status_code == 429
+
+
+def test_the_cli_makes_and_unmakes_an_instance_admin(db_url: str, engine: Any) -> None:
+    """`iowatt-server instance-admin EMAIL [--revoke]` (committed for real, then removed)."""
+    from typer.testing import CliRunner
+
+    from backend.auth import service as auth_service
+    from backend.cli import app
+
+    email = f"cli-{uuid.uuid4().hex[:8]}@example.test"
+    with Session(engine) as s:
+        auth_service.create_user(
+            s, email=email, password="cli password", display_name="C", email_verified=True
+        )
+        s.commit()
+
+    def flag() -> bool:
+        with Session(engine) as s:
+            return bool(s.scalar(select(User.is_instance_admin).where(User.email == email)))
+
+    try:
+        runner = CliRunner()
+        r = runner.invoke(app, ["instance-admin", email])
+        assert r.exit_code == 0 and flag() is True, r.output
+        r = runner.invoke(app, ["instance-admin", email, "--revoke"])
+        assert r.exit_code == 0 and flag() is False, r.output
+        r = runner.invoke(app, ["instance-admin", "nobody-at-all@example.test"])
+        assert r.exit_code == 2 and "no account uses" in r.output
+    finally:
+        with Session(engine) as s:
+            s.execute(User.__table__.delete().where(User.email == email))
+            s.commit()
