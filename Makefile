@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-system deps-py deps-ui deps-test-tools
+.PHONY: help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-system deps-py deps-ui deps-test-tools lock
 
 help:
 	@echo "make up      start the platform (API+UI :8000, worker, beat, agent) and a first benchmark"
@@ -21,12 +21,28 @@ deps: deps-system deps-py deps-ui deps-test-tools
 deps-system:
 	@bash scripts/install-system-deps.sh
 
+# Python: every third-party package from the lock, hash-checked (requirements/*.txt are exported
+# from uv.lock by `make lock`; docs/adr/0004-dependencies.md), then this repository's projects
+# editable, without their dependencies and built by the locked setuptools (no build isolation).
 deps-py: $(VENV)/.installed
-$(VENV)/.installed: pyproject.toml agent/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml
+$(VENV)/.installed: requirements/build.txt requirements/dev.txt pyproject.toml agent/pyproject.toml \
+		libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e libs/energy -e libs/workload -e libs/policy -e '.[dev]' -e 'agent[tpch]'
+	$(BIN)/python -m pip install -q --require-hashes --only-binary :all: -r requirements/build.txt
+	$(BIN)/python -m pip install -q --require-hashes --only-binary :all: -r requirements/dev.txt
+	$(BIN)/python -m pip install -q --no-deps --no-build-isolation \
+		-e libs/energy -e libs/workload -e libs/policy -e . -e agent
+	$(BIN)/python -m pip check
 	@touch $@
+
+# After changing a pin in a pyproject.toml: resolve uv.lock again and export the requirements files
+# (LOCK_ARGS=--upgrade moves every unpinned, transitive package to its newest release as well).
+lock: deps-py
+	$(BIN)/uv lock $(LOCK_ARGS)
+	$(BIN)/uv export --frozen --no-emit-workspace -q --only-group build -o requirements/build.txt
+	$(BIN)/uv export --frozen --no-emit-workspace -q --all-packages --all-extras --all-groups -o requirements/dev.txt
+	$(BIN)/uv export --frozen --no-emit-workspace -q --package iowatt-server -o requirements/server.txt
+	$(BIN)/uv export --frozen --no-emit-workspace -q --package iowatt-agent -o requirements/agent.txt
 
 deps-ui: frontend/node_modules/.installed
 frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json

@@ -1,0 +1,142 @@
+"""The Python lock (docs/adr/0004-dependencies.md): uv.lock is resolved from the pyproject pins,
+requirements/*.txt are exported from it with a hash for every file, and `make deps-py` and both
+images install only from those files, hash-checked. Offline: uv checks the lock against the
+manifests without the network."""
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+REPO = Path(__file__).resolve().parent.parent
+UV = Path(sys.prefix) / "bin" / "uv"
+MANIFESTS = [
+    "pyproject.toml",
+    "agent/pyproject.toml",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "libs").glob("*/pyproject.toml")),
+]
+# what each requirements file is exported as (the Makefile's `lock` recipe runs the same)
+EXPORTS = {
+    "build.txt": ["--only-group", "build"],
+    "dev.txt": ["--all-packages", "--all-extras", "--all-groups"],
+    "server.txt": ["--package", "iowatt-server"],
+    "agent.txt": ["--package", "iowatt-agent"],
+}
+
+
+def _lock() -> tuple[dict[str, set[str]], set[str]]:
+    """Locked versions per package (a universal lock may hold two, by Python version) and the
+    workspace's own projects."""
+    doc = tomllib.loads((REPO / "uv.lock").read_text())
+    versions: dict[str, set[str]] = {}
+    workspace: set[str] = set()
+    for pkg in doc["package"]:
+        name = canonicalize_name(pkg["name"])
+        if "editable" in pkg["source"] or "virtual" in pkg["source"]:
+            workspace.add(name)
+        versions.setdefault(name, set()).add(pkg["version"])
+    return versions, workspace
+
+
+def _requirements(path: Path) -> dict[str, list[tuple[str, list[str]]]]:
+    """name -> [(version, hashes)] of a hash-checked requirements file."""
+    text = re.sub(r"\\\n\s*", " ", path.read_text())
+    out: dict[str, list[tuple[str, list[str]]]] = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        spec, *options = line.split(" --hash=")
+        req = Requirement(spec.strip())
+        (pin,) = req.specifier
+        assert pin.operator == "==", line
+        out.setdefault(canonicalize_name(req.name), []).append((pin.version, [o.strip() for o in options]))
+    return out
+
+
+def test_every_pin_of_every_manifest_is_the_locked_version() -> None:
+    versions, workspace = _lock()
+    bad = []
+    for manifest in MANIFESTS:
+        project = tomllib.loads((REPO / manifest).read_text())
+        specs = list(project["project"].get("dependencies", []))
+        for extra in project["project"].get("optional-dependencies", {}).values():
+            specs += extra
+        for group in project.get("dependency-groups", {}).values():
+            specs += group
+        for spec in specs:
+            req = Requirement(spec)
+            name = canonicalize_name(req.name)
+            if name in workspace:
+                continue
+            pins = [s.version for s in req.specifier if s.operator == "=="]
+            if not pins or pins[0] not in versions.get(name, set()):
+                bad.append(f"{manifest}: {spec} (locked: {sorted(versions.get(name, set()))})")
+    assert bad == [], "pin a version and run `make lock`:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("name", sorted(EXPORTS))
+def test_each_requirements_file_is_the_lock_with_a_hash_for_every_file(name: str) -> None:
+    versions, workspace = _lock()
+    reqs = _requirements(REPO / "requirements" / name)
+    assert reqs, name
+    for pkg, pins in reqs.items():
+        assert pkg not in workspace, f"{name}: {pkg} is this repository's own project"
+        for version, hashes in pins:
+            assert version in versions.get(pkg, set()), f"{name}: {pkg}=={version} is not in uv.lock"
+            assert hashes and all(re.fullmatch(r"sha256:[0-9a-f]{64}", h) for h in hashes), (name, pkg)
+    if name == "dev.txt":  # the development venv holds every locked package
+        assert set(reqs) == set(versions) - workspace
+
+
+@pytest.mark.skipif(not UV.exists(), reason="uv is a dev dependency: `make deps-py` installs it")
+@pytest.mark.parametrize("name", sorted(EXPORTS))
+def test_each_requirements_file_is_exactly_what_make_lock_exports(name: str) -> None:
+    exported = subprocess.run(
+        [str(UV), "export", "--frozen", "--no-emit-workspace", "-q", *EXPORTS[name]],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    body = lambda text: [ln for ln in text.splitlines() if not ln.startswith("#")]  # noqa: E731
+    assert body(exported) == body((REPO / "requirements" / name).read_text()), f"run `make lock` ({name})"
+
+
+@pytest.mark.skipif(not UV.exists(), reason="uv is a dev dependency: `make deps-py` installs it")
+def test_the_lock_matches_the_manifests_without_the_network() -> None:
+    r = subprocess.run(
+        [str(UV), "lock", "--locked", "--offline", "--python", sys.executable],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, f"uv.lock is stale: run `make lock`\n{r.stderr}"
+
+
+def test_make_and_the_images_install_only_hash_checked_wheels_from_the_lock() -> None:
+    makefile = (REPO / "Makefile").read_text()
+    recipe = makefile.split("\n$(VENV)/.installed:", 1)[1].split("\n\n", 1)[0]
+    installs = {
+        "Makefile deps-py": recipe,
+        "Dockerfile.server": (REPO / "deploy" / "Dockerfile.server").read_text(),
+        "Dockerfile.agent": (REPO / "deploy" / "Dockerfile.agent").read_text(),
+    }
+    for where, text in installs.items():
+        lines = re.sub(r"\\\n\s*", " ", text).splitlines()
+        pips = [ln for ln in lines if re.search(r"\bpip install\b", ln)]
+        assert pips, where
+        for line in pips:
+            for cmd in re.split(r"&&", line):
+                if "pip install" not in cmd:
+                    continue
+                if " -r " in cmd:  # third-party packages: the lock, hashes required, no sdist builds
+                    assert "--require-hashes" in cmd and "--only-binary :all:" in cmd, (where, cmd)
+                    assert re.search(r"-r \S*requirements/\w+\.txt", cmd), (where, cmd)
+                else:  # this repository's projects: nothing more from an index
+                    assert "--no-deps" in cmd and "--no-build-isolation" in cmd, (where, cmd)
