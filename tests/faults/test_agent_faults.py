@@ -352,6 +352,7 @@ CUT_S = 60.0
 CUT_INTO_RUN_S = 18.0  # the cut begins during the run's idle_after (10 s idle, 1 s load, 10 s idle)
 
 
+@pytest.mark.minutes  # a 60 s cut by design: make test and CI run it; -m "not minutes" leaves it out
 def test_7_network_cut_for_60s_mid_run_delivers_after_and_keeps_the_lease(r: Rig) -> None:
     assert r.proxy is not None
     run_id = r.queue(runtime_s=1, idle_s=10)
