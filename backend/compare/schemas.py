@@ -4,7 +4,7 @@ from typing import Literal
 from pydantic import Field
 
 from backend.kit.schema import OutputSchema
-from backend.run.schemas import RunRead
+from backend.run.schemas import RUN_VALIDITY_FLAGS, RunRead, RunValidityFlagName, describe_flags
 
 GroupBy = Literal["none", "device", "environment", "device_environment", "workload", "target"]
 FingerprintMode = Literal["workload", "workload_host"]
@@ -88,7 +88,9 @@ class Comparability(OutputSchema):
 
 
 class ValidityFlag(OutputSchema):
-    flag: str
+    """A run's validity flag in a comparison: backend/compare/validity.py's rules."""
+
+    flag: RunValidityFlagName = Field(description=describe_flags(RUN_VALIDITY_FLAGS.items()))
     message: str
 
 

@@ -4,12 +4,13 @@ energy in kWh per year, carbon in kg CO2e (the issue's CSV names: co2e_kg_lifeti
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field, field_validator
 
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.review.currency import CURRENCIES
+from backend.run.schemas import RUN_VALIDITY_FLAGS, RunValidityFlagName, describe_flags
 
 Criterion = Literal[
     "tco",
@@ -194,9 +195,34 @@ class ReviewCommentCreate(InputSchema):
 # --- output ---------------------------------------------------------------------------------------
 
 
+# A linked run's flags as the run page shows them, and what the review itself finds about the link.
+ReviewValidityFlagName = Literal[
+    RunValidityFlagName,
+    "run_missing",
+    "no_result",
+    "energy_pending",
+    "energy_failed",
+    "energy_no_meter_data",
+    "energy_none",
+]
+REVIEW_VALIDITY_FLAGS: dict[ReviewValidityFlagName, str] = {
+    **{k: v for k, v in RUN_VALIDITY_FLAGS.items()},
+    "run_missing": "the linked run no longer exists (review/service.py)",
+    "no_result": "the linked run has no result for the chosen job (review/service.py)",
+    "energy_pending": "the linked run's energy is still being computed (EnergyRead.status pending; review/service.py)",
+    "energy_failed": "the linked run's energy could not be computed (EnergyRead.status failed; review/service.py)",
+    "energy_no_meter_data": "the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py)",
+    "energy_none": "the linked run had no meter (EnergyRead.status none; review/service.py)",
+}
+
+
 class ValidityNote(OutputSchema):
-    flag: str
+    flag: ReviewValidityFlagName = Field(description=describe_flags(REVIEW_VALIDITY_FLAGS.items()))
     message: str
+
+
+if set(get_args(ReviewValidityFlagName)) != set(REVIEW_VALIDITY_FLAGS):  # pragma: no cover - import-time
+    raise RuntimeError("ReviewValidityFlagName and REVIEW_VALIDITY_FLAGS disagree")
 
 
 class Discrepancy(OutputSchema):

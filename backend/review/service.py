@@ -45,6 +45,7 @@ from backend.review.schemas import (
     ReviewRead,
     ReviewSummary,
     ReviewUpdate,
+    ReviewValidityFlagName,
     SensitivityRow,
     TcoParts,
     ValidityNote,
@@ -69,6 +70,13 @@ REPORTABLE = (
 
 # the ranking and its sensitivity scans re-rank every candidate a few hundred times per read
 MAX_CANDIDATES = 50
+# a linked run's energy status other than ok, as the candidate's validity flag
+ENERGY_FLAGS: dict[str, ReviewValidityFlagName] = {
+    "pending": "energy_pending",
+    "failed": "energy_failed",
+    "no_meter_data": "energy_no_meter_data",
+    "none": "energy_none",
+}
 # said after a measured power reference when the run had no idle baseline
 NO_IDLE_NOTE = " (no idle baseline: idle taken as load)"
 
@@ -582,7 +590,7 @@ def _run_inputs(session: Session, principal: UserPrincipal, perf: dict[str, Any]
             reference=f"{ref}: {e.source or 'meter'}" + ("" if e.idle_w is not None else NO_IDLE_NOTE),
         )
     elif e.status != "ok":
-        notes.append(ValidityNote(flag="energy_" + e.status, message=e.reason or f"energy {e.status}"))
+        notes.append(ValidityNote(flag=ENERGY_FLAGS[e.status], message=e.reason or f"energy {e.status}"))
     return RunInputs(value if value > 0 else None, mb_s if mb_s > 0 else None, notes, power, ref)
 
 

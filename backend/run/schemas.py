@@ -1,7 +1,8 @@
 import re
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from iowatt_workload import TPCH_LABEL
 from pydantic import AfterValidator, Field, model_validator
@@ -367,12 +368,49 @@ class FailureReport(InputSchema):
     cancelled: bool = False
 
 
+# Every flag a run's validity can carry: the rules in backend/compare/validity.py (flags_for, used by
+# the run page and comparisons) and buffered_device from backend/run/service.py's system (the run
+# page only). The message says the particulars; this table says what raises each flag.
+RunValidityFlagName = Literal[
+    "buffered_device",
+    "working_set_below_ram",
+    "cache_resident",
+    "short_run",
+    "shortened",
+    "virtualized",
+    "above_line_rate",
+    "unconditioned_ssd",
+]
+RUN_VALIDITY_FLAGS: dict[RunValidityFlagName, str] = {
+    "buffered_device": "a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page "
+    "cache answers part of it (run/service.py system; the run page only, not comparisons)",
+    "working_set_below_ram": "a buffered job's size is below the host's RAM (the agent's inventory): it "
+    "may measure the page cache (compare/validity.py)",
+    "cache_resident": "a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's "
+    "files not opened O_DIRECT fit in the host's RAM (compare/validity.py)",
+    "short_run": "a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py)",
+    "shortened": "the run was queued shortened (RunCreate.shorten): not the preset's full measurement "
+    "(compare/validity.py)",
+    "virtualized": "the agent's inventory reports a hypervisor (compare/validity.py)",
+    "above_line_rate": "a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): "
+    "a cache answered (compare/validity.py)",
+    "unconditioned_ssd": "writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed "
+    "(compare/validity.py)",
+}
+
+
+def describe_flags(flags: Iterable[tuple[str, str]]) -> str:
+    """An OpenAPI description listing every flag and what raises it."""
+    return "; ".join(f"{name}: {source}" for name, source in flags)
+
+
 class RunValidityFlag(OutputSchema):
-    flag: str = Field(
-        description="working_set_below_ram | short_run | virtualized | above_line_rate | unconditioned_ssd "
-        "| buffered_device (backend/compare/validity.py)"
-    )
+    flag: RunValidityFlagName = Field(description=describe_flags(RUN_VALIDITY_FLAGS.items()))
     message: str
+
+
+if set(get_args(RunValidityFlagName)) != set(RUN_VALIDITY_FLAGS):  # pragma: no cover - import-time check
+    raise RuntimeError("RunValidityFlagName and RUN_VALIDITY_FLAGS disagree")
 
 
 class RunSystem(OutputSchema):

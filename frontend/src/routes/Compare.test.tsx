@@ -119,7 +119,7 @@ function fakeCompare(req: Request) {
           ],
         },
       ],
-      { base, validity: { r1: [{ flag: "run_too_short", message: "the run lasted 2 s" }] } },
+      { base, validity: { r1: [{ flag: "short_run", message: "under 10 s: r1" }] } },
     ),
   };
 }
