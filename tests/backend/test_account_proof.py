@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from backend.auth.throttle import get_redis
@@ -377,5 +377,5 @@ def test_the_cli_makes_and_unmakes_an_instance_admin(db_url: str, engine: Any) -
         assert r.exit_code == 2 and "no account uses" in r.output
     finally:
         with Session(engine) as s:
-            s.execute(User.__table__.delete().where(User.email == email))
+            s.execute(delete(User).where(User.email == email))
             s.commit()
