@@ -58,11 +58,19 @@ def main() -> None:
     vdb = [t for t in texts if "fsd=" in t or "fwd=" in t or "rd=" in t]
     seeds = REPO.parent / "shared" / "seeds"
     for p in sorted(seeds.glob("*.txt")) if seeds.is_dir() else []:
-        lines = [ln for ln in p.read_text(errors="replace").splitlines() if ln.strip().startswith(("fsd=", "fwd=", "rd="))]
+        lines = [
+            ln
+            for ln in p.read_text(errors="replace").splitlines()
+            if ln.strip().startswith(("fsd=", "fwd=", "rd="))
+        ]
         if lines:
             vdb.append("\n".join(lines) + "\n")
     pm = [t + "\nrun\nquit\n" if "run" not in t else t for t in texts if t.lstrip().startswith("set ")]
-    pm += ["set size 500 10000\nset number 500\nset transactions 500\nrun\n", "run\n", "show\nhelp\n?\nrun\nexit\n"]
+    pm += [
+        "set size 500 10000\nset number 500\nset transactions 500\nrun\n",
+        "run\n",
+        "show\nhelp\n?\nrun\nexit\n",
+    ]
     sets = option_sets()
     argv = ["\n".join(["--filename=/tmp/f", "--size=1m", *s]) for s in sets]
     jobs = []
@@ -80,7 +88,13 @@ def main() -> None:
         "--heap-btree\n--directory=/tmp/d\n--records=100\n--queries=10\n--heap-queries=5\n--randseed=7\n--check\n--parse-only",
         "--heap-btree=1\n--directory=/tmp/d\n--beneath=/tmp\n--records=10\n--structure=btree\n--output-format=json+\n--progress=jsonl",
     ]
-    for name, items in (("vdbench", vdb), ("postmark", pm), ("argv", argv), ("jobfile", jobs), ("heapbtree", heap)):
+    for name, items in (
+        ("vdbench", vdb),
+        ("postmark", pm),
+        ("argv", argv),
+        ("jobfile", jobs),
+        ("heapbtree", heap),
+    ):
         print(name, write(name, items))
 
 
