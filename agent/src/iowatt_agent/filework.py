@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iowatt_policy import FILE_JOB_KEYS, FILE_MODES, JOB_MODES, OPTION_NOT_ALLOWED, Violation, job_value
+from iowatt_policy import FILE_JOB_KEYS, FILE_MODES, JOB_MODES, OPTION_NOT_ALLOWED, Violation
 
 from .config import write_private_file
 
@@ -35,18 +35,9 @@ log = logging.getLogger("iowatt_agent.filework")
 RUN_DIR_PREFIX = "iowatt-"
 RUN_DIR_RE = re.compile(r"^iowatt-[A-Za-z0-9-]{1,64}$")
 PARSE_TIMEOUT_S = 60.0
-TEXT_KEY = {"postmark": "commands", "vdbench": "parameters"}
-# heap-btree has no text: its job (JSON) is written instead, so a killed agent's run is found
-# at start-up like the others' (`leftovers`); so is a TPC-H lease's (`tpch.lease`)
+# the text files of every mode (`<run id>.<mode>`): a killed agent's run is found at start-up
+# (`leftovers`); heap-btree's and a TPC-H lease's job (JSON) is written instead of a text
 SUFFIXES = tuple(f".{m}" for m in JOB_MODES)
-# heap-btree's job keys -> the engine's flags (values checked by check_run: plain numbers/names)
-HEAP_BTREE_FLAGS = {
-    "records": "--records",
-    "queries": "--queries",
-    "cache_fractions": "--cache-fraction",
-    "randseed": "--randseed",
-    "structure": "--structure",
-}
 
 
 class FileJobRefused(Exception):
@@ -57,20 +48,6 @@ class FileJobRefused(Exception):
         super().__init__(reason)
         self.reason = reason
         self.message = message or reason
-
-
-def is_file_job(engine_job: dict[str, Any]) -> bool:
-    """A job with a mode: a file workload, heap-btree or TPC-H (check_run has checked which)."""
-    return "mode" in engine_job
-
-
-def heap_btree_options(engine_job: dict[str, Any]) -> list[str]:
-    """The engine's --heap-btree flags of a checked job (every value a plain number or name)."""
-    return [
-        f"{flag}={value}"
-        for key, flag in HEAP_BTREE_FLAGS.items()
-        if (value := job_value(engine_job, key)) is not None
-    ]
 
 
 def text_file_name(run_key: str, mode: str) -> str:
@@ -157,39 +134,16 @@ def bounds_of(doc: dict[str, Any]) -> dict[str, Any]:
     return bounds
 
 
-def refusal(mode: str, message: str) -> str:
-    """The failed run's reason when the engine refuses the workload's text."""
-    field_name = FILE_JOB_KEYS[mode][TEXT_KEY.get(mode, "records")][0]
+def refusal(mode: str, message: str, key: str) -> str:
+    """The failed run's reason when the engine refuses the workload's text (`key`: the job's key
+    libs/policy's FILE_JOB_KEYS names the field of)."""
+    field_name = FILE_JOB_KEYS[mode][key][0]
     return Violation(
         OPTION_NOT_ALLOWED,
         field_name,
         f"the engine refuses the {mode} workload: {message}",
         f"fix the {mode} workload",
     ).reason()
-
-
-def postmark_phases(doc: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    """Progress weights of PostMark's phases (start %, span %) from its facts: creation and
-    deletion as many operations as files, the transactions as many as asked."""
-    postmark = doc.get("postmark")
-    params = postmark.get("parameters") if isinstance(postmark, dict) else None
-    params = params if isinstance(params, dict) else {}
-    bounds = doc.get("bounds")
-    bounds = bounds if isinstance(bounds, dict) else {}
-    files = _positive(params.get("number"), _positive(bounds.get("files"), 1.0))
-    transactions = _positive(params.get("transactions"), files)
-    total = 2 * files + transactions
-    return {
-        "creation": (0.0, 100.0 * files / total),
-        "transactions": (100.0 * files / total, 100.0 * transactions / total),
-        "deletion": (100.0 * (files + transactions) / total, 100.0 * files / total),
-    }
-
-
-def _positive(value: object, default: float) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return default
 
 
 # --- the run directory -------------------------------------------------------------------------------
@@ -260,7 +214,8 @@ def _remove_entry(dir_fd: int, name: str) -> bool:
 @dataclass
 class FileRun:
     """A file workload as the agent runs it: the text file, the run directory in the target and
-    the engine's facts (its --parse-only document, with `bounds`)."""
+    the engine's facts (its --parse-only document, with `bounds`). Its kind's runner (`kinds`)
+    prepares it and says what runs, with which arguments and phases."""
 
     mode: str
     text_file: Path
@@ -271,28 +226,9 @@ class FileRun:
     facts: dict[str, Any] = field(default_factory=dict)
     options: list[str] = field(default_factory=list)  # heap-btree's flags
 
-    def program(self, engine: Path | str) -> Path | str:
-        """What runs: the engine (a TPC-H run overrides it)."""
-        return engine
-
     @property
     def run_dir(self) -> Path:
         return Path(self.target) / self.run_dir_name
-
-    def engine_args(self) -> list[str]:
-        if self.mode == "heap-btree":
-            return ["--heap-btree", f"--directory={self.run_dir}", f"--beneath={self.target}", *self.options]
-        return mode_args(
-            self.mode,
-            self.text_file,
-            self.run_dir,
-            beneath=self.target,
-            scale=self.scale,
-            elapsed=self.elapsed,
-        )
-
-    def phases(self) -> dict[str, tuple[float, float]] | None:
-        return postmark_phases(self.facts) if self.mode == "postmark" else None
 
     def make_dir(self) -> None:
         make_run_dir(self.target, self.run_dir_name)
@@ -305,98 +241,3 @@ class FileRun:
         """Forget a run that will not start: its text file and any run directory."""
         self.remove_dir()
         self.text_file.unlink(missing_ok=True)
-
-
-def prepare(
-    engine: Path | str,
-    engine_job: dict[str, Any],
-    *,
-    text_file: Path,
-    target: str,
-    run_key: str,
-) -> FileRun:
-    """Write the workload's text (0600), run the engine's --parse-only on it and return the run
-    with its facts. Raises FileJobRefused (the text file is removed again)."""
-    mode = str(engine_job["mode"])
-    text = str(engine_job[TEXT_KEY[mode]]) if mode in TEXT_KEY else json.dumps(engine_job) + "\n"
-    run = FileRun(
-        mode=mode,
-        text_file=text_file,
-        target=target,
-        run_dir_name=run_dir_name(run_key),
-        scale=engine_job.get("scale") if mode == "vdbench" else None,
-        elapsed=engine_job.get("elapsed") if mode == "vdbench" else None,
-        options=heap_btree_options(engine_job) if mode == "heap-btree" else [],
-    )
-    write_text(text_file, text)
-    try:
-        run.facts = parse_only(engine, run.engine_args())
-        bounds_of(run.facts)
-    except FileJobRefused as exc:
-        text_file.unlink(missing_ok=True)
-        raise FileJobRefused(refusal(mode, exc.reason), exc.reason) from None
-    except BaseException:
-        text_file.unlink(missing_ok=True)
-        raise
-    return run
-
-
-# --- bench --scale ------------------------------------------------------------------------------------
-
-
-def scaled_job(
-    engine: Path | str, engine_job: dict[str, Any], scale: float, *, scratch: Path
-) -> dict[str, Any]:
-    """A file preset's job at `scale`, as a run's `scale` applies on the server: vdbench's scale
-    multiplied; PostMark's number of files and transactions multiplied (rounded, at least 1).
-    PostMark's commands are rendered again from the engine's own reading of them (its
-    --parse-only `parameters`), never read here. `scratch` is a private directory for the text."""
-    mode = str(engine_job.get("mode"))
-    if mode == "vdbench":
-        base = float(engine_job.get("scale") or 1)
-        return {**engine_job, "scale": format(base * scale, ".10g")}
-    if mode != "postmark":
-        raise ValueError(f"unknown file workload mode {mode!r}")
-    text_file = scratch / "unscaled.postmark"
-    write_text(text_file, str(engine_job["commands"]))
-    try:
-        doc = parse_only(
-            engine, mode_args(mode, text_file, scratch / "d", beneath=None, scale=None, elapsed=None)
-        )
-    finally:
-        text_file.unlink(missing_ok=True)
-    postmark = doc.get("postmark")
-    params = postmark.get("parameters") if isinstance(postmark, dict) else None
-    if not isinstance(params, dict):
-        raise FileJobRefused("the engine's --parse-only gave no PostMark parameters to scale")
-    return {"mode": "postmark", "commands": postmark_commands(params, scale)}
-
-
-def postmark_commands(params: dict[str, Any], scale: float = 1.0) -> str:
-    """PostMark's commands for the engine's resolved `parameters`, files and transactions scaled."""
-
-    def num(key: str) -> int:
-        value = params.get(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise FileJobRefused(f"the engine's PostMark parameters lack {key}")
-        return value
-
-    def flag(key: str) -> str:
-        return "true" if params.get(key) else "false"
-
-    lines = [
-        f"set size {num('size_low_bytes')} {num('size_high_bytes')}",
-        f"set number {max(1, round(num('number') * scale))}",
-        f"set subdirectories {num('subdirectories')}",
-        f"set read {num('read_block_bytes')}",
-        f"set write {num('write_block_bytes')}",
-        f"set transactions {max(1, round(num('transactions') * scale))}",
-        f"set bias read {num('bias_read')}",
-        f"set bias create {num('bias_create')}",
-        f"set buffering {flag('buffering')}",
-        f"set seed {num('seed')}",
-        *(["set fsync true"] if params.get("fsync") else []),
-        "run",
-        "quit",
-    ]
-    return "\n".join(lines) + "\n"

@@ -19,9 +19,6 @@ from iowatt_policy import ReportedPolicy
 
 from .schemas import BlockDevice, Capabilities, CpuInfo, Inventory, Mount, OsInfo, PolicyReport
 
-# the workload kinds (WorkloadSpec.kind) the engine of this agent build runs
-ENGINE_KINDS = ("block", "postmark", "vdbench", "heap_btree")
-
 PSEUDO_FS = {
     "proc",
     "sysfs",
@@ -280,22 +277,14 @@ def collect(root: Path = Path("/"), *, policy: ReportedPolicy | None = None) -> 
 
 
 def capabilities() -> Capabilities:
-    """The workload kinds this agent runs (issue 15): every engine mode, and TPC-H when its
-    generator (the [tpch] extra) and at least one DBMS's server binaries are installed."""
-    from .tpch.data import extension_path
-    from .tpch.dbms import Unsupported, mariadb_binaries, pg_bindir
+    """The workload kinds this agent runs (issue 15): every kind whose runner can run here (the
+    engine's always; TPC-H when a lease could run: tpch.lease.supported_dbms, the generator, the
+    [tpch] extra, a DBMS's server, and for a root agent a TPC-H user and CAP_CHOWN/SETUID/SETGID
+    to hand the run to it), and the DBMSs a TPC-H run could use. The server refuses at queue time
+    what is not listed."""
+    from .kinds import RUNNERS
+    from .tpch.lease import supported_dbms
 
-    dbms: list[str] = []
-    for name, find in (("postgresql", pg_bindir), ("mariadb", mariadb_binaries)):
-        try:
-            find()
-        except Unsupported:
-            continue
-        dbms.append(name)
-    try:
-        extension_path()
-        generator = True
-    except Unsupported:
-        generator = False
-    kinds = [*ENGINE_KINDS, *(["tpch"] if generator and dbms else [])]
-    return Capabilities(workload_kinds=kinds, tpch_dbms=dbms)
+    kinds = [name for name, runner in RUNNERS.items() if runner.runs_engine]  # the engine's kinds first
+    kinds += [name for name, runner in RUNNERS.items() if not runner.runs_engine and runner.available()]
+    return Capabilities(workload_kinds=kinds, tpch_dbms=supported_dbms())

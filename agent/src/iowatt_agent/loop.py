@@ -42,8 +42,6 @@ from .progress import IdleWatch, engine_progress_forwarder
 from .runner import EngineOutcome, EngineProcess
 from .schemas import AgentState, Lease
 from .spool import Delivery, Spool, SpoolRetrier
-from .tpch.lease import KILL_GRACE_S as TPCH_KILL_GRACE_S
-from .tpch.lease import TpchRun
 from .upload import Reporter
 
 log = logging.getLogger("iowatt_agent.loop")
@@ -288,21 +286,19 @@ class AgentLoop:
                 file_run.discard()
             return "not_started"
 
-        tpch = isinstance(file_run, TpchRun)
+        runner = plan.runner
         proc = EngineProcess(
-            file_run.program(self.engine) if file_run else self.engine,
+            runner.program(file_run, self.engine),
             plan.job,
             job_file=file_run.text_file if file_run else self.state_dir / "jobs" / f"{run_id}.json",
             timeout_s=plan.timeout_s,
             progress_interval_s=self.settings.progress_interval_s,
             keepalive_s=self.settings.keepalive_s,
-            # a TPC-H child stops its DBMS and removes its files on SIGTERM: give it time
-            kill_grace_s=max(self.settings.kill_grace_s, TPCH_KILL_GRACE_S)
-            if tpch
-            else self.settings.kill_grace_s,
+            # a kind may need longer to stop (TPC-H: its child stops its DBMS and removes its files)
+            kill_grace_s=max(self.settings.kill_grace_s, runner.kill_grace_s or 0.0),
             output_format=self.settings.output_format,
-            mode_argv=file_run.engine_args() if file_run else None,
-            phases=file_run.phases() if file_run else None,
+            mode_argv=runner.arguments(file_run) if file_run else None,
+            phases=runner.phases(file_run) if file_run else None,
         )
         proc.on_progress = engine_progress_forwarder(self.client, lease, proc)
         proc.on_message = lambda line: log.info("engine.message run_id=%s %s", run_id, line)
@@ -342,9 +338,7 @@ class AgentLoop:
         if outcome.ok:
             self.report_result(lease, outcome, power)
             return "result"
-        reason = outcome.error or "engine failed"
-        if tpch and outcome.stop_reason is None and outcome.exit_code and outcome.messages:
-            reason = outcome.messages[-1]  # the child's own words ("unsupported on this host: ...")
+        reason = runner.failure_reason(outcome) or outcome.error or "engine failed"
         self.report_failure(
             lease,
             reason=reason,

@@ -27,9 +27,9 @@ from iowatt_policy import (
 )
 
 from . import filework
+from .kinds import RUNNERS, Runner, runner_for_job
 from .policy import MeterEntry, Meters, engine_job_for, report
 from .schemas import Lease
-from .tpch import lease as tpch_lease
 
 # hard timeout of the engine: never more than the host's max_runtime_s x 1.5 + this (the layout
 # of the data file and slack), whatever the lease says
@@ -56,6 +56,7 @@ class Plan:
     meter: MeterEntry | None
     idle_s: float
     file_run: filework.FileRun | None = None  # a file workload: its text file, run directory, facts
+    runner: Runner = RUNNERS["block"]  # the kind's runner: program, arguments, phases, grace, reasons
 
 
 def plan_lease(
@@ -85,8 +86,14 @@ def plan_lease(
         resolved, violations = check_target_on_host(target)
     if violations or target is None or resolved is None:
         raise Refused("; ".join(v.reason() for v in violations) or "host policy refused this run")
-    if filework.is_file_job(raw_job):
-        return _plan_file_run(lease, raw_job, reported, resolved, meters, idle_s, policy, engine, state_dir)
+    try:
+        runner = runner_for_job(raw_job)  # check_run allowed its mode
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    if runner.mode is not None:
+        return _plan_file_run(
+            lease, raw_job, runner, reported, resolved, meters, idle_s, policy, engine, state_dir
+        )
     try:
         job, data_file = engine_job_for(
             raw_job,
@@ -127,6 +134,7 @@ def _meter_and_times(
 def _plan_file_run(
     lease: Lease,
     raw_job: dict[str, Any],
+    runner: Runner,
     reported: ReportedPolicy,
     resolved: str,
     meters: Meters,
@@ -136,25 +144,17 @@ def _plan_file_run(
     state_dir: Path | None,
 ) -> Plan:
     """A file workload: the engine's own facts of the text written here, then the limits. A
-    TPC-H run: the host can run it, then its bound of bytes written against the limits."""
+    TPC-H run: the host can run it, then its bound of bytes written against the limits (each
+    kind's runner prepares its run and says which facts)."""
     if engine is None or state_dir is None:
         raise Refused("this agent cannot check file workloads here (no engine to read them)")
     mode = str(raw_job["mode"])
     text_file = state_dir / "jobs" / filework.text_file_name(str(lease.run_id), mode)
-    run: filework.FileRun
     try:
-        if mode == "tpch":
-            run = tpch_lease.prepare(raw_job, text_file=text_file, target=resolved, run_key=str(lease.run_id))
-            facts = tpch_lease.facts_of(raw_job)
-        else:
-            run = filework.prepare(
-                engine, raw_job, text_file=text_file, target=resolved, run_key=str(lease.run_id)
-            )
-            facts = filework.bounds_of(run.facts)
+        run = runner.prepare(engine, raw_job, text_file=text_file, target=resolved, run_key=str(lease.run_id))
     except filework.FileJobRefused as exc:
         raise Refused(exc.reason) from None
-    except tpch_lease.Unavailable as exc:
-        raise Refused(str(exc)) from None
+    facts = runner.limit_facts(run, raw_job)
     if facts is None and policy.limits.max_bytes_written is not None:
         run.discard()
         raise Refused(
@@ -187,4 +187,5 @@ def _plan_file_run(
         meter=entry,
         idle_s=idle_s,
         file_run=run,
+        runner=runner,
     )

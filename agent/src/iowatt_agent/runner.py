@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from .kinds import runner_for_mode
+
 log = logging.getLogger("iowatt_agent.runner")
 
 STDERR_TAIL_LINES = 40
@@ -76,9 +78,8 @@ def parse_progress_line(line: str, phases: Phases | None = None) -> EngineProgre
         mode = doc.get("mode")
         if isinstance(mode, str) and mode:
             phase = str(doc.get("phase") or "")
-            if not phase and mode == "heap-btree":  # heap-btree: structure, operation, fraction
-                parts = (doc.get("structure"), doc.get("operation"), doc.get("cache_fraction"))
-                phase = " ".join(f"{p:g}" if isinstance(p, float) else str(p) for p in parts if p is not None)
+            if not phase and (runner := runner_for_mode(mode)) is not None:
+                phase = runner.progress_phase(doc)  # heap-btree: structure, operation, fraction
             name = f"{mode} {phase}".strip()
             if phases is not None and phase in phases:
                 start, span = phases[phase]
