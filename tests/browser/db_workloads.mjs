@@ -8,14 +8,20 @@
 //   node tests/browser/db_workloads.mjs
 //
 // Prints `ok N - ...` per check and `db_workloads: N passed, 0 failed`; exit 1 with `failure.png`.
-import { BASE, check, fitsItsBox, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { BASE, check, fitsItsBox, needs, noOverflow, openBrowser, pause } from "./lib.mjs";
 
-const PHASE = process.env.IOWATT_DB_PHASE ?? "";
+// two, many or both (two,many) in one browser: with IOWATT_PAUSES=1 the script stops before
+// `many` (lib.mjs pause) while tests/browser/test_db_workloads.py uploads the other runs
+const PHASES = (process.env.IOWATT_DB_PHASE ?? "").split(",").filter(Boolean);
 const TPCH_RUN = process.env.IOWATT_DB_TPCH_RUN ?? "";
 const TIMED_RUN = process.env.IOWATT_DB_TIMED_RUN ?? "";
 const HB_RUN = process.env.IOWATT_DB_HB_RUN ?? "";
 const PRESET = process.env.IOWATT_DB_TPCH_PRESET ?? "";
-needs("db_workloads", PHASE === "two" || PHASE === "many", "IOWATT_DB_PHASE=two|many");
+needs(
+  "db_workloads",
+  PHASES.length > 0 && PHASES.every((p) => p === "two" || p === "many"),
+  "IOWATT_DB_PHASE=two|many|two,many",
+);
 needs("db_workloads", !!(TPCH_RUN && TIMED_RUN && HB_RUN && PRESET), "IOWATT_DB_* run ids");
 const { page, run, shot, login, done } = await openBrowser("db_workloads");
 const text = async (testId) => (await page.getByTestId(testId).first().textContent()) ?? "";
@@ -54,7 +60,7 @@ async function tpchPage(id, name) {
   await shot(name);
 }
 
-if (PHASE === "two") {
+if (PHASES.includes("two")) {
   await run(
     "the workloads list names the TPC-H and heap/B-tree presets and their size",
     async () => {
@@ -156,7 +162,8 @@ if (PHASE === "two") {
   });
 }
 
-if (PHASE === "many") {
+if (PHASES.includes("many")) {
+  await pause("many");
   await run("10 TPC-H runs: the list and a run page among them", async () => {
     await page.goto(`${BASE}/runs`);
     await page.getByTestId("run-row").first().waitFor();

@@ -9,10 +9,11 @@
 //   await run("log in", login);
 //   await run("the page shows …", async () => { … check(cond, "why") … await shot("name"); });
 //   await done(); // no uncaught page errors; prints `views: N passed, 0 failed`
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 
 const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
 const { chromium } = require("playwright-core");
@@ -39,6 +40,18 @@ export function needs(name, ok = true, what = "") {
     process.exit(2);
   }
   mkdirSync(ARTIFACTS, { recursive: true });
+}
+
+let stdinLines = null;
+
+/** With IOWATT_PAUSES=1, stops until the test has set the server up for the next step: prints
+ * `pause: NAME` and waits for a line on stdin (test_browser.py `_node(..., pauses=...)`), so a
+ * script keeps one browser across states the test changes; without it, returns at once. */
+export async function pause(name) {
+  if (process.env.IOWATT_PAUSES !== "1") return;
+  if (!stdinLines) stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  console.log(`pause: ${name}`);
+  await stdinLines.next();
 }
 
 /** Whether the page is wider than its window (a table or chart that escaped its box). */
@@ -68,18 +81,31 @@ export async function noOverflow(page) {
   check(scroll <= width, `the page is ${scroll} px wide in a ${width} px window`);
 }
 
+/** The flags every launch uses (STYLE.md's, and nothing a test run does not need). */
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-dev-shm-usage",
+];
+
 /**
- * Chromium with a fresh profile. `run(name, fn)` is one numbered step: any error in it (or
- * anywhere after the launch) prints `not ok - <step>: <reason>`, saves failure.png and exits 1.
- * `onFail` runs first on failure (e.g. to stop a background heartbeat). Downloads are accepted
- * (Playwright's default) unless acceptDownloads is false.
+ * One Chromium for the script, and a fresh context (its own cookies and storage, like a fresh
+ * profile) for the page. A second person (a link opened without login) is another context of the
+ * same browser: `browser.newContext(...)`, never a second launch. `run(name, fn)` is one numbered
+ * step: any error in it (or anywhere after the launch) prints `not ok - <step>: <reason>`, saves
+ * failure.png and exits 1. `onFail` runs first on failure (e.g. to stop a background heartbeat).
+ * Downloads are accepted (Playwright's default) unless acceptDownloads is false.
  */
 export async function openBrowser(
   name,
   { acceptDownloads = true, timed = false, onFail = () => {} } = {},
 ) {
-  const userDataDir = mkdtempSync(join(tmpdir(), "iowatt-chromium-"));
-  const state = { step: "launch", passed: 0, context: null, page: null };
+  const state = { step: "launch", passed: 0, browser: null, context: null, page: null };
   const pageErrors = [];
 
   const fail = async (err) => {
@@ -96,8 +122,7 @@ export async function openBrowser(
         `${name}: screenshot ${join(ARTIFACTS, "failure.png")} (url ${state.page.url()})`,
       );
     }
-    await state.context?.close().catch(() => {});
-    rmSync(userDataDir, { recursive: true, force: true });
+    await state.browser?.close().catch(() => {});
     console.log(`${name}: ${state.passed} passed, 1 failed`);
     process.exit(1);
   };
@@ -105,28 +130,21 @@ export async function openBrowser(
   process.on("unhandledRejection", fail);
 
   try {
-    state.context = await chromium.launchPersistentContext(userDataDir, {
+    state.browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
+      args: CHROMIUM_ARGS,
+    });
+    state.context = await state.browser.newContext({
       acceptDownloads,
       viewport: { width: 1440, height: 900 },
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-      ],
     });
   } catch (err) {
     await fail(err);
   }
-  const context = state.context;
+  const { browser, context } = state;
   context.setDefaultTimeout(TIMEOUT_MS);
-  const page = context.pages()[0] ?? (await context.newPage());
+  const page = await context.newPage();
   state.page = page;
   page.on("pageerror", (err) => pageErrors.push(String(err)));
 
@@ -160,10 +178,9 @@ export async function openBrowser(
     state.step = "no uncaught errors in the page";
     if (pageErrors.length) await fail(new Error(`page errors: ${pageErrors.join(" | ")}`));
     console.log(`${name}: ${state.passed} passed, 0 failed`);
-    await context.close();
-    rmSync(userDataDir, { recursive: true, force: true });
+    await browser.close();
     process.exit(0); // nothing left to wait for (a script's timers or sockets must not hold it)
   };
 
-  return { page, context, run, shot, login, done, fail, pageErrors };
+  return { page, browser, context, run, shot, login, done, fail, pageErrors };
 }

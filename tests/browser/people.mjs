@@ -8,19 +8,15 @@
 //
 //   IOWATT_PEOPLE_VIEWER=<e-mail to invite>  IOWATT_PEOPLE_SHOTS=dir (default IOWATT_ARTIFACTS)
 //   + lib.mjs's variables (the admin's login; the team has at least one run)
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import { ARTIFACTS, BASE, CHROMIUM, check, needs, openBrowser, TIMEOUT_MS } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, needs, openBrowser, TIMEOUT_MS } from "./lib.mjs";
 
 const VIEWER = process.env.IOWATT_PEOPLE_VIEWER ?? "";
 const SHOTS = process.env.IOWATT_PEOPLE_SHOTS ?? ARTIFACTS;
 needs("people", VIEWER.includes("@"), "IOWATT_PEOPLE_VIEWER (an e-mail)");
 
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
-
-let other = null; // the second browser: the invited person's
-const { page, run, shot, login, done } = await openBrowser("people", {
+let other = null; // the second context (of the same Chromium): the invited person's
+const { page, browser, run, shot, login, done } = await openBrowser("people", {
   onFail: async () => other?.close(),
 });
 const shotTo = (p, name) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -82,19 +78,8 @@ await run("a second invitation is created (to be revoked)", async () => {
 await run(
   "a second context without login opens the viewer's link: team, role, inviter",
   async () => {
-    other = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-      ],
-    });
-    const ctx = await other.newContext({ viewport: { width: 1440, height: 900 } });
+    other = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const ctx = other;
     ctx.setDefaultTimeout(TIMEOUT_MS);
     viewerPage = await ctx.newPage();
     await viewerPage.goto(`${BASE}${viewerLink}`);

@@ -5,19 +5,25 @@
 // chips filter the list, and a run's tags are edited on its page.
 //
 //   IOWATT_URL=... IOWATT_EMAIL=... IOWATT_PASSWORD=... IOWATT_ARTIFACTS=DIR \
-//   IOWATT_RUNS_PHASE=two|forty node tests/browser/runs_list.mjs
+//   IOWATT_RUNS_PHASE=two|forty|two,forty node tests/browser/runs_list.mjs
 //
+// Both phases in one browser: with IOWATT_PAUSES=1 the script stops before `forty` (lib.mjs pause)
+// while tests/browser/test_runs_list.py uploads the other 38.
 // Prints `ok N - ...` per check and `runs_list: N passed, 0 failed`; exit 1 with `failure.png`.
-import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { BASE, check, needs, noOverflow, openBrowser, pause } from "./lib.mjs";
 
-const PHASE = process.env.IOWATT_RUNS_PHASE ?? "";
+const PHASES = (process.env.IOWATT_RUNS_PHASE ?? "").split(",").filter(Boolean);
 // runs the stack held before this test uploaded its own (other browser tests share the stack)
 const BASE_TOTAL = Number(process.env.IOWATT_RUNS_BASE ?? 0);
 const TWO = BASE_TOTAL + 2;
 const FORTY = BASE_TOTAL + 40;
 const PAGE = 50;
 const first = (total) => Math.min(PAGE, total);
-needs("runs_list", PHASE === "two" || PHASE === "forty", "IOWATT_RUNS_PHASE=two|forty");
+needs(
+  "runs_list",
+  PHASES.length > 0 && PHASES.every((p) => p === "two" || p === "forty"),
+  "IOWATT_RUNS_PHASE=two|forty|two,forty",
+);
 const { page, run, shot, login, done } = await openBrowser("runs_list");
 
 const rows = () => page.getByTestId("run-row");
@@ -48,7 +54,7 @@ await run("log in", async () => {
   await login();
 });
 
-if (PHASE === "two") {
+if (PHASES.includes("two")) {
   await run("two uploaded runs: rows with their tags and the uploaded badge", async () => {
     await page.goto(`${BASE}/runs`);
     await showing(first(TWO), `1–${first(TWO)} of ${TWO}`);
@@ -74,7 +80,9 @@ if (PHASE === "two") {
     await showing(first(TWO), `of ${TWO}`);
     check(!page.url().includes("status="), `cleared from the URL: ${page.url()}`);
   });
-} else {
+}
+if (PHASES.includes("forty")) {
+  await pause("forty");
   await run("forty runs: one server page with the total", async () => {
     await page.goto(`${BASE}/runs`);
     await showing(first(FORTY), `1–${first(FORTY)} of ${FORTY}`);

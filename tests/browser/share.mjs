@@ -8,9 +8,8 @@
 //   IOWATT_SHARE_RUNS=id,id  IOWATT_SHARE_RUNS_8=8 ids  IOWATT_SHARE_TEAM=team name
 //   IOWATT_SHARE_SHOTS=dir (default IOWATT_ARTIFACTS)  + lib.mjs's variables (a member's login)
 import { writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import { ARTIFACTS, BASE, CHROMIUM, check, needs, openBrowser, TIMEOUT_MS } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, needs, openBrowser, TIMEOUT_MS } from "./lib.mjs";
 
 const RUNS = (process.env.IOWATT_SHARE_RUNS ?? "").split(",").filter(Boolean);
 const RUNS8 = (process.env.IOWATT_SHARE_RUNS_8 ?? "").split(",").filter(Boolean);
@@ -22,15 +21,11 @@ needs(
   "IOWATT_SHARE_RUNS (2 ids), IOWATT_SHARE_RUNS_8 (8 ids), IOWATT_SHARE_TEAM",
 );
 
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
-
-const { page, run, shot, login, done } = await openBrowser("share", {
-  onFail: async () => anonBrowser?.close(),
+const { page, browser, run, shot, login, done } = await openBrowser("share", {
+  onFail: async () => anon?.close(),
 });
 
-// the second context: another browser with a fresh profile, no token, every request recorded
-let anonBrowser = null;
+// the second context (of the same Chromium): a fresh profile, no token, every request recorded
 let anon = null;
 const requests = [];
 
@@ -71,19 +66,7 @@ await run("the member shares a comparison of 2 runs from the compare page", asyn
 });
 
 await run("a second context without login opens the link: the frozen comparison", async () => {
-  anonBrowser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
-  anon = await anonBrowser.newContext({
+  anon = await browser.newContext({
     viewport: { width: 1440, height: 900 },
     acceptDownloads: true,
   });
@@ -200,7 +183,7 @@ await run("the revoked link's page says the link is gone (no login prompt)", asy
   check(r.status === 404, `the API answers 404 after revoke (${r.status})`);
   await p.screenshot({ path: join(SHOTS, "V2-shared-revoked.png") });
   await p.close();
-  await anonBrowser.close();
+  await anon.close();
 });
 
 await done();

@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -29,18 +30,50 @@ def _needs() -> None:
         assert Path(need).exists(), f"{need} is missing: {fix}"
 
 
-def _node(script: str, live: Stack, tmp_path: Path, **extra: str) -> str:
+def _node(
+    script: str,
+    live: Stack,
+    tmp_path: Path,
+    pauses: dict[str, Callable[[], object]] | None = None,
+    **extra: str,
+) -> str:
+    """Run a browser script against the stack; its report. With `pauses`, the script runs with
+    IOWATT_PAUSES=1 and stops at each `pause: NAME` line (lib.mjs pause) until pauses[NAME]() has
+    set the server up for its next step: one browser across states the test changes."""
     env = {
         **os.environ,
         "IOWATT_URL": live.url,
         "IOWATT_EMAIL": live.email,
         "IOWATT_PASSWORD": live.password,
         "IOWATT_ARTIFACTS": str(tmp_path),
+        **({"IOWATT_PAUSES": "1"} if pauses else {}),
         **extra,
     }
-    proc = subprocess.run(["node", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    report = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"{script} failed (screenshots in {tmp_path}):\n{report}\n{live.tail()}"
+    with subprocess.Popen(
+        ["node", script],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None and proc.stdin is not None
+        lines = []
+        try:
+            for line in proc.stdout:
+                lines.append(line)
+                if line.startswith("pause: ") and pauses:
+                    pauses[line.removeprefix("pause: ").strip()]()
+                    proc.stdin.write("\n")
+                    proc.stdin.flush()
+            proc.stdin.close()
+            returncode = proc.wait(timeout=60)
+        except BaseException:  # a failed step, or the test's timeout: no browser left behind
+            proc.kill()
+            raise
+    report = "".join(lines)
+    assert returncode == 0, f"{script} failed (screenshots in {tmp_path}):\n{report}\n{live.tail()}"
     assert " 0 failed" in report
     return report
 
@@ -119,21 +152,24 @@ def test_energy_states_in_chromium(live: Stack, tmp_path: Path) -> None:
                     message=lambda: f"the worker computes the energy; logs: {live.tail()}",
                 )
         run = ids[0]
-
-        def step(name: str, **extra: str) -> None:
-            env = {"IOWATT_ENERGY_STEP": name, "IOWATT_RUN_ID": run, **extra}
-            _node("tests/browser/energy.mjs", live, tmp_path, **env)
-
-        step("ok")
-        step("compare", IOWATT_RUN_IDS=",".join(ids))
-        step("pages")
         db = live.commands["api"][1]["IOWATT_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
         with psycopg.connect(db, autocommit=True) as conn:
-            conn.execute("DELETE FROM run_energy WHERE run_id = %s", (run,))
-            step("computing")
             old = "now() - interval '16 minutes'"
-            conn.execute(f"UPDATE run_results SET uploaded_at = {old} WHERE run_id = %s", (run,))
-            step("failed")
+            # one browser through the five steps; before the last two the run is put in their state
+            _node(
+                "tests/browser/energy.mjs",
+                live,
+                tmp_path,
+                pauses={
+                    "computing": lambda: conn.execute("DELETE FROM run_energy WHERE run_id = %s", (run,)),
+                    "failed": lambda: conn.execute(
+                        f"UPDATE run_results SET uploaded_at = {old} WHERE run_id = %s", (run,)
+                    ),
+                },
+                IOWATT_ENERGY_STEPS="ok,compare,pages,computing,failed",
+                IOWATT_RUN_ID=run,
+                IOWATT_RUN_IDS=",".join(ids),
+            )
         shots = ("energy-ok", "compare-kinds", "compare-devices", "energy-computing", "energy-unavailable")
         for shot in shots:
             assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
