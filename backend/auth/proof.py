@@ -18,6 +18,7 @@ Mails are limited per account (IOWATT_ACCOUNT_MAIL_PER_HOUR) and anonymous reset
 client address, and a reset request answers the same whether or not the address has an account."""
 
 import uuid
+from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import func, select, update
@@ -192,10 +193,25 @@ def confirm_verification(session: Session, *, principal: UserPrincipal, raw: str
 # --- password reset ------------------------------------------------------------------------------
 
 
-def request_reset(session: Session, *, email: str, client: str) -> str:
-    """POST /auth/password-reset: mail a reset link if an account uses the address. The answer is
-    the same either way; only a server without mail (503) or a client asking too often (429)
-    answers otherwise, and neither depends on the address."""
+@dataclass(frozen=True)
+class Mail:
+    """A mail to send once the request has committed and answered (the router's background task),
+    so a request for a known address takes as long as one for an unknown address."""
+
+    to: str
+    subject: str
+    body: str
+    what: str
+
+    def send(self) -> None:
+        mail.send(to=self.to, subject=self.subject, body=self.body, what=self.what)
+
+
+def request_reset(session: Session, *, email: str, client: str) -> Mail | None:
+    """POST /auth/password-reset: a reset link to mail if an active account uses the address. The
+    answer is the same either way (the mail goes after the answer); only a server without mail
+    (404), a malformed address (422) or a client asking too often (429) answers otherwise, and none
+    of these depends on whether the address has an account."""
     if not mail.available():
         raise _no_mail("mail a reset link")
     blocked = throttle.hit("password-reset", client, limit=RESET_REQUESTS_PER_CLIENT_PER_HOUR, window_s=3600)
@@ -207,12 +223,13 @@ def request_reset(session: Session, *, email: str, client: str) -> str:
         )
     user = repository.user_by_email(session, email.strip())
     if user is None or not user.is_active or _mails_left(session, user) <= 0:
-        return RESET_ANSWER
+        return None
     s = get_settings()
     raw, row = _issue(
         session, user=user, purpose="password_reset", ttl_s=s.password_reset_ttl_s, issued_by=None
     )
-    mail.send(
+    log.info("account.reset_mailed", user_id=str(user.id))
+    return Mail(
         to=user.email,
         subject="Choose a new password for iowatt",
         body=(
@@ -224,8 +241,6 @@ def request_reset(session: Session, *, email: str, client: str) -> str:
         ),
         what="password_reset",
     )
-    log.info("account.reset_mailed", user_id=str(user.id))
-    return RESET_ANSWER
 
 
 def confirm_reset(session: Session, *, raw: str, password: str) -> LoginResponse:
