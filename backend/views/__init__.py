@@ -1,1 +1,1 @@
-"""Named views: a set of runs laid out as a seed presents them (docs/views.md)."""
+"""Named views: a set of runs laid out as a published report presents them (docs/views.md)."""

@@ -1,4 +1,4 @@
-"""How the views print a figure: the seed's unit for each base unit on the wire, the factor between
+"""How the views print a figure: the report's unit for each base unit on the wire, the factor between
 them and the decimals (DISPLAY), and the CSV that prints the table that way. The page converts
 with lib/format.ts fromBaseUnit; both sides pass the vectors in backend/views/testdata/display_units.json
 (tests/backend/test_views_display.py, frontend/src/lib/format.views.test.ts)."""
@@ -9,9 +9,9 @@ import math
 from backend.kit import csv as safe_csv
 from backend.views.schemas import ViewCell, ViewPass, ViewTable
 
-MB = 1_000_000  # the seeds' and CrystalDiskMark's MB: 10^6 bytes
+MB = 1_000_000  # the reports' and CrystalDiskMark's MB: 10^6 bytes
 
-# How the seeds print a base unit: (their unit, base units per one of it, decimals). The page
+# How the reports print a base unit: (their unit, base units per one of it, decimals). The page
 # converts and rounds the same way (frontend/src/lib/format.ts fromBaseUnit, ViewGrid.tsx decimals):
 # both sides pass testdata/display_units.json, so a factor or a decimal changed on one side alone
 # fails a test. Units not listed print as they are.
@@ -25,23 +25,23 @@ DISPLAY: dict[str, tuple[str, float, int]] = {
     "threads": ("threads", 1, 0),
     "op/s": ("op/s", 1, 1),  # file operations (or PostMark transactions) per second
     "W": ("W", 1, 1),  # as the page: one decimal (the CSV printed two until both read the vectors)
-    "J": ("J", 1, 2),  # the seeds' "run time x power W": W·s
+    "J": ("J", 1, 2),  # the reports' "run time x power W": W·s
     "QphH": ("QphH@Size", 1, 2),  # TPC-H queries per hour at the scale factor
     "SF": ("SF", 1, 2),  # TPC-H scale factor (1 ≈ 1 GB of raw data)
 }
 DISPLAY_UNITS = {base: shown for base, (shown, factor, _) in DISPLAY.items() if factor != 1}
-# the same base unit printed otherwise by a view whose seed does (vdbench's ms, PostMark's seconds)
+# the same base unit printed otherwise by a view whose report does (vdbench's ms, PostMark's seconds)
 SHOWN_FACTOR: dict[tuple[str, str], float] = {("ns", "ms"): 1e6, ("ns", "s"): 1e9}
 
 
 def _pass_text(passes: list[ViewPass]) -> str:
-    """The CSV's pass list in the seed's MB/s: "p0 512.30 (discarded) · p1 530.10 (best) · ..."."""
+    """The CSV's pass list in the report's MB/s: "p0 512.30 (discarded) · p1 530.10 (best) · ..."."""
     marks = {"discarded": " (discarded)", "best": " (best)", "measured": ""}
     return " · ".join(f"p{x.index} {x.bw_bytes / MB:.2f}{marks[x.status]}" for x in passes)
 
 
 def _shown(c: ViewCell, units: dict[str, str]) -> str | float:
-    """A cell as the seed prints it: its figure in the seed's unit (the table's display_units),
+    """A cell as the report prints it: its figure in the report's unit (the table's display_units),
     rounded as the page."""
     if c.passes is not None:
         return _pass_text(c.passes)
@@ -68,7 +68,7 @@ def _digits(unit: str, v: float, default: int) -> int:
     `decimals`; the UI formats, the CSV mirrors): a ratio keeps two decimals from 1 and three
     significant digits below (a scale of 0.0001 is not 0.0); a time below one of its shown unit
     three significant digits (a scaled PostMark's 0.0714 s, vdbench's 0.0213 ms); an operation rate
-    of 100 or more none (2259263 op/s); otherwise the seed's decimals (DISPLAY)."""
+    of 100 or more none (2259263 op/s); otherwise the report's decimals (DISPLAY)."""
     if unit == "×":
         return 2 if abs(v) >= 1 or v == 0 else _sig3(v)
     if unit == "op/s" and abs(v) >= 100:
@@ -79,7 +79,7 @@ def _digits(unit: str, v: float, default: int) -> int:
 
 
 def to_csv(t: ViewTable) -> str:
-    """The view's table as CSV: the same columns, headers with the seed's units (the labels name
+    """The view's table as CSV: the same columns, headers with the report's units (the labels name
     them), figures converted from the wire's base units to those units."""
     out = io.StringIO()
     w = safe_csv.writer(out)

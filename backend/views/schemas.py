@@ -1,8 +1,8 @@
 """A named view's answer: one table (columns that say what they are, rows of cells) plus the
-charts the seed draws. Every figure is in a base unit on the wire (B/s, ns, B, IO/s; % and × are
-plain ratios), named by its cell; `display_units` says which of the seed's units each base unit is
-printed in (B/s as MB/s = 10^6 B/s, as CrystalDiskMark and the seeds print; ns as µs; B as KiB).
-The UI converts with lib/format.ts and the CSV with the same table, so both read as the seed."""
+charts the report draws. Every figure is in a base unit on the wire (B/s, ns, B, IO/s; % and × are
+plain ratios), named by its cell; `display_units` says which of the report's units each base unit is
+printed in (B/s as MB/s = 10^6 B/s, as CrystalDiskMark and the reports print; ns as µs; B as KiB).
+The UI converts with lib/format.ts and the CSV with the same table, so both read as the report."""
 
 import uuid
 from typing import Literal
@@ -12,9 +12,9 @@ from pydantic import Field
 from backend.kit.schema import OutputSchema
 
 # The units a view's figures travel in: bytes per second, nanoseconds, bytes, I/Os per second, and
-# the dimensionless percent, ratio (×) and thread count. Never a seed's MB/s or µs (team rule).
+# the dimensionless percent, ratio (×) and thread count. Never a report's MB/s or µs (team rule).
 # File workloads add operations per second (file operations, PostMark transactions), and the
-# seeds' power and energy: W and J (the seed's "run time x power W" is W·s).
+# reports' power and energy: W and J (the report's "run time x power W" is W·s).
 BaseUnit = Literal["B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J", "QphH", "SF"]
 
 ViewName = Literal[
@@ -35,7 +35,9 @@ class ViewInfo(OutputSchema):
     name: ViewName
     title: str
     description: str
-    seed: str = Field(description="the seed document and table or figure the view reproduces")
+    seed: str = Field(
+        description="the published report (docs/sources.md) and the table or figure the view reproduces"
+    )
     presets: list[str] = Field(description="the presets whose runs the view shows")
     min_runs: int
     max_runs: int
@@ -136,7 +138,7 @@ class ViewTable(OutputSchema):
     charts: list[ViewChart]
     notes: list[str] = Field(description="how to read the view: units, best-of, medians, ratios")
     display_units: dict[str, str] = Field(
-        description="base unit -> the seed's unit the page and the CSV print it in (B/s -> MB/s = 10^6 B/s, "
-        "ns -> µs, B -> KiB; ns -> ms in vdbench-filesets and s in postmark-levels, as their seeds); a base "
-        "unit not listed is printed as it is"
+        description="base unit -> the report's unit the page and the CSV print it in (B/s -> MB/s = 10^6 "
+        "B/s, ns -> µs, B -> KiB; ns -> ms in vdbench-filesets and s in postmark-levels, as their reports); "
+        "a base unit not listed is printed as it is"
     )

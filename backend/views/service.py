@@ -1,15 +1,15 @@
-"""Named views: a set of runs of one preset laid out as a seed shows it (docs/views.md).
+"""Named views: a set of runs of one preset laid out as its published report shows it (docs/views.md).
 
 Each view is a table whose columns say what they hold (unit, statistic, pass rule) and, where the
-seed draws a figure, its charts. The figures come from what the other domains own: a run's jobs
+report draws a figure, its charts. The figures come from what the other domains own: a run's jobs
 (result rows), its passes (run/service.py pass_summaries: libs/workload's best-of rule), its spec
 (the block size, threads, cache mode of each job), the mean of repeated runs (compare/stats.py).
 Nothing here ranks passes or computes a statistic of its own; a view only picks figures (in base
 units on the wire: B/s, ns, B, IO/s) and divides for a Ratio column; the page and the CSV print
-them in the seed's units (display.py).
+them in the report's units (display.py).
 
 The package: loading.py reads the runs, builders/ holds one module per family of views (the
-catalogue in builders/__init__.py), display.py prints figures in the seed's units (the CSV). This
+catalogue in builders/__init__.py), display.py prints figures in the report's units (the CSV). This
 module is the service the router calls.
 """
 

@@ -502,7 +502,7 @@ def test_vdbench_filesets_view_is_seed_001_tables_3_and_5(client: TestClient, se
     assert {r["preset"] for r in cat["runs"]} == {"vdbench-big", "vdbench-small"}
 
     t = view(client, u, "vdbench-filesets", runs)
-    assert len(runs) == 8 and t["view"]["seed"].startswith("seed 001")
+    assert len(runs) == 8 and t["view"]["seed"].startswith("Schulz's StorageIO report")
     keys = [c["key"] for c in t["columns"]]
     assert keys == [
         "set", "run", "scale", "read_rate", "read_resp", "write_rate", "write_resp",
@@ -581,7 +581,7 @@ def test_postmark_levels_view_is_seed_000_table_3_with_power_and_energy(
     assert "postmark-levels" in cat["applicable"]
 
     t = view(client, u, "postmark-levels", ids)
-    assert t["view"]["seed"].startswith("seed 000") and t["display_units"]["ns"] == "s"
+    assert t["view"]["seed"].startswith("Song & Lee's HDD vs DRAM-SSD study") and t["display_units"]["ns"] == "s"
     keys = [c["key"] for c in t["columns"]]
     assert keys == ["measure", "level", "device_0", "device_1", "rate"]
     labels = [c["label"] for c in t["columns"]]

@@ -130,7 +130,7 @@ await run("the CSV has the page's columns", async () => {
   check(lines.length === 6, `${lines.length} CSV lines`);
 });
 
-await run("two devices side by side with their Ratio (seed 002 Table 1 layout)", async () => {
+await run("two devices side by side with their Ratio (the P3608 report's Table 1 layout)", async () => {
   const legacy = RUNS.legacy?.length ? RUNS.legacy : RUNS.cdm;
   await page.goto(`${BASE}/views/crystaldiskmark-table?runs=${legacy.join(",")}`);
   await page.getByTestId("view-grid").waitFor();
@@ -140,7 +140,7 @@ await run("two devices side by side with their Ratio (seed 002 Table 1 layout)",
     .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
   check(headers.at(-1).startsWith("Ratio ("), `last header ${headers.at(-1)}`);
   if (RUNS.legacy?.length) {
-    // seed 002 Table 1's rows, in its order, IOPS under the 4 kB rows
+    // the P3608 report's Table 1 rows, in its order, IOPS under the 4 kB rows
     const tests = await page.locator('[data-col="test"]').allTextContents();
     const want = [
       "Sequential Read",

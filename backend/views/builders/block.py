@@ -28,7 +28,7 @@ from backend.views.schemas import (
 )
 from backend.workload.schemas import JobSpec
 
-# --- 3. seed 002 Table 2 and Figure 1: DiskSpd block-size sweep ---------------------------------
+# --- 3. the P3608 report's Table 2 and Figure 1: DiskSpd block-size sweep -------------------------
 
 
 def _bytes(n: int | None) -> float:
@@ -82,7 +82,7 @@ def _bs_sweep(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
         rows.append(ViewRow(group=None, cells=cells))
     chart = ViewChart(
         key="bs-sweep",
-        title="Random reads: throughput by block size (seed 002, Figure 1)",
+        title="Random reads: throughput by block size (the P3608 report, Figure 1)",
         x=ChartAxis(label="Block size", unit="B", log=True),
         y=ChartAxis(label="Throughput", unit="B/s", log=False),
         series=[
@@ -102,7 +102,7 @@ def _bs_sweep(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
     return _table(info, runs, cols, rows, notes, charts=[chart])
 
 
-# --- 4. seed 003: kernel help off/on side by side, with the ratio -------------------------------
+# --- 4. Oh's kernel-help report: kernel help off/on side by side, with the ratio ------------------
 
 KH_OPS = [
     ("read", "Sequential read"),
@@ -226,7 +226,7 @@ def _kernel_help(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) ->
     return _table(info, runs, cols, rows, notes, charts=out_charts)
 
 
-# --- 5. seed 004: latency against threads (a chart and its table) ------------------------------
+# --- 5. the storage-methods article: latency against threads (a chart and its table) --------------
 
 LAT_FIELDS = [
     ("lat_mean_ns", "Mean latency (µs)", "mean completion-to-submission latency (fio's lat), shown in µs"),
@@ -305,7 +305,7 @@ def _threads(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vie
     return _table(info, runs, cols, rows, notes, charts=charts)
 
 
-# --- 6. seed 004: disk vs flash vs memory -------------------------------------------------------
+# --- 6. the storage-methods article: disk vs flash vs memory --------------------------------------
 
 DFM_ROWS = [
     ("read", "MiB", "Sequential read"),
@@ -376,7 +376,7 @@ VIEWS: list[View] = [
             name="diskspd-bs-sweep",
             title="DiskSpd block-size sweep",
             description="Random-read throughput per block size, 4 KiB to 16 MiB, as a table and a chart.",
-            seed="seed 002, Table 2 and Figure 1",
+            seed="the P3608 report, Table 2 and Figure 1",
             presets=["diskspd-bs-sweep"],
             min_runs=1,
             max_runs=MAX_RUNS,
@@ -389,7 +389,7 @@ VIEWS: list[View] = [
             title="Kernel help: page cache off and on",
             description="Per I/O size and operation: throughput with the page cache off (O_DIRECT) and "
             "on (buffered), side by side with on ÷ off.",
-            seed="seed 003 (the 'kernel help' report)",
+            seed="Oh's HDD and SSD course report: its C program with the kernel's help off and on",
             presets=["kernel-help"],
             min_runs=1,
             max_runs=8,
@@ -402,7 +402,7 @@ VIEWS: list[View] = [
             title="Latency against threads",
             description="4 KiB random reads with 1 to 64 threads: IOPS and latency (mean, p50, p99, "
             "p99.9) per thread count, as charts and a table.",
-            seed="seed 004, 'Multithread random read, processing speed, response time'",
+            seed="the storage-methods article, 'Multithread random read, processing speed, response time'",
             presets=["threads-latency"],
             min_runs=1,
             max_runs=MAX_RUNS,
@@ -415,7 +415,7 @@ VIEWS: list[View] = [
             title="Disk, flash and memory",
             description="Sequential and random read and write MB/s per device side by side, with the "
             "Ratio of the last device to a baseline.",
-            seed="seed 004, 'Store test data' (disk, flash, memory)",
+            seed="the storage-methods article, 'Store test data' (disk, flash, memory)",
             presets=["seq-rand-table", DFM_BUFFERED],
             min_runs=1,
             max_runs=MAX_RUNS,

@@ -63,8 +63,8 @@ def _table(
     charts: list[ViewChart] | None = None,
     shown: dict[str, str] | None = None,
 ) -> ViewTable:
-    """A view's answer: its figures in base units, the seed's units named in display_units
-    (`shown`: this view prints a base unit otherwise, as its seed does: ns as ms or s)."""
+    """A view's answer: its figures in base units, the report's units named in display_units
+    (`shown`: this view prints a base unit otherwise, as its report does: ns as ms or s)."""
     return ViewTable(
         view=info,
         runs=[r.info for r in runs],
@@ -119,7 +119,7 @@ def _ratio(value: float | None, base: float | None) -> tuple[float | None, str |
 
 def _ratio_pair(runs: list[Loaded], baseline: Loaded | None) -> tuple[Loaded, Loaded] | None:
     """(numerator, denominator) of a Ratio column: the last run over the baseline (by default the
-    run before it), as seed 002's Ratio is its last device over the one before."""
+    run before it), as the P3608 report's Ratio is its last device over the one before."""
     if len(runs) < 2:
         return None
     base = baseline or runs[-2]
@@ -140,7 +140,7 @@ def _ratio_col(pair: tuple[Loaded, Loaded], what: str) -> ViewColumn:
 
 
 def _ratio_any(value: float | None, base: float | None) -> tuple[float | None, str | None]:
-    """value ÷ base, plain (the seed's Rate: 4.5 = the first took 4.5 times as long)."""
+    """value ÷ base, plain (the report's Rate: 4.5 = the first took 4.5 times as long)."""
     if value is None or base is None or base <= 0:
         return None, None
     return value / base, None

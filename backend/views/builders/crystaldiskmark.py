@@ -150,7 +150,7 @@ def _cdm_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
     return _table(info, runs, cols, rows, notes)
 
 
-# --- 2. seed 002 Table 1: tests as rows, devices as columns, Ratio ------------------------------
+# --- 2. the P3608 report's Table 1: tests as rows, devices as columns, Ratio ----------------------
 
 # CrystalDiskMark 3.x's test names as the report's rows read (crystaldiskmark-legacy)
 LEGACY_LABELS = {
@@ -246,7 +246,7 @@ VIEWS: list[View] = [
             title="CrystalDiskMark grid",
             description="Per test, read and write: best-of MB/s and IOPS, median, spread, every pass "
             "with the discarded ones marked.",
-            seed="CrystalDiskMark's result window (seed 002 used CrystalDiskMark; issue 3)",
+            seed="CrystalDiskMark's result window (the P3608 report ran CrystalDiskMark)",
             presets=["crystaldiskmark", "crystaldiskmark-legacy"],
             min_runs=1,
             max_runs=MAX_RUNS,
@@ -259,7 +259,7 @@ VIEWS: list[View] = [
             title="CrystalDiskMark devices side by side",
             description="Tests as rows, one column per device (best-of MB/s, IOPS under the 4 kB rows) "
             "and the Ratio of the last device to a baseline.",
-            seed="seed 002, Table 1 (P3608 report)",
+            seed="the P3608 report, Table 1",
             presets=["crystaldiskmark-legacy", "crystaldiskmark"],
             min_runs=1,
             max_runs=MAX_RUNS,

@@ -15,11 +15,11 @@ from backend.views.schemas import (
     ViewTable,
 )
 
-# --- 7. seed 001 Tables 3 and 5: vdbench file sets per device ------------------------------------
+# --- 7. the StorageIO report's Tables 3 and 5: vdbench file sets per device -----------------------
 
-VDBENCH_SETS = {  # preset: (row group, the seed's table)
-    "vdbench-big": ("Big files", "seed 001 Table 3"),
-    "vdbench-small": ("Small files", "seed 001 Table 5"),
+VDBENCH_SETS = {  # preset: (row group, the report's table)
+    "vdbench-big": ("Big files", "the StorageIO report's Table 3"),
+    "vdbench-small": ("Small files", "the StorageIO report's Table 5"),
 }
 
 
@@ -38,10 +38,14 @@ def _cache_note(r: Loaded) -> str | None:
 def _vdbench_filesets(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTable:
     cols = [
         _col(
-            "set", "File set", None, "the seed's big-file (Table 3) or small-file (Table 5) workload", "text"
+            "set",
+            "File set",
+            None,
+            "the StorageIO report's big-file (Table 3) or small-file (Table 5) workload",
+            "text",
         ),
         _col("run", "Device", None, "the run: its device (or target) on its agent", "text"),
-        _col("scale", "Scale", "×", "the file set's scale (1 = the seed's full size and time)"),
+        _col("scale", "Scale", "×", "the file set's scale (1 = the report's full size and time)"),
         _col(
             "read_rate",
             "Avg. file read rate (op/s)",
@@ -97,8 +101,8 @@ def _vdbench_filesets(info: ViewInfo, runs: list[Loaded], baseline: Loaded | Non
                 )
             )
     notes = [
-        "One row per run: seed 001 Table 3 (big files: 5 directories × 20 files of 5 GiB, 128 KiB "
-        "transfers) then Table 5 (small files: 64 × 25,600 files of 16 KiB, 1 KiB transfers); 90 % "
+        "One row per run: the StorageIO report's Table 3 (big files: 5 directories × 20 files of 5 GiB, "
+        "128 KiB transfers) then Table 5 (small files: 64 × 25,600 files of 16 KiB, 1 KiB transfers); 90 % "
         "reads, random files, random I/O, 64 threads.",
         "Rates are operations per second over the measured intervals; an operation is one transfer. "
         "Response times are means, shown in ms as vdbench prints them.",
@@ -107,7 +111,7 @@ def _vdbench_filesets(info: ViewInfo, runs: list[Loaded], baseline: Loaded | Non
     if any(r.file and r.file.scale not in (None, 1.0) for r in runs):
         notes.append(
             "Scaled runs (Scale below 1) ran a smaller file set for a shorter time: files per directory, "
-            "file size and elapsed time times the scale. The seed's runs were 10 h on the full set."
+            "file size and elapsed time times the scale. The report's runs were 10 h on the full set."
         )
     if any(_cache_note(r) for r in runs):
         notes.append(
@@ -124,7 +128,7 @@ VIEWS: list[View] = [
             title="vdbench file sets per device",
             description="Big and small file sets: file read and write rates and response times, CPU "
             "total and system, read and write MB/s, one row per run.",
-            seed="seed 001, Tables 3 (large files) and 5 (small files)",
+            seed="Schulz's StorageIO report, Tables 3 (large files) and 5 (small files)",
             presets=list(VDBENCH_SETS),
             min_runs=1,
             max_runs=MAX_RUNS,

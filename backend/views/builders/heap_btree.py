@@ -18,9 +18,9 @@ from backend.views.schemas import (
     ViewTable,
 )
 
-# --- 10. seed 002 Table 3: heap and B-tree, insert and point query, per cache fraction ----------
+# --- 10. the P3608 report's Table 3: heap and B-tree, insert and point query, per cache fraction ---
 
-HB_OPS = [  # (structure, operation, the seed's header)
+HB_OPS = [  # (structure, operation, the report's header)
     ("heap", "insert", "Sequential array insert"),
     ("heap", "point_query", "Sequential array point query"),
     ("btree", "insert", "B-tree insert"),
@@ -90,7 +90,7 @@ def _heap_btree_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
                 _cell(*_ratio_any(_hb_rate(other, s, o, f), _hb_rate(base, s, o, f))) for s, o, _ in HB_OPS
             ]
         rows.append(ViewRow(group="sweep", cells=cells))
-    if len(fractions) > 1:  # the seed's "3× higher with every block cached than with 10 %"
+    if len(fractions) > 1:  # the report's "3× higher with every block cached than with 10 %"
         lo, hi = fractions[0], fractions[-1]
         cells = [_cell(f"{hi * 100:g} % ÷ {lo * 100:g} %")]
         for r in runs:
@@ -110,7 +110,7 @@ def _heap_btree_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
     charts = [
         ViewChart(
             key=f"heap-btree-{structure}",
-            title=f"{title}: throughput by cache size (seed 002, Figure {figure})",
+            title=f"{title}: throughput by cache size (the P3608 report, Figure {figure})",
             x=ChartAxis(label="Cache buffer", unit="%", log=False),
             # log for both: a heap point query (a scan) runs 100-1000× below its inserts, a flat
             # line at 0 on a linear axis
@@ -134,14 +134,14 @@ def _heap_btree_grid(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
     ]
     records = sorted({r.heap_btree.records for r in runs if r.heap_btree and r.heap_btree.records})
     notes = [
-        "Seed 002 Table 3: insert and point-query throughput (op/s) of a sequential array (heap file) and "
-        "a B-tree on 8 KiB pages, with the cache buffer holding 10 % ... 100 % of the data blocks; the "
-        "engine's --heap-btree (agent/engine/README.md § Heap and B-tree).",
-        f"Records inserted: {', '.join(f'{n:,}' for n in records) or 'unknown'} (the seed: 50,000,000; a "
+        "The P3608 report's Table 3: insert and point-query throughput (op/s) of a sequential array (heap "
+        "file) and a B-tree on 8 KiB pages, with the cache buffer holding 10 % ... 100 % of the data blocks; "
+        "the engine's --heap-btree (agent/engine/README.md § Heap and B-tree).",
+        f"Records inserted: {', '.join(f'{n:,}' for n in records) or 'unknown'} (the report: 50,000,000; a "
         "run's scale multiplies the preset's 1,000,000).",
-        "A heap point query is a sequential scan until the key is found (the seed gives the heap no index), "
-        "so its rate is far below the seed's; the last row divides the largest fraction's figure by the "
-        "smallest's, as the seed's '3× higher when all blocks are cached'.",
+        "A heap point query is a sequential scan until the key is found (the report gives the heap no "
+        "index), so its rate is far below the report's; the last row divides the largest fraction's figure "
+        "by the smallest's, as the report's '3× higher when all blocks are cached'.",
     ]
     if other is not None:
         notes.append(
@@ -159,7 +159,7 @@ VIEWS: list[View] = [
             description="Insert and point-query throughput of a heap file and a B-tree per cache "
             "fraction (10 % ... 100 % of the data blocks), with ratios between runs and between the "
             "largest and smallest fraction.",
-            seed="seed 002, Table 3 and Figures 2-3",
+            seed="the P3608 report, Table 3 and Figures 2-3",
             presets=["heap-btree"],
             min_runs=1,
             max_runs=8,

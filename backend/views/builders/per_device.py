@@ -47,7 +47,7 @@ def _device_columns(
     other_key: str | None,
     where: str,
 ) -> list[ViewColumn]:
-    """A column per device (the mean over its runs `where`), then the seed's Rate column: the other
+    """A column per device (the mean over its runs `where`), then the report's Rate column: the other
     device's figure divided by the baseline's (postmark-levels and tpch-qphh)."""
     cols = [
         _col(
@@ -65,7 +65,7 @@ def _device_columns(
                 f"Rate ({devices[other_key][0]} ÷ {devices[base_key][0]})",
                 "×",
                 f"the row's figure of {devices[other_key][0]} divided by that of {devices[base_key][0]} "
-                "(the baseline), as the seed's Rate column",
+                "(the baseline), as the report's Rate column",
                 "ratio",
             )
         )

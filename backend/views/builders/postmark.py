@@ -19,7 +19,7 @@ from backend.views.schemas import (
     ViewTable,
 )
 
-# --- 8. seed 000 Tables 3-5: PostMark seconds, power and energy per level -----------------------
+# --- 8. Song & Lee's Tables 3-5: PostMark seconds, power and energy per level ---------------------
 
 POSTMARK_LEVELS = {"postmark-low": "Low", "postmark-medium": "Medium", "postmark-high": "High"}
 
@@ -42,9 +42,15 @@ def _postmark_levels(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
             "what the row holds: run time, transaction rate, power or energy",
             "text",
         ),
-        _col("level", "PostMark level", None, "the seed's level (Table 1), or the idle baseline", "text"),
+        _col(
+            "level",
+            "PostMark level",
+            None,
+            "Song & Lee's level (their Table 1), or the idle baseline",
+            "text",
+        ),
     ]
-    cols += _device_columns(devices, keys, base_key, other_key, "at the row's level (the seed averaged 10)")
+    cols += _device_columns(devices, keys, base_key, other_key, "at the row's level (Song & Lee averaged 10)")
 
     def at(k: str, level: str) -> list[Loaded]:
         return [r for r in devices[k][1] if POSTMARK_LEVELS.get(r.info.preset or "") == level]
@@ -101,22 +107,26 @@ def _postmark_levels(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None
             rows.append(ViewRow(group=key, cells=cells))
 
     notes = [
-        "Seed 000 Table 3: PostMark's elapsed time per level (creation + transactions + deletion), shown "
+        "Song & Lee's Table 3: PostMark's elapsed time per level (creation + transactions + deletion), shown "
         "in seconds, with the transaction rate beside it; Low, Medium, High as its Table 1 (4 KB blocks, "
         "327 KB files).",
         "Each cell is the mean over the runs of that device and level; the Rate column divides the first "
-        "device's figure by the baseline's (pick it with baseline=), as the seed's Rate (HDD ÷ DRAM-SSD).",
+        "device's figure by the baseline's (pick it with baseline=), as the report's Rate (HDD ÷ DRAM-SSD).",
     ]
     if metered:
         notes.append(
             "Tables 4-5: power is the wattmeter's mean over the run (Non-load: the idle baseline); energy "
-            "is PostMark's run time × that power, in J (W·s), as the seed's 'run time X power W'. Cells "
+            "is PostMark's run time × that power, in J (W·s), as the report's 'run time X power W'. Cells "
             "marked estimated come from datasheet watts, not a meter."
         )
     else:
-        notes.append("No run has meter data: the power and energy rows (seed 000 Tables 4-5) are left out.")
+        notes.append(
+            "No run has meter data: the power and energy rows (Song & Lee's Tables 4-5) are left out."
+        )
     if any(r.file and r.file.scale not in (None, 1.0) for r in runs):
-        notes.append("Some runs were scaled (files and transactions times the scale): not the seed's level.")
+        notes.append(
+            "Some runs were scaled (files and transactions times the scale): not the report's level."
+        )
     base_run = devices[base_key][1][0].run.id if other_key is not None else None
     return _table(info, runs, cols, rows, notes, baseline=base_run, shown={"ns": "s"})
 
@@ -128,7 +138,8 @@ VIEWS: list[View] = [
             title="PostMark levels per device",
             description="Seconds per PostMark level (Low, Medium, High) per device with the transaction "
             "rate and the Rate column; with meter data, power and energy per level.",
-            seed="seed 000, Table 3 (PostMark run time), Tables 4-5 (power, run time × power)",
+            seed="Song & Lee's HDD vs DRAM-SSD study, Table 3 (PostMark run time), Tables 4-5 (power, run "
+            "time × power)",
             presets=list(POSTMARK_LEVELS),
             min_runs=1,
             max_runs=MAX_RUNS,

@@ -25,7 +25,7 @@ from backend.views.schemas import (
     ViewTable,
 )
 
-# --- 9. seed 000 Figures 8-11, Tables 6-7: TPC-H QphH@Size, power and energy per database size -----
+# --- 9. Song & Lee's Figures 8-11, Tables 6-7: TPC-H QphH@Size, power and energy per database size ---
 
 TPCH_PRESETS = ["tpch-postgresql", "tpch-mariadb", "tpch-smoke"]
 NO_ENVIRONMENT = "no environment"
@@ -52,7 +52,7 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
     base_key = _device_key(baseline)[0] if baseline is not None else keys[0]
     other_key = next((k for k in keys if k != base_key), None)
     envs = sorted({r.environment or NO_ENVIRONMENT for r in runs})
-    # a row per DBMS and scale factor (the seed ran MySQL only; two DBMSs never share a row)
+    # a row per DBMS and scale factor (the report ran MySQL only; two DBMSs never share a row)
     sfs = sorted({(r.tpch.dbms, r.tpch.scale_factor) for r in runs if r.tpch is not None})
     db_bytes = {r.tpch.scale_factor: r.tpch.database_bytes for r in runs if r.tpch is not None}
 
@@ -62,14 +62,14 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
             "environment",
             "Environment",
             None,
-            "the runs' environment (the seed's Local and SAN); runs without one together",
+            "the runs' environment (the report's Local and SAN); runs without one together",
             "text",
         ),
         _col(
             "database",
             "Database capacity",
             None,
-            "the scale factor (the seed's 1, 5 and 10 GB are SF 1, 5 and 10) and the database's estimated "
+            "the scale factor (the report's 1, 5 and 10 GB are SF 1, 5 and 10) and the database's estimated "
             "size on disk (libs/workload's TPC-H bound)",
             "text",
         ),
@@ -83,7 +83,7 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
     metered = any(energy_ok(r) for r in runs)
     if metered:
         measures += [
-            (  # its rows: Non-load (the idle baseline), then under load per SF (seed 000 Table 6)
+            (  # its rows: Non-load (the idle baseline), then under load per SF (Song & Lee's Table 6)
                 "power",
                 "Power (W)",
                 "W",
@@ -144,7 +144,7 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
         charts.append(
             ViewChart(
                 key=f"qphh-{env}",
-                title=f"QphH@Size in {env} by database size (seed 000, Figures 8-9)",
+                title=f"QphH@Size in {env} by database size (Song & Lee, Figures 8-9)",
                 x=ChartAxis(label="Scale factor", unit="SF", log=False),
                 y=ChartAxis(label="QphH@Size", unit="QphH", log=False),
                 series=[
@@ -163,7 +163,7 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
             charts.append(
                 ViewChart(
                     key=f"qphh-device-{keys.index(k)}",
-                    title=f"QphH@Size of {devices[k][0]} in each environment (seed 000, Figures 10-11)",
+                    title=f"QphH@Size of {devices[k][0]} in each environment (Song & Lee, Figures 10-11)",
                     x=ChartAxis(label="Scale factor", unit="SF", log=False),
                     y=ChartAxis(label="QphH@Size", unit="QphH", log=False),
                     series=[
@@ -177,7 +177,7 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
     notes = [
         f"{TPCH_LABEL}: the TPC-H power and throughput tests on a private DBMS, QphH@Size by the spec's "
         "formulas (docs/tpch.md); not a TPC-H result.",
-        "Seed 000 Figures 8-11: QphH@Size per device and database size, in the Local and the SAN "
+        "Song & Lee's Figures 8-11: QphH@Size per device and database size, in the Local and the SAN "
         "environment (each run's environment); its Table 2's streams are the spec's minimum (2, 2, 3).",
         "Each cell is the mean over the runs of that device, environment and scale factor; the Rate column "
         "divides the other device's figure by the baseline's (pick it with baseline=).",
@@ -191,11 +191,13 @@ def _tpch_qphh(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
         notes.append(
             "Tables 6-7: power is the wattmeter's mean over the run (Non-load: the idle baseline); energy is "
             "the run's measured energy (generation, load, power and throughput tests), in J (1 Wh = 3600 J; "
-            "the seed's Table 7 prints this energy under a power unit). Cells marked estimated come from "
+            "the report's Table 7 prints this energy under a power unit). Cells marked estimated come from "
             "datasheet watts, not a meter."
         )
     else:
-        notes.append("No run has meter data: the power and energy rows (seed 000 Tables 6-7) are left out.")
+        notes.append(
+            "No run has meter data: the power and energy rows (Song & Lee's Tables 6-7) are left out."
+        )
     if withheld:
         notes.append(
             "No QphH@Size for " + ", ".join(sorted(set(withheld))) + ": a query timed out or failed, so the "
@@ -225,7 +227,8 @@ VIEWS: list[View] = [
             description="QphH@Size per device and scale factor, grouped by environment (local vs SAN), "
             "with the Rate column and charts; with meter data, power and energy per database size. "
             f"{TPCH_LABEL}.",
-            seed="seed 000, Figures 8-11 (QphH@Size, Local and SAN) and Tables 6-7 (power, energy)",
+            seed="Song & Lee's HDD vs DRAM-SSD study, Figures 8-11 (QphH@Size, Local and SAN) and Tables 6-7 "
+            "(power, energy)",
             presets=TPCH_PRESETS,
             min_runs=1,
             max_runs=MAX_RUNS,

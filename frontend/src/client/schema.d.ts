@@ -6979,7 +6979,7 @@ export interface components {
             presets: string[];
             /**
              * Seed
-             * @description the seed document and table or figure the view reproduces
+             * @description the published report (docs/sources.md) and the table or figure the view reproduces
              */
             seed: string;
             /** Title */
@@ -7066,7 +7066,7 @@ export interface components {
             columns: components["schemas"]["ViewColumn"][];
             /**
              * Display Units
-             * @description base unit -> the seed's unit the page and the CSV print it in (B/s -> MB/s = 10^6 B/s, ns -> µs, B -> KiB; ns -> ms in vdbench-filesets and s in postmark-levels, as their seeds); a base unit not listed is printed as it is
+             * @description base unit -> the report's unit the page and the CSV print it in (B/s -> MB/s = 10^6 B/s, ns -> µs, B -> KiB; ns -> ms in vdbench-filesets and s in postmark-levels, as their reports); a base unit not listed is printed as it is
              */
             display_units: {
                 [key: string]: string;
