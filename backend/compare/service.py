@@ -40,6 +40,7 @@ from backend.models import Agent, Device, Environment, ResultJob, Run
 from backend.run import repository
 from backend.run import service as run_service
 from backend.run.schemas import RunRead
+from backend.workload.kinds import KINDS
 from backend.workload.passes import best_of_jobs, is_multi_pass
 
 MAX_RUNS = 200
@@ -338,9 +339,10 @@ def compare(
     jobs_out: list[JobComparison] = []
     energy_out: list[Metric] = []
     if f.comparability.verdict != "not_comparable":
-        if kind == "block":
+        family = _family(kind)
+        if family == "block":
             jobs_out = _job_metrics(f.cols, jobs, f.base)
-        elif kind in ("tpch", "heap_btree"):
+        elif family == "database":
             figures = _db_figures(reads, kind)
             jobs_out = _rows_metrics(f.cols, figures, f.base, kind)
         else:
@@ -383,6 +385,11 @@ def _kind(run: Run, read: RunRead) -> str:
     if read.heap_btree is not None:
         return "heap_btree"
     return str(run.workload_spec.get("kind") or "block")
+
+
+def _family(kind: str) -> str:
+    """block jobs, an engine file set, or a database run's rows (the kind's family)."""
+    return KINDS[kind].family if kind in KINDS else "block"  # type: ignore[index]
 
 
 def _one_kind(runs: list[Run], reads: dict[uuid.UUID, RunRead]) -> str:
@@ -584,7 +591,7 @@ def _energy_metrics(
 ) -> list[Metric]:
     out = []
     for m in ENERGY_METRICS:
-        if kind in ("postmark", "vdbench") and m.key in FILE_ENERGY_LABELS:
+        if _family(kind) == "file" and m.key in FILE_ENERGY_LABELS:
             label, unit = FILE_ENERGY_LABELS[m.key]
             m = replace(m, label=label, unit=unit)
         per_col = [

@@ -7,6 +7,7 @@ from backend.kit.messages import human_bytes
 from backend.models import Agent, Device, Run
 from backend.result.schemas import FileWorkloadSummary
 from backend.run.schemas import RunRead
+from backend.workload.kinds import KINDS
 
 MIN_RUNTIME_S = 10.0
 TIMER_SLACK_S = 0.05  # a 10 s time-based job may report 9,999 ms: still 10 s
@@ -27,8 +28,8 @@ def short_jobs(spec_jobs: list[dict[str, Any]], read: RunRead) -> list[str]:
 
 
 def cache_resident(run: Run, read: RunRead, mem: int | None) -> str | None:
-    kind = run.workload_spec.get("kind")
-    if kind in ("tpch", "heap_btree"):
+    kind = KINDS.get(run.workload_spec.get("kind") or "block")
+    if kind is not None and kind.family == "database":
         return db_cache_resident(run.workload_spec, read, mem)
     return cache_resident_of(run.workload_spec, read.file_workload, mem)
 

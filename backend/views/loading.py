@@ -26,6 +26,7 @@ from backend.run.schemas import PassSummary
 from backend.views import repository
 from backend.views.schemas import ViewRun
 from backend.workload.builtin import BUILTINS
+from backend.workload.kinds import KINDS
 from backend.workload.schemas import JobSpec, load_spec
 
 MAX_RUNS = 30
@@ -68,7 +69,10 @@ def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
     return None
 
 
-DB_SCALED = {"tpch": "scale_factor", "heap_btree": "records"}  # what a run's scale multiplies
+# what a run's scale multiplies, by kind (TPC-H's scale factor, heap/B-tree's records)
+DB_SCALED: dict[str, str] = {
+    name: k.scaled_parameter for name, k in KINDS.items() if k.family == "database" and k.scaled_parameter
+}
 
 
 def _file_preset_of(spec: dict[str, Any], kind: str) -> str | None:
