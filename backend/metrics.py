@@ -15,7 +15,7 @@ Anonymous scrapes get only aggregates over the whole server, which name no team:
   this process's memory.
 
 A scrape with a user's bearer token (Prometheus' `authorization`
-setting) also gets the same figures per team, labelled with the team's name, for the teams that
+setting) also gets the same figures per team, labelled with the team's name and id, for the teams that
 user belongs to only. An invalid token is a 401 (a misconfigured scraper should notice).
 """
 
@@ -105,8 +105,8 @@ def _shared_counters() -> Iterator[Metric]:
     except (redis.RedisError, OSError) as exc:  # Redis down: the counters are missing, not wrong
         log.warning("metrics.counters_unavailable", error=str(exc).splitlines()[0][:200])
         raw = {}
-    for field, value in raw.items():  # type: ignore[union-attr]
-        key, _, label = field.decode().partition("|")
+    for field, value in raw.items():
+        key, _, label = (field.decode() if isinstance(field, bytes) else field).partition("|")
         if key in families:
             families[key].add_metric([label], float(value))
     yield from families.values()
@@ -120,25 +120,29 @@ class _TeamCollector(Collector):
         self.team_ids = team_ids
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        runs = GaugeMetricFamily("iowatt_team_runs", "Runs by team and status", labels=["team", "status"])
+        # team_id beside the name: two of a user's teams may carry the same name (names are unique
+        # only among the teams their creator belongs to), and each must stay its own series
+        runs = GaugeMetricFamily(
+            "iowatt_team_runs", "Runs by team and status", labels=["team", "team_id", "status"]
+        )
         agents = GaugeMetricFamily(
-            "iowatt_team_agents", "Agents by team and online state", labels=["team", "online"]
+            "iowatt_team_agents", "Agents by team and online state", labels=["team", "team_id", "online"]
         )
         with self.factory() as s:
-            for team, status, n in s.execute(
-                select(Team.name, Run.status, func.count())
+            for team, team_id, status, n in s.execute(
+                select(Team.name, Team.id, Run.status, func.count())
                 .join(Team, Team.id == Run.team_id)
                 .where(Run.team_id.in_(self.team_ids))
-                .group_by(Team.name, Run.status)
+                .group_by(Team.id, Team.name, Run.status)
             ):
-                runs.add_metric([team, status.value], n)
-            for team, online, n in s.execute(
-                select(Team.name, Agent.online, func.count())
+                runs.add_metric([team, str(team_id), status.value], n)
+            for team, team_id, online, n in s.execute(
+                select(Team.name, Team.id, Agent.online, func.count())
                 .join(Team, Team.id == Agent.team_id)
                 .where(Agent.team_id.in_(self.team_ids))
-                .group_by(Team.name, Agent.online)
+                .group_by(Team.id, Team.name, Agent.online)
             ):
-                agents.add_metric([team, str(online).lower()], n)
+                agents.add_metric([team, str(team_id), str(online).lower()], n)
         yield runs
         yield agents
 

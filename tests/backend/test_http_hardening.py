@@ -16,6 +16,7 @@ from backend.config import get_settings
 from backend.kit.headers import CSP
 from backend.kit.limits import MiB
 from backend.main import create_app
+from backend.models import Membership, Role, Team
 from tests.factories import create_agent, create_run, create_user
 from tests.services import free_port
 
@@ -345,9 +346,27 @@ def test_metrics_per_team_only_with_a_token(client: TestClient, session: Session
     assert "iowatt_team_" not in anon.text and u.team.name not in anon.text
     mine = client.get("/metrics", headers=u.headers)
     assert mine.status_code == 200
-    assert f'iowatt_team_runs{{status="queued",team="{u.team.name}"}} 1.0' in mine.text
+    assert f'iowatt_team_runs{{status="queued",team="{u.team.name}",team_id="{u.team.id}"}} 1.0' in mine.text
     assert other.team.name not in mine.text
     assert client.get("/metrics", headers={"Authorization": "Bearer iwu_nope"}).status_code == 401
+
+
+def test_two_of_a_users_teams_with_one_name_stay_two_series(client: TestClient, session: Session) -> None:
+    """Names are unique only among the teams their creator is in: a user invited to a second team
+    of the same name sees each team's figures as its own series, never summed into one."""
+    u = create_user(session)
+    twin = Team(name=u.team.name)
+    session.add(twin)
+    session.flush()
+    create_user(session, team=twin)
+    session.add(Membership(user_id=u.user.id, team_id=twin.id, role=Role.viewer))
+    create_run(session, agent=create_agent(session, team=u.team).agent)
+    for _ in range(2):
+        create_run(session, agent=create_agent(session, team=twin).agent)
+    session.flush()
+    text = client.get("/metrics", headers=u.headers).text
+    assert f'iowatt_team_runs{{status="queued",team="{u.team.name}",team_id="{u.team.id}"}} 1.0' in text
+    assert f'iowatt_team_runs{{status="queued",team="{u.team.name}",team_id="{twin.id}"}} 2.0' in text
 
 
 def test_the_api_docs_page_gets_its_own_csp_and_the_ui_the_strict_one(client: TestClient) -> None:
