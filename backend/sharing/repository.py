@@ -1,7 +1,9 @@
 """Every query of the sharing domain."""
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
@@ -148,7 +150,7 @@ def review_stamp(session: Session, review_id: uuid.UUID) -> tuple[str, list[uuid
         return "gone", []
     if row[2]:
         return f"decided:{row[0]}", []
-    perf = session.scalars(
+    perf: Sequence[dict[str, Any]] = session.scalars(
         select(ReviewCandidate.performance).where(ReviewCandidate.review_id == review_id)
     ).all()
     runs: set[uuid.UUID] = set()

@@ -61,7 +61,7 @@ def check(request: Request) -> None:
         pipe.set(key, 0, ex=WINDOW_S, nx=True)
         pipe.incr(key)
         pipe.pttl(key)
-        _, count, pttl = pipe.execute()  # type: ignore[no-untyped-call]
+        _, count, pttl = pipe.execute()  # type: ignore[no-untyped-call, unused-ignore]
         left = max(0, int(pttl)) / 1000
     except (redis.RedisError, OSError) as exc:
         log.warning("share_throttle.redis_unavailable", error=str(exc).splitlines()[0][:200])

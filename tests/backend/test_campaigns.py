@@ -2,6 +2,7 @@
 campaign (its runs, share links and export would hold two teams' data)."""
 
 import uuid
+from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
@@ -18,7 +19,7 @@ def test_a_campaign_refuses_agents_of_two_teams(client: TestClient, session: Ses
     session.add(Membership(user_id=u.user.id, team_id=other.id, role=Role.admin))
     session.flush()
     mine, theirs = create_agent(session, team=u.team), create_agent(session, team=other)
-    body = {
+    body: dict[str, Any] = {
         "name": "mixed",
         "workload": {"jobs": [{"name": "r", "rw": "read", "size_bytes": 1 << 20, "bs_bytes": 4096}]},
         "targets": [

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -115,8 +116,11 @@ def test_the_largest_review_prints_within_the_cap_and_says_what_it_left_out(
     assert r.status_code == 200, r.text
     extra = 7
     for n in range(report.MAX_COMMENTS + extra):
-        body = f"c{n:03d} " + "w " * 9_990
-        session.add(ReviewComment(review_id=uuid.UUID(rv["id"]), author_id=u.user.id, body=body))
+        said = f"c{n:03d} " + "w " * 9_990
+        at = datetime(2026, 12, 1, tzinfo=UTC) + timedelta(minutes=n)  # one transaction: one now()
+        session.add(
+            ReviewComment(review_id=uuid.UUID(rv["id"]), author_id=u.user.id, body=said, created_at=at)
+        )
     session.flush()
     r = client.get(f"/api/v1/reviews/{rv['id']}/pdf", headers=u.headers)
     assert r.status_code == 200, r.text
@@ -194,7 +198,7 @@ def test_printing_holds_no_database_connection_and_a_third_pdf_is_turned_away(
                 assert third.status_code == 503, third.text
                 assert third.json()["error"] == "pdf_busy" and int(third.headers["Retry-After"]) > 0
                 with eng.connect() as conn:
-                    busy = conn.execute(
+                    busy: int = conn.execute(
                         text(
                             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                             "AND pid <> pg_backend_pid() AND state IN "

@@ -496,9 +496,14 @@ def test_the_view_is_computed_once_per_content_version(
     from backend.compare import service as compare_service
     from backend.sharing import cache
 
-    calls = []
+    calls: list[int] = []
     real = compare_service.compare
-    monkeypatch.setattr(compare_service, "compare", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def counted(*a: Any, **k: Any) -> Any:
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(compare_service, "compare", counted)
     admin, member, _, runs = _team(session)
     created = _share(client, member, runs)
     token = _token(created)
@@ -551,8 +556,8 @@ def test_anonymous_share_routes_are_throttled_per_client(
 def test_a_title_in_any_math_syntax_draws_as_text(client: TestClient, session: Session, title: str) -> None:
     """Issue 22: matplotlib read "$…$" as mathtext and a broken one made the preview a 500."""
     _, member, _, runs = _team(session)
-    for r in runs:
-        r.name = f"run {title}"
+    for run in runs:
+        run.name = f"run {title}"
     session.flush()
     token = _token(_share(client, member, runs, title=title))
     r = client.get(f"/s/{token}/preview.png")
