@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from iowatt_agent import cli, inventory
 from iowatt_agent.schemas import Inventory
 from typer.testing import CliRunner
@@ -197,3 +200,73 @@ def test_capabilities_follow_what_is_installed(monkeypatch: Any, tmp_path: Path)
     caps = inventory.capabilities()
     assert caps.tpch_dbms == [] and "tpch" not in caps.workload_kinds
     assert caps.workload_kinds == ["block", "postmark", "vdbench", "heap_btree"]
+
+
+CAPABILITIES_PROBE = "from iowatt_agent import inventory; print(inventory.capabilities().model_dump_json())"
+
+
+def capabilities_in(*wrapper: str) -> dict[str, Any]:
+    """capabilities() of an agent started under `wrapper` (setpriv, unshare ...), from its output."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([*wrapper, sys.executable, "-c", CAPABILITIES_PROBE], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    doc: dict[str, Any] = json.loads(res.stdout)
+    return doc
+
+
+def tpch_runs_here() -> bool:
+    from iowatt_agent.tpch.lease import supported_dbms
+
+    return bool(supported_dbms())
+
+
+needs_root_and_tpch = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None or not tpch_runs_here(),
+    reason="needs root, setpriv and a host that runs TPC-H (the [tpch] extra and a DBMS)",
+)
+
+
+@needs_root_and_tpch
+def test_a_root_agent_without_the_capabilities_does_not_offer_tpch() -> None:
+    """The unit keeps CAP_CHOWN/SETUID/SETGID for TPC-H (isolation.py): an agent whose bounding set
+    lacks them would refuse every TPC-H lease as unsupported, so it does not list the kind and
+    the server refuses such a run when it is queued."""
+    assert "tpch" in capabilities_in("setpriv", "--bounding-set=-net_raw")["workload_kinds"]  # the probe
+    for dropped in ("-chown", "-setuid", "-setgid", "-chown,-setuid,-setgid"):
+        caps = capabilities_in("setpriv", f"--bounding-set={dropped}")
+        assert caps["tpch_dbms"] == [] and "tpch" not in caps["workload_kinds"], dropped
+        assert caps["workload_kinds"] == ["block", "postmark", "vdbench", "heap_btree"]
+
+
+@needs_root_and_tpch
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare")
+def test_a_root_agent_without_a_tpch_user_offers_no_dbms_it_cannot_hand_over(tmp_path: Path) -> None:
+    """The TPC-H user is iowatt-tpch, else the DBMS package's user (postgres, mysql): in a mount
+    namespace whose /etc/passwd lacks some of them, only the DBMSs that still have a user are
+    offered, and tpch not at all when none has."""
+    import pwd
+
+    have = [name for name in ("iowatt-tpch", "postgres", "mysql") if _has_user(pwd, name)]
+    lines = Path("/etc/passwd").read_text().splitlines(keepends=True)
+
+    def caps_without(*users: str) -> dict[str, Any]:
+        fake = tmp_path / f"passwd-{'-'.join(users)}"
+        fake.write_text("".join(line for line in lines if line.split(":", 1)[0] not in users))
+        script = f'mount --bind "{fake}" /etc/passwd && exec "$0" "$@"'
+        return capabilities_in("unshare", "--mount", "sh", "-c", script)
+
+    none = caps_without("iowatt-tpch", "postgres", "mysql")
+    assert none["tpch_dbms"] == [] and "tpch" not in none["workload_kinds"]
+    if "iowatt-tpch" not in have and {"postgres", "mysql"} <= set(have):
+        only_pg = caps_without("mysql")
+        assert only_pg["tpch_dbms"] == ["postgresql"] and "tpch" in only_pg["workload_kinds"]
+
+
+def _has_user(pwd: Any, name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 from iowatt_agent.tpch import spec
-from iowatt_agent.tpch.bench import render
+from iowatt_agent.tpch.bench import TpchUsage, buffer_pool_bytes, parse_options, render
+from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_LABEL, parse_size, tpch_min_streams
 
 needs_duckdb = pytest.mark.skipif(
     importlib.util.find_spec("duckdb") is None,
@@ -28,7 +29,7 @@ needs_duckdb = pytest.mark.skipif(
 )
 
 REPO = Path(__file__).resolve().parents[2]
-LABEL = "TPC-H-derived, not audited"
+LABEL = TPCH_LABEL  # libs/workload's: the agent has no copy of its own
 
 
 def have_postgres() -> bool:
@@ -127,7 +128,7 @@ def test_formulas_match_hand_computations():
 def test_minimum_streams_follow_the_spec_table():
     # 5.3.4 (and seed 000's Table 2: 1 GB and 5 GB with 2 users, 10 GB with 3)
     factors = (0.01, 1, 5, 10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000)
-    assert [spec.min_streams(sf) for sf in factors] == [2, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert [tpch_min_streams(sf) for sf in factors] == [2, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     assert (
         spec.refresh_orders(1) == 1500
         and spec.refresh_orders(0.01) == 15
@@ -269,6 +270,50 @@ def test_bad_arguments_exit_2_naming_the_field(target, args, field):
     assert res.returncode == 2, res.stderr
     assert field in res.stderr
     assert list(target.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("16m", 16 << 20),
+        ("1g", 1 << 30),
+        ("64MB", 64 << 20),
+        ("1048576", 1 << 20),
+        ("0x100000", 1 << 20),
+        # fio's rule, as everywhere else the agent and the engine read a size: 4096KiB is
+        # 4,096,000 bytes (the old parser of --buffer-pool read it as 4 MiB)
+        ("4096KiB", 4_096_000),
+        ("2MiB", 2_000_000),
+    ],
+)
+def test_buffer_pool_reads_sizes_as_everything_else_does(text, expected):
+    assert buffer_pool_bytes(text) == expected == parse_size(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("1.5g", "not a size"),  # no fractions (the old parser took 1.5 GiB)
+        ("4KiB", "at least 1m"),  # 4000 bytes (the old parser: 4096), below the minimum either way
+        ("1m ", "not a size"),  # no spaces
+        ("-16m", "not a size"),
+        ("16q", "not a size"),
+        ("1000000", "at least 1m"),
+        ("", "not a size"),
+    ],
+)
+def test_buffer_pool_refuses_what_the_size_syntax_does_not_read(text, why):
+    with pytest.raises(TpchUsage, match=why) as caught:
+        buffer_pool_bytes(text)
+    assert "--buffer-pool" in str(caught.value)
+
+
+def test_options_take_the_librarys_defaults(target):
+    opts = parse_options(["--dbms", "postgresql", "--scale-factor", "10"], str(target))
+    assert opts.buffer_pool_bytes == TPCH_DEFAULT_BUFFER_POOL_BYTES == 16 << 20
+    assert opts.streams == tpch_min_streams(10) == 3
+    with pytest.raises(TpchUsage, match="--buffer-pool"):
+        parse_options(["--dbms", "postgresql", "--scale-factor", "1", "--buffer-pool", "1.5g"], str(target))
 
 
 def test_target_must_be_a_directory(target):

@@ -1,9 +1,18 @@
 """libs/workload's one TPC-H bound (issue 15): the facts the server sizes a TPC-H run with and the
 agent checks a lease against, from the spec's table sizes (clause 4.2.5) by hand."""
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 from iowatt_workload import tpch_facts, tpch_min_streams, tpch_raw_bytes
 from iowatt_workload.tpch import DATABASE_FACTOR, WRITE_FACTOR
+
+# the minimum-streams vectors the web UI's copy passes too (DbWorkload/dbWorkload.vectors.test.ts)
+STREAMS: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[2] / "libs" / "workload" / "testdata" / "tpch_streams.json").read_text()
+)
 
 
 def test_raw_bytes_are_the_spec_table_sizes() -> None:
@@ -31,7 +40,58 @@ def test_minimum_streams_follow_clause_5_3_4(sf: float, streams: int) -> None:
     assert tpch_min_streams(sf) == streams
 
 
+@pytest.mark.parametrize("case", STREAMS["cases"], ids=lambda c: f"SF {c['scale_factor']:g}")
+def test_minimum_streams_vectors(case: dict[str, Any]) -> None:
+    assert tpch_min_streams(case["scale_factor"]) == case["streams"]
+
+
+def test_the_vectors_reach_every_row_of_the_table() -> None:
+    from iowatt_workload.tpch import MIN_STREAMS, MIN_STREAMS_BELOW
+
+    factors = {c["scale_factor"] for c in STREAMS["cases"]}
+    for sf, _streams in MIN_STREAMS:  # each row at its own SF and just below it
+        assert sf in factors and any(sf - 1 <= f < sf for f in factors), sf
+    assert {c["streams"] for c in STREAMS["cases"]} == {s for _, s in MIN_STREAMS} | {MIN_STREAMS_BELOW}
+
+
 @pytest.mark.parametrize("sf", [0, -1, 1000.5, float("nan")])
 def test_a_scale_factor_out_of_range_is_refused(sf: float) -> None:
     with pytest.raises(ValueError, match="scale factor"):
         tpch_facts(sf)
+
+
+def test_the_agent_the_policy_and_the_server_use_the_librarys_tpch_values(tmp_path: Path) -> None:
+    """One owner: the buffer pool the agent gives a DBMS when a run names none, DuckDB's memory
+    limit, the minimum streams and the label, as the agent, libs/policy's memory bound and the
+    server have them."""
+    import inspect
+
+    from iowatt_agent.tpch import bench, data, lease, steps
+    from iowatt_policy import memory
+    from iowatt_workload import (
+        TPCH_DEFAULT_BUFFER_POOL_BYTES,
+        TPCH_GENERATOR_MEMORY_LIMIT_BYTES,
+        TPCH_LABEL,
+    )
+
+    from backend.workload.kinds.tpch import TPCH_DEFAULT_BUFFER_POOL, TpchSpec
+
+    assert TPCH_DEFAULT_BUFFER_POOL_BYTES == 16 << 20 and TPCH_GENERATOR_MEMORY_LIMIT_BYTES == 1 << 30
+    # the policy's bound of a run without a pool is the bound of one with the agent's default
+    default = memory.tpch_memory("postgresql", None, 2)
+    explicit = memory.tpch_memory("postgresql", TPCH_DEFAULT_BUFFER_POOL_BYTES, 2)
+    assert default == explicit and default is not None
+    assert (
+        memory.TPCH_GENERATOR_BYTES
+        == TPCH_GENERATOR_MEMORY_LIMIT_BYTES + memory.TPCH_GENERATOR_OVERHEAD_BYTES
+    )
+    assert inspect.signature(data.generate).parameters["memory_limit_bytes"].default is (
+        TPCH_GENERATOR_MEMORY_LIMIT_BYTES
+    )
+    job = {"mode": "tpch", "dbms": "postgresql", "scale_factor": "10"}
+    opts = lease.options_of(job, tmp_path)
+    assert opts.buffer_pool_bytes == TPCH_DEFAULT_BUFFER_POOL_BYTES and opts.streams == tpch_min_streams(10)
+    assert bench.parse_options(["--dbms", "mariadb", "--scale-factor", "30"], str(tmp_path)).streams == 4
+    assert steps.TPCH_LABEL is lease.TPCH_LABEL is bench.TPCH_LABEL is TPCH_LABEL
+    assert TPCH_DEFAULT_BUFFER_POOL is TPCH_DEFAULT_BUFFER_POOL_BYTES
+    assert TpchSpec.model_fields["buffer_pool_bytes"].default == TPCH_DEFAULT_BUFFER_POOL_BYTES

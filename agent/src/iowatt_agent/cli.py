@@ -39,7 +39,8 @@ from .args import (
     check_meter_spec,
     fail,
 )
-from .bench import BenchArgs, run_bench
+from .bench import run_bench
+from .bench_args import BenchArgs
 from .ci_upload import UPLOAD_TOKEN_ENV, UploadArgs, UploadError, upload
 from .client import ApiClient
 from .config import ConfigError, load_config, resolve_state_dir, server_ssl_context

@@ -278,11 +278,13 @@ def collect(root: Path = Path("/"), *, policy: ReportedPolicy | None = None) -> 
 
 def capabilities() -> Capabilities:
     """The workload kinds this agent runs (issue 15): every kind whose runner can run here (the
-    engine's always; TPC-H when its generator, the [tpch] extra, and at least one DBMS's server
-    binaries are installed), and the DBMS servers a TPC-H run may use."""
+    engine's always; TPC-H when a lease could run: tpch.lease.supported_dbms, the generator, the
+    [tpch] extra, a DBMS's server, and for a root agent a TPC-H user and CAP_CHOWN/SETUID/SETGID
+    to hand the run to it), and the DBMSs a TPC-H run could use. The server refuses at queue time
+    what is not listed."""
     from .kinds import RUNNERS
-    from .kinds.tpch import installed_dbms
+    from .tpch.lease import supported_dbms
 
     kinds = [name for name, runner in RUNNERS.items() if runner.runs_engine]  # the engine's kinds first
     kinds += [name for name, runner in RUNNERS.items() if not runner.runs_engine and runner.available()]
-    return Capabilities(workload_kinds=kinds, tpch_dbms=installed_dbms())
+    return Capabilities(workload_kinds=kinds, tpch_dbms=supported_dbms())

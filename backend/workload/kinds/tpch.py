@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from iowatt_workload import MiB, tpch_facts
+from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, MiB, tpch_facts
 from pydantic import Field
 
 from backend.kit.schema import InputSchema
@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from backend.workload.schemas import WorkloadSpec
 
 Dbms = Literal["postgresql", "mariadb"]
-TPCH_DEFAULT_BUFFER_POOL = (
-    16 * MiB
-)  # the bench's default (agent tpch/dbms.py): small, so the device serves reads
+# the agent's default (libs/workload, which the agent's DBMS and the policy's memory bound use):
+# small, so the device serves reads
+TPCH_DEFAULT_BUFFER_POOL = TPCH_DEFAULT_BUFFER_POOL_BYTES
 TPCH_MAX_STREAMS = 64  # the bench's --streams bound
 TPCH_TIMEOUT_MAX_S = 7 * 86400
 

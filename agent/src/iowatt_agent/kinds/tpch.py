@@ -29,8 +29,10 @@ class TpchRunner(Runner):
     kill_grace_s = tpch_lease.KILL_GRACE_S
 
     def available(self) -> bool:
-        """The generator (the [tpch] extra) and at least one DBMS's server binaries are installed."""
-        return bool(installed_dbms()) and generator_installed()
+        """A lease could run here on at least one DBMS (tpch.lease.supported_dbms: the generator,
+        the [tpch] extra, the DBMS's server and, for a root agent, a TPC-H user and the
+        capabilities to hand the run to it)."""
+        return bool(tpch_lease.supported_dbms())
 
     def prepare(
         self, engine: Path | str, engine_job: dict[str, Any], *, text_file: Path, target: str, run_key: str
@@ -59,28 +61,3 @@ class TpchRunner(Runner):
         if outcome.stop_reason is None and outcome.exit_code and outcome.messages:
             return outcome.messages[-1]
         return None
-
-
-def installed_dbms() -> list[str]:
-    """The DBMS servers whose binaries this host has."""
-    from ..tpch.dbms import Unsupported, mariadb_binaries, pg_bindir
-
-    found: list[str] = []
-    for name, find in (("postgresql", pg_bindir), ("mariadb", mariadb_binaries)):
-        try:
-            find()
-        except Unsupported:
-            continue
-        found.append(name)
-    return found
-
-
-def generator_installed() -> bool:
-    from ..tpch.data import extension_path
-    from ..tpch.dbms import Unsupported
-
-    try:
-        extension_path()
-    except Unsupported:
-        return False
-    return True

@@ -7,8 +7,5 @@ DuckDB's dbgen, bulk-loads it, runs the power test (RF1, Q1..Q22, RF2) and the t
 (S query streams plus a refresh stream), computes Power@Size, Throughput@Size and QphH@Size with
 the spec's formulas, checks every answer, and removes the instance and its directory, also on
 error or Ctrl-C. Not an audited TPC-H result: every output says "TPC-H-derived, not audited".
-See docs/tpch.md and docs/adr/0023-tpch-data-generation.md."""
-
-from .spec import LABEL
-
-__all__ = ["LABEL"]
+See docs/tpch.md and docs/adr/0023-tpch-data-generation.md. The label is libs/workload's
+TPCH_LABEL."""

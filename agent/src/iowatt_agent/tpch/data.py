@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iowatt_workload import TPCH_GENERATOR_MEMORY_LIMIT_BYTES
+
 from .dbms import Unsupported
 from .spec import refresh_orders
 
@@ -67,8 +69,16 @@ def extension_path() -> Path:
     return path
 
 
-def generate(directory: Path, scale_factor: float, refresh_sets: int, memory_limit: str = "1GB") -> Generated:
-    """Generate, export and compute references in `directory` (created; the caller removes it)."""
+def generate(
+    directory: Path,
+    scale_factor: float,
+    refresh_sets: int,
+    memory_limit_bytes: int = TPCH_GENERATOR_MEMORY_LIMIT_BYTES,
+) -> Generated:
+    """Generate, export and compute references in `directory` (created; the caller removes it).
+    DuckDB holds at most `memory_limit_bytes` of data in memory and spills the rest to `directory`
+    (libs/workload's limit, which libs/policy's memory bound counts; DuckDB's own structures come
+    on top)."""
     import time
 
     import duckdb
@@ -81,7 +91,7 @@ def generate(directory: Path, scale_factor: float, refresh_sets: int, memory_lim
     # would be followed; COPY and the temp directory take `directory` as given (issue 22).
     con = duckdb.connect(":memory:")
     try:
-        con.execute(f"SET memory_limit = '{memory_limit}'")
+        con.execute(f"SET memory_limit = '{int(memory_limit_bytes)}B'")
         con.execute(f"SET temp_directory = {sql_text(directory / 'duckdb.tmp')}")
         con.execute("SET threads = 2")
         con.execute(f"LOAD {sql_text(ext)}")

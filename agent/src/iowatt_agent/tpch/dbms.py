@@ -30,8 +30,10 @@ from typing import Any, Protocol
 
 from .isolation import clean_env
 
-# Small on purpose: the data must not fit in the DBMS's own cache, so the device is measured.
-DEFAULT_BUFFER_POOL_BYTES = 16 * 1024 * 1024
+# The buffer pool a run names none gets: libs/workload's TPCH_DEFAULT_BUFFER_POOL_BYTES (16 MiB,
+# small on purpose; libs/policy's memory bound counts the same value).
+# the DBMSs a TPC-H run can use (--dbms, a lease's "dbms", capabilities.tpch_dbms)
+DBMS_NAMES = ("postgresql", "mariadb")
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes with its NUL; keep a margin
 START_TIMEOUT_S = 90.0
 

@@ -44,13 +44,13 @@ from types import FrameType
 from typing import Any
 
 from iowatt_policy import job_value
+from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_LABEL, tpch_min_streams
 
 from ..filework import FileRun, write_text
-from .spec import LABEL, min_streams
+from .options import DEFAULT_QUERY_TIMEOUT_S, RUN_DIR_PREFIX, TpchOptions
 
 log = logging.getLogger("iowatt_agent.tpch")
 
-RUN_DIR_PREFIX = "iowatt-tpch-"
 # processes of a private instance (their working directory is the data directory)
 DBMS_PROGRAMS = frozenset({"postgres", "postmaster", "mariadbd", "mysqld"})
 REMOVE_TIMEOUT_S = 120.0
@@ -77,13 +77,13 @@ def check_supported(dbms: str) -> None:
     """Unavailable unless the generator and `dbms`'s server binaries are installed, and, when the
     agent is root, the TPC-H user exists and the agent may hand the run over to it."""
     from .data import extension_path
-    from .dbms import Unsupported, mariadb_binaries, pg_bindir
+    from .dbms import Unsupported, check_binaries
     from .isolation import IsolationError, missing_capabilities, tpch_user
 
     try:
         extension_path()
-        (pg_bindir if dbms == "postgresql" else mariadb_binaries)()
-    except Unsupported as exc:
+        check_binaries(dbms)
+    except (Unsupported, ValueError) as exc:  # ValueError: a DBMS this agent does not know
         raise Unavailable(f"unsupported on this host: {exc}") from None
     try:
         tpch_user(dbms)
@@ -95,6 +95,23 @@ def check_supported(dbms: str) -> None:
             f"unsupported on this host: TPC-H runs as an unprivileged user, and the agent lacks "
             f"{', '.join(missing)} to hand the run over (agent/systemd/iowatt-agent.service keeps them)"
         )
+
+
+def supported_dbms() -> list[str]:
+    """The DBMSs a TPC-H lease would run on here now (check_supported passes: the generator, the
+    DBMS's server and, for a root agent, a TPC-H user and the capabilities to hand the run over).
+    The inventory reports them as capabilities.tpch_dbms, and `tpch` among its workload kinds only
+    when there is one, so the server refuses at queue time a run this host would refuse."""
+    from .dbms import DBMS_NAMES
+
+    found = []
+    for dbms in DBMS_NAMES:
+        try:
+            check_supported(dbms)
+        except Unavailable:
+            continue
+        found.append(dbms)
+    return found
 
 
 @dataclass
@@ -232,7 +249,7 @@ def document(doc: dict[str, Any], version: str) -> dict[str, Any]:
                 },
             }
         ],
-        "iowatt": {"mode": "tpch", "label": LABEL, "interrupted": False, "agent_version": version},
+        "iowatt": {"mode": "tpch", "label": TPCH_LABEL, "interrupted": False, "agent_version": version},
         "tpch": doc,
     }
 
@@ -242,10 +259,7 @@ def _number(job: dict[str, Any], key: str, default: float) -> float:
     return float(text) if text is not None else default
 
 
-def options_of(job: dict[str, Any], target: Path) -> Any:
-    from .bench import DEFAULT_QUERY_TIMEOUT_S, TpchOptions
-    from .dbms import DEFAULT_BUFFER_POOL_BYTES
-
+def options_of(job: dict[str, Any], target: Path) -> TpchOptions:
     sf = float(job_value(job, "scale_factor") or "nan")
     if not (math.isfinite(sf) and sf > 0):
         raise ValueError("scale_factor")
@@ -253,9 +267,9 @@ def options_of(job: dict[str, Any], target: Path) -> Any:
     return TpchOptions(
         dbms=str(job["dbms"]),
         scale_factor=sf,
-        streams=int(streams) if streams is not None else min_streams(sf),
+        streams=int(streams) if streams is not None else tpch_min_streams(sf),
         query_timeout_s=_number(job, "query_timeout_s", DEFAULT_QUERY_TIMEOUT_S),
-        buffer_pool_bytes=int(_number(job, "buffer_pool_bytes", DEFAULT_BUFFER_POOL_BYTES)),
+        buffer_pool_bytes=int(_number(job, "buffer_pool_bytes", TPCH_DEFAULT_BUFFER_POOL_BYTES)),
         target=target,
     )
 
@@ -302,8 +316,8 @@ class Progress:
 
 def main(argv: list[str] | None = None) -> int:
     from .. import __version__
-    from .bench import TpchFailed, run
     from .dbms import Unsupported
+    from .run import TpchFailed, run
 
     parser = argparse.ArgumentParser(prog="python -m iowatt_agent.tpch.lease")
     parser.add_argument("--job", required=True, type=Path)

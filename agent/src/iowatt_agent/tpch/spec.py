@@ -1,6 +1,8 @@
 """The TPC-H specification's facts this workload uses (clause numbers as in revisions 2.17 to 3.0):
-the metrics of 5.4, the minimum number of query streams of 5.3.4, the refresh set size of
-2.5.2, and the stream orders. Pure functions, tested against hand computations."""
+the metrics of 5.4, the refresh set size of 2.5.2, and the stream orders. Pure functions, tested
+against hand computations. The minimum number of query streams (5.3.4) and the label every
+output carries are libs/workload's (`tpch_min_streams`, `TPCH_LABEL`): the server and the web UI
+use the same ones."""
 
 from __future__ import annotations
 
@@ -8,31 +10,7 @@ import math
 import random
 from collections.abc import Sequence
 
-LABEL = "TPC-H-derived, not audited"
-
 QUERIES = tuple(range(1, 23))
-
-# 5.3.4: minimum number of query streams in the throughput test, by scale factor.
-MIN_STREAMS = (
-    (100000, 11),
-    (30000, 10),
-    (10000, 9),
-    (3000, 8),
-    (1000, 7),
-    (300, 6),
-    (100, 5),
-    (30, 4),
-    (10, 3),
-)
-
-
-def min_streams(scale_factor: float) -> int:
-    """The spec's minimum S for the largest listed scale factor not above `scale_factor`; 2 below
-    SF 10 (the spec's SF 1 row; it lists no smaller factor, the paper's 1 and 5 GB runs used 2)."""
-    for sf, streams in MIN_STREAMS:
-        if scale_factor >= sf:
-            return streams
-    return 2
 
 
 def refresh_orders(scale_factor: float) -> int:

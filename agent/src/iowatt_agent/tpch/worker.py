@@ -41,7 +41,7 @@ from .isolation import (
 from .workload import is_disk_full
 
 if TYPE_CHECKING:
-    from .bench import TpchOptions
+    from .options import TpchOptions
 
 
 class WorkerFailed(Exception):
@@ -149,7 +149,7 @@ def preload(dbms: str) -> None:
     import duckdb  # noqa: F401
     import duckdb_extension_tpch  # noqa: F401
 
-    from . import bench, data, spec, workload  # noqa: F401
+    from . import data, spec, steps, workload  # noqa: F401
 
     if dbms == "postgresql":
         import psycopg
@@ -162,7 +162,7 @@ def preload(dbms: str) -> None:
 
 def work(opts: TpchOptions, events_fd: int, control_fd: int) -> int:
     """The run, in the worker (the TPC-H user, in the run directory). Its exit code."""
-    from .bench import run_in
+    from .steps import run_in
 
     stop = threading.Event()
     finished = threading.Event()

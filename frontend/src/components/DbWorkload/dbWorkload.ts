@@ -107,7 +107,8 @@ export function formatSf(sf: number | null | undefined): string {
   return String(Number(sf.toPrecision(6)));
 }
 
-/** The spec's minimum streams for an SF (clause 5.3.4), as docs/tpch.md states it. */
+/** The spec's minimum streams for an SF (clause 5.3.4): libs/workload's tpch_min_streams, which owns the
+ * table; this copy passes its vectors (testdata/tpch_streams.json, dbWorkload.vectors.test.ts). */
 export function minimumStreams(sf: number): number {
   const steps: [number, number][] = [
     [100000, 11],

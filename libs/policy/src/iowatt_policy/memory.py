@@ -20,7 +20,7 @@ heap-btree     ENGINE_BASE_BYTES + the buffer pool: dataset_bytes x the largest 
                (a heap-only sweep), or dataset_bytes when a B+tree is built (the engine sizes it
                by building it in memory first, heapbtree.c), x (1 + frame overhead), + records / 8
                (the seen-bitmap of the queries).
-tpch           the larger of the data generator (DuckDB, tpch/data.py: memory_limit 1 GB plus
+tpch           the larger of the data generator (DuckDB, tpch/data.py: memory_limit 1 GiB plus
                its own overhead: TPCH_GENERATOR_BYTES) and the DBMS: buffer_pool_bytes (+10 % for
                InnoDB's control blocks) + the DBMS's base + (streams + 1) connections x its
                per-connection memory (the DBMS_MEMORY table).
@@ -31,9 +31,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-KiB = 1024
-MiB = 1024 * KiB
-GiB = 1024 * MiB
+from iowatt_workload import (
+    TPCH_DEFAULT_BUFFER_POOL_BYTES,
+    TPCH_GENERATOR_MEMORY_LIMIT_BYTES,
+    GiB,
+    KiB,
+    MiB,
+)
 
 # the engine process: its binary, libc, the job table, per-interval records and histograms
 # (agent/engine/src: main.c, report.c; a few MiB measured as RSS of a null-engine run)
@@ -52,10 +56,12 @@ VDBENCH_DIR_BYTES = 1
 # heap-btree: a pool frame's bookkeeping (bufpool.h struct bp_frame, 16 B, and the page's `where`
 # entry, 4 B) per 8 KiB page, rounded up to 1 % of the pool
 HEAP_BTREE_POOL_OVERHEAD = 0.01
-# TPC-H's generator: DuckDB with memory_limit 1 GB (tpch/data.py) is allowed to exceed it by its
-# own structures; 1.5 GiB in all
-TPCH_GENERATOR_BYTES = 1536 * MiB
-TPCH_DEFAULT_BUFFER_POOL_BYTES = 16 * MiB  # tpch/dbms.py's default (the server always sends one)
+# TPC-H's generator: DuckDB with the memory_limit the agent sets (libs/workload's
+# TPCH_GENERATOR_MEMORY_LIMIT_BYTES, 1 GiB: tpch/data.py) is allowed to exceed it by its own
+# structures; 512 MiB for those, 1.5 GiB in all. A run without buffer_pool_bytes gets the agent's
+# default pool, TPCH_DEFAULT_BUFFER_POOL_BYTES (libs/workload; the server always sends one).
+TPCH_GENERATOR_OVERHEAD_BYTES = 512 * MiB
+TPCH_GENERATOR_BYTES = TPCH_GENERATOR_MEMORY_LIMIT_BYTES + TPCH_GENERATOR_OVERHEAD_BYTES
 
 
 @dataclass(frozen=True)
@@ -196,5 +202,5 @@ def tpch_memory(dbms: str, buffer_pool_bytes: int | None, streams: int) -> Memor
     return MemoryBound(
         TPCH_GENERATOR_BYTES,
         "workload.tpch",  # the generator is the same at any scale factor or pool
-        "the TPC-H data generator (DuckDB, memory_limit 1 GB)",
+        f"the TPC-H data generator (DuckDB, memory_limit {TPCH_GENERATOR_MEMORY_LIMIT_BYTES / GiB:g} GiB)",
     )

@@ -15,7 +15,10 @@ Identity (`identity.py`, vectors identity.json; frontend/src/lib/workload.ts wor
 TPC-H bound (`tpch.py`, issue 15; the server sizes runs with it, the agent checks leases with it)
     TPCH_LABEL                                   what every TPC-H-derived run and result says of itself
     tpch_facts(scale_factor, streams=None) -> bounds-shaped dict (mode "tpch")
-    tpch_min_streams(scale_factor), tpch_raw_bytes(scale_factor)
+    tpch_min_streams(scale_factor) (clause 5.3.4; vectors tpch_streams.json, the UI's copy
+        components/DbWorkload/dbWorkload.ts minimumStreams), tpch_raw_bytes(scale_factor)
+    TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_GENERATOR_MEMORY_LIMIT_BYTES   what the agent sets on the
+        DBMS and the generator, and libs/policy's memory bound counts
 Kinds (`kinds.py`, vectors kinds.json; ADR 0027: every tier's registry of kinds is checked against it)
     WorkloadKind, WORKLOAD_KINDS, KIND_MODES (kind -> lease job mode), kind_of_mode(mode)
 Defaults (`defaults.py`; DEFAULT_IDLE_S and TPCH_LABEL in vectors constants.json, the UI's copies
@@ -43,7 +46,15 @@ from iowatt_workload.passes import (
     pass_of,
 )
 from iowatt_workload.sizes import U64_MAX, GiB, KiB, MiB, TiB, format_size, parse_size
-from iowatt_workload.tpch import TPCH_LABEL, TpchFacts, tpch_facts, tpch_min_streams, tpch_raw_bytes
+from iowatt_workload.tpch import (
+    TPCH_DEFAULT_BUFFER_POOL_BYTES,
+    TPCH_GENERATOR_MEMORY_LIMIT_BYTES,
+    TPCH_LABEL,
+    TpchFacts,
+    tpch_facts,
+    tpch_min_streams,
+    tpch_raw_bytes,
+)
 
 __all__ = [
     "DEFAULT_IDLE_S",
@@ -57,6 +68,8 @@ __all__ = [
     "LATER_JOB_FIELDS",
     "MiB",
     "PASS_SUFFIX",
+    "TPCH_DEFAULT_BUFFER_POOL_BYTES",
+    "TPCH_GENERATOR_MEMORY_LIMIT_BYTES",
     "TPCH_LABEL",
     "TiB",
     "U64_MAX",

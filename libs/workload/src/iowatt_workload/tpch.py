@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from iowatt_workload.sizes import GiB, MiB
+
 # What every TPC-H-derived run, result and view says of itself: its figures follow the spec's
 # formulas but were not audited, so they are not TPC-H results (TPC's fair-use rules; docs/tpch.md).
 # One text for the agent's output, the server's schemas, presets and views; the web UI's copy
@@ -39,7 +41,10 @@ WRITE_FACTOR = 6.0
 SCALE_FACTOR_MAX = 1000.0
 PAGE_BYTES = 16384  # the larger DBMS page (InnoDB 16 KiB; PostgreSQL 8 KiB); bulk writes may be larger
 
-# clause 5.3.4: minimum query streams by scale factor (the largest row not above SF); 2 below 10
+# clause 5.3.4: minimum query streams by scale factor (the largest row not above SF); 2 below 10.
+# The one table: the agent's bench and leases, the server and the policy call tpch_min_streams;
+# the web UI's copy (components/DbWorkload/dbWorkload.ts minimumStreams) passes
+# testdata/tpch_streams.json, as tests/workload/test_tpch_bound.py does here.
 MIN_STREAMS = (
     (100000, 11),
     (30000, 10),
@@ -51,6 +56,15 @@ MIN_STREAMS = (
     (30, 4),
     (10, 3),
 )
+MIN_STREAMS_BELOW = 2
+
+# What the agent's TPC-H code sets on the programs it runs, and libs/policy's memory bound
+# (memory.py tpch_memory) counts: one value for both (libs/policy cannot import the agent).
+# DuckDB's memory_limit while it generates the data (agent tpch/data.py), bytes.
+TPCH_GENERATOR_MEMORY_LIMIT_BYTES = GiB
+# The DBMS's buffer pool when a run names none (agent tpch/dbms.py; bench's --buffer-pool):
+# small on purpose, so the data does not fit in the DBMS's own cache and the device is measured.
+TPCH_DEFAULT_BUFFER_POOL_BYTES = 16 * MiB
 
 
 class TpchFacts(TypedDict):
@@ -65,11 +79,12 @@ class TpchFacts(TypedDict):
 
 
 def tpch_min_streams(scale_factor: float) -> int:
-    """The spec's minimum S for `scale_factor` (5.3.4; 2 below SF 10, as seed 000's 1 and 5 GB runs)."""
+    """The spec's minimum S for `scale_factor` (5.3.4): the row of the largest scale factor not
+    above it; 2 below SF 10 (the spec's SF 1 row; it lists no smaller factor)."""
     for sf, streams in MIN_STREAMS:
         if scale_factor >= sf:
             return streams
-    return 2
+    return MIN_STREAMS_BELOW
 
 
 def tpch_raw_bytes(scale_factor: float) -> int:
