@@ -61,10 +61,16 @@ def test_the_agent_registers_every_kind_once_with_its_mode() -> None:
 
 def test_libs_policy_allows_the_lease_modes_of_every_kind_and_no_other() -> None:
     from iowatt_policy import FILE_JOB_KEYS, JOB_MODES
+    from iowatt_policy.modes import MODES as POLICY
 
     modes = sorted(m for m in MODES.values() if m is not None)
-    assert sorted(JOB_MODES) == modes
+    assert sorted(JOB_MODES) == sorted(POLICY) == modes
     assert sorted(FILE_JOB_KEYS) == modes
+    assert {rules.kind: mode for mode, rules in POLICY.items()} == {k: m for k, m in MODES.items() if m}
+    # the fields a job's violations name are its kind's parameters on the server's WorkloadSpec
+    for rules in POLICY.values():
+        fields = [f for f, _ in rules.keys.values()] + list(rules.limit_fields)
+        assert all(f.split(".")[1] == rules.kind for f in fields), rules.mode
 
 
 def test_the_server_and_the_agent_agree_on_each_kinds_sizing_and_place() -> None:

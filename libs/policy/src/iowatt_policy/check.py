@@ -34,6 +34,7 @@ from .model import (
     effective_max_files,
     effective_max_memory,
 )
+from .modes import MODES, TPCH
 
 # ADR 0009 §3: stable rule ids, shown on failed runs and in the server's 422.
 TARGET_NOT_ALLOWED = "target.not_allowed"
@@ -803,9 +804,10 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
 
 # --- file workloads (issue 14: PostMark and vdbench file sets; issue 15: heap vs B-tree) -----------
 
-FILE_MODES = ("postmark", "vdbench", "heap-btree")  # run by the engine in a directory target
-TPCH_MODE = "tpch"  # a private DBMS started by the agent in a directory target (issue 15)
-JOB_MODES = (*FILE_MODES, TPCH_MODE)
+# the modes and what each job may contain: one record per mode (modes.py, ADR 0027)
+FILE_MODES = tuple(m for m, rules in MODES.items() if rules.engine)  # run by the engine in a directory target
+TPCH_MODE = TPCH.mode  # a private DBMS started by the agent in a directory target (issue 15)
+JOB_MODES = tuple(MODES)
 MAX_FILE_JOB_CHARS = 64 * 1024  # a command / parameter file (the server's bound too)
 MAX_SCALE = 1000.0  # the engine's bound of --scale
 MAX_ELAPSED_S = 1e9
@@ -813,30 +815,8 @@ MAX_SCALE_FACTOR = 1000.0  # TPC-H (the server's WorkloadSpec bound too)
 MAX_STREAMS = 64  # TPC-H throughput streams (the private instance allows 100 connections)
 MAX_RECORDS = 2_000_000_000  # the engine's --records bound
 MAX_FRACTIONS = 64
-# the keys of a file workload's job, and the RunCreate field each comes from (the server's
-# WorkloadSpec: `postmark` is structured, rendered to `commands`; vdbench carries its text)
-FILE_JOB_KEYS: dict[str, dict[str, tuple[str, bool]]] = {
-    "postmark": {"commands": ("workload.postmark", True)},
-    "vdbench": {
-        "parameters": ("workload.vdbench.parameters", True),
-        "scale": ("workload.vdbench.scale", True),
-        "elapsed": ("workload.vdbench.elapsed_s", False),
-    },
-    "heap-btree": {
-        "records": ("workload.heap_btree.records", True),
-        "queries": ("workload.heap_btree.queries", False),
-        "cache_fractions": ("workload.heap_btree.cache_fractions", False),
-        "randseed": ("workload.heap_btree.randseed", False),
-        "structure": ("workload.heap_btree.structure", False),
-    },
-    "tpch": {
-        "dbms": ("workload.tpch.dbms", True),
-        "scale_factor": ("workload.tpch.scale_factor", True),
-        "streams": ("workload.tpch.streams", False),
-        "query_timeout_s": ("workload.tpch.query_timeout_s", False),
-        "buffer_pool_bytes": ("workload.tpch.buffer_pool_bytes", False),
-    },
-}
+# the keys of each mode's job, and the RunCreate field each comes from
+FILE_JOB_KEYS: dict[str, dict[str, tuple[str, bool]]] = {m: rules.keys for m, rules in MODES.items()}
 # the engine's `bounds` (its --parse-only): key -> accepts null
 FILE_FACT_KEYS = {
     "threads": False,
@@ -967,7 +947,7 @@ def _file_job_shape(engine_job: dict[str, Any]) -> tuple[str | None, list[Violat
                     )
                 )
             continue
-        if mode in ("postmark", "vdbench") and not isinstance(value, str):
+        if MODES[mode].text_values and not isinstance(value, str):
             found.append(Violation(OPTION_NOT_ALLOWED, field, f"{key} must be a string", f"fix {key}"))
             continue
         what, ok = _VALUE_RULES[key]
@@ -1045,12 +1025,7 @@ def _check_file_target(
 
 
 # the RunCreate field a limit's violation names, per mode: (main, size, time)
-_LIMIT_FIELDS = {
-    "postmark": ("workload.postmark", "workload.postmark", "workload.postmark"),
-    "vdbench": ("workload.vdbench.parameters", "workload.vdbench.scale", "workload.vdbench.elapsed_s"),
-    "heap-btree": ("workload.heap_btree.records",) * 3,
-    "tpch": ("workload.tpch.scale_factor",) * 3,
-}
+_LIMIT_FIELDS = {m: rules.limit_fields for m, rules in MODES.items()}
 
 
 def _check_file_limits(policy: ReportedPolicy, mode: str, facts: object) -> list[Violation]:

@@ -1,0 +1,81 @@
+"""The lease job of each workload kind that is not a block job file, as this library checks it:
+one record per mode (ADR 0027). The kinds and their modes are libs/workload's list
+(`iowatt_workload.KIND_MODES`); this module is refused at import when its modes are not exactly
+those of that list, so a kind added there must say here what its lease job may contain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iowatt_workload import KIND_MODES, WorkloadKind
+
+
+@dataclass(frozen=True)
+class JobMode:
+    """What a lease job of one mode may contain and which RunCreate fields its violations name."""
+
+    mode: str  # the lease job's "mode"
+    kind: WorkloadKind  # the workload kind (WorkloadSpec.kind) whose job it is
+    # the job's keys -> (the RunCreate field it comes from, required)
+    keys: dict[str, tuple[str, bool]]
+    limit_fields: tuple[str, str, str]  # the fields a limit's violation names: (main, size, time)
+    text_values: bool  # every value is the engine's own text (PostMark, vdbench), never a JSON number
+    engine: bool  # the engine runs it in a directory target (else the agent's TPC-H child, a DBMS)
+
+
+POSTMARK = JobMode(
+    mode="postmark",
+    kind="postmark",
+    # the server's WorkloadSpec.postmark is structured, rendered to `commands`
+    keys={"commands": ("workload.postmark", True)},
+    limit_fields=("workload.postmark", "workload.postmark", "workload.postmark"),
+    text_values=True,
+    engine=True,
+)
+VDBENCH = JobMode(
+    mode="vdbench",
+    kind="vdbench",
+    keys={
+        "parameters": ("workload.vdbench.parameters", True),
+        "scale": ("workload.vdbench.scale", True),
+        "elapsed": ("workload.vdbench.elapsed_s", False),
+    },
+    limit_fields=("workload.vdbench.parameters", "workload.vdbench.scale", "workload.vdbench.elapsed_s"),
+    text_values=True,
+    engine=True,
+)
+HEAP_BTREE = JobMode(
+    mode="heap-btree",
+    kind="heap_btree",
+    keys={
+        "records": ("workload.heap_btree.records", True),
+        "queries": ("workload.heap_btree.queries", False),
+        "cache_fractions": ("workload.heap_btree.cache_fractions", False),
+        "randseed": ("workload.heap_btree.randseed", False),
+        "structure": ("workload.heap_btree.structure", False),
+    },
+    limit_fields=("workload.heap_btree.records",) * 3,
+    text_values=False,
+    engine=True,
+)
+TPCH = JobMode(
+    mode="tpch",
+    kind="tpch",
+    keys={
+        "dbms": ("workload.tpch.dbms", True),
+        "scale_factor": ("workload.tpch.scale_factor", True),
+        "streams": ("workload.tpch.streams", False),
+        "query_timeout_s": ("workload.tpch.query_timeout_s", False),
+        "buffer_pool_bytes": ("workload.tpch.buffer_pool_bytes", False),
+    },
+    limit_fields=("workload.tpch.scale_factor",) * 3,
+    text_values=False,
+    engine=False,
+)
+
+# every mode once, engine modes first (the order messages list them in)
+MODES: dict[str, JobMode] = {m.mode: m for m in (POSTMARK, VDBENCH, HEAP_BTREE, TPCH)}
+_EXPECTED = {kind: mode for kind, mode in KIND_MODES.items() if mode is not None}
+if {m.kind: m.mode for m in MODES.values()} != _EXPECTED:  # pragma: no cover - a kind added on one side
+    raise RuntimeError(f"libs/policy's job modes {sorted(MODES)} are not libs/workload's {_EXPECTED}")
