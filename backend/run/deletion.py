@@ -9,9 +9,10 @@ Its queries live here rather than in repository.py, which the runs-list work res
 time; other domains' deletions (devices, environments, campaigns) call the functions below."""
 
 import uuid
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import func, select, update
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session
 
 from backend.audit import service as audit
@@ -84,7 +85,7 @@ def delete_campaign_runs(
 def detach_campaign_runs(session: Session, *, campaign_id: uuid.UUID) -> int:
     """Keep a deleted campaign's runs: they leave it."""
     result = session.execute(update(Run).where(Run.campaign_id == campaign_id).values(campaign_id=None))
-    return int(result.rowcount or 0)
+    return int(cast("CursorResult[Any]", result).rowcount or 0)  # DML answers with a cursor result
 
 
 class Usage(NamedTuple):
@@ -110,4 +111,4 @@ def detach(session: Session, *, column: str, value: uuid.UUID) -> int:
     """The runs that name a device or an environment forget it (their results stay)."""
     col = getattr(Run, column)
     result = session.execute(update(Run).where(col == value).values({column: None}))
-    return int(result.rowcount or 0)
+    return int(cast("CursorResult[Any]", result).rowcount or 0)  # DML answers with a cursor result
