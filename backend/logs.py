@@ -96,9 +96,8 @@ def route_template(scope: Scope) -> str:
     if router is not None:
         # not scope["route"]: for a route of an included router that is the route as written,
         # without the router's prefix (FastAPI >= 0.137); match the routes as included instead
+        from fastapi.routing import iter_route_contexts
         from starlette.routing import Match
-
-        from backend.kit.routes import iter_route_contexts
 
         for r in iter_route_contexts(router.routes):
             match, _ = r.matches(scope)

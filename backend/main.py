@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, JSONResponse
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -39,7 +39,6 @@ from backend.kit.headers import SecurityHeadersMiddleware
 from backend.kit.limits import BodyLimitMiddleware
 from backend.kit.messages import plain_message
 from backend.kit.openapi import document_errors
-from backend.kit.routes import iter_route_contexts
 from backend.kit.schema import NUL
 from backend.kit.security import burn_password_check
 from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logging, log, request_id_of

@@ -1,6 +1,6 @@
 """Authorization dependencies: every route names who may call it."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -11,19 +11,10 @@ from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.db import get_session
 from backend.errors import Forbidden, Unauthorized
 
-
-def _session_depends() -> Any:
-    """The request's unit of work ends (commits) before the response is sent: scope="function".
-    Since FastAPI 0.118 a yield dependency otherwise ends after the client has its answer (a 201 for
-    a row not committed yet, or never). TEMPORARY fallback: FastAPI 0.115 has no `scope` and always
-    ends it before the response."""
-    try:
-        return Depends(get_session, scope="function")
-    except TypeError:
-        return Depends(get_session)
-
-
-SessionDep = Annotated[Session, _session_depends()]
+# The request's unit of work ends (commits) before the response is sent: scope="function". A yield
+# dependency otherwise ends after the client has its answer (FastAPI >= 0.118): a 201 for a row not
+# committed yet, or never.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 bearer = HTTPBearer(auto_error=False)
 
 

@@ -29,12 +29,12 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from fastapi.routing import iter_route_contexts
 from iowatt_workload import KiB, MiB
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match
 
 from backend.config import get_settings
-from backend.kit.routes import iter_route_contexts
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

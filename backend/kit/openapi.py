@@ -16,12 +16,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, RouteContext, iter_route_contexts
 from fastapi.security.base import SecurityBase
 from starlette.routing import BaseRoute
 
 from backend.kit.limits import limit_for
-from backend.kit.routes import RouteContext, iter_route_contexts
 
 ERROR_REF = {"$ref": "#/components/schemas/ErrorResponse"}
 
