@@ -4,14 +4,16 @@
 Starts private PostgreSQL and Redis (tests/services.py), the API under uvicorn with team A's world
 (tests/security/server.py), then runs `schemathesis run` once per principal — agent X (only the
 operations the authorization matrix lets an agent call), a member, an admin, in that order so the
-admin's deletions come last — with the phases examples, coverage, fuzzing and stateful, and the
-checks not_a_server_error, status_code_conformance, content_type_conformance and
+admin's deletions come last; `--principals` adds the anonymous caller (no Authorization header), the
+viewer and user B of the other team, run before the member — with the phases examples, coverage,
+fuzzing and stateful, and the checks not_a_server_error, status_code_conformance, content_type_conformance and
 response_schema_conformance. Every request and answer is recorded (HAR) and counted here,
 independently of Schemathesis' own verdict: requests, server errors (5xx) and statuses the OpenAPI
 does not document for the operation, by operation.
 
     .venv/bin/python bench/fuzz/run.py                  # the recorded run (>= 20,000 requests)
     .venv/bin/python bench/fuzz/run.py --max-examples 5 # a quick look
+    .venv/bin/python bench/fuzz/run.py --principals agent_x,anonymous,viewer,user_b,member,admin
 
 Exit status 1 when any server error or undocumented status was seen or a Schemathesis check failed.
 """
@@ -248,6 +250,11 @@ def main() -> int:
     ap.add_argument("--max-examples", type=int, default=150, help="fuzzing examples per operation")
     ap.add_argument("--seed", type=int, default=20261122)
     ap.add_argument("--out", type=Path, default=None, help="directory for HAR files and logs (default: temp)")
+    ap.add_argument(
+        "--principals",
+        default="agent_x,member,admin",
+        help="who calls, in this order (agent_x, anonymous, viewer, user_b, member, admin)",
+    )
     ap.add_argument("--record", type=Path, default=None, help="write the report (markdown) to this file too")
     args = ap.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="iowatt-fuzz-long-"))
@@ -267,16 +274,19 @@ def main() -> int:
             "IOWATT_FUZZ_IDS": json.dumps(ids),
         }
         st = str(Path(sys.executable).parent / "schemathesis")
-        for who in ("agent_x", "member", "admin"):
-            auth = srv.world.headers[who]["Authorization"]
+        for who in args.principals.split(","):
+            auth = (
+                []
+                if who == "anonymous"
+                else ["--header", f"Authorization: {srv.world.headers[who]['Authorization']}"]
+            )
             cmd = [
                 st,
                 "run",
                 str(schema_file),
                 "--url",
                 srv.url,
-                "--header",
-                f"Authorization: {auth}",
+                *auth,
                 "--checks",
                 CHECKS,
                 "--phases",
