@@ -48,9 +48,11 @@ export function Views() {
         <h1>Views</h1>
       </div>
       <p className="muted">
-        Named views show runs of one preset as a seed document shows them (docs/views.md): the
-        CrystalDiskMark grid, the P3608 report's tables, the kernel-help grid, latency against
-        threads, disk against flash against memory.
+        Named views show runs of one preset as the published report it reproduces shows them
+        (docs/sources.md names the reports): the CrystalDiskMark grid, the P3608 report's tables,
+        Oh's kernel-help grid, latency against threads and disk against flash against memory from
+        the storage-methods article, Schulz's vdbench file sets, Song &amp; Lee's PostMark levels
+        and TPC-H.
       </p>
       <QueryState isPending={catalog.isPending} error={catalog.error} />
       {runs.length > 0 && catalog.data ? (
