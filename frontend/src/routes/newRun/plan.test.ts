@@ -1,0 +1,284 @@
+// deriveRunPlan: what the New run form offers, estimates and sends, from its state and what the
+// server lists; one case per branch (the component only renders this and dispatches).
+import { describe, expect, it } from "vitest";
+import type { RunCreate, WorkloadRead } from "../../client/types";
+import { POSTMARK_DEFAULTS } from "../../lib/fileWorkload";
+import { DEFAULT_IDLE_S, OVERHEAD_S_PER_JOB, OVERHEAD_S_PER_RUN } from "../../lib/workload";
+import { policyAgent } from "../../test/fixtures";
+import { newJob } from "./jobs";
+import { deriveRunPlan, type RunPlanContext } from "./plan";
+import { initialState, type NewRunState } from "./state";
+
+const DIR = "/srv/bench";
+const FILE = "/data/ref.bin";
+const NVME = "/dev/disk/by-id/nvme-Samsung_SSD_990_PRO_S7DNNJ0X123456";
+const HDD = "/dev/disk/by-id/ata-ST4000NM000A_WS20ABCD";
+
+const job = (rw: string, over: object = {}) => ({
+  name: rw,
+  rw,
+  bs_bytes: 4096,
+  size_bytes: 1 << 24,
+  iodepth: 1,
+  numjobs: 1,
+  runtime_s: 10,
+  ...over,
+});
+const preset = (id: string, jobs: object[]): WorkloadRead =>
+  ({ id, name: id, description: "", builtin: true, spec: { kind: "block", jobs } }) as never;
+const READ = preset("w-read", [job("randread")]);
+const MIXED = preset("w-mixed", [job("read"), job("randrw")]);
+const SIZED = preset("w-sized", [job("read", { runtime_s: null, io_size_bytes: 100 << 20 })]);
+const PM = {
+  id: "w-pm",
+  name: "postmark",
+  description: "",
+  builtin: true,
+  spec: { kind: "postmark", jobs: [], postmark: POSTMARK_DEFAULTS, vdbench: null, facts: null },
+} as never as WorkloadRead;
+
+const ctx = (over: Partial<RunPlanContext> = {}): RunPlanContext => ({
+  agents: [policyAgent()],
+  workloads: [READ, MIXED, SIZED],
+  teams: [],
+  ...over,
+});
+const state = (over: Partial<NewRunState> = {}): NewRunState => ({
+  ...initialState(new URLSearchParams()),
+  ...over,
+});
+const bodyOf = (s: NewRunState, c = ctx()): RunCreate => {
+  const sub = deriveRunPlan(s, c).submission;
+  if ("errors" in sub) throw new Error(`not sent: ${JSON.stringify(sub.errors)}`);
+  return sub.body;
+};
+const errorsOf = (s: NewRunState, c = ctx()) => {
+  const sub = deriveRunPlan(s, c).submission;
+  return "errors" in sub ? sub.errors : null;
+};
+
+describe("deriveRunPlan: host and target", () => {
+  it("offers online agents only and falls back to the first", () => {
+    const off = policyAgent({ id: "a0", online: false });
+    const p = deriveRunPlan(state(), ctx({ agents: [off, policyAgent()] }));
+    expect(p.online.map((a) => a.id)).toEqual(["a1"]);
+    expect(p.agentId).toBe("a1");
+    expect(p.target?.path).toBe(DIR);
+  });
+
+  it("keeps the chosen agent and target", () => {
+    const a2 = policyAgent({ id: "a2" });
+    const p = deriveRunPlan(
+      state({ agentId: "a2", target: FILE }),
+      ctx({ agents: [policyAgent(), a2] }),
+    );
+    expect(p.agentId).toBe("a2");
+    expect(p.target?.path).toBe(FILE);
+  });
+
+  it("with no agent online: no policy, no target, and the target's error", () => {
+    const p = deriveRunPlan(state(), ctx({ agents: [policyAgent({ online: false })] }));
+    expect(p.agentId).toBe("");
+    expect(p.policy).toBeNull();
+    expect(p.target).toBeUndefined();
+    expect(p.meter).toBe("");
+    expect(errorsOf(state(), ctx({ agents: [] }))).toEqual({
+      target: { message: "the host allows no target yet (see above)", source: "client" },
+    });
+  });
+
+  it("a file-set workload offers directories only, so a chosen file falls back to one", () => {
+    const c = ctx({ workloads: [PM, READ] });
+    const p = deriveRunPlan(state({ target: FILE }), c);
+    expect(p.directoriesOnly).toBe(true);
+    expect(p.target?.path).toBe(DIR);
+    // custom jobs: any target the host allows
+    const custom = deriveRunPlan(state({ target: FILE, mode: "custom" }), c);
+    expect(custom.directoriesOnly).toBe(false);
+    expect(custom.target?.path).toBe(FILE);
+  });
+
+  it("the host's default meter unless one (or none) was picked", () => {
+    expect(deriveRunPlan(state(), ctx()).meter).toBe("bmc");
+    expect(deriveRunPlan(state({ meter: "" }), ctx()).meter).toBe("");
+    expect(bodyOf(state({ meter: "plug" })).meter).toBe("plug");
+  });
+
+  it("calls the user a viewer only when no team lets them queue", () => {
+    const viewer = { id: "t1", name: "T", role: "viewer" as const };
+    const member = { id: "t2", name: "U", role: "member" as const };
+    expect(deriveRunPlan(state(), ctx()).viewerOnly).toBe(false);
+    expect(deriveRunPlan(state(), ctx({ teams: [viewer] })).viewerOnly).toBe(true);
+    expect(deriveRunPlan(state(), ctx({ teams: [viewer, member] })).viewerOnly).toBe(false);
+  });
+});
+
+describe("deriveRunPlan: writes the host refuses", () => {
+  it("no refusal on a writable directory", () => {
+    const p = deriveRunPlan(state({ workloadId: "w-mixed" }), ctx());
+    expect(p.refusal).toBeNull();
+    expect(p.refused.size).toBe(0);
+    expect(p.workloadId).toBe("w-mixed");
+    expect(p.writes).toBe(true);
+  });
+
+  it("a read-only file refuses writing presets: the chosen one falls back to a reading one", () => {
+    const p = deriveRunPlan(state({ target: FILE, workloadId: "w-mixed" }), ctx());
+    expect(p.refusal).toContain("--allow-write");
+    expect([...p.refused]).toEqual(["w-mixed"]);
+    expect(p.workloadId).toBe("w-read");
+    expect(p.writes).toBe(false);
+    expect(bodyOf(state({ target: FILE, workloadId: "w-mixed" })).workload_id).toBe("w-read");
+  });
+
+  it("when every preset writes, none is chosen and the workload's refusal is the error", () => {
+    const s = state({ target: FILE, workloadId: "w-mixed" });
+    const c = ctx({ workloads: [MIXED, PM] });
+    const p = deriveRunPlan(s, c);
+    expect(p.workloadId).toBe("");
+    expect(p.workload).toBeUndefined();
+    expect(p.writes).toBe(false);
+    // nothing writes, so the run goes with no workload and the server names the field
+    expect(bodyOf(s, c).workload_id).toBeNull();
+  });
+
+  it("a writing custom job on a refusing target: the error at that job's rw", () => {
+    const jobs = [newJob(), { ...newJob(), rw: "randwrite" as const }];
+    const errors = errorsOf(state({ mode: "custom", target: HDD, jobs }));
+    expect(Object.keys(errors ?? {})).toEqual(["jobs.1.rw"]);
+    expect(errors?.["jobs.1.rw"]?.message).toContain("--destructive");
+  });
+
+  it("a write to a destructive device waits for the typed confirmation; a read does not", () => {
+    const write = deriveRunPlan(state({ target: NVME, workloadId: "w-mixed" }), ctx());
+    expect(write.submission).toMatchObject({ confirm: true, body: { destructive: false } });
+    const read = deriveRunPlan(state({ target: NVME, workloadId: "w-read" }), ctx());
+    expect(read.submission).toMatchObject({ confirm: false });
+  });
+});
+
+describe("deriveRunPlan: presets, shortening and scale", () => {
+  it("a preset at full length: its jobs' runtimes, the default idle, the overheads", () => {
+    const p = deriveRunPlan(state(), ctx());
+    expect(p.workloadId).toBe("w-read");
+    expect(p.estimate).toEqual({
+      loadS: 10,
+      idleS: 2 * DEFAULT_IDLE_S,
+      overheadS: OVERHEAD_S_PER_RUN + OVERHEAD_S_PER_JOB,
+      totalS: 10 + 2 * DEFAULT_IDLE_S + OVERHEAD_S_PER_RUN + OVERHEAD_S_PER_JOB,
+      assumedRate: 0,
+    });
+    expect(bodyOf(state())).toEqual({
+      agent_id: "a1",
+      target_path: DIR,
+      name: null,
+      workload: null,
+      workload_id: "w-read",
+      environment_id: null,
+      meter: "bmc",
+      idle_s: null,
+      destructive: false,
+      shorten: null,
+    });
+  });
+
+  it("shortened: runtimes (at least 1 s) and size-bound I/O scaled in the estimate, the factor sent", () => {
+    const p = deriveRunPlan(state({ shorten: "0.25" }), ctx());
+    expect(p.shortenFactor).toBe(0.25);
+    expect(p.estimate?.loadS).toBe(2.5);
+    expect(bodyOf(state({ shorten: "0.25" })).shorten).toBe(0.25);
+    const tiny = deriveRunPlan(state({ shorten: "0.01" }), ctx());
+    expect(tiny.estimate?.loadS).toBe(1);
+    // 100 MiB at the assumed 100 MiB/s: 1 s; ×0.1 → 0.1 s, and it says it assumed a rate
+    const sized = deriveRunPlan(state({ workloadId: "w-sized", shorten: "0.1" }), ctx());
+    expect(sized.estimate?.loadS).toBeCloseTo(0.1);
+    expect(sized.estimate?.assumedRate).toBe(1);
+  });
+
+  it("a file-set workload: scaled (not shortened), no estimate, the scale sent only when changed", () => {
+    const c = ctx({ workloads: [PM] });
+    const p = deriveRunPlan(state({ shorten: "0.5" }), c);
+    expect(p.scaled).toBe(true);
+    expect(p.scaleText).toBe("1");
+    expect(p.scaleFactor).toBeUndefined();
+    expect(p.estimate).toBeUndefined();
+    const body = bodyOf(state({ shorten: "0.5" }), c);
+    expect(body.shorten).toBeNull();
+    expect("scale" in body).toBe(false);
+    expect(bodyOf(state({ scale: { workload: "w-pm", text: "2" } }), c).scale).toBe(2);
+  });
+
+  it("a scale typed for another workload is not this one's", () => {
+    const p = deriveRunPlan(
+      state({ scale: { workload: "w-other", text: "5" } }),
+      ctx({ workloads: [PM] }),
+    );
+    expect(p.scaleText).toBe("1");
+  });
+
+  it("a scale that is not a number: the scale's error", () => {
+    const c = ctx({ workloads: [PM] });
+    expect(errorsOf(state({ scale: { workload: "w-pm", text: "big" } }), c)).toEqual({
+      scale: { message: "enter a number above 0, at most 1000", source: "client" },
+    });
+  });
+});
+
+describe("deriveRunPlan: idle, name, environment", () => {
+  it("idle seconds go into the estimate and the body; empty is the agent's default", () => {
+    const p = deriveRunPlan(state({ idle: "5" }), ctx());
+    expect(p.estimate?.idleS).toBe(10);
+    const body = bodyOf(state({ idle: "0", name: "  fast  ", environmentId: "e1" }));
+    expect(body).toMatchObject({ idle_s: 0, name: "fast", environment_id: "e1" });
+  });
+
+  it("idle that is not seconds: the idle error, and the estimate uses the default", () => {
+    for (const idle of ["-1", "soon"]) {
+      expect(errorsOf(state({ idle }))).toEqual({
+        idle: { message: "enter seconds (0 or more)", source: "client" },
+      });
+      expect(deriveRunPlan(state({ idle }), ctx()).estimate?.idleS).toBe(2 * DEFAULT_IDLE_S);
+    }
+  });
+});
+
+describe("deriveRunPlan: custom jobs", () => {
+  it("builds the jobs into a block workload, kept passes and shortening sent back", () => {
+    const s = state({
+      mode: "custom",
+      jobs: [newJob(), { ...newJob(), rw: "write", bs: "1m" }],
+      kept: { passes: 3, discard_passes: 1, shortened_by: 0.5 },
+    });
+    const p = deriveRunPlan(s, ctx());
+    expect(p.estimate?.loadS).toBe(10);
+    expect(p.writes).toBe(true);
+    const body = bodyOf(s);
+    expect(body.workload_id).toBeNull();
+    expect(body.shorten).toBeNull();
+    expect(body.workload).toMatchObject({
+      kind: "block",
+      passes: 3,
+      discard_passes: 1,
+      shortened_by: 0.5,
+      jobs: [
+        { name: "randread-4k", bs_bytes: 4096 },
+        { name: "write-1m", rw: "write", bs_bytes: 1 << 20 },
+      ],
+    });
+  });
+
+  it("without a kept workload: one pass, none discarded, not shortened", () => {
+    expect(bodyOf(state({ mode: "custom" })).workload).toMatchObject({
+      passes: 1,
+      discard_passes: 0,
+      shortened_by: null,
+    });
+  });
+
+  it("a job's field error: no estimate and that field's error, nothing sent", () => {
+    const s = state({ mode: "custom", jobs: [newJob(), { ...newJob(), bs: "lots" }] });
+    const p = deriveRunPlan(s, ctx());
+    expect(p.estimate).toBeUndefined();
+    expect(Object.keys(errorsOf(s) ?? {})).toEqual(["jobs.1.bs"]);
+  });
+});

@@ -1,0 +1,202 @@
+import type { AgentRead, RunCreate, WorkloadRead } from "../../client/types";
+import { isDbKind } from "../../components/DbWorkload/dbWorkload";
+import type { Errors } from "../../components/Field";
+import { defaultScaleText, runScaleFactor } from "../../components/FileWorkload/ScaleField";
+import type { MeterChoice } from "../../components/Policy/MeterSelect";
+import { fileWrites, isFileKind, kindOf, specOf } from "../../lib/fileWorkload";
+import {
+  type HostPolicy,
+  needsDestructiveConfirm,
+  type PolicyTarget,
+  policyOf,
+  rwWrites,
+  workloadWrites,
+  writeRefusal,
+} from "../../lib/policy";
+import { type TeamRole, teamsWhere } from "../../lib/role";
+import { type DurationEstimate, estimateDuration } from "../../lib/workload";
+import { buildJobs } from "./jobs";
+import type { NewRunState } from "./state";
+
+/** What the plan is derived from besides the form: what the server lists. */
+export interface RunPlanContext {
+  /** every agent of the team, online or not */
+  agents: readonly AgentRead[];
+  workloads: readonly WorkloadRead[];
+  /** the user's teams and roles (empty while loading: nobody is called a viewer yet) */
+  teams: readonly TeamRole[];
+}
+
+/** The run the form will queue, or the first reason it will not. */
+export type RunSubmission =
+  | { errors: Errors }
+  /** `confirm`: a write to a device the host marked destructive waits for the typed key */
+  | { body: RunCreate; confirm: boolean };
+
+export interface RunPlan {
+  /** the agents offered: online ones only */
+  online: AgentRead[];
+  /** the agent the run goes to ("" with none online) */
+  agentId: string;
+  policy: HostPolicy | null;
+  /** every target the host allows (the select filters by kind itself) */
+  targets: PolicyTarget[];
+  /** a file or database workload lays out a file set: directory targets only */
+  directoriesOnly: boolean;
+  /** the target the run writes to or reads: the chosen one if allowed, else the first allowed */
+  target: PolicyTarget | undefined;
+  /** why the host refuses writes on that target (null: it does not) */
+  refusal: string | null;
+  /** workloads that write, so the target refuses them (ids) */
+  refused: ReadonlySet<string>;
+  /** the built-in workload the run uses: the chosen one unless refused, else the first allowed */
+  workloadId: string;
+  workload: WorkloadRead | undefined;
+  /** the chosen workload is a file set (file or database kind): scaled, not shortened */
+  scaled: boolean;
+  scaleText: string;
+  /** the run's scale factor on the saved workload: null = not a scale, undefined = as saved */
+  scaleFactor: number | null | undefined;
+  meter: MeterChoice;
+  /** the run writes (the builder's jobs or the chosen workload) */
+  writes: boolean;
+  shortenFactor: number | undefined;
+  /** undefined: a file set (its own runtime note) or jobs with errors */
+  estimate: DurationEstimate | undefined;
+  /** the user may queue runs in none of their teams */
+  viewerOnly: boolean;
+  submission: RunSubmission;
+}
+
+const fileSetKind = (w: WorkloadRead) =>
+  isFileKind(kindOf(specOf(w))) || isDbKind(kindOf(specOf(w)));
+
+/** Whether a saved workload writes: database and writing file kinds always, block ones by rw. */
+export function workloadWritesAny(w: WorkloadRead): boolean {
+  return (
+    isDbKind(kindOf(specOf(w))) ||
+    (isFileKind(kindOf(specOf(w))) ? fileWrites(specOf(w)) : workloadWrites(w.spec.jobs))
+  );
+}
+
+/** Everything the New run form shows and sends, from its state and what the server lists. Pure:
+ * the component renders this and dispatches; each branch is tested in plan.test.ts. */
+export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
+  const online = ctx.agents.filter((a) => a.online);
+  const agentId = s.agentId || online[0]?.id || "";
+  const policy = policyOf(online.find((a) => a.id === agentId));
+  const targets = policy?.targets ?? [];
+  const items = ctx.workloads;
+  // the workload as picked (refused or not) decides the target list, so picking it keeps its kind
+  const pickedFirst = items.find((w) => w.id === s.workloadId) ?? items[0];
+  const directoriesOnly =
+    s.mode === "builtin" && pickedFirst !== undefined && fileSetKind(pickedFirst);
+  const allowed = directoriesOnly ? targets.filter((t) => t.kind === "directory") : targets;
+  const target = allowed.find((t) => t.path === s.target) ?? allowed[0];
+  const refusal = target ? writeRefusal(target) : null;
+  const refused = new Set(refusal === null ? [] : items.filter(workloadWritesAny).map((w) => w.id));
+  const picked = items.find((w) => w.id === s.workloadId);
+  const workloadId =
+    (picked && !refused.has(picked.id) ? picked.id : items.find((w) => !refused.has(w.id))?.id) ??
+    "";
+  const workload = items.find((w) => w.id === workloadId);
+  const scaled = workload !== undefined && fileSetKind(workload);
+  const scaleText =
+    workload && s.scale?.workload === workload.id
+      ? s.scale.text
+      : workload
+        ? defaultScaleText(workload)
+        : "1";
+  const scaleFactor = workload && scaled ? runScaleFactor(workload, scaleText) : undefined;
+  const meter: MeterChoice = s.meter === undefined ? (policy?.default_meter ?? "") : s.meter;
+  const custom = s.mode === "custom";
+  const writes = custom
+    ? s.jobs.some((j) => rwWrites(j.rw))
+    : workload
+      ? workloadWritesAny(workload)
+      : false;
+  const idleNumber = s.idle.trim() === "" ? null : Number(s.idle);
+  const idleValid = idleNumber === null || (Number.isFinite(idleNumber) && idleNumber >= 0);
+  const shortenFactor = s.shorten === "" ? undefined : Number(s.shorten);
+  const built = custom ? buildJobs(s.jobs) : undefined;
+
+  let estimate: DurationEstimate | undefined;
+  const idleForEstimate = idleValid ? idleNumber : null;
+  if (custom) {
+    if (built?.jobs) estimate = estimateDuration(built.jobs, idleForEstimate);
+  } else if (workload && !scaled) {
+    estimate = estimateDuration(
+      // the display's approximation; the server shortens the run (WorkloadSpec.shortened)
+      (workload.spec.jobs ?? []).map((j) =>
+        shortenFactor && j.runtime_s != null
+          ? { ...j, runtime_s: Math.max(1, j.runtime_s * shortenFactor) }
+          : shortenFactor
+            ? { ...j, io_size_bytes: (j.io_size_bytes ?? j.size_bytes) * shortenFactor }
+            : j,
+      ),
+      idleForEstimate,
+    );
+  }
+
+  const submission = ((): RunSubmission => {
+    const one = (key: string, message: string): RunSubmission => ({
+      errors: { [key]: { message, source: "client" } },
+    });
+    if (!target) return one("target", "the host allows no target yet (see above)");
+    if (refusal && writes)
+      return one(
+        custom ? `jobs.${s.jobs.findIndex((j) => rwWrites(j.rw))}.rw` : "workload",
+        refusal,
+      );
+    if (!custom && scaled && scaleFactor === null)
+      return one("scale", "enter a number above 0, at most 1000");
+    if (!idleValid) return one("idle", "enter seconds (0 or more)");
+    if (built && !built.jobs) return { errors: built.errors };
+    const body: RunCreate = {
+      agent_id: agentId,
+      target_path: target.path,
+      name: s.name.trim() || null,
+      workload: built?.jobs
+        ? {
+            passes: 1,
+            discard_passes: 0,
+            shortened_by: null,
+            ...s.kept,
+            kind: "block",
+            jobs: built.jobs,
+          }
+        : null,
+      workload_id: custom ? null : workloadId || null,
+      environment_id: s.environmentId || null,
+      meter,
+      idle_s: idleNumber,
+      // the second key: only the typed confirmation sets destructive (see DestructiveConfirm)
+      destructive: false,
+      shorten: !custom && !scaled && shortenFactor ? shortenFactor : null,
+      ...(!custom && scaled && scaleFactor ? { scale: scaleFactor } : {}),
+    };
+    return { body, confirm: needsDestructiveConfirm(target, writes) };
+  })();
+
+  return {
+    online,
+    agentId,
+    policy,
+    targets,
+    directoriesOnly,
+    target,
+    refusal,
+    refused,
+    workloadId,
+    workload,
+    scaled,
+    scaleText,
+    scaleFactor,
+    meter,
+    writes,
+    shortenFactor,
+    estimate,
+    viewerOnly: ctx.teams.length > 0 && teamsWhere(ctx.teams, "run.create").length === 0,
+    submission,
+  };
+}
