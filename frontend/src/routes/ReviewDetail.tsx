@@ -11,6 +11,7 @@ import {
   Discrepancies,
   FiguresTable,
   JobEnergy,
+  MethodologyTable,
   RankingTable,
   SensitivityTable,
 } from "../components/Review/Figures";
@@ -225,24 +226,7 @@ export function ReviewDetail() {
       <ReviewComments reviewId={review.id} mayComment={member} />
       <details className="card" data-testid="methodology">
         <summary>Methodology (every formula and its source)</summary>
-        <table className="table compact">
-          <thead>
-            <tr>
-              <th>Figure</th>
-              <th>Formula</th>
-              <th>Source</th>
-            </tr>
-          </thead>
-          <tbody>
-            {review.methodology.map((m) => (
-              <tr key={m.name}>
-                <td className="mono">{m.name}</td>
-                <td>{m.formula}</td>
-                <td>{m.source}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <MethodologyTable review={review} />
       </details>
     </section>
   );

@@ -51,18 +51,25 @@ export function ValidityFlags({ c }: { c: CandidateRead }) {
   );
 }
 
-/** The candidates as entered: configuration, price and the sources of every input. */
+/** The candidates as entered: configuration, price and the sources of every input. `readOnly`
+ * (a share link): no actions and no links into the team's runs or comparisons, each
+ * measured figure named by its reference instead. */
 export function CandidatesTable({
   review,
   actions,
+  readOnly = false,
+  testId = "candidates-table",
 }: {
   review: ReviewRead;
   actions?: (c: CandidateRead) => React.ReactNode;
+  readOnly?: boolean;
+  testId?: string;
 }) {
   const cur = review.currency;
+  const act = readOnly ? undefined : actions;
   return (
     <div className="table-scroll">
-      <table className="table compact" data-testid="candidates-table">
+      <table className="table compact" data-testid={testId}>
         <thead>
           <tr>
             <th>Candidate</th>
@@ -73,7 +80,7 @@ export function CandidatesTable({
             <th>Embodied CO2e (set + replacements)</th>
             <th>Performance</th>
             <th>Power (set)</th>
-            {actions && <th />}
+            {act && <th />}
           </tr>
         </thead>
         <tbody>
@@ -108,14 +115,14 @@ export function CandidatesTable({
                 <SourceBadge source={c.performance_source} />
                 <br />
                 <small className="muted">
-                  {c.performance_source === "published" ? (
+                  {readOnly || c.performance_source === "published" ? (
                     c.performance_reference
                   ) : c.run_id ? (
                     <Link to={`/runs/${c.run_id}`}>run {c.run_id.slice(0, 8)}</Link>
                   ) : (
                     c.performance_reference
                   )}
-                  {c.performance_source === "comparison" && c.run_ids.length > 0 && (
+                  {!readOnly && c.performance_source === "comparison" && c.run_ids.length > 0 && (
                     <>
                       {" "}
                       of{" "}
@@ -133,7 +140,7 @@ export function CandidatesTable({
                 <br />
                 <small className="muted">{c.power_reference ?? ""}</small>
               </td>
-              {actions && <td className="nowrap">{actions(c)}</td>}
+              {act && <td className="nowrap">{act(c)}</td>}
             </tr>
           ))}
         </tbody>
@@ -555,5 +562,29 @@ export function JobEnergy({ review }: { review: ReviewRead }) {
       </table>
       {x && <p data-testid="job-crossover">{x.message}</p>}
     </section>
+  );
+}
+
+/** Every formula a figure comes from, with its source: the review page and a share link. */
+export function MethodologyTable({ review }: { review: ReviewRead }) {
+  return (
+    <table className="table compact">
+      <thead>
+        <tr>
+          <th>Figure</th>
+          <th>Formula</th>
+          <th>Source</th>
+        </tr>
+      </thead>
+      <tbody>
+        {review.methodology.map((m) => (
+          <tr key={m.name}>
+            <td className="mono">{m.name}</td>
+            <td>{m.formula}</td>
+            <td>{m.source}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

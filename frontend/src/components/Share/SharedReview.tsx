@@ -1,21 +1,22 @@
 // A procurement review as a share link shows it (/s/:token, no login): the state (decided, with
 // who chose what, when and why; or "not decided yet"), the ranking, the two charts, every figure,
-// the sensitivity, where each input comes from and the methodology. Read-only: V2's review tables
-// and charts (components/Review) with nothing that edits, comments, exports through the team's
-// API or links into the app — the page's only API calls stay /api/v1/shared/<token>[/export.*].
+// the sensitivity, where each input comes from and the methodology. Read-only: the review page's
+// own tables and charts (components/Review; the candidates table with `readOnly`) with nothing
+// that edits, comments, decides, exports through the team's API or links into the app — the
+// page's only API calls stay /api/v1/shared/<token>[/export.*].
 import type { ReviewRead } from "../../queries/reviews";
 import type { SharedView } from "../../queries/sharing";
 import {
+  CandidatesTable,
   Discrepancies,
   FiguresTable,
   JobEnergy,
+  MethodologyTable,
   RankingTable,
   SensitivityTable,
-  SourceBadge,
-  ValidityFlags,
 } from "../Review/Figures";
 import { CostPerformanceScatter, TcoBars } from "../Review/ReviewCharts";
-import { deviceText, fractionPct, money, perfText, plain, protectionText } from "../Review/units";
+import { fractionPct, plain } from "../Review/units";
 
 export type SharedReviewData = NonNullable<SharedView["review"]>;
 
@@ -63,54 +64,6 @@ export function ReviewState({ review }: { review: SharedReviewData }) {
         The figures below are the ones it was decided on, frozen at the decision (later versions of
         the review and re-measured runs do not change them).
       </p>
-    </div>
-  );
-}
-
-/** Where each candidate's inputs come from, without links into the team's runs. */
-function Sources({ review }: { review: ReviewRead }) {
-  const cur = review.currency;
-  return (
-    <div className="table-scroll">
-      <table className="table compact" data-testid="shared-review-sources">
-        <thead>
-          <tr>
-            <th>Candidate</th>
-            <th>Device × count</th>
-            <th>Protection</th>
-            <th>Unit price</th>
-            <th>AFR</th>
-            <th>Performance</th>
-            <th>Power (set)</th>
-          </tr>
-        </thead>
-        <tbody>
-          {review.candidates.map((c) => (
-            <tr key={c.id}>
-              <td>
-                <strong>{c.name}</strong>
-              </td>
-              <td>{deviceText(c)}</td>
-              <td>{protectionText(c)}</td>
-              <td className="nowrap">{money(c.unit_price, cur)}</td>
-              <td>{fractionPct(c.afr)}</td>
-              <td>
-                {perfText(c.performance_value, c.performance_metric)}{" "}
-                <SourceBadge source={c.performance_source} />
-                <br />
-                <small className="muted">{c.performance_reference}</small>
-                <ValidityFlags c={c} />
-              </td>
-              <td>
-                {plain(c.idle_w, "W")} idle / {plain(c.load_w, "W")} load{" "}
-                <SourceBadge source={c.power_source} />
-                <br />
-                <small className="muted">{c.power_reference ?? ""}</small>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
     </div>
   );
 }
@@ -166,7 +119,7 @@ export function SharedReview({ review }: { review: SharedReviewData | null }) {
       <JobEnergy review={r} />
       <h2>Candidates and sources</h2>
       <div className="card">
-        <Sources review={r} />
+        <CandidatesTable review={r} readOnly testId="shared-review-sources" />
       </div>
       <section className="card" id="methodology" data-testid="shared-review-methodology">
         <h2>Methodology</h2>
@@ -174,24 +127,7 @@ export function SharedReview({ review }: { review: SharedReviewData | null }) {
           Every figure above comes from one of these formulas ({review.hours_per_year} h a year; GB
           = 10^9 bytes; money rounded once, to the currency's minor unit).
         </p>
-        <table className="table compact">
-          <thead>
-            <tr>
-              <th>Figure</th>
-              <th>Formula</th>
-              <th>Source</th>
-            </tr>
-          </thead>
-          <tbody>
-            {review.methodology.map((m) => (
-              <tr key={m.name}>
-                <td className="mono">{m.name}</td>
-                <td>{m.formula}</td>
-                <td>{m.source}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <MethodologyTable review={r} />
       </section>
     </div>
   );
