@@ -63,14 +63,25 @@ def next_position(session: Session, review_id: uuid.UUID) -> int:
     return 0 if top is None else top + 1
 
 
-def comments(session: Session, review_id: uuid.UUID) -> list[ReviewComment]:
-    return list(
-        session.scalars(
-            select(ReviewComment)
-            .where(ReviewComment.review_id == review_id)
-            .order_by(ReviewComment.created_at, ReviewComment.id)
-        )
+def comments(
+    session: Session, review_id: uuid.UUID, *, limit: int, offset: int
+) -> tuple[list[ReviewComment], int]:
+    """One page of the review's comments, oldest first (ties by id, so pages never overlap), and
+    how many the review has."""
+    where = ReviewComment.review_id == review_id
+    total = session.scalar(select(func.count()).select_from(ReviewComment).where(where)) or 0
+    rows = session.scalars(
+        select(ReviewComment)
+        .where(where)
+        .order_by(ReviewComment.created_at, ReviewComment.id)
+        .limit(limit)
+        .offset(offset)
     )
+    return list(rows), total
+
+
+def comment(session: Session, comment_id: uuid.UUID) -> ReviewComment | None:
+    return session.get(ReviewComment, comment_id)
 
 
 def latest_comments(session: Session, review_id: uuid.UUID, limit: int) -> tuple[list[ReviewComment], int]:

@@ -10,6 +10,7 @@ from backend.auth.deps import SessionDep, UserDep, bearer, get_user
 from backend.db import get_session_factory
 from backend.errors import Unauthorized
 from backend.kit.disposition import attachment
+from backend.kit.schema import Page
 from backend.review import pdf, report, service
 from backend.review.schemas import (
     CandidateCreate,
@@ -147,10 +148,27 @@ def new_version(review_id: uuid.UUID, principal: UserDep, session: SessionDep) -
     return _read(session, principal, review.id)
 
 
-@router.get("/{review_id}/comments", response_model=list[ReviewCommentRead])
-def list_comments(review_id: uuid.UUID, principal: UserDep, session: SessionDep) -> list[ReviewCommentRead]:
-    """The review's discussion, oldest first: any role."""
-    return service.comments(session, principal=principal, review_id=review_id)
+# A page of a review's discussion: the UI asks COMMENTS_PAGE and loads the next page on demand
+COMMENTS_PAGE = 50
+COMMENTS_PAGE_MAX = 200
+
+
+@router.get("/{review_id}/comments", response_model=Page[ReviewCommentRead])
+def list_comments(
+    review_id: uuid.UUID,
+    principal: UserDep,
+    session: SessionDep,
+    limit: Annotated[
+        int, Query(ge=1, le=COMMENTS_PAGE_MAX, description="comments in this page")
+    ] = COMMENTS_PAGE,
+    offset: Annotated[int, Query(ge=0, le=1_000_000, description="comments skipped, oldest first")] = 0,
+) -> Page[ReviewCommentRead]:
+    """The review's discussion, oldest first, one page at a time (`total` counts every comment):
+    any role."""
+    items, total = service.comments(
+        session, principal=principal, review_id=review_id, limit=limit, offset=offset
+    )
+    return Page[ReviewCommentRead](items=items, total=total)
 
 
 @router.post("/{review_id}/comments", response_model=ReviewCommentRead, status_code=status.HTTP_201_CREATED)

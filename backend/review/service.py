@@ -468,9 +468,13 @@ def new_version(session: Session, *, principal: UserPrincipal, review_id: uuid.U
     return copy
 
 
-def comments(session: Session, *, principal: UserPrincipal, review_id: uuid.UUID) -> list[ReviewCommentRead]:
+def comments(
+    session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, limit: int, offset: int
+) -> tuple[list[ReviewCommentRead], int]:
+    """One page of the discussion, oldest first, and the review's count of comments (any role)."""
     review = get(session, principal=principal, review_id=review_id)
-    return _comment_reads(session, repository.comments(session, review.id))
+    rows, total = repository.comments(session, review.id, limit=limit, offset=offset)
+    return _comment_reads(session, rows), total
 
 
 def latest_comments(
@@ -506,7 +510,8 @@ def add_comment(
     principal.require(review.team_id, Role.member)
     c = ReviewComment(review_id=review.id, author_id=principal.user_id, body=body.body)
     repository.add(session, c)
-    return next(x for x in comments(session, principal=principal, review_id=review.id) if x.id == c.id)
+    session.refresh(c)  # created_at is the database's
+    return _comment_reads(session, [c])[0]
 
 
 # --- computing -------------------------------------------------------------------------------------

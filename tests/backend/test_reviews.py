@@ -315,9 +315,8 @@ def test_a_decision_freezes_the_review_and_a_new_version_reopens_it(
     assert frozen["decision"]["candidate_name"] == "ENT 15K R1" and len(frozen["candidates"]) == 4
     c = client.post(f"/api/v1/reviews/{rid}/comments", json={"body": "agreed"}, headers=member.headers)
     assert c.status_code == 201 and c.json()["author_name"] == "Test User"
-    assert [
-        x["body"] for x in client.get(f"/api/v1/reviews/{rid}/comments", headers=viewer.headers).json()
-    ] == ["agreed"]
+    said = client.get(f"/api/v1/reviews/{rid}/comments", headers=viewer.headers).json()["items"]
+    assert [x["body"] for x in said] == ["agreed"]
     assert (
         client.post(f"/api/v1/reviews/{rid}/comments", json={"body": "x"}, headers=viewer.headers).status_code
         == 403
@@ -412,7 +411,7 @@ def test_a_team_goes_with_its_reviews_and_a_deleted_author_leaves_them(
     assert r.status_code == 204, r.text
     kept = client.get(f"/api/v1/reviews/{rv['id']}", headers=admin.headers).json()
     assert kept["created_by"] is None and len(kept["candidates"]) == 4
-    comments = client.get(f"/api/v1/reviews/{rv['id']}/comments", headers=admin.headers).json()
+    comments = client.get(f"/api/v1/reviews/{rv['id']}/comments", headers=admin.headers).json()["items"]
     assert [(c["author_name"], c["body"]) for c in comments] == [("deleted user", "ok")]
     r = client.request(
         "DELETE",

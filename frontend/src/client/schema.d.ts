@@ -451,7 +451,8 @@ export interface paths {
         /**
          * Request Password Reset
          * @description No login: mail a one-use reset link (1 h) if an account uses the address. The answer is the
-         *     same whether or not one does. Limited per client address (429) and per account (silently).
+         *     same whether or not one does, and comes as fast (the mail is sent after it). Limited per client
+         *     address (429) and per account (silently).
          */
         post: operations["request_password_reset_api_v1_auth_password_reset_post"];
         delete?: never;
@@ -972,7 +973,8 @@ export interface paths {
         };
         /**
          * List Comments
-         * @description The review's discussion, oldest first: any role.
+         * @description The review's discussion, oldest first, one page at a time (`total` counts every comment):
+         *     any role.
          */
         get: operations["list_comments_api_v1_reviews__review_id__comments_get"];
         put?: never;
@@ -4426,6 +4428,13 @@ export interface components {
         Page_InvitationRead_: {
             /** Items */
             items: components["schemas"]["InvitationRead"][];
+            /** Total */
+            total: number;
+        };
+        /** Page[ReviewCommentRead] */
+        Page_ReviewCommentRead_: {
+            /** Items */
+            items: components["schemas"]["ReviewCommentRead"][];
             /** Total */
             total: number;
         };
@@ -11506,7 +11515,12 @@ export interface operations {
     };
     list_comments_api_v1_reviews__review_id__comments_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description comments in this page */
+                limit?: number;
+                /** @description comments skipped, oldest first */
+                offset?: number;
+            };
             header?: never;
             path: {
                 review_id: string;
@@ -11521,7 +11535,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ReviewCommentRead"][];
+                    "application/json": components["schemas"]["Page_ReviewCommentRead_"];
                 };
             };
             /** @description No bearer token, or an unknown, expired or revoked one */

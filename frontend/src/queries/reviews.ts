@@ -1,6 +1,6 @@
 // Procurement reviews (issue 16, docs/contracts.md § 7): the only module that calls the
 // review routes. Money arrives as decimal strings in the review's currency and is shown as sent.
-import { queryOptions } from "@tanstack/react-query";
+import { infiniteQueryOptions, queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { components } from "../client/schema";
 import { ApiError } from "../lib/errors";
@@ -62,15 +62,27 @@ export const reviewQuery = (id: string) =>
     },
   });
 
+/** Comments asked per page; the server answers at most 200 (GET /reviews/{id}/comments). */
+export const REVIEW_COMMENTS_PAGE = 50;
+
+/** The discussion, oldest first, a page at a time: the next page starts after what is loaded. */
 export const reviewCommentsQuery = (id: string) =>
-  queryOptions({
+  infiniteQueryOptions({
     queryKey: reviewKeys.comments(id),
-    queryFn: async () =>
+    initialPageParam: 0,
+    queryFn: async ({ pageParam }) =>
       unwrap(
         await api.GET("/api/v1/reviews/{review_id}/comments", {
-          params: { path: { review_id: id } },
+          params: {
+            path: { review_id: id },
+            query: { limit: REVIEW_COMMENTS_PAGE, offset: pageParam },
+          },
         }),
       ),
+    getNextPageParam: (last, pages) => {
+      const loaded = pages.reduce((n, p) => n + p.items.length, 0);
+      return last.items.length > 0 && loaded < last.total ? loaded : undefined;
+    },
   });
 
 export async function createReview(body: ReviewCreate) {

@@ -1,6 +1,6 @@
 // The decision (chosen candidate and why; admins), the frozen state with its "New version",
 // the discussion, and the exports (PDF printed by the server, CSV one row per candidate).
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import { errorMessage } from "../../lib/errors";
@@ -203,7 +203,9 @@ export function ReviewComments({
   mayComment: boolean;
 }) {
   const qc = useQueryClient();
-  const q = useQuery(reviewCommentsQuery(reviewId));
+  const q = useInfiniteQuery(reviewCommentsQuery(reviewId));
+  const comments = q.data?.pages.flatMap((p) => p.items);
+  const total = q.data?.pages.at(-1)?.total ?? 0;
   const [body, setBody] = useState("");
   const add = useMutation({
     mutationFn: () => addReviewComment(reviewId, body.trim()),
@@ -216,9 +218,9 @@ export function ReviewComments({
     <section className="card" data-testid="review-comments">
       <h3>Discussion</h3>
       {q.error && <p className="field-error">{errorMessage(q.error)}</p>}
-      {q.data && q.data.length === 0 && <p className="muted">No comments yet.</p>}
+      {comments && comments.length === 0 && <p className="muted">No comments yet.</p>}
       <ul className="comment-list" style={{ listStyle: "none", paddingLeft: 0 }}>
-        {q.data?.map((c) => (
+        {comments?.map((c) => (
           <li key={c.id} data-testid="review-comment" style={{ marginBottom: "0.6rem" }}>
             <strong>{c.author_name}</strong>{" "}
             <span className="muted small" title={formatTimestamp(c.created_at)}>
@@ -228,6 +230,21 @@ export function ReviewComments({
           </li>
         ))}
       </ul>
+      {comments && q.hasNextPage && (
+        <p>
+          <button
+            type="button"
+            className="btn btn-ghost"
+            disabled={q.isFetchingNextPage}
+            onClick={() => q.fetchNextPage()}
+            data-testid="more-comments"
+          >
+            {q.isFetchingNextPage
+              ? "Loading…"
+              : `Show more (${comments.length.toLocaleString()} of ${total.toLocaleString()} shown)`}
+          </button>
+        </p>
+      )}
       {mayComment && (
         <form
           onSubmit={(e) => {

@@ -165,7 +165,7 @@ function stub(r: ReviewRead, role: "viewer" | "member" | "admin") {
   return stubApi({
     "GET /api/v1/auth/me": () => ({ body: me(role) }),
     "GET /api/v1/reviews/r1": () => ({ body: current }),
-    "GET /api/v1/reviews/r1/comments": () => ({ body: [] }),
+    "GET /api/v1/reviews/r1/comments": () => ({ body: { items: [], total: 0 } }),
     "POST /api/v1/reviews/r1/decision": () => {
       current = {
         ...r,
@@ -265,7 +265,7 @@ describe("review page", () => {
     const calls = stubApi({
       "GET /api/v1/auth/me": () => ({ body: me("member") }),
       "GET /api/v1/reviews/r1": () => ({ body: review() }),
-      "GET /api/v1/reviews/r1/comments": () => ({ body: [] }),
+      "GET /api/v1/reviews/r1/comments": () => ({ body: { items: [], total: 0 } }),
       "PATCH /api/v1/reviews/r1/candidates/c1": () => ({ body: candidate() }),
       "DELETE /api/v1/reviews/r1/candidates/c2": () => ({ status: 204, body: null }),
     });
@@ -313,6 +313,42 @@ describe("review page", () => {
     expect(screen.queryByTestId("comment-body")).toBeNull();
     expect(screen.queryByTestId("share-button")).toBeNull();
     expect(screen.getByTestId("export-pdf")).toBeTruthy();
+  });
+
+  it("loads the discussion a page at a time, oldest first, and the next page on demand", async () => {
+    const all = Array.from({ length: 53 }, (_, i) => ({
+      id: `m${i}`,
+      review_id: "r1",
+      author_id: "u1",
+      author_name: "A",
+      body: `comment ${i}`,
+      created_at: "2026-11-23T04:00:00Z",
+    }));
+    const asked: string[] = [];
+    stubApi({
+      "GET /api/v1/auth/me": () => ({ body: me("viewer") }),
+      "GET /api/v1/reviews/r1": () => ({ body: review() }),
+      "GET /api/v1/reviews/r1/comments": (req) => {
+        const q = new URL(req.url).searchParams;
+        asked.push(`${q.get("limit")}/${q.get("offset")}`);
+        const offset = Number(q.get("offset"));
+        return {
+          body: { items: all.slice(offset, offset + Number(q.get("limit"))), total: all.length },
+        };
+      },
+    });
+    setToken("t");
+    page();
+    await waitFor(() => expect(screen.getAllByTestId("review-comment")).toHaveLength(50));
+    const more = screen.getByTestId("more-comments");
+    expect(more.textContent).toContain("50 of 53");
+    fireEvent.click(more);
+    await waitFor(() => expect(screen.getAllByTestId("review-comment")).toHaveLength(53));
+    const shown = screen.getAllByTestId("review-comment").map((li) => li.textContent);
+    expect(shown[0]).toContain("comment 0");
+    expect(shown[52]).toContain("comment 52");
+    expect(screen.queryByTestId("more-comments")).toBeNull();
+    expect(asked).toEqual(["50/0", "50/50"]);
   });
 
   it("an admin decides; the review freezes with the reason and a New version button", async () => {
