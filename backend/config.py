@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     # the iowatt-engine the server runs with --parse-only to check PostMark and vdbench workloads;
     # empty = the repository's build (agent/engine/build/iowatt-engine), else iowatt-engine on PATH
     engine_path: str = ""
+    # anonymous share routes (/api/v1/shared/..., /s/...): requests a minute from one client
+    # address, found or not, before 429 share_throttled (backend/sharing/throttle.py)
+    share_requests_per_min: int = Field(120, ge=1, le=1_000_000)
     # --- people and teams (issue 13) ---
     # the address people open the server at, without a trailing slash: links the server hands out
     # (invitations, share links) are built on it

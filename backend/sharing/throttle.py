@@ -1,12 +1,14 @@
 """Anonymous share routes throttled per client address (issue 22), in Redis as the login throttle
 (ADR 0010): one fixed window per client (`SET key 0 EX window NX` + `INCR`), 429 with Retry-After
-past MAX_REQUESTS in WINDOW_S. The client is backend.kit.http.client_address (X-Forwarded-For only
-from IOWATT_TRUSTED_PROXIES). Without Redis the counts live in this process (bounded), so the
-routes stay throttled per process and never answer 500 because of Redis.
+past IOWATT_SHARE_REQUESTS_PER_MIN (backend/config.py) in WINDOW_S. The client is
+backend.kit.http.client_address (X-Forwarded-For only from IOWATT_TRUSTED_PROXIES). Without Redis
+the counts live in this process (bounded), so the routes stay throttled per process and never
+answer 500 because of Redis.
 
 What counts: /api/v1/shared/{token} and its exports, /s/{token} and its preview image, found or
-not (guessing tokens is throttled too). 120 a minute is ample for people opening links and for
-chat apps unfurling them, and turns a script recomputing views into a trickle."""
+not (guessing tokens is throttled too). The default, 120 a minute, is ample for people opening
+links and for chat apps unfurling them, and turns a script recomputing views into a trickle; an
+instance whose readers share one address (a NAT, a proxy not in IOWATT_TRUSTED_PROXIES) raises it."""
 
 import math
 import threading
@@ -16,12 +18,12 @@ import redis
 from fastapi import Request
 
 from backend.auth.throttle import get_redis
+from backend.config import get_settings
 from backend.errors import TooManyRequests
 from backend.kit.http import client_address
 from backend.logs import log
 
-MAX_REQUESTS = 120
-WINDOW_S = 60
+WINDOW_S = 60  # the setting is per minute
 _PREFIX = "iowatt:shared-rate"
 _MEMORY_KEYS = 100_000
 
@@ -66,7 +68,7 @@ def check(request: Request) -> None:
     except (redis.RedisError, OSError) as exc:
         log.warning("share_throttle.redis_unavailable", error=str(exc).splitlines()[0][:200])
         count, left = _memory.hit(key)
-    if int(count) > MAX_REQUESTS:
+    if int(count) > get_settings().share_requests_per_min:
         retry = max(1, math.ceil(left))
         raise TooManyRequests(
             f"too many requests for shared links from this address: try again in {retry} s",

@@ -529,11 +529,11 @@ def test_the_view_is_computed_once_per_content_version(
 def test_anonymous_share_routes_are_throttled_per_client(
     client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Past MAX_REQUESTS in the window: 429 with Retry-After, for known and unknown tokens alike;
-    another client address is not affected."""
+    """Past IOWATT_SHARE_REQUESTS_PER_MIN in the window: 429 with Retry-After, for known and
+    unknown tokens alike; another client address is not affected."""
     from backend.sharing import throttle
 
-    monkeypatch.setattr(throttle, "MAX_REQUESTS", 5)
+    monkeypatch.setattr(get_settings(), "share_requests_per_min", 5)
     _, member, _, runs = _team(session)
     token = _token(_share(client, member, runs))
     paths = [f"/api/v1/shared/{token}", "/api/v1/shared/nope", f"/s/{token}/preview.png",

@@ -504,12 +504,13 @@ def test_a_link_whose_creator_left_is_gone_for_every_caller(matrix: Matrix) -> N
 def test_no_token_escapes_the_share_throttle(matrix: Matrix, monkeypatch: pytest.MonkeyPatch) -> None:
     """The anonymous routes count per client address whatever bearer token comes with them."""
     from backend.auth.throttle import get_redis
+    from backend.config import get_settings
     from backend.sharing import throttle
 
     w = matrix.world
     key = throttle.key_for("testclient")
     get_redis().delete(key)
-    monkeypatch.setattr(throttle, "MAX_REQUESTS", len(PRINCIPALS))
+    monkeypatch.setattr(get_settings(), "share_requests_per_min", len(PRINCIPALS))
     try:
         with matrix.isolated():
             for who in PRINCIPALS:
