@@ -1,4 +1,5 @@
-"""Workloads the server knows by name: the seeds' block-level and file workloads as presets.
+"""Workloads the server knows by name: the published reports' block-level, file and database
+workloads as presets (docs/sources.md names each report and the tables each preset follows).
 
 They are refreshed at API start-up (`ensure_builtins`) and exported for the agent's offline
 `bench --preset` (agent/src/iowatt_agent/presets.json, checked for drift by a test).
@@ -53,7 +54,7 @@ CDM_TESTS = [
 ]
 
 
-# CrystalDiskMark 3.x's test set, as seed 002's Table 1 (the P3608 report): "Seq" (sequential 1 MiB,
+# CrystalDiskMark 3.x's test set, as the P3608 report's Table 1: "Seq" (sequential 1 MiB,
 # QD1), "512K" and "4K" (random, QD1), "4K QD32" (random 4 KiB at QD32, one thread). The report names
 # the block sizes (4 kB, 512 kB) and prints MB/s (10^6 B/s) plus IOPS for the 4K rows; it gives no
 # size or pass count, so CDM 3.x's defaults: 5 passes on a 1000 MiB file, best-of, every pass
@@ -117,7 +118,7 @@ def diskspd_bs_sweep(seconds: float = 5) -> WorkloadSpec:
     )
 
 
-# The student report's C program (seeds/003): read/write x sequential/random x 4 KiB..4 MiB, with
+# Oh's kernel-help report's C program: read/write x sequential/random x 4 KiB..4 MiB, with
 # the kernel's help off (O_DIRECT, l. 155-162) and on (buffered: the kernel's default readahead and
 # the page cache). "cache-nora" (buffered, readahead off) is ours: the report has no such mode.
 # Each point does 64 MiB of I/O in the first 1 GiB of the target (report l. 44, 62-63), one
@@ -188,9 +189,9 @@ def threads_latency(seconds: float = 5) -> WorkloadSpec:
 
 
 def seq_rand_table(direct: bool = True) -> WorkloadSpec:
-    """Seed 004's four figures. `direct=False` is the buffered variant for targets without O_DIRECT
-    (tmpfs before Linux 6.6: the seed's "memory" column), shown by the disk-flash-memory view with
-    its column labelled buffered."""
+    """The storage-methods article's four figures. `direct=False` is the buffered variant for targets
+    without O_DIRECT (tmpfs before Linux 6.6: the article's "memory" column), shown by the
+    disk-flash-memory view with its column labelled buffered."""
     return WorkloadSpec(
         jobs=[
             JobSpec(
@@ -206,7 +207,7 @@ def seq_rand_table(direct: bool = True) -> WorkloadSpec:
     )
 
 
-# Seed 000 (DRAM-SSD vs HDD), §3.2.1 and Table 1: PostMark at three levels, "Block Size = 4KB, File
+# Song & Lee (DRAM-SSD vs HDD), §3.2.1 and Table 1: PostMark at three levels, "Block Size = 4KB, File
 # Size = 327KB" (fixed: low = high, so appends add nothing, as PostMark does at the high bound).
 # KB read as 1024 bytes, as the block size's 4 KB = 4096. Everything else is PostMark 1.5's default
 # (bias 5/5, buffering on, seed 42).
@@ -235,8 +236,9 @@ def postmark_level(level: str) -> WorkloadSpec:
     )
 
 
-# Seed 001 (enterprise HDDs), note 12: the two vdbench 5.04 scripts verbatim (the `vdbench -f ...`
-# command line after each is not part of the file; `anchor=H:` is replaced by the run's directory).
+# Schulz's StorageIO report (enterprise HDDs), note 12: the two vdbench 5.04 scripts verbatim (the
+# `vdbench -f ...` command line after each is not part of the file; `anchor=H:` is replaced by the
+# run's directory).
 # Full size: big 100 files of 5 GiB (500 GiB) for 10 h; small 1,638,400 files of 16 KiB (25 GiB)
 # for 10 h. The default scale makes each a few hundred MB at most for 36 s (the engine's --scale:
 # files per directory, file size and elapsed times the factor); a run's scale multiplies it.
@@ -257,7 +259,7 @@ def vdbench_set(parameters: str, scale: float = VDBENCH_DEFAULT_SCALE) -> Worklo
     return WorkloadSpec(kind="vdbench", vdbench=VdbenchSpec(parameters=parameters, scale=scale))
 
 
-# Seed 000 (DRAM-SSD vs HDD), §3.2.2, Table 2 and Figures 8-11: TPC-H on PostgreSQL and MariaDB
+# Song & Lee (DRAM-SSD vs HDD), §3.2.2, Table 2 and Figures 8-11: TPC-H on PostgreSQL and MariaDB
 # (MySQL in the paper) at 1, 5 and 10 GB with 2, 2 and 3 streams (the spec's minimum, the default
 # here). A run's scale multiplies the scale factor: the paper's 5 GB run is scale 5.
 def tpch(dbms: str, scale_factor: float = 1.0, query_timeout_s: float = 3600) -> WorkloadSpec:
@@ -265,9 +267,9 @@ def tpch(dbms: str, scale_factor: float = 1.0, query_timeout_s: float = 3600) ->
     return WorkloadSpec(kind="tpch", tpch=TpchSpec.model_validate(settings))
 
 
-# Seed 002 § 1.4, Table 3: a heap file and a B+tree, N random inserts then point queries, behind a
-# buffer pool of 10 % ... 100 % of the data pages. The seed ran N = 50 M; 1 M by default here (a
-# run's scale multiplies N: scale 50 is the seed's).
+# The P3608 report's § 1.4, Table 3: a heap file and a B+tree, N random inserts then point queries,
+# behind a buffer pool of 10 % ... 100 % of the data pages. The report ran N = 50 M; 1 M by default
+# here (a run's scale multiplies N: scale 50 is the report's).
 HEAP_BTREE_RECORDS = 1_000_000
 
 
@@ -288,7 +290,7 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
     ),
     "seq-rand-table": (
         "Sequential 1 MiB and random 4 KiB read and write, direct I/O, 5 s each on a 256 MiB file: "
-        "the MB/s and IOPS table every seed prints.",
+        "the MB/s and IOPS table the published reports print.",
         seq_rand_table(),
     ),
     "seq-rand-table-buffered": (
@@ -303,8 +305,9 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
         crystaldiskmark(),
     ),
     "crystaldiskmark-legacy": (
-        "CrystalDiskMark 3.x's tests (seed 002's Table 1): Seq (1 MiB, QD1), 512K and 4K random (QD1), "
-        "4K QD32; read and write, 5 s each on a 1000 MiB file, 5 passes, best-of as CDM and the median.",
+        "CrystalDiskMark 3.x's tests (the P3608 report's Table 1): Seq (1 MiB, QD1), 512K and 4K random "
+        "(QD1), 4K QD32; read and write, 5 s each on a 1000 MiB file, 5 passes, best-of as CDM and the "
+        "median.",
         crystaldiskmark(passes=5, discard=0, size=1000 * MiB, tests=CDM_LEGACY_TESTS),
     ),
     "diskspd-bs-sweep": (
@@ -325,47 +328,47 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
         threads_latency(),
     ),
     "postmark-low": (
-        "PostMark, seed 000's Low level (Table 1): 10 subdirectories, 10,000 files, 50,000 transactions; "
-        "files of 327 KiB, 4 KiB reads and writes; the paper's Table 3 reports its run time. File set "
-        "about 3.1 GiB; a run's scale multiplies files and transactions.",
+        "PostMark, Song & Lee's Low level (their Table 1): 10 subdirectories, 10,000 files, 50,000 "
+        "transactions; files of 327 KiB, 4 KiB reads and writes; their Table 3 reports its run time. "
+        "File set about 3.1 GiB; a run's scale multiplies files and transactions.",
         postmark_level("low"),
     ),
     "postmark-medium": (
-        "PostMark, seed 000's Medium level (Table 1): 10 subdirectories, 30,000 files, 50,000 "
+        "PostMark, Song & Lee's Medium level (their Table 1): 10 subdirectories, 30,000 files, 50,000 "
         "transactions; files of 327 KiB, 4 KiB reads and writes. File set about 9.4 GiB; a run's scale "
         "multiplies files and transactions.",
         postmark_level("medium"),
     ),
     "postmark-high": (
-        "PostMark, seed 000's High level (Table 1): 100 subdirectories, 70,000 files, 100,000 "
+        "PostMark, Song & Lee's High level (their Table 1): 100 subdirectories, 70,000 files, 100,000 "
         "transactions; files of 327 KiB, 4 KiB reads and writes. File set about 21.8 GiB; a run's scale "
         "multiplies files and transactions.",
         postmark_level("high"),
     ),
     "vdbench-big": (
-        "vdbench large files, seed 001's VdbenchFSBigTest verbatim: 5 directories x 20 files of 5 GiB, "
+        "vdbench large files, Schulz's VdbenchFSBigTest verbatim: 5 directories x 20 files of 5 GiB, "
         "128 KiB random I/O in random files, 90% read, 64 threads. Full size 500 GiB for 10 h; by "
         "default at scale 0.001: 65 files of about 5.1 MiB (about 333 MiB) for 36 s.",
         vdbench_set(VDBENCH_BIG),
     ),
     "vdbench-small": (
-        "vdbench small files, seed 001's VdbenchFSSmallTest verbatim: 64 directories x 25,600 files of "
+        "vdbench small files, Schulz's VdbenchFSSmallTest verbatim: 64 directories x 25,600 files of "
         "16 KiB, 1 KiB random I/O in random files, 90% read, 64 threads. Full size 1,638,400 files "
         "(25 GiB) for 10 h; by default at scale 0.001: 1,664 files of 1 KiB for 36 s.",
         vdbench_set(VDBENCH_SMALL),
     ),
     "tpch-postgresql": (
-        f"{TPCH_LABEL}: TPC-H on a private PostgreSQL on the target, seed 000's Table 2 and Figures 8-11: "
+        f"{TPCH_LABEL}: TPC-H on a private PostgreSQL on the target, Song & Lee's Table 2 and Figures 8-11: "
         "load, power and throughput tests, QphH@Size. Scale factor 1 (about 1 GB of raw data, 2.5 GB on "
         "disk), 2 streams (the spec's minimum), 16 MiB buffer pool so the device serves reads. A run's "
-        "scale multiplies the scale factor: the seed's 5 and 10 GB runs are scale 5 and 10 (3 streams at "
+        "scale multiplies the scale factor: Song & Lee's 5 and 10 GB runs are scale 5 and 10 (3 streams at "
         "10). The host must allow PostgreSQL (iowatt-agent targets allow-dbms postgresql).",
         tpch("postgresql"),
     ),
     "tpch-mariadb": (
-        f"{TPCH_LABEL}: TPC-H on a private MariaDB (InnoDB, O_DIRECT) on the target, seed 000's Table 2 "
+        f"{TPCH_LABEL}: TPC-H on a private MariaDB (InnoDB, O_DIRECT) on the target, Song & Lee's Table 2 "
         "and Figures 8-11 (MySQL there). Scale factor 1, 2 streams, 16 MiB buffer pool; a run's scale "
-        "multiplies the scale factor (the seed's 5 and 10 GB: scale 5 and 10). The host must allow "
+        "multiplies the scale factor (Song & Lee's 5 and 10 GB: scale 5 and 10). The host must allow "
         "MariaDB (iowatt-agent targets allow-dbms mariadb).",
         tpch("mariadb"),
     ),
@@ -376,10 +379,10 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
         tpch("postgresql", 0.01, query_timeout_s=300),
     ),
     "heap-btree": (
-        "Heap file and B+tree, seed 002's Table 3: N random inserts then point queries on 8 KiB pages "
-        "behind a buffer pool of 10 %, 20 %, ... 100 % of the data pages (ten fractions), direct I/O. "
-        "N = 1,000,000 records here (about 80 MB per structure); the seed ran 50,000,000: a run's scale "
-        "multiplies N (scale 50 is the seed's).",
+        "Heap file and B+tree, the P3608 report's Table 3: N random inserts then point queries on 8 KiB "
+        "pages behind a buffer pool of 10 %, 20 %, ... 100 % of the data pages (ten fractions), direct "
+        "I/O. N = 1,000,000 records here (about 80 MB per structure); the report ran 50,000,000: a run's "
+        "scale multiplies N (scale 50 is the report's).",
         heap_btree(),
     ),
 }

@@ -11,7 +11,7 @@ from backend.workload.builtin import BUILTINS
 from backend.workload.facts import with_facts
 
 # kinds the agent's bench runs with its own presets (`bench --preset tpch --dbms ...`, `bench --preset
-# heap-btree`, issue 15), not from a job file: their server presets are not exported
+# heap-btree`), not from a job file: their server presets are not exported
 AGENT_OWN_PRESETS = ("tpch", "heap_btree")
 
 
