@@ -15,6 +15,39 @@ WIDTH_PX, HEIGHT_PX, DPI = 1200, 630, 100
 PLAIN: dict[str, Any] = {"parse_math": False}
 MAX_BARS = 12
 SITE = "iowatt"
+# Fonts in the order matplotlib (>= 3.6) falls back through them glyph by glyph: DejaVu Sans
+# (matplotlib's own; Latin, Greek, Cyrillic) and a CJK font, WenQuanYi Micro Hei (Debian's
+# fonts-wqy-microhei, 1.6 MB: scripts/install-system-deps.sh, deploy/Dockerfile.server); Noto
+# Sans CJK and Droid Sans Fallback serve where an operator installed those instead. A team or run
+# named in Chinese, Japanese or Korean was drawn as empty boxes with DejaVu alone.
+FONTS = ["DejaVu Sans", "WenQuanYi Micro Hei", "Noto Sans CJK JP", "Droid Sans Fallback"]
+_CJK_FILES = ("wqy", "notosanscjk", "droidsansfallback")
+_fonts_set = False
+
+
+def _use_fonts() -> None:
+    """Makes FONTS matplotlib's font family, once per process (the API draws with matplotlib only
+    here; set once, not per render, as rcParams are global and renders run in threads).
+    matplotlib's font list is cached on disk (~/.cache/matplotlib) and misses fonts installed after
+    the cache was written, so the CJK fonts are added from the system's font directories when the
+    list lacks them."""
+    global _fonts_set
+    if _fonts_set:
+        return
+    import matplotlib
+    from matplotlib import font_manager
+
+    known = {f.name for f in font_manager.fontManager.ttflist}
+    if not known.intersection(FONTS[1:]):
+        for path in font_manager.findSystemFonts():
+            if any(k in path.lower().replace("-", "").replace("_", "") for k in _CJK_FILES):
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read
+                    continue
+        known = {f.name for f in font_manager.fontManager.ttflist}
+    matplotlib.rcParams["font.family"] = [f for f in FONTS if f in known] or ["DejaVu Sans"]
+    _fonts_set = True
 
 
 def _human(value: float, unit: str) -> tuple[float, str]:
@@ -176,6 +209,7 @@ def render_png(v: SharedView) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    _use_fonts()
     fig = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI, facecolor="white")
     FigureCanvasAgg(fig)
     fig.text(0.03, 0.94, _clip(title_of(v), 80), fontsize=20, weight="bold", color="#111827", **PLAIN)
