@@ -14,10 +14,10 @@ import {
 } from "../components/Compare/CompareCharts";
 import { autoLayout, MetricTable } from "../components/Compare/CompareTable";
 import { EnergyCompare } from "../components/Compare/EnergyCompare";
+import { CompareRunsTable } from "../components/Compare/RunsTable";
 import { LazyMount } from "../components/charts/LazyMount";
 import { GoneRuns } from "../components/GoneRuns";
 import { QueryState } from "../components/QueryState";
-import { StatusBadge } from "../components/Run/StatusBadge";
 import { ShareButton } from "../components/Share/ShareButton";
 import { columnLabels, columnValidity, runLabels, unmatchedJobs } from "../lib/compare";
 import {
@@ -33,7 +33,6 @@ import {
   toSearchParams,
 } from "../lib/compareState";
 import { errorMessage } from "../lib/errors";
-import { describeWorkload } from "../lib/workload";
 import { comparisonKey } from "../queries/comments";
 import { compareCsv, compareQuery } from "../queries/compare";
 
@@ -298,76 +297,20 @@ export function Compare() {
             runLabel={runLabel}
             onForce={(force) => update({ force })}
           />
-          <div className="card table-scroll runs-scroll">
-            <table className="table compact sticky-first" data-testid="compare-runs">
-              <thead>
-                <tr>
-                  <th>Run</th>
-                  <th>Column</th>
-                  <th>Status</th>
-                  <th>Device</th>
-                  <th>Agent</th>
-                  <th>Workload</th>
-                  <th>Validity</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {data.runs.map((r, i) => {
-                  const col = data.columns.findIndex((c) => c.run_ids.includes(r.id));
-                  const flags = data.validity[r.id] ?? [];
-                  return (
-                    <tr key={r.id}>
-                      <td>
-                        <Link to={`/runs/${r.id}`}>{runNames[i]}</Link>
-                      </td>
-                      <td>
-                        {labels[col]}
-                        {data.columns[col]?.is_baseline && (
-                          <span className="muted small"> (baseline)</span>
-                        )}
-                      </td>
-                      <td>
-                        <StatusBadge status={r.status} />
-                      </td>
-                      <td>
-                        {r.device_name ?? <span className="mono small">{r.target_path}</span>}
-                      </td>
-                      <td>{r.agent_name ?? "—"}</td>
-                      <td className="small">{describeWorkload(r.workload)}</td>
-                      <td className="small" data-testid="run-validity">
-                        {flags.length === 0 ? (
-                          <span className="muted">—</span>
-                        ) : (
-                          flags.map((f) => (
-                            <div key={f.flag} className="validity" title={f.flag}>
-                              ⚠ {f.message}
-                            </div>
-                          ))
-                        )}
-                      </td>
-                      <td>
-                        {state.runs.length > 2 && (
-                          <button
-                            type="button"
-                            className="btn btn-ghost btn-small"
-                            onClick={() =>
-                              update({
-                                runs: state.runs.filter((x) => x !== r.id),
-                                baseline: state.baseline === r.id ? null : state.baseline,
-                              })
-                            }
-                          >
-                            remove
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+          <CompareRunsTable
+            data={data}
+            testId="compare-runs"
+            where={{ label: "Agent", cell: (r) => r.agent_name ?? "—" }}
+            onRemove={
+              state.runs.length > 2
+                ? (id) =>
+                    update({
+                      runs: state.runs.filter((x) => x !== id),
+                      baseline: state.baseline === id ? null : state.baseline,
+                    })
+                : undefined
+            }
+          />
           {data.suggestions.length > 0 && (
             <div className="alert alert-info" data-testid="suggestions">
               <strong>Suggestions</strong>

@@ -5,7 +5,7 @@ import { setToken } from "../lib/auth";
 import type { SharedView } from "../queries/sharing";
 import { comparison, metric, NO_ENERGY } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
-import { deletedNote, Shared } from "./Shared";
+import { asCompareRead, deletedNote, Shared } from "./Shared";
 
 const realFetch = globalThis.fetch;
 afterEach(() => {
@@ -91,6 +91,45 @@ describe("shared page (/s/:token)", () => {
     expect(container.querySelectorAll("a[href]")).toHaveLength(0);
     expect(screen.queryByRole("navigation")).toBeNull();
     expect(calls.map((c) => c.path)).toEqual(["/api/v1/shared/tok"]);
+    // the compare page's runs table, read-only: the environment instead of the (unshared) agent,
+    // no validity or remove columns
+    const runs = screen.getByTestId("shared-runs");
+    expect([...runs.querySelectorAll("th")].map((th) => th.textContent)).toEqual([
+      "Run",
+      "Column",
+      "Status",
+      "Device",
+      "Environment",
+      "Workload",
+    ]);
+    expect(runs.querySelector("tbody tr")?.textContent).toContain("hdd disk");
+    expect(runs.querySelector("tbody tr")?.textContent).toContain("lab");
+    expect(screen.queryByRole("button", { name: "remove" })).toBeNull();
+  });
+
+  it("reads a shared comparison as the compare page's, with nothing the link does not carry", () => {
+    const shared = view().comparison;
+    if (!shared) throw new Error("fixture");
+    const vd = {
+      ...shared.runs[0],
+      workload: { ...shared.runs[0]?.workload, vdbench: { scale: 0.1, elapsed_s: null } },
+    };
+    const c = asCompareRead({ ...shared, runs: [vd as never, ...shared.runs.slice(1)] });
+    expect(c.runs.map((r) => [r.id, r.name, r.status, r.device_name])).toEqual([
+      ["r1", "hdd", "succeeded", "hdd disk"],
+      ["r2", "ram", "succeeded", "ram disk"],
+    ]);
+    expect(c.runs[0]).toMatchObject({
+      team_id: "",
+      agent_id: "",
+      target_path: "",
+      created_by: null,
+    });
+    expect(c.runs[0]?.workload.vdbench).toEqual({ scale: 0.1, elapsed_s: null, parameters: "" });
+    expect(c.runs[1]?.workload.vdbench).toBeNull();
+    expect(c.runs[0]?.energy).toMatchObject({ status: "none", meter_name: null, source: null });
+    expect(c.jobs).toBe(shared.jobs);
+    expect(c.validity).toBe(shared.validity);
   });
 
   it("says a revoked link is not available, and an expired one expired, without a login prompt", async () => {

@@ -6,16 +6,19 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useParams } from "react-router-dom";
 import type { CompareRead } from "../client/types";
-import { BarCharts, ChangeCharts, RunKey, SweepCharts } from "../components/Compare/CompareCharts";
+import {
+  BarCharts,
+  ChangeCharts,
+  LatencyCurves,
+  RunKey,
+  SweepCharts,
+} from "../components/Compare/CompareCharts";
 import { autoLayout, MetricTable } from "../components/Compare/CompareTable";
 import { EnergyCompare } from "../components/Compare/EnergyCompare";
-import { MultiLineChart } from "../components/charts/MultiLineChart";
-import { StatusBadge } from "../components/Run/StatusBadge";
+import { CompareRunsTable } from "../components/Compare/RunsTable";
 import { SharedReview } from "../components/Share/SharedReview";
-import { columnLabels, runLabels } from "../lib/compare";
+import { columnLabels } from "../lib/compare";
 import { ApiError, errorMessage } from "../lib/errors";
-import { latencyChart, ninesLabel } from "../lib/latency";
-import { describeWorkload } from "../lib/workload";
 import { type SharedView, sharedExport, sharedViewQuery } from "../queries/sharing";
 
 function download(name: string, type: string, text: string) {
@@ -99,31 +102,43 @@ function Exports({ token }: { token: string }) {
   );
 }
 
-/** The compare page's latency-percentile chart, from the curves the link's view carries. */
-function SharedLatency({
-  data,
-  curves,
-}: {
-  data: CompareRead;
-  curves: NonNullable<SharedView["latency"]>;
-}) {
-  const names = columnLabels(data);
-  const labels = new Map(data.columns.map((c, i) => [c.key, names[i] ?? c.label]));
-  const chart = latencyChart(curves, labels);
-  if (chart.series.length === 0) return null;
-  return (
-    <div className="card chart" data-testid="shared-latency">
-      <h3>
-        Latency percentiles{" "}
-        <span className="muted small">{curves.job} · completion latency, merged histograms</span>
-      </h3>
-      <MultiLineChart
-        series={chart.series}
-        x={{ label: "percentile", unit: "", ticks: chart.ticks, format: ninesLabel }}
-        y={{ label: "Latency", unit: chart.unit, log: true }}
-      />
-    </div>
-  );
+type SharedComparison = NonNullable<SharedView["comparison"]>;
+type SharedRun = SharedComparison["runs"][number];
+
+/** A shared comparison in the shape of the compare page's answer, for its components. A link
+ * carries no team, agent, device, environment or user ids, no target path and no vdbench
+ * parameter file (backend/sharing): those are empty here, and no component on this page reads
+ * them. */
+export function asCompareRead(c: SharedComparison): CompareRead {
+  const run = (r: SharedRun): CompareRead["runs"][number] => ({
+    ...r,
+    team_id: "",
+    agent_id: "",
+    agent_name: "",
+    device_id: null,
+    environment_id: null,
+    workload_id: null,
+    created_by: null,
+    target_path: "",
+    assigned_at: null,
+    attempt: 1,
+    cancel_requested: false,
+    destructive: false,
+    error: null,
+    file_workload: null,
+    idle_s: null,
+    meter: null,
+    preset: null,
+    progress: null,
+    source: "agent",
+    tags: [],
+    energy: { ...r.energy, meter_name: null, reason: null, source: null },
+    workload: {
+      ...r.workload,
+      vdbench: r.workload.vdbench && { ...r.workload.vdbench, parameters: "" },
+    },
+  });
+  return { ...c, runs: c.runs.map(run) };
 }
 
 function Frozen({ view }: { view: SharedView }) {
@@ -139,12 +154,9 @@ function Frozen({ view }: { view: SharedView }) {
       </div>
     );
   }
-  // The compare page's components read a run's id, name, status, workload and energy, which the
-  // shared run carries; the ids of agents, devices and environments it does not (never shared).
-  const data = c as unknown as CompareRead;
+  const data = asCompareRead(c);
   const o = view.options;
   const labels = columnLabels(data);
-  const runNames = runLabels(c.runs);
   const layout = o.table === "auto" ? autoLayout(c.columns.length) : o.table;
   const show = (k: (typeof o.charts)[number]) => o.charts.includes(k);
   const job = o.job && c.jobs.some((j) => j.name === o.job) ? o.job : undefined;
@@ -157,42 +169,12 @@ function Frozen({ view }: { view: SharedView }) {
             ? "⚠ Compared although the workloads differ (the sharer chose to)."
             : "✗ These runs did not run the same workload: their metrics are not compared."}
       </p>
-      <div className="card table-scroll runs-scroll">
-        <table className="table compact sticky-first" data-testid="shared-runs">
-          <thead>
-            <tr>
-              <th>Run</th>
-              <th>Column</th>
-              <th>Status</th>
-              <th>Device</th>
-              <th>Environment</th>
-              <th>Workload</th>
-            </tr>
-          </thead>
-          <tbody>
-            {c.runs.map((r, i) => {
-              const col = c.columns.findIndex((x) => x.run_ids.includes(r.id));
-              return (
-                <tr key={r.id}>
-                  <td>{runNames[i]}</td>
-                  <td>
-                    {labels[col]}
-                    {c.columns[col]?.is_baseline && (
-                      <span className="muted small"> (baseline)</span>
-                    )}
-                  </td>
-                  <td>
-                    <StatusBadge status={r.status} />
-                  </td>
-                  <td>{r.device_name ?? "—"}</td>
-                  <td>{r.environment_name ?? "—"}</td>
-                  <td className="small">{describeWorkload(r.workload)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+      <CompareRunsTable
+        data={data}
+        testId="shared-runs"
+        readOnly
+        where={{ label: "Environment", cell: (_, i) => c.runs[i]?.environment_name ?? "—" }}
+      />
       {c.jobs.length > 0 && (
         <>
           <div className="run-key-bar">
@@ -207,7 +189,7 @@ function Frozen({ view }: { view: SharedView }) {
           {show("sweep") && <SweepCharts data={data} />}
           {view.latency && (
             <div className="chart-grid">
-              <SharedLatency data={data} curves={view.latency} />
+              <LatencyCurves data={data} curves={view.latency} testId="shared-latency" />
             </div>
           )}
           <h2>All metrics</h2>

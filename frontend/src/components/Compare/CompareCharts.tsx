@@ -1,4 +1,6 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
+import type { ReactNode } from "react";
+import type { components } from "../../client/schema";
 import type { CompareRead } from "../../client/types";
 import { changeCharts, columnLabels, compareBarCharts } from "../../lib/compare";
 import type { CompareState } from "../../lib/compareState";
@@ -115,6 +117,8 @@ export function SweepCharts({ data }: { data: CompareRead }) {
 }
 
 /** Latency percentile curves from the merged histograms of each column, log axes. */
+type LatencyCurveSet = components["schemas"]["LatencyCurves"];
+
 export function LatencyChart({
   data,
   state,
@@ -125,16 +129,40 @@ export function LatencyChart({
   job: string;
 }) {
   const q = useQuery(latencyQuery(state.runs, job, state.groupBy));
-  const labels = new Map(data.columns.map((c, i) => [c.key, columnLabels(data)[i] ?? c.label]));
   if (q.error) return <p className="muted">Latency curves: {errorMessage(q.error)}</p>;
   if (!q.data) return <p className="muted">Loading latency curves…</p>;
-  const chart = latencyChart(q.data, labels);
-  if (chart.series.length === 0) return <p className="muted">No latency histograms for {job}.</p>;
   return (
-    <div className="card chart" data-testid="latency-chart">
+    <LatencyCurves
+      data={data}
+      curves={q.data}
+      testId="latency-chart"
+      empty={<p className="muted">No latency histograms for {job}.</p>}
+    />
+  );
+}
+
+/** The latency-percentile curves of one job, a line per column: fetched by LatencyChart, or the
+ * ones a share link's view carries. */
+export function LatencyCurves({
+  data,
+  curves,
+  testId,
+  empty = null,
+}: {
+  data: CompareRead;
+  curves: LatencyCurveSet;
+  testId: string;
+  /** shown when no column has a histogram */
+  empty?: ReactNode;
+}) {
+  const labels = new Map(data.columns.map((c, i) => [c.key, columnLabels(data)[i] ?? c.label]));
+  const chart = latencyChart(curves, labels);
+  if (chart.series.length === 0) return empty;
+  return (
+    <div className="card chart" data-testid={testId}>
       <h3>
         Latency percentiles{" "}
-        <span className="muted small">{job} · completion latency, merged histograms</span>
+        <span className="muted small">{curves.job} · completion latency, merged histograms</span>
       </h3>
       <MultiLineChart
         series={chart.series}
