@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from iowatt_agent.filework import make_run_dir, mode_args, remove_run_dir
+from iowatt_agent.kinds import RUNNERS
 from iowatt_agent.leftovers import remove_leftovers
 from iowatt_agent.loop import AgentLoop, LoopSettings
 from iowatt_agent.policy import save_policy
@@ -332,6 +333,15 @@ def test_progress_lines_of_both_modes_map_to_the_runs_progress() -> None:
     assert p is not None and p.job_name == "vdbench format" and p.percent == 0.0
     p = parse_progress_line('{"event":"progress","mode":"vdbench","phase":"run","interval":1,"percent":50.0}')
     assert p is not None and p.job_name == "vdbench run" and p.percent == 50.0
+    # heap-btree's events name no phase: the caller's runner reads one from the event
+    line = (
+        '{"event":"progress","mode":"heap-btree","structure":"btree","operation":"point_query",'
+        '"cache_fraction":0.25,"percent":40.0}'
+    )
+    p = parse_progress_line(line, None, RUNNERS["heap_btree"].progress_phase)
+    assert p is not None and p.job_name == "heap-btree btree point_query 0.25" and p.percent == 40.0
+    p = parse_progress_line(line)
+    assert p is not None and p.job_name == "heap-btree"
 
 
 @pytest.fixture

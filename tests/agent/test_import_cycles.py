@@ -17,18 +17,6 @@ from pathlib import Path
 
 AGENT = Path(__file__).resolve().parents[2] / "agent" / "src" / "iowatt_agent"
 
-# The cycles left, each by the one import that closes it (importer, imported), and why. Take an
-# entry out when its cycle is gone (test_the_known_cycles_are_still_there says when); never add one.
-KNOWN_EDGES = {
-    # the heartbeat thread reports the loop's state and loop.py starts it (heartbeat.py imports
-    # AgentLoop for its type only): issue 23 asks for a small status object both depend on
-    ("heartbeat", "loop"),
-    # the engine's progress parser asks the kinds registry for a phase name (runner.py), and
-    # kinds/base.py, postmark.py, tpch.py name runner.py's EngineOutcome and Phases in their
-    # types: those types belong below both (the registry came in while this test did)
-    ("runner", "kinds"),
-}
-
 
 def module_name(root: Path, path: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
@@ -106,24 +94,20 @@ def describe(component: set[str], graph: dict[str, set[str]]) -> str:
     return "; ".join(f"{m} -> {', '.join(sorted(graph[m] & component))}" for m in sorted(component))
 
 
-def without(graph: dict[str, set[str]], edges: set[tuple[str, str]]) -> dict[str, set[str]]:
-    return {m: {t for t in targets if (m, t) not in edges} for m, targets in graph.items()}
-
-
-def test_the_agent_has_no_import_cycle_but_the_known_ones() -> None:
+def test_the_agent_has_no_import_cycle() -> None:
     graph = import_graph(AGENT)
     assert {"bench", "bench_args", "tpch.bench", "tpch.run", "tpch.worker", "tpch.steps"} <= set(graph)
-    rest = without(graph, KNOWN_EDGES)
-    found = cycles(rest)
-    assert not found, "import cycles: " + " | ".join(describe(c, rest) for c in found)
+    found = cycles(graph)
+    assert not found, "import cycles: " + " | ".join(describe(c, graph) for c in found)
 
 
-def test_the_known_cycles_are_still_there() -> None:
-    """Each known edge still closes a cycle; when one no longer does, take it out of KNOWN_EDGES."""
+def test_the_threads_share_a_status_object_and_the_runner_knows_no_kind() -> None:
+    """The heartbeat and the worker loop meet in status.py (neither imports the other); the
+    engine's runner gets a kind's phase names from its caller, so kinds may name runner's types."""
     graph = import_graph(AGENT)
-    for edge in sorted(KNOWN_EDGES):
-        alone = without(graph, KNOWN_EDGES - {edge})
-        assert any(set(edge) <= c for c in cycles(alone)), f"{edge[0]} -> {edge[1]} closes no cycle now"
+    assert "loop" not in graph["heartbeat"] and "status" in graph["heartbeat"] and "status" in graph["loop"]
+    assert not {"loop", "heartbeat"} & graph["status"]
+    assert not {m for m in graph["runner"] if m == "kinds" or m.startswith("kinds.")}
 
 
 def test_bench_and_tpch_bench_import_their_arguments_from_below() -> None:

@@ -193,6 +193,7 @@ def run_file_bench(a: BenchArgs) -> None:
             output_format=a.output_format,
             mode_argv=runner.arguments(run),
             phases=runner.phases(run),
+            phase_of=runner.progress_phase,
         )
         _run_and_print(a, proc, meter_name, meter, grid_choice, data_file=None, file_run=run)
     finally:

@@ -1,25 +1,25 @@
 """The heartbeat thread: the agent's state to the server every `heartbeat_interval_s`, the
 token rotated when the server says it is due (docs/adr/0011), and between beats a look at the
 policy files every POLICY_WATCH_S, so a target added on the host reaches the server within
-seconds (the inventory is re-sent), not at the next empty long-poll."""
+seconds (the inventory is re-sent), not at the next empty long-poll.
+
+It reads and writes the agent's `status.AgentStatus`, which the worker thread (`loop.py`) keeps;
+the loop hands it its clients and the inventory sender, so it imports nothing of the loop's."""
 
 from __future__ import annotations
 
 import logging
 import os
 import time
-import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import __version__
-from .client import ApiError, Forbidden, NotFound, Unauthorized
+from .client import ApiClient, ApiError, Forbidden, NotFound, Unauthorized
 from .config import ConfigError, save_config
 from .policy import METERS_FILE, POLICY_FILE
 from .schemas import HeartbeatRequest, HeartbeatResponse
-
-if TYPE_CHECKING:
-    from .loop import AgentLoop
+from .status import AgentStatus
 
 log = logging.getLogger("iowatt_agent.loop")
 
@@ -32,26 +32,39 @@ FileSignature = tuple[tuple[int, int, int] | None, ...]
 
 
 class Heartbeat:
-    """Heartbeats of one agent loop, with its own client (`loop.hb_client`). Each carries the
-    boot id made when the loop was built (once per agent process) and the lease the loop holds,
-    so the server tells a restarted agent from the one that started a run."""
+    """Heartbeats of one agent, with its own `client`. Each carries the status's boot id (once
+    per agent process) and the lease the worker holds, so the server tells a restarted agent
+    from the one that started a run. A rotated token is stored in `state_dir`'s agent.json and
+    given to every client of `token_users`; `send_inventory(client)` re-sends the inventory
+    when the policy files change."""
 
-    def __init__(self, loop: AgentLoop) -> None:
-        self.loop = loop
-        self.boot_id = uuid.uuid4()
+    def __init__(
+        self,
+        status: AgentStatus,
+        *,
+        client: ApiClient,
+        state_dir: Path,
+        token_users: Sequence[ApiClient],
+        send_inventory: Callable[[ApiClient], None],
+    ) -> None:
+        self.status = status
+        self.client = client
+        self.state_dir = state_dir
+        self.token_users = tuple(token_users)
+        self.send_inventory = send_inventory
 
     def once(self) -> None:
-        loop = self.loop
+        status = self.status
         request = HeartbeatRequest(
-            state=loop.state,
-            current_run_id=loop.current_run_id,
-            current_lease_id=loop.current_lease_id,
-            boot_id=self.boot_id,
+            state=status.state,
+            current_run_id=status.current_run_id,
+            current_lease_id=status.current_lease_id,
+            boot_id=status.boot_id,
             agent_version=__version__,
         )
-        answer = loop.hb_client.heartbeat(loop.config.agent_id, request)
+        answer = self.client.heartbeat(status.config.agent_id, request)
         if answer.heartbeat_interval_s > 0:
-            loop.heartbeat_interval_s = answer.heartbeat_interval_s
+            status.heartbeat_interval_s = answer.heartbeat_interval_s
         if token_due(answer):
             self.rotate_token()
 
@@ -65,20 +78,20 @@ class Heartbeat:
         """Get a new token, write it to agent.json (atomically) and only then use it. Any failure
         keeps the current token, which the server still accepts, and the next heartbeat tries
         again. A refusal (401/403/404) is raised: the server no longer accepts this agent."""
-        loop = self.loop
-        with loop.token_lock:
+        status = self.status
+        with status.token_lock:
             try:
-                answer = loop.hb_client.rotate_token(loop.config.agent_id)
+                answer = self.client.rotate_token(status.config.agent_id)
             except (Unauthorized, Forbidden, NotFound):
                 raise
             except ApiError as exc:
                 log.warning("token.rotate_failed error=%s: will retry at the next heartbeat", exc)
                 return False
-            rotated = loop.config.model_copy(
+            rotated = status.config.model_copy(
                 update={"agent_token": answer.agent_token, "token_expires_at": answer.token_expires_at}
             )
             try:
-                save_config(loop.state_dir, rotated)
+                save_config(self.state_dir, rotated)
             except (OSError, ConfigError) as exc:
                 log.error(
                     "token.save_failed error=%s: keeping the current token; will rotate again at the "
@@ -86,33 +99,33 @@ class Heartbeat:
                     exc,
                 )
                 return False
-            loop.config = rotated
-            for client in (loop.client, loop.hb_client, loop.spool_client):
+            status.config = rotated
+            for client in self.token_users:
                 client.set_token(answer.agent_token)
             log.info("token.rotated expires_at=%s", answer.token_expires_at.isoformat(timespec="seconds"))
             return True
 
     def run(self) -> None:
-        """The thread's body, until `loop.stopping`; a refusal makes the agent fatal."""
-        loop = self.loop
-        next_beat = time.monotonic() + loop.heartbeat_interval_s
-        signature: FileSignature | None = policy_files_signature(loop.state_dir)
-        while not loop.stopping.wait(min(POLICY_WATCH_S, max(0.0, next_beat - time.monotonic()))):
-            now_sig = policy_files_signature(loop.state_dir)
+        """The thread's body, until `status.stopping`; a refusal makes the agent fatal."""
+        status = self.status
+        next_beat = time.monotonic() + status.heartbeat_interval_s
+        signature: FileSignature | None = policy_files_signature(self.state_dir)
+        while not status.stopping.wait(min(POLICY_WATCH_S, max(0.0, next_beat - time.monotonic()))):
+            now_sig = policy_files_signature(self.state_dir)
             if now_sig != signature:
                 signature = now_sig
                 try:
-                    loop.send_inventory_if_changed(client=loop.hb_client)
+                    self.send_inventory(self.client)
                 except ApiError as exc:
                     log.warning("inventory.failed error=%s: will retry", exc)
                     signature = None  # retry at the next look
             if time.monotonic() < next_beat:
                 continue
-            next_beat = time.monotonic() + loop.heartbeat_interval_s
+            next_beat = time.monotonic() + status.heartbeat_interval_s
             try:
                 self.once()
             except (Unauthorized, Forbidden, NotFound) as exc:
-                loop.set_fatal(f"heartbeat refused: {exc}")
+                status.set_fatal(f"heartbeat refused: {exc}")
             except ApiError as exc:
                 log.warning("heartbeat.failed error=%s", exc)
 

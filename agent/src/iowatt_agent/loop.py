@@ -1,7 +1,8 @@
 """The agent's worker loop: heartbeat, long-poll for a lease, run it, report, repeat.
 
 Threads: the main thread supervises and handles drain; a worker thread leases and runs
-(`_work_loop`, `execute`); the heartbeat thread reports state (`heartbeat`); a spool thread
+(`_work_loop`, `execute`); the heartbeat thread reports state (`heartbeat`; what the two share is
+`status.AgentStatus`: state, current run and lease, credentials, interval); a spool thread
 retries undelivered uploads (`spool.SpoolRetrier`). What a lease may do on this host is decided
 in `plan`, its progress reports in `progress`, the report of its end in `upload`, and the run
 itself (idle before, engine load, idle after, power) is `measured.run_measured`, the same
@@ -42,6 +43,7 @@ from .progress import IdleWatch, engine_progress_forwarder
 from .runner import EngineOutcome, EngineProcess
 from .schemas import AgentState, Lease
 from .spool import Delivery, Spool, SpoolRetrier
+from .status import AgentStatus
 from .upload import Reporter
 
 log = logging.getLogger("iowatt_agent.loop")
@@ -81,7 +83,7 @@ class AgentLoop:
         settings: LoopSettings | None = None,
         send_inventory: bool = True,
     ) -> None:
-        self.config = config
+        self.status = AgentStatus(config)  # what the heartbeat thread reads and writes too
         self.state_dir = state_dir
         self.engine = engine
         self.settings = settings or LoopSettings()
@@ -90,28 +92,60 @@ class AgentLoop:
         self.spool_client = client_factory()  # spool thread
         self.spool = Spool(state_dir)
         self.send_inventory = send_inventory
-        self.heartbeat_interval_s = config.heartbeat_interval_s
-
-        self.draining = threading.Event()
-        self.stopping = threading.Event()
-        self._lock = threading.Lock()
-        self._busy = False
+        self._lock = self.status.lock
         self.current: EngineProcess | None = None
         # set once and never cleared: a forced drain (second signal, drain deadline) ends an idle
         # phase and keeps an engine from starting, also when it comes before the run has a
         # process (just after a lease was taken)
         self.forced = threading.Event()
-        self.current_run_id: UUID | None = None
-        self.current_lease_id: UUID | None = None  # from taking a lease to its run's end (heartbeat)
-        self.fatal: str | None = None
         self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
         for waker in (self.client, self.hb_client):  # the server is back: retry the spool now
             waker.on_success = self.retrier.server_reachable
         self.reporter = Reporter(self.spool, self.client, self.retrier.kick)
-        self.heartbeat = Heartbeat(self)
+        self.heartbeat = Heartbeat(
+            self.status,
+            client=self.hb_client,
+            state_dir=state_dir,
+            token_users=(self.client, self.hb_client, self.spool_client),
+            send_inventory=lambda client: self.send_inventory_if_changed(client=client),
+        )
         self.reported_fingerprint: str | None = None  # of the policy the server last got
         self._inventory_lock = threading.Lock()  # worker and heartbeat threads both may send it
-        self.token_lock = threading.Lock()  # one rotation at a time (heartbeat thread, drain)
+
+    # --- the shared status, by the names the loop has always had --------------------------------
+
+    @property
+    def config(self) -> AgentConfig:
+        """The agent's credentials (the heartbeat thread replaces them when it rotates the token)."""
+        return self.status.config
+
+    @property
+    def heartbeat_interval_s(self) -> float:
+        return self.status.heartbeat_interval_s
+
+    @heartbeat_interval_s.setter
+    def heartbeat_interval_s(self, value: float) -> None:
+        self.status.heartbeat_interval_s = value
+
+    @property
+    def draining(self) -> threading.Event:
+        return self.status.draining
+
+    @draining.setter
+    def draining(self, event: threading.Event) -> None:
+        self.status.draining = event
+
+    @property
+    def stopping(self) -> threading.Event:
+        return self.status.stopping
+
+    @property
+    def current_run_id(self) -> UUID | None:
+        return self.status.current_run_id
+
+    @property
+    def fatal(self) -> str | None:
+        return self.status.fatal
 
     # --- host policy ---------------------------------------------------------------------------
 
@@ -171,9 +205,7 @@ class AgentLoop:
 
     @property
     def state(self) -> AgentState:
-        if self.draining.is_set():
-            return "draining"
-        return "busy" if self._busy else "idle"
+        return self.status.state
 
     def heartbeat_once(self) -> None:
         self.heartbeat.once()
@@ -192,7 +224,7 @@ class AgentLoop:
             # the process's boot id: the server then spares the runs this process started
             # (a result still in the spool is not a lost run)
             return self.client.lease(
-                self.config.agent_id, self.settings.lease_wait_s, boot_id=self.heartbeat.boot_id
+                self.config.agent_id, self.settings.lease_wait_s, boot_id=self.status.boot_id
             )
         except (Unauthorized, Forbidden, NotFound) as exc:
             raise FatalAgentError(
@@ -236,8 +268,8 @@ class AgentLoop:
                         lease.run_id,
                     )
                     return
-                self._busy = True
-                self.current_lease_id = lease.lease_id
+                self.status.busy = True
+                self.status.current_lease_id = lease.lease_id
             try:
                 self.execute(lease)
             except Exception as exc:  # noqa: BLE001 - a bug in one run must not end the agent
@@ -245,8 +277,8 @@ class AgentLoop:
                 self._report_crash(lease, exc)
             finally:
                 with self._lock:
-                    self._busy = False
-                    self.current_lease_id = None
+                    self.status.busy = False
+                    self.status.current_lease_id = None
 
     def _report_crash(self, lease: Lease, exc: Exception) -> None:
         """Fail the run on the server now, with the real reason, instead of letting its lease
@@ -299,10 +331,11 @@ class AgentLoop:
             output_format=self.settings.output_format,
             mode_argv=runner.arguments(file_run) if file_run else None,
             phases=runner.phases(file_run) if file_run else None,
+            phase_of=runner.progress_phase,
         )
         proc.on_progress = engine_progress_forwarder(self.client, lease, proc)
         proc.on_message = lambda line: log.info("engine.message run_id=%s %s", run_id, line)
-        self.current_run_id = run_id
+        self.status.current_run_id = run_id
         idle = IdleWatch(self.client, lease, self.settings.progress_interval_s)
         self.current = proc  # from here a forced drain stops it (or keeps it from starting)
         log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, plan.filename)
@@ -318,7 +351,7 @@ class AgentLoop:
             )
         finally:
             self.current = None
-            self.current_run_id = None
+            self.status.current_run_id = None
         outcome, power = measured.outcome, measured.power
         if power is not None and outcome is not None:
             samples = len(power["samples"]["t_ns"])
@@ -363,10 +396,7 @@ class AgentLoop:
     # --- supervision, signals and drain ----------------------------------------------------------
 
     def set_fatal(self, message: str) -> None:
-        if self.fatal is None:
-            self.fatal = message
-            log.error("agent.fatal %s", message)
-        self.draining.set()
+        self.status.set_fatal(message)
 
     def request_drain(self, reason: str = "signal") -> None:
         with self._lock:
@@ -379,7 +409,7 @@ class AgentLoop:
             if proc is not None:
                 proc.stop(f"agent stopped ({reason}) while draining")
         else:
-            log.info("drain.requested reason=%s busy=%s", reason, self._busy)
+            log.info("drain.requested reason=%s busy=%s", reason, self.status.busy)
 
     def startup(self) -> None:
         try:
@@ -423,7 +453,7 @@ class AgentLoop:
 
     def _drain(self, worker: threading.Thread) -> None:
         with self._lock:
-            busy = self._busy
+            busy = self.status.busy
         if busy:
             log.info(
                 "drain.waiting run_id=%s deadline_s=%g", self.current_run_id, self.settings.drain_timeout_s

@@ -24,8 +24,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from .kinds import runner_for_mode
-
 log = logging.getLogger("iowatt_agent.runner")
 
 STDERR_TAIL_LINES = 40
@@ -51,16 +49,21 @@ def _rate(value: Any) -> float:
 
 
 Phases = dict[str, tuple[float, float]]  # a file workload's phase -> (start %, span %) of the run
+# the phase a progress event that names none is in, by its kind (kinds' Runner.progress_phase)
+PhaseOf = Callable[[dict[str, Any]], str]
 
 
-def parse_progress_line(line: str, phases: Phases | None = None) -> EngineProgress | None:
+def parse_progress_line(
+    line: str, phases: Phases | None = None, phase_of: PhaseOf | None = None
+) -> EngineProgress | None:
     """A progress event from one stderr line, or None for anything else (human text).
 
     Block jobs: the job's line. File workloads (`"mode": "postmark" | "vdbench"`) report phases
     instead of jobs: the job name is `<mode> <phase>` (postmark creation / transactions /
     deletion, vdbench format / run) and the percent is of the whole run where `phases` weighs
     them (PostMark's percent is per phase), else the engine's. heap-btree's name is
-    `heap-btree <structure> <operation> <fraction>`; a TPC-H run's `tpch <phase>` (generate, start,
+    `heap-btree <structure> <operation> <fraction>` (its events name no phase: `phase_of`, the
+    caller's runner's, reads one from the event); a TPC-H run's `tpch <phase>` (generate, start,
     load, power, throughput), its percent of the whole run."""
     line = line.strip()
     if not line.startswith("{"):
@@ -78,8 +81,8 @@ def parse_progress_line(line: str, phases: Phases | None = None) -> EngineProgre
         mode = doc.get("mode")
         if isinstance(mode, str) and mode:
             phase = str(doc.get("phase") or "")
-            if not phase and (runner := runner_for_mode(mode)) is not None:
-                phase = runner.progress_phase(doc)  # heap-btree: structure, operation, fraction
+            if not phase and phase_of is not None:
+                phase = phase_of(doc)  # heap-btree: structure, operation, fraction
             name = f"{mode} {phase}".strip()
             if phases is not None and phase in phases:
                 start, span = phases[phase]
@@ -129,7 +132,8 @@ class EngineProcess:
 
     A block job is written to `job_file` and given as the last argument. A file workload passes
     `mode_argv` (`--postmark=FILE --directory=... --beneath=...`): its text file, already written
-    and checked (`filework`), is `job_file`, and `phases` weighs its progress."""
+    and checked (`filework`), is `job_file`, `phases` weighs its progress and `phase_of` names
+    the phase of an event that names none (the kind's runner's `progress_phase`)."""
 
     def __init__(
         self,
@@ -147,6 +151,7 @@ class EngineProcess:
         extra_args: Sequence[str] = (),
         mode_argv: Sequence[str] | None = None,
         phases: Phases | None = None,
+        phase_of: PhaseOf | None = None,
     ) -> None:
         self.engine = str(engine)
         self.job = job
@@ -162,6 +167,7 @@ class EngineProcess:
         self.extra_args = list(extra_args)
         self.mode_argv = list(mode_argv) if mode_argv is not None else None
         self.phases = phases
+        self.phase_of = phase_of
 
         self.proc: subprocess.Popen[bytes] | None = None
         self.pgid: int | None = None
@@ -344,7 +350,7 @@ class EngineProcess:
     def _read_stderr(self, stream: IO[bytes]) -> None:
         for raw in iter(stream.readline, b""):
             line = raw.decode(errors="replace").rstrip("\n")
-            progress = parse_progress_line(line, self.phases)
+            progress = parse_progress_line(line, self.phases, self.phase_of)
             if progress is not None:
                 with self._lock:
                     self.latest = progress

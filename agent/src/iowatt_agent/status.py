@@ -1,0 +1,46 @@
+"""What the agent's threads share: the worker thread (`loop.AgentLoop`) writes the state, run and
+lease it is at; the heartbeat thread (`heartbeat.Heartbeat`) reads them for the server, adopts the
+server's heartbeat interval and puts a rotated token in `config`; either may make the agent
+fatal. Both depend on this object and neither on the other."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from uuid import UUID
+
+from .config import AgentConfig
+from .schemas import AgentState
+
+log = logging.getLogger("iowatt_agent.loop")
+
+
+class AgentStatus:
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config  # replaced (under token_lock) when the token is rotated
+        self.heartbeat_interval_s = config.heartbeat_interval_s  # the server's, once it says one
+        # made once per agent process: the server tells a restarted agent from the one that
+        # started a run (heartbeats and lease requests carry it)
+        self.boot_id = uuid.uuid4()
+        self.draining = threading.Event()  # no new lease (a signal, a refusal)
+        self.stopping = threading.Event()  # the threads end
+        self.lock = threading.Lock()  # busy and draining change together
+        self.token_lock = threading.Lock()  # one rotation at a time (heartbeat thread, drain)
+        self.busy = False
+        self.current_run_id: UUID | None = None
+        self.current_lease_id: UUID | None = None  # from taking a lease to its run's end
+        self.fatal: str | None = None  # why the server no longer accepts this agent
+
+    @property
+    def state(self) -> AgentState:
+        if self.draining.is_set():
+            return "draining"
+        return "busy" if self.busy else "idle"
+
+    def set_fatal(self, message: str) -> None:
+        """The server refused this agent: drain, and exit 3 (the first reason is kept)."""
+        if self.fatal is None:
+            self.fatal = message
+            log.error("agent.fatal %s", message)
+        self.draining.set()
