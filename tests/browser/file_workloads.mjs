@@ -109,15 +109,15 @@ const text = async (testId) => (await page.getByTestId(testId).first().textConte
 await run("log in", login);
 
 let bigId = "";
-await run("the workloads list names each preset's kind, seed and file set", async () => {
+await run("the workloads list names each preset's kind, report and file set", async () => {
   await page.goto(`${BASE}/workloads`);
   await page.getByTestId("workloads-table").waitFor();
   const row = (name) => page.locator(`[data-testid=workload-row][data-name="${name}"]`);
   for (const [name, kind, seed] of [
-    ["postmark-low", "postmark", "seed 000"],
-    ["postmark-high", "postmark", "seed 000"],
-    ["vdbench-big", "vdbench", "seed 001"],
-    ["vdbench-small", "vdbench", "seed 001"],
+    ["postmark-low", "postmark", "Song & Lee"],
+    ["postmark-high", "postmark", "Song & Lee"],
+    ["vdbench-big", "vdbench", "Schulz"],
+    ["vdbench-small", "vdbench", "Schulz"],
   ]) {
     const r = row(name);
     check(
@@ -148,7 +148,7 @@ await run(
     const params = await text("vdbench-parameters");
     check(
       params.includes("fsd=fsd1,anchor=H:,depth=1,width=5,files=20,size=5G"),
-      "the seed's script",
+      "Schulz's script",
     );
     check((await text("vdbench-scale")) === "×0.001", "the scale");
     check((await text("fileset-size")).includes("65 files"), await text("fileset-size"));

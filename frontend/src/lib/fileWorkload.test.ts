@@ -11,7 +11,7 @@ import {
   parseScale,
   postmarkFactsAt,
   postmarkRows,
-  presetSeed,
+  presetSource,
   timeUnitFor,
 } from "./fileWorkload";
 
@@ -27,16 +27,16 @@ const LOW = {
 };
 
 describe("file workloads", () => {
-  it("reads a spec without a kind as block jobs (specs stored before issue 14)", () => {
+  it("reads a spec without a kind as block jobs (specs stored before file workloads)", () => {
     expect(kindOf({} as AnySpec)).toBe("block");
     expect(kindOf({ kind: "postmark" } as AnySpec)).toBe("postmark");
     expect(kindOf(undefined)).toBe("block");
   });
 
-  it("names the seed of the file presets", () => {
-    expect(presetSeed("postmark-low")).toBe("seed 000 (PostMark, Table 1)");
-    expect(presetSeed("vdbench-small")).toBe("seed 001 (vdbench file sets)");
-    expect(presetSeed("my-workload")).toBeNull();
+  it("names the published report of the file presets", () => {
+    expect(presetSource("postmark-low")).toBe("Song & Lee's PostMark levels (their Table 1)");
+    expect(presetSource("vdbench-small")).toBe("Schulz's vdbench scripts (the StorageIO report)");
+    expect(presetSource("my-workload")).toBeNull();
   });
 
   it("shows PostMark's settings in humane units with their commands", () => {

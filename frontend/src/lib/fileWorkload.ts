@@ -58,10 +58,10 @@ export function factsOf(spec: unknown): FileFacts | null {
     : null;
 }
 
-/** The seed document a built-in preset reproduces (the seeds' tables name their settings). */
-export function presetSeed(name: string): string | null {
-  if (name.startsWith("postmark-")) return "seed 000 (PostMark, Table 1)";
-  if (name.startsWith("vdbench-")) return "seed 001 (vdbench file sets)";
+/** The published report a built-in file preset reproduces (docs/sources.md names each report). */
+export function presetSource(name: string): string | null {
+  if (name.startsWith("postmark-")) return "Song & Lee's PostMark levels (their Table 1)";
+  if (name.startsWith("vdbench-")) return "Schulz's vdbench scripts (the StorageIO report)";
   return null;
 }
 

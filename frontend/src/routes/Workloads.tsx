@@ -17,7 +17,7 @@ import {
   describeFileSet,
   formatScale,
   kindOf,
-  presetSeed,
+  presetSource,
   specOf,
   workloadFacts,
 } from "../lib/fileWorkload";
@@ -43,13 +43,13 @@ function sizeText(w: WorkloadRead): string {
   return `${describeFileSet(facts)}${s0 !== 1 ? ` (scale ${formatScale(s0)})` : ""}`;
 }
 
-/** The name of a preset with its seed ("postmark-low · seed 000 (PostMark, Table 1)"). */
-function Seed({ w }: { w: WorkloadRead }) {
-  const seed = w.builtin ? presetSeed(w.name) : null;
-  return seed ? (
+/** A preset's report after its name ("postmark-low · Song & Lee's PostMark levels (their Table 1)"). */
+function Source({ w }: { w: WorkloadRead }) {
+  const source = w.builtin ? presetSource(w.name) : null;
+  return source ? (
     <span className="seed-label" data-testid="preset-seed">
       {" "}
-      · {seed}
+      · {source}
     </span>
   ) : null;
 }
@@ -80,8 +80,8 @@ export function Workloads() {
         </div>
       </div>
       <p className="muted">
-        Built-in presets reproduce the seed documents' settings; PostMark and vdbench file sets run
-        on a directory target, block jobs on a directory, a file or a device.
+        Built-in presets reproduce the settings of published reports (docs/sources.md); PostMark and
+        vdbench file sets run on a directory target, block jobs on a directory, a file or a device.
       </p>
       {creating && team && (
         <FileWorkloadForm teamId={team.id} onCreated={(w) => navigate(`/workloads/${w.id}`)} />
@@ -104,7 +104,7 @@ export function Workloads() {
                   <td>
                     <Link to={`/workloads/${w.id}`}>{w.name}</Link>
                     {w.builtin ? <span className="muted small"> (preset)</span> : null}
-                    <Seed w={w} />
+                    <Source w={w} />
                   </td>
                   <td>
                     <KindBadge spec={specOf(w)} />
@@ -121,7 +121,7 @@ export function Workloads() {
   );
 }
 
-/** /workloads/:id: what the workload does, in the seed's terms, and a link to run it. */
+/** /workloads/:id: what the workload does, in its report's terms, and a link to run it. */
 export function WorkloadPage() {
   const { id = "" } = useParams();
   const q = useQuery(workloadQuery(id));
@@ -133,7 +133,7 @@ export function WorkloadPage() {
   if (!w) return <QueryState isPending={q.isPending} error={q.error} />;
   const spec = specOf(w);
   const kind = kindOf(spec);
-  const seed = w.builtin ? presetSeed(w.name) : null;
+  const source = w.builtin ? presetSource(w.name) : null;
   return (
     <section data-testid="workload-page">
       <div className="page-head">
@@ -168,7 +168,7 @@ export function WorkloadPage() {
         <p style={{ marginTop: 0 }}>{w.description}</p>
         <p className="small muted">
           {w.builtin ? "Built-in preset" : "A team's workload"}
-          {seed ? `, reproduces ${seed}` : ""}.
+          {source ? `, reproduces ${source}` : ""}.
         </p>
         {!isDbKind(kind) && <FileSetFacts workload={w} />}
       </div>

@@ -54,7 +54,7 @@ const block = {
 const pmLow = {
   id: "w-pm",
   name: "postmark-low",
-  description: "PostMark, seed 000's Low level",
+  description: "PostMark, Song & Lee's Low level",
   builtin: true,
   spec: {
     kind: "postmark",
@@ -381,7 +381,9 @@ describe("Workloads page", () => {
       "vdbench file set",
     );
     expect(within(by("quick")).getByTestId("workload-kind").dataset.kind).toBe("block");
-    expect(within(by("postmark-low")).getByTestId("preset-seed").textContent).toContain("seed 000");
+    expect(within(by("postmark-low")).getByTestId("preset-seed").textContent).toContain(
+      "Song & Lee",
+    );
     expect(by("vdbench-big").textContent).toContain("325 MiB in 65 files, 5 directories");
     expect(by("vdbench-big").textContent).toContain("scale ×0.001");
     expect(by("postmark-low").textContent).toContain("3.12 GiB in 10k files");
