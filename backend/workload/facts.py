@@ -12,8 +12,6 @@ The agent runs the same command itself and trusts only its own answer.
 
 import hashlib
 import json
-import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -21,24 +19,16 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from backend.config import REPO_ROOT, get_settings
-from backend.errors import AppError, Invalid
+from backend.errors import Invalid
+from backend.workload.engine_limits import ENGINE_NAME, engine_path
+from backend.workload.engine_limits import EngineUnavailable as EngineUnavailable
 from backend.workload.kinds import ParseOnly
 from backend.workload.schemas import FileFacts, WorkloadSpec
 
-ENGINE_NAME = "iowatt-engine"
-REPO_ENGINE = REPO_ROOT / "agent" / "engine" / "build" / ENGINE_NAME
 PARSE_TIMEOUT_S = 20.0
 # the directory the engine is told about: never created, never opened (--parse-only touches nothing)
 PARSE_DIRECTORY = "/nonexistent/iowatt-parse-only"
 _CACHE_SIZE = 256
-
-
-class EngineUnavailable(AppError):
-    """The server has no engine to check a file workload with (503: the deployment's to fix)."""
-
-    status_code = 503
-    code = "engine_unavailable"
 
 
 # the OpenAPI answer of every route that saves or queues a workload (workloads, runs, campaigns)
@@ -48,31 +38,6 @@ ENGINE_UNAVAILABLE: dict[int | str, dict[str, Any]] = {
         "iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH)"
     }
 }
-
-
-def engine_path() -> Path:
-    """IOWATT_ENGINE_PATH, else the repository's build (make -C agent/engine), else iowatt-engine
-    on PATH; EngineUnavailable naming the setting when none is an executable file."""
-    configured = get_settings().engine_path
-    if configured:
-        path = Path(configured)
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise EngineUnavailable(
-                f"IOWATT_ENGINE_PATH={path} is not an executable file: the server checks file workloads "
-                "(PostMark, vdbench) with iowatt-engine --parse-only; build it (make -C agent/engine) "
-                "or fix the setting"
-            )
-        return path
-    if REPO_ENGINE.is_file() and os.access(REPO_ENGINE, os.X_OK):
-        return REPO_ENGINE
-    found = shutil.which(ENGINE_NAME)
-    if found:
-        return Path(found)
-    raise EngineUnavailable(
-        f"no {ENGINE_NAME} on this server (tried {REPO_ENGINE} and PATH): file workloads (PostMark, "
-        "vdbench) are checked with the engine's --parse-only before they are saved or queued; build it "
-        "(make -C agent/engine) or set IOWATT_ENGINE_PATH"
-    )
 
 
 def _command(spec: WorkloadSpec, engine: Path, path: str) -> tuple[list[str], str, str]:

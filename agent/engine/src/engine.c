@@ -41,17 +41,26 @@ static const struct engine_ops null_ops = {
 
 extern const struct engine_ops libaio_ops, io_uring_ops;
 
+/* every ioengine name the option takes, in --help's and --limits' order (aliases of psync too) */
+static const struct {
+	const char *name;
+	const struct engine_ops *ops;
+} engines[] = {
+	{ "psync", &psync_ops }, { "sync", &psync_ops }, { "pvsync", &psync_ops },
+	{ "libaio", &libaio_ops }, { "io_uring", &io_uring_ops }, { "null", &null_ops },
+};
+
 const struct engine_ops *engine_find(const char *name)
 {
-	if (!strcmp(name, "psync") || !strcmp(name, "sync") || !strcmp(name, "pvsync"))
-		return &psync_ops;
-	if (!strcmp(name, "null"))
-		return &null_ops;
-	if (!strcmp(name, "libaio"))
-		return &libaio_ops;
-	if (!strcmp(name, "io_uring"))
-		return &io_uring_ops;
+	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
+		if (!strcmp(name, engines[i].name))
+			return engines[i].ops;
 	return NULL;
+}
+
+const char *engine_name_at(size_t i)
+{
+	return i < sizeof(engines) / sizeof(engines[0]) ? engines[i].name : NULL;
 }
 
 int engine_built_in(const char *name)

@@ -1665,10 +1665,13 @@ int fileset_requested(int argc, char **argv)
 	return mode_requested(argc, argv, "vdbench");
 }
 
+#define MAX_SECONDS (366ull * 86400) /* --elapsed, --interval, --warmup */
+#define MAX_SCALE 1000.0
+
 static uint64_t arg_secs(const char *name, const char *val, uint64_t lo)
 {
 	uint64_t v;
-	if (!val || parse_u64(val, &v) < 0 || v < lo || v > 366ull * 86400)
+	if (!val || parse_u64(val, &v) < 0 || v < lo || v > MAX_SECONDS)
 		die_usage(name, "must be a whole number of seconds (at least %llu), got '%s'", (unsigned long long)lo,
 			  val ? val : "");
 	return v;
@@ -1686,7 +1689,7 @@ static int fs_flag(void *ctx, const char *name, const char *val)
 	if (!strcmp(name, "scale")) {
 		char *end;
 		f->scale = val ? strtod(val, &end) : 0;
-		if (!val || end == val || *end || !(f->scale > 0) || f->scale > 1000)
+		if (!val || end == val || *end || !(f->scale > 0) || f->scale > MAX_SCALE)
 			die_usage("scale", "must be a number above 0 (at most 1000), got '%s'", val ? val : "");
 	} else if (!strcmp(name, "elapsed")) {
 		f->o_elapsed = arg_secs("elapsed", val, 1);
@@ -1701,6 +1704,28 @@ static int fs_flag(void *ctx, const char *name, const char *val)
 		return 0;
 	}
 	return 1;
+}
+
+void fileset_limits(struct jw *w)
+{
+	jw_obj(w, "vdbench");
+	jw_dbl(w, "max_scale", MAX_SCALE); /* --scale: above 0, at most this */
+	jw_obj(w, "elapsed");
+	jw_u64(w, "min", 1);
+	jw_u64(w, "max", MAX_SECONDS);
+	jw_obj_end(w);
+	jw_obj(w, "interval");
+	jw_u64(w, "min", 1);
+	jw_u64(w, "max", MAX_SECONDS);
+	jw_obj_end(w);
+	jw_obj(w, "warmup");
+	jw_u64(w, "min", 0);
+	jw_u64(w, "max", MAX_SECONDS);
+	jw_obj_end(w);
+	jw_u64(w, "max_definitions", VDB_MAXDEF);  /* fsd= / fwd= statements of each kind */
+	jw_u64(w, "max_distribution", VDB_MAXDIST); /* value,percent pairs in one size list */
+	jw_u64(w, "max_name_length", VDB_NAME - 1);
+	jw_obj_end(w);
 }
 
 void vdb_parse_check(char *text)

@@ -77,6 +77,10 @@ int vdb_parse_dist(const char *val, struct vdb_dist *d);
  * input; parse_guarded turns that into a return): the fuzz target's entry. */
 void vdb_parse_check(char *text);
 
+struct jw;
+/* --limits' "vdbench": the flags' ranges and the parameter file's sizes (src/limits.c) */
+void fileset_limits(struct jw *w);
+
 /* 1 when argv asks for the file-set mode (a --vdbench=FILE flag). */
 int fileset_requested(int argc, char **argv);
 /* Parse the flags and the parameter file, run, print the report; returns the exit code. */

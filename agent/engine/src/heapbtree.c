@@ -37,6 +37,12 @@
 
 #define MAX_FRACTIONS 64
 #define MAX_RECORDS 2000000000ull /* page numbers are 32-bit; the pool needs the data in RAM at 100 % */
+#define MAX_QUERIES 1000000000ull /* --queries, --heap-queries */
+#define DEFAULT_QUERIES 10000ull  /* --queries: min(N, this) */
+#define DEFAULT_HEAP_QUERIES 100ull /* --heap-queries: min(queries, this) */
+#define DEFAULT_FRACTIONS 10      /* --cache-fraction: 0.1, 0.2, ... 1.0 */
+#define DEFAULT_SEED 1ull
+static const char *const structure_names[] = { "heap", "btree", "both" };
 
 enum { S_HEAP, S_BTREE, NSTRUCT };
 static const char *const s_names[NSTRUCT] = { "heap", "btree" };
@@ -547,7 +553,7 @@ static int parse_fraction(const char *s, double *out)
 static void parse_args(int argc, char **argv, struct cfg *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->seed = 1;
+	c->seed = DEFAULT_SEED;
 	c->structures[S_HEAP] = c->structures[S_BTREE] = 1;
 	int records_set = 0;
 	for (int k = 1; k < argc; k++) {
@@ -577,12 +583,12 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 					  val ? val : "");
 			records_set = 1;
 		} else if (IS("queries")) {
-			if (!val || parse_u64(val, &c->queries) < 0 || c->queries > 1000000000ull)
-				die_usage("queries", "must be an integer from 0 to 1000000000, got '%s'", val ? val : "");
+			if (!val || parse_u64(val, &c->queries) < 0 || c->queries > MAX_QUERIES)
+				die_usage("queries", "must be an integer from 0 to %llu, got '%s'", MAX_QUERIES, val ? val : "");
 			c->queries_set = 1;
 		} else if (IS("heap-queries")) {
-			if (!val || parse_u64(val, &c->heap_queries) < 0 || c->heap_queries > 1000000000ull)
-				die_usage("heap-queries", "must be an integer from 0 to 1000000000, got '%s'",
+			if (!val || parse_u64(val, &c->heap_queries) < 0 || c->heap_queries > MAX_QUERIES)
+				die_usage("heap-queries", "must be an integer from 0 to %llu, got '%s'", MAX_QUERIES,
 					  val ? val : "");
 			c->heap_queries_set = 1;
 		} else if (IS("randseed")) {
@@ -656,13 +662,13 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 	if (!records_set)
 		die_usage("records", "--records=N is required with --heap-btree");
 	if (!c->nfractions) {
-		for (int k = 1; k <= 10; k++)
-			c->fractions[c->nfractions++] = k / 10.0;
+		for (int k = 1; k <= DEFAULT_FRACTIONS; k++)
+			c->fractions[c->nfractions++] = (double)k / DEFAULT_FRACTIONS;
 	}
 	if (!c->queries_set)
-		c->queries = c->records < 10000 ? c->records : 10000;
+		c->queries = c->records < DEFAULT_QUERIES ? c->records : DEFAULT_QUERIES;
 	if (!c->heap_queries_set)
-		c->heap_queries = c->queries < 100 ? c->queries : 100;
+		c->heap_queries = c->queries < DEFAULT_HEAP_QUERIES ? c->queries : DEFAULT_HEAP_QUERIES;
 	/* the pool holds every data page at fraction 1: refuse what this host cannot hold in RAM
 	 * (a B+tree after random inserts is at least half full, so at most ~2x the heap's pages) */
 	double maxf = 0;
@@ -1011,6 +1017,43 @@ static void parse_only_report(const struct cfg *c)
 }
 
 /* ---- entry ---- */
+
+void heapbtree_limits(struct jw *w)
+{
+	jw_obj(w, "heap_btree");
+	jw_obj(w, "records");
+	jw_u64(w, "min", 1);
+	jw_u64(w, "max", MAX_RECORDS);
+	jw_obj_end(w);
+	jw_obj(w, "queries"); /* default: min(records, default_cap) */
+	jw_u64(w, "min", 0);
+	jw_u64(w, "max", MAX_QUERIES);
+	jw_u64(w, "default_cap", DEFAULT_QUERIES);
+	jw_obj_end(w);
+	jw_obj(w, "heap_queries"); /* default: min(queries, default_cap) */
+	jw_u64(w, "min", 0);
+	jw_u64(w, "max", MAX_QUERIES);
+	jw_u64(w, "default_cap", DEFAULT_HEAP_QUERIES);
+	jw_obj_end(w);
+	jw_obj(w, "cache_fraction");
+	jw_u64(w, "max_count", MAX_FRACTIONS);
+	jw_arr(w, "default");
+	for (int k = 1; k <= DEFAULT_FRACTIONS; k++)
+		jw_dbl(w, NULL, (double)k / DEFAULT_FRACTIONS);
+	jw_arr_end(w);
+	jw_obj_end(w);
+	jw_obj(w, "structure");
+	jw_str(w, "default", "both");
+	jw_arr(w, "choices");
+	for (size_t k = 0; k < sizeof(structure_names) / sizeof(structure_names[0]); k++)
+		jw_str(w, NULL, structure_names[k]);
+	jw_arr_end(w);
+	jw_obj_end(w);
+	jw_obj(w, "randseed");
+	jw_u64(w, "default", DEFAULT_SEED);
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
 
 void heapbtree_parse_args(int argc, char **argv)
 {

@@ -15,4 +15,8 @@ int heapbtree_main(int argc, char **argv, const volatile sig_atomic_t *signo);
  * return): the fuzz target's entry. */
 void heapbtree_parse_args(int argc, char **argv);
 
+struct jw;
+/* --limits' "heap_btree": the flags' ranges, defaults and choices (src/limits.c) */
+void heapbtree_limits(struct jw *w);
+
 #endif

@@ -198,6 +198,7 @@ uint64_t distgen_next(struct distgen *d, struct rng *r);
 enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW };
 enum fadv { FADV_NONE, FADV_AUTO, FADV_SEQ, FADV_RAND, FADV_NORMAL };
 #define MAX_BSSPLIT 32
+#define MAX_BS (1ull << 30) /* bs and each bssplit entry: at most 1 GiB */
 #define MAX_GIVEN 96
 struct bsent { uint64_t bs; unsigned pct; };
 struct options {
@@ -265,6 +266,9 @@ void option_set(struct options *o, const char *name, const char *val);
 int option_is_known(const char *name);
 void options_echo(struct jw *w, const struct options *o); /* "options": the resolved values */
 void options_help(FILE *f);                               /* --help, from the same table */
+void options_limits(struct jw *w); /* --limits' "options": every row's type, default, range, choices */
+/* --limits: the engine's limits, defaults and choices as one JSON document (src/limits.c) */
+void engine_limits(FILE *f);
 void options_finalize(struct options *o);
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg);
 /* A JSON job file's text into cfg, as parse_cmdline does for a job file without other flags
@@ -410,6 +414,7 @@ struct engine_ops {
 };
 const struct engine_ops *engine_find(const char *name);
 int engine_built_in(const char *name);
+const char *engine_name_at(size_t i); /* the i-th ioengine name the option takes, NULL past the last */
 
 /* ---- worker.c ---- */
 struct series_pt {

@@ -165,7 +165,6 @@ static void parse_rwmixwrite(struct options *o, const struct opt_def *d, const c
 /* "4k" or "read,write" */
 static void parse_bs(struct options *o, const struct opt_def *d, const char *name, const char *val)
 {
-	(void)d;
 	char buf[128];
 	if (strlen(val) >= sizeof(buf)) /* never cut short: a cut value is another value */
 		die_usage(name, "value too long: '%.80s...'", val);
@@ -176,7 +175,7 @@ static void parse_bs(struct options *o, const struct opt_def *d, const char *nam
 	uint64_t r = need_size(o, name, buf), w = comma && comma[1] ? need_size(o, name, comma + 1) : r;
 	if (r == 0 || w == 0)
 		die_usage(name, "must be greater than 0, got '%s'", val);
-	if (r > (1ull << 30) || w > (1ull << 30))
+	if (r > d->max || w > d->max)
 		die_usage(name, "larger than 1 GiB: '%s'", val);
 	o->bs[0] = r;
 	o->bs[1] = w;
@@ -198,11 +197,10 @@ static void echo_bs(struct jw *w, const struct options *o, const struct opt_def 
 
 static void parse_bssplit_opt(struct options *o, const struct opt_def *d, const char *name, const char *val)
 {
-	(void)d;
 	parse_bssplit(o, val);
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < o->nbssplit[k]; i++)
-			if (o->bssplit[k][i].bs > (1ull << 30))
+			if (o->bssplit[k][i].bs > d->max)
 				die_usage(name, "block size larger than 1 GiB in '%s'", val);
 }
 
@@ -269,8 +267,11 @@ static void parse_distribution(struct options *o, const struct opt_def *d, const
 
 static void echo_distribution(struct jw *w, const struct options *o, const struct opt_def *d)
 {
-	static const char *const di[] = { "random", "zipf", "pareto", "normal" };
-	jw_str(w, d->key, di[o->dist]);
+	const char *s = "?";
+	for (const struct opt_choice *c = d->choices; c->name; c++)
+		if (c->val == (int)o->dist)
+			s = c->name;
+	jw_str(w, d->key, s);
 	if (o->dist == DIST_RANDOM)
 		jw_null(w, "random_distribution_param");
 	else
@@ -292,6 +293,11 @@ static const struct opt_choice fadvise_choices[] = {
 static const struct opt_choice clock_choices[] = {
 	{ "cpu", 0 }, { "clock_gettime", 1 }, { "gettimeofday", 1 }, { NULL, 0 },
 };
+/* random_distribution's kinds (zipf and pareto take :PARAM, normal may) */
+static const struct opt_choice dist_choices[] = {
+	{ "random", DIST_RANDOM }, { "zipf", DIST_ZIPF }, { "pareto", DIST_PARETO }, { "normal", DIST_NORMAL },
+	{ NULL, 0 },
+};
 static const struct opt_choice kb_base_choices[] = { { "1024", 1024 }, { "1000", 1000 }, { NULL, 0 } };
 
 /* Table order is the echo's key order (iowatt.options, a stable interface) and --help's. */
@@ -307,9 +313,9 @@ static const struct opt_def opts[] = {
 	{ .name = "rwmixread", .type = OT_UINT, .off = OFF(rwmixread), .max = 100, .def = "50", .key = "rwmixread",
 	  .help = "percent of mixed I/O that reads" },
 	{ .name = "rwmixwrite", .type = OT_FUNC, .parse = parse_rwmixwrite, .help = "percent of mixed I/O that writes" },
-	{ .name = "bs", .alias = "blocksize", .type = OT_FUNC, .parse = parse_bs, .echo = echo_bs, .def = "4096",
+	{ .name = "bs", .alias = "blocksize", .type = OT_FUNC, .parse = parse_bs, .echo = echo_bs, .max = MAX_BS, .def = "4096",
 	  .key = "bs_bytes", .help = "block size, or READ,WRITE (at most 1 GiB)" },
-	{ .name = "bssplit", .type = OT_FUNC, .parse = parse_bssplit_opt, .echo = echo_bssplit, .key = "bssplit",
+	{ .name = "bssplit", .type = OT_FUNC, .parse = parse_bssplit_opt, .echo = echo_bssplit, .max = MAX_BS, .key = "bssplit",
 	  .help = "block size mix: BS/PCT:BS/PCT[,WRITE LIST]" },
 	{ .name = "size", .type = OT_SIZE, .off = OFF(size), .min = 1, .set_off = OFF(size_set), .key = "size_bytes",
 	  .help = "bytes of the target to use (default: all of it)" },
@@ -342,7 +348,7 @@ static const struct opt_def opts[] = {
 	  .bad = "unknown hint '%s' (0, 1, sequential, random, normal)", .def = "1", .key = "fadvise_hint",
 	  .help = "posix_fadvise: 0, 1 (from rw), sequential, random, normal" },
 	{ .name = "random_distribution", .type = OT_FUNC, .parse = parse_distribution, .echo = echo_distribution,
-	  .def = "random", .key = "random_distribution", .help = "random, zipf:T, pareto:H or normal[:DEV]" },
+	  .choices = dist_choices, .def = "random", .key = "random_distribution", .help = "random, zipf:T, pareto:H or normal[:DEV]" },
 	{ .name = "norandommap", .type = OT_BOOL, .off = OFF(norandommap), .key = "norandommap",
 	  .help = "random offsets may repeat within a pass" },
 	{ .name = "randseed", .type = OT_U64, .off = OFF(randseed), .set_off = OFF(randseed_set), .key = "randseed",
@@ -583,6 +589,69 @@ void options_help(FILE *f)
 		fputc('\n', f);
 	}
 	fprintf(f, "see agent/engine/README.md for what each option does\n");
+}
+
+/* --limits' "options": what each row accepts, from the row itself (min/max null: no limit; default
+ * null: unset, i.e. zero or the option's own meaning; "names" lists every accepted name of a
+ * choice option, "choices" the names the echo writes, one per value). */
+void options_limits(struct jw *w)
+{
+	static const char *const tn[] = { "str", "bool", "uint", "u64", "size", "time", "choice", "value" };
+	jw_obj(w, "options");
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt_def *d = &opts[i];
+		jw_obj(w, d->name);
+		jw_str(w, "type", tn[d->type]);
+		jw_str_or_null(w, "alias", d->alias);
+		jw_str_or_null(w, "default", d->def);
+		switch (d->type) {
+		case OT_STR:
+			jw_u64(w, "max_length", d->len - 1);
+			break;
+		case OT_UINT:
+		case OT_U64:
+		case OT_SIZE:
+		case OT_FUNC:
+			if (d->type != OT_FUNC || d->max) {
+				jw_u64(w, "min", d->min);
+				if (d->max)
+					jw_u64(w, "max", d->max);
+				else
+					jw_null(w, "max");
+			}
+			break;
+		default:
+			break;
+		}
+		if (d->choices) {
+			jw_arr(w, "choices");
+			for (const struct opt_choice *c = d->choices; c->name; c++) {
+				const struct opt_choice *first = d->choices;
+				while (first->val != c->val)
+					first++;
+				if (first == c)
+					jw_str(w, NULL, c->name);
+			}
+			jw_arr_end(w);
+			jw_arr(w, "names");
+			for (const struct opt_choice *c = d->choices; c->name; c++)
+				jw_str(w, NULL, c->name);
+			jw_arr_end(w);
+		} else if (d->parse == parse_ioengine) {
+			jw_arr(w, "choices"); /* one name per engine: the name its results carry */
+			for (size_t k = 0; engine_name_at(k); k++)
+				if (!strcmp(engine_find(engine_name_at(k))->name, engine_name_at(k)))
+					jw_str(w, NULL, engine_name_at(k));
+			jw_arr_end(w);
+			jw_arr(w, "names");
+			for (size_t k = 0; engine_name_at(k); k++)
+				jw_str(w, NULL, engine_name_at(k));
+			jw_arr_end(w);
+		}
+		jw_str_or_null(w, "help", d->help);
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
 }
 
 uint64_t opt_min_bs(const struct options *o)
@@ -915,6 +984,10 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 		}
 		if (!strcmp(name, "help")) {
 			options_help(stdout);
+			exit(0);
+		}
+		if (!strcmp(name, "limits")) {
+			engine_limits(stdout);
 			exit(0);
 		}
 		if (!strcmp(name, "version")) {

@@ -164,6 +164,38 @@ static void set_bias(const char *cmd, const char *val, int *out)
 }
 
 #define MAX_SIZE (1ll << 30) /* PostMark keeps sizes in an int and a 2 x high data source */
+#define MAX_NUMBER 100000000ll
+#define MAX_SUBDIRS 100000ll
+#define MAX_BLOCK (64ll << 20) /* set read / set write */
+
+static void limit_row(struct jw *w, const char *set, int64_t lo, int64_t hi, int64_t dflt)
+{
+	jw_obj(w, set);
+	jw_i64(w, "min", lo);
+	jw_i64(w, "max", hi);
+	jw_i64(w, "default", dflt);
+	jw_obj_end(w);
+}
+
+void postmark_limits(struct jw *w)
+{
+	struct pm_cfg d;
+	cfg_defaults(&d);
+	jw_obj(w, "postmark"); /* each `set` command: its accepted range and PostMark's default */
+	limit_row(w, "size_low", 1, MAX_SIZE, d.low);
+	limit_row(w, "size_high", 1, MAX_SIZE, d.high);
+	limit_row(w, "number", 1, MAX_NUMBER, d.number);
+	limit_row(w, "seed", 1, INT_MAX, d.seed);
+	limit_row(w, "transactions", 1, INT_MAX, d.transactions);
+	limit_row(w, "subdirectories", 1, MAX_SUBDIRS, d.subdirs);
+	limit_row(w, "read", 1, MAX_BLOCK, d.read_bs);
+	limit_row(w, "write", 1, MAX_BLOCK, d.write_bs);
+	limit_row(w, "bias_read", -1, 10, d.bias_read);
+	limit_row(w, "bias_create", -1, 10, d.bias_create);
+	jw_bool(w, "buffering", d.buffered);
+	jw_bool(w, "fsync", d.fsync);
+	jw_obj_end(w);
+}
 
 static void cfg_line(struct pm_cfg *c, char *line, int lineno, int *quit)
 {
@@ -201,6 +233,8 @@ static void cfg_line(struct pm_cfg *c, char *line, int lineno, int *quit)
 		record_set(c, cmd + 4, val);
 	if (!strcmp(cmd, "set size")) {
 		char low[64], *sp;
+		if (strlen(val) >= sizeof(low)) /* never cut: a cut value is another value */
+			die_usage("postmark", "set size: must be LOW [HIGH] in bytes, got '%.80s...'", val);
 		str_copy(low, sizeof(low), val);
 		sp = strpbrk(low, " \t");
 		const char *hi = NULL;
@@ -219,17 +253,17 @@ static void cfg_line(struct pm_cfg *c, char *line, int lineno, int *quit)
 					  (long long)c->high, (long long)c->low);
 		}
 	} else if (!strcmp(cmd, "set number")) {
-		set_positive(cmd, val, 100000000, &c->number);
+		set_positive(cmd, val, MAX_NUMBER, &c->number);
 	} else if (!strcmp(cmd, "set seed")) {
 		set_positive(cmd, val, INT_MAX, &c->seed);
 	} else if (!strcmp(cmd, "set transactions")) {
 		set_positive(cmd, val, INT_MAX, &c->transactions);
 	} else if (!strcmp(cmd, "set subdirectories")) {
-		set_positive(cmd, val, 100000, &c->subdirs);
+		set_positive(cmd, val, MAX_SUBDIRS, &c->subdirs);
 	} else if (!strcmp(cmd, "set read")) {
-		set_positive(cmd, val, 64 << 20, &c->read_bs);
+		set_positive(cmd, val, MAX_BLOCK, &c->read_bs);
 	} else if (!strcmp(cmd, "set write")) {
-		set_positive(cmd, val, 64 << 20, &c->write_bs);
+		set_positive(cmd, val, MAX_BLOCK, &c->write_bs);
 	} else if (!strcmp(cmd, "set buffering")) {
 		set_bool(cmd, val, &c->buffered);
 	} else if (!strcmp(cmd, "set fsync")) {

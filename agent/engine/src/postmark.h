@@ -16,6 +16,10 @@ int postmark_main(int argc, char **argv, const volatile sig_atomic_t *signo);
  * on bad input; parse_guarded turns that into a return): the fuzz target's entry. */
 void postmark_parse_text(const char *text, size_t len);
 
+struct jw;
+/* --limits' "postmark": each set command's range and default (src/limits.c) */
+void postmark_limits(struct jw *w);
+
 /* PostMark 1.5's generator: the Mersenne Twister MT19937 seeded as Matsumoto and Nishimura's
  * 1999 "sgenrand" (Knuth's 69069 congruential fill, two steps per word, 16 high bits each). */
 struct pm_mt {

@@ -3,13 +3,14 @@ a directory's data file (the kind `block`; a spec without a kind is one). Shorte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from iowatt_workload import KiB, MiB, parse_size
 from pydantic import Field, ValidationInfo, field_validator
 
 from backend.kit.messages import human_bytes
 from backend.kit.schema import InputSchema
+from backend.workload.engine_limits import block_limit, option, option_default, option_max
 from backend.workload.kinds.base import MAX_RANDSEED, Family, Kind, Sizing, TargetKind, bad
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ Readahead = Literal["default", "on", "off"]
 _FADVISE = {"default": "1", "on": "0", "off": "random"}
 
 MAX_BS = 256 * MiB
-MAX_BSSPLIT = 64  # the engine's MAX_BSSPLIT entries per direction
+MAX_BSSPLIT = block_limit("max_bssplit")  # entries per direction, the engine's (--limits)
 SHORTEN_MIN = 0.01
 
 
@@ -97,10 +98,17 @@ class JobSpec(InputSchema):
     runtime_s: float | None = Field(None, gt=0, le=7 * 24 * 3600, description="time limit, seconds")
     time_based: bool = False
     ramp_time_s: float = Field(0, ge=0, le=24 * 3600, description="warm-up excluded from stats, seconds")
-    rwmixread: int = Field(50, ge=0, le=100, description="percent reads in rw/randrw")
-    numjobs: int = Field(1, ge=1, le=256)
-    iodepth: int = Field(1, ge=1, le=4096)
-    ioengine: IoEngine = "psync"
+    rwmixread: int = Field(
+        int(option_default("rwmixread")),
+        ge=option("rwmixread")["min"],
+        le=option_max("rwmixread"),
+        description="percent reads in rw/randrw",
+    )
+    numjobs: int = Field(int(option_default("numjobs")), ge=option("numjobs")["min"], le=256)
+    iodepth: int = Field(
+        int(option_default("iodepth")), ge=option("iodepth")["min"], le=option_max("iodepth")
+    )
+    ioengine: IoEngine = cast(IoEngine, option_default("ioengine"))
     direct: bool = False
     invalidate: bool = Field(True, description="drop the region from the page cache before a buffered job")
     readahead: Readahead = Field(
@@ -135,7 +143,7 @@ class JobSpec(InputSchema):
         description="open load: issue at this rate, I/Os per second; null = as fast as it can",
     )
     random_distribution: str = Field(
-        "random",
+        option_default("random_distribution"),
         max_length=40,
         description="random jobs' offsets: random (uniform), zipf:THETA, pareto:H or normal[:DEVIATION%]",
     )
@@ -151,7 +159,12 @@ class JobSpec(InputSchema):
     randseed: int | None = Field(
         None, ge=0, le=MAX_RANDSEED, description="seed of the offset and data generators; null = the engine's"
     )
-    loops: int = Field(1, ge=1, le=10_000, description="passes over the region (fio's loops)")
+    loops: int = Field(
+        int(option_default("loops")),
+        ge=option("loops")["min"],
+        le=10_000,
+        description="passes over the region (fio's loops)",
+    )
 
     # Cross-field checks sit on the later field so a 422 names the field to fix; messages speak of
     # what the form shows (block size, size, runtime), never of field names.

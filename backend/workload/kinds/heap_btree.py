@@ -9,14 +9,18 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from backend.kit.schema import InputSchema
+from backend.workload.engine_limits import section
 from backend.workload.kinds.base import MAX_RANDSEED, Family, Kind, ParseOnly, bad
 
 if TYPE_CHECKING:
     from backend.workload.schemas import WorkloadSpec
 
-HB_MAX_RECORDS = 2_000_000_000  # the engine's --records bound
-HB_MAX_FRACTIONS = 64
-HB_DEFAULT_FRACTIONS = [round(0.1 * i, 1) for i in range(1, 11)]
+# the engine's flags' bounds and defaults (its --limits "heap_btree")
+_HB = section("heap_btree")
+HB_MAX_RECORDS: int = _HB["records"]["max"]
+HB_MAX_QUERIES: int = _HB["queries"]["max"]
+HB_MAX_FRACTIONS: int = _HB["cache_fraction"]["max_count"]
+HB_DEFAULT_FRACTIONS: list[float] = [float(f) for f in _HB["cache_fraction"]["default"]]
 
 
 def _fraction_text(value: float) -> str:
@@ -30,7 +34,10 @@ class HeapBtreeSpec(InputSchema):
         ge=1, le=HB_MAX_RECORDS, description="records inserted per structure and fraction (N)"
     )
     queries: int | None = Field(
-        None, ge=1, le=HB_MAX_RECORDS, description="B+tree point queries; null = the engine's min(N, 10000)"
+        None,
+        ge=1,
+        le=HB_MAX_QUERIES,
+        description=f"B+tree point queries; null = the engine's min(N, {_HB['queries']['default_cap']})",
     )
     cache_fractions: list[float] = Field(
         default_factory=lambda: list(HB_DEFAULT_FRACTIONS),
@@ -40,7 +47,10 @@ class HeapBtreeSpec(InputSchema):
         "(default the seed's ten: 0.1 … 1.0)",
     )
     randseed: int = Field(
-        1, ge=0, le=MAX_RANDSEED, description="records and queries (the engine's --randseed)"
+        _HB["randseed"]["default"],
+        ge=0,
+        le=MAX_RANDSEED,
+        description="records and queries (the engine's --randseed)",
     )
     structure: Literal["both", "heap", "btree"] = Field("both", description="heap, btree or both")
 

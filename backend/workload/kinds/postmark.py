@@ -5,33 +5,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from iowatt_workload import MiB
 from pydantic import Field, ValidationInfo, field_validator
 
 from backend.kit.messages import human_bytes
 from backend.kit.schema import InputSchema
+from backend.workload.engine_limits import section
 from backend.workload.kinds.base import Family, FileFacts, Kind, ParseOnly, bad
 
 if TYPE_CHECKING:
     from backend.workload.schemas import WorkloadSpec
 
-# PostMark's limits as the engine checks them (src/postmark.c): a 422 here says what the engine's
-# exit 2 would, before anything is queued.
-PM_MAX_SIZE = 1 << 30
-PM_MAX_NUMBER = 100_000_000
-PM_MAX_BLOCK = 64 * MiB
-PM_MAX_INT = 2**31 - 1
-PM_MAX_SUBDIRS = 100_000
+# PostMark's limits and defaults as the engine checks them (its --limits "postmark": each set
+# command's range and default): a 422 here says what the engine's exit 2 would, before anything is
+# queued.
+_PM = section("postmark")
+PM_MAX_SIZE: int = _PM["size_high"]["max"]
+PM_MAX_NUMBER: int = _PM["number"]["max"]
+PM_MAX_BLOCK: int = _PM["read"]["max"]
+PM_MAX_INT: int = _PM["transactions"]["max"]
+PM_MAX_SUBDIRS: int = _PM["subdirectories"]["max"]
 
 
 class PostmarkSpec(InputSchema):
     """PostMark 1.5's `set` commands, structured; defaults are PostMark's (as the engine has them).
     `commands()` renders the command file the engine's --postmark reads."""
 
-    number: int = Field(500, ge=1, le=PM_MAX_NUMBER, description="files created first (set number)")
-    size_low_bytes: int = Field(500, ge=1, le=PM_MAX_SIZE, description="smallest file size, bytes (set size)")
+    number: int = Field(
+        _PM["number"]["default"], ge=1, le=PM_MAX_NUMBER, description="files created first (set number)"
+    )
+    size_low_bytes: int = Field(
+        _PM["size_low"]["default"], ge=1, le=PM_MAX_SIZE, description="smallest file size, bytes (set size)"
+    )
     size_high_bytes: int = Field(
-        10000,
+        _PM["size_high"]["default"],
         ge=1,
         le=PM_MAX_SIZE,
         description="largest file size, bytes: sizes are uniform in [low, high); equal to low = fixed "
@@ -40,19 +46,33 @@ class PostmarkSpec(InputSchema):
     subdirectories: int = Field(
         0, ge=0, le=PM_MAX_SUBDIRS, description="files spread over this many subdirectories (0 or 1: none)"
     )
-    read_block_bytes: int = Field(512, ge=1, le=PM_MAX_BLOCK, description="bytes per read call (set read)")
-    write_block_bytes: int = Field(512, ge=1, le=PM_MAX_BLOCK, description="bytes per write call (set write)")
-    transactions: int = Field(500, ge=1, le=PM_MAX_INT, description="transactions (set transactions)")
+    read_block_bytes: int = Field(
+        _PM["read"]["default"], ge=1, le=PM_MAX_BLOCK, description="bytes per read call (set read)"
+    )
+    write_block_bytes: int = Field(
+        _PM["write"]["default"], ge=1, le=PM_MAX_BLOCK, description="bytes per write call (set write)"
+    )
+    transactions: int = Field(
+        _PM["transactions"]["default"], ge=1, le=PM_MAX_INT, description="transactions (set transactions)"
+    )
     bias_read: int = Field(
-        5, ge=-1, le=10, description="a transaction reads (else appends) N times in 10; -1 = neither"
+        _PM["bias_read"]["default"],
+        ge=_PM["bias_read"]["min"],
+        le=_PM["bias_read"]["max"],
+        description="a transaction reads (else appends) N times in 10; -1 = neither",
     )
     bias_create: int = Field(
-        5, ge=-1, le=10, description="a transaction creates (else deletes) N times in 10; -1 = neither"
+        _PM["bias_create"]["default"],
+        ge=_PM["bias_create"]["min"],
+        le=_PM["bias_create"]["max"],
+        description="a transaction creates (else deletes) N times in 10; -1 = neither",
     )
     buffering: bool = Field(
-        True, description="PostMark's stdio buffering (true) or one call per block (false)"
+        _PM["buffering"], description="PostMark's stdio buffering (true) or one call per block (false)"
     )
-    seed: int = Field(42, ge=1, le=PM_MAX_INT, description="random generator seed (set seed)")
+    seed: int = Field(
+        _PM["seed"]["default"], ge=1, le=_PM["seed"]["max"], description="random generator seed (set seed)"
+    )
     fsync: bool = Field(
         False,
         description="NOT IN POSTMARK: fsync after each file is written (create, append); marked in results",

@@ -11,13 +11,14 @@ from pydantic import Field, field_validator
 
 from backend.kit.messages import human_bytes
 from backend.kit.schema import InputSchema
+from backend.workload.engine_limits import section
 from backend.workload.kinds.base import SCALE_MAX, Family, Kind, ParseOnly, bad, scale_text, scaled_factor
 
 if TYPE_CHECKING:
     from backend.workload.schemas import WorkloadSpec
 
 VDBENCH_MAX_TEXT = 64 * KiB
-ELAPSED_MAX_S = 366 * 86400  # the engine's --elapsed bound
+ELAPSED_MAX_S: int = section("vdbench")["elapsed"]["max"]  # the engine's --elapsed bound (--limits)
 
 
 class VdbenchSpec(InputSchema):
