@@ -4,7 +4,7 @@ Every function that a review's figure comes from is listed in `METHODOLOGY` with
 written in the methodology appendix (docs/reviews.md and the PDF render that table, so the report
 and the code cannot drift apart). Conventions, stated once and beside every figure:
 
-- GB = 10^9 bytes (as drive vendors and seed 001 use it), TB = 10^12 bytes.
+- GB = 10^9 bytes (as drive vendors and Schulz's StorageIO report use it), TB = 10^12 bytes.
 - A year is 8,766 hours (365.25 days: the year libs/energy uses for amortising embodied carbon).
 - Money is Decimal, never float; per-unit rates keep 4 decimal places, totals the currency's minor
   unit (ROUND_HALF_UP); the figures are divided first and rounded once, at the end.
@@ -131,7 +131,7 @@ def usable_bytes(
 
 def protection_overhead(raw: int, usable: int) -> Decimal:
     """Protection overhead = (raw − usable) / usable: the extra raw space bought per usable byte
-    (100 % for a mirror, as seed 001's tables state it)."""
+    (100 % for a mirror, as the tables of Schulz's StorageIO report state it)."""
     return (Decimal(raw - usable) / Decimal(usable)).quantize(RATE_PLACES, ROUND_HALF_UP)
 
 
@@ -142,7 +142,7 @@ def price_total(unit_price: Decimal, count: int) -> Decimal:
 
 def cost_per_perf_single(unit_price: Decimal, performance: Decimal) -> Decimal | None:
     """Single-drive cost per IOPS/RPS = one drive's price / the configuration's measured performance
-    (seed 001 Tables 4 and 6: $595 / 580.7 RPS = $1.02)."""
+    (Schulz's StorageIO report, Tables 4 and 6: $595 / 580.7 RPS = $1.02)."""
     return _rate(unit_price, performance)
 
 
@@ -159,7 +159,8 @@ def cost_per_gb(price: Decimal, capacity_bytes: int) -> Decimal | None:
 
 def cost_per_gb_per_perf(price: Decimal, usable: int, performance: Decimal) -> Decimal | None:
     """Cost per usable GB per IOPS/RPS = set price / (usable bytes / 10^9) / measured performance
-    (seed 001's column of that name prints the set cost per RPS instead: flagged when entered)."""
+    (the column of that name in Schulz's StorageIO report prints the set cost per RPS instead:
+    flagged when entered)."""
     per_gb = cost_per_gb(price, usable)
     return None if per_gb is None else _rate(per_gb, performance)
 
@@ -213,7 +214,8 @@ def lifetime_kg(annual_operational_kg: Decimal, years: Decimal, embodied: Decima
 
 
 def energy_per_job_j(runtime_s: Decimal, power_w: Decimal) -> Decimal:
-    """Energy per job (J) = run time (s) × power (W) (seed 000 Table 5: 15 s × 264.18 W = 3,962.7 J)."""
+    """Energy per job (J) = run time (s) × power (W) (Song & Lee's Table 5: 15 s × 264.18 W =
+    3,962.7 J)."""
     return runtime_s * power_w
 
 
@@ -319,31 +321,33 @@ METHODOLOGY: tuple[Formula, ...] = (
     Formula(
         "protection_overhead",
         "overhead = (raw − usable) / usable",
-        "seed 001 Tables 4, 6 (100 % for a mirror)",
+        "Schulz's StorageIO report, Tables 4, 6 (100 % for a mirror)",
     ),
     Formula("price_total", "set price = unit price × count", "definition"),
     Formula(
         "cost_per_perf_single",
         "single-drive cost per IOPS/RPS = unit price / measured performance",
-        "seed 001 Tables 4, 6",
+        "Schulz's StorageIO report, Tables 4, 6",
     ),
     Formula(
         "cost_per_perf_set",
         "set cost per IOPS/RPS = set price / measured performance",
-        "seed 001 Tables 4, 6",
+        "Schulz's StorageIO report, Tables 4, 6",
     ),
     Formula(
         "cost_per_gb",
         "cost per GB = price / (bytes / 10^9); raw: unit price / drive capacity; usable: set price / usable",
-        "seed 001 Tables 4, 6; GB = 10^9 bytes",
+        "Schulz's StorageIO report, Tables 4, 6; GB = 10^9 bytes",
     ),
     Formula(
         "cost_per_gb_per_perf",
         "cost per usable GB per IOPS/RPS = set price / (usable bytes / 10^9) / measured performance",
-        "seed 001 Tables 4, 6 (its column prints set price / RPS); GB = 10^9 bytes",
+        "Schulz's StorageIO report, Tables 4, 6 (its column prints set price / RPS); GB = 10^9 bytes",
     ),
     Formula(
-        "per_watt", "IOPS/W = IOPS / load W; MB/s/W = (bytes/s / 10^6) / load W", "SNIA Emerald; energy.md"
+        "per_watt",
+        "IOPS/W = IOPS / load W; MB/s/W = (bytes/s / 10^6) / load W",
+        "SNIA Emerald; docs/energy.md",
     ),
     Formula(
         "annual_energy_kwh",
@@ -375,7 +379,7 @@ METHODOLOGY: tuple[Formula, ...] = (
     ),
     Formula("tco", "TCO = set price + energy cost/year × years + replacements × unit price", "definition"),
     Formula("lifetime_kg", "lifetime kgCO2e = operational kg/year × years + embodied", "definition"),
-    Formula("energy_per_job_j", "energy per job (J) = run time (s) × power (W)", "seed 000 Table 5"),
+    Formula("energy_per_job_j", "energy per job (J) = run time (s) × power (W)", "Song & Lee's Table 5"),
     Formula(
         "normalised",
         "score = v / max (higher better), min / v (lower better); 1 = best",
