@@ -394,7 +394,7 @@ def test_tpch_bytes_written_are_judged_by_libs_workloads_one_bound(
 ) -> None:
     """The agent computes the bound itself with the server's function (never the server's facts):
     one byte under it is refused naming exactly that bound, the bound itself passes the policy."""
-    from iowatt_workload import tpch_facts  # type: ignore[attr-defined,unused-ignore]
+    from iowatt_workload import tpch_facts
 
     target, state = host["target"], host["state"]
     bound = int(tpch_facts(5.0, 2)["bytes_written_max"])
@@ -418,8 +418,20 @@ def test_tpch_bytes_written_are_judged_by_libs_workloads_one_bound(
             assert "[limit.bytes_written]" in reason and expect in reason, reason
         else:
             plan = loop.plan(got)  # allowed: the run would start (not run here: SF 5 takes long)
-            assert plan.file_run is not None and plan.file_run.mode == "tpch"
-            plan.file_run.discard()
+            run = plan.file_run
+            assert run is not None and run.mode == "tpch" and run.scale is None
+            # what runs is the kind's runner's: this Python's child module on the job written
+            assert plan.runner.program(run, "/nonexistent/engine") == sys.executable
+            assert plan.runner.arguments(run) == [
+                "-m",
+                "iowatt_agent.tpch.lease",
+                f"--job={run.text_file}",
+                f"--directory={target}/iowatt-tpch-{lease['run_id']}",
+                f"--target={target}",
+            ]
+            assert json.loads(run.text_file.read_text()) == job and plan.runner.phases(run) is None
+            assert (plan.runner.kill_grace_s or 0) > LoopSettings().kill_grace_s  # the DBMS stops first
+            run.discard()
     assert api.started == [] and jobs_left(state) == []
 
 

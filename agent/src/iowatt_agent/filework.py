@@ -221,8 +221,8 @@ class FileRun:
     text_file: Path
     target: str  # the directory target (the path the engine is confined to)
     run_dir_name: str
-    scale: str | None
-    elapsed: str | None
+    scale: str | None = None  # vdbench's --scale and --elapsed (the other kinds have none)
+    elapsed: str | None = None
     facts: dict[str, Any] = field(default_factory=dict)
     options: list[str] = field(default_factory=list)  # heap-btree's flags
 

@@ -18,10 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from iowatt_policy import (
-    LIMIT_BYTES_WRITTEN,
     Policy,
     ReportedPolicy,
-    Violation,
     check_run,
     check_target_on_host,
 )
@@ -154,18 +152,11 @@ def _plan_file_run(
         run = runner.prepare(engine, raw_job, text_file=text_file, target=resolved, run_key=str(lease.run_id))
     except filework.FileJobRefused as exc:
         raise Refused(exc.reason) from None
-    facts = runner.limit_facts(run, raw_job)
-    if facts is None and policy.limits.max_bytes_written is not None:
+    try:
+        facts = runner.limit_facts(run, raw_job)
+    except filework.FileJobRefused as exc:
         run.discard()
-        raise Refused(
-            Violation(
-                LIMIT_BYTES_WRITTEN,
-                "workload.tpch.scale_factor",
-                "cannot check the TPC-H run's bytes written: this agent has no TPC-H bound "
-                f"(libs/workload); the host allows {policy.limits.max_bytes_written} bytes per run",
-                "update iowatt-agent on the host",
-            ).reason()
-        )
+        raise Refused(exc.reason) from None
     violations = check_run(
         reported,
         target_path=lease.target_path,

@@ -82,12 +82,11 @@ class Runner:
             text_file=text_file,
             target=target,
             run_dir_name=filework.run_dir_name(run_key),
-            scale=None,
-            elapsed=None,
         )
 
-    def limit_facts(self, run: FileRun, engine_job: dict[str, Any]) -> dict[str, Any] | None:
-        """The facts the host's limits are judged by: the engine's bounds (never the server's)."""
+    def limit_facts(self, run: FileRun, engine_job: dict[str, Any]) -> dict[str, Any]:
+        """The facts the host's limits are judged by: the engine's bounds (never the server's).
+        Raises filework.FileJobRefused when there are none."""
         return filework.bounds_of(run.facts)
 
     def program(self, run: FileRun | None, engine: Path | str) -> Path | str:

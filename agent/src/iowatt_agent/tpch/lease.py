@@ -44,9 +44,9 @@ from types import FrameType
 from typing import Any
 
 from iowatt_policy import job_value
-from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_LABEL, tpch_min_streams
+from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_LABEL, tpch_facts, tpch_min_streams
 
-from ..filework import FileRun, write_text
+from ..filework import FileJobRefused, FileRun, write_text
 from .options import DEFAULT_QUERY_TIMEOUT_S, RUN_DIR_PREFIX, TpchOptions
 
 log = logging.getLogger("iowatt_agent.tpch")
@@ -54,7 +54,6 @@ log = logging.getLogger("iowatt_agent.tpch")
 # processes of a private instance (their working directory is the data directory)
 DBMS_PROGRAMS = frozenset({"postgres", "postmaster", "mariadbd", "mysqld"})
 REMOVE_TIMEOUT_S = 120.0
-KILL_GRACE_S = 30.0  # SIGTERM to SIGKILL: stopping the DBMS and removing its files takes a while
 # share of the whole run per phase (start %, span %), for the run's progress bar
 PHASES = {
     "generate": (0.0, 15.0),
@@ -65,8 +64,9 @@ PHASES = {
 }
 
 
-class Unavailable(Exception):  # noqa: N818 - an outcome: the lease is refused, nothing runs
-    """This host cannot run TPC-H: the reason says what to install."""
+class Unavailable(Exception):  # noqa: N818 - an outcome: the host cannot run it, nothing runs
+    """This host cannot run TPC-H on a DBMS: the reason ("unsupported on this host: ...") says
+    what to install. `supported_dbms` asks it of each DBMS; `prepare` refuses the lease with it."""
 
 
 def run_dir_name(run_key: str) -> str:
@@ -116,23 +116,8 @@ def supported_dbms() -> list[str]:
 
 @dataclass
 class TpchRun(FileRun):
-    """A TPC-H lease as the agent runs it: the child's command line, its run directory (made by
-    the child) and the clean-up that does not depend on the child."""
-
-    def program(self, engine: Path | str) -> Path | str:
-        return sys.executable
-
-    def engine_args(self) -> list[str]:
-        return [
-            "-m",
-            "iowatt_agent.tpch.lease",
-            f"--job={self.text_file}",
-            f"--directory={self.run_dir}",
-            f"--target={self.target}",
-        ]
-
-    def phases(self) -> dict[str, tuple[float, float]] | None:
-        return None  # the child reports the whole run's percent
+    """A TPC-H lease's run directory as the agent sees it: made by the child, removed by a
+    helper that does not depend on the child. What runs is the kind's (`kinds/tpch.py`)."""
 
     def make_dir(self) -> None:
         """The child makes it (bench's code); an earlier attempt's is removed first."""
@@ -143,33 +128,28 @@ class TpchRun(FileRun):
 
 
 def prepare(engine_job: dict[str, Any], *, text_file: Path, target: str, run_key: str) -> TpchRun:
-    """The run of a checked TPC-H job; Unavailable when this host lacks what it needs (nothing
-    written then)."""
-    check_supported(str(engine_job["dbms"]))
-    run = TpchRun(
-        mode="tpch",
-        text_file=text_file,
-        target=target,
-        run_dir_name=run_dir_name(run_key),
-        scale=None,
-        elapsed=None,
-    )
+    """The run of a checked TPC-H job (the job written, 0600). FileJobRefused, its reason
+    "unsupported on this host: ..." (the run fails with it, as any refused file workload), when
+    this host lacks what the job's DBMS needs; nothing is written then."""
+    try:
+        check_supported(str(engine_job["dbms"]))
+    except Unavailable as exc:
+        raise FileJobRefused(str(exc)) from None
+    run = TpchRun(mode="tpch", text_file=text_file, target=target, run_dir_name=run_dir_name(run_key))
     write_text(text_file, json.dumps(engine_job) + "\n")
     return run
 
 
-def facts_of(engine_job: dict[str, Any]) -> dict[str, Any] | None:
+def facts_of(engine_job: dict[str, Any]) -> dict[str, Any]:
     """The run's facts for the host's limits from libs/workload's one TPC-H bound (the server
-    uses the same function), never from the server; None when this build's libs/workload has no
-    such function (the caller then refuses a run the host limits)."""
+    uses the same function), never from the server. FileJobRefused for a scale factor or streams
+    the bound has no value for (libs/policy's check_run refuses those first)."""
     try:
-        from iowatt_workload import tpch_facts  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return None
-    sf = float(job_value(engine_job, "scale_factor") or "nan")
-    streams = job_value(engine_job, "streams")
-    facts = tpch_facts(sf, int(streams) if streams is not None else None)
-    return dict(facts) if isinstance(facts, dict) else None
+        sf = float(job_value(engine_job, "scale_factor") or "nan")
+        streams = job_value(engine_job, "streams")
+        return dict(tpch_facts(sf, int(streams) if streams is not None else None))
+    except ValueError as exc:
+        raise FileJobRefused(f"the TPC-H run's bytes written cannot be bounded: {exc}") from None
 
 
 # --- clean-up that needs no child -------------------------------------------------------------------
