@@ -161,7 +161,7 @@ class Policy(_InventoryPart):
 
 
 class Capabilities(_InventoryPart):
-    """What the agent build runs (issue 15): the server refuses a run of another kind at queue time."""
+    """What the agent build runs: the server refuses a run of another kind at queue time."""
 
     workload_kinds: list[Short] = Field(
         default_factory=list, max_length=32, description="WorkloadSpec.kind values: block, postmark, ..."
@@ -180,11 +180,12 @@ class Inventory(_InventoryPart):
     block_devices: list[BlockDevice] = Field(default_factory=list, max_length=1000)
     mounts: list[Mount] = Field(default_factory=list, max_length=2000)
     policy: Policy | None = Field(
-        None, description="the host's policy (ADR 0009); absent from agents older than issue 9"
+        None, description="the host's policy (ADR 0009); absent from agents built before host policies"
     )
     capabilities: Capabilities | None = Field(
         None,
-        description="the workload kinds the agent runs; absent: an agent older than issue 15 (block only)",
+        description="the workload kinds the agent runs; absent: an agent built before workload kinds "
+        "(block only)",
     )
 
     def stored(self) -> dict[str, Any]:
@@ -388,7 +389,7 @@ class AgentRead(OutputSchema):
         description="as the agent last reported it (keys newer than this server kept as sent)"
     )
     policy: PolicyRead | None = Field(
-        description="null until the agent reports a policy (agents older than issue 9 never do)"
+        description="null until the agent reports a policy (agents built before host policies never do)"
     )
     current_run_id: uuid.UUID | None
 

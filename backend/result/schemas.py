@@ -589,7 +589,7 @@ class HeapBtreeRow(OutputSchema):
 
 
 class HeapBtreeSummary(OutputSchema):
-    """A heap/B-tree sweep's result (seed 002's Table 3): one row per fraction × structure ×
+    """A heap/B-tree sweep's result (the P3608 report's Table 3): one row per fraction × structure ×
     operation, in run order."""
 
     records: int | None

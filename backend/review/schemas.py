@@ -142,7 +142,9 @@ class PowerIn(InputSchema):
 
 
 class JobPoint(InputSchema):
-    label: str = Field(min_length=1, max_length=100, description="a load level (seed 000: Low, Medium, High)")
+    label: str = Field(
+        min_length=1, max_length=100, description="a load level (e.g. Song & Lee's Low, Medium, High)"
+    )
     runtime_s: Annotated[Decimal, Field(ge=Decimal("0.000001"), le=10**9, allow_inf_nan=False)]
     power_w: Watts
 

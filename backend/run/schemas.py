@@ -243,8 +243,8 @@ class RunRead(OutputSchema):
     )
     heap_btree: HeapBtreeSummary | None = Field(
         None,
-        description="a heap/B-tree sweep's result (seed 002 Table 3): one row per cache fraction × "
-        "structure × operation; null for other runs and before a result",
+        description="a heap/B-tree sweep's result (the P3608 report's Table 3): one row per cache "
+        "fraction × structure × operation; null for other runs and before a result",
     )
 
 

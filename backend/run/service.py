@@ -178,7 +178,7 @@ def _default_name(spec: WorkloadSpec) -> str:
 
 
 def check_capabilities(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None:
-    """The workload's kind must be one the agent runs (its inventory's `capabilities`, issue 15;
+    """The workload's kind must be one the agent runs (its inventory's `capabilities`;
     an agent that reports none is older: block workloads only) -> else 422 at the workload's
     field, asking to upgrade the agent. A TPC-H run also needs the DBMS's server on the host
     (capabilities.tpch_dbms) -> else 422 at workload.tpch.dbms with the install command."""
@@ -230,7 +230,7 @@ def check_host_policy(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None
         raise Invalid(
             "agent_id",
             f"agent {agent.name!r} has reported no host policy, so it runs nothing from the server: "
-            "upgrade iowatt-agent on the host (issue 9 or later) and allow targets there "
+            "upgrade iowatt-agent on the host to a version that reports one and allow targets there "
             "(iowatt-agent targets add PATH)",
         )
     violations = check_run(

@@ -46,8 +46,8 @@ class WorkloadSpec(InputSchema):
     kind: WorkloadKind = Field(
         "block",
         description="block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file "
-        f"set (vdbench); tpch: {TPCH_LABEL}, on a private DBMS (tpch); heap_btree: seed 002's "
-        "heap/B-tree sweep (heap_btree)",
+        f"set (vdbench); tpch: {TPCH_LABEL}, on a private DBMS (tpch); heap_btree: the P3608 "
+        "report's heap/B-tree sweep (heap_btree)",
     )
     jobs: list[JobSpec] = Field(
         default_factory=list,

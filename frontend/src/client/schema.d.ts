@@ -1794,7 +1794,7 @@ export interface components {
             name: string;
             /** Online */
             online: boolean;
-            /** @description null until the agent reports a policy (agents older than issue 9 never do) */
+            /** @description null until the agent reports a policy (agents built before host policies never do) */
             policy: components["schemas"]["PolicyRead"] | null;
             /** Revoked At */
             revoked_at: string | null;
@@ -2236,7 +2236,7 @@ export interface components {
         };
         /**
          * Capabilities
-         * @description What the agent build runs (issue 15): the server refuses a run of another kind at queue time.
+         * @description What the agent build runs: the server refuses a run of another kind at queue time.
          */
         "Capabilities-Input": {
             /**
@@ -2254,7 +2254,7 @@ export interface components {
         };
         /**
          * Capabilities
-         * @description What the agent build runs (issue 15): the server refuses a run of another kind at queue time.
+         * @description What the agent build runs: the server refuses a run of another kind at queue time.
          */
         "Capabilities-Output": {
             /**
@@ -3594,7 +3594,7 @@ export interface components {
         };
         /**
          * HeapBtreeSummary
-         * @description A heap/B-tree sweep's result (seed 002's Table 3): one row per fraction × structure ×
+         * @description A heap/B-tree sweep's result (the P3608 report's Table 3): one row per fraction × structure ×
          *     operation, in run order.
          */
         HeapBtreeSummary: {
@@ -3668,7 +3668,7 @@ export interface components {
         "Inventory-Input": {
             /** Block Devices */
             block_devices?: components["schemas"]["BlockDevice-Input"][];
-            /** @description the workload kinds the agent runs; absent: an agent older than issue 15 (block only) */
+            /** @description the workload kinds the agent runs; absent: an agent built before workload kinds (block only) */
             capabilities?: components["schemas"]["Capabilities-Input"] | null;
             cpu?: components["schemas"]["CpuInfo-Input"] | null;
             /** Hostname */
@@ -3678,7 +3678,7 @@ export interface components {
             /** Mounts */
             mounts?: components["schemas"]["Mount-Input"][];
             os?: components["schemas"]["OsInfo-Input"] | null;
-            /** @description the host's policy (ADR 0009); absent from agents older than issue 9 */
+            /** @description the host's policy (ADR 0009); absent from agents built before host policies */
             policy?: components["schemas"]["Policy-Input"] | null;
             /** Virtualization */
             virtualization?: string | null;
@@ -3689,7 +3689,7 @@ export interface components {
         "Inventory-Output": {
             /** Block Devices */
             block_devices: components["schemas"]["BlockDevice-Output"][];
-            /** @description the workload kinds the agent runs; absent: an agent older than issue 15 (block only) */
+            /** @description the workload kinds the agent runs; absent: an agent built before workload kinds (block only) */
             capabilities: components["schemas"]["Capabilities-Output"] | null;
             cpu: components["schemas"]["CpuInfo-Output"] | null;
             /** Hostname */
@@ -3699,7 +3699,7 @@ export interface components {
             /** Mounts */
             mounts: components["schemas"]["Mount-Output"][];
             os: components["schemas"]["OsInfo-Output"] | null;
-            /** @description the host's policy (ADR 0009); absent from agents older than issue 9 */
+            /** @description the host's policy (ADR 0009); absent from agents built before host policies */
             policy: components["schemas"]["Policy-Output"] | null;
             /** Virtualization */
             virtualization: string | null;
@@ -3876,7 +3876,7 @@ export interface components {
         JobPoint: {
             /**
              * Label
-             * @description a load level (seed 000: Low, Medium, High)
+             * @description a load level (e.g. Song & Lee's Low, Medium, High)
              */
             label: string;
             /** Power W */
@@ -5720,7 +5720,7 @@ export interface components {
             file_workload: components["schemas"]["FileWorkloadSummary"] | null;
             /** Finished At */
             finished_at: string | null;
-            /** @description a heap/B-tree sweep's result (seed 002 Table 3): one row per cache fraction × structure × operation; null for other runs and before a result */
+            /** @description a heap/B-tree sweep's result (the P3608 report's Table 3): one row per cache fraction × structure × operation; null for other runs and before a result */
             heap_btree?: components["schemas"]["HeapBtreeSummary"] | null;
             /**
              * Id
@@ -7157,7 +7157,7 @@ export interface components {
             jobs?: components["schemas"]["JobSpec"][];
             /**
              * Kind
-             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: seed 002's heap/B-tree sweep (heap_btree)
+             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree)
              * @default block
              * @enum {string}
              */
