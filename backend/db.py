@@ -51,7 +51,7 @@ def unit_of_work() -> Iterator[Session]:
 # session keeps its pooled connection from its first query (authentication) to its commit, across
 # several hops to the threadpool; with more such requests than pooled connections (10 + 20), every
 # thread could wait for a connection while every connection waits for a thread: bench/load's 200
-# agents stopped the API that way (issue 11). The pool's other 10: the long-polls' own 8 threads
+# agents stopped the API that way. The pool's other 10: the long-polls' own 8 threads
 # (backend.agent.service.LONGPOLL_THREADS) and 2 spare. Waiting for a slot costs no thread.
 REQUEST_SESSIONS = 20
 _slots: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]" = (

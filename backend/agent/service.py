@@ -239,7 +239,7 @@ def delete(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -
 # written only when it is this old (at most a third of agent_offline_after_s), when the agent was
 # offline, or when another agent process speaks (a new boot id). So an idle long-poll's look and
 # most heartbeats are read-only transactions: stamping at every look and heartbeat made 200 idle
-# agents about 60 write commits a second (bench/load, issue 11; docs/benchmarks.md § Load).
+# agents about 60 write commits a second (bench/load; docs/benchmarks.md § Load).
 LIVENESS_STAMP_S = 15.0
 
 
@@ -275,7 +275,7 @@ def _own_agent_holding(
     session: Session, principal: AgentPrincipal, agent_id: uuid.UUID
 ) -> tuple[Agent, bool]:
     """_own_agent and whether a run is assigned to it or running on it, in one plain read: an idle
-    agent's heartbeat or long-poll look then needs no row lock (bench/load, issue 11)."""
+    agent's heartbeat or long-poll look then needs no row lock (bench/load)."""
     principal.require_self(agent_id)
     agent, holds_runs = repository.with_runs_held(session, agent_id) or (None, False)
     if agent is None or agent.revoked_at is not None:
@@ -364,7 +364,7 @@ def try_lease(
 # Long-polls' database hops (authentication, each look) run on threads of their own, never on
 # the 40 threads every other request shares. 200 waiting agents re-look every 5 s; on the shared
 # threads those hops filled all 40 while they waited for a pooled connection, and the connections
-# were held by requests waiting for a thread to finish: the API stopped (bench/load, issue 11).
+# were held by requests waiting for a thread to finish: the API stopped (bench/load).
 LONGPOLL_THREADS = 8
 _longpoll_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter]" = (
     weakref.WeakKeyDictionary()
@@ -434,7 +434,7 @@ async def long_poll_lease(
 # The re-check that makes up for lost wake-ups (wake.py: publishing is best-effort). One query
 # every wake.RECHECK_S for all the long-polls waiting in this process, instead of each poll looking
 # again on its own: with 200 idle agents those looks (authentication and a read, 40 a second) were
-# the largest part of the idle API's CPU (bench/load, issue 11; docs/benchmarks.md § Load).
+# the largest part of the idle API's CPU (bench/load; docs/benchmarks.md § Load).
 _rechecks: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]]" = (
     weakref.WeakKeyDictionary()
 )

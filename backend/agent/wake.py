@@ -17,7 +17,7 @@ agent. While the subscription is down (Redis restarting) waits are cut to `_DEGR
 One agent runs one long-poll at a time, so a new poll of an agent *supersedes* the older ones:
 they end at once with no lease and never look again. The waiting poll of an agent process that
 died (its client gone, the server unaware) would otherwise take the next lease meant for the
-restarted process (issue 11: the first run after a restart started ~22 s late). Across API
+restarted process (measured: the first run after a restart started ~22 s late). Across API
 processes (`backend.serve` runs several) a new poll takes the agent's next *generation* from Redis
 (`INCR iowatt:poll-gen:<agent id>`) and publishes it on `iowatt:poll:<agent id>` in the same
 script, so every process sees the generations in the order they were taken and ends its waiters

@@ -3,7 +3,7 @@ smtplib), when IOWATT_SMTP_URL is set.
 
 What a user typed (a team's or a person's name) reaches a mail only through `plain`: letters,
 digits, spaces and a few marks, at most 60 characters. No dot, colon, slash or @ survives, so no
-user can make the server mail a link or an address of their choosing (issue 22)."""
+user can make the server mail a link or an address of their choosing."""
 
 import re
 import smtplib

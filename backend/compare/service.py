@@ -1,5 +1,5 @@
 """Side by side: runs (or groups of repeats) as columns, every metric with units, ratios to a
-baseline column, repeat statistics, a comparability verdict and validity flags (issue 5)."""
+baseline column, repeat statistics, a comparability verdict and validity flags."""
 
 import io
 import uuid
@@ -121,7 +121,7 @@ FILE_RUN_METRICS: list[MetricDef] = [
 ]
 FILE_TOTALS = "all operations"
 
-# TPC-H-derived runs (issue 15): the metrics of the run, then each query's seconds
+# TPC-H-derived runs: the metrics of the run, then each query's seconds
 TPCH_TOTALS = f"TPC-H ({TPCH_LABEL})"
 TPCH_RUN_METRICS: list[MetricDef] = [
     MetricDef("qphh_at_size", "QphH@Size", "queries/h", "iops", "higher"),
@@ -135,7 +135,7 @@ TPCH_QUERY_METRICS: list[MetricDef] = [
     MetricDef("power_s", "Power test", "s", "time", "lower"),
     MetricDef("streams_mean_s", "Throughput streams, mean", "s", "time", "lower"),
 ]
-# heap/B-tree sweeps (seed 002 Table 3): one row per structure, operation and cache fraction
+# heap/B-tree sweeps (the P3608 report's Table 3): one row per structure, operation and cache fraction
 HEAP_BTREE_METRICS: list[MetricDef] = [
     MetricDef("ops_per_s", "Operations per second", "op/s", "iops", "higher"),
     MetricDef("lat_mean_ns", "Latency mean", "ns", "latency", "lower"),
@@ -202,7 +202,7 @@ def _columns(
             f"{dev_label(r)} · {env_label(r)}",
         ),
         "workload": lambda r: (fps[r.id][:12], r.name.split(" on ")[0]),
-        # each host's path its own column: two directories on one disk stay apart (issue 12)
+        # each host's path its own column: two directories on one disk stay apart
         "target": lambda r: (
             f"{r.agent_id}:{r.target_path}",
             f"{r.target_path} on {agents[r.agent_id].name if r.agent_id in agents else '?'}",

@@ -1,4 +1,4 @@
-"""Reasons a number may not mean what it seems, shown next to it (issue 5's validity flags)."""
+"""Reasons a number may not mean what it seems, shown next to it: the validity flags."""
 
 from typing import Any
 

@@ -1,6 +1,6 @@
 """Which device a run measures, from what the agent and the engine report.
 
-Identity (issue 10): a device is its kernel disk as the agent's inventory lists it
+Identity: a device is its kernel disk as the agent's inventory lists it
 (`block_devices[].name`: zram0 and zram1, loop0 and loop1 are distinct disks), keyed by its
 `serial_sha256` when the inventory has one, so the same physical disk keeps its device across
 runs even if the kernel names it sdc after a reboot. A partition (sda1, nvme0n1p2, loop0p1)
@@ -210,7 +210,8 @@ def identify(
 
 
 def _adopt_legacy(session: Session, *, agent: Agent, key: str, facts: dict[str, Any]) -> None:
-    """Give a device keyed by kernel name (before issue 10) the serial key of the same disk."""
+    """Give a device keyed by kernel name (as devices were keyed before serial-number identity) the
+    serial key of the same disk."""
     if not key.startswith("block-serial:"):
         return
     if session.scalars(select(Device.id).where(Device.agent_id == agent.id, Device.key == key)).first():

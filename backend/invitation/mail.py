@@ -5,7 +5,7 @@ is down or refuses costs a warning in the log and `mailed: false`, never the inv
 
 The text is the server's: the team's and the inviter's names are the only words a user chose, and
 they pass through `mail.plain` (no link, no address, at most 60 characters each), so nobody can make
-the server mail a message of their own to any address (issue 22)."""
+the server mail a message of their own to any address."""
 
 from datetime import datetime
 

@@ -21,7 +21,7 @@ class Device(Base):
     name: Mapped[str] = mapped_column(String(300))
     kind: Mapped[str] = mapped_column(String(40))
     facts: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-    # embodied carbon (issue 4): media decides the default; an override with its source wins
+    # embodied carbon: media decides the default; an override with its source wins
     media: Mapped[str | None] = mapped_column(String(20))  # hdd | ssd | ram | virtual | unknown
     capacity_bytes: Mapped[int | None] = mapped_column(BigInteger)
     embodied_kg: Mapped[float | None]

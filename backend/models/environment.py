@@ -18,7 +18,7 @@ class Environment(Base):
     kind: Mapped[str] = mapped_column(String(40))
     description: Mapped[str] = mapped_column(String(2000), default="")
     notes: Mapped[str] = mapped_column(Text, default="", server_default="")
-    # carbon and cost context (issue 4): a region code from the default table, or a fixed override
+    # carbon and cost context: a region code from the default table, or a fixed override
     region: Mapped[str | None] = mapped_column(String(20))
     grid_g_per_kwh: Mapped[float | None]
     grid_source: Mapped[str | None] = mapped_column(String(500))

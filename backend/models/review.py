@@ -9,7 +9,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.models.base import Base, created_at, uuid_pk
 
-# money and rates are NUMERIC, never floats (issue 16)
+# money and rates are NUMERIC, never floats
 MONEY = Numeric(18, 4)
 
 
@@ -85,7 +85,7 @@ class ReviewCandidate(Base):
     performance: Mapped[dict[str, Any]] = mapped_column(JSONB)
     # {source: published|run, idle_w, load_w, per: drive|set, reference} or null
     power: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
-    # [{label, runtime_s, power_w}]: per-job points (seed 000's levels)
+    # [{label, runtime_s, power_w}]: per-job points (e.g. Song & Lee's PostMark levels)
     job_points: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list, server_default="[]")
     # figures a published report gave for this candidate, to check ours against
     reported: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default="{}")

@@ -80,7 +80,7 @@ def file_intervals(session: Session, run_id: uuid.UUID) -> list[Any] | None:
 
 def db_docs(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
     """The TPC-H (`tpch`) and heap/B-tree (`heap_btree`, `heap_btree_run`) parts of the runs'
-    documents (issue 15), for the runs that have one: one query."""
+    documents, for the runs that have one: one query."""
     if not run_ids:
         return {}
     doc = RunResult.engine_result

@@ -235,7 +235,7 @@ class FilesetDoc(_Loose):
     error: str | None = Field(None, max_length=2000)
 
 
-# --- TPC-H (the agent's tpch object) and heap/B-tree (the engine's heap_btree list), issue 15 -----
+# --- TPC-H (the agent's tpch object) and heap/B-tree (the engine's heap_btree list) ----------------
 
 Seconds = Annotated[float, Field(ge=0, le=1e9)]
 Short = Annotated[str, Field(max_length=200)]

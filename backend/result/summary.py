@@ -250,7 +250,7 @@ def file_summaries(session: Session, runs: Sequence[Run]) -> dict[uuid.UUID, Fil
     return {r.id: summarize(parts[r.id], r.workload_spec) if r.id in parts else None for r in runs}
 
 
-# --- TPC-H and heap/B-tree (issue 15) -----------------------------------------------------------
+# --- TPC-H and heap/B-tree ----------------------------------------------------------------------
 
 
 def tpch_summary(t: TpchDoc) -> TpchSummary:

@@ -44,8 +44,8 @@ class Loaded:
     file: FileWorkloadSummary | None = None  # a file workload's result in brief
     energy: EnergyRead | None = None
     mem_bytes: int | None = None  # the host's RAM (the agent's inventory)
-    tpch: TpchSummary | None = None  # a TPC-H-derived run's result (issue 15)
-    heap_btree: HeapBtreeSummary | None = None  # a heap/B-tree sweep's result (issue 15)
+    tpch: TpchSummary | None = None  # a TPC-H-derived run's result
+    heap_btree: HeapBtreeSummary | None = None  # a heap/B-tree sweep's result
     environment: str | None = None  # the run's environment's name (TPC-H: local vs SAN)
 
 

@@ -1,6 +1,6 @@
 """What a file workload will do, from the engine's own parser (ADR 0022); a heap/B-tree sweep's
 from `iowatt-engine --heap-btree OPTIONS --parse-only`, a TPC-H run's from libs/workload's
-tpch_facts (issue 15: no engine involved).
+tpch_facts (no engine involved).
 
 The server never parses PostMark command files or vdbench parameter files: it writes the text
 to a temporary file and runs `iowatt-engine --postmark=F|--vdbench=F --directory=DIR --parse-only`

@@ -189,7 +189,7 @@ _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     # version 3 adds kind (default block), postmark, vdbench, scaled_by and facts (ADR 0022): every
     # version-2 spec is a block workload as it stands, so nothing moves
     2: lambda doc: doc,
-    # version 4 adds kinds tpch and heap_btree with their tpch / heap_btree (issue 15), both null
+    # version 4 adds kinds tpch and heap_btree with their tpch / heap_btree, both null
     # for every earlier kind: nothing moves
     3: lambda doc: doc,
 }
