@@ -43,7 +43,7 @@ IdleOpt = Annotated[
 # --- enrol and repin: how the server is trusted ----------------------------------------------------
 
 ENROLL_TOKEN_ENV = "IOWATT_ENROLL_TOKEN"
-LEGACY_ENROLL_TOKEN_ENV = "IOWATT_ENROLLMENT_TOKEN"  # the name before issue 9, still read
+LEGACY_ENROLL_TOKEN_ENV = "IOWATT_ENROLLMENT_TOKEN"  # the variable's earlier name, still read
 
 TokenFileOpt = Annotated[
     str | None,

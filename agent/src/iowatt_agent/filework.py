@@ -1,4 +1,4 @@
-"""File workloads on the host (issue 14): PostMark (`--postmark=FILE`) and vdbench file sets
+"""File workloads on the host: PostMark (`--postmark=FILE`) and vdbench file sets
 (`--vdbench=FILE`), run in a directory target.
 
 The text of the workload (PostMark's commands, vdbench's parameters) is written to the agent's

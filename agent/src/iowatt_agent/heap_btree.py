@@ -1,5 +1,5 @@
-"""`iowatt-agent bench --preset heap-btree --records N --target DIR [--json]` (issue 15, seed 002
-§ 1.4, Table 3): the engine's `--heap-btree` mode over the ten buffer-cache fractions 10 %…100 %,
+"""`iowatt-agent bench --preset heap-btree --records N --target DIR [--json]` (the P3608
+report's § 1.4, Table 3): the engine's `--heap-btree` mode over the ten buffer-cache fractions 10 %…100 %,
 heap and B+tree, inserts then point queries. With --json the engine's document is printed whole:
 its `heap_btree` list holds one entry per fraction × structure × operation (`structure`,
 `operation`, `cache_fraction`, `ops_per_s`, `device_reads`, `device_writes`, `hit_ratio`, …).
@@ -225,7 +225,7 @@ def render(doc: dict[str, Any], opts: HeapBtreeOptions) -> None:
         f"point queries: B-tree {run.get('queries')}, heap {run.get('heap_queries')} (sequential scans)",
         highlight=False,
     )
-    table = Table(title="Throughput (operations/s) and buffer hit ratio (seed 002, Table 3)")
+    table = Table(title="Throughput (operations/s) and buffer hit ratio (the P3608 report's Table 3)")
     table.add_column("Cache", justify="right")
     for _, title in COLUMNS:
         table.add_column(title, justify="right")

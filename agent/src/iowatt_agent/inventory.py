@@ -277,7 +277,7 @@ def collect(root: Path = Path("/"), *, policy: ReportedPolicy | None = None) -> 
 
 
 def capabilities() -> Capabilities:
-    """The workload kinds this agent runs (issue 15): every kind whose runner can run here (the
+    """The workload kinds this agent runs: every kind whose runner can run here (the
     engine's always; TPC-H when a lease could run: tpch.lease.supported_dbms, the generator, the
     [tpch] extra, a DBMS's server, and for a root agent a TPC-H user and CAP_CHOWN/SETUID/SETGID
     to hand the run to it), and the DBMSs a TPC-H run could use. The server refuses at queue time

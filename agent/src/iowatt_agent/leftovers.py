@@ -12,12 +12,12 @@ in a directory target of the host policy: nothing else on the host is touched. T
 interrupted atomic write in the state directory and the spool go too. Everything removed is
 logged (`leftovers.removed path=...`).
 
-A file workload (issue 14) leaves its text file `<state>/jobs/<run_id>.postmark|.vdbench` and
+A file workload leaves its text file `<state>/jobs/<run_id>.postmark|.vdbench` and
 the run directory `<target>/iowatt-<run_id>` with what the engine made in it: the engine still
 running it (`--postmark=<text file>` / `--vdbench=<text file>`) is killed, then in every
 directory target of the policy (a plain directory, no symbolic link in its path) the entry of
 exactly that name is removed with everything in it, links removed as links, never followed.
-heap-btree and TPC-H leases (issue 15) leave their job as `<state>/jobs/<run_id>.heap-btree` /
+heap-btree and TPC-H leases leave their job as `<state>/jobs/<run_id>.heap-btree` /
 `.tpch`: the engine (`--directory=<target>/iowatt-<run_id>`) or the TPC-H child (`--job=<that
 file>`) still running is killed, then a TPC-H run's private DBMS (postgres / mariadbd processes
 working inside `<target>/iowatt-tpch-<run_id>`), then the run directory is removed.

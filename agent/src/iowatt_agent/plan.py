@@ -2,11 +2,11 @@
 before anything runs: docs/adr/0009-host-policy.md), then the engine job the agent builds, its
 meter, idle time and hard timeout. A refusal carries the failed run's reason.
 
-A file workload (`{"mode": "postmark" | "vdbench", ...}`, issue 14) is checked twice: its shape,
+A file workload (`{"mode": "postmark" | "vdbench", ...}`) is checked twice: its shape,
 target (a directory) and meter first; then its text is written to the state directory, the
 engine's own `--parse-only` gives its facts, and the host's limits are checked against those
-(`filework`). heap-btree (issue 15) is one of them: its job's values become the engine's
-flags, and `--heap-btree --parse-only` gives its facts. A TPC-H job (issue 15) starts a DBMS:
+(`filework`). heap-btree is one of them: its job's values become the engine's
+flags, and `--heap-btree --parse-only` gives its facts. A TPC-H job starts a DBMS:
 the host must have consented to that DBMS (`allowed_dbms`, checked by check_run), have it and
 the generator installed (else refused "unsupported on this host: ... install it: ..." before
 anything runs), and its bytes written are judged by libs/workload's TPC-H bound (`tpch.lease`)."""

@@ -224,7 +224,7 @@ def io_totals(engine_result: dict[str, Any]) -> tuple[int, int]:
 def energy_and_carbon(
     power: dict[str, Any], engine_result: dict[str, Any], *, grid: Grid, pue: float
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The `energy` and `carbon` objects of `bench --meter --json` (issue 4), from iowatt_energy."""
+    """The `energy` and `carbon` objects of `bench --meter --json`, from iowatt_energy."""
     meter = power["meter"]
     if power["status"] != "ok":
         return {

@@ -73,7 +73,7 @@ class PolicyTarget(Request):
     model: str | None = None
     serial_sha256: str | None = None
     size_bytes: int | None = None
-    free_inodes: int | None = None  # directories: their file system's free inodes (issue 22)
+    free_inodes: int | None = None  # directories: their file system's free inodes
 
 
 class PolicyMeter(Request):
@@ -90,7 +90,7 @@ class PolicyLimits(Request):
     max_bs_bytes: int | None
     max_bytes_written: int | None
     max_runtime_s: float | None
-    # issue 22: "auto" = the host's default (from its RAM / the target's free inodes)
+    # "auto" = the host's default (from its RAM / the target's free inodes)
     max_memory_bytes: int | Literal["auto"] | None = "auto"
     max_files: int | Literal["auto"] | None = "auto"
 
@@ -102,12 +102,12 @@ class PolicyReport(Request):
     meters: list[PolicyMeter]
     default_meter: str | None
     limits: PolicyLimits
-    allowed_dbms: list[str] = []  # the DBMSs TPC-H runs may start (issue 15)
-    mem_total_bytes: int | None = None  # the host's MemTotal: the default memory limit's base (issue 22)
+    allowed_dbms: list[str] = []  # the DBMSs TPC-H runs may start
+    mem_total_bytes: int | None = None  # the host's MemTotal: the default memory limit's base
 
 
 class Capabilities(Request):
-    """`inventory.capabilities` (issue 15): what this agent build runs, so the server refuses at
+    """`inventory.capabilities`: what this agent build runs, so the server refuses at
     queue time a run the agent could not read (a missing field: an agent older than this)."""
 
     workload_kinds: list[str]  # WorkloadSpec.kind values: block, postmark, vdbench, heap_btree, tpch

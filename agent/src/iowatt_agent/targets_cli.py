@@ -403,7 +403,7 @@ def targets_limits(
     _print_limits(_console(), policy)
 
 
-# --- DBMSs a TPC-H run may start (issue 15) --------------------------------------------------------
+# --- DBMSs a TPC-H run may start --------------------------------------------------------
 
 DbmsArg = Annotated[str, typer.Argument(help=f"One of {', '.join(KNOWN_DBMS)}")]
 

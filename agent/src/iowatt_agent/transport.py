@@ -1,4 +1,4 @@
-"""How the agent reaches its server (issue 9, "Transport").
+"""How the agent reaches its server ("Transport").
 
 - `https://` is verified against exactly one trust anchor chosen at enrolment and stored in the
   state directory: the server's own certificate (pinned after its SHA-256 fingerprint was

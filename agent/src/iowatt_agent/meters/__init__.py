@@ -4,7 +4,7 @@
     meter.start(Clock.now()); ...; readings = meter.stop()
 
 Every driver samples in its own thread (base.Meter), records its tier and quantity (contract
-§4) and its declared accuracy, or the tier's default from energy.md §3.4 marked undeclared.
+§4) and its declared accuracy, or the tier's default from docs/energy.md §3.4 marked undeclared.
 """
 
 from __future__ import annotations

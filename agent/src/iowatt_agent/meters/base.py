@@ -4,7 +4,7 @@ A driver implements `open()` (connect, identify; raise MeterError with a clear r
 (one value: W for `power`/`power_avg`, J for `energy_counter` already unwrapped) and `close()`.
 The base runs `read()` in its own thread at a fixed schedule (`interval_s`, default 10 Hz where
 the meter allows it, else its native rate) and timestamps each reading with the midpoint of the
-request in `time.monotonic_ns()` relative to a shared `Clock` (t0 plus t0's UTC), as energy.md
+request in `time.monotonic_ns()` relative to a shared `Clock` (t0 plus t0's UTC), as docs/energy.md
 §2.2 asks: a poll's age is uncertain by half its round trip.
 
 Nothing is cleaned here: NaN, negative and over-range values are kept as read and counted by
@@ -191,7 +191,7 @@ class Meter:
 
     def describe(self) -> dict[str, object]:
         """The `power.meter` object of contract §4."""
-        # energy.md §3.4 defaults (iowatt_energy's table) when the meter declares nothing
+        # docs/energy.md §3.4 defaults (iowatt_energy's table) when the meter declares nothing
         default_pct, default_w = TIER_DEFAULT_ACCURACY[EnergyTier(self.tier)]
         declared = self.accuracy_pct is not None
         return {
@@ -292,7 +292,7 @@ class CounterUnwrapper:
 
     `max_raw` is the counter's range (RAPL max_energy_range_uj: the counter runs 0..max_raw and
     restarts at 0); `scale_j` converts raw units to joules. A decrease means one wrap, as in
-    energy.md §1.6: delta = (max_raw - last) + cur. Sampling must be fast enough that the counter
+    docs/energy.md §1.6: delta = (max_raw - last) + cur. Sampling must be fast enough that the counter
     cannot wrap twice between reads (RAPL: minutes at typical package power).
     """
 

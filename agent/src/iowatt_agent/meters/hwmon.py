@@ -1,4 +1,4 @@
-"""Linux hwmon power and energy files (energy.md §1.5; kernel Documentation/hwmon/sysfs-interface).
+"""Linux hwmon power and energy files (docs/energy.md §1.5; kernel Documentation/hwmon/sysfs-interface).
 
     hwmon:/sys/class/hwmon/hwmonN/power1_input     µW, instantaneous       -> quantity power
     hwmon:/sys/class/hwmon/hwmonN/power1_average   µW, averaged over power1_average_interval (ms)

@@ -1,4 +1,4 @@
-"""IPMI DCMI "Get Power Reading" through `ipmitool` (energy.md §1.3).
+"""IPMI DCMI "Get Power Reading" through `ipmitool` (docs/energy.md §1.3).
 
     ipmi://                         in-band, the local BMC (/dev/ipmi0; needs root)
     ipmi://BMC[:623]?user=U&password=P   out-of-band over RMCP+ (lanplus)

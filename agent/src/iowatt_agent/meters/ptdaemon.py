@@ -1,4 +1,4 @@
-"""SPEC PTDaemon over TCP (energy.md §1.1): a client of a user-run, licensed PTDaemon.
+"""SPEC PTDaemon over TCP (docs/energy.md §1.1): a client of a user-run, licensed PTDaemon.
 
     ptdaemon://HOST[:8888][?volts=V&amps=A&mark=NAME&read=rl|watts&interval=S]
 

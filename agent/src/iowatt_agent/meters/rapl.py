@@ -1,4 +1,4 @@
-"""Intel/AMD RAPL energy counters through powercap (energy.md §1.6). Tier `component`:
+"""Intel/AMD RAPL energy counters through powercap (docs/energy.md §1.6). Tier `component`:
 CPU package / DRAM DC energy for attribution only, never the system's wall energy.
 
     rapl                                     every package zone under /sys/class/powercap

@@ -1,4 +1,4 @@
-"""Redfish chassis power over HTTPS (energy.md §1.4).
+"""Redfish chassis power over HTTPS (docs/energy.md §1.4).
 
     redfish://BMC/redfish/v1/Chassis/1[?user=U&password=P&insecure=1&read=power|energy]
     redfish+http://HOST:PORT/redfish/v1/Chassis/1       (plain HTTP, e.g. a BMC proxy)

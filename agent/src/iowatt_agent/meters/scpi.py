@@ -1,4 +1,4 @@
-"""Power analyzers over SCPI on a raw TCP socket (energy.md §1.2).
+"""Power analyzers over SCPI on a raw TCP socket (docs/energy.md §1.2).
 
     scpi+tcp://HOST:PORT?model=wt310|pw3335[&interval=S]
 

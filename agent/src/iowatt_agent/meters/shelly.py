@@ -1,4 +1,4 @@
-"""Shelly smart plugs over HTTP (energy.md §1.8). Tier `plug`: informative.
+"""Shelly smart plugs over HTTP (docs/energy.md §1.8). Tier `plug`: informative.
 
     shelly://HOST[:PORT][?channel=0&user=U&password=P&read=power|energy]
 
@@ -10,7 +10,7 @@ about once a second; ±2 % ± 0.5 W assumed.
 `read=energy` reads the plug's own energy counter instead (`aenergy.total` in Wh on Gen2+,
 `meters[].total` in watt-minutes on Gen1, both turned into joules: quantity `energy_counter`),
 which integrates continuously inside the plug rather than sampling `apower` once a second
-(energy.md §2.3 prefers counters). The counter restarts when the plug reboots; cleaning drops the
+(docs/energy.md §2.3 prefers counters). The counter restarts when the plug reboots; cleaning drops the
 readings after such a drop.
 """
 

@@ -1,4 +1,4 @@
-"""PDU outlet or inlet power over SNMP v2c/v1 (energy.md §1.9), with pysnmp (pure Python).
+"""PDU outlet or inlet power over SNMP v2c/v1 (docs/energy.md §1.9), with pysnmp (pure Python).
 
     snmp://PDU[:161]?oid=OID[&community=public&scale=1&version=2c]
 

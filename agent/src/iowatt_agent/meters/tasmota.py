@@ -1,4 +1,4 @@
-"""Tasmota smart plugs over HTTP (energy.md §1.8). Tier `plug`: informative.
+"""Tasmota smart plugs over HTTP (docs/energy.md §1.8). Tier `plug`: informative.
 
     tasmota://HOST[:PORT][?user=U&password=P]
 

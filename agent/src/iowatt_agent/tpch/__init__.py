@@ -1,4 +1,4 @@
-"""TPC-H-derived workload on a private DBMS instance on the device under test (issue 15).
+"""TPC-H-derived workload on a private DBMS instance on the device under test.
 
 `iowatt-agent bench --preset tpch --dbms postgresql|mariadb --scale-factor SF [--streams S]
 --target DIR --json` creates a new directory inside DIR, starts a private PostgreSQL or MariaDB

@@ -88,7 +88,7 @@ def generate(
     started = time.monotonic()
     # In memory (spilling to `directory`): DuckDB resolves a database file's path once with
     # realpath and reopens its WAL by that path, so a link swapped into the run's path later
-    # would be followed; COPY and the temp directory take `directory` as given (issue 22).
+    # would be followed; COPY and the temp directory take `directory` as given.
     con = duckdb.connect(":memory:")
     try:
         con.execute(f"SET memory_limit = '{int(memory_limit_bytes)}B'")

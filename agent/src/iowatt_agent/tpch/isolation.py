@@ -1,4 +1,4 @@
-"""Who a TPC-H run runs as, and where (issue 22): nothing of the run itself runs as root.
+"""Who a TPC-H run runs as, and where: nothing of the run itself runs as root.
 
 A run has two processes. The *coordinator* (the `bench` CLI, or the agent's child
 `python -m iowatt_agent.tpch.lease`) keeps the agent's user and does only what needs it: it

@@ -1,4 +1,4 @@
-"""A server's TPC-H lease on this host (issue 15): the same code as `bench --preset tpch`, run as
+"""A server's TPC-H lease on this host: the same code as `bench --preset tpch`, run as
 a child process of the agent.
 
 Why a child, in its own process group (`runner.EngineProcess`, as the engine): cancel, the hard
@@ -6,7 +6,7 @@ timeout and a forced drain then stop the whole run with one `killpg` (SIGTERM: t
 DBMS and removes the run directory, as `bench` does on Ctrl-C; SIGKILL after the grace), DuckDB's
 generator and every DBMS client thread included, and the agent's own threads (heartbeat, spool)
 never share a process with a multi-gigabyte load. The child is only the coordinator: the run
-itself is its worker, the unprivileged TPC-H user (`isolation`, `worker`; issue 22). The DBMS
+itself is its worker, the unprivileged TPC-H user (`isolation`, `worker`). The DBMS
 server leaves the group (pg_ctl starts the postmaster in a new session; mariadbd is started in
 one), so after the child ends, whatever way, the agent has every process of the TPC-H user whose
 working directory is inside the run directory killed (the servers chdir to their data directory

@@ -28,7 +28,7 @@ def run(
     here, removed at the end): a server's lease names it by its run (`iowatt-tpch-<run id>`).
 
     This process only makes and removes the run directory; the run itself happens in a worker
-    that is the unprivileged TPC-H user (`worker`, `isolation`: issue 22)."""
+    that is the unprivileged TPC-H user (`worker`, `isolation`)."""
     extension_path()
     check_binaries(opts.dbms)
     run_dir = run_dir or opts.target / f"{RUN_DIR_PREFIX}{uuid.uuid4().hex[:12]}"

@@ -51,9 +51,9 @@ def qphh_at_size(power: float, throughput: float) -> float:
 
 
 def stream_order(stream: int) -> list[int]:
-    """The order of the 22 queries in a stream: Q1..Q22 in the power test (stream 0, as issue 15
-    asks), a permutation seeded by the stream number in throughput stream s >= 1 (the spec's
-    Appendix A table is not reproduced: the same idea, different permutations)."""
+    """The order of the 22 queries in a stream: Q1..Q22 in the power test (stream 0, in number
+    order by choice), a permutation seeded by the stream number in throughput stream s >= 1 (the
+    spec's Appendix A table is not reproduced: the same idea, different permutations)."""
     order = list(QUERIES)
     if stream > 0:
         random.Random(f"iowatt-tpch-stream-{stream}").shuffle(order)

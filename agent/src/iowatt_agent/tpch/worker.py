@@ -1,4 +1,4 @@
-"""The two halves of a TPC-H run (issue 22; `isolation` says who does what and why).
+"""The two halves of a TPC-H run (`isolation` says who does what and why).
 
 `coordinate()` runs in the coordinator: it makes the run directory, forks the worker as the
 TPC-H user, relays its progress, asks it to stop (closing the control pipe: a coordinator

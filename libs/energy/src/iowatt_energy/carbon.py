@@ -59,7 +59,7 @@ GRID_INTENSITY["WORLD"] = GridIntensity(
     "WORLD", "World average", 445.0, 2024, "IEA global average 2024 (the Green Metrics Tool's default)"
 )
 DEFAULT_REGION = "WORLD"
-# An annual average differs from the hour's actual intensity by tens of percent (energy.md §2.7).
+# An annual average differs from the hour's actual intensity by tens of percent (docs/energy.md §2.7).
 ANNUAL_CI_RELATIVE_U = 0.20
 
 

@@ -1,4 +1,4 @@
-"""Energy over a time window from cleaned samples (energy.md §2.3).
+"""Energy over a time window from cleaned samples (docs/energy.md §2.3).
 
 - `power` (instantaneous): trapezoid rule, boundary values interpolated at the window edges.
 - `power_avg`: each reading covers the interval since the previous one; clipped to the window.

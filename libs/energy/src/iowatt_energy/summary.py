@@ -1,6 +1,6 @@
 """A run's energy from its phases: idle baseline, load energy, normalised figures, uncertainty.
 
-Formulas from energy.md §2.4–2.7: idle W = mean of the idle phases before and after; dynamic
+Formulas from docs/energy.md §2.4–2.7: idle W = mean of the idle phases before and after; dynamic
 energy = load energy − idle W × load time; uncertainty combines the meter's (correlated) gain and
 offset error, the readings' random spread, integration and gap errors, and for dynamic energy the
 idle baseline's spread and drift. Expanded with k = 2 (≈95 %).
@@ -16,7 +16,7 @@ from iowatt_energy.integrate import WindowStats, window_stats
 from iowatt_energy.samples import Cleaned, Quantity
 
 MIN_COVERAGE = 0.95  # a phase with more than 5 % of its window in gaps is flagged
-MIN_LOAD_SAMPLES = 100  # fewer readings per load phase: low confidence (energy.md §2.3)
+MIN_LOAD_SAMPLES = 100  # fewer readings per load phase: low confidence (docs/energy.md §2.3)
 IDLE_DRIFT_WARN = 0.02
 
 
@@ -31,7 +31,7 @@ class Tier(StrEnum):
     unknown = "unknown"  # a meter whose kind nobody knows (a spec this agent cannot read)
 
 
-# (percent of reading, absolute W) assumed when a meter declares nothing (energy.md §3.4): these are
+# (percent of reading, absolute W) assumed when a meter declares nothing (docs/energy.md §3.4): these are
 # platform assumptions, not sourced specifications, and the result says `accuracy_declared: false`.
 TIER_DEFAULT_ACCURACY: dict[Tier, tuple[float, float]] = {
     Tier.lab: (1.0, 0.0),
@@ -118,7 +118,7 @@ class PhaseSummary:
 
 @dataclass(frozen=True)
 class EnergySummary:
-    """The `energy` object of a result (issue 4's field names; units in the names or below)."""
+    """The `energy` object of a result (units in the field names or below)."""
 
     source: str  # the meter spec
     tier: str

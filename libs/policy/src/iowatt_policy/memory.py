@@ -1,4 +1,4 @@
-"""The one memory bound of a run (issue 22): how much memory a run makes the host hold, from what
+"""The one memory bound of a run: how much memory a run makes the host hold, from what
 its job states, never from the server's word. `check_run` judges it against the host's
 `max_memory_bytes` (libs/policy, so the server at queue time and the agent on every lease use
 the same numbers). Each term is an upper estimate of the allocations of the program that runs;

@@ -28,7 +28,7 @@ MAX_RUNTIME_LIMIT_S = 1e9
 MAX_PATH_CHARS = 4096
 MAX_NAME_CHARS = 64
 SCHEMA_VERSION = 1
-# DBMSs a TPC-H-derived run may start on the host (issue 15): a private instance, run as the
+# DBMSs a TPC-H-derived run may start on the host: a private instance, run as the
 # DBMS's package user, data inside the run's directory; only those the host consented to
 KNOWN_DBMS = ("postgresql", "mariadb")
 MAX_DBMS = 16
@@ -206,7 +206,7 @@ DEFAULT_MAX_IODEPTH = 256
 DEFAULT_MAX_BS_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_BYTES_WRITTEN: int | None = None
 DEFAULT_MAX_RUNTIME_S = 6 * 3600.0
-# Memory and files (issue 22): by default derived from the host, "auto" in policy.json; the host's
+# Memory and files: by default derived from the host, "auto" in policy.json; the host's
 # explicit value (or none) wins. memory: this fraction of the host's MemTotal; files (files +
 # directories a run lays out in a directory target): this fraction of the target file system's
 # free inodes, and never more than DEFAULT_MAX_FILES_CAP (the largest seed file set, vdbench's
@@ -408,7 +408,7 @@ class ReportedPolicy:
     limits: Limits = field(default_factory=Limits)
     allowed_dbms: tuple[str, ...] = ()
     # the host's MemTotal (/proc/meminfo), which "auto" memory limits derive from; None: an
-    # agent older than issue 22 (the server then leaves the memory limit to the agent's check)
+    # agent built before memory limits (the server then leaves the memory limit to the agent's check)
     mem_total_bytes: int | None = None
 
     def __post_init__(self) -> None:
@@ -483,7 +483,7 @@ class ReportedPolicy:
 @dataclass(frozen=True)
 class Effective:
     """A memory or files limit as it applies now: `value` None = not checked (no limit, or an
-    "auto" limit whose host fact is unknown: an agent older than issue 22 reported none);
+    "auto" limit whose host fact is unknown: an agent built before memory limits reported none);
     `source` says where the value comes from, for messages and `targets limits`."""
 
     value: int | None
