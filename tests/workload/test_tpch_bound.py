@@ -95,3 +95,72 @@ def test_the_agent_the_policy_and_the_server_use_the_librarys_tpch_values(tmp_pa
     assert steps.TPCH_LABEL is lease.TPCH_LABEL is bench.TPCH_LABEL is TPCH_LABEL
     assert TPCH_DEFAULT_BUFFER_POOL is TPCH_DEFAULT_BUFFER_POOL_BYTES
     assert TpchSpec.model_fields["buffer_pool_bytes"].default == TPCH_DEFAULT_BUFFER_POOL_BYTES
+
+
+BOUNDS: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[2] / "libs" / "workload" / "testdata" / "tpch_bounds.json").read_text()
+)
+
+
+def test_the_library_holds_the_bounds_vectors() -> None:
+    from iowatt_workload import TPCH_BUFFER_POOL_BYTES_MIN, TPCH_SCALE_FACTOR_MAX, TPCH_STREAMS_MAX
+
+    assert BOUNDS["scale_factor_max"] == TPCH_SCALE_FACTOR_MAX
+    assert BOUNDS["streams_max"] == TPCH_STREAMS_MAX
+    assert BOUNDS["buffer_pool_bytes_min"] == TPCH_BUFFER_POOL_BYTES_MIN
+    tpch_facts(BOUNDS["scale_factor_max"])  # the bound has a value for every scale factor a run may ask
+
+
+def _edges() -> list[tuple[str, str, bool]]:
+    """(field, value, allowed): each bound itself and one step past it."""
+    sf, streams, pool = BOUNDS["scale_factor_max"], BOUNDS["streams_max"], BOUNDS["buffer_pool_bytes_min"]
+    return [
+        ("scale_factor", f"{sf:g}", True),
+        ("scale_factor", f"{sf + 0.5:g}", False),
+        ("streams", str(streams), True),
+        ("streams", str(streams + 1), False),
+        ("buffer_pool_bytes", str(pool), True),
+        ("buffer_pool_bytes", str(pool - 1), False),
+    ]
+
+
+@pytest.mark.parametrize(("field", "value", "allowed"), _edges())
+def test_the_server_the_policy_and_the_bench_agree_on_the_tpch_bounds(
+    field: str, value: str, allowed: bool, tmp_path: Path
+) -> None:
+    """One owner: a value the server accepts, the host's policy accepts and bench runs, and one
+    past the bound all three refuse (a 422, option.not_allowed, exit 2), naming the field."""
+    from iowatt_agent.tpch.bench import TpchUsage, parse_options
+    from iowatt_policy import ReportedPolicy, Target, check_run
+    from pydantic import ValidationError
+
+    from backend.workload.kinds.tpch import TpchSpec
+
+    spec = {
+        "dbms": "postgresql",
+        "scale_factor": 1,
+        field: float(value) if field == "scale_factor" else int(value),
+    }
+    try:
+        TpchSpec.model_validate(spec)
+        server_ok = True
+    except ValidationError as exc:
+        server_ok = False
+        assert [e["loc"] for e in exc.errors()] == [(field,)]
+    job = {"mode": "tpch", "dbms": "postgresql", "scale_factor": "1", field: value}
+    reported = ReportedPolicy(targets=(Target.directory(str(tmp_path)),), allowed_dbms=("postgresql",))
+    found = check_run(
+        reported, target_path=str(tmp_path), engine_job=job, meter=None, destructive=False, file_facts=None
+    )
+    assert all(v.field == f"workload.tpch.{field}" for v in found), found
+    flag = {"scale_factor": "--scale-factor", "streams": "--streams", "buffer_pool_bytes": "--buffer-pool"}[
+        field
+    ]
+    args = ["--dbms", "postgresql", "--scale-factor", "1", flag, value]
+    try:
+        parse_options(args, str(tmp_path))
+        bench_ok = True
+    except TpchUsage as exc:
+        bench_ok = False
+        assert flag in str(exc)
+    assert (server_ok, not found, bench_ok) == (allowed, allowed, allowed)

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, MiB, tpch_facts
+from iowatt_workload import (
+    TPCH_BUFFER_POOL_BYTES_MIN,
+    TPCH_DEFAULT_BUFFER_POOL_BYTES,
+    TPCH_SCALE_FACTOR_MAX,
+    TPCH_STREAMS_MAX,
+    tpch_facts,
+)
 from pydantic import Field
 
 from backend.kit.schema import InputSchema
@@ -21,7 +27,7 @@ Dbms = Literal["postgresql", "mariadb"]
 # the agent's default (libs/workload, which the agent's DBMS and the policy's memory bound use):
 # small, so the device serves reads
 TPCH_DEFAULT_BUFFER_POOL = TPCH_DEFAULT_BUFFER_POOL_BYTES
-TPCH_MAX_STREAMS = 64  # the bench's --streams bound
+TPCH_MAX_STREAMS = TPCH_STREAMS_MAX  # libs/workload's, as libs/policy and the agent's bench have it
 TPCH_TIMEOUT_MAX_S = 7 * 86400
 
 
@@ -31,7 +37,9 @@ class TpchSpec(InputSchema):
 
     dbms: Dbms = Field(description="the DBMS the agent starts on the target (the host must allow it)")
     scale_factor: float = Field(
-        gt=0, le=1000, description="TPC-H scale factor SF (1 ≈ 1 GB of raw data; 0.01 for a smoke run)"
+        gt=0,
+        le=TPCH_SCALE_FACTOR_MAX,
+        description="TPC-H scale factor SF (1 ≈ 1 GB of raw data; 0.01 for a smoke run)",
     )
     streams: int | None = Field(
         None,
@@ -44,7 +52,7 @@ class TpchSpec(InputSchema):
     )
     buffer_pool_bytes: int = Field(
         TPCH_DEFAULT_BUFFER_POOL,
-        ge=MiB,
+        ge=TPCH_BUFFER_POOL_BYTES_MIN,
         le=1 << 40,
         description="the DBMS's cache (default 16 MiB, small on purpose so the device serves reads)",
     )

@@ -24,8 +24,16 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from iowatt_policy.check import MAX_STREAMS
-from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_LABEL, MiB, parse_size, tpch_min_streams
+from iowatt_workload import (
+    TPCH_BUFFER_POOL_BYTES_MIN,
+    TPCH_DEFAULT_BUFFER_POOL_BYTES,
+    TPCH_LABEL,
+    TPCH_SCALE_FACTOR_MAX,
+    TPCH_STREAMS_MAX,
+    format_size,
+    parse_size,
+    tpch_min_streams,
+)
 from rich.markup import escape
 
 from .. import policy as host_policy
@@ -41,13 +49,15 @@ class TpchUsage(ValueError):
 
 def buffer_pool_bytes(text: str) -> int:
     """--buffer-pool in the size syntax of every other size the agent reads (libs/workload's
-    parse_size, fio's: `16m`, `1g`; `4KiB` is 4000 bytes, a fraction is refused); at least 1 MiB."""
+    parse_size, fio's: `16m`, `1g`; `4KiB` is 4000 bytes, a fraction is refused); at least
+    libs/workload's TPCH_BUFFER_POOL_BYTES_MIN (1 MiB), as a server's run."""
     try:
         value = parse_size(text)
     except ValueError:
         raise TpchUsage(f"--buffer-pool: not a size: {text!r} (e.g. 16m, 1g)") from None
-    if value < MiB:
-        raise TpchUsage(f"--buffer-pool must be at least 1m (1 MiB), got {text!r}")
+    if value < TPCH_BUFFER_POOL_BYTES_MIN:
+        least = format_size(TPCH_BUFFER_POOL_BYTES_MIN)
+        raise TpchUsage(f"--buffer-pool must be at least {least}, got {text!r}")
     return value
 
 
@@ -73,14 +83,16 @@ def parse_options(extra: list[str], target: str) -> TpchOptions:
         sf = float(ns.scale_factor) if ns.scale_factor is not None else math.nan
     except ValueError:
         sf = math.nan
-    if not (sf > 0 and math.isfinite(sf) and sf <= 100000):
+    # the bounds of a server's run (libs/workload's, as its TpchSpec and libs/policy have them)
+    if not (sf > 0 and math.isfinite(sf) and sf <= TPCH_SCALE_FACTOR_MAX):
         raise TpchUsage(
-            f"--scale-factor must be a number > 0 (0.01 for a quick run, 1, 10 ...), got {ns.scale_factor!r}"
+            f"--scale-factor must be a number > 0 and at most {TPCH_SCALE_FACTOR_MAX:g} (0.01 for a "
+            f"quick run, 1, 10 ...), got {ns.scale_factor!r}"
         )
     streams = tpch_min_streams(sf)
-    if ns.streams is not None:  # the bound a server's lease has (libs/policy)
-        if not ns.streams.isdigit() or not 1 <= int(ns.streams) <= MAX_STREAMS:
-            raise TpchUsage(f"--streams must be an integer from 1 to {MAX_STREAMS}, got {ns.streams!r}")
+    if ns.streams is not None:
+        if not ns.streams.isdigit() or not 1 <= int(ns.streams) <= TPCH_STREAMS_MAX:
+            raise TpchUsage(f"--streams must be an integer from 1 to {TPCH_STREAMS_MAX}, got {ns.streams!r}")
         streams = int(ns.streams)
     timeout = DEFAULT_QUERY_TIMEOUT_S
     if ns.query_timeout is not None:

@@ -225,7 +225,7 @@ class Postgres(Instance):
             "-c fsync=on",
             "-c synchronous_commit=on",
             "-c full_page_writes=on",
-            "-c max_connections=100",  # 64 streams at most, plus the refresh stream
+            "-c max_connections=100",  # TPCH_STREAMS_MAX (64) streams at most, plus the refresh stream
             "-c jit=off",  # no JIT: the unit's MemoryDenyWriteExecute, and no compile time in Q timings
         ]
         self.stopped = False

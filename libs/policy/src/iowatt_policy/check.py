@@ -11,7 +11,13 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from iowatt_workload import tpch_min_streams
+from iowatt_workload import (
+    TPCH_BUFFER_POOL_BYTES_MIN,
+    TPCH_SCALE_FACTOR_MAX,
+    TPCH_STREAMS_MAX,
+    MiB,
+    tpch_min_streams,
+)
 
 from .fio import parse_bool, parse_bs, parse_bssplit_sizes, parse_size, parse_time_ns, parse_u64, value_text
 from .memory import (
@@ -811,8 +817,9 @@ JOB_MODES = tuple(MODES)
 MAX_FILE_JOB_CHARS = 64 * 1024  # a command / parameter file (the server's bound too)
 MAX_SCALE = 1000.0  # the engine's bound of --scale
 MAX_ELAPSED_S = 1e9
-MAX_SCALE_FACTOR = 1000.0  # TPC-H (the server's WorkloadSpec bound too)
-MAX_STREAMS = 64  # TPC-H throughput streams (the private instance allows 100 connections)
+# TPC-H: libs/workload's, which the server's TpchSpec and the agent's bench read too
+MAX_SCALE_FACTOR = TPCH_SCALE_FACTOR_MAX
+MAX_STREAMS = TPCH_STREAMS_MAX
 MAX_RECORDS = 2_000_000_000  # the engine's --records bound
 MAX_FRACTIONS = 64
 # the keys of each mode's job, and the RunCreate field each comes from
@@ -880,7 +887,10 @@ _VALUE_RULES: dict[str, tuple[str, Any]] = {
     ),
     "streams": (f"an integer from 1 to {MAX_STREAMS}", lambda v: _in(v, 1, MAX_STREAMS, integer=True)),
     "query_timeout_s": ("a number of seconds >= 0.01", lambda v: _in(v, 0.01, MAX_ELAPSED_S)),
-    "buffer_pool_bytes": ("an integer >= 1048576 (1 MiB)", lambda v: _in(v, 1 << 20, 2**50, integer=True)),
+    "buffer_pool_bytes": (
+        f"an integer >= {TPCH_BUFFER_POOL_BYTES_MIN} ({TPCH_BUFFER_POOL_BYTES_MIN // MiB} MiB)",
+        lambda v: _in(v, TPCH_BUFFER_POOL_BYTES_MIN, 2**50, integer=True),
+    ),
 }
 
 

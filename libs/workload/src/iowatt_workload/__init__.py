@@ -19,6 +19,8 @@ TPC-H bound (`tpch.py`, issue 15; the server sizes runs with it, the agent check
         components/DbWorkload/dbWorkload.ts minimumStreams), tpch_raw_bytes(scale_factor)
     TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_GENERATOR_MEMORY_LIMIT_BYTES   what the agent sets on the
         DBMS and the generator, and libs/policy's memory bound counts
+    TPCH_SCALE_FACTOR_MAX, TPCH_STREAMS_MAX, TPCH_BUFFER_POOL_BYTES_MIN   what a run may ask (the
+        server's TpchSpec, libs/policy's lease check, bench --preset tpch; vectors tpch_bounds.json)
 Kinds (`kinds.py`, vectors kinds.json; ADR 0027: every tier's registry of kinds is checked against it)
     WorkloadKind, WORKLOAD_KINDS, KIND_MODES (kind -> lease job mode), kind_of_mode(mode)
 Defaults (`defaults.py`; DEFAULT_IDLE_S and TPCH_LABEL in vectors constants.json, the UI's copies
@@ -47,9 +49,12 @@ from iowatt_workload.passes import (
 )
 from iowatt_workload.sizes import U64_MAX, GiB, KiB, MiB, TiB, format_size, parse_size
 from iowatt_workload.tpch import (
+    TPCH_BUFFER_POOL_BYTES_MIN,
     TPCH_DEFAULT_BUFFER_POOL_BYTES,
     TPCH_GENERATOR_MEMORY_LIMIT_BYTES,
     TPCH_LABEL,
+    TPCH_SCALE_FACTOR_MAX,
+    TPCH_STREAMS_MAX,
     TpchFacts,
     tpch_facts,
     tpch_min_streams,
@@ -68,9 +73,12 @@ __all__ = [
     "LATER_JOB_FIELDS",
     "MiB",
     "PASS_SUFFIX",
+    "TPCH_BUFFER_POOL_BYTES_MIN",
     "TPCH_DEFAULT_BUFFER_POOL_BYTES",
     "TPCH_GENERATOR_MEMORY_LIMIT_BYTES",
     "TPCH_LABEL",
+    "TPCH_SCALE_FACTOR_MAX",
+    "TPCH_STREAMS_MAX",
     "TiB",
     "U64_MAX",
     "BestOf",

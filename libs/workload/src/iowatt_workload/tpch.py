@@ -38,7 +38,6 @@ TABLES_SF1: dict[str, tuple[int, int]] = {
 FIXED_TABLES = ("nation", "region")
 DATABASE_FACTOR = 2.5
 WRITE_FACTOR = 6.0
-SCALE_FACTOR_MAX = 1000.0
 PAGE_BYTES = 16384  # the larger DBMS page (InnoDB 16 KiB; PostgreSQL 8 KiB); bulk writes may be larger
 
 # clause 5.3.4: minimum query streams by scale factor (the largest row not above SF); 2 below 10.
@@ -65,6 +64,17 @@ TPCH_GENERATOR_MEMORY_LIMIT_BYTES = GiB
 # The DBMS's buffer pool when a run names none (agent tpch/dbms.py; bench's --buffer-pool):
 # small on purpose, so the data does not fit in the DBMS's own cache and the device is measured.
 TPCH_DEFAULT_BUFFER_POOL_BYTES = 16 * MiB
+
+# What a TPC-H run may ask, wherever it is asked: the server's TpchSpec (a 422 naming the field),
+# libs/policy's check of a lease job (the host refuses it) and the agent's `bench --preset tpch`
+# (exit 2) all read these; vectors testdata/tpch_bounds.json.
+# The largest scale factor: about 1 TB of raw data, 6 TB written (WRITE_FACTOR) on the target.
+TPCH_SCALE_FACTOR_MAX = 1000.0
+# Query streams of the throughput test: each is a DBMS connection, and the private PostgreSQL the
+# agent starts allows 100 (agent tpch/dbms.py max_connections).
+TPCH_STREAMS_MAX = 64
+# The smallest buffer pool a run may name: both DBMSs start with it.
+TPCH_BUFFER_POOL_BYTES_MIN = MiB
 
 
 class TpchFacts(TypedDict):
@@ -100,8 +110,8 @@ def tpch_facts(scale_factor: float, streams: int | None = None) -> TpchFacts:
     the database on disk (raw × DATABASE_FACTOR), `bytes_written_max` = raw × WRITE_FACTOR,
     `runtime_s_max` null (unbounded), `threads` = S query streams + the refresh stream (S null =
     the spec's minimum), `files` the eight tables. ValueError for SF outside (0, 1000]."""
-    if not 0 < scale_factor <= SCALE_FACTOR_MAX:
-        raise ValueError(f"a TPC-H scale factor is above 0 and at most {SCALE_FACTOR_MAX:g}")
+    if not 0 < scale_factor <= TPCH_SCALE_FACTOR_MAX:
+        raise ValueError(f"a TPC-H scale factor is above 0 and at most {TPCH_SCALE_FACTOR_MAX:g}")
     s = tpch_min_streams(scale_factor) if streams is None else streams
     if s < 1:
         raise ValueError("a TPC-H run has at least one query stream")
