@@ -1,4 +1,4 @@
-// Clone and re-run (issue 12): the run page links to the New run form with the source run's id
+// Clone and re-run: the run page links to the New run form with the source run's id
 // in the URL (`/runs/new?from=<run id>`), so the link survives a reload and can be shared. The
 // form reads the id with `cloneSource`, loads that run (runQuery) and prefills itself from
 // `cloneDraft(run)`: the exact workload the run ran (its stored spec, every job as run), the same

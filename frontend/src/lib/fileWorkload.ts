@@ -1,4 +1,4 @@
-// File workloads (issue 14): PostMark and vdbench file sets beside fio-like block jobs. What a
+// File workloads: PostMark and vdbench file sets beside fio-like block jobs. What a
 // workload is (its kind), how its settings read in humane units, which seed a preset comes from,
 // and what a scale does to the file set — from the engine's facts (`--parse-only`'s `bounds`,
 // stored by the server), never from parsing a parameter file here.
@@ -31,7 +31,7 @@ export function specOf(x: { spec: WorkloadSpec } | { workload: WorkloadSpec }): 
 /** The engine's `bounds` for a file workload (`--parse-only`; common14 §1), at the spec's scale. */
 export type FileFacts = components["schemas"]["FileFacts"];
 
-/** A spec's kind: specs stored before issue 14 have none and are block jobs. */
+/** A spec's kind: specs stored before file workloads have none and are block jobs. */
 export function kindOf(spec: Pick<AnySpec, "kind"> | null | undefined): WorkloadKind {
   return (spec?.kind ?? "block") as WorkloadKind;
 }

@@ -385,7 +385,7 @@ export function formatPricePerKwh(v: Num, currency: string): string {
   return `${sig3(v)} ${currency}/kWh`;
 }
 
-// A figure shown in a unit a seed document prints, from the base unit it travels in (the named
+// A figure shown in a unit a published report prints, from the base unit it travels in (the named
 // views, backend/views: B/s shown as MB/s = 10^6 B/s, ns as µs, B as KiB). Base units per one
 // displayed unit; the server's CSV converts with backend/views/display.py DISPLAY, and both pass
 // backend/views/testdata/display_units.json (format.views.test.ts), which lists every unit the
@@ -394,7 +394,7 @@ const PER_DISPLAY_UNIT: Record<string, Record<string, number>> = {
   "B/s": { "B/s": 1, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "MiB/s": 2 ** 20, "GiB/s": 2 ** 30 },
   ns: { ns: 1, µs: 1e3, ms: 1e6, s: 1e9 },
   B: { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, kB: 1e3, MB: 1e6 },
-  // file workloads (issue 14): operations per second, the seeds' power and energy
+  // file workloads: operations per second, the reports' power and energy
   "op/s": { "op/s": 1, "ops/s": 1, "k op/s": 1e3 },
   W: { W: 1, mW: 1e-3, kW: 1e3 },
   J: { J: 1, kJ: 1e3, MJ: 1e6, Wh: 3600, kWh: 3.6e6, W·s: 1 },
@@ -409,7 +409,7 @@ export function fromBaseUnit(value: number, unit: string, shown: string): number
   return value / per;
 }
 
-/** A figure as a seed's table prints it: converted to `shown`, digits grouped, at most
+/** A figure as a report's table prints it: converted to `shown`, digits grouped, at most
  * `maxDecimals` decimals ("1,611.04"); no unit appended (the column's header names it). */
 export function formatFigure(
   value: Num,

@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import { decimals } from "../components/Views/ViewGrid";
 import { formatFigure, fromBaseUnit } from "./format";
 
-describe("figures in a seed's units from base units (named views)", () => {
-  it("converts bytes per second, nanoseconds and bytes to the seeds' MB/s, µs and KiB", () => {
+describe("figures in a report's units from base units (named views)", () => {
+  it("converts bytes per second, nanoseconds and bytes to the reports' MB/s, µs and KiB", () => {
     expect(fromBaseUnit(3_512_500_000, "B/s", "MB/s")).toBe(3512.5);
     expect(fromBaseUnit(1_048_576, "B/s", "MiB/s")).toBe(1);
     expect(fromBaseUnit(86_250, "ns", "µs")).toBe(86.25);
@@ -19,7 +19,7 @@ describe("figures in a seed's units from base units (named views)", () => {
     expect(() => fromBaseUnit(1, "B/s", "µs")).toThrow("no conversion from B/s to µs");
   });
 
-  it("prints as the seed's table: grouped digits, two decimals at most, no unit", () => {
+  it("prints as the report's table: grouped digits, two decimals at most, no unit", () => {
     expect(formatFigure(1_611_040_000, "B/s", "MB/s")).toBe("1,611.04");
     expect(formatFigure(5_430_123, "B/s", "MB/s")).toBe("5.43");
     expect(formatFigure(123_456.7, "ns", "µs")).toBe("123.46");

@@ -1,7 +1,7 @@
 import type { JobSpec, WorkloadSpec } from "../client/types";
 import { formatBytes } from "./format";
 
-/** "randread 4 KiB QD1×1", the way the seeds name jobs (CrystalDiskMark's Q/T). */
+/** "randread 4 KiB QD1×1", the way the published reports name jobs (CrystalDiskMark's Q/T). */
 export function describeJob(j: Pick<JobSpec, "rw" | "bs_bytes" | "iodepth" | "numjobs">): string {
   return `${j.rw} ${formatBytes(j.bs_bytes)} QD${j.iodepth}×${j.numjobs}`;
 }
@@ -18,7 +18,7 @@ export function describeWorkload(w: Described | null | undefined): string {
   const jobs = w?.jobs ?? [];
   const first = jobs[0];
   if (!first) return "—";
-  // an uploaded TPC-H result's jobs[0] (the agent builds one named tpch, rw "tpch": issue 15)
+  // an uploaded TPC-H result's jobs[0] (the agent builds one named tpch, rw "tpch")
   if (jobs.length === 1 && (first.rw as string) === "tpch") return "TPC-H-derived";
   if (jobs.length === 1 && first.name === "heap-btree") return "heap / B-tree sweep";
   return jobs.length === 1

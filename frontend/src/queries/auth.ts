@@ -44,7 +44,7 @@ export async function revokeApiToken(id: string) {
   if (!r.response.ok) unwrap(r);
 }
 
-// --- who owns an e-mail (issue 22, docs/adr/0026) ---
+// --- who owns an e-mail (docs/adr/0026) ---
 
 /** Mails the signed-in account a link proving its address (503 when the server sends no mail). */
 export async function sendEmailVerification() {

@@ -1,4 +1,4 @@
-// Deleting things and exporting a team (issue 13, ADR 0021). Each call answers 204 or throws the
+// Deleting things and exporting a team (ADR 0021). Each call answers 204 or throws the
 // server's error (403 naming the role, 409 saying what is in the way, 422 naming the field).
 import { api, unwrap } from "../client";
 

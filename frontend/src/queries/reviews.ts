@@ -1,4 +1,4 @@
-// Procurement reviews (issue 16, docs/contracts.md § 7): the only module that calls the
+// Procurement reviews (docs/contracts.md § 7): the only module that calls the
 // review routes. Money arrives as decimal strings in the review's currency and is shown as sent.
 import { infiniteQueryOptions, queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";

@@ -1,4 +1,4 @@
-// Teams, members, invitations and the audit log (issue 13, docs/teams.md).
+// Teams, members, invitations and the audit log (docs/teams.md).
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { components } from "../client/schema";

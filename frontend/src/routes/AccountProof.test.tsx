@@ -6,7 +6,7 @@ import { App } from "../App";
 import { clearToken, getToken, setToken } from "../lib/auth";
 import { stubApi } from "../test/render";
 
-// Who owns an e-mail (issue 22, docs/adr/0026): the reset, verification, SSO link and admin pages.
+// Who owns an e-mail (docs/adr/0026): the reset, verification, SSO link and admin pages.
 
 const realFetch = globalThis.fetch;
 afterEach(() => {

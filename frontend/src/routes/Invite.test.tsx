@@ -127,7 +127,7 @@ describe("accept an invitation", () => {
     const { unmount } = renderApp("/invite/iwi_ok");
     const link = await screen.findByRole("link", { name: "Sign in" });
     expect(link.getAttribute("href")).toBe(`/login?next=${encodeURIComponent("/invite/iwi_ok")}`);
-    // the preview never says whether the address has an account (issue 22): both ways are offered
+    // the preview never says whether the address has an account: both ways are offered
     expect(screen.getByTestId("invite-form")).toBeTruthy();
     unmount();
 

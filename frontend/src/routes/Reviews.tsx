@@ -1,4 +1,4 @@
-// Procurement reviews of the team (issue 16): the list, and a new review's context form.
+// Procurement reviews of the team: the list, and a new review's context form.
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useNavigate } from "react-router-dom";

@@ -266,7 +266,7 @@ const SYSTEM = {
   ],
 };
 
-describe("RunDetail header (issue 12)", () => {
+describe("RunDetail header", () => {
   it("leads with a summary and the system, each flag beside what it qualifies", async () => {
     setToken("t");
     let resultCalls = 0;

@@ -199,7 +199,7 @@ export function RunDetail() {
   const shortFlag = system.data?.validity.find((f) => f.flag === "short_run");
   // a file workload's result in brief (PostMark, vdbench): its own panel instead of job cards
   const fileSummary = run.file_workload;
-  // a TPC-H or heap/B-tree run's summary (issue 15): its own panel too
+  // a TPC-H or heap/B-tree run's summary: its own panel too
   const dbSummary = dbSummaryOf(run);
   const fileIntervals = series.data?.file_intervals;
 

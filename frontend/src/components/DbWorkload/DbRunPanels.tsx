@@ -14,7 +14,7 @@ import {
 import { HeapBtreePanel } from "./HeapBtreePanel";
 import { TpchPanel } from "./TpchPanel";
 
-/** RunRead with issue 15's summaries (common15 §3), read where the server sends them. */
+/** RunRead with the TPC-H and heap/B-tree summaries, read where the server sends them. */
 type DbRun = RunRead & { tpch?: TpchSummary | null; heap_btree?: HeapBtreeSummary | null };
 
 /** The run's TPC-H or heap/B-tree summary, when it has one (its own panel replaces job cards). */

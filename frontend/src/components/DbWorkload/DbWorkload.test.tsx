@@ -188,7 +188,7 @@ const tpchWorkload = {
 const hbWorkload = {
   id: "w-hb",
   name: "heap-btree",
-  description: "seed 002 Table 3",
+  description: "Heap file and B+tree, the P3608 report's Table 3",
   builtin: true,
   spec: {
     kind: "heap_btree",

@@ -66,7 +66,7 @@ export function DbWorkloadParameters({ spec }: { spec: DbSpecLike }) {
       [
         "Cache fractions",
         fractions.length > 0 ? fractions.map((f) => `${Math.round(f * 100)} %`).join(", ") : "—",
-        "the buffer cache as a share of the data's pages (seed 002 Table 3's rows)",
+        "the buffer cache as a share of the data's pages (the rows of the P3608 report's Table 3)",
       ],
       ["Structure", h.structure === "both" || !h.structure ? "heap and B-tree" : h.structure, ""],
       ["Random seed", h.randseed != null ? String(h.randseed) : "—", ""],

@@ -12,8 +12,8 @@ import "./dbWorkload.css";
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
 /**
- * A heap/B-tree run's cache sweep (seed 002 Table 3): operations per second over the cache
- * fraction per structure and operation (log where they span two orders of magnitude), hit ratio
+ * A heap/B-tree run's cache sweep (the P3608 report's Table 3): operations per second over the
+ * cache fraction per structure and operation (log where they span two orders of magnitude), hit ratio
  * and device reads, and the table with the 100 %/10 % ratios.
  */
 export function HeapBtreePanel({ summary }: { summary: HeapBtreeSummary }) {

@@ -30,7 +30,7 @@ function Figure({
   );
 }
 
-/** The run's energy (measured or estimated) beside its database size, as seed 000 Tables 6–7. */
+/** The run's energy (measured or estimated) beside its database size, as Song & Lee's Tables 6–7. */
 export interface RunEnergyLike {
   total_j?: number | null;
   estimated?: boolean | null;

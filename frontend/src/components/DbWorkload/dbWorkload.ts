@@ -194,7 +194,8 @@ export function formatJoulesWh(j: number | null | undefined): string {
   return `${formatEnergy(j)} (${sig3(j / 3600)} Wh)`;
 }
 
-/** A run's energy per database size (seed 000 Tables 6–7): the run's energy at its SF, and per SF unit. */
+/** A run's energy per database size (Song & Lee's Tables 6–7): the run's energy at its SF, and per
+ * SF unit. */
 export function energyPerDbSize(
   totalJ: number | null | undefined,
   sf: number,

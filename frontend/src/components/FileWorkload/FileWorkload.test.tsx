@@ -1,4 +1,4 @@
-// The file workloads in the UI (issue 14): the run page's panel, the workload form's 422s beside
+// The file workloads in the UI: the run page's panel, the workload form's 422s beside
 // their fields, the new-run form's scale and directory-only targets, the workloads list.
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";

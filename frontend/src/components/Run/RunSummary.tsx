@@ -45,7 +45,7 @@ export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
   const cache = sys ? (sys.cache === "mixed" ? "mixed cache modes" : `${sys.cache} I/O`) : null;
   const kind = kindOf(specOf(run));
   const njobs = (run.workload.jobs ?? []).length;
-  const db = dbHeadline(run); // TPC-H / heap-B-tree (issue 15): its own figures, not jobs[0]'s
+  const db = dbHeadline(run); // TPC-H / heap-B-tree: its own figures, not jobs[0]'s
   const what = db
     ? db.what
     : kind === "block"

@@ -1,4 +1,4 @@
-// A running run as one bar (issue 12): the whole run's share done, the phase it is in and an
+// A running run as one bar: the whole run's share done, the phase it is in and an
 // estimate of the time left, from the run's latest progress report and its workload.
 //
 // The run's plan, in order: idle baseline before (idle_s), each job (ramp + runtime when the job

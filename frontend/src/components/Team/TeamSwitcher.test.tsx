@@ -94,7 +94,7 @@ describe("team switcher", () => {
     );
   });
 
-  it("offers no New team… to a user the server does not let create teams (issue 22)", async () => {
+  it("offers no New team… to a user the server does not let create teams", async () => {
     setToken("t");
     stubApi({
       "GET /api/v1/auth/me": () => ({

@@ -17,9 +17,9 @@ function kib(v: number): string {
 }
 
 /**
- * The seed's figures: one chart per figure, each as tall as its legend needs, so the plot keeps
+ * The report's figures: one chart per figure, each as tall as its legend needs, so the plot keeps
  * its height whatever the number of runs. Points come in base units (B, B/s, ns) and are drawn
- * in the units the view prints (`shown`: KiB, MB/s, µs), as the seed's figure.
+ * in the units the view prints (`shown`: KiB, MB/s, µs), as the report's figure.
  */
 export function ViewCharts({
   charts,

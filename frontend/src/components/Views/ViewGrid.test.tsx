@@ -67,7 +67,7 @@ const table: ViewTable = {
 };
 
 describe("ViewGrid", () => {
-  it("shows base-unit figures in the seed's units, ratios with ×", () => {
+  it("shows base-unit figures in the report's units, ratios with ×", () => {
     const c = col("x", "X", null);
     const shown = table.display_units;
     const cell = (value: number | null, unit: ViewColumn["unit"] = null) => ({
@@ -96,7 +96,7 @@ describe("ViewGrid", () => {
     expect(formatCell(cell(0.94321, "×"), col("ratio", "Ratio", null, "ratio"), shown)).toBe(
       "0.943×",
     );
-    // a file set's scale keeps its digits; op/s and W as the seeds print them
+    // a file set's scale keeps its digits; op/s and W as the reports print them
     expect(formatCell(cell(0.0001, "×"), col("scale", "Scale", null, "number", "×"), shown)).toBe(
       "0.0001",
     );
@@ -119,7 +119,7 @@ describe("ViewGrid", () => {
     expect(formatCell(cell(61_240_000), t, { ns: "s" })).toBe("0.0612");
     // vdbench's mean response in ms: 21.3 µs is not "0.02"
     expect(formatCell(cell(21_340), t, { ns: "ms" })).toBe("0.0213");
-    // one unit or more keeps the seed's two decimals
+    // one unit or more keeps the report's two decimals
     expect(formatCell(cell(1_234_567), t, { ns: "ms" })).toBe("1.23");
     expect(formatCell(cell(0), t, { ns: "ms" })).toBe("0");
   });

@@ -6,8 +6,8 @@ type Cell = ViewTable["rows"][number]["cells"][number];
 type Pass = NonNullable<Cell["passes"]>[number];
 export type DisplayUnits = ViewTable["display_units"];
 
-// Decimals as the seeds print each quantity; a ratio keeps two above 1 and three below ("1.41×",
-// "0.943×"). The server's CSV rounds by the same rule: both sides pass the vectors in
+// Decimals as the published reports print each quantity; a ratio keeps two above 1 and three
+// below ("1.41×", "0.943×"). The server's CSV rounds by the same rule: both sides pass the vectors in
 // backend/views/testdata/display_units.json (lib/format.views.test.ts).
 const DECIMALS: Record<string, number> = { "IO/s": 1, "op/s": 1, W: 1, "%": 1, threads: 0 };
 
@@ -37,7 +37,7 @@ export const decimals = (unit: string | null, v: number): number => {
 };
 
 /**
- * A figure in the seed's unit: the wire's base unit (cell.unit: B/s, ns, B) converted to the unit
+ * A figure in the report's unit: the wire's base unit (cell.unit: B/s, ns, B) converted to the unit
  * the view prints it in (display_units: MB/s, µs, KiB), grouped digits; ratios with ×.
  */
 export function formatCell(c: Cell, col: ViewColumn, shown: DisplayUnits = {}): string {
@@ -69,7 +69,7 @@ export function headerSpans(cols: ViewColumn[]): [string | null, number][] {
   return out;
 }
 
-/** A test's passes in the seed's unit ("p0 512.30 discarded · p1 530.10 best · ..."): discarded
+/** A test's passes in the report's unit ("p0 512.30 discarded · p1 530.10 best · ..."): discarded
  * struck, best bold. */
 function Passes({ passes, unit, shown }: { passes: Pass[]; unit: string; shown: string }) {
   return (
