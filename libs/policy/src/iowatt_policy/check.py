@@ -808,11 +808,11 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
     return []
 
 
-# --- file workloads (issue 14: PostMark and vdbench file sets; issue 15: heap vs B-tree) -----------
+# --- file workloads (PostMark and vdbench file sets) and the heap vs B-tree sweep -----------------
 
 # the modes and what each job may contain: one record per mode (modes.py, ADR 0027)
 FILE_MODES = tuple(m for m, rules in MODES.items() if rules.engine)  # run by the engine in a directory target
-TPCH_MODE = TPCH.mode  # a private DBMS started by the agent in a directory target (issue 15)
+TPCH_MODE = TPCH.mode  # a private DBMS started by the agent in a directory target
 JOB_MODES = tuple(MODES)
 MAX_FILE_JOB_CHARS = 64 * 1024  # a command / parameter file (the server's bound too)
 MAX_SCALE = 1000.0  # the engine's bound of --scale

@@ -12,7 +12,7 @@ Passes (`passes.py`, vectors best_of.json; the UI shows the server's PassSummary
     best_of_passes(results, passes=, discard=) -> [BestOf]   CrystalDiskMark's best-of
 Identity (`identity.py`, vectors identity.json; frontend/src/lib/workload.ts workloadKey)
     canonical_jobs(jobs), workload_fingerprint(jobs, host=None) -> sha256 hex
-TPC-H bound (`tpch.py`, issue 15; the server sizes runs with it, the agent checks leases with it)
+TPC-H bound (`tpch.py`; the server sizes runs with it, the agent checks leases with it)
     TPCH_LABEL                                   what every TPC-H-derived run and result says of itself
     tpch_facts(scale_factor, streams=None) -> bounds-shaped dict (mode "tpch")
     tpch_min_streams(scale_factor) (clause 5.3.4; vectors tpch_streams.json, the UI's copy

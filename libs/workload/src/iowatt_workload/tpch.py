@@ -1,4 +1,4 @@
-"""The one TPC-H bound (issue 15): how much a TPC-H-derived run writes and how big its database
+"""The one TPC-H bound: how much a TPC-H-derived run writes and how big its database
 is, from its scale factor. The server sizes a run with it (timeout, cache residency, what the UI
 shows) and the agent checks a lease against the host's limits with it: one estimate, not two.
 
