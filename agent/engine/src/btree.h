@@ -1,5 +1,5 @@
-/* The two storage structures of --heap-btree (seed 002 § 1.4): a heap file (sequential array) and
- * a B+tree keyed on the record key, both on 8 KiB pages through the buffer pool (bufpool.h).
+/* The two storage structures of --heap-btree (the P3608 report's § 1.4): a heap file (sequential
+ * array) and a B+tree keyed on the record key, both on 8 KiB pages through the buffer pool (bufpool.h).
  *
  * A record has 5 attributes, 40 bytes, stored unpadded in this order:
  *   key     uint64  unique, random (a bijection of the insertion number: no two alike)

@@ -1,4 +1,5 @@
-/* iowatt-engine --heap-btree --directory=DIR --records=N: heap file vs B+tree (seed 002 § 1.4).
+/* iowatt-engine --heap-btree --directory=DIR --records=N: heap file vs B+tree (the P3608
+ * report's § 1.4, docs/sources.md).
  *
  * For each cache fraction F and each structure (heap, btree): a new file in DIR, a buffer pool of
  * ceil(F x data pages) frames (CLOCK, bufpool.c; data pages = the pages the structure has after

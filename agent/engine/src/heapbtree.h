@@ -1,5 +1,5 @@
 /* iowatt-engine --heap-btree: heap file vs B+tree, inserts and point queries with a buffer pool
- * holding a fraction of the data pages (seed 002 § 1.4, Table 3). */
+ * holding a fraction of the data pages (the P3608 report's § 1.4, Table 3). */
 #ifndef IOWATT_HEAPBTREE_H
 #define IOWATT_HEAPBTREE_H
 
