@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     # how long the previous token still works once its successor has been used (requests in flight)
     agent_token_ttl_s: int = Field(30 * 24 * 3600, ge=10, le=366 * 24 * 3600)
     agent_token_overlap_s: int = Field(600, ge=0, le=24 * 3600)
-    # --- authentication and HTTP hardening (issue 9) ---
+    # --- authentication and HTTP hardening ---
     # Argon2id parameters (RFC 9106's second recommendation: t=3, m=64 MiB, p=4); a stored hash
     # made with other parameters is rehashed at the next successful login
     argon2_time_cost: int = Field(3, ge=1)
@@ -79,14 +79,14 @@ class Settings(BaseSettings):
     # request bodies: the default limit, and the result upload's (see backend/kit/limits.py)
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     max_result_body_bytes: int = Field(128 * 1024 * 1024, gt=0)
-    # --- file workloads (issue 14, docs/adr/0022) ---
+    # --- file workloads (docs/adr/0022) ---
     # the iowatt-engine the server runs with --parse-only to check PostMark and vdbench workloads;
     # empty = the repository's build (agent/engine/build/iowatt-engine), else iowatt-engine on PATH
     engine_path: str = ""
     # anonymous share routes (/api/v1/shared/..., /s/...): requests a minute from one client
     # address, found or not, before 429 share_throttled (backend/sharing/throttle.py)
     share_requests_per_min: int = Field(120, ge=1, le=1_000_000)
-    # --- people and teams (issue 13) ---
+    # --- people and teams ---
     # the address people open the server at, without a trailing slash: links the server hands out
     # (invitations, share links) are built on it
     public_url: str = Field("http://127.0.0.1:8000", min_length=1)
@@ -98,7 +98,7 @@ class Settings(BaseSettings):
     smtp_url: str = ""
     smtp_from: str = "iowatt <iowatt@localhost>"
     smtp_timeout_s: float = Field(10.0, gt=0)
-    # --- who owns an e-mail, who may create teams (issue 22, docs/adr/0026) ---
+    # --- who owns an e-mail, who may create teams (docs/adr/0026) ---
     # who may create teams: instance administrators only (as Grafana does for organisations), or
     # every signed-in user
     team_creators: Literal["instance_admins", "users"] = "instance_admins"
@@ -111,7 +111,7 @@ class Settings(BaseSettings):
     # invitations one user may create per hour, and one team per day (more are refused 429)
     invitations_per_creator_per_hour: int = Field(20, gt=0)
     invitations_per_team_per_day: int = Field(100, gt=0)
-    # --- sign-in with OpenID Connect (issue 13, docs/adr/0017): off while oidc_issuer is empty ---
+    # --- sign-in with OpenID Connect (docs/adr/0017): off while oidc_issuer is empty ---
     # the provider's issuer URL exactly as its discovery document names it
     # (https://ISSUER/.well-known/openid-configuration), e.g. https://sso.example.com/realms/acme
     oidc_issuer: str = ""

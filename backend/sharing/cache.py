@@ -1,4 +1,4 @@
-"""The frozen payload of a share link, computed once per link and content version (issue 22).
+"""The frozen payload of a share link, computed once per link and content version.
 
 An anonymous link's view used to be recomputed from up to 200 runs on every request. Now the view
 and its CSV are kept in Redis under the link's id and a *stamp*: a digest of what the view shows

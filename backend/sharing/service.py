@@ -1,5 +1,5 @@
-"""Share links (issue 13): a member freezes a run, a comparison, a campaign or a procurement review
-(issue 16); anyone holding the link reads that view, live, and nothing else of the team; the
+"""Share links: a member freezes a run, a comparison, a campaign or a procurement review;
+anyone holding the link reads that view, live, and nothing else of the team; the
 creator or an admin revokes it.
 
 The view is built by the compare and run services' public functions, called as a read-only viewer
@@ -70,7 +70,7 @@ def _state(link: ShareLink, creator_is_member: bool) -> ShareState:
 def _creator_is_member(session: Session, link: ShareLink) -> bool:
     """A link lives only while its creator is a member of its team (any role): removing a member
     (or deleting the account) ends every link they made, since they hold those tokens and would
-    otherwise keep reading the team's data without being in it (ADR 0018, issue 22)."""
+    otherwise keep reading the team's data without being in it (ADR 0018)."""
     return link.created_by is not None and bool(
         repository.members_of(session, link.team_id, {link.created_by})
     )

@@ -1,4 +1,4 @@
-"""Anonymous share routes throttled per client address (issue 22), in Redis as the login throttle
+"""Anonymous share routes throttled per client address, in Redis as the login throttle
 (ADR 0010): one fixed window per client (`SET key 0 EX window NX` + `INCR`), 429 with Retry-After
 past IOWATT_SHARE_REQUESTS_PER_MIN (backend/config.py) in WINDOW_S. The client is
 backend.kit.http.client_address (X-Forwarded-For only from IOWATT_TRUSTED_PROXIES). Without Redis
