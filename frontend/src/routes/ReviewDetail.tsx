@@ -1,4 +1,4 @@
-// One procurement review (issue 16): its context and candidates, every computed figure, the
+// One procurement review: its context and candidates, every computed figure, the
 // ranking and what would flip it, the charts, the discussion and the decision that freezes it.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
