@@ -158,7 +158,7 @@ def pm(where: Path, data: bytes) -> Path:
     [
         (b"set number 10\x00 0\nrun\n", "line 1:"),
         (b"set number 10\nset location " + b"l" * 1100 + b"\nrun\n", "line 2: longer than 1022 characters"),
-        (b"set size 1 " + b"0" * 80 + b"1\nrun\n", "set size: must be a positive integer"),
+        (b"set size 1 " + b"0" * 80 + b"1\nrun\n", "set size: must be LOW [HIGH] in bytes"),
     ],
     ids=["nul", "long-line", "long-size"],
 )
