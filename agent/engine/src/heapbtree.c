@@ -8,7 +8,7 @@
  *   1. insert: N records in random key order (the same records for every run of one seed);
  *   2. checkpoint: every dirty page written back and fdatasync (timed apart, not in ops/s);
  *   3. point_query: M lookups of random inserted keys (the pool as the inserts left it).
- *      B+tree: root-to-leaf descent. Heap: the seed says the sequential array has "only
+ *      B+tree: root-to-leaf descent. Heap: the report says the sequential array has "only
  *      sequential accesses", so a heap point query is a sequential scan from the first page until
  *      the key is found (no index); hence the separate, smaller --heap-queries;
  *   4. with --check, a full verification outside the measured phases (every key found; the

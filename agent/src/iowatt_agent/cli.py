@@ -374,7 +374,7 @@ def read_upload_token(token_file: str | None) -> str:
 
 @app.command("presets")
 def list_presets() -> None:
-    """The built-in workloads (the seeds' block workloads) that `bench --preset NAME` runs."""
+    """The built-in workloads (the published reports' workloads) that `bench --preset NAME` runs."""
     print_presets()
 
 

@@ -6,7 +6,7 @@ its `heap_btree` list holds one entry per fraction × structure × operation (`s
 
 Options (after --preset heap-btree; `--name value` or `--name=value`):
   --records N        records inserted per structure and fraction (default: 1,000,000, fewer when
-                     the host's memory is small; the seed inserted 50,000,000)
+                     the host's memory is small; the P3608 report inserted 50,000,000)
   --queries M        B+tree point queries (default min(N, 10000))
   --heap-queries M   heap point queries, each a sequential scan (default min(queries, 100))
   --randseed S       the records' and the queries' seed (default 1)
@@ -54,7 +54,7 @@ class HeapBtreeOptions:
 
 
 def default_records(mem_bytes: int | None = None) -> int:
-    """The preset's N when --records is not given: the seed's 50 M scaled down to 1 M, and to what
+    """The preset's N when --records is not given: the P3608 report's 50 M scaled down to 1 M, and to what
     an eighth of this host's memory holds at fraction 1."""
     if mem_bytes is None:
         try:
@@ -217,7 +217,9 @@ def render(doc: dict[str, Any], opts: HeapBtreeOptions) -> None:
 
     run = doc.get("heap_btree_run") or {}
     console = stdout_console()
-    chosen = "given" if opts.records_given else f"scaled to this host; the seed inserted {SEED_RECORDS:,}"
+    chosen = (
+        "given" if opts.records_given else f"scaled to this host; the P3608 report inserted {SEED_RECORDS:,}"
+    )
     console.print(
         f"Heap vs B-tree: {opts.records:,} records ({chosen}) of {run.get('record_bytes')} bytes, "
         f"8 KiB pages, {run.get('replacement', 'clock').upper()} buffer pool, "

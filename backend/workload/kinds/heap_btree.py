@@ -28,7 +28,7 @@ def _fraction_text(value: float) -> str:
 
 
 class HeapBtreeSpec(InputSchema):
-    """Seed 002's heap-file and B+tree sweep (Table 3), run by the engine's --heap-btree."""
+    """The P3608 report's heap-file and B+tree sweep (its Table 3), run by the engine's --heap-btree."""
 
     records: int = Field(
         ge=1, le=HB_MAX_RECORDS, description="records inserted per structure and fraction (N)"
@@ -44,7 +44,7 @@ class HeapBtreeSpec(InputSchema):
         min_length=1,
         max_length=HB_MAX_FRACTIONS,
         description="buffer pool sizes as fractions of the data pages, each above 0 and at most 1 "
-        "(default the seed's ten: 0.1 … 1.0)",
+        "(default the P3608 report's ten: 0.1 … 1.0)",
     )
     randseed: int = Field(
         _HB["randseed"]["default"],

@@ -3560,12 +3560,12 @@ export interface components {
         };
         /**
          * HeapBtreeSpec
-         * @description Seed 002's heap-file and B+tree sweep (Table 3), run by the engine's --heap-btree.
+         * @description The P3608 report's heap-file and B+tree sweep (its Table 3), run by the engine's --heap-btree.
          */
         HeapBtreeSpec: {
             /**
              * Cache Fractions
-             * @description buffer pool sizes as fractions of the data pages, each above 0 and at most 1 (default the seed's ten: 0.1 … 1.0)
+             * @description buffer pool sizes as fractions of the data pages, each above 0 and at most 1 (default the P3608 report's ten: 0.1 … 1.0)
              */
             cache_fractions?: number[];
             /**

@@ -117,7 +117,7 @@ function ShareBar({ state, data }: { state: CompareState; data?: CompareRead }) 
         className="btn"
         to={`/views?runs=${state.runs.join(",")}`}
         data-testid="named-views"
-        title="The seeds' tables (CrystalDiskMark grid, DiskSpd sweep, …) for these runs"
+        title="The published reports' tables (CrystalDiskMark grid, DiskSpd sweep, …) for these runs"
       >
         Named views
       </Link>

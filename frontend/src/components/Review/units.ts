@@ -1,6 +1,6 @@
 // How a review's figures read: money exactly as the API's decimal strings (digits grouped,
 // never through a float) with the currency; capacities in decimal units as drive vendors
-// and the seeds use them (GB = 10^9 bytes); the other figures humane, three significant digits.
+// and the published reports use them (GB = 10^9 bytes); the other figures humane, three significant digits.
 import { MISSING, sig3 } from "../../lib/format";
 
 /** "1190.00" → "1,190.00"; digits and decimals are kept as sent. */
