@@ -1744,140 +1744,152 @@ void vdb_parse_check(char *text)
 	free(r);
 }
 
-int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
+/* --vdbench's setup: the flags, the parameter file, the resolved (scaled) sets and the run's
+ * elapsed, interval and warm-up; exits 2 on bad input */
+static void fs_setup(struct fs_run *r, struct vdb_cfg *cfg, struct mode_args *args, struct fs_flags *fl, int argc,
+		     char **argv)
 {
-	struct fs_flags fl = { .scale = 1.0, .seed = 0x5eed, .o_warmup = UINT64_MAX };
-	struct mode_args args = { .mode = "vdbench", .file_what = "a parameter file", .allow_tsc = 1,
-				  .own_flags = "--scale, --elapsed, --interval, --warmup, --randseed",
-				  .own = fs_flag, .ctx = &fl };
-	mode_args_parse(&args, argc, argv);
-	const char *file = args.file, *dir = args.dir, *beneath = args.beneath;
-	int keep = args.keep, jsonplus = args.jsonplus, normal = args.normal, progress = args.progress;
-	double scale = fl.scale;
-	uint64_t seed = fl.seed, o_elapsed = fl.o_elapsed, o_interval = fl.o_interval, o_warmup = fl.o_warmup;
-	static struct vdb_cfg cfg;
-	vdb_parse_file(&cfg, file);
-	static struct fs_run r;
-	r.c = &cfg;
-	r.scale = scale;
-	r.dirfd = -1;
-	pthread_mutex_init(&r.errlock, NULL);
-	pthread_mutex_init(&r.ivlock, NULL);
-	resolve(&r, seed, !args.parse_only);
+	*args = (struct mode_args){ .mode = "vdbench", .file_what = "a parameter file", .allow_tsc = 1,
+				    .own_flags = "--scale, --elapsed, --interval, --warmup, --randseed",
+				    .own = fs_flag, .ctx = fl };
+	mode_args_parse(args, argc, argv);
+	double scale = fl->scale;
+	uint64_t seed = fl->seed, o_elapsed = fl->o_elapsed, o_interval = fl->o_interval, o_warmup = fl->o_warmup;
+	vdb_parse_file(cfg, args->file);
+	r->c = cfg;
+	r->scale = scale;
+	r->dirfd = -1;
+	pthread_mutex_init(&r->errlock, NULL);
+	pthread_mutex_init(&r->ivlock, NULL);
+	resolve(r, seed, !args->parse_only);
 	/* elapsed: --elapsed, else rd's elapsed times the scale (whole seconds, at least 1) */
-	uint64_t el_s = cfg.rd.elapsed_s;
+	uint64_t el_s = cfg->rd.elapsed_s;
 	if (scale != 1.0) {
 		double sc = floor((double)el_s * scale + 0.5);
 		el_s = sc < 1 ? 1 : (uint64_t)sc;
 	}
-	r.elapsed_ns = (o_elapsed ? o_elapsed : el_s) * 1000000000ull;
-	r.interval_ns = (o_interval ? o_interval : cfg.rd.interval_s) * 1000000000ull;
-	r.warmup_ns = (o_warmup != UINT64_MAX ? o_warmup : cfg.rd.warmup_s) * 1000000000ull;
-	if (r.warmup_ns >= r.elapsed_ns)
+	r->elapsed_ns = (o_elapsed ? o_elapsed : el_s) * 1000000000ull;
+	r->interval_ns = (o_interval ? o_interval : cfg->rd.interval_s) * 1000000000ull;
+	r->warmup_ns = (o_warmup != UINT64_MAX ? o_warmup : cfg->rd.warmup_s) * 1000000000ull;
+	if (r->warmup_ns >= r->elapsed_ns)
 		die_usage("warmup", "warmup (%llu s) must be shorter than elapsed (%llu s)",
-			  (unsigned long long)(r.warmup_ns / 1000000000ull), (unsigned long long)(r.elapsed_ns / 1000000000ull));
-	if (args.parse_only) {
-		/* the parsed and resolved definitions, nothing touched */
-		struct jw w;
-		jw_init(&w, stdout);
+			  (unsigned long long)(r->warmup_ns / 1000000000ull), (unsigned long long)(r->elapsed_ns / 1000000000ull));
+}
+
+/* --parse-only: the parsed and resolved definitions and the bounds, nothing touched */
+static void fs_parse_only_report(struct fs_run *r, double scale)
+{
+	const struct vdb_cfg *c = r->c;
+	/* the parsed and resolved definitions, nothing touched */
+	struct jw w;
+	jw_init(&w, stdout);
+	jw_obj(&w, NULL);
+	jw_arr(&w, "fsd");
+	for (int k = 0; k < r->nset; k++) {
+		const struct fs_set *s = &r->set[k];
 		jw_obj(&w, NULL);
-		jw_arr(&w, "fsd");
-		for (int k = 0; k < r.nset; k++) {
-			const struct fs_set *s = &r.set[k];
-			jw_obj(&w, NULL);
-			jw_str(&w, "name", s->d->name);
-			jw_str(&w, "anchor", s->d->anchor);
-			jw_u64(&w, "depth", s->d->depth);
-			jw_u64(&w, "width", s->d->width);
-			jw_u64(&w, "files", s->d->files);
-			emit_dist(&w, "size", &s->d->size);
-			jw_bool(&w, "o_direct", s->d->direct);
-			jw_u64(&w, "scaled_files", s->fpl);
-			emit_dist(&w, "scaled_size", &s->size);
-			jw_u64(&w, "total_files", s->nfiles);
-			jw_u64(&w, "total_directories", s->ndirs);
-			jw_u64(&w, "total_bytes", s->size_sum);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_arr(&w, "fwd");
-		for (int k = 0; k < cfg.nfwd; k++) {
-			const struct vdb_fwd *fw = &cfg.fwd[k];
-			jw_obj(&w, NULL);
-			jw_str(&w, "name", fw->name);
-			jw_str(&w, "fsd", fw->fsd[0]);
-			jw_str(&w, "operation", fw->op < 0 ? "" : vdb_op_names[fw->op]);
-			jw_i64(&w, "rdpct", fw->rdpct);
-			emit_dist(&w, "xfersize", &fw->xfer);
-			jw_str(&w, "fileselect", fw->fileselect_seq ? "sequential" : "random");
-			jw_str(&w, "fileio", fw->fileio_seq ? "sequential" : "random");
-			jw_bool(&w, "shared", fw->shared);
-			jw_u64(&w, "threads", fw->threads);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_obj(&w, "rd");
-		jw_str(&w, "name", cfg.rd.name);
-		jw_arr(&w, "fwd");
-		for (int k = 0; k < cfg.rd.nfwd; k++)
-			jw_str(&w, NULL, cfg.rd.fwd[k]);
-		jw_arr_end(&w);
-		if (cfg.rd.fwdrate > 0)
-			jw_dbl(&w, "fwdrate", cfg.rd.fwdrate);
-		else
-			jw_str(&w, "fwdrate", "max");
-		jw_str(&w, "format", cfg.rd.format == VDB_FORMAT_YES ? "yes" : cfg.rd.format == VDB_FORMAT_RESTART ? "restart" : "no");
-		jw_u64(&w, "elapsed_s", cfg.rd.elapsed_s);
-		jw_u64(&w, "interval_s", cfg.rd.interval_s);
-		jw_u64(&w, "warmup_s", cfg.rd.warmup_s);
-		jw_u64(&w, "run_elapsed_ns", r.elapsed_ns);
+		jw_str(&w, "name", s->d->name);
+		jw_str(&w, "anchor", s->d->anchor);
+		jw_u64(&w, "depth", s->d->depth);
+		jw_u64(&w, "width", s->d->width);
+		jw_u64(&w, "files", s->d->files);
+		emit_dist(&w, "size", &s->d->size);
+		jw_bool(&w, "o_direct", s->d->direct);
+		jw_u64(&w, "scaled_files", s->fpl);
+		emit_dist(&w, "scaled_size", &s->size);
+		jw_u64(&w, "total_files", s->nfiles);
+		jw_u64(&w, "total_directories", s->ndirs);
+		jw_u64(&w, "total_bytes", s->size_sum);
 		jw_obj_end(&w);
-		jw_dbl(&w, "scale", scale);
-		struct file_bounds b;
-		fs_bounds(&r, &b);
-		emit_bounds(&w, &b);
-		jw_obj_end(&w);
-		fputc('\n', stdout);
-		return EXIT_OK;
 	}
+	jw_arr_end(&w);
+	jw_arr(&w, "fwd");
+	for (int k = 0; k < c->nfwd; k++) {
+		const struct vdb_fwd *fw = &c->fwd[k];
+		jw_obj(&w, NULL);
+		jw_str(&w, "name", fw->name);
+		jw_str(&w, "fsd", fw->fsd[0]);
+		jw_str(&w, "operation", fw->op < 0 ? "" : vdb_op_names[fw->op]);
+		jw_i64(&w, "rdpct", fw->rdpct);
+		emit_dist(&w, "xfersize", &fw->xfer);
+		jw_str(&w, "fileselect", fw->fileselect_seq ? "sequential" : "random");
+		jw_str(&w, "fileio", fw->fileio_seq ? "sequential" : "random");
+		jw_bool(&w, "shared", fw->shared);
+		jw_u64(&w, "threads", fw->threads);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj(&w, "rd");
+	jw_str(&w, "name", c->rd.name);
+	jw_arr(&w, "fwd");
+	for (int k = 0; k < c->rd.nfwd; k++)
+		jw_str(&w, NULL, c->rd.fwd[k]);
+	jw_arr_end(&w);
+	if (c->rd.fwdrate > 0)
+		jw_dbl(&w, "fwdrate", c->rd.fwdrate);
+	else
+		jw_str(&w, "fwdrate", "max");
+	jw_str(&w, "format", c->rd.format == VDB_FORMAT_YES ? "yes" : c->rd.format == VDB_FORMAT_RESTART ? "restart" : "no");
+	jw_u64(&w, "elapsed_s", c->rd.elapsed_s);
+	jw_u64(&w, "interval_s", c->rd.interval_s);
+	jw_u64(&w, "warmup_s", c->rd.warmup_s);
+	jw_u64(&w, "run_elapsed_ns", r->elapsed_ns);
+	jw_obj_end(&w);
+	jw_dbl(&w, "scale", scale);
+	struct file_bounds b;
+	fs_bounds(r, &b);
+	emit_bounds(&w, &b);
+	jw_obj_end(&w);
+	fputc('\n', stdout);
+}
+
+/* the set names checked again, DIR opened confined, and each set's root (DIR itself for one fsd,
+ * DIR/<fsd name> for several) */
+static void fs_open_roots(struct fs_run *r, const char *dir, const char *beneath)
+{
 	/* the parser admits only plain names (vdbench_parse.c check_name); checked again before any
 	 * of them becomes a directory under DIR */
-	for (int k = 0; k < r.nset; k++) {
-		const char *nm = r.set[k].d->name;
+	for (int k = 0; k < r->nset; k++) {
+		const char *nm = r->set[k].d->name;
 		if (!nm[0] || strchr(nm, '/') || !strcmp(nm, ".") || !strcmp(nm, ".."))
 			die_usage("fsd", "fsd=%s: a file system definition's name is a plain directory name", nm);
 	}
-	r.dirfd = open_confined_dir(dir, beneath, "vdbench");
+	r->dirfd = open_confined_dir(dir, beneath, "vdbench");
 
 	/* roots: DIR itself for one fsd, DIR/<fsd name> for several */
-	for (int k = 0; k < r.nset; k++) {
-		struct fs_set *s = &r.set[k];
-		if (r.nset == 1) {
-			s->rootfd = r.dirfd;
+	for (int k = 0; k < r->nset; k++) {
+		struct fs_set *s = &r->set[k];
+		if (r->nset == 1) {
+			s->rootfd = r->dirfd;
 			continue;
 		}
-		if (mkdirat(r.dirfd, s->d->name, 0700) == 0)
+		if (mkdirat(r->dirfd, s->d->name, 0700) == 0)
 			s->made_root = 1;
 		else if (errno != EEXIST)
-			run_fail(&r, errno, "mkdir '%s': %s", s->d->name, strerror(errno));
-		s->rootfd = r.err ? -1 : confined_open(r.dirfd, s->d->name, O_RDONLY | O_DIRECTORY, 0);
-		if (!r.err && s->rootfd < 0)
-			run_fail(&r, -s->rootfd, "open '%s': %s", s->d->name, strerror(-s->rootfd));
+			run_fail(r, errno, "mkdir '%s': %s", s->d->name, strerror(errno));
+		s->rootfd = r->err ? -1 : confined_open(r->dirfd, s->d->name, O_RDONLY | O_DIRECTORY, 0);
+		if (!r->err && s->rootfd < 0)
+			run_fail(r, -s->rootfd, "open '%s': %s", s->d->name, strerror(-s->rootfd));
 	}
+}
 
-	r.th = calloc(r.nth, sizeof(*r.th));
-	if (!r.th)
+/* the threads of every workload: their generators, buffers and rate */
+static void fs_threads_init(struct fs_run *r, uint64_t seed)
+{
+	const struct vdb_cfg *c = r->c;
+	r->th = calloc(r->nth, sizeof(*r->th));
+	if (!r->th)
 		die_code(EXIT_FAIL, "out of memory");
 	uint64_t maxbuf = 4096; /* every write (format, create, copy) is at most the largest transfer */
-	for (int k = 0; k < r.nwork; k++)
-		if (r.work[k].max_xfer > maxbuf)
-			maxbuf = r.work[k].max_xfer;
+	for (int k = 0; k < r->nwork; k++)
+		if (r->work[k].max_xfer > maxbuf)
+			maxbuf = r->work[k].max_xfer;
 	unsigned n = 0;
-	for (int k = 0; k < r.nwork; k++)
-		for (unsigned j = 0; j < r.work[k].w->threads; j++, n++) {
-			struct fs_thread *t = &r.th[n];
-			t->run = &r;
-			t->wk = &r.work[k];
+	for (int k = 0; k < r->nwork; k++)
+		for (unsigned j = 0; j < r->work[k].w->threads; j++, n++) {
+			struct fs_thread *t = &r->th[n];
+			t->run = r;
+			t->wk = &r->work[k];
 			t->id = n;
 			rng_seed(&t->rng, seed * 7919 + n + 1);
 			if (posix_memalign((void **)&t->buf, 4096, maxbuf))
@@ -1888,99 +1900,95 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 			}
 			for (int o = 0; o < VOP_N; o++)
 				lstat_init(&t->cur[o].lat);
-			if (cfg.rd.fwdrate > 0)
-				t->rate_period = (uint64_t)(1e9 * (double)r.nth / cfg.rd.fwdrate);
+			if (c->rd.fwdrate > 0)
+				t->rate_period = (uint64_t)(1e9 * (double)r->nth / c->rd.fwdrate);
 		}
+}
 
-	clock_init(args.allow_tsc);
-	static struct fs_report rp;
-	rp.file = file;
-	rp.dir = dir;
-	rp.beneath = beneath;
-	rp.keep = keep;
-	rp.jsonplus = jsonplus;
-	gettimeofday(&rp.tv, NULL);
-	char devname[64];
-	fd_blockdev(r.dirfd, devname, sizeof(devname));
-	if (devname[0])
-		diskstat_read(devname, &rp.d0);
-
+/* the format phase (or, for format=no, finding what is there), timed and synced */
+static void fs_format(struct fs_run *r, struct fs_report *rp, int progress)
+{
+	const struct vdb_cfg *c = r->c;
 	/* format (or, for format=no, find what is there) */
-	snap_cpu(&rp.fmt0);
+	snap_cpu(&rp->fmt0);
 	uint64_t f0 = now_ns();
-	for (int k = 0; k < r.nset && !stopping(&r); k++) {
-		struct fs_set *s = &r.set[k];
-		for (unsigned l = 1; l <= s->d->depth && !stopping(&r); l++)
-			for (uint64_t j = 0; j < s->lvl_n[l] && !stopping(&r); j++) {
+	for (int k = 0; k < r->nset && !stopping(r); k++) {
+		struct fs_set *s = &r->set[k];
+		for (unsigned l = 1; l <= s->d->depth && !stopping(r); l++)
+			for (uint64_t j = 0; j < s->lvl_n[l] && !stopping(r); j++) {
 				uint64_t parent_ok = l == 1 || (atomic_load(&s->dstate[s->lvl_off[l - 1] + j / s->d->width]) & ST_EXISTS);
 				if (parent_ok)
-					dir_make(&r, s, l, j, cfg.rd.format != VDB_FORMAT_NO);
+					dir_make(r, s, l, j, c->rd.format != VDB_FORMAT_NO);
 			}
 		int is_src = 0;
-		for (int j = 0; j < r.nwork; j++)
-			is_src |= r.work[j].src == s;
-		if (!is_src && cfg.rd.format != VDB_FORMAT_NO)
+		for (int j = 0; j < r->nwork; j++)
+			is_src |= r->work[j].src == s;
+		if (!is_src && c->rd.format != VDB_FORMAT_NO)
 			continue; /* a copy/move target only: its directories, no files */
-		r.fmt_set = k;
-		r.fmt_threads = r.nth < 8 ? r.nth : 8;
-		for (unsigned t = 0; t < r.fmt_threads; t++)
-			if (pthread_create(&r.th[t].th, NULL, format_main, &r.th[t]))
+		r->fmt_set = k;
+		r->fmt_threads = r->nth < 8 ? r->nth : 8;
+		for (unsigned t = 0; t < r->fmt_threads; t++)
+			if (pthread_create(&r->th[t].th, NULL, format_main, &r->th[t]))
 				die_code(EXIT_FAIL, "cannot start a thread");
-		for (unsigned t = 0; t < r.fmt_threads; t++)
-			pthread_join(r.th[t].th, NULL);
+		for (unsigned t = 0; t < r->fmt_threads; t++)
+			pthread_join(r->th[t].th, NULL);
 	}
 	/* what format wrote reaches the device before the run, so the run does not measure its
 	 * writeback (syncfs: this file system only) */
-	if (rp_fmt_files_any(&r) && !stopping(&r))
-		for (int k = 0; k < r.nset; k++)
-			if (r.set[k].rootfd >= 0 && syncfs(r.set[k].rootfd) < 0)
+	if (rp_fmt_files_any(r) && !stopping(r))
+		for (int k = 0; k < r->nset; k++)
+			if (r->set[k].rootfd >= 0 && syncfs(r->set[k].rootfd) < 0)
 				warnmsg("vdbench: syncfs after format: %s", strerror(errno));
-	rp.fmt_ns = now_ns() - f0;
+	rp->fmt_ns = now_ns() - f0;
 	if (progress) {
 		fprintf(stderr, "{\"event\":\"progress\",\"mode\":\"vdbench\",\"phase\":\"format\",\"elapsed_ns\":%llu,"
-				"\"done\":true}\n", (unsigned long long)rp.fmt_ns);
+				"\"done\":true}\n", (unsigned long long)rp->fmt_ns);
 		fflush(stderr);
 	}
-	snap_cpu(&rp.fmt1);
-	rp.fmt_dirs = r.fmt_dirs;
-	for (unsigned t = 0; t < r.nth; t++) {
-		rp.fmt_files += r.th[t].fmt_files;
-		rp.fmt_bytes += r.th[t].fmt_bytes;
+	snap_cpu(&rp->fmt1);
+	rp->fmt_dirs = r->fmt_dirs;
+	for (unsigned t = 0; t < r->nth; t++) {
+		rp->fmt_files += r->th[t].fmt_files;
+		rp->fmt_bytes += r->th[t].fmt_bytes;
 	}
+}
 
+/* the measured run: the threads for elapsed (or until stopped or exhausted), interval by interval */
+static void fs_run_phase(struct fs_run *r, struct fs_report *rp, int progress)
+{
 	/* the run */
-	uint32_t max_iv = (uint32_t)((r.elapsed_ns + r.interval_ns - 1) / r.interval_ns);
-	rp.cpu = calloc((size_t)max_iv + 2, sizeof(*rp.cpu));
-	if (!rp.cpu)
+	uint32_t max_iv = (uint32_t)((r->elapsed_ns + r->interval_ns - 1) / r->interval_ns);
+	rp->cpu = calloc((size_t)max_iv + 2, sizeof(*rp->cpu));
+	if (!rp->cpu)
 		die_code(EXIT_FAIL, "out of memory");
-	rp.warm_iv = (uint32_t)((r.warmup_ns + r.interval_ns - 1) / r.interval_ns);
-	r.max_iv = max_iv;
-	r.warm_iv = rp.warm_iv;
-	r.ivs = calloc(max_iv, sizeof(*r.ivs));
-	if (!r.ivs)
+	rp->warm_iv = (uint32_t)((r->warmup_ns + r->interval_ns - 1) / r->interval_ns);
+	r->max_iv = max_iv;
+	r->warm_iv = rp->warm_iv;
+	r->ivs = calloc(max_iv, sizeof(*r->ivs));
+	if (!r->ivs)
 		die_code(EXIT_FAIL, "out of memory");
 	for (uint32_t i = 0; i < max_iv; i++)
 		for (int k = 0; k < VOP_N; k++)
-			lstat_init(&r.ivs[i].op[k].lat);
+			lstat_init(&r->ivs[i].op[k].lat);
 	for (int k = 0; k < VOP_N; k++) {
-		lstat_init(&r.tot[k].lat);
-		r.tot_hist[k] = calloc(HIST_NR, sizeof(uint64_t));
-		if (!r.tot_hist[k])
+		lstat_init(&r->tot[k].lat);
+		r->tot_hist[k] = calloc(HIST_NR, sizeof(uint64_t));
+		if (!r->tot_hist[k])
 			die_code(EXIT_FAIL, "out of memory");
 	}
 	unsigned started = 0;
-	r.t_start = now_ns();
-	snap_cpu(&rp.cpu[0]);
-	if (!stopping(&r)) {
-		for (; started < r.nth; started++)
-			if (pthread_create(&r.th[started].th, NULL, thread_main, &r.th[started])) {
-				run_fail(&r, EAGAIN, "cannot start thread %u", started);
+	r->t_start = now_ns();
+	snap_cpu(&rp->cpu[0]);
+	if (!stopping(r)) {
+		for (; started < r->nth; started++)
+			if (pthread_create(&r->th[started].th, NULL, thread_main, &r->th[started])) {
+				run_fail(r, EAGAIN, "cannot start thread %u", started);
 				break;
 			}
 		uint32_t iv = 0;
-		uint64_t end = r.t_start + r.elapsed_ns;
-		while (!stopping(&r)) {
-			uint64_t next = r.t_start + (uint64_t)(iv + 1) * r.interval_ns;
+		uint64_t end = r->t_start + r->elapsed_ns;
+		while (!stopping(r)) {
+			uint64_t next = r->t_start + (uint64_t)(iv + 1) * r->interval_ns;
 			if (next > end)
 				next = end;
 			/* wake every 100 ms to notice a signal, an error or exhausted workloads */
@@ -1990,74 +1998,80 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 			now = now_ns();
 			if (now >= next) {
-				snap_cpu(&rp.cpu[++iv]);
+				snap_cpu(&rp->cpu[++iv]);
 				if (progress) {
 					fprintf(stderr, "{\"event\":\"progress\",\"mode\":\"vdbench\",\"phase\":\"run\",\"interval\":%u,"
-							"\"elapsed_ns\":%llu,\"percent\":%.1f}\n", iv, (unsigned long long)(now - r.t_start),
-						100.0 * (double)(now - r.t_start) / (double)r.elapsed_ns);
+							"\"elapsed_ns\":%llu,\"percent\":%.1f}\n", iv, (unsigned long long)(now - r->t_start),
+						100.0 * (double)(now - r->t_start) / (double)r->elapsed_ns);
 					fflush(stderr);
 				}
 				if (next >= end || iv >= max_iv)
 					break;
 			}
 			int all_done = 1;
-			for (int k = 0; k < r.nwork; k++)
-				all_done &= atomic_load(&r.work[k].exhausted) == r.work[k].w->threads;
+			for (int k = 0; k < r->nwork; k++)
+				all_done &= atomic_load(&r->work[k].exhausted) == r->work[k].w->threads;
 			if (all_done) {
-				rp.exhausted = 1;
+				rp->exhausted = 1;
 				break;
 			}
-			if (atomic_load(&r.finished) == started)
+			if (atomic_load(&r->finished) == started)
 				break; /* maxdata spent by every thread */
 		}
-		atomic_store(&r.stop, 1);
+		atomic_store(&r->stop, 1);
 		for (unsigned t = 0; t < started; t++)
-			pthread_join(r.th[t].th, NULL);
+			pthread_join(r->th[t].th, NULL);
 		/* the run ends when its last thread returned (not when this loop noticed) */
-		uint64_t t_end = r.t_start;
+		uint64_t t_end = r->t_start;
 		for (unsigned t = 0; t < started; t++)
-			if (r.th[t].t_end > t_end)
-				t_end = r.th[t].t_end;
-		rp.run_ns = t_end - r.t_start;
-		if (rp.run_ns > r.elapsed_ns && !g_stop && !r.err && !rp.exhausted)
-			rp.run_ns = r.elapsed_ns; /* ops ending after the deadline land in the last interval */
+			if (r->th[t].t_end > t_end)
+				t_end = r->th[t].t_end;
+		rp->run_ns = t_end - r->t_start;
+		if (rp->run_ns > r->elapsed_ns && !g_stop && !r->err && !rp->exhausted)
+			rp->run_ns = r->elapsed_ns; /* ops ending after the deadline land in the last interval */
 		/* a stop between boundaries closes a partial interval */
 		uint32_t niv = iv;
-		uint32_t last_ix = r.last_iv;
-		if (last_ix > niv || (uint64_t)niv * r.interval_ns < rp.run_ns) {
+		uint32_t last_ix = r->last_iv;
+		if (last_ix > niv || (uint64_t)niv * r->interval_ns < rp->run_ns) {
 			niv = niv + 1 > max_iv ? max_iv : niv + 1;
 			if (last_ix > niv)
 				niv = last_ix;
 			for (uint32_t k = iv + 1; k <= niv; k++)
-				snap_cpu(&rp.cpu[k]);
+				snap_cpu(&rp->cpu[k]);
 		}
-		rp.niv = niv;
+		rp->niv = niv;
 	}
-	uint64_t meas_from = (uint64_t)rp.warm_iv * r.interval_ns;
-	rp.meas_ns = rp.run_ns > meas_from ? rp.run_ns - meas_from : 0;
-	for (unsigned t = 0; t < r.nth; t++) {
-		rp.files_created += r.th[t].files_created;
-		rp.dirs_created += r.th[t].dirs_created;
-		rp.files_deleted += r.th[t].files_deleted;
-		rp.dirs_removed += r.th[t].dirs_removed;
+}
+
+/* after the run: totals, cleanup (unless --keep), the report; the exit code */
+static int fs_report_and_clean(struct fs_run *r, struct fs_report *rp, const char *devname, int keep, int normal,
+			       const volatile sig_atomic_t *signo)
+{
+	uint64_t meas_from = (uint64_t)rp->warm_iv * r->interval_ns;
+	rp->meas_ns = rp->run_ns > meas_from ? rp->run_ns - meas_from : 0;
+	for (unsigned t = 0; t < r->nth; t++) {
+		rp->files_created += r->th[t].files_created;
+		rp->dirs_created += r->th[t].dirs_created;
+		rp->files_deleted += r->th[t].files_deleted;
+		rp->dirs_removed += r->th[t].dirs_removed;
 	}
 	int interrupted = g_stop != 0;
 	/* everything this run created goes, also after an error or a signal */
 	int clean_bad = 0;
 	if (!keep)
-		for (int k = 0; k < r.nset; k++)
-			clean_bad |= cleanup_set(&r.set[k], r.dirfd, &rp.clean_files, &rp.clean_dirs) < 0;
+		for (int k = 0; k < r->nset; k++)
+			clean_bad |= cleanup_set(&r->set[k], r->dirfd, &rp->clean_files, &rp->clean_dirs) < 0;
 	if (devname[0])
-		diskstat_read(devname, &rp.d1);
-	rp.interrupted = interrupted;
-	rp.sig = interrupted && signo ? (int)*signo : 0;
+		diskstat_read(devname, &rp->d1);
+	rp->interrupted = interrupted;
+	rp->sig = interrupted && signo ? (int)*signo : 0;
 	if (normal)
-		report_normal(&r, &rp);
+		report_normal(r, rp);
 	else
-		report_json(&r, &rp);
+		report_json(r, rp);
 	int rc = EXIT_OK;
-	if (r.err) {
-		warnmsg("vdbench: %s (the run stopped%s)", r.errmsg,
+	if (r->err) {
+		warnmsg("vdbench: %s (the run stopped%s)", r->errmsg,
 			keep	    ? "; --keep left its files in place"
 			: clean_bad ? "; it could not remove all it created: see the cleanup messages above"
 				    : " and removed what it created");
@@ -2065,27 +2079,65 @@ int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
 	}
 	if (clean_bad && rc == EXIT_OK)
 		rc = EXIT_FAIL;
-	for (unsigned t = 0; t < r.nth; t++) {
-		free(r.th[t].buf);
+	return rc;
+}
+
+static void fs_free(struct fs_run *r, struct fs_report *rp)
+{
+	for (unsigned t = 0; t < r->nth; t++) {
+		free(r->th[t].buf);
 		for (int o = 0; o < VOP_N; o++)
-			free(r.th[t].curhist[o]);
+			free(r->th[t].curhist[o]);
 	}
-	for (int k = 0; k < r.nset; k++) {
-		if (r.set[k].rootfd >= 0 && r.set[k].rootfd != r.dirfd)
-			close(r.set[k].rootfd);
-		free(r.set[k].fstate);
-		free(r.set[k].dstate);
-		free(r.set[k].fsize);
+	for (int k = 0; k < r->nset; k++) {
+		if (r->set[k].rootfd >= 0 && r->set[k].rootfd != r->dirfd)
+			close(r->set[k].rootfd);
+		free(r->set[k].fstate);
+		free(r->set[k].dstate);
+		free(r->set[k].fsize);
 	}
-	free(r.th);
-	if (r.ivs)
-		for (uint32_t i = 0; i < r.max_iv; i++)
+	free(r->th);
+	if (r->ivs)
+		for (uint32_t i = 0; i < r->max_iv; i++)
 			for (int k = 0; k < VOP_N; k++)
-				free(r.ivs[i].h[k]);
-	free(r.ivs);
+				free(r->ivs[i].h[k]);
+	free(r->ivs);
 	for (int k = 0; k < VOP_N; k++)
-		free(r.tot_hist[k]);
-	free(rp.cpu);
-	close(r.dirfd);
+		free(r->tot_hist[k]);
+	free(rp->cpu);
+	close(r->dirfd);
+}
+
+int fileset_main(int argc, char **argv, const volatile sig_atomic_t *signo)
+{
+	struct fs_flags fl = { .scale = 1.0, .seed = 0x5eed, .o_warmup = UINT64_MAX };
+	struct mode_args args;
+	static struct vdb_cfg cfg;
+	static struct fs_run r;
+	fs_setup(&r, &cfg, &args, &fl, argc, argv);
+	if (args.parse_only) {
+		fs_parse_only_report(&r, fl.scale);
+		return EXIT_OK;
+	}
+	fs_open_roots(&r, args.dir, args.beneath);
+	fs_threads_init(&r, fl.seed);
+
+	clock_init(args.allow_tsc);
+	static struct fs_report rp;
+	rp.file = args.file;
+	rp.dir = args.dir;
+	rp.beneath = args.beneath;
+	rp.keep = args.keep;
+	rp.jsonplus = args.jsonplus;
+	gettimeofday(&rp.tv, NULL);
+	char devname[64];
+	fd_blockdev(r.dirfd, devname, sizeof(devname));
+	if (devname[0])
+		diskstat_read(devname, &rp.d0);
+
+	fs_format(&r, &rp, args.progress);
+	fs_run_phase(&r, &rp, args.progress);
+	int rc = fs_report_and_clean(&r, &rp, devname, args.keep, args.normal, signo);
+	fs_free(&r, &rp);
 	return rc;
 }
