@@ -35,10 +35,11 @@
 #include "bufpool.h"
 #include "heapbtree.h"
 #include "iowatt.h"
+#include "optable.h"
 
 #define MAX_FRACTIONS 64
-#define MAX_RECORDS 2000000000ull /* page numbers are 32-bit; the pool needs the data in RAM at 100 % */
-#define MAX_QUERIES 1000000000ull /* --queries, --heap-queries */
+#define MAX_RECORDS 2000000000 /* page numbers are 32-bit; the pool needs the data in RAM at 100 % */
+#define MAX_QUERIES 1000000000 /* --queries, --heap-queries */
 #define DEFAULT_QUERIES 10000ull  /* --queries: min(N, this) */
 #define DEFAULT_HEAP_QUERIES 100ull /* --heap-queries: min(queries, this) */
 #define DEFAULT_FRACTIONS 10      /* --cache-fraction: 0.1, 0.2, ... 1.0 */
@@ -53,7 +54,7 @@ static const char *const op_names[NOP] = { "insert", "point_query" };
 struct cfg {
 	const char *dir, *beneath;
 	uint64_t records, queries, heap_queries, seed;
-	int queries_set, heap_queries_set;
+	int records_set, queries_set, heap_queries_set;
 	double fractions[MAX_FRACTIONS];
 	int nfractions;
 	int structures[NSTRUCT];
@@ -551,116 +552,100 @@ static int parse_fraction(const char *s, double *out)
 	return 0;
 }
 
+static void parse_mode_flag(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)base, (void)d, (void)name;
+	int b = 1;
+	if (parse_bool(val, &b) < 0 || !b)
+		die_usage("heap-btree", "takes no value (or 1), got '%s'", val);
+}
+
+static void parse_fractions(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d, (void)name;
+	struct cfg *c = base;
+	if (!*val)
+		die_usage("cache-fraction", "needs F[,F...] with 0 < F <= 1 (or N%%)");
+	c->fractions_given = val;
+	c->nfractions = 0;
+	const char *p = val;
+	for (;;) {
+		size_t l = strcspn(p, ",");
+		char one[32];
+		double f;
+		if (l == 0 || l >= sizeof(one))
+			die_usage("cache-fraction", "must be F[,F...] with 0 < F <= 1 (or N%%), got '%s'", val);
+		memcpy(one, p, l);
+		one[l] = 0;
+		if (parse_fraction(one, &f) < 0)
+			die_usage("cache-fraction", "'%s' must be a fraction 0 < F <= 1 (or N%%), in '%s'", one, val);
+		if (c->nfractions == MAX_FRACTIONS)
+			die_usage("cache-fraction", "at most %d fractions", MAX_FRACTIONS);
+		c->fractions[c->nfractions++] = f;
+		if (!p[l])
+			break;
+		p += l + 1;
+	}
+}
+
+static void parse_structure(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d, (void)name;
+	struct cfg *c = base;
+	if (strcmp(val, "heap") && strcmp(val, "btree") && strcmp(val, "both"))
+		die_usage("structure", "must be heap, btree or both, got '%s'", val);
+	c->structure_given = val;
+	c->structures[S_HEAP] = strcmp(val, "btree") != 0;
+	c->structures[S_BTREE] = strcmp(val, "heap") != 0;
+}
+
+static void parse_output_format(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d, (void)name;
+	struct cfg *c = base;
+	output_format_arg(val, 1, &c->jsonplus, &c->normal);
+}
+
+static void parse_progress(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d, (void)name;
+	((struct cfg *)base)->progress = progress_arg(val);
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define HB(f) offsetof(struct cfg, f)
+#define HB_BOOL(n, f) { .name = n, .type = OT_BOOL, .off = HB(f), .bad = "must be 0 or 1, got '%s'" }
+/* the flags of --heap-btree, in the order "it takes ..." names them */
+static const struct opt_def hb_opts[] = {
+	{ .name = "heap-btree", .type = OT_FUNC, .parse = parse_mode_flag, .flags = OPT_F_BARE | OPT_F_UNLISTED },
+	{ .name = "directory", .type = OT_ARG, .off = HB(dir), .bad = "--directory=DIR needs a directory" },
+	{ .name = "beneath", .type = OT_ARG, .off = HB(beneath), .bad = "--beneath=DIR needs a directory" },
+	{ .name = "records", .type = OT_U64, .off = HB(records), .min = 1, .max = MAX_RECORDS,
+	  .set_off = HB(records_set), .bad = "must be an integer from 1 to " STR(MAX_RECORDS) ", got '%s'" },
+	{ .name = "cache-fraction", .type = OT_FUNC, .parse = parse_fractions },
+	{ .name = "queries", .type = OT_U64, .off = HB(queries), .max = MAX_QUERIES, .set_off = HB(queries_set),
+	  .bad = "must be an integer from 0 to " STR(MAX_QUERIES) ", got '%s'" },
+	{ .name = "heap-queries", .type = OT_U64, .off = HB(heap_queries), .max = MAX_QUERIES,
+	  .set_off = HB(heap_queries_set), .bad = "must be an integer from 0 to " STR(MAX_QUERIES) ", got '%s'" },
+	{ .name = "randseed", .type = OT_U64, .off = HB(seed), .bad = "must be a non-negative integer, got '%s'" },
+	{ .name = "structure", .type = OT_FUNC, .parse = parse_structure },
+	HB_BOOL("check", check),
+	HB_BOOL("keep", keep),
+	{ .name = "output-format", .type = OT_FUNC, .parse = parse_output_format },
+	{ .name = "progress", .type = OT_FUNC, .parse = parse_progress },
+	HB_BOOL("parse-only", parse_only),
+};
+
 static void parse_args(int argc, char **argv, struct cfg *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->seed = DEFAULT_SEED;
 	c->structures[S_HEAP] = c->structures[S_BTREE] = 1;
-	int records_set = 0;
-	for (int k = 1; k < argc; k++) {
-		const char *a = argv[k];
-		if (strncmp(a, "--", 2))
-			die_usage("heap-btree", "unexpected argument '%s' (a job file cannot be combined with --heap-btree)",
-				  a);
-		const char *eq = strchr(a, '=');
-		size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-		const char *val = eq ? eq + 1 : NULL;
-#define IS(n) (nl == strlen(n) && !strncmp(a + 2, n, nl))
-		if (IS("heap-btree")) {
-			int b = 1;
-			if (val && (parse_bool(val, &b) < 0 || !b))
-				die_usage("heap-btree", "takes no value (or 1), got '%s'", val);
-		} else if (IS("directory")) {
-			if (!val || !*val)
-				die_usage("directory", "--directory=DIR needs a directory");
-			c->dir = val;
-		} else if (IS("beneath")) {
-			if (!val || !*val)
-				die_usage("beneath", "--beneath=DIR needs a directory");
-			c->beneath = val;
-		} else if (IS("records")) {
-			if (!val || parse_u64(val, &c->records) < 0 || c->records < 1 || c->records > MAX_RECORDS)
-				die_usage("records", "must be an integer from 1 to %llu, got '%s'", MAX_RECORDS,
-					  val ? val : "");
-			records_set = 1;
-		} else if (IS("queries")) {
-			if (!val || parse_u64(val, &c->queries) < 0 || c->queries > MAX_QUERIES)
-				die_usage("queries", "must be an integer from 0 to %llu, got '%s'", MAX_QUERIES, val ? val : "");
-			c->queries_set = 1;
-		} else if (IS("heap-queries")) {
-			if (!val || parse_u64(val, &c->heap_queries) < 0 || c->heap_queries > MAX_QUERIES)
-				die_usage("heap-queries", "must be an integer from 0 to %llu, got '%s'", MAX_QUERIES,
-					  val ? val : "");
-			c->heap_queries_set = 1;
-		} else if (IS("randseed")) {
-			if (!val || parse_u64(val, &c->seed) < 0)
-				die_usage("randseed", "must be a non-negative integer, got '%s'", val ? val : "");
-		} else if (IS("cache-fraction")) {
-			if (!val || !*val)
-				die_usage("cache-fraction", "needs F[,F...] with 0 < F <= 1 (or N%%)");
-			c->fractions_given = val;
-			c->nfractions = 0;
-			const char *p = val;
-			for (;;) {
-				size_t l = strcspn(p, ",");
-				char one[32];
-				double f;
-				if (l == 0 || l >= sizeof(one))
-					die_usage("cache-fraction", "must be F[,F...] with 0 < F <= 1 (or N%%), got '%s'", val);
-				memcpy(one, p, l);
-				one[l] = 0;
-				if (parse_fraction(one, &f) < 0)
-					die_usage("cache-fraction", "'%s' must be a fraction 0 < F <= 1 (or N%%), in '%s'", one,
-						  val);
-				if (c->nfractions == MAX_FRACTIONS)
-					die_usage("cache-fraction", "at most %d fractions", MAX_FRACTIONS);
-				c->fractions[c->nfractions++] = f;
-				if (!p[l])
-					break;
-				p += l + 1;
-			}
-		} else if (IS("structure")) {
-			if (!val || (strcmp(val, "heap") && strcmp(val, "btree") && strcmp(val, "both")))
-				die_usage("structure", "must be heap, btree or both, got '%s'", val ? val : "");
-			c->structure_given = val;
-			c->structures[S_HEAP] = strcmp(val, "btree") != 0;
-			c->structures[S_BTREE] = strcmp(val, "heap") != 0;
-		} else if (IS("keep")) {
-			int b = 1;
-			if (val && parse_bool(val, &b) < 0)
-				die_usage("keep", "must be 0 or 1, got '%s'", val);
-			c->keep = b;
-		} else if (IS("check")) {
-			int b = 1;
-			if (val && parse_bool(val, &b) < 0)
-				die_usage("check", "must be 0 or 1, got '%s'", val);
-			c->check = b;
-		} else if (IS("parse-only")) {
-			int b = 1;
-			if (val && parse_bool(val, &b) < 0)
-				die_usage("parse-only", "must be 0 or 1, got '%s'", val);
-			c->parse_only = b;
-		} else if (IS("output-format")) {
-			if (!val || (strcmp(val, "json") && strcmp(val, "json+") && strcmp(val, "normal")))
-				die_usage("output-format", "must be json, json+ or normal, got '%s'", val ? val : "");
-			c->jsonplus = !strcmp(val, "json+");
-			c->normal = !strcmp(val, "normal");
-		} else if (IS("progress")) {
-			if (!val || (strcmp(val, "jsonl") && strcmp(val, "none")))
-				die_usage("progress", "must be jsonl or none, got '%s'", val ? val : "");
-			c->progress = !strcmp(val, "jsonl");
-		} else {
-			die_usage("heap-btree",
-				  "option '%.*s' does not apply to --heap-btree (it takes --directory, --beneath, --records, "
-				  "--cache-fraction, --queries, --heap-queries, --randseed, --structure, --check, --keep, "
-				  "--output-format, --progress, --parse-only)",
-				  (int)nl, a + 2);
-		}
-#undef IS
-	}
+	opts_parse_argv(c, hb_opts, sizeof(hb_opts) / sizeof(hb_opts[0]), "heap-btree", argc, argv);
 	if (!c->dir)
 		die_usage("directory", "--directory=DIR is required with --heap-btree");
-	if (!records_set)
+	if (!c->records_set)
 		die_usage("records", "--records=N is required with --heap-btree");
 	if (!c->nfractions) {
 		for (int k = 1; k <= DEFAULT_FRACTIONS; k++)

@@ -16,52 +16,9 @@
  * its key in the JSON echo. That one row drives option_set() (parsing and validation),
  * options_defaults(), --help and options_echo() (iowatt.options in the output). */
 
-enum opt_type {
-	OT_STR,   /* char[len]: non-empty, shorter than the field */
-	OT_BOOL,  /* int: 0 or 1 (OPT_F_INVERT stores the opposite) */
-	OT_UINT,  /* unsigned: plain number in [min, max] */
-	OT_U64,   /* uint64_t: plain number in [min, max] */
-	OT_SIZE,  /* uint64_t: fio size (k/m/g/t/p, kb_base) in [min, max] */
-	OT_TIME,  /* uint64_t: nanoseconds from fio's time syntax (plain number = seconds) */
-	OT_ENUM,  /* int: one of the names in choices (several names may share a value) */
-	OT_FUNC,  /* parsed and echoed by its own functions */
-};
-
-#define OPT_F_INVERT 1u      /* OT_BOOL: store !value (buffered = !direct) */
-#define OPT_F_UNSTORED 2u    /* validated for fio compatibility, changes nothing */
-#define OPT_F_UNRECORDED 4u  /* not kept in the "options as given" (the job's name) */
-#define OPT_F_NULL_ZERO 8u   /* echo: 0 / "" is written as null */
-
-struct opt_choice {
-	const char *name;
-	int val;
-};
-
-struct opt_def;
-typedef void (*opt_parse_fn)(struct options *o, const struct opt_def *d, const char *name, const char *val);
-typedef void (*opt_echo_fn)(struct jw *w, const struct options *o, const struct opt_def *d);
-
-struct opt_def {
-	const char *name;
-	const char *alias;           /* a second fio name for the same option, or NULL */
-	enum opt_type type;
-	size_t off;                  /* offset of the field in struct options */
-	size_t len;                  /* OT_STR: size of the field */
-	uint64_t min, max;           /* numbers: accepted range (max 0 = no upper limit) */
-	size_t set_off;              /* field set to 1 when the option is given (0 = none) */
-	const struct opt_choice *choices; /* OT_ENUM, NULL-terminated; the first name of a value is echoed */
-	const char *bad;             /* OT_STR / OT_ENUM: message for a bad value, one %s */
-	const char *def;             /* default, as text, applied through the parser; NULL = zero */
-	const char *key;             /* key in the JSON echo; NULL = not echoed */
-	unsigned flags;
-	opt_parse_fn parse;          /* OT_FUNC */
-	opt_echo_fn echo;            /* OT_FUNC, or a computed echo for another type */
-	const char *help;
-};
+#include "optable.h"
 
 #define OFF(f) offsetof(struct options, f)
-#define FLD(o, d, T) ((T *)(void *)((char *)(o) + (d)->off))
-#define CFLD(o, d, T) ((const T *)(const void *)((const char *)(o) + (d)->off))
 
 _Static_assert(sizeof(enum rw_mode) == sizeof(int), "OT_ENUM stores an int");
 _Static_assert(sizeof(enum fadv) == sizeof(int), "OT_ENUM stores an int");
@@ -153,8 +110,9 @@ static void parse_bssplit(struct options *o, const char *val)
 	}
 }
 
-static void parse_rwmixwrite(struct options *o, const struct opt_def *d, const char *name, const char *val)
+static void parse_rwmixwrite(void *base, const struct opt_def *d, const char *name, const char *val)
 {
+	struct options *o = base;
 	(void)d;
 	uint64_t v = need_u64(name, val);
 	if (v > 100)
@@ -163,8 +121,9 @@ static void parse_rwmixwrite(struct options *o, const struct opt_def *d, const c
 }
 
 /* "4k" or "read,write" */
-static void parse_bs(struct options *o, const struct opt_def *d, const char *name, const char *val)
+static void parse_bs(void *base, const struct opt_def *d, const char *name, const char *val)
 {
+	struct options *o = base;
 	char buf[128];
 	if (strlen(val) >= sizeof(buf)) /* never cut short: a cut value is another value */
 		die_usage(name, "value too long: '%.80s...'", val);
@@ -195,8 +154,9 @@ static void echo_bs(struct jw *w, const struct options *o, const struct opt_def 
 	jw_u64(w, "bs_write_bytes", o->bs[1]);
 }
 
-static void parse_bssplit_opt(struct options *o, const struct opt_def *d, const char *name, const char *val)
+static void parse_bssplit_opt(void *base, const struct opt_def *d, const char *name, const char *val)
 {
+	struct options *o = base;
 	parse_bssplit(o, val);
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < o->nbssplit[k]; i++)
@@ -218,8 +178,9 @@ static void echo_bssplit(struct jw *w, const struct options *o, const struct opt
 	jw_arr_end(w);
 }
 
-static void parse_ioengine(struct options *o, const struct opt_def *d, const char *name, const char *val)
+static void parse_ioengine(void *base, const struct opt_def *d, const char *name, const char *val)
 {
+	struct options *o = base;
 	(void)d;
 	if (!engine_find(val))
 		die_usage(name, "unknown ioengine '%s' (psync, libaio, io_uring, null)", val);
@@ -231,8 +192,9 @@ static void echo_ioengine(struct jw *w, const struct options *o, const struct op
 	jw_str(w, d->key, o->ioengine);
 }
 
-static void parse_distribution(struct options *o, const struct opt_def *d, const char *name, const char *val)
+static void parse_distribution(void *base, const struct opt_def *d, const char *name, const char *val)
 {
+	struct options *o = base;
 	(void)d;
 	const char *colon = strchr(val, ':');
 	size_t kl = colon ? (size_t)(colon - val) : strlen(val);
@@ -393,12 +355,11 @@ static const struct opt_def opts[] = {
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
+static const struct opt_def *opt_lookup(const struct opt_def *tbl, size_t n, const char *name);
+
 static const struct opt_def *opt_find(const char *name)
 {
-	for (size_t i = 0; i < NOPTS; i++)
-		if (!strcmp(opts[i].name, name) || (opts[i].alias && !strcmp(opts[i].alias, name)))
-			return &opts[i];
-	return NULL;
+	return opt_lookup(opts, NOPTS, name);
 }
 
 int option_is_known(const char *name)
@@ -421,52 +382,106 @@ static void check_range(const struct opt_def *d, const char *name, const char *v
 		die_usage(name, "must be greater than 0");
 }
 
-static void opt_apply(struct options *o, const struct opt_def *d, const char *name, const char *val)
+/* a number or a boolean the row refuses: its own message when it has one */
+static void refuse(const struct opt_def *d, const char *name, const char *val)
+{
+	if (d->bad)
+		die_usage(name, d->bad, val);
+}
+
+void opt_apply(void *base, const struct opt_def *d, const char *name, const char *val)
 {
 	uint64_t v;
+	int b;
 	switch (d->type) {
 	case OT_STR:
 		if (!*val || strlen(val) >= d->len)
 			die_usage(name, d->bad, val);
-		strcpy(FLD(o, d, char), val);
+		strcpy(FLD(base, d, char), val);
 		break;
-	case OT_BOOL: {
-		int b = need_bool(name, val);
+	case OT_ARG:
+		if (!*val)
+			die_usage(name, d->bad, val);
+		*FLD(base, d, const char *) = val;
+		break;
+	case OT_BOOL:
+		if (parse_bool(val, &b))
+			refuse(d, name, val);
+		b = need_bool(name, val);
 		if (!(d->flags & OPT_F_UNSTORED))
-			*FLD(o, d, int) = d->flags & OPT_F_INVERT ? !b : b;
+			*FLD(base, d, int) = d->flags & OPT_F_INVERT ? !b : b;
 		break;
-	}
 	case OT_UINT:
-		v = need_u64(name, val);
-		check_range(d, name, val, v);
-		*FLD(o, d, unsigned) = (unsigned)v;
-		break;
 	case OT_U64:
+		if (parse_u64(val, &v) || v < d->min || (d->max && v > d->max))
+			refuse(d, name, val);
 		v = need_u64(name, val);
 		check_range(d, name, val, v);
-		*FLD(o, d, uint64_t) = v;
+		if (d->type == OT_UINT)
+			*FLD(base, d, unsigned) = (unsigned)v;
+		else
+			*FLD(base, d, uint64_t) = v;
 		break;
 	case OT_SIZE:
-		v = need_size(o, name, val);
+		v = need_size(base, name, val); /* sizes: block options only (kb_base) */
 		check_range(d, name, val, v);
-		*FLD(o, d, uint64_t) = v;
+		*FLD(base, d, uint64_t) = v;
 		break;
 	case OT_TIME:
-		*FLD(o, d, uint64_t) = need_time(name, val);
+		*FLD(base, d, uint64_t) = need_time(name, val);
 		break;
 	case OT_ENUM:
 		for (const struct opt_choice *c = d->choices; c->name; c++)
 			if (!strcmp(c->name, val)) {
-				*FLD(o, d, int) = c->val;
+				*FLD(base, d, int) = c->val;
 				return;
 			}
 		die_usage(name, d->bad, val);
 	case OT_FUNC:
-		d->parse(o, d, name, val);
+		d->parse(base, d, name, val);
 		break;
 	}
 	if (d->set_off)
-		*(int *)(void *)((char *)o + d->set_off) = 1;
+		*(int *)(void *)((char *)base + d->set_off) = 1;
+}
+
+static const struct opt_def *opt_lookup(const struct opt_def *tbl, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(tbl[i].name, name) || (tbl[i].alias && !strcmp(tbl[i].alias, name)))
+			return &tbl[i];
+	return NULL;
+}
+
+void opts_parse_argv(void *base, const struct opt_def *tbl, size_t n, const char *mode, int argc, char **argv)
+{
+	for (int k = 1; k < argc; k++) {
+		const char *a = argv[k];
+		if (strncmp(a, "--", 2))
+			die_usage(mode, "unexpected argument '%s' (a job file cannot be combined with --%s)", a, mode);
+		const char *eq = strchr(a, '=');
+		size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		const char *val = eq ? eq + 1 : NULL;
+		char name[64];
+		const struct opt_def *d = NULL;
+		if (nl < sizeof(name)) {
+			snprintf(name, sizeof(name), "%.*s", (int)nl, a + 2);
+			d = opt_lookup(tbl, n, name);
+		}
+		if (!d) {
+			char takes[1024];
+			size_t used = 0;
+			takes[0] = 0;
+			for (size_t i = 0; i < n; i++)
+				if (!(tbl[i].flags & OPT_F_UNLISTED) && used < sizeof(takes))
+					used += (size_t)snprintf(takes + used, sizeof(takes) - used, "%s--%s", used ? ", " : "",
+								 tbl[i].name);
+			die_usage(mode, "option '%.*s' does not apply to --%s (it takes %s)", (int)nl, a + 2, mode, takes);
+		}
+		if (!val)
+			val = d->type == OT_BOOL || (d->flags & OPT_F_BARE) ? "1" : "";
+		opt_apply(base, d, name, val);
+	}
 }
 
 void options_defaults(struct options *o)
@@ -559,6 +574,7 @@ void options_echo(struct jw *w, const struct options *o)
 			break;
 		}
 		case OT_FUNC:
+		case OT_ARG:
 			break;
 		}
 	}
@@ -567,7 +583,7 @@ void options_echo(struct jw *w, const struct options *o)
 
 void options_help(FILE *f)
 {
-	static const char *const tn[] = { "STR", "BOOL", "INT", "INT", "SIZE", "TIME", "CHOICE", "VALUE" };
+	static const char *const tn[] = { "STR", "BOOL", "INT", "INT", "SIZE", "TIME", "CHOICE", "VALUE", "PATH" };
 	fprintf(f, "usage: iowatt-engine [--output-format=json|json+] [--progress=jsonl|none] "
 		   "[--opt=value ...] [--name=JOB --opt=value ...] [jobfile.json]\n"
 		   "options (fio's names; a boolean alone means 1):\n");
@@ -596,7 +612,7 @@ void options_help(FILE *f)
  * choice option, "choices" the names the echo writes, one per value). */
 void options_limits(struct jw *w)
 {
-	static const char *const tn[] = { "str", "bool", "uint", "u64", "size", "time", "choice", "value" };
+	static const char *const tn[] = { "str", "bool", "uint", "u64", "size", "time", "choice", "value", "arg" };
 	jw_obj(w, "options");
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt_def *d = &opts[i];
@@ -861,8 +877,7 @@ static void jobs_from_cmdline(struct runcfg *cfg, struct options *global, const 
 	}
 }
 
-/* --output-format=json|json+ (|normal for the file modes) */
-static void output_format_arg(const char *val, int allow_normal, int *jsonplus, int *normal)
+void output_format_arg(const char *val, int allow_normal, int *jsonplus, int *normal)
 {
 	if (!val || (strcmp(val, "json") && strcmp(val, "json+") && (!allow_normal || strcmp(val, "normal"))))
 		die_usage("output-format", "must be json%s, got '%s'", allow_normal ? ", json+ or normal" : " or json+",
@@ -872,8 +887,7 @@ static void output_format_arg(const char *val, int allow_normal, int *jsonplus, 
 		*normal = !strcmp(val, "normal");
 }
 
-/* --progress=jsonl|none: 1 for jsonl */
-static int progress_arg(const char *val)
+int progress_arg(const char *val)
 {
 	if (!val || (strcmp(val, "jsonl") && strcmp(val, "none")))
 		die_usage("progress", "must be jsonl or none, got '%s'", val ? val : "");
