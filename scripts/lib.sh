@@ -88,15 +88,16 @@ start() {
 stop() {
   local name=$1 grace=${2:-20} what=${3:-}
   alive "$name" || { rm -f "$RUN/$name.pid"; return 0; }
-  local pid waited=0 t
+  local pid started=$SECONDS shown=0
   pid=$(pid_of "$name")
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-  while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "$grace" ]; do
-    for t in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null || break
-    waited=$((waited + 1))
-    if [ -n "$what" ] && [ $((waited % 10)) -eq 0 ]; then
-      echo "    $name: $what (${waited} s of ${grace} s before it is killed)"
+  # wall-clock seconds ($SECONDS), not loop turns: on a busy host a turn of ten 0.1 s sleeps takes
+  # longer than a second, and counting turns gave a process more grace than said and no progress
+  while kill -0 "$pid" 2>/dev/null && [ $((SECONDS - started)) -lt "$grace" ]; do
+    sleep 0.1
+    if [ -n "$what" ] && [ $((SECONDS - started)) -ge $((shown + 10)) ] && kill -0 "$pid" 2>/dev/null; then
+      shown=$((shown + 10))
+      echo "    $name: $what (${shown} s of ${grace} s before it is killed)"
     fi
   done
   if kill -0 "$pid" 2>/dev/null; then

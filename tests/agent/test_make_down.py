@@ -40,7 +40,9 @@ def test_stop_waits_for_a_draining_process_and_shows_its_progress(tmp_path):
         f'source "{SCRIPTS}/lib.sh"\n'
         'mkdir -p "$RUN" "$LOGS"\n'
         f'start agent "{sys.executable}" "{drainer}"\n'
-        'for _ in $(seq 100); do grep -q ready "$LOGS/agent.log" 2>/dev/null && break; sleep 0.1; done\n'
+        # wait for the stand-in's handler (on a loaded 2-core machine Python can take seconds to start)
+        'for _ in $(seq 600); do grep -q ready "$LOGS/agent.log" 2>/dev/null && break; sleep 0.1; done\n'
+        'grep -q ready "$LOGS/agent.log" || { echo "the stand-in never started" >&2; exit 3; }\n'
         'stop agent 30 "finishing its current run"\n'
         'test ! -e "$RUN/agent.pid"\n'
     )
@@ -50,10 +52,10 @@ def test_stop_waits_for_a_draining_process_and_shows_its_progress(tmp_path):
         env={"IOWATT_STATE_DIR": str(tmp_path / "state"), "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     took = time.monotonic() - t0
     assert done.returncode == 0, done.stderr
     assert "agent: finishing its current run (10 s of 30 s before it is killed)" in done.stdout
     assert "agent stopped" in done.stdout and "killed after" not in done.stdout
-    assert 10.5 < took < 25
+    assert took > 10.5  # it waited for the drain (not being killed is the stdout's "agent stopped")
