@@ -211,9 +211,15 @@ REVIEW_VALIDITY_FLAGS: dict[ReviewValidityFlagName, str] = {
     **{k: v for k, v in RUN_VALIDITY_FLAGS.items()},
     "run_missing": "the linked run no longer exists (review/service.py)",
     "no_result": "the linked run has no result for the chosen job (review/service.py)",
-    "energy_pending": "the linked run's energy is still being computed (EnergyRead.status pending; review/service.py)",
-    "energy_failed": "the linked run's energy could not be computed (EnergyRead.status failed; review/service.py)",
-    "energy_no_meter_data": "the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py)",
+    "energy_pending": (
+        "the linked run's energy is still being computed (EnergyRead.status pending; review/service.py)"
+    ),
+    "energy_failed": (
+        "the linked run's energy could not be computed (EnergyRead.status failed; review/service.py)"
+    ),
+    "energy_no_meter_data": (
+        "the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py)"
+    ),
     "energy_none": "the linked run had no meter (EnergyRead.status none; review/service.py)",
 }
 

@@ -39,7 +39,8 @@ from backend.workload.kinds.vdbench import VdbenchSpec as VdbenchSpec
 # Pass names (`TEST.pK`, pass_of) and best-of-passes are libs/workload's (iowatt_workload.passes):
 # the agent and the server read them with the same code.
 
-KIND_LABEL: dict[str, str] = {name: k.label for name, k in KINDS.items()}  # "a PostMark workload", for messages
+# each kind's label for messages ("a PostMark workload")
+KIND_LABEL: dict[str, str] = {name: k.label for name, k in KINDS.items()}
 
 
 class WorkloadSpec(InputSchema):

@@ -581,7 +581,8 @@ def test_postmark_levels_view_is_seed_000_table_3_with_power_and_energy(
     assert "postmark-levels" in cat["applicable"]
 
     t = view(client, u, "postmark-levels", ids)
-    assert t["view"]["seed"].startswith("Song & Lee's HDD vs DRAM-SSD study") and t["display_units"]["ns"] == "s"
+    assert t["view"]["seed"].startswith("Song & Lee's HDD vs DRAM-SSD study")
+    assert t["display_units"]["ns"] == "s"
     keys = [c["key"] for c in t["columns"]]
     assert keys == ["measure", "level", "device_0", "device_1", "rate"]
     labels = [c["label"] for c in t["columns"]]
