@@ -57,6 +57,22 @@ EXTRA: dict[str, dict[int, str]] = {
     "POST /api/v1/agents/{agent_id}/heartbeat": {409: ""},
     "GET /api/v1/compare": {404: ""},
     "GET /api/v1/compare/latency": {404: ""},
+    # throttles and rate limits decided in services and dependencies (found by the long
+    # Schemathesis run of issue 22: a team admin's 21st invitation in an hour was undocumented)
+    "DELETE /api/v1/auth/me": {429: "`login_throttled`: too many wrong passwords (the login's throttle)"},
+    "POST /api/v1/auth/email-verification": {
+        429: "`mail_throttled`: IOWATT_ACCOUNT_MAIL_PER_HOUR mails an hour to this account"
+    },
+    "POST /api/v1/auth/password-reset": {429: "`reset_throttled`: too many reset requests from this address"},
+    "POST /api/v1/teams/{team_id}/invitations": {
+        429: "`invitations_throttled`: IOWATT_INVITATIONS_PER_CREATOR_PER_HOUR or _PER_TEAM_PER_DAY"
+    },
+    **{
+        f"GET /api/v1/shared/{{token}}{tail}": {
+            429: "`share_throttled`: more than IOWATT_SHARE_REQUESTS_PER_MIN a minute from this address"
+        }
+        for tail in ("", "/export.csv", "/export.json")
+    },
 }
 
 

@@ -8268,6 +8268,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `mail_throttled`: IOWATT_ACCOUNT_MAIL_PER_HOUR mails an hour to this account */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `mail_unavailable`: the mail server did not take the mail */
             503: {
                 headers: {
@@ -8613,6 +8624,17 @@ export interface operations {
             /** @description A field is invalid: `detail` lists each field and the reason */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `login_throttled`: too many wrong passwords (the login's throttle) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8989,6 +9011,17 @@ export interface operations {
             /** @description A field is invalid: `detail` lists each field and the reason */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `reset_throttled`: too many reset requests from this address */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13265,6 +13298,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `share_throttled`: more than IOWATT_SHARE_REQUESTS_PER_MIN a minute from this address */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     shared_csv_api_v1_shared__token__export_csv_get: {
@@ -13324,6 +13368,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `share_throttled`: more than IOWATT_SHARE_REQUESTS_PER_MIN a minute from this address */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     shared_json_api_v1_shared__token__export_json_get: {
@@ -13377,6 +13432,17 @@ export interface operations {
             /** @description A field is invalid: `detail` lists each field and the reason */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `share_throttled`: more than IOWATT_SHARE_REQUESTS_PER_MIN a minute from this address */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14113,6 +14179,17 @@ export interface operations {
             /** @description A field is invalid: `detail` lists each field and the reason */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invitations_throttled`: IOWATT_INVITATIONS_PER_CREATOR_PER_HOUR or _PER_TEAM_PER_DAY */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
