@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "fileset.h"
+#include "optable.h"
 #include "iowatt.h"
 
 enum { ST_EXISTS = 1, ST_OURS = 2, ST_BUSY = 4 };
@@ -1668,43 +1669,33 @@ int fileset_requested(int argc, char **argv)
 #define MAX_SECONDS (366ull * 86400) /* --elapsed, --interval, --warmup */
 #define MAX_SCALE 1000.0
 
-static uint64_t arg_secs(const char *name, const char *val, uint64_t lo)
-{
-	uint64_t v;
-	if (!val || parse_u64(val, &v) < 0 || v < lo || v > MAX_SECONDS)
-		die_usage(name, "must be a whole number of seconds (at least %llu), got '%s'", (unsigned long long)lo,
-			  val ? val : "");
-	return v;
-}
-
 /* the flags of --vdbench beyond the file modes' common ones (mode_args_parse) */
 struct fs_flags {
 	double scale;
 	uint64_t seed, o_elapsed, o_interval, o_warmup;
 };
 
-static int fs_flag(void *ctx, const char *name, const char *val)
+static void parse_scale(void *base, const struct opt_def *d, const char *name, const char *val)
 {
-	struct fs_flags *f = ctx;
-	if (!strcmp(name, "scale")) {
-		char *end;
-		f->scale = val ? strtod(val, &end) : 0;
-		if (!val || end == val || *end || !(f->scale > 0) || f->scale > MAX_SCALE)
-			die_usage("scale", "must be a number above 0 (at most 1000), got '%s'", val ? val : "");
-	} else if (!strcmp(name, "elapsed")) {
-		f->o_elapsed = arg_secs("elapsed", val, 1);
-	} else if (!strcmp(name, "interval")) {
-		f->o_interval = arg_secs("interval", val, 1);
-	} else if (!strcmp(name, "warmup")) {
-		f->o_warmup = arg_secs("warmup", val, 0);
-	} else if (!strcmp(name, "randseed")) {
-		if (!val || parse_u64(val, &f->seed) < 0)
-			die_usage("randseed", "must be a whole number, got '%s'", val ? val : "");
-	} else {
-		return 0;
-	}
-	return 1;
+	(void)d, (void)name;
+	struct fs_flags *f = base;
+	char *end;
+	f->scale = strtod(val, &end);
+	if (end == val || *end || !(f->scale > 0) || f->scale > MAX_SCALE)
+		die_usage("scale", "must be a number above 0 (at most 1000), got '%s'", val);
 }
+
+#define FL(f) offsetof(struct fs_flags, f)
+#define FL_SECS(n, f, lo)                                                                                   \
+	{ .name = n, .type = OT_U64, .off = FL(f), .min = lo, .max = MAX_SECONDS,                            \
+	  .bad = "must be a whole number of seconds (at least " #lo "), got '%s'" }
+static const struct opt_def fs_opts[] = {
+	{ .name = "scale", .type = OT_FUNC, .parse = parse_scale },
+	FL_SECS("elapsed", o_elapsed, 1),
+	FL_SECS("interval", o_interval, 1),
+	FL_SECS("warmup", o_warmup, 0),
+	{ .name = "randseed", .type = OT_U64, .off = FL(seed), .bad = "must be a whole number, got '%s'" },
+};
 
 void fileset_limits(struct jw *w)
 {
@@ -1750,8 +1741,7 @@ static void fs_setup(struct fs_run *r, struct vdb_cfg *cfg, struct mode_args *ar
 		     char **argv)
 {
 	*args = (struct mode_args){ .mode = "vdbench", .file_what = "a parameter file", .allow_tsc = 1,
-				    .own_flags = "--scale, --elapsed, --interval, --warmup, --randseed",
-				    .own = fs_flag, .ctx = fl };
+				    .own = fs_opts, .nown = sizeof(fs_opts) / sizeof(fs_opts[0]), .own_base = fl };
 	mode_args_parse(args, argc, argv);
 	double scale = fl->scale;
 	uint64_t seed = fl->seed, o_elapsed = fl->o_elapsed, o_interval = fl->o_interval, o_warmup = fl->o_warmup;

@@ -275,16 +275,17 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg);
  * (label names the file in messages). */
 void parse_jobtext(struct runcfg *cfg, const char *text, const char *label);
 #define MAX_JOBS 256 /* jobs on one command line or in one job file */
-/* The flags of the file modes (--postmark=FILE, --vdbench=FILE), parsed in one place: the common
- * ones into the struct, the mode's own through `own` (1 = taken; it exits 2 on a bad value);
- * anything else exits 2 ("option 'bs' does not apply to --postmark (it takes ...)"). Set the
- * defaults (allow_tsc) before the call. */
+/* The flags of the file modes (--postmark=FILE, --vdbench=FILE), parsed in one place by the
+ * option-table mechanism (optable.h): the common ones into the struct, the mode's own through its
+ * table `own` into `own_base`; anything else exits 2 ("option 'bs' does not apply to --postmark
+ * (it takes ...)"). Set the defaults (allow_tsc) before the call. */
+struct opt_def;
 struct mode_args {
 	const char *mode;               /* "postmark": the flag --postmark=FILE, and the error's name */
 	const char *file_what;          /* "a command file" */
-	const char *own_flags;          /* the mode's own flags for the message, or NULL */
-	int (*own)(void *ctx, const char *name, const char *val);
-	void *ctx;
+	const struct opt_def *own;      /* the mode's own flags (an option table, optable.h), or NULL */
+	size_t nown;
+	void *own_base;                 /* the struct their rows' offsets are in */
 	const char *file, *dir, *beneath;
 	int keep, jsonplus, normal, progress, allow_tsc, parse_only;
 };

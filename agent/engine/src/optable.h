@@ -65,6 +65,13 @@ void opt_apply(void *base, const struct opt_def *d, const char *name, const char
 /* A mode's argv (--name[=value] only) through its table into base: a flag alone is 1 for booleans
  * and OPT_F_BARE rows, "" for the others; anything else exits 2 naming `mode`. */
 void opts_parse_argv(void *base, const struct opt_def *tbl, size_t n, const char *mode, int argc, char **argv);
+/* The same over several tables, each with its own struct, looked up and named in this order. */
+struct opt_table {
+	const struct opt_def *rows;
+	size_t n;
+	void *base;
+};
+void opts_parse_tables(const struct opt_table *t, size_t nt, const char *mode, int argc, char **argv);
 /* --output-format=json|json+ (|normal for the file modes); --progress=jsonl|none (1 for jsonl) */
 void output_format_arg(const char *val, int allow_normal, int *jsonplus, int *normal);
 int progress_arg(const char *val);

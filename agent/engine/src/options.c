@@ -453,7 +453,7 @@ static const struct opt_def *opt_lookup(const struct opt_def *tbl, size_t n, con
 	return NULL;
 }
 
-void opts_parse_argv(void *base, const struct opt_def *tbl, size_t n, const char *mode, int argc, char **argv)
+void opts_parse_tables(const struct opt_table *t, size_t nt, const char *mode, int argc, char **argv)
 {
 	for (int k = 1; k < argc; k++) {
 		const char *a = argv[k];
@@ -464,24 +464,34 @@ void opts_parse_argv(void *base, const struct opt_def *tbl, size_t n, const char
 		const char *val = eq ? eq + 1 : NULL;
 		char name[64];
 		const struct opt_def *d = NULL;
+		void *base = NULL;
 		if (nl < sizeof(name)) {
 			snprintf(name, sizeof(name), "%.*s", (int)nl, a + 2);
-			d = opt_lookup(tbl, n, name);
+			for (size_t i = 0; i < nt && !d; i++)
+				if ((d = opt_lookup(t[i].rows, t[i].n, name)))
+					base = t[i].base;
 		}
 		if (!d) {
 			char takes[1024];
 			size_t used = 0;
 			takes[0] = 0;
-			for (size_t i = 0; i < n; i++)
-				if (!(tbl[i].flags & OPT_F_UNLISTED) && used < sizeof(takes))
-					used += (size_t)snprintf(takes + used, sizeof(takes) - used, "%s--%s", used ? ", " : "",
-								 tbl[i].name);
+			for (size_t i = 0; i < nt; i++)
+				for (size_t j = 0; j < t[i].n; j++)
+					if (!(t[i].rows[j].flags & OPT_F_UNLISTED) && used < sizeof(takes))
+						used += (size_t)snprintf(takes + used, sizeof(takes) - used, "%s--%s",
+									 used ? ", " : "", t[i].rows[j].name);
 			die_usage(mode, "option '%.*s' does not apply to --%s (it takes %s)", (int)nl, a + 2, mode, takes);
 		}
 		if (!val)
 			val = d->type == OT_BOOL || (d->flags & OPT_F_BARE) ? "1" : "";
 		opt_apply(base, d, name, val);
 	}
+}
+
+void opts_parse_argv(void *base, const struct opt_def *tbl, size_t n, const char *mode, int argc, char **argv)
+{
+	const struct opt_table t = { tbl, n, base };
+	opts_parse_tables(&t, 1, mode, argc, argv);
 }
 
 void options_defaults(struct options *o)
@@ -903,49 +913,50 @@ int mode_requested(int argc, char **argv, const char *mode)
 	return 0;
 }
 
+static void parse_mode_format(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d, (void)name;
+	struct mode_args *a = base;
+	output_format_arg(val, 1, &a->jsonplus, &a->normal);
+}
+
+static void parse_mode_progress(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d, (void)name;
+	((struct mode_args *)base)->progress = progress_arg(val);
+}
+
+static const struct opt_choice tsc_choices[] = { { "clock_gettime", 0 }, { "cpu", 1 }, { NULL, 0 } };
+#define MA(f) offsetof(struct mode_args, f)
+#define MA_BOOL(n, f) { .name = n, .type = OT_BOOL, .off = MA(f), .bad = "must be 0 or 1, got '%s'" }
+/* the file modes' common flags: these first, then the mode's own, then the rest */
+static const struct opt_def mode_head[] = {
+	{ .name = "directory", .type = OT_ARG, .off = MA(dir), .bad = "--directory=DIR needs a directory" },
+	{ .name = "beneath", .type = OT_ARG, .off = MA(beneath), .bad = "--beneath=DIR needs a directory" },
+	MA_BOOL("keep", keep),
+};
+static const struct opt_def mode_tail[] = {
+	{ .name = "output-format", .type = OT_FUNC, .parse = parse_mode_format },
+	{ .name = "progress", .type = OT_FUNC, .parse = parse_mode_progress },
+	{ .name = "clocksource", .type = OT_ENUM, .off = MA(allow_tsc), .choices = tsc_choices,
+	  .bad = "must be clock_gettime or cpu, got '%s'" },
+	MA_BOOL("parse-only", parse_only),
+};
+
 void mode_args_parse(struct mode_args *a, int argc, char **argv)
 {
 	const char *m = a->mode;
-	for (int k = 1; k < argc; k++) {
-		const char *arg = argv[k];
-		if (strncmp(arg, "--", 2))
-			die_usage(m, "unexpected argument '%s' (a job file cannot be combined with --%s)", arg, m);
-		const char *eq = strchr(arg, '=');
-		size_t nl = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-		const char *val = eq ? eq + 1 : NULL;
-		char name[64];
-		snprintf(name, sizeof(name), "%.*s", (int)nl, arg + 2);
-		if (!strcmp(name, m)) {
-			if (!val || !*val)
-				die_usage(m, "--%s=FILE needs %s", m, a->file_what);
-			a->file = val;
-		} else if (!strcmp(name, "directory")) {
-			if (!val || !*val)
-				die_usage("directory", "--directory=DIR needs a directory");
-			a->dir = val;
-		} else if (!strcmp(name, "beneath")) {
-			if (!val || !*val)
-				die_usage("beneath", "--beneath=DIR needs a directory");
-			a->beneath = val;
-		} else if (!strcmp(name, "keep") || !strcmp(name, "parse-only")) {
-			int b = 1;
-			if (val && parse_bool(val, &b) < 0)
-				die_usage(name, "must be 0 or 1, got '%s'", val);
-			*(name[0] == 'k' ? &a->keep : &a->parse_only) = b;
-		} else if (!strcmp(name, "output-format")) {
-			output_format_arg(val, 1, &a->jsonplus, &a->normal);
-		} else if (!strcmp(name, "progress")) {
-			a->progress = progress_arg(val);
-		} else if (!strcmp(name, "clocksource")) {
-			if (!val || (strcmp(val, "clock_gettime") && strcmp(val, "cpu")))
-				die_usage("clocksource", "must be clock_gettime or cpu, got '%s'", val ? val : "");
-			a->allow_tsc = !strcmp(val, "cpu");
-		} else if (!a->own || nl >= sizeof(name) || !a->own(a->ctx, name, val)) {
-			die_usage(m, "option '%.*s' does not apply to --%s (it takes --directory, --beneath, --keep, %s%s"
-				     "--output-format, --progress, --clocksource, --parse-only)",
-				  (int)nl, arg + 2, m, a->own_flags ? a->own_flags : "", a->own_flags ? ", " : "");
-		}
-	}
+	char file_bad[128]; /* no '%' in a mode's name or its file's description */
+	snprintf(file_bad, sizeof(file_bad), "--%s=FILE needs %s", m, a->file_what);
+	const struct opt_def file_row = { .name = m, .type = OT_ARG, .off = MA(file), .bad = file_bad,
+					  .flags = OPT_F_UNLISTED };
+	const struct opt_table t[] = {
+		{ &file_row, 1, a },
+		{ mode_head, sizeof(mode_head) / sizeof(mode_head[0]), a },
+		{ a->own, a->nown, a->own_base },
+		{ mode_tail, sizeof(mode_tail) / sizeof(mode_tail[0]), a },
+	};
+	opts_parse_tables(t, sizeof(t) / sizeof(t[0]), m, argc, argv);
 	if (!a->file)
 		die_usage(m, "--%s=FILE needs %s", m, a->file_what);
 }
