@@ -63,8 +63,9 @@ frontend/dist/index.html: frontend/node_modules/.installed frontend/index.html f
 		frontend/openapi.json $(shell find frontend/src -type f 2>/dev/null)
 	cd frontend && npm run build
 
-# Regenerate the OpenAPI snapshot and the frontend's typed client from the server's schema.
-client: deps-py deps-ui
+# Regenerate the OpenAPI snapshot and the frontend's typed client from the server's schema (whose
+# workload bounds and defaults are the engine's --limits: the engine is built first).
+client: deps-py deps-ui engine
 	$(BIN)/python -m backend.openapi > frontend/openapi.json
 	cd frontend && npm run gen:client
 
