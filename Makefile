@@ -93,11 +93,11 @@ test-py: test-builds
 test-fast: test-builds
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not slow" tests
 
-# The engine's test builds (the sanitizer builds and the C unit tests), once and side by side
+# The engine's test builds (the sanitizer builds, the C unit tests, the fuzz targets), once and side by side
 # before pytest starts: the tests' fixtures then find them built instead of each test process
 # compiling the same binary at the same time.
 test-builds:
-	$(MAKE) -s -C agent/engine -j$(PYTEST_WORKERS) all asan noopenat2 build/unit
+	$(MAKE) -s -C agent/engine -j$(PYTEST_WORKERS) all asan noopenat2 build/unit fuzzers
 
 # The engine's parsers under libFuzzer, FUZZ_SECONDS (default 600) per target, one target at a
 # time; new coverage is merged into agent/engine/fuzz/corpus (agent/engine/fuzz/README.md).
