@@ -14,7 +14,13 @@ import { ARTIFACTS, BASE, check, needs, noOverflow, openBrowser } from "./lib.mj
 
 const RUN = process.env.IOWATT_REVIEW_RUN ?? "";
 const MANY = process.env.IOWATT_REVIEW_MANY ?? "";
-needs("reviews", RUN !== "" && MANY !== "", "IOWATT_REVIEW_RUN, IOWATT_REVIEW_MANY");
+// the reviews listed before this test's own (the team's, with MANY; reviews have no delete)
+const BEFORE = Number(process.env.IOWATT_REVIEW_BEFORE ?? "");
+needs(
+  "reviews",
+  RUN !== "" && MANY !== "" && BEFORE >= 1,
+  "IOWATT_REVIEW_RUN, IOWATT_REVIEW_MANY, IOWATT_REVIEW_BEFORE",
+);
 
 const { page, run, shot, login, done } = await openBrowser("reviews");
 const view = (name) => shot(name, false); // the 1440×900 window, not the whole page
@@ -60,7 +66,8 @@ await run("log in", () => login());
 await run("the reviews list shows the team's review and offers New review", async () => {
   await page.goto(`${BASE}/reviews`);
   await page.getByTestId("reviews-table").waitFor();
-  check((await page.getByTestId("review-row").count()) === 1, "one review before this test's");
+  const rows = await page.getByTestId("review-row").count();
+  check(rows === BEFORE, `${BEFORE} reviews before this test's (${rows} listed)`);
 });
 
 await run(
@@ -95,7 +102,10 @@ await run(
 await run("the list now has 2 reviews", async () => {
   await page.goto(`${BASE}/reviews`);
   await page.getByTestId("reviews-table").waitFor();
-  check((await page.getByTestId("review-row").count()) === 2, "two reviews");
+  check(
+    (await page.getByTestId("review-row").count()) === BEFORE + 1,
+    "this test's review listed too",
+  );
   await noOverflow(page);
   await view("V2-list-2");
   await page.goto(reviewUrl);
@@ -307,7 +317,7 @@ await run("the list with 9+ reviews", async () => {
   check(ok === 7, `created ${ok} of 7`);
   await page.goto(`${BASE}/reviews`);
   await page.getByTestId("reviews-table").waitFor();
-  check((await page.getByTestId("review-row").count()) >= 10, "10 reviews listed");
+  check((await page.getByTestId("review-row").count()) >= BEFORE + 8, "the 7 more reviews listed");
   await noOverflow(page);
   await view("V2-list-10");
 });

@@ -83,8 +83,15 @@ def test_review_built_decided_and_exported_in_chromium(live: Stack, tmp_path: Pa
             for i in range(9):
                 c = api.post(f"/reviews/{many}/candidates", json=_candidate(i))
                 assert c.status_code == 201, c.text
+            # reviews have no delete: another test's (the shared review's) may be listed too
+            listed = api.get("/reviews", params={"limit": 100}).json()["items"]
         report = _node(
-            "tests/browser/reviews.mjs", live, tmp_path, IOWATT_REVIEW_RUN=run_id, IOWATT_REVIEW_MANY=many
+            "tests/browser/reviews.mjs",
+            live,
+            tmp_path,
+            IOWATT_REVIEW_RUN=run_id,
+            IOWATT_REVIEW_MANY=many,
+            IOWATT_REVIEW_BEFORE=str(len(listed)),
         )
         assert "reviews: " in report
 

@@ -130,38 +130,41 @@ await run("the CSV has the page's columns", async () => {
   check(lines.length === 6, `${lines.length} CSV lines`);
 });
 
-await run("two devices side by side with their Ratio (the P3608 report's Table 1 layout)", async () => {
-  const legacy = RUNS.legacy?.length ? RUNS.legacy : RUNS.cdm;
-  await page.goto(`${BASE}/views/crystaldiskmark-table?runs=${legacy.join(",")}`);
-  await page.getByTestId("view-grid").waitFor();
-  const headers = await page
-    .getByTestId("view-grid")
-    .locator("thead th[data-label]")
-    .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
-  check(headers.at(-1).startsWith("Ratio ("), `last header ${headers.at(-1)}`);
-  if (RUNS.legacy?.length) {
-    // the P3608 report's Table 1 rows, in its order, IOPS under the 4 kB rows
-    const tests = await page.locator('[data-col="test"]').allTextContents();
-    const want = [
-      "Sequential Read",
-      "Sequential Write",
-      "Random Read 4kB",
-      "IOPS",
-      "Random Write 4kB",
-      "IOPS",
-      "Random Read 512kB",
-      "Random Write 512kB",
-    ];
-    check(
-      want.every((w, i) => tests[i] === w),
-      `rows ${tests}`,
-    );
-  }
-  const ratio = await page.locator('[data-col="ratio"]').first().textContent();
-  check(/higher|lower/.test(ratio), `ratio cell ${ratio}`);
-  await noOverflow(page);
-  await shot("views-cdm-table");
-});
+await run(
+  "two devices side by side with their Ratio (the P3608 report's Table 1 layout)",
+  async () => {
+    const legacy = RUNS.legacy?.length ? RUNS.legacy : RUNS.cdm;
+    await page.goto(`${BASE}/views/crystaldiskmark-table?runs=${legacy.join(",")}`);
+    await page.getByTestId("view-grid").waitFor();
+    const headers = await page
+      .getByTestId("view-grid")
+      .locator("thead th[data-label]")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-label")));
+    check(headers.at(-1).startsWith("Ratio ("), `last header ${headers.at(-1)}`);
+    if (RUNS.legacy?.length) {
+      // the P3608 report's Table 1 rows, in its order, IOPS under the 4 kB rows
+      const tests = await page.locator('[data-col="test"]').allTextContents();
+      const want = [
+        "Sequential Read",
+        "Sequential Write",
+        "Random Read 4kB",
+        "IOPS",
+        "Random Write 4kB",
+        "IOPS",
+        "Random Read 512kB",
+        "Random Write 512kB",
+      ];
+      check(
+        want.every((w, i) => tests[i] === w),
+        `rows ${tests}`,
+      );
+    }
+    const ratio = await page.locator('[data-col="ratio"]').first().textContent();
+    check(/higher|lower/.test(ratio), `ratio cell ${ratio}`);
+    await noOverflow(page);
+    await shot("views-cdm-table");
+  },
+);
 
 if (RUNS.threads?.length) {
   await run("latency against threads: charts and the table", async () => {
