@@ -262,19 +262,7 @@ def confirm_reset(session: Session, *, raw: str, password: str) -> LoginResponse
         .values(used_at=now)
     )
     log.info("account.password_reset", user_id=str(user.id), by_admin=row.issued_by is not None)
-    raw_session, token = auth_service.issue_token(
-        session,
-        user_id=user.id,
-        name="browser session",
-        kind="session",
-        ttl_s=get_settings().session_token_ttl_s,
-    )
-    return LoginResponse(
-        access_token=raw_session,
-        token_type="bearer",
-        expires_at=token.expires_at,
-        user=auth_service.user_read(session, user=user),
-    )
+    return auth_service.browser_session(session, user=user)
 
 
 # --- instance administrators ---------------------------------------------------------------------

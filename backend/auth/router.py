@@ -23,14 +23,8 @@ router = APIRouter(prefix="/auth", tags=["auth"])
 def login(body: LoginRequest, session: SessionDep, request: Request) -> LoginResponse:
     """A browser session token. Failed logins are throttled per account and per client address
     (429 with Retry-After); an unknown e-mail and a wrong password get the same 401."""
-    raw, row, user = service.login(
+    return service.login(
         session, email=body.email, password=body.password, client=client_address(request.scope)
-    )
-    return LoginResponse(
-        access_token=raw,
-        token_type="bearer",
-        expires_at=row.expires_at,
-        user=service.user_read(session, user=user),
     )
 
 

@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 from backend.agent import token as agent_token
 from backend.auth import repository, throttle
 from backend.auth.principal import AgentPrincipal, UserPrincipal
-from backend.auth.schemas import MAX_TOKEN_TTL_S, TeamRole, TokenRead, UserRead
+from backend.auth.schemas import MAX_TOKEN_TTL_S, LoginResponse, TeamRole, TokenRead, UserRead
 from backend.config import get_settings
 from backend.errors import Conflict, Invalid, NotFound, TooManyRequests, Unauthorized
 from backend.kit.security import (
@@ -88,7 +88,7 @@ def issue_token(
 BAD_CREDENTIALS = "wrong email or password"
 
 
-def login(session: Session, *, email: str, password: str, client: str) -> tuple[str, ApiToken, User]:
+def login(session: Session, *, email: str, password: str, client: str) -> LoginResponse:
     """A browser session for a correct e-mail and password.
 
     Failures are counted per account and per client address; past the limit every attempt is a
@@ -113,6 +113,12 @@ def login(session: Session, *, email: str, password: str, client: str) -> tuple[
     if rehash:  # an scrypt hash from before Argon2id, or older Argon2 parameters
         user.password_hash = hash_password(password)
     throttle.record_success(email, client)
+    return browser_session(session, user=user)
+
+
+def browser_session(session: Session, *, user: User) -> LoginResponse:
+    """A new browser session for `user`, answered as every sign-in answers it (a password, an
+    accepted invitation, a password reset)."""
     raw, row = issue_token(
         session,
         user_id=user.id,
@@ -120,7 +126,9 @@ def login(session: Session, *, email: str, password: str, client: str) -> tuple[
         kind="session",
         ttl_s=get_settings().session_token_ttl_s,
     )
-    return raw, row, user
+    return LoginResponse(
+        access_token=raw, token_type="bearer", expires_at=row.expires_at, user=user_read(session, user=user)
+    )
 
 
 def user_read(session: Session, *, user: User) -> UserRead:

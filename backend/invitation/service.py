@@ -328,16 +328,4 @@ def accept(session: Session, *, raw: str, body: InvitationAccept, bearer: str | 
         user_id=user.id,
         details={"email": inv.email, "role": inv.role.value, "account_created": created},
     )
-    raw_session, row = auth_service.issue_token(
-        session,
-        user_id=user.id,
-        name="browser session",
-        kind="session",
-        ttl_s=get_settings().session_token_ttl_s,
-    )
-    return LoginResponse(
-        access_token=raw_session,
-        token_type="bearer",
-        expires_at=row.expires_at,
-        user=auth_service.user_read(session, user=user),
-    )
+    return auth_service.browser_session(session, user=user)
