@@ -1,6 +1,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
+import { PasswordPair, passwordErrors } from "../components/Account/PasswordPair";
 import { type Errors, Field, formErrorsFrom } from "../components/Field";
 import { ROLE_HELP } from "../components/Team/Members";
 import { clearToken, setToken, useToken } from "../lib/auth";
@@ -11,7 +12,6 @@ import { meQuery } from "../queries/auth";
 import { acceptInvitation, type InvitationPreview, invitationQuery } from "../queries/teams";
 
 const ALIASES = { display_name: "name", password: "password" };
-const MIN_PASSWORD = 8;
 
 /**
  * /invite/:token, no login needed: who invites whom to which team with which role; set a name and
@@ -107,10 +107,7 @@ function Join({ token, invitation }: { token: string; invitation: Preview }) {
     const client: Errors = {};
     if (name.trim() === "")
       client.name = { message: "your name, as the team sees it", source: "client" };
-    if (password.length < MIN_PASSWORD)
-      client.password = { message: `at least ${MIN_PASSWORD} characters`, source: "client" };
-    else if (password !== confirm)
-      client.confirm = { message: "the two passwords differ", source: "client" };
+    Object.assign(client, passwordErrors(password, confirm));
     if (Object.keys(client).length > 0) {
       setErrors(client);
       return;
@@ -215,26 +212,15 @@ function Join({ token, invitation }: { token: string; invitation: Preview }) {
       >
         <input id="f-email" value={invitation.email} readOnly autoComplete="username" />
       </Field>
-      <Field label="Password" name="password" errors={errors}>
-        <input
-          id="f-password"
-          name="password"
-          type="password"
-          autoComplete="new-password"
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-        />
-      </Field>
-      <Field label="Password again" name="confirm" errors={errors}>
-        <input
-          id="f-confirm"
-          name="confirm"
-          type="password"
-          autoComplete="new-password"
-          value={confirm}
-          onChange={(e) => setConfirm(e.target.value)}
-        />
-      </Field>
+      <PasswordPair
+        password={password}
+        confirm={confirm}
+        onPassword={setPassword}
+        onConfirm={setConfirm}
+        errors={errors}
+        label="Password"
+        hint={false}
+      />
       {failure}
       <button type="submit" className="btn btn-primary" disabled={busy} data-testid="accept-invite">
         {busy ? "Joining…" : `Join ${invitation.team_name}`}

@@ -11,27 +11,31 @@ export function passwordErrors(password: string, confirm: string): Errors {
   return {};
 }
 
-/** A new password, typed twice. */
+/** A new password, typed twice ("New password" on a reset; "Password" on a new account). */
 export function PasswordPair({
   password,
   confirm,
   onPassword,
   onConfirm,
   errors,
+  label = "New password",
+  hint = true,
 }: {
   password: string;
   confirm: string;
   onPassword: (v: string) => void;
   onConfirm: (v: string) => void;
   errors: Errors;
+  label?: string;
+  hint?: boolean;
 }) {
   return (
     <>
       <Field
-        label="New password"
+        label={label}
         name="password"
         errors={errors}
-        hint={`at least ${MIN_PASSWORD} characters`}
+        hint={hint ? `at least ${MIN_PASSWORD} characters` : undefined}
       >
         <input
           id="f-password"
@@ -42,7 +46,7 @@ export function PasswordPair({
           onChange={(e) => onPassword(e.target.value)}
         />
       </Field>
-      <Field label="New password again" name="confirm" errors={errors}>
+      <Field label={`${label} again`} name="confirm" errors={errors}>
         <input
           id="f-confirm"
           name="confirm"
