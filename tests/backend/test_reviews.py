@@ -37,7 +37,8 @@ def make_review(client: TestClient, u: UserCtx, **over: Any) -> dict[str, Any]:
     }
     r = client.post("/api/v1/reviews", json=body, headers=u.headers)
     assert r.status_code == 201, r.text
-    return r.json()
+    made: dict[str, Any] = r.json()
+    return made
 
 
 def candidate_body(
@@ -118,7 +119,8 @@ def seed001_review(client: TestClient, u: UserCtx) -> dict[str, Any]:
         assert r.status_code == 201, r.text
     got = client.get(f"/api/v1/reviews/{rv['id']}", headers=u.headers)
     assert got.status_code == 200, got.text
-    return got.json()
+    read: dict[str, Any] = got.json()
+    return read
 
 
 def test_seed001_table4_as_a_review_to_the_cent_with_the_raid1_usable_gb_flagged(
