@@ -69,11 +69,17 @@ def extension_path() -> Path:
     return path
 
 
+# The extension's copy in a run directory: the coordinator puts it there while it can still read
+# the agent's installation (which the TPC-H user may not: a venv under /root, a 0700 checkout).
+EXTENSION_COPY = "tpch.duckdb_extension"
+
+
 def generate(
     directory: Path,
     scale_factor: float,
     refresh_sets: int,
     memory_limit_bytes: int = TPCH_GENERATOR_MEMORY_LIMIT_BYTES,
+    extension: Path | None = None,
 ) -> Generated:
     """Generate, export and compute references in `directory` (created; the caller removes it).
     DuckDB holds at most `memory_limit_bytes` of data in memory and spills the rest to `directory`
@@ -83,7 +89,7 @@ def generate(
 
     import duckdb
 
-    ext = extension_path()
+    ext = extension if extension is not None else extension_path()
     directory.mkdir(mode=0o755)
     started = time.monotonic()
     # In memory (spilling to `directory`): DuckDB resolves a database file's path once with

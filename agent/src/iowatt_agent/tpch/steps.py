@@ -10,7 +10,7 @@ from typing import Any
 
 from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_LABEL, tpch_min_streams
 
-from .data import ANSWER_SCALE_FACTORS, generate, remove_files
+from .data import ANSWER_SCALE_FACTORS, EXTENSION_COPY, generate, remove_files
 from .dbms import DbmsError, Instance
 from .isolation import HERE
 from .options import TpchOptions
@@ -24,7 +24,7 @@ def run_in(
     """The run itself, in the worker: its working directory is `run_dir` (all paths relative)."""
     sf, streams = opts.scale_factor, opts.streams
     progress(f"generating data at SF {sf:g} with DuckDB's dbgen")
-    gen = generate(HERE / "gen", sf, refresh_sets=streams + 1)
+    gen = generate(HERE / "gen", sf, refresh_sets=streams + 1, extension=HERE / EXTENSION_COPY)
     progress(f"starting a private {opts.dbms} in {instance.directory}")
     try:
         instance.start()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import threading
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from . import data
 from .dbms import Instance, Unsupported, create_instance
 from .isolation import (
     RunAs,
@@ -63,6 +65,7 @@ def coordinate(
     try:
         run_fd = make_run_dir(target_fd, run_dir.name, user)
         try:
+            _give_extension(run_fd)
             return _relay(opts, user, run_fd, progress)
         finally:
             try:
@@ -74,6 +77,20 @@ def coordinate(
                 os.close(run_fd)
     finally:
         os.close(target_fd)
+
+
+def _give_extension(run_fd: int) -> None:
+    """DuckDB's tpch extension, copied into the run directory (0644, beside nothing else yet) while
+    the coordinator can read the agent's installation: the worker loads it after dropping to a user
+    that may not reach the installation's directories. The worker's clean-up removes it."""
+    fd = os.open(
+        data.EXTENSION_COPY,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o644,
+        dir_fd=run_fd,
+    )
+    with open(data.extension_path(), "rb") as src, os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(src, out)
 
 
 def _relay(opts: TpchOptions, user: RunAs, run_fd: int, progress: Callable[[str], None]) -> dict[str, Any]:
