@@ -164,7 +164,6 @@ def live(shared_stack: "Stack") -> Iterator["Stack"]:
         print("put back after the test:\n  " + "\n  ".join(put_back))
 
 
-
 class _XdistGroupIds:
     """pytest-xdist 3.8 names a test's `--dist loadgroup` group by setting `item._nodeid`
     (`...@stack-a`), which pytest 9 no longer reads (a node's id is `_id`): without this, no group
@@ -176,9 +175,13 @@ class _XdistGroupIds:
         for item in items:
             nid = item.__dict__.get("_nodeid")
             parent = item.parent
-            if isinstance(nid, str) and parent is not None and nid.startswith(parent.nodeid + "::"):
-                if nid != item.nodeid:
-                    item._id = parent.id.child(nid[len(parent.nodeid) + 2 :])
+            if (
+                isinstance(nid, str)
+                and parent is not None
+                and nid != item.nodeid
+                and nid.startswith(parent.nodeid + "::")
+            ):
+                item._id = parent.id.child(nid[len(parent.nodeid) + 2 :])
 
 
 def pytest_configure(config: pytest.Config) -> None:
