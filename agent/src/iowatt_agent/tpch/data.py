@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,25 @@ def extension_path() -> Path:
 # The extension's copy in a run directory: the coordinator puts it there while it can still read
 # the agent's installation (which the TPC-H user may not: a venv under /root, a 0700 checkout).
 EXTENSION_COPY = "tpch.duckdb_extension"
+
+
+def copy_extension(source_fd: int, to: Path) -> None:
+    """The extension read from `source_fd` (from its start; the descriptor stays open) into a new
+    file `to`, 0644: never an existing entry, never through a link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    out = os.open(to, flags, 0o644)
+    try:
+        offset = 0
+        while True:
+            chunk = os.pread(source_fd, 1 << 20, offset)
+            if not chunk:
+                break
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(out, view) :]
+            offset += len(chunk)
+    finally:
+        os.close(out)
 
 
 def generate(

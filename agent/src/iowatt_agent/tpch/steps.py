@@ -10,7 +10,7 @@ from typing import Any
 
 from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_LABEL, tpch_min_streams
 
-from .data import ANSWER_SCALE_FACTORS, EXTENSION_COPY, generate, remove_files
+from .data import ANSWER_SCALE_FACTORS, EXTENSION_COPY, copy_extension, generate, remove_files
 from .dbms import DbmsError, Instance
 from .isolation import HERE
 from .options import TpchOptions
@@ -19,12 +19,24 @@ from .workload import Workload
 
 
 def run_in(
-    opts: TpchOptions, run_dir: Path, instance: Instance, progress: Any, stop: threading.Event
+    opts: TpchOptions,
+    run_dir: Path,
+    instance: Instance,
+    progress: Any,
+    stop: threading.Event,
+    extension_fd: int,
 ) -> dict[str, Any]:
-    """The run itself, in the worker: its working directory is `run_dir` (all paths relative)."""
+    """The run itself, in the worker: its working directory is `run_dir` (all paths relative).
+    `extension_fd` is DuckDB's tpch extension, read-only: copied here for the generator (the
+    worker may not reach the agent's installation) and removed once the data is made."""
     sf, streams = opts.scale_factor, opts.streams
     progress(f"generating data at SF {sf:g} with DuckDB's dbgen")
-    gen = generate(HERE / "gen", sf, refresh_sets=streams + 1, extension=HERE / EXTENSION_COPY)
+    copy = HERE / EXTENSION_COPY
+    try:
+        copy_extension(extension_fd, copy)
+        gen = generate(HERE / "gen", sf, refresh_sets=streams + 1, extension=copy)
+    finally:
+        copy.unlink(missing_ok=True)
     progress(f"starting a private {opts.dbms} in {instance.directory}")
     try:
         instance.start()

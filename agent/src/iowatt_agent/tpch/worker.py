@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import threading
 from collections.abc import Callable
@@ -65,7 +64,6 @@ def coordinate(
     try:
         run_fd = make_run_dir(target_fd, run_dir.name, user)
         try:
-            _give_extension(run_fd)
             return _relay(opts, user, run_fd, progress)
         finally:
             try:
@@ -77,20 +75,6 @@ def coordinate(
                 os.close(run_fd)
     finally:
         os.close(target_fd)
-
-
-def _give_extension(run_fd: int) -> None:
-    """DuckDB's tpch extension, copied into the run directory (0644, beside nothing else yet) while
-    the coordinator can read the agent's installation: the worker loads it after dropping to a user
-    that may not reach the installation's directories. The worker's clean-up removes it."""
-    fd = os.open(
-        data.EXTENSION_COPY,
-        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-        0o644,
-        dir_fd=run_fd,
-    )
-    with open(data.extension_path(), "rb") as src, os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(src, out)
 
 
 def _relay(opts: TpchOptions, user: RunAs, run_fd: int, progress: Callable[[str], None]) -> dict[str, Any]:
@@ -110,6 +94,11 @@ def _relay(opts: TpchOptions, user: RunAs, run_fd: int, progress: Callable[[str]
             outcome.update(msg)
 
     preload(opts.dbms)
+    # DuckDB's tpch extension, opened while the coordinator can read the agent's installation: the
+    # worker, a user that may not reach its directories, copies it from this descriptor into the
+    # run directory as itself (the coordinator, root without CAP_DAC_OVERRIDE under the unit, may
+    # not write into a directory it handed to that user).
+    extension_fd = os.open(data.extension_path(), os.O_RDONLY | os.O_CLOEXEC)
     try:
         write_to = events_w
 
@@ -120,8 +109,8 @@ def _relay(opts: TpchOptions, user: RunAs, run_fd: int, progress: Callable[[str]
         pid = fork_as(
             user,
             run_fd,
-            lambda: work(opts, write_to, control_r),
-            keep={events_w, control_r},
+            lambda: work(opts, write_to, control_r, extension_fd),
+            keep={events_w, control_r, extension_fd},
             on_error=on_error,
         )
         os.close(events_w)
@@ -139,7 +128,7 @@ def _relay(opts: TpchOptions, user: RunAs, run_fd: int, progress: Callable[[str]
                     handle(raw)
                 outcome.setdefault("outcome", "interrupted")
     finally:
-        for fd in (events_r, events_w, control_r, control_w):
+        for fd in (events_r, events_w, control_r, control_w, extension_fd):
             if fd >= 0:
                 os.close(fd)
         code = wait_status(pid) if pid else None
@@ -177,8 +166,9 @@ def preload(dbms: str) -> None:
         import pymysql  # type: ignore[import-untyped,unused-ignore]  # noqa: F401
 
 
-def work(opts: TpchOptions, events_fd: int, control_fd: int) -> int:
-    """The run, in the worker (the TPC-H user, in the run directory). Its exit code."""
+def work(opts: TpchOptions, events_fd: int, control_fd: int, extension_fd: int) -> int:
+    """The run, in the worker (the TPC-H user, in the run directory). Its exit code.
+    `extension_fd`: DuckDB's tpch extension, read-only (the generator copies it: steps.run_in)."""
     from .steps import run_in
 
     stop = threading.Event()
@@ -208,7 +198,7 @@ def work(opts: TpchOptions, events_fd: int, control_fd: int) -> int:
     try:
         try:
             instance = create_instance(opts.dbms, run_dir / "dbms", opts.buffer_pool_bytes, Path("gen"))
-            doc = run_in(opts, run_dir, instance, lambda text: emit({"progress": text}), stop)
+            doc = run_in(opts, run_dir, instance, lambda text: emit({"progress": text}), stop, extension_fd)
         except (Unsupported, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is the run's message
