@@ -5,6 +5,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
+# processes for the engine's test builds (make test-builds)
+BUILD_JOBS ?= $(shell nproc)
 
 .PHONY: help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-system deps-py deps-ui deps-test-tools lock
 
@@ -97,7 +99,7 @@ test-fast: test-builds
 # before pytest starts: the tests' fixtures then find them built instead of each test process
 # compiling the same binary at the same time.
 test-builds:
-	$(MAKE) -s -C agent/engine -j$(PYTEST_WORKERS) all asan noopenat2 build/unit fuzzers
+	$(MAKE) -s -C agent/engine -j$(BUILD_JOBS) all asan noopenat2 noasync build/unit fuzzers
 
 # The engine's parsers under libFuzzer, FUZZ_SECONDS (default 600) per target, one target at a
 # time; new coverage is merged into agent/engine/fuzz/corpus (agent/engine/fuzz/README.md).

@@ -48,6 +48,13 @@ def engine_noopenat2() -> Path:
     return BUILD / "iowatt-engine-noopenat2"
 
 
+@pytest.fixture(scope="session")
+def engine_noasync() -> Path:
+    """A build without liburing and libaio (make noasync = make HAVE_LIBURING= HAVE_LIBAIO=)."""
+    _make("noasync")
+    return BUILD / "iowatt-engine-noasync"
+
+
 @pytest.fixture
 def scratch() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="iowatt-engine-test-", dir="/dev/shm"))
