@@ -140,6 +140,8 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         raise Invalid(
             "workload_id", f"the engine refuses the saved workload: {exc.detail[0]['message']}"
         ) from exc
+    if body.workload_id is None:  # named after what the engine made of it (a job file's sections)
+        default_name = _default_name(spec)
     check_host_policy(agent, body, spec)
     device = device_service.resolve(session, agent=agent, target_path=body.target_path)
     run = Run(
@@ -205,6 +207,8 @@ def _sized(spec: WorkloadSpec, body: RunCreate) -> WorkloadSpec:
     """The run's shorten (block workloads) or scale (file workloads) applied; the other one is a
     422 naming the field given."""
     if body.shorten is not None:
+        if spec.kind_def.sizing == "none":
+            raise Invalid("shorten", f"{spec.kind_def.label} runs as written: change its runtime or size")
         if spec.kind_def.sizing != "shorten":
             raise Invalid(
                 "shorten",
@@ -212,6 +216,8 @@ def _sized(spec: WorkloadSpec, body: RunCreate) -> WorkloadSpec:
             )
         spec = spec.shortened(body.shorten)
     if body.scale is not None:
+        if spec.kind_def.sizing == "none":
+            raise Invalid("scale", f"{spec.kind_def.label} runs as written: change its runtime or size")
         if spec.kind_def.sizing != "scale":
             raise Invalid("scale", "a block workload is made shorter with shorten, not scale")
         try:
@@ -251,7 +257,7 @@ def _file_facts(spec: WorkloadSpec) -> dict[str, Any]:
     """check_run's file_facts: the engine's bounds the server got (a file workload), else nothing."""
     if not spec.is_file:
         return {}
-    return {"file_facts": spec.facts.model_dump(mode="json") if spec.facts is not None else None}
+    return {"file_facts": spec.kind_def.policy_facts(spec)}  # a job file: the engine's parse of it
 
 
 def get(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> Run:

@@ -43,7 +43,12 @@ ENGINE_UNAVAILABLE: dict[int | str, dict[str, Any]] = {
 def _command(spec: WorkloadSpec, engine: Path, path: str) -> tuple[list[str], str, str]:
     """argv, the file's text, and the field a refusal is reported at (the kind's ParseOnly)."""
     how = _parse_only_of(spec)
-    return how.command(str(engine), path), how.text, how.field
+    return how.parse_command(str(engine), path, PARSE_DIRECTORY), how.text, how.field
+
+
+# the engine reads nothing of the server's environment (a job file's ${VAR} is refused under
+# --untrusted; this keeps the server's secrets out of its reach even if it were not)
+PARSE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C"}
 
 
 def _parse_only_of(spec: WorkloadSpec) -> ParseOnly:
@@ -71,11 +76,13 @@ def parse_only(spec: WorkloadSpec, *, at: str = "spec") -> dict[str, Any]:
             return _cache[key]
     with tempfile.TemporaryDirectory(prefix="iowatt-parse-") as tmp:
         path = Path(tmp) / _parse_only_of(spec).file_name
-        path.write_text(text)
+        path.write_bytes(text.encode())  # byte for byte, whatever the locale
         argv, _, _ = _command(spec, engine, str(path))
         try:
             proc = subprocess.run(
-                [*argv, f"--directory={PARSE_DIRECTORY}", "--parse-only"],
+                argv,
+                env=PARSE_ENV,
+                cwd=tmp,
                 capture_output=True,
                 text=True,
                 timeout=PARSE_TIMEOUT_S,
@@ -88,7 +95,14 @@ def parse_only(spec: WorkloadSpec, *, at: str = "spec") -> dict[str, Any]:
             ) from exc
     where = f"{at}.{field}"
     if proc.returncode == 2:
-        raise Invalid(where, _engine_message(proc.stderr))
+        message = _engine_message(proc.stderr)
+        if message.endswith(": unknown option") and message.split(":")[0] in ("untrusted", "parse-only"):
+            raise EngineUnavailable(  # an engine older than job files: not the text's fault
+                f"{ENGINE_NAME} is older than fio job files ({message}): rebuild it (make engine)"
+            )
+        if _parse_only_of(spec).positional:  # "FILE:LINE: OPTION: reason" -> "line LINE: OPTION: reason"
+            message = message.replace(f"{path}:", "line ").replace(f"{path}", "the job file")
+        raise Invalid(where, message)
     if proc.returncode != 0:
         raise EngineUnavailable(
             f"{ENGINE_NAME} --parse-only failed (exit {proc.returncode}): {_engine_message(proc.stderr)}"
@@ -136,4 +150,8 @@ def with_facts(spec: WorkloadSpec, *, at: str = "spec") -> WorkloadSpec:
     known = spec.kind_def.facts(spec)  # TPC-H: libs/workload's one TPC-H bound, not the engine's
     if known is not None:
         return spec.model_copy(update={"facts": known})
-    return spec.model_copy(update={"facts": facts_of(parse_only(spec, at=at))})
+    doc = parse_only(spec, at=at)
+    kept = spec.kind_def.with_parse(spec, doc)  # a fio job file keeps its jobs
+    if kept is not None:
+        return kept
+    return spec.model_copy(update={"facts": facts_of(doc)})

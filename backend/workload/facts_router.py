@@ -11,6 +11,7 @@ from backend.auth.deps import UserDep
 from backend.errors import Invalid
 from backend.kit.schema import InputSchema
 from backend.workload import facts
+from backend.workload.kinds.jobfile import JobfileParse, JobfileSpec, JobfileText
 from backend.workload.schemas import SCALE_MAX, FileFacts, WorkloadSpec
 
 router = APIRouter(prefix="/workloads", tags=["workloads"])
@@ -53,3 +54,28 @@ def workload_facts(body: FactsAsk, principal: UserDep) -> FileFacts:
     if got is None:
         raise facts.EngineUnavailable("the engine printed no bounds: rebuild it (make -C agent/engine)")
     return got
+
+
+@router.post(
+    "/jobfile",
+    response_model=JobfileParse,
+    responses={
+        503: {
+            "description": "`engine_unavailable`: the server has no iowatt-engine to ask (IOWATT_ENGINE_PATH)"
+        }
+    },
+)
+def parse_jobfile(body: JobfileText, principal: UserDep) -> JobfileParse:
+    """The jobs a fio job file makes, as the engine reads it (`iowatt-engine --untrusted
+    --parse-only`; ADR 0029): each section's options and reporting group, and the filename /
+    directory options the run's target will replace. Nothing is stored. A file the engine refuses
+    is a 422 at `text` naming the line and the option ("line 12: bs: ..."); include and ${VAR}
+    are refused."""
+    spec = WorkloadSpec(kind="jobfile", jobfile=JobfileSpec(text=body.text))
+    try:
+        parsed = facts.with_facts(spec).jobfile
+    except Invalid as exc:
+        detail = exc.detail[0] if isinstance(exc.detail, list) and exc.detail else {}
+        raise Invalid("text", str(detail.get("message") or exc)) from None
+    assert parsed is not None and parsed.parsed is not None
+    return parsed.parsed

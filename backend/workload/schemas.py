@@ -32,6 +32,7 @@ from backend.workload.kinds.block import SHORTEN_MIN as SHORTEN_MIN
 from backend.workload.kinds.block import JobSpec as JobSpec
 from backend.workload.kinds.heap_btree import HB_MAX_RECORDS as HB_MAX_RECORDS
 from backend.workload.kinds.heap_btree import HeapBtreeSpec as HeapBtreeSpec
+from backend.workload.kinds.jobfile import JobfileSpec as JobfileSpec
 from backend.workload.kinds.postmark import PostmarkSpec as PostmarkSpec
 from backend.workload.kinds.tpch import TpchSpec as TpchSpec
 from backend.workload.kinds.vdbench import VdbenchSpec as VdbenchSpec
@@ -48,7 +49,7 @@ class WorkloadSpec(InputSchema):
         "block",
         description="block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file "
         f"set (vdbench); tpch: {TPCH_LABEL}, on a private DBMS (tpch); heap_btree: the P3608 "
-        "report's heap/B-tree sweep (heap_btree)",
+        "report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile)",
     )
     jobs: list[JobSpec] = Field(
         default_factory=list,
@@ -69,6 +70,9 @@ class WorkloadSpec(InputSchema):
     vdbench: VdbenchSpec | None = Field(None, validate_default=True, description="kind vdbench only")
     tpch: TpchSpec | None = Field(None, validate_default=True, description=f"kind tpch only ({TPCH_LABEL})")
     heap_btree: HeapBtreeSpec | None = Field(None, validate_default=True, description="kind heap_btree only")
+    jobfile: JobfileSpec | None = Field(
+        None, validate_default=True, description="kind jobfile only (a fio job file, ADR 0029)"
+    )
     scaled_by: float | None = Field(
         None,
         gt=0,
@@ -132,7 +136,8 @@ class WorkloadSpec(InputSchema):
         to `factor` of its length, and the factor recorded (multiplied when shortened twice).
         Block workloads only: the other kinds are made smaller with `scaled`."""
         if self.kind_def.sizing != "shorten":
-            raise ValueError(f"{self.kind_def.label} is made smaller with scale, not shorten")
+            how = "runs as written" if self.kind_def.sizing == "none" else "is made smaller with scale"
+            raise ValueError(f"{self.kind_def.label} {how}, not shortened")
         if not SHORTEN_MIN <= factor < 1:
             raise ValueError(f"a shortening factor is from {SHORTEN_MIN} to below 1")
         recorded = round((self.shortened_by or 1.0) * factor, 6)
@@ -147,7 +152,8 @@ class WorkloadSpec(InputSchema):
         they are cleared (the server asks the engine again). ValueError when the result is out
         of bounds."""
         if self.kind_def.sizing != "scale":
-            raise ValueError("a block workload is made shorter with shorten, not scale")
+            how = "runs as written" if self.kind_def.sizing == "none" else "is made shorter with shorten"
+            raise ValueError(f"{self.kind_def.label} {how}, not scaled")
         if not factor > 0:
             raise ValueError("a scale is above 0")
         recorded = float(f"{(self.scaled_by or 1.0) * factor:.12g}")
@@ -181,7 +187,7 @@ class WorkloadSpec(InputSchema):
 # Changing WorkloadSpec or JobSpec: bump SPEC_VERSION and add the upgrade from the previous
 # version to _UPGRADES (a renamed field is moved there, a removed one dropped).
 
-SPEC_VERSION = 4
+SPEC_VERSION = 5
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: lambda doc: doc,  # version 1 is version 0 with a version number: nothing moves
     # version 2 adds job options (bssplit, rate_iops, random_distribution, fsync_every, sync,
@@ -193,6 +199,8 @@ _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     # version 4 adds kinds tpch and heap_btree with their tpch / heap_btree, both null
     # for every earlier kind: nothing moves
     3: lambda doc: doc,
+    # version 5 adds kind jobfile with its jobfile (null for every earlier kind: nothing moves)
+    4: lambda doc: doc,
 }
 
 

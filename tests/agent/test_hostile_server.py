@@ -312,3 +312,111 @@ def test_a_hostile_server_cannot_exhaust_the_hosts_memory_or_files(api: FakeApi,
     reported = api.inventories[-1]["policy"]
     assert reported["mem_total_bytes"] > 0 and reported["limits"]["max_memory_bytes"] == "auto"
     assert reported["targets"][0]["free_inodes"] is None or reported["targets"][0]["free_inodes"] > 0
+
+
+# --- issue 24: fio job files from the server (ADR 0029) -------------------------------------------------
+
+
+def test_a_hostile_job_file_cannot_reach_the_hosts_files_secrets_or_memory(
+    api: FakeApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Job files a hostile server could send: include of the host's files, ${VAR} naming the
+    agent's secrets, paths in filename / directory / log options, numjobs and nrfiles bombs, a huge
+    text, the agent-only options. Each is refused before anything runs, naming its rule; filename
+    and directory are replaced by the target (never followed): those jobs run in the allowed
+    directory and the canary is unchanged. The engine reads the text --untrusted in an empty
+    environment (the stand-in records it) and no secret reaches a report."""
+    from tests.jobfile_engine import calls, real_engine_reads_job_files, write_jobfile_engine
+
+    engine = REAL_ENGINE if real_engine_reads_job_files() else write_jobfile_engine(tmp_path / "engine")
+    monkeypatch.setenv("IOWATT_AGENT_SECRET", SECRET)
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "secret.txt").write_text("do not touch\n")
+    state = tmp_path / "state"
+    save_policy(
+        state,
+        Policy(
+            targets=(Target.directory(str(allowed)),),
+            limits=Limits(max_threads=4, max_iodepth=8, max_bytes_written=64 << 20, max_runtime_s=10),
+        ),
+    )
+    cases: list[tuple[str, str, str]] = []
+    lease_ids: dict[str, str] = {}
+
+    def lease(expect: str, also: str, text: str, target: str = str(allowed), **fields: Any) -> None:
+        doc = api.add_lease(
+            {"mode": "jobfile", "text": text}, target, timeout_s=60, idle_s=0, meter="", **fields
+        )
+        cases.append((doc["run_id"], expect, also))
+        lease_ids[doc["run_id"]] = doc["lease_id"]
+
+    head = "[global]\nrw=randread\nbs=4k\nsize=1m\n"
+    lease("option.not_allowed", "include", f"[a]\ninclude {canary / 'secret.txt'}\nrw=read\n")
+    lease("option.not_allowed", "IOWATT_AGENT_SECRET", head + "[a]\ndescription=${IOWATT_AGENT_SECRET}\n")
+    lease("option.not_allowed", "IOWATT_AGENT_SECRET", head + "[a]\nsize=${IOWATT_AGENT_SECRET}\n")
+    lease("option.not_allowed", "write_bw_log", head + f"[a]\nwrite_bw_log={canary}/bw\n")
+    lease("option.not_allowed", "nrfiles", head + "[a]\nnrfiles=100000000\n")
+    lease("option.not_allowed", "destructive", "[a]\nrw=write\nsize=1m\ndestructive=1\n")
+    lease("option.not_allowed", "readonly", "[a]\nrw=write\nsize=1m\nreadonly=0\n")
+    lease("option.not_allowed", "beneath", head + "[a]\nbeneath=/\n")
+    lease("option.not_allowed", "65536 characters", "[a]\n" + "#" * (65 * 1024))
+    lease("limit.threads", "100000 threads", head + "[a]\nnumjobs=100000\n")
+    lease("limit.threads", "jobs 0-2 run at the same time", head + "[a]\n[b]\nnumjobs=2\n[c]\nnumjobs=2\n")
+    lease("limit.bytes_written", "writes without a bound", "[w]\nrw=write\ntime_based=1\nruntime=2\n")
+    # replaced, never followed: these run in the allowed directory, the canary untouched
+    lease("result", "", f"[w]\nrw=write\nbs=4k\nsize=256k\nfilename={canary / 'secret.txt'}\n")
+    lease(
+        "result",
+        "",
+        f"[global]\ndirectory={canary}\n[w]\nrw=randwrite\nbs=4k\nsize=256k\n[r]\nstonewall=1\nrw=read\nsize=256k\n",
+    )
+
+    before = tree_hash(canary, Path("/etc/passwd"))
+    server, url = api.serve()
+    config = AgentConfig(
+        server_url=url,
+        agent_id=api.agent_id,
+        agent_token=AGENT_TOKEN,
+        name="victim",
+        heartbeat_interval_s=0.5,
+    )
+    loop = AgentLoop(
+        config,
+        state_dir=state,
+        engine=engine,
+        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
+        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
+    )
+    code: list[int] = []
+    runner = threading.Thread(target=lambda: code.append(loop.run()))
+    runner.start()
+    try:
+        wait_until(lambda: len(api.failures) + len(api.results) >= len(cases), timeout=120)
+    finally:
+        loop.request_drain("test over")
+        runner.join(30)
+        server.shutdown()
+    assert code == [0]
+    failures = {f["run_id"]: f for f in api.failures.values()}
+    results = {r["lease_id"] for r in api.results.values()}
+    for run_id, expect, also in cases:
+        if expect == "result":
+            assert lease_ids[run_id] in results, failures.get(run_id)
+            continue
+        reason = failures[run_id]["reason"]
+        assert reason.startswith(f"host policy refused this run [{expect}]: "), (expect, reason)
+        assert also in reason, (also, reason)
+    assert set(api.started) == {c[0] for c in cases if c[1] == "result"}
+    assert tree_hash(canary, Path("/etc/passwd")) == before
+    assert list(allowed.iterdir()) == []  # the data files removed after the runs
+    assert not list((state / "jobs").glob("*.jobfile"))  # no job file text left on the host
+    assert SECRET not in json.dumps(api.calls, default=str)
+    if engine != REAL_ENGINE:  # the stand-in saw every call: text parses untrusted, in an empty environment
+        parses = [c for c in calls(engine) if "--parse-only" in c["argv"]]
+        assert parses and all(c["argv"][0] == "--untrusted" for c in parses)
+        assert all(SECRET not in json.dumps(c["env"]) for c in parses)
+        runs = [c for c in calls(engine) if "--parse-only" not in c["argv"]]
+        assert len(runs) == 2 and all("--untrusted" in c["argv"] for c in runs)

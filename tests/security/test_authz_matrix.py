@@ -93,6 +93,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/workloads/{workload_id}":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
     # the engine's facts of a spec in the body: nothing stored or read, any signed-in user (no team)
     "POST /api/v1/workloads/facts":               ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    # the engine's parse of a fio job file in the body (ADR 0029): nothing stored or read, any user
+    "POST /api/v1/workloads/jobfile":             ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     # a team-B user naming team A's agent in the body: 422 on agent_id ("no such agent in your teams")
     "POST /api/v1/runs":                          ("401", "403", OK, OK, "422", "403", "403", "401"),
     "GET /api/v1/runs":                           ("401", OK, OK, OK,  OK,  "403", "403", "401"),
@@ -321,6 +323,7 @@ BODIES: dict[str, Any] = {
         "text/csv",
     ),
     "POST /api/v1/workloads/facts": lambda w: {"spec": {"kind": "postmark", "postmark": {"number": 10}}},
+    "POST /api/v1/workloads/jobfile": lambda w: {"text": "[global]\nrw=read\n[a]\nsize=4k\n"},
     "POST /api/v1/workloads": lambda w: {
         "team_id": str(w.team_a),
         "name": "matrix wl",

@@ -21,7 +21,7 @@ MODES = {entry["kind"]: entry["mode"] for entry in VECTORS["kinds"]}
 
 
 def test_the_library_holds_the_vectors_kinds_each_once() -> None:
-    assert len(set(KINDS)) == len(KINDS) == 5
+    assert len(set(KINDS)) == len(KINDS) == 6
     assert list(WORKLOAD_KINDS) == KINDS
     assert KIND_MODES == MODES
     modes = [m for m in MODES.values()]
@@ -75,12 +75,20 @@ def test_libs_policy_allows_the_lease_modes_of_every_kind_and_no_other() -> None
 
 def test_the_server_and_the_agent_agree_on_each_kinds_sizing_and_place() -> None:
     """The kinds the server scales (not shortens) are the ones the agent runs in a run directory of
-    a directory target: every kind but block."""
+    a directory target: every kind but block and the fio job file (ADR 0029), which both run on
+    any target as a block job file; a job file is neither shortened nor scaled."""
     from iowatt_agent.kinds import RUNNERS
+    from iowatt_policy.modes import MODES as POLICY
 
     from backend.workload.kinds import KINDS as SERVER
 
     for name in KINDS:
         server, agent = SERVER[name], RUNNERS[name]
-        assert (server.sizing == "scale") == (agent.mode is not None) == server.is_file
-        assert (server.targets == ("directory",)) == server.is_file
+        block_file = server.family == "block"  # planned as the engine's block job file
+        assert block_file == (name in ("block", "jobfile")) == (agent.mode is None or agent.block_job)
+        assert server.is_file == (agent.mode is not None) == (server.parameters_model is not None)
+        assert (server.sizing == "scale") == (server.is_file and not block_file)
+        assert (server.sizing == "none") == (server.is_file and block_file)
+        assert (server.targets == ("directory",)) == (not block_file)
+        if agent.mode is not None:
+            assert POLICY[agent.mode].block == block_file

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from iowatt_policy import MAX_JOBFILE_CHARS
 from iowatt_workload import WorkloadKind, kind_of_mode
 
 from . import filework, presets
@@ -25,6 +26,7 @@ from .args import check_meter_spec, fail
 from .bench_args import BenchArgs
 from .engine import EngineNotFound, locate_engine
 from .kinds import runner_for_job
+from .kinds.jobfile import JobfileRunner
 from .measured import run_measured
 from .power import DEFAULT_IDLE_S, Grid, PowerSession, energy_and_carbon
 from .render import BenchProgress, err, print_result, render_energy, stdout_console
@@ -62,6 +64,9 @@ def bench_job_for(
 def run_bench(a: BenchArgs) -> None:
     """Check everything first (exit 2), run the measured sequence (Ctrl-C: exit 130), print: the
     bench of the preset's kind (BENCH_RUNNERS)."""
+    if a.jobfile is not None:
+        run_jobfile_bench(a)
+        return
     BENCH_RUNNERS[preset_kind(a.preset)](a)
 
 
@@ -125,6 +130,68 @@ def run_block_bench(a: BenchArgs) -> None:
         output_format=a.output_format,
     )
     _run_and_print(a, proc, meter_name, meter, grid_choice, data_file=data_file)
+
+
+def split_jobfile(args: list[str]) -> tuple[Path | None, list[str]]:
+    """`bench FILE.fio ...`: the job file among bench's extra arguments (the first that is not an
+    option nor the value of a bare `--name` before it) and the other arguments."""
+    for i, arg in enumerate(args):
+        if arg.startswith("-"):
+            continue
+        before = args[i - 1] if i else ""
+        if before.startswith("--") and "=" not in before:
+            continue  # `--name value`: the option's value
+        return Path(arg), args[:i] + args[i + 1 :]
+    return None, args
+
+
+def run_jobfile_bench(a: BenchArgs) -> None:
+    """`bench FILE.fio` (ADR 0029): the job file read by the engine as fio reads it (the local
+    user's own file: include and ${VAR} work), its jobs run as a server's job file runs, the
+    file's filename and directory replaced by --target, which gets a block run's safe options."""
+    assert a.jobfile is not None
+    given = sorted(k for k, v in a.options.items() if v is not None and k != "name")
+    if given or a.extra or a.preset is not None or a.scale is not None:
+        shown = ", ".join([*(f"--{k}" for k in given), *a.extra, *(["--preset"] if a.preset else [])])
+        raise fail(f"{shown or '--scale'}: a job file runs as written (edit the file instead)", 2)
+    try:
+        text = a.jobfile.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(f"{a.jobfile}: {getattr(exc, 'strerror', None) or exc}", 2) from None
+    if len(text.encode()) > MAX_JOBFILE_CHARS:
+        raise fail(f"{a.jobfile}: larger than {MAX_JOBFILE_CHARS // 1024} KiB", 2)
+    try:
+        engine_path = locate_engine(a.engine)
+        kind, real = host_policy.local_target(a.target)
+        target_options, data_file = host_policy.engine_options(
+            kind, real, f"bench-{uuid.uuid4().hex[:12]}", writable=True, destructive=False
+        )
+    except (ValueError, EngineNotFound) as exc:
+        raise fail(str(exc), 2) from None
+    meter_name, meter, grid_choice = _meter_and_grid(a)
+    runner = JobfileRunner()
+    scratch = Path(tempfile.mkdtemp(prefix="iowatt-bench-"))  # 0700, ours alone
+    try:
+        scratch_file = scratch / "job.fio"
+        try:
+            # the user's own file is read where it is (include finds its neighbours)
+            parse = filework.parse_only(engine_path, [], file=a.jobfile.resolve())
+            job = runner.checked_job(engine_path, parse, text_file=scratch_file, untrusted=False)
+            job = host_policy.with_agent_options(job, target_options)
+        except filework.FileJobRefused as exc:
+            raise fail(f"{a.jobfile}: {exc.message}", 2) from None
+        except ValueError as exc:
+            raise fail(f"{a.jobfile}: {exc}", 2) from None
+        proc = EngineProcess(
+            engine_path,
+            job,
+            job_file=scratch / "job.json",
+            progress_interval_s=0.25,
+            output_format=a.output_format,
+        )
+        _run_and_print(a, proc, meter_name, meter, grid_choice, data_file=data_file)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _meter_and_grid(a: BenchArgs) -> tuple[str | None, str | None, Grid | None]:

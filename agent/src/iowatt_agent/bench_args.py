@@ -25,3 +25,4 @@ class BenchArgs:
     grid_g_per_kwh: float | None
     pue: float
     scale: float | None = None  # a file preset's scale (postmark-*, vdbench-*)
+    jobfile: Path | None = None  # `bench FILE.fio`: a fio job file's jobs instead of one job

@@ -39,7 +39,7 @@ from .args import (
     check_meter_spec,
     fail,
 )
-from .bench import run_bench
+from .bench import run_bench, split_jobfile
 from .bench_args import BenchArgs
 from .ci_upload import UPLOAD_TOKEN_ENV, UploadArgs, UploadError, upload
 from .client import ApiClient
@@ -268,7 +268,9 @@ def bench(
     data file, removed afterwards; an existing file is never extended; a block device is opened
     read-only unless --destructive=1. --preset tpch takes --dbms, --scale-factor, --streams,
     --query-timeout, --buffer-pool (docs/tpch.md); --preset heap-btree takes --records, --queries,
-    --heap-queries, --randseed, --cache-fraction, --structure, --check (docs/heap-btree.md)."""
+    --heap-queries, --randseed, --cache-fraction, --structure, --check (docs/heap-btree.md).
+    `bench FILE.fio --target DIR`: a fio job file's jobs instead (docs/jobfiles.md); its filename
+    and directory are replaced by the target."""
     options = {
         "name": name,
         "rw": rw,
@@ -280,11 +282,12 @@ def bench(
         "direct": direct,
         "ioengine": ioengine,
     }
+    jobfile, extra = split_jobfile(list(ctx.args))
     run_bench(
         BenchArgs(
             target=target,
             options=options,
-            extra=list(ctx.args),
+            extra=extra,
             preset=preset,
             json_output=json_output,
             output_format=output_format,
@@ -295,6 +298,7 @@ def bench(
             grid_g_per_kwh=grid_g_per_kwh,
             pue=pue,
             scale=scale,
+            jobfile=jobfile,
         )
     )
 

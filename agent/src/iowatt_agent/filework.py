@@ -93,12 +93,22 @@ def engine_message(stderr: str) -> str:
     return lines[-1][:500] if lines else "no message"
 
 
-def parse_only(engine: Path | str, args: list[str], *, timeout_s: float = PARSE_TIMEOUT_S) -> dict[str, Any]:
-    """The engine's `--parse-only` document of a file workload (it touches nothing). Raises
-    FileJobRefused with the engine's message when it refuses the text (exit 2) or fails."""
+def parse_only(
+    engine: Path | str,
+    args: list[str],
+    *,
+    timeout_s: float = PARSE_TIMEOUT_S,
+    file: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The engine's `--parse-only` document of a file workload (it touches nothing); `file`: a
+    job file given last (`--parse-only FILE`), `env`: the engine's whole environment (None: the
+    agent's). Raises FileJobRefused with the engine's message when it refuses the text (exit 2)
+    or fails."""
     try:
         done = subprocess.run(
-            [str(engine), *args, "--parse-only"],
+            [str(engine), *args, "--parse-only", *([str(file)] if file is not None else [])],
+            env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout_s,

@@ -330,6 +330,7 @@ class AgentLoop:
             kill_grace_s=max(self.settings.kill_grace_s, runner.kill_grace_s or 0.0),
             output_format=self.settings.output_format,
             mode_argv=runner.arguments(file_run) if file_run else None,
+            extra_args=plan.engine_args,
             phases=runner.phases(file_run) if file_run else None,
             phase_of=runner.progress_phase,
         )

@@ -20,12 +20,14 @@ from typing import Any
 from iowatt_policy import (
     Policy,
     ReportedPolicy,
+    Target,
     check_run,
     check_target_on_host,
 )
 
 from . import filework
 from .kinds import RUNNERS, Runner, runner_for_job
+from .kinds.jobfile import JobfileRunner
 from .policy import MeterEntry, Meters, engine_job_for, report
 from .schemas import Lease
 
@@ -55,6 +57,7 @@ class Plan:
     idle_s: float
     file_run: filework.FileRun | None = None  # a file workload: its text file, run directory, facts
     runner: Runner = RUNNERS["block"]  # the kind's runner: program, arguments, phases, grace, reasons
+    engine_args: tuple[str, ...] = ()  # given before the job file (a fio job file's --untrusted)
 
 
 def plan_lease(
@@ -88,6 +91,10 @@ def plan_lease(
         runner = runner_for_job(raw_job)  # check_run allowed its mode
     except ValueError as exc:
         raise Refused(str(exc)) from None
+    if runner.block_job:
+        return _plan_jobfile_run(
+            lease, raw_job, runner, reported, target, resolved, meters, idle_s, policy, engine, state_dir
+        )
     if runner.mode is not None:
         return _plan_file_run(
             lease, raw_job, runner, reported, resolved, meters, idle_s, policy, engine, state_dir
@@ -111,6 +118,62 @@ def plan_lease(
         meter_name=name if entry is not None else None,
         meter=entry,
         idle_s=idle_s,
+    )
+
+
+def _plan_jobfile_run(
+    lease: Lease,
+    raw_job: dict[str, Any],
+    runner: Runner,
+    reported: ReportedPolicy,
+    target: Target,
+    resolved: str,
+    meters: Meters,
+    idle_s: float,
+    policy: Policy,
+    engine: Path | str | None,
+    state_dir: Path | None,
+) -> Plan:
+    """A fio job file (ADR 0029): the engine's own parse of the text here (--untrusted), judged as
+    the block job it is by the host's rules, then its JSON form (read back the same by the engine)
+    with the target's options, run as a block job with --untrusted."""
+    if engine is None or state_dir is None or not isinstance(runner, JobfileRunner):
+        raise Refused("this agent cannot check job files here (no engine to read them)")
+    text_file = state_dir / "jobs" / filework.text_file_name(str(lease.run_id), str(raw_job["mode"]))
+    try:
+        parse = runner.parse(engine, str(raw_job["text"]), text_file=text_file)
+    except filework.FileJobRefused as exc:
+        raise Refused(filework.refusal("jobfile", exc.reason, runner.refusal_key)) from None
+    violations = check_run(
+        reported,
+        target_path=lease.target_path,
+        engine_job=raw_job,
+        meter=lease.meter,
+        destructive=lease.destructive,
+        file_facts=parse,
+    )
+    if violations:
+        raise Refused("; ".join(v.reason() for v in violations))
+    try:
+        block = runner.checked_job(engine, parse, text_file=text_file)
+        job, data_file = engine_job_for(
+            block, target=target, resolved=resolved, run_key=str(lease.run_id), destructive=lease.destructive
+        )
+    except filework.FileJobRefused as exc:
+        raise Refused(filework.refusal("jobfile", exc.reason, runner.refusal_key)) from None
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    name, entry, idle_s, timeout_s = _meter_and_times(lease, meters, idle_s, policy)
+    return Plan(
+        job=job,
+        data_file=data_file,
+        filename=str(job["global"]["filename"]),
+        timeout_s=timeout_s,
+        meter_name=name if entry is not None else None,
+        meter=entry,
+        idle_s=idle_s,
+        runner=runner,
+        engine_args=tuple(runner.engine_args()),
     )
 
 

@@ -9,15 +9,19 @@ from iowatt_workload import WORKLOAD_KINDS, WorkloadKind
 from backend.workload.kinds.base import FileFacts, Kind, ParseOnly
 from backend.workload.kinds.block import Block
 from backend.workload.kinds.heap_btree import HeapBtree
+from backend.workload.kinds.jobfile import Jobfile
 from backend.workload.kinds.postmark import Postmark
 from backend.workload.kinds.tpch import Tpch
 from backend.workload.kinds.vdbench import Vdbench
 
-KINDS: dict[WorkloadKind, Kind] = {k.name: k for k in (Block(), Postmark(), Vdbench(), Tpch(), HeapBtree())}
+KINDS: dict[WorkloadKind, Kind] = {
+    k.name: k for k in (Block(), Postmark(), Vdbench(), Tpch(), HeapBtree(), Jobfile())
+}
 if tuple(KINDS) != WORKLOAD_KINDS:  # pragma: no cover - a kind added on one side only
     raise RuntimeError(f"the server's workload kinds {tuple(KINDS)} are not libs/workload's {WORKLOAD_KINDS}")
 
-# the file and database kinds: one set of parameters each, in the spec's field named after the kind
+# the kinds with one set of parameters each, in the spec's field named after the kind (every kind
+# but block: the file and database kinds, a fio job file's text)
 PARAMETER_KINDS: tuple[WorkloadKind, ...] = tuple(name for name, k in KINDS.items() if k.is_file)
 
 

@@ -32,7 +32,7 @@ SLOW_FILE_OPS_PER_S = 200.0
 FILE_TIMEOUT_NO_FACTS_S = 6 * 3600
 
 Family = Literal["block", "file", "database"]
-Sizing = Literal["shorten", "scale"]
+Sizing = Literal["shorten", "scale", "none"]  # none: runs as written (a fio job file)
 TargetKind = Literal["file", "device", "directory"]
 
 
@@ -83,13 +83,29 @@ class ParseOnly:
     reported at."""
 
     def __init__(
-        self, file_flag: str | None, args: list[str], text: str, field: str, file_name: str = "parameters.txt"
+        self,
+        file_flag: str | None,
+        args: list[str],
+        text: str,
+        field: str,
+        file_name: str = "parameters.txt",
+        *,
+        positional: bool = False,
     ) -> None:
         self.file_flag, self.args, self.text = file_flag, args, text
         self.field, self.file_name = field, file_name
+        # the file is the last argument (a fio job file: `iowatt-engine --parse-only FILE`), and
+        # the engine's "FILE:LINE:" in a refusal reads "line LINE:"
+        self.positional = positional
 
     def command(self, engine: str, path: str) -> list[str]:
         return [engine, *([f"{self.file_flag}={path}"] if self.file_flag else []), *self.args]
+
+    def parse_command(self, engine: str, path: str, directory: str) -> list[str]:
+        """The whole --parse-only command line (`directory`: one the engine never touches)."""
+        if self.positional:
+            return [*self.command(engine, path), "--parse-only", path]
+        return [*self.command(engine, path), f"--directory={directory}", "--parse-only"]
 
 
 class Kind:
@@ -114,8 +130,9 @@ class Kind:
 
     @property
     def is_file(self) -> bool:
-        """Not a block workload: one set of parameters in the spec's field named after the kind."""
-        return self.family != "block"
+        """Not a block workload's jobs: one set of parameters in the spec's field named after the
+        kind (a fio job file's text too, though its family is block)."""
+        return self.parameters_model is not None
 
     def parameters(self, spec: WorkloadSpec) -> InputSchema | None:
         """The spec's parameters of this kind (None for a block workload, or when missing)."""
@@ -158,6 +175,15 @@ class Kind:
     def parse_only(self, spec: WorkloadSpec) -> ParseOnly | None:
         """The engine's --parse-only of this workload (None: facts come from elsewhere)."""
         return None
+
+    def with_parse(self, spec: WorkloadSpec, doc: dict[str, Any]) -> WorkloadSpec | None:
+        """The spec with what the engine's --parse-only said, when the kind keeps more than its
+        `bounds` (a fio job file keeps its jobs); None: the facts of the bounds (facts.with_facts)."""
+        return None
+
+    def policy_facts(self, spec: WorkloadSpec) -> dict[str, Any] | None:
+        """check_run's file_facts for this workload: the engine's bounds the server got."""
+        return spec.facts.model_dump(mode="json") if spec.facts is not None else None
 
     def facts(self, spec: WorkloadSpec) -> FileFacts | None:
         """Facts the server knows without the engine (TPC-H's bound); None: ask parse_only."""

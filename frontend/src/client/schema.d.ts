@@ -1641,6 +1641,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workloads/jobfile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Parse Jobfile
+         * @description The jobs a fio job file makes, as the engine reads it (`iowatt-engine --untrusted
+         *     --parse-only`; ADR 0029): each section's options and reporting group, and the filename /
+         *     directory options the run's target will replace. Nothing is stored. A file the engine refuses
+         *     is a 422 at `text` naming the line and the option ("line 12: bs: ..."); include and ${VAR}
+         *     are refused.
+         */
+        post: operations["parse_jobfile_api_v1_workloads_jobfile_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workloads/{workload_id}": {
         parameters: {
             query?: never;
@@ -4063,6 +4087,76 @@ export interface components {
             usr_cpu_pct: number;
             write: components["schemas"]["DirSummary"] | null;
         };
+        /**
+         * JobfileJob
+         * @description One job the engine makes of the job file (a section, or a numjobs clone's parent).
+         */
+        JobfileJob: {
+            /**
+             * Group
+             * @description the reporting group it runs in (fio's stonewall / new_group)
+             */
+            group: number;
+            /**
+             * Name
+             * @description the section's name
+             */
+            name: string;
+            /**
+             * Options
+             * @description the section's own options, as the engine read them
+             */
+            options: {
+                [key: string]: string;
+            };
+        };
+        /**
+         * JobfileParse
+         * @description The engine's --parse-only of the text (set by the server; a value sent is replaced).
+         */
+        JobfileParse: {
+            /**
+             * Global Options
+             * @description the [global] section's options
+             */
+            global_options: {
+                [key: string]: string;
+            };
+            /**
+             * Jobs
+             * @description the jobs, in order
+             */
+            jobs: components["schemas"]["JobfileJob"][];
+            /**
+             * Replaced
+             * @description the job file's filename / directory options the run's target replaces ('SECTION: option=value'); they are never followed
+             */
+            replaced: string[];
+        };
+        /**
+         * JobfileSpec
+         * @description A fio job file: its text and the engine's parse of it.
+         */
+        JobfileSpec: {
+            /** @description the engine's parse of the text (set by the server; a value sent is replaced) */
+            parsed?: components["schemas"]["JobfileParse"] | null;
+            /**
+             * Text
+             * @description the job file's text, kept and shown byte for byte (at most 64 KiB); include and ${VAR} environment expansion are refused, filename and directory are replaced by the run's target
+             */
+            text: string;
+        };
+        /**
+         * JobfileText
+         * @description A fio job file's text ([global], sections, options as fio's HOWTO), read only by the engine.
+         */
+        JobfileText: {
+            /**
+             * Text
+             * @description the job file's text, kept and shown byte for byte (at most 64 KiB); include and ${VAR} environment expansion are refused, filename and directory are replaced by the run's target
+             */
+            text: string;
+        };
         /** LatencyCurve */
         LatencyCurve: {
             /** Column */
@@ -6359,7 +6453,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree";
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile";
             /** Passes */
             passes: number;
             postmark: components["schemas"]["PostmarkSpec"] | null;
@@ -7150,6 +7244,8 @@ export interface components {
             facts?: components["schemas"]["FileFacts"] | null;
             /** @description kind heap_btree only */
             heap_btree?: components["schemas"]["HeapBtreeSpec"] | null;
+            /** @description kind jobfile only (a fio job file, ADR 0029) */
+            jobfile?: components["schemas"]["JobfileSpec"] | null;
             /**
              * Jobs
              * @description block workloads: 1 to 200 jobs; file workloads: none
@@ -7157,11 +7253,11 @@ export interface components {
             jobs?: components["schemas"]["JobSpec"][];
             /**
              * Kind
-             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree)
+             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile)
              * @default block
              * @enum {string}
              */
-            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree";
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile";
             /**
              * Passes
              * @description measured passes per test (CrystalDiskMark-style)
@@ -14796,6 +14892,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FileFacts"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `engine_unavailable`: the server has no iowatt-engine to ask (IOWATT_ENGINE_PATH) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    parse_jobfile_api_v1_workloads_jobfile_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobfileText"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobfileParse"];
                 };
             };
             /** @description The request body cannot be read */

@@ -6,7 +6,7 @@ import type { components } from "../client/schema";
 import type { WorkloadRead, WorkloadSpec } from "../client/types";
 import { formatBytes, formatCount, formatSeconds, sig3 } from "./format";
 
-export type WorkloadKind = "block" | "postmark" | "vdbench" | "tpch" | "heap_btree";
+export type WorkloadKind = "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile";
 
 /** PostMark's `set` commands, structured (the server's PostmarkSpec). */
 export type PostmarkSpec = components["schemas"]["PostmarkSpec"];
@@ -46,6 +46,7 @@ export const KIND_LABEL: Record<WorkloadKind, string> = {
   vdbench: "vdbench file set",
   tpch: "TPC-H-derived",
   heap_btree: "heap / B-tree",
+  jobfile: "fio job file",
 };
 
 /** The engine's facts stored with a spec (the server's `--parse-only`), when there are any. */

@@ -7,7 +7,9 @@ export function describeJob(j: Pick<JobSpec, "rw" | "bs_bytes" | "iodepth" | "nu
 }
 
 /** What describeWorkload reads: a shared run's workload (no vdbench text) is one too. */
-type Described = Pick<WorkloadSpec, "kind" | "jobs" | "tpch">;
+type Described = Pick<WorkloadSpec, "kind" | "jobs" | "tpch"> & {
+  jobfile?: WorkloadSpec["jobfile"];
+};
 
 export function describeWorkload(w: Described | null | undefined): string {
   if (w?.kind === "postmark") return "PostMark";
@@ -15,6 +17,10 @@ export function describeWorkload(w: Described | null | undefined): string {
   if (w?.kind === "tpch")
     return w.tpch ? `TPC-H-derived, SF ${w.tpch.scale_factor} on ${w.tpch.dbms}` : "TPC-H-derived";
   if (w?.kind === "heap_btree") return "heap / B-tree sweep";
+  if (w?.kind === "jobfile") {
+    const n = w.jobfile?.parsed?.jobs.length;
+    return n ? `fio job file: ${n} job${n === 1 ? "" : "s"}` : "fio job file";
+  }
   const jobs = w?.jobs ?? [];
   const first = jobs[0];
   if (!first) return "—";

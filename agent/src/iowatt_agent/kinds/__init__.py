@@ -12,12 +12,21 @@ from iowatt_workload import WORKLOAD_KINDS, WorkloadKind, kind_of_mode
 from .base import Runner
 from .block import BlockRunner
 from .heap_btree import HeapBtreeRunner
+from .jobfile import JobfileRunner
 from .postmark import PostmarkRunner
 from .tpch import TpchRunner
 from .vdbench import VdbenchRunner
 
 RUNNERS: dict[WorkloadKind, Runner] = {
-    r.kind: r for r in (BlockRunner(), PostmarkRunner(), VdbenchRunner(), TpchRunner(), HeapBtreeRunner())
+    r.kind: r
+    for r in (
+        BlockRunner(),
+        PostmarkRunner(),
+        VdbenchRunner(),
+        TpchRunner(),
+        HeapBtreeRunner(),
+        JobfileRunner(),
+    )
 }
 if tuple(RUNNERS) != WORKLOAD_KINDS:  # pragma: no cover - a kind added on one side only
     raise RuntimeError(

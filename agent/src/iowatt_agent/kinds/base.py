@@ -37,11 +37,17 @@ class Runner:
     # libs/policy's FILE_JOB_KEYS names a refusal after
     text_key: ClassVar[str | None] = None
     refusal_key: ClassVar[str] = "records"
+    # planned as a block job file on any target (a fio job file, ADR 0029), not in a run directory
+    block_job: ClassVar[bool] = False
 
     @property
     def mode(self) -> str | None:
         """The lease job's "mode" (libs/workload's KIND_MODES: None for a block job file)."""
         return KIND_MODES[self.kind]
+
+    def engine_args(self) -> list[str]:
+        """Given to the engine before its job file (a fio job file's --untrusted)."""
+        return []
 
     def available(self) -> bool:
         """This host can run the kind (the inventory's capabilities.workload_kinds)."""

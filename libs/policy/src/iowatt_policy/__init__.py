@@ -33,6 +33,11 @@ Memory (`memory.py`)
     the one memory bound of a run: thread_bytes, random_map_bytes (block jobs, used by
     check_run), file_workload_memory(mode, facts, job), tpch_memory(dbms, pool, streams) ->
     MemoryBound(bytes, field, what); DBMS_MEMORY; the engine's constants
+Job files (`jobfile.py`, ADR 0029)
+    block_job(parse) -> the engine's JSON job file of its --parse-only document of a fio job file
+        (the job file's filename and directory dropped: the run's target replaces them);
+        parsed_jobs(parse), replaced_options(parse), same_jobs(a, b), ParseUnreadable,
+        JOBFILE_SCHEMA, REPLACED_OPTIONS, MAX_JOBFILE_CHARS
 fio values (`fio.py`)
     parse_size(text, kb_base) (iowatt_workload's, re-exported: one size parser, ADR 0013),
     parse_time_ns, parse_u64, parse_bool, parse_bs, parse_bssplit_sizes
@@ -76,6 +81,16 @@ from iowatt_policy.fio import (
     parse_time_ns,
     parse_u64,
 )
+from iowatt_policy.jobfile import (
+    JOBFILE_SCHEMA,
+    MAX_JOBFILE_CHARS,
+    REPLACED_OPTIONS,
+    ParseUnreadable,
+    block_job,
+    parsed_jobs,
+    replaced_options,
+    same_jobs,
+)
 from iowatt_policy.memory import DBMS_MEMORY, MemoryBound, file_workload_memory, tpch_memory
 from iowatt_policy.model import (
     AUTO,
@@ -104,6 +119,14 @@ from iowatt_policy.model import (
 )
 
 __all__ = [
+    "JOBFILE_SCHEMA",
+    "MAX_JOBFILE_CHARS",
+    "REPLACED_OPTIONS",
+    "ParseUnreadable",
+    "block_job",
+    "parsed_jobs",
+    "replaced_options",
+    "same_jobs",
     "AUTO",
     "DBMS_MEMORY",
     "DEFAULT_FILES_FRACTION",

@@ -20,6 +20,7 @@ from iowatt_workload import (
 )
 
 from .fio import parse_bool, parse_bs, parse_bssplit_sizes, parse_size, parse_time_ns, parse_u64, value_text
+from .jobfile import ParseUnreadable, block_job
 from .memory import (
     ENGINE_BASE_BYTES,
     ENGINE_WRITE_POOL_BYTES,
@@ -811,7 +812,8 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
 # --- file workloads (PostMark and vdbench file sets) and the heap vs B-tree sweep -----------------
 
 # the modes and what each job may contain: one record per mode (modes.py, ADR 0027)
-FILE_MODES = tuple(m for m, rules in MODES.items() if rules.engine)  # run by the engine in a directory target
+# run by the engine in a directory target (a job file is a block job once parsed: any target)
+FILE_MODES = tuple(m for m, rules in MODES.items() if rules.engine and not rules.block)
 TPCH_MODE = TPCH.mode  # a private DBMS started by the agent in a directory target
 JOB_MODES = tuple(MODES)
 MAX_FILE_JOB_CHARS = 64 * 1024  # a command / parameter file (the server's bound too)
@@ -912,7 +914,7 @@ def _file_job_shape(engine_job: dict[str, Any]) -> tuple[str | None, list[Violat
                 OPTION_NOT_ALLOWED,
                 "workload.kind",
                 f"{repr(mode)[:80]} is not a workload mode this agent runs ({', '.join(JOB_MODES)})",
-                "send a block job or a postmark / vdbench / heap-btree / tpch workload",
+                "send a block job or a postmark / vdbench / heap-btree / jobfile / tpch workload",
             )
         ]
     keys = FILE_JOB_KEYS[mode]
@@ -933,7 +935,7 @@ def _file_job_shape(engine_job: dict[str, Any]) -> tuple[str | None, list[Violat
             if required:
                 found.append(Violation(OPTION_NOT_ALLOWED, field, f"a {mode} job needs {key}", f"give {key}"))
             continue
-        if key in ("commands", "parameters"):
+        if key in ("commands", "parameters", "text"):
             if not isinstance(value, str):
                 found.append(Violation(OPTION_NOT_ALLOWED, field, f"{key} must be a string", f"fix {key}"))
             elif len(value) > MAX_FILE_JOB_CHARS or "\x00" in value or not value.strip():
@@ -1164,6 +1166,58 @@ def _check_dbms(policy: ReportedPolicy, dbms: object) -> list[Violation]:
     ]
 
 
+# modes whose job, once the engine has parsed it, is a block job file (a fio job file: ADR 0029)
+BLOCK_MODES = tuple(m for m, rules in MODES.items() if rules.block)
+
+
+def _check_jobfile_run(
+    policy: ReportedPolicy,
+    *,
+    target_path: str,
+    engine_job: dict[str, Any],
+    meter: str | None,
+    destructive: bool,
+    parse: object,
+) -> list[Violation]:
+    """A fio job file (ADR 0029): its shape (the text), then the engine's parse of it judged as the
+    block job it is (jobfile.block_job: the job file's filename and directory dropped, the run's
+    target replaces them), every violation named at the text. Without a parse (a caller that has
+    none) only the target and meter: the agent always parses, and judges its own parse."""
+    mode, shape = _file_job_shape(engine_job)
+    text_field = MODES[mode or "jobfile"].keys["text"][0]
+    if shape or parse is None:
+        found = _check_target(policy, target_path, destructive, [])
+        return [*found, *_check_meter(policy, meter), *shape]
+    try:
+        job = block_job(parse)
+    except ParseUnreadable as exc:
+        return [
+            Violation(
+                OPTION_NOT_ALLOWED,
+                text_field,
+                f"the job file cannot be checked: {exc}",
+                "update iowatt-engine on the host (its --parse-only reads fio job files)",
+            )
+        ]
+    found = check_run(policy, target_path=target_path, engine_job=job, meter=meter, destructive=destructive)
+    names = [str(j["name"]) for j in job["jobs"]]
+    return [_at_text(v, text_field, names) for v in found]
+
+
+def _at_text(v: Violation, text_field: str, names: list[str]) -> Violation:
+    """A block job's violation named at the job file's text, its job by name ("job 0" is the first
+    section the engine made a job of)."""
+    if not v.field.startswith(("workload.jobs", "workload.global")):
+        return v
+    message = v.message
+    parts = v.field.split(".")
+    if len(parts) > 2 and parts[1] == "jobs" and parts[2].isdigit() and int(parts[2]) < len(names):
+        message = f"[{names[int(parts[2])][:60]}] {message}"
+    elif parts[1] == "global":
+        message = f"[global] {message}"
+    return Violation(v.rule, text_field, message, v.fix)
+
+
 def check_run(
     policy: ReportedPolicy,
     *,
@@ -1178,10 +1232,21 @@ def check_run(
     the server sends it, before the agent adds its own options, or a file workload's job
     ({"mode": "postmark", "commands": ...} / {"mode": "vdbench", "parameters": ..., "scale": ...,
     "elapsed"?: ...} / {"mode": "heap-btree", "records": ..., ...}) or a TPC-H job ({"mode":
-    "tpch", "dbms": ..., "scale_factor": ..., ...}: a DBMS of the host's `allowed_dbms` only).
+    "tpch", "dbms": ..., "scale_factor": ..., ...}: a DBMS of the host's `allowed_dbms` only) or a
+    fio job file ({"mode": "jobfile", "text": ...}: `file_facts` is then the engine's
+    --parse-only document of the text, judged as a block job; ADR 0029).
     `file_facts` is the engine's `bounds` for a file workload (its `--parse-only`), for TPC-H
     the bound of libs/workload's function: None skips the limits (a caller without them); the
     agent always passes them."""
+    if isinstance(engine_job, dict) and engine_job.get("mode") in BLOCK_MODES:
+        return _check_jobfile_run(
+            policy,
+            target_path=target_path,
+            engine_job=engine_job,
+            meter=meter,
+            destructive=destructive,
+            parse=file_facts,
+        )
     if isinstance(engine_job, dict) and "mode" in engine_job:
         return _check_file_run(
             policy,

@@ -22,6 +22,9 @@ class JobMode:
     limit_fields: tuple[str, str, str]  # the fields a limit's violation names: (main, size, time)
     text_values: bool  # every value is the engine's own text (PostMark, vdbench), never a JSON number
     engine: bool  # the engine runs it in a directory target (else the agent's TPC-H child, a DBMS)
+    # once the engine has parsed it, a block job file (any target kind; ADR 0029): check_run judges
+    # the parse as a block job (jobfile.block_job), not as a file set
+    block: bool = False
 
 
 POSTMARK = JobMode(
@@ -74,8 +77,19 @@ TPCH = JobMode(
     engine=False,
 )
 
+JOBFILE = JobMode(
+    mode="jobfile",
+    kind="jobfile",
+    # the fio job file's text; the engine's parse of it (check_run's file_facts) is a block job
+    keys={"text": ("workload.jobfile.text", True)},
+    limit_fields=("workload.jobfile.text",) * 3,
+    text_values=True,
+    engine=True,
+    block=True,
+)
+
 # every mode once, engine modes first (the order messages list them in)
-MODES: dict[str, JobMode] = {m.mode: m for m in (POSTMARK, VDBENCH, HEAP_BTREE, TPCH)}
+MODES: dict[str, JobMode] = {m.mode: m for m in (POSTMARK, VDBENCH, HEAP_BTREE, JOBFILE, TPCH)}
 _EXPECTED = {kind: mode for kind, mode in KIND_MODES.items() if mode is not None}
 if {m.kind: m.mode for m in MODES.values()} != _EXPECTED:  # pragma: no cover - a kind added on one side
     raise RuntimeError(f"libs/policy's job modes {sorted(MODES)} are not libs/workload's {_EXPECTED}")

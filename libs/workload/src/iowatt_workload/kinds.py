@@ -11,17 +11,26 @@ Spellings: the kind is `heap_btree` everywhere (an identifier: a field name of t
 in Python); the engine's mode and flag are `heap-btree` (`--heap-btree`, a lease job's `"mode"`);
 `heap-btree` is also a preset's name. Presets (`postmark-*`, `vdbench-*`, `tpch-smoke`, ...) are
 named workloads of a kind, never kinds. A block workload's lease job has no mode (it is the
-engine's JSON job file).
+engine's JSON job file). A `jobfile` workload is a fio job file's text (ADR 0029): its lease job
+is `{"mode": "jobfile", "text": ...}`, which the agent turns into a block job file from the
+engine's own parse of it.
 """
 
 from __future__ import annotations
 
 from typing import Final, Literal
 
-WorkloadKind = Literal["block", "postmark", "vdbench", "tpch", "heap_btree"]
+WorkloadKind = Literal["block", "postmark", "vdbench", "tpch", "heap_btree", "jobfile"]
 
 # every kind once, in the order the UI lists them
-WORKLOAD_KINDS: Final[tuple[WorkloadKind, ...]] = ("block", "postmark", "vdbench", "tpch", "heap_btree")
+WORKLOAD_KINDS: Final[tuple[WorkloadKind, ...]] = (
+    "block",
+    "postmark",
+    "vdbench",
+    "tpch",
+    "heap_btree",
+    "jobfile",
+)
 
 # a kind's lease job "mode" (None: a block job file, which has none)
 KIND_MODES: Final[dict[WorkloadKind, str | None]] = {
@@ -30,6 +39,7 @@ KIND_MODES: Final[dict[WorkloadKind, str | None]] = {
     "vdbench": "vdbench",
     "tpch": "tpch",
     "heap_btree": "heap-btree",
+    "jobfile": "jobfile",
 }
 
 

@@ -1,0 +1,281 @@
+"""fio job files on the server (issue 24, ADR 0029): a workload given as a job file's text is kept
+byte for byte and as the engine's parse of it, shown back verbatim; a file the engine refuses is a
+422 at the text naming the line and option; the server's parse runs --untrusted in an empty
+environment (include and ${VAR} refused, the server's secrets out of reach); a run is judged by the
+host's rules as the block job it is, the job file's filename and directory replaced by the target.
+
+The engine's job-file side is the stand-in of tests/jobfile_engine.py (the contract's documents and
+messages) until the real engine reads job files; `test_the_real_engine_*` use the real one."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from backend.config import get_settings
+from backend.models import Run, Workload
+from backend.workload import facts
+from backend.workload.schemas import WorkloadSpec, load_spec
+from tests.factories import INVENTORY, UserCtx, create_agent, create_user
+from tests.jobfile_engine import REAL_ENGINE, calls, real_engine_reads_job_files, write_jobfile_engine
+
+# what a storage engineer brings: comments, a [global] section, a bare flag, a device path, CRLF
+JOBFILE = (
+    "; fio's examples style\r\n"
+    "[global]\r\n"
+    "rw=randread\r\n"
+    "bs=4k\r\n"
+    "filename=/dev/sdb\r\n"
+    "size=1m\r\n"
+    "\r\n"
+    "[reader]\r\n"
+    "runtime=2\r\n"
+    "time_based=1\r\n"
+    "   \r\n"
+    "[writer]\r\n"
+    "stonewall\r\n"
+    "rw=randwrite\r\n"
+    "iodepth=4\r\n"
+)
+
+
+@pytest.fixture
+def fake_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The stand-in engine as the server's IOWATT_ENGINE_PATH (a fresh parse cache)."""
+    path = write_jobfile_engine(tmp_path / "engine")
+    monkeypatch.setattr(get_settings(), "engine_path", str(path))
+    monkeypatch.setattr(facts, "_cache", type(facts._cache)())
+    return path
+
+
+def _workload(client: TestClient, u: UserCtx, text: str, name: str = "jf", **extra: Any) -> Any:
+    spec = {"kind": "jobfile", "jobfile": {"text": text, **extra}}
+    return client.post(
+        "/api/v1/workloads", json={"team_id": str(u.team.id), "name": name, "spec": spec}, headers=u.headers
+    )
+
+
+def _field(r: Any) -> tuple[str, str]:
+    assert r.status_code == 422, r.text
+    d = r.json()["detail"][0]
+    return d["field"], d["message"]
+
+
+def _agent(session: Session, u: UserCtx, **limits: Any) -> Any:
+    inv = json.loads(json.dumps(INVENTORY))
+    inv["capabilities"]["workload_kinds"].append("jobfile")
+    inv["policy"]["targets"].append({"path": "/srv/data.bin", "kind": "file", "writable": False})
+    if limits:
+        inv["policy"]["limits"] = limits
+    return create_agent(session, team=u.team, inventory=inv)
+
+
+def test_a_job_file_is_kept_byte_for_byte_and_as_the_engines_jobs(
+    client: TestClient, session: Session, fake_engine: Path
+) -> None:
+    u = create_user(session)
+    r = _workload(client, u, JOBFILE)
+    assert r.status_code == 201, r.text
+    spec = r.json()["spec"]
+    assert spec["kind"] == "jobfile" and spec["jobs"] == [] and spec["facts"] is None
+    assert spec["jobfile"]["text"] == JOBFILE  # CRLF, blank lines and spaces as given
+    parsed = spec["jobfile"]["parsed"]
+    assert parsed["global_options"] == {"rw": "randread", "bs": "4k", "filename": "/dev/sdb", "size": "1m"}
+    assert [(j["name"], j["group"]) for j in parsed["jobs"]] == [("reader", 0), ("writer", 1)]
+    assert parsed["jobs"][1]["options"] == {"stonewall": "", "rw": "randwrite", "iodepth": "4"}
+    assert parsed["replaced"] == ["global: filename=/dev/sdb"]
+    row = session.get(Workload, uuid.UUID(r.json()["id"]))
+    assert row is not None and row.spec["jobfile"]["text"] == JOBFILE and row.spec["spec_version"] == 5
+    again = client.get(f"/api/v1/workloads/{row.id}", headers=u.headers).json()
+    assert again["spec"]["jobfile"]["text"] == JOBFILE
+    # the server parsed it untrusted, in an environment of its own
+    (call,) = [c for c in calls(fake_engine) if "--parse-only" in c["argv"]]
+    assert call["argv"][:2] == ["--untrusted", "--parse-only"]
+    assert set(call["env"]) <= {"PATH", "LC_ALL", "PWD"}  # PWD: the interpreter's own
+
+
+def test_a_parse_sent_by_the_client_is_replaced(
+    client: TestClient, session: Session, fake_engine: Path
+) -> None:
+    u = create_user(session)
+    lie = {"global_options": {}, "jobs": [{"name": "x", "group": 0, "options": {}}], "replaced": []}
+    r = _workload(client, u, "[a]\nrw=read\nsize=4k\n", parsed=lie)
+    assert r.status_code == 201, r.text
+    assert [j["name"] for j in r.json()["spec"]["jobfile"]["parsed"]["jobs"]] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("[a]\nrw=read\nbogus=1\n", "line 3: bogus: ", "unknown option"),
+        ("[a]\ninclude /etc/shadow\n", "line 2: include: ", "refused"),
+        ("[a]\nsize=${DATABASE_URL}\n", "line 2: size: ", "${DATABASE_URL}"),
+    ],
+)
+def test_a_file_the_engine_refuses_is_a_422_naming_the_line_and_option(
+    client: TestClient, session: Session, fake_engine: Path, text: str, line: str, words: str
+) -> None:
+    u = create_user(session)
+    field, message = _field(_workload(client, u, text))
+    assert field == "spec.jobfile.text"
+    assert message.startswith(line) and words in message, message
+    assert str(fake_engine.parent) not in message and "/tmp" not in message  # no server path shown
+    field, message = _field(client.post("/api/v1/workloads/jobfile", json={"text": text}, headers=u.headers))
+    assert field == "text" and message.startswith(line), message
+
+
+def test_the_servers_secrets_never_reach_the_engine(
+    client: TestClient, session: Session, fake_engine: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even an engine that expanded ${VAR} (one without --untrusted) finds nothing of the server's."""
+    monkeypatch.setenv("IOWATT_TEST_SECRET", "hunter2")
+    u = create_user(session)
+    r = client.post("/api/v1/workloads/jobfile", json={"text": "[a]\nrw=read\n"}, headers=u.headers)
+    assert r.status_code == 200, r.text
+    for call in calls(fake_engine):
+        assert "hunter2" not in json.dumps(call["env"])
+
+
+def test_the_parse_route_shows_the_jobs_and_stores_nothing(
+    client: TestClient, session: Session, fake_engine: Path
+) -> None:
+    u = create_user(session)
+    before = session.query(Workload).count()
+    r = client.post("/api/v1/workloads/jobfile", json={"text": JOBFILE}, headers=u.headers)
+    assert r.status_code == 200, r.text
+    assert [j["name"] for j in r.json()["jobs"]] == ["reader", "writer"]
+    assert r.json()["replaced"] == ["global: filename=/dev/sdb"]
+    assert session.query(Workload).count() == before
+    assert client.post("/api/v1/workloads/jobfile", json={"text": JOBFILE}).status_code == 401
+    for bad in ({"text": ""}, {"text": "   \n"}, {"text": "x" * (64 * 1024 + 1)}, {"text": "a\x00b"}, {}):
+        assert client.post("/api/v1/workloads/jobfile", json=bad, headers=u.headers).status_code == 422
+
+
+def test_a_huge_job_file_is_refused_before_the_engine_sees_it(
+    client: TestClient, session: Session, fake_engine: Path
+) -> None:
+    u = create_user(session)
+    huge = "[a]\n" + "; padding\n" * 7000  # 70 KB
+    field, message = _field(_workload(client, u, huge))
+    assert field == "spec.jobfile.text" and "65536" in message
+    multibyte = "[a]\n;" + "é" * 33_000  # under 64 Ki characters, over 64 KiB
+    assert _field(_workload(client, u, multibyte))[0] == "spec.jobfile.text"
+    assert calls(fake_engine) == []
+
+
+def test_a_run_of_a_job_file_is_judged_as_the_block_job_it_is(
+    client: TestClient, session: Session, fake_engine: Path
+) -> None:
+    u = create_user(session)
+    a = _agent(session, u, max_threads=8)
+    body = {"agent_id": str(a.agent.id), "target_path": "/srv/bench"}
+    ok = client.post(
+        "/api/v1/runs",
+        json={**body, "workload": {"kind": "jobfile", "jobfile": {"text": JOBFILE}}},
+        headers=u.headers,
+    )
+    assert ok.status_code == 201, ok.text
+    run = session.get(Run, uuid.UUID(ok.json()["id"]))
+    assert run is not None and run.name.startswith("reader+writer on ")
+    spec = load_spec(run.workload_spec)
+    assert spec.engine_job() == {"mode": "jobfile", "text": JOBFILE}  # the text, never the parse
+    assert run.workload_spec["jobfile"]["parsed"]["jobs"][0]["name"] == "reader"
+    # a numjobs bomb: the host's max_threads
+    bomb = "[a]\nrw=read\nsize=4k\nnumjobs=100000\n"
+    r = client.post(
+        "/api/v1/runs",
+        json={**body, "workload": {"kind": "jobfile", "jobfile": {"text": bomb}}},
+        headers=u.headers,
+    )
+    assert r.status_code == 422 and r.json()["error"] == "host_policy_refused", r.text
+    d = r.json()["detail"][0]
+    assert d["field"] == "workload.jobfile.text" and d["rule"] == "limit.threads" and "[a]" in d["message"]
+    # options the host does not allow a server to send: agent-only ones, paths, those not listed
+    for line, rule in (
+        ("destructive=1", "option.not_allowed"),
+        ("write_bw_log=/etc/x", "option.not_allowed"),
+        ("nrfiles=100000", "option.not_allowed"),
+    ):
+        text = f"[a]\nrw=read\nsize=4k\n{line}\n"
+        r = client.post(
+            "/api/v1/runs",
+            json={**body, "workload": {"kind": "jobfile", "jobfile": {"text": text}}},
+            headers=u.headers,
+        )
+        assert r.status_code == 422, (line, r.text)
+        assert (
+            r.json()["detail"][0]["rule"] == rule and line.split("=")[0] in r.json()["detail"][0]["message"]
+        )
+    # a job file writing to a file target the host lets runs only read
+    writes = {"kind": "jobfile", "jobfile": {"text": "[w]\nrw=write\nsize=4k\nfilename=/etc/passwd\n"}}
+    r = client.post(
+        "/api/v1/runs", json={**body, "target_path": "/srv/data.bin", "workload": writes}, headers=u.headers
+    )
+    assert r.status_code == 422 and r.json()["detail"][0]["rule"] == "file.read_only", r.text
+
+
+def test_a_job_file_runs_as_written(client: TestClient, session: Session, fake_engine: Path) -> None:
+    u = create_user(session)
+    a = _agent(session, u)
+    body = {
+        "agent_id": str(a.agent.id),
+        "target_path": "/srv/bench",
+        "workload": {"kind": "jobfile", "jobfile": {"text": JOBFILE}},
+    }
+    assert (
+        _field(client.post("/api/v1/runs", json={**body, "shorten": 0.5}, headers=u.headers))[0] == "shorten"
+    )
+    assert _field(client.post("/api/v1/runs", json={**body, "scale": 2}, headers=u.headers))[0] == "scale"
+
+
+def test_an_agent_that_does_not_run_job_files_is_asked_to_upgrade(
+    client: TestClient, session: Session, fake_engine: Path
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team)  # reports block, postmark, vdbench, tpch, heap_btree
+    body = {
+        "agent_id": str(a.agent.id),
+        "target_path": "/srv/bench",
+        "workload": {"kind": "jobfile", "jobfile": {"text": JOBFILE}},
+    }
+    field, message = _field(client.post("/api/v1/runs", json=body, headers=u.headers))
+    assert field == "workload.kind" and "upgrade the agent" in message
+
+
+def test_timeouts_and_identity_come_from_the_parse() -> None:
+    def spec(text: str, jobs: list[dict[str, Any]], glob: dict[str, str] | None = None) -> WorkloadSpec:
+        parsed = {"global_options": glob or {}, "jobs": jobs, "replaced": []}
+        return WorkloadSpec.model_validate({"kind": "jobfile", "jobfile": {"text": text, "parsed": parsed}})
+
+    two = [
+        {"name": "a", "group": 0, "options": {"runtime": "10"}},
+        {"name": "b", "group": 0, "options": {"runtime": "20", "ramp_time": "5"}},
+    ]
+    # one group: its longest job (25 s), x1.5, plus 10 s a job and 300 s
+    assert spec("x", two).timeout_s() == int(25 * 1.5 + 20 + 300)
+    apart = [two[0], {**two[1], "group": 1}]
+    assert spec("x", apart).timeout_s() == int(35 * 1.5 + 20 + 300)
+    size_bound = [{"name": "a", "group": 0, "options": {"size": "1g"}}]
+    assert spec("x", size_bound).timeout_s() == int(3600 * 1.5 + 10 + 300)
+    # comments and spacing do not make another workload; the target's replacements do not either
+    assert spec("x", two).identity_jobs() == spec("; other\nx", two, {"filename": "/dev/sdz"}).identity_jobs()
+    assert spec("x", two).identity_jobs() != spec("x", apart).identity_jobs()
+
+
+@pytest.mark.skipif(not real_engine_reads_job_files(), reason="the real engine reads no job files yet")
+def test_the_real_engine_parses_and_refuses_like_the_contract(client: TestClient, session: Session) -> None:
+    assert REAL_ENGINE.exists()
+    u = create_user(session)
+    r = _workload(client, u, JOBFILE)
+    assert r.status_code == 201, r.text
+    assert [j["name"] for j in r.json()["spec"]["jobfile"]["parsed"]["jobs"]] == ["reader", "writer"]
+    field, message = _field(_workload(client, u, "[a]\nrw=read\nbogus=1\n", name="bad"))
+    assert field == "spec.jobfile.text" and message.startswith("line 3: bogus: "), message
+    field, message = _field(_workload(client, u, "[a]\nsize=${HOME}\n", name="env"))
+    assert message.startswith("line 2: "), message
