@@ -201,6 +201,15 @@ enum fadv { FADV_NONE, FADV_AUTO, FADV_SEQ, FADV_RAND, FADV_NORMAL };
 #define MAX_BS (1ull << 30) /* bs and each bssplit entry: at most 1 GiB */
 #define MAX_GIVEN 96
 struct bsent { uint64_t bs; unsigned pct; };
+/* verify family (src/verify.c): fio's verify_pattern as bytes, with the places of its %o */
+#define VERIFY_PATTERN_MAX 512
+#define VERIFY_PATTERN_OFFS 8
+struct vpattern {
+	unsigned char b[VERIFY_PATTERN_MAX];
+	uint16_t len;                   /* 0 = no pattern */
+	uint8_t noff;
+	uint16_t off_at[VERIFY_PATTERN_OFFS]; /* %o: the block's offset, 8 bytes little-endian, here */
+};
 struct options {
 	char name[128];
 	char filename[PATH_MAX];
@@ -246,6 +255,18 @@ struct options {
 	int unlink_file;                /* fio's unlink: remove, at the end, a file this run created */
 	int keep_existing;              /* never extend / fill / write-by-layout a file not created here */
 	int readonly;                   /* fio's readonly: a job that writes exits 2 */
+	/* verify family (src/verify.c, README § Verification) */
+	int verify;                     /* fio's verify type numbers (verify.h VT_*), 0 = none */
+	int verify_set;
+	int do_verify;                  /* fio's default 1 */
+	uint64_t verify_interval;       /* 0 = the smallest write block size */
+	uint64_t verify_offset;
+	int verify_fatal, verify_dump, verify_only;
+	uint64_t verify_backlog, verify_backlog_batch;
+	int verify_state_save, verify_state_load;
+	unsigned verify_async;
+	char verify_pattern_text[256];
+	struct vpattern verify_pattern;
 	/* options as given, for "job options" */
 	int ngiven;
 	char given_name[MAX_GIVEN][40];
@@ -395,6 +416,8 @@ struct io_req {
 	uint64_t t_sub;        /* when submitted */
 	uint64_t t_intended;   /* rate_iops: scheduled start */
 	int64_t res;           /* bytes done or -errno */
+	uint8_t vcheck;        /* verify family: check this read on completion (src/verify.c) */
+	uint64_t vseq;         /* verify family: the write's number in its worker */
 };
 struct worker;
 /* what an engine is, for the code around it (never compare ops pointers) */
@@ -482,6 +505,8 @@ struct worker {
 	int err;                        /* negative errno */
 	char errmsg[256];
 	uint64_t writes_since_sync;
+	uint64_t deadline;              /* of the running phase: the job's, or none for the verify phase */
+	struct vworker *vw;             /* verify family (src/verify.c), NULL without verify */
 	pthread_t thread;
 };
 struct job {
@@ -506,10 +531,12 @@ struct job {
 	/* progress */
 	uint64_t last_ios[2], last_bytes[2], last_tick;
 	int started, finished;
+	struct vjob *vj;                /* verify family (src/verify.c), NULL without verify */
 };
 void *worker_main(void *arg);
 int worker_setup_offsets(struct worker *w);
 int worker_next_io(struct worker *w, struct io_req *r); /* 1 when the byte budget is used up */
+int worker_gen_raw(struct worker *w, struct io_req *r); /* the workload's generator, without verify's phases */
 int job_start(struct job *j);
 void job_wait(struct job *j);
 void job_free(struct job *j);

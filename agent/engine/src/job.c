@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "iowatt.h"
+#include "verify.h"
 
 int job_start(struct job *j)
 {
@@ -63,6 +64,11 @@ int job_start(struct job *j)
 			uint64_t v = rng_next(&r);
 			memcpy(j->pool + i, &v, 8);
 		}
+	}
+	if (o->verify && (r = verify_job_init(j)) < 0) { /* verify family: src/verify.c */
+		j->err = r;
+		snprintf(j->errmsg, sizeof(j->errmsg), "out of memory");
+		return r;
 	}
 	j->workers = aligned_alloc(CACHELINE, o->numjobs * sizeof(*j->workers));
 	if (j->workers)
@@ -201,7 +207,9 @@ void job_free(struct job *j)
 		free(w->series);
 		free(w->hpool);
 		free(w->map);
+		verify_worker_free(w);
 	}
+	verify_job_free(j);
 	free(j->workers);
 	j->workers = NULL;
 	free(j->pool);

@@ -10,6 +10,7 @@
 #include "fileset.h"
 #include "heapbtree.h"
 #include "postmark.h"
+#include "verify.h"
 
 sem_t g_wake;
 static volatile sig_atomic_t g_signal;
@@ -96,6 +97,7 @@ int main(int argc, char **argv)
 		}
 		target_probe(&j->tgt, j->o);
 		target_validate(j->o, &j->tgt);
+		verify_validate(j->o, &j->tgt);
 		for (int k = 0; k < i; k++)
 			if (!strcmp(cfg.jobs[k].filename, j->o->filename) && jobs[k].tgt.is_blk != j->tgt.is_blk)
 				die_usage("filename", "'%s' changed type between jobs", j->o->filename);

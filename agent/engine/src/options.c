@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "iowatt.h"
+#include "verify.h"
 
 /* ---- the options table ----
  * Each option is defined once, in opts[] below (as fio's options table): its name and alias,
@@ -262,6 +263,30 @@ static const struct opt_choice dist_choices[] = {
 };
 static const struct opt_choice kb_base_choices[] = { { "1024", 1024 }, { "1000", 1000 }, { NULL, 0 } };
 
+/* verify family (src/verify.c): fio's type names and header numbers; pattern without a header is
+ * what verify=pattern means (verify_pattern alone adds the header: VT_PATTERN, set in finalize) */
+static const struct opt_choice verify_choices[] = {
+	{ "0", VT_NONE }, { "md5", VT_MD5 }, { "crc32c", VT_CRC32C }, { "crc32c-intel", VT_CRC32C },
+	{ "sha256", VT_SHA256 }, { "meta", VT_META }, { "pattern", VT_PATTERN_NOHDR }, { "null", VT_NULL },
+	{ NULL, 0 },
+};
+
+static void echo_verify(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	jw_str(w, d->key, verify_type_name(o->verify));
+}
+
+static void parse_verify_pattern(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d;
+	verify_parse_pattern(base, name, val);
+}
+
+static void echo_verify_pattern(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	jw_str_or_null(w, d->key, o->verify_pattern_text);
+}
+
 /* Table order is the echo's key order (iowatt.options, a stable interface) and --help's. */
 static const struct opt_def opts[] = {
 	{ .name = "name", .type = OT_STR, .off = OFF(name), .len = sizeof(((struct options *)0)->name),
@@ -345,6 +370,36 @@ static const struct opt_def opts[] = {
 	  .help = "never extend, fill or write-by-layout an existing file" },
 	{ .name = "readonly", .type = OT_BOOL, .off = OFF(readonly), .key = "readonly",
 	  .help = "refuse a job that writes" },
+	/* verify family (src/verify.c, README § Verification) */
+	{ .name = "verify", .type = OT_ENUM, .off = OFF(verify), .choices = verify_choices, .set_off = OFF(verify_set),
+	  .bad = "'%s' is not implemented here (0, md5, crc32c, crc32c-intel, sha256, meta, pattern, null; not fio's "
+		 "crc64, crc32, crc16, crc7, sha1, sha512, sha3-*, xxhash)",
+	  .key = "verify", .echo = echo_verify,
+	  .help = "write blocks with fio's verify header and checksum, read them back and check them" },
+	{ .name = "verify_pattern", .type = OT_FUNC, .parse = parse_verify_pattern, .echo = echo_verify_pattern,
+	  .key = "verify_pattern", .help = "fill (and check) with this pattern: 0xHEX, a number, \"text\", %o (offset); 512 bytes at most" },
+	{ .name = "do_verify", .type = OT_BOOL, .off = OFF(do_verify), .def = "1", .key = "do_verify",
+	  .help = "read back and check after the writes" },
+	{ .name = "verify_interval", .type = OT_SIZE, .off = OFF(verify_interval), .min = 1, .max = UINT32_MAX,
+	  .key = "verify_interval_bytes", .flags = OPT_F_NULL_ZERO, .help = "a header every N bytes (default: the block size)" },
+	{ .name = "verify_offset", .type = OT_SIZE, .off = OFF(verify_offset), .max = UINT32_MAX,
+	  .key = "verify_offset_bytes", .help = "swap the header with the data at this offset of each interval" },
+	{ .name = "verify_fatal", .type = OT_BOOL, .off = OFF(verify_fatal), .key = "verify_fatal",
+	  .help = "stop the job at the first bad interval" },
+	{ .name = "verify_dump", .type = OT_BOOL, .off = OFF(verify_dump), .key = "verify_dump",
+	  .help = "write bad intervals (received, expected) beside the target, 16 files at most" },
+	{ .name = "verify_only", .type = OT_BOOL, .off = OFF(verify_only), .key = "verify_only",
+	  .help = "write nothing: read back and check what an earlier run of this job wrote" },
+	{ .name = "verify_backlog", .type = OT_U64, .off = OFF(verify_backlog), .max = VERIFY_BACKLOG_MAX,
+	  .key = "verify_backlog", .help = "read back after every N writes (0 = after all of them); needs no memory" },
+	{ .name = "verify_backlog_batch", .type = OT_U64, .off = OFF(verify_backlog_batch), .max = VERIFY_BACKLOG_MAX,
+	  .key = "verify_backlog_batch", .help = "blocks read back per backlog batch (default: verify_backlog)" },
+	{ .name = "verify_state_save", .type = OT_BOOL, .off = OFF(verify_state_save),
+	  .help = "refused when 1: verify state files are not implemented" },
+	{ .name = "verify_state_load", .type = OT_BOOL, .off = OFF(verify_state_load),
+	  .help = "refused when 1: verify state files are not implemented" },
+	{ .name = "verify_async", .type = OT_UINT, .off = OFF(verify_async), .max = 65536,
+	  .help = "refused when not 0: verification runs inline" },
 	{ .name = "kb_base", .type = OT_ENUM, .off = OFF(kb_base), .choices = kb_base_choices,
 	  .bad = "must be 1024 or 1000, got '%s'", .def = "1024", .help = "meaning of size suffixes: 1024 or 1000" },
 	{ .name = "thread", .type = OT_BOOL, .flags = OPT_F_UNSTORED, .help = "accepted (threads are always used)" },
@@ -434,13 +489,14 @@ void opt_apply(void *base, const struct opt_def *d, const char *name, const char
 		for (const struct opt_choice *c = d->choices; c->name; c++)
 			if (!strcmp(c->name, val)) {
 				*FLD(base, d, int) = c->val;
-				return;
+				goto given;
 			}
 		die_usage(name, d->bad, val);
 	case OT_FUNC:
 		d->parse(base, d, name, val);
 		break;
 	}
+given:
 	if (d->set_off)
 		*(int *)(void *)((char *)base + d->set_off) = 1;
 }
@@ -738,6 +794,7 @@ void options_finalize(struct options *o)
 	 * with the same content would compress together far better than asked */
 	if (o->compress_pct && o->compress_pct < 100)
 		o->refill_buffers = 1;
+	verify_finalize(o); /* verify family: src/verify.c */
 }
 
 static char *slurp(const char *path)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "iowatt.h"
+#include "verify.h"
 
 struct merged {
 	struct dstat d[2];
@@ -314,6 +315,7 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 		jw_str(w, "error_message", j->errmsg);
 	else
 		jw_null(w, "error_message");
+	verify_report(w, j); /* "verify": src/verify.c */
 	jw_arr(w, "series");
 	uint64_t prev = 0;
 	for (size_t k = 0; k < np; k++) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "iowatt.h"
+#include "verify.h"
 
 #define NS_PER_S 1000000000ull
 #define LATE_START_NS 1000000ull /* an I/O issued > 1 ms after its intended start is late */
@@ -265,6 +266,8 @@ static inline void refresh_buffer(struct worker *w, struct io_req *r)
 {
 	const struct options *o = w->job->o;
 	unsigned char *b = r->buf;
+	if (w->vw && w->vw->fills)
+		return; /* verify family: src/verify.c filled the block with its header and checksum */
 	if (o->zero_buffers) {
 		if (rw_reads(o->rw)) /* a read may have filled the buffer */
 			memset(b, 0, r->len);
@@ -345,7 +348,7 @@ static uint64_t map_claim(struct worker *w, uint64_t bs, uint64_t *blk)
 
 /* Next I/O: direction, size, offset inside [offset, offset+size). 1 when the byte budget
  * (size x loops) is used up. */
-static inline int gen_io(struct worker *w, struct io_req *r)
+static inline int gen_io_raw(struct worker *w, struct io_req *r)
 {
 	const struct options *o = w->job->o;
 	if (!o->time_based && w->issued >= w->budget && w->measuring)
@@ -386,6 +389,19 @@ static inline int gen_io(struct worker *w, struct io_req *r)
 	r->off = o->offset + off;
 	w->issued += bs;
 	return 0;
+}
+
+int worker_gen_raw(struct worker *w, struct io_req *r)
+{
+	return gen_io_raw(w, r);
+}
+
+/* the next I/O; with verify, src/verify.c adds its phases around the workload's generator */
+static inline int gen_io(struct worker *w, struct io_req *r)
+{
+	if (__builtin_expect(w->vw != NULL, 0))
+		return verify_gen(w, r);
+	return gen_io_raw(w, r);
 }
 
 int worker_setup_offsets(struct worker *w)
@@ -445,7 +461,7 @@ static void run_sync(struct worker *w)
 	const struct options *o = j->o;
 	const struct engine_ops *ops = j->ops;
 	struct io_req *r = &w->reqs[0];
-	const uint64_t deadline = j->t_deadline, every = sync_every(o);
+	const uint64_t deadline = w->deadline, every = sync_every(o);
 	const int rate = w->rate_period_ns != 0;
 	uint64_t t0;
 
@@ -471,6 +487,8 @@ static void run_sync(struct worker *w)
 		w->submit_hist[1]++;
 		w->complete_hist[1]++;
 		account(w, r, t1, 1);
+		if (r->vcheck)
+			verify_done(w, r);
 		publish(w);
 		if (r->res < 0)
 			break;
@@ -498,7 +516,7 @@ static void run_async(struct worker *w)
 	struct job *j = w->job;
 	const struct options *o = j->o;
 	const struct engine_ops *ops = j->ops;
-	const uint64_t deadline = j->t_deadline, every = sync_every(o);
+	const uint64_t deadline = w->deadline, every = sync_every(o);
 	const int rate = w->rate_period_ns != 0;
 	/* iodepth_batch_submit (fio's default 1): give the device each I/O as soon as it is ready
 	 * instead of holding a whole refill batch back while the rest is prepared -- measured on a
@@ -523,6 +541,8 @@ static void run_async(struct worker *w)
 				break;
 			if (every && w->writes_since_sync >= every)
 				break; /* drain, then sync */
+			if (w->vw && verify_hold(w))
+				break; /* verify_backlog: drain, then read back */
 			struct io_req *r = w->freelist[w->nfree - 1];
 			if (gen_io(w, r)) {
 				stopping = 1;
@@ -600,6 +620,8 @@ static void run_async(struct worker *w)
 		for (int i = 0; i < n; i++) {
 			struct io_req *r = w->done[i];
 			account(w, r, tdone, 0);
+			if (r->vcheck)
+				verify_done(w, r);
 			w->inflight--;
 			w->freelist[w->nfree++] = r;
 		}
@@ -661,6 +683,8 @@ void *worker_main(void *arg)
 	lstat_init(&w->sched);
 	if (!err)
 		err = worker_setup_offsets(w);
+	if (!err && o->verify)
+		err = verify_worker_init(w);
 	if (o->rate_iops) {
 		w->rate_period_ns = NS_PER_S / o->rate_iops ? NS_PER_S / o->rate_iops : 1;
 		/* open loop: latency counts from the intended start, so the thread's own wake-up delay
@@ -677,6 +701,9 @@ void *worker_main(void *arg)
 	pthread_barrier_wait(&j->ready);
 	pthread_barrier_wait(&j->go); /* main set t_start/deadline, or j->err to abort */
 	if (!w->err && !j->err) {
+		w->deadline = j->t_deadline;
+		if (w->vw)
+			verify_start(w);
 		if (j->t_ramp_end == j->t_start)
 			start_measuring(w);
 		if (j->ops->flags & ENGINE_F_SYNC)
@@ -687,6 +714,16 @@ void *worker_main(void *arg)
 		 * end_fsync=1 reports what reached the device, not page-cache speed */
 		if (o->end_fsync && rw_writes(o->rw) && !w->err)
 			do_sync(w, 1);
+		/* verify family: read back and check what was written (src/verify.c) */
+		if (w->vw) {
+			if (verify_next_phase(w)) {
+				if (j->ops->flags & ENGINE_F_SYNC)
+					run_sync(w);
+				else
+					run_async(w);
+			}
+			verify_finish(w);
+		}
 		w->t_end = now_ns();
 		if (w->measuring) {
 			uint64_t tick_start = w->next_tick - NS_PER_S;

@@ -12,6 +12,8 @@
 
 #include "fileset.h"
 #include "iowatt.h"
+#include "verify.h"
+#include "vhash.h"
 
 static int failures, checks;
 #define CHECK(cond, ...)                                                                 \
@@ -405,8 +407,139 @@ static void test_parse_guarded(void)
 	free(text);
 }
 
+/* the published test vectors: RFC 3720 B.4 (CRC-32C), RFC 1321 A.5 (MD5), FIPS 180-4 examples
+ * (SHA-256 "abc", the two-block message, one million 'a') */
+static void test_vhash(void)
+{
+	static const struct { const char *in; const char *md5; } m[] = {
+		{ "", "d41d8cd98f00b204e9800998ecf8427e" },
+		{ "a", "0cc175b9c0f1b6a831c399e269772661" },
+		{ "abc", "900150983cd24fb0d6963f7d28e17f72" },
+		{ "message digest", "f96b697d7cb7938d525a2f31aaf161d0" },
+		{ "abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b" },
+		{ "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", "d174ab98d277d9f5a5611c2c9f419d9f" },
+		{ "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+		  "57edf4a22be3c955ac49da2e2107b67a" },
+	};
+	char hex[65];
+	unsigned char out[32];
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		struct md5_ctx c;
+		md5_init(&c);
+		/* in two pieces: the buffering between updates is part of what is tested */
+		size_t n = strlen(m[i].in), h = n / 3;
+		md5_update(&c, m[i].in, h);
+		md5_update(&c, m[i].in + h, n - h);
+		md5_final(&c, out);
+		for (int k = 0; k < 16; k++)
+			snprintf(hex + 2 * k, 3, "%02x", out[k]);
+		CHECK(!strcmp(hex, m[i].md5), "md5('%s') = %s", m[i].in, hex);
+	}
+	static const struct { const char *in; const char *sha; } s[] = {
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+	};
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		struct sha256_ctx c;
+		sha256_init(&c);
+		size_t n = strlen(s[i].in), h = n / 2;
+		sha256_update(&c, s[i].in, h);
+		sha256_update(&c, s[i].in + h, n - h);
+		sha256_final(&c, out);
+		for (int k = 0; k < 32; k++)
+			snprintf(hex + 2 * k, 3, "%02x", out[k]);
+		CHECK(!strcmp(hex, s[i].sha), "sha256('%s') = %s", s[i].in, hex);
+	}
+	struct sha256_ctx c;
+	sha256_init(&c);
+	char a[1000];
+	memset(a, 'a', sizeof(a));
+	for (int i = 0; i < 1000; i++)
+		sha256_update(&c, a, sizeof(a));
+	sha256_final(&c, out);
+	for (int k = 0; k < 32; k++)
+		snprintf(hex + 2 * k, 3, "%02x", out[k]);
+	CHECK(!strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"), "sha256(1M a) = %s", hex);
+	/* CRC-32C: RFC 3720 B.4 and the "123456789" check value; unaligned starts and lengths agree */
+	CHECK(crc32c("123456789", 9) == 0xe3069283u, "%08x", crc32c("123456789", 9));
+	unsigned char z[48] = { 0 }, f[48], inc[48], dec[48];
+	memset(f, 0xff, sizeof(f));
+	for (int i = 0; i < 32; i++) {
+		inc[i] = (unsigned char)i;
+		dec[i] = (unsigned char)(31 - i);
+	}
+	CHECK(crc32c(z, 32) == 0x8a9136aau, "zeros %08x", crc32c(z, 32));
+	CHECK(crc32c(f, 32) == 0x62a8ab43u, "ones %08x", crc32c(f, 32));
+	CHECK(crc32c(inc, 32) == 0x46dd794eu, "incrementing %08x", crc32c(inc, 32));
+	CHECK(crc32c(dec, 32) == 0x113fdb5cu, "decrementing %08x", crc32c(dec, 32));
+	unsigned char big[4099];
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (unsigned char)(i * 131 + 7);
+	uint32_t whole = crc32c_update(~0u, big + 1, 4097);
+	uint32_t parts = crc32c_update(crc32c_update(~0u, big + 1, 13), big + 14, 4084);
+	CHECK(whole == parts, "split %08x %08x", whole, parts);
+}
+
+static void test_verify_pattern(void)
+{
+	struct vpattern p;
+	char err[128];
+	CHECK(verify_pattern_parse("0xdeadbeef", &p, err, sizeof(err)) == 0 && p.len == 4 && p.b[0] == 0xde && p.b[3] == 0xef,
+	      "hex in written order");
+	CHECK(verify_pattern_parse("0xabc", &p, err, sizeof(err)) == 0 && p.len == 2 && p.b[0] == 0x0a && p.b[1] == 0xbc,
+	      "odd hex");
+	CHECK(verify_pattern_parse("1234567", &p, err, sizeof(err)) == 0 && p.len == 3 && p.b[0] == 0x87 && p.b[2] == 0x12,
+	      "decimal little-endian");
+	CHECK(verify_pattern_parse("-12", &p, err, sizeof(err)) == 0 && p.len == 4 && p.b[0] == 0xf4 && p.b[3] == 0xff,
+	      "negative: 4 bytes");
+	CHECK(verify_pattern_parse("0xff%o\"ab\" 0", &p, err, sizeof(err)) == 0 && p.len == 12 && p.noff == 1 &&
+		      p.off_at[0] == 1 && p.b[9] == 'a' && p.b[11] == 0,
+	      "mixed");
+	const char *bad[] = { "", "0x", "\"ab", "\"\"", "x", "-", "4294967296", "%o%o%o%o%o%o%o%o%o", "%d" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(verify_pattern_parse(bad[i], &p, err, sizeof(err)) == -EINVAL, "'%s' refused", bad[i]);
+	char lng[1200] = "0x";
+	memset(lng + 2, 'a', 1100);
+	lng[1102] = 0;
+	CHECK(verify_pattern_parse(lng, &p, err, sizeof(err)) == -EINVAL && strstr(err, "512"), "too long: %s", err);
+}
+
+/* a block written by another write at the same place: the header's seed and numberio tell */
+static void test_verify_stale(void)
+{
+	struct options o;
+	options_defaults(&o);
+	o.verify = VT_CRC32C;
+	o.size = 1 << 20;
+	struct job j = { .o = &o, .max_bs = 4096 };
+	struct worker w = { .job = &j };
+	CHECK(verify_job_init(&j) == 0 && verify_worker_init(&w) == 0, "init");
+	unsigned char *b = malloc(4096);
+	verify_fill_block(&j, 1, b, 4096, 8192, 7, verify_block_seed(&j, 1, 7));
+	CHECK(verify_check_block(&w, b, 4096, 8192, 7, 1) == 0, "the write itself passes");
+	CHECK(verify_check_block(&w, b, 4096, 8192, 6, 0) == 0, "without numberio it passes");
+	CHECK(verify_check_block(&w, b, 4096, 8192, 6, 1) == 1 && !strcmp(w.vw->fails[0].what, "rand_seed"),
+	      "another write's block fails");
+	CHECK(verify_check_block(&w, b, 4096, 4096, 7, 0) == 1 && !strcmp(w.vw->fails[1].what, "offset"),
+	      "another place fails");
+	verify_fill_block(&j, 1, b, 4096, 8192, 7 + 65536, verify_block_seed(&j, 1, 7));
+	CHECK(verify_check_block(&w, b, 4096, 8192, 7, 1) == 0, "numberio is 16 bits, as fio's");
+	b[4000] ^= 1;
+	CHECK(verify_check_block(&w, b, 4096, 8192, 7, 1) == 1 && w.vw->fails[2].first_bad == 8192 + 4000 &&
+		      w.vw->fails[2].bad_bytes == 1,
+	      "the flipped byte is found");
+	free(b);
+	verify_worker_free(&w);
+	verify_job_free(&j);
+}
+
 int main(void)
 {
+	test_vhash();
+	test_verify_pattern();
+	test_verify_stale();
 	test_hist();
 	test_parse();
 	test_json();

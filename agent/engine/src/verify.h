@@ -1,0 +1,91 @@
+/* The verify family (fio's verify=, verify_pattern, do_verify, verify_only, ...): blocks written
+ * with fio's verification header and checksum, read back and checked (README § Verification).
+ * Hooks: options.c (rows, verify_finalize), main.c (verify_validate), job.c (verify_job_init),
+ * worker.c (verify_gen, verify_done, the phase switch), report.c (verify_report). */
+#ifndef IOWATT_VERIFY_H
+#define IOWATT_VERIFY_H
+
+#include "iowatt.h"
+
+/* fio 3.33's numbers for the types (the header's verify_type field) */
+enum vtype {
+	VT_NONE = 0,
+	VT_META = 1,          /* header only (fio: "meta", deprecated there, the header is always checked) */
+	VT_MD5 = 2,
+	VT_CRC32C = 5,        /* also crc32c-intel (fio stores 5 for both) */
+	VT_SHA256 = 9,
+	VT_PATTERN = 17,      /* verify_pattern without verify=: header + pattern */
+	VT_PATTERN_NOHDR = 18, /* verify=pattern: the pattern only, no header */
+	VT_NULL = 19,         /* pretend: reads are not checked */
+};
+
+#define VERIFY_HDR_BYTES 40     /* fio's struct verify_header */
+#define VERIFY_MAGIC 0xacca
+#define VERIFY_FAILS_KEPT 16    /* failures kept per thread for the JSON (all are counted) */
+#define VERIFY_STDERR_LINES 8   /* failures printed per thread on stderr (then a count) */
+#define VERIFY_DUMP_MAX 16      /* verify_dump files per job (received + expected count one each) */
+#define VERIFY_BACKLOG_MAX (1ull << 32)
+
+struct vfail {
+	uint64_t offset;        /* of the failing verify interval */
+	uint32_t length;
+	uint64_t block_offset;  /* of the I/O that read it */
+	uint32_t block_length;
+	const char *what;       /* "magic", "len", "offset", "rand_seed", "numberio", "header_crc", "md5", ... */
+	char expected[136], actual[136]; /* hex (checksums, fields) */
+	int64_t first_bad;      /* file offset of the first differing data byte, -1 unknown */
+	uint64_t bad_bytes;     /* differing data bytes in the interval (0 unknown) */
+};
+
+enum vmode { VM_WRITE, VM_VERIFY, VM_READ };
+struct vworker {
+	enum vmode mode;
+	int fills;              /* writes are filled here (worker.c's refresh_buffer leaves them) */
+	int check_seq;          /* verify phase: each block was written once, so numberio/rand_seed are known */
+	uint64_t wcount;        /* writes generated in the write phase (UINT64_MAX: verify_only) */
+	uint64_t replayed;
+	/* backlog (verify_backlog): writes since the last batch, the batch being read */
+	uint64_t since, batch_left;
+	int backlog_state;      /* 0 writing, 1 draining before the batch, 2 batch, 3 draining after it */
+	/* the replay cursor: the generator's state as the write phase began, advanced by each verify
+	 * read (verify phase and backlog batches); swapped with the worker's own while it runs */
+	struct rng rng;
+	struct perm perm;
+	uint64_t perm_i, seq_pos[2], issued;
+	uint64_t *map;          /* mixed block sizes: the cursor's own random map */
+	/* results */
+	uint64_t blocks, bytes, intervals, bad_intervals;
+	struct vfail fails[VERIFY_FAILS_KEPT];
+	unsigned nfails, printed;
+	unsigned char *scratch; /* expected data of one block */
+};
+
+/* options.c: the rows' parsers and the checks that need no target */
+void verify_parse_pattern(struct options *o, const char *name, const char *val);
+int verify_pattern_parse(const char *s, struct vpattern *p, char *err, size_t errlen); /* 0 or -EINVAL */
+void verify_finalize(struct options *o);
+const char *verify_type_name(int t);
+/* main.c: checks that need the target (verify_dump needs a directory) */
+void verify_validate(const struct options *o, const struct target *t);
+/* job.c, at job start / job_free */
+int verify_job_init(struct job *j);
+void verify_job_free(struct job *j);
+/* worker.c */
+int verify_worker_init(struct worker *w);
+void verify_worker_free(struct worker *w);
+void verify_start(struct worker *w);              /* before the first phase: snapshot, verify_only */
+int verify_gen(struct worker *w, struct io_req *r); /* gen_io with the phases of verify */
+int verify_hold(struct worker *w);                /* async: 1 = submit nothing new (backlog drain) */
+void verify_done(struct worker *w, struct io_req *r); /* a read with vcheck completed */
+int verify_next_phase(struct worker *w);          /* after the write phase: 1 = run the verify phase */
+void verify_finish(struct worker *w);             /* failures -> the worker's error (EILSEQ) */
+/* report.c: jobs[].iowatt.verify */
+void verify_report(struct jw *jw, const struct job *j);
+/* unit tests */
+void verify_fill_block(const struct job *j, unsigned thread, unsigned char *buf, uint32_t len, uint64_t off,
+		       uint64_t seq, uint64_t seed);
+uint64_t verify_block_seed(const struct job *j, unsigned thread, uint64_t seq);
+int verify_check_block(struct worker *w, const unsigned char *buf, uint32_t len, uint64_t off, uint64_t seq,
+		       int check_seq);
+
+#endif

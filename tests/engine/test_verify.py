@@ -1,0 +1,335 @@
+"""The verify family (agent/engine/src/verify.c, README § Verification), beside Debian's fio on
+the same small jobs: both pass a clean write+verify run with the same I/O counts, both detect the
+same corruption (bytes flipped in the file between a write-only run and a verify_only run), and
+for the types whose on-disk format is fio's (crc32c, md5, meta, pattern) each verifies what the
+other wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Result, run_engine
+
+BS = 4096
+BLOCKS = 16
+SIZE = BS * BLOCKS
+BAD_BLOCK = 3
+BAD_AT = BAD_BLOCK * BS + 1000  # inside the data of block 3, past every header
+
+
+def fio_bin() -> str:
+    f = shutil.which("fio")
+    if not f:
+        pytest.skip("Debian's fio is not installed")
+    return f
+
+
+def fio(*args: str) -> tuple[int, dict[str, Any] | None, str]:
+    # in the file's directory: a failed verify leaves fio's state file (local-j-0-verify.state) in the cwd
+    cwd = next(Path(x.split("=", 1)[1]).parent for x in args if x.startswith("--filename="))
+    p = subprocess.run(
+        [fio_bin(), "--output-format=json", *args], capture_output=True, text=True, timeout=60, cwd=cwd
+    )
+    out = p.stdout
+    # fio prints "fio: pid=..., err=84/..." before the JSON document when a job fails
+    doc = json.loads(out[out.index("{") :]) if "{" in out else None
+    return p.returncode, doc, p.stderr
+
+
+def job_args(path: Path, vtype: str, *extra: str) -> list[str]:
+    a = ["--name=j", f"--filename={path}", "--rw=randwrite", f"--bs={BS}", f"--size={SIZE}"]
+    if vtype == "pattern":
+        a += ["--verify=pattern", "--verify_pattern=0xdeadbeef"]
+    elif vtype == "pattern+header":
+        a += ["--verify_pattern=0x1234%o"]  # fio: verify_pattern alone = pattern with the header
+    else:
+        a += [f"--verify={vtype}"]
+    return a + list(extra)
+
+
+def flip(path: Path, at: int, n: int = 2) -> None:
+    with open(path, "r+b") as f:
+        f.seek(at)
+        b = f.read(n)
+        f.seek(at)
+        f.write(bytes(x ^ 0xFF for x in b))
+
+
+def verify_obj(r: Result) -> dict[str, Any]:
+    return r.job["iowatt"]["verify"]
+
+
+TYPES = ["crc32c", "md5", "sha256", "meta", "pattern", "pattern+header"]
+SAME_FORMAT = ["crc32c", "md5", "meta", "pattern", "pattern+header"]  # fio's sha256 field is not FIPS SHA-256
+
+
+@pytest.mark.parametrize("vtype", TYPES)
+def test_write_verify_passes_beside_fio(run, scratch: Path, vtype: str) -> None:
+    r = run(*job_args(scratch / "a", vtype))
+    rc, doc, err = fio(*job_args(scratch / "b", vtype))
+    assert rc == 0, err
+    assert doc is not None
+    fj = doc["jobs"][0]
+    v = verify_obj(r)
+    assert r.job["error"] == 0 and fj["error"] == 0
+    # the verify phase's reads are the job's reads, in both tools
+    assert r.job["write"]["total_ios"] == fj["write"]["total_ios"] == BLOCKS
+    assert r.job["read"]["total_ios"] == fj["read"]["total_ios"] == BLOCKS
+    assert v["blocks_verified"] == BLOCKS and v["failed_intervals"] == 0
+    assert v["failures"] == []
+
+
+@pytest.mark.parametrize("vtype", TYPES)
+def test_corruption_detected_beside_fio(run, scratch: Path, vtype: str) -> None:
+    ours, theirs = scratch / "ours", scratch / "theirs"
+    run(*job_args(ours, vtype, "--do_verify=0"))
+    rc, _, err = fio(*job_args(theirs, vtype, "--do_verify=0"))
+    assert rc == 0, err
+    for p in (ours, theirs):
+        flip(p, BAD_AT)
+    r = run(*job_args(ours, vtype, "--verify_only=1"), check=False)
+    rc, doc, ferr = fio(*job_args(theirs, vtype, "--verify_only=1"))
+    if vtype == "meta":
+        # meta checks the header only, in both tools: a data byte flipped passes
+        assert r.rc == 0 and rc == 0, (r.stderr, ferr)
+        return
+    assert rc != 0 and f"offset {BAD_BLOCK * BS}" in ferr, ferr
+    assert doc is not None and doc["jobs"][0]["error"] == 84
+    assert r.rc == 1, r.stderr
+    assert r.job["error"] == 84  # EILSEQ, as fio
+    v = verify_obj(r)
+    assert v["failed_intervals"] == 1 and v["blocks_verified"] == BLOCKS
+    f = v["failures"][0]
+    assert f["offset"] == BAD_BLOCK * BS and f["length"] == BS
+    assert f["field"] == {"pattern+header": "pattern"}.get(vtype, vtype)
+    assert f["expected"] != f["actual"]
+    # the generator regenerates what was written: the exact bytes that changed
+    assert f["first_bad_byte_offset"] == BAD_AT and f["bad_bytes"] == 2
+    assert f"offset {BAD_BLOCK * BS}" in r.stderr and "verify:" in r.stderr
+    assert "84" not in r.stdout.split("{", 1)[0]  # stdout is one JSON document
+
+
+def test_meta_detects_a_header_corruption_beside_fio(run, scratch: Path) -> None:
+    ours, theirs = scratch / "ours", scratch / "theirs"
+    run(*job_args(ours, "meta", "--do_verify=0"))
+    assert fio(*job_args(theirs, "meta", "--do_verify=0"))[0] == 0
+    for p in (ours, theirs):
+        flip(p, BAD_BLOCK * BS + 16, 1)  # the header's offset field
+    r = run(*job_args(ours, "meta", "--verify_only=1"), check=False)
+    rc, _, ferr = fio(*job_args(theirs, "meta", "--verify_only=1"))
+    assert rc != 0 and "bad header offset" in ferr
+    assert r.rc == 1
+    f = verify_obj(r)["failures"][0]
+    assert f["field"] == "offset" and f["offset"] == BAD_BLOCK * BS and f["expected"] == str(BAD_BLOCK * BS)
+
+
+@pytest.mark.parametrize("vtype", SAME_FORMAT)
+def test_each_verifies_what_the_other_wrote(engine_bin: Path, scratch: Path, vtype: str) -> None:
+    a, b = scratch / "by-iowatt", scratch / "by-fio"
+    run_engine(engine_bin, *job_args(a, vtype, "--do_verify=0"))
+    assert fio(*job_args(b, vtype, "--do_verify=0"))[0] == 0
+    rc, _, err = fio(*job_args(a, vtype, "--verify_only=1"))
+    assert rc == 0, err
+    r = run_engine(engine_bin, *job_args(b, vtype, "--verify_only=1"))
+    assert verify_obj(r)["blocks_verified"] == BLOCKS
+    if vtype == "meta":
+        return
+    flip(a, BAD_AT)
+    flip(b, BAD_AT)
+    assert fio(*job_args(a, vtype, "--verify_only=1"))[0] != 0
+    r = run_engine(engine_bin, *job_args(b, vtype, "--verify_only=1"), check=False)
+    assert r.rc == 1 and verify_obj(r)["failures"][0]["offset"] == BAD_BLOCK * BS
+
+
+@pytest.mark.parametrize(
+    "pattern", ["0xdeadbeef", "0xAB", "255", "1234567", "-12", '"abc"', "%o", "0x0102030405060708090a"]
+)
+def test_verify_pattern_bytes_are_fios(run, scratch: Path, pattern: str) -> None:
+    a, b = scratch / "a", scratch / "b"
+    common = [
+        "--name=j",
+        "--rw=write",
+        f"--bs={BS}",
+        "--size=16k",
+        "--verify=pattern",
+        f"--verify_pattern={pattern}",
+    ]
+    run(*common, f"--filename={a}", "--do_verify=0")
+    assert fio(*common, f"--filename={b}", "--do_verify=0")[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_verify_pattern_text_is_refused_when_bad(run, scratch: Path) -> None:
+    for bad in ["0x", '"abc', "zz", "99999999999", "%o" * 9, "0x" + "ab" * 600]:
+        r = run(
+            "--name=j",
+            f"--filename={scratch / 'f'}",
+            "--rw=write",
+            "--size=16k",
+            f"--verify_pattern={bad}",
+            check=False,
+        )
+        assert r.rc == 2 and r.stderr.startswith("iowatt-engine: verify_pattern:"), (bad, r.stderr)
+        assert not (scratch / "f").exists()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--ioengine=libaio", "--iodepth=8"],
+        ["--ioengine=io_uring", "--iodepth=16"],
+        ["--numjobs=2"],
+        ["--rw=randrw", "--ioengine=io_uring", "--iodepth=4"],
+        ["--rw=write", "--verify_interval=1024", "--verify_offset=512"],
+        ["--bssplit=4k/50:16k/50"],
+        ["--norandommap"],
+        ["--norandommap", "--ioengine=libaio", "--iodepth=8"],
+        ["--loops=2", "--direct=1"],
+        ["--verify_backlog=4", "--verify_backlog_batch=2"],
+        ["--verify_backlog=3", "--ioengine=io_uring", "--iodepth=8"],
+    ],
+    ids=lambda e: " ".join(e),
+)
+def test_verify_variants_pass_and_read_back_every_write(run, scratch: Path, extra: list[str]) -> None:
+    r = run(*job_args(scratch / "f", "crc32c", *extra, "--size=256k"))
+    v = verify_obj(r)
+    nj = 2 if "--numjobs=2" in extra else 1
+    assert v["failed_intervals"] == 0 and r.job["error"] == 0
+    assert v["blocks_written"] == r.job["write"]["total_ios"] > 0
+    assert v["blocks_verified"] == v["blocks_written"]
+    if "randrw" not in " ".join(extra):
+        assert r.job["read"]["total_ios"] == r.job["write"]["total_ios"]
+    if "--verify_interval=1024" in extra:
+        assert v["intervals_verified"] == 4 * v["blocks_verified"]
+    once = not any(x in " ".join(extra) for x in ("--loops=2", "--norandommap", "bssplit"))
+    if nj == 1 and once:
+        assert v["numberio_checked"]
+
+
+@pytest.mark.parametrize("engine", ["psync", "io_uring"])
+def test_corruption_found_with_numjobs_and_async(run, scratch: Path, engine: str) -> None:
+    f = scratch / "f"
+    args = job_args(f, "crc32c", f"--ioengine={engine}", "--iodepth=8", "--numjobs=2")
+    run(*args, "--do_verify=0")
+    flip(f, BAD_AT)
+    r = run(*args, "--verify_only=1", check=False)
+    assert r.rc == 1
+    fails = verify_obj(r)["failures"]
+    assert len(fails) == 2 and {x["thread"] for x in fails} == {0, 1}  # each clone reads everything
+    assert all(x["offset"] == BAD_BLOCK * BS for x in fails)
+
+
+def test_verify_fatal_stops_at_the_first_failure(run, scratch: Path) -> None:
+    f = scratch / "f"
+    args = job_args(f, "md5", "--rw=write")
+    run(*args, "--do_verify=0")
+    flip(f, BAD_AT)
+    flip(f, 9 * BS + 500)
+    r = run(*args, "--verify_only=1", check=False)
+    assert r.rc == 1 and verify_obj(r)["failed_intervals"] == 2
+    assert [x["offset"] for x in verify_obj(r)["failures"]] == [BAD_BLOCK * BS, 9 * BS]
+    r = run(*args, "--verify_only=1", "--verify_fatal=1", check=False)
+    v = verify_obj(r)
+    assert r.rc == 1 and v["failed_intervals"] == 1 and v["blocks_verified"] == BAD_BLOCK + 1
+
+
+def test_verify_dump_beneath(run, scratch: Path) -> None:
+    d = scratch / "d"
+    d.mkdir()
+    args = [
+        "--name=j",
+        "--filename=t",
+        f"--beneath={d}",
+        "--rw=write",
+        f"--bs={BS}",
+        f"--size={64 * BS}",
+        "--verify=crc32c",
+    ]
+    run(*args, "--do_verify=0")
+    for blk in range(0, 64, 2):  # 32 bad blocks: the dumps stop at 16 files
+        flip(d / "t", blk * BS + 100)
+    r = run(*args, "--verify_only=1", "--verify_dump=1", check=False)
+    assert r.rc == 1 and verify_obj(r)["failed_intervals"] == 32
+    dumps = verify_obj(r)["dumps"]
+    assert len(dumps) == 16
+    assert sorted(p.name for p in d.iterdir() if p.name != "t") == sorted(dumps)
+    got = (d / f"t.{2 * BS}.received").read_bytes()
+    want = (d / f"t.{2 * BS}.expected").read_bytes()
+    assert len(got) == len(want) == BS and sum(x != y for x, y in zip(got, want, strict=True)) == 2
+    assert (d / f"t.{2 * BS}.received").stat().st_mode & 0o777 == 0o600
+    # existing dumps are never overwritten (O_EXCL), nor followed
+    (d / f"t.{0}.received").unlink()
+    (d / f"t.{0}.received").symlink_to(scratch / "elsewhere")
+    r = run(*args, "--verify_only=1", "--verify_dump=1", check=False)
+    assert r.rc == 1 and not (scratch / "elsewhere").exists()
+    assert "verify_dump" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--verify=xxhash"], "verify: 'xxhash'"),
+        (["--verify=crc64"], "verify: 'crc64'"),
+        (["--verify=crc32c", "--verify_async=2"], "verify_async:"),
+        (["--verify=crc32c", "--verify_state_load=1"], "verify_state_load:"),
+        (["--verify=crc32c", "--verify_state_save=1"], "verify_state_save:"),
+        (["--verify=pattern"], "verify: pattern needs verify_pattern"),
+        (["--verify=crc32c", "--verify_only=1", "--time_based", "--runtime=1"], "verify_only:"),
+        (["--verify=crc32c", "--verify_interval=3000"], "verify_interval:"),
+        (["--verify=crc32c", "--verify_offset=4090"], "verify_offset:"),
+        (["--verify=md5", "--bs=32"], "bs:"),
+        (["--verify=crc32c", "--norandommap", "--bssplit=4k/50:8k/50"], "norandommap:"),
+        (["--verify=crc32c", "--zero_buffers"], "zero_buffers:"),
+        (["--verify=crc32c", "--verify_backlog=4", "--numjobs=2"], "verify_backlog:"),
+        (["--verify_only=1"], "verify_only:"),
+    ],
+)
+def test_refusals_exit_2_naming_the_option(run, scratch: Path, extra: list[str], named: str) -> None:
+    r = run("--name=j", f"--filename={scratch / 'f'}", "--rw=randwrite", "--size=64k", *extra, check=False)
+    assert r.rc == 2, r.stderr
+    assert r.stderr.startswith(f"iowatt-engine: {named}"), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not (scratch / "f").exists()
+
+
+def test_read_job_verifies_what_it_reads(run, scratch: Path) -> None:
+    f = scratch / "f"
+    run(*job_args(f, "sha256", "--rw=write", "--do_verify=0"))
+    r = run("--name=j", f"--filename={f}", "--rw=randread", f"--bs={BS}", f"--size={SIZE}", "--verify=sha256")
+    assert verify_obj(r)["blocks_verified"] == BLOCKS == r.job["read"]["total_ios"]
+    assert r.job["write"]["total_ios"] == 0
+    flip(f, BAD_AT)
+    r = run(
+        "--name=j",
+        f"--filename={f}",
+        "--rw=read",
+        f"--bs={BS}",
+        f"--size={SIZE}",
+        "--verify=sha256",
+        check=False,
+    )
+    assert r.rc == 1 and verify_obj(r)["failures"][0]["field"] == "sha256"
+
+
+def test_verify_only_cannot_tell_an_older_valid_block(run, scratch: Path) -> None:
+    """A block of an earlier run at the right place (a lost write) is self-consistent: like fio,
+    verify_only has no record of this run's seeds and numberio and accepts it. A write+verify run
+    checks both (numberio_checked; tests/unit.c puts a stale block before the check)."""
+    f, old = scratch / "f", scratch / "old"
+    args = job_args(f, "crc32c", "--rw=write", "--do_verify=0")
+    run(*args)
+    shutil.copy(f, old)
+    run(*args)  # every block rewritten; now put one block of the first run back
+    with open(f, "r+b") as out, open(old, "rb") as src:
+        src.seek(5 * BS)
+        out.seek(5 * BS)
+        out.write(src.read(BS))
+    assert f.read_bytes()[5 * BS : 6 * BS] == old.read_bytes()[5 * BS : 6 * BS]
+    r = run(*job_args(f, "crc32c", "--rw=write", "--verify_only=1"))
+    assert verify_obj(r)["numberio_checked"] is False and verify_obj(r)["failed_intervals"] == 0
