@@ -21,6 +21,10 @@ KNOWN = {
     "destructive", "thread", "group_reporting", "randrepeat", "clocksource", "iodepth_batch_submit",
     "iodepth_batch", "force_async", "kb_base", "io_size", "io_limit", "beneath", "create_new", "unlink",
     "keep_existing", "readonly",
+    # verify family (src/verify.c)
+    "verify", "verify_pattern", "do_verify", "verify_interval", "verify_offset", "verify_fatal",
+    "verify_dump", "verify_only", "verify_backlog", "verify_backlog_batch", "verify_state_save",
+    "verify_state_load", "verify_async",
 }  # fmt: skip
 
 # iowatt.options, in order (a stable interface: docs/contracts.md, the agent's parser)
@@ -32,6 +36,9 @@ ECHO_KEYS = [
     "zero_buffers", "refill_buffers", "clocksource", "iodepth_batch_submit", "force_async",
     "io_size_bytes", "buffer_compress_percentage", "rate_iops", "destructive", "beneath", "create_new",
     "unlink", "keep_existing", "readonly",
+    # verify family (src/verify.c)
+    "verify", "verify_pattern", "do_verify", "verify_interval_bytes", "verify_offset_bytes",
+    "verify_fatal", "verify_dump", "verify_only", "verify_backlog", "verify_backlog_batch",
 ]  # fmt: skip
 
 ROW = re.compile(r"^  --([a-z_]+)=([A-Z]+) ")
