@@ -74,6 +74,8 @@ export const keys = {
     detail: (id: string) => ["workloads", "detail", id] as const,
     /** the engine's facts of a file workload's spec at a scale factor (the spec itself is the key) */
     facts: (spec: unknown, factor: number) => ["workloads", "facts", spec, factor] as const,
+    /** the engine's parse of a fio job file's text (the text itself is the key) */
+    jobfile: (text: string) => ["workloads", "jobfile", text] as const,
   },
   sharing: {
     links: (teamId: string) => ["share-links", teamId] as const,

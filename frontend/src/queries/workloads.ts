@@ -49,3 +49,16 @@ export const workloadFactsQuery = (spec: WorkloadSpec, factor: number) =>
       ),
     staleTime: Number.POSITIVE_INFINITY,
   });
+
+/**
+ * The jobs the engine makes of a fio job file (POST /workloads/jobfile: `--untrusted
+ * --parse-only` on the server; nothing saved). A refusal is an ApiError whose field error reads
+ * "line N: OPTION: reason".
+ */
+export const jobfileParseQuery = (text: string) =>
+  queryOptions({
+    queryKey: keys.workloads.jobfile(text),
+    queryFn: async () => unwrap(await api.POST("/api/v1/workloads/jobfile", { body: { text } })),
+    staleTime: Number.POSITIVE_INFINITY,
+    retry: false,
+  });

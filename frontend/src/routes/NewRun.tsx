@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useEffect, useReducer } from "react";
+import { type FormEvent, useEffect, useReducer, useState } from "react";
 import { useNavigate, useSearchParams } from "react-router-dom";
 import type { RunCreate } from "../client/types";
 import { WorkloadScaleField } from "../components/DbWorkload/DbScaleField";
@@ -7,6 +7,8 @@ import { DbmsConsentNote, DbWorkloadParameters } from "../components/DbWorkload/
 import { isDbKind } from "../components/DbWorkload/dbWorkload";
 import { Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { KindBadge } from "../components/FileWorkload/FileWorkloadSpec";
+import { JobfileEditor } from "../components/Jobfile/JobfileEditor";
+import type { JobfileParse } from "../components/Jobfile/jobfile";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { MeterSelect } from "../components/Policy/MeterSelect";
 import { DirectoryNote, LimitsNote, TargetSelect } from "../components/Policy/TargetSelect";
@@ -66,6 +68,8 @@ const FIELD_ALIASES: Record<string, string> = {
   meter: "meter",
   idle_s: "idle",
   environment_id: "environment",
+  // a fio job file's text (workload.jobfile.text): the engine's refusal and the host's rules
+  text: "jobfile",
 };
 
 export function NewRun() {
@@ -85,6 +89,7 @@ export function NewRun() {
   const { teams } = useTeams();
   const [state, dispatch] = useReducer(newRunReducer, search, initialState);
   const { mode, jobs, errors, confirming } = state;
+  const [jobfileParse, setJobfileParse] = useState<JobfileParse | null>(null);
 
   // Clone and re-run: prefill once from the run named in ?from= (lib/clone.ts).
   const sourceRun = source.data;
@@ -97,6 +102,7 @@ export function NewRun() {
     agents: agents.data?.items ?? [],
     workloads: items,
     teams,
+    jobfileParse,
   });
   const { online, policy, refusal, workload: chosenWorkload, estimate } = plan;
 
@@ -280,8 +286,33 @@ export function NewRun() {
             />{" "}
             Custom jobs
           </label>
+          <label className="inline">
+            <input
+              type="radio"
+              name="mode"
+              value="jobfile"
+              checked={mode === "jobfile"}
+              onChange={() => dispatch({ type: "mode", mode: "jobfile" })}
+              data-testid="mode-jobfile"
+            />{" "}
+            fio job file
+          </label>
         </fieldset>
-        {mode === "builtin" ? (
+        {mode === "jobfile" ? (
+          <div data-testid="jobfile-builder">
+            {refusal && plan.writes && (
+              <p className="policy-refusal small" data-testid="write-refusal">
+                This job file writes, which the target refuses: {refusal}
+              </p>
+            )}
+            <JobfileEditor
+              text={state.jobfileText}
+              onChange={(text) => dispatch({ type: "jobfile", text })}
+              onParsed={setJobfileParse}
+              errors={errors}
+            />
+          </div>
+        ) : mode === "builtin" ? (
           <div className="form-grid">
             <Field label="Built-in workload" name="workload" errors={errors}>
               <select

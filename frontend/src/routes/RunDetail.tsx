@@ -13,6 +13,7 @@ import {
   FileWorkloadParameters,
   KindBadge,
 } from "../components/FileWorkload/FileWorkloadSpec";
+import { JobfileSpecCard } from "../components/Jobfile/JobfileView";
 import { QueryState } from "../components/QueryState";
 import { KeyFigures } from "../components/Run/KeyFigures";
 import { LatencyPercentiles } from "../components/Run/LatencyPercentiles";
@@ -69,6 +70,9 @@ function FileWorkloadSpecCard({ run }: { run: RunRead }) {
 function WorkloadTable({ run }: { run: RunRead }) {
   if (isDbKind(kindOf(specOf(run))) || dbSummaryOf(run)) return <DbRunSpecCard run={run} />;
   if (isFileKind(kindOf(specOf(run)))) return <FileWorkloadSpecCard run={run} />;
+  const jobfile = specOf(run).jobfile;
+  if (kindOf(specOf(run)) === "jobfile" && jobfile)
+    return <JobfileSpecCard text={jobfile.text} parse={jobfile.parsed} />;
   return (
     <table className="table compact" data-testid="workload-table">
       <thead>

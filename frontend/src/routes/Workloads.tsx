@@ -11,6 +11,7 @@ import {
   FileWorkloadParameters,
   KindBadge,
 } from "../components/FileWorkload/FileWorkloadSpec";
+import { JobfileSpecCard } from "../components/Jobfile/JobfileView";
 import { QueryState } from "../components/QueryState";
 import {
   baseScale,
@@ -33,6 +34,10 @@ function sizeText(w: WorkloadRead): string {
   const spec = specOf(w);
   const kind = kindOf(spec);
   if (isDbKind(kind)) return dbSizeText(spec as DbSpecLike);
+  if (kind === "jobfile") {
+    const n = spec.jobfile?.parsed?.jobs.length ?? 0;
+    return `${n} job${n === 1 ? "" : "s"} (fio job file)`;
+  }
   if (kind === "block")
     return `${(w.spec.jobs ?? []).length} job${(w.spec.jobs ?? []).length === 1 ? "" : "s"}${
       w.spec.passes > 1 ? ` × ${w.spec.passes} passes` : ""
@@ -170,9 +175,11 @@ export function WorkloadPage() {
           {w.builtin ? "Built-in preset" : "A team's workload"}
           {source ? `, reproduces ${source}` : ""}.
         </p>
-        {!isDbKind(kind) && <FileSetFacts workload={w} />}
+        {!isDbKind(kind) && kind !== "jobfile" && <FileSetFacts workload={w} />}
       </div>
-      {isDbKind(kind) ? (
+      {kind === "jobfile" && spec.jobfile ? (
+        <JobfileSpecCard text={spec.jobfile.text} parse={spec.jobfile.parsed} />
+      ) : isDbKind(kind) ? (
         <div className="card">
           <h2 style={{ marginTop: 0 }}>Settings</h2>
           <DbWorkloadParameters spec={spec as DbSpecLike} />

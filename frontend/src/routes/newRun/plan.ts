@@ -2,6 +2,7 @@ import type { AgentRead, RunCreate, WorkloadRead } from "../../client/types";
 import { isDbKind } from "../../components/DbWorkload/dbWorkload";
 import type { Errors } from "../../components/Field";
 import { defaultScaleText, runScaleFactor } from "../../components/FileWorkload/ScaleField";
+import { type JobfileParse, jobfileWrites } from "../../components/Jobfile/jobfile";
 import type { MeterChoice } from "../../components/Policy/MeterSelect";
 import { fileWrites, isFileKind, kindOf, specOf } from "../../lib/fileWorkload";
 import {
@@ -25,6 +26,8 @@ export interface RunPlanContext {
   workloads: readonly WorkloadRead[];
   /** the user's teams and roles (empty while loading: nobody is called a viewer yet) */
   teams: readonly TeamRole[];
+  /** the engine's parse of the job file being edited (mode "jobfile"; null: none yet) */
+  jobfileParse?: JobfileParse | null;
 }
 
 /** The run the form will queue, or the first reason it will not. */
@@ -110,11 +113,14 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const scaleFactor = workload && scaled ? runScaleFactor(workload, scaleText) : undefined;
   const meter: MeterChoice = s.meter === undefined ? (policy?.default_meter ?? "") : s.meter;
   const custom = s.mode === "custom";
+  const jobfile = s.mode === "jobfile";
   const writes = custom
     ? s.jobs.some((j) => rwWrites(j.rw))
-    : workload
-      ? workloadWritesAny(workload)
-      : false;
+    : jobfile
+      ? jobfileWrites(ctx.jobfileParse)
+      : workload
+        ? workloadWritesAny(workload)
+        : false;
   const idleNumber = s.idle.trim() === "" ? null : Number(s.idle);
   const idleValid = idleNumber === null || (Number.isFinite(idleNumber) && idleNumber >= 0);
   const shortenFactor = s.shorten === "" ? undefined : Number(s.shorten);
@@ -124,7 +130,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const idleForEstimate = idleValid ? idleNumber : null;
   if (custom) {
     if (built?.jobs) estimate = estimateDuration(built.jobs, idleForEstimate);
-  } else if (workload && !scaled) {
+  } else if (workload && !scaled && !jobfile) {
     estimate = estimateDuration(
       // the display's approximation; the server shortens the run (WorkloadSpec.shortened)
       (workload.spec.jobs ?? []).map((j) =>
@@ -143,11 +149,40 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
       errors: { [key]: { message, source: "client" } },
     });
     if (!target) return one("target", "the host allows no target yet (see above)");
+    if (jobfile && s.jobfileText.trim() === "")
+      return one("jobfile", "paste a fio job file or upload one");
     if (refusal && writes)
       return one(
-        custom ? `jobs.${s.jobs.findIndex((j) => rwWrites(j.rw))}.rw` : "workload",
+        custom
+          ? `jobs.${s.jobs.findIndex((j) => rwWrites(j.rw))}.rw`
+          : jobfile
+            ? "jobfile"
+            : "workload",
         refusal,
       );
+    if (jobfile) {
+      const body: RunCreate = {
+        agent_id: agentId,
+        target_path: target.path,
+        name: s.name.trim() || null,
+        workload: {
+          kind: "jobfile",
+          jobs: [],
+          passes: 1,
+          discard_passes: 0,
+          shortened_by: null,
+          jobfile: { text: s.jobfileText },
+        },
+        workload_id: null,
+        environment_id: s.environmentId || null,
+        meter,
+        idle_s: idleValid ? idleNumber : null,
+        destructive: false,
+        shorten: null,
+      };
+      if (!idleValid) return one("idle", "enter seconds (0 or more)");
+      return { body, confirm: needsDestructiveConfirm(target, writes) };
+    }
     if (!custom && scaled && scaleFactor === null)
       return one("scale", "enter a number above 0, at most 1000");
     if (!idleValid) return one("idle", "enter seconds (0 or more)");

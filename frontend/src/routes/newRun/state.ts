@@ -13,7 +13,8 @@ export interface NewRunState {
   /** empty: the first target the host allows */
   target: string;
   name: string;
-  mode: "builtin" | "custom";
+  /** built-in or saved workload, jobs built here, or a fio job file pasted or uploaded */
+  mode: "builtin" | "custom" | "jobfile";
   /** empty or refused: the first workload the target allows */
   workloadId: string;
   /** a preset's shortening factor as the select holds it ("" = full length) */
@@ -21,6 +22,8 @@ export interface NewRunState {
   /** a file workload's scale as typed (ScaleField), for the workload it was typed for */
   scale: { workload: string; text: string } | null;
   jobs: CustomJob[];
+  /** a fio job file's text, exactly as pasted, uploaded or edited (mode "jobfile") */
+  jobfileText: string;
   /** a cloned workload's passes and recorded shortening, sent back as they were */
   kept: Partial<WorkloadSpec>;
   /** the run the form was prefilled from (once: the form copies it, it does not follow it) */
@@ -46,6 +49,7 @@ export type NewRunAction =
   | { type: "environment"; id: string }
   | { type: "meter"; meter: MeterChoice }
   | { type: "idle"; text: string }
+  | { type: "jobfile"; text: string }
   | { type: "job.add" }
   | { type: "job.update"; index: number; job: CustomJob }
   | { type: "job.move"; index: number; delta: -1 | 1 }
@@ -70,6 +74,7 @@ export function initialState(search: URLSearchParams): NewRunState {
     shorten: "",
     scale: null,
     jobs: [newJob()],
+    jobfileText: "",
     kept: {},
     clonedFrom: null,
     environmentId: "",
@@ -104,6 +109,8 @@ export function newRunReducer(s: NewRunState, a: NewRunAction): NewRunState {
       return { ...s, meter: a.meter };
     case "idle":
       return { ...s, idle: a.text };
+    case "jobfile":
+      return { ...s, jobfileText: a.text };
     case "job.add": {
       // a copy of the last job, unnamed: the usual next step is one field changed
       const last = s.jobs[s.jobs.length - 1] ?? newJob();
