@@ -2,6 +2,7 @@
 the per-job energy crossover. Pure (no database): the service gathers the inputs, including what
 a linked run measured, and this module only calculates with backend/review/formulas.py."""
 
+import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
@@ -145,30 +146,39 @@ def _lifetime_kg(ctx: Context, operational_kg: Decimal | None, embodied_kg: Deci
     )
 
 
-def figures(ctx: Context, c: Candidate) -> Figures:
-    """Every figure of one candidate, unrounded."""
+@dataclass(frozen=True)
+class _Own:
+    """The figures that depend on the candidate alone, not on the review's context."""
+
+    data_drives: int
+    raw_bytes: int
+    usable_bytes: int
+    protection_overhead: Decimal | None
+    price_total: Decimal
+    cost_per_iops_single: Decimal | None
+    cost_per_iops_set: Decimal | None
+    cost_per_gb_raw: Decimal | None
+    cost_per_gb_usable: Decimal | None
+    cost_per_gb_usable_per_iops: Decimal | None
+    iops_per_w: Decimal | None
+    mb_s_per_w: Decimal | None
+
+
+# a sensitivity scan ranks the same candidates hundreds of times under other contexts: what does not
+# depend on the context (usable bytes in exact rational arithmetic above all) is computed once
+@functools.lru_cache(maxsize=1024)
+def _own(c: Candidate) -> _Own:
     raw = f.raw_bytes(c.capacity_bytes, c.count)
     usable = f.usable_bytes(c.protection, c.capacity_bytes, c.count, c.hot_spares, c.over_provisioning)
     price = f.price_total(c.unit_price, c.count)
     perf = c.performance
-    replaced = f.replacements(c.count, c.afr, ctx.horizon_years)
-    power = _power(ctx, c)
-    energy_cost = power.energy_cost_per_year if power else Decimal(0)
-    embodied = (
-        f.embodied_kg(c.embodied_kg_per_drive, c.count, replaced)
-        if c.embodied_kg_per_drive is not None
-        else None
-    )
-    op_kg = power.operational_kg_per_year if power else None
     iops_per_w, mb_s_per_w = _per_watt(c)
-    return Figures(
-        drives=c.count,
+    return _Own(
         data_drives=f.data_drives(c.count, c.hot_spares),
         raw_bytes=raw,
         usable_bytes=usable,
         protection_overhead=f.protection_overhead(raw, usable) if usable > 0 else None,
         price_total=price,
-        performance=perf,
         cost_per_iops_single=f.cost_per_perf_single(c.unit_price, perf) if perf else None,
         cost_per_iops_set=f.cost_per_perf_set(price, perf) if perf else None,
         cost_per_gb_raw=f.cost_per_gb(c.unit_price, c.capacity_bytes),
@@ -178,6 +188,37 @@ def figures(ctx: Context, c: Candidate) -> Figures:
         else None,
         iops_per_w=iops_per_w,
         mb_s_per_w=mb_s_per_w,
+    )
+
+
+def figures(ctx: Context, c: Candidate) -> Figures:
+    """Every figure of one candidate, unrounded."""
+    own = _own(c)
+    price = own.price_total
+    replaced = f.replacements(c.count, c.afr, ctx.horizon_years)
+    power = _power(ctx, c)
+    energy_cost = power.energy_cost_per_year if power else Decimal(0)
+    embodied = (
+        f.embodied_kg(c.embodied_kg_per_drive, c.count, replaced)
+        if c.embodied_kg_per_drive is not None
+        else None
+    )
+    op_kg = power.operational_kg_per_year if power else None
+    return Figures(
+        drives=c.count,
+        data_drives=own.data_drives,
+        raw_bytes=own.raw_bytes,
+        usable_bytes=own.usable_bytes,
+        protection_overhead=own.protection_overhead,
+        price_total=price,
+        performance=c.performance,
+        cost_per_iops_single=own.cost_per_iops_single,
+        cost_per_iops_set=own.cost_per_iops_set,
+        cost_per_gb_raw=own.cost_per_gb_raw,
+        cost_per_gb_usable=own.cost_per_gb_usable,
+        cost_per_gb_usable_per_iops=own.cost_per_gb_usable_per_iops,
+        iops_per_w=own.iops_per_w,
+        mb_s_per_w=own.mb_s_per_w,
         energy_kwh_per_year=power.energy_kwh_per_year if power else None,
         facility_kwh_per_year=power.facility_kwh_per_year if power else None,
         energy_cost_per_year=power.energy_cost_per_year if power else None,
@@ -192,13 +233,17 @@ def figures(ctx: Context, c: Candidate) -> Figures:
     )
 
 
+FiguresOf = Callable[[Context, Candidate], Figures]
+
+
 def rank(
-    ctx: Context, cands: list[Candidate], weights: dict[str, Decimal]
+    ctx: Context, cands: list[Candidate], weights: dict[str, Decimal], figures_of: FiguresOf = figures
 ) -> list[tuple[int, Decimal, dict[str, Decimal]]]:
-    """(index, score, per-criterion scores) best first; ties keep the candidates' order."""
+    """(index, score, per-criterion scores) best first; ties keep the candidates' order.
+    `figures_of`: `figures`, or a memo of it (sensitivity)."""
     if not cands:
         return []
-    figs = [figures(ctx, c) for c in cands]
+    figs = [figures_of(ctx, c) for c in cands]
     columns: dict[str, list[Decimal]] = {}
     for crit, (key, higher) in CRITERIA.items():
         if weights.get(crit, Decimal(0)) <= 0:
@@ -209,8 +254,10 @@ def rank(
     return [(i, scores[i], {k: col[i] for k, col in columns.items()}) for i in order]
 
 
-def leader(ctx: Context, cands: list[Candidate], weights: dict[str, Decimal]) -> int:
-    return rank(ctx, cands, weights)[0][0]
+def leader(
+    ctx: Context, cands: list[Candidate], weights: dict[str, Decimal], figures_of: FiguresOf = figures
+) -> int:
+    return rank(ctx, cands, weights, figures_of)[0][0]
 
 
 @dataclass(frozen=True)
@@ -229,7 +276,10 @@ def sensitivity(ctx: Context, cands: list[Candidate], weights: dict[str, Decimal
     price: a multiplier on the current leader's unit price (0.25× to 4×)."""
     if len(cands) < 2:
         return []
-    top = leader(ctx, cands, weights)
+    # the scans evaluate the ranking hundreds of times; the price scan changes one candidate at one
+    # context, so the others' figures (pure functions of both) are computed once for it
+    memo: FiguresOf = functools.cache(figures)
+    top = leader(ctx, cands, weights, memo)
 
     def with_ctx(**kw: Decimal) -> Callable[[Decimal], int]:
         name = next(iter(kw))
@@ -238,7 +288,7 @@ def sensitivity(ctx: Context, cands: list[Candidate], weights: dict[str, Decimal
     def with_price(x: Decimal) -> int:
         changed = list(cands)
         changed[top] = replace(cands[top], unit_price=cands[top].unit_price * x)
-        return leader(ctx, changed, weights)
+        return leader(ctx, changed, weights, memo)
 
     scans: list[tuple[str, Callable[[Decimal], int], Decimal, Decimal, Decimal]] = [
         ("price", with_price, Decimal(1), Decimal("0.25"), Decimal(4)),

@@ -37,10 +37,6 @@ def _read(session: SessionDep, principal: UserDep, review_id: uuid.UUID) -> Revi
     return service.read(session, principal=principal, review_id=review_id)
 
 
-def _candidate(read: ReviewRead, candidate_id: uuid.UUID) -> CandidateRead:
-    return next(c for c in read.candidates if c.id == candidate_id)
-
-
 @router.post("", response_model=ReviewRead, status_code=status.HTTP_201_CREATED)
 def create_review(body: ReviewCreate, principal: UserDep, session: SessionDep) -> ReviewRead:
     """A new review (members and admins of the team). Tariff, grid intensity and PUE come from the
@@ -107,7 +103,7 @@ def add_candidate(
 ) -> CandidateRead:
     """Add a candidate (members); 409 once decided."""
     c = service.add_candidate(session, principal=principal, review_id=review_id, body=body)
-    return _candidate(_read(session, principal, review_id), c.id)
+    return service.candidate_read(session, principal=principal, review_id=review_id, candidate_id=c.id)
 
 
 @router.patch("/{review_id}/candidates/{candidate_id}", response_model=CandidateRead, responses=FROZEN)
@@ -122,7 +118,9 @@ def update_candidate(
     service.update_candidate(
         session, principal=principal, review_id=review_id, candidate_id=candidate_id, body=body
     )
-    return _candidate(_read(session, principal, review_id), candidate_id)
+    return service.candidate_read(
+        session, principal=principal, review_id=review_id, candidate_id=candidate_id
+    )
 
 
 @router.delete(

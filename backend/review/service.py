@@ -524,6 +524,20 @@ def read(session: Session, *, principal: UserPrincipal, review_id: uuid.UUID) ->
     return _compute_read(session, principal, review)
 
 
+def candidate_read(
+    session: Session, *, principal: UserPrincipal, review_id: uuid.UUID, candidate_id: uuid.UUID
+) -> CandidateRead:
+    """One candidate as the review shows it, without computing the rest of the review (its ranking
+    and sensitivity scans grow with the number of candidates; adding or changing one needs neither)."""
+    review = get(session, principal=principal, review_id=review_id)
+    row = next((r for r in repository.candidates(session, review.id) if r.id == candidate_id), None)
+    if row is None:
+        raise NotFound("candidate not found")
+    ((cand, prov),) = _inputs(session, principal, [row])
+    ctx = _context(review)
+    return _candidate_read(row, cand, prov, compute.figures(ctx, cand), ctx.minor_units)
+
+
 def _dec(v: Any) -> Decimal | None:
     return None if v is None else Decimal(str(v))
 
