@@ -103,8 +103,18 @@ BOUNDS: dict[str, Any] = json.loads(
 
 
 def test_the_library_holds_the_bounds_vectors() -> None:
-    from iowatt_workload import TPCH_BUFFER_POOL_BYTES_MIN, TPCH_SCALE_FACTOR_MAX, TPCH_STREAMS_MAX
+    from iowatt_workload import (
+        TPCH_BUFFER_POOL_BYTES_MAX,
+        TPCH_BUFFER_POOL_BYTES_MIN,
+        TPCH_QUERY_TIMEOUT_S_MAX,
+        TPCH_QUERY_TIMEOUT_S_MIN,
+        TPCH_SCALE_FACTOR_MAX,
+        TPCH_STREAMS_MAX,
+    )
 
+    assert BOUNDS["buffer_pool_bytes_max"] == TPCH_BUFFER_POOL_BYTES_MAX
+    assert BOUNDS["query_timeout_s_min"] == TPCH_QUERY_TIMEOUT_S_MIN
+    assert BOUNDS["query_timeout_s_max"] == TPCH_QUERY_TIMEOUT_S_MAX
     assert BOUNDS["scale_factor_max"] == TPCH_SCALE_FACTOR_MAX
     assert BOUNDS["streams_max"] == TPCH_STREAMS_MAX
     assert BOUNDS["buffer_pool_bytes_min"] == TPCH_BUFFER_POOL_BYTES_MIN
@@ -121,6 +131,12 @@ def _edges() -> list[tuple[str, str, bool]]:
         ("streams", str(streams + 1), False),
         ("buffer_pool_bytes", str(pool), True),
         ("buffer_pool_bytes", str(pool - 1), False),
+        ("buffer_pool_bytes", str(BOUNDS["buffer_pool_bytes_max"]), True),
+        ("buffer_pool_bytes", str(BOUNDS["buffer_pool_bytes_max"] + 1), False),
+        ("query_timeout_s", f"{BOUNDS['query_timeout_s_min']:g}", True),
+        ("query_timeout_s", "0.009", False),
+        ("query_timeout_s", f"{BOUNDS['query_timeout_s_max']:g}", True),
+        ("query_timeout_s", f"{BOUNDS['query_timeout_s_max'] + 1:g}", False),
     ]
 
 
@@ -139,7 +155,7 @@ def test_the_server_the_policy_and_the_bench_agree_on_the_tpch_bounds(
     spec = {
         "dbms": "postgresql",
         "scale_factor": 1,
-        field: float(value) if field == "scale_factor" else int(value),
+        field: float(value) if field in ("scale_factor", "query_timeout_s") else int(value),
     }
     try:
         TpchSpec.model_validate(spec)
@@ -153,9 +169,12 @@ def test_the_server_the_policy_and_the_bench_agree_on_the_tpch_bounds(
         reported, target_path=str(tmp_path), engine_job=job, meter=None, destructive=False, file_facts=None
     )
     assert all(v.field == f"workload.tpch.{field}" for v in found), found
-    flag = {"scale_factor": "--scale-factor", "streams": "--streams", "buffer_pool_bytes": "--buffer-pool"}[
-        field
-    ]
+    flag = {
+        "scale_factor": "--scale-factor",
+        "streams": "--streams",
+        "buffer_pool_bytes": "--buffer-pool",
+        "query_timeout_s": "--query-timeout",
+    }[field]
     args = ["--dbms", "postgresql", "--scale-factor", "1", flag, value]
     try:
         parse_options(args, str(tmp_path))

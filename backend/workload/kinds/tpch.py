@@ -9,8 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from iowatt_workload import (
+    TPCH_BUFFER_POOL_BYTES_MAX,
     TPCH_BUFFER_POOL_BYTES_MIN,
     TPCH_DEFAULT_BUFFER_POOL_BYTES,
+    TPCH_QUERY_TIMEOUT_S_MAX,
+    TPCH_QUERY_TIMEOUT_S_MIN,
     TPCH_SCALE_FACTOR_MAX,
     TPCH_STREAMS_MAX,
     tpch_facts,
@@ -48,12 +51,15 @@ class TpchSpec(InputSchema):
         description="query streams in the throughput test; null = the spec's minimum for SF (2 below 10)",
     )
     query_timeout_s: float = Field(
-        3600, ge=0.01, le=7 * 86400, description="seconds per query; a query past it is cancelled and marked"
+        3600,
+        ge=TPCH_QUERY_TIMEOUT_S_MIN,
+        le=TPCH_QUERY_TIMEOUT_S_MAX,
+        description="seconds per query; a query past it is cancelled and marked",
     )
     buffer_pool_bytes: int = Field(
         TPCH_DEFAULT_BUFFER_POOL,
         ge=TPCH_BUFFER_POOL_BYTES_MIN,
-        le=1 << 40,
+        le=TPCH_BUFFER_POOL_BYTES_MAX,
         description="the DBMS's cache (default 16 MiB, small on purpose so the device serves reads)",
     )
 

@@ -25,9 +25,12 @@ from types import FrameType
 from typing import Any
 
 from iowatt_workload import (
+    TPCH_BUFFER_POOL_BYTES_MAX,
     TPCH_BUFFER_POOL_BYTES_MIN,
     TPCH_DEFAULT_BUFFER_POOL_BYTES,
     TPCH_LABEL,
+    TPCH_QUERY_TIMEOUT_S_MAX,
+    TPCH_QUERY_TIMEOUT_S_MIN,
     TPCH_SCALE_FACTOR_MAX,
     TPCH_STREAMS_MAX,
     format_size,
@@ -55,9 +58,9 @@ def buffer_pool_bytes(text: str) -> int:
         value = parse_size(text)
     except ValueError:
         raise TpchUsage(f"--buffer-pool: not a size: {text!r} (e.g. 16m, 1g)") from None
-    if value < TPCH_BUFFER_POOL_BYTES_MIN:
-        least = format_size(TPCH_BUFFER_POOL_BYTES_MIN)
-        raise TpchUsage(f"--buffer-pool must be at least {least}, got {text!r}")
+    if not TPCH_BUFFER_POOL_BYTES_MIN <= value <= TPCH_BUFFER_POOL_BYTES_MAX:
+        least, most = format_size(TPCH_BUFFER_POOL_BYTES_MIN), format_size(TPCH_BUFFER_POOL_BYTES_MAX)
+        raise TpchUsage(f"--buffer-pool must be from {least} to {most}, got {text!r}")
     return value
 
 
@@ -100,8 +103,11 @@ def parse_options(extra: list[str], target: str) -> TpchOptions:
             timeout = float(ns.query_timeout)
         except ValueError:
             timeout = math.nan
-        if not (timeout >= 0.01 and math.isfinite(timeout)):
-            raise TpchUsage(f"--query-timeout must be seconds >= 0.01, got {ns.query_timeout!r}")
+        if not TPCH_QUERY_TIMEOUT_S_MIN <= timeout <= TPCH_QUERY_TIMEOUT_S_MAX:
+            raise TpchUsage(
+                f"--query-timeout must be seconds from {TPCH_QUERY_TIMEOUT_S_MIN:g} to "
+                f"{TPCH_QUERY_TIMEOUT_S_MAX:g}, got {ns.query_timeout!r}"
+            )
     pool = TPCH_DEFAULT_BUFFER_POOL_BYTES if ns.buffer_pool is None else buffer_pool_bytes(ns.buffer_pool)
     try:
         kind, real = host_policy.local_target(target)

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from iowatt_workload import (
+    TPCH_BUFFER_POOL_BYTES_MAX,
     TPCH_BUFFER_POOL_BYTES_MIN,
+    TPCH_QUERY_TIMEOUT_S_MAX,
+    TPCH_QUERY_TIMEOUT_S_MIN,
     TPCH_SCALE_FACTOR_MAX,
     TPCH_STREAMS_MAX,
     MiB,
@@ -888,10 +891,14 @@ _VALUE_RULES: dict[str, tuple[str, Any]] = {
         lambda v: _in(v, 0, MAX_SCALE_FACTOR, open_low=True),
     ),
     "streams": (f"an integer from 1 to {MAX_STREAMS}", lambda v: _in(v, 1, MAX_STREAMS, integer=True)),
-    "query_timeout_s": ("a number of seconds >= 0.01", lambda v: _in(v, 0.01, MAX_ELAPSED_S)),
+    "query_timeout_s": (
+        f"a number of seconds from {TPCH_QUERY_TIMEOUT_S_MIN:g} to {TPCH_QUERY_TIMEOUT_S_MAX:g}",
+        lambda v: _in(v, TPCH_QUERY_TIMEOUT_S_MIN, TPCH_QUERY_TIMEOUT_S_MAX),
+    ),
     "buffer_pool_bytes": (
-        f"an integer >= {TPCH_BUFFER_POOL_BYTES_MIN} ({TPCH_BUFFER_POOL_BYTES_MIN // MiB} MiB)",
-        lambda v: _in(v, TPCH_BUFFER_POOL_BYTES_MIN, 2**50, integer=True),
+        f"an integer from {TPCH_BUFFER_POOL_BYTES_MIN} ({TPCH_BUFFER_POOL_BYTES_MIN // MiB} MiB) "
+        f"to {TPCH_BUFFER_POOL_BYTES_MAX} ({TPCH_BUFFER_POOL_BYTES_MAX // MiB // 1024 // 1024} TiB)",
+        lambda v: _in(v, TPCH_BUFFER_POOL_BYTES_MIN, TPCH_BUFFER_POOL_BYTES_MAX, integer=True),
     ),
 }
 

@@ -19,7 +19,8 @@ TPC-H bound (`tpch.py`; the server sizes runs with it, the agent checks leases w
         components/DbWorkload/dbWorkload.ts minimumStreams), tpch_raw_bytes(scale_factor)
     TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_GENERATOR_MEMORY_LIMIT_BYTES   what the agent sets on the
         DBMS and the generator, and libs/policy's memory bound counts
-    TPCH_SCALE_FACTOR_MAX, TPCH_STREAMS_MAX, TPCH_BUFFER_POOL_BYTES_MIN   what a run may ask (the
+    TPCH_SCALE_FACTOR_MAX, TPCH_STREAMS_MAX, TPCH_BUFFER_POOL_BYTES_MIN/_MAX,
+    TPCH_QUERY_TIMEOUT_S_MIN/_MAX   what a run may ask (the
         server's TpchSpec, libs/policy's lease check, bench --preset tpch; vectors tpch_bounds.json)
 Kinds (`kinds.py`, vectors kinds.json; ADR 0027: every tier's registry of kinds is checked against it)
     WorkloadKind, WORKLOAD_KINDS, KIND_MODES (kind -> lease job mode), kind_of_mode(mode)
@@ -49,10 +50,13 @@ from iowatt_workload.passes import (
 )
 from iowatt_workload.sizes import U64_MAX, GiB, KiB, MiB, TiB, format_size, parse_size
 from iowatt_workload.tpch import (
+    TPCH_BUFFER_POOL_BYTES_MAX,
     TPCH_BUFFER_POOL_BYTES_MIN,
     TPCH_DEFAULT_BUFFER_POOL_BYTES,
     TPCH_GENERATOR_MEMORY_LIMIT_BYTES,
     TPCH_LABEL,
+    TPCH_QUERY_TIMEOUT_S_MAX,
+    TPCH_QUERY_TIMEOUT_S_MIN,
     TPCH_SCALE_FACTOR_MAX,
     TPCH_STREAMS_MAX,
     TpchFacts,
@@ -73,10 +77,13 @@ __all__ = [
     "LATER_JOB_FIELDS",
     "MiB",
     "PASS_SUFFIX",
+    "TPCH_BUFFER_POOL_BYTES_MAX",
     "TPCH_BUFFER_POOL_BYTES_MIN",
     "TPCH_DEFAULT_BUFFER_POOL_BYTES",
     "TPCH_GENERATOR_MEMORY_LIMIT_BYTES",
     "TPCH_LABEL",
+    "TPCH_QUERY_TIMEOUT_S_MAX",
+    "TPCH_QUERY_TIMEOUT_S_MIN",
     "TPCH_SCALE_FACTOR_MAX",
     "TPCH_STREAMS_MAX",
     "TiB",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from iowatt_workload.sizes import GiB, MiB
+from iowatt_workload.sizes import GiB, MiB, TiB
 
 # What every TPC-H-derived run, result and view says of itself: its figures follow the spec's
 # formulas but were not audited, so they are not TPC-H results (TPC's fair-use rules; docs/tpch.md).
@@ -75,6 +75,12 @@ TPCH_SCALE_FACTOR_MAX = 1000.0
 TPCH_STREAMS_MAX = 64
 # The smallest buffer pool a run may name: both DBMSs start with it.
 TPCH_BUFFER_POOL_BYTES_MIN = MiB
+# The largest: 1 TiB (beyond any host's memory; the host's own memory limit refuses less: libs/policy
+# memory.py).
+TPCH_BUFFER_POOL_BYTES_MAX = TiB
+# Seconds per query (a query past it is cancelled and marked): from 10 ms to a week.
+TPCH_QUERY_TIMEOUT_S_MIN = 0.01
+TPCH_QUERY_TIMEOUT_S_MAX = 7 * 86400
 
 
 class TpchFacts(TypedDict):
