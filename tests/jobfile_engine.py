@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-REAL_ENGINE = REPO / "agent" / "engine" / "build" / "iowatt-engine"
+# the repository's build, or the server's setting when a test run names another engine
+REAL_ENGINE = Path(
+    os.environ.get("IOWATT_ENGINE_PATH") or REPO / "agent" / "engine" / "build" / "iowatt-engine"
+)
 
 SCRIPT = r"""#!PYTHON
 import json, os, re, sys
@@ -172,3 +175,16 @@ def real_engine_reads_job_files() -> bool:
     finally:
         job.unlink(missing_ok=True)
     return done.returncode == 0 and b"iowatt-jobfile/1" in done.stdout
+
+
+def engine_knows(engine: Path, option: str, value: str = "1") -> bool:
+    """`engine` takes `option` in a job file (--untrusted --parse-only does not call it unknown)."""
+    job = Path(os.environ.get("TMPDIR", "/tmp")) / f"iowatt-probe-{os.getpid()}-{option}.fio"
+    job.write_text(f"[probe]\nrw=read\nsize=4k\n{option}={value}\n")
+    try:
+        done = subprocess.run(
+            [str(engine), "--untrusted", "--parse-only", str(job)], capture_output=True, check=False
+        )
+    finally:
+        job.unlink(missing_ok=True)
+    return b"unknown option" not in done.stderr

@@ -326,9 +326,15 @@ def test_a_hostile_job_file_cannot_reach_the_hosts_files_secrets_or_memory(
     and directory are replaced by the target (never followed): those jobs run in the allowed
     directory and the canary is unchanged. The engine reads the text --untrusted in an empty
     environment (the stand-in records it) and no secret reaches a report."""
-    from tests.jobfile_engine import calls, real_engine_reads_job_files, write_jobfile_engine
+    from tests.jobfile_engine import REAL_ENGINE as JOBFILE_ENGINE
+    from tests.jobfile_engine import calls, engine_knows, real_engine_reads_job_files, write_jobfile_engine
 
-    engine = REAL_ENGINE if real_engine_reads_job_files() else write_jobfile_engine(tmp_path / "engine")
+    stand_in = not real_engine_reads_job_files()
+    engine = write_jobfile_engine(tmp_path / "engine") if stand_in else JOBFILE_ENGINE
+    # a job file's directory: replaced too, once the engine has the option (else it names it)
+    directory = engine_knows(engine, "directory", "/tmp")
+    if stand_in:
+        (engine.parent / "calls.jsonl").unlink(missing_ok=True)  # the agent's calls only
     monkeypatch.setenv("IOWATT_AGENT_SECRET", SECRET)
     allowed = tmp_path / "allowed"
     allowed.mkdir()
@@ -363,14 +369,14 @@ def test_a_hostile_job_file_cannot_reach_the_hosts_files_secrets_or_memory(
     lease("option.not_allowed", "readonly", "[a]\nrw=write\nsize=1m\nreadonly=0\n")
     lease("option.not_allowed", "beneath", head + "[a]\nbeneath=/\n")
     lease("option.not_allowed", "65536 characters", "[a]\n" + "#" * (65 * 1024))
-    lease("limit.threads", "100000 threads", head + "[a]\nnumjobs=100000\n")
+    lease("limit.threads", "1000 threads", head + "[a]\nnumjobs=1000\n")
     lease("limit.threads", "jobs 0-2 run at the same time", head + "[a]\n[b]\nnumjobs=2\n[c]\nnumjobs=2\n")
     lease("limit.bytes_written", "writes without a bound", "[w]\nrw=write\ntime_based=1\nruntime=2\n")
     # replaced, never followed: these run in the allowed directory, the canary untouched
     lease("result", "", f"[w]\nrw=write\nbs=4k\nsize=256k\nfilename={canary / 'secret.txt'}\n")
     lease(
-        "result",
-        "",
+        "result" if directory else "option.not_allowed",
+        "" if directory else "directory",
         f"[global]\ndirectory={canary}\n[w]\nrw=randwrite\nbs=4k\nsize=256k\n[r]\nstonewall=1\nrw=read\nsize=256k\n",
     )
 
@@ -414,9 +420,9 @@ def test_a_hostile_job_file_cannot_reach_the_hosts_files_secrets_or_memory(
     assert list(allowed.iterdir()) == []  # the data files removed after the runs
     assert not list((state / "jobs").glob("*.jobfile"))  # no job file text left on the host
     assert SECRET not in json.dumps(api.calls, default=str)
-    if engine != REAL_ENGINE:  # the stand-in saw every call: text parses untrusted, in an empty environment
+    if stand_in:  # the stand-in saw every call: text parses untrusted, in an empty environment
         parses = [c for c in calls(engine) if "--parse-only" in c["argv"]]
         assert parses and all(c["argv"][0] == "--untrusted" for c in parses)
         assert all(SECRET not in json.dumps(c["env"]) for c in parses)
         runs = [c for c in calls(engine) if "--parse-only" not in c["argv"]]
-        assert len(runs) == 2 and all("--untrusted" in c["argv"] for c in runs)
+        assert len(runs) == len(api.started) and all("--untrusted" in c["argv"] for c in runs)

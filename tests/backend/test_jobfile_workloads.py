@@ -274,7 +274,14 @@ def test_the_real_engine_parses_and_refuses_like_the_contract(client: TestClient
     u = create_user(session)
     r = _workload(client, u, JOBFILE)
     assert r.status_code == 201, r.text
-    assert [j["name"] for j in r.json()["spec"]["jobfile"]["parsed"]["jobs"]] == ["reader", "writer"]
+    parsed = r.json()["spec"]["jobfile"]["parsed"]
+    assert [(j["name"], j["group"], j["line"]) for j in parsed["jobs"]] == [
+        ("reader", 0, 8),
+        ("writer", 1, 12),
+    ]
+    assert parsed["replaced"] == ["global: filename=/dev/sdb"]  # once: the jobs have [global]'s
+    assert "/tmp" not in json.dumps(parsed)  # the server's copy of the text is named nowhere
+    assert r.json()["spec"]["jobfile"]["text"] == JOBFILE
     field, message = _field(_workload(client, u, "[a]\nrw=read\nbogus=1\n", name="bad"))
     assert field == "spec.jobfile.text" and message.startswith("line 3: bogus: "), message
     field, message = _field(_workload(client, u, "[a]\nsize=${HOME}\n", name="env"))

@@ -48,8 +48,9 @@ def test_a_parse_becomes_a_block_job_without_the_job_files_paths(doc: dict[str, 
     for section in (job["global"], *job["jobs"]):
         assert not set(section) & set(REPLACED_OPTIONS)
     assert same_jobs(doc, doc) is None
-    assert len(replaced_options(doc)) == sum(
-        k in s for s in (doc["global"], *(j["options"] for j in doc["jobs"])) for k in REPLACED_OPTIONS
+    glob = doc["global"]
+    assert len(replaced_options(doc)) == sum(k in glob for k in REPLACED_OPTIONS) + sum(
+        k in j["options"] and j["options"][k] != glob.get(k) for j in doc["jobs"] for k in REPLACED_OPTIONS
     )
 
 

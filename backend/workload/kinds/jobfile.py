@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from iowatt_policy import MAX_JOBFILE_CHARS, REPLACED_OPTIONS, ParseUnreadable, parse_time_ns, parsed_jobs
+from iowatt_policy import (
+    MAX_JOBFILE_CHARS,
+    REPLACED_OPTIONS,
+    ParseUnreadable,
+    parse_time_ns,
+    parsed_jobs,
+    replaced_options,
+)
 from pydantic import Field, StringConstraints, field_validator
 
 from backend.kit.messages import human_bytes
@@ -31,7 +38,10 @@ class JobfileJob(InputSchema):
 
     name: str = Field(max_length=1000, description="the section's name")
     group: int = Field(ge=0, description="the reporting group it runs in (fio's stonewall / new_group)")
-    options: dict[str, str] = Field(description="the section's own options, as the engine read them")
+    options: dict[str, str] = Field(
+        description="its options as the engine read them ([global]'s, then the section's own)"
+    )
+    line: int | None = Field(None, description="the line of its section in the text (null: not given)")
 
 
 class JobfileParse(InputSchema):
@@ -78,12 +88,15 @@ class JobfileSpec(JobfileText):
 def parse_of(doc: dict[str, Any]) -> JobfileParse:
     """The engine's iowatt-jobfile/1 document as JobfileParse (ParseUnreadable for another shape)."""
     glob, jobs = parsed_jobs(doc)
-    replaced = [f"global: {k}={glob[k]}" for k in REPLACED_OPTIONS if k in glob]
-    for name, _, options in jobs:
-        replaced += [f"{name}: {k}={options[k]}" for k in REPLACED_OPTIONS if k in options]
+    replaced = replaced_options(doc)
+    raw = doc.get("jobs") or []
+    lines = [j.get("line") if isinstance(j, dict) else None for j in raw]
     return JobfileParse(
         global_options=glob,
-        jobs=[JobfileJob(name=n, group=g, options=o) for n, g, o in jobs],
+        jobs=[
+            JobfileJob(name=n, group=g, options=o, line=line if isinstance(line, int) and line > 0 else None)
+            for (n, g, o), line in zip(jobs, lines, strict=True)
+        ],
         replaced=replaced,
     )
 

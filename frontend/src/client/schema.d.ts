@@ -4098,13 +4098,18 @@ export interface components {
              */
             group: number;
             /**
+             * Line
+             * @description the line of its section in the text (null: not given)
+             */
+            line?: number | null;
+            /**
              * Name
              * @description the section's name
              */
             name: string;
             /**
              * Options
-             * @description the section's own options, as the engine read them
+             * @description its options as the engine read them ([global]'s, then the section's own)
              */
             options: {
                 [key: string]: string;

@@ -1,4 +1,4 @@
-import { groupsOf, type JobfileParse, optionsText } from "./jobfile";
+import { groupsOf, type JobfileParse, optionsText, ownOptions } from "./jobfile";
 import "./jobfile.css";
 
 /** The jobs the engine makes of a job file, group by group (jobs of a group start together),
@@ -17,6 +17,7 @@ export function JobfileJobs({ parse }: { parse: JobfileParse }) {
           <tr>
             <th>Group</th>
             <th>Job</th>
+            <th className="num">Line</th>
             <th>Its options</th>
           </tr>
         </thead>
@@ -27,8 +28,9 @@ export function JobfileJobs({ parse }: { parse: JobfileParse }) {
               <tr key={`${g.group}-${j.name}-${i}`} data-testid="jobfile-job">
                 <td className="num">{i === 0 ? g.group : ""}</td>
                 <td>{j.name}</td>
+                <td className="num">{j.line ?? ""}</td>
                 <td>
-                  <code>{optionsText(j.options) || "—"}</code>
+                  <code>{optionsText(ownOptions(parse, j)) || "—"}</code>
                 </td>
               </tr>
             )),

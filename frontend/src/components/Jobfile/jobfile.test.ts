@@ -10,6 +10,7 @@ import {
   type JobfileParse,
   jobfileWrites,
   optionsText,
+  ownOptions,
   utf8Bytes,
 } from "./jobfile";
 
@@ -18,7 +19,7 @@ const parse = (
   global: Record<string, string> = {},
 ): JobfileParse => ({
   global_options: global,
-  jobs: jobs.map(([name, group, options]) => ({ name, group, options })),
+  jobs: jobs.map(([name, group, options]) => ({ name, group, options, line: null })),
   replaced: [],
 });
 
@@ -42,7 +43,17 @@ describe("the engine's parse of a job file", () => {
 
   it("reads a job's options as fio does: its own over the global ones", () => {
     const p = parse([["a", 0, { bs: "8k" }]], { bs: "4k", rw: "read" });
-    expect(effectiveOptions(p, p.jobs[0]!)).toEqual({ bs: "8k", rw: "read" });
+    const [first] = p.jobs;
+    if (!first) throw new Error("no job");
+    expect(effectiveOptions(p, first)).toEqual({ bs: "8k", rw: "read" });
+    // the engine lists a job's options with [global]'s merged in: its own are what differ
+    const merged = parse([["a", 0, { rw: "read", bs: "8k", size: "1m" }]], {
+      rw: "read",
+      bs: "4k",
+    });
+    const [job] = merged.jobs;
+    if (!job) throw new Error("no job");
+    expect(ownOptions(merged, job)).toEqual({ bs: "8k", size: "1m" });
   });
 
   it("groups the jobs that start together, in order", () => {

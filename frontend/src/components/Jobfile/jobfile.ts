@@ -27,6 +27,14 @@ export function jobfileWrites(parse: JobfileParse | null | undefined): boolean {
   });
 }
 
+/** A job's own options: those its section sets beyond (or unlike) [global]'s (the engine lists
+ * a job's options with [global]'s merged in). */
+export function ownOptions(parse: JobfileParse, job: JobfileJob): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(job.options).filter(([k, v]) => parse.global_options[k] !== v),
+  );
+}
+
 /** The jobs grouped as they run: each reporting group's jobs start together. */
 export function groupsOf(parse: JobfileParse): { group: number; jobs: JobfileJob[] }[] {
   const groups: { group: number; jobs: JobfileJob[] }[] = [];

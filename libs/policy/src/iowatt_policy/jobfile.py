@@ -66,11 +66,17 @@ def parsed_jobs(parse: object) -> tuple[dict[str, str], list[tuple[str, int, dic
 
 
 def replaced_options(parse: object) -> list[str]:
-    """What the run's target replaces, as "SECTION: option=value" (for the run's record and the UI)."""
+    """What the run's target replaces, as "SECTION: option=value" (for the run's record and the UI);
+    a job's value that is [global]'s (the engine lists a job's options with [global]'s merged in) is
+    named once, under global."""
     glob, jobs = parsed_jobs(parse)
     found = [f"global: {k}={glob[k]}" for k in REPLACED_OPTIONS if k in glob]
     for name, _, options in jobs:
-        found += [f"{name}: {k}={options[k]}" for k in REPLACED_OPTIONS if k in options]
+        found += [
+            f"{name}: {k}={options[k]}"
+            for k in REPLACED_OPTIONS
+            if k in options and options[k] != glob.get(k)
+        ]
     return found
 
 
