@@ -25,6 +25,9 @@ KNOWN = {
     "verify", "verify_pattern", "do_verify", "verify_interval", "verify_offset", "verify_fatal",
     "verify_dump", "verify_only", "verify_backlog", "verify_backlog_batch", "verify_state_save",
     "verify_state_load", "verify_async",
+    # multi-file jobs (src/multifile.c)
+    "directory", "nrfiles", "nr_files", "filesize", "openfiles", "file_service_type", "filename_format",
+    "create_on_open", "create_only", "file_append", "fallocate", "unlink_each_loop", "lockfile",
 }  # fmt: skip
 
 # iowatt.options, in order (a stable interface: docs/contracts.md, the agent's parser)
@@ -39,6 +42,9 @@ ECHO_KEYS = [
     # verify family (src/verify.c)
     "verify", "verify_pattern", "do_verify", "verify_interval_bytes", "verify_offset_bytes",
     "verify_fatal", "verify_dump", "verify_only", "verify_backlog", "verify_backlog_batch",
+    # multi-file jobs (src/multifile.c)
+    "directory", "nrfiles", "filesize_low_bytes", "filesize_high_bytes", "openfiles", "file_service_type",
+    "file_service_param", "filename_format", "create_on_open", "create_only", "file_append", "fallocate",
 ]  # fmt: skip
 
 ROW = re.compile(r"^  --([a-z_]+)=([A-Z]+) ")

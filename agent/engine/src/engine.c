@@ -15,11 +15,13 @@ static void sync_cleanup(struct worker *w) { (void)w; }
 static int psync_queue(struct worker *w, struct io_req *r)
 {
 #if defined(__LP64__) && defined(SYS_pread64) && defined(SYS_pwrite64)
-	long n = syscall(r->ddir == DDIR_READ ? SYS_pread64 : SYS_pwrite64, w->fd, r->buf, (size_t)r->len,
+	(void)w;
+	long n = syscall(r->ddir == DDIR_READ ? SYS_pread64 : SYS_pwrite64, r->fd, r->buf, (size_t)r->len,
 			 (off_t)r->off);
 #else /* 32-bit ABIs split the offset: keep libc's wrappers */
-	ssize_t n = r->ddir == DDIR_READ ? pread(w->fd, r->buf, r->len, (off_t)r->off)
-					 : pwrite(w->fd, r->buf, r->len, (off_t)r->off);
+	(void)w;
+	ssize_t n = r->ddir == DDIR_READ ? pread(r->fd, r->buf, r->len, (off_t)r->off)
+					 : pwrite(r->fd, r->buf, r->len, (off_t)r->off);
 #endif
 	r->res = n < 0 ? -errno : n;
 	return 1;

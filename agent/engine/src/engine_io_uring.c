@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 
 #include "iowatt.h"
+#include "multifile.h"
 
 #ifdef HAVE_LIBURING
 #include <liburing.h>
@@ -62,7 +63,8 @@ static int uring_init(struct worker *w)
 		c->fixed_bufs = io_uring_register_buffers(&c->ring, iov, w->depth) == 0;
 		free(iov);
 	}
-	c->fixed_file = io_uring_register_files(&c->ring, &w->fd, 1) == 0;
+	/* one file per worker: registered; several (multifile.c): each request names its own */
+	c->fixed_file = (!w->mfw || w->mfw->n == 1) && io_uring_register_files(&c->ring, &w->fd, 1) == 0;
 	/* a registered ring fd spares io_uring_enter() the fget/fput of the ring per call */
 	w->uring_ring_fd_registered = io_uring_register_ring_fd(&c->ring) == 1;
 	w->uring_nowait = fd_supports_nowait(w);
@@ -77,7 +79,7 @@ static int uring_queue(struct worker *w, struct io_req *r)
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
 	if (!sqe)
 		return -EBUSY;
-	int fd = c->fixed_file ? 0 : w->fd;
+	int fd = c->fixed_file ? 0 : r->fd;
 	if (c->fixed_bufs) {
 		if (r->ddir == DDIR_READ)
 			io_uring_prep_read_fixed(sqe, fd, r->buf, r->len, r->off, r->idx);

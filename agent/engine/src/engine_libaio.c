@@ -74,9 +74,9 @@ static int aio_queue(struct worker *w, struct io_req *r)
 	struct aio_ctx *c = w->ctx;
 	struct iocb *cb = &c->iocbs[r->idx];
 	if (r->ddir == DDIR_READ)
-		io_prep_pread(cb, w->fd, r->buf, r->len, (long long)r->off);
+		io_prep_pread(cb, r->fd, r->buf, r->len, (long long)r->off);
 	else
-		io_prep_pwrite(cb, w->fd, r->buf, r->len, (long long)r->off);
+		io_prep_pwrite(cb, r->fd, r->buf, r->len, (long long)r->off);
 	cb->data = r;
 	c->pending[c->npending++] = cb;
 	return 0;

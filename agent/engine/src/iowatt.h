@@ -267,6 +267,16 @@ struct options {
 	unsigned verify_async;
 	char verify_pattern_text[256];
 	struct vpattern verify_pattern;
+	/* multi-file jobs (src/multifile.c) */
+	char directory[PATH_MAX];       /* fio's directory: a ':' list, one per clone */
+	char filename_format[256];      /* "" = $jobname.$jobnum.$filenum */
+	unsigned nrfiles, openfiles;    /* files per clone; open at once (0 = nrfiles) */
+	uint64_t filesize_lo, filesize_hi; /* fio's filesize LOW[-HIGH]; 0 = size / nrfiles */
+	int fst;                        /* file_service_type (enum fst, multifile.h) */
+	unsigned fst_nr;                /* random/roundrobin/sequential: I/Os before switching file */
+	double fst_param;               /* zipf theta, pareto h, normal deviation % */
+	int fallocate;                  /* enum falloc (multifile.h) */
+	int create_on_open, create_only, file_append, unlink_each_loop, lockfile;
 	/* options as given, for "job options" */
 	int ngiven;
 	char given_name[MAX_GIVEN][40];
@@ -418,6 +428,8 @@ struct io_req {
 	int64_t res;           /* bytes done or -errno */
 	uint8_t vcheck;        /* verify family: check this read on completion (src/verify.c) */
 	uint64_t vseq;         /* verify family: the write's number in its worker */
+	int fd;                /* the file's descriptor (the worker's, or its current file's: multifile.c) */
+	uint32_t fidx;         /* multi-file jobs: the worker's file index */
 };
 struct worker;
 /* what an engine is, for the code around it (never compare ops pointers) */
@@ -474,6 +486,8 @@ struct worker {
 	uint64_t budget, issued;        /* bytes to issue (size x loops) and issued so far */
 	uint64_t ramp_done;             /* bytes completed during ramp_time */
 	uint64_t *map;                  /* random map for mixed block sizes: 1 bit per smallest block */
+	uint64_t roff, rsize;           /* the region of the current file: offset, size */
+	struct mfworker *mfw;           /* multi-file jobs: the worker's files (multifile.c), else NULL */
 	uint64_t rate_period_ns, rate_k;
 	/* accounting (private, merged after the run) */
 	struct dstat d[2];
@@ -509,11 +523,14 @@ struct worker {
 	struct vworker *vw;             /* verify family (src/verify.c), NULL without verify */
 	pthread_t thread;
 };
+struct mfset;
+struct mfworker;
 struct job {
 	struct options *o;
 	int index, groupid;
 	const struct engine_ops *ops;
 	struct target tgt;
+	struct mfset *mf;               /* multi-file jobs (multifile.c), else NULL */
 	int fd;
 	uint64_t max_bs;
 	unsigned char *pool;            /* random data that write buffers are refreshed from */

@@ -8,23 +8,12 @@
 
 #include "iowatt.h"
 #include "verify.h"
+#include "multifile.h"
 
-int job_start(struct job *j)
+/* a single-file job's descriptor, shared by its threads, with the job's cache hints */
+static int job_open_target(struct job *j)
 {
-	struct options *o = j->o;
-	j->ops = engine_find(o->ioengine);
-	j->max_bs = opt_max_bs(o);
-	int r = target_prepare(o, &j->tgt, j->errmsg, sizeof(j->errmsg));
-	if (r == -EINTR && g_stop) {
-		j->errmsg[0] = 0;
-		return r; /* SIGINT/SIGTERM during the layout: an interrupted run, not a failure */
-	}
-	if (r < 0) {
-		j->err = r;
-		return r;
-	}
-	/* the target was checked before the first I/O: failing to open it now means it changed
-	 * (replaced, a link swapped in, removed) -- a run-time failure of this job */
+	const struct options *o = j->o;
 	j->fd = target_open(o, &j->tgt, j->errmsg, sizeof(j->errmsg));
 	if (j->fd < 0) {
 		j->err = j->fd;
@@ -46,6 +35,28 @@ int job_start(struct job *j)
 	}
 	if (adv >= 0)
 		posix_fadvise(j->fd, 0, 0, adv);
+	return 0;
+}
+
+int job_start(struct job *j)
+{
+	struct options *o = j->o;
+	j->ops = engine_find(o->ioengine);
+	j->max_bs = opt_max_bs(o);
+	int r = j->mf ? mf_prepare(j) : target_prepare(o, &j->tgt, j->errmsg, sizeof(j->errmsg));
+	if (r == -EINTR && g_stop) {
+		j->errmsg[0] = 0;
+		return r; /* SIGINT/SIGTERM during the layout: an interrupted run, not a failure */
+	}
+	if (r < 0) {
+		j->err = r;
+		return r;
+	}
+	/* the target was checked before the first I/O: failing to open it now means it changed
+	 * (replaced, a link swapped in, removed) -- a run-time failure of this job. A multi-file
+	 * job's workers open their own files (multifile.c). */
+	if (!j->mf && job_open_target(j) < 0)
+		return j->err;
 
 	if (rw_writes(o->rw)) {
 		/* 256 KiB of random data (+ one block) stays in L2: a per-write copy from a random
@@ -206,12 +217,14 @@ void job_free(struct job *j)
 		free(w->schedhist);
 		free(w->series);
 		free(w->hpool);
+		mf_worker_free(w);
 		free(w->map);
 		verify_worker_free(w);
 	}
 	verify_job_free(j);
 	free(j->workers);
 	j->workers = NULL;
+	mf_job_free(j);
 	free(j->pool);
 	j->pool = NULL;
 }

@@ -8,6 +8,7 @@
 #include "fileset.h"
 #include "heapbtree.h"
 #include "iowatt.h"
+#include "multifile.h"
 #include "postmark.h"
 
 #define IOWATT_LIMITS_SCHEMA "iowatt-engine-limits/1"
@@ -24,6 +25,7 @@ void engine_limits(FILE *f)
 	jw_u64(&w, "max_bssplit", MAX_BSSPLIT);    /* bssplit entries per direction */
 	jw_u64(&w, "max_options", MAX_GIVEN);      /* distinct options given to one job */
 	jw_u64(&w, "path_max", PATH_MAX - 1);      /* filename, beneath: bytes */
+	mf_limits(&w);                             /* max_files: nrfiles x numjobs over the run */
 	options_limits(&w);
 	jw_obj_end(&w);
 	postmark_limits(&w);

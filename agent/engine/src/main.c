@@ -9,6 +9,7 @@
 #include "iowatt.h"
 #include "fileset.h"
 #include "heapbtree.h"
+#include "multifile.h"
 #include "postmark.h"
 #include "verify.h"
 
@@ -95,8 +96,13 @@ int main(int argc, char **argv)
 				die_code(EXIT_UNSUPPORTED, "ioengine: %s is not available on this kernel: %s", ops->name,
 					 strerror(-r));
 		}
-		target_probe(&j->tgt, j->o);
-		target_validate(j->o, &j->tgt);
+		if (mf_wanted(j->o)) { /* fio's generated names, file lists, filesize (multifile.c) */
+			mf_job_setup(j);
+		} else {
+			mf_apply_directory(j->o);
+			target_probe(&j->tgt, j->o);
+			target_validate(j->o, &j->tgt);
+		}
 		verify_validate(j->o, &j->tgt);
 		for (int k = 0; k < i; k++)
 			if (!strcmp(cfg.jobs[k].filename, j->o->filename) && jobs[k].tgt.is_blk != j->tgt.is_blk)
@@ -155,7 +161,9 @@ int main(int argc, char **argv)
 				continue;
 			job_wait(&jobs[i]);
 			char msg[sizeof(jobs[i].errmsg)];
-			int r = jobs[i].err ? 0 : target_verify(&jobs[i].tgt, msg, sizeof(msg));
+			int r = jobs[i].err ? 0
+				: jobs[i].mf ? mf_verify(&jobs[i], msg, sizeof(msg))
+					     : target_verify(&jobs[i].tgt, msg, sizeof(msg));
 			if (r < 0) {
 				jobs[i].err = r;
 				str_copy(jobs[i].errmsg, sizeof(jobs[i].errmsg), msg);

@@ -10,6 +10,7 @@
 
 #include "iowatt.h"
 #include "verify.h"
+#include "multifile.h"
 
 /* ---- the options table ----
  * Each option is defined once, in opts[] below (as fio's options table): its name and alias,
@@ -400,6 +401,35 @@ static const struct opt_def opts[] = {
 	  .help = "refused when 1: verify state files are not implemented" },
 	{ .name = "verify_async", .type = OT_UINT, .off = OFF(verify_async), .max = 65536,
 	  .help = "refused when not 0: verification runs inline" },
+	/* multi-file jobs (src/multifile.c) */
+	{ .name = "directory", .type = OT_STR, .off = OFF(directory), .len = PATH_MAX, .bad = "invalid directory '%s'",
+	  .key = "directory", .flags = OPT_F_NULL_ZERO,
+	  .help = "prefix of the file names; a ':' list is spread over the clones" },
+	{ .name = "nrfiles", .alias = "nr_files", .type = OT_UINT, .off = OFF(nrfiles), .min = 1, .max = MAX_RUN_FILES,
+	  .def = "1", .key = "nrfiles", .help = "files per clone (named by filename_format) when filename is not given" },
+	{ .name = "filesize", .type = OT_FUNC, .parse = mf_parse_filesize, .echo = mf_echo_filesize,
+	  .key = "filesize_low_bytes", .help = "size of each file, or LOW-HIGH (random per file); default size / files" },
+	{ .name = "openfiles", .type = OT_UINT, .off = OFF(openfiles), .min = 1, .max = MAX_RUN_FILES, .key = "openfiles",
+	  .flags = OPT_F_NULL_ZERO, .help = "files kept open at once per clone (default: all)" },
+	{ .name = "file_service_type", .type = OT_FUNC, .parse = mf_parse_fst, .echo = mf_echo_fst,
+	  .choices = mf_fst_choices, .def = "roundrobin", .key = "file_service_type",
+	  .help = "next file: roundrobin[:N], random[:N], sequential, zipf[:T], pareto[:H], normal[:DEV]" },
+	{ .name = "filename_format", .type = OT_STR, .off = OFF(filename_format), .len = 256,
+	  .bad = "invalid format '%s'", .key = "filename_format", .flags = OPT_F_NULL_ZERO,
+	  .help = "generated names: $jobname, $jobnum, $filenum, $clientuid (default $jobname.$jobnum.$filenum)" },
+	{ .name = "create_on_open", .type = OT_BOOL, .off = OFF(create_on_open), .key = "create_on_open",
+	  .help = "no layout: a write job's open creates each file" },
+	{ .name = "create_only", .type = OT_BOOL, .off = OFF(create_only), .key = "create_only",
+	  .help = "lay the files out, then no I/O" },
+	{ .name = "file_append", .type = OT_BOOL, .off = OFF(file_append), .key = "file_append",
+	  .help = "I/O after the end of each file (offset = its size)" },
+	{ .name = "fallocate", .type = OT_ENUM, .off = OFF(fallocate), .choices = mf_fallocate_choices,
+	  .bad = "unknown mode '%s' (none, native, posix, keep, truncate, 0, 1)", .def = "native", .key = "fallocate",
+	  .help = "allocation when laying out a file" },
+	{ .name = "unlink_each_loop", .type = OT_BOOL, .off = OFF(unlink_each_loop),
+	  .help = "0 only (removing the files after each loop is not implemented)" },
+	{ .name = "lockfile", .type = OT_FUNC, .parse = mf_parse_refused,
+	  .help = "none only (locking is not implemented)" },
 	{ .name = "kb_base", .type = OT_ENUM, .off = OFF(kb_base), .choices = kb_base_choices,
 	  .bad = "must be 1024 or 1000, got '%s'", .def = "1024", .help = "meaning of size suffixes: 1024 or 1000" },
 	{ .name = "thread", .type = OT_BOOL, .flags = OPT_F_UNSTORED, .help = "accepted (threads are always used)" },
@@ -769,8 +799,7 @@ uint64_t opt_max_bs(const struct options *o)
 /* Checks that need no target. */
 void options_finalize(struct options *o)
 {
-	if (!o->filename[0])
-		die_usage("filename", "required (a file or a block device)");
+	mf_finalize(o); /* no filename: fio's generated names (multifile.c) */
 	if (o->size_set && opt_max_bs(o) > o->size)
 		die_usage("bs", "block size %llu is larger than size %llu", (unsigned long long)opt_max_bs(o),
 			  (unsigned long long)o->size);

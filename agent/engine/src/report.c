@@ -9,6 +9,7 @@
 
 #include "iowatt.h"
 #include "verify.h"
+#include "multifile.h"
 
 struct merged {
 	struct dstat d[2];
@@ -362,6 +363,8 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	}
 	cpustat_emit(w, "system_cpu", &j->cpu0, &j->cpu1);
 	target_facts(w, &j->tgt);
+	if (j->mf)
+		mf_report(w, j);
 	if (jsonplus) {
 		jw_arr(w, "threads");
 		for (unsigned i = 0; i < o->numjobs; i++) {

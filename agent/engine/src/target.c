@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "iowatt.h"
+#include "multifile.h"
 
 /* Resolve MAJ:MIN to a kernel name and its whole disk. */
 static void dev_names(unsigned maj, unsigned min, char *name, size_t nl, char *disk, size_t dl)
@@ -745,10 +746,12 @@ int target_prepare(const struct options *o, struct target *t, char *err, size_t 
 		return -ENOMEM;
 	}
 	rng_seed(&c.rng, now_ns());
-	int r = 0;
-	if (holes)
+	/* fio's layout: the extension allocated as fallocate= says (multifile.c); then data only for
+	 * jobs that read (a write-only job writes its region itself, as in fio) */
+	int r = mf_allocate(fd, o->fallocate, cur, want);
+	if (!r && holes)
 		r = each_hole(fd, o->offset, cur < want ? cur : want, fill_hole, &c);
-	if (!r && cur < want)
+	if (!r && cur < want && rw_reads(o->rw))
 		r = fill_hole(cur, want, &c);
 	free(c.buf);
 	if (!r && fsync(fd) < 0)

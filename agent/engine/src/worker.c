@@ -12,6 +12,7 @@
 
 #include "iowatt.h"
 #include "verify.h"
+#include "multifile.h"
 
 #define NS_PER_S 1000000000ull
 #define LATE_START_NS 1000000ull /* an I/O issued > 1 ms after its intended start is late */
@@ -153,6 +154,8 @@ static void close_intervals(struct worker *w, uint64_t t)
 
 static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, int sync)
 {
+	if (w->mfw)
+		mf_completed(w, r);
 	if (r->res < 0) {
 		if (!w->err) {
 			w->err = (int)r->res;
@@ -346,8 +349,8 @@ static uint64_t map_claim(struct worker *w, uint64_t bs, uint64_t *blk)
 	return n * w->minbs;
 }
 
-/* Next I/O: direction, size, offset inside [offset, offset+size). 1 when the byte budget
- * (size x loops) is used up. */
+/* Next I/O: direction, size, offset inside [offset, offset+size) of the current file. 1 when the
+ * byte budget (size x loops) is used up, 2 when no file can take one now (multifile.c: reap first). */
 static inline int gen_io_raw(struct worker *w, struct io_req *r)
 {
 	const struct options *o = w->job->o;
@@ -359,6 +362,8 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	case RW_WRITE: case RW_RANDWRITE: ddir = DDIR_WRITE; break;
 	default: ddir = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE; break;
 	}
+	if (w->mfw && mf_select(w))
+		return w->err ? 1 : 2;
 	uint64_t bs = pick_bs(w, ddir), off;
 	if (rw_is_random(o->rw)) {
 		uint64_t blk;
@@ -376,18 +381,20 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 			blk = perm_at(&w->perm, w->perm_i++);
 		}
 		off = blk * w->minbs;
-		if (off + bs > o->size)
-			off = (o->size - bs) / w->minbs * w->minbs;
+		if (off + bs > w->rsize)
+			off = (w->rsize - bs) / w->minbs * w->minbs;
 	} else {
 		off = w->seq_pos[ddir];
-		if (off + bs > o->size)
+		if (off + bs > w->rsize)
 			off = 0;
 		w->seq_pos[ddir] = off + bs;
 	}
 	r->ddir = (uint8_t)ddir;
 	r->len = (uint32_t)bs;
-	r->off = o->offset + off;
+	r->off = w->roff + off;
 	w->issued += bs;
+	if (w->mfw)
+		mf_issued(w, r, bs);
 	return 0;
 }
 
@@ -408,6 +415,8 @@ int worker_setup_offsets(struct worker *w)
 {
 	const struct options *o = w->job->o;
 	w->minbs = opt_min_bs(o);
+	w->roff = o->offset;
+	w->rsize = o->size;
 	w->nblocks = o->size / w->minbs;
 	/* io_size: that many bytes (in whole smallest blocks) inside the region instead of the region */
 	w->budget = (o->io_size ? o->io_size / w->minbs : w->nblocks) * w->minbs * o->loops;
@@ -467,7 +476,7 @@ static void run_sync(struct worker *w)
 
 	while (!g_stop && !w->err) {
 		if (gen_io(w, r))
-			break;
+			break; /* sync: no I/O in flight, so never busy */
 		if (rate) {
 			r->t_intended = j->t_start + w->rate_k++ * w->rate_period_ns;
 			t0 = now_ns();
@@ -544,8 +553,9 @@ static void run_async(struct worker *w)
 			if (w->vw && verify_hold(w))
 				break; /* verify_backlog: drain, then read back */
 			struct io_req *r = w->freelist[w->nfree - 1];
-			if (gen_io(w, r)) {
-				stopping = 1;
+			int g = gen_io(w, r);
+			if (g) {
+				stopping = g == 1; /* 2: every servable file is busy, reap first */
 				break;
 			}
 			w->nfree--;
@@ -682,7 +692,7 @@ void *worker_main(void *arg)
 	lstat_init(&w->synclat);
 	lstat_init(&w->sched);
 	if (!err)
-		err = worker_setup_offsets(w);
+		err = j->mf ? mf_worker_init(w) : worker_setup_offsets(w);
 	if (!err && o->verify)
 		err = verify_worker_init(w);
 	if (o->rate_iops) {
@@ -691,7 +701,10 @@ void *worker_main(void *arg)
 		 * is in it; the default 50 us timer slack would add up to that much to every I/O */
 		(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	}
-	w->fd = j->fd;
+	if (!j->mf)
+		w->fd = j->fd;
+	for (unsigned i = 0; !err && i < w->depth; i++)
+		w->reqs[i].fd = w->fd;
 	if (!err)
 		err = j->ops->init(w);
 	w->err = err;
@@ -700,7 +713,7 @@ void *worker_main(void *arg)
 
 	pthread_barrier_wait(&j->ready);
 	pthread_barrier_wait(&j->go); /* main set t_start/deadline, or j->err to abort */
-	if (!w->err && !j->err) {
+	if (!w->err && !j->err && !o->create_only) {
 		w->deadline = j->t_deadline;
 		if (w->vw)
 			verify_start(w);
@@ -712,8 +725,13 @@ void *worker_main(void *arg)
 			run_async(w);
 		/* as fio, the final fsync is part of the job's time: a buffered write job with
 		 * end_fsync=1 reports what reached the device, not page-cache speed */
-		if (o->end_fsync && rw_writes(o->rw) && !w->err)
+		if (o->end_fsync && rw_writes(o->rw) && !w->err && !w->mfw)
 			do_sync(w, 1);
+		for (unsigned i = 0; o->end_fsync && rw_writes(o->rw) && w->mfw && i < w->mfw->n && !w->err; i++)
+			if (w->mfw->st[i].fd >= 0) { /* every open file of a multi-file job, as fio */
+				w->fd = w->mfw->st[i].fd;
+				do_sync(w, 1);
+			}
 		/* verify family: read back and check what was written (src/verify.c) */
 		if (w->vw) {
 			if (verify_next_phase(w)) {
