@@ -53,7 +53,7 @@ async function openForm() {
   await page.fill('input[name="idle"]', "0");
 }
 
-await run("log in", login);
+await run("log in", () => login("logout"));
 
 await run("a pasted job file shows the jobs the engine makes of it", async () => {
   await openForm();
@@ -76,7 +76,7 @@ await run("a line the engine refuses is named under the text", async () => {
   const refused = page.getByTestId("jobfile-refused");
   await refused.waitFor();
   const text = (await refused.textContent()) ?? "";
-  check(/line 15: bogus_option/.test(text), `the refusal reads "${text}"`);
+  check(/line 14: bogus_option: unknown option/.test(text), `the refusal reads "${text}"`);
   check(!text.includes("/tmp/"), "a server path is shown");
   await shot("J-new-run-refused");
 });
