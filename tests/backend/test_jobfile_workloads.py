@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from backend.config import get_settings
@@ -286,3 +289,25 @@ def test_the_real_engine_parses_and_refuses_like_the_contract(client: TestClient
     assert field == "spec.jobfile.text" and message.startswith("line 3: bogus: "), message
     field, message = _field(_workload(client, u, "[a]\nsize=${HOME}\n", name="env"))
     assert message.startswith("line 2: "), message
+
+
+@given(
+    st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=300)
+)
+@settings(max_examples=200, deadline=None)
+def test_any_text_is_kept_byte_for_byte_or_refused_in_words(text: str) -> None:
+    """Whitespace, CRLF, tabs, any Unicode: what is accepted is stored and read back unchanged;
+    what is refused (empty or blank) is refused at the text."""
+    from backend.workload.schemas import stored_spec
+
+    try:
+        spec = WorkloadSpec.model_validate({"kind": "jobfile", "jobfile": {"text": text}})
+    except ValidationError as exc:
+        assert not text.strip()
+        assert exc.errors()[0]["loc"][:2] == ("jobfile", "text")
+        return
+    assert text.strip()
+    assert spec.jobfile is not None and spec.jobfile.text == text
+    again = load_spec(json.loads(json.dumps(stored_spec(spec))))
+    assert again.jobfile is not None and again.jobfile.text.encode() == text.encode()
+    assert spec.engine_job() == {"mode": "jobfile", "text": text}
