@@ -81,3 +81,50 @@ def test_what_makes_a_parse_unreadable() -> None:
     assert same_jobs(good, moved) == "job 'a': bs=8k"
     # the target's replacements differ freely: they are dropped on both sides
     assert same_jobs(good, {**good, "global": {"filename": "/dev/sdz"}}) is None
+
+
+def test_check_run_judges_a_job_files_parse_as_its_block_job() -> None:
+    from iowatt_policy import Limits, Policy, ReportedPolicy, Target, check_run
+
+    target = Target.directory("/srv/bench")
+    policy = Policy(targets=(target,), limits=Limits(max_threads=4))
+    reported = ReportedPolicy.from_policy(
+        policy, meters=[], default_meter=None, targets=[target], mem_total_bytes=8 << 30
+    )
+    lease = {"mode": "jobfile", "text": "[a]\n"}
+
+    def parse(**options: str) -> dict[str, Any]:
+        opts = {"rw": "read", "size": "1m", **options}
+        return {"schema": JOBFILE_SCHEMA, "global": {}, "jobs": [{"name": "a", "group": 0, "options": opts}]}
+
+    def rules(**options: str) -> list[str]:
+        found = check_run(
+            reported, target_path="/srv/bench", engine_job=lease, meter=None, destructive=False,
+            file_facts=parse(**options),
+        )  # fmt: skip
+        assert all(v.field == "workload.jobfile.text" for v in found)
+        return [v.rule for v in found]
+
+    assert rules() == []
+    assert rules(description="a storage engineer's words", filename="/dev/sda", directory="/mnt") == []
+    assert rules(numjobs="5") == ["limit.threads"]
+    assert rules(write_bw_log="/etc/cron.d/x") == ["option.not_allowed"]
+    assert rules(beneath="/") == ["option.not_allowed"]
+    unreadable = check_run(
+        reported, target_path="/srv/bench", engine_job=lease, meter=None, destructive=False,
+        file_facts={"schema": "something else"},
+    )  # fmt: skip
+    assert [v.rule for v in unreadable] == ["option.not_allowed"] and "cannot be checked" in unreadable[
+        0
+    ].message
+    # without a parse (a caller that has none): the target and the meter only, never the text's options
+    assert (
+        check_run(reported, target_path="/srv/bench", engine_job=lease, meter=None, destructive=False) == []
+    )
+    assert [v.rule for v in check_run(
+        reported, target_path="/etc", engine_job=lease, meter=None, destructive=False
+    )] == ["target.not_allowed"]  # fmt: skip
+    too_big = {"mode": "jobfile", "text": "#" * (64 * 1024 + 1)}
+    assert [v.rule for v in check_run(
+        reported, target_path="/srv/bench", engine_job=too_big, meter=None, destructive=False
+    )] == ["option.not_allowed"]  # fmt: skip

@@ -136,6 +136,8 @@ ALLOWED_OPTIONS = frozenset(
         "kb_base",
         "io_size",
         "io_limit",
+        # issue 24: a job file's free text (no path, no allocation beyond its bounded length)
+        "description",
     }
 )
 WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw"})
