@@ -47,6 +47,20 @@ ECHO_KEYS = [
     "file_service_param", "filename_format", "create_on_open", "create_only", "file_append", "fallocate",
 ]  # fmt: skip
 
+# reporting (s8/reporting): fio's log files and percentile options (src/logs.c, src/output.c)
+KNOWN |= {
+    "write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "log_avg_msec", "log_hist_msec",
+    "log_hist_coarseness", "log_max_value", "log_offset", "per_job_logs", "log_unix_epoch",
+    "log_alternate_epoch", "log_alternate_epoch_clock_id", "log_entries", "log_compression",
+    "log_store_compressed", "percentile_list", "clat_percentiles", "lat_percentiles", "slat_percentiles",
+}  # fmt: skip
+ECHO_KEYS += [
+    "write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "log_avg_msec", "log_hist_msec",
+    "log_hist_coarseness", "log_max_value", "log_offset", "per_job_logs", "log_unix_epoch",
+    "log_alternate_epoch", "log_alternate_epoch_clock_id", "percentile_list", "clat_percentiles",
+    "lat_percentiles", "slat_percentiles",
+]  # fmt: skip
+
 ROW = re.compile(r"^  --([a-z_]+)=([A-Z]+) ")
 ALIAS = re.compile(r"\(alias: ([a-z_]+)\)")
 

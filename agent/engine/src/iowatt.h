@@ -277,6 +277,14 @@ struct options {
 	double fst_param;               /* zipf theta, pareto h, normal deviation % */
 	int fallocate;                  /* enum falloc (multifile.h) */
 	int create_on_open, create_only, file_append, unlink_each_loop, lockfile;
+	/* reporting (src/logs.c, src/output.c): fio's log files and percentile options */
+	char bw_log[1024], iops_log[1024], lat_log[1024], hist_log[1024]; /* write_*_log prefixes */
+	unsigned log_avg_msec, log_hist_msec, log_hist_coarseness, log_alternate_epoch_clock_id;
+	int log_max_value, log_offset, per_job_logs, log_unix_epoch, log_alternate_epoch;
+	double pct_list[20];            /* percentile_list, sorted; npct 0 = fio's default list */
+	int npct;
+	int clat_pct, lat_pct, slat_pct; /* clat_percentiles (1), lat_percentiles, slat_percentiles */
+	int lat_pct_set;                /* lat_percentiles given (else lat_ns keeps its percentiles) */
 	/* options as given, for "job options" */
 	int ngiven;
 	char given_name[MAX_GIVEN][40];
@@ -290,6 +298,14 @@ struct runcfg {
 	int progress;
 	struct options *jobs;
 	int njobs;
+	/* reporting (src/output.c): --output-format list, --terse-version, --output, --eta */
+	unsigned formats;               /* OUT_* bits (output.h); 0 = json */
+	int terse_version;              /* 3 (fio's default), 4 or 5 */
+	const char *output_path;        /* --output=FILE or NULL */
+	int output_fd;                  /* its fd once created (output_open), else -1 */
+	int eta;                        /* 0 auto, 1 always, 2 never */
+	uint64_t eta_newline_ns, eta_last_newline, eta_start;
+	int eta_printed;
 };
 void options_defaults(struct options *o);
 /* Apply one option; returns 0, or exits 2 with a message naming it. */
@@ -463,6 +479,7 @@ struct dstat {
 	uint64_t ios, bytes, short_ios;
 	struct lstat slat, clat, lat;
 	uint64_t hist[HIST_NR];         /* clat */
+	uint64_t shist[HIST_NR];        /* slat (async engines) */
 	uint64_t lhist[HIST_NR];        /* lat (async engines; = hist for sync ones) */
 };
 struct job;
@@ -521,6 +538,7 @@ struct worker {
 	uint64_t writes_since_sync;
 	uint64_t deadline;              /* of the running phase: the job's, or none for the verify phase */
 	struct vworker *vw;             /* verify family (src/verify.c), NULL without verify */
+	struct wlogs *logs;             /* write_*_log state (src/logs.c), NULL without logs */
 	pthread_t thread;
 };
 struct mfset;
@@ -545,6 +563,7 @@ struct job {
 	struct cpustat cpu0, cpu1;
 	struct diskstat disk0, disk1;
 	uint64_t wall0_ns, wall1_ns;
+	struct joblogs *logs;           /* write_*_log files (src/logs.c), NULL without logs */
 	/* progress */
 	uint64_t last_ios[2], last_bytes[2], last_tick;
 	int started, finished;
@@ -566,6 +585,9 @@ void emit_empty_dir(struct jw *w, const char *key);
 /* The pieces of the JSON document every mode writes (block jobs, --postmark, --vdbench): */
 /* {min, max, mean, stddev, N} and, with hist and samples, fio's "percentile" (+ "bins" if bins) */
 void emit_lstat(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins);
+/* the same with a percentile list (at most 20: fio's percentile_list) */
+void emit_lstat_pct(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins,
+		    const double *pct, int npct);
 /* a fio "read"/"write" object from totals; lat (NULL = none measured) is clat and lat, hist its percentiles */
 void emit_dir_totals(struct jw *w, const char *key, uint64_t bytes, uint64_t ios, uint64_t ns,
 		     const struct lstat *lat, const uint64_t *hist);

@@ -9,6 +9,7 @@
 #include "iowatt.h"
 #include "verify.h"
 #include "multifile.h"
+#include "output.h"
 
 /* a single-file job's descriptor, shared by its threads, with the job's cache hints */
 static int job_open_target(struct job *j)
@@ -220,6 +221,7 @@ void job_free(struct job *j)
 		mf_worker_free(w);
 		free(w->map);
 		verify_worker_free(w);
+		logs_worker_free(w);
 	}
 	verify_job_free(j);
 	free(j->workers);

@@ -10,6 +10,7 @@
 #include "fileset.h"
 #include "heapbtree.h"
 #include "multifile.h"
+#include "output.h"
 #include "postmark.h"
 #include "verify.h"
 
@@ -23,7 +24,7 @@ static void on_signal(int sig)
 	sem_post(&g_wake);
 }
 
-static void wait_group(struct job *jobs, int first, int last, int progress)
+static void wait_group(struct job *jobs, int first, int last, int progress, struct runcfg *cfg)
 {
 	uint64_t next = now_ns() + 1000000000ull;
 	for (;;) {
@@ -41,6 +42,7 @@ static void wait_group(struct job *jobs, int first, int last, int progress)
 				for (int i = first; i < last; i++)
 					if (jobs[i].started && !job_all_finished(&jobs[i]))
 						job_progress(&jobs[i], now);
+			output_eta_tick(cfg, jobs, first, last, now); /* --eta (src/output.c) */
 			next += 1000000000ull;
 			if (next < now)
 				next = now + 1000000000ull;
@@ -109,6 +111,9 @@ int main(int argc, char **argv)
 				die_usage("filename", "'%s' changed type between jobs", j->o->filename);
 	}
 
+	/* --output=FILE (and the log files): created now, new files only, before the first I/O */
+	output_open(&cfg);
+	logs_create(jobs, cfg.njobs);
 	/* from here on the run may create files: unlink=1 removes them on every exit path */
 	atexit(cleanup_at_exit);
 
@@ -155,7 +160,7 @@ int main(int argc, char **argv)
 			if (job_start(&jobs[i]) < 0 && jobs[i].unsupported)
 				rc = EXIT_UNSUPPORTED;
 		}
-		wait_group(jobs, first, last, cfg.progress);
+		wait_group(jobs, first, last, cfg.progress, &cfg);
 		for (int i = first; i < last; i++) {
 			if (!jobs[i].started)
 				continue;
@@ -164,6 +169,8 @@ int main(int argc, char **argv)
 			int r = jobs[i].err ? 0
 				: jobs[i].mf ? mf_verify(&jobs[i], msg, sizeof(msg))
 					     : target_verify(&jobs[i].tgt, msg, sizeof(msg));
+			if (r == 0 && !jobs[i].err)
+				r = logs_error(&jobs[i], msg, sizeof(msg)); /* a log that could not be written */
 			if (r < 0) {
 				jobs[i].err = r;
 				str_copy(jobs[i].errmsg, sizeof(jobs[i].errmsg), msg);
@@ -181,7 +188,10 @@ int main(int argc, char **argv)
 	int cleanup_failed = target_cleanup() < 0;
 
 	struct jw w;
-	jw_init(&w, stdout);
+	char *docbuf;
+	size_t doclen;
+	FILE *doc = output_doc_begin(&cfg, &docbuf, &doclen); /* printed in each --output-format below */
+	jw_init(&w, doc);
 	jw_obj(&w, NULL);
 	emit_preamble(&w, &tv);
 	jw_obj(&w, "global options");
@@ -223,12 +233,14 @@ int main(int argc, char **argv)
 	cpustat_emit(&w, "system_cpu", &cpu0, &cpu1);
 	jw_obj_end(&w);
 	jw_obj_end(&w);
-	fflush(stdout);
+	if (output_finish(&cfg, doc, &docbuf, &doclen) < 0 && rc == EXIT_OK)
+		rc = EXIT_FAIL;
 	for (int i = 0; i < ran; i++)
 		if (jobs[i].err && jobs[i].errmsg[0])
 			warnmsg("%s: %s", jobs[i].o->name, jobs[i].errmsg);
 	if (cleanup_failed && rc == EXIT_OK)
 		rc = EXIT_FAIL;
+	logs_close_all(jobs, cfg.njobs);
 	for (int i = 0; i < cfg.njobs; i++)
 		job_free(&jobs[i]);
 	free(jobs);

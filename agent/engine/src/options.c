@@ -11,6 +11,7 @@
 #include "iowatt.h"
 #include "verify.h"
 #include "multifile.h"
+#include "output.h"
 
 /* ---- the options table ----
  * Each option is defined once, in opts[] below (as fio's options table): its name and alias,
@@ -432,6 +433,50 @@ static const struct opt_def opts[] = {
 	  .help = "none only (locking is not implemented)" },
 	{ .name = "kb_base", .type = OT_ENUM, .off = OFF(kb_base), .choices = kb_base_choices,
 	  .bad = "must be 1024 or 1000, got '%s'", .def = "1024", .help = "meaning of size suffixes: 1024 or 1000" },
+	/* reporting (s8/reporting; src/logs.c, src/output.c): fio's logs and percentiles */
+	{ .name = "write_bw_log", .type = OT_STR, .off = OFF(bw_log), .len = sizeof(((struct options *)0)->bw_log),
+	  .bad = "invalid log prefix '%s'", .key = "write_bw_log", .flags = OPT_F_NULL_ZERO,
+	  .help = "bandwidth log PREFIX_bw.N.log" },
+	{ .name = "write_lat_log", .type = OT_STR, .off = OFF(lat_log), .len = sizeof(((struct options *)0)->lat_log),
+	  .bad = "invalid log prefix '%s'", .key = "write_lat_log", .flags = OPT_F_NULL_ZERO,
+	  .help = "latency logs PREFIX_slat.N.log, _clat, _lat" },
+	{ .name = "write_iops_log", .type = OT_STR, .off = OFF(iops_log), .len = sizeof(((struct options *)0)->iops_log),
+	  .bad = "invalid log prefix '%s'", .key = "write_iops_log", .flags = OPT_F_NULL_ZERO,
+	  .help = "IOPS log PREFIX_iops.N.log" },
+	{ .name = "write_hist_log", .type = OT_STR, .off = OFF(hist_log), .len = sizeof(((struct options *)0)->hist_log),
+	  .bad = "invalid log prefix '%s'", .key = "write_hist_log", .flags = OPT_F_NULL_ZERO,
+	  .help = "clat histogram log PREFIX_clat_hist.N.log (needs log_hist_msec)" },
+	{ .name = "log_avg_msec", .type = OT_UINT, .off = OFF(log_avg_msec), .max = 86400000, .key = "log_avg_msec",
+	  .help = "log the mean over windows of this many ms (0 = every I/O)" },
+	{ .name = "log_hist_msec", .type = OT_UINT, .off = OFF(log_hist_msec), .max = 86400000, .key = "log_hist_msec",
+	  .help = "histogram log interval in ms (0 = no histogram log)" },
+	{ .name = "log_hist_coarseness", .type = OT_UINT, .off = OFF(log_hist_coarseness), .max = 6,
+	  .key = "log_hist_coarseness", .help = "histogram log: 2^N bins added together" },
+	{ .name = "log_max_value", .type = OT_BOOL, .off = OFF(log_max_value), .key = "log_max_value",
+	  .help = "log_avg_msec windows log their largest value" },
+	{ .name = "log_offset", .type = OT_BOOL, .off = OFF(log_offset), .key = "log_offset",
+	  .help = "logs carry each I/O's offset" },
+	{ .name = "per_job_logs", .type = OT_BOOL, .off = OFF(per_job_logs), .def = "1", .key = "per_job_logs",
+	  .help = "one log file per clone (.N); 0 = one shared file" },
+	{ .name = "log_unix_epoch", .type = OT_BOOL, .off = OFF(log_unix_epoch), .key = "log_unix_epoch",
+	  .help = "log times in Unix ms" },
+	{ .name = "log_alternate_epoch", .type = OT_BOOL, .off = OFF(log_alternate_epoch), .key = "log_alternate_epoch",
+	  .help = "log times in ms of log_alternate_epoch_clock_id's clock" },
+	{ .name = "log_alternate_epoch_clock_id", .type = OT_UINT, .off = OFF(log_alternate_epoch_clock_id), .max = 11,
+	  .key = "log_alternate_epoch_clock_id", .help = "clock_gettime clock id of log_alternate_epoch" },
+	{ .name = "log_entries", .type = OT_UINT, .min = 1, .max = 16777216, .flags = OPT_F_UNSTORED,
+	  .help = "accepted (logs are streamed to disk: no entries are preallocated)" },
+	{ .name = "log_compression", .type = OT_FUNC, .parse = parse_log_refused, .help = "refused unless 0" },
+	{ .name = "log_store_compressed", .type = OT_FUNC, .parse = parse_log_refused, .help = "refused unless 0" },
+	{ .name = "percentile_list", .type = OT_FUNC, .parse = parse_percentile_list,
+	  .echo = echo_percentile_list, .max = 20, .key = "percentile_list",
+	  .help = "percentiles reported, P:P:... (0 < P <= 100, at most 20)" },
+	{ .name = "clat_percentiles", .type = OT_BOOL, .off = OFF(clat_pct), .def = "1", .key = "clat_percentiles",
+	  .help = "completion latency percentiles" },
+	{ .name = "lat_percentiles", .type = OT_BOOL, .off = OFF(lat_pct), .set_off = OFF(lat_pct_set),
+	  .key = "lat_percentiles", .help = "total latency percentiles (terse and normal print these)" },
+	{ .name = "slat_percentiles", .type = OT_BOOL, .off = OFF(slat_pct), .key = "slat_percentiles",
+	  .help = "submission latency percentiles (async engines)" },
 	{ .name = "thread", .type = OT_BOOL, .flags = OPT_F_UNSTORED, .help = "accepted (threads are always used)" },
 	{ .name = "group_reporting", .type = OT_BOOL, .flags = OPT_F_UNSTORED,
 	  .help = "accepted (clones are always reported together)" },
@@ -1105,10 +1150,8 @@ void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 			printf("iowatt-engine-%s\n", IOWATT_VERSION);
 			exit(0);
 		}
-		if (!strcmp(name, "output-format")) {
-			output_format_arg(val, 0, &cfg->jsonplus, NULL);
+		if (output_cli_arg(cfg, name, val)) /* --output-format, --output, --minimal, --eta, ... (output.c) */
 			continue;
-		}
 		if (!strcmp(name, "progress")) {
 			cfg->progress = progress_arg(val);
 			continue;

@@ -10,6 +10,7 @@
 #include "iowatt.h"
 #include "verify.h"
 #include "multifile.h"
+#include "output.h"
 
 struct merged {
 	struct dstat d[2];
@@ -20,6 +21,7 @@ struct merged {
 	uint64_t kworker_ns;
 	uint64_t ctx, majf, minf, late;
 	uint64_t meas_ns;
+	const struct options *o;        /* percentile options (NULL: fio's defaults) */
 };
 
 static void merge(struct job *j, struct merged *m)
@@ -45,6 +47,7 @@ static void merge(struct job *j, struct merged *m)
 			for (unsigned k = 0; k < HIST_NR; k++) {
 				a->hist[k] += b->hist[k];
 				a->lhist[k] += b->lhist[k];
+				a->shist[k] += b->shist[k];
 			}
 		}
 		lstat_merge(&m->synclat, &w->synclat);
@@ -73,9 +76,16 @@ static void merge(struct job *j, struct merged *m)
 			memcpy(m->d[d].lhist, m->d[d].hist, sizeof(m->d[d].hist));
 		}
 	m->meas_ns = j->t_meas_end > j->t_ramp_end ? j->t_meas_end - j->t_ramp_end : 0;
+	m->o = j->o;
 }
 
 void emit_lstat(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins)
+{
+	emit_lstat_pct(w, key, s, hist, bins, default_percentiles, NPCT);
+}
+
+void emit_lstat_pct(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins,
+		    const double *pct, int npct)
 {
 	jw_obj(w, key);
 	jw_u64(w, "min", s->n ? s->min : 0);
@@ -84,12 +94,14 @@ void emit_lstat(struct jw *w, const char *key, const struct lstat *s, const uint
 	jw_dbl(w, "stddev", lstat_stddev(s));
 	jw_u64(w, "N", s->n);
 	if (hist && s->n) {
-		uint64_t out[NPCT];
-		hist_percentiles(hist, s->n, default_percentiles, NPCT, out);
+		uint64_t out[20];
+		if (npct > 20)
+			npct = 20;
+		hist_percentiles(hist, s->n, pct, npct, out);
 		jw_obj(w, "percentile");
-		for (int i = 0; i < NPCT; i++) {
+		for (int i = 0; i < npct; i++) {
 			char k[32];
-			snprintf(k, sizeof(k), "%f", default_percentiles[i]);
+			snprintf(k, sizeof(k), "%f", pct[i]);
 			jw_u64(w, k, out[i]);
 		}
 		jw_obj_end(w);
@@ -196,9 +208,15 @@ static void emit_dir(struct jw *w, const char *key, const struct merged *m, int 
 	jw_u64(w, "total_ios", s->ios);
 	jw_u64(w, "short_ios", s->short_ios);
 	jw_u64(w, "drop_ios", 0);
-	emit_lstat(w, "slat_ns", &s->slat, NULL, 0);
-	emit_lstat(w, "clat_ns", &s->clat, s->hist, jsonplus);
-	emit_lstat(w, "lat_ns", &s->lat, s->lhist, 0); /* percentiles as fio's lat_percentiles=1 */
+	/* fio's clat_percentiles (default 1), slat_percentiles, lat_percentiles; lat_ns keeps its
+	 * percentiles unless lat_percentiles (or clat_percentiles) is set to 0 */
+	const struct options *o = m->o;
+	int npct;
+	const double *pct = job_percentiles(o, &npct);
+	int clat_p = !o || o->clat_pct, lat_p = o ? (o->lat_pct_set ? o->lat_pct : o->clat_pct) : 1;
+	emit_lstat_pct(w, "slat_ns", &s->slat, o && o->slat_pct ? s->shist : NULL, 0, pct, npct);
+	emit_lstat_pct(w, "clat_ns", &s->clat, clat_p ? s->hist : NULL, jsonplus, pct, npct);
+	emit_lstat_pct(w, "lat_ns", &s->lat, lat_p ? s->lhist : NULL, 0, pct, npct);
 	emit_samples(w, pts, s->ios ? n : 0, d);
 	jw_obj_end(w);
 }

@@ -13,6 +13,7 @@
 #include "iowatt.h"
 #include "verify.h"
 #include "multifile.h"
+#include "output.h"
 
 #define NS_PER_S 1000000000ull
 #define LATE_START_NS 1000000ull /* an I/O issued > 1 ms after its intended start is late */
@@ -100,6 +101,8 @@ static void start_measuring(struct worker *w)
 	w->ctx_sw = (uint64_t)0 - c;
 	w->majf = (uint64_t)0 - ma;
 	w->minf = (uint64_t)0 - mi;
+	if (w->logs)
+		logs_worker_start(w); /* log times count from here */
 }
 
 static int push_point(struct worker *w, uint64_t t_ns)
@@ -186,7 +189,9 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 	d->hist[idx]++;
 	w->iv_hist[(size_t)r->ddir * HIST_NR + idx]++;
 	if (!sync) {
-		lstat_add(&d->slat, r->t_sub - r->t_prep);
+		uint64_t slat = r->t_sub - r->t_prep;
+		lstat_add(&d->slat, slat);
+		d->shist[hist_idx(slat)]++;
 		uint64_t lat = t_done - r->t_prep;
 		lstat_add(&d->lat, lat);
 		d->lhist[hist_idx(lat)]++;
@@ -202,6 +207,8 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 	d->bytes += (uint64_t)r->res;
 	w->iv_ios[r->ddir]++;
 	w->iv_bytes[r->ddir] += (uint64_t)r->res;
+	if (w->logs) /* write_*_log (src/logs.c) */
+		logs_io(w, t_done, r->ddir, (uint64_t)r->res, r->off, r->t_sub - r->t_prep, clat, t_done - r->t_prep, !sync);
 }
 
 static inline void publish(struct worker *w)
@@ -695,6 +702,8 @@ void *worker_main(void *arg)
 		err = j->mf ? mf_worker_init(w) : worker_setup_offsets(w);
 	if (!err && o->verify)
 		err = verify_worker_init(w);
+	if (!err && j->logs)
+		err = logs_worker_init(w);
 	if (o->rate_iops) {
 		w->rate_period_ns = NS_PER_S / o->rate_iops ? NS_PER_S / o->rate_iops : 1;
 		/* open loop: latency counts from the intended start, so the thread's own wake-up delay
@@ -780,6 +789,7 @@ void *worker_main(void *arg)
 			w->majf += ma;
 			w->minf += mi;
 		}
+		logs_worker_end(w); /* open log windows, buffers to disk */
 	}
 	if (w->ctx)
 		j->ops->cleanup(w);

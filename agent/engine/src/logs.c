@@ -1,0 +1,416 @@
+/* fio's per-job logs: write_bw_log, write_iops_log, write_lat_log (slat, clat, lat),
+ * write_hist_log, in fio 3.33's text format and file names, so fio's tools (fiologparser.py,
+ * fiologparser_hist.py, fio-plot) read them:
+ *
+ *   PREFIX_bw.N.log, PREFIX_iops.N.log, PREFIX_slat.N.log, PREFIX_clat.N.log, PREFIX_lat.N.log,
+ *   PREFIX_clat_hist.N.log   (N = the clone, 1..numjobs; no ".N" with per_job_logs=0)
+ *
+ * Each line "time, value, data direction, block size, offset, priority" (offset only with
+ * log_offset=1): time in ms since the measured start (log_unix_epoch: Unix ms; log_alternate_epoch:
+ * ms of log_alternate_epoch_clock_id's clock), value in ns for latencies, 1 per I/O for iops,
+ * bytes * 10^6 / clat_ns per I/O for bw (fio's per-I/O rate), direction 0 read / 1 write.
+ * log_avg_msec=M: one entry per direction and window of at least M ms, closed by the completion
+ * that ends it (its time) and at the job's end: the mean of the window's latencies (log_max_value:
+ * the largest), KiB/s and I/Os per second over the window for bw and iops; block size and offset 0.
+ * write_hist_log with log_hist_msec=M: "time, direction, block size, bins..." every M ms: the
+ * completions of the interval per histogram bin (fio's 1856 bins; log_hist_coarseness=C adds
+ * 2^C neighbours together).
+ *
+ * Memory is bounded: each worker formats lines into a fixed buffer per log and writes it out when
+ * full (never the run in memory); the files are created before the first I/O, new files only
+ * (O_CREAT|O_EXCL|O_NOFOLLOW, 0600; fio would truncate an existing one), beneath=DIR when set. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "iowatt.h"
+#include "output.h"
+
+enum { LOG_BW, LOG_IOPS, LOG_SLAT, LOG_CLAT, LOG_LAT, LOG_HIST, LOG_NTYPES };
+static const char *const log_suffix[LOG_NTYPES] = { "bw", "iops", "slat", "clat", "lat", "clat_hist" };
+static const char *const log_opt[LOG_NTYPES] = { "write_bw_log", "write_iops_log", "write_lat_log",
+						 "write_lat_log", "write_lat_log", "write_hist_log" };
+
+struct logfile {                        /* one file; clones share it with per_job_logs=0 */
+	int fd;
+	pthread_mutex_t mu;
+	int err;
+};
+
+struct wlog {
+	int type;
+	struct logfile *f;
+	char *buf;
+	size_t n, cap;
+	uint64_t last_ms[2];            /* start of the open window (log_avg_msec / log_hist_msec) */
+	uint64_t cnt[2], max[2], bytes[2];
+	double sum[2];
+	uint64_t *snap;                 /* hist: the clat histogram when the last entry was written */
+};
+
+struct wlogs {
+	struct wlog l[LOG_NTYPES];
+	int n;
+	uint64_t t0;                    /* now_ns() of the measured start */
+	uint64_t epoch_ms;              /* added to every time (0, or the epoch's ms at t0) */
+};
+
+struct joblogs {
+	struct logfile *files[LOG_NTYPES]; /* per_job_logs=0: one each; else numjobs each */
+	unsigned nfiles;
+};
+
+static int log_wanted(const struct options *o, int t)
+{
+	switch (t) {
+	case LOG_BW: return o->bw_log[0] != 0;
+	case LOG_IOPS: return o->iops_log[0] != 0;
+	case LOG_SLAT: case LOG_CLAT: case LOG_LAT: return o->lat_log[0] != 0;
+	default: return o->hist_log[0] != 0 && o->log_hist_msec;
+	}
+}
+
+static const char *log_prefix(const struct options *o, int t)
+{
+	switch (t) {
+	case LOG_BW: return o->bw_log;
+	case LOG_IOPS: return o->iops_log;
+	case LOG_HIST: return o->hist_log;
+	default: return o->lat_log;
+	}
+}
+
+/* names of the files job j writes, the same rule for every check */
+static void log_name(char *out, size_t len, const struct options *o, int t, unsigned clone, int per_job)
+{
+	if (per_job)
+		snprintf(out, len, "%s_%s.%u.log", log_prefix(o, t), log_suffix[t], clone + 1);
+	else
+		snprintf(out, len, "%s_%s.log", log_prefix(o, t), log_suffix[t]);
+}
+
+void logs_create(struct job *jobs, int njobs)
+{
+	for (int i = 0; i < njobs; i++) {
+		struct job *j = &jobs[i];
+		const struct options *o = j->o;
+		int any = 0;
+		for (int t = 0; t < LOG_NTYPES; t++)
+			any |= log_wanted(o, t);
+		if (!any)
+			continue;
+		struct joblogs *jl = calloc(1, sizeof(*jl));
+		if (!jl)
+			die_code(EXIT_FAIL, "out of memory");
+		jl->nfiles = o->per_job_logs ? o->numjobs : 1;
+		for (int t = 0; t < LOG_NTYPES; t++) {
+			if (!log_wanted(o, t))
+				continue;
+			jl->files[t] = calloc(jl->nfiles, sizeof(struct logfile));
+			if (!jl->files[t])
+				die_code(EXIT_FAIL, "out of memory");
+			for (unsigned c = 0; c < jl->nfiles; c++) {
+				char name[PATH_MAX + 64];
+				log_name(name, sizeof(name), o, t, c, o->per_job_logs);
+				if (strlen(name) >= PATH_MAX)
+					die_usage(log_opt[t], "log file name too long");
+				/* per_job_logs=0: jobs of the same name share the file, as in fio */
+				struct logfile *shared = NULL;
+				for (int k = 0; k < i && !o->per_job_logs; k++) {
+					struct joblogs *kl = jobs[k].logs;
+					if (kl && kl->files[t] && !jobs[k].o->per_job_logs &&
+					    !strcmp(log_prefix(jobs[k].o, t), log_prefix(o, t)))
+						shared = &kl->files[t][0];
+				}
+				if (shared) {
+					jl->files[t][c].fd = -1; /* use the other job's */
+					jl->files[t][c].err = 0;
+					continue;
+				}
+				jl->files[t][c].fd = output_create(log_opt[t], name, o->beneath);
+				pthread_mutex_init(&jl->files[t][c].mu, NULL);
+			}
+		}
+		j->logs = jl;
+	}
+	/* second pass: shared files point at the first job's */
+	for (int i = 0; i < njobs; i++) {
+		struct joblogs *jl = jobs[i].logs;
+		if (!jl || jobs[i].o->per_job_logs)
+			continue;
+		for (int t = 0; t < LOG_NTYPES; t++)
+			if (jl->files[t] && jl->files[t][0].fd == -1)
+				for (int k = 0; k < i; k++) {
+					struct joblogs *kl = jobs[k].logs;
+					if (kl && kl->files[t] && kl->files[t][0].fd >= 0 && !jobs[k].o->per_job_logs &&
+					    !strcmp(log_prefix(jobs[k].o, t), log_prefix(jobs[i].o, t))) {
+						free(jl->files[t]);
+						jl->files[t] = kl->files[t];
+						jl->nfiles = 1;
+						break;
+					}
+				}
+	}
+}
+
+static void wlog_flush(struct wlog *l)
+{
+	if (!l->n)
+		return;
+	struct logfile *f = l->f;
+	pthread_mutex_lock(&f->mu);
+	size_t off = 0;
+	while (off < l->n && !f->err) {
+		ssize_t r = write(f->fd, l->buf + off, l->n - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			f->err = r < 0 ? errno : EIO;
+			break;
+		}
+		off += (size_t)r;
+	}
+	pthread_mutex_unlock(&f->mu);
+	l->n = 0;
+}
+
+/* room for one line of at most need bytes */
+static inline char *wlog_room(struct wlog *l, size_t need)
+{
+	if (l->cap - l->n < need)
+		wlog_flush(l);
+	return l->buf + l->n;
+}
+
+static void put_entry(struct wlog *l, const struct options *o, uint64_t ms, uint64_t val, int ddir, uint64_t bs,
+		      uint64_t off)
+{
+	char *p = wlog_room(l, 128);
+	int k;
+	if (o->log_offset)
+		k = snprintf(p, 128, "%llu, %llu, %d, %llu, %llu, 0\n", (unsigned long long)ms, (unsigned long long)val,
+			     ddir, (unsigned long long)bs, (unsigned long long)off);
+	else
+		k = snprintf(p, 128, "%llu, %llu, %d, %llu, 0\n", (unsigned long long)ms, (unsigned long long)val, ddir,
+			     (unsigned long long)bs);
+	l->n += (size_t)k;
+}
+
+int logs_worker_init(struct worker *w)
+{
+	struct job *j = w->job;
+	const struct options *o = j->o;
+	struct joblogs *jl = j->logs;
+	struct wlogs *ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	int nlogs = 0;
+	for (int t = 0; t < LOG_NTYPES; t++)
+		nlogs += jl->files[t] != NULL;
+	/* bounded: 64 KiB per log, less when many clones log (at most ~16 MiB for the job), never
+	 * under 16 KiB (a histogram line has up to 1856 bins) */
+	size_t cap = (16u << 20) / ((size_t)o->numjobs * (size_t)(nlogs ? nlogs : 1));
+	cap = cap > (64u << 10) ? (64u << 10) : cap < (16u << 10) ? (16u << 10) : cap;
+	for (int t = 0; t < LOG_NTYPES; t++) {
+		if (!jl->files[t])
+			continue;
+		struct wlog *l = &ls->l[ls->n++];
+		l->type = t;
+		l->f = &jl->files[t][jl->nfiles > 1 ? w->id : 0];
+		l->cap = cap;
+		l->buf = malloc(cap);
+		if (!l->buf)
+			return -ENOMEM;
+		if (t == LOG_HIST && !(l->snap = calloc(2 * HIST_NR, sizeof(uint64_t))))
+			return -ENOMEM;
+	}
+	w->logs = ls;
+	return 0;
+}
+
+/* the measured start: times count from here (or from the chosen epoch) */
+void logs_worker_start(struct worker *w)
+{
+	struct wlogs *ls = w->logs;
+	const struct options *o = w->job->o;
+	ls->t0 = w->t_meas_start;
+	if (o->log_unix_epoch || o->log_alternate_epoch) {
+		struct timespec ts;
+		clockid_t id = (clockid_t)o->log_alternate_epoch_clock_id; /* fio: for both (0 = CLOCK_REALTIME) */
+		uint64_t now = now_ns();
+		if (clock_gettime(id, &ts) == 0) {
+			uint64_t e = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			uint64_t back = now > ls->t0 ? now - ls->t0 : 0;
+			ls->epoch_ms = (e > back ? e - back : 0) / 1000000;
+		}
+	}
+}
+
+static void close_window(struct wlog *l, const struct options *o, uint64_t ms, uint64_t win_ms)
+{
+	for (int d = 0; d < 2; d++) {
+		if (!l->cnt[d])
+			continue;
+		uint64_t v;
+		if (l->type == LOG_BW)
+			v = win_ms ? l->bytes[d] * 1000 / win_ms / 1024 : 0;
+		else if (l->type == LOG_IOPS)
+			v = win_ms ? l->cnt[d] * 1000 / win_ms : 0;
+		else
+			v = o->log_max_value ? l->max[d] : (uint64_t)(l->sum[d] / (double)l->cnt[d]);
+		put_entry(l, o, ms, v, d, 0, 0);
+		l->cnt[d] = l->max[d] = l->bytes[d] = 0;
+		l->sum[d] = 0;
+	}
+}
+
+static void hist_entry(struct wlog *l, struct worker *w, uint64_t ms, int d, uint64_t bs)
+{
+	const struct options *o = w->job->o;
+	const uint64_t *h = w->d[d].hist;
+	uint64_t *s = l->snap + (size_t)d * HIST_NR;
+	unsigned group = 1u << o->log_hist_coarseness;
+	char *p = wlog_room(l, 64 + (size_t)HIST_NR * 22);
+	size_t k = (size_t)snprintf(p, 64, "%llu, %d, %llu", (unsigned long long)ms, d, (unsigned long long)bs);
+	for (unsigned i = 0; i < HIST_NR; i += group) {
+		uint64_t sum = 0;
+		for (unsigned g = 0; g < group && i + g < HIST_NR; g++) {
+			sum += h[i + g] - s[i + g];
+			s[i + g] = h[i + g];
+		}
+		k += (size_t)snprintf(p + k, 24, ", %llu", (unsigned long long)sum);
+	}
+	p[k++] = '\n';
+	l->n += k;
+}
+
+void logs_io(struct worker *w, uint64_t t_done, int ddir, uint64_t len, uint64_t off, uint64_t slat, uint64_t clat,
+	     uint64_t lat, int has_slat)
+{
+	struct wlogs *ls = w->logs;
+	const struct options *o = w->job->o;
+	uint64_t elapsed = t_done > ls->t0 ? (t_done - ls->t0) / 1000000 : 0;
+	uint64_t ms = elapsed + ls->epoch_ms;
+	for (int i = 0; i < ls->n; i++) {
+		struct wlog *l = &ls->l[i];
+		uint64_t v;
+		switch (l->type) {
+		case LOG_BW: v = clat ? len * 1000000 / clat : 0; break;
+		case LOG_IOPS: v = 1; break;
+		case LOG_SLAT: if (!has_slat) continue; v = slat; break;
+		case LOG_CLAT: v = clat; break;
+		case LOG_LAT: v = lat; break;
+		default:
+			/* histogram: an entry once log_hist_msec passed since the last one */
+			if (elapsed - l->last_ms[ddir] >= o->log_hist_msec) {
+				hist_entry(l, w, ms, ddir, len);
+				l->last_ms[ddir] = elapsed;
+			}
+			continue;
+		}
+		if (!o->log_avg_msec) {
+			put_entry(l, o, ms, v, ddir, len, off);
+			continue;
+		}
+		l->cnt[ddir]++;
+		l->sum[ddir] += (double)v;
+		l->bytes[ddir] += len;
+		if (v > l->max[ddir])
+			l->max[ddir] = v;
+		if (elapsed - l->last_ms[ddir] >= o->log_avg_msec) {
+			close_window(l, o, ms, elapsed - l->last_ms[ddir]);
+			l->last_ms[ddir] = elapsed - elapsed % o->log_avg_msec;
+		}
+	}
+}
+
+/* the job's end: the open windows, then everything to disk */
+void logs_worker_end(struct worker *w)
+{
+	struct wlogs *ls = w->logs;
+	const struct options *o = w->job->o;
+	if (!ls)
+		return;
+	uint64_t end = w->t_end > ls->t0 ? (w->t_end - ls->t0) / 1000000 : 0;
+	for (int i = 0; i < ls->n; i++) {
+		struct wlog *l = &ls->l[i];
+		if (l->type == LOG_HIST) /* the completions since the last entry */
+			for (int d = 0; d < 2; d++)
+				if (w->d[d].ios && memcmp(w->d[d].hist, l->snap + (size_t)d * HIST_NR, sizeof(w->d[d].hist)))
+					hist_entry(l, w, end + ls->epoch_ms, d, 0);
+		if (o->log_avg_msec && l->type != LOG_HIST)
+			close_window(l, o, end + ls->epoch_ms, end - (l->last_ms[0] < l->last_ms[1] ? l->last_ms[0] : l->last_ms[1]));
+		wlog_flush(l);
+	}
+}
+
+int logs_error(struct job *j, char *msg, size_t len)
+{
+	struct joblogs *jl = j->logs;
+	if (!jl)
+		return 0;
+	for (int t = 0; t < LOG_NTYPES; t++)
+		for (unsigned c = 0; jl->files[t] && c < jl->nfiles; c++)
+			if (jl->files[t][c].err) {
+				snprintf(msg, len, "%s: writing the log failed: %s", log_opt[t], strerror(jl->files[t][c].err));
+				return -jl->files[t][c].err;
+			}
+	return 0;
+}
+
+void logs_worker_free(struct worker *w)
+{
+	struct wlogs *ls = w->logs;
+	if (!ls)
+		return;
+	for (int i = 0; i < LOG_NTYPES; i++) {
+		free(ls->l[i].buf);
+		free(ls->l[i].snap);
+	}
+	free(ls);
+	w->logs = NULL;
+}
+
+/* after every job: close the files (a shared file once) */
+void logs_close_all(struct job *jobs, int njobs)
+{
+	for (int i = 0; i < njobs; i++) {
+		struct joblogs *jl = jobs[i].logs;
+		if (!jl)
+			continue;
+		for (int t = 0; t < LOG_NTYPES; t++) {
+			if (!jl->files[t])
+				continue;
+			int owner = 1;
+			for (int k = 0; k < i; k++)
+				if (jobs[k].logs && jobs[k].logs->files[t] == jl->files[t])
+					owner = 0;
+			if (!owner)
+				continue;
+			for (unsigned c = 0; c < jl->nfiles; c++)
+				if (jl->files[t][c].fd >= 0) {
+					close(jl->files[t][c].fd);
+					pthread_mutex_destroy(&jl->files[t][c].mu);
+				}
+		}
+	}
+	for (int i = 0; i < njobs; i++) {
+		struct joblogs *jl = jobs[i].logs;
+		if (!jl)
+			continue;
+		for (int t = 0; t < LOG_NTYPES; t++) {
+			int owner = 1;
+			for (int k = 0; k < i; k++)
+				if (jobs[k].logs && jobs[k].logs->files[t] == jl->files[t])
+					owner = 0;
+			if (owner)
+				free(jl->files[t]);
+		}
+	}
+	for (int i = 0; i < njobs; i++) {
+		free(jobs[i].logs);
+		jobs[i].logs = NULL;
+	}
+}
