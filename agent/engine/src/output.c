@@ -25,7 +25,10 @@ static void formats_arg(struct runcfg *cfg, const char *val)
 		die_usage("output-format", "too long");
 	strcpy(buf, val);
 	unsigned f = 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+	for (char *t = buf, *next; t; t = next) { /* an empty item (",,", a trailing ",") is refused, as fio */
+		next = strchr(t, ',');
+		if (next)
+			*next++ = 0;
 		if (!strcmp(t, "json"))
 			f |= OUT_JSON;
 		else if (!strcmp(t, "json+"))
@@ -74,9 +77,11 @@ int output_cli_arg(struct runcfg *cfg, const char *name, const char *val)
 	if (!strcmp(name, "output")) {
 		if (!val || !*val)
 			die_usage("output", "--output=FILE needs a file name");
-		if (strlen(val) >= PATH_MAX)
+		static char path[PATH_MAX]; /* val points into parse_cmdline's copy of argv */
+		if (strlen(val) >= sizeof(path))
 			die_usage("output", "path too long");
-		cfg->output_path = val;
+		strcpy(path, val);
+		cfg->output_path = path;
 		return 1;
 	}
 	if (!strcmp(name, "eta")) {
@@ -85,6 +90,8 @@ int output_cli_arg(struct runcfg *cfg, const char *name, const char *val)
 		cfg->eta = !strcmp(val, "always") ? 1 : !strcmp(val, "never") ? 2 : 0;
 		return 1;
 	}
+	if (!strcmp(name, "status-interval")) /* fio's periodic full reports: not implemented */
+		die_usage("status-interval", "not supported (--progress=jsonl prints per-second rates on stderr)");
 	if (!strcmp(name, "eta-newline")) {
 		uint64_t ns;
 		if (!val || parse_time_ns(val, &ns) < 0 || ns == 0)
@@ -228,6 +235,10 @@ void output_eta_tick(struct runcfg *cfg, struct job *jobs, int first, int last, 
 		}
 	}
 	static uint64_t last_ios[2], last_bytes[2], last_t;
+	if (!last_t) /* the first line: since the group started */
+		for (int i = first; i < last; i++)
+			if (jobs[i].started && (!last_t || jobs[i].t_start < last_t))
+				last_t = jobs[i].t_start;
 	double dt = last_t && now > last_t ? (double)(now - last_t) / 1e9 : 0;
 	char rate[64] = "", iops[64] = "";
 	if (dt > 0) {
@@ -324,7 +335,9 @@ void num2str_fio(char *out, size_t len, uint64_t num, int maxlen, int pow2, cons
 	}
 	const char *pfx = pow2 ? bin[post] : dec[post];
 	int dig = ndigits(num);
-	if (!post || dig >= maxlen - 1) {
+	if (!post || dig >= maxlen - 1) { /* rounded to the nearest, as fio ("8389kB" for 8388608) */
+		if (post && rem * 2 >= base)
+			num++;
 		snprintf(out, len, "%llu%s%s", (unsigned long long)num, pfx, unit);
 		return;
 	}

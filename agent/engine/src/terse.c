@@ -13,6 +13,7 @@
  *   [;total errors;first error with continue_on_error][;description]
  *
  * min/max are integer microseconds (ns / 1000, truncated), means and deviations ns / 1000. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "iowatt.h"
@@ -51,8 +52,15 @@ static void ddir(FILE *f, const struct jval *job, const char *key, int version)
 		pl = jpath(d, "lat_ns", "percentile");
 	else if (opt_on(job, "clat_percentiles", 1))
 		pl = jpath(d, "clat_ns", "percentile");
+	int on = opt_on(job, "lat_percentiles", 0) || opt_on(job, "clat_percentiles", 1);
 	size_t n = pl && pl->t == J_OBJ ? pl->n : 0;
+	/* no I/O in this direction: fio still names its percentiles, each = 0 */
+	const struct jval *list = on && !n ? jpath(jpath(job, "iowatt", "options"), "percentile_list", NULL) : NULL;
 	for (size_t i = 0; i < TERSE_PCT_FIELDS; i++) {
+		if (list && list->t == J_ARR && i < list->n) {
+			fprintf(f, ";%f%%=0", strtod(list->items[i]->s, NULL));
+			continue;
+		}
 		if (i >= n) {
 			fputs(";0%=0", f);
 			continue;
