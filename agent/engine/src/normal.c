@@ -287,12 +287,11 @@ void normal_print(FILE *f, const struct jval *doc)
 	(void)last;
 	const struct jval *disks = json_get(doc, "disk_util");
 	if (disks && disks->t == J_ARR && disks->n) {
-		fputs("\nDisk stats (read/write):\n", f);
+		fputs("\nDisk stats (read/write):\n", f); /* fio 3.33's fields (no sectors= yet) */
 		for (size_t k = 0; k < disks->n; k++) {
 			const struct jval *d = disks->items[k];
-			fprintf(f, "  %s: ios=%llu/%llu, sectors=%llu/%llu, merge=%llu/%llu, ticks=%llu/%llu, in_queue=%llu, util=%3.2f%%\n",
+			fprintf(f, "  %s: ios=%llu/%llu, merge=%llu/%llu, ticks=%llu/%llu, in_queue=%llu, util=%3.2f%%\n",
 				jstr(d, "name"), (unsigned long long)ju64(d, "read_ios"), (unsigned long long)ju64(d, "write_ios"),
-				(unsigned long long)ju64(d, "read_sectors"), (unsigned long long)ju64(d, "write_sectors"),
 				(unsigned long long)ju64(d, "read_merges"), (unsigned long long)ju64(d, "write_merges"),
 				(unsigned long long)ju64(d, "read_ticks"), (unsigned long long)ju64(d, "write_ticks"),
 				(unsigned long long)ju64(d, "in_queue"), jnum(d, "util"));
