@@ -177,6 +177,8 @@ static void wlog_flush(struct wlog *l)
 }
 
 /* room for one line of at most need bytes */
+#define HIST_LINE_MAX (64 + (size_t)HIST_NR * 22)
+
 static inline char *wlog_room(struct wlog *l, size_t need)
 {
 	if (l->cap - l->n < need)
@@ -209,8 +211,8 @@ int logs_worker_init(struct worker *w)
 	int nlogs = 0;
 	for (int t = 0; t < LOG_NTYPES; t++)
 		nlogs += jl->files[t] != NULL;
-	/* bounded: 64 KiB per log, less when many clones log (at most ~16 MiB for the job), never
-	 * under 16 KiB (a histogram line has up to 1856 bins) */
+	/* bounded: 64 KiB per log, less when many clones log (about 16 MiB for the job), never under
+	 * 16 KiB (and a histogram log's buffer holds one line of its 1856 bins) */
 	size_t cap = (16u << 20) / ((size_t)o->numjobs * (size_t)(nlogs ? nlogs : 1));
 	cap = cap > (64u << 10) ? (64u << 10) : cap < (16u << 10) ? (16u << 10) : cap;
 	for (int t = 0; t < LOG_NTYPES; t++) {
@@ -219,8 +221,9 @@ int logs_worker_init(struct worker *w)
 		struct wlog *l = &ls->l[ls->n++];
 		l->type = t;
 		l->f = &jl->files[t][jl->nfiles > 1 ? w->id : 0];
-		l->cap = cap;
-		l->buf = malloc(cap);
+		/* a histogram line is up to ~41 KB (1856 bins of 20 digits): its buffer holds one at least */
+		l->cap = t == LOG_HIST && cap < HIST_LINE_MAX ? HIST_LINE_MAX : cap;
+		l->buf = malloc(l->cap);
 		if (!l->buf)
 			return -ENOMEM;
 		if (t == LOG_HIST && !(l->snap = calloc(2 * HIST_NR, sizeof(uint64_t))))
@@ -272,7 +275,7 @@ static void hist_entry(struct wlog *l, struct worker *w, uint64_t ms, int d, uin
 	const uint64_t *h = w->d[d].hist;
 	uint64_t *s = l->snap + (size_t)d * HIST_NR;
 	unsigned group = 1u << o->log_hist_coarseness;
-	char *p = wlog_room(l, 64 + (size_t)HIST_NR * 22);
+	char *p = wlog_room(l, HIST_LINE_MAX);
 	size_t k = (size_t)snprintf(p, 64, "%llu, %d, %llu", (unsigned long long)ms, d, (unsigned long long)bs);
 	for (unsigned i = 0; i < HIST_NR; i += group) {
 		uint64_t sum = 0;

@@ -725,7 +725,8 @@ void options_echo(struct jw *w, const struct options *o)
 void options_help(FILE *f)
 {
 	static const char *const tn[] = { "STR", "BOOL", "INT", "INT", "SIZE", "TIME", "CHOICE", "VALUE", "PATH" };
-	fprintf(f, "usage: iowatt-engine [--output-format=json|json+] [--progress=jsonl|none] "
+	fprintf(f, "usage: iowatt-engine [--output-format=json|json+|terse|normal[,...]] [--minimal] [--terse-version=3|4|5] "
+		   "[--output=FILE] [--eta=auto|always|never] [--eta-newline=TIME] [--progress=jsonl|none] "
 		   "[--opt=value ...] [--name=JOB --opt=value ...] [jobfile.json]\n"
 		   "options (fio's names; a boolean alone means 1):\n");
 	for (size_t i = 0; i < NOPTS; i++) {
