@@ -81,6 +81,10 @@ def test_terse_v3_has_fios_fields_in_fios_order(engine_bin: Path, scratch: Path,
     # the percentile fields name the same percentiles (their values are latencies)
     assert [f.split("=")[0] for f in ours if "%=" in f] == [f.split("=")[0] for f in theirs if "%=" in f]
     assert ours[0] == "3" and ours[2] == "t"
+    # the same bytes in KiB (read + write: a mixed job splits them by its own draws), the same depths
+    assert int(ours[5]) + int(ours[46]) == int(theirs[5]) + int(theirs[46]) == 1024
+    if "--iodepth=4" not in extra:
+        assert ours[92:99] == theirs[92:99] == ["100.0%"] + ["0.0%"] * 6
     # ... and hold our JSON's numbers
     doc = json.loads(doc_text)
     j = doc["jobs"][0]
@@ -110,7 +114,9 @@ def test_terse_versions_4_and_5_add_trim_and_sample_fields(engine_bin: Path, scr
     data = scratch / "d"
     for v in ("4", "5"):
         theirs = fio(scratch, *job(data, "--rw=randread"), "--minimal", f"--terse-version={v}").stdout
-        ours = engine(engine_bin, scratch, *job(data, "--rw=randread"), "--minimal", f"--terse-version={v}").stdout
+        ours = engine(
+            engine_bin, scratch, *job(data, "--rw=randread"), "--minimal", f"--terse-version={v}"
+        ).stdout
         t, o = theirs.splitlines()[-1].split(";"), ours.strip().split(";")
         assert o[0] == v and len(o) == len(t)
         assert [kind(f) for f in o] == [kind(f) for f in t]
@@ -156,8 +162,12 @@ def test_normal_output_has_fios_lines(engine_bin: Path, scratch: Path) -> None:
                  "latency", "Run status group 0", "READ", "WRITE"):  # fmt: skip
         assert must in t and must in o, must
     assert re.search(r"^t: \(groupid=0, jobs=1\): err= 0: pid=\d+: ", ours, re.M)
-    assert re.search(r"^  read: IOPS=[\d.]+k?, BW=[\d.]+[KMG]iB/s \([\d.]+[kMG]B/s\)\([\d.]+[KM]iB/\d+msec\)$", ours, re.M)
-    assert re.search(r"^   READ: bw=\S+ \(\S+\), \S+-\S+ \(\S+-\S+\), io=\S+ \(\S+\), run=\d+-\d+msec$", ours, re.M)
+    assert re.search(
+        r"^  read: IOPS=[\d.]+k?, BW=[\d.]+[KMG]iB/s \([\d.]+[kMG]B/s\)\([\d.]+[KM]iB/\d+msec\)$", ours, re.M
+    )
+    assert re.search(
+        r"^   READ: bw=\S+ \(\S+\), \S+-\S+ \(\S+-\S+\), io=\S+ \(\S+\), run=\d+-\d+msec$", ours, re.M
+    )
     assert re.search(r"^  WRITE: .* io=\d+(\.\d+)?[KMG]iB", ours, re.M)
 
 
@@ -224,8 +234,8 @@ def read_log(path: Path) -> list[list[int]]:
 @needs_fio
 def test_log_files_names_and_columns_as_fio(engine_bin: Path, scratch: Path) -> None:
     data = scratch / "d"
-    args = [*job(data, "--rw=randrw", "--numjobs=2", "--log_offset=1"), "--write_bw_log=x", "--write_lat_log=x",
-            "--write_iops_log=x", "--minimal"]  # fmt: skip
+    logs = ["--write_bw_log=x", "--write_lat_log=x", "--write_iops_log=x"]
+    args = [*job(data, "--rw=randrw", "--numjobs=2", "--log_offset=1"), *logs, "--minimal"]
     fdir, odir = scratch / "fio", scratch / "ours"
     fdir.mkdir()
     odir.mkdir()
@@ -261,8 +271,8 @@ def test_log_files_names_and_columns_as_fio(engine_bin: Path, scratch: Path) -> 
 @needs_fio
 def test_averaged_logs_as_fio(engine_bin: Path, scratch: Path) -> None:
     data = scratch / "d"
-    args = [*job(data, "--rw=randread", "--size=8m", "--runtime=300ms", "--time_based=1"), "--write_lat_log=a",
-            "--write_iops_log=a", "--write_bw_log=a", "--log_avg_msec=50"]  # fmt: skip
+    logs = ["--write_lat_log=a", "--write_iops_log=a", "--write_bw_log=a", "--log_avg_msec=50"]
+    args = [*job(data, "--rw=randread", "--size=8m", "--runtime=300ms", "--time_based=1"), *logs]
     fdir, odir = scratch / "fio", scratch / "ours"
     fdir.mkdir()
     odir.mkdir()
@@ -331,7 +341,9 @@ def test_fiologparser_reads_our_logs_as_it_reads_fios(engine_bin: Path, scratch:
     assert ours.returncode == theirs.returncode
     assert ours.stderr.splitlines()[-1:] == theirs.stderr.splitlines()[-1:]
     four = scratch / "p4.log"
-    four.write_text("".join(", ".join(line.split(", ")[:4]) + "\n" for line in (scratch / "p_iops.1.log").open()))
+    four.write_text(
+        "".join(", ".join(line.split(", ")[:4]) + "\n" for line in (scratch / "p_iops.1.log").open())
+    )
     p = parse(four)
     assert p.returncode == 0, p.stderr
     rows = [line.split(", ") for line in p.stdout.splitlines() if line.strip()]
@@ -370,7 +382,11 @@ def test_paths_stay_beneath(engine_bin: Path, scratch: Path) -> None:
     engine(engine_bin, scratch, *base, "--write_lat_log=sub_lat", "--output=o.json")
     assert (root / "sub_lat_clat.1.log").exists() and (root / "o.json").exists()
     assert not (scratch / "sub_lat_clat.1.log").exists()
-    for opt in (f"--write_bw_log={scratch}/outside/x", "--write_bw_log=../x", f"--output={scratch}/outside/o"):
+    for opt in (
+        f"--write_bw_log={scratch}/outside/x",
+        "--write_bw_log=../x",
+        f"--output={scratch}/outside/o",
+    ):
         r = engine(engine_bin, scratch, *base, opt, check=False)
         assert r.returncode == 2 and r.stderr.startswith("iowatt-engine: beneath: "), (opt, r.stderr)
     os.symlink(scratch / "outside", root / "link")
@@ -390,7 +406,25 @@ def test_refused_reporting_options(engine_bin: Path, scratch: Path) -> None:
 def test_eta_line_on_stderr(engine_bin: Path, scratch: Path) -> None:
     args = job(scratch / "d", "--runtime=1500ms", "--time_based=1")
     r = run_engine(engine_bin, *args, "--eta=always", "--eta-newline=1")
-    assert re.search(r"Jobs: 1 \(f=1\): \[[\d.]+%\]\[r=\S+,w=\S+\]\[r=\S+,w=\S+ IOPS\]\[eta \d\dm:\d\ds\]", r.stderr)
+    assert re.search(
+        r"Jobs: 1 \(f=1\): \[[\d.]+%\]\[r=\S+,w=\S+\]\[r=\S+,w=\S+ IOPS\]\[eta \d\dm:\d\ds\]", r.stderr
+    )
     json.loads(r.stdout)
     r = run_engine(engine_bin, *args, "--eta=never")
     assert "Jobs:" not in r.stderr
+
+
+@needs_fio
+def test_per_job_logs_0_shares_one_file_as_fio(engine_bin: Path, scratch: Path) -> None:
+    args = [*job(scratch / "d", "--numjobs=2", "--per_job_logs=0"), "--write_iops_log=x"]
+    (scratch / "fio").mkdir()
+    (scratch / "ours").mkdir()
+    fio(scratch / "fio", *args, "--minimal")
+    engine(engine_bin, scratch / "ours", *args)
+    assert (
+        [p.name for p in (scratch / "fio").glob("x*")]
+        == [p.name for p in (scratch / "ours").glob("x*")]
+        == ["x_iops.log"]
+    )
+    theirs, ours = read_log(scratch / "fio" / "x_iops.log"), read_log(scratch / "ours" / "x_iops.log")
+    assert len(ours) == len(theirs) == 2 * 256  # both clones' I/Os in the one file
