@@ -361,3 +361,21 @@ def test_sigint_removes_every_file_the_run_created(engine_bin: Path, scratch: Pa
     assert p.returncode == 0, err
     assert json.loads(out)["iowatt"]["interrupted"] is True
     assert listing(scratch) == {}
+
+
+def test_verify_with_several_files_per_clone_is_refused(engine_bin: Path, scratch: Path) -> None:
+    r, _ = ours(engine_bin, scratch, "--name=j", "--rw=write", "--verify=md5", "--nrfiles=2", "--filesize=8k", check=False)
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: verify: ") and listing(scratch) == {}
+    # one file per clone (a generated name) verifies as a single filename does
+    r, oc = ours(engine_bin, scratch, "--name=j", "--rw=write", "--verify=md5", "--filesize=64k", "--numjobs=2")
+    assert oc == {"j.0.0": [16, 16], "j.1.0": [16, 16]}
+
+
+def test_an_empty_directory_clears_one_given_before(engine_bin: Path, scratch: Path) -> None:
+    # the agent points a job file's job at its target with filename and takes its directory back
+    r, _ = ours(
+        engine_bin, scratch, "--directory=/nonexistent", "--name=j", "--directory=", f"--filename={scratch}/t",
+        "--size=8k",
+    )  # fmt: skip
+    assert r.job["iowatt"]["options"]["directory"] is None
+    assert r.job["iowatt"]["target"]["path"] == f"{scratch}/t"

@@ -712,6 +712,22 @@ int mf_allocate(int fd, int mode, uint64_t from, uint64_t to)
 	}
 }
 
+/* directory=DIR[:DIR...]; an empty value takes a directory given before back (the agent, which
+ * points a job file at its target with filename, clears the file's directory this way) */
+void mf_parse_directory(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	struct options *o = base;
+	(void)d;
+	if (strlen(val) >= sizeof(o->directory))
+		die_usage(name, "path too long: '%.80s...'", val);
+	strcpy(o->directory, val);
+}
+
+void mf_echo_directory(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	jw_str_or_null(w, d->key, o->directory);
+}
+
 /* fio's filesize: SIZE or LOW-HIGH (a random size in [LOW, HIGH) per file, whole smallest blocks) */
 void mf_parse_filesize(void *base, const struct opt_def *d, const char *name, const char *val)
 {

@@ -87,6 +87,8 @@ void mf_limits(struct jw *w);
  * calls); 0 or -errno (native and posix fall back to nothing, as fio) */
 int mf_allocate(int fd, int mode, uint64_t from, uint64_t to);
 /* option rows (options.c's opts[]) */
+void mf_parse_directory(void *base, const struct opt_def *d, const char *name, const char *val);
+void mf_echo_directory(struct jw *w, const struct options *o, const struct opt_def *d);
 void mf_parse_filesize(void *base, const struct opt_def *d, const char *name, const char *val);
 void mf_echo_filesize(struct jw *w, const struct options *o, const struct opt_def *d);
 void mf_parse_fst(void *base, const struct opt_def *d, const char *name, const char *val);

@@ -403,8 +403,8 @@ static const struct opt_def opts[] = {
 	{ .name = "verify_async", .type = OT_UINT, .off = OFF(verify_async), .max = 65536,
 	  .help = "refused when not 0: verification runs inline" },
 	/* multi-file jobs (src/multifile.c) */
-	{ .name = "directory", .type = OT_STR, .off = OFF(directory), .len = PATH_MAX, .bad = "invalid directory '%s'",
-	  .key = "directory", .flags = OPT_F_NULL_ZERO,
+	{ .name = "directory", .type = OT_FUNC, .parse = mf_parse_directory, .echo = mf_echo_directory,
+	  .key = "directory",
 	  .help = "prefix of the file names; a ':' list is spread over the clones" },
 	{ .name = "nrfiles", .alias = "nr_files", .type = OT_UINT, .off = OFF(nrfiles), .min = 1, .max = MAX_RUN_FILES,
 	  .def = "1", .key = "nrfiles", .help = "files per clone (named by filename_format) when filename is not given" },
