@@ -210,7 +210,7 @@ def test_beneath_creates_and_removes_its_file(confined: tuple[Path, str], tree: 
     allowed, _ = tree
     f = allowed / "sub" / "iowatt-run.dat"
     args = [f"--filename={f}", f"--beneath={allowed}", "--create_new=1", "--unlink=1"]
-    doc = run_engine(binary, *args, "--rw=randwrite", "--size=1m", "--numjobs=2").doc
+    doc = run_engine(binary, *args, "--rw=randwrite", "--size=1m", "--numjobs=2", "--group_reporting").doc
     job = doc["jobs"][0]
     assert job["write"]["io_bytes"] == 2 * MiB
     assert job["iowatt"]["options"]["beneath"] == str(allowed)

@@ -203,6 +203,7 @@ def test_numjobs_merge_equals_sum_of_threads(run, scratch: Path) -> None:
         "--bs=4k",
         "--size=8m",
         "--numjobs=3",
+        "--group_reporting=1",
         "--runtime=1",
         "--time_based=1",
     ).job
@@ -220,7 +221,13 @@ def test_numjobs_merge_equals_sum_of_threads(run, scratch: Path) -> None:
 
 def test_numjobs_fixed_size_each_thread_does_size(run, scratch: Path) -> None:
     job = run(
-        "--name=a", f"--filename={scratch}/t.dat", "--rw=read", "--bs=4k", "--size=2m", "--numjobs=4"
+        "--name=a",
+        f"--filename={scratch}/t.dat",
+        "--rw=read",
+        "--bs=4k",
+        "--size=2m",
+        "--numjobs=4",
+        "--group_reporting",
     ).job
     assert job["read"]["io_bytes"] == 4 * 2 * 1024 * 1024
 
@@ -420,6 +427,7 @@ def test_littles_law_on_async_engines(run, disk_scratch: Path, engine: str) -> N
         f"--ioengine={engine}",
         f"--iodepth={qd}",
         f"--numjobs={nj}",
+        "--group_reporting=1",
         "--runtime=1",
         "--time_based=1",
     ).job

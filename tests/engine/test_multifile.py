@@ -102,7 +102,9 @@ def test_default_names_sizes_and_counts_match_fio(engine_bin: Path, scratch: Pat
     assert oc == fc and all(sum(c) == 5 for c in oc.values())  # whole 4k blocks of 21845 bytes
     d = 1 if rw == "write" else 0
     key = "write" if d else "read"
-    assert r.job[key]["total_ios"] == sum(c[d] for c in fc.values()) == 30
+    # one jobs[] entry per clone, as fio's (no group_reporting)
+    ours_n, fio_n = ([j[key]["total_ios"] for j in doc["jobs"]] for doc in (r.doc, fdoc))
+    assert ours_n == fio_n == [15, 15] and sum(c[d] for c in fc.values()) == 30
 
 
 @needs_fio

@@ -28,6 +28,7 @@ KNOWN = {
     # multi-file jobs (src/multifile.c)
     "directory", "nrfiles", "nr_files", "filesize", "openfiles", "file_service_type", "filename_format",
     "create_on_open", "create_only", "file_append", "fallocate", "unlink_each_loop", "lockfile",
+    "new_group", "wait_for", "exitall", "exitall_on_error", "startdelay", "continue_on_error",
 }  # fmt: skip
 
 # iowatt.options, in order (a stable interface: docs/contracts.md, the agent's parser)
@@ -36,7 +37,7 @@ ECHO_KEYS = [
     "size_bytes", "offset_bytes", "direct", "numjobs", "runtime_ns", "time_based", "ramp_time_ns",
     "ioengine", "iodepth", "stonewall", "loops", "fsync", "fdatasync", "end_fsync", "sync", "invalidate",
     "fadvise_hint", "random_distribution", "random_distribution_param", "norandommap", "randseed",
-    "zero_buffers", "refill_buffers", "clocksource", "iodepth_batch_submit", "force_async",
+    "randrepeat", "zero_buffers", "refill_buffers", "clocksource", "iodepth_batch_submit", "force_async",
     "io_size_bytes", "buffer_compress_percentage", "rate_iops", "destructive", "beneath", "create_new",
     "unlink", "keep_existing", "readonly",
     # verify family (src/verify.c)
@@ -59,6 +60,12 @@ ECHO_KEYS += [
     "log_hist_coarseness", "log_max_value", "log_offset", "per_job_logs", "log_unix_epoch",
     "log_alternate_epoch", "log_alternate_epoch_clock_id", "percentile_list", "clat_percentiles",
     "lat_percentiles", "slat_percentiles",
+]  # fmt: skip
+
+# scheduling and control (s8/meaning, src/sched.c)
+ECHO_KEYS += [
+    "group_reporting", "new_group", "wait_for", "exitall", "exitall_on_error", "startdelay_ns",
+    "startdelay_high_ns", "continue_on_error",
 ]  # fmt: skip
 
 ROW = re.compile(r"^  --([a-z_]+)=([A-Z]+) ")
@@ -137,7 +144,7 @@ def test_echo_keys_and_defaults(engine_bin: Path, scratch: Path) -> None:
         ("--rwmixread=101", "rwmixread: must be 0..100, got '101'"),
         ("--iodepth_batch=65537", "iodepth_batch: must be 0..65536, got '65537'"),
         ("--kb_base=1001", "kb_base: must be 1024 or 1000, got '1001'"),
-        ("--sync=async", "sync: unknown mode 'async' (none, dsync, sync)"),
+        ("--sync=async", "sync: unknown mode 'async' (none, sync, dsync, 0, 1)"),
         ("--readwrite=x", "readwrite: unknown mode 'x'"),
     ],
 )

@@ -235,7 +235,8 @@ def read_log(path: Path) -> list[list[int]]:
 def test_log_files_names_and_columns_as_fio(engine_bin: Path, scratch: Path) -> None:
     data = scratch / "d"
     logs = ["--write_bw_log=x", "--write_lat_log=x", "--write_iops_log=x"]
-    args = [*job(data, "--rw=randrw", "--numjobs=2", "--log_offset=1"), *logs, "--minimal"]
+    clones = ["--numjobs=2", "--group_reporting"]  # one jobs[] entry for both clones
+    args = [*job(data, "--rw=randrw", *clones, "--log_offset=1"), *logs, "--minimal"]
     fdir, odir = scratch / "fio", scratch / "ours"
     fdir.mkdir()
     odir.mkdir()

@@ -184,7 +184,7 @@ def test_verify_pattern_text_is_refused_when_bad(run, scratch: Path) -> None:
     [
         ["--ioengine=libaio", "--iodepth=8"],
         ["--ioengine=io_uring", "--iodepth=16"],
-        ["--numjobs=2"],
+        ["--numjobs=2", "--group_reporting"],
         ["--rw=randrw", "--ioengine=io_uring", "--iodepth=4"],
         ["--rw=write", "--verify_interval=1024", "--verify_offset=512"],
         ["--bssplit=4k/50:16k/50"],
@@ -215,7 +215,7 @@ def test_verify_variants_pass_and_read_back_every_write(run, scratch: Path, extr
 @pytest.mark.parametrize("engine", ["psync", "io_uring"])
 def test_corruption_found_with_numjobs_and_async(run, scratch: Path, engine: str) -> None:
     f = scratch / "f"
-    args = job_args(f, "crc32c", f"--ioengine={engine}", "--iodepth=8", "--numjobs=2")
+    args = job_args(f, "crc32c", f"--ioengine={engine}", "--iodepth=8", "--numjobs=2", "--group_reporting")
     run(*args, "--do_verify=0")
     flip(f, BAD_AT)
     r = run(*args, "--verify_only=1", check=False)

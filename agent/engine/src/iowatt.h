@@ -231,7 +231,7 @@ struct options {
 	uint64_t loops;
 	uint64_t fsync_n, fdatasync_n;
 	int end_fsync;
-	int sync_dsync;
+	int sync_mode;                  /* fio's sync: 0 none, 1 sync (O_SYNC), 2 dsync (O_DSYNC) */
 	int invalidate;
 	enum fadv fadvise;
 	enum dist dist;
@@ -239,6 +239,7 @@ struct options {
 	int norandommap;
 	uint64_t randseed;
 	int randseed_set;
+	int randrepeat;                 /* fio's: 1 = the fixed default seed, 0 = a new one per run */
 	int zero_buffers;
 	int refill_buffers;             /* 1 (default): fresh content per write; 0: stamp only */
 	int clock_gettime;              /* clocksource=clock_gettime: never read the TSC (process-wide) */
@@ -285,6 +286,14 @@ struct options {
 	int npct;
 	int clat_pct, lat_pct, slat_pct; /* clat_percentiles (1), lat_percentiles, slat_percentiles */
 	int lat_pct_set;                /* lat_percentiles given (else lat_ns keeps its percentiles) */
+	/* scheduling and control (fio's meaning; src/sched.c): groups, start, stop, errors */
+	int new_group;                  /* a new reporting group (groupid) without waiting */
+	int exitall;                    /* a job of the group finishing stops the group */
+	int exitall_on_error;           /* a job finishing in error stops the run */
+	int group_reporting;            /* one JSON entry per reporting group, fio's sums */
+	int continue_on_error;          /* CE_* bits: EIO/EILSEQ of these kinds are counted, not fatal */
+	char wait_for[128];             /* start when every job of this name (defined before) ended */
+	uint64_t startdelay_ns, startdelay_hi_ns; /* hi > 0: each clone draws from [lo, hi] */
 	/* options as given, for "job options" */
 	int ngiven;
 	char given_name[MAX_GIVEN][40];
@@ -292,6 +301,7 @@ struct options {
 	unsigned char given_own[MAX_GIVEN]; /* set in the job's own section (fio's "job options") */
 	int own_section;                /* options being applied now belong to the job's section */
 };
+enum { CE_READ = 1, CE_WRITE = 2, CE_VERIFY = 4, CE_ALL = 0xffff }; /* fio's ERROR_TYPE_* bits */
 struct runcfg {
 	struct options *global;
 	int jsonplus;
@@ -539,6 +549,11 @@ struct worker {
 	uint64_t deadline;              /* of the running phase: the job's, or none for the verify phase */
 	struct vworker *vw;             /* verify family (src/verify.c), NULL without verify */
 	struct wlogs *logs;             /* write_*_log state (src/logs.c), NULL without logs */
+	/* this clone's own clock (startdelay may move its start) and continue_on_error counts */
+	uint64_t t_start, t_ramp_end;
+	uint64_t delay_ns;              /* startdelay this clone waited (drawn from a range) */
+	uint64_t total_err;
+	int first_error;                /* errno of the first error continued over (fio's) */
 	pthread_t thread;
 };
 struct mfset;
@@ -546,6 +561,9 @@ struct mfworker;
 struct job {
 	struct options *o;
 	int index, groupid;
+	int sched_group;                /* jobs between stonewalls (src/sched.c) */
+	_Atomic int stop;               /* exitall / exitall_on_error: the workers end */
+	int launched;                   /* sched.c: job_start was called (or the job was skipped) */
 	const struct engine_ops *ops;
 	struct target tgt;
 	struct mfset *mf;               /* multi-file jobs (multifile.c), else NULL */
@@ -573,14 +591,22 @@ void *worker_main(void *arg);
 int worker_setup_offsets(struct worker *w);
 int worker_next_io(struct worker *w, struct io_req *r); /* 1 when the byte budget is used up */
 int worker_gen_raw(struct worker *w, struct io_req *r); /* the workload's generator, without verify's phases */
-int job_start(struct job *j);
+/* continue_on_error: 1 if this error of this kind (CE_*) is counted and the clone goes on */
+int worker_error_continues(struct worker *w, unsigned kind, int err);
+int job_layout(struct job *j);  /* the job's file created / filled (before any job of the run starts) */
+int job_start(struct job *j);   /* threads made and ready, waiting for job_go */
+void job_go(struct job *j, uint64_t t0); /* the jobs of one start, at the same instant t0 */
+/* ---- sched.c: fio's job scheduling ---- */
+void sched_assign_groups(struct job *jobs, int njobs); /* groupid, sched_group; checks wait_for */
+void sched_run(struct job *jobs, int njobs, struct runcfg *cfg);
 void job_wait(struct job *j);
 void job_free(struct job *j);
 void job_progress(struct job *j, uint64_t now);
 int job_all_finished(struct job *j);
 
 /* ---- report.c ---- */
-void report_job(struct jw *w, struct job *j, int jsonplus);
+/* every job's entries, as fio: one per clone, or per reporting group with group_reporting */
+void report_jobs(struct jw *w, struct job *jobs, int njobs, int jsonplus);
 void emit_empty_dir(struct jw *w, const char *key);
 /* The pieces of the JSON document every mode writes (block jobs, --postmark, --vdbench): */
 /* {min, max, mean, stddev, N} and, with hist and samples, fio's "percentile" (+ "bins" if bins) */

@@ -39,7 +39,8 @@ static int job_open_target(struct job *j)
 	return 0;
 }
 
-int job_start(struct job *j)
+/* The job's files, laid out before any job of the run starts (as fio's create_serialize). */
+int job_layout(struct job *j)
 {
 	struct options *o = j->o;
 	j->ops = engine_find(o->ioengine);
@@ -49,10 +50,15 @@ int job_start(struct job *j)
 		j->errmsg[0] = 0;
 		return r; /* SIGINT/SIGTERM during the layout: an interrupted run, not a failure */
 	}
-	if (r < 0) {
+	if (r < 0)
 		j->err = r;
-		return r;
-	}
+	return r;
+}
+
+int job_start(struct job *j)
+{
+	struct options *o = j->o;
+	int r;
 	/* the target was checked before the first I/O: failing to open it now means it changed
 	 * (replaced, a link swapped in, removed) -- a run-time failure of this job. A multi-file
 	 * job's workers open their own files (multifile.c). */
@@ -117,14 +123,20 @@ int job_start(struct job *j)
 			break;
 		}
 	}
+	j->started = 1;
+	return j->err;
+}
+
+/* Release the job's threads: every job of one start is given the same t0 */
+void job_go(struct job *j, uint64_t t0)
+{
+	const struct options *o = j->o;
 	cpustat_read(&j->cpu0);
-	j->t_start = now_ns();
+	j->t_start = t0;
 	j->t_ramp_end = j->t_start + o->ramp_ns;
 	j->t_deadline = o->runtime_ns ? j->t_ramp_end + o->runtime_ns : UINT64_MAX;
 	j->last_tick = j->t_start;
-	j->started = 1;
 	pthread_barrier_wait(&j->go);
-	return j->err;
 }
 
 int job_all_finished(struct job *j)

@@ -24,32 +24,6 @@ static void on_signal(int sig)
 	sem_post(&g_wake);
 }
 
-static void wait_group(struct job *jobs, int first, int last, int progress, struct runcfg *cfg)
-{
-	uint64_t next = now_ns() + 1000000000ull;
-	for (;;) {
-		int all = 1;
-		for (int i = first; i < last; i++)
-			if (jobs[i].started && !job_all_finished(&jobs[i]))
-				all = 0;
-		if (all)
-			break;
-		struct timespec ts = mono_deadline(next);
-		sem_clockwait(&g_wake, CLOCK_MONOTONIC, &ts);
-		uint64_t now = now_ns();
-		if (now >= next) {
-			if (progress)
-				for (int i = first; i < last; i++)
-					if (jobs[i].started && !job_all_finished(&jobs[i]))
-						job_progress(&jobs[i], now);
-			output_eta_tick(cfg, jobs, first, last, now); /* --eta (src/output.c) */
-			next += 1000000000ull;
-			if (next < now)
-				next = now + 1000000000ull;
-		}
-	}
-}
-
 static void cleanup_at_exit(void)
 {
 	(void)target_cleanup(); /* idempotent: after main's own call it has nothing left to do */
@@ -79,15 +53,14 @@ int main(int argc, char **argv)
 	if (!jobs)
 		die_code(EXIT_FAIL, "out of memory");
 	/* validate everything before the first I/O */
-	int group = -1;
+	for (int i = 0; i < cfg.njobs; i++) {
+		jobs[i].o = &cfg.jobs[i];
+		jobs[i].index = i;
+		jobs[i].fd = -1;
+	}
+	sched_assign_groups(jobs, cfg.njobs);
 	for (int i = 0; i < cfg.njobs; i++) {
 		struct job *j = &jobs[i];
-		j->o = &cfg.jobs[i];
-		j->index = i;
-		j->fd = -1;
-		if (i == 0 || j->o->stonewall)
-			group++;
-		j->groupid = group;
 		const struct engine_ops *ops = engine_find(j->o->ioengine);
 		if (!engine_built_in(j->o->ioengine))
 			die_code(EXIT_UNSUPPORTED, "ioengine: %s is not built in (rebuild with its development headers)",
@@ -151,34 +124,11 @@ int main(int argc, char **argv)
 	}
 	uint64_t wall0 = now_ns();
 
-	int rc = EXIT_OK, ran = 0;
-	for (int first = 0; first < cfg.njobs && !g_stop;) {
-		int last = first + 1;
-		while (last < cfg.njobs && jobs[last].groupid == jobs[first].groupid)
-			last++;
-		for (int i = first; i < last; i++) {
-			if (job_start(&jobs[i]) < 0 && jobs[i].unsupported)
-				rc = EXIT_UNSUPPORTED;
-		}
-		wait_group(jobs, first, last, cfg.progress, &cfg);
-		for (int i = first; i < last; i++) {
-			if (!jobs[i].started)
-				continue;
-			job_wait(&jobs[i]);
-			char msg[sizeof(jobs[i].errmsg)];
-			int r = jobs[i].err ? 0
-				: jobs[i].mf ? mf_verify(&jobs[i], msg, sizeof(msg))
-					     : target_verify(&jobs[i].tgt, msg, sizeof(msg));
-			if (r == 0 && !jobs[i].err)
-				r = logs_error(&jobs[i], msg, sizeof(msg)); /* a log that could not be written */
-			if (r < 0) {
-				jobs[i].err = r;
-				str_copy(jobs[i].errmsg, sizeof(jobs[i].errmsg), msg);
-			}
-		}
-		ran = last;
-		first = last;
-	}
+	int rc = EXIT_OK;
+	sched_run(jobs, cfg.njobs, &cfg); /* src/sched.c: layout, groups, starts, stops */
+	for (int i = 0; i < cfg.njobs; i++)
+		if (jobs[i].unsupported)
+			rc = EXIT_UNSUPPORTED;
 	uint64_t wall1 = now_ns();
 	cpustat_read(&cpu1);
 	for (int k = 0; k < ndisks; k++)
@@ -199,28 +149,10 @@ int main(int argc, char **argv)
 		jw_str(&w, cfg.global->given_name[i], cfg.global->given_val[i]);
 	jw_obj_end(&w);
 	jw_arr(&w, "jobs");
-	for (int i = 0; i < ran; i++) {
-		if (!jobs[i].started && !jobs[i].err)
-			continue;
-		if (!jobs[i].workers) {
-			/* failed before threads existed: report the error only */
-			jw_obj(&w, NULL);
-			jw_str(&w, "jobname", jobs[i].o->name);
-			jw_i64(&w, "groupid", jobs[i].groupid);
-			jw_i64(&w, "error", -jobs[i].err);
-			emit_empty_dir(&w, "read");
-			emit_empty_dir(&w, "write");
-			emit_empty_dir(&w, "trim");
-			jw_obj(&w, "iowatt");
-			jw_str(&w, "error_message", jobs[i].errmsg);
-			jw_obj_end(&w);
-			jw_obj_end(&w);
-		} else {
-			report_job(&w, &jobs[i], cfg.jsonplus);
-		}
+	report_jobs(&w, jobs, cfg.njobs, cfg.jsonplus);
+	for (int i = 0; i < cfg.njobs; i++)
 		if (jobs[i].err && rc == EXIT_OK)
 			rc = EXIT_FAIL;
-	}
 	jw_arr_end(&w);
 	jw_arr(&w, "disk_util");
 	for (int k = 0; k < ndisks; k++)
@@ -235,7 +167,7 @@ int main(int argc, char **argv)
 	jw_obj_end(&w);
 	if (output_finish(&cfg, doc, &docbuf, &doclen) < 0 && rc == EXIT_OK)
 		rc = EXIT_FAIL;
-	for (int i = 0; i < ran; i++)
+	for (int i = 0; i < cfg.njobs; i++)
 		if (jobs[i].err && jobs[i].errmsg[0])
 			warnmsg("%s: %s", jobs[i].o->name, jobs[i].errmsg);
 	if (cleanup_failed && rc == EXIT_OK)

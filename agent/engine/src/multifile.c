@@ -630,14 +630,14 @@ int mf_verify(struct job *j, char *err, size_t errlen)
 	return 0;
 }
 
-void mf_report(struct jw *w, const struct job *j)
+void mf_report(struct jw *w, const struct job *j, unsigned first, unsigned n)
 {
 	const struct mfset *m = j->mf;
 	jw_arr(w, "files");
 	for (unsigned i = 0; i < m->nfiles; i++) {
 		const struct mfile *f = &m->files[i];
 		uint64_t ios[2] = { 0, 0 }, bytes[2] = { 0, 0 };
-		for (unsigned k = 0; j->workers && k < j->o->numjobs; k++) {
+		for (unsigned k = first; j->workers && k < first + n && k < j->o->numjobs; k++) {
 			const struct mfworker *mw = j->workers[k].mfw;
 			for (unsigned s = 0; mw && s < mw->n; s++)
 				if (mw->st[s].file == i)

@@ -79,7 +79,8 @@ void mf_completed(struct worker *w, const struct io_req *r);
 /* After the job: every file still the one the run used? 0 or -errno with a message. */
 int mf_verify(struct job *j, char *err, size_t errlen);
 /* iowatt.files: one entry per file (name, region, created, per-direction ios and bytes) */
-void mf_report(struct jw *w, const struct job *j);
+/* "files" of a jobs[] entry: the I/O of clones [first, first + n) of job j (sched.c's entries) */
+void mf_report(struct jw *w, const struct job *j, unsigned first, unsigned n);
 void mf_job_free(struct job *j);
 /* --limits */
 void mf_limits(struct jw *w);

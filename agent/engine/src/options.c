@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -247,8 +248,9 @@ static const struct opt_choice rw_choices[] = {
 	{ "read", RW_READ }, { "write", RW_WRITE }, { "randread", RW_RANDREAD }, { "randwrite", RW_RANDWRITE },
 	{ "rw", RW_RW }, { "readwrite", RW_RW }, { "randrw", RW_RANDRW }, { NULL, 0 },
 };
+/* fio's: sync (= 1) opens O_SYNC, dsync O_DSYNC */
 static const struct opt_choice sync_choices[] = {
-	{ "none", 0 }, { "dsync", 1 }, { "sync", 1 }, { "1", 1 }, { "0", 0 }, { NULL, 0 },
+	{ "none", 0 }, { "sync", 1 }, { "dsync", 2 }, { "1", 1 }, { "0", 0 }, { NULL, 0 },
 };
 static const struct opt_choice fadvise_choices[] = {
 	{ "0", FADV_NONE }, { "1", FADV_AUTO }, { "sequential", FADV_SEQ }, { "random", FADV_RAND },
@@ -263,6 +265,42 @@ static const struct opt_choice dist_choices[] = {
 	{ "random", DIST_RANDOM }, { "zipf", DIST_ZIPF }, { "pareto", DIST_PARETO }, { "normal", DIST_NORMAL },
 	{ NULL, 0 },
 };
+/* ---- scheduling and control (fio's meaning; src/sched.c) ---- */
+/* startdelay=irange(time): "T" or "LO-HI" (each clone draws from the range) */
+static void parse_startdelay(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	struct options *o = base;
+	(void)d;
+	char buf[128];
+	if (strlen(val) >= sizeof(buf))
+		die_usage(name, "value too long: '%.80s...'", val);
+	str_copy(buf, sizeof(buf), val);
+	char *dash = strchr(buf, '-');
+	if (dash)
+		*dash = 0;
+	o->startdelay_ns = need_time(name, buf);
+	o->startdelay_hi_ns = dash ? need_time(name, dash + 1) : 0;
+	if (dash && o->startdelay_hi_ns < o->startdelay_ns)
+		die_usage(name, "range '%s' ends before it starts", val);
+	if (o->startdelay_ns > 86400000000000ull || o->startdelay_hi_ns > 86400000000000ull)
+		die_usage(name, "more than a day: '%s'", val);
+}
+
+static void echo_startdelay(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	jw_u64(w, d->key, o->startdelay_ns);
+	if (o->startdelay_hi_ns)
+		jw_u64(w, "startdelay_high_ns", o->startdelay_hi_ns);
+	else
+		jw_null(w, "startdelay_high_ns");
+}
+
+/* fio's continue_on_error names and its old numbers 0 and 1 */
+static const struct opt_choice coe_choices[] = {
+	{ "none", 0 }, { "read", CE_READ }, { "write", CE_WRITE }, { "io", CE_READ | CE_WRITE },
+	{ "verify", CE_VERIFY }, { "all", CE_ALL }, { "0", 0 }, { "1", CE_ALL }, { NULL, 0 },
+};
+
 static const struct opt_choice kb_base_choices[] = { { "1024", 1024 }, { "1000", 1000 }, { NULL, 0 } };
 
 /* verify family (src/verify.c): fio's type names and header numbers; pattern without a header is
@@ -329,8 +367,9 @@ static const struct opt_def opts[] = {
 	{ .name = "fsync", .type = OT_U64, .off = OFF(fsync_n), .key = "fsync", .help = "fsync every N writes" },
 	{ .name = "fdatasync", .type = OT_U64, .off = OFF(fdatasync_n), .key = "fdatasync", .help = "fdatasync every N writes" },
 	{ .name = "end_fsync", .type = OT_BOOL, .off = OFF(end_fsync), .key = "end_fsync", .help = "fsync when the job ends" },
-	{ .name = "sync", .type = OT_ENUM, .off = OFF(sync_dsync), .choices = sync_choices,
-	  .bad = "unknown mode '%s' (none, dsync, sync)", .key = "sync", .help = "open with O_DSYNC: none or dsync" },
+	{ .name = "sync", .type = OT_ENUM, .off = OFF(sync_mode), .choices = sync_choices,
+	  .bad = "unknown mode '%s' (none, sync, dsync, 0, 1)", .key = "sync",
+	  .help = "synchronous writes: none, sync (O_SYNC) or dsync (O_DSYNC)" },
 	{ .name = "invalidate", .type = OT_BOOL, .off = OFF(invalidate), .def = "1", .key = "invalidate",
 	  .help = "drop the target's page cache before the job" },
 	{ .name = "fadvise_hint", .type = OT_ENUM, .off = OFF(fadvise), .choices = fadvise_choices,
@@ -341,7 +380,9 @@ static const struct opt_def opts[] = {
 	{ .name = "norandommap", .type = OT_BOOL, .off = OFF(norandommap), .key = "norandommap",
 	  .help = "random offsets may repeat within a pass" },
 	{ .name = "randseed", .type = OT_U64, .off = OFF(randseed), .set_off = OFF(randseed_set), .key = "randseed",
-	  .help = "seed of the offset and data generators" },
+	  .help = "seed of the offset generators (echoed: the seed used)" },
+	{ .name = "randrepeat", .type = OT_BOOL, .off = OFF(randrepeat), .def = "1", .key = "randrepeat",
+	  .help = "1: a fixed seed (runs repeat); 0: a new seed per run, unless randseed is given" },
 	{ .name = "zero_buffers", .type = OT_BOOL, .off = OFF(zero_buffers), .key = "zero_buffers",
 	  .help = "write zeroes" },
 	{ .name = "refill_buffers", .type = OT_BOOL, .off = OFF(refill_buffers), .def = "1", .key = "refill_buffers",
@@ -478,10 +519,23 @@ static const struct opt_def opts[] = {
 	{ .name = "slat_percentiles", .type = OT_BOOL, .off = OFF(slat_pct), .key = "slat_percentiles",
 	  .help = "submission latency percentiles (async engines)" },
 	{ .name = "thread", .type = OT_BOOL, .flags = OPT_F_UNSTORED, .help = "accepted (threads are always used)" },
-	{ .name = "group_reporting", .type = OT_BOOL, .flags = OPT_F_UNSTORED,
-	  .help = "accepted (clones are always reported together)" },
-	{ .name = "randrepeat", .type = OT_BOOL, .flags = OPT_F_UNSTORED,
-	  .help = "accepted (the default randseed is fixed)" },
+	/* scheduling and control (fio's meaning; src/sched.c) */
+	{ .name = "group_reporting", .type = OT_BOOL, .off = OFF(group_reporting), .key = "group_reporting",
+	  .help = "one entry per reporting group (fio's sums and per-thread averages)" },
+	{ .name = "new_group", .type = OT_BOOL, .off = OFF(new_group), .key = "new_group",
+	  .help = "start a new reporting group (without waiting, unlike stonewall)" },
+	{ .name = "wait_for", .type = OT_STR, .off = OFF(wait_for), .len = sizeof(((struct options *)0)->wait_for),
+	  .bad = "invalid job name '%s'", .key = "wait_for", .flags = OPT_F_NULL_ZERO,
+	  .help = "start when every job of this name (defined before this one) has ended" },
+	{ .name = "exitall", .type = OT_BOOL, .off = OFF(exitall), .key = "exitall",
+	  .help = "when this job ends, stop every job of its reporting group" },
+	{ .name = "exitall_on_error", .type = OT_BOOL, .off = OFF(exitall_on_error), .key = "exitall_on_error",
+	  .help = "when this job ends in error, stop the run" },
+	{ .name = "startdelay", .type = OT_FUNC, .parse = parse_startdelay, .echo = echo_startdelay,
+	  .key = "startdelay_ns", .help = "delay the job's start: TIME or LO-HI (each clone draws; at most a day)" },
+	{ .name = "continue_on_error", .type = OT_ENUM, .off = OFF(continue_on_error), .choices = coe_choices,
+	  .bad = "unknown value '%s' (none, read, write, io, verify, all, 0, 1)", .def = "none",
+	  .key = "continue_on_error", .help = "go on after EIO/EILSEQ of these kinds, counting them (total_err)" },
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -863,8 +917,13 @@ void options_finalize(struct options *o)
 	if (pages > 0 && psz > 0 && need > 0.5 * (double)pages * (double)psz)
 		die_usage("iodepth", "bs x iodepth x numjobs needs %.0f MiB of buffers, more than half of the RAM",
 			  need / 1048576.0);
-	if (!o->randseed_set)
-		o->randseed = 0x10da5eedull; /* fixed default like fio's randrepeat=1 */
+	/* as fio: a given randseed always decides; without one, randrepeat=1 (the default) takes a
+	 * fixed seed and randrepeat=0 a new one from the system's generator (echoed as randseed) */
+	if (!o->randseed_set) {
+		o->randseed = 0x10da5eedull;
+		if (!o->randrepeat && getrandom(&o->randseed, sizeof(o->randseed), 0) != sizeof(o->randseed))
+			die_code(EXIT_FAIL, "randrepeat: getrandom: %s", strerror(errno));
+	}
 	/* as fio: a compression target below 100 % turns refill_buffers on, or neighbouring blocks
 	 * with the same content would compress together far better than asked */
 	if (o->compress_pct && o->compress_pct < 100)

@@ -12,6 +12,20 @@
 #include "multifile.h"
 #include "output.h"
 
+/* One entry of "jobs": a clone (a worker of a job), or with group_reporting the clones of a
+ * reporting group. */
+struct member {
+	struct job *j;
+	struct worker *w;
+};
+
+/* a clone's measured time (from the end of its ramp to its end), 0 if it never measured */
+static uint64_t member_meas_ns(const struct member *mb)
+{
+	const struct worker *w = mb->w;
+	return w->t_end > w->t_ramp_end ? w->t_end - w->t_ramp_end : 0;
+}
+
 struct merged {
 	struct dstat d[2];
 	struct lstat synclat, sched;
@@ -20,11 +34,15 @@ struct merged {
 	double usr, sys;
 	uint64_t kworker_ns;
 	uint64_t ctx, majf, minf, late;
-	uint64_t meas_ns;
+	uint64_t meas_ns;               /* the longest member's measured time (fio: runtime is the max) */
+	uint64_t dir_ns[2];             /* the same over the members that did I/O in that direction */
+	uint64_t run_ns;                /* sum of the members' measured times (fio's job_runtime) */
+	uint64_t total_err;
+	int first_error;
 	const struct options *o;        /* percentile options (NULL: fio's defaults) */
 };
 
-static void merge(struct job *j, struct merged *m)
+static void merge(const struct member *mb, size_t nmb, struct merged *m)
 {
 	memset(m, 0, sizeof(*m));
 	for (int d = 0; d < 2; d++) {
@@ -34,22 +52,34 @@ static void merge(struct job *j, struct merged *m)
 	}
 	lstat_init(&m->synclat);
 	lstat_init(&m->sched);
-	for (unsigned i = 0; i < j->o->numjobs; i++) {
-		struct worker *w = &j->workers[i];
+	for (size_t i = 0; i < nmb; i++) {
+		struct worker *w = mb[i].w;
+		/* synchronous engines: lat == clat and slat is not measured, like fio */
+		int sync = (mb[i].j->ops->flags & ENGINE_F_SYNC) != 0;
+		uint64_t mns = member_meas_ns(&mb[i]);
+		if (mns > m->meas_ns)
+			m->meas_ns = mns;
+		m->run_ns += mns;
 		for (int d = 0; d < 2; d++) {
 			struct dstat *a = &m->d[d], *b = &w->d[d];
+			if (b->ios && mns > m->dir_ns[d])
+				m->dir_ns[d] = mns;
 			a->ios += b->ios;
 			a->bytes += b->bytes;
 			a->short_ios += b->short_ios;
 			lstat_merge(&a->slat, &b->slat);
 			lstat_merge(&a->clat, &b->clat);
-			lstat_merge(&a->lat, &b->lat);
+			lstat_merge(&a->lat, sync ? &b->clat : &b->lat);
+			const uint64_t *lh = sync ? b->hist : b->lhist;
 			for (unsigned k = 0; k < HIST_NR; k++) {
 				a->hist[k] += b->hist[k];
-				a->lhist[k] += b->lhist[k];
+				a->lhist[k] += lh[k];
 				a->shist[k] += b->shist[k];
 			}
 		}
+		/* fio: total_err is summed, first_error is the last member's */
+		m->total_err += w->total_err;
+		m->first_error = w->first_error;
 		lstat_merge(&m->synclat, &w->synclat);
 		lstat_merge(&m->sched, &w->sched);
 		if (w->schedhist)
@@ -70,13 +100,7 @@ static void merge(struct job *j, struct merged *m)
 		}
 		m->late += w->late_starts;
 	}
-	if (j->ops->flags & ENGINE_F_SYNC) /* for synchronous engines lat == clat and slat is not measured, like fio */
-		for (int d = 0; d < 2; d++) {
-			m->d[d].lat = m->d[d].clat;
-			memcpy(m->d[d].lhist, m->d[d].hist, sizeof(m->d[d].hist));
-		}
-	m->meas_ns = j->t_meas_end > j->t_ramp_end ? j->t_meas_end - j->t_ramp_end : 0;
-	m->o = j->o;
+	m->o = mb[nmb - 1].j->o; /* the entry's options (fio: its last member's) */
 }
 
 void emit_lstat(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins)
@@ -121,12 +145,12 @@ void emit_lstat_pct(struct jw *w, const char *key, const struct lstat *s, const 
 
 struct mpoint { uint64_t t_ns, ios[2], bytes[2], p99[2]; int has[2]; };
 
-static struct mpoint *merge_series(struct job *j, size_t *np)
+static struct mpoint *merge_series(const struct member *mb, size_t nmb, size_t *np)
 {
 	size_t n = 0;
-	for (unsigned i = 0; i < j->o->numjobs; i++)
-		if (j->workers[i].nseries > n)
-			n = j->workers[i].nseries;
+	for (size_t i = 0; i < nmb; i++)
+		if (mb[i].w->nseries > n)
+			n = mb[i].w->nseries;
 	struct mpoint *pts = calloc(n ? n : 1, sizeof(*pts));
 	uint64_t *h = calloc(HIST_NR, sizeof(uint64_t));
 	if (!pts || !h)
@@ -134,8 +158,8 @@ static struct mpoint *merge_series(struct job *j, size_t *np)
 	for (size_t k = 0; k < n; k++) {
 		struct mpoint *p = &pts[k];
 		for (int d = 0; d < 2; d++) {
-			for (unsigned i = 0; i < j->o->numjobs; i++) {
-				struct worker *w = &j->workers[i];
+			for (size_t i = 0; i < nmb; i++) {
+				struct worker *w = mb[i].w;
 				if (k >= w->nseries)
 					continue;
 				struct series_pt *s = &w->series[k];
@@ -197,14 +221,15 @@ static void emit_dir(struct jw *w, const char *key, const struct merged *m, int 
 		     const struct mpoint *pts, size_t n)
 {
 	const struct dstat *s = &m->d[d];
-	double secs = (double)m->meas_ns / 1e9;
+	/* fio: a group's rates are over its longest member in this direction */
+	double secs = (double)(m->dir_ns[d] ? m->dir_ns[d] : m->meas_ns) / 1e9;
 	jw_obj(w, key);
 	jw_u64(w, "io_bytes", s->bytes);
 	jw_u64(w, "io_kbytes", s->bytes / 1024);
 	jw_u64(w, "bw_bytes", secs > 0 ? (uint64_t)((double)s->bytes / secs) : 0);
 	jw_u64(w, "bw", secs > 0 ? (uint64_t)((double)s->bytes / secs / 1024.0) : 0);
 	jw_dbl(w, "iops", secs > 0 ? (double)s->ios / secs : 0);
-	jw_u64(w, "runtime", s->ios ? (m->meas_ns + 500000) / 1000000 : 0);
+	jw_u64(w, "runtime", s->ios ? ((m->dir_ns[d] ? m->dir_ns[d] : m->meas_ns) + 500000) / 1000000 : 0);
 	jw_u64(w, "total_ios", s->ios);
 	jw_u64(w, "short_ios", s->short_ios);
 	jw_u64(w, "drop_ios", 0);
@@ -271,23 +296,46 @@ static void emit_latency_buckets(struct jw *w, const struct merged *m)
 	emit_pct_map(w, "latency_ms", ms, names, 12, total);
 }
 
-void report_job(struct jw *w, struct job *j, int jsonplus)
+/* One entry of "jobs" from its members, as fio's show_thread_status_json of a thread_stat that
+ * sum_thread_stats filled: the name and groupid of the first member, the options of the last
+ * (fio's "job options" come from the last job added), I/O counts, bytes, latencies, CPU, ctx and
+ * faults summed; a direction's runtime (and so its bw and iops) the longest member's;
+ * job_runtime the sum of the members' runtimes and usr_cpu / sys_cpu over that sum (a per-thread
+ * average); error the first member's. */
+static void report_entry(struct jw *w, const struct member *mb, size_t nmb, int jsonplus)
 {
-	const struct options *o = j->o;
+	const struct job *j = mb[0].j, *jl = mb[nmb - 1].j;
+	const struct options *o = jl->o;
 	struct merged *m = malloc(sizeof(*m));
 	if (!m)
 		die_code(EXIT_FAIL, "out of memory");
-	merge(j, m);
+	merge(mb, nmb, m);
 	size_t np;
-	struct mpoint *pts = merge_series(j, &np);
+	struct mpoint *pts = merge_series(mb, nmb, &np);
+	int err = 0;
+	const char *errmsg = NULL;
+	uint64_t elapsed = 0;
+	int coe = 0;
+	for (size_t i = 0; i < nmb; i++) {
+		const struct worker *wk = mb[i].w;
+		if (!err && (wk->err || mb[i].j->err)) {
+			err = wk->err ? wk->err : mb[i].j->err;
+			errmsg = wk->err && wk->errmsg[0] ? wk->errmsg : mb[i].j->errmsg;
+		}
+		if (wk->t_end > wk->t_start && wk->t_end - wk->t_start > elapsed)
+			elapsed = wk->t_end - wk->t_start;
+		coe |= mb[i].j->o->continue_on_error != 0;
+	}
+	if (!err && coe && m->first_error)
+		err = -m->first_error; /* fio: with continue_on_error the first error is the job's error */
 
 	jw_obj(w, NULL);
-	jw_str(w, "jobname", o->name);
+	jw_str(w, "jobname", j->o->name);
 	jw_i64(w, "groupid", j->groupid);
-	jw_i64(w, "error", j->err < 0 ? -j->err : j->err);
+	jw_i64(w, "error", err < 0 ? -err : err);
 	jw_i64(w, "eta", 0);
 	/* fio: wall seconds since the job started, rounded up */
-	jw_u64(w, "elapsed", j->t_meas_end > j->t_start ? (j->t_meas_end - j->t_start + 999999999) / 1000000000 : 0);
+	jw_u64(w, "elapsed", (elapsed + 999999999) / 1000000000);
 	/* like fio: the job's own section (its name first), the shared ones are "global options" */
 	jw_obj(w, "job options");
 	jw_str(w, "name", o->name);
@@ -302,10 +350,10 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	jw_u64(w, "total_ios", m->synclat.n);
 	emit_lstat(w, "lat_ns", &m->synclat, NULL, 0);
 	jw_obj_end(w);
-	double secs = (double)m->meas_ns / 1e9;
-	jw_u64(w, "job_runtime", (m->meas_ns + 500000) / 1000000);
-	jw_dbl(w, "usr_cpu", secs > 0 ? 100.0 * m->usr / secs : 0);
-	jw_dbl(w, "sys_cpu", secs > 0 ? 100.0 * m->sys / secs : 0);
+	double secs = (double)m->meas_ns / 1e9, run_s = (double)m->run_ns / 1e9;
+	jw_u64(w, "job_runtime", (m->run_ns + 500000) / 1000000);
+	jw_dbl(w, "usr_cpu", run_s > 0 ? 100.0 * m->usr / run_s : 0);
+	jw_dbl(w, "sys_cpu", run_s > 0 ? 100.0 * m->sys / run_s : 0);
 	jw_u64(w, "ctx", m->ctx);
 	jw_u64(w, "majf", m->majf);
 	jw_u64(w, "minf", m->minf);
@@ -321,6 +369,10 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	emit_pct_map(w, "iodepth_submit", m->sub, bat, 7, ts);
 	emit_pct_map(w, "iodepth_complete", m->comp, bat, 7, tc);
 	emit_latency_buckets(w, m);
+	if (coe) { /* fio's two more stats under continue_on_error */
+		jw_u64(w, "total_err", m->total_err);
+		jw_i64(w, "first_error", m->first_error);
+	}
 	/* fio's latency-target keys (latency_target is not supported: 0 = off, as fio prints) */
 	jw_u64(w, "latency_depth", o->iodepth);
 	jw_u64(w, "latency_target", 0);
@@ -330,11 +382,14 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	jw_obj(w, "iowatt");
 	jw_str(w, "ioengine", j->ops->name);
 	jw_u64(w, "runtime_ns", m->meas_ns);
-	if (j->errmsg[0])
-		jw_str(w, "error_message", j->errmsg);
-	else
-		jw_null(w, "error_message");
-	verify_report(w, j); /* "verify": src/verify.c */
+	jw_str_or_null(w, "error_message", errmsg);
+	jw_u64(w, "members", nmb); /* clones in this entry: 1, or the group's with group_reporting */
+	jw_u64(w, "startdelay_ns", mb[0].w->delay_ns); /* what the (first) clone waited */
+	/* the entry's clones of its first job, for verify_report and mf_report */
+	unsigned cl_first = (unsigned)(mb[0].w - j->workers), cl_n = 0;
+	while (cl_n < nmb && mb[cl_n].j == j)
+		cl_n++;
+	verify_report(w, j, cl_first, cl_n); /* "verify": src/verify.c */
 	jw_arr(w, "series");
 	uint64_t prev = 0;
 	for (size_t k = 0; k < np; k++) {
@@ -362,7 +417,7 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	options_echo(w, o);
 	if ((j->ops->flags & ENGINE_F_KWORKER) && j->workers) {
 		/* what the engine decided per ring (the same for every clone of the job) */
-		const struct worker *w0 = &j->workers[0];
+		const struct worker *w0 = mb[0].w;
 		jw_obj(w, "io_uring");
 		jw_bool(w, "target_nowait", w0->uring_nowait);
 		jw_u64(w, "force_async_every", o->force_async);
@@ -382,11 +437,11 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	cpustat_emit(w, "system_cpu", &j->cpu0, &j->cpu1);
 	target_facts(w, &j->tgt);
 	if (j->mf)
-		mf_report(w, j);
+		mf_report(w, j, cl_first, cl_n);
 	if (jsonplus) {
 		jw_arr(w, "threads");
-		for (unsigned i = 0; i < o->numjobs; i++) {
-			struct worker *wk = &j->workers[i];
+		for (size_t i = 0; i < nmb; i++) {
+			const struct worker *wk = mb[i].w;
 			jw_obj(w, NULL);
 			for (int d = 0; d < 2; d++) {
 				jw_obj(w, d ? "write" : "read");
@@ -410,6 +465,63 @@ void report_job(struct jw *w, struct job *j, int jsonplus)
 	jw_obj_end(w);
 	free(pts);
 	free(m);
+}
+
+/* A job that failed before its threads existed: its error only */
+static void report_failed(struct jw *w, const struct job *j)
+{
+	jw_obj(w, NULL);
+	jw_str(w, "jobname", j->o->name);
+	jw_i64(w, "groupid", j->groupid);
+	jw_i64(w, "error", -j->err);
+	emit_empty_dir(w, "read");
+	emit_empty_dir(w, "write");
+	emit_empty_dir(w, "trim");
+	jw_obj(w, "iowatt");
+	jw_str(w, "error_message", j->errmsg);
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
+
+/* fio's grouping of thread stats: every clone is a "thread"; a new entry starts at a clone
+ * without group_reporting, or at one whose groupid differs from the clone before it. */
+void report_jobs(struct jw *w, struct job *jobs, int njobs, int jsonplus)
+{
+	size_t cap = 0;
+	for (int i = 0; i < njobs; i++)
+		if (jobs[i].workers)
+			cap += jobs[i].o->numjobs;
+	struct member *mb = malloc(sizeof(*mb) * (cap ? cap : 1));
+	if (!mb)
+		die_code(EXIT_FAIL, "out of memory");
+	size_t n = 0;
+	int last_gid = -1;
+	for (int i = 0; i < njobs; i++) {
+		struct job *j = &jobs[i];
+		if (!j->started && !j->err)
+			continue;
+		if (!j->workers) {
+			if (n)
+				report_entry(w, mb, n, jsonplus);
+			n = 0;
+			report_failed(w, j);
+			last_gid = -1;
+			continue;
+		}
+		for (unsigned k = 0; k < j->o->numjobs; k++) {
+			if (n && (!j->o->group_reporting || last_gid != j->groupid)) {
+				report_entry(w, mb, n, jsonplus);
+				n = 0;
+			}
+			mb[n].j = j;
+			mb[n].w = &j->workers[k];
+			n++;
+			last_gid = j->groupid;
+		}
+	}
+	if (n)
+		report_entry(w, mb, n, jsonplus);
+	free(mb);
 }
 
 void emit_bounds(struct jw *w, const struct file_bounds *b)

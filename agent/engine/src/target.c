@@ -778,8 +778,8 @@ int target_open(const struct options *o, const struct target *t, char *err, size
 	int flags = rw_writes(o->rw) ? O_RDWR : O_RDONLY;
 	if (o->direct)
 		flags |= O_DIRECT;
-	if (o->sync_dsync)
-		flags |= O_DSYNC;
+	if (o->sync_mode)
+		flags |= o->sync_mode == 1 ? O_SYNC : O_DSYNC;
 	int fd = tfile_open(t->f, flags, 0, 0);
 	if (fd >= 0)
 		return fd;

@@ -899,14 +899,14 @@ void verify_finish(struct worker *w)
 		 f->what);
 }
 
-void verify_report(struct jw *jw, const struct job *j)
+void verify_report(struct jw *jw, const struct job *j, unsigned first, unsigned n)
 {
 	const struct vjob *vj = j->vj;
 	const struct options *o = j->o;
 	if (!vj || !j->workers)
 		return;
 	uint64_t blocks = 0, bytes = 0, ivs = 0, bad = 0, written = 0;
-	for (unsigned i = 0; i < o->numjobs; i++) {
+	for (unsigned i = first; i < first + n && i < o->numjobs; i++) {
 		const struct vworker *v = j->workers[i].vw;
 		if (!v)
 			continue;
@@ -929,7 +929,7 @@ void verify_report(struct jw *jw, const struct job *j)
 	jw_u64(jw, "intervals_verified", ivs);
 	jw_u64(jw, "failed_intervals", bad);
 	jw_arr(jw, "failures");
-	for (unsigned i = 0; i < o->numjobs; i++) {
+	for (unsigned i = first; i < first + n && i < o->numjobs; i++) {
 		const struct vworker *v = j->workers[i].vw;
 		for (unsigned k = 0; v && k < v->nfails; k++) {
 			const struct vfail *f = &v->fails[k];

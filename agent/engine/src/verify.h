@@ -80,7 +80,8 @@ void verify_done(struct worker *w, struct io_req *r); /* a read with vcheck comp
 int verify_next_phase(struct worker *w);          /* after the write phase: 1 = run the verify phase */
 void verify_finish(struct worker *w);             /* failures -> the worker's error (EILSEQ) */
 /* report.c: jobs[].iowatt.verify */
-void verify_report(struct jw *jw, const struct job *j);
+/* the "verify" object of a jobs[] entry: clones [first, first + n) of job j (sched.c's entries) */
+void verify_report(struct jw *jw, const struct job *j, unsigned first, unsigned n);
 /* unit tests */
 void verify_fill_block(const struct job *j, unsigned thread, unsigned char *buf, uint32_t len, uint64_t off,
 		       uint64_t seq, uint64_t seed);

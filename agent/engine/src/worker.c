@@ -89,7 +89,7 @@ static uint64_t kworker_ns(pid_t tid)
 static void start_measuring(struct worker *w)
 {
 	w->measuring = 1;
-	w->t_meas_start = w->job->t_ramp_end;
+	w->t_meas_start = w->t_ramp_end;
 	w->next_tick = w->t_meas_start + NS_PER_S;
 	double u, s;
 	uint64_t c, ma, mi;
@@ -155,11 +155,54 @@ static void close_intervals(struct worker *w, uint64_t t)
 	}
 }
 
+/* exitall / exitall_on_error (src/sched.c) */
+static inline int worker_told_to_stop(struct worker *w)
+{
+	return atomic_load_explicit(&w->job->stop, memory_order_relaxed);
+}
+
+/* continue_on_error, as fio: only EIO and EILSEQ are non-fatal, and only for the kinds chosen.
+ * fio's total_err counts every error (the fatal one too) and first_error is the first one's errno */
+int worker_error_continues(struct worker *w, unsigned kind, int err)
+{
+	if (!w->total_err++)
+		w->first_error = err;
+	return (w->job->o->continue_on_error & (int)kind) && (err == EIO || err == EILSEQ);
+}
+
+/* startdelay: this clone's start, LO or a draw from [LO, HI]; the wait ends early on a stop */
+static void start_delay(struct worker *w)
+{
+	const struct options *o = w->job->o;
+	uint64_t d = o->startdelay_ns;
+	if (o->startdelay_hi_ns > o->startdelay_ns) {
+		struct rng r;
+		rng_seed(&r, o->randseed ^ 0x57a27de1a9ull ^ ((uint64_t)w->job->index << 20) ^ w->id);
+		d += rng_below(&r, o->startdelay_hi_ns - o->startdelay_ns + 1);
+	}
+	w->delay_ns = d;
+	uint64_t until = w->t_start + d;
+	for (;;) {
+		uint64_t now = now_ns();
+		if (now >= until || g_stop || worker_told_to_stop(w))
+			break;
+		uint64_t step = until - now < 50000000ull ? until - now : 50000000ull; /* 50 ms */
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)step };
+		nanosleep(&ts, NULL);
+	}
+	w->t_start = now_ns();
+}
+
 static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, int sync)
 {
 	if (w->mfw)
 		mf_completed(w, r);
 	if (r->res < 0) {
+		/* as fio: an I/O that failed is counted in total_ios (issued), never in bytes or latency */
+		if (w->measuring)
+			w->d[r->ddir].ios++;
+		if (worker_error_continues(w, r->ddir == DDIR_READ ? CE_READ : CE_WRITE, (int)-r->res))
+			return;
 		if (!w->err) {
 			w->err = (int)r->res;
 			snprintf(w->errmsg, sizeof(w->errmsg), "%s at offset %llu: %s",
@@ -169,7 +212,7 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 		return;
 	}
 	if (!w->measuring) {
-		if (t_done < w->job->t_ramp_end) {
+		if (t_done < w->t_ramp_end) {
 			w->ramp_done += r->len;
 			return;
 		}
@@ -481,11 +524,11 @@ static void run_sync(struct worker *w)
 	const int rate = w->rate_period_ns != 0;
 	uint64_t t0;
 
-	while (!g_stop && !w->err) {
+	while (!g_stop && !w->err && !worker_told_to_stop(w)) {
 		if (gen_io(w, r))
 			break; /* sync: no I/O in flight, so never busy */
 		if (rate) {
-			r->t_intended = j->t_start + w->rate_k++ * w->rate_period_ns;
+			r->t_intended = w->t_start + w->rate_k++ * w->rate_period_ns;
 			t0 = now_ns();
 			if (t0 < r->t_intended) {
 				sleep_until(r->t_intended);
@@ -506,7 +549,7 @@ static void run_sync(struct worker *w)
 		if (r->vcheck)
 			verify_done(w, r);
 		publish(w);
-		if (r->res < 0)
+		if (r->res < 0 && w->err)
 			break;
 		if (every && r->ddir == DDIR_WRITE && ++w->writes_since_sync >= every)
 			do_sync(w, 0);
@@ -540,14 +583,14 @@ static void run_async(struct worker *w)
 	const unsigned batch = o->iodepth_batch ? o->iodepth_batch : w->depth;
 	struct io_req **staged = malloc(sizeof(*staged) * w->depth);
 	int stopping = 0;
-	uint64_t next_intended = j->t_start;
+	uint64_t next_intended = w->t_start;
 
 	if (!staged) {
 		w->err = -ENOMEM;
 		return;
 	}
 	for (;;) {
-		if (g_stop || w->err)
+		if (g_stop || w->err || worker_told_to_stop(w))
 			stopping = 1;
 		unsigned nst = 0, ncom = 0;
 		int serr = 0;
@@ -722,11 +765,15 @@ void *worker_main(void *arg)
 
 	pthread_barrier_wait(&j->ready);
 	pthread_barrier_wait(&j->go); /* main set t_start/deadline, or j->err to abort */
-	if (!w->err && !j->err && !o->create_only) {
-		w->deadline = j->t_deadline;
+	w->t_start = now_ns(); /* released with the other jobs of its start (sched.c); its own clock from here */
+	if (!w->err && !j->err && (o->startdelay_ns || o->startdelay_hi_ns))
+		start_delay(w);
+	w->t_ramp_end = w->t_start + o->ramp_ns;
+	if (!w->err && !j->err && !o->create_only && !g_stop && !worker_told_to_stop(w)) {
+		w->deadline = o->runtime_ns ? w->t_ramp_end + o->runtime_ns : UINT64_MAX;
 		if (w->vw)
 			verify_start(w);
-		if (j->t_ramp_end == j->t_start)
+		if (w->t_ramp_end == w->t_start)
 			start_measuring(w);
 		if (j->ops->flags & ENGINE_F_SYNC)
 			run_sync(w);

@@ -1,0 +1,181 @@
+/* fio's job scheduling: which jobs run together, when each starts, what stops them.
+ *
+ * - Reporting groups (groupid): a job with stonewall or new_group starts a new one when the
+ *   current one has jobs (fio's rule: on the first job neither changes anything).
+ * - Start groups: a job with stonewall waits for every job before it; the jobs between two
+ *   stonewalls run together.
+ * - Every job's file is laid out before the first job starts (job order, fio's create_serialize);
+ *   then, start group by start group, every job that may start is made ready (threads, buffers,
+ *   engine) and all of them are released at one instant (one t0 for all).
+ * - wait_for=NAME: the job starts when every job named NAME (defined before it) has ended.
+ * - exitall: when a clone of the job ends, every running job of its reporting group is stopped.
+ * - exitall_on_error: when the job ends in error, every running job is stopped. As fio 3.33 does,
+ *   the start groups after it still run (fio's terminate flag does not outlive the running jobs).
+ * - startdelay: each clone waits that long (or a draw from LO-HI) after the start (worker.c).
+ */
+#include <errno.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iowatt.h"
+#include "multifile.h"
+#include "output.h"
+
+extern sem_t g_wake;
+
+void sched_assign_groups(struct job *jobs, int njobs)
+{
+	int gid = 0, sg = 0, in_group = 0;
+	for (int i = 0; i < njobs; i++) {
+		const struct options *o = jobs[i].o;
+		if ((o->stonewall || o->new_group) && in_group) {
+			gid++;
+			in_group = 0;
+		}
+		if (o->stonewall && i > 0)
+			sg++;
+		jobs[i].groupid = gid;
+		jobs[i].sched_group = sg;
+		in_group++;
+		if (!o->wait_for[0])
+			continue;
+		/* as fio: the waitee must be defined before the waiter (no forward references) */
+		int found = 0;
+		for (int k = 0; k < i && !found; k++)
+			found = !strcmp(jobs[k].o->name, o->wait_for);
+		if (!found)
+			die_usage("wait_for", "job '%s' waits for '%s', which is not a job defined before it", o->name,
+				  o->wait_for);
+		if (!strcmp(o->wait_for, o->name))
+			die_usage("wait_for", "job '%s' waits for itself", o->name);
+	}
+}
+
+static int job_any_finished(const struct job *j)
+{
+	for (unsigned i = 0; i < j->o->numjobs; i++)
+		if (atomic_load(&j->workers[i].finished))
+			return 1;
+	return 0;
+}
+
+/* the running jobs of a reporting group (groupid < 0: of the run) end at their next I/O */
+static void stop_jobs(struct job *jobs, int njobs, int groupid)
+{
+	for (int i = 0; i < njobs; i++)
+		if ((groupid < 0 || jobs[i].groupid == groupid) && jobs[i].started && !jobs[i].finished)
+			atomic_store(&jobs[i].stop, 1);
+}
+
+/* a job that will not run (any more): ended, failed before its threads, or never to start */
+static int job_over(const struct job *j)
+{
+	return j->finished || (!j->started && (j->launched || j->err));
+}
+
+static int may_start(const struct job *jobs, int i)
+{
+	const struct job *j = &jobs[i];
+	if (j->launched || j->err || g_stop)
+		return 0;
+	if (!j->o->wait_for[0])
+		return 1;
+	for (int k = 0; k < i; k++)
+		if (!strcmp(jobs[k].o->name, j->o->wait_for) && !job_over(&jobs[k]))
+			return 0;
+	return 1;
+}
+
+/* something to do: a job whose clones all ended, a clone of an exitall job that ended, or a
+ * progress tick */
+static int event_pending(struct job *jobs, int first, int last)
+{
+	for (int i = first; i < last; i++) {
+		struct job *j = &jobs[i];
+		if (!j->started || j->finished)
+			continue;
+		if (job_all_finished(j) || (j->o->exitall && !atomic_load(&j->stop) && job_any_finished(j)))
+			return 1;
+	}
+	return 0;
+}
+
+static void wait_event(struct job *jobs, int first, int last, struct runcfg *cfg, uint64_t *next)
+{
+	while (!event_pending(jobs, first, last)) {
+		struct timespec ts = mono_deadline(*next);
+		sem_clockwait(&g_wake, CLOCK_MONOTONIC, &ts);
+		uint64_t now = now_ns();
+		if (now >= *next) {
+			if (cfg->progress)
+				for (int i = first; i < last; i++)
+					if (jobs[i].started && !jobs[i].finished && !job_all_finished(&jobs[i]))
+						job_progress(&jobs[i], now);
+			output_eta_tick(cfg, jobs, first, last, now); /* --eta (src/output.c) */
+			*next += 1000000000ull;
+			if (*next < now)
+				*next = now + 1000000000ull;
+		}
+	}
+}
+
+void sched_run(struct job *jobs, int njobs, struct runcfg *cfg)
+{
+	/* every file first, in job order: no job's layout runs beside another job's I/O */
+	for (int i = 0; i < njobs && !g_stop; i++)
+		if (job_layout(&jobs[i]) < 0 && !jobs[i].err)
+			break; /* interrupted */
+	int *batch = calloc(njobs > 0 ? (size_t)njobs : 1, sizeof(*batch));
+	if (!batch)
+		die_code(EXIT_FAIL, "out of memory");
+	for (int first = 0; first < njobs && !g_stop;) {
+		int last = first + 1;
+		while (last < njobs && jobs[last].sched_group == jobs[first].sched_group)
+			last++;
+		uint64_t next = now_ns() + 1000000000ull;
+		for (;;) {
+			/* everything that may start now: made ready, then released at one instant */
+			int nb = 0;
+			for (int i = first; i < last; i++) {
+				if (!may_start(jobs, i))
+					continue;
+				jobs[i].launched = 1;
+				job_start(&jobs[i]);
+				if (jobs[i].started)
+					batch[nb++] = i;
+			}
+			uint64_t t0 = now_ns();
+			for (int k = 0; k < nb; k++)
+				job_go(&jobs[batch[k]], t0);
+			int running = 0;
+			for (int i = first; i < last; i++)
+				running += jobs[i].started && !jobs[i].finished;
+			if (!running)
+				break; /* what is left waits for a job that will never end here */
+			wait_event(jobs, first, last, cfg, &next);
+			for (int i = first; i < last; i++) {
+				struct job *j = &jobs[i];
+				if (!j->started || j->finished)
+					continue;
+				if (j->o->exitall && job_any_finished(j))
+					stop_jobs(jobs, njobs, j->groupid);
+				if (!job_all_finished(j))
+					continue;
+				job_wait(j);
+				char msg[sizeof(j->errmsg)];
+				int r = j->err ? 0 : j->mf ? mf_verify(j, msg, sizeof(msg)) : target_verify(&j->tgt, msg, sizeof(msg));
+				if (r == 0 && !j->err)
+					r = logs_error(j, msg, sizeof(msg)); /* a log that could not be written */
+				if (r < 0) {
+					j->err = r;
+					str_copy(j->errmsg, sizeof(j->errmsg), msg);
+				}
+				if (j->err && j->o->exitall_on_error)
+					stop_jobs(jobs, njobs, -1);
+			}
+		}
+		first = last;
+	}
+	free(batch);
+}
