@@ -19,6 +19,8 @@
 #define EXIT_USAGE 2
 #define EXIT_UNSUPPORTED 77
 
+#include "pace.h" /* pacing, QoS, steady state, priorities: struct pace_opts, struct pace_state */
+
 /* ---- util.c ---- */
 static inline uint64_t mono_ns(void)
 {
@@ -248,7 +250,7 @@ struct options {
 	unsigned kb_base;               /* 1024 (fio's default) or 1000: meaning of size suffixes */
 	unsigned force_async;           /* io_uring: every Nth SQE with IOSQE_ASYNC, 0 = never (fio's) */
 	unsigned compress_pct;
-	uint64_t rate_iops;
+	struct pace_opts pace;          /* thinktime, rate*, flow, latency_target, ss, prio, disable_* (pace.h) */
 	int destructive;
 	/* file safety (ADR 0009 §5): set by the agent from the host's policy */
 	char beneath[PATH_MAX];         /* "" = not confined */
@@ -515,7 +517,7 @@ struct worker {
 	uint64_t *map;                  /* random map for mixed block sizes: 1 bit per smallest block */
 	uint64_t roff, rsize;           /* the region of the current file: offset, size */
 	struct mfworker *mfw;           /* multi-file jobs: the worker's files (multifile.c), else NULL */
-	uint64_t rate_period_ns, rate_k;
+	struct pace_state pace;         /* pacing, QoS (pace.c) */
 	/* accounting (private, merged after the run) */
 	struct dstat d[2];
 	uint64_t *schedhist;            /* rate_iops: latency from the intended start */
@@ -586,8 +588,12 @@ struct job {
 	uint64_t last_ios[2], last_bytes[2], last_tick;
 	int started, finished;
 	struct vjob *vj;                /* verify family (src/verify.c), NULL without verify */
+	/* pacing family (pace.h): steady state's window */
+	struct steady *ss;              /* attained: sets stop (above) */
 };
 void *worker_main(void *arg);
+/* latency_target's final run: forget what was measured so far and measure from now */
+void worker_reset_stats(struct worker *w, uint64_t now);
 int worker_setup_offsets(struct worker *w);
 int worker_next_io(struct worker *w, struct io_req *r); /* 1 when the byte budget is used up */
 int worker_gen_raw(struct worker *w, struct io_req *r); /* the workload's generator, without verify's phases */

@@ -217,6 +217,7 @@ void job_wait(struct job *j)
 
 void job_free(struct job *j)
 {
+	steady_free(j);
 	if (!j->workers)
 		return;
 	for (unsigned i = 0; i < j->o->numjobs; i++) {

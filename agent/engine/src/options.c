@@ -301,6 +301,11 @@ static const struct opt_choice coe_choices[] = {
 	{ "verify", CE_VERIFY }, { "all", CE_ALL }, { "0", 0 }, { "1", CE_ALL }, { NULL, 0 },
 };
 
+/* pacing family (pace.c) */
+static const struct opt_choice rate_process_choices[] = { { "linear", 0 }, { "poisson", 1 }, { NULL, 0 } };
+static const struct opt_choice think_type_choices[] = { { "complete", 0 }, { "issue", 1 }, { NULL, 0 } };
+static const struct opt_choice submit_mode_choices[] = { { "inline", 0 }, { NULL, 0 } };
+#define NS 1000000000ull
 static const struct opt_choice kb_base_choices[] = { { "1024", 1024 }, { "1000", 1000 }, { NULL, 0 } };
 
 /* verify family (src/verify.c): fio's type names and header numbers; pattern without a header is
@@ -399,8 +404,88 @@ static const struct opt_def opts[] = {
 	  .flags = OPT_F_NULL_ZERO, .help = "bytes per pass instead of size" },
 	{ .name = "buffer_compress_percentage", .type = OT_UINT, .off = OFF(compress_pct), .max = 100,
 	  .key = "buffer_compress_percentage", .help = "how compressible written data is" },
-	{ .name = "rate_iops", .type = OT_U64, .off = OFF(rate_iops), .key = "rate_iops",
-	  .help = "open load: issue at this rate (0 = closed loop)" },
+	/* ---- pacing, QoS, steady state, priorities (pace.c, steady.c; README "Pacing") ---- */
+	{ .name = "rate_iops", .type = OT_FUNC, .off = OFF(pace.rate_iops), .parse = pace_parse_rate, .echo = pace_echo_rate,
+	  .max = 100000000000ull, .key = "rate_iops", .help = "open load: at most this many I/Os per second, R[,W] (0 = no cap)" },
+	{ .name = "rate", .type = OT_FUNC, .off = OFF(pace.rate), .parse = pace_parse_rate, .echo = pace_echo_rate,
+	  .max = 1ull << 50, .key = "rate_bytes_per_s", .help = "open load: at most this many bytes per second, R[,W]" },
+	{ .name = "rate_min", .type = OT_FUNC, .off = OFF(pace.rate_min), .parse = pace_parse_rate, .echo = pace_echo_rate,
+	  .max = 1ull << 50, .key = "rate_min_bytes_per_s",
+	  .help = "with rate/rate_iops: fail (EIO) when a rate_cycle falls below this many bytes/s, R[,W]" },
+	{ .name = "rate_iops_min", .type = OT_FUNC, .off = OFF(pace.rate_iops_min), .parse = pace_parse_rate,
+	  .echo = pace_echo_rate, .max = 100000000000ull, .key = "rate_iops_min",
+	  .help = "with rate/rate_iops: fail (EIO) when a rate_cycle falls below this many I/Os per second, R[,W]" },
+	{ .name = "rate_process", .type = OT_ENUM, .off = OFF(pace.poisson), .choices = rate_process_choices,
+	  .bad = "must be linear or poisson, got '%s'", .def = "linear", .key = "rate_process",
+	  .help = "rated I/O at fixed gaps, or as a Poisson process of the same rate" },
+	{ .name = "rate_cycle", .alias = "ratecycle", .type = OT_UINT, .off = OFF(pace.rate_cycle_ms), .min = 1,
+	  .max = 3600000, .def = "1000", .key = "rate_cycle_ms", .help = "rate_min's averaging window in ms" },
+	{ .name = "thinktime", .type = OT_FUNC, .off = OFF(pace.think_ns), .parse = pace_parse_usec, .echo = pace_echo_u64, .max = 3600 * NS,
+	  .key = "thinktime_ns", .help = "stall after thinktime_blocks I/Os (plain number = microseconds)" },
+	{ .name = "thinktime_spin", .type = OT_FUNC, .off = OFF(pace.think_spin_ns), .parse = pace_parse_usec, .echo = pace_echo_u64,
+	  .max = 3600 * NS, .key = "thinktime_spin_ns", .help = "spend this much of thinktime busy on the CPU (microseconds)" },
+	{ .name = "thinktime_blocks", .type = OT_UINT, .off = OFF(pace.think_blocks), .min = 1, .max = 1u << 30,
+	  .set_off = OFF(pace.think_blocks_set), .def = "1", .key = "thinktime_blocks", .help = "I/Os between stalls" },
+	{ .name = "thinktime_blocks_type", .type = OT_ENUM, .off = OFF(pace.think_issue), .choices = think_type_choices,
+	  .bad = "must be complete or issue, got '%s'", .def = "complete", .key = "thinktime_blocks_type",
+	  .help = "count thinktime_blocks at completion or at issue" },
+	{ .name = "thinktime_iotime", .type = OT_FUNC, .off = OFF(pace.think_iotime_ns), .parse = pace_parse_sec, .echo = pace_echo_u64,
+	  .max = 86400 * NS, .key = "thinktime_iotime_ns", .help = "also stall after this much I/O time (plain number = seconds)" },
+	{ .name = "io_submit_mode", .type = OT_ENUM, .off = OFF(pace.offload), .choices = submit_mode_choices,
+	  .bad = "'%s' is not supported: only inline (offload's submission threads are not implemented)",
+	  .def = "inline", .key = "io_submit_mode", .help = "inline: each job thread submits and reaps its own I/O" },
+	{ .name = "flow", .type = OT_UINT, .off = OFF(pace.flow), .max = 1000, .key = "flow",
+	  .help = "weight in the flow_id group: jobs run in the ratio of their weights (0 = no flow control)" },
+	{ .name = "flow_id", .type = OT_UINT, .off = OFF(pace.flow_id), .key = "flow_id", .help = "flow group of the job" },
+	{ .name = "flow_sleep", .type = OT_U64, .off = OFF(pace.flow_sleep_us), .max = 3600000000ull, .key = "flow_sleep_us",
+	  .help = "microseconds to sleep when held back by the flow (0 = retry at once)" },
+	{ .name = "latency_target", .type = OT_FUNC, .off = OFF(pace.lat_target_ns), .parse = pace_parse_usec, .echo = pace_echo_u64,
+	  .max = 3600 * NS, .key = "latency_target_ns",
+	  .help = "find the highest queue depth whose latency meets this (plain number = microseconds)" },
+	{ .name = "latency_window", .type = OT_FUNC, .off = OFF(pace.lat_window_ns), .parse = pace_parse_usec, .echo = pace_echo_u64,
+	  .max = 3600 * NS, .key = "latency_window_ns", .help = "time each queue depth is tried (microseconds)" },
+	{ .name = "latency_percentile", .type = OT_FUNC, .off = OFF(pace.lat_pct), .parse = pace_parse_pct,
+	  .echo = pace_echo_pct, .def = "100", .key = "latency_percentile",
+	  .help = "percent of I/Os that must meet latency_target" },
+	{ .name = "max_latency", .type = OT_FUNC, .off = OFF(pace.max_lat_ns), .parse = pace_parse_max_latency,
+	  .echo = pace_echo_max_latency, .max = 3600 * NS, .key = "max_latency_ns",
+	  .help = "fail the job (ETIMEDOUT) when an I/O takes longer, R[,W] (microseconds)" },
+	{ .name = "steadystate", .alias = "ss", .type = OT_FUNC, .parse = pace_parse_ss, .echo = pace_echo_ss,
+	  .def = "iops_slope:0.01%", .key = "steadystate", .help = "KIND:LIMIT[%] with KIND iops, iops_slope, bw, bw_slope" },
+	{ .name = "steadystate_duration", .alias = "ss_dur", .type = OT_FUNC, .off = OFF(pace.ss_dur_ns),
+	  .parse = pace_parse_sec, .echo = pace_echo_u64, .max = PACE_MAX_SS_SECONDS * NS, .key = "steadystate_duration_ns",
+	  .help = "window of one-second samples judged for steady state (0 = off; plain number = seconds)" },
+	{ .name = "steadystate_ramp_time", .alias = "ss_ramp", .type = OT_FUNC, .off = OFF(pace.ss_ramp_ns),
+	  .parse = pace_parse_sec, .echo = pace_echo_u64, .max = 86400 * NS, .key = "steadystate_ramp_time_ns",
+	  .help = "run this long before the first steady-state sample (seconds)" },
+	{ .name = "prio", .type = OT_UINT, .off = OFF(pace.prio), .max = 7, .set_off = OFF(pace.prio_set), .key = "prio",
+	  .help = "the job's I/O priority 0 (highest)..7 (ioprio_set; class best-effort unless prioclass)" },
+	{ .name = "prioclass", .type = OT_UINT, .off = OFF(pace.prioclass), .max = 3, .set_off = OFF(pace.prioclass_set),
+	  .key = "prioclass", .help = "the job's I/O priority class: 1 realtime, 2 best-effort, 3 idle (0 none)" },
+	{ .name = "nice", .type = OT_FUNC, .parse = pace_parse_nice, .echo = pace_echo_nice, .def = "0", .key = "nice",
+	  .help = "the job threads' nice value -20..19" },
+	{ .name = "gtod_reduce", .type = OT_BOOL, .off = OFF(pace.gtod_reduce), .key = "gtod_reduce",
+	  .help = "disable_lat, disable_clat, disable_slat and disable_bw_measurement together" },
+	{ .name = "disable_lat", .type = OT_BOOL, .off = OFF(pace.disable_lat), .key = "disable_lat",
+	  .help = "report no total latency (lat_ns zero, as fio)" },
+	{ .name = "disable_clat", .type = OT_BOOL, .off = OFF(pace.disable_clat), .key = "disable_clat",
+	  .help = "report no completion latency (clat_ns and the latency buckets zero, as fio)" },
+	{ .name = "disable_slat", .type = OT_BOOL, .off = OFF(pace.disable_slat), .key = "disable_slat",
+	  .help = "report no submission latency (slat_ns zero, as fio)" },
+	{ .name = "disable_bw_measurement", .alias = "disable_bw", .type = OT_BOOL, .off = OFF(pace.disable_bw),
+	  .key = "disable_bw_measurement", .help = "accepted: fio 3.33 still reports its bandwidth samples, and so does the engine" },
+	{ .name = "cmdprio_percentage", .type = OT_FUNC, .parse = pace_parse_refused,
+	  .bad = "per-command priorities are not implemented (prio/prioclass set the whole job's)",
+	  .help = "refused: per-command priorities are not implemented" },
+	{ .name = "cmdprio_class", .type = OT_FUNC, .parse = pace_parse_refused,
+	  .bad = "per-command priorities are not implemented (prio/prioclass set the whole job's)",
+	  .help = "refused: per-command priorities are not implemented" },
+	{ .name = "cmdprio", .type = OT_FUNC, .parse = pace_parse_refused,
+	  .bad = "per-command priorities are not implemented (prio/prioclass set the whole job's)",
+	  .help = "refused: per-command priorities are not implemented" },
+	{ .name = "cmdprio_bssplit", .type = OT_FUNC, .parse = pace_parse_refused,
+	  .bad = "per-command priorities are not implemented (prio/prioclass set the whole job's)",
+	  .help = "refused: per-command priorities are not implemented" },
 	{ .name = "destructive", .type = OT_BOOL, .off = OFF(destructive), .key = "destructive",
 	  .help = "allow writing a block device" },
 	{ .name = "beneath", .type = OT_STR, .off = OFF(beneath), .len = PATH_MAX, .bad = "invalid directory '%s'",
@@ -687,6 +772,7 @@ void options_defaults(struct options *o)
 		if (opts[i].def)
 			opt_apply(o, &opts[i], opts[i].name, opts[i].def);
 	o->size_set = o->randseed_set = 0; /* a default is not "given" */
+	o->pace.think_blocks_set = 0;
 }
 
 const char *rw_name(enum rw_mode rw)
@@ -929,6 +1015,7 @@ void options_finalize(struct options *o)
 	if (o->compress_pct && o->compress_pct < 100)
 		o->refill_buffers = 1;
 	verify_finalize(o); /* verify family: src/verify.c */
+	pace_finalize(o);
 }
 
 static char *slurp(const char *path)

@@ -23,7 +23,10 @@ struct member {
 static uint64_t member_meas_ns(const struct member *mb)
 {
 	const struct worker *w = mb->w;
-	return w->t_end > w->t_ramp_end ? w->t_end - w->t_ramp_end : 0;
+	/* from the ramp's end, or later where the thread restarted its statistics (latency_target's
+	 * final window, pace.c) */
+	uint64_t t0 = w->measuring && w->t_meas_start > w->t_ramp_end ? w->t_meas_start : w->t_ramp_end;
+	return w->t_end > t0 ? w->t_end - t0 : 0;
 }
 
 struct merged {
@@ -101,6 +104,8 @@ static void merge(const struct member *mb, size_t nmb, struct merged *m)
 		m->late += w->late_starts;
 	}
 	m->o = mb[nmb - 1].j->o; /* the entry's options (fio: its last member's) */
+	for (int d = 0; d < 2; d++)
+		pace_mask_stats(m->o, &m->d[d]); /* disable_*lat, gtod_reduce: zero what fio does not measure */
 }
 
 void emit_lstat(struct jw *w, const char *key, const struct lstat *s, const uint64_t *hist, int bins)
@@ -373,11 +378,8 @@ static void report_entry(struct jw *w, const struct member *mb, size_t nmb, int 
 		jw_u64(w, "total_err", m->total_err);
 		jw_i64(w, "first_error", m->first_error);
 	}
-	/* fio's latency-target keys (latency_target is not supported: 0 = off, as fio prints) */
-	jw_u64(w, "latency_depth", o->iodepth);
-	jw_u64(w, "latency_target", 0);
-	jw_dbl(w, "latency_percentile", 100.0);
-	jw_u64(w, "latency_window", 0);
+	pace_report_latency(w, mb[0].j, mb[0].w); /* latency_depth, _target (ns), _percentile, _window (us) */
+	steady_report(w, mb[0].j);                 /* "steadystate", when ss_dur is set */
 
 	jw_obj(w, "iowatt");
 	jw_str(w, "ioengine", j->ops->name);
@@ -426,13 +428,10 @@ static void report_entry(struct jw *w, const struct member *mb, size_t nmb, int 
 		jw_dbl(w, "kernel_worker_cpu", secs > 0 ? 100.0 * (double)m->kworker_ns / 1e9 / secs : 0);
 		jw_obj_end(w);
 	}
-	if (o->rate_iops) {
-		jw_str(w, "load_model", "open");
-		jw_u64(w, "target_rate_iops", o->rate_iops);
+	pace_report_load(w, o);
+	if (pace_rated(o)) {
 		jw_u64(w, "late_starts", m->late);
 		emit_lstat(w, "sched_lat_ns", &m->sched, m->schedhist, jsonplus);
-	} else {
-		jw_str(w, "load_model", "closed");
 	}
 	cpustat_emit(w, "system_cpu", &j->cpu0, &j->cpu1);
 	target_facts(w, &j->tgt);

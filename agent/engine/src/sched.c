@@ -108,6 +108,9 @@ static void wait_event(struct job *jobs, int first, int last, struct runcfg *cfg
 		sem_clockwait(&g_wake, CLOCK_MONOTONIC, &ts);
 		uint64_t now = now_ns();
 		if (now >= *next) {
+			for (int i = first; i < last; i++) /* steady state: one sample a second (steady.c) */
+				if (jobs[i].started && !jobs[i].finished && !job_all_finished(&jobs[i]))
+					steady_tick(&jobs[i], now);
 			if (cfg->progress)
 				for (int i = first; i < last; i++)
 					if (jobs[i].started && !jobs[i].finished && !job_all_finished(&jobs[i]))

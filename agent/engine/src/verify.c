@@ -883,7 +883,7 @@ int verify_next_phase(struct worker *w)
 	cursor_swap(w); /* from here the worker runs the cursor */
 	v->mode = VM_VERIFY;
 	w->deadline = UINT64_MAX; /* everything written is read back, as fio (runtime bounds the writes) */
-	w->rate_period_ns = 0;
+	w->pace.on = 0; /* no rate, thinktime or latency search in the read-back (pace.c) */
 	return 1;
 }
 

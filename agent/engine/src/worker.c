@@ -211,6 +211,8 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 		}
 		return;
 	}
+	if (w->pace.on) /* thinktime counts, max_latency, latency_target, rate_min (pace.c) */
+		pace_complete(w, r, t_done);
 	if (!w->measuring) {
 		if (t_done < w->t_ramp_end) {
 			w->ramp_done += r->len;
@@ -410,7 +412,11 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	switch (o->rw) {
 	case RW_READ: case RW_RANDREAD: ddir = DDIR_READ; break;
 	case RW_WRITE: case RW_RANDWRITE: ddir = DDIR_WRITE; break;
-	default: ddir = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE; break;
+	default:
+		ddir = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE;
+		if (w->pace.on) /* rates: the other direction when this one is ahead of its rate (pace.c) */
+			ddir = pace_ddir(w, ddir);
+		break;
 	}
 	if (w->mfw && mf_select(w))
 		return w->err ? 1 : 2;
@@ -459,6 +465,33 @@ static inline int gen_io(struct worker *w, struct io_req *r)
 	if (__builtin_expect(w->vw != NULL, 0))
 		return verify_gen(w, r);
 	return gen_io_raw(w, r);
+}
+
+void worker_reset_stats(struct worker *w, uint64_t now)
+{
+	for (int d = 0; d < 2; d++) {
+		struct dstat *s = &w->d[d];
+		s->ios = s->bytes = s->short_ios = 0;
+		lstat_init(&s->slat);
+		lstat_init(&s->clat);
+		lstat_init(&s->lat);
+		memset(s->hist, 0, sizeof(s->hist));
+		memset(s->lhist, 0, sizeof(s->lhist));
+		w->iv_ios[d] = w->iv_bytes[d] = 0;
+	}
+	memset(w->iv_hist, 0, 2 * HIST_NR * sizeof(uint64_t));
+	if (w->schedhist)
+		memset(w->schedhist, 0, HIST_NR * sizeof(uint64_t));
+	lstat_init(&w->sched);
+	lstat_init(&w->synclat);
+	w->late_starts = 0;
+	memset(w->depth_hist, 0, sizeof(w->depth_hist));
+	memset(w->submit_hist, 0, sizeof(w->submit_hist));
+	memset(w->complete_hist, 0, sizeof(w->complete_hist));
+	w->nseries = w->nhpool = 0;
+	start_measuring(w);
+	w->t_meas_start = now;
+	w->next_tick = now + NS_PER_S;
 }
 
 int worker_setup_offsets(struct worker *w)
@@ -521,22 +554,14 @@ static void run_sync(struct worker *w)
 	const struct engine_ops *ops = j->ops;
 	struct io_req *r = &w->reqs[0];
 	const uint64_t deadline = w->deadline, every = sync_every(o);
-	const int rate = w->rate_period_ns != 0;
 	uint64_t t0;
 
 	while (!g_stop && !w->err && !worker_told_to_stop(w)) {
 		if (gen_io(w, r))
 			break; /* sync: no I/O in flight, so never busy */
-		if (rate) {
-			r->t_intended = w->t_start + w->rate_k++ * w->rate_period_ns;
-			t0 = now_ns();
-			if (t0 < r->t_intended) {
-				sleep_until(r->t_intended);
-				t0 = now_ns();
-			}
-		} else {
-			t0 = now_ns();
-		}
+		if (w->pace.on && pace_wait_sync(w, r, deadline)) /* rate, thinktime, flow, latency_target */
+			break;
+		t0 = now_ns();
 		if (r->ddir == DDIR_WRITE)
 			refresh_buffer(w, r);
 		r->t_prep = r->t_sub = t0;
@@ -576,14 +601,12 @@ static void run_async(struct worker *w)
 	const struct options *o = j->o;
 	const struct engine_ops *ops = j->ops;
 	const uint64_t deadline = w->deadline, every = sync_every(o);
-	const int rate = w->rate_period_ns != 0;
 	/* iodepth_batch_submit (fio's default 1): give the device each I/O as soon as it is ready
 	 * instead of holding a whole refill batch back while the rest is prepared -- measured on a
 	 * loop device, batching the refill cost 20-25 % of random-write IOPS */
 	const unsigned batch = o->iodepth_batch ? o->iodepth_batch : w->depth;
 	struct io_req **staged = malloc(sizeof(*staged) * w->depth);
 	int stopping = 0;
-	uint64_t next_intended = w->t_start;
 
 	if (!staged) {
 		w->err = -ENOMEM;
@@ -593,25 +616,35 @@ static void run_async(struct worker *w)
 		if (g_stop || w->err || worker_told_to_stop(w))
 			stopping = 1;
 		unsigned nst = 0, ncom = 0;
-		int serr = 0;
-		uint64_t tprep = now_ns();
-		while (!stopping && w->nfree) {
-			if (rate && next_intended > tprep)
-				break;
+		int serr = 0, waiting = 0;
+		uint64_t tprep = now_ns(), wait_until = 0;
+		while (!stopping && (w->nfree || w->pace.held)) {
 			if (every && w->writes_since_sync >= every)
 				break; /* drain, then sync */
 			if (w->vw && verify_hold(w))
 				break; /* verify_backlog: drain, then read back */
-			struct io_req *r = w->freelist[w->nfree - 1];
-			int g = gen_io(w, r);
+			/* pacing (pace.c) may hold a generated I/O back until it is due */
+			struct io_req *r = w->pace.held ? w->pace.held : w->freelist[w->nfree - 1];
+			int g = w->pace.held ? 0 : gen_io(w, r);
 			if (g) {
 				stopping = g == 1; /* 2: every servable file is busy, reap first */
 				break;
 			}
-			w->nfree--;
-			if (rate) {
-				r->t_intended = next_intended;
-				next_intended += w->rate_period_ns;
+			if (!w->pace.held)
+				w->nfree--;
+			w->pace.held = NULL;
+			if (w->pace.on) {
+				int pg = pace_gate(w, r, tprep, &wait_until);
+				if (pg == PACE_STOP) {
+					w->freelist[w->nfree++] = r;
+					stopping = 1;
+					break;
+				}
+				if (pg == PACE_WAIT) {
+					w->pace.held = r;
+					waiting = 1;
+					break;
+				}
 			}
 			if (r->ddir == DDIR_WRITE) {
 				refresh_buffer(w, r);
@@ -655,18 +688,20 @@ static void run_async(struct worker *w)
 				do_sync(w, 0);
 				continue;
 			}
-			if (rate && next_intended > now_ns())
-				sleep_until(next_intended);
+			if (waiting) {
+				if (now_ns() >= deadline)
+					break;
+				if (wait_until > now_ns() + 1)
+					sleep_until(wait_until < deadline ? wait_until : deadline);
+				else
+					sched_yield();
+			}
 			continue;
 		}
 		uint64_t timeout = 0;
-		if (rate && !stopping) {
-			uint64_t n = now_ns();
-			if (next_intended <= n && w->nfree)
-				continue;
-			timeout = next_intended > n ? next_intended - n : 0;
-			if (!w->nfree)
-				timeout = 0;
+		if (waiting && wait_until && !stopping) {
+			uint64_t n = now_ns(), until = wait_until < deadline ? wait_until : deadline;
+			timeout = until > n ? until - n : 1;
 		}
 		int n = ops->getevents(w, 1, timeout);
 		uint64_t tdone = now_ns();
@@ -717,9 +752,9 @@ void *worker_main(void *arg)
 	w->freelist = calloc(w->depth, sizeof(*w->freelist));
 	w->done = calloc(w->depth, sizeof(*w->done));
 	w->iv_hist = calloc(2 * HIST_NR, sizeof(uint64_t));
-	if (o->rate_iops)
+	if (pace_rated(o))
 		w->schedhist = calloc(HIST_NR, sizeof(uint64_t));
-	if (!w->reqs || !w->freelist || !w->done || !w->iv_hist || (o->rate_iops && !w->schedhist))
+	if (!w->reqs || !w->freelist || !w->done || !w->iv_hist || (pace_rated(o) && !w->schedhist))
 		err = -ENOMEM;
 	rng_seed(&w->rng, o->randseed * 0x100000001b3ull + (uint64_t)j->index * 7919 + w->id + 1);
 	uint64_t bufsz = (j->max_bs + 4095) & ~4095ull;
@@ -747,10 +782,11 @@ void *worker_main(void *arg)
 		err = verify_worker_init(w);
 	if (!err && j->logs)
 		err = logs_worker_init(w);
-	if (o->rate_iops) {
-		w->rate_period_ns = NS_PER_S / o->rate_iops ? NS_PER_S / o->rate_iops : 1;
+	pace_worker_init(w); /* rates, flow, latency_target, prio, nice (pace.c) */
+	if (pace_rated(o) || o->pace.think_ns) {
 		/* open loop: latency counts from the intended start, so the thread's own wake-up delay
-		 * is in it; the default 50 us timer slack would add up to that much to every I/O */
+		 * is in it; the default 50 us timer slack would add up to that much to every I/O (and
+		 * to every thinktime stall) */
 		(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	}
 	if (!j->mf)
@@ -838,6 +874,7 @@ void *worker_main(void *arg)
 		}
 		logs_worker_end(w); /* open log windows, buffers to disk */
 	}
+	pace_worker_exit(w);
 	if (w->ctx)
 		j->ops->cleanup(w);
 	publish(w);

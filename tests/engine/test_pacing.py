@@ -1,0 +1,351 @@
+"""fio's timing, QoS, steady-state and priority options (agent/engine/src/pace.c, steady.c), each
+run beside Debian's fio 3.33 on the same small job: what must agree is compared (I/O counts within
+a loose factor of what the rate or stall allows, error codes, the JSON keys and shapes of
+`steadystate` and the latency-target keys), never timings: the machine is shared and noisy."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import run_engine
+
+FIO = shutil.which("fio")
+needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
+
+
+def fio_json(*args: str, timeout: float = 60) -> tuple[int, dict[str, Any]]:
+    """fio's exit code and JSON (fio prints error lines before the document on stdout)."""
+    assert FIO
+    p = subprocess.run([FIO, "--output-format=json", *args], capture_output=True, text=True, timeout=timeout)
+    out = p.stdout
+    return p.returncode, json.loads(out[out.index("{") :])
+
+
+def both(engine_bin: Path, *args: str, check: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first job of the same command line run by iowatt-engine and by fio."""
+    ours = run_engine(engine_bin, *args, check=check)
+    _, theirs = fio_json(*args)
+    return json.loads(ours.stdout)["jobs"][0], theirs["jobs"][0]
+
+
+@pytest.fixture
+def target(scratch: Path) -> str:
+    """An 8 MiB file both tools find laid out (neither spends the run creating it)."""
+    f = scratch / "t.dat"
+    f.write_bytes(b"\xa5" * (8 << 20))
+    return str(f)
+
+
+def base(target: str, runtime: str = "1") -> list[str]:
+    return ["--name=p", f"--filename={target}", "--size=8m", "--rw=randread", "--time_based", f"--runtime={runtime}"]
+
+
+@needs_fio
+def test_thinktime_stalls_like_fio(engine_bin: Path, target: str) -> None:
+    """thinktime=10ms after every I/O (fio: 100 I/Os in 1 s); thinktime_blocks=4: four times as many."""
+    one = both(engine_bin, *base(target), "--thinktime=10ms")
+    four = both(engine_bin, *base(target), "--thinktime=10ms", "--thinktime_blocks=4")
+    for a, b in zip(one, four, strict=True):
+        assert 40 <= a["read"]["total_ios"] <= 102, a["read"]["total_ios"]
+        assert 2 <= b["read"]["total_ios"] / a["read"]["total_ios"] <= 6
+    # a plain number is microseconds, as fio's: 10000 = 10 ms
+    ours = run_engine(engine_bin, *base(target), "--thinktime=10000").job
+    assert 40 <= ours["read"]["total_ios"] <= 102
+    assert ours["iowatt"]["options"]["thinktime_ns"] == 10_000_000
+
+
+@needs_fio
+def test_thinktime_spin_burns_cpu_and_iotime_cycles(engine_bin: Path, target: str) -> None:
+    # fio 3.33 itself never finishes a job with thinktime_spin here (a 1 s job still runs after
+    # 60 s, even with spin < thinktime), so the spin is checked on the engine alone
+    spin = run_engine(engine_bin, *base(target), "--thinktime=5ms", "--thinktime_spin=5ms").job
+    rest = run_engine(engine_bin, *base(target), "--thinktime=5ms").job
+    # (CPU shares, not times: a spinning thread on this shared machine gets what the scheduler
+    # gives it, so only the ratio to the sleeping run is asserted)
+    assert spin["usr_cpu"] > 3 * rest["usr_cpu"] and spin["usr_cpu"] > 2, (spin["usr_cpu"], rest["usr_cpu"])
+    assert spin["iowatt"]["options"]["thinktime_spin_ns"] == 5_000_000
+    # thinktime_iotime: a stall after each iotime of I/O; given without thinktime_blocks, the
+    # block count does not trigger (10 s: no stall in a 1 s job); 1 ms: stalls of 200 ms after
+    # every few hundred I/Os. (fio's first stall comes later than the engine's, ~200 ms in, so
+    # only the direction is compared: the machine's throughput also varies by +-30 %)
+    plain = both(engine_bin, *base(target))
+    never = both(engine_bin, *base(target), "--thinktime=200ms", "--thinktime_iotime=10s")
+    often = both(engine_bin, *base(target), "--thinktime=200ms", "--thinktime_iotime=1ms")
+    for p, n, o in zip(plain, never, often, strict=True):
+        assert n["read"]["total_ios"] > 0.3 * p["read"]["total_ios"]
+        assert o["read"]["total_ios"] < 0.5 * p["read"]["total_ios"]
+
+
+@needs_fio
+def test_thinktime_blocks_type_issue_with_async_engine(engine_bin: Path, target: str) -> None:
+    args = [*base(target), "--ioengine=libaio", "--iodepth=4", "--thinktime=20ms", "--thinktime_blocks=8"]
+    for kind in ("complete", "issue"):
+        ours, theirs = both(engine_bin, *args, f"--thinktime_blocks_type={kind}")
+        for j in (ours, theirs):
+            # 1 s / 20 ms = 50 stalls of 8 I/Os
+            assert 150 <= j["read"]["total_ios"] <= 8 * 51, (kind, j["read"]["total_ios"])
+
+
+@needs_fio
+def test_rate_bytes_per_direction_like_fio(engine_bin: Path, target: str) -> None:
+    """rate in bytes/s (fio: 257 I/Os of 4 KiB at 1 MiB/s over 1 s); R,W limits each direction,
+    ",W" writes only (reads then run unthrottled: fio's rate_ddir switches to them)."""
+    for j in both(engine_bin, *base(target), "--rate=1m"):
+        assert 200 <= j["read"]["total_ios"] <= 270
+    for j in both(engine_bin, *base(target), "--rw=randrw", "--rate=1m,256k"):
+        assert 200 <= j["read"]["total_ios"] <= 270 and 45 <= j["write"]["total_ios"] <= 70
+    for j in both(engine_bin, *base(target), "--rw=randrw", "--rate=,256k"):
+        assert 45 <= j["write"]["total_ios"] <= 70 and j["read"]["total_ios"] > 2000
+    ours = run_engine(engine_bin, *base(target), "--rw=randrw", "--rate=1m,256k").job["iowatt"]
+    assert ours["options"]["rate_bytes_per_s"] == {"read": 1 << 20, "write": 256 << 10}
+    assert ours["load_model"] == "open"
+
+
+@needs_fio
+def test_rate_iops_read_write_forms(engine_bin: Path, target: str) -> None:
+    """One value caps each direction (fio: 100 reads and 100 writes); R,W separately."""
+    for j in both(engine_bin, *base(target), "--rw=randrw", "--rate_iops=100"):
+        assert 80 <= j["read"]["total_ios"] <= 102 and 80 <= j["write"]["total_ios"] <= 102
+    for j in both(engine_bin, *base(target), "--rw=randrw", "--rate_iops=100,40"):
+        assert 80 <= j["read"]["total_ios"] <= 102 and 30 <= j["write"]["total_ios"] <= 42
+    opts = run_engine(engine_bin, *base(target), "--rw=randrw", "--rate_iops=100,40").job["iowatt"]["options"]
+    assert (opts["rate_iops"], opts["rate_iops_read"], opts["rate_iops_write"]) == (None, 100, 40)
+
+
+@needs_fio
+def test_rate_process_poisson(engine_bin: Path, target: str) -> None:
+    for j in both(engine_bin, *base(target), "--rate_iops=400", "--rate_process=poisson"):
+        assert 250 <= j["read"]["total_ios"] <= 550
+    ours = run_engine(engine_bin, *base(target), "--rate_iops=400", "--rate_process=poisson").job["iowatt"]
+    assert ours["rate_process"] == "poisson" and ours["target_rate_iops"] == 400
+
+
+@needs_fio
+def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
+    """fio checks rate_min (with a rate set) after a 2 s settle, once per rate_cycle: a job below
+    it ends with EIO. Without rate/rate_iops, fio ignores rate_min, and so does the engine."""
+    args = [*base(target, "3"), "--rate=100g", "--rate_min=50g", "--rate_cycle=200"]
+    r = run_engine(engine_bin, *args, check=False)
+    assert r.rc == 1 and "rate_min=53687091200B/s not met" in r.stderr
+    rc, theirs = fio_json(*args)
+    assert rc == 1
+    assert r.doc["jobs"][0]["error"] == theirs["jobs"][0]["error"] == 5
+    assert r.doc["jobs"][0]["job_runtime"] < 3000
+    iops_args = [*base(target, "3"), "--rate_iops=1000000000", "--rate_iops_min=500000000", "--rate_cycle=200"]
+    r = run_engine(engine_bin, *iops_args, check=False)
+    assert r.rc == 1 and r.doc["jobs"][0]["error"] == 5 and "rate_iops_min=500000000 not met" in r.stderr
+    for j in both(engine_bin, *base(target), "--rate_min=50g"):
+        assert j["error"] == 0
+    # a minimum above the cap can never be met: fio refuses the job, the engine exits 2
+    r = run_engine(engine_bin, *base(target), "--rate=1m", "--rate_min=2m", check=False)
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: rate_min:")
+    assert FIO
+    p = subprocess.run([FIO, *base(target), "--rate=1m", "--rate_min=2m"], capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "minimum rate exceeds rate" in p.stderr
+
+
+@needs_fio
+def test_flow_weights_share_like_fio(engine_bin: Path, target: str) -> None:
+    args = [
+        "--size=8m", "--rw=randread", "--time_based", "--runtime=1",
+        "--name=a", f"--filename={target}", "--flow=3",
+        "--name=b", f"--filename={target}", "--flow=1",
+    ]  # fmt: skip
+    ours = json.loads(run_engine(engine_bin, *args).stdout)["jobs"]
+    _, theirs = fio_json(*args)
+    # (without flow control the two run 1:1; the weights are summed before the jobs start and
+    # kept when one ends, as fio's, so neither a late start nor an early end moves the share)
+    for tool, jobs in (("engine", ours), ("fio", theirs["jobs"])):
+        a, b = (j["read"]["total_ios"] for j in jobs)
+        assert 2.0 <= a / b <= 4.5, (tool, a, b)
+    # flow_sleep: held back jobs sleep instead of retrying at once; the ratio holds
+    for jobs in (
+        json.loads(run_engine(engine_bin, *args, "--flow_sleep=100").stdout)["jobs"],
+        fio_json(*args, "--flow_sleep=100")[1]["jobs"],
+    ):
+        a, b = (j["read"]["total_ios"] for j in jobs)
+        assert 2.0 <= a / b <= 4.5, (a, b)
+
+
+@needs_fio
+def test_latency_target_search_and_keys(engine_bin: Path, target: str) -> None:
+    """A target every depth meets (50 ms on tmpfs): fio's search doubles 1, 2, 4, 8, runs one more
+    window at 8 with fresh statistics and ends the job there -- the report covers that window."""
+    args = [
+        *base(target, "5"), "--ioengine=libaio", "--iodepth=8", "--latency_target=50ms",
+        "--latency_window=100ms", "--latency_percentile=99",
+    ]  # fmt: skip
+    ours, theirs = both(engine_bin, *args)
+    keys = ("latency_depth", "latency_target", "latency_percentile", "latency_window")
+    assert {k: ours[k] for k in keys} == {k: theirs[k] for k in keys} == {
+        "latency_depth": 8,
+        "latency_target": 50_000_000,  # ns
+        "latency_percentile": 99.0,
+        "latency_window": 100_000,  # us
+    }
+    for j in (ours, theirs):
+        assert j["job_runtime"] < 2000 and j["read"]["total_ios"] > 0  # not the 5 s runtime
+    # without latency_target: the keys say so, as fio's (depth = iodepth, target 0)
+    ours, theirs = both(engine_bin, *base(target), "--ioengine=libaio", "--iodepth=4")
+    assert {k: ours[k] for k in keys} == {k: theirs[k] for k in keys}
+
+
+@needs_fio
+def test_latency_target_unmet_at_depth_one_is_etimedout(engine_bin: Path, target: str) -> None:
+    args = [*base(target), "--latency_target=1ns", "--latency_window=100ms"]
+    r = run_engine(engine_bin, *args, check=False)
+    rc, theirs = fio_json(*args)
+    assert r.rc == 1 and rc != 0
+    assert r.doc["jobs"][0]["error"] == theirs["jobs"][0]["error"] == 110
+
+
+@needs_fio
+def test_max_latency_is_etimedout(engine_bin: Path, target: str) -> None:
+    args = [*base(target), "--max_latency=1"]  # 1 us: the first page-cache miss takes longer
+    r = run_engine(engine_bin, *args, check=False)
+    rc, theirs = fio_json(*args)
+    assert r.rc == 1 and rc != 0
+    assert r.doc["jobs"][0]["error"] == theirs["jobs"][0]["error"] == 110
+    assert "max latency exceeded" in r.doc["jobs"][0]["iowatt"]["error_message"]
+    for j in both(engine_bin, *base(target), "--max_latency=10s"):
+        assert j["error"] == 0
+
+
+def _shape(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _shape(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [len(v), *{type(x).__name__ for x in v}]
+    return type(v).__name__
+
+
+@needs_fio
+def test_steadystate_object_as_fio(engine_bin: Path, target: str) -> None:
+    """The same keys, types and array lengths as fio 3.33's `steadystate`; a window that never
+    fills (ss_dur 5 s, runtime 2 s) is padded with zeros and not attained, in both."""
+    ours, theirs = both(engine_bin, *base(target, "2"), "--ss=iops:0%", "--ss_dur=5")
+    assert _shape(ours["steadystate"]) == _shape(theirs["steadystate"])
+    for j in (ours, theirs):
+        ss = j["steadystate"]
+        assert ss["ss"] == "iops:0.000000%" and ss["duration"] == 5 and ss["attained"] == 0
+        assert ss["criterion"] == "0.000000%"
+        assert ss["data"]["iops"][-1] == 0 and ss["data"]["bw"][-1] == 0 and len(ss["data"]["iops"]) == 5
+        assert ss["data"]["iops"][0] > 0
+    # a slope criterion that a steady tmpfs read meets: the job stops before its runtime
+    ours, theirs = both(engine_bin, *base(target, "8"), "--steadystate=iops_slope:60%", "--ss_dur=2")
+    assert _shape(ours["steadystate"]) == _shape(theirs["steadystate"])
+    for j in (ours, theirs):
+        ss = j["steadystate"]
+        assert ss["ss"] == "iops_slope:60.000000%" and ss["duration"] == 2
+        if ss["attained"]:
+            assert j["job_runtime"] < 8000
+            assert float(ss["criterion"].rstrip("%")) <= 60
+        assert ss["data"]["iops_mean"] == sum(ss["data"]["iops"]) // 2
+    # an absolute limit prints without %; ss_ramp delays the first sample; no ss_dur, no object
+    ours, theirs = both(engine_bin, *base(target, "3"), "--ss=bw:1", "--ss_dur=2", "--ss_ramp=1")
+    assert _shape(ours["steadystate"]) == _shape(theirs["steadystate"])
+    assert not ours["steadystate"]["criterion"].endswith("%")
+    ours, theirs = both(engine_bin, *base(target))
+    assert "steadystate" not in ours and "steadystate" not in theirs
+
+
+@needs_fio
+def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("strace not installed")
+
+    def calls(*cmd: str) -> list[str]:
+        p = subprocess.run(
+            [strace, "-f", "-e", "trace=ioprio_set,setpriority", *cmd], capture_output=True, text=True, timeout=60
+        )
+        return sorted(
+            line.split("] ", 1)[-1].split(" = ")[0]
+            for line in p.stderr.splitlines()
+            if "ioprio_set(" in line or ("setpriority(" in line and ", 0)" not in line)
+        )
+
+    args = [*base(target, "100ms"), "--prio=3", "--nice=5"]
+    assert FIO
+    assert calls(str(engine_bin), *args) == calls(FIO, "--output-format=json", *args) == [
+        "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3))",
+        "setpriority(PRIO_PROCESS, 0, 5)",
+    ]
+    args = [*base(target, "100ms"), "--prioclass=3"]
+    assert calls(str(engine_bin), *args) == calls(FIO, "--output-format=json", *args)
+
+
+@needs_fio
+@pytest.mark.parametrize(
+    "switch",
+    ["gtod_reduce", "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement"],
+)
+def test_measurement_switches_zero_what_fio_zeroes(engine_bin: Path, target: str, switch: str) -> None:
+    ours, theirs = both(engine_bin, *base(target, "300ms"), "--ioengine=libaio", "--iodepth=2", f"--{switch}=1")
+
+    def measured(j: dict[str, Any]) -> dict[str, bool]:
+        r = j["read"]
+        return {k: r[k]["N"] > 0 for k in ("slat_ns", "clat_ns", "lat_ns")} | {
+            "buckets": sum(j["latency_us"].values()) + sum(j["latency_ns"].values()) > 0
+        }
+
+    assert measured(ours) == measured(theirs)
+
+
+def test_refused_options_exit_2_naming_them(engine_bin: Path, target: str) -> None:
+    for bad, name in [
+        ("--io_submit_mode=offload", "io_submit_mode"),
+        ("--cmdprio_percentage=10", "cmdprio_percentage"),
+        ("--cmdprio_class=1", "cmdprio_class"),
+        ("--cmdprio=1", "cmdprio"),
+        ("--cmdprio_bssplit=4k/10", "cmdprio_bssplit"),
+        ("--rate=1m,1m,1m", "rate"),
+        ("--flow_watermark=10", "flow_watermark"),  # not an option of fio 3.33 either
+        ("--ss=iops_slope:1%", None),  # accepted alone (detection is off without ss_dur)
+        ("--ss=bogus:1", "ss"),
+        ("--nice=-21", "nice"),
+        ("--prioclass=4", "prioclass"),
+        ("--latency_percentile=100.5", "latency_percentile"),
+        ("--thinktime_blocks_type=sometimes", "thinktime_blocks_type"),
+    ]:
+        r = run_engine(engine_bin, *base(target, "50ms"), bad, check=False)
+        if name is None:
+            assert r.rc == 0, r.stderr
+            continue
+        assert r.rc == 2 and r.stdout == "", (bad, r.rc, r.stderr)
+        assert r.stderr.startswith(f"iowatt-engine: {name}:") and r.stderr.count("\n") == 1, r.stderr
+    r = run_engine(engine_bin, *base(target), "--ss=iops_slope:1%", "--ss_dur=1", check=False)
+    assert r.rc == 2 and "steadystate_duration" in r.stderr
+
+
+def test_io_submit_mode_inline_runs(run, target: str) -> None:
+    job = run(*base(target, "100ms"), "--io_submit_mode=inline").job
+    assert job["read"]["total_ios"] > 0 and job["iowatt"]["options"]["io_submit_mode"] == "inline"
+
+
+def test_async_rate_and_thinktime_under_asan(engine_asan: Path, target: str) -> None:
+    """The held-back request of the async loop (pace_gate) under the sanitizers: rate, thinktime,
+    flow and the latency search at once on io_uring."""
+    r = run_engine(
+        engine_asan,
+        *base(target),
+        "--ioengine=io_uring",
+        "--iodepth=8",
+        "--rw=randrw",
+        "--rate_iops=2000,500",
+        "--thinktime=2ms",
+        "--thinktime_blocks=16",
+        "--flow=2",
+        "--latency_target=100ms",
+        "--latency_window=100ms",
+        "--ss=iops:50%",
+        "--ss_dur=2",
+    )
+    job = r.job
+    assert job["read"]["total_ios"] > 0 and job["error"] == 0
