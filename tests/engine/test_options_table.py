@@ -45,8 +45,6 @@ ECHO_KEYS = [
     "ioengine", "iodepth", "stonewall", "loops", "fsync", "fdatasync", "end_fsync", "sync", "invalidate",
     "fadvise_hint", "random_distribution", "random_distribution_param", "norandommap", "randseed",
     "randrepeat", "zero_buffers", "refill_buffers", "clocksource", "iodepth_batch_submit", "force_async",
-    "io_size_bytes", "buffer_compress_percentage", "rate_iops", "destructive", "beneath", "create_new",
-    "zero_buffers", "refill_buffers", "clocksource", "iodepth_batch_submit", "force_async",
     "io_size_bytes", "buffer_compress_percentage",
     "rate_iops", "rate_iops_read", "rate_iops_write", "rate_bytes_per_s", "rate_min_bytes_per_s", "rate_iops_min",
     "rate_process", "rate_cycle_ms", "thinktime_ns", "thinktime_spin_ns", "thinktime_blocks",
