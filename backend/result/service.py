@@ -186,7 +186,13 @@ def _job_row(run_id: uuid.UUID, index: int, job: EngineJob, doc: EngineDocument)
             if type(opts.get("bs_bytes")) is int  # not a bool
             else parse_size(job.job_options.get("bs", ""), job.job_options.get("kb_base", 1024))
         )
-        runtime_ns = int(job.job_runtime or max(job.read.runtime, job.write.runtime)) * 1_000_000
+        # the engine's exact runtime (with group_reporting the longest clone's; fio's job_runtime is
+        # then the clones' sum); fio's milliseconds for a document from fio itself
+        runtime_ns = (
+            job.iowatt.runtime_ns
+            if job.iowatt.runtime_ns is not None
+            else int(job.job_runtime or max(job.read.runtime, job.write.runtime)) * 1_000_000
+        )
     if bs is not None and not 0 < bs <= BIGINT:
         bs = None  # not a block size a bigint holds: unknown rather than a 500
     uring = job.iowatt.io_uring

@@ -247,6 +247,10 @@ class JobSpec(InputSchema):
             "direct": "1" if self.direct else "0",
             "stonewall": "1",
         }
+        if self.numjobs > 1:
+            # the job's threads as one result, as the platform has always shown a job (fio's
+            # meaning: without it every clone is its own jobs[] entry)
+            opts["group_reporting"] = "1"
         if self.rw in ("rw", "randrw"):
             opts["rwmixread"] = str(self.rwmixread)
         if self.runtime_s is not None:
