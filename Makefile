@@ -85,8 +85,7 @@ down:
 # test-fast <= 3 min). CI runs `make test`.
 .PHONY: test-fast test-builds
 test: deps engine ui
-	$(MAKE) test-ui
-	$(MAKE) test-py
+	@MAKE="$(MAKE)" bash scripts/test-all.sh
 
 test-py: test-builds
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup tests
