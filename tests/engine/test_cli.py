@@ -67,7 +67,8 @@ def test_readonly_target_dir(engine_bin: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("not json", "not valid JSON"),
+        ("not json", "not json: outside of a [section]"),  # not '{': fio's INI format (test_jobfile.py)
+        ("{not json", "not valid JSON"),
         ('{"jobs": [{"rw": "read",}]}', "not valid JSON"),
         ('{"jobs": []}', "non-empty"),
         ('{"jobs": [{"bs": "4k"}], "extra": 1}', "unknown top-level key"),

@@ -16,7 +16,7 @@ import pytest
 from .conftest import BUILD, ENGINE_DIR
 
 FUZZ = ENGINE_DIR / "fuzz"
-TARGETS = ("argv", "jobfile", "vdbench", "postmark", "heapbtree")
+TARGETS = ("argv", "jobfile", "ini", "vdbench", "postmark", "heapbtree")
 SECONDS = int(os.environ.get("FUZZ_TEST_SECONDS", "5"))
 
 

@@ -20,7 +20,7 @@ KNOWN = {
     "randseed", "zero_buffers", "buffer_compress_percentage", "refill_buffers", "rate_iops",
     "destructive", "thread", "group_reporting", "randrepeat", "clocksource", "iodepth_batch_submit",
     "iodepth_batch", "force_async", "kb_base", "io_size", "io_limit", "beneath", "create_new", "unlink",
-    "keep_existing", "readonly",
+    "keep_existing", "readonly", "description",
     # verify family (src/verify.c)
     "verify", "verify_pattern", "do_verify", "verify_interval", "verify_offset", "verify_fatal",
     "verify_dump", "verify_only", "verify_backlog", "verify_backlog_batch", "verify_state_save",

@@ -1,7 +1,8 @@
 /* fio-style command lines (one argument per input line): every option's parser in the option
  * table, the job split at --name, each job's final checks; with --postmark or --vdbench the
- * file modes' common flags (mode_args_parse). A job-file path, --help and --version are dropped:
- * the first reads a file (the jobfile target covers its text), the others print and exit 0. */
+ * file modes' common flags (mode_args_parse). A job-file path, --help, --version, --limits,
+ * --parse-only, --showcmd and --showjob are dropped: the first reads a file (the jobfile and ini
+ * targets cover its text; --showcmd=FILE names one too), the others print and exit 0. */
 #include "fuzz.h"
 
 struct arg {
@@ -27,7 +28,11 @@ static int dropped(const char *arg)
 	if (strncmp(arg, "--", 2))
 		return 1;
 	size_t n = strcspn(arg + 2, "=");
-	return (n == 4 && !strncmp(arg + 2, "help", 4)) || (n == 7 && !strncmp(arg + 2, "version", 7));
+	static const char *const exits[] = { "help", "version", "limits", "parse-only", "showcmd", "showjob" };
+	for (size_t k = 0; k < sizeof(exits) / sizeof(exits[0]); k++)
+		if (n == strlen(exits[k]) && !strncmp(arg + 2, exits[k], n))
+			return 1;
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

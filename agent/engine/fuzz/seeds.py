@@ -82,6 +82,15 @@ def main() -> None:
                 job[k] = v
         jobs.append(json.dumps({"global": {"filename": "/tmp/f", "size": "1m"}, "jobs": [job]}))
     jobs += [t for t in texts if t.lstrip().startswith("{") and '"jobs"' in t]
+    # fio INI job files: fio's examples (tests/engine/fio-examples), the INI texts of the tests,
+    # and every option set as a one-job INI file
+    examples = TESTS / "fio-examples"
+    ini = [p.read_text(errors="replace") for p in sorted(examples.glob("*.fio"))] if examples.is_dir() else []
+    ini += [t for t in texts if t.lstrip().startswith(("[", ";", "#")) and "]\n" in t]
+    for s in sets:
+        lines = [a[2:] for a in s if a.startswith("--")]
+        ini.append("[global]\nfilename=/tmp/f\nsize=1m\n[job]\n" + "\n".join(lines) + "\n")
+    ini.append("; untrusted\n[global]\nbeneath=/fuzz\n[a]\nfilename=a\\:b:c\nsize=$pagesize*2\n")
     heap = [
         "--heap-btree\n--directory=/tmp/d\n--records=1000",
         "--heap-btree\n--directory=/tmp/d\n--records=5000\n--cache-fraction=0.1,50%,1\n--structure=both",
@@ -93,6 +102,7 @@ def main() -> None:
         ("postmark", pm),
         ("argv", argv),
         ("jobfile", jobs),
+        ("ini", ini),
         ("heapbtree", heap),
     ):
         print(name, write(name, items))

@@ -63,6 +63,8 @@ static inline struct timespec mono_deadline(uint64_t t)
 }
 void die_usage(const char *opt, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 void die_code(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+/* die_usage's messages name FILE:LINE (line 0: FILE) until die_at(NULL, 0) (job files) */
+void die_at(const char *file, int line);
 void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Run fn(arg) with die_usage/die_code returning here instead of exiting: 0, or the exit code
  * they were given (2 for bad input) with the message main would print (without the
@@ -302,6 +304,8 @@ struct options {
 	char given_val[MAX_GIVEN][256];
 	unsigned char given_own[MAX_GIVEN]; /* set in the job's own section (fio's "job options") */
 	int own_section;                /* options being applied now belong to the job's section */
+	/* job files (src/jobfile.c) */
+	char description[256];          /* fio's description (its JSON "desc"), cut to 255 bytes as fio */
 };
 enum { CE_READ = 1, CE_WRITE = 2, CE_VERIFY = 4, CE_ALL = 0xffff }; /* fio's ERROR_TYPE_* bits */
 struct runcfg {
@@ -323,6 +327,7 @@ void options_defaults(struct options *o);
 /* Apply one option; returns 0, or exits 2 with a message naming it. */
 void option_set(struct options *o, const char *name, const char *val);
 int option_is_known(const char *name);
+const char *option_bare_value(const char *name); /* "1" when the option may be given alone, else NULL */
 void options_echo(struct jw *w, const struct options *o); /* "options": the resolved values */
 void options_help(FILE *f);                               /* --help, from the same table */
 void options_limits(struct jw *w); /* --limits' "options": every row's type, default, range, choices */

@@ -9,6 +9,7 @@
 #include "heapbtree.h"
 #include "iowatt.h"
 #include "multifile.h"
+#include "jobfile.h"
 #include "postmark.h"
 
 #define IOWATT_LIMITS_SCHEMA "iowatt-engine-limits/1"
@@ -27,6 +28,7 @@ void engine_limits(FILE *f)
 	jw_u64(&w, "path_max", PATH_MAX - 1);      /* filename, beneath: bytes */
 	mf_limits(&w);                             /* max_files: nrfiles x numjobs over the run */
 	options_limits(&w);
+	jf_limits(&w);
 	jw_obj_end(&w);
 	postmark_limits(&w);
 	heapbtree_limits(&w);

@@ -13,6 +13,7 @@
 #include "verify.h"
 #include "multifile.h"
 #include "output.h"
+#include "jobfile.h"
 
 /* ---- the options table ----
  * Each option is defined once, in opts[] below (as fio's options table): its name and alias,
@@ -244,6 +245,13 @@ static void echo_distribution(struct jw *w, const struct options *o, const struc
 		jw_dbl(w, "random_distribution_param", o->dist_param);
 }
 
+/* fio's description: any text (empty: none), cut to fio's 255 bytes */
+static void parse_description(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d, (void)name;
+	str_copy(((struct options *)base)->description, sizeof(((struct options *)base)->description), val);
+}
+
 static const struct opt_choice rw_choices[] = {
 	{ "read", RW_READ }, { "write", RW_WRITE }, { "randread", RW_RANDREAD }, { "randwrite", RW_RANDWRITE },
 	{ "rw", RW_RW }, { "readwrite", RW_RW }, { "randrw", RW_RANDRW }, { NULL, 0 },
@@ -337,6 +345,8 @@ static const struct opt_def opts[] = {
 	{ .name = "name", .type = OT_STR, .off = OFF(name), .len = sizeof(((struct options *)0)->name),
 	  .bad = "invalid job name '%s'", .def = "job", .key = "name", .flags = OPT_F_UNRECORDED,
 	  .help = "job name; starts a new job on the command line" },
+	{ .name = "description", .type = OT_FUNC, .parse = parse_description,
+	  .help = "text describing the job (fio's JSON \"desc\"; cut to 255 bytes)" },
 	{ .name = "filename", .type = OT_STR, .off = OFF(filename), .len = PATH_MAX, .bad = "invalid path '%s'",
 	  .key = "filename", .help = "file or block device (required)" },
 	{ .name = "rw", .alias = "readwrite", .type = OT_ENUM, .off = OFF(rw), .choices = rw_choices,
@@ -636,10 +646,10 @@ int option_is_known(const char *name)
 	return opt_find(name) != NULL;
 }
 
-static int option_is_bool(const char *name)
+const char *option_bare_value(const char *name)
 {
 	const struct opt_def *d = opt_find(name);
-	return d && d->type == OT_BOOL;
+	return d && (d->type == OT_BOOL || (d->flags & OPT_F_BARE)) ? "1" : NULL;
 }
 
 static void check_range(const struct opt_def *d, const char *name, const char *val, uint64_t v)
@@ -1018,153 +1028,6 @@ void options_finalize(struct options *o)
 	pace_finalize(o);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		die_usage("jobfile", "cannot open '%s': %s", path, strerror(errno));
-	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap);
-	size_t r;
-	while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-		n += r;
-		if (n + 1 >= cap) {
-			if (cap > (64u << 20))
-				die_usage("jobfile", "'%s' is larger than 64 MiB", path);
-			cap *= 2;
-			buf = realloc(buf, cap);
-		}
-	}
-	fclose(f);
-	if (!buf)
-		die_code(EXIT_FAIL, "out of memory");
-	buf[n] = 0;
-	if (strlen(buf) != n)
-		die_usage("jobfile", "'%s' contains a NUL byte", path);
-	return buf;
-}
-
-static void jval_to_str(const char *name, const struct jval *v, char *out, size_t len)
-{
-	switch (v->t) {
-	case J_STR:
-	case J_NUM:
-		if (strlen(v->s) >= len)
-			die_usage(name, "value too long");
-		strcpy(out, v->s);
-		return;
-	case J_BOOL:
-		strcpy(out, v->b ? "1" : "0");
-		return;
-	default:
-		die_usage(name, "value must be a string, number or boolean");
-	}
-}
-
-static void apply_section(struct options *o, const struct jval *sec, const char *what)
-{
-	if (sec->t != J_OBJ)
-		die_usage("jobfile", "%s must be an object", what);
-	char val[4096];
-	for (size_t i = 0; i < sec->n; i++) {
-		if (!option_is_known(sec->keys[i]))
-			die_usage(sec->keys[i], "unknown option");
-		jval_to_str(sec->keys[i], sec->items[i], val, sizeof(val));
-		option_set(o, sec->keys[i], val);
-	}
-}
-
-struct kvlist {
-	int n;
-	char *name[256], *val[256];
-};
-
-static void apply_kv(struct options *o, const struct kvlist *kv)
-{
-	for (int i = 0; i < kv->n; i++)
-		option_set(o, kv->name[i], kv->val[i]);
-}
-
-static struct options *add_job(struct runcfg *cfg)
-{
-	cfg->jobs = realloc(cfg->jobs, sizeof(*cfg->jobs) * (size_t)(cfg->njobs + 1));
-	if (!cfg->jobs)
-		die_code(EXIT_FAIL, "out of memory");
-	return &cfg->jobs[cfg->njobs++];
-}
-
-/* A JSON job file: {"global": {...}, "jobs": [{...}, ...]}. Each job starts from the global
- * section; options given on the command line override the file, in every job and in the global
- * section the output echoes. */
-static void release_json(void *v)
-{
-	json_free(v);
-}
-
-static void jobs_from_text(struct runcfg *cfg, struct options *global, const struct kvlist *cli_global,
-			   const char *text, const char *jobfile)
-{
-	char err[256];
-	struct jval *root = json_parse(text, err, sizeof(err));
-	if (!root)
-		die_usage("jobfile", "'%s' is not valid JSON: %s", jobfile, err);
-	guard_own(root, release_json);
-	if (root->t != J_OBJ)
-		die_usage("jobfile", "top level must be an object with \"jobs\"");
-	for (size_t i = 0; i < root->n; i++)
-		if (strcmp(root->keys[i], "global") && strcmp(root->keys[i], "jobs"))
-			die_usage("jobfile", "unknown top-level key '%s'", root->keys[i]);
-	const struct jval *g = json_get(root, "global"), *jobs = json_get(root, "jobs");
-	if (g)
-		apply_section(global, g, "\"global\"");
-	if (!jobs || jobs->t != J_ARR || jobs->n == 0)
-		die_usage("jobfile", "\"jobs\" must be a non-empty array");
-	if (jobs->n > MAX_JOBS)
-		die_usage("jobfile", "more than %d jobs", MAX_JOBS);
-	for (size_t i = 0; i < jobs->n; i++) {
-		struct options *o = add_job(cfg);
-		*o = *global;
-		snprintf(o->name, sizeof(o->name), "job%zu", i);
-		o->own_section = 1;
-		apply_section(o, jobs->items[i], "each job");
-		o->own_section = 0;
-		apply_kv(o, cli_global); /* command-line options override the file */
-	}
-	/* "global options" reflect the file's global section plus overrides */
-	apply_kv(global, cli_global);
-	guard_disown(root);
-	json_free(root);
-}
-
-static void jobs_from_file(struct runcfg *cfg, struct options *global, const struct kvlist *cli_global,
-			   const char *jobfile)
-{
-	char *text = slurp(jobfile);
-	guard_own(text, NULL);
-	jobs_from_text(cfg, global, cli_global, text, jobfile);
-	guard_disown(text);
-	free(text);
-}
-
-/* Command-line jobs: the options before the first --name are global; each --name=X starts a job
- * that begins from them. No --name: one job of the global options. */
-static void jobs_from_cmdline(struct runcfg *cfg, struct options *global, const struct kvlist *cli_global,
-			      const struct kvlist *job_kvs, int njob_kv)
-{
-	apply_kv(global, cli_global);
-	if (njob_kv == 0) {
-		struct options *o = add_job(cfg);
-		*o = *global;
-	}
-	for (int k = 0; k < njob_kv; k++) {
-		struct options *o = add_job(cfg);
-		*o = *global;
-		o->own_section = 1;
-		apply_kv(o, &job_kvs[k]);
-		o->own_section = 0;
-	}
-}
-
 void output_format_arg(const char *val, int allow_normal, int *jsonplus, int *normal)
 {
 	if (!val || (strcmp(val, "json") && strcmp(val, "json+") && (!allow_normal || strcmp(val, "normal"))))
@@ -1249,93 +1112,125 @@ static void keep_global(struct runcfg *cfg, const struct options *global)
 	cfg->global = gcopy;
 }
 
+/* The block mode's command line: process flags (--output-format, --progress, --parse-only,
+ * --showcmd, --showjob, --untrusted), job options (before the first --name global, each --name
+ * a job) and at most one job file (INI or JSON: src/jobfile.c) whose jobs the command line's
+ * options then override. Everything becomes one document of sections (jf_doc) and the jobs are
+ * made from it; --parse-only, --showcmd and --showjob print and exit here. */
 void parse_cmdline(int argc, char **argv, struct runcfg *cfg)
 {
 	struct options global;
 	options_defaults(&global);
-	struct kvlist cli_global = { 0 };
 	const char *jobfile = NULL;
-	int in_job = 0;
-	struct kvlist *cur_job_kv = NULL;
-	static struct kvlist job_kvs[MAX_JOBS];
-	int njob_kv = 0;
-
-	/* split at '=' in copies: argv stays as given (ps, pgrep -f); the options point into them
-	 * until they are applied below (the options keep their own copies) */
-	size_t total = 0;
-	for (int i = 1; i < argc; i++)
-		total += strlen(argv[i]) + 1;
-	char *copies = malloc(total + 1), *next = copies;
-	if (!copies)
+	struct jf_proc proc = { 0 };
+	int nargs = 0, named = 0;
+	char **args = malloc(sizeof(*args) * (size_t)(argc > 0 ? argc : 1));
+	if (!args)
 		die_code(EXIT_FAIL, "out of memory");
-	guard_own(copies, NULL);
+	guard_own(args, NULL);
 	for (int i = 1; i < argc; i++) {
-		size_t l = strlen(argv[i]) + 1;
-		char *a = memcpy(next, argv[i], l);
-		next += l;
+		char *a = argv[i];
 		if (strncmp(a, "--", 2)) {
 			if (jobfile)
 				die_usage("jobfile", "only one job file may be given ('%s')", a);
 			jobfile = a;
 			continue;
 		}
-		char *name = a + 2, *eq = strchr(name, '=');
-		char *val = NULL;
-		if (eq) {
-			*eq = 0;
-			val = eq + 1;
-		}
-		if (!strcmp(name, "help")) {
+		const char *name = a + 2, *eq = strchr(name, '=');
+		size_t nl = eq ? (size_t)(eq - name) : strlen(name);
+		const char *val = eq ? eq + 1 : NULL;
+#define IS(s) (nl == sizeof(s) - 1 && !strncmp(name, s, nl))
+		if (IS("help")) {
 			options_help(stdout);
 			exit(0);
 		}
-		if (!strcmp(name, "limits")) {
+		if (IS("limits")) {
 			engine_limits(stdout);
 			exit(0);
 		}
-		if (!strcmp(name, "version")) {
+		if (IS("version")) {
 			printf("iowatt-engine-%s\n", IOWATT_VERSION);
 			exit(0);
 		}
-		if (output_cli_arg(cfg, name, val)) /* --output-format, --output, --minimal, --eta, ... (output.c) */
+		char nm[64]; /* the name alone (argv stays as given) */
+		snprintf(nm, sizeof(nm), "%.*s", (int)(nl < 63 ? nl : 63), name);
+		if (nl < 63 && output_cli_arg(cfg, nm, val)) /* --output-format, --output, --minimal, --eta, ... (output.c) */
 			continue;
-		if (!strcmp(name, "progress")) {
+		if (IS("progress")) {
 			cfg->progress = progress_arg(val);
 			continue;
 		}
-		if (!option_is_known(name))
-			die_usage(name, "unknown option");
-		if (!val) {
-			if (!option_is_bool(name))
-				die_usage(name, "missing value (use --%s=VALUE)", name);
-			val = "1";
+		if (IS("parse-only") || IS("showcmd") || IS("showjob") || IS("untrusted")) {
+			int *flag = IS("parse-only") ? &proc.parse_only : IS("showcmd") ? &proc.showcmd
+						      : IS("showjob") ? &proc.showjob : &proc.untrusted;
+			if (val && !IS("untrusted")) { /* --showcmd=FILE as well as --showcmd FILE */
+				if (jobfile)
+					die_usage("jobfile", "only one job file may be given ('%s')", val);
+				jobfile = val;
+			} else if (val && strcmp(val, "1")) {
+				die_usage("untrusted", "takes no value");
+			}
+			*flag = 1;
+			continue;
 		}
-		if (!strcmp(name, "name")) {
-			if (njob_kv >= MAX_JOBS)
-				die_usage("name", "too many jobs");
-			cur_job_kv = &job_kvs[njob_kv++];
-			cur_job_kv->n = 0;
-			in_job = 1;
-		}
-		struct kvlist *kv = in_job ? cur_job_kv : &cli_global;
-		if (kv->n >= 256)
-			die_usage(name, "too many options");
-		kv->name[kv->n] = name;
-		kv->val[kv->n] = val;
-		kv->n++;
+#undef IS
+		if (nl >= 63 || !option_is_known(nm))
+			die_usage(nl >= 63 ? "option" : nm, "unknown option");
+		if (!val && !option_bare_value(nm))
+			die_usage(nm, "missing value (use --%s=VALUE)", nm);
+		named |= !strcmp(nm, "name");
+		args[nargs++] = a;
 	}
+	if (proc.parse_only + proc.showcmd + proc.showjob > 1)
+		die_usage("parse-only", "--parse-only, --showcmd and --showjob exclude each other");
+	if (proc.showcmd && !jobfile)
+		die_usage("showcmd", "needs a job file (--showcmd FILE)");
+	unsigned flags = proc.untrusted ? JF_UNTRUSTED : 0;
 
+	static struct jf_doc cmd, file; /* static: jf_doc_release on a failed (guarded) parse */
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&file, 0, sizeof(file));
+	guard_own(&cmd, jf_doc_release);
+	jf_parse_argv(&cmd, nargs, args);
+	guard_disown(args);
+	free(args);
+	const struct jf_doc *doc = &cmd, *cli = NULL;
 	if (jobfile) {
-		if (njob_kv)
+		if (named)
 			die_usage("name", "--name cannot be combined with a job file");
-		jobs_from_file(cfg, &global, &cli_global, jobfile);
-	} else {
-		jobs_from_cmdline(cfg, &global, &cli_global, job_kvs, njob_kv);
+		guard_own(&file, jf_doc_release);
+		jf_parse_file(&file, jobfile, flags);
+		doc = &file;
+		cli = &cmd;
 	}
-	for (int i = 0; i < cfg->njobs; i++)
-		options_finalize(&cfg->jobs[i]);
-	guard_disown(copies);
-	free(copies);
+	if (proc.showcmd || proc.showjob) {
+		if (proc.showcmd)
+			jf_print_cmdline(doc, cli);
+		else
+			jf_print_ini(doc, cli);
+		exit(0);
+	}
+	jf_jobs(cfg, &global, doc, cli, flags);
+	for (int i = 0; i < cfg->njobs; i++) {
+		struct options *o = &cfg->jobs[i];
+		jf_where_job(i);
+		/* --parse-only: no target yet (the agent sets it), the rest is checked as for a run */
+		int placeholder = proc.parse_only && !o->filename[0];
+		if (placeholder)
+			str_copy(o->filename, sizeof(o->filename), "parse-only");
+		options_finalize(o);
+		if (placeholder)
+			o->filename[0] = 0;
+	}
+	die_at(NULL, 0);
+	if (proc.parse_only) {
+		jf_print_parse_only(doc, cli, cfg);
+		exit(0);
+	}
+	guard_disown(&cmd);
+	guard_disown(&file);
+	jf_doc_free(&cmd);
+	jf_doc_free(&file);
 	keep_global(cfg, &global);
 }
 
@@ -1343,9 +1238,17 @@ void parse_jobtext(struct runcfg *cfg, const char *text, const char *label)
 {
 	struct options global;
 	options_defaults(&global);
-	struct kvlist none = { 0 };
-	jobs_from_text(cfg, &global, &none, text, label);
-	for (int i = 0; i < cfg->njobs; i++)
+	static struct jf_doc doc;
+	memset(&doc, 0, sizeof(doc));
+	guard_own(&doc, jf_doc_release);
+	jf_parse_text(&doc, text, label, JF_NO_INCLUDE);
+	jf_jobs(cfg, &global, &doc, NULL, 0);
+	for (int i = 0; i < cfg->njobs; i++) {
+		jf_where_job(i);
 		options_finalize(&cfg->jobs[i]);
+	}
+	die_at(NULL, 0);
+	guard_disown(&doc);
+	jf_doc_free(&doc);
 	keep_global(cfg, &global);
 }

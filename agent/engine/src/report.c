@@ -380,6 +380,8 @@ static void report_entry(struct jw *w, const struct member *mb, size_t nmb, int 
 	}
 	pace_report_latency(w, mb[0].j, mb[0].w); /* latency_depth, _target (ns), _percentile, _window (us) */
 	steady_report(w, mb[0].j);                 /* "steadystate", when ss_dur is set */
+	if (o->description[0]) /* fio: "desc", the job's description, only when it has one */
+		jw_str(w, "desc", o->description);
 
 	jw_obj(w, "iowatt");
 	jw_str(w, "ioengine", j->ops->name);

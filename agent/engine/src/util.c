@@ -115,6 +115,7 @@ int parse_guarded(void (*fn)(void *), void *arg, struct parse_error *err)
 	err->code = 0;
 	err->msg[0] = 0;
 	memset(g_owned, 0, sizeof(g_owned));
+	die_at(NULL, 0);
 	g_guard_err = err;
 	g_guard = &env;
 	if (setjmp(env) == 0)
@@ -139,18 +140,34 @@ static void guard_format(int code, const char *prefix, const char *fmt, va_list 
 	e->code = code;
 }
 
+/* where in a job file the option being applied was written (src/jobfile.c) */
+static const char *g_at_file;
+static int g_at_line;
+
+void die_at(const char *file, int line)
+{
+	g_at_file = file;
+	g_at_line = line;
+}
+
 void die_usage(const char *opt, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	char where[320] = "";
+	if (g_at_file && g_at_line > 0)
+		snprintf(where, sizeof(where), "%.240s:%d: ", g_at_file, g_at_line);
+	else if (g_at_file)
+		snprintf(where, sizeof(where), "%.240s: ", g_at_file);
+	g_at_file = NULL; /* an error ends the parse: the next one starts without a place */
 	if (g_guard) {
-		char prefix[96];
-		snprintf(prefix, sizeof(prefix), "%.80s: ", opt);
+		char prefix[420];
+		snprintf(prefix, sizeof(prefix), "%s%.80s: ", where, opt);
 		guard_format(EXIT_USAGE, prefix, fmt, ap);
 		va_end(ap);
 		longjmp(*g_guard, 1);
 	}
-	fprintf(stderr, "iowatt-engine: %s: ", opt);
+	fprintf(stderr, "iowatt-engine: %s%s: ", where, opt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);

@@ -1,6 +1,6 @@
 /* C unit tests: histogram bucket math and percentiles, size/time parsing, JSON, the
- * random-map permutation and offset generation staying inside the region, and beneath=DIR's
- * path checks. */
+ * random-map permutation and offset generation staying inside the region, beneath=DIR's
+ * path checks, and the lexing of fio's INI job files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -14,6 +14,7 @@
 #include "iowatt.h"
 #include "verify.h"
 #include "vhash.h"
+#include "jobfile.h"
 
 static int failures, checks;
 #define CHECK(cond, ...)                                                                 \
@@ -535,6 +536,113 @@ static void test_verify_stale(void)
 	verify_job_free(&j);
 }
 
+/* ---- fio INI job files (src/jobfile.c) ---- */
+struct ini_arg {
+	struct jf_doc doc;
+	const char *text;
+	unsigned flags;
+};
+
+static void ini_run(void *p)
+{
+	struct ini_arg *a = p;
+	guard_own(&a->doc, jf_doc_release);
+	jf_parse_text(&a->doc, a->text, "t.fio", a->flags);
+	guard_disown(&a->doc);
+}
+
+/* parse text; 0 or the exit code, the message in e */
+static int ini(struct ini_arg *a, const char *text, unsigned flags, struct parse_error *e)
+{
+	memset(a, 0, sizeof(*a));
+	a->text = text;
+	a->flags = flags;
+	return parse_guarded(ini_run, a, e);
+}
+
+static const char *ini_val(const struct jf_doc *d, int sec, const char *name)
+{
+	const struct jf_sec *s = &d->sec[sec];
+	const char *v = "(absent)";
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(d->opt[s->first + i].name, name))
+			v = d->opt[s->first + i].val ? d->opt[s->first + i].val : "(bare)";
+	return v;
+}
+
+static void test_ini(void)
+{
+	struct ini_arg a;
+	struct parse_error e;
+	/* comments: whole lines (';' '#', after blanks), and from the first ';' or '#' anywhere */
+	CHECK(ini(&a, "; c\n  # c\n[global]\r\nbs = 4k ; x\nrw=read#y;z\n\t[ j 1 ]  \ntime_based\n"
+		      "filename=/a;b\ndescription=  two  words  \n",
+		  0, &e) == 0, "'%s'", e.msg);
+	CHECK(a.doc.nsec == 2 && a.doc.sec[0].global && !a.doc.sec[1].global, "nsec %d", a.doc.nsec);
+	CHECK(!strcmp(a.doc.sec[1].name, " j 1 "), "name '%s'", a.doc.sec[1].name);
+	CHECK(!strcmp(ini_val(&a.doc, 0, "bs"), "4k") && !strcmp(ini_val(&a.doc, 0, "rw"), "read"), "%s %s",
+	      ini_val(&a.doc, 0, "bs"), ini_val(&a.doc, 0, "rw"));
+	CHECK(!strcmp(ini_val(&a.doc, 1, "time_based"), "(bare)"), "bare");
+	CHECK(!strcmp(ini_val(&a.doc, 1, "filename"), "/a"), "%s", ini_val(&a.doc, 1, "filename"));
+	CHECK(!strcmp(ini_val(&a.doc, 1, "description"), "two  words"), "'%s'", ini_val(&a.doc, 1, "description"));
+	CHECK(a.doc.sec[1].line == 6 && a.doc.opt[a.doc.sec[1].first].line == 7, "lines %d", a.doc.sec[1].line);
+	jf_doc_free(&a.doc);
+	/* an empty line after a longer one: nothing of the longer one is read again */
+	CHECK(ini(&a, "# a comment\n\n[j]\n\nbs=4k\n", 0, &e) == 0 && a.doc.nsec == 1 && a.doc.nopt == 1, "'%s'", e.msg);
+	jf_doc_free(&a.doc);
+	/* a name starting with "global" is global (fio compares 6 bytes) */
+	CHECK(ini(&a, "[globalx]\nbs=8k\n[j]\n", 0, &e) == 0 && a.doc.sec[0].global, "globalx");
+	jf_doc_free(&a.doc);
+	/* keywords and bc arithmetic, only after a keyword */
+	char want[64];
+	snprintf(want, sizeof(want), "%ld", 2 * sysconf(_SC_PAGESIZE) + 1);
+	CHECK(ini(&a, "[j]\nsize=2*$pagesize+1\nrw=read:-8k\nbs=(1+1)\n", 0, &e) == 0, "'%s'", e.msg);
+	CHECK(!strcmp(ini_val(&a.doc, 0, "size"), want), "%s", ini_val(&a.doc, 0, "size"));
+	CHECK(!strcmp(ini_val(&a.doc, 0, "rw"), "read:-8k") && !strcmp(ini_val(&a.doc, 0, "bs"), "(1+1)"), "untouched");
+	jf_doc_free(&a.doc);
+	CHECK(ini(&a, "[j]\nnumjobs=($ncpus-$ncpus)/2-7%4\nx=-2^2\n", 0, &e) == 0, "'%s'", e.msg);
+	CHECK(!strcmp(ini_val(&a.doc, 0, "numjobs"), "-3"), "%s", ini_val(&a.doc, 0, "numjobs"));
+	jf_doc_free(&a.doc);
+	CHECK(ini(&a, "[j]\nsize=$mb_memory/0\n", 0, &e) == EXIT_USAGE && strstr(e.msg, "t.fio:2: size: cannot compute"),
+	      "'%s'", e.msg);
+	CHECK(ini(&a, "[j]\nsize=$mb_memory*99999999999999999999\n", 0, &e) == EXIT_USAGE, "overflow");
+	/* ${VAR}: the environment, empty when unset; refused under --untrusted */
+	setenv("IOWATT_UNIT_BS", "16k", 1);
+	unsetenv("IOWATT_UNIT_NONE");
+	CHECK(ini(&a, "[j]\nbs=${IOWATT_UNIT_BS}\nname=a${IOWATT_UNIT_NONE}b${}c\nx=${open\n", 0, &e) == 0, "'%s'", e.msg);
+	CHECK(!strcmp(ini_val(&a.doc, 0, "bs"), "16k") && !strcmp(ini_val(&a.doc, 0, "name"), "abc") &&
+	      !strcmp(ini_val(&a.doc, 0, "x"), "${open"), "env");
+	jf_doc_free(&a.doc);
+	CHECK(ini(&a, "[j]\nbs=${IOWATT_UNIT_BS}\n", JF_UNTRUSTED, &e) == EXIT_USAGE &&
+	      strstr(e.msg, "t.fio:2: bs: ${IOWATT_UNIT_BS}: environment variables are refused"), "'%s'", e.msg);
+	CHECK(ini(&a, "[j]\nsize=$ncpus*2\n", JF_UNTRUSTED, &e) == 0, "keywords stay under --untrusted: '%s'", e.msg);
+	jf_doc_free(&a.doc);
+	CHECK(ini(&a, "[j]\ninclude other.fio\n", JF_UNTRUSTED, &e) == EXIT_USAGE &&
+	      strstr(e.msg, "t.fio:2: include: refused"), "'%s'", e.msg);
+	/* errors name FILE:LINE and the option */
+	CHECK(ini(&a, "bs=4k\n[j]\n", 0, &e) == EXIT_USAGE && !strncmp(e.msg, "t.fio:1: bs: outside of a [section]", 35),
+	      "'%s'", e.msg);
+	CHECK(ini(&a, "[j\n", 0, &e) == EXIT_USAGE && strstr(e.msg, "t.fio:1: jobfile: section header"), "'%s'", e.msg);
+	CHECK(ini(&a, "[]\n", 0, &e) == EXIT_USAGE && strstr(e.msg, "empty section name"), "'%s'", e.msg);
+	CHECK(ini(&a, "[j]\n=4k\n", 0, &e) == EXIT_USAGE && strstr(e.msg, "t.fio:2: jobfile: '=4k' has no option name"),
+	      "'%s'", e.msg);
+	CHECK(ini(&a, "; only comments\n", 0, &e) == EXIT_USAGE && strstr(e.msg, "no [section]"), "'%s'", e.msg);
+	/* bounds: a line, the number of sections */
+	size_t big = JF_MAX_LINE + 16;
+	char *t = malloc(big + 16);
+	memset(t, 'a', big);
+	memcpy(t, "[j]\nx=", 6);
+	t[big] = 0;
+	CHECK(ini(&a, t, 0, &e) == EXIT_USAGE && strstr(e.msg, "t.fio:2: jobfile: line longer than"), "'%s'", e.msg);
+	free(t);
+	t = malloc((JF_MAX_SECTIONS + 2) * 8);
+	t[0] = 0;
+	for (int k = 0; k <= JF_MAX_SECTIONS; k++)
+		strcat(t, "[s]\n");
+	CHECK(ini(&a, t, 0, &e) == EXIT_USAGE && strstr(e.msg, "more than 512 sections"), "'%s'", e.msg);
+	free(t);
+}
+
 int main(void)
 {
 	test_vhash();
@@ -549,6 +657,7 @@ int main(void)
 	test_offsets();
 	test_confine();
 	test_parse_guarded();
+	test_ini();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }
