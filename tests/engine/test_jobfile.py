@@ -56,7 +56,12 @@ def run_fio(jobfile: Path, cwd: Path) -> dict[str, Any]:
 
 def counts(doc: dict[str, Any]) -> dict[str, tuple[int, int, int, int]]:
     return {
-        j["jobname"]: (j["read"]["total_ios"], j["read"]["io_bytes"], j["write"]["total_ios"], j["write"]["io_bytes"])
+        j["jobname"]: (
+            j["read"]["total_ios"],
+            j["read"]["io_bytes"],
+            j["write"]["total_ios"],
+            j["write"]["io_bytes"],
+        )
         for j in doc["jobs"]
     }
 
@@ -109,7 +114,9 @@ def test_json_flags_and_ini_make_the_same_jobs(engine_bin: Path, scratch: Path) 
 
 def test_command_line_overrides_every_job_of_an_ini_file(engine_bin: Path, scratch: Path) -> None:
     (scratch / "j.fio").write_text("[global]\nsize=64k\n[a]\nbs=8k\nsize=128k\n[b]\n")
-    doc = parse_only(engine_bin, "--size=32k", "--ioengine=null", f"--filename={scratch}/t", str(scratch / "j.fio"))
+    doc = parse_only(
+        engine_bin, "--size=32k", "--ioengine=null", f"--filename={scratch}/t", str(scratch / "j.fio")
+    )
     assert [j["options"]["size"] for j in doc["jobs"]] == ["32k", "32k"]
     assert doc["global"]["size"] == "32k"
     msg = refused(engine_bin, "--name=x", str(scratch / "j.fio"))
@@ -133,7 +140,8 @@ def test_comments_blanks_and_bare_flags(engine_bin: Path, scratch: Path) -> None
     (job,) = doc["jobs"]
     assert job["name"] == " spaced name "
     assert job["options"] == {
-        "bs": "8k", "rw": "write", "description": "a  job", "time_based": "1", "runtime": "1", "filename": "/tmp/x",
+        "bs": "8k", "rw": "write", "description": "a  job", "time_based": "1", "runtime": "1",
+        "filename": "/tmp/x",
     }  # fmt: skip
 
 
@@ -142,7 +150,11 @@ def test_a_later_global_applies_to_the_jobs_after_it(engine_bin: Path, scratch: 
         "[global]\nioengine=null\nsize=64k\n[a]\n[globalish]\nbs=16k\n[b]\n[c]\nbs=8k\n"
     )
     doc = parse_only(engine_bin, f"--filename={scratch}/t", str(scratch / "j.fio"))
-    assert [(j["name"], j["options"].get("bs")) for j in doc["jobs"]] == [("a", None), ("b", "16k"), ("c", "8k")]
+    assert [(j["name"], j["options"].get("bs")) for j in doc["jobs"]] == [
+        ("a", None),
+        ("b", "16k"),
+        ("c", "8k"),
+    ]
 
 
 @pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
@@ -177,14 +189,16 @@ def test_keywords_and_arithmetic_as_fio(engine_bin: Path, scratch: Path) -> None
     theirs = run_fio(scratch / "j.fio", scratch)
     assert counts(ours) == counts(theirs) == {"j": (0, 0, 16, 16 * page)}
     (scratch / "bad.fio").write_text("[j]\nsize=$mb_memory/0\n")
-    assert "bad.fio:2: size: cannot compute '" in refused(engine_bin, "--parse-only", str(scratch / "bad.fio"))
+    assert "bad.fio:2: size: cannot compute '" in refused(
+        engine_bin, "--parse-only", str(scratch / "bad.fio")
+    )
 
 
 def test_environment_variables(engine_bin: Path, scratch: Path) -> None:
     (scratch / "j.fio").write_text("[j]\nbs=${IOWATT_T_BS}\nname=a${IOWATT_T_UNSET}b\nsize=1${}m\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOWATT_T_")} | {"IOWATT_T_BS": "16k"}
     doc = parse_only(engine_bin, str(scratch / "j.fio"), env=env)
-     assert doc["jobs"][0]["options"] == {"bs": "16k", "size": "1m"}
+    assert doc["jobs"][0]["options"] == {"bs": "16k", "size": "1m"}
     assert doc["jobs"][0]["name"] == "ab"
     (scratch / "j.fio").write_text("[j]\nbs=${IOWATT_T_BS}\n\n\nsize=${IOWATT_T_BS}0\n")
     msg = refused(engine_bin, "--parse-only", str(scratch / "j.fio"), env=env)
@@ -200,7 +214,7 @@ def test_errors_name_file_line_and_option(engine_bin: Path, scratch: Path) -> No
         "[j\nsize=1m\n": "j.fio:1: jobfile: section header '[j' does not end with ']'",
         "[j]\nnumjobs\n": "j.fio:2: numjobs: missing value (use numjobs=VALUE)",
         "[j]\nioengine=rdma\n": "j.fio:2: ioengine: 'rdma' is refused: needs RDMA hardware",
-        "[j]\nzonemode=zbd\n": "j.fio:2: zonemode: refused: zoned block devices are not supported",
+        "[j]\nzonemode=zbd\n": "j.fio:2: zonemode: refused: fio's zone modes",
         "[j]\nfilename=-\n": "j.fio:2: filename: '-' (fio's stdin/stdout) is not supported",
         "[j]\nsize=1m\n": "j.fio:1: filename: required",  # a job's own check names its section
     }
@@ -219,18 +233,24 @@ def test_include_relative_nested_and_refused_forms(engine_bin: Path, scratch: Pa
     (inc / "common.fio").write_text("; shared\nioengine=null\ninclude deeper/more.fio\n")
     (inc / "deeper").mkdir()
     (inc / "deeper" / "more.fio").write_text("bs=8k\n")
-    (inc / "job.fio").write_text("[global]\ninclude common.fio\nsize=64k\n[a]\ninclude deeper/more.fio\nrw=write\n")
+    (inc / "job.fio").write_text(
+        "[global]\ninclude common.fio\nsize=64k\n[a]\ninclude deeper/more.fio\nrw=write\n"
+    )
     other = scratch / "elsewhere"
     other.mkdir()
     doc = parse_only(engine_bin, f"--filename={scratch}/t", str(inc / "job.fio"))
     assert doc["global"] == {"ioengine": "null", "bs": "8k", "size": "64k", "filename": f"{scratch}/t"}
     assert doc["jobs"][0]["options"]["rw"] == "write"
     # relative to the including file, not to the working directory
-    p = subprocess.run([str(engine_bin), "--parse-only", str(inc / "job.fio")], cwd=other, capture_output=True)
+    p = subprocess.run(
+        [str(engine_bin), "--parse-only", str(inc / "job.fio")], cwd=other, capture_output=True
+    )
     assert p.returncode == 0, p.stderr
     (inc / "sect.fio").write_text("bs=4k\n[oops]\n")
     (inc / "bad.fio").write_text("[a]\ninclude sect.fio\n")
-    assert "sect.fio:2: include: an included file cannot start a section" in refused(engine_bin, str(inc / "bad.fio"))
+    assert "sect.fio:2: include: an included file cannot start a section" in refused(
+        engine_bin, str(inc / "bad.fio")
+    )
     (inc / "early.fio").write_text("include common.fio\n[a]\n")
     assert "early.fio:1: include: outside of a [section]" in refused(engine_bin, str(inc / "early.fio"))
     (inc / "missing.fio").write_text("[a]\ninclude nothere.fio\n")
@@ -259,7 +279,9 @@ def test_include_cycles_and_depth_are_refused(engine_bin: Path, scratch: Path) -
     assert "nested more than 8 deep" in refused(engine_bin, str(scratch / "deep.fio"))
     # fan-out: 2 includes of a file that includes 2 ... counted in total
     for k in range(8):
-        (scratch / f"f{k}.fio").write_text(f"include f{k + 1}.fio\ninclude f{k + 1}.fio\n" if k < 7 else "bs=4k\n")
+        (scratch / f"f{k}.fio").write_text(
+            f"include f{k + 1}.fio\ninclude f{k + 1}.fio\n" if k < 7 else "bs=4k\n"
+        )
     (scratch / "fan.fio").write_text("[a]\ninclude f0.fio\n")
     assert "more than 64 includes" in refused(engine_bin, str(scratch / "fan.fio"))
 
@@ -267,7 +289,9 @@ def test_include_cycles_and_depth_are_refused(engine_bin: Path, scratch: Path) -
 # ---- --untrusted ----
 
 
-def test_untrusted_refuses_include_and_environment_but_keeps_keywords(engine_bin: Path, scratch: Path) -> None:
+def test_untrusted_refuses_include_and_environment_but_keeps_keywords(
+    engine_bin: Path, scratch: Path
+) -> None:
     (scratch / "inc.fio").write_text("bs=4k\n")
     (scratch / "a.fio").write_text("[a]\ninclude inc.fio\n")
     m = refused(engine_bin, "--untrusted", "--parse-only", str(scratch / "a.fio"))
@@ -320,7 +344,10 @@ def test_hostile_files_are_refused_quickly(engine_bin: Path, scratch: Path) -> N
         "sections": (b"[s]\n" * 600, "a.fio:513: jobfile: more than 512 sections"),
         "jobs": (b"[s]\n" * 300, "more than 256 jobs"),
         "options": (b"[a]\n" + b"bs=4k\n" * 1100, "a.fio:1026: bs: more than 1024 options in the section"),
-        "expansion": (b"[a]\nbs=" + b"$ncpus" * 1300 + b"\n", "bs: value longer than 4096 bytes after expansion"),
+        "expansion": (
+            b"[a]\nbs=" + b"$ncpus" * 1300 + b"\n",
+            "bs: value longer than 4096 bytes after expansion",
+        ),
         "name": (b"[" + b"n" * 200 + b"]\n", "name: section name longer than 127 bytes"),
         "binary": (bytes(range(1, 128)) * 4, "a.fio:2: "),
     }
@@ -341,7 +368,7 @@ def test_hostile_files_are_refused_quickly(engine_bin: Path, scratch: Path) -> N
 
 def test_showcmd_and_showjob_round_trip(engine_bin: Path, scratch: Path) -> None:
     (scratch / "j.fio").write_text(
-        "[global]\nioengine=null\nsize=64k\n[first job]\nrw=write\ndescription=it's a \"test\"\n"
+        '[global]\nioengine=null\nsize=64k\n[first job]\nrw=write\ndescription=it\'s a "test"\n'
         "[globalx]\nbs=8k\n[b]\nname=renamed\ntime_based\nruntime=1\n"
     )
     base = parse_only(engine_bin, f"--filename={scratch}/t", str(scratch / "j.fio"))
@@ -349,13 +376,18 @@ def test_showcmd_and_showjob_round_trip(engine_bin: Path, scratch: Path) -> None
         [str(engine_bin), "--showcmd", str(scratch / "j.fio")], capture_output=True, text=True, check=True
     ).stdout
     assert cmd.count("\n") == 1 and "'--name=first job'" in cmd and "--name=renamed" in cmd
-    argv = subprocess.run(["sh", "-c", f"printf '%s\\n' {cmd}"], capture_output=True, text=True).stdout.splitlines()
+    argv = subprocess.run(
+        ["sh", "-c", f"printf '%s\\n' {cmd}"], capture_output=True, text=True
+    ).stdout.splitlines()
     via_cmd = parse_only(engine_bin, f"--filename={scratch}/t", *argv[:0], *argv)
     assert [(j["name"], j["options"], j["group"]) for j in via_cmd["jobs"]] == [
         (j["name"], {k: v for k, v in j["options"].items() if k != "name"}, j["group"]) for j in base["jobs"]
     ]
     ini = subprocess.run(
-        [str(engine_bin), "--showjob", f"--filename={scratch}/t", *argv], capture_output=True, text=True, check=True
+        [str(engine_bin), "--showjob", f"--filename={scratch}/t", *argv],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert ini.startswith("[global]\n")
     (scratch / "back.fio").write_text(ini)

@@ -652,10 +652,10 @@ struct refusal {
 };
 
 static const struct refusal refused_opts[] = {
-	{ "zonemode", "zoned block devices are not supported" },
-	{ "zonesize", "zoned block devices are not supported" },
-	{ "zonerange", "zoned block devices are not supported" },
-	{ "zoneskip", "zoned block devices are not supported" },
+	{ "zonemode", "fio's zone modes (strided, zoned block devices) are not supported" },
+	{ "zonesize", "fio's zone modes (strided, zoned block devices) are not supported" },
+	{ "zonerange", "fio's zone modes (strided, zoned block devices) are not supported" },
+	{ "zoneskip", "fio's zone modes (strided, zoned block devices) are not supported" },
 	{ "zonecapacity", "zoned block devices are not supported" },
 	{ "max_open_zones", "zoned block devices are not supported" },
 	{ "job_max_open_zones", "zoned block devices are not supported" },

@@ -1,0 +1,314 @@
+"""Issue 24's conformance test: fio's own example job files (tests/engine/fio-examples, copied from
+fio's repository, see its README) through `iowatt-engine FILE.fio`, with only paths and sizes
+capped, and the same capped file through Debian's fio beside ours.
+
+Every example that needs no special hardware must either run (exit 0) or be refused with exit 2
+and one line naming the option (`iowatt-engine: FILE:LINE: OPTION: reason`); for each one that
+runs, fio runs the same capped file and the I/O counts (total_ios and io_bytes per job name and
+direction, clones summed) must agree — except for time-based jobs, whose counts depend on speed:
+there both must have done I/O in the same directions. Examples for hardware or services this host
+lacks (zoned devices, NVMe passthrough, RDMA, NBD, iSCSI, SPDK, network and remote engines, GPU,
+persistent memory, ...) are skipped with the reason.
+
+The rewrite (`capped()`) is mechanical, line by line, everything else left as written:
+- `filename`: each distinct name (each of a `:` list) becomes a file in a scratch directory on
+  /dev/shm (a device's stand-in is created with CAP bytes of data, as the device exists);
+  `directory`/`opendir` become that
+  directory; examples without either run with it as their working directory (as fio, which then
+  makes up names there);
+- sizes: `size`, `io_size`/`io_limit`, `filesize` (both ends of a range), `offset` at most CAP
+  (1 MiB, or 4 times the largest block size of the file); `nrfiles` and `numjobs` at most 4,
+  `loops` at most 2 (they multiply the bytes);
+- times: `runtime` at most 300 ms when the file is time based (else 5 s, a safety net size-bound
+  jobs never reach), `ramp_time` and `startdelay` at most 100 ms.
+
+Run `pytest -s tests/engine/test_fio_examples.py` to see the table (it is also written to
+agent/engine/build/fio-examples.md) for agent/engine/README.md § fio's examples.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import BUILD
+
+EXAMPLES = Path(__file__).resolve().parent / "fio-examples"
+FIO = shutil.which("fio")
+MIB = 1 << 20
+
+# ioengines (and options) of hardware or services this host lacks: skipped, with the reason
+HARDWARE_ENGINES = {
+    "rdma": "RDMA", "librpma_apm_client": "RDMA", "librpma_apm_server": "RDMA",
+    "librpma_gpspm_client": "RDMA", "librpma_gpspm_server": "RDMA", "nbd": "an NBD server", "libiscsi": "an iSCSI target", "spdk": "SPDK",
+    "xnvme": "NVMe passthrough", "io_uring_cmd": "NVMe passthrough", "sg": "a SCSI generic device",
+    "libzbc": "a zoned (SMR) disk", "net": "a network peer", "netsplice": "a network peer",
+    "http": "an S3/Swift/WebDAV server", "rados": "a Ceph cluster", "rbd": "a Ceph cluster",
+    "gfapi": "a GlusterFS volume", "nfs": "an NFS server (libnfs)", "libhdfs": "HDFS", "dfs": "DAOS",
+    "ime_psync": "DDN IME", "ime_psyncv": "DDN IME", "ime_aio": "DDN IME", "libcufile": "a GPU (GPUDirect)",
+    "libhipfile": "a GPU (hipFile)", "libblkio": "a libblkio device", "libpmem": "persistent memory",
+    "pmemblk": "persistent memory", "dev-dax": "persistent memory (device DAX)", "mtd": "an MTD flash device",
+}  # fmt: skip
+HARDWARE_OPTIONS = {"zonemode=zbd": "a zoned block device"}
+NVME_OPTIONS = {
+    "fdp",
+    "fdp_pli",
+    "fdp_pli_select",
+    "dataplacement",
+    "plids",
+    "md_per_io_size",
+    "pi_act",
+    "pi_chk",
+}
+
+SIZE_KEYS = {"size", "io_size", "io_limit", "filesize", "offset"}
+COUNT_CAPS = {"nrfiles": 4, "numjobs": 4, "loops": 2}
+TIME_KEYS = {"runtime", "ramp_time", "startdelay"}
+REFUSAL = re.compile(
+    r"^iowatt-engine: (?:(?P<file>[^:\n]+):(?P<line>\d+): )?(?P<opt>[A-Za-z0-9_]+): (?P<why>.+)$"
+)
+
+
+def fio_size(text: str) -> int | None:
+    """A fio size in bytes (kb_base 1024), None for anything else (percentages, zones, ${VAR})."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)(i?b?)\s*", text, re.I)
+    if not m:
+        return None
+    return int(m[1]) << (10 * " kmgtp".index(m[2].lower() or " "))
+
+
+def fio_time_ms(text: str) -> float | None:
+    m = re.fullmatch(r"\s*(\d+)\s*(us|ms|s|m|h|d)?\s*", text, re.I)
+    if not m:
+        return None
+    unit = {"us": 0.001, "ms": 1, "s": 1000, "m": 60000, "h": 3600000, "d": 86400000}[(m[2] or "s").lower()]
+    return int(m[1]) * unit
+
+
+def options(text: str) -> list[tuple[str, str]]:
+    """(key, value) of every option line, fio's comment rules applied (value "" for a bare key)."""
+    out = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in ";#" or line.startswith("["):
+            continue
+        line = re.split(r"[;#]", line, maxsplit=1)[0].strip()
+        key, _, value = line.partition("=")
+        out.append((key.strip(), value.strip()))
+    return out
+
+
+def hardware(text: str) -> str | None:
+    for key, value in options(text):
+        if key == "ioengine" and value in HARDWARE_ENGINES:
+            return f"needs {HARDWARE_ENGINES[value]} (ioengine={value})"
+        if key.startswith("xnvme") or key in NVME_OPTIONS:
+            return f"needs an NVMe device ({key})"
+        if f"{key}={value}" in HARDWARE_OPTIONS:
+            return f"needs {HARDWARE_OPTIONS[f'{key}={value}']} ({key}={value})"
+    return None
+
+
+def capped(text: str, root: Path) -> str:
+    """The example with its paths under root and its sizes and times capped (module docstring); a
+    device's stand-in file is created (CAP bytes), as the device would exist."""
+    opts = options(text)
+    bs = [fio_size(p) or 0 for k, v in opts if k in ("bs", "blocksize", "bsrange", "bssplit", "blockalign")
+          for p in re.split(r"[-,:/]", v)]  # fmt: skip
+    cap = max(MIB, 4 * max(bs, default=0))
+    timed = any(k == "time_based" and v in ("", "1") for k, v in opts)
+    names: dict[str, str] = {}
+    out = []
+    for raw in text.splitlines(keepends=True):
+        line = raw.strip()
+        if not line or line[0] in ";#" or line.startswith("["):
+            out.append(raw)
+            continue
+        body = re.split(r"[;#]", line, maxsplit=1)[0].strip()
+        key, eq, value = (s.strip() for s in body.partition("="))
+        new: str | None = None
+        if key == "filename" and eq:
+            parts = [p for p in re.split(r"(?<!\\):", value) if p]
+            new = ":".join(str(root / names.setdefault(p, f"f{len(names)}")) for p in parts)
+            for p in parts:
+                if p.startswith("/dev/") and not (root / names[p]).exists():
+                    (root / names[p]).write_bytes(os.urandom(cap))
+        elif key in ("directory", "opendir") and eq:
+            new = str(root)
+        elif key in SIZE_KEYS and eq:
+            ends = value.split("-") if key == "filesize" else [value]
+            sizes = [fio_size(e) for e in ends]
+            if all(s is not None for s in sizes):
+                new = "-".join(str(min(s or 0, cap)) for s in sizes)
+        elif key in COUNT_CAPS and eq and value.isdigit():
+            new = str(min(int(value), COUNT_CAPS[key]))
+        elif key in TIME_KEYS and eq:
+            ms = fio_time_ms(value)
+            limit = (300 if timed else 5000) if key == "runtime" else 100
+            if ms is not None and ms > limit:
+                new = f"{limit}ms"
+        out.append(f"{key}={new}\n" if new is not None else raw)
+    return "".join(out)
+
+
+@dataclass
+class Outcome:
+    name: str
+    status: str  # run, refused, skipped, failed
+    option: str = ""
+    detail: str = ""
+    fio: str = ""
+    agree: bool | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def io_counts(doc: dict[str, Any]) -> dict[str, dict[str, tuple[int, int]]]:
+    """{jobname: {direction: (total_ios, io_bytes)}}, clones of a job summed."""
+    acc: dict[str, Counter[str]] = {}
+    for j in doc.get("jobs", []):
+        c = acc.setdefault(j["jobname"], Counter())
+        for d in ("read", "write", "trim"):
+            c[f"{d}.ios"] += j[d]["total_ios"]
+            c[f"{d}.bytes"] += j[d]["io_bytes"]
+    return {
+        n: {d: (c[f"{d}.ios"], c[f"{d}.bytes"]) for d in ("read", "write", "trim")} for n, c in acc.items()
+    }
+
+
+def first_json(out: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(out[out.index("{") :])
+    return doc
+
+
+def run_one(engine: Path, example: Path, scratch: Path) -> Outcome:
+    text = example.read_text(errors="replace")
+    o = Outcome(example.name, "run")
+    why = hardware(text)
+    if why:
+        o.status, o.detail = "skipped", why
+        return o
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
+    work = scratch / example.stem
+    ours_root, fio_root = work / "ours", work / "fio"
+    ours_root.mkdir(parents=True)
+    fio_root.mkdir()
+    (work / "ours.fio").write_text(capped(text, ours_root))
+    (work / "fio.fio").write_text(capped(text, fio_root))
+    try:
+        p = subprocess.run([str(engine), str(work / "ours.fio")], capture_output=True, text=True, timeout=60,
+                           cwd=ours_root, env=env, errors="replace")  # fmt: skip
+    except subprocess.TimeoutExpired:
+        o.status, o.problems = "failed", ["iowatt-engine did not finish in 60 s"]
+        return o
+    if p.returncode == 77:
+        o.status, o.detail = "skipped", p.stderr.strip()
+        return o
+    if p.returncode == 2:
+        o.status = "refused"
+        lines = p.stderr.strip().splitlines()
+        m = REFUSAL.match(lines[0]) if len(lines) == 1 else None
+        if not m or p.stdout:
+            o.problems.append(
+                f"exit 2 without one 'iowatt-engine: [FILE:LINE: ]OPTION: reason' line: {p.stderr!r}"
+            )
+        else:
+            o.option, o.detail = m["opt"], m["why"]
+        return o
+    if p.returncode != 0:
+        o.status, o.problems = "failed", [f"exit {p.returncode}: {p.stderr.strip()[-300:]}"]
+        return o
+    ours = first_json(p.stdout)
+    if FIO is None:
+        o.fio = "not installed"
+        return o
+    try:
+        f = subprocess.run(
+            [FIO, "--output-format=json", str(work / "fio.fio")],
+            capture_output=True, text=True, timeout=60, cwd=fio_root, env=env, errors="replace",
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        o.fio = "did not finish in 60 s"
+        return o
+    if f.returncode != 0 or "{" not in f.stdout:
+        o.fio = "refuses: " + (f.stderr.strip().splitlines() or ["?"])[-1][:80]
+        return o
+    theirs = first_json(f.stdout)
+    o.fio = "ran"
+    a, b = io_counts(ours), io_counts(theirs)
+    timed = {
+        j["jobname"] for j in theirs["jobs"] if j.get("job options", {}).get("time_based") not in (None, "0")
+    }
+    timed |= {k for k in a if any(k2 == "time_based" and v in ("", "1") for k2, v in options(text))}
+    if set(a) != set(b):
+        o.problems.append(f"jobs {sorted(a)} against fio's {sorted(b)}")
+        o.agree = False
+        return o
+    o.agree = True
+    for name in a:
+        for d in ("read", "write", "trim"):
+            if name in timed:
+                if (a[name][d][0] > 0) != (b[name][d][0] > 0):
+                    o.agree = False
+                    o.problems.append(f"{name} {d}: {a[name][d]} against fio's {b[name][d]} (time based)")
+            elif a[name][d] != b[name][d]:
+                o.agree = False
+                o.problems.append(f"{name} {d}: {a[name][d]} against fio's {b[name][d]}")
+    return o
+
+
+def table(outcomes: list[Outcome]) -> str:
+    by = Counter(o.status for o in outcomes)
+    opts = Counter(o.option for o in outcomes if o.status == "refused")
+    lines = [
+        f"fio examples: {len(outcomes)} files; {len(outcomes) - by['skipped']} need no special hardware: "
+        f"{by['run']} run unchanged (paths and sizes capped), {by['refused']} refused, "
+        f"{by['failed']} failed; "
+        f"{by['skipped']} skipped (hardware).",
+        "",
+        "| refused by | files |",
+        "|---|---|",
+        *(f"| `{k}` | {v} |" for k, v in opts.most_common()),
+        "",
+        "| example | iowatt-engine | option / reason | Debian fio 3.33 | I/O counts agree |",
+        "|---|---|---|---|---|",
+    ]
+    for o in sorted(outcomes, key=lambda o: (o.status, o.name)):
+        agree = "" if o.agree is None else ("yes" if o.agree else "**no**")
+        detail = f"`{o.option}`: {o.detail}" if o.option else o.detail
+        lines.append(f"| {o.name} | {o.status} | {detail[:110].replace('|', '/')} | {o.fio} | {agree} |")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed (apt-get install fio)")
+def test_fio_examples_run_or_are_refused_naming_the_option(engine_bin: Path) -> None:
+    examples = sorted(EXAMPLES.glob("*.fio"))
+    assert len(examples) == 107
+    scratch = Path(tempfile.mkdtemp(prefix="iowatt-fio-examples-", dir="/dev/shm"))
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            outcomes = list(pool.map(lambda e: run_one(engine_bin, e, scratch), examples))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    report = table(outcomes)
+    print("\n" + report)
+    (BUILD / "fio-examples.md").write_text(report)
+    problems = [f"{o.name}: {p}" for o in outcomes for p in o.problems]
+    problems += [f"{o.name}: failed" for o in outcomes if o.status == "failed" and not o.problems]
+    assert not problems, "\n".join(problems)
+    # a file refused names an option it contains (or one a job needs and lacks: filename, size)
+    for o in outcomes:
+        if o.status == "refused" and o.option not in ("filename", "size", "jobfile"):
+            assert re.search(rf"(?m)^\s*{re.escape(o.option)}\s*(=|$)", (EXAMPLES / o.name).read_text()), o
+    hw = [o for o in outcomes if o.status == "skipped"]
+    assert 45 <= len(hw) <= 60, [o.name for o in hw]  # the issue counted 56 of 107 needing hardware
