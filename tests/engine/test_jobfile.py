@@ -216,11 +216,12 @@ def test_errors_name_file_line_and_option(engine_bin: Path, scratch: Path) -> No
         "[j]\nioengine=rdma\n": "j.fio:2: ioengine: 'rdma' is refused: needs RDMA hardware",
         "[j]\nzonemode=zbd\n": "j.fio:2: zonemode: refused: fio's zone modes",
         "[j]\nfilename=-\n": "j.fio:2: filename: '-' (fio's stdin/stdout) is not supported",
-        "[j]\nsize=1m\n": "j.fio:1: filename: required",  # a job's own check names its section
+        # a job's own checks name its section's line
+        "[j]\nbs=64k\nsize=4k\n": "j.fio:1: bs: block size 65536 is larger than size 4096",
     }
     for text, needle in cases.items():
         (scratch / "j.fio").write_text(text)
-        msg = refused(engine_bin, str(scratch / "j.fio"))
+        msg = refused(engine_bin, str(scratch / "j.fio"), cwd=scratch)
         assert needle in msg, (text, msg)
 
 
