@@ -12,10 +12,10 @@ persistent memory, ...) are skipped with the reason.
 
 The rewrite (`capped()`) is mechanical, line by line, everything else left as written:
 - `filename`: each distinct name (each of a `:` list) becomes a file in a scratch directory on
-  /dev/shm (a device's stand-in is created with CAP bytes of data, as the device exists);
-  `directory`/`opendir` become that
-  directory; examples without either run with it as their working directory (as fio, which then
-  makes up names there);
+  /dev/shm (a plain name when the file has a `directory`, as fio puts it under that; a device's
+  stand-in is created with CAP bytes of data, as the device exists); `directory`/`opendir`
+  become that directory; examples without either run with it as their working directory (as fio,
+  which then makes up names there);
 - sizes: `size`, `io_size`/`io_limit`, `filesize` (both ends of a range), `offset` at most CAP
   (1 MiB, or 4 times the largest block size of the file); `nrfiles` and `numjobs` at most 4,
   `loops` at most 2 (they multiply the bytes);
@@ -129,6 +129,7 @@ def capped(text: str, root: Path) -> str:
           for p in re.split(r"[-,:/]", v)]  # fmt: skip
     cap = max(MIB, 4 * max(bs, default=0))
     timed = any(k == "time_based" and v in ("", "1") for k, v in opts)
+    in_dir = any(k == "directory" for k, _ in opts)  # fio puts filename under directory
     names: dict[str, str] = {}
     out = []
     for raw in text.splitlines(keepends=True):
@@ -141,7 +142,12 @@ def capped(text: str, root: Path) -> str:
         new: str | None = None
         if key == "filename" and eq:
             parts = [p for p in re.split(r"(?<!\\):", value) if p]
-            new = ":".join(str(root / names.setdefault(p, f"f{len(names)}")) for p in parts)
+            new = ":".join(
+                names.setdefault(p, f"f{len(names)}")
+                if in_dir
+                else str(root / names.setdefault(p, f"f{len(names)}"))
+                for p in parts
+            )
             for p in parts:
                 if p.startswith("/dev/") and not (root / names[p]).exists():
                     (root / names[p]).write_bytes(os.urandom(cap))
