@@ -877,7 +877,8 @@ void options_help(FILE *f)
 	static const char *const tn[] = { "STR", "BOOL", "INT", "INT", "SIZE", "TIME", "CHOICE", "VALUE", "PATH" };
 	fprintf(f, "usage: iowatt-engine [--output-format=json|json+|terse|normal[,...]] [--minimal] [--terse-version=3|4|5] "
 		   "[--output=FILE] [--eta=auto|always|never] [--eta-newline=TIME] [--progress=jsonl|none] "
-		   "[--opt=value ...] [--name=JOB --opt=value ...] [jobfile.json]\n"
+		   "[--untrusted] [--opt=value ...] [--name=JOB --opt=value ...] [JOBFILE.fio|JOBFILE.json]\n"
+		   "       iowatt-engine --parse-only|--showcmd JOBFILE; iowatt-engine --showjob [--opt=value ...]\n"
 		   "options (fio's names; a boolean alone means 1):\n");
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt_def *d = &opts[i];
