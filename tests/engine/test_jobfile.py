@@ -54,16 +54,13 @@ def run_fio(jobfile: Path, cwd: Path) -> dict[str, Any]:
     return doc
 
 
-def counts(doc: dict[str, Any]) -> dict[str, tuple[int, int, int, int]]:
-    return {
-        j["jobname"]: (
-            j["read"]["total_ios"],
-            j["read"]["io_bytes"],
-            j["write"]["total_ios"],
-            j["write"]["io_bytes"],
-        )
-        for j in doc["jobs"]
-    }
+def counts(doc: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """(read ios, read bytes, write ios, write bytes) per job name, numjobs clones summed."""
+    out: dict[str, tuple[int, ...]] = {}
+    for j in doc["jobs"]:
+        c = (j["read"]["total_ios"], j["read"]["io_bytes"], j["write"]["total_ios"], j["write"]["io_bytes"])
+        out[j["jobname"]] = tuple(a + b for a, b in zip(out.get(j["jobname"], (0, 0, 0, 0)), c, strict=True))
+    return out
 
 
 # ---- the same job three ways ----
