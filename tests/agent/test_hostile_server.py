@@ -325,16 +325,10 @@ def test_a_hostile_job_file_cannot_reach_the_hosts_files_secrets_or_memory(
     text, the agent-only options. Each is refused before anything runs, naming its rule; filename
     and directory are replaced by the target (never followed): those jobs run in the allowed
     directory and the canary is unchanged. The engine reads the text --untrusted in an empty
-    environment (the stand-in records it) and no secret reaches a report."""
-    from tests.jobfile_engine import REAL_ENGINE as JOBFILE_ENGINE
-    from tests.jobfile_engine import calls, engine_knows, real_engine_reads_job_files, write_jobfile_engine
+    environment (a recording wrapper around the real engine shows it) and no secret reaches a report."""
+    from tests.jobfile_engine import calls, write_recording_engine
 
-    stand_in = not real_engine_reads_job_files()
-    engine = write_jobfile_engine(tmp_path / "engine") if stand_in else JOBFILE_ENGINE
-    # a job file's directory: replaced too, once the engine has the option (else it names it)
-    directory = engine_knows(engine, "directory", "/tmp")
-    if stand_in:
-        (engine.parent / "calls.jsonl").unlink(missing_ok=True)  # the agent's calls only
+    engine = write_recording_engine(tmp_path / "engine")
     monkeypatch.setenv("IOWATT_AGENT_SECRET", SECRET)
     allowed = tmp_path / "allowed"
     allowed.mkdir()
@@ -375,8 +369,8 @@ def test_a_hostile_job_file_cannot_reach_the_hosts_files_secrets_or_memory(
     # replaced, never followed: these run in the allowed directory, the canary untouched
     lease("result", "", f"[w]\nrw=write\nbs=4k\nsize=256k\nfilename={canary / 'secret.txt'}\n")
     lease(
-        "result" if directory else "option.not_allowed",
-        "" if directory else "directory",
+        "result",
+        "",
         f"[global]\ndirectory={canary}\n[w]\nrw=randwrite\nbs=4k\nsize=256k\n[r]\nstonewall=1\nrw=read\nsize=256k\n",
     )
 
@@ -420,9 +414,9 @@ def test_a_hostile_job_file_cannot_reach_the_hosts_files_secrets_or_memory(
     assert list(allowed.iterdir()) == []  # the data files removed after the runs
     assert not list((state / "jobs").glob("*.jobfile"))  # no job file text left on the host
     assert SECRET not in json.dumps(api.calls, default=str)
-    if stand_in:  # the stand-in saw every call: text parses untrusted, in an empty environment
-        parses = [c for c in calls(engine) if "--parse-only" in c["argv"]]
-        assert parses and all(c["argv"][0] == "--untrusted" for c in parses)
-        assert all(SECRET not in json.dumps(c["env"]) for c in parses)
-        runs = [c for c in calls(engine) if "--parse-only" not in c["argv"]]
-        assert len(runs) == len(api.started) and all("--untrusted" in c["argv"] for c in runs)
+    # the wrapper saw every call: text parses untrusted, in an empty environment
+    parses = [c for c in calls(engine) if "--parse-only" in c["argv"]]
+    assert parses and all(c["argv"][0] == "--untrusted" for c in parses)
+    assert all(SECRET not in json.dumps(c["env"]) for c in parses)
+    runs = [c for c in calls(engine) if "--parse-only" not in c["argv"]]
+    assert len(runs) == len(api.started) and all("--untrusted" in c["argv"] for c in runs)

@@ -1,8 +1,8 @@
 """fio job files on the host (issue 24, ADR 0029): `iowatt-agent bench FILE.fio` runs a job file's
 jobs on a local target (its filename and directory replaced by the target); the runner's JSON form
 of a parse is refused when the engine reads it back differently; the job file is found among
-bench's arguments. The engine's job-file side is tests/jobfile_engine.py's stand-in (handing runs
-to the real engine) until the real engine reads job files."""
+bench's arguments. The real engine reads the job files; a recording wrapper around it
+(tests/jobfile_engine.py) shows how the runner called it."""
 
 from __future__ import annotations
 
@@ -18,14 +18,14 @@ from iowatt_agent.filework import FileJobRefused
 from iowatt_agent.kinds.jobfile import JobfileRunner
 from typer.testing import CliRunner
 
-from tests.jobfile_engine import REAL_ENGINE, calls, real_engine_reads_job_files, write_jobfile_engine
+from tests.jobfile_engine import REAL_ENGINE, calls, write_recording_engine
 
 pytestmark = pytest.mark.skipif(not os.access(REAL_ENGINE, os.X_OK), reason="the real engine is not built")
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> Path:
-    return REAL_ENGINE if real_engine_reads_job_files() else write_jobfile_engine(tmp_path / "engine")
+def engine() -> Path:
+    return REAL_ENGINE
 
 
 def _bench(engine: Path, *args: str) -> Any:
@@ -99,10 +99,10 @@ def test_a_json_form_the_engine_reads_differently_is_refused(
 def test_a_server_job_file_is_parsed_untrusted_in_an_empty_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = write_jobfile_engine(tmp_path / "engine")
+    engine = write_recording_engine(tmp_path / "engine")
     monkeypatch.setenv("IOWATT_AGENT_SECRET", "s3cret")
     runner = JobfileRunner()
     with pytest.raises(FileJobRefused, match=r"^line 2: size: \$\{IOWATT_AGENT_SECRET\}"):
-        runner.parse(fake, "[a]\nsize=${IOWATT_AGENT_SECRET}\n", text_file=tmp_path / "j" / "x.jobfile")
-    (call,) = calls(fake)
+        runner.parse(engine, "[a]\nsize=${IOWATT_AGENT_SECRET}\n", text_file=tmp_path / "j" / "x.jobfile")
+    (call,) = calls(engine)
     assert call["argv"][0] == "--untrusted" and "s3cret" not in json.dumps(call["env"])

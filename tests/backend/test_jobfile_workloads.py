@@ -4,8 +4,8 @@ byte for byte and as the engine's parse of it, shown back verbatim; a file the e
 environment (include and ${VAR} refused, the server's secrets out of reach); a run is judged by the
 host's rules as the block job it is, the job file's filename and directory replaced by the target.
 
-The engine's job-file side is the stand-in of tests/jobfile_engine.py (the contract's documents and
-messages) until the real engine reads job files; `test_the_real_engine_*` use the real one."""
+The real engine reads the job files, behind a recording wrapper (tests/jobfile_engine.py) that shows
+how the server called it."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from backend.models import Run, Workload
 from backend.workload import facts
 from backend.workload.schemas import WorkloadSpec, load_spec
 from tests.factories import INVENTORY, UserCtx, create_agent, create_user
-from tests.jobfile_engine import REAL_ENGINE, calls, real_engine_reads_job_files, write_jobfile_engine
+from tests.jobfile_engine import REAL_ENGINE, calls, write_recording_engine
 
 # what a storage engineer brings: comments, a [global] section, a bare flag, a device path, CRLF
 JOBFILE = (
@@ -49,9 +49,10 @@ JOBFILE = (
 
 
 @pytest.fixture
-def fake_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The stand-in engine as the server's IOWATT_ENGINE_PATH (a fresh parse cache)."""
-    path = write_jobfile_engine(tmp_path / "engine")
+def jobfile_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The real engine behind a recording wrapper as the server's IOWATT_ENGINE_PATH (a fresh parse
+    cache)."""
+    path = write_recording_engine(tmp_path / "engine")
     monkeypatch.setattr(get_settings(), "engine_path", str(path))
     monkeypatch.setattr(facts, "_cache", type(facts._cache)())
     return path
@@ -80,7 +81,7 @@ def _agent(session: Session, u: UserCtx, **limits: Any) -> Any:
 
 
 def test_a_job_file_is_kept_byte_for_byte_and_as_the_engines_jobs(
-    client: TestClient, session: Session, fake_engine: Path
+    client: TestClient, session: Session, jobfile_engine: Path
 ) -> None:
     u = create_user(session)
     r = _workload(client, u, JOBFILE)
@@ -91,20 +92,28 @@ def test_a_job_file_is_kept_byte_for_byte_and_as_the_engines_jobs(
     parsed = spec["jobfile"]["parsed"]
     assert parsed["global_options"] == {"rw": "randread", "bs": "4k", "filename": "/dev/sdb", "size": "1m"}
     assert [(j["name"], j["group"]) for j in parsed["jobs"]] == [("reader", 0), ("writer", 1)]
-    assert parsed["jobs"][1]["options"] == {"stonewall": "", "rw": "randwrite", "iodepth": "4"}
+    # the engine's jobs carry [global]'s options under their own; a bare flag reads as 1
+    assert parsed["jobs"][1]["options"] == {
+        "rw": "randwrite",
+        "bs": "4k",
+        "filename": "/dev/sdb",
+        "size": "1m",
+        "stonewall": "1",
+        "iodepth": "4",
+    }
     assert parsed["replaced"] == ["global: filename=/dev/sdb"]
     row = session.get(Workload, uuid.UUID(r.json()["id"]))
     assert row is not None and row.spec["jobfile"]["text"] == JOBFILE and row.spec["spec_version"] == 5
     again = client.get(f"/api/v1/workloads/{row.id}", headers=u.headers).json()
     assert again["spec"]["jobfile"]["text"] == JOBFILE
     # the server parsed it untrusted, in an environment of its own
-    (call,) = [c for c in calls(fake_engine) if "--parse-only" in c["argv"]]
+    (call,) = [c for c in calls(jobfile_engine) if "--parse-only" in c["argv"]]
     assert call["argv"][:2] == ["--untrusted", "--parse-only"]
     assert set(call["env"]) <= {"PATH", "LC_ALL", "PWD"}  # PWD: the interpreter's own
 
 
 def test_a_parse_sent_by_the_client_is_replaced(
-    client: TestClient, session: Session, fake_engine: Path
+    client: TestClient, session: Session, jobfile_engine: Path
 ) -> None:
     u = create_user(session)
     lie = {"global_options": {}, "jobs": [{"name": "x", "group": 0, "options": {}}], "replaced": []}
@@ -122,31 +131,31 @@ def test_a_parse_sent_by_the_client_is_replaced(
     ],
 )
 def test_a_file_the_engine_refuses_is_a_422_naming_the_line_and_option(
-    client: TestClient, session: Session, fake_engine: Path, text: str, line: str, words: str
+    client: TestClient, session: Session, jobfile_engine: Path, text: str, line: str, words: str
 ) -> None:
     u = create_user(session)
     field, message = _field(_workload(client, u, text))
     assert field == "spec.jobfile.text"
     assert message.startswith(line) and words in message, message
-    assert str(fake_engine.parent) not in message and "/tmp" not in message  # no server path shown
+    assert str(jobfile_engine.parent) not in message and "/tmp" not in message  # no server path shown
     field, message = _field(client.post("/api/v1/workloads/jobfile", json={"text": text}, headers=u.headers))
     assert field == "text" and message.startswith(line), message
 
 
 def test_the_servers_secrets_never_reach_the_engine(
-    client: TestClient, session: Session, fake_engine: Path, monkeypatch: pytest.MonkeyPatch
+    client: TestClient, session: Session, jobfile_engine: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Even an engine that expanded ${VAR} (one without --untrusted) finds nothing of the server's."""
     monkeypatch.setenv("IOWATT_TEST_SECRET", "hunter2")
     u = create_user(session)
     r = client.post("/api/v1/workloads/jobfile", json={"text": "[a]\nrw=read\n"}, headers=u.headers)
     assert r.status_code == 200, r.text
-    for call in calls(fake_engine):
+    for call in calls(jobfile_engine):
         assert "hunter2" not in json.dumps(call["env"])
 
 
 def test_the_parse_route_shows_the_jobs_and_stores_nothing(
-    client: TestClient, session: Session, fake_engine: Path
+    client: TestClient, session: Session, jobfile_engine: Path
 ) -> None:
     u = create_user(session)
     before = session.query(Workload).count()
@@ -161,7 +170,7 @@ def test_the_parse_route_shows_the_jobs_and_stores_nothing(
 
 
 def test_a_huge_job_file_is_refused_before_the_engine_sees_it(
-    client: TestClient, session: Session, fake_engine: Path
+    client: TestClient, session: Session, jobfile_engine: Path
 ) -> None:
     u = create_user(session)
     huge = "[a]\n" + "; padding\n" * 7000  # 70 KB
@@ -169,11 +178,11 @@ def test_a_huge_job_file_is_refused_before_the_engine_sees_it(
     assert field == "spec.jobfile.text" and "65536" in message
     multibyte = "[a]\n;" + "é" * 33_000  # under 64 Ki characters, over 64 KiB
     assert _field(_workload(client, u, multibyte))[0] == "spec.jobfile.text"
-    assert calls(fake_engine) == []
+    assert calls(jobfile_engine) == []
 
 
 def test_a_run_of_a_job_file_is_judged_as_the_block_job_it_is(
-    client: TestClient, session: Session, fake_engine: Path
+    client: TestClient, session: Session, jobfile_engine: Path
 ) -> None:
     u = create_user(session)
     a = _agent(session, u, max_threads=8)
@@ -189,8 +198,8 @@ def test_a_run_of_a_job_file_is_judged_as_the_block_job_it_is(
     spec = load_spec(run.workload_spec)
     assert spec.engine_job() == {"mode": "jobfile", "text": JOBFILE}  # the text, never the parse
     assert run.workload_spec["jobfile"]["parsed"]["jobs"][0]["name"] == "reader"
-    # a numjobs bomb: the host's max_threads
-    bomb = "[a]\nrw=read\nsize=4k\nnumjobs=100000\n"
+    # a numjobs bomb the engine takes (it caps numjobs at 4096 itself): the host's max_threads
+    bomb = "[a]\nrw=read\nsize=4k\nnumjobs=1000\n"
     r = client.post(
         "/api/v1/runs",
         json={**body, "workload": {"kind": "jobfile", "jobfile": {"text": bomb}}},
@@ -203,7 +212,7 @@ def test_a_run_of_a_job_file_is_judged_as_the_block_job_it_is(
     for line, rule in (
         ("destructive=1", "option.not_allowed"),
         ("write_bw_log=/etc/x", "option.not_allowed"),
-        ("nrfiles=100000", "option.not_allowed"),
+        ("nrfiles=1000", "option.not_allowed"),  # under the engine's own cap of 4096
     ):
         text = f"[a]\nrw=read\nsize=4k\n{line}\n"
         r = client.post(
@@ -223,7 +232,7 @@ def test_a_run_of_a_job_file_is_judged_as_the_block_job_it_is(
     assert r.status_code == 422 and r.json()["detail"][0]["rule"] == "file.read_only", r.text
 
 
-def test_a_job_file_runs_as_written(client: TestClient, session: Session, fake_engine: Path) -> None:
+def test_a_job_file_runs_as_written(client: TestClient, session: Session, jobfile_engine: Path) -> None:
     u = create_user(session)
     a = _agent(session, u)
     body = {
@@ -238,7 +247,7 @@ def test_a_job_file_runs_as_written(client: TestClient, session: Session, fake_e
 
 
 def test_an_agent_that_does_not_run_job_files_is_asked_to_upgrade(
-    client: TestClient, session: Session, fake_engine: Path
+    client: TestClient, session: Session, jobfile_engine: Path
 ) -> None:
     u = create_user(session)
     a = create_agent(session, team=u.team)  # reports block, postmark, vdbench, tpch, heap_btree
@@ -271,8 +280,9 @@ def test_timeouts_and_identity_come_from_the_parse() -> None:
     assert spec("x", two).identity_jobs() != spec("x", apart).identity_jobs()
 
 
-@pytest.mark.skipif(not real_engine_reads_job_files(), reason="the real engine reads no job files yet")
-def test_the_real_engine_parses_and_refuses_like_the_contract(client: TestClient, session: Session) -> None:
+def test_the_real_engine_parses_and_refuses_like_the_contract(
+    client: TestClient, session: Session, jobfile_engine: Path
+) -> None:
     assert REAL_ENGINE.exists()
     u = create_user(session)
     r = _workload(client, u, JOBFILE)

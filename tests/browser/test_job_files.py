@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from tests.browser.test_browser import _needs, _node
-from tests.jobfile_engine import real_engine_reads_job_files
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
@@ -18,7 +17,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
 SAVED = "; saved\n[global]\nrw=read\nbs=8k\n\n[seq]\nsize=1m\n"
 
 
-@pytest.mark.skipif(not real_engine_reads_job_files(), reason="the engine reads no job files yet")
 def test_job_files_in_chromium(live: Stack, tmp_path: Path) -> None:
     _needs()
     target = tempfile.mkdtemp(prefix="iowatt-jobfiles-", dir="/dev/shm")
