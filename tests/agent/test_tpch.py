@@ -294,11 +294,11 @@ def test_buffer_pool_reads_sizes_as_everything_else_does(text, expected):
     ("text", "why"),
     [
         ("1.5g", "not a size"),  # no fractions (the old parser took 1.5 GiB)
-        ("4KiB", "at least 1m"),  # 4000 bytes (the old parser: 4096), below the minimum either way
+        ("4KiB", "from 1m to 1t"),  # 4000 bytes (the old parser: 4096), below the minimum either way
         ("1m ", "not a size"),  # no spaces
         ("-16m", "not a size"),
         ("16q", "not a size"),
-        ("1000000", "at least 1m"),
+        ("1000000", "from 1m to 1t"),
         ("", "not a size"),
     ],
 )

@@ -10,6 +10,7 @@ from iowatt_agent.meters import Clock, MeterError, open_meter
 
 from tests.agent.meters import instruments as inst
 from tests.agent.meters.conftest import sample
+from tests.waiting import wait_until
 
 # --- PTDaemon ------------------------------------------------------------------------------------
 
@@ -62,7 +63,12 @@ def test_ptdaemon_unreachable_is_a_clear_error(free_port):
 def test_scpi_wt310_configures_and_reads_numeric_items(closing):
     wt = inst.scpi_wt310(["+1.2345E+02", "9.9E+37", "+1.2000E+02"])
     closing(wt)
-    meter, readings = sample(f"scpi+tcp://127.0.0.1:{wt.port}?model=wt310&interval=0.1", 0.45)
+    # sampled until the instrument was asked a fourth time, so three readings are in (a fixed 0.45 s window gave two on a
+    # loaded machine)
+    meter = open_meter(f"scpi+tcp://127.0.0.1:{wt.port}?model=wt310&interval=0.1")
+    meter.start(Clock.now())
+    wait_until(lambda: wt.commands.count(":NUMeric:NORMal:VALue?") >= 4, timeout=20, message="three readings")
+    readings = meter.stop()
     assert ":NUMeric:NORMal:ITEM1 P,1" in wt.commands and ":RATE 100MS" in wt.commands
     assert readings.value[0] == 123.45
     assert math.isnan(readings.value[1])  # over-range sentinel recorded as NaN → cleaning counts it
