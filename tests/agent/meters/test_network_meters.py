@@ -63,8 +63,8 @@ def test_ptdaemon_unreachable_is_a_clear_error(free_port):
 def test_scpi_wt310_configures_and_reads_numeric_items(closing):
     wt = inst.scpi_wt310(["+1.2345E+02", "9.9E+37", "+1.2000E+02"])
     closing(wt)
-    # sampled until the instrument was asked a fourth time, so three readings are in (a fixed 0.45 s window gave two on a
-    # loaded machine)
+    # sampled until the instrument was asked a fourth time, so three readings are in (a fixed
+    # 0.45 s window gave two on a loaded machine)
     meter = open_meter(f"scpi+tcp://127.0.0.1:{wt.port}?model=wt310&interval=0.1")
     meter.start(Clock.now())
     wait_until(lambda: wt.commands.count(":NUMeric:NORMal:VALue?") >= 4, timeout=20, message="three readings")
