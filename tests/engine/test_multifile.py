@@ -61,7 +61,9 @@ def run_fio(workdir: Path, *args: str) -> tuple[dict[str, Any], dict[str, list[i
     return json.loads(p.stdout[p.stdout.index("{") :]), dict(counts)
 
 
-def ours(engine_bin: Path, workdir: Path, *args: str, check: bool = True) -> tuple[Result, dict[str, list[int]]]:
+def ours(
+    engine_bin: Path, workdir: Path, *args: str, check: bool = True
+) -> tuple[Result, dict[str, list[int]]]:
     p = subprocess.run([str(engine_bin), *args], capture_output=True, text=True, timeout=60, cwd=workdir)
     r = Result(p.returncode, p.stdout, p.stderr)
     if check:
@@ -71,7 +73,9 @@ def ours(engine_bin: Path, workdir: Path, *args: str, check: bool = True) -> tup
         for job in r.doc["jobs"]:
             for f in job["iowatt"].get("files", []):
                 name = f["filename"]
-                c = counts.setdefault(os.path.relpath(name, workdir) if name.startswith("/") else name, [0, 0])
+                c = counts.setdefault(
+                    os.path.relpath(name, workdir) if name.startswith("/") else name, [0, 0]
+                )
                 c[0] += f["read_ios"]
                 c[1] += f["write_ios"]
     return r, counts
@@ -133,7 +137,8 @@ def test_directory_list_spreads_the_clones(engine_bin: Path, scratch: Path) -> N
 @needs_fio
 def test_filesize_fixed_with_a_smaller_size_budget(engine_bin: Path, scratch: Path) -> None:
     fl, fc, _, ol, oc, r = side_by_side(
-        engine_bin, scratch, "--name=j", "--rw=write", "--bs=4k", "--filesize=8k", "--size=12k", "--nrfiles=3",
+        engine_bin, scratch, "--name=j", "--rw=write",
+        "--bs=4k", "--filesize=8k", "--size=12k", "--nrfiles=3",
         "--directory=@DIR@", "--fallocate=none",
     )  # fmt: skip
     assert ol == fl and oc == fc
@@ -211,7 +216,9 @@ def test_skewed_file_service_prefers_hot_files_as_fio_does(engine_bin: Path, scr
 
 @needs_fio
 @pytest.mark.parametrize("engine", ["psync", "libaio", "io_uring"])
-def test_openfiles_limits_open_files_and_every_file_is_served(engine_bin: Path, scratch: Path, engine: str) -> None:
+def test_openfiles_limits_open_files_and_every_file_is_served(
+    engine_bin: Path, scratch: Path, engine: str
+) -> None:
     if engine == "libaio" and not Path("/usr/include/libaio.h").exists():
         pytest.skip("no libaio")
     fl, fc, _, ol, oc, r = side_by_side(
@@ -227,7 +234,8 @@ def test_openfiles_limits_open_files_and_every_file_is_served(engine_bin: Path, 
 @needs_fio
 def test_filename_format_keywords(engine_bin: Path, scratch: Path) -> None:
     fl, _, _, ol, _, _ = side_by_side(
-        engine_bin, scratch, "--name=job", "--rw=write", "--bs=4k", "--filesize=4k", "--nrfiles=2", "--numjobs=2",
+        engine_bin, scratch, "--name=job", "--rw=write",
+        "--bs=4k", "--filesize=4k", "--nrfiles=2", "--numjobs=2",
         "--directory=@DIR@", "--filename_format=f-$jobname.$filenum.$jobnum$clientuid.dat",
     )  # fmt: skip
     assert ol == fl and set(ol) == {"f-job.0.0.dat", "f-job.1.0.dat", "f-job.0.1.dat", "f-job.1.1.dat"}
@@ -245,7 +253,9 @@ def test_create_on_open_writes_without_layout(engine_bin: Path, scratch: Path) -
 
 
 def test_create_on_open_refuses_a_job_that_reads(engine_bin: Path, scratch: Path) -> None:
-    r, _ = ours(engine_bin, scratch, "--name=j", "--rw=randrw", "--filesize=8k", "--create_on_open=1", check=False)
+    r, _ = ours(
+        engine_bin, scratch, "--name=j", "--rw=randrw", "--filesize=8k", "--create_on_open=1", check=False
+    )
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: create_on_open: ") and r.stdout == ""
     assert listing(scratch) == {}
 
@@ -268,7 +278,16 @@ def test_file_append_writes_after_the_end(engine_bin: Path, scratch: Path) -> No
         (scratch / side / "f").write_bytes(b"x" * 8 * KiB)
     a, b = scratch / "fio", scratch / "ours"
     run_fio(a, "--name=j", "--rw=write", "--bs=4k", "--size=8k", f"--filename={a}/f", "--file_append=1")
-    r, oc = ours(engine_bin, b, "--name=j", "--rw=write", "--bs=4k", "--size=8k", f"--filename={b}/f", "--file_append=1")
+    r, oc = ours(
+        engine_bin,
+        b,
+        "--name=j",
+        "--rw=write",
+        "--bs=4k",
+        "--size=8k",
+        f"--filename={b}/f",
+        "--file_append=1",
+    )
     assert listing(b) == listing(a) == {"f": (16 * KiB, True)}
     assert (b / "f").read_bytes()[: 8 * KiB] == b"x" * 8 * KiB
     assert r.job["iowatt"]["files"][0]["offset_bytes"] == 8 * KiB and oc == {"f": [0, 2]}
@@ -286,7 +305,9 @@ def test_limits_name_the_file_count(engine_bin: Path, scratch: Path) -> None:
     lim = json.loads(run_engine(engine_bin, "--limits").stdout)
     assert lim["block"]["max_files"] == 4096
     assert lim["block"]["options"]["nrfiles"]["max"] == 4096
-    r, _ = ours(engine_bin, scratch, "--name=j", "--filesize=4k", "--nrfiles=4096", "--numjobs=2", check=False)
+    r, _ = ours(
+        engine_bin, scratch, "--name=j", "--filesize=4k", "--nrfiles=4096", "--numjobs=2", check=False
+    )
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: nrfiles: ") and "4096" in r.stderr
     assert listing(scratch) == {}
 
@@ -345,7 +366,16 @@ def test_unlink_removes_only_the_files_the_run_created(engine_bin: Path, scratch
 
 def test_create_new_holds_for_every_file(engine_bin: Path, scratch: Path) -> None:
     (scratch / "j.0.2").write_bytes(b"x")
-    r, _ = ours(engine_bin, scratch, "--name=j", "--rw=write", "--filesize=8k", "--nrfiles=3", "--create_new=1", check=False)
+    r, _ = ours(
+        engine_bin,
+        scratch,
+        "--name=j",
+        "--rw=write",
+        "--filesize=8k",
+        "--nrfiles=3",
+        "--create_new=1",
+        check=False,
+    )
     assert r.rc == 2 and "create_new: " in r.stderr and "j.0.2" in r.stderr
     assert listing(scratch) == {"j.0.2": (1, True)}
 
@@ -366,17 +396,29 @@ def test_sigint_removes_every_file_the_run_created(engine_bin: Path, scratch: Pa
 
 
 def test_verify_with_several_files_per_clone_is_refused(engine_bin: Path, scratch: Path) -> None:
-    r, _ = ours(engine_bin, scratch, "--name=j", "--rw=write", "--verify=md5", "--nrfiles=2", "--filesize=8k", check=False)
+    r, _ = ours(
+        engine_bin,
+        scratch,
+        "--name=j",
+        "--rw=write",
+        "--verify=md5",
+        "--nrfiles=2",
+        "--filesize=8k",
+        check=False,
+    )
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: verify: ") and listing(scratch) == {}
     # one file per clone (a generated name) verifies as a single filename does
-    r, oc = ours(engine_bin, scratch, "--name=j", "--rw=write", "--verify=md5", "--filesize=64k", "--numjobs=2")
+    r, oc = ours(
+        engine_bin, scratch, "--name=j", "--rw=write", "--verify=md5", "--filesize=64k", "--numjobs=2"
+    )
     assert oc == {"j.0.0": [16, 16], "j.1.0": [16, 16]}
 
 
 def test_an_empty_directory_clears_one_given_before(engine_bin: Path, scratch: Path) -> None:
     # the agent points a job file's job at its target with filename and takes its directory back
     r, _ = ours(
-        engine_bin, scratch, "--directory=/nonexistent", "--name=j", "--directory=", f"--filename={scratch}/t",
+        engine_bin, scratch, "--directory=/nonexistent",
+        "--name=j", "--directory=", f"--filename={scratch}/t",
         "--size=8k",
     )  # fmt: skip
     assert r.job["iowatt"]["options"]["directory"] is None

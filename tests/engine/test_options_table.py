@@ -35,7 +35,8 @@ KNOWN = {
     "flow", "flow_id", "flow_sleep", "latency_target", "latency_window", "latency_percentile", "max_latency",
     "steadystate", "ss", "steadystate_duration", "ss_dur", "steadystate_ramp_time", "ss_ramp", "prio",
     "prioclass", "nice", "gtod_reduce", "disable_lat", "disable_clat", "disable_slat",
-    "disable_bw_measurement", "disable_bw", "cmdprio_percentage", "cmdprio_class", "cmdprio", "cmdprio_bssplit",
+    "disable_bw_measurement", "disable_bw", "cmdprio_percentage",
+    "cmdprio_class", "cmdprio", "cmdprio_bssplit",
 }  # fmt: skip
 
 # iowatt.options, in order (a stable interface: docs/contracts.md, the agent's parser)
@@ -46,7 +47,8 @@ ECHO_KEYS = [
     "fadvise_hint", "random_distribution", "random_distribution_param", "norandommap", "randseed",
     "randrepeat", "zero_buffers", "refill_buffers", "clocksource", "iodepth_batch_submit", "force_async",
     "io_size_bytes", "buffer_compress_percentage",
-    "rate_iops", "rate_iops_read", "rate_iops_write", "rate_bytes_per_s", "rate_min_bytes_per_s", "rate_iops_min",
+    "rate_iops", "rate_iops_read", "rate_iops_write",
+    "rate_bytes_per_s", "rate_min_bytes_per_s", "rate_iops_min",
     "rate_process", "rate_cycle_ms", "thinktime_ns", "thinktime_spin_ns", "thinktime_blocks",
     "thinktime_blocks_type", "thinktime_iotime_ns", "io_submit_mode", "flow", "flow_id", "flow_sleep_us",
     "latency_target_ns", "latency_window_ns", "latency_percentile", "max_latency_ns", "steadystate",

@@ -43,7 +43,14 @@ def target(scratch: Path) -> str:
 
 
 def base(target: str, runtime: str = "1") -> list[str]:
-    return ["--name=p", f"--filename={target}", "--size=8m", "--rw=randread", "--time_based", f"--runtime={runtime}"]
+    return [
+        "--name=p",
+        f"--filename={target}",
+        "--size=8m",
+        "--rw=randread",
+        "--time_based",
+        f"--runtime={runtime}",
+    ]
 
 
 @needs_fio
@@ -137,7 +144,12 @@ def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
     assert rc == 1
     assert r.doc["jobs"][0]["error"] == theirs["jobs"][0]["error"] == 5
     assert r.doc["jobs"][0]["job_runtime"] < 3000
-    iops_args = [*base(target, "3"), "--rate_iops=1000000000", "--rate_iops_min=500000000", "--rate_cycle=200"]
+    iops_args = [
+        *base(target, "3"),
+        "--rate_iops=1000000000",
+        "--rate_iops_min=500000000",
+        "--rate_cycle=200",
+    ]
     r = run_engine(engine_bin, *iops_args, check=False)
     assert r.rc == 1 and r.doc["jobs"][0]["error"] == 5 and "rate_iops_min=500000000 not met" in r.stderr
     for j in both(engine_bin, *base(target), "--rate_min=50g"):
@@ -146,7 +158,9 @@ def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
     r = run_engine(engine_bin, *base(target), "--rate=1m", "--rate_min=2m", check=False)
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: rate_min:")
     assert FIO
-    p = subprocess.run([FIO, *base(target), "--rate=1m", "--rate_min=2m"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [FIO, *base(target), "--rate=1m", "--rate_min=2m"], capture_output=True, text=True, timeout=60
+    )
     assert p.returncode != 0 and "minimum rate exceeds rate" in p.stderr
 
 
@@ -183,12 +197,16 @@ def test_latency_target_search_and_keys(engine_bin: Path, target: str) -> None:
     ]  # fmt: skip
     ours, theirs = both(engine_bin, *args)
     keys = ("latency_depth", "latency_target", "latency_percentile", "latency_window")
-    assert {k: ours[k] for k in keys} == {k: theirs[k] for k in keys} == {
-        "latency_depth": 8,
-        "latency_target": 50_000_000,  # ns
-        "latency_percentile": 99.0,
-        "latency_window": 100_000,  # us
-    }
+    assert (
+        {k: ours[k] for k in keys}
+        == {k: theirs[k] for k in keys}
+        == {
+            "latency_depth": 8,
+            "latency_target": 50_000_000,  # ns
+            "latency_percentile": 99.0,
+            "latency_window": 100_000,  # us
+        }
+    )
     for j in (ours, theirs):
         assert j["job_runtime"] < 2000 and j["read"]["total_ios"] > 0  # not the 5 s runtime
     # without latency_target: the keys say so, as fio's (depth = iodepth, target 0)
@@ -263,7 +281,10 @@ def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
 
     def calls(*cmd: str) -> list[str]:
         p = subprocess.run(
-            [strace, "-f", "-e", "trace=ioprio_set,setpriority", *cmd], capture_output=True, text=True, timeout=60
+            [strace, "-f", "-e", "trace=ioprio_set,setpriority", *cmd],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         return sorted(
             line.split("] ", 1)[-1].split(" = ")[0]
@@ -273,10 +294,14 @@ def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
 
     args = [*base(target, "100ms"), "--prio=3", "--nice=5"]
     assert FIO
-    assert calls(str(engine_bin), *args) == calls(FIO, "--output-format=json", *args) == [
-        "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3))",
-        "setpriority(PRIO_PROCESS, 0, 5)",
-    ]
+    assert (
+        calls(str(engine_bin), *args)
+        == calls(FIO, "--output-format=json", *args)
+        == [
+            "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3))",
+            "setpriority(PRIO_PROCESS, 0, 5)",
+        ]
+    )
     args = [*base(target, "100ms"), "--prioclass=3"]
     assert calls(str(engine_bin), *args) == calls(FIO, "--output-format=json", *args)
 
@@ -287,7 +312,9 @@ def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
     ["gtod_reduce", "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement"],
 )
 def test_measurement_switches_zero_what_fio_zeroes(engine_bin: Path, target: str, switch: str) -> None:
-    ours, theirs = both(engine_bin, *base(target, "300ms"), "--ioengine=libaio", "--iodepth=2", f"--{switch}=1")
+    ours, theirs = both(
+        engine_bin, *base(target, "300ms"), "--ioengine=libaio", "--iodepth=2", f"--{switch}=1"
+    )
 
     def measured(j: dict[str, Any]) -> dict[str, bool]:
         r = j["read"]
