@@ -137,6 +137,29 @@ static void md5_block(uint32_t h[4], const unsigned char *p)
 	h[3] += d;
 }
 
+/* MD5 and SHA-256 share the Merkle–Damgård framing: 64-byte blocks through a partial buffer */
+typedef void (*block_fn)(uint32_t *h, const unsigned char *blk);
+
+static void md_update(uint32_t *h, unsigned char *buf, uint64_t *n, block_fn block, const void *data,
+		      size_t len)
+{
+	const unsigned char *p = data;
+	size_t have = (size_t)(*n & 63);
+	*n += len;
+	if (have) {
+		size_t take = 64 - have < len ? 64 - have : len;
+		memcpy(buf + have, p, take);
+		p += take;
+		len -= take;
+		if (have + take < 64)
+			return;
+		block(h, buf);
+	}
+	for (; len >= 64; len -= 64, p += 64)
+		block(h, p);
+	memcpy(buf, p, len);
+}
+
 void md5_init(struct md5_ctx *c)
 {
 	c->h[0] = 0x67452301;
@@ -148,21 +171,7 @@ void md5_init(struct md5_ctx *c)
 
 void md5_update(struct md5_ctx *c, const void *data, size_t len)
 {
-	const unsigned char *p = data;
-	size_t have = (size_t)(c->n & 63);
-	c->n += len;
-	if (have) {
-		size_t take = 64 - have < len ? 64 - have : len;
-		memcpy(c->buf + have, p, take);
-		p += take;
-		len -= take;
-		if (have + take < 64)
-			return;
-		md5_block(c->h, c->buf);
-	}
-	for (; len >= 64; len -= 64, p += 64)
-		md5_block(c->h, p);
-	memcpy(c->buf, p, len);
+	md_update(c->h, c->buf, &c->n, md5_block, data, len);
 }
 
 void md5_final(struct md5_ctx *c, unsigned char out[16])
@@ -235,21 +244,7 @@ void sha256_init(struct sha256_ctx *c)
 
 void sha256_update(struct sha256_ctx *c, const void *data, size_t len)
 {
-	const unsigned char *p = data;
-	size_t have = (size_t)(c->n & 63);
-	c->n += len;
-	if (have) {
-		size_t take = 64 - have < len ? 64 - have : len;
-		memcpy(c->buf + have, p, take);
-		p += take;
-		len -= take;
-		if (have + take < 64)
-			return;
-		sha256_block(c->h, c->buf);
-	}
-	for (; len >= 64; len -= 64, p += 64)
-		sha256_block(c->h, p);
-	memcpy(c->buf, p, len);
+	md_update(c->h, c->buf, &c->n, sha256_block, data, len);
 }
 
 void sha256_final(struct sha256_ctx *c, unsigned char out[32])
