@@ -4,7 +4,8 @@ Two real runs (the engine on a disk directory and on tmpfs, uploaded by the real
 results; the other 28 are copies of them in the stack's database (run, result document, job
 figures, per-second series), each with its rates multiplied and its latencies divided by a factor
 between 1/3 and 133, so that changes go both ways and span what the issue names ("133x lower
-latency", "+8,000% faster"). tests/browser/compare.mjs then checks every chart's plot area
+latency", "+8,000% faster"). The two-run set is the disk run and a copy with faster reads and
+slower writes: which real run is faster is the machine's to decide. tests/browser/compare.mjs then checks every chart's plot area
 (>= 200 px), that the page never scrolls sideways, the direction-aware change phrases, distinct
 sweep titles, the transposed table, the dashboard, and times navigation start -> table and charts
 rendered (docs: tests/browser/README.md)."""
@@ -67,15 +68,16 @@ def _columns(conn: psycopg.Connection, table: str) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
-def _scaled(cols: list[str], factor: float) -> str:
+def _scaled(cols: list[str], factor: float, write_factor: float | None = None) -> str:
     out = []
     for c in cols:
+        f = write_factor if write_factor is not None and c.startswith("write_") else factor
         if c == "run_id":
             out.append("%(new)s::uuid")
         elif c in RATES:
-            out.append(f"({c} * {factor})::{'float8' if c.endswith('iops') else 'bigint'}")
+            out.append(f"({c} * {f})::{'float8' if c.endswith('iops') else 'bigint'}")
         elif LATENCY.match(c):
-            out.append(f"({c} / {factor})::{'float8' if 'mean' in c else 'bigint'}")
+            out.append(f"({c} / {f})::{'float8' if 'mean' in c else 'bigint'}")
         elif c == "upload_id":
             out.append("gen_random_uuid()")
         else:
@@ -83,8 +85,11 @@ def _scaled(cols: list[str], factor: float) -> str:
     return ", ".join(out)
 
 
-def _clone(conn: psycopg.Connection, source: str, name: str, factor: float) -> str:
-    """A copy of a succeeded run with its result, rates x factor and latencies / factor."""
+def _clone(
+    conn: psycopg.Connection, source: str, name: str, factor: float, write_factor: float | None = None
+) -> str:
+    """A copy of a succeeded run with its result, rates x factor and latencies / factor (the write
+    direction's by write_factor when given)."""
     new = str(uuid.uuid4())
     cols = _columns(conn, "runs")
     picked = ", ".join(
@@ -106,7 +111,7 @@ def _clone(conn: psycopg.Connection, source: str, name: str, factor: float) -> s
     for table in ("run_results", "result_jobs", "result_series"):
         tcols = _columns(conn, table)
         conn.execute(
-            f"INSERT INTO {table} ({', '.join(tcols)}) SELECT {_scaled(tcols, factor)} FROM {table} "
+            f"INSERT INTO {table} ({', '.join(tcols)}) SELECT {_scaled(tcols, factor, write_factor)} FROM {table} "
             "WHERE run_id = %(src)s",
             {"new": new, "src": source},
         )
@@ -131,12 +136,16 @@ def test_compare_2_8_30_runs_in_chromium(live: Stack, tmp_path: Path) -> None:
                 factor = FACTORS[i % len(FACTORS)] * (1 + i // len(FACTORS) * 0.1)
                 source = real[i % 2]
                 clones.append(_clone(conn, source, f"compare: copy {i + 1:02d} x{factor:.3g}", factor))
+            # the two-run set: which of the real disk and tmpfs runs is faster through the page
+            # cache is the machine's to decide, so it is a real run and a copy with reads 3x
+            # faster and writes 2x slower (changes both ways, marked better and worse)
+            mixed = _clone(conn, real[0], "compare: reads x3, writes x0.5", 3.0, write_factor=0.5)
         with live.api() as api:
             r = api.get("/compare", params={"runs": ",".join(real + clones)})
             assert r.status_code == 200, r.text
             assert len(r.json()["columns"]) == 30
             assert r.json()["comparability"]["verdict"] == "comparable"
-        sets = {2: real, 8: real + clones[:6], 30: real + clones}
+        sets = {2: [real[0], mixed], 8: real + clones[:6], 30: real + clones}
         report = _node(
             "tests/browser/compare.mjs",
             live,

@@ -8,7 +8,9 @@
  *   then, start group by start group, every job that may start is made ready (threads, buffers,
  *   engine) and all of them are released at one instant (one t0 for all).
  * - wait_for=NAME: the job starts when every job named NAME (defined before it) has ended.
- * - exitall: when a clone of the job ends, every running job of its reporting group is stopped.
+ * - exitall: as fio, a run-wide switch. When any job of the run has it, the end of any clone of
+ *   any job stops every running job of that clone's reporting group (fio 3.33's
+ *   exitall_on_terminate; its exit_what is refused, so always "group").
  * - exitall_on_error: when the job ends in error, every running job is stopped. As fio 3.33 does,
  *   the start groups after it still run (fio's terminate flag does not outlive the running jobs).
  * - startdelay: each clone waits that long (or a draw from LO-HI) after the start (worker.c).
@@ -87,23 +89,24 @@ static int may_start(const struct job *jobs, int i)
 	return 1;
 }
 
-/* something to do: a job whose clones all ended, a clone of an exitall job that ended, or a
+/* something to do: a job whose clones all ended, with exitall a clone that ended, or a
  * progress tick */
-static int event_pending(struct job *jobs, int first, int last)
+static int event_pending(struct job *jobs, int first, int last, int exitall)
 {
 	for (int i = first; i < last; i++) {
 		struct job *j = &jobs[i];
 		if (!j->started || j->finished)
 			continue;
-		if (job_all_finished(j) || (j->o->exitall && !atomic_load(&j->stop) && job_any_finished(j)))
+		if (job_all_finished(j) || (exitall && !atomic_load(&j->stop) && job_any_finished(j)))
 			return 1;
 	}
 	return 0;
 }
 
-static void wait_event(struct job *jobs, int first, int last, struct runcfg *cfg, uint64_t *next)
+static void wait_event(struct job *jobs, int first, int last, int exitall, struct runcfg *cfg,
+		       uint64_t *next)
 {
-	while (!event_pending(jobs, first, last)) {
+	while (!event_pending(jobs, first, last, exitall)) {
 		struct timespec ts = mono_deadline(*next);
 		sem_clockwait(&g_wake, CLOCK_MONOTONIC, &ts);
 		uint64_t now = now_ns();
@@ -129,6 +132,9 @@ void sched_run(struct job *jobs, int njobs, struct runcfg *cfg)
 	for (int i = 0; i < njobs && !g_stop; i++)
 		if (job_layout(&jobs[i]) < 0 && !jobs[i].err)
 			break; /* interrupted */
+	int exitall = 0; /* fio's exitall_on_terminate: one job's option applies to the run */
+	for (int i = 0; i < njobs; i++)
+		exitall |= jobs[i].o->exitall;
 	int *batch = calloc(njobs > 0 ? (size_t)njobs : 1, sizeof(*batch));
 	if (!batch)
 		die_code(EXIT_FAIL, "out of memory");
@@ -156,12 +162,12 @@ void sched_run(struct job *jobs, int njobs, struct runcfg *cfg)
 				running += jobs[i].started && !jobs[i].finished;
 			if (!running)
 				break; /* what is left waits for a job that will never end here */
-			wait_event(jobs, first, last, cfg, &next);
+			wait_event(jobs, first, last, exitall, cfg, &next);
 			for (int i = first; i < last; i++) {
 				struct job *j = &jobs[i];
 				if (!j->started || j->finished)
 					continue;
-				if (j->o->exitall && job_any_finished(j))
+				if (exitall && job_any_finished(j))
 					stop_jobs(jobs, njobs, j->groupid);
 				if (!job_all_finished(j))
 					continue;
