@@ -28,6 +28,10 @@ enum opt_type {
 #define OPT_F_NULL_ZERO 8u   /* echo: 0 / "" is written as null */
 #define OPT_F_BARE 16u       /* a flag alone (no =VALUE) means 1, as a boolean's does */
 #define OPT_F_UNLISTED 32u   /* not named in "it takes ..." (the mode's own flag) */
+/* who may send it (--limits "server"; ADR 0030): a row with neither flag, and not a path option
+ * (jobfile.c's path_opts), is one a server's job may carry, judged by the host's rules */
+#define OPT_F_HOST 64u       /* set by the host alone (the agent, from its policy: ADR 0009 §5) */
+#define OPT_F_FILES 128u     /* makes files of its own on the host beside the target (never from a server) */
 
 struct opt_choice {
 	const char *name;

@@ -496,17 +496,17 @@ static const struct opt_def opts[] = {
 	{ .name = "cmdprio_bssplit", .type = OT_FUNC, .parse = pace_parse_refused,
 	  .bad = "per-command priorities are not implemented (prio/prioclass set the whole job's)",
 	  .help = "refused: per-command priorities are not implemented" },
-	{ .name = "destructive", .type = OT_BOOL, .off = OFF(destructive), .key = "destructive",
+	{ .name = "destructive", .type = OT_BOOL, .flags = OPT_F_HOST, .off = OFF(destructive), .key = "destructive",
 	  .help = "allow writing a block device" },
 	{ .name = "beneath", .type = OT_STR, .off = OFF(beneath), .len = PATH_MAX, .bad = "invalid directory '%s'",
-	  .key = "beneath", .flags = OPT_F_NULL_ZERO, .help = "the file must resolve inside this directory" },
-	{ .name = "create_new", .type = OT_BOOL, .off = OFF(create_new), .key = "create_new",
+	  .key = "beneath", .flags = OPT_F_NULL_ZERO | OPT_F_HOST, .help = "the file must resolve inside this directory" },
+	{ .name = "create_new", .type = OT_BOOL, .flags = OPT_F_HOST, .off = OFF(create_new), .key = "create_new",
 	  .help = "the file must not exist; this run creates it" },
-	{ .name = "unlink", .type = OT_BOOL, .off = OFF(unlink_file), .key = "unlink",
+	{ .name = "unlink", .type = OT_BOOL, .flags = OPT_F_HOST, .off = OFF(unlink_file), .key = "unlink",
 	  .help = "remove, at the end, a file this run created" },
-	{ .name = "keep_existing", .type = OT_BOOL, .off = OFF(keep_existing), .key = "keep_existing",
+	{ .name = "keep_existing", .type = OT_BOOL, .flags = OPT_F_HOST, .off = OFF(keep_existing), .key = "keep_existing",
 	  .help = "never extend, fill or write-by-layout an existing file" },
-	{ .name = "readonly", .type = OT_BOOL, .off = OFF(readonly), .key = "readonly",
+	{ .name = "readonly", .type = OT_BOOL, .flags = OPT_F_HOST, .off = OFF(readonly), .key = "readonly",
 	  .help = "refuse a job that writes" },
 	/* verify family (src/verify.c, README § Verification) */
 	{ .name = "verify", .type = OT_ENUM, .off = OFF(verify), .choices = verify_choices, .set_off = OFF(verify_set),
@@ -524,7 +524,7 @@ static const struct opt_def opts[] = {
 	  .key = "verify_offset_bytes", .help = "swap the header with the data at this offset of each interval" },
 	{ .name = "verify_fatal", .type = OT_BOOL, .off = OFF(verify_fatal), .key = "verify_fatal",
 	  .help = "stop the job at the first bad interval" },
-	{ .name = "verify_dump", .type = OT_BOOL, .off = OFF(verify_dump), .key = "verify_dump",
+	{ .name = "verify_dump", .type = OT_BOOL, .flags = OPT_F_FILES, .off = OFF(verify_dump), .key = "verify_dump",
 	  .help = "write bad intervals (received, expected) beside the target, 16 files at most" },
 	{ .name = "verify_only", .type = OT_BOOL, .off = OFF(verify_only), .key = "verify_only",
 	  .help = "write nothing: read back and check what an earlier run of this job wrote" },
@@ -957,6 +957,10 @@ void options_limits(struct jw *w)
 				jw_str(w, NULL, engine_name_at(k));
 			jw_arr_end(w);
 		}
+		/* who may send it (ADR 0030): "host" (the agent alone), "path" (names or makes files on the
+		 * host: never from a server), "allowed" (a server's job may; the host's rules judge it) */
+		jw_str(w, "server", (d->flags & OPT_F_HOST) ? "host"
+				    : (d->flags & OPT_F_FILES) || jf_is_path_option(d->name) ? "path" : "allowed");
 		jw_str_or_null(w, "help", d->help);
 		jw_obj_end(w);
 	}
