@@ -56,6 +56,7 @@ from backend.run.schemas import (
     TagList,
     fit_name,
 )
+from backend.workload import engine_limits
 from backend.workload import service as workload_service
 from backend.workload.facts import with_facts
 from backend.workload.passes import best_of_jobs
@@ -245,6 +246,7 @@ def check_host_policy(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None
         engine_job=spec.engine_job(),
         meter=body.meter,
         destructive=body.destructive,
+        engine=engine_limits.policy_options(),  # the options a server may send: the engine's facts
         **_file_facts(spec),
     )
     if violations:

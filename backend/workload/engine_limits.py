@@ -20,6 +20,8 @@ import subprocess
 from pathlib import Path
 from typing import Any, cast
 
+from iowatt_policy import EngineOptions
+
 from backend.config import REPO_ROOT, get_settings
 from backend.errors import AppError
 
@@ -92,6 +94,17 @@ def read_limits(engine: Path) -> dict[str, Any]:
 def limits() -> dict[str, Any]:
     """The configured engine's --limits document, read once per process."""
     return read_limits(engine_path())
+
+
+@functools.cache
+def policy_options() -> EngineOptions | None:
+    """Which options a server's job may carry, as the engine's table says (its rows' `server`
+    class, ADR 0030), for check_run's early answer; None for an engine older than that (libs/policy
+    then allows only its frozen pre-0030 list, as the agent does with such an engine)."""
+    try:
+        return EngineOptions.from_limits(limits())
+    except ValueError:
+        return None
 
 
 def block_limit(name: str) -> int:

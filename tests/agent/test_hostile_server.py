@@ -418,5 +418,98 @@ def test_a_hostile_job_file_cannot_reach_the_hosts_files_secrets_or_memory(
     parses = [c for c in calls(engine) if "--parse-only" in c["argv"]]
     assert parses and all(c["argv"][0] == "--untrusted" for c in parses)
     assert all(SECRET not in json.dumps(c["env"]) for c in parses)
-    runs = [c for c in calls(engine) if "--parse-only" not in c["argv"]]
+    runs = [c for c in calls(engine) if "--parse-only" not in c["argv"] and "--limits" not in c["argv"]]
     assert len(runs) == len(api.started) and all("--untrusted" in c["argv"] for c in runs)
+
+
+# --- ADR 0030: a server's block job runs --untrusted; the engine is the last line -------------------
+
+
+def test_a_hostile_block_job_is_read_untrusted_and_refused_by_the_engine_past_a_policy_hole(
+    api: FakeApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server's block job runs with --untrusted (kinds/block.py), as a job file's does: a ${VAR}
+    naming the agent's secret is text, never expanded, and with libs/policy's check made to let
+    everything through (a hole in the rules, simulated), the engine on the host still refuses an
+    `include` and a log path outside the target (exit 2, nothing written outside it)."""
+    from iowatt_agent import plan as plan_module
+
+    from tests.jobfile_engine import calls, write_recording_engine
+
+    engine = write_recording_engine(tmp_path / "engine")
+    monkeypatch.setenv("IOWATT_AGENT_SECRET", SECRET)
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "secret.txt").write_text("do not touch\n")
+    state = tmp_path / "state"
+    save_policy(state, Policy(targets=(Target.directory(str(allowed)),), limits=Limits(max_runtime_s=10)))
+    real_check = plan_module.check_run
+
+    def holed(*args: Any, **kwargs: Any) -> Any:
+        jobs = kwargs["engine_job"].get("jobs") or [{}]
+        return [] if jobs[0].get("name") == "hole" else real_check(*args, **kwargs)
+
+    monkeypatch.setattr(plan_module, "check_run", holed)
+    cases: dict[str, tuple[str, str]] = {}
+
+    def lease(expect: str, also: str, engine_job: dict[str, Any]) -> None:
+        doc = api.add_lease(engine_job, str(allowed), timeout_s=60, idle_s=0, meter="")
+        cases[doc["run_id"]] = (expect, also)
+
+    # through the rules: description is free text, and stays text
+    lease("result", "", job(description="${IOWATT_AGENT_SECRET}", runtime="1", size="256k"))
+    # the rules refuse these ...
+    lease("refused", "[option.not_allowed]", job(write_bw_log=f"{canary}/bw", size="256k"))
+    lease("refused", "[option.not_allowed]", job(include=str(canary / "secret.txt"), size="256k"))
+    # ... and past a hole in them, the engine does, before any I/O
+    lease("engine", "is not beneath", job(name="hole", write_bw_log=f"{canary}/bw", size="256k"))
+    lease("engine", "(--untrusted)", job(name="hole", write_iops_log=f"{canary}/iops", size="256k"))
+    lease("engine", "include", job(name="hole", include=str(canary / "secret.txt"), size="256k"))
+    lease("engine", "beneath", job(name="hole", write_lat_log="../canary/lat", size="256k"))
+
+    before = tree_hash(canary, Path("/etc/passwd"))
+    server, url = api.serve()
+    config = AgentConfig(
+        server_url=url,
+        agent_id=api.agent_id,
+        agent_token=AGENT_TOKEN,
+        name="victim",
+        heartbeat_interval_s=0.5,
+    )
+    loop = AgentLoop(
+        config,
+        state_dir=state,
+        engine=engine,
+        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
+        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
+    )
+    code: list[int] = []
+    runner = threading.Thread(target=lambda: code.append(loop.run()))
+    runner.start()
+    try:
+        wait_until(lambda: len(api.failures) + len(api.results) >= len(cases), timeout=120)
+    finally:
+        loop.request_drain("test over")
+        runner.join(30)
+        server.shutdown()
+    assert code == [0]
+    failures = {f["run_id"]: f for f in api.failures.values()}
+    for run_id, (expect, also) in cases.items():
+        if expect == "result":
+            assert run_id not in failures, failures.get(run_id)
+            continue
+        reason = failures[run_id]["reason"]
+        if expect == "refused":
+            assert reason.startswith(f"host policy refused this run {also}: "), reason
+            continue
+        assert failures[run_id]["exit_code"] == 2 and also in reason, reason
+    (result,) = api.results.values()
+    assert "${IOWATT_AGENT_SECRET}" in json.dumps(result)  # the text as sent, not expanded
+    assert SECRET not in json.dumps(api.calls, default=str)
+    runs = [c for c in calls(engine) if "--parse-only" not in c["argv"] and "--limits" not in c["argv"]]
+    assert len(runs) == 5 and all("--untrusted" in c["argv"] for c in runs)  # the result and the holes
+    assert tree_hash(canary, Path("/etc/passwd")) == before
+    assert not list(canary.glob("bw*")) and not list(canary.glob("lat*"))
+    assert list(allowed.iterdir()) == []

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from backend.config import get_settings
-from backend.models import Run, Workload
+from backend.models import Run, RunStatus, Workload
 from backend.workload import facts
 from backend.workload.schemas import WorkloadSpec, load_spec
 from tests.factories import INVENTORY, UserCtx, create_agent, create_user
@@ -185,7 +185,7 @@ def test_a_run_of_a_job_file_is_judged_as_the_block_job_it_is(
     client: TestClient, session: Session, jobfile_engine: Path
 ) -> None:
     u = create_user(session)
-    a = _agent(session, u, max_threads=8)
+    a = _agent(session, u, max_threads=8, max_files=5000)
     body = {"agent_id": str(a.agent.id), "target_path": "/srv/bench"}
     ok = client.post(
         "/api/v1/runs",
@@ -208,11 +208,14 @@ def test_a_run_of_a_job_file_is_judged_as_the_block_job_it_is(
     assert r.status_code == 422 and r.json()["error"] == "host_policy_refused", r.text
     d = r.json()["detail"][0]
     assert d["field"] == "workload.jobfile.text" and d["rule"] == "limit.threads" and "[a]" in d["message"]
-    # options the host does not allow a server to send: agent-only ones, paths, those not listed
+    # options the host does not allow a server to send (the engine's facts, ADR 0030): agent-only
+    # ones and paths; and an option the engine lets a server send, judged by the host's limits
     for line, rule in (
         ("destructive=1", "option.not_allowed"),
         ("write_bw_log=/etc/x", "option.not_allowed"),
-        ("nrfiles=1000", "option.not_allowed"),  # under the engine's own cap of 4096
+        ("verify_dump=1", "option.not_allowed"),
+        ("filename_format=/etc/$jobname", "option.not_allowed"),
+        ("numjobs=2\nnrfiles=3000", "limit.files"),  # under the engine's own cap of 4096 files
     ):
         text = f"[a]\nrw=read\nsize=4k\n{line}\n"
         r = client.post(
@@ -221,9 +224,9 @@ def test_a_run_of_a_job_file_is_judged_as_the_block_job_it_is(
             headers=u.headers,
         )
         assert r.status_code == 422, (line, r.text)
-        assert (
-            r.json()["detail"][0]["rule"] == rule and line.split("=")[0] in r.json()["detail"][0]["message"]
-        )
+        detail = r.json()["detail"][0]
+        assert detail["field"] == "workload.jobfile.text" and detail["rule"] == rule, (line, detail)
+        assert line.split("=")[0].split("\n")[-1] in detail["message"] or "nrfiles" in detail["message"]
     # a job file writing to a file target the host lets runs only read
     writes = {"kind": "jobfile", "jobfile": {"text": "[w]\nrw=write\nsize=4k\nfilename=/etc/passwd\n"}}
     r = client.post(
@@ -321,3 +324,51 @@ def test_any_text_is_kept_byte_for_byte_or_refused_in_words(text: str) -> None:
     again = load_spec(json.loads(json.dumps(stored_spec(spec))))
     assert again.jobfile is not None and again.jobfile.text.encode() == text.encode()
     assert spec.engine_job() == {"mode": "jobfile", "text": text}
+
+
+FIO_EXAMPLES = Path(__file__).resolve().parents[1] / "engine" / "fio-examples"
+
+
+def test_a_job_file_from_fios_examples_with_new_options_is_parsed_queued_and_judged(
+    client: TestClient, session: Session, jobfile_engine: Path
+) -> None:
+    """fio's flow.fio (flow, flow_sleep, norandommap, thread, time_based, iodepth 256) and
+    basic-verify.fio (verify=crc32c) as a storage engineer brings them: the parse route shows their
+    jobs, a run of each is queued on a host whose limits they fit (the engine's facts let a server
+    send every option they use), and a host bounding bytes written refuses flow.fio's unpaced
+    time-based writer at the text, naming its section."""
+    u = create_user(session)
+    roomy = _agent(session, u, max_threads=8, max_iodepth=256)
+    for name in ("flow", "basic-verify"):
+        text = (FIO_EXAMPLES / f"{name}.fio").read_text()
+        parsed = client.post(
+            "/api/v1/workloads/jobfile", json={"text": text}, headers=u.headers
+        )  # nothing stored
+        assert parsed.status_code == 200, parsed.text
+        jobs = parsed.json()["jobs"]
+        assert jobs and all(j["options"] for j in jobs)
+        body = {"agent_id": str(roomy.agent.id), "target_path": "/srv/bench"}
+        r = client.post(
+            "/api/v1/runs",
+            json={**body, "workload": {"kind": "jobfile", "jobfile": {"text": text}}},
+            headers=u.headers,
+        )
+        assert r.status_code == 201, (name, r.text)
+        run = session.get(Run, uuid.UUID(r.json()["id"]))
+        assert (
+            run is not None
+            and run.status == RunStatus.queued
+            and run.workload_spec["jobfile"]["text"] == text
+        )
+    bounded = _agent(session, u, max_threads=8, max_iodepth=256, max_bytes_written=1 << 30)
+    text = (FIO_EXAMPLES / "flow.fio").read_text()
+    r = client.post(
+        "/api/v1/runs",
+        json={"agent_id": str(bounded.agent.id), "target_path": "/srv/bench",
+              "workload": {"kind": "jobfile", "jobfile": {"text": text}}},
+        headers=u.headers,
+    )  # fmt: skip
+    assert r.status_code == 422 and r.json()["error"] == "host_policy_refused", r.text
+    detail = r.json()["detail"][0]
+    assert (detail["field"], detail["rule"]) == ("workload.jobfile.text", "limit.bytes_written")
+    assert "[job2] job 0 writes without a bound" in detail["message"]

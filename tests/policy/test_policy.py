@@ -315,7 +315,12 @@ def test_write_on_read_only_file() -> None:
 
 
 def test_unknown_rw_counts_as_writing() -> None:
-    assert rules(check("/data/ro.img", job(rw="trim"))) == ["file.read_only"]
+    assert rules(check("/data/ro.img", job(rw="scribble"))) == ["file.read_only"]
+
+
+def test_a_trim_is_refused_on_a_file_target_even_a_writable_one() -> None:
+    # trims discard data: only on a raw device the host marked destructive (ADR 0030)
+    assert rules(check("/data/ro.img", job(rw="trim"))) == ["target.kind", "file.read_only"]
 
 
 def test_write_mode_from_global_names_the_global_field() -> None:

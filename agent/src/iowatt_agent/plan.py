@@ -26,6 +26,7 @@ from iowatt_policy import (
 )
 
 from . import filework
+from .engine_facts import engine_options
 from .kinds import RUNNERS, Runner, runner_for_job
 from .kinds.jobfile import JobfileRunner
 from .policy import MeterEntry, Meters, engine_job_for, report
@@ -80,6 +81,7 @@ def plan_lease(
         engine_job=raw_job,
         meter=lease.meter,
         destructive=lease.destructive,
+        engine=engine_options(engine),  # which options this host's engine lets a server send
     )
     target = reported.target(lease.target_path)
     resolved: str | None = None
@@ -118,6 +120,7 @@ def plan_lease(
         meter_name=name if entry is not None else None,
         meter=entry,
         idle_s=idle_s,
+        engine_args=tuple(runner.engine_args()),  # a server's job file: --untrusted
     )
 
 
@@ -151,6 +154,7 @@ def _plan_jobfile_run(
         meter=lease.meter,
         destructive=lease.destructive,
         file_facts=parse,
+        engine=engine_options(engine),
     )
     if violations:
         raise Refused("; ".join(v.reason() for v in violations))

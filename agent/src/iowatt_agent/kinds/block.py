@@ -21,3 +21,8 @@ class BlockRunner(Runner):
 
     def arguments(self, run: FileRun) -> list[str]:
         raise ValueError("a block job's argument is its job file")
+
+    def engine_args(self) -> list[str]:
+        """A server's job file is read --untrusted (docs/contracts.md § 1): no include, no ${VAR},
+        every path option beneath the target's `beneath` (the agent's own filename)."""
+        return ["--untrusted"]

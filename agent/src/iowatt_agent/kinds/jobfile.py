@@ -40,7 +40,7 @@ class JobfileRunner(Runner):
         raise ValueError("a job file runs as the engine's JSON job file")
 
     def engine_args(self) -> list[str]:
-        """Given before the job file on every run of a server's job file."""
+        """Given before the job file on every run of a server's job file (as a block job's)."""
         return list(UNTRUSTED_ARGS)
 
     def parse(

@@ -28,7 +28,12 @@ Rules (`check.py`)
     job_value(job, key) -> the checked value as command-line text
     Violation(rule, field, message, fix)          .reason(): "host policy refused this run [rule]: ..."
     check_target_on_host(target) -> (path the engine opens | None, violations)   agent only
-    RULES, ALLOWED_OPTIONS, AGENT_ONLY_OPTIONS
+    RULES, ALLOWED_OPTIONS (= FROZEN_OPTIONS), AGENT_ONLY_OPTIONS
+Engine facts (`options.py`, ADR 0030)
+    EngineOptions.from_limits(iowatt-engine --limits) / .builtin(): which options a server may
+        send (the engine's `server` class of each row: allowed | host | path); check_run(engine=)
+    FROZEN_OPTIONS (the pre-0030 list, the fallback without facts), HOST_RULE_OPTIONS (what the
+        rules read)
 Memory (`memory.py`)
     the one memory bound of a run: thread_bytes, random_map_bytes (block jobs, used by
     check_run), file_workload_memory(mode, facts, job), tpch_memory(dbms, pool, streams) ->
@@ -74,9 +79,12 @@ from iowatt_policy.check import (
     job_value,
 )
 from iowatt_policy.fio import (
+    RwMode,
     parse_bool,
     parse_bs,
     parse_bssplit_sizes,
+    parse_rate,
+    parse_rw,
     parse_size,
     parse_time_ns,
     parse_u64,
@@ -117,8 +125,21 @@ from iowatt_policy.model import (
     effective_max_files,
     effective_max_memory,
 )
+from iowatt_policy.options import (
+    FROZEN_OPTIONS,
+    HOST_RULE_OPTIONS,
+    EngineOptions,
+    engine_options,
+)
 
 __all__ = [
+    "FROZEN_OPTIONS",
+    "HOST_RULE_OPTIONS",
+    "EngineOptions",
+    "engine_options",
+    "RwMode",
+    "parse_rw",
+    "parse_rate",
     "JOBFILE_SCHEMA",
     "MAX_JOBFILE_CHARS",
     "REPLACED_OPTIONS",

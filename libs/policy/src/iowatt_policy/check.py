@@ -22,7 +22,21 @@ from iowatt_workload import (
     tpch_min_streams,
 )
 
-from .fio import parse_bool, parse_bs, parse_bssplit_sizes, parse_size, parse_time_ns, parse_u64, value_text
+from .fio import (
+    parse_bool,
+    parse_bs,
+    parse_bsrange,
+    parse_bssplit_sizes,
+    parse_rate,
+    parse_rw,
+    parse_size,
+    parse_size_range,
+    parse_time_ns,
+    parse_time_range_ns,
+    parse_time_us_default,
+    parse_u64,
+    value_text,
+)
 from .jobfile import ParseUnreadable, block_job
 from .memory import (
     ENGINE_BASE_BYTES,
@@ -45,6 +59,7 @@ from .model import (
     effective_max_memory,
 )
 from .modes import MODES, TPCH
+from .options import FROZEN_OPTIONS, EngineOptions
 
 # ADR 0009 §3: stable rule ids, shown on failed runs and in the server's 422.
 TARGET_NOT_ALLOWED = "target.not_allowed"
@@ -88,58 +103,10 @@ RULES = (
 AGENT_ONLY_OPTIONS = frozenset(
     {"filename", "directory", "beneath", "create_new", "unlink", "keep_existing", "readonly", "destructive"}
 )
-# Every job option iowatt-engine accepts (agent/engine/src/options.c) except the agent-only ones
-# and anything path-like. An option the engine gains later stays refused until it is added here.
-ALLOWED_OPTIONS = frozenset(
-    {
-        "name",
-        "rw",
-        "readwrite",
-        "rwmixread",
-        "rwmixwrite",
-        "bs",
-        "blocksize",
-        "bssplit",
-        "size",
-        "offset",
-        "direct",
-        "buffered",
-        "numjobs",
-        "runtime",
-        "time_based",
-        "ramp_time",
-        "ioengine",
-        "iodepth",
-        "stonewall",
-        "wait_for_previous",
-        "loops",
-        "fsync",
-        "fdatasync",
-        "end_fsync",
-        "sync",
-        "invalidate",
-        "fadvise_hint",
-        "random_distribution",
-        "norandommap",
-        "randseed",
-        "zero_buffers",
-        "buffer_compress_percentage",
-        "refill_buffers",
-        "rate_iops",
-        "thread",
-        "group_reporting",
-        "randrepeat",
-        "clocksource",
-        "iodepth_batch_submit",
-        "iodepth_batch",
-        "force_async",
-        "kb_base",
-        "io_size",
-        "io_limit",
-        # issue 24: a job file's free text (no path, no allocation beyond its bounded length)
-        "description",
-    }
-)
+# ADR 0030: which options a server may send is the engine's fact (its --limits `server` class,
+# options.EngineOptions); the hand-written list of ADRs 0009/0029 survives only as the fallback of
+# a caller without the engine's facts (options.FROZEN_OPTIONS), never extended.
+ALLOWED_OPTIONS = FROZEN_OPTIONS
 WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw"})
 READ_MODES = frozenset({"read", "randread"})
 MAX_VALUE_CHARS = 1000
@@ -158,12 +125,16 @@ OPTION_FIELDS = {
     "readwrite": "rw",
     "wait_for_previous": "stonewall",
 }
-# aliases the engine treats as one option (the later one wins)
-_CANONICAL = {
-    "readwrite": "rw",
-    "blocksize": "bs",
-    "io_limit": "io_size",
-    "wait_for_previous": "stonewall",
+# the size options read with the kb_base in force where they are given, and how
+_SIZE_PARSERS: dict[str, Any] = {
+    "size": parse_size,
+    "offset": parse_size,
+    "io_size": parse_size,
+    "bs": parse_bs,
+    "bssplit": lambda t, kb: tuple(parse_bssplit_sizes(t, kb)),
+    "bsrange": lambda t, kb: tuple(parse_bsrange(t, kb)),
+    "filesize": parse_size_range,
+    "rate": lambda t, kb: parse_rate(t, iops=False, kb_base=kb),
 }
 
 
@@ -234,7 +205,7 @@ class _Value:
 @dataclass
 class _Job:
     index: int
-    options: dict[str, _Value]  # canonical name -> last value given (global first, then the job)
+    options: dict[str, _Value]  # the engine's row name -> last value given (global first, then the job)
     kb_bytes: dict[str, int | tuple[int, ...] | str]  # size options read with the kb_base in force
 
     def field(self, name: str) -> str:
@@ -248,8 +219,11 @@ class _Job:
         return value.text if value is not None else None
 
 
-def _section_items(section: object, prefix: str, violations: list[Violation]) -> list[tuple[str, str, str]]:
-    """(canonical name, value text, field) of one section, in order; bad entries become violations."""
+def _section_items(
+    section: object, prefix: str, violations: list[Violation], engine: EngineOptions
+) -> list[tuple[str, str, str]]:
+    """(the engine's row name, value text, field) of one section, in order; bad entries and options
+    the engine's facts do not let a server send become violations."""
     if not isinstance(section, dict):
         violations.append(
             Violation(OPTION_NOT_ALLOWED, prefix, "a job section must be an object of options", "fix the job")
@@ -258,13 +232,24 @@ def _section_items(section: object, prefix: str, violations: list[Violation]) ->
     items = []
     for name, value in section.items():
         field = f"{prefix}.{OPTION_FIELDS.get(str(name), str(name))}"
-        if not isinstance(name, str) or name not in ALLOWED_OPTIONS:
+        server = engine.server_class(name) if isinstance(name, str) else None
+        row = engine.canonical(name) if isinstance(name, str) else None
+        if server != "allowed" or row is None:
             shown = repr(name)[:80]
-            if name in AGENT_ONLY_OPTIONS:
+            if server == "host" or name in AGENT_ONLY_OPTIONS:
                 why = f"{shown} is set by the agent alone, from the host's target"
                 fix = f"remove {shown} from the job: the host's target decides it"
+            elif server == "path":
+                why = (
+                    f"{shown} names or makes files on the host: a server decides no path (the run's "
+                    "target is the only file a job uses)"
+                )
+                fix = f"remove {shown} from the job (run it locally with iowatt-agent bench FILE.fio)"
+            elif engine.source == "builtin":
+                why = f"{shown} is not an option a server may send (without the engine's facts)"
+                fix = f"remove {shown} from the job, or update iowatt-engine and iowatt-agent on the host"
             else:
-                why = f"{shown} is not an option a server may send"
+                why = f"{shown} is not an option of the host's engine"
                 fix = f"remove {shown} from the job (allowed options: the engine's fio options, no paths)"
             violations.append(Violation(OPTION_NOT_ALLOWED, field, why, fix))
             continue
@@ -280,11 +265,11 @@ def _section_items(section: object, prefix: str, violations: list[Violation]) ->
                 Violation(OPTION_NOT_ALLOWED, field, f"{name}: value too long or contains NUL", f"fix {name}")
             )
             continue
-        items.append((_CANONICAL.get(name, name), text, field))
+        items.append((row, text, field))
     return items
 
 
-def _jobs(engine_job: object, violations: list[Violation]) -> list[_Job]:
+def _jobs(engine_job: object, violations: list[Violation], engine: EngineOptions) -> list[_Job]:
     if not isinstance(engine_job, dict):
         violations.append(
             Violation(OPTION_NOT_ALLOWED, "workload", "the engine job must be an object", "fix the job")
@@ -300,7 +285,7 @@ def _jobs(engine_job: object, violations: list[Violation]) -> list[_Job]:
                     "send only global and jobs",
                 )
             )
-    glob = _section_items(engine_job.get("global") or {}, "workload.global", violations)
+    glob = _section_items(engine_job.get("global") or {}, "workload.global", violations, engine)
     raw_jobs = engine_job.get("jobs")
     if not isinstance(raw_jobs, list) or not raw_jobs:
         violations.append(
@@ -309,7 +294,7 @@ def _jobs(engine_job: object, violations: list[Violation]) -> list[_Job]:
         return []
     jobs = []
     for index, raw in enumerate(raw_jobs):
-        own = _section_items(raw, f"workload.jobs.{index}", violations)
+        own = _section_items(raw, f"workload.jobs.{index}", violations, engine)
         job = _Job(index=index, options={}, kb_bytes={})
         kb_base = 1024
         for name, text, field in [*glob, *own]:
@@ -318,12 +303,12 @@ def _jobs(engine_job: object, violations: list[Violation]) -> list[_Job]:
             try:
                 if name == "kb_base":
                     kb_base = int(text) if text in ("1000", "1024") else kb_base
-                elif name in ("size", "offset", "io_size"):
-                    job.kb_bytes[name] = parse_size(text, kb_base)
-                elif name == "bs":
-                    job.kb_bytes[name] = parse_bs(text, kb_base)
-                elif name == "bssplit":
-                    job.kb_bytes[name] = tuple(parse_bssplit_sizes(text, kb_base))
+                elif name in _SIZE_PARSERS:
+                    job.kb_bytes[name] = _SIZE_PARSERS[name](text, kb_base)
+                    if name == "bs":  # the later of bs and bsrange wins (the engine's rule)
+                        job.kb_bytes.pop("bsrange", None)
+                    elif name == "bsrange":
+                        job.kb_bytes.pop("bs", None)
             except ValueError as exc:
                 job.kb_bytes[name] = str(exc)
         jobs.append(job)
@@ -374,8 +359,67 @@ def _sizes(job: _Job, name: str) -> int | tuple[int, ...] | None:
 
 
 def job_writes(job: _Job) -> bool:
-    rw = job.text("rw") or "read"
-    return rw not in READ_MODES  # an unknown mode counts as writing (the engine refuses it anyway)
+    """Every rw form that changes the target's data: writes, trims (destructive), fio's `:N`
+    modifiers read by their mode; an unknown or unreadable mode counts as writing."""
+    try:
+        return parse_rw(job.text("rw") or "read").writes
+    except ValueError:
+        return True
+
+
+def job_trims(job: _Job) -> bool:
+    try:
+        return parse_rw(job.text("rw") or "read").trims
+    except ValueError:
+        return False
+
+
+def _largest_block(job: _Job) -> tuple[str, int, int]:
+    """(the option naming it, the largest block, the smallest block) of bs, bssplit and bsrange."""
+    bs = _sizes(job, "bs")
+    split = _sizes(job, "bssplit")
+    brange = _sizes(job, "bsrange")
+    plain = bs if isinstance(bs, tuple) else () if isinstance(brange, tuple) else (4096,)
+    candidates = [("bs", s) for s in plain]
+    candidates += [("bssplit", s) for s in (split if isinstance(split, tuple) else ())]
+    candidates += [("bsrange", s) for s in (brange if isinstance(brange, tuple) else ())]
+    name, largest = max(candidates, key=lambda c: c[1])
+    return name, largest, min(c[1] for c in candidates)
+
+
+def _write_block(job: _Job) -> int:
+    """The largest block a write of the job moves (bs's W, bssplit's and bsrange's largest)."""
+    bs = _sizes(job, "bs")
+    largest = bs[1] if isinstance(bs, tuple) else 4096
+    for name in ("bssplit", "bsrange"):
+        sizes = _sizes(job, name)
+        if isinstance(sizes, tuple):
+            largest = max(largest, *sizes)
+    return largest
+
+
+def _pair(job: _Job, name: str) -> tuple[int, int]:
+    """(read, write) of rate (bytes/s, read with kb_base) or rate_iops (I/Os/s); 0 = no cap."""
+    if name == "rate":
+        value = _sizes(job, "rate")
+        return (value[0], value[1]) if isinstance(value, tuple) else (0, 0)
+    text = job.text(name)
+    if text is None:
+        return 0, 0
+    try:
+        return parse_rate(text, iops=True)
+    except ValueError as exc:
+        raise _Unreadable(name, job.field(name), str(exc)) from None
+
+
+def _time_parsed(job: _Job, name: str, parse: Any) -> Any:
+    text = job.text(name)
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise _Unreadable(name, job.field(name), str(exc)) from None
 
 
 # --- the rules ---------------------------------------------------------------------------------
@@ -408,6 +452,18 @@ def _check_target(
         ]
     found: list[Violation] = []
     writer = next((j for j in jobs if job_writes(j)), None)
+    trimmer = next((j for j in jobs if job_trims(j)), None)
+    if trimmer is not None and target.kind != "device":
+        found.append(
+            Violation(
+                TARGET_KIND,
+                trimmer.field("rw"),
+                f"job {trimmer.index} trims ({trimmer.text('rw')}): a trim discards data, which the "
+                f"host allows only on a raw device it marked destructive; {target.path} is a "
+                f"{target.kind} target",
+                "pick a device target the host marked destructive, or use rw=write",
+            )
+        )
     if destructive and target.kind != "device":
         found.append(
             Violation(
@@ -553,58 +609,166 @@ def _check_limits(policy: ReportedPolicy, target: Target | None, jobs: list[_Job
                     )
                 )
         try:
-            bs = _sizes(job, "bs")
-            split = _sizes(job, "bssplit")
+            name, largest, _ = _largest_block(job)
         except _Unreadable as exc:
             unreadable(LIMIT_BLOCK_SIZE, exc)
         else:
-            if limits.max_bs_bytes is not None:
-                candidates = [("bs", s) for s in (bs if isinstance(bs, tuple) else (4096,))]
-                candidates += [("bssplit", s) for s in (split if isinstance(split, tuple) else ())]
-                name, largest = max(candidates, key=lambda c: c[1])
-                if largest > limits.max_bs_bytes:
-                    found.append(
-                        Violation(
-                            LIMIT_BLOCK_SIZE,
-                            job.field(name),
-                            f"job {job.index} uses {largest}-byte blocks; the host allows "
-                            f"{limits.max_bs_bytes}",
-                            _limit_fix("max-bs", largest),
-                        )
-                    )
-
-    if limits.max_runtime_s is not None:
-        total_ns = 0
-        group_ns = 0
-        for job in jobs:
-            if job.index > 0 and _flag(job, "stonewall", unreadable=True):
-                total_ns += group_ns
-                group_ns = 0
-            try:
-                runtime = _time_ns(job, "runtime")
-                ramp = _time_ns(job, "ramp_time")
-            except _Unreadable as exc:
-                unreadable(LIMIT_RUNTIME, exc)
-                continue
-            # size-bound jobs (no runtime) are capped by the agent's hard timeout instead
-            group_ns = max(group_ns, ramp + runtime if runtime else 0)
-            if (total_ns + group_ns) / 1e9 > limits.max_runtime_s:
-                needed = (total_ns + group_ns) / 1e9
+            if limits.max_bs_bytes is not None and largest > limits.max_bs_bytes:
                 found.append(
                     Violation(
-                        LIMIT_RUNTIME,
-                        job.field("runtime"),
-                        f"the run lasts {needed:g} s up to job {job.index}; the host allows "
-                        f"{limits.max_runtime_s:g} s",
-                        _limit_fix("max-runtime", float(needed)),
+                        LIMIT_BLOCK_SIZE,
+                        job.field(name),
+                        f"job {job.index} uses {largest}-byte blocks; the host allows {limits.max_bs_bytes}",
+                        _limit_fix("max-bs", largest),
                     )
                 )
-                break
+
+    if limits.max_runtime_s is not None:
+        found.extend(_check_runtime(limits.max_runtime_s, target, jobs))
 
     if limits.max_bytes_written is not None:
         found.extend(_check_bytes_written(limits.max_bytes_written, target, jobs))
     found.extend(_check_block_memory(policy, target, jobs))
+    found.extend(_check_block_files(policy, target, jobs))
     return found
+
+
+def _region(job: _Job, target: Target | None) -> int | None:
+    """Bytes one thread's pass covers: size, else nrfiles x the largest filesize, else what the
+    target has past offset; None when nothing bounds it."""
+    size = _sizes(job, "size")
+    offset = _sizes(job, "offset")
+    filesize = _sizes(job, "filesize")
+    assert not isinstance(size, tuple) and not isinstance(offset, tuple)
+    if size is not None:
+        return size
+    if isinstance(filesize, tuple):
+        return _u64(job, "nrfiles", 1) * filesize[1]
+    if target is not None and target.size_bytes is not None:
+        return max(0, target.size_bytes - (offset or 0))
+    return None
+
+
+def _paced_ns(job: _Job, target: Target | None) -> tuple[int, str]:
+    """A size-bound job's least duration from its pacing (rate, rate_iops, thinktime), with the
+    option that sets it: the engine cannot go faster than its caps, so a run that must last longer
+    than the host allows is refused now instead of being killed by the agent's hard timeout."""
+    region = _region(job, target)
+    if region is None or region == 0:
+        return 0, "runtime"
+    io_size = _sizes(job, "io_size")
+    assert not isinstance(io_size, tuple)
+    bytes_pass = (io_size or region) * _u64(job, "loops", 1)
+    largest = _largest_block(job)[1]
+    number_ios = _u64(job, "number_ios", 0)
+    ios = -(-bytes_pass // largest)
+    if number_ios:
+        ios = min(ios, number_ios * _u64(job, "loops", 1))
+        bytes_pass = min(bytes_pass, ios * largest)
+    writes, reads = job_writes(job), not _write_only(job)
+    best = (0, "runtime")
+    for name, (r_cap, w_cap), amount in (
+        ("rate", _pair(job, "rate"), bytes_pass),
+        ("rate_iops", _pair(job, "rate_iops"), ios),
+    ):
+        # one direction only: a mixed job's share of each is drawn, so only a lone one is sure
+        cap = w_cap if writes and not reads else r_cap if reads and not writes else 0
+        if cap:
+            best = max(best, (amount * 1_000_000_000 // cap, name))
+    think = _time_parsed(job, "thinktime", parse_time_us_default) or 0
+    if think:
+        blocks = max(1, _u64(job, "thinktime_blocks", 1))
+        best = max(best, (ios // blocks * think, "thinktime"))
+    return best
+
+
+def _write_only(job: _Job) -> bool:
+    try:
+        rw = parse_rw(job.text("rw") or "read")
+    except ValueError:
+        return False
+    return rw.mode in ("write", "randwrite", "trim", "randtrim", "trimwrite")
+
+
+def _check_runtime(limit_s: float, target: Target | None, jobs: list[_Job]) -> list[Violation]:
+    """`limit.runtime`: the run's declared duration. Stonewall groups run one after another; in a
+    group each job starts at the group's start plus its startdelay (the high end of a range), or
+    when the jobs it names in wait_for have ended, and lasts ramp_time + runtime; a size-bound job
+    (no runtime) lasts at least what its pacing forces (`_paced_ns`), else the agent's hard timeout
+    caps it."""
+    group_start = group_end = 0
+    ends: dict[str, int] = {}
+    for job in jobs:
+        if job.index > 0 and _flag(job, "stonewall", unreadable=True):
+            group_start = group_end
+        try:
+            runtime = _time_ns(job, "runtime")
+            ramp = _time_ns(job, "ramp_time")
+            delay = (_time_parsed(job, "startdelay", parse_time_range_ns) or (0, 0))[1]
+            paced, paced_by = _paced_ns(job, target) if not runtime else (0, "runtime")
+        except _Unreadable as exc:
+            why = f"cannot check {exc.name}: {exc.why}"
+            return [Violation(LIMIT_RUNTIME, exc.field, why, f"give {exc.name} in fio's syntax")]
+        waited = job.text("wait_for")
+        released = max(group_start, ends.get(waited, group_start)) if waited else group_start
+        end = released + delay + (ramp + runtime if runtime else paced)
+        name = job.text("name") or str(job.index)
+        ends[name] = max(ends.get(name, 0), end)
+        group_end = max(group_end, end)
+        if group_end / 1e9 > limit_s:
+            needed = group_end / 1e9
+            cause = (
+                paced_by
+                if paced
+                else "startdelay"
+                if delay > ramp + runtime
+                else "wait_for"
+                if waited and released > group_start
+                else "runtime"
+            )
+            paced_why = f" (job {job.index} is size-bound and paced by {cause}: at least {paced / 1e9:g} s)"
+            why = {
+                "runtime": "",
+                "startdelay": f" (job {job.index} starts {delay / 1e9:g} s late: startdelay)",
+                "wait_for": f" (job {job.index} waits for {str(waited)[:60]!r} to end: wait_for)",
+            }.get(cause, paced_why)
+            return [
+                Violation(
+                    LIMIT_RUNTIME,
+                    job.field(cause),
+                    f"the run lasts {needed:g} s up to job {job.index}{why}; the host allows {limit_s:g} s",
+                    _limit_fix("max-runtime", float(needed)),
+                )
+            ]
+    return []
+
+
+def _check_block_files(policy: ReportedPolicy, target: Target | None, jobs: list[_Job]) -> list[Violation]:
+    """`limit.files` of a block job in a directory target: nrfiles x numjobs summed over the run
+    (the engine's own bound is its `max_files`), judged as the files it would lay out."""
+    if target is None or target.kind != "directory" or not any("nrfiles" in j.options for j in jobs):
+        return []
+    limit = effective_max_files(policy.limits, target)
+    if limit.value is None:
+        return []
+    total = 0
+    for job in jobs:
+        try:
+            total += _u64(job, "nrfiles", 1) * _u64(job, "numjobs", 1)
+        except _Unreadable as exc:
+            why = f"cannot check {exc.name}: {exc.why}"
+            return [Violation(LIMIT_FILES, exc.field, why, f"fix {exc.name}")]
+        if total > limit.value:
+            return [
+                Violation(
+                    LIMIT_FILES,
+                    job.field("nrfiles"),
+                    f"the run lays out {total} files by job {job.index} (nrfiles x numjobs); the host "
+                    f"allows {limit.value} ({limit.source})",
+                    _limit_fix("max-files", total),
+                )
+            ]
+    return []
 
 
 def _check_block_memory(policy: ReportedPolicy, target: Target | None, jobs: list[_Job]) -> list[Violation]:
@@ -620,8 +784,7 @@ def _check_block_memory(policy: ReportedPolicy, target: Target | None, jobs: lis
         try:
             numjobs = _u64(job, "numjobs", 1)
             iodepth = _u64(job, "iodepth", 1)
-            bs = _sizes(job, "bs")
-            split = _sizes(job, "bssplit")
+            _, largest, smallest = _largest_block(job)
             size = _sizes(job, "size")
         except _Unreadable as exc:
             return [
@@ -632,8 +795,6 @@ def _check_block_memory(policy: ReportedPolicy, target: Target | None, jobs: lis
                     f"give {exc.name} in fio's syntax",
                 )
             ]
-        blocks = [*(bs if isinstance(bs, tuple) else (4096,)), *(split if isinstance(split, tuple) else ())]
-        largest, smallest = max(blocks), min(blocks)
         per_thread = thread_bytes(iodepth, largest)
         rw = job.text("rw") or "read"
         if rw.startswith("rand") and largest > smallest and not _flag(job, "norandommap", unreadable=False):
@@ -745,12 +906,16 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
             size = _sizes(job, "size")
             offset = _sizes(job, "offset")
             io_size = _sizes(job, "io_size")
-            bs = _sizes(job, "bs")
             numjobs = _u64(job, "numjobs", 1)
             loops = _u64(job, "loops", 1)
-            rate = _u64(job, "rate_iops", 0)
+            number_ios = _u64(job, "number_ios", 0)
+            rate_bytes = _pair(job, "rate")[1]
+            rate_iops = _pair(job, "rate_iops")[1]
+            write_bs = _write_block(job)
             runtime = _time_ns(job, "runtime")
             ramp = _time_ns(job, "ramp_time")
+            filesize = _sizes(job, "filesize")
+            files = _u64(job, "nrfiles", 1)
         except _Unreadable as exc:
             return [
                 Violation(
@@ -760,15 +925,17 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
                     f"give {exc.name} in fio's syntax",
                 )
             ]
-        assert (
-            not isinstance(size, tuple) and not isinstance(offset, tuple) and not isinstance(io_size, tuple)
-        )
+        assert not isinstance(size, tuple) and not isinstance(offset, tuple)
+        assert not isinstance(io_size, tuple)
+        if isinstance(filesize, tuple) and size is None:
+            size = files * filesize[1]  # fio's size of a multi-file job: its files together
         if target is not None and target.kind == "directory" and size is not None:
             layout_end = max(layout_end, (offset or 0) + size)  # the agent's data file is laid out first
         if not job_writes(job):
             continue
-        write_bs = bs[1] if isinstance(bs, tuple) else 4096
-        rate_bound = rate * (ramp + runtime) / 1e9 * write_bs if rate and runtime else None
+        # the write direction's caps (R,W forms: only W bounds writes; 0 = no cap)
+        caps = [c for c in (rate_bytes, rate_iops * write_bs) if c]
+        rate_bound = min(caps) * (ramp + runtime) / 1e9 if caps and runtime else None
         if _flag(job, "time_based", unreadable=True):
             per_thread = rate_bound
             unbounded_field = job.field("time_based")
@@ -777,6 +944,8 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
             if region is None and target is not None and target.size_bytes is not None:
                 region = max(0, target.size_bytes - (offset or 0))
             per_pass = io_size or region
+            if per_pass is not None and number_ios:
+                per_pass = min(per_pass, number_ios * write_bs)  # at most number_ios I/Os a pass
             per_thread = per_pass * loops if per_pass is not None else None
             if per_thread is not None and rate_bound is not None:
                 per_thread = min(per_thread, rate_bound)
@@ -1187,6 +1356,7 @@ def _check_jobfile_run(
     meter: str | None,
     destructive: bool,
     parse: object,
+    engine: EngineOptions | None,
 ) -> list[Violation]:
     """A fio job file (ADR 0029): its shape (the text), then the engine's parse of it judged as the
     block job it is (jobfile.block_job: the job file's filename and directory dropped, the run's
@@ -1208,7 +1378,9 @@ def _check_jobfile_run(
                 "update iowatt-engine on the host (its --parse-only reads fio job files)",
             )
         ]
-    found = check_run(policy, target_path=target_path, engine_job=job, meter=meter, destructive=destructive)
+    found = check_run(
+        policy, target_path=target_path, engine_job=job, meter=meter, destructive=destructive, engine=engine
+    )
     names = [str(j["name"]) for j in job["jobs"]]
     return [_at_text(v, text_field, names) for v in found]
 
@@ -1235,6 +1407,7 @@ def check_run(
     meter: str | None,
     destructive: bool,
     file_facts: dict[str, Any] | None = None,
+    engine: EngineOptions | None = None,
 ) -> list[Violation]:
     """Every reason `policy` refuses this run (empty: allowed), in a stable order: target, meter,
     options, limits. `engine_job` is the engine's job file ({"global": {...}, "jobs": [...]}) as
@@ -1246,7 +1419,9 @@ def check_run(
     --parse-only document of the text, judged as a block job; ADR 0029).
     `file_facts` is the engine's `bounds` for a file workload (its `--parse-only`), for TPC-H
     the bound of libs/workload's function: None skips the limits (a caller without them); the
-    agent always passes them."""
+    agent always passes them.
+    `engine` is the host's engine's option facts (its --limits, options.EngineOptions: which options
+    a server may send, ADR 0030); None reads a block job by options.FROZEN_OPTIONS alone."""
     if isinstance(engine_job, dict) and engine_job.get("mode") in BLOCK_MODES:
         return _check_jobfile_run(
             policy,
@@ -1255,6 +1430,7 @@ def check_run(
             meter=meter,
             destructive=destructive,
             parse=file_facts,
+            engine=engine,
         )
     if isinstance(engine_job, dict) and "mode" in engine_job:
         return _check_file_run(
@@ -1267,7 +1443,7 @@ def check_run(
         )
     found: list[Violation] = []
     options: list[Violation] = []
-    jobs = _jobs(engine_job, options)
+    jobs = _jobs(engine_job, options, engine or EngineOptions.builtin())
     found.extend(_check_target(policy, target_path, destructive, jobs))
     found.extend(_check_meter(policy, meter))
     found.extend(options)

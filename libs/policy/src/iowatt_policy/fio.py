@@ -12,16 +12,24 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from iowatt_workload.sizes import U64_MAX, parse_size
 
 __all__ = [
     "U64_MAX",
+    "RwMode",
     "parse_bool",
     "parse_bs",
+    "parse_bsrange",
     "parse_bssplit_sizes",
+    "parse_rate",
+    "parse_rw",
     "parse_size",
+    "parse_size_range",
     "parse_time_ns",
+    "parse_time_range_ns",
+    "parse_time_us_default",
     "parse_u64",
     "value_text",
 ]
@@ -116,3 +124,102 @@ def value_text(value: object) -> str:
     if isinstance(value, str):
         return value
     raise ValueError("must be a string, number or boolean")
+
+
+# --- issue 24's option values (the engine's pace.c, multifile.c, sched.c, patterns.c) ----------
+
+_READ_MODES = frozenset({"read", "randread"})
+_TRIM_MODES = frozenset({"trim", "randtrim", "trimwrite"})
+_WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"})
+_RW_SUFFIX = re.compile(r"-?[0-9]+[A-Za-z]*")
+
+
+@dataclass(frozen=True)
+class RwMode:
+    """What an `rw` value does to the target: `mode` is the name before fio's `:N` offset modifier
+    (`read:-8k`, `randread:4`, `write:112k`); `writes` is true for every mode that changes the
+    target's data, trims included (fio's trim, randtrim, trimwrite discard blocks: a destructive
+    write), and for any mode this library does not know (the engine refuses it; never counted as
+    a read); `trims` says it discards."""
+
+    mode: str
+    writes: bool
+    trims: bool
+    known: bool
+
+
+def parse_rw(text: str) -> RwMode:
+    """An `rw` value: MODE or MODE:N (N a count or a size, a negative size for backwards strides).
+    A bad modifier raises ValueError (the engine refuses it); an unknown MODE is a write."""
+    mode, colon, suffix = text.partition(":")
+    if colon and not _RW_SUFFIX.fullmatch(suffix):
+        raise ValueError(f"invalid offset modifier {suffix!r} in rw {text!r}")
+    known = mode in _READ_MODES or mode in _WRITE_MODES or mode in _TRIM_MODES
+    trims = mode in _TRIM_MODES
+    return RwMode(mode=mode, writes=mode not in _READ_MODES, trims=trims, known=known)
+
+
+def parse_rate(text: str, *, iops: bool, kb_base: int = 1024) -> tuple[int, int]:
+    """(read, write) caps of `rate` (bytes/s, sizes) or `rate_iops` (I/Os/s) as the engine reads
+    fio's R[,W[,T]]: one value caps both directions, `X,` reads only (the write cap 0 = none),
+    `,Y` writes only; 0 is no cap. A trim value other than 0 is refused by the engine (ValueError
+    here)."""
+    parts = text.split(",")
+    if len(parts) > 3:
+        raise ValueError(f"at most three values READ,WRITE,TRIM in {text!r}")
+    if len(parts) == 3 and parts[2] not in ("", "0"):
+        raise ValueError(f"a trim rate is not supported: {text!r}")
+    read_text = parts[0]
+    write_text = parts[1] if len(parts) > 1 else parts[0]
+
+    def one(part: str) -> int:
+        if not part:
+            return 0
+        return parse_u64(part) if iops else parse_size(part, kb_base)
+
+    return one(read_text), one(write_text)
+
+
+def parse_time_us_default(text: str) -> int:
+    """Nanoseconds of a time whose plain number is microseconds (thinktime, latency_target)."""
+    if re.fullmatch(r"[0-9]+", text):
+        text += "us"
+    return parse_time_ns(text)
+
+
+def parse_time_range_ns(text: str) -> tuple[int, int]:
+    """(low, high) ns of `startdelay`: TIME or LO-HI (each clone draws from the range)."""
+    low_text, dash, high_text = text.partition("-")
+    low = parse_time_ns(low_text)
+    high = parse_time_ns(high_text) if dash else low
+    if high < low:
+        raise ValueError(f"range {text!r} ends before it starts")
+    return low, high
+
+
+def parse_size_range(text: str, kb_base: int = 1024) -> tuple[int, int]:
+    """(low, high) bytes of `filesize`: SIZE or LOW-HIGH, LOW > 0."""
+    low_text, dash, high_text = text.partition("-")
+    low = parse_size(low_text, kb_base)
+    high = parse_size(high_text, kb_base) if dash else low
+    if low == 0 or high < low:
+        raise ValueError(f"must be greater than 0 and LOW <= HIGH, got {text!r}")
+    return low, high
+
+
+def parse_bsrange(text: str, kb_base: int = 1024) -> list[int]:
+    """Every block size bound of `bsrange` (MIN-MAX[,MIN-MAX]): the largest is what the host's
+    block-size and memory limits judge."""
+    sizes: list[int] = []
+    for direction in text.split(",", 1):
+        if not direction:
+            continue
+        low_text, dash, high_text = direction.partition("-")
+        low = parse_size(low_text, kb_base)
+        high = parse_size(high_text, kb_base) if dash else low
+        if low == 0 or high < low:
+            raise ValueError(f"invalid block size range {direction!r}")
+        sizes += [low, high]
+    if not sizes:
+        raise ValueError(f"empty bsrange {text!r}")
+    return sizes
