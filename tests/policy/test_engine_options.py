@@ -278,23 +278,16 @@ def test_paths_and_the_hosts_own_options_are_refused(
 # --- rw: every form, trims -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("text", "writes", "trims"),
-    [
-        ("read", False, False),
-        ("read:-8k", False, False),
-        ("randread:4", False, False),
-        ("write:112k", True, False),
-        ("randrw:8", True, False),
-        ("trim", True, True),
-        ("randtrim", True, True),
-        ("trimwrite", True, True),
-        ("scribble", True, False),  # unknown: never a read
-    ],
+RW_VECTORS = json.loads(
+    (Path(__file__).resolve().parents[2] / "libs/policy/testdata/rw_modes.json").read_text()
 )
-def test_rw_forms(text: str, writes: bool, trims: bool) -> None:
-    rw = parse_rw(text)
-    assert (rw.writes, rw.trims) == (writes, trims)
+
+
+@pytest.mark.parametrize("case", RW_VECTORS["cases"], ids=lambda c: c["rw"])
+def test_rw_forms(case: dict[str, Any]) -> None:
+    # the vectors the UI's tests read too (frontend/src/components/Jobfile/jobfile.test.ts)
+    rw = parse_rw(case["rw"])
+    assert (rw.writes, rw.trims) == (case["writes"], case["trims"])
 
 
 @needs_engine

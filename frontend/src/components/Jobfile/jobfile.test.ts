@@ -1,5 +1,8 @@
 // fio job files in New run (ADR 0029): what the UI derives from the engine's parse, and the run
 // the form queues from a pasted job file (its text sent byte for byte, never the parse).
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { deriveRunPlan } from "../../routes/newRun/plan";
 import { initialState, newRunReducer } from "../../routes/newRun/state";
@@ -39,6 +42,19 @@ describe("the engine's parse of a job file", () => {
       ),
     ).toBe(true);
     expect(jobfileWrites(null)).toBe(false);
+  });
+
+  it("reads every rw form as libs/policy does (its vectors: libs/policy/testdata/rw_modes.json)", () => {
+    const file = join(
+      dirname(fileURLToPath(import.meta.url)),
+      ...["..", "..", "..", "..", "libs", "policy", "testdata", "rw_modes.json"],
+    );
+    const { cases } = JSON.parse(readFileSync(file, "utf8")) as {
+      cases: { rw: string; writes: boolean }[];
+    };
+    expect(cases.length).toBeGreaterThan(10);
+    for (const c of cases)
+      expect([c.rw, jobfileWrites(parse([["a", 0, { rw: c.rw }]]))]).toEqual([c.rw, c.writes]);
   });
 
   it("reads a job's options as fio does: its own over the global ones", () => {

@@ -687,7 +687,7 @@ def _write_only(job: _Job) -> bool:
         rw = parse_rw(job.text("rw") or "read")
     except ValueError:
         return False
-    return rw.mode in ("write", "randwrite", "trim", "randtrim", "trimwrite")
+    return rw.mode in ("write", "randwrite", "trim", "randtrim", "trimwrite", "randtrimwrite")
 
 
 def _check_runtime(limit_s: float, target: Target | None, jobs: list[_Job]) -> list[Violation]:

@@ -129,8 +129,8 @@ def value_text(value: object) -> str:
 # --- issue 24's option values (the engine's pace.c, multifile.c, sched.c, patterns.c) ----------
 
 _READ_MODES = frozenset({"read", "randread"})
-_TRIM_MODES = frozenset({"trim", "randtrim", "trimwrite"})
-_WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"})
+_TRIM_MODES = frozenset({"trim", "randtrim", "trimwrite", "randtrimwrite"})
+_WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite"})
 _RW_SUFFIX = re.compile(r"-?[0-9]+[A-Za-z]*")
 
 
@@ -138,8 +138,8 @@ _RW_SUFFIX = re.compile(r"-?[0-9]+[A-Za-z]*")
 class RwMode:
     """What an `rw` value does to the target: `mode` is the name before fio's `:N` offset modifier
     (`read:-8k`, `randread:4`, `write:112k`); `writes` is true for every mode that changes the
-    target's data, trims included (fio's trim, randtrim, trimwrite discard blocks: a destructive
-    write), and for any mode this library does not know (the engine refuses it; never counted as
+    target's data, trims included (fio's trim, randtrim, trimwrite, randtrimwrite discard blocks:
+    a destructive write), and for any mode this library does not know (the engine refuses it; never counted as
     a read); `trims` says it discards."""
 
     mode: str
