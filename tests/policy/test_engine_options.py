@@ -101,7 +101,8 @@ INERT = {
     "cmdprio_class": "refused by the engine",
     "cmdprio": "refused by the engine",
     "cmdprio_bssplit": "refused by the engine",
-    "verify": "reads back what the job wrote: no more bytes written; memory: replays the offsets",
+    "verify": "reads back what the job wrote: no more bytes written; memory: the engine replays the "
+    "offsets; a time-based writer's read-back after its runtime is capped by the agent's hard timeout",
     "verify_pattern": "at most 512 bytes",
     "do_verify": "as verify",
     "verify_interval": "headers inside the job's blocks",
