@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 // The API runs on the same origin in production (the backend serves dist/ at /).
 // In development, `npm run dev` proxies /api to a local server.
 const apiTarget = process.env.IOWATT_URL ?? "http://127.0.0.1:8000";
+// logic tests that use the browser's storage (the session token): run in jsdom
+const BROWSER_LOGIC = ["src/queries/runs.test.ts"];
 
 export default defineConfig({
   plugins: [react()],
@@ -15,9 +17,29 @@ export default defineConfig({
     sourcemap: false,
     chunkSizeWarningLimit: 1200,
   },
+  // Two projects: logic tests (*.test.ts) run in Node, and only the component tests (*.test.tsx)
+  // and the logic tests that need a window (BROWSER_LOGIC: localStorage) pay for a jsdom window
+  // per file (most of vitest's time on two cores was setting those up).
   test: {
-    environment: "jsdom",
-    include: ["src/**/*.test.{ts,tsx}"],
-    setupFiles: ["src/test/setup.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "logic",
+          environment: "node",
+          include: ["src/**/*.test.ts"],
+          exclude: BROWSER_LOGIC,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "dom",
+          environment: "jsdom",
+          include: ["src/**/*.test.tsx", ...BROWSER_LOGIC],
+          setupFiles: ["src/test/setup.ts"],
+        },
+      },
+    ],
   },
 });

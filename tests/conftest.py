@@ -186,3 +186,21 @@ class _XdistGroupIds:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_XdistGroupIds(), "iowatt-xdist-group-ids")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """IOWATT_TEST_TIMELINE=PREFIX: each test process appends `start end worker nodeid` (wall
+    seconds) to PREFIX.<worker>, to see which process ends last and what it waited on
+    (docs/testing.md § Measuring: scripts/test-timeline.py draws it)."""
+    prefix = os.environ.get("IOWATT_TEST_TIMELINE")
+    if not prefix:
+        yield
+        return
+    import time
+
+    start = time.time()
+    yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(f"{prefix}.{worker}", "a", encoding="utf-8") as f:
+        f.write(f"{start:.2f} {time.time():.2f} {worker} {item.nodeid}\n")

@@ -5,10 +5,10 @@ results; the other 28 are copies of them in the stack's database (run, result do
 figures, per-second series), each with its rates multiplied and its latencies divided by a factor
 between 1/3 and 133, so that changes go both ways and span what the issue names ("133x lower
 latency", "+8,000% faster"). The two-run set is the disk run and a copy with faster reads and
-slower writes: which real run is faster is the machine's to decide. tests/browser/compare.mjs then checks every chart's plot area
-(>= 200 px), that the page never scrolls sideways, the direction-aware change phrases, distinct
-sweep titles, the transposed table, the dashboard, and times navigation start -> table and charts
-rendered (docs: tests/browser/README.md)."""
+slower writes: which real run is faster is the machine's to decide. tests/browser/compare.mjs then
+checks every chart's plot area (>= 200 px), that the page never scrolls sideways, the
+direction-aware change phrases, distinct sweep titles, the transposed table, the dashboard, and
+times navigation start -> table and charts rendered (docs: tests/browser/README.md)."""
 
 import re
 import shutil
@@ -110,9 +110,9 @@ def _clone(
     )
     for table in ("run_results", "result_jobs", "result_series"):
         tcols = _columns(conn, table)
+        scaled = _scaled(tcols, factor, write_factor)
         conn.execute(
-            f"INSERT INTO {table} ({', '.join(tcols)}) SELECT {_scaled(tcols, factor, write_factor)} FROM {table} "
-            "WHERE run_id = %(src)s",
+            f"INSERT INTO {table} ({', '.join(tcols)}) SELECT {scaled} FROM {table} WHERE run_id = %(src)s",
             {"new": new, "src": source},
         )
     return new
