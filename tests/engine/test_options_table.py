@@ -37,14 +37,17 @@ KNOWN = {
     "prioclass", "nice", "gtod_reduce", "disable_lat", "disable_clat", "disable_slat",
     "disable_bw_measurement", "disable_bw", "cmdprio_percentage",
     "cmdprio_class", "cmdprio", "cmdprio_bssplit",
+    # patterns family (src/patterns.c)
+    "rw_sequencer", "bsrange", "blocksize_range", "bs_unaligned", "blocksize_unaligned", "blockalign", "ba",
+    "random_generator", "percentage_random", "number_ios",
 }  # fmt: skip
 
 # iowatt.options, in order (a stable interface: docs/contracts.md, the agent's parser)
 ECHO_KEYS = [
-    "name", "filename", "rw", "rwmixread", "bs_bytes", "bs_read_bytes", "bs_write_bytes", "bssplit",
+    "name", "filename", "rw", "rw_skip_bytes", "rw_random_every", "rwmixread", "bs_bytes", "bs_read_bytes", "bs_write_bytes", "bssplit",
     "size_bytes", "offset_bytes", "direct", "numjobs", "runtime_ns", "time_based", "ramp_time_ns",
     "ioengine", "iodepth", "stonewall", "loops", "fsync", "fdatasync", "end_fsync", "sync", "invalidate",
-    "fadvise_hint", "random_distribution", "random_distribution_param", "norandommap", "randseed",
+    "fadvise_hint", "random_distribution", "random_distribution_param", "random_distribution_zones", "norandommap", "randseed",
     "randrepeat", "zero_buffers", "refill_buffers", "clocksource", "iodepth_batch_submit", "force_async",
     "io_size_bytes", "buffer_compress_percentage",
     "rate_iops", "rate_iops_read", "rate_iops_write",
@@ -62,6 +65,8 @@ ECHO_KEYS = [
     # multi-file jobs (src/multifile.c)
     "directory", "nrfiles", "filesize_low_bytes", "filesize_high_bytes", "openfiles", "file_service_type",
     "file_service_param", "filename_format", "create_on_open", "create_only", "file_append", "fallocate",
+    "rw_sequencer", "bsrange", "bs_unaligned", "blockalign_bytes", "random_generator", "percentage_random",
+    "number_ios",
 ]  # fmt: skip
 
 # reporting (s8/reporting): fio's log files and percentile options (src/logs.c, src/output.c)
@@ -110,7 +115,7 @@ def test_help_shows_defaults_from_the_table(engine_bin: Path) -> None:
     out = run_engine(engine_bin, "--help").stdout
     assert re.search(r"--ioengine=\S+ .*\(default psync\)", out)
     assert re.search(r"--rwmixread=INT .*\(default 50\)", out)
-    assert re.search(r"--rw=CHOICE .*\[read, write, randread, randwrite, rw, readwrite, randrw\]", out)
+    assert re.search(r"--rw=VALUE .*\[read, write, randread, randwrite, rw, readwrite, randrw\]", out)
 
 
 def test_every_boolean_alone_means_1_and_others_need_a_value(engine_bin: Path, scratch: Path) -> None:

@@ -187,7 +187,7 @@ struct perm { uint64_t n; uint64_t k[PERM_ROUNDS]; unsigned bits; };
 void perm_init(struct perm *p, uint64_t n, uint64_t key);
 uint64_t perm_at(const struct perm *p, uint64_t i);
 
-enum dist { DIST_RANDOM, DIST_ZIPF, DIST_PARETO, DIST_NORMAL };
+enum dist { DIST_RANDOM, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONED, DIST_ZONED_ABS };
 struct distgen {
 	enum dist kind;
 	uint64_t n;
@@ -204,6 +204,7 @@ enum fadv { FADV_NONE, FADV_AUTO, FADV_SEQ, FADV_RAND, FADV_NORMAL };
 #define MAX_BSSPLIT 32
 #define MAX_BS (1ull << 30) /* bs and each bssplit entry: at most 1 GiB */
 #define MAX_GIVEN 96
+#define MAX_ZONES 256 /* zoned / zoned_abs entries (fio's limit) */
 struct bsent { uint64_t bs; unsigned pct; };
 /* verify family (src/verify.c): fio's verify_pattern as bytes, with the places of its %o */
 #define VERIFY_PATTERN_MAX 512
@@ -298,6 +299,18 @@ struct options {
 	int continue_on_error;          /* CE_* bits: EIO/EILSEQ of these kinds are counted, not fatal */
 	char wait_for[128];             /* start when every job of this name (defined before) ended */
 	uint64_t startdelay_ns, startdelay_hi_ns; /* hi > 0: each clone draws from [lo, hi] */
+	/* ---- patterns family (src/patterns.c) ---- */
+	int64_t rw_seq_add;             /* rw=read:-8k: bytes added to each sequential offset (fio's ddir_seq_add) */
+	unsigned rw_seq_nr;             /* rw=randread:8: a new random offset every N I/Os (fio's ddir_seq_nr) */
+	int rw_seq_identical;           /* rw_sequencer=identical */
+	uint64_t bsrange[2][2];         /* bsrange per direction: {min, max}; {0, 0} = not given */
+	int bs_unaligned;               /* bsrange sizes need not be multiples of the minimum */
+	uint64_t blockalign[2];         /* random offsets aligned to this per direction; 0 = the block size */
+	struct zone_split { unsigned access; uint64_t size; } zones[MAX_ZONES]; /* zoned: size %, zoned_abs: bytes */
+	int nzones;
+	int random_generator;           /* 0 tausworthe, 1 lfsr, 2 tausworthe64 */
+	unsigned pct_random[2];         /* percentage_random per direction (100: every offset random) */
+	uint64_t number_ios;            /* at most this many I/Os per pass (0 = no limit) */
 	/* options as given, for "job options" */
 	int ngiven;
 	char given_name[MAX_GIVEN][40];
@@ -523,6 +536,8 @@ struct worker {
 	uint64_t roff, rsize;           /* the region of the current file: offset, size */
 	struct mfworker *mfw;           /* multi-file jobs: the worker's files (multifile.c), else NULL */
 	struct pace_state pace;         /* pacing, QoS (pace.c) */
+	struct patgen *pat;             /* src/patterns.c: set when the job uses a pattern it handles */
+	uint64_t nios;                  /* I/Os generated in the measured time (number_ios) */
 	/* accounting (private, merged after the run) */
 	struct dstat d[2];
 	uint64_t *schedhist;            /* rate_iops: latency from the intended start */

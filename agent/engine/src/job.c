@@ -10,6 +10,7 @@
 #include "verify.h"
 #include "multifile.h"
 #include "output.h"
+#include "patterns.h"
 
 /* a single-file job's descriptor, shared by its threads, with the job's cache hints */
 static int job_open_target(struct job *j)
@@ -235,6 +236,7 @@ void job_free(struct job *j)
 		free(w->map);
 		verify_worker_free(w);
 		logs_worker_free(w);
+		pat_free(w);
 	}
 	verify_job_free(j);
 	free(j->workers);

@@ -14,6 +14,7 @@
 #include "multifile.h"
 #include "output.h"
 #include "jobfile.h"
+#include "patterns.h"
 
 /* ---- the options table ----
  * Each option is defined once, in opts[] below (as fio's options table): its name and alias,
@@ -144,6 +145,7 @@ static void parse_bs(void *base, const struct opt_def *d, const char *name, cons
 	o->bs[0] = r;
 	o->bs[1] = w;
 	o->nbssplit[0] = o->nbssplit[1] = 0;
+	memset(o->bsrange, 0, sizeof(o->bsrange)); /* the later of bs and bsrange wins */
 }
 
 static void echo_bs(struct jw *w, const struct options *o, const struct opt_def *d)
@@ -204,6 +206,10 @@ static void parse_distribution(void *base, const struct opt_def *d, const char *
 	const char *colon = strchr(val, ':');
 	size_t kl = colon ? (size_t)(colon - val) : strlen(val);
 	double p = 0;
+	if ((kl == 5 && !strncmp(val, "zoned", 5)) || (kl == 9 && !strncmp(val, "zoned_abs", 9))) {
+		pat_parse_zoned(o, name, val, colon ? colon + 1 : "", kl == 9); /* src/patterns.c */
+		return;
+	}
 	if (colon) {
 		char *end;
 		p = strtod(colon + 1, &end);
@@ -227,7 +233,8 @@ static void parse_distribution(void *base, const struct opt_def *d, const char *
 			die_usage(name, "normal deviation must be in (0, 100] in '%s'", val);
 		o->dist = DIST_NORMAL;
 	} else {
-		die_usage(name, "unknown distribution '%s' (random, zipf:T, pareto:H, normal[:DEV])", val);
+		die_usage(name, "unknown distribution '%s' (random, zipf:T, pareto:H, normal[:DEV], zoned:A/S%%:..., "
+			  "zoned_abs:A/SIZE:...)", val);
 	}
 	o->dist_param = p;
 }
@@ -239,10 +246,32 @@ static void echo_distribution(struct jw *w, const struct options *o, const struc
 		if (c->val == (int)o->dist)
 			s = c->name;
 	jw_str(w, d->key, s);
-	if (o->dist == DIST_RANDOM)
+	if (o->dist == DIST_RANDOM || o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS)
 		jw_null(w, "random_distribution_param");
 	else
 		jw_dbl(w, "random_distribution_param", o->dist_param);
+	pat_echo_zones(w, o);
+}
+
+/* "read", or with fio's offset modifier "read:8k", "read:-8k", "randread:8" (src/patterns.c) */
+static void parse_rw(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	struct options *o = base;
+	const char *colon = strchr(val, ':');
+	size_t n = colon ? (size_t)(colon - val) : strlen(val);
+	for (const struct opt_choice *c = d->choices; c->name; c++)
+		if (strlen(c->name) == n && !strncmp(c->name, val, n)) {
+			o->rw = (enum rw_mode)c->val;
+			pat_rw_modifier(o, name, val, colon ? colon + 1 : NULL);
+			return;
+		}
+	die_usage(name, d->bad, val);
+}
+
+static void echo_rw(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	jw_str(w, d->key, rw_name(o->rw));
+	pat_echo_rw_modifier(w, o);
 }
 
 /* fio's description: any text (empty: none), cut to fio's 255 bytes */
@@ -271,7 +300,11 @@ static const struct opt_choice clock_choices[] = {
 /* random_distribution's kinds (zipf and pareto take :PARAM, normal may) */
 static const struct opt_choice dist_choices[] = {
 	{ "random", DIST_RANDOM }, { "zipf", DIST_ZIPF }, { "pareto", DIST_PARETO }, { "normal", DIST_NORMAL },
-	{ NULL, 0 },
+	{ "zoned", DIST_ZONED }, { "zoned_abs", DIST_ZONED_ABS }, { NULL, 0 },
+};
+static const struct opt_choice rw_seq_choices[] = { { "sequential", 0 }, { "identical", 1 }, { NULL, 0 } };
+static const struct opt_choice randgen_choices[] = {
+	{ "tausworthe", 0 }, { "lfsr", 1 }, { "tausworthe64", 2 }, { NULL, 0 },
 };
 /* ---- scheduling and control (fio's meaning; src/sched.c) ---- */
 /* startdelay=irange(time): "T" or "LO-HI" (each clone draws from the range) */
@@ -349,9 +382,9 @@ static const struct opt_def opts[] = {
 	  .help = "text describing the job (fio's JSON \"desc\"; cut to 255 bytes)" },
 	{ .name = "filename", .type = OT_STR, .off = OFF(filename), .len = PATH_MAX, .bad = "invalid path '%s'",
 	  .key = "filename", .help = "file or block device (required)" },
-	{ .name = "rw", .alias = "readwrite", .type = OT_ENUM, .off = OFF(rw), .choices = rw_choices,
+	{ .name = "rw", .alias = "readwrite", .type = OT_FUNC, .parse = parse_rw, .echo = echo_rw, .choices = rw_choices,
 	  .bad = "unknown mode '%s' (read, write, randread, randwrite, rw, randrw)", .def = "read", .key = "rw",
-	  .help = "I/O pattern" },
+	  .help = "I/O pattern, with fio's offset modifier MODE:N (src/patterns.c)" },
 	{ .name = "rwmixread", .type = OT_UINT, .off = OFF(rwmixread), .max = 100, .def = "50", .key = "rwmixread",
 	  .help = "percent of mixed I/O that reads" },
 	{ .name = "rwmixwrite", .type = OT_FUNC, .parse = parse_rwmixwrite, .help = "percent of mixed I/O that writes" },
@@ -391,7 +424,8 @@ static const struct opt_def opts[] = {
 	  .bad = "unknown hint '%s' (0, 1, sequential, random, normal)", .def = "1", .key = "fadvise_hint",
 	  .help = "posix_fadvise: 0, 1 (from rw), sequential, random, normal" },
 	{ .name = "random_distribution", .type = OT_FUNC, .parse = parse_distribution, .echo = echo_distribution,
-	  .choices = dist_choices, .def = "random", .key = "random_distribution", .help = "random, zipf:T, pareto:H or normal[:DEV]" },
+	  .choices = dist_choices, .def = "random", .key = "random_distribution",
+	  .help = "random, zipf:T, pareto:H, normal[:DEV], zoned:A/S%:... or zoned_abs:A/SIZE:..." },
 	{ .name = "norandommap", .type = OT_BOOL, .off = OFF(norandommap), .key = "norandommap",
 	  .help = "random offsets may repeat within a pass" },
 	{ .name = "randseed", .type = OT_U64, .off = OFF(randseed), .set_off = OFF(randseed_set), .key = "randseed",
@@ -613,6 +647,25 @@ static const struct opt_def opts[] = {
 	  .key = "lat_percentiles", .help = "total latency percentiles (terse and normal print these)" },
 	{ .name = "slat_percentiles", .type = OT_BOOL, .off = OFF(slat_pct), .key = "slat_percentiles",
 	  .help = "submission latency percentiles (async engines)" },
+	/* ---- patterns family (src/patterns.c) ---- */
+	{ .name = "rw_sequencer", .type = OT_ENUM, .off = OFF(rw_seq_identical), .choices = rw_seq_choices,
+	  .bad = "must be sequential or identical, got '%s'", .def = "sequential", .key = "rw_sequencer",
+	  .help = "rw=randX:N: the I/Os between random offsets go on sequentially or repeat the offset" },
+	{ .name = "bsrange", .alias = "blocksize_range", .type = OT_FUNC, .parse = pat_parse_bsrange,
+	  .echo = pat_echo_bsrange, .max = MAX_BS, .key = "bsrange",
+	  .help = "block sizes drawn from MIN-MAX[,MIN-MAX] (multiples of MIN)" },
+	{ .name = "bs_unaligned", .alias = "blocksize_unaligned", .type = OT_BOOL, .off = OFF(bs_unaligned),
+	  .key = "bs_unaligned", .help = "bsrange: any byte count, not only multiples of MIN" },
+	{ .name = "blockalign", .alias = "ba", .type = OT_FUNC, .parse = pat_parse_blockalign,
+	  .echo = pat_echo_blockalign, .max = MAX_BS, .key = "blockalign_bytes",
+	  .help = "align random offsets to this[,WRITE] (turns the random map off)" },
+	{ .name = "random_generator", .type = OT_ENUM, .off = OFF(random_generator), .choices = randgen_choices,
+	  .bad = "must be tausworthe, lfsr or tausworthe64, got '%s'", .def = "tausworthe", .key = "random_generator",
+	  .help = "lfsr: each block once per pass without a random map" },
+	{ .name = "percentage_random", .type = OT_FUNC, .parse = pat_parse_pct_random, .echo = pat_echo_pct_random,
+	  .def = "100", .key = "percentage_random", .help = "random jobs: % of offsets drawn at random[,WRITE]" },
+	{ .name = "number_ios", .type = OT_U64, .off = OFF(number_ios), .key = "number_ios", .flags = OPT_F_NULL_ZERO,
+	  .help = "at most this many I/Os per pass and thread (not with time_based)" },
 	{ .name = "thread", .type = OT_BOOL, .flags = OPT_F_UNSTORED, .help = "accepted (threads are always used)" },
 	/* scheduling and control (fio's meaning; src/sched.c) */
 	{ .name = "group_reporting", .type = OT_BOOL, .off = OFF(group_reporting), .key = "group_reporting",
@@ -993,6 +1046,8 @@ uint64_t opt_max_bs(const struct options *o)
 		} else if (o->bs[d] > m) {
 			m = o->bs[d];
 		}
+		if (o->bsrange[d][1] > m)
+			m = o->bsrange[d][1];
 	}
 	return m;
 }
@@ -1018,6 +1073,7 @@ void options_finalize(struct options *o)
 	if (pages > 0 && psz > 0 && need > 0.5 * (double)pages * (double)psz)
 		die_usage("iodepth", "bs x iodepth x numjobs needs %.0f MiB of buffers, more than half of the RAM",
 			  need / 1048576.0);
+	pat_finalize(o);
 	/* as fio: a given randseed always decides; without one, randrepeat=1 (the default) takes a
 	 * fixed seed and randrepeat=0 a new one from the system's generator (echoed as randseed) */
 	if (!o->randseed_set) {

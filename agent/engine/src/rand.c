@@ -111,6 +111,9 @@ int distgen_init(struct distgen *d, enum dist kind, double param, uint64_t n)
 		if (!(param > 0 && param <= 100))
 			return -EINVAL;
 		return 0;
+	case DIST_ZONED:
+	case DIST_ZONED_ABS:
+		return 0; /* drawn by src/patterns.c */
 	}
 	return -EINVAL;
 }
@@ -151,6 +154,9 @@ uint64_t distgen_next(struct distgen *d, struct rng *r)
 		uint64_t k = (uint64_t)v;
 		return k < d->n ? k : d->n - 1;
 	}
+	case DIST_ZONED:
+	case DIST_ZONED_ABS:
+		break;
 	}
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "verify.h"
+#include "patterns.h"
 #include "vhash.h"
 
 #define POOL_BYTES (256u << 10)
@@ -697,6 +698,8 @@ int verify_worker_init(struct worker *w)
 		if (!v->map)
 			return -ENOMEM;
 	}
+	if (w->pat && !(v->pat = pat_clone(w->pat))) /* the pattern's state as the writes begin */
+		return -ENOMEM;
 	return 0;
 }
 
@@ -706,6 +709,7 @@ void verify_worker_free(struct worker *w)
 		return;
 	free(w->vw->scratch);
 	free(w->vw->map);
+	free(w->vw->pat);
 	free(w->vw);
 	w->vw = NULL;
 }
@@ -731,9 +735,15 @@ static void cursor_swap(struct worker *w)
 	t = w->issued;
 	w->issued = v->issued;
 	v->issued = t;
+	t = w->nios;
+	w->nios = v->nios;
+	v->nios = t;
 	uint64_t *m = w->map;
 	w->map = v->map;
 	v->map = m;
+	struct patgen *pg = w->pat;
+	w->pat = v->pat;
+	v->pat = pg;
 }
 
 void verify_start(struct worker *w)
@@ -746,6 +756,7 @@ void verify_start(struct worker *w)
 	v->seq_pos[0] = w->seq_pos[0];
 	v->seq_pos[1] = w->seq_pos[1];
 	v->issued = w->issued;
+	v->nios = w->nios;
 	if (!rw_writes(o->rw)) {
 		v->mode = VM_READ;
 	} else if (o->verify_only) {

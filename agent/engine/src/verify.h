@@ -51,8 +51,9 @@ struct vworker {
 	 * read (verify phase and backlog batches); swapped with the worker's own while it runs */
 	struct rng rng;
 	struct perm perm;
-	uint64_t perm_i, seq_pos[2], issued;
+	uint64_t perm_i, seq_pos[2], issued, nios;
 	uint64_t *map;          /* mixed block sizes: the cursor's own random map */
+	struct patgen *pat;     /* src/patterns.c: the cursor's pattern state (rw=X:N, bsrange, ...), or NULL */
 	/* results */
 	uint64_t blocks, bytes, intervals, bad_intervals;
 	struct vfail fails[VERIFY_FAILS_KEPT];

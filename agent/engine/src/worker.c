@@ -14,6 +14,7 @@
 #include "verify.h"
 #include "multifile.h"
 #include "output.h"
+#include "patterns.h"
 
 #define NS_PER_S 1000000000ull
 #define LATE_START_NS 1000000ull /* an I/O issued > 1 ms after its intended start is late */
@@ -401,6 +402,36 @@ static uint64_t map_claim(struct worker *w, uint64_t bs, uint64_t *blk)
 	return n * w->minbs;
 }
 
+uint64_t worker_pick_bs(struct worker *w, int ddir)
+{
+	return pick_bs(w, ddir);
+}
+
+/* A random offset (relative to the region) for an I/O of *bs bytes: from the distribution, the
+ * random map (which may cut *bs short) or a uniform draw. */
+uint64_t worker_rand_off(struct worker *w, uint64_t *bs)
+{
+	const struct options *o = w->job->o;
+	uint64_t blk, off;
+	if (o->dist != DIST_RANDOM) {
+		blk = perm_at(&w->scatter, distgen_next(&w->dg, &w->rng));
+	} else if (o->norandommap) {
+		blk = rng_below(&w->rng, w->nblocks);
+	} else if (w->map) {
+		*bs = map_claim(w, *bs, &blk);
+	} else {
+		if (w->perm_i == w->nblocks) { /* a full pass done: new permutation */
+			w->perm_i = 0;
+			perm_init(&w->perm, w->nblocks, rng_next(&w->rng));
+		}
+		blk = perm_at(&w->perm, w->perm_i++);
+	}
+	off = blk * w->minbs;
+	if (off + *bs > w->rsize)
+		off = (w->rsize - *bs) / w->minbs * w->minbs;
+	return off;
+}
+
 /* Next I/O: direction, size, offset inside [offset, offset+size) of the current file. 1 when the
  * byte budget (size x loops) is used up, 2 when no file can take one now (multifile.c: reap first). */
 static inline int gen_io_raw(struct worker *w, struct io_req *r)
@@ -408,6 +439,12 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	const struct options *o = w->job->o;
 	if (!o->time_based && w->issued >= w->budget && w->measuring)
 		return 1; /* during ramp_time the budget does not run down (see account()) */
+	/* number_ios: like size, a budget of number_ios x loops I/Os (fio 3.33 goes on without
+	 * rewinding when the count ends a pass); time_based runs ignore it, as fio's */
+	if (o->number_ios && !o->time_based && w->measuring && w->nios / o->loops >= o->number_ios)
+		return 1;
+	if (w->pat) /* rw=X:N, bsrange, blockalign, zoned, ... (src/patterns.c) */
+		return pat_next(w, r);
 	int ddir;
 	switch (o->rw) {
 	case RW_READ: case RW_RANDREAD: ddir = DDIR_READ; break;
@@ -422,23 +459,7 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 		return w->err ? 1 : 2;
 	uint64_t bs = pick_bs(w, ddir), off;
 	if (rw_is_random(o->rw)) {
-		uint64_t blk;
-		if (o->dist != DIST_RANDOM) {
-			blk = perm_at(&w->scatter, distgen_next(&w->dg, &w->rng));
-		} else if (o->norandommap) {
-			blk = rng_below(&w->rng, w->nblocks);
-		} else if (w->map) {
-			bs = map_claim(w, bs, &blk);
-		} else {
-			if (w->perm_i == w->nblocks) { /* a full pass done: new permutation */
-				w->perm_i = 0;
-				perm_init(&w->perm, w->nblocks, rng_next(&w->rng));
-			}
-			blk = perm_at(&w->perm, w->perm_i++);
-		}
-		off = blk * w->minbs;
-		if (off + bs > w->rsize)
-			off = (w->rsize - bs) / w->minbs * w->minbs;
+		off = worker_rand_off(w, &bs);
 	} else {
 		off = w->seq_pos[ddir];
 		if (off + bs > w->rsize)
@@ -449,6 +470,7 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	r->len = (uint32_t)bs;
 	r->off = w->roff + off;
 	w->issued += bs;
+	w->nios += w->measuring;
 	if (w->mfw)
 		mf_issued(w, r, bs);
 	return 0;
@@ -512,7 +534,7 @@ int worker_setup_offsets(struct worker *w)
 	}
 	if (o->dist != DIST_RANDOM && distgen_init(&w->dg, o->dist, o->dist_param, w->nblocks) < 0)
 		return -EINVAL;
-	return 0;
+	return pat_setup(w);
 }
 
 int worker_next_io(struct worker *w, struct io_req *r)

@@ -335,6 +335,211 @@ static void test_offsets(void)
 	run_gen("randwrite", "4k", "4m", "4096", "norandommap", "1", 0);
 }
 
+/* ---- patterns (src/patterns.c) ---- */
+#define PAT_MAX 100000
+struct patrun {
+	uint64_t off[PAT_MAX], len[PAT_MAX];
+	int ddir[PAT_MAX];
+	size_t n;
+	struct options o;
+	uint64_t budget;
+};
+
+/* Run the generator of a job given as "name=value" pairs (dev: the file's size, 0 = the region's
+ * end) and check that every I/O lies inside [offset, offset+size). */
+static void pat_run(struct patrun *pr, uint64_t dev, const char *const *kv)
+{
+	struct options *o = &pr->o;
+	options_defaults(o);
+	option_set(o, "filename", "/nonexistent");
+	for (size_t i = 0; kv[i]; i += 2)
+		option_set(o, kv[i], kv[i + 1]);
+	options_finalize(o);
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	j.o = o;
+	j.tgt.dev_size = dev;
+	struct worker *w = calloc(1, sizeof(*w));
+	w->job = &j;
+	rng_seed(&w->rng, 7);
+	CHECK(worker_setup_offsets(w) == 0, "setup %s", kv[1]);
+	w->measuring = 1;
+	pr->budget = w->budget;
+	pr->n = 0;
+	int inside = 1;
+	struct io_req r;
+	while (pr->n < PAT_MAX && !worker_next_io(w, &r)) {
+		if (r.off < o->offset || r.off + r.len > o->offset + o->size || r.len == 0)
+			inside = 0;
+		pr->off[pr->n] = r.off;
+		pr->len[pr->n] = r.len;
+		pr->ddir[pr->n] = r.ddir;
+		pr->n++;
+	}
+	CHECK(inside, "%s %s: every I/O inside [offset, offset+size)", kv[0], kv[1]);
+	CHECK(pr->n < PAT_MAX, "%s %s: the generator ends", kv[0], kv[1]);
+	free(w->map);
+	free(w->pat);
+	free(w);
+}
+
+/* the offsets (in units of u, from 0) are exactly want[0..nw) */
+static int pat_is(const struct patrun *pr, uint64_t u, const unsigned *want, size_t nw)
+{
+	if (pr->n != nw)
+		return 0;
+	for (size_t i = 0; i < nw; i++)
+		if (pr->off[i] != want[i] * u)
+			return 0;
+	return 1;
+}
+
+static void test_patterns(void)
+{
+	static struct patrun pr;
+	/* sequences measured with Debian's fio 3.33 (psync, strace) on a 1 MiB file */
+	{
+		const char *kv[] = { "rw", "read:-8k", "bs", "4k", "size", "64k", NULL };
+		const unsigned want[] = { 0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 };
+		pat_run(&pr, 1 << 20, kv);
+		CHECK(pat_is(&pr, 4096, want, 16), "read:-8k: backwards from the end after the first I/O (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "read:-8k", "bs", "4k", "size", "64k", "offset", "16k", NULL };
+		const unsigned want[] = { 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 18, 17, 16, 15, 14 };
+		pat_run(&pr, 1 << 20, kv);
+		CHECK(pat_is(&pr, 4096, want, 16), "read:-8k offset=16k: fio's rewind (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "read:8k", "bs", "4k", "size", "64k", NULL };
+		const unsigned want[] = { 0, 3, 6, 9, 12, 15 };
+		pat_run(&pr, 1 << 20, kv);
+		CHECK(pat_is(&pr, 4096, want, 6), "read:8k: holes, the pass ends at the region's end (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "read:8k", "bs", "4k", "size", "64k", "io_size", "128k", NULL };
+		pat_run(&pr, 1 << 20, kv);
+		CHECK(pr.n == 32 && pr.off[6] == 0 && pr.off[31] == 3 * 4096, "read:8k io_size=128k: passes (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "write:112k", "bs", "16k", "size", "1m", NULL };
+		pat_run(&pr, 1 << 20, kv);
+		int ok = pr.n == 64;
+		for (size_t i = 0; ok && i < pr.n; i++)
+			ok = pr.off[i] == (i % 8) * 131072 && pr.len[i] == 16384;
+		CHECK(ok, "write:112k over the whole file wraps to the start (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "write:8k", "bs", "4k", "size", "1m", NULL };
+		pat_run(&pr, 1 << 20, kv);
+		CHECK(pr.n == 86 && pr.off[85] == 1044480, "write:8k: an I/O ending at the file's end ends the pass (%zu)",
+		      pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "read:3k", "bs", "4k", "size", "64k", NULL };
+		pat_run(&pr, 1 << 20, kv);
+		CHECK(pr.n == 9 && pr.off[8] == 56 * 1024, "read:3k: no I/O straddles the region's end (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "read", "bs", "4k", "size", "64k", "number_ios", "7", "loops", "4", NULL };
+		pat_run(&pr, 1 << 20, kv);
+		CHECK(pr.n == 28 && pr.off[16] == 0 && pr.off[27] == 11 * 4096, "number_ios=7 loops=4: 28 I/Os (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "randread:4", "rw_sequencer", "identical", "bs", "4k", "size", "64k", NULL };
+		pat_run(&pr, 1 << 20, kv);
+		int ok = pr.n == 16;
+		for (size_t i = 0; ok && i < pr.n; i++)
+			ok = pr.off[i] == pr.off[i - i % 4];
+		CHECK(ok, "randread:4 identical: each offset 4 times (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "randread:4", "bs", "4k", "size", "1m", "randseed", "3", NULL };
+		pat_run(&pr, 1 << 20, kv);
+		int ok = pr.n > 4 && pr.n <= 256;
+		for (size_t i = 0; ok && i < pr.n; i++)
+			ok = i % 4 == 0 || pr.off[i] == pr.off[i - 1] + 4096 || pr.off[i - 1] + 4096 == 1 << 20;
+		CHECK(ok, "randread:4: sequential runs of 4 from random starts, random past the file's end (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "randread", "percentage_random", "0", "bs", "4k", "size", "64k", NULL };
+		const unsigned want[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+		pat_run(&pr, 1 << 20, kv);
+		CHECK(pat_is(&pr, 4096, want, 16), "percentage_random=0: sequential (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "randread", "random_generator", "lfsr", "norandommap", "1", "bs", "4k",
+				     "size", "256k", "offset", "8k", NULL };
+		pat_run(&pr, 0, kv);
+		static unsigned char seen[64];
+		memset(seen, 0, sizeof(seen));
+		int once = pr.n == 64;
+		for (size_t i = 0; once && i < pr.n; i++)
+			once = !seen[(pr.off[i] - 8192) / 4096]++;
+		CHECK(once, "lfsr with norandommap: each block once (%zu)", pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "randwrite", "blockalign", "512", "bs", "4k", "size", "256k", NULL };
+		pat_run(&pr, 0, kv);
+		int al = pr.n == 64, odd = 0;
+		for (size_t i = 0; al && i < pr.n; i++) {
+			al = pr.off[i] % 512 == 0;
+			odd += pr.off[i] % 4096 != 0;
+		}
+		CHECK(al && odd > 32, "blockalign=512: offsets on 512-byte boundaries (%d of %zu not on 4k)", odd, pr.n);
+	}
+	{
+		const char *kv[] = { "rw", "rw", "bsrange", "4k-16k,1k-2k", "size", "1m", "loops", "3", NULL };
+		pat_run(&pr, 0, kv);
+		int ok = 1;
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < pr.n; i++) {
+			uint64_t lo = pr.ddir[i] ? 1024 : 4096, hi = pr.ddir[i] ? 2048 : 16384;
+			ok &= pr.len[i] >= lo && pr.len[i] <= hi && pr.len[i] % lo == 0;
+			bytes += pr.len[i];
+		}
+		CHECK(ok && bytes >= pr.budget && bytes < pr.budget + 16384, "bsrange R,W: sizes multiples of MIN in range, %llu of %llu bytes",
+		      (unsigned long long)bytes, (unsigned long long)pr.budget);
+	}
+	{
+		const char *kv[] = { "rw", "randread", "bsrange", "1k-4k", "bs_unaligned", "1", "size", "1m",
+				     "norandommap", "1", NULL };
+		pat_run(&pr, 0, kv);
+		int ok = pr.n > 0, odd = 0;
+		for (size_t i = 0; i < pr.n; i++) {
+			ok &= pr.len[i] >= 1024 && pr.len[i] <= 4096;
+			odd += pr.len[i] % 1024 != 0;
+		}
+		CHECK(ok && odd > (int)pr.n / 2, "bs_unaligned: any size in range (%d of %zu)", odd, pr.n);
+	}
+	const char *const zoned[][2] = {
+		{ "zoned:90/10:10/90", "0" }, { "zoned:60/10:40/20", "0" }, { "zoned_abs:50/16k:50/48k", "0" },
+		{ "zoned:100/100", "4096" }, { "zoned:50/1:50/1", "0" },
+	};
+	for (size_t k = 0; k < sizeof(zoned) / sizeof(zoned[0]); k++) {
+		const char *kv[] = { "rw", "randrw", "random_distribution", zoned[k][0], "bsrange", "4k-16k",
+				     "size", "1m", "offset", zoned[k][1], "loops", "4", NULL };
+		pat_run(&pr, 0, kv);
+		size_t first = 0, out = 0;
+		uint64_t z1 = 0, z2 = 0, base = strtoull(zoned[k][1], NULL, 10);
+		if (k == 0) z1 = 104857, z2 = 1 << 20;
+		if (k == 1) z1 = 104857, z2 = 314572;
+		if (k == 2) z1 = 16384, z2 = 65536;
+		if (k == 4) z2 = 20971; /* zones smaller than the I/O: at the zone's start */
+		for (size_t i = 0; i < pr.n; i++) {
+			uint64_t rel = pr.off[i] - base;
+			if (z1 && rel + pr.len[i] <= z1)
+				first++;
+			if (z2 && rel + pr.len[i] > z2 && !(k == 4 && rel < z2))
+				out++;
+		}
+		if (z1)
+			CHECK(first > pr.n * (k == 0 ? 85 : 45) / 100 && first < pr.n * (k == 0 ? 95 : 65) / 100,
+			      "%s: %zu of %zu I/Os inside the first zone", zoned[k][0], first, pr.n);
+		CHECK(out == 0, "%s: %zu I/Os past the last zone", zoned[k][0], out);
+	}
+}
+
 /* beneath=DIR: path normalisation and the confined open (openat2 here, the walk in the
  * noopenat2 build, which the black-box tests run) */
 static void test_confine(void)
@@ -655,6 +860,7 @@ int main(void)
 	test_perm();
 	test_dist();
 	test_offsets();
+	test_patterns();
 	test_confine();
 	test_parse_guarded();
 	test_ini();

@@ -1,0 +1,527 @@
+/* fio's I/O patterns beyond plain sequential and random offsets (patterns.h; README § Patterns).
+ * The rules are fio 3.33's, measured beside Debian's fio on the same jobs (offsets from strace:
+ * tests/engine/test_patterns.py), with one deliberate difference: an I/O never runs past
+ * offset+size (fio issues a last sequential I/O that straddles the region's end when the region
+ * is smaller than the file; here the pass ends before it). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "multifile.h"
+#include "patterns.h"
+
+enum { RG_TAUSWORTHE, RG_LFSR, RG_TAUSWORTHE64 };
+
+/* ---- options ---- */
+
+/* rw=X:N. Sequential modes: N is a size added to the offset after every I/O (holes; negative:
+ * backwards). Random modes: a new random offset every N I/Os, the ones between follow
+ * rw_sequencer. As fio reads it: the mode decides which. */
+void pat_rw_modifier(struct options *o, const char *name, const char *val, const char *mod)
+{
+	o->rw_seq_add = 0;
+	o->rw_seq_nr = 0;
+	if (!mod)
+		return;
+	if (rw_is_random(o->rw)) {
+		uint64_t n;
+		if (parse_u64(mod, &n) || n == 0 || n > UINT32_MAX)
+			die_usage(name, "'%s': a random mode takes ':N', a new random offset every N I/Os (N >= 1)", val);
+		o->rw_seq_nr = (unsigned)n;
+		return;
+	}
+	int neg = *mod == '-';
+	uint64_t v;
+	if (parse_size(mod + neg, &v, o->kb_base) || v > (uint64_t)INT64_MAX)
+		die_usage(name, "'%s': a sequential mode takes ':SIZE', bytes skipped after each I/O (negative: backwards)",
+			  val);
+	o->rw_seq_add = neg ? -(int64_t)v : (int64_t)v;
+}
+
+void pat_echo_rw_modifier(struct jw *w, const struct options *o)
+{
+	if (o->rw_seq_add)
+		jw_i64(w, "rw_skip_bytes", o->rw_seq_add);
+	else
+		jw_null(w, "rw_skip_bytes");
+	if (o->rw_seq_nr)
+		jw_u64(w, "rw_random_every", o->rw_seq_nr);
+	else
+		jw_null(w, "rw_random_every");
+}
+
+/* "READ[,WRITE]" per direction, as fio's bs: one value applies to both; an empty field keeps the
+ * default. Calls one(d, text) for each direction given. */
+static void per_direction(const char *name, const char *val, void (*one)(void *, int, const char *, const char *),
+			  void *arg)
+{
+	char buf[256];
+	if (strlen(val) >= sizeof(buf))
+		die_usage(name, "value too long: '%.80s...'", val);
+	strcpy(buf, val);
+	char *comma = strchr(buf, ',');
+	if (comma) {
+		*comma = 0;
+		if (strchr(comma + 1, ','))
+			die_usage(name, "'%s': a third (trim) value is not taken: this engine does not trim", val);
+	}
+	if (!comma) {
+		one(arg, 0, name, buf);
+		one(arg, 1, name, buf);
+		return;
+	}
+	if (buf[0])
+		one(arg, 0, name, buf);
+	if (comma[1])
+		one(arg, 1, name, comma + 1);
+}
+
+static uint64_t size_in(struct options *o, const char *name, const char *text, uint64_t min)
+{
+	uint64_t v;
+	if (parse_size(text, &v, o->kb_base))
+		die_usage(name, "invalid size '%s'", text);
+	if (v < min || v > MAX_BS)
+		die_usage(name, "'%s' must be %llu..1 GiB", text, (unsigned long long)min);
+	return v;
+}
+
+static void bsrange_one(void *arg, int d, const char *name, const char *text)
+{
+	struct options *o = arg;
+	char buf[256];
+	str_copy(buf, sizeof(buf), text);
+	char *sep = strpbrk(buf, "-:");
+	if (!sep)
+		die_usage(name, "'%s': a range is MIN-MAX", text);
+	*sep = 0;
+	uint64_t lo = size_in(o, name, buf, 1), hi = size_in(o, name, sep + 1, 1);
+	if (lo > hi)
+		die_usage(name, "'%s': minimum larger than maximum", text);
+	o->bsrange[d][0] = lo;
+	o->bsrange[d][1] = hi;
+	o->bs[d] = lo; /* the smallest size: offsets, alignment and the random map use it */
+	o->nbssplit[d] = 0;
+}
+
+/* bsrange=MIN-MAX[,MIN-MAX]: like bs, the later of bs, bsrange and bssplit wins */
+void pat_parse_bsrange(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d;
+	per_direction(name, val, bsrange_one, base);
+}
+
+void pat_echo_bsrange(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	jw_arr(w, d->key);
+	for (int k = 0; k < 2; k++)
+		if (o->bsrange[k][1]) {
+			jw_obj(w, NULL);
+			jw_str(w, "ddir", k ? "write" : "read");
+			jw_u64(w, "min_bytes", o->bsrange[k][0]);
+			jw_u64(w, "max_bytes", o->bsrange[k][1]);
+			jw_obj_end(w);
+		}
+	jw_arr_end(w);
+}
+
+static void blockalign_one(void *arg, int d, const char *name, const char *text)
+{
+	struct options *o = arg;
+	o->blockalign[d] = size_in(o, name, text, 1);
+}
+
+void pat_parse_blockalign(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d;
+	per_direction(name, val, blockalign_one, base);
+}
+
+static void echo_pair(struct jw *w, const char *key, const uint64_t v[2], int null_zero)
+{
+	jw_arr(w, key);
+	for (int k = 0; k < 2; k++)
+		if (null_zero && !v[k])
+			jw_null(w, NULL);
+		else
+			jw_u64(w, NULL, v[k]);
+	jw_arr_end(w);
+}
+
+void pat_echo_blockalign(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	echo_pair(w, d->key, o->blockalign, 1);
+}
+
+static void pct_one(void *arg, int d, const char *name, const char *text)
+{
+	struct options *o = arg;
+	uint64_t v;
+	if (parse_u64(text, &v) || v > 100)
+		die_usage(name, "must be 0..100, got '%s'", text);
+	o->pct_random[d] = (unsigned)v;
+}
+
+void pat_parse_pct_random(void *base, const struct opt_def *d, const char *name, const char *val)
+{
+	(void)d;
+	per_direction(name, val, pct_one, base);
+}
+
+void pat_echo_pct_random(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	const uint64_t v[2] = { o->pct_random[0], o->pct_random[1] };
+	echo_pair(w, d->key, v, 0);
+}
+
+/* zoned:ACCESS/SIZE%:... or zoned_abs:ACCESS/SIZE:... -- the access percentages add up to 100,
+ * zoned's size percentages to at most 100 (fio 3.33's checks); zones follow each other from the
+ * start of the region, the rest of it is never touched. fio 3.33 refuses per-direction lists
+ * (','), so does this. */
+void pat_parse_zoned(struct options *o, const char *name, const char *val, const char *list, int abs)
+{
+	char buf[4096];
+	if (strlen(list) >= sizeof(buf))
+		die_usage(name, "value too long: '%.80s...'", val);
+	if (strchr(list, ','))
+		die_usage(name, "'%s': per-direction zone lists are not taken (fio 3.33 refuses them too)", val);
+	strcpy(buf, list);
+	int n = 0;
+	unsigned acc = 0;
+	uint64_t sz = 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		if (n >= MAX_ZONES)
+			die_usage(name, "more than %d zones in '%.80s'", MAX_ZONES, val);
+		char *slash = strchr(tok, '/');
+		uint64_t a, s;
+		if (!slash || parse_u64((*slash = 0, tok), &a) || a > 100)
+			die_usage(name, "'%s': each zone is ACCESS%%/%s", val, abs ? "SIZE" : "SIZE%");
+		if (abs ? parse_size(slash + 1, &s, o->kb_base) : (parse_u64(slash + 1, &s) || s > 100))
+			die_usage(name, "'%s': invalid zone size '%s'", val, slash + 1);
+		acc += (unsigned)a;
+		if (acc > 100)
+			die_usage(name, "'%s': access percentages add up to more than 100", val);
+		if (s > UINT64_MAX - sz)
+			die_usage(name, "'%s': zone sizes overflow", val);
+		sz += s;
+		if (!abs && sz > 100)
+			die_usage(name, "'%s': zone size percentages add up to more than 100", val);
+		o->zones[n].access = (unsigned)a;
+		o->zones[n].size = s;
+		n++;
+	}
+	if (n == 0)
+		die_usage(name, "'%s': no zones", val);
+	if (acc != 100)
+		die_usage(name, "'%s': access percentages add up to %u, not 100", val, acc);
+	o->nzones = n;
+	o->dist = abs ? DIST_ZONED_ABS : DIST_ZONED;
+	o->dist_param = 0;
+}
+
+void pat_echo_zones(struct jw *w, const struct options *o)
+{
+	if (o->dist != DIST_ZONED && o->dist != DIST_ZONED_ABS) {
+		jw_null(w, "random_distribution_zones");
+		return;
+	}
+	jw_arr(w, "random_distribution_zones");
+	for (int i = 0; i < o->nzones; i++) {
+		jw_obj(w, NULL);
+		jw_u64(w, "access_percent", o->zones[i].access);
+		jw_u64(w, o->dist == DIST_ZONED ? "size_percent" : "size_bytes", o->zones[i].size);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+/* the option that makes a job use the pattern generator */
+static const char *pat_option(const struct options *o)
+{
+	if (o->rw_seq_add || o->rw_seq_nr)
+		return "rw";
+	if (o->bsrange[0][1] || o->bsrange[1][1])
+		return "bsrange";
+	if (o->blockalign[0] || o->blockalign[1])
+		return "blockalign";
+	if (o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS)
+		return "random_distribution";
+	if (o->pct_random[0] < 100 || o->pct_random[1] < 100)
+		return "percentage_random";
+	return "random_generator";
+}
+
+void pat_finalize(struct options *o)
+{
+	if (pat_active(o) && mf_wanted(o))
+		die_usage(pat_option(o), "not implemented for jobs of several files (nrfiles, filename lists, filesize)");
+	if (o->bs_unaligned && o->direct)
+		die_usage("bs_unaligned", "sizes that are not multiples of the sector size cannot be used with direct=1");
+	if (o->dist == DIST_ZONED_ABS && o->size_set) {
+		uint64_t sum = 0;
+		for (int i = 0; i < o->nzones; i++)
+			sum += o->zones[i].size;
+		if (sum > o->size)
+			die_usage("random_distribution", "zoned_abs sizes add up to %llu bytes, more than size %llu",
+				  (unsigned long long)sum, (unsigned long long)o->size);
+	}
+}
+
+/* ---- the generator ---- */
+
+enum { SEQ_OK, SEQ_FILE_END, SEQ_REGION_END };
+
+struct zone_range { uint64_t lo, hi; };
+
+struct patgen {
+	uint64_t file_end;              /* end of the file or device (fio's real_file_size) */
+	uint64_t last_pos[2];           /* absolute end of the last I/O per direction (fio's last_pos) */
+	uint64_t last_start[2];         /* absolute start of the last I/O per direction, UINT64_MAX = none */
+	uint64_t count;                 /* I/Os issued, for rw=X:N */
+	uint64_t passes;                /* passes started */
+	uint64_t pass_ios;              /* I/Os issued in this pass */
+	unsigned char slot[100];        /* zoned: access percent -> zone */
+	struct zone_range zr[MAX_ZONES];/* zoned: byte range of each zone, relative to offset */
+};
+
+static int is_mixed(const struct options *o)
+{
+	return opt_max_bs(o) > opt_min_bs(o);
+}
+
+int pat_active(const struct options *o)
+{
+	int rnd = rw_is_random(o->rw);
+	return o->rw_seq_add || o->rw_seq_nr || o->bsrange[0][1] || o->bsrange[1][1] ||
+	       (rnd && (o->blockalign[0] || o->blockalign[1] || o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS ||
+			o->pct_random[0] < 100 || o->pct_random[1] < 100 ||
+			(o->random_generator == RG_LFSR && (o->norandommap || is_mixed(o)))));
+}
+
+static void start_pass(struct worker *w, struct patgen *p)
+{
+	const struct options *o = w->job->o;
+	p->pass_ios = 0;
+	p->passes++;
+	for (int d = 0; d < 2; d++) {
+		p->last_pos[d] = o->offset;
+		p->last_start[d] = UINT64_MAX;
+	}
+	w->perm_i = w->nblocks; /* as fio's random map, each pass starts afresh */
+}
+
+int pat_setup(struct worker *w)
+{
+	const struct options *o = w->job->o;
+	if (!pat_active(o))
+		return 0;
+	struct patgen *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	uint64_t end = o->offset + o->size;
+	p->file_end = w->job->tgt.dev_size > end ? w->job->tgt.dev_size : end;
+	if (o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS) {
+		uint64_t at = 0;
+		unsigned acc = 0;
+		for (int i = 0; i < o->nzones; i++) {
+			uint64_t len = o->dist == DIST_ZONED
+					       ? (uint64_t)((unsigned __int128)o->size * o->zones[i].size / 100)
+					       : o->zones[i].size;
+			if (o->dist == DIST_ZONED && i == o->nzones - 1 && o->zones[i].size && at + len > o->size)
+				len = o->size - at;
+			if (len > o->size - at) {
+				snprintf(w->errmsg, sizeof(w->errmsg),
+					 "random_distribution: zoned_abs sizes exceed the region (size %llu)",
+					 (unsigned long long)o->size);
+				free(p);
+				return -EINVAL;
+			}
+			p->zr[i].lo = at;
+			p->zr[i].hi = at + len;
+			at += len;
+			for (unsigned k = 0; k < o->zones[i].access; k++)
+				p->slot[acc + k] = (unsigned char)i;
+			acc += o->zones[i].access;
+		}
+	}
+	w->pat = p;
+	start_pass(w, p);
+	return 0;
+}
+
+struct patgen *pat_clone(const struct patgen *p)
+{
+	struct patgen *c = malloc(sizeof(*c));
+	if (c)
+		memcpy(c, p, sizeof(*c));
+	return c;
+}
+
+void pat_free(struct worker *w)
+{
+	free(w->pat);
+	w->pat = NULL;
+}
+
+/* Size of the next I/O, as fio draws it from bsrange: MIN + a uniform fraction of MAX, rounded
+ * down to a multiple of MIN (so each multiple up to MAX is equally likely), capped at MAX; with
+ * bs_unaligned not rounded, so a quarter of 1k-4k's draws are capped at 4k. Otherwise bs / bssplit. */
+static uint64_t pick_size(struct worker *w, int d)
+{
+	const struct options *o = w->job->o;
+	uint64_t lo = o->bsrange[d][0], hi = o->bsrange[d][1];
+	if (!hi)
+		return worker_pick_bs(w, d);
+	uint64_t v = lo + (uint64_t)((double)hi * rng_unit(&w->rng));
+	if (!o->bs_unaligned) {
+		v = v / lo * lo;
+		hi = hi / lo * lo;
+	}
+	return v < hi ? v : hi;
+}
+
+/* fio's sequential offset with its offset modifier (ddir_seq_add), in fio's own arithmetic:
+ * positions are unsigned, a negative step wraps to the end of the region (min(size, file)),
+ * a positive one past the end of the file back to the start; the first I/O of a pass is at
+ * the start of the region, except backwards with an offset, where fio rewinds first. A region
+ * end ends the pass; so does an I/O that would not fit before it (bsrange: cut to fit). */
+static int seq_next(struct worker *w, struct patgen *p, int d, uint64_t *len, uint64_t *rel)
+{
+	const struct options *o = w->job->o;
+	const uint64_t foff = o->offset, io = o->size, real = p->file_end, add = (uint64_t)o->rw_seq_add;
+	const uint64_t tail = io < real ? io : real;
+	uint64_t last = p->last_pos[d];
+	if (o->time_based && last >= io + foff)
+		last = foff;
+	if (last >= real)
+		return SEQ_FILE_END;
+	if (last == foff && foff && o->rw_seq_add < 0)
+		last = tail;
+	uint64_t pos = last - foff;
+	if (pos && add) {
+		pos += add;
+		if (pos >= real)
+			pos = o->rw_seq_add > 0 ? foff : tail + add;
+	}
+	if (pos >= io)
+		return SEQ_REGION_END;
+	if (*len > io - pos) {
+		uint64_t room = io - pos, lo = o->bsrange[d][0];
+		if (!o->bsrange[d][1] || room < lo)
+			return SEQ_REGION_END;
+		*len = o->bs_unaligned ? room : room / lo * lo;
+	}
+	*rel = pos;
+	return SEQ_OK;
+}
+
+/* A random offset (relative) for len bytes: a zone then a uniform aligned start inside it;
+ * blockalign (no random map, as fio); lfsr without a map (each block once per pass, no bitmap);
+ * else the plain generator (random map, distributions, norandommap). */
+static uint64_t rand_off(struct worker *w, struct patgen *p, int d, uint64_t *len)
+{
+	const struct options *o = w->job->o;
+	const uint64_t size = o->size, a = o->blockalign[d] ? o->blockalign[d] : w->minbs, last = size - *len;
+	if (o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS) {
+		/* the whole I/O inside its zone (as fio), and inside the region */
+		const struct zone_range *z = &p->zr[p->slot[rng_below(&w->rng, 100)]];
+		uint64_t lo = (z->lo + a - 1) / a * a, top = z->hi >= *len ? z->hi - *len : 0;
+		if (top > last)
+			top = last;
+		if (lo > top)
+			return (lo < last ? lo : last) / a * a;
+		return lo + rng_below(&w->rng, (top - lo) / a + 1) * a;
+	}
+	if (o->blockalign[d])
+		return rng_below(&w->rng, last / a + 1) * a;
+	if (o->random_generator == RG_LFSR && (o->norandommap || is_mixed(o))) {
+		if (w->perm_i >= w->nblocks) {
+			w->perm_i = 0;
+			perm_init(&w->perm, w->nblocks, rng_next(&w->rng));
+		}
+		uint64_t off = perm_at(&w->perm, w->perm_i++) * w->minbs;
+		return off > last ? last / w->minbs * w->minbs : off;
+	}
+	return worker_rand_off(w, len);
+}
+
+static int next_off(struct worker *w, struct patgen *p, int d, uint64_t *len, uint64_t *rel)
+{
+	const struct options *o = w->job->o;
+	if (!rw_is_random(o->rw))
+		return seq_next(w, p, d, len, rel) != SEQ_OK;
+	int sequential = 0;
+	if (o->rw_seq_nr && p->count % o->rw_seq_nr) {
+		if (o->rw_seq_identical) {
+			uint64_t s = p->last_start[d] == UINT64_MAX ? 0 : p->last_start[d] - o->offset;
+			if (s + *len > o->size)
+				return 1;
+			*rel = s;
+			return 0;
+		}
+		sequential = 1;
+	} else if (o->pct_random[d] < 100) {
+		sequential = rng_below(&w->rng, 100) >= o->pct_random[d];
+	}
+	if (sequential) {
+		int rc = seq_next(w, p, d, len, rel);
+		if (rc == SEQ_OK)
+			return 0;
+		if (rc == SEQ_REGION_END)
+			return 1;
+		/* at the end of the file fio falls back to a random offset */
+	}
+	*rel = rand_off(w, p, d, len);
+	return 0;
+}
+
+/* A pass ended early (a hole pattern reached the end, number_ios): another one while fio's
+ * loop would run one -- loops passes, then io_size's remaining bytes; time_based always. */
+static int new_pass(struct worker *w, struct patgen *p)
+{
+	const struct options *o = w->job->o;
+	int more;
+	if (!p->pass_ios)
+		more = 0; /* a pass without any I/O: the pattern cannot go on */
+	else if (o->time_based || !w->measuring)
+		more = 1;
+	else if (p->passes < o->loops)
+		more = 1;
+	else
+		more = o->io_size && w->budget > w->issued && w->budget - w->issued >= opt_max_bs(o);
+	if (more)
+		start_pass(w, p);
+	return more;
+}
+
+int pat_next(struct worker *w, struct io_req *r)
+{
+	struct patgen *p = w->pat;
+	const struct options *o = w->job->o;
+	int d;
+	switch (o->rw) {
+	case RW_READ: case RW_RANDREAD: d = DDIR_READ; break;
+	case RW_WRITE: case RW_RANDWRITE: d = DDIR_WRITE; break;
+	default: d = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE; break;
+	}
+	const uint64_t bs = pick_size(w, d);
+	for (int tries = 0; tries < 2; tries++) {
+		uint64_t len = bs, rel = 0;
+		if (!next_off(w, p, d, &len, &rel)) {
+			w->nios += w->measuring;
+			r->ddir = (uint8_t)d;
+			r->len = (uint32_t)len;
+			r->off = o->offset + rel;
+			p->last_start[d] = r->off;
+			p->last_pos[d] = r->off + len;
+			p->count++;
+			p->pass_ios++;
+			w->issued += len;
+			return 0;
+		}
+		if (!new_pass(w, p))
+			return 1;
+	}
+	return 1;
+}

@@ -1,0 +1,328 @@
+"""fio's I/O patterns in the engine (agent/engine/src/patterns.c), each beside Debian's fio 3.33 on
+the same small job: rw=X:N (holes, backwards strides, a new random offset every N I/Os with
+rw_sequencer), bsrange / bs_unaligned, blockalign, zoned / zoned_abs, random_generator,
+percentage_random, number_ios. Both run psync on the same pre-filled file (so neither lays it
+out) under strace, which records every pread64/pwrite64 on that file: where fio's offsets are
+deterministic the sequences must be identical, elsewhere counts, bytes and the pattern's shape."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import run_engine
+
+FIO = shutil.which("fio")
+STRACE = shutil.which("strace")
+pytestmark = pytest.mark.skipif(not FIO or not STRACE, reason="needs Debian's fio and strace")
+
+MIB = 1 << 20
+
+
+@pytest.fixture
+def data(scratch: Path) -> Path:
+    f = scratch / "pattern.dat"
+    f.write_bytes(os.urandom(MIB))
+    return f
+
+
+def traced(cmd: list[str], target: Path, out: Path) -> tuple[list[tuple[str, int, int]], dict[str, Any]]:
+    """(op, offset, length) of every pread64/pwrite64 on target, and the JSON document."""
+    log = out.with_suffix(".strace")
+    p = subprocess.run(
+        [STRACE or "strace", "-f", "-qq", "-s", "0", "-P", str(target), "-e", "trace=pread64,pwrite64",
+         "-o", str(log), *cmd],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, (cmd, p.stderr[-2000:])
+    ios = []
+    for line in log.read_text().splitlines():
+        # threads interleave: "pread64(8,  <unfinished ...>" then "<... pread64 resumed>""..., 4096, 0) = 4096"
+        call = line.split(None, 1)[1] if " " in line else ""
+        if "<unfinished" in call:
+            continue
+        if call.startswith("<... "):
+            call = call[5:].replace(" resumed>", "(", 1)
+        if call.startswith(("pread64(", "pwrite64(")):
+            args = call[call.index("(") + 1 : call.rindex(")")].split(", ")
+            ios.append(("R" if call.startswith("pread") else "W", int(args[-1]), int(args[-2])))
+    return ios, json.loads(p.stdout[p.stdout.index("{") :])
+
+
+def both(
+    engine_bin: Path, data: Path, *opts: str
+) -> tuple[list[tuple[str, int, int]], dict[str, Any], list[tuple[str, int, int]], dict[str, Any]]:
+    common = [f"--filename={data}", "--ioengine=psync", "--name=j", *opts]
+    fio_ios, fio_doc = traced(
+        [FIO or "fio", "--thread", "--output-format=json", *common], data, data.with_name("fio.json")
+    )
+    eng_ios, eng_doc = traced([str(engine_bin), *common], data, data.with_name("eng.json"))
+    return fio_ios, fio_doc, eng_ios, eng_doc
+
+
+def totals(doc: dict[str, Any]) -> tuple[int, int, int, int]:
+    r = w = rb = wb = 0
+    for j in doc["jobs"]:
+        r += j["read"]["total_ios"]
+        w += j["write"]["total_ios"]
+        rb += j["read"]["io_bytes"]
+        wb += j["write"]["io_bytes"]
+    return r, w, rb, wb
+
+
+# fio's offsets here do not depend on its random generator: the same sequence, I/O for I/O
+SAME_SEQUENCE = [
+    ("--rw=read:-8k", "--bs=4k", "--size=64k"),  # fio's examples/backwards-read.fio
+    ("--rw=read:-8k", "--bs=4k", "--size=64k", "--offset=16k"),  # fio's rewind with an offset
+    ("--rw=read:-8k", "--bs=4k", "--size=64k", "--offset=128k"),
+    ("--rw=read:-12k", "--bs=4k", "--size=64k"),
+    ("--rw=read:-8k", "--bs=4k", "--size=1m"),
+    ("--rw=read:8k", "--bs=4k", "--size=64k"),  # holes: the pass ends at the region's end
+    ("--rw=read:8k", "--bs=4k", "--size=64k", "--io_size=128k"),  # ... and starts again for io_size
+    ("--rw=read:8k", "--bs=4k", "--size=512k", "--offset=512k"),
+    ("--rw=write:112k", "--bs=16k", "--size=1m"),  # the issue's rw=write:112k: wraps at the file's end
+    ("--rw=write:100k", "--bs=16k", "--size=1m"),
+    ("--rw=write:8k", "--bs=4k", "--size=1m"),  # an I/O ending at the file's end ends the pass
+    ("--rw=write:3k", "--bs=4k", "--size=1m"),  # the next would straddle the file's end
+    ("--rw=read:8k", "--bs=4k", "--size=64k", "--loops=3"),
+    ("--rw=read", "--bs=4k", "--size=64k", "--number_ios=5", "--loops=3"),
+    ("--rw=read", "--bs=4k", "--size=64k", "--number_ios=7", "--loops=4"),
+    ("--rw=read", "--bs=4k", "--size=64k", "--number_ios=20", "--loops=3"),
+    ("--rw=read:8k", "--bs=4k", "--size=64k", "--number_ios=4", "--loops=3"),
+    ("--rw=read:-8k", "--bs=4k", "--size=64k", "--number_ios=5", "--loops=5"),
+    ("--rw=write", "--bs=4k", "--size=64k", "--number_ios=5", "--io_size=128k"),
+    ("--rw=randread", "--percentage_random=0", "--bs=4k", "--size=64k"),
+    ("--rw=randwrite", "--percentage_random=0,0", "--bs=4k", "--size=64k", "--offset=64k"),
+]
+
+
+@pytest.mark.parametrize("opts", SAME_SEQUENCE, ids=[" ".join(o) for o in SAME_SEQUENCE])
+def test_same_offsets_as_fio(engine_bin: Path, data: Path, opts: tuple[str, ...]) -> None:
+    fio_ios, fio_doc, eng_ios, eng_doc = both(engine_bin, data, *opts)
+    assert fio_ios, "strace saw no I/O of fio's"
+    assert eng_ios == fio_ios
+    assert totals(eng_doc) == totals(fio_doc)
+
+
+def test_mixed_holes_per_direction(engine_bin: Path, data: Path) -> None:
+    """rw=rw:4k: each direction keeps its own position (the mix itself is random in both)."""
+    fio_ios, _, eng_ios, _ = both(engine_bin, data, "--rw=rw:4k", "--bs=4k", "--size=256k")
+    for ios in (fio_ios, eng_ios):
+        for op in "RW":
+            offs = [o for d, o, _ in ios if d == op]
+            assert offs and offs == [i * 8192 for i in range(len(offs))], (op, offs)
+
+
+def test_random_every_n_identical(engine_bin: Path, data: Path) -> None:
+    """rw=randread:4 with rw_sequencer=identical: each random offset 4 times, all 16 I/Os."""
+    fio_ios, fio_doc, eng_ios, eng_doc = both(
+        engine_bin, data, "--rw=randread:4", "--rw_sequencer=identical", "--bs=4k", "--size=64k"
+    )
+    for ios in (fio_ios, eng_ios):
+        offs = [o for _, o, _ in ios]
+        assert len(offs) == 16
+        assert all(offs[i] == offs[i - i % 4] for i in range(16)), offs
+        assert len(set(offs)) > 1
+    assert totals(eng_doc) == totals(fio_doc)
+
+
+def test_random_every_n_sequential(engine_bin: Path, data: Path) -> None:
+    """rw=randread:4: a random offset, then 3 sequential I/Os; at the file's end a random one (both)."""
+    fio_ios, _, eng_ios, _ = both(engine_bin, data, "--rw=randread:4", "--bs=4k", "--size=1m")
+    for ios in (fio_ios, eng_ios):
+        offs = [o for _, o, _ in ios]
+        assert 0 < len(offs) <= 256
+        follow = [offs[i] == offs[i - 1] + 4096 for i in range(1, len(offs)) if i % 4]
+        assert sum(follow) >= len(follow) - 8, offs  # a few runs reach the file's end
+        starts = {offs[i] for i in range(0, len(offs), 4)}
+        assert len(starts) > len(offs) // 8
+
+
+def test_percentage_random_half(engine_bin: Path, data: Path) -> None:
+    """percentage_random=50: about half the offsets continue the previous I/O (fio: same shape)."""
+    fio_ios, _, eng_ios, _ = both(
+        engine_bin, data, "--rw=randread", "--percentage_random=50", "--bs=4k", "--size=1m", "--norandommap"
+    )
+    for ios in (fio_ios, eng_ios):
+        offs = [o for _, o, _ in ios]
+        seq = sum(offs[i] == offs[i - 1] + 4096 for i in range(1, len(offs)))
+        assert len(offs) > 20 and 0.3 < seq / len(offs) < 0.7, (seq, len(offs))
+
+
+def test_bsrange_sequential(engine_bin: Path, data: Path) -> None:
+    fio_ios, fio_doc, eng_ios, eng_doc = both(
+        engine_bin, data, "--rw=read", "--bsrange=4k-16k", "--size=1m", "--loops=4"
+    )
+    sizes = {4096, 8192, 12288, 16384}
+    for ios in (fio_ios, eng_ios):
+        got = Counter(n for _, _, n in ios)
+        assert set(got) == sizes and min(got.values()) > len(ios) / 8, got
+        assert sum(n for _, _, n in ios) == 4 * MIB
+        offs = [o for _, o, _ in ios]
+        assert all(o % 4096 == 0 for o in offs)
+    assert abs(len(eng_ios) - len(fio_ios)) < 0.15 * len(fio_ios)
+    assert totals(eng_doc)[2] == totals(fio_doc)[2] == 4 * MIB
+
+
+def test_bsrange_per_direction(engine_bin: Path, data: Path) -> None:
+    fio_ios, _, eng_ios, _ = both(engine_bin, data, "--rw=rw", "--bsrange=4k-8k,16k-32k", "--size=1m")
+    for ios in (fio_ios, eng_ios):
+        assert {n for d, _, n in ios if d == "R"} <= {4096, 8192}
+        assert {n for d, _, n in ios if d == "W"} <= {16384, 32768}
+    assert abs(len(eng_ios) - len(fio_ios)) < 0.3 * len(fio_ios)
+
+
+def test_bs_unaligned(engine_bin: Path, data: Path) -> None:
+    fio_ios, _, eng_ios, _ = both(
+        engine_bin, data, "--rw=read", "--bsrange=1k-4k", "--bs_unaligned=1", "--size=256k"
+    )
+    for ios in (fio_ios, eng_ios):
+        sizes = [n for _, _, n in ios]
+        assert all(1024 <= n <= 4096 for n in sizes)
+        assert sum(n % 512 != 0 for n in sizes) > len(sizes) / 2
+        assert 0.97 * 256 * 1024 < sum(sizes) <= 256 * 1024
+        # fio caps MIN + a fraction of MAX at MAX: about a quarter of the I/Os are 4k
+        assert 0.1 < sizes.count(4096) / len(sizes) < 0.45
+    assert abs(len(eng_ios) - len(fio_ios)) < 0.15 * len(fio_ios)
+
+
+def test_blockalign(engine_bin: Path, data: Path) -> None:
+    fio_ios, fio_doc, eng_ios, eng_doc = both(
+        engine_bin, data, "--rw=randread", "--blockalign=512", "--bs=4k", "--size=256k"
+    )
+    for ios in (fio_ios, eng_ios):
+        offs = [o for _, o, _ in ios]
+        assert len(offs) == 64 and all(o % 512 == 0 and o + 4096 <= 256 * 1024 for o in offs)
+        assert sum(o % 4096 != 0 for o in offs) > 32  # not the 4k grid
+    assert totals(eng_doc) == totals(fio_doc)
+
+
+def test_lfsr_each_block_once_without_a_map(engine_bin: Path, data: Path) -> None:
+    fio_ios, fio_doc, eng_ios, eng_doc = both(
+        engine_bin, data, "--rw=randread", "--random_generator=lfsr", "--norandommap", "--bs=4k", "--size=256k"
+    )
+    for ios in (fio_ios, eng_ios):
+        offs = [o for _, o, _ in ios]
+        assert sorted(offs) == [i * 4096 for i in range(64)]
+        assert offs != sorted(offs)
+    assert totals(eng_doc) == totals(fio_doc)
+
+
+def test_tausworthe_norandommap_repeats(engine_bin: Path, data: Path) -> None:
+    fio_ios, _, eng_ios, _ = both(
+        engine_bin, data, "--rw=randread", "--random_generator=tausworthe64", "--norandommap", "--bs=4k",
+        "--size=256k",
+    )  # fmt: skip
+    for ios in (fio_ios, eng_ios):
+        assert len(ios) == 64 and len({o for _, o, _ in ios}) < 64
+
+
+@pytest.mark.parametrize(
+    "dist, zones",
+    [
+        ("zoned:90/10:10/90", [(0.9, 0.1), (0.1, 1.0)]),
+        ("zoned:60/10:40/20", [(0.6, 0.1), (0.4, 0.3)]),
+        ("zoned_abs:50/16k:50/48k", [(0.5, 16384 / MIB), (0.5, 65536 / MIB)]),
+    ],
+)
+def test_zoned(engine_bin: Path, data: Path, dist: str, zones: list[tuple[float, float]]) -> None:
+    fio_ios, fio_doc, eng_ios, eng_doc = both(
+        engine_bin, data, "--rw=randread", f"--random_distribution={dist}", "--bs=4k", "--size=1m", "--loops=2"
+    )
+    for ios in (fio_ios, eng_ios):
+        assert len(ios) == 512
+        lo = 0.0
+        for access, hi in zones:
+            inside = sum(lo * MIB <= o and o + n <= hi * MIB for _, o, n in ios)
+            assert abs(inside / len(ios) - access) < 0.08, (dist, lo, hi, inside)
+            lo = hi
+    assert totals(eng_doc) == totals(fio_doc)
+
+
+def test_number_ios_per_thread(engine_bin: Path, data: Path) -> None:
+    _, fio_doc, eng_ios, eng_doc = both(
+        engine_bin, data, "--rw=randread", "--bs=4k", "--size=64k", "--number_ios=5", "--numjobs=2"
+    )
+    assert totals(fio_doc)[0] == totals(eng_doc)[0] == 10
+    assert len(eng_ios) == 10
+
+
+def test_number_ios_ignored_when_time_based(run: Any, data: Path) -> None:
+    """fio 3.33 runs a time_based job for its runtime whatever number_ios says; so does the engine."""
+    r = run(f"--filename={data}", "--name=j", "--rw=read", "--bs=4k", "--size=64k", "--number_ios=5",
+            "--time_based", "--runtime=200ms")  # fmt: skip
+    assert r.job["read"]["total_ios"] > 5
+
+
+def test_echo(run: Any, data: Path) -> None:
+    r = run(f"--filename={data}", "--name=j", "--rw=randrw:4", "--rw_sequencer=identical", "--bsrange=4k-8k,8k-16k",
+            "--blockalign=4k", "--random_distribution=zoned:60/10:40/90", "--random_generator=lfsr",
+            "--percentage_random=90,80", "--number_ios=8", "--size=256k")  # fmt: skip
+    o = r.job["iowatt"]["options"]
+    assert o["rw"] == "randrw" and o["rw_skip_bytes"] is None and o["rw_random_every"] == 4
+    assert o["rw_sequencer"] == "identical" and o["random_generator"] == "lfsr"
+    assert o["bsrange"] == [
+        {"ddir": "read", "min_bytes": 4096, "max_bytes": 8192},
+        {"ddir": "write", "min_bytes": 8192, "max_bytes": 16384},
+    ]
+    assert o["blockalign_bytes"] == [4096, 4096] and o["percentage_random"] == [90, 80]
+    assert o["random_distribution"] == "zoned" and o["random_distribution_zones"] == [
+        {"access_percent": 60, "size_percent": 10},
+        {"access_percent": 40, "size_percent": 90},
+    ]
+    assert o["number_ios"] == 8 and r.job["job options"]["rw"] == "randrw:4"
+    assert sum(r.job[d]["total_ios"] for d in ("read", "write")) == 8
+    r = run(f"--filename={data}", "--name=j", "--rw=read:-8k", "--size=64k")
+    assert r.job["iowatt"]["options"]["rw_skip_bytes"] == -8192
+
+
+@pytest.mark.parametrize(
+    "opt, why",
+    [
+        ("--rw=randread:0", "a random mode takes ':N'"),
+        ("--rw=randread:8k", "a random mode takes ':N'"),
+        ("--rw=read:abc", "a sequential mode takes ':SIZE'"),
+        ("--rw=reed:8k", "unknown mode"),
+        ("--random_distribution=zoned:60/10:30/20", "access percentages add up to 90, not 100"),
+        ("--random_distribution=zoned:50/60:50/60", "zone size percentages add up to more than 100"),
+        ("--random_distribution=zoned:50/50:50/50,90/10:10/90", "per-direction zone lists"),
+        ("--random_distribution=zoned_abs:50/16k:50/64k", "zoned_abs sizes add up to"),
+        ("--bsrange=8k-4k", "minimum larger than maximum"),
+        ("--bsrange=4k", "a range is MIN-MAX"),
+        ("--bsrange=4k-8k,4k-8k,4k-8k", "third (trim) value"),
+        ("--blockalign=0", "must be 1..1 GiB"),
+        ("--percentage_random=101", "must be 0..100"),
+        ("--random_generator=mt", "must be tausworthe, lfsr or tausworthe64"),
+        ("--rw_sequencer=random", "must be sequential or identical"),
+    ],
+)
+def test_refusals(engine_bin: Path, data: Path, opt: str, why: str) -> None:
+    r = run_engine(engine_bin, f"--filename={data}", "--name=j", "--size=64k", opt, check=False)
+    name = opt[2:].split("=")[0]
+    assert r.rc == 2 and r.stdout == "", r.stderr
+    assert r.stderr.startswith(f"iowatt-engine: {name}: ") and why in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bs_unaligned_refused_with_direct(engine_bin: Path, data: Path) -> None:
+    r = run_engine(engine_bin, f"--filename={data}", "--name=j", "--bsrange=1k-4k", "--bs_unaligned", "--direct=1",
+                   check=False)  # fmt: skip
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: bs_unaligned: ")
+
+
+def test_fio_refuses_what_we_refuse_for_zones(data: Path) -> None:
+    """The zone checks are fio 3.33's own: it refuses the same lists."""
+    for dist in ("zoned:60/10:30/20", "zoned:50/60:50/60", "zoned:50/50:50/50,90/10:10/90"):
+        p = subprocess.run(
+            [FIO or "fio", f"--filename={data}", "--name=j", "--rw=randread", "--size=64k",
+             f"--random_distribution={dist}", "--output-format=json"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert "failed parsing random_distribution" in p.stdout + p.stderr, dist
