@@ -326,3 +326,34 @@ def test_fio_refuses_what_we_refuse_for_zones(data: Path) -> None:
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert "failed parsing random_distribution" in p.stdout + p.stderr, dist
+
+
+def test_verify_replays_patterns(run: Any, data: Path) -> None:
+    """verify's read-back replays the pattern's own generator (its state is part of the cursor)."""
+    for opts in (("--rw=write:112k", "--bs=16k", "--size=1m"), ("--rw=write:-8k", "--bs=4k", "--size=64k"),
+                 ("--rw=randwrite", "--bsrange=4k-16k", "--size=256k"),
+                 ("--rw=randwrite", "--random_distribution=zoned:80/20:20/80", "--size=256k")):  # fmt: skip
+        r = run(f"--filename={data}", "--name=j", "--verify=crc32c", *opts)
+        v = r.job["iowatt"]["verify"]
+        assert r.rc == 0 and v["failed_intervals"] == 0 and v["blocks_verified"] == v["blocks_written"] > 0, opts
+        assert r.job["read"]["total_ios"] == r.job["write"]["total_ios"]
+
+
+@pytest.mark.parametrize("opt", ["--blockalign=512", "--rw=write:-2k", "--rw=write:3k"])
+def test_verify_refuses_overlapping_patterns(engine_bin: Path, data: Path, opt: str) -> None:
+    rw = [] if opt.startswith("--rw") else ["--rw=randwrite"]
+    r = run_engine(engine_bin, f"--filename={data}", "--name=j", "--verify=crc32c", "--size=64k", *rw, opt,
+                   check=False)  # fmt: skip
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: verify: ") and "overlap" in r.stderr, r.stderr
+
+
+def test_patterns_refused_with_several_files(engine_bin: Path, data: Path) -> None:
+    other = data.with_name("other.dat")
+    other.write_bytes(os.urandom(MIB))
+    for opt, name in (("--rw=read:8k", "rw"), ("--bsrange=4k-8k", "bsrange"),
+                      ("--random_distribution=zoned:50/50:50/50", "random_distribution")):  # fmt: skip
+        r = run_engine(engine_bin, f"--filename={data}:{other}", "--name=j", "--size=64k", "--rw=randread", opt,
+                       check=False)  # fmt: skip
+        assert r.rc == 2 and r.stderr.startswith(f"iowatt-engine: {name}: not implemented for jobs of several"), (
+            r.stderr
+        )

@@ -236,6 +236,8 @@ void pat_echo_zones(struct jw *w, const struct options *o)
 	jw_arr_end(w);
 }
 
+static int is_mixed(const struct options *o);
+
 /* the option that makes a job use the pattern generator */
 static const char *pat_option(const struct options *o)
 {
@@ -256,6 +258,21 @@ void pat_finalize(struct options *o)
 {
 	if (pat_active(o) && mf_wanted(o))
 		die_usage(pat_option(o), "not implemented for jobs of several files (nrfiles, filename lists, filesize)");
+	/* verify reads back every write: refuse patterns where a later write may cut into an earlier
+	 * block (it would then fail to verify; fio only warns "verify limited") */
+	if (o->verify && rw_writes(o->rw)) {
+		const char *why = NULL;
+		uint64_t bs = opt_min_bs(o);
+		if (rw_is_random(o->rw) && (o->blockalign[1] % bs || (o->blockalign[1] && is_mixed(o))))
+			why = "blockalign lets random writes overlap";
+		else if (o->rw_seq_add % (int64_t)bs || (o->rw_seq_add < 0 && o->rw_seq_add > -2 * (int64_t)bs) ||
+			 (o->rw_seq_add && is_mixed(o)))
+			why = "this rw skip lets sequential writes overlap";
+		else if (o->random_generator == RG_LFSR && is_mixed(o) && rw_is_random(o->rw))
+			why = "lfsr with several block sizes lets random writes overlap";
+		if (why)
+			die_usage("verify", "%s: a block partly overwritten later would fail to verify", why);
+	}
 	if (o->bs_unaligned && o->direct)
 		die_usage("bs_unaligned", "sizes that are not multiples of the sector size cannot be used with direct=1");
 	if (o->dist == DIST_ZONED_ABS && o->size_set) {

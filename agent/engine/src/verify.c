@@ -635,7 +635,8 @@ int verify_job_init(struct job *j)
 	 * thread (as fio checks numberio: fixed block size, not time_based, not verify_only) */
 	vj->check_seq = o->numjobs == 1 && o->loops == 1 && !o->time_based && opt_min_bs(o) == opt_max_bs(o) &&
 			o->dist == DIST_RANDOM && !(rw_is_random(o->rw) && o->norandommap) &&
-			(!o->io_size || o->io_size <= o->size) && !o->verify_only;
+			(!o->io_size || o->io_size <= o->size) && !o->verify_only &&
+			!pat_active(o); /* holes that wrap, repeated offsets (src/patterns.c) */
 	pthread_mutex_init(&vj->mu, NULL);
 	pthread_cond_init(&vj->cv, NULL);
 	if (o->verify_dump) {
