@@ -65,8 +65,6 @@ ECHO_KEYS = [
     # multi-file jobs (src/multifile.c)
     "directory", "nrfiles", "filesize_low_bytes", "filesize_high_bytes", "openfiles", "file_service_type",
     "file_service_param", "filename_format", "create_on_open", "create_only", "file_append", "fallocate",
-    "rw_sequencer", "bsrange", "bs_unaligned", "blockalign_bytes", "random_generator", "percentage_random",
-    "number_ios",
 ]  # fmt: skip
 
 # reporting (s8/reporting): fio's log files and percentile options (src/logs.c, src/output.c)
@@ -81,6 +79,11 @@ ECHO_KEYS += [
     "log_hist_coarseness", "log_max_value", "log_offset", "per_job_logs", "log_unix_epoch",
     "log_alternate_epoch", "log_alternate_epoch_clock_id", "percentile_list", "clat_percentiles",
     "lat_percentiles", "slat_percentiles",
+]  # fmt: skip
+# patterns family (src/patterns.c): after the reporting rows in the table
+ECHO_KEYS += [
+    "rw_sequencer", "bsrange", "bs_unaligned", "blockalign_bytes", "random_generator", "percentage_random",
+    "number_ios",
 ]  # fmt: skip
 
 # scheduling and control (s8/meaning, src/sched.c)
