@@ -118,7 +118,7 @@ def test_help_shows_defaults_from_the_table(engine_bin: Path) -> None:
     out = run_engine(engine_bin, "--help").stdout
     assert re.search(r"--ioengine=\S+ .*\(default psync\)", out)
     assert re.search(r"--rwmixread=INT .*\(default 50\)", out)
-    assert re.search(r"--rw=VALUE .*\[read, write, randread, randwrite, rw, readwrite, randrw\]", out)
+    assert re.search(r"--rw=VALUE .*\[read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite\]", out)
 
 
 def test_every_boolean_alone_means_1_and_others_need_a_value(engine_bin: Path, scratch: Path) -> None:

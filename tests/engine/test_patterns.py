@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -357,3 +358,134 @@ def test_patterns_refused_with_several_files(engine_bin: Path, data: Path) -> No
         assert r.rc == 2 and r.stderr.startswith(f"iowatt-engine: {name}: not implemented for jobs of several"), (
             r.stderr
         )
+
+
+# ---- trims (rw=trim, randtrim, trimwrite, randtrimwrite): BLKDISCARD on a loop device ----
+
+CANARY = b"\xa5" * 4096
+LOOP_MIB = 4
+
+
+@pytest.fixture
+def loopdev(scratch: Path) -> Iterator[tuple[str, Path]]:
+    """A 4 MiB loop device over a file in /dev/shm (discard punches holes there: reads see zeros),
+    filled with a canary pattern; removed after the test."""
+    if os.geteuid() != 0 or not shutil.which("losetup"):
+        pytest.skip("loop devices need root and losetup")
+    backing = scratch / "loop.img"
+    backing.write_bytes(CANARY * (LOOP_MIB * 256))
+    p = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True, timeout=30)
+    if p.returncode != 0:
+        pytest.skip(f"losetup unavailable: {p.stderr.strip()}")
+    dev = p.stdout.strip()
+    try:
+        yield dev, backing
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True, timeout=30)
+
+
+def discards(cmd: list[str], dev: str, out: Path) -> tuple[list[tuple[str, int, int]], dict[str, Any]]:
+    """(op, offset, length) of every BLKDISCARD and pwrite64 on dev, and the JSON document."""
+    log = out.with_suffix(".strace")
+    p = subprocess.run(
+        [STRACE or "strace", "-f", "-qq", "-s", "0", "-P", dev, "-e", "trace=ioctl,pwrite64", "-o", str(log), *cmd],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, (cmd, p.stderr[-2000:])
+    ios = []
+    for line in log.read_text().splitlines():
+        call = line.split(None, 1)[1] if " " in line else ""
+        if call.startswith("ioctl(") and "BLKDISCARD, [" in call:
+            a, b = call[call.index("[") + 1 : call.index("]")].split(", ")
+            ios.append(("T", int(a), int(b)))
+        elif call.startswith("pwrite64(") and "<unfinished" not in call:
+            args = call[call.index("(") + 1 : call.rindex(")")].split(", ")
+            ios.append(("W", int(args[-1]), int(args[-2])))
+    return ios, json.loads(p.stdout[p.stdout.index("{") :])
+
+
+TRIMS = [
+    ("--rw=trim", "--bs=4k", "--size=64k"),
+    ("--rw=trim:8k", "--bs=4k", "--size=64k"),
+    ("--rw=trim:-8k", "--bs=4k", "--size=64k", "--offset=1m"),
+    ("--rw=trim", "--bs=4k", "--size=64k", "--number_ios=6"),
+    ("--rw=trimwrite", "--bs=4k", "--size=64k"),
+    ("--rw=trimwrite", "--bs=4k", "--size=64k", "--io_size=32k"),
+    ("--rw=trimwrite", "--bs=4k,8k", "--size=64k"),  # trims take the write size, as fio
+    ("--rw=trimwrite", "--bs=4k", "--size=64k", "--number_ios=6"),
+]
+
+
+@pytest.mark.parametrize("opts", TRIMS, ids=[" ".join(o) for o in TRIMS])
+def test_trims_same_as_fio(engine_bin: Path, loopdev: tuple[str, Path], opts: tuple[str, ...]) -> None:
+    dev, _ = loopdev
+    common = [f"--filename={dev}", "--ioengine=psync", "--name=j", *opts]
+    fio_ios, fio_doc = discards([FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f"))
+    eng_ios, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
+    assert fio_ios and eng_ios == fio_ios
+    for key in ("total_ios", "io_bytes"):
+        for d in ("read", "write", "trim"):
+            assert eng_doc["jobs"][0][d][key] == fio_doc["jobs"][0][d][key], (d, key)
+
+
+def dev_out(loopdev: tuple[str, Path], name: str) -> Path:
+    return loopdev[1].with_name(name + ".json")
+
+
+@pytest.mark.parametrize("rw", ["randtrim", "randtrimwrite"])
+def test_random_trims_each_block_once(engine_bin: Path, loopdev: tuple[str, Path], rw: str) -> None:
+    dev, _ = loopdev
+    common = [f"--filename={dev}", "--ioengine=psync", "--name=j", f"--rw={rw}", "--bs=4k", "--size=256k"]
+    fio_ios, fio_doc = discards([FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f"))
+    eng_ios, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
+    for ios in (fio_ios, eng_ios):
+        trims = [o for op, o, _ in ios if op == "T"]
+        assert sorted(trims) == [i * 4096 for i in range(64)] and trims != sorted(trims)
+        if rw == "randtrimwrite":  # each trim followed by the write of the same block
+            assert [(op, o) for op, o, _ in ios] == [x for o in trims for x in (("T", o), ("W", o))]
+    assert eng_doc["jobs"][0]["trim"]["total_ios"] == fio_doc["jobs"][0]["trim"]["total_ios"] == 64
+    t = eng_doc["jobs"][0]["trim"]
+    assert t["io_bytes"] == 256 * 1024 and t["clat_ns"]["N"] == 64 and t["iops"] > 0
+
+
+@pytest.mark.parametrize("rw", ["trim", "randtrim", "trimwrite", "randtrimwrite", "trim:8k"])
+def test_trim_canary(engine_bin: Path, loopdev: tuple[str, Path], rw: str) -> None:
+    """Every trim stays inside [offset, offset+size): the canary around the region survives; inside
+    it the trimmed blocks read back as zeros (discard punched the backing file) or, for trimwrite,
+    as the data written after them."""
+    dev, backing = loopdev
+    off, size = 1 << 20, 1 << 20
+    r = run_engine(engine_bin, f"--filename={dev}", "--destructive=1", "--name=j", f"--rw={rw}", "--bs=16k",
+                   f"--offset={off}", f"--size={size}", "--direct=1")  # fmt: skip
+    assert r.job["trim"]["total_ios"] > 0 and r.job["error"] == 0
+    data = backing.read_bytes()
+    assert data[:off] == CANARY * (off // 4096)
+    assert data[off + size :] == CANARY * ((len(data) - off - size) // 4096)
+    region = data[off : off + size]
+    if rw == "trim:8k":  # 16k trimmed, 8k skipped: exactly those ranges are zeros
+        want = bytearray(CANARY * (size // 4096))
+        for start in range(0, size - 16384 + 1, 24576):
+            want[start : start + 16384] = bytes(16384)
+        assert region == bytes(want)
+    elif "write" in rw:
+        assert CANARY not in region and bytes(4096) not in region
+    else:
+        assert region == bytes(size)
+
+
+def test_trim_refusals(engine_bin: Path, data: Path, loopdev: tuple[str, Path]) -> None:
+    dev, _ = loopdev
+    r = run_engine(engine_bin, f"--filename={data}", "--name=j", "--rw=trim", "--size=64k", check=False)
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: rw: trim needs a block device"), r.stderr
+    r = run_engine(engine_bin, f"--filename={dev}", "--name=j", "--rw=randtrim", "--size=64k", check=False)
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: destructive: "), r.stderr
+    r = run_engine(engine_bin, f"--filename={dev}", "--name=j", "--rw=trim", "--readonly", "--destructive=1",
+                   check=False)  # fmt: skip
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: readonly: "), r.stderr
+    r = run_engine(engine_bin, f"--filename={dev}", "--name=j", "--rw=trim", "--verify=crc32c", "--destructive=1",
+                   check=False)  # fmt: skip
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: verify: a trim job writes nothing"), r.stderr
+    for engine in ("libaio", "io_uring"):
+        r = run_engine(engine_bin, f"--filename={dev}", "--name=j", "--rw=trimwrite", f"--ioengine={engine}",
+                       "--destructive=1", check=False)  # fmt: skip
+        assert r.rc == 2 and r.stderr.startswith("iowatt-engine: ioengine: rw=trimwrite runs with psync"), r.stderr

@@ -1,6 +1,8 @@
 /* ioengine registry and the two synchronous engines: psync (pread/pwrite) and null. */
 #include <errno.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,6 +16,11 @@ static void sync_cleanup(struct worker *w) { (void)w; }
  * workers are never cancelled, so the raw system call is the same I/O for less CPU. */
 static int psync_queue(struct worker *w, struct io_req *r)
 {
+	if (__builtin_expect(r->ddir == DDIR_TRIM, 0)) { /* rw=trim...: block devices only (target.c) */
+		uint64_t range[2] = { r->off, r->len };
+		r->res = ioctl(w->fd, BLKDISCARD, range) < 0 ? -errno : (int64_t)r->len;
+		return 1;
+	}
 #if defined(__LP64__) && defined(SYS_pread64) && defined(SYS_pwrite64)
 	(void)w;
 	long n = syscall(r->ddir == DDIR_READ ? SYS_pread64 : SYS_pwrite64, r->fd, r->buf, (size_t)r->len,

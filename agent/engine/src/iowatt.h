@@ -199,7 +199,10 @@ int distgen_init(struct distgen *d, enum dist kind, double param, uint64_t n);
 uint64_t distgen_next(struct distgen *d, struct rng *r);
 
 /* ---- options.c ---- */
-enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW };
+enum rw_mode {
+	RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW,
+	RW_TRIM, RW_RANDTRIM, RW_TRIMWRITE, RW_RANDTRIMWRITE, /* block devices, psync (src/patterns.c) */
+};
 enum fadv { FADV_NONE, FADV_AUTO, FADV_SEQ, FADV_RAND, FADV_NORMAL };
 #define MAX_BSSPLIT 32
 #define MAX_BS (1ull << 30) /* bs and each bssplit entry: at most 1 GiB */
@@ -368,9 +371,17 @@ struct mode_args {
 };
 void mode_args_parse(struct mode_args *a, int argc, char **argv);
 int mode_requested(int argc, char **argv, const char *mode); /* a --<mode>[=FILE] flag */
-static inline int rw_is_random(enum rw_mode rw) { return rw == RW_RANDREAD || rw == RW_RANDWRITE || rw == RW_RANDRW; }
+static inline int rw_is_random(enum rw_mode rw)
+{
+	return rw == RW_RANDREAD || rw == RW_RANDWRITE || rw == RW_RANDRW || rw == RW_RANDTRIM || rw == RW_RANDTRIMWRITE;
+}
 static inline int rw_reads(enum rw_mode rw) { return rw == RW_READ || rw == RW_RANDREAD || rw == RW_RW || rw == RW_RANDRW; }
-static inline int rw_writes(enum rw_mode rw) { return rw == RW_WRITE || rw == RW_RANDWRITE || rw == RW_RW || rw == RW_RANDRW; }
+static inline int rw_trims(enum rw_mode rw) { return rw >= RW_TRIM; }
+/* trims change the data too: they need destructive=1 on a device, readonly refuses them */
+static inline int rw_writes(enum rw_mode rw)
+{
+	return rw == RW_WRITE || rw == RW_RANDWRITE || rw == RW_RW || rw == RW_RANDRW || rw_trims(rw);
+}
 const char *rw_name(enum rw_mode rw);
 uint64_t opt_min_bs(const struct options *o);
 uint64_t opt_max_bs(const struct options *o);
@@ -460,7 +471,7 @@ void diskstat_read(const char *name, struct diskstat *d);
 void host_facts(struct jw *w);
 
 /* ---- engines ---- */
-enum { DDIR_READ = 0, DDIR_WRITE = 1 };
+enum { DDIR_READ = 0, DDIR_WRITE = 1, DDIR_TRIM = 2 };
 struct io_req {
 	void *buf;
 	uint64_t off;
@@ -539,7 +550,7 @@ struct worker {
 	struct patgen *pat;             /* src/patterns.c: set when the job uses a pattern it handles */
 	uint64_t nios;                  /* I/Os generated in the measured time (number_ios) */
 	/* accounting (private, merged after the run) */
-	struct dstat d[2];
+	struct dstat d[3];              /* read, write, trim */
 	uint64_t *schedhist;            /* rate_iops: latency from the intended start */
 	struct lstat sched;
 	struct lstat synclat;

@@ -283,7 +283,8 @@ static void parse_description(void *base, const struct opt_def *d, const char *n
 
 static const struct opt_choice rw_choices[] = {
 	{ "read", RW_READ }, { "write", RW_WRITE }, { "randread", RW_RANDREAD }, { "randwrite", RW_RANDWRITE },
-	{ "rw", RW_RW }, { "readwrite", RW_RW }, { "randrw", RW_RANDRW }, { NULL, 0 },
+	{ "rw", RW_RW }, { "readwrite", RW_RW }, { "randrw", RW_RANDRW }, { "trim", RW_TRIM }, { "randtrim", RW_RANDTRIM },
+	{ "trimwrite", RW_TRIMWRITE }, { "randtrimwrite", RW_RANDTRIMWRITE }, { NULL, 0 },
 };
 /* fio's: sync (= 1) opens O_SYNC, dsync O_DSYNC */
 static const struct opt_choice sync_choices[] = {
@@ -383,7 +384,8 @@ static const struct opt_def opts[] = {
 	{ .name = "filename", .type = OT_STR, .off = OFF(filename), .len = PATH_MAX, .bad = "invalid path '%s'",
 	  .key = "filename", .help = "file or block device (required)" },
 	{ .name = "rw", .alias = "readwrite", .type = OT_FUNC, .parse = parse_rw, .echo = echo_rw, .choices = rw_choices,
-	  .bad = "unknown mode '%s' (read, write, randread, randwrite, rw, randrw)", .def = "read", .key = "rw",
+	  .bad = "unknown mode '%s' (read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite, randtrimwrite)",
+	  .def = "read", .key = "rw",
 	  .help = "I/O pattern, with fio's offset modifier MODE:N (src/patterns.c)" },
 	{ .name = "rwmixread", .type = OT_UINT, .off = OFF(rwmixread), .max = 100, .def = "50", .key = "rwmixread",
 	  .help = "percent of mixed I/O that reads" },
@@ -665,7 +667,7 @@ static const struct opt_def opts[] = {
 	{ .name = "percentage_random", .type = OT_FUNC, .parse = pat_parse_pct_random, .echo = pat_echo_pct_random,
 	  .def = "100", .key = "percentage_random", .help = "random jobs: % of offsets drawn at random[,WRITE]" },
 	{ .name = "number_ios", .type = OT_U64, .off = OFF(number_ios), .key = "number_ios", .flags = OPT_F_NULL_ZERO,
-	  .help = "at most this many I/Os per pass and thread (not with time_based)" },
+	  .help = "at most number_ios x loops I/Os per thread (not with time_based)" },
 	{ .name = "thread", .type = OT_BOOL, .flags = OPT_F_UNSTORED, .help = "accepted (threads are always used)" },
 	/* scheduling and control (fio's meaning; src/sched.c) */
 	{ .name = "group_reporting", .type = OT_BOOL, .off = OFF(group_reporting), .key = "group_reporting",

@@ -256,6 +256,8 @@ static const char *pat_option(const struct options *o)
 
 void pat_finalize(struct options *o)
 {
+	if (rw_trims(o->rw) && !(engine_find(o->ioengine)->flags & ENGINE_F_SYNC))
+		die_usage("ioengine", "rw=%s runs with psync (or null): BLKDISCARD is a synchronous ioctl", rw_name(o->rw));
 	if (pat_active(o) && mf_wanted(o))
 		die_usage(pat_option(o), "not implemented for jobs of several files (nrfiles, filename lists, filesize)");
 	/* verify reads back every write: refuse patterns where a later write may cut into an earlier
@@ -263,7 +265,9 @@ void pat_finalize(struct options *o)
 	if (o->verify && rw_writes(o->rw)) {
 		const char *why = NULL;
 		uint64_t bs = opt_min_bs(o);
-		if (rw_is_random(o->rw) && (o->blockalign[1] % bs || (o->blockalign[1] && is_mixed(o))))
+		if (o->rw == RW_TRIM || o->rw == RW_RANDTRIM)
+			why = "a trim job writes nothing to read back";
+		else if (rw_is_random(o->rw) && (o->blockalign[1] % bs || (o->blockalign[1] && is_mixed(o))))
 			why = "blockalign lets random writes overlap";
 		else if (o->rw_seq_add % (int64_t)bs || (o->rw_seq_add < 0 && o->rw_seq_add > -2 * (int64_t)bs) ||
 			 (o->rw_seq_add && is_mixed(o)))
@@ -293,8 +297,9 @@ struct zone_range { uint64_t lo, hi; };
 
 struct patgen {
 	uint64_t file_end;              /* end of the file or device (fio's real_file_size) */
-	uint64_t last_pos[2];           /* absolute end of the last I/O per direction (fio's last_pos) */
-	uint64_t last_start[2];         /* absolute start of the last I/O per direction, UINT64_MAX = none */
+	uint64_t last_pos[3];           /* absolute end of the last I/O per direction (fio's last_pos) */
+	uint64_t last_start[3];         /* absolute start of the last I/O per direction, UINT64_MAX = none */
+	uint64_t trim_len;              /* trimwrite: the trim the next write follows (0 = none) */
 	uint64_t count;                 /* I/Os issued, for rw=X:N */
 	uint64_t passes;                /* passes started */
 	uint64_t pass_ios;              /* I/Os issued in this pass */
@@ -310,7 +315,7 @@ static int is_mixed(const struct options *o)
 int pat_active(const struct options *o)
 {
 	int rnd = rw_is_random(o->rw);
-	return o->rw_seq_add || o->rw_seq_nr || o->bsrange[0][1] || o->bsrange[1][1] ||
+	return rw_trims(o->rw) || o->rw_seq_add || o->rw_seq_nr || o->bsrange[0][1] || o->bsrange[1][1] ||
 	       (rnd && (o->blockalign[0] || o->blockalign[1] || o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS ||
 			o->pct_random[0] < 100 || o->pct_random[1] < 100 ||
 			(o->random_generator == RG_LFSR && (o->norandommap || is_mixed(o)))));
@@ -321,7 +326,8 @@ static void start_pass(struct worker *w, struct patgen *p)
 	const struct options *o = w->job->o;
 	p->pass_ios = 0;
 	p->passes++;
-	for (int d = 0; d < 2; d++) {
+	p->trim_len = 0;
+	for (int d = 0; d < 3; d++) {
 		p->last_pos[d] = o->offset;
 		p->last_start[d] = UINT64_MAX;
 	}
@@ -364,6 +370,8 @@ int pat_setup(struct worker *w)
 	}
 	w->pat = p;
 	start_pass(w, p);
+	if (o->rw == RW_TRIMWRITE || o->rw == RW_RANDTRIMWRITE)
+		w->budget *= 2; /* fio: each block is trimmed, then written: size (or io_size) bytes of each */
 	return 0;
 }
 
@@ -387,6 +395,7 @@ void pat_free(struct worker *w)
 static uint64_t pick_size(struct worker *w, int d)
 {
 	const struct options *o = w->job->o;
+	d = d == DDIR_TRIM ? DDIR_WRITE : d; /* fio: a bs or bsrange without a trim value applies to trims */
 	uint64_t lo = o->bsrange[d][0], hi = o->bsrange[d][1];
 	if (!hi)
 		return worker_pick_bs(w, d);
@@ -408,6 +417,7 @@ static int seq_next(struct worker *w, struct patgen *p, int d, uint64_t *len, ui
 	const struct options *o = w->job->o;
 	const uint64_t foff = o->offset, io = o->size, real = p->file_end, add = (uint64_t)o->rw_seq_add;
 	const uint64_t tail = io < real ? io : real;
+	const int od = d == DDIR_TRIM ? DDIR_WRITE : d; /* the trims' option values are the writes' */
 	uint64_t last = p->last_pos[d];
 	if (o->time_based && last >= io + foff)
 		last = foff;
@@ -424,8 +434,8 @@ static int seq_next(struct worker *w, struct patgen *p, int d, uint64_t *len, ui
 	if (pos >= io)
 		return SEQ_REGION_END;
 	if (*len > io - pos) {
-		uint64_t room = io - pos, lo = o->bsrange[d][0];
-		if (!o->bsrange[d][1] || room < lo)
+		uint64_t room = io - pos, lo = o->bsrange[od][0];
+		if (!o->bsrange[od][1] || room < lo)
 			return SEQ_REGION_END;
 		*len = o->bs_unaligned ? room : room / lo * lo;
 	}
@@ -439,6 +449,7 @@ static int seq_next(struct worker *w, struct patgen *p, int d, uint64_t *len, ui
 static uint64_t rand_off(struct worker *w, struct patgen *p, int d, uint64_t *len)
 {
 	const struct options *o = w->job->o;
+	d = d == DDIR_TRIM ? DDIR_WRITE : d;
 	const uint64_t size = o->size, a = o->blockalign[d] ? o->blockalign[d] : w->minbs, last = size - *len;
 	if (o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS) {
 		/* the whole I/O inside its zone (as fio), and inside the region */
@@ -478,8 +489,8 @@ static int next_off(struct worker *w, struct patgen *p, int d, uint64_t *len, ui
 			return 0;
 		}
 		sequential = 1;
-	} else if (o->pct_random[d] < 100) {
-		sequential = rng_below(&w->rng, 100) >= o->pct_random[d];
+	} else if (o->pct_random[d == DDIR_TRIM ? DDIR_WRITE : d] < 100) {
+		sequential = rng_below(&w->rng, 100) >= o->pct_random[d == DDIR_TRIM ? DDIR_WRITE : d];
 	}
 	if (sequential) {
 		int rc = seq_next(w, p, d, len, rel);
@@ -520,6 +531,23 @@ int pat_next(struct worker *w, struct io_req *r)
 	switch (o->rw) {
 	case RW_READ: case RW_RANDREAD: d = DDIR_READ; break;
 	case RW_WRITE: case RW_RANDWRITE: d = DDIR_WRITE; break;
+	case RW_TRIM: case RW_RANDTRIM: d = DDIR_TRIM; break;
+	case RW_TRIMWRITE: case RW_RANDTRIMWRITE:
+		if (p->trim_len) { /* fio: the block just trimmed is written next, whole */
+			r->ddir = DDIR_WRITE;
+			r->len = (uint32_t)p->trim_len;
+			r->off = p->last_start[DDIR_TRIM];
+			p->last_start[DDIR_WRITE] = r->off;
+			p->last_pos[DDIR_WRITE] = r->off + r->len;
+			p->trim_len = 0;
+			w->nios += w->measuring;
+			p->count++;
+			p->pass_ios++;
+			w->issued += r->len;
+			return 0;
+		}
+		d = DDIR_TRIM;
+		break;
 	default: d = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE; break;
 	}
 	const uint64_t bs = pick_size(w, d);
@@ -530,6 +558,8 @@ int pat_next(struct worker *w, struct io_req *r)
 			r->ddir = (uint8_t)d;
 			r->len = (uint32_t)len;
 			r->off = o->offset + rel;
+			if (d == DDIR_TRIM && (o->rw == RW_TRIMWRITE || o->rw == RW_RANDTRIMWRITE))
+				p->trim_len = len;
 			p->last_start[d] = r->off;
 			p->last_pos[d] = r->off + len;
 			p->count++;

@@ -30,7 +30,7 @@ static uint64_t member_meas_ns(const struct member *mb)
 }
 
 struct merged {
-	struct dstat d[2];
+	struct dstat d[3];              /* read, write, trim */
 	struct lstat synclat, sched;
 	uint64_t schedhist[HIST_NR];
 	uint64_t depth[7], sub[7], comp[7];
@@ -38,7 +38,7 @@ struct merged {
 	uint64_t kworker_ns;
 	uint64_t ctx, majf, minf, late;
 	uint64_t meas_ns;               /* the longest member's measured time (fio: runtime is the max) */
-	uint64_t dir_ns[2];             /* the same over the members that did I/O in that direction */
+	uint64_t dir_ns[3];             /* the same over the members that did I/O in that direction */
 	uint64_t run_ns;                /* sum of the members' measured times (fio's job_runtime) */
 	uint64_t total_err;
 	int first_error;
@@ -48,7 +48,7 @@ struct merged {
 static void merge(const struct member *mb, size_t nmb, struct merged *m)
 {
 	memset(m, 0, sizeof(*m));
-	for (int d = 0; d < 2; d++) {
+	for (int d = 0; d < 3; d++) {
 		lstat_init(&m->d[d].slat);
 		lstat_init(&m->d[d].clat);
 		lstat_init(&m->d[d].lat);
@@ -63,7 +63,7 @@ static void merge(const struct member *mb, size_t nmb, struct merged *m)
 		if (mns > m->meas_ns)
 			m->meas_ns = mns;
 		m->run_ns += mns;
-		for (int d = 0; d < 2; d++) {
+		for (int d = 0; d < 3; d++) {
 			struct dstat *a = &m->d[d], *b = &w->d[d];
 			if (b->ios && mns > m->dir_ns[d])
 				m->dir_ns[d] = mns;
@@ -104,7 +104,7 @@ static void merge(const struct member *mb, size_t nmb, struct merged *m)
 		m->late += w->late_starts;
 	}
 	m->o = mb[nmb - 1].j->o; /* the entry's options (fio: its last member's) */
-	for (int d = 0; d < 2; d++)
+	for (int d = 0; d < 3; d++)
 		pace_mask_stats(m->o, &m->d[d]); /* disable_*lat, gtod_reduce: zero what fio does not measure */
 }
 
@@ -276,7 +276,7 @@ static void emit_latency_buckets(struct jw *w, const struct merged *m)
 	static const char *const names[12] = { "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
 					       "2000", ">=2000" };
 	uint64_t ns[12] = { 0 }, us[12] = { 0 }, ms[12] = { 0 }, total = 0;
-	for (int d = 0; d < 2; d++)
+	for (int d = 0; d < 3; d++)
 		for (unsigned i = 0; i < HIST_NR; i++) {
 			uint64_t c = m->d[d].hist[i];
 			if (!c)
@@ -350,7 +350,7 @@ static void report_entry(struct jw *w, const struct member *mb, size_t nmb, int 
 	jw_obj_end(w);
 	emit_dir(w, "read", m, 0, jsonplus, pts, np);
 	emit_dir(w, "write", m, 1, jsonplus, pts, np);
-	emit_empty_dir(w, "trim");
+	emit_dir(w, "trim", m, DDIR_TRIM, jsonplus, NULL, 0); /* no per-second series for trims */
 	jw_obj(w, "sync");
 	jw_u64(w, "total_ios", m->synclat.n);
 	emit_lstat(w, "lat_ns", &m->synclat, NULL, 0);

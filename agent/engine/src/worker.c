@@ -207,7 +207,8 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 		if (!w->err) {
 			w->err = (int)r->res;
 			snprintf(w->errmsg, sizeof(w->errmsg), "%s at offset %llu: %s",
-				 r->ddir == DDIR_READ ? "read" : "write", (unsigned long long)r->off,
+				 r->ddir == DDIR_READ ? "read" : r->ddir == DDIR_WRITE ? "write" : "trim",
+				 (unsigned long long)r->off,
 				 strerror((int)-r->res));
 		}
 		return;
@@ -233,7 +234,9 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 	unsigned idx = hist_idx(clat);
 	lstat_add(&d->clat, clat);
 	d->hist[idx]++;
-	w->iv_hist[(size_t)r->ddir * HIST_NR + idx]++;
+	const int series = r->ddir != DDIR_TRIM; /* the per-second series are reads and writes */
+	if (series)
+		w->iv_hist[(size_t)r->ddir * HIST_NR + idx]++;
 	if (!sync) {
 		uint64_t slat = r->t_sub - r->t_prep;
 		lstat_add(&d->slat, slat);
@@ -251,9 +254,11 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 	}
 	d->ios++;
 	d->bytes += (uint64_t)r->res;
-	w->iv_ios[r->ddir]++;
-	w->iv_bytes[r->ddir] += (uint64_t)r->res;
-	if (w->logs) /* write_*_log (src/logs.c) */
+	if (series) {
+		w->iv_ios[r->ddir]++;
+		w->iv_bytes[r->ddir] += (uint64_t)r->res;
+	}
+	if (w->logs && series) /* write_*_log (src/logs.c); trims are not logged */
 		logs_io(w, t_done, r->ddir, (uint64_t)r->res, r->off, r->t_sub - r->t_prep, clat, t_done - r->t_prep, !sync);
 }
 
@@ -441,8 +446,9 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 		return 1; /* during ramp_time the budget does not run down (see account()) */
 	/* number_ios: like size, a budget of number_ios x loops I/Os (fio 3.33 goes on without
 	 * rewinding when the count ends a pass); time_based runs ignore it, as fio's */
-	if (o->number_ios && !o->time_based && w->measuring && w->nios / o->loops >= o->number_ios)
-		return 1;
+	if (o->number_ios && !o->time_based && w->measuring &&
+	    w->nios / (o->rw == RW_TRIMWRITE || o->rw == RW_RANDTRIMWRITE ? 2 : 1) / o->loops >= o->number_ios)
+		return 1; /* trimwrite: a trim and its write count as two, as fio doubles the count */
 	if (w->pat) /* rw=X:N, bsrange, blockalign, zoned, ... (src/patterns.c) */
 		return pat_next(w, r);
 	int ddir;
@@ -791,7 +797,7 @@ void *worker_main(void *arg)
 		w->reqs[i].idx = (uint16_t)i;
 		w->freelist[w->nfree++] = &w->reqs[i];
 	}
-	for (int d = 0; d < 2; d++) {
+	for (int d = 0; d < 3; d++) {
 		lstat_init(&w->d[d].slat);
 		lstat_init(&w->d[d].clat);
 		lstat_init(&w->d[d].lat);

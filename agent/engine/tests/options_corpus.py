@@ -136,6 +136,7 @@ bad = [
     ["--bs"],
     ["--rw=foo"],
     ["--rw=randread:0"],
+    ["--rw=trimwrite"],
     ["--rw=read:x"],
     ["--bsrange=8k-4k"],
     ["--random_distribution=zoned:60/10:30/20"],
