@@ -18,10 +18,10 @@ from pydantic import ValidationError
 from backend.workload import engine_limits
 from backend.workload.kinds import base, block, heap_btree, postmark, vdbench
 
-
 # rw values the engine takes that the server's block workloads do not offer (src/patterns.c: trims)
 ENGINE_ONLY_RW_ORDER = ["trim", "randtrim", "trimwrite", "randtrimwrite"]
 ENGINE_ONLY_RW = set(ENGINE_ONLY_RW_ORDER)
+
 
 def _limits(engine: Path) -> dict[str, Any]:
     proc = subprocess.run([str(engine), "--limits"], capture_output=True, text=True, timeout=30, check=False)

@@ -38,14 +38,29 @@ def traced(cmd: list[str], target: Path, out: Path) -> tuple[list[tuple[str, int
     """(op, offset, length) of every pread64/pwrite64 on target, and the JSON document."""
     log = out.with_suffix(".strace")
     p = subprocess.run(
-        [STRACE or "strace", "-f", "-qq", "-s", "0", "-P", str(target), "-e", "trace=pread64,pwrite64",
-         "-o", str(log), *cmd],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            STRACE or "strace",
+            "-f",
+            "-qq",
+            "-s",
+            "0",
+            "-P",
+            str(target),
+            "-e",
+            "trace=pread64,pwrite64",
+            "-o",
+            str(log),
+            *cmd,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, (cmd, p.stderr[-2000:])
     ios = []
     for line in log.read_text().splitlines():
-        # threads interleave: "pread64(8,  <unfinished ...>" then "<... pread64 resumed>""..., 4096, 0) = 4096"
+        # threads interleave: "pread64(8,  <unfinished ...>",
+        # then "<... pread64 resumed>""..., 4096, 0) = 4096"
         call = line.split(None, 1)[1] if " " in line else ""
         if "<unfinished" in call:
             continue
@@ -207,7 +222,13 @@ def test_blockalign(engine_bin: Path, data: Path) -> None:
 
 def test_lfsr_each_block_once_without_a_map(engine_bin: Path, data: Path) -> None:
     fio_ios, fio_doc, eng_ios, eng_doc = both(
-        engine_bin, data, "--rw=randread", "--random_generator=lfsr", "--norandommap", "--bs=4k", "--size=256k"
+        engine_bin,
+        data,
+        "--rw=randread",
+        "--random_generator=lfsr",
+        "--norandommap",
+        "--bs=4k",
+        "--size=256k",
     )
     for ios in (fio_ios, eng_ios):
         offs = [o for _, o, _ in ios]
@@ -218,9 +239,14 @@ def test_lfsr_each_block_once_without_a_map(engine_bin: Path, data: Path) -> Non
 
 def test_tausworthe_norandommap_repeats(engine_bin: Path, data: Path) -> None:
     fio_ios, _, eng_ios, _ = both(
-        engine_bin, data, "--rw=randread", "--random_generator=tausworthe64", "--norandommap", "--bs=4k",
+        engine_bin,
+        data,
+        "--rw=randread",
+        "--random_generator=tausworthe64",
+        "--norandommap",
+        "--bs=4k",
         "--size=256k",
-    )  # fmt: skip
+    )
     for ios in (fio_ios, eng_ios):
         assert len(ios) == 64 and len({o for _, o, _ in ios}) < 64
 
@@ -231,11 +257,20 @@ def test_tausworthe_norandommap_repeats(engine_bin: Path, data: Path) -> None:
         ("zoned:90/10:10/90", [(0.9, 0.1), (0.1, 1.0)]),
         ("zoned:60/10:40/20", [(0.6, 0.1), (0.4, 0.3)]),
         ("zoned_abs:50/16k:50/48k", [(0.5, 16384 / MIB), (0.5, 65536 / MIB)]),
+        # fio's examples/rand-zones.fio: a size left out shares the rest (here the last 80 %)
+        ("zoned:50/5:30/15:20/", [(0.5, 0.05), (0.3, 0.2), (0.2, 1.0)]),
+        ("zoned:50/10:50", [(0.5, 0.1), (0.5, 1.0)]),
     ],
 )
 def test_zoned(engine_bin: Path, data: Path, dist: str, zones: list[tuple[float, float]]) -> None:
     fio_ios, fio_doc, eng_ios, eng_doc = both(
-        engine_bin, data, "--rw=randread", f"--random_distribution={dist}", "--bs=4k", "--size=1m", "--loops=2"
+        engine_bin,
+        data,
+        "--rw=randread",
+        f"--random_distribution={dist}",
+        "--bs=4k",
+        "--size=1m",
+        "--loops=2",
     )
     for ios in (fio_ios, eng_ios):
         assert len(ios) == 512
@@ -257,15 +292,33 @@ def test_number_ios_per_thread(engine_bin: Path, data: Path) -> None:
 
 def test_number_ios_ignored_when_time_based(run: Any, data: Path) -> None:
     """fio 3.33 runs a time_based job for its runtime whatever number_ios says; so does the engine."""
-    r = run(f"--filename={data}", "--name=j", "--rw=read", "--bs=4k", "--size=64k", "--number_ios=5",
-            "--time_based", "--runtime=200ms")  # fmt: skip
+    r = run(
+        f"--filename={data}",
+        "--name=j",
+        "--rw=read",
+        "--bs=4k",
+        "--size=64k",
+        "--number_ios=5",
+        "--time_based",
+        "--runtime=200ms",
+    )
     assert r.job["read"]["total_ios"] > 5
 
 
 def test_echo(run: Any, data: Path) -> None:
-    r = run(f"--filename={data}", "--name=j", "--rw=randrw:4", "--rw_sequencer=identical", "--bsrange=4k-8k,8k-16k",
-            "--blockalign=4k", "--random_distribution=zoned:60/10:40/90", "--random_generator=lfsr",
-            "--percentage_random=90,80", "--number_ios=8", "--size=256k")  # fmt: skip
+    r = run(
+        f"--filename={data}",
+        "--name=j",
+        "--rw=randrw:4",
+        "--rw_sequencer=identical",
+        "--bsrange=4k-8k,8k-16k",
+        "--blockalign=4k",
+        "--random_distribution=zoned:60/10:40/90",
+        "--random_generator=lfsr",
+        "--percentage_random=90,80",
+        "--number_ios=8",
+        "--size=256k",
+    )
     o = r.job["iowatt"]["options"]
     assert o["rw"] == "randrw" and o["rw_skip_bytes"] is None and o["rw_random_every"] == 4
     assert o["rw_sequencer"] == "identical" and o["random_generator"] == "lfsr"
@@ -295,6 +348,8 @@ def test_echo(run: Any, data: Path) -> None:
         ("--random_distribution=zoned:50/60:50/60", "zone size percentages add up to more than 100"),
         ("--random_distribution=zoned:50/50:50/50,90/10:10/90", "per-direction zone lists"),
         ("--random_distribution=zoned_abs:50/16k:50/64k", "zoned_abs sizes add up to"),
+        ("--random_distribution=zoned:50/50::50/50", "access percentages add up to 50"),  # "" ends the list
+        ("--random_distribution=zoned_abs:50/16k:50", "each zone is ACCESS%/SIZE"),
         ("--bsrange=8k-4k", "minimum larger than maximum"),
         ("--bsrange=4k", "a range is MIN-MAX"),
         ("--bsrange=4k-8k,4k-8k,4k-8k", "third (trim) value"),
@@ -313,51 +368,88 @@ def test_refusals(engine_bin: Path, data: Path, opt: str, why: str) -> None:
 
 
 def test_bs_unaligned_refused_with_direct(engine_bin: Path, data: Path) -> None:
-    r = run_engine(engine_bin, f"--filename={data}", "--name=j", "--bsrange=1k-4k", "--bs_unaligned", "--direct=1",
-                   check=False)  # fmt: skip
+    r = run_engine(
+        engine_bin,
+        f"--filename={data}",
+        "--name=j",
+        "--bsrange=1k-4k",
+        "--bs_unaligned",
+        "--direct=1",
+        check=False,
+    )
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: bs_unaligned: ")
 
 
 def test_fio_refuses_what_we_refuse_for_zones(data: Path) -> None:
     """The zone checks are fio 3.33's own: it refuses the same lists."""
-    for dist in ("zoned:60/10:30/20", "zoned:50/60:50/60", "zoned:50/50:50/50,90/10:10/90"):
+    for dist in (
+        "zoned:60/10:30/20",
+        "zoned:50/60:50/60",
+        "zoned:50/50:50/50,90/10:10/90",
+        "zoned:50/50::50/50",
+    ):
         p = subprocess.run(
-            [FIO or "fio", f"--filename={data}", "--name=j", "--rw=randread", "--size=64k",
-             f"--random_distribution={dist}", "--output-format=json"],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            [
+                FIO or "fio",
+                f"--filename={data}",
+                "--name=j",
+                "--rw=randread",
+                "--size=64k",
+                f"--random_distribution={dist}",
+                "--output-format=json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert "failed parsing random_distribution" in p.stdout + p.stderr, dist
 
 
 def test_verify_replays_patterns(run: Any, data: Path) -> None:
     """verify's read-back replays the pattern's own generator (its state is part of the cursor)."""
-    for opts in (("--rw=write:112k", "--bs=16k", "--size=1m"), ("--rw=write:-8k", "--bs=4k", "--size=64k"),
-                 ("--rw=randwrite", "--bsrange=4k-16k", "--size=256k"),
-                 ("--rw=randwrite", "--random_distribution=zoned:80/20:20/80", "--size=256k")):  # fmt: skip
+    for opts in (
+        ("--rw=write:112k", "--bs=16k", "--size=1m"),
+        ("--rw=write:-8k", "--bs=4k", "--size=64k"),
+        ("--rw=randwrite", "--bsrange=4k-16k", "--size=256k"),
+        ("--rw=randwrite", "--random_distribution=zoned:80/20:20/80", "--size=256k"),
+    ):
         r = run(f"--filename={data}", "--name=j", "--verify=crc32c", *opts)
         v = r.job["iowatt"]["verify"]
-        assert r.rc == 0 and v["failed_intervals"] == 0 and v["blocks_verified"] == v["blocks_written"] > 0, opts
+        assert r.rc == 0 and v["failed_intervals"] == 0 and v["blocks_verified"] == v["blocks_written"] > 0, (
+            opts
+        )
         assert r.job["read"]["total_ios"] == r.job["write"]["total_ios"]
 
 
 @pytest.mark.parametrize("opt", ["--blockalign=512", "--rw=write:-2k", "--rw=write:3k"])
 def test_verify_refuses_overlapping_patterns(engine_bin: Path, data: Path, opt: str) -> None:
     rw = [] if opt.startswith("--rw") else ["--rw=randwrite"]
-    r = run_engine(engine_bin, f"--filename={data}", "--name=j", "--verify=crc32c", "--size=64k", *rw, opt,
-                   check=False)  # fmt: skip
+    r = run_engine(
+        engine_bin, f"--filename={data}", "--name=j", "--verify=crc32c", "--size=64k", *rw, opt, check=False
+    )
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: verify: ") and "overlap" in r.stderr, r.stderr
 
 
 def test_patterns_refused_with_several_files(engine_bin: Path, data: Path) -> None:
     other = data.with_name("other.dat")
     other.write_bytes(os.urandom(MIB))
-    for opt, name in (("--rw=read:8k", "rw"), ("--bsrange=4k-8k", "bsrange"),
-                      ("--random_distribution=zoned:50/50:50/50", "random_distribution")):  # fmt: skip
-        r = run_engine(engine_bin, f"--filename={data}:{other}", "--name=j", "--size=64k", "--rw=randread", opt,
-                       check=False)  # fmt: skip
-        assert r.rc == 2 and r.stderr.startswith(f"iowatt-engine: {name}: not implemented for jobs of several"), (
-            r.stderr
+    for opt, name in (
+        ("--rw=read:8k", "rw"),
+        ("--bsrange=4k-8k", "bsrange"),
+        ("--random_distribution=zoned:50/50:50/50", "random_distribution"),
+    ):
+        r = run_engine(
+            engine_bin,
+            f"--filename={data}:{other}",
+            "--name=j",
+            "--size=64k",
+            "--rw=randread",
+            opt,
+            check=False,
         )
+        assert r.rc == 2 and r.stderr.startswith(
+            f"iowatt-engine: {name}: not implemented for jobs of several"
+        ), r.stderr
 
 
 # ---- trims (rw=trim, randtrim, trimwrite, randtrimwrite): BLKDISCARD on a loop device ----
@@ -388,9 +480,24 @@ def discards(cmd: list[str], dev: str, out: Path) -> tuple[list[tuple[str, int, 
     """(op, offset, length) of every BLKDISCARD and pwrite64 on dev, and the JSON document."""
     log = out.with_suffix(".strace")
     p = subprocess.run(
-        [STRACE or "strace", "-f", "-qq", "-s", "0", "-P", dev, "-e", "trace=ioctl,pwrite64", "-o", str(log), *cmd],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            STRACE or "strace",
+            "-f",
+            "-qq",
+            "-s",
+            "0",
+            "-P",
+            dev,
+            "-e",
+            "trace=ioctl,pwrite64",
+            "-o",
+            str(log),
+            *cmd,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, (cmd, p.stderr[-2000:])
     ios = []
     for line in log.read_text().splitlines():
@@ -420,7 +527,9 @@ TRIMS = [
 def test_trims_same_as_fio(engine_bin: Path, loopdev: tuple[str, Path], opts: tuple[str, ...]) -> None:
     dev, _ = loopdev
     common = [f"--filename={dev}", "--ioengine=psync", "--name=j", *opts]
-    fio_ios, fio_doc = discards([FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f"))
+    fio_ios, fio_doc = discards(
+        [FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+    )
     eng_ios, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
     assert fio_ios and eng_ios == fio_ios
     for key in ("total_ios", "io_bytes"):
@@ -436,7 +545,9 @@ def dev_out(loopdev: tuple[str, Path], name: str) -> Path:
 def test_random_trims_each_block_once(engine_bin: Path, loopdev: tuple[str, Path], rw: str) -> None:
     dev, _ = loopdev
     common = [f"--filename={dev}", "--ioengine=psync", "--name=j", f"--rw={rw}", "--bs=4k", "--size=256k"]
-    fio_ios, fio_doc = discards([FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f"))
+    fio_ios, fio_doc = discards(
+        [FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+    )
     eng_ios, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
     for ios in (fio_ios, eng_ios):
         trims = [o for op, o, _ in ios if op == "T"]
@@ -455,8 +566,17 @@ def test_trim_canary(engine_bin: Path, loopdev: tuple[str, Path], rw: str) -> No
     as the data written after them."""
     dev, backing = loopdev
     off, size = 1 << 20, 1 << 20
-    r = run_engine(engine_bin, f"--filename={dev}", "--destructive=1", "--name=j", f"--rw={rw}", "--bs=16k",
-                   f"--offset={off}", f"--size={size}", "--direct=1")  # fmt: skip
+    r = run_engine(
+        engine_bin,
+        f"--filename={dev}",
+        "--destructive=1",
+        "--name=j",
+        f"--rw={rw}",
+        "--bs=16k",
+        f"--offset={off}",
+        f"--size={size}",
+        "--direct=1",
+    )
     assert r.job["trim"]["total_ios"] > 0 and r.job["error"] == 0
     data = backing.read_bytes()
     assert data[:off] == CANARY * (off // 4096)
@@ -479,13 +599,199 @@ def test_trim_refusals(engine_bin: Path, data: Path, loopdev: tuple[str, Path]) 
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: rw: trim needs a block device"), r.stderr
     r = run_engine(engine_bin, f"--filename={dev}", "--name=j", "--rw=randtrim", "--size=64k", check=False)
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: destructive: "), r.stderr
-    r = run_engine(engine_bin, f"--filename={dev}", "--name=j", "--rw=trim", "--readonly", "--destructive=1",
-                   check=False)  # fmt: skip
+    r = run_engine(
+        engine_bin, f"--filename={dev}", "--name=j", "--rw=trim", "--readonly", "--destructive=1", check=False
+    )
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: readonly: "), r.stderr
-    r = run_engine(engine_bin, f"--filename={dev}", "--name=j", "--rw=trim", "--verify=crc32c", "--destructive=1",
-                   check=False)  # fmt: skip
+    r = run_engine(
+        engine_bin,
+        f"--filename={dev}",
+        "--name=j",
+        "--rw=trim",
+        "--verify=crc32c",
+        "--destructive=1",
+        check=False,
+    )
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: verify: a trim job writes nothing"), r.stderr
     for engine in ("libaio", "io_uring"):
-        r = run_engine(engine_bin, f"--filename={dev}", "--name=j", "--rw=trimwrite", f"--ioengine={engine}",
-                       "--destructive=1", check=False)  # fmt: skip
-        assert r.rc == 2 and r.stderr.startswith("iowatt-engine: ioengine: rw=trimwrite runs with psync"), r.stderr
+        r = run_engine(
+            engine_bin,
+            f"--filename={dev}",
+            "--name=j",
+            "--rw=trimwrite",
+            f"--ioengine={engine}",
+            "--destructive=1",
+            check=False,
+        )
+        assert r.rc == 2 and r.stderr.startswith("iowatt-engine: ioengine: rw=trimwrite runs with psync"), (
+            r.stderr
+        )
+
+
+# ---- patterns and trims with the other families: job files, group reporting, logs, output ----
+
+
+def test_job_file_same_offsets_as_fio(engine_bin: Path, data: Path, scratch: Path) -> None:
+    """A job file with patterns runs as fio runs it (both under strace), and --parse-only,
+    --untrusted and --showjob keep the pattern's text."""
+    jf = scratch / "patterns.fio"
+    jf.write_text(
+        f"[global]\nfilename={data}\nioengine=psync\nbs=4k\n"
+        "[back]\nrw=read:-8k\nsize=64k\n"
+        "[holes]\nstonewall\nrw=write:12k\nsize=128k\nnumber_ios=6\nloops=2\n"
+    )
+    fio_ios, fio_doc = traced(
+        [FIO or "fio", "--thread", "--output-format=json", str(jf)], data, scratch / "f.json"
+    )
+    eng_ios, eng_doc = traced([str(engine_bin), str(jf)], data, scratch / "e.json")
+    assert fio_ios and eng_ios == fio_ios
+    assert totals(eng_doc) == totals(fio_doc) == (16, 12, 65536, 49152)
+    for flags in (["--parse-only"], ["--untrusted", "--parse-only"]):
+        r = run_engine(engine_bin, *flags, str(jf))
+        jobs = {j["name"]: j["options"] for j in r.doc["jobs"]}
+        assert jobs["back"]["rw"] == "read:-8k" and jobs["holes"]["number_ios"] == "6", r.stdout
+    ini = run_engine(engine_bin, "--showjob", str(jf)).stdout
+    assert "rw=read:-8k\n" in ini and "rw=write:12k\n" in ini
+    again = scratch / "again.fio"
+    again.write_text(ini)
+    a = [j["options"] for j in run_engine(engine_bin, "--parse-only", str(again)).doc["jobs"]]
+    assert a == [j["options"] for j in r.doc["jobs"]]
+
+
+def test_job_file_patterns_refused_with_several_files(engine_bin: Path, scratch: Path) -> None:
+    jf = scratch / "mf.fio"
+    jf.write_text(f"[mf]\ndirectory={scratch}\nnrfiles=2\nsize=64k\nrw=read:8k\n")
+    r = run_engine(engine_bin, str(jf), check=False)
+    assert r.rc == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"iowatt-engine: {jf}:1: rw: not implemented for jobs of several files"), (
+        r.stderr
+    )
+
+
+def test_group_reporting_with_patterns(engine_bin: Path, data: Path) -> None:
+    """numjobs clones with number_ios and a hole pattern: one entry with the clones' sums, as fio."""
+    opts = ("--rw=read:4k", "--bs=4k", "--size=256k", "--number_ios=5", "--numjobs=2", "--group_reporting")
+    fio_ios, fio_doc, eng_ios, eng_doc = both(engine_bin, data, *opts)
+    assert len(fio_doc["jobs"]) == len(eng_doc["jobs"]) == 1
+    assert totals(eng_doc) == totals(fio_doc) == (10, 0, 40960, 0)
+    assert sorted(eng_ios) == sorted(fio_ios)  # each clone: 0, 8k, 16k, 24k, 32k
+    assert eng_doc["jobs"][0]["iowatt"]["members"] == 2
+
+
+def test_lat_log_offsets_follow_the_pattern(engine_bin: Path, data: Path, scratch: Path) -> None:
+    """write_lat_log with log_offset: the logged offsets are the pattern's, line for line fio's."""
+    common = [
+        f"--filename={data}",
+        "--ioengine=psync",
+        "--name=j",
+        "--rw=read:-8k",
+        "--bs=4k",
+        "--size=64k",
+        "--log_offset=1",
+    ]
+    subprocess.run(
+        [FIO or "fio", "--thread", *common, f"--write_lat_log={scratch}/fio"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    run_engine(engine_bin, *common, f"--write_lat_log={scratch}/eng")
+    for kind in ("clat", "lat"):
+        fio_rows = [line.split(", ")[2:] for line in (scratch / f"fio_{kind}.1.log").read_text().splitlines()]
+        eng_rows = [line.split(", ")[2:] for line in (scratch / f"eng_{kind}.1.log").read_text().splitlines()]
+        assert len(eng_rows) == 16 and eng_rows == fio_rows, kind
+
+
+def test_rates_steer_the_mix_of_a_pattern(engine_bin: Path, data: Path) -> None:
+    """rate_iops=R,W on a mixed job with a pattern: the direction behind its rate goes next (fio's
+    rate_ddir), so reads and writes come out near 4:1 in both tools."""
+    opts = ("--rw=randrw:2", "--bs=4k", "--size=1m", "--rate_iops=400,100", "--time_based", "--runtime=1")
+    _, fio_doc, _, eng_doc = both(engine_bin, data, *opts)
+    for doc in (fio_doc, eng_doc):
+        r, w, _, _ = totals(doc)
+        assert w > 0 and 3.0 < r / w < 5.5, (r, w)
+
+
+def test_trims_group_reporting_and_outputs(engine_bin: Path, loopdev: tuple[str, Path]) -> None:
+    """Trims with numjobs and group_reporting: one entry with the clones' trims; the terse line's
+    trim fields and the normal text's trim line as fio's."""
+    dev, _ = loopdev
+    common = [
+        f"--filename={dev}",
+        "--ioengine=psync",
+        "--name=j",
+        "--rw=randtrim",
+        "--bs=4k",
+        "--size=256k",
+        "--numjobs=2",
+        "--group_reporting",
+    ]
+    _, fio_doc = discards(
+        [FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+    )
+    _, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
+    assert len(eng_doc["jobs"]) == len(fio_doc["jobs"]) == 1
+    for key in ("total_ios", "io_bytes"):
+        want = {"total_ios": 128, "io_bytes": 524288}[key]
+        assert eng_doc["jobs"][0]["trim"][key] == fio_doc["jobs"][0]["trim"][key] == want
+    outs = {}
+    for name, cmd in (("fio", [FIO or "fio", "--thread"]), ("eng", [str(engine_bin), "--destructive=1"])):
+        terse = (
+            subprocess.run(
+                [*cmd, *common, "--output-format=terse", "--terse-version=4"],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+            )
+            .stdout.splitlines()[0]
+            .split(";")
+        )
+        normal = subprocess.run(
+            [*cmd, *common, "--output-format=normal"], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
+        outs[name] = (terse, normal)
+    (ft, fn), (et, en) = outs["fio"], outs["eng"]
+    assert len(et) == len(ft)
+    # terse v4: field 88 is the trim KiB, 92.. its slat; the read and write blocks are all zeros
+    assert et[87] == ft[87] == "512" and et[5:10] == ft[5:10] == ["0"] * 5
+    for text in (fn, en):
+        assert "  trim: IOPS=" in text and "(512KiB/" in text and "   TRIM: bw=" in text
+        assert "issued rwts: total=0,0,128,0" in text
+
+
+@pytest.mark.parametrize(
+    "opt",
+    [
+        "--rate=1m",
+        "--rate_iops=100",
+        "--rate_iops=,100",
+        "--max_latency=1s",
+        "--latency_target=10ms",
+        "--steadystate=iops:5%",
+        "--write_bw_log=x",
+        "--write_lat_log=x",
+        "--write_iops_log=x",
+    ],
+)
+def test_trims_refuse_what_counts_per_direction(
+    engine_bin: Path, loopdev: tuple[str, Path], opt: str
+) -> None:
+    """fio applies these to trims too (a rate's single value, a log's ddir 2 lines); the engine's
+    pacing and logs know reads and writes only, so a trim job refuses them."""
+    dev, _ = loopdev
+    extra = ["--ss_dur=2s"] if opt.startswith("--steadystate") else []
+    r = run_engine(
+        engine_bin,
+        f"--filename={dev}",
+        "--destructive=1",
+        "--name=j",
+        "--rw=trimwrite",
+        "--size=64k",
+        opt,
+        *extra,
+        check=False,
+    )
+    name = opt[2:].split("=")[0]
+    assert r.rc == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"iowatt-engine: {name}: not implemented for trims (rw=trimwrite)"), r.stderr

@@ -178,6 +178,7 @@ static void show_job(FILE *f, const struct jval *job)
 		fprintf(f, "  Description  : [%s]\n", jstr(job, "desc"));
 	show_ddir(f, job, "read");
 	show_ddir(f, job, "write");
+	show_ddir(f, job, "trim");
 	show_lat_dist(f, json_get(job, "latency_ns"), "nsec");
 	show_lat_dist(f, json_get(job, "latency_us"), "usec");
 	show_lat_dist(f, json_get(job, "latency_ms"), "msec");

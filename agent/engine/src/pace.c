@@ -47,7 +47,8 @@ static char *split3(const char *name, const char *val, char *buf, size_t len, ch
 }
 
 /* R[,W[,T]] as fio's rate options: one value applies to reads and writes, "X," limits reads
- * only, ",Y" writes only. The engine issues no trims, so a trim value is refused. */
+ * only, ",Y" writes only. Trims are not paced (patterns.c refuses rates for trim jobs), so a trim
+ * value is refused. */
 void pace_parse_rate(void *base, const struct opt_def *d, const char *name, const char *val)
 {
 	struct options *o = base;
@@ -56,7 +57,7 @@ void pace_parse_rate(void *base, const struct opt_def *d, const char *name, cons
 	char buf[256], *p[3];
 	split3(name, val, buf, sizeof(buf), p);
 	if (p[2] && *p[2] && strcmp(p[2], "0"))
-		die_usage(name, "a trim rate is not supported (the engine issues no trims): '%s'", val);
+		die_usage(name, "a trim rate is not supported (trims are not paced): '%s'", val);
 	uint64_t v[2] = { 0, 0 };
 	for (int k = 0; k < 2; k++) {
 		const char *s = k == 0 || p[1] ? p[k] : p[0];
@@ -143,7 +144,7 @@ void pace_parse_max_latency(void *base, const struct opt_def *d, const char *nam
 	char buf[256], *p[3];
 	split3(name, val, buf, sizeof(buf), p);
 	if (p[2] && *p[2] && strcmp(p[2], "0"))
-		die_usage(name, "a trim latency is not supported (the engine issues no trims): '%s'", val);
+		die_usage(name, "a trim latency is not supported (trims are not paced): '%s'", val);
 	for (int k = 0; k < 2; k++) {
 		const char *s = k == 0 || p[1] ? p[k] : p[0];
 		dst[k] = *s ? time_usec_default(name, s, d->max) : 0;
@@ -448,7 +449,7 @@ int pace_gate(struct worker *w, struct io_req *r, uint64_t now, uint64_t *until)
 	}
 	int d = r->ddir;
 	uint64_t t = now;
-	if (s->bps[d]) {
+	if (d < 2 && s->bps[d]) { /* trims have no rate (refused with them: patterns.c) */
 		t = due_at(s, p->poisson, d);
 		if (now < t) {
 			*until = t;
@@ -475,7 +476,7 @@ int pace_gate(struct worker *w, struct io_req *r, uint64_t now, uint64_t *until)
 	}
 	/* go */
 	r->t_intended = t;
-	if (s->bps[d]) {
+	if (d < 2 && s->bps[d]) {
 		s->sched_bytes[d] += r->len;
 		if (p->poisson) {
 			/* exponential gaps of mean len / rate: a Poisson process of the same rate */
@@ -601,7 +602,7 @@ void pace_complete(struct worker *w, const struct io_req *r, uint64_t t_done)
 	struct pace_state *s = &w->pace;
 	uint64_t lat = t_done - r->t_prep;
 	s->completed++;
-	if (p->max_lat_ns[r->ddir] && lat > p->max_lat_ns[r->ddir]) {
+	if (r->ddir < 2 && p->max_lat_ns[r->ddir] && lat > p->max_lat_ns[r->ddir]) {
 		fail(w, ETIMEDOUT, "max latency exceeded: latency of %llu nsec exceeds specified max (%llu nsec)",
 		     (unsigned long long)lat, (unsigned long long)p->max_lat_ns[r->ddir]);
 		return;

@@ -63,7 +63,7 @@ static void per_direction(const char *name, const char *val, void (*one)(void *,
 	if (comma) {
 		*comma = 0;
 		if (strchr(comma + 1, ','))
-			die_usage(name, "'%s': a third (trim) value is not taken: this engine does not trim", val);
+			die_usage(name, "'%s': a third (trim) value is not taken: trims take the write value", val);
 	}
 	if (!comma) {
 		one(arg, 0, name, buf);
@@ -176,8 +176,9 @@ void pat_echo_pct_random(struct jw *w, const struct options *o, const struct opt
 
 /* zoned:ACCESS/SIZE%:... or zoned_abs:ACCESS/SIZE:... -- the access percentages add up to 100,
  * zoned's size percentages to at most 100 (fio 3.33's checks); zones follow each other from the
- * start of the region, the rest of it is never touched. fio 3.33 refuses per-direction lists
- * (','), so does this. */
+ * start of the region, the rest of it is never touched. As fio 3.33: a zoned size left out
+ * ("20/" or "20") or 0 shares what the given ones leave, (100 - given) / missing each, and an
+ * empty entry ends the list. fio 3.33 refuses per-direction lists (','), so does this. */
 void pat_parse_zoned(struct options *o, const char *name, const char *val, const char *list, int abs)
 {
 	char buf[4096];
@@ -186,18 +187,25 @@ void pat_parse_zoned(struct options *o, const char *name, const char *val, const
 	if (strchr(list, ','))
 		die_usage(name, "'%s': per-direction zone lists are not taken (fio 3.33 refuses them too)", val);
 	strcpy(buf, list);
-	int n = 0;
+	int n = 0, missing = 0;
 	unsigned acc = 0;
 	uint64_t sz = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+	for (char *tok = buf, *next; tok && *tok; tok = next) {
+		next = strchr(tok, ':');
+		if (next)
+			*next++ = 0;
+		if (!*tok)
+			break; /* an empty entry ends the list, as fio's */
 		if (n >= MAX_ZONES)
 			die_usage(name, "more than %d zones in '%.80s'", MAX_ZONES, val);
 		char *slash = strchr(tok, '/');
-		uint64_t a, s;
-		if (!slash || parse_u64((*slash = 0, tok), &a) || a > 100)
+		uint64_t a, s = 0;
+		if (slash)
+			*slash = 0;
+		if (parse_u64(tok, &a) || a > 100 || (abs && !slash))
 			die_usage(name, "'%s': each zone is ACCESS%%/%s", val, abs ? "SIZE" : "SIZE%");
-		if (abs ? parse_size(slash + 1, &s, o->kb_base) : (parse_u64(slash + 1, &s) || s > 100))
+		if (abs ? parse_size(slash + 1, &s, o->kb_base) || !s
+			: slash && slash[1] && (parse_u64(slash + 1, &s) || s > 100))
 			die_usage(name, "'%s': invalid zone size '%s'", val, slash + 1);
 		acc += (unsigned)a;
 		if (acc > 100)
@@ -207,6 +215,7 @@ void pat_parse_zoned(struct options *o, const char *name, const char *val, const
 		sz += s;
 		if (!abs && sz > 100)
 			die_usage(name, "'%s': zone size percentages add up to more than 100", val);
+		missing += !abs && !s;
 		o->zones[n].access = (unsigned)a;
 		o->zones[n].size = s;
 		n++;
@@ -215,6 +224,9 @@ void pat_parse_zoned(struct options *o, const char *name, const char *val, const
 		die_usage(name, "'%s': no zones", val);
 	if (acc != 100)
 		die_usage(name, "'%s': access percentages add up to %u, not 100", val, acc);
+	for (int i = 0; missing && i < n; i++)
+		if (!o->zones[i].size)
+			o->zones[i].size = (100 - sz) / (uint64_t)missing;
 	o->nzones = n;
 	o->dist = abs ? DIST_ZONED_ABS : DIST_ZONED;
 	o->dist_param = 0;
@@ -241,7 +253,7 @@ static int is_mixed(const struct options *o);
 /* the option that makes a job use the pattern generator */
 static const char *pat_option(const struct options *o)
 {
-	if (o->rw_seq_add || o->rw_seq_nr)
+	if (o->rw_seq_add || o->rw_seq_nr || rw_trims(o->rw))
 		return "rw";
 	if (o->bsrange[0][1] || o->bsrange[1][1])
 		return "bsrange";
@@ -254,10 +266,41 @@ static const char *pat_option(const struct options *o)
 	return "random_generator";
 }
 
+/* Options of other families that count, pace or log per direction and know only reads and
+ * writes: with trims fio would apply them to the trims too, so they are refused (README § Patterns) */
+static void trims_refuse(const struct options *o)
+{
+	const struct pace_opts *p = &o->pace;
+	static const char *const rate_names[4] = { "rate", "rate_min", "rate_iops", "rate_iops_min" };
+	const uint64_t *rates[4] = { p->rate, p->rate_min, p->rate_iops, p->rate_iops_min };
+	const char *name = NULL;
+	for (int k = 0; k < 4 && !name; k++)
+		if (rates[k][0] || rates[k][1])
+			name = rate_names[k];
+	if (!name && (p->max_lat_ns[0] || p->max_lat_ns[1]))
+		name = "max_latency";
+	if (!name && p->lat_target_ns)
+		name = "latency_target";
+	if (!name && p->ss_dur_ns)
+		name = "steadystate";
+	if (!name && o->bw_log[0])
+		name = "write_bw_log";
+	if (!name && o->iops_log[0])
+		name = "write_iops_log";
+	if (!name && o->lat_log[0])
+		name = "write_lat_log";
+	if (!name && o->hist_log[0])
+		name = "write_hist_log";
+	if (name)
+		die_usage(name, "not implemented for trims (rw=%s): fio would count the trims too", rw_name(o->rw));
+}
+
 void pat_finalize(struct options *o)
 {
 	if (rw_trims(o->rw) && !(engine_find(o->ioengine)->flags & ENGINE_F_SYNC))
 		die_usage("ioengine", "rw=%s runs with psync (or null): BLKDISCARD is a synchronous ioctl", rw_name(o->rw));
+	if (rw_trims(o->rw))
+		trims_refuse(o);
 	if (pat_active(o) && mf_wanted(o))
 		die_usage(pat_option(o), "not implemented for jobs of several files (nrfiles, filename lists, filesize)");
 	/* verify reads back every write: refuse patterns where a later write may cut into an earlier
@@ -548,7 +591,11 @@ int pat_next(struct worker *w, struct io_req *r)
 		}
 		d = DDIR_TRIM;
 		break;
-	default: d = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE; break;
+	default:
+		d = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE;
+		if (w->pace.on) /* rates: the other direction when this one is ahead of its rate (pace.c) */
+			d = pace_ddir(w, d);
+		break;
 	}
 	const uint64_t bs = pick_size(w, d);
 	for (int tries = 0; tries < 2; tries++) {

@@ -497,7 +497,7 @@ static inline int gen_io(struct worker *w, struct io_req *r)
 
 void worker_reset_stats(struct worker *w, uint64_t now)
 {
-	for (int d = 0; d < 2; d++) {
+	for (int d = 0; d < 3; d++) { /* read, write, trim */
 		struct dstat *s = &w->d[d];
 		s->ios = s->bytes = s->short_ios = 0;
 		lstat_init(&s->slat);
@@ -505,7 +505,8 @@ void worker_reset_stats(struct worker *w, uint64_t now)
 		lstat_init(&s->lat);
 		memset(s->hist, 0, sizeof(s->hist));
 		memset(s->lhist, 0, sizeof(s->lhist));
-		w->iv_ios[d] = w->iv_bytes[d] = 0;
+		if (d < 2)
+			w->iv_ios[d] = w->iv_bytes[d] = 0;
 	}
 	memset(w->iv_hist, 0, 2 * HIST_NR * sizeof(uint64_t));
 	if (w->schedhist)
