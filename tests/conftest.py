@@ -190,17 +190,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
-    """IOWATT_TEST_TIMELINE=PREFIX: each test process appends `start end worker nodeid` (wall
-    seconds) to PREFIX.<worker>, to see which process ends last and what it waited on
-    (docs/testing.md § Measuring: scripts/test-timeline.py draws it)."""
+    """IOWATT_TEST_TIMELINE=PREFIX: each test process appends `start end worker cpu nodeid` to
+    PREFIX.<worker>: wall seconds, and the CPU seconds (user + system) the process and the children
+    it waited for used meanwhile (a server it started and keeps is not counted), to see which
+    process ends last and what it spent (docs/testing.md § Measuring: scripts/test-timeline.py)."""
     prefix = os.environ.get("IOWATT_TEST_TIMELINE")
     if not prefix:
         yield
         return
+    import resource
     import time
 
-    start = time.time()
+    def cpu() -> float:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    start, cpu0 = time.time(), cpu()
     yield
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(f"{prefix}.{worker}", "a", encoding="utf-8") as f:
-        f.write(f"{start:.2f} {time.time():.2f} {worker} {item.nodeid}\n")
+        f.write(f"{start:.2f} {time.time():.2f} {worker} {cpu() - cpu0:.2f} {item.nodeid}\n")

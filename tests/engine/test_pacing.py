@@ -80,13 +80,12 @@ def test_thinktime_spin_burns_cpu_and_iotime_cycles(engine_bin: Path, target: st
     # thinktime_iotime: a stall after each iotime of I/O; given without thinktime_blocks, the
     # block count does not trigger (10 s: no stall in a 1 s job); 1 ms: stalls of 200 ms after
     # every few hundred I/Os. (fio's first stall comes later than the engine's, ~200 ms in, so
-    # only the direction is compared: the machine's throughput also varies by +-30 %)
-    plain = both(engine_bin, *base(target))
+    # only the direction is compared, never against a third run: on the loaded CI machine a
+    # plain run did 3.5x the I/Os of the same job run just after it)
     never = both(engine_bin, *base(target), "--thinktime=200ms", "--thinktime_iotime=10s")
     often = both(engine_bin, *base(target), "--thinktime=200ms", "--thinktime_iotime=1ms")
-    for p, n, o in zip(plain, never, often, strict=True):
-        assert n["read"]["total_ios"] > 0.3 * p["read"]["total_ios"]
-        assert o["read"]["total_ios"] < 0.5 * p["read"]["total_ios"]
+    for n, o in zip(never, often, strict=True):
+        assert o["read"]["total_ios"] < 0.5 * n["read"]["total_ios"], (o["read"], n["read"])
 
 
 @needs_fio

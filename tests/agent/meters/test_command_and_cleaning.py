@@ -13,15 +13,26 @@ from iowatt_agent.power import PowerSession
 
 from tests.agent.meters import instruments as inst
 from tests.agent.meters.conftest import sample
+from tests.waiting import wait_until
 
 
 def test_command_once_per_call(tmp_path):
-    prog = inst.write_program(tmp_path / "watts", "print('42.5 W')\n")
+    calls = tmp_path / "calls"
+    prog = inst.write_program(
+        tmp_path / "watts", f"open({str(calls)!r}, 'a').write('call\\n')\nprint('42.5 W')\n"
+    )
     meter = open_meter(f"command:{prog}", interval_s=0.05)
     meter.start(Clock.now())
-    time.sleep(0.5)  # the sampling window under test (0.05 s interval: about 10 calls)
+    # until the program ran four times (a fixed 0.5 s window gave three calls at CI's load)
+    wait_until(
+        lambda: calls.exists() and calls.read_text().count("call") >= 4,
+        timeout=30,
+        interval=0.05,
+        message="the meter calls its program four times",
+    )
     readings = meter.stop()
     assert len(readings.value) >= 4 and set(readings.value) == {42.5}
+    assert len(readings.value) <= calls.read_text().count("call"), "one reading per call"
     assert readings.t_ns == sorted(readings.t_ns)
     assert meter.describe()["model"] == "watts" and meter.describe()["tier"] == "inband"
 

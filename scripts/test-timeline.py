@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Where the test suite's wall time went, from IOWATT_TEST_TIMELINE files (tests/conftest.py).
+
+    IOWATT_TEST_TIMELINE=/tmp/tl/t make test-py      # or any pytest run
+    python3 scripts/test-timeline.py /tmp/tl/t        # reads /tmp/tl/t.gw0, /tmp/tl/t.gw1, ...
+
+Prints, per test process: when its first test started and its last ended (seconds from the
+first start anywhere), the seconds spent in tests, and the longest tests; then the xdist groups
+with the sum of their tests' durations. The process that ends last is the suite's critical path.
+"""
+
+from __future__ import annotations
+
+import glob
+import sys
+from collections import defaultdict
+
+
+def main(prefix: str, top: int = 8) -> int:
+    rows = []
+    cpus: dict[str, float] = {}
+    for path in sorted(glob.glob(prefix + ".*")):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                start, end, worker, rest = line.rstrip("\n").split(" ", 3)
+                cpu, _, nodeid = rest.partition(" ")
+                try:
+                    float(cpu)
+                except ValueError:  # a line from before the CPU column
+                    cpu, nodeid = "nan", rest
+                rows.append((float(start), float(end), worker, nodeid))
+                cpus[nodeid] = float(cpu)
+    if not rows:
+        print(f"no timeline files {prefix}.*", file=sys.stderr)
+        return 2
+    t0 = min(r[0] for r in rows)
+    by_worker: dict[str, list[tuple[float, float, str, str]]] = defaultdict(list)
+    groups: dict[str, float] = defaultdict(float)
+    for r in rows:
+        by_worker[r[2]].append(r)
+        group = r[3].rsplit("@", 1)[1] if "@" in r[3] else "-"
+        groups[group] += r[1] - r[0]
+    end_all = max(r[1] for r in rows) - t0
+    print(f"{len(rows)} tests, {end_all:.0f} s from the first start to the last end")
+    for worker, items in sorted(by_worker.items()):
+        first = min(i[0] for i in items) - t0
+        last = max(i[1] for i in items) - t0
+        busy = sum(i[1] - i[0] for i in items)
+        print(f"\n{worker}: {len(items)} tests, {first:.0f}-{last:.0f} s, {busy:.0f} s in tests")
+        for start, end, _, nodeid in sorted(items, key=lambda i: i[0] - i[1])[:top]:
+            print(f"  {end - start:6.1f} s  cpu {cpus[nodeid]:5.1f} s  at {start - t0:5.0f} s  {nodeid}")
+        tail = sorted(items, key=lambda i: i[1])[-3:]
+        print("  last: " + "; ".join(f"{i[3]} (ends {i[1] - t0:.0f} s)" for i in tail))
+    print("\ngroups (sum of test durations):")
+    for group, secs in sorted(groups.items(), key=lambda g: -g[1]):
+        print(f"  {secs:7.0f} s  {group}")
+    print("\nmost CPU (the test process and the children it waited for):")
+    for nodeid, secs in sorted(cpus.items(), key=lambda c: -c[1] if c[1] == c[1] else 0)[: top * 3]:
+        print(f"  {secs:7.1f} s  {nodeid}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 8))
