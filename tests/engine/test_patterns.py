@@ -795,3 +795,46 @@ def test_trims_refuse_what_counts_per_direction(
     name = opt[2:].split("=")[0]
     assert r.rc == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert r.stderr.startswith(f"iowatt-engine: {name}: not implemented for trims (rw=trimwrite)"), r.stderr
+
+
+def test_job_file_without_filename_uses_fios_one_file(engine_bin: Path, scratch: Path) -> None:
+    """No filename, one clone, one file (fio's examples/rand-zones.fio): fio's generated name under
+    directory ($jobname.0.0), the same offsets as fio for a backwards read, the zones' shares for
+    zoned:50/5:30/15:20/ (a size left out shares the rest)."""
+    target = scratch / "back.0.0"
+    target.write_bytes(os.urandom(MIB))
+    jf = scratch / "nofile.fio"
+    jf.write_text(f"[back]\ndirectory={scratch}\nioengine=psync\nbs=4k\nsize=64k\nrw=read:-8k\n")
+    fio_ios, fio_doc = traced(
+        [FIO or "fio", "--thread", "--output-format=json", str(jf)], target, scratch / "f.json"
+    )
+    eng_ios, eng_doc = traced([str(engine_bin), str(jf)], target, scratch / "e.json")
+    assert fio_ios and eng_ios == fio_ios and totals(eng_doc) == totals(fio_doc) == (16, 0, 65536, 0)
+    assert eng_doc["jobs"][0]["iowatt"]["options"]["filename"] == str(target)
+    zones = scratch / "zones.0.0"
+    zones.write_bytes(os.urandom(MIB))
+    jf.write_text(
+        f"[zones]\ndirectory={scratch}\nioengine=psync\nbs=4k\nsize=1m\nrw=randread\nnorandommap\n"
+        "random_distribution=zoned:50/5:30/15:20/\n"
+    )
+    fio_ios, fio_doc = traced(
+        [FIO or "fio", "--thread", "--output-format=json", str(jf)], zones, scratch / "f.json"
+    )
+    eng_ios, eng_doc = traced([str(engine_bin), str(jf)], zones, scratch / "e.json")
+    assert totals(eng_doc) == totals(fio_doc) == (256, 0, MIB, 0)
+    for ios in (fio_ios, eng_ios):
+        lo = 0.0
+        for access, hi in ((0.5, 0.05), (0.3, 0.2), (0.2, 1.0)):
+            inside = sum(lo * MIB <= o and o + n <= hi * MIB for _, o, n in ios)
+            assert abs(inside / len(ios) - access) < 0.1, (lo, hi, inside)
+            lo = hi
+    assert sorted(p.name for p in scratch.glob("*.0.0")) == ["back.0.0", "zones.0.0"]  # no other file made
+
+
+def test_patterns_refused_for_clones_with_their_own_files(engine_bin: Path, scratch: Path) -> None:
+    opts = ("--name=j", "--rw=read:8k", "--size=64k", "--numjobs=2")
+    r = run_engine(engine_bin, f"--directory={scratch}", *opts, check=False)
+    assert r.rc == 2 and r.stderr.startswith(
+        "iowatt-engine: rw: not implemented for jobs of several files"
+    ), r.stderr
+    assert list(scratch.iterdir()) == []

@@ -128,6 +128,17 @@ static void format_name(char *out, size_t len, const char *fmt, const char *jobn
 		die_usage("filename_format", "generates an empty name");
 }
 
+int mf_name_single(struct options *o)
+{
+	if (o->filename[0] || o->nrfiles > 1 || o->numjobs > 1 || o->filesize_lo || o->file_append || o->create_on_open)
+		return 0;
+	char name[PATH_MAX];
+	format_name(name, sizeof(name), o->filename_format[0] ? o->filename_format : "$jobname.$jobnum.$filenum",
+		    o->name, 0, 0);
+	str_copy(o->filename, sizeof(o->filename), name);
+	return 1;
+}
+
 void mf_apply_directory(struct options *o)
 {
 	if (!o->directory[0] || !o->filename[0])

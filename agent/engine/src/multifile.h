@@ -62,6 +62,10 @@ int mf_wanted(const struct options *o);
 /* Before the first I/O: the job's file names (fio's), probed and validated like any target;
  * exits 2 naming the option. The first file's target is copied into j->tgt for the facts. */
 void mf_job_setup(struct job *j);
+/* A job without filename that has one file, one clone and none of the options above: fio's
+ * generated name ($jobname.0.0, or filename_format's) becomes its filename, so it runs as a
+ * single-file job (src/patterns.c, whose generator takes one file). 1 when it did. */
+int mf_name_single(struct options *o);
 /* Directory prefix for a job that keeps one filename (fio's directory= with filename=). */
 void mf_apply_directory(struct options *o);
 /* The layout of every file (unless create_on_open): 0 or -errno with a message in j->errmsg. */

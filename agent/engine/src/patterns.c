@@ -301,8 +301,11 @@ void pat_finalize(struct options *o)
 		die_usage("ioengine", "rw=%s runs with psync (or null): BLKDISCARD is a synchronous ioctl", rw_name(o->rw));
 	if (rw_trims(o->rw))
 		trims_refuse(o);
+	if (pat_active(o) && !o->filename[0])
+		mf_name_single(o); /* fio's one generated file (examples/rand-zones.fio) */
 	if (pat_active(o) && mf_wanted(o))
-		die_usage(pat_option(o), "not implemented for jobs of several files (nrfiles, filename lists, filesize)");
+		die_usage(pat_option(o), "not implemented for jobs of several files (nrfiles, filename lists, filesize, "
+					 "numjobs without filename)");
 	/* verify reads back every write: refuse patterns where a later write may cut into an earlier
 	 * block (it would then fail to verify; fio only warns "verify limited") */
 	if (o->verify && rw_writes(o->rw)) {
