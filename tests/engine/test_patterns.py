@@ -769,16 +769,13 @@ def test_trims_group_reporting_and_outputs(engine_bin: Path, loopdev: tuple[str,
         "--max_latency=1s",
         "--latency_target=10ms",
         "--steadystate=iops:5%",
-        "--write_bw_log=x",
-        "--write_lat_log=x",
-        "--write_iops_log=x",
     ],
 )
 def test_trims_refuse_what_counts_per_direction(
     engine_bin: Path, loopdev: tuple[str, Path], opt: str
 ) -> None:
-    """fio applies these to trims too (a rate's single value, a log's ddir 2 lines); the engine's
-    pacing and logs know reads and writes only, so a trim job refuses them."""
+    """fio applies these to trims too (a rate's single value paces trims); the engine's pacing
+    and steady state know reads and writes only, so a trim job refuses them."""
     dev, _ = loopdev
     extra = ["--ss_dur=2s"] if opt.startswith("--steadystate") else []
     r = run_engine(
@@ -838,3 +835,25 @@ def test_patterns_refused_for_clones_with_their_own_files(engine_bin: Path, scra
         "iowatt-engine: rw: not implemented for jobs of several files"
     ), r.stderr
     assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("rw", ["trimwrite", "trim:8k"])
+def test_trims_logged_as_fio(engine_bin: Path, loopdev: tuple[str, Path], rw: str) -> None:
+    """write_lat_log and write_iops_log with log_offset list the trims as fio does: direction 2,
+    the trim's size and offset, line for line fio's (each trim of trimwrite before its write)."""
+    dev, backing = loopdev
+    common = [f"--filename={dev}", "--ioengine=psync", "--name=j", f"--rw={rw}", "--bs=4k", "--size=64k",
+              "--log_offset=1"]  # fmt: skip
+    logs = backing.parent
+    fio_logs = [f"--write_lat_log={logs}/fio", f"--write_iops_log={logs}/fio"]
+    subprocess.run(
+        [FIO or "fio", "--thread", *common, *fio_logs], capture_output=True, check=True, timeout=60
+    )
+    run_engine(
+        engine_bin, "--destructive=1", *common, f"--write_lat_log={logs}/eng", f"--write_iops_log={logs}/eng"
+    )
+    for kind in ("clat", "lat", "iops"):
+        fio_rows = [line.split(", ")[2:] for line in (logs / f"fio_{kind}.1.log").read_text().splitlines()]
+        eng_rows = [line.split(", ")[2:] for line in (logs / f"eng_{kind}.1.log").read_text().splitlines()]
+        assert eng_rows == fio_rows, kind
+        assert sum(r[0] == "2" for r in eng_rows) == (16 if rw == "trimwrite" else 6), kind

@@ -8,7 +8,7 @@
  * Each line "time, value, data direction, block size, offset, priority" (offset only with
  * log_offset=1): time in ms since the measured start (log_unix_epoch: Unix ms; log_alternate_epoch:
  * ms of log_alternate_epoch_clock_id's clock), value in ns for latencies, 1 per I/O for iops,
- * bytes * 10^6 / clat_ns per I/O for bw (fio's per-I/O rate), direction 0 read / 1 write.
+ * bytes * 10^6 / clat_ns per I/O for bw (fio's per-I/O rate), direction 0 read / 1 write / 2 trim.
  * log_avg_msec=M: one entry per direction and window of at least M ms, closed by the completion
  * that ends it (its time) and at the job's end: the mean of the window's latencies (log_max_value:
  * the largest), KiB/s and I/Os per second over the window for bw and iops; block size and offset 0.
@@ -44,9 +44,9 @@ struct wlog {
 	struct logfile *f;
 	char *buf;
 	size_t n, cap;
-	uint64_t last_ms[2];            /* start of the open window (log_avg_msec / log_hist_msec) */
-	uint64_t cnt[2], max[2], bytes[2];
-	double sum[2];
+	uint64_t last_ms[3];            /* start of the open window (log_avg_msec / log_hist_msec) */
+	uint64_t cnt[3], max[3], bytes[3]; /* per direction: read, write, trim */
+	double sum[3];
 	uint64_t *snap;                 /* hist: the clat histogram when the last entry was written */
 };
 
@@ -226,7 +226,7 @@ int logs_worker_init(struct worker *w)
 		l->buf = malloc(l->cap);
 		if (!l->buf)
 			return -ENOMEM;
-		if (t == LOG_HIST && !(l->snap = calloc(2 * HIST_NR, sizeof(uint64_t))))
+		if (t == LOG_HIST && !(l->snap = calloc(3 * HIST_NR, sizeof(uint64_t))))
 			return -ENOMEM;
 	}
 	w->logs = ls;
@@ -253,7 +253,7 @@ void logs_worker_start(struct worker *w)
 
 static void close_window(struct wlog *l, const struct options *o, uint64_t ms, uint64_t win_ms)
 {
-	for (int d = 0; d < 2; d++) {
+	for (int d = 0; d < 3; d++) {
 		if (!l->cnt[d])
 			continue;
 		uint64_t v;
@@ -340,11 +340,15 @@ void logs_worker_end(struct worker *w)
 	for (int i = 0; i < ls->n; i++) {
 		struct wlog *l = &ls->l[i];
 		if (l->type == LOG_HIST) /* the completions since the last entry */
-			for (int d = 0; d < 2; d++)
+			for (int d = 0; d < 3; d++)
 				if (w->d[d].ios && memcmp(w->d[d].hist, l->snap + (size_t)d * HIST_NR, sizeof(w->d[d].hist)))
 					hist_entry(l, w, end + ls->epoch_ms, d, 0);
-		if (o->log_avg_msec && l->type != LOG_HIST)
-			close_window(l, o, end + ls->epoch_ms, end - (l->last_ms[0] < l->last_ms[1] ? l->last_ms[0] : l->last_ms[1]));
+		if (o->log_avg_msec && l->type != LOG_HIST) {
+			uint64_t first = l->last_ms[0] < l->last_ms[1] ? l->last_ms[0] : l->last_ms[1];
+			if (rw_trims(o->rw) && l->last_ms[2] < first)
+				first = l->last_ms[2];
+			close_window(l, o, end + ls->epoch_ms, end - first);
+		}
 		wlog_flush(l);
 	}
 }

@@ -266,8 +266,8 @@ static const char *pat_option(const struct options *o)
 	return "random_generator";
 }
 
-/* Options of other families that count, pace or log per direction and know only reads and
- * writes: with trims fio would apply them to the trims too, so they are refused (README § Patterns) */
+/* Options of other families that count or pace per direction and know only reads and writes:
+ * with trims fio would apply them to the trims too, so they are refused (README § Patterns) */
 static void trims_refuse(const struct options *o)
 {
 	const struct pace_opts *p = &o->pace;
@@ -283,14 +283,6 @@ static void trims_refuse(const struct options *o)
 		name = "latency_target";
 	if (!name && p->ss_dur_ns)
 		name = "steadystate";
-	if (!name && o->bw_log[0])
-		name = "write_bw_log";
-	if (!name && o->iops_log[0])
-		name = "write_iops_log";
-	if (!name && o->lat_log[0])
-		name = "write_lat_log";
-	if (!name && o->hist_log[0])
-		name = "write_hist_log";
 	if (name)
 		die_usage(name, "not implemented for trims (rw=%s): fio would count the trims too", rw_name(o->rw));
 }

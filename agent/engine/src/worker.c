@@ -258,7 +258,7 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 		w->iv_ios[r->ddir]++;
 		w->iv_bytes[r->ddir] += (uint64_t)r->res;
 	}
-	if (w->logs && series) /* write_*_log (src/logs.c); trims are not logged */
+	if (w->logs) /* write_*_log (src/logs.c); trims too, direction 2, as fio */
 		logs_io(w, t_done, r->ddir, (uint64_t)r->res, r->off, r->t_sub - r->t_prep, clat, t_done - r->t_prep, !sync);
 }
 
