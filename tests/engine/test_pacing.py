@@ -6,6 +6,7 @@ a loose factor of what the rate or stall allows, error codes, the JSON keys and 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -288,7 +289,7 @@ def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
         return sorted(
             line.split("] ", 1)[-1].split(" = ")[0]
             for line in p.stderr.splitlines()
-            if "ioprio_set(" in line or ("setpriority(" in line and ", 0)" not in line)
+            if "ioprio_set(" in line or ("setpriority(" in line and f", {os.nice(0)})" not in line)
         )
 
     args = [*base(target, "100ms"), "--prio=3", "--nice=5"]
@@ -298,7 +299,8 @@ def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
         == calls(FIO, "--output-format=json", *args)
         == [
             "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3))",
-            "setpriority(PRIO_PROCESS, 0, 5)",
+            # fio's nice(N) adds N to the current value (it calls nice(0) too: filtered out above)
+            f"setpriority(PRIO_PROCESS, 0, {os.nice(0) + 5})",
         ]
     )
     args = [*base(target, "100ms"), "--prioclass=3"]

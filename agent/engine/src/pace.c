@@ -339,8 +339,15 @@ void pace_worker_init(struct worker *w)
 		if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, (int)((cls << IOPRIO_CLASS_SHIFT) | p->prio)) < 0)
 			fail(w, errno, "ioprio_set(class %u, prio %u): %s", cls, p->prio, strerror(errno));
 	}
-	if (p->nice && setpriority(PRIO_PROCESS, 0, p->nice) < 0) /* 0: this thread (Linux) */
-		fail(w, errno, "nice %d: %s", p->nice, strerror(errno));
+	/* fio calls nice(N): N is added to the thread's current value (under `nice -n 19`, 19 + 5 is
+	 * asked and the kernel keeps 19), never an absolute value that would raise a niced run */
+	if (p->nice) {
+		errno = 0;
+		int cur = getpriority(PRIO_PROCESS, 0); /* 0: this thread (Linux) */
+		if ((cur == -1 && errno) || setpriority(PRIO_PROCESS, 0, cur + p->nice) < 0)
+			fail(w, errno == EACCES ? EPERM : errno, "nice %d: %s", p->nice,
+			     strerror(errno == EACCES ? EPERM : errno));
+	}
 }
 
 void pace_worker_exit(struct worker *w)
