@@ -857,3 +857,20 @@ def test_trims_logged_as_fio(engine_bin: Path, loopdev: tuple[str, Path], rw: st
         eng_rows = [line.split(", ")[2:] for line in (logs / f"eng_{kind}.1.log").read_text().splitlines()]
         assert eng_rows == fio_rows, kind
         assert sum(r[0] == "2" for r in eng_rows) == (16 if rw == "trimwrite" else 6), kind
+
+
+@pytest.mark.parametrize("rw", ["trimwrite", "randtrimwrite"])
+def test_trimwrite_verifies_its_writes_as_fio(engine_bin: Path, loopdev: tuple[str, Path], rw: str) -> None:
+    """verify after trimwrite reads back every block written after its trim: the same read, write
+    and trim counts as fio, and no verify failure."""
+    dev, _ = loopdev
+    common = [f"--filename={dev}", "--ioengine=psync", "--name=j", f"--rw={rw}", "--bs=4k", "--size=256k",
+              "--verify=crc32c"]  # fmt: skip
+    _, fio_doc = discards(
+        [FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+    )
+    _, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
+    for d in ("read", "write", "trim"):
+        assert eng_doc["jobs"][0][d]["total_ios"] == fio_doc["jobs"][0][d]["total_ios"] == 64, d
+    v = eng_doc["jobs"][0]["iowatt"]["verify"]
+    assert v["failed_intervals"] == 0 and v["blocks_verified"] == 64 and eng_doc["jobs"][0]["error"] == 0
