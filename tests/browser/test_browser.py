@@ -14,7 +14,7 @@ from tests.conftest import REPO
 from tests.stack import BIN, Stack
 from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
 
 CHROMIUM = "/usr/bin/chromium"
 PLAYWRIGHT = Path(REPO) / "frontend" / "node_modules" / "playwright-core"

@@ -26,7 +26,7 @@ import pytest
 from tests.browser.test_browser import _needs, _node
 from tests.stack import ENGINE, Stack, recorded_host
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
 
 DATA = Path(__file__).parents[1] / "backend" / "data"
 TPCH = [

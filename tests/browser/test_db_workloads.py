@@ -23,7 +23,7 @@ from tests.browser.test_browser import _needs, _node
 from tests.stack import ENGINE, Stack
 from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-c")]
 
 DATA = Path(__file__).parents[1] / "backend" / "data"
 TPCH = json.loads((DATA / "upload-tpch-postgresql-sf001.json").read_text())

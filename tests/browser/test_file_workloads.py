@@ -17,7 +17,7 @@ from tests.browser.test_browser import _needs, _node
 from tests.stack import BIN, Stack
 from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
 
 # each preset at a fraction of its default: seconds per run on tmpfs (PostMark: files and
 # transactions times it; vdbench: its scale 0.001 times it, 4 s instead of 36 s)

@@ -12,7 +12,7 @@ import pytest
 from tests.browser.test_browser import _needs, _node
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-c")]
 
 SAVED = "; saved\n[global]\nrw=read\nbs=8k\n\n[seq]\nsize=1m\n"
 

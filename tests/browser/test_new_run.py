@@ -12,7 +12,7 @@ import pytest
 from tests.browser.test_browser import _needs, _node
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-c")]
 
 
 def test_new_run_form_in_chromium(live: Stack, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 from tests.browser.test_browser import _needs, _node
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
 
 
 def test_people_in_chromium(live: Stack, tmp_path: Path) -> None:

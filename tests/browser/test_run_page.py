@@ -11,7 +11,7 @@ import pytest
 from tests.browser.test_browser import _needs, _node
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
 
 
 def _job(name: str, runtime_s: int, rw: str = "randread") -> dict[str, object]:

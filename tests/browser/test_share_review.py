@@ -20,7 +20,7 @@ from tests.browser.test_browser import CHROMIUM, PLAYWRIGHT, _node
 from tests.conftest import REPO
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
 
 GB = 10**9
 

@@ -13,7 +13,7 @@ from backend.workload.builtin import BUILTINS
 from tests.browser.test_browser import _needs, _node
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-c")]
 
 MiB = 1024 * 1024
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.stack import BIN, Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-c")]
 
 
 def _consent(live: Stack, dbms: str) -> None:

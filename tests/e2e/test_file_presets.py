@@ -10,7 +10,7 @@ import pytest
 
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
 
 
 def _queue_preset(live: Stack, target: str, preset: str, scale: float) -> str:
