@@ -9,6 +9,10 @@ BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 4
 # processes for the engine's test builds (make test-builds)
 BUILD_JOBS ?= $(shell nproc)
+# Python writes its bytecode caches (and pytest its rewritten test modules): with
+# PYTHONDONTWRITEBYTECODE set, every test process and every server, worker and agent the tests
+# start compiled the same modules again
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-system deps-py deps-ui deps-test-tools lock
 
