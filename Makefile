@@ -90,13 +90,13 @@ down:
 # Tests: docs/testing.md (the budget: make test <= 12 min on a clean clone on 2 cores, make
 # test-fast <= 3 min). CI runs `make test`.
 .PHONY: test-fast test-builds
-# On a clean clone the set-up is a third of the wall time, so its independent steps run side by
-# side: the Python, UI and test-tool installs (mostly downloads and unpacking), then the UI build
-# and every engine build (CPU; the engine's objects compile -j$(BUILD_JOBS)).
+# On a clean clone the set-up took a third of the wall time, so its independent steps run side by
+# side: the Python, UI and test-tool installs (downloads and unpacking: about one core) beside the
+# engine's builds (CPU; its objects compile -j$(BUILD_JOBS)), and the UI build once its packages
+# are in.
 test:
 	@$(MAKE) --no-print-directory deps-system
-	@$(MAKE) --no-print-directory -j3 deps-py deps-ui deps-test-tools
-	@$(MAKE) --no-print-directory -j2 ui test-builds
+	@$(MAKE) --no-print-directory -j4 deps-py deps-test-tools ui test-builds
 	@MAKE="$(MAKE)" IOWATT_UI_TYPECHECKED=1 bash scripts/test-all.sh
 
 test-py: test-builds
