@@ -224,13 +224,14 @@ def test_wait_for_unknown_or_later_job_exits_2(run, scratch: Path) -> None:
 
 @needs_fio
 def test_exitall_stops_the_group_as_fio(engine_bin: Path, scratch: Path) -> None:
-    # --thread: fio's default processes race here. A job that exitall stops before it reached its
-    # ramp gets SIGTERM, and its handler (in a process that shares fio's job table) marks every
-    # job terminated, so under load fio skipped c (0 I/Os in CI). With threads fio only sets the
-    # flag, as iowatt does: the documented meaning, the group of the job that ended.
+    # fio races here: a job that exitall stops before it reached its ramp gets SIGTERM (with
+    # --thread too: the signal goes to fio's process), and fio's handler terminates every job and
+    # exits 128, so under load fio skipped c (0 I/Os, then exit 128 in CI). a's startdelay lets b
+    # reach its ramp first, where fio only sets the flag, as iowatt does: the documented meaning,
+    # the group of the job that ended.
     args = (
         "--thread",
-        "--name=a", "--filename={d}/a", "--size=64k", "--exitall",
+        "--name=a", "--filename={d}/a", "--size=64k", "--exitall", "--startdelay=500ms",
         "--name=b", "--filename={d}/b", "--size=1m", "--runtime=20", "--time_based",
         "--name=c", "--filename={d}/c", "--size=64k", "--stonewall",
     )  # fmt: skip
@@ -244,11 +245,12 @@ def test_exitall_stops_the_group_as_fio(engine_bin: Path, scratch: Path) -> None
 
 @needs_fio
 def test_exitall_is_run_wide_as_fio(engine_bin: Path, scratch: Path) -> None:
-    """fio's exitall is one switch for the run: b, without exitall, ends and stops a, which has it."""
+    """fio's exitall is one switch for the run: b, without exitall, ends and stops a, which has it
+    (b's startdelay: a reaches its ramp first, see the test above)."""
     args = (
         "--thread",
         "--name=a", "--filename={d}/a", "--size=1m", "--runtime=20", "--time_based", "--exitall",
-        "--name=b", "--filename={d}/b", "--size=64k",
+        "--name=b", "--filename={d}/b", "--size=64k", "--startdelay=500ms",
     )  # fmt: skip
     for doc in both(engine_bin, scratch, *args):
         ja, jb = doc["jobs"]
