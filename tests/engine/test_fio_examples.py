@@ -19,7 +19,9 @@ The rewrite (`capped()`) is mechanical, line by line, everything else left as wr
 - sizes: `size`, `io_size`/`io_limit`, `filesize` (both ends of a range), `offset` at most CAP
   (1 MiB, or 4 times the largest block size of the file); `nrfiles` and `numjobs` at most 4,
   `loops` at most 2 (they multiply the bytes);
-- times: `runtime` at most 300 ms when the file is time based (else 5 s, a safety net size-bound
+- rates: a plain `rate`/`rate_min` (`ratemin`) byte rate times 1000, so a capped size at
+  1mbs_clients' 1250 B/s takes under a second, not 14 minutes;
+- times: `runtime` (`timeout`) at most 300 ms when the file is time based (else 5 s, a safety net size-bound
   jobs never reach), `ramp_time` and `startdelay` at most 100 ms.
 
 Run `pytest -s tests/engine/test_fio_examples.py` to see the table (it is also written to
@@ -76,15 +78,18 @@ NVME_OPTIONS = {
 # the examples that run unchanged with fio's I/O counts (README § fio's examples): one that stops
 # running is a regression; one that starts running is added here with the README's counts
 RUN_UNCHANGED = {
-    "aio-read.fio", "backwards-read.fio", "basic-verify.fio", "fio-rand-RW.fio", "fio-rand-read.fio",
-    "fio-rand-write.fio", "fio-seq-RW.fio", "fio-seq-read.fio", "fio-seq-write.fio", "flow.fio", "fsx.fio",
-    "iometer-file-access-server.fio", "jesd219.fio", "latency-profile.fio", "null.fio", "rand-zones.fio",
-    "ssd-steadystate.fio", "ssd-test.fio", "zipf.fio",
+    "1mbs_clients.fio", "aio-read.fio", "backwards-read.fio", "basic-verify.fio", "fio-rand-RW.fio",
+    "fio-rand-read.fio", "fio-rand-write.fio", "fio-seq-RW.fio", "fio-seq-read.fio", "fio-seq-write.fio",
+    "flow.fio", "fsx.fio", "iometer-file-access-server.fio", "jesd219.fio", "latency-profile.fio",
+    "null.fio", "rand-zones.fio", "ssd-steadystate.fio", "ssd-test.fio", "steadystate.fio", "waitfor.fio",
+    "zipf.fio",
 }  # fmt: skip
 
 SIZE_KEYS = {"size", "io_size", "io_limit", "filesize", "offset"}
 COUNT_CAPS = {"nrfiles": 4, "numjobs": 4, "loops": 2}
-TIME_KEYS = {"runtime", "ramp_time", "startdelay"}
+RATE_KEYS = {"rate", "rate_min", "ratemin"}  # plain byte rates, scaled by RATE_SCALE
+RATE_SCALE = 1000
+TIME_KEYS = {"runtime", "timeout", "ramp_time", "startdelay"}
 REFUSAL = re.compile(
     r"^iowatt-engine: (?:(?P<file>[^:\n]+):(?P<line>\d+): )?(?P<opt>[A-Za-z0-9_]+): (?P<why>.+)$"
 )
@@ -169,9 +174,11 @@ def capped(text: str, root: Path) -> str:
                 new = "-".join(str(min(s or 0, cap)) for s in sizes)
         elif key in COUNT_CAPS and eq and value.isdigit():
             new = str(min(int(value), COUNT_CAPS[key]))
+        elif key in RATE_KEYS and eq and value.isdigit():
+            new = str(int(value) * RATE_SCALE)
         elif key in TIME_KEYS and eq:
             ms = fio_time_ms(value)
-            limit = (300 if timed else 5000) if key == "runtime" else 100
+            limit = (300 if timed else 5000) if key in ("runtime", "timeout") else 100
             if ms is not None and ms > limit:
                 new = f"{limit}ms"
         out.append(f"{key}={new}\n" if new is not None else raw)

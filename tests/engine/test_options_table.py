@@ -14,7 +14,8 @@ from .conftest import run_engine
 # every name the engine accepted before the table (the old name list), aliases included
 KNOWN = {
     "name", "filename", "rw", "readwrite", "rwmixread", "rwmixwrite", "bs", "blocksize", "bssplit",
-    "size", "offset", "direct", "buffered", "numjobs", "runtime", "time_based", "ramp_time",
+    "size", "offset", "offset_increment", "direct", "buffered", "numjobs", "runtime", "timeout", "time_based",
+    "ramp_time", "ratemin", "threads",
     "ioengine", "iodepth", "stonewall", "wait_for_previous", "loops", "fsync", "fdatasync",
     "end_fsync", "sync", "invalidate", "fadvise_hint", "random_distribution", "norandommap",
     "randseed", "zero_buffers", "buffer_compress_percentage", "refill_buffers", "rate_iops",
@@ -46,7 +47,8 @@ KNOWN = {
 ECHO_KEYS = [
     "name", "filename", "rw", "rw_skip_bytes", "rw_random_every", "rwmixread", "bs_bytes", "bs_read_bytes",
     "bs_write_bytes", "bssplit",
-    "size_bytes", "offset_bytes", "direct", "numjobs", "runtime_ns", "time_based", "ramp_time_ns",
+    "size_bytes", "offset_bytes", "offset_increment",
+    "direct", "numjobs", "runtime_ns", "time_based", "ramp_time_ns",
     "ioengine", "iodepth", "stonewall", "loops", "fsync", "fdatasync", "end_fsync", "sync", "invalidate",
     "fadvise_hint", "random_distribution", "random_distribution_param", "random_distribution_zones",
     "norandommap", "randseed",

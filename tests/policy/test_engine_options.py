@@ -66,6 +66,7 @@ INERT = {
     "iodepth_batch_submit": "at most iodepth",
     "force_async": "a flag per SQE",
     "thread": "accepted, changes nothing",
+    "threads": "fio's tiobench-profile option: accepted, changes nothing (as fio 3.33 outside the profile)",
     "group_reporting": "reporting",
     "new_group": "reporting groups only: no waiting",
     "exitall": "ends jobs earlier",
@@ -497,3 +498,14 @@ def test_any_values_of_the_new_options_are_judged_never_an_exception(
 def test_frozen_options_are_the_pre_0030_list() -> None:
     # never extended: a new option is the engine's to classify (ADR 0030)
     assert len(FROZEN_OPTIONS) == 45 and "verify" not in FROZEN_OPTIONS and "filename" not in FROZEN_OPTIONS
+
+
+@needs_engine
+def test_offset_increment_lays_out_to_the_last_clones_region(facts: EngineOptions) -> None:
+    """4 clones of 16 MiB, 64 MiB apart: the data file is laid out to 3 x 64 + 16 MiB (fio's and the
+    engine's layout), and the clones write 4 x 16 MiB."""
+    spread = job(rw="write", size="16m", numjobs="4", offset_increment="64m")
+    assert check(spread, facts, max_bytes_written=(208 + 64) << 20) == []
+    [v] = check(spread, facts, max_bytes_written=(208 + 64 << 20) - 1)
+    assert v.rule == "limit.bytes_written" and str(208 + 64 << 20) in v.message
+    assert check(job(rw="write", size="16m", numjobs="4"), facts, max_bytes_written=80 << 20) == []

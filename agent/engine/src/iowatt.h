@@ -228,6 +228,9 @@ struct options {
 	int nbssplit[2];
 	uint64_t size, offset;
 	int size_set;
+	/* fio's offset_increment: clone k starts at offset + k x it; oinc_span (target.c) = (numjobs-1) x it
+	 * when size is set (the layout ends there), else 0 (the clones run to the target's end) */
+	uint64_t offset_increment, oinc_span;
 	int direct;
 	unsigned numjobs;
 	uint64_t runtime_ns;

@@ -25,7 +25,7 @@ static int job_open_target(struct job *j)
 	if (!o->direct && o->invalidate) {
 		if (j->tgt.is_blk)
 			fdatasync(j->fd);
-		posix_fadvise(j->fd, (off_t)o->offset, (off_t)o->size, POSIX_FADV_DONTNEED);
+		posix_fadvise(j->fd, (off_t)o->offset, (off_t)(o->size + o->oinc_span), POSIX_FADV_DONTNEED);
 	}
 	int adv = -1;
 	switch (o->fadvise) {

@@ -193,6 +193,8 @@ void mf_job_setup(struct job *j)
 		m->per_worker = o->nrfiles;
 		m->nfiles = o->nrfiles * o->numjobs;
 	}
+	if (o->offset_increment && o->numjobs > 1)
+		die_usage("offset_increment", "not implemented for jobs of several files (job '%s')", o->name);
 	/* verify (src/verify.c) reads back through the worker's one descriptor and region */
 	if (o->verify && (m->per_worker > 1 || o->file_append))
 		die_usage("verify", "not supported with several files per clone or file_append (job '%s')", o->name);

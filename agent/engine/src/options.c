@@ -355,6 +355,9 @@ static const struct opt_choice kb_base_choices[] = { { "1024", 1024 }, { "1000",
 static const struct opt_choice verify_choices[] = {
 	{ "0", VT_NONE }, { "md5", VT_MD5 }, { "crc32c", VT_CRC32C }, { "crc32c-intel", VT_CRC32C },
 	{ "sha256", VT_SHA256 }, { "meta", VT_META }, { "pattern", VT_PATTERN_NOHDR }, { "null", VT_NULL },
+	{ "crc64", VT_CRC64 }, { "crc32", VT_CRC32 }, { "crc16", VT_CRC16 }, { "crc7", VT_CRC7 }, { "sha1", VT_SHA1 },
+	{ "sha512", VT_SHA512 }, { "sha3-224", VT_SHA3_224 }, { "sha3-256", VT_SHA3_256 }, { "sha3-384", VT_SHA3_384 },
+	{ "sha3-512", VT_SHA3_512 }, { "xxhash", VT_XXHASH },
 	{ NULL, 0 },
 };
 
@@ -397,11 +400,13 @@ static const struct opt_def opts[] = {
 	{ .name = "size", .type = OT_SIZE, .off = OFF(size), .min = 1, .set_off = OFF(size_set), .key = "size_bytes",
 	  .help = "bytes of the target to use (default: all of it)" },
 	{ .name = "offset", .type = OT_SIZE, .off = OFF(offset), .key = "offset_bytes", .help = "start offset in the target" },
+	{ .name = "offset_increment", .type = OT_SIZE, .off = OFF(offset_increment), .key = "offset_increment",
+	  .help = "numjobs: clone k's region starts at offset + k x this" },
 	{ .name = "direct", .type = OT_BOOL, .off = OFF(direct), .key = "direct", .help = "O_DIRECT" },
 	{ .name = "buffered", .type = OT_BOOL, .off = OFF(direct), .flags = OPT_F_INVERT, .help = "the opposite of direct" },
 	{ .name = "numjobs", .type = OT_UINT, .off = OFF(numjobs), .min = 1, .max = 4096, .def = "1", .key = "numjobs",
 	  .help = "clones of the job (threads)" },
-	{ .name = "runtime", .type = OT_TIME, .off = OFF(runtime_ns), .key = "runtime_ns",
+	{ .name = "runtime", .alias = "timeout", .type = OT_TIME, .off = OFF(runtime_ns), .key = "runtime_ns",
 	  .help = "measured time limit (plain number = seconds)" },
 	{ .name = "time_based", .type = OT_BOOL, .off = OFF(time_based), .key = "time_based",
 	  .help = "run for runtime, looping over the region" },
@@ -455,7 +460,7 @@ static const struct opt_def opts[] = {
 	  .max = 100000000000ull, .key = "rate_iops", .help = "open load: at most this many I/Os per second, R[,W] (0 = no cap)" },
 	{ .name = "rate", .type = OT_FUNC, .off = OFF(pace.rate), .parse = pace_parse_rate, .echo = pace_echo_rate,
 	  .max = 1ull << 50, .key = "rate_bytes_per_s", .help = "open load: at most this many bytes per second, R[,W]" },
-	{ .name = "rate_min", .type = OT_FUNC, .off = OFF(pace.rate_min), .parse = pace_parse_rate, .echo = pace_echo_rate,
+	{ .name = "rate_min", .alias = "ratemin", .type = OT_FUNC, .off = OFF(pace.rate_min), .parse = pace_parse_rate, .echo = pace_echo_rate,
 	  .max = 1ull << 50, .key = "rate_min_bytes_per_s",
 	  .help = "with rate/rate_iops: fail (EIO) when a rate_cycle falls below this many bytes/s, R[,W]" },
 	{ .name = "rate_iops_min", .type = OT_FUNC, .off = OFF(pace.rate_iops_min), .parse = pace_parse_rate,
@@ -546,8 +551,8 @@ static const struct opt_def opts[] = {
 	  .help = "refuse a job that writes" },
 	/* verify family (src/verify.c, README § Verification) */
 	{ .name = "verify", .type = OT_ENUM, .off = OFF(verify), .choices = verify_choices, .set_off = OFF(verify_set),
-	  .bad = "'%s' is not implemented here (0, md5, crc32c, crc32c-intel, sha256, meta, pattern, null; not fio's "
-		 "crc64, crc32, crc16, crc7, sha1, sha512, sha3-*, xxhash)",
+	  .bad = "unknown type '%s' (0, md5, crc64, crc32, crc32c, crc32c-intel, crc16, crc7, sha1, sha256, sha512, "
+		 "sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta, pattern, null)",
 	  .key = "verify", .echo = echo_verify,
 	  .help = "write blocks with fio's verify header and checksum, read them back and check them" },
 	{ .name = "verify_pattern", .type = OT_FUNC, .parse = parse_verify_pattern, .echo = echo_verify_pattern,
@@ -669,6 +674,8 @@ static const struct opt_def opts[] = {
 	{ .name = "number_ios", .type = OT_U64, .off = OFF(number_ios), .key = "number_ios", .flags = OPT_F_NULL_ZERO,
 	  .help = "at most number_ios x loops I/Os per thread (not with time_based)" },
 	{ .name = "thread", .type = OT_BOOL, .flags = OPT_F_UNSTORED, .help = "accepted (threads are always used)" },
+	{ .name = "threads", .type = OT_UINT, .max = 4294967295u, .flags = OPT_F_UNSTORED,
+	  .help = "fio's tiobench-profile option: no effect without profile=tiobench (as in fio 3.33)" },
 	/* scheduling and control (fio's meaning; src/sched.c) */
 	{ .name = "group_reporting", .type = OT_BOOL, .off = OFF(group_reporting), .key = "group_reporting",
 	  .help = "one entry per reporting group (fio's sums and per-thread averages)" },

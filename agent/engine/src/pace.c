@@ -581,6 +581,8 @@ static void rate_min_check(struct worker *w, uint64_t now)
 	if (s->min_t) {
 		uint64_t spent = now - s->min_t;
 		for (int d = 0; d < 2; d++) {
+			if (!w->d[d].bytes) /* fio checks only the directions that did I/O */
+				continue;
 			uint64_t bytes = w->d[d].bytes - s->min_bytes[d], ios = w->d[d].ios - s->min_ios[d];
 			uint64_t bps = (uint64_t)((double)bytes * 1e9 / (double)spent);
 			uint64_t iops = (uint64_t)((double)ios * 1e9 / (double)spent);

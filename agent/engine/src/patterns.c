@@ -361,12 +361,11 @@ int pat_active(const struct options *o)
 
 static void start_pass(struct worker *w, struct patgen *p)
 {
-	const struct options *o = w->job->o;
 	p->pass_ios = 0;
 	p->passes++;
 	p->trim_len = 0;
 	for (int d = 0; d < 3; d++) {
-		p->last_pos[d] = o->offset;
+		p->last_pos[d] = w->roff;
 		p->last_start[d] = UINT64_MAX;
 	}
 	w->perm_i = w->nblocks; /* as fio's random map, each pass starts afresh */
@@ -380,7 +379,7 @@ int pat_setup(struct worker *w)
 	struct patgen *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	uint64_t end = o->offset + o->size;
+	uint64_t end = w->roff + w->rsize;
 	p->file_end = w->job->tgt.dev_size > end ? w->job->tgt.dev_size : end;
 	if (o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS) {
 		uint64_t at = 0;
@@ -453,7 +452,7 @@ static uint64_t pick_size(struct worker *w, int d)
 static int seq_next(struct worker *w, struct patgen *p, int d, uint64_t *len, uint64_t *rel)
 {
 	const struct options *o = w->job->o;
-	const uint64_t foff = o->offset, io = o->size, real = p->file_end, add = (uint64_t)o->rw_seq_add;
+	const uint64_t foff = w->roff, io = w->rsize, real = p->file_end, add = (uint64_t)o->rw_seq_add;
 	const uint64_t tail = io < real ? io : real;
 	const int od = d == DDIR_TRIM ? DDIR_WRITE : d; /* the trims' option values are the writes' */
 	uint64_t last = p->last_pos[d];
@@ -488,7 +487,7 @@ static uint64_t rand_off(struct worker *w, struct patgen *p, int d, uint64_t *le
 {
 	const struct options *o = w->job->o;
 	d = d == DDIR_TRIM ? DDIR_WRITE : d;
-	const uint64_t size = o->size, a = o->blockalign[d] ? o->blockalign[d] : w->minbs, last = size - *len;
+	const uint64_t size = w->rsize, a = o->blockalign[d] ? o->blockalign[d] : w->minbs, last = size - *len;
 	if (o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS) {
 		/* the whole I/O inside its zone (as fio), and inside the region */
 		const struct zone_range *z = &p->zr[p->slot[rng_below(&w->rng, 100)]];
@@ -520,8 +519,8 @@ static int next_off(struct worker *w, struct patgen *p, int d, uint64_t *len, ui
 	int sequential = 0;
 	if (o->rw_seq_nr && p->count % o->rw_seq_nr) {
 		if (o->rw_seq_identical) {
-			uint64_t s = p->last_start[d] == UINT64_MAX ? 0 : p->last_start[d] - o->offset;
-			if (s + *len > o->size)
+			uint64_t s = p->last_start[d] == UINT64_MAX ? 0 : p->last_start[d] - w->roff;
+			if (s + *len > w->rsize)
 				return 1;
 			*rel = s;
 			return 0;
@@ -599,7 +598,7 @@ int pat_next(struct worker *w, struct io_req *r)
 			w->nios += w->measuring;
 			r->ddir = (uint8_t)d;
 			r->len = (uint32_t)len;
-			r->off = o->offset + rel;
+			r->off = w->roff + rel;
 			if (d == DDIR_TRIM && (o->rw == RW_TRIMWRITE || o->rw == RW_RANDTRIMWRITE))
 				p->trim_len = len;
 			p->last_start[d] = r->off;

@@ -462,6 +462,32 @@ int blkdev_in_use(const struct target *t, char *why, size_t whylen)
 
 static void file_precheck(const struct options *o, const struct target *t);
 
+/* offset_increment with numjobs: clone k's region starts at offset + k x increment (fio). With size
+ * each clone has size bytes and the layout ends at the last clone's end; without, each clone runs to
+ * the target's end, so the last clone must start before it. */
+static void oinc_validate(struct options *o, const struct target *t)
+{
+	o->oinc_span = 0;
+	if (!o->offset_increment || o->numjobs < 2)
+		return;
+	unsigned __int128 span = (unsigned __int128)o->offset_increment * (o->numjobs - 1);
+	if (span > (uint64_t)INT64_MAX)
+		die_usage("offset_increment", "%llu x %u clones is beyond the largest file offset",
+			  (unsigned long long)o->offset_increment, o->numjobs - 1);
+	if (o->size_set) {
+		o->oinc_span = (uint64_t)span;
+	} else if ((uint64_t)span >= o->size || opt_max_bs(o) > o->size - (uint64_t)span) {
+		die_usage("offset_increment", "clone %u would start at %llu, too close to the end of '%s' (%llu bytes)",
+			  o->numjobs - 1, (unsigned long long)(o->offset + (uint64_t)span), t->path,
+			  (unsigned long long)t->dev_size);
+	} else if (o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS) {
+		die_usage("offset_increment", "with a zoned random_distribution needs size (each clone's zones)");
+	}
+	if (o->direct && o->offset_increment % (t->lbs ? t->lbs : 512))
+		die_usage("offset_increment", "%llu is not a multiple of the logical block size %u (direct=1)",
+			  (unsigned long long)o->offset_increment, t->lbs ? t->lbs : 512);
+}
+
 void target_validate(const struct options *oc, struct target *t)
 {
 	struct options *o = (struct options *)oc;
@@ -473,15 +499,17 @@ void target_validate(const struct options *oc, struct target *t)
 				  (unsigned long long)o->offset, t->path, (unsigned long long)t->dev_size);
 		o->size = t->dev_size - o->offset;
 	}
+	oinc_validate(o, t);
 	if (rw_trims(o->rw) && !t->is_blk) /* fio 3.33 sends BLKDISCARD to files too and fails (ENOTTY) */
 		die_usage("rw", "%s needs a block device ('%s' is not one): files are not trimmed", rw_name(o->rw), t->path);
 	if (opt_max_bs(o) > o->size)
 		die_usage("bs", "block size %llu is larger than size %llu", (unsigned long long)opt_max_bs(o),
 			  (unsigned long long)o->size);
 	if (t->is_blk) {
-		if (o->offset + o->size > t->dev_size || o->offset + o->size < o->offset)
+		if (o->offset + o->size + o->oinc_span > t->dev_size || o->offset + o->size < o->offset)
 			die_usage("size", "offset+size (%llu) is beyond the end of '%s' (%llu bytes)",
-				  (unsigned long long)(o->offset + o->size), t->path, (unsigned long long)t->dev_size);
+				  (unsigned long long)(o->offset + o->size + o->oinc_span), t->path,
+				  (unsigned long long)t->dev_size);
 		if (rw_writes(o->rw)) {
 			if (!o->destructive)
 				die_usage("destructive", "writing to block device '%s' destroys its data: pass --destructive=1",
@@ -546,7 +574,7 @@ static int count_hole(uint64_t a, uint64_t b, void *arg)
  * part (reads must never hit holes). */
 static void layout_need(const struct options *o, int fd, uint64_t cur, uint64_t *extend, uint64_t *holes)
 {
-	uint64_t want = o->offset + o->size;
+	uint64_t want = o->offset + o->size + o->oinc_span;
 	*extend = cur < want ? want - cur : 0;
 	*holes = 0;
 	if (fd >= 0 && rw_reads(o->rw) && cur > o->offset)
@@ -565,12 +593,12 @@ static void layout_refusal(const char *opt, const struct options *o, uint64_t cu
 		snprintf(buf, len,
 			 "%s: '%s' is %llu bytes and the job's region ends at %llu: it would be extended by %llu bytes"
 			 "%s, refused for %s",
-			 opt, o->filename, (unsigned long long)cur, (unsigned long long)(o->offset + o->size),
+			 opt, o->filename, (unsigned long long)cur, (unsigned long long)(o->offset + o->size + o->oinc_span),
 			 (unsigned long long)extend, holes ? " and its holes filled" : "", who);
 	else
 		snprintf(buf, len, "%s: reading '%s' would first fill %llu bytes of holes in [%llu, %llu) with data, refused for %s",
 			 opt, o->filename, (unsigned long long)holes, (unsigned long long)o->offset,
-			 (unsigned long long)(o->offset + o->size), who);
+			 (unsigned long long)(o->offset + o->size + o->oinc_span), who);
 }
 
 /* Checks a file target before the first I/O of the whole run: the region fits in a file
@@ -580,7 +608,7 @@ static void file_precheck(const struct options *o, const struct target *t)
 {
 	struct tfile *f = t->f;
 	char msg[PATH_MAX + 256];
-	if (o->offset + o->size < o->offset || o->offset + o->size > (uint64_t)INT64_MAX)
+	if (o->offset + o->size < o->offset || o->offset + o->size > (uint64_t)INT64_MAX - o->oinc_span)
 		die_usage("offset", "offset+size (%llu + %llu) is beyond the largest file offset",
 			  (unsigned long long)o->offset, (unsigned long long)o->size);
 	uint64_t cur = 0, extend, holes;
@@ -680,7 +708,7 @@ int target_prepare(const struct options *o, struct target *t, char *err, size_t 
 	if (t->is_blk)
 		return 0;
 	struct tfile *f = t->f;
-	uint64_t want = o->offset + o->size, cur = 0, extend, holes;
+	uint64_t want = o->offset + o->size + o->oinc_span, cur = 0, extend, holes;
 	int fd, created = 0;
 	struct stat st;
 	if (!f->existed && !f->created) {

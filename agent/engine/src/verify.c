@@ -24,6 +24,7 @@
 #include "verify.h"
 #include "patterns.h"
 #include "vhash.h"
+#include "vsum.h"
 
 #define POOL_BYTES (256u << 10)
 #define POOL_SEED 0x7e51f1ca7105eedull /* fixed: any run regenerates what another wrote */
@@ -49,6 +50,11 @@ static const struct { const char *name; int type; uint32_t csz; } vtypes[] = {
 	{ "0", VT_NONE, 0 }, { "md5", VT_MD5, 16 }, { "crc32c", VT_CRC32C, 4 }, { "crc32c-intel", VT_CRC32C, 4 },
 	{ "sha256", VT_SHA256, 64 }, { "meta", VT_META, 0 }, { "pattern", VT_PATTERN_NOHDR, 0 },
 	{ "pattern", VT_PATTERN, 0 }, { "null", VT_NULL, 0 },
+	/* the rest of fio's checksums (src/vsum.c); the sizes are fio's fields */
+	{ "crc64", VT_CRC64, 8 }, { "crc32", VT_CRC32, 4 }, { "crc16", VT_CRC16, 2 }, { "crc7", VT_CRC7, 1 },
+	{ "sha1", VT_SHA1, 20 }, { "sha512", VT_SHA512, 128 }, { "sha3-224", VT_SHA3_224, 28 },
+	{ "sha3-256", VT_SHA3_256, 32 }, { "sha3-384", VT_SHA3_384, 48 }, { "sha3-512", VT_SHA3_512, 64 },
+	{ "xxhash", VT_XXHASH, 4 },
 };
 
 const char *verify_type_name(int t)
@@ -347,6 +353,40 @@ static void checksum(int type, const unsigned char *p, uint32_t len, unsigned ch
 		memset(out + 32, 0, 32); /* fio's field is 64 bytes */
 		break;
 	}
+	/* as fio 3.33 stores them: little-endian CRCs, sha1's five words little-endian (fio keeps
+	 * them as host words), XXH32 with seed 1; sha512 as FIPS (then 64 zero bytes of its 128) */
+	case VT_CRC64:
+		put64(out, crc64_jones(p, len));
+		break;
+	case VT_CRC32:
+		put32(out, crc32_msb(p, len));
+		break;
+	case VT_CRC16:
+		put16(out, crc16_arc(p, len));
+		break;
+	case VT_CRC7:
+		out[0] = crc7_msb(p, len);
+		break;
+	case VT_SHA1: {
+		unsigned char d[20];
+		sha1_digest(p, len, d);
+		for (int i = 0; i < 20; i++)
+			out[i] = d[(i & ~3) + 3 - (i & 3)];
+		break;
+	}
+	case VT_SHA512:
+		sha512_digest(p, len, out);
+		memset(out + 64, 0, 64);
+		break;
+	case VT_SHA3_224:
+	case VT_SHA3_256:
+	case VT_SHA3_384:
+	case VT_SHA3_512:
+		sha3_digest(p, len, out, csum_bytes(type));
+		break;
+	case VT_XXHASH:
+		put32(out, xxh32(p, len, 1));
+		break;
 	default:
 		break;
 	}
@@ -555,11 +595,11 @@ int verify_check_block(struct worker *w, const unsigned char *rbuf, uint32_t len
 		}
 		/* the data: checksum, then the pattern when one was written */
 		if (vj->csz) {
-			unsigned char sum[64];
+			unsigned char sum[128];
 			checksum(vj->type, ivb + hsz, ivl - hsz, sum);
 			if (memcmp(sum, ivb + VERIFY_HDR_BYTES, vj->csz)) {
 				f.what = verify_type_name(vj->type);
-				uint32_t shown = vj->type == VT_SHA256 ? 32 : vj->csz;
+				uint32_t shown = vj->type == VT_SHA256 || vj->type == VT_SHA512 ? vj->csz / 2 : vj->csz;
 				hexs(f.expected, sizeof(f.expected), ivb + VERIFY_HDR_BYTES, shown); /* stored when written */
 				hexs(f.actual, sizeof(f.actual), sum, shown);                        /* of the data read */
 			}
@@ -589,7 +629,7 @@ int verify_check_block(struct worker *w, const unsigned char *rbuf, uint32_t len
 			}
 		}
 		if (want) {
-			unsigned char tmp[VERIFY_HDR_BYTES + 64];
+			unsigned char tmp[VERIFY_HDR_BYTES + 128]; /* the largest field: sha512 */
 			memcpy(tmp, want, hsz);
 			memcpy((unsigned char *)want, ivb, hsz); /* header as read: the dump shows only data differences */
 			diff_data(&f, ivb, want, hsz, ivl, off + p);
@@ -891,7 +931,7 @@ int verify_next_phase(struct worker *w)
 		return 0;
 	}
 	if (!o->direct && o->invalidate)
-		posix_fadvise(w->fd, (off_t)o->offset, (off_t)o->size, POSIX_FADV_DONTNEED);
+		posix_fadvise(w->fd, (off_t)w->roff, (off_t)w->rsize, POSIX_FADV_DONTNEED);
 	cursor_swap(w); /* from here the worker runs the cursor */
 	v->mode = VM_VERIFY;
 	w->deadline = UINT64_MAX; /* everything written is read back, as fio (runtime bounds the writes) */

@@ -12,8 +12,19 @@ enum vtype {
 	VT_NONE = 0,
 	VT_META = 1,          /* header only (fio: "meta", deprecated there, the header is always checked) */
 	VT_MD5 = 2,
+	VT_CRC64 = 3,
+	VT_CRC32 = 4,
 	VT_CRC32C = 5,        /* also crc32c-intel (fio stores 5 for both) */
+	VT_CRC16 = 7,
+	VT_CRC7 = 8,
 	VT_SHA256 = 9,
+	VT_SHA512 = 10,
+	VT_SHA3_224 = 11,
+	VT_SHA3_256 = 12,
+	VT_SHA3_384 = 13,
+	VT_SHA3_512 = 14,
+	VT_XXHASH = 15,
+	VT_SHA1 = 16,
 	VT_PATTERN = 17,      /* verify_pattern without verify=: header + pattern */
 	VT_PATTERN_NOHDR = 18, /* verify=pattern: the pattern only, no header */
 	VT_NULL = 19,         /* pretend: reads are not checked */

@@ -527,9 +527,12 @@ int worker_setup_offsets(struct worker *w)
 {
 	const struct options *o = w->job->o;
 	w->minbs = opt_min_bs(o);
-	w->roff = o->offset;
-	w->rsize = o->size;
-	w->nblocks = o->size / w->minbs;
+	/* offset_increment: clone k's region starts k increments further; without size it runs to the
+	 * end of the target (fio's per-clone size), else each clone has size bytes */
+	uint64_t shift = (uint64_t)w->id * o->offset_increment;
+	w->roff = o->offset + shift;
+	w->rsize = o->size_set ? o->size : o->size - shift;
+	w->nblocks = w->rsize / w->minbs;
 	/* io_size: that many bytes (in whole smallest blocks) inside the region instead of the region */
 	w->budget = (o->io_size ? o->io_size / w->minbs : w->nblocks) * w->minbs * o->loops;
 	perm_init(&w->perm, w->nblocks, rng_next(&w->rng));

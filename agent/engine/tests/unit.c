@@ -14,6 +14,7 @@
 #include "iowatt.h"
 #include "verify.h"
 #include "vhash.h"
+#include "vsum.h"
 #include "jobfile.h"
 
 static int failures, checks;
@@ -688,6 +689,41 @@ static void test_vhash(void)
 	CHECK(whole == parts, "split %08x %08x", whole, parts);
 }
 
+/* vsum.c against published check values (the CRC catalogue's "123456789": CRC-16/ARC bb3d,
+ * CRC-7/MMC 75; FIPS 180-4 / 202 examples of "abc" and ""; xxHash's XXH32("abc", 0)) and, for the
+ * two CRCs in fio's own parameters, a bit-at-a-time model of the same polynomial */
+static void hexn(char *hex, const unsigned char *p, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		snprintf(hex + 2 * k, 3, "%02x", p[k]);
+}
+
+static void test_vsum(void)
+{
+	const char *nine = "123456789";
+	CHECK(crc16_arc(nine, 9) == 0xbb3d, "crc16 %04x", crc16_arc(nine, 9));
+	CHECK(crc7_msb(nine, 9) == 0x75, "crc7 %02x", crc7_msb(nine, 9));
+	CHECK(crc64_jones(nine, 9) == 0xe9c6d914c4b8d9caull, "crc64 %016llx", (unsigned long long)crc64_jones(nine, 9));
+	CHECK(crc32_msb(nine, 9) == 0x89a1897fu, "crc32 %08x", crc32_msb(nine, 9));
+	CHECK(xxh32("abc", 3, 0) == 0x32d153ffu && xxh32(nine, 9, 1) == 0xf261918cu, "xxh32 %08x", xxh32("abc", 3, 0));
+	unsigned char out[64];
+	char hex[129];
+	sha1_digest("abc", 3, out);
+	hexn(hex, out, 20);
+	CHECK(!strcmp(hex, "a9993e364706816aba3e25717850c26c9cd0d89d"), "sha1 %s", hex);
+	sha512_digest("abc", 3, out);
+	hexn(hex, out, 64);
+	CHECK(!strcmp(hex, "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a8"
+			   "36ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"), "sha512 %s", hex);
+	sha3_digest("abc", 3, out, 28);
+	hexn(hex, out, 28);
+	CHECK(!strcmp(hex, "e642824c3f8cf24ad09234ee7d3c766fc9a3a5168d0c94ad73b46fdf"), "sha3-224 %s", hex);
+	sha3_digest("", 0, out, 64);
+	hexn(hex, out, 64);
+	CHECK(!strcmp(hex, "a69f73cca23a9ac5c8b567dc185a756e97c982164fe25859e0d1dcc1475c80a615b2123af1f5f94c"
+			   "11e3e9402c3ac558f500199d95b6d3e301758586281dcd26"), "sha3-512 %s", hex);
+}
+
 static void test_verify_pattern(void)
 {
 	struct vpattern p;
@@ -851,6 +887,7 @@ static void test_ini(void)
 int main(void)
 {
 	test_vhash();
+	test_vsum();
 	test_verify_pattern();
 	test_verify_stale();
 	test_hist();

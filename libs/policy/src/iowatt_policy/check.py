@@ -129,6 +129,7 @@ OPTION_FIELDS = {
 _SIZE_PARSERS: dict[str, Any] = {
     "size": parse_size,
     "offset": parse_size,
+    "offset_increment": parse_size,
     "io_size": parse_size,
     "bs": parse_bs,
     "bssplit": lambda t, kb: tuple(parse_bssplit_sizes(t, kb)),
@@ -905,6 +906,7 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
         try:
             size = _sizes(job, "size")
             offset = _sizes(job, "offset")
+            increment = _sizes(job, "offset_increment")
             io_size = _sizes(job, "io_size")
             numjobs = _u64(job, "numjobs", 1)
             loops = _u64(job, "loops", 1)
@@ -926,11 +928,12 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
                 )
             ]
         assert not isinstance(size, tuple) and not isinstance(offset, tuple)
-        assert not isinstance(io_size, tuple)
+        assert not isinstance(io_size, tuple) and not isinstance(increment, tuple)
         if isinstance(filesize, tuple) and size is None:
             size = files * filesize[1]  # fio's size of a multi-file job: its files together
         if target is not None and target.kind == "directory" and size is not None:
-            layout_end = max(layout_end, (offset or 0) + size)  # the agent's data file is laid out first
+            # the agent's data file is laid out first, to the last clone's region (offset_increment)
+            layout_end = max(layout_end, (offset or 0) + (numjobs - 1) * (increment or 0) + size)
         if not job_writes(job):
             continue
         # the write direction's caps (R,W forms: only W bounds writes; 0 = no cap)

@@ -34,6 +34,7 @@ HOST_RULE_OPTIONS: dict[str, tuple[str, ...]] = {
     "bsrange": ("blocksize_range",),
     "size": (),
     "offset": (),
+    "offset_increment": (),
     "io_size": ("io_limit",),
     "number_ios": (),
     "numjobs": (),
