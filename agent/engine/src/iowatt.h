@@ -84,6 +84,10 @@ int parse_size(const char *s, uint64_t *out, unsigned kb_base);
 int parse_time_ns(const char *s, uint64_t *out);    /* plain number = seconds */
 int parse_u64(const char *s, uint64_t *out);
 void str_copy(char *dst, size_t len, const char *src); /* always terminates, truncates */
+/* an option's value into buf whole, or exit 2 naming the option: a value cut short is another value */
+void opt_value_copy(const char *name, const char *val, char *buf, size_t len);
+/* "LO-HI" in buf: cuts it at the dash and returns HI, or NULL when buf holds one value */
+char *opt_range_split(char *buf);
 int parse_bool(const char *s, int *out);
 int read_sysfs_str(const char *path, char *buf, size_t len); /* trims newline; <0 on error */
 long long read_sysfs_ll(const char *path, long long dflt);

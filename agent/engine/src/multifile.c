@@ -747,14 +747,10 @@ void mf_parse_filesize(void *base, const struct opt_def *d, const char *name, co
 	struct options *o = base;
 	(void)d;
 	char buf[128];
-	if (strlen(val) >= sizeof(buf))
-		die_usage(name, "value too long: '%.80s...'", val);
-	str_copy(buf, sizeof(buf), val);
-	char *dash = strchr(buf, '-');
-	if (dash)
-		*dash = 0;
+	opt_value_copy(name, val, buf, sizeof(buf));
+	char *dash = opt_range_split(buf);
 	uint64_t lo, hi;
-	if (parse_size(buf, &lo, o->kb_base) || (dash && parse_size(dash + 1, &hi, o->kb_base)))
+	if (parse_size(buf, &lo, o->kb_base) || (dash && parse_size(dash, &hi, o->kb_base)))
 		die_usage(name, "invalid size or range '%s' (SIZE or LOW-HIGH)", val);
 	if (!dash)
 		hi = lo;

@@ -131,9 +131,7 @@ static void parse_bs(void *base, const struct opt_def *d, const char *name, cons
 {
 	struct options *o = base;
 	char buf[128];
-	if (strlen(val) >= sizeof(buf)) /* never cut short: a cut value is another value */
-		die_usage(name, "value too long: '%.80s...'", val);
-	str_copy(buf, sizeof(buf), val);
+	opt_value_copy(name, val, buf, sizeof(buf));
 	char *comma = strchr(buf, ',');
 	if (comma)
 		*comma = 0;
@@ -314,14 +312,10 @@ static void parse_startdelay(void *base, const struct opt_def *d, const char *na
 	struct options *o = base;
 	(void)d;
 	char buf[128];
-	if (strlen(val) >= sizeof(buf))
-		die_usage(name, "value too long: '%.80s...'", val);
-	str_copy(buf, sizeof(buf), val);
-	char *dash = strchr(buf, '-');
-	if (dash)
-		*dash = 0;
+	opt_value_copy(name, val, buf, sizeof(buf));
+	char *dash = opt_range_split(buf);
 	o->startdelay_ns = need_time(name, buf);
-	o->startdelay_hi_ns = dash ? need_time(name, dash + 1) : 0;
+	o->startdelay_hi_ns = dash ? need_time(name, dash) : 0;
 	if (dash && o->startdelay_hi_ns < o->startdelay_ns)
 		die_usage(name, "range '%s' ends before it starts", val);
 	if (o->startdelay_ns > 86400000000000ull || o->startdelay_hi_ns > 86400000000000ull)

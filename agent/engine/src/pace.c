@@ -26,9 +26,7 @@
 
 static char *split3(const char *name, const char *val, char *buf, size_t len, char *parts[3])
 {
-	if (strlen(val) >= len)
-		die_usage(name, "value too long: '%.80s...'", val);
-	strcpy(buf, val);
+	opt_value_copy(name, val, buf, len);
 	parts[0] = buf;
 	parts[1] = parts[2] = NULL;
 	char *c = strchr(buf, ',');

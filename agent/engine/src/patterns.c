@@ -56,9 +56,7 @@ static void per_direction(const char *name, const char *val, void (*one)(void *,
 			  void *arg)
 {
 	char buf[256];
-	if (strlen(val) >= sizeof(buf))
-		die_usage(name, "value too long: '%.80s...'", val);
-	strcpy(buf, val);
+	opt_value_copy(name, val, buf, sizeof(buf));
 	char *comma = strchr(buf, ',');
 	if (comma) {
 		*comma = 0;

@@ -339,3 +339,19 @@ void str_copy(char *dst, size_t len, const char *src)
 	memcpy(dst, src, n);
 	dst[n] = 0;
 }
+
+void opt_value_copy(const char *name, const char *val, char *buf, size_t len)
+{
+	if (strlen(val) >= len)
+		die_usage(name, "value too long: '%.80s...'", val);
+	str_copy(buf, len, val);
+}
+
+char *opt_range_split(char *buf)
+{
+	char *dash = strchr(buf, '-');
+	if (!dash)
+		return NULL;
+	*dash = 0;
+	return dash + 1;
+}
