@@ -380,6 +380,7 @@ class Sim:
         self.busy_lease: dict[int, str | None] = {}
         self.boot_ids: dict[int, str] = {}  # each simulated agent process's, as the agent sends it
         self.finished: list[str] = []  # runs stored, for users to open and compare
+        self.queueing = 0  # POST /runs in flight: counted against max_runs before the await
         self.rec = Recorder()
         self.stop_agents = asyncio.Event()
         self.quick_id = ""
@@ -616,12 +617,16 @@ class Sim:
         rnd = random.Random(cfg.seed * 1000 + u)
         await asyncio.sleep(rnd.uniform(0, cfg.think_s))
         while time.monotonic() < deadline:
-            if cfg.max_runs is not None and len(self.rec.posted) >= cfg.max_runs:
+            if cfg.max_runs is not None and len(self.rec.posted) + self.queueing >= cfg.max_runs:
                 return  # the smoke test: its runs are queued, the round only awaits them
             x = rnd.random()
             if x < cfg.queue_share:
-                if cfg.max_runs is None or len(self.rec.posted) < cfg.max_runs:
+                # the slot is taken before the POST's await: two users cannot both pass the cap
+                self.queueing += 1
+                try:
                     await self._queue(token, rnd)
+                finally:
+                    self.queueing -= 1
             elif x < cfg.queue_share + (1 - cfg.queue_share) * 0.25:
                 await self.call("GET", "GET /runs", "/runs", token, params={"limit": 50})
             elif x < cfg.queue_share + (1 - cfg.queue_share) * 0.6 and self.finished:
