@@ -54,6 +54,19 @@ class Direction:
 
 
 @dataclass(frozen=True)
+class Interval:
+    """One reporting interval of a job, as the tool printed it (vdbench's interval lines, DiskSpd's
+    IOPS buckets): its number from 1, the seconds since the job started at its end when the tool
+    says, and the figures of that interval in the same base units as the job's."""
+
+    index: int
+    end_s: float | None = None
+    read: Direction | None = None
+    write: Direction | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Job:
     """One job or test: a CrystalDiskMark test line, a DiskSpd target, a vdbench run, a fio job."""
 
@@ -67,6 +80,7 @@ class Job:
     # figures outside read/write, unit in the key: transactions_per_s, files_created_per_s, cpu_pct ...
     metrics: dict[str, float] = field(default_factory=dict)
     group: str | None = None  # fio's groupid, a vdbench run name, a CDM profile
+    intervals: list[Interval] = field(default_factory=list)  # per-interval figures, when given
 
 
 @dataclass(frozen=True)
