@@ -110,7 +110,12 @@ class ParsedFile:
 class Importer(Protocol):
     """One format. `sniff` looks at a file's name and first 64 KiB only and answers whether this
     importer recognises it (cheap, no exceptions); `parse` reads it whole and raises
-    ImportFormatError naming the line and what was expected on anything it cannot read."""
+    ImportFormatError naming the line and what was expected on anything it cannot read.
+
+    Optional, found by the registry with getattr (imports-core): `aliases`, a tuple of other names a
+    format hint may use ("json+", "terse"); `parse_file(name, fp)`, reading a binary file object
+    instead of bytes, for formats whose files can be large (fio json+ streams it: the registry
+    passes the upload's spooled file, so the API never holds a 200 MB file in memory)."""
 
     format: str
     tool: str
