@@ -105,6 +105,60 @@ JOBS: list[tuple[str, list[str], list[str], list[str]]] = [
     ),
 ]
 
+# Option families that change the I/O path (fio's verify, multi-file, rate limits and log
+# writing), each on the job it changes. Placeholders: {dir} = the directory of the target file
+# (multi-file jobs; skipped on a raw device), {logdir} = a fresh directory in /dev/shm per run.
+# FLAGS says which rows the bare loop cannot stand for (floor.c knows one file and no verify)
+# and which run size-bound instead of time-based (verify: write the region, then read it back).
+FAMILY_JOBS: list[tuple[str, list[str], list[str], list[str]]] = [
+    (
+        "verify crc32c: randwrite 4k QD32 io_uring, then read back",
+        ["--rw=randwrite", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--direct=1", "--verify=crc32c"],
+        [],
+        [],
+    ),
+    (
+        "multi-file: randread 4k QD32 io_uring, 8 files round robin",
+        [
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=io_uring",
+            "--iodepth=32",
+            "--direct=1",
+            "--directory={dir}",
+            "--nrfiles=8",
+            "--file_service_type=roundrobin",
+        ],
+        [],
+        [],
+    ),
+    (
+        "rate-limited: randread 4k QD8 io_uring at 20,000 IOPS",
+        ["--rw=randread", "--bs=4k", "--ioengine=io_uring", "--iodepth=8", "--direct=1", "--rate_iops=20000"],
+        [],
+        [],
+    ),
+    (
+        "logs on: randread 4k QD32 io_uring, lat/bw/iops logs per I/O",
+        [
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=io_uring",
+            "--iodepth=32",
+            "--direct=1",
+            "--write_lat_log={logdir}/bench",
+            "--write_bw_log={logdir}/bench",
+            "--write_iops_log={logdir}/bench",
+        ],
+        [],
+        [],
+    ),
+]
+FLAGS: dict[str, set[str]] = {
+    FAMILY_JOBS[0][0]: {"no_floor", "size_bound"},
+    FAMILY_JOBS[1][0]: {"no_floor", "files"},
+}
+
 
 def sh(*cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(cmd), capture_output=True, text=True, check=check)
@@ -130,7 +184,7 @@ class Target:
             d = Path(tempfile.mkdtemp(prefix="iowatt-bench-", dir="/dev/shm"))
             img, mnt = d / "ext4.img", d / "mnt"
             mnt.mkdir()
-            sh("truncate", "-s", "2G", str(img))
+            sh("truncate", "-s", "3G", str(img))  # the 1 GiB region + the multi-file row's 1 GiB
             sh("mkfs.ext4", "-q", "-F", str(img))
             loop = sh("losetup", "--find", "--show", str(img)).stdout.strip()
             sh("mount", loop, str(mnt))
@@ -278,26 +332,32 @@ def run_one(tool: str, target: Target, common: list[str], job: list[str]) -> dic
     binary = shutil.which("fio") if tool == "fio" else str(ENGINE)
     assert binary
     extra = ["--destructive=1"] if tool == "iowatt" and target.is_blk else []
-    cmd = [
-        binary,
-        "--name=bench",
-        f"--filename={target.path}",
-        *common,
-        *job,
-        *extra,
-        "--output-format=json+",
-    ]
-    stdout, ru = run_measured(tool, cmd)
+    multi = any(o.startswith("--directory=") for o in job)
+    with tempfile.TemporaryDirectory(prefix="iowatt-bench-logs-", dir="/dev/shm") as logdir:
+        job = [o.replace("{dir}", str(Path(target.path).parent)).replace("{logdir}", logdir) for o in job]
+        cmd = [
+            binary,
+            "--name=bench",
+            *([] if multi else [f"--filename={target.path}"]),
+            *common,
+            *job,
+            *extra,
+            "--output-format=json+",
+        ]
+        stdout, ru = run_measured(tool, cmd)
     j = json.loads(stdout[stdout.index("{") :])["jobs"][0]
     ios = j["read"]["total_ios"] + j["write"]["total_ios"]
-    secs = max(j["read"]["runtime"], j["write"]["runtime"]) / 1000.0
+    # fio times each direction on its own (a verify job: the write phase, then the read-back), so a
+    # job's span is the sum when the phases follow each other and the longest when they overlap.
+    spans = [j[d]["runtime"] for d in ("read", "write") if j[d]["total_ios"]]
+    secs = (sum(spans) if "--verify=crc32c" in job else max(spans, default=0)) / 1000.0
     d = j["read"] if j["read"]["total_ios"] >= j["write"]["total_ios"] else j["write"]
     pct = d["clat_ns"].get("percentile", {})
     cpu_s = ru.ru_utime + ru.ru_stime
     kworker_ns = j.get("iowatt", {}).get("io_uring", {}).get("kernel_worker_cpu_ns", float("nan"))
     return {
         "kworker_ns_per_io": kworker_ns / ios if ios else float("nan"),
-        "iops": j["read"]["iops"] + j["write"]["iops"],
+        "iops": ios / secs if secs else float("nan"),
         "bw_bytes": j["read"]["bw_bytes"] + j["write"]["bw_bytes"],
         "ios": ios,
         "cpu_s": cpu_s,
@@ -352,23 +412,31 @@ def bench(a: argparse.Namespace, target: Target) -> int:
     raw: dict[str, dict[str, list[dict[str, float]]]] = {}
     rows = []
     t0 = time.time()
-    for name, job, fio_only, iowatt_only in JOBS:
+    for name, job, fio_only, iowatt_only in JOBS + FAMILY_JOBS:
         if a.only and a.only not in name:
             continue
+        flags = FLAGS.get(name, set())
+        if "files" in flags and target.is_blk:
+            print(f"  {name}: skipped (needs a directory; the target is a raw device)", file=sys.stderr)
+            continue
+        # a size-bound job (verify: write the region, then read it all back) runs to its end
+        job_common, job_short = (
+            ([f"--size={a.size}"], ["--size=4m"]) if "size_bound" in flags else (common, short)
+        )
         args = {"fio": job + fio_only, "iowatt": job + iowatt_only}
         if "page cache" in name:
             target.cache()
         fixed = {}
         for tool in ("fio", "iowatt"):  # warm-up pair, discarded; then each tool's fixed cost
-            run_one(tool, target, common, args[tool])
+            run_one(tool, target, job_common, args[tool])
             fixed[tool] = statistics.median(
-                run_one(tool, target, short, args[tool])["cpu_s"] for _ in range(3)
+                run_one(tool, target, job_short, args[tool])["cpu_s"] for _ in range(3)
             )
         res: dict[str, list[dict[str, float]]] = {"fio": [], "iowatt": []}
         for i in range(a.pairs):
             order = ("fio", "iowatt") if i % 2 == 0 else ("iowatt", "fio")
             for tool in order:
-                r = run_one(tool, target, common, args[tool])
+                r = run_one(tool, target, job_common, args[tool])
                 r["fixed_cpu_s"] = fixed[tool]
                 r["cpu_ns_per_io"] = (r["cpu_s"] - fixed[tool]) / r["ios"] * 1e9
                 res[tool].append(r)
@@ -379,7 +447,10 @@ def bench(a: argparse.Namespace, target: Target) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-        floors = [run_floor(a.floor, target, job, a.runtime) for _ in range(3)]
+        nan = {"iops": float("nan"), "cpu_ns_per_io": float("nan"), "self_cpu_ns_per_io": float("nan")}
+        floors = (
+            [nan] if "no_floor" in flags else [run_floor(a.floor, target, job, a.runtime) for _ in range(3)]
+        )
         res["floor"] = floors
         target.uncache()
         raw[name] = res
@@ -461,6 +532,9 @@ def bench(a: argparse.Namespace, target: Target) -> int:
     def over(tool: float, fio: float, floor: float) -> str:
         return f"{(tool - floor) / (fio - floor):.2f}" if fio > floor else "—"
 
+    def num(x: float, fmt: str = ",.0f") -> str:
+        return "—" if x != x else format(x, fmt)  # NaN: the bare loop cannot stand for this job
+
     lines += [
         "",
         "Overhead above the floor (`floor.c`: the bare system-call loop of the job's ioengine, median "
@@ -473,8 +547,9 @@ def bench(a: argparse.Namespace, target: Target) -> int:
     ]
     for row in rows:
         lines.append(
-            f"| {row[0]} | {row[19]:,.0f} | {row[19] / row[6]:.2f} | **{over(row[7], row[6], row[19])}** "
-            f"| {row[20]:,.0f} | **{over(row[16], row[15], row[20])}** |"
+            f"| {row[0]} | {num(row[19])} | {num(row[19] / row[6], '.2f')} "
+            f"| **{over(row[7], row[6], row[19])}** "
+            f"| {num(row[20])} | **{over(row[16], row[15], row[20])}** |"
         )
     text = "\n".join(lines) + "\n"
     print("\n" + text)
