@@ -192,7 +192,7 @@ def test_threads_latency_jobs_as_issue_3() -> None:
     assert [j["numjobs"] for j in jobs] == [1, 2, 4, 8, 16, 32, 64]
     for j in jobs:  # 4 KiB random pread, one I/O in flight per thread
         assert (j["rw"], j["bs_bytes"], j["ioengine"], j["iodepth"]) == ("randread", 4096, "psync", 1)
-        assert (j["runtime_s"], j["time_based"], j["size_bytes"]) == (5, True, 1024**3)
+        assert (j["runtime_s"], j["time_based"], j["size_bytes"]) == (10, True, 1024**3)
 
 
 def test_seq_rand_table_jobs_as_issue_3() -> None:
@@ -206,7 +206,7 @@ def test_seq_rand_table_jobs_as_issue_3() -> None:
     for j in _jobs("seq-rand-table"):
         assert (j["direct"], j["runtime_s"], j["time_based"], j["size_bytes"]) == (
             True,
-            5,
+            10,
             True,
             256 * 1024**2,
         )
@@ -224,3 +224,18 @@ def test_file_presets_describe_sizes_in_binary_units_as_their_facts() -> None:
         assert shown, name
         assert float(shown[1]) == pytest.approx(n * 327 * 1024 / 1024**3, abs=0.05), name
     assert "65 files of about 5.1 MiB (about 333 MiB)" in BUILTINS["vdbench-big"][0]
+
+
+def test_presets_are_short_only_by_design() -> None:
+    """Issue 25: the product does not flag its own presets. A time-based job of a built-in preset
+    runs at least the short-run rule's MIN_RUNTIME_S, or the preset names its design (the words
+    the short_run flag says: CrystalDiskMark's own 5 s)."""
+    from iowatt_workload import MIN_RUNTIME_S
+
+    from backend.workload.builtin import SHORT_BY_DESIGN
+
+    for name, (_, spec) in BUILTINS.items():
+        short = [j.name for j in spec.jobs if j.time_based and (j.runtime_s or 0) < MIN_RUNTIME_S]
+        assert not short or name in SHORT_BY_DESIGN, (name, short)
+    assert set(SHORT_BY_DESIGN) <= set(BUILTINS)
+    assert "CrystalDiskMark's own 5 s" in SHORT_BY_DESIGN["crystaldiskmark"]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from iowatt_workload import DEFAULT_IDLE_S, TPCH_LABEL
+from iowatt_workload import DEFAULT_IDLE_S, MIN_RUNTIME_S, TIMER_SLACK_S, TPCH_LABEL
 
 CONSTANTS: dict[str, Any] = json.loads(
     (Path(__file__).resolve().parents[2] / "libs" / "workload" / "testdata" / "constants.json").read_text()
@@ -18,6 +18,8 @@ CONSTANTS: dict[str, Any] = json.loads(
 def test_the_library_holds_the_vectors_values() -> None:
     assert CONSTANTS["DEFAULT_IDLE_S"] == DEFAULT_IDLE_S
     assert CONSTANTS["TPCH_LABEL"] == TPCH_LABEL
+    assert CONSTANTS["MIN_RUNTIME_S"] == MIN_RUNTIME_S
+    assert CONSTANTS["TIMER_SLACK_S"] == TIMER_SLACK_S
 
 
 def test_the_server_says_the_librarys_label() -> None:
@@ -30,3 +32,10 @@ def test_the_server_says_the_librarys_label() -> None:
     assert TpchDoc.model_fields["label"].default is TPCH_LABEL
     assert f"TPC-H ({TPCH_LABEL})" == TPCH_TOTALS
     assert VIEWS["tpch-qphh"][0].title.endswith(f"({TPCH_LABEL})")
+
+
+def test_the_server_flags_short_runs_by_the_librarys_rule() -> None:
+    from backend.compare import validity
+
+    assert validity.MIN_RUNTIME_S is MIN_RUNTIME_S
+    assert validity.TIMER_SLACK_S is TIMER_SLACK_S

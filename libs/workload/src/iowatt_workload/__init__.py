@@ -27,9 +27,11 @@ Kinds (`kinds.py`, vectors kinds.json; ADR 0027: every tier's registry of kinds 
 Defaults (`defaults.py`; DEFAULT_IDLE_S and TPCH_LABEL in vectors constants.json, the UI's copies
 frontend/src/lib/workload.ts, components/DbWorkload/dbWorkload.ts)
     DEFAULT_IDLE_S                                idle baseline before and after a run, seconds
+    MIN_RUNTIME_S, TIMER_SLACK_S                  the short-run rule (vectors constants.json; the
+        server's validity flag, the UI's job default and per-job mark, frontend/src/lib/workload.ts)
 """
 
-from iowatt_workload.defaults import DEFAULT_IDLE_S
+from iowatt_workload.defaults import DEFAULT_IDLE_S, MIN_RUNTIME_S, TIMER_SLACK_S
 from iowatt_workload.identity import (
     IGNORED_JOB_FIELDS,
     LATER_JOB_FIELDS,
@@ -67,6 +69,8 @@ from iowatt_workload.tpch import (
 
 __all__ = [
     "DEFAULT_IDLE_S",
+    "MIN_RUNTIME_S",
+    "TIMER_SLACK_S",
     "KIND_MODES",
     "WORKLOAD_KINDS",
     "WorkloadKind",
