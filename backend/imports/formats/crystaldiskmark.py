@@ -106,7 +106,7 @@ def _name(kind: str, bs: int, q: int, t: int) -> str:
 def _parse(fmt: str, name: str, data: bytes) -> ParsedFile:
     text = decode(fmt, data)
     lines = text.split("\n")
-    tool, version, major = None, None, 0
+    tool, version, major, kdm_minor = None, None, 0, 0
     notes: list[str] = []
     host: dict[str, str] = {}
     device: dict[str, str] = {}
@@ -121,7 +121,7 @@ def _parse(fmt: str, name: str, data: bytes) -> ParsedFile:
                 if m.group(5):
                     host["edition"] = m.group(5)[:80]
             else:
-                tool, major = "KDiskMark", int(m.group(1))
+                tool, major, kdm_minor = "KDiskMark", int(m.group(1)), int(m.group(2))
                 version = ".".join(g for g in m.group(1, 2, 3) if g) + (m.group(4) or "")
             break
     if not tool:
@@ -139,7 +139,7 @@ def _parse(fmt: str, name: str, data: bytes) -> ParsedFile:
         raise ImportFormatError(fmt, "the units line is missing", line=head_line + 1, expected=UNITS_LINE)
     kdm_clat = False
     if fmt == KDM:
-        kdm_clat = (major, int(version.split(".")[1]) if "." in version else 0) >= (3, 2)
+        kdm_clat = (major, kdm_minor) >= (3, 2)
         notes.append("KDiskMark's MB/s is fio's KiB/s / 1000 (1 'MB' = 1,024,000 B), converted as such")
         for line in lines[:4]:
             fm = FIO_LINE.match(line)
@@ -330,7 +330,8 @@ def _parse(fmt: str, name: str, data: bytes) -> ParsedFile:
         notes.append(f"profile {profile}")
     if any(j.settings["bs"] == 131072 and j.settings["rw"] in ("read", "write") for j in jobs) and old_seen:
         notes.append(
-            f"CrystalDiskMark {major} does not print the sequential tests' block size: 128 KiB (queued test) and 1 MiB (T=1 test) are its fixed definitions"
+            f"CrystalDiskMark {major} does not print the sequential tests' block size: 128 KiB (queued "
+            "test) and 1 MiB (T=1 test) are its fixed definitions"
         )
     if old_seen:
         absent.append("latency (CrystalDiskMark 5 and 6 print MB/s and IOPS only)")
@@ -408,8 +409,8 @@ class _Importer:
     format: str
     tool: str
 
-    def __init__(self, fmt: str, tool: str, marker: bytes):
-        self.format, self.tool, self._marker = fmt, tool, marker
+    def __init__(self, fmt: str, tool: str, marker: bytes, aliases: tuple[str, ...]):
+        self.format, self.tool, self._marker, self.aliases = fmt, tool, marker, aliases
 
     def sniff(self, name: str, head: bytes) -> bool:
         try:
@@ -426,6 +427,6 @@ class _Importer:
 
 
 IMPORTERS = [
-    _Importer(CDM, "CrystalDiskMark", b"CrystalDiskMark "),
-    _Importer(KDM, "KDiskMark", b"KDiskMark ("),
+    _Importer(CDM, "CrystalDiskMark", b"CrystalDiskMark ", ("cdm", "crystaldiskmark-text")),
+    _Importer(KDM, "KDiskMark", b"KDiskMark (", ("kdm", "kdiskmark-text")),
 ]

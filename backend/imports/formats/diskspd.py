@@ -17,7 +17,7 @@ One run per timespan, one job per target (a file path or `#N` disk), the threads
 Units: bytes and I/O counts are exact; MiB/s is 2**20 B/s; latencies are ms (10**6 ns). DiskSpd's
 latency runs from submission to completion: fio's `lat`. The whole run's percentile table lands on
 the job when there is one target; with several, the text's per-target tables are used when present.
-The XML is read by expat with every DTD refused (DiskSpd writes none): no entity can expand.
+The XML is read by defusedxml with every DTD refused (DiskSpd writes none): no entity can expand.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
-from xml.parsers import expat
+from xml.etree.ElementTree import ParseError
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import DefusedXMLParser
 
 from .base import Direction, ImportFormatError, Interval, Job, Latency, ParsedFile, Run
 from .text_common import dec, decode, guarded, integer, nonempty, scaled, size_bytes
@@ -61,53 +64,59 @@ class _Node:
         return c.text.strip() if c is not None else None
 
 
+class _Builder:
+    """defusedxml's parser's target: our small tree, with each element's line for the errors."""
+
+    def __init__(self) -> None:
+        self.root: list[_Node] = []
+        self.stack: list[_Node] = []
+        self.count = 0
+        self.line: Any = lambda: None
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        self.count += 1
+        if len(self.stack) >= MAX_DEPTH or self.count > MAX_NODES:
+            raise ImportFormatError(XML, "the XML nests too deep or has too many elements", line=self.line())
+        node = _Node(tag, dict(attrib), self.line() or 0)
+        (self.stack[-1].children if self.stack else self.root).append(node)
+        self.stack.append(node)
+
+    def end(self, tag: str) -> None:
+        self.stack.pop()
+
+    def data(self, s: str) -> None:
+        if self.stack and len(self.stack[-1].text) < 4096:
+            self.stack[-1].text += s
+
+    def close(self) -> list[_Node]:
+        return self.root
+
+
 def _tree(data: bytes) -> _Node:
+    """The document through defusedxml with every DTD refused (DiskSpd writes none, so no entity
+    can expand and nothing external is fetched)."""
     text = decode(XML, data)
-    parser = expat.ParserCreate("UTF-8")
-    root: list[_Node] = []
-    stack: list[_Node] = []
-    count = [0]
-
-    def refuse(*_: Any) -> None:
-        raise ImportFormatError(
-            XML,
-            "the XML declares a DTD or an entity",
-            line=parser.CurrentLineNumber,
-            expected="DiskSpd's XML (no DOCTYPE)",
-        )
-
-    def start(tag: str, attrib: dict[str, str]) -> None:
-        count[0] += 1
-        if len(stack) >= MAX_DEPTH or count[0] > MAX_NODES:
-            raise ImportFormatError(
-                XML, "the XML nests too deep or has too many elements", line=parser.CurrentLineNumber
-            )
-        node = _Node(tag, dict(attrib), parser.CurrentLineNumber)
-        (stack[-1].children if stack else root).append(node)
-        stack.append(node)
-
-    def end(tag: str) -> None:
-        stack.pop()
-
-    def chars(s: str) -> None:
-        if stack and len(stack[-1].text) < 4096:
-            stack[-1].text += s
-
-    parser.StartDoctypeDeclHandler = refuse
-    parser.EntityDeclHandler = refuse
-    parser.ExternalEntityRefHandler = refuse  # type: ignore[assignment]
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = chars
+    builder = _Builder()
+    parser = DefusedXMLParser(
+        target=builder, encoding="utf-8", forbid_dtd=True, forbid_entities=True, forbid_external=True
+    )
+    builder.line = lambda: parser.parser.CurrentLineNumber
     try:
-        parser.Parse(text.encode("utf-8"), True)
-    except expat.ExpatError as e:
+        parser.feed(text.encode("utf-8"))
+        parser.close()
+    except DefusedXmlException as e:
         raise ImportFormatError(
             XML,
-            f"not well-formed XML ({expat.ErrorString(e.code)})",
-            line=e.lineno,
-            expected="a complete <Results> document",
+            f"the XML declares a DTD or an entity ({type(e).__name__})",
+            line=builder.line(),
+            expected="DiskSpd's XML (no DOCTYPE)",
         ) from None
+    except ParseError as e:
+        line = e.position[0] if getattr(e, "position", None) else None
+        raise ImportFormatError(
+            XML, f"not well-formed XML ({str(e)[:80]})", line=line, expected="a complete <Results> document"
+        ) from None
+    root = builder.root
     if len(root) != 1 or root[0].tag != "Results":
         raise ImportFormatError(
             XML, "the root element is not <Results>", line=1, expected="DiskSpd's -Rxml <Results> document"
@@ -369,12 +378,13 @@ def _parse_xml(name: str, data: bytes) -> ParsedFile:
                 if fs is not None:
                     acc.file_size = int(fs)
                 iops = tg.find("Iops")
-                for b in iops.all("Bucket") if iops is not None else []:
-                    ms = integer(XML, b.attrib.get("SampleMillisecond", ""), b.line, "SampleMillisecond")
+                for bucket in iops.all("Bucket") if iops is not None else []:
+                    at = bucket.attrib
+                    ms = integer(XML, at.get("SampleMillisecond", ""), bucket.line, "SampleMillisecond")
                     slot = acc.buckets.setdefault(ms, {"Read": 0.0, "Write": 0.0})
                     for d in ("Read", "Write"):
-                        if d in b.attrib:
-                            slot[d] += float(dec(XML, b.attrib[d], b.line, f"{d} IOPS"))
+                        if d in at:
+                            slot[d] += float(dec(XML, at[d], bucket.line, f"{d} IOPS"))
         if not accs:
             raise ImportFormatError(
                 XML,
@@ -384,7 +394,7 @@ def _parse_xml(name: str, data: bytes) -> ParsedFile:
             )
         table = _lat_table(rs.find("Latency"))
         single = len(accs) == 1
-        jobs = []
+        jobs: list[Job] = []
         for path, acc in accs.items():
             settings = dict(psettings.get(path, {}))
             intervals = [
@@ -423,8 +433,8 @@ def _parse_xml(name: str, data: bytes) -> ParsedFile:
         if pc := rs.value("ProcCount"):
             run_host["cpu_count"] = pc[:10]
         device = {"target": ", ".join(accs)[:500]}
-        if single and (fs := next(iter(accs.values())).file_size):
-            device["size_bytes"] = str(fs)
+        if single and (size := next(iter(accs.values())).file_size):
+            device["size_bytes"] = str(size)
         runs.append(
             Run(
                 name=f"DiskSpd timespan {idx}",
@@ -728,15 +738,15 @@ def _parse_text(name: str, data: bytes) -> ParsedFile:
                         c,
                         scaled(mibs, 2**20),
                         float(iops),
-                        scaled(dec(TEXT, avg, ln, "AvgLat ms"), 10**6) if avg not in (None, "N/A") else None,
-                        scaled(dec(TEXT, sd, ln, "LatStdDev ms"), 10**6) if sd not in (None, "N/A") else None,
+                        scaled(dec(TEXT, avg, ln, "AvgLat ms"), 10**6) if avg and avg != "N/A" else None,
+                        scaled(dec(TEXT, sd, ln, "LatStdDev ms"), 10**6) if sd and sd != "N/A" else None,
                     )
                 )
         if not accs:
             raise ImportFormatError(
                 TEXT, f"timespan {span} has no thread rows", line=i, expected="'     0 |  bytes | I/Os | ...'"
             )
-        jobs = []
+        jobs: list[Job] = []
         single = len(accs) == 1
         for path, acc in accs.items():
             metrics: dict[str, float] = {}
@@ -829,6 +839,7 @@ def _parse_text(name: str, data: bytes) -> ParsedFile:
 class _Xml:
     format = XML
     tool = "DiskSpd"
+    aliases = ("diskspd-rxml", "diskspd.xml")
 
     def sniff(self, name: str, head: bytes) -> bool:
         try:
@@ -845,6 +856,7 @@ class _Xml:
 class _Text:
     format = TEXT
     tool = "DiskSpd"
+    aliases = ("diskspd-txt",)
 
     def sniff(self, name: str, head: bytes) -> bool:
         try:

@@ -220,7 +220,8 @@ def _parse_text(name: str, data: bytes) -> ParsedFile:
     absent = ["elbencho's version (the text results do not print it)", "latency standard deviation"]
     if not command:
         absent.append(
-            "settings (block size, threads, I/O depth): the console output has no command line; the results file (--resfile) does"
+            "settings (block size, threads, I/O depth): the console output has no command line; "
+            "the results file (--resfile) does"
         )
     notes = [f"label {label}"] if label else []
     host_absent = "host and device facts (elbencho prints none)"
@@ -329,7 +330,7 @@ def _text_job(op: str, v: dict[str, Any], settings: dict[str, Any], n: int) -> J
             for k, ns in lv.items():
                 metrics[f"entry_lat_{k}_ns"] = ns
     s = {k: val for k, val in settings.items() if not k.startswith("_")}
-    rw = _rw(op, settings, mixed)
+    rw = _rw(op, settings, mixed) if settings else None  # random or not is in the command line only
     if rw:
         s["rw"] = rw
     return Job(name=op, settings=s, read=read, write=write, metrics=metrics, group=None)
@@ -448,7 +449,7 @@ def _parse_csv(name: str, data: bytes) -> ParsedFile:
             if (val := num(f"Ent lat us [{k}]")) is not None:
                 metrics[f"entry_lat_{k}_ns"] = scaled(val, 1000)
 
-        def direction(prefix: str) -> Direction | None:
+        def direction(prefix: str, elapsed: Decimal | None = elapsed) -> Direction | None:
             iops, bw, tot = (
                 num(f"{prefix}IOPS [last]"),
                 num(f"{prefix}MiB/s [last]"),
@@ -459,13 +460,8 @@ def _parse_csv(name: str, data: bytes) -> ParsedFile:
             lat = None
             lv = {k: num(f"{prefix}IO lat us [{k}]") for k in ("min", "avg", "max")}
             if any(x is not None for x in lv.values()):
-                lat = Latency(
-                    **{
-                        f"{'mean' if k == 'avg' else k}_ns": scaled(x, 1000)
-                        for k, x in lv.items()
-                        if x is not None
-                    }
-                )
+                ns = {k: scaled(x, 1000) if x is not None else None for k, x in lv.items()}
+                lat = Latency(mean_ns=ns["avg"], min_ns=ns["min"], max_ns=ns["max"])
             return Direction(
                 bw_bytes=scaled(bw, 2**20) if bw is not None else None,
                 iops=float(iops) if iops is not None else None,
@@ -520,6 +516,7 @@ def _parse_csv(name: str, data: bytes) -> ParsedFile:
 class _Text:
     format = TEXT
     tool = "elbencho"
+    aliases = ("elbencho", "elbencho-resfile")
 
     def sniff(self, name: str, head: bytes) -> bool:
         try:
@@ -535,6 +532,7 @@ class _Text:
 class _Csv:
     format = CSV
     tool = "elbencho"
+    aliases = ("elbencho-csvfile",)
 
     def sniff(self, name: str, head: bytes) -> bool:
         try:

@@ -66,7 +66,8 @@ def _parse(name: str, data: bytes) -> ParsedFile:
             if need not in cur:
                 raise ImportFormatError(
                     FMT,
-                    f"the report that starts at line {cur['line']} ends without its {'Data' if need != 'total_s' else 'Time'} lines (truncated)",
+                    f"the report that starts at line {cur['line']} ends without its "
+                    f"{'Data' if need != 'total_s' else 'Time'} lines (truncated)",
                     line=n,
                     expected="'Time:', 'Files:' and 'Data:' blocks",
                 )
@@ -157,7 +158,7 @@ def _parse(name: str, data: bytes) -> ParsedFile:
                 "out of files",
                 "For this workload",
             )
-        ):
+        ) or re.match(r"^(set |run|show|load|help|quit|exit)\b", s):  # commands echoed after the prompt
             continue
         else:
             raise ImportFormatError(
@@ -210,7 +211,8 @@ def _run(cur: dict[str, Any], settings: dict[str, Any], index: int) -> Run:
     if not settings:
         absent.append("configuration (no 'show' output in the file)")
     notes = [
-        "data rates are over the total time (creation, transactions and deletion), per-second file rates are whole numbers, amounts are printed to 0.01 of their unit",
+        "data rates are over the total time (creation, transactions and deletion), per-second file "
+        "rates are whole numbers, amounts are printed to 0.01 of their unit",
     ]
     return Run(name=f"PostMark run {index}", jobs=[job], absent=absent, notes=notes)
 
@@ -218,6 +220,7 @@ def _run(cur: dict[str, Any], settings: dict[str, Any], index: int) -> Run:
 class _Importer:
     format = FMT
     tool = "PostMark"
+    aliases = ("postmark-1.5",)
 
     def sniff(self, name: str, head: bytes) -> bool:
         try:

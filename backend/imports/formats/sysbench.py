@@ -101,7 +101,8 @@ def _parse(name: str, data: bytes) -> ParsedFile:
                 FMT,
                 f"text before the sysbench banner: {s[:60]!r}",
                 line=n,
-                expected="'sysbench 1.0.20 (using ...)' or 'sysbench 0.4.12:  multi-threaded system evaluation benchmark'",
+                expected="'sysbench 1.0.20 (using ...)' or 'sysbench 0.4.12:  multi-threaded system "
+                "evaluation benchmark'",
             )
         st = inv.settings
         if m := re.match(r"^Number of threads:\s*(\d+)$", s):
@@ -372,6 +373,7 @@ def _assemble(invs: list[_Inv], lines: list[str]) -> ParsedFile:
 class _Importer:
     format = FMT
     tool = "sysbench"
+    aliases = ("sysbench", "sysbench-fileio-text")
 
     def sniff(self, name: str, head: bytes) -> bool:
         try:

@@ -20,6 +20,7 @@ T = TypeVar("T")
 BINARY = {"": 1, "B": 1, "K": 1024, "KI": 1024, "KIB": 1024, "M": 1024**2, "MI": 1024**2, "MIB": 1024**2}
 BINARY |= {"G": 1024**3, "GI": 1024**3, "GIB": 1024**3, "T": 1024**4, "TI": 1024**4, "TIB": 1024**4}
 BINARY |= {"P": 1024**5, "PIB": 1024**5}
+NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?")
 DECIMAL = {"KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4, "PB": 1000**5}
 
 
@@ -38,17 +39,17 @@ def decode(fmt: str, data: bytes) -> str:
 
 
 def dec(fmt: str, text: str, line: int | None, what: str) -> Decimal:
-    """An exact decimal number from the file (thousands separators refused), finite."""
+    """An exact decimal number from the file, finite: plain decimals as the tools print them, a
+    bounded exponent at most (int() of 1e999999999 would build a billion-digit integer)."""
+    t = text.strip()
+    if len(t) > 60 or not NUMBER.fullmatch(t):
+        raise ImportFormatError(fmt, f"{t[:40]!r} is not a number", line=line, expected=what)
     try:
-        value = Decimal(text.strip())
+        value = Decimal(t)
     except (InvalidOperation, ValueError):
-        raise ImportFormatError(
-            fmt, f"{text.strip()[:40]!r} is not a number", line=line, expected=what
-        ) from None
-    if not value.is_finite():
-        raise ImportFormatError(
-            fmt, f"{text.strip()[:40]!r} is not a finite number", line=line, expected=what
-        )
+        raise ImportFormatError(fmt, f"{t[:40]!r} is not a number", line=line, expected=what) from None
+    if not value.is_finite() or (value and abs(value.adjusted()) > 40):
+        raise ImportFormatError(fmt, f"{t[:40]!r} is out of range", line=line, expected=what)
     return value
 
 

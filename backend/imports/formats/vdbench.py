@@ -41,7 +41,7 @@ from .text_common import dec, decode, guarded, nonempty, scaled
 SUMMARY = "vdbench-summary"
 FLAT = "vdbench-flatfile"
 VERSION = re.compile(r"vdbench(\d)(\d\d)(\d\d)(\w*)")
-RD = re.compile(r"(?:Starting|Simulating) RD=([^;\s]+)(.*)$")
+RD = re.compile(r"(?:Starting|Simulating) RD=([^;\s]+)(.*)$", re.M)
 DATE_HEAD = re.compile(r"^[A-Z][a-z]{2} \d{1,2}, \d{4}\s+(.*\S)\s*$")
 DATA = re.compile(r"^(\d\d:\d\d:\d\d\.\d{3})\s+(\S+)\s+(.*\S)\s*$")
 PAIRS = {("rate", "resp"), ("total", "sys"), ("read", "write")}
@@ -249,7 +249,8 @@ def _parse_summary(name: str, data: bytes) -> ParsedFile:
     version = _version(SUMMARY, raw)
     rds: list[dict[str, Any]] = []
     cur: dict[str, Any] | None = None
-    kind, cols, mb = "", [], 2**20
+    kind, mb = "", 2**20
+    cols: list[str] = []
     seen_table = False
     i = 0
     while i < len(lines):
@@ -331,7 +332,7 @@ def _parse_flat(name: str, data: bytes) -> ParsedFile:
     raw = decode(FLAT, data)
     lines = raw.split("\n")
     head: list[str] | None = None
-    rds: dict[str, dict[str, Any]] = {}
+    rds: list[dict[str, Any]] = []
     started = None
     version = None
     comments = False
@@ -343,14 +344,24 @@ def _parse_flat(name: str, data: bytes) -> ParsedFile:
             comments = True
             continue
         if head is None:
-            head = s.split()
-            if "Run" not in head or "Interval" not in head or not head or head[0] != "tod":
+            words = s.split()
+            if words[0] != "tod":
+                if comments:  # after the comments comes the header, nothing else
+                    raise ImportFormatError(
+                        FLAT,
+                        f"unknown flatfile header {s[:60]!r}",
+                        line=n,
+                        expected="'tod timestamp Run Interval ...'",
+                    )
+                continue  # the HTML title vdbench writes first
+            if "Run" not in words or "Interval" not in words:
                 raise ImportFormatError(
                     FLAT,
                     f"unknown flatfile header {s[:60]!r}",
                     line=n,
                     expected="'tod timestamp Run Interval ...'",
                 )
+            head = words
             continue
         row = s.split()
         if len(row) != len(head):
@@ -361,17 +372,18 @@ def _parse_flat(name: str, data: bytes) -> ParsedFile:
                 expected=f"{len(head)} values",
             )
         r = dict(zip(head, row, strict=True))
-        if v := r.get("version"):
-            if v != "n/a":
-                version = version or _version(FLAT, "vdbench" + v.replace(".", "")) or v[:20]
+        if (v := r.get("version")) and v != "n/a":
+            version = version or _version(FLAT, "vdbench" + v.replace(".", "")) or v[:20]
         if (ts := r.get("timestamp")) and started is None:
             tm = re.fullmatch(r"(\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d)-(\w+)", ts)
             if tm:
                 t = datetime.strptime(tm.group(1), "%m/%d/%Y-%H:%M:%S")
                 started = t.replace(tzinfo=UTC) if tm.group(2) in ("UTC", "GMT") else t
-        rd = rds.setdefault(
-            r["Run"],
-            {
+        # a new run when the RD name changes or its intervals start again after an average (a
+        # For loop repeats the RD name: rd1 with xfersize=4k, then rd1 with xfersize=64k)
+        last = rds[-1] if rds else None
+        if last is None or last["name"] != r["Run"] or (last["avg"] is not None and r["Interval"].isdigit()):
+            last = {
                 "name": r["Run"],
                 "loops": "",
                 "settings": {},
@@ -379,8 +391,9 @@ def _parse_flat(name: str, data: bytes) -> ParsedFile:
                 "avg": None,
                 "extra": {},
                 "line": n,
-            },
-        )
+            }
+            rds.append(last)
+        rd = last
         for key in ("xfersize", "threads", "rdpct", "seekpct"):
             if key in r:
                 val = r[key]
@@ -426,7 +439,7 @@ def _parse_flat(name: str, data: bytes) -> ParsedFile:
         raise ImportFormatError(
             FLAT, "a header without data lines", line=len(lines), expected="one line per interval"
         )
-    return _assemble(FLAT, name, version, list(rds.values()), started)
+    return _assemble(FLAT, name, version, rds, started)
 
 
 def _flat_figures(
@@ -446,9 +459,8 @@ def _flat_figures(
             "xfer_size": v.get("Xfersize"),
         }
         for k, x in v.items():
-            if m := re.fullmatch(r"([A-Z][a-z]+)_(rate|resp)", k):
-                if m.group(1) not in ("Read", "Write"):
-                    mapped[f"{m.group(1).lower()}_{m.group(2)}"] = x
+            if (m := re.fullmatch(r"([A-Z][a-z]+)_(rate|resp)", k)) and m.group(1) not in ("Read", "Write"):
+                mapped[f"{m.group(1).lower()}_{m.group(2)}"] = x
         return _fs_figures({k: x for k, x in mapped.items() if x is not None}, 2**20)
     mapped = {
         "i/o rate": v.get("rate"),
@@ -488,17 +500,20 @@ def _assemble(
         settings = _finish_settings(rd["settings"])
         if rd.get("kind") == "raw" and read is not None and write is not None:
             absent.add(
-                "bandwidth per direction of mixed raw runs (vdbench gives the total MB/sec: job metrics bw_bytes)"
+                "bandwidth per direction of mixed raw runs (vdbench gives the total MB/sec: job "
+                "metrics bw_bytes)"
             )
         if fmt == SUMMARY and not rd["loops"]:
             absent.add(
-                "transfer size, threads and read/seek percentages unless a 'For loops' varies them (they are in the parameter file and flatfile.html)"
+                "transfer size, threads and read/seek percentages unless a 'For loops' varies them "
+                "(they are in the parameter file and flatfile.html)"
             )
         if rd.get("mb") == 10**6:
             metrics["mb_is_decimal"] = 1.0
         if "lunsize_gib" in rd:
             metrics["lunsize_gib"] = float(Decimal(rd["lunsize_gib"]))
-        label = rd.get("avg_label", "")
+        if label := rd.get("avg_label", ""):
+            metrics["avg_from_interval"] = float(label[4:].split("-")[0])
         jobs.append(
             Job(
                 name=rd["name"] + (f" {rd['loops']}" if rd["loops"] else ""),
@@ -510,8 +525,24 @@ def _assemble(
                 intervals=rd["intervals"],
             )
         )
-        if label:
-            metrics["avg_from_interval"] = float(label[4:].split("-")[0])
+    counts: dict[str, int] = {}
+    for j in jobs:
+        counts[j.name] = counts.get(j.name, 0) + 1
+    for i, j in enumerate(jobs):
+        if counts[j.name] > 1:  # a For loop without its text (flatfile): name the runs by their settings
+            tag = (
+                " ".join(f"{k}={j.settings[k]}" for k in ("bs", "iodepth", "rwmixread") if k in j.settings)
+                or f"#{i + 1}"
+            )
+            jobs[i] = Job(
+                name=f"{j.name} {tag}",
+                settings=j.settings,
+                read=j.read,
+                write=j.write,
+                metrics=j.metrics,
+                group=j.group,
+                intervals=j.intervals,
+            )
     if fmt == SUMMARY and not any(j.intervals for j in jobs):
         absent.add("per-interval figures (totals.html has the averages only)")
     if version is None:
@@ -540,20 +571,25 @@ def parse_set(files: list[tuple[str, bytes]]) -> ParsedFile:
     if not flat or not summ:
         return base
     other = SUMMARY_IMPORTER.parse(*summ[0])
-    names = {j.group: j.name for j in other.runs[0].jobs}
-    loops = {j.group: j.settings for j in other.runs[0].jobs}
     r = base.runs[0]
+    theirs = other.runs[0].jobs
+    if [j.group for j in theirs] != [j.group for j in r.jobs]:
+        raise ImportFormatError(
+            FLAT,
+            f"{summ[0][0]} and {flat[0][0]} list different runs (not one output directory)",
+            expected="the files of one vdbench output directory",
+        )
     jobs = [
         Job(
-            name=names.get(j.group, j.name),
-            settings=loops.get(j.group, {}) | j.settings,
+            name=t.name,
+            settings=t.settings | j.settings,
             read=j.read,
             write=j.write,
             metrics=j.metrics,
             group=j.group,
             intervals=j.intervals,
         )
-        for j in r.jobs
+        for j, t in zip(r.jobs, theirs, strict=True)
     ]
     absent = [
         a
@@ -573,6 +609,7 @@ def parse_set(files: list[tuple[str, bytes]]) -> ParsedFile:
 class _Summary:
     format = SUMMARY
     tool = "vdbench"
+    aliases = ("vdbench", "vdbench-totals")
 
     def sniff(self, name: str, head: bytes) -> bool:
         try:
@@ -594,6 +631,7 @@ class _Summary:
 class _Flat:
     format = FLAT
     tool = "vdbench"
+    aliases = ("vdbench-flat",)
 
     def sniff(self, name: str, head: bytes) -> bool:
         try:
