@@ -79,6 +79,8 @@ class Settings(BaseSettings):
     # request bodies: the default limit, and the result upload's (see backend/kit/limits.py)
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     max_result_body_bytes: int = Field(128 * 1024 * 1024, gt=0)
+    # an imported file (POST /imports, docs/imports.md): a 200 MB fio json+ file fits
+    import_max_bytes: int = Field(256 * 1024 * 1024, gt=0)
     # --- file workloads (docs/adr/0022) ---
     # the iowatt-engine the server runs with --parse-only to check PostMark and vdbench workloads;
     # empty = the repository's build (agent/engine/build/iowatt-engine), else iowatt-engine on PATH

@@ -51,6 +51,7 @@ from backend.sharing.router import pages as sharing_pages
 from backend.sharing.router import router as sharing_router
 from backend.team.router import router as team_router
 from backend.upload.router import router as upload_router
+from backend.imports.router import router as imports_router
 from backend.views.router import router as views_router
 from backend.workload.facts_router import router as workload_facts_router
 from backend.workload.router import router as workload_router
@@ -253,6 +254,7 @@ def create_app() -> FastAPI:
         run_router,
         run_tags_router,
         upload_router,
+        imports_router,
         compare_router,
         carbon_router,
         campaign_router,

@@ -353,12 +353,15 @@ def compare(
     validity = {
         str(r.id): [
             ValidityFlag(**flag)
-            for flag in flags_for(
+            for flag in run_service.with_origin_flags(
                 r,
-                reads[r.id],
-                f.agents.get(r.agent_id),
-                f.devices.get(r.device_id) if r.device_id else None,
-                inventory=inventories.get(r.agent_id),
+                flags_for(
+                    r,
+                    reads[r.id],
+                    f.agents.get(r.agent_id),
+                    f.devices.get(r.device_id) if r.device_id else None,
+                    inventory=inventories.get(r.agent_id),
+                ),
             )
         ]
         for r in f.runs

@@ -55,6 +55,8 @@ def route_limits() -> dict[tuple[str, str], tuple[int, tuple[bytes, ...] | None]
         ("PUT", "/api/v1/runs/{run_id}/result"): (s.max_result_body_bytes, (AGENT_BEARER,)),
         # an uploaded result (a CI pipeline's user token of scope upload)
         ("POST", "/api/v1/results"): (s.max_result_body_bytes, (USER_BEARER,)),
+        # an imported file or pasted text (docs/imports.md): a user's token
+        ("POST", "/api/v1/imports"): (s.import_max_bytes, (USER_BEARER,)),
         ("PUT", "/api/v1/environments/{environment_id}/grid-intensity"): (4 * MiB, None),
         ("POST", "/api/v1/auth/login"): (16 * KiB, None),
     }

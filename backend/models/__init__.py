@@ -7,6 +7,7 @@ from backend.models.campaign import Campaign
 from backend.models.collab import Comment, RunTag
 from backend.models.device import Device
 from backend.models.environment import Environment
+from backend.models.imports import ImportFile
 from backend.models.outbox import OutboxTask
 from backend.models.power import GridIntensityHour, PowerSample, RunEnergy, RunPower
 from backend.models.result import ResultJob, ResultSeriesPoint, RunResult
@@ -33,6 +34,7 @@ __all__ = [
     "EnrollmentToken",
     "Environment",
     "GridIntensityHour",
+    "ImportFile",
     "RunEnergy",
     "RunPower",
     "Membership",

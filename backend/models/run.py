@@ -75,5 +75,8 @@ class Run(Base):
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     error: Mapped[str | None] = mapped_column(String(4000))
     progress: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # imported and published runs (backend/imports): {"kind": "imported"|"published", "tool", "version",
+    # "format", "file_id", "file_name", "sha256", ...}; null for runs measured by an agent
+    origin: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
 
     agent: Mapped[Agent] = relationship(lazy="raise")

@@ -188,6 +188,23 @@ class PassSummary(OutputSchema):
     best_job: str  # the pass whose figures CDM would show
 
 
+class RunOrigin(OutputSchema):
+    """Where an imported or published run's figures come from (backend/imports)."""
+
+    kind: Literal["imported", "published"] = Field(
+        description="imported: another tool's output file; published: a datasheet's or review's figures"
+    )
+    tool: str = Field(description='the tool as users know it ("fio", "CrystalDiskMark"), or the publisher')
+    version: str | None
+    format: str = Field(description="the importer's format key (fio-json, fio-terse, crystaldiskmark, ...)")
+    file_name: str | None
+    sha256: str | None = Field(description="the original file's SHA-256 (GET /runs/{id}/source)")
+    reference: str | None = Field(None, description="a published figure's source (URL, document, page)")
+    label: str = Field(
+        description='what the UI shows: "imported from fio", "published by Samsung: not measured here"'
+    )
+
+
 class RunRead(OutputSchema):
     id: uuid.UUID
     team_id: uuid.UUID
@@ -230,6 +247,9 @@ class RunRead(OutputSchema):
         "(POST /api/v1/results, an uploader token)"
     )
     tags: list[str] = Field(description="the run's tags, sorted (PUT /api/v1/runs/{id}/tags)")
+    origin: RunOrigin | None = Field(
+        None, description="an imported or published run's origin (POST /imports); null: measured by an agent"
+    )
     file_workload: FileWorkloadSummary | None = Field(
         description="a postmark or vdbench file-set run's result in brief (per-operation rates and "
         "response times, MB/s, CPU, counts); null for block runs and before a result. Its per-interval "
@@ -380,6 +400,8 @@ RunValidityFlagName = Literal[
     "virtualized",
     "above_line_rate",
     "unconditioned_ssd",
+    "imported",
+    "published",
 ]
 RUN_VALIDITY_FLAGS: dict[RunValidityFlagName, str] = {
     "buffered_device": "a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page "
@@ -396,6 +418,10 @@ RUN_VALIDITY_FLAGS: dict[RunValidityFlagName, str] = {
     "a cache answered (compare/validity.py)",
     "unconditioned_ssd": "writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed "
     "(compare/validity.py)",
+    "imported": "a result imported from another tool's output (POST /imports): its settings, host and "
+    "device were not controlled or checked by iowatt (run/service.py origin_flags)",
+    "published": "a vendor's or a review's published figures entered by hand (POST /imports/published): "
+    "not measured here (run/service.py origin_flags)",
 }
 
 

@@ -46,6 +46,7 @@ from backend.run.schemas import (
     ProgressAck,
     ProgressReport,
     RunCreate,
+    RunOrigin,
     RunPage,
     RunRead,
     RunSort,
@@ -345,6 +346,7 @@ def to_read(
             energy=energy[r.id],
             source="import" if r.source == "import" else "agent",
             tags=tags[r.id],
+            origin=origin_of(r),
             file_workload=file_workloads[r.id],
             tpch=databases[r.id][0],
             heap_btree=databases[r.id][1],
@@ -433,6 +435,59 @@ def record_import(
     session.flush()
     repository.set_tags(session, run.id, tags)
     return run
+
+
+def set_origin(session: Session, *, run_id: uuid.UUID, origin: dict[str, Any]) -> None:
+    """An imported or published run's origin (backend/imports), recorded in the import's transaction."""
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFound("run not found")
+    run.origin = origin
+    session.flush()
+
+
+def origin_of(run: Run) -> RunOrigin | None:
+    o = run.origin
+    if not isinstance(o, dict) or o.get("kind") not in ("imported", "published"):
+        return None
+    tool = str(o.get("tool") or "another tool")
+    kind = o["kind"]
+    label = f"imported from {tool}" if kind == "imported" else f"published by {tool}: not measured here"
+    return RunOrigin(
+        kind=kind,
+        tool=tool,
+        version=o.get("version"),
+        format=str(o.get("format") or ""),
+        file_name=o.get("file_name"),
+        sha256=o.get("sha256"),
+        reference=o.get("reference"),
+        label=label,
+    )
+
+
+def origin_flags(run: Run) -> list[dict[str, str]]:
+    """The `imported` or `published` validity flag of a run with an origin (beside compare/validity's)."""
+    o = origin_of(run)
+    if o is None:
+        return []
+    if o.kind == "published":
+        ref = f" ({o.reference})" if o.reference else ""
+        message = f"{o.label}: figures published by the vendor or a review{ref}"
+        return [{"flag": "published", "message": message}]
+    return [
+        {
+            "flag": "imported",
+            "message": f"{o.label} ({o.format}): settings, host and device were not controlled by iowatt",
+        }
+    ]
+
+
+def with_origin_flags(run: Run, flags: list[dict[str, str]]) -> list[dict[str, str]]:
+    """A run's validity flags with its origin's first; a published run has no runtime to be short."""
+    o = origin_of(run)
+    if o is not None and o.kind == "published":
+        flags = [f for f in flags if f.get("flag") != "short_run"]
+    return origin_flags(run) + flags
 
 
 def progress_read(stored: dict[str, Any]) -> Progress:
@@ -723,7 +778,8 @@ def system(session: Session, *, run: Run) -> RunSystem:
     cache: Literal["direct", "buffered", "mixed"] = (
         "direct" if direct and all(direct) else ("buffered" if not any(direct) else "mixed")
     )
-    flags = [RunValidityFlag(**f) for f in flags_for(run, to_read(session, [run])[0], agent, dev)]
+    found = with_origin_flags(run, flags_for(run, to_read(session, [run])[0], agent, dev))
+    flags = [RunValidityFlag(**f) for f in found]
     raw = run.target_path.startswith("/dev/") and not run.target_path.startswith("/dev/shm")
     if raw and cache != "direct":
         flags.insert(

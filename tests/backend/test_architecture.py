@@ -98,11 +98,22 @@ def _targets(node: ast.AST) -> list[ast.expr]:
     return []
 
 
+def _foreign_run(tree: ast.Module) -> bool:
+    """`Run` in this module is another class than the ORM model: the importers' `Run` of
+    backend/imports/formats/base.py (what one file holds, with the times the file states)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "Run" and a.asname is None for a in node.names):
+            if not (node.module or "").startswith("backend.models") or node.level:
+                return True
+    return False
+
+
 def lifecycle_writes(rel: str, tree: ast.Module) -> list[Violation]:
     """Outside backend/run/: an assignment to a lifecycle field (`x.status = ...`), a Run built
     with one (`Run(status=...)`), or a bulk `update(Run)`."""
     if rel.startswith("backend/run/"):
         return []
+    orm_run = not _foreign_run(tree)
     found = []
     for node in ast.walk(tree):
         for t in _targets(node):
@@ -111,7 +122,7 @@ def lifecycle_writes(rel: str, tree: ast.Module) -> list[Violation]:
                     Violation(rel, t.lineno, f"writes .{t.attr}: call a function of backend/run/service.py")
                 )
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id == "Run" and any(k.arg in LIFECYCLE_FIELDS for k in node.keywords):
+            if node.func.id == "Run" and orm_run and any(k.arg in LIFECYCLE_FIELDS for k in node.keywords):
                 found.append(Violation(rel, node.lineno, "builds a Run with a lifecycle field"))
             if node.func.id == "update" and any(isinstance(a, ast.Name) and a.id == "Run" for a in node.args):
                 found.append(Violation(rel, node.lineno, "update(Run) outside the run domain"))
@@ -395,6 +406,17 @@ def test_a_lifecycle_write_outside_the_run_domain_is_found(tmp_path: Path, sourc
     assert writes and all("backend/result/service.py:" in str(w) for w in writes)
     inside, _, _ = _check(tmp_path, "backend/run/service.py", source)
     assert inside == []  # the run domain itself may
+
+
+def test_the_importers_run_is_not_the_orm_model(tmp_path: Path) -> None:
+    """An importer's `Run` (backend/imports/formats/base.py) carries the times its file states; the
+    ORM's `Run` built the same way outside the run domain is still found."""
+    call = "\n\ndef parsed(t):\n    return Run(name='x', jobs=[], started_at=t, finished_at=t)\n"
+    rel = "backend/imports/formats/x.py"
+    theirs, _, _ = _check(tmp_path, rel, "from backend.imports.formats.base import Job, Run" + call)
+    assert theirs == []
+    orm, _, _ = _check(tmp_path, rel, "from backend.models import Run" + call)
+    assert len(orm) == 1 and "lifecycle" in str(orm[0])
 
 
 @pytest.mark.parametrize(

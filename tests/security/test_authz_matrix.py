@@ -24,6 +24,15 @@ from tests.security.world import JOB, PASSWORD, PRINCIPALS, World
 pytestmark = pytest.mark.xdist_group("security-matrix")
 
 OK = "2xx"
+# one fio terse v3 line (the field list of fio's HOWTO, "Terse output"): 4 MiB read in 100 ms
+MATRIX_TERSE = (
+    "3;fio-3.33;matrix;0;0;4096;40960;10240;100;0;0;0;0;1;50;9.5;2.0;"
+    + ";".join(["99.000000%=20"] * 20)
+    + ";2;60;10.0;2.1;40000;42000;100.000000%;40960;100;"
+    + ";".join(["0"] * 12 + ["0%=0"] * 20 + ["0"] * 9)
+    + ";1.0;5.0;100;0;10;100.0%;0.0%;0.0%;0.0%;0.0%;0.0%;0.0%;"
+    + ";".join(["0.00%"] * 22)
+)
 
 # fmt: off
 # Who may do what. Columns:
@@ -177,6 +186,12 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "PUT /api/v1/runs/{run_id}/tags":             ("401", "403", OK, OK, "404", "403", "403", "401"),
     "GET /api/v1/tags":                           ("401", OK, OK, OK,  "403", "403", "403", "401"),
     "POST /api/v1/results":                       ("401", "403", OK, OK, "403", "403", "403", "401"),
+    # --- imports (issue 26): members import files and published figures into their team (a viewer's
+    # and team B's admin's are 403 naming the role); the world's runs were measured, not imported:
+    # their source is 404 no_source for the team, 404 for strangers
+    "POST /api/v1/imports":                       ("401", "403", OK, OK, "403", "403", "403", "401"),
+    "POST /api/v1/imports/published":             ("401", "403", OK, OK, "403", "403", "403", "401"),
+    "GET /api/v1/runs/{run_id}/source":           ("401", "404", "404", "404", "404", "403", "403", "401"),
     # --- procurement reviews (issue 16; ADR 0024): the team reads (the PDF too), members edit,
     # comment and start new versions, admins decide; the world's review is the member's, undecided
     "POST /api/v1/reviews":                       ("401", "403", OK, OK, "403", "403", "403", "401"),
@@ -278,6 +293,21 @@ BODIES: dict[str, Any] = {
         "engine_result": _upload(w)["engine_result"],
         "started_at": "2026-11-21T10:00:00Z",
         "finished_at": "2026-11-21T10:00:30Z",
+    },
+    # imports (issue 26): pasted fio terse text; a datasheet's figure
+    "POST /api/v1/imports": lambda w: {
+        "team_id": str(w.team_a),
+        "text": MATRIX_TERSE,
+        "file_name": "matrix.terse",
+        "host": "matrix-host",
+        "device": "matrix disk",
+    },
+    "POST /api/v1/imports/published": lambda w: {
+        "team_id": str(w.team_a),
+        "vendor": "Acme",
+        "model": "X1 2TB",
+        "reference": "datasheet rev 1, p. 3",
+        "figures": [{"test": "SEQ1M Q8T1 read", "value": 7000, "unit": "MB/s"}],
     },
     # V4 deletion and comments (issue 13)
     "DELETE /api/v1/teams/{team_id}": lambda w: {"confirm_name": f"team-{w.marker}"},

@@ -1,0 +1,188 @@
+import hashlib
+import tempfile
+import uuid
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import StreamingResponse
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from backend.auth.deps import SessionDep, UploaderDep, UserDep
+from backend.errors import AppError
+from backend.imports import service
+from backend.imports.schemas import HOST_PATTERN, ImportLabels, ImportResult, ImportText, PublishedImport
+
+router = APIRouter(tags=["imports"])
+SPOOL_BYTES = 8 << 20
+SOURCE_TYPES = (
+    "application/json",
+    "text/plain; charset=utf-8",
+    "text/csv",
+    "text/html",
+    "application/xml",
+    "application/octet-stream",
+)  # an upload above this waits on disk, not in memory
+
+
+class UnsupportedMedia(AppError):
+    status_code = 415
+    code = "unsupported_media_type"
+
+
+def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in schema.items() if k != "title"}
+
+
+IMPORT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": _inline(ImportText.model_json_schema())},
+            "application/octet-stream": {
+                "schema": {"type": "string", "format": "binary"},
+            },
+        },
+        "description": "pasted text with its labels (JSON), or one file's bytes as they are with the "
+        "labels as query parameters (team_id required)",
+    }
+}
+
+
+@router.post(
+    "/imports",
+    response_model=ImportResult,
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra=IMPORT_BODY,
+    responses={
+        200: {"model": ImportResult, "description": "a dry run, or this file was imported before"},
+        413: {"description": "larger than IOWATT_IMPORT_MAX_BYTES"},
+        415: {"description": "neither JSON nor a file's bytes"},
+        422: {"description": "the file is not what its format says: the format, the line, what was expected"},
+    },
+)
+async def create_import(
+    request: Request,
+    principal: UploaderDep,
+    session: SessionDep,
+    response: Response,
+    dry_run: Annotated[bool, Query(description="answer what the file holds; store nothing")] = False,
+    team_id: Annotated[uuid.UUID | None, Query(description="with a file's bytes: the team")] = None,
+    format: Annotated[str | None, Query(min_length=1, max_length=40, description="the format's name")] = None,
+    host: Annotated[str | None, Query(min_length=1, max_length=120, pattern=HOST_PATTERN)] = None,
+    device: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    environment_id: Annotated[uuid.UUID | None, Query()] = None,
+    name: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    file_name: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
+) -> ImportResult:
+    """Import another tool's output (fio JSON/json+/terse/normal, CrystalDiskMark, DiskSpd, vdbench,
+    elbencho, sysbench, PostMark: docs/imports.md) as runs of the team, each labelled "imported
+    from <tool>" with the `imported` validity flag; the original bytes are kept
+    (GET /runs/{id}/source). `dry_run=true` answers what was found and stores nothing. The same
+    bytes again answer the runs they made (200, duplicate). Members of the team (write or upload token)."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype == "application/json":
+        raw = await request.body()
+        try:
+            body = ImportText.model_validate_json(raw)
+        except ValidationError as e:
+            raise RequestValidationError(
+                [{**err, "loc": ("body", *err["loc"])} for err in e.errors(include_url=False)]
+            ) from None
+        data = body.text.encode("utf-8")
+        spool: Any = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - closed below
+        spool.write(data)
+        labels = ImportLabels(**body.model_dump(exclude={"text", "file_name"}))
+        fname, digest, size = body.file_name, hashlib.sha256(data).hexdigest(), len(data)
+    elif ctype in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        raise UnsupportedMedia(
+            "send a file's bytes as the body (Content-Type: application/octet-stream) with the labels as "
+            "query parameters, or pasted text as JSON",
+        )
+    else:
+        if team_id is None:
+            raise RequestValidationError(
+                [{"type": "missing", "loc": ("query", "team_id"), "msg": "Field required", "input": None}]
+            )
+        labels = ImportLabels(
+            team_id=team_id, host=host, device=device, environment_id=environment_id, name=name, format=format
+        )
+        h = hashlib.sha256()
+        size = 0
+        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - closed below
+        async for chunk in request.stream():  # the body limit (backend/kit/limits.py) applies here
+            h.update(chunk)
+            size += len(chunk)
+            spool.write(chunk)
+        fname, digest = file_name or "imported", h.hexdigest()
+    try:
+        out = await run_in_threadpool(
+            service.import_file,
+            session,
+            principal=principal,
+            labels=labels,
+            fp=spool,
+            file_name=fname,
+            sha256=digest,
+            size_bytes=size,
+            dry_run=dry_run,
+        )
+    finally:
+        spool.close()
+    if dry_run or out.duplicate:
+        response.status_code = status.HTTP_200_OK
+    return out
+
+
+@router.post(
+    "/imports/published",
+    response_model=ImportResult,
+    status_code=status.HTTP_201_CREATED,
+    responses={200: {"model": ImportResult, "description": "a dry run, or these figures were stored before"}},
+)
+def create_published(
+    body: PublishedImport,
+    principal: UploaderDep,
+    session: SessionDep,
+    response: Response,
+    dry_run: bool = False,
+) -> ImportResult:
+    """A datasheet's or review's figures (vendor, model, test, value, unit, reference) as a run
+    marked published: labelled everywhere as not measured here (the `published` validity flag).
+    Members of the team."""
+    out = service.import_published(session, principal=principal, body=body, dry_run=dry_run)
+    if dry_run or out.duplicate:
+        response.status_code = status.HTTP_200_OK
+    return out
+
+
+@router.get(
+    "/runs/{run_id}/source",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "the imported file, byte for byte (its content type as imported)",
+            "content": {t: {} for t in SOURCE_TYPES},
+        }
+    },
+)
+def run_source(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> StreamingResponse:
+    """The file an imported run was made of, as it was imported (its content type and name).
+    The run's team (any role)."""
+    row, chunks = service.source(session, principal=principal, run_id=run_id)
+    ascii_name = "".join(
+        c if c.isascii() and c.isprintable() and c not in '"\\;' else "_" for c in row.file_name
+    )
+    return StreamingResponse(
+        chunks,
+        media_type=row.content_type,
+        headers={
+            "Content-Disposition": (
+                f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(row.file_name)}"
+            ),
+            "X-Content-Type-Options": "nosniff",
+            "X-Content-SHA256": row.sha256,
+        },
+    )
