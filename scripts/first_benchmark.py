@@ -66,7 +66,7 @@ def main() -> int:
     runs = api.get("/runs", params={"limit": 500}).raise_for_status().json()["items"]
     mine = [r for r in runs if r["name"].startswith("first benchmark:")]
     if mine:
-        console.print(f"    already queued earlier ({len(mine)} runs); see {args.api}/runs")
+        console.print(f"    already queued earlier ({len(mine)} runs); see {args.api}/runs", soft_wrap=True)
         return 0
     agents = [a for a in api.get("/agents").raise_for_status().json()["items"] if a["online"]]
     deadline = time.monotonic() + 30
@@ -158,7 +158,8 @@ def main() -> int:
     failed = [r for r in done.values() if r["status"] != "succeeded"]
     for r in failed:
         console.print(f"[red]    {r['name']}: {r['status']}: {r['error']}[/red]")
-    console.print(f"    compare: {args.api}/compare?runs={','.join(ids)}")
+    # one line whatever the terminal's width: rich would cut the URL into pieces no one can click
+    console.print(f"    compare: {args.api}/compare?runs={','.join(ids)}", soft_wrap=True, highlight=False)
     return 1 if failed else 0
 
 

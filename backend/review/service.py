@@ -22,6 +22,7 @@ from backend.auth.principal import UserPrincipal
 from backend.carbon import service as carbon
 from backend.environment import repository as environment_repo
 from backend.errors import Conflict, Invalid, NotFound
+from backend.kit import numbers
 from backend.kit.csv import writer
 from backend.kit.time import utcnow
 from backend.models import Device, Role, User
@@ -920,6 +921,16 @@ def _compute_read(session: Session, principal: UserPrincipal, review: Review) ->
 # --- exports ---------------------------------------------------------------------------------------
 
 
+def _csv_cell(v: Any) -> str:
+    """A CSV cell: decimals in fixed notation with the digits the page shows (never "2.7E-7",
+    which str() writes for a Decimal below 10^-6; backend/kit/numbers.py), no digit grouping."""
+    if v is None:
+        return ""
+    if isinstance(v, Decimal | float):
+        return numbers.plain_decimal(v)
+    return str(v)
+
+
 def to_csv(r: ReviewRead) -> str:
     """One row per candidate; money in the review's currency, GB = 10^9 bytes (the gb_bytes column)."""
     ranks = {x.candidate_id: x for x in r.ranking}
@@ -937,5 +948,5 @@ def to_csv(r: ReviewRead) -> str:
             "rank": rk.rank if rk else None,
             "score": rk.score if rk else None,
         }
-        w.writerow(["" if row.get(k) is None else str(row[k]) for k in CSV_COLUMNS])
+        w.writerow([_csv_cell(row.get(k)) for k in CSV_COLUMNS])
     return buf.getvalue()

@@ -262,7 +262,7 @@ def test_diskspd_sweep_as_table_2_and_figure_1(client: TestClient, session: Sess
     t = view(client, u, "diskspd-bs-sweep", [rid])
     rows = [[c["value"] for c in r["cells"]] for r in t["rows"]]
     assert [r[0] for r in rows] == [4096 * 2**i for i in range(13)]  # 4 .. 16,384 kB, in bytes
-    assert t["columns"][0]["label"] == "Block size (kB)" and t["columns"][0]["unit"] == "B"
+    assert t["columns"][0]["label"] == "Block size (KiB)" and t["columns"][0]["unit"] == "B"
     assert t["columns"][1]["unit"] == "B/s" and t["display_units"]["B"] == "KiB"
     jobs = {j["name"]: j for j in client.get(f"/api/v1/runs/{rid}", headers=u.headers).json()["jobs"]}
     assert rows[0][1] == jobs["randread-4k"]["read"]["bw_bytes"] and rows[0][1] > 0

@@ -56,9 +56,9 @@ def _bs_sweep(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> Vi
     cols = [
         _col(
             "bs_kib",
-            "Block size (kB)",
+            "Block size (KiB)",
             "B",
-            "the block size of each random read, shown in KiB (1 kB = 1024 B, as DiskSpd's -b)",
+            "the block size of each random read in KiB (1 KiB = 1024 B; DiskSpd's -b writes it kB)",
         )
     ]
     cols += [

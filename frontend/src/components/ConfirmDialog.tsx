@@ -1,6 +1,8 @@
-import { type ReactNode, useEffect, useId, useRef } from "react";
+import { type ReactNode, useId, useRef } from "react";
+import { Modal } from "./Modal";
 
-/** A modal yes/no for actions that cannot be undone (revoking an agent or a token). */
+/** A modal yes/no for actions that cannot be undone (revoking an agent or a token). Cancel has
+ * the focus when it opens, so Enter does not destroy anything by accident. */
 export function ConfirmDialog({
   title,
   children,
@@ -20,43 +22,29 @@ export function ConfirmDialog({
 }) {
   const titleId = useId();
   const cancel = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    cancel.current?.focus();
-  }, []);
   return (
-    <div className="dialog-backdrop">
-      <div
-        className="dialog card"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={titleId}
-        data-testid="confirm-dialog"
-        onKeyDown={(e) => {
-          if (e.key === "Escape") onCancel();
-        }}
-      >
-        <h3 id={titleId}>{title}</h3>
-        <div>{children}</div>
-        {error && (
-          <div className="alert alert-error" role="alert">
-            {error}
-          </div>
-        )}
-        <div className="actions">
-          <button type="button" className="btn" onClick={onCancel} ref={cancel}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="btn btn-destroy"
-            disabled={pending}
-            onClick={onConfirm}
-            data-testid="confirm-action"
-          >
-            {confirmLabel}
-          </button>
+    <Modal labelledBy={titleId} testId="confirm-dialog" initialFocus={cancel} onClose={onCancel}>
+      <h3 id={titleId}>{title}</h3>
+      <div>{children}</div>
+      {error && (
+        <div className="alert alert-error" role="alert">
+          {error}
         </div>
+      )}
+      <div className="actions">
+        <button type="button" className="btn" onClick={onCancel} ref={cancel}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          className="btn btn-destroy"
+          disabled={pending}
+          onClick={onConfirm}
+          data-testid="confirm-action"
+        >
+          {confirmLabel}
+        </button>
       </div>
-    </div>
+    </Modal>
   );
 }

@@ -81,11 +81,30 @@ function SettingsMenu({ pathname }: { pathname: string }) {
   );
 }
 
+/** Below 768 px the header holds the brand and a Menu button; the navigation, the team switcher
+ * and Log out open under it as one column (styles.css, "Phones"). */
 export function Layout() {
   const qc = useQueryClient();
   const { pathname } = useLocation();
   const [leaving, setLeaving] = useState(false);
+  const [menuOpen, setMenuOpen] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
   const can = useCan();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new page closes the phone menu
+  useEffect(() => {
+    setMenuOpen(false);
+  }, [pathname]);
+  // Escape closes the open menu and puts the focus back on its button.
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape") return;
+      setMenuOpen(false);
+      toggle.current?.focus();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [menuOpen]);
   // The server ends the session first; the local token goes whatever it answers (offline,
   // already expired), so "Log out" always logs out of this browser.
   const onLogout = async () => {
@@ -102,35 +121,51 @@ export function Layout() {
   };
   return (
     <div className="shell">
-      <header className="topbar">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className={`topbar${menuOpen ? " menu-open" : ""}`}>
         <span className="brand">
           io<strong>watt</strong>
         </span>
-        <nav>
-          {NAV.filter((n) => !n.needs || can(n.needs)).map((n) => (
-            <NavLink
-              key={n.to}
-              to={n.to}
-              end={n.end}
-              className={() => `navlink${isActive(n.to, n.end, pathname) ? " active" : ""}`}
-            >
-              {n.label}
-            </NavLink>
-          ))}
-          <SettingsMenu pathname={pathname} />
-        </nav>
-        <TeamSwitcher />
         <button
           type="button"
-          className="btn btn-ghost"
-          data-testid="logout"
-          disabled={leaving}
-          onClick={onLogout}
+          className="btn btn-ghost menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="app-menu"
+          data-testid="menu-toggle"
+          ref={toggle}
+          onClick={() => setMenuOpen((o) => !o)}
         >
-          {leaving ? "Logging out…" : "Log out"}
+          <span aria-hidden="true">{menuOpen ? "✕" : "☰"}</span> Menu
         </button>
+        <div className="topbar-menu" id="app-menu">
+          <nav aria-label="Main">
+            {NAV.filter((n) => !n.needs || can(n.needs)).map((n) => (
+              <NavLink
+                key={n.to}
+                to={n.to}
+                end={n.end}
+                className={() => `navlink${isActive(n.to, n.end, pathname) ? " active" : ""}`}
+              >
+                {n.label}
+              </NavLink>
+            ))}
+            <SettingsMenu pathname={pathname} />
+          </nav>
+          <TeamSwitcher />
+          <button
+            type="button"
+            className="btn btn-ghost"
+            data-testid="logout"
+            disabled={leaving}
+            onClick={onLogout}
+          >
+            {leaving ? "Logging out…" : "Log out"}
+          </button>
+        </div>
       </header>
-      <main className="content">
+      <main className="content" id="main">
         <Suspense fallback={<p className="muted">Loading…</p>}>
           <Outlet />
         </Suspense>

@@ -15,6 +15,18 @@ describe("ApiError", () => {
       { field: "workload.jobs.0.bs_bytes", message: "must be greater than 0" },
     ]);
   });
+  it("names the request id of a server error, which its message refers to", () => {
+    const e = new ApiError(500, {
+      error: "internal_error",
+      message: "internal server error; the request id names it in the server log",
+      detail: null,
+      request_id: "4f2c9a1e",
+    });
+    expect(e.requestId).toBe("4f2c9a1e");
+    expect(e.message).toBe(
+      "internal server error; the request id names it in the server log (request id 4f2c9a1e)",
+    );
+  });
   it("falls back for bodies of other shapes", () => {
     const e = new ApiError(500, "boom");
     expect(e.message).toBe("request failed with HTTP 500");

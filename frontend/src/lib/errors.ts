@@ -9,16 +9,26 @@ export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
   readonly fieldErrors: FieldError[];
+  /** the server's id of the request (500s carry it): what to quote to whoever reads the log */
+  readonly requestId: string | null;
 
   constructor(status: number, body: unknown) {
-    const b = (body ?? {}) as { error?: unknown; message?: unknown; detail?: unknown };
-    const message =
+    const b = (body ?? {}) as {
+      error?: unknown;
+      message?: unknown;
+      detail?: unknown;
+      request_id?: unknown;
+    };
+    const text =
       typeof b.message === "string"
         ? b.message
         : typeof b.detail === "string"
           ? b.detail
           : `request failed with HTTP ${status}`;
-    super(message);
+    const requestId = typeof b.request_id === "string" && b.request_id ? b.request_id : null;
+    // "internal server error; the request id names it in the server log" says which id: show it
+    super(requestId ? `${text} (request id ${requestId})` : text);
+    this.requestId = requestId;
     this.name = "ApiError";
     this.status = status;
     this.code = typeof b.error === "string" ? b.error : `http_${status}`;

@@ -17,14 +17,108 @@ function isNum(v: Num): v is number {
   return typeof v === "number" && Number.isFinite(v);
 }
 
+// Numbers become text through Intl.NumberFormat in the browser's locale (en-US where there is
+// none: tests, a server-side render). The server prints the same rules in Python
+// (backend/kit/numbers.py: the review's CSV and PDF); both pass the vectors of
+// libs/format/testdata/numbers.json in en-US (format.vectors.test.ts). Intl rounds a float from its
+// shortest decimal, half away from zero (1.005 to two places is 1.01), and formats a decimal
+// string exactly (the API's money, never through a float).
+
+/** The locale numbers are written in: the browser's, else en-US. */
+export const LOCALE: string =
+  (typeof navigator !== "undefined" &&
+    typeof navigator.language === "string" &&
+    navigator.language) ||
+  "en-US";
+
+const formats = new Map<string, Intl.NumberFormat>();
+
+/** A cached Intl.NumberFormat: `min`..`max` decimals, digits grouped or not. */
+function nf(locale: string, min: number, max: number, grouping: boolean): Intl.NumberFormat {
+  const key = `${locale}|${min}|${max}|${grouping}`;
+  let f = formats.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(locale, {
+      minimumFractionDigits: min,
+      maximumFractionDigits: max,
+      useGrouping: grouping,
+    });
+    formats.set(key, f);
+  }
+  return f;
+}
+
+function sig3Decimals(abs: number): number {
+  return abs >= 100
+    ? 0
+    : abs >= 10
+      ? 1
+      : abs >= 1
+        ? 2
+        : Math.min(6, 2 - Math.floor(Math.log10(abs)));
+}
+
+/** `v` rounded to three significant digits (at most 6 decimals), as a number. */
+export function round3(v: number): number {
+  if (v === 0 || !Number.isFinite(v)) return v;
+  return Number(nf("en-US", 0, sig3Decimals(Math.abs(v)), false).format(v));
+}
+
 /** Three significant digits, without trailing zeros past the point ("12.3", "4", "0.0456"). */
-export function sig3(v: number): string {
+export function sig3(v: number, locale: string = LOCALE): string {
   if (v === 0) return "0";
-  const abs = Math.abs(v);
-  const decimals =
-    abs >= 100 ? 0 : abs >= 10 ? 1 : abs >= 1 ? 2 : Math.min(6, 2 - Math.floor(Math.log10(abs)));
-  const s = v.toFixed(decimals);
-  return s.includes(".") ? s.replace(/\.?0+$/, "") : s;
+  return nf(locale, 0, sig3Decimals(Math.abs(v)), false).format(v);
+}
+
+/** A whole number with grouped digits: 1234.5 → "1,235" (en-US). */
+export function formatWhole(v: number, locale: string = LOCALE): string {
+  return nf(locale, 0, 0, true).format(v);
+}
+
+const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/** A decimal string of the API in fixed notation with exactly the digits it was sent with:
+ * "2.7E-7" → "0.00000027", "2.5E+2" → "250", "1190.00" → "1190.00"; null if it is no decimal.
+ * (A Decimal's str() in Python writes exponents below 10^-6: the wire carries "2.7E-7".) */
+export function decimalPlain(text: string): string | null {
+  const m = DECIMAL.exec(text.trim());
+  if (!m) return null;
+  const [, sign = "", int = "", frac = "", exp = "0"] = m;
+  if (int === "" && frac === "") return null;
+  const digits = `${int}${frac}`;
+  const scale = frac.length - Number(exp);
+  let out: string;
+  if (scale <= 0) {
+    out = `${digits}${"0".repeat(-scale)}`.replace(/^0+(?=\d)/, "");
+  } else {
+    const padded = digits.padStart(scale + 1, "0");
+    const head = padded.slice(0, padded.length - scale).replace(/^0+(?=\d)/, "");
+    out = `${head}.${padded.slice(padded.length - scale)}`;
+  }
+  return `${sign === "-" ? "-" : ""}${out}`;
+}
+
+/** A decimal string of the API for reading: every digit as sent, digits grouped, never in exponent
+ * form: "1190.00" → "1,190.00", "2.7E-7" → "0.00000027" (en-US). Text that is no decimal is
+ * returned as it is. */
+export function formatDecimal(text: string, locale: string = LOCALE): string {
+  const fixed = decimalPlain(text);
+  if (fixed === null) return text;
+  const scale = Math.min(100, fixed.includes(".") ? (fixed.split(".")[1]?.length ?? 0) : 0);
+  // Intl formats a string exactly (ECMA-402 2023); the cast is for TypeScript's older lib typing.
+  return nf(locale, scale, scale, true).format(fixed as unknown as number);
+}
+
+/** Money of the API with its currency code: ("0.0005", "EUR") → "0.0005 EUR". Its precision is
+ * the one the server rounded it to (the currency's minor unit for totals, 4 places for rates,
+ * 8 for the cost per GB per IOPS): the digits are shown as sent, never rounded again. */
+export function formatMoney(
+  text: string | null | undefined,
+  currency: string,
+  locale: string = LOCALE,
+): string {
+  if (text == null || text === "") return MISSING;
+  return `${formatDecimal(text, locale)} ${currency}`;
 }
 
 const BINARY_UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"] as const;
@@ -51,7 +145,7 @@ export function formatThroughput(bytesPerSecond: Num): string {
   if (!isNum(bytesPerSecond)) return MISSING;
   const mb = toMBps(bytesPerSecond);
   const abs = Math.abs(mb);
-  const text = abs >= 1000 ? Math.round(mb).toLocaleString("en-US") : abs === 0 ? "0" : sig3(mb);
+  const text = abs >= 1000 ? formatWhole(mb) : abs === 0 ? "0" : sig3(mb);
   return `${text} MB/s`;
 }
 
@@ -65,8 +159,7 @@ export function formatNs(ns: Num): string {
     [1e6, "ms"],
   ];
   for (const [scale, unit] of steps) {
-    const text = sig3(ns / scale);
-    if (Math.abs(Number(text)) < 1000) return `${text} ${unit}`;
+    if (Math.abs(round3(ns / scale)) < 1000) return `${sig3(ns / scale)} ${unit}`;
   }
   return `${sig3(ns / 1e9)} s`;
 }
@@ -103,8 +196,8 @@ export function formatIops(iops: Num): string {
 export function formatPercent(pct: Num): string {
   if (!isNum(pct)) return MISSING;
   const abs = Math.abs(pct);
-  const text = abs >= 100 ? pct.toFixed(0) : abs >= 10 ? pct.toFixed(1) : pct.toFixed(2);
-  return `${text} %`;
+  const decimals = abs >= 100 ? 0 : abs >= 10 ? 1 : 2;
+  return `${nf(LOCALE, decimals, decimals, false).format(pct)} %`;
 }
 
 /** A ratio between two measurements: 2.5 → "2.50×". */
@@ -112,14 +205,9 @@ export function formatRatio(r: Num): string {
   if (!isNum(r)) return MISSING;
   const abs = Math.abs(r);
   // Below 1, three significant digits, so 0.0073 does not collapse to "0.01".
+  const fixed = (d: number) => nf(LOCALE, d, d, false).format(r);
   const text =
-    abs >= 100
-      ? r.toFixed(0)
-      : abs >= 10
-        ? r.toFixed(1)
-        : abs >= 1 || abs === 0
-          ? r.toFixed(2)
-          : sig3(r);
+    abs >= 100 ? fixed(0) : abs >= 10 ? fixed(1) : abs >= 1 || abs === 0 ? fixed(2) : sig3(r);
   return `${text}×`;
 }
 
@@ -327,12 +415,13 @@ export function formatEnergyPm(j: Num, u: Num): string {
   const s = energyScale(j);
   const v = j / s.divisor;
   const du = Math.abs(u) / s.divisor;
-  const valueText = sig3(v);
+  const valueText = sig3(v, "en-US");
   const decimals = Math.max(
     valueText.includes(".") ? (valueText.split(".")[1]?.length ?? 0) : 0,
     du > 0 && du < 1 ? Math.min(6, 1 - Math.floor(Math.log10(du))) : 0,
   );
-  return `${v.toFixed(decimals)} ± ${du.toFixed(decimals)} ${s.unit}`;
+  const fixed = nf(LOCALE, decimals, decimals, false);
+  return `${fixed.format(v)} ± ${fixed.format(du)} ${s.unit}`;
 }
 
 /** CO2-equivalent mass given in grams: 12.34 → "12.3 gCO2e", 4500 → "4.5 kgCO2e", 2e6 → "2 tCO2e". */
@@ -419,5 +508,5 @@ export function formatFigure(
 ): string {
   if (!isNum(value)) return MISSING;
   const v = unit && shown ? fromBaseUnit(value, unit, shown) : value;
-  return v.toLocaleString("en-US", { maximumFractionDigits: maxDecimals });
+  return nf(LOCALE, 0, maxDecimals, true).format(v);
 }

@@ -66,7 +66,9 @@ export function AdminUsers() {
               <th>Sign-in</th>
               <th className="num">Teams</th>
               <th>Since</th>
-              <th />
+              <th>
+                <span className="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>

@@ -17,10 +17,10 @@ import {
 } from "../components/Review/Figures";
 import { DecisionBanner, DecisionForm, Exports, ReviewComments } from "../components/Review/Panels";
 import { CostPerformanceScatter, TcoBars } from "../components/Review/ReviewCharts";
-import { plain } from "../components/Review/units";
+import { money, plain } from "../components/Review/units";
 import { ShareReviewButton } from "../components/Share/ShareReviewButton";
 import { errorMessage } from "../lib/errors";
-import { formatTimestamp } from "../lib/format";
+import { formatTimestamp, formatWhole } from "../lib/format";
 import { atLeast, useRole } from "../lib/role";
 import {
   type CandidateRead,
@@ -41,12 +41,12 @@ function Context({ review }: { review: ReviewRead }) {
       <dd>{plain(review.horizon_years, "years")}</dd>
       <dt>Duty cycle</dt>
       <dd>
-        {plain(Number(review.duty_cycle) * 100, "%")} of{" "}
-        {review.hours_per_year.toLocaleString("en-US")} h/year under load
+        {plain(Number(review.duty_cycle) * 100, "%")} of {formatWhole(review.hours_per_year)} h/year
+        under load
       </dd>
       <dt>Tariff</dt>
       <dd>
-        {review.tariff_per_kwh} {review.currency}/kWh{" "}
+        {money(review.tariff_per_kwh, `${review.currency}/kWh`)}{" "}
         <small className="muted">({review.tariff_source})</small>
       </dd>
       <dt>Grid intensity</dt>
@@ -208,10 +208,10 @@ export function ReviewDetail() {
           <h2>Figures</h2>
           <p className="muted small">
             Money in {review.currency} exactly as computed (totals to the minor unit, rates to 4
-            places); GB = 10^9 bytes; a year = {review.hours_per_year.toLocaleString("en-US")} h.
+            places); GB = 10^9 bytes; a year = {formatWhole(review.hours_per_year)} h.
           </p>
           <FiguresTable review={review} />
-          <div className="chart-grid" style={{ gridTemplateColumns: "1fr 1fr" }}>
+          <div className="chart-grid review-charts">
             <CostPerformanceScatter review={review} />
             <TcoBars review={review} />
           </div>

@@ -82,7 +82,7 @@ describe("shared page (/s/:token)", () => {
     const { container } = renderAt(<Shared />, { path: "/s/tok", route: "/s/:token" });
     expect((await screen.findByTestId("shared-title")).textContent).toContain("HDD vs RAM");
     expect(screen.getByTestId("shared-by").textContent).toMatch(
-      /^Shared by Storage lab on November 21, 2026/,
+      /^Shared by the team Storage lab on November 21, 2026/,
     );
     expect(screen.getByTestId("shared-deleted").textContent).toContain(
       "1 run of this comparison was deleted",
@@ -94,14 +94,11 @@ describe("shared page (/s/:token)", () => {
     // the compare page's runs table, read-only: the environment instead of the (unshared) agent,
     // no validity or remove columns
     const runs = screen.getByTestId("shared-runs");
-    expect([...runs.querySelectorAll("th")].map((th) => th.textContent)).toEqual([
-      "Run",
-      "Column",
-      "Status",
-      "Device",
-      "Environment",
-      "Workload",
-    ]);
+    // (a sortable header's arrow aside)
+    const heads = [...runs.querySelectorAll("th")].map((th) =>
+      (th.textContent ?? "").replace(/\s*[↕↑↓▲▼]\s*$/u, ""),
+    );
+    expect(heads).toEqual(["Run", "Column", "Status", "Device", "Environment", "Workload"]);
     expect(runs.querySelector("tbody tr")?.textContent).toContain("hdd disk");
     expect(runs.querySelector("tbody tr")?.textContent).toContain("lab");
     expect(screen.queryByRole("button", { name: "remove" })).toBeNull();

@@ -226,7 +226,7 @@ export function Shared() {
         <span className="brand">
           io<strong>watt</strong>
         </span>
-        <span className="muted small">Shared view · read-only</span>
+        <span className="topbar-note">Shared view · read-only</span>
       </header>
       <main className="content" data-testid="shared-page">
         {q.isPending && <p className="muted">Loading…</p>}
@@ -237,7 +237,8 @@ export function Shared() {
               <div>
                 <h1 data-testid="shared-title">{titleOf(q.data)}</h1>
                 <p className="muted" data-testid="shared-by">
-                  Shared by {q.data.team_name} on {formatDay(q.data.created_at)}
+                  Shared by the team <strong>{q.data.team_name}</strong> on{" "}
+                  {formatDay(q.data.created_at)}
                   {q.data.shared_by ? ` (${q.data.shared_by})` : ""}
                   {q.data.expires_at ? ` · expires ${formatDay(q.data.expires_at)}` : ""}
                 </p>

@@ -70,7 +70,9 @@ export function Shares() {
                 <th>Views</th>
                 <th>Last viewed</th>
                 <th>State</th>
-                <th />
+                <th>
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>

@@ -3,6 +3,7 @@ import { useId, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import { errorMessage } from "../../lib/errors";
 import { deleteTeam, exportTeam } from "../../queries/deletion";
+import { Modal } from "../Modal";
 import { saveBlob } from "./download";
 
 /** "Export team data": the whole team as a zip of JSON and CSV (admins; docs/teams.md § Export). */
@@ -61,19 +62,12 @@ export function TeamDeleteButton({ teamId, teamName }: { teamId: string; teamNam
         Delete team
       </button>
       {open && (
-        <div className="dialog-backdrop">
+        <Modal labelledBy={titleId} testId="delete-team-dialog" onClose={() => setOpen(false)}>
           <form
-            className="dialog card form"
-            role="dialog"
-            aria-modal="true"
-            aria-labelledby={titleId}
-            data-testid="delete-team-dialog"
+            className="form"
             onSubmit={(e) => {
               e.preventDefault();
               if (typed === teamName) del.mutate();
-            }}
-            onKeyDown={(e) => {
-              if (e.key === "Escape") setOpen(false);
             }}
           >
             <h3 id={titleId}>Delete the team {teamName}?</h3>
@@ -116,7 +110,7 @@ export function TeamDeleteButton({ teamId, teamName }: { teamId: string; teamNam
               </button>
             </div>
           </form>
-        </div>
+        </Modal>
       )}
     </>
   );

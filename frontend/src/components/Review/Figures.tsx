@@ -2,7 +2,7 @@
 // labelled so, linked runs with their validity flags), every computed figure, the weighted
 // ranking, the sensitivity of the ranking, the energy per job and the report differences.
 import { Link } from "react-router-dom";
-import { formatEnergy } from "../../lib/format";
+import { formatDecimal, formatEnergy } from "../../lib/format";
 import type { CandidateRead, ReviewRead } from "../../queries/reviews";
 import { CRITERIA } from "../../queries/reviews";
 import {
@@ -80,7 +80,11 @@ export function CandidatesTable({
             <th>Embodied CO2e (set + replacements)</th>
             <th>Performance</th>
             <th>Power (set)</th>
-            {act && <th />}
+            {act && (
+              <th>
+                <span className="visually-hidden">Actions</span>
+              </th>
+            )}
           </tr>
         </thead>
         <tbody>
@@ -342,7 +346,8 @@ export function Discrepancies({ review }: { review: ReviewRead }) {
       <ul>
         {all.map(({ c, d }) => (
           <li key={`${c.id}-${d.field}`}>
-            {c.name}, {d.field}: reported {d.reported}, computed {d.computed ?? "—"} — {d.message}
+            {c.name}, {d.field}: reported {formatDecimal(String(d.reported))}, computed{" "}
+            {d.computed == null ? "—" : formatDecimal(String(d.computed))} — {d.message}
           </li>
         ))}
       </ul>

@@ -4,7 +4,7 @@ import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-q
 import { type FormEvent, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import { errorMessage } from "../../lib/errors";
-import { formatRelative, formatTimestamp } from "../../lib/format";
+import { formatRelative, formatTimestamp, formatWhole } from "../../lib/format";
 import {
   addReviewComment,
   decideReview,
@@ -241,7 +241,7 @@ export function ReviewComments({
           >
             {q.isFetchingNextPage
               ? "Loading…"
-              : `Show more (${comments.length.toLocaleString()} of ${total.toLocaleString()} shown)`}
+              : `Show more (${formatWhole(comments.length)} of ${formatWhole(total)} shown)`}
           </button>
         </p>
       )}

@@ -1,20 +1,18 @@
 // How a review's figures read: money exactly as the API's decimal strings (digits grouped,
-// never through a float) with the currency; capacities in decimal units as drive vendors
-// and the published reports use them (GB = 10^9 bytes); the other figures humane, three significant digits.
-import { MISSING, sig3 } from "../../lib/format";
+// never through a float, never in exponent form) with the currency; capacities in decimal units as
+// drive vendors and the published reports use them (GB = 10^9 bytes); the other figures humane,
+// three significant digits. The PDF and CSV print the same through backend/kit/numbers.py (shared
+// vectors: libs/format/testdata/numbers.json).
+import { formatDecimal, formatMoney, formatWhole, MISSING, sig3 } from "../../lib/format";
 
-/** "1190.00" → "1,190.00"; digits and decimals are kept as sent. */
+/** "1190.00" → "1,190.00", "2.7E-7" → "0.00000027"; digits and decimals are kept as sent. */
 export function groupDigits(decimal: string): string {
-  const m = /^(-?)(\d+)(\.\d+)?$/.exec(decimal.trim());
-  if (!m) return decimal;
-  const [, sign = "", int = "", frac = ""] = m;
-  return `${sign}${int.replace(/\B(?=(\d{3})+(?!\d))/g, ",")}${frac}`;
+  return formatDecimal(decimal);
 }
 
 /** A money string of the API with its currency: ("1190.00", "USD") → "1,190.00 USD". */
 export function money(value: string | null | undefined, currency: string): string {
-  if (value == null || value === "") return MISSING;
-  return `${groupDigits(value)} ${currency}`;
+  return formatMoney(value, currency);
 }
 
 /** A decimal string of the API as a number for charts and humane figures (never for money text). */
@@ -48,7 +46,7 @@ export function fractionPct(value: string | null | undefined): string {
 export function plain(value: string | number | null | undefined, unit = ""): string {
   const n = num(value);
   if (n == null) return MISSING;
-  const text = Math.abs(n) >= 1000 ? Math.round(n).toLocaleString("en-US") : sig3(n);
+  const text = Math.abs(n) >= 1000 ? formatWhole(n) : sig3(n);
   return unit ? `${text} ${unit}` : text;
 }
 

@@ -2,6 +2,7 @@ import { useId, useState } from "react";
 import { errorMessage } from "../../lib/errors";
 import { useCan } from "../../lib/role";
 import { type ComparisonTarget, createShareLink } from "../../queries/sharing";
+import { Modal } from "../Modal";
 import { Command } from "../Secret";
 
 /** What a link freezes: a run, a campaign or a review by id, a comparison with its page state. */
@@ -95,95 +96,84 @@ function ShareDialog({
   };
   const what = share.kind === "comparison" ? "this comparison" : `this ${share.kind}`;
   return (
-    <div className="dialog-backdrop">
-      <div
-        className="dialog card"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={titleId}
-        data-testid="share-dialog"
-        onKeyDown={(e) => {
-          if (e.key === "Escape") onClose();
-        }}
-      >
-        <h3 id={titleId}>Share {what}</h3>
-        {url === null ? (
-          <>
-            <p className="muted small">
-              A read-only link to exactly this view
-              {share.kind === "comparison" ? " (runs, baseline, grouping and charts)" : ""}. Anyone
-              with the link sees it without signing in, and nothing else of the team; runs deleted
-              later disappear from it
-              {share.kind === "review"
-                ? " (a decided review keeps the figures it was decided on)"
-                : ""}
-              . Revoke it any time under Shared links.
+    <Modal labelledBy={titleId} testId="share-dialog" onClose={onClose}>
+      <h3 id={titleId}>Share {what}</h3>
+      {url === null ? (
+        <>
+          <p className="muted small">
+            A read-only link to exactly this view
+            {share.kind === "comparison" ? " (runs, baseline, grouping and charts)" : ""}. Anyone
+            with the link sees it without signing in, and nothing else of the team; runs deleted
+            later disappear from it
+            {share.kind === "review"
+              ? " (a decided review keeps the figures it was decided on)"
+              : ""}
+            . Revoke it any time under Shared links.
+          </p>
+          {warning && (
+            <p className="alert alert-warn small" data-testid="share-warning">
+              {warning}
             </p>
-            {warning && (
-              <p className="alert alert-warn small" data-testid="share-warning">
-                {warning}
-              </p>
-            )}
-            <label className="field">
-              <span>Title (shown on the page and in link previews)</span>
-              <input
-                value={title}
-                maxLength={300}
-                data-testid="share-title"
-                onChange={(e) => setTitle(e.target.value)}
-              />
-            </label>
-            <label className="field">
-              <span>Expires</span>
-              <select
-                data-testid="share-expiry"
-                value={days ?? ""}
-                onChange={(e) => setDays(e.target.value === "" ? null : Number(e.target.value))}
-              >
-                {EXPIRY.map((x) => (
-                  <option key={x.label} value={x.days ?? ""}>
-                    {x.label}
-                  </option>
-                ))}
-              </select>
-            </label>
-            {error && (
-              <div className="alert alert-error" role="alert">
-                {error}
-              </div>
-            )}
-            <div className="actions">
-              <button type="button" className="btn" onClick={onClose}>
-                Cancel
-              </button>
-              <button
-                type="button"
-                className="btn btn-primary"
-                disabled={pending}
-                onClick={create}
-                data-testid="share-create"
-              >
-                {pending ? "Creating…" : "Create link"}
-              </button>
+          )}
+          <label className="field">
+            <span>Title (shown on the page and in link previews)</span>
+            <input
+              value={title}
+              maxLength={300}
+              data-testid="share-title"
+              onChange={(e) => setTitle(e.target.value)}
+            />
+          </label>
+          <label className="field">
+            <span>Expires</span>
+            <select
+              data-testid="share-expiry"
+              value={days ?? ""}
+              onChange={(e) => setDays(e.target.value === "" ? null : Number(e.target.value))}
+            >
+              {EXPIRY.map((x) => (
+                <option key={x.label} value={x.days ?? ""}>
+                  {x.label}
+                </option>
+              ))}
+            </select>
+          </label>
+          {error && (
+            <div className="alert alert-error" role="alert">
+              {error}
             </div>
-          </>
-        ) : (
-          <>
-            <p className="alert alert-warn small">
-              Copy the link now: it is shown only once (the server keeps a hash of it).
-            </p>
-            <Command text={url} testId="share-url" />
-            <div className="actions">
-              <a className="btn" href={url} target="_blank" rel="noreferrer noopener">
-                Open
-              </a>
-              <button type="button" className="btn" onClick={onClose} data-testid="share-done">
-                Done
-              </button>
-            </div>
-          </>
-        )}
-      </div>
-    </div>
+          )}
+          <div className="actions">
+            <button type="button" className="btn" onClick={onClose}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              className="btn btn-primary"
+              disabled={pending}
+              onClick={create}
+              data-testid="share-create"
+            >
+              {pending ? "Creating…" : "Create link"}
+            </button>
+          </div>
+        </>
+      ) : (
+        <>
+          <p className="alert alert-warn small">
+            Copy the link now: it is shown only once (the server keeps a hash of it).
+          </p>
+          <Command text={url} testId="share-url" />
+          <div className="actions">
+            <a className="btn" href={url} target="_blank" rel="noreferrer noopener">
+              Open
+            </a>
+            <button type="button" className="btn" onClick={onClose} data-testid="share-done">
+              Done
+            </button>
+          </div>
+        </>
+      )}
+    </Modal>
   );
 }

@@ -98,7 +98,7 @@ export function SharedReview({ review }: { review: SharedReviewData | null }) {
         <p className="muted small">{review.normalisation}</p>
       </div>
       {review.candidates.length > 0 && (
-        <div className="chart-grid" style={{ gridTemplateColumns: "1fr 1fr" }}>
+        <div className="chart-grid review-charts">
           <div className="card">
             <CostPerformanceScatter review={r} />
           </div>

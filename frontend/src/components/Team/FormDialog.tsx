@@ -1,4 +1,5 @@
 import { type FormEvent, type ReactNode, useId } from "react";
+import { Modal } from "../Modal";
 
 /** A modal form (new team, invite someone): its fields, what went wrong, Cancel and submit. */
 export function FormDialog({
@@ -25,20 +26,13 @@ export function FormDialog({
 }) {
   const titleId = useId();
   return (
-    <div className="dialog-backdrop">
+    <Modal labelledBy={titleId} testId={testId} onClose={onCancel}>
       <form
-        className="dialog card form"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={titleId}
-        data-testid={testId}
+        className="form"
         noValidate
         onSubmit={(e: FormEvent) => {
           e.preventDefault();
           onSubmit();
-        }}
-        onKeyDown={(e) => {
-          if (e.key === "Escape") onCancel();
         }}
       >
         <h3 id={titleId}>{title}</h3>
@@ -62,6 +56,6 @@ export function FormDialog({
           </button>
         </div>
       </form>
-    </div>
+    </Modal>
   );
 }

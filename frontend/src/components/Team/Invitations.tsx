@@ -77,7 +77,9 @@ export function Invitations({ team }: { team: TeamRole }) {
               <th>Created</th>
               <th>Expires</th>
               <th>State</th>
-              <th />
+              <th>
+                <span className="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>

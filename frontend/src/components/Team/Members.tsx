@@ -67,7 +67,9 @@ export function Members({ team }: { team: TeamRole }) {
               <th>E-mail</th>
               <th>Role</th>
               <th>Joined</th>
-              <th />
+              <th>
+                <span className="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>

@@ -193,7 +193,9 @@ export function Tokens() {
               <th>Expires</th>
               <th>Last used</th>
               <th>State</th>
-              <th />
+              <th>
+                <span className="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>

@@ -1,0 +1,209 @@
+// Every page on a desktop (1440×900) and a phone (390×844), light and dark (issue 25):
+// axe-core finds no serious or critical violation on any page, the phone's header is the brand
+// and a Menu that holds the navigation and Log out, the shared pages, the dashboard and the
+// review fit the phone's width, a modal dialog keeps the focus inside it and gives it back, and
+// the review page's figures are dumped (review-figures.json) for test_pages.py to find in the PDF.
+//
+//   IOWATT_PAGES_RUNS       two run ids (comma-separated)
+//   IOWATT_PAGES_REVIEW     a review id
+//   IOWATT_PAGES_SHARED     share-link paths (/s/…), comma-separated: a comparison, a review
+import { writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { ARTIFACTS, BASE, check, needs, openBrowser, pageOverflow } from "./lib.mjs";
+
+const RUNS = (process.env.IOWATT_PAGES_RUNS ?? "").split(",").filter(Boolean);
+const REVIEW = process.env.IOWATT_PAGES_REVIEW ?? "";
+const SHARED = (process.env.IOWATT_PAGES_SHARED ?? "").split(",").filter(Boolean);
+needs(
+  "pages",
+  RUNS.length === 2 && REVIEW && SHARED.length === 2,
+  "IOWATT_PAGES_RUNS, IOWATT_PAGES_REVIEW, IOWATT_PAGES_SHARED",
+);
+const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
+const AXE = require.resolve("axe-core/axe.min.js");
+
+const DESKTOP = { width: 1440, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+// [path, must fit a phone's width (the pages this issue makes work there), screenshot name]
+const APP_PAGES = [
+  ["/", true, "dashboard"],
+  ["/runs", false, "runs"],
+  [`/runs/${RUNS[0]}`, false, "run"],
+  [`/compare?runs=${RUNS.join(",")}`, false, "compare"],
+  ["/compare/devices", false, "compare-devices"],
+  ["/runs/new", false, "new-run"],
+  ["/workloads", false, "workloads"],
+  ["/views", false, "views"],
+  ["/campaigns", false, "campaigns"],
+  ["/reviews", true, "reviews"],
+  [`/reviews/${REVIEW}`, true, "review"],
+  ["/agents", false, "agents"],
+  ["/settings/devices", false, "devices"],
+  ["/settings/environments", false, "environments"],
+  ["/settings/tokens", true, "tokens"],
+  ["/shares", true, "shares"],
+  ["/team", true, "team"],
+  ["/settings/account", true, "account"],
+];
+
+const { page, browser, run, shot, login, done } = await openBrowser("pages");
+
+/** Waits until the page has its heading and nothing says "Loading…". */
+async function settle(p) {
+  await p.locator("main h1").first().waitFor();
+  await p.waitForFunction(() => !document.querySelector("main")?.innerText.includes("Loading…"));
+}
+
+/** axe-core's serious and critical violations on the page, one line each. */
+async function axe(p) {
+  if (!(await p.evaluate(() => "axe" in window))) await p.addScriptTag({ path: AXE });
+  const found = await p.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map(
+        (v) =>
+          `${v.id} (${v.impact}): ${v.nodes
+            .map((n) => n.target.join(" "))
+            .slice(0, 3)
+            .join(", ")}`,
+      );
+  });
+  return found;
+}
+
+const problems = [];
+async function audit(p, where, fit, name) {
+  for (const v of await axe(p)) problems.push(`${where}: ${v}`);
+  const { scroll, width } = await pageOverflow(p);
+  if (fit && scroll > width)
+    problems.push(`${where}: the page is ${scroll} px wide in ${width} px`);
+  if (!fit && scroll > width)
+    console.log(`# ${where}: ${scroll} px wide in ${width} px (not this test's page)`);
+  if (name) await p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+await run("log in", () => login("runs-table"));
+
+for (const [viewport, tag] of [
+  [DESKTOP, "1440"],
+  [PHONE, "390"],
+]) {
+  await run(`every page at ${tag} px: axe-core clean`, async () => {
+    await page.setViewportSize(viewport);
+    for (const [path, fit, name] of APP_PAGES) {
+      await page.goto(`${BASE}${path}`);
+      await settle(page);
+      await audit(page, `${path} at ${tag}`, fit || tag === "1440", `P-${name}-${tag}`);
+    }
+    for (const [i, path] of SHARED.entries()) {
+      await page.goto(`${BASE}${path}`);
+      await page.getByTestId("shared-title").waitFor();
+      await audit(page, `shared ${i} at ${tag}`, true, `P-shared-${i}-${tag}`);
+    }
+  });
+}
+
+await run(
+  "the phone's header: brand and Menu; the menu holds the navigation and Log out",
+  async () => {
+    await page.setViewportSize(PHONE);
+    await page.goto(`${BASE}/reviews`);
+    await settle(page);
+    const toggle = page.getByTestId("menu-toggle");
+    check(await toggle.isVisible(), "no Menu button on a phone");
+    check(!(await page.getByTestId("logout").isVisible()), "Log out shows before the menu opens");
+    check((await toggle.getAttribute("aria-expanded")) === "false", "aria-expanded is not false");
+    await toggle.click();
+    check((await toggle.getAttribute("aria-expanded")) === "true", "aria-expanded is not true");
+    const logout = page.getByTestId("logout");
+    check(await logout.isVisible(), "Log out is not visible in the open menu");
+    const box = await logout.boundingBox();
+    check(box && box.x >= 0 && box.x + box.width <= PHONE.width, "Log out is outside the screen");
+    await shot("P-menu-open-390", false);
+    for (const v of await axe(page)) problems.push(`open menu at 390: ${v}`);
+    await page.getByRole("link", { name: "Runs", exact: true }).click();
+    await page.getByTestId("runs-table").waitFor();
+    check(!(await logout.isVisible()), "the menu stays open after navigating");
+    // the desktop keeps the whole navigation in the bar, without a Menu button
+    await page.setViewportSize(DESKTOP);
+    check(!(await toggle.isVisible()), "a Menu button on the desktop");
+    check(await page.getByTestId("logout").isVisible(), "Log out is not in the desktop's bar");
+  },
+);
+
+await run("a modal dialog keeps the focus inside and gives it back (New team)", async () => {
+  await page.goto(`${BASE}/team`);
+  await settle(page);
+  const switcher = page.getByTestId("team-switcher");
+  await switcher.focus();
+  await switcher.selectOption("__new__");
+  const dialog = page.getByTestId("new-team-dialog");
+  await dialog.waitFor();
+  check(
+    await dialog.evaluate((d) => d.tagName === "DIALOG" && d.matches(":modal")),
+    "not a modal <dialog>",
+  );
+  for (let i = 0; i < 8; i += 1) {
+    await page.keyboard.press("Tab");
+    const inside = await dialog.evaluate((d) => d.contains(document.activeElement));
+    check(inside, `Tab ${i + 1} left the dialog`);
+  }
+  // the title reads (issue 25: slate-200 on white): axe checks its contrast with the dialog open
+  for (const v of await axe(page)) problems.push(`New team dialog: ${v}`);
+  await shot("P-new-team-dialog-1440", false);
+  await page.keyboard.press("Escape");
+  await dialog.waitFor({ state: "detached" });
+  const back = await page.evaluate(() => document.activeElement?.getAttribute("data-testid"));
+  check(back === "team-switcher", `the focus went to ${back}, not back to the team switcher`);
+});
+
+await run("the review page's figures, for the PDF check", async () => {
+  await page.goto(`${BASE}/reviews/${REVIEW}`);
+  await page.getByTestId("figures-table").waitFor();
+  const figures = await page.getByTestId("figures-table").evaluate((t) =>
+    [...t.querySelectorAll("tbody tr")].map((tr) => ({
+      key: tr.getAttribute("data-testid"),
+      values: [...tr.querySelectorAll("td")].map((td) => td.innerText.trim()),
+    })),
+  );
+  check(figures.length > 10, "no figures");
+  const text = await page.getByTestId("review-page").innerText();
+  check(!/\d(\.\d+)?E[-+]\d/.test(text), "a figure in exponent form on the review page");
+  writeFileSync(join(ARTIFACTS, "review-figures.json"), JSON.stringify(figures, null, 1));
+});
+
+await run(
+  "dark theme (the system's setting): pages and charts readable, axe-core clean",
+  async () => {
+    const dark = await browser.newContext({ viewport: DESKTOP, colorScheme: "dark" });
+    const p = await dark.newPage();
+    await p.goto(`${BASE}${SHARED[0]}`);
+    await p.getByTestId("shared-title").waitFor();
+    const bg = await p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+    check(bg !== "rgb(246, 247, 249)", `the body is light in the dark theme (${bg})`);
+    await audit(p, "dark shared comparison", true, "P-dark-shared-1440");
+    await p.setViewportSize(PHONE);
+    await audit(p, "dark shared comparison at 390", true, "P-dark-shared-390");
+    await dark.close();
+  },
+);
+
+await run("the login page at both sizes", async () => {
+  const out = await browser.newContext({ viewport: PHONE });
+  const p = await out.newPage();
+  await p.goto(`${BASE}/login`);
+  await p.locator('input[name="email"]').waitFor();
+  await audit(p, "login at 390", true, "P-login-390");
+  await p.setViewportSize(DESKTOP);
+  await audit(p, "login at 1440", true, null);
+  await out.close();
+});
+
+await run("no serious or critical axe-core violation, nothing wider than a phone", async () => {
+  check(problems.length === 0, `\n  ${problems.join("\n  ")}`);
+});
+
+await done();
