@@ -10,12 +10,23 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backend.imports.formats import bonnie, crystaldiskmark, diskspd, elbencho, postmark, sysbench, vdbench
+from backend.imports.formats import (
+    bonnie,
+    crystaldiskmark,
+    diskspd,
+    elbencho,
+    iozone,
+    postmark,
+    sysbench,
+    vdbench,
+)
 from backend.imports.formats.base import Direction, Importer, ImportFormatError, ParsedFile
 
 SAMPLES = Path(__file__).parent / "samples"
 ALL: list[Importer] = [
-    i for m in (crystaldiskmark, diskspd, elbencho, sysbench, postmark, vdbench, bonnie) for i in m.IMPORTERS
+    i
+    for m in (crystaldiskmark, diskspd, elbencho, sysbench, postmark, vdbench, bonnie, iozone)
+    for i in m.IMPORTERS
 ]
 FUZZ = settings(
     max_examples=40, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
