@@ -47,6 +47,7 @@ const WorkloadPage = lazy(() =>
   import("./routes/Workloads").then((m) => ({ default: m.WorkloadPage })),
 );
 const Views = lazy(() => import("./routes/Views").then((m) => ({ default: m.Views })));
+const Import = lazy(() => import("./routes/Import").then((m) => ({ default: m.Import })));
 const Reviews = lazy(() => import("./routes/Reviews").then((m) => ({ default: m.Reviews })));
 const ReviewDetail = lazy(() =>
   import("./routes/ReviewDetail").then((m) => ({ default: m.ReviewDetail })),
@@ -103,6 +104,7 @@ export function App() {
         <Route path="agents" element={<Agents />} />
         <Route path="runs" element={<Runs />} />
         <Route path="runs/new" element={<NewRun />} />
+        <Route path="import" element={<Import />} />
         <Route path="runs/:id" element={<RunDetail />} />
         <Route path="compare" element={<Compare />} />
         <Route path="compare/devices" element={<CompareDevices />} />

@@ -804,6 +804,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Import
+         * @description Import another tool's output (fio JSON/json+/terse/normal, CrystalDiskMark, DiskSpd, vdbench,
+         *     elbencho, sysbench, PostMark: docs/imports.md) as runs of the team, each labelled "imported
+         *     from <tool>" with the `imported` validity flag; the original bytes are kept
+         *     (GET /runs/{id}/source). `dry_run=true` answers what was found and stores nothing. The same
+         *     bytes again answer the runs they made (200, duplicate). Members of the team (write or upload token).
+         */
+        post: operations["create_import_api_v1_imports_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Published
+         * @description A datasheet's or review's figures (vendor, model, test, value, unit, reference) as a run
+         *     marked published: labelled everywhere as not measured here (the `published` validity flag).
+         *     Members of the team.
+         */
+        post: operations["create_published_api_v1_imports_published_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/invitations/{token}": {
         parameters: {
             query?: never;
@@ -1188,6 +1234,27 @@ export interface paths {
         };
         /** Get Series */
         get: operations["get_series_api_v1_runs__run_id__series_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Run Source
+         * @description The file an imported run was made of, as it was imported (its content type and name).
+         *     The run's team (any role).
+         */
+        get: operations["run_source_api_v1_runs__run_id__source_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3688,6 +3755,148 @@ export interface components {
              */
             token_ttl_s: number;
         };
+        /** ImportResult */
+        ImportResult: {
+            /** Dry Run */
+            dry_run: boolean;
+            /**
+             * Duplicate
+             * @description this file (its SHA-256) was imported into the team before: nothing added
+             */
+            duplicate: boolean;
+            /** File Name */
+            file_name: string;
+            /** Format */
+            format: string;
+            /** Runs */
+            runs: components["schemas"]["ImportedRun"][];
+            /**
+             * Sha256
+             * @description of the original bytes
+             */
+            sha256: string;
+            /** Size Bytes */
+            size_bytes: number;
+            /** Tool */
+            tool: string;
+            /** Units */
+            units?: {
+                [key: string]: string;
+            };
+            /** Version */
+            version: string | null;
+            /** Warnings */
+            warnings: string[];
+        };
+        /** ImportedDirection */
+        ImportedDirection: {
+            /**
+             * Bw Bytes
+             * @description bytes/s
+             */
+            bw_bytes: number | null;
+            /** @description completion latency */
+            clat: components["schemas"]["ImportedLatency"] | null;
+            /** Io Bytes */
+            io_bytes: number | null;
+            /** Iops */
+            iops: number | null;
+            /** @description total latency (submission to completion) */
+            lat: components["schemas"]["ImportedLatency"] | null;
+            /** Runtime Ms */
+            runtime_ms: number | null;
+            /** @description submission latency */
+            slat: components["schemas"]["ImportedLatency"] | null;
+            /** Total Ios */
+            total_ios: number | null;
+        };
+        /** ImportedJob */
+        ImportedJob: {
+            /** Group */
+            group: string | null;
+            /**
+             * Metrics
+             * @description figures outside read/write, the unit in the key
+             */
+            metrics: {
+                [key: string]: number;
+            };
+            /** Name */
+            name: string;
+            read: components["schemas"]["ImportedDirection"] | null;
+            /**
+             * Settings
+             * @description fio's option names in base units (bs bytes, runtime_s s, ...)
+             */
+            settings: {
+                [key: string]: unknown;
+            };
+            trim: components["schemas"]["ImportedDirection"] | null;
+            write: components["schemas"]["ImportedDirection"] | null;
+        };
+        /** ImportedLatency */
+        ImportedLatency: {
+            /** Max Ns */
+            max_ns: number | null;
+            /** Mean Ns */
+            mean_ns: number | null;
+            /** Min Ns */
+            min_ns: number | null;
+            /**
+             * Percentiles Ns
+             * @description percent ("99", "99.9") -> ns
+             */
+            percentiles_ns: {
+                [key: string]: number;
+            };
+            /** Stddev Ns */
+            stddev_ns: number | null;
+        };
+        /** ImportedRun */
+        ImportedRun: {
+            /**
+             * Absent
+             * @description what this format does not carry (never invented)
+             */
+            absent: string[];
+            /** Command Line */
+            command_line: string | null;
+            /**
+             * Device
+             * @description the device model it is stored under
+             */
+            device: string;
+            /** Device Facts */
+            device_facts: {
+                [key: string]: string;
+            };
+            /** Finished At */
+            finished_at: string | null;
+            /**
+             * Host
+             * @description the external host it is stored under
+             */
+            host: string;
+            /** Host Facts */
+            host_facts: {
+                [key: string]: string;
+            };
+            /** Jobs */
+            jobs: components["schemas"]["ImportedJob"][];
+            /** Name */
+            name: string;
+            /** Notes */
+            notes: string[];
+            /**
+             * Run Id
+             * @description the stored run (null on a dry run)
+             */
+            run_id: string | null;
+            /** Started At */
+            started_at: string | null;
+            /** Url */
+            url: string | null;
+        };
         /** Inventory */
         "Inventory-Input": {
             /** Block Devices */
@@ -5262,6 +5471,61 @@ export interface components {
             /** Write Iops */
             write_iops: number;
         };
+        /** PublishedFigure */
+        PublishedFigure: {
+            /** Bs Bytes */
+            bs_bytes?: number | null;
+            /**
+             * Direction
+             * @description null: "write" when the test names it, else read
+             */
+            direction?: ("read" | "write") | null;
+            /** Iodepth */
+            iodepth?: number | null;
+            /** Numjobs */
+            numjobs?: number | null;
+            /**
+             * Test
+             * @description e.g. "SEQ1M Q8T1 read", "4K random read"
+             */
+            test: string;
+            /**
+             * Unit
+             * @description MB/s = 10^6 B/s, MiB/s = 2^20 B/s; latencies are means
+             * @enum {string}
+             */
+            unit: "B/s" | "KB/s" | "MB/s" | "GB/s" | "KiB/s" | "MiB/s" | "GiB/s" | "IOPS" | "kIOPS" | "ns" | "us" | "µs" | "ms";
+            /** Value */
+            value: number;
+        };
+        /**
+         * PublishedImport
+         * @description A datasheet's or review's numbers, stored as a run marked published: not measured here.
+         */
+        PublishedImport: {
+            /** Capacity Bytes */
+            capacity_bytes?: number | null;
+            /** Environment Id */
+            environment_id?: string | null;
+            /** Figures */
+            figures: components["schemas"]["PublishedFigure"][];
+            /** Model */
+            model: string;
+            /** Name */
+            name?: string | null;
+            /**
+             * Reference
+             * @description where the figures are published (URL, page)
+             */
+            reference: string;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** Vendor */
+            vendor: string;
+        };
         /** PublishedPerformance */
         PublishedPerformance: {
             /**
@@ -5746,6 +6010,47 @@ export interface components {
             workload_id?: string | null;
         };
         /**
+         * RunOrigin
+         * @description Where an imported or published run's figures come from (backend/imports).
+         */
+        RunOrigin: {
+            /** File Name */
+            file_name: string | null;
+            /**
+             * Format
+             * @description the importer's format key (fio-json, fio-terse, crystaldiskmark, ...)
+             */
+            format: string;
+            /**
+             * Kind
+             * @description imported: another tool's output file; published: a datasheet's or review's figures
+             * @enum {string}
+             */
+            kind: "imported" | "published";
+            /**
+             * Label
+             * @description what the UI shows: "imported from fio", "published by Samsung: not measured here"
+             */
+            label: string;
+            /**
+             * Reference
+             * @description a published figure's source (URL, document, page)
+             */
+            reference?: string | null;
+            /**
+             * Sha256
+             * @description the original file's SHA-256 (GET /runs/{id}/source)
+             */
+            sha256: string | null;
+            /**
+             * Tool
+             * @description the tool as users know it ("fio", "CrystalDiskMark"), or the publisher
+             */
+            tool: string;
+            /** Version */
+            version: string | null;
+        };
+        /**
          * RunPage
          * @description A page of runs in the order asked for (newest first by default) and how many match.
          */
@@ -5837,6 +6142,8 @@ export interface components {
             meter: string | null;
             /** Name */
             name: string;
+            /** @description an imported or published run's origin (POST /imports); null: measured by an agent */
+            origin?: components["schemas"]["RunOrigin"] | null;
             /** Passes */
             passes: components["schemas"]["PassSummary"][];
             /**
@@ -5947,10 +6254,10 @@ export interface components {
         RunValidityFlag: {
             /**
              * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags)
              * @enum {string}
              */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd";
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published";
             /** Message */
             message: string;
         };
@@ -6884,10 +7191,10 @@ export interface components {
         ValidityFlag: {
             /**
              * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags)
              * @enum {string}
              */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd";
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published";
             /** Message */
             message: string;
         };
@@ -6895,10 +7202,10 @@ export interface components {
         ValidityNote: {
             /**
              * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py)
              * @enum {string}
              */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
             /** Message */
             message: string;
         };
@@ -10877,6 +11184,216 @@ export interface operations {
             };
         };
     };
+    create_import_api_v1_imports_post: {
+        parameters: {
+            query?: {
+                /** @description answer what the file holds; store nothing */
+                dry_run?: boolean;
+                /** @description with a file's bytes: the team */
+                team_id?: string | null;
+                /** @description the format's name */
+                format?: string | null;
+                host?: string | null;
+                device?: string | null;
+                environment_id?: string | null;
+                name?: string | null;
+                file_name?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description pasted text with its labels (JSON), or one file's bytes as they are with the labels as query parameters (team_id required) */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Device
+                     * @description the device's model; null: what the file says
+                     */
+                    device?: string | null;
+                    /** Environment Id */
+                    environment_id?: string | null;
+                    /**
+                     * File Name
+                     * @default pasted.txt
+                     */
+                    file_name?: string;
+                    /**
+                     * Format
+                     * @description the format, when detection should not guess
+                     */
+                    format?: string | null;
+                    /**
+                     * Host
+                     * @description the machine that ran it (an external host of the team, made on first use); null: the host the file names, else "imported"
+                     */
+                    host?: string | null;
+                    /**
+                     * Name
+                     * @description the run's name; null: the file's
+                     */
+                    name?: string | null;
+                    /**
+                     * Team Id
+                     * Format: uuid
+                     */
+                    team_id: string;
+                    /**
+                     * Text
+                     * @description the tool's output, at most IOWATT_IMPORT_MAX_BYTES (256 MiB by default)
+                     */
+                    text: string;
+                };
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description a dry run, or this file was imported before */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description larger than IOWATT_IMPORT_MAX_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description neither JSON nor a file's bytes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_published_api_v1_imports_published_post: {
+        parameters: {
+            query?: {
+                dry_run?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishedImport"];
+            };
+        };
+        responses: {
+            /** @description a dry run, or these figures were stored before */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     get_invitation_api_v1_invitations__token__get: {
         parameters: {
             query?: never;
@@ -12854,6 +13371,78 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunSeries"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    run_source_api_v1_runs__run_id__source_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the imported file, byte for byte (its content type as imported) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                    "application/octet-stream": unknown;
+                    "application/xml": unknown;
+                    "text/csv": unknown;
+                    "text/html": unknown;
+                    "text/plain; charset=utf-8": unknown;
                 };
             };
             /** @description No bearer token, or an unknown, expired or revoked one */

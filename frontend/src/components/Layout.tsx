@@ -10,6 +10,7 @@ const NAV: readonly { to: string; label: string; end: boolean; needs?: Action }[
   { to: "/", label: "Dashboard", end: true },
   { to: "/runs", label: "Runs", end: false },
   { to: "/runs/new", label: "New run", end: true, needs: "run.create" },
+  { to: "/import", label: "Import", end: true, needs: "run.create" },
   { to: "/compare/devices", label: "Compare", end: false },
   { to: "/workloads", label: "Workloads", end: false },
   { to: "/views", label: "Views", end: false },

@@ -3,6 +3,7 @@ import { useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
+import { OriginBadge } from "../components/Run/OriginBadge";
 import { DbRunPanels, DbRunSpecCard, dbSummaryOf } from "../components/DbWorkload/DbRunPanels";
 import { isDbKind } from "../components/DbWorkload/dbWorkload";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
@@ -212,7 +213,7 @@ export function RunDetail() {
       <div className="page-head">
         <h1>
           {run.name?.trim() ? run.name : `Run #${run.id.slice(0, 8)}`}{" "}
-          <StatusBadge status={run.status} />
+          <StatusBadge status={run.status} /> <OriginBadge origin={run.origin} />
         </h1>
         <div className="actions">
           {active && can("run.cancel", run.team_id) && (

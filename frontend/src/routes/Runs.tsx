@@ -7,6 +7,7 @@ import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { RunFilterBar } from "../components/Run/RunFilterBar";
 import { TagChips } from "../components/Run/RunTags";
+import { OriginBadge } from "../components/Run/OriginBadge";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { workloadTag } from "../lib/compare";
 import { energyStateShort, energyStateText } from "../lib/energy";
@@ -104,7 +105,8 @@ export function RunsTable({
               <Link to={`/runs/${r.id}`} data-testid="run-link">
                 {r.name?.trim() ? r.name : <span className="mono">#{r.id.slice(0, 8)}</span>}
               </Link>
-              {r.source === "import" && (
+              <OriginBadge origin={r.origin} />
+              {r.source === "import" && !r.origin && (
                 <span
                   className="badge badge-import"
                   title="uploaded from outside (POST /api/v1/results), not run by an agent"

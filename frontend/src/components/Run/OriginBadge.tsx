@@ -1,0 +1,25 @@
+// Where an imported or published run's figures come from (run.origin, backend/imports): shown
+// wherever a run is named (runs list, run page, comparisons) so nobody takes it for a measurement here.
+import type { components } from "../../client/schema";
+
+type Origin = components["schemas"]["RunOrigin"];
+
+export function OriginBadge({ origin }: { origin: Origin | null | undefined }) {
+  if (!origin) return null;
+  const published = origin.kind === "published";
+  const title = published
+    ? `published figures${origin.reference ? ` (${origin.reference})` : ""}: not measured here`
+    : `imported from ${origin.tool}${origin.version ? ` ${origin.version}` : ""} (${origin.format}${
+        origin.file_name ? `, ${origin.file_name}` : ""
+      }): settings not controlled by iowatt`;
+  return (
+    <span
+      className={`badge ${published ? "badge-published" : "badge-import"}`}
+      title={title}
+      data-testid="run-origin"
+      data-origin={origin.kind}
+    >
+      {origin.label}
+    </span>
+  );
+}

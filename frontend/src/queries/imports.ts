@@ -1,0 +1,84 @@
+// Imports (docs/imports.md): the only module that calls POST /api/v1/imports. A file goes as its
+// own bytes (application/octet-stream, the labels as query parameters), pasted text as JSON.
+import { api, unwrap } from "../client";
+import type { components } from "../client/schema";
+
+type S = components["schemas"];
+export type ImportResult = S["ImportResult"];
+export type ImportedRun = S["ImportedRun"];
+export type ImportedJob = S["ImportedJob"];
+export type ImportedDirection = S["ImportedDirection"];
+
+export interface ImportLabels {
+  teamId: string;
+  host?: string;
+  device?: string;
+  name?: string;
+  format?: string;
+}
+
+/** The formats the server reads (backend/imports/formats); "" lets it detect the format. */
+export const FORMATS: readonly { value: string; label: string }[] = [
+  { value: "", label: "Detect" },
+  { value: "fio-json", label: "fio JSON / json+" },
+  { value: "fio-terse", label: "fio terse (minimal)" },
+  { value: "fio-normal", label: "fio normal text" },
+  { value: "crystaldiskmark", label: "CrystalDiskMark text" },
+  { value: "kdiskmark", label: "KDiskMark text" },
+  { value: "diskspd-xml", label: "DiskSpd XML" },
+  { value: "diskspd-text", label: "DiskSpd text" },
+  { value: "vdbench", label: "vdbench" },
+  { value: "elbencho", label: "elbencho" },
+  { value: "sysbench", label: "sysbench fileio" },
+  { value: "postmark", label: "PostMark" },
+];
+
+function labelQuery(l: ImportLabels) {
+  return {
+    team_id: l.teamId,
+    ...(l.host ? { host: l.host } : {}),
+    ...(l.device ? { device: l.device } : {}),
+    ...(l.name ? { name: l.name } : {}),
+    ...(l.format ? { format: l.format } : {}),
+  };
+}
+
+/** One file's bytes: a dry run answers what the server found, else it stores the runs. */
+export async function importFile(
+  file: File,
+  labels: ImportLabels,
+  dryRun: boolean,
+): Promise<ImportResult> {
+  return unwrap(
+    await api.POST("/api/v1/imports", {
+      params: { query: { ...labelQuery(labels), file_name: file.name, dry_run: dryRun } },
+      // the generated type says JSON; the route also takes the file's bytes as they are
+      body: file as never,
+      bodySerializer: (b: unknown) => b as BodyInit,
+      headers: { "Content-Type": "application/octet-stream" },
+    }),
+  );
+}
+
+/** Pasted text, as JSON. */
+export async function importText(
+  text: string,
+  fileName: string,
+  labels: ImportLabels,
+  dryRun: boolean,
+): Promise<ImportResult> {
+  return unwrap(
+    await api.POST("/api/v1/imports", {
+      params: { query: { dry_run: dryRun } },
+      body: {
+        team_id: labels.teamId,
+        text,
+        file_name: fileName || "pasted.txt",
+        ...(labels.host ? { host: labels.host } : {}),
+        ...(labels.device ? { device: labels.device } : {}),
+        ...(labels.name ? { name: labels.name } : {}),
+        ...(labels.format ? { format: labels.format } : {}),
+      },
+    }),
+  );
+}
