@@ -155,6 +155,24 @@ for (const { n, ids } of SETS) {
   });
 
   await run(
+    `${n} runs: rate bars go log when they span over 100×, the switch changes it`,
+    async () => {
+      const bars = page.locator('[data-testid="compare-chart"][data-kind="throughput"]');
+      const scale = () => bars.getAttribute("data-scale");
+      // two runs of one disk (reads ×3): linear; with the tmpfs run and copies up to 133×: log, so
+      // the disk's bars are not slivers beside RAM's (issue 25)
+      const expected = n === 2 ? "linear" : "log";
+      check((await scale()) === expected, `${n} runs: throughput drawn ${await scale()}`);
+      await bars.getByTestId("chart-scale").selectOption(expected === "log" ? "linear" : "log");
+      check((await scale()) !== expected, "the scale switch changed nothing");
+      await bars.getByTestId("chart-scale").selectOption("auto");
+      // the change charts draw their 1× line, labelled
+      const same = await page.locator('[data-kind^="change-"] .recharts-reference-line').count();
+      check(same >= 3, `${same} 1× lines on the change charts`);
+    },
+  );
+
+  await run(
     `${n} runs: a full-page capture with render=all draws every chart without scrolling`,
     async () => {
       const url = `${BASE}/compare?runs=${ids.join(",")}`;
@@ -226,6 +244,20 @@ await run("dashboard: the latest runs compared keep their plots", async () => {
   const o = await overflow();
   check(o.scroll <= o.width, `the dashboard is ${o.scroll} px wide`);
   await shot("K-dashboard");
+});
+
+await run("runs list: every run one line, no list of job names", async () => {
+  await page.goto(`${BASE}/runs`);
+  await page.getByTestId("run-row").first().waitFor();
+  const cells = await page
+    .getByTestId("run-row")
+    .evaluateAll((rows) => rows.map((r) => r.querySelectorAll("td")[5]?.textContent ?? ""));
+  check(cells.length >= 30, `${cells.length} rows`);
+  const long = cells.filter((c) => c.length > 120);
+  check(long.length === 0, `workload cells too long: ${long.slice(0, 2)}`);
+  const o = await overflow();
+  check(o.scroll <= o.width, `the runs list is ${o.scroll} px wide`);
+  await shot("K-runs-30");
 });
 
 await done();

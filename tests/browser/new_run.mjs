@@ -96,6 +96,12 @@ await run("the fixed jobs (reordered, with engine options) run on the real agent
   await page.fill('input[name="jobs.1.rateiops"]', "500");
   const estimate = (await page.getByTestId("duration-estimate").textContent()) ?? "";
   check(estimate.includes("idle baseline") && estimate.includes("overhead"), estimate);
+  // iodepth 8 on psync: the form says the engine runs it at depth 1, as fio notes (issue 25)
+  await page.fill('input[name="jobs.0.iodepth"]', "8");
+  const capped = (await page.getByTestId("depth-cap-0").textContent()) ?? "";
+  check(capped.includes("capped at 1"), `iodepth 8 on psync: ${capped}`);
+  await page.fill('input[name="jobs.0.iodepth"]', "1");
+  check((await page.getByTestId("depth-cap-0").count()) === 0, "the depth note stays at 1");
   await page.fill('input[name="name"]', "browser: two jobs from the builder");
   await shot("N-new-run-builder");
   await page.getByTestId("submit-run").click();
@@ -121,6 +127,13 @@ await run("a preset shortened ×0.1 runs and its run page flags it", async () =>
   check(((await flag.textContent()) ?? "").includes("shortened"), await flag.textContent());
   await noOverflow(page);
   await shot("N-run-shortened");
+  // the runs list names the preset the run was queued from, not its jobs (issue 25)
+  await page.goto(`${BASE}/runs`);
+  const preset = page.locator(`[data-run-id="${shortRun}"] [data-testid="run-preset"]`);
+  await preset.waitFor();
+  check((await preset.textContent()) === "quick", `preset cell: ${await preset.textContent()}`);
+  await page.goto(`${BASE}/runs/${shortRun}`);
+  await page.getByTestId("run-detail").waitFor();
 });
 
 await run("clone and re-run: the form opens prefilled and keeps the shortening", async () => {

@@ -82,7 +82,18 @@ def test_named_views_in_chromium(live: Stack, tmp_path: Path) -> None:
             IOWATT_VIEW_FIRST_READ=str(round(first["read_best_mbps"] / 1e6, 2)),
         )
         assert "crystaldiskmark grid" in report
-        for shot in ("views-cdm-1", "views-cdm-table", "views-threads", "views-kernel-help", "views-dfm-8"):
+        timing = [line for line in report.splitlines() if line.startswith("timing kernel-help run page")]
+        assert timing, report
+        print(timing[0])  # measured, not asserted: docs/benchmarks.md
+        for shot in (
+            "views-cdm-1",
+            "views-cdm-table",
+            "views-threads",
+            "views-kernel-help",
+            "views-dfm-8",
+            "views-run-kernel-help",
+            "views-run-cdm",
+        ):
             assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
     finally:
         for d in (a, b, mem):

@@ -70,8 +70,8 @@ describe("compareBarCharts", () => {
       ["throughput", [{ category: "job", c0: 1, c1: 2 }]],
       ["p99", [{ category: "job", c0: 5, c1: 1 }]],
     ]);
-    // rates on linear axes, latency on a (labelled) log axis
-    expect(charts.map((c) => c.log)).toEqual([false, false, true]);
+    // rates linear unless they span over 100× (auto, issue 25), latency on a labelled log axis
+    expect(charts.map((c) => c.log)).toEqual(["auto", "auto", true]);
   });
 
   it("titles file workloads' rates as operation rates in op/s", () => {
@@ -267,7 +267,7 @@ describe("metricDisplay", () => {
     expect(rate.format(4834.07)).toBe("4,834");
   });
 
-  it("gives one operation's latencies one unit, the largest's, and a PostMark elapsed below 1 s in ms", () => {
+  it("gives one operation's latencies one unit, never 0.00x, and a PostMark elapsed below 1 s in ms", () => {
     const lat = (key: string, v: number) =>
       metric(key, key, "ns", [v, v / 2], { kind: "latency", better: "lower", direction: null });
     const shown = metricDisplays([
@@ -280,16 +280,18 @@ describe("metricDisplay", () => {
       lat("resp_p99_ns", 313_000),
       lat("resp_p999_ns", 497_000_000),
     ]);
-    expect(shown.map(({ d }) => d.unit)).toEqual(["op/s", "ms", "ms", "ms", "ms"]);
-    expect(shown[2]?.d.format(5_860)).toBe("0.00586");
-    expect(shown[4]?.d.format(497_000_000)).toBe("497");
+    // 2.93 µs to 497 ms: in µs (issue 25: ms printed the p50 as "0.00586")
+    expect(shown.map(({ d }) => d.unit)).toEqual(["op/s", "µs", "µs", "µs", "µs"]);
+    expect(shown[2]?.d.format(5_860)).toBe("5.86");
+    expect(shown[4]?.d.format(497_000_000)).toBe("497,000");
     // block jobs: read and write are two operations, each in its own unit
     const rw = metricDisplays([
       metric("read_clat_p99_ns", "Read p99", "ns", [386_000, 9000]),
       metric("read_clat_p50_ns", "Read p50", "ns", [800, 700]),
       metric("write_clat_p99_ns", "Write p99", "ns", [2_500_000, 9000]),
     ]);
-    expect(rw.map(({ d }) => d.unit)).toEqual(["µs", "µs", "ms"]);
+    // the write's 9 µs beside 2.5 ms: µs, not "0.009 ms"
+    expect(rw.map(({ d }) => d.unit)).toEqual(["µs", "µs", "µs"]);
     const el = metricDisplay(
       metric("elapsed_s", "Elapsed (PostMark's time)", "s", [0.0171, 0.0442], {
         kind: "time",

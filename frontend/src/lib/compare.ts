@@ -64,8 +64,10 @@ interface BarChartData {
   kind: string;
   title: string;
   unit: string;
-  /** One row per job × metric; one numeric field per column, keyed "c0", "c1", … */
-  rows: Record<string, string | number | null>[];
+  /** One row per job × metric; one numeric field per column, keyed "c0", "c1", …, and where the
+   * column's 95 % confidence interval is known (repeats grouped in a column) "c0_err": the
+   * distances [below, above] the value, for error bars */
+  rows: BarRow[];
   series: { key: string; label: string }[];
   log: boolean | "auto";
 }
@@ -74,10 +76,27 @@ function seriesOf(cmp: Pick<CompareRead, "columns" | "runs" | "group_by">) {
   return columnLabels(cmp).map((label, i) => ({ key: `c${i}`, label }));
 }
 
-function rowOf(category: string, values: (number | null)[], scale: (v: number) => number) {
-  const row: Record<string, string | number | null> = { category };
+export type BarRow = Record<string, string | number | null | [number, number]>;
+
+type Stats = CompareMetric["stats"][number];
+
+function rowOf(
+  category: string,
+  values: (number | null)[],
+  scale: (v: number) => number,
+  stats?: Stats[],
+): BarRow {
+  const row: BarRow = { category };
   values.forEach((v, i) => {
     row[`c${i}`] = v === null ? null : scale(v);
+    const st = stats?.[i];
+    if (v !== null && st && st.ci95_low != null && st.ci95_high != null && st.n >= 2) {
+      const shown = scale(v);
+      row[`c${i}_err`] = [
+        Math.max(0, shown - scale(st.ci95_low)),
+        Math.max(0, scale(st.ci95_high) - shown),
+      ];
+    }
   });
   return row;
 }
@@ -87,12 +106,36 @@ function maxOf(values: (number | null)[][]): number {
   return all.length ? Math.max(...all.map(Math.abs)) : 0;
 }
 
+/**
+ * A latency whose unit (latencyScale) a table or chart shows all its latencies in: the largest
+ * value's unit, one unit smaller while the smallest would read under 0.01 there and the largest
+ * stays under 1,000,000 (issue 25: one slow run among 30 turned the others into "0.001 ms";
+ * now 1 µs beside 5 ms reads "1" and "5,000" µs).
+ */
+export function latencyUnitNs(values: (number | null | undefined)[][]): number {
+  const all = values
+    .flat()
+    .filter((v): v is number => typeof v === "number" && Number.isFinite(v) && v !== 0)
+    .map(Math.abs);
+  if (all.length === 0) return 0;
+  const lo = Math.min(...all);
+  const hi = Math.max(...all);
+  let d = latencyScale(hi).divisor;
+  while (d > 1 && lo / d < 0.01 && hi / (d / 1e3) < 1e6) d /= 1e3;
+  return d;
+}
+
 /** Grouped bar-chart data per headline metric kind, values converted to display units. */
 export function compareBarCharts(cmp: CompareRead): BarChartData[] {
   const series = seriesOf(cmp);
   const out: BarChartData[] = [];
   for (const { kind, title, shows } of HEADLINES) {
-    const picked: { category: string; values: (number | null)[]; unit: string }[] = [];
+    const picked: {
+      category: string;
+      values: (number | null)[];
+      unit: string;
+      stats: Stats[];
+    }[] = [];
     for (const job of cmp.jobs) {
       const metrics = job.metrics.filter((m) => shows(m) && m.values.some((v) => v !== null));
       for (const m of metrics) {
@@ -100,6 +143,7 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
           category: metrics.length > 1 ? `${job.name} ${side(m)}` : job.name,
           values: m.values,
           unit: m.unit,
+          stats: m.stats,
         });
       }
     }
@@ -112,7 +156,7 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
       unit = "MB/s";
       scale = toMBps;
     } else if (kind === "p99") {
-      const s = latencyScale(maxOf(picked.map((p) => p.values)));
+      const s = latencyScale(latencyUnitNs(picked.map((p) => p.values)));
       unit = s.unit;
       scale = (v) => v / s.divisor;
     }
@@ -120,11 +164,12 @@ export function compareBarCharts(cmp: CompareRead): BarChartData[] {
       kind,
       title: fileOps ? "Operation rate" : title,
       unit,
-      rows: picked.map((p) => rowOf(p.category, p.values, scale)),
+      rows: picked.map((p) => rowOf(p.category, p.values, scale, p.stats)),
       series,
-      // Rates on a linear axis (a log axis draws 81× barely longer than 1.5×); latency on a
-      // labelled log axis, as latency spans decades.
-      log: kind === "p99",
+      // Latency on a labelled log axis, as latency spans decades. Rates on a linear axis (a log
+      // axis draws 81× barely longer than 1.5×) unless they span over 100× (a disk beside RAM:
+      // its bars were slivers); the chart's switch changes either.
+      log: kind === "p99" ? true : "auto",
     });
   }
   return out;
@@ -207,7 +252,8 @@ export function changeCharts(cmp: CompareRead, job?: string): ChangeChartData[] 
  */
 export function metricDisplay(
   m: Pick<CompareMetric, "kind" | "unit" | "values">,
-  blockMaxNs?: number,
+  /** the latency the unit is chosen by (latencyUnitNs of the table's latencies) */
+  blockNs?: number,
 ): {
   unit: string;
   format: (v: number | null | undefined) => string;
@@ -221,8 +267,8 @@ export function metricDisplay(
     return { unit: "MB/s", format: wrap((v) => num(toMBps(v))) };
   }
   if (u === "ns") {
-    const s = latencyScale(blockMaxNs ?? maxOf([m.values]));
-    return { unit: s.unit, format: wrap((v) => sig3(v / s.divisor)) };
+    const s = latencyScale(blockNs ?? latencyUnitNs([m.values]));
+    return { unit: s.unit, format: wrap((v) => num(v / s.divisor)) };
   }
   if (u === "s" && maxOf([m.values]) < 1) {
     // a scaled PostMark's elapsed time (17 ms): milliseconds, not "0.0171 s"
@@ -230,8 +276,8 @@ export function metricDisplay(
   }
   if (u === "ns/op") {
     // CPU time per operation (file workloads): ns, µs or ms per operation
-    const s = latencyScale(maxOf([m.values]));
-    return { unit: `${s.unit}/op`, format: wrap((v) => sig3(v / s.divisor)) };
+    const s = latencyScale(latencyUnitNs([m.values]));
+    return { unit: `${s.unit}/op`, format: wrap((v) => num(v / s.divisor)) };
   }
   if (u === "j") {
     const s = energyScale(maxOf([m.values]));
@@ -243,19 +289,21 @@ export function metricDisplay(
 
 /**
  * The displays of one table's metrics: as `metricDisplay`, but the latencies of one operation (a
- * direction, or a file workload's operation: its table) share one unit, the largest's, so a column
- * of mean, p50, p99 and p99.9 reads in one unit ("1.2, 0.00586, 0.313, 497 ms", not ms, µs, µs, ms).
+ * direction, or a file workload's operation: its table) share one unit (latencyUnitNs: the
+ * largest's, one smaller where the smallest would read under 0.01), so a column of mean, p50, p99
+ * and p99.9 reads "1,200, 5.86, 313, 497,000 µs", not ms, µs, µs, ms, and never "0.00586 ms".
  */
 export function metricDisplays<
   M extends Pick<CompareMetric, "kind" | "unit" | "values" | "direction">,
 >(metrics: M[]): { m: M; d: ReturnType<typeof metricDisplay> }[] {
-  const maxNs = new Map<string, number>();
+  const ns = new Map<string, (number | null)[][]>();
   for (const m of metrics) {
     if (m.unit.toLowerCase() !== "ns") continue;
     const k = m.direction ?? "";
-    maxNs.set(k, Math.max(maxNs.get(k) ?? 0, maxOf([m.values])));
+    ns.set(k, [...(ns.get(k) ?? []), m.values]);
   }
-  return metrics.map((m) => ({ m, d: metricDisplay(m, maxNs.get(m.direction ?? "")) }));
+  const typical = new Map([...ns].map(([k, v]) => [k, latencyUnitNs(v)]));
+  return metrics.map((m) => ({ m, d: metricDisplay(m, typical.get(m.direction ?? "")) }));
 }
 
 /** The energy bars: energy per run, J/GB, IOPS/W and operational CO2, in display units. */

@@ -75,6 +75,32 @@ export function energyStateText(e: Pick<EnergyRead, "status" | "reason">): strin
   }
 }
 
+/**
+ * The command that stores a meter on the run's host, as this install runs its agent (issue 25:
+ * `iowatt-agent` is not on PATH after `make up`, and without --state-dir it writes the packaged
+ * agent's /var/lib/iowatt-agent, which `make up`'s agent never reads). Told apart by the names the
+ * installs give their agents: `make up` enrols "local-HOST" (scripts/up.sh: the checkout's .venv
+ * and state .iowatt/agent), compose "compose-HOST" (deploy/agent-entrypoint.sh: the agent
+ * container); any other is a packaged agent, whose state directory needs root.
+ */
+export function meterSetCommand(agentName: string | null | undefined, name = "NAME"): string {
+  const args = `meters set ${name} SPEC`;
+  // run from the checkout `make up` ran in (with IOWATT_STATE_DIR set: that directory's agent/)
+  if (agentName?.startsWith("local-"))
+    return `.venv/bin/iowatt-agent ${args} --state-dir .iowatt/agent`;
+  if (agentName?.startsWith("compose-")) return `docker compose exec agent iowatt-agent ${args}`;
+  return `sudo iowatt-agent ${args}`;
+}
+
+/** How to get energy figures when a run had no meter, with the command for the run's host. */
+export function addMeterHint(agentName: string | null | undefined): string {
+  const where = agentName?.startsWith("local-") ? " in the checkout make up ran in" : "";
+  return ADD_METER_HINT.replace(
+    "iowatt-agent meters set NAME SPEC",
+    `${meterSetCommand(agentName)}${where}`,
+  );
+}
+
 /** How to get energy figures when a run had no meter. */
 export const ADD_METER_HINT =
   "Configure a wattmeter on the agent's host (iowatt-agent meters set NAME SPEC, e.g. ipmi://bmc-host, shelly://plug-host, hwmon:/sys/class/hwmon/hwmon3/power1_input, or estimate:IDLE_W,ACTIVE_W with datasheet watts for a labelled estimate), then choose it by name in the new-run form. The host decides which meters exist; the server never sends a meter spec.";

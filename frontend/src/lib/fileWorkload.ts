@@ -109,7 +109,11 @@ export function postmarkRows(
     {
       setting: "Read or append",
       command: "set bias read",
-      value: bias(p.bias_read, "reads", "appends"),
+      value:
+        bias(p.bias_read, "reads", "appends") +
+        (p.size_low_bytes === p.size_high_bytes && p.bias_read >= 0 && p.bias_read < 10
+          ? " (appends add nothing here: files have a fixed size and PostMark appends only up to the upper bound)"
+          : ""),
     },
     {
       setting: "Create or delete",

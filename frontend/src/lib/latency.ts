@@ -1,6 +1,7 @@
 // Latency percentile curves (GET /compare/latency) shaped for a chart: x is the number of
 // nines (p50 → 0.3, p99 → 2, p99.9 → 3) so the tail gets room, y is latency on a log axis.
 import type { components } from "../client/schema";
+import { latencyUnitNs } from "./compare";
 import { latencyScale } from "./format";
 
 type Curves = components["schemas"]["LatencyCurves"];
@@ -19,7 +20,8 @@ export function ninesLabel(x: number): string {
 
 export function latencyChart(data: Curves, labels: Map<string, string>) {
   const all = data.curves.flatMap((c) => c.points.map((p) => p.latency_ns));
-  const scale = latencyScale(all.length ? Math.max(...all) : 0);
+  // the unit by the smallest latency (no "0.001 ms" ticks), as the compare tables
+  const scale = latencyScale(latencyUnitNs([all]));
   const colIndex = new Map(data.columns.map((c, i) => [c.key, i]));
   const directions = new Set(data.curves.map((c) => c.direction));
   const series = data.curves

@@ -18,8 +18,16 @@ describe("estimateDuration", () => {
       ],
       10,
     );
-    expect([e.loadS, e.idleS, e.overheadS, e.totalS, e.assumedRate]).toEqual([95, 20, 20, 135, 0]);
+    expect([e.loadS, e.idleS, e.overheadS, e.totalS, e.assumedRate]).toEqual([95, 20, 4, 119, 0]);
     expect(estimateDuration([{ ...base, runtime_s: 1 }], null).idleS).toBe(60); // the agent's default 30 s, twice
+  });
+
+  it("counts no idle baseline without a meter: quick (3 jobs of 3 s) is seconds, not 1 min 34 s", () => {
+    const quick = [3, 3, 3].map((runtime_s) => ({ ...base, runtime_s }));
+    const e = estimateDuration(quick, null, false);
+    expect([e.loadS, e.idleS, e.metered]).toEqual([9, 0, false]);
+    expect(e.totalS).toBeLessThan(20); // it measured 9 s from start to finish
+    expect(estimateDuration(quick, null, true).idleS).toBe(60);
   });
 
   it("times a size-bound job by its rate_iops exactly, else at the stated rate and says so", () => {

@@ -27,9 +27,53 @@ export function describeWorkload(w: Described | null | undefined): string {
   // an uploaded TPC-H result's jobs[0] (the agent builds one named tpch, rw "tpch")
   if (jobs.length === 1 && (first.rw as string) === "tpch") return "TPC-H-derived";
   if (jobs.length === 1 && first.name === "heap-btree") return "heap / B-tree sweep";
-  return jobs.length === 1
-    ? describeJob(first)
-    : `${jobs.length} jobs: ${jobs.map((j) => j.name).join(", ")}`;
+  return jobs.length === 1 ? describeJob(first) : `${jobs.length} jobs: ${namesInBrief(jobs)}`;
+}
+
+/** The first three names and how many more: a list cell never holds 110 job names. */
+export function namesInBrief(jobs: readonly { name: string }[], shown = 3): string {
+  const names = jobs.slice(0, shown).map((j) => j.name);
+  const more = jobs.length - names.length;
+  return more > 0 ? `${names.join(", ")}, +${more} more` : names.join(", ");
+}
+
+/** A run's workload in a list: the built-in preset's name when it ran one (runs.preset, recorded
+ * when it was queued), else the workload in brief. */
+export function workloadLabel(run: { preset?: string | null; workload: Described }): {
+  label: string;
+  preset: boolean;
+} {
+  if (run.preset) return { label: run.preset, preset: true };
+  return { label: describeWorkload(run.workload), preset: false };
+}
+
+// --- the short-run rule (libs/workload defaults.py; both pass libs/workload/testdata/constants.json) ---
+
+/** A job that ran under MIN_RUNTIME_S is flagged short_run (the server's compare/validity.py);
+ * the new-run form's jobs default to it, so a default is never flagged. */
+export const MIN_RUNTIME_S = 10;
+/** A 10 s time-based job may report 9,999 ms: still 10 s. */
+export const TIMER_SLACK_S = 0.05;
+
+/** Whether a measured job is short by the rule (its runtime as the engine timed it). */
+export function isShortJob(job: { runtime_ns: number }): boolean {
+  return job.runtime_ns < (MIN_RUNTIME_S - TIMER_SLACK_S) * 1e9;
+}
+
+// --- queue depth on a synchronous engine -----------------------------------------------------------
+
+/** Engines that issue one I/O at a time per thread: iodepth above 1 is capped at 1, as fio notes
+ * ("both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1"). */
+export const SYNC_ENGINES: ReadonlySet<string> = new Set(["psync", "sync", "pvsync", "pvsync2"]);
+
+/** The note for a job asking iodepth > 1 on a synchronous engine, or null. */
+export function depthCapNote(j: {
+  iodepth?: number | null;
+  ioengine?: string | null;
+}): string | null {
+  const depth = j.iodepth ?? 1;
+  if (depth <= 1 || !SYNC_ENGINES.has(j.ioengine ?? "psync")) return null;
+  return `iodepth ${depth} with ${j.ioengine ?? "psync"}, a synchronous engine: the queue depth is capped at 1 (one I/O in flight per thread, as fio notes); use libaio or io_uring for depth ${depth}`;
 }
 
 // Workload identity, the server's rule (libs/workload/src/iowatt_workload/identity.py, behind the
@@ -95,10 +139,11 @@ export function jobKey(job: object, omit?: string): string {
 /** The agent's idle baseline before and after the load when the run sets none (iowatt_workload
  * DEFAULT_IDLE_S; both pass libs/workload/testdata/constants.json, workload.constants.test.ts). */
 export const DEFAULT_IDLE_S = 30;
-/** Stated overhead per job: laying out or pre-filling its file and starting the engine. */
-export const OVERHEAD_S_PER_JOB = 5;
-/** Stated overhead per run: the lease, the agent's checks and the result's upload. */
-export const OVERHEAD_S_PER_RUN = 10;
+/** Stated overhead per job: starting it and opening (or laying out) its file. A quick run (3 jobs
+ * of 3 s on 64 MiB, no meter) measured 9 s from start to finish: 5 s per job made it 1 min 34 s. */
+export const OVERHEAD_S_PER_JOB = 1;
+/** Stated overhead per run: the agent's checks and the result's upload. */
+export const OVERHEAD_S_PER_RUN = 2;
 /** The stated rate a size-bound job without rate_iops is estimated at (its real speed is what the run measures). */
 export const ASSUMED_BYTES_PER_S = 100 * 1024 * 1024;
 
@@ -113,8 +158,10 @@ export interface DurationEstimate {
   totalS: number;
   /** the jobs' runtimes and warm-ups (size-bound ones at their rate_iops or ASSUMED_BYTES_PER_S) */
   loadS: number;
-  /** idle baseline before and after */
+  /** idle baseline before and after (0 without a meter: the agent idles only to measure power) */
   idleS: number;
+  /** whether a meter measures the run (its idle baseline counted) */
+  metered: boolean;
   overheadS: number;
   /** how many size-bound jobs were estimated at ASSUMED_BYTES_PER_S: their time is a guess */
   assumedRate: number;
@@ -132,10 +179,12 @@ export function jobSeconds(j: EstimateJob): { s: number; assumed: boolean } {
   return { s: (perThread * Math.max(1, j.numjobs)) / ASSUMED_BYTES_PER_S + ramp, assumed: true };
 }
 
-/** How long a run of `jobs` takes, with what the estimate assumes spelled out by its parts. */
+/** How long a run of `jobs` takes, with what the estimate assumes spelled out by its parts.
+ * `metered`: a meter measures the run; without one the agent has no idle baseline to take. */
 export function estimateDuration(
   jobs: readonly EstimateJob[],
   idleS: number | null | undefined,
+  metered = true,
 ): DurationEstimate {
   let loadS = 0;
   let assumedRate = 0;
@@ -144,7 +193,7 @@ export function estimateDuration(
     loadS += s;
     if (assumed) assumedRate += 1;
   }
-  const idle = 2 * (idleS ?? DEFAULT_IDLE_S);
+  const idle = metered ? 2 * (idleS ?? DEFAULT_IDLE_S) : 0;
   const overheadS = OVERHEAD_S_PER_RUN + OVERHEAD_S_PER_JOB * jobs.length;
-  return { totalS: loadS + idle + overheadS, loadS, idleS: idle, overheadS, assumedRate };
+  return { totalS: loadS + idle + overheadS, loadS, idleS: idle, overheadS, assumedRate, metered };
 }

@@ -43,7 +43,7 @@ export function CompareDevices() {
       const name = workloads.data?.items.find((w) => w.id === r.workload_id)?.name;
       const prev = seen.get(k);
       seen.set(k, {
-        label: name ?? prev?.label ?? describeWorkload(r.workload),
+        label: name ?? r.preset ?? prev?.label ?? describeWorkload(r.workload),
         count: (prev?.count ?? 0) + 1,
       });
     }

@@ -64,7 +64,8 @@ describe("NewRun", { timeout: 30_000 }, () => {
       destructive: false,
       workload_id: null,
       workload: {
-        jobs: [{ rw: "randread", bs_bytes: 0, size_bytes: 64 * 1024 * 1024, runtime_s: 5 }],
+        // the default job length is the short-run rule's 10 s (libs/workload MIN_RUNTIME_S)
+        jobs: [{ rw: "randread", bs_bytes: 0, size_bytes: 64 * 1024 * 1024, runtime_s: 10 }],
       },
     });
   });
@@ -269,8 +270,8 @@ describe("NewRun", { timeout: 30_000 }, () => {
     renderAt(<NewRun />);
     await offered("quick");
     const estimate = () => screen.getByTestId("duration-estimate").textContent ?? "";
-    // 60 s load + 2 × 30 s idle + 10 s + 5 s overhead
-    expect(estimate()).toContain("about 2 min 15 s");
+    // 60 s load + 2 × 30 s idle (the host's meter) + 2 s + 1 s overhead
+    expect(estimate()).toContain("about 2 min 3 s");
     fireEvent.change(screen.getByTestId("shorten-select"), { target: { value: "0.1" } });
     expect(estimate()).toContain("(shortened ×0.1)");
     fireEvent.click(screen.getByTestId("submit-run"));

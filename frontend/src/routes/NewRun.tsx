@@ -13,6 +13,7 @@ import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { MeterSelect } from "../components/Policy/MeterSelect";
 import { DirectoryNote, LimitsNote, TargetSelect } from "../components/Policy/TargetSelect";
 import { cloneDraft, cloneSource } from "../lib/clone";
+import { meterSetCommand } from "../lib/energy";
 import { isFileKind, kindOf, specOf } from "../lib/fileWorkload";
 import { sig3 } from "../lib/format";
 import { useTeams } from "../lib/role";
@@ -237,7 +238,7 @@ export function NewRun() {
             hint={
               (policy?.meters.length ?? 0) > 0
                 ? "a meter the host configured"
-                : "the host configured no meter: on the host, iowatt-agent meters set NAME SPEC"
+                : `the host configured no meter: on the host, ${meterSetCommand(online.find((a) => a.id === plan.agentId)?.name)}`
             }
           >
             <MeterSelect

@@ -397,4 +397,28 @@ describe("RunDetail header", () => {
     expect(await screen.findByTestId("share-button", {}, { timeout: 5000 })).toBeTruthy();
     expect(screen.queryByTestId("clone-run")).toBeNull();
   });
+
+  it("a 110-job preset run: its name, jobs paged, the workload folded, psync's depth noted", async () => {
+    setToken("t");
+    const base = runAs("succeeded");
+    const spec = base.workload.jobs?.[0];
+    const specs = Array.from({ length: 110 }, (_, k) => ({ ...spec, name: `j${k}`, iodepth: 8 }));
+    const jobs = specs.map((s, k) => ({ ...job, job_index: k, name: s.name ?? "" }));
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({
+        body: { ...base, preset: "kernel-help", jobs, workload: { ...base.workload, jobs: specs } },
+      }),
+      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    await screen.findByTestId("jobs-table", {}, { timeout: 5000 });
+    expect(screen.getAllByTestId("job-row")).toHaveLength(25);
+    expect(screen.queryAllByTestId("job-result")).toHaveLength(0);
+    expect(screen.getByTestId("workload-details").hasAttribute("open")).toBe(false);
+    expect(screen.getByTestId("run-depth-capped").textContent).toContain(
+      "110 jobs: iodepth 8 with psync, a synchronous engine: the queue depth is capped at 1",
+    );
+    expect(screen.getByTestId("run-summary-line").textContent).toContain("kernel-help: 110 jobs");
+  });
 });

@@ -3,7 +3,6 @@ import { useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
-import { OriginBadge } from "../components/Run/OriginBadge";
 import { DbRunPanels, DbRunSpecCard, dbSummaryOf } from "../components/DbWorkload/DbRunPanels";
 import { isDbKind } from "../components/DbWorkload/dbWorkload";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
@@ -16,25 +15,20 @@ import {
 } from "../components/FileWorkload/FileWorkloadSpec";
 import { JobfileSpecCard } from "../components/Jobfile/JobfileView";
 import { QueryState } from "../components/QueryState";
-import { KeyFigures } from "../components/Run/KeyFigures";
-import { LatencyPercentiles } from "../components/Run/LatencyPercentiles";
+import { JobsOverview, OPEN_BY_DEFAULT } from "../components/Run/JobsOverview";
 import { LiveProgress } from "../components/Run/LiveProgress";
+import { OriginBadge } from "../components/Run/OriginBadge";
+import { PresetSummary } from "../components/Run/PresetSummary";
 import { RunSummary } from "../components/Run/RunSummary";
 import { RunTags } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
-import { ThroughputChart } from "../components/Run/ThroughputChart";
 import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
 import { errorMessage } from "../lib/errors";
 import { formatScale, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
-import {
-  formatBytes,
-  formatNs,
-  formatRelative,
-  formatSeconds,
-  formatTimestamp,
-} from "../lib/format";
+import { formatBytes, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
 import { useCan, useMayDelete } from "../lib/role";
+import { depthCapNote } from "../lib/workload";
 import { agentsQuery } from "../queries/agents";
 import { deleteRun } from "../queries/deletion";
 import { keys } from "../queries/keys";
@@ -74,63 +68,103 @@ function WorkloadTable({ run }: { run: RunRead }) {
   const jobfile = specOf(run).jobfile;
   if (kindOf(specOf(run)) === "jobfile" && jobfile)
     return <JobfileSpecCard text={jobfile.text} parse={jobfile.parsed} />;
-  return (
-    <table className="table compact" data-testid="workload-table">
-      <thead>
-        <tr>
-          <th>Job</th>
-          <th>rw</th>
-          <th className="num">bs</th>
-          <th className="num">size</th>
-          <th className="num">offset</th>
-          <th className="num">runtime</th>
-          <th className="num">ramp</th>
-          <th className="num">iodepth</th>
-          <th className="num">numjobs</th>
-          <th>ioengine</th>
-          <th>direct</th>
-        </tr>
-      </thead>
-      <tbody>
-        {(run.workload.jobs ?? []).map((j) => (
-          <tr key={j.name}>
-            <td>{j.name}</td>
-            <td>
-              {j.rw}
-              {(j.rw === "rw" || j.rw === "randrw") && ` (${j.rwmixread} % read)`}
-            </td>
-            <td className="num">{formatBytes(j.bs_bytes)}</td>
-            <td
-              className="num"
-              title={
-                j.io_size_bytes == null
-                  ? "the job works on this region"
-                  : "bytes of I/O per pass, inside a region of this size"
-              }
-            >
-              {j.io_size_bytes == null
-                ? formatBytes(j.size_bytes)
-                : `${formatBytes(j.io_size_bytes)} in ${formatBytes(j.size_bytes)}`}
-            </td>
-            <td className="num">{formatBytes(j.offset_bytes)}</td>
-            <td className="num">
-              {j.runtime_s == null ? "until size" : formatSeconds(j.runtime_s)}
-              {j.time_based && " (time based)"}
-            </td>
-            <td className="num">{formatSeconds(j.ramp_time_s)}</td>
-            <td className="num">{j.iodepth}</td>
-            <td className="num">{j.numjobs}</td>
-            <td>{j.ioengine}</td>
-            <td>
-              {j.direct
-                ? "yes (O_DIRECT)"
-                : `no (page cache${j.readahead === "default" ? "" : `, readahead ${j.readahead}`})`}
-              {j.end_fsync && ", fsync at end"}
-            </td>
+  const jobs = run.workload.jobs ?? [];
+  const table = (
+    <div className="table-scroll">
+      <table className="table compact" data-testid="workload-table">
+        <thead>
+          <tr>
+            <th>Job</th>
+            <th>rw</th>
+            <th className="num">bs</th>
+            <th className="num">size</th>
+            <th className="num">offset</th>
+            <th className="num">runtime</th>
+            <th className="num">ramp</th>
+            <th className="num">iodepth</th>
+            <th className="num">numjobs</th>
+            <th>ioengine</th>
+            <th>direct</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {(run.workload.jobs ?? []).map((j) => (
+            <tr key={j.name}>
+              <td>{j.name}</td>
+              <td>
+                {j.rw}
+                {(j.rw === "rw" || j.rw === "randrw") && ` (${j.rwmixread} % read)`}
+              </td>
+              <td className="num">{formatBytes(j.bs_bytes)}</td>
+              <td
+                className="num"
+                title={
+                  j.io_size_bytes == null
+                    ? "the job works on this region"
+                    : "bytes of I/O per pass, inside a region of this size"
+                }
+              >
+                {j.io_size_bytes == null
+                  ? formatBytes(j.size_bytes)
+                  : `${formatBytes(j.io_size_bytes)} in ${formatBytes(j.size_bytes)}`}
+              </td>
+              <td className="num">{formatBytes(j.offset_bytes)}</td>
+              <td className="num">
+                {j.runtime_s == null ? "until size" : formatSeconds(j.runtime_s)}
+                {j.time_based && " (time based)"}
+              </td>
+              <td className="num">{formatSeconds(j.ramp_time_s)}</td>
+              <td className="num">
+                {j.iodepth}
+                {depthCapNote(j) && (
+                  <span
+                    className="badge validity"
+                    data-testid="workload-depth-capped"
+                    title={depthCapNote(j) ?? ""}
+                    style={{ marginLeft: "0.3rem" }}
+                  >
+                    ⚠ runs at 1 ({j.ioengine})
+                  </span>
+                )}
+              </td>
+              <td className="num">{j.numjobs}</td>
+              <td>{j.ioengine}</td>
+              <td>
+                {j.direct
+                  ? "yes (O_DIRECT)"
+                  : `no (page cache${j.readahead === "default" ? "" : `, readahead ${j.readahead}`})`}
+                {j.end_fsync && ", fsync at end"}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+  const capped = jobs.filter((j) => depthCapNote(j));
+  const note = capped[0] && (
+    <p className="alert alert-warn small" data-testid="run-depth-capped">
+      ⚠ {capped.length === 1 ? "" : `${capped.length} jobs: `}
+      {depthCapNote(capped[0])}
+    </p>
+  );
+  if (jobs.length <= OPEN_BY_DEFAULT)
+    return (
+      <>
+        {note}
+        {table}
+      </>
+    );
+  return (
+    <>
+      {note}
+      <details className="card" data-testid="workload-details">
+        <summary>
+          The {jobs.length} jobs as queued (rw, sizes, runtime, queue depth, engine, cache)
+        </summary>
+        {table}
+      </details>
+    </>
   );
 }
 
@@ -318,8 +352,7 @@ export function RunDetail() {
           <dd className="mono small">{run.id}</dd>
         </dl>
       </div>
-      <h2>Workload</h2>
-      <WorkloadTable run={run} />
+      {fileSummary || dbSummary ? null : <PresetSummary run={run} />}
       <h2>Results</h2>
       {fileSummary && (
         <FileWorkloadPanel
@@ -334,45 +367,15 @@ export function RunDetail() {
           {active ? "Waiting for the run to finish…" : "No result stored for this run."}
         </p>
       )}
-      {(fileSummary || dbSummary ? [] : run.jobs).map((job) => {
-        const points = series.data?.jobs.find((s) => s.job_index === job.job_index)?.points ?? [];
-        return (
-          <div className="card" key={job.job_index} data-testid="job-result">
-            <h3>
-              {job.name}{" "}
-              <span className="muted small">
-                {job.rw} · {formatBytes(job.bs_bytes)} · {formatNs(job.runtime_ns)}
-              </span>
-              {shortFlag?.message.includes(job.name) && (
-                <span
-                  className="badge validity"
-                  data-testid="job-validity"
-                  data-flag="short_run"
-                  title={shortFlag.message}
-                  style={{
-                    marginLeft: "0.5rem",
-                    background: "#fffbeb",
-                    border: "1px solid #fde68a",
-                  }}
-                >
-                  ⚠ short run
-                </span>
-              )}
-            </h3>
-            <KeyFigures job={job} />
-            <div
-              className="chart-grid"
-              style={{ gridTemplateColumns: "repeat(2, minmax(0, 1fr))" }}
-            >
-              <div className="chart" data-testid="run-chart">
-                <p className="small muted">Per second: throughput and IOPS</p>
-                <ThroughputChart points={points} />
-              </div>
-              <LatencyPercentiles runId={run.id} job={job.name} />
-            </div>
-          </div>
-        );
-      })}
+      {!fileSummary && !dbSummary && run.jobs.length > 0 && (
+        <JobsOverview
+          run={run}
+          series={series.data}
+          shortByDesign={!!shortFlag?.message.startsWith("short by design")}
+        />
+      )}
+      <h2>Workload</h2>
+      <WorkloadTable run={run} />
       {!active && run.status !== "cancelled" && (
         <EnergyPanel
           runId={run.id}
@@ -381,6 +384,7 @@ export function RunDetail() {
           source={run.source}
           canAct={can("run.create", run.team_id)}
           kind={kindOf(specOf(run))}
+          agentName={run.agent_name}
         />
       )}
       <CommentThread kind="run" targetKey={run.id} teamIds={[run.team_id]} />

@@ -4,11 +4,12 @@ import { Link, useNavigate, useSearchParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
 import { TierBadge } from "../components/Energy/TierBadge";
 import { QueryState } from "../components/QueryState";
+import { OriginBadge } from "../components/Run/OriginBadge";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { RunFilterBar } from "../components/Run/RunFilterBar";
 import { TagChips } from "../components/Run/RunTags";
-import { OriginBadge } from "../components/Run/OriginBadge";
 import { StatusBadge } from "../components/Run/StatusBadge";
+import { WorkloadCell } from "../components/Run/WorkloadCell";
 import { workloadTag } from "../lib/compare";
 import { energyStateShort, energyStateText } from "../lib/energy";
 import { formatEnergy, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
@@ -22,7 +23,6 @@ import {
   toQuery,
   withFilter,
 } from "../lib/runFilters";
-import { describeWorkload } from "../lib/workload";
 import { runQuery, runsQuery } from "../queries/runs";
 
 const PAGE = 50;
@@ -86,6 +86,7 @@ export function RunsTable({
             data-run-id={r.id}
             data-status={r.status}
             data-jobs={(r.workload.jobs ?? []).map((j) => j.name).join(",")}
+            data-preset={r.preset ?? ""}
             data-energy={r.energy.status}
             data-workload={workloadTag(r)}
             onMouseEnter={() => qc.prefetchQuery(runQuery(r.id))}
@@ -132,7 +133,9 @@ export function RunsTable({
             </td>
             <td className="nowrap">{r.agent_name ?? "—"}</td>
             <td className="mono small">{r.target_path}</td>
-            <td className="small">{describeWorkload(r.workload)}</td>
+            <td className="small">
+              <WorkloadCell run={r} />
+            </td>
             <td className="nowrap" title={formatTimestamp(r.created_at)}>
               {formatRelative(r.created_at)}
             </td>

@@ -1,5 +1,5 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
-import type { ReactNode } from "react";
+import { type ReactNode, useState } from "react";
 import type { components } from "../../client/schema";
 import type { CompareRead } from "../../client/types";
 import { changeCharts, columnLabels, compareBarCharts } from "../../lib/compare";
@@ -11,10 +11,11 @@ import { detectSweeps, pow2Ticks, sweepAxis, sweepLines } from "../../lib/sweep"
 import { latencyQuery } from "../../queries/compare";
 import { runSeriesQuery } from "../../queries/runs";
 import { ChangeBarChart, changeChartHeight } from "../charts/ChangeBarChart";
-import { GroupedBarChart, PLOT_HEIGHT } from "../charts/GroupedBarChart";
+import { GroupedBarChart, PLOT_HEIGHT, usesLog } from "../charts/GroupedBarChart";
 import { LazyMount } from "../charts/LazyMount";
 import { MultiLineChart } from "../charts/MultiLineChart";
 import { SeriesKey } from "../charts/SeriesKey";
+import "../Table/table.css";
 
 /**
  * The compared columns with their colours, once for all charts of the page: charts draw no
@@ -34,6 +35,55 @@ export function RunKey({ data }: { data: CompareRead }) {
   );
 }
 
+type Scale = "auto" | "linear" | "log";
+
+/** One headline metric's bars with its scale switch: by default log where the bars span over
+ * 100× (a disk beside RAM) or for latency, else linear; error bars where columns have intervals. */
+function BarChartCard({ c }: { c: ReturnType<typeof compareBarCharts>[number] }) {
+  const [scale, setScale] = useState<Scale>("auto");
+  const log = scale === "auto" ? c.log : scale === "log";
+  const drawnLog = usesLog(c.rows, c.series, log);
+  const autoLog = usesLog(c.rows, c.series, c.log);
+  const errors = c.rows.some((r) => Object.keys(r).some((k) => k.endsWith("_err")));
+  return (
+    <div
+      className="card chart"
+      data-testid="compare-chart"
+      data-kind={c.kind}
+      data-scale={drawnLog ? "log" : "linear"}
+    >
+      <h3>{c.title}</h3>
+      <div className="chart-controls">
+        <label>
+          Scale
+          <select
+            value={scale}
+            onChange={(e) => setScale(e.target.value as Scale)}
+            data-testid="chart-scale"
+            aria-label={`${c.title} scale`}
+          >
+            <option value="auto">auto ({autoLog ? "log" : "linear"})</option>
+            <option value="linear">linear</option>
+            <option value="log">log</option>
+          </select>
+        </label>
+        {errors && <span className="muted small">whiskers: 95 % confidence interval</span>}
+      </div>
+      <LazyMount minHeight={PLOT_HEIGHT + 86}>
+        <GroupedBarChart
+          rows={c.rows}
+          categoryKey="category"
+          series={c.series}
+          valueLabel={c.title}
+          unit={c.unit}
+          log={log}
+          legend={false}
+        />
+      </LazyMount>
+    </div>
+  );
+}
+
 /** Grouped bars per headline metric (IOPS, MB/s, p99), one bar per column. */
 export function BarCharts({ data }: { data: CompareRead }) {
   const charts = compareBarCharts(data);
@@ -41,20 +91,7 @@ export function BarCharts({ data }: { data: CompareRead }) {
   return (
     <div className="chart-grid">
       {charts.map((c) => (
-        <div className="card chart" key={c.kind} data-testid="compare-chart" data-kind={c.kind}>
-          <h3>{c.title}</h3>
-          <LazyMount minHeight={PLOT_HEIGHT + 86}>
-            <GroupedBarChart
-              rows={c.rows}
-              categoryKey="category"
-              series={c.series}
-              valueLabel={c.title}
-              unit={c.unit}
-              log={c.log}
-              legend={false}
-            />
-          </LazyMount>
-        </div>
+        <BarChartCard key={c.kind} c={c} />
       ))}
     </div>
   );
@@ -185,7 +222,8 @@ export function SeriesChart({
   job: string;
   metric: Rate;
 }) {
-  const runs = data.runs.slice(0, MAX_SERIES_RUNS);
+  const [all, setAll] = useState(false);
+  const runs = all ? data.runs : data.runs.slice(0, MAX_SERIES_RUNS);
   const results = useQueries({
     queries: runs.map((r) => runSeriesQuery(r.id, r.status)),
   });
@@ -220,10 +258,22 @@ export function SeriesChart({
     <div className="card chart" data-testid="series-chart">
       <h3>
         Per second <span className="muted small">{job}</span>
-        {data.runs.length > MAX_SERIES_RUNS && (
-          <span className="muted small"> (first {MAX_SERIES_RUNS} runs)</span>
-        )}
       </h3>
+      {data.runs.length > MAX_SERIES_RUNS && (
+        <p className="chart-controls" data-testid="series-shown">
+          <span>
+            showing {runs.length} of {data.runs.length} runs
+          </span>
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() => setAll(!all)}
+            data-testid="series-show-all"
+          >
+            {all ? `Show the first ${MAX_SERIES_RUNS}` : `Show all ${data.runs.length}`}
+          </button>
+        </p>
+      )}
       <MultiLineChart
         series={series}
         x={{ label: "time", unit: "s" }}

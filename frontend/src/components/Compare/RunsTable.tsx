@@ -4,8 +4,10 @@ import type { ReactNode } from "react";
 import { Link } from "react-router-dom";
 import type { CompareRead } from "../../client/types";
 import { columnLabels, runLabels } from "../../lib/compare";
-import { describeWorkload } from "../../lib/workload";
+import { workloadLabel } from "../../lib/workload";
 import { StatusBadge } from "../Run/StatusBadge";
+import { WorkloadCell } from "../Run/WorkloadCell";
+import { SortableTable, type SortColumn } from "../Table/SortableTable";
 
 type CompareRun = CompareRead["runs"][number];
 
@@ -28,74 +30,109 @@ export function CompareRunsTable({
   const labels = columnLabels(data);
   const runNames = runLabels(data.runs);
   const remove = readOnly ? undefined : onRemove;
+  const rows = data.runs.map((r, i) => ({
+    r,
+    i,
+    col: data.columns.findIndex((c) => c.run_ids.includes(r.id)),
+    flags: data.validity[r.id] ?? [],
+  }));
+  type Row = (typeof rows)[number];
+  const columns: SortColumn<Row>[] = [
+    {
+      id: "run",
+      header: "Run",
+      value: ({ i }) => runNames[i],
+      cell: ({ r, i }) =>
+        readOnly ? runNames[i] : <Link to={`/runs/${r.id}`}>{runNames[i]}</Link>,
+    },
+    {
+      id: "column",
+      header: "Column",
+      value: ({ col }) => col,
+      cell: ({ col }) => (
+        <>
+          {labels[col]}
+          {data.columns[col]?.is_baseline && <span className="muted small"> (baseline)</span>}
+        </>
+      ),
+    },
+    {
+      id: "status",
+      header: "Status",
+      value: ({ r }) => r.status,
+      cell: ({ r }) => <StatusBadge status={r.status} />,
+    },
+    {
+      id: "device",
+      header: "Device",
+      value: ({ r }) => r.device_name ?? (readOnly ? null : r.target_path),
+      cell: ({ r }) =>
+        r.device_name ?? (readOnly ? "—" : <span className="mono small">{r.target_path}</span>),
+    },
+    {
+      id: "where",
+      header: where.label,
+      value: ({ r, i }) => {
+        const v = where.cell(r, i);
+        return typeof v === "string" || typeof v === "number" ? v : null;
+      },
+      cell: ({ r, i }) => where.cell(r, i),
+    },
+    {
+      id: "workload",
+      header: "Workload",
+      value: ({ r }) => workloadLabel(r).label,
+      cell: ({ r }) => (
+        <span className="small">
+          <WorkloadCell run={r} />
+        </span>
+      ),
+    },
+  ];
+  if (!readOnly) {
+    columns.push(
+      {
+        id: "validity",
+        header: "Validity",
+        value: ({ flags }) => flags.length || null,
+        cell: ({ flags }) => (
+          <span className="small" data-testid="run-validity">
+            {flags.length === 0 ? (
+              <span className="muted">—</span>
+            ) : (
+              flags.map((f) => (
+                <div key={f.flag} className="validity" title={f.flag}>
+                  ⚠ {f.message}
+                </div>
+              ))
+            )}
+          </span>
+        ),
+      },
+      {
+        id: "remove",
+        header: "",
+        sortable: false,
+        value: () => null,
+        cell: ({ r }) =>
+          remove ? (
+            <button type="button" className="btn btn-ghost btn-small" onClick={() => remove(r.id)}>
+              remove
+            </button>
+          ) : null,
+      },
+    );
+  }
   return (
-    <div className="card table-scroll runs-scroll">
-      <table className="table compact sticky-first" data-testid={testId}>
-        <thead>
-          <tr>
-            <th>Run</th>
-            <th>Column</th>
-            <th>Status</th>
-            <th>Device</th>
-            <th>{where.label}</th>
-            <th>Workload</th>
-            {!readOnly && <th>Validity</th>}
-            {!readOnly && <th />}
-          </tr>
-        </thead>
-        <tbody>
-          {data.runs.map((r, i) => {
-            const col = data.columns.findIndex((c) => c.run_ids.includes(r.id));
-            const flags = data.validity[r.id] ?? [];
-            return (
-              <tr key={r.id}>
-                <td>{readOnly ? runNames[i] : <Link to={`/runs/${r.id}`}>{runNames[i]}</Link>}</td>
-                <td>
-                  {labels[col]}
-                  {data.columns[col]?.is_baseline && (
-                    <span className="muted small"> (baseline)</span>
-                  )}
-                </td>
-                <td>
-                  <StatusBadge status={r.status} />
-                </td>
-                <td>
-                  {r.device_name ??
-                    (readOnly ? "—" : <span className="mono small">{r.target_path}</span>)}
-                </td>
-                <td>{where.cell(r, i)}</td>
-                <td className="small">{describeWorkload(r.workload)}</td>
-                {!readOnly && (
-                  <td className="small" data-testid="run-validity">
-                    {flags.length === 0 ? (
-                      <span className="muted">—</span>
-                    ) : (
-                      flags.map((f) => (
-                        <div key={f.flag} className="validity" title={f.flag}>
-                          ⚠ {f.message}
-                        </div>
-                      ))
-                    )}
-                  </td>
-                )}
-                {!readOnly && (
-                  <td>
-                    {remove && (
-                      <button
-                        type="button"
-                        className="btn btn-ghost btn-small"
-                        onClick={() => remove(r.id)}
-                      >
-                        remove
-                      </button>
-                    )}
-                  </td>
-                )}
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+    <div className="card">
+      <SortableTable
+        rows={rows}
+        columns={columns}
+        rowKey={({ r }) => r.id}
+        testId={testId}
+        className="table compact sticky-first"
+        wrapClass="table-scroll runs-scroll"
+      />
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { EnergyRead, RunSeries } from "../../client/types";
 import {
-  ADD_METER_HINT,
+  addMeterHint,
   energyStateText,
   flagText,
   powerChartData,
@@ -119,6 +119,7 @@ export function EnergyPanel({
   source = "agent",
   canAct = true,
   kind = "block",
+  agentName,
 }: {
   runId: string;
   energy: EnergyRead;
@@ -127,6 +128,8 @@ export function EnergyPanel({
   canAct?: boolean;
   /** the run's workload kind: a file run's per-operation figures say operations, not IOPS */
   kind?: WorkloadKind;
+  /** the run's agent: the hint's command is the one for how that host runs it */
+  agentName?: string | null;
 }) {
   const head = (
     <h2 className="with-badge">
@@ -143,7 +146,7 @@ export function EnergyPanel({
         </p>
         {canAct && (
           <p className="muted small" data-testid="energy-hint">
-            {source === "import" ? UPLOAD_POWER_HINT : ADD_METER_HINT}
+            {source === "import" ? UPLOAD_POWER_HINT : addMeterHint(agentName)}
           </p>
         )}
       </section>

@@ -1,30 +1,50 @@
 import type { DirSummary, JobSummary } from "../../client/types";
+import { latencyUnitNs } from "../../lib/compare";
 import {
   formatBytes,
   formatIops,
-  formatNs,
   formatPercent,
   formatThroughput,
+  latencyScale,
 } from "../../lib/format";
 
-function DirRow({ dir, label }: { dir: DirSummary; label: string }) {
+type Scale = ReturnType<typeof latencyScale>;
+
+const LATENCIES = [
+  "lat_mean_ns",
+  "clat_p50_ns",
+  "clat_p99_ns",
+  "clat_p999_ns",
+  "clat_max_ns",
+] as const;
+
+function lat(v: number | null | undefined, s: Scale): string {
+  if (v == null) return "—";
+  return (v / s.divisor).toLocaleString("en-US", { maximumSignificantDigits: 3 });
+}
+
+function DirRow({ dir, label, scale }: { dir: DirSummary; label: string; scale: Scale }) {
   return (
     <tr>
       <th scope="row">{label}</th>
       <td className="num">{formatIops(dir.iops)}</td>
       <td className="num">{formatThroughput(dir.bw_bytes)}</td>
-      <td className="num">{formatNs(dir.lat_mean_ns)}</td>
-      <td className="num">{formatNs(dir.clat_p50_ns)}</td>
-      <td className="num">{formatNs(dir.clat_p99_ns)}</td>
-      <td className="num">{formatNs(dir.clat_p999_ns)}</td>
-      <td className="num">{formatNs(dir.clat_max_ns)}</td>
+      {LATENCIES.map((k) => (
+        <td className="num" key={k}>
+          {lat(dir[k], scale)}
+        </td>
+      ))}
       <td className="num">{formatBytes(dir.io_bytes)}</td>
     </tr>
   );
 }
 
-/** The headline numbers of one job, per direction, every figure with its unit. */
+/** The headline numbers of one job, per direction, every figure with its unit; the latencies in
+ * one unit for the table (the typical one's, named in the headers), not ns beside ms. */
 export function KeyFigures({ job }: { job: JobSummary }) {
+  const dirs = [job.read, job.write].filter((d): d is DirSummary => d != null);
+  const scale = latencyScale(latencyUnitNs(dirs.map((d) => LATENCIES.map((k) => d[k]))));
+  const u = ` (${scale.unit})`;
   return (
     <div className="key-figures" data-testid="key-figures">
       <table className="table compact">
@@ -33,17 +53,17 @@ export function KeyFigures({ job }: { job: JobSummary }) {
             <th />
             <th className="num">IOPS</th>
             <th className="num">Throughput</th>
-            <th className="num">Lat mean</th>
-            <th className="num">p50</th>
-            <th className="num">p99</th>
-            <th className="num">p99.9</th>
-            <th className="num">max</th>
+            <th className="num">Lat mean{u}</th>
+            <th className="num">p50{u}</th>
+            <th className="num">p99{u}</th>
+            <th className="num">p99.9{u}</th>
+            <th className="num">max{u}</th>
             <th className="num">I/O total</th>
           </tr>
         </thead>
         <tbody>
-          {job.read && <DirRow dir={job.read} label="read" />}
-          {job.write && <DirRow dir={job.write} label="write" />}
+          {job.read && <DirRow dir={job.read} label="read" scale={scale} />}
+          {job.write && <DirRow dir={job.write} label="write" scale={scale} />}
         </tbody>
       </table>
       <p className="muted small">

@@ -49,7 +49,7 @@ export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
   const what = db
     ? db.what
     : kind === "block"
-      ? `${njobs} job${njobs === 1 ? "" : "s"}`
+      ? `${run.preset ? `${run.preset}: ` : ""}${njobs} job${njobs === 1 ? "" : "s"}`
       : KIND_LABEL[kind];
   const head = `${what} on ${where}${how ? ` (${how})` : ""}${cache ? `, ${cache}` : ""}${sys?.hostname ? `, host ${sys.hostname}` : ""}`;
   const fw = run.file_workload;

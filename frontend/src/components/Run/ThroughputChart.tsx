@@ -1,6 +1,7 @@
 import type { SeriesPoint } from "../../client/types";
 import { RATE_AXIS, toThroughputSeries } from "../../lib/series";
 import { DualAxisLineChart } from "../charts/DualAxisLineChart";
+import { colorAt } from "../charts/palette";
 
 /** Per-second throughput (MB/s, left) and IOPS (right) of one job. */
 export function ThroughputChart({ points, width }: { points: SeriesPoint[]; width?: number }) {
@@ -15,13 +16,13 @@ export function ThroughputChart({ points, width }: { points: SeriesPoint[]; widt
         key: "mbps",
         name: RATE_AXIS.mbps.label,
         unit: RATE_AXIS.mbps.unit,
-        color: "#2563eb",
+        color: colorAt(0),
       }}
       right={{
         key: "iops",
         name: RATE_AXIS.iops.label,
         unit: RATE_AXIS.iops.unit,
-        color: "#ea580c",
+        color: colorAt(1),
       }}
     />
   );

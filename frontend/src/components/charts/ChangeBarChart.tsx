@@ -11,7 +11,9 @@ import {
 } from "recharts";
 import { sig3 } from "../../lib/format";
 
-export const VERDICT_COLOR = { better: "#15803d", worse: "#b91c1c", same: "#6b7280" } as const;
+// Blue for better and vermilion for worse (Okabe and Ito), not green beside red: a reader without
+// red-green vision tells them apart; the bar's side and its phrase say it too.
+export const VERDICT_COLOR = { better: "#0072B2", worse: "#D55E00", same: "#6b7280" } as const;
 type Verdict = keyof typeof VERDICT_COLOR;
 
 export interface ChangeRow {
@@ -79,7 +81,7 @@ export function ChangeBarChart({ rows, width }: { rows: ChangeRow[]; width?: num
     <BarChart
       data={data}
       layout="vertical"
-      margin={{ top: 4, right: 8, bottom: 20, left: 8 }}
+      margin={{ top: 18, right: 8, bottom: 20, left: 8 }}
       width={width}
       height={width ? height : undefined}
       barCategoryGap={3}
@@ -116,7 +118,13 @@ export function ChangeBarChart({ rows, width }: { rows: ChangeRow[]; width?: num
         axisLine={false}
         tickLine={false}
       />
-      <ReferenceLine x={0} yAxisId="label" stroke="#6b7280" />
+      <ReferenceLine
+        x={0}
+        yAxisId="label"
+        stroke="#374151"
+        strokeWidth={1.5}
+        label={{ value: "1× (same)", position: "top", fontSize: 11, fill: "#374151" }}
+      />
       <Tooltip
         formatter={(_v, _n, item) => [
           (item?.payload as ChangeRow | undefined)?.phrase ?? "",

@@ -1,4 +1,13 @@
-import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  ErrorBar,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
 import { sig3 } from "../../lib/format";
 import { tickNumber } from "./axis";
 import { colorAt } from "./palette";
@@ -8,8 +17,9 @@ import { SeriesKey } from "./SeriesKey";
 export const PLOT_HEIGHT = 240;
 
 interface Props {
-  /** One row per category; each series key holds a value already in `unit`. */
-  rows: Record<string, string | number | null>[];
+  /** One row per category; each series key holds a value already in `unit`, and `KEY_err` where
+   * known its 95 % interval as distances [below, above] (drawn as error bars). */
+  rows: Record<string, string | number | null | [number, number]>[];
   categoryKey: string;
   series: { key: string; label: string }[];
   /** Axis label, e.g. "IOPS" or "p99 latency"; the unit is added in parentheses. */
@@ -25,6 +35,20 @@ interface Props {
   width?: number;
   /** The key below the chart (HTML, outside the plot); off where a shared run key is shown. */
   legend?: boolean;
+}
+
+/** Whether a chart with `log` ("auto": over 100× between the smallest and largest bar) draws log. */
+export function usesLog(
+  rows: Props["rows"],
+  series: Props["series"],
+  log: Props["log"] = false,
+): boolean {
+  const positive = rows.flatMap((r) =>
+    series.map((s) => r[s.key]).filter((v): v is number => typeof v === "number" && v > 0),
+  );
+  if (positive.length === 0) return false;
+  const spread = Math.max(...positive) / Math.min(...positive);
+  return log === true || (log === "auto" && spread > 100);
 }
 
 /** Bars grouped by category (a job), one bar per series (a run). */
@@ -47,8 +71,7 @@ export function GroupedBarChart({
   const positive = rows.flatMap((r) =>
     series.map((s) => r[s.key]).filter((v): v is number => typeof v === "number" && v > 0),
   );
-  const spread = positive.length > 0 ? Math.max(...positive) / Math.min(...positive) : 1;
-  const useLog = positive.length > 0 && (log === true || (log === "auto" && spread > 100));
+  const useLog = usesLog(rows, series, log);
   // Log axes span whole decades with a tick at each power of ten.
   const lo = useLog ? Math.floor(Math.log10(Math.min(...positive))) : 0;
   const hi = useLog ? Math.max(lo + 1, Math.ceil(Math.log10(Math.max(...positive)))) : 0;
@@ -93,13 +116,17 @@ export function GroupedBarChart({
         formatter={(value, name) => [value == null ? "—" : `${sig3(Number(value))} ${unit}`, name]}
       />
       {series.map((s, i) => (
-        <Bar
-          key={s.key}
-          dataKey={s.key}
-          name={s.label}
-          fill={colorAt(i)}
-          isAnimationActive={false}
-        />
+        <Bar key={s.key} dataKey={s.key} name={s.label} fill={colorAt(i)} isAnimationActive={false}>
+          {rows.some((r) => Array.isArray(r[`${s.key}_err`])) && (
+            <ErrorBar
+              dataKey={`${s.key}_err`}
+              width={4}
+              strokeWidth={1.5}
+              stroke="#374151"
+              direction="y"
+            />
+          )}
+        </Bar>
       ))}
     </BarChart>
   );

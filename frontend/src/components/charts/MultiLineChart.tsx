@@ -9,7 +9,7 @@ import {
 } from "recharts";
 import { sig3 } from "../../lib/format";
 import { tickNumber } from "./axis";
-import { colorAt } from "./palette";
+import { colorAt, lineDash } from "./palette";
 import { SeriesKey } from "./SeriesKey";
 
 interface LineSeries {
@@ -119,7 +119,7 @@ export function MultiLineChart({ series, x, y, height = 300, width, legend = tru
           dataKey="y"
           name={s.label}
           stroke={colorAt(s.color ?? i)}
-          strokeDasharray={s.dashed ? "5 3" : undefined}
+          strokeDasharray={lineDash(s.dashed, s.color ?? i)}
           dot={s.points.length <= 30}
           strokeWidth={2}
           isAnimationActive={false}
@@ -134,6 +134,7 @@ export function MultiLineChart({ series, x, y, height = 300, width, legend = tru
         label: s.label,
         color: s.color ?? i,
         dashed: s.dashed,
+        line: true,
       }))}
     />
   ) : null;

@@ -18,8 +18,8 @@ import { niceTicks, tickNumber } from "./axis";
 
 const MBPS = RATE_AXIS.mbps;
 
-const POWER = "#dc2626";
-const THROUGHPUT = "#2563eb";
+const POWER = "#D55E00"; // vermilion and blue (Okabe and Ito): apart for colour-blind readers
+const THROUGHPUT = "#0072B2";
 const PHASE_FILL: Record<string, string> = {
   idle_before: "#e5e7eb",
   load: "#fef3c7",

@@ -1,4 +1,4 @@
-import { colorAt } from "./palette";
+import { colorAt, lineDash } from "./palette";
 
 export interface KeyItem {
   key: string;
@@ -6,6 +6,8 @@ export interface KeyItem {
   /** Palette index (a column keeps its colour across charts). */
   color: number;
   dashed?: boolean;
+  /** draw the line's dash (line charts), not a filled box (bars) */
+  line?: boolean;
 }
 
 /**
@@ -20,13 +22,24 @@ export function SeriesKey({ items, title }: { items: KeyItem[]; title?: string }
       {title && <span className="series-key-title">{title}</span>}
       {items.map((s, i) => (
         <span className="series-key-item" key={s.key} title={s.label}>
-          <span
-            className={s.dashed ? "swatch dashed" : "swatch"}
-            style={{
-              borderColor: colorAt(s.color),
-              background: s.dashed ? "none" : colorAt(s.color),
-            }}
-          />
+          {s.line || s.dashed ? (
+            <svg width="22" height="10" aria-hidden="true" style={{ flex: "none" }}>
+              <line
+                x1="1"
+                y1="5"
+                x2="21"
+                y2="5"
+                stroke={colorAt(s.color)}
+                strokeWidth="2.5"
+                strokeDasharray={lineDash(s.dashed, s.color)}
+              />
+            </svg>
+          ) : (
+            <span
+              className="swatch"
+              style={{ borderColor: colorAt(s.color), background: colorAt(s.color) }}
+            />
+          )}
           <span className="series-key-label">{s.label}</span>
           {/* A separator for copied and read-aloud text ("help off; vda on e2e"); the flex
               gap does the visual spacing. */}

@@ -5,6 +5,8 @@ import { rwWrites } from "../../lib/policy";
 import {
   ASSUMED_BYTES_PER_S,
   type DurationEstimate,
+  depthCapNote,
+  MIN_RUNTIME_S,
   OVERHEAD_S_PER_JOB,
   OVERHEAD_S_PER_RUN,
 } from "../../lib/workload";
@@ -19,8 +21,12 @@ export function EstimateLine({ e, shortened }: { e: DurationEstimate; shortened?
     <p className="small span-all" data-testid="duration-estimate">
       <strong>Duration: about {formatSeconds(Math.round(e.totalS))}</strong>
       {shortened ? ` (shortened ×${shortened})` : ""} — {formatSeconds(Math.round(e.loadS))} of
-      load, {formatSeconds(e.idleS / 2)} idle baseline before and after, {OVERHEAD_S_PER_RUN} s +{" "}
-      {OVERHEAD_S_PER_JOB} s per job overhead (lease, file layout, upload).
+      load,{" "}
+      {e.metered
+        ? `${formatSeconds(e.idleS / 2)} idle baseline before and after (the run's idle setting, else the agent's default; a meter configured on the host with its own idle time takes that)`
+        : "no idle baseline (no meter: the agent idles only to measure power)"}
+      , {OVERHEAD_S_PER_RUN} s + {OVERHEAD_S_PER_JOB} s per job overhead (start, file layout,
+      upload), after the host takes the lease.
       {e.assumedRate > 0 &&
         ` ${e.assumedRate} size-bound job${e.assumedRate > 1 ? "s" : ""} without a rate estimated at ${sig3(ASSUMED_BYTES_PER_S / 1048576)} MiB/s: the real time is what the device does.`}
     </p>
@@ -52,6 +58,7 @@ export function JobEditor({
   const toggle = (f: Flag) => (e: { target: { checked: boolean } }) =>
     onChange({ ...job, [f]: e.target.checked });
   const mixed = job.rw === "rw" || job.rw === "randrw";
+  const depthNote = depthCapNote({ iodepth: Number(job.iodepth) || 1, ioengine: job.ioengine });
   const random = job.rw.startsWith("rand");
   const text = (f: TextField, name: string, label: string, hint?: string, numeric?: boolean) => (
     <Field label={label} name={k(name)} errors={errors} hint={hint}>
@@ -122,7 +129,13 @@ export function JobEditor({
           "I/O size",
           "bytes to transfer inside the size (random: distinct blocks from all of it); empty: the whole size",
         )}
-        {text("runtime", "runtime", "Runtime (s)", "empty: until the size is done", true)}
+        {text(
+          "runtime",
+          "runtime",
+          "Runtime (s)",
+          `empty: until the size is done; under ${MIN_RUNTIME_S} s is flagged short (caches and bursts dominate)`,
+          true,
+        )}
         {text("ramp", "ramp", "Warm-up (s)", "run before measuring; empty: none", true)}
         {text("iodepth", "iodepth", "iodepth", "I/Os in flight per thread", true)}
         {text("numjobs", "numjobs", "numjobs", "threads", true)}
@@ -140,6 +153,11 @@ export function JobEditor({
             ))}
           </select>
         </Field>
+        {depthNote && (
+          <p className="small span-all alert alert-warn" data-testid={`depth-cap-${index}`}>
+            ⚠ {depthNote}
+          </p>
+        )}
         <Field label="Direct I/O" name={k("direct")} errors={errors}>
           <span className="inline">
             <input

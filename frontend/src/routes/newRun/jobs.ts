@@ -1,6 +1,7 @@
 import type { JobSpec } from "../../client/types";
 import type { Errors } from "../../components/Field";
 import { formatSize, parseSize } from "../../lib/format";
+import { MIN_RUNTIME_S } from "../../lib/workload";
 
 /** One job of the builder as typed (text as entered; parsed on submit). */
 export interface CustomJob {
@@ -42,7 +43,8 @@ export function newJob(): CustomJob {
     bssplit: "",
     size: "64m",
     ioSize: "",
-    runtime: "5",
+    // the short-run rule's length (libs/workload MIN_RUNTIME_S): a default job is never flagged
+    runtime: String(MIN_RUNTIME_S),
     ramp: "",
     iodepth: "1",
     numjobs: "1",

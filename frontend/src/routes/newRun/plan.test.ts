@@ -167,6 +167,12 @@ describe("deriveRunPlan: presets, shortening and scale", () => {
       overheadS: OVERHEAD_S_PER_RUN + OVERHEAD_S_PER_JOB,
       totalS: 10 + 2 * DEFAULT_IDLE_S + OVERHEAD_S_PER_RUN + OVERHEAD_S_PER_JOB,
       assumedRate: 0,
+      metered: true,
+    });
+    // no meter ("none"): the agent takes no idle baseline, the estimate counts none
+    expect(deriveRunPlan(state({ meter: "" }), ctx()).estimate).toMatchObject({
+      idleS: 0,
+      metered: false,
     });
     expect(bodyOf(state())).toEqual({
       agent_id: "a1",
@@ -250,7 +256,7 @@ describe("deriveRunPlan: custom jobs", () => {
       kept: { passes: 3, discard_passes: 1, shortened_by: 0.5 },
     });
     const p = deriveRunPlan(s, ctx());
-    expect(p.estimate?.loadS).toBe(10);
+    expect(p.estimate?.loadS).toBe(20); // two jobs of the default 10 s (MIN_RUNTIME_S)
     expect(p.writes).toBe(true);
     const body = bodyOf(s);
     expect(body.workload_id).toBeNull();

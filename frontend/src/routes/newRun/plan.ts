@@ -128,8 +128,10 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
 
   let estimate: DurationEstimate | undefined;
   const idleForEstimate = idleValid ? idleNumber : null;
+  // the agent idles before and after only to measure power: no meter, no idle baseline
+  const metered = meter !== "";
   if (custom) {
-    if (built?.jobs) estimate = estimateDuration(built.jobs, idleForEstimate);
+    if (built?.jobs) estimate = estimateDuration(built.jobs, idleForEstimate, metered);
   } else if (workload && !scaled && !jobfile) {
     estimate = estimateDuration(
       // the display's approximation; the server shortens the run (WorkloadSpec.shortened)
@@ -141,6 +143,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
             : j,
       ),
       idleForEstimate,
+      metered,
     );
   }
 

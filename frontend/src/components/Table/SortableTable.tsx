@@ -1,0 +1,165 @@
+// A table whose column headers sort it (TanStack Table, ADR 0032), with an optional page size:
+// the run page's jobs (110 for kernel-help) and the compare page's runs. Markup and classes are the
+// app's own (`table`, `num`); the library keeps the sort state and order.
+import {
+  type ColumnDef,
+  createSortedRowModel,
+  type RowData,
+  rowSortingFeature,
+  tableFeatures,
+  useTable,
+} from "@tanstack/react-table";
+import { type ReactNode, useMemo, useState } from "react";
+import "./table.css";
+
+const features = tableFeatures({ rowSortingFeature, sortedRowModel: createSortedRowModel() });
+
+export interface SortColumn<T> {
+  id: string;
+  header: string;
+  /** the value it sorts by (null sorts last either way) */
+  value: (row: T) => number | string | null | undefined;
+  /** what the cell shows; the value as text by default */
+  cell?: (row: T) => ReactNode;
+  num?: boolean;
+  /** a header's explanation (title) */
+  title?: string;
+  /** false: a column of controls, not sorted by (a plain header) */
+  sortable?: boolean;
+}
+
+/** Order two cell values: numbers as numbers, text naturally ("4k" before "16k"), empty last. */
+export function compareValues(
+  a: number | string | null | undefined,
+  b: number | string | null | undefined,
+): number {
+  const ea = a == null || a === "";
+  const eb = b == null || b === "";
+  if (ea || eb) return ea === eb ? 0 : ea ? 1 : -1;
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return String(a).localeCompare(String(b), "en", { numeric: true, sensitivity: "base" });
+}
+
+export function SortableTable<T extends RowData>({
+  rows,
+  columns,
+  rowKey,
+  pageSize,
+  testId,
+  className = "table compact",
+  wrapClass = "table-scroll",
+  rowProps,
+}: {
+  rows: T[];
+  columns: SortColumn<T>[];
+  rowKey: (row: T) => string;
+  /** rows per page (a pager under the table when there are more); all rows without it */
+  pageSize?: number;
+  testId?: string;
+  className?: string;
+  /** the box the table scrolls in */
+  wrapClass?: string;
+  rowProps?: (row: T) => Record<string, string | undefined>;
+}) {
+  const defs = useMemo<ColumnDef<typeof features, T>[]>(
+    () =>
+      columns.map((c) => ({
+        id: c.id,
+        // empty is undefined: sortUndefined puts it last in either direction
+        accessorFn: (r: T) => c.value(r) ?? undefined,
+        header: c.header,
+        sortDescFirst: !!c.num,
+        sortFn: (ra, rb, id) => compareValues(ra.getValue(id), rb.getValue(id)),
+        sortUndefined: "last",
+        enableSorting: c.sortable !== false,
+      })),
+    [columns],
+  );
+  const table = useTable({ features, columns: defs, data: rows });
+  const [page, setPage] = useState(0);
+  const sorted = table.getRowModel().rows;
+  const pages = pageSize ? Math.max(1, Math.ceil(sorted.length / pageSize)) : 1;
+  const at = Math.min(page, pages - 1);
+  const shown = pageSize ? sorted.slice(at * pageSize, (at + 1) * pageSize) : sorted;
+  const byId = new Map(columns.map((c) => [c.id, c]));
+  return (
+    <>
+      <div className={wrapClass}>
+        <table className={className} data-testid={testId}>
+          <thead>
+            <tr>
+              {table.getHeaderGroups()[0]?.headers.map((h) => {
+                const col = byId.get(h.column.id);
+                const dir = h.column.getIsSorted();
+                if (col?.sortable === false)
+                  return (
+                    <th key={h.id} className={col.num ? "num" : undefined} title={col.title}>
+                      {col.header}
+                    </th>
+                  );
+                return (
+                  <th
+                    key={h.id}
+                    className={col?.num ? "num" : undefined}
+                    aria-sort={dir === "asc" ? "ascending" : dir === "desc" ? "descending" : "none"}
+                    title={col?.title}
+                  >
+                    <button
+                      type="button"
+                      className="sort-button"
+                      onClick={h.column.getToggleSortingHandler()}
+                      data-testid={`sort-${h.column.id}`}
+                    >
+                      {col?.header}
+                      {/* drawn by CSS (table.css): the header's text stays its name */}
+                      <span aria-hidden="true" className="sort-mark" data-dir={dir || "none"} />
+                    </button>
+                  </th>
+                );
+              })}
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((r) => {
+              const row = r.original;
+              return (
+                <tr key={rowKey(row)} {...rowProps?.(row)}>
+                  {columns.map((c) => (
+                    <td key={c.id} className={c.num ? "num" : undefined}>
+                      {c.cell ? c.cell(row) : String(c.value(row) ?? "—")}
+                    </td>
+                  ))}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      {pages > 1 && (
+        <div className="pager" data-testid={testId ? `${testId}-pager` : undefined}>
+          <span className="muted small">
+            {at * (pageSize ?? 0) + 1}–{Math.min((at + 1) * (pageSize ?? 0), sorted.length)} of{" "}
+            {sorted.length}
+          </span>
+          <button
+            type="button"
+            className="btn btn-small"
+            disabled={at === 0}
+            onClick={() => setPage(at - 1)}
+          >
+            Previous
+          </button>
+          <button
+            type="button"
+            className="btn btn-small"
+            disabled={at >= pages - 1}
+            onClick={() => setPage(at + 1)}
+            data-testid={testId ? `${testId}-next` : undefined}
+          >
+            Next
+          </button>
+        </div>
+      )}
+    </>
+  );
+}
