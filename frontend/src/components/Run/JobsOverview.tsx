@@ -175,7 +175,8 @@ export function JobsOverview({
     },
     {
       id: "bw",
-      header: "MB/s",
+      header: "Throughput",
+      unit: "MB/s",
       num: true,
       value: (r) => r.bw,
       cell: (r) => sig3(toMBps(r.bw)),
@@ -183,7 +184,8 @@ export function JobsOverview({
     },
     {
       id: "mean",
-      header: `mean (${lat.unit})`,
+      header: "mean",
+      unit: lat.unit,
       num: true,
       value: (r) => r.mean,
       cell: (r) => latText(r.mean),
@@ -191,7 +193,8 @@ export function JobsOverview({
     },
     {
       id: "p99",
-      header: `p99 (${lat.unit})`,
+      header: "p99",
+      unit: lat.unit,
       num: true,
       value: (r) => r.p99,
       cell: (r) => latText(r.p99),

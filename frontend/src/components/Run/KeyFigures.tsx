@@ -44,7 +44,12 @@ function DirRow({ dir, label, scale }: { dir: DirSummary; label: string; scale: 
 export function KeyFigures({ job }: { job: JobSummary }) {
   const dirs = [job.read, job.write].filter((d): d is DirSummary => d != null);
   const scale = latencyScale(latencyUnitNs(dirs.map((d) => LATENCIES.map((k) => d[k]))));
-  const u = ` (${scale.unit})`;
+  const u = (
+    <>
+      {" "}
+      <span className="unit-head">({scale.unit})</span>
+    </>
+  );
   return (
     <div className="key-figures" data-testid="key-figures">
       <table className="table compact">

@@ -17,6 +17,8 @@ const features = tableFeatures({ rowSortingFeature, sortedRowModel: createSorted
 export interface SortColumn<T> {
   id: string;
   header: string;
+  /** the unit its figures are in, shown after the header as written ("µs", never "ΜS") */
+  unit?: string;
   /** the value it sorts by (null sorts last either way) */
   value: (row: T) => number | string | null | undefined;
   /** what the cell shows; the value as text by default */
@@ -38,6 +40,17 @@ export function compareValues(
   if (ea || eb) return ea === eb ? 0 : ea ? 1 : -1;
   if (typeof a === "number" && typeof b === "number") return a - b;
   return String(a).localeCompare(String(b), "en", { numeric: true, sensitivity: "base" });
+}
+
+/** A header's unit in parentheses, outside the headers' capitals (class unit-head). */
+function Unit({ unit }: { unit?: string }) {
+  if (!unit) return null;
+  return (
+    <>
+      {" "}
+      <span className="unit-head">({unit})</span>
+    </>
+  );
 }
 
 export function SortableTable<T extends RowData>({
@@ -95,6 +108,7 @@ export function SortableTable<T extends RowData>({
                   return (
                     <th key={h.id} className={col.num ? "num" : undefined} title={col.title}>
                       {col.header}
+                      <Unit unit={col.unit} />
                     </th>
                   );
                 return (
@@ -111,6 +125,7 @@ export function SortableTable<T extends RowData>({
                       data-testid={`sort-${h.column.id}`}
                     >
                       {col?.header}
+                      <Unit unit={col?.unit} />
                       {/* drawn by CSS (table.css): the header's text stays its name */}
                       <span aria-hidden="true" className="sort-mark" data-dir={dir || "none"} />
                     </button>
