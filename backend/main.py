@@ -1,5 +1,6 @@
 """create_app(): routers under /api/v1, one error shape, the built UI at /."""
 
+import copy
 import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -178,25 +179,48 @@ class ErrorResponse(BaseModel):
     request_id: str
 
 
+# The document depends only on the code: apps made by the same code in one process (the tests make
+# dozens) share one build of it, each app keeping its own copy.
+_BUILT_SCHEMAS: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _schema_key(app: FastAPI) -> tuple[Any, ...]:
+    routes = tuple(
+        (r.path, tuple(sorted(r.methods or ())), r.name, id(r.endpoint), r.include_in_schema)
+        if isinstance(r, APIRoute)
+        else (getattr(r, "path", None), type(r).__name__)
+        for r in app.routes
+    )
+    return (app.title, app.version, app.description, routes)
+
+
 def _openapi_with_our_errors(app: FastAPI) -> Callable[[], dict[str, Any]]:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            schema = get_openapi(
-                title=app.title, version=app.version, description=app.description, routes=app.routes
-            )
-            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
-            err = ErrorResponse.model_json_schema(ref_template="#/components/schemas/{model}")
-            for name, sub in err.pop("$defs", {}).items():
-                schemas[name] = sub
-            schemas["ErrorResponse"] = err
-            # FastAPI documents 422 as its own {loc, msg} shape; ours is ErrorResponse
-            schemas["HTTPValidationError"] = {"$ref": "#/components/schemas/ErrorResponse"}
-            schemas.pop("ValidationError", None)
-            document_errors(schema, app.routes)
-            app.openapi_schema = schema
+            key = _schema_key(app)
+            if key not in _BUILT_SCHEMAS:
+                _BUILT_SCHEMAS[key] = _build_schema(app)
+            app.openapi_schema = copy.deepcopy(_BUILT_SCHEMAS[key])
         return app.openapi_schema
 
     return openapi
+
+
+def _build_schema(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document with our error shape: ErrorResponse for every error, 422 included."""
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    err = ErrorResponse.model_json_schema(ref_template="#/components/schemas/{model}")
+    for name, sub in err.pop("$defs", {}).items():
+        schemas[name] = sub
+    schemas["ErrorResponse"] = err
+    # FastAPI documents 422 as its own {loc, msg} shape; ours is ErrorResponse
+    schemas["HTTPValidationError"] = {"$ref": "#/components/schemas/ErrorResponse"}
+    schemas.pop("ValidationError", None)
+    document_errors(schema, app.routes)
+    return schema
 
 
 @asynccontextmanager
