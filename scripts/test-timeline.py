@@ -19,17 +19,23 @@ from collections import defaultdict
 def main(prefix: str, top: int = 8) -> int:
     rows = []
     cpus: dict[str, float] = {}
+    kids: dict[str, float] = {}
     for path in sorted(glob.glob(prefix + ".*")):
         with open(path, encoding="utf-8") as f:
             for line in f:
                 start, end, worker, rest = line.rstrip("\n").split(" ", 3)
-                cpu, _, nodeid = rest.partition(" ")
-                try:
-                    float(cpu)
-                except ValueError:  # a line from before the CPU column
-                    cpu, nodeid = "nan", rest
+                fields = rest.split(" ", 2)
+                # `cpu children nodeid`; older files: `cpu nodeid` (both together) or `nodeid`
+                nums = []
+                for x in fields[:2]:
+                    try:
+                        nums.append(float(x))
+                    except ValueError:
+                        break
+                nodeid = " ".join(fields[len(nums) :])
+                cpus[nodeid] = nums[0] if nums else float("nan")
+                kids[nodeid] = nums[1] if len(nums) > 1 else float("nan")
                 rows.append((float(start), float(end), worker, nodeid))
-                cpus[nodeid] = float(cpu)
     if not rows:
         print(f"no timeline files {prefix}.*", file=sys.stderr)
         return 2
@@ -54,9 +60,14 @@ def main(prefix: str, top: int = 8) -> int:
     print("\ngroups (sum of test durations):")
     for group, secs in sorted(groups.items(), key=lambda g: -g[1]):
         print(f"  {secs:7.0f} s  {group}")
-    print("\nmost CPU (the test process and the children it waited for):")
-    for nodeid, secs in sorted(cpus.items(), key=lambda c: -c[1] if c[1] == c[1] else 0)[: top * 3]:
-        print(f"  {secs:7.1f} s  {nodeid}")
+    for title, table in (
+        ("most CPU in the test process itself (its code, in-process apps)", cpus),
+        ("most CPU of children reaped during the test (programs it ran, servers it stopped)", kids),
+    ):
+        print(f"\n{title}:")
+        for nodeid, secs in sorted(table.items(), key=lambda c: -c[1] if c[1] == c[1] else 0)[: top * 3]:
+            print(f"  {secs:7.1f} s  {nodeid}")
+        print(f"  total {sum(v for v in table.values() if v == v):.0f} s")
     return 0
 
 

@@ -190,9 +190,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
-    """IOWATT_TEST_TIMELINE=PREFIX: each test process appends `start end worker cpu nodeid` to
-    PREFIX.<worker>: wall seconds, and the CPU seconds (user + system) the process and the children
-    it waited for used meanwhile (a server it started and keeps is not counted), to see which
+    """IOWATT_TEST_TIMELINE=PREFIX: each test process appends `start end worker cpu children nodeid`
+    to PREFIX.<worker>: wall seconds, the CPU seconds (user + system) of the test process itself
+    (its threads: the test's code, in-process apps) and of the children reaped meanwhile (a program
+    it ran and waited for; a server it started is counted where it is stopped), to see which
     process ends last and what it spent (docs/testing.md § Measuring: scripts/test-timeline.py)."""
     prefix = os.environ.get("IOWATT_TEST_TIMELINE")
     if not prefix:
@@ -201,12 +202,13 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     import resource
     import time
 
-    def cpu() -> float:
-        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    def cpu(who: int) -> float:
+        r = resource.getrusage(who)
+        return r.ru_utime + r.ru_stime
 
-    start, cpu0 = time.time(), cpu()
+    start, own0, kids0 = time.time(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
     yield
+    own, kids = cpu(resource.RUSAGE_SELF) - own0, cpu(resource.RUSAGE_CHILDREN) - kids0
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(f"{prefix}.{worker}", "a", encoding="utf-8") as f:
-        f.write(f"{start:.2f} {time.time():.2f} {worker} {cpu() - cpu0:.2f} {item.nodeid}\n")
+        f.write(f"{start:.2f} {time.time():.2f} {worker} {own:.2f} {kids:.2f} {item.nodeid}\n")
