@@ -21,6 +21,12 @@ export default defineConfig({
   // and the logic tests that need a window (BROWSER_LOGIC: localStorage) pay for a jsdom window
   // per file (most of vitest's time on two cores was setting those up).
   test: {
+    // One module graph and one window per worker process, not per file: the files' imports (React,
+    // Recharts) and jsdom windows were most of vitest's CPU. What a test changes globally is undone
+    // after it (setup.ts: cleanup, storage; stubbed globals and mocks restored here).
+    isolate: false,
+    unstubGlobals: true,
+    restoreMocks: true,
     projects: [
       {
         extends: true,
