@@ -2,6 +2,7 @@
 // own bytes (application/octet-stream, the labels as query parameters), pasted text as JSON.
 import { api, unwrap } from "../client";
 import type { components } from "../client/schema";
+import { ApiError } from "../lib/errors";
 
 type S = components["schemas"];
 export type ImportResult = S["ImportResult"];
@@ -81,4 +82,15 @@ export async function importText(
       },
     }),
   );
+}
+
+/** The file an imported run was made of, byte for byte, and its name (GET /runs/{id}/source). */
+export async function downloadSource(runId: string): Promise<{ blob: Blob; name: string }> {
+  const r = await api.GET("/api/v1/runs/{run_id}/source", {
+    params: { path: { run_id: runId } },
+    parseAs: "blob",
+  });
+  if (r.error !== undefined || r.data === undefined) throw new ApiError(r.response.status, r.error);
+  const m = /filename="([^"]+)"/.exec(r.response.headers.get("content-disposition") ?? "");
+  return { blob: r.data as unknown as Blob, name: m?.[1] ?? `run-${runId}-source` };
 }

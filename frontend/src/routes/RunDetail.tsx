@@ -17,7 +17,7 @@ import { JobfileSpecCard } from "../components/Jobfile/JobfileView";
 import { QueryState } from "../components/QueryState";
 import { JobsOverview, OPEN_BY_DEFAULT } from "../components/Run/JobsOverview";
 import { LiveProgress } from "../components/Run/LiveProgress";
-import { OriginBadge } from "../components/Run/OriginBadge";
+import { OriginBadge, SourceButton } from "../components/Run/OriginBadge";
 import { PresetSummary } from "../components/Run/PresetSummary";
 import { RunSummary } from "../components/Run/RunSummary";
 import { RunTags } from "../components/Run/RunTags";
@@ -273,6 +273,7 @@ export function RunDetail() {
             </Link>
           )}
           {run.status === "succeeded" && <RawResultButton runId={run.id} />}
+          {run.origin && <SourceButton runId={run.id} />}
           {run.status === "succeeded" && (
             <Link className="btn btn-small" to={`/views?runs=${run.id}`} data-testid="named-views">
               Named views

@@ -1,6 +1,9 @@
 // Where an imported or published run's figures come from (run.origin, backend/imports): shown
 // wherever a run is named (runs list, run page, comparisons) so nobody takes it for a measurement here.
+import { useState } from "react";
 import type { components } from "../../client/schema";
+import { errorMessage } from "../../lib/errors";
+import { downloadSource } from "../../queries/imports";
 
 type Origin = components["schemas"]["RunOrigin"];
 
@@ -21,5 +24,42 @@ export function OriginBadge({ origin }: { origin: Origin | null | undefined }) {
     >
       {origin.label}
     </span>
+  );
+}
+
+/** Downloads the file an imported or published run was made of, as it was imported. */
+export function SourceButton({ runId }: { runId: string }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const download = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const { blob, name } = await downloadSource(runId);
+      const href = URL.createObjectURL(blob);
+      const a = document.createElement("a");
+      a.href = href;
+      a.download = name;
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(href), 10_000);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <button
+      type="button"
+      className="btn btn-small"
+      onClick={download}
+      disabled={busy}
+      data-testid="source-download"
+      title={error ?? "the imported file, byte for byte"}
+    >
+      {busy ? "Preparing…" : error ? `Retry download (${error})` : "Download original"}
+    </button>
   );
 }
