@@ -540,7 +540,7 @@ def published_run(body: PublishedImport) -> ParsedFile:
     """The figures as one run, a job per test (figures of one test and direction merge)."""
     tests: dict[tuple[str, str], dict[str, Any]] = {}
     for f in body.figures:
-        direction = f.direction or ("write" if re.search(r"write|wr\b", f.test, re.I) else "read")
+        direction: str = f.direction or ("write" if re.search(r"write|wr\b", f.test, re.I) else "read")
         t = tests.setdefault((f.test, direction), {"settings": {}, "bw": None, "iops": None, "lat": None})
         if f.unit in _BW:
             t["bw"] = f.value * _BW[f.unit]

@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backend.imports.formats import fio_json, fio_normal, fio_terse
-from backend.imports.formats.base import ImportFormatError, ParsedFile
+from backend.imports.formats.base import Importer, ImportFormatError, ParsedFile
 
 SAMPLES = Path(__file__).parent / "samples" / "fio"
 SEEDS = [p.read_bytes() for p in sorted(SAMPLES.iterdir()) if p.name.startswith("fio-")]
-IMPORTERS = [fio_json.FioJson(), fio_terse.FioTerse(), fio_normal.FioNormal()]
+IMPORTERS: list[Importer] = [fio_json.FioJson(), fio_terse.FioTerse(), fio_normal.FioNormal()]
 FUZZ = settings(
     max_examples=40, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )

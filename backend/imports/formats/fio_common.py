@@ -37,9 +37,9 @@ def seconds(value: Any) -> float | None:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|d)?\s*", str(value))
     if not m:
         return None
-    unit = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0}
-    unit.update({"h": 3600.0, "d": 86400.0, None: 1.0})  # type: ignore[dict-item]
-    return float(m.group(1)) * unit[m.group(2)]  # type: ignore[index]
+    unit: dict[str | None, float] = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0}
+    unit.update({"m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0})
+    return float(m.group(1)) * unit[m.group(2)]
 
 
 def size(value: Any, kb_base: int = 1024) -> int | None:

@@ -259,11 +259,11 @@ def job_of(job: dict[str, Any], global_options: dict[str, Any], index: int) -> J
     err = _num(job.get("error"))
     if err:
         metrics["error"] = err
-    name = job.get("jobname")
+    jobname = job.get("jobname")
     host = job.get("hostname")
     group = job.get("groupid")
     return Job(
-        name=(str(name) if name is not None else f"job{index}")[:200],
+        name=(str(jobname) if jobname is not None else f"job{index}")[:200],
         settings=fio_common.settings(options),
         read=direction(job.get("read")),
         write=direction(job.get("write")),
@@ -321,17 +321,17 @@ def parse_file(name: str, fp: BinaryIO) -> ParsedFile:
     device: dict[str, str] = {}
     notes: list[str] = []
     if disks:
-        names = [str(d.get("name", ""))[:64] for d in disks]
+        names = [str(disk.get("name", ""))[:64] for disk in disks]
         device["name"] = names[0]
         if len(names) > 1:
             device["disks"] = ",".join(names)
-        for d in disks:
+        for disk in disks:
             counters = ", ".join(
-                f"{k}={d[k]}"
+                f"{k}={disk[k]}"
                 for k in ("read_ios", "write_ios", "read_merges", "write_merges", "in_queue", "util")
-                if _num(d.get(k)) is not None
+                if _num(disk.get(k)) is not None
             )
-            notes.append(f"disk_util {str(d.get('name', ''))[:64]}: {counters}")
+            notes.append(f"disk_util {str(disk.get('name', ''))[:64]}: {counters}")
     host = {"hostname": sorted(hosts)[0]} if len(hosts) == 1 else {}
     if len(hosts) > 1:
         notes.append(f"client/server run on {len(hosts)} hosts: {', '.join(sorted(hosts)[:20])}")

@@ -178,8 +178,8 @@ def parse(name: str, data: bytes) -> ParsedFile:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise ImportFormatError(FORMAT, "not UTF-8 text", line=line, expected="fio's normal output") from None
+        at = data[: e.start].count(b"\n") + 1
+        raise ImportFormatError(FORMAT, "not UTF-8 text", line=at, expected="fio's normal output") from None
     setups: dict[str, dict[str, Any]] = {}
     blocks: list[_JobBlock] = []
     version: str | None = None
