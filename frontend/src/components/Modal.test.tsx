@@ -66,3 +66,17 @@ describe("Modal", () => {
     expect(document.activeElement?.textContent).toBe("Cancel");
   });
 });
+
+describe("Modal's Tab", () => {
+  it("wraps from the last control to the first and back with Shift+Tab", () => {
+    render(<Opener />);
+    fireEvent.click(screen.getByRole("button", { name: "open" }));
+    const first = screen.getByLabelText("first");
+    const last = screen.getByRole("button", { name: "other" });
+    last.focus();
+    fireEvent.keyDown(last, { key: "Tab" });
+    expect(document.activeElement).toBe(first);
+    fireEvent.keyDown(first, { key: "Tab", shiftKey: true });
+    expect(document.activeElement).toBe(last);
+  });
+});

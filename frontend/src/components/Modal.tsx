@@ -1,10 +1,12 @@
 import { type ReactNode, type RefObject, useEffect, useRef, useState } from "react";
 
+const FOCUSABLE =
+  "a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex='-1'])";
+
 /**
  * Every modal of the app: a native `<dialog>` opened with showModal(), so the browser makes the
- * rest of the page inert (focus cannot leave the dialog with Tab, screen readers see only it) and
- * draws the backdrop. Escape closes it through `onClose` (the caller owns whether it is shown);
- * when it goes, focus returns to the element that had it before it opened (the button that
+ * rest of the page inert (screen readers see only it; Tab wraps inside it) and draws the
+ * backdrop. Escape closes it through `onClose` (the caller owns whether it is shown); when it goes, focus returns to the element that had it before it opened (the button that
  * opened it), as WAI-ARIA's dialog pattern asks.
  *
  * `initialFocus` names the element focused on opening (a Cancel button for a destructive action,
@@ -73,6 +75,22 @@ export function Modal({
           e.preventDefault();
           e.stopPropagation();
           close.current();
+        } else if (e.key === "Tab" && ref.current) {
+          // The page behind is inert, but Tab past the last control would leave for the browser's
+          // own UI: it wraps to the first (Shift+Tab before the first, to the last) instead.
+          const all = [...ref.current.querySelectorAll<HTMLElement>(FOCUSABLE)].filter(
+            (el) => !el.hasAttribute("disabled") && el.tabIndex >= 0,
+          );
+          const first = all[0];
+          const last = all[all.length - 1];
+          if (!first || !last) return;
+          if (e.shiftKey && document.activeElement === first) {
+            e.preventDefault();
+            last.focus();
+          } else if (!e.shiftKey && document.activeElement === last) {
+            e.preventDefault();
+            first.focus();
+          }
         }
       }}
     >

@@ -3,6 +3,7 @@ import { useState } from "react";
 import type { AdminUserRead, ResetLinkCreated } from "../client/types";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { QueryState } from "../components/QueryState";
+import { ScrollBox } from "../components/ScrollBox";
 import { OnceSecret } from "../components/Secret";
 import { errorMessage } from "../lib/errors";
 import { formatTimestamp } from "../lib/format";
@@ -57,73 +58,75 @@ export function AdminUsers() {
       </label>
       <QueryState isPending={users.isPending} error={users.error} />
       {users.data && (
-        <table className="table" data-testid="users-table">
-          <thead>
-            <tr>
-              <th>E-mail</th>
-              <th>Name</th>
-              <th>Address</th>
-              <th>Sign-in</th>
-              <th className="num">Teams</th>
-              <th>Since</th>
-              <th>
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.data.items.map((u) => (
-              <tr key={u.id} data-testid="user-row">
-                <td>
-                  {u.email}
-                  {u.is_instance_admin && (
-                    <>
-                      {" "}
-                      <span className="badge badge-assigned">instance admin</span>
-                    </>
-                  )}
-                  {!u.is_active && (
-                    <>
-                      {" "}
-                      <span className="badge badge-cancelled">deactivated</span>
-                    </>
-                  )}
-                </td>
-                <td>{u.display_name}</td>
-                <td>
-                  {u.email_verified ? (
-                    <span className="badge badge-succeeded">verified</span>
-                  ) : (
-                    <span
-                      className="badge badge-cancelled"
-                      title="its owner never proved this address"
-                    >
-                      not verified
-                    </span>
-                  )}
-                </td>
-                <td>
-                  {[u.password_set && "password", u.sso_linked && "single sign-on"]
-                    .filter(Boolean)
-                    .join(", ") || "none"}
-                </td>
-                <td className="num">{u.team_count}</td>
-                <td>{formatTimestamp(u.created_at)}</td>
-                <td>
-                  <button
-                    type="button"
-                    className="btn btn-small"
-                    disabled={!u.is_active}
-                    data-testid="issue-reset-link"
-                    onClick={() => setTarget(u)}
-                  >
-                    Issue reset link
-                  </button>
-                </td>
+        <ScrollBox label="Users">
+          <table className="table" data-testid="users-table">
+            <thead>
+              <tr>
+                <th>E-mail</th>
+                <th>Name</th>
+                <th>Address</th>
+                <th>Sign-in</th>
+                <th className="num">Teams</th>
+                <th>Since</th>
+                <th>
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {users.data.items.map((u) => (
+                <tr key={u.id} data-testid="user-row">
+                  <td>
+                    {u.email}
+                    {u.is_instance_admin && (
+                      <>
+                        {" "}
+                        <span className="badge badge-assigned">instance admin</span>
+                      </>
+                    )}
+                    {!u.is_active && (
+                      <>
+                        {" "}
+                        <span className="badge badge-cancelled">deactivated</span>
+                      </>
+                    )}
+                  </td>
+                  <td>{u.display_name}</td>
+                  <td>
+                    {u.email_verified ? (
+                      <span className="badge badge-succeeded">verified</span>
+                    ) : (
+                      <span
+                        className="badge badge-cancelled"
+                        title="its owner never proved this address"
+                      >
+                        not verified
+                      </span>
+                    )}
+                  </td>
+                  <td>
+                    {[u.password_set && "password", u.sso_linked && "single sign-on"]
+                      .filter(Boolean)
+                      .join(", ") || "none"}
+                  </td>
+                  <td className="num">{u.team_count}</td>
+                  <td>{formatTimestamp(u.created_at)}</td>
+                  <td>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      disabled={!u.is_active}
+                      data-testid="issue-reset-link"
+                      onClick={() => setTarget(u)}
+                    >
+                      Issue reset link
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </ScrollBox>
       )}
       {users.data && users.data.total > users.data.items.length && (
         <p className="muted small">

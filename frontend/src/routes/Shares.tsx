@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { QueryState } from "../components/QueryState";
+import { ScrollBox } from "../components/ScrollBox";
 import { errorMessage } from "../lib/errors";
 import { formatRelative, formatTimestamp } from "../lib/format";
 import { can, useCurrentTeam } from "../lib/role";
@@ -58,7 +59,7 @@ export function Shares() {
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && <p className="muted">No share links yet.</p>}
       {q.data && q.data.items.length > 0 && (
-        <div className="card table-scroll">
+        <ScrollBox className="card" label="Shared links">
           <table className="table" data-testid="shares-table">
             <thead>
               <tr>
@@ -119,7 +120,7 @@ export function Shares() {
               })}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
       {revoking && (
         <ConfirmDialog

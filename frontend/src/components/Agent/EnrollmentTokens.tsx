@@ -13,6 +13,7 @@ import { keys } from "../../queries/keys";
 import { ConfirmDialog } from "../ConfirmDialog";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../Field";
 import { QueryState } from "../QueryState";
+import { ScrollBox } from "../ScrollBox";
 import { Command, OnceSecret } from "../Secret";
 
 /** Lifetimes offered for an enrolment token (the server bounds ttl_s to 60 s … 30 days). */
@@ -169,51 +170,53 @@ export function EnrollmentTokens({
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && <p className="muted">No enrolment tokens.</p>}
       {q.data && q.data.items.length > 0 && (
-        <table className="table" data-testid="enrollment-tokens-table">
-          <thead>
-            <tr>
-              <th>Created</th>
-              <th>By</th>
-              <th>Expires</th>
-              <th className="num">Uses</th>
-              <th>State</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {q.data.items.map((t) => {
-              const state = tokenState(t);
-              return (
-                <tr key={t.id} data-testid="enrollment-token-row" data-state={state}>
-                  <td title={formatTimestamp(t.created_at)}>{formatRelative(t.created_at)}</td>
-                  <td className="mono small">
-                    {t.created_by === meId ? "you" : (t.created_by?.slice(0, 8) ?? "—")}
-                  </td>
-                  <td>{t.expires_at ? formatTimestamp(t.expires_at) : "never"}</td>
-                  <td className="num">
-                    {t.uses} / {t.max_uses ?? "∞"}
-                  </td>
-                  <td>{state}</td>
-                  <td>
-                    {state === "usable" && (
-                      <button
-                        type="button"
-                        className="btn btn-danger btn-small"
-                        data-testid="revoke-enrollment-token"
-                        onClick={() => {
-                          revoke.reset();
-                          setRevoking(t);
-                        }}
-                      >
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <ScrollBox label="Enrollment tokens">
+          <table className="table" data-testid="enrollment-tokens-table">
+            <thead>
+              <tr>
+                <th>Created</th>
+                <th>By</th>
+                <th>Expires</th>
+                <th className="num">Uses</th>
+                <th>State</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {q.data.items.map((t) => {
+                const state = tokenState(t);
+                return (
+                  <tr key={t.id} data-testid="enrollment-token-row" data-state={state}>
+                    <td title={formatTimestamp(t.created_at)}>{formatRelative(t.created_at)}</td>
+                    <td className="mono small">
+                      {t.created_by === meId ? "you" : (t.created_by?.slice(0, 8) ?? "—")}
+                    </td>
+                    <td>{t.expires_at ? formatTimestamp(t.expires_at) : "never"}</td>
+                    <td className="num">
+                      {t.uses} / {t.max_uses ?? "∞"}
+                    </td>
+                    <td>{state}</td>
+                    <td>
+                      {state === "usable" && (
+                        <button
+                          type="button"
+                          className="btn btn-danger btn-small"
+                          data-testid="revoke-enrollment-token"
+                          onClick={() => {
+                            revoke.reset();
+                            setRevoking(t);
+                          }}
+                        >
+                          Revoke
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </ScrollBox>
       )}
       {revoking && (
         <ConfirmDialog

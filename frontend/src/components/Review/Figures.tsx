@@ -5,6 +5,7 @@ import { Link } from "react-router-dom";
 import { formatDecimal, formatEnergy } from "../../lib/format";
 import type { CandidateRead, ReviewRead } from "../../queries/reviews";
 import { CRITERIA } from "../../queries/reviews";
+import { ScrollBox } from "../ScrollBox";
 import {
   decimalBytes,
   deviceText,
@@ -68,7 +69,7 @@ export function CandidatesTable({
   const cur = review.currency;
   const act = readOnly ? undefined : actions;
   return (
-    <div className="table-scroll">
+    <ScrollBox label="Candidates">
       <table className="table compact" data-testid={testId}>
         <thead>
           <tr>
@@ -149,7 +150,7 @@ export function CandidatesTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }
 
@@ -287,7 +288,7 @@ export function figureRows(review: ReviewRead): Row[] {
 export function FiguresTable({ review }: { review: ReviewRead }) {
   const rows = figureRows(review);
   return (
-    <div className="table-scroll">
+    <ScrollBox label="Figures">
       <table className="table compact" data-testid="figures-table">
         <thead>
           <tr>
@@ -332,7 +333,7 @@ export function FiguresTable({ review }: { review: ReviewRead }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }
 
@@ -359,42 +360,44 @@ export function RankingTable({ review }: { review: ReviewRead }) {
   const weighted = CRITERIA.filter((c) => num(String(review.weights[c.key] ?? "0")));
   const decided = review.decision?.candidate_id;
   return (
-    <table className="table compact" data-testid="ranking-table">
-      <thead>
-        <tr>
-          <th>Rank</th>
-          <th>Candidate</th>
-          <th>Score</th>
-          {weighted.map((c) => (
-            <th key={c.key}>
-              {c.label} <small className="muted">× {String(review.weights[c.key])}</small>
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {review.ranking.map((r) => (
-          <tr key={r.candidate_id} data-testid="ranking-row">
-            <td>{r.rank}</td>
-            <td>
-              {r.name}
-              {r.candidate_id === decided && (
-                <>
-                  {" "}
-                  <span className="badge badge-succeeded">chosen</span>
-                </>
-              )}
-            </td>
-            <td>
-              <strong>{plain(r.score)}</strong>
-            </td>
+    <ScrollBox label="Ranking">
+      <table className="table compact" data-testid="ranking-table">
+        <thead>
+          <tr>
+            <th>Rank</th>
+            <th>Candidate</th>
+            <th>Score</th>
             {weighted.map((c) => (
-              <td key={c.key}>{plain(r.scores[c.key])}</td>
+              <th key={c.key}>
+                {c.label} <small className="muted">× {String(review.weights[c.key])}</small>
+              </th>
             ))}
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {review.ranking.map((r) => (
+            <tr key={r.candidate_id} data-testid="ranking-row">
+              <td>{r.rank}</td>
+              <td>
+                {r.name}
+                {r.candidate_id === decided && (
+                  <>
+                    {" "}
+                    <span className="badge badge-succeeded">chosen</span>
+                  </>
+                )}
+              </td>
+              <td>
+                <strong>{plain(r.score)}</strong>
+              </td>
+              {weighted.map((c) => (
+                <td key={c.key}>{plain(r.scores[c.key])}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </ScrollBox>
   );
 }
 
@@ -468,52 +471,56 @@ export function SensitivityTable({ review }: { review: ReviewRead }) {
   if (review.sensitivity.length === 0)
     return <p className="muted">Sensitivity needs two candidates or more.</p>;
   return (
-    <table className="table compact" data-testid="sensitivity-table">
-      <thead>
-        <tr>
-          <th>Change</th>
-          <th>Range scanned</th>
-          <th>Review's value</th>
-          <th style={{ width: "22%" }}>Where the leader changes</th>
-          <th>New leader</th>
-          <th>What it means</th>
-        </tr>
-      </thead>
-      <tbody>
-        {review.sensitivity.map((s) => {
-          const p = PARAMETERS[s.parameter] ?? { label: s.parameter, unit: () => "" };
-          const flip = num(s.flip_at);
-          return (
-            <tr
-              key={s.parameter}
-              data-testid={`sensitivity-${s.parameter}`}
-              className={flip !== null ? "flips" : undefined}
-            >
-              <td>
-                <strong>{p.label}</strong>
-                <br />
-                <small className="muted">{p.unit(review.currency)}</small>
-              </td>
-              <td className="nowrap">
-                {plain(s.low)} – {plain(s.high)}
-              </td>
-              <td>{plain(s.base)}</td>
-              <td>
-                <RangeBar
-                  low={num(s.low) ?? 0}
-                  high={num(s.high) ?? 1}
-                  base={num(s.base) ?? 0}
-                  flip={flip}
-                />
-                <small>{flip === null ? "no flip in range" : `flips at ${plain(s.flip_at)}`}</small>
-              </td>
-              <td>{s.new_leader ?? "—"}</td>
-              <td>{s.message}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <ScrollBox label="Sensitivity">
+      <table className="table compact" data-testid="sensitivity-table">
+        <thead>
+          <tr>
+            <th>Change</th>
+            <th>Range scanned</th>
+            <th>Review's value</th>
+            <th style={{ width: "22%" }}>Where the leader changes</th>
+            <th>New leader</th>
+            <th>What it means</th>
+          </tr>
+        </thead>
+        <tbody>
+          {review.sensitivity.map((s) => {
+            const p = PARAMETERS[s.parameter] ?? { label: s.parameter, unit: () => "" };
+            const flip = num(s.flip_at);
+            return (
+              <tr
+                key={s.parameter}
+                data-testid={`sensitivity-${s.parameter}`}
+                className={flip !== null ? "flips" : undefined}
+              >
+                <td>
+                  <strong>{p.label}</strong>
+                  <br />
+                  <small className="muted">{p.unit(review.currency)}</small>
+                </td>
+                <td className="nowrap">
+                  {plain(s.low)} – {plain(s.high)}
+                </td>
+                <td>{plain(s.base)}</td>
+                <td>
+                  <RangeBar
+                    low={num(s.low) ?? 0}
+                    high={num(s.high) ?? 1}
+                    base={num(s.base) ?? 0}
+                    flip={flip}
+                  />
+                  <small>
+                    {flip === null ? "no flip in range" : `flips at ${plain(s.flip_at)}`}
+                  </small>
+                </td>
+                <td>{s.new_leader ?? "—"}</td>
+                <td>{s.message}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </ScrollBox>
   );
 }
 
@@ -526,45 +533,47 @@ export function JobEnergy({ review }: { review: ReviewRead }) {
   return (
     <section className="card" data-testid="job-energy">
       <h3>Energy per job</h3>
-      <table className="table compact">
-        <thead>
-          <tr>
-            <th>Candidate</th>
-            {labels.map((l) => (
-              <th key={l}>
-                {l}
-                {x?.crossover === l && <small className="muted"> (crossover)</small>}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {withJobs.map((c) => (
-            <tr key={c.id}>
-              <td>{c.name}</td>
-              {labels.map((l) => {
-                const j = c.job_energy.find((e) => e.label === l);
-                return (
-                  <td
-                    key={l}
-                    title={j ? `${plain(j.runtime_s, "s")} × ${plain(j.power_w, "W")}` : ""}
-                  >
-                    {j ? formatEnergy(num(j.energy_j)) : "—"}
-                  </td>
-                );
-              })}
-            </tr>
-          ))}
-          {x && (
+      <ScrollBox label="Energy per job">
+        <table className="table compact">
+          <thead>
             <tr>
-              <th scope="row">uses least</th>
-              {x.winners.map((w, i) => (
-                <td key={labels[i] ?? i}>{w}</td>
+              <th>Candidate</th>
+              {labels.map((l) => (
+                <th key={l}>
+                  {l}
+                  {x?.crossover === l && <small className="muted"> (crossover)</small>}
+                </th>
               ))}
             </tr>
-          )}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {withJobs.map((c) => (
+              <tr key={c.id}>
+                <td>{c.name}</td>
+                {labels.map((l) => {
+                  const j = c.job_energy.find((e) => e.label === l);
+                  return (
+                    <td
+                      key={l}
+                      title={j ? `${plain(j.runtime_s, "s")} × ${plain(j.power_w, "W")}` : ""}
+                    >
+                      {j ? formatEnergy(num(j.energy_j)) : "—"}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+            {x && (
+              <tr>
+                <th scope="row">uses least</th>
+                {x.winners.map((w, i) => (
+                  <td key={labels[i] ?? i}>{w}</td>
+                ))}
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </ScrollBox>
       {x && <p data-testid="job-crossover">{x.message}</p>}
     </section>
   );
@@ -573,23 +582,25 @@ export function JobEnergy({ review }: { review: ReviewRead }) {
 /** Every formula a figure comes from, with its source: the review page and a share link. */
 export function MethodologyTable({ review }: { review: ReviewRead }) {
   return (
-    <table className="table compact">
-      <thead>
-        <tr>
-          <th>Figure</th>
-          <th>Formula</th>
-          <th>Source</th>
-        </tr>
-      </thead>
-      <tbody>
-        {review.methodology.map((m) => (
-          <tr key={m.name}>
-            <td className="mono">{m.name}</td>
-            <td>{m.formula}</td>
-            <td>{m.source}</td>
+    <ScrollBox label="Methodology">
+      <table className="table compact">
+        <thead>
+          <tr>
+            <th>Figure</th>
+            <th>Formula</th>
+            <th>Source</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {review.methodology.map((m) => (
+            <tr key={m.name}>
+              <td className="mono">{m.name}</td>
+              <td>{m.formula}</td>
+              <td>{m.source}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </ScrollBox>
   );
 }

@@ -4,6 +4,7 @@ import { formatTimestamp } from "../../lib/format";
 import type { TeamRole } from "../../lib/role";
 import { auditQuery } from "../../queries/teams";
 import { QueryState } from "../QueryState";
+import { ScrollBox } from "../ScrollBox";
 
 /** The server filters by prefix of the action ("member." = every member change). */
 export const AUDIT_FILTERS: readonly { value: string; label: string }[] = [
@@ -84,33 +85,35 @@ export function AuditLog({ team }: { team: TeamRole }) {
       </div>
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length > 0 && (
-        <table className="table" data-testid="audit-table">
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Who</th>
-              <th>Action</th>
-              <th>What</th>
-              <th>Details</th>
-            </tr>
-          </thead>
-          <tbody>
-            {q.data.items.map((e) => (
-              <tr key={e.id} data-testid="audit-row" data-action={e.action}>
-                <td>{formatTimestamp(e.at)}</td>
-                <td>{e.actor}</td>
-                <td>
-                  <code>{e.action}</code>
-                </td>
-                <td>
-                  {e.target_kind}
-                  {e.target_id && <span className="muted small"> {e.target_id.slice(0, 8)}</span>}
-                </td>
-                <td className="small wrap">{details(e.details)}</td>
+        <ScrollBox label="Audit log">
+          <table className="table" data-testid="audit-table">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Who</th>
+                <th>Action</th>
+                <th>What</th>
+                <th>Details</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {q.data.items.map((e) => (
+                <tr key={e.id} data-testid="audit-row" data-action={e.action}>
+                  <td>{formatTimestamp(e.at)}</td>
+                  <td>{e.actor}</td>
+                  <td>
+                    <code>{e.action}</code>
+                  </td>
+                  <td>
+                    {e.target_kind}
+                    {e.target_id && <span className="muted small"> {e.target_id.slice(0, 8)}</span>}
+                  </td>
+                  <td className="small wrap">{details(e.details)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </ScrollBox>
       )}
     </div>
   );

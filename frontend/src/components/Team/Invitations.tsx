@@ -8,6 +8,7 @@ import { createInvitation, invitationsQuery, revokeInvitation } from "../../quer
 import { ConfirmDialog } from "../ConfirmDialog";
 import { type Errors, Field, formErrorsFrom } from "../Field";
 import { QueryState } from "../QueryState";
+import { ScrollBox } from "../ScrollBox";
 import { OnceSecret } from "../Secret";
 import { FormDialog } from "./FormDialog";
 import { ROLE_HELP } from "./Members";
@@ -68,50 +69,57 @@ export function Invitations({ team }: { team: TeamRole }) {
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && <p className="muted">No invitations yet.</p>}
       {q.data && q.data.items.length > 0 && (
-        <table className="table" data-testid="invitations-table">
-          <thead>
-            <tr>
-              <th>E-mail</th>
-              <th>Role</th>
-              <th>Invited by</th>
-              <th>Created</th>
-              <th>Expires</th>
-              <th>State</th>
-              <th>
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {q.data.items.map((i) => (
-              <tr key={i.id} data-testid="invitation-row" data-email={i.email} data-state={i.state}>
-                <td>{i.email}</td>
-                <td>{i.role}</td>
-                <td>{i.invited_by ?? "—"}</td>
-                <td title={formatTimestamp(i.created_at)}>{formatRelative(i.created_at)}</td>
-                <td>{formatTimestamp(i.expires_at)}</td>
-                <td>
-                  <span className={`badge badge-invitation-${i.state}`}>{i.state}</span>
-                </td>
-                <td>
-                  {i.state === "pending" && (
-                    <button
-                      type="button"
-                      className="btn btn-danger btn-small"
-                      data-testid="revoke-invitation"
-                      onClick={() => {
-                        revoke.reset();
-                        setRevoking({ id: i.id, email: i.email });
-                      }}
-                    >
-                      Revoke
-                    </button>
-                  )}
-                </td>
+        <ScrollBox label="Invitations">
+          <table className="table" data-testid="invitations-table">
+            <thead>
+              <tr>
+                <th>E-mail</th>
+                <th>Role</th>
+                <th>Invited by</th>
+                <th>Created</th>
+                <th>Expires</th>
+                <th>State</th>
+                <th>
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {q.data.items.map((i) => (
+                <tr
+                  key={i.id}
+                  data-testid="invitation-row"
+                  data-email={i.email}
+                  data-state={i.state}
+                >
+                  <td>{i.email}</td>
+                  <td>{i.role}</td>
+                  <td>{i.invited_by ?? "—"}</td>
+                  <td title={formatTimestamp(i.created_at)}>{formatRelative(i.created_at)}</td>
+                  <td>{formatTimestamp(i.expires_at)}</td>
+                  <td>
+                    <span className={`badge badge-invitation-${i.state}`}>{i.state}</span>
+                  </td>
+                  <td>
+                    {i.state === "pending" && (
+                      <button
+                        type="button"
+                        className="btn btn-danger btn-small"
+                        data-testid="revoke-invitation"
+                        onClick={() => {
+                          revoke.reset();
+                          setRevoking({ id: i.id, email: i.email });
+                        }}
+                      >
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </ScrollBox>
       )}
       {inviting && (
         <InviteDialog

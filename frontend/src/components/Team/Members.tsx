@@ -9,6 +9,7 @@ import { keys } from "../../queries/keys";
 import { changeRole, membersQuery, removeMember } from "../../queries/teams";
 import { ConfirmDialog } from "../ConfirmDialog";
 import { QueryState } from "../QueryState";
+import { ScrollBox } from "../ScrollBox";
 
 const ROLES: readonly Role[] = ["viewer", "member", "admin"];
 
@@ -60,84 +61,86 @@ export function Members({ team }: { team: TeamRole }) {
       )}
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && (
-        <table className="table" data-testid="members-table">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>E-mail</th>
-              <th>Role</th>
-              <th>Joined</th>
-              <th>
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {q.data.map((m) => {
-              const self = m.user_id === me.data?.id;
-              return (
-                <tr key={m.user_id} data-testid="member-row" data-email={m.email}>
-                  <td>
-                    {m.display_name}
-                    {self && <span className="muted small"> (you)</span>}
-                  </td>
-                  <td>{m.email}</td>
-                  <td>
-                    {admin ? (
-                      <select
-                        aria-label={`Role of ${m.email}`}
-                        data-testid="member-role"
-                        value={m.role}
-                        disabled={role.isPending}
-                        onChange={(e) =>
-                          role.mutate({ userId: m.user_id, to: e.target.value as Role })
-                        }
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
-                    ) : (
-                      <span className={`badge badge-role-${m.role}`}>{m.role}</span>
-                    )}
-                  </td>
-                  <td title={formatTimestamp(m.joined_at)}>{formatRelative(m.joined_at)}</td>
-                  <td className="actions-cell">
-                    {self ? (
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        data-testid="leave-team"
-                        onClick={() => {
-                          remove.reset();
-                          setRemoving({ id: m.user_id, name: m.display_name, self: true });
-                        }}
-                      >
-                        Leave team
-                      </button>
-                    ) : (
-                      admin && (
+        <ScrollBox label="Members">
+          <table className="table" data-testid="members-table">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>E-mail</th>
+                <th>Role</th>
+                <th>Joined</th>
+                <th>
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {q.data.map((m) => {
+                const self = m.user_id === me.data?.id;
+                return (
+                  <tr key={m.user_id} data-testid="member-row" data-email={m.email}>
+                    <td>
+                      {m.display_name}
+                      {self && <span className="muted small"> (you)</span>}
+                    </td>
+                    <td>{m.email}</td>
+                    <td>
+                      {admin ? (
+                        <select
+                          aria-label={`Role of ${m.email}`}
+                          data-testid="member-role"
+                          value={m.role}
+                          disabled={role.isPending}
+                          onChange={(e) =>
+                            role.mutate({ userId: m.user_id, to: e.target.value as Role })
+                          }
+                        >
+                          {ROLES.map((r) => (
+                            <option key={r} value={r}>
+                              {r}
+                            </option>
+                          ))}
+                        </select>
+                      ) : (
+                        <span className={`badge badge-role-${m.role}`}>{m.role}</span>
+                      )}
+                    </td>
+                    <td title={formatTimestamp(m.joined_at)}>{formatRelative(m.joined_at)}</td>
+                    <td className="actions-cell">
+                      {self ? (
                         <button
                           type="button"
-                          className="btn btn-danger btn-small"
-                          data-testid="remove-member"
+                          className="btn btn-small"
+                          data-testid="leave-team"
                           onClick={() => {
                             remove.reset();
-                            setRemoving({ id: m.user_id, name: m.display_name, self: false });
+                            setRemoving({ id: m.user_id, name: m.display_name, self: true });
                           }}
                         >
-                          Remove
+                          Leave team
                         </button>
-                      )
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+                      ) : (
+                        admin && (
+                          <button
+                            type="button"
+                            className="btn btn-danger btn-small"
+                            data-testid="remove-member"
+                            onClick={() => {
+                              remove.reset();
+                              setRemoving({ id: m.user_id, name: m.display_name, self: false });
+                            }}
+                          >
+                            Remove
+                          </button>
+                        )
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </ScrollBox>
       )}
       <p className="muted small">
         Roles: {ROLES.map((r) => `${r} — ${ROLE_HELP[r]}`).join("; ")}. A team always keeps at least

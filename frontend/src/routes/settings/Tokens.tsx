@@ -5,6 +5,7 @@ import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { DeleteAccount } from "../../components/Deletion/DeleteAccount";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
+import { ScrollBox } from "../../components/ScrollBox";
 import { Command, OnceSecret } from "../../components/Secret";
 import { clearToken } from "../../lib/auth";
 import { errorMessage } from "../../lib/errors";
@@ -183,66 +184,70 @@ export function Tokens() {
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && <p className="muted">No tokens.</p>}
       {q.data && q.data.items.length > 0 && (
-        <table className="table" data-testid="tokens-table">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Kind</th>
-              <th>Scope</th>
-              <th>Created</th>
-              <th>Expires</th>
-              <th>Last used</th>
-              <th>State</th>
-              <th>
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {q.data.items.map((t) => {
-              const state = tokenState(t);
-              return (
-                <tr key={t.id} data-testid="token-row" data-state={state}>
-                  <td>
-                    {t.name}{" "}
-                    {t.current && (
-                      <span
-                        className="badge badge-current"
-                        data-testid="token-current"
-                        title="the session this page is using"
-                      >
-                        this browser
-                      </span>
-                    )}
-                  </td>
-                  <td>{t.kind}</td>
-                  <td title={SCOPES.find((o) => o.value === t.scope)?.help}>
-                    <span className={`badge badge-scope-${t.scope}`}>{t.scope}</span>
-                  </td>
-                  <td title={formatTimestamp(t.created_at)}>{formatRelative(t.created_at)}</td>
-                  <td>{t.expires_at ? formatTimestamp(t.expires_at) : "never"}</td>
-                  <td title={formatTimestamp(t.last_used_at)}>{formatRelative(t.last_used_at)}</td>
-                  <td>{state}</td>
-                  <td>
-                    {!t.revoked_at && (
-                      <button
-                        type="button"
-                        className="btn btn-danger btn-small"
-                        data-testid="revoke-token"
-                        onClick={() => {
-                          revoke.reset();
-                          setRevoking(t);
-                        }}
-                      >
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <ScrollBox label="API tokens">
+          <table className="table" data-testid="tokens-table">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Kind</th>
+                <th>Scope</th>
+                <th>Created</th>
+                <th>Expires</th>
+                <th>Last used</th>
+                <th>State</th>
+                <th>
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {q.data.items.map((t) => {
+                const state = tokenState(t);
+                return (
+                  <tr key={t.id} data-testid="token-row" data-state={state}>
+                    <td>
+                      {t.name}{" "}
+                      {t.current && (
+                        <span
+                          className="badge badge-current"
+                          data-testid="token-current"
+                          title="the session this page is using"
+                        >
+                          this browser
+                        </span>
+                      )}
+                    </td>
+                    <td>{t.kind}</td>
+                    <td title={SCOPES.find((o) => o.value === t.scope)?.help}>
+                      <span className={`badge badge-scope-${t.scope}`}>{t.scope}</span>
+                    </td>
+                    <td title={formatTimestamp(t.created_at)}>{formatRelative(t.created_at)}</td>
+                    <td>{t.expires_at ? formatTimestamp(t.expires_at) : "never"}</td>
+                    <td title={formatTimestamp(t.last_used_at)}>
+                      {formatRelative(t.last_used_at)}
+                    </td>
+                    <td>{state}</td>
+                    <td>
+                      {!t.revoked_at && (
+                        <button
+                          type="button"
+                          className="btn btn-danger btn-small"
+                          data-testid="revoke-token"
+                          onClick={() => {
+                            revoke.reset();
+                            setRevoking(t);
+                          }}
+                        >
+                          Revoke
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </ScrollBox>
       )}
       {revoking && (
         <ConfirmDialog
