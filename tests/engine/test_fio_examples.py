@@ -83,6 +83,8 @@ RUN_UNCHANGED = {
     "flow.fio", "fsx.fio", "iometer-file-access-server.fio", "jesd219.fio", "latency-profile.fio",
     "null.fio", "rand-zones.fio", "ssd-steadystate.fio", "ssd-test.fio", "steadystate.fio", "waitfor.fio",
     "zipf.fio",
+    # s10 submit-dedupe: io_submit_mode=offload, dedupe_*
+    "dedupe-global.fio", "fixed-rate-submission.fio", "poisson-rate-submission.fio",
 }  # fmt: skip
 
 SIZE_KEYS = {"size", "io_size", "io_limit", "filesize", "offset"}

@@ -96,6 +96,16 @@ ECHO_KEYS += [
     "startdelay_high_ns", "continue_on_error",
 ]  # fmt: skip
 
+# buffers, NUMA, log priorities (s10 submit-dedupe: src/dedupe.c, src/numa.c, src/logs.c)
+KNOWN |= {
+    "dedupe_percentage", "dedupe_mode", "dedupe_working_set_percentage", "dedupe_global", "numa_cpu_nodes",
+    "numa_mem_policy", "log_prio",
+}  # fmt: skip
+ECHO_KEYS += [
+    "dedupe_percentage", "dedupe_mode", "dedupe_working_set_percentage", "dedupe_global", "numa_cpu_nodes",
+    "numa_mem_policy", "log_prio",
+]  # fmt: skip
+
 ROW = re.compile(r"^  --([a-z_]+)=([A-Z]+) ")
 ALIAS = re.compile(r"\(alias: ([a-z_]+)\)")
 

@@ -328,7 +328,7 @@ def test_measurement_switches_zero_what_fio_zeroes(engine_bin: Path, target: str
 
 def test_refused_options_exit_2_naming_them(engine_bin: Path, target: str) -> None:
     for bad, name in [
-        ("--io_submit_mode=offload", "io_submit_mode"),
+        ("--io_submit_mode=pool", "io_submit_mode"),  # offload is implemented (test_submit_dedupe.py)
         ("--cmdprio_percentage=10", "cmdprio_percentage"),
         ("--cmdprio_class=1", "cmdprio_class"),
         ("--cmdprio=1", "cmdprio"),

@@ -20,6 +20,7 @@
 #define EXIT_UNSUPPORTED 77
 
 #include "pace.h" /* pacing, QoS, steady state, priorities: struct pace_opts, struct pace_state */
+#include "numa.h" /* numa_cpu_nodes, numa_mem_policy: struct numa_opts */
 
 /* ---- util.c ---- */
 static inline uint64_t mono_ns(void)
@@ -329,6 +330,13 @@ struct options {
 	int own_section;                /* options being applied now belong to the job's section */
 	/* job files (src/jobfile.c) */
 	char description[256];          /* fio's description (its JSON "desc"), cut to 255 bytes as fio */
+	/* ---- buffers, NUMA, log priorities (s10 submit-dedupe: src/dedupe.c, src/numa.c, logs.c) ---- */
+	unsigned dedupe_pct;            /* dedupe_percentage: % of write buffers that repeat one */
+	int dedupe_mode;                /* 0 repeat, 1 working_set */
+	unsigned dedupe_ws_pct;         /* dedupe_working_set_percentage (fio's 5) */
+	int dedupe_global;              /* working sets shared by the run's threads */
+	struct numa_opts numa;
+	int log_prio;                   /* logs: the I/O's priority value (0x%04x) instead of "is realtime" */
 };
 enum { CE_READ = 1, CE_WRITE = 2, CE_VERIFY = 4, CE_ALL = 0xffff }; /* fio's ERROR_TYPE_* bits */
 struct runcfg {
@@ -513,6 +521,9 @@ struct engine_ops {
 	int (*probe)(void);                                /* 0 if usable on this kernel, else -errno */
 };
 const struct engine_ops *engine_find(const char *name);
+const struct engine_ops *offload_engine(void); /* io_submit_mode=offload around the job's ioengine (offload.c) */
+#define OFFLOAD_MAX_THREADS 4096 /* offload: iodepth x numjobs submission threads of one job (--limits) */
+#define OFFLOAD_MAX_ASYNC_THREADS 256 /* the same with libaio/io_uring: each has a private worker (~130 KiB) */
 int engine_built_in(const char *name);
 const char *engine_name_at(size_t i); /* the i-th ioengine name the option takes, NULL past the last */
 
@@ -588,6 +599,7 @@ struct worker {
 	uint64_t writes_since_sync;
 	uint64_t deadline;              /* of the running phase: the job's, or none for the verify phase */
 	struct vworker *vw;             /* verify family (src/verify.c), NULL without verify */
+	struct dedupe_w *dedupe;        /* dedupe_percentage (src/dedupe.c), NULL without it */
 	struct wlogs *logs;             /* write_*_log state (src/logs.c), NULL without logs */
 	/* this clone's own clock (startdelay may move its start) and continue_on_error counts */
 	uint64_t t_start, t_ramp_end;

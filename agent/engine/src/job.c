@@ -44,7 +44,7 @@ static int job_open_target(struct job *j)
 int job_layout(struct job *j)
 {
 	struct options *o = j->o;
-	j->ops = engine_find(o->ioengine);
+	j->ops = o->pace.offload ? offload_engine() : engine_find(o->ioengine); /* src/offload.c */
 	j->max_bs = opt_max_bs(o);
 	int r = j->mf ? mf_prepare(j) : target_prepare(o, &j->tgt, j->errmsg, sizeof(j->errmsg));
 	if (r == -EINTR && g_stop) {

@@ -682,6 +682,78 @@ static const struct refusal refused_opts[] = {
 	{ "http_host", "network and remote engines are not supported" },
 	{ "cmd_type", "NVMe passthrough is not supported" },
 	{ "sg_write_mode", "SCSI generic engines are not supported" },
+	/* every other option of fio 3.33 (fio --cmdhelp=all, --enghelp=libaio|io_uring) the engine lacks,
+	 * each with its reason (tests/engine/test_refusals.py fails on one missing here) */
+	{ "allow_mounted_write", "the engine never writes a mounted device" },
+	{ "gid", "a job file never changes the engine's user or group" },
+	{ "uid", "a job file never changes the engine's user or group" },
+	{ "lockmem", "a job file never locks the host's memory" },
+	{ "unique_filename", "fio's client/server mode is not implemented" },
+	{ "profile", "fio's built-in profiles (tiobench, act) are not implemented" },
+	{ "read_beyond_wp", "zoned block devices are not supported" },
+	{ "block_error_percentiles", "trim error logs are not implemented (they need a device with block errors)" },
+	{ "atomic", "atomic writes are not implemented (fio 3.33's O_ATOMIC is not in Linux)" },
+	{ "hipri", "polled completions are not implemented (they need a device with poll queues)" },
+	{ "sqthread_poll", "io_uring's SQPOLL thread is not implemented (as fio's default)" },
+	{ "sqthread_poll_cpu", "io_uring's SQPOLL thread is not implemented (as fio's default)" },
+	{ "fixedbufs", "not needed: the engine registers io_uring buffers whenever the kernel allows" },
+	{ "registerfiles", "not needed: the engine registers io_uring files whenever the kernel allows" },
+	{ "nonvectored", "not needed: the engine's io_uring commands are non-vectored" },
+	{ "uncached", "not implemented (RWF_UNCACHED is not in this kernel's interface)" },
+	{ "nowait", "not implemented (RWF_NOWAIT per I/O)" },
+	{ "userspace_reap", "not needed: the engine reaps libaio completions in user space whenever it can" },
+	{ "read_iolog", "I/O log replay is not implemented" },
+	{ "read_iolog_chunked", "I/O log replay is not implemented" },
+	{ "replay_align", "I/O log replay is not implemented" },
+	{ "replay_no_stall", "I/O log replay is not implemented" },
+	{ "replay_redirect", "I/O log replay is not implemented" },
+	{ "replay_scale", "I/O log replay is not implemented" },
+	{ "replay_skip", "I/O log replay is not implemented" },
+	{ "replay_time_scale", "I/O log replay is not implemented" },
+	{ "merge_blktrace_file", "I/O log replay is not implemented" },
+	{ "merge_blktrace_iters", "I/O log replay is not implemented" },
+	{ "merge_blktrace_scalars", "I/O log replay is not implemented" },
+	{ "write_iolog", "I/O logs are not implemented (write_lat_log and friends are)" },
+	{ "opendir", "not implemented (files come from filename, nrfiles and directory)" },
+	{ "experimental_verify", "verify machinery not implemented (README § Verification)" },
+	{ "trim_percentage", "verify machinery not implemented (trim and verify zeros)" },
+	{ "trim_verify_zero", "verify machinery not implemented (trim and verify zeros)" },
+	{ "trim_backlog", "verify machinery not implemented (trim and verify zeros)" },
+	{ "trim_backlog_batch", "verify machinery not implemented (trim and verify zeros)" },
+	{ "error_dump", "not implemented (errors are reported in the JSON)" },
+	{ "exit_what", "not implemented yet (exitall always stops the group, fio's default)" },
+	{ "ignore_error", "not implemented yet (continue_on_error is)" },
+	{ "allow_file_create", "not implemented yet (the engine creates a missing file, fio's default)" },
+	{ "fill_device", "not implemented yet" },
+	{ "offset_align", "not implemented yet" },
+	{ "latency_run", "not implemented (latency_target ends at the first depth that holds)" },
+	{ "rate_ignore_thinktime", "not implemented (thinktime stalls count against the rate)" },
+	{ "buffer_pattern", "not implemented (buffers are random, zeros with zero_buffers; verify_pattern is)" },
+	{ "buffer_compress_chunk", "not implemented (compression uses fio's default 512-byte chunks)" },
+	{ "scramble_buffers", "not implemented (write buffers are refreshed for every write by default)" },
+	{ "mem", "not implemented (buffers are page-aligned heap memory, as fio's malloc)" },
+	{ "create_serialize", "not implemented (files are always laid out one after another, fio's default)" },
+	{ "create_fsync", "not implemented (a layout is not fsynced)" },
+	{ "fsync_on_close", "not implemented" },
+	{ "pre_read", "not implemented" },
+	{ "overwrite", "not implemented (a write job lays its file out when it is shorter, as fio's default)" },
+	{ "sync_file_range", "not implemented" },
+	{ "write_barrier", "not implemented" },
+	{ "write_hint", "not implemented (write lifetime hints)" },
+	{ "serialize_overlap", "not implemented" },
+	{ "iodepth_low", "not implemented (a free slot is refilled at once)" },
+	{ "iodepth_batch_complete_min", "not implemented (completions are reaped as they come)" },
+	{ "iodepth_batch_complete_max", "not implemented (completions are reaped as they come)" },
+	{ "allrandrepeat", "not implemented (randrepeat and randseed decide every generator)" },
+	{ "bwavgtime", "not implemented (bandwidth samples are per second)" },
+	{ "iopsavgtime", "not implemented (IOPS samples are per second)" },
+	{ "disk_util", "not implemented (disk statistics are always reported)" },
+	{ "gtod_cpu", "not implemented (no clock thread)" },
+	{ "stats", "not implemented (statistics are always kept)" },
+	{ "unified_rw_reporting", "not implemented" },
+	{ "significant_figures", "not implemented (normal output uses fio's default 4)" },
+	{ "unit_base", "not implemented (normal output uses fio's default bytes)" },
+	{ "log_compression_cpus", "logs are never compressed (streamed to their files)" },
 	{ NULL, NULL },
 };
 
@@ -741,6 +813,70 @@ static const struct refusal refused_engines[] = {
 	{ "windowsaio", "not on Linux" },
 	{ "solarisaio", "not on Linux" },
 	{ NULL, NULL },
+};
+
+/* Options the engine knows but refuses for some values or combinations (the checks live beside
+ * each option's code; this is their catalogue, printed by --limits as block.jobfile.refused_values
+ * and, through tests/engine/test_refusals.py, README § Refused options). `example` is arguments
+ * that make a plain job (--name=r --filename=F --size=1m, F an existing 1 MiB file; without
+ * --filename when the example has --nrfiles) exit 2 naming the option: the test runs each, so an entry that no longer refuses fails there. A check added
+ * elsewhere that refuses an option's value adds its line here. */
+static const struct refused_value {
+	const char *name, *when, *why, *example;
+} refused_values[] = {
+	{ "verify_async", "not 0", "verification runs inline (fio's offload threads are not implemented)",
+	  "--verify=crc32c --rw=write --verify_async=1" },
+	{ "verify_state_save", "1", "verify state files are not implemented",
+	  "--rw=write --verify=crc32c --verify_state_save=1" },
+	{ "verify_state_load", "1", "verify state files are not implemented",
+	  "--rw=write --verify=crc32c --verify_state_load=1" },
+	{ "verify", "with several files per clone or file_append", "multi-file verification is not implemented",
+	  "--rw=write --verify=crc32c --filename=F:G" },
+	{ "verify", "with trim, randtrim", "nothing is written to read back", "--rw=trim --verify=crc32c" },
+	{ "verify_backlog", "with numjobs > 1", "the clones overwrite blocks another clone is reading back",
+	  "--rw=write --verify=crc32c --verify_backlog=4 --numjobs=2" },
+	{ "verify_only", "with time_based", "a time-based workload cannot be replayed (fio refuses it too)",
+	  "--rw=write --verify=crc32c --verify_only=1 --time_based --runtime=1" },
+	{ "cmdprio_percentage", "any", "per-command priorities are not implemented (prio/prioclass set the job's)",
+	  "--cmdprio_percentage=10" },
+	{ "cmdprio_class", "any", "per-command priorities are not implemented", "--cmdprio_class=1" },
+	{ "cmdprio", "any", "per-command priorities are not implemented", "--cmdprio=1" },
+	{ "cmdprio_bssplit", "any", "per-command priorities are not implemented", "--cmdprio_bssplit=4k/100" },
+	{ "rate", "a trim (third) value", "the pacing of trims is not implemented", "--rate=1m,1m,1m" },
+	{ "max_latency", "a trim (third) value", "the pacing of trims is not implemented", "--max_latency=1s,1s,1s" },
+	{ "log_compression", "not 0", "logs are streamed to their files, never held in memory to compress",
+	  "--log_compression=1m" },
+	{ "log_store_compressed", "not 0", "logs are streamed to their files, never held in memory to compress",
+	  "--log_store_compressed=1" },
+	{ "write_bw_log", "without a value", "fio's default prefix (the job name) is not implemented", "--write_bw_log" },
+	{ "unlink_each_loop", "1", "removing and laying the files out again after every loop is not implemented",
+	  "--unlink_each_loop=1 --nrfiles=2" },
+	{ "lockfile", "exclusive, readwrite", "file locking between clones is not implemented", "--lockfile=exclusive" },
+	{ "offset_increment", "a percentage", "fio's percentages of the target are not implemented",
+	  "--numjobs=2 --offset_increment=10%" },
+	{ "offset_increment", "with several files", "not implemented for multi-file jobs",
+	  "--numjobs=2 --offset_increment=4k --filename=F:G" },
+	{ "bs_unaligned", "with direct=1", "sizes that are not multiples of the sector size", "--bsrange=1k-4k --bs_unaligned --direct=1" },
+	{ "rw", "trim, randtrim, trimwrite, randtrimwrite on a file", "files are not trimmed (block devices only)",
+	  "--rw=trim" },
+	{ "create_on_open", "with a job that reads", "its files would be created empty", "--create_on_open=1 --nrfiles=2" },
+	{ "filename", "- (stdin/stdout)", "not supported", "--filename=-" },
+	{ "filename", "a block device in a list or with nrfiles", "a file list takes files only", NULL },
+	{ "filename", "a missing parent directory (also of filename_format's names)",
+	  "fio creates it; the engine never makes directories", "--filename_format=nodir/$jobname --nrfiles=2" },
+	{ "dedupe_percentage", "with zero_buffers or verify", "every buffer would be zeros / verify's header makes blocks unique",
+	  "--rw=write --dedupe_percentage=50 --zero_buffers" },
+	{ "dedupe_working_set_percentage", "dedupe_mode=working_set without size or with several files",
+	  "fio's working set is a percentage of one file's size", "--rw=write --dedupe_percentage=50 --dedupe_mode=working_set --filename=F:G" },
+	{ "numa_cpu_nodes", "a node this host does not have", "checked before any I/O", "--numa_cpu_nodes=1000" },
+	{ "numa_mem_policy", "a node this host does not have", "checked before any I/O", "--numa_mem_policy=bind:1000" },
+	{ "include", "in a job file read --untrusted (a server's)", "it would read a file of this host", NULL },
+	{ "io_submit_mode", "offload with ioengine=io_uring", "fio 3.33 refuses it too (a ring has one submitter)",
+	  "--ioengine=io_uring --io_submit_mode=offload" },
+	{ "status-interval", "(process option)", "fio's periodic full reports are not implemented (--progress=jsonl)",
+	  "--status-interval=1" },
+	{ "terse-version", "2", "fio's terse version 2 is not implemented (3, 4, 5 are)", "--terse-version=2" },
+	{ NULL, NULL, NULL, NULL },
 };
 
 static const char *refusal(const struct refusal *t, const char *name)
@@ -1240,6 +1376,33 @@ void jf_limits(struct jw *w)
 	jw_arr(w, "refused_ioengines");
 	for (const struct refusal *r = refused_engines; r->name; r++)
 		jw_str(w, NULL, r->name);
+	jw_arr_end(w);
+	/* the reasons, one entry per refusal (README § Refused options is written from these) */
+	jw_arr(w, "refused");
+	for (const struct refusal *r = refused_opts; r->name; r++) {
+		jw_obj(w, NULL);
+		jw_str(w, "option", r->name);
+		jw_str(w, "when", "any");
+		jw_str(w, "why", r->why);
+		jw_null(w, "example");
+		jw_obj_end(w);
+	}
+	for (const struct refusal *r = refused_engines; r->name; r++) {
+		jw_obj(w, NULL);
+		jw_str(w, "option", "ioengine");
+		jw_str(w, "when", r->name);
+		jw_str(w, "why", r->why);
+		jw_null(w, "example");
+		jw_obj_end(w);
+	}
+	for (const struct refused_value *r = refused_values; r->name; r++) {
+		jw_obj(w, NULL);
+		jw_str(w, "option", r->name);
+		jw_str(w, "when", r->when);
+		jw_str(w, "why", r->why);
+		jw_str_or_null(w, "example", r->example);
+		jw_obj_end(w);
+	}
 	jw_arr_end(w);
 	jw_obj_end(w);
 }

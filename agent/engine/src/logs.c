@@ -8,7 +8,8 @@
  * Each line "time, value, data direction, block size, offset, priority" (offset only with
  * log_offset=1): time in ms since the measured start (log_unix_epoch: Unix ms; log_alternate_epoch:
  * ms of log_alternate_epoch_clock_id's clock), value in ns for latencies, 1 per I/O for iops,
- * bytes * 10^6 / clat_ns per I/O for bw (fio's per-I/O rate), direction 0 read / 1 write / 2 trim.
+ * bytes * 10^6 / clat_ns per I/O for bw (fio's per-I/O rate), direction 0 read / 1 write / 2 trim,
+ * priority 1 when the I/O's class is realtime, else 0 (log_prio=1: its priority value, 0x%04x).
  * log_avg_msec=M: one entry per direction and window of at least M ms, closed by the completion
  * that ends it (its time) and at the job's end: the mean of the window's latencies (log_max_value:
  * the largest), KiB/s and I/Os per second over the window for bw and iops; block size and offset 0.
@@ -186,18 +187,31 @@ static inline char *wlog_room(struct wlog *l, size_t need)
 	return l->buf + l->n;
 }
 
+/* the job's I/O priority value as fio's ioprio_value(): no class given = best effort */
+static unsigned log_ioprio(const struct options *o)
+{
+	if (!o->pace.prio_set && !o->pace.prioclass_set)
+		return 0;
+	unsigned cls = o->pace.prioclass_set && o->pace.prioclass ? o->pace.prioclass : 2;
+	return (cls << 13) | o->pace.prio;
+}
+
 static void put_entry(struct wlog *l, const struct options *o, uint64_t ms, uint64_t val, int ddir, uint64_t bs,
 		      uint64_t off)
 {
 	char *p = wlog_room(l, 128);
-	int k;
-	if (o->log_offset)
-		k = snprintf(p, 128, "%llu, %llu, %d, %llu, %llu, 0\n", (unsigned long long)ms, (unsigned long long)val,
-			     ddir, (unsigned long long)bs, (unsigned long long)off);
+	int k, n = o->log_offset ? snprintf(p, 128, "%llu, %llu, %d, %llu, %llu, ", (unsigned long long)ms,
+					    (unsigned long long)val, ddir, (unsigned long long)bs, (unsigned long long)off)
+				 : snprintf(p, 128, "%llu, %llu, %d, %llu, ", (unsigned long long)ms,
+					    (unsigned long long)val, ddir, (unsigned long long)bs);
+	/* fio 3.33's last column: log_prio=1 the I/O's priority value (class << 13 | level, 0 when the
+	 * job sets none) as 0x%04x, else 1 when its class is realtime */
+	unsigned prio = log_ioprio(o);
+	if (o->log_prio)
+		k = snprintf(p + n, 16, "0x%04x\n", prio);
 	else
-		k = snprintf(p, 128, "%llu, %llu, %d, %llu, 0\n", (unsigned long long)ms, (unsigned long long)val, ddir,
-			     (unsigned long long)bs);
-	l->n += (size_t)k;
+		k = snprintf(p + n, 16, "%u\n", (prio >> 13) == 1);
+	l->n += (size_t)(n + k);
 }
 
 int logs_worker_init(struct worker *w)

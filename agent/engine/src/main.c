@@ -13,6 +13,7 @@
 #include "output.h"
 #include "postmark.h"
 #include "verify.h"
+#include "dedupe.h"
 
 sem_t g_wake;
 static volatile sig_atomic_t g_signal;
@@ -59,8 +60,10 @@ int main(int argc, char **argv)
 		jobs[i].fd = -1;
 	}
 	sched_assign_groups(jobs, cfg.njobs);
+	dedupe_run_setup(cfg.jobs, cfg.njobs); /* run-wide thread numbers (src/dedupe.c) */
 	for (int i = 0; i < cfg.njobs; i++) {
 		struct job *j = &jobs[i];
+		numa_check(j->o); /* numa_cpu_nodes, numa_mem_policy against this host (src/numa.c) */
 		const struct engine_ops *ops = engine_find(j->o->ioengine);
 		if (!engine_built_in(j->o->ioengine))
 			die_code(EXIT_UNSUPPORTED, "ioengine: %s is not built in (rebuild with its development headers)",

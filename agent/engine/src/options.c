@@ -15,6 +15,7 @@
 #include "output.h"
 #include "jobfile.h"
 #include "patterns.h"
+#include "dedupe.h"
 
 /* ---- the options table ----
  * Each option is defined once, in opts[] below (as fio's options table): its name and alias,
@@ -340,7 +341,7 @@ static const struct opt_choice coe_choices[] = {
 /* pacing family (pace.c) */
 static const struct opt_choice rate_process_choices[] = { { "linear", 0 }, { "poisson", 1 }, { NULL, 0 } };
 static const struct opt_choice think_type_choices[] = { { "complete", 0 }, { "issue", 1 }, { NULL, 0 } };
-static const struct opt_choice submit_mode_choices[] = { { "inline", 0 }, { NULL, 0 } };
+static const struct opt_choice submit_mode_choices[] = { { "inline", 0 }, { "offload", 1 }, { NULL, 0 } };
 #define NS 1000000000ull
 static const struct opt_choice kb_base_choices[] = { { "1024", 1024 }, { "1000", 1000 }, { NULL, 0 } };
 
@@ -477,8 +478,9 @@ static const struct opt_def opts[] = {
 	{ .name = "thinktime_iotime", .type = OT_FUNC, .off = OFF(pace.think_iotime_ns), .parse = pace_parse_sec, .echo = pace_echo_u64,
 	  .max = 86400 * NS, .key = "thinktime_iotime_ns", .help = "also stall after this much I/O time (plain number = seconds)" },
 	{ .name = "io_submit_mode", .type = OT_ENUM, .off = OFF(pace.offload), .choices = submit_mode_choices,
-	  .bad = "'%s' is not supported: only inline (offload's submission threads are not implemented)",
-	  .def = "inline", .key = "io_submit_mode", .help = "inline: each job thread submits and reaps its own I/O" },
+	  .bad = "must be inline or offload, got '%s'",
+	  .def = "inline", .key = "io_submit_mode",
+	  .help = "inline: each job thread submits and reaps its own I/O; offload: a pool of iodepth threads does (src/offload.c)" },
 	{ .name = "flow", .type = OT_UINT, .off = OFF(pace.flow), .max = 1000, .key = "flow",
 	  .help = "weight in the flow_id group: jobs run in the ratio of their weights (0 = no flow control)" },
 	{ .name = "flow_id", .type = OT_UINT, .off = OFF(pace.flow_id), .key = "flow_id", .help = "flow group of the job" },
@@ -687,6 +689,22 @@ static const struct opt_def opts[] = {
 	{ .name = "continue_on_error", .type = OT_ENUM, .off = OFF(continue_on_error), .choices = coe_choices,
 	  .bad = "unknown value '%s' (none, read, write, io, verify, all, 0, 1)", .def = "none",
 	  .key = "continue_on_error", .help = "go on after EIO/EILSEQ of these kinds, counting them (total_err)" },
+	/* ---- buffers, NUMA, log priorities (s10 submit-dedupe: src/dedupe.c, src/numa.c, src/logs.c) ---- */
+	{ .name = "dedupe_percentage", .type = OT_UINT, .off = OFF(dedupe_pct), .max = 100, .key = "dedupe_percentage",
+	  .help = "percent of write buffers that repeat an earlier (or the working set's) buffer" },
+	{ .name = "dedupe_mode", .type = OT_ENUM, .off = OFF(dedupe_mode), .choices = dedupe_mode_choices,
+	  .bad = "must be repeat or working_set, got '%s'", .def = "repeat", .key = "dedupe_mode",
+	  .help = "repeat: duplicates repeat the last unique buffer; working_set: one of the first unique ones" },
+	{ .name = "dedupe_working_set_percentage", .type = OT_UINT, .off = OFF(dedupe_ws_pct), .max = 100, .def = "5",
+	  .key = "dedupe_working_set_percentage", .help = "working_set: percent of size the duplicates are drawn from" },
+	{ .name = "dedupe_global", .type = OT_BOOL, .off = OFF(dedupe_global), .key = "dedupe_global",
+	  .help = "working sets spread over every thread of the run (jobs duplicate each other's blocks)" },
+	{ .name = "numa_cpu_nodes", .type = OT_FUNC, .parse = numa_parse_cpu_nodes, .echo = numa_echo_cpu_nodes,
+	  .key = "numa_cpu_nodes", .help = "run the job's threads on these NUMA nodes' CPUs: N,A-B,... or all" },
+	{ .name = "numa_mem_policy", .type = OT_FUNC, .parse = numa_parse_mem_policy, .echo = numa_echo_mem_policy,
+	  .key = "numa_mem_policy", .help = "the job threads' memory policy: default, local, prefer:N, bind:LIST, interleave:LIST" },
+	{ .name = "log_prio", .type = OT_BOOL, .off = OFF(log_prio), .key = "log_prio",
+	  .help = "logs: each I/O's priority value (0x%04x, class << 13 | level) instead of 1 for realtime" },
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -1071,7 +1089,16 @@ void options_finalize(struct options *o)
 		die_usage("time_based", "needs runtime > 0");
 	/* every in-flight I/O has its own buffer: refuse what cannot fit in memory */
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	unsigned depth = (engine_find(o->ioengine)->flags & ENGINE_F_SYNC) ? 1 : o->iodepth;
+	unsigned depth = (engine_find(o->ioengine)->flags & ENGINE_F_SYNC) && !o->pace.offload ? 1 : o->iodepth;
+	/* io_submit_mode=offload: one submission thread per unit of depth and clone (src/offload.c) */
+	if (o->pace.offload && !strcmp(engine_find(o->ioengine)->name, "io_uring"))
+		die_usage("io_submit_mode", "offload is not possible with io_uring (fio 3.33 refuses it too: "
+			  "use a sync engine or libaio)");
+	unsigned offload_max = engine_find(o->ioengine)->flags & ENGINE_F_SYNC ? OFFLOAD_MAX_THREADS
+									      : OFFLOAD_MAX_ASYNC_THREADS;
+	if (o->pace.offload && (uint64_t)o->iodepth * o->numjobs > offload_max)
+		die_usage("io_submit_mode", "offload runs iodepth x numjobs = %llu submission threads, more than %u (%s)",
+			  (unsigned long long)o->iodepth * o->numjobs, offload_max, o->ioengine);
 	double need = (double)((opt_max_bs(o) + 4095) & ~4095ull) * (double)depth * (double)o->numjobs;
 	if (pages > 0 && psz > 0 && need > 0.5 * (double)pages * (double)psz)
 		die_usage("iodepth", "bs x iodepth x numjobs needs %.0f MiB of buffers, more than half of the RAM",
@@ -1088,6 +1115,7 @@ void options_finalize(struct options *o)
 	 * with the same content would compress together far better than asked */
 	if (o->compress_pct && o->compress_pct < 100)
 		o->refill_buffers = 1;
+	dedupe_finalize(o); /* dedupe_percentage (src/dedupe.c) */
 	verify_finalize(o); /* verify family: src/verify.c */
 	pace_finalize(o);
 }

@@ -20,7 +20,7 @@ struct pace_opts {
 	uint64_t rate[2], rate_min[2], rate_iops[2], rate_iops_min[2];
 	int poisson;                    /* rate_process=poisson */
 	unsigned rate_cycle_ms;         /* default 1000 */
-	int offload;                    /* io_submit_mode=offload: refused */
+	int offload;                    /* io_submit_mode=offload: a pool of iodepth submitters (offload.c) */
 	/* flow control */
 	unsigned flow, flow_id;
 	uint64_t flow_sleep_us;

@@ -15,6 +15,7 @@
 #include "multifile.h"
 #include "output.h"
 #include "patterns.h"
+#include "dedupe.h"
 
 #define NS_PER_S 1000000000ull
 #define LATE_START_NS 1000000ull /* an I/O issued > 1 ms after its intended start is late */
@@ -329,6 +330,10 @@ static inline void refresh_buffer(struct worker *w, struct io_req *r)
 	unsigned char *b = r->buf;
 	if (w->vw && w->vw->fills)
 		return; /* verify family: src/verify.c filled the block with its header and checksum */
+	if (w->dedupe) { /* dedupe_percentage: unique or a repeat, from a seed (src/dedupe.c) */
+		dedupe_fill(w, b, r->len);
+		return;
+	}
 	if (o->zero_buffers) {
 		if (rw_reads(o->rw)) /* a read may have filled the buffer */
 			memset(b, 0, r->len);
@@ -779,6 +784,9 @@ void *worker_main(void *arg)
 	 * bouncing that reference count between CPUs. The copies close when the thread exits. */
 	(void)unshare(CLONE_FILES);
 	w->tid = gettid();
+	/* numa_cpu_nodes, numa_mem_policy: before the buffers are allocated and touched (src/numa.c) */
+	if (o->numa.cpu_text[0] || o->numa.mem_mode)
+		err = numa_thread_apply(o, w->errmsg, sizeof(w->errmsg));
 	w->depth = (j->ops->flags & ENGINE_F_SYNC) ? 1 : o->iodepth;
 	w->reqs = calloc(w->depth, sizeof(*w->reqs));
 	w->freelist = calloc(w->depth, sizeof(*w->freelist));
@@ -812,6 +820,8 @@ void *worker_main(void *arg)
 		err = j->mf ? mf_worker_init(w) : worker_setup_offsets(w);
 	if (!err && o->verify)
 		err = verify_worker_init(w);
+	if (!err)
+		err = dedupe_worker_init(w);
 	if (!err && j->logs)
 		err = logs_worker_init(w);
 	pace_worker_init(w); /* rates, flow, latency_target, prio, nice (pace.c) */
@@ -907,6 +917,7 @@ void *worker_main(void *arg)
 		logs_worker_end(w); /* open log windows, buffers to disk */
 	}
 	pace_worker_exit(w);
+	dedupe_worker_exit(w);
 	if (w->ctx)
 		j->ops->cleanup(w);
 	publish(w);

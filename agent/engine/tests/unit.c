@@ -884,8 +884,26 @@ static void test_ini(void)
 	free(t);
 }
 
+/* numa_cpu_nodes / numa_mem_policy's node lists (src/numa.c), the same syntax as the kernel's cpulist */
+static void test_numa_list(void)
+{
+	uint64_t m[NUMA_MASK_WORDS];
+	memset(m, 0, sizeof(m));
+	CHECK(numa_parse_list("0,2-3,63-64", m, NUMA_MAX_NODES) == 0, "numa list");
+	CHECK(m[0] == (0xdull | (1ull << 63)) && m[1] == 1, "numa bits %llx %llx", (unsigned long long)m[0],
+	      (unsigned long long)m[1]);
+	memset(m, 0, sizeof(m));
+	CHECK(numa_parse_list("1023", m, NUMA_MAX_NODES) == 0 && m[15] == 1ull << 63, "numa last node");
+	CHECK(numa_parse_list("1024", m, NUMA_MAX_NODES) == -2, "numa past the last node");
+	CHECK(numa_parse_list("99999999999999999999", m, NUMA_MAX_NODES) == -2, "numa overflow");
+	const char *bad[] = { "", ",", "0,", ",0", "a", "1-", "-1", "3-1", "0 1", "0-1-2", "0,,1", NULL };
+	for (int i = 0; bad[i]; i++)
+		CHECK(numa_parse_list(bad[i], m, NUMA_MAX_NODES) == -1, "numa bad '%s'", bad[i]);
+}
+
 int main(void)
 {
+	test_numa_list();
 	test_vhash();
 	test_vsum();
 	test_verify_pattern();
