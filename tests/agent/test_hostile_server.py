@@ -513,3 +513,64 @@ def test_a_hostile_block_job_is_read_untrusted_and_refused_by_the_engine_past_a_
     assert tree_hash(canary, Path("/etc/passwd")) == before
     assert not list(canary.glob("bw*")) and not list(canary.glob("lat*"))
     assert list(allowed.iterdir()) == []
+
+
+def test_a_multi_file_job_file_runs_in_a_run_directory_of_its_own(api: FakeApi, tmp_path: Path) -> None:
+    """A job file whose jobs make files of their own (nrfiles, filesize, a directory of its own:
+    issue 24) runs as written, in `<target>/iowatt-<run_id>` made by the agent beneath the allowed
+    directory target: its `directory` (the canary) is replaced, never followed; a symlink a local
+    attacker planted at the run directory's name is removed as a link (the canary behind it is
+    untouched); the engine names the files (fio's $jobname.$jobnum.$filenum) inside the run
+    directory only; the directory and every file in it are gone after the run."""
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "secret.txt").write_text("do not touch\n")
+    state = tmp_path / "state"
+    save_policy(
+        state,
+        Policy(
+            targets=(Target.directory(str(allowed)),),
+            limits=Limits(max_threads=4, max_iodepth=8, max_bytes_written=64 << 20, max_runtime_s=10),
+        ),
+    )
+    text = (
+        f"[global]\ndirectory={canary}\nnrfiles=3\nfilesize=64k\nbs=4k\n"
+        "[w]\nrw=write\n[r]\nstonewall\nrw=randread\n"
+    )
+    doc = api.add_lease({"mode": "jobfile", "text": text}, str(allowed), timeout_s=60, idle_s=0, meter="")
+    run_dir = allowed / f"iowatt-{doc['run_id']}"
+    run_dir.symlink_to(canary)  # planted: the agent must not run (or clean up) through it
+    before = tree_hash(canary)
+    server, url = api.serve()
+    config = AgentConfig(
+        server_url=url, agent_id=api.agent_id, agent_token=AGENT_TOKEN, name="victim", heartbeat_interval_s=0.5
+    )
+    loop = AgentLoop(
+        config,
+        state_dir=state,
+        engine=REAL_ENGINE,
+        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
+        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
+    )
+    code: list[int] = []
+    runner = threading.Thread(target=lambda: code.append(loop.run()))
+    runner.start()
+    try:
+        wait_until(lambda: len(api.failures) + len(api.results) >= 1, timeout=120)
+    finally:
+        loop.request_drain("test over")
+        runner.join(30)
+        server.shutdown()
+    assert code == [0]
+    assert not api.failures, list(api.failures.values())
+    [result] = api.results.values()
+    engine_doc = json.dumps(result)
+    # the engine ran each job on 3 files of its own, all inside the run directory
+    for job_name in ("w", "r"):
+        for n in range(3):
+            assert f"{run_dir}/{job_name}.0.{n}" in engine_doc, (job_name, n)
+    assert str(canary) not in engine_doc
+    assert tree_hash(canary) == before
+    assert list(allowed.iterdir()) == []  # the run directory and its files removed after the run

@@ -79,7 +79,6 @@ INERT = {
     "thinktime_spin": "part of thinktime",
     "thinktime_blocks_type": "when thinktime counts",
     "thinktime_iotime": "adds stalls to a job bounded by runtime or by the hard timeout",
-    "io_submit_mode": "inline only",
     "flow": "holds jobs back: bounded by runtime or by the hard timeout",
     "flow_id": "as flow",
     "flow_sleep": "as flow (at most an hour per sleep)",
@@ -146,6 +145,14 @@ INERT = {
     "blockalign": "where blocks start",
     "random_generator": "which offsets",
     "percentage_random": "which offsets",
+    # s10 submit-dedupe: buffer content, NUMA placement, log columns
+    "dedupe_percentage": "buffer content (no memory: a buffer's content is a function of a seed)",
+    "dedupe_mode": "as dedupe_percentage",
+    "dedupe_working_set_percentage": "as dedupe_percentage (the working set is seeds, not stored)",
+    "dedupe_global": "as dedupe_percentage",
+    "numa_cpu_nodes": "the CPUs the job's own threads run on (nodes this host has, else the engine refuses)",
+    "numa_mem_policy": "where the job's own buffers are allocated; the memory rule counts them wherever",
+    "log_prio": "as log_avg_msec",
 }
 
 
@@ -510,3 +517,49 @@ def test_offset_increment_lays_out_to_the_last_clones_region(facts: EngineOption
     [v] = check(spread, facts, max_bytes_written=(208 + 64 << 20) - 1)
     assert v.rule == "limit.bytes_written" and str(208 + 64 << 20) in v.message
     assert check(job(rw="write", size="16m", numjobs="4"), facts, max_bytes_written=80 << 20) == []
+
+
+# --- threads: only jobs that can run at the same time (s10 submit-dedupe) -------------------------------
+
+
+@needs_engine
+def test_jobs_that_wait_for_others_are_not_counted_beside_them(facts: EngineOptions) -> None:
+    """A job with wait_for=NAME starts when the jobs named NAME have ended: the host's thread limit
+    counts the most threads that can run at once, not the group's sum."""
+    chain = {
+        "global": {"rw": "randread", "size": "1m", "numjobs": "4"},
+        "jobs": [{"name": "a"}, {"name": "b", "wait_for": "a"}, {"name": "c", "wait_for": "b"}],
+    }
+    assert check(chain, facts, max_threads=4) == []  # a, then b, then c: 4 at a time
+    # c waits for a only: b and c may overlap (8); a never runs beside c
+    fork = {**chain, "jobs": [{"name": "a"}, {"name": "b"}, {"name": "c", "wait_for": "a"}]}
+    [v] = check(fork, facts, max_threads=7)
+    assert v.rule == "limit.threads" and "8 threads" in v.message, v.message
+    assert check(fork, facts, max_threads=8) == []
+    # the heaviest set of jobs that can overlap: d (6) waits for a; b + c + d = 9 beat a + b + c = 7
+    heavy = {
+        "global": {"rw": "randread", "size": "1m"},
+        "jobs": [
+            {"name": "a", "numjobs": "4"},
+            {"name": "b", "numjobs": "2"},
+            {"name": "c", "numjobs": "1"},
+            {"name": "d", "numjobs": "6", "wait_for": "a"},
+        ],
+    }
+    [v] = check(heavy, facts, max_threads=8)
+    assert "jobs 1-3 run at the same time with 9 threads" in v.message, v.message
+    assert v.field == "workload.jobs.3.numjobs"
+    assert check(heavy, facts, max_threads=9) == []
+    # wait_for names a job defined later (the engine refuses it): never a reason to count less
+    later = {**heavy, "jobs": [{**heavy["jobs"][3], "name": "d"}, *heavy["jobs"][:3]]}
+    assert [x.rule for x in check(later, facts, max_threads=9)] == ["limit.threads"]
+
+
+@needs_engine
+def test_offload_counts_its_submission_threads(facts: EngineOptions) -> None:
+    """io_submit_mode=offload: each clone has a pool of iodepth submission threads beside it."""
+    off = job(numjobs="2", iodepth="3", io_submit_mode="offload")
+    [v] = check(off, facts, max_threads=7)
+    assert v.rule == "limit.threads" and "8 threads" in v.message, v.message
+    assert check(off, facts, max_threads=8) == []
+    assert check(job(numjobs="2", iodepth="3"), facts, max_threads=2) == []  # inline: 2

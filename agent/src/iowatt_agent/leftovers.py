@@ -140,16 +140,19 @@ def _run_id(stem: str) -> UUID | None:
 
 
 def _data_file(job_file: Path, run_id: UUID) -> Path | None:
-    """The job's filename when it is a run's own data file (`iowatt-<run_id>.dat`), else None."""
+    """The job's filename when it is a run's own data file (`iowatt-<run_id>.dat`), or its
+    directory when it is the run's own directory (`iowatt-<run_id>`: a job file whose jobs make
+    files of their own), else None."""
     try:
         doc = json.loads(job_file.read_text())
-        filename = doc["global"]["filename"]
-    except (OSError, ValueError, KeyError, TypeError):
+        glob = doc["global"]
+        filename = glob.get("filename") if "filename" in glob else glob["directory"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     if not isinstance(filename, str):
         return None
     path = Path(filename)
-    return path if path.name == f"iowatt-{run_id}.dat" else None
+    return path if path.name in (f"iowatt-{run_id}.dat", f"iowatt-{run_id}") else None
 
 
 def _in_directory_target(data_file: Path, policy: Policy) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from iowatt_policy import (
+    multi_file,
     Policy,
     ReportedPolicy,
     Target,
@@ -158,20 +159,35 @@ def _plan_jobfile_run(
     )
     if violations:
         raise Refused("; ".join(v.reason() for v in violations))
+    run_dir: Path | None = None
     try:
         block = runner.checked_job(engine, parse, text_file=text_file)
+        if target.kind == "directory" and multi_file(parse):
+            # jobs that make files of their own run as written, in a directory of this run beneath
+            # the target (made below through the target's descriptor, removed with its files after)
+            run_dir = Path(resolved) / filework.run_dir_name(str(lease.run_id))
         job, data_file = engine_job_for(
-            block, target=target, resolved=resolved, run_key=str(lease.run_id), destructive=lease.destructive
+            block,
+            target=target,
+            resolved=resolved,
+            run_key=str(lease.run_id),
+            destructive=lease.destructive,
+            run_dir=run_dir,
         )
     except filework.FileJobRefused as exc:
         raise Refused(filework.refusal("jobfile", exc.reason, runner.refusal_key)) from None
     except ValueError as exc:
         raise Refused(str(exc)) from None
     name, entry, idle_s, timeout_s = _meter_and_times(lease, meters, idle_s, policy)
+    if run_dir is not None:
+        try:
+            filework.make_run_dir(resolved, run_dir.name)
+        except (OSError, ValueError) as exc:
+            raise Refused(f"cannot make the run's directory in {resolved}: {exc}") from None
     return Plan(
         job=job,
         data_file=data_file,
-        filename=str(job["global"]["filename"]),
+        filename=str(job["global"].get("filename") or job["global"]["directory"]),
         timeout_s=timeout_s,
         meter_name=name if entry is not None else None,
         meter=entry,

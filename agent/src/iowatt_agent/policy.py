@@ -317,11 +317,19 @@ def fingerprint(reported: ReportedPolicy) -> str:
 
 
 def engine_options(
-    kind: str, resolved: str, run_key: str, *, writable: bool, destructive: bool
+    kind: str, resolved: str, run_key: str, *, writable: bool, destructive: bool, run_dir: Path | None = None
 ) -> tuple[dict[str, str], Path | None]:
     """The options only the agent sets (ADR 0009 §5) for a target of `kind` at `resolved` (the
     path the engine opens), and the data file of a directory target. `writable`: the host lets
-    runs write this file; `destructive`: both keys of a device (host and run) are given."""
+    runs write this file; `destructive`: both keys of a device (host and run) are given.
+    `run_dir`: a directory target's run of jobs that make files of their own (nrfiles, filesize,
+    a job file's directory: libs/policy's multi_file) runs in this directory the agent made beneath
+    the target, confined to it, the engine naming the files (fio's $jobname.$jobnum.$filenum);
+    it is returned as the data file, removed with everything in it after the run."""
+    if kind == "directory" and run_dir is not None:
+        if os.path.normpath(run_dir.parent) != os.path.normpath(resolved):
+            raise ValueError(f"run directory {run_dir} is not directly in the target {resolved}")
+        return {"directory": str(run_dir), "beneath": str(run_dir), "unlink": "1"}, run_dir
     if kind == "directory":
         data_file = Path(resolved) / f"iowatt-{run_key}.dat"
         return {"filename": str(data_file), "beneath": resolved, "create_new": "1", "unlink": "1"}, data_file
@@ -341,16 +349,18 @@ def engine_job_for(
     resolved: str,
     run_key: str,
     destructive: bool,
+    run_dir: Path | None = None,
 ) -> tuple[dict[str, Any], Path | None]:
     """The job file the engine runs: the (already checked) job plus the agent's own options from
     the host's target. Returns it and a directory target's data file (removed after the run if
-    the engine left it behind)."""
+    the engine left it behind), or `run_dir` (engine_options)."""
     options, data_file = engine_options(
         target.kind,
         resolved,
         run_key,
         writable=target.writable,
         destructive=target.destructive and destructive,
+        run_dir=run_dir,
     )
     return with_agent_options(engine_job, options), data_file
 

@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from .filework import RUN_DIR_RE, remove_run_dir
+
 log = logging.getLogger("iowatt_agent.runner")
 
 STDERR_TAIL_LINES = 40
@@ -405,11 +407,17 @@ class EngineProcess:
 
 def cleanup_target(data_file: Path | None) -> None:
     """Remove a directory target's data file if the engine left it (killed before its `unlink`).
-    Only a regular file is removed: never what a symlink swapped in points at."""
+    Only a regular file is removed: never what a symlink swapped in points at. A run directory
+    (`iowatt-<run>`, a multi-file job file's: plan._plan_jobfile_run) is removed with everything in
+    it through its parent's descriptor, links removed as links, never followed."""
     if data_file is None:
         return
     try:
         st = os.lstat(data_file)
+        if stat.S_ISDIR(st.st_mode):
+            if RUN_DIR_RE.match(data_file.name):
+                remove_run_dir(data_file.parent, data_file.name)
+            return
         if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
             data_file.unlink()  # unlink() of a symlink removes the link, not its target
     except FileNotFoundError:

@@ -41,6 +41,7 @@ Memory (`memory.py`)
 Job files (`jobfile.py`, ADR 0029)
     block_job(parse) -> the engine's JSON job file of its --parse-only document of a fio job file
         (the job file's filename and directory dropped: the run's target replaces them);
+        multi_file(parse): its jobs make files of their own (the run gets its own directory);
         parsed_jobs(parse), replaced_options(parse), same_jobs(a, b), ParseUnreadable,
         JOBFILE_SCHEMA, REPLACED_OPTIONS, MAX_JOBFILE_CHARS
 fio values (`fio.py`)
@@ -95,6 +96,7 @@ from iowatt_policy.jobfile import (
     REPLACED_OPTIONS,
     ParseUnreadable,
     block_job,
+    multi_file,
     parsed_jobs,
     replaced_options,
     same_jobs,
@@ -145,6 +147,7 @@ __all__ = [
     "REPLACED_OPTIONS",
     "ParseUnreadable",
     "block_job",
+    "multi_file",
     "parsed_jobs",
     "replaced_options",
     "same_jobs",

@@ -565,34 +565,41 @@ def _check_limits(policy: ReportedPolicy, target: Target | None, jobs: list[_Job
             )
         )
 
-    # threads: numjobs summed over each stonewall group
-    group_threads = 0
-    group_start = 0
-    threads_reported = False
+    # threads: the most a stonewall group runs at the same time (`_group_threads`: jobs that wait_for
+    # another are never counted beside the jobs they wait for)
+    groups: list[list[tuple[_Job, int]]] = []
     for job in jobs:
-        if job.index > 0 and _flag(job, "stonewall", unreadable=False):
-            group_threads, group_start = 0, job.index
+        if not groups or (job.index > 0 and _flag(job, "stonewall", unreadable=False)):
+            groups.append([])
         try:
-            numjobs = _u64(job, "numjobs", 1)
+            threads = _job_threads(job)
         except _Unreadable as exc:
             unreadable("limit.threads", exc)
             continue
-        group_threads += numjobs
-        if limits.max_threads is not None and group_threads > limits.max_threads and not threads_reported:
-            together = (
-                f"jobs {group_start}-{job.index} run at the same time with {group_threads} threads"
-                if job.index > group_start
-                else f"job {job.index} runs {numjobs} threads"
+        groups[-1].append((job, threads))
+    for group in groups:
+        most, together = _group_threads(group)
+        if limits.max_threads is None or most <= limits.max_threads:
+            continue
+        first = together[0]
+        numjobs_of = {job.index: n for job, n in group}
+        idx = [j.index for j in together]
+        listed = f"{idx[0]}-{idx[-1]}" if idx == list(range(idx[0], idx[-1] + 1)) else ", ".join(map(str, idx))
+        who = (
+            f"jobs {listed} run at the same time with {most} threads"
+            if len(together) > 1
+            else f"job {first.index} runs {numjobs_of[first.index]} threads"
+        )
+        heaviest = max(together, key=lambda j: numjobs_of[j.index])
+        found.append(
+            Violation(
+                LIMIT_THREADS,
+                heaviest.field("numjobs"),
+                f"{who}; the host allows {limits.max_threads}",
+                _limit_fix("max-threads", most),
             )
-            found.append(
-                Violation(
-                    LIMIT_THREADS,
-                    job.field("numjobs"),
-                    f"{together}; the host allows {limits.max_threads}",
-                    _limit_fix("max-threads", group_threads),
-                )
-            )
-            threads_reported = True
+        )
+        break
 
     for job in jobs:
         try:
@@ -632,6 +639,83 @@ def _check_limits(policy: ReportedPolicy, target: Target | None, jobs: list[_Job
     found.extend(_check_block_memory(policy, target, jobs))
     found.extend(_check_block_files(policy, target, jobs))
     return found
+
+
+def _job_threads(job: _Job) -> int:
+    """Threads one job runs: numjobs, and with io_submit_mode=offload each clone's pool of iodepth
+    submission threads besides it (the engine's src/offload.c)."""
+    numjobs = _u64(job, "numjobs", 1)
+    if (job.text("io_submit_mode") or "inline") == "offload":
+        return numjobs * (1 + _u64(job, "iodepth", 1))
+    return numjobs
+
+
+def _group_threads(group: list[tuple[_Job, int]]) -> tuple[int, list[_Job]]:
+    """The most threads the jobs of one stonewall group run at the same time, and those jobs. A job
+    with wait_for=NAME starts when every earlier job named NAME has ended (the engine's and fio's
+    rule), so it never runs beside them nor beside what they waited for; any jobs not ordered so
+    may overlap (their durations are unknown). The most is the heaviest set of jobs no two of which
+    are ordered (a maximum-weight antichain): the total minus a maximum flow from each job to the
+    jobs after it (Dilworth's theorem, weighted)."""
+    n = len(group)
+    if n == 0:
+        return 0, []
+    names = [job.text("name") or str(job.index) for job, _ in group]
+    after = [[False] * n for _ in range(n)]  # after[a][b]: b starts only after a ended
+    for b, (job, _) in enumerate(group):
+        waited = job.text("wait_for")
+        if waited:
+            for a in range(b):
+                if names[a] == waited:
+                    after[a][b] = True
+    if not any(any(row) for row in after):
+        return sum(t for _, t in group), [job for job, _ in group]
+    for k in range(n):  # transitive closure (a group holds at most the engine's 256 jobs)
+        for a in range(n):
+            if after[a][k]:
+                row, via = after[a], after[k]
+                for b in range(n):
+                    if via[b]:
+                        row[b] = True
+    # flow network: source 0, left a = 1 + a, right b = 1 + n + b, sink 1 + 2n
+    size, source, sink = 2 * n + 2, 0, 2 * n + 1
+    inf = sum(t for _, t in group) + 1
+    cap: list[dict[int, int]] = [{} for _ in range(size)]
+
+    def edge(u: int, v: int, c: int) -> None:
+        cap[u][v] = cap[u].get(v, 0) + c
+        cap[v].setdefault(u, 0)
+
+    for a, (_, t) in enumerate(group):
+        edge(source, 1 + a, t)
+        edge(1 + n + a, sink, t)
+        for b in range(n):
+            if after[a][b]:
+                edge(1 + a, 1 + n + b, inf)
+    flow = 0
+    while True:  # Edmonds-Karp
+        parent = {source: source}
+        queue = [source]
+        for u in queue:
+            for v, c in cap[u].items():
+                if c > 0 and v not in parent:
+                    parent[v] = u
+                    queue.append(v)
+        if sink not in parent:
+            break
+        push, v = inf, sink
+        while v != source:
+            push = min(push, cap[parent[v]][v])
+            v = parent[v]
+        v = sink
+        while v != source:
+            cap[parent[v]][v] -= push
+            cap[v][parent[v]] += push
+            v = parent[v]
+        flow += push
+    reach = parent  # the source's side of a minimum cut
+    together = [group[a][0] for a in range(n) if (1 + a) in reach and (1 + n + a) not in reach]
+    return inf - 1 - flow, together
 
 
 def _region(job: _Job, target: Target | None) -> int | None:

@@ -80,6 +80,25 @@ def replaced_options(parse: object) -> list[str]:
     return found
 
 
+# options that make a job lay out files of its own (the engine's multi-file jobs, src/multifile.c)
+MULTI_FILE_OPTIONS = ("nrfiles", "nr_files", "filesize", "openfiles", "file_service_type", "create_on_open")
+
+
+def multi_file(parse: object) -> bool:
+    """Whether the job file's jobs make files of their own (nrfiles, filesize, ... or a `directory`
+    without a `filename`: fio's generated names): such a run gets a directory of its own beneath a
+    directory target instead of the run's one data file (the agent's plan), so it runs as written.
+    ParseUnreadable when `parse` is not an iowatt-jobfile/1 document."""
+    glob, jobs = parsed_jobs(parse)
+    for _, _, own in jobs:
+        options = {**glob, **own}
+        if any(k in options for k in MULTI_FILE_OPTIONS):
+            return True
+        if "directory" in options and "filename" not in options:
+            return True
+    return False
+
+
 def block_job(parse: object) -> dict[str, Any]:
     """The engine's JSON job file of a parsed job file, its `filename` and `directory` dropped (the
     run's target replaces them): {"global": {...}, "jobs": [{"name": ..., ...}]}, every value the

@@ -223,8 +223,10 @@ class Limits:
     """What one run may ask of this host (`iowatt-agent targets limits`); None = unlimited.
 
     max_threads        threads running at the same time: the sum of `numjobs` over the jobs of one
-                       stonewall group (jobs without `stonewall` run together with the previous
-                       one), so also the `numjobs` of any single job.
+                       stonewall group that can run together (jobs without `stonewall` run with the
+                       previous one; a job with `wait_for` never beside the jobs it waits for), so
+                       also the `numjobs` of any single job; `io_submit_mode=offload` adds each
+                       clone's `iodepth` submission threads.
     max_iodepth        `iodepth` of any job (as given, whatever the ioengine).
     max_bs_bytes       the largest block size of any job: `bs` (both of `R,W`) and every `bssplit`
                        entry.

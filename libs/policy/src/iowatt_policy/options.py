@@ -52,6 +52,7 @@ HOST_RULE_OPTIONS: dict[str, tuple[str, ...]] = {
     "thinktime_blocks": (),
     "startdelay": (),
     "wait_for": (),
+    "io_submit_mode": (),
     "nrfiles": ("nr_files",),
     "filesize": (),
 }
