@@ -82,6 +82,36 @@ def test_a_dead_runs_job_and_data_file_go_and_nothing_else(tmp_path, agent_log):
         assert f"leftovers.removed path={path}" in agent_log.text
 
 
+def test_a_dead_multi_file_runs_directory_goes_with_its_files_links_not_followed(tmp_path, agent_log):
+    """A job file whose jobs make files of their own runs in <target>/iowatt-<run_id> (its job
+    file's `directory`): after a crash that directory goes with everything in it; a link inside is
+    removed as a link; a directory of another name, or one outside the targets, stays."""
+    state, target, outside = tmp_path / "state", tmp_path / "target", tmp_path / "outside"
+    for d in (target, outside):
+        d.mkdir()
+    allow_targets(state, target)
+    dead = uuid.uuid4()
+    run_dir = target / f"iowatt-{dead}"
+    run_dir.mkdir()
+    (run_dir / "w.0.0").write_bytes(b"\0" * 4096)
+    victim = outside / "victim"
+    victim.write_bytes(b"x")
+    (run_dir / "w.0.1").symlink_to(victim)
+    jobs = state / "jobs"
+    jobs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    dead_job = jobs / f"{dead}.json"
+    dead_job.write_text(json.dumps({"global": {"directory": str(run_dir)}, "jobs": [{"name": "w"}]}))
+    other = uuid.uuid4()  # a job file whose directory is not its run's: kept
+    kept = target / "mine"
+    kept.mkdir()
+    (jobs / f"{other}.json").write_text(json.dumps({"global": {"directory": str(kept)}, "jobs": [{"name": "w"}]}))
+
+    removed = remove_leftovers(state)
+
+    assert run_dir in removed and dead_job in removed
+    assert not run_dir.exists() and victim.exists() and kept.is_dir()
+
+
 def test_an_unreadable_policy_keeps_the_data_file_and_its_job_file(tmp_path):
     state, target = tmp_path / "state", tmp_path / "target"
     target.mkdir()

@@ -8,7 +8,9 @@ it outlives its agent) is killed first: a process of this uid whose command line
 job file's path after `--progress=jsonl`, leading its own process group
 (`runner.EngineProcess`), with that group. A data file is removed only when it is named in a
 leftover job file, has exactly the name the agent gives its runs' data files, and lies directly
-in a directory target of the host policy: nothing else on the host is touched. Temp files of an
+in a directory target of the host policy: nothing else on the host is touched. A job file whose
+jobs make files of their own ran in `<target>/iowatt-<run_id>` (its `directory`): that entry goes
+with everything in it, links removed as links, never followed. Temp files of an
 interrupted atomic write in the state directory and the spool go too. Everything removed is
 logged (`leftovers.removed path=...`).
 
