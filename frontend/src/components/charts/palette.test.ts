@@ -22,8 +22,8 @@ describe("the chart palette", () => {
     expect(new Set(colours).size).toBe(30);
   });
 
-  it("never puts a pure red beside a pure green among its fixed colours", () => {
-    const hues = Array.from({ length: PALETTE_SIZE }, (_, i) => hueOf(colorAt(i)));
+  it("never puts a red beside a green, at 30 series either", () => {
+    const hues = Array.from({ length: 30 }, (_, i) => hueOf(colorAt(i)));
     const red = (h: number) => h >= 0 && (h < 15 || h > 345);
     const green = (h: number) => h >= 90 && h <= 150;
     for (let i = 1; i < hues.length; i += 1) {
@@ -31,6 +31,7 @@ describe("the chart palette", () => {
       expect((red(a) && green(b)) || (green(a) && red(b))).toBe(false);
     }
     expect(hues.some(green)).toBe(false); // Okabe and Ito's bluish green is at 164°
+    expect(hues.some(red)).toBe(false); // and its vermilion at 26°
   });
 
   it("draws each round of the palette with its own dash, writes dashed", () => {

@@ -1,8 +1,8 @@
 // Colours for series, safe for colour-blind readers: Okabe and Ito's palette (Color Universal
 // Design, 2008) without its yellow, which is unreadable on white, in an order that never puts red
-// beside green. Past those seven, hues spread by the golden angle, so 30 compared runs get 30
-// different colours (none repeats); lines also get a dash pattern per round of seven, so two
-// series of similar hue still differ in a line chart and in the key.
+// beside green. Past those seven, the same seven hues again, darker, then lighter, and so on (no
+// new hue: a red and a green never appear, whatever the count), so 30 compared runs get 30
+// different colours; lines also get a dash pattern per round of seven.
 const PALETTE = [
   "#0072B2", // blue
   "#E69F00", // orange
@@ -15,11 +15,30 @@ const PALETTE = [
 
 export const PALETTE_SIZE = PALETTE.length;
 
+/** Each round's shift of the palette: toward black (< 0) or white (> 0), by that share. */
+const ROUNDS = [0, -0.45, 0.45, -0.7, 0.65, -0.25, 0.25] as const;
+
+const GREYS = [0, 0.3, 0.55, 0.2, 0.65, 0.42, 0.1] as const;
+
+function mix(hex: string, by: number): string {
+  const to = by < 0 ? 0 : 255;
+  const f = Math.abs(by);
+  const channel = (k: number) => {
+    const v = Number.parseInt(hex.slice(k, k + 2), 16);
+    return Math.round(v + (to - v) * f)
+      .toString(16)
+      .padStart(2, "0");
+  };
+  return `#${channel(1)}${channel(3)}${channel(5)}`;
+}
+
 export function colorAt(i: number): string {
-  if (i < PALETTE.length) return PALETTE[i] ?? "#0072B2";
-  const hue = Math.round((i * 137.508) % 360);
-  const light = 30 + ((i * 7) % 3) * 8;
-  return `hsl(${hue} 65% ${light}%)`;
+  const base = PALETTE[i % PALETTE.length] ?? "#0072B2";
+  const round = Math.floor(i / PALETTE.length);
+  const by = ROUNDS[round % ROUNDS.length] ?? 0;
+  // black has no darker shade: its rounds are greys
+  if (base === "#000000") return mix(base, GREYS[round % GREYS.length] ?? 0);
+  return mix(base, by);
 }
 
 /** Dash patterns by round of the palette: solid, dashed, dotted, dash-dot. */
