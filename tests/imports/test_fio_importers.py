@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from backend.imports.formats import fio_json, fio_normal, fio_terse, registry
 from backend.imports.formats.base import ImportFormatError
@@ -203,3 +205,33 @@ def test_normal_without_results_is_refused() -> None:
     with pytest.raises(ImportFormatError) as e:
         fio_normal.parse("n", text)
     assert e.value.format == "fio-normal" and "groupid" in (e.value.expected or "")
+
+
+def _terse_line(kib: int, bw_kib: int, iops: int, runtime_ms: int, clat_us: float, p99_us: int) -> str:
+    """A terse v3 line of the HOWTO's field list: one read direction, no write."""
+    read = [kib, bw_kib, iops, runtime_ms, 0, 0, 0, 0, 1, p99_us, clat_us, 0.5]
+    read += [f"{p:f}%={p99_us if p >= 99 else 1}" for p in (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95)]
+    read += [f"{p:f}%={p99_us}" for p in (99, 99.5, 99.9, 99.95, 99.99)] + ["0%=0"] * 3
+    read += [1, p99_us, clat_us + 0.25, 0.5, bw_kib, bw_kib, "100.000000%", bw_kib, 0]
+    write = [0] * 12 + ["0%=0"] * 20 + [0] * 9
+    tail = [1.0, 2.0, 10, 0, 5] + ["100.0%"] + ["0.0%"] * 6 + ["0.00%"] * 22
+    return ";".join(str(x) for x in ["3", "fio-3.33", "prop", 0, 0, *read, *write, *tail])
+
+
+@settings(max_examples=40, derandomize=True, deadline=None, database=None)
+@given(
+    st.integers(0, 2**40),
+    st.integers(1, 2**34),
+    st.integers(1, 10**7),
+    st.integers(1, 10**8),
+    st.integers(1, 10**8).map(lambda n: n / 1000),
+    st.integers(1, 10**8),
+)
+def test_terse_units_convert_exactly(kib: int, bw: int, iops: int, rt: int, clat_us: float, p99: int) -> None:
+    """KiB and KiB/s are 1024 bytes, µs 1000 ns: exact for every value fio prints."""
+    p = fio_terse.parse("t", _terse_line(kib, bw, iops, rt, clat_us, p99).encode())
+    d = p.runs[0].jobs[0].read
+    assert d is not None and p.runs[0].jobs[0].write is None
+    assert d.io_bytes == kib * 1024 and d.bw_bytes == bw * 1024 and d.iops == iops and d.runtime_ms == rt
+    assert d.clat is not None and d.clat.mean_ns == pytest.approx(clat_us * 1000, rel=1e-12)
+    assert d.clat.percentiles_ns[99.0] == p99 * 1000 and d.clat.max_ns == p99 * 1000
