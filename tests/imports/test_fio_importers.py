@@ -209,7 +209,7 @@ def test_normal_without_results_is_refused() -> None:
 
 def _terse_line(kib: int, bw_kib: int, iops: int, runtime_ms: int, clat_us: float, p99_us: int) -> str:
     """A terse v3 line of the HOWTO's field list: one read direction, no write."""
-    read = [kib, bw_kib, iops, runtime_ms, 0, 0, 0, 0, 1, p99_us, clat_us, 0.5]
+    read: list[object] = [kib, bw_kib, iops, runtime_ms, 0, 0, 0, 0, 1, p99_us, clat_us, 0.5]
     read += [f"{p:f}%={p99_us if p >= 99 else 1}" for p in (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95)]
     read += [f"{p:f}%={p99_us}" for p in (99, 99.5, 99.9, 99.95, 99.99)] + ["0%=0"] * 3
     read += [1, p99_us, clat_us + 0.25, 0.5, bw_kib, bw_kib, "100.000000%", bw_kib, 0]
