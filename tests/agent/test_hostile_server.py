@@ -545,7 +545,11 @@ def test_a_multi_file_job_file_runs_in_a_run_directory_of_its_own(api: FakeApi, 
     before = tree_hash(canary)
     server, url = api.serve()
     config = AgentConfig(
-        server_url=url, agent_id=api.agent_id, agent_token=AGENT_TOKEN, name="victim", heartbeat_interval_s=0.5
+        server_url=url,
+        agent_id=api.agent_id,
+        agent_token=AGENT_TOKEN,
+        name="victim",
+        heartbeat_interval_s=0.5,
     )
     loop = AgentLoop(
         config,

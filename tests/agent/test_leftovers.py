@@ -104,7 +104,9 @@ def test_a_dead_multi_file_runs_directory_goes_with_its_files_links_not_followed
     other = uuid.uuid4()  # a job file whose directory is not its run's: kept
     kept = target / "mine"
     kept.mkdir()
-    (jobs / f"{other}.json").write_text(json.dumps({"global": {"directory": str(kept)}, "jobs": [{"name": "w"}]}))
+    (jobs / f"{other}.json").write_text(
+        json.dumps({"global": {"directory": str(kept)}, "jobs": [{"name": "w"}]})
+    )
 
     removed = remove_leftovers(state)
 

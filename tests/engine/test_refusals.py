@@ -139,7 +139,9 @@ def test_every_fio_option_is_the_engines_or_refused_with_a_reason(engine_bin: Pa
     fio = fio_option_names()
     assert len(fio) > 200, len(fio)
     missing = sorted(fio - known - refused)
-    assert not missing, f"fio options the engine would call unknown (give each a reason in refused_opts): {missing}"
+    assert not missing, (
+        f"fio options the engine would call unknown (give each a reason in refused_opts): {missing}"
+    )
 
 
 if __name__ == "__main__":

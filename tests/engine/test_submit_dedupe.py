@@ -15,8 +15,6 @@ from typing import Any
 
 import pytest
 
-from .conftest import run_engine
-
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
 
@@ -62,8 +60,16 @@ def target(scratch: Path) -> Path:
 @pytest.mark.parametrize("rw", ["randread", "write"])
 def test_offload_does_the_jobs_io_as_fio(engine_bin: Path, target: Path, rw: str) -> None:
     """psync with iodepth=4 offloaded: fio's pool of 4 submitters; the same I/Os and bytes."""
-    args = [f"--name=o", f"--filename={target}", "--size=2m", f"--rw={rw}", "--bs=4k",
-            "--ioengine=psync", "--iodepth=4", "--io_submit_mode=offload"]
+    args = [
+        "--name=o",
+        f"--filename={target}",
+        "--size=2m",
+        f"--rw={rw}",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--iodepth=4",
+        "--io_submit_mode=offload",
+    ]
     a, b = ours(engine_bin, *args)["jobs"][0], fio_json(*args)["jobs"][0]
     d = "read" if rw == "randread" else "write"
     assert a[d]["total_ios"] == b[d]["total_ios"] == 512
@@ -78,8 +84,15 @@ def test_offload_does_the_jobs_io_as_fio(engine_bin: Path, target: Path, rw: str
 def test_offload_keeps_iodepth_ios_in_flight_with_psync(engine_bin: Path, target: Path) -> None:
     """inline psync is depth 1; offloaded, the pool of iodepth threads keeps more than one in
     flight (the I/O depth distribution shows it: what the offload is for)."""
-    base = [f"--name=o", f"--filename={target}", "--size=4m", "--rw=randread", "--bs=4k", "--ioengine=psync",
-            "--iodepth=8"]
+    base = [
+        "--name=o",
+        f"--filename={target}",
+        "--size=4m",
+        "--rw=randread",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--iodepth=8",
+    ]
     inline = ours(engine_bin, *base)["jobs"][0]
     off = ours(engine_bin, *base, "--io_submit_mode=offload")["jobs"][0]
     assert inline["iodepth_level"]["1"] == 100.0
@@ -90,8 +103,18 @@ def test_offload_keeps_iodepth_ios_in_flight_with_psync(engine_bin: Path, target
 @needs_fio
 def test_offload_with_libaio_and_a_rate_as_fio(engine_bin: Path, target: Path) -> None:
     """fio's fixed-rate-submission example, capped: libaio offloaded at rate_iops=200 for 1 s."""
-    args = [f"--name=r", f"--filename={target}", "--size=4m", "--rw=read", "--ioengine=libaio", "--iodepth=4",
-            "--io_submit_mode=offload", "--rate_iops=200", "--time_based", "--runtime=1"]
+    args = [
+        "--name=r",
+        f"--filename={target}",
+        "--size=4m",
+        "--rw=read",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--io_submit_mode=offload",
+        "--rate_iops=200",
+        "--time_based",
+        "--runtime=1",
+    ]
     a, b = ours(engine_bin, *args)["jobs"][0], fio_json(*args)["jobs"][0]
     for j in (a, b):
         assert 150 <= j["read"]["total_ios"] <= 202, j["read"]["total_ios"]
@@ -99,17 +122,31 @@ def test_offload_with_libaio_and_a_rate_as_fio(engine_bin: Path, target: Path) -
 
 def test_offload_refuses_io_uring_as_fio(engine_bin: Path, target: Path) -> None:
     """fio 3.33: "io_uring: can't be used with offloaded submit. Use a sync engine"."""
-    err = refused(engine_bin, "--name=o", f"--filename={target}", "--size=1m", "--ioengine=io_uring",
-                  "--io_submit_mode=offload")
+    err = refused(
+        engine_bin,
+        "--name=o",
+        f"--filename={target}",
+        "--size=1m",
+        "--ioengine=io_uring",
+        "--io_submit_mode=offload",
+    )
     assert "io_submit_mode:" in err and "io_uring" in err
 
 
 def test_offload_thread_bound(engine_bin: Path, target: Path) -> None:
-    err = refused(engine_bin, "--name=o", f"--filename={target}", "--size=1m", "--iodepth=4096",
-                  "--numjobs=2", "--io_submit_mode=offload")
+    err = refused(
+        engine_bin,
+        "--name=o",
+        f"--filename={target}",
+        "--size=1m",
+        "--iodepth=4096",
+        "--numjobs=2",
+        "--io_submit_mode=offload",
+    )
     assert "io_submit_mode:" in err and "8192 submission threads" in err
-    assert "must be inline or offload" in refused(engine_bin, "--name=o", f"--filename={target}",
-                                                  "--io_submit_mode=pool")
+    assert "must be inline or offload" in refused(
+        engine_bin, "--name=o", f"--filename={target}", "--io_submit_mode=pool"
+    )
 
 
 # --- dedupe --------------------------------------------------------------------------------------------
@@ -127,7 +164,9 @@ def dup_fraction(bl: list[bytes]) -> float:
     return 1 - len(set(bl)) / len(bl)
 
 
-def write_both(engine: Path, scratch: Path, *opts: str, jobs: tuple[str, ...] = ("d",)) -> tuple[list[Path], list[Path]]:
+def write_both(
+    engine: Path, scratch: Path, *opts: str, jobs: tuple[str, ...] = ("d",)
+) -> tuple[list[Path], list[Path]]:
     """The same write job(s) by each tool into files of its own; the files each wrote."""
     res = []
     for tool in ("ours", "fio"):
@@ -154,8 +193,9 @@ def write_both(engine: Path, scratch: Path, *opts: str, jobs: tuple[str, ...] = 
         ((), 0.0),
     ],
 )
-def test_dedupe_writes_fios_duplicate_fraction(engine_bin: Path, scratch: Path, opts: tuple[str, ...],
-                                                expect: float) -> None:
+def test_dedupe_writes_fios_duplicate_fraction(
+    engine_bin: Path, scratch: Path, opts: tuple[str, ...], expect: float
+) -> None:
     a, b = write_both(engine_bin, scratch, *opts)
     fa, fb = dup_fraction(blocks(*a)), dup_fraction(blocks(*b))
     assert abs(fa - expect) < 0.06 and abs(fb - expect) < 0.06, (fa, fb, expect)
@@ -177,8 +217,12 @@ def test_working_set_draws_from_the_first_unique_blocks(engine_bin: Path, scratc
 def test_dedupe_global_shares_blocks_between_jobs(engine_bin: Path, scratch: Path, glob: str) -> None:
     """fio's dedupe-global example, capped: two jobs, working_set 50 %, 50 % duplicates: with
     dedupe_global each job writes blocks of the other's; without, none."""
-    opts = ("--dedupe_percentage=50", "--dedupe_mode=working_set", "--dedupe_working_set_percentage=50",
-            f"--dedupe_global={glob}")
+    opts = (
+        "--dedupe_percentage=50",
+        "--dedupe_mode=working_set",
+        "--dedupe_working_set_percentage=50",
+        f"--dedupe_global={glob}",
+    )
     a, b = write_both(engine_bin, scratch, *opts, jobs=("a", "b"))
     for files in (a, b):
         x, y = set(blocks(files[0])), set(blocks(files[1]))
@@ -205,8 +249,14 @@ def test_dedupe_refusals(engine_bin: Path, target: Path) -> None:
     assert "dedupe_percentage:" in refused(engine_bin, *base, "--dedupe_percentage=50", "--verify=crc32c")
     nosize = ["--name=d", f"--filename={target}", "--rw=write"]
     assert "needs size" in refused(engine_bin, *nosize, "--dedupe_percentage=50", "--dedupe_mode=working_set")
-    assert "smaller than one block" in refused(engine_bin, *base, "--bs=1m", "--dedupe_percentage=50",
-                                               "--dedupe_mode=working_set", "--dedupe_working_set_percentage=1")
+    assert "smaller than one block" in refused(
+        engine_bin,
+        *base,
+        "--bs=1m",
+        "--dedupe_percentage=50",
+        "--dedupe_mode=working_set",
+        "--dedupe_working_set_percentage=1",
+    )
     assert "repeat or working_set" in refused(engine_bin, *base, "--dedupe_mode=ws")
     assert "must be 0..100" in refused(engine_bin, *base, "--dedupe_percentage=101")
 
@@ -229,8 +279,14 @@ def online_nodes() -> list[int]:
 @needs_fio
 @pytest.mark.parametrize("policy", ["bind:0", "interleave:0", "prefer:0", "local", "default"])
 def test_numa_node_0_runs_as_fio(engine_bin: Path, target: Path, policy: str) -> None:
-    args = ["--name=n", f"--filename={target}", "--size=1m", "--rw=randread", "--numa_cpu_nodes=0",
-            f"--numa_mem_policy={policy}"]
+    args = [
+        "--name=n",
+        f"--filename={target}",
+        "--size=1m",
+        "--rw=randread",
+        "--numa_cpu_nodes=0",
+        f"--numa_mem_policy={policy}",
+    ]
     a, b = ours(engine_bin, *args)["jobs"][0], fio_json(*args)["jobs"][0]
     assert a["read"]["total_ios"] == b["read"]["total_ios"] == 256
     assert a["iowatt"]["options"]["numa_cpu_nodes"] == "0"
@@ -250,8 +306,12 @@ def test_a_missing_node_is_exit_2_naming_the_option(engine_bin: Path, target: Pa
     assert "numa_mem_policy:" in refused(engine_bin, *base, "--numa_mem_policy=local:0")
     assert "numa_cpu_nodes:" in refused(engine_bin, *base, "--numa_cpu_nodes=0-")
     assert "numa_cpu_nodes:" in refused(engine_bin, *base, "--numa_cpu_nodes=1024")
-    p = subprocess.run([str(engine_bin), "--parse-only", *base, f"--numa_cpu_nodes={missing}"],
-                       capture_output=True, text=True, timeout=30)
+    p = subprocess.run(
+        [str(engine_bin), "--parse-only", *base, f"--numa_cpu_nodes={missing}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert p.returncode == 0, p.stderr
 
 
@@ -265,19 +325,35 @@ def last_columns(path: Path) -> set[str]:
 @needs_fio
 @pytest.mark.parametrize(
     "prio,expect_plain,expect_prio",
-    [((), "0", "0x0000"), (("--prio=7",), "0", "0x4007"), (("--prioclass=3",), "0", "0x6000"),
-     (("--prioclass=2", "--prio=3"), "0", "0x4003"),
-     pytest.param(("--prioclass=1", "--prio=2"), "1", "0x2002",
-                  marks=pytest.mark.skipif(os.geteuid() != 0, reason="realtime I/O priority needs root"))],
+    [
+        ((), "0", "0x0000"),
+        (("--prio=7",), "0", "0x4007"),
+        (("--prioclass=3",), "0", "0x6000"),
+        (("--prioclass=2", "--prio=3"), "0", "0x4003"),
+        pytest.param(
+            ("--prioclass=1", "--prio=2"),
+            "1",
+            "0x2002",
+            marks=pytest.mark.skipif(os.geteuid() != 0, reason="realtime I/O priority needs root"),
+        ),
+    ],
 )
-def test_log_prio_columns_as_fio(engine_bin: Path, target: Path, scratch: Path, prio: tuple[str, ...],
-                                 expect_plain: str, expect_prio: str) -> None:
+def test_log_prio_columns_as_fio(
+    engine_bin: Path, target: Path, scratch: Path, prio: tuple[str, ...], expect_plain: str, expect_prio: str
+) -> None:
     for tool in ("ours", "fio"):
         for lp in ("0", "1"):
             d = scratch / f"{tool}-{lp}"
             d.mkdir()
-            args = ["--name=l", f"--filename={target}", "--size=64k", "--rw=read", "--write_lat_log=p",
-                    f"--log_prio={lp}", *prio]
+            args = [
+                "--name=l",
+                f"--filename={target}",
+                "--size=64k",
+                "--rw=read",
+                "--write_lat_log=p",
+                f"--log_prio={lp}",
+                *prio,
+            ]
             if tool == "ours":
                 ours(engine_bin, *args, cwd=d)
             else:

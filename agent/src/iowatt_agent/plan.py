@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from iowatt_policy import (
-    multi_file,
     Policy,
     ReportedPolicy,
     Target,
     check_run,
     check_target_on_host,
+    multi_file,
 )
 
 from . import filework

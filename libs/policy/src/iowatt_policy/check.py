@@ -584,7 +584,9 @@ def _check_limits(policy: ReportedPolicy, target: Target | None, jobs: list[_Job
         first = together[0]
         numjobs_of = {job.index: n for job, n in group}
         idx = [j.index for j in together]
-        listed = f"{idx[0]}-{idx[-1]}" if idx == list(range(idx[0], idx[-1] + 1)) else ", ".join(map(str, idx))
+        listed = (
+            f"{idx[0]}-{idx[-1]}" if idx == list(range(idx[0], idx[-1] + 1)) else ", ".join(map(str, idx))
+        )
         who = (
             f"jobs {listed} run at the same time with {most} threads"
             if len(together) > 1
