@@ -49,8 +49,32 @@ th { background: #eee; } .muted { color: #555; } .flag { color: #a40; }
 .appendix { break-before: page; } svg text { font-family: "DejaVu Sans", Arial, sans-serif; }
 svg { break-inside: avoid; }
 """
-# the UI's series colours (frontend/src/components/charts/palette.ts), in its order
-COLORS = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#db2777")
+# the UI's series colours (frontend/src/components/charts/palette.ts: Okabe-Ito without its
+# yellow; past seven the same hues shifted toward black or white by round), in its order
+COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
+ROUNDS = (0, -0.45, 0.45, -0.7, 0.65, -0.25, 0.25)
+
+
+def color_at(i: int) -> str:
+    """Series `i`'s colour, as the UI's colorAt."""
+    base = COLORS[i % len(COLORS)]
+    by = ROUNDS[(i // len(COLORS)) % len(ROUNDS)]
+    if base == "#000000":
+        by = abs(by)  # black has no darker shade: its rounds go to greys
+    to, f = (0 if by < 0 else 255), abs(by)
+
+    def channel(k: int) -> str:
+        v = int(base[k : k + 2], 16)
+        return f"{_js_round(v + (to - v) * f):02x}"
+
+    return f"#{channel(1)}{channel(3)}{channel(5)}"
+
+
+def _js_round(x: float) -> int:
+    """JavaScript's Math.round: halves go up."""
+    return math.floor(x + 0.5)
+
+
 GB_NOTE = "GB = 10^9 bytes"
 # Sensitivity parameters in words and the unit of their values (components/Review/units.ts PARAMETERS)
 PARAMETERS = {
@@ -277,7 +301,7 @@ def scatter_svg(r: ReviewRead) -> str:
     )
     col_w = (w - left) / key_cols
     for i, (name, perf, tco) in enumerate(pts):
-        color = COLORS[i % len(COLORS)]
+        color = color_at(i)
         out.append(f"<circle cx='{px(perf):.1f}' cy='{py(tco):.1f}' r='5' fill='{color}'/>")
         kx = left + (i % key_cols) * col_w
         ky = plot_h + 16 + (i // key_cols) * 16
@@ -295,7 +319,7 @@ def tco_bars_svg(r: ReviewRead) -> str:
     row, label_w, w = 26, 170, 720
     h = row * len(r.candidates) + 40
     top = max(float(c.tco) for c in r.candidates) or 1.0
-    parts = (("purchase", COLORS[0]), ("energy", COLORS[2]), ("replacements", COLORS[1]))
+    parts = (("purchase", color_at(0)), ("energy", color_at(2)), ("replacements", color_at(1)))
     bar_w = w - label_w - 130
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' viewBox='0 0 {w} {h}'>"]
     for i, c in enumerate(r.candidates):

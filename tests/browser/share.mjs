@@ -76,7 +76,10 @@ await run("a second context without login opens the link: the frozen comparison"
   await p.goto(`${BASE}${path2}`);
   await p.getByTestId("shared-runs").waitFor();
   const by = await p.getByTestId("shared-by").innerText();
-  check(by.startsWith(`Shared by ${TEAM} on `), `"Shared by TEAM on DATE": ${by}`);
+  check(
+    by.startsWith(`Shared by the team ${TEAM} on `),
+    `"Shared by the team TEAM on DATE": ${by}`,
+  );
   check(
     (await p.getByTestId("shared-title").innerText()) === "Disk vs RAM, 4 KiB random reads",
     "the title",

@@ -50,7 +50,10 @@ await run(
     await page.goto(`${BASE}${DECIDED}`);
     await page.getByTestId("shared-review").waitFor();
     const by = await page.getByTestId("shared-by").innerText();
-    check(by.startsWith(`Shared by ${TEAM} on `), `"Shared by TEAM on DATE": ${by}`);
+    check(
+      by.startsWith(`Shared by the team ${TEAM} on `),
+      `"Shared by the team TEAM on DATE": ${by}`,
+    );
     const state = await page.getByTestId("shared-review-state").innerText();
     check(/Decided: ENT 15K R1/.test(state), `the decision: ${state}`);
     check(state.includes("lowest TCO per usable GB"), `the reason: ${state}`);
