@@ -31,6 +31,9 @@ from iowatt_policy import Limits, Policy, Target
 from tests.agent.fakes import FakeApi
 from tests.agent.test_file_workloads import tree_hash
 
+# real DBMS servers (PostgreSQL, MariaDB, DuckDB): make test runs them, make test-fast does not
+pytestmark = pytest.mark.slow
+
 REAL_ENGINE = Path(__file__).resolve().parents[2] / "agent" / "engine" / "build" / "iowatt-engine"
 DEV = "/dev/disk/by-id/ata-DB_LEASE_TEST"
 HEAP_BTREE = {

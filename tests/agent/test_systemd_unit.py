@@ -164,6 +164,7 @@ def reachable() -> Iterator[Path]:
     shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.mark.slow  # a real DBMS
 @needs_tpch
 def test_tpch_runs_under_the_units_privileges_and_did_not_without_them(reachable):
     """Issue 22: TPC-H under the shipped unit, without loosening it. With exactly the unit's
@@ -182,6 +183,7 @@ def test_tpch_runs_under_the_units_privileges_and_did_not_without_them(reachable
     assert list((reachable / "tpch").iterdir()) == []
 
 
+@pytest.mark.slow  # a real DBMS
 @needs_tpch
 @pytest.mark.skipif(not shutil.which("strace") or not shutil.which("systemd-analyze"), reason="needs strace")
 def test_a_tpch_run_makes_only_calls_the_filter_allows(reachable):
@@ -193,6 +195,7 @@ def test_a_tpch_run_makes_only_calls_the_filter_allows(reachable):
     assert sorted(c for c in calls if c not in allow or c in deny) == []
 
 
+@pytest.mark.slow  # a real DBMS
 @needs_tpch
 def test_a_stop_reaches_the_tpch_worker_without_signalling_it(reachable):
     """Under the unit the coordinator (root without CAP_KILL) may not signal the worker (the
@@ -263,6 +266,7 @@ def have_tpch_on_mariadb() -> bool:
     return have_tpch_on_postgres()
 
 
+@pytest.mark.slow  # a real DBMS
 @pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("strace") or not have_tpch_on_mariadb(),
     reason="needs root, strace, MariaDB, PostgreSQL and the [tpch] extra",

@@ -23,6 +23,9 @@ from iowatt_agent.tpch import spec
 from iowatt_agent.tpch.bench import TpchUsage, buffer_pool_bytes, parse_options, render
 from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_LABEL, parse_size, tpch_min_streams
 
+# real DBMS servers (PostgreSQL, MariaDB, DuckDB): make test runs them, make test-fast does not
+pytestmark = pytest.mark.slow
+
 needs_duckdb = pytest.mark.skipif(
     importlib.util.find_spec("duckdb") is None,
     reason="the [tpch] extra is not installed (make deps installs it)",

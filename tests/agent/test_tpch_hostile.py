@@ -26,6 +26,9 @@ from iowatt_agent.tpch.data import Generated
 from iowatt_agent.tpch.dbms import MariaDB, Unsupported, pg_bindir
 from iowatt_agent.tpch.workload import Workload
 
+# real DBMS servers (PostgreSQL, MariaDB, DuckDB): make test runs them, make test-fast does not
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 OTHER_UID = 4242  # "another local user": no account needed, only a uid
 CANARY_ENV = "IOWATT_TEST_AGENT_SECRET"

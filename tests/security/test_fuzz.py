@@ -37,7 +37,7 @@ from tests.security.world import INVENTORY_WITH_POLICY, PRINCIPALS, World
 from tests.services import Postgres
 
 # one worker runs the whole module, so one server serves it
-pytestmark = pytest.mark.xdist_group("security-fuzz")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("security-fuzz")]
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 MAX_EXAMPLES = 3

@@ -25,7 +25,7 @@ from tests.security.test_authz_matrix import (
 )
 from tests.security.world import PRINCIPALS
 
-pytestmark = pytest.mark.xdist_group("security-matrix")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("security-matrix")]
 
 WRITE_OPS = [op for op in OPERATIONS if op.split(" ", 1)[0] in ("POST", "PUT", "PATCH") and op in BODIES]
 
