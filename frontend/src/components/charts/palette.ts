@@ -16,7 +16,7 @@ const PALETTE = [
 export const PALETTE_SIZE = PALETTE.length;
 
 /** Each round's shift of the palette: toward black (< 0) or white (> 0), by that share. */
-const ROUNDS = [0, -0.45, 0.45, -0.7, 0.65, -0.25, 0.25] as const;
+const ROUNDS = [0, -0.4, 0.45, 0.7, -0.55, 0.25, -0.2] as const;
 
 const GREYS = [0, 0.3, 0.55, 0.2, 0.65, 0.42, 0.1] as const;
 
