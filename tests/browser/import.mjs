@@ -40,7 +40,10 @@ await run("two files are previewed before anything is stored, with their units",
   const jobs = await page.getByTestId("import-job").count();
   check(jobs >= 4, `jobs previewed: ${jobs}`);
   const head = (await page.getByTestId("import-jobs").first().textContent()) ?? "";
-  check(head.includes("MB/s") && head.includes("IOPS") && head.includes("p99"), `units: ${head.slice(0, 200)}`);
+  check(
+    head.includes("MB/s") && head.includes("IOPS") && head.includes("p99"),
+    `units: ${head.slice(0, 200)}`,
+  );
   const cells = (await page.getByTestId("import-job").first().textContent()) ?? "";
   check(/MB\/s/.test(cells) && /(µs|ms|ns)/.test(cells), `a job's figures with units: ${cells}`);
   check((await page.getByTestId("import-stored").count()) === 0, "nothing stored yet");
@@ -48,17 +51,24 @@ await run("two files are previewed before anything is stored, with their units",
   await shot("I-import-preview");
 });
 
-await run("pasted text that is no tool's output is refused, naming the format and line", async () => {
-  await page.getByTestId("import-paste").fill("Hello,\nthis is a shopping list, not a benchmark.\n");
-  await page.getByTestId("import-paste-add").click();
-  const err = page.getByTestId("import-error");
-  await err.waitFor();
-  const text = (await err.textContent()) ?? "";
-  check(text.includes("line 1") && text.includes("fio-terse"), `the error: ${text}`);
-  await shot("I-import-error");
-  await items().last().getByRole("button", { name: "Remove" }).click();
-  await page.waitForFunction(() => document.querySelectorAll('[data-testid="import-item"]').length === 2);
-});
+await run(
+  "pasted text that is no tool's output is refused, naming the format and line",
+  async () => {
+    await page
+      .getByTestId("import-paste")
+      .fill("Hello,\nthis is a shopping list, not a benchmark.\n");
+    await page.getByTestId("import-paste-add").click();
+    const err = page.getByTestId("import-error");
+    await err.waitFor();
+    const text = (await err.textContent()) ?? "";
+    check(text.includes("line 1") && text.includes("fio-terse"), `the error: ${text}`);
+    await shot("I-import-error");
+    await items().last().getByRole("button", { name: "Remove" }).click();
+    await page.waitForFunction(
+      () => document.querySelectorAll('[data-testid="import-item"]').length === 2,
+    );
+  },
+);
 
 await run("a label fixed, then both stored", async () => {
   const host = items().first().getByTestId("import-host");
@@ -76,8 +86,23 @@ await run("a label fixed, then both stored", async () => {
   await shot("I-import-stored");
 });
 
+let storedIds = [];
+await run("a comparison of the two labels both runs", async () => {
+  const hrefs = await page
+    .getByTestId("import-stored-link")
+    .evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""));
+  storedIds = hrefs.map((h) => h.split("/").pop());
+  check(storedIds.length === 2, `two stored runs: ${hrefs}`);
+  await page.goto(`${BASE}/compare?runs=${storedIds.join(",")}`);
+  await page.getByTestId("run-origin").first().waitFor();
+  const labels = await page.getByTestId("run-origin").allTextContents();
+  check(labels.filter((l) => l === "imported from fio").length === 2, `compare labels: ${labels}`);
+  await noOverflow(page);
+  await shot("I-import-compare");
+  await page.goto(`${BASE}/runs/${storedIds[0]}`);
+});
+
 await run("the run page says where its figures come from", async () => {
-  await page.getByTestId("import-stored-link").first().click();
   await page.getByTestId("run-detail").waitFor();
   const origin = page.getByTestId("run-origin").first();
   await origin.waitFor();
@@ -92,7 +117,10 @@ await run("the original file downloads byte for byte", async () => {
     page.waitForEvent("download"),
     page.getByTestId("source-download").click(),
   ]);
-  check(dl.suggestedFilename() === FILES[0].split("/").pop(), `its name: ${dl.suggestedFilename()}`);
+  check(
+    dl.suggestedFilename() === FILES[0].split("/").pop(),
+    `its name: ${dl.suggestedFilename()}`,
+  );
   const got = readFileSync(await dl.path());
   check(got.equals(readFileSync(FILES[0])), `${got.length} bytes, the same as the file`);
 });

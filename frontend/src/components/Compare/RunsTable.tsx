@@ -5,6 +5,7 @@ import { Link } from "react-router-dom";
 import type { CompareRead } from "../../client/types";
 import { columnLabels, runLabels } from "../../lib/compare";
 import { workloadLabel } from "../../lib/workload";
+import { OriginBadge } from "../Run/OriginBadge";
 import { StatusBadge } from "../Run/StatusBadge";
 import { WorkloadCell } from "../Run/WorkloadCell";
 import { SortableTable, type SortColumn } from "../Table/SortableTable";
@@ -42,8 +43,12 @@ export function CompareRunsTable({
       id: "run",
       header: "Run",
       value: ({ i }) => runNames[i],
-      cell: ({ r, i }) =>
-        readOnly ? runNames[i] : <Link to={`/runs/${r.id}`}>{runNames[i]}</Link>,
+      cell: ({ r, i }) => (
+        <>
+          {readOnly ? runNames[i] : <Link to={`/runs/${r.id}`}>{runNames[i]}</Link>}{" "}
+          <OriginBadge origin={r.origin} />
+        </>
+      ),
     },
     {
       id: "column",
