@@ -28,10 +28,14 @@ export const FORMATS: readonly { value: string; label: string }[] = [
   { value: "kdiskmark", label: "KDiskMark text" },
   { value: "diskspd-xml", label: "DiskSpd XML" },
   { value: "diskspd-text", label: "DiskSpd text" },
-  { value: "vdbench", label: "vdbench" },
-  { value: "elbencho", label: "elbencho" },
-  { value: "sysbench", label: "sysbench fileio" },
+  { value: "vdbench-summary", label: "vdbench summary" },
+  { value: "vdbench-flatfile", label: "vdbench flatfile" },
+  { value: "elbencho-text", label: "elbencho text" },
+  { value: "elbencho-csv", label: "elbencho CSV" },
+  { value: "sysbench-fileio", label: "sysbench fileio" },
   { value: "postmark", label: "PostMark" },
+  { value: "iozone", label: "iozone" },
+  { value: "bonnie-csv", label: "Bonnie++ CSV" },
 ];
 
 function labelQuery(l: ImportLabels) {
