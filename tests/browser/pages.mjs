@@ -27,19 +27,21 @@ const AXE = `${readFileSync(require.resolve("axe-core/axe.min.js"), "utf8")}\n;t
 const DESKTOP = { width: 1440, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
-// [path, must fit a phone's width (the pages this issue makes work there), screenshot name]
+// [path, must fit a phone's width (the pages this issue makes work there), screenshot name,
+//  what to wait for beyond the heading (a test id drawn once the page's data is in)]
 const APP_PAGES = [
-  ["/", true, "dashboard"],
+  ["/", true, "dashboard", "dashboard-compare"],
   ["/runs", false, "runs"],
   [`/runs/${RUNS[0]}`, false, "run"],
   [`/compare?runs=${RUNS.join(",")}`, false, "compare"],
   ["/compare/devices", false, "compare-devices"],
   ["/runs/new", false, "new-run"],
+  ["/import", false, "import"],
   ["/workloads", false, "workloads"],
   ["/views", false, "views"],
   ["/campaigns", false, "campaigns"],
   ["/reviews", true, "reviews"],
-  [`/reviews/${REVIEW}`, true, "review"],
+  [`/reviews/${REVIEW}`, true, "review", "figures-table"],
   ["/agents", false, "agents"],
   ["/settings/devices", false, "devices"],
   ["/settings/environments", false, "environments"],
@@ -130,9 +132,10 @@ for (const [viewport, tag] of [
 ]) {
   await run(`every page at ${tag} px: axe-core clean`, async () => {
     await page.setViewportSize(viewport);
-    for (const [path, fit, name] of APP_PAGES) {
+    for (const [path, fit, name, ready] of APP_PAGES) {
       await page.goto(`${BASE}${path}`);
       await settle(page);
+      if (ready) await page.getByTestId(ready).waitFor();
       await audit(page, `${path} at ${tag}`, fit || tag === "1440", `P-${name}-${tag}`);
     }
     for (const [i, path] of SHARED.entries()) {
