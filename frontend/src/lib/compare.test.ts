@@ -94,6 +94,19 @@ describe("compareBarCharts", () => {
     expect(changeCharts(cmp, "create")[0]?.title).toBe("Operation rate: change vs a · create");
   });
 
+  it("adds each column's 95 % interval as error bars where it has repeats (issue 25)", () => {
+    const iops = metric("read_iops", "Read IOPS", "IO/s", [1000, 2000]);
+    const ci = { ci95_low: 900, ci95_high: 1150, ci_method: "log" as const, cv: 5, stdev: 50 };
+    iops.stats = [{ n: 3, mean: 1000, values: [950, 1000, 1050], ...ci }, iops.stats[1] ?? null];
+    const cmp = comparison(
+      [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")],
+      [{ name: "rand4k", metrics: [iops] }],
+    );
+    const [bars] = compareBarCharts(cmp);
+    // [below, above] the bar, in the chart's unit; the single run (n = 1) has none
+    expect(bars?.rows).toEqual([{ category: "rand4k", c0: 1000, c0_err: [100, 150], c1: 2000 }]);
+  });
+
   it("builds one chart per headline metric in display units, one series per column", () => {
     const cmp = comparison(
       [run("aaaaaaaa", "disk"), run("bbbbbbbb", "shm")],
