@@ -101,11 +101,12 @@ def _targets(node: ast.AST) -> list[ast.expr]:
 def _foreign_run(tree: ast.Module) -> bool:
     """`Run` in this module is another class than the ORM model: the importers' `Run` of
     backend/imports/formats/base.py (what one file holds, with the times the file states)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and any(a.name == "Run" and a.asname is None for a in node.names):
-            if not (node.module or "").startswith("backend.models") or node.level:
-                return True
-    return False
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and any(a.name == "Run" and a.asname is None for a in node.names)
+        and (node.level > 0 or not (node.module or "").startswith("backend.models"))
+        for node in ast.walk(tree)
+    )
 
 
 def lifecycle_writes(rel: str, tree: ast.Module) -> list[Violation]:
