@@ -476,14 +476,15 @@ def html(r: ReviewRead, comments: list[ReviewCommentRead], *, comments_total: in
             for nm, d in notes
         ]
         p.append("</ul>")
-    p.append(
+    # the heading goes with the first table, so it never stays alone at a page's foot
+    figures_head = (
         f"<h2>Figures</h2><p class='muted'>Money in {cur} exactly as computed (totals to the minor unit, "
         f"rates to 4 places); GB = 10^9 bytes; a year = {n.count(r.hours_per_year)} h.</p>"
     )
     rows = figure_rows(r)
     for start in range(0, len(r.candidates), FIGURE_COLUMNS):
         names = [_e(c.name) for c in r.candidates[start : start + FIGURE_COLUMNS]]
-        p.append("<div class='keep'><table>" + _head("Figure", *names))
+        p.append(f"<div class='keep'>{figures_head if start == 0 else ''}<table>" + _head("Figure", *names))
         for _key, label, note, values in rows:
             head = _e(label) + (f" <span class='muted'>({_e(note)})</span>" if note else "")
             cells = [(_e(v), True) for v in values[start : start + FIGURE_COLUMNS]]

@@ -63,6 +63,17 @@ def test_the_pdf_holds_the_ranking_decision_and_formulas(client: TestClient, ses
     assert "GB = 10^9 bytes" in text and "8,766" in text
     # the RAID 1 rows' published cost per usable GB is flagged in the report too
     assert "ignores the protection" in text
+    # no heading or table header is left alone at a page's foot (issue 25): a page's last line is
+    # never a section title, the figures' note or a header row
+    heads = ("Context", "Ranking", "Candidates", "Figures", "Sensitivity", "Energy per job", "Methodology")
+    header_rows = (
+        "Figure ", "Candidate Device", "rank candidate score", "Change Range scanned", "figure formula",
+    )  # fmt: skip
+    for i, page in enumerate(PdfReader(io.BytesIO(r.content)).pages):
+        lines = [x.strip() for x in (page.extract_text() or "").splitlines() if x.strip()]
+        last = lines[-1] if lines else ""
+        assert last not in heads and not last.startswith(header_rows), (i, lines[-3:])
+        assert not last.startswith("Money in "), (i, lines[-3:])
 
 
 def test_without_chromium_the_pdf_is_a_503_saying_so(
