@@ -235,3 +235,20 @@ def test_terse_units_convert_exactly(kib: int, bw: int, iops: int, rt: int, clat
     assert d.io_bytes == kib * 1024 and d.bw_bytes == bw * 1024 and d.iops == iops and d.runtime_ms == rt
     assert d.clat is not None and d.clat.mean_ns == pytest.approx(clat_us * 1000, rel=1e-12)
     assert d.clat.percentiles_ns[99.0] == p99 * 1000 and d.clat.max_ns == p99 * 1000
+
+
+def test_fio3_client_server_stats_name_their_hosts() -> None:
+    """fio --client: the jobs under `client_stats`, each with its `hostname`, and an "All clients"
+    sum that is not a job (built from the 3.33 sample's jobs, as fio's client writes them)."""
+    data = sample("fio-3.33.json")
+    doc = json.loads(data[data.index(b"{") :])
+    jobs = doc.pop("jobs")
+    doc["client_stats"] = [
+        {**jobs[0], "hostname": "nodeA", "port": 8765},
+        {**jobs[0], "hostname": "nodeB", "port": 8765},
+        {**jobs[0], "jobname": "All clients"},
+    ]
+    p = registry.parse("cs.json", json.dumps(doc).encode(), hint="fio-json")
+    run = p.runs[0]
+    assert [j.group for j in run.jobs] == ["nodeA:0", "nodeB:0"]
+    assert any("2 hosts: nodeA, nodeB" in n for n in run.notes)
