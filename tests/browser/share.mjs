@@ -9,7 +9,7 @@
 //   IOWATT_SHARE_SHOTS=dir (default IOWATT_ARTIFACTS)  + lib.mjs's variables (a member's login)
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, needs, openBrowser, TIMEOUT_MS } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, needs, noOverflow, openBrowser, TIMEOUT_MS } from "./lib.mjs";
 
 const RUNS = (process.env.IOWATT_SHARE_RUNS ?? "").split(",").filter(Boolean);
 const RUNS8 = (process.env.IOWATT_SHARE_RUNS_8 ?? "").split(",").filter(Boolean);
@@ -159,6 +159,11 @@ await run("a comparison of 8 runs shared and opened without login", async () => 
   await p.screenshot({ path: join(SHOTS, "V2-shared-8-runs-full.png"), fullPage: true });
   const png = Buffer.from(await (await fetch(`${BASE}${path8}/preview.png`)).arrayBuffer());
   writeFileSync(join(SHOTS, "V2-preview-8-runs.png"), png);
+  // shared links are opened on phones first (issue 25): the 8 runs' page fits 390 px
+  await p.setViewportSize({ width: 390, height: 844 });
+  await p.getByTestId("shared-table").first().waitFor();
+  await noOverflow(p);
+  await p.screenshot({ path: join(SHOTS, "V2-shared-8-runs-390.png"), fullPage: true });
   await p.close();
 });
 
