@@ -32,6 +32,7 @@ import {
   type TableLayoutChoice,
   toSearchParams,
 } from "../lib/compareState";
+import { saveText } from "../lib/download";
 import { errorMessage } from "../lib/errors";
 import { comparisonKey } from "../queries/comments";
 import { compareCsv, compareQuery } from "../queries/compare";
@@ -60,18 +61,6 @@ const CHART_LABEL: Record<ChartKind, string> = {
   energy: "Energy",
 };
 
-function download(name: string, type: string, text: string) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  a.dataset.testid = "download-link";
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
 function ShareBar({ state, data }: { state: CompareState; data?: CompareRead }) {
   const [note, setNote] = useState<string | null>(null);
   const copy = async () => {
@@ -84,7 +73,7 @@ function ShareBar({ state, data }: { state: CompareState; data?: CompareRead }) 
   };
   const csv = async () => {
     try {
-      download("iowatt-compare.csv", "text/csv", await compareCsv(state));
+      saveText("iowatt-compare.csv", "text/csv", await compareCsv(state));
       setNote(null);
     } catch (e) {
       setNote(`CSV: ${errorMessage(e)}`);
@@ -127,7 +116,7 @@ function ShareBar({ state, data }: { state: CompareState; data?: CompareRead }) 
         disabled={!data}
         data-testid="download-json"
         onClick={() =>
-          data && download("iowatt-compare.json", "application/json", JSON.stringify(data, null, 2))
+          data && saveText("iowatt-compare.json", "application/json", JSON.stringify(data, null, 2))
         }
       >
         Download JSON

@@ -24,6 +24,7 @@ import { RunTags } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
+import { saveBlob } from "../lib/download";
 import { errorMessage } from "../lib/errors";
 import { formatScale, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
 import { formatBytes, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
@@ -182,14 +183,7 @@ function RawResultButton({ runId }: { runId: string }) {
       const blob = new Blob([JSON.stringify(res.engine_result, null, 2)], {
         type: "application/json",
       });
-      const href = URL.createObjectURL(blob);
-      const a = document.createElement("a");
-      a.href = href;
-      a.download = `iowatt-run-${runId}.json`;
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(href), 10_000);
+      saveBlob(blob, `iowatt-run-${runId}.json`);
     } catch (e) {
       setError(errorMessage(e));
     } finally {

@@ -18,19 +18,9 @@ import { EnergyCompare } from "../components/Compare/EnergyCompare";
 import { CompareRunsTable } from "../components/Compare/RunsTable";
 import { SharedReview } from "../components/Share/SharedReview";
 import { columnLabels } from "../lib/compare";
+import { saveText } from "../lib/download";
 import { ApiError, errorMessage } from "../lib/errors";
 import { type SharedView, sharedExport, sharedViewQuery } from "../queries/sharing";
-
-function download(name: string, type: string, text: string) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
 
 function formatDay(iso: string): string {
   return new Date(iso).toLocaleDateString(undefined, {
@@ -83,7 +73,7 @@ function Exports({ token }: { token: string }) {
   const get = async (format: "csv" | "json") => {
     try {
       const text = await sharedExport(token, format);
-      download(`iowatt-shared.${format}`, format === "csv" ? "text/csv" : "application/json", text);
+      saveText(`iowatt-shared.${format}`, format === "csv" ? "text/csv" : "application/json", text);
       setNote(null);
     } catch (e) {
       setNote(`${format.toUpperCase()}: ${errorMessage(e)}`);

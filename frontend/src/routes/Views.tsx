@@ -5,6 +5,7 @@ import { GoneRuns } from "../components/GoneRuns";
 import { QueryState } from "../components/QueryState";
 import { ViewCharts } from "../components/Views/ViewCharts";
 import { ViewGrid } from "../components/Views/ViewGrid";
+import { saveText } from "../lib/download";
 import { errorMessage } from "../lib/errors";
 import { formatTimestamp } from "../lib/format";
 import { runsQuery } from "../queries/runs";
@@ -15,17 +16,6 @@ function runIds(params: URLSearchParams): string[] {
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-}
-
-function download(name: string, type: string, text: string) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 /**
@@ -158,7 +148,7 @@ export function ViewPage() {
   const t = q.data;
   const csv = async () => {
     try {
-      download(`iowatt-${view}.csv`, "text/csv", await viewCsv(p));
+      saveText(`iowatt-${view}.csv`, "text/csv", await viewCsv(p));
     } catch (e) {
       setNote(`CSV: ${errorMessage(e)}`);
     }

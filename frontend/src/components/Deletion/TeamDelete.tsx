@@ -1,10 +1,10 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { useNavigate } from "react-router-dom";
+import { saveBlob } from "../../lib/download";
 import { errorMessage } from "../../lib/errors";
 import { deleteTeam, exportTeam } from "../../queries/deletion";
 import { Modal } from "../Modal";
-import { saveBlob } from "./download";
 
 /** "Export team data": the whole team as a zip of JSON and CSV (admins; docs/teams.md § Export). */
 export function ExportTeamButton({ teamId }: { teamId: string }) {

@@ -3,6 +3,7 @@
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useNavigate } from "react-router-dom";
+import { saveBlob } from "../../lib/download";
 import { errorMessage } from "../../lib/errors";
 import { formatRelative, formatTimestamp, formatWhole } from "../../lib/format";
 import {
@@ -15,18 +16,6 @@ import {
   reviewKeys,
   reviewPdf,
 } from "../../queries/reviews";
-
-/** Saves a blob under a file name through a temporary link. */
-function save(blob: Blob, filename: string) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = filename;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
 
 function slug(name: string): string {
   return (
@@ -45,8 +34,8 @@ export function Exports({ review }: { review: ReviewRead }) {
     setError(null);
     setBusy(what);
     try {
-      if (what === "pdf") save(await reviewPdf(review.id), `${base}.pdf`);
-      else save(new Blob([await reviewCsv(review.id)], { type: "text/csv" }), `${base}.csv`);
+      if (what === "pdf") saveBlob(await reviewPdf(review.id), `${base}.pdf`);
+      else saveBlob(new Blob([await reviewCsv(review.id)], { type: "text/csv" }), `${base}.csv`);
     } catch (e) {
       setError(errorMessage(e));
     } finally {

@@ -2,6 +2,7 @@
 // wherever a run is named (runs list, run page, comparisons) so nobody takes it for a measurement here.
 import { useState } from "react";
 import type { components } from "../../client/schema";
+import { saveBlob } from "../../lib/download";
 import { errorMessage } from "../../lib/errors";
 import { downloadSource } from "../../queries/imports";
 
@@ -36,14 +37,7 @@ export function SourceButton({ runId }: { runId: string }) {
     setError(null);
     try {
       const { blob, name } = await downloadSource(runId);
-      const href = URL.createObjectURL(blob);
-      const a = document.createElement("a");
-      a.href = href;
-      a.download = name;
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(href), 10_000);
+      saveBlob(blob, name);
     } catch (e) {
       setError(errorMessage(e));
     } finally {
