@@ -16,6 +16,7 @@ import {
   importFile,
   importText,
 } from "../queries/imports";
+import { keys } from "../queries/keys";
 import "./Import.css";
 
 interface Item {
@@ -240,7 +241,7 @@ export function Import() {
     try {
       const r = await send(item, false);
       update(item.key, { busy: false, stored: r });
-      void qc.invalidateQueries({ queryKey: ["runs"] });
+      void qc.invalidateQueries({ queryKey: keys.runs.lists() });
     } catch (e) {
       update(item.key, { busy: false, error: errorMessage(e) });
     }
