@@ -5,15 +5,22 @@ import type { ReactNode } from "react";
 export function ScrollBox({
   label,
   className = "",
+  testId,
   children,
 }: {
   label: string;
   className?: string;
+  testId?: string;
   children: ReactNode;
 }) {
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region is reached with Tab to scroll it
-    <section className={`table-scroll ${className}`.trim()} tabIndex={0} aria-label={label}>
+    <section
+      className={`table-scroll ${className}`.trim()}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region is reached with Tab to scroll it
+      tabIndex={0}
+      aria-label={label}
+      data-testid={testId}
+    >
       {children}
     </section>
   );

@@ -22,6 +22,7 @@ import { PresetSummary } from "../components/Run/PresetSummary";
 import { RunSummary } from "../components/Run/RunSummary";
 import { RunTags } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
+import { ScrollBox } from "../components/ScrollBox";
 import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
 import { saveBlob } from "../lib/download";
@@ -71,7 +72,7 @@ function WorkloadTable({ run }: { run: RunRead }) {
     return <JobfileSpecCard text={jobfile.text} parse={jobfile.parsed} />;
   const jobs = run.workload.jobs ?? [];
   const table = (
-    <div className="table-scroll">
+    <ScrollBox label="the workload's jobs">
       <table className="table compact" data-testid="workload-table">
         <thead>
           <tr>
@@ -140,7 +141,7 @@ function WorkloadTable({ run }: { run: RunRead }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
   const capped = jobs.filter((j) => depthCapNote(j));
   const note = capped[0] && (

@@ -3,6 +3,7 @@ import { useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { GoneRuns } from "../components/GoneRuns";
 import { QueryState } from "../components/QueryState";
+import { ScrollBox } from "../components/ScrollBox";
 import { ViewCharts } from "../components/Views/ViewCharts";
 import { ViewGrid } from "../components/Views/ViewGrid";
 import { saveText } from "../lib/download";
@@ -68,37 +69,39 @@ export function Views() {
       ) : null}
       {catalog.data ? (
         <div className="card">
-          <table className="table compact" data-testid="views-catalog">
-            <thead>
-              <tr>
-                <th>View</th>
-                <th>Reproduces</th>
-                <th>Presets</th>
-                <th>Shows</th>
-              </tr>
-            </thead>
-            <tbody>
-              {catalog.data.views.map((v) => (
-                <tr key={v.name}>
-                  <td>
-                    {runs.length > 0 && applicable.has(v.name) ? (
-                      <Link
-                        to={`/views/${v.name}?runs=${runs.join(",")}`}
-                        data-testid={`open-${v.name}`}
-                      >
-                        {v.title}
-                      </Link>
-                    ) : (
-                      v.title
-                    )}
-                  </td>
-                  <td>{v.seed}</td>
-                  <td>{v.presets.join(", ")}</td>
-                  <td>{v.description}</td>
+          <ScrollBox label="the named views">
+            <table className="table compact" data-testid="views-catalog">
+              <thead>
+                <tr>
+                  <th>View</th>
+                  <th>Reproduces</th>
+                  <th>Presets</th>
+                  <th>Shows</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {catalog.data.views.map((v) => (
+                  <tr key={v.name}>
+                    <td>
+                      {runs.length > 0 && applicable.has(v.name) ? (
+                        <Link
+                          to={`/views/${v.name}?runs=${runs.join(",")}`}
+                          data-testid={`open-${v.name}`}
+                        >
+                          {v.title}
+                        </Link>
+                      ) : (
+                        v.title
+                      )}
+                    </td>
+                    <td>{v.seed}</td>
+                    <td>{v.presets.join(", ")}</td>
+                    <td>{v.description}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollBox>
         </div>
       ) : null}
       {runs.length === 0 ? (

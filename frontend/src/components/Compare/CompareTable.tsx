@@ -1,6 +1,7 @@
 import type { CompareMetric, CompareRead } from "../../client/types";
 import { type Change, changeAt, columnValidity, metricDisplays } from "../../lib/compare";
 import { formatPercent, formatRatio, formatWithUnit } from "../../lib/format";
+import { ScrollBox } from "../ScrollBox";
 
 /** "better" / "worse" for a ratio by the server's `better` of the metric; "" when equal or none. */
 export function ratioTone(ratio: number | null, better: CompareMetric["better"]): string {
@@ -114,7 +115,7 @@ export function MetricTable({
   };
   if (layout === "runs") {
     return (
-      <div className="table-scroll">
+      <ScrollBox label="the comparison's figures, one row per run">
         <table className="table compact sticky-first" data-testid={testId} data-layout="runs">
           <thead>
             <tr>
@@ -140,11 +141,11 @@ export function MetricTable({
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
     );
   }
   return (
-    <div className="table-scroll">
+    <ScrollBox label="the comparison's figures, one row per metric">
       <table className="table compact sticky-first" data-testid={testId} data-layout="metrics">
         <thead>
           <tr>
@@ -171,6 +172,6 @@ export function MetricTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }

@@ -4,6 +4,7 @@ import { energyStateShort } from "../../lib/energy";
 import { formatEnergy, formatRatio, formatSeconds, formatWatts } from "../../lib/format";
 import { GroupedBarChart } from "../charts/GroupedBarChart";
 import { TierBadge } from "../Energy/TierBadge";
+import { ScrollBox } from "../ScrollBox";
 import { MetricTable, type TableLayout } from "./CompareTable";
 
 function TierCell({ data, runIds }: { data: CompareRead; runIds: string[] }) {
@@ -90,7 +91,7 @@ export function EnergyCompare({
       )}
       <div className="card">
         <h3>Power and energy (as in the HDD vs DRAM-SSD paper)</h3>
-        <div className="table-scroll">
+        <ScrollBox label="power and energy per run">
           <table className="table compact" data-testid="energy-paper-table">
             <thead>
               <tr>
@@ -122,7 +123,7 @@ export function EnergyCompare({
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       </div>
       <div className="card">
         <h3>Energy and carbon, every figure</h3>

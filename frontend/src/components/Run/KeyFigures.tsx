@@ -7,6 +7,7 @@ import {
   formatThroughput,
   latencyScale,
 } from "../../lib/format";
+import { ScrollBox } from "../ScrollBox";
 
 type Scale = ReturnType<typeof latencyScale>;
 
@@ -51,7 +52,7 @@ export function KeyFigures({ job }: { job: JobSummary }) {
     </>
   );
   return (
-    <div className="key-figures" data-testid="key-figures">
+    <ScrollBox label="the run's key figures" className="key-figures" testId="key-figures">
       <table className="table compact">
         <thead>
           <tr>
@@ -91,6 +92,6 @@ export function KeyFigures({ job }: { job: JobSummary }) {
           target has no nowait support: io_uring ran every request in kernel worker threads
         </p>
       )}
-    </div>
+    </ScrollBox>
   );
 }

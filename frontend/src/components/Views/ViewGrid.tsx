@@ -1,6 +1,7 @@
 import { Fragment } from "react";
 import { formatFigure, fromBaseUnit, MISSING } from "../../lib/format";
 import type { ViewColumn, ViewTable } from "../../queries/views";
+import { ScrollBox } from "../ScrollBox";
 
 type Cell = ViewTable["rows"][number]["cells"][number];
 type Pass = NonNullable<Cell["passes"]>[number];
@@ -109,7 +110,8 @@ const wrapped = {
   ...asWritten,
   maxWidth: "11rem",
   whiteSpace: "normal",
-  overflowWrap: "anywhere",
+  // whole words: "anywhere" let the column shrink below a word and broke "Spread" as "Spre ad"
+  overflowWrap: "break-word",
   verticalAlign: "bottom",
 } as const;
 
@@ -127,7 +129,7 @@ export function ViewGrid({ table }: { table: ViewTable }) {
   const numeric = (c: ViewColumn) => c.kind !== "text";
   return (
     <div className="card" data-testid="view-grid">
-      <div className="scroll-x" data-testid="view-grid-scroll">
+      <ScrollBox label="the view's table" className="scroll-x" testId="view-grid-scroll">
         <table className="table compact">
           <thead>
             {grouped ? (
@@ -224,7 +226,7 @@ export function ViewGrid({ table }: { table: ViewTable }) {
             })}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
       <details style={{ marginTop: "0.75rem" }} data-testid="view-columns">
         <summary>What each column is</summary>
         <dl style={{ margin: "0.5rem 0 0" }}>

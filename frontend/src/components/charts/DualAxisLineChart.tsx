@@ -34,18 +34,19 @@ function axisTitle(s: AxisSeries): string {
 }
 
 /**
- * Each axis' title as HTML above its own axis, in its line's colour (it doubles as the key). A
+ * Each axis' title as HTML above its own axis, after a swatch of its line's colour (it doubles as
+ * the key; the text stays in the text colour: an orange title failed contrast on white). A
  * rotated title outside the right axis sat in the gutter between two side-by-side charts and
  * read as the next chart's label; above the axis it cannot belong to anything else.
  */
 function AxisTitles({ left, right }: { left: AxisSeries; right: AxisSeries }) {
   return (
     <div className="dual-axis-titles" data-testid="dual-axis-titles">
-      <span className="dual-axis-title" data-axis="left" style={{ color: left.color }}>
+      <span className="dual-axis-title" data-axis="left">
         <span className="swatch-line" style={{ background: left.color }} />
         {axisTitle(left)} <span className="muted">(left axis)</span>
       </span>
-      <span className="dual-axis-title" data-axis="right" style={{ color: right.color }}>
+      <span className="dual-axis-title" data-axis="right">
         <span className="swatch-line" style={{ background: right.color }} />
         {axisTitle(right)} <span className="muted">(right axis)</span>
       </span>
