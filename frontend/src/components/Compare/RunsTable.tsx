@@ -136,7 +136,8 @@ export function CompareRunsTable({
         rowKey={({ r }) => r.id}
         testId={testId}
         className="table compact sticky-first"
-        wrapClass="table-scroll runs-scroll"
+        wrapClass="runs-scroll"
+        label="the runs compared"
       />
     </div>
   );

@@ -230,6 +230,7 @@ export function JobsOverview({
         rowKey={(r) => String(r.job.job_index)}
         pageSize={JOBS_PER_PAGE}
         testId="jobs-table"
+        label="the run's jobs"
         rowProps={(r) => ({ "data-testid": "job-row", "data-job": r.job.name })}
       />
       {rows

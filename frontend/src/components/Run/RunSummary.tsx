@@ -78,7 +78,7 @@ function Flags({ flags, testid }: { flags: RunFlag[]; testid: string }) {
           data-testid={testid}
           data-flag={f.flag}
           title={f.message}
-          style={{ background: "#fffbeb", border: "1px solid #fde68a", marginLeft: "0.4rem" }}
+          style={{ marginLeft: "0.4rem" }}
         >
           ⚠ {f.message}
         </span>

@@ -11,6 +11,7 @@ import {
 } from "@tanstack/react-table";
 import { type ReactNode, useMemo, useState } from "react";
 import "./table.css";
+import { ScrollBox } from "../ScrollBox";
 
 const features = tableFeatures({ rowSortingFeature, sortedRowModel: createSortedRowModel() });
 
@@ -60,7 +61,8 @@ export function SortableTable<T extends RowData>({
   pageSize,
   testId,
   className = "table compact",
-  wrapClass = "table-scroll",
+  wrapClass = "",
+  label = "the table",
   rowProps,
 }: {
   rows: T[];
@@ -70,8 +72,10 @@ export function SortableTable<T extends RowData>({
   pageSize?: number;
   testId?: string;
   className?: string;
-  /** the box the table scrolls in */
+  /** more classes for the box the table scrolls in (a ScrollBox: focusable, labelled) */
   wrapClass?: string;
+  /** what the scrolling box holds, for a screen reader ("the run's jobs") */
+  label?: string;
   rowProps?: (row: T) => Record<string, string | undefined>;
 }) {
   const defs = useMemo<ColumnDef<typeof features, T>[]>(
@@ -97,7 +101,7 @@ export function SortableTable<T extends RowData>({
   const byId = new Map(columns.map((c) => [c.id, c]));
   return (
     <>
-      <div className={wrapClass}>
+      <ScrollBox label={label} className={wrapClass}>
         <table className={className} data-testid={testId}>
           <thead>
             <tr>
@@ -149,7 +153,7 @@ export function SortableTable<T extends RowData>({
             })}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
       {pages > 1 && (
         <div className="pager" data-testid={testId ? `${testId}-pager` : undefined}>
           <span className="muted small">
