@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
 import { DbRunPanels, DbRunSpecCard, dbSummaryOf } from "../components/DbWorkload/DbRunPanels";
 import { isDbKind } from "../components/DbWorkload/dbWorkload";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
+import { DownloadButton } from "../components/DownloadButton";
 import { EnergyPanel } from "../components/Energy/EnergyPanel";
 import { FileWorkloadPanel } from "../components/FileWorkload/FileWorkloadPanel";
 import {
@@ -25,7 +25,6 @@ import { StatusBadge } from "../components/Run/StatusBadge";
 import { ScrollBox } from "../components/ScrollBox";
 import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
-import { saveBlob } from "../lib/download";
 import { errorMessage } from "../lib/errors";
 import { formatScale, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
 import { formatBytes, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
@@ -170,38 +169,23 @@ function WorkloadTable({ run }: { run: RunRead }) {
   );
 }
 
-/** One click downloads the engine's JSON: the request needs the bearer token, so the button
- * fetches it (GET /runs/{id}/result) and hands the browser a file. */
+/** One click downloads the engine's JSON (GET /runs/{id}/result) as a file. */
 function RawResultButton({ runId }: { runId: string }) {
   const qc = useQueryClient();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const download = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await qc.fetchQuery(runResultQuery(runId));
-      const blob = new Blob([JSON.stringify(res.engine_result, null, 2)], {
-        type: "application/json",
-      });
-      saveBlob(blob, `iowatt-run-${runId}.json`);
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
+  const fetchFile = async () => {
+    const res = await qc.fetchQuery(runResultQuery(runId));
+    const blob = new Blob([JSON.stringify(res.engine_result, null, 2)], {
+      type: "application/json",
+    });
+    return { blob, name: `iowatt-run-${runId}.json` };
   };
   return (
-    <button
-      type="button"
-      className="btn btn-small"
-      onClick={download}
-      disabled={busy}
-      data-testid="raw-json"
-      title={error ?? "the engine's whole JSON document (fio's format), as uploaded"}
-    >
-      {busy ? "Preparing…" : error ? `Retry download (${error})` : "Download engine JSON"}
-    </button>
+    <DownloadButton
+      fetchFile={fetchFile}
+      label="Download engine JSON"
+      title="the engine's whole JSON document (fio's format), as uploaded"
+      testId="raw-json"
+    />
   );
 }
 

@@ -1,10 +1,8 @@
 // Where an imported or published run's figures come from (run.origin, backend/imports): shown
 // wherever a run is named (runs list, run page, comparisons) so nobody takes it for a measurement here.
-import { useState } from "react";
 import type { components } from "../../client/schema";
-import { saveBlob } from "../../lib/download";
-import { errorMessage } from "../../lib/errors";
 import { downloadSource } from "../../queries/imports";
+import { DownloadButton } from "../DownloadButton";
 
 type Origin = components["schemas"]["RunOrigin"];
 
@@ -30,30 +28,12 @@ export function OriginBadge({ origin }: { origin: Origin | null | undefined }) {
 
 /** Downloads the file an imported or published run was made of, as it was imported. */
 export function SourceButton({ runId }: { runId: string }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const download = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const { blob, name } = await downloadSource(runId);
-      saveBlob(blob, name);
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
-    <button
-      type="button"
-      className="btn btn-small"
-      onClick={download}
-      disabled={busy}
-      data-testid="source-download"
-      title={error ?? "the imported file, byte for byte"}
-    >
-      {busy ? "Preparing…" : error ? `Retry download (${error})` : "Download original"}
-    </button>
+    <DownloadButton
+      fetchFile={() => downloadSource(runId)}
+      label="Download original"
+      title="the imported file, byte for byte"
+      testId="source-download"
+    />
   );
 }
