@@ -21,6 +21,7 @@ The rewrite (`capped()`) is mechanical, line by line, everything else left as wr
   `loops` at most 2 (they multiply the bytes);
 - rates: a plain `rate`/`rate_min` (`ratemin`) byte rate times 1000, so a capped size at
   1mbs_clients' 1250 B/s takes under a second, not 14 minutes;
+- `fill_device`/`fill_fs`: the line is followed by `size=CAP` (it would fill /dev/shm, i.e. RAM);
 - times: `runtime` (`timeout`) at most 300 ms when the file is time based (else 5 s, a safety net size-bound
   jobs never reach), `ramp_time` and `startdelay` at most 100 ms.
 
@@ -178,6 +179,10 @@ def capped(text: str, root: Path) -> str:
             new = str(min(int(value), COUNT_CAPS[key]))
         elif key in RATE_KEYS and eq and value.isdigit():
             new = str(int(value) * RATE_SCALE)
+        elif key in ("fill_device", "fill_fs") and value in ("", "1"):
+            # writes until the file system is full: on /dev/shm that is the host's memory, so the
+            # job gets the cap as its size (fio and the engine stop there, as at ENOSPC)
+            new = f"1\nsize={cap}"
         elif key in TIME_KEYS and eq:
             ms = fio_time_ms(value)
             limit = (300 if timed else 5000) if key in ("runtime", "timeout") else 100

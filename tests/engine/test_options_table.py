@@ -105,6 +105,9 @@ ECHO_KEYS += [
     "dedupe_percentage", "dedupe_mode", "dedupe_working_set_percentage", "dedupe_global", "numa_cpu_nodes",
     "numa_mem_policy", "log_prio",
 ]  # fmt: skip
+# control options of issue 24's job files (s10 verify-logs; src/control.c): after the scheduling rows
+KNOWN |= {"ignore_error", "exit_what", "allow_file_create", "fill_device", "fill_fs", "offset_align"}
+ECHO_KEYS += ["ignore_error", "exit_what", "allow_file_create", "fill_device", "offset_align_bytes"]
 
 ROW = re.compile(r"^  --([a-z_]+)=([A-Z]+) ")
 ALIAS = re.compile(r"\(alias: ([a-z_]+)\)")

@@ -295,7 +295,6 @@ def test_verify_dump_beneath(run, scratch: Path) -> None:
         (["--verify=md5", "--bs=32"], "bs:"),
         (["--verify=crc32c", "--norandommap", "--bssplit=4k/50:8k/50"], "norandommap:"),
         (["--verify=crc32c", "--zero_buffers"], "zero_buffers:"),
-        (["--verify=crc32c", "--verify_backlog=4", "--numjobs=2"], "verify_backlog:"),
         (["--verify_only=1"], "verify_only:"),
     ],
 )

@@ -131,7 +131,8 @@ INERT = {
     "log_unix_epoch": "as log_avg_msec",
     "log_alternate_epoch": "as log_avg_msec",
     "log_alternate_epoch_clock_id": "as log_avg_msec",
-    "log_entries": "accepted, nothing preallocated",
+    "log_entries": "per-I/O log records kept before writing, within the engine's 64 MiB per job "
+    "(and the logs' prefixes are path options, refused)",
     "log_compression": "refused by the engine unless 0",
     "log_store_compressed": "refused by the engine unless 0",
     "percentile_list": "at most 20 percentiles",
@@ -153,6 +154,13 @@ INERT = {
     "numa_cpu_nodes": "the CPUs the job's own threads run on (nodes this host has, else the engine refuses)",
     "numa_mem_policy": "where the job's own buffers are allocated; the memory rule counts them wherever",
     "log_prio": "as log_avg_msec",
+    # control options of issue 24's job files (s10, agent/engine/src/control.c); fill_device is a
+    # "path" row (it fills the target's file system: never from a server)
+    "ignore_error": "goes on over errors within the job's own bounds (as continue_on_error)",
+    "exit_what": "ends jobs earlier",
+    "allow_file_create": "0 refuses a missing file: fewer files, never more",
+    "offset_align": "where a percentage offset_increment's clones start (offset_increment=N% is unreadable "
+    "to the rules: refused)",
 }
 
 

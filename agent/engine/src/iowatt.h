@@ -298,6 +298,7 @@ struct options {
 	char bw_log[1024], iops_log[1024], lat_log[1024], hist_log[1024]; /* write_*_log prefixes */
 	unsigned log_avg_msec, log_hist_msec, log_hist_coarseness, log_alternate_epoch_clock_id;
 	int log_max_value, log_offset, per_job_logs, log_unix_epoch, log_alternate_epoch;
+	unsigned log_entries;           /* per-I/O logs: records kept per clone (0 = the job's budget) */
 	double pct_list[20];            /* percentile_list, sorted; npct 0 = fio's default list */
 	int npct;
 	int clat_pct, lat_pct, slat_pct; /* clat_percentiles (1), lat_percentiles, slat_percentiles */
@@ -337,6 +338,16 @@ struct options {
 	int dedupe_global;              /* working sets shared by the run's threads */
 	struct numa_opts numa;
 	int log_prio;                   /* logs: the I/O's priority value (0x%04x) instead of "is realtime" */
+	/* ---- control options of issue 24's job files (s10 verify-logs; src/control.c) ---- */
+#define CTL_ERR_TYPES 3                 /* fio's error types: read, write, verify */
+#define CTL_IGNORE_MAX 32               /* errors per ignore_error list */
+	int ignore_err[CTL_ERR_TYPES][CTL_IGNORE_MAX]; /* ignore_error: errnos continued over, per type */
+	unsigned nignore_err[CTL_ERR_TYPES];           /* 0: fio's EIO and EILSEQ */
+	int exit_what;                  /* exitall stops: 1 its group (fio's default), 2 running jobs, 3 all */
+	int allow_file_create;          /* fio's default 1; 0: a missing file is refused */
+	int fill_device;                /* fio's fill_device / fill_fs: write a file until ENOSPC */
+	unsigned oinc_pct;              /* offset_increment=N%: resolved against the target (0 = bytes) */
+	uint64_t offset_align;          /* a percentage offset_increment aligned up to this (0 = min bs) */
 };
 enum { CE_READ = 1, CE_WRITE = 2, CE_VERIFY = 4, CE_ALL = 0xffff }; /* fio's ERROR_TYPE_* bits */
 struct runcfg {
@@ -596,6 +607,7 @@ struct worker {
 	int uring_nowait, uring_ring_fd_registered;
 	int err;                        /* negative errno */
 	char errmsg[256];
+	int filled;                     /* fill_device: a write found the file system full (control.c) */
 	uint64_t writes_since_sync;
 	uint64_t deadline;              /* of the running phase: the job's, or none for the verify phase */
 	struct vworker *vw;             /* verify family (src/verify.c), NULL without verify */

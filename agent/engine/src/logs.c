@@ -17,9 +17,14 @@
  * completions of the interval per histogram bin (fio's 1856 bins; log_hist_coarseness=C adds
  * 2^C neighbours together).
  *
- * Memory is bounded: each worker formats lines into a fixed buffer per log and writes it out when
- * full (never the run in memory); the files are created before the first I/O, new files only
- * (O_CREAT|O_EXCL|O_NOFOLLOW, 0600; fio would truncate an existing one), beneath=DIR when set. */
+ * Per-I/O logs (log_avg_msec=0) cost the I/O path one 32-byte record per completion (fio's
+ * stores an entry per log per I/O): the lines are formatted from the records (a digit-pair
+ * formatter, not printf) when the record buffer is full and at the job's end, after its time and
+ * CPU were taken, as fio formats its logs when the job is done. Memory is bounded: records up to
+ * LOG_REC_BUDGET per job (shared by its clones), and each log's text goes through a fixed buffer
+ * written out when full (never the run in memory); the files are created before the first I/O,
+ * new files only (O_CREAT|O_EXCL|O_NOFOLLOW, 0600; fio would truncate an existing one),
+ * beneath=DIR when set. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,13 +54,30 @@ struct wlog {
 	uint64_t cnt[3], max[3], bytes[3]; /* per direction: read, write, trim */
 	double sum[3];
 	uint64_t *snap;                 /* hist: the clat histogram when the last entry was written */
+	char prio[16];                  /* the lines' last column (log_prio_text) */
 };
+
+/* one completion of a per-I/O log (log_avg_msec=0): every line of every per-I/O log comes from it
+ * (lat = slat + clat: both count from the I/O's preparation) */
+struct lrec {
+	uint32_t ms;                    /* since the measured start (the epoch is added when formatted) */
+	uint32_t len;                   /* block size (at most 1 GiB) */
+	uint64_t off_dir;               /* offset (< 2^62) | direction << 62 */
+	uint64_t slat, clat;
+};
+_Static_assert(sizeof(struct lrec) == 32, "a per-I/O log record is 32 bytes");
+#define LOG_REC_BUDGET (64u << 20)     /* bytes of records per job, shared by its clones */
+#define LOG_REC_MIN 1024u              /* records per clone at least */
 
 struct wlogs {
 	struct wlog l[LOG_NTYPES];
 	int n;
 	uint64_t t0;                    /* now_ns() of the measured start */
 	uint64_t epoch_ms;              /* added to every time (0, or the epoch's ms at t0) */
+	struct lrec *recs;              /* per-I/O logs: completions not yet formatted, else NULL */
+	size_t nrec, caprec;
+	int has_slat;                   /* async engine: the slat log has lines */
+	int hist;                       /* index of the histogram log in l[], -1 none */
 };
 
 struct joblogs {
@@ -196,22 +218,95 @@ static unsigned log_ioprio(const struct options *o)
 	return (cls << 13) | o->pace.prio;
 }
 
-static void put_entry(struct wlog *l, const struct options *o, uint64_t ms, uint64_t val, int ddir, uint64_t bs,
-		      uint64_t off)
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+					"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+					"8081828384858687888990919293949596979899";
+
+/* v in decimal at p (as printf's %llu); returns the end */
+static inline char *put_u64(char *p, uint64_t v)
 {
-	char *p = wlog_room(l, 128);
-	int k, n = o->log_offset ? snprintf(p, 128, "%llu, %llu, %d, %llu, %llu, ", (unsigned long long)ms,
-					    (unsigned long long)val, ddir, (unsigned long long)bs, (unsigned long long)off)
-				 : snprintf(p, 128, "%llu, %llu, %d, %llu, ", (unsigned long long)ms,
-					    (unsigned long long)val, ddir, (unsigned long long)bs);
-	/* fio 3.33's last column: log_prio=1 the I/O's priority value (class << 13 | level, 0 when the
-	 * job sets none) as 0x%04x, else 1 when its class is realtime */
+	char tmp[20], *e = tmp + sizeof(tmp), *q = e;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		q -= 2;
+		memcpy(q, digit_pairs + 2 * r, 2);
+	}
+	if (v >= 10) {
+		q -= 2;
+		memcpy(q, digit_pairs + 2 * v, 2);
+	} else {
+		*--q = (char)('0' + v);
+	}
+	memcpy(p, q, (size_t)(e - q));
+	return p + (e - q);
+}
+
+/* fio 3.33's line: "time, value, direction, block size[, offset], priority", as its printf
+ * formats it (prio: the last column's text, at most 15 bytes); at most LOG_LINE_MAX bytes at p,
+ * returns the length */
+size_t logs_fmt_line(char *p0, uint64_t ms, uint64_t val, int ddir, uint64_t bs, int with_off, uint64_t off,
+		     const char *prio)
+{
+	char *p = put_u64(p0, ms);
+	memcpy(p, ", ", 2);
+	p = put_u64(p + 2, val);
+	memcpy(p, ", ", 2);
+	p[2] = (char)('0' + ddir);
+	memcpy(p + 3, ", ", 2);
+	p = put_u64(p + 5, bs);
+	if (with_off) {
+		memcpy(p, ", ", 2);
+		p = put_u64(p + 2, off);
+	}
+	size_t n = strlen(prio);
+	memcpy(p, ", ", 2);
+	memcpy(p + 2, prio, n);
+	p[2 + n] = '\n';
+	return (size_t)(p + 3 + n - p0);
+}
+
+/* the last column of every line of this job's logs (fio 3.33): log_prio=1 the I/O's priority
+ * value (class << 13 | level, 0 when the job sets none) as 0x%04x, else 1 when its class is
+ * realtime */
+static void log_prio_text(const struct options *o, char *buf, size_t len)
+{
 	unsigned prio = log_ioprio(o);
 	if (o->log_prio)
-		k = snprintf(p + n, 16, "0x%04x\n", prio);
+		snprintf(buf, len, "0x%04x", prio);
 	else
-		k = snprintf(p + n, 16, "%u\n", (prio >> 13) == 1);
-	l->n += (size_t)(n + k);
+		snprintf(buf, len, "%u", (prio >> 13) == 1);
+}
+
+static inline void put_entry(struct wlog *l, const struct options *o, uint64_t ms, uint64_t val, int ddir,
+			     uint64_t bs, uint64_t off)
+{
+	char *p = wlog_room(l, LOG_LINE_MAX);
+	l->n += logs_fmt_line(p, ms, val, ddir, bs, o->log_offset, off, l->prio);
+}
+
+/* the records so far as lines of every per-I/O log (into each log's buffer, written when full) */
+static void recs_flush(struct wlogs *ls, const struct options *o)
+{
+	for (int i = 0; i < ls->n; i++) {
+		struct wlog *l = &ls->l[i];
+		if (l->type == LOG_HIST || (l->type == LOG_SLAT && !ls->has_slat))
+			continue;
+		for (size_t k = 0; k < ls->nrec; k++) {
+			const struct lrec *r = &ls->recs[k];
+			uint64_t len = r->len, v;
+			int ddir = (int)(r->off_dir >> 62);
+			switch (l->type) {
+			case LOG_BW: v = r->clat ? len * 1000000 / r->clat : 0; break;
+			case LOG_IOPS: v = 1; break;
+			case LOG_SLAT: v = r->slat; break;
+			case LOG_CLAT: v = r->clat; break;
+			default: v = r->slat + r->clat; break; /* LOG_LAT */
+			}
+			put_entry(l, o, r->ms + ls->epoch_ms, v, ddir, len, r->off_dir & ((1ull << 62) - 1));
+		}
+	}
+	ls->nrec = 0;
 }
 
 int logs_worker_init(struct worker *w)
@@ -229,11 +324,28 @@ int logs_worker_init(struct worker *w)
 	 * 16 KiB (and a histogram log's buffer holds one line of its 1856 bins) */
 	size_t cap = (16u << 20) / ((size_t)o->numjobs * (size_t)(nlogs ? nlogs : 1));
 	cap = cap > (64u << 10) ? (64u << 10) : cap < (16u << 10) ? (16u << 10) : cap;
+	ls->hist = -1;
+	ls->has_slat = !(j->ops->flags & ENGINE_F_SYNC);
+	if (!o->log_avg_msec && (jl->files[LOG_BW] || jl->files[LOG_IOPS] || jl->files[LOG_CLAT])) {
+		size_t n = LOG_REC_BUDGET / sizeof(struct lrec) / o->numjobs;
+		ls->caprec = n < LOG_REC_MIN ? LOG_REC_MIN : n;
+		if (o->log_entries && o->log_entries < ls->caprec) /* fio's log_entries: entries kept in memory */
+			ls->caprec = o->log_entries;
+		ls->recs = malloc(ls->caprec * sizeof(struct lrec)); /* pages are touched as records fill them */
+		if (!ls->recs) {
+			free(ls);
+			return -ENOMEM;
+		}
+	}
+	w->logs = ls; /* from here logs_worker_free releases what is allocated */
 	for (int t = 0; t < LOG_NTYPES; t++) {
 		if (!jl->files[t])
 			continue;
+		if (t == LOG_HIST)
+			ls->hist = ls->n;
 		struct wlog *l = &ls->l[ls->n++];
 		l->type = t;
+		log_prio_text(o, l->prio, sizeof(l->prio));
 		l->f = &jl->files[t][jl->nfiles > 1 ? w->id : 0];
 		/* a histogram line is up to ~41 KB (1856 bins of 20 digits): its buffer holds one at least */
 		l->cap = t == LOG_HIST && cap < HIST_LINE_MAX ? HIST_LINE_MAX : cap;
@@ -243,7 +355,6 @@ int logs_worker_init(struct worker *w)
 		if (t == LOG_HIST && !(l->snap = calloc(3 * HIST_NR, sizeof(uint64_t))))
 			return -ENOMEM;
 	}
-	w->logs = ls;
 	return 0;
 }
 
@@ -252,6 +363,8 @@ void logs_worker_start(struct worker *w)
 {
 	struct wlogs *ls = w->logs;
 	const struct options *o = w->job->o;
+	if (ls->nrec) /* a restart (latency_target's final window): the records so far keep their clock */
+		recs_flush(ls, o);
 	ls->t0 = w->t_meas_start;
 	if (o->log_unix_epoch || o->log_alternate_epoch) {
 		struct timespec ts;
@@ -309,8 +422,21 @@ void logs_io(struct worker *w, uint64_t t_done, int ddir, uint64_t len, uint64_t
 	struct wlogs *ls = w->logs;
 	const struct options *o = w->job->o;
 	uint64_t elapsed = t_done > ls->t0 ? (t_done - ls->t0) / 1000000 : 0;
+	(void)lat; /* lat = slat + clat */
+	if (ls->recs) { /* per-I/O logs: a record now, the lines later (recs_flush) */
+		if (__builtin_expect(ls->nrec == ls->caprec, 0))
+			recs_flush(ls, o);
+		struct lrec *r = &ls->recs[ls->nrec++];
+		r->ms = elapsed < UINT32_MAX ? (uint32_t)elapsed : UINT32_MAX;
+		r->len = (uint32_t)len;
+		r->off_dir = off | (uint64_t)ddir << 62;
+		r->slat = has_slat ? slat : 0;
+		r->clat = clat;
+		if (ls->hist < 0)
+			return;
+	}
 	uint64_t ms = elapsed + ls->epoch_ms;
-	for (int i = 0; i < ls->n; i++) {
+	for (int i = ls->recs ? ls->hist : 0; i < (ls->recs ? ls->hist + 1 : ls->n); i++) {
 		struct wlog *l = &ls->l[i];
 		uint64_t v;
 		switch (l->type) {
@@ -318,7 +444,7 @@ void logs_io(struct worker *w, uint64_t t_done, int ddir, uint64_t len, uint64_t
 		case LOG_IOPS: v = 1; break;
 		case LOG_SLAT: if (!has_slat) continue; v = slat; break;
 		case LOG_CLAT: v = clat; break;
-		case LOG_LAT: v = lat; break;
+		case LOG_LAT: v = slat + clat; break;
 		default:
 			/* histogram: an entry once log_hist_msec passed since the last one */
 			if (elapsed - l->last_ms[ddir] >= o->log_hist_msec) {
@@ -351,6 +477,8 @@ void logs_worker_end(struct worker *w)
 	if (!ls)
 		return;
 	uint64_t end = w->t_end > ls->t0 ? (w->t_end - ls->t0) / 1000000 : 0;
+	if (ls->recs)
+		recs_flush(ls, o);
 	for (int i = 0; i < ls->n; i++) {
 		struct wlog *l = &ls->l[i];
 		if (l->type == LOG_HIST) /* the completions since the last entry */
@@ -390,6 +518,7 @@ void logs_worker_free(struct worker *w)
 		free(ls->l[i].buf);
 		free(ls->l[i].snap);
 	}
+	free(ls->recs);
 	free(ls);
 	w->logs = NULL;
 }

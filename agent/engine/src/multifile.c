@@ -180,6 +180,8 @@ static struct options *scratch_options(const struct options *o)
 void mf_job_setup(struct job *j)
 {
 	struct options *o = j->o;
+	if (o->fill_device) /* control.c's fill_device takes one file */
+		die_usage("fill_device", "not implemented for jobs of several files (job '%s')", o->name);
 	struct mfset *m = calloc(1, sizeof(*m));
 	if (!m)
 		die_code(EXIT_FAIL, "out of memory");
@@ -193,7 +195,7 @@ void mf_job_setup(struct job *j)
 		m->per_worker = o->nrfiles;
 		m->nfiles = o->nrfiles * o->numjobs;
 	}
-	if (o->offset_increment && o->numjobs > 1)
+	if ((o->offset_increment || o->oinc_pct) && o->numjobs > 1)
 		die_usage("offset_increment", "not implemented for jobs of several files (job '%s')", o->name);
 	/* verify (src/verify.c) reads back through the worker's one descriptor and region */
 	if (o->verify && (m->per_worker > 1 || o->file_append))

@@ -16,6 +16,7 @@
 #include "jobfile.h"
 #include "patterns.h"
 #include "dedupe.h"
+#include "control.h"
 
 /* ---- the options table ----
  * Each option is defined once, in opts[] below (as fio's options table): its name and alias,
@@ -338,6 +339,9 @@ static const struct opt_choice coe_choices[] = {
 	{ "verify", CE_VERIFY }, { "all", CE_ALL }, { "0", 0 }, { "1", CE_ALL }, { NULL, 0 },
 };
 
+/* exitall's reach (fio's exit_what: TERMINATE_GROUP, _STONEWALL, _ALL) */
+static const struct opt_choice exit_what_choices[] = { { "group", 1 }, { "stonewall", 2 }, { "all", 3 }, { NULL, 0 } };
+
 /* pacing family (pace.c) */
 static const struct opt_choice rate_process_choices[] = { { "linear", 0 }, { "poisson", 1 }, { NULL, 0 } };
 static const struct opt_choice think_type_choices[] = { { "complete", 0 }, { "issue", 1 }, { NULL, 0 } };
@@ -395,8 +399,9 @@ static const struct opt_def opts[] = {
 	{ .name = "size", .type = OT_SIZE, .off = OFF(size), .min = 1, .set_off = OFF(size_set), .key = "size_bytes",
 	  .help = "bytes of the target to use (default: all of it)" },
 	{ .name = "offset", .type = OT_SIZE, .off = OFF(offset), .key = "offset_bytes", .help = "start offset in the target" },
-	{ .name = "offset_increment", .type = OT_SIZE, .off = OFF(offset_increment), .key = "offset_increment",
-	  .help = "numjobs: clone k's region starts at offset + k x this" },
+	{ .name = "offset_increment", .type = OT_FUNC, .parse = ctl_parse_offset_increment,
+	  .echo = ctl_echo_offset_increment, .key = "offset_increment",
+	  .help = "numjobs: clone k's region starts at offset + k x this (a size, or N% of the file: src/control.c)" },
 	{ .name = "direct", .type = OT_BOOL, .off = OFF(direct), .key = "direct", .help = "O_DIRECT" },
 	{ .name = "buffered", .type = OT_BOOL, .off = OFF(direct), .flags = OPT_F_INVERT, .help = "the opposite of direct" },
 	{ .name = "numjobs", .type = OT_UINT, .off = OFF(numjobs), .min = 1, .max = 4096, .def = "1", .key = "numjobs",
@@ -637,8 +642,9 @@ static const struct opt_def opts[] = {
 	  .help = "log times in ms of log_alternate_epoch_clock_id's clock" },
 	{ .name = "log_alternate_epoch_clock_id", .type = OT_UINT, .off = OFF(log_alternate_epoch_clock_id), .max = 11,
 	  .key = "log_alternate_epoch_clock_id", .help = "clock_gettime clock id of log_alternate_epoch" },
-	{ .name = "log_entries", .type = OT_UINT, .min = 1, .max = 16777216, .flags = OPT_F_UNSTORED,
-	  .help = "accepted (logs are streamed to disk: no entries are preallocated)" },
+	{ .name = "log_entries", .type = OT_UINT, .off = OFF(log_entries), .min = 1, .max = 16777216,
+	  .help = "per-I/O logs: completions kept per clone before their lines are written (default and most: "
+		  "64 MiB of records per job)" },
 	{ .name = "log_compression", .type = OT_FUNC, .parse = parse_log_refused, .help = "refused unless 0" },
 	{ .name = "log_store_compressed", .type = OT_FUNC, .parse = parse_log_refused, .help = "refused unless 0" },
 	{ .name = "percentile_list", .type = OT_FUNC, .parse = parse_percentile_list,
@@ -705,6 +711,22 @@ static const struct opt_def opts[] = {
 	  .key = "numa_mem_policy", .help = "the job threads' memory policy: default, local, prefer:N, bind:LIST, interleave:LIST" },
 	{ .name = "log_prio", .type = OT_BOOL, .off = OFF(log_prio), .key = "log_prio",
 	  .help = "logs: each I/O's priority value (0x%04x, class << 13 | level) instead of 1 for realtime" },
+	/* ---- control options of issue 24's job files (s10 verify-logs; src/control.c) ---- */
+	{ .name = "ignore_error", .type = OT_FUNC, .parse = ctl_parse_ignore_error, .echo = ctl_echo_ignore_error,
+	  .key = "ignore_error",
+	  .help = "errors continued over per type: READ_LIST,WRITE_LIST,VERIFY_LIST, each ERR:ERR (EIO, ENOSPC, ... or numbers)" },
+	{ .name = "exit_what", .type = OT_ENUM, .off = OFF(exit_what), .choices = exit_what_choices,
+	  .bad = "unknown value '%s' (group, stonewall, all)", .def = "group", .key = "exit_what",
+	  .help = "what exitall stops when this job ends: its group, every running job, or all jobs" },
+	{ .name = "allow_file_create", .type = OT_BOOL, .off = OFF(allow_file_create), .def = "1",
+	  .key = "allow_file_create", .help = "0: a file that does not exist is refused instead of created" },
+	/* fills the target's file system: the host's disk space, never a server's to ask (ADR 0030 "path") */
+	{ .name = "fill_device", .alias = "fill_fs", .type = OT_BOOL, .flags = OPT_F_FILES, .off = OFF(fill_device),
+	  .key = "fill_device",
+	  .help = "write a file until its file system is full (ENOSPC ends the job without an error)" },
+	{ .name = "offset_align", .type = OT_SIZE, .off = OFF(offset_align), .max = 1ull << 40,
+	  .key = "offset_align_bytes", .flags = OPT_F_NULL_ZERO,
+	  .help = "a percentage offset_increment is aligned up to this (default: the smallest block size)" },
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 

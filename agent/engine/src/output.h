@@ -56,6 +56,10 @@ void logs_worker_start(struct worker *w);
 void logs_io(struct worker *w, uint64_t t_done, int ddir, uint64_t len, uint64_t off, uint64_t slat, uint64_t clat,
 	     uint64_t lat, int has_slat);
 void logs_worker_end(struct worker *w);
+/* one line of a per-I/O log, byte for byte fio's printf (unit tests): its length at p */
+#define LOG_LINE_MAX 128
+size_t logs_fmt_line(char *p, uint64_t ms, uint64_t val, int ddir, uint64_t bs, int with_off, uint64_t off,
+		     const char *prio);
 int logs_error(struct job *j, char *msg, size_t len);
 void logs_worker_free(struct worker *w);
 void logs_close_all(struct job *jobs, int njobs);

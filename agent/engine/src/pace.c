@@ -188,6 +188,9 @@ void pace_parse_ss(void *base, const struct opt_def *d, const char *name, const 
 	for (const struct opt_choice *c = ss_kinds; c->name; c++)
 		if (strlen(c->name) == (size_t)(colon - val) && !strncmp(c->name, val, strlen(c->name)))
 			kind = c->val;
+	if (kind < 0 && (!strncmp(val, "lat:", 4) || !strncmp(val, "lat_slope:", 10)))
+		die_usage(name, "'%s': latency criteria are newer than fio 3.33 (this engine's reference, which has "
+			  "iops, iops_slope, bw, bw_slope only): not implemented", val);
 	if (kind < 0)
 		die_usage(name, "unknown criterion in '%s' (iops, iops_slope, bw, bw_slope)", val);
 	char *end;

@@ -59,14 +59,16 @@ static void merge(const struct member *mb, size_t nmb, struct merged *m)
 		struct worker *w = mb[i].w;
 		/* synchronous engines: lat == clat and slat is not measured, like fio */
 		int sync = (mb[i].j->ops->flags & ENGINE_F_SYNC) != 0;
-		uint64_t mns = member_meas_ns(&mb[i]);
+		uint64_t mns = member_meas_ns(&mb[i]), dns[3];
 		if (mns > m->meas_ns)
 			m->meas_ns = mns;
 		m->run_ns += mns;
+		/* fio times a verify job's phases apart: writes the write phase, reads the read-back */
+		verify_dir_ns(w, mns ? w->t_end - mns : 0, mns, dns);
 		for (int d = 0; d < 3; d++) {
 			struct dstat *a = &m->d[d], *b = &w->d[d];
-			if (b->ios && mns > m->dir_ns[d])
-				m->dir_ns[d] = mns;
+			if (b->ios && dns[d] > m->dir_ns[d])
+				m->dir_ns[d] = dns[d];
 			a->ios += b->ios;
 			a->bytes += b->bytes;
 			a->short_ios += b->short_ios;

@@ -10,7 +10,9 @@
  * - wait_for=NAME: the job starts when every job named NAME (defined before it) has ended.
  * - exitall: as fio, a run-wide switch. When any job of the run has it, the end of any clone of
  *   any job stops every running job of that clone's reporting group (fio 3.33's
- *   exitall_on_terminate; its exit_what is refused, so always "group").
+ *   exitall_on_terminate). What it stops is the ended job's exit_what (fio's fio_terminate_threads):
+ *   `group` its reporting group, `stonewall` every running job (the next start group still runs),
+ *   `all` every job, also those not started yet (each starts stopped: no I/O, reported with zeros).
  * - exitall_on_error: when the job ends in error, every running job is stopped. As fio 3.33 does,
  *   the start groups after it still run (fio's terminate flag does not outlive the running jobs).
  * - startdelay: each clone waits that long (or a draw from LO-HI) after the start (worker.c).
@@ -75,6 +77,8 @@ static int job_over(const struct job *j)
 {
 	return j->finished || (!j->started && (j->launched || j->err));
 }
+
+static int g_exit_all; /* exit_what=all: a job's end stopped the run (later jobs start stopped) */
 
 static int may_start(const struct job *jobs, int i)
 {
@@ -151,6 +155,8 @@ void sched_run(struct job *jobs, int njobs, struct runcfg *cfg)
 					continue;
 				jobs[i].launched = 1;
 				job_start(&jobs[i]);
+				if (g_exit_all) /* fio marks every job terminated: it ends before its first I/O */
+					atomic_store(&jobs[i].stop, 1);
 				if (jobs[i].started)
 					batch[nb++] = i;
 			}
@@ -167,8 +173,11 @@ void sched_run(struct job *jobs, int njobs, struct runcfg *cfg)
 				struct job *j = &jobs[i];
 				if (!j->started || j->finished)
 					continue;
-				if (exitall && job_any_finished(j))
-					stop_jobs(jobs, njobs, j->groupid);
+				if (exitall && job_any_finished(j)) {
+					/* fio's exit_what of the job that ended: its group, the running jobs, or all */
+					stop_jobs(jobs, njobs, j->o->exit_what >= 2 ? -1 : j->groupid);
+					g_exit_all |= j->o->exit_what == 3;
+				}
 				if (!job_all_finished(j))
 					continue;
 				job_wait(j);

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "iowatt.h"
+#include "control.h"
+#include "patterns.h"
 #include "multifile.h"
 
 /* Resolve MAJ:MIN to a kernel name and its whole disk. */
@@ -468,12 +470,15 @@ static void file_precheck(const struct options *o, const struct target *t);
 static void oinc_validate(struct options *o, const struct target *t)
 {
 	o->oinc_span = 0;
+	/* N% of the file, or of size for a file this run creates, as fio 3.33 (control.c) */
+	ctl_resolve_offset_increment(o, t->exists ? t->dev_size : o->size);
 	if (!o->offset_increment || o->numjobs < 2)
 		return;
 	unsigned __int128 span = (unsigned __int128)o->offset_increment * (o->numjobs - 1);
-	if (span > (uint64_t)INT64_MAX)
+	if (span > (uint64_t)INT64_MAX - (1ull << 40))
 		die_usage("offset_increment", "%llu x %u clones is beyond the largest file offset",
 			  (unsigned long long)o->offset_increment, o->numjobs - 1);
+	span = ctl_clone_offset(o, o->numjobs - 1) - o->offset; /* a percentage's alignment (control.c) */
 	if (o->size_set) {
 		o->oinc_span = (uint64_t)span;
 	} else if ((uint64_t)span >= o->size || opt_max_bs(o) > o->size - (uint64_t)span) {
@@ -483,15 +488,29 @@ static void oinc_validate(struct options *o, const struct target *t)
 	} else if (o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS) {
 		die_usage("offset_increment", "with a zoned random_distribution needs size (each clone's zones)");
 	}
-	if (o->direct && o->offset_increment % (t->lbs ? t->lbs : 512))
-		die_usage("offset_increment", "%llu is not a multiple of the logical block size %u (direct=1)",
-			  (unsigned long long)o->offset_increment, t->lbs ? t->lbs : 512);
+	for (unsigned k = 1; o->direct && k < o->numjobs; k++)
+		if ((ctl_clone_offset(o, k) - o->offset) % (t->lbs ? t->lbs : 512))
+			die_usage("offset_increment", "%llu is not a multiple of the logical block size %u (direct=1)",
+				  (unsigned long long)o->offset_increment, t->lbs ? t->lbs : 512);
 }
 
 void target_validate(const struct options *oc, struct target *t)
 {
 	struct options *o = (struct options *)oc;
-	if (!o->size_set) {
+	if (!o->allow_file_create && !t->exists && !t->is_blk) /* fio: no file is created then */
+		die_usage("allow_file_create", "'%s' does not exist and allow_file_create=0", t->path);
+	if (o->fill_device && !t->is_blk) {
+		/* fio's fill_device on a file: sequential writes until the file system is full (ENOSPC
+		 * ends the job without an error; size, when given, ends it earlier); nothing is laid out */
+		if (o->rw != RW_WRITE || pat_active(o))
+			die_usage("fill_device", "only rw=write is implemented (fio: \"only makes sense with sequential write\"; "
+				  "job '%s' has rw=%s)", o->name, rw_name(o->rw));
+		if (t->exists && t->f && t->f->keep_existing)
+			die_usage("keep_existing", "fill_device would extend '%s', a file the engine did not create", t->path);
+		if (!o->size_set) /* fio: size = -1: the writes' end is the file system's */
+			o->size = ((uint64_t)INT64_MAX / 2 - o->offset) / opt_max_bs(o) * opt_max_bs(o);
+	}
+	if (!o->size_set && !(o->fill_device && !t->is_blk)) {
 		if (!t->exists)
 			die_usage("size", "required because '%s' does not exist", t->path);
 		if (o->offset >= t->dev_size)
@@ -575,7 +594,7 @@ static int count_hole(uint64_t a, uint64_t b, void *arg)
 static void layout_need(const struct options *o, int fd, uint64_t cur, uint64_t *extend, uint64_t *holes)
 {
 	uint64_t want = o->offset + o->size + o->oinc_span;
-	*extend = cur < want ? want - cur : 0;
+	*extend = cur < want && !o->fill_device ? want - cur : 0; /* fill_device: the writes grow the file */
 	*holes = 0;
 	if (fd >= 0 && rw_reads(o->rw) && cur > o->offset)
 		each_hole(fd, o->offset, cur < want ? cur : want, count_hole, holes);
@@ -776,6 +795,8 @@ int target_prepare(const struct options *o, struct target *t, char *err, size_t 
 		return -ENOMEM;
 	}
 	rng_seed(&c.rng, now_ns());
+	if (o->fill_device)
+		want = cur; /* fio's fill_device: nothing allocated, the writes grow the file */
 	/* fio's layout: the extension allocated as fallocate= says (multifile.c); then data only for
 	 * jobs that read (a write-only job writes its region itself, as in fio) */
 	int r = mf_allocate(fd, o->fallocate, cur, want);

@@ -266,8 +266,6 @@ void verify_finalize(struct options *o)
 	if (o->norandommap && rw_is_random(o->rw) && opt_max_bs(o) != opt_min_bs(o))
 		die_usage("norandommap", "with verify and variable block sizes, later writes partly overwrite earlier "
 			  "blocks, which then fail (fio: \"verify limited\")");
-	if (o->verify_backlog && o->numjobs > 1)
-		die_usage("verify_backlog", "with numjobs > 1 the clones overwrite blocks another clone is reading back");
 	if (!o->verify_backlog_batch)
 		o->verify_backlog_batch = o->verify_backlog;
 }
@@ -915,6 +913,7 @@ int verify_next_phase(struct worker *w)
 	const struct options *o = j->o;
 	if (v->mode != VM_WRITE)
 		return 0;
+	uint64_t wend = v->t_wend = now_ns(); /* the write phase's end (fio's do_io returns) */
 	/* numjobs > 1: the clones write the same blocks; read back once all have written */
 	pthread_mutex_lock(&vj->mu);
 	if (++vj->arrived == o->numjobs)
@@ -922,8 +921,14 @@ int verify_next_phase(struct worker *w)
 	while (vj->arrived < o->numjobs)
 		pthread_cond_wait(&vj->cv, &vj->mu);
 	pthread_mutex_unlock(&vj->mu);
-	if (!o->do_verify || w->err || g_stop)
+	if (!o->do_verify || w->err || g_stop || w->filled)
 		return 0;
+	/* fio 3.33: the runtime bounds the whole job. A write phase the runtime ended has no read-back
+	 * (fio's runtime check terminates the job: a time_based job never reads back), and the
+	 * read-back stops at the runtime too (w->deadline stays) */
+	if (w->deadline != UINT64_MAX && wend >= w->deadline)
+		return 0;
+	v->t_vstart = now_ns(); /* fio's do_verify: td->start is reset, its fsync and cache drop count */
 	/* as fio before its verify phase: the writes reach the file, the page cache is dropped */
 	if (fsync(w->fd) < 0 && errno != EINVAL && errno != EROFS) {
 		w->err = -errno;
@@ -934,7 +939,6 @@ int verify_next_phase(struct worker *w)
 		posix_fadvise(w->fd, (off_t)w->roff, (off_t)w->rsize, POSIX_FADV_DONTNEED);
 	cursor_swap(w); /* from here the worker runs the cursor */
 	v->mode = VM_VERIFY;
-	w->deadline = UINT64_MAX; /* everything written is read back, as fio (runtime bounds the writes) */
 	w->pace.on = 0; /* no rate, thinktime or latency search in the read-back (pace.c) */
 	return 1;
 }
@@ -949,6 +953,25 @@ void verify_finish(struct worker *w)
 	snprintf(w->errmsg, sizeof(w->errmsg), "verify: %llu of %llu intervals failed, first at offset %llu (%s)",
 		 (unsigned long long)v->bad_intervals, (unsigned long long)v->intervals, (unsigned long long)f->offset,
 		 f->what);
+}
+
+void verify_dir_ns(const struct worker *w, uint64_t t0, uint64_t meas_ns, uint64_t out[3])
+{
+	const struct vworker *v = w->vw;
+	const struct options *o = w->job->o;
+	out[0] = out[1] = out[2] = meas_ns;
+	if (!v || !v->t_wend)
+		return; /* no write phase (a read job, verify_only): one phase, as before */
+	uint64_t wph = v->t_wend > t0 ? v->t_wend - t0 : 0, vph = 0;
+	if (v->t_vstart) {
+		uint64_t from = v->t_vstart > t0 ? v->t_vstart : t0;
+		vph = w->t_end > from ? w->t_end - from : 0;
+	}
+	out[1] = out[2] = wph;
+	/* fio 3.33's thread_main: a job that reads (rw, randrw) adds the write phase to the read
+	 * runtime, then do_verify adds the read-back's; verify_backlog's reads in the write phase do
+	 * not count it (measured: read.runtime is the final read-back's) */
+	out[0] = (rw_reads(o->rw) ? wph : 0) + vph;
 }
 
 void verify_report(struct jw *jw, const struct job *j, unsigned first, unsigned n)

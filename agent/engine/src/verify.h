@@ -70,6 +70,9 @@ struct vworker {
 	struct vfail fails[VERIFY_FAILS_KEPT];
 	unsigned nfails, printed;
 	unsigned char *scratch; /* expected data of one block */
+	/* fio times each phase on its own: the write phase ends here (after end_fsync), the read-back
+	 * starts after the clones' barrier (its fsync and cache drop are part of it, as fio's) */
+	uint64_t t_wend, t_vstart;  /* 0: not reached */
 };
 
 /* options.c: the rows' parsers and the checks that need no target */
@@ -91,6 +94,11 @@ int verify_hold(struct worker *w);                /* async: 1 = submit nothing n
 void verify_done(struct worker *w, struct io_req *r); /* a read with vcheck completed */
 int verify_next_phase(struct worker *w);          /* after the write phase: 1 = run the verify phase */
 void verify_finish(struct worker *w);             /* failures -> the worker's error (EILSEQ) */
+/* report.c: the clone's measured time per direction (read, write, trim) as fio's update_runtime
+ * counts it for a verify job (meas_ns: its whole measured time, from t0): writes the write
+ * phase, reads the read-back (plus the write phase for a job that reads: rw, randrw); a job
+ * without a write phase has meas_ns for every direction */
+void verify_dir_ns(const struct worker *w, uint64_t t0, uint64_t meas_ns, uint64_t out[3]);
 /* report.c: jobs[].iowatt.verify */
 /* the "verify" object of a jobs[] entry: clones [first, first + n) of job j (sched.c's entries) */
 void verify_report(struct jw *jw, const struct job *j, unsigned first, unsigned n);

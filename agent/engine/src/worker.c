@@ -16,6 +16,7 @@
 #include "output.h"
 #include "patterns.h"
 #include "dedupe.h"
+#include "control.h"
 
 #define NS_PER_S 1000000000ull
 #define LATE_START_NS 1000000ull /* an I/O issued > 1 ms after its intended start is late */
@@ -160,7 +161,7 @@ static void close_intervals(struct worker *w, uint64_t t)
 /* exitall / exitall_on_error (src/sched.c) */
 static inline int worker_told_to_stop(struct worker *w)
 {
-	return atomic_load_explicit(&w->job->stop, memory_order_relaxed);
+	return w->filled || atomic_load_explicit(&w->job->stop, memory_order_relaxed);
 }
 
 /* continue_on_error, as fio: only EIO and EILSEQ are non-fatal, and only for the kinds chosen.
@@ -169,7 +170,7 @@ int worker_error_continues(struct worker *w, unsigned kind, int err)
 {
 	if (!w->total_err++)
 		w->first_error = err;
-	return (w->job->o->continue_on_error & (int)kind) && (err == EIO || err == EILSEQ);
+	return ctl_error_ignored(w->job->o, kind, err); /* continue_on_error, ignore_error (control.c) */
 }
 
 /* startdelay: this clone's start, LO or a draw from [LO, HI]; the wait ends early on a stop */
@@ -203,6 +204,10 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 		/* as fio: an I/O that failed is counted in total_ios (issued), never in bytes or latency */
 		if (w->measuring)
 			w->d[r->ddir].ios++;
+		if (w->job->o->fill_device && (r->res == -ENOSPC || r->res == -EDQUOT)) {
+			w->filled = 1; /* fio's fill_device: the file system is full, the clone ends without error */
+			return;
+		}
 		if (worker_error_continues(w, r->ddir == DDIR_READ ? CE_READ : CE_WRITE, (int)-r->res))
 			return;
 		if (!w->err) {
@@ -534,7 +539,7 @@ int worker_setup_offsets(struct worker *w)
 	w->minbs = opt_min_bs(o);
 	/* offset_increment: clone k's region starts k increments further; without size it runs to the
 	 * end of the target (fio's per-clone size), else each clone has size bytes */
-	uint64_t shift = (uint64_t)w->id * o->offset_increment;
+	uint64_t shift = ctl_clone_offset(o, w->id) - o->offset; /* percentages align it (control.c) */
 	w->roff = o->offset + shift;
 	w->rsize = o->size_set ? o->size : o->size - shift;
 	w->nblocks = w->rsize / w->minbs;

@@ -16,6 +16,7 @@
 #include "vhash.h"
 #include "vsum.h"
 #include "jobfile.h"
+#include "output.h"
 
 static int failures, checks;
 #define CHECK(cond, ...)                                                                 \
@@ -901,9 +902,41 @@ static void test_numa_list(void)
 		CHECK(numa_parse_list(bad[i], m, NUMA_MAX_NODES) == -1, "numa bad '%s'", bad[i]);
 }
 
+/* the per-I/O log lines (src/logs.c's digit-pair formatter) are byte for byte what fio's printf
+ * writes, for the edge values and random ones */
+static void test_log_lines(void)
+{
+	static const uint64_t edge[] = { 0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 4096, 65535, 1000000,
+					 4294967295ull, 4294967296ull, 9999999999999999999ull, UINT64_MAX };
+	const size_t ne = sizeof(edge) / sizeof(edge[0]);
+	struct rng r;
+	rng_seed(&r, 42);
+	for (unsigned i = 0; i < 20000; i++) {
+		uint64_t v[4];
+		for (int k = 0; k < 4; k++) {
+			uint64_t x = rng_next(&r);
+			v[k] = i < ne * ne ? edge[(k & 1 ? i / ne : i) % ne] : x >> (x & 63);
+		}
+		int ddir = (int)(i % 3), off = (int)(i / 3) & 1;
+		char want[160], got[LOG_LINE_MAX + 1];
+		const char *pw = i & 4 ? "0x4003" : i & 8 ? "1" : "0";
+		if (off)
+			snprintf(want, sizeof(want), "%llu, %llu, %d, %llu, %llu, %s\n", (unsigned long long)v[0],
+				 (unsigned long long)v[1], ddir, (unsigned long long)v[2], (unsigned long long)v[3], pw);
+		else
+			snprintf(want, sizeof(want), "%llu, %llu, %d, %llu, %s\n", (unsigned long long)v[0],
+				 (unsigned long long)v[1], ddir, (unsigned long long)v[2], pw);
+		const char *prio = i & 4 ? "0x4003" : i & 8 ? "1" : "0"; /* log_prio's and the realtime flag's forms */
+		size_t n = logs_fmt_line(got, v[0], v[1], ddir, v[2], off, v[3], prio);
+		got[n] = 0;
+		CHECK(n <= LOG_LINE_MAX && !strcmp(want, got), "want %s got %s", want, got);
+	}
+}
+
 int main(void)
 {
 	test_numa_list();
+	test_log_lines();
 	test_vhash();
 	test_vsum();
 	test_verify_pattern();
