@@ -272,7 +272,7 @@ def test_runtime_honoured(run, scratch: Path) -> None:
     ).job
     wall = time.monotonic() - t0
     assert 1500 <= job["job_runtime"] <= 1600
-    assert job["read"]["runtime"] == job["job_runtime"]
+    assert abs(job["read"]["runtime"] - job["job_runtime"]) <= 1  # fio rounds the first up, the second to ms
     assert 2.0 <= wall < 4.0, "ramp + runtime, plus start-up"
 
 

@@ -236,7 +236,9 @@ static void emit_dir(struct jw *w, const char *key, const struct merged *m, int 
 	jw_u64(w, "bw_bytes", secs > 0 ? (uint64_t)((double)s->bytes / secs) : 0);
 	jw_u64(w, "bw", secs > 0 ? (uint64_t)((double)s->bytes / secs / 1024.0) : 0);
 	jw_dbl(w, "iops", secs > 0 ? (double)s->ios / secs : 0);
-	jw_u64(w, "runtime", s->ios ? ((m->dir_ns[d] ? m->dir_ns[d] : m->meas_ns) + 500000) / 1000000 : 0);
+	/* fio's update_runtime: whole microseconds rounded up to ms, so a direction that did I/O never
+	 * reports 0 (normal output would leave it out) */
+	jw_u64(w, "runtime", s->ios ? ((m->dir_ns[d] ? m->dir_ns[d] : m->meas_ns) / 1000 + 999) / 1000 : 0);
 	jw_u64(w, "total_ios", s->ios);
 	jw_u64(w, "short_ios", s->short_ios);
 	jw_u64(w, "drop_ios", 0);
