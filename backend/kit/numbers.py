@@ -1,6 +1,6 @@
 """Numbers as people read them, for what the server prints (CSV cells, the review's PDF): the
 Python twin of the UI's frontend/src/lib/format.ts, so one figure reads the same on the page, in
-the CSV and in the PDF. Both pass the same vectors, libs/format/testdata/numbers.json
+the CSV and in the PDF. Both pass the same vectors, libs/workload/testdata/numbers.json
 (tests/backend/test_numbers.py, frontend/src/lib/format.vectors.test.ts), in the locale the
 server prints in (en-US: "," groups thousands, "." is the decimal point); the UI formats in the
 browser's locale with Intl, which for en-US gives these strings exactly.

@@ -1,5 +1,5 @@
 """backend/kit/numbers.py against the vectors the UI's formatter passes too
-(libs/format/testdata/numbers.json; frontend/src/lib/format.vectors.test.ts): one figure reads the
+(libs/workload/testdata/numbers.json; frontend/src/lib/format.vectors.test.ts): one figure reads the
 same on the page, in the CSV and in the PDF."""
 
 import json
@@ -12,7 +12,7 @@ import pytest
 from backend.kit import numbers
 from tests.conftest import REPO
 
-VECTORS: dict[str, Any] = json.loads((Path(REPO) / "libs/format/testdata/numbers.json").read_text())
+VECTORS: dict[str, Any] = json.loads((Path(REPO) / "libs/workload/testdata/numbers.json").read_text())
 
 
 @pytest.mark.parametrize("v", VECTORS["decimal"], ids=lambda v: v["in"])

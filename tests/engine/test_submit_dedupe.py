@@ -19,11 +19,20 @@ FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
 
 
-def fio_json(*args: str, cwd: Path | None = None) -> dict[str, Any]:
+def fio_json(*args: str, cwd: Path | None = None, timeout: float = 120, retries: int = 0) -> dict[str, Any]:
+    """Debian's fio on the same job. `retries`: fio 3.33's offloaded submission with a rate hung
+    once in a clean-clone suite run (a 1 s job still running at 120 s; not reproduced in dozens of
+    runs alone or beside busy loops), so those tests give a hung fio one more try."""
     assert FIO
-    p = subprocess.run(
-        [FIO, "--output-format=json", *args], capture_output=True, text=True, timeout=120, cwd=cwd
-    )
+    for attempt in range(retries + 1):
+        try:
+            p = subprocess.run(
+                [FIO, "--output-format=json", *args], capture_output=True, text=True, timeout=timeout, cwd=cwd
+            )
+            break
+        except subprocess.TimeoutExpired:
+            if attempt == retries:
+                raise
     assert p.returncode == 0, p.stdout + p.stderr
     out = p.stdout
     doc: dict[str, Any] = json.loads(out[out.index("{") :])
@@ -70,7 +79,7 @@ def test_offload_does_the_jobs_io_as_fio(engine_bin: Path, target: Path, rw: str
         "--iodepth=4",
         "--io_submit_mode=offload",
     ]
-    a, b = ours(engine_bin, *args)["jobs"][0], fio_json(*args)["jobs"][0]
+    a, b = ours(engine_bin, *args)["jobs"][0], fio_json(*args, timeout=30, retries=1)["jobs"][0]
     d = "read" if rw == "randread" else "write"
     assert a[d]["total_ios"] == b[d]["total_ios"] == 512
     assert a[d]["io_bytes"] == b[d]["io_bytes"] == 2 << 20
@@ -115,7 +124,7 @@ def test_offload_with_libaio_and_a_rate_as_fio(engine_bin: Path, target: Path) -
         "--time_based",
         "--runtime=1",
     ]
-    a, b = ours(engine_bin, *args)["jobs"][0], fio_json(*args)["jobs"][0]
+    a, b = ours(engine_bin, *args)["jobs"][0], fio_json(*args, timeout=30, retries=1)["jobs"][0]
     for j in (a, b):
         assert 150 <= j["read"]["total_ios"] <= 202, j["read"]["total_ios"]
 
@@ -177,7 +186,7 @@ def write_both(
         if tool == "ours":
             ours(engine, *args)
         else:
-            fio_json(*args)
+            fio_json(*args, timeout=30, retries=1)
         res.append(files)
     return res[0], res[1]
 

@@ -20,7 +20,7 @@ function isNum(v: Num): v is number {
 // Numbers become text through Intl.NumberFormat in the browser's locale (en-US where there is
 // none: tests, a server-side render). The server prints the same rules in Python
 // (backend/kit/numbers.py: the review's CSV and PDF); both pass the vectors of
-// libs/format/testdata/numbers.json in en-US (format.vectors.test.ts). Intl rounds a float from its
+// libs/workload/testdata/numbers.json in en-US (format.vectors.test.ts). Intl rounds a float from its
 // shortest decimal, half away from zero (1.005 to two places is 1.01), and formats a decimal
 // string exactly (the API's money, never through a float).
 

@@ -1,5 +1,5 @@
 // The UI's formatter against the vectors the server's formatter passes too
-// (libs/format/testdata/numbers.json; tests/backend/test_numbers.py): one figure reads the same
+// (libs/workload/testdata/numbers.json; tests/backend/test_numbers.py): one figure reads the same
 // on the page, in the CSV and in the PDF (backend/kit/numbers.py prints those).
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -20,12 +20,12 @@ type Vectors = {
 
 const V: Vectors = JSON.parse(
   readFileSync(
-    join(dirname(fileURLToPath(import.meta.url)), "../../../libs/format/testdata/numbers.json"),
+    join(dirname(fileURLToPath(import.meta.url)), "../../../libs/workload/testdata/numbers.json"),
     "utf8",
   ),
 );
 
-describe("number vectors shared with the server (libs/format/testdata/numbers.json)", () => {
+describe("number vectors shared with the server (libs/workload/testdata/numbers.json)", () => {
   it("runs in the vectors' locale", () => {
     // the helpers below default to the browser's locale; jsdom's is en-US, as the vectors
     expect(V.locale).toBe("en-US");

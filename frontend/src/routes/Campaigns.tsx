@@ -424,7 +424,8 @@ export function Campaigns() {
                 </td>
                 <td title={formatTimestamp(c.created_at)}>{formatRelative(c.created_at)}</td>
                 <td>
-                  <ProgressBar percent={campaignPercent(c)} /> <Counts c={c} />
+                  <ProgressBar percent={campaignPercent(c)} label={`${c.name}: runs done`} />{" "}
+                  <Counts c={c} />
                 </td>
                 <td>
                   {c.done && (
@@ -534,7 +535,7 @@ export function CampaignDetail() {
         </div>
       </div>
       <div className="card">
-        <ProgressBar percent={campaignPercent(c)} />
+        <ProgressBar percent={campaignPercent(c)} label={`${c.name}: runs done`} />
         <p>
           {campaignPercent(c)} % of {c.run_ids.length} runs finished ({c.repeats}{" "}
           {c.repeats === 1 ? "repeat" : "repeats"} per target) · <Counts c={c} />

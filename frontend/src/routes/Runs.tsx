@@ -127,7 +127,7 @@ export function RunsTable({
               <div className="status-cell">
                 <StatusBadge status={r.status} />
                 {r.status === "running" && r.progress && (
-                  <ProgressBar percent={r.progress.percent} />
+                  <ProgressBar percent={r.progress.percent} label={`${r.name}: progress`} />
                 )}
               </div>
             </td>

@@ -2,7 +2,7 @@
 // never through a float, never in exponent form) with the currency; capacities in decimal units as
 // drive vendors and the published reports use them (GB = 10^9 bytes); the other figures humane,
 // three significant digits. The PDF and CSV print the same through backend/kit/numbers.py (shared
-// vectors: libs/format/testdata/numbers.json).
+// vectors: libs/workload/testdata/numbers.json).
 import { formatDecimal, formatMoney, formatWhole, MISSING, sig3 } from "../../lib/format";
 
 /** "1190.00" → "1,190.00", "2.7E-7" → "0.00000027"; digits and decimals are kept as sent. */

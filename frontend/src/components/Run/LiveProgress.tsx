@@ -48,7 +48,7 @@ export function LiveProgress({ run }: { run: RunRead }) {
           )}
         </span>
       </div>
-      <ProgressBar percent={view.percent} />
+      <ProgressBar percent={view.percent} label="the run's progress" />
       {points.length > 1 && (
         <div className="chart" data-testid="run-chart-live">
           <p className="small muted">

@@ -1,11 +1,14 @@
 import { formatPercent } from "../../lib/format";
 
-export function ProgressBar({ percent }: { percent: number }) {
+/** A run's or a campaign's progress; `label` names it for a screen reader (axe-core:
+ * aria-progressbar-name). */
+export function ProgressBar({ percent, label = "progress" }: { percent: number; label?: string }) {
   const p = Math.max(0, Math.min(100, percent));
   return (
     <div
       className="progress"
       role="progressbar"
+      aria-label={label}
       aria-valuemin={0}
       aria-valuemax={100}
       aria-valuenow={Math.round(p)}
