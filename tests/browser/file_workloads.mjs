@@ -365,8 +365,10 @@ for (const [name, id] of [
     check((await panel.getAttribute("data-mode")) === name, "the panel's mode");
     const body = (await panel.textContent()) ?? "";
     check(!/NaN|undefined/.test(body), "a figure reads NaN or undefined");
-    // the figures first: the flag is drawn with them, and counted before them it read 0, then 1
+    // the figures first, then the page's last answers (the run's system facts, which carry the
+    // cache flag, can come after the figures): counted before them it read 0, then 1
     await panel.getByTestId("file-figures").waitFor();
+    await page.waitForLoadState("networkidle");
     await panelReadsRight((await panel.getByTestId("cache-resident").count()) > 0);
     if (name === "vdbench") await plotsAtLeast200(2);
     await noOverflow(page);
