@@ -196,7 +196,7 @@ class Target:
             self.path = str(mnt / "bench.dat")
             self.desc = f"file on ext4 on {loop} (backed by /dev/shm)"
         else:
-            self.path = spec
+            self.path = str(Path(spec).resolve())  # the tools run in a scratch cwd
             self.desc = spec
         self.is_blk = Path(self.path).exists() and Path(self.path).is_block_device()
         if self.is_blk and not self.destructive:
@@ -288,8 +288,13 @@ def job_option(job: list[str], name: str, default: str) -> str:
 
 def run_measured(what: str, cmd: list[str]) -> tuple[str, resource.struct_rusage]:
     """Run cmd to completion; its stdout and the rusage of its whole process tree (wait4)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+    # in a scratch directory: fio's verify jobs leave their state file (local-*-verify.state) in the cwd
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        tempfile.TemporaryDirectory(prefix="iowatt-bench-cwd-") as cwd,
+    ):
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=cwd)
         _, status, ru = os.wait4(p.pid, 0)
         rc = os.waitstatus_to_exitcode(status)
         out.seek(0)
