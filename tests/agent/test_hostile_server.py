@@ -13,6 +13,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,46 @@ SECRET = "hunter2-plug-password"
 pytestmark = pytest.mark.skipif(
     not os.access(REAL_ENGINE, os.X_OK), reason=f"the real engine is not built ({REAL_ENGINE})"
 )
+
+
+def run_victim(
+    api: FakeApi,
+    state: Any,
+    outcomes: int,
+    *,
+    engine: Path = REAL_ENGINE,
+    beside: Callable[[], None] | None = None,
+) -> list[int]:
+    """A real agent loop (the victim host) against the hostile fake server, until `outcomes` runs
+    have ended (a failure or a result reported); then drained. `beside` runs in a thread of its
+    own meanwhile (an attacker acting on the host). The loop's exit codes."""
+    server, url = api.serve()
+    config = AgentConfig(
+        server_url=url,
+        agent_id=api.agent_id,
+        agent_token=AGENT_TOKEN,
+        name="victim",
+        heartbeat_interval_s=0.5,
+    )
+    loop = AgentLoop(
+        config,
+        state_dir=state,
+        engine=engine,
+        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
+        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
+    )
+    if beside is not None:
+        threading.Thread(target=beside, daemon=True).start()
+    code: list[int] = []
+    runner = threading.Thread(target=lambda: code.append(loop.run()))
+    runner.start()
+    try:
+        wait_until(lambda: len(api.failures) + len(api.results) >= outcomes, timeout=120)
+    finally:
+        loop.request_drain("test over")
+        runner.join(30)
+        server.shutdown()
+    return code
 
 
 def tree_hash(*roots: Path) -> dict[str, str]:
@@ -170,34 +211,7 @@ def test_a_hostile_server_cannot_make_the_agent_touch_anything_outside_the_polic
         swapped.append(data)
 
     before = tree_hash(canary, Path("/etc/passwd"))
-    server, url = api.serve()
-    config = AgentConfig(
-        server_url=url,
-        agent_id=api.agent_id,
-        agent_token=AGENT_TOKEN,
-        name="victim",
-        heartbeat_interval_s=0.5,
-    )
-    loop = AgentLoop(
-        config,
-        state_dir=host["state"],
-        engine=REAL_ENGINE,
-        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
-        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
-    )
-    swapper = threading.Thread(target=swap_in_a_link, daemon=True)
-    swapper.start()
-    code: list[int] = []
-    runner = threading.Thread(target=lambda: code.append(loop.run()))
-    runner.start()
-    try:
-        deadline = time.monotonic() + 120
-        while len(api.failures) + len(api.results) < len(cases) and time.monotonic() < deadline:
-            time.sleep(0.1)
-    finally:
-        loop.request_drain("test over")
-        runner.join(30)
-        server.shutdown()
+    code = run_victim(api, host["state"], len(cases), beside=swap_in_a_link)
     assert code == [0]
 
     failures = {f["run_id"]: f for f in api.failures.values()}
@@ -231,7 +245,8 @@ def test_a_hostile_server_cannot_make_the_agent_touch_anything_outside_the_polic
     assert api.inventories
     reported = api.inventories[-1]["policy"]
     assert {t["path"] for t in reported["targets"]} >= {str(allowed), str(seven), DEV_RO, DEV_RW}
-    assert reported["meters"] == [{"name": "wall", "driver": "shelly", "tier": "plug"}]
+    # with the idle baseline a run takes with it: the agent's own setting (the meter has none)
+    assert reported["meters"] == [{"name": "wall", "driver": "shelly", "tier": "plug", "idle_s": 0.0}]
     assert SECRET not in json.dumps(api.inventories) and SECRET not in json.dumps(api.calls, default=str)
 
 
@@ -275,30 +290,7 @@ def test_a_hostile_server_cannot_exhaust_the_hosts_memory_or_files(api: FakeApi,
     lease("limit.memory", "buffer pool of 1099511627776 bytes", tpch)
     lease("limit.memory", "64 threads x iodepth 256", job(numjobs="64", iodepth="256", bs="64m", runtime="1"))
 
-    server, url = api.serve()
-    config = AgentConfig(
-        server_url=url,
-        agent_id=api.agent_id,
-        agent_token=AGENT_TOKEN,
-        name="victim",
-        heartbeat_interval_s=0.5,
-    )
-    loop = AgentLoop(
-        config,
-        state_dir=state,
-        engine=REAL_ENGINE,
-        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
-        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
-    )
-    code: list[int] = []
-    runner = threading.Thread(target=lambda: code.append(loop.run()))
-    runner.start()
-    try:
-        wait_until(lambda: len(api.failures) + len(api.results) >= len(cases), timeout=120)
-    finally:
-        loop.request_drain("test over")
-        runner.join(30)
-        server.shutdown()
+    code = run_victim(api, state, len(cases))
     assert code == [0]
     failures = {f["run_id"]: f for f in api.failures.values()}
     for run_id, expect, also in cases:
@@ -375,30 +367,7 @@ def test_a_hostile_job_file_cannot_reach_the_hosts_files_secrets_or_memory(
     )
 
     before = tree_hash(canary, Path("/etc/passwd"))
-    server, url = api.serve()
-    config = AgentConfig(
-        server_url=url,
-        agent_id=api.agent_id,
-        agent_token=AGENT_TOKEN,
-        name="victim",
-        heartbeat_interval_s=0.5,
-    )
-    loop = AgentLoop(
-        config,
-        state_dir=state,
-        engine=engine,
-        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
-        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
-    )
-    code: list[int] = []
-    runner = threading.Thread(target=lambda: code.append(loop.run()))
-    runner.start()
-    try:
-        wait_until(lambda: len(api.failures) + len(api.results) >= len(cases), timeout=120)
-    finally:
-        loop.request_drain("test over")
-        runner.join(30)
-        server.shutdown()
+    code = run_victim(api, state, len(cases), engine=engine)
     assert code == [0]
     failures = {f["run_id"]: f for f in api.failures.values()}
     results = {r["lease_id"] for r in api.results.values()}
@@ -470,30 +439,7 @@ def test_a_hostile_block_job_is_read_untrusted_and_refused_by_the_engine_past_a_
     lease("engine", "beneath", job(name="hole", write_lat_log="../canary/lat", size="256k"))
 
     before = tree_hash(canary, Path("/etc/passwd"))
-    server, url = api.serve()
-    config = AgentConfig(
-        server_url=url,
-        agent_id=api.agent_id,
-        agent_token=AGENT_TOKEN,
-        name="victim",
-        heartbeat_interval_s=0.5,
-    )
-    loop = AgentLoop(
-        config,
-        state_dir=state,
-        engine=engine,
-        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
-        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
-    )
-    code: list[int] = []
-    runner = threading.Thread(target=lambda: code.append(loop.run()))
-    runner.start()
-    try:
-        wait_until(lambda: len(api.failures) + len(api.results) >= len(cases), timeout=120)
-    finally:
-        loop.request_drain("test over")
-        runner.join(30)
-        server.shutdown()
+    code = run_victim(api, state, len(cases), engine=engine)
     assert code == [0]
     failures = {f["run_id"]: f for f in api.failures.values()}
     for run_id, (expect, also) in cases.items():
@@ -543,30 +489,7 @@ def test_a_multi_file_job_file_runs_in_a_run_directory_of_its_own(api: FakeApi, 
     run_dir = allowed / f"iowatt-{doc['run_id']}"
     run_dir.symlink_to(canary)  # planted: the agent must not run (or clean up) through it
     before = tree_hash(canary)
-    server, url = api.serve()
-    config = AgentConfig(
-        server_url=url,
-        agent_id=api.agent_id,
-        agent_token=AGENT_TOKEN,
-        name="victim",
-        heartbeat_interval_s=0.5,
-    )
-    loop = AgentLoop(
-        config,
-        state_dir=state,
-        engine=REAL_ENGINE,
-        client_factory=lambda: ApiClient(url, AGENT_TOKEN),
-        settings=LoopSettings(lease_wait_s=1, progress_interval_s=0.2, idle_s=0),
-    )
-    code: list[int] = []
-    runner = threading.Thread(target=lambda: code.append(loop.run()))
-    runner.start()
-    try:
-        wait_until(lambda: len(api.failures) + len(api.results) >= 1, timeout=120)
-    finally:
-        loop.request_drain("test over")
-        runner.join(30)
-        server.shutdown()
+    code = run_victim(api, state, 1)
     assert code == [0]
     assert not api.failures, list(api.failures.values())
     [result] = api.results.values()
