@@ -181,6 +181,63 @@ class Inventory(_InventoryPart):
     mounts: list[Mount] = Field(default_factory=list, max_length=2000)
     policy: Policy | None = Field(
         None, description="the host's policy (ADR 0009); absent from agents built before host policies"
+# storage topology (issue 27; agent/src/iowatt_agent/topology.py): the environment's suggestion reads it
+Count = Annotated[int, Field(ge=0, le=2**31)]
+
+
+class TopologyMount(_InventoryPart):
+    mountpoint: Path
+    source: Path
+    fstype: Short
+    options: Annotated[str, StringConstraints(max_length=4096)] = ""
+    major: Count | None = None
+    minor: Count | None = None
+    disk: Short | None = Field(None, description="kernel name of its block device; null: none (tmpfs, btrfs)")
+
+
+class BtrfsFilesystem(_InventoryPart):
+    uuid: Short
+    label: Short | None = None
+    data_profile: Short | None = Field(None, description="single, dup, raid0, raid1, raid1c3, raid10, ...")
+    metadata_profile: Short | None = None
+    devices: list[Short] = Field(default_factory=list, max_length=256, description="member kernel names")
+
+
+class MdArray(_InventoryPart):
+    name: Short
+    level: Short | None = None
+    raid_disks: Count | None = None
+    members: list[Short] = Field(default_factory=list, max_length=256)
+    spares: Count = 0
+    chunk_bytes: int | None = Field(None, ge=0, le=2**40)
+
+
+class LvmVolume(_InventoryPart):
+    vg: Short
+    lv: Short
+    segtype: Short | None = None
+    stripes: Count | None = None
+    devices: list[Short] = Field(default_factory=list, max_length=256)
+    dm_name: Short | None = None
+
+
+class QueueFacts(_InventoryPart):
+    name: Short
+    write_cache: Short | None = Field(None, description='"write back" or "write through"')
+    nr_requests: Count | None = None
+    max_sectors_kb: Count | None = None
+    read_ahead_kb: Count | None = None
+    discard_max_bytes: int | None = Field(None, ge=0, le=2**63 - 1)
+
+
+class HostTopology(_InventoryPart):
+    mounts: list[TopologyMount] = Field(default_factory=list, max_length=2000)
+    btrfs: list[BtrfsFilesystem] = Field(default_factory=list, max_length=1000)
+    md: list[MdArray] = Field(default_factory=list, max_length=1000)
+    lvm: list[LvmVolume] = Field(default_factory=list, max_length=1000)
+    queues: list[QueueFacts] = Field(default_factory=list, max_length=1000)
+
+
     )
     capabilities: Capabilities | None = Field(
         None,
@@ -197,6 +254,9 @@ class Inventory(_InventoryPart):
         """A stored inventory; never fails. A part that today's bounds refuse (a row written
         before them) is left out: a field, or the list item or object it belongs to."""
         if not isinstance(raw, dict):
+    topology: HostTopology | None = Field(
+        None, description="mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27"
+    )
             return None
         doc: Any = copy.deepcopy(raw)
         for _ in range(20):

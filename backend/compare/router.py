@@ -6,11 +6,21 @@ from fastapi import APIRouter, Query, Response
 from backend.auth.deps import SessionDep, UserDep
 from backend.compare import service
 from backend.compare.schemas import Comparison, FingerprintMode, GroupBy, LatencyCurves
+from backend.environment.topology import parse_filters
 from backend.errors import Invalid
 
 router = APIRouter(prefix="/compare", tags=["compare"])
 
 RunsParam = Annotated[str, Query(description="comma-separated run ids; the first is the default baseline")]
+EnvParam = Annotated[
+    list[Annotated[str, Query(max_length=300)]] | None,
+    Query(
+        max_length=20,
+        description="FIELD:VALUE of the runs' recorded environments (raid_level:raid10, kind:san; "
+        "none: runs without it); only matching runs are compared; repeat: every field must match, "
+        "values of one field any of them",
+    ),
+]
 
 
 def _ids(runs: str) -> list[uuid.UUID]:
@@ -38,6 +48,7 @@ def compare(
     group_by: GroupBy = "none",
     fingerprint: FingerprintMode = "workload",
     force: bool = False,
+    env: EnvParam = None,
     format: Annotated[
         Literal["json", "csv"],
         Query(description="csv: the same table as text/csv (a download), one row per metric"),
@@ -51,6 +62,7 @@ def compare(
         group_by=group_by,
         fingerprint_mode=fingerprint,
         force=force,
+        env_filters=parse_filters(env or []),
     )
     if format == "csv":
         return Response(
@@ -70,7 +82,13 @@ def latency(
     runs: RunsParam,
     job: Annotated[str, Query(min_length=1, description="job name")],
     group_by: GroupBy = "none",
+    env: EnvParam = None,
 ) -> LatencyCurves:
     return service.latency_curves(
-        session, principal=principal, run_ids=_ids(runs), job=job, group_by=group_by
+        session,
+        principal=principal,
+        run_ids=_ids(runs),
+        job=job,
+        group_by=group_by,
+        env_filters=parse_filters(env or []),
     )

@@ -6,7 +6,13 @@ from pydantic import Field
 from backend.kit.schema import OutputSchema
 from backend.run.schemas import RUN_VALIDITY_FLAGS, RunRead, RunValidityFlagName, describe_flags
 
-GroupBy = Literal["none", "device", "environment", "device_environment", "workload", "target"]
+# env.<facet>: a field of the runs' environment snapshots (backend/environment/topology.py FACETS)
+GroupBy = Literal[
+    "none", "device", "environment", "device_environment", "workload", "target",
+    "env.kind", "env.raid_level", "env.raid_implementation", "env.member_count", "env.member_model",
+    "env.media", "env.controller_cache_policy", "env.transport", "env.link_speed_bps",
+    "env.nas_protocol", "env.nas_version", "env.fstype", "env.mount_options", "env.region", "env.pue",
+]  # fmt: skip
 FingerprintMode = Literal["workload", "workload_host"]
 # What a metric measures (the UI picks charts and display units by it, never by key or unit).
 MetricKind = Literal["iops", "bandwidth", "latency", "cpu", "power", "time", "energy", "efficiency", "carbon"]
@@ -104,6 +110,9 @@ class Comparison(OutputSchema):
     energy: list[Metric]  # run-level energy and carbon (whole load phase)
     validity: dict[str, list[ValidityFlag]]
     suggestions: list[str]
+    filtered_out: list[uuid.UUID] = Field(
+        description="runs asked for that the `env` filter left out (their environment did not match)"
+    )
 
 
 class CurvePoint(OutputSchema):

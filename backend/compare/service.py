@@ -34,6 +34,7 @@ from backend.compare.schemas import (
     ValidityFlag,
 )
 from backend.compare.validity import flags_for, inventory_of
+from backend.environment import topology as env_topology
 from backend.errors import Invalid
 from backend.kit import csv as safe_csv
 from backend.models import Agent, Device, Environment, ResultJob, Run
@@ -210,7 +211,11 @@ def _columns(
     }
     cols: dict[str, tuple[str, list[Run]]] = {}
     for r in runs:
-        key, label = keyers[group_by](r)
+        if group_by.startswith("env."):  # a field of the environment as the run recorded it (ADR 0035)
+            value = env_topology.facet_value(r.environment_snapshot, group_by[4:])
+            key, label = f"{group_by}:{value}", env_topology.facet_label(group_by[4:], value)
+        else:
+            key, label = keyers[group_by](r)
         cols.setdefault(key, (label, []))[1].append(r)
     return [(k, label, rs) for k, (label, rs) in cols.items()]
 
@@ -252,6 +257,7 @@ class _Frame:
     cols: list[tuple[str, str, list[Run]]]
     columns: list[Column]
     base: int
+    filtered_out: list[uuid.UUID]
 
 
 def _frame(
@@ -262,8 +268,19 @@ def _frame(
     group_by: GroupBy,
     fingerprint_mode: FingerprintMode,
     force: bool,
+    env_filters: list[tuple[str, str]] | None = None,
 ) -> _Frame:
     runs = _load_runs(session, principal, run_ids)
+    filtered_out: list[uuid.UUID] = []
+    # only the runs whose recorded environment matches (a filtered-out baseline: the first left)
+    if env_filters:
+        kept = [r for r in runs if env_topology.matches(r.environment_snapshot, env_filters)]
+        if not kept:
+            raise Invalid("env", "no run of the comparison has an environment that matches the filter")
+        filtered_out = [r.id for r in runs if r not in kept]
+        runs = kept
+        if baseline in filtered_out:
+            baseline = None
     agents = {r.agent_id: r.agent for r in runs}  # loaded with the runs (by_ids: selectinload)
     devices = compare_repo.devices_by_id(session, (r.device_id for r in runs if r.device_id))
     envs = compare_repo.environments_by_id(session, (r.environment_id for r in runs if r.environment_id))
@@ -309,7 +326,7 @@ def _frame(
         )
         for i, (k, label, rs) in enumerate(cols)
     ]
-    return _Frame(runs, agents, devices, envs, comparability, cols, columns, base)
+    return _Frame(runs, agents, devices, envs, comparability, cols, columns, base, filtered_out)
 
 
 def compare(
@@ -321,8 +338,9 @@ def compare(
     group_by: GroupBy = "none",
     fingerprint_mode: FingerprintMode = "workload",
     force: bool = False,
+    env_filters: list[tuple[str, str]] | None = None,
 ) -> Comparison:
-    f = _frame(session, principal, run_ids, baseline, group_by, fingerprint_mode, force)
+    f = _frame(session, principal, run_ids, baseline, group_by, fingerprint_mode, force, env_filters)
     # one query for the result jobs of every run: the RunReads and the metrics both read them
     jobs = repository.jobs_of(session, [r.id for r in f.runs])
     reads = {
@@ -376,6 +394,7 @@ def compare(
         energy=energy_out,
         validity=validity,
         suggestions=_suggestions(f.columns, jobs_out, group_by),
+        filtered_out=f.filtered_out,
     )
 
 
@@ -702,9 +721,10 @@ def latency_curves(
     run_ids: list[uuid.UUID],
     job: str,
     group_by: GroupBy = "none",
+    env_filters: list[tuple[str, str]] | None = None,
 ) -> LatencyCurves:
     """Percentile curves per column from the runs' merged json+ clat histograms (fio's bins)."""
-    frame = _frame(session, principal, run_ids, None, group_by, "workload", force=True)
+    frame = _frame(session, principal, run_ids, None, group_by, "workload", True, env_filters)
     docs = compare_repo.result_jobs_docs(session, run_ids)
     curves = []
     for col in frame.columns:

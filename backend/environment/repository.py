@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from backend.models import Campaign, Environment, GridIntensityHour
+from backend.models import Agent, Campaign, Environment, GridIntensityHour, Run
 
 
 def get(session: Session, env_id: object) -> Environment | None:
@@ -66,3 +66,22 @@ def campaigns_naming(session: Session, team_id: uuid.UUID, env_id: uuid.UUID) ->
         .order_by(Campaign.created_at.desc())
     )
     return [str(i) for i in rows]
+
+
+def run_in_teams(session: Session, run_id: uuid.UUID, team_ids: list[uuid.UUID]) -> Run | None:
+    return session.scalars(select(Run).where(Run.id == run_id, Run.team_id.in_(team_ids))).first()
+
+
+def latest_run_target(session: Session, env_id: uuid.UUID) -> tuple[uuid.UUID, str] | None:
+    """The agent and target path of the newest run of an agent (not an upload) in the environment."""
+    row = session.execute(
+        select(Run.agent_id, Run.target_path)
+        .where(Run.environment_id == env_id, Run.source == "agent")
+        .order_by(Run.created_at.desc())
+        .limit(1)
+    ).first()
+    return (row[0], row[1]) if row else None
+
+
+def agent_in_team(session: Session, agent_id: uuid.UUID, team_id: uuid.UUID) -> Agent | None:
+    return session.scalars(select(Agent).where(Agent.id == agent_id, Agent.team_id == team_id)).first()

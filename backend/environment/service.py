@@ -9,11 +9,16 @@ from sqlalchemy.orm import Session
 from backend.audit import service as audit
 from backend.auth.principal import UserPrincipal
 from backend.environment import repository
+from backend.environment import topology as topo
 from backend.environment.schemas import (
     EnvironmentCreate,
     EnvironmentRead,
+    EnvironmentSnapshot,
+    EnvironmentTopology,
     EnvironmentUpdate,
     GridSeriesImported,
+    RunEnvironment,
+    TopologySuggestion,
 )
 from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
@@ -41,6 +46,7 @@ def to_read(session: Session, envs: list[Environment]) -> list[EnvironmentRead]:
         else:
             d = ie.grid_intensity(e.region or ie.DEFAULT_REGION)
             g, src = d.g_per_kwh, f"{d.name} {d.year}: {d.source}"
+        t = EnvironmentTopology.read(e.topology)
         out.append(
             EnvironmentRead(
                 id=e.id,
@@ -55,6 +61,9 @@ def to_read(session: Session, envs: list[Environment]) -> list[EnvironmentRead]:
                 pue=e.pue,
                 electricity_price_per_kwh=e.electricity_price_per_kwh,
                 currency=e.currency,
+                topology=t,
+                protection=topo.protection(t),
+                member_count=topo.member_count(t.raid),
                 effective_g_per_kwh=g,
                 effective_source=src,
                 hourly_hours=counts.get(e.id, 0),
@@ -66,7 +75,8 @@ def to_read(session: Session, envs: list[Environment]) -> list[EnvironmentRead]:
 
 def create(session: Session, *, principal: UserPrincipal, body: EnvironmentCreate) -> Environment:
     principal.require(body.team_id, Role.member)
-    env = Environment(**body.model_dump())
+    topo.check(body.kind, body.topology)
+    env = Environment(**body.model_dump(exclude={"topology"}), topology=body.topology.stored())
     add_unique(
         session,
         env,
@@ -91,8 +101,13 @@ def update(
     principal.require(env.team_id, Role.member)
     values = body.model_dump(exclude_unset=True)
     for field, value in values.items():
-        if field in ("name", "kind", "pue", "currency", "description", "notes") and value is None:
+        if field in ("name", "kind", "pue", "currency", "description", "notes", "topology") and value is None:
             raise Invalid(field, "cannot be null")
+    if "topology" in values or "kind" in values:  # the topology as it will be, against the kind as it will be
+        t = body.topology if body.topology is not None else EnvironmentTopology.read(env.topology)
+        topo.check(values.get("kind", env.kind), t)
+        if body.topology is not None:
+            values["topology"] = body.topology.stored()
     update_unique(
         session,
         env,
@@ -196,3 +211,83 @@ def delete(session: Session, *, principal: UserPrincipal, env_id: uuid.UUID, for
     )
     session.delete(env)
     session.flush()
+
+
+def _changed(snapshot: dict[str, object], env: Environment | None) -> list[str]:
+    """The fields whose value the environment has now differs from the snapshot's (dotted paths)."""
+    if env is None:
+        return []
+    now = env.snapshot(datetime.now(UTC))
+
+    def flat(prefix: str, value: object) -> dict[str, object]:
+        if isinstance(value, dict):
+            out: dict[str, object] = {}
+            for k, v in value.items():
+                out.update(flat(f"{prefix}.{k}" if prefix else str(k), v))
+            return out or {prefix: {}}
+        return {prefix: value}
+
+    skip = {"recorded_at", "version"}
+    a = {k: v for k, v in flat("", snapshot).items() if k not in skip}
+    b = {k: v for k, v in flat("", now).items() if k not in skip}
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k) and k != "topology")
+
+
+def run_environment(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> RunEnvironment:
+    """A run's environment as it was when the run was stored, and what has changed since."""
+    run = repository.run_in_teams(session, run_id, principal.team_ids)
+    if run is None:
+        raise NotFound("run not found")
+    snap = None
+    if run.environment_snapshot:
+        try:
+            snap = EnvironmentSnapshot.model_validate(run.environment_snapshot)
+        except ValueError:
+            snap = None
+    env = repository.get(session, run.environment_id) if run.environment_id else None
+    if env is not None and snap is not None and env.id != snap.environment_id:
+        env = None
+    return RunEnvironment(
+        run_id=run.id,
+        environment_id=run.environment_id,
+        snapshot=snap,
+        changed=_changed(run.environment_snapshot or {}, env) if snap else [],
+    )
+
+
+def suggest_topology(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    env_id: uuid.UUID,
+    agent_id: uuid.UUID | None,
+    target_path: str | None,
+) -> TopologySuggestion:
+    """What the agent's inventory shows under a target: the named agent and path, else those of the
+    environment's newest run. Nothing is stored: the team edits the environment with it."""
+    env = _get(session, principal, env_id)
+    if agent_id is None or target_path is None:
+        latest = repository.latest_run_target(session, env.id)
+        if latest is None:
+            raise Invalid(
+                "agent_id", "no agent has run in this environment yet: name an agent_id and a target_path"
+            )
+        agent_id, target_path = agent_id or latest[0], target_path or latest[1]
+    if not target_path.startswith("/"):
+        raise Invalid("target_path", "an absolute path on the agent's host")
+    agent = repository.agent_in_team(session, agent_id, env.team_id)
+    if agent is None:
+        raise Invalid("agent_id", "no such agent in the environment's team")
+    topology, evidence = topo.suggest(
+        agent.inventory if isinstance(agent.inventory, dict) else None, target_path
+    )
+    if not (agent.inventory or {}).get("topology"):
+        evidence.append(f"{agent.name} reports no topology (an agent older than this server): mounts only")
+    return TopologySuggestion(
+        environment_id=env.id,
+        agent_id=agent.id,
+        agent_name=agent.name,
+        target_path=target_path,
+        topology=topology,
+        evidence=evidence,
+    )

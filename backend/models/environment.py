@@ -1,14 +1,20 @@
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import ForeignKey, String, Text, UniqueConstraint, event, text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from backend.models.base import Base, created_at, uuid_pk
+from backend.models.run import Run
+
+SNAPSHOT_VERSION = 1
 
 
 class Environment(Base):
-    """Where a device runs: local, DAS, SAN, NAS, a RAID level...; carries energy context later."""
+    """Where a device runs: its kind, its storage topology (RAID, controller, fabric, NAS, file
+    system: backend/environment/schemas.py EnvironmentTopology) and its energy context."""
 
     __tablename__ = "environments"
     __table_args__ = (UniqueConstraint("team_id", "name"),)
@@ -18,6 +24,8 @@ class Environment(Base):
     kind: Mapped[str] = mapped_column(String(40))
     description: Mapped[str] = mapped_column(String(2000), default="")
     notes: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # EnvironmentTopology.stored(): only the parts known; {} = nothing known (environments before 0016)
+    topology: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default=text("'{}'::jsonb"))
     # carbon and cost context: a region code from the default table, or a fixed override
     region: Mapped[str | None] = mapped_column(String(20))
     grid_g_per_kwh: Mapped[float | None]
@@ -26,3 +34,36 @@ class Environment(Base):
     electricity_price_per_kwh: Mapped[float | None]
     currency: Mapped[str] = mapped_column(String(3), default="EUR", server_default="EUR")
     created_at: Mapped[datetime] = created_at()
+
+    def snapshot(self, at: datetime) -> dict[str, Any]:
+        """The environment as it is now, as a run records it (EnvironmentSnapshot; migration 0016
+        builds the same document in SQL for the runs stored before it)."""
+        return {
+            "version": SNAPSHOT_VERSION,
+            "environment_id": str(self.id),
+            "name": self.name,
+            "kind": self.kind,
+            "description": self.description or "",
+            "topology": dict(self.topology or {}),
+            "region": self.region,
+            "grid_g_per_kwh": self.grid_g_per_kwh,
+            "grid_source": self.grid_source,
+            "pue": self.pue if self.pue is not None else 1.0,
+            "electricity_price_per_kwh": self.electricity_price_per_kwh,
+            "currency": self.currency or "EUR",
+            "recorded_at": at.isoformat(),
+        }
+
+
+@event.listens_for(Session, "before_flush")
+def _record_environment_of_new_runs(session: Session, _context: object, _instances: object) -> None:
+    """Every run stored with an environment records it as it is then (ADR 0035): queued here, by
+    a campaign, uploaded from CI or imported, whatever path made it. Editing the environment later
+    changes none of them; a run stored without one, or given a snapshot already, is left alone."""
+    now = datetime.now(UTC)
+    pending = {o.id: o for o in session.new if isinstance(o, Environment)}  # not in the identity map yet
+    for obj in list(session.new):
+        if isinstance(obj, Run) and obj.environment_id is not None and obj.environment_snapshot is None:
+            env = pending.get(obj.environment_id) or session.get(Environment, obj.environment_id)
+            if env is not None:
+                obj.environment_snapshot = env.snapshot(now)

@@ -48,6 +48,9 @@ class Run(Base):
     environment_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("environments.id", ondelete="SET NULL")
     )
+    # the environment as it was when the run was stored (Environment.snapshot, recorded by
+    # models/environment.py on insert; EnvironmentSnapshot): editing it later rewrites no run
+    environment_snapshot: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     workload_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("workloads.id", ondelete="SET NULL"))
     workload_spec: Mapped[dict[str, Any]] = mapped_column(JSONB)
     # the built-in preset the run was created from (its workload's name, run/service.create); null = an

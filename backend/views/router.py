@@ -4,6 +4,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Response
 
 from backend.auth.deps import SessionDep, UserDep
+from backend.environment.schemas import Facet
+from backend.environment.topology import parse_filters
 from backend.errors import Invalid
 from backend.views import service
 from backend.views.schemas import ViewCatalog, ViewName, ViewTable
@@ -50,8 +52,28 @@ def table(
     format: Annotated[
         Literal["json", "csv"], Query(description="csv: the same columns as text/csv")
     ] = "json",
+    group_by: Annotated[
+        Facet | None,
+        Query(
+            description="name the view's environment groups by this field of the runs' recorded environments"
+        ),
+    ] = None,
+    env: Annotated[
+        list[Annotated[str, Query(max_length=300)]] | None,
+        Query(
+            max_length=20, description="FIELD:VALUE of the runs' recorded environments; only matching runs"
+        ),
+    ] = None,
 ) -> ViewTable | Response:
-    t = service.show(session, principal=principal, view=view, run_ids=_ids(runs), baseline=baseline)
+    t = service.show(
+        session,
+        principal=principal,
+        view=view,
+        run_ids=_ids(runs),
+        baseline=baseline,
+        env_group=group_by,
+        env_filters=parse_filters(env or []),
+    )
     if format == "csv":
         return Response(
             service.to_csv(t),

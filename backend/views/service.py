@@ -14,10 +14,12 @@ module is the service the router calls.
 """
 
 import uuid
+from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
+from backend.environment import topology as env_topology
 from backend.errors import Invalid
 from backend.models import RunStatus
 from backend.views.builders import VIEWS
@@ -49,11 +51,29 @@ def show(
     view: ViewName,
     run_ids: list[uuid.UUID],
     baseline: uuid.UUID | None,
+    env_group: str | None = None,
+    env_filters: list[tuple[str, str]] | None = None,
 ) -> ViewTable:
+    """`env_filters` keeps the runs whose recorded environment matches; `env_group` names the
+    views' environment groups (TPC-H's Local and SAN rows) by that field instead of the name."""
     info, build = VIEWS[view]
-    if not info.min_runs <= len(run_ids) <= info.max_runs:
-        raise Invalid("runs", f"the {view} view shows {info.min_runs} to {info.max_runs} runs")
     runs = _load(session, principal, run_ids)
+    if env_filters:
+        runs = [r for r in runs if env_topology.matches(r.run.environment_snapshot, env_filters)]
+        if not runs:
+            raise Invalid("env", "no run has an environment that matches the filter")
+    if env_group is not None:
+        runs = [
+            replace(
+                r,
+                environment=env_topology.facet_label(
+                    env_group, env_topology.facet_value(r.run.environment_snapshot, env_group)
+                ),
+            )
+            for r in runs
+        ]
+    if not info.min_runs <= len(runs) <= info.max_runs:
+        raise Invalid("runs", f"the {view} view shows {info.min_runs} to {info.max_runs} runs")
     for r in runs:
         if r.info.preset not in info.presets:
             ran = f"ran preset {r.info.preset}" if r.info.preset else "ran no built-in preset"

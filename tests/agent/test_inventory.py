@@ -151,7 +151,9 @@ def test_inventory_of_this_host_is_valid_and_cli_json():
         "mounts",
         "policy",
         "capabilities",
+        "topology",
     }
+    assert any(m["mountpoint"] == "/" for m in doc["topology"]["mounts"])  # issue 27: topology.py
     assert doc["policy"] is None  # no state directory: nothing to report (the agent reports at start)
     # issue 15: every engine mode; tpch only with the generator and a DBMS installed (as here)
     kinds = doc["capabilities"]["workload_kinds"]

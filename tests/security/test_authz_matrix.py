@@ -97,6 +97,11 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "PATCH /api/v1/environments/{environment_id}": ("401", "403", OK, OK, "404", "403", "403", "401"),
     "PUT /api/v1/environments/{environment_id}/grid-intensity":
                                                   ("401", "403", OK, OK, "404", "403", "403", "401"),
+    # issue 27 part 3: the topology an agent's inventory suggests (read-only; team A's agents) and a
+    # run's recorded environment: the team reads both, strangers get 404
+    "GET /api/v1/environments/{environment_id}/topology-suggestion":
+                                                  ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "GET /api/v1/runs/{run_id}/environment":      ("401", OK, OK, OK,  "404", "403", "403", "401"),
     "GET /api/v1/workloads":                      ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "POST /api/v1/workloads":                     ("401", "403", OK, OK, "403", "403", "403", "401"),
     "GET /api/v1/workloads/{workload_id}":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
@@ -404,6 +409,10 @@ QUERIES: dict[str, Any] = {
     "GET /api/v1/compare": lambda w: {"runs": w.ids["run_done"]},
     "GET /api/v1/share-links": lambda w: {"team_id": str(w.team_a)},  # V2
     "GET /api/v1/compare/latency": lambda w: {"runs": w.ids["run_done"], "job": "job0"},
+    "GET /api/v1/environments/{environment_id}/topology-suggestion": lambda w: {
+        "agent_id": w.ids["agent_x"],
+        "target_path": "/srv/bench",
+    },
     "GET /api/v1/views": lambda w: {"runs": w.ids["run_done"]},
     "GET /api/v1/views/table": lambda w: {"view": "crystaldiskmark", "runs": w.ids["run_done"]},
 }

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from iowatt_policy import ReportedPolicy
 
+from . import topology
 from .schemas import BlockDevice, Capabilities, CpuInfo, Inventory, Mount, OsInfo, PolicyReport
 
 PSEUDO_FS = {
@@ -273,6 +274,7 @@ def collect(root: Path = Path("/"), *, policy: ReportedPolicy | None = None) -> 
         mounts=read_mounts(root),
         policy=PolicyReport.model_validate(policy.to_dict()) if policy is not None else None,
         capabilities=capabilities(),
+        topology=topology.collect(root),
     )
 
 

@@ -115,6 +115,62 @@ class Capabilities(Request):
 
 
 class Inventory(Request):
+# topology (agent/src/iowatt_agent/topology.py; the server suggests an environment's from it)
+
+
+class TopologyMount(Request):
+    mountpoint: str
+    source: str
+    fstype: str
+    options: str
+    major: int
+    minor: int
+    disk: str | None  # the kernel name of the block device (sda1, dm-0); null: none (tmpfs, btrfs)
+
+
+class BtrfsFilesystem(Request):
+    uuid: str
+    label: str | None
+    data_profile: str | None  # single, dup, raid0, raid1, raid1c3, raid1c4, raid5, raid6, raid10
+    metadata_profile: str | None
+    devices: list[str]  # kernel names of its member devices
+
+
+class MdArray(Request):
+    name: str
+    level: str | None
+    raid_disks: int | None
+    members: list[str]  # active members (not spares or failed ones)
+    spares: int
+    chunk_bytes: int | None
+
+
+class LvmVolume(Request):
+    vg: str
+    lv: str
+    segtype: str | None
+    stripes: int | None
+    devices: list[str]
+    dm_name: str | None
+
+
+class QueueFacts(Request):
+    name: str
+    write_cache: str | None  # "write back" | "write through"
+    nr_requests: int | None
+    max_sectors_kb: int | None
+    read_ahead_kb: int | None
+    discard_max_bytes: int | None
+
+
+class HostTopology(Request):
+    mounts: list[TopologyMount] = Field(default_factory=list)
+    btrfs: list[BtrfsFilesystem] = Field(default_factory=list)
+    md: list[MdArray] = Field(default_factory=list)
+    lvm: list[LvmVolume] = Field(default_factory=list)
+    queues: list[QueueFacts] = Field(default_factory=list)
+
+
     hostname: str
     os: OsInfo
     cpu: CpuInfo
@@ -125,6 +181,7 @@ class Inventory(Request):
     policy: PolicyReport | None = None  # null: enrolment before any policy is read (the run reports it)
     capabilities: Capabilities | None = None
 
+    topology: HostTopology | None = None  # null: not read (agents before issue 27)
 
 # --- enrolment and heartbeat -------------------------------------------------------------------
 
