@@ -171,16 +171,6 @@ class Capabilities(_InventoryPart):
     )
 
 
-class Inventory(_InventoryPart):
-    hostname: Annotated[str, StringConstraints(max_length=255)] | None = None
-    os: OsInfo | None = None
-    cpu: CpuInfo | None = None
-    mem_bytes: int | None = Field(None, ge=0, le=2**63 - 1)
-    virtualization: Short | None = None
-    block_devices: list[BlockDevice] = Field(default_factory=list, max_length=1000)
-    mounts: list[Mount] = Field(default_factory=list, max_length=2000)
-    policy: Policy | None = Field(
-        None, description="the host's policy (ADR 0009); absent from agents built before host policies"
 # storage topology (issue 27; agent/src/iowatt_agent/topology.py): the environment's suggestion reads it
 Count = Annotated[int, Field(ge=0, le=2**31)]
 
@@ -238,11 +228,24 @@ class HostTopology(_InventoryPart):
     queues: list[QueueFacts] = Field(default_factory=list, max_length=1000)
 
 
+class Inventory(_InventoryPart):
+    hostname: Annotated[str, StringConstraints(max_length=255)] | None = None
+    os: OsInfo | None = None
+    cpu: CpuInfo | None = None
+    mem_bytes: int | None = Field(None, ge=0, le=2**63 - 1)
+    virtualization: Short | None = None
+    block_devices: list[BlockDevice] = Field(default_factory=list, max_length=1000)
+    mounts: list[Mount] = Field(default_factory=list, max_length=2000)
+    policy: Policy | None = Field(
+        None, description="the host's policy (ADR 0009); absent from agents built before host policies"
     )
     capabilities: Capabilities | None = Field(
         None,
         description="the workload kinds the agent runs; absent: an agent built before workload kinds "
         "(block only)",
+    )
+    topology: HostTopology | None = Field(
+        None, description="mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27"
     )
 
     def stored(self) -> dict[str, Any]:
@@ -254,9 +257,6 @@ class HostTopology(_InventoryPart):
         """A stored inventory; never fails. A part that today's bounds refuse (a row written
         before them) is left out: a field, or the list item or object it belongs to."""
         if not isinstance(raw, dict):
-    topology: HostTopology | None = Field(
-        None, description="mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27"
-    )
             return None
         doc: Any = copy.deepcopy(raw)
         for _ in range(20):

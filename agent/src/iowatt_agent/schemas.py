@@ -114,7 +114,6 @@ class Capabilities(Request):
     tpch_dbms: list[str]  # DBMSs whose server binaries are installed here (tpch needs one)
 
 
-class Inventory(Request):
 # topology (agent/src/iowatt_agent/topology.py; the server suggests an environment's from it)
 
 
@@ -171,6 +170,7 @@ class HostTopology(Request):
     queues: list[QueueFacts] = Field(default_factory=list)
 
 
+class Inventory(Request):
     hostname: str
     os: OsInfo
     cpu: CpuInfo
@@ -180,8 +180,8 @@ class HostTopology(Request):
     mounts: list[Mount]
     policy: PolicyReport | None = None  # null: enrolment before any policy is read (the run reports it)
     capabilities: Capabilities | None = None
-
     topology: HostTopology | None = None  # null: not read (agents before issue 27)
+
 
 # --- enrolment and heartbeat -------------------------------------------------------------------
 
