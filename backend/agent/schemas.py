@@ -3,6 +3,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
+from iowatt_policy.model import MAX_IDLE_S
 from pydantic import ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -141,6 +142,15 @@ class PolicyMeter(_InventoryPart):
     name: MeterName
     driver: Annotated[str, StringConstraints(max_length=64)]
     tier: Annotated[str, StringConstraints(max_length=32)]
+    idle_s: float | None = Field(
+        None,
+        ge=0,
+        le=MAX_IDLE_S,
+        allow_inf_nan=False,
+        description="seconds of each idle baseline (before and after the load) a run measured with this "
+        "meter takes when the run sets none: the meter's own idle setting, else the agent's; null from "
+        "an agent that does not report it",
+    )
 
 
 class Policy(_InventoryPart):
@@ -415,6 +425,12 @@ class PolicyMeterRead(OutputSchema):
     name: str
     driver: str
     tier: str
+    # a default (unlike other read fields): the UI's types stay compatible across the regeneration
+    idle_s: float | None = Field(
+        None,
+        description="each idle baseline a run with this meter takes when it sets none, seconds; "
+        "null: not reported",
+    )
 
 
 class PolicyRead(OutputSchema):

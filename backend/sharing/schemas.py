@@ -27,7 +27,7 @@ from backend.review.schemas import (
     RankRow,
     SensitivityRow,
 )
-from backend.run.schemas import JobSummary, PassSummary
+from backend.run.schemas import JobSummary, PassSummary, RunOrigin
 from backend.workload.schemas import (
     FileFacts,
     HeapBtreeSpec,
@@ -210,6 +210,12 @@ class SharedRun(OutputSchema):
     jobs: list[JobSummary]
     passes: list[PassSummary]
     energy: SharedEnergy
+    origin: RunOrigin | None = Field(
+        None,  # as RunRead.origin: optional in the UI's generated types
+        description="an imported or published run's origin, labelled on the link as in the app (\"imported "
+        "from fio\"); without the file's name and hash (file_name and sha256 are always null here); null: "
+        "measured by an agent",
+    )
 
 
 class SharedComparison(OutputSchema):

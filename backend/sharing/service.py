@@ -25,6 +25,7 @@ from backend.kit.time import utcnow
 from backend.models import Role, ShareLink
 from backend.review import service as review_service
 from backend.review.schemas import ReviewRead
+from backend.run.schemas import RunOrigin
 from backend.sharing import cache, repository
 from backend.sharing.schemas import (
     MAX_SHARED_RUNS,
@@ -283,6 +284,15 @@ def _public_comparability(c: Comparability, scrub: Any) -> Comparability:
     )
 
 
+def _public_origin(o: RunOrigin | None, scrub: Any) -> RunOrigin | None:
+    """An imported or published run's label on a link: the tool, version, format and a published
+    figure's reference; not the imported file's name or hash (the team's file)."""
+    if o is None:
+        return None
+    reference = scrub(o.reference) if o.reference else None
+    return o.model_copy(update={"file_name": None, "sha256": None, "reference": reference})
+
+
 def _shared_comparison(
     session: Session, c: Comparison
 ) -> tuple[SharedComparison, Comparison, dict[str, str]]:
@@ -304,6 +314,7 @@ def _shared_comparison(
             jobs=r.jobs,
             passes=r.passes,
             energy=SharedEnergy.model_validate(r.energy),
+            origin=_public_origin(r.origin, scrub),
         )
         for r in c.runs
     ]

@@ -139,6 +139,7 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
             device_name=device,
             agent_name=r.agent.name,
             target_path=r.target_path,
+            origin=run_service.origin_of(r),
         )
         out.append(
             Loaded(
@@ -161,6 +162,8 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
             x.info.label = f"{x.info.label} (shortened ×{x.info.shortened_by:g})"
         if x.info.scale is not None and x.info.scale != 1.0:
             x.info.label = f"{x.info.label} (scale ×{x.info.scale:g})"
+        if x.info.origin is not None:  # "imported from CrystalDiskMark": not measured here
+            x.info.label = f"{x.info.label} ({x.info.origin.label})"
     return out
 
 

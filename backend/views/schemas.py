@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from backend.kit.schema import OutputSchema
+from backend.run.schemas import RunOrigin
 
 # The units a view's figures travel in: bytes per second, nanoseconds, bytes, I/Os per second, and
 # the dimensionless percent, ratio (×) and thread count. Never a report's MB/s or µs (team rule).
@@ -58,6 +59,11 @@ class ViewRun(OutputSchema):
     device_name: str | None
     agent_name: str
     target_path: str
+    origin: RunOrigin | None = Field(
+        None,  # as RunRead.origin: optional in the UI's generated types
+        description="an imported or published run's origin (its label is also in `label`); null: measured "
+        "by an agent",
+    )
 
 
 class ViewCatalog(OutputSchema):
@@ -106,6 +112,13 @@ class ViewRow(OutputSchema):
 class ChartPoint(OutputSchema):
     x: float
     y: float
+    n: int = Field(
+        1, description="how many measurements y is the mean of (1: a single measurement, no interval)"
+    )
+    ci95_low: float | None = Field(
+        None, description="the 95 % confidence interval of the mean, in y's unit; null: n < 2"
+    )
+    ci95_high: float | None = Field(None, description="see ci95_low")
 
 
 class ChartSeries(OutputSchema):

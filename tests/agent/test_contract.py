@@ -125,6 +125,24 @@ PENDING: dict[str, str] = {
     for prefix in ("EnrollRequest.inventory.", "Inventory.", "served Inventory.")
     for field in ("capabilities", "policy.allowed_dbms")
 }
+# issue 25: each meter's idle baseline (the New-run page's estimate counts it)
+PENDING |= {
+    f"{prefix}policy.meters[].idle_s": "issue 25: backend/agent/schemas.py PolicyMeter declares it; "
+    "frontend/openapi.json at the next `make client`"
+    for prefix in ("EnrollRequest.inventory.", "Inventory.", "served Inventory.")
+}
+
+
+def test_the_agent_reports_each_meters_idle_baseline_and_the_server_declares_it() -> None:
+    """issue 25: a meter's idle baseline travels in inventory.policy.meters[] on both sides (the
+    agent's wire model and the server's input and read schemas), so the UI's estimate can count it."""
+    from backend.agent.schemas import PolicyMeter, PolicyMeterRead
+
+    assert "idle_s" in s.PolicyMeter.model_fields
+    assert "idle_s" in PolicyMeter.model_fields and "idle_s" in PolicyMeterRead.model_fields
+    sent = s.PolicyMeter(name="wall", driver="shelly", tier="plug", idle_s=12.5).model_dump()
+    assert PolicyMeter.model_validate(sent).idle_s == 12.5
+    assert PolicyMeter.model_validate({k: v for k, v in sent.items() if k != "idle_s"}).idle_s is None
 
 
 def check(openapi: dict[str, Any]) -> list[str]:

@@ -264,11 +264,12 @@ def test_inventory_is_resent_when_the_policy_or_meters_change(
         polls = len(api.calls_to(r"POST /api/v1/agents/.*/lease"))  # a few empty long-polls more:
         wait_until(lambda: len(api.calls_to(r"POST /api/v1/agents/.*/lease")) >= polls + 3)
         assert len(api.inventories) == 1  # nothing changed, nothing re-sent
-        set_meters(tmp_path / "state", {"wall": "shelly://plug?password=s3cret"}, default="wall")
+        set_meters(tmp_path / "state", {"wall": "shelly://plug?password=s3cret"}, default="wall", idle_s=7)
         while len(api.inventories) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
         second = api.inventories[-1]["policy"]
-        assert second["meters"] == [{"name": "wall", "driver": "shelly", "tier": "plug"}]
+        # the meter's own idle baseline is reported (the New-run page's estimate counts it)
+        assert second["meters"] == [{"name": "wall", "driver": "shelly", "tier": "plug", "idle_s": 7.0}]
         assert second["default_meter"] == "wall" and "s3cret" not in json.dumps(api.inventories)
         allow(tmp_path / "state", Target.directory(str(tmp_path)))
         while len(api.inventories) < 3 and time.monotonic() < deadline:
@@ -327,3 +328,14 @@ def test_a_policy_change_reaches_the_server_between_heartbeats_while_a_long_poll
         loop.stopping.set()
         t.join(5)
     assert not t.is_alive()
+
+
+def test_the_reported_meters_carry_the_idle_baseline_a_run_with_them_takes(tmp_path):
+    """issue 25: each meter's idle is its own setting, else the agent's (`run --idle`), as
+    plan_lease picks it; the server's New-run estimate counts it."""
+    from iowatt_agent.policy import MeterEntry, Meters, report
+
+    meters = Meters({"wall": MeterEntry("shelly://plug", 7.0), "bmc": MeterEntry("ipmi://bmc")}, "wall")
+    got = {m.name: m.idle_s for m in report(Policy(), meters, idle_s=45.0).meters}
+    assert got == {"wall": 7.0, "bmc": 45.0}
+    assert {m.name: m.idle_s for m in report(Policy(), meters).meters} == {"wall": 7.0, "bmc": 30.0}

@@ -232,6 +232,25 @@ def test_the_policy_is_read_as_the_agent_last_reported_it(client: TestClient, se
     )
 
 
+def test_a_meters_idle_baseline_is_served_as_the_agent_reported_it(
+    client: TestClient, session: Session
+) -> None:
+    """issue 25: the New-run page's estimate counts the meter's idle baseline; an agent that does
+    not report one reads null (the UI then says it assumes the default)."""
+    u = create_user(session)
+    a = agent_with(session, u, policy())
+    meters = [
+        {"name": "plug", "driver": "shelly", "tier": "plug", "idle_s": 12.5},
+        {"name": "bmc", "driver": "ipmi", "tier": "bmc"},
+    ]
+    inv = {**INVENTORY, "policy": policy(meters=meters)}
+    r = client.put(f"/api/v1/agents/{a.agent.id}/inventory", json=inv, headers=a.headers)
+    assert r.status_code == 200, r.text
+    got = client.get(f"/api/v1/agents/{a.agent.id}", headers=u.headers)
+    assert got.status_code == 200, got.text
+    assert {m["name"]: m["idle_s"] for m in got.json()["policy"]["meters"]} == {"plug": 12.5, "bmc": None}
+
+
 @pytest.mark.parametrize(
     ("pol", "field"),
     [
@@ -249,6 +268,10 @@ def test_the_policy_is_read_as_the_agent_last_reported_it(client: TestClient, se
         ),
         (policy(default_meter="nope"), "policy.default_meter"),
         (policy(meters=[{"name": "a:b", "driver": "x", "tier": "plug"}]), "policy.meters.0.name"),
+        (
+            policy(meters=[{"name": "p", "driver": "x", "tier": "plug", "idle_s": -1}]),
+            "policy.meters.0.idle_s",
+        ),
     ],
 )
 def test_a_policy_libs_policy_refuses_is_422(

@@ -295,6 +295,49 @@ def test_run_and_campaign_links(client: TestClient, session: Session) -> None:
     assert sorted(x["name"] for x in v["comparison"]["runs"]) == ["hdd run", "ram run"]
 
 
+def test_imported_and_published_runs_carry_their_origin_on_the_link(
+    client: TestClient, session: Session
+) -> None:
+    """issue 26: a link labels an imported run "imported from <tool>" and a published one as not
+    measured here, as the app does; the imported file's name and hash stay with the team."""
+    _, member, _, runs = _team(session)
+    runs[0].origin = {
+        "kind": "imported",
+        "tool": "CrystalDiskMark",
+        "version": "8.0.4",
+        "format": "crystaldiskmark",
+        "file_name": "lab-7-secret-notes.txt",
+        "sha256": "ab" * 32,
+    }
+    runs[1].origin = {
+        "kind": "published",
+        "tool": "Samsung",
+        "format": "published",
+        "reference": "datasheet p. 3",
+    }
+    session.flush()
+    v = client.get(f"/api/v1/shared/{_token(_share(client, member, runs))}")
+    assert v.status_code == 200, v.text
+    imported, published = (r["origin"] for r in v.json()["comparison"]["runs"])
+    assert (imported["kind"], imported["label"], imported["version"]) == (
+        "imported",
+        "imported from CrystalDiskMark",
+        "8.0.4",
+    )
+    assert imported["file_name"] is None and imported["sha256"] is None
+    assert "lab-7-secret-notes" not in v.text
+    assert (published["label"], published["reference"]) == (
+        "published by Samsung: not measured here",
+        "datasheet p. 3",
+    )
+    # a measured run has none
+    measured = _measured(session, create_agent(session, team=member.team).agent, "/srv/x", 1.0)
+    r = client.post(
+        "/api/v1/share-links", json={"kind": "run", "target": str(measured.id)}, headers=member.headers
+    )
+    assert client.get(f"/api/v1/shared/{_token(r.json())}").json()["comparison"]["runs"][0]["origin"] is None
+
+
 def test_the_preview_page_has_escaped_opengraph_tags(
     client: TestClient, session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -557,3 +557,44 @@ def test_the_preset_is_recorded_when_a_run_is_queued_and_the_views_read_it(
     assert [x["preset"] for x in cat["runs"]] == ["diskspd-bs-sweep", "threads-latency"]
     cat = client.get(f"/api/v1/views?runs={recorded.id}", headers=u.headers).json()
     assert cat["applicable"] == ["diskspd-bs-sweep"]
+
+
+def test_an_imported_runs_origin_is_in_its_view_label_and_served(
+    client: TestClient, session: Session
+) -> None:
+    """issue 26: a view labels an imported run as imported wherever it names it (headers, row
+    groups, chart legends take `label`) and serves the origin for the page's badge."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    imported = create_run(session, agent=a.agent, preset="crystaldiskmark")
+    imported.origin = {
+        "kind": "imported",
+        "tool": "CrystalDiskMark",
+        "version": "8",
+        "format": "crystaldiskmark",
+    }
+    measured = create_run(session, agent=a.agent, preset="crystaldiskmark")
+    session.flush()
+    cat = client.get(f"/api/v1/views?runs={imported.id},{measured.id}", headers=u.headers).json()
+    first, second = cat["runs"]
+    assert first["label"].endswith(" (imported from CrystalDiskMark)")
+    assert (first["origin"]["kind"], first["origin"]["label"]) == (
+        "imported",
+        "imported from CrystalDiskMark",
+    )
+    assert second["origin"] is None and "imported" not in second["label"]
+
+
+def test_a_qphh_point_of_repeated_runs_carries_its_interval() -> None:
+    """issue 25: a view's chart point that is a mean of repeats carries its 95 % interval (the UI's
+    error bar); a single measurement carries none (the UI says so in the tooltip)."""
+    from types import SimpleNamespace as NS
+
+    from backend.views.builders.tpch import _qphh_points
+
+    figures = [(1.0, 100.0), (1.0, 110.0), (1.0, 90.0), (10.0, 50.0)]
+    rs = [NS(environment="Local", tpch=NS(scale_factor=sf, qphh_at_size=q)) for sf, q in figures]
+    sf1, sf10 = _qphh_points(rs, "Local")  # type: ignore[arg-type]
+    assert sf1.n == 3 and sf1.y == pytest.approx(100.0)
+    assert sf1.ci95_low is not None and sf1.ci95_high is not None and sf1.ci95_low < 100.0 < sf1.ci95_high
+    assert (sf10.n, sf10.ci95_low, sf10.ci95_high) == (1, None, None)

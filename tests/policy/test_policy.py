@@ -187,6 +187,18 @@ def test_policy_round_trips_and_reports_no_secret_fields() -> None:
     assert doc["targets"][0]["free_inodes"] is None and doc["mem_total_bytes"] is None
 
 
+def test_a_meters_idle_baseline_round_trips_and_is_a_number_of_seconds() -> None:
+    """issue 25: the agent reports each meter's idle baseline (the New-run page's estimate)."""
+    reported = ReportedPolicy(meters=(MeterInfo("wall", "shelly", "plug", idle_s=12.5),))
+    doc = reported.to_dict()
+    assert doc["meters"] == [{"name": "wall", "driver": "shelly", "tier": "plug", "idle_s": 12.5}]
+    assert ReportedPolicy.from_dict(doc) == reported
+    assert MeterInfo.from_dict({"name": "w", "driver": "d", "tier": "t", "idle_s": 0}).idle_s == 0.0
+    for bad in (-1, True, "30", float("nan"), float("inf"), 2e9):
+        with pytest.raises(PolicyError, match=r"meters\.0\.idle_s"):
+            MeterInfo.from_dict({"name": "w", "driver": "d", "tier": "t", "idle_s": bad})
+
+
 @pytest.mark.parametrize(
     ("doc", "field"),
     [

@@ -160,7 +160,7 @@ class AgentLoop:
         return meters
 
     def reported_policy(self) -> ReportedPolicy:
-        return report(load_policy(self.state_dir), self.meters())
+        return report(load_policy(self.state_dir), self.meters(), idle_s=self.settings.idle_s)
 
     def send_inventory_if_changed(self, *, force: bool = False, client: ApiClient | None = None) -> None:
         """Re-send the inventory when the policy or the meters changed since the server last got

@@ -39,6 +39,7 @@ from iowatt_policy import (
     Target,
     check_name,
 )
+from iowatt_workload import DEFAULT_IDLE_S
 
 from .config import ConfigError, ensure_state_dir, write_private_file
 from .meters import SCHEMES, MeterError, ParsedSpec, redact
@@ -190,17 +191,22 @@ class Meters:
             raise PolicyFileError(f"{where}: default meter {default!r} is not one of its meters")
         return cls(meters, default)
 
-    def info(self) -> tuple[MeterInfo, ...]:
-        return tuple(meter_info(name, m.spec) for name, m in sorted(self.meters.items()))
+    def info(self, default_idle_s: float | None = None) -> tuple[MeterInfo, ...]:
+        """What the server may know of each meter; `default_idle_s` is the agent's own idle
+        setting, reported for meters without one of their own (the idle a run takes with it)."""
+        return tuple(
+            meter_info(name, m.spec, m.idle_s if m.idle_s is not None else default_idle_s)
+            for name, m in sorted(self.meters.items())
+        )
 
 
-def meter_info(name: str, spec: str) -> MeterInfo:
-    """Name, driver and tier of a meter: what the server may know of it."""
+def meter_info(name: str, spec: str, idle_s: float | None = None) -> MeterInfo:
+    """Name, driver, tier and idle baseline of a meter: what the server may know of it."""
     scheme = ParsedSpec.parse(spec.strip()).scheme
     driver = SCHEMES.get(scheme)
-    if driver is None:
-        return MeterInfo(name=name, driver="unknown", tier="unknown")  # not an in-band sensor
-    return MeterInfo(name=name, driver=driver.scheme, tier=driver.tier)
+    if driver is None:  # not an in-band sensor
+        return MeterInfo(name=name, driver="unknown", tier="unknown", idle_s=idle_s)
+    return MeterInfo(name=name, driver=driver.scheme, tier=driver.tier, idle_s=idle_s)
 
 
 def load_meters(state_dir: Path) -> Meters:
@@ -290,15 +296,22 @@ def directory_facts(target: Target) -> Target:
     return dataclasses.replace(target, free_inodes=free_inodes(target.path))
 
 
-def report(policy: Policy, meters: Meters, *, mem_total_bytes: int | None = None) -> ReportedPolicy:
+def report(
+    policy: Policy,
+    meters: Meters,
+    *,
+    mem_total_bytes: int | None = None,
+    idle_s: float | None = DEFAULT_IDLE_S,
+) -> ReportedPolicy:
     """What the inventory carries (`inventory.policy`) and what every lease is checked against:
-    targets with their facts (devices: model, serial hash, size; directories: free inodes) and
-    the host's MemTotal, which the default memory limit derives from (read here when not given)."""
+    targets with their facts (devices: model, serial hash, size; directories: free inodes), each
+    meter's idle baseline (its own, else `idle_s`: the agent's setting) and the host's MemTotal,
+    which the default memory limit derives from (read here when not given)."""
     from .inventory import read_mem_bytes
 
     return ReportedPolicy.from_policy(
         policy,
-        meters=meters.info(),
+        meters=meters.info(idle_s),
         default_meter=meters.default,
         targets=[directory_facts(device_facts(t)) for t in policy.targets],
         mem_total_bytes=mem_total_bytes if mem_total_bytes is not None else read_mem_bytes() or None,

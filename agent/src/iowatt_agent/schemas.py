@@ -82,6 +82,7 @@ class PolicyMeter(Request):
     name: str
     driver: str
     tier: str
+    idle_s: float | None = None  # each idle baseline a run with this meter takes when it sets none
 
 
 class PolicyLimits(Request):

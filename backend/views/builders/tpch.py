@@ -216,7 +216,11 @@ def _qphh_points(rs: list[Loaded], env: str) -> list[ChartPoint]:
             and r.tpch.qphh_at_size is not None
         ):
             by_sf.setdefault(r.tpch.scale_factor, []).append(r.tpch.qphh_at_size)
-    return [ChartPoint(x=sf, y=s.mean) for sf, v in sorted(by_sf.items()) if (s := describe(v)) is not None]
+    return [
+        ChartPoint(x=sf, y=s.mean, n=s.n, ci95_low=s.ci95_low, ci95_high=s.ci95_high)
+        for sf, v in sorted(by_sf.items())
+        if (s := describe(v)) is not None
+    ]
 
 
 VIEWS: list[View] = [

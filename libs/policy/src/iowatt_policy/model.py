@@ -25,6 +25,7 @@ MAX_METERS = 50
 MAX_COUNT_LIMIT = 2**31  # threads, iodepth
 MAX_BYTES_LIMIT = 2**63 - 1
 MAX_RUNTIME_LIMIT_S = 1e9
+MAX_IDLE_S = 1e9  # a meter's reported idle baseline, seconds
 MAX_PATH_CHARS = 4096
 MAX_NAME_CHARS = 64
 SCHEMA_VERSION = 1
@@ -385,9 +386,16 @@ class MeterInfo:
     name: str
     driver: str
     tier: str
+    # seconds of each idle baseline (before and after the load) a run measured with this meter
+    # takes when the run sets none: the meter's own idle setting, else the agent's default; None
+    # from an agent that does not report it (issue 25: the New-run page's estimate counts it)
+    idle_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "driver": self.driver, "tier": self.tier}
+        doc: dict[str, Any] = {"name": self.name, "driver": self.driver, "tier": self.tier}
+        if self.idle_s is not None:
+            doc["idle_s"] = self.idle_s
+        return doc
 
     @classmethod
     def from_dict(cls, raw: object, where: str = "meters.0") -> MeterInfo:
@@ -397,7 +405,14 @@ class MeterInfo:
         tier = _opt_str(doc, "tier", where, 32)
         if not driver or not tier:
             raise PolicyError(f"{where}.{'driver' if not driver else 'tier'}", "must be a non-empty string")
-        return cls(name=name, driver=driver, tier=tier)
+        idle = doc.get("idle_s")
+        if idle is not None and (
+            isinstance(idle, bool) or not isinstance(idle, int | float) or not 0 <= idle <= MAX_IDLE_S
+        ):
+            raise PolicyError(
+                f"{where}.idle_s", f"must be a number of seconds from 0 to {MAX_IDLE_S:g} or null"
+            )
+        return cls(name=name, driver=driver, tier=tier, idle_s=None if idle is None else float(idle))
 
 
 @dataclass(frozen=True)
