@@ -104,7 +104,9 @@ describe("compareBarCharts", () => {
     );
     const [bars] = compareBarCharts(cmp);
     // [below, above] the bar, in the chart's unit; the single run (n = 1) has none
-    expect(bars?.rows).toEqual([{ category: "rand4k", c0: 1000, c0_err: [100, 150], c1: 2000 }]);
+    expect(bars?.rows).toEqual([
+      { category: "rand4k", c0: 1000, c0_err: [100, 150], c0_n: 3, c1: 2000 },
+    ]);
   });
 
   it("builds one chart per headline metric in display units, one series per column", () => {
@@ -345,6 +347,20 @@ describe("energyBarCharts", () => {
       ["gco2e_per_tb", "kgCO2e/TB"],
     ]);
     expect(charts[0]?.rows[0]).toEqual({ category: "Energy", c0: 3.9627, c1: 1.5 });
+  });
+
+  it("draws grouped repeats' energy with its 95 % interval, in the chart's unit (issue 25)", () => {
+    const total = metric("total_j", "Energy", "J", [4000, 1500]);
+    const ci = { ci95_low: 3000, ci95_high: 5000, ci_method: "log" as const, cv: 5, stdev: 50 };
+    total.stats = [{ n: 4, mean: 4000, values: [4000], ...ci }, null];
+    const cmp = comparison([run("a", "hdd"), run("b", "dram")], [], { energy: [total] });
+    expect(energyBarCharts(cmp)[0]?.rows[0]).toEqual({
+      category: "Energy",
+      c0: 4,
+      c0_err: [1, 1],
+      c0_n: 4,
+      c1: 1.5,
+    });
   });
 
   it("titles a file run's efficiency as operations per watt, not IOPS", () => {

@@ -66,7 +66,7 @@ interface BarChartData {
   unit: string;
   /** One row per job × metric; one numeric field per column, keyed "c0", "c1", …, and where the
    * column's 95 % confidence interval is known (repeats grouped in a column) "c0_err": the
-   * distances [below, above] the value, for error bars */
+   * distances [below, above] the value, for error bars, and "c0_n" the count of repeats */
   rows: BarRow[];
   series: { key: string; label: string }[];
   log: boolean | "auto";
@@ -96,6 +96,7 @@ function rowOf(
         Math.max(0, shown - scale(st.ci95_low)),
         Math.max(0, scale(st.ci95_high) - shown),
       ];
+      row[`c${i}_n`] = st.n;
     }
   });
   return row;
@@ -319,7 +320,8 @@ export function energyBarCharts(cmp: CompareRead): BarChartData[] {
       kind: key,
       title,
       unit,
-      rows: [rowOf(m.label, m.values, (v) => v / divisor)],
+      // grouped repeats' energy has intervals too: whiskers as on the metric bars
+      rows: [rowOf(m.label, m.values, (v) => v / divisor, m.stats)],
       series,
       log: "auto",
     });

@@ -15,7 +15,21 @@ export type PolicyTarget = PolicyRead["targets"][number] & {
   serial_sha256?: string | null;
   size_bytes?: number | null;
 };
-export type PolicyMeter = PolicyRead["meters"][number];
+/** A meter the host configured. `idle_s`: each idle baseline a run with it takes when the run
+ * sets none (its own setting, else the agent's), as the agent reports it; null or absent from an
+ * agent that does not (issue 25). */
+export type PolicyMeter = PolicyRead["meters"][number] & { idle_s?: number | null };
+
+/** The reported idle baseline of the meter a run picks ("" none, null the host's default). */
+export function meterIdleS(
+  policy: Pick<HostPolicy, "meters" | "default_meter"> | null | undefined,
+  meter: string | null,
+): number | null {
+  const name = meter === null ? policy?.default_meter : meter;
+  if (!name) return null;
+  const m = (policy?.meters as PolicyMeter[] | undefined)?.find((x) => x.name === name);
+  return typeof m?.idle_s === "number" ? m.idle_s : null;
+}
 
 /** The policy an agent reported, or null (an agent from before ADR 0009 reports none). */
 export function policyOf(agent: Pick<AgentRead, "policy"> | undefined): HostPolicy | null {

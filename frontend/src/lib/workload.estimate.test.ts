@@ -30,6 +30,17 @@ describe("estimateDuration", () => {
     expect(estimateDuration(quick, null, true).idleS).toBe(60);
   });
 
+  it("takes the meter's reported idle baseline when the run sets none, and says whose it is", () => {
+    const one = [{ ...base, runtime_s: 10 }];
+    expect(estimateDuration(one, null, true, 7)).toMatchObject({ idleS: 14, idleFrom: "meter" });
+    expect(estimateDuration(one, 2, true, 7)).toMatchObject({ idleS: 4, idleFrom: "run" });
+    expect(estimateDuration(one, null, true, null)).toMatchObject({
+      idleS: 60,
+      idleFrom: "default",
+    });
+    expect(estimateDuration(one, null, false, 7).idleS).toBe(0);
+  });
+
   it("times a size-bound job by its rate_iops exactly, else at the stated rate and says so", () => {
     // 1 GiB per thread, 2 loops, 4 KiB blocks at 1000 IOPS per thread
     expect(jobSeconds({ ...base, runtime_s: null, loops: 2, rate_iops: 1000 })).toEqual({

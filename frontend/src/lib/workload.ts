@@ -162,6 +162,9 @@ export interface DurationEstimate {
   idleS: number;
   /** whether a meter measures the run (its idle baseline counted) */
   metered: boolean;
+  /** whose idle setting the baseline is: the run's, the meter's as its agent reports it (its own,
+   * else the agent's), or DEFAULT_IDLE_S (an agent that does not report it) */
+  idleFrom: "run" | "meter" | "default";
   overheadS: number;
   /** how many size-bound jobs were estimated at ASSUMED_BYTES_PER_S: their time is a guess */
   assumedRate: number;
@@ -180,11 +183,14 @@ export function jobSeconds(j: EstimateJob): { s: number; assumed: boolean } {
 }
 
 /** How long a run of `jobs` takes, with what the estimate assumes spelled out by its parts.
- * `metered`: a meter measures the run; without one the agent has no idle baseline to take. */
+ * `idleS` is the run's idle setting; without one the agent takes `meterIdleS`, the meter's idle
+ * baseline as the agent reports it (issue 25), else DEFAULT_IDLE_S. `metered`: a meter measures
+ * the run; without one the agent has no idle baseline to take. */
 export function estimateDuration(
   jobs: readonly EstimateJob[],
   idleS: number | null | undefined,
   metered = true,
+  meterIdleS?: number | null,
 ): DurationEstimate {
   let loadS = 0;
   let assumedRate = 0;
@@ -193,7 +199,16 @@ export function estimateDuration(
     loadS += s;
     if (assumed) assumedRate += 1;
   }
-  const idle = metered ? 2 * (idleS ?? DEFAULT_IDLE_S) : 0;
+  const idleFrom = idleS != null ? "run" : meterIdleS != null ? "meter" : "default";
+  const idle = metered ? 2 * (idleS ?? meterIdleS ?? DEFAULT_IDLE_S) : 0;
   const overheadS = OVERHEAD_S_PER_RUN + OVERHEAD_S_PER_JOB * jobs.length;
-  return { totalS: loadS + idle + overheadS, loadS, idleS: idle, overheadS, assumedRate, metered };
+  return {
+    totalS: loadS + idle + overheadS,
+    loadS,
+    idleS: idle,
+    overheadS,
+    assumedRate,
+    metered,
+    idleFrom,
+  };
 }

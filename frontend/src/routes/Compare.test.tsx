@@ -198,6 +198,23 @@ describe("Compare page", () => {
     expect(
       within(table).getByRole("columnheader", { name: /Read throughput/ }).textContent,
     ).toContain("MB/s");
+    // sortable (issue 25, TanStack Table as the other tables): a metric's header sorts the runs
+    // by it, highest first, then lowest first; the run header by name
+    const names = () =>
+      [...table.querySelectorAll("tbody tr th")].map((th) => th.textContent?.slice(0, 6));
+    expect(names()[0]).toBe("disk a");
+    fireEvent.click(within(table).getByTestId("sort-read_iops"));
+    expect(names()).toEqual(["disk f", "disk e", "disk d", "disk c", "disk b", "disk a"]);
+    expect(
+      within(table)
+        .getByRole("columnheader", { name: /Read IOPS/ })
+        .getAttribute("aria-sort"),
+    ).toBe("descending");
+    fireEvent.click(within(table).getByTestId("sort-read_iops"));
+    expect(names()[0]).toBe("disk a");
+    fireEvent.click(within(table).getByTestId("sort-run"));
+    fireEvent.click(within(table).getByTestId("sort-run"));
+    expect(names()[0]).toBe("disk f"); // by name, descending on the second click
     fireEvent.change(screen.getByTestId("table-layout"), { target: { value: "metrics" } });
     await waitFor(() => expect(screen.getByTestId("compare-table").dataset.layout).toBe("metrics"));
     expect(screen.getByTestId("where").textContent).toContain("table=metrics");

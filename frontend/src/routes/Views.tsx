@@ -3,6 +3,7 @@ import { useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { GoneRuns } from "../components/GoneRuns";
 import { QueryState } from "../components/QueryState";
+import { OriginBadge } from "../components/Run/OriginBadge";
 import { ScrollBox } from "../components/ScrollBox";
 import { ViewCharts } from "../components/Views/ViewCharts";
 import { ViewGrid } from "../components/Views/ViewGrid";
@@ -10,7 +11,13 @@ import { saveText } from "../lib/download";
 import { errorMessage } from "../lib/errors";
 import { formatTimestamp } from "../lib/format";
 import { runsQuery } from "../queries/runs";
-import { type ViewName, viewCatalogQuery, viewCsv, viewTableQuery } from "../queries/views";
+import {
+  type ViewName,
+  type ViewRun,
+  viewCatalogQuery,
+  viewCsv,
+  viewTableQuery,
+} from "../queries/views";
 
 function runIds(params: URLSearchParams): string[] {
   return (params.get("runs") ?? "")
@@ -53,9 +60,10 @@ export function Views() {
             {[...new Set(catalog.data.runs.map((r) => r.preset ?? "no preset"))].join(", ")}
           </h2>
           <ul>
-            {catalog.data.runs.map((r) => (
+            {(catalog.data.runs as ViewRun[]).map((r) => (
               <li key={r.id}>
-                <Link to={`/runs/${r.id}`}>{r.name}</Link> — {r.label}
+                <Link to={`/runs/${r.id}`}>{r.name}</Link> <OriginBadge origin={r.origin} /> —{" "}
+                {withoutOrigin(r)}
                 {r.preset ? ` (${r.preset})` : " (no built-in preset)"}
               </li>
             ))}
@@ -139,6 +147,31 @@ export function Views() {
   );
 }
 
+/** A view's run label without its origin's suffix (the server adds "(imported from fio)" to the
+ * label every header and legend shows; a list beside the badge says it once). */
+function withoutOrigin(r: ViewRun): string {
+  const suffix = r.origin ? ` (${r.origin.label})` : "";
+  return suffix && r.label.endsWith(suffix) ? r.label.slice(0, -suffix.length) : r.label;
+}
+
+/** The view's imported and published runs, each with its origin badge: not measured here. */
+function ViewOrigins({ runs }: { runs: ViewRun[] }) {
+  const foreign = runs.filter((r) => r.origin);
+  if (foreign.length === 0) return null;
+  return (
+    <p className="small" data-testid="view-origins">
+      Not measured by iowatt:{" "}
+      {foreign.map((r, i) => (
+        <span key={r.id}>
+          {i > 0 ? "; " : ""}
+          <Link to={`/runs/${r.id}`}>{r.name || withoutOrigin(r)}</Link>{" "}
+          <OriginBadge origin={r.origin} />
+        </span>
+      ))}
+    </p>
+  );
+}
+
 /** /views/:view?runs=a,b[&baseline=b]: one named view, its CSV, its charts. */
 export function ViewPage() {
   const { view = "" } = useParams();
@@ -185,6 +218,7 @@ export function ViewPage() {
           <p className="muted" data-testid="view-seed">
             {t.view.description} Reproduces: {t.view.seed}.
           </p>
+          <ViewOrigins runs={t.runs as ViewRun[]} />
           {t.baseline_run_id && t.runs.length > 2 ? (
             <label className="actions" style={{ marginBottom: "0.75rem" }}>
               Ratio baseline

@@ -1,7 +1,14 @@
 import type { CompareMetric, CompareRead } from "../../client/types";
-import { type Change, changeAt, columnValidity, metricDisplays } from "../../lib/compare";
+import {
+  type Change,
+  changeAt,
+  changeScore,
+  columnValidity,
+  metricDisplays,
+} from "../../lib/compare";
 import { formatPercent, formatRatio, formatWithUnit } from "../../lib/format";
 import { ScrollBox } from "../ScrollBox";
+import { ariaSort, SortButton, type SortKey, useSorting } from "../Table/SortableTable";
 
 /** "better" / "worse" for a ratio by the server's `better` of the metric; "" when equal or none. */
 export function ratioTone(ratio: number | null, better: CompareMetric["better"]): string {
@@ -97,6 +104,36 @@ export function MetricTable({
 }) {
   const flags = data.columns.map((c) => columnValidity(data, c.run_ids));
   const shown = metricDisplays(metrics);
+  type Shown = (typeof shown)[number];
+  const base = data.columns.findIndex((c) => c.is_baseline);
+  // runs as rows: sorted by their label or any metric's value (one unit per metric column)
+  const runKeys: SortKey<{ i: number }>[] = [
+    { id: "run", value: ({ i }) => labels[i] },
+    ...shown.map(({ m }) => ({
+      id: m.key,
+      num: true,
+      value: ({ i }: { i: number }) => m.values[i],
+    })),
+  ];
+  // metrics as rows: by name, or by a column's change against the baseline (values differ in
+  // unit from row to row; the change is one scale: better > same > worse)
+  const metricKeys: SortKey<Shown>[] = [
+    { id: "metric", value: ({ m }) => m.label },
+    ...data.columns.map((c, i) => ({
+      id: `col-${c.key}`,
+      num: true,
+      sortable: i !== base,
+      value: ({ m }: Shown) => {
+        const ch = changeAt(m, i);
+        return ch ? changeScore(ch) : null;
+      },
+    })),
+  ];
+  const byRun = useSorting(
+    data.columns.map((_, i) => ({ i })),
+    runKeys,
+  );
+  const byMetric = useSorting(shown, metricKeys);
   const cell = (m: CompareMetric, fmt: (v: number | null) => string, unit: string, i: number) => {
     const v = m.values[i] ?? null;
     const line = data.group_by === "none" ? null : statsLine(m.stats[i] ?? null, m.unit);
@@ -119,26 +156,41 @@ export function MetricTable({
         <table className="table compact sticky-first" data-testid={testId} data-layout="runs">
           <thead>
             <tr>
-              <th>{data.group_by === "none" ? "Run" : "Column"}</th>
+              <th aria-sort={ariaSort(byRun.sortOf("run").dir)}>
+                <SortButton id="run" sorting={byRun}>
+                  {data.group_by === "none" ? "Run" : "Column"}
+                </SortButton>
+              </th>
               {shown.map(({ m, d }) => (
-                <th className="num" key={m.key} data-metric={m.key}>
-                  {m.label}
+                <th
+                  className="num"
+                  key={m.key}
+                  data-metric={m.key}
+                  aria-sort={ariaSort(byRun.sortOf(m.key).dir)}
+                >
+                  <SortButton id={m.key} sorting={byRun}>
+                    {m.label}
+                  </SortButton>
                   <div className="unit-head">{d.unit}</div>
                 </th>
               ))}
             </tr>
           </thead>
           <tbody>
-            {data.columns.map((c, i) => (
-              <tr key={c.key} data-column={c.key}>
-                <th scope="row">
-                  {labels[i]}
-                  {c.is_baseline && <span className="muted small"> (baseline)</span>}
-                  <ValidityMark flags={flags[i] ?? []} />
-                </th>
-                {shown.map(({ m, d }) => cell(m, d.format, d.unit, i))}
-              </tr>
-            ))}
+            {byRun.rows.map(({ i }) => {
+              const c = data.columns[i];
+              if (!c) return null;
+              return (
+                <tr key={c.key} data-column={c.key}>
+                  <th scope="row">
+                    {labels[i]}
+                    {c.is_baseline && <span className="muted small"> (baseline)</span>}
+                    <ValidityMark flags={flags[i] ?? []} />
+                  </th>
+                  {shown.map(({ m, d }) => cell(m, d.format, d.unit, i))}
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       </ScrollBox>
@@ -149,11 +201,27 @@ export function MetricTable({
       <table className="table compact sticky-first" data-testid={testId} data-layout="metrics">
         <thead>
           <tr>
-            <th>Metric</th>
+            <th aria-sort={ariaSort(byMetric.sortOf("metric").dir)}>
+              <SortButton id="metric" sorting={byMetric}>
+                Metric
+              </SortButton>
+            </th>
             <th>Unit</th>
             {data.columns.map((c, i) => (
-              <th className="num" key={c.key} data-baseline={c.is_baseline || undefined}>
-                {labels[i]}
+              <th
+                className="num"
+                key={c.key}
+                data-baseline={c.is_baseline || undefined}
+                aria-sort={i === base ? undefined : ariaSort(byMetric.sortOf(`col-${c.key}`).dir)}
+                title={i === base ? undefined : "sorts by the change against the baseline"}
+              >
+                {i === base ? (
+                  labels[i]
+                ) : (
+                  <SortButton id={`col-${c.key}`} sorting={byMetric}>
+                    {labels[i]}
+                  </SortButton>
+                )}
                 {c.is_baseline && <span className="muted small"> (baseline)</span>}
                 <ValidityMark flags={flags[i] ?? []} />
               </th>
@@ -161,7 +229,7 @@ export function MetricTable({
           </tr>
         </thead>
         <tbody>
-          {shown.map(({ m, d }) => (
+          {byMetric.rows.map(({ m, d }) => (
             <tr key={m.key} data-metric={m.key}>
               <th scope="row">{m.label}</th>
               <td className="muted small" data-testid="unit-cell">

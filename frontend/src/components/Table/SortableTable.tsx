@@ -1,4 +1,4 @@
-// A table whose column headers sort it (TanStack Table, ADR 0032), with an optional page size:
+// A table whose column headers sort it (TanStack Table, ADR 0035), with an optional page size:
 // the run page's jobs (110 for kernel-help) and the compare page's runs. Markup and classes are the
 // app's own (`table`, `num`); the library keeps the sort state and order.
 import {
@@ -54,6 +54,79 @@ function Unit({ unit }: { unit?: string }) {
   );
 }
 
+/** What a sorted table's column sorts by: its id, the value of a row, numbers descending first. */
+export interface SortKey<T> {
+  id: string;
+  /** the value it sorts by (null sorts last either way) */
+  value: (row: T) => number | string | null | undefined;
+  num?: boolean;
+  /** false: not sorted by (a plain header) */
+  sortable?: boolean;
+}
+
+export interface Sorting<T> {
+  /** the rows in the order the user sorted them (as given until a header is clicked) */
+  rows: T[];
+  /** a column's direction ("" unsorted) and the handler its header's button calls */
+  sortOf: (id: string) => { dir: "asc" | "desc" | ""; toggle: (e: unknown) => void };
+}
+
+/** The rows sorted by the header the user clicked (TanStack Table keeps the state and the order:
+ * ADR 0035), for tables whose markup is their own (the compare page's metric tables). */
+export function useSorting<T extends RowData>(rows: T[], keys: SortKey<T>[]): Sorting<T> {
+  const defs = useMemo<ColumnDef<typeof features, T>[]>(
+    () =>
+      keys.map((c) => ({
+        id: c.id,
+        // empty is undefined: sortUndefined puts it last in either direction
+        accessorFn: (r: T) => c.value(r) ?? undefined,
+        header: c.id,
+        sortDescFirst: !!c.num,
+        sortFn: (ra, rb, id) => compareValues(ra.getValue(id), rb.getValue(id)),
+        sortUndefined: "last",
+        enableSorting: c.sortable !== false,
+      })),
+    [keys],
+  );
+  const table = useTable({ features, columns: defs, data: rows });
+  return {
+    rows: table.getRowModel().rows.map((r) => r.original),
+    sortOf: (id) => {
+      const col = table.getColumn(id);
+      const dir = col?.getIsSorted();
+      return {
+        dir: dir === "asc" || dir === "desc" ? dir : "",
+        toggle: col?.getToggleSortingHandler() ?? (() => {}),
+      };
+    },
+  };
+}
+
+/** A sortable header's button: its label, the sort mark (drawn by CSS), the click that sorts. */
+export function SortButton({
+  id,
+  sorting,
+  children,
+}: {
+  id: string;
+  sorting: Pick<Sorting<unknown>, "sortOf">;
+  children: ReactNode;
+}) {
+  const { dir, toggle } = sorting.sortOf(id);
+  return (
+    <button type="button" className="sort-button" onClick={toggle} data-testid={`sort-${id}`}>
+      {children}
+      {/* drawn by CSS (table.css): the header's text stays its name */}
+      <span aria-hidden="true" className="sort-mark" data-dir={dir || "none"} />
+    </button>
+  );
+}
+
+/** aria-sort of a header sorted `dir`. */
+export function ariaSort(dir: "asc" | "desc" | ""): "ascending" | "descending" | "none" {
+  return dir === "asc" ? "ascending" : dir === "desc" ? "descending" : "none";
+}
+
 export function SortableTable<T extends RowData>({
   rows,
   columns,
@@ -78,79 +151,52 @@ export function SortableTable<T extends RowData>({
   label?: string;
   rowProps?: (row: T) => Record<string, string | undefined>;
 }) {
-  const defs = useMemo<ColumnDef<typeof features, T>[]>(
-    () =>
-      columns.map((c) => ({
-        id: c.id,
-        // empty is undefined: sortUndefined puts it last in either direction
-        accessorFn: (r: T) => c.value(r) ?? undefined,
-        header: c.header,
-        sortDescFirst: !!c.num,
-        sortFn: (ra, rb, id) => compareValues(ra.getValue(id), rb.getValue(id)),
-        sortUndefined: "last",
-        enableSorting: c.sortable !== false,
-      })),
-    [columns],
-  );
-  const table = useTable({ features, columns: defs, data: rows });
+  const sorting = useSorting(rows, columns);
   const [page, setPage] = useState(0);
-  const sorted = table.getRowModel().rows;
+  const sorted = sorting.rows;
   const pages = pageSize ? Math.max(1, Math.ceil(sorted.length / pageSize)) : 1;
   const at = Math.min(page, pages - 1);
   const shown = pageSize ? sorted.slice(at * pageSize, (at + 1) * pageSize) : sorted;
-  const byId = new Map(columns.map((c) => [c.id, c]));
   return (
     <>
       <ScrollBox label={label} className={wrapClass}>
         <table className={className} data-testid={testId}>
           <thead>
             <tr>
-              {table.getHeaderGroups()[0]?.headers.map((h) => {
-                const col = byId.get(h.column.id);
-                const dir = h.column.getIsSorted();
-                if (col?.sortable === false)
+              {columns.map((col) => {
+                if (col.sortable === false)
                   return (
-                    <th key={h.id} className={col.num ? "num" : undefined} title={col.title}>
+                    <th key={col.id} className={col.num ? "num" : undefined} title={col.title}>
                       {col.header}
                       <Unit unit={col.unit} />
                     </th>
                   );
                 return (
                   <th
-                    key={h.id}
-                    className={col?.num ? "num" : undefined}
-                    aria-sort={dir === "asc" ? "ascending" : dir === "desc" ? "descending" : "none"}
-                    title={col?.title}
+                    key={col.id}
+                    className={col.num ? "num" : undefined}
+                    aria-sort={ariaSort(sorting.sortOf(col.id).dir)}
+                    title={col.title}
                   >
-                    <button
-                      type="button"
-                      className="sort-button"
-                      onClick={h.column.getToggleSortingHandler()}
-                      data-testid={`sort-${h.column.id}`}
-                    >
-                      {col?.header}
-                      <Unit unit={col?.unit} />
-                      {/* drawn by CSS (table.css): the header's text stays its name */}
-                      <span aria-hidden="true" className="sort-mark" data-dir={dir || "none"} />
-                    </button>
+                    <SortButton id={col.id} sorting={sorting}>
+                      {col.header}
+                      <Unit unit={col.unit} />
+                    </SortButton>
                   </th>
                 );
               })}
             </tr>
           </thead>
           <tbody>
-            {shown.map((r) => {
-              const row = r.original;
-              return (
-                <tr key={rowKey(row)} {...rowProps?.(row)}>
-                  {columns.map((c) => (
-                    <td key={c.id} className={c.num ? "num" : undefined}>
-                      {c.cell ? c.cell(row) : String(c.value(row) ?? "—")}
-                    </td>
-                  ))}
-                </tr>
-              );
-            })}
+            {shown.map((row) => (
+              <tr key={rowKey(row)} {...rowProps?.(row)}>
+                {columns.map((c) => (
+                  <td key={c.id} className={c.num ? "num" : undefined}>
+                    {c.cell ? c.cell(row) : String(c.value(row) ?? "—")}
+                  </td>
+                ))}
+              </tr>
+            ))}
           </tbody>
         </table>
       </ScrollBox>

@@ -16,6 +16,13 @@ function kib(v: number): string {
   return `${v} KiB`;
 }
 
+/** A chart point; `n`, `ci95_low`, `ci95_high`: a mean of repeats and its 95 % interval. */
+type Point = ViewChart["series"][number]["points"][number] & {
+  n?: number;
+  ci95_low?: number | null;
+  ci95_high?: number | null;
+};
+
 /**
  * The report's figures: one chart per figure, each as tall as its legend needs, so the plot keeps
  * its height whatever the number of runs. Points come in base units (B, B/s, ns) and are drawn
@@ -42,10 +49,20 @@ export function ViewCharts({
         const yUnit = shown[c.y.unit] ?? c.y.unit;
         const series = c.series.map((s) => ({
           ...s,
-          points: s.points.map((p) => ({
-            x: fromBaseUnit(p.x, c.x.unit, xUnit),
-            y: fromBaseUnit(p.y, c.y.unit, yUnit),
-          })),
+          points: (s.points as Point[]).map((p) => {
+            const y = fromBaseUnit(p.y, c.y.unit, yUnit);
+            const lo = p.ci95_low ?? null;
+            const hi = p.ci95_high ?? null;
+            // a mean of repeats: its 95 % interval as an error bar; a single figure has none
+            const err: [number, number] | undefined =
+              lo !== null && hi !== null && (p.n ?? 1) >= 2
+                ? [
+                    Math.max(0, y - fromBaseUnit(lo, c.y.unit, yUnit)),
+                    Math.max(0, fromBaseUnit(hi, c.y.unit, yUnit) - y),
+                  ]
+                : undefined;
+            return { x: fromBaseUnit(p.x, c.x.unit, xUnit), y, err, n: p.n };
+          }),
         }));
         const xs = series.flatMap((s) => s.points.map((p) => p.x));
         const ticks = c.x.log ? pow2Ticks(xs) : undefined;
@@ -53,7 +70,13 @@ export function ViewCharts({
         return (
           <div className="card" key={c.key} data-testid={`view-chart-${c.key}`}>
             <h3 style={{ marginTop: 0 }}>{c.title}</h3>
+            <p className="muted small" data-testid="interval-note">
+              {series.some((s) => s.points.some((p) => p.err))
+                ? "Bars: the 95 % confidence interval of a mean of repeats."
+                : "Each point is one measurement: no repeats, no interval."}
+            </p>
             <MultiLineChart
+              intervals
               height={320 + legendRows * 20}
               x={{
                 label: c.x.label,

@@ -8,8 +8,8 @@ import {
   XAxis,
   YAxis,
 } from "recharts";
-import { sig3 } from "../../lib/format";
 import { tickNumber } from "./axis";
+import { tooltipValue } from "./interval";
 import { colorAt } from "./palette";
 import { SeriesKey } from "./SeriesKey";
 
@@ -18,7 +18,8 @@ export const PLOT_HEIGHT = 240;
 
 interface Props {
   /** One row per category; each series key holds a value already in `unit`, and `KEY_err` where
-   * known its 95 % interval as distances [below, above] (drawn as error bars). */
+   * known its 95 % interval as distances [below, above] (drawn as error bars) with `KEY_n` its
+   * count of repeats; the tooltip says which figures have no interval. */
   rows: Record<string, string | number | null | [number, number]>[];
   categoryKey: string;
   series: { key: string; label: string }[];
@@ -113,7 +114,11 @@ export function GroupedBarChart({
         }}
       />
       <Tooltip
-        formatter={(value, name) => [value == null ? "—" : `${sig3(Number(value))} ${unit}`, name]}
+        formatter={(value, name, item) => {
+          const row = (item?.payload ?? {}) as Props["rows"][number];
+          const key = String(item?.dataKey ?? "");
+          return [tooltipValue(value, unit, row[`${key}_err`], row[`${key}_n`]), name];
+        }}
       />
       {series.map((s, i) => (
         <Bar key={s.key} dataKey={s.key} name={s.label} fill={colorAt(i)} isAnimationActive={false}>

@@ -1,5 +1,6 @@
 import {
   CartesianGrid,
+  ErrorBar,
   Line,
   LineChart,
   ResponsiveContainer,
@@ -9,14 +10,17 @@ import {
 } from "recharts";
 import { sig3 } from "../../lib/format";
 import { tickNumber } from "./axis";
+import { type ErrorDistances, tooltipValue } from "./interval";
 import { colorAt, lineDash } from "./palette";
 import { SeriesKey } from "./SeriesKey";
 
 interface LineSeries {
   key: string;
   label: string;
-  /** Points already in display units (x in the x axis' unit, y in the y axis' unit). */
-  points: { x: number; y: number }[];
+  /** Points already in display units (x in the x axis' unit, y in the y axis' unit); `err` where
+   * y is a mean of repeats: its 95 % interval as distances [below, above] (an error bar), `n` how
+   * many. */
+  points: { x: number; y: number; err?: ErrorDistances; n?: number }[];
   dashed?: boolean;
   /** Palette index, so a column keeps its colour across charts. */
   color?: number;
@@ -40,6 +44,9 @@ interface Props {
   width?: number;
   /** The key below the chart (HTML, outside the plot); off where a shared run key is shown. */
   legend?: boolean;
+  /** The points are figures that may be means of repeats: the tooltip gives each one's 95 %
+   * interval or says it has none (off for samples: per-second series, percentile curves). */
+  intervals?: boolean;
 }
 
 function decadeTicks(values: number[]): { domain: [number, number]; ticks: number[] } | null {
@@ -60,7 +67,15 @@ function title(a: Axis): string {
 }
 
 /** Lines over a numeric x axis, each with its own points; log axes where asked. */
-export function MultiLineChart({ series, x, y, height = 300, width, legend = true }: Props) {
+export function MultiLineChart({
+  series,
+  x,
+  y,
+  height = 300,
+  width,
+  legend = true,
+  intervals = false,
+}: Props) {
   const ys = series.flatMap((s) => s.points.map((p) => p.y));
   const xs = series.flatMap((s) => s.points.map((p) => p.x));
   const yLog = y.log ? decadeTicks(ys) : null;
@@ -109,7 +124,11 @@ export function MultiLineChart({ series, x, y, height = 300, width, legend = tru
         }}
       />
       <Tooltip
-        formatter={(value, name) => [`${sig3(Number(value))} ${y.unit}`, name]}
+        formatter={(value, name, item) => {
+          if (!intervals) return [`${sig3(Number(value))} ${y.unit}`, name];
+          const p = (item?.payload ?? {}) as LineSeries["points"][number];
+          return [tooltipValue(value, y.unit, p.err, p.n), name];
+        }}
         labelFormatter={(v) => `${x.label} ${xFmt(Number(v))}${x.format ? "" : ` ${x.unit}`}`}
       />
       {series.map((s, i) => (
@@ -123,7 +142,11 @@ export function MultiLineChart({ series, x, y, height = 300, width, legend = tru
           dot={s.points.length <= 30}
           strokeWidth={2}
           isAnimationActive={false}
-        />
+        >
+          {s.points.some((p) => p.err) && (
+            <ErrorBar dataKey="err" width={4} strokeWidth={1.5} stroke="#374151" direction="y" />
+          )}
+        </Line>
       ))}
     </LineChart>
   );

@@ -15,6 +15,13 @@ import type { CustomJob, Flag, TextField } from "./jobs";
 const RW = ["read", "write", "randread", "randwrite", "rw", "randrw"] as const;
 const IOENGINES = ["psync", "libaio", "io_uring"] as const;
 
+/** Whose idle setting the estimate's idle baseline is. */
+const IDLE_FROM: Record<DurationEstimate["idleFrom"], string> = {
+  run: "this run's idle setting",
+  meter: "the meter's idle setting, as its agent reports it",
+  default: "the agent's default: this agent does not report its meter's idle setting",
+};
+
 /** "about 2 min 10 s: 60 s of load, 2 × 30 s idle baseline, 20 s overhead". */
 export function EstimateLine({ e, shortened }: { e: DurationEstimate; shortened?: number }) {
   return (
@@ -23,7 +30,7 @@ export function EstimateLine({ e, shortened }: { e: DurationEstimate; shortened?
       {shortened ? ` (shortened ×${shortened})` : ""} — {formatSeconds(Math.round(e.loadS))} of
       load,{" "}
       {e.metered
-        ? `${formatSeconds(e.idleS / 2)} idle baseline before and after (the run's idle setting, else the agent's default; a meter configured on the host with its own idle time takes that)`
+        ? `${formatSeconds(e.idleS / 2)} idle baseline before and after (${IDLE_FROM[e.idleFrom]})`
         : "no idle baseline (no meter: the agent idles only to measure power)"}
       , {OVERHEAD_S_PER_RUN} s + {OVERHEAD_S_PER_JOB} s per job overhead (start, file layout,
       upload), after the host takes the lease.

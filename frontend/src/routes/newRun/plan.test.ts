@@ -168,6 +168,7 @@ describe("deriveRunPlan: presets, shortening and scale", () => {
       totalS: 10 + 2 * DEFAULT_IDLE_S + OVERHEAD_S_PER_RUN + OVERHEAD_S_PER_JOB,
       assumedRate: 0,
       metered: true,
+      idleFrom: "default",
     });
     // no meter ("none"): the agent takes no idle baseline, the estimate counts none
     expect(deriveRunPlan(state({ meter: "" }), ctx()).estimate).toMatchObject({
@@ -231,6 +232,33 @@ describe("deriveRunPlan: presets, shortening and scale", () => {
 });
 
 describe("deriveRunPlan: idle, name, environment", () => {
+  it("counts the meter's idle baseline as its agent reports it; the run's own idle setting first", () => {
+    const meters = [
+      { name: "bmc", driver: "ipmi", tier: "bmc", idle_s: 12 },
+      { name: "plug", driver: "shelly", tier: "plug", idle_s: 45 },
+    ];
+    const agent = policyAgent();
+    const c = ctx({
+      agents: [{ ...agent, policy: agent.policy ? { ...agent.policy, meters } : null }],
+    });
+    // the host's default meter (bmc): its 12 s before and after
+    expect(deriveRunPlan(state(), c).estimate).toMatchObject({ idleS: 24, idleFrom: "meter" });
+    expect(deriveRunPlan(state({ meter: "plug" }), c).estimate).toMatchObject({
+      idleS: 90,
+      idleFrom: "meter",
+    });
+    expect(deriveRunPlan(state({ idle: "5" }), c).estimate).toMatchObject({
+      idleS: 10,
+      idleFrom: "run",
+    });
+    expect(deriveRunPlan(state({ meter: "" }), c).estimate).toMatchObject({ idleS: 0 });
+    // an agent that does not report it: the default, and the line says so
+    expect(deriveRunPlan(state(), ctx()).estimate).toMatchObject({
+      idleS: 2 * DEFAULT_IDLE_S,
+      idleFrom: "default",
+    });
+  });
+
   it("idle seconds go into the estimate and the body; empty is the agent's default", () => {
     const p = deriveRunPlan(state({ idle: "5" }), ctx());
     expect(p.estimate?.idleS).toBe(10);

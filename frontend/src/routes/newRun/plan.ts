@@ -7,6 +7,7 @@ import type { MeterChoice } from "../../components/Policy/MeterSelect";
 import { fileWrites, isFileKind, kindOf, specOf } from "../../lib/fileWorkload";
 import {
   type HostPolicy,
+  meterIdleS,
   needsDestructiveConfirm,
   type PolicyTarget,
   policyOf,
@@ -130,8 +131,10 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const idleForEstimate = idleValid ? idleNumber : null;
   // the agent idles before and after only to measure power: no meter, no idle baseline
   const metered = meter !== "";
+  // the meter's idle baseline as its agent reports it (the run's own idle setting comes first)
+  const meterIdle = meterIdleS(policy, meter);
   if (custom) {
-    if (built?.jobs) estimate = estimateDuration(built.jobs, idleForEstimate, metered);
+    if (built?.jobs) estimate = estimateDuration(built.jobs, idleForEstimate, metered, meterIdle);
   } else if (workload && !scaled && !jobfile) {
     estimate = estimateDuration(
       // the display's approximation; the server shortens the run (WorkloadSpec.shortened)
@@ -144,6 +147,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
       ),
       idleForEstimate,
       metered,
+      meterIdle,
     );
   }
 
