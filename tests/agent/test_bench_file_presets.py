@@ -140,7 +140,7 @@ def test_the_shipped_file_presets_run_small(target: Path, name: str) -> None:
         pytest.skip(f"{name} is not in presets.json yet (the server exports it)")
     before = tree_hash(target)
     # small enough for a test: PostMark's levels at a few hundred files, vdbench's sets at seconds
-    scale = {"postmark-low": "0.02", "postmark-medium": "0.01", "postmark-high": "0.003"}.get(name, "0.1")
+    scale = {"postmark-low": "0.02", "postmark-medium": "0.01", "postmark-high": "0.003"}.get(name, "0.03")
     result = bench(target, "--preset", name, "--scale", scale, "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)

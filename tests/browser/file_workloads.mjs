@@ -274,10 +274,11 @@ await run("vdbench's run page: per-interval rates and response times", async () 
   check(Math.max(...respTicks) >= 1, `response axis ticks ${respTicks}`);
   await page.goto(`${BASE}/runs/${VD[0]}`);
   await page.getByTestId("file-workload-panel").waitFor();
-  // the preset's 30 s interval on a 4 s run: one interval, a note instead of two charts of a dot
+  // the preset's 30 s interval on a 1 s run: one interval, a note instead of two charts of a dot
   check((await page.getByTestId("file-rate-chart").count()) === 0, "a chart of one interval");
   check((await text("interval-note")).includes("One interval"), await text("interval-note"));
-  check((await text("run-scale")) === "scale ×0.0001", `a preset ×0.1: ${await text("run-scale")}`);
+  // the page's scale is the run's (×0.03) times the preset's (×0.001)
+  check((await text("run-scale")) === "scale ×0.00003", `a preset ×0.03: ${await text("run-scale")}`);
   await noOverflow(page);
   await shot("U-run-vdbench-preset");
   await page.goto(`${BASE}/runs/${VD_RUN}`);
@@ -329,7 +330,7 @@ for (const [view, sets] of [
       check(csv.length > rows, `${csv.length - 1} CSV rows for ${rows} on the page`);
       check(!/NaN|undefined|\(B\/s\)|\(ns\)/.test(csv.join("\n")), `CSV: ${csv[0]}`);
       if (view === "vdbench-filesets") {
-        // the scale as on the page (0.0001), not rounded to 0.0 by the ratio's three decimals
+        // the scale as on the page (0.00003), not rounded to 0.0 by the ratio's three decimals
         const col = csv[0].split(",").indexOf("Scale");
         const scales = csv.slice(1).map((l) => Number(l.split(",")[col]));
         check(col > 0 && scales.every((v) => v > 0), `CSV scales ${scales}`);

@@ -3,11 +3,12 @@ xdist runs a group in that order in one process): as it was when its agent came 
 test's `live` handle puts back what the test changed; a test that changes the stack some other way
 (the session's `shared_stack` itself, a kind of state the handle does not know) fails here."""
 
+import os
 import tempfile
 
 import pytest
 
-from tests.stack import STACK_GROUPS, Stack
+from tests.stack import STACK_GROUPS, Stack, State
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
@@ -32,8 +33,15 @@ def test_what_a_test_leaves_behind_is_found_and_put_back(shared_stack: Stack) ->
     stack are all differences, and restore() puts each back."""
     s = shared_stack
     before = s.state()
-    state = str(s.workdir / "agent-state")
     target = tempfile.mkdtemp(prefix="iowatt-left-", dir="/dev/shm")
+    try:
+        _leave_and_restore(s, before, target)
+    finally:
+        os.rmdir(target)  # empty: only allowed, never written (each run left one behind before)
+
+
+def _leave_and_restore(s: Stack, before: State, target: str) -> None:
+    state = str(s.workdir / "agent-state")
     s.allow(target)
     s.agent_cli("meters", "set", "left-behind", "estimate:5,9.5")
     s.agent_cli("targets", "allow-dbms", "mariadb")
