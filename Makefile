@@ -34,12 +34,12 @@ deps-system:
 # editable, without their dependencies and built by the locked setuptools (no build isolation).
 deps-py: $(VENV)/.installed
 $(VENV)/.installed: requirements/build.txt requirements/dev.txt pyproject.toml agent/pyproject.toml \
-		libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml
+		client/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --require-hashes --only-binary :all: -r requirements/build.txt
 	$(BIN)/python -m pip install -q --require-hashes --only-binary :all: -r requirements/dev.txt
 	$(BIN)/python -m pip install -q --no-deps --no-build-isolation \
-		-e libs/energy -e libs/workload -e libs/policy -e . -e agent
+		-e libs/energy -e libs/workload -e libs/policy -e . -e agent -e client
 	$(BIN)/python -m pip check
 	@touch $@
 
@@ -75,6 +75,7 @@ frontend/dist/index.html: frontend/node_modules/.installed frontend/index.html f
 # workload bounds and defaults are the engine's --limits: the engine is built first).
 client: deps-py deps-ui engine
 	$(BIN)/python -m backend.openapi > frontend/openapi.json
+	$(BIN)/python client/gen_operations.py frontend/openapi.json
 	cd frontend && npm run gen:client
 
 # The instance's own settings (IOWATT_STATE_DIR selects another instance than .iowatt/).

@@ -40,6 +40,7 @@ from backend.kit.headers import SecurityHeadersMiddleware
 from backend.kit.limits import BodyLimitMiddleware
 from backend.kit.messages import plain_message
 from backend.kit.openapi import document_errors
+from backend.kit.operation_ids import operation_id
 from backend.kit.schema import NUL
 from backend.kit.security import burn_password_check
 from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logging, log, request_id_of
@@ -216,9 +217,7 @@ def _openapi_with_our_errors(app: FastAPI) -> Callable[[], dict[str, Any]]:
 
 def _build_schema(app: FastAPI) -> dict[str, Any]:
     """The OpenAPI document with our error shape: ErrorResponse for every error, 422 included."""
-    schema = get_openapi(
-        title=app.title, version=app.version, description=app.description, routes=app.routes
-    )
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     err = ErrorResponse.model_json_schema(ref_template="#/components/schemas/{model}")
     for name, sub in err.pop("$defs", {}).items():
@@ -265,6 +264,7 @@ def create_app() -> FastAPI:
         openapi_url="/openapi.json",
         description="Storage benchmarking results platform. Base units: bytes, ns, s, W, J, gCO2e; UTC.",
         dependencies=[Depends(_no_nul_in_params)],
+        generate_unique_id_function=operation_id,  # `list_runs`, not `list_runs_api_v1_runs_get`
     )
     app.add_exception_handler(RequestValidationError, _validation_handler)  # type: ignore[arg-type]
     app.add_exception_handler(AppError, _app_error_handler)  # type: ignore[arg-type]

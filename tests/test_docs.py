@@ -119,6 +119,7 @@ def _manifest_names() -> dict[str, set[str]]:
     return {
         "pyproject.toml": py(REPO / "pyproject.toml"),
         "agent/pyproject.toml": py(REPO / "agent" / "pyproject.toml"),
+        "client/pyproject.toml": py(REPO / "client" / "pyproject.toml"),
         "libs/*/pyproject.toml": libs,
         "frontend/package.json": set(pkg.get("dependencies", {})) | set(pkg.get("devDependencies", {})),
     }

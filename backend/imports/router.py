@@ -6,17 +6,31 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartException, MultiPartParser
 
 from backend.auth.deps import SessionDep, UploaderDep, UserDep
-from backend.errors import AppError
-from backend.imports import service
-from backend.imports.schemas import HOST_PATTERN, ImportLabels, ImportResult, ImportText, PublishedImport
+from backend.errors import AppError, Invalid
+from backend.imports import catalog, service
+from backend.imports.schemas import (
+    HOST_PATTERN,
+    ImportFormat,
+    ImportLabels,
+    ImportResult,
+    ImportText,
+    PublishedImport,
+)
 
 router = APIRouter(tags=["imports"])
 SPOOL_BYTES = 8 << 20
+# multipart/form-data: at most this many file parts, text fields and bytes per text field
+MAX_FILES = 32
+MAX_FIELDS = 16
+MAX_FIELD_BYTES = 4096
+LABEL_FIELDS = frozenset({"team_id", "host", "device", "environment_id", "name", "format"})
 SOURCE_TYPES = (
     "application/json",
     "text/plain; charset=utf-8",
@@ -44,9 +58,24 @@ IMPORT_BODY = {
             "application/octet-stream": {
                 "schema": {"type": "string", "format": "binary"},
             },
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "file": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                        **{
+                            k: v
+                            for k, v in ImportLabels.model_json_schema()["properties"].items()
+                            if k in LABEL_FIELDS
+                        },
+                    },
+                    "required": ["file"],
+                },
+            },
         },
-        "description": "pasted text with its labels (JSON), or one file's bytes as they are with the "
-        "labels as query parameters (team_id required)",
+        "description": "pasted text with its labels (JSON); one file's bytes as they are with the "
+        "labels as query parameters (team_id required); or one or several files as multipart/form-data "
+        f"(at most {MAX_FILES} file parts, the labels as text fields or query parameters)",
     }
 }
 
@@ -59,7 +88,11 @@ IMPORT_BODY = {
     responses={
         200: {"model": ImportResult, "description": "a dry run, or this file was imported before"},
         413: {"description": "larger than IOWATT_IMPORT_MAX_BYTES"},
-        415: {"description": "neither JSON nor a file's bytes"},
+        207: {
+            "description": 'several files (multipart): {"files": [ImportResult, ...]} in the order sent, '
+            "all stored in one transaction (one bad file stores none)"
+        },
+        415: {"description": "a urlencoded form (send multipart/form-data, a file's bytes or JSON)"},
         422: {"description": "the file is not what its format says: the format, the line, what was expected"},
     },
 )
@@ -83,6 +116,16 @@ async def create_import(
     (GET /runs/{id}/source). `dry_run=true` answers what was found and stores nothing. The same
     bytes again answer the runs they made (200, duplicate). Members of the team (write or upload token)."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    query = {
+        "team_id": team_id,
+        "host": host,
+        "device": device,
+        "environment_id": environment_id,
+        "name": name,
+        "format": format,
+    }
+    if ctype == "multipart/form-data":
+        return await _create_from_multipart(request, principal, session, response, query, dry_run)
     if ctype == "application/json":
         raw = await request.body()
         try:
@@ -96,19 +139,15 @@ async def create_import(
         spool.write(data)
         labels = ImportLabels(**body.model_dump(exclude={"text", "file_name"}))
         fname, digest, size = body.file_name, hashlib.sha256(data).hexdigest(), len(data)
-    elif ctype in ("multipart/form-data", "application/x-www-form-urlencoded"):
+    elif ctype == "application/x-www-form-urlencoded":
         raise UnsupportedMedia(
-            "send a file's bytes as the body (Content-Type: application/octet-stream) with the labels as "
-            "query parameters, or pasted text as JSON",
+            "send files as multipart/form-data or a file's bytes as the body (Content-Type: "
+            "application/octet-stream) with the labels as query parameters, or pasted text as JSON",
         )
     else:
         if team_id is None:
-            raise RequestValidationError(
-                [{"type": "missing", "loc": ("query", "team_id"), "msg": "Field required", "input": None}]
-            )
-        labels = ImportLabels(
-            team_id=team_id, host=host, device=device, environment_id=environment_id, name=name, format=format
-        )
+            raise _missing_team()
+        labels = ImportLabels(**query)
         h = hashlib.sha256()
         size = 0
         spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - closed below
@@ -134,6 +173,102 @@ async def create_import(
     if dry_run or out.duplicate:
         response.status_code = status.HTTP_200_OK
     return out
+
+
+def _missing_team() -> RequestValidationError:
+    return RequestValidationError(
+        [{"type": "missing", "loc": ("query", "team_id"), "msg": "Field required", "input": None}]
+    )
+
+
+async def _create_from_multipart(
+    request: Request,
+    principal: Any,
+    session: Any,
+    response: Response,
+    query: dict[str, Any],
+    dry_run: bool,
+) -> Any:
+    """multipart/form-data: one or several file parts (any field name) and the labels as text
+    fields (or query parameters). The body limit is the octet-stream path's (the whole request);
+    each file spools to disk above 1 MiB (Starlette's UploadFile). Every file is imported in the
+    request's one transaction: one bad file stores none. One file answers its ImportResult (201,
+    or 200 for a dry run or a duplicate); several answer 207 with {"files": [ImportResult, ...]}
+    in the order sent."""
+    parser = MultiPartParser(
+        request.headers,
+        request.stream(),
+        max_files=MAX_FILES,
+        max_fields=MAX_FIELDS,
+        max_part_size=MAX_FIELD_BYTES,
+    )
+    try:
+        form = await parser.parse()
+    except MultiPartException as e:
+        raise Invalid("body", f"multipart/form-data: {e.message}") from None
+    try:
+        fields: dict[str, Any] = {}
+        uploads: list[UploadFile] = []
+        for key, value in form.multi_items():
+            if isinstance(value, UploadFile):
+                uploads.append(value)
+            elif key in LABEL_FIELDS:
+                fields[key] = value or None
+            else:
+                raise Invalid(key, f"unknown form field; the labels are {', '.join(sorted(LABEL_FIELDS))}")
+        if not uploads:
+            raise Invalid("file", "no file part in the multipart/form-data body")
+        merged = {k: v for k, v in query.items() if v is not None} | {
+            k: v for k, v in fields.items() if v is not None
+        }
+        if merged.get("team_id") is None:
+            raise _missing_team()
+        try:
+            labels = ImportLabels.model_validate(merged)
+        except ValidationError as e:
+            raise RequestValidationError(
+                [{**err, "loc": ("body", *err["loc"])} for err in e.errors(include_url=False)]
+            ) from None
+        results: list[ImportResult] = []
+        for up in uploads:
+            h = hashlib.sha256()
+            size = 0
+            up.file.seek(0)
+            while chunk := up.file.read(1 << 20):
+                h.update(chunk)
+                size += len(chunk)
+            up.file.seek(0)
+            results.append(
+                await run_in_threadpool(
+                    service.import_file,
+                    session,
+                    principal=principal,
+                    labels=labels,
+                    fp=up.file,
+                    file_name=up.filename or "imported",
+                    sha256=h.hexdigest(),
+                    size_bytes=size,
+                    dry_run=dry_run,
+                )
+            )
+    finally:
+        await form.close()
+    if len(results) > 1:
+        return JSONResponse(
+            status_code=207,
+            content={"files": [r.model_dump(mode="json") for r in results]},
+        )
+    if dry_run or results[0].duplicate:
+        response.status_code = status.HTTP_200_OK
+    return results[0]
+
+
+@router.get("/imports/formats", response_model=list[ImportFormat])
+def list_import_formats(principal: UserDep) -> list[ImportFormat]:
+    """The formats the importers read: the key to give as the `format` hint, the tool, the other
+    names the hint accepts, the versions and the kinds of file. Any signed-in user."""
+    del principal
+    return catalog.formats()
 
 
 @router.post(

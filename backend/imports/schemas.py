@@ -149,3 +149,13 @@ class PublishedImport(InputSchema):
     name: str | None = Field(None, min_length=1, max_length=200)
     environment_id: uuid.UUID | None = None
     figures: list[PublishedFigure] = Field(min_length=1, max_length=200)
+
+
+class ImportFormat(OutputSchema):
+    """One format the importers read (GET /imports/formats)."""
+
+    format: str = Field(description="the key to give as the `format` hint")
+    tool: str
+    aliases: list[str] = Field(description="other names the hint accepts")
+    versions: list[str] = Field(description="the tool's versions (or the format's) read")
+    file_kinds: list[str] = Field(description="which of the tool's files or outputs")

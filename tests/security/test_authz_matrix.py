@@ -196,6 +196,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     # their source is 404 no_source for the team, 404 for strangers
     "POST /api/v1/imports":                       ("401", "403", OK, OK, "403", "403", "403", "401"),
     "POST /api/v1/imports/published":             ("401", "403", OK, OK, "403", "403", "403", "401"),
+    # the formats the importers read (the CLI's --list-formats, the Import page): any signed-in user
+    "GET /api/v1/imports/formats":                ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "GET /api/v1/runs/{run_id}/source":           ("401", "404", "404", "404", "404", "403", "403", "401"),
     # --- procurement reviews (issue 16; ADR 0024): the team reads (the PDF too), members edit,
     # comment and start new versions, admins decide; the world's review is the member's, undecided

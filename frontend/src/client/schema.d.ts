@@ -15,7 +15,7 @@ export interface paths {
          * List Users
          * @description The server's accounts, by e-mail (instance administrators only).
          */
-        get: operations["list_users_api_v1_admin_users_get"];
+        get: operations["list_users"];
         put?: never;
         post?: never;
         delete?: never;
@@ -39,7 +39,7 @@ export interface paths {
          *     here: hand it to the address's real owner. Whoever opens it chooses the password and owns the
          *     address; the account's sessions end then. A newer link voids an older one.
          */
-        post: operations["issue_reset_link_api_v1_admin_users__user_id__reset_link_post"];
+        post: operations["issue_reset_link"];
         delete?: never;
         options?: never;
         head?: never;
@@ -54,7 +54,7 @@ export interface paths {
             cookie?: never;
         };
         /** List Agents */
-        get: operations["list_agents_api_v1_agents_get"];
+        get: operations["list_agents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -73,7 +73,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Enroll */
-        post: operations["enroll_api_v1_agents_enroll_post"];
+        post: operations["enroll"];
         delete?: never;
         options?: never;
         head?: never;
@@ -88,10 +88,10 @@ export interface paths {
             cookie?: never;
         };
         /** Enrolment tokens of the teams you administer (never the token itself) */
-        get: operations["list_enrollment_tokens_api_v1_agents_enrollment_tokens_get"];
+        get: operations["list_enrollment_tokens"];
         put?: never;
         /** Create an enrolment token (team admin); the token is shown only here */
-        post: operations["create_enrollment_token_api_v1_agents_enrollment_tokens_post"];
+        post: operations["create_enrollment_token"];
         delete?: never;
         options?: never;
         head?: never;
@@ -109,7 +109,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke an enrolment token (team admin); agents enrolled with it stay */
-        delete: operations["revoke_enrollment_token_api_v1_agents_enrollment_tokens__token_id__delete"];
+        delete: operations["revoke_enrollment_token"];
         options?: never;
         head?: never;
         patch?: never;
@@ -123,11 +123,11 @@ export interface paths {
             cookie?: never;
         };
         /** Get Agent */
-        get: operations["get_agent_api_v1_agents__agent_id__get"];
+        get: operations["get_agent"];
         put?: never;
         post?: never;
         /** Delete an agent (team admin): revoked, hidden, its name free again; its runs stay */
-        delete: operations["delete_agent_api_v1_agents__agent_id__delete"];
+        delete: operations["delete_agent"];
         options?: never;
         head?: never;
         patch?: never;
@@ -143,7 +143,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Heartbeat */
-        post: operations["heartbeat_api_v1_agents__agent_id__heartbeat_post"];
+        post: operations["heartbeat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -159,7 +159,7 @@ export interface paths {
         };
         get?: never;
         /** Put Inventory */
-        put: operations["put_inventory_api_v1_agents__agent_id__inventory_put"];
+        put: operations["put_inventory"];
         post?: never;
         delete?: never;
         options?: never;
@@ -181,7 +181,7 @@ export interface paths {
          * @description Async: the wait holds no worker thread (docs/adr/0002); database work runs in short
          *     threadpool calls. The body (the process's boot id) is optional: older agents send none.
          */
-        post: operations["lease_api_v1_agents__agent_id__lease_post"];
+        post: operations["lease"];
         delete?: never;
         options?: never;
         head?: never;
@@ -198,7 +198,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Revoke an agent (team admin): its token is refused at once, its unfinished runs fail */
-        post: operations["revoke_agent_api_v1_agents__agent_id__revoke_post"];
+        post: operations["revoke_agent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -215,7 +215,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Rotate the calling agent's token (docs/adr/0011): store the new one before using it */
-        post: operations["rotate_token_api_v1_agents__agent_id__token_post"];
+        post: operations["rotate_token"];
         delete?: never;
         options?: never;
         head?: never;
@@ -236,7 +236,7 @@ export interface paths {
          * @description Mail the caller's address a one-use link (24 h) that proves it when opened while signed in as
          *     this account. At most IOWATT_ACCOUNT_MAIL_PER_HOUR mails per account (429 beyond).
          */
-        post: operations["send_email_verification_api_v1_auth_email_verification_post"];
+        post: operations["send_email_verification"];
         delete?: never;
         options?: never;
         head?: never;
@@ -257,7 +257,7 @@ export interface paths {
          * @description Prove the caller's address with the mailed token. A token mailed to another account is a
          *     403 `wrong_account` and stays usable by its own account.
          */
-        post: operations["confirm_email_verification_api_v1_auth_email_verification_confirm_post"];
+        post: operations["confirm_email_verification"];
         delete?: never;
         options?: never;
         head?: never;
@@ -278,7 +278,7 @@ export interface paths {
          * @description A browser session token. Failed logins are throttled per account and per client address
          *     (429 with Retry-After); an unknown e-mail and a wrong password get the same 401.
          */
-        post: operations["login_api_v1_auth_login_post"];
+        post: operations["login"];
         delete?: never;
         options?: never;
         head?: never;
@@ -300,7 +300,7 @@ export interface paths {
          *     it answers 409 `not_a_session` and changes nothing: revoke such a token with
          *     `DELETE /auth/tokens/{id}`.
          */
-        post: operations["logout_api_v1_auth_logout_post"];
+        post: operations["logout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -315,7 +315,7 @@ export interface paths {
             cookie?: never;
         };
         /** Me */
-        get: operations["me_api_v1_auth_me_get"];
+        get: operations["me"];
         put?: never;
         post?: never;
         /**
@@ -325,7 +325,7 @@ export interface paths {
          *         member of a team: 409 (delete the team first). Comments stay, by "deleted user". Wrong passwords
          *     count towards the login throttle (429 with Retry-After past it).
          */
-        delete: operations["delete_account_api_v1_auth_me_delete"];
+        delete: operations["delete_account"];
         options?: never;
         head?: never;
         patch?: never;
@@ -342,7 +342,7 @@ export interface paths {
          * Config
          * @description Is sign-in with OpenID Connect offered here, and what the login page's button says.
          */
-        get: operations["config_api_v1_auth_oidc_get"];
+        get: operations["config"];
         put?: never;
         post?: never;
         delete?: never;
@@ -364,7 +364,7 @@ export interface paths {
          *     identity, else a verified e-mail its owner proved too) and sends the browser to the SPA with a
          *     one-time code, a link code (the account's password is needed), or the reason it was refused.
          */
-        get: operations["callback_api_v1_auth_oidc_callback_get"];
+        get: operations["callback"];
         put?: never;
         post?: never;
         delete?: never;
@@ -389,7 +389,7 @@ export interface paths {
          *     linked, the address proven, and a browser session answered. Without it, take the account back
          *     by a password reset.
          */
-        post: operations["link_account_api_v1_auth_oidc_link_post"];
+        post: operations["link_account"];
         delete?: never;
         options?: never;
         head?: never;
@@ -408,7 +408,7 @@ export interface paths {
          * @description Start a sign-in: sends the browser to the provider (authorization code with PKCE, state and
          *     nonce, kept for 10 minutes in an HttpOnly cookie of this browser).
          */
-        get: operations["login_api_v1_auth_oidc_login_get"];
+        get: operations["oidc_login"];
         put?: never;
         post?: never;
         delete?: never;
@@ -432,7 +432,7 @@ export interface paths {
          *     of the browser that started the sign-in) for a browser session token, as POST /auth/login
          *     answers.
          */
-        post: operations["create_session_api_v1_auth_oidc_session_post"];
+        post: operations["create_session"];
         delete?: never;
         options?: never;
         head?: never;
@@ -454,7 +454,7 @@ export interface paths {
          *     same whether or not one does, and comes as fast (the mail is sent after it). Limited per client
          *     address (429) and per account (silently).
          */
-        post: operations["request_password_reset_api_v1_auth_password_reset_post"];
+        post: operations["request_password_reset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -476,7 +476,7 @@ export interface paths {
          *     address is proven from now on, every session and API token of the account ends, and the answer
          *     is a new browser session, as /auth/login answers.
          */
-        post: operations["confirm_password_reset_api_v1_auth_password_reset_confirm_post"];
+        post: operations["confirm_password_reset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -495,7 +495,7 @@ export interface paths {
          * @description The caller's own tokens (browser sessions and personal API tokens), newest first; never
          *     their secrets.
          */
-        get: operations["list_tokens_api_v1_auth_tokens_get"];
+        get: operations["list_tokens"];
         put?: never;
         /**
          * Create Token
@@ -503,7 +503,7 @@ export interface paths {
          *     narrows what it may do within the user's roles: `read`, `write` (default) or `upload` (only adds
          *     results: the token a CI pipeline holds). A token never gets more than the token creating it.
          */
-        post: operations["create_token_api_v1_auth_tokens_post"];
+        post: operations["create_token"];
         delete?: never;
         options?: never;
         head?: never;
@@ -524,7 +524,7 @@ export interface paths {
          * Revoke Token
          * @description Revoke one of the caller's tokens at once (idempotent); it can never be used again.
          */
-        delete: operations["revoke_token_api_v1_auth_tokens__token_id__delete"];
+        delete: operations["revoke_token"];
         options?: never;
         head?: never;
         patch?: never;
@@ -538,10 +538,10 @@ export interface paths {
             cookie?: never;
         };
         /** List Campaigns */
-        get: operations["list_campaigns_api_v1_campaigns_get"];
+        get: operations["list_campaigns"];
         put?: never;
         /** Create Campaign */
-        post: operations["create_campaign_api_v1_campaigns_post"];
+        post: operations["create_campaign"];
         delete?: never;
         options?: never;
         head?: never;
@@ -556,7 +556,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get Campaign */
-        get: operations["get_campaign_api_v1_campaigns__campaign_id__get"];
+        get: operations["get_campaign"];
         put?: never;
         post?: never;
         /**
@@ -564,7 +564,7 @@ export interface paths {
          * @description Delete a campaign and its runs (an admin of its team, or the member who queued it; audited).
          *     Runs still assigned or running: 409 listing them in `detail.runs`; cancel them first.
          */
-        delete: operations["delete_campaign_api_v1_campaigns__campaign_id__delete"];
+        delete: operations["delete_campaign"];
         options?: never;
         head?: never;
         patch?: never;
@@ -578,7 +578,7 @@ export interface paths {
             cookie?: never;
         };
         /** Embodied Defaults */
-        get: operations["embodied_defaults_api_v1_carbon_embodied_defaults_get"];
+        get: operations["embodied_defaults"];
         put?: never;
         post?: never;
         delete?: never;
@@ -595,7 +595,7 @@ export interface paths {
             cookie?: never;
         };
         /** Grid Intensities */
-        get: operations["grid_intensities_api_v1_carbon_grid_intensities_get"];
+        get: operations["grid_intensities"];
         put?: never;
         post?: never;
         delete?: never;
@@ -615,13 +615,13 @@ export interface paths {
          * List Comments
          * @description A target's comments, oldest first (any role of the target's team).
          */
-        get: operations["list_comments_api_v1_comments_get"];
+        get: operations["list_comments"];
         put?: never;
         /**
          * Create Comment
          * @description Comment on a run, a comparison or a campaign (members and admins).
          */
-        post: operations["create_comment_api_v1_comments_post"];
+        post: operations["create_comment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -642,14 +642,14 @@ export interface paths {
          * Delete Comment
          * @description Delete a comment: its author, or an admin of its team.
          */
-        delete: operations["delete_comment_api_v1_comments__comment_id__delete"];
+        delete: operations["delete_comment"];
         options?: never;
         head?: never;
         /**
          * Update Comment
          * @description Edit a comment: its author only.
          */
-        patch: operations["update_comment_api_v1_comments__comment_id__patch"];
+        patch: operations["update_comment"];
         trace?: never;
     };
     "/api/v1/compare": {
@@ -660,7 +660,7 @@ export interface paths {
             cookie?: never;
         };
         /** Compare */
-        get: operations["compare_api_v1_compare_get"];
+        get: operations["compare"];
         put?: never;
         post?: never;
         delete?: never;
@@ -677,7 +677,7 @@ export interface paths {
             cookie?: never;
         };
         /** Latency */
-        get: operations["latency_api_v1_compare_latency_get"];
+        get: operations["latency"];
         put?: never;
         post?: never;
         delete?: never;
@@ -694,7 +694,7 @@ export interface paths {
             cookie?: never;
         };
         /** List Devices */
-        get: operations["list_devices_api_v1_devices_get"];
+        get: operations["list_devices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -718,11 +718,11 @@ export interface paths {
          * @description Delete a device (team admins; audited as device.deleted). Runs that name it: 409 listing
          *     them (`detail.runs`, `detail.run_count`) unless `force=true`; an active run on it: 409.
          */
-        delete: operations["delete_device_api_v1_devices__device_id__delete"];
+        delete: operations["delete_device"];
         options?: never;
         head?: never;
         /** Update Device */
-        patch: operations["update_device_api_v1_devices__device_id__patch"];
+        patch: operations["update_device"];
         trace?: never;
     };
     "/api/v1/environments": {
@@ -733,10 +733,10 @@ export interface paths {
             cookie?: never;
         };
         /** List Environments */
-        get: operations["list_environments_api_v1_environments_get"];
+        get: operations["list_environments"];
         put?: never;
         /** Create Environment */
-        post: operations["create_environment_api_v1_environments_post"];
+        post: operations["create_environment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -758,11 +758,11 @@ export interface paths {
          * @description Delete an environment (team admins; audited as environment.deleted). Runs or campaigns that
          *     name it: 409 "used by N runs and M campaigns" with their ids in `detail`, unless `force=true`.
          */
-        delete: operations["delete_environment_api_v1_environments__environment_id__delete"];
+        delete: operations["delete_environment"];
         options?: never;
         head?: never;
         /** Update Environment */
-        patch: operations["update_environment_api_v1_environments__environment_id__patch"];
+        patch: operations["update_environment"];
         trace?: never;
     };
     "/api/v1/environments/{environment_id}/grid-intensity": {
@@ -774,28 +774,7 @@ export interface paths {
         };
         get?: never;
         /** Import Grid Intensity */
-        put: operations["import_grid_intensity_api_v1_environments__environment_id__grid_intensity_put"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/environments/{environment_id}/topology-suggestion": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Suggest Topology
-         * @description The topology the agent's inventory shows under a target (file system and mount options,
-         *     btrfs/md/LVM level and members, fabric, write cache). Nothing is stored.
-         */
-        get: operations["suggest_topology_api_v1_environments__environment_id__topology_suggestion_get"];
-        put?: never;
+        put: operations["import_grid_intensity"];
         post?: never;
         delete?: never;
         options?: never;
@@ -816,7 +795,7 @@ export interface paths {
          *     or an agent's) also the version and each dependency. An invalid token is not an error here:
          *     it gets the anonymous answer.
          */
-        get: operations["health_api_v1_health_get"];
+        get: operations["health"];
         put?: never;
         post?: never;
         delete?: never;
@@ -842,7 +821,28 @@ export interface paths {
          *     (GET /runs/{id}/source). `dry_run=true` answers what was found and stores nothing. The same
          *     bytes again answer the runs they made (200, duplicate). Members of the team (write or upload token).
          */
-        post: operations["create_import_api_v1_imports_post"];
+        post: operations["create_import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/formats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Import Formats
+         * @description The formats the importers read: the key to give as the `format` hint, the tool, the other
+         *     names the hint accepts, the versions and the kinds of file. Any signed-in user.
+         */
+        get: operations["list_import_formats"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -864,7 +864,7 @@ export interface paths {
          *     marked published: labelled everywhere as not measured here (the `published` validity flag).
          *     Members of the team.
          */
-        post: operations["create_published_api_v1_imports_published_post"];
+        post: operations["create_published"];
         delete?: never;
         options?: never;
         head?: never;
@@ -883,7 +883,7 @@ export interface paths {
          * @description No login: the team, the inviter, the role and the e-mail of a usable invitation, for the
          *     accept page. A used, expired or revoked link is a 410 naming which; an unknown one a 404.
          */
-        get: operations["get_invitation_api_v1_invitations__token__get"];
+        get: operations["get_invitation"];
         put?: never;
         post?: never;
         delete?: never;
@@ -908,7 +908,7 @@ export interface paths {
          *     account's bearer token instead (401 `sign_in_required` without one) and only joins. Answers a
          *     browser session like /auth/login. One use, atomically.
          */
-        post: operations["accept_invitation_api_v1_invitations__token__accept_post"];
+        post: operations["accept_invitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -930,7 +930,7 @@ export interface paths {
          *     run on `host`, stored as a succeeded run of source "import". Takes a token of scope upload
          *     (or write) of a member of the team. Idempotent by upload_id.
          */
-        post: operations["upload_result_api_v1_results_post"];
+        post: operations["upload_result"];
         delete?: never;
         options?: never;
         head?: never;
@@ -948,14 +948,14 @@ export interface paths {
          * List Reviews
          * @description The caller's teams' reviews (or one team's), newest first: any role.
          */
-        get: operations["list_reviews_api_v1_reviews_get"];
+        get: operations["list_reviews"];
         put?: never;
         /**
          * Create Review
          * @description A new review (members and admins of the team). Tariff, grid intensity and PUE come from the
          *     environment when one is named and they are not given.
          */
-        post: operations["create_review_api_v1_reviews_post"];
+        post: operations["create_review"];
         delete?: never;
         options?: never;
         head?: never;
@@ -974,7 +974,7 @@ export interface paths {
          * @description A review, its candidates' figures, ranking, sensitivity and methodology: any role. A decided
          *     review answers the figures frozen at its decision.
          */
-        get: operations["get_review_api_v1_reviews__review_id__get"];
+        get: operations["get_review"];
         put?: never;
         post?: never;
         delete?: never;
@@ -984,7 +984,7 @@ export interface paths {
          * Update Review
          * @description Change the question or the context (members); 409 once decided.
          */
-        patch: operations["update_review_api_v1_reviews__review_id__patch"];
+        patch: operations["update_review"];
         trace?: never;
     };
     "/api/v1/reviews/{review_id}/candidates": {
@@ -1000,7 +1000,7 @@ export interface paths {
          * Add Candidate
          * @description Add a candidate (members); 409 once decided.
          */
-        post: operations["add_candidate_api_v1_reviews__review_id__candidates_post"];
+        post: operations["add_candidate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1021,14 +1021,14 @@ export interface paths {
          * Delete Candidate
          * @description Remove a candidate (members); 409 once decided.
          */
-        delete: operations["delete_candidate_api_v1_reviews__review_id__candidates__candidate_id__delete"];
+        delete: operations["delete_candidate"];
         options?: never;
         head?: never;
         /**
          * Update Candidate
          * @description Change a candidate (members); 409 once decided.
          */
-        patch: operations["update_candidate_api_v1_reviews__review_id__candidates__candidate_id__patch"];
+        patch: operations["update_candidate"];
         trace?: never;
     };
     "/api/v1/reviews/{review_id}/comments": {
@@ -1043,13 +1043,13 @@ export interface paths {
          * @description The review's discussion, oldest first, one page at a time (`total` counts every comment):
          *     any role.
          */
-        get: operations["list_comments_api_v1_reviews__review_id__comments_get"];
+        get: operations["list_review_comments"];
         put?: never;
         /**
          * Add Comment
          * @description Comment (members), on a decided review too.
          */
-        post: operations["add_comment_api_v1_reviews__review_id__comments_post"];
+        post: operations["add_comment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1069,7 +1069,7 @@ export interface paths {
          * Decide
          * @description Decide (admins): the chosen candidate, who, when, why. Freezes the review.
          */
-        post: operations["decide_api_v1_reviews__review_id__decision_post"];
+        post: operations["decide"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1090,7 +1090,7 @@ export interface paths {
          *     connection while Chromium prints (backend/review/pdf.py). At most report.MAX_CANDIDATES
          *     candidates and the newest report.MAX_COMMENTS comments; the PDF says what it left out.
          */
-        get: operations["review_pdf_api_v1_reviews__review_id__pdf_get"];
+        get: operations["review_pdf"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1112,7 +1112,7 @@ export interface paths {
          * New Version
          * @description A new, undecided version with the same context and candidates (members).
          */
-        post: operations["new_version_api_v1_reviews__review_id__versions_post"];
+        post: operations["new_version"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1127,10 +1127,10 @@ export interface paths {
             cookie?: never;
         };
         /** List Runs */
-        get: operations["list_runs_api_v1_runs_get"];
+        get: operations["list_runs"];
         put?: never;
         /** Create Run */
-        post: operations["create_run_api_v1_runs_post"];
+        post: operations["create_run"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1145,7 +1145,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get Run */
-        get: operations["get_run_api_v1_runs__run_id__get"];
+        get: operations["get_run"];
         put?: never;
         post?: never;
         /**
@@ -1154,7 +1154,7 @@ export interface paths {
          *     run.deleted). An admin of its team, or the member who queued it; an assigned or running run
          *     must be cancelled first (409).
          */
-        delete: operations["delete_run_api_v1_runs__run_id__delete"];
+        delete: operations["delete_run"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1170,27 +1170,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Cancel Run */
-        post: operations["cancel_run_api_v1_runs__run_id__cancel_post"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/runs/{run_id}/environment": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Run Environment
-         * @description The run's environment as it was when the run was queued or uploaded, and what changed since.
-         */
-        get: operations["run_environment_api_v1_runs__run_id__environment_get"];
-        put?: never;
-        post?: never;
+        post: operations["cancel_run"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1207,7 +1187,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Report Failure */
-        post: operations["report_failure_api_v1_runs__run_id__failure_post"];
+        post: operations["report_failure"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1222,7 +1202,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get Power */
-        get: operations["get_power_api_v1_runs__run_id__power_get"];
+        get: operations["get_power"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1241,7 +1221,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Report Progress */
-        post: operations["report_progress_api_v1_runs__run_id__progress_post"];
+        post: operations["report_progress"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1256,9 +1236,9 @@ export interface paths {
             cookie?: never;
         };
         /** Get Result */
-        get: operations["get_result_api_v1_runs__run_id__result_get"];
+        get: operations["get_result"];
         /** Upload Result */
-        put: operations["upload_result_api_v1_runs__run_id__result_put"];
+        put: operations["upload_run_result"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1274,7 +1254,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get Series */
-        get: operations["get_series_api_v1_runs__run_id__series_get"];
+        get: operations["get_series"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1295,7 +1275,7 @@ export interface paths {
          * @description The file an imported run was made of, as it was imported (its content type and name).
          *     The run's team (any role).
          */
-        get: operations["run_source_api_v1_runs__run_id__source_get"];
+        get: operations["run_source"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1314,7 +1294,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Start Run */
-        post: operations["start_run_api_v1_runs__run_id__start_post"];
+        post: operations["start_run"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1332,7 +1312,7 @@ export interface paths {
          * Get System
          * @description Host, device, file system, cache mode and validity flags of one run (the run page's header).
          */
-        get: operations["get_system_api_v1_runs__run_id__system_get"];
+        get: operations["get_system"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1353,7 +1333,7 @@ export interface paths {
          * Put Tags
          * @description Replace the run's tags (members of its team).
          */
-        put: operations["put_tags_api_v1_runs__run_id__tags_put"];
+        put: operations["put_tags"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1372,14 +1352,14 @@ export interface paths {
          * List Share Links
          * @description The team's links, newest first, revoked and expired ones too (members).
          */
-        get: operations["list_share_links_api_v1_share_links_get"];
+        get: operations["list_share_links"];
         put?: never;
         /**
          * Create Share Link
          * @description A read-only link to a run, a comparison (its runs, baseline, grouping and view options), a
          *     campaign or a procurement review; members of the target's team. The URL is shown once.
          */
-        post: operations["create_share_link_api_v1_share_links_post"];
+        post: operations["create_share_link"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1400,7 +1380,7 @@ export interface paths {
          * Revoke Share Link
          * @description Revoke (its creator or a team admin): the token answers 404 from now on.
          */
-        delete: operations["revoke_share_link_api_v1_share_links__share_link_id__delete"];
+        delete: operations["revoke_share_link"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1418,7 +1398,7 @@ export interface paths {
          * @description The frozen view, no login: read for the frozen target (deleted runs are absent), computed
          *     once per content version (backend/sharing/cache.py). Counts a view. Throttled per client.
          */
-        get: operations["shared_view_api_v1_shared__token__get"];
+        get: operations["shared_view"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1438,7 +1418,7 @@ export interface paths {
          * Shared Csv
          * @description What the shared page shows as the compare page's CSV (a review: one row per candidate).
          */
-        get: operations["shared_csv_api_v1_shared__token__export_csv_get"];
+        get: operations["shared_csv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1458,7 +1438,7 @@ export interface paths {
          * Shared Json
          * @description What the shared page shows as JSON (the view itself), as a download.
          */
-        get: operations["shared_json_api_v1_shared__token__export_json_get"];
+        get: operations["shared_json"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1475,7 +1455,7 @@ export interface paths {
             cookie?: never;
         };
         /** List Tags */
-        get: operations["list_tags_api_v1_tags_get"];
+        get: operations["list_tags"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1495,14 +1475,14 @@ export interface paths {
          * List Teams
          * @description The caller's teams with the caller's role in each.
          */
-        get: operations["list_teams_api_v1_teams_get"];
+        get: operations["list_teams"];
         put?: never;
         /**
          * Create Team
          * @description Create a team; its creator becomes its first admin. Who may: IOWATT_TEAM_CREATORS
          *     (instance administrators by default, or every user).
          */
-        post: operations["create_team_api_v1_teams_post"];
+        post: operations["create_team"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1520,7 +1500,7 @@ export interface paths {
          * Get Team
          * @description A team the caller belongs to, with its member count and the caller's role (404 otherwise).
          */
-        get: operations["get_team_api_v1_teams__team_id__get"];
+        get: operations["get_team"];
         put?: never;
         post?: never;
         /**
@@ -1529,14 +1509,14 @@ export interface paths {
          *     422 otherwise). Export it first: POST /teams/{team_id}/export. Runs still assigned or running:
          *     409. Its people keep their accounts.
          */
-        delete: operations["delete_team_api_v1_teams__team_id__delete"];
+        delete: operations["delete_team"];
         options?: never;
         head?: never;
         /**
          * Rename Team
          * @description Rename the team (admins).
          */
-        patch: operations["rename_team_api_v1_teams__team_id__patch"];
+        patch: operations["rename_team"];
         trace?: never;
     };
     "/api/v1/teams/{team_id}/audit": {
@@ -1551,7 +1531,7 @@ export interface paths {
          * @description The team's audit log, newest first: who created, shared, revoked, deleted, invited, changed a
          *     role, enrolled or revoked an agent. Team admins only (403 otherwise).
          */
-        get: operations["list_audit_events_api_v1_teams__team_id__audit_get"];
+        get: operations["list_audit_events"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1576,7 +1556,7 @@ export interface paths {
          *     document, series, power samples, energy, comments, share links, invitations and the audit log.
          *     No token, token hash or password hash is in it.
          */
-        post: operations["export_team_api_v1_teams__team_id__export_post"];
+        post: operations["export_team"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1595,14 +1575,14 @@ export interface paths {
          * @description The team's invitations, newest first, each with its state: pending, accepted, revoked or
          *     expired (admins).
          */
-        get: operations["list_invitations_api_v1_teams__team_id__invitations_get"];
+        get: operations["list_invitations"];
         put?: never;
         /**
          * Create Invitation
          * @description Invite an e-mail to the team with a role (admins). The answer carries the one-use link,
          *     shown only here; it is mailed too when the server has SMTP configured (`mailed`).
          */
-        post: operations["create_invitation_api_v1_teams__team_id__invitations_post"];
+        post: operations["create_invitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1623,7 +1603,7 @@ export interface paths {
          * Revoke Invitation
          * @description Revoke an invitation (admins): its link answers 410 from now on. Idempotent.
          */
-        delete: operations["revoke_invitation_api_v1_teams__team_id__invitations__invitation_id__delete"];
+        delete: operations["revoke_invitation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1640,7 +1620,7 @@ export interface paths {
          * List Members
          * @description Who is in the team, admins first (any member may look).
          */
-        get: operations["list_members_api_v1_teams__team_id__members_get"];
+        get: operations["list_members"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1664,14 +1644,14 @@ export interface paths {
          * @description Remove a member (admins), or leave: any member may remove themselves. The last admin can do
          *     neither (409 `last_admin`).
          */
-        delete: operations["remove_member_api_v1_teams__team_id__members__user_id__delete"];
+        delete: operations["remove_member"];
         options?: never;
         head?: never;
         /**
          * Change Member Role
          * @description Change a member's role (admins). Demoting the last admin is a 409 `last_admin`.
          */
-        patch: operations["change_member_role_api_v1_teams__team_id__members__user_id__patch"];
+        patch: operations["change_member_role"];
         trace?: never;
     };
     "/api/v1/views": {
@@ -1682,7 +1662,7 @@ export interface paths {
             cookie?: never;
         };
         /** Catalog */
-        get: operations["catalog_api_v1_views_get"];
+        get: operations["catalog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1699,7 +1679,7 @@ export interface paths {
             cookie?: never;
         };
         /** Table */
-        get: operations["table_api_v1_views_table_get"];
+        get: operations["table"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1716,10 +1696,10 @@ export interface paths {
             cookie?: never;
         };
         /** List Workloads */
-        get: operations["list_workloads_api_v1_workloads_get"];
+        get: operations["list_workloads"];
         put?: never;
         /** Create Workload */
-        post: operations["create_workload_api_v1_workloads_post"];
+        post: operations["create_workload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1742,7 +1722,7 @@ export interface paths {
          *     422 at the field holding the text (spec.postmark / spec.vdbench.parameters); a block workload
          *     is a 422 at spec.kind.
          */
-        post: operations["workload_facts_api_v1_workloads_facts_post"];
+        post: operations["workload_facts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1766,7 +1746,7 @@ export interface paths {
          *     is a 422 at `text` naming the line and the option ("line 12: bs: ..."); include and ${VAR}
          *     are refused.
          */
-        post: operations["parse_jobfile_api_v1_workloads_jobfile_post"];
+        post: operations["parse_jobfile"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1781,7 +1761,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get Workload */
-        get: operations["get_workload_api_v1_workloads__workload_id__get"];
+        get: operations["get_workload"];
         put?: never;
         post?: never;
         /**
@@ -1789,7 +1769,7 @@ export interface paths {
          * @description Delete a team workload (team admins; audited). Built-in presets: 409. Runs made from it keep
          *     their copy of the spec.
          */
-        delete: operations["delete_workload_api_v1_workloads__workload_id__delete"];
+        delete: operations["delete_workload"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2067,48 +2047,6 @@ export interface components {
              * @description kernel names of the devices beneath (dm, md)
              */
             slaves: string[];
-        } & {
-            [key: string]: unknown;
-        };
-        /** BtrfsFilesystem */
-        "BtrfsFilesystem-Input": {
-            /**
-             * Data Profile
-             * @description single, dup, raid0, raid1, raid1c3, raid10, ...
-             */
-            data_profile?: string | null;
-            /**
-             * Devices
-             * @description member kernel names
-             */
-            devices?: string[];
-            /** Label */
-            label?: string | null;
-            /** Metadata Profile */
-            metadata_profile?: string | null;
-            /** Uuid */
-            uuid: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** BtrfsFilesystem */
-        "BtrfsFilesystem-Output": {
-            /**
-             * Data Profile
-             * @description single, dup, raid0, raid1, raid1c3, raid10, ...
-             */
-            data_profile: string | null;
-            /**
-             * Devices
-             * @description member kernel names
-             */
-            devices: string[];
-            /** Label */
-            label: string | null;
-            /** Metadata Profile */
-            metadata_profile: string | null;
-            /** Uuid */
-            uuid: string;
         } & {
             [key: string]: unknown;
         };
@@ -2628,15 +2566,10 @@ export interface components {
             /** Energy */
             energy: components["schemas"]["Metric"][];
             /**
-             * Filtered Out
-             * @description runs asked for that the `env` filter left out (their environment did not match)
-             */
-            filtered_out: string[];
-            /**
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
             /** Jobs */
             jobs: components["schemas"]["JobComparison"][];
             /** Runs */
@@ -2708,7 +2641,7 @@ export interface components {
              * @default none
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
             /**
              * Job
              * @description the job the per-job charts show
@@ -2728,34 +2661,6 @@ export interface components {
              * @enum {string}
              */
             table: "auto" | "metrics" | "runs";
-        };
-        /** Controller */
-        "Controller-Input": {
-            /** Cache Bytes */
-            cache_bytes?: number | null;
-            /** Cache Policy */
-            cache_policy?: ("write_back" | "write_through" | "none") | null;
-            /**
-             * Cache Protected
-             * @description battery- or flash-backed write cache
-             */
-            cache_protected?: boolean | null;
-            /** Model */
-            model?: string | null;
-        };
-        /** Controller */
-        "Controller-Output": {
-            /** Cache Bytes */
-            cache_bytes: number | null;
-            /** Cache Policy */
-            cache_policy: ("write_back" | "write_through" | "none") | null;
-            /**
-             * Cache Protected
-             * @description battery- or flash-backed write cache
-             */
-            cache_protected: boolean | null;
-            /** Model */
-            model: string | null;
         };
         /** CpuInfo */
         "CpuInfo-Input": {
@@ -3233,7 +3138,6 @@ export interface components {
              * Format: uuid
              */
             team_id: string;
-            topology?: components["schemas"]["EnvironmentTopology-Input"];
         };
         /** EnvironmentRead */
         EnvironmentRead: {
@@ -3265,20 +3169,10 @@ export interface components {
             id: string;
             /** Kind */
             kind: string;
-            /**
-             * Member Count
-             * @description devices in the RAID set, if known
-             */
-            member_count: number | null;
             /** Name */
             name: string;
             /** Notes */
             notes: string;
-            /**
-             * Protection
-             * @description the RAID level as a procurement candidate's protection (jbod, raid0|1|5|6|10), if one
-             */
-            protection: string | null;
             /** Pue */
             pue: number;
             /** Region */
@@ -3288,66 +3182,6 @@ export interface components {
              * Format: uuid
              */
             team_id: string;
-            topology: components["schemas"]["EnvironmentTopology-Output"];
-        };
-        /**
-         * EnvironmentSnapshot
-         * @description An environment as it was when a run was queued or uploaded (runs.environment_snapshot).
-         */
-        EnvironmentSnapshot: {
-            /** Currency */
-            currency: string;
-            /** Description */
-            description: string;
-            /** Electricity Price Per Kwh */
-            electricity_price_per_kwh: number | null;
-            /**
-             * Environment Id
-             * Format: uuid
-             */
-            environment_id: string;
-            /** Grid G Per Kwh */
-            grid_g_per_kwh: number | null;
-            /** Grid Source */
-            grid_source: string | null;
-            /** Kind */
-            kind: string;
-            /** Name */
-            name: string;
-            /** Pue */
-            pue: number;
-            /**
-             * Recorded At
-             * Format: date-time
-             */
-            recorded_at: string;
-            /** Region */
-            region: string | null;
-            topology: components["schemas"]["EnvironmentTopology-Output"];
-            /** Version */
-            version: number;
-        };
-        /**
-         * EnvironmentTopology
-         * @description What the storage is: RAID, controller, fabric, NAS protocol, file system (each null: unknown).
-         */
-        "EnvironmentTopology-Input": {
-            controller?: components["schemas"]["Controller-Input"] | null;
-            fabric?: components["schemas"]["Fabric-Input"] | null;
-            filesystem?: components["schemas"]["FileSystem-Input"] | null;
-            nas?: components["schemas"]["Nas-Input"] | null;
-            raid?: components["schemas"]["Raid-Input"] | null;
-        };
-        /**
-         * EnvironmentTopology
-         * @description What the storage is: RAID, controller, fabric, NAS protocol, file system (each null: unknown).
-         */
-        "EnvironmentTopology-Output": {
-            controller: components["schemas"]["Controller-Output"] | null;
-            fabric: components["schemas"]["Fabric-Output"] | null;
-            filesystem: components["schemas"]["FileSystem-Output"] | null;
-            nas: components["schemas"]["Nas-Output"] | null;
-            raid: components["schemas"]["Raid-Output"] | null;
         };
         /** EnvironmentUpdate */
         EnvironmentUpdate: {
@@ -3371,8 +3205,6 @@ export interface components {
             pue?: number | null;
             /** Region */
             region?: string | null;
-            /** @description replaces the whole topology; {} clears it */
-            topology?: components["schemas"]["EnvironmentTopology-Input"] | null;
         };
         /** ErrorDetail */
         ErrorDetail: {
@@ -3397,42 +3229,6 @@ export interface components {
             message: string;
             /** Request Id */
             request_id: string;
-        };
-        /** Fabric */
-        "Fabric-Input": {
-            /**
-             * Link Speed Bps
-             * @description one link's signalling rate, bits per second
-             */
-            link_speed_bps?: number | null;
-            /**
-             * Links
-             * @description paths or ports in use (multipath)
-             */
-            links?: number | null;
-            /**
-             * Transport
-             * @enum {string}
-             */
-            transport: "sas" | "sata" | "nvme" | "fc" | "iscsi" | "nvme_of" | "ethernet";
-        };
-        /** Fabric */
-        "Fabric-Output": {
-            /**
-             * Link Speed Bps
-             * @description one link's signalling rate, bits per second
-             */
-            link_speed_bps: number | null;
-            /**
-             * Links
-             * @description paths or ports in use (multipath)
-             */
-            links: number | null;
-            /**
-             * Transport
-             * @enum {string}
-             */
-            transport: "sas" | "sata" | "nvme" | "fc" | "iscsi" | "nvme_of" | "ethernet";
         };
         /** FactsAsk */
         FactsAsk: {
@@ -3642,34 +3438,6 @@ export interface components {
             resp_p999_ns: number | null;
             /** Resp P99 Ns */
             resp_p99_ns: number | null;
-        };
-        /** FileSystem */
-        "FileSystem-Input": {
-            /**
-             * Fstype
-             * @description as the kernel names it: ext4, xfs
-             */
-            fstype: string;
-            /**
-             * Mount Options
-             * @description comma-separated
-             * @default
-             */
-            mount_options: string;
-        };
-        /** FileSystem */
-        "FileSystem-Output": {
-            /**
-             * Fstype
-             * @description as the kernel names it: ext4, xfs
-             */
-            fstype: string;
-            /**
-             * Mount Options
-             * @description comma-separated
-             * @default
-             */
-            mount_options: string;
         };
         /**
          * FileWorkloadSummary
@@ -4008,35 +3776,33 @@ export interface components {
              */
             token_ttl_s: number;
         };
-        /** HostTopology */
-        "HostTopology-Input": {
-            /** Btrfs */
-            btrfs?: components["schemas"]["BtrfsFilesystem-Input"][];
-            /** Lvm */
-            lvm?: components["schemas"]["LvmVolume-Input"][];
-            /** Md */
-            md?: components["schemas"]["MdArray-Input"][];
-            /** Mounts */
-            mounts?: components["schemas"]["TopologyMount-Input"][];
-            /** Queues */
-            queues?: components["schemas"]["QueueFacts-Input"][];
-        } & {
-            [key: string]: unknown;
-        };
-        /** HostTopology */
-        "HostTopology-Output": {
-            /** Btrfs */
-            btrfs: components["schemas"]["BtrfsFilesystem-Output"][];
-            /** Lvm */
-            lvm: components["schemas"]["LvmVolume-Output"][];
-            /** Md */
-            md: components["schemas"]["MdArray-Output"][];
-            /** Mounts */
-            mounts: components["schemas"]["TopologyMount-Output"][];
-            /** Queues */
-            queues: components["schemas"]["QueueFacts-Output"][];
-        } & {
-            [key: string]: unknown;
+        /**
+         * ImportFormat
+         * @description One format the importers read (GET /imports/formats).
+         */
+        ImportFormat: {
+            /**
+             * Aliases
+             * @description other names the hint accepts
+             */
+            aliases: string[];
+            /**
+             * File Kinds
+             * @description which of the tool's files or outputs
+             */
+            file_kinds: string[];
+            /**
+             * Format
+             * @description the key to give as the `format` hint
+             */
+            format: string;
+            /** Tool */
+            tool: string;
+            /**
+             * Versions
+             * @description the tool's versions (or the format's) read
+             */
+            versions: string[];
         };
         /** ImportResult */
         ImportResult: {
@@ -4196,8 +3962,6 @@ export interface components {
             os?: components["schemas"]["OsInfo-Input"] | null;
             /** @description the host's policy (ADR 0009); absent from agents built before host policies */
             policy?: components["schemas"]["Policy-Input"] | null;
-            /** @description mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27 */
-            topology?: components["schemas"]["HostTopology-Input"] | null;
             /** Virtualization */
             virtualization?: string | null;
         } & {
@@ -4219,8 +3983,6 @@ export interface components {
             os: components["schemas"]["OsInfo-Output"] | null;
             /** @description the host's policy (ADR 0009); absent from agents built before host policies */
             policy: components["schemas"]["Policy-Output"] | null;
-            /** @description mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27 */
-            topology: components["schemas"]["HostTopology-Output"] | null;
             /** Virtualization */
             virtualization: string | null;
         } & {
@@ -4762,108 +4524,6 @@ export interface components {
             token_type: string;
             user: components["schemas"]["UserRead"];
         };
-        /** LvmVolume */
-        "LvmVolume-Input": {
-            /** Devices */
-            devices?: string[];
-            /** Dm Name */
-            dm_name?: string | null;
-            /** Lv */
-            lv: string;
-            /** Segtype */
-            segtype?: string | null;
-            /** Stripes */
-            stripes?: number | null;
-            /** Vg */
-            vg: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** LvmVolume */
-        "LvmVolume-Output": {
-            /** Devices */
-            devices: string[];
-            /** Dm Name */
-            dm_name: string | null;
-            /** Lv */
-            lv: string;
-            /** Segtype */
-            segtype: string | null;
-            /** Stripes */
-            stripes: number | null;
-            /** Vg */
-            vg: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** MdArray */
-        "MdArray-Input": {
-            /** Chunk Bytes */
-            chunk_bytes?: number | null;
-            /** Level */
-            level?: string | null;
-            /** Members */
-            members?: string[];
-            /** Name */
-            name: string;
-            /** Raid Disks */
-            raid_disks?: number | null;
-            /**
-             * Spares
-             * @default 0
-             */
-            spares: number;
-        } & {
-            [key: string]: unknown;
-        };
-        /** MdArray */
-        "MdArray-Output": {
-            /** Chunk Bytes */
-            chunk_bytes: number | null;
-            /** Level */
-            level: string | null;
-            /** Members */
-            members: string[];
-            /** Name */
-            name: string;
-            /** Raid Disks */
-            raid_disks: number | null;
-            /**
-             * Spares
-             * @default 0
-             */
-            spares: number;
-        } & {
-            [key: string]: unknown;
-        };
-        /**
-         * MemberDevices
-         * @description Identical devices of a RAID set or array: a model and how many of it.
-         */
-        "MemberDevices-Input": {
-            /** Capacity Bytes */
-            capacity_bytes?: number | null;
-            /** Count */
-            count: number;
-            /** Media */
-            media?: ("hdd" | "ssd" | "nvme" | "other") | null;
-            /** Model */
-            model: string;
-        };
-        /**
-         * MemberDevices
-         * @description Identical devices of a RAID set or array: a model and how many of it.
-         */
-        "MemberDevices-Output": {
-            /** Capacity Bytes */
-            capacity_bytes: number | null;
-            /** Count */
-            count: number;
-            /** Media */
-            media: ("hdd" | "ssd" | "nvme" | "other") | null;
-            /** Model */
-            model: string;
-        };
         /** MemberRead */
         MemberRead: {
             /** Display Name */
@@ -5014,32 +4674,6 @@ export interface components {
             source: string;
         } & {
             [key: string]: unknown;
-        };
-        /** Nas */
-        "Nas-Input": {
-            /**
-             * Protocol
-             * @enum {string}
-             */
-            protocol: "nfs" | "smb" | "sshfs" | "other";
-            /**
-             * Version
-             * @description e.g. 4.2, 3.1.1
-             */
-            version?: string | null;
-        };
-        /** Nas */
-        "Nas-Output": {
-            /**
-             * Protocol
-             * @enum {string}
-             */
-            protocol: "nfs" | "smb" | "sshfs" | "other";
-            /**
-             * Version
-             * @description e.g. 4.2, 3.1.1
-             */
-            version: string | null;
         };
         /**
          * OidcConfig
@@ -5969,100 +5603,6 @@ export interface components {
              */
             value: number | string;
         };
-        /** QueueFacts */
-        "QueueFacts-Input": {
-            /** Discard Max Bytes */
-            discard_max_bytes?: number | null;
-            /** Max Sectors Kb */
-            max_sectors_kb?: number | null;
-            /** Name */
-            name: string;
-            /** Nr Requests */
-            nr_requests?: number | null;
-            /** Read Ahead Kb */
-            read_ahead_kb?: number | null;
-            /**
-             * Write Cache
-             * @description "write back" or "write through"
-             */
-            write_cache?: string | null;
-        } & {
-            [key: string]: unknown;
-        };
-        /** QueueFacts */
-        "QueueFacts-Output": {
-            /** Discard Max Bytes */
-            discard_max_bytes: number | null;
-            /** Max Sectors Kb */
-            max_sectors_kb: number | null;
-            /** Name */
-            name: string;
-            /** Nr Requests */
-            nr_requests: number | null;
-            /** Read Ahead Kb */
-            read_ahead_kb: number | null;
-            /**
-             * Write Cache
-             * @description "write back" or "write through"
-             */
-            write_cache: string | null;
-        } & {
-            [key: string]: unknown;
-        };
-        /** Raid */
-        "Raid-Input": {
-            /**
-             * Hot Spares
-             * @default 0
-             */
-            hot_spares: number;
-            /** Implementation */
-            implementation?: ("hardware" | "md" | "btrfs" | "zfs" | "lvm" | "array") | null;
-            /**
-             * Level
-             * @enum {string}
-             */
-            level: "single" | "jbod" | "raid0" | "raid1" | "raid1c3" | "raid1c4" | "raid5" | "raid6" | "raid10" | "raid50" | "raid60" | "dup" | "raidz1" | "raidz2" | "raidz3";
-            /**
-             * Member Count
-             * @description devices in the set (hot spares excluded); null: the members' sum
-             */
-            member_count?: number | null;
-            /** Members */
-            members?: components["schemas"]["MemberDevices-Input"][];
-            /**
-             * Stripe Bytes
-             * @description the strip (chunk) per member
-             */
-            stripe_bytes?: number | null;
-        };
-        /** Raid */
-        "Raid-Output": {
-            /**
-             * Hot Spares
-             * @default 0
-             */
-            hot_spares: number;
-            /** Implementation */
-            implementation: ("hardware" | "md" | "btrfs" | "zfs" | "lvm" | "array") | null;
-            /**
-             * Level
-             * @enum {string}
-             */
-            level: "single" | "jbod" | "raid0" | "raid1" | "raid1c3" | "raid1c4" | "raid5" | "raid6" | "raid10" | "raid50" | "raid60" | "dup" | "raidz1" | "raidz2" | "raidz3";
-            /**
-             * Member Count
-             * @description devices in the set (hot spares excluded); null: the members' sum
-             */
-            member_count: number | null;
-            /** Members */
-            members: components["schemas"]["MemberDevices-Output"][];
-            /**
-             * Stripe Bytes
-             * @description the strip (chunk) per member
-             */
-            stripe_bytes: number | null;
-        };
         /** RankRow */
         RankRow: {
             /**
@@ -6518,26 +6058,6 @@ export interface components {
             /** Workload Id */
             workload_id?: string | null;
         };
-        /** RunEnvironment */
-        RunEnvironment: {
-            /**
-             * Changed
-             * @description fields whose value the environment has changed since (name, topology.raid.level, ...)
-             */
-            changed: string[];
-            /**
-             * Environment Id
-             * @description the environment the run names now (null: none or deleted)
-             */
-            environment_id: string | null;
-            /**
-             * Run Id
-             * Format: uuid
-             */
-            run_id: string;
-            /** @description as it was when the run was queued; null: none */
-            snapshot: components["schemas"]["EnvironmentSnapshot"] | null;
-        };
         /**
          * RunOrigin
          * @description Where an imported or published run's figures come from (backend/imports).
@@ -6966,7 +6486,7 @@ export interface components {
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
             /** Jobs */
             jobs: components["schemas"]["JobComparison"][];
             /** Runs */
@@ -7096,7 +6616,7 @@ export interface components {
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
             /** Job */
             job: string | null;
             /**
@@ -7492,77 +7012,6 @@ export interface components {
              * @enum {string}
              */
             scope: "read" | "write" | "upload";
-        };
-        /** TopologyMount */
-        "TopologyMount-Input": {
-            /**
-             * Disk
-             * @description kernel name of its block device; null: none (tmpfs, btrfs)
-             */
-            disk?: string | null;
-            /** Fstype */
-            fstype: string;
-            /** Major */
-            major?: number | null;
-            /** Minor */
-            minor?: number | null;
-            /** Mountpoint */
-            mountpoint: string;
-            /**
-             * Options
-             * @default
-             */
-            options: string;
-            /** Source */
-            source: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** TopologyMount */
-        "TopologyMount-Output": {
-            /**
-             * Disk
-             * @description kernel name of its block device; null: none (tmpfs, btrfs)
-             */
-            disk: string | null;
-            /** Fstype */
-            fstype: string;
-            /** Major */
-            major: number | null;
-            /** Minor */
-            minor: number | null;
-            /** Mountpoint */
-            mountpoint: string;
-            /**
-             * Options
-             * @default
-             */
-            options: string;
-            /** Source */
-            source: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** TopologySuggestion */
-        TopologySuggestion: {
-            /** Agent Id */
-            agent_id: string | null;
-            /** Agent Name */
-            agent_name: string | null;
-            /**
-             * Environment Id
-             * Format: uuid
-             */
-            environment_id: string;
-            /**
-             * Evidence
-             * @description what each suggested part comes from, in words
-             */
-            evidence: string[];
-            /** Target Path */
-            target_path: string | null;
-            /** @description what the agent saw; parts it could not see are null */
-            topology: components["schemas"]["EnvironmentTopology-Output"];
         };
         /** TpchQuerySummary */
         TpchQuerySummary: {
@@ -8202,7 +7651,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    list_users_api_v1_admin_users_get: {
+    list_users: {
         parameters: {
             query?: {
                 /** @description part of an e-mail or a name */
@@ -8263,7 +7712,7 @@ export interface operations {
             };
         };
     };
-    issue_reset_link_api_v1_admin_users__user_id__reset_link_post: {
+    issue_reset_link: {
         parameters: {
             query?: never;
             header?: never;
@@ -8339,7 +7788,7 @@ export interface operations {
             };
         };
     };
-    list_agents_api_v1_agents_get: {
+    list_agents: {
         parameters: {
             query?: {
                 /** @description one of your teams; none: all of them */
@@ -8398,7 +7847,7 @@ export interface operations {
             };
         };
     };
-    enroll_api_v1_agents_enroll_post: {
+    enroll: {
         parameters: {
             query?: never;
             header?: never;
@@ -8476,7 +7925,7 @@ export interface operations {
             };
         };
     };
-    list_enrollment_tokens_api_v1_agents_enrollment_tokens_get: {
+    list_enrollment_tokens: {
         parameters: {
             query?: {
                 team_id?: string | null;
@@ -8534,7 +7983,7 @@ export interface operations {
             };
         };
     };
-    create_enrollment_token_api_v1_agents_enrollment_tokens_post: {
+    create_enrollment_token: {
         parameters: {
             query?: never;
             header?: never;
@@ -8612,7 +8061,7 @@ export interface operations {
             };
         };
     };
-    revoke_enrollment_token_api_v1_agents_enrollment_tokens__token_id__delete: {
+    revoke_enrollment_token: {
         parameters: {
             query?: never;
             header?: never;
@@ -8677,7 +8126,7 @@ export interface operations {
             };
         };
     };
-    get_agent_api_v1_agents__agent_id__get: {
+    get_agent: {
         parameters: {
             query?: never;
             header?: never;
@@ -8744,7 +8193,7 @@ export interface operations {
             };
         };
     };
-    delete_agent_api_v1_agents__agent_id__delete: {
+    delete_agent: {
         parameters: {
             query?: never;
             header?: never;
@@ -8809,7 +8258,7 @@ export interface operations {
             };
         };
     };
-    heartbeat_api_v1_agents__agent_id__heartbeat_post: {
+    heartbeat: {
         parameters: {
             query?: never;
             header?: never;
@@ -8898,7 +8347,7 @@ export interface operations {
             };
         };
     };
-    put_inventory_api_v1_agents__agent_id__inventory_put: {
+    put_inventory: {
         parameters: {
             query?: never;
             header?: never;
@@ -8978,7 +8427,7 @@ export interface operations {
             };
         };
     };
-    lease_api_v1_agents__agent_id__lease_post: {
+    lease: {
         parameters: {
             query?: {
                 /** @description long-poll up to this many seconds (the server honours up to 30) */
@@ -9070,7 +8519,7 @@ export interface operations {
             };
         };
     };
-    revoke_agent_api_v1_agents__agent_id__revoke_post: {
+    revoke_agent: {
         parameters: {
             query?: never;
             header?: never;
@@ -9137,7 +8586,7 @@ export interface operations {
             };
         };
     };
-    rotate_token_api_v1_agents__agent_id__token_post: {
+    rotate_token: {
         parameters: {
             query?: never;
             header?: never;
@@ -9204,7 +8653,7 @@ export interface operations {
             };
         };
     };
-    send_email_verification_api_v1_auth_email_verification_post: {
+    send_email_verification: {
         parameters: {
             query?: never;
             header?: never;
@@ -9298,7 +8747,7 @@ export interface operations {
             };
         };
     };
-    confirm_email_verification_api_v1_auth_email_verification_confirm_post: {
+    confirm_email_verification: {
         parameters: {
             query?: never;
             header?: never;
@@ -9374,7 +8823,7 @@ export interface operations {
             };
         };
     };
-    login_api_v1_auth_login_post: {
+    login: {
         parameters: {
             query?: never;
             header?: never;
@@ -9445,7 +8894,7 @@ export interface operations {
             };
         };
     };
-    logout_api_v1_auth_logout_post: {
+    logout: {
         parameters: {
             query?: never;
             header?: never;
@@ -9508,7 +8957,7 @@ export interface operations {
             };
         };
     };
-    me_api_v1_auth_me_get: {
+    me: {
         parameters: {
             query?: never;
             header?: never;
@@ -9564,7 +9013,7 @@ export interface operations {
             };
         };
     };
-    delete_account_api_v1_auth_me_delete: {
+    delete_account: {
         parameters: {
             query?: never;
             header?: never;
@@ -9651,7 +9100,7 @@ export interface operations {
             };
         };
     };
-    config_api_v1_auth_oidc_get: {
+    config: {
         parameters: {
             query?: never;
             header?: never;
@@ -9689,7 +9138,7 @@ export interface operations {
             };
         };
     };
-    callback_api_v1_auth_oidc_callback_get: {
+    callback: {
         parameters: {
             query?: {
                 code?: string | null;
@@ -9742,7 +9191,7 @@ export interface operations {
             };
         };
     };
-    link_account_api_v1_auth_oidc_link_post: {
+    link_account: {
         parameters: {
             query?: never;
             header?: never;
@@ -9842,7 +9291,7 @@ export interface operations {
             };
         };
     };
-    login_api_v1_auth_oidc_login_get: {
+    oidc_login: {
         parameters: {
             query?: never;
             header?: never;
@@ -9887,7 +9336,7 @@ export interface operations {
             };
         };
     };
-    create_session_api_v1_auth_oidc_session_post: {
+    create_session: {
         parameters: {
             query?: never;
             header?: never;
@@ -9967,7 +9416,7 @@ export interface operations {
             };
         };
     };
-    request_password_reset_api_v1_auth_password_reset_post: {
+    request_password_reset: {
         parameters: {
             query?: never;
             header?: never;
@@ -10047,7 +9496,7 @@ export interface operations {
             };
         };
     };
-    confirm_password_reset_api_v1_auth_password_reset_confirm_post: {
+    confirm_password_reset: {
         parameters: {
             query?: never;
             header?: never;
@@ -10107,7 +9556,7 @@ export interface operations {
             };
         };
     };
-    list_tokens_api_v1_auth_tokens_get: {
+    list_tokens: {
         parameters: {
             query?: {
                 /** @description also revoked and expired tokens (default: only usable ones) */
@@ -10168,7 +9617,7 @@ export interface operations {
             };
         };
     };
-    create_token_api_v1_auth_tokens_post: {
+    create_token: {
         parameters: {
             query?: never;
             header?: never;
@@ -10237,7 +9686,7 @@ export interface operations {
             };
         };
     };
-    revoke_token_api_v1_auth_tokens__token_id__delete: {
+    revoke_token: {
         parameters: {
             query?: never;
             header?: never;
@@ -10302,7 +9751,7 @@ export interface operations {
             };
         };
     };
-    list_campaigns_api_v1_campaigns_get: {
+    list_campaigns: {
         parameters: {
             query?: {
                 limit?: number;
@@ -10363,7 +9812,7 @@ export interface operations {
             };
         };
     };
-    create_campaign_api_v1_campaigns_post: {
+    create_campaign: {
         parameters: {
             query?: never;
             header?: never;
@@ -10459,7 +9908,7 @@ export interface operations {
             };
         };
     };
-    get_campaign_api_v1_campaigns__campaign_id__get: {
+    get_campaign: {
         parameters: {
             query?: never;
             header?: never;
@@ -10526,7 +9975,7 @@ export interface operations {
             };
         };
     };
-    delete_campaign_api_v1_campaigns__campaign_id__delete: {
+    delete_campaign: {
         parameters: {
             query?: {
                 /** @description keep its runs (they leave the campaign) */
@@ -10603,7 +10052,7 @@ export interface operations {
             };
         };
     };
-    embodied_defaults_api_v1_carbon_embodied_defaults_get: {
+    embodied_defaults: {
         parameters: {
             query?: never;
             header?: never;
@@ -10659,7 +10108,7 @@ export interface operations {
             };
         };
     };
-    grid_intensities_api_v1_carbon_grid_intensities_get: {
+    grid_intensities: {
         parameters: {
             query?: never;
             header?: never;
@@ -10715,7 +10164,7 @@ export interface operations {
             };
         };
     };
-    list_comments_api_v1_comments_get: {
+    list_comments: {
         parameters: {
             query: {
                 target_kind: "run" | "comparison" | "campaign";
@@ -10777,7 +10226,7 @@ export interface operations {
             };
         };
     };
-    create_comment_api_v1_comments_post: {
+    create_comment: {
         parameters: {
             query?: never;
             header?: never;
@@ -10846,7 +10295,7 @@ export interface operations {
             };
         };
     };
-    delete_comment_api_v1_comments__comment_id__delete: {
+    delete_comment: {
         parameters: {
             query?: never;
             header?: never;
@@ -10911,7 +10360,7 @@ export interface operations {
             };
         };
     };
-    update_comment_api_v1_comments__comment_id__patch: {
+    update_comment: {
         parameters: {
             query?: never;
             header?: never;
@@ -10991,17 +10440,15 @@ export interface operations {
             };
         };
     };
-    compare_api_v1_compare_get: {
+    compare: {
         parameters: {
             query: {
                 /** @description comma-separated run ids; the first is the default baseline */
                 runs: string;
                 baseline?: string | null;
-                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
                 fingerprint?: "workload" | "workload_host";
                 force?: boolean;
-                /** @description FIELD:VALUE of the runs' recorded environments (raid_level:raid10, kind:san; none: runs without it); only matching runs are compared; repeat: every field must match, values of one field any of them */
-                env?: string[] | null;
                 /** @description csv: the same table as text/csv (a download), one row per metric */
                 format?: "json" | "csv";
             };
@@ -11068,16 +10515,14 @@ export interface operations {
             };
         };
     };
-    latency_api_v1_compare_latency_get: {
+    latency: {
         parameters: {
             query: {
                 /** @description comma-separated run ids; the first is the default baseline */
                 runs: string;
                 /** @description job name */
                 job: string;
-                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
-                /** @description FIELD:VALUE of the runs' recorded environments (raid_level:raid10, kind:san; none: runs without it); only matching runs are compared; repeat: every field must match, values of one field any of them */
-                env?: string[] | null;
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
             };
             header?: never;
             path?: never;
@@ -11141,7 +10586,7 @@ export interface operations {
             };
         };
     };
-    list_devices_api_v1_devices_get: {
+    list_devices: {
         parameters: {
             query?: {
                 agent_id?: string | null;
@@ -11201,7 +10646,7 @@ export interface operations {
             };
         };
     };
-    delete_device_api_v1_devices__device_id__delete: {
+    delete_device: {
         parameters: {
             query?: {
                 /** @description detach the runs that name the device (they keep their results) */
@@ -11278,7 +10723,7 @@ export interface operations {
             };
         };
     };
-    update_device_api_v1_devices__device_id__patch: {
+    update_device: {
         parameters: {
             query?: never;
             header?: never;
@@ -11358,7 +10803,7 @@ export interface operations {
             };
         };
     };
-    list_environments_api_v1_environments_get: {
+    list_environments: {
         parameters: {
             query?: {
                 /** @description one of your teams; none: all of them */
@@ -11417,7 +10862,7 @@ export interface operations {
             };
         };
     };
-    create_environment_api_v1_environments_post: {
+    create_environment: {
         parameters: {
             query?: never;
             header?: never;
@@ -11495,7 +10940,7 @@ export interface operations {
             };
         };
     };
-    delete_environment_api_v1_environments__environment_id__delete: {
+    delete_environment: {
         parameters: {
             query?: {
                 /** @description detach the runs that name it (they keep their results) */
@@ -11572,7 +11017,7 @@ export interface operations {
             };
         };
     };
-    update_environment_api_v1_environments__environment_id__patch: {
+    update_environment: {
         parameters: {
             query?: never;
             header?: never;
@@ -11661,7 +11106,7 @@ export interface operations {
             };
         };
     };
-    import_grid_intensity_api_v1_environments__environment_id__grid_intensity_put: {
+    import_grid_intensity: {
         parameters: {
             query?: never;
             header?: never;
@@ -11741,79 +11186,7 @@ export interface operations {
             };
         };
     };
-    suggest_topology_api_v1_environments__environment_id__topology_suggestion_get: {
-        parameters: {
-            query?: {
-                /** @description the agent to read; default: the newest run's in the environment */
-                agent_id?: string | null;
-                /** @description a path on its host; default: the newest run's */
-                target_path?: string | null;
-            };
-            header?: never;
-            path: {
-                environment_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TopologySuggestion"];
-                };
-            };
-            /** @description No bearer token, or an unknown, expired or revoked one */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description No such object, or not visible to the caller */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The request body is larger than this route's limit (1048576 bytes) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A field is invalid: `detail` lists each field and the reason */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    health_api_v1_health_get: {
+    health: {
         parameters: {
             query?: never;
             header?: never;
@@ -11860,7 +11233,7 @@ export interface operations {
             };
         };
     };
-    create_import_api_v1_imports_post: {
+    create_import: {
         parameters: {
             query?: {
                 /** @description answer what the file holds; store nothing */
@@ -11879,7 +11252,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description pasted text with its labels (JSON), or one file's bytes as they are with the labels as query parameters (team_id required) */
+        /** @description pasted text with its labels (JSON); one file's bytes as they are with the labels as query parameters (team_id required); or one or several files as multipart/form-data (at most 32 file parts, the labels as text fields or query parameters) */
         requestBody: {
             content: {
                 "application/json": {
@@ -11922,6 +11295,36 @@ export interface operations {
                     text: string;
                 };
                 "application/octet-stream": string;
+                "multipart/form-data": {
+                    /**
+                     * Device
+                     * @description the device's model; null: what the file says
+                     */
+                    device?: string | null;
+                    /** Environment Id */
+                    environment_id?: string | null;
+                    file: string[];
+                    /**
+                     * Format
+                     * @description the format, when detection should not guess
+                     */
+                    format?: string | null;
+                    /**
+                     * Host
+                     * @description the machine that ran it (an external host of the team, made on first use); null: the host the file names, else "imported"
+                     */
+                    host?: string | null;
+                    /**
+                     * Name
+                     * @description the run's name; null: the file's
+                     */
+                    name?: string | null;
+                    /**
+                     * Team Id
+                     * Format: uuid
+                     */
+                    team_id?: string;
+                };
             };
         };
         responses: {
@@ -11942,6 +11345,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ImportResult"];
                 };
+            };
+            /** @description several files (multipart): {"files": [ImportResult, ...]} in the order sent, all stored in one transaction (one bad file stores none) */
+            207: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No bearer token, or an unknown, expired or revoked one */
             401: {
@@ -11970,7 +11380,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description neither JSON nor a file's bytes */
+            /** @description a urlencoded form (send multipart/form-data, a file's bytes or JSON) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11990,7 +11400,63 @@ export interface operations {
             };
         };
     };
-    create_published_api_v1_imports_published_post: {
+    list_import_formats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFormat"][];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_published: {
         parameters: {
             query?: {
                 dry_run?: boolean;
@@ -12070,7 +11536,7 @@ export interface operations {
             };
         };
     };
-    get_invitation_api_v1_invitations__token__get: {
+    get_invitation: {
         parameters: {
             query?: never;
             header?: never;
@@ -12129,7 +11595,7 @@ export interface operations {
             };
         };
     };
-    accept_invitation_api_v1_invitations__token__accept_post: {
+    accept_invitation: {
         parameters: {
             query?: never;
             header?: never;
@@ -12228,7 +11694,7 @@ export interface operations {
             };
         };
     };
-    upload_result_api_v1_results_post: {
+    upload_result: {
         parameters: {
             query?: never;
             header?: never;
@@ -12306,7 +11772,7 @@ export interface operations {
             };
         };
     };
-    list_reviews_api_v1_reviews_get: {
+    list_reviews: {
         parameters: {
             query?: {
                 team_id?: string | null;
@@ -12366,7 +11832,7 @@ export interface operations {
             };
         };
     };
-    create_review_api_v1_reviews_post: {
+    create_review: {
         parameters: {
             query?: never;
             header?: never;
@@ -12435,7 +11901,7 @@ export interface operations {
             };
         };
     };
-    get_review_api_v1_reviews__review_id__get: {
+    get_review: {
         parameters: {
             query?: {
                 /** @description csv: one row per candidate (a download) */
@@ -12506,7 +11972,7 @@ export interface operations {
             };
         };
     };
-    update_review_api_v1_reviews__review_id__patch: {
+    update_review: {
         parameters: {
             query?: never;
             header?: never;
@@ -12595,7 +12061,7 @@ export interface operations {
             };
         };
     };
-    add_candidate_api_v1_reviews__review_id__candidates_post: {
+    add_candidate: {
         parameters: {
             query?: never;
             header?: never;
@@ -12675,7 +12141,7 @@ export interface operations {
             };
         };
     };
-    delete_candidate_api_v1_reviews__review_id__candidates__candidate_id__delete: {
+    delete_candidate: {
         parameters: {
             query?: never;
             header?: never;
@@ -12750,7 +12216,7 @@ export interface operations {
             };
         };
     };
-    update_candidate_api_v1_reviews__review_id__candidates__candidate_id__patch: {
+    update_candidate: {
         parameters: {
             query?: never;
             header?: never;
@@ -12840,7 +12306,7 @@ export interface operations {
             };
         };
     };
-    list_comments_api_v1_reviews__review_id__comments_get: {
+    list_review_comments: {
         parameters: {
             query?: {
                 /** @description comments in this page */
@@ -12912,7 +12378,7 @@ export interface operations {
             };
         };
     };
-    add_comment_api_v1_reviews__review_id__comments_post: {
+    add_comment: {
         parameters: {
             query?: never;
             header?: never;
@@ -12992,7 +12458,7 @@ export interface operations {
             };
         };
     };
-    decide_api_v1_reviews__review_id__decision_post: {
+    decide: {
         parameters: {
             query?: never;
             header?: never;
@@ -13081,7 +12547,7 @@ export interface operations {
             };
         };
     };
-    review_pdf_api_v1_reviews__review_id__pdf_get: {
+    review_pdf: {
         parameters: {
             query?: never;
             header?: never;
@@ -13157,7 +12623,7 @@ export interface operations {
             };
         };
     };
-    new_version_api_v1_reviews__review_id__versions_post: {
+    new_version: {
         parameters: {
             query?: never;
             header?: never;
@@ -13224,7 +12690,7 @@ export interface operations {
             };
         };
     };
-    list_runs_api_v1_runs_get: {
+    list_runs: {
         parameters: {
             query?: {
                 /** @description any of these statuses (repeat the parameter) */
@@ -13303,7 +12769,7 @@ export interface operations {
             };
         };
     };
-    create_run_api_v1_runs_post: {
+    create_run: {
         parameters: {
             query?: never;
             header?: never;
@@ -13399,7 +12865,7 @@ export interface operations {
             };
         };
     };
-    get_run_api_v1_runs__run_id__get: {
+    get_run: {
         parameters: {
             query?: never;
             header?: never;
@@ -13466,7 +12932,7 @@ export interface operations {
             };
         };
     };
-    delete_run_api_v1_runs__run_id__delete: {
+    delete_run: {
         parameters: {
             query?: never;
             header?: never;
@@ -13540,7 +13006,7 @@ export interface operations {
             };
         };
     };
-    cancel_run_api_v1_runs__run_id__cancel_post: {
+    cancel_run: {
         parameters: {
             query?: never;
             header?: never;
@@ -13616,74 +13082,7 @@ export interface operations {
             };
         };
     };
-    run_environment_api_v1_runs__run_id__environment_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                run_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RunEnvironment"];
-                };
-            };
-            /** @description No bearer token, or an unknown, expired or revoked one */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description No such object, or not visible to the caller */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The request body is larger than this route's limit (1048576 bytes) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A field is invalid: `detail` lists each field and the reason */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    report_failure_api_v1_runs__run_id__failure_post: {
+    report_failure: {
         parameters: {
             query?: never;
             header?: never;
@@ -13772,7 +13171,7 @@ export interface operations {
             };
         };
     };
-    get_power_api_v1_runs__run_id__power_get: {
+    get_power: {
         parameters: {
             query?: {
                 /** @description at most this many points */
@@ -13842,7 +13241,7 @@ export interface operations {
             };
         };
     };
-    report_progress_api_v1_runs__run_id__progress_post: {
+    report_progress: {
         parameters: {
             query?: never;
             header?: never;
@@ -13931,7 +13330,7 @@ export interface operations {
             };
         };
     };
-    get_result_api_v1_runs__run_id__result_get: {
+    get_result: {
         parameters: {
             query?: never;
             header?: never;
@@ -13998,7 +13397,7 @@ export interface operations {
             };
         };
     };
-    upload_result_api_v1_runs__run_id__result_put: {
+    upload_run_result: {
         parameters: {
             query?: never;
             header?: never;
@@ -14096,7 +13495,7 @@ export interface operations {
             };
         };
     };
-    get_series_api_v1_runs__run_id__series_get: {
+    get_series: {
         parameters: {
             query?: never;
             header?: never;
@@ -14163,7 +13562,7 @@ export interface operations {
             };
         };
     };
-    run_source_api_v1_runs__run_id__source_get: {
+    run_source: {
         parameters: {
             query?: never;
             header?: never;
@@ -14235,7 +13634,7 @@ export interface operations {
             };
         };
     };
-    start_run_api_v1_runs__run_id__start_post: {
+    start_run: {
         parameters: {
             query?: never;
             header?: never;
@@ -14324,7 +13723,7 @@ export interface operations {
             };
         };
     };
-    get_system_api_v1_runs__run_id__system_get: {
+    get_system: {
         parameters: {
             query?: never;
             header?: never;
@@ -14391,7 +13790,7 @@ export interface operations {
             };
         };
     };
-    put_tags_api_v1_runs__run_id__tags_put: {
+    put_tags: {
         parameters: {
             query?: never;
             header?: never;
@@ -14471,7 +13870,7 @@ export interface operations {
             };
         };
     };
-    list_share_links_api_v1_share_links_get: {
+    list_share_links: {
         parameters: {
             query: {
                 team_id: string;
@@ -14531,7 +13930,7 @@ export interface operations {
             };
         };
     };
-    create_share_link_api_v1_share_links_post: {
+    create_share_link: {
         parameters: {
             query?: never;
             header?: never;
@@ -14600,7 +13999,7 @@ export interface operations {
             };
         };
     };
-    revoke_share_link_api_v1_share_links__share_link_id__delete: {
+    revoke_share_link: {
         parameters: {
             query?: never;
             header?: never;
@@ -14674,7 +14073,7 @@ export interface operations {
             };
         };
     };
-    shared_view_api_v1_shared__token__get: {
+    shared_view: {
         parameters: {
             query?: never;
             header?: never;
@@ -14744,7 +14143,7 @@ export interface operations {
             };
         };
     };
-    shared_csv_api_v1_shared__token__export_csv_get: {
+    shared_csv: {
         parameters: {
             query?: never;
             header?: never;
@@ -14814,7 +14213,7 @@ export interface operations {
             };
         };
     };
-    shared_json_api_v1_shared__token__export_json_get: {
+    shared_json: {
         parameters: {
             query?: never;
             header?: never;
@@ -14884,7 +14283,7 @@ export interface operations {
             };
         };
     };
-    list_tags_api_v1_tags_get: {
+    list_tags: {
         parameters: {
             query?: {
                 /** @description one of your teams; none: all of them */
@@ -14943,7 +14342,7 @@ export interface operations {
             };
         };
     };
-    list_teams_api_v1_teams_get: {
+    list_teams: {
         parameters: {
             query?: never;
             header?: never;
@@ -14999,7 +14398,7 @@ export interface operations {
             };
         };
     };
-    create_team_api_v1_teams_post: {
+    create_team: {
         parameters: {
             query?: never;
             header?: never;
@@ -15077,7 +14476,7 @@ export interface operations {
             };
         };
     };
-    get_team_api_v1_teams__team_id__get: {
+    get_team: {
         parameters: {
             query?: never;
             header?: never;
@@ -15144,7 +14543,7 @@ export interface operations {
             };
         };
     };
-    delete_team_api_v1_teams__team_id__delete: {
+    delete_team: {
         parameters: {
             query?: never;
             header?: never;
@@ -15231,7 +14630,7 @@ export interface operations {
             };
         };
     };
-    rename_team_api_v1_teams__team_id__patch: {
+    rename_team: {
         parameters: {
             query?: never;
             header?: never;
@@ -15320,7 +14719,7 @@ export interface operations {
             };
         };
     };
-    list_audit_events_api_v1_teams__team_id__audit_get: {
+    list_audit_events: {
         parameters: {
             query?: {
                 /** @description events whose action starts with this ("run.", "member.") */
@@ -15394,7 +14793,7 @@ export interface operations {
             };
         };
     };
-    export_team_api_v1_teams__team_id__export_post: {
+    export_team: {
         parameters: {
             query?: never;
             header?: never;
@@ -15461,7 +14860,7 @@ export interface operations {
             };
         };
     };
-    list_invitations_api_v1_teams__team_id__invitations_get: {
+    list_invitations: {
         parameters: {
             query?: {
                 limit?: number;
@@ -15531,7 +14930,7 @@ export interface operations {
             };
         };
     };
-    create_invitation_api_v1_teams__team_id__invitations_post: {
+    create_invitation: {
         parameters: {
             query?: never;
             header?: never;
@@ -15631,7 +15030,7 @@ export interface operations {
             };
         };
     };
-    revoke_invitation_api_v1_teams__team_id__invitations__invitation_id__delete: {
+    revoke_invitation: {
         parameters: {
             query?: never;
             header?: never;
@@ -15706,7 +15105,7 @@ export interface operations {
             };
         };
     };
-    list_members_api_v1_teams__team_id__members_get: {
+    list_members: {
         parameters: {
             query?: never;
             header?: never;
@@ -15773,7 +15172,7 @@ export interface operations {
             };
         };
     };
-    remove_member_api_v1_teams__team_id__members__user_id__delete: {
+    remove_member: {
         parameters: {
             query?: never;
             header?: never;
@@ -15848,7 +15247,7 @@ export interface operations {
             };
         };
     };
-    change_member_role_api_v1_teams__team_id__members__user_id__patch: {
+    change_member_role: {
         parameters: {
             query?: never;
             header?: never;
@@ -15938,7 +15337,7 @@ export interface operations {
             };
         };
     };
-    catalog_api_v1_views_get: {
+    catalog: {
         parameters: {
             query?: {
                 /** @description comma-separated run ids: answers which views can show them */
@@ -15997,7 +15396,7 @@ export interface operations {
             };
         };
     };
-    table_api_v1_views_table_get: {
+    table: {
         parameters: {
             query: {
                 /** @description the view's name (GET /views lists them) */
@@ -16008,10 +15407,6 @@ export interface operations {
                 baseline?: string | null;
                 /** @description csv: the same columns as text/csv */
                 format?: "json" | "csv";
-                /** @description name the view's environment groups by this field of the runs' recorded environments */
-                group_by?: ("kind" | "raid_level" | "raid_implementation" | "member_count" | "member_model" | "media" | "controller_cache_policy" | "transport" | "link_speed_bps" | "nas_protocol" | "nas_version" | "fstype" | "mount_options" | "region" | "pue") | null;
-                /** @description FIELD:VALUE of the runs' recorded environments; only matching runs */
-                env?: string[] | null;
             };
             header?: never;
             path?: never;
@@ -16067,7 +15462,7 @@ export interface operations {
             };
         };
     };
-    list_workloads_api_v1_workloads_get: {
+    list_workloads: {
         parameters: {
             query?: {
                 /** @description one of your teams (and the built-in workloads); none: all of them */
@@ -16126,7 +15521,7 @@ export interface operations {
             };
         };
     };
-    create_workload_api_v1_workloads_post: {
+    create_workload: {
         parameters: {
             query?: never;
             header?: never;
@@ -16213,7 +15608,7 @@ export interface operations {
             };
         };
     };
-    workload_facts_api_v1_workloads_facts_post: {
+    workload_facts: {
         parameters: {
             query?: never;
             header?: never;
@@ -16291,7 +15686,7 @@ export interface operations {
             };
         };
     };
-    parse_jobfile_api_v1_workloads_jobfile_post: {
+    parse_jobfile: {
         parameters: {
             query?: never;
             header?: never;
@@ -16369,7 +15764,7 @@ export interface operations {
             };
         };
     };
-    get_workload_api_v1_workloads__workload_id__get: {
+    get_workload: {
         parameters: {
             query?: never;
             header?: never;
@@ -16436,7 +15831,7 @@ export interface operations {
             };
         };
     };
-    delete_workload_api_v1_workloads__workload_id__delete: {
+    delete_workload: {
         parameters: {
             query?: never;
             header?: never;

@@ -3,7 +3,7 @@
 import type { operations } from "../client/schema";
 import { RUN_STATUSES, type RunStatus } from "../client/types";
 
-type ListQuery = NonNullable<operations["list_runs_api_v1_runs_get"]["parameters"]["query"]>;
+type ListQuery = NonNullable<operations["list_runs"]["parameters"]["query"]>;
 export type RunSort = NonNullable<ListQuery["sort"]>;
 export type RunSource = NonNullable<ListQuery["source"]>;
 

@@ -8,7 +8,7 @@ import { keys } from "./keys";
 /** How often lists and pages poll while a run is queued, assigned or running. */
 export const LIVE_INTERVAL_MS = 2000;
 
-type ListQuery = NonNullable<operations["list_runs_api_v1_runs_get"]["parameters"]["query"]>;
+type ListQuery = NonNullable<operations["list_runs"]["parameters"]["query"]>;
 /** GET /api/v1/runs's filters (lib/runFilters.ts builds them from the URL); one status or several. */
 export type RunListParams = Omit<ListQuery, "status"> & {
   status?: RunStatus | RunStatus[] | null;

@@ -1,0 +1,262 @@
+"""The `iowatt` command and its client against the real stack (issue 26's "Done when"): one file of
+each format imported through the API and through `iowatt import`, every original downloaded back
+byte for byte; an imported CrystalDiskMark result beside a measured `crystaldiskmark` run in the
+CrystalDiskMark view; every documented exit code (0, 1, 2, 3, 4); the entry point as a real
+process. The command runs in-process (typer's CliRunner) on the shared stack (`live`)."""
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from iowatt_client import Client
+from iowatt_client.cli import EXIT_AUTH, EXIT_FAILED, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, app
+from typer.testing import CliRunner
+
+from backend.workload.builtin import BUILTINS
+from tests.stack import Stack
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
+
+SAMPLES = Path(__file__).parents[1] / "imports" / "samples"
+MiB = 1 << 20
+# one sample of each format the importers read (the registry's keys)
+ONE_OF_EACH = {
+    "fio-json": "fio/fio-3.33.json",
+    "fio-terse": "fio/fio-3.33-v5.terse",
+    "fio-normal": "fio/fio-3.33.normal",
+    "crystaldiskmark": "crystaldiskmark/cdm9_nvme_mix.txt",
+    "kdiskmark": "crystaldiskmark/kdm3_default.txt",
+    "diskspd-xml": "diskspd/diskspd22_randrw.xml",
+    "diskspd-text": "diskspd/diskspd2017_mix.txt",
+    "vdbench-summary": "vdbench/summary_raw_50407.html",
+    "vdbench-flatfile": "vdbench/flatfile_raw_50407.html",
+    "elbencho-text": "elbencho/elbencho-3.0_resfile.txt",
+    "elbencho-csv": "elbencho/elbencho-3.0.25_randrw.csv",
+    "sysbench-fileio": "sysbench/sysbench-1.0.20_rndrw.txt",
+    "postmark": "postmark/postmark-1.5_two_runs.txt",
+    "bonnie-csv": "bonnie/bonnie-1.98_two_runs.csv",
+    "iozone": "iozone/iozone-3.492_auto_sd.txt",
+}
+
+
+class Cli:
+    def __init__(self, live: Stack, config: Path) -> None:
+        self.env = {"IOWATT_URL": live.url, "IOWATT_TOKEN": live.token, "IOWATT_CONFIG": str(config)}
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, code: int = EXIT_OK, env: dict[str, Any] | None = None) -> Any:
+        r = self.runner.invoke(app, list(args), env={**self.env, **(env or {})})
+        assert r.exit_code == code, f"iowatt {' '.join(args)}: exit {r.exit_code}\n{r.stdout}\n{r.stderr}"
+        return r
+
+    def json(self, *args: str, code: int = EXIT_OK) -> Any:
+        return json.loads(self(*args, "--json", code=code).stdout)
+
+
+@pytest.fixture
+def cli(live: Stack, tmp_path: Path) -> Cli:
+    return Cli(live, tmp_path / "config.json")
+
+
+@pytest.fixture
+def team(live: Stack) -> Iterator[str]:
+    """A team of the stack's admin for this test's imports, deleted (with its runs) afterwards."""
+    name = f"cli-{uuid.uuid4().hex[:8]}"
+    with live.api() as api:
+        r = api.post("/teams", json={"name": name})
+        assert r.status_code == 201, r.text
+        team_id = r.json()["id"]
+        try:
+            yield name
+        finally:
+            api.request("DELETE", f"/teams/{team_id}", json={"confirm_name": name})
+
+
+def test_one_file_of_each_format_through_the_api_and_the_command(live: Stack, cli: Cli, team: str) -> None:
+    files = {fmt: SAMPLES / rel for fmt, rel in ONE_OF_EACH.items()}
+    with Client(live.url, live.token) as c:
+        from backend.imports.formats import registry
+
+        assert sorted(files) == sorted(f.format for f in c.import_formats()) == registry.names()
+        team_id = next(t.id for t in c.me().teams if t.name == team)
+        # through the API: all the files in one multipart request, a dry run
+        dry = c.import_files(list(files.values()), team_id=team_id, dry_run=True)
+        assert [d.format for d in dry] == list(files) and all(d.dry_run and d.runs for d in dry)
+        # through the command: stored, each run labelled with its tool
+        out = cli.json("import", *map(str, files.values()), "--team", team, "--host", "lab-cli")
+        assert [o["format"] for o in out] == list(files)
+        assert all(not o["duplicate"] and all(r["run_id"] for r in o["runs"]) for o in out)
+        # each original back, byte for byte, from any of its runs
+        for o, path in zip(out, files.values(), strict=True):
+            for r in o["runs"]:
+                assert c.run_source(r["run_id"]) == path.read_bytes(), o["format"]
+        # the API again: the same bytes are duplicates naming the same runs
+        again = c.import_files(list(files.values()), team_id=team_id)
+        assert all(a.duplicate for a in again)
+        assert [[r.run_id for r in a.runs] for a in again] == [[r["run_id"] for r in o["runs"]] for o in out]
+        run_id = out[0]["runs"][0]["run_id"]
+    shown = cli.json("runs", "show", run_id)
+    assert shown["source"] == "import" and shown["origin"]["label"] == "imported from fio"
+    listed = cli.json("runs", "list", "--q", "lab-cli", "--limit", "500")
+    assert run_id in {r["id"] for r in listed["items"]}
+    table = cli("import", "--list-formats").stdout
+    assert "crystaldiskmark" in table and "CrystalDiskMark" in table
+    dry_out = cli.json("import", str(files["postmark"]), "--team", team, "--dry-run")
+    assert dry_out[0]["dry_run"] is True and dry_out[0]["runs"][0]["run_id"] is None
+
+
+def _short_cdm() -> dict[str, Any]:
+    """The crystaldiskmark preset's own jobs, as small as they run: 0.2 s per pass on a 16 MiB file."""
+    spec = BUILTINS["crystaldiskmark"][1]
+    jobs = [
+        j.model_copy(update={"size_bytes": max(16 * MiB, 2 * (j.bs_bytes or 0)), "runtime_s": 0.2})
+        for j in spec.jobs
+    ]
+    return spec.model_copy(update={"jobs": jobs}).model_dump(mode="json")
+
+
+def test_imported_crystaldiskmark_beside_a_measured_run(live: Stack, cli: Cli, tmp_path: Path) -> None:
+    target = tempfile.mkdtemp(prefix="iowatt-cli-cdm-", dir="/var/tmp")
+    made: list[str] = []
+    try:
+        live.allow(target)
+        spec = tmp_path / "cdm.json"
+        spec.write_text(json.dumps(_short_cdm()))
+        # a unique copy of the sample (the team may hold the sample itself from another test)
+        cdm = tmp_path / "cdm8.txt"
+        cdm.write_bytes(
+            (SAMPLES / "crystaldiskmark" / "cdm8_default.txt").read_bytes() + f"\n{uuid.uuid4()}\n".encode()
+        )
+        imported = cli.json("import", str(cdm), "--format", "crystaldiskmark", "--device", "CDM disk")
+        imported_id = imported[0]["runs"][0]["run_id"]
+        made.append(imported_id)
+        measured = cli.json(
+            "run",
+            str(spec),
+            "--target",
+            target,
+            "--agent",
+            live.agent_id,
+            "--idle-s",
+            "0",
+            "--name",
+            "cli cdm",
+        )
+        made.append(measured["id"])
+        assert measured["status"] == "succeeded", measured["error"]
+        assert measured["preset"] == "crystaldiskmark" or measured["preset"] is None
+        view = cli.json("views", "table", "crystaldiskmark", measured["id"], imported_id)
+        labels = [r["label"] for r in view["runs"]]
+        assert any("imported from CrystalDiskMark" in lab for lab in labels), labels
+        assert len(view["rows"]) >= 4
+        catalog = cli.json("views", "--run", measured["id"])
+        assert "crystaldiskmark" in catalog["applicable"]
+        compared = cli("compare", measured["id"], imported_id, "--csv", "--no-fail")
+        assert compared.stdout.splitlines()[0].count(",") >= 2
+    finally:
+        for rid in made:
+            cli("runs", "delete", rid, "--yes")
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def _slower(doc: dict[str, Any], factor: float) -> dict[str, Any]:
+    doc = json.loads(json.dumps(doc))
+    for job in doc["jobs"]:
+        for d in ("read", "write"):
+            for k in ("bw_bytes", "bw", "iops"):
+                if k in job[d]:
+                    job[d][k] = job[d][k] * factor
+    return doc
+
+
+def test_exit_codes(live: Stack, cli: Cli, tmp_path: Path) -> None:
+    # 0: ok
+    agents = cli.json("agents")
+    assert live.agent_id in {a["id"] for a in agents}
+    # 2: usage (a bad option; a request the server refuses as invalid)
+    cli("runs", "list", "--limit", "0", code=EXIT_USAGE)
+    cli("runs", "show", "not-a-run-id", code=EXIT_USAGE)
+    # 3: auth (a bad token; no login at all)
+    r = cli("runs", "list", code=EXIT_AUTH, env={"IOWATT_TOKEN": "iowatt_bad_token"})
+    assert "401" in r.stderr
+    cli("agents", code=EXIT_AUTH, env={"IOWATT_URL": None, "IOWATT_TOKEN": None})
+    # 4: not found
+    r = cli("runs", "show", str(uuid.uuid4()), code=EXIT_NOT_FOUND)
+    assert "404" in r.stderr
+    # 1: a comparison with a regression (the same fio file, half as fast), and a failed run
+    base = json.loads((SAMPLES / "fio" / "fio-3.33.json").read_text())
+    base["time"] = str(uuid.uuid4())  # unique bytes: not a duplicate of another test's import
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(base))
+    b.write_text(json.dumps(_slower(base, 0.5)))
+    made = []
+    try:
+        out = cli.json("import", str(a), str(b), "--host", "cli-regress", "--device", "disk R")
+        ra, rb = (o["runs"][0]["run_id"] for o in out)
+        made += [ra, rb]
+        verdict = cli.json("compare", ra, rb, code=EXIT_FAILED)
+        assert verdict["regressions"] and all(x["pct_change"] <= -10 for x in verdict["regressions"])
+        cli("compare", ra, rb, "--no-fail")
+        cli("compare", ra, rb, "--threshold", "60")  # 50 % slower is under a 60 % threshold
+        cli("compare", rb, ra)  # b as the baseline: a is faster, no regression
+        # a run that fails on the host: O_DIRECT on tmpfs
+        shm = tempfile.mkdtemp(prefix="iowatt-cli-fail-", dir="/dev/shm")
+        try:
+            live.allow(shm)
+            spec = tmp_path / "direct.json"
+            spec.write_text(
+                json.dumps(
+                    {
+                        "jobs": [
+                            {"name": "d", "rw": "read", "bs_bytes": 4096, "size_bytes": MiB, "direct": True}
+                        ]
+                    }
+                )
+            )
+            failed = cli.json(
+                "run", str(spec), "--target", shm, "--agent", live.agent_id, "--idle-s", "0", code=EXIT_FAILED
+            )
+            made.append(failed["id"])
+            assert failed["status"] == "failed" and failed["error"]
+        finally:
+            shutil.rmtree(shm, ignore_errors=True)
+    finally:
+        for rid in made:
+            cli("runs", "delete", rid, "--yes")
+    cli("runs", "show", made[0], code=EXIT_NOT_FOUND)  # deleted
+
+
+def test_login_stores_a_0600_config_and_the_entry_point_runs(live: Stack, cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    no_env = {"IOWATT_URL": None, "IOWATT_TOKEN": None}
+    out = json.loads(cli("login", live.url, "--token", live.token, "--json", env=no_env).stdout)
+    assert out["config"] == str(config) and out["email"] == live.email
+    assert config.stat().st_mode & 0o777 == 0o600
+    assert json.loads(config.read_text()) == {"url": live.url, "token": live.token}
+    cli("login", live.url, "--token", "iowatt_wrong", code=EXIT_AUTH, env=no_env)
+    # the installed command, as a real process, reading the stored config
+    iowatt = shutil.which("iowatt", path=str(Path(sys.executable).parent))
+    assert iowatt, "pip install -e client (make deps-py)"
+    env = {"PATH": "/usr/bin:/bin", "IOWATT_CONFIG": str(config), "HOME": str(tmp_path)}
+    p = subprocess.run([iowatt, "agents", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert live.agent_id in {a["id"] for a in json.loads(p.stdout)}
+    p = subprocess.run(
+        [iowatt, "runs", "show", str(uuid.uuid4())], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == EXIT_NOT_FOUND and p.stderr.startswith("iowatt: 404"), p.stderr
+    comp = subprocess.run(
+        [iowatt, "--show-completion", "bash"],
+        env={**env, "SHELL": "/bin/bash"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert comp.returncode == 0 and "_IOWATT_COMPLETE" in comp.stdout, comp.stderr
