@@ -3,6 +3,7 @@ import {
   BarChart,
   CartesianGrid,
   ErrorBar,
+  LabelList,
   ResponsiveContainer,
   Tooltip,
   XAxis,
@@ -50,6 +51,12 @@ export function usesLog(
   if (positive.length === 0) return false;
   const spread = Math.max(...positive) / Math.min(...positive);
   return log === true || (log === "auto" && spread > 100);
+}
+
+/** The one series that has a figure in this row, when only one does (else null). */
+export function loneKey(row: Props["rows"][number], series: Props["series"]): string | null {
+  const present = series.filter((s) => typeof row[s.key] === "number");
+  return present.length === 1 ? (present[0]?.key ?? null) : null;
 }
 
 /** Bars grouped by category (a job), one bar per series (a run). */
@@ -122,6 +129,17 @@ export function GroupedBarChart({
       />
       {series.map((s, i) => (
         <Bar key={s.key} dataKey={s.key} name={s.label} fill={colorAt(i)} isAnimationActive={false}>
+          {series.length > 1 && (
+            // a group with one bar (one run of several has the figure: energy from the only
+            // metered run) names it on the bar: its colour alone among 30 says nothing
+            <LabelList
+              position="top"
+              fontSize={11}
+              valueAccessor={(entry: { payload?: Props["rows"][number] }) =>
+                entry.payload && loneKey(entry.payload, series) === s.key ? s.label : undefined
+              }
+            />
+          )}
           {rows.some((r) => Array.isArray(r[`${s.key}_err`])) && (
             <ErrorBar
               dataKey={`${s.key}_err`}

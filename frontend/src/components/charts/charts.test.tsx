@@ -32,6 +32,26 @@ describe("GroupedBarChart with many runs", () => {
     expect(container.querySelectorAll(".recharts-bar-rectangle")).toHaveLength(30);
   });
 
+  it("names a lone bar in its group (issue 25: one metered run's energy among several)", () => {
+    const texts = (rows: Record<string, string | number | null>[]) =>
+      [
+        ...render(
+          <GroupedBarChart
+            rows={rows}
+            categoryKey="category"
+            series={RUNS.slice(0, 3)}
+            valueLabel="Energy per run"
+            unit="kJ"
+            width={500}
+            legend={false}
+          />,
+        ).container.querySelectorAll(".recharts-label-list text"),
+      ].map((t) => t.textContent);
+    expect(texts([{ category: "Energy", c0: null, c1: 3.9, c2: null }])).toEqual(["run 1"]);
+    // a group of several bars: the shared key names them, no label on the bars
+    expect(texts([{ category: "Energy", c0: 1.5, c1: 3.9, c2: null }])).toEqual([]);
+  });
+
   it("leaves the key to the page when asked (one shared run key)", () => {
     const { container } = render(
       <GroupedBarChart
