@@ -14,6 +14,7 @@ describe("compare URL state", () => {
       runs: ["a", "b", "c"],
       baseline: "b",
       groupBy: "device_environment",
+      env: ["raid_level:raid10", "kind:san"],
       fingerprint: "workload_host",
       force: true,
       job: "randread-4k",

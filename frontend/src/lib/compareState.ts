@@ -1,6 +1,7 @@
 // The compare page's whole state lives in its URL, so a copied link reproduces the view:
 // which runs, the baseline run, grouping, fingerprint, "compare anyway", the job the
 // per-job charts show and which charts are open. Defaults are left out of the URL.
+import { ENV_FACET_LABEL, ENV_GROUP_BY, type EnvFacet, parseEnvFilters } from "./envFacets";
 import type { Rate } from "./series";
 
 export const GROUP_BY = [
@@ -10,6 +11,8 @@ export const GROUP_BY = [
   "device_environment",
   "workload",
   "target",
+  // a field of the runs' recorded environments (lib/envFacets.ts)
+  ...ENV_GROUP_BY,
 ] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
 export const FINGERPRINTS = ["workload", "workload_host"] as const;
@@ -25,6 +28,8 @@ export interface CompareState {
   /** A run id: the column holding it is the baseline. null: the server's default (first run). */
   baseline: string | null;
   groupBy: GroupBy;
+  /** Only runs whose recorded environment matches: `FIELD:VALUE` (lib/envFacets.ts). */
+  env: string[];
   fingerprint: Fingerprint;
   force: boolean;
   /** Job shown by the latency and per-second charts; null: the first job. */
@@ -39,6 +44,7 @@ export const DEFAULT_STATE: CompareState = {
   runs: [],
   baseline: null,
   groupBy: "none",
+  env: [],
   fingerprint: "workload",
   force: false,
   job: null,
@@ -72,6 +78,7 @@ export function parseCompareState(params: URLSearchParams): CompareState {
     runs,
     baseline: baseline && runs.includes(baseline) ? baseline : null,
     groupBy: pick(params.get("group_by"), GROUP_BY, "none"),
+    env: parseEnvFilters(params.getAll("env")),
     fingerprint: pick(params.get("fingerprint"), FINGERPRINTS, "workload"),
     force: params.get("force") === "1" || params.get("force") === "true",
     job: params.get("job") || null,
@@ -87,6 +94,7 @@ export function toSearchParams(s: CompareState): URLSearchParams {
   p.set("runs", s.runs.join(","));
   if (s.baseline && s.runs.includes(s.baseline)) p.set("baseline", s.baseline);
   if (s.groupBy !== "none") p.set("group_by", s.groupBy);
+  for (const f of s.env) p.append("env", f);
   if (s.fingerprint !== "workload") p.set("fingerprint", s.fingerprint);
   if (s.force) p.set("force", "1");
   if (s.job) p.set("job", s.job);
@@ -111,4 +119,7 @@ export const GROUP_LABEL: Record<GroupBy, string> = {
   device_environment: "device × environment",
   workload: "workload",
   target: "target (host and path)",
+  ...(Object.fromEntries(
+    ENV_GROUP_BY.map((g) => [g, `environment: ${ENV_FACET_LABEL[g.slice(4) as EnvFacet]}`]),
+  ) as Record<(typeof ENV_GROUP_BY)[number], string>),
 };

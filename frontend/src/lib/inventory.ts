@@ -10,6 +10,7 @@ const EMPTY: Inventory = {
   virtualization: null,
   block_devices: [],
   mounts: [],
+  topology: null,
   policy: null,
   capabilities: { workload_kinds: [], tpch_dbms: [] },
 };

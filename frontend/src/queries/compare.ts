@@ -6,7 +6,7 @@ import { keys } from "./keys";
 
 /** The server's query for a compare state (chart choices stay in the browser). */
 function compareParams(
-  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force">,
+  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force" | "env">,
 ) {
   return {
     runs: s.runs.join(","),
@@ -14,11 +14,12 @@ function compareParams(
     group_by: s.groupBy,
     fingerprint: s.fingerprint,
     force: s.force,
+    env: s.env.length > 0 ? s.env : undefined,
   };
 }
 
 export const compareQuery = (
-  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force">,
+  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force" | "env">,
 ) =>
   queryOptions({
     queryKey: keys.compare.table(compareParams(s)),
@@ -34,7 +35,7 @@ export const compareQuery = (
 
 /** The same comparison as CSV text (format=csv), for the download button. */
 export async function compareCsv(
-  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force">,
+  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force" | "env">,
 ): Promise<string> {
   const res = await api.GET("/api/v1/compare", {
     params: { query: { ...compareParams(s), format: "csv" } },

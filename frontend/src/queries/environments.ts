@@ -40,3 +40,25 @@ export async function importGridSeries(id: string, csvText: string) {
     }),
   );
 }
+
+/** A run's environment as it was when the run was queued or uploaded, and what changed since. */
+export const runEnvironmentQuery = (runId: string) =>
+  queryOptions({
+    queryKey: keys.environments.run(runId),
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/runs/{run_id}/environment", {
+          params: { path: { run_id: runId } },
+        }),
+      ),
+    staleTime: 60_000,
+  });
+
+/** The topology an agent's inventory shows for the environment (its newest run's agent and path). */
+export async function suggestTopology(id: string) {
+  return unwrap(
+    await api.GET("/api/v1/environments/{environment_id}/topology-suggestion", {
+      params: { path: { environment_id: id } },
+    }),
+  );
+}

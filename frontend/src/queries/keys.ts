@@ -56,6 +56,8 @@ export const keys = {
   environments: {
     all: () => ["environments"] as const,
     list: (teamId?: string) => ["environments", "list", teamId ?? "all"] as const,
+    /** a run's recorded environment (GET /runs/{id}/environment) */
+    run: (runId: string) => ["environments", "run", runId] as const,
   },
   runs: {
     lists: () => ["runs", "list"] as const,

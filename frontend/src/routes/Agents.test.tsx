@@ -85,6 +85,7 @@ describe("Agents", () => {
         { mountpoint: "/data", source: "/dev/nvme0n1p1", fstype: "xfs", options: "rw,noatime" },
       ],
       policy: null,
+      topology: null,
     };
     setToken("t");
     stubApi({

@@ -16,6 +16,7 @@ import { autoLayout, MetricTable } from "../components/Compare/CompareTable";
 import { EnergyCompare } from "../components/Compare/EnergyCompare";
 import { CompareRunsTable } from "../components/Compare/RunsTable";
 import { LazyMount } from "../components/charts/LazyMount";
+import { EnvironmentFilters } from "../components/Environment/EnvironmentFilters";
 import { GoneRuns } from "../components/GoneRuns";
 import { QueryState } from "../components/QueryState";
 import { ShareButton } from "../components/Share/ShareButton";
@@ -216,6 +217,7 @@ export function Compare() {
             ))}
           </select>
         </label>
+        <EnvironmentFilters value={state.env} onChange={(env) => update({ env })} />
         <label className="inline">
           Baseline{" "}
           <select

@@ -7,6 +7,7 @@ import { isDbKind } from "../components/DbWorkload/dbWorkload";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
 import { DownloadButton } from "../components/DownloadButton";
 import { EnergyPanel } from "../components/Energy/EnergyPanel";
+import { RunEnvironmentPanel } from "../components/Environment/RunEnvironmentPanel";
 import { FileWorkloadPanel } from "../components/FileWorkload/FileWorkloadPanel";
 import {
   FactsList,
@@ -280,6 +281,7 @@ export function RunDetail() {
       </div>
       <RunTags run={run} />
       <RunSummary run={run} sys={system.data} />
+      <RunEnvironmentPanel runId={run.id} />
       {cancel.error && <div className="alert alert-error">{errorMessage(cancel.error)}</div>}
       {active && run.progress && <LiveProgress run={run} />}
       {run.status === "failed" && run.error && (

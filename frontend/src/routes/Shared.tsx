@@ -128,7 +128,7 @@ export function asCompareRead(c: SharedComparison): CompareRead {
       vdbench: r.workload.vdbench && { ...r.workload.vdbench, parameters: "" },
     },
   });
-  return { ...c, runs: c.runs.map(run) };
+  return { ...c, runs: c.runs.map(run), filtered_out: [] };
 }
 
 function Frozen({ view }: { view: SharedView }) {

@@ -228,6 +228,7 @@ export function comparison(
     runs,
     columns,
     baseline: columns.find((c) => c.is_baseline)?.key ?? "",
+    filtered_out: [],
     group_by: "none",
     comparability: {
       verdict: "comparable",

@@ -2,6 +2,13 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import type { EnvironmentCreate, EnvironmentRead } from "../../client/types";
 import { DeleteButton } from "../../components/Deletion/DeleteButton";
+import { TOPOLOGY_ALIASES, TopologyFields } from "../../components/Environment/TopologyFields";
+import {
+  describeTopology,
+  type TopologyDraft,
+  topologyDraftOf,
+  topologyOf,
+} from "../../components/Environment/topologyDraft";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { TeamChip } from "../../components/Team/TeamChip";
@@ -14,6 +21,7 @@ import {
   createEnvironment,
   environmentsQuery,
   importGridSeries,
+  suggestTopology,
   updateEnvironment,
 } from "../../queries/environments";
 import { keys } from "../../queries/keys";
@@ -21,6 +29,7 @@ import { keys } from "../../queries/keys";
 const KINDS = ["local", "das", "san", "nas", "raid", "cloud", "other"] as const;
 
 const ALIASES: Record<string, string> = {
+  ...TOPOLOGY_ALIASES,
   name: "name",
   kind: "kind",
   region: "region",
@@ -44,6 +53,7 @@ interface Draft {
   price: string;
   currency: string;
   notes: string;
+  topology: TopologyDraft;
 }
 
 function draftOf(e?: EnvironmentRead): Draft {
@@ -58,6 +68,7 @@ function draftOf(e?: EnvironmentRead): Draft {
     price: e?.electricity_price_per_kwh == null ? "" : String(e.electricity_price_per_kwh),
     currency: e?.currency ?? "EUR",
     notes: e?.notes ?? "",
+    topology: topologyDraftOf(e?.topology),
   };
 }
 
@@ -78,6 +89,7 @@ function bodyOf(d: Draft) {
     electricity_price_per_kwh: num(d.price),
     currency: d.currency.trim().toUpperCase() || "EUR",
     notes: d.notes,
+    topology: topologyOf(d.topology, d.kind),
   };
 }
 
@@ -116,6 +128,15 @@ function EnvironmentForm({
   const set = (k: keyof Draft) => (e: { target: { value: string } }) =>
     setD((x) => ({ ...x, [k]: e.target.value }));
   const region = grids.data?.find((g) => g.region === d.region);
+  const [evidence, setEvidence] = useState<string[] | null>(null);
+  const suggest = useMutation({
+    mutationFn: () => suggestTopology(env?.id ?? ""),
+    onSuccess: (s) => {
+      setD((x) => ({ ...x, topology: topologyDraftOf(s.topology) }));
+      setEvidence([`${s.agent_name ?? "agent"}: ${s.target_path ?? ""}`, ...s.evidence]);
+    },
+    onError: (err) => setEvidence([errorMessage(err)]),
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setErrors({});
@@ -216,6 +237,35 @@ function EnvironmentForm({
             maxLength={3}
           />
         </Field>
+        <TopologyFields
+          kind={d.kind}
+          draft={d.topology}
+          errors={errors}
+          onChange={(patch) => setD((x) => ({ ...x, topology: { ...x.topology, ...patch } }))}
+        />
+        {env && (
+          <div className="span-2 small" data-testid="topology-suggest">
+            <button
+              type="button"
+              className="btn btn-small"
+              disabled={suggest.isPending}
+              onClick={() => suggest.mutate()}
+              data-testid="suggest-topology"
+            >
+              {suggest.isPending ? "Reading…" : "Fill in from the agent's inventory"}
+            </button>{" "}
+            <span className="muted">
+              the newest run's host and path: file system, btrfs/md/LVM level, members
+            </span>
+            {evidence && (
+              <ul className="muted" data-testid="topology-evidence">
+                {evidence.map((l) => (
+                  <li key={l}>{l}</li>
+                ))}
+              </ul>
+            )}
+          </div>
+        )}
         <Field label="Description" name="description" errors={errors}>
           <input
             id="f-description"
@@ -249,6 +299,15 @@ function EnvironmentForm({
         testId="save-environment"
       />
     </form>
+  );
+}
+
+function TopologyRow({ label, value }: { label: string; value: string }) {
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd data-testid="environment-topology">{value}</dd>
+    </>
   );
 }
 
@@ -350,8 +409,10 @@ export function Environments() {
         )}
       </div>
       <p className="muted small">
-        Where runs happen: the grid's carbon intensity, the site's PUE and the price of electricity
-        turn a run's energy into CO2 and cost.
+        Where runs happen: the storage topology (RAID, controller, fabric, NAS, file system) that
+        compare groups by, and the grid's carbon intensity, the site's PUE and the price of
+        electricity that turn a run's energy into CO2 and cost. Each run keeps the environment as it
+        was when it was queued.
       </p>
       {editing === "new" && <EnvironmentForm onDone={() => setEditing(null)} />}
       <QueryState isPending={q.isPending} error={q.error} />
@@ -397,6 +458,9 @@ export function Environments() {
             <dd>{sig3(e.pue)}</dd>
             <dt>Electricity</dt>
             <dd>{formatPricePerKwh(e.electricity_price_per_kwh, e.currency)}</dd>
+            {describeTopology(e.topology).map(([k, v]) => (
+              <TopologyRow key={k} label={k} value={v} />
+            ))}
             {e.notes && (
               <>
                 <dt>Notes</dt>
