@@ -8,12 +8,12 @@
 //
 // Prints `ok N - ...` per check and `import: N passed, 0 failed`; exit 1 with `failure.png`.
 import { readFileSync } from "node:fs";
-import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const FILES = (process.env.IOWATT_IMPORT_FILES ?? "").split(",").filter(Boolean);
 const HOST = process.env.IOWATT_IMPORT_HOST ?? "lab-7";
 needs("import", FILES.length === 2, "IOWATT_IMPORT_FILES=two files");
-const { page, run, shot, login, done } = await openBrowser("import");
+const { page, browser, run, shot, login, done } = await openBrowser("import");
 
 const items = () => page.getByTestId("import-item");
 
@@ -70,6 +70,20 @@ await run(
   },
 );
 
+await run("the format list is the server's registry (GET /imports/formats)", async () => {
+  const options = await items()
+    .first()
+    .getByTestId("import-format-select")
+    .locator("option")
+    .allTextContents();
+  check(options[0] === "Detect" && options.length >= 15, `${options.length} formats: ${options}`);
+  check(
+    options.some((o) => o.startsWith("CrystalDiskMark")) &&
+      options.some((o) => o.startsWith("fio")),
+    `formats: ${options}`,
+  );
+});
+
 await run("a label fixed, then both stored", async () => {
   const host = items().first().getByTestId("import-host");
   await host.fill(HOST);
@@ -99,6 +113,39 @@ await run("a comparison of the two labels both runs", async () => {
   check(labels.filter((l) => l === "imported from fio").length === 2, `compare labels: ${labels}`);
   await noOverflow(page);
   await shot("I-import-compare");
+});
+
+await run("a share link of the comparison labels both runs too (issue 26)", async () => {
+  await page.goto(`${BASE}/compare?runs=${storedIds.join(",")}`);
+  await page.getByTestId("run-origin").first().waitFor();
+  await page.getByTestId("share-button").click();
+  await page.getByTestId("share-create").click();
+  const url = (await page.getByTestId("share-url").innerText()).trim();
+  await page.getByTestId("share-done").click();
+  // opened by someone without an account
+  const other = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  try {
+    const p = await other.newPage();
+    await p.goto(url);
+    await p.getByTestId("shared-runs").waitFor();
+    const labels = await p.getByTestId("run-origin").allTextContents();
+    check(labels.filter((l) => l === "imported from fio").length === 2, `shared labels: ${labels}`);
+    await noOverflow(p);
+    await p.screenshot({ path: `${ARTIFACTS}/I-import-shared-390.png`, fullPage: true });
+  } finally {
+    await other.close();
+  }
+});
+
+await run("the named views' page labels them (issue 26)", async () => {
+  await page.goto(`${BASE}/views?runs=${storedIds.join(",")}`);
+  await page.getByTestId("views-for-runs").waitFor();
+  const labels = await page
+    .getByTestId("views-for-runs")
+    .getByTestId("run-origin")
+    .allTextContents();
+  check(labels.filter((l) => l === "imported from fio").length === 2, `views labels: ${labels}`);
+  await shot("I-import-views");
   await page.goto(`${BASE}/runs/${storedIds[0]}`);
 });
 

@@ -20,5 +20,7 @@ def test_import_page_in_chromium(live: Stack, tmp_path: Path) -> None:
     files = [SAMPLES / "fio-3.33.json", SAMPLES / "fio-2.2.10.normal"]
     report = _node("tests/browser/import.mjs", live, tmp_path, IOWATT_IMPORT_FILES=",".join(map(str, files)))
     assert "the runs list labels imported runs" in report
-    for shot in ("I-import-empty", "I-import-preview", "I-import-error", "I-import-stored", "I-import-run"):
+    assert "a share link of the comparison labels both runs too" in report
+    shots = ("I-import-empty", "I-import-preview", "I-import-error", "I-import-stored", "I-import-run")
+    for shot in (*shots, "I-import-shared-390", "I-import-views"):
         assert (tmp_path / f"{shot}.png").stat().st_size > 10_000

@@ -1,8 +1,10 @@
 // Imports (docs/imports.md): the only module that calls POST /api/v1/imports. A file goes as its
 // own bytes (application/octet-stream, the labels as query parameters), pasted text as JSON.
+import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { components } from "../client/schema";
 import { ApiError } from "../lib/errors";
+import { keys } from "./keys";
 
 type S = components["schemas"];
 export type ImportResult = S["ImportResult"];
@@ -18,25 +20,30 @@ export interface ImportLabels {
   format?: string;
 }
 
-/** The formats the server reads (backend/imports/formats); "" lets it detect the format. */
-export const FORMATS: readonly { value: string; label: string }[] = [
-  { value: "", label: "Detect" },
-  { value: "fio-json", label: "fio JSON / json+" },
-  { value: "fio-terse", label: "fio terse (minimal)" },
-  { value: "fio-normal", label: "fio normal text" },
-  { value: "crystaldiskmark", label: "CrystalDiskMark text" },
-  { value: "kdiskmark", label: "KDiskMark text" },
-  { value: "diskspd-xml", label: "DiskSpd XML" },
-  { value: "diskspd-text", label: "DiskSpd text" },
-  { value: "vdbench-summary", label: "vdbench summary" },
-  { value: "vdbench-flatfile", label: "vdbench flatfile" },
-  { value: "elbencho-text", label: "elbencho text" },
-  { value: "elbencho-csv", label: "elbencho CSV" },
-  { value: "sysbench-fileio", label: "sysbench fileio" },
-  { value: "postmark", label: "PostMark" },
-  { value: "iozone", label: "iozone" },
-  { value: "bonnie-csv", label: "Bonnie++ CSV" },
-];
+export type ImportFormat = S["ImportFormat"];
+
+/** The formats the importers read, from the server's registry (GET /imports/formats): the Import
+ * page's format list, as `iowatt import --list-formats` prints it. */
+export const importFormatsQuery = () =>
+  queryOptions({
+    queryKey: keys.imports.formats(),
+    queryFn: async () => unwrap(await api.GET("/api/v1/imports/formats")),
+    staleTime: 60 * 60_000,
+  });
+
+/** A format hint's choices: "Detect" (no hint), then the server's formats by tool. */
+export function formatOptions(
+  formats: readonly ImportFormat[] | undefined,
+): { value: string; label: string; title?: string }[] {
+  return [
+    { value: "", label: "Detect" },
+    ...(formats ?? []).map((f) => ({
+      value: f.format,
+      label: `${f.tool}: ${f.file_kinds.join(" / ")}`,
+      title: `${f.format}; versions ${f.versions.join(", ")}`,
+    })),
+  ];
+}
 
 function labelQuery(l: ImportLabels) {
   return {

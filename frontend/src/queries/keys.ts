@@ -49,6 +49,10 @@ export const keys = {
     audit: (teamId: string, params: object) => ["teams", teamId, "audit", params] as const,
   },
   invitation: (token: string) => ["invitation", token] as const,
+  imports: {
+    /** the importers' formats (GET /imports/formats) */
+    formats: () => ["imports", "formats"] as const,
+  },
   views: {
     catalog: (runs: string[]) => ["views", "catalog", runs] as const,
     table: (params: Record<string, unknown>) => ["views", "table", params] as const,

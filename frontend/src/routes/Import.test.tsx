@@ -1,4 +1,4 @@
-import { fireEvent, screen } from "@testing-library/react";
+import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { setToken } from "../lib/auth";
 import { renderAt, stubApi } from "../test/render";
@@ -19,6 +19,23 @@ const ME = {
   is_instance_admin: false,
   can_create_teams: true,
 };
+
+const FORMATS = [
+  {
+    format: "crystaldiskmark",
+    tool: "CrystalDiskMark",
+    aliases: ["cdm"],
+    versions: ["5", "9"],
+    file_kinds: ["text export"],
+  },
+  {
+    format: "fio-json",
+    tool: "fio",
+    aliases: [],
+    versions: ["2.x", "3.x"],
+    file_kinds: ["--output-format=json", "--output-format=json+"],
+  },
+];
 
 const dir = (bw: number, iops: number) => ({
   bw_bytes: bw,
@@ -84,6 +101,7 @@ describe("Import page", () => {
     setToken("t");
     const calls = stubApi({
       "GET /api/v1/auth/me": () => ({ body: ME }),
+      "GET /api/v1/imports/formats": () => ({ body: FORMATS }),
       "POST /api/v1/imports": (req) => {
         const dry = new URL(req.url).searchParams.get("dry_run") === "true";
         return { status: dry ? 200 : 201, body: result(dry) };
@@ -99,6 +117,14 @@ describe("Import page", () => {
     expect(row).toContain("41.9 MB/s");
     expect(row).toContain("10.2k IOPS");
     expect(row).toContain("250 µs");
+    // the format hint's choices are the server's registry, "Detect" first
+    const select = screen.getByTestId("import-format-select");
+    await waitFor(() => expect(select.querySelectorAll("option")).toHaveLength(3));
+    expect([...select.querySelectorAll("option")].map((o) => o.textContent)).toEqual([
+      "Detect",
+      "CrystalDiskMark: text export",
+      "fio: --output-format=json / --output-format=json+",
+    ]);
     fireEvent.change(screen.getByTestId("import-host"), { target: { value: "lab-7" } });
     fireEvent.click(screen.getByTestId("import-store"));
     expect((await screen.findByTestId("import-stored")).textContent).toContain("imported from fio");

@@ -1,19 +1,20 @@
 // Import other tools' results (issue 26; docs/imports.md): drop files or paste text, preview what
 // the server parsed (a dry run: nothing stored) with its units, fix the labels, then store. Each
 // stored run is labelled "imported from <tool>" and carries the `imported` validity flag.
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type DragEvent, useState } from "react";
 import { Link } from "react-router-dom";
 import { errorMessage } from "../lib/errors";
 import { formatBytes, formatIops, formatNs, formatThroughput, MISSING } from "../lib/format";
 import { atLeast, useCurrentTeam } from "../lib/role";
 import {
-  FORMATS,
+  formatOptions,
   type ImportedDirection,
   type ImportedJob,
   type ImportLabels,
   type ImportResult,
   importFile,
+  importFormatsQuery,
   importText,
 } from "../queries/imports";
 import { keys } from "../queries/keys";
@@ -171,6 +172,8 @@ function Preview({ result }: { result: ImportResult }) {
 export function Import() {
   const { team } = useCurrentTeam();
   const qc = useQueryClient();
+  // the format hint's list is the server's registry (issue 26: one list for the page and the CLI)
+  const formats = useQuery(importFormatsQuery());
   const [items, setItems] = useState<Item[]>([]);
   const [paste, setPaste] = useState("");
   const [pasteName, setPasteName] = useState("pasted.txt");
@@ -412,8 +415,8 @@ export function Import() {
                   }
                   data-testid="import-format-select"
                 >
-                  {FORMATS.map((f) => (
-                    <option key={f.value} value={f.value}>
+                  {formatOptions(formats.data).map((f) => (
+                    <option key={f.value} value={f.value} title={f.title}>
                       {f.label}
                     </option>
                   ))}
