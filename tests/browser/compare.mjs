@@ -235,6 +235,60 @@ await run(
   },
 );
 
+await run(`${many.n} runs: the metric table sorts by a header (TanStack Table)`, async () => {
+  await page.goto(`${BASE}/compare?runs=${many.ids.join(",")}&table=runs`);
+  const table = page.getByTestId("compare-table").first();
+  await table.waitFor();
+  const header = table.locator('th[data-metric="read_iops"]');
+  await header.getByRole("button").click();
+  check((await header.getAttribute("aria-sort")) === "descending", "not sorted descending");
+  const values = await table
+    .locator('tbody td[data-metric="read_iops"]')
+    .evaluateAll((tds) =>
+      tds.map((td) => Number((td.firstChild?.textContent ?? "").replace(/[^\d.]/g, ""))),
+    );
+  const sorted = [...values].sort((a, b) => b - a);
+  check(
+    values.length === many.n && values.every((v, i) => v === sorted[i]),
+    `read IOPS not in descending order: ${values.slice(0, 6)}`,
+  );
+});
+
+await run(`${many.n} runs: a bar's tooltip gives its interval or says it has none`, async () => {
+  await page.goto(`${BASE}/compare?runs=${many.ids.join(",")}`);
+  const chart = page.locator('[data-testid="compare-chart"][data-kind="iops"]');
+  await chart.locator("svg .recharts-yAxis").waitFor();
+  await chart.locator(".recharts-bar-rectangle").first().hover();
+  const tip = chart.locator(".recharts-tooltip-wrapper", { hasText: "interval" });
+  await tip.waitFor();
+  const text = (await tip.textContent()) ?? "";
+  // one run per column: no repeats, no error bar, and the tooltip says so
+  check(text.includes("no repeats: no interval"), `tooltip: ${text.slice(0, 200)}`);
+});
+
+await run(`${many.n} runs at 390 px: the page fits a phone, no sideways scroll`, async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await page.goto(`${BASE}/compare?runs=${many.ids.join(",")}&render=all`);
+    await page.getByTestId("compare-table").first().waitFor();
+    await allChartsDrawn();
+    await page.waitForTimeout(300); // the charts' own size pass (ResponsiveContainer)
+    const o = await overflow();
+    const wide = await page.evaluate(() => {
+      const edge = document.documentElement.clientWidth;
+      return [...document.querySelectorAll("main *")]
+        .filter((el) => el.getBoundingClientRect().right > edge + 1)
+        .filter((el) => !el.closest(".table-scroll"))
+        .slice(0, 4)
+        .map((el) => `${el.tagName.toLowerCase()}.${String(el.className).split(" ")[0]}`);
+    });
+    check(o.scroll <= o.width, `the page is ${o.scroll} px wide in ${o.width} px (${wide})`);
+    await shot(`K-compare-${many.n}-390`);
+  } finally {
+    await page.setViewportSize({ width: 1440, height: 900 });
+  }
+});
+
 await run("dashboard: the latest runs compared keep their plots", async () => {
   await page.goto(`${BASE}/`);
   await page.getByTestId("dashboard-compare").waitFor();

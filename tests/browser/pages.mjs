@@ -33,7 +33,7 @@ const APP_PAGES = [
   ["/", true, "dashboard", "dashboard-compare"],
   ["/runs", true, "runs"],
   [`/runs/${RUNS[0]}`, false, "run"],
-  [`/compare?runs=${RUNS.join(",")}`, false, "compare"],
+  [`/compare?runs=${RUNS.join(",")}`, true, "compare"],
   ["/compare/devices", true, "compare-devices"],
   ["/runs/new", true, "new-run"],
   ["/import", true, "import"],
