@@ -782,6 +782,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/environments/{environment_id}/topology-suggestion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Suggest Topology
+         * @description The topology the agent's inventory shows under a target (file system and mount options,
+         *     btrfs/md/LVM level and members, fabric, write cache). Nothing is stored.
+         */
+        get: operations["suggest_topology"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -1171,6 +1192,26 @@ export interface paths {
         put?: never;
         /** Cancel Run */
         post: operations["cancel_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/environment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Run Environment
+         * @description The run's environment as it was when the run was queued or uploaded, and what changed since.
+         */
+        get: operations["run_environment"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2050,6 +2091,48 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** BtrfsFilesystem */
+        "BtrfsFilesystem-Input": {
+            /**
+             * Data Profile
+             * @description single, dup, raid0, raid1, raid1c3, raid10, ...
+             */
+            data_profile?: string | null;
+            /**
+             * Devices
+             * @description member kernel names
+             */
+            devices?: string[];
+            /** Label */
+            label?: string | null;
+            /** Metadata Profile */
+            metadata_profile?: string | null;
+            /** Uuid */
+            uuid: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** BtrfsFilesystem */
+        "BtrfsFilesystem-Output": {
+            /**
+             * Data Profile
+             * @description single, dup, raid0, raid1, raid1c3, raid10, ...
+             */
+            data_profile: string | null;
+            /**
+             * Devices
+             * @description member kernel names
+             */
+            devices: string[];
+            /** Label */
+            label: string | null;
+            /** Metadata Profile */
+            metadata_profile: string | null;
+            /** Uuid */
+            uuid: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** CampaignCreate */
         CampaignCreate: {
             /**
@@ -2428,6 +2511,22 @@ export interface components {
         };
         /** ChartPoint */
         ChartPoint: {
+            /**
+             * Ci95 High
+             * @description see ci95_low
+             */
+            ci95_high?: number | null;
+            /**
+             * Ci95 Low
+             * @description the 95 % confidence interval of the mean, in y's unit; null: n < 2
+             */
+            ci95_low?: number | null;
+            /**
+             * N
+             * @description how many measurements y is the mean of (1: a single measurement, no interval)
+             * @default 1
+             */
+            n: number;
             /** X */
             x: number;
             /** Y */
@@ -2566,10 +2665,15 @@ export interface components {
             /** Energy */
             energy: components["schemas"]["Metric"][];
             /**
+             * Filtered Out
+             * @description runs asked for that the `env` filter left out (their environment did not match)
+             */
+            filtered_out: string[];
+            /**
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
             /** Jobs */
             jobs: components["schemas"]["JobComparison"][];
             /** Runs */
@@ -2641,7 +2745,7 @@ export interface components {
              * @default none
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
             /**
              * Job
              * @description the job the per-job charts show
@@ -2661,6 +2765,34 @@ export interface components {
              * @enum {string}
              */
             table: "auto" | "metrics" | "runs";
+        };
+        /** Controller */
+        "Controller-Input": {
+            /** Cache Bytes */
+            cache_bytes?: number | null;
+            /** Cache Policy */
+            cache_policy?: ("write_back" | "write_through" | "none") | null;
+            /**
+             * Cache Protected
+             * @description battery- or flash-backed write cache
+             */
+            cache_protected?: boolean | null;
+            /** Model */
+            model?: string | null;
+        };
+        /** Controller */
+        "Controller-Output": {
+            /** Cache Bytes */
+            cache_bytes: number | null;
+            /** Cache Policy */
+            cache_policy: ("write_back" | "write_through" | "none") | null;
+            /**
+             * Cache Protected
+             * @description battery- or flash-backed write cache
+             */
+            cache_protected: boolean | null;
+            /** Model */
+            model: string | null;
         };
         /** CpuInfo */
         "CpuInfo-Input": {
@@ -3138,6 +3270,7 @@ export interface components {
              * Format: uuid
              */
             team_id: string;
+            topology?: components["schemas"]["EnvironmentTopology-Input"];
         };
         /** EnvironmentRead */
         EnvironmentRead: {
@@ -3169,10 +3302,20 @@ export interface components {
             id: string;
             /** Kind */
             kind: string;
+            /**
+             * Member Count
+             * @description devices in the RAID set, if known
+             */
+            member_count: number | null;
             /** Name */
             name: string;
             /** Notes */
             notes: string;
+            /**
+             * Protection
+             * @description the RAID level as a procurement candidate's protection (jbod, raid0|1|5|6|10), if one
+             */
+            protection: string | null;
             /** Pue */
             pue: number;
             /** Region */
@@ -3182,6 +3325,66 @@ export interface components {
              * Format: uuid
              */
             team_id: string;
+            topology: components["schemas"]["EnvironmentTopology-Output"];
+        };
+        /**
+         * EnvironmentSnapshot
+         * @description An environment as it was when a run was queued or uploaded (runs.environment_snapshot).
+         */
+        EnvironmentSnapshot: {
+            /** Currency */
+            currency: string;
+            /** Description */
+            description: string;
+            /** Electricity Price Per Kwh */
+            electricity_price_per_kwh: number | null;
+            /**
+             * Environment Id
+             * Format: uuid
+             */
+            environment_id: string;
+            /** Grid G Per Kwh */
+            grid_g_per_kwh: number | null;
+            /** Grid Source */
+            grid_source: string | null;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string;
+            /** Pue */
+            pue: number;
+            /**
+             * Recorded At
+             * Format: date-time
+             */
+            recorded_at: string;
+            /** Region */
+            region: string | null;
+            topology: components["schemas"]["EnvironmentTopology-Output"];
+            /** Version */
+            version: number;
+        };
+        /**
+         * EnvironmentTopology
+         * @description What the storage is: RAID, controller, fabric, NAS protocol, file system (each null: unknown).
+         */
+        "EnvironmentTopology-Input": {
+            controller?: components["schemas"]["Controller-Input"] | null;
+            fabric?: components["schemas"]["Fabric-Input"] | null;
+            filesystem?: components["schemas"]["FileSystem-Input"] | null;
+            nas?: components["schemas"]["Nas-Input"] | null;
+            raid?: components["schemas"]["Raid-Input"] | null;
+        };
+        /**
+         * EnvironmentTopology
+         * @description What the storage is: RAID, controller, fabric, NAS protocol, file system (each null: unknown).
+         */
+        "EnvironmentTopology-Output": {
+            controller: components["schemas"]["Controller-Output"] | null;
+            fabric: components["schemas"]["Fabric-Output"] | null;
+            filesystem: components["schemas"]["FileSystem-Output"] | null;
+            nas: components["schemas"]["Nas-Output"] | null;
+            raid: components["schemas"]["Raid-Output"] | null;
         };
         /** EnvironmentUpdate */
         EnvironmentUpdate: {
@@ -3205,6 +3408,8 @@ export interface components {
             pue?: number | null;
             /** Region */
             region?: string | null;
+            /** @description replaces the whole topology; {} clears it */
+            topology?: components["schemas"]["EnvironmentTopology-Input"] | null;
         };
         /** ErrorDetail */
         ErrorDetail: {
@@ -3229,6 +3434,42 @@ export interface components {
             message: string;
             /** Request Id */
             request_id: string;
+        };
+        /** Fabric */
+        "Fabric-Input": {
+            /**
+             * Link Speed Bps
+             * @description one link's signalling rate, bits per second
+             */
+            link_speed_bps?: number | null;
+            /**
+             * Links
+             * @description paths or ports in use (multipath)
+             */
+            links?: number | null;
+            /**
+             * Transport
+             * @enum {string}
+             */
+            transport: "sas" | "sata" | "nvme" | "fc" | "iscsi" | "nvme_of" | "ethernet";
+        };
+        /** Fabric */
+        "Fabric-Output": {
+            /**
+             * Link Speed Bps
+             * @description one link's signalling rate, bits per second
+             */
+            link_speed_bps: number | null;
+            /**
+             * Links
+             * @description paths or ports in use (multipath)
+             */
+            links: number | null;
+            /**
+             * Transport
+             * @enum {string}
+             */
+            transport: "sas" | "sata" | "nvme" | "fc" | "iscsi" | "nvme_of" | "ethernet";
         };
         /** FactsAsk */
         FactsAsk: {
@@ -3438,6 +3679,34 @@ export interface components {
             resp_p999_ns: number | null;
             /** Resp P99 Ns */
             resp_p99_ns: number | null;
+        };
+        /** FileSystem */
+        "FileSystem-Input": {
+            /**
+             * Fstype
+             * @description as the kernel names it: ext4, xfs
+             */
+            fstype: string;
+            /**
+             * Mount Options
+             * @description comma-separated
+             * @default
+             */
+            mount_options: string;
+        };
+        /** FileSystem */
+        "FileSystem-Output": {
+            /**
+             * Fstype
+             * @description as the kernel names it: ext4, xfs
+             */
+            fstype: string;
+            /**
+             * Mount Options
+             * @description comma-separated
+             * @default
+             */
+            mount_options: string;
         };
         /**
          * FileWorkloadSummary
@@ -3776,6 +4045,36 @@ export interface components {
              */
             token_ttl_s: number;
         };
+        /** HostTopology */
+        "HostTopology-Input": {
+            /** Btrfs */
+            btrfs?: components["schemas"]["BtrfsFilesystem-Input"][];
+            /** Lvm */
+            lvm?: components["schemas"]["LvmVolume-Input"][];
+            /** Md */
+            md?: components["schemas"]["MdArray-Input"][];
+            /** Mounts */
+            mounts?: components["schemas"]["TopologyMount-Input"][];
+            /** Queues */
+            queues?: components["schemas"]["QueueFacts-Input"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** HostTopology */
+        "HostTopology-Output": {
+            /** Btrfs */
+            btrfs: components["schemas"]["BtrfsFilesystem-Output"][];
+            /** Lvm */
+            lvm: components["schemas"]["LvmVolume-Output"][];
+            /** Md */
+            md: components["schemas"]["MdArray-Output"][];
+            /** Mounts */
+            mounts: components["schemas"]["TopologyMount-Output"][];
+            /** Queues */
+            queues: components["schemas"]["QueueFacts-Output"][];
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * ImportFormat
          * @description One format the importers read (GET /imports/formats).
@@ -3962,6 +4261,8 @@ export interface components {
             os?: components["schemas"]["OsInfo-Input"] | null;
             /** @description the host's policy (ADR 0009); absent from agents built before host policies */
             policy?: components["schemas"]["Policy-Input"] | null;
+            /** @description mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27 */
+            topology?: components["schemas"]["HostTopology-Input"] | null;
             /** Virtualization */
             virtualization?: string | null;
         } & {
@@ -3983,6 +4284,8 @@ export interface components {
             os: components["schemas"]["OsInfo-Output"] | null;
             /** @description the host's policy (ADR 0009); absent from agents built before host policies */
             policy: components["schemas"]["Policy-Output"] | null;
+            /** @description mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27 */
+            topology: components["schemas"]["HostTopology-Output"] | null;
             /** Virtualization */
             virtualization: string | null;
         } & {
@@ -4524,6 +4827,108 @@ export interface components {
             token_type: string;
             user: components["schemas"]["UserRead"];
         };
+        /** LvmVolume */
+        "LvmVolume-Input": {
+            /** Devices */
+            devices?: string[];
+            /** Dm Name */
+            dm_name?: string | null;
+            /** Lv */
+            lv: string;
+            /** Segtype */
+            segtype?: string | null;
+            /** Stripes */
+            stripes?: number | null;
+            /** Vg */
+            vg: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** LvmVolume */
+        "LvmVolume-Output": {
+            /** Devices */
+            devices: string[];
+            /** Dm Name */
+            dm_name: string | null;
+            /** Lv */
+            lv: string;
+            /** Segtype */
+            segtype: string | null;
+            /** Stripes */
+            stripes: number | null;
+            /** Vg */
+            vg: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** MdArray */
+        "MdArray-Input": {
+            /** Chunk Bytes */
+            chunk_bytes?: number | null;
+            /** Level */
+            level?: string | null;
+            /** Members */
+            members?: string[];
+            /** Name */
+            name: string;
+            /** Raid Disks */
+            raid_disks?: number | null;
+            /**
+             * Spares
+             * @default 0
+             */
+            spares: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** MdArray */
+        "MdArray-Output": {
+            /** Chunk Bytes */
+            chunk_bytes: number | null;
+            /** Level */
+            level: string | null;
+            /** Members */
+            members: string[];
+            /** Name */
+            name: string;
+            /** Raid Disks */
+            raid_disks: number | null;
+            /**
+             * Spares
+             * @default 0
+             */
+            spares: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * MemberDevices
+         * @description Identical devices of a RAID set or array: a model and how many of it.
+         */
+        "MemberDevices-Input": {
+            /** Capacity Bytes */
+            capacity_bytes?: number | null;
+            /** Count */
+            count: number;
+            /** Media */
+            media?: ("hdd" | "ssd" | "nvme" | "other") | null;
+            /** Model */
+            model: string;
+        };
+        /**
+         * MemberDevices
+         * @description Identical devices of a RAID set or array: a model and how many of it.
+         */
+        "MemberDevices-Output": {
+            /** Capacity Bytes */
+            capacity_bytes: number | null;
+            /** Count */
+            count: number;
+            /** Media */
+            media: ("hdd" | "ssd" | "nvme" | "other") | null;
+            /** Model */
+            model: string;
+        };
         /** MemberRead */
         MemberRead: {
             /** Display Name */
@@ -4674,6 +5079,32 @@ export interface components {
             source: string;
         } & {
             [key: string]: unknown;
+        };
+        /** Nas */
+        "Nas-Input": {
+            /**
+             * Protocol
+             * @enum {string}
+             */
+            protocol: "nfs" | "smb" | "sshfs" | "other";
+            /**
+             * Version
+             * @description e.g. 4.2, 3.1.1
+             */
+            version?: string | null;
+        };
+        /** Nas */
+        "Nas-Output": {
+            /**
+             * Protocol
+             * @enum {string}
+             */
+            protocol: "nfs" | "smb" | "sshfs" | "other";
+            /**
+             * Version
+             * @description e.g. 4.2, 3.1.1
+             */
+            version: string | null;
         };
         /**
          * OidcConfig
@@ -4921,7 +5352,7 @@ export interface components {
              */
             mem_total_bytes?: number | null;
             /** Meters */
-            meters?: components["schemas"]["PolicyMeter"][];
+            meters?: components["schemas"]["PolicyMeter-Input"][];
             /** Targets */
             targets?: components["schemas"]["PolicyTarget-Input"][];
         } & {
@@ -4946,7 +5377,7 @@ export interface components {
              */
             mem_total_bytes: number | null;
             /** Meters */
-            meters: components["schemas"]["PolicyMeter"][];
+            meters: components["schemas"]["PolicyMeter-Output"][];
             /** Targets */
             targets: components["schemas"]["PolicyTarget-Output"][];
         } & {
@@ -5039,9 +5470,33 @@ export interface components {
          * PolicyMeter
          * @description A meter the host configured, by name: never its spec (it may hold credentials).
          */
-        PolicyMeter: {
+        "PolicyMeter-Input": {
             /** Driver */
             driver: string;
+            /**
+             * Idle S
+             * @description seconds of each idle baseline (before and after the load) a run measured with this meter takes when the run sets none: the meter's own idle setting, else the agent's; null from an agent that does not report it
+             */
+            idle_s?: number | null;
+            /** Name */
+            name: string;
+            /** Tier */
+            tier: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * PolicyMeter
+         * @description A meter the host configured, by name: never its spec (it may hold credentials).
+         */
+        "PolicyMeter-Output": {
+            /** Driver */
+            driver: string;
+            /**
+             * Idle S
+             * @description seconds of each idle baseline (before and after the load) a run measured with this meter takes when the run sets none: the meter's own idle setting, else the agent's; null from an agent that does not report it
+             */
+            idle_s: number | null;
             /** Name */
             name: string;
             /** Tier */
@@ -5053,6 +5508,11 @@ export interface components {
         PolicyMeterRead: {
             /** Driver */
             driver: string;
+            /**
+             * Idle S
+             * @description each idle baseline a run with this meter takes when it sets none, seconds; null: not reported
+             */
+            idle_s?: number | null;
             /** Name */
             name: string;
             /** Tier */
@@ -5603,6 +6063,100 @@ export interface components {
              */
             value: number | string;
         };
+        /** QueueFacts */
+        "QueueFacts-Input": {
+            /** Discard Max Bytes */
+            discard_max_bytes?: number | null;
+            /** Max Sectors Kb */
+            max_sectors_kb?: number | null;
+            /** Name */
+            name: string;
+            /** Nr Requests */
+            nr_requests?: number | null;
+            /** Read Ahead Kb */
+            read_ahead_kb?: number | null;
+            /**
+             * Write Cache
+             * @description "write back" or "write through"
+             */
+            write_cache?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** QueueFacts */
+        "QueueFacts-Output": {
+            /** Discard Max Bytes */
+            discard_max_bytes: number | null;
+            /** Max Sectors Kb */
+            max_sectors_kb: number | null;
+            /** Name */
+            name: string;
+            /** Nr Requests */
+            nr_requests: number | null;
+            /** Read Ahead Kb */
+            read_ahead_kb: number | null;
+            /**
+             * Write Cache
+             * @description "write back" or "write through"
+             */
+            write_cache: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** Raid */
+        "Raid-Input": {
+            /**
+             * Hot Spares
+             * @default 0
+             */
+            hot_spares: number;
+            /** Implementation */
+            implementation?: ("hardware" | "md" | "btrfs" | "zfs" | "lvm" | "array") | null;
+            /**
+             * Level
+             * @enum {string}
+             */
+            level: "single" | "jbod" | "raid0" | "raid1" | "raid1c3" | "raid1c4" | "raid5" | "raid6" | "raid10" | "raid50" | "raid60" | "dup" | "raidz1" | "raidz2" | "raidz3";
+            /**
+             * Member Count
+             * @description devices in the set (hot spares excluded); null: the members' sum
+             */
+            member_count?: number | null;
+            /** Members */
+            members?: components["schemas"]["MemberDevices-Input"][];
+            /**
+             * Stripe Bytes
+             * @description the strip (chunk) per member
+             */
+            stripe_bytes?: number | null;
+        };
+        /** Raid */
+        "Raid-Output": {
+            /**
+             * Hot Spares
+             * @default 0
+             */
+            hot_spares: number;
+            /** Implementation */
+            implementation: ("hardware" | "md" | "btrfs" | "zfs" | "lvm" | "array") | null;
+            /**
+             * Level
+             * @enum {string}
+             */
+            level: "single" | "jbod" | "raid0" | "raid1" | "raid1c3" | "raid1c4" | "raid5" | "raid6" | "raid10" | "raid50" | "raid60" | "dup" | "raidz1" | "raidz2" | "raidz3";
+            /**
+             * Member Count
+             * @description devices in the set (hot spares excluded); null: the members' sum
+             */
+            member_count: number | null;
+            /** Members */
+            members: components["schemas"]["MemberDevices-Output"][];
+            /**
+             * Stripe Bytes
+             * @description the strip (chunk) per member
+             */
+            stripe_bytes: number | null;
+        };
         /** RankRow */
         RankRow: {
             /**
@@ -6058,6 +6612,26 @@ export interface components {
             /** Workload Id */
             workload_id?: string | null;
         };
+        /** RunEnvironment */
+        RunEnvironment: {
+            /**
+             * Changed
+             * @description fields whose value the environment has changed since (name, topology.raid.level, ...)
+             */
+            changed: string[];
+            /**
+             * Environment Id
+             * @description the environment the run names now (null: none or deleted)
+             */
+            environment_id: string | null;
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /** @description as it was when the run was queued; null: none */
+            snapshot: components["schemas"]["EnvironmentSnapshot"] | null;
+        };
         /**
          * RunOrigin
          * @description Where an imported or published run's figures come from (backend/imports).
@@ -6486,7 +7060,7 @@ export interface components {
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
             /** Jobs */
             jobs: components["schemas"]["JobComparison"][];
             /** Runs */
@@ -6616,7 +7190,7 @@ export interface components {
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
             /** Job */
             job: string | null;
             /**
@@ -6735,6 +7309,8 @@ export interface components {
             jobs: components["schemas"]["JobSummary"][];
             /** Name */
             name: string;
+            /** @description an imported or published run's origin, labelled on the link as in the app ("imported from fio"); without the file's name and hash (file_name and sha256 are always null here); null: measured by an agent */
+            origin?: components["schemas"]["RunOrigin"] | null;
             /** Passes */
             passes: components["schemas"]["PassSummary"][];
             /** Started At */
@@ -7012,6 +7588,77 @@ export interface components {
              * @enum {string}
              */
             scope: "read" | "write" | "upload";
+        };
+        /** TopologyMount */
+        "TopologyMount-Input": {
+            /**
+             * Disk
+             * @description kernel name of its block device; null: none (tmpfs, btrfs)
+             */
+            disk?: string | null;
+            /** Fstype */
+            fstype: string;
+            /** Major */
+            major?: number | null;
+            /** Minor */
+            minor?: number | null;
+            /** Mountpoint */
+            mountpoint: string;
+            /**
+             * Options
+             * @default
+             */
+            options: string;
+            /** Source */
+            source: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** TopologyMount */
+        "TopologyMount-Output": {
+            /**
+             * Disk
+             * @description kernel name of its block device; null: none (tmpfs, btrfs)
+             */
+            disk: string | null;
+            /** Fstype */
+            fstype: string;
+            /** Major */
+            major: number | null;
+            /** Minor */
+            minor: number | null;
+            /** Mountpoint */
+            mountpoint: string;
+            /**
+             * Options
+             * @default
+             */
+            options: string;
+            /** Source */
+            source: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** TopologySuggestion */
+        TopologySuggestion: {
+            /** Agent Id */
+            agent_id: string | null;
+            /** Agent Name */
+            agent_name: string | null;
+            /**
+             * Environment Id
+             * Format: uuid
+             */
+            environment_id: string;
+            /**
+             * Evidence
+             * @description what each suggested part comes from, in words
+             */
+            evidence: string[];
+            /** Target Path */
+            target_path: string | null;
+            /** @description what the agent saw; parts it could not see are null */
+            topology: components["schemas"]["EnvironmentTopology-Output"];
         };
         /** TpchQuerySummary */
         TpchQuerySummary: {
@@ -7499,6 +8146,8 @@ export interface components {
             label: string;
             /** Name */
             name: string;
+            /** @description an imported or published run's origin (its label is also in `label`); null: measured by an agent */
+            origin?: components["schemas"]["RunOrigin"] | null;
             /**
              * Preset
              * @description the built-in preset the run ran; null for other workloads
@@ -10446,9 +11095,11 @@ export interface operations {
                 /** @description comma-separated run ids; the first is the default baseline */
                 runs: string;
                 baseline?: string | null;
-                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
                 fingerprint?: "workload" | "workload_host";
                 force?: boolean;
+                /** @description FIELD:VALUE of the runs' recorded environments (raid_level:raid10, kind:san; none: runs without it); only matching runs are compared; repeat: every field must match, values of one field any of them */
+                env?: string[] | null;
                 /** @description csv: the same table as text/csv (a download), one row per metric */
                 format?: "json" | "csv";
             };
@@ -10522,7 +11173,9 @@ export interface operations {
                 runs: string;
                 /** @description job name */
                 job: string;
-                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target";
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+                /** @description FIELD:VALUE of the runs' recorded environments (raid_level:raid10, kind:san; none: runs without it); only matching runs are compared; repeat: every field must match, values of one field any of them */
+                env?: string[] | null;
             };
             header?: never;
             path?: never;
@@ -11167,6 +11820,78 @@ export interface operations {
                 };
             };
             /** @description The request body is larger than this route's limit (4194304 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    suggest_topology: {
+        parameters: {
+            query?: {
+                /** @description the agent to read; default: the newest run's in the environment */
+                agent_id?: string | null;
+                /** @description a path on its host; default: the newest run's */
+                target_path?: string | null;
+            };
+            header?: never;
+            path: {
+                environment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopologySuggestion"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13055,6 +13780,73 @@ export interface operations {
             };
             /** @description Conflicts with the current state (a name taken, a run already finished, a lease lost) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    run_environment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunEnvironment"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15407,6 +16199,10 @@ export interface operations {
                 baseline?: string | null;
                 /** @description csv: the same columns as text/csv */
                 format?: "json" | "csv";
+                /** @description name the view's environment groups by this field of the runs' recorded environments */
+                group_by?: ("kind" | "raid_level" | "raid_implementation" | "member_count" | "member_model" | "media" | "controller_cache_policy" | "transport" | "link_speed_bps" | "nas_protocol" | "nas_version" | "fstype" | "mount_options" | "region" | "pue") | null;
+                /** @description FIELD:VALUE of the runs' recorded environments; only matching runs */
+                env?: string[] | null;
             };
             header?: never;
             path?: never;
