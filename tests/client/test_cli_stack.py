@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+import zipfile
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -224,7 +225,8 @@ def test_exit_codes(live: Stack, cli: Cli, tmp_path: Path) -> None:
         gone = tempfile.mkdtemp(prefix="iowatt-cli-gone-", dir="/dev/shm")
         live.allow(gone)
         Path(gone).rmdir()
-        failed = cli.json(
+        # (as a person sees it: the progress bar on stderr, the outcome on stdout)
+        r = cli(
             "run",
             "quick",
             "--target",
@@ -237,8 +239,10 @@ def test_exit_codes(live: Stack, cli: Cli, tmp_path: Path) -> None:
             "0.01",
             code=EXIT_FAILED,
         )
-        made.append(failed["id"])
-        assert failed["status"] == "failed" and failed["error"], failed
+        run_id = r.stderr.split("queued ", 1)[1].split()[0]
+        made.append(run_id)
+        assert r.stdout.startswith(f"{run_id}: failed"), r.stdout
+        assert cli.json("runs", "show", run_id)["error"]
     finally:
         for rid in made:
             cli("runs", "delete", rid, "--yes")
@@ -272,3 +276,31 @@ def test_login_stores_a_0600_config_and_the_entry_point_runs(live: Stack, cli: C
         timeout=60,
     )
     assert comp.returncode == 0 and "_IOWATT_COMPLETE" in comp.stdout, comp.stderr
+
+
+def test_cancel_export_and_what_people_see(live: Stack, cli: Cli, tmp_path: Path) -> None:
+    target = tempfile.mkdtemp(prefix="iowatt-cli-cancel-", dir="/dev/shm")
+    try:
+        live.allow(target)
+        queued = cli.json(
+            "run", "quick", "--target", target, "--idle-s", "0", "--no-wait", "--agent", live.agent_id
+        )
+        assert queued["status"] in ("queued", "assigned", "running")
+        cancelled = cli.json("runs", "cancel", queued["id"])
+        assert cancelled["id"] == queued["id"] and (
+            cancelled["cancel_requested"] or cancelled["status"] == "cancelled"
+        )
+        assert live.wait(queued["id"])["status"] == "cancelled"
+        cli("runs", "delete", queued["id"], "--yes")
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+    out = cli.json("export", "-o", str(tmp_path / "team.zip"))
+    with zipfile.ZipFile(tmp_path / "team.zip") as z:
+        assert z.namelist() and out["bytes"] == (tmp_path / "team.zip").stat().st_size
+    # the tables a person reads
+    with live.api() as api:
+        agent_name = api.get(f"/agents/{live.agent_id}").json()["name"]
+    assert agent_name in cli("agents").stdout
+    assert "runs" in cli("runs", "list", "--limit", "3").stdout
+    assert "crystaldiskmark" in cli("views").stdout
+    assert "quick" in cli("run", "--list").stdout

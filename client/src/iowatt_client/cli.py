@@ -230,7 +230,7 @@ def runs_list(
     json_out: JsonOpt = False,
 ) -> None:
     """The team's runs, newest first."""
-    filters = {"status": status or None, "q": q, "tag": tag or None}
+    filters: dict[str, Any] = {"status": status or None, "q": q, "tag": tag or None}
     with _client() as c:
         if all_runs:
             runs = list(c.iter_runs(**filters))

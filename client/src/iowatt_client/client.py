@@ -261,8 +261,8 @@ class Client:
                 "create_import", params={"dry_run": "true" if dry_run else None}, data=data, files=parts
             )
         finally:
-            for fh in handles:
-                fh.close()
+            for opened in handles:
+                opened.close()
         docs = answer["files"] if isinstance(answer, dict) and "files" in answer else [answer]
         return [models.ImportResult.model_validate(d) for d in docs]
 
