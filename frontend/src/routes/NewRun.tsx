@@ -24,7 +24,7 @@ import { keys } from "../queries/keys";
 import { createRun, runQuery } from "../queries/runs";
 import { workloadsQuery } from "../queries/workloads";
 import { EstimateLine, JobEditor } from "./newRun/JobEditor";
-import { deriveRunPlan } from "./newRun/plan";
+import { deriveRunPlan, idleDefaultText } from "./newRun/plan";
 import { initialState, newRunReducer } from "./newRun/state";
 
 /** Presets shortened for a quick look: the server shortens (WorkloadSpec.shortened) and records it. */
@@ -253,7 +253,7 @@ export function NewRun() {
             label="Idle baseline (s)"
             name="idle"
             errors={errors}
-            hint="measured before and after the load; empty: the agent's default (30 s)"
+            hint={`measured before and after the load; empty: ${idleDefaultText(policy, plan.meter)}`}
           >
             <input
               id="f-idle"

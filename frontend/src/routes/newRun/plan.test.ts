@@ -6,7 +6,7 @@ import { POSTMARK_DEFAULTS } from "../../lib/fileWorkload";
 import { DEFAULT_IDLE_S, OVERHEAD_S_PER_JOB, OVERHEAD_S_PER_RUN } from "../../lib/workload";
 import { policyAgent } from "../../test/fixtures";
 import { newJob } from "./jobs";
-import { deriveRunPlan, type RunPlanContext } from "./plan";
+import { deriveRunPlan, idleDefaultText, type RunPlanContext } from "./plan";
 import { initialState, type NewRunState } from "./state";
 
 const DIR = "/srv/bench";
@@ -252,6 +252,10 @@ describe("deriveRunPlan: idle, name, environment", () => {
       idleFrom: "run",
     });
     expect(deriveRunPlan(state({ meter: "" }), c).estimate).toMatchObject({ idleS: 0 });
+    expect(idleDefaultText(c.agents[0]?.policy ?? null, "plug")).toBe(
+      "the meter's idle setting on its host (45 s)",
+    );
+    expect(idleDefaultText(policyAgent().policy, null)).toBe("the agent's default (30 s)");
     // an agent that does not report it: the default, and the line says so
     expect(deriveRunPlan(state(), ctx()).estimate).toMatchObject({
       idleS: 2 * DEFAULT_IDLE_S,

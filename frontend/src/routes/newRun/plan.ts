@@ -16,7 +16,7 @@ import {
   writeRefusal,
 } from "../../lib/policy";
 import { type TeamRole, teamsWhere } from "../../lib/role";
-import { type DurationEstimate, estimateDuration } from "../../lib/workload";
+import { DEFAULT_IDLE_S, type DurationEstimate, estimateDuration } from "../../lib/workload";
 import { buildJobs } from "./jobs";
 import type { NewRunState } from "./state";
 
@@ -81,6 +81,15 @@ export function workloadWritesAny(w: WorkloadRead): boolean {
     isDbKind(kindOf(specOf(w))) ||
     (isFileKind(kindOf(specOf(w))) ? fileWrites(specOf(w)) : workloadWrites(w.spec.jobs))
   );
+}
+
+/** What an empty idle field means: the chosen meter's idle baseline as its agent reports it, else
+ * the agent's default (an agent that does not report it). */
+export function idleDefaultText(policy: HostPolicy | null, meter: MeterChoice): string {
+  const reported = meterIdleS(policy, meter);
+  return reported === null
+    ? `the agent's default (${DEFAULT_IDLE_S} s)`
+    : `the meter's idle setting on its host (${reported} s)`;
 }
 
 /** Everything the New run form shows and sends, from its state and what the server lists. Pure:
