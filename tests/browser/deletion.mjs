@@ -90,6 +90,84 @@ await run("Delete team offers the export and wants the exact name", async () => 
   await dialog.waitFor({ state: "detached" });
 });
 
+// issue 27 part 3: the environment's topology is edited (fields by kind), the run keeps the
+// environment it was queued in, compare groups and filters by a topology field; both viewports
+await run("the environment form edits the topology, shown by kind", async () => {
+  await page.goto(`${BASE}/settings/environments`);
+  const row = page.getByTestId("environment-row").filter({ hasText: ENV_NAME });
+  await row.getByTestId("edit-environment").click();
+  const form = row.getByTestId("environment-form");
+  await form.locator("#f-kind").selectOption("das");
+  check((await form.locator("#f-nasProtocol").count()) === 0, "a DAS has no NAS protocol field");
+  await form.locator("#f-raidLevel").selectOption("raid10");
+  await form.locator("#f-memberCount").fill("3");
+  await form.locator("#f-memberModel").fill("PM1733");
+  await form.locator("#f-transport").selectOption("sas");
+  await form.locator("#f-linkGbps").fill("12");
+  await form.locator("#f-fstype").fill("xfs");
+  await form.getByTestId("save-environment").click();
+  const err = form.getByTestId("field-error-memberCount");
+  await err.waitFor();
+  check(
+    (await err.textContent())?.includes("raid10"),
+    "RAID 10 of 3 devices: the 422 on its input",
+  );
+  await form.locator("#f-memberCount").fill("4");
+  await form.getByTestId("save-environment").click();
+  await form.waitFor({ state: "detached" });
+  await row.getByTestId("environment-topology").first().waitFor(); // the list's refetch
+  const facts = (await row.getByTestId("environment-topology").allTextContents()).join(" | ");
+  check(facts.includes("raid10") && facts.includes("4 × PM1733"), `topology shown: ${facts}`);
+  check(facts.includes("sas 12 Gb/s"), `fabric shown: ${facts}`);
+  await noOverflow(page);
+  await row.scrollIntoViewIfNeeded();
+  await shot("E-environment-topology", false);
+});
+
+await run("the run page shows the environment as recorded, not as edited", async () => {
+  await page.goto(`${BASE}/runs/${OTHER}`);
+  const panel = page.getByTestId("run-environment");
+  await panel.waitFor();
+  const text = (await panel.textContent()) ?? "";
+  check(text.includes(ENV_NAME) && text.includes("(san)"), `recorded name and kind: ${text}`);
+  check((await panel.getByTestId("run-environment-topology").count()) === 0, "no RAID recorded");
+  const changed = (await panel.getByTestId("run-environment-changed").textContent()) ?? "";
+  check(changed.includes("kind") && changed.includes("topology.raid.level"), `changed: ${changed}`);
+  await panel.scrollIntoViewIfNeeded();
+  await shot("E-run-environment-1440", false);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await page.getByTestId("run-environment").waitFor();
+  await noOverflow(page);
+  await page.getByTestId("run-environment").scrollIntoViewIfNeeded();
+  await shot("E-run-environment-390", false);
+  await page.setViewportSize({ width: 1440, height: 900 });
+});
+
+await run("compare groups by an environment field and filters by another", async () => {
+  await page.goto(`${BASE}/compare?runs=${KEEP},${OTHER}&group_by=env.kind&force=1`);
+  await page.getByTestId("compare-controls").waitFor();
+  await page.waitForFunction(() => document.body.textContent?.includes("kind: san"));
+  const body = (await page.textContent("body")) ?? "";
+  check(body.includes("kind: not set"), "the run without an environment is its own column");
+  const filters = page.getByTestId("env-filters");
+  await filters.getByTestId("env-filter-field").selectOption("kind");
+  await filters.getByTestId("env-filter-value").fill("san");
+  await filters.getByTestId("env-filter-add").click();
+  await page.waitForURL(/env=kind%3Asan|env=kind:san/);
+  await page.waitForFunction(() => {
+    const t = document.body.textContent ?? "";
+    return t.includes("kind: san") && !t.includes("kind: not set") && !t.includes("Loading…");
+  });
+  check((await filters.getByTestId("env-filter-chip").count()) === 1, "the filter is a chip");
+  await noOverflow(page);
+  await shot("E-compare-env-1440", false);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await noOverflow(page);
+  await shot("E-compare-env-390", false);
+  await page.setViewportSize({ width: 1440, height: 900 });
+});
+
 await run("an environment in use: the dialog says what uses it, then Delete anyway", async () => {
   await page.goto(`${BASE}/settings/environments`);
   const row = page.getByTestId("environment-row").filter({ hasText: ENV_NAME });

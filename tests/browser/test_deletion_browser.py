@@ -78,6 +78,12 @@ def test_delete_a_run_from_its_page(live: Stack, tmp_path: Path) -> None:
             "V4-environment-in-use",
             "V4-devices",
             "V4-compare-comments",
+            # issue 27 part 3: topology form, the run's recorded environment, compare by a field
+            "E-environment-topology",
+            "E-run-environment-1440",
+            "E-run-environment-390",
+            "E-compare-env-1440",
+            "E-compare-env-390",
         ):
             png = tmp_path / f"{name}.png"
             assert png.stat().st_size > 10_000, name

@@ -120,6 +120,6 @@ export const GROUP_LABEL: Record<GroupBy, string> = {
   workload: "workload",
   target: "target (host and path)",
   ...(Object.fromEntries(
-    ENV_GROUP_BY.map((g) => [g, `environment: ${ENV_FACET_LABEL[g.slice(4) as EnvFacet]}`]),
+    ENV_GROUP_BY.map((g) => [g, `env: ${ENV_FACET_LABEL[g.slice(4) as EnvFacet]}`]),
   ) as Record<(typeof ENV_GROUP_BY)[number], string>),
 };

@@ -21,17 +21,17 @@ export const ENV_FACETS = [
 export type EnvFacet = (typeof ENV_FACETS)[number];
 
 export const ENV_FACET_LABEL: Record<EnvFacet, string> = {
-  kind: "kind (local, SAN, NAS…)",
+  kind: "kind",
   raid_level: "RAID level",
-  raid_implementation: "RAID implementation",
+  raid_implementation: "RAID by",
   member_count: "member count",
   member_model: "member model",
-  media: "member media",
-  controller_cache_policy: "controller cache policy",
+  media: "media",
+  controller_cache_policy: "controller cache",
   transport: "fabric",
   link_speed_bps: "link speed",
   nas_protocol: "NAS protocol",
-  nas_version: "NAS protocol version",
+  nas_version: "NAS version",
   fstype: "file system",
   mount_options: "mount options",
   region: "grid region",

@@ -26,6 +26,7 @@ export function EnvironmentFilters({
           value={field}
           onChange={(e) => setField(e.target.value as EnvFacet)}
           data-testid="env-filter-field"
+          style={{ maxWidth: "100%" }}
         >
           {ENV_FACETS.map((f) => (
             <option key={f} value={f}>
@@ -39,6 +40,7 @@ export function EnvironmentFilters({
         placeholder="raid10, san, none…"
         value={text}
         size={12}
+        style={{ maxWidth: "100%" }}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
           if (e.key === "Enter") {
