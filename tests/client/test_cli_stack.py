@@ -257,6 +257,20 @@ def test_login_stores_a_0600_config_and_the_entry_point_runs(live: Stack, cli: C
     assert config.stat().st_mode & 0o777 == 0o600
     assert json.loads(config.read_text()) == {"url": live.url, "token": live.token}
     cli("login", live.url, "--token", "iowatt_wrong", code=EXIT_AUTH, env=no_env)
+    # with e-mail and password (a browser session's token is stored)
+    out = json.loads(
+        cli(
+            "login",
+            live.url,
+            "--email",
+            live.email,
+            "--json",
+            env={**no_env, "IOWATT_PASSWORD": live.password},
+        ).stdout
+    )
+    assert out["email"] == live.email and json.loads(config.read_text())["token"] != live.token
+    cli("login", live.url, "--email", live.email, code=EXIT_AUTH, env={**no_env, "IOWATT_PASSWORD": "wrong"})
+    config.write_text(json.dumps({"url": live.url, "token": live.token}))
     # the installed command, as a real process, reading the stored config
     iowatt = shutil.which("iowatt", path=str(Path(sys.executable).parent))
     assert iowatt, "pip install -e client (make deps-py)"
@@ -292,6 +306,17 @@ def test_cancel_export_and_what_people_see(live: Stack, cli: Cli, tmp_path: Path
         )
         assert live.wait(queued["id"])["status"] == "cancelled"
         cli("runs", "delete", queued["id"], "--yes")
+        # a fio job file, as written
+        job = tmp_path / "small.fio"
+        job.write_text("[global]\nsize=1m\nbs=4k\n\n[seq-read]\nrw=read\n")
+        ran = cli.json("run", str(job), "--target", target, "--idle-s", "0", "--agent", live.agent_id)
+        assert ran["status"] == "succeeded", ran["error"]
+        shown = cli.json("runs", "show", ran["id"], "--result")
+        assert (
+            shown["workload"]["kind"] == "jobfile" and shown["workload"]["jobfile"]["text"] == job.read_text()
+        )
+        assert shown["result"]["engine_result"]["jobs"][0]["read"]["io_bytes"] == 1 << 20
+        cli("runs", "delete", ran["id"], "--yes")
     finally:
         shutil.rmtree(target, ignore_errors=True)
     out = cli.json("export", "-o", str(tmp_path / "team.zip"))
