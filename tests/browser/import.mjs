@@ -126,7 +126,7 @@ await run("a share link of the comparison labels both runs too (issue 26)", asyn
   const other = await browser.newContext({ viewport: { width: 390, height: 844 } });
   try {
     const p = await other.newPage();
-    await p.goto(url);
+    await p.goto(`${BASE}${new URL(url).pathname}`); // the link's path on this stack
     await p.getByTestId("shared-runs").waitFor();
     const labels = await p.getByTestId("run-origin").allTextContents();
     check(labels.filter((l) => l === "imported from fio").length === 2, `shared labels: ${labels}`);

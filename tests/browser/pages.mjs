@@ -10,7 +10,16 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, needs, openBrowser, pageOverflow } from "./lib.mjs";
+import {
+  ARTIFACTS,
+  BASE,
+  check,
+  EMAIL,
+  needs,
+  openBrowser,
+  PASSWORD,
+  pageOverflow,
+} from "./lib.mjs";
 
 const RUNS = (process.env.IOWATT_PAGES_RUNS ?? "").split(",").filter(Boolean);
 const REVIEW = process.env.IOWATT_PAGES_REVIEW ?? "";
@@ -222,6 +231,27 @@ await run(
     await audit(p, "dark shared comparison", true, "P-dark-shared-1440");
     await p.setViewportSize(PHONE);
     await audit(p, "dark shared comparison at 390", true, "P-dark-shared-390");
+    // the app's pages whose charts and tables changed (issue 25: error bars, sortable metric
+    // tables, the estimate's idle baseline, the views' origin badges), dark at 1440
+    await p.setViewportSize(DESKTOP);
+    await p.goto(`${BASE}/login`);
+    await p.fill('input[name="email"]', EMAIL);
+    await p.fill('input[name="password"]', PASSWORD);
+    await p.click('button[type="submit"]');
+    await p.getByTestId("logout").waitFor();
+    for (const [path, name, ready] of [
+      ["/", "dashboard", "dashboard-compare"],
+      [`/compare?runs=${RUNS.join(",")}`, "compare", "compare-table"],
+      [`/runs/${RUNS[0]}`, "run", null],
+      ["/runs/new", "new-run", null],
+      ["/import", "import", null],
+      [`/views?runs=${RUNS.join(",")}`, "views", null],
+    ]) {
+      await p.goto(`${BASE}${path}`);
+      await settle(p);
+      if (ready) await p.getByTestId(ready).first().waitFor();
+      await audit(p, `dark ${path}`, true, `P-dark-${name}-1440`);
+    }
     await dark.close();
   },
 );
