@@ -21,7 +21,7 @@ from backend.environment import topology as server_topology
 
 DATA = Path(__file__).parent / "data" / "topology"
 FUZZ = settings(
-    max_examples=40, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    max_examples=100, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )
 
 
@@ -33,6 +33,11 @@ def test_mountinfo_recorded() -> None:
     assert pool.fstype == "btrfs" and pool.source == "/dev/loop0" and "space_cache=v2" in pool.options
     assert mounts["/mnt/nfs"].fstype == "nfs4" and "vers=4.2" in mounts["/mnt/nfs"].options
     assert "/mnt/with space" in mounts  # octal escapes undone
+    # a NUL (escaped, raw or in JSON) is no character of a name: dropped, so the server takes the rest
+    (m,) = topology.parse_mountinfo("50 28 0:47 / /mnt/a\\000b rw - tmpfs tmp\x00fs rw\n")
+    assert (m.mountpoint, m.source) == ("/mnt/ab", "tmpfs")
+    (lv,) = topology.parse_lvs_json('{"report": [{"lv": [{"vg_name": "v\\u0000", "lv_name": "l"}]}]}')
+    assert lv.vg == "v"
 
 
 def test_mdstat_recorded() -> None:
@@ -51,10 +56,16 @@ def test_lvs_recorded() -> None:
     assert lvs["scratch"].segtype == "striped" and lvs["scratch"].stripes == 2
     assert lvs["scratch"].devices == ["sdb", "sdc"] and lvs["scratch"].dm_name == "vg0-scratch"
     assert lvs["data"].segtype == "raid1" and lvs["data"].devices == ["data_rimage_0", "data_rimage_1"]
+    # a count past the wire's bound is not known, never a reason to refuse the whole inventory
+    (odd,) = topology.parse_lvs_json(
+        '{"report": [{"lv": [{"vg_name": "v", "lv_name": "l", "stripes": "9999999999"}]}]}'
+    )
+    assert odd.stripes is None
 
 
 TOKENS = ["", " ", "-", ":", "\n", "[0]", "(S)", "(F)", "\\040", "\\777", "0:0", "99999999999:1", "raid1",
-          "k chunk", "[2/2]", "{", "}", '"', "null", "[", "]", "\x00", "é", "9" * 30]  # fmt: skip
+          "k chunk", "[2/2]", "{", "}", '"', "null", "[", "]", "\x00", "\\000", "\\u0000", "é",
+          "9" * 30]  # fmt: skip
 SEEDS = [(DATA / n).read_text() for n in ("mountinfo.txt", "mdstat.txt", "lvs.json")]
 
 
@@ -103,6 +114,7 @@ def _fake_tree(tmp_path: Path) -> Path:
         q.mkdir(parents=True)
         (q / "write_cache").write_text(wc + "\n")
         (q / "nr_requests").write_text("128\n")
+        (q / "discard_max_bytes").write_text("18446744073709551615\n")  # some devices say 2**64 - 1
     (tmp_path / "proc" / "self").mkdir(parents=True)
     (tmp_path / "proc" / "self" / "mountinfo").write_text((DATA / "mountinfo.txt").read_text())
     (tmp_path / "proc" / "mdstat").write_text((DATA / "mdstat.txt").read_text())
@@ -125,6 +137,8 @@ def test_sysfs_readers_on_a_fake_tree_and_the_suggestion(tmp_path: Path) -> None
         "sda": "write through",
     }
     assert t.lvm == []  # no command runs on a fake tree
+    assert {q.discard_max_bytes for q in t.queues} == {None}
+    assert ServerInventory.model_validate({"topology": t.model_dump(mode="json")}).topology is not None
     disks = [{"name": "loop0", "size_bytes": 1 << 27}, {"name": "loop1", "size_bytes": 1 << 27}]
     inv = {"block_devices": disks,
            "topology": t.model_dump(mode="json")}  # fmt: skip

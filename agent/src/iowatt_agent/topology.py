@@ -30,23 +30,27 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _int(text: str | None) -> int | None:
+def _int(text: str | None, hi: int = 2**31) -> int | None:
+    """A count the wire can carry (0 to `hi`, the server's bound); anything else is not known,
+    never a reason for the server to refuse the whole inventory."""
     try:
-        return int((text or "").strip())
+        n = int((text or "").strip())
     except ValueError:
         return None
+    return n if 0 <= n <= hi else None
 
 
 def _unescape(field: str) -> str:
     # mountinfo escapes space, tab, newline and backslash as \ooo octal
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8) & 0xFF), field)
+    # (a NUL is no character of a path: dropped, as every NUL, since the server refuses them)
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8) & 0xFF), field).replace("\x00", "")
 
 
 def parse_mountinfo(text: str) -> list[TopologyMount]:
     """/proc/self/mountinfo (proc(5)): `id parent maj:min root mountpoint options [optional...] -
     fstype source super-options`. Options are the mount's then the superblock's (as /proc/mounts)."""
     out: list[TopologyMount] = []
-    for line in text.splitlines():
+    for line in text.replace("\x00", "").splitlines():
         fields = line.split()
         if len(fields) < 9 or "-" not in fields[6:]:
             continue
@@ -61,8 +65,8 @@ def parse_mountinfo(text: str) -> list[TopologyMount]:
         opts += [o for o in super_opts if o and o not in opts and o not in ("rw", "ro")]
         out.append(
             TopologyMount(
-                mountpoint=_unescape(fields[4]),
-                source=_unescape(fields[sep + 2]),
+                mountpoint=_unescape(fields[4])[:4096],
+                source=_unescape(fields[sep + 2])[:4096],
                 fstype=fields[sep + 1][:200],
                 options=",".join(o for o in opts if o)[:4096],
                 major=int(majmin[0]),
@@ -79,7 +83,7 @@ def parse_mdstat(text: str) -> list[MdArray]:
     """/proc/mdstat: `md0 : active raid1 sdb1[1] sda1[0]` then `N blocks ... 512k chunk ...`; spares
     (`sdc1[2](S)`) and failed members (`(F)`) are not members."""
     arrays: list[MdArray] = []
-    lines = text.splitlines()
+    lines = text.replace("\x00", "").splitlines()
     for i, line in enumerate(lines):
         m = re.match(r"^(md[\w.-]*)\s*:\s*(\S+)\s*(.*)$", line)
         if not m:
@@ -116,11 +120,16 @@ def parse_mdstat(text: str) -> list[MdArray]:
     return arrays
 
 
+def _no_nul(obj: dict[str, object]) -> dict[str, object]:
+    """JSON strings may spell a NUL (\\u0000): no name holds one, and the server refuses them."""
+    return {k.replace("\x00", ""): v.replace("\x00", "") if isinstance(v, str) else v for k, v in obj.items()}
+
+
 def parse_lvs_json(text: str) -> list[LvmVolume]:
     """`lvs --reportformat json -o vg_name,lv_name,segtype,stripes,devices,lv_dm_path`: devices read
     `/dev/sdb(0),/dev/sdc(0)` (physical extents in brackets) or sub-volumes (`lv_rimage_0(0)`)."""
     try:
-        doc = json.loads(text)
+        doc = json.loads(text.replace("\x00", ""), object_hook=_no_nul)
     except (ValueError, RecursionError):
         return []
     out: list[LvmVolume] = []
@@ -210,7 +219,7 @@ def read_queues(root: Path = Path("/")) -> list[QueueFacts]:
                 nr_requests=_int(_read(q / "nr_requests")),
                 max_sectors_kb=_int(_read(q / "max_sectors_kb")),
                 read_ahead_kb=_int(_read(q / "read_ahead_kb")),
-                discard_max_bytes=_int(_read(q / "discard_max_bytes")),
+                discard_max_bytes=_int(_read(q / "discard_max_bytes"), 2**63 - 1),
             )
         )
     return out
