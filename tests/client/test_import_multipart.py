@@ -103,6 +103,8 @@ def test_labels_from_the_query_and_what_is_refused(client: TestClient, session: 
         (post(client, h, [], team_id=u.team.id), "file"),  # no file part
         (post(client, h, [("x.terse", TERSE)], team_id=u.team.id, colour="red"), "colour"),
         (post(client, h, [("x.terse", TERSE)], team_id=u.team.id, host="no spaces"), "host"),
+        (post(client, h, [("x.terse", TERSE)], team_id="not-a-uuid"), "team_id"),
+        (post(client, h, [("empty.terse", b"")], team_id=u.team.id), "file"),
     ]
     for r, field in cases:
         assert r.status_code == 422, r.text
