@@ -3,6 +3,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import ForeignKey, String, Text, UniqueConstraint, event, text
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -58,12 +59,22 @@ class Environment(Base):
 @event.listens_for(Session, "before_flush")
 def _record_environment_of_new_runs(session: Session, _context: object, _instances: object) -> None:
     """Every run stored with an environment records it as it is then (ADR 0035): queued here, by
-    a campaign, uploaded from CI or imported, whatever path made it. Editing the environment later
-    changes none of them; a run stored without one, or given a snapshot already, is left alone."""
+    a campaign, uploaded from CI or imported, whatever path made it, and a stored run given another
+    environment records that one. Editing the environment later changes none of them; a run
+    without one, detached from its deleted one, or given a snapshot already, keeps what it has."""
     now = datetime.now(UTC)
     pending = {o.id: o for o in session.new if isinstance(o, Environment)}  # not in the identity map yet
-    for obj in list(session.new):
-        if isinstance(obj, Run) and obj.environment_id is not None and obj.environment_snapshot is None:
+    runs = [o for o in session.new if isinstance(o, Run) and o.environment_snapshot is None]
+    # a stored run given another environment records that one, as it is then; detached (None) keeps its own
+    runs += [
+        o
+        for o in session.dirty
+        if isinstance(o, Run)
+        and sa_inspect(o).attrs.environment_id.history.has_changes()
+        and not sa_inspect(o).attrs.environment_snapshot.history.has_changes()
+    ]
+    for obj in runs:
+        if obj.environment_id is not None:
             env = pending.get(obj.environment_id) or session.get(Environment, obj.environment_id)
             if env is not None:
                 obj.environment_snapshot = env.snapshot(now)

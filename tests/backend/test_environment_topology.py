@@ -246,3 +246,37 @@ def test_protection_for_procurement() -> None:
     assert topo.protection(EnvironmentTopology.model_validate({"raid": {"level": "raid1c3"}})) == "replica:3"
     assert topo.protection(EnvironmentTopology.model_validate({"raid": {"level": "raidz2"}})) is None
     assert topo.protection(EnvironmentTopology()) is None
+
+
+def test_views_group_and_filter_by_topology(client: TestClient, session: Session) -> None:
+    """The TPC-H view's environment rows (the report's Local and SAN) named by a topology field, and
+    only the runs of one kind; a run given its environment after it was stored records that one."""
+    from backend.models import Run
+    from tests.backend.test_db_results import tpch_doc, tpch_doc_b, tpch_spec
+    from tests.backend.test_file_results import upload_run, view
+
+    u = create_user(session)
+    local = _env(client, u, "rack", kind="local", topology={"raid": {"level": "raid1", "member_count": 2}})
+    san = _env(client, u, "array", kind="san", topology={"fabric": {"transport": "fc"}})
+    ids = []
+    for name, doc in (("hdd-host", tpch_doc()), ("ram-host", tpch_doc_b())):
+        a = create_agent(session, team=u.team, name=name)
+        for env in (local, san):
+            rid = upload_run(client, session, a, tpch_spec(), doc, preset="tpch-smoke", target="/srv/bench")
+            run = session.get(Run, rid)
+            assert run is not None and run.environment_snapshot is None
+            run.environment_id = uuid.UUID(env["id"])
+            session.flush()
+            assert run.environment_snapshot is not None and run.environment_snapshot["name"] == env["name"]
+            ids.append(rid)
+    t = view(client, u, "tpch-qphh", ids, group_by="kind")
+    groups = [row["group"] for row in t["rows"]]
+    assert groups[:2] == ["qphh:kind: local", "qphh:kind: san"], groups
+    only = view(client, u, "tpch-qphh", ids, env="raid_level:raid1")
+    assert [row["group"] for row in only["rows"]] == ["qphh:rack"]
+    r = client.get(
+        "/api/v1/views/table",
+        params={"view": "tpch-qphh", "runs": ",".join(map(str, ids)), "env": "raid_level:raid10"},
+        headers=u.headers,
+    )
+    assert _field(r) == "env"
