@@ -258,7 +258,7 @@ def test_views_group_and_filter_by_topology(client: TestClient, session: Session
     u = create_user(session)
     local = _env(client, u, "rack", kind="local", topology={"raid": {"level": "raid1", "member_count": 2}})
     san = _env(client, u, "array", kind="san", topology={"fabric": {"transport": "fc"}})
-    ids = []
+    ids: list[uuid.UUID] = []
     for name, doc in (("hdd-host", tpch_doc()), ("ram-host", tpch_doc_b())):
         a = create_agent(session, team=u.team, name=name)
         for env in (local, san):
