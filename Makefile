@@ -124,18 +124,19 @@ test-ui:
 	cd frontend && npm run check:client && { [ -n "$$IOWATT_UI_TYPECHECKED" ] || npm run typecheck; } && npm test
 
 lint: deps-py deps-ui
-	$(BIN)/ruff check backend worker migrations tests agent/src libs/energy/src libs/policy/src libs/workload/src scripts
-	$(BIN)/ruff format --check backend worker migrations tests agent/src libs/energy/src libs/policy/src libs/workload/src scripts
+	$(BIN)/ruff check backend worker migrations tests agent/src client/src libs/energy/src libs/policy/src libs/workload/src scripts
+	$(BIN)/ruff format --check backend worker migrations tests agent/src client/src libs/energy/src libs/policy/src libs/workload/src scripts
 	$(BIN)/mypy
 	$(BIN)/mypy --strict libs/energy/src/iowatt_energy
 	$(BIN)/mypy --strict libs/policy/src/iowatt_policy
 	$(BIN)/mypy --strict libs/workload/src/iowatt_workload
 	cd agent && ../$(BIN)/mypy --strict src
+	cd client && ../$(BIN)/mypy --strict src
 	cd frontend && npm run lint
 
 fmt: deps-py
-	$(BIN)/ruff format backend worker migrations tests agent/src libs/energy/src libs/policy/src libs/workload/src scripts
-	$(BIN)/ruff check --fix backend worker migrations tests agent/src libs/energy/src libs/policy/src libs/workload/src scripts
+	$(BIN)/ruff format backend worker migrations tests agent/src client/src libs/energy/src libs/policy/src libs/workload/src scripts
+	$(BIN)/ruff check --fix backend worker migrations tests agent/src client/src libs/energy/src libs/policy/src libs/workload/src scripts
 
 bench: deps engine
 	@echo "see bench/README.md for each benchmark and the command that recorded its results"
