@@ -280,3 +280,33 @@ def test_views_group_and_filter_by_topology(client: TestClient, session: Session
         headers=u.headers,
     )
     assert _field(r) == "env"
+
+
+def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(doc, dict):
+        return [prefix] + [p for k, v in doc.items() for p in _paths(v, (*prefix, k))]
+    if isinstance(doc, list):
+        return [prefix] + [p for i, v in enumerate(doc) for p in _paths(v, (*prefix, i))]
+    return [prefix]
+
+
+def test_hostile_topologies_are_4xx_never_500(client: TestClient, session: Session) -> None:
+    """Every field of a full topology, down to the member list's items, replaced by hostile values."""
+    import copy
+
+    u = create_user(session)
+    full = {**RAID10, "nas": {"protocol": "nfs", "version": "4.2"}}
+    hostile: list[Any] = [None, -1, 2**70, "x" * 5000, "\x00", {}]
+    for path in _paths(full):
+        for value in hostile:
+            doc: Any = copy.deepcopy({"topology": full})
+            node = doc
+            for key in ("topology", *path)[:-1]:
+                node = node[key]
+            node[("topology", *path)[-1]] = value
+            r = client.post(
+                "/api/v1/environments",
+                headers=u.headers,
+                json={"team_id": str(u.team.id), "name": f"h-{uuid.uuid4().hex[:8]}", "kind": "nas", **doc},
+            )
+            assert r.status_code in (201, 422), (path, value, r.status_code, r.text[:300])
