@@ -68,7 +68,8 @@ def test_enroll_heartbeat_and_list(client: TestClient, session: Session) -> None
         "size_bytes": None,
         "free_inodes": None,
     }
-    assert policy["meters"] == [{"name": "plug", "driver": "shelly", "tier": "plug"}]
+    # idle_s: null from an agent that does not report its meter's idle baseline (issue 25)
+    assert policy["meters"] == [{"name": "plug", "driver": "shelly", "tier": "plug", "idle_s": None}]
     assert policy["default_meter"] is None
     # limits the agent did not send read as the host's defaults (libs/policy's)
     assert policy["limits"]["max_threads"] == 64 and policy["limits"]["max_bytes_written"] is None
