@@ -18,7 +18,7 @@ export type PolicyTarget = PolicyRead["targets"][number] & {
 /** A meter the host configured. `idle_s`: each idle baseline a run with it takes when the run
  * sets none (its own setting, else the agent's), as the agent reports it; null or absent from an
  * agent that does not (issue 25). */
-export type PolicyMeter = PolicyRead["meters"][number] & { idle_s?: number | null };
+export type PolicyMeter = PolicyRead["meters"][number];
 
 /** The reported idle baseline of the meter a run picks ("" none, null the host's default). */
 export function meterIdleS(
@@ -27,7 +27,7 @@ export function meterIdleS(
 ): number | null {
   const name = meter === null ? policy?.default_meter : meter;
   if (!name) return null;
-  const m = (policy?.meters as PolicyMeter[] | undefined)?.find((x) => x.name === name);
+  const m = policy?.meters.find((x) => x.name === name);
   return typeof m?.idle_s === "number" ? m.idle_s : null;
 }
 

@@ -23,7 +23,7 @@ export type ViewTable = S["ViewTable"];
 export type ViewChart = S["ViewChart"];
 export type ViewColumn = S["ViewColumn"];
 /** A run a view shows; `origin`: an imported or published run's (its label is also in `label`). */
-export type ViewRun = S["ViewRun"] & { origin?: S["RunOrigin"] | null };
+export type ViewRun = S["ViewRun"];
 
 export interface ViewParams {
   view: ViewName;

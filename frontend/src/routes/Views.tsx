@@ -60,7 +60,7 @@ export function Views() {
             {[...new Set(catalog.data.runs.map((r) => r.preset ?? "no preset"))].join(", ")}
           </h2>
           <ul>
-            {(catalog.data.runs as ViewRun[]).map((r) => (
+            {catalog.data.runs.map((r) => (
               <li key={r.id}>
                 <Link to={`/runs/${r.id}`}>{r.name}</Link> <OriginBadge origin={r.origin} /> —{" "}
                 {withoutOrigin(r)}
@@ -218,7 +218,7 @@ export function ViewPage() {
           <p className="muted" data-testid="view-seed">
             {t.view.description} Reproduces: {t.view.seed}.
           </p>
-          <ViewOrigins runs={t.runs as ViewRun[]} />
+          <ViewOrigins runs={t.runs} />
           {t.baseline_run_id && t.runs.length > 2 ? (
             <label className="actions" style={{ marginBottom: "0.75rem" }}>
               Ratio baseline

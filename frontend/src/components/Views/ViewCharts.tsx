@@ -17,11 +17,7 @@ function kib(v: number): string {
 }
 
 /** A chart point; `n`, `ci95_low`, `ci95_high`: a mean of repeats and its 95 % interval. */
-type Point = ViewChart["series"][number]["points"][number] & {
-  n?: number;
-  ci95_low?: number | null;
-  ci95_high?: number | null;
-};
+type Point = ViewChart["series"][number]["points"][number];
 
 /**
  * The report's figures: one chart per figure, each as tall as its legend needs, so the plot keeps
@@ -49,7 +45,7 @@ export function ViewCharts({
         const yUnit = shown[c.y.unit] ?? c.y.unit;
         const series = c.series.map((s) => ({
           ...s,
-          points: (s.points as Point[]).map((p) => {
+          points: s.points.map((p: Point) => {
             const y = fromBaseUnit(p.y, c.y.unit, yUnit);
             const lo = p.ci95_low ?? null;
             const hi = p.ci95_high ?? null;
