@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
-from fastapi.concurrency import contextmanager_in_threadpool
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -63,6 +62,10 @@ async def get_session() -> AsyncIterator[Session]:
     """FastAPI dependency: the request's unit of work (exit code runs before the response), as a
     sync generator dependency would run it (enter on the threadpool, exit on a thread of its own),
     once one of REQUEST_SESSIONS slots is free."""
+    # FastAPI is imported here, not at the top: the worker and `iowatt-server` use this module
+    # without serving a request (tests/backend/test_startup_imports.py)
+    from fastapi.concurrency import contextmanager_in_threadpool
+
     loop = asyncio.get_running_loop()
     slots = _slots.get(loop)
     if slots is None:

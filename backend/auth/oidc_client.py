@@ -12,21 +12,22 @@ Every failure is an `OidcError` with a short code and a message for people: the 
 into the sign-in error page, never a 500.
 """
 
+from __future__ import annotations
+
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
-from authlib.integrations.httpx_client import OAuth2Client
-from authlib.oauth2 import OAuth2Error
-from authlib.oidc.core import CodeIDToken
-from joserfc import jwt
-from joserfc.errors import InvalidKeyIdError, JoseError
-from joserfc.jwk import KeySet
-from joserfc.jws import JWSRegistry
+from typing import TYPE_CHECKING, Any
 
 from backend.config import Settings
+
+if TYPE_CHECKING:
+    from authlib.integrations.httpx_client import OAuth2Client
+    from joserfc.jwk import KeySet
+
+# httpx, Authlib and joserfc (with cryptography's ciphers) are imported by the functions that use
+# them: about a tenth of the API's start-up CPU, paid now only by a server that signs someone in
+# (tests/backend/test_startup_imports.py)
 
 DISCOVERY_TTL_S = 3600
 LEEWAY_S = 60
@@ -53,6 +54,8 @@ _providers: dict[str, _Provider] = {}
 
 
 def _get_json(url: str, *, timeout_s: float, what: str) -> dict[str, Any]:
+    import httpx
+
     try:
         r = httpx.get(url, timeout=timeout_s, headers={"Accept": "application/json"})
         r.raise_for_status()
@@ -88,6 +91,9 @@ def _provider(settings: Settings) -> _Provider:
 
 
 def _jwks(settings: Settings, provider: _Provider, *, force: bool) -> KeySet:
+    from joserfc.errors import JoseError
+    from joserfc.jwk import KeySet
+
     if provider.jwks is None or force:
         provider.jwks = _get_json(
             provider.metadata["jwks_uri"], timeout_s=settings.oidc_timeout_s, what="signing keys (JWKS)"
@@ -99,6 +105,8 @@ def _jwks(settings: Settings, provider: _Provider, *, force: bool) -> KeySet:
 
 
 def _client(settings: Settings, redirect_uri: str) -> OAuth2Client:
+    from authlib.integrations.httpx_client import OAuth2Client
+
     return OAuth2Client(
         client_id=settings.oidc_client_id,
         client_secret=settings.oidc_client_secret or None,
@@ -146,6 +154,10 @@ def _verified(value: object) -> bool | None:
 
 
 def _decode_id_token(settings: Settings, provider: _Provider, raw: str) -> Any:
+    from joserfc import jwt
+    from joserfc.errors import InvalidKeyIdError, JoseError
+    from joserfc.jws import JWSRegistry
+
     offered = provider.metadata.get("id_token_signing_alg_values_supported") or ["RS256"]
     algs = [a for a in offered if a in ASYMMETRIC_ALGS] or ["RS256"]
     registry = JWSRegistry(algorithms=algs)
@@ -161,6 +173,11 @@ def _decode_id_token(settings: Settings, provider: _Provider, raw: str) -> Any:
 def finish(settings: Settings, *, redirect_uri: str, code: str, code_verifier: str, nonce: str) -> Identity:
     """Exchange the authorization code (with the PKCE verifier) at the token endpoint and check
     the ID token; claims the ID token lacks (e-mail) come from the userinfo endpoint."""
+    import httpx
+    from authlib.oauth2 import OAuth2Error
+    from authlib.oidc.core import CodeIDToken
+    from joserfc.errors import JoseError
+
     provider = _provider(settings)
     with _client(settings, redirect_uri) as client:
         try:

@@ -21,9 +21,8 @@ worker logs the task under that id, so a run's dispatch can be traced from its `
 from collections.abc import Iterable
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from celery import Celery
 from sqlalchemy import delete, event, select
 from sqlalchemy.orm import Session
 
@@ -31,6 +30,9 @@ from backend.config import get_settings
 from backend.kit.time import utcnow
 from backend.logs import current_request_id, log
 from backend.models import OutboxTask
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 _KEY = "iowatt_outbox"
 REQUEST_ID_KWARG = "_request_id"
@@ -49,8 +51,12 @@ def enqueue(session: Session, name: str, **kwargs: Any) -> None:
 
 
 @lru_cache
-def producer() -> Celery:
-    """Sends by task name only (no task code here); serialisation matches the worker's app."""
+def producer() -> "Celery":
+    """Sends by task name only (no task code here); serialisation matches the worker's app.
+    Celery is imported here, at the first send: an API process that queues nothing (and the
+    `iowatt-server` commands) never pays for it (tests/backend/test_startup_imports.py)."""
+    from celery import Celery
+
     app = Celery("iowatt-producer", broker=get_settings().redis_url)
     app.conf.update(
         task_serializer="json",
