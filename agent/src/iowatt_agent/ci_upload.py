@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # httpx is imported by `upload`: the CLI imports this module for its help text
+    import httpx
 
 UPLOAD_TOKEN_ENV = "IOWATT_UPLOAD_TOKEN"
 ATTEMPTS = 3
@@ -99,6 +100,8 @@ def upload(
 ) -> dict[str, Any]:
     """Send the result; the server's answer ({run_id, url, duplicate}). Connection failures and
     5xx are retried with the same upload_id (the server stores it once)."""
+    import httpx
+
     try:
         doc = json.loads(args.result.read_text())
     except (OSError, ValueError) as e:

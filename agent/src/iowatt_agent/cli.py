@@ -5,6 +5,11 @@ Commands only: each parses its arguments and calls one function. The shared opti
 worker loop, its heartbeat, signals and drain in `loop`; what is printed in `render`;
 `targets_cli` holds the host-policy commands and `meter_check` `meters test`.
 
+Start-up: every call imports this module, its option types (`args`) and the policy commands
+(`targets_cli`); what one command alone needs (the HTTP client, the worker loop, bench, the
+inventory) is imported in that command, so `targets list` or `meters set` does not pay for the
+others (tests/agent/test_startup_imports.py).
+
 Exit codes: 0 ok; 1 failure (server unreachable, engine failed at run time); 2 usage or setup
 error (bad option, not enrolled, engine not found, engine rejected an option); 3 refused by the
 server (bad token, name taken, agent revoked); 77 the engine cannot run this job here; 130
@@ -18,7 +23,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -39,22 +44,25 @@ from .args import (
     check_meter_spec,
     fail,
 )
-from .bench import run_bench, split_jobfile
-from .bench_args import BenchArgs
-from .ci_upload import UPLOAD_TOKEN_ENV, UploadArgs, UploadError, upload
-from .client import ApiClient
-from .config import ConfigError, load_config, resolve_state_dir, server_ssl_context
-from .engine import EngineNotFound, locate_engine
-from .enrol import client_verify, enroll_host, repin_host
-from .inventory import collect as collect_inventory
-from .logs import setup_logging
-from .loop import AgentLoop, LoopSettings, install_drain_signals
-from .meter_check import read_meter
+from .ci_upload import UPLOAD_TOKEN_ENV
+from .config import ConfigError, resolve_state_dir
 from .power import DEFAULT_IDLE_S
 from .render import out, print_meter_schemes, print_presets, render_inventory
 from .render import result_rows as _dir_rows  # noqa: F401 - its old home, imported by tests
 from .targets_cli import parse_engine_args, register_policy_commands  # noqa: F401 - tests import it
-from .transport import probe, rejection_message
+
+if TYPE_CHECKING:
+    from .client import ApiClient
+
+
+def __getattr__(name: str) -> Any:
+    """`AgentLoop`, imported when first asked for (by `run`, or by a test that replaces it here)."""
+    if name == "AgentLoop":
+        from .loop import AgentLoop
+
+        return AgentLoop
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 app = typer.Typer(
     name="iowatt-agent",
@@ -110,6 +118,8 @@ def enroll(
             f"environment variable {ENROLL_TOKEN_ENV}",
             2,
         )
+    from .enrol import enroll_host
+
     enroll_host(
         server=server,
         token_file=token_file,
@@ -138,6 +148,8 @@ def repin(
 ) -> None:
     """Trust the server's new certificate after it was changed on purpose (or move the agent to
     another URL, e.g. from http:// to https://). The agent's identity and token are kept."""
+    from .enrol import repin_host
+
     repin_host(
         server=server,
         fingerprint=fingerprint,
@@ -168,6 +180,14 @@ def run(
 ) -> None:
     """Work for the server: heartbeat, lease runs, run the engine, upload results. SIGTERM drains.
     --meter replaces the host's default meter (meters.json) for this process."""
+    from .client import ApiClient
+    from .config import load_config, server_ssl_context
+    from .engine import EngineNotFound, locate_engine
+    from .enrol import client_verify
+    from .logs import setup_logging
+    from .loop import LoopSettings, install_drain_signals
+    from .transport import probe, rejection_message
+
     if log_format not in ("text", "json"):
         raise fail(f"--log-format must be text or json, got {log_format!r}", 2)
     setup_logging(log_format, log_level)
@@ -203,7 +223,7 @@ def run(
         meter=meter or None,
         idle_s=DEFAULT_IDLE_S if idle is None else idle,
     )
-    loop = AgentLoop(
+    loop = sys.modules[__name__].AgentLoop(  # through __getattr__: a test may have replaced it
         config, state_dir=directory, engine=engine_path, client_factory=make_client, settings=settings
     )
     install_drain_signals(loop)
@@ -271,6 +291,9 @@ def bench(
     --heap-queries, --randseed, --cache-fraction, --structure, --check (docs/heap-btree.md).
     `bench FILE.fio --target DIR`: a fio job file's jobs instead (docs/jobfiles.md); its filename
     and directory are replaced by the target."""
+    from .bench import run_bench, split_jobfile
+    from .bench_args import BenchArgs
+
     options = {
         "name": name,
         "rw": rw,
@@ -336,6 +359,8 @@ def upload_cmd(
             f"{UPLOAD_TOKEN_ENV}",
             2,
         )
+    from .ci_upload import UploadArgs, UploadError, upload
+
     secret = read_upload_token(token_file)
     args = UploadArgs(
         server=server,
@@ -394,6 +419,8 @@ def inventory(
 ) -> None:
     """Show what this host reports to the server: host, block devices, mounts, and its policy
     (targets, meters by name, limits: `targets list`) when the state directory has one."""
+    from .inventory import collect as collect_inventory
+
     directory = resolve_state_dir(state_dir)
     try:
         reported = host_policy.load_report(directory) if directory.is_dir() else None
@@ -434,6 +461,8 @@ def meters_test(
     ] = None,
 ) -> None:
     """Read a meter for a few seconds; print its readings, the achieved rate and its tier."""
+    from .meter_check import read_meter
+
     read_meter(spec, seconds=seconds, interval=interval, target=target)
 
 

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iowatt_workload import format_size, parse_size
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import presets
 from .meters import DRIVERS
-from .runner import EngineProgress
-from .schemas import Inventory
 from .units import fmt_bytes_rate, fmt_count, fmt_g, fmt_j, fmt_ns, fmt_num, fmt_pct, fmt_w
+
+if TYPE_CHECKING:  # every command imports this module; these only bench and inventory need
+    from .runner import EngineProgress
+    from .schemas import Inventory
 
 out = Console()
 err = Console(stderr=True)
@@ -217,6 +218,8 @@ class BenchProgress:
     """bench's progress bars on stderr (a terminal only): one per engine job and idle phase."""
 
     def __init__(self) -> None:
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from .base import MeterError
+
+if TYPE_CHECKING:  # httpx is imported where a meter connects: every `iowatt-agent` command
+    import httpx  # imports the drivers, most never read one (tests/agent/test_startup_imports.py)
 
 
 class JsonHttp:
     def __init__(self, base_url: str, *, timeout_s: float, auth: httpx.Auth | None = None) -> None:
+        import httpx
+
         self.base_url = base_url
         self.http = httpx.Client(base_url=base_url, timeout=timeout_s, auth=auth)
 
     def get(self, path: str, params: dict[str, str] | None = None, *, missing_ok: bool = False) -> Any:
+        import httpx
+
         try:
             response = self.http.get(path, params=params)
         except httpx.HTTPError as exc:

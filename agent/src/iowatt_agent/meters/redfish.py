@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from .base import Meter, MeterError, ParsedSpec, Quantity
+
+# httpx is imported where a meter connects: every `iowatt-agent` command imports the drivers,
+# most never read one (tests/agent/test_startup_imports.py)
 
 
 def environment_watts(doc: dict[str, Any]) -> float | None:
@@ -67,6 +68,8 @@ class RedfishMeter(Meter):
                 f"meter spec {spec.spec!r}: the path must be a Redfish chassis, /redfish/v1/Chassis/ID"
             )
         self.chassis_url = f"{scheme}://{netloc}{path}"
+        import httpx
+
         user = spec.query.get("user")
         auth = httpx.BasicAuth(user, spec.query.get("password", "")) if user else None
         verify = spec.query.get("insecure", "0") not in ("1", "true", "yes")
@@ -80,6 +83,8 @@ class RedfishMeter(Meter):
         self.quantity = "energy_counter" if self.energy else "power"
 
     def _get(self, url: str) -> dict[str, Any] | None:
+        import httpx
+
         try:
             response = self.http.get(url, headers={"Accept": "application/json"})
         except httpx.HTTPError as exc:

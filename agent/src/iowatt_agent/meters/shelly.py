@@ -16,12 +16,13 @@ readings after such a drop.
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ._http import JsonHttp, number
 from .base import Meter, MeterError, ParsedSpec, Quantity
+
+if TYPE_CHECKING:  # httpx is imported where a meter connects: every `iowatt-agent` command
+    import httpx  # imports the drivers, most never read one (tests/agent/test_startup_imports.py)
 
 
 class ShellyMeter(Meter):
@@ -57,6 +58,8 @@ class ShellyMeter(Meter):
         return JsonHttp(self.base_url, timeout_s=max(3.0, 2 * self.interval_s), auth=auth)
 
     def open(self) -> None:
+        import httpx
+
         digest = httpx.DigestAuth(self.user, self.password) if self.password else None
         client = self._client(digest)
         doc = client.get("/rpc/Switch.GetStatus", {"id": str(self.channel)}, missing_ok=True)

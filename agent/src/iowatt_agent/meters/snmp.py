@@ -13,11 +13,14 @@ PDUs refresh every 1–10 s: 1 s native rate, tier `pdu`, ±5 % assumed.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
+from typing import TYPE_CHECKING
 
 from .base import Meter, MeterError, ParsedSpec
+
+if TYPE_CHECKING:  # asyncio is imported when a meter opens: every `iowatt-agent` command imports the drivers
+    import asyncio
 
 OID_RE = re.compile(r"\.?\d+(?:\.\d+)+")
 
@@ -55,6 +58,8 @@ class SnmpMeter(Meter):
             from pysnmp.hlapi.v3arch import asyncio as hlapi  # noqa: F401
         except ImportError:
             raise MeterError("snmp:// needs the Python package pysnmp (pip install pysnmp)") from None
+        import asyncio
+
         self.loop = asyncio.new_event_loop()
         self.model = f"SNMP {self.host} {self.oid}"
         self.read()
@@ -93,6 +98,8 @@ class SnmpMeter(Meter):
 
     def close(self) -> None:
         if self.loop is not None:
+            import asyncio
+
             if self.engine is not None:
                 with contextlib.suppress(Exception):
                     self.engine.close_dispatcher()  # type: ignore[attr-defined]
