@@ -125,12 +125,6 @@ PENDING: dict[str, str] = {
     for prefix in ("EnrollRequest.inventory.", "Inventory.", "served Inventory.")
     for field in ("capabilities", "policy.allowed_dbms")
 }
-# issue 25: each meter's idle baseline (the New-run page's estimate counts it)
-PENDING |= {
-    f"{prefix}policy.meters[].idle_s": "issue 25: backend/agent/schemas.py PolicyMeter declares it; "
-    "frontend/openapi.json at the next `make client`"
-    for prefix in ("EnrollRequest.inventory.", "Inventory.", "served Inventory.")
-}
 
 
 def test_the_agent_reports_each_meters_idle_baseline_and_the_server_declares_it() -> None:
