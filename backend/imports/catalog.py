@@ -2,7 +2,13 @@
 (GET /api/v1/imports/formats, `iowatt import --list-formats`, the UI's Import page read this one
 list). The format keys, tools and aliases come from the registry; the versions and file kinds are
 written here from each module's docstring (docs/imports.md § Formats).
-tests/client/test_import_formats.py fails when a registry format has no entry here, or the reverse."""
+tests/client/test_import_formats.py fails when a registry format has no entry here, or the reverse.
+
+`STANDS_FOR` is the one place that says which built-in preset a format's runs stand for in the
+views (docs/imports.md § In the views): a CrystalDiskMark or KDiskMark text result is a
+CrystalDiskMark grid run. Only the equivalence is here; the rows come from the preset's own
+definition (backend/views/builders/crystaldiskmark.py maps each imported test to the preset's test
+of the same pattern, block size, queue depth and threads)."""
 
 from backend.imports.formats import registry
 from backend.imports.schemas import ImportFormat
@@ -25,6 +31,17 @@ READS: dict[str, tuple[list[str], list[str]]] = {
     "bonnie-csv": (["1.93-1.96", "1.97+", "2.0x"], ["CSV lines (bonnie++ -q)"]),
     "iozone": (["3.2xx", "3.3xx", "3.4xx"], ["report table (-a, -i N)"]),
 }
+
+# format -> the built-in preset its imported runs stand for in the views (backend/views/loading.py)
+STANDS_FOR: dict[str, str] = {
+    "crystaldiskmark": "crystaldiskmark",
+    "kdiskmark": "crystaldiskmark",
+}
+
+
+def preset_of(fmt: str) -> str | None:
+    """The built-in preset an imported run of this format stands for in the views; None: none."""
+    return STANDS_FOR.get(fmt)
 
 
 def formats() -> list[ImportFormat]:

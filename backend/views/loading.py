@@ -3,7 +3,10 @@ energy and environment (what the other domains own), named by its device on its 
 
 A run's preset is the one recorded when it was queued (runs.preset: run/service.create, from a
 built-in workload); only runs without one (stored before migration 0014 recorded it, or imported)
-fall back to `_preset_of`'s guess from their workload row and job names."""
+fall back to `_preset_of`: an imported run of a format that stands for a preset (the import
+catalogue's STANDS_FOR: a CrystalDiskMark text result is a `crystaldiskmark` run) is that preset's,
+with its stored document loaded (`Loaded.imported`: its tests as the tool printed them), the others
+a guess from their workload row and job names."""
 
 import uuid
 from dataclasses import dataclass
@@ -15,6 +18,7 @@ from backend.auth.principal import UserPrincipal
 from backend.compare import repository as compare_repo
 from backend.compare.validity import inventory_of
 from backend.errors import Invalid
+from backend.imports import catalog as import_catalog
 from backend.models import ResultJob, Run
 from backend.power import service as power_service
 from backend.power.schemas import EnergyRead
@@ -47,6 +51,8 @@ class Loaded:
     tpch: TpchSummary | None = None  # a TPC-H-derived run's result
     heap_btree: HeapBtreeSummary | None = None  # a heap/B-tree sweep's result
     environment: str | None = None  # the run's environment's name (TPC-H: local vs SAN)
+    # an imported run that stands for a preset (STANDS_FOR): its stored document (jobs, `source`)
+    imported: dict[str, Any] | None = None
 
 
 def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
@@ -55,7 +61,11 @@ def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
     workloads, and rows written without run/service.create (the tests' factories). A run queued
     from a built-in preset since then carries its name and never reaches this guess (`_load`).
     The preset is the run's workload row when that is a built-in one, else the built-in whose job
-    names the run's spec has (a result uploaded or imported with a preset's layout)."""
+    names the run's spec has (a result uploaded or imported with a preset's layout). An imported
+    run whose format stands for a preset (the import catalogue's STANDS_FOR) is that preset's."""
+    stands = _stands_for(run)
+    if stands is not None:
+        return stands
     if run.workload_id and run.workload_id in builtin_names:
         return builtin_names[run.workload_id]
     kind = run.workload_spec.get("kind") or "block"
@@ -67,6 +77,13 @@ def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
         if spec.jobs and jobs == {(j.name, j.direct) for j in spec.jobs}:  # file presets: by workload id only
             return name
     return None
+
+
+def _stands_for(run: Run) -> str | None:
+    o = run.origin
+    if not isinstance(o, dict) or o.get("kind") != "imported":
+        return None
+    return import_catalog.preset_of(str(o.get("format") or ""))
 
 
 # what a run's scale multiplies, by kind (TPC-H's scale factor, heap/B-tree's records)
@@ -121,6 +138,8 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
     builtin = repository.builtin_names(session, {r.workload_id for r in unrecorded if r.workload_id})
     files = file_summaries(session, runs)
     databases = db_summaries(session, runs)
+    standing = {r.id for r in runs if _stands_for(r) is not None}
+    imported = repository.documents(session, list(standing))
     envs = compare_repo.environments_by_id(session, (r.environment_id for r in runs if r.environment_id))
     file_runs = [r.id for r in runs if files[r.id] is not None or databases[r.id] != (None, None)]
     energy = power_service.energy_of(session, file_runs) if file_runs else {}
@@ -154,6 +173,7 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
                 tpch=databases[r.id][0],
                 heap_btree=databases[r.id][1],
                 environment=envs[r.environment_id].name if r.environment_id in envs else None,
+                imported=imported.get(r.id, {}) if r.id in standing else None,
             )
         )
     _unique_labels(out)
@@ -162,9 +182,15 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
             x.info.label = f"{x.info.label} (shortened ×{x.info.shortened_by:g})"
         if x.info.scale is not None and x.info.scale != 1.0:
             x.info.label = f"{x.info.label} (scale ×{x.info.scale:g})"
-        if x.info.origin is not None:  # "imported from CrystalDiskMark": not measured here
-            x.info.label = f"{x.info.label} ({x.info.origin.label})"
+        if x.info.origin is not None:  # "imported from CrystalDiskMark 8": not measured here
+            x.info.label = f"{x.info.label} ({_origin_label(x.info.origin.label, x.info.origin.version)})"
     return out
+
+
+def _origin_label(label: str, version: str | None) -> str:
+    """The origin's label with the tool's major version: "imported from CrystalDiskMark 8"."""
+    major = (version or "").split(".", 1)[0].strip()
+    return f"{label} {major}" if major and label.startswith("imported from ") else label
 
 
 def _db_scale(spec: dict[str, Any]) -> float | None:

@@ -1,12 +1,14 @@
-"""The views' own query: which of the runs' workloads are built-in presets (by name). Runs, jobs
-and devices are read through backend/run/repository.py."""
+"""The views' own queries: which of the runs' workloads are built-in presets (by name), and the
+stored documents of imported runs that stand for a preset (their tests as the tool printed them).
+Runs, jobs and devices are read through backend/run/repository.py."""
 
 import uuid
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from backend.models import Workload
+from backend.models import RunResult, Workload
 
 
 def builtin_names(session: Session, workload_ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
@@ -16,3 +18,13 @@ def builtin_names(session: Session, workload_ids: set[uuid.UUID]) -> dict[uuid.U
         select(Workload.id, Workload.name).where(Workload.id.in_(workload_ids), Workload.builtin.is_(True))
     )
     return {wid: name for wid, name in rows}
+
+
+def documents(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
+    """The stored documents of these runs (imported text results: a few dozen jobs each)."""
+    if not run_ids:
+        return {}
+    rows = session.execute(
+        select(RunResult.run_id, RunResult.engine_result).where(RunResult.run_id.in_(run_ids))
+    )
+    return {rid: doc for rid, doc in rows if isinstance(doc, dict)}

@@ -577,7 +577,8 @@ def test_an_imported_runs_origin_is_in_its_view_label_and_served(
     session.flush()
     cat = client.get(f"/api/v1/views?runs={imported.id},{measured.id}", headers=u.headers).json()
     first, second = cat["runs"]
-    assert first["label"].endswith(" (imported from CrystalDiskMark)")
+    assert first["label"].endswith(" (imported from CrystalDiskMark 8)")  # the tool's major version
+    assert first["preset"] == "crystaldiskmark"  # the import catalogue: the format stands for it
     assert (first["origin"]["kind"], first["origin"]["label"]) == (
         "imported",
         "imported from CrystalDiskMark",
