@@ -122,6 +122,14 @@ await run("the environment form edits the topology, shown by kind", async () => 
   await noOverflow(page);
   await row.scrollIntoViewIfNeeded();
   await shot("E-environment-topology", false);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await row.getByTestId("edit-environment").click();
+  await row.getByTestId("topology-fields").waitFor();
+  await noOverflow(page);
+  await row.getByTestId("topology-fields").scrollIntoViewIfNeeded();
+  await shot("E-environment-form-390", false);
+  await row.getByTestId("edit-environment").click(); // Close
+  await page.setViewportSize({ width: 1440, height: 900 });
 });
 
 await run("the run page shows the environment as recorded, not as edited", async () => {

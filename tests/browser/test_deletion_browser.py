@@ -80,6 +80,7 @@ def test_delete_a_run_from_its_page(live: Stack, tmp_path: Path) -> None:
             "V4-compare-comments",
             # issue 27 part 3: topology form, the run's recorded environment, compare by a field
             "E-environment-topology",
+            "E-environment-form-390",
             "E-run-environment-1440",
             "E-run-environment-390",
             "E-compare-env-1440",

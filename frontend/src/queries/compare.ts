@@ -47,13 +47,26 @@ export async function compareCsv(
   return res.data;
 }
 
-export const latencyQuery = (runs: string[], job: string, groupBy: CompareState["groupBy"]) =>
+/** `env`: the compare page's environment filter (FIELD:VALUE), so the curves show the same runs. */
+export const latencyQuery = (
+  runs: string[],
+  job: string,
+  groupBy: CompareState["groupBy"],
+  env: string[] = [],
+) =>
   queryOptions({
-    queryKey: keys.compare.latency(runs, job, groupBy),
+    queryKey: [...keys.compare.latency(runs, job, groupBy), env] as const,
     queryFn: async () =>
       unwrap(
         await api.GET("/api/v1/compare/latency", {
-          params: { query: { runs: runs.join(","), job, group_by: groupBy } },
+          params: {
+            query: {
+              runs: runs.join(","),
+              job,
+              group_by: groupBy,
+              env: env.length ? env : undefined,
+            },
+          },
         }),
       ),
     enabled: runs.length >= 1 && job !== "",

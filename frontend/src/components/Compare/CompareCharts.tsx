@@ -165,7 +165,7 @@ export function LatencyChart({
   state: CompareState;
   job: string;
 }) {
-  const q = useQuery(latencyQuery(state.runs, job, state.groupBy));
+  const q = useQuery(latencyQuery(state.runs, job, state.groupBy, state.env));
   if (q.error) return <p className="muted">Latency curves: {errorMessage(q.error)}</p>;
   if (!q.data) return <p className="muted">Loading latency curves…</p>;
   return (

@@ -19,7 +19,11 @@ export function EnvironmentFilters({
     setText("");
   };
   return (
-    <div className="inline env-filters" data-testid="env-filters">
+    <div
+      className="inline env-filters"
+      data-testid="env-filters"
+      style={{ flexWrap: "wrap", maxWidth: "100%" }}
+    >
       <label className="inline">
         Only environments with{" "}
         <select

@@ -95,7 +95,7 @@ export function TopologyFields({
     </Field>
   );
   return (
-    <fieldset className="form-grid span-2" data-testid="topology-fields">
+    <fieldset className="form-grid span-2" data-testid="topology-fields" style={{ minWidth: 0 }}>
       <legend>Topology</legend>
       {show.raid && (
         <>

@@ -337,9 +337,10 @@ function GridSeriesUpload({ env }: { env: EnvironmentRead }) {
   });
   return (
     <div className="small" data-testid="grid-upload">
-      <label className="inline">
+      <label className="inline" style={{ flexWrap: "wrap", maxWidth: "100%" }}>
         Hourly series (CSV <span className="mono">hour_utc,g_per_kwh</span>):{" "}
         <input
+          style={{ maxWidth: "100%" }}
           type="file"
           accept=".csv,text/csv"
           data-testid="grid-file"
