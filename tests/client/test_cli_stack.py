@@ -167,14 +167,21 @@ def test_imported_crystaldiskmark_beside_a_measured_run(live: Stack, cli: Cli, t
         pair = cli.runner.invoke(
             app, ["views", "table", "crystaldiskmark", measured["id"], imported_id, "--json"], env=cli.env
         )
-        if pair.exit_code == EXIT_USAGE and "ran no built-in preset" in pair.stderr:
-            pytest.xfail(
-                "backend/views: the CrystalDiskMark view refuses an imported CrystalDiskMark run "
-                "(it ran no built-in preset); issue 26's Done-when needs it"
-            )
         assert pair.exit_code == EXIT_OK, pair.stderr
-        labels = [r["label"] for r in json.loads(pair.stdout)["runs"]]
-        assert any("imported from CrystalDiskMark" in lab for lab in labels), labels
+        table = json.loads(pair.stdout)
+        runs = {r["id"]: r for r in table["runs"]}
+        assert runs[imported_id]["label"].endswith("(imported from CrystalDiskMark 8)"), runs
+        assert runs[imported_id]["origin"]["kind"] == "imported" and runs[measured["id"]]["origin"] is None
+        keys = [c["key"] for c in table["columns"]]
+        mine = [
+            dict(zip(keys, [c["value"] for c in row["cells"]], strict=True))
+            for row in table["rows"]
+            if row["group"] == imported_id
+        ]
+        # CDM 8's default profile on the preset's rows, the figures the file printed, nothing invented
+        assert [r["test"] for r in mine] == ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]
+        assert all(r["read_best_mbps"] and r["write_best_iops"] and r["read_best_lat"] for r in mine)
+        assert all(r["read_median_mbps"] is None and r["write_passes"] is None for r in mine)
     finally:
         for rid in made:
             cli("runs", "delete", rid, "--yes")
