@@ -186,6 +186,20 @@ if (RUNS.kh?.length) {
       await plotsAtLeast200(5);
       const titles = await page.locator('[data-testid^="view-chart-"] h3').allTextContents();
       check(new Set(titles).size === titles.length, `chart titles repeat: ${titles}`);
+      // issue 25: every point is one measurement: no error bar, and the chart and a point's
+      // tooltip say so
+      const notes = await page.getByTestId("interval-note").allTextContents();
+      check(
+        notes.length >= 5 && notes.every((n) => n.includes("no repeats, no interval")),
+        `interval notes: ${notes}`,
+      );
+      check((await page.locator(".recharts-errorBar").count()) === 0, "error bars without repeats");
+      const chart = page.getByTestId("view-chart-kh-ratio");
+      // a middle point (the first sits on the y axis line, which takes the pointer)
+      await chart.locator(".recharts-line-dot").nth(2).hover({ force: true });
+      await chart
+        .locator(".recharts-tooltip-wrapper", { hasText: "no repeats: no interval" })
+        .waitFor();
       await noOverflow(page);
       await shot("views-kernel-help");
     },
