@@ -149,9 +149,9 @@ export function Views() {
 
 /** A view's run label without its origin's suffix (the server adds "(imported from fio)" to the
  * label every header and legend shows; a list beside the badge says it once). */
-function withoutOrigin(r: ViewRun): string {
-  const suffix = r.origin ? ` (${r.origin.label})` : "";
-  return suffix && r.label.endsWith(suffix) ? r.label.slice(0, -suffix.length) : r.label;
+export function withoutOrigin(r: Pick<ViewRun, "label" | "origin">): string {
+  // the server may add the tool's version: "(imported from CrystalDiskMark 8)"
+  return r.origin ? r.label.replace(/ \((imported from|published by) [^()]*\)$/, "") : r.label;
 }
 
 /** The view's imported and published runs, each with its origin badge: not measured here. */
