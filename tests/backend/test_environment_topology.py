@@ -310,3 +310,19 @@ def test_hostile_topologies_are_4xx_never_500(client: TestClient, session: Sessi
                 json={"team_id": str(u.team.id), "name": f"h-{uuid.uuid4().hex[:8]}", "kind": "nas", **doc},
             )
             assert r.status_code in (201, 422), (path, value, r.status_code, r.text[:300])
+
+
+def test_one_list_of_fields_in_every_tier() -> None:
+    """The facets: topology.FACETS, the schema's Facet, compare's group_by values and the UI's list."""
+    import re
+    import typing
+    from pathlib import Path
+
+    from backend.compare.schemas import GroupBy
+
+    names = set(topo.FACETS)
+    assert set(topo.FACET_NAMES) == names
+    assert {g[4:] for g in typing.get_args(GroupBy) if g.startswith("env.")} == names
+    ts = (Path(__file__).parents[2] / "frontend/src/lib/envFacets.ts").read_text()
+    block = ts[ts.index("export const ENV_FACETS = [") : ts.index("] as const;")]
+    assert set(re.findall(r'"([a-z_]+)"', block)) == names
