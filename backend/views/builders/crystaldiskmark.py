@@ -434,8 +434,8 @@ VIEWS: list[View] = [
         ViewInfo(
             name="crystaldiskmark",
             title="CrystalDiskMark grid",
-            description="Per test, read and write: best-of MB/s and IOPS, median, spread, every pass "
-            "with the discarded ones marked.",
+            description="Per test, read and write: best-of MB/s, IOPS and latency, median, spread, every "
+            "pass with the discarded ones marked; imported CrystalDiskMark/KDiskMark results beside them.",
             seed="CrystalDiskMark's result window (the P3608 report ran CrystalDiskMark)",
             presets=["crystaldiskmark", "crystaldiskmark-legacy"],
             min_runs=1,
