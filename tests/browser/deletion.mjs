@@ -168,6 +168,10 @@ await run("compare groups by an environment field and filters by another", async
     return t.includes("kind: san") && !t.includes("kind: not set") && !t.includes("Loading…");
   });
   check((await filters.getByTestId("env-filter-chip").count()) === 1, "the filter is a chip");
+  check(
+    (await filters.getByTestId("env-filter-left-out").textContent()) === "1 run left out",
+    "the page says what the filter left out",
+  );
   await noOverflow(page);
   await shot("E-compare-env-1440", false);
   await page.setViewportSize({ width: 390, height: 844 });

@@ -217,7 +217,11 @@ export function Compare() {
             ))}
           </select>
         </label>
-        <EnvironmentFilters value={state.env} onChange={(env) => update({ env })} />
+        <EnvironmentFilters
+          value={state.env}
+          onChange={(env) => update({ env })}
+          leftOut={data?.filtered_out.length}
+        />
         <label className="inline">
           Baseline{" "}
           <select

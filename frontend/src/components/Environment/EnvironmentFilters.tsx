@@ -5,9 +5,12 @@ import { ENV_FACET_LABEL, ENV_FACETS, type EnvFacet, envFilterLabel } from "../.
 export function EnvironmentFilters({
   value,
   onChange,
+  leftOut = 0,
 }: {
   value: string[];
   onChange: (env: string[]) => void;
+  /** runs the server left out by the filter (Comparison.filtered_out) */
+  leftOut?: number;
 }) {
   const [field, setField] = useState<EnvFacet>("raid_level");
   const [text, setText] = useState("");
@@ -69,6 +72,11 @@ export function EnvironmentFilters({
           {envFilterLabel(f)} ×
         </button>
       ))}
+      {value.length > 0 && leftOut > 0 && (
+        <span className="muted small" data-testid="env-filter-left-out">
+          {leftOut} run{leftOut === 1 ? "" : "s"} left out
+        </span>
+      )}
     </div>
   );
 }
