@@ -2,7 +2,8 @@
 (GET /api/v1/imports/formats, `iowatt import --list-formats`, the UI's Import page read this one
 list). The format keys, tools and aliases come from the registry; the versions and file kinds are
 written here from each module's docstring (docs/imports.md § Formats).
-tests/client/test_import_formats.py fails when a registry format has no entry here, or the reverse.
+tests/client/test_import_multipart.py's test_formats_list_is_the_registry fails when a registry
+format has no entry here, or the reverse.
 
 `STANDS_FOR` is the one place that says which built-in preset a format's runs stand for in the
 views (docs/imports.md § In the views): a CrystalDiskMark or KDiskMark text result is a

@@ -109,7 +109,7 @@ async def create_import(
     environment_id: Annotated[uuid.UUID | None, Query()] = None,
     name: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     file_name: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
-) -> ImportResult:
+) -> ImportResult | JSONResponse:  # JSONResponse: several files, 207
     """Import another tool's output (fio JSON/json+/terse/normal, CrystalDiskMark, DiskSpd, vdbench,
     elbencho, sysbench, PostMark: docs/imports.md) as runs of the team, each labelled "imported
     from <tool>" with the `imported` validity flag; the original bytes are kept
@@ -188,7 +188,7 @@ async def _create_from_multipart(
     response: Response,
     query: dict[str, Any],
     dry_run: bool,
-) -> Any:
+) -> ImportResult | JSONResponse:
     """multipart/form-data: one or several file parts (any field name) and the labels as text
     fields (or query parameters). The body limit is the octet-stream path's (the whole request);
     each file spools to disk above 1 MiB (Starlette's UploadFile). Every file is imported in the
