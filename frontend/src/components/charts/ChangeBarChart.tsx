@@ -81,24 +81,13 @@ export function ChangeBarChart({ rows, width }: { rows: ChangeRow[]; width?: num
     <BarChart
       data={data}
       layout="vertical"
-      margin={{ top: 18, right: 8, bottom: 20, left: 8 }}
+      margin={{ top: 18, right: 8, bottom: 4, left: 8 }}
       width={width}
       height={width ? height : undefined}
       barCategoryGap={3}
     >
       <CartesianGrid stroke="#e5e7eb" strokeDasharray="3 3" horizontal={false} />
-      <XAxis
-        type="number"
-        domain={domain}
-        tickFormatter={factorTick}
-        tick={{ fontSize: 11 }}
-        label={{
-          value: "← worse · times better or worse than the baseline (linear) · better →",
-          position: "insideBottom",
-          offset: -14,
-          fontSize: 12,
-        }}
-      />
+      <XAxis type="number" domain={domain} tickFormatter={factorTick} tick={{ fontSize: 11 }} />
       <YAxis
         yAxisId="label"
         type="category"
@@ -138,10 +127,25 @@ export function ChangeBarChart({ rows, width }: { rows: ChangeRow[]; width?: num
       </Bar>
     </BarChart>
   );
-  if (width) return chart;
+  // the axis' caption in HTML under the plot: it wraps on a phone (as SVG text it was cut off)
+  const caption = (
+    <p className="muted small chart-caption" data-testid="change-caption">
+      ← worse · times better or worse than the baseline (linear) · better →
+    </p>
+  );
+  if (width)
+    return (
+      <>
+        {chart}
+        {caption}
+      </>
+    );
   return (
-    <ResponsiveContainer width="100%" height={height}>
-      {chart}
-    </ResponsiveContainer>
+    <>
+      <ResponsiveContainer width="100%" height={height}>
+        {chart}
+      </ResponsiveContainer>
+      {caption}
+    </>
   );
 }
