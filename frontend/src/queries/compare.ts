@@ -55,7 +55,7 @@ export const latencyQuery = (
   env: string[] = [],
 ) =>
   queryOptions({
-    queryKey: [...keys.compare.latency(runs, job, groupBy), env] as const,
+    queryKey: keys.compare.latency(runs, job, groupBy, env),
     queryFn: async () =>
       unwrap(
         await api.GET("/api/v1/compare/latency", {

@@ -30,8 +30,8 @@ export const keys = {
   },
   compare: {
     table: (params: Record<string, unknown>) => ["compare", params] as const,
-    latency: (runs: string[], job: string, groupBy: string) =>
-      ["compare", "latency", runs, job, groupBy] as const,
+    latency: (runs: string[], job: string, groupBy: string, env: string[] = []) =>
+      ["compare", "latency", runs, job, groupBy, env] as const,
   },
   devices: {
     all: () => ["devices"] as const,
