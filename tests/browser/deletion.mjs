@@ -175,6 +175,12 @@ await run("compare groups by an environment field and filters by another", async
   await noOverflow(page);
   await shot("E-compare-env-1440", false);
   await page.setViewportSize({ width: 390, height: 844 });
+  // the charts resize on their observers' next frames: give them a moment, then it must fit
+  await page
+    .waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, {
+      timeout: 5000,
+    })
+    .catch(() => {});
   await noOverflow(page);
   await shot("E-compare-env-390", false);
   await page.setViewportSize({ width: 1440, height: 900 });
