@@ -3,9 +3,9 @@
 Anonymous scrapes get only aggregates over the whole server, which name no team:
 - from the database at scrape time: runs by status (`iowatt_runs`), agents by online state,
   the outbox backlog (`iowatt_outbox_unsent`, `iowatt_outbox_oldest_unsent_age_seconds`);
-- from counters the worker keeps in Redis (one hash, `COUNTERS_KEY`, so every worker process adds
-  to the same figure): lease expiries by outcome (`iowatt_lease_expiries_total`) and task
-  failures by task name (`iowatt_task_failures_total`);
+- from counters the worker keeps in Redis (backend.counters: one hash, `COUNTERS_KEY`, so every
+  worker process adds to the same figure): lease expiries by outcome
+  (`iowatt_lease_expiries_total`) and task failures by task name (`iowatt_task_failures_total`);
 - from the API processes: request latency by method, route template and status
   (`iowatt_http_request_duration_seconds`) and result uploads answered "already stored"
   (`iowatt_upload_duplicates_total`: an agent's retry). `backend.serve` runs several API processes
@@ -22,7 +22,6 @@ user belongs to only. An invalid token is a 401 (a misconfigured scraper should 
 import os
 import uuid
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Annotated
 
 import redis
@@ -37,6 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from backend.auth import service as auth_service
 from backend.auth.principal import UserPrincipal
 from backend.config import get_settings
+from backend.counters import COUNTERS_KEY, count, counters_redis  # noqa: F401 - count: its former home
 from backend.db import get_session_factory, get_sessionmaker
 from backend.errors import Forbidden, Unauthorized
 from backend.logs import log
@@ -44,22 +44,7 @@ from backend.models import Agent, OutboxTask, Run, Team
 
 router = APIRouter(tags=["health"])
 
-COUNTERS_KEY = "iowatt:metrics:counters"
 UPLOAD_ROUTE = "/api/v1/runs/{run_id}/result"
-
-
-@lru_cache
-def _redis(url: str) -> redis.Redis:
-    # short timeouts: a counter is best-effort, a scrape must not hang on a dead Redis
-    return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
-
-
-def count(name: str, label: str, n: int = 1) -> None:
-    """Add n to the shared counter `name{label}` (worker side); never raises."""
-    try:
-        _redis(get_settings().redis_url).hincrby(COUNTERS_KEY, f"{name}|{label}", n)
-    except (redis.RedisError, OSError) as exc:
-        log.warning("metrics.count_failed", counter=name, error=str(exc).splitlines()[0][:200])
 
 
 _SHARED_COUNTERS = {
@@ -101,7 +86,7 @@ def _shared_counters() -> Iterator[Metric]:
         for key, (name, doc, label) in _SHARED_COUNTERS.items()
     }
     try:
-        raw = _redis(get_settings().redis_url).hgetall(COUNTERS_KEY)
+        raw = counters_redis(get_settings().redis_url).hgetall(COUNTERS_KEY)
     except (redis.RedisError, OSError) as exc:  # Redis down: the counters are missing, not wrong
         log.warning("metrics.counters_unavailable", error=str(exc).splitlines()[0][:200])
         raw = {}

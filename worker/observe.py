@@ -5,7 +5,7 @@ and bounded retries of transient errors.
   the API request or task that queued it, carried by the outbox as the message header
   `iowatt_request_id`) bound to the log context, and ends with one `task.done` line (outcome,
   duration_ms) or `task.failed` (plus the error); a failure also adds 1 to
-  `iowatt_task_failures_total{task}` (backend.metrics, a Redis hash shared by all workers).
+  `iowatt_task_failures_total{task}` (backend.counters, a Redis hash shared by all workers).
 - Liveness: a daemon thread in the worker's main process writes the time to
   `iowatt:worker:last_seen` every `HEARTBEAT_EVERY_S`; /health calls the worker down when the
   beat is older than `backend.health.router.WORKER_STALE_S` (12 s), so a dead worker shows within
@@ -35,9 +35,9 @@ import structlog
 from celery import Task
 from celery.signals import task_failure, task_postrun, task_prerun, worker_ready, worker_shutdown
 
-from backend.health.router import WORKER_SEEN_KEY
+from backend.counters import count
+from backend.health import WORKER_SEEN_KEY
 from backend.logs import log
-from backend.metrics import count
 from backend.outbox import REQUEST_ID_HEADER
 
 P = ParamSpec("P")

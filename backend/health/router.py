@@ -24,11 +24,11 @@ from backend.auth import service as auth_service
 from backend.config import get_settings
 from backend.db import get_session_factory, get_sessionmaker
 from backend.errors import AppError
+from backend.health import WORKER_SEEN_KEY
 from backend.kit.schema import OutputSchema
 
 router = APIRouter(tags=["health"])
 
-WORKER_SEEN_KEY = "iowatt:worker:last_seen"
 WORKER_STALE_S = 12  # the worker beats every 5 s: two beats missed and a margin
 
 

@@ -3,9 +3,10 @@ Celery worker and `iowatt-server` many times: each start pays for its imports ag
 docs/testing.md § Start-up costs). The modules below were made lazy on purpose, each imported by
 the code that uses it: Authlib, joserfc and cryptography's ciphers by the OpenID Connect sign-in
 (backend/auth/oidc_client.py), Celery by the outbox's first send (backend/outbox), FastAPI by a
-request's session (backend/db.py). An import of one of them at a module's top again fails here;
-not a timing test. What the lazy modules do is tested where they are used (test_oidc.py,
-test_outbox.py)."""
+request's session (backend/db.py); the worker's counters and liveness key live apart from the
+routers that serve them (backend/counters.py, backend/health/__init__.py). An import of one of
+them at a module's top again fails here; not a timing test. What the lazy modules do is tested
+where they are used (test_oidc.py, test_outbox.py, tests/worker)."""
 
 from __future__ import annotations
 
@@ -15,19 +16,21 @@ import sys
 
 from tests.conftest import REPO
 
-# each step imports more; what each must not have imported yet
+# two processes: each step imports more; what each step must not have imported yet
+CHAINS = (("backend.db", "backend.cli", "worker.app"), ("backend.main",))
 PROBE = """
 import json, sys
 seen = {}
-for name in ("backend.db", "backend.cli", "backend.main"):
+for name in sys.argv[1:]:
     __import__(name)
     seen[name] = sorted(sys.modules)
 print(json.dumps(seen))
 """
 LAZY = {
-    # `iowatt-server` (and the worker, which shares these modules) serves no request
+    # `iowatt-server` and the worker serve no request
     "backend.db": ("fastapi", "celery", "authlib", "joserfc"),
     "backend.cli": ("fastapi", "celery", "authlib", "joserfc", "httpx"),
+    "worker.app": ("fastapi", "starlette", "prometheus_client", "authlib", "joserfc", "httpx"),
     # the API: sign-in and the broker only when used
     "backend.main": (
         "celery",
@@ -40,15 +43,19 @@ LAZY = {
 }
 
 
-def _imported() -> dict[str, list[str]]:
+def _imported(chain: tuple[str, ...]) -> dict[str, list[str]]:
     out = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", PROBE], cwd=REPO, capture_output=True, text=True, check=True
+        [sys.executable, "-W", "ignore", "-c", PROBE, *chain],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout)
 
 
 def test_server_processes_start_without_what_only_some_requests_need() -> None:
-    imported = _imported()
+    imported = {step: mods for chain in CHAINS for step, mods in _imported(chain).items()}
     for step, lazy in LAZY.items():
         loaded = set(imported[step])
         found = sorted(m for m in lazy if m in loaded or any(n.startswith(m + ".") for n in loaded))

@@ -3,9 +3,9 @@
 import uuid
 
 from backend.agent import wake
+from backend.counters import count
 from backend.db import unit_of_work
 from backend.logs import log
-from backend.metrics import count
 from backend.run import service as run_service
 from worker.app import celery_app
 from worker.observe import retry_transient
