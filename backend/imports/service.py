@@ -1,4 +1,4 @@
-"""Other tools' output imported as runs (issue 26; docs/imports.md, ADR 0031).
+"""Other tools' output imported as runs (docs/imports.md, ADR 0031).
 
 A file is detected and parsed by the format registry (backend/imports/formats), each run it holds
 written as an engine document (fio's JSON shape: per direction bytes/s, IOPS, ns latencies and

@@ -58,7 +58,7 @@ EXTRA: dict[str, dict[int, str]] = {
     "GET /api/v1/compare": {404: ""},
     "GET /api/v1/compare/latency": {404: ""},
     # throttles and rate limits decided in services and dependencies (found by the long
-    # Schemathesis run of issue 22: a team admin's 21st invitation in an hour was undocumented)
+    # Schemathesis run over every route: a team admin's 21st invitation in an hour was undocumented)
     "DELETE /api/v1/auth/me": {429: "`login_throttled`: too many wrong passwords (the login's throttle)"},
     "POST /api/v1/auth/email-verification": {
         429: "`mail_throttled`: IOWATT_ACCOUNT_MAIL_PER_HOUR mails an hour to this account"

@@ -60,7 +60,7 @@ export const RUN_STATUSES: readonly RunStatus[] = [...ACTIVE_STATUSES, ...FINAL_
 export function isActive(status: RunStatus): boolean {
   return ACTIVE_STATUSES.includes(status);
 }
-// who owns an e-mail (issue 22, docs/adr/0026)
+// who owns an e-mail (docs/adr/0026)
 export type UserRead = S["UserRead"];
 export type AdminUserRead = S["AdminUserRead"];
 export type ResetLinkCreated = S["ResetLinkCreated"];

@@ -110,7 +110,7 @@ function maxOf(values: (number | null)[][]): number {
 /**
  * A latency whose unit (latencyScale) a table or chart shows all its latencies in: the largest
  * value's unit, one unit smaller while the smallest would read under 0.01 there and the largest
- * stays under 1,000,000 (issue 25: one slow run among 30 turned the others into "0.001 ms";
+ * stays under 1,000,000 (one slow run among 30 once turned the others into "0.001 ms";
  * now 1 µs beside 5 ms reads "1" and "5,000" µs).
  */
 export function latencyUnitNs(values: (number | null | undefined)[][]): number {

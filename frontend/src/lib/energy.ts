@@ -76,8 +76,8 @@ export function energyStateText(e: Pick<EnergyRead, "status" | "reason">): strin
 }
 
 /**
- * The command that stores a meter on the run's host, as this install runs its agent (issue 25:
- * `iowatt-agent` is not on PATH after `make up`, and without --state-dir it writes the packaged
+ * The command that stores a meter on the run's host, as this install runs its agent
+ * (`iowatt-agent` is not on PATH after `make up`, and without --state-dir it writes the packaged
  * agent's /var/lib/iowatt-agent, which `make up`'s agent never reads). Told apart by the names the
  * installs give their agents: `make up` enrols "local-HOST" (scripts/up.sh: the checkout's .venv
  * and state .iowatt/agent), compose "compose-HOST" (deploy/agent-entrypoint.sh: the agent

@@ -17,7 +17,7 @@ export type PolicyTarget = PolicyRead["targets"][number] & {
 };
 /** A meter the host configured. `idle_s`: each idle baseline a run with it takes when the run
  * sets none (its own setting, else the agent's), as the agent reports it; null or absent from an
- * agent that does not (issue 25). */
+ * agent that does not report it. */
 export type PolicyMeter = PolicyRead["meters"][number];
 
 /** The reported idle baseline of the meter a run picks ("" none, null the host's default). */

@@ -184,7 +184,7 @@ export function jobSeconds(j: EstimateJob): { s: number; assumed: boolean } {
 
 /** How long a run of `jobs` takes, with what the estimate assumes spelled out by its parts.
  * `idleS` is the run's idle setting; without one the agent takes `meterIdleS`, the meter's idle
- * baseline as the agent reports it (issue 25), else DEFAULT_IDLE_S. `metered`: a meter measures
+ * baseline as the agent reports it, else DEFAULT_IDLE_S. `metered`: a meter measures
  * the run; without one the agent has no idle baseline to take. */
 export function estimateDuration(
   jobs: readonly EstimateJob[],

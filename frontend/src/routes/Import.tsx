@@ -1,4 +1,4 @@
-// Import other tools' results (issue 26; docs/imports.md): drop files or paste text, preview what
+// Import other tools' results (docs/imports.md): drop files or paste text, preview what
 // the server parsed (a dry run: nothing stored) with its units, fix the labels, then store. Each
 // stored run is labelled "imported from <tool>" and carries the `imported` validity flag.
 import { useQuery, useQueryClient } from "@tanstack/react-query";
@@ -172,7 +172,7 @@ function Preview({ result }: { result: ImportResult }) {
 export function Import() {
   const { team } = useCurrentTeam();
   const qc = useQueryClient();
-  // the format hint's list is the server's registry (issue 26: one list for the page and the CLI)
+  // the format hint's list is the server's registry (one list for the page and the CLI)
   const formats = useQuery(importFormatsQuery());
   const [items, setItems] = useState<Item[]>([]);
   const [paste, setPaste] = useState("");

@@ -1,4 +1,4 @@
-// Issue 15's database workloads in the UI: TPC-H-derived runs on a private PostgreSQL/MariaDB
+// The database workloads in the UI: TPC-H-derived runs on a private PostgreSQL/MariaDB
 // (docs/tpch.md) and the engine's heap/B-tree cache sweep (docs/heap-btree.md). The shapes below
 // mirror the documents the agent uploads (the `tpch` object, the `heap_btree` list) as the server
 // summarises them in RunRead.tpch / RunRead.heap_btree (common15 §3); every field the UI reads is

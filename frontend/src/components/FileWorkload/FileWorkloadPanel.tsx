@@ -102,7 +102,7 @@ function OpTable({ s }: { s: FileWorkloadSummary }) {
 
 /** Why a PostMark run appended to no file although its transactions asked for appends: PostMark
  * grows a file only up to the size's upper bound, and files made at a fixed size (low = high,
- * Song & Lee's 327 KiB) are already there (issue 25: "50 % appends" beside 0 appended). */
+ * Song & Lee's 327 KiB) are already there (a reader saw "50 % appends" beside 0 appended). */
 export function appendedNote(
   p: Pick<PostmarkReport, "files_appended" | "transactions" | "size_low_bytes" | "size_high_bytes">,
 ): string {

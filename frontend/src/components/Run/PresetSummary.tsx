@@ -8,7 +8,7 @@ import { ViewCharts } from "../Views/ViewCharts";
 import { ViewGrid } from "../Views/ViewGrid";
 
 /**
- * The run's summary in its preset's own layout (issue 25): the named view that shows this one
+ * The run's summary in its preset's own layout: the named view that shows this one
  * run as its published report does (the CrystalDiskMark grid, the block-size sweep's chart, the
  * kernel-help matrix), above the per-job detail. Nothing when no view shows a single run of it.
  */

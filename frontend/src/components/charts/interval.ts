@@ -1,5 +1,5 @@
 // What a chart's tooltip says of a figure's uncertainty: its 95 % confidence interval where the
-// figure is a mean of repeats (drawn as an error bar), else that it has none (issue 25: a figure
+// figure is a mean of repeats (drawn as an error bar), else that it has none (a figure
 // without repeats gets no bar, and the tooltip says why rather than leaving the reader to guess).
 import { sig3 } from "../../lib/format";
 

@@ -388,7 +388,7 @@ class MeterInfo:
     tier: str
     # seconds of each idle baseline (before and after the load) a run measured with this meter
     # takes when the run sets none: the meter's own idle setting, else the agent's default; None
-    # from an agent that does not report it (issue 25: the New-run page's estimate counts it)
+    # from an agent that does not report it (the New-run page's duration estimate counts it)
     idle_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
