@@ -181,7 +181,7 @@ class Capabilities(_InventoryPart):
     )
 
 
-# storage topology (issue 27; agent/src/iowatt_agent/topology.py): the environment's suggestion reads it
+# storage topology (agent/src/iowatt_agent/topology.py, ADR 0035): the environment's suggestion reads it
 Count = Annotated[int, Field(ge=0, le=2**31)]
 
 
@@ -255,7 +255,9 @@ class Inventory(_InventoryPart):
         "(block only)",
     )
     topology: HostTopology | None = Field(
-        None, description="mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27"
+        None,
+        description="mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent older than "
+        "the environment model",
     )
 
     def stored(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""environment topology and run snapshots (issue 27 part 3, ADR 0035)
+"""environment topology and run snapshots (ADR 0035)
 
 - `environments.topology` (JSONB, not null, `{}`): the storage topology (RAID, controller, fabric,
   NAS protocol, file system; backend/environment/schemas.py EnvironmentTopology). Existing

@@ -181,7 +181,7 @@ class Inventory(Request):
     mounts: list[Mount]
     policy: PolicyReport | None = None  # null: enrolment before any policy is read (the run reports it)
     capabilities: Capabilities | None = None
-    topology: HostTopology | None = None  # null: not read (agents before issue 27)
+    topology: HostTopology | None = None  # null: not read (agents older than the environment model)
 
 
 # --- enrolment and heartbeat -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Storage topology the host can see (issue 27, ADR 0035): each mount's file system, options and
+"""Storage topology the host can see (ADR 0035): each mount's file system, options and
 block device (/proc/self/mountinfo), btrfs profiles and member devices (/sys/fs/btrfs), md arrays
 (/proc/mdstat), LVM segments (`lvs --reportformat json`, root only) and each disk's queue facts
 (/sys/block/*/queue). The server suggests an environment's topology from it.
