@@ -4261,7 +4261,7 @@ export interface components {
             os?: components["schemas"]["OsInfo-Input"] | null;
             /** @description the host's policy (ADR 0009); absent from agents built before host policies */
             policy?: components["schemas"]["Policy-Input"] | null;
-            /** @description mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27 */
+            /** @description mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent older than the environment model */
             topology?: components["schemas"]["HostTopology-Input"] | null;
             /** Virtualization */
             virtualization?: string | null;
@@ -4284,7 +4284,7 @@ export interface components {
             os: components["schemas"]["OsInfo-Output"] | null;
             /** @description the host's policy (ADR 0009); absent from agents built before host policies */
             policy: components["schemas"]["Policy-Output"] | null;
-            /** @description mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent before issue 27 */
+            /** @description mounts' devices, btrfs/md/LVM sets, queue facts; absent: an agent older than the environment model */
             topology: components["schemas"]["HostTopology-Output"] | null;
             /** Virtualization */
             virtualization: string | null;
