@@ -11,6 +11,7 @@ import {
   updateCandidate,
 } from "../../queries/reviews";
 import { runsQuery } from "../../queries/runs";
+import { FromEnvironment } from "../Environment/FromEnvironment";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../Field";
 import { decimalBytes, parseCapacity } from "./units";
 
@@ -222,6 +223,16 @@ export function CandidateForm({
             onChange={(e) => set({ price: e.target.value })}
           />
         </Field>
+        <FromEnvironment
+          teamId={teamId}
+          onPick={(p) =>
+            set({
+              protection: p.protection,
+              count: String(p.count),
+              hotSpares: String(p.hotSpares),
+            })
+          }
+        />
         <Field label="Drives" name="count" errors={errors} hint="hot spares included">
           <input
             id="f-count"
