@@ -1,6 +1,6 @@
 """What an `iowatt-agent` call imports before its command runs. The suite calls the CLI over a
 hundred times (`targets add`, `meters set`, `enroll`, ...) and each call paid for every command's
-imports (issue 23, docs/testing.md § Start-up costs). The modules below are imported by the
+imports (docs/testing.md § Start-up costs). The modules below are imported by the
 commands or drivers that use them (agent/src/iowatt_agent/cli.py): the HTTP client and its retry
 library, the worker loop, bench, the inventory, bench's progress bars, the meters' HTTP and SNMP
 clients. An import of one of them at a module's top again fails here; not a timing test."""

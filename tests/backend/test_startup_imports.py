@@ -1,6 +1,6 @@
 """What starting a server process imports. The suite starts about forty API processes, and the
-Celery worker and `iowatt-server` many times: each start pays for its imports again (issue 23,
-docs/testing.md § Start-up costs). The modules below were made lazy on purpose, each imported by
+Celery worker and `iowatt-server` many times: each start pays for its imports again
+(docs/testing.md § Start-up costs). The modules below were made lazy on purpose, each imported by
 the code that uses it: Authlib, joserfc and cryptography's ciphers by the OpenID Connect sign-in
 (backend/auth/oidc_client.py), Celery by the outbox's first send (backend/outbox), FastAPI by a
 request's session (backend/db.py); the worker's counters and liveness key live apart from the
