@@ -363,14 +363,7 @@ def recorded_host(s: Stack, name: str = "recorded") -> Iterator[RecordedHost]:
 
     state = s.workdir / f"{name}-state"
     env = {**s.commands["api"][1], "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(s.workdir / f"{name}-dropin")}
-    token = subprocess.run(
-        [str(BIN / "iowatt-server"), "enrollment-token"],
-        cwd=REPO,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    token = enrollment_token(s.url, s.token)
     subprocess.run(
         [
             str(BIN / "iowatt-agent"),
@@ -398,6 +391,18 @@ def recorded_host(s: Stack, name: str = "recorded") -> Iterator[RecordedHost]:
         with s.api() as api:
             api.delete(f"/agents/{host.agent_id}")
         shutil.rmtree(state, ignore_errors=True)
+
+
+def enrollment_token(url: str, admin_token: str) -> str:
+    """A one-use enrolment token for the admin's first team, as the UI's token page makes one
+    (`iowatt-server enrollment-token` cost a process start, ~1.2 CPU-s, per stack and host)."""
+    with httpx.Client(
+        base_url=f"{url}/api/v1", headers={"Authorization": f"Bearer {admin_token}"}, timeout=30
+    ) as api:
+        team = api.get("/auth/me").json()["teams"][0]["id"]
+        r = api.post("/agents/enrollment-tokens", json={"team_id": team, "ttl_s": 600})
+        assert r.status_code == 201, r.text
+        return str(r.json()["token"])
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -537,14 +542,7 @@ def stack(
             )
         _wait_http(f"{url}/api/v1/health")
         enrol_url = agent_url(url) if agent_url else url
-        token = subprocess.run(
-            [str(BIN / "iowatt-server"), "enrollment-token"],
-            cwd=REPO,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
+        token = enrollment_token(url, (work / "token").read_text().strip())
         state = work / "agent-state"
         subprocess.run(
             [

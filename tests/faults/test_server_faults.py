@@ -19,7 +19,6 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import REPO
 from tests.faults.conftest import (
     Rig,
     ask_each_worker,
@@ -32,7 +31,7 @@ from tests.faults.conftest import (
     workload,
 )
 from tests.faults.proxy import Conn
-from tests.stack import API_WORKERS, BIN, FINAL, _wait_http
+from tests.stack import API_WORKERS, BIN, FINAL, _wait_http, enrollment_token
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults-server")]
 
@@ -390,15 +389,7 @@ def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> Non
 def _fake_agent(r: Rig, target: Path, name: str = "fake") -> tuple[str, str]:
     """A second enrolled host whose protocol the test speaks itself: (agent id, token)."""
     state = r.s.workdir / f"{name}-agent"
-    env = {**r.s.commands["api"][1]}
-    token = subprocess.run(
-        [str(BIN / "iowatt-server"), "enrollment-token"],
-        cwd=REPO,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    token = enrollment_token(r.s.url, r.s.token)
     cli_env = {**os.environ, "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(r.s.workdir / f"{name}-dropin")}
     subprocess.run(
         [str(BIN / "iowatt-agent"), "targets", "add", str(target), "--state-dir", str(state)],
