@@ -2,6 +2,7 @@
 
 import copy
 import gc
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -35,6 +36,7 @@ from backend.erase.router import router as erase_router
 from backend.errors import AppError, Invalid
 from backend.export.router import router as export_router
 from backend.health.router import router as health_router
+from backend.imports.router import router as imports_router
 from backend.invitation.router import router as invitation_router
 from backend.kit.headers import SecurityHeadersMiddleware
 from backend.kit.limits import BodyLimitMiddleware
@@ -49,11 +51,11 @@ from backend.metrics import router as metrics_router
 from backend.review.router import router as review_router
 from backend.run.router import router as run_router
 from backend.run.router import tags_router as run_tags_router
+from backend.serve import EXITS_WITH_APP
 from backend.sharing.router import pages as sharing_pages
 from backend.sharing.router import router as sharing_router
 from backend.team.router import router as team_router
 from backend.upload.router import router as upload_router
-from backend.imports.router import router as imports_router
 from backend.views.router import router as views_router
 from backend.workload.facts_router import router as workload_facts_router
 from backend.workload.router import router as workload_router
@@ -240,10 +242,13 @@ async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
     # what start-up built (modules, routes, schemas, validators) lives as long as the app: move it out
     # of the cyclic GC's reach, so a collection during a request walks that request's objects, not
     # the whole heap (collections were about a fifth of a 30-run comparison's CPU: docs/benchmarks.md
-    # § Compare); thawed at shutdown, so an app that stops (tests) leaves nothing uncollectable
+    # § Compare); thawed at shutdown, so an app that stops (tests) leaves nothing uncollectable --
+    # except in backend.serve's processes, which exit with the app: thawing there only made the
+    # exit's final collection walk the whole heap (0.15-0.3 CPU-s per process stop)
     gc.freeze()
     yield
-    gc.unfreeze()
+    if not os.environ.get(EXITS_WITH_APP):
+        gc.unfreeze()
 
 
 def _ensure_builtins() -> None:

@@ -26,6 +26,8 @@ import tempfile
 from pathlib import Path
 
 DEFAULT_MAX_WORKERS = 3
+# set for the API's processes: read by backend.main's lifespan (the one other reader)
+EXITS_WITH_APP = "IOWATT_API_EXITS_WITH_APP"
 MAX_WORKERS = 32
 
 
@@ -68,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     path, ours = _metrics_dir()
     # before any worker imports prometheus_client: it picks its value class at import
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
+    # each API process exits when its app stops: the app need not thaw what it froze (backend.main)
+    os.environ[EXITS_WITH_APP] = "1"
     import uvicorn
 
     print(f"iowatt API: {workers} process(es) on {args.host}:{args.port}", file=sys.stderr, flush=True)

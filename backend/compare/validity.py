@@ -38,7 +38,8 @@ def short_message(short: list[str], total: int, run: Run, shortened: object) -> 
     if design:
         return (
             f"short by design: {design} ({count} under {MIN_RUNTIME_S:.0f} s: {names}); "
-            f"comparable with runs of the same preset, caches and bursts weigh more than in {MIN_RUNTIME_S:.0f} s jobs"
+            "comparable with runs of the same preset, caches and bursts weigh more than in "
+            f"{MIN_RUNTIME_S:.0f} s jobs"
         )
     return f"under {MIN_RUNTIME_S:.0f} s: {count} ({names}); caches and bursts dominate short runs"
 
@@ -131,7 +132,9 @@ def flags_for(
     shortened = run.workload_spec.get("shortened_by")
     short = short_jobs(jobs, read)
     if short:
-        out.append({"flag": "short_run", "message": short_message(short, len(read.jobs or jobs), run, shortened)})
+        out.append(
+            {"flag": "short_run", "message": short_message(short, len(read.jobs or jobs), run, shortened)}
+        )
     if shortened:
         out.append(
             {
