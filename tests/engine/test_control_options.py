@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -49,18 +50,29 @@ def both(engine_bin: Path, scratch: Path, *args: str, rc: int = 0, extra: tuple[
 # ---- ignore_error --------------------------------------------------------------------------------
 
 
+IO_ERROR_LINE = re.compile(r"io_u error on file \S+: (.*)$")
+
+
 @needs_fio
 @pytest.mark.parametrize(
-    ("value", "continues"),
-    [(",ENOSPC", True), (",28", True), ("EIO,EIO:ENOSPC", True), (",EIO", False), ("ENOSPC", False)],
+    ("value", "continues", "dump"),
+    [
+        (",ENOSPC", True, "1"),
+        (",28", True, "0"),
+        ("EIO,EIO:ENOSPC", True, "1"),
+        (",EIO", False, "0"),
+        ("ENOSPC", False, "1"),
+    ],
 )
 def test_ignore_error_continues_over_the_listed_write_errors_as_fio(
-    engine_bin: Path, scratch: Path, value: str, continues: bool
+    engine_bin: Path, scratch: Path, value: str, continues: bool, dump: str
 ) -> None:
     """Writes past the first MiB of the device fail with ENOSPC: listed for writes, the job goes
     on over each (counted in total_err, the job's error is the first one, exit 0); listed only
-    for reads, or not listed, ENOSPC ends the job (exit 1), in both tools."""
-    jobs = []
+    for reads, or not listed, ENOSPC ends the job (exit 1), in both tools. error_dump: each error
+    is one stderr line in fio's words (the same errors, offsets and lengths in both tools); with
+    error_dump=0 only the fatal one."""
+    jobs, dumped = [], []
     for side in ("iowatt", "fio"):
         d = scratch / side
         d.mkdir()
@@ -68,7 +80,7 @@ def test_ignore_error_continues_over_the_listed_write_errors_as_fio(
             with full_device(d) as dev:
                 args = [
                     "--name=a", f"--filename={dev}", "--rw=write", "--bs=64k", "--size=4m", "--direct=1",
-                    f"--ignore_error={value}",
+                    f"--ignore_error={value}", f"--error_dump={dump}",
                 ]  # fmt: skip
                 if side == "iowatt":
                     r = run_engine(engine_bin, *args, "--destructive=1", check=False)
@@ -80,8 +92,15 @@ def test_ignore_error_continues_over_the_listed_write_errors_as_fio(
             pytest.skip(str(e))
         assert rc == (0 if continues else 1), (side, err)
         jobs.append(doc_of(out)["jobs"][0])
+        dumped.append([m[1] for line in err.splitlines() if (m := IO_ERROR_LINE.search(line))])
     ours, theirs = jobs
     assert ours["error"] == theirs["error"] == 28
+    assert dumped[0] == dumped[1], dumped
+    if continues and dump == "1":
+        assert len(dumped[0]) == ours["total_err"] > 0  # every error, the ones gone on over
+    else:
+        assert len(dumped[0]) == (0 if continues else 1)  # only the fatal one
+    assert all(d.startswith("No space left on device: write offset=") for d in dumped[0]), dumped[0]
     if continues:
         assert ours["write"]["total_ios"] == theirs["write"]["total_ios"] == 64
         assert ours["total_err"] == theirs["total_err"] > 0
@@ -223,7 +242,9 @@ def test_fill_device_refusals(run, scratch: Path) -> None:
 # ---- offset_increment=N%, offset_align ------------------------------------------------------------
 
 
-FILE = (4 << 20) + 12288  # 25 % of it is not a multiple of 4 KiB
+OINC_VECTORS = json.loads(
+    (Path(__file__).resolve().parents[2] / "libs/policy/testdata/offset_increment.json").read_text()
+)["cases"]
 
 
 def first_offsets(logdir: Path, n: int) -> list[int]:
@@ -236,25 +257,24 @@ def first_offsets(logdir: Path, n: int) -> list[int]:
 
 
 @needs_fio
-@pytest.mark.parametrize(
-    ("extra", "want"),
-    [
-        ([], [0, 1052672, 2105344, 3158016]),  # 25 % = 1051648, each clone's start aligned up to 4 KiB
-        (["--offset_align=64k"], [0, 1114112, 2162688, 3211264]),
-        (["--offset=8k"], [8192, 1060864, 2113536, 3166208]),  # (8k + k x 25 %), aligned up
-    ],
-)
-def test_offset_increment_percent_as_fio(
-    engine_bin: Path, scratch: Path, extra: list[str], want: list[int]
+@pytest.mark.parametrize("case", OINC_VECTORS, ids=[c["why"][:48] for c in OINC_VECTORS])
+def test_offset_increment_places_the_clones_as_fio_and_the_vectors(
+    engine_bin: Path, scratch: Path, case: dict[str, Any]
 ) -> None:
-    starts = []
+    """The vectors libs/policy reads (its layout of a new file): each clone's first offset and the
+    file's size after a rw=read job (laid out before the clones start: a write job's clones would
+    extend the file as they go, and fio reads N % of the size each clone then finds), in both tools; a size increment, N % of an existing file or
+    of size for a new one, aligned up to offset_align or the smallest block."""
+    n = len(case["starts"])
+    size = case["file_bytes_after"]
     for side in ("iowatt", "fio"):
         d = scratch / side
         d.mkdir()
-        (d / "data").write_bytes(b"\xa5" * FILE)
+        if case["file_bytes"] is not None:
+            (d / "data").write_bytes(b"\xa5" * case["file_bytes"])
+        opts = [f"--{k}={v}" for k, v in case["options"].items()]
         args = [
-            "--name=x", f"--filename={d / 'data'}", "--rw=write", "--bs=4k", "--size=64k", "--numjobs=4",
-            "--offset_increment=25%", *extra, f"--write_bw_log={d}/x", "--log_offset=1",
+            "--name=x", f"--filename={d / 'data'}", "--rw=read", *opts, f"--write_bw_log={d}/x", "--log_offset=1",
         ]  # fmt: skip
         if side == "iowatt":
             doc = run_engine(engine_bin, *args).doc
@@ -262,11 +282,14 @@ def test_offset_increment_percent_as_fio(
             p = fio_run(*args, cwd=d)
             assert p.returncode == 0, p.stderr
             doc = doc_of(p.stdout)
-        assert [j["write"]["total_ios"] for j in doc["jobs"]] == [16] * 4
-        starts.append(first_offsets(d, 4))
-    # fio numbers its clones' logs by thread, and its clones' subjob numbers count down (thread 2 is
-    # the last clone): the same starts, in another file order
-    assert starts[0] == want and sorted(starts[1]) == want
+        assert len(doc["jobs"]) == n and all(j["read"]["io_bytes"] > 0 for j in doc["jobs"]), side
+        starts = first_offsets(d, n)
+        # fio numbers its clones' logs by thread, and its clones' subjob numbers count down (thread
+        # 2 is the last clone): the same starts, in another file order
+        assert (starts if side == "iowatt" else sorted(starts)) == (
+            case["starts"] if side == "iowatt" else sorted(case["starts"])
+        ), side
+        assert (d / "data").stat().st_size == size, side
 
 
 def test_offset_increment_percent_values(run, scratch: Path) -> None:
@@ -337,3 +360,54 @@ def test_per_io_logs_flushed_midway_equal_one_flush(run, scratch: Path) -> None:
         out["few"]["x_slat.1.log"], out["few"]["x_clat.1.log"], out["few"]["x_lat.1.log"], strict=True
     ):
         assert int(s.split(", ")[1]) + int(c.split(", ")[1]) == int(t.split(", ")[1])
+
+
+# ---- create_serialize, steadystate's latency criteria (s11) -----------------------------------------
+
+
+@needs_fio
+def test_create_serialize_1_lays_every_file_out_first_as_fio_and_0_is_refused(
+    engine_bin: Path, scratch: Path
+) -> None:
+    """fio's default create_serialize=1, given: two reading jobs in two start groups, each file laid
+    out (the reads find data) before the first job starts, the same counts and file sizes in both
+    tools; 0 (each job laying its own files out when its group starts) exits 2 naming the option,
+    with its reason."""
+    args = (
+        "--create_serialize=1", "--rw=read", "--bs=4k", "--size=64k",
+        "--name=a", "--filename={d}/a", "--name=b", "--stonewall", "--filename={d}/b",
+    )  # fmt: skip
+    ours, theirs = both(engine_bin, scratch, *args)
+    assert [j["read"]["io_bytes"] for j in ours["jobs"]] == [j["read"]["io_bytes"] for j in theirs["jobs"]]
+    assert [j["read"]["io_bytes"] for j in ours["jobs"]] == [65536, 65536]
+    for side in ("iowatt", "fio"):
+        assert [(scratch / side / n).stat().st_size for n in "ab"] == [65536, 65536]
+    assert ours["jobs"][0]["iowatt"]["options"]["create_serialize"] is True
+    r = run_engine(engine_bin, *(a.format(d=scratch) for a in args), "--create_serialize=0", check=False)
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: create_serialize: 0 is not implemented"), (
+        r.stderr
+    )
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+@needs_fio
+@pytest.mark.parametrize("value", ["lat:5%", "lat_slope:0.1%"])
+def test_steadystate_latency_criteria_are_refused_as_newer_than_fio_333(
+    engine_bin: Path, scratch: Path, value: str
+) -> None:
+    """fio 3.33, the engine's reference, has no latency criteria (fio refuses them too), so their
+    meaning cannot be checked beside it: the refusal says so."""
+    f = scratch / "t"
+    f.write_bytes(b"\0" * 65536)
+    base = [
+        "--name=a",
+        f"--filename={f}",
+        "--size=64k",
+        "--ioengine=null",
+        f"--steadystate={value}",
+        "--ss_dur=2",
+    ]
+    r = run_engine(engine_bin, *base, check=False)
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: steadystate: "), r.stderr
+    assert "newer than fio 3.33" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert fio_run(*base).returncode != 0

@@ -108,6 +108,9 @@ ECHO_KEYS += [
 # control options of issue 24's job files (s10 verify-logs; src/control.c): after the scheduling rows
 KNOWN |= {"ignore_error", "exit_what", "allow_file_create", "fill_device", "fill_fs", "offset_align"}
 ECHO_KEYS += ["ignore_error", "exit_what", "allow_file_create", "fill_device", "offset_align_bytes"]
+# s11 engine (src/control.c)
+KNOWN |= {"error_dump", "create_serialize"}
+ECHO_KEYS += ["error_dump", "create_serialize"]
 
 ROW = re.compile(r"^  --([a-z_]+)=([A-Z]+) ")
 ALIAS = re.compile(r"\(alias: ([a-z_]+)\)")

@@ -31,7 +31,17 @@ from iowatt_policy import (
     parse_rate,
     parse_rw,
 )
-from iowatt_policy.fio import parse_bsrange, parse_size_range, parse_time_range_ns, parse_time_us_default
+from iowatt_policy.check import _clone_starts, _jobs
+from iowatt_policy.fio import (
+    Percent,
+    parse_bsrange,
+    parse_offset_increment,
+    parse_size,
+    parse_size_range,
+    parse_time_range_ns,
+    parse_time_us_default,
+    smallest_blocks,
+)
 
 ENGINE = Path(__file__).resolve().parents[2] / "agent" / "engine" / "build" / "iowatt-engine"
 DEV = "/dev/disk/by-id/nvme-Example_SSD_S123"
@@ -159,8 +169,9 @@ INERT = {
     "ignore_error": "goes on over errors within the job's own bounds (as continue_on_error)",
     "exit_what": "ends jobs earlier",
     "allow_file_create": "0 refuses a missing file: fewer files, never more",
-    "offset_align": "where a percentage offset_increment's clones start (offset_increment=N% is unreadable "
-    "to the rules: refused)",
+    # s11 engine (src/control.c)
+    "error_dump": "stderr lines of I/O errors",
+    "create_serialize": "the layout's order (0 is refused by the engine)",
 }
 
 
@@ -475,6 +486,9 @@ def test_the_value_parsers_give_a_value_or_valueerror(text: str) -> None:
         parse_size_range,
         parse_bsrange,
         parse_time_us_default,
+        parse_offset_increment,
+        lambda t: smallest_blocks((4096, 4096), "bssplit", t),
+        lambda t: smallest_blocks((4096, 4096), "bsrange", t),
     ):
         with contextlib.suppress(ValueError):
             parse(text)
@@ -487,6 +501,7 @@ new_options = st.sampled_from(
     [
         "rw", "rate", "rate_iops", "startdelay", "wait_for", "thinktime", "thinktime_blocks", "bsrange",
         "nrfiles", "filesize", "number_ios", "runtime", "time_based", "size", "kb_base", "verify", "name",
+        "offset_increment", "offset_align", "offset", "numjobs", "bssplit", "bs",
     ]
 )  # fmt: skip
 
@@ -525,6 +540,56 @@ def test_offset_increment_lays_out_to_the_last_clones_region(facts: EngineOption
     [v] = check(spread, facts, max_bytes_written=(208 + 64 << 20) - 1)
     assert v.rule == "limit.bytes_written" and str(208 + 64 << 20) in v.message
     assert check(job(rw="write", size="16m", numjobs="4"), facts, max_bytes_written=80 << 20) == []
+
+
+OINC_VECTORS = json.loads(
+    (Path(__file__).resolve().parents[2] / "libs/policy/testdata/offset_increment.json").read_text()
+)["cases"]
+
+
+@pytest.mark.parametrize("case", OINC_VECTORS, ids=[c["why"][:48] for c in OINC_VECTORS])
+def test_offset_increment_places_the_clones_as_the_vectors(case: dict[str, Any]) -> None:
+    """Each clone's start (a size increment, or N % of the file as fio finds it per clone, aligned
+    up to offset_align or the smallest block: bs, bssplit's blocks that run, bs's R,W); the vectors
+    are the engine's and fio's (tests/engine/test_control_options.py runs both on each)."""
+    lax = with_rows(EngineOptions.builtin(), "offset_increment", "offset_align")
+    violations: list[Violation] = []
+    [parsed] = _jobs({"jobs": [{"name": "j", **case["options"]}]}, violations, lax)
+    assert violations == []
+    size = parse_size(case["options"]["size"])
+    starts = _clone_starts(parsed, case["file_bytes"] or 0, size, grows=True)
+    assert [starts[k] for k in range(len(case["starts"]))] == case["starts"]
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in OINC_VECTORS if c["file_bytes"] is None], ids=lambda c: str(c["why"][:48])
+)
+def test_a_percentage_offset_increment_lays_out_the_new_file_to_its_real_end(case: dict[str, Any]) -> None:
+    """A directory target's data file is new: clone 0 lays it out to its region's end, each later
+    clone takes N % of what the ones before left, and the layout (a read job writes nothing else)
+    ends where the furthest region ends, as the engine and fio lay it out."""
+    lax = with_rows(EngineOptions.builtin(), "offset_increment", "offset_align")
+    after = case["file_bytes_after"]
+    read = job(**{**case["options"], "rw": "read"})
+    assert check(read, lax, max_bytes_written=after) == []
+    [v] = check(read, lax, max_bytes_written=after - 1)
+    assert v.rule == "limit.bytes_written" and f"data file writes {after} bytes" in v.message, v.message
+
+
+def test_offset_increment_percentages_are_read_or_refused_as_the_engine() -> None:
+    assert parse_offset_increment("25%") == Percent(25) and parse_offset_increment("010%") == Percent(10)
+    assert parse_offset_increment("100%") == Percent(100) and parse_offset_increment("64k") == 65536
+    for bad in ("0%", "101%", "%", "x%", "-5%", "5.5%", "1%%", "1234567890123456%"):
+        with pytest.raises(ValueError):
+            parse_offset_increment(bad)
+    lax = with_rows(EngineOptions.builtin(), "offset_increment")
+    [v] = check(job(rw="write", numjobs="2", offset_increment="0%"), lax, max_bytes_written=1 << 40)
+    assert v.rule == "limit.bytes_written" and v.field == "workload.jobs.0.offset_increment", v
+    assert "cannot check offset_increment" in v.message
+    # a percentage is no longer refused: 2 clones of 64 MiB, 50 % apart, lay out 96 MiB
+    ok = job(rw="randread", numjobs="2", offset_increment="50%")
+    assert check(ok, lax, max_bytes_written=96 << 20) == []
+    assert len(check(ok, lax, max_bytes_written=(96 << 20) - 1)) == 1
 
 
 # --- threads: only jobs that can run at the same time (s10 submit-dedupe) -------------------------------

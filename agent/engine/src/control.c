@@ -3,8 +3,11 @@
  * percentage offset_increment / offset_align. The parsers read outside text (job files, the
  * server's workloads): every value is bounded and a bad one exits 2 naming the option. */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "iowatt.h"
 #include "optable.h"
@@ -139,19 +142,100 @@ void ctl_echo_offset_increment(struct jw *w, const struct options *o, const stru
 	jw_u64(w, d->key, o->offset_increment); /* bytes: a percentage is resolved against the target */
 }
 
-uint64_t ctl_clone_offset(const struct options *o, unsigned k)
+/* A percentage as fio 3.33 reads it: fio sets its clones up one after another, clone 0 first,
+ * then the last down to clone 1, and each takes N % of the file's size as the clones before it
+ * left it: the size before the run (0 for a file the run creates), grown to each earlier clone's
+ * region end (with size, on a file: fio lays each clone's region out at its set-up). The whole
+ * start is then aligned up to offset_align, or the smallest block size (fio's get_start_offset).
+ * Calls back with each clone's increment and start in that order; stops when it returns 1. */
+static void pct_walk(const struct options *o, int (*each)(void *arg, unsigned k, uint64_t inc, uint64_t start),
+		     void *arg)
 {
-	uint64_t off = o->offset + (uint64_t)k * o->offset_increment;
-	if (!o->oinc_pct)
-		return off;
-	/* fio's get_start_offset: a percentage aligns the whole offset up to offset_align (or the
-	 * smallest block size) */
 	uint64_t a = o->offset_align ? o->offset_align : opt_min_bs(o);
-	return a > 1 ? (off + a - 1) / a * a : off;
+	uint64_t s = o->oinc_base;
+	for (unsigned n = 0, k = 0; n < o->numjobs; n++, k = k ? k - 1 : o->numjobs - 1) {
+		uint64_t inc = (uint64_t)((unsigned __int128)o->oinc_pct * s / 100);
+		unsigned __int128 off = (unsigned __int128)o->offset + (unsigned __int128)k * inc;
+		if (a > 1)
+			off = (off + a - 1) / a * a;
+		uint64_t start = off > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)off; /* target.c refuses it */
+		if (each(arg, k, inc, start))
+			return;
+		if (o->oinc_grows && o->size_set && start + o->size > s)
+			s = start + o->size;
+	}
 }
 
-void ctl_resolve_offset_increment(struct options *o, uint64_t real_size)
+struct pct_find {
+	unsigned k;
+	uint64_t inc, start;
+};
+
+static int pct_find_one(void *arg, unsigned k, uint64_t inc, uint64_t start)
 {
-	if (o->oinc_pct)
-		o->offset_increment = o->oinc_pct * real_size / 100;
+	struct pct_find *f = arg;
+	if (k != f->k)
+		return 0;
+	f->inc = inc;
+	f->start = start;
+	return 1;
+}
+
+static int pct_furthest(void *arg, unsigned k, uint64_t inc, uint64_t start)
+{
+	(void)k, (void)inc;
+	uint64_t *most = arg;
+	*most = start > *most ? start : *most;
+	return 0;
+}
+
+uint64_t ctl_clone_offset(const struct options *o, unsigned k)
+{
+	if (!o->oinc_pct)
+		return o->offset + (uint64_t)k * o->offset_increment;
+	struct pct_find f = { .k = k, .start = o->offset };
+	pct_walk(o, pct_find_one, &f);
+	return f.start;
+}
+
+uint64_t ctl_clone_span(const struct options *o)
+{
+	if (!o->oinc_pct)
+		return o->numjobs ? (uint64_t)(o->numjobs - 1) * o->offset_increment : 0;
+	uint64_t most = o->offset;
+	pct_walk(o, pct_furthest, &most);
+	return most - o->offset;
+}
+
+void ctl_resolve_offset_increment(struct options *o, uint64_t base, int grows)
+{
+	if (!o->oinc_pct)
+		return;
+	o->oinc_base = base;
+	o->oinc_grows = grows;
+	/* the echo: the increment of the last clone fio sets up (clone 1; the only one of 2 clones) */
+	struct pct_find f = { .k = o->numjobs > 1 ? 1 : 0 };
+	pct_walk(o, pct_find_one, &f);
+	o->offset_increment = o->numjobs > 1 ? f.inc : (uint64_t)((unsigned __int128)o->oinc_pct * base / 100);
+}
+
+/* create_serialize=0 (fio: each job lays its own files out in its own thread, when its start group
+ * starts) is not implemented: the engine lays every job's files out before any job starts */
+void ctl_finalize(const struct options *o)
+{
+	if (!o->create_serialize)
+		die_usage("create_serialize", "0 is not implemented: every job's files are laid out one after another "
+					      "before any job starts (fio's default 1)");
+}
+
+void ctl_dump_io_error(const struct options *o, const char *path, int err, int ddir, uint64_t off, uint32_t len)
+{
+	/* fio's line ("fio: io_u error on file F: ERR: DDIR offset=N, buflen=N"), one write so clones'
+	 * lines never interleave */
+	char line[PATH_MAX + 256];
+	int n = snprintf(line, sizeof(line), "iowatt-engine: %s: io_u error on file %s: %s: %s offset=%llu, buflen=%u\n",
+			 o->name, path, strerror(err), ddir == DDIR_READ ? "read" : ddir == DDIR_WRITE ? "write" : "trim",
+			 (unsigned long long)off, len);
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }

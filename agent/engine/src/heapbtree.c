@@ -54,7 +54,7 @@ static const char *const op_names[NOP] = { "insert", "point_query" };
 struct cfg {
 	const char *dir, *beneath;
 	uint64_t records, queries, heap_queries, seed;
-	int records_set, queries_set, heap_queries_set;
+	int records_set, queries_set, heap_queries_set, seed_set, fractions_set, structure_set;
 	double fractions[MAX_FRACTIONS];
 	int nfractions;
 	int structures[NSTRUCT];
@@ -612,37 +612,63 @@ static void parse_progress(void *base, const struct opt_def *d, const char *name
 	((struct cfg *)base)->progress = progress_arg(val);
 }
 
+/* the settings echo (heap_btree_run, --parse-only): the rows' own values */
+static void echo_fractions(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	const struct cfg *c = (const void *)o;
+	jw_arr(w, d->key);
+	for (int k = 0; k < c->nfractions; k++)
+		jw_dbl(w, NULL, c->fractions[k]);
+	jw_arr_end(w);
+}
+
+static void echo_structures(struct jw *w, const struct options *o, const struct opt_def *d)
+{
+	const struct cfg *c = (const void *)o;
+	jw_arr(w, d->key);
+	for (int s = 0; s < NSTRUCT; s++)
+		if (c->structures[s])
+			jw_str(w, NULL, s_names[s]);
+	jw_arr_end(w);
+}
+
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define HB(f) offsetof(struct cfg, f)
 #define HB_BOOL(n, f) { .name = n, .type = OT_BOOL, .off = HB(f), .bad = "must be 0 or 1, got '%s'" }
-/* the flags of --heap-btree, in the order "it takes ..." names them */
+/* the flags of --heap-btree, in the order "it takes ..." names them; a row with a key is a setting of
+ * the sweep: echoed from here in heap_btree_run and --parse-only (opts_echo_rows) and, when given, in
+ * the job's "job options" (opts_echo_given) */
 static const struct opt_def hb_opts[] = {
 	{ .name = "heap-btree", .type = OT_FUNC, .parse = parse_mode_flag, .flags = OPT_F_BARE | OPT_F_UNLISTED },
 	{ .name = "directory", .type = OT_ARG, .off = HB(dir), .bad = "--directory=DIR needs a directory" },
 	{ .name = "beneath", .type = OT_ARG, .off = HB(beneath), .bad = "--beneath=DIR needs a directory" },
-	{ .name = "records", .type = OT_U64, .off = HB(records), .min = 1, .max = MAX_RECORDS,
+	{ .name = "records", .type = OT_U64, .off = HB(records), .min = 1, .max = MAX_RECORDS, .key = "records",
 	  .set_off = HB(records_set), .bad = "must be an integer from 1 to " STR(MAX_RECORDS) ", got '%s'" },
-	{ .name = "cache-fraction", .type = OT_FUNC, .parse = parse_fractions },
+	{ .name = "cache-fraction", .type = OT_FUNC, .parse = parse_fractions, .echo = echo_fractions,
+	  .key = "cache_fractions", .set_off = HB(fractions_set), .text_off = HB(fractions_given) },
 	{ .name = "queries", .type = OT_U64, .off = HB(queries), .max = MAX_QUERIES, .set_off = HB(queries_set),
-	  .bad = "must be an integer from 0 to " STR(MAX_QUERIES) ", got '%s'" },
-	{ .name = "heap-queries", .type = OT_U64, .off = HB(heap_queries), .max = MAX_QUERIES,
+	  .key = "queries", .bad = "must be an integer from 0 to " STR(MAX_QUERIES) ", got '%s'" },
+	{ .name = "heap-queries", .type = OT_U64, .off = HB(heap_queries), .max = MAX_QUERIES, .key = "heap_queries",
 	  .set_off = HB(heap_queries_set), .bad = "must be an integer from 0 to " STR(MAX_QUERIES) ", got '%s'" },
-	{ .name = "randseed", .type = OT_U64, .off = HB(seed), .bad = "must be a non-negative integer, got '%s'" },
-	{ .name = "structure", .type = OT_FUNC, .parse = parse_structure },
+	{ .name = "randseed", .type = OT_U64, .off = HB(seed), .key = "randseed", .set_off = HB(seed_set),
+	  .bad = "must be a non-negative integer, got '%s'" },
+	{ .name = "structure", .type = OT_FUNC, .parse = parse_structure, .echo = echo_structures,
+	  .key = "structures", .set_off = HB(structure_set), .text_off = HB(structure_given) },
 	HB_BOOL("check", check),
 	HB_BOOL("keep", keep),
 	{ .name = "output-format", .type = OT_FUNC, .parse = parse_output_format },
 	{ .name = "progress", .type = OT_FUNC, .parse = parse_progress },
 	HB_BOOL("parse-only", parse_only),
 };
+#define HB_NOPTS (sizeof(hb_opts) / sizeof(hb_opts[0]))
 
 static void parse_args(int argc, char **argv, struct cfg *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->seed = DEFAULT_SEED;
 	c->structures[S_HEAP] = c->structures[S_BTREE] = 1;
-	opts_parse_argv(c, hb_opts, sizeof(hb_opts) / sizeof(hb_opts[0]), "heap-btree", argc, argv);
+	opts_parse_argv(c, hb_opts, HB_NOPTS, "heap-btree", argc, argv);
 	if (!c->dir)
 		die_usage("directory", "--directory=DIR is required with --heap-btree");
 	if (!c->records_set)
@@ -783,21 +809,7 @@ static void report_json(const struct hb_run *r, const struct result *res, int nr
 	jw_u64(&w, "elapsed", (e->el + 999999999ull) / 1000000000ull);
 	jw_obj(&w, "job options");
 	jw_str(&w, "name", "heap-btree");
-	char buf[64];
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->records);
-	jw_str(&w, "records", buf);
-	if (c->fractions_given)
-		jw_str(&w, "cache-fraction", c->fractions_given);
-	if (c->queries_set) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->queries);
-		jw_str(&w, "queries", buf);
-	}
-	if (c->heap_queries_set) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->heap_queries);
-		jw_str(&w, "heap-queries", buf);
-	}
-	if (c->structure_given)
-		jw_str(&w, "structure", c->structure_given);
+	opts_echo_given(&w, hb_opts, HB_NOPTS, c);
 	jw_obj_end(&w);
 	emit_dir_totals(&w, "read", reads * BP_PAGE, reads, e->el, NULL, NULL);
 	emit_dir_totals(&w, "write", writes * BP_PAGE, writes, e->el, NULL, NULL);
@@ -837,19 +849,7 @@ static void report_json(const struct hb_run *r, const struct result *res, int nr
 		jw_null(&w, "beneath");
 	jw_bool(&w, "kept", c->keep);
 	jw_bool(&w, "direct", r->direct);
-	jw_u64(&w, "records", c->records);
-	jw_u64(&w, "queries", c->queries);
-	jw_u64(&w, "heap_queries", c->heap_queries);
-	jw_u64(&w, "randseed", c->seed);
-	jw_arr(&w, "cache_fractions");
-	for (int k = 0; k < c->nfractions; k++)
-		jw_dbl(&w, NULL, c->fractions[k]);
-	jw_arr_end(&w);
-	jw_arr(&w, "structures");
-	for (int s = 0; s < NSTRUCT; s++)
-		if (c->structures[s])
-			jw_str(&w, NULL, s_names[s]);
-	jw_arr_end(&w);
+	opts_echo_rows(&w, hb_opts, HB_NOPTS, c);
 	jw_u64(&w, "page_bytes", BP_PAGE);
 	jw_u64(&w, "record_bytes", HB_REC);
 	jw_str(&w, "record_layout", "key uint64, seq uint64, amount double, qty int32, tag char[12]");
@@ -978,19 +978,7 @@ static void parse_only_report(const struct cfg *c)
 	jw_init(&w, stdout);
 	jw_obj(&w, NULL);
 	jw_obj(&w, "heap_btree");
-	jw_u64(&w, "records", c->records);
-	jw_u64(&w, "queries", c->queries);
-	jw_u64(&w, "heap_queries", c->heap_queries);
-	jw_u64(&w, "randseed", c->seed);
-	jw_arr(&w, "cache_fractions");
-	for (int k = 0; k < c->nfractions; k++)
-		jw_dbl(&w, NULL, c->fractions[k]);
-	jw_arr_end(&w);
-	jw_arr(&w, "structures");
-	for (int s = 0; s < NSTRUCT; s++)
-		if (c->structures[s])
-			jw_str(&w, NULL, s_names[s]);
-	jw_arr_end(&w);
+	opts_echo_rows(&w, hb_opts, HB_NOPTS, c);
 	jw_obj(&w, "data_pages_max");
 	jw_u64(&w, "heap", pages[S_HEAP]);
 	jw_u64(&w, "btree", pages[S_BTREE]);

@@ -347,7 +347,12 @@ struct options {
 	int allow_file_create;          /* fio's default 1; 0: a missing file is refused */
 	int fill_device;                /* fio's fill_device / fill_fs: write a file until ENOSPC */
 	unsigned oinc_pct;              /* offset_increment=N%: resolved against the target (0 = bytes) */
+	uint64_t oinc_base;             /* N%: the target's size before the run (0: the run creates it) */
+	int oinc_grows;                 /* N%: a file, which each clone's layout may extend (control.c) */
 	uint64_t offset_align;          /* a percentage offset_increment aligned up to this (0 = min bs) */
+	/* ---- s11 engine: error_dump, create_serialize (src/control.c) ---- */
+	int error_dump;                 /* fio's default 1: every I/O error on stderr, the non-fatal ones too */
+	int create_serialize;           /* fio's default 1 (the only one here): files laid out one after another */
 };
 enum { CE_READ = 1, CE_WRITE = 2, CE_VERIFY = 4, CE_ALL = 0xffff }; /* fio's ERROR_TYPE_* bits */
 struct runcfg {

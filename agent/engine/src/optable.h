@@ -59,6 +59,8 @@ struct opt_def {
 	opt_parse_fn parse;          /* OT_FUNC */
 	opt_echo_fn echo;            /* OT_FUNC, or a computed echo for another type */
 	const char *help;
+	size_t text_off;             /* OT_FUNC of a mode's table: a const char * field holding the value
+				      * as given (opts_echo_given), 0 = none */
 };
 
 #define FLD(o, d, T) ((T *)(void *)((char *)(o) + (d)->off))
@@ -76,6 +78,13 @@ struct opt_table {
 	void *base;
 };
 void opts_parse_tables(const struct opt_table *t, size_t nt, const char *mode, int argc, char **argv);
+/* The echo of a table's settings: every row with a key, in table order, its value from base (a row
+ * with an echo function through it; OT_ARG as a string or null). options_echo (iowatt.options) and
+ * the file modes' own settings are this. */
+void opts_echo_rows(struct jw *w, const struct opt_def *tbl, size_t n, const void *base);
+/* fio's "job options" of a mode: every row with a key the command line gave (its set_off), in table
+ * order, as text: numbers and booleans as read, OT_ARG and OT_FUNC rows (text_off) as given. */
+void opts_echo_given(struct jw *w, const struct opt_def *tbl, size_t n, const void *base);
 /* --output-format=json|json+ (|normal for the file modes); --progress=jsonl|none (1 for jsonl) */
 void output_format_arg(const char *val, int allow_normal, int *jsonplus, int *normal);
 int progress_arg(const char *val);

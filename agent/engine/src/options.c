@@ -727,6 +727,11 @@ static const struct opt_def opts[] = {
 	{ .name = "offset_align", .type = OT_SIZE, .off = OFF(offset_align), .max = 1ull << 40,
 	  .key = "offset_align_bytes", .flags = OPT_F_NULL_ZERO,
 	  .help = "a percentage offset_increment is aligned up to this (default: the smallest block size)" },
+	/* s11 engine: error_dump, create_serialize (src/control.c) */
+	{ .name = "error_dump", .type = OT_BOOL, .off = OFF(error_dump), .def = "1", .key = "error_dump",
+	  .help = "print every I/O error on stderr as it happens, the non-fatal ones too (0: only the fatal one)" },
+	{ .name = "create_serialize", .type = OT_BOOL, .off = OFF(create_serialize), .def = "1", .key = "create_serialize",
+	  .help = "lay the jobs' files out one after another before any job starts (fio's default; 0 is refused)" },
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -917,54 +922,105 @@ void option_set(struct options *o, const char *name, const char *val)
 	opt_apply(o, d, name, val);
 }
 
-/* The resolved options of a job (iowatt.options): every row with a key, in table order. */
-void options_echo(struct jw *w, const struct options *o)
+void opts_echo_rows(struct jw *w, const struct opt_def *tbl, size_t n, const void *base)
 {
-	jw_obj(w, "options");
-	for (size_t i = 0; i < NOPTS; i++) {
-		const struct opt_def *d = &opts[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct opt_def *d = &tbl[i];
 		if (!d->key)
 			continue;
 		if (d->echo) {
-			d->echo(w, o, d);
+			d->echo(w, base, d);
 			continue;
 		}
 		switch (d->type) {
 		case OT_STR:
-			if ((d->flags & OPT_F_NULL_ZERO) && !CFLD(o, d, char)[0])
+			if ((d->flags & OPT_F_NULL_ZERO) && !CFLD(base, d, char)[0])
 				jw_null(w, d->key);
 			else
-				jw_str(w, d->key, CFLD(o, d, char));
+				jw_str(w, d->key, CFLD(base, d, char));
 			break;
 		case OT_BOOL:
-			jw_bool(w, d->key, *CFLD(o, d, int));
+			jw_bool(w, d->key, *CFLD(base, d, int));
 			break;
 		case OT_UINT:
-			jw_u64(w, d->key, *CFLD(o, d, unsigned));
+			jw_u64(w, d->key, *CFLD(base, d, unsigned));
 			break;
 		case OT_U64:
 		case OT_SIZE:
 		case OT_TIME:
-			if ((d->flags & OPT_F_NULL_ZERO) && !*CFLD(o, d, uint64_t))
+			if ((d->flags & OPT_F_NULL_ZERO) && !*CFLD(base, d, uint64_t))
 				jw_null(w, d->key);
 			else
-				jw_u64(w, d->key, *CFLD(o, d, uint64_t));
+				jw_u64(w, d->key, *CFLD(base, d, uint64_t));
 			break;
 		case OT_ENUM: {
 			const char *s = "?";
 			for (const struct opt_choice *c = d->choices; c->name; c++)
-				if (c->val == *CFLD(o, d, int)) {
+				if (c->val == *CFLD(base, d, int)) {
 					s = c->name;
 					break;
 				}
 			jw_str(w, d->key, s);
 			break;
 		}
+		case OT_ARG: {
+			const char *arg = *(const char *const *)(const void *)((const char *)base + d->off);
+			if (arg)
+				jw_str(w, d->key, arg);
+			else
+				jw_null(w, d->key);
+			break;
+		}
 		case OT_FUNC:
-		case OT_ARG:
 			break;
 		}
 	}
+}
+
+void opts_echo_given(struct jw *w, const struct opt_def *tbl, size_t n, const void *base)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct opt_def *d = &tbl[i];
+		if (!d->key || !d->set_off || !*(const int *)(const void *)((const char *)base + d->set_off))
+			continue;
+		char buf[32];
+		const char *text = NULL;
+		switch (d->type) {
+		case OT_BOOL:
+			text = *CFLD(base, d, int) ? "1" : "0";
+			break;
+		case OT_UINT:
+			snprintf(buf, sizeof(buf), "%u", *CFLD(base, d, unsigned));
+			text = buf;
+			break;
+		case OT_U64:
+		case OT_SIZE:
+		case OT_TIME:
+			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)*CFLD(base, d, uint64_t));
+			text = buf;
+			break;
+		case OT_STR:
+			text = CFLD(base, d, char);
+			break;
+		case OT_ARG:
+			text = *(const char *const *)(const void *)((const char *)base + d->off);
+			break;
+		case OT_FUNC:
+			text = d->text_off ? *(const char *const *)(const void *)((const char *)base + d->text_off) : NULL;
+			break;
+		case OT_ENUM:
+			break;
+		}
+		if (text)
+			jw_str(w, d->name, text);
+	}
+}
+
+/* The resolved options of a job (iowatt.options): every row with a key, in table order. */
+void options_echo(struct jw *w, const struct options *o)
+{
+	jw_obj(w, "options");
+	opts_echo_rows(w, opts, NOPTS, o);
 	jw_obj_end(w);
 }
 
@@ -1140,6 +1196,7 @@ void options_finalize(struct options *o)
 	dedupe_finalize(o); /* dedupe_percentage (src/dedupe.c) */
 	verify_finalize(o); /* verify family: src/verify.c */
 	pace_finalize(o);
+	ctl_finalize(o); /* create_serialize (src/control.c) */
 }
 
 void output_format_arg(const char *val, int allow_normal, int *jsonplus, int *normal)

@@ -470,15 +470,16 @@ static void file_precheck(const struct options *o, const struct target *t);
 static void oinc_validate(struct options *o, const struct target *t)
 {
 	o->oinc_span = 0;
-	/* N% of the file, or of size for a file this run creates, as fio 3.33 (control.c) */
-	ctl_resolve_offset_increment(o, t->exists ? t->dev_size : o->size);
+	/* N% of the file as fio 3.33 finds it per clone: its size before the run (0 for a file this run
+	 * creates) grown by the clones laid out before (control.c); a device never grows */
+	ctl_resolve_offset_increment(o, t->exists ? t->dev_size : 0, !t->is_blk);
 	if (!o->offset_increment || o->numjobs < 2)
 		return;
 	unsigned __int128 span = (unsigned __int128)o->offset_increment * (o->numjobs - 1);
 	if (span > (uint64_t)INT64_MAX - (1ull << 40))
 		die_usage("offset_increment", "%llu x %u clones is beyond the largest file offset",
 			  (unsigned long long)o->offset_increment, o->numjobs - 1);
-	span = ctl_clone_offset(o, o->numjobs - 1) - o->offset; /* a percentage's alignment (control.c) */
+	span = ctl_clone_span(o); /* the furthest clone: a percentage's growth and alignment (control.c) */
 	if (o->size_set) {
 		o->oinc_span = (uint64_t)span;
 	} else if ((uint64_t)span >= o->size || opt_max_bs(o) > o->size - (uint64_t)span) {

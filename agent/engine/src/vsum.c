@@ -93,6 +93,15 @@ static inline uint32_t le32(const unsigned char *p)
 {
 	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
+/* the digest's output: n state words of `bytes` bytes each, big endian (SHA-1, SHA-512) */
+static void put_be_words(unsigned char *out, const void *words, int n, int bytes)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t v = bytes == 4 ? ((const uint32_t *)words)[i] : ((const uint64_t *)words)[i];
+		for (int k = 0; k < bytes; k++)
+			out[bytes * i + k] = (unsigned char)(v >> (8 * (bytes - 1 - k)));
+	}
+}
 
 /* Merkle-Damgard padding shared by SHA-1 and SHA-512: the message, 0x80, zeros, the bit length
  * (big endian) in the last `lenbytes` of the final block; block() gets each block in turn. */
@@ -152,15 +161,6 @@ static void sha1_block(void *st, const unsigned char *b)
 	h[4] += e;
 }
 
-void sha1_digest(const void *p, size_t len, unsigned char out[20])
-{
-	uint32_t h[5] = { 0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u, 0xc3d2e1f0u };
-	md_blocks(p, len, 64, 8, h, sha1_block);
-	for (int i = 0; i < 5; i++)
-		for (int k = 0; k < 4; k++)
-			out[4 * i + k] = (unsigned char)(h[i] >> (24 - 8 * k));
-}
-
 static const uint64_t sha512_k[80] = {
 	0x428a2f98d728ae22ull, 0x7137449123ef65cdull, 0xb5c0fbcfec4d3b2full, 0xe9b5dba58189dbbcull,
 	0x3956c25bf348b538ull, 0x59f111f1b605d019ull, 0x923f82a4af194f9bull, 0xab1c5ed5da6d8118ull,
@@ -214,14 +214,20 @@ static void sha512_block(void *st, const unsigned char *b)
 		h[i] += v[i];
 }
 
+/* SHA-1 and SHA-512: the padded message's blocks (md_blocks), then the state words big endian */
+void sha1_digest(const void *p, size_t len, unsigned char out[20])
+{
+	uint32_t h[5] = { 0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u, 0xc3d2e1f0u };
+	md_blocks(p, len, 64, 8, h, sha1_block);
+	put_be_words(out, h, 5, 4);
+}
+
 void sha512_digest(const void *p, size_t len, unsigned char out[64])
 {
 	uint64_t h[8];
 	memcpy(h, sha512_h0, sizeof(h));
 	md_blocks(p, len, 128, 16, h, sha512_block);
-	for (int i = 0; i < 8; i++)
-		for (int k = 0; k < 8; k++)
-			out[8 * i + k] = (unsigned char)(h[i] >> (56 - 8 * k));
+	put_be_words(out, h, 8, 8);
 }
 
 static const uint64_t keccak_rc[24] = {

@@ -208,7 +208,12 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 			w->filled = 1; /* fio's fill_device: the file system is full, the clone ends without error */
 			return;
 		}
-		if (worker_error_continues(w, r->ddir == DDIR_READ ? CE_READ : CE_WRITE, (int)-r->res))
+		int goes_on = worker_error_continues(w, r->ddir == DDIR_READ ? CE_READ : CE_WRITE, (int)-r->res);
+		if (w->job->o->error_dump || !goes_on) /* fio's error_dump: a fatal error is always printed */
+			ctl_dump_io_error(w->job->o, w->mfw ? w->job->mf->files[w->mfw->st[r->fidx].file].tgt.path
+							    : w->job->tgt.path,
+					  (int)-r->res, r->ddir, r->off, r->len);
+		if (goes_on)
 			return;
 		if (!w->err) {
 			w->err = (int)r->res;

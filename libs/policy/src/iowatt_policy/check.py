@@ -23,10 +23,13 @@ from iowatt_workload import (
 )
 
 from .fio import (
+    Percent,
+    clone_starts,
     parse_bool,
     parse_bs,
     parse_bsrange,
     parse_bssplit_sizes,
+    parse_offset_increment,
     parse_rate,
     parse_rw,
     parse_size,
@@ -35,6 +38,7 @@ from .fio import (
     parse_time_range_ns,
     parse_time_us_default,
     parse_u64,
+    smallest_blocks,
     value_text,
 )
 from .jobfile import ParseUnreadable, block_job
@@ -110,6 +114,7 @@ ALLOWED_OPTIONS = FROZEN_OPTIONS
 WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw"})
 READ_MODES = frozenset({"read", "randread"})
 MAX_VALUE_CHARS = 1000
+MAX_NUMJOBS = 4096  # the engine's numjobs bound (its --limits): clones whose layout is walked
 
 # Engine option -> the field of the server's workload job (WorkloadSpec.jobs[]) that carries it,
 # so a 422 names what the user typed; options without a field keep their own name.
@@ -129,7 +134,8 @@ OPTION_FIELDS = {
 _SIZE_PARSERS: dict[str, Any] = {
     "size": parse_size,
     "offset": parse_size,
-    "offset_increment": parse_size,
+    "offset_increment": parse_offset_increment,
+    "offset_align": parse_size,
     "io_size": parse_size,
     "bs": parse_bs,
     "bssplit": lambda t, kb: tuple(parse_bssplit_sizes(t, kb)),
@@ -207,7 +213,8 @@ class _Value:
 class _Job:
     index: int
     options: dict[str, _Value]  # the engine's row name -> last value given (global first, then the job)
-    kb_bytes: dict[str, int | tuple[int, ...] | str]  # size options read with the kb_base in force
+    kb_bytes: dict[str, int | tuple[int, ...] | Percent | str]  # size options read with the kb_base in force
+    smallest: tuple[int, int] = (4096, 4096)  # the smallest block of each direction (bs, bssplit, bsrange)
 
     def field(self, name: str) -> str:
         value = self.options.get(name)
@@ -306,6 +313,8 @@ def _jobs(engine_job: object, violations: list[Violation], engine: EngineOptions
                     kb_base = int(text) if text in ("1000", "1024") else kb_base
                 elif name in _SIZE_PARSERS:
                     job.kb_bytes[name] = _SIZE_PARSERS[name](text, kb_base)
+                    if name in ("bs", "bssplit", "bsrange"):
+                        job.smallest = smallest_blocks(job.smallest, name, text, kb_base)
                     if name == "bs":  # the later of bs and bsrange wins (the engine's rule)
                         job.kb_bytes.pop("bsrange", None)
                     elif name == "bsrange":
@@ -352,11 +361,33 @@ def _flag(job: _Job, name: str, *, unreadable: bool) -> bool:
         return unreadable  # the engine refuses it (exit 2) before any I/O; assume the worse case
 
 
-def _sizes(job: _Job, name: str) -> int | tuple[int, ...] | None:
+def _sizes(job: _Job, name: str) -> int | tuple[int, ...] | Percent | None:
     value = job.kb_bytes.get(name)
     if isinstance(value, str):
         raise _Unreadable(name, job.field(name), value)
     return value
+
+
+def _bytes(job: _Job, name: str) -> int | None:
+    """A single size option (size, offset, io_size, offset_align)."""
+    value = _sizes(job, name)
+    assert value is None or isinstance(value, int)
+    return value
+
+
+def _clone_starts(job: _Job, file_bytes: int, size: int | None, *, grows: bool) -> dict[int, int]:
+    """Where each clone's region starts in a file of file_bytes (fio.clone_starts: offset,
+    offset_increment as a size or N % of the file as fio finds it per clone, offset_align or the
+    smallest block). numjobs above the engine's 4096 (which it refuses) is read as 4096."""
+    increment = _sizes(job, "offset_increment") or 0
+    assert not isinstance(increment, tuple)
+    align = _bytes(job, "offset_align") or min(job.smallest)
+    numjobs = min(max(1, _u64(job, "numjobs", 1)), MAX_NUMJOBS)
+    return dict(
+        clone_starts(
+            _bytes(job, "offset") or 0, increment, numjobs, file_bytes=file_bytes, size=size, grows=grows, align=align
+        )
+    )
 
 
 def job_writes(job: _Job) -> bool:
@@ -723,10 +754,9 @@ def _group_threads(group: list[tuple[_Job, int]]) -> tuple[int, list[_Job]]:
 def _region(job: _Job, target: Target | None) -> int | None:
     """Bytes one thread's pass covers: size, else nrfiles x the largest filesize, else what the
     target has past offset; None when nothing bounds it."""
-    size = _sizes(job, "size")
-    offset = _sizes(job, "offset")
+    size = _bytes(job, "size")
+    offset = _bytes(job, "offset")
     filesize = _sizes(job, "filesize")
-    assert not isinstance(size, tuple) and not isinstance(offset, tuple)
     if size is not None:
         return size
     if isinstance(filesize, tuple):
@@ -743,8 +773,7 @@ def _paced_ns(job: _Job, target: Target | None) -> tuple[int, str]:
     region = _region(job, target)
     if region is None or region == 0:
         return 0, "runtime"
-    io_size = _sizes(job, "io_size")
-    assert not isinstance(io_size, tuple)
+    io_size = _bytes(job, "io_size")
     bytes_pass = (io_size or region) * _u64(job, "loops", 1)
     largest = _largest_block(job)[1]
     number_ios = _u64(job, "number_ios", 0)
@@ -990,10 +1019,9 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
     layout_end = 0
     for job in jobs:
         try:
-            size = _sizes(job, "size")
-            offset = _sizes(job, "offset")
-            increment = _sizes(job, "offset_increment")
-            io_size = _sizes(job, "io_size")
+            size = _bytes(job, "size")
+            offset = _bytes(job, "offset")
+            io_size = _bytes(job, "io_size")
             numjobs = _u64(job, "numjobs", 1)
             loops = _u64(job, "loops", 1)
             number_ios = _u64(job, "number_ios", 0)
@@ -1004,6 +1032,13 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
             ramp = _time_ns(job, "ramp_time")
             filesize = _sizes(job, "filesize")
             files = _u64(job, "nrfiles", 1)
+            if isinstance(filesize, tuple) and size is None:
+                size = files * filesize[1]  # fio's size of a multi-file job: its files together
+            # the agent's data file in a directory target is new: laid out to the furthest clone's
+            # region end, a percentage offset_increment growing with it (fio 3.33's, the engine's)
+            if target is not None and target.kind == "directory" and isinstance(size, int):
+                last = max(_clone_starts(job, 0, size, grows=True).values())
+                layout_end = max(layout_end, last + size)
         except _Unreadable as exc:
             return [
                 Violation(
@@ -1013,13 +1048,6 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
                     f"give {exc.name} in fio's syntax",
                 )
             ]
-        assert not isinstance(size, tuple) and not isinstance(offset, tuple)
-        assert not isinstance(io_size, tuple) and not isinstance(increment, tuple)
-        if isinstance(filesize, tuple) and size is None:
-            size = files * filesize[1]  # fio's size of a multi-file job: its files together
-        if target is not None and target.kind == "directory" and size is not None:
-            # the agent's data file is laid out first, to the last clone's region (offset_increment)
-            layout_end = max(layout_end, (offset or 0) + (numjobs - 1) * (increment or 0) + size)
         if not job_writes(job):
             continue
         # the write direction's caps (R,W forms: only W bounds writes; 0 = no cap)

@@ -12,17 +12,22 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from iowatt_workload.sizes import U64_MAX, parse_size
 
 __all__ = [
     "U64_MAX",
+    "Percent",
     "RwMode",
+    "clone_starts",
+    "smallest_blocks",
     "parse_bool",
     "parse_bs",
     "parse_bsrange",
     "parse_bssplit_sizes",
+    "parse_offset_increment",
     "parse_rate",
     "parse_rw",
     "parse_size",
@@ -223,3 +228,94 @@ def parse_bsrange(text: str, kb_base: int = 1024) -> list[int]:
     if not sizes:
         raise ValueError(f"empty bsrange {text!r}")
     return sizes
+
+
+# --- offset_increment=N% (the engine's control.c; fio's offset_increment_percent) --------------
+
+
+@dataclass(frozen=True)
+class Percent:
+    """`N%` (1..100) of the file a clone runs in: resolved only against that file's size."""
+
+    percent: int
+
+
+def parse_offset_increment(text: str, kb_base: int = 1024) -> int | Percent:
+    """`offset_increment`: a size, or `N%` (1..100) of the file's size as the run finds it."""
+    if text.endswith("%"):
+        digits = text[:-1]
+        if not 0 < len(digits) < 16 or not re.fullmatch(r"[0-9]+", digits) or not 1 <= int(digits) <= 100:
+            raise ValueError(f"a percentage must be 1..100%, got {text!r}")
+        return Percent(int(digits))
+    return parse_size(text, kb_base)
+
+
+def clone_starts(
+    offset: int,
+    increment: int | Percent,
+    numjobs: int,
+    *,
+    file_bytes: int,
+    size: int | None,
+    grows: bool,
+    align: int,
+) -> Iterator[tuple[int, int]]:
+    """(clone, where its region starts) of numjobs clones, in the order fio sets them up: clone 0,
+    then the last down to clone 1 (the engine's ctl_clone_offset, fio's get_start_offset). A size
+    increment: offset + k x increment. A percentage is of the file's size as fio finds it when it
+    sets the clone up: file_bytes (0 for a file the run creates) grown by the clones set up before
+    it, each laying the file out to its region's end (grows: a file, with size; a device never
+    grows), and the whole start is aligned up to align (offset_align, else the smallest block)."""
+    order = [0, *range(numjobs - 1, 0, -1)]
+    current = file_bytes
+    for k in order:
+        if isinstance(increment, Percent):
+            start = offset + k * (increment.percent * current // 100)
+            start = -(-start // align) * align if align > 1 else start
+        else:
+            start = offset + k * increment
+        if grows and size is not None:
+            current = max(current, start + size)
+        yield k, start
+
+
+def smallest_blocks(prev: tuple[int, int], name: str, text: str, kb_base: int = 1024) -> tuple[int, int]:
+    """(read, write): the smallest block each direction can move once `name=text` (bs, bssplit or
+    bsrange) is applied over prev, as the engine's opt_min_bs reads them (the later option wins
+    per direction; a bssplit entry whose share is 0 % never runs)."""
+    if name == "bs":
+        return parse_bs(text, kb_base)
+    lists = text.split(",", 1)
+    if name == "bsrange":
+        if len(lists) == 1:
+            lists = [text, text]
+        out = list(prev)
+        for d, one in enumerate(lists):
+            if one:
+                low = parse_bsrange(one, kb_base)[0]
+                out[d] = low
+        return out[0], out[1]
+    if len(lists) == 1:
+        lists = [text, text]
+    out = []
+    for one in lists:
+        entries = []
+        for entry in one.split(":"):
+            if not entry:
+                continue
+            size_text, slash, pct_text = entry.partition("/")
+            entries.append((parse_size(size_text, kb_base), parse_u64(pct_text) if slash else None))
+        if not entries:
+            raise ValueError(f"empty bssplit {text!r}")
+        rest = 100 - sum(p for _, p in entries if p is not None)
+        shared = sum(1 for _, p in entries if p is None)
+        if rest < 0 or (not shared and rest) or any(p is not None and p > 100 for _, p in entries):
+            raise ValueError(f"bssplit percentages must add up to 100 in {text!r}")
+        shares, k = [], 0
+        for size, pct in entries:
+            if pct is None:
+                pct = rest // shared + (k < rest % shared)
+                k += 1
+            shares.append((size, pct))
+        out.append(min((size for size, pct in shares if pct), default=prev[len(out)]))
+    return out[0], out[1]

@@ -35,6 +35,7 @@ HOST_RULE_OPTIONS: dict[str, tuple[str, ...]] = {
     "size": (),
     "offset": (),
     "offset_increment": (),
+    "offset_align": (),
     "io_size": ("io_limit",),
     "number_ios": (),
     "numjobs": (),
