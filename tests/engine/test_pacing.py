@@ -136,8 +136,11 @@ def test_rate_process_poisson(engine_bin: Path, target: str) -> None:
 @needs_fio
 def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
     """fio checks rate_min (with a rate set) after a 2 s settle, once per rate_cycle: a job below
-    it ends with EIO. Without rate/rate_iops, fio ignores rate_min, and so does the engine."""
-    args = [*base(target, "3"), "--rate=100g", "--rate_min=50g", "--rate_cycle=200"]
+    it ends with EIO. Without rate/rate_iops, fio ignores rate_min, and so does the engine. The
+    jobs stall 1 ms after each I/O (thinktime: a few MB/s, far below every minimum here, without
+    burning a core for the 2 s settle as a tmpfs read at full speed did)."""
+    slow = "--thinktime=1ms"
+    args = [*base(target, "3"), slow, "--rate=100g", "--rate_min=50g", "--rate_cycle=200"]
     r = run_engine(engine_bin, *args, check=False)
     assert r.rc == 1 and "rate_min=53687091200B/s not met" in r.stderr
     rc, theirs = fio_json(*args)
@@ -146,14 +149,16 @@ def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
     assert r.doc["jobs"][0]["job_runtime"] < 3000
     iops_args = [
         *base(target, "3"),
+        slow,
         "--rate_iops=1000000000",
         "--rate_iops_min=500000000",
         "--rate_cycle=200",
     ]
     r = run_engine(engine_bin, *iops_args, check=False)
     assert r.rc == 1 and r.doc["jobs"][0]["error"] == 5 and "rate_iops_min=500000000 not met" in r.stderr
-    for j in both(engine_bin, *base(target), "--rate_min=50g"):
-        assert j["error"] == 0
+    # 3 s: past the settle and a cycle, where a minimum that counted would end the job
+    for j in both(engine_bin, *base(target, "3"), slow, "--rate_min=50g"):
+        assert j["error"] == 0 and j["job_runtime"] >= 2900
     # a minimum above the cap can never be met: fio refuses the job, the engine exits 2
     r = run_engine(engine_bin, *base(target), "--rate=1m", "--rate_min=2m", check=False)
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: rate_min:")
@@ -166,8 +171,10 @@ def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
 
 @needs_fio
 def test_flow_weights_share_like_fio(engine_bin: Path, target: str) -> None:
+    # (thinktime: each job at most ~2000 I/Os a second, so the share is the flow counter's, not
+    # how much CPU a loaded machine gives each thread, and neither job burns a core)
     args = [
-        "--size=8m", "--rw=randread", "--time_based", "--runtime=1",
+        "--size=8m", "--rw=randread", "--time_based", "--runtime=1", "--thinktime=500us",
         "--name=a", f"--filename={target}", "--flow=3",
         "--name=b", f"--filename={target}", "--flow=1",
     ]  # fmt: skip
@@ -231,7 +238,7 @@ def test_max_latency_is_etimedout(engine_bin: Path, target: str) -> None:
     assert r.rc == 1 and rc != 0
     assert r.doc["jobs"][0]["error"] == theirs["jobs"][0]["error"] == 110
     assert "max latency exceeded" in r.doc["jobs"][0]["iowatt"]["error_message"]
-    for j in both(engine_bin, *base(target), "--max_latency=10s"):
+    for j in both(engine_bin, *base(target), "--rate_iops=2000", "--max_latency=10s"):
         assert j["error"] == 0
 
 
@@ -246,8 +253,11 @@ def _shape(v: Any) -> Any:
 @needs_fio
 def test_steadystate_object_as_fio(engine_bin: Path, target: str) -> None:
     """The same keys, types and array lengths as fio 3.33's `steadystate`; a window that never
-    fills (ss_dur 5 s, runtime 2 s) is padded with zeros and not attained, in both."""
-    ours, theirs = both(engine_bin, *base(target, "2"), "--ss=iops:0%", "--ss_dur=5")
+    fills (ss_dur 5 s, runtime 2 s) is padded with zeros and not attained, in both. The jobs are
+    capped at 2000 I/Os a second (the object's shape does not depend on the rate; a tmpfs read at
+    full speed burnt a core per tool for all 14 s)."""
+    capped = "--rate_iops=2000"
+    ours, theirs = both(engine_bin, *base(target, "2"), capped, "--ss=iops:0%", "--ss_dur=5")
     assert _shape(ours["steadystate"]) == _shape(theirs["steadystate"])
     for j in (ours, theirs):
         ss = j["steadystate"]
@@ -256,7 +266,7 @@ def test_steadystate_object_as_fio(engine_bin: Path, target: str) -> None:
         assert ss["data"]["iops"][-1] == 0 and ss["data"]["bw"][-1] == 0 and len(ss["data"]["iops"]) == 5
         assert ss["data"]["iops"][0] > 0
     # a slope criterion that a steady tmpfs read meets: the job stops before its runtime
-    ours, theirs = both(engine_bin, *base(target, "8"), "--steadystate=iops_slope:60%", "--ss_dur=2")
+    ours, theirs = both(engine_bin, *base(target, "8"), capped, "--steadystate=iops_slope:60%", "--ss_dur=2")
     assert _shape(ours["steadystate"]) == _shape(theirs["steadystate"])
     for j in (ours, theirs):
         ss = j["steadystate"]
@@ -266,10 +276,10 @@ def test_steadystate_object_as_fio(engine_bin: Path, target: str) -> None:
             assert float(ss["criterion"].rstrip("%")) <= 60
         assert ss["data"]["iops_mean"] == sum(ss["data"]["iops"]) // 2
     # an absolute limit prints without %; ss_ramp delays the first sample; no ss_dur, no object
-    ours, theirs = both(engine_bin, *base(target, "3"), "--ss=bw:1", "--ss_dur=2", "--ss_ramp=1")
+    ours, theirs = both(engine_bin, *base(target, "3"), capped, "--ss=bw:1", "--ss_dur=2", "--ss_ramp=1")
     assert _shape(ours["steadystate"]) == _shape(theirs["steadystate"])
     assert not ours["steadystate"]["criterion"].endswith("%")
-    ours, theirs = both(engine_bin, *base(target))
+    ours, theirs = both(engine_bin, *base(target), capped)
     assert "steadystate" not in ours and "steadystate" not in theirs
 
 

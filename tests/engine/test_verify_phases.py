@@ -54,15 +54,24 @@ def rate_is_own(d: dict[str, Any]) -> None:
     assert d["bw_bytes"] == pytest.approx(d["io_bytes"] / secs, rel=rel, abs=1)
 
 
+def disjoint(r: int, w: int, job_runtime: int) -> None:
+    """The two phases are disjoint spans inside the job's (each rounded up to a whole ms: + 2), so
+    neither is the whole job (the old report: r == w == span). That they also fill it is not
+    asserted: on a loaded machine the thread waits between the phases and before its first I/O
+    (26 ms of a job whose phases took 2 + 7 at load 20), which no bound on a job of a few ms can
+    tell from a phase timed short."""
+    assert r > 0 and w > 0, (r, w)
+    assert max(r, w) <= job_runtime + 1 and r + w <= job_runtime + 2, (r, w, job_runtime)
+
+
 def phases(j: dict[str, Any], *, reads_in_write_phase: bool = False) -> None:
-    """read.runtime and write.runtime are the two phases: their sum is the job's span"""
+    """read.runtime and write.runtime are the two phases: disjoint parts of the job's span"""
     r, w = j["read"]["runtime"], j["write"]["runtime"]
     assert r > 0 and w > 0, (r, w)
     if reads_in_write_phase:  # read = write phase + read-back
-        assert r >= w - 2 and near(r, j["job_runtime"]), (r, w, j["job_runtime"])
+        assert r >= w - 2 and r <= j["job_runtime"] + 1, (r, w, j["job_runtime"])
     else:
-        assert near(r + w, j["job_runtime"]), (r, w, j["job_runtime"])
-        assert r + w <= 1.3 * j["job_runtime"] + 4  # not each the whole job (the old report: r == w == span)
+        disjoint(r, w, j["job_runtime"])
     rate_is_own(j["read"])
     rate_is_own(j["write"])
 
@@ -93,7 +102,8 @@ def test_verify_backlog_read_runtime_is_the_final_read_back(run, scratch: Path) 
     for j in (ours[0], theirs[0]):
         assert j["write"]["total_ios"] == j["read"]["total_ios"] == BLOCKS
         r, w = j["read"]["runtime"], j["write"]["runtime"]
-        assert near(r + w, j["job_runtime"]) and r < w, (r, w, j["job_runtime"])
+        disjoint(r, w, j["job_runtime"])
+        assert r < w, (r, w, j["job_runtime"])
 
 
 def test_mixed_verify_job_reads_in_both_phases(run, scratch: Path) -> None:
@@ -136,6 +146,6 @@ def test_numjobs_clones_time_their_own_phases(run, scratch: Path, group: bool) -
             if group:  # job_runtime sums the clones, a direction's runtime is its longest clone's
                 assert max(r, w) <= j["job_runtime"] + 2 and r + w <= 1.3 * j["job_runtime"] + 6
             else:
-                assert near(r + w, j["job_runtime"]) and r + w <= 1.3 * j["job_runtime"] + 4, (r, w)
+                disjoint(r, w, j["job_runtime"])
             rate_is_own(j["read"])
             rate_is_own(j["write"])
