@@ -405,7 +405,8 @@ def test_refused_reporting_options(engine_bin: Path, scratch: Path) -> None:
 
 
 def test_eta_line_on_stderr(engine_bin: Path, scratch: Path) -> None:
-    args = job(scratch / "d", "--runtime=1500ms", "--time_based=1")
+    # paced (the line is once a second at any rate: no core burnt for 1.5 s, twice)
+    args = job(scratch / "d", "--runtime=1500ms", "--time_based=1", "--rate_iops=1000")
     r = run_engine(engine_bin, *args, "--eta=always", "--eta-newline=1")
     assert re.search(
         r"Jobs: 1 \(f=1\): \[[\d.]+%\]\[r=\S+,w=\S+\]\[r=\S+,w=\S+ IOPS\]\[eta \d\dm:\d\ds\]", r.stderr

@@ -102,8 +102,9 @@ def test_verify_backlog_read_runtime_is_the_final_read_back(run, scratch: Path) 
     for j in (ours[0], theirs[0]):
         assert j["write"]["total_ios"] == j["read"]["total_ios"] == BLOCKS
         r, w = j["read"]["runtime"], j["write"]["runtime"]
+        # read.runtime holding the write phase too would make the two overlap (r ~ job_runtime);
+        # r < w held on a quiet machine, but at load 10+ a 53 ms read-back followed a 48 ms write phase
         disjoint(r, w, j["job_runtime"])
-        assert r < w, (r, w, j["job_runtime"])
 
 
 def test_mixed_verify_job_reads_in_both_phases(run, scratch: Path) -> None:
