@@ -262,9 +262,9 @@ def test_offset_increment_places_the_clones_as_fio_and_the_vectors(
     engine_bin: Path, scratch: Path, case: dict[str, Any]
 ) -> None:
     """The vectors libs/policy reads (its layout of a new file): each clone's first offset and the
-    file's size after a rw=read job (laid out before the clones start: a write job's clones would
-    extend the file as they go, and fio reads N % of the size each clone then finds), in both tools; a size increment, N % of an existing file or
-    of size for a new one, aligned up to offset_align or the smallest block."""
+    file's size after a rw=read job (laid out before the clones start), in both tools; a size
+    increment, N % of the file as fio finds it per clone (clone 0, then the last down to clone 1,
+    each after the ones before laid it out), aligned up to offset_align or the smallest block."""
     n = len(case["starts"])
     size = case["file_bytes_after"]
     for side in ("iowatt", "fio"):
@@ -273,9 +273,8 @@ def test_offset_increment_places_the_clones_as_fio_and_the_vectors(
         if case["file_bytes"] is not None:
             (d / "data").write_bytes(b"\xa5" * case["file_bytes"])
         opts = [f"--{k}={v}" for k, v in case["options"].items()]
-        args = [
-            "--name=x", f"--filename={d / 'data'}", "--rw=read", *opts, f"--write_bw_log={d}/x", "--log_offset=1",
-        ]  # fmt: skip
+        logs = [f"--write_bw_log={d}/x", "--log_offset=1"]
+        args = ["--name=x", f"--filename={d / 'data'}", "--rw=read", *opts, *logs]
         if side == "iowatt":
             doc = run_engine(engine_bin, *args).doc
         else:

@@ -383,10 +383,9 @@ def _clone_starts(job: _Job, file_bytes: int, size: int | None, *, grows: bool) 
     assert not isinstance(increment, tuple)
     align = _bytes(job, "offset_align") or min(job.smallest)
     numjobs = min(max(1, _u64(job, "numjobs", 1)), MAX_NUMJOBS)
+    offset = _bytes(job, "offset") or 0
     return dict(
-        clone_starts(
-            _bytes(job, "offset") or 0, increment, numjobs, file_bytes=file_bytes, size=size, grows=grows, align=align
-        )
+        clone_starts(offset, increment, numjobs, file_bytes=file_bytes, size=size, grows=grows, align=align)
     )
 
 
