@@ -15,6 +15,8 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from backend.auth.deps import SessionDep, UploaderDep, UserDep
 from backend.errors import AppError, Invalid
 from backend.imports import catalog, service
+from backend.imports.formats import registry, vdbench
+from backend.imports.formats.base import ImportFormatError
 from backend.imports.schemas import (
     HOST_PATTERN,
     ImportFormat,
@@ -75,7 +77,8 @@ IMPORT_BODY = {
         },
         "description": "pasted text with its labels (JSON); one file's bytes as they are with the "
         "labels as query parameters (team_id required); or one or several files as multipart/form-data "
-        f"(at most {MAX_FILES} file parts, the labels as text fields or query parameters)",
+        f"(at most {MAX_FILES} file parts, the labels as text fields or query parameters; the "
+        "summary/totals/flatfile.html of one vdbench output directory make one run)",
     }
 }
 
@@ -90,7 +93,8 @@ IMPORT_BODY = {
         413: {"description": "larger than IOWATT_IMPORT_MAX_BYTES"},
         207: {
             "description": 'several files (multipart): {"files": [ImportResult, ...]} in the order sent, '
-            "all stored in one transaction (one bad file stores none)"
+            "all stored in one transaction (one bad file stores none); a vdbench output directory's "
+            "files answer one ImportResult, where the first of them was"
         },
         415: {"description": "a urlencoded form (send multipart/form-data, a file's bytes or JSON)"},
         422: {"description": "the file is not what its format says: the format, the line, what was expected"},
@@ -229,7 +233,7 @@ async def _create_from_multipart(
             raise RequestValidationError(
                 [{**err, "loc": ("body", *err["loc"])} for err in e.errors(include_url=False)]
             ) from None
-        results: list[ImportResult] = []
+        parts: list[tuple[str, Any, str, int]] = []
         for up in uploads:
             h = hashlib.sha256()
             size = 0
@@ -238,19 +242,35 @@ async def _create_from_multipart(
                 h.update(chunk)
                 size += len(chunk)
             up.file.seek(0)
-            results.append(
-                await run_in_threadpool(
-                    service.import_file,
-                    session,
-                    principal=principal,
-                    labels=labels,
-                    fp=up.file,
-                    file_name=up.filename or "imported",
-                    sha256=h.hexdigest(),
-                    size_bytes=size,
-                    dry_run=dry_run,
+            parts.append((up.filename or "imported", up.file, h.hexdigest(), size))
+        vd = _vdbench_parts(parts, labels.format)
+        results: list[ImportResult] = []
+        for i, (fname, fp, digest, size) in enumerate(parts):
+            if vd and i == vd[0]:  # one vdbench output directory's files: one run, where the first was
+                results.append(
+                    await run_in_threadpool(
+                        service.import_set,
+                        session,
+                        principal=principal,
+                        labels=labels,
+                        files=[parts[j] for j in vd],
+                        dry_run=dry_run,
+                    )
                 )
-            )
+            elif i not in vd:
+                results.append(
+                    await run_in_threadpool(
+                        service.import_file,
+                        session,
+                        principal=principal,
+                        labels=labels,
+                        fp=fp,
+                        file_name=fname,
+                        sha256=digest,
+                        size_bytes=size,
+                        dry_run=dry_run,
+                    )
+                )
     finally:
         await form.close()
     if len(results) > 1:
@@ -261,6 +281,28 @@ async def _create_from_multipart(
     if dry_run or results[0].duplicate:
         response.status_code = status.HTTP_200_OK
     return results[0]
+
+
+def _vdbench_parts(parts: list[tuple[str, Any, str, int]], hint: str | None) -> list[int]:
+    """The indexes of the parts that are vdbench output files (summary/totals/flatfile.html) when
+    there are two or more of them (a run's output directory: imported as one run), else none."""
+    if len(parts) < 2:
+        return []
+    if hint is not None:
+        try:
+            if registry.by_name(hint).tool != "vdbench":
+                return []
+        except ImportFormatError:
+            return []  # each file's import answers the unknown format
+    ours = {vdbench.SUMMARY_IMPORTER.format, vdbench.FLAT_IMPORTER.format}
+    found = []
+    for i, (fname, fp, _, _) in enumerate(parts):
+        head = fp.read(registry.HEAD_BYTES)
+        fp.seek(0)
+        claims = registry.candidates(fname, head)
+        if claims and set(claims) <= ours:
+            found.append(i)
+    return found if len(found) > 1 else []
 
 
 @router.get("/imports/formats", response_model=list[ImportFormat])
@@ -303,10 +345,23 @@ def create_published(
         }
     },
 )
-def run_source(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> StreamingResponse:
-    """The file an imported run was made of, as it was imported (its content type and name).
+def run_source(
+    run_id: uuid.UUID,
+    principal: UserDep,
+    session: SessionDep,
+    file: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=255,
+            description="a run made of several files (a vdbench output directory): which one, by name",
+        ),
+    ] = None,
+) -> StreamingResponse:
+    """The file an imported run was made of, as it was imported (its content type and name); a run
+    of a vdbench output directory's files: its flatfile (else the first by name), the others by `file`.
     The run's team (any role)."""
-    row, chunks = service.source(session, principal=principal, run_id=run_id)
+    row, chunks = service.source(session, principal=principal, run_id=run_id, file_name=file)
     ascii_name = "".join(
         c if c.isascii() and c.isprintable() and c not in '"\\;' else "_" for c in row.file_name
     )

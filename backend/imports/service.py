@@ -29,7 +29,7 @@ from backend.config import get_settings
 from backend.environment import repository as environment_repo
 from backend.errors import AppError, Invalid, NotFound
 from backend.imports import repository
-from backend.imports.formats import registry
+from backend.imports.formats import registry, vdbench
 from backend.imports.formats.base import Direction, ImportFormatError, Job, Latency, ParsedFile, Run
 from backend.imports.schemas import (
     ImportedDirection,
@@ -358,7 +358,7 @@ def import_file(
 ) -> ImportResult:
     """POST /imports: members of the team (a write- or upload-scoped token)."""
     _check_labels(session, principal, labels)
-    file_name = (file_name.replace("\\", "/").rsplit("/", 1)[-1] or "imported")[:255]
+    file_name = _base_name(file_name)
     if not dry_run:
         done = repository.file_by_hash(session, labels.team_id, sha256)
         if done is not None:
@@ -407,6 +407,103 @@ def import_file(
         "file_id": str(row.id),
         "file_name": file_name,
         "sha256": sha256,
+    }
+    ids = _store(session, principal=principal, labels=labels, parsed=parsed, origin=origin)
+    return _with_ids(out, ids)
+
+
+def _base_name(file_name: str) -> str:
+    return (file_name.replace("\\", "/").rsplit("/", 1)[-1] or "imported")[:255]
+
+
+def import_set(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    labels: ImportLabels,
+    files: list[tuple[str, BinaryIO, str, int]],
+    dry_run: bool,
+) -> ImportResult:
+    """POST /imports, several files of one vdbench output directory (name, file, sha256, size):
+    one run (vdbench.parse_set); each file kept as its own stored file, the flatfile (else the
+    first by name) as the run's source, all of them downloadable (GET /runs/{id}/source?file=NAME).
+    The same set again (its files' SHA-256s) answers the run it made."""
+    _check_labels(session, principal, labels)
+    files = [(_base_name(n), fp, h, z) for n, fp, h, z in files]
+    digest = hashlib.sha256("\n".join(sorted(h for _, _, h, _ in files)).encode()).hexdigest()
+    datas = []
+    for name, fp, _, _ in files:
+        fp.seek(0)
+        datas.append((name, fp.read()))
+    try:
+        parsed = vdbench.parse_set(datas)
+    except ImportFormatError as e:
+        raise ImportInvalid(e) from e
+    flat = [i for i, d in enumerate(datas) if vdbench.FLAT_IMPORTER.sniff(*d)]
+    main = min(flat or range(len(files)), key=lambda i: (files[i][0], files[i][2]))  # not the order sent
+    name = files[main][0]
+    if not dry_run:
+        done = repository.file_by_hash(session, labels.team_id, files[main][2])
+        if done is not None:
+            runs = [
+                r.id
+                for r in repository.runs_of_file(session, labels.team_id, done.id)
+                if (r.origin or {}).get("set_sha256") == digest
+            ]
+            if runs:
+                dup = _duplicate(session, labels, done)
+                return dup.model_copy(
+                    update={
+                        "file_name": name,
+                        "sha256": digest,
+                        "size_bytes": sum(z for *_, z in files),
+                        "runs": [r for r in dup.runs if r.run_id in runs],
+                    }
+                )
+    out = ImportResult(
+        format=parsed.format,
+        tool=parsed.tool,
+        version=parsed.version,
+        file_name=name,
+        sha256=digest,
+        size_bytes=sum(z for *_, z in files),
+        dry_run=dry_run,
+        duplicate=False,
+        runs=[_run_out(labels, r, None) for r in parsed.runs],
+        warnings=[*parsed.warnings, "one vdbench run of the files " + ", ".join(n for n, *_ in files)],
+    )
+    if dry_run:
+        return out
+    kept = []
+    for fname, fp, sha, size in files:
+        row = repository.add_file(
+            session,
+            ImportFile(
+                team_id=labels.team_id,
+                sha256=sha,
+                file_name=fname,
+                content_type=content_type_of(fname, parsed.format),
+                format=parsed.format[:40],
+                tool=parsed.tool[:60],
+                version=(parsed.version or None) and parsed.version[:100],
+                size_bytes=size,
+                encoding="gzip",
+                data=_compress(fp),
+                created_by=principal.user_id,
+            ),
+        ) or repository.file_by_hash(session, labels.team_id, sha)  # these bytes were stored before
+        assert row is not None
+        kept.append({"file_id": str(row.id), "file_name": fname, "sha256": sha})
+    origin = {
+        "kind": "imported",
+        "tool": parsed.tool,
+        "version": parsed.version,
+        "format": parsed.format,
+        "file_id": kept[main]["file_id"],
+        "file_name": name,
+        "sha256": digest,
+        "set_sha256": digest,
+        "files": kept,
     }
     ids = _store(session, principal=principal, labels=labels, parsed=parsed, origin=origin)
     return _with_ids(out, ids)
@@ -659,11 +756,17 @@ def _gzip(raw: bytes) -> bytes:
 
 
 def source(
-    session: Session, *, principal: UserPrincipal, run_id: uuid.UUID
+    session: Session, *, principal: UserPrincipal, run_id: uuid.UUID, file_name: str | None = None
 ) -> tuple[ImportFile, Iterator[bytes]]:
-    """GET /runs/{id}/source: the team's members (any role) download the imported file, byte for byte."""
+    """GET /runs/{id}/source: the team's members (any role) download the imported file, byte for byte;
+    `file_name`: one of the files a run of several was made of (a vdbench output directory)."""
     run = run_service.get(session, principal=principal, run_id=run_id)
     origin = run.origin or {}
+    if file_name is not None:
+        match = [f for f in origin.get("files") or [] if f.get("file_name") == file_name]
+        if not match:
+            raise NotFound("no such file among the run's imported files", code="no_source")
+        origin = match[0]
     try:
         file_id = uuid.UUID(str(origin.get("file_id")))
     except ValueError:

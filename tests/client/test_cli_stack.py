@@ -88,9 +88,11 @@ def test_one_file_of_each_format_through_the_api_and_the_command(live: Stack, cl
 
         assert sorted(files) == sorted(f.format for f in c.import_formats()) == registry.names()
         team_id = next(t.id for t in c.me().teams if t.name == team)
-        # through the API: all the files in one multipart request, a dry run
-        dry = c.import_files(list(files.values()), team_id=team_id, dry_run=True)
-        assert [d.format for d in dry] == list(files) and all(d.dry_run and d.runs for d in dry)
+        # through the API: all the files in one multipart request, a dry run (without the vdbench
+        # summary: with the flatfile of its run it would make one run, test_vdbench_directory_...)
+        api = {k: v for k, v in files.items() if k != "vdbench-summary"}
+        dry = c.import_files(list(api.values()), team_id=team_id, dry_run=True)
+        assert [d.format for d in dry] == list(api) and all(d.dry_run and d.runs for d in dry)
         # through the command: stored, each run labelled with its tool
         out = cli.json("import", *map(str, files.values()), "--team", team, "--host", "lab-cli")
         assert [o["format"] for o in out] == list(files)
@@ -100,9 +102,11 @@ def test_one_file_of_each_format_through_the_api_and_the_command(live: Stack, cl
             for r in o["runs"]:
                 assert c.run_source(r["run_id"]) == path.read_bytes(), o["format"]
         # the API again: the same bytes are duplicates naming the same runs
-        again = c.import_files(list(files.values()), team_id=team_id)
+        again = c.import_files(list(api.values()), team_id=team_id)
         assert all(a.duplicate for a in again)
-        assert [[r.run_id for r in a.runs] for a in again] == [[r["run_id"] for r in o["runs"]] for o in out]
+        assert [[r.run_id for r in a.runs] for a in again] == [
+            [r["run_id"] for r in o["runs"]] for o in out if o["format"] != "vdbench-summary"
+        ]
         run_id = out[0]["runs"][0]["run_id"]
     shown = cli.json("runs", "show", run_id)
     assert shown["source"] == "import" and shown["origin"]["label"] == "imported from fio"
@@ -112,6 +116,34 @@ def test_one_file_of_each_format_through_the_api_and_the_command(live: Stack, cl
     assert "crystaldiskmark" in table and "CrystalDiskMark" in table
     dry_out = cli.json("import", str(files["postmark"]), "--team", team, "--dry-run")
     assert dry_out[0]["dry_run"] is True and dry_out[0]["runs"][0]["run_id"] is None
+
+
+def test_vdbench_directory_is_one_run(live: Stack, cli: Cli, team: str, tmp_path: Path) -> None:
+    """Issue 26: `iowatt import DIR` sends the directory's summary/totals/flatfile.html in one
+    request: one run, each file downloadable; other files ignored with a note; the same directory
+    again is a duplicate; a directory without them is a usage error."""
+    out_dir = tmp_path / "vdbench-out"
+    out_dir.mkdir()
+    names = {"summary.html": "summary_raw_50407.html", "totals.html": "totals_raw_50407.html"}
+    names["flatfile.html"] = "flatfile_raw_50407.html"
+    for name, sample in names.items():
+        shutil.copyfile(SAMPLES / "vdbench" / sample, out_dir / name)
+    (out_dir / "logfile.html").write_text("<html>log</html>")
+    r = cli("import", str(out_dir), "--team", team, "--json")
+    assert "logfile.html" in r.stderr and "ignored" in r.stderr
+    [one] = json.loads(r.stdout)
+    assert (one["format"], one["duplicate"], len(one["runs"])) == ("vdbench-flatfile", False, 1)
+    run_id = one["runs"][0]["run_id"]
+    with Client(live.url, live.token) as c:
+        for name in names:
+            assert c.run_source(run_id, file=name) == (out_dir / name).read_bytes(), name
+    [again] = cli.json("import", str(out_dir), "--team", team)
+    assert again["duplicate"] is True and [x["run_id"] for x in again["runs"]] == [run_id]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("x")
+    r = cli("import", str(empty), "--team", team, code=EXIT_USAGE)
+    assert "no vdbench output files" in r.stderr
 
 
 def _short_cdm() -> dict[str, Any]:

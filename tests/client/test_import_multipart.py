@@ -172,3 +172,78 @@ def test_formats_list_is_the_registry(client: TestClient, session: Session) -> N
     assert "json+" in got["fio-json"]["aliases"]
     assert all(f["versions"] and f["file_kinds"] for f in got.values())
     assert client.get("/api/v1/imports/formats").status_code == 401
+
+
+VD = SAMPLES / "vdbench"
+
+
+def test_a_vdbench_output_directory_is_one_run(client: TestClient, session: Session) -> None:
+    """Issue 26: summary.html, totals.html and flatfile.html of one run (raw sd/wd) make one run,
+    each file kept and downloadable byte for byte; the same set again is a duplicate."""
+    u = create_user(session, role=Role.member)
+    raw = [
+        ("out/summary.html", (VD / "summary_raw_50407.html").read_bytes()),
+        ("out/totals.html", (VD / "totals_raw_50407.html").read_bytes()),
+        ("out/flatfile.html", (VD / "flatfile_raw_50407.html").read_bytes()),
+    ]
+    dry = post(client, u.headers, raw, team_id=u.team.id, dry_run="true")
+    assert dry.status_code == 200, dry.text
+    assert dry.json()["format"] == "vdbench-flatfile" and len(dry.json()["runs"]) == 1
+    assert [j["name"] for j in dry.json()["runs"][0]["jobs"]] == [
+        "rd1 xfersize=4k threads=8",
+        "rd1 xfersize=64k threads=8",
+    ]  # the summary's RD names merged into the flatfile's figures
+    assert count(session, Run, u.team.id) == 0 and count(session, ImportFile, u.team.id) == 0
+    r = post(client, u.headers, raw, team_id=u.team.id, host="lab-1")
+    assert r.status_code == 201, r.text
+    out = r.json()
+    assert out["file_name"] == "flatfile.html" and out["size_bytes"] == sum(len(d) for _, d in raw)
+    [run] = out["runs"]
+    assert count(session, Run, u.team.id) == 1 and count(session, ImportFile, u.team.id) == 3
+    src = f"/api/v1/runs/{run['run_id']}/source"
+    got = client.get(src, headers=u.headers)
+    assert got.content == raw[2][1]  # the flatfile is the run's source
+    assert got.headers["X-Content-SHA256"] == hashlib.sha256(raw[2][1]).hexdigest()
+    for name, data in raw:
+        one = client.get(src, params={"file": name.split("/")[1]}, headers=u.headers)
+        assert one.status_code == 200 and one.content == data, name
+    assert client.get(src, params={"file": "other.html"}, headers=u.headers).status_code == 404
+    again = post(client, u.headers, list(reversed(raw)), team_id=u.team.id)
+    assert again.status_code == 200 and again.json()["duplicate"] is True, again.text
+    assert [x["run_id"] for x in again.json()["runs"]] == [run["run_id"]]
+    assert count(session, Run, u.team.id) == 1 and count(session, ImportFile, u.team.id) == 3
+    # a file-system (fsd/fwd) directory beside another format: the set is one run, the other its own (207)
+    fs = [
+        ("summary.html", (VD / "summary_fs_50406.html").read_bytes()),
+        ("flatfile.html", (VD / "flatfile_fs_50406.html").read_bytes()),
+    ]
+    r = post(client, u.headers, [("a.terse", TERSE), *fs], team_id=u.team.id)
+    assert r.status_code == 207, r.text
+    files = r.json()["files"]
+    assert [(f["format"], len(f["runs"])) for f in files] == [("fio-terse", 1), ("vdbench-flatfile", 1)]
+    assert [j["name"] for j in files[1]["runs"][0]["jobs"]] == ["rd_fs"]
+    assert count(session, Run, u.team.id) == 3 and count(session, ImportFile, u.team.id) == 6
+
+
+def test_files_of_different_vdbench_runs_are_refused(client: TestClient, session: Session) -> None:
+    u = create_user(session, role=Role.member)
+    mixed = [
+        ("summary.html", (VD / "summary_fs_50406.html").read_bytes()),
+        ("flatfile.html", (VD / "flatfile_raw_50407.html").read_bytes()),
+    ]
+    r = post(client, u.headers, mixed, team_id=u.team.id)
+    assert r.status_code == 422, r.text
+    assert "summary.html and flatfile.html list different runs" in r.text
+    assert count(session, Run, u.team.id) == 0 and count(session, ImportFile, u.team.id) == 0
+    # summary.html and totals.html without a flatfile: one run, the same pair in another order a duplicate
+    pair = [
+        ("totals.html", (VD / "totals_raw_50407.html").read_bytes()),
+        ("summary.html", (VD / "summary_raw_50407.html").read_bytes()),
+    ]
+    r = post(client, u.headers, pair, team_id=u.team.id)
+    assert r.status_code == 201 and r.json()["format"] == "vdbench-summary", r.text
+    assert r.json()["file_name"] == "summary.html"  # the first by name, whatever the order sent
+    again = post(client, u.headers, pair[::-1], team_id=u.team.id)
+    assert again.status_code == 200 and again.json()["duplicate"] is True, again.text
+    assert [x["run_id"] for x in again.json()["runs"]] == [r.json()["runs"][0]["run_id"]]
+    assert count(session, Run, u.team.id) == 1 and count(session, ImportFile, u.team.id) == 2

@@ -558,7 +558,8 @@ def _assemble(
 
 def parse_set(files: list[tuple[str, bytes]]) -> ParsedFile:
     """The files of one output directory together: flatfile.html's figures and settings, with the
-    summary's RD names and For loops text when both are given; what no given file has stays absent."""
+    summary's RD names and For loops text when both are given; what no given file has stays absent.
+    Files that list different run definitions (another run's files) are refused, naming them."""
     flat = [f for f in files if FLAT_IMPORTER.sniff(*f)]
     summ = [f for f in files if SUMMARY_IMPORTER.sniff(*f)]
     if not flat and not summ:
@@ -567,18 +568,24 @@ def parse_set(files: list[tuple[str, bytes]]) -> ParsedFile:
             "none of the files is a vdbench output file",
             expected="summary.html, totals.html or flatfile.html",
         )
-    base = FLAT_IMPORTER.parse(*flat[0]) if flat else SUMMARY_IMPORTER.parse(*summ[0])
+    first = flat[0] if flat else summ[0]
+    base = FLAT_IMPORTER.parse(*first) if flat else SUMMARY_IMPORTER.parse(*first)
+    parsed = [(f, FLAT_IMPORTER.parse(*f)) for f in flat[1:]] + [
+        (f, SUMMARY_IMPORTER.parse(*f)) for f in (summ if flat else summ[1:])
+    ]
+    groups = [j.group for j in base.runs[0].jobs]
+    for f, p in parsed:  # every file of the set describes the same run definitions
+        if len(p.runs) != 1 or [j.group for j in p.runs[0].jobs] != groups:
+            raise ImportFormatError(
+                p.format,
+                f"{f[0]} and {first[0]} list different runs (not one output directory)",
+                expected="the files of one vdbench output directory",
+            )
     if not flat or not summ:
         return base
-    other = SUMMARY_IMPORTER.parse(*summ[0])
+    other = parsed[len(flat) - 1][1]  # the first summary
     r = base.runs[0]
     theirs = other.runs[0].jobs
-    if [j.group for j in theirs] != [j.group for j in r.jobs]:
-        raise ImportFormatError(
-            FLAT,
-            f"{summ[0][0]} and {flat[0][0]} list different runs (not one output directory)",
-            expected="the files of one vdbench output directory",
-        )
     jobs = [
         Job(
             name=t.name,

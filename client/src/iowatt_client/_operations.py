@@ -100,7 +100,7 @@ OPERATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "revoke_token": ("DELETE", "/api/v1/auth/tokens/{token_id}", ()),
     "rotate_token": ("POST", "/api/v1/agents/{agent_id}/token", ()),
     "run_environment": ("GET", "/api/v1/runs/{run_id}/environment", ()),
-    "run_source": ("GET", "/api/v1/runs/{run_id}/source", ()),
+    "run_source": ("GET", "/api/v1/runs/{run_id}/source", ("file",)),
     "send_email_verification": ("POST", "/api/v1/auth/email-verification", ()),
     "shared_csv": ("GET", "/api/v1/shared/{token}/export.csv", ()),
     "shared_json": ("GET", "/api/v1/shared/{token}/export.json", ()),

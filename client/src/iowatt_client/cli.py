@@ -534,7 +534,12 @@ def compare(
 @handles_errors
 def import_cmd(
     files: Annotated[
-        list[Path] | None, typer.Argument(metavar="FILE...", exists=True, dir_okay=False)
+        list[Path] | None,
+        typer.Argument(
+            metavar="FILE|DIR...",
+            exists=True,
+            help="Files, or a vdbench output directory (its summary/totals/flatfile.html: one run)",
+        ),
     ] = None,
     format: Annotated[
         str | None, typer.Option("--format", help="The format (skip detection): --list-formats")
@@ -569,11 +574,12 @@ def import_cmd(
         if not files:
             _err("name one or more FILEs (or --list-formats)")
             raise typer.Exit(EXIT_USAGE)
+        sets = [_import_set(f) for f in files]
         team_id = _team(c, team)
         results = []
-        for f in files:  # one request each: a file that fails does not undo the others
+        for one in sets:  # one request each: a file (or directory) that fails does not undo the others
             results += c.import_files(
-                [f],
+                one,
                 team_id=team_id,
                 dry_run=dry_run,
                 format=format,
@@ -600,6 +606,24 @@ def import_cmd(
                 ]
             )
     _table(["file", "tool", "state", "run", "name", "jobs"], rows)
+
+
+VDBENCH_FILES = ("summary.html", "totals.html", "flatfile.html")
+
+
+def _import_set(path: Path) -> list[Path | tuple[str, bytes]]:
+    """A file as itself; a directory as its vdbench output files (one request: the server makes
+    one run of them), the other files in it ignored with a note; none is a usage error."""
+    if not path.is_dir():
+        return [path]
+    found = [path / n for n in VDBENCH_FILES if (path / n).is_file()]
+    if not found:
+        _err(f"{path}: no vdbench output files in the directory (expected {', '.join(VDBENCH_FILES)})")
+        raise typer.Exit(EXIT_USAGE)
+    others = sorted(p.name for p in path.iterdir() if p.name not in VDBENCH_FILES)
+    if others:
+        _err(f"{path}: ignored (not a vdbench summary/totals/flatfile): {', '.join(others)}")
+    return list(found)
 
 
 # --- export, views, agents -------------------------------------------------------------------------

@@ -266,8 +266,10 @@ class Client:
         docs = answer["files"] if isinstance(answer, dict) and "files" in answer else [answer]
         return [models.ImportResult.model_validate(d) for d in docs]
 
-    def run_source(self, run_id: str) -> bytes:
-        return self.call("run_source", run_id=run_id, stream=True).content  # type: ignore[no-any-return]
+    def run_source(self, run_id: str, file: str | None = None) -> bytes:
+        """The imported file of a run; `file`: one of a vdbench directory's files, by name."""
+        answer = self.call("run_source", run_id=run_id, params={"file": file}, stream=True)
+        return answer.content  # type: ignore[no-any-return]
 
     def export_team(self, team_id: str) -> httpx.Response:
         return self.call("export_team", team_id=team_id, stream=True)  # type: ignore[no-any-return]
