@@ -1313,7 +1313,8 @@ export interface paths {
         };
         /**
          * Run Source
-         * @description The file an imported run was made of, as it was imported (its content type and name).
+         * @description The file an imported run was made of, as it was imported (its content type and name); a run
+         *     of a vdbench output directory's files: its flatfile (else the first by name), the others by `file`.
          *     The run's team (any role).
          */
         get: operations["run_source"];
@@ -11977,7 +11978,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description pasted text with its labels (JSON); one file's bytes as they are with the labels as query parameters (team_id required); or one or several files as multipart/form-data (at most 32 file parts, the labels as text fields or query parameters) */
+        /** @description pasted text with its labels (JSON); one file's bytes as they are with the labels as query parameters (team_id required); or one or several files as multipart/form-data (at most 32 file parts, the labels as text fields or query parameters; the summary/totals/flatfile.html of one vdbench output directory make one run) */
         requestBody: {
             content: {
                 "application/json": {
@@ -12071,7 +12072,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportResult"];
                 };
             };
-            /** @description several files (multipart): {"files": [ImportResult, ...]} in the order sent, all stored in one transaction (one bad file stores none) */
+            /** @description several files (multipart): {"files": [ImportResult, ...]} in the order sent, all stored in one transaction (one bad file stores none); a vdbench output directory's files answer one ImportResult, where the first of them was */
             207: {
                 headers: {
                     [name: string]: unknown;
@@ -14356,7 +14357,10 @@ export interface operations {
     };
     run_source: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description a run made of several files (a vdbench output directory): which one, by name */
+                file?: string | null;
+            };
             header?: never;
             path: {
                 run_id: string;
