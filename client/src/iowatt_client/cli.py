@@ -621,8 +621,9 @@ def _import_set(path: Path) -> list[Path | tuple[str, bytes]]:
         _err(f"{path}: no vdbench output files in the directory (expected {', '.join(VDBENCH_FILES)})")
         raise typer.Exit(EXIT_USAGE)
     others = sorted(p.name for p in path.iterdir() if p.name not in VDBENCH_FILES)
-    if others:
-        _err(f"{path}: ignored (not a vdbench summary/totals/flatfile): {', '.join(others)}")
+    if others:  # a vdbench directory holds many (logfile.html, parmfile.html, one per SD...)
+        more = f" and {len(others) - 8} more" if len(others) > 8 else ""
+        _err(f"{path}: ignored (not a vdbench summary/totals/flatfile): {', '.join(others[:8])}{more}")
     return list(found)
 
 
