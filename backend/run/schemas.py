@@ -457,7 +457,8 @@ class RunSystem(OutputSchema):
     fstype: str | None
     mountpoint: str | None
     mount_options: str | None
-    cache: Literal["direct", "buffered", "mixed"] = Field(
-        description="direct: every job O_DIRECT; buffered: none; mixed: some"
+    cache: Literal["direct", "buffered", "mixed", "unstated"] = Field(
+        description="direct: every job O_DIRECT; buffered: none; mixed: some; unstated: an imported run "
+        "whose file did not state it for every job (issue 26)"
     )
     validity: list[RunValidityFlag]

@@ -6833,10 +6833,10 @@ export interface components {
         RunSystem: {
             /**
              * Cache
-             * @description direct: every job O_DIRECT; buffered: none; mixed: some
+             * @description direct: every job O_DIRECT; buffered: none; mixed: some; unstated: an imported run whose file did not state it for every job (issue 26)
              * @enum {string}
              */
-            cache: "direct" | "buffered" | "mixed";
+            cache: "direct" | "buffered" | "mixed" | "unstated";
             /** Cpu Model */
             cpu_model: string | null;
             /** Device Kind */
