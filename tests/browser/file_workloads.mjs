@@ -278,7 +278,10 @@ await run("vdbench's run page: per-interval rates and response times", async () 
   check((await page.getByTestId("file-rate-chart").count()) === 0, "a chart of one interval");
   check((await text("interval-note")).includes("One interval"), await text("interval-note"));
   // the page's scale is the run's (×0.03) times the preset's (×0.001)
-  check((await text("run-scale")) === "scale ×0.00003", `a preset ×0.03: ${await text("run-scale")}`);
+  check(
+    (await text("run-scale")) === "scale ×0.00003",
+    `a preset ×0.03: ${await text("run-scale")}`,
+  );
   await noOverflow(page);
   await shot("U-run-vdbench-preset");
   await page.goto(`${BASE}/runs/${VD_RUN}`);
