@@ -144,9 +144,9 @@ def test_rate_process_poisson(engine_bin: Path, target: str) -> None:
 @needs_fio
 def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
     """fio checks rate_min (with a rate set) after a 2 s settle, once per rate_cycle: a job below
-    it ends with EIO. Without rate/rate_iops, fio ignores rate_min, and so does the engine. The
-    jobs stall 1 ms after each I/O (thinktime: a few MB/s, far below every minimum here, without
-    burning a core for the 2 s settle as a tmpfs read at full speed did)."""
+    it ends with EIO (without rate/rate_iops: the test below). The jobs stall 1 ms after each
+    I/O (thinktime: a few MB/s, far below every minimum here, without burning a core for the 2 s
+    settle as a tmpfs read at full speed did)."""
     slow = "--thinktime=1ms"
     args = [*base(target, "3"), slow, "--rate=100g", "--rate_min=50g", "--rate_cycle=200"]
     r = run_engine(engine_bin, *args, check=False)
@@ -164,9 +164,6 @@ def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
     ]
     r = run_engine(engine_bin, *iops_args, check=False)
     assert r.rc == 1 and r.doc["jobs"][0]["error"] == 5 and "rate_iops_min=500000000 not met" in r.stderr
-    # 3 s: past the settle and a cycle, where a minimum that counted would end the job
-    for j in both(engine_bin, *base(target, "3"), slow, "--rate_min=50g"):
-        assert j["error"] == 0 and j["job_runtime"] >= 2900
     # a minimum above the cap can never be met: fio refuses the job, the engine exits 2
     r = run_engine(engine_bin, *base(target), "--rate=1m", "--rate_min=2m", check=False)
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: rate_min:")
@@ -175,6 +172,19 @@ def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
         [FIO, *base(target), "--rate=1m", "--rate_min=2m"], capture_output=True, text=True, timeout=60
     )
     assert p.returncode != 0 and "minimum rate exceeds rate" in p.stderr
+
+
+@needs_fio
+@pytest.mark.xfail(
+    strict=True,
+    reason="a known difference, to fix: Debian's fio 3.33 checks rate_min without rate too (EIO at "
+    "~3 s: the 2 s settle, then a 1 s cycle; seen 3 of 3 at runtime=5), the engine checks it only "
+    "with a rate. strict: this fails once the engine means what fio means, to remove the mark",
+)
+def test_rate_min_without_a_rate_ends_the_job_as_fio(engine_bin: Path, target: str) -> None:
+    ours, theirs = both(engine_bin, *base(target, "5"), "--thinktime=1ms", "--rate_min=50g")
+    assert theirs["error"] == 5 and theirs["job_runtime"] < 4500  # fio: the first check after the settle
+    assert ours["error"] == theirs["error"] and ours["job_runtime"] < 4500
 
 
 @needs_fio
