@@ -467,30 +467,6 @@ describe("an imported run's unstated settings (issue 26)", () => {
     expect(cache.textContent).not.toContain("page cache");
   }, 10_000);
 
-  it("shows an unstated queue depth as — in the jobs table too", async () => {
-    setToken("t");
-    const run = runAs("succeeded");
-    const noDepth = { ...imported, iodepth: null, unstated: ["iodepth", "ioengine", "direct"] };
-    stubApi({
-      "GET /api/v1/runs/r1": () => ({
-        body: {
-          ...run,
-          source: "import",
-          jobs: [{ ...job, name: "SEQ1M_Q8T1" }],
-          workload: { ...run.workload, jobs: [noDepth] },
-        },
-      }),
-      "GET /api/v1/runs/r1/system": () => ({ body: SYSTEM }),
-      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
-      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
-    });
-    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
-    const table = await screen.findByTestId("workload-table", {}, { timeout: 5000 });
-    expect(table.querySelectorAll("[data-testid=not-stated]")).toHaveLength(3);
-    // the jobs table's QD column (JobsOverview), beside the workload table's three
-    await waitFor(() => expect(screen.getAllByTestId("not-stated").length).toBeGreaterThan(3));
-  }, 10_000);
-
   it("reads — in compare's workload cell, with the tooltip", () => {
     render(
       <WorkloadCell
