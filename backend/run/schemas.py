@@ -457,8 +457,7 @@ class RunSystem(OutputSchema):
     fstype: str | None
     mountpoint: str | None
     mount_options: str | None
-    cache: Literal["direct", "buffered", "mixed", "unstated"] = Field(
-        description="direct: every job O_DIRECT; buffered: none; mixed: some; unstated: an imported run "
-        "whose file did not state it for every job (issue 26)"
+    cache: Literal["direct", "buffered", "mixed"] = Field(
+        description="direct: every job O_DIRECT; buffered: none; mixed: some"
     )
     validity: list[RunValidityFlag]

@@ -775,15 +775,13 @@ def system(session: Session, *, run: Run) -> RunSystem:
     direct = [bool(j.get("direct")) for j in jobs]
     if run.workload_spec.get("kind", "block") != "block":  # a file workload: its file sets' openflags
         direct = [bool((run.workload_spec.get("facts") or {}).get("o_direct"))]
-    cache: Literal["direct", "buffered", "mixed", "unstated"] = (
+    cache: Literal["direct", "buffered", "mixed"] = (
         "direct" if direct and all(direct) else ("buffered" if not any(direct) else "mixed")
     )
-    if any("direct" in (j.get("unstated") or []) for j in jobs if isinstance(j, dict)):
-        cache = "unstated"  # an imported file that did not say (issue 26): its placeholder is no answer
     found = with_origin_flags(run, flags_for(run, to_read(session, [run])[0], agent, dev))
     flags = [RunValidityFlag(**f) for f in found]
     raw = run.target_path.startswith("/dev/") and not run.target_path.startswith("/dev/shm")
-    if raw and cache not in ("direct", "unstated"):
+    if raw and cache != "direct":
         flags.insert(
             0,
             RunValidityFlag(

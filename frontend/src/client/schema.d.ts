@@ -6833,10 +6833,10 @@ export interface components {
         RunSystem: {
             /**
              * Cache
-             * @description direct: every job O_DIRECT; buffered: none; mixed: some; unstated: an imported run whose file did not state it for every job (issue 26)
+             * @description direct: every job O_DIRECT; buffered: none; mixed: some
              * @enum {string}
              */
-            cache: "direct" | "buffered" | "mixed" | "unstated";
+            cache: "direct" | "buffered" | "mixed";
             /** Cpu Model */
             cpu_model: string | null;
             /** Device Kind */

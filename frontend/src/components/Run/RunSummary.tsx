@@ -3,7 +3,6 @@ import type { JobSummary, RunRead } from "../../client/types";
 import { KIND_LABEL, kindOf, specOf } from "../../lib/fileWorkload";
 import { formatBytes, formatCount, formatIops, formatNs, formatThroughput } from "../../lib/format";
 import { dbHeadline } from "../DbWorkload/DbRunPanels";
-import { NotStated } from "./NotStated";
 
 export type RunSystem = components["schemas"]["RunSystem"];
 export type RunFlag = components["schemas"]["RunValidityFlag"];
@@ -12,7 +11,6 @@ const CACHE_TEXT: Record<RunSystem["cache"], string> = {
   direct: "direct I/O (O_DIRECT, page cache bypassed)",
   buffered: "buffered I/O (through the page cache)",
   mixed: "some jobs direct, some through the page cache",
-  unstated: "—",
 };
 
 /** Which fact of the header each validity flag qualifies (it is shown beside that fact). */
@@ -44,12 +42,7 @@ export function jobHeadline(job: JobSummary): string {
 export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
   const where = sys?.device_model ?? sys?.device_name ?? run.device_name ?? run.target_path;
   const how = [sys?.interface, sys?.fstype].filter(Boolean).join(", ");
-  const cache =
-    !sys || sys.cache === "unstated"
-      ? null
-      : sys.cache === "mixed"
-        ? "mixed cache modes"
-        : `${sys.cache} I/O`;
+  const cache = sys ? (sys.cache === "mixed" ? "mixed cache modes" : `${sys.cache} I/O`) : null;
   const kind = kindOf(specOf(run));
   const njobs = (run.workload.jobs ?? []).length;
   const db = dbHeadline(run); // TPC-H / heap-B-tree: its own figures, not jobs[0]'s
@@ -156,7 +149,7 @@ export function RunSummary({ run, sys }: { run: RunRead; sys: RunSystem | undefi
         </dd>
         <dt>Cache mode</dt>
         <dd data-testid="system-cache">
-          {sys?.cache === "unstated" ? <NotStated /> : sys ? CACHE_TEXT[sys.cache] : "…"}
+          {sys ? CACHE_TEXT[sys.cache] : "…"}
           <Flags flags={at("cache")} testid="validity-flag" />
         </dd>
       </dl>
