@@ -223,15 +223,6 @@ class JobSpec(InputSchema):
             raise bad(f"direct I/O needs an offset in multiples of 512 bytes (not {human_bytes(off)})")
         return v
 
-    @field_validator("unstated")
-    @classmethod
-    def _unstated_only_by_imports(cls, v: list[str] | None) -> list[str] | None:
-        # a request's job states every setting; only spec_of marks an imported job (after
-        # validating it), and load_spec reads a stored imported spec without re-validating it
-        if v is not None:
-            raise bad("is set only by an import, for the settings its file did not state")
-        return v
-
     @field_validator("io_size_bytes")
     @classmethod
     def _io_size_fits_a_block(cls, v: int | None, info: ValidationInfo) -> int | None:
