@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from iowatt_workload import KiB, MiB, parse_size
-from pydantic import Field, SerializerFunctionWrapHandler, ValidationInfo, field_validator, model_serializer
+from pydantic import Field, ValidationInfo, field_validator
 
 from backend.kit.messages import human_bytes
 from backend.kit.schema import InputSchema
@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 Rw = Literal["read", "write", "randread", "randwrite", "rw", "randrw"]
 IoEngine = Literal["psync", "libaio", "io_uring"]
 Readahead = Literal["default", "on", "off"]
-# the settings an imported file may leave unstated (JobSpec.unstated)
-Unstated = Literal["rw", "bs_bytes", "size_bytes", "iodepth", "numjobs", "ioengine", "direct"]
 # engine fadvise_hint per readahead mode: "on" gives no hint, so the kernel's default readahead
 # window applies (FADV_SEQUENTIAL would double it: more than "on"); "default" is fio's hint per
 # pattern (SEQUENTIAL for sequential, RANDOM for random jobs).
@@ -167,23 +165,6 @@ class JobSpec(InputSchema):
         le=10_000,
         description="passes over the region (fio's loops)",
     )
-    unstated: list[Unstated] | None = Field(
-        None,
-        description="an imported run's settings its file did not state (issue 26): answered as null, "
-        "shown as not stated; absent for every other job",
-    )
-
-    @model_serializer(mode="wrap")
-    def _unstated_out(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        """`unstated` only where set (a measured job's dump is as before); each unstated setting
-        null (the stored spec keeps placeholders there: backend/upload/service.py spec_of)."""
-        out: dict[str, Any] = handler(self)
-        marks = out.pop("unstated", None)
-        if marks is not None:
-            out["unstated"] = marks
-            for key in marks:
-                out[key] = None
-        return out
 
     # Cross-field checks sit on the later field so a 422 names the field to fix; messages speak of
     # what the form shows (block size, size, runtime), never of field names.

@@ -4613,11 +4613,6 @@ export interface components {
              * @default false
              */
             time_based: boolean;
-            /**
-             * Unstated
-             * @description an imported run's settings its file did not state (issue 26): answered as null, shown as not stated; absent for every other job
-             */
-            unstated?: ("rw" | "bs_bytes" | "size_bytes" | "iodepth" | "numjobs" | "ioengine" | "direct")[] | null;
         };
         /** JobSummary */
         JobSummary: {

@@ -41,18 +41,10 @@ export function detectSweeps(jobs: JobSpec[], minPoints = 3): Sweep[] {
       if (xs.size < minPoints || xs.size !== g.length) continue;
       for (const j of g) used.add(j.name);
       const first = g[0] as JobSpec;
-      // an imported file's unstated settings read "—" (issue 26), never null
-      const v = (k: "rw" | "iodepth" | "numjobs", text: string) =>
-        first.unstated?.includes(k) ? "—" : text;
-      const [rw, qd, threads] = [
-        v("rw", first.rw),
-        v("iodepth", String(first.iodepth)),
-        v("numjobs", String(first.numjobs)),
-      ];
       const label =
         param === "bs_bytes"
-          ? `${rw} QD${qd}×${threads}`
-          : `${rw} ${formatBytes(first.bs_bytes)} QD${qd}`;
+          ? `${first.rw} QD${first.iodepth}×${first.numjobs}`
+          : `${first.rw} ${formatBytes(first.bs_bytes)} QD${first.iodepth}`;
       out.push({
         param,
         label,

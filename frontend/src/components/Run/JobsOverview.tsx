@@ -6,7 +6,6 @@ import { depthCapNote, isShortJob, MIN_RUNTIME_S } from "../../lib/workload";
 import { SortableTable, type SortColumn } from "../Table/SortableTable";
 import { KeyFigures } from "./KeyFigures";
 import { LatencyPercentiles } from "./LatencyPercentiles";
-import { NotStated, unstated } from "./NotStated";
 import { ThroughputChart } from "./ThroughputChart";
 
 /** Jobs a run page opens by default: a few (quick's three) show their charts at once; a big
@@ -22,8 +21,6 @@ type Row = {
   p99: number | null;
   iodepth: number | null;
   ioengine: string | null;
-  /** the imported file did not state the job's iodepth (issue 26) */
-  depthUnstated: boolean;
 };
 
 function both(job: JobSummary, f: (d: NonNullable<JobSummary["read"]>) => number | null) {
@@ -48,7 +45,6 @@ export function jobRows(run: Pick<RunRead, "jobs" | "workload">): Row[] {
       p99: p99s ? Math.max(...p99s) : null,
       iodepth: s?.iodepth ?? null,
       ioengine: s?.ioengine ?? null,
-      depthUnstated: !!s && unstated(s, "iodepth"),
     };
   });
 }
@@ -168,7 +164,6 @@ export function JobsOverview({
       header: "QD",
       num: true,
       value: (r) => r.iodepth,
-      cell: (r) => (r.depthUnstated ? <NotStated /> : r.iodepth),
       title: "iodepth as asked; a synchronous engine (psync) runs at depth 1",
     },
     {
