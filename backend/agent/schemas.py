@@ -179,6 +179,9 @@ class Capabilities(_InventoryPart):
     tpch_dbms: list[Short] = Field(
         default_factory=list, max_length=16, description="DBMSs whose server binaries the host has"
     )
+    multi_target: bool = Field(
+        False, description="runs a lease on several targets at once (Lease.targets); false: an older agent"
+    )
 
 
 # storage topology (agent/src/iowatt_agent/topology.py, ADR 0035): the environment's suggestion reads it
@@ -382,6 +385,12 @@ class Lease(OutputSchema):
     lease_id: uuid.UUID
     lease_expires_at: datetime
     target_path: str
+    targets: list[str] | None = Field(
+        None,
+        description="a multi-target run: every target's path in order (the first is target_path); the "
+        "agent runs the engine job on each at the same time and uploads each target's result. "
+        "null: the one target_path",
+    )
     engine_job: dict[str, Any]
     timeout_s: int
     meter: str | None = Field(

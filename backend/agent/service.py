@@ -352,6 +352,7 @@ def try_lease(
         lease_id=run.lease_id,
         lease_expires_at=run.lease_expires_at,
         target_path=run.target_path,
+        targets=run_service.target_paths(session, run),
         engine_job=spec.engine_job(),
         # the idle baseline before and after the load counts against the agent's hard timeout too
         timeout_s=spec.timeout_s() + int(2 * (run.idle_s if run.idle_s is not None else DEFAULT_IDLE_S)),

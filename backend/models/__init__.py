@@ -13,6 +13,7 @@ from backend.models.power import GridIntensityHour, PowerSample, RunEnergy, RunP
 from backend.models.result import ResultJob, ResultSeriesPoint, RunResult
 from backend.models.review import Review, ReviewCandidate, ReviewComment  # noqa: F401
 from backend.models.run import ACTIVE_STATUSES, FINAL_STATUSES, Run, RunStatus
+from backend.models.run_target import RunTarget
 from backend.models.sharing import ShareLink
 from backend.models.team import AccountToken, ApiToken, Invitation, Membership, Role, Team, User
 from backend.models.workload import Workload
@@ -46,6 +47,7 @@ __all__ = [
     "Run",
     "RunResult",
     "RunStatus",
+    "RunTarget",
     "Team",
     "User",
     "Workload",

@@ -12,9 +12,10 @@ from backend.auth.principal import AgentPrincipal
 from backend.device import service as device_service
 from backend.errors import Conflict, Invalid
 from backend.kit.time import utcnow
-from backend.models import ResultJob, ResultSeriesPoint, Run, RunResult, RunStatus
+from backend.models import ResultJob, ResultSeriesPoint, Run, RunResult, RunStatus, RunTarget
 from backend.power import service as power_service
 from backend.result import repository, summary
+from backend.result.combine import combine
 from backend.result.schemas import (
     BIGINT,
     DirStats,
@@ -24,6 +25,7 @@ from backend.result.schemas import (
     RunSeries,
     SeriesPointRead,
 )
+from backend.run import repository as run_repo
 from backend.run import service as run_service
 from backend.run.schemas import ResultStored, ResultUpload
 
@@ -45,12 +47,14 @@ def store(
     # its status and its result
     if run.status not in run_service.TRANSITIONS["succeed"][0] | {RunStatus.cancelled}:
         raise Conflict(f"run is {run.status.value}; it was never started", code="lease_lost")
-    doc = validate_document(body.engine_result)
+    targets = run_repo.targets_of(session, [run_id])[run_id]
+    engine_result, opened = _uploaded_document(session, run_id, body, targets)
+    doc = validate_document(engine_result)
     store_document(
         session,
         run_id=run_id,
         upload_id=body.upload_id,
-        engine_result=body.engine_result,
+        engine_result=engine_result,
         doc=doc,
         engine_exit_code=body.engine_exit_code,
         agent_version=body.agent_version,
@@ -62,8 +66,43 @@ def store(
     run_service.succeed(
         session, run=run, engine_started_at=body.started_at, engine_finished_at=body.finished_at
     )
-    device_service.confirm_opened(session, run=run, engine_result=body.engine_result)
+    device_service.confirm_opened(session, run=run, engine_result=opened)
     return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=False)
+
+
+def _uploaded_document(
+    session: Session, run_id: uuid.UUID, body: ResultUpload, targets: list[RunTarget]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run's document and the one its device is confirmed from: the upload's own for a
+    single-target run; for a multi-target run the targets' documents combined (combine.py; each
+    target's stored in its run_targets row with its key figures) and the first target's."""
+    if not targets:
+        if body.targets is not None:
+            raise Invalid("targets", "the run has one target: upload engine_result")
+        if body.engine_result is None:
+            raise Invalid("engine_result", "field required")
+        return body.engine_result, body.engine_result
+    if body.targets is None:
+        raise Invalid("targets", f"the run has {len(targets)} targets: upload one result per target")
+    if body.engine_result is not None:
+        raise Invalid("engine_result", "a multi-target run's results are in targets: leave this null")
+    given = sorted(t.target_index for t in body.targets)
+    if given != list(range(len(targets))):
+        raise Invalid("targets", f"one result per target, target_index 0…{len(targets) - 1}, each once")
+    uploads = sorted(body.targets, key=lambda t: t.target_index)
+    docs = [validate_document(u.engine_result, f"targets.{u.target_index}.engine_result") for u in uploads]
+    try:
+        combined = combine([u.engine_result for u in uploads])
+    except ValueError as exc:
+        raise Invalid("targets", str(exc)) from exc
+    for row, upload, doc in zip(targets, uploads, docs, strict=True):
+        row.engine_result = upload.engine_result
+        row.engine_exit_code = upload.engine_exit_code
+        row.jobs = [
+            run_service.job_summary(_job_row(run_id, i, job, doc)).model_dump(mode="json")
+            for i, job in enumerate(doc.jobs)
+        ]
+    return combined, uploads[0].engine_result
 
 
 def validate_document(engine_result: dict[str, Any], field: str = "engine_result") -> EngineDocument:

@@ -5,9 +5,19 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, delete, exists, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, defer, selectinload
 
-from backend.models import ACTIVE_STATUSES, Agent, Device, ResultJob, Run, RunStatus, RunTag, Workload
+from backend.models import (
+    ACTIVE_STATUSES,
+    Agent,
+    Device,
+    ResultJob,
+    Run,
+    RunStatus,
+    RunTag,
+    RunTarget,
+    Workload,
+)
 
 
 def get_in_teams(
@@ -155,8 +165,29 @@ def agent_busy(session: Session, agent_id: uuid.UUID) -> bool:
     return _any_active(session, Run.agent_id == agent_id)
 
 
-def device_busy(session: Session, device_id: uuid.UUID) -> bool:
-    return _any_active(session, Run.device_id == device_id)
+def device_busy(session: Session, device_ids: list[uuid.UUID]) -> bool:
+    """One of the devices is held by an active run: as its own device, or as a device one of a
+    multi-target run's targets holds (run_targets.held)."""
+    if _any_active(session, Run.device_id.in_(device_ids)):
+        return True
+    q = select(RunTarget.run_id).where(RunTarget.device_id.in_(device_ids), RunTarget.held).limit(1)
+    return session.scalar(q) is not None
+
+
+def targets_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[RunTarget]]:
+    """The targets of multi-target runs by run (in order); a single-target run has none."""
+    out: dict[uuid.UUID, list[RunTarget]] = {rid: [] for rid in run_ids}
+    if not run_ids:
+        return out
+    q = (
+        select(RunTarget)
+        .where(RunTarget.run_id.in_(run_ids))
+        .order_by(RunTarget.target_index)
+        .options(defer(RunTarget.engine_result))  # read whole only by GET /runs/{id}/result?target=
+    )
+    for t in session.scalars(q):
+        out[t.run_id].append(t)
+    return out
 
 
 def stale_leases(session: Session, now: datetime, limit: int = 200) -> list[Run]:

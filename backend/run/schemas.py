@@ -4,6 +4,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
+from iowatt_policy import MAX_TARGETS
 from iowatt_workload import TPCH_LABEL
 from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -68,9 +69,30 @@ MeterName = Annotated[
 ]
 
 
+class RunTargetIn(InputSchema):
+    """One target of a multi-target run: a path of the run's agent."""
+
+    target_path: TargetPath
+    agent_id: uuid.UUID | None = Field(
+        None,
+        description="the host the target is on; null = the run's agent_id. A multi-target run runs on "
+        "one agent: another agent's id is a 422",
+    )
+
+
 class RunCreate(InputSchema):
     agent_id: uuid.UUID
-    target_path: TargetPath
+    target_path: TargetPath | None = Field(
+        None, description="the run's one target; give this or targets (several targets at once)"
+    )
+    targets: list[RunTargetIn] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TARGETS,
+        description=f"a multi-target run: the workload runs on every target of the agent at the same "
+        f"time (1…{MAX_TARGETS} targets, each on its own device; block workloads); give this or "
+        "target_path. The run's target_path is the first target",
+    )
     workload: WorkloadSpec | None = None
     workload_id: uuid.UUID | None = None
     name: str | None = Field(None, max_length=MAX_NAME)
@@ -104,6 +126,14 @@ class RunCreate(InputSchema):
         if (self.workload is None) == (self.workload_id is None):
             raise ValueError("give exactly one of workload or workload_id")
         return self
+
+    @property
+    def target_paths(self) -> list[str]:
+        """Every target of the run, in order (one for a single-target run); the service checks
+        that exactly one of target_path and targets was given (422 naming the field)."""
+        if self.targets is not None:
+            return [t.target_path for t in self.targets]
+        return [self.target_path] if self.target_path is not None else []
 
 
 class ProgressSample(OutputSchema):
@@ -205,6 +235,30 @@ class RunOrigin(OutputSchema):
     )
 
 
+class RunTargetRead(OutputSchema):
+    """One target of a multi-target run and its own results."""
+
+    target_index: int
+    target_path: str
+    device_id: uuid.UUID | None
+    device_name: str | None
+    engine_exit_code: int | None = Field(description="the target's engine exit status; null before a result")
+    jobs: list[JobSummary] = Field(description="the target's key figures per job; empty before a result")
+
+
+class CombinedRead(OutputSchema):
+    """What a multi-target run's `jobs` are: its targets' figures combined."""
+
+    targets: int = Field(description="how many targets ran at the same time")
+    latency: Literal["merged", "not_combined"] | None = Field(
+        description="merged: the percentiles come from the targets' latency histograms merged bin by "
+        "bin; not_combined: a target gave no histogram, so the combined jobs have no percentiles (each "
+        "target's own are in targets); null before a result"
+    )
+    rates: str = Field(description="how bytes/s and IOPS combine")
+    energy: str = Field(description="what the run's energy measures")
+
+
 class RunRead(OutputSchema):
     id: uuid.UUID
     team_id: uuid.UUID
@@ -265,6 +319,16 @@ class RunRead(OutputSchema):
         None,
         description="a heap/B-tree sweep's result (the P3608 report's Table 3): one row per cache "
         "fraction × structure × operation; null for other runs and before a result",
+    )
+    targets: list[RunTargetRead] = Field(
+        default_factory=list,
+        description="a multi-target run's targets (the first is target_path) with each one's results; "
+        "empty for a run on one target",
+    )
+    combined: CombinedRead | None = Field(
+        None,
+        description="a multi-target run: `jobs` are the targets' figures combined (bytes and I/Os summed, "
+        "rates over the longest target's runtime, latency merged from histograms); null for one target",
     )
 
 
@@ -361,10 +425,27 @@ class ProgressAck(OutputSchema):
     lease_expires_at: datetime | None
 
 
+class TargetResultUpload(InputSchema):
+    """One target's engine result of a multi-target run."""
+
+    target_index: int = Field(ge=0, lt=MAX_TARGETS, description="the target's place in Lease.targets")
+    engine_result: dict[str, Any]
+    engine_exit_code: int = Field(ge=-255, le=255)
+
+
 class ResultUpload(InputSchema):
     lease_id: uuid.UUID
     upload_id: uuid.UUID
-    engine_result: dict[str, Any]
+    engine_result: dict[str, Any] | None = Field(
+        None,
+        description="the engine's document; null for a multi-target run, whose results are in targets "
+        "(the server combines them)",
+    )
+    targets: list[TargetResultUpload] | None = Field(
+        None,
+        max_length=MAX_TARGETS,
+        description="a multi-target run: one engine result per target of the lease, each once",
+    )
     engine_exit_code: int = Field(ge=-255, le=255, description="the engine's exit status; negative: a signal")
     started_at: datetime
     finished_at: datetime
@@ -457,7 +538,8 @@ class RunSystem(OutputSchema):
     fstype: str | None
     mountpoint: str | None
     mount_options: str | None
-    cache: Literal["direct", "buffered", "mixed"] = Field(
-        description="direct: every job O_DIRECT; buffered: none; mixed: some"
+    cache: Literal["direct", "buffered", "mixed", "unstated"] = Field(
+        description="direct: every job O_DIRECT; buffered: none; mixed: some; unstated: an imported run "
+        "whose file did not state it for every job"
     )
     validity: list[RunValidityFlag]

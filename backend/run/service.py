@@ -12,10 +12,10 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from iowatt_policy import check_run
+from iowatt_policy import Violation, check_run, shared_policy
 from pydantic import ValidationError
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from backend.agent import repository as agent_repo
 from backend.agent.policy import reported_policy
@@ -29,7 +29,7 @@ from backend.environment import repository as environment_repo
 from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
-from backend.models import FINAL_STATUSES, Agent, ResultJob, Role, Run, RunStatus
+from backend.models import ACTIVE_STATUSES, FINAL_STATUSES, Agent, ResultJob, Role, Run, RunStatus, RunTarget
 from backend.power import service as power_service
 from backend.result.summary import db_summaries, file_summaries
 from backend.run import repository
@@ -37,6 +37,7 @@ from backend.run.errors import HostPolicyRefused
 from backend.run.schemas import (
     IDLE_PHASES,
     PROGRESS_SAMPLES,
+    CombinedRead,
     DirSummary,
     FailureReport,
     JobSummary,
@@ -52,6 +53,7 @@ from backend.run.schemas import (
     RunSort,
     RunSystem,
     RunTagsUpdate,
+    RunTargetRead,
     RunValidityFlag,
     TagCount,
     TagList,
@@ -91,7 +93,26 @@ def _move(run: Run, transition: str) -> None:
     allowed, to = TRANSITIONS[transition]
     if run.status not in allowed:
         raise Conflict(f"run is {run.status.value}; it cannot {transition}", code="run_state")
+    was_active = run.status in ACTIVE_STATUSES
     run.status = to
+    if was_active != (to in ACTIVE_STATUSES):
+        _hold_devices(run, to in ACTIVE_STATUSES)
+
+
+def _hold_devices(run: Run, held: bool) -> None:
+    """A multi-target run holds each of its targets' devices while it is assigned or running (one
+    row per device: targets that share a device hold it once); the partial unique index on
+    run_targets makes a device held by two runs an IntegrityError at the flush."""
+    session = object_session(run)
+    if session is None:
+        return
+    seen: set[uuid.UUID] = set()
+    with session.no_autoflush:  # dispatch flushes the move inside its savepoint, not here
+        targets = repository.targets_of(session, [run.id])[run.id]
+    for t in targets:
+        t.held = held and t.device_id is not None and t.device_id not in seen
+        if t.device_id is not None:
+            seen.add(t.device_id)
 
 
 def _finish(run: Run, transition: str, error: str | None, *, at: datetime | None = None) -> None:
@@ -144,19 +165,21 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         ) from exc
     if body.workload_id is None:  # named after what the engine made of it (a job file's sections)
         default_name = _default_name(spec)
+    paths = check_targets(agent, body, spec)
     check_host_policy(agent, body, spec)
-    device = device_service.resolve(session, agent=agent, target_path=body.target_path)
+    devices = [device_service.resolve(session, agent=agent, target_path=p) for p in paths]
+    where = paths[0] if len(paths) == 1 else f"{paths[0]} +{len(paths) - 1} targets"
     run = Run(
         team_id=agent.team_id,
-        name=fit_name(body.name or f"{default_name} on {agent.name}:{body.target_path}"),
+        name=fit_name(body.name or f"{default_name} on {agent.name}:{where}"),
         status=RunStatus.queued,
         agent_id=agent.id,
-        device_id=device.id,
+        device_id=devices[0].id,
         environment_id=body.environment_id,
         workload_id=workload_id,
         preset=preset,
         workload_spec=stored_spec(spec),
-        target_path=body.target_path,
+        target_path=paths[0],
         created_by=principal.user_id,
         meter=body.meter,
         destructive=body.destructive,
@@ -164,6 +187,12 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
     )
     session.add(run)
     session.flush()
+    if len(paths) > 1:
+        session.add_all(
+            RunTarget(run_id=run.id, target_index=i, target_path=p, device_id=d.id)
+            for i, (p, d) in enumerate(zip(paths, devices, strict=True))
+        )
+        session.flush()
     audit.record(
         session,
         team_id=run.team_id,
@@ -171,7 +200,8 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         target_kind="run",
         target_id=run.id,
         user_id=principal.user_id,
-        details={"name": run.name, "agent": agent.name, "target_path": run.target_path},
+        details={"name": run.name, "agent": agent.name, "target_path": run.target_path}
+        | ({"targets": paths} if len(paths) > 1 else {}),
     )
     enqueue(session, "run.dispatch", run_id=str(run.id))
     return run
@@ -229,10 +259,52 @@ def _sized(spec: WorkloadSpec, body: RunCreate) -> WorkloadSpec:
     return spec
 
 
+def check_targets(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> list[str]:
+    """The run's targets: target_path, or targets (a multi-target run: each a path of the run's
+    agent, each once, a block workload, an agent that runs them) -> else 422 naming the field.
+    Their number is bounded by the request schema (iowatt_policy.MAX_TARGETS)."""
+    if body.target_path is None and body.targets is None:
+        raise Invalid("target_path", "give target_path, or targets to run on several targets at once")
+    if body.target_path is not None and body.targets is not None:
+        raise Invalid("targets", "give target_path or targets, not both")
+    paths = body.target_paths
+    for i, t in enumerate(body.targets or []):
+        if t.agent_id is not None and t.agent_id != agent.id:
+            raise Invalid(
+                f"targets.{i}.agent_id",
+                "a multi-target run runs on the targets of one agent (agent_id); targets on several "
+                "hosts at once are a group run",
+            )
+    first: dict[str, int] = {}
+    for i, path in enumerate(paths):
+        if path in first:
+            raise Invalid(f"targets.{i}.target_path", f"the same target as targets.{first[path]}: {path}")
+        first[path] = i
+    if len(paths) > 1:
+        if spec.kind != "block":
+            where = "workload_id" if body.workload_id is not None else "workload.kind"
+            raise Invalid(where, f"a multi-target run runs block workloads, not {spec.kind}")
+        inv = Inventory.read(agent.inventory) if isinstance(agent.inventory, dict) else None
+        caps = inv.capabilities if inv is not None else None
+        if caps is None or not caps.multi_target:
+            host = (inv.hostname if inv is not None else None) or agent.name
+            raise Invalid(
+                "targets",
+                f"agent {agent.name!r} does not run multi-target runs: upgrade the agent on {host} "
+                "(pip install -U iowatt-agent)",
+            )
+    return paths
+
+
 def check_host_policy(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None:
     """The early, friendly answer: the policy the agent last reported refuses the run -> 422 with
     each violation and the host command that would allow it. The agent re-checks every lease
-    against its current policy (authoritative), so a stale copy here never lets a run through."""
+    against its current policy (authoritative), so a stale copy here never lets a run through.
+
+    A multi-target run is checked on every target, each against the host's policy with its
+    host-wide limits shared between the targets (`iowatt_policy.shared_policy`, as the agent
+    checks it); a target's violations name `targets.N.target_path`, and one violation of the
+    workload is told once."""
     policy = reported_policy(agent.inventory)
     if policy is None:
         raise Invalid(
@@ -241,15 +313,23 @@ def check_host_policy(agent: Agent, body: RunCreate, spec: WorkloadSpec) -> None
             "upgrade iowatt-agent on the host to a version that reports one and allow targets there "
             "(iowatt-agent targets add PATH)",
         )
-    violations = check_run(
-        policy,
-        target_path=body.target_path,
-        engine_job=spec.engine_job(),
-        meter=body.meter,
-        destructive=body.destructive,
-        engine=engine_limits.policy_options(),  # the options a server may send: the engine's facts
-        **_file_facts(spec),
-    )
+    paths = body.target_paths
+    judged = shared_policy(policy, len(paths))
+    violations: list[Violation] = []
+    for i, path in enumerate(paths):
+        for v in check_run(
+            judged,
+            target_path=path,
+            engine_job=spec.engine_job(),
+            meter=body.meter,
+            destructive=body.destructive,
+            engine=engine_limits.policy_options(),  # the options a server may send: the engine's facts
+            **_file_facts(spec),
+        ):
+            if body.targets is not None and v.field == "target_path":
+                v = Violation(v.rule, f"targets.{i}.target_path", v.message, v.fix)
+            if v not in violations:
+                violations.append(v)
     if violations:
         raise HostPolicyRefused(
             violations, workload_field="workload_id" if body.workload_id is not None else "workload"
@@ -308,6 +388,10 @@ def to_read(
     tags = repository.tags_of(session, ids)
     file_workloads = file_summaries(session, runs)
     databases = db_summaries(session, runs)
+    targets = repository.targets_of(session, ids)
+    target_devices = repository.device_names(
+        session, [t.device_id for ts in targets.values() for t in ts if t.device_id]
+    )
     # runs of one list mostly share a spec: validate each distinct one once (a shared, read-only model)
     specs: dict[str, WorkloadSpec] = {}
     for r in runs:
@@ -350,9 +434,47 @@ def to_read(
             file_workload=file_workloads[r.id],
             tpch=databases[r.id][0],
             heap_btree=databases[r.id][1],
+            targets=[_target_read(t, target_devices) for t in targets[r.id]],
+            combined=_combined_read(targets[r.id], jobs[r.id]),
         )
         for r in runs
     ]
+
+
+COMBINED_RATES = "bytes and I/Os summed over the targets; bytes/s and IOPS over the longest target's runtime"
+COMBINED_ENERGY = (
+    "the host's: one meter measures the whole host while every target runs, so the run's energy is "
+    "the host's and is not split between targets"
+)
+
+
+def _target_read(t: RunTarget, devices: dict[uuid.UUID, str]) -> RunTargetRead:
+    return RunTargetRead(
+        target_index=t.target_index,
+        target_path=t.target_path,
+        device_id=t.device_id,
+        device_name=devices.get(t.device_id) if t.device_id else None,
+        engine_exit_code=t.engine_exit_code,
+        jobs=[JobSummary.model_validate(j) for j in t.jobs or []],
+    )
+
+
+def _combined_read(targets: list[RunTarget], jobs: list[ResultJob]) -> CombinedRead | None:
+    """A multi-target run's `combined`: whether its percentiles were merged shows in its combined
+    rows (a direction with I/O and no p50 was not merged: combine.py leaves them out)."""
+    if not targets:
+        return None
+    latency: Literal["merged", "not_combined"] | None = None
+    if jobs:
+        lost = any(
+            (getattr(j, f"{d}_total_ios") or 0) > 0
+            and getattr(j, f"{d}_clat_p50_ns") is None
+            and getattr(j, f"{d}_lat_mean_ns") is not None
+            for j in jobs
+            for d in ("read", "write")
+        )
+        latency = "not_combined" if lost else "merged"
+    return CombinedRead(targets=len(targets), latency=latency, rates=COMBINED_RATES, energy=COMBINED_ENERGY)
 
 
 # --- runs list, tags, imported runs ------------------------------------------------------------------
@@ -558,7 +680,9 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
         return None
     if repository.agent_busy(session, agent.id):
         return None
-    if run.device_id is not None and repository.device_busy(session, run.device_id):
+    targets = repository.targets_of(session, [run.id])[run.id]
+    devices = {d for d in [run.device_id, *(t.device_id for t in targets)] if d is not None}
+    if devices and repository.device_busy(session, list(devices)):
         return None
     now = utcnow()
     _move(run, "assign")
@@ -673,6 +797,12 @@ def leased_run(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID
     return run
 
 
+def target_paths(session: Session, run: Run) -> list[str] | None:
+    """A multi-target run's targets in order (the lease's `targets`); None for one target."""
+    targets = repository.targets_of(session, [run.id])[run.id]
+    return [t.target_path for t in targets] or None
+
+
 def hand_out(session: Session, *, agent_id: uuid.UUID) -> Run | None:
     """The run the dispatcher assigned to this agent, if any, with its lease renewed from now
     (the agent has lease_start_timeout_s to start it)."""
@@ -775,13 +905,15 @@ def system(session: Session, *, run: Run) -> RunSystem:
     direct = [bool(j.get("direct")) for j in jobs]
     if run.workload_spec.get("kind", "block") != "block":  # a file workload: its file sets' openflags
         direct = [bool((run.workload_spec.get("facts") or {}).get("o_direct"))]
-    cache: Literal["direct", "buffered", "mixed"] = (
+    cache: Literal["direct", "buffered", "mixed", "unstated"] = (
         "direct" if direct and all(direct) else ("buffered" if not any(direct) else "mixed")
     )
+    if any("direct" in (j.get("unstated") or []) for j in jobs if isinstance(j, dict)):
+        cache = "unstated"  # an imported file that did not say: its placeholder is no answer
     found = with_origin_flags(run, flags_for(run, to_read(session, [run])[0], agent, dev))
     flags = [RunValidityFlag(**f) for f in found]
     raw = run.target_path.startswith("/dev/") and not run.target_path.startswith("/dev/shm")
-    if raw and cache != "direct":
+    if raw and cache not in ("direct", "unstated"):
         flags.insert(
             0,
             RunValidityFlag(

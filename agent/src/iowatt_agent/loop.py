@@ -36,6 +36,7 @@ from .heartbeat import Heartbeat
 from .inventory import collect as collect_inventory
 from .leftovers import remove_leftovers
 from .measured import run_measured
+from .multi import EngineGroup, check_block, target_leases
 from .plan import Plan, Refused, plan_lease
 from .policy import MeterEntry, Meters, fingerprint, load_meters, load_policy, report
 from .power import DEFAULT_IDLE_S, PowerSession
@@ -93,7 +94,7 @@ class AgentLoop:
         self.spool = Spool(state_dir)
         self.send_inventory = send_inventory
         self._lock = self.status.lock
-        self.current: EngineProcess | None = None
+        self.current: EngineProcess | EngineGroup | None = None
         # set once and never cleared: a forced drain (second signal, drain deadline) ends an idle
         # phase and keeps an engine from starting, also when it comes before the run has a
         # process (just after a lease was taken)
@@ -181,7 +182,25 @@ class AgentLoop:
             self.reported_fingerprint = fp
             log.info("inventory.sent targets=%d meters=%d", len(reported.targets), len(reported.meters))
 
-    def plan(self, lease: Lease) -> Plan:
+    def plan_targets(self, lease: Lease) -> list[Plan]:
+        """The lease's plan, or one per target of a multi-target lease (each judged with the
+        host-wide limits shared between the targets; block workloads only). Raises Refused."""
+        if not lease.targets:
+            return [self.plan(lease)]
+        leases = target_leases(lease)
+        plans = []
+        for i, one in enumerate(leases):
+            try:
+                plans.append(self.plan(one, sharing=len(leases)))
+            except Refused as exc:
+                for p in plans:
+                    if p.file_run is not None:
+                        p.file_run.discard()
+                raise Refused(f"target {i} ({one.target_path}): {exc.reason}") from None
+        check_block(plans)
+        return plans
+
+    def plan(self, lease: Lease, *, sharing: int = 1) -> Plan:
         """Check the lease against the host policy (authoritative: before anything runs) and
         build what the engine gets. Raises Refused with the failed run's reason."""
         try:
@@ -199,6 +218,7 @@ class AgentLoop:
             idle_s=self.settings.idle_s,
             engine=self.engine,
             state_dir=self.state_dir,
+            sharing=sharing,
         )
 
     # --- state, heartbeat ------------------------------------------------------------------------
@@ -299,7 +319,8 @@ class AgentLoop:
         )
         self._refresh_inventory()  # the policy this lease is judged by is the one the server gets
         try:
-            plan = self.plan(lease)
+            plans = self.plan_targets(lease)
+            plan = plans[0]
         except Refused as exc:
             log.error("run.refused run_id=%s reason=%s", run_id, exc.reason)
             self.report_failure(lease, reason=exc.reason, exit_code=None, stderr_tail="", cancelled=False)
@@ -319,22 +340,36 @@ class AgentLoop:
             return "not_started"
 
         runner = plan.runner
-        proc = EngineProcess(
-            runner.program(file_run, self.engine),
-            plan.job,
-            job_file=file_run.text_file if file_run else self.state_dir / "jobs" / f"{run_id}.json",
-            timeout_s=plan.timeout_s,
-            progress_interval_s=self.settings.progress_interval_s,
-            keepalive_s=self.settings.keepalive_s,
-            # a kind may need longer to stop (TPC-H: its child stops its DBMS and removes its files)
-            kill_grace_s=max(self.settings.kill_grace_s, runner.kill_grace_s or 0.0),
-            output_format=self.settings.output_format,
-            mode_argv=runner.arguments(file_run) if file_run else None,
-            extra_args=plan.engine_args,
-            phases=runner.phases(file_run) if file_run else None,
-            phase_of=runner.progress_phase,
-        )
-        proc.on_progress = engine_progress_forwarder(self.client, lease, proc)
+
+        def engine_for(p: Plan, job_name: str) -> EngineProcess:
+            return EngineProcess(
+                runner.program(file_run, self.engine),
+                p.job,
+                job_file=file_run.text_file if file_run else self.state_dir / "jobs" / job_name,
+                timeout_s=p.timeout_s,
+                progress_interval_s=self.settings.progress_interval_s,
+                keepalive_s=self.settings.keepalive_s,
+                # a kind may need longer to stop (TPC-H: its child stops its DBMS and removes its files)
+                kill_grace_s=max(self.settings.kill_grace_s, runner.kill_grace_s or 0.0),
+                output_format=self.settings.output_format,
+                mode_argv=runner.arguments(file_run) if file_run else None,
+                extra_args=p.engine_args,
+                phases=runner.phases(file_run) if file_run else None,
+                phase_of=runner.progress_phase,
+            )
+
+        proc: EngineProcess | EngineGroup
+        if len(plans) == 1:
+            proc = engine_for(plan, f"{run_id}.json")
+            proc.on_progress = engine_progress_forwarder(self.client, lease, proc)
+        else:  # one engine per target, started together (multi.py)
+            group = EngineGroup(
+                [engine_for(p, f"{run_id}-{i}.json") for i, p in enumerate(plans)],
+                [str(p) for p in (lease.targets or [])],
+                [p.data_file for p in plans],
+            )
+            group.forward_progress(engine_progress_forwarder(self.client, lease, group))
+            proc = group
         proc.on_message = lambda line: log.info("engine.message run_id=%s %s", run_id, line)
         self.status.current_run_id = run_id
         idle = IdleWatch(self.client, lease, self.settings.progress_interval_s)

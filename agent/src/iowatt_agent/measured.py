@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .filework import FileRun
 from .power import IdleTick, PowerSession
-from .runner import EngineOutcome, EngineProcess, cleanup_target
+from .runner import EngineOutcome, cleanup_target
 
 log = logging.getLogger("iowatt_agent.measured")
 
@@ -33,8 +33,16 @@ class MeasuredRun:
     power: dict[str, Any] | None  # the contract §4 power object; None without a meter
 
 
+class Engine(Protocol):
+    """What runs the load: one `EngineProcess`, or a multi-target run's `multi.EngineGroup`."""
+
+    job_file: Path
+
+    def run(self) -> EngineOutcome: ...
+
+
 def run_measured(
-    proc: EngineProcess,
+    proc: Engine,
     session: PowerSession | None,
     *,
     stop: threading.Event,
@@ -91,7 +99,7 @@ def run_measured(
         _cleanup(proc, data_file, file_run)
 
 
-def _cleanup(proc: EngineProcess, data_file: Path | None, file_run: FileRun | None) -> None:
+def _cleanup(proc: Engine, data_file: Path | None, file_run: FileRun | None) -> None:
     cleanup_target(data_file)
     if file_run is not None:
         file_run.remove_dir()

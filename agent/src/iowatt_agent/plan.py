@@ -24,6 +24,7 @@ from iowatt_policy import (
     check_run,
     check_target_on_host,
     multi_file,
+    shared_policy,
 )
 
 from . import filework
@@ -70,11 +71,14 @@ def plan_lease(
     idle_s: float,
     engine: Path | str | None = None,
     state_dir: Path | None = None,
+    sharing: int = 1,
 ) -> Plan:
     """The lease's run as this host allows it. `idle_s` is the agent's default idle time; the
     lease's own, then its meter's, take precedence. A file workload needs `engine` (its
-    --parse-only) and `state_dir` (where its text is written). Raises Refused."""
-    reported = report(policy, meters)
+    --parse-only) and `state_dir` (where its text is written). `sharing`: how many targets run
+    at once (a multi-target lease, multi.py): the host-wide limits are shared between them
+    (iowatt_policy.shared_policy). Raises Refused."""
+    reported = shared_policy(report(policy, meters), sharing)
     raw_job = dict(lease.engine_job)
     violations = check_run(
         reported,

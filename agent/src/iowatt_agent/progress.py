@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .client import ApiClient, ApiError, Conflict
 from .runner import EngineProcess, EngineProgress
 from .schemas import Lease, ProgressRequest
 
+if TYPE_CHECKING:
+    from .multi import EngineGroup
+
 log = logging.getLogger("iowatt_agent.loop")
 
 
 def engine_progress_forwarder(
-    client: ApiClient, lease: Lease, proc: EngineProcess
+    client: ApiClient, lease: Lease, proc: EngineProcess | EngineGroup
 ) -> Callable[[EngineProgress], bool]:
     """The engine's `on_progress`: returns True when the server asks to cancel."""
 

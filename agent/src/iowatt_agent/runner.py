@@ -118,6 +118,9 @@ class EngineOutcome:
     cancelled: bool = False
     stop_reason: str | None = None
     error: str | None = None
+    # a multi-target run (multi.EngineGroup): every target's document in the lease's order;
+    # `result` is then the first target's
+    target_results: list[dict[str, Any]] | None = None
 
     @property
     def ok(self) -> bool:

@@ -113,6 +113,7 @@ class Capabilities(Request):
 
     workload_kinds: list[str]  # WorkloadSpec.kind values: block, postmark, vdbench, heap_btree, tpch
     tpch_dbms: list[str]  # DBMSs whose server binaries are installed here (tpch needs one)
+    multi_target: bool = True  # runs a lease on several targets at once (Lease.targets)
 
 
 # topology (agent/src/iowatt_agent/topology.py; the server suggests an environment's from it)
@@ -250,6 +251,9 @@ class Lease(Answer):
     lease_id: UUID
     lease_expires_at: datetime
     target_path: str
+    # a multi-target run: every target's path in order (the first is target_path), each run by an
+    # engine of its own at the same time (multi.py); None: the one target_path
+    targets: list[str] | None = None
     # The engine's job as the server sends it, kept whole (nothing dropped) for the host policy:
     # a block job {"global": {...}, "jobs": [...]} with fio option names, or a file workload's
     # {"mode": "postmark", "commands": ...} / {"mode": "vdbench", "parameters", "scale", "elapsed"?}
@@ -338,21 +342,31 @@ class PowerUpload(Request):
     cleaning: PowerCleaning
 
 
+class TargetResultUpload(Request):
+    """One target's engine document of a multi-target run (its place in Lease.targets)."""
+
+    target_index: int
+    engine_result: dict[str, Any]
+    engine_exit_code: int
+
+
 class ResultUpload(Request):
     lease_id: UUID
     upload_id: UUID
-    engine_result: dict[str, Any]
+    engine_result: dict[str, Any] | None = None  # None: a multi-target run's (its `targets`)
     engine_exit_code: int
     started_at: datetime
     finished_at: datetime
     agent_version: str
     power: PowerUpload | None = None
+    targets: list[TargetResultUpload] | None = None
 
     def wire_exclude(self) -> set[str] | None:
         # No meter: leave `power` out rather than send null (the same thing to a server that knows
         # the field), so servers from before contract §4, which forbid unknown fields, still
-        # accept meterless results.
-        return {"power"} if self.power is None else None
+        # accept meterless results. A one-target run sends no `targets`, as before.
+        left_out = {name for name in ("power", "targets", "engine_result") if getattr(self, name) is None}
+        return left_out or None
 
 
 class FailureReport(Request):

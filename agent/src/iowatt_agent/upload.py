@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from . import __version__
 from .client import ApiClient, ApiError, PermanentError
 from .runner import EngineOutcome
-from .schemas import FailureReport, Lease, PowerUpload, ResultUpload
+from .schemas import FailureReport, Lease, PowerUpload, ResultUpload, TargetResultUpload
 from .spool import Delivery, Spool, SpoolEntry, new_upload_id
 
 log = logging.getLogger("iowatt_agent.loop")
@@ -45,10 +45,17 @@ class Reporter:
                 power_upload = PowerUpload.model_validate(power)
             except ValidationError as exc:  # a driver bug must not cost the benchmark's result
                 log.error("power.invalid run_id=%s error=%s: result sent without power", lease.run_id, exc)
+        targets = None
+        if outcome.target_results is not None:  # a multi-target run: each target's document
+            targets = [
+                TargetResultUpload(target_index=i, engine_result=doc, engine_exit_code=0)
+                for i, doc in enumerate(outcome.target_results)
+            ]
         upload = ResultUpload(
             lease_id=lease.lease_id,
             upload_id=new_upload_id(),
-            engine_result=outcome.result,
+            engine_result=outcome.result if targets is None else None,
+            targets=targets,
             engine_exit_code=outcome.exit_code,
             started_at=outcome.started_at,
             finished_at=outcome.finished_at,

@@ -2436,6 +2436,12 @@ export interface components {
          */
         "Capabilities-Input": {
             /**
+             * Multi Target
+             * @description runs a lease on several targets at once (Lease.targets); false: an older agent
+             * @default false
+             */
+            multi_target: boolean;
+            /**
              * Tpch Dbms
              * @description DBMSs whose server binaries the host has
              */
@@ -2453,6 +2459,12 @@ export interface components {
          * @description What the agent build runs: the server refuses a run of another kind at queue time.
          */
         "Capabilities-Output": {
+            /**
+             * Multi Target
+             * @description runs a lease on several targets at once (Lease.targets); false: an older agent
+             * @default false
+             */
+            multi_target: boolean;
             /**
              * Tpch Dbms
              * @description DBMSs whose server binaries the host has
@@ -2565,6 +2577,32 @@ export interface components {
             label: string;
             /** Run Ids */
             run_ids: string[];
+        };
+        /**
+         * CombinedRead
+         * @description What a multi-target run's `jobs` are: its targets' figures combined.
+         */
+        CombinedRead: {
+            /**
+             * Energy
+             * @description what the run's energy measures
+             */
+            energy: string;
+            /**
+             * Latency
+             * @description merged: the percentiles come from the targets' latency histograms merged bin by bin; not_combined: a target gave no histogram, so the combined jobs have no percentiles (each target's own are in targets); null before a result
+             */
+            latency: ("merged" | "not_combined") | null;
+            /**
+             * Rates
+             * @description how bytes/s and IOPS combine
+             */
+            rates: string;
+            /**
+             * Targets
+             * @description how many targets ran at the same time
+             */
+            targets: number;
         };
         /** CommentCreate */
         CommentCreate: {
@@ -4785,6 +4823,11 @@ export interface components {
             run_id: string;
             /** Target Path */
             target_path: string;
+            /**
+             * Targets
+             * @description a multi-target run: every target's path in order (the first is target_path); the agent runs the engine job on each at the same time and uploads each target's result. null: the one target_path
+             */
+            targets?: string[] | null;
             /** Timeout S */
             timeout_s: number;
         };
@@ -6313,10 +6356,13 @@ export interface components {
              * @description the engine's exit status; negative: a signal
              */
             engine_exit_code: number;
-            /** Engine Result */
-            engine_result: {
+            /**
+             * Engine Result
+             * @description the engine's document; null for a multi-target run, whose results are in targets (the server combines them)
+             */
+            engine_result?: {
                 [key: string]: unknown;
-            };
+            } | null;
             /**
              * Finished At
              * Format: date-time
@@ -6333,6 +6379,11 @@ export interface components {
              * Format: date-time
              */
             started_at: string;
+            /**
+             * Targets
+             * @description a multi-target run: one engine result per target of the lease, each once
+             */
+            targets?: components["schemas"]["TargetResultUpload"][] | null;
             /**
              * Upload Id
              * Format: uuid
@@ -6606,9 +6657,14 @@ export interface components {
             shorten?: number | null;
             /**
              * Target Path
-             * @description absolute path of one of the host's targets
+             * @description the run's one target; give this or targets (several targets at once)
              */
-            target_path: string;
+            target_path?: string | null;
+            /**
+             * Targets
+             * @description a multi-target run: the workload runs on every target of the agent at the same time (1…8 targets, each on its own device; block workloads); give this or target_path. The run's target_path is the first target
+             */
+            targets?: components["schemas"]["RunTargetIn"][] | null;
             workload?: components["schemas"]["WorkloadSpec"] | null;
             /** Workload Id */
             workload_id?: string | null;
@@ -6723,6 +6779,8 @@ export interface components {
             attempt: number;
             /** Cancel Requested */
             cancel_requested: boolean;
+            /** @description a multi-target run: `jobs` are the targets' figures combined (bytes and I/Os summed, rates over the longest target's runtime, latency merged from histograms); null for one target */
+            combined?: components["schemas"]["CombinedRead"] | null;
             /**
              * Created At
              * Format: date-time
@@ -6793,6 +6851,11 @@ export interface components {
             /** Target Path */
             target_path: string;
             /**
+             * Targets
+             * @description a multi-target run's targets (the first is target_path) with each one's results; empty for a run on one target
+             */
+            targets?: components["schemas"]["RunTargetRead"][];
+            /**
              * Team Id
              * Format: uuid
              */
@@ -6828,10 +6891,10 @@ export interface components {
         RunSystem: {
             /**
              * Cache
-             * @description direct: every job O_DIRECT; buffered: none; mixed: some
+             * @description direct: every job O_DIRECT; buffered: none; mixed: some; unstated: an imported run whose file did not state it for every job
              * @enum {string}
              */
-            cache: "direct" | "buffered" | "mixed";
+            cache: "direct" | "buffered" | "mixed" | "unstated";
             /** Cpu Model */
             cpu_model: string | null;
             /** Device Kind */
@@ -6873,6 +6936,46 @@ export interface components {
              * @description at most 20 tags
              */
             tags: string[];
+        };
+        /**
+         * RunTargetIn
+         * @description One target of a multi-target run: a path of the run's agent.
+         */
+        RunTargetIn: {
+            /**
+             * Agent Id
+             * @description the host the target is on; null = the run's agent_id. A multi-target run runs on one agent: another agent's id is a 422
+             */
+            agent_id?: string | null;
+            /**
+             * Target Path
+             * @description absolute path of one of the host's targets
+             */
+            target_path: string;
+        };
+        /**
+         * RunTargetRead
+         * @description One target of a multi-target run and its own results.
+         */
+        RunTargetRead: {
+            /** Device Id */
+            device_id: string | null;
+            /** Device Name */
+            device_name: string | null;
+            /**
+             * Engine Exit Code
+             * @description the target's engine exit status; null before a result
+             */
+            engine_exit_code: number | null;
+            /**
+             * Jobs
+             * @description the target's key figures per job; empty before a result
+             */
+            jobs: components["schemas"]["JobSummary"][];
+            /** Target Index */
+            target_index: number;
+            /** Target Path */
+            target_path: string;
         };
         /** RunValidityFlag */
         RunValidityFlag: {
@@ -7441,6 +7544,23 @@ export interface components {
         TagList: {
             /** Items */
             items: components["schemas"]["TagCount"][];
+        };
+        /**
+         * TargetResultUpload
+         * @description One target's engine result of a multi-target run.
+         */
+        TargetResultUpload: {
+            /** Engine Exit Code */
+            engine_exit_code: number;
+            /** Engine Result */
+            engine_result: {
+                [key: string]: unknown;
+            };
+            /**
+             * Target Index
+             * @description the target's place in Lease.targets
+             */
+            target_index: number;
         };
         /** TcoParts */
         TcoParts: {

@@ -38,6 +38,10 @@ Memory (`memory.py`)
     the one memory bound of a run: thread_bytes, random_map_bytes (block jobs, used by
     check_run), file_workload_memory(mode, facts, job), tpch_memory(dbms, pool, streams) ->
     MemoryBound(bytes, field, what); DBMS_MEMORY; the engine's constants
+Several targets at once (`targets.py`)
+    MAX_TARGETS (the one limit of a multi-target run's targets), shared_policy(policy, n): the
+        policy each of n targets running together is judged by (threads, bytes written and
+        memory divided by n)
 Job files (`jobfile.py`, ADR 0029)
     block_job(parse) -> the engine's JSON job file of its --parse-only document of a fio job file
         (the job file's filename and directory dropped: the run's target replaces them);
@@ -133,8 +137,11 @@ from iowatt_policy.options import (
     EngineOptions,
     engine_options,
 )
+from iowatt_policy.targets import MAX_TARGETS, shared_policy
 
 __all__ = [
+    "MAX_TARGETS",
+    "shared_policy",
     "FROZEN_OPTIONS",
     "HOST_RULE_OPTIONS",
     "EngineOptions",
