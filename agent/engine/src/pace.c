@@ -331,7 +331,7 @@ void pace_worker_init(struct worker *w)
 	if (p->lat_target_ns)
 		s->qd = 1; /* fio starts the search at depth 1 */
 	s->on = s->bps[0] || s->bps[1] || p->think_ns || p->flow || p->lat_target_ns || p->max_lat_ns[0] ||
-		p->max_lat_ns[1];
+		p->max_lat_ns[1] || p->rate_min[0] || p->rate_min[1] || p->rate_iops_min[0] || p->rate_iops_min[1];
 	if (p->flow)
 		s->flow = flow_join(p->flow_id, 0); /* its weight was added by pace_finalize */
 	/* the job's I/O priority and nice value, for this thread (fio sets them per job process) */
@@ -641,8 +641,8 @@ void pace_complete(struct worker *w, const struct io_req *r, uint64_t t_done)
 			}
 		}
 	}
-	if ((p->rate_min[0] || p->rate_min[1] || p->rate_iops_min[0] || p->rate_iops_min[1]) &&
-	    (s->bps[0] || s->bps[1]))
+	/* as fio: a minimum holds with or without a rate or rate_iops cap */
+	if (p->rate_min[0] || p->rate_min[1] || p->rate_iops_min[0] || p->rate_iops_min[1])
 		rate_min_check(w, t_done);
 }
 
