@@ -12,7 +12,7 @@ const EMPTY: Inventory = {
   mounts: [],
   topology: null,
   policy: null,
-  capabilities: { workload_kinds: [], tpch_dbms: [] },
+  capabilities: { workload_kinds: [], tpch_dbms: [], multi_target: false },
 };
 
 export function inventoryOf(agent: AgentRead): Inventory {

@@ -63,7 +63,7 @@ describe("Agents", () => {
       cpu: { model: "AMD EPYC 7B13", cores: 16 },
       mem_bytes: 64 * 1024 ** 3,
       virtualization: "none",
-      capabilities: { workload_kinds: ["block"], tpch_dbms: [] },
+      capabilities: { workload_kinds: ["block"], tpch_dbms: [], multi_target: false },
       block_devices: [
         {
           name: "nvme0n1",

@@ -23,6 +23,7 @@ import { PresetSummary } from "../components/Run/PresetSummary";
 import { RunSummary } from "../components/Run/RunSummary";
 import { RunTags } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
+import { TargetResults } from "../components/Run/TargetResults";
 import { ScrollBox } from "../components/ScrollBox";
 import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
@@ -356,6 +357,7 @@ export function RunDetail() {
           shortByDesign={!!shortFlag?.message.startsWith("short by design")}
         />
       )}
+      {!fileSummary && !dbSummary && <TargetResults run={run} />}
       <h2>Workload</h2>
       <WorkloadTable run={run} />
       {!active && run.status !== "cancelled" && (

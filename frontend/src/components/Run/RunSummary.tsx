@@ -11,6 +11,7 @@ const CACHE_TEXT: Record<RunSystem["cache"], string> = {
   direct: "direct I/O (O_DIRECT, page cache bypassed)",
   buffered: "buffered I/O (through the page cache)",
   mixed: "some jobs direct, some through the page cache",
+  unstated: "—",
 };
 
 /** Which fact of the header each validity flag qualifies (it is shown beside that fact). */

@@ -1,0 +1,56 @@
+import { render, screen, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { JobSummary, RunRead } from "../../client/types";
+import { PSYNC_JOB } from "../../test/fixtures";
+import { TargetResults } from "./TargetResults";
+
+function job(iops: number, bw: number, p99: number | null): JobSummary {
+  return {
+    ...PSYNC_JOB,
+    job_index: 0,
+    name: "randwrite",
+    read: null,
+    write: PSYNC_JOB.read && { ...PSYNC_JOB.read, iops, bw_bytes: bw, clat_p99_ns: p99 },
+  } as JobSummary;
+}
+
+function run(latency: "merged" | "not_combined"): RunRead {
+  const target = (i: number, j: JobSummary) => ({
+    target_index: i,
+    target_path: `/srv/t${i}`,
+    device_id: null,
+    device_name: `md${i}`,
+    engine_exit_code: 0,
+    jobs: [j],
+  });
+  return {
+    jobs: [job(3000, 30e6, latency === "merged" ? 9000 : null)],
+    targets: [target(0, job(1000, 10e6, 8000)), target(1, job(2000, 20e6, 9000))],
+    combined: { targets: 2, latency, rates: "summed", energy: "the host's" },
+  } as unknown as RunRead;
+}
+
+describe("TargetResults", () => {
+  it("shows each target's figures and the combined row", () => {
+    render(<TargetResults run={run("merged")} />);
+    const rows = screen.getAllByTestId("target-row");
+    expect(rows).toHaveLength(2);
+    const [first, second] = rows as [HTMLElement, HTMLElement];
+    expect(within(first).getByText(/\/srv\/t0/)).toBeTruthy();
+    expect(within(second).getByText("2k IOPS")).toBeTruthy();
+    const combined = screen.getByTestId("combined-row");
+    expect(within(combined).getByText("3k IOPS")).toBeTruthy();
+    expect(within(combined).getByText("30 MB/s")).toBeTruthy();
+    expect(within(combined).getByText("9 µs")).toBeTruthy();
+    expect(screen.getByTestId("combined-note").textContent).toMatch(/merged/);
+  });
+
+  it("says when latency percentiles were not combined, and shows nothing for one target", () => {
+    render(<TargetResults run={run("not_combined")} />);
+    expect(screen.getByTestId("combined-note").textContent).toMatch(/not combined/);
+    const { container } = render(
+      <TargetResults run={{ ...run("merged"), targets: [], combined: null }} />,
+    );
+    expect(container.innerHTML).toBe("");
+  });
+});

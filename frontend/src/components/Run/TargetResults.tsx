@@ -1,0 +1,95 @@
+import type { JobSummary, RunRead } from "../../client/types";
+import { formatIops, formatNs, formatThroughput } from "../../lib/format";
+import { ScrollBox } from "../ScrollBox";
+
+type Figures = { iops: number; bw: number; mean: number | null; p99: number | null };
+
+/** One job's read + write rates and its worst latency (what the jobs table shows per job). */
+export function figuresOf(job: JobSummary | undefined): Figures | null {
+  if (!job) return null;
+  const dirs = [job.read, job.write].filter((d) => d != null);
+  const worst = (f: (d: (typeof dirs)[number]) => number | null) => {
+    const v = dirs.map(f).filter((x): x is number => x != null);
+    return v.length ? Math.max(...v) : null;
+  };
+  return {
+    iops: dirs.reduce((s, d) => s + d.iops, 0),
+    bw: dirs.reduce((s, d) => s + d.bw_bytes, 0),
+    mean: worst((d) => d.lat_mean_ns),
+    p99: worst((d) => d.clat_p99_ns),
+  };
+}
+
+function Cells({ f }: { f: Figures | null }) {
+  return (
+    <>
+      <td className="num">{formatIops(f?.iops)}</td>
+      <td className="num">{formatThroughput(f?.bw)}</td>
+      <td className="num">{formatNs(f?.mean)}</td>
+      <td className="num">{formatNs(f?.p99)}</td>
+    </>
+  );
+}
+
+/** A multi-target run's results: per job, each target's figures and the combined row (the
+ * run's own `jobs`: bytes and I/Os summed, rates over the longest target's runtime, latency
+ * percentiles merged from the targets' histograms or not combined). Nothing for one target. */
+export function TargetResults({ run }: { run: Pick<RunRead, "jobs" | "targets" | "combined"> }) {
+  const targets = run.targets ?? [];
+  if (targets.length === 0 || run.jobs.length === 0) return null;
+  const combined = run.combined;
+  return (
+    <div className="card" data-testid="target-results">
+      <h3>Per target ({targets.length} at the same time)</h3>
+      <ScrollBox label="each target's results and the combined row">
+        <table className="table">
+          <thead>
+            <tr>
+              <th>Job</th>
+              <th>Target</th>
+              <th className="num">IOPS</th>
+              <th className="num">Throughput</th>
+              <th className="num">Mean latency</th>
+              <th className="num">p99 latency</th>
+            </tr>
+          </thead>
+          <tbody>
+            {run.jobs.map((job) => (
+              <JobRows key={job.job_index} job={job} targets={targets} />
+            ))}
+          </tbody>
+        </table>
+      </ScrollBox>
+      <p className="muted small" data-testid="combined-note">
+        Combined: {combined?.rates ?? "bytes and I/Os summed over the targets"}.{" "}
+        {combined?.latency === "not_combined"
+          ? "Latency percentiles are not combined: a target gave no latency histogram (each target's own are above)."
+          : "Latency percentiles from the targets' histograms merged."}{" "}
+        Energy: {combined?.energy ?? "the host's, not split between targets"}.
+      </p>
+    </div>
+  );
+}
+
+function JobRows({ job, targets }: { job: JobSummary; targets: NonNullable<RunRead["targets"]> }) {
+  return (
+    <>
+      {targets.map((t, k) => (
+        <tr key={t.target_index} data-testid="target-row">
+          {k === 0 && <td rowSpan={targets.length + 1}>{job.name}</td>}
+          <td className="mono">
+            {t.target_path}
+            {t.device_name && <span className="muted"> · {t.device_name}</span>}
+          </td>
+          <Cells f={figuresOf(t.jobs.find((j) => j.job_index === job.job_index))} />
+        </tr>
+      ))}
+      <tr data-testid="combined-row">
+        <td>
+          <strong>combined</strong>
+        </td>
+        <Cells f={figuresOf(job)} />
+      </tr>
+    </>
+  );
+}
