@@ -6,6 +6,7 @@ private database."""
 import contextlib
 import os
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,15 @@ STACK_GROUPS = ("stack-a", "stack-b", "stack-c", "stack-d")
 # what `iowatt-agent targets ...` and `iowatt-agent meters ...` change in the agent's state directory
 # (targets, limits, DBMS consent; meters and the default meter) and in the systemd drop-in directory
 AGENT_FILES = ("policy.json", "meters.json")
+# one TLS context for every client the tests make (all of them speak http:// to 127.0.0.1): httpx
+# builds one per Client and per httpx.get() otherwise, ~25 ms of CPU each, and the tests' polling
+# loops make several a second (`http()`, or verify=TLS on httpx's functions)
+TLS = ssl.create_default_context()
+
+
+def http(**kwargs: Any) -> httpx.Client:
+    """httpx.Client(**kwargs) with the tests' one TLS context (TLS)."""
+    return httpx.Client(verify=TLS, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -100,7 +110,7 @@ class Stack:
         return self.procs[name].poll() is None
 
     def api(self) -> httpx.Client:
-        return httpx.Client(
+        return http(
             base_url=f"{self.url}/api/v1", headers={"Authorization": f"Bearer {self.token}"}, timeout=30
         )
 
@@ -282,7 +292,7 @@ class RecordedHost:
     state: Path
 
     def client(self) -> httpx.Client:
-        return httpx.Client(
+        return http(
             base_url=f"{self.stack.url}/api/v1", headers={"Authorization": f"Bearer {self.token}"}, timeout=30
         )
 
@@ -396,7 +406,7 @@ def recorded_host(s: Stack, name: str = "recorded") -> Iterator[RecordedHost]:
 def enrollment_token(url: str, admin_token: str) -> str:
     """A one-use enrolment token for the admin's first team, as the UI's token page makes one
     (`iowatt-server enrollment-token` cost a process start, ~1.2 CPU-s, per stack and host)."""
-    with httpx.Client(
+    with http(
         base_url=f"{url}/api/v1", headers={"Authorization": f"Bearer {admin_token}"}, timeout=30
     ) as api:
         team = api.get("/auth/me").json()["teams"][0]["id"]
@@ -440,12 +450,13 @@ def _popen(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 def _wait_http(url: str, timeout_s: float = 60) -> None:
     try:
-        wait_until(
-            lambda: httpx.get(url, timeout=2).status_code == 200,
-            timeout=timeout_s,
-            interval=0.2,
-            ignore=(httpx.HTTPError,),
-        )
+        with http(timeout=2) as c:
+            wait_until(
+                lambda: c.get(url).status_code == 200,
+                timeout=timeout_s,
+                interval=0.2,
+                ignore=(httpx.HTTPError,),
+            )
     except WaitTimeout as e:
         raise RuntimeError(f"{url} did not answer within {timeout_s} s") from e
 

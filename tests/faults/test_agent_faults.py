@@ -57,7 +57,7 @@ def test_1_agent_sigkill_mid_run_fails_it_once_and_the_next_starts_at_once(r: Ri
     crashed = CRASHED["run"] = r.queue(runtime_s=5)
     nxt = r.queue(runtime_s=1)
     r.status_in(crashed, {"running"}, 30)
-    r.until("the engine writes its data file", lambda: list(r.target.glob(f"iowatt-{crashed}*")), 10)
+    r.until("the engine writes its data file", lambda: list(r.target.glob(f"iowatt-{crashed}*")), 10, 0.1)
     # the host's agent dies with everything it started (OOM killer, a cgroup kill, a power cut)
     killed_at = time.time()
     r.s.kill("agent", signal.SIGKILL)
@@ -326,7 +326,7 @@ def test_10_clock_skew_on_the_agent_keeps_leases_idle_and_power_right(r: Rig, sk
 def test_11_meter_gone_mid_run_completes_the_run_with_partial_energy(r: Rig) -> None:
     run_id = r.queue(runtime_s=2, idle_s=0.3)
     r.status_in(run_id, {"running"}, 30)
-    r.until("the engine runs", lambda: list(r.target.glob(f"iowatt-{run_id}*")), 10)
+    r.until("the engine runs", lambda: list(r.target.glob(f"iowatt-{run_id}*")), 10, every_s=0.1)
     time.sleep(0.5)  # the behaviour under test: the meter answers for the first half second of load
     r.unplug.touch()
     try:
