@@ -50,6 +50,11 @@ class Settings(BaseSettings):
     )
     secret_key: str = "dev-insecure-secret"
     frontend_dist: Path = REPO_ROOT / "frontend" / "dist"
+    # --- the agent for other hosts (docs/adr/0036): the bundles `make agent-dist` builds, served
+    # at /api/v1/agent-dist; and the certificate (PEM) agents see at public_url, whose SHA-256 and
+    # public-key pin the install line carries (empty: the line trusts the host's CA store)
+    agent_dist_dir: Path = REPO_ROOT / "dist" / "agent"
+    agent_tls_cert_file: Path | None = None
     session_token_ttl_s: int = 7 * 24 * 3600
     heartbeat_interval_s: int = 10
     # An agent that has not sent a heartbeat for this long is shown offline and gets no new runs.

@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from backend import __version__
 from backend.agent.router import router as agent_router
+from backend.agent_dist.router import router as agent_dist_router
 from backend.audit.router import router as audit_router
 from backend.auth.oidc_router import router as oidc_router
 from backend.auth.proof_router import router as proof_router
@@ -284,6 +285,7 @@ def create_app() -> FastAPI:
         invitation_router,
         audit_router,
         agent_router,
+        agent_dist_router,
         device_router,
         environment_router,
         workload_router,

@@ -78,6 +78,12 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/agents/{agent_id}":              ("401", OK, OK, OK,  "404", "403", "403", "401"),
     # admins only; user_b is admin of team B and lists B's tokens (none of A's: the leak check)
     "GET /api/v1/agents/enrollment-tokens":       ("401", "403", "403", OK, OK, "403", "403", "401"),
+    # the agent for other hosts: anonymous (a host being installed holds only its enrolment token,
+    # which it spends on enrolling); nothing served is secret. The world's server has no bundles,
+    # so a bundle is 404 for everyone (tests/agent_dist/ serves real ones)
+    "GET /api/v1/agent-dist":                     (OK,) * 8,
+    "GET /api/v1/agent-dist/install.sh":          (OK,) * 8,
+    "GET /api/v1/agent-dist/files/{file_name}":   ("404",) * 8,
     "DELETE /api/v1/agents/enrollment-tokens/{token_id}":
                                                   ("401", "403", "403", OK, "404", "403", "403", "401"),
     "POST /api/v1/agents/enrollment-tokens":      ("401", "403", "403", OK, "403", "403", "403", "401"),
@@ -233,6 +239,7 @@ PATH_IDS: dict[str, str] = {
     "campaign_id": "campaign",
     "token_id": "member_token",
     "enrollment_token_id": "enrollment_token",
+    "file_name": "run_done",  # any name: none is a bundle on the world's server
     "share_link_id": "share_link",  # V2
     "user_id": "member_user",
     "invitation_id": "invitation",

@@ -3,7 +3,9 @@ import { type FormEvent, useState } from "react";
 import type { EnrollmentTokenCreated, EnrollmentTokenRead } from "../../client/types";
 import { errorMessage } from "../../lib/errors";
 import { formatRelative, formatTimestamp } from "../../lib/format";
+import { installLine, TOKEN_FILE } from "../../lib/installLine";
 import { useCurrentTeam } from "../../lib/role";
+import { agentDistQuery } from "../../queries/agentDist";
 import {
   createEnrollmentToken,
   enrollmentTokensQuery,
@@ -30,6 +32,47 @@ function enrollCommands(token: string, server: string): { env: string; file: str
     env: `IOWATT_ENROLL_TOKEN='${token}' iowatt-agent enroll --server ${server}`,
     file: `iowatt-agent enroll --server ${server} --token-file /root/iowatt-enroll.token`,
   };
+}
+
+/** A host without the agent: the server's bundle, installed, enrolled and started in one line. */
+function InstallLine({
+  server,
+  dist,
+}: {
+  server: string;
+  dist?: {
+    version: string | null;
+    install_script_url: string;
+    tls: { fingerprint_sha256: string; pubkey_pin: string } | null;
+  };
+}) {
+  if (!dist) return null;
+  if (!dist.version)
+    return (
+      <p className="muted small" data-testid="install-line-none">
+        This server serves no agent bundle yet (<code>make agent-dist</code> builds them): install
+        the agent from source on the host, then enrol.
+      </p>
+    );
+  return (
+    <>
+      <p className="small">
+        A host without the agent (no Python or compiler needed): save the token in{" "}
+        <code>{TOKEN_FILE}</code> (<code>chmod 600</code>) and run this one line, which downloads
+        agent {dist.version}, checks its SHA-256, installs, enrols and starts the service:
+      </p>
+      <Command
+        text={installLine(server, dist.install_script_url, dist.tls)}
+        testId="install-line"
+      />
+      {!dist.tls && (
+        <p className="muted small">
+          The server's certificate is not configured here (<code>IOWATT_AGENT_TLS_CERT_FILE</code>
+          ), so the line trusts the host's CA store instead of pinning the server.
+        </p>
+      )}
+    </>
+  );
 }
 
 function tokenState(t: EnrollmentTokenRead, now = Date.now()): string {
@@ -62,6 +105,7 @@ export function EnrollmentTokens({
   const [created, setCreated] = useState<EnrollmentTokenCreated | null>(null);
   const [revoking, setRevoking] = useState<EnrollmentTokenRead | null>(null);
   const server = window.location.origin;
+  const dist = useQuery(agentDistQuery());
 
   const create = useMutation({
     mutationFn: createEnrollmentToken,
@@ -120,6 +164,7 @@ export function EnrollmentTokens({
             or save the token in a file only root can read (<code>chmod 600</code>) and run:
           </p>
           <Command text={cmds.file} testId="enroll-command-file" />
+          <InstallLine server={server} dist={dist.data} />
           <p className="muted small">
             {created.expires_at
               ? `Expires ${formatTimestamp(created.expires_at)}.`

@@ -1,0 +1,30 @@
+from typing import Literal
+
+from backend.kit.schema import OutputSchema
+
+BundleKind = Literal["tar", "deb", "rpm"]
+
+
+class Bundle(OutputSchema):
+    name: str
+    kind: BundleKind
+    arch: str
+    version: str
+    size_bytes: int
+    sha256: str
+    # relative to the API: /api/v1/agent-dist/files/{name}
+    url: str
+
+
+class ServerTls(OutputSchema):
+    # the certificate's SHA-256 (`iowatt-agent enroll --fingerprint`) and its public key's, in
+    # curl's --pinnedpubkey form (sha256//BASE64)
+    fingerprint_sha256: str
+    pubkey_pin: str
+
+
+class AgentDist(OutputSchema):
+    version: str | None
+    bundles: list[Bundle]
+    install_script_url: str
+    tls: ServerTls | None

@@ -1,0 +1,166 @@
+"""What the server serves of the agent for other hosts: the bundles in `agent_dist_dir` (built by
+`make agent-dist`), their SHA-256 (computed here, of the file served), and the install script.
+
+A file is served only when its name is one the build makes (strict patterns below, no path
+separator can match) and it is a regular file directly in the directory (a symbolic link is not
+served), so no request names anything else on the server.
+"""
+
+import base64
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from backend.agent_dist.schemas import AgentDist, Bundle, BundleKind, ServerTls
+from backend.config import get_settings
+from backend.errors import NotFound
+
+API_BASE = "/api/v1/agent-dist"
+# POSIX sh; the server fills in one `case` arm per tarball (name and SHA-256, both checked against
+# the fixed patterns below before they are written, single-quoted) and the version; nothing a
+# client sends reaches the script
+INSTALL_SH = Path(__file__).with_name("install.sh")
+BUNDLES_MARK = "    # @BUNDLES@ (the server writes one arm per architecture here)\n"
+VERSION_MARK = "@VERSION@"
+_VER = r"(?P<version>[0-9][0-9A-Za-z.+~]{0,40})"
+PATTERNS: dict[BundleKind, re.Pattern[str]] = {
+    "tar": re.compile(rf"iowatt-agent-{_VER}-linux-(?P<arch>x86_64|aarch64)\.tar\.gz"),
+    "deb": re.compile(rf"iowatt-agent_{_VER}_(?P<arch>amd64|arm64)\.deb"),
+    "rpm": re.compile(rf"iowatt-agent-{_VER}-1\.(?P<arch>x86_64|aarch64)\.rpm"),
+}
+_ARCH = {"amd64": "x86_64", "arm64": "aarch64"}
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+MEDIA_TYPES: dict[BundleKind, str] = {
+    "tar": "application/gzip",
+    "deb": "application/vnd.debian.binary-package",
+    "rpm": "application/x-rpm",
+}
+
+
+@dataclass(frozen=True)
+class ServedFile:
+    path: Path
+    media_type: str
+
+
+def _classify(name: str) -> tuple[BundleKind, str, str] | None:
+    for kind, pattern in PATTERNS.items():
+        m = pattern.fullmatch(name)
+        if m:
+            return kind, m["version"], _ARCH.get(m["arch"], m["arch"])
+    return None
+
+
+def _regular(path: Path) -> os.stat_result | None:
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+@lru_cache(maxsize=32)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    """Keyed by size and mtime: a rebuilt bundle is hashed again."""
+    h = hashlib.sha256()
+    with open(path, "rb", buffering=0) as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def list_bundles() -> list[Bundle]:
+    root = get_settings().agent_dist_dir
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    bundles = []
+    for name in names:
+        info = _classify(name)
+        st = _regular(root / name) if info else None
+        if info is None or st is None:
+            continue
+        kind, version, arch = info
+        bundles.append(
+            Bundle(
+                name=name,
+                kind=kind,
+                arch=arch,
+                version=version,
+                size_bytes=st.st_size,
+                sha256=_sha256(str(root / name), st.st_size, st.st_mtime_ns),
+                url=f"{API_BASE}/files/{name}",
+            )
+        )
+    return bundles
+
+
+@lru_cache(maxsize=4)
+def _tls_of(path: str, mtime_ns: int) -> ServerTls:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    cert = x509.load_pem_x509_certificate(Path(path).read_bytes())
+    der = cert.public_bytes(Encoding.DER)
+    spki = cert.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    fp = hashlib.sha256(der).hexdigest().upper()
+    return ServerTls(
+        fingerprint_sha256="SHA256:" + ":".join(fp[i : i + 2] for i in range(0, len(fp), 2)),
+        pubkey_pin="sha256//" + base64.b64encode(hashlib.sha256(spki).digest()).decode(),
+    )
+
+
+def server_tls() -> ServerTls | None:
+    cert = get_settings().agent_tls_cert_file
+    if cert is None:
+        return None
+    try:
+        st = cert.stat()
+    except OSError:
+        return None
+    return _tls_of(str(cert), st.st_mtime_ns)
+
+
+def describe() -> AgentDist:
+    bundles = list_bundles()
+    versions = sorted({b.version for b in bundles})
+    return AgentDist(
+        version=versions[-1] if versions else None,
+        bundles=bundles,
+        install_script_url=f"{API_BASE}/install.sh",
+        tls=server_tls(),
+    )
+
+
+def install_script() -> str:
+    """The script with one `case` arm per architecture: the newest tarball of each."""
+    newest: dict[str, Bundle] = {}
+    for b in list_bundles():
+        if b.kind == "tar":
+            newest[b.arch] = b  # sorted by name: the last is the highest version of equal length
+    arms = []
+    for arch, b in sorted(newest.items()):
+        # both match fixed patterns (no quote, space or `$` can be in them): checked again here,
+        # where they are written into shell text
+        if _classify(b.name) is None or not _HEX64.fullmatch(b.sha256):
+            continue
+        arms.append(f"  {arch}) bundle_name='{b.name}'; bundle_sha256='{b.sha256}' ;;\n")
+    versions = sorted({b.version for b in newest.values()})
+    text = INSTALL_SH.read_text().replace(BUNDLES_MARK, "".join(arms))
+    return text.replace(VERSION_MARK, versions[-1] if versions else "none")
+
+
+def bundle_file(name: str) -> ServedFile:
+    """A bundle or its `.sha256` file; anything else is 404, whatever the name holds."""
+    base = name.removesuffix(".sha256")
+    info = _classify(base)
+    path = get_settings().agent_dist_dir / name
+    if info is None or "/" in name or _regular(path) is None:
+        raise NotFound("no such agent bundle", code="agent_bundle_not_found")
+    media = "text/plain" if name.endswith(".sha256") else MEDIA_TYPES[info[0]]
+    return ServedFile(path=path, media_type=media)

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# `make agent-dist`: the agent for hosts without a compiler, Python or a checkout (ADR 0036).
+#
+#   dist/agent/iowatt-agent-VERSION-linux-ARCH.tar.gz   (+ .sha256, sha256sum's format)
+#   dist/agent/iowatt-agent_VERSION_DEBARCH.deb          (+ .sha256)
+#   dist/agent/iowatt-agent-VERSION-1.RPMARCH.rpm        (+ .sha256; only when nfpm is installable)
+#
+# The agent and its Python dependencies are frozen with PyInstaller (one directory: an executable
+# and its _internal/ runtime); the engine is linked by `zig cc` (the ziglang wheel) against
+# glibc GLIBC_TARGET's symbol versions, with liburing and libaio linked statically from Debian's
+# liburing-dev and libaio-dev. Tools go into dist/.build/venv, never the project's virtualenv.
+# Environment: PYTHON (default python3.11), IOWATT_DIST_DIR (default dist/agent), NFPM (a path
+# to nfpm; otherwise it is built from the Go module proxy into dist/.build/gobin when `go` exists).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+PYTHON=${PYTHON:-python3.11}
+OUT=${IOWATT_DIST_DIR:-$ROOT/dist/agent}
+WORK=$ROOT/dist/.build
+VENV=$WORK/venv
+ARCH=$(uname -m)
+# The engine's oldest glibc: it calls gettid and sem_clockwait (glibc 2.30), so 2.31 is the
+# baseline (Debian 11, Ubuntu 20.04). The frozen agent's baseline is the build host's glibc
+# (PyInstaller bundles this host's libpython): packaging/README.md says which hosts that covers.
+GLIBC_TARGET=2.31
+NFPM_VERSION=v2.48.0
+VERSION=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' agent/src/iowatt_agent/__init__.py)
+NAME=iowatt-agent-$VERSION-linux-$ARCH
+case $ARCH in
+  x86_64) DEBARCH=amd64 ZIGARCH=x86_64 CPUFLAGS=-mcrc32 ;;
+  aarch64) DEBARCH=arm64 ZIGARCH=aarch64 CPUFLAGS= ;;
+  *) echo "agent-dist: unsupported architecture $ARCH" >&2; exit 2 ;;
+esac
+
+say() { printf 'agent-dist: %s\n' "$*" >&2; }
+mkdir -p "$WORK" "$OUT"
+
+# --- tools ---------------------------------------------------------------------------------
+stamp=$VENV/.requirements
+if ! cmp -s packaging/requirements-build.txt "$stamp" 2>/dev/null; then
+  say "build tools into $VENV"
+  rm -rf "$VENV"
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/pip" install -q -r packaging/requirements-build.txt
+  cp packaging/requirements-build.txt "$stamp"
+fi
+# the agent and the libraries it shares with the server, as of this tree (not editable: frozen)
+"$VENV/bin/pip" install -q ./libs/energy ./libs/policy ./libs/workload ./agent
+"$VENV/bin/pip" install -q --no-deps --force-reinstall ./libs/energy ./libs/policy ./libs/workload ./agent
+ZIG=$("$VENV/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
+
+# --- engine: zig cc against the glibc baseline, liburing and libaio static ---------------------
+SYS=$WORK/sysroot-extra
+rm -rf "$SYS" && mkdir -p "$SYS/include" "$SYS/lib"
+multiarch=$(gcc -print-multiarch 2>/dev/null || echo "$ARCH-linux-gnu")
+for a in liburing.a libaio.a; do
+  if [ ! -f "/usr/lib/$multiarch/$a" ]; then
+    say "/usr/lib/$multiarch/$a missing: apt-get install liburing-dev libaio-dev"; exit 2
+  fi
+  cp "/usr/lib/$multiarch/$a" "$SYS/lib/"
+done
+cp -r /usr/include/liburing /usr/include/liburing.h /usr/include/libaio.h "$SYS/include/"
+# The engine asks for CPU features with __builtin_cpu_supports, whose runtime (__cpu_model)
+# zig's compiler-rt lacks: it comes from gcc's libgcc.a, linked last.
+LIBGCC=$(gcc -print-libgcc-file-name)
+cat > "$WORK/zcc" <<EOF
+#!/bin/sh
+exec "$ZIG" cc -target $ZIGARCH-linux-gnu.$GLIBC_TARGET $CPUFLAGS -isystem "$SYS/include" -L"$SYS/lib" "\$@"
+EOF
+chmod +x "$WORK/zcc"
+export ZIG_GLOBAL_CACHE_DIR=$WORK/zig-cache ZIG_LOCAL_CACHE_DIR=$WORK/zig-cache
+say "engine (glibc $GLIBC_TARGET baseline, liburing + libaio static)"
+make -s -C agent/engine CC="$WORK/zcc" BUILD="$WORK/engine" LIBS="-lm -pthread -luring -laio $LIBGCC" \
+  "$WORK/engine/iowatt-engine"
+ENGINE=$WORK/engine/iowatt-engine
+feat=$(make -s -C agent/engine CC="$WORK/zcc" BUILD="$WORK/engine" features)
+[ "$feat" = "liburing=yes libaio=yes" ] || { say "engine built without an async ioengine: $feat"; exit 2; }
+if ldd "$ENGINE" 2>/dev/null | grep -qE 'liburing|libaio'; then say "engine links liburing/libaio dynamically"; exit 2; fi
+
+# --- agent: PyInstaller, one directory ----------------------------------------------------------
+say "agent (PyInstaller)"
+rm -rf "$WORK/pyi" "$WORK/stage"
+"$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN --onedir --name iowatt-agent \
+  --distpath "$WORK/pyi/dist" --workpath "$WORK/pyi/work" --specpath "$WORK/pyi" \
+  --collect-submodules iowatt_agent --collect-data iowatt_agent \
+  --collect-submodules iowatt_energy --collect-submodules iowatt_policy \
+  --collect-submodules iowatt_workload --collect-data iowatt_workload --collect-data iowatt_policy \
+  --collect-all pysnmp \
+  --add-binary "$ENGINE:iowatt_agent/bin" \
+  packaging/agent_main.py
+
+# --- the bundle ---------------------------------------------------------------------------------
+STAGE=$WORK/stage/$NAME
+mkdir -p "$STAGE"
+cp -a "$WORK/pyi/dist/iowatt-agent/." "$STAGE/"
+install -m 0755 "$ENGINE" "$STAGE/iowatt-engine"
+# the unit, with the agent where the packages and install.sh put it
+sed -e 's|^ExecStart=/usr/local/bin/iowatt-agent |ExecStart=/opt/iowatt-agent/iowatt-agent |' \
+    -e 's|^#Environment=IOWATT_ENGINE=.*|Environment=IOWATT_ENGINE=/opt/iowatt-agent/iowatt-engine|' \
+    -e 's|^Documentation=.*|Documentation=file:///opt/iowatt-agent/README.md|' \
+    agent/systemd/iowatt-agent.service > "$STAGE/iowatt-agent.service"
+grep -q '^ExecStart=/opt/iowatt-agent/iowatt-agent run' "$STAGE/iowatt-agent.service"
+sed -e "s/@VERSION@/$VERSION/g" -e "s/@ARCH@/$ARCH/g" -e "s/@GLIBC@/$GLIBC_TARGET/g" \
+  packaging/bundle-README.md > "$STAGE/README.md"
+"$STAGE/iowatt-agent" --version >/dev/null
+tarball=$OUT/$NAME.tar.gz
+# reproducible-ish: fixed owner and order, gzip without a timestamp
+tar -C "$WORK/stage" --sort=name --owner=0 --group=0 --numeric-owner -cf - "$NAME" | gzip -n -6 > "$tarball.tmp"
+mv -f "$tarball.tmp" "$tarball"
+(cd "$OUT" && sha256sum "$(basename "$tarball")" > "$(basename "$tarball").sha256")
+say "$tarball"
+
+# --- .deb (dpkg-deb) ----------------------------------------------------------------------------
+DEB=$WORK/deb
+rm -rf "$DEB" && mkdir -p "$DEB/DEBIAN" "$DEB/opt" "$DEB/lib/systemd/system" "$DEB/usr/bin"
+cp -a "$STAGE" "$DEB/opt/iowatt-agent"
+mv "$DEB/opt/iowatt-agent/iowatt-agent.service" "$DEB/lib/systemd/system/"
+ln -s /opt/iowatt-agent/iowatt-agent "$DEB/usr/bin/iowatt-agent"
+size=$(du -sk "$DEB" | cut -f1)
+sed -e "s/@VERSION@/$VERSION/g" -e "s/@DEBARCH@/$DEBARCH/g" -e "s/@SIZE@/$size/g" \
+  packaging/deb/control > "$DEB/DEBIAN/control"
+for s in postinst prerm postrm; do install -m 0755 "packaging/deb/$s" "$DEB/DEBIAN/$s"; done
+deb=$OUT/iowatt-agent_${VERSION}_$DEBARCH.deb
+dpkg-deb --root-owner-group -Zxz -z6 --build "$DEB" "$deb" >/dev/null
+(cd "$OUT" && sha256sum "$(basename "$deb")" > "$(basename "$deb").sha256")
+say "$deb"
+
+# --- .rpm (nfpm, from the Go module proxy) -------------------------------------------------------
+NFPM=${NFPM:-}
+if [ -z "$NFPM" ] && [ -x "$WORK/gobin/nfpm" ]; then NFPM=$WORK/gobin/nfpm; fi
+if [ -z "$NFPM" ] && command -v go >/dev/null; then
+  say "nfpm $NFPM_VERSION (go install)"
+  GOBIN=$WORK/gobin go install "github.com/goreleaser/nfpm/v2/cmd/nfpm@$NFPM_VERSION" && NFPM=$WORK/gobin/nfpm
+fi
+if [ -n "$NFPM" ]; then
+  case $ARCH in x86_64) RPMARCH=x86_64 ;; aarch64) RPMARCH=aarch64 ;; esac
+  sed -e "s|@VERSION@|$VERSION|g" -e "s|@ARCH@|$DEBARCH|g" -e "s|@STAGE@|$DEB|g" -e "s|@ROOT@|$ROOT|g" \
+    packaging/nfpm.yaml > "$WORK/nfpm.yaml"
+  rpm=$OUT/iowatt-agent-$VERSION-1.$RPMARCH.rpm
+  "$NFPM" package --config "$WORK/nfpm.yaml" --packager rpm --target "$rpm" >/dev/null
+  (cd "$OUT" && sha256sum "$(basename "$rpm")" > "$(basename "$rpm").sha256")
+  say "$rpm"
+else
+  say "no .rpm: neither nfpm (NFPM=PATH) nor go to build it"
+fi

@@ -1,0 +1,180 @@
+"""The bundle `make agent-dist` builds (dist/agent/), as a host without the repository gets it.
+
+- its engine: linked against the glibc baseline (no symbol newer than GLIBC_2.30), liburing and
+  libaio inside it, not needed from the host;
+- on the shared stack: the server's install script downloads the tarball the server serves, checks
+  its SHA-256, installs it, enrols it with a token file, and the installed agent runs a benchmark
+  with the bundle's engine through io_uring — with a PATH that holds no virtualenv, no pyenv and no
+  compiler of the repository's.
+
+The bundle is built by `make agent-dist` (about 3 CPU-minutes, ADR 0036), not by the test: where
+dist/agent/ holds no bundle for this machine, the tests skip saying so.
+"""
+
+import os
+import platform
+import re
+import signal
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.stack import Stack, enrollment_token
+from tests.waiting import wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+DIST = Path(os.environ.get("IOWATT_AGENT_DIST_DIR") or REPO / "dist" / "agent")
+BARE_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+# the engine's newest glibc symbol version (gettid, sem_clockwait): ADR 0036's baseline
+ENGINE_GLIBC_MAX = (2, 30)
+# the frozen agent's: the build host's libpython3.11 and libgcc_s (Debian 12) need GLIBC_2.35
+AGENT_GLIBC_MAX = (2, 35)
+
+
+@pytest.fixture
+def bundle() -> tuple[Path, str]:
+    """The newest tarball for this machine and its top directory; skips (before any stack starts)
+    when there is none."""
+    found = sorted(DIST.glob(f"iowatt-agent-*-linux-{platform.machine()}.tar.gz"))
+    if not found:
+        pytest.skip(f"no agent bundle in {DIST}: `make agent-dist` builds it (ADR 0036)")
+    tarball = found[-1]
+    return tarball, tarball.name.removesuffix(".tar.gz")
+
+
+def _glibc_versions(binary: Path) -> list[tuple[int, ...]]:
+    out = subprocess.run(["objdump", "-T", str(binary)], capture_output=True, text=True, check=True).stdout
+    return sorted({tuple(int(x) for x in v.split(".")) for v in re.findall(r"GLIBC_([0-9.]+)\b", out)})
+
+
+def test_the_engine_needs_glibc_2_30_at_most_and_no_async_io_library(
+    bundle: tuple[Path, str], tmp_path: Path
+) -> None:
+    tarball, top = bundle
+    subprocess.run(["tar", "-xzf", str(tarball), "-C", str(tmp_path)], check=True)
+    engine = tmp_path / top / "iowatt-engine"
+    versions = _glibc_versions(engine)
+    assert versions and max(versions) <= ENGINE_GLIBC_MAX, f"GLIBC_ versions needed: {versions}"
+    needed = subprocess.run(["objdump", "-p", str(engine)], capture_output=True, text=True, check=True).stdout
+    libs = set(re.findall(r"NEEDED\s+(\S+)", needed))
+    assert not {lib for lib in libs if "uring" in lib or "aio" in lib}, libs
+    system = {"libc.so.6", "libm.so.6", "libpthread.so.0", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
+    assert libs <= system, libs
+    # the frozen agent's floor is the one ADR 0036 and docs/operations.md state
+    agent_libs = [tmp_path / top / "iowatt-agent", *(tmp_path / top / "_internal").rglob("*.so*")]
+    agent_versions = sorted({v for f in agent_libs for v in _glibc_versions(f)})
+    assert agent_versions and max(agent_versions) <= AGENT_GLIBC_MAX, f"the agent needs {max(agent_versions)}"
+    # built with both asynchronous engines (they are linked in, not probed on the host)
+    help_text = subprocess.run([str(engine), "--help"], capture_output=True, text=True, check=True).stdout
+    assert "io_uring" in help_text and "libaio" in help_text
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("stack-c")
+def test_installed_by_the_served_line_it_enrols_and_runs_a_benchmark(
+    bundle: tuple[Path, str], live: Stack, tmp_path: Path
+) -> None:
+    tarball, top = bundle
+    script = httpx.get(f"{live.url}/api/v1/agent-dist/install.sh", timeout=30)
+    assert script.status_code == 200
+    (tmp_path / "install.sh").write_text(script.text)
+    token_file = tmp_path / "token"
+    fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(enrollment_token(live.url, live.token))
+    opt, state, name = tmp_path / "opt" / "iowatt-agent", tmp_path / "state", f"bundle-{uuid.uuid4().hex[:8]}"
+    env = {
+        "PATH": BARE_PATH,
+        "LANG": "C.UTF-8",
+        "HOME": str(tmp_path),
+        "TMPDIR": str(tmp_path),
+        "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(tmp_path / "dropin"),
+    }
+    r = subprocess.run(
+        ["sh", str(tmp_path / "install.sh"), "--server", live.url, "--token-file", str(token_file),
+         "--name", name, "--prefix", str(opt), "--bin-dir", str(tmp_path / "bin"),
+         "--state-dir", str(state), "--no-service"],
+        env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert f"downloading {tarball.name}" in r.stderr and "SHA-256 ok" in r.stderr
+    agent = opt / "iowatt-agent"
+    version = subprocess.run([agent, "--version"], env=env, capture_output=True, text=True, check=True).stdout
+    assert version.startswith("iowatt-agent ") and version.split()[1] in top
+    helped = subprocess.run([agent, "--help"], env=env, capture_output=True, text=True, check=True).stdout
+    assert "enroll" in helped and "run" in helped
+
+    target = tempfile.mkdtemp(prefix="iowatt-bundle-", dir="/var/tmp")
+    proc = None
+    try:
+        subprocess.run([agent, "targets", "add", target, "--state-dir", str(state)], env=env, check=True)
+        log = (tmp_path / "agent.log").open("wb")
+        proc = subprocess.Popen(
+            [agent, "run", "--state-dir", str(state), "--lease-wait", "2", "--drain-timeout", "30"],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        with live.api() as api:
+            me = next(a for a in api.get("/agents").json()["items"] if a["name"] == name)
+            job = {
+                "name": "bundle",
+                "rw": "randread",
+                "bs_bytes": 4096,
+                "size_bytes": 4 * 1024 * 1024,
+                "ioengine": "io_uring",
+                "iodepth": 4,
+                "direct": False,
+            }
+            body = {"agent_id": me["id"], "target_path": target, "workload": {"jobs": [job]}, "idle_s": 0}
+
+            def reported() -> bool:  # the policy arrives with the agent's first inventory
+                policy = api.get(f"/agents/{me['id']}").json().get("policy") or {}
+                return target in {t["path"] for t in policy.get("targets", [])}
+
+            wait_until(reported, timeout=60, interval=0.3, message="the bundle's agent reports its target")
+            created = api.post("/runs", json=body)
+            assert created.status_code == 201, created.text
+        run = live.wait(created.json()["id"])
+        assert run["status"] == "succeeded", (run["error"], (tmp_path / "agent.log").read_text()[-2000:])
+        (j,) = run["jobs"]
+        assert j["read"]["io_bytes"] == 4 * 1024 * 1024 and j["read"]["total_ios"] == 1024
+        with live.api() as api:
+            result = api.get(f"/runs/{run['id']}/result").json()["engine_result"]
+        assert result["jobs"][0]["job options"]["ioengine"] == "io_uring"
+    finally:
+        if proc is not None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=60)
+        subprocess.run(["rm", "-rf", target], check=False)
+
+
+def test_the_deb_installs_the_tree_the_unit_and_makes_the_user_and_state_directory(tmp_path: Path) -> None:
+    debs = sorted(DIST.glob("iowatt-agent_*_*.deb"))
+    if not debs:
+        pytest.skip(f"no .deb in {DIST}: `make agent-dist` builds it (ADR 0036)")
+    deb = debs[-1]
+    listing = subprocess.run(["dpkg-deb", "-c", str(deb)], capture_output=True, text=True, check=True).stdout
+    paths = {line.split()[5] for line in listing.splitlines()}
+    assert {
+        "./opt/iowatt-agent/iowatt-agent",
+        "./opt/iowatt-agent/iowatt-engine",
+        "./lib/systemd/system/iowatt-agent.service",
+        "./usr/bin/iowatt-agent",
+    } <= paths
+    subprocess.run(["dpkg-deb", "-e", str(debs[-1]), str(tmp_path / "control")], check=True)
+    postinst = (tmp_path / "control" / "postinst").read_text()
+    assert "useradd --system" in postinst and "iowatt-tpch" in postinst
+    assert "install -d -m 0700 -o root -g root /var/lib/iowatt-agent" in postinst
+    subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(tmp_path / "root")], check=True)
+    unit = (tmp_path / "root" / "lib/systemd/system/iowatt-agent.service").read_text()
+    assert "\nExecStart=/opt/iowatt-agent/iowatt-agent run --state-dir /var/lib/iowatt-agent " in unit
+    assert "\nEnvironment=IOWATT_ENGINE=/opt/iowatt-agent/iowatt-engine\n" in unit
+    assert "\nMemoryDenyWriteExecute=yes\n" in unit  # the sandbox is the source unit's, unchanged
+    out = subprocess.run(
+        [tmp_path / "root/opt/iowatt-agent/iowatt-agent", "--version"],
+        env={"PATH": BARE_PATH}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout.startswith("iowatt-agent ")
