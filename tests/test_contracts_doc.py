@@ -341,9 +341,11 @@ def checks_of(sec: str) -> tuple[list[Check], list[str]]:
         named = re.fullmatch(r"(\w+) = (\{.*\})", span)
         if named:
             placed.add(n)
-            schema = openapi()["components"]["schemas"].get(named[1])
-            assert schema is not None, f"{named[1]} is not an OpenAPI schema"
-            checks.append(Check(named[1], parse(named[2]), {"$ref": f"#/components/schemas/{named[1]}"}))
+            schemas = openapi()["components"]["schemas"]
+            # a model whose answer differs from its request is `X-Output` there: the page shows answers
+            name = named[1] if named[1] in schemas else f"{named[1]}-Output"
+            assert name in schemas, f"{named[1]} is not an OpenAPI schema"
+            checks.append(Check(named[1], parse(named[2]), {"$ref": f"#/components/schemas/{name}"}))
             continue
         ep = re.fullmatch(
             METHOD + r" (/[^\s\[?{]*(?:\{[^}]*\}[^\s\[?{]*)*)(?:\[?\?[^ ]*)?(?: (\{.*\}))?", span

@@ -31,8 +31,8 @@ from backend.run.schemas import JobSummary, PassSummary, RunOrigin
 from backend.workload.schemas import (
     FileFacts,
     HeapBtreeSpec,
-    JobSpec,
     PostmarkSpec,
+    StoredJobSpec,
     TpchSpec,
     WorkloadKind,
     WorkloadSpec,
@@ -164,7 +164,7 @@ class SharedWorkload(OutputSchema):
     the heap/B-tree sweep's parameters, the engine's facts; vdbench only as its scale and run time."""
 
     kind: WorkloadKind
-    jobs: list[JobSpec]
+    jobs: list[StoredJobSpec]  # an imported job's unstated settings read back as null
     passes: int
     discard_passes: int
     shortened_by: float | None

@@ -243,7 +243,24 @@ def _job(document: dict[str, Any], index: int, job: dict[str, Any], names: set[s
     if runtime:
         out["runtime_s"] = runtime
         out["time_based"] = "time_based" in opts and str(opts["time_based"]) not in ("0", "false")
+    if isinstance(document.get("source"), dict):  # another tool's file (POST /imports)
+        out["unstated"] = _unstated(engine, opts, kb)
     return out
+
+
+def _unstated(engine: dict[str, Any], opts: dict[str, Any], kb: int) -> list[str]:
+    """The settings of an imported job its file did not state (or stated as nothing iowatt's spec
+    can hold, an ioengine it has not): their values in the spec are placeholders, never shown."""
+    stated = {
+        "rw": engine.get("rw") or opts.get("rw") or opts.get("readwrite"),
+        "bs_bytes": _int(engine.get("bs_bytes")) or result_service.parse_size(opts.get("bs", ""), kb),
+        "size_bytes": _int(engine.get("size_bytes")) or result_service.parse_size(opts.get("size", ""), kb),
+        "iodepth": _int(engine.get("iodepth")) or _int(opts.get("iodepth")),
+        "numjobs": _int(engine.get("numjobs")) or _int(opts.get("numjobs")),
+        "ioengine": _IOENGINES.get(str(engine.get("ioengine") or opts.get("ioengine"))),
+        "direct": engine.get("direct", opts.get("direct")),
+    }
+    return [k for k, v in stated.items() if v is None or v == ""]
 
 
 def spec_of(document: dict[str, Any]) -> dict[str, Any]:
@@ -253,11 +270,15 @@ def spec_of(document: dict[str, Any]) -> dict[str, Any]:
     jobs_in = [j for j in (document.get("jobs") or []) if isinstance(j, dict)][:200]
     names: set[str] = set()
     jobs = []
+    marks: list[list[str] | None] = []
     for i, job in enumerate(jobs_in):
         d = _job(document, i, job, names)
+        marks.append(d.pop("unstated", None))
         try:
             jobs.append(JobSpec.model_validate(d))
         except ValidationError:
+            if marks[-1] is not None:  # what the essentials leave out is not stated either
+                marks[-1] = sorted({*marks[-1], "iodepth", "numjobs", "ioengine", "direct"})
             try:  # the essentials only (an option beyond today's limits, an rw iowatt has not)
                 jobs.append(
                     JobSpec.model_validate(
@@ -267,12 +288,18 @@ def spec_of(document: dict[str, Any]) -> dict[str, Any]:
             except ValidationError:
                 jobs.append(JobSpec.model_construct(**d))
     try:
-        return stored_spec(WorkloadSpec.model_validate({"jobs": jobs}))
+        out = stored_spec(WorkloadSpec.model_validate({"jobs": jobs}))
     except ValidationError:
-        return {
+        out = {
             "jobs": [j.model_dump(mode="json", warnings=False) for j in jobs],
             "spec_version": SPEC_VERSION,
         }
+    # an imported job's settings its file did not state: their stored values stay (placeholders
+    # that keep the spec valid for its readers), the list says not to show them (JobSpec.unstated)
+    for stored, unstated in zip(out["jobs"], marks, strict=True):
+        if unstated is not None:
+            stored["unstated"] = unstated
+    return out
 
 
 def _power(body: ResultImport, power: UploadedPower) -> PowerUpload:

@@ -228,10 +228,7 @@ def load_spec(doc: dict[str, Any] | WorkloadSpec) -> WorkloadSpec:
     try:
         return WorkloadSpec.model_validate(doc)
     except ValidationError:
-        jobs = [
-            JobSpec.model_construct(**{k: v for k, v in job.items() if k in JobSpec.model_fields})
-            for job in doc.get("jobs", [])
-        ]
+        jobs = [_job_as_stored(job) for job in doc.get("jobs", [])]
         nested: dict[str, Any] = {}
         models: list[tuple[str, type[InputSchema]]] = [
             (name, m) for name, k in KINDS.items() if (m := k.parameters_model) is not None
@@ -247,6 +244,24 @@ def load_spec(doc: dict[str, Any] | WorkloadSpec) -> WorkloadSpec:
         }
         return WorkloadSpec.model_construct(jobs=jobs, **plain, **nested)
 
+
+def _job_as_stored(job: dict[str, Any]) -> JobSpec:
+    return JobSpec.model_construct(**{k: v for k, v in job.items() if k in JobSpec.model_fields})
+
+
+def load_job(doc: dict[str, Any] | JobSpec) -> JobSpec:
+    """A job as stored or as answered, as a JobSpec. Never fails: an imported job's unstated
+    settings (null in an answer, with their list) and what today's rules refuse are kept as read."""
+    if isinstance(doc, JobSpec):
+        return doc
+    try:
+        return JobSpec.model_validate(doc)
+    except ValidationError:
+        return _job_as_stored(doc)
+
+
+# An output field holding a job read back from an answer (a shared view's frozen JSON): load_job.
+StoredJobSpec = Annotated[JobSpec, BeforeValidator(load_job)]
 
 # An output field holding a stored spec: read with load_spec, so a response carrying an old row
 # is not re-validated against today's input limits (the instance load_spec returns is taken as it

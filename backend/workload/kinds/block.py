@@ -3,10 +3,18 @@ a directory's data file (the kind `block`; a spec without a kind is one). Shorte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast
 
 from iowatt_workload import KiB, MiB, parse_size
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_serializer,
+)
 
 from backend.kit.messages import human_bytes
 from backend.kit.schema import InputSchema
@@ -19,6 +27,20 @@ if TYPE_CHECKING:
 Rw = Literal["read", "write", "randread", "randwrite", "rw", "randrw"]
 IoEngine = Literal["psync", "libaio", "io_uring"]
 Readahead = Literal["default", "on", "off"]
+# the settings an imported file may leave unstated (JobSpec.unstated)
+Unstated = Literal["rw", "bs_bytes", "size_bytes", "iodepth", "numjobs", "ioengine", "direct"]
+
+
+def _null_when_unstated(t: Any) -> WithJsonSchema:
+    """The output schema of a setting an imported job may leave unstated: the type or null (a
+    request must state it: the input schema stays the type)."""
+    return WithJsonSchema(TypeAdapter(t | None).json_schema(), mode="serialization")
+
+
+RwSetting = Annotated[Rw, _null_when_unstated(Rw)]
+IntSetting = Annotated[int, _null_when_unstated(int)]
+IoEngineSetting = Annotated[IoEngine, _null_when_unstated(IoEngine)]
+BoolSetting = Annotated[bool, _null_when_unstated(bool)]
 # engine fadvise_hint per readahead mode: "on" gives no hint, so the kernel's default readahead
 # window applies (FADV_SEQUENTIAL would double it: more than "on"); "default" is fio's hint per
 # pattern (SEQUENTIAL for sequential, RANDOM for random jobs).
@@ -91,10 +113,10 @@ class JobSpec(InputSchema):
     name: str = Field(
         min_length=1, max_length=100, description="letters, digits, '_', '.' and '-' (unique in the workload)"
     )
-    rw: Rw
-    size_bytes: int = Field(gt=0, description="size of the region (file) the job works on, bytes")
+    rw: RwSetting
+    size_bytes: IntSetting = Field(gt=0, description="size of the region (file) the job works on, bytes")
     offset_bytes: int = Field(0, ge=0, description="start of the region, bytes")
-    bs_bytes: int = Field(gt=0, le=MAX_BS, description="block size in bytes")
+    bs_bytes: IntSetting = Field(gt=0, le=MAX_BS, description="block size in bytes")
     runtime_s: float | None = Field(None, gt=0, le=7 * 24 * 3600, description="time limit, seconds")
     time_based: bool = False
     ramp_time_s: float = Field(0, ge=0, le=24 * 3600, description="warm-up excluded from stats, seconds")
@@ -104,12 +126,12 @@ class JobSpec(InputSchema):
         le=option_max("rwmixread"),
         description="percent reads in rw/randrw",
     )
-    numjobs: int = Field(int(option_default("numjobs")), ge=option("numjobs")["min"], le=256)
-    iodepth: int = Field(
+    numjobs: IntSetting = Field(int(option_default("numjobs")), ge=option("numjobs")["min"], le=256)
+    iodepth: IntSetting = Field(
         int(option_default("iodepth")), ge=option("iodepth")["min"], le=option_max("iodepth")
     )
-    ioengine: IoEngine = cast(IoEngine, option_default("ioengine"))
-    direct: bool = False
+    ioengine: IoEngineSetting = cast(IoEngine, option_default("ioengine"))
+    direct: BoolSetting = False
     invalidate: bool = Field(True, description="drop the region from the page cache before a buffered job")
     readahead: Readahead = Field(
         "default",
@@ -165,6 +187,23 @@ class JobSpec(InputSchema):
         le=10_000,
         description="passes over the region (fio's loops)",
     )
+    unstated: list[Unstated] | None = Field(
+        None,
+        description="an imported run's settings its file did not state: answered as null, "
+        "shown as not stated; absent for every other job",
+    )
+
+    @model_serializer(mode="wrap")
+    def _unstated_out(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        """`unstated` only where set (a measured job's dump is as before); each unstated setting
+        null (the stored spec keeps placeholders there: backend/upload/service.py spec_of)."""
+        out: dict[str, Any] = handler(self)
+        marks = out.pop("unstated", None)
+        if marks is not None:
+            out["unstated"] = marks
+            for key in marks:
+                out[key] = None
+        return out
 
     # Cross-field checks sit on the later field so a 422 names the field to fix; messages speak of
     # what the form shows (block size, size, runtime), never of field names.
@@ -202,6 +241,15 @@ class JobSpec(InputSchema):
             raise bad(f"direct I/O needs a block size in multiples of 512 bytes (not {human_bytes(bs)})")
         if v and off is not None and off % 512:
             raise bad(f"direct I/O needs an offset in multiples of 512 bytes (not {human_bytes(off)})")
+        return v
+
+    @field_validator("unstated")
+    @classmethod
+    def _unstated_only_by_imports(cls, v: list[str] | None) -> list[str] | None:
+        # a request's job states every setting; only spec_of marks an imported job (after
+        # validating it), and load_spec reads a stored imported spec without re-validating it
+        if v is not None:
+            raise bad("is set only by an import, for the settings its file did not state")
         return v
 
     @field_validator("io_size_bytes")

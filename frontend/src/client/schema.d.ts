@@ -46,67 +46,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/agent-dist": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get Agent Dist
-         * @description The bundles this server serves (tarball, .deb, .rpm per architecture) with their SHA-256,
-         *     and the server certificate's fingerprint and public-key pin when it is configured.
-         */
-        get: operations["get_agent_dist"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/agent-dist/files/{file_name}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get Agent Bundle
-         * @description A bundle, or its `NAME.sha256` (sha256sum's format).
-         */
-        get: operations["get_agent_bundle"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/agent-dist/install.sh": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get Install Script
-         * @description The installer: `curl -fsSL .../install.sh | sudo sh -s -- --server URL --token-file FILE`.
-         */
-        get: operations["get_install_script"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/agents": {
         parameters: {
             query?: never;
@@ -1933,16 +1872,6 @@ export interface components {
             /** Team Count */
             team_count: number;
         };
-        /** AgentDist */
-        AgentDist: {
-            /** Bundles */
-            bundles: components["schemas"]["Bundle"][];
-            /** Install Script Url */
-            install_script_url: string;
-            tls: components["schemas"]["ServerTls"] | null;
-            /** Version */
-            version: string | null;
-        };
         /** AgentEnroll */
         AgentEnroll: {
             /**
@@ -2205,26 +2134,6 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** Bundle */
-        Bundle: {
-            /** Arch */
-            arch: string;
-            /**
-             * Kind
-             * @enum {string}
-             */
-            kind: "tar" | "deb" | "rpm";
-            /** Name */
-            name: string;
-            /** Sha256 */
-            sha256: string;
-            /** Size Bytes */
-            size_bytes: number;
-            /** Url */
-            url: string;
-            /** Version */
-            version: string;
-        };
         /** CampaignCreate */
         CampaignCreate: {
             /**
@@ -2254,7 +2163,7 @@ export interface components {
             scale?: number | null;
             /** Targets */
             targets: components["schemas"]["CampaignTarget"][];
-            workload?: components["schemas"]["WorkloadSpec"] | null;
+            workload?: components["schemas"]["WorkloadSpec-Input"] | null;
             /** Workload Id */
             workload_id?: string | null;
         };
@@ -3609,7 +3518,7 @@ export interface components {
              */
             scale?: number | null;
             /** @description a file workload's spec (kind postmark or vdbench) */
-            spec: components["schemas"]["WorkloadSpec"];
+            spec: components["schemas"]["WorkloadSpec-Input"];
         };
         /** FailureReport */
         FailureReport: {
@@ -4609,7 +4518,7 @@ export interface components {
             points: components["schemas"]["SeriesPointRead"][];
         };
         /** JobSpec */
-        JobSpec: {
+        "JobSpec-Input": {
             /**
              * Bs Bytes
              * @description block size in bytes
@@ -4742,6 +4651,147 @@ export interface components {
              * @default false
              */
             time_based: boolean;
+            /**
+             * Unstated
+             * @description an imported run's settings its file did not state: answered as null, shown as not stated; absent for every other job
+             */
+            unstated?: ("rw" | "bs_bytes" | "size_bytes" | "iodepth" | "numjobs" | "ioengine" | "direct")[] | null;
+        };
+        /** JobSpec */
+        "JobSpec-Output": {
+            /**
+             * Bs Bytes
+             * @description block size in bytes
+             */
+            bs_bytes: number | null;
+            /**
+             * Bssplit
+             * @description mixed block sizes as fio's bssplit: '4k/10:64k/90' (size/percent; an entry without a percent shares the rest), optionally 'READS,WRITES'; replaces bs_bytes for the I/O; null = bs_bytes
+             */
+            bssplit?: string | null;
+            /**
+             * Direct
+             * @default false
+             */
+            direct: boolean | null;
+            /**
+             * End Fsync
+             * @description jobs that write: fsync the file when the job ends; the sync's time counts in the job's runtime and so in its bandwidth (as fio's end_fsync); no effect on read-only jobs
+             * @default false
+             */
+            end_fsync: boolean;
+            /**
+             * Fsync Every
+             * @description jobs that write: fsync after this many writes (fio's fsync); 0 = never
+             * @default 0
+             */
+            fsync_every: number;
+            /**
+             * Invalidate
+             * @description drop the region from the page cache before a buffered job
+             * @default true
+             */
+            invalidate: boolean;
+            /**
+             * Io Size Bytes
+             * @description bytes to transfer per pass inside the region, as fio's io_size: sequential jobs do the first io_size_bytes of the region, random jobs distinct blocks drawn from all of it; null = size_bytes
+             */
+            io_size_bytes?: number | null;
+            /**
+             * Iodepth
+             * @default 1
+             */
+            iodepth: number | null;
+            /**
+             * Ioengine
+             * @default psync
+             */
+            ioengine: ("psync" | "libaio" | "io_uring") | null;
+            /**
+             * Loops
+             * @description passes over the region (fio's loops)
+             * @default 1
+             */
+            loops: number;
+            /**
+             * Name
+             * @description letters, digits, '_', '.' and '-' (unique in the workload)
+             */
+            name: string;
+            /**
+             * Numjobs
+             * @default 1
+             */
+            numjobs: number | null;
+            /**
+             * Offset Bytes
+             * @description start of the region, bytes
+             * @default 0
+             */
+            offset_bytes: number;
+            /**
+             * Ramp Time S
+             * @description warm-up excluded from stats, seconds
+             * @default 0
+             */
+            ramp_time_s: number;
+            /**
+             * Random Distribution
+             * @description random jobs' offsets: random (uniform), zipf:THETA, pareto:H or normal[:DEVIATION%]
+             * @default random
+             */
+            random_distribution: string;
+            /**
+             * Randseed
+             * @description seed of the offset and data generators; null = the engine's
+             */
+            randseed?: number | null;
+            /**
+             * Rate Iops
+             * @description open load: issue at this rate, I/Os per second; null = as fast as it can
+             */
+            rate_iops?: number | null;
+            /**
+             * Readahead
+             * @description buffered runs: default (fio's per-pattern hint: SEQUENTIAL for sequential, RANDOM for random jobs), on (no hint: the kernel's default readahead), off (RANDOM: no readahead)
+             * @default default
+             * @enum {string}
+             */
+            readahead: "default" | "on" | "off";
+            /**
+             * Runtime S
+             * @description time limit, seconds
+             */
+            runtime_s?: number | null;
+            /** Rw */
+            rw: ("read" | "write" | "randread" | "randwrite" | "rw" | "randrw") | null;
+            /**
+             * Rwmixread
+             * @description percent reads in rw/randrw
+             * @default 50
+             */
+            rwmixread: number;
+            /**
+             * Size Bytes
+             * @description size of the region (file) the job works on, bytes
+             */
+            size_bytes: number | null;
+            /**
+             * Sync
+             * @description open the file with O_DSYNC (fio's sync=dsync): every write is durable
+             * @default false
+             */
+            sync: boolean;
+            /**
+             * Time Based
+             * @default false
+             */
+            time_based: boolean;
+            /**
+             * Unstated
+             * @description an imported run's settings its file did not state: answered as null, shown as not stated; absent for every other job
+             */
+            unstated?: ("rw" | "bs_bytes" | "size_bytes" | "iodepth" | "numjobs" | "ioengine" | "direct")[] | null;
         };
         /** JobSummary */
         JobSummary: {
@@ -6756,7 +6806,7 @@ export interface components {
              * @description a multi-target run: the workload runs on every target of the agent at the same time (1…8 targets, each on its own device; block workloads); give this or target_path. The run's target_path is the first target
              */
             targets?: components["schemas"]["RunTargetIn"][] | null;
-            workload?: components["schemas"]["WorkloadSpec"] | null;
+            workload?: components["schemas"]["WorkloadSpec-Input"] | null;
             /** Workload Id */
             workload_id?: string | null;
         };
@@ -6953,7 +7003,7 @@ export interface components {
             team_id: string;
             /** @description a TPC-H-derived run's result (TPC-H-derived, not audited): per-query seconds per stream with answer_ok/timed_out, load_s, Power@Size, Throughput@Size, QphH@Size, the DBMS's settings; null for other runs and before a result */
             tpch?: components["schemas"]["TpchSummary"] | null;
-            workload: components["schemas"]["WorkloadSpec"];
+            workload: components["schemas"]["WorkloadSpec-Output"];
             /** Workload Id */
             workload_id: string | null;
         };
@@ -7122,13 +7172,6 @@ export interface components {
             write_clat_p99_ns: number | null;
             /** Write Iops */
             write_iops: number;
-        };
-        /** ServerTls */
-        ServerTls: {
-            /** Fingerprint Sha256 */
-            fingerprint_sha256: string;
-            /** Pubkey Pin */
-            pubkey_pin: string;
         };
         /** ShareLinkCreate */
         ShareLinkCreate: {
@@ -7587,7 +7630,7 @@ export interface components {
             facts: components["schemas"]["FileFacts"] | null;
             heap_btree: components["schemas"]["HeapBtreeSpec"] | null;
             /** Jobs */
-            jobs: components["schemas"]["JobSpec"][];
+            jobs: components["schemas"]["JobSpec-Output"][];
             /**
              * Kind
              * @enum {string}
@@ -8439,7 +8482,7 @@ export interface components {
             description: string;
             /** Name */
             name: string;
-            spec: components["schemas"]["WorkloadSpec"];
+            spec: components["schemas"]["WorkloadSpec-Input"];
             /**
              * Team Id
              * Format: uuid
@@ -8459,10 +8502,10 @@ export interface components {
             id: string;
             /** Name */
             name: string;
-            spec: components["schemas"]["WorkloadSpec"];
+            spec: components["schemas"]["WorkloadSpec-Output"];
         };
         /** WorkloadSpec */
-        WorkloadSpec: {
+        "WorkloadSpec-Input": {
             /**
              * Discard Passes
              * @description leading passes run but not counted
@@ -8479,7 +8522,56 @@ export interface components {
              * Jobs
              * @description block workloads: 1 to 200 jobs; file workloads: none
              */
-            jobs?: components["schemas"]["JobSpec"][];
+            jobs?: components["schemas"]["JobSpec-Input"][];
+            /**
+             * Kind
+             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile)
+             * @default block
+             * @enum {string}
+             */
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile";
+            /**
+             * Passes
+             * @description measured passes per test (CrystalDiskMark-style)
+             * @default 1
+             */
+            passes: number;
+            /** @description kind postmark only */
+            postmark?: components["schemas"]["PostmarkSpec"] | null;
+            /**
+             * Scaled By
+             * @description file workloads: the run's scale applied to this spec (vdbench: multiplied into vdbench.scale; postmark: number and transactions times it; tpch: the scale factor times it; heap_btree: records times it), recorded so results say so; null = as saved
+             */
+            scaled_by?: number | null;
+            /**
+             * Shortened By
+             * @description the factor this workload's jobs were shortened by (WorkloadSpec.shortened: runtimes, or a size-bound job's I/O, times the factor), recorded so results say so; null = full length
+             */
+            shortened_by?: number | null;
+            /** @description kind tpch only (TPC-H-derived, not audited) */
+            tpch?: components["schemas"]["TpchSpec"] | null;
+            /** @description kind vdbench only */
+            vdbench?: components["schemas"]["VdbenchSpec"] | null;
+        };
+        /** WorkloadSpec */
+        "WorkloadSpec-Output": {
+            /**
+             * Discard Passes
+             * @description leading passes run but not counted
+             * @default 0
+             */
+            discard_passes: number;
+            /** @description file workloads: the engine's --parse-only bounds as the server got them (set by the server; a value sent is replaced); null for block workloads */
+            facts?: components["schemas"]["FileFacts"] | null;
+            /** @description kind heap_btree only */
+            heap_btree?: components["schemas"]["HeapBtreeSpec"] | null;
+            /** @description kind jobfile only (a fio job file, ADR 0029) */
+            jobfile?: components["schemas"]["JobfileSpec"] | null;
+            /**
+             * Jobs
+             * @description block workloads: 1 to 200 jobs; file workloads: none
+             */
+            jobs?: components["schemas"]["JobSpec-Output"][];
             /**
              * Kind
              * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile)
@@ -8634,132 +8726,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The request body is larger than this route's limit (1048576 bytes) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A field is invalid: `detail` lists each field and the reason */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    get_agent_dist: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AgentDist"];
-                };
-            };
-            /** @description The request body is larger than this route's limit (1048576 bytes) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A field is invalid: `detail` lists each field and the reason */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    get_agent_bundle: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                file_name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the file */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": unknown;
-                };
-            };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The request body is larger than this route's limit (1048576 bytes) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A field is invalid: `detail` lists each field and the reason */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    get_install_script: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the POSIX sh installer */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/plain": string;
-                    "text/x-shellscript": unknown;
                 };
             };
             /** @description The request body is larger than this route's limit (1048576 bytes) */

@@ -7,8 +7,12 @@ type S = components["schemas"];
 export type RunStatus = S["RunStatus"];
 export type DirSummary = S["DirSummary"];
 export type JobSummary = S["JobSummary"];
-export type JobSpec = S["JobSpec"];
-export type WorkloadSpec = S["WorkloadSpec"];
+// a job and a workload as the API answers them (an imported job's unstated settings are null);
+// the *In types are what a request sends (every setting stated)
+export type JobSpec = S["JobSpec-Output"];
+export type WorkloadSpec = S["WorkloadSpec-Output"];
+export type JobSpecIn = S["JobSpec-Input"];
+export type WorkloadSpecIn = S["WorkloadSpec-Input"];
 export type RunProgress = S["Progress"];
 export type RunRead = S["RunRead"];
 export type RunPage = S["RunPage"];

@@ -4,7 +4,7 @@
 // `cloneDraft(run)`: the exact workload the run ran (its stored spec, every job as run), the same
 // host, target, meter, environment and idle baseline, and a name marking it as a re-run.
 // The form still checks everything as for a new run (host policy, limits): nothing is re-used blindly.
-import type { RunCreate, RunRead, WorkloadSpec } from "../client/types";
+import type { RunCreate, RunRead, WorkloadSpecIn } from "../client/types";
 
 /** The query parameter of the New run form that names the run to clone. */
 export const CLONE_PARAM = "from";
@@ -14,7 +14,7 @@ export interface CloneDraft {
   agent_id: string;
   target_path: string;
   /** The workload exactly as the source run ran it (`spec_version` dropped: the server stamps it). */
-  workload: WorkloadSpec;
+  workload: WorkloadSpecIn;
   /** The saved workload the source came from (null for a custom one): for display only. */
   source_workload_id: string | null;
   name: string;
@@ -45,13 +45,14 @@ export function cloneName(name: string): string {
 }
 
 export function cloneDraft(run: RunRead): CloneDraft {
-  const { spec_version: _version, ...spec } = run.workload as WorkloadSpec & {
+  // a measured run's spec states every setting (only an imported run's leave some unstated)
+  const { spec_version: _version, ...spec } = run.workload as WorkloadSpecIn & {
     spec_version?: number;
   };
   return {
     agent_id: run.agent_id,
     target_path: run.target_path,
-    workload: structuredClone(spec) as WorkloadSpec,
+    workload: structuredClone(spec) as WorkloadSpecIn,
     source_workload_id: run.workload_id,
     name: cloneName(run.name),
     environment_id: run.environment_id,

@@ -37,19 +37,28 @@ export function detectSweeps(jobs: JobSpec[], minPoints = 3): Sweep[] {
       groups.set(k, [...(groups.get(k) ?? []), j]);
     }
     for (const g of groups.values()) {
+      if (g.some((j) => j[param] == null)) continue; // an unstated setting is no point of a sweep
       const xs = new Set(g.map((j) => j[param]));
       if (xs.size < minPoints || xs.size !== g.length) continue;
       for (const j of g) used.add(j.name);
       const first = g[0] as JobSpec;
+      // an imported file's unstated settings read "—", never null
+      const v = (k: "rw" | "iodepth" | "numjobs", text: string | null) =>
+        text === null || first.unstated?.includes(k) ? "—" : text;
+      const [rw, qd, threads] = [
+        v("rw", first.rw),
+        v("iodepth", first.iodepth === null ? null : String(first.iodepth)),
+        v("numjobs", first.numjobs === null ? null : String(first.numjobs)),
+      ];
       const label =
         param === "bs_bytes"
-          ? `${first.rw} QD${first.iodepth}×${first.numjobs}`
-          : `${first.rw} ${formatBytes(first.bs_bytes)} QD${first.iodepth}`;
+          ? `${rw} QD${qd}×${threads}`
+          : `${rw} ${formatBytes(first.bs_bytes)} QD${qd}`;
       out.push({
         param,
         label,
         first,
-        points: g.map((j) => ({ job: j.name, x: j[param] })).sort((a, b) => a.x - b.x),
+        points: g.map((j) => ({ job: j.name, x: j[param] ?? 0 })).sort((a, b) => a.x - b.x),
       });
     }
   }
@@ -63,7 +72,7 @@ const DISTINCT: { key: keyof JobSpec; text: (j: JobSpec) => string }[] = [
     text: (j) => (j.direct ? "O_DIRECT (page cache off)" : "buffered (page cache on)"),
   },
   { key: "readahead", text: (j) => `readahead ${j.readahead}` },
-  { key: "ioengine", text: (j) => j.ioengine },
+  { key: "ioengine", text: (j) => j.ioengine ?? "—" },
   { key: "rwmixread", text: (j) => `${j.rwmixread}% reads` },
   { key: "size_bytes", text: (j) => `${formatBytes(j.size_bytes)} file` },
   { key: "io_size_bytes", text: (j) => `${formatBytes(j.io_size_bytes)} per point` },

@@ -25,7 +25,8 @@ describe("libs/workload's workload kinds in the UI", () => {
     expect(new Set(kinds).size).toBe(kinds.length);
   });
   it("is generated from an OpenAPI offering exactly those kinds", () => {
-    expect(schemas.WorkloadSpec?.properties.kind?.enum).toEqual(kinds);
+    expect(schemas["WorkloadSpec-Input"]?.properties.kind?.enum).toEqual(kinds);
+    expect(schemas["WorkloadSpec-Output"]?.properties.kind?.enum).toEqual(kinds);
     expect(schemas.SharedWorkload?.properties.kind?.enum).toEqual(kinds);
   });
   it("names every kind but block by itself, each differently", () => {

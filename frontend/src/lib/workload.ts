@@ -1,9 +1,22 @@
-import type { JobSpec, WorkloadSpec } from "../client/types";
+import type { JobSpec, JobSpecIn, WorkloadSpec } from "../client/types";
 import { formatBytes } from "./format";
 
 /** "randread 4 KiB QD1×1", the way the published reports name jobs (CrystalDiskMark's Q/T). */
-export function describeJob(j: Pick<JobSpec, "rw" | "bs_bytes" | "iodepth" | "numjobs">): string {
-  return `${j.rw} ${formatBytes(j.bs_bytes)} QD${j.iodepth}×${j.numjobs}`;
+export function describeJob(
+  j: Pick<JobSpec, "rw" | "bs_bytes" | "iodepth" | "numjobs"> & Pick<Partial<JobSpec>, "unstated">,
+): string {
+  // an imported file's unstated settings read "—", never the spec's placeholder
+  const u = new Set<string>(j.unstated ?? []);
+  const v = (key: string, text: string | null) => (text === null || u.has(key) ? "—" : text);
+  const str = (n: number | null) => (n === null ? null : String(n));
+  return `${v("rw", j.rw)} ${v("bs_bytes", j.bs_bytes === null ? null : formatBytes(j.bs_bytes))} QD${v("iodepth", str(j.iodepth))}×${v("numjobs", str(j.numjobs))}`;
+}
+
+/** Whether a workload's jobs leave settings unstated (an imported run): "—" in its brief. */
+export function hasUnstated(
+  w: { jobs?: readonly Pick<Partial<JobSpec>, "unstated">[] } | null | undefined,
+): boolean {
+  return (w?.jobs ?? []).some((j) => (j.unstated ?? []).length > 0);
 }
 
 /** What describeWorkload reads: a shared run's workload (no vdbench text) is one too. */
@@ -70,7 +83,10 @@ export const SYNC_ENGINES: ReadonlySet<string> = new Set(["psync", "sync", "pvsy
 export function depthCapNote(j: {
   iodepth?: number | null;
   ioengine?: string | null;
+  unstated?: readonly string[] | null;
 }): string | null {
+  // an imported job whose file named no engine (null): nothing to say of its depth
+  if (j.ioengine === null || j.unstated?.includes("ioengine")) return null;
   const depth = j.iodepth ?? 1;
   if (depth <= 1 || !SYNC_ENGINES.has(j.ioengine ?? "psync")) return null;
   return `iodepth ${depth} with ${j.ioengine ?? "psync"}, a synchronous engine: the queue depth is capped at 1 (one I/O in flight per thread, as fio notes); use libaio or io_uring for depth ${depth}`;
@@ -148,10 +164,10 @@ export const OVERHEAD_S_PER_RUN = 2;
 export const ASSUMED_BYTES_PER_S = 100 * 1024 * 1024;
 
 type EstimateJob = Pick<
-  JobSpec,
+  JobSpecIn,
   "runtime_s" | "ramp_time_s" | "size_bytes" | "io_size_bytes" | "bs_bytes" | "numjobs"
 > &
-  Partial<Pick<JobSpec, "rate_iops" | "loops">>;
+  Partial<Pick<JobSpecIn, "rate_iops" | "loops">>;
 
 export interface DurationEstimate {
   /** load + idle + overhead, seconds */

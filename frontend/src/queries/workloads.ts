@@ -1,6 +1,6 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
-import type { WorkloadCreate, WorkloadSpec } from "../client/types";
+import type { WorkloadCreate, WorkloadSpec, WorkloadSpecIn } from "../client/types";
 import { keys } from "./keys";
 
 /** The workloads of one team (and the built-in ones), or of all the user's teams without one. */
@@ -38,13 +38,14 @@ export async function createWorkload(body: WorkloadCreate) {
  * run's `scale`): file-set bytes, files, directories, duration. Read by the server from the engine
  * (POST /workloads/facts); nothing is saved or queued.
  */
-export const workloadFactsQuery = (spec: WorkloadSpec, factor: number) =>
+export const workloadFactsQuery = (spec: WorkloadSpec | WorkloadSpecIn, factor: number) =>
   queryOptions({
     queryKey: keys.workloads.facts(spec, factor),
     queryFn: async () =>
       unwrap(
         await api.POST("/api/v1/workloads/facts", {
-          body: { spec, scale: factor === 1 ? null : factor },
+          // a saved workload states every setting (only an imported run's jobs leave some unstated)
+          body: { spec: spec as WorkloadSpecIn, scale: factor === 1 ? null : factor },
         }),
       ),
     staleTime: Number.POSITIVE_INFINITY,

@@ -1,6 +1,7 @@
-import { screen, waitFor } from "@testing-library/react";
+import { render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JobSummary, RunRead } from "../client/types";
+import { WorkloadCell } from "../components/Run/WorkloadCell";
 import { setToken } from "../lib/auth";
 import { IO_URING_JOB, NO_ENERGY, OK_ENERGY, POWER_SERIES, PSYNC_JOB } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
@@ -420,5 +421,98 @@ describe("RunDetail header", () => {
       "110 jobs: iodepth 8 with psync, a synchronous engine: the queue depth is capped at 1",
     );
     expect(screen.getByTestId("run-summary-line").textContent).toContain("kernel-help: 110 jobs");
+  });
+});
+
+describe("an imported run's unstated settings (issue 26)", () => {
+  // as the API answers a CrystalDiskMark job: no ioengine or direct in the file, so null and listed
+  const imported = {
+    ...(runAs("succeeded").workload.jobs ?? [])[0],
+    name: "SEQ1M_Q8T1",
+    rw: "read",
+    bs_bytes: 1 << 20,
+    iodepth: 8,
+    ioengine: null,
+    direct: null,
+    unstated: ["ioengine", "direct"],
+  } as unknown as NonNullable<RunRead["workload"]["jobs"]>[number];
+
+  it("shows them as — with the tooltip on the run page, never a default", async () => {
+    setToken("t");
+    const run = runAs("succeeded");
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({
+        body: { ...run, source: "import", workload: { ...run.workload, jobs: [imported] } },
+      }),
+      "GET /api/v1/runs/r1/system": () => ({ body: { ...SYSTEM, cache: "unstated" } }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    const table = await screen.findByTestId("workload-table", {}, { timeout: 5000 });
+    const row = table.querySelector("tbody tr");
+    const marks = Array.from(row?.querySelectorAll("[data-testid=not-stated]") ?? []);
+    expect(marks).toHaveLength(2);
+    for (const m of marks) {
+      expect(m.textContent).toBe("—");
+      expect(m.getAttribute("title")).toBe("not in the imported file");
+    }
+    const text = row?.textContent ?? "";
+    expect(text).toContain("1 MiB");
+    expect(text).not.toContain("psync");
+    expect(text).not.toContain("page cache");
+    expect(screen.queryByTestId("workload-depth-capped")).toBeNull(); // no engine named: no cap claimed
+    // the header's cache mode: the file did not say, so neither does the page
+    const cache = await screen.findByTestId("system-cache", {}, { timeout: 5000 });
+    await waitFor(() => expect(cache.querySelector("[data-testid=not-stated]")).not.toBeNull());
+    expect(cache.textContent).not.toContain("page cache");
+  }, 10_000);
+
+  it("shows an unstated queue depth as — in the jobs table too", async () => {
+    setToken("t");
+    const run = runAs("succeeded");
+    const noDepth = { ...imported, iodepth: null, unstated: ["iodepth", "ioengine", "direct"] };
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({
+        body: {
+          ...run,
+          source: "import",
+          jobs: [{ ...job, name: "SEQ1M_Q8T1" }],
+          workload: { ...run.workload, jobs: [noDepth] },
+        },
+      }),
+      "GET /api/v1/runs/r1/system": () => ({ body: SYSTEM }),
+      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    const table = await screen.findByTestId("workload-table", {}, { timeout: 5000 });
+    expect(table.querySelectorAll("[data-testid=not-stated]")).toHaveLength(3);
+    // the jobs table's QD column (JobsOverview), beside the workload table's three
+    await waitFor(() => expect(screen.getAllByTestId("not-stated").length).toBeGreaterThan(3));
+  }, 10_000);
+
+  it("reads — in compare's workload cell, with the tooltip", () => {
+    render(
+      <WorkloadCell
+        run={{
+          preset: null,
+          workload: {
+            kind: "block",
+            jobs: [
+              {
+                ...imported,
+                iodepth: null,
+                unstated: ["iodepth", "ioengine"],
+              } as unknown as typeof imported,
+            ],
+            passes: 1,
+            discard_passes: 0,
+          },
+        }}
+      />,
+    );
+    const cell = screen.getByTestId("workload-not-stated");
+    expect(cell.textContent).toBe("read 1 MiB QD—×1");
+    expect(cell.getAttribute("title")).toBe("—: not in the imported file");
   });
 });

@@ -18,6 +18,7 @@ import { JobfileSpecCard } from "../components/Jobfile/JobfileView";
 import { QueryState } from "../components/QueryState";
 import { JobsOverview, OPEN_BY_DEFAULT } from "../components/Run/JobsOverview";
 import { LiveProgress } from "../components/Run/LiveProgress";
+import { NotStated, unstated } from "../components/Run/NotStated";
 import { OriginBadge, SourceButton } from "../components/Run/OriginBadge";
 import { PresetSummary } from "../components/Run/PresetSummary";
 import { RunSummary } from "../components/Run/RunSummary";
@@ -95,10 +96,12 @@ function WorkloadTable({ run }: { run: RunRead }) {
             <tr key={j.name}>
               <td>{j.name}</td>
               <td>
-                {j.rw}
+                {unstated(j, "rw") ? <NotStated /> : j.rw}
                 {(j.rw === "rw" || j.rw === "randrw") && ` (${j.rwmixread} % read)`}
               </td>
-              <td className="num">{formatBytes(j.bs_bytes)}</td>
+              <td className="num">
+                {unstated(j, "bs_bytes") ? <NotStated /> : formatBytes(j.bs_bytes)}
+              </td>
               <td
                 className="num"
                 title={
@@ -107,9 +110,13 @@ function WorkloadTable({ run }: { run: RunRead }) {
                     : "bytes of I/O per pass, inside a region of this size"
                 }
               >
-                {j.io_size_bytes == null
-                  ? formatBytes(j.size_bytes)
-                  : `${formatBytes(j.io_size_bytes)} in ${formatBytes(j.size_bytes)}`}
+                {unstated(j, "size_bytes") ? (
+                  <NotStated />
+                ) : j.io_size_bytes == null ? (
+                  formatBytes(j.size_bytes)
+                ) : (
+                  `${formatBytes(j.io_size_bytes)} in ${formatBytes(j.size_bytes)}`
+                )}
               </td>
               <td className="num">{formatBytes(j.offset_bytes)}</td>
               <td className="num">
@@ -118,7 +125,7 @@ function WorkloadTable({ run }: { run: RunRead }) {
               </td>
               <td className="num">{formatSeconds(j.ramp_time_s)}</td>
               <td className="num">
-                {j.iodepth}
+                {unstated(j, "iodepth") ? <NotStated /> : j.iodepth}
                 {depthCapNote(j) && (
                   <span
                     className="badge validity"
@@ -130,12 +137,16 @@ function WorkloadTable({ run }: { run: RunRead }) {
                   </span>
                 )}
               </td>
-              <td className="num">{j.numjobs}</td>
-              <td>{j.ioengine}</td>
+              <td className="num">{unstated(j, "numjobs") ? <NotStated /> : j.numjobs}</td>
+              <td>{unstated(j, "ioengine") ? <NotStated /> : j.ioengine}</td>
               <td>
-                {j.direct
-                  ? "yes (O_DIRECT)"
-                  : `no (page cache${j.readahead === "default" ? "" : `, readahead ${j.readahead}`})`}
+                {unstated(j, "direct") ? (
+                  <NotStated />
+                ) : j.direct ? (
+                  "yes (O_DIRECT)"
+                ) : (
+                  `no (page cache${j.readahead === "default" ? "" : `, readahead ${j.readahead}`})`
+                )}
                 {j.end_fsync && ", fsync at end"}
               </td>
             </tr>

@@ -6,6 +6,7 @@ import { depthCapNote, isShortJob, MIN_RUNTIME_S } from "../../lib/workload";
 import { SortableTable, type SortColumn } from "../Table/SortableTable";
 import { KeyFigures } from "./KeyFigures";
 import { LatencyPercentiles } from "./LatencyPercentiles";
+import { NotStated } from "./NotStated";
 import { ThroughputChart } from "./ThroughputChart";
 
 /** Jobs a run page opens by default: a few (quick's three) show their charts at once; a big
@@ -21,6 +22,8 @@ type Row = {
   p99: number | null;
   iodepth: number | null;
   ioengine: string | null;
+  /** the settings the imported file did not state: shown "—", never a default */
+  unstated: readonly string[];
 };
 
 function both(job: JobSummary, f: (d: NonNullable<JobSummary["read"]>) => number | null) {
@@ -45,6 +48,7 @@ export function jobRows(run: Pick<RunRead, "jobs" | "workload">): Row[] {
       p99: p99s ? Math.max(...p99s) : null,
       iodepth: s?.iodepth ?? null,
       ioengine: s?.ioengine ?? null,
+      unstated: s?.unstated ?? [],
     };
   });
 }
@@ -151,19 +155,25 @@ export function JobsOverview({
         </>
       ),
     },
-    { id: "rw", header: "rw", value: (r) => r.job.rw },
+    {
+      id: "rw",
+      header: "rw",
+      value: (r) => r.job.rw,
+      cell: (r) => (r.unstated.includes("rw") ? <NotStated /> : r.job.rw),
+    },
     {
       id: "bs",
       header: "bs",
       num: true,
       value: (r) => r.job.bs_bytes,
-      cell: (r) => formatBytes(r.job.bs_bytes),
+      cell: (r) => (r.unstated.includes("bs_bytes") ? <NotStated /> : formatBytes(r.job.bs_bytes)),
     },
     {
       id: "qd",
       header: "QD",
       num: true,
       value: (r) => r.iodepth,
+      cell: (r) => (r.unstated.includes("iodepth") ? <NotStated /> : r.iodepth),
       title: "iodepth as asked; a synchronous engine (psync) runs at depth 1",
     },
     {

@@ -3,6 +3,7 @@ import type { JobSummary, RunRead } from "../../client/types";
 import { KIND_LABEL, kindOf, specOf } from "../../lib/fileWorkload";
 import { formatBytes, formatCount, formatIops, formatNs, formatThroughput } from "../../lib/format";
 import { dbHeadline } from "../DbWorkload/DbRunPanels";
+import { NotStated } from "./NotStated";
 
 export type RunSystem = components["schemas"]["RunSystem"];
 export type RunFlag = components["schemas"]["RunValidityFlag"];
@@ -43,7 +44,12 @@ export function jobHeadline(job: JobSummary): string {
 export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
   const where = sys?.device_model ?? sys?.device_name ?? run.device_name ?? run.target_path;
   const how = [sys?.interface, sys?.fstype].filter(Boolean).join(", ");
-  const cache = sys ? (sys.cache === "mixed" ? "mixed cache modes" : `${sys.cache} I/O`) : null;
+  const cache =
+    !sys || sys.cache === "unstated"
+      ? null
+      : sys.cache === "mixed"
+        ? "mixed cache modes"
+        : `${sys.cache} I/O`;
   const kind = kindOf(specOf(run));
   const njobs = (run.workload.jobs ?? []).length;
   const db = dbHeadline(run); // TPC-H / heap-B-tree: its own figures, not jobs[0]'s
@@ -150,7 +156,7 @@ export function RunSummary({ run, sys }: { run: RunRead; sys: RunSystem | undefi
         </dd>
         <dt>Cache mode</dt>
         <dd data-testid="system-cache">
-          {sys ? CACHE_TEXT[sys.cache] : "…"}
+          {sys?.cache === "unstated" ? <NotStated /> : sys ? CACHE_TEXT[sys.cache] : "…"}
           <Flags flags={at("cache")} testid="validity-flag" />
         </dd>
       </dl>

@@ -1,10 +1,17 @@
 import type { RunRead } from "../../client/types";
-import { namesInBrief, workloadLabel } from "../../lib/workload";
+import { hasUnstated, namesInBrief, workloadLabel } from "../../lib/workload";
 import "../Table/table.css";
+import { NOT_STATED } from "./NotStated";
 
 /** The preset's name when the run ran one (its jobs in the tooltip), else the workload in brief. */
 export function WorkloadCell({ run }: { run: Pick<RunRead, "preset" | "workload"> }) {
   const { label, preset } = workloadLabel(run);
+  if (!preset && hasUnstated(run.workload))
+    return (
+      <span data-testid="workload-not-stated" title={`—: ${NOT_STATED}`}>
+        {label}
+      </span>
+    );
   if (!preset) return <>{label}</>;
   const jobs = run.workload.jobs ?? [];
   return (

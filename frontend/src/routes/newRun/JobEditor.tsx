@@ -1,4 +1,4 @@
-import type { JobSpec } from "../../client/types";
+import type { JobSpecIn as JobSpec } from "../../client/types";
 import { type Errors, Field } from "../../components/Field";
 import { formatSeconds, sig3 } from "../../lib/format";
 import { rwWrites } from "../../lib/policy";

@@ -1,4 +1,4 @@
-import type { JobSpec } from "../../client/types";
+import type { JobSpecIn as JobSpec } from "../../client/types";
 import type { Errors } from "../../components/Field";
 import { formatSize, parseSize } from "../../lib/format";
 import { MIN_RUNTIME_S } from "../../lib/workload";

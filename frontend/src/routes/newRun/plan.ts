@@ -1,4 +1,4 @@
-import type { AgentRead, RunCreate, WorkloadRead } from "../../client/types";
+import type { AgentRead, JobSpecIn, RunCreate, WorkloadRead } from "../../client/types";
 import { isDbKind } from "../../components/DbWorkload/dbWorkload";
 import type { Errors } from "../../components/Field";
 import { defaultScaleText, runScaleFactor } from "../../components/FileWorkload/ScaleField";
@@ -147,7 +147,8 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   } else if (workload && !scaled && !jobfile) {
     estimate = estimateDuration(
       // the display's approximation; the server shortens the run (WorkloadSpec.shortened)
-      (workload.spec.jobs ?? []).map((j) =>
+      // a saved workload states every setting (only an imported run's jobs leave some unstated)
+      ((workload.spec.jobs ?? []) as JobSpecIn[]).map((j) =>
         shortenFactor && j.runtime_s != null
           ? { ...j, runtime_s: Math.max(1, j.runtime_s * shortenFactor) }
           : shortenFactor
