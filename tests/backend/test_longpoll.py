@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 import pytest
-from alembic import command
 from fastapi.testclient import TestClient
 from sqlalchemy import Connection, String, create_engine, event, func, literal_column, select, update
 from sqlalchemy.orm import Session
@@ -28,9 +27,10 @@ from backend.agent import service as agent_service
 from backend.agent import wake
 from backend.models import Agent
 from backend.run import service as run_service
-from tests.conftest import REPO, alembic_config
+from tests.conftest import REPO
 from tests.factories import AgentCtx, UserCtx, create_agent, create_run, create_user
 from tests.services import Postgres, free_port
+from tests.stack import TLS, http
 from tests.waiting import wait_until
 
 
@@ -45,8 +45,7 @@ class Live:
 def live_api(
     pg: Postgres, redis_url: str, db_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Live]:
-    url = pg.create_database("iowatt_longpoll")
-    command.upgrade(alembic_config(url), "head")
+    url = pg.migrated_database("iowatt_longpoll")  # the migrated template, copied
     port = free_port()
     log = tmp_path_factory.mktemp("longpoll") / "api.log"
     env = {**os.environ, "IOWATT_DATABASE_URL": url, "IOWATT_REDIS_URL": redis_url, "IOWATT_ENV": "test"}
@@ -64,7 +63,7 @@ def live_api(
         deadline = time.monotonic() + 30
         while True:
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
+                if httpx.get(f"{base}/api/v1/health", timeout=2, verify=TLS).status_code == 200:
                     break
             if time.monotonic() > deadline or proc.poll() is not None:
                 raise RuntimeError(f"uvicorn did not come up:\n{log.read_text()[-3000:]}")
@@ -120,7 +119,7 @@ def _poll(
 ) -> tuple[httpx.Response, float]:
     t0 = time.monotonic()
     with contextlib.ExitStack() as stack:
-        c = client or stack.enter_context(httpx.Client())
+        c = client or stack.enter_context(http())
         r = c.post(
             f"{live.url}/agents/{a.agent.id}/lease",
             params={"wait_s": wait_s},
@@ -161,7 +160,9 @@ def test_revoking_the_agent_ends_its_waiting_long_poll_with_401(live_api: Live, 
         fut = pool.submit(_poll, live_api, a, 25)
         _await_first_looks(live_api, [a], since)
         assert not fut.done()
-        r = httpx.post(f"{live_api.url}/agents/{a.agent.id}/revoke", headers=u.headers, timeout=10)
+        r = httpx.post(
+            f"{live_api.url}/agents/{a.agent.id}/revoke", headers=u.headers, timeout=10, verify=TLS
+        )
         assert r.status_code == 200, r.text
         poll, took = fut.result(timeout=40)
     assert poll.status_code == 401 and poll.json()["error"] == "bad_token"
@@ -175,14 +176,14 @@ def test_waiting_long_polls_hold_no_worker_thread(live_api: Live, committed: Ses
     u, agents = _setup(committed, n)
     # one client for all polls: building an SSL context per request would starve this process
     with (
-        httpx.Client(limits=httpx.Limits(max_connections=n + 5)) as shared,
+        http(limits=httpx.Limits(max_connections=n + 5)) as shared,
         concurrent.futures.ThreadPoolExecutor(n) as pool,
     ):
         since = datetime.now(UTC)
         polls = [pool.submit(_poll, live_api, a, wait_s, shared) for a in agents]
         _await_first_looks(live_api, agents, since)  # all are waiting now
         slowest = 0.0
-        with httpx.Client(headers=u.headers, timeout=10) as c:
+        with http(headers=u.headers, timeout=10) as c:
             for _ in range(10):
                 t0 = time.monotonic()
                 assert c.get(f"{live_api.url}/agents").status_code == 200
@@ -221,10 +222,13 @@ def test_replacing_the_agent_ends_the_old_processs_waiting_long_poll(
 
     def enrol(replace: bool) -> dict[str, str]:
         tok = httpx.post(
-            f"{live_api.url}/agents/enrollment-tokens", json={"team_id": str(u.team.id)}, headers=u.headers
+            f"{live_api.url}/agents/enrollment-tokens",
+            json={"team_id": str(u.team.id)},
+            headers=u.headers,
+            verify=TLS,
         ).json()["token"]
         body = {"enrollment_token": tok, "name": "lab-r", "hostname": "h", "replace": replace}
-        r = httpx.post(f"{live_api.url}/agents/enroll", json=body)
+        r = httpx.post(f"{live_api.url}/agents/enroll", json=body, verify=TLS)
         assert r.status_code == 201, r.text
         return dict(r.json())
 
@@ -259,7 +263,11 @@ def test_a_new_poll_of_a_restarted_agent_gets_the_run_at_once(live_api: Live, co
     _, [a] = _setup(committed)
     with contextlib.suppress(httpx.TimeoutException):  # the old process dies: its client is gone
         httpx.post(
-            f"{live_api.url}/agents/{a.agent.id}/lease", params={"wait_s": 25}, headers=a.headers, timeout=1.0
+            f"{live_api.url}/agents/{a.agent.id}/lease",
+            params={"wait_s": 25},
+            headers=a.headers,
+            timeout=1.0,
+            verify=TLS,
         )
     # the old poll's look stamped the agent: stale again, so the new poll's first look shows
     _set(committed, a.agent.id, last_heartbeat_at=datetime.now(UTC) - timedelta(minutes=1))
@@ -348,7 +356,7 @@ def test_idle_looks_and_heartbeats_of_a_live_agent_write_nothing(live_api: Live,
     _set(committed, a.agent.id, last_heartbeat_at=datetime.now(UTC) - timedelta(seconds=2))
     url = f"{live_api.url}/agents/{a.agent.id}"
     before = _row(live_api, a.agent.id)
-    with httpx.Client(headers=a.headers, timeout=15) as c:
+    with http(headers=a.headers, timeout=15) as c:
         for _ in range(3):
             r = c.post(f"{url}/lease", params={"wait_s": 0})
             assert r.status_code == 200 and r.json() == {"lease": None}

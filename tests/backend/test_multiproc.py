@@ -17,7 +17,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from alembic import command
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, update
 from sqlalchemy.orm import Session
@@ -25,9 +24,10 @@ from sqlalchemy.orm import Session
 from backend.agent import wake
 from backend.models import Agent
 from backend.run import service as run_service
-from tests.conftest import REPO, alembic_config
+from tests.conftest import REPO
 from tests.factories import AgentCtx, create_agent, create_run, create_user
 from tests.services import Postgres, free_port
+from tests.stack import TLS
 from tests.waiting import wait_until
 
 
@@ -48,7 +48,7 @@ def _start(cmd: list[str], env: dict[str, str], log: Path, port: int) -> Api:
     deadline = time.monotonic() + 60
     while True:
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
+            if httpx.get(f"{base}/api/v1/health", timeout=2, verify=TLS).status_code == 200:
                 return Api(url=f"{base}/api/v1", base=base, proc=proc, log=log)
         if time.monotonic() > deadline or proc.poll() is not None:
             _stop(proc)
@@ -80,8 +80,7 @@ def pair(
 ) -> Iterator[Pair]:
     """Two API processes on their own ports, one database, one Redis, one metrics directory: what
     `backend.serve --workers 2` runs, with each process reachable on its own."""
-    url = pg.create_database("iowatt_multiproc")
-    command.upgrade(alembic_config(url), "head")
+    url = pg.migrated_database("iowatt_multiproc")  # the migrated template, copied
     tmp = tmp_path_factory.mktemp("multiproc")
     metrics = tmp / "metrics"
     metrics.mkdir()
@@ -127,6 +126,7 @@ def _poll(api: Api, a: AgentCtx, wait_s: float) -> tuple[httpx.Response, float]:
         params={"wait_s": wait_s},
         headers=a.headers,
         timeout=wait_s + 15,
+        verify=TLS,
     )
     return r, time.monotonic() - t0
 
@@ -221,7 +221,7 @@ def test_the_older_poll_does_not_supersede_the_newer_across_processes(pair: Pair
 
 
 def _metrics(api: Api) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    r = httpx.get(f"{api.base}/metrics", timeout=15)
+    r = httpx.get(f"{api.base}/metrics", timeout=15, verify=TLS)
     assert r.status_code == 200, r.text
     return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
@@ -239,19 +239,22 @@ def test_request_metrics_are_summed_across_processes(pair: Pair) -> None:
     assert before_a == before_b  # whichever process answers the scrape, the same sum
     for api, n in ((pair.a, 3), (pair.b, 4)):
         for _ in range(n):
-            assert httpx.get(f"{api.url}/health", timeout=10).status_code == 200
+            assert httpx.get(f"{api.url}/health", timeout=10, verify=TLS).status_code == 200
     assert _metrics(pair.a)[key] == before_a + 7
     assert _metrics(pair.b)[key] == before_a + 7
     # each process wrote its own file: the sum is of two processes, not one counting everything
     pids = {p.name.rsplit("_", 1)[-1].removesuffix(".db") for p in pair.metrics_dir.glob("histogram_*.db")}
     assert {str(pair.a.proc.pid), str(pair.b.proc.pid)} <= pids
     # and an upload answered "already stored" is counted in the family every process writes to
-    families = {fam.name for fam in text_string_to_metric_families(httpx.get(f"{pair.b.base}/metrics").text)}
+    families = {
+        fam.name
+        for fam in text_string_to_metric_families(httpx.get(f"{pair.b.base}/metrics", verify=TLS).text)
+    }
     assert "iowatt_upload_duplicates" in families
 
 
 def test_health_answers_alike_in_every_process(pair: Pair) -> None:
-    answers = [httpx.get(f"{api.url}/health", timeout=10) for api in (pair.a, pair.b)]
+    answers = [httpx.get(f"{api.url}/health", timeout=10, verify=TLS) for api in (pair.a, pair.b)]
     assert [r.status_code for r in answers] == [200, 200]
     assert answers[0].json() == answers[1].json() == {"status": answers[0].json()["status"]}
 
@@ -290,6 +293,8 @@ def test_serve_runs_n_processes_on_one_port_and_sums_their_metrics(
         wait_until(lambda: len(_children(api.proc.pid)) >= 2, timeout=30, message="two worker processes")
         n = 30
         with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            # a client of its own per request (not tests.stack.TLS): requests made that slowly reach
+            # both processes; made ten times faster, one process accepted all 30 at load 15
             codes = list(pool.map(lambda _: httpx.get(f"{api.url}/health", timeout=10).status_code, range(n)))
         assert codes == [200] * n
         key = (

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from alembic import command
 from fastapi.testclient import TestClient
 from pypdf import PdfReader
 from sqlalchemy import create_engine, text
@@ -25,9 +24,10 @@ from backend.models.review import ReviewComment
 from backend.review import formulas, pdf, report
 from backend.review.service import MAX_CANDIDATES
 from tests.backend.test_reviews import candidate_body, make_review, seed001_review
-from tests.conftest import REPO, alembic_config
+from tests.conftest import REPO
 from tests.factories import create_user
 from tests.services import Postgres, free_port
+from tests.stack import TLS, http
 from tests.waiting import wait_until
 
 
@@ -164,8 +164,7 @@ def test_printing_holds_no_database_connection_and_a_third_pdf_is_turned_away(
     wrapper = tmp_path / "chromium"
     wrapper.write_text(WRAPPER.format(mark=mark, gate=gate, chromium=real))
     wrapper.chmod(0o755)
-    url = pg.create_database("iowatt_pdf_slots")
-    command.upgrade(alembic_config(url), "head")
+    url = pg.migrated_database("iowatt_pdf_slots")  # the migrated template, copied
     eng = create_engine(url)
     with Session(eng, expire_on_commit=False) as s:
         u = create_user(s)
@@ -186,13 +185,13 @@ def test_printing_holds_no_database_connection_and_a_third_pdf_is_turned_away(
     base = f"http://127.0.0.1:{port}/api/v1"
     try:
         wait_until(
-            lambda: httpx.get(f"{base}/health", timeout=2).status_code == 200,
+            lambda: httpx.get(f"{base}/health", timeout=2, verify=TLS).status_code == 200,
             timeout=60,
             interval=0.2,
             ignore=(httpx.HTTPError,),
             message=lambda: log.read_text()[-2000:],
         )
-        with httpx.Client(base_url=base, headers=u.headers, timeout=120) as c:
+        with http(base_url=base, headers=u.headers, timeout=120) as c:
             body = {"team_id": str(u.team.id), "name": "Busy", "currency": "EUR", "horizon_years": "5",
                     "duty_cycle": "0.5", "tariff_per_kwh": "0.12", "grid_g_per_kwh": "400"}  # fmt: skip
             rv = c.post("/reviews", json=body)

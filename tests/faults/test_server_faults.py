@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import threading
 import time
 import uuid
@@ -31,7 +30,7 @@ from tests.faults.conftest import (
     workload,
 )
 from tests.faults.proxy import Conn
-from tests.stack import API_WORKERS, BIN, FINAL, _wait_http, enrollment_token
+from tests.stack import API_WORKERS, FINAL, TLS, _wait_http, enrollment_token, http
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults-server")]
 
@@ -173,7 +172,7 @@ def test_3_one_api_worker_sigkilled_mid_upload_is_replaced_and_nothing_is_lost(r
     r.until("an API worker killed during the upload", killed.is_set, 60, every_s=0.05)
     t0 = time.monotonic()
     # the other process answers meanwhile: the API as a whole never went away
-    health = httpx.get(f"{r.s.url}/api/v1/health", timeout=30)
+    health = httpx.get(f"{r.s.url}/api/v1/health", timeout=30, verify=TLS)
     answered = time.monotonic() - t0
     r.until(
         "the supervisor replaces the killed process",
@@ -387,46 +386,30 @@ def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> Non
 
 
 def _fake_agent(r: Rig, target: Path, name: str = "fake") -> tuple[str, str]:
-    """A second enrolled host whose protocol the test speaks itself: (agent id, token)."""
+    """A second enrolled host whose protocol the test speaks itself: (agent id, token). Its
+    `iowatt-agent targets add`, `enroll` and `inventory` run in this process (typer's runner):
+    this host is the test's double, not what is tested (three agent processes: ~1.5 CPU-s)."""
+    from iowatt_agent import cli
+    from typer.testing import CliRunner
+
     state = r.s.workdir / f"{name}-agent"
     token = enrollment_token(r.s.url, r.s.token)
-    cli_env = {**os.environ, "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(r.s.workdir / f"{name}-dropin")}
-    subprocess.run(
-        [str(BIN / "iowatt-agent"), "targets", "add", str(target), "--state-dir", str(state)],
-        env=cli_env,
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        [
-            str(BIN / "iowatt-agent"),
-            "enroll",
-            "--server",
-            r.s.url,
-            "--token-file",
-            "-",
-            "--name",
-            name,
-            "--state-dir",
-            str(state),
-        ],
-        env=cli_env,
-        input=token.encode(),
-        check=True,
-        capture_output=True,
-    )
+    cli_env = {"IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(r.s.workdir / f"{name}-dropin")}
+
+    def agent(*args: str, stdin: str | None = None) -> str:
+        res = CliRunner().invoke(cli.app, [*args, "--state-dir", str(state)], env=cli_env, input=stdin)
+        assert res.exit_code == 0, (args, res.output, res.exception)
+        return res.stdout
+
+    agent("targets", "add", str(target))
+    agent("enroll", "--server", r.s.url, "--token-file", "-", "--name", name, stdin=token)
     cfg = json.loads((state / "agent.json").read_text())
-    inventory = subprocess.run(
-        [str(BIN / "iowatt-agent"), "inventory", "--json", "--state-dir", str(state)],
-        env=cli_env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    inventory = agent("inventory", "--json")
     put = httpx.put(
         f"{r.s.url}/api/v1/agents/{cfg['agent_id']}/inventory",
         content=inventory,
         headers={"Authorization": f"Bearer {cfg['agent_token']}", "Content-Type": "application/json"},
+        verify=TLS,
     )
     assert put.status_code == 200, put.text
     return str(cfg["agent_id"]), str(cfg["agent_token"])
@@ -440,9 +423,7 @@ def test_8_duplicate_and_concurrent_re_uploads_are_idempotent(r: Rig) -> None:
     target = r.s.workdir / "fake-target"
     target.mkdir()
     agent_id, token = _fake_agent(r, target)
-    agent = httpx.Client(
-        base_url=f"{r.s.url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=30
-    )
+    agent = http(base_url=f"{r.s.url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=30)
     with agent:
         hb = {"state": "idle", "current_run_id": None, "agent_version": "fake"}
         assert agent.post(f"/agents/{agent_id}/heartbeat", json=hb).status_code == 200
@@ -477,7 +458,7 @@ def test_8_duplicate_and_concurrent_re_uploads_are_idempotent(r: Rig) -> None:
         ids = [same] * 8 + [str(uuid.uuid4()) for _ in range(4)]
 
         def put(upload_id: str) -> tuple[str, int]:
-            with httpx.Client(
+            with http(
                 base_url=f"{r.s.url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=30
             ) as c:
                 return upload_id, c.put(
