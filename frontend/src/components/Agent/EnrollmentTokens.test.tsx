@@ -1,0 +1,70 @@
+import { fireEvent, screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { setToken } from "../../lib/auth";
+import { Agents } from "../../routes/Agents";
+import { renderAt, stubApi } from "../../test/render";
+
+const ME = {
+  body: {
+    id: "u1",
+    email: "a@b.c",
+    display_name: "a",
+    teams: [{ id: "t1", name: "lab", role: "admin" }],
+  },
+};
+
+function stub(dist: unknown) {
+  return stubApi({
+    "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    "GET /api/v1/auth/me": () => ME,
+    "GET /api/v1/agents/enrollment-tokens": () => ({ body: { items: [], total: 0 } }),
+    "GET /api/v1/agent-dist": () => ({ body: dist }),
+    "POST /api/v1/agents/enrollment-tokens": () => ({
+      status: 201,
+      body: { id: "et1", team_id: "t1", token: "iwe_secret123", expires_at: null, max_uses: 1 },
+    }),
+  });
+}
+
+async function createToken() {
+  renderAt(<Agents />);
+  await screen.findByText("No enrolment tokens.");
+  fireEvent.click(screen.getByTestId("create-enrollment-token"));
+  await screen.findByTestId("secret-value");
+}
+
+describe("the enrolment token's install line", () => {
+  it("shows the one line with the server's pins, the token in a file, never on the line", async () => {
+    setToken("t");
+    stub({
+      version: "0.1.0",
+      bundles: [],
+      install_script_url: "/api/v1/agent-dist/install.sh",
+      tls: { fingerprint_sha256: "SHA256:AB:CD", pubkey_pin: "sha256//K3y=" },
+    });
+    await createToken();
+    const line = (await screen.findByTestId("install-line")).textContent ?? "";
+    const origin = window.location.origin;
+    expect(line).toBe(
+      `curl -fsSL -k --pinnedpubkey 'sha256//K3y=' '${origin}/api/v1/agent-dist/install.sh'` +
+        ` | sudo sh -s -- --server '${origin}' --pin 'sha256//K3y=' --fingerprint 'SHA256:AB:CD'` +
+        " --token-file /root/iowatt-enroll.token",
+    );
+    expect(line).not.toContain("iwe_secret123");
+  });
+
+  it("says when the server serves no bundle, and shows no line", async () => {
+    setToken("t");
+    stub({
+      version: null,
+      bundles: [],
+      install_script_url: "/api/v1/agent-dist/install.sh",
+      tls: null,
+    });
+    await createToken();
+    expect((await screen.findByTestId("install-line-none")).textContent).toContain(
+      "make agent-dist",
+    );
+    expect(screen.queryByTestId("install-line")).toBeNull();
+  });
+});
