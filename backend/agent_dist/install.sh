@@ -52,14 +52,21 @@ case "$server" in
   http://*) [ "$insecure_http" = 1 ] || die 2 "plain http only to loopback (the token would cross the network in the clear); use https:// or --insecure-http" ;;
   *) die 2 "--server must start with https:// or http://" ;;
 esac
-case "$prefix" in /*) ;; *) die 2 "--prefix must be an absolute path" ;; esac
-case "$state_dir" in /*) ;; *) die 2 "--state-dir must be an absolute path" ;; esac
+for d in "$prefix" "$state_dir" "$bin_dir"; do
+  case "$d" in
+    /) die 2 "refusing / as a place to install into" ;;
+    /*) ;;
+    *) die 2 "--prefix, --state-dir and --bin-dir must be absolute paths: $d" ;;
+  esac
+  case "$d" in *[!A-Za-z0-9/._-]*) die 2 "only letters, digits and / . _ - in a path: $d" ;; esac
+done
 if [ "$enrol" = 1 ]; then
   [ -n "$token_file" ] || die 2 "--token-file FILE is required (the enrolment token, from the server's Agents page), or --no-enroll"
   [ -r "$token_file" ] || die 2 "cannot read the token file: $token_file"
 fi
 if [ -n "$pin" ]; then
   case "$pin" in sha256//*) ;; *) die 2 "--pin must look like sha256//BASE64 (curl --pinnedpubkey)" ;; esac
+  case "$server" in https://*) ;; *) die 2 "--pin needs an https:// server" ;; esac
 fi
 
 case "$(uname -m)" in

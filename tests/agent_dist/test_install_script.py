@@ -134,7 +134,10 @@ def test_with_a_pin_the_downloads_check_the_servers_public_key(
         (["--server", "https://iowatt.example", "--token", "x"], "--token is refused"),
         (["--server", "https://iowatt.example"], "--token-file FILE is required"),
         (["--server", "https://iowatt.example", "--no-enroll", "--pin", "AB:CD"], "--pin must look like"),
-        (["--server", "https://iowatt.example", "--no-enroll", "--prefix", "opt"], "absolute path"),
+        (["--server", "https://iowatt.example", "--no-enroll", "--prefix", "opt"], "absolute paths"),
+        (["--server", "https://iowatt.example", "--no-enroll", "--prefix", "/"], "refusing /"),
+        (["--server", "https://iowatt.example", "--no-enroll", "--bin-dir", "/x|y"], "only letters"),
+        (["--server", "http://127.0.0.1:1", "--no-enroll", "--pin", "sha256//x"], "needs an https"),
         (["--token-file", "/dev/null"], "--server URL is required"),
     ],
 )
