@@ -23,6 +23,27 @@ EnvParam = Annotated[
 ]
 
 
+TargetsParam = Annotated[
+    list[Annotated[str, Query(max_length=100)]] | None,
+    Query(
+        max_length=200,
+        description="RUN_ID:N: compare target N of that multi-target run (its own figures) instead of "
+        "the targets combined; repeat for several runs",
+    ),
+]
+
+
+def _targets(values: list[str]) -> list[tuple[uuid.UUID, int]]:
+    out = []
+    for v in values:
+        run, _, index = v.rpartition(":")
+        try:
+            out.append((uuid.UUID(run), int(index)))
+        except ValueError as exc:
+            raise Invalid("targets", f"{v!r}: give RUN_ID:N (a run id and a target's index)") from exc
+    return out
+
+
 def _ids(runs: str) -> list[uuid.UUID]:
     try:
         return [uuid.UUID(x.strip()) for x in runs.split(",") if x.strip()]
@@ -49,6 +70,7 @@ def compare(
     fingerprint: FingerprintMode = "workload",
     force: bool = False,
     env: EnvParam = None,
+    targets: TargetsParam = None,
     format: Annotated[
         Literal["json", "csv"],
         Query(description="csv: the same table as text/csv (a download), one row per metric"),
@@ -63,6 +85,7 @@ def compare(
         fingerprint_mode=fingerprint,
         force=force,
         env_filters=parse_filters(env or []),
+        targets=_targets(targets or []),
     )
     if format == "csv":
         return Response(

@@ -339,10 +339,12 @@ def compare(
     fingerprint_mode: FingerprintMode = "workload",
     force: bool = False,
     env_filters: list[tuple[str, str]] | None = None,
+    targets: list[tuple[uuid.UUID, int]] | None = None,
 ) -> Comparison:
     f = _frame(session, principal, run_ids, baseline, group_by, fingerprint_mode, force, env_filters)
     # one query for the result jobs of every run: the RunReads and the metrics both read them
     jobs = repository.jobs_of(session, [r.id for r in f.runs])
+    _pick_targets(f, jobs, targets or [], session)
     reads = {
         r.id: r
         for r in run_service.to_read(
@@ -396,6 +398,23 @@ def compare(
         suggestions=_suggestions(f.columns, jobs_out, group_by),
         filtered_out=f.filtered_out,
     )
+
+
+def _pick_targets(
+    f: _Frame, jobs: dict[uuid.UUID, list[ResultJob]], picks: list[tuple[uuid.UUID, int]], session: Session
+) -> None:
+    """`targets=RUN:N`: a multi-target run compared by its target N's own figures instead of the
+    combined ones (its column says which target; its energy stays the whole host's)."""
+    by_id = {r.id: r for r in f.runs}
+    for run_id, index in picks:
+        run = by_id.get(run_id)
+        if run is None:
+            raise Invalid("targets", f"run {run_id} is not one of the compared runs")
+        path, rows = run_service.target_jobs(session, run, index)
+        jobs[run_id] = rows
+        for col in f.columns:
+            if run_id in col.run_ids:
+                col.label = f"{col.label} · target {index}: {path}"
 
 
 def _kind(run: Run, read: RunRead) -> str:

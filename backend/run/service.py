@@ -797,6 +797,32 @@ def leased_run(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID
     return run
 
 
+def target_jobs(session: Session, run: Run, index: int) -> tuple[str, list[ResultJob]]:
+    """Target `index` of a multi-target run: its path and its key figures per job as result rows
+    (not stored: compare reads them where it reads a run's own), else 422 naming `targets`."""
+    targets = repository.targets_of(session, [run.id])[run.id]
+    if not targets:
+        raise Invalid("targets", f"run {run.id} has one target: compare the run itself")
+    if not 0 <= index < len(targets):
+        raise Invalid("targets", f"run {run.id} has targets 0…{len(targets) - 1}, not {index}")
+    t = targets[index]
+    rows = []
+    for j in t.jobs or []:
+        cols: dict[str, Any] = {
+            k: j.get(k)
+            for k in ("job_index", "name", "rw", "bs_bytes", "runtime_ns", "usr_cpu_pct", "sys_cpu_pct")
+        }
+        cols |= {
+            "kernel_worker_cpu_pct": j.get("kernel_worker_cpu_pct"),
+            "target_nowait": j.get("target_nowait"),
+        }
+        for d in ("read", "write"):
+            side = j.get(d) or {}
+            cols |= {f"{d}_{f}": side.get(f) for f in DirSummary.model_fields}
+        rows.append(ResultJob(run_id=run.id, **cols))
+    return t.target_path, rows
+
+
 def target_paths(session: Session, run: Run) -> list[str] | None:
     """A multi-target run's targets in order (the lease's `targets`); None for one target."""
     targets = repository.targets_of(session, [run.id])[run.id]

@@ -202,3 +202,48 @@ def test_each_targets_result_is_kept_beside_the_combined_figure(
     )  # idempotent
     rows = run_repo.targets_of(session, [uuid.UUID(run_id)])[uuid.UUID(run_id)]
     assert not any(t.held for t in rows) and rows[1].engine_result == slow
+
+
+def _stored(client: TestClient, session: Session, a: Any, user: UserCtx, docs: list[dict[str, Any]]) -> str:
+    """A multi-target run on /srv/a and /dev/shm/x queued, leased, started and given `docs`."""
+    r = client.post("/api/v1/runs", json=_body(a.agent.id, ["/srv/a", "/dev/shm/x"]), headers=user.headers)
+    run_id = r.json()["id"]
+    run_service.dispatch(session, run_id=uuid.UUID(run_id))
+    lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
+    client.post(f"/api/v1/runs/{run_id}/start", json={"lease_id": lease["lease_id"]}, headers=a.headers)
+    up = {
+        "lease_id": lease["lease_id"],
+        "upload_id": str(uuid.uuid4()),
+        "engine_exit_code": 0,
+        "started_at": "2026-12-05T10:00:00Z",
+        "finished_at": "2026-12-05T10:00:05Z",
+        "targets": [
+            {"target_index": i, "engine_result": d, "engine_exit_code": 0} for i, d in enumerate(docs)
+        ],
+    }
+    assert client.put(f"/api/v1/runs/{run_id}/result", json=up, headers=a.headers).status_code == 201
+    return str(run_id)
+
+
+def test_compare_can_pick_one_target_of_a_multi_target_run(
+    client: TestClient, session: Session, user: UserCtx
+) -> None:
+    a = create_agent(session, team=user.team, inventory=MULTI)
+    first = _stored(client, session, a, user, [engine_document(ios=3000), engine_document(ios=1200)])
+    second = _stored(client, session, a, user, [engine_document(ios=3000), engine_document(ios=1200)])
+    url = f"/api/v1/compare?runs={first},{second}"
+
+    def read_iops(params: str) -> list[float | None]:
+        r = client.get(url + params, headers=user.headers)
+        assert r.status_code == 200, r.text
+        metrics = r.json()["jobs"][0]["metrics"]
+        return next(m["values"] for m in metrics if m["key"] == "read_iops")
+
+    assert read_iops("") == [pytest.approx(1400.0), pytest.approx(1400.0)]  # 4,200 I/Os in 3 s, combined
+    assert read_iops(f"&targets={first}:1") == [pytest.approx(400.0), pytest.approx(1400.0)]
+    r = client.get(url + f"&targets={first}:1", headers=user.headers).json()
+    assert "target 1: /dev/shm/x" in r["columns"][0]["label"]
+    assert r["runs"][0]["jobs"][0]["read"]["total_ios"] == 1200
+    bad = client.get(url + f"&targets={first}:2", headers=user.headers)
+    assert _field(bad) == "targets"
+    assert _field(client.get(url + "&targets=nonsense", headers=user.headers)) == "targets"

@@ -9,7 +9,7 @@ OPERATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "cancel_run": ("POST", "/api/v1/runs/{run_id}/cancel", ()),
     "catalog": ("GET", "/api/v1/views", ("runs",)),
     "change_member_role": ("PATCH", "/api/v1/teams/{team_id}/members/{user_id}", ()),
-    "compare": ("GET", "/api/v1/compare", ("runs", "baseline", "group_by", "fingerprint", "force", "env", "format",)),
+    "compare": ("GET", "/api/v1/compare", ("runs", "baseline", "group_by", "fingerprint", "force", "env", "targets", "format",)),
     "config": ("GET", "/api/v1/auth/oidc", ()),
     "confirm_email_verification": ("POST", "/api/v1/auth/email-verification/confirm", ()),
     "confirm_password_reset": ("POST", "/api/v1/auth/password-reset/confirm", ()),

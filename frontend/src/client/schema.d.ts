@@ -46,6 +46,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent-dist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Agent Dist
+         * @description The bundles this server serves (tarball, .deb, .rpm per architecture) with their SHA-256,
+         *     and the server certificate's fingerprint and public-key pin when it is configured.
+         */
+        get: operations["get_agent_dist"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent-dist/files/{file_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Agent Bundle
+         * @description A bundle, or its `NAME.sha256` (sha256sum's format).
+         */
+        get: operations["get_agent_bundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent-dist/install.sh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Install Script
+         * @description The installer: `curl -fsSL .../install.sh | sudo sh -s -- --server URL --token-file FILE`.
+         */
+        get: operations["get_install_script"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents": {
         parameters: {
             query?: never;
@@ -1872,6 +1933,16 @@ export interface components {
             /** Team Count */
             team_count: number;
         };
+        /** AgentDist */
+        AgentDist: {
+            /** Bundles */
+            bundles: components["schemas"]["Bundle"][];
+            /** Install Script Url */
+            install_script_url: string;
+            tls: components["schemas"]["ServerTls"] | null;
+            /** Version */
+            version: string | null;
+        };
         /** AgentEnroll */
         AgentEnroll: {
             /**
@@ -2133,6 +2204,26 @@ export interface components {
             uuid: string;
         } & {
             [key: string]: unknown;
+        };
+        /** Bundle */
+        Bundle: {
+            /** Arch */
+            arch: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "tar" | "deb" | "rpm";
+            /** Name */
+            name: string;
+            /** Sha256 */
+            sha256: string;
+            /** Size Bytes */
+            size_bytes: number;
+            /** Url */
+            url: string;
+            /** Version */
+            version: string;
         };
         /** CampaignCreate */
         CampaignCreate: {
@@ -7173,6 +7264,13 @@ export interface components {
             /** Write Iops */
             write_iops: number;
         };
+        /** ServerTls */
+        ServerTls: {
+            /** Fingerprint Sha256 */
+            fingerprint_sha256: string;
+            /** Pubkey Pin */
+            pubkey_pin: string;
+        };
         /** ShareLinkCreate */
         ShareLinkCreate: {
             /**
@@ -8726,6 +8824,132 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_agent_dist: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentDist"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_agent_bundle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": unknown;
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_install_script: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the POSIX sh installer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                    "text/x-shellscript": unknown;
                 };
             };
             /** @description The request body is larger than this route's limit (1048576 bytes) */
@@ -11411,6 +11635,8 @@ export interface operations {
                 force?: boolean;
                 /** @description FIELD:VALUE of the runs' recorded environments (raid_level:raid10, kind:san; none: runs without it); only matching runs are compared; repeat: every field must match, values of one field any of them */
                 env?: string[] | null;
+                /** @description RUN_ID:N: compare target N of that multi-target run (its own figures) instead of the targets combined; repeat for several runs */
+                targets?: string[] | null;
                 /** @description csv: the same table as text/csv (a download), one row per metric */
                 format?: "json" | "csv";
             };

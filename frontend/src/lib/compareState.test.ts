@@ -54,4 +54,11 @@ describe("compare URL state", () => {
       "/compare?runs=a,b&group_by=device",
     );
   });
+
+  it("keeps the targets picked of compared multi-target runs, in both directions", () => {
+    const s = parseCompareState(new URLSearchParams("runs=a,b&targets=a:1&targets=c:0"));
+    expect(s.targets).toEqual(["a:1"]); // c is not compared
+    expect(parseCompareState(toSearchParams(s)).targets).toEqual(["a:1"]);
+    expect(parseCompareState(new URLSearchParams("runs=a,b")).targets).toBeUndefined();
+  });
 });

@@ -38,6 +38,8 @@ export interface CompareState {
   /** Per-second series quantity. */
   seriesMetric: Rate;
   table: TableLayoutChoice;
+  /** `RUN_ID:N`: that multi-target run compared by its target N's own figures, not combined. */
+  targets?: string[];
 }
 
 export const DEFAULT_STATE: CompareState = {
@@ -85,7 +87,16 @@ export function parseCompareState(params: URLSearchParams): CompareState {
     charts,
     seriesMetric: params.get("series") === "iops" ? "iops" : "mbps",
     table: pick(params.get("table"), TABLE_LAYOUTS, "auto"),
+    ...targetsOf(params, runs),
   };
+}
+
+/** `targets=RUN_ID:N` of compared runs only; absent when none (the state reads as before). */
+function targetsOf(params: URLSearchParams, runs: string[]): { targets?: string[] } {
+  const targets = params
+    .getAll("targets")
+    .filter((t) => runs.includes(t.slice(0, t.lastIndexOf(":"))));
+  return targets.length > 0 ? { targets } : {};
 }
 
 /** The URL query for a state; parseCompareState(toSearchParams(s)) gives s back. */
@@ -102,6 +113,7 @@ export function toSearchParams(s: CompareState): URLSearchParams {
   if (!all) p.set("charts", CHARTS.filter((c) => s.charts.includes(c)).join(","));
   if (s.seriesMetric !== "mbps") p.set("series", s.seriesMetric);
   if (s.table !== "auto") p.set("table", s.table);
+  for (const t of s.targets ?? []) p.append("targets", t);
   return p;
 }
 

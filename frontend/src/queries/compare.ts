@@ -6,7 +6,10 @@ import { keys } from "./keys";
 
 /** The server's query for a compare state (chart choices stay in the browser). */
 function compareParams(
-  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force" | "env">,
+  s: Pick<
+    CompareState,
+    "runs" | "baseline" | "groupBy" | "fingerprint" | "force" | "env" | "targets"
+  >,
 ) {
   return {
     runs: s.runs.join(","),
@@ -15,11 +18,15 @@ function compareParams(
     fingerprint: s.fingerprint,
     force: s.force,
     env: s.env.length > 0 ? s.env : undefined,
+    targets: s.targets && s.targets.length > 0 ? s.targets : undefined,
   };
 }
 
 export const compareQuery = (
-  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force" | "env">,
+  s: Pick<
+    CompareState,
+    "runs" | "baseline" | "groupBy" | "fingerprint" | "force" | "env" | "targets"
+  >,
 ) =>
   queryOptions({
     queryKey: keys.compare.table(compareParams(s)),
@@ -35,7 +42,10 @@ export const compareQuery = (
 
 /** The same comparison as CSV text (format=csv), for the download button. */
 export async function compareCsv(
-  s: Pick<CompareState, "runs" | "baseline" | "groupBy" | "fingerprint" | "force" | "env">,
+  s: Pick<
+    CompareState,
+    "runs" | "baseline" | "groupBy" | "fingerprint" | "force" | "env" | "targets"
+  >,
 ): Promise<string> {
   const res = await api.GET("/api/v1/compare", {
     params: { query: { ...compareParams(s), format: "csv" } },

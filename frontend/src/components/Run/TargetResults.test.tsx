@@ -1,8 +1,12 @@
-import { render, screen, within } from "@testing-library/react";
+import { render as rtlRender, screen, within } from "@testing-library/react";
+import type { ReactElement } from "react";
+import { MemoryRouter } from "react-router-dom";
 import { describe, expect, it } from "vitest";
 import type { JobSummary, RunRead } from "../../client/types";
 import { PSYNC_JOB } from "../../test/fixtures";
 import { TargetResults } from "./TargetResults";
+
+const render = (ui: ReactElement) => rtlRender(<MemoryRouter>{ui}</MemoryRouter>);
 
 function job(iops: number, bw: number, p99: number | null): JobSummary {
   return {
@@ -24,6 +28,7 @@ function run(latency: "merged" | "not_combined"): RunRead {
     jobs: [j],
   });
   return {
+    id: "run1",
     jobs: [job(3000, 30e6, latency === "merged" ? 9000 : null)],
     targets: [target(0, job(1000, 10e6, 8000)), target(1, job(2000, 20e6, 9000))],
     combined: { targets: 2, latency, rates: "summed", energy: "the host's" },
@@ -43,6 +48,8 @@ describe("TargetResults", () => {
     expect(within(combined).getByText("30 MB/s")).toBeTruthy();
     expect(within(combined).getByText("9 µs")).toBeTruthy();
     expect(screen.getByTestId("combined-note").textContent).toMatch(/merged/);
+    const link = within(second).getByRole("link", { name: "this target" });
+    expect(link.getAttribute("href")).toBe("/compare?runs=run1&targets=run1%3A1");
   });
 
   it("says when latency percentiles were not combined, and shows nothing for one target", () => {
@@ -51,6 +58,6 @@ describe("TargetResults", () => {
     const { container } = render(
       <TargetResults run={{ ...run("merged"), targets: [], combined: null }} />,
     );
-    expect(container.innerHTML).toBe("");
+    expect(container.querySelector("[data-testid=target-results]")).toBeNull();
   });
 });

@@ -1,4 +1,6 @@
+import { Link } from "react-router-dom";
 import type { JobSummary, RunRead } from "../../client/types";
+import { compareHref } from "../../lib/compareState";
 import { formatIops, formatNs, formatThroughput } from "../../lib/format";
 import { ScrollBox } from "../ScrollBox";
 
@@ -34,7 +36,11 @@ function Cells({ f }: { f: Figures | null }) {
 /** A multi-target run's results: per job, each target's figures and the combined row (the
  * run's own `jobs`: bytes and I/Os summed, rates over the longest target's runtime, latency
  * percentiles merged from the targets' histograms or not combined). Nothing for one target. */
-export function TargetResults({ run }: { run: Pick<RunRead, "jobs" | "targets" | "combined"> }) {
+export function TargetResults({
+  run,
+}: {
+  run: Pick<RunRead, "id" | "jobs" | "targets" | "combined">;
+}) {
   const targets = run.targets ?? [];
   if (targets.length === 0 || run.jobs.length === 0) return null;
   const combined = run.combined;
@@ -51,11 +57,12 @@ export function TargetResults({ run }: { run: Pick<RunRead, "jobs" | "targets" |
               <th className="num">Throughput</th>
               <th className="num">Mean latency</th>
               <th className="num">p99 latency</th>
+              <th>Compare</th>
             </tr>
           </thead>
           <tbody>
             {run.jobs.map((job) => (
-              <JobRows key={job.job_index} job={job} targets={targets} />
+              <JobRows key={job.job_index} runId={run.id} job={job} targets={targets} />
             ))}
           </tbody>
         </table>
@@ -71,7 +78,15 @@ export function TargetResults({ run }: { run: Pick<RunRead, "jobs" | "targets" |
   );
 }
 
-function JobRows({ job, targets }: { job: JobSummary; targets: NonNullable<RunRead["targets"]> }) {
+function JobRows({
+  runId,
+  job,
+  targets,
+}: {
+  runId: string;
+  job: JobSummary;
+  targets: NonNullable<RunRead["targets"]>;
+}) {
   return (
     <>
       {targets.map((t, k) => (
@@ -82,6 +97,14 @@ function JobRows({ job, targets }: { job: JobSummary; targets: NonNullable<RunRe
             {t.device_name && <span className="muted"> · {t.device_name}</span>}
           </td>
           <Cells f={figuresOf(t.jobs.find((j) => j.job_index === job.job_index))} />
+          <td>
+            <Link
+              to={compareHref({ runs: [runId], targets: [`${runId}:${t.target_index}`] })}
+              title="compare this target's own figures with other runs (add them on the compare page)"
+            >
+              this target
+            </Link>
+          </td>
         </tr>
       ))}
       <tr data-testid="combined-row">
@@ -89,6 +112,9 @@ function JobRows({ job, targets }: { job: JobSummary; targets: NonNullable<RunRe
           <strong>combined</strong>
         </td>
         <Cells f={figuresOf(job)} />
+        <td>
+          <Link to={compareHref({ runs: [runId] })}>combined</Link>
+        </td>
       </tr>
     </>
   );
