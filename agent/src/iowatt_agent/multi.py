@@ -67,9 +67,10 @@ class EngineGroup:
     def running(self) -> bool:
         return any(p.running for p in self.procs)
 
-    def combined_progress(self, first: EngineProgress) -> EngineProgress:
-        """The first target's progress with every target's latest rates summed."""
-        latest = [first] + [p.latest for p in self.procs[1:] if p.latest is not None]
+    def combined_progress(self, i: int, first: EngineProgress) -> EngineProgress:
+        """Target i's progress with the rates of every other target still running added."""
+        others = [p.latest for j, p in enumerate(self.procs) if j != i and p.running and p.latest is not None]
+        latest = [first, *others]
         return EngineProgress(
             job_index=first.job_index,
             job_name=first.job_name,
@@ -83,8 +84,20 @@ class EngineGroup:
         )
 
     def forward_progress(self, forward: Callable[[EngineProgress], bool]) -> None:
-        """Progress goes to the server once, from the first target's engine, with all rates."""
-        self.procs[0].on_progress = lambda p: forward(self.combined_progress(p))
+        """Progress goes to the server once per interval, with every target's rates, from the
+        first target's engine still running (a target that ends early hands the reports, and so
+        the lease's keep-alive, to the next)."""
+
+        def from_target(i: int) -> Callable[[EngineProgress], bool | None]:
+            def on_progress(p: EngineProgress) -> bool | None:
+                if any(proc.running for proc in self.procs[:i]):
+                    return None  # an earlier target reports for the run
+                return forward(self.combined_progress(i, p))
+
+            return on_progress
+
+        for i, proc in enumerate(self.procs):
+            proc.on_progress = from_target(i)
 
     def run(self) -> EngineOutcome:
         n = len(self.procs)
