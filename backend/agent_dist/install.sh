@@ -17,6 +17,8 @@
 set -eu
 umask 022
 
+# Everything runs from main, called on the last line: a download cut short runs nothing.
+main() {
 server=''; token_file=''; pin=''; fingerprint=''; ca_file=''; agent_name=''
 prefix='/opt/iowatt-agent'; state_dir='/var/lib/iowatt-agent'; bin_dir='/usr/local/bin'
 service=1; enrol=1; insecure_http=0
@@ -173,3 +175,6 @@ if [ "$service" = 1 ]; then
   fi
 fi
 say "next: allow what runs may touch, e.g. iowatt-agent targets add /srv/bench"
+}
+
+main "$@"

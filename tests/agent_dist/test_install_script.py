@@ -147,3 +147,19 @@ def test_refusals(dist_dir: Path, tmp_path: Path, args: list[str], says: str) ->
     r = subprocess.run(["sh", str(script), *args], env=BARE_ENV, capture_output=True, text=True, timeout=30)
     assert r.returncode == 2, r.stderr
     assert says in r.stderr
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.6, 0.95])
+def test_a_script_cut_short_runs_nothing(dist_dir: Path, tmp_path: Path, fraction: float) -> None:
+    """curl | sh: a download cut off mid-way must not run the half it got."""
+    text = service.install_script()
+    cut = text[: int(len(text) * fraction)]
+    opt = tmp_path / "opt" / "iowatt-agent"
+    with serve(dist_dir) as url:
+        r = subprocess.run(
+            ["sh", "-s", "--", "--server", url, "--no-service", "--no-enroll", "--prefix", str(opt),
+             "--bin-dir", str(tmp_path / "bin"), "--state-dir", str(tmp_path / "state")],
+            input=cut, env=BARE_ENV, capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+    assert "downloading" not in r.stderr
+    assert not (tmp_path / "opt").exists() and not (tmp_path / "state").exists()
