@@ -218,6 +218,14 @@ class PassSummary(OutputSchema):
     best_job: str  # the pass whose figures CDM would show
 
 
+class RunOriginFile(OutputSchema):
+    """One file of a run imported from several (a vdbench output directory's)."""
+
+    file_name: str
+    sha256: str | None
+    url: str = Field(description="its download, byte for byte (GET /runs/{id}/source?file=NAME)")
+
+
 class RunOrigin(OutputSchema):
     """Where an imported or published run's figures come from (backend/imports)."""
 
@@ -231,7 +239,16 @@ class RunOrigin(OutputSchema):
     sha256: str | None = Field(description="the original file's SHA-256 (GET /runs/{id}/source)")
     reference: str | None = Field(None, description="a published figure's source (URL, document, page)")
     label: str = Field(
-        description='what the UI shows: "imported from fio", "published by Samsung: not measured here"'
+        description='what the UI shows: "imported from fio 3.33" (the tool\'s version when the file '
+        'states it), "published by Samsung: not measured here"'
+    )
+    source_url: str | None = Field(
+        None, description="the original file's download (GET /runs/{id}/source); null on a share link"
+    )
+    files: list[RunOriginFile] = Field(
+        default_factory=list,
+        description="a run imported from several files (a vdbench output directory): each with its "
+        "download; empty for one file",
     )
 
 

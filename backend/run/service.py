@@ -11,6 +11,7 @@ themselves.
 import uuid
 from datetime import datetime, timedelta
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 from iowatt_policy import Violation, check_run, shared_policy
 from pydantic import ValidationError
@@ -48,6 +49,7 @@ from backend.run.schemas import (
     ProgressReport,
     RunCreate,
     RunOrigin,
+    RunOriginFile,
     RunPage,
     RunRead,
     RunSort,
@@ -574,7 +576,14 @@ def origin_of(run: Run) -> RunOrigin | None:
         return None
     tool = str(o.get("tool") or "another tool")
     kind = o["kind"]
-    label = f"imported from {tool}" if kind == "imported" else f"published by {tool}: not measured here"
+    version = o.get("version") or None
+    label = (
+        f"imported from {tool}{f' {version}' if version else ''}"
+        if kind == "imported"
+        else f"published by {tool}: not measured here"
+    )
+    source = f"/api/v1/runs/{run.id}/source"
+    files = [f for f in o.get("files") or [] if isinstance(f, dict) and f.get("file_name")]
     return RunOrigin(
         kind=kind,
         tool=tool,
@@ -584,6 +593,17 @@ def origin_of(run: Run) -> RunOrigin | None:
         sha256=o.get("sha256"),
         reference=o.get("reference"),
         label=label,
+        source_url=source if o.get("file_id") else None,
+        files=[
+            RunOriginFile(
+                file_name=str(f["file_name"]),
+                sha256=f.get("sha256"),
+                url=f"{source}?{urlencode({'file': str(f['file_name'])})}",
+            )
+            for f in files
+        ]
+        if len(files) > 1
+        else [],
     )
 
 

@@ -290,7 +290,9 @@ def _public_origin(o: RunOrigin | None, scrub: Any) -> RunOrigin | None:
     if o is None:
         return None
     reference = scrub(o.reference) if o.reference else None
-    return o.model_copy(update={"file_name": None, "sha256": None, "reference": reference})
+    return o.model_copy(
+        update={"file_name": None, "sha256": None, "reference": reference, "source_url": None, "files": []}
+    )
 
 
 def _shared_comparison(

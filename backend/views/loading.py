@@ -26,7 +26,7 @@ from backend.result.schemas import FileWorkloadSummary, HeapBtreeSummary, TpchSu
 from backend.result.summary import db_summaries, file_summaries
 from backend.run import repository as run_repo
 from backend.run import service as run_service
-from backend.run.schemas import PassSummary
+from backend.run.schemas import PassSummary, RunOrigin
 from backend.views import repository
 from backend.views.schemas import ViewRun
 from backend.workload.builtin import BUILTINS
@@ -183,14 +183,16 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
         if x.info.scale is not None and x.info.scale != 1.0:
             x.info.label = f"{x.info.label} (scale ×{x.info.scale:g})"
         if x.info.origin is not None:  # "imported from CrystalDiskMark 8": not measured here
-            x.info.label = f"{x.info.label} ({_origin_label(x.info.origin.label, x.info.origin.version)})"
+            x.info.label = f"{x.info.label} ({_origin_label(x.info.origin)})"
     return out
 
 
-def _origin_label(label: str, version: str | None) -> str:
+def _origin_label(origin: RunOrigin) -> str:
     """The origin's label with the tool's major version: "imported from CrystalDiskMark 8"."""
-    major = (version or "").split(".", 1)[0].strip()
-    return f"{label} {major}" if major and label.startswith("imported from ") else label
+    major = (origin.version or "").split(".", 1)[0].strip()
+    if origin.kind != "imported":
+        return origin.label
+    return f"imported from {origin.tool} {major}" if major else f"imported from {origin.tool}"
 
 
 def _db_scale(spec: dict[str, Any]) -> float | None:

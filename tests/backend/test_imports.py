@@ -75,7 +75,10 @@ def test_a_stored_file_is_runs_imported_from_fio_with_its_source_kept(
     run_id = out["runs"][0]["run_id"]
     run = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()
     assert run["source"] == "import" and run["status"] == "succeeded" and run["agent_name"] == "lab-7"
-    assert run["device_name"] and run["origin"]["label"] == "imported from fio"
+    # the label names the tool's version as the file states it
+    assert run["device_name"] and run["origin"]["version"]
+    assert run["origin"]["label"] == f"imported from fio {run['origin']['version']}"
+    assert run["origin"]["source_url"] == f"/api/v1/runs/{run_id}/source" and run["origin"]["files"] == []
     assert run["origin"]["format"] == "fio-json" and run["origin"]["file_name"] == "old run.json"
     rows = session.scalars(
         select(ResultJob).where(ResultJob.run_id == uuid.UUID(run_id)).order_by(ResultJob.job_index)

@@ -321,10 +321,11 @@ def test_imported_and_published_runs_carry_their_origin_on_the_link(
     imported, published = (r["origin"] for r in v.json()["comparison"]["runs"])
     assert (imported["kind"], imported["label"], imported["version"]) == (
         "imported",
-        "imported from CrystalDiskMark",
+        "imported from CrystalDiskMark 8.0.4",
         "8.0.4",
     )
     assert imported["file_name"] is None and imported["sha256"] is None
+    assert imported["source_url"] is None and imported["files"] == []  # the team's file stays its own
     assert "lab-7-secret-notes" not in v.text
     assert (published["label"], published["reference"]) == (
         "published by Samsung: not measured here",

@@ -581,7 +581,7 @@ def test_an_imported_runs_origin_is_in_its_view_label_and_served(
     assert first["preset"] == "crystaldiskmark"  # the import catalogue: the format stands for it
     assert (first["origin"]["kind"], first["origin"]["label"]) == (
         "imported",
-        "imported from CrystalDiskMark",
+        f"imported from CrystalDiskMark {first['origin']['version']}",
     )
     assert second["origin"] is None and "imported" not in second["label"]
 

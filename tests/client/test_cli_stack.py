@@ -109,7 +109,8 @@ def test_one_file_of_each_format_through_the_api_and_the_command(live: Stack, cl
         ]
         run_id = out[0]["runs"][0]["run_id"]
     shown = cli.json("runs", "show", run_id)
-    assert shown["source"] == "import" and shown["origin"]["label"] == "imported from fio"
+    assert shown["source"] == "import" and shown["origin"]["version"]
+    assert shown["origin"]["label"] == f"imported from fio {shown['origin']['version']}"
     listed = cli.json("runs", "list", "--q", "lab-cli", "--limit", "500")
     assert run_id in {r["id"] for r in listed["items"]}
     table = cli("import", "--list-formats").stdout

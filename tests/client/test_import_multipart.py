@@ -52,7 +52,7 @@ def test_one_file_as_multipart_is_the_octet_stream_import(client: TestClient, se
     assert out["sha256"] == hashlib.sha256(TERSE).hexdigest() and out["size_bytes"] == len(TERSE)
     run_id = out["runs"][0]["run_id"]
     run = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()
-    assert run["agent_name"] == "lab-9" and run["origin"]["label"] == "imported from fio"
+    assert run["agent_name"] == "lab-9" and run["origin"]["label"] == "imported from fio 3.33"
     assert client.get(f"/api/v1/runs/{run_id}/source", headers=u.headers).content == TERSE
     # the same bytes again, by the other path: nothing added
     again = client.post(
@@ -207,6 +207,13 @@ def test_a_vdbench_output_directory_is_one_run(client: TestClient, session: Sess
     for name, data in raw:
         one = client.get(src, params={"file": name.split("/")[1]}, headers=u.headers)
         assert one.status_code == 200 and one.content == data, name
+    # the run's origin lists its files, each with its download (the same bytes again)
+    origin = client.get(f"/api/v1/runs/{run['run_id']}", headers=u.headers).json()["origin"]
+    assert origin["source_url"] == src and origin["label"] == f"imported from vdbench {origin['version']}"
+    assert sorted(f["file_name"] for f in origin["files"]) == ["flatfile.html", "summary.html", "totals.html"]
+    for f in origin["files"]:
+        got = client.get(f["url"], headers=u.headers)
+        assert got.status_code == 200 and hashlib.sha256(got.content).hexdigest() == f["sha256"], f
     assert client.get(src, params={"file": "other.html"}, headers=u.headers).status_code == 404
     again = post(client, u.headers, list(reversed(raw)), team_id=u.team.id)
     assert again.status_code == 200 and again.json()["duplicate"] is True, again.text

@@ -6929,6 +6929,11 @@ export interface components {
             /** File Name */
             file_name: string | null;
             /**
+             * Files
+             * @description a run imported from several files (a vdbench output directory): each with its download; empty for one file
+             */
+            files?: components["schemas"]["RunOriginFile"][];
+            /**
              * Format
              * @description the importer's format key (fio-json, fio-terse, crystaldiskmark, ...)
              */
@@ -6941,7 +6946,7 @@ export interface components {
             kind: "imported" | "published";
             /**
              * Label
-             * @description what the UI shows: "imported from fio", "published by Samsung: not measured here"
+             * @description what the UI shows: "imported from fio 3.33" (the tool's version when the file states it), "published by Samsung: not measured here"
              */
             label: string;
             /**
@@ -6955,12 +6960,32 @@ export interface components {
              */
             sha256: string | null;
             /**
+             * Source Url
+             * @description the original file's download (GET /runs/{id}/source); null on a share link
+             */
+            source_url?: string | null;
+            /**
              * Tool
              * @description the tool as users know it ("fio", "CrystalDiskMark"), or the publisher
              */
             tool: string;
             /** Version */
             version: string | null;
+        };
+        /**
+         * RunOriginFile
+         * @description One file of a run imported from several (a vdbench output directory's).
+         */
+        RunOriginFile: {
+            /** File Name */
+            file_name: string;
+            /** Sha256 */
+            sha256: string | null;
+            /**
+             * Url
+             * @description its download, byte for byte (GET /runs/{id}/source?file=NAME)
+             */
+            url: string;
         };
         /**
          * RunPage

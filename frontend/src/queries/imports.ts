@@ -96,9 +96,12 @@ export async function importText(
 }
 
 /** The file an imported run was made of, byte for byte, and its name (GET /runs/{id}/source). */
-export async function downloadSource(runId: string): Promise<{ blob: Blob; name: string }> {
+export async function downloadSource(
+  runId: string,
+  file?: string,
+): Promise<{ blob: Blob; name: string }> {
   const r = await api.GET("/api/v1/runs/{run_id}/source", {
-    params: { path: { run_id: runId } },
+    params: { path: { run_id: runId }, query: file === undefined ? {} : { file } },
     parseAs: "blob",
   });
   if (r.error !== undefined || r.data === undefined) throw new ApiError(r.response.status, r.error);

@@ -265,7 +265,7 @@ export function RunDetail() {
             </Link>
           )}
           {run.status === "succeeded" && <RawResultButton runId={run.id} />}
-          {run.origin && <SourceButton runId={run.id} />}
+          {run.origin && <SourceButton runId={run.id} origin={run.origin} />}
           {run.status === "succeeded" && (
             <Link className="btn btn-small" to={`/views?runs=${run.id}`} data-testid="named-views">
               Named views

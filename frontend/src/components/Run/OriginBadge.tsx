@@ -26,8 +26,24 @@ export function OriginBadge({ origin }: { origin: Origin | null | undefined }) {
   );
 }
 
-/** Downloads the file an imported or published run was made of, as it was imported. */
-export function SourceButton({ runId }: { runId: string }) {
+/** Downloads the file an imported or published run was made of, as it was imported; a run made
+ * of several files (a vdbench output directory) offers each of them. */
+export function SourceButton({ runId, origin }: { runId: string; origin?: Origin | null }) {
+  const files = origin?.files ?? [];
+  if (files.length > 1)
+    return (
+      <>
+        {files.map((f) => (
+          <DownloadButton
+            key={f.file_name}
+            fetchFile={() => downloadSource(runId, f.file_name)}
+            label={`Download ${f.file_name}`}
+            title="one of the imported files, byte for byte"
+            testId="source-download-file"
+          />
+        ))}
+      </>
+    );
   return (
     <DownloadButton
       fetchFile={() => downloadSource(runId)}
