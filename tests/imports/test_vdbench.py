@@ -5,10 +5,22 @@ directory merged; what a file lacks named."""
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from backend.imports.formats import vdbench
 from backend.imports.formats.base import ImportFormatError
-from tests.imports.other_tools import check_parsed, claims, fuzz_test, importer, sample, samples
+from tests.imports.other_tools import (
+    FUZZ,
+    TOKENS,
+    check_parsed,
+    claims,
+    fuzz_test,
+    importer,
+    mutate,
+    sample,
+    samples,
+)
 
 SUMMARY = importer("vdbench-summary")
 FLAT = importer("vdbench-flatfile")
@@ -159,3 +171,47 @@ def test_unknown_version_and_bad_header():
 
 
 test_fuzz_vdbench = fuzz_test("vdbench", ["vdbench-summary", "vdbench-flatfile"])
+
+
+# the merge of a directory's files (parse_set) is an importer too: its inputs are the samples of
+# both kinds mutated, truncated or swapped (another run's file among them)
+RAW_SET = [
+    ("summary.html", sample("vdbench", "summary_raw_50407.html")),
+    ("totals.html", sample("vdbench", "totals_raw_50407.html")),
+    ("flatfile.html", sample("vdbench", "flatfile_raw_50407.html")),
+]
+OTHERS = [d for n, d in samples("vdbench") if n not in {"summary_raw_50407.html", "flatfile_raw_50407.html"}]
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),  # which file of the set
+            st.lists(
+                st.tuples(st.integers(0, 1 << 20), st.integers(0, 200), st.sampled_from(TOKENS)), max_size=4
+            ),
+            st.one_of(st.none(), st.integers(0, 1 << 20)),  # a cut
+            st.one_of(st.none(), st.sampled_from(OTHERS)),  # another run's file instead
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_fuzz_parse_set(
+    changes: list[tuple[int, list[tuple[int, int, bytes]], int | None, bytes | None]],
+) -> None:
+    files = list(RAW_SET)
+    for which, cuts, cut, other in changes:
+        name, data = files[which]
+        data = other if other is not None else mutate(data, cuts)
+        if cut is not None:
+            data = data[: cut % (len(data) + 1)]
+        files[which] = (name, data)
+    try:
+        out = vdbench.parse_set(files)
+    except ImportFormatError as e:
+        assert str(e).startswith("vdbench"), e
+        return
+    check_parsed(out)
+    assert len(out.runs) == 1
