@@ -95,6 +95,30 @@ export async function importText(
   );
 }
 
+export type PublishedImport = S["PublishedImport"];
+export type PublishedFigure = S["PublishedFigure"];
+/** The units a published figure may be given in (the server's PublishedUnit). */
+export const PUBLISHED_UNITS = [
+  "B/s",
+  "KB/s",
+  "MB/s",
+  "GB/s",
+  "KiB/s",
+  "MiB/s",
+  "GiB/s",
+  "IOPS",
+  "kIOPS",
+  "ns",
+  "us",
+  "µs",
+  "ms",
+] as const satisfies readonly PublishedFigure["unit"][];
+
+/** A datasheet's or review's figures, stored as a run marked published (not measured here). */
+export async function importPublished(body: PublishedImport): Promise<ImportResult> {
+  return unwrap(await api.POST("/api/v1/imports/published", { body }));
+}
+
 /** The file an imported run was made of, byte for byte, and its name (GET /runs/{id}/source). */
 export async function downloadSource(
   runId: string,

@@ -1,5 +1,6 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseFigures } from "../components/Import/PublishedForm";
 import { setToken } from "../lib/auth";
 import { renderAt, stubApi } from "../test/render";
 import { Import } from "./Import";
@@ -152,5 +153,55 @@ describe("Import page", () => {
     fireEvent.change(await screen.findByTestId("import-paste"), { target: { value: "hello" } });
     fireEvent.click(screen.getByTestId("import-paste-add"));
     expect((await screen.findByTestId("import-error")).textContent).toContain("line 1");
+  });
+});
+
+describe("Published figures", () => {
+  it("reads one figure a line and names the line that does not read", () => {
+    expect(parseFigures("SEQ1M Q8T1 read; 7000; MB/s\n\n4K random read\t1000000\tIOPS")).toEqual({
+      figures: [
+        { test: "SEQ1M Q8T1 read", value: 7000, unit: "MB/s" },
+        { test: "4K random read", value: 1000000, unit: "IOPS" },
+      ],
+      error: null,
+    });
+    expect(parseFigures("a; 1; MB/s\nb; fast; MB/s").error).toContain("line 2");
+    expect(parseFigures("a; 1; furlongs").error).toContain("the unit is one of");
+    expect(parseFigures("  ").error).toBe("type at least one figure");
+  });
+
+  it("stores a datasheet's figures as a published run", async () => {
+    setToken("t");
+    const calls = stubApi({
+      "GET /api/v1/auth/me": () => ({ body: ME }),
+      "GET /api/v1/imports/formats": () => ({ body: FORMATS }),
+      "POST /api/v1/imports/published": () => ({
+        status: 201,
+        body: { ...result(false), format: "published", tool: "Samsung" },
+      }),
+    });
+    renderAt(<Import />, { path: "/import" });
+    fireEvent.change(await screen.findByTestId("published-vendor"), {
+      target: { value: "Samsung" },
+    });
+    fireEvent.change(screen.getByTestId("published-model"), { target: { value: "990 PRO 2TB" } });
+    fireEvent.change(screen.getByTestId("published-reference"), {
+      target: { value: "datasheet rev 1.0 p. 3" },
+    });
+    fireEvent.change(screen.getByTestId("published-figures"), {
+      target: { value: "SEQ1M Q8T1 read; 7450; MB/s" },
+    });
+    fireEvent.click(screen.getByTestId("published-store"));
+    expect((await screen.findByTestId("published-stored")).textContent).toContain(
+      "not measured here",
+    );
+    const sent = calls.find((c) => c.path === "/api/v1/imports/published");
+    expect(sent?.body).toEqual({
+      team_id: "t1",
+      vendor: "Samsung",
+      model: "990 PRO 2TB",
+      reference: "datasheet rev 1.0 p. 3",
+      figures: [{ test: "SEQ1M Q8T1 read", value: 7450, unit: "MB/s" }],
+    });
   });
 });

@@ -4,6 +4,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type DragEvent, useState } from "react";
 import { Link } from "react-router-dom";
+import { PublishedForm } from "../components/Import/PublishedForm";
 import { errorMessage } from "../lib/errors";
 import { formatBytes, formatIops, formatNs, formatThroughput, MISSING } from "../lib/format";
 import { atLeast, useCurrentTeam } from "../lib/role";
@@ -351,6 +352,12 @@ export function Import() {
             </div>
           </div>
         </div>
+      )}
+      {mayImport && team && (
+        <PublishedForm
+          teamId={team.id}
+          onStored={() => void qc.invalidateQueries({ queryKey: keys.runs.lists() })}
+        />
       )}
       {items.map((item) => (
         <div
