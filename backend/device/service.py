@@ -334,6 +334,18 @@ def confirm_opened(session: Session, *, run: Run, engine_result: object) -> None
             session.flush()
 
 
+def opened_target_device(
+    session: Session, *, run: Run, target_path: str, engine_result: object, current: uuid.UUID | None
+) -> uuid.UUID | None:
+    """A target of a multi-target run: the device its own engine opened (as `confirm_opened`
+    decides for the run's own device), else `current` (the device found from the path)."""
+    opened = OpenedTarget.of(engine_result)
+    agent = session.get(Agent, run.agent_id)
+    if opened is None or agent is None:
+        return current
+    return _device(session, agent=agent, ident=identify(agent.inventory, target_path, opened)).id
+
+
 # a hypervisor's disk: the guest sees virtio/Xen or an emulated controller whose model names it;
 # its rotational flag is the emulator's default (QEMU says 1), not the media beneath
 _VIRTUAL_INTERFACES = ("virtio", "xen")

@@ -67,6 +67,18 @@ def store(
         session, run=run, engine_started_at=body.started_at, engine_finished_at=body.finished_at
     )
     device_service.confirm_opened(session, run=run, engine_result=opened)
+    for t in targets:  # a multi-target run: each target's device from what its engine opened
+        t.device_id = (
+            run.device_id
+            if t.target_index == 0
+            else device_service.opened_target_device(
+                session,
+                run=run,
+                target_path=t.target_path,
+                engine_result=t.engine_result,
+                current=t.device_id,
+            )
+        )
     return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=False)
 
 

@@ -160,6 +160,15 @@ def test_each_targets_result_is_kept_beside_the_combined_figure(
     )
     fast = engine_document(ios=3000, series_points=2)  # 3,000 I/Os in 2 s
     slow = engine_document(ios=1000, series_points=4)  # 1,000 I/Os in 4 s
+    # what the second target's engine opened is a file on vda, not the tmpfs its path suggested
+    slow["iowatt"] = {
+        "target": {
+            "path": "/dev/shm/x/iowatt-run.dat",
+            "kind": "file",
+            "device": {"name": "vda", "disk": "vda"},
+            "fs": {"type": "ext4", "mount_point": "/", "source": "/dev/vda"},
+        }
+    }
     up: dict[str, Any] = {
         "lease_id": lid,
         "upload_id": str(uuid.uuid4()),
@@ -185,6 +194,7 @@ def test_each_targets_result_is_kept_beside_the_combined_figure(
     run = client.get(f"/api/v1/runs/{run_id}", headers=user.headers).json()
     assert run["status"] == "succeeded"
     assert [t["target_path"] for t in run["targets"]] == ["/srv/a", "/dev/shm/x"]
+    assert run["targets"][1]["device_id"] == run["targets"][0]["device_id"] == run["device_id"]  # both vda
     assert run["targets"][0]["jobs"][0]["read"]["total_ios"] == 3000
     assert run["targets"][1]["jobs"][0]["read"]["total_ios"] == 1000
     read = run["jobs"][0]["read"]
