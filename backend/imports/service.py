@@ -89,6 +89,9 @@ def _lat_doc(lat: Latency | None) -> dict[str, Any]:
         if v is not None and v >= 0:
             out[key] = v
     out["percentile"] = {f"{p:.6f}": v for p, v in sorted(lat.percentiles_ns.items()) if v >= 0}
+    if lat.bins:  # fio json+'s histogram, as a measured run's document holds it
+        out["bins"] = {str(k): n for k, n in sorted(lat.bins.items())}
+        out["N"] = sum(lat.bins.values())
     return out
 
 

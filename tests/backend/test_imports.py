@@ -218,3 +218,28 @@ def test_published_figures_are_a_run_marked_not_measured_here(client: TestClient
     assert src.status_code == 200 and json.loads(src.content)["figures"][1]["unit"] == "kIOPS"
     again = client.post("/api/v1/imports/published", json=body, headers=u.headers)
     assert again.status_code == 200 and again.json()["duplicate"] is True
+
+
+def test_json_plus_bins_are_kept_and_draw_the_latency_curves(client: TestClient, session: Session) -> None:
+    """An imported fio json+ file keeps its histograms as a measured run's result holds them, so
+    compare's latency-percentile curves read an imported run as they read a measured one."""
+    u = create_user(session, role=Role.member)
+    data = (SAMPLES / "fio-3.33.jsonplus").read_bytes()
+    r = client.post(
+        "/api/v1/imports",
+        params={"team_id": str(u.team.id), "file_name": "plus.json"},
+        content=data,
+        headers={**u.headers, "Content-Type": "application/octet-stream"},
+    )
+    assert r.status_code == 201, r.text
+    assert not any("histograms" in a for a in r.json()["runs"][0]["absent"])
+    run_id = r.json()["runs"][0]["run_id"]
+    doc = {j["jobname"]: j for j in json.loads(data)["jobs"]}
+    c = client.get("/api/v1/compare/latency", params={"runs": run_id, "job": "randrw-8k"}, headers=u.headers)
+    assert c.status_code == 200, c.text
+    curves = {x["direction"]: x for x in c.json()["curves"]}
+    for d in ("read", "write"):  # every I/O of the file's histogram, in ns
+        clat = doc["randrw-8k"][d]["clat_ns"]
+        assert curves[d]["samples"] == clat["N"] == sum(clat["bins"].values())
+        top = max(p["latency_ns"] for p in curves[d]["points"])
+        assert top == max(int(k) for k in clat["bins"])

@@ -88,11 +88,41 @@ def test_fio3_json_jobs_groups_and_ns_latencies() -> None:
             assert d.clat.percentiles_ns == pct
 
 
-def test_fio3_json_plus_is_detected_and_its_bins_not_kept() -> None:
+def test_fio3_json_plus_is_detected_and_its_bins_kept() -> None:
     p = registry.parse("fio-3.33.jsonplus", sample("fio-3.33.jsonplus"))
     assert p.format == "fio-json+" and p.version == "3.33"
-    assert any("histograms" in a for a in p.runs[0].absent)
-    assert all(j.read is None or j.read.clat is not None for j in p.runs[0].jobs)
+    assert not any("histograms" in a for a in p.runs[0].absent)
+    doc = json.loads(sample("fio-3.33.jsonplus"))
+    kept = 0
+    for j, raw in zip(p.runs[0].jobs, doc["jobs"], strict=True):
+        for d, r in ((j.read, raw["read"]), (j.write, raw["write"])):
+            if d is None:
+                continue
+            bins = r["clat_ns"]["bins"]
+            assert d.clat is not None and d.clat.bins == {int(k): v for k, v in bins.items()}
+            assert sum(d.clat.bins.values()) == r["clat_ns"]["N"]  # every I/O in a bucket
+            kept += 1
+    assert kept >= 2
+
+
+def test_fio2_json_plus_bins_in_us_and_too_many_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    doc = json.loads(sample("fio-2.2.10.json"))
+    job = next(j for j in doc["jobs"] if j["read"]["io_bytes"])
+    job["read"]["clat"]["bins"] = {"100": 5, "250": 3, "0": 0}  # fio 2.x: µs buckets
+    p = registry.parse("j", json.dumps(doc).encode())
+    [d] = [j.read for j in p.runs[0].jobs if j.name == job["jobname"]]
+    assert d is not None and d.clat is not None and d.clat.bins == {100_000: 5, 250_000: 3}
+    assert p.format == "fio-json+"
+    monkeypatch.setattr(fio_json, "MAX_BINS", 1)
+    p = registry.parse("j", json.dumps(doc).encode())
+    assert all(x.clat is None or x.clat.bins is None for j in p.runs[0].jobs for x in (j.read, j.write) if x)
+    assert any("more than 1 in the file" in a for a in p.runs[0].absent)
+    job["read"]["clat"]["bins"] = {"100": "many"}  # not fio's histogram: no bins, the rest is read
+    monkeypatch.setattr(fio_json, "MAX_BINS", 500_000)
+    p = registry.parse("j", json.dumps(doc).encode())
+    assert all(x.clat is None or x.clat.bins is None for j in p.runs[0].jobs for x in (j.read, j.write) if x)
 
 
 def test_fio3_terse_v3_v5_and_v2_agree_with_json() -> None:

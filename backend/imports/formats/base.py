@@ -37,6 +37,8 @@ class Latency:
     max_ns: float | None = None
     stddev_ns: float | None = None
     percentiles_ns: dict[float, float] = field(default_factory=dict)
+    # fio json+'s histogram: the bucket's latency in ns -> I/Os; None when the file has none
+    bins: dict[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ distribution may patch):
   in bytes/s (`bw`, `io_kbytes` in KiB beside them).
 - 2.x: latencies `slat`, `clat`, `lat` in µs (percentiles under `clat`, in µs); `io_bytes` is in
   KiB despite its name and `bw` in KiB/s; no `bw_bytes`.
-- json+ adds `bins` (ns or µs bucket -> count) under `clat_ns`: read, not stored (the percentiles are).
+- json+ adds `bins` (ns or µs bucket -> count) under `clat_ns`: kept in ns beside the percentiles
+  (the stored result's `clat_ns.bins`, as a measured run's), unless the file holds more than
+  MAX_BINS of them: then none is kept (a bound on the import's memory and the stored result).
 Several jobs and groups per file (`groupid`), `disk_util`, fio's client/server `client_stats`.
 
 The file is read as a stream: the top-level object key by key, each job decoded alone by the
@@ -20,6 +22,7 @@ import io
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, BinaryIO
 
@@ -37,12 +40,13 @@ FORMAT = "fio-json"
 CHUNK = 1 << 22  # bytes read at a time
 MAX_NS = 2.0**63  # a latency the result's bigint columns hold
 MAX_JOBS = 4096  # as the result schema (backend/result/schemas.py MAX_JOBS)
+MAX_BINS = 500_000  # json+ histogram bins kept per file (kernel-help's 110 jobs have ~408,000)
+MAX_BINS_PER_LATENCY = 4096  # fio has 1,856 buckets: more is not fio's histogram
 _WS = re.compile(r"[ \t\r\n]*")
 _DECODER = json.JSONDecoder()
 ABSENT = [
     "the host's name, OS, CPU and memory (fio's JSON carries them only in client/server mode)",
     "the device's model and size (disk_util names the kernel's device and its counters only)",
-    "latency histograms of json+ (bins): percentiles are kept, the buckets are not stored",
 ]
 
 
@@ -188,7 +192,7 @@ def _int(v: Any) -> int | None:
     return int(f) if f is not None and f >= 0 else None
 
 
-def _latency(obj: Any, scale: float) -> Latency | None:
+def _latency(obj: Any, scale: float, bins: bool = True) -> Latency | None:
     """fio's latency object (min, max, mean, stddev or stdev, percentile) at `scale` ns per unit."""
     if not isinstance(obj, dict):
         return None
@@ -215,10 +219,54 @@ def _latency(obj: Any, scale: float) -> Latency | None:
         max_ns=sc("max"),
         stddev_ns=sc("stddev") if "stddev" in obj else sc("stdev"),
         percentiles_ns=pct,
+        bins=_bins(obj.get("bins"), scale) if bins else None,
     )
 
 
-def direction(d: Any) -> Direction | None:
+def _bins(raw: Any, scale: float) -> dict[int, int] | None:
+    """json+'s histogram in ns (fio 2.x's keys are µs), I/Os per bucket; None when absent or not
+    fio's (a key or count that is not a number, more buckets than fio has)."""
+    if not isinstance(raw, dict) or not raw or len(raw) > MAX_BINS_PER_LATENCY:
+        return None
+    out: dict[int, int] = {}
+    for k, v in raw.items():
+        try:
+            at = float(k) * scale
+        except (TypeError, ValueError, OverflowError):
+            return None
+        n = _int(v)
+        if n is None or not 0 <= at < MAX_NS or n >= 2**63:
+            return None
+        if n:
+            out[int(at)] = out.get(int(at), 0) + n
+    return out or None
+
+
+def _count_bins(job: Job) -> int:
+    return sum(
+        len(lat.bins)
+        for d in (job.read, job.write, job.trim)
+        if d is not None
+        for lat in (d.lat, d.clat, d.slat)
+        if lat is not None and lat.bins
+    )
+
+
+def _without_bins(job: Job) -> Job:
+    def strip(d: Direction | None) -> Direction | None:
+        if d is None:
+            return None
+        return replace(
+            d,
+            lat=replace(d.lat, bins=None) if d.lat else None,
+            clat=replace(d.clat, bins=None) if d.clat else None,
+            slat=replace(d.slat, bins=None) if d.slat else None,
+        )
+
+    return replace(job, read=strip(job.read), write=strip(job.write), trim=strip(job.trim))
+
+
+def direction(d: Any, bins: bool = True) -> Direction | None:
     """One direction's object; None when it did no I/O."""
     if not isinstance(d, dict):
         return None
@@ -239,13 +287,13 @@ def direction(d: Any) -> Direction | None:
         io_bytes=io_bytes,
         total_ios=total,
         runtime_ms=_num(d.get("runtime")),
-        lat=_latency(d.get("lat" + suffix), scale),
-        clat=_latency(d.get("clat" + suffix), scale),
-        slat=_latency(d.get("slat" + suffix), scale),
+        lat=_latency(d.get("lat" + suffix), scale, bins),
+        clat=_latency(d.get("clat" + suffix), scale, bins),
+        slat=_latency(d.get("slat" + suffix), scale, bins),
     )
 
 
-def job_of(job: dict[str, Any], global_options: dict[str, Any], index: int) -> Job:
+def job_of(job: dict[str, Any], global_options: dict[str, Any], index: int, bins: bool = True) -> Job:
     own = job.get("job options")
     options = {**global_options, **(own if isinstance(own, dict) else {})}
     metrics: dict[str, float] = {}
@@ -265,9 +313,9 @@ def job_of(job: dict[str, Any], global_options: dict[str, Any], index: int) -> J
     return Job(
         name=(str(jobname) if jobname is not None else f"job{index}")[:200],
         settings=fio_common.settings(options),
-        read=direction(job.get("read")),
-        write=direction(job.get("write")),
-        trim=direction(job.get("trim")),
+        read=direction(job.get("read"), bins),
+        write=direction(job.get("write"), bins),
+        trim=direction(job.get("trim"), bins),
         metrics=metrics,
         group=(f"{host}:" if isinstance(host, str) else "") + str(group) if group is not None else None,
     )
@@ -282,6 +330,8 @@ def parse_file(name: str, fp: BinaryIO) -> ParsedFile:
     hosts: set[str] = set()
     plus = False
     longest_ms = 0.0
+    bins = 0
+    too_many_bins = False
     for key, value in events(fp):
         if key == "job":
             if value.get("jobname") == "All clients":
@@ -296,7 +346,13 @@ def parse_file(name: str, fp: BinaryIO) -> ParsedFile:
                 and "bins" in (value[d].get("clat_ns") or value[d].get("clat"))
                 for d in ("read", "write", "trim")
             )
-            job = job_of(value, global_options, len(jobs))
+            job = job_of(value, global_options, len(jobs), bins=not too_many_bins)
+            if not too_many_bins:
+                bins += _count_bins(job)
+                too_many_bins = bins > MAX_BINS
+                if too_many_bins:  # none is kept: those of the jobs read so far are dropped too
+                    jobs = [_without_bins(j) for j in jobs]
+                    job = _without_bins(job)
             longest_ms = max(longest_ms, job.metrics.get("job_runtime_ms", 0.0))
             for d in (job.read, job.write, job.trim):
                 if d is not None and d.runtime_ms:
@@ -336,8 +392,11 @@ def parse_file(name: str, fp: BinaryIO) -> ParsedFile:
     if len(hosts) > 1:
         notes.append(f"client/server run on {len(hosts)} hosts: {', '.join(sorted(hosts)[:20])}")
     absent = [a for a in ABSENT if not (host and a.startswith("the host"))]
-    if not plus:
-        absent = [a for a in absent if not a.startswith("latency histograms")]
+    if too_many_bins:
+        absent.append(
+            f"latency histograms of json+ (bins): more than {MAX_BINS:,} in the file, none is kept; "
+            "the percentiles are"
+        )
     run = Run(
         name=name.rsplit("/", 1)[-1][:200] or "fio",
         jobs=jobs,
