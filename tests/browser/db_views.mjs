@@ -11,7 +11,7 @@
 // tests/browser/test_db_views.py runs it. Prints `ok N - ...` per check and `db_views: N passed,
 // 0 failed`; exit 1 with `failure.png` on failure, 2 on bad env.
 import { readFileSync } from "node:fs";
-import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { BASE, check, downloaded, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const TPCH = (process.env.IOWATT_DBV_TPCH ?? "").split(",").filter(Boolean);
 const HB = (process.env.IOWATT_DBV_HB ?? "").split(",").filter(Boolean);
@@ -51,7 +51,7 @@ async function csv() {
     page.waitForEvent("download"),
     page.getByTestId("view-csv").click(),
   ]);
-  return readFileSync(await download.path(), "utf8")
+  return readFileSync(await downloaded(download), "utf8")
     .trim()
     .split("\n");
 }

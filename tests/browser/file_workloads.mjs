@@ -223,7 +223,14 @@ await run("PostMark's run page: operations, report, scale, cache flag", async ()
   check(ops.join(",") === "create,read,append,delete", `operations ${ops}`);
   check((await text("postmark-report")).includes(PM_TX), `transactions ${PM_TX}`);
   // tmpfs: the file set is in RAM, not O_DIRECT
-  check((await page.getByTestId("cache-resident").count()) >= 1, "cache_resident not shown");
+  // the flag comes with the run's validity, which may land after the panel: wait for it
+  await page
+    .getByTestId("cache-resident")
+    .first()
+    .waitFor()
+    .catch(() => {
+      throw new Error("cache_resident not shown");
+    });
   await panelReadsRight(true);
   // the phases of a scaled run take milliseconds: the axis in ms (1–999 at its top), not 0.06 s
   const phaseUnit = await page.getByTestId("postmark-phases").getAttribute("data-unit");

@@ -8,7 +8,16 @@
 //
 // Prints `ok N - ...` per check and `import: N passed, 0 failed`; exit 1 with `failure.png`.
 import { readFileSync } from "node:fs";
-import { ARTIFACTS, BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import {
+  ARTIFACTS,
+  BASE,
+  check,
+  downloaded,
+  needs,
+  noOverflow,
+  openBrowser,
+  shotOf,
+} from "./lib.mjs";
 
 const FILES = (process.env.IOWATT_IMPORT_FILES ?? "").split(",").filter(Boolean);
 // the origin label names the tool's version as the file states it
@@ -133,7 +142,7 @@ await run("a share link of the comparison labels both runs too (issue 26)", asyn
     const labels = await p.getByTestId("run-origin").allTextContents();
     check(labels.filter((l) => FIO.test(l)).length === 2, `shared labels: ${labels}`);
     await noOverflow(p);
-    await p.screenshot({ path: `${ARTIFACTS}/I-import-shared-390.png`, fullPage: true });
+    await shotOf(p, `${ARTIFACTS}/I-import-shared-390.png`);
   } finally {
     await other.close();
   }
@@ -170,7 +179,7 @@ await run("the original file downloads byte for byte", async () => {
     dl.suggestedFilename() === FILES[0].split("/").pop(),
     `its name: ${dl.suggestedFilename()}`,
   );
-  const got = readFileSync(await dl.path());
+  const got = readFileSync(await downloaded(dl));
   check(got.equals(readFileSync(FILES[0])), `${got.length} bytes, the same as the file`);
 });
 

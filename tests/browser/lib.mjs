@@ -25,6 +25,8 @@ export const PASSWORD = process.env.IOWATT_PASSWORD;
 export const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
 export const CHROMIUM = process.env.IOWATT_CHROMIUM ?? "/usr/bin/chromium";
 export const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
+// screenshots are drawn only when asked (IOWATT_SHOTS=1: for people and the docs) or on failure
+export const SHOTS = !["", "0"].includes(process.env.IOWATT_SHOTS ?? "");
 
 export function check(cond, message) {
   if (!cond) throw new Error(message);
@@ -81,6 +83,76 @@ export async function noOverflow(page) {
   check(scroll <= width, `the page is ${scroll} px wide in a ${width} px window`);
 }
 
+/**
+ * What a screenshot stands for, checked whether or not it is drawn: once no "Loading…" is left on
+ * the page (the app's pending state), the app shows visible text in a box at least 100 px high.
+ * Prints `shot NAME: H px, N chars` (the Python tests find the line) and, with IOWATT_SHOTS=1,
+ * writes the PNG to `path` (the whole page unless fullPage is false).
+ */
+export async function shotOf(p, path, fullPage = true) {
+  await p
+    .waitForFunction(
+      () =>
+        ![...document.querySelectorAll("p, span, div, button")].some(
+          (el) => el.textContent?.trim() === "Loading…" && el.checkVisibility(),
+        ),
+      null,
+      { timeout: TIMEOUT_MS },
+    )
+    .catch(() => {
+      throw new Error(`${path}: the page still says "Loading…"`);
+    });
+  const shown = await p.evaluate(() => {
+    const root = document.getElementById("root") ?? document.body;
+    return { chars: root.innerText.trim().length, height: root.getBoundingClientRect().height };
+  });
+  const name = path
+    .split("/")
+    .pop()
+    .replace(/\.png$/, "");
+  check(
+    shown.chars > 0 && shown.height >= 100,
+    `${name}: the page shows nothing (${JSON.stringify(shown)})`,
+  );
+  console.log(`shot ${name}: ${Math.round(shown.height)} px, ${shown.chars} chars`);
+  if (SHOTS) await p.screenshot({ path, fullPage });
+}
+
+/** A download's file, saved in IOWATT_ARTIFACTS (Download.path() is not there for a browser
+ * connected to a server). */
+export async function downloaded(download) {
+  const file = join(ARTIFACTS, `download-${Date.now()}-${download.suggestedFilename()}`);
+  await download.saveAs(file);
+  return file;
+}
+
+/** Browser features a test never uses and pays for: the address bar's two WebUI popups, loaded
+ * in a renderer of their own for every window (every new context: ~0.7 CPU-s each, more than the
+ * page it opens). The pages a test opens are drawn the same without them. */
+export const DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"];
+
+/** Playwright 1.65's own --disable-features (its chromiumSwitches): Chromium reads only the last
+ * --disable-features, so ours repeats them; browser_server.mjs fails if Playwright's list has
+ * one this lacks (a Playwright upgrade: copy its list here). */
+export const PLAYWRIGHT_DISABLED_FEATURES = [
+  "AvoidUnnecessaryBeforeUnloadCheckSync",
+  "DestroyProfileOnBrowserClose",
+  "HttpsUpgrades",
+  "HttpsFirstBalancedModeAutoEnable",
+  "LensOverlay",
+  "MediaRouter",
+  "PaintHolding",
+  "ThirdPartyStoragePartitioning",
+  "AvoidCorsURLLoaderRestartOnRedirect",
+  "TcpPortRandomizationWin",
+  "OptimizationHints",
+  "NetworkTimeServiceQuerying",
+  "AimEnabled",
+  "PreconnectToSearch",
+  "msForceBrowserSignIn",
+  "msEdgeUpdateLaunchServicesPreferredVersion",
+];
+
 /** The flags every launch uses (STYLE.md's, and nothing a test run does not need). */
 export const CHROMIUM_ARGS = [
   "--no-sandbox",
@@ -91,7 +163,33 @@ export const CHROMIUM_ARGS = [
   "--disable-component-update",
   "--disable-sync",
   "--disable-dev-shm-usage",
+  `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...DISABLED_FEATURES].join(",")}`,
 ];
+
+/** The browser server IOWATT_BROWSER_WS names (browser_server.mjs: one Chromium per test process,
+ * each script in contexts of its own, closed when it disconnects), else a Chromium of the script's
+ * own. A server that does not answer is said on a `#` line, and the script launches its own. */
+async function connectOrLaunch(name) {
+  const ws = process.env.IOWATT_BROWSER_WS;
+  if (ws) {
+    try {
+      return await chromium.connect(ws, { timeout: 10_000 });
+    } catch (err) {
+      console.log(
+        `# ${name}: browser server ${ws} did not answer (${err?.message ?? err}): launching`,
+      );
+    }
+  }
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/** The script's contexts closed, then the browser: a launched one exits, a server's stays up for
+ * the next script (close() only disconnects from it). */
+async function closeAll(browser) {
+  if (!browser) return;
+  await Promise.all(browser.contexts().map((c) => c.close().catch(() => {})));
+  await browser.close().catch(() => {});
+}
 
 /**
  * One Chromium for the script, and a fresh context (its own cookies and storage, like a fresh
@@ -122,7 +220,7 @@ export async function openBrowser(
         `${name}: screenshot ${join(ARTIFACTS, "failure.png")} (url ${state.page.url()})`,
       );
     }
-    await state.browser?.close().catch(() => {});
+    await closeAll(state.browser);
     console.log(`${name}: ${state.passed} passed, 1 failed`);
     process.exit(1);
   };
@@ -130,11 +228,7 @@ export async function openBrowser(
   process.on("unhandledRejection", fail);
 
   try {
-    state.browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-    });
+    state.browser = await connectOrLaunch(name);
     state.context = await state.browser.newContext({
       acceptDownloads,
       viewport: { width: 1440, height: 900 },
@@ -160,9 +254,8 @@ export async function openBrowser(
     console.log(`ok ${state.passed} - ${stepName}${timed ? ` (${Date.now() - t0} ms)` : ""}`);
   };
 
-  /** A screenshot in IOWATT_ARTIFACTS (the whole page unless fullPage is false). */
-  const shot = (file, fullPage = true) =>
-    page.screenshot({ path: join(ARTIFACTS, `${file}.png`), fullPage });
+  /** `shotOf` the page: IOWATT_ARTIFACTS/FILE.png (the whole page unless fullPage is false). */
+  const shot = (file, fullPage = true) => shotOf(page, join(ARTIFACTS, `${file}.png`), fullPage);
 
   /** Logs in through the form and waits for `ready` (a test id) on the page it lands on. */
   const login = async (ready = "runs-table") => {
@@ -178,7 +271,7 @@ export async function openBrowser(
     state.step = "no uncaught errors in the page";
     if (pageErrors.length) await fail(new Error(`page errors: ${pageErrors.join(" | ")}`));
     console.log(`${name}: ${state.passed} passed, 0 failed`);
-    await browser.close();
+    await closeAll(browser);
     process.exit(0); // nothing left to wait for (a script's timers or sockets must not hold it)
   };
 

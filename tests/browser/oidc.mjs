@@ -7,7 +7,7 @@
 // made from an invitation, never proven) and IOWATT_OIDC_UNPROVEN_PASSWORD (that account's password):
 // the link step of issue 22 / ADR 0026 — a wrong password is refused, the right one links and signs in.
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, needs, openBrowser } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, needs, openBrowser, shotOf } from "./lib.mjs";
 
 const KNOWN = process.env.IOWATT_OIDC_KNOWN ?? "";
 const STRANGER = process.env.IOWATT_OIDC_STRANGER ?? "";
@@ -17,7 +17,7 @@ const UNPROVEN_PASSWORD = process.env.IOWATT_OIDC_UNPROVEN_PASSWORD ?? "";
 needs("oidc", KNOWN !== "" && STRANGER !== "", "IOWATT_OIDC_KNOWN, IOWATT_OIDC_STRANGER");
 
 const { page, context, run, done } = await openBrowser("oidc");
-const shot = (name) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+const shot = (name) => shotOf(page, join(SHOTS, `${name}.png`), false);
 
 /** From the login page through the provider's form; returns when back at the app. */
 async function signInAtProvider(login, shotName) {

@@ -19,6 +19,7 @@ import {
   openBrowser,
   PASSWORD,
   pageOverflow,
+  shotOf,
 } from "./lib.mjs";
 
 const RUNS = (process.env.IOWATT_PAGES_RUNS ?? "").split(",").filter(Boolean);
@@ -125,7 +126,7 @@ async function audit(p, where, fit, name) {
     if (fit) problems.push(`${where}: the page is ${what}`);
     else console.log(`# ${where}: ${what} (not this test's page)`);
   }
-  if (name) await p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  if (name) await shotOf(p, join(ARTIFACTS, `${name}.png`));
 }
 
 await run("log in", () => login("runs-table"));

@@ -9,7 +9,7 @@
 //   IOWATT_PEOPLE_VIEWER=<e-mail to invite>  IOWATT_PEOPLE_SHOTS=dir (default IOWATT_ARTIFACTS)
 //   + lib.mjs's variables (the admin's login; the team has at least one run)
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, needs, openBrowser, TIMEOUT_MS } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, needs, openBrowser, shotOf, TIMEOUT_MS } from "./lib.mjs";
 
 const VIEWER = process.env.IOWATT_PEOPLE_VIEWER ?? "";
 const SHOTS = process.env.IOWATT_PEOPLE_SHOTS ?? ARTIFACTS;
@@ -19,7 +19,7 @@ let other = null; // the second context (of the same Chromium): the invited pers
 const { page, browser, run, shot, login, done } = await openBrowser("people", {
   onFail: async () => other?.close(),
 });
-const shotTo = (p, name) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const shotTo = (p, name) => shotOf(p, join(SHOTS, `${name}.png`));
 
 /** Invites `email` as `role` from the open team page; returns the link's path /invite/<token>. */
 async function invite(email, role) {

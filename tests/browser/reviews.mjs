@@ -10,7 +10,7 @@
 //   + lib.mjs's variables (an admin's login)
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, downloaded, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const RUN = process.env.IOWATT_REVIEW_RUN ?? "";
 const MANY = process.env.IOWATT_REVIEW_MANY ?? "";
@@ -234,14 +234,14 @@ await run(
     ]);
     check(pdf.suggestedFilename().endsWith(".pdf"), pdf.suggestedFilename());
     const pdfPath = join(ARTIFACTS, "review.pdf");
-    copyFileSync(await pdf.path(), pdfPath);
+    copyFileSync(await downloaded(pdf), pdfPath);
     check(readFileSync(pdfPath).subarray(0, 5).toString() === "%PDF-", "a PDF");
     const [csv] = await Promise.all([
       page.waitForEvent("download"),
       page.getByTestId("export-csv").click(),
     ]);
     const csvPath = join(ARTIFACTS, "review.csv");
-    copyFileSync(await csv.path(), csvPath);
+    copyFileSync(await downloaded(csv), csvPath);
     const lines = readFileSync(csvPath, "utf8").trim().split(/\r?\n/);
     check(
       lines[0]?.startsWith("candidate,drives,protection,raw_bytes,usable_bytes,price_total"),

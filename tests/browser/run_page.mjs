@@ -11,7 +11,7 @@
 //
 // Prints `ok N - ...` per check and `run_page: N passed, 0 failed`; exit 1 with `failure.png`.
 import { readFileSync } from "node:fs";
-import { BASE, check, needs, openBrowser } from "./lib.mjs";
+import { BASE, check, downloaded, needs, openBrowser } from "./lib.mjs";
 
 const RUN = process.env.IOWATT_RUN_ID;
 const LIVE = process.env.IOWATT_LIVE_RUN_ID ?? "";
@@ -156,7 +156,7 @@ await run("the engine JSON downloads in one click", async () => {
     page.getByTestId("raw-json").click(),
   ]);
   check(download.suggestedFilename() === `iowatt-run-${RUN}.json`, download.suggestedFilename());
-  const doc = JSON.parse(readFileSync(await download.path(), "utf8"));
+  const doc = JSON.parse(readFileSync(await downloaded(download), "utf8"));
   check(Array.isArray(doc.jobs) && doc.jobs.length > 0, "the download has no jobs");
 });
 

@@ -9,7 +9,16 @@
 //   IOWATT_SHARE_SHOTS=dir (default IOWATT_ARTIFACTS)  + lib.mjs's variables (a member's login)
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, needs, noOverflow, openBrowser, TIMEOUT_MS } from "./lib.mjs";
+import {
+  ARTIFACTS,
+  BASE,
+  check,
+  needs,
+  noOverflow,
+  openBrowser,
+  shotOf,
+  TIMEOUT_MS,
+} from "./lib.mjs";
 
 const RUNS = (process.env.IOWATT_SHARE_RUNS ?? "").split(",").filter(Boolean);
 const RUNS8 = (process.env.IOWATT_SHARE_RUNS_8 ?? "").split(",").filter(Boolean);
@@ -94,8 +103,8 @@ await run("a second context without login opens the link: the frozen comparison"
   );
   const token = await p.evaluate(() => localStorage.length);
   check(token === 0, "nothing stored in the anonymous browser");
-  await p.screenshot({ path: join(SHOTS, "V2-shared-2-runs.png") });
-  await p.screenshot({ path: join(SHOTS, "V2-shared-2-runs-full.png"), fullPage: true });
+  await shotOf(p, join(SHOTS, "V2-shared-2-runs.png"), false);
+  await shotOf(p, join(SHOTS, "V2-shared-2-runs-full.png"));
   await p.close();
 });
 
@@ -155,15 +164,15 @@ await run("a comparison of 8 runs shared and opened without login", async () => 
   await p.getByTestId("shared-table").first().waitFor();
   check((await p.locator('[data-testid="shared-runs"] tbody tr').count()) === 8, "8 runs");
   await p.waitForTimeout(500); // charts settle
-  await p.screenshot({ path: join(SHOTS, "V2-shared-8-runs.png") });
-  await p.screenshot({ path: join(SHOTS, "V2-shared-8-runs-full.png"), fullPage: true });
+  await shotOf(p, join(SHOTS, "V2-shared-8-runs.png"), false);
+  await shotOf(p, join(SHOTS, "V2-shared-8-runs-full.png"));
   const png = Buffer.from(await (await fetch(`${BASE}${path8}/preview.png`)).arrayBuffer());
   writeFileSync(join(SHOTS, "V2-preview-8-runs.png"), png);
   // shared links are opened on phones first (issue 25): the 8 runs' page fits 390 px
   await p.setViewportSize({ width: 390, height: 844 });
   await p.getByTestId("shared-table").first().waitFor();
   await noOverflow(p);
-  await p.screenshot({ path: join(SHOTS, "V2-shared-8-runs-390.png"), fullPage: true });
+  await shotOf(p, join(SHOTS, "V2-shared-8-runs-390.png"));
   await p.close();
 });
 
@@ -177,7 +186,7 @@ await run("the member sees the links under Shared links and revokes the first", 
   await row.getByTestId("share-revoke").click();
   await page.getByTestId("confirm-action").click();
   await row.getByTestId("share-state").getByText("revoked").waitFor();
-  await page.screenshot({ path: join(SHOTS, "V2-shares-revoked.png") });
+  await shotOf(page, join(SHOTS, "V2-shares-revoked.png"), false);
 });
 
 await run("the revoked link's page says the link is gone (no login prompt)", async () => {
@@ -189,7 +198,7 @@ await run("the revoked link's page says the link is gone (no login prompt)", asy
   check((await p.locator("input[name=password], nav").count()) === 0, "no login prompt");
   const r = await fetch(`${BASE}/api/v1/shared/${path2.split("/").pop()}`);
   check(r.status === 404, `the API answers 404 after revoke (${r.status})`);
-  await p.screenshot({ path: join(SHOTS, "V2-shared-revoked.png") });
+  await shotOf(p, join(SHOTS, "V2-shared-revoked.png"), false);
   await p.close();
   await anon.close();
 });

@@ -5,7 +5,7 @@
 //   IOWATT_SHARE_LEFT_TOKEN=a token the removed member made  IOWATT_SHARE_SHOTS=dir
 //   + lib.mjs's variables (an admin's login)
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, needs, openBrowser } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, needs, openBrowser, shotOf } from "./lib.mjs";
 
 const TOKEN = process.env.IOWATT_SHARE_LEFT_TOKEN ?? "";
 const SHOTS = process.env.IOWATT_SHARE_SHOTS ?? ARTIFACTS;
@@ -25,7 +25,7 @@ await run(
       (await left.first().getByTestId("share-revoke").count()) === 1,
       "the admin may revoke it",
     );
-    await page.screenshot({ path: join(SHOTS, "S5-shares-creator-left.png") });
+    await shotOf(page, join(SHOTS, "S5-shares-creator-left.png"), false);
   },
 );
 
@@ -36,7 +36,7 @@ await run("the link's page says it is not available", async () => {
   check(/not available/.test(text), `the gone page: ${text}`);
   const r = await fetch(`${BASE}/api/v1/shared/${TOKEN}`);
   check(r.status === 404, `the API answers 404 (${r.status})`);
-  await page.screenshot({ path: join(SHOTS, "S5-shared-creator-left.png") });
+  await shotOf(page, join(SHOTS, "S5-shared-creator-left.png"), false);
 });
 
 await done();

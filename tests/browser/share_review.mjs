@@ -10,7 +10,7 @@
 //   + lib.mjs's variables (IOWATT_EMAIL/PASSWORD are required by lib but never used: no login)
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, needs, noOverflow, openBrowser, shotOf } from "./lib.mjs";
 
 const DECIDED = process.env.IOWATT_SHARE_DECIDED ?? "";
 const UNDECIDED = process.env.IOWATT_SHARE_UNDECIDED ?? "";
@@ -79,11 +79,8 @@ await run(
     check((await page.evaluate(() => localStorage.length)) === 0, "nothing stored");
     await noOverflow(page);
     await page.waitForTimeout(400); // charts settle
-    await page.screenshot({ path: join(SHOTS, "V3-shared-review-decided.png") });
-    await page.screenshot({
-      path: join(SHOTS, "V3-shared-review-decided-full.png"),
-      fullPage: true,
-    });
+    await shotOf(page, join(SHOTS, "V3-shared-review-decided.png"), false);
+    await shotOf(page, join(SHOTS, "V3-shared-review-decided-full.png"));
   },
 );
 
@@ -122,7 +119,7 @@ await run('the later, undecided version says "not decided yet" with its own figu
   check(price.includes("1,100.00"), `v2's changed price: ${price}`);
   await noOverflow(page);
   await page.waitForTimeout(400);
-  await page.screenshot({ path: join(SHOTS, "V3-shared-review-undecided.png") });
+  await shotOf(page, join(SHOTS, "V3-shared-review-undecided.png"), false);
 });
 
 await run("every request the shared pages made is the links' API or a static asset", async () => {

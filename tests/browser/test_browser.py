@@ -1,5 +1,6 @@
 """The web UI in Debian's Chromium (playwright-core) against the real platform with real runs."""
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -30,6 +31,62 @@ def _needs() -> None:
         assert Path(need).exists(), f"{need} is missing: {fix}"
 
 
+_server: list[tuple[subprocess.Popen[str], str]] = []  # this test process's browser server
+
+
+def _stop_browser_server() -> None:
+    for proc, _ in _server:
+        if proc.poll() is None and proc.stdin is not None:
+            proc.stdin.close()  # browser_server.mjs closes the browser and exits
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    _server.clear()
+
+
+atexit.register(_stop_browser_server)
+
+
+def _browser_ws() -> str:
+    """The WebSocket endpoint of this test process's Chromium (browser_server.mjs): one launch for
+    every browser script this process runs, each in contexts of its own. A server that has exited
+    (its browser crashed or was killed) is noticed here and another one started."""
+    if _server and _server[0][0].poll() is not None:
+        _server.clear()
+    if not _server:
+        proc = subprocess.Popen(
+            ["node", "tests/browser/browser_server.mjs"],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        ws = proc.stdout.readline().strip()
+        assert ws.startswith("ws://"), f"browser_server.mjs printed {ws!r} (exit {proc.poll()})"
+        _server.append((proc, ws))
+    return _server[0][1]
+
+
+def _shots_wanted() -> bool:
+    """Screenshots are drawn when IOWATT_SHOTS=1 or a test's own IOWATT_*_SHOTS directory is set
+    (someone wants to look at them); otherwise each `shot` only checks what the page shows."""
+    return os.environ.get("IOWATT_SHOTS", "") not in ("", "0") or any(
+        k.startswith("IOWATT_") and k.endswith("_SHOTS") and k != "IOWATT_SHOTS" and v
+        for k, v in os.environ.items()
+    )
+
+
+def _shot(report: str, where: Path, name: str, min_bytes: int = 10_000) -> None:
+    """The script's `shot NAME` was reached and its page showed something (lib.mjs shotOf prints
+    `shot NAME: H px, N chars` once no "Loading…" is left); when screenshots were drawn
+    (`_shots_wanted`), where/NAME.png is over min_bytes too."""
+    assert f"shot {name}: " in report, f"no shot {name} in:\n{report}"
+    if _shots_wanted():
+        assert (where / f"{name}.png").stat().st_size > min_bytes, name
+
+
 def _node(
     script: str,
     live: Stack,
@@ -46,6 +103,8 @@ def _node(
         "IOWATT_EMAIL": live.email,
         "IOWATT_PASSWORD": live.password,
         "IOWATT_ARTIFACTS": str(tmp_path),
+        "IOWATT_BROWSER_WS": _browser_ws(),
+        **({"IOWATT_SHOTS": "1"} if _shots_wanted() else {}),
         **({"IOWATT_PAUSES": "1"} if pauses else {}),
         **extra,
     }
@@ -108,7 +167,7 @@ def test_host_policy_ui_in_chromium(live: Stack, tmp_path: Path) -> None:
         "policy-enrollment-token",
         "policy-api-tokens",
     ):
-        assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+        _shot(report, tmp_path, shot)
 
 
 def test_energy_states_in_chromium(live: Stack, tmp_path: Path) -> None:
@@ -156,7 +215,7 @@ def test_energy_states_in_chromium(live: Stack, tmp_path: Path) -> None:
         with psycopg.connect(db, autocommit=True) as conn:
             old = "now() - interval '16 minutes'"
             # one browser through the five steps; before the last two the run is put in their state
-            _node(
+            report = _node(
                 "tests/browser/energy.mjs",
                 live,
                 tmp_path,
@@ -172,7 +231,7 @@ def test_energy_states_in_chromium(live: Stack, tmp_path: Path) -> None:
             )
         shots = ("energy-ok", "compare-kinds", "compare-devices", "energy-computing", "energy-unavailable")
         for shot in shots:
-            assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+            _shot(report, tmp_path, shot)
     finally:
         subprocess.run([*meters, "unset", "plate", "--state-dir", str(state)], check=False)
         shutil.rmtree(work, ignore_errors=True)

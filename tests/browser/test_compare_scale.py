@@ -19,7 +19,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.browser.test_browser import _needs, _node
+from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
@@ -164,7 +164,7 @@ def test_compare_2_8_30_runs_in_chromium(live: Stack, tmp_path: Path) -> None:
             "K-compare-30-metrics-as-rows",
             "K-dashboard",
         ):
-            assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+            _shot(report, tmp_path, shot)
     finally:
         for d in (disk, ram):
             shutil.rmtree(d, ignore_errors=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_browser import _needs, _node
+from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import BIN, Stack
 from tests.waiting import wait_until
 
@@ -174,7 +174,7 @@ def test_file_workloads_in_chromium(live: Stack, tmp_path: Path) -> None:
             "Q-run-postmark-custom-disk",
             "Q-run-vdbench-custom-disk",
         ):
-            assert (tmp_path / f"{shot}.png").stat().st_size > 10_000, shot
+            _shot(report, tmp_path, shot)
         keep = os.environ.get("IOWATT_FILE_SHOTS")
         if keep:  # a copy of the screenshots for review
             for png in [*tmp_path.glob("U-*.png"), *tmp_path.glob("Q-*")]:

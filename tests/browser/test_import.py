@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_browser import _needs, _node
+from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
@@ -23,4 +23,4 @@ def test_import_page_in_chromium(live: Stack, tmp_path: Path) -> None:
     assert "a share link of the comparison labels both runs too" in report
     shots = ("I-import-empty", "I-import-preview", "I-import-error", "I-import-stored", "I-import-run")
     for shot in (*shots, "I-import-shared-390", "I-import-views"):
-        assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+        _shot(report, tmp_path, shot)

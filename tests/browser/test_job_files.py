@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_browser import _needs, _node
+from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-c")]
@@ -47,7 +47,7 @@ def test_job_files_in_chromium(live: Stack, tmp_path: Path) -> None:
         )
         assert "job-files: 6 passed, 0 failed" in report, report
         for shot in ("J-new-run-jobfile", "J-new-run-refused", "J-run-jobfile", "J-workload-jobfile"):
-            assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+            _shot(report, tmp_path, shot)
         with live.api() as api:
             runs = api.get("/runs", params={"limit": 5}).json()["items"]
         mine = [r for r in runs if r["target_path"] == target]

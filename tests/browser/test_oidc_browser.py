@@ -15,6 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests.browser.test_browser import _browser_ws, _shot, _shots_wanted
 from tests.conftest import REPO
 from tests.oidc.provider import oidc_provider
 from tests.services import Postgres, free_port
@@ -101,6 +102,8 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
                     "IOWATT_OIDC_UNPROVEN": "invitee",
                     "IOWATT_OIDC_UNPROVEN_PASSWORD": INVITEE_PASSWORD,
                     "IOWATT_OIDC_SHOTS": str(shots),
+                    "IOWATT_BROWSER_WS": _browser_ws(),
+                    **({"IOWATT_SHOTS": "1"} if _shots_wanted() else {}),
                 },
                 capture_output=True,
                 text=True,
@@ -117,7 +120,7 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
     assert "oidc: 4 passed, 0 failed" in report
     assert f"signed in as {creds['email']}" in report and f"linked {INVITEE}" in report
     for name in ("V5-login", "V5-provider", "V5-refused", "V5-signed-in", "V5-link"):
-        assert (shots / f"{name}.png").stat().st_size > 5_000
+        _shot(report, shots, name, 5_000)
     # the server linked the provider's identity to the account, and made none for the stranger
     eng = create_engine(db)
     try:

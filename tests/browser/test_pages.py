@@ -8,6 +8,7 @@ Screenshots P-*.png go to IOWATT_PAGES_SHOTS (default: tmp_path)."""
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -17,7 +18,7 @@ import httpx
 import pytest
 from pypdf import PdfReader
 
-from tests.browser.test_browser import _needs, _node
+from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
@@ -123,9 +124,11 @@ def test_pages_on_a_desktop_and_a_phone(live: Stack, tmp_path: Path) -> None:
 
         shots = Path(os.environ.get("IOWATT_PAGES_SHOTS") or tmp_path)
         shots.mkdir(parents=True, exist_ok=True)
-        for png in tmp_path.glob("P-*.png"):
-            assert png.stat().st_size > 5_000, png.name
+        names = re.findall(r"^shot (P-[\w-]+): ", report, flags=re.M)
+        assert len(names) >= 40, report  # 19 pages at two widths, the shared pages, dark, login
+        for name in names:
+            _shot(report, tmp_path, name, 5_000)
             if shots != tmp_path:
-                shutil.copy(png, shots / png.name)
+                shutil.copy(tmp_path / f"{name}.png", shots / f"{name}.png")
     finally:
         shutil.rmtree(disk, ignore_errors=True)

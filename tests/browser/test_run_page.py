@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_browser import _needs, _node
+from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
@@ -59,7 +59,7 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
         assert "log out revokes the session token" in report
         assert live.wait(live_id)["status"] == "succeeded"
         for shot in ("M-run-live", "M-run-page", "M-compare-by-target", "M-runs"):
-            assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+            _shot(report, tmp_path, shot)
     finally:
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)

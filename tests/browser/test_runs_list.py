@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_browser import _needs, _node
+from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
@@ -55,4 +55,4 @@ def test_runs_list_in_chromium(live: Stack, tmp_path: Path) -> None:
     )
     assert "a member edits a run's tags on its page" in report
     for shot in ("V3-runs-2", "V3-runs-empty", "V3-runs-40", "V3-runs-filtered", "V3-run-tags"):
-        assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+        _shot(report, tmp_path, shot)

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.browser.test_browser import _needs, _node
+from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
@@ -81,7 +81,7 @@ def test_share_link_in_chromium(live: Stack, tmp_path: Path) -> None:
         recorded = (tmp_path / "share-requests.txt").read_text().split()
         assert recorded and all("/api/v1/" not in u or "/api/v1/shared/" in u for u in recorded)
         for name in ("V2-shared-2-runs", "V2-shared-8-runs", "V2-shared-revoked"):
-            assert (shots / f"{name}.png").stat().st_size > 10_000
+            _shot(report, shots, name)
         # issue 22: the sharer makes one more link, then leaves the team; the admin sees "creator
         # left" and the link is gone
         login = httpx.post(
@@ -98,14 +98,14 @@ def test_share_link_in_chromium(live: Stack, tmp_path: Path) -> None:
         with live.api() as api:
             gone = api.delete(f"/teams/{team['id']}/members/{sharer['user']['id']}")
             assert gone.status_code == 204, gone.text
-        _node(
+        report = _node(
             "tests/browser/share_creator_left.mjs",
             live,
             tmp_path,
             IOWATT_SHARE_LEFT_TOKEN=made.json()["url"].rsplit("/s/", 1)[1],
             IOWATT_SHARE_SHOTS=str(shots),
         )
-        assert (shots / "S5-shares-creator-left.png").stat().st_size > 10_000
+        _shot(report, shots, "S5-shares-creator-left")
     finally:
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)

@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
-from tests.browser.test_browser import _needs, _node
+from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
@@ -97,7 +97,7 @@ def test_switcher_scopes_the_runs_list(live: Stack, tmp_path: Path) -> None:
                 "T-environments-all",
                 "T-environments-teamB",
             ):
-                assert (shots / f"{name}.png").stat().st_size > 10_000
+                _shot(report, shots, name)
         finally:
             # leave Bolt Labs: the session's other browser tests expect the admin in one team
             r = admin.delete(f"/teams/{team_b}/members/{me['id']}")

@@ -12,7 +12,7 @@
 // tests/browser/test_views.py runs it. Prints `ok N - ...` per check and `views: N passed,
 // 0 failed`; exit 1 with `failure.png` on failure, 2 on bad env.
 import { readFileSync } from "node:fs";
-import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { BASE, check, downloaded, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const RUNS = Object.fromEntries(
   (process.env.IOWATT_VIEW_RUNS ?? "")
@@ -118,7 +118,7 @@ await run("the CSV has the page's columns", async () => {
     page.waitForEvent("download"),
     page.getByTestId("view-csv").click(),
   ]);
-  const text = readFileSync(await download.path(), "utf8");
+  const text = readFileSync(await downloaded(download), "utf8");
   const lines = text.trim().split(/\r?\n/);
   const headers = await page
     .getByTestId("view-grid")
