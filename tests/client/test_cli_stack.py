@@ -109,6 +109,7 @@ def test_one_file_of_each_format_through_the_api_and_the_command(live: Stack, cl
         ]
         run_id = out[0]["runs"][0]["run_id"]
     shown = cli.json("runs", "show", run_id)
+    assert shown["origin"]["label"] in cli("runs", "show", run_id).stdout  # a person sees it too
     assert shown["source"] == "import" and shown["origin"]["version"]
     assert shown["origin"]["label"] == f"imported from fio {shown['origin']['version']}"
     listed = cli.json("runs", "list", "--q", "lab-cli", "--limit", "500")

@@ -276,7 +276,13 @@ def runs_show(
                 "finished_at",
                 "error",
             )
-        ],
+        ]
+        + (
+            [["origin", run.origin.label]]
+            + [[f"imported file {f.file_name}", f.url] for f in run.origin.files]
+            if run.origin is not None
+            else []
+        ),
     )
     if doc is not None:
         typer.echo(json.dumps(doc, indent=2))

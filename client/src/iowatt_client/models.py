@@ -28,6 +28,22 @@ class User(Model):  # schema UserRead
     teams: list[TeamRole]
 
 
+class RunOriginFile(Model):  # schema RunOriginFile
+    file_name: str
+    sha256: str | None
+    url: str
+
+
+class RunOrigin(Model):  # schema RunOrigin
+    kind: str
+    tool: str
+    version: str | None
+    format: str
+    label: str
+    source_url: str | None = None
+    files: list[RunOriginFile] = []
+
+
 class Run(Model):  # schema RunRead
     id: str
     team_id: str
@@ -45,6 +61,7 @@ class Run(Model):  # schema RunRead
     error: str | None
     progress: dict[str, Any] | None
     tags: list[str]
+    origin: RunOrigin | None = None  # an imported or published run's: where its figures come from
 
 
 class RunPage(Model):  # schema RunPage
@@ -105,6 +122,8 @@ class ImportFormat(Model):  # schema ImportFormat
 SCHEMAS: dict[type[Model], str] = {
     TeamRole: "TeamRole",
     User: "UserRead",
+    RunOriginFile: "RunOriginFile",
+    RunOrigin: "RunOrigin",
     Run: "RunRead",
     RunPage: "RunPage",
     Agent: "AgentRead",
