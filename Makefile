@@ -23,6 +23,7 @@ help:
 	@echo "make test    every test (engine, server, worker, agent, end-to-end, UI unit, browser)"
 	@echo "make lint | fmt | engine | ui | client | migrate | bench"
 	@echo "make fuzz    the engine's parsers under libFuzzer (FUZZ_SECONDS per target, default 600)"
+	@echo "make agent-dist  the agent for hosts without Python or a compiler: dist/agent/ (tarball, .deb, .rpm)"
 
 deps: deps-system deps-py deps-ui deps-test-tools
 

@@ -1,8 +1,12 @@
 """Agent bundles for the server to serve: real files with the names `make agent-dist` gives."""
 
+import fcntl
 import hashlib
 import io
 import os
+import platform
+import shutil
+import subprocess
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,3 +53,50 @@ def dist_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield d
     monkeypatch.undo()
     get_settings.cache_clear()
+
+
+REPO = Path(__file__).resolve().parents[2]
+# where `make agent-dist` writes and the shared stack's server serves from (its default)
+DIST = REPO / "dist" / "agent"
+
+
+def _newest_tarball() -> Path | None:
+    found = sorted(DIST.glob(f"iowatt-agent-*-linux-{platform.machine()}.tar.gz"))
+    return found[-1] if found else None
+
+
+def missing_build_tools() -> list[str]:
+    """What `packaging/build.sh` needs that this machine lacks (it also downloads PyInstaller and
+    ziglang from PyPI into its cache the first time)."""
+    missing = [t for t in ("python3.11", "gcc", "make", "dpkg-deb", "objdump", "curl") if not shutil.which(t)]
+    if "gcc" not in missing:
+        arch = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True).stdout.strip()
+        missing += [a for a in ("liburing.a", "libaio.a") if not (Path("/usr/lib") / arch / a).is_file()]
+    return missing
+
+
+@pytest.fixture(scope="session")
+def agent_bundle() -> tuple[Path, str]:
+    """The newest tarball for this machine in dist/agent and its top directory. When there is none,
+    `packaging/build.sh` builds the tarball and the .deb once (under a lock: xdist's workers share
+    it; ~40 CPU-s with the tools' cache warm, ADR 0036); skips only when the build tools are absent."""
+    tarball = _newest_tarball()
+    if tarball is None:
+        missing = missing_build_tools()
+        if missing:
+            pytest.skip(f"no agent bundle in {DIST} and no tools to build one: {', '.join(missing)}")
+        DIST.parent.mkdir(parents=True, exist_ok=True)
+        with open(DIST.parent / ".agent-dist.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if _newest_tarball() is None:
+                r = subprocess.run(
+                    ["bash", str(REPO / "packaging" / "build.sh")],
+                    env={**os.environ, "AGENT_DIST_KINDS": "tar deb", "IOWATT_DIST_DIR": str(DIST)},
+                    capture_output=True,
+                    text=True,
+                )
+                if r.returncode != 0:
+                    pytest.fail(f"packaging/build.sh failed ({r.returncode}):\n{r.stderr[-3000:]}")
+        tarball = _newest_tarball()
+        assert tarball is not None
+    return tarball, tarball.name.removesuffix(".tar.gz")

@@ -7,12 +7,11 @@
   with the bundle's engine through io_uring — with a PATH that holds no virtualenv, no pyenv and no
   compiler of the repository's.
 
-The bundle is built by `make agent-dist` (about 3 CPU-minutes, ADR 0036), not by the test: where
-dist/agent/ holds no bundle for this machine, the tests skip saying so.
+The bundle is dist/agent's (`make agent-dist`); where there is none, the session builds one
+(conftest.agent_bundle) and the tests skip only when the build tools are absent.
 """
 
 import os
-import platform
 import re
 import signal
 import subprocess
@@ -23,27 +22,19 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.agent_dist.conftest import DIST
 from tests.stack import Stack, enrollment_token
 from tests.waiting import wait_until
 
-REPO = Path(__file__).resolve().parents[2]
-DIST = Path(os.environ.get("IOWATT_AGENT_DIST_DIR") or REPO / "dist" / "agent")
 BARE_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+# the session's first test may build the bundle (conftest.agent_bundle): minutes on a cold cache,
+# mostly downloading the build tools
+pytestmark = pytest.mark.timeout(1500)
+
 # the engine's newest glibc symbol version (gettid, sem_clockwait): ADR 0036's baseline
 ENGINE_GLIBC_MAX = (2, 30)
 # the frozen agent's: the build host's libpython3.11 and libgcc_s (Debian 12) need GLIBC_2.35
 AGENT_GLIBC_MAX = (2, 35)
-
-
-@pytest.fixture
-def bundle() -> tuple[Path, str]:
-    """The newest tarball for this machine and its top directory; skips (before any stack starts)
-    when there is none."""
-    found = sorted(DIST.glob(f"iowatt-agent-*-linux-{platform.machine()}.tar.gz"))
-    if not found:
-        pytest.skip(f"no agent bundle in {DIST}: `make agent-dist` builds it (ADR 0036)")
-    tarball = found[-1]
-    return tarball, tarball.name.removesuffix(".tar.gz")
 
 
 def _glibc_versions(binary: Path) -> list[tuple[int, ...]]:
@@ -51,10 +42,11 @@ def _glibc_versions(binary: Path) -> list[tuple[int, ...]]:
     return sorted({tuple(int(x) for x in v.split(".")) for v in re.findall(r"GLIBC_([0-9.]+)\b", out)})
 
 
+@pytest.mark.slow
 def test_the_engine_needs_glibc_2_30_at_most_and_no_async_io_library(
-    bundle: tuple[Path, str], tmp_path: Path
+    agent_bundle: tuple[Path, str], tmp_path: Path
 ) -> None:
-    tarball, top = bundle
+    tarball, top = agent_bundle
     subprocess.run(["tar", "-xzf", str(tarball), "-C", str(tmp_path)], check=True)
     engine = tmp_path / top / "iowatt-engine"
     versions = _glibc_versions(engine)
@@ -76,9 +68,9 @@ def test_the_engine_needs_glibc_2_30_at_most_and_no_async_io_library(
 @pytest.mark.slow
 @pytest.mark.xdist_group("stack-c")
 def test_installed_by_the_served_line_it_enrols_and_runs_a_benchmark(
-    bundle: tuple[Path, str], live: Stack, tmp_path: Path
+    agent_bundle: tuple[Path, str], live: Stack, tmp_path: Path
 ) -> None:
-    tarball, top = bundle
+    tarball, top = agent_bundle
     script = httpx.get(f"{live.url}/api/v1/agent-dist/install.sh", timeout=30)
     assert script.status_code == 200
     (tmp_path / "install.sh").write_text(script.text)
@@ -151,7 +143,10 @@ def test_installed_by_the_served_line_it_enrols_and_runs_a_benchmark(
         subprocess.run(["rm", "-rf", target], check=False)
 
 
-def test_the_deb_installs_the_tree_the_unit_and_makes_the_user_and_state_directory(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_the_deb_installs_the_tree_the_unit_and_makes_the_user_and_state_directory(
+    agent_bundle: tuple[Path, str], tmp_path: Path
+) -> None:
     debs = sorted(DIST.glob("iowatt-agent_*_*.deb"))
     if not debs:
         pytest.skip(f"no .deb in {DIST}: `make agent-dist` builds it (ADR 0036)")
