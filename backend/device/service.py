@@ -24,7 +24,8 @@ import re
 import uuid
 from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import select
+from sqlalchemy import update as sql_update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -35,7 +36,7 @@ from backend.device import repository
 from backend.device.schemas import DeviceUpdate, OpenedTarget
 from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
-from backend.models import ACTIVE_STATUSES, Agent, Device, Role, Run
+from backend.models import ACTIVE_STATUSES, Agent, Device, Role, Run, RunTarget
 from backend.run import deletion as run_deletion
 
 # Partition names when the inventory cannot say (older agents, no block_devices): a disk whose
@@ -326,12 +327,22 @@ def confirm_opened(session: Session, *, run: Run, engine_result: object) -> None
     if guessed is not None and guessed.key == ident.key:
         return
     run.device_id = _device(session, agent=agent, ident=ident).id
+    # a multi-target run's first target is the run's own device: it moves with it
+    session.execute(
+        sql_update(RunTarget)
+        .where(RunTarget.run_id == run.id, RunTarget.target_index == 0)
+        .values(device_id=run.device_id)
+    )
     session.flush()
-    if guessed is not None and guessed.embodied_kg is None and guessed.embodied_source is None:
-        left = session.scalar(select(func.count()).select_from(Run).where(Run.device_id == guessed.id))
-        if not left:
-            session.delete(guessed)
-            session.flush()
+    described = guessed is None or guessed.embodied_kg is not None or guessed.embodied_source is not None
+    # no run left on it: as its own device or as a multi-target run's target
+    if (
+        guessed is not None
+        and not described
+        and not run_deletion.usage(session, column="device_id", value=guessed.id).total
+    ):
+        session.delete(guessed)
+        session.flush()
 
 
 def opened_target_device(

@@ -11,7 +11,7 @@ time; other domains' deletions (devices, environments, campaigns) call the funct
 import uuid
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, or_, select, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session
 
@@ -20,7 +20,7 @@ from backend.auth.principal import UserPrincipal
 from backend.comment import service as comment_service
 from backend.errors import Conflict, NotFound
 from backend.kit.ownership import require_deleter
-from backend.models import ACTIVE_STATUSES, Run
+from backend.models import ACTIVE_STATUSES, Run, RunTarget
 from backend.run import repository
 
 
@@ -99,16 +99,29 @@ class Usage(NamedTuple):
 USAGE_IDS = 100  # ids listed in a 409's body (the count is exact)
 
 
+def _names(column: str, value: uuid.UUID) -> ColumnElement[bool]:
+    """The runs that name `value` in `column`; a device also through any target of a
+    multi-target run (run_targets), not only its first."""
+    own: ColumnElement[bool] = getattr(Run, column) == value
+    if column != "device_id":
+        return own
+    return or_(own, Run.id.in_(select(RunTarget.run_id).where(RunTarget.device_id == value)))
+
+
 def usage(session: Session, *, column: str, value: uuid.UUID) -> Usage:
-    col = getattr(Run, column)
-    count = session.scalar(select(func.count()).select_from(Run).where(col == value)) or 0
-    ids = session.scalars(select(Run.id).where(col == value).order_by(Run.created_at.desc()).limit(USAGE_IDS))
-    active = session.scalars(select(Run.id).where(col == value, Run.status.in_(ACTIVE_STATUSES)))
+    uses = _names(column, value)
+    count = session.scalar(select(func.count()).select_from(Run).where(uses)) or 0
+    ids = session.scalars(select(Run.id).where(uses).order_by(Run.created_at.desc()).limit(USAGE_IDS))
+    active = session.scalars(select(Run.id).where(uses, Run.status.in_(ACTIVE_STATUSES)))
     return Usage(count, [str(i) for i in ids], [str(i) for i in active])
 
 
 def detach(session: Session, *, column: str, value: uuid.UUID) -> int:
-    """The runs that name a device or an environment forget it (their results stay)."""
-    col = getattr(Run, column)
-    result = session.execute(update(Run).where(col == value).values({column: None}))
-    return int(cast("CursorResult[Any]", result).rowcount or 0)  # DML answers with a cursor result
+    """The runs that name a device or an environment forget it (their results stay); a device
+    also leaves the targets of multi-target runs. Answers how many runs named it."""
+    uses = _names(column, value)
+    count = session.scalar(select(func.count()).select_from(Run).where(uses)) or 0
+    session.execute(update(Run).where(getattr(Run, column) == value).values({column: None}))
+    if column == "device_id":
+        session.execute(update(RunTarget).where(RunTarget.device_id == value).values(device_id=None))
+    return int(count)

@@ -80,10 +80,17 @@ def _conditions(team_ids: list[uuid.UUID], f: RunFilter) -> list[ColumnElement[b
     conds: list[ColumnElement[bool]] = [Run.team_id.in_(team_ids)]
     if f.statuses:
         conds.append(Run.status.in_(f.statuses))
-    for column in ("agent_id", "device_id", "environment_id", "workload_id", "campaign_id", "source"):
+    for column in ("agent_id", "environment_id", "workload_id", "campaign_id", "source"):
         value = getattr(f, column)
         if value is not None:
             conds.append(getattr(Run, column) == value)
+    if f.device_id is not None:  # a multi-target run's any target, not only its first
+        conds.append(
+            or_(
+                Run.device_id == f.device_id,
+                exists().where(RunTarget.run_id == Run.id, RunTarget.device_id == f.device_id),
+            )
+        )
     conds += [exists().where(RunTag.run_id == Run.id, RunTag.tag == tag) for tag in f.tags]
     if f.created_from is not None:
         conds.append(Run.created_at >= f.created_from)

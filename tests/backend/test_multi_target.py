@@ -257,3 +257,28 @@ def test_compare_can_pick_one_target_of_a_multi_target_run(
     bad = client.get(url + f"&targets={first}:2", headers=user.headers)
     assert _field(bad) == "targets"
     assert _field(client.get(url + "&targets=nonsense", headers=user.headers)) == "targets"
+
+
+def test_a_device_a_later_target_uses_is_in_use_like_a_runs_own(
+    client: TestClient, session: Session, user: UserCtx
+) -> None:
+    a = create_agent(session, team=user.team, inventory=MULTI)
+    r = client.post("/api/v1/runs", json=_body(a.agent.id, ["/srv/a", "/dev/shm/x"]), headers=user.headers)
+    run_id = r.json()["id"]
+    run_service.dispatch(session, run_id=uuid.UUID(run_id))
+    shm = run_repo.targets_of(session, [uuid.UUID(run_id)])[uuid.UUID(run_id)][1].device_id
+    assert shm is not None and str(shm) != r.json()["device_id"]
+    url = f"/api/v1/devices/{shm}"
+    for force in ("false", "true"):  # held by the running run's second target: refused even forced
+        busy = client.delete(url, params={"force": force}, headers=user.headers)
+        assert busy.status_code == 409 and busy.json()["error"] == "device_busy", busy.text
+        assert busy.json()["detail"]["runs"] == [run_id]
+    listed = client.get("/api/v1/runs", params={"device_id": str(shm)}, headers=user.headers).json()
+    assert [x["id"] for x in listed["items"]] == [run_id]  # the runs list finds it by any target
+    assert client.post(f"/api/v1/runs/{run_id}/cancel", headers=user.headers).status_code == 200
+    used = client.delete(url, headers=user.headers)
+    assert used.status_code == 409 and used.json()["error"] == "device_in_use", used.text
+    assert used.json()["detail"] == {"run_count": 1, "runs": [run_id]}
+    assert client.delete(url, params={"force": "true"}, headers=user.headers).status_code == 204
+    run = client.get(f"/api/v1/runs/{run_id}", headers=user.headers).json()
+    assert [t["device_id"] for t in run["targets"]] == [run["device_id"], None]  # the first keeps its own
