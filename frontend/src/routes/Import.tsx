@@ -278,9 +278,9 @@ export function Import() {
         Bring results from fio (JSON, json+, terse, normal output), CrystalDiskMark, KDiskMark,
         DiskSpd, vdbench, elbencho, sysbench, PostMark, iozone and Bonnie++. The server reads each
         file as the tool wrote it and shows what it found before anything is stored; stored runs are
-        labelled “imported from &lt;tool&gt; &lt;version&gt;”, settings the file does not state
-        read “—”, and they compare with measured runs. Units: MB/s = 10<sup>6</sup>{" "}
-        bytes/s, latencies in ns/µs/ms as shown.
+        labelled “imported from &lt;tool&gt; &lt;version&gt;”, settings the file does not state read
+        “—”, and they compare with measured runs. Units: MB/s = 10<sup>6</sup> bytes/s, latencies in
+        ns/µs/ms as shown.
       </p>
       {!mayImport && (
         <p className="alert alert-info" data-testid="import-viewer">
