@@ -330,6 +330,31 @@ def content_type_of(file_name: str, fmt: str) -> str:
     return "text/plain; charset=utf-8"
 
 
+def _file_row(
+    labels: ImportLabels,
+    principal: UserPrincipal,
+    parsed: ParsedFile,
+    file_name: str,
+    sha256: str,
+    size_bytes: int,
+    data: bytes,
+) -> ImportFile:
+    """An imported file's row (gzip-compressed bytes): the one owner of its columns' bounds."""
+    return ImportFile(
+        team_id=labels.team_id,
+        sha256=sha256,
+        file_name=file_name,
+        content_type=content_type_of(file_name, parsed.format),
+        format=parsed.format[:40],
+        tool=parsed.tool[:60],
+        version=(parsed.version or None) and parsed.version[:100],
+        size_bytes=size_bytes,
+        encoding="gzip",
+        data=data,
+        created_by=principal.user_id,
+    )
+
+
 def _compress(fp: BinaryIO) -> bytes:
     fp.seek(0)
     z = zlib.compressobj(1, zlib.DEFLATED, GZIP_WBITS)  # level 1: a 200 MB json+ file in about 2 s
@@ -383,20 +408,7 @@ def import_file(
     if dry_run:
         return out
     row = repository.add_file(
-        session,
-        ImportFile(
-            team_id=labels.team_id,
-            sha256=sha256,
-            file_name=file_name,
-            content_type=content_type_of(file_name, parsed.format),
-            format=parsed.format[:40],
-            tool=parsed.tool[:60],
-            version=(parsed.version or None) and parsed.version[:100],
-            size_bytes=size_bytes,
-            encoding="gzip",
-            data=_compress(fp),
-            created_by=principal.user_id,
-        ),
+        session, _file_row(labels, principal, parsed, file_name, sha256, size_bytes, _compress(fp))
     )
     if row is None:  # the same bytes imported by a concurrent request
         found = repository.file_by_hash(session, labels.team_id, sha256)
@@ -480,20 +492,7 @@ def import_set(
     kept = []
     for fname, fp, sha, size in files:
         row = repository.add_file(
-            session,
-            ImportFile(
-                team_id=labels.team_id,
-                sha256=sha,
-                file_name=fname,
-                content_type=content_type_of(fname, parsed.format),
-                format=parsed.format[:40],
-                tool=parsed.tool[:60],
-                version=(parsed.version or None) and parsed.version[:100],
-                size_bytes=size,
-                encoding="gzip",
-                data=_compress(fp),
-                created_by=principal.user_id,
-            ),
+            session, _file_row(labels, principal, parsed, fname, sha, size, _compress(fp))
         ) or repository.file_by_hash(session, labels.team_id, sha)  # these bytes were stored before
         assert row is not None
         kept.append({"file_id": str(row.id), "file_name": fname, "sha256": sha})
