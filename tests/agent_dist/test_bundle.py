@@ -19,11 +19,10 @@ import tempfile
 import uuid
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.agent_dist.conftest import DIST
-from tests.stack import Stack, enrollment_token
+from tests.stack import Stack, enrollment_token, http
 from tests.waiting import wait_until
 
 BARE_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
@@ -71,7 +70,8 @@ def test_installed_by_the_served_line_it_enrols_and_runs_a_benchmark(
     agent_bundle: tuple[Path, str], live: Stack, tmp_path: Path
 ) -> None:
     tarball, top = agent_bundle
-    script = httpx.get(f"{live.url}/api/v1/agent-dist/install.sh", timeout=30)
+    with http(timeout=30) as c:
+        script = c.get(f"{live.url}/api/v1/agent-dist/install.sh")
     assert script.status_code == 200
     (tmp_path / "install.sh").write_text(script.text)
     token_file = tmp_path / "token"
