@@ -26,6 +26,7 @@ from backend.models import (
     RunPower,
     RunResult,
     RunTag,
+    RunTarget,
     ShareLink,
     Team,
     User,
@@ -123,6 +124,11 @@ def results(session: Session, team_id: uuid.UUID) -> Iterator[RunResult]:
 
 def result_jobs(session: Session, team_id: uuid.UUID) -> Iterator[ResultJob]:
     return of_runs(session, ResultJob, team_id, ResultJob.run_id, ResultJob.job_index)
+
+
+def run_targets(session: Session, team_id: uuid.UUID) -> Iterator[RunTarget]:
+    """The targets of the team's multi-target runs (a single-target run has none)."""
+    return of_runs(session, RunTarget, team_id, RunTarget.run_id, RunTarget.target_index)
 
 
 def series(session: Session, team_id: uuid.UUID) -> Iterator[ResultSeriesPoint]:

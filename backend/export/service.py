@@ -178,6 +178,19 @@ def _write(session: Session, z: _Zip, team_id: uuid.UUID, exported_by: str) -> N
         z.json(f"runs/{p.run_id}/power.json", row_dict(p))
         powers += 1
     z.counts["runs/*/power.json"] = powers
+    # a multi-target run's targets: each one's row, and its engine document beside the combined one
+    target_rows: list[dict[str, Any]] = []
+    target_documents = 0
+    for t in repository.run_targets(session, team_id):
+        row = row_dict(t)
+        doc = row.pop("engine_result")
+        if doc is not None:
+            z.json(f"runs/{t.run_id}/targets/{t.target_index}/engine.json", doc)
+            target_documents += 1
+        target_rows.append(row)
+    z.counts["runs/*/targets/*/engine.json"] = target_documents
+    z.json_list("run_targets.json", target_rows)
+    del target_rows
 
     z.csv(
         "result_jobs.csv",

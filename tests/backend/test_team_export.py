@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import re
+import uuid
 import zipfile
 from typing import Any
 from urllib.parse import unquote
@@ -229,3 +230,34 @@ def test_attachment_names_are_header_safe(name: str) -> None:
     assert cd.isascii() and "\r" not in cd and "\n" not in cd
     plain = re.search(r'filename="([^"]*)"', cd)
     assert plain and plain.group(1).endswith(".csv") and "/" not in plain.group(1)
+
+
+def test_a_multi_target_runs_targets_are_exported(client: TestClient, session: Session) -> None:
+    from backend.models import RunTarget
+    from tests.backend.test_multi_target import MULTI, _body
+    from tests.factories import engine_document
+
+    admin = create_user(session)
+    a = create_agent(session, team=admin.team, inventory=MULTI)
+    r = client.post("/api/v1/runs", json=_body(a.agent.id, ["/srv/a", "/dev/shm/x"]), headers=admin.headers)
+    assert r.status_code == 201, r.text
+    run_id = r.json()["id"]
+    q = select(RunTarget).where(RunTarget.run_id == uuid.UUID(run_id)).order_by(RunTarget.target_index)
+    targets = list(session.scalars(q))
+    doc = engine_document(ios=1000)
+    targets[1].engine_result, targets[1].engine_exit_code = doc, 0
+    targets[1].jobs = [{"name": "j", "read": {"total_ios": 1000}}]
+    session.flush()
+    z = _zip(client, admin.team.id, admin.headers)
+    exported = json.loads(z.read("run_targets.json"))
+    assert [(t["run_id"], t["target_index"], t["target_path"]) for t in exported] == [
+        (run_id, 0, "/srv/a"),
+        (run_id, 1, "/dev/shm/x"),
+    ]
+    assert [t["device_id"] for t in exported] == [str(t.device_id) for t in targets]
+    assert exported[1]["jobs"] == targets[1].jobs and exported[1]["engine_exit_code"] == 0
+    assert "engine_result" not in exported[0]  # each document is a file of its own
+    assert json.loads(z.read(f"runs/{run_id}/targets/1/engine.json")) == doc
+    assert f"runs/{run_id}/targets/0/engine.json" not in z.namelist()  # none stored yet
+    manifest = json.loads(z.read("manifest.json"))["files"]
+    assert manifest["run_targets.json"] == 2 and manifest["runs/*/targets/*/engine.json"] == 1
