@@ -128,7 +128,9 @@ describe("Import page", () => {
     ]);
     fireEvent.change(screen.getByTestId("import-host"), { target: { value: "lab-7" } });
     fireEvent.click(screen.getByTestId("import-store"));
-    expect((await screen.findByTestId("import-stored")).textContent).toContain("imported from fio");
+    expect((await screen.findByTestId("import-stored")).textContent).toContain(
+      "imported from fio 3.33",
+    );
     const stored = calls.filter((c) => c.method === "POST").at(-1);
     expect(stored?.body).toMatchObject({ team_id: "t1", host: "lab-7", text: "3;fio-3.33;..." });
   });

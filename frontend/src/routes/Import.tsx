@@ -462,7 +462,7 @@ export function Import() {
             <p className="alert alert-info" data-testid="import-stored">
               {item.stored.duplicate
                 ? "Imported before: nothing added. "
-                : `Stored ${item.stored.runs.length} run${item.stored.runs.length === 1 ? "" : "s"}, imported from ${item.stored.tool}. `}
+                : `Stored ${item.stored.runs.length} run${item.stored.runs.length === 1 ? "" : "s"}, imported from ${item.stored.tool}${item.stored.version ? ` ${item.stored.version}` : ""}. `}
               {item.stored.runs
                 .filter((r) => r.run_id)
                 .map((r) => (
