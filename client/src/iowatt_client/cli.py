@@ -408,7 +408,11 @@ def run_cmd(
         typer.Argument(help="A preset or saved workload (name or id), a .json spec or a .fio job file"),
     ] = None,
     target: Annotated[
-        str | None, typer.Option(help="The target directory or device on the agent's host")
+        list[str] | None,
+        typer.Option(
+            help="The target directory or device on the agent's host; give it again for a run on "
+            "several targets of the agent at once (block workloads)"
+        ),
     ] = None,
     agent: Annotated[
         str | None, typer.Option(help="The agent (name, hostname or id); default: the only one")
@@ -444,10 +448,14 @@ def run_cmd(
                     ["name", "builtin", "description"], [[w.name, w.builtin, w.description[:80]] for w in ws]
                 )
             return
-        if workload is None or target is None:
+        if workload is None or not target:
             _err("give a WORKLOAD and --target PATH (iowatt run --list names the presets)")
             raise typer.Exit(EXIT_USAGE)
-        body: dict[str, Any] = {"agent_id": _agent(c, agent), "target_path": target, **_workload(c, workload)}
+        body: dict[str, Any] = {"agent_id": _agent(c, agent), **_workload(c, workload)}
+        if len(target) == 1:
+            body["target_path"] = target[0]
+        else:  # one run on every target at once, its result per target and combined
+            body["targets"] = [{"target_path": t} for t in target]
         for k, v in (
             ("name", name),
             ("shorten", shorten),
@@ -459,7 +467,8 @@ def run_cmd(
                 body[k] = v
         run = c.create_run(body)
         if not json_out:
-            typer.echo(f"queued {run.id} ({run.name}) on {run.agent_name}:{run.target_path}", err=True)
+            paths = ", ".join(t["target_path"] for t in run.targets) or run.target_path
+            typer.echo(f"queued {run.id} ({run.name}) on {run.agent_name}:{paths}", err=True)
         if wait:
             run = follow(c, run.id, show=not json_out, timeout_s=timeout)
     if json_out:

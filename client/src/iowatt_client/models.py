@@ -62,6 +62,9 @@ class Run(Model):  # schema RunRead
     progress: dict[str, Any] | None
     tags: list[str]
     origin: RunOrigin | None = None  # an imported or published run's: where its figures come from
+    # a multi-target run's targets (RunTargetRead: target_path, device, results), the first being
+    # target_path; empty for a run on one target
+    targets: list[dict[str, Any]] = []
 
 
 class RunPage(Model):  # schema RunPage
