@@ -67,11 +67,11 @@ tests/oidc/provider/node_modules/.installed: tests/oidc/provider/package.json te
 engine: deps-system
 	$(MAKE) -C agent/engine -j$(BUILD_JOBS)
 
-# The agent for hosts without a compiler or Python (ADR 0036, packaging/README.md): a tarball,
+# The agent for hosts without a compiler or Python (ADR 0036, agent/packaging/README.md): a tarball,
 # a .deb and an .rpm with their SHA-256 under dist/agent/, which the server serves.
 .PHONY: agent-dist
 agent-dist: deps-system
-	@bash packaging/build.sh
+	@bash agent/packaging/build.sh
 
 ui: frontend/dist/index.html
 frontend/dist/index.html: frontend/node_modules/.installed frontend/index.html frontend/vite.config.ts frontend/tsconfig.json \

@@ -66,7 +66,7 @@ def _newest_tarball() -> Path | None:
 
 
 def missing_build_tools() -> list[str]:
-    """What `packaging/build.sh` needs that this machine lacks (it also downloads PyInstaller and
+    """What `agent/packaging/build.sh` needs that this machine lacks (it also downloads PyInstaller and
     ziglang from PyPI into its cache the first time)."""
     missing = [t for t in ("python3.11", "gcc", "make", "dpkg-deb", "objdump", "curl") if not shutil.which(t)]
     if "gcc" not in missing:
@@ -78,7 +78,7 @@ def missing_build_tools() -> list[str]:
 @pytest.fixture(scope="session")
 def agent_bundle() -> tuple[Path, str]:
     """The newest tarball for this machine in dist/agent and its top directory. When there is none,
-    `packaging/build.sh` builds the tarball and the .deb once (under a lock: xdist's workers share
+    `agent/packaging/build.sh` builds the tarball and the .deb once (under a lock: xdist's workers share
     it; ~40 CPU-s with the tools' cache warm, ADR 0036); skips only when the build tools are absent."""
     tarball = _newest_tarball()
     if tarball is None:
@@ -90,13 +90,13 @@ def agent_bundle() -> tuple[Path, str]:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if _newest_tarball() is None:
                 r = subprocess.run(
-                    ["bash", str(REPO / "packaging" / "build.sh")],
+                    ["bash", str(REPO / "agent" / "packaging" / "build.sh")],
                     env={**os.environ, "AGENT_DIST_KINDS": "tar deb", "IOWATT_DIST_DIR": str(DIST)},
                     capture_output=True,
                     text=True,
                 )
                 if r.returncode != 0:
-                    pytest.fail(f"packaging/build.sh failed ({r.returncode}):\n{r.stderr[-3000:]}")
+                    pytest.fail(f"agent/packaging/build.sh failed ({r.returncode}):\n{r.stderr[-3000:]}")
         tarball = _newest_tarball()
         assert tarball is not None
     return tarball, tarball.name.removesuffix(".tar.gz")

@@ -15,7 +15,7 @@
 # default ~/.cache/iowatt-agent-dist).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 PYTHON=${PYTHON:-python3.11}
 OUT=${IOWATT_DIST_DIR:-$ROOT/dist/agent}
@@ -26,7 +26,7 @@ KINDS=" ${AGENT_DIST_KINDS:-tar deb rpm} "
 ARCH=$(uname -m)
 # The engine's oldest glibc: it calls gettid and sem_clockwait (glibc 2.30), so 2.31 is the
 # baseline (Debian 11, Ubuntu 20.04). The frozen agent's baseline is the build host's glibc
-# (PyInstaller bundles this host's libpython): packaging/README.md says which hosts that covers.
+# (PyInstaller bundles this host's libpython): agent/packaging/README.md says which hosts that covers.
 GLIBC_TARGET=2.31
 NFPM_VERSION=v2.48.0
 VERSION=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' agent/src/iowatt_agent/__init__.py)
@@ -42,12 +42,12 @@ mkdir -p "$WORK" "$OUT" "$CACHE"
 
 # --- tools ---------------------------------------------------------------------------------
 stamp=$VENV/.requirements
-if ! cmp -s packaging/requirements-build.txt "$stamp" 2>/dev/null; then
+if ! cmp -s agent/packaging/requirements-build.txt "$stamp" 2>/dev/null; then
   say "build tools into $VENV"
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/pip" install -q -r packaging/requirements-build.txt
-  cp packaging/requirements-build.txt "$stamp"
+  "$VENV/bin/pip" install -q -r agent/packaging/requirements-build.txt
+  cp agent/packaging/requirements-build.txt "$stamp"
 fi
 # the agent and the libraries it shares with the server, as of this tree (not editable: frozen);
 # their dependencies once, then the tree's code again each time (no build isolation: the venv has
@@ -95,7 +95,7 @@ rm -rf "$WORK/pyi" "$WORK/stage"
   --collect-submodules iowatt_workload --collect-data iowatt_workload --collect-data iowatt_policy \
   --collect-all pysnmp \
   --add-binary "$ENGINE:iowatt_agent/bin" \
-  packaging/agent_main.py
+  agent/packaging/agent_main.py
 
 # --- the bundle ---------------------------------------------------------------------------------
 STAGE=$WORK/stage/$NAME
@@ -109,7 +109,7 @@ sed -e 's|^ExecStart=/usr/local/bin/iowatt-agent |ExecStart=/opt/iowatt-agent/io
     agent/systemd/iowatt-agent.service > "$STAGE/iowatt-agent.service"
 grep -q '^ExecStart=/opt/iowatt-agent/iowatt-agent run' "$STAGE/iowatt-agent.service"
 sed -e "s/@VERSION@/$VERSION/g" -e "s/@ARCH@/$ARCH/g" -e "s/@GLIBC@/$GLIBC_TARGET/g" \
-  packaging/bundle-README.md > "$STAGE/README.md"
+  agent/packaging/bundle-README.md > "$STAGE/README.md"
 "$STAGE/iowatt-agent" --version >/dev/null
 tarball=$OUT/$NAME.tar.gz
 # reproducible-ish: fixed owner and order, gzip without a timestamp
@@ -128,8 +128,8 @@ mv "$DEB/opt/iowatt-agent/iowatt-agent.service" "$DEB/lib/systemd/system/"
 ln -s /opt/iowatt-agent/iowatt-agent "$DEB/usr/bin/iowatt-agent"
 size=$(du -sk "$DEB" | cut -f1)
 sed -e "s/@VERSION@/$VERSION/g" -e "s/@DEBARCH@/$DEBARCH/g" -e "s/@SIZE@/$size/g" \
-  packaging/deb/control > "$DEB/DEBIAN/control"
-for s in postinst prerm postrm; do install -m 0755 "packaging/deb/$s" "$DEB/DEBIAN/$s"; done
+  agent/packaging/deb/control > "$DEB/DEBIAN/control"
+for s in postinst prerm postrm; do install -m 0755 "agent/packaging/deb/$s" "$DEB/DEBIAN/$s"; done
 if [[ $KINDS == *" deb "* ]]; then
   deb=$OUT/iowatt-agent_${VERSION}_$DEBARCH.deb
   # gzip: xz took 37 CPU-s for 2 MB less
@@ -150,7 +150,7 @@ fi
 if [ -n "$NFPM" ]; then
   case $ARCH in x86_64) RPMARCH=x86_64 ;; aarch64) RPMARCH=aarch64 ;; esac
   sed -e "s|@VERSION@|$VERSION|g" -e "s|@ARCH@|$DEBARCH|g" -e "s|@STAGE@|$DEB|g" -e "s|@ROOT@|$ROOT|g" \
-    packaging/nfpm.yaml > "$WORK/nfpm.yaml"
+    agent/packaging/nfpm.yaml > "$WORK/nfpm.yaml"
   rpm=$OUT/iowatt-agent-$VERSION-1.$RPMARCH.rpm
   "$NFPM" package --config "$WORK/nfpm.yaml" --packager rpm --target "$rpm" >/dev/null
   (cd "$OUT" && sha256sum "$(basename "$rpm")" > "$(basename "$rpm").sha256")
