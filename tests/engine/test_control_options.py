@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import run_engine
+from .conftest import FIO_CLOCK, run_engine
 from .filemode import Unavailable, small_tmpfs
 from .test_scheduling import full_device
 
@@ -27,7 +27,7 @@ needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installe
 def fio_run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     assert FIO is not None
     return subprocess.run(
-        [FIO, "--output-format=json", *args], capture_output=True, text=True, timeout=120, cwd=cwd
+        [FIO, FIO_CLOCK, "--output-format=json", *args], capture_output=True, text=True, timeout=120, cwd=cwd
     )
 
 

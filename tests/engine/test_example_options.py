@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import run_engine
+from .conftest import FIO_CLOCK, run_engine
 
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
@@ -19,7 +19,9 @@ needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installe
 
 def fio_jobs(*args: str, timeout: float = 60) -> list[dict[str, Any]]:
     assert FIO
-    p = subprocess.run([FIO, "--output-format=json", *args], capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        [FIO, FIO_CLOCK, "--output-format=json", *args], capture_output=True, text=True, timeout=timeout
+    )
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout[p.stdout.index("{") :])["jobs"]
 

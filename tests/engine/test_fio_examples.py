@@ -47,7 +47,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import BUILD
+from .conftest import BUILD, FIO_CLOCK
 
 EXAMPLES = Path(__file__).resolve().parent / "fio-examples"
 # Debian's fio 3.33 hangs in about one run of four of the offload examples (fixed-rate-submission,
@@ -321,7 +321,7 @@ def run_one(engine: Path, example: Path, scratch: Path) -> Outcome:
     if FIO is None:
         o.fio = "not installed"
         return o
-    f = run_fio([FIO, "--output-format=json", str(work / "fio.fio")], cwd=fio_root, env=env)
+    f = run_fio([FIO, FIO_CLOCK, "--output-format=json", str(work / "fio.fio")], cwd=fio_root, env=env)
     if f is None:
         o.fio = f"did not finish in {FIO_TIMEOUT_S} s, {FIO_TRIES} times"
         return o

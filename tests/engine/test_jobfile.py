@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import run_engine
+from .conftest import FIO_CLOCK, run_engine
 
 FIO = shutil.which("fio")
 
@@ -47,7 +47,11 @@ def jobs_of(doc: dict[str, Any]) -> list[tuple[str, dict[str, str], int]]:
 def run_fio(jobfile: Path, cwd: Path) -> dict[str, Any]:
     assert FIO
     p = subprocess.run(
-        [FIO, "--output-format=json", str(jobfile)], capture_output=True, text=True, timeout=60, cwd=cwd
+        [FIO, FIO_CLOCK, "--output-format=json", str(jobfile)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
     )
     assert p.returncode == 0, p.stderr
     doc: dict[str, Any] = json.loads(p.stdout[p.stdout.index("{") :])

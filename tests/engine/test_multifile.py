@@ -21,7 +21,7 @@ import pytest
 
 from tests.waiting import wait_until
 
-from .conftest import Result, run_engine
+from .conftest import FIO_CLOCK, Result, run_engine
 
 KiB = 1024
 FIO = shutil.which("fio")
@@ -42,7 +42,7 @@ def run_fio(workdir: Path, *args: str) -> tuple[dict[str, Any], dict[str, list[i
     """fio on the job; its JSON and, per file (relative to workdir), [reads, writes] from its iolog"""
     log = workdir.parent / f"{workdir.name}.iolog"
     p = subprocess.run(
-        [FIO or "fio", *args, "--output-format=json", f"--write_iolog={log}"],
+        [FIO or "fio", FIO_CLOCK, *args, "--output-format=json", f"--write_iolog={log}"],
         capture_output=True,
         text=True,
         timeout=60,

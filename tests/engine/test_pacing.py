@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import run_engine
+from .conftest import FIO_CLOCK, run_engine
 
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
@@ -23,7 +23,9 @@ needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installe
 def fio_json(*args: str, timeout: float = 60) -> tuple[int, dict[str, Any]]:
     """fio's exit code and JSON (fio prints error lines before the document on stdout)."""
     assert FIO
-    p = subprocess.run([FIO, "--output-format=json", *args], capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        [FIO, FIO_CLOCK, "--output-format=json", *args], capture_output=True, text=True, timeout=timeout
+    )
     out = p.stdout
     return p.returncode, json.loads(out[out.index("{") :])
 
@@ -169,7 +171,10 @@ def test_rate_min_fails_the_job_as_fio(engine_bin: Path, target: str) -> None:
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: rate_min:")
     assert FIO
     p = subprocess.run(
-        [FIO, *base(target), "--rate=1m", "--rate_min=2m"], capture_output=True, text=True, timeout=60
+        [FIO, FIO_CLOCK, *base(target), "--rate=1m", "--rate_min=2m"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert p.returncode != 0 and "minimum rate exceeds rate" in p.stderr
 
@@ -352,7 +357,7 @@ def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
     assert FIO
     assert (
         calls(str(engine_bin), *args)
-        == calls(FIO, "--output-format=json", *args)
+        == calls(FIO, FIO_CLOCK, "--output-format=json", *args)
         == [
             "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3))",
             # fio's nice(N) adds N to the current value (it calls nice(0) too: filtered out above)
@@ -360,7 +365,7 @@ def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
         ]
     )
     args = [*base(target, "100ms"), "--prioclass=3"]
-    assert calls(str(engine_bin), *args) == calls(FIO, "--output-format=json", *args)
+    assert calls(str(engine_bin), *args) == calls(FIO, FIO_CLOCK, "--output-format=json", *args)
 
 
 @needs_fio

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import run_engine
+from .conftest import FIO_CLOCK, run_engine
 
 FIO = shutil.which("fio")
 STRACE = shutil.which("strace")
@@ -77,7 +77,9 @@ def both(
 ) -> tuple[list[tuple[str, int, int]], dict[str, Any], list[tuple[str, int, int]], dict[str, Any]]:
     common = [f"--filename={data}", "--ioengine=psync", "--name=j", *opts]
     fio_ios, fio_doc = traced(
-        [FIO or "fio", "--thread", "--output-format=json", *common], data, data.with_name("fio.json")
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", *common],
+        data,
+        data.with_name("fio.json"),
     )
     eng_ios, eng_doc = traced([str(engine_bin), *common], data, data.with_name("eng.json"))
     return fio_ios, fio_doc, eng_ios, eng_doc
@@ -157,7 +159,7 @@ def test_same_offsets_as_fio(engine_bin: Path, scratch: Path) -> None:
         f.write_bytes(os.urandom(MIB))
         files.append(str(f))
         args += [f"--name=j{k}", f"--filename={f}", *opts]
-    fio_cmd = [FIO or "fio", "--thread", "--output-format=json", *args]
+    fio_cmd = [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", *args]
     fio_ios, fio_doc = traced_files(fio_cmd, scratch / "fio")
     eng_ios, eng_doc = traced_files([str(engine_bin), *args], scratch / "eng")
     fio_jobs = {j["jobname"]: j for j in fio_doc["jobs"]}
@@ -432,6 +434,7 @@ def test_fio_refuses_what_we_refuse_for_zones(data: Path) -> None:
         p = subprocess.run(
             [
                 FIO or "fio",
+                FIO_CLOCK,
                 f"--filename={data}",
                 "--name=j",
                 "--rw=randread",
@@ -571,7 +574,7 @@ def test_trims_same_as_fio(engine_bin: Path, loopdev: tuple[str, Path], opts: tu
     dev, _ = loopdev
     common = [f"--filename={dev}", "--ioengine=psync", "--name=j", *opts]
     fio_ios, fio_doc = discards(
-        [FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
     )
     eng_ios, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
     assert fio_ios and eng_ios == fio_ios
@@ -589,7 +592,7 @@ def test_random_trims_each_block_once(engine_bin: Path, loopdev: tuple[str, Path
     dev, _ = loopdev
     common = [f"--filename={dev}", "--ioengine=psync", "--name=j", f"--rw={rw}", "--bs=4k", "--size=256k"]
     fio_ios, fio_doc = discards(
-        [FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
     )
     eng_ios, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
     for ios in (fio_ios, eng_ios):
@@ -684,7 +687,7 @@ def test_job_file_same_offsets_as_fio(engine_bin: Path, data: Path, scratch: Pat
         "[holes]\nstonewall\nrw=write:12k\nsize=128k\nnumber_ios=6\nloops=2\n"
     )
     fio_ios, fio_doc = traced(
-        [FIO or "fio", "--thread", "--output-format=json", str(jf)], data, scratch / "f.json"
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", str(jf)], data, scratch / "f.json"
     )
     eng_ios, eng_doc = traced([str(engine_bin), str(jf)], data, scratch / "e.json")
     assert fio_ios and eng_ios == fio_ios
@@ -733,7 +736,7 @@ def test_lat_log_offsets_follow_the_pattern(engine_bin: Path, data: Path, scratc
         "--log_offset=1",
     ]
     subprocess.run(
-        [FIO or "fio", "--thread", *common, f"--write_lat_log={scratch}/fio"],
+        [FIO or "fio", FIO_CLOCK, "--thread", *common, f"--write_lat_log={scratch}/fio"],
         capture_output=True,
         check=True,
         timeout=60,
@@ -772,7 +775,7 @@ def test_trims_group_reporting_and_outputs(engine_bin: Path, loopdev: tuple[str,
         "--group_reporting",
     ]
     _, fio_doc = discards(
-        [FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
     )
     _, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
     assert len(eng_doc["jobs"]) == len(fio_doc["jobs"]) == 1
@@ -780,7 +783,10 @@ def test_trims_group_reporting_and_outputs(engine_bin: Path, loopdev: tuple[str,
         want = {"total_ios": 128, "io_bytes": 524288}[key]
         assert eng_doc["jobs"][0]["trim"][key] == fio_doc["jobs"][0]["trim"][key] == want
     outs = {}
-    for name, cmd in (("fio", [FIO or "fio", "--thread"]), ("eng", [str(engine_bin), "--destructive=1"])):
+    for name, cmd in (
+        ("fio", [FIO or "fio", FIO_CLOCK, "--thread"]),
+        ("eng", [str(engine_bin), "--destructive=1"]),
+    ):
         terse = (
             subprocess.run(
                 [*cmd, *common, "--output-format=terse", "--terse-version=4"],
@@ -848,7 +854,7 @@ def test_job_file_without_filename_uses_fios_one_file(engine_bin: Path, scratch:
     jf = scratch / "nofile.fio"
     jf.write_text(f"[back]\ndirectory={scratch}\nioengine=psync\nbs=4k\nsize=64k\nrw=read:-8k\n")
     fio_ios, fio_doc = traced(
-        [FIO or "fio", "--thread", "--output-format=json", str(jf)], target, scratch / "f.json"
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", str(jf)], target, scratch / "f.json"
     )
     eng_ios, eng_doc = traced([str(engine_bin), str(jf)], target, scratch / "e.json")
     assert fio_ios and eng_ios == fio_ios and totals(eng_doc) == totals(fio_doc) == (16, 0, 65536, 0)
@@ -860,7 +866,7 @@ def test_job_file_without_filename_uses_fios_one_file(engine_bin: Path, scratch:
         "random_distribution=zoned:50/5:30/15:20/\n"
     )
     fio_ios, fio_doc = traced(
-        [FIO or "fio", "--thread", "--output-format=json", str(jf)], zones, scratch / "f.json"
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", str(jf)], zones, scratch / "f.json"
     )
     eng_ios, eng_doc = traced([str(engine_bin), str(jf)], zones, scratch / "e.json")
     assert totals(eng_doc) == totals(fio_doc) == (256, 0, MIB, 0)
@@ -892,7 +898,7 @@ def test_trims_logged_as_fio(engine_bin: Path, loopdev: tuple[str, Path], rw: st
     logs = backing.parent
     fio_logs = [f"--write_lat_log={logs}/fio", f"--write_iops_log={logs}/fio"]
     subprocess.run(
-        [FIO or "fio", "--thread", *common, *fio_logs], capture_output=True, check=True, timeout=60
+        [FIO or "fio", FIO_CLOCK, "--thread", *common, *fio_logs], capture_output=True, check=True, timeout=60
     )
     run_engine(
         engine_bin, "--destructive=1", *common, f"--write_lat_log={logs}/eng", f"--write_iops_log={logs}/eng"
@@ -912,7 +918,7 @@ def test_trimwrite_verifies_its_writes_as_fio(engine_bin: Path, loopdev: tuple[s
     common = [f"--filename={dev}", "--ioengine=psync", "--name=j", f"--rw={rw}", "--bs=4k", "--size=256k",
               "--verify=crc32c"]  # fmt: skip
     _, fio_doc = discards(
-        [FIO or "fio", "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
     )
     _, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
     for d in ("read", "write", "trim"):

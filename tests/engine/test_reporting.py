@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import run_engine
+from .conftest import FIO_CLOCK, run_engine
 
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
@@ -24,7 +24,7 @@ needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installe
 
 def fio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     assert FIO
-    p = subprocess.run([FIO, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    p = subprocess.run([FIO, FIO_CLOCK, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     return p
 

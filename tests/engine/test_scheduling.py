@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import run_engine
+from .conftest import FIO_CLOCK, run_engine
 from .filemode import Unavailable, small_tmpfs
 
 FIO = shutil.which("fio")
@@ -24,7 +24,9 @@ needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installe
 
 def fio(*args: str, rc: int = 0) -> dict[str, Any]:
     assert FIO is not None
-    p = subprocess.run([FIO, "--output-format=json", *args], capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [FIO, FIO_CLOCK, "--output-format=json", *args], capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == rc, p.stderr
     return json.loads(p.stdout[p.stdout.index("{") :])
 
@@ -87,7 +89,9 @@ def test_sync_opens_as_fio(engine_bin: Path, scratch: Path, value: str, flag: st
 
     job = ["--name=j", "--rw=write", "--size=64k", f"--sync={value}"]
     ours = opens([str(engine_bin), *job, f"--filename={scratch}/a"], scratch / "a")
-    theirs = opens([FIO or "fio", "--output-format=json", *job, f"--filename={scratch}/b"], scratch / "b")
+    theirs = opens(
+        [FIO or "fio", FIO_CLOCK, "--output-format=json", *job, f"--filename={scratch}/b"], scratch / "b"
+    )
     assert flag in ours and flag in theirs
     other = {"O_SYNC": "O_DSYNC", "O_DSYNC": "O_SYNC"}[flag]
     assert other not in ours and other not in theirs

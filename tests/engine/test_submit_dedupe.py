@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import FIO_CLOCK
+
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
 
@@ -27,7 +29,11 @@ def fio_json(*args: str, cwd: Path | None = None, timeout: float = 120, retries:
     for attempt in range(retries + 1):
         try:
             p = subprocess.run(
-                [FIO, "--output-format=json", *args], capture_output=True, text=True, timeout=timeout, cwd=cwd
+                [FIO, FIO_CLOCK, "--output-format=json", *args],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=cwd,
             )
             break
         except subprocess.TimeoutExpired:

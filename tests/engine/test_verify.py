@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Result, run_engine
+from .conftest import FIO_CLOCK, Result, run_engine
 
 BS = 4096
 BLOCKS = 16
@@ -34,7 +34,11 @@ def fio(*args: str) -> tuple[int, dict[str, Any] | None, str]:
     # in the file's directory: a failed verify leaves fio's state file (local-j-0-verify.state) in the cwd
     cwd = next(Path(x.split("=", 1)[1]).parent for x in args if x.startswith("--filename="))
     p = subprocess.run(
-        [fio_bin(), "--output-format=json", *args], capture_output=True, text=True, timeout=60, cwd=cwd
+        [fio_bin(), FIO_CLOCK, "--output-format=json", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
     )
     out = p.stdout
     # fio prints "fio: pid=..., err=84/..." before the JSON document when a job fails

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import FIO_CLOCK
+
 SIZE = 16 << 20
 BS = 4096
 BLOCKS = SIZE // BS
@@ -25,7 +27,7 @@ def fio(cwd: Path, *args: str) -> dict[str, Any]:
     if not f:
         pytest.skip("Debian's fio is not installed")
     p = subprocess.run(
-        [f, "--output-format=json", *args], capture_output=True, text=True, timeout=120, cwd=cwd
+        [f, FIO_CLOCK, "--output-format=json", *args], capture_output=True, text=True, timeout=120, cwd=cwd
     )
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout[p.stdout.index("{") :])
