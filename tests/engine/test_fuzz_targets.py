@@ -1,12 +1,15 @@
 """The libFuzzer targets (agent/engine/fuzz/): built once with clang, ASan and UBSan; every
 committed corpus input and every minimized crash input replayed as a regression; then a short
-coverage-guided run of each target (FUZZ_TEST_SECONDS, default 5) into a scratch corpus. Any
-sanitizer report, crash, leak or timeout fails the test with libFuzzer's output. `make fuzz`
-runs the long version (agent/engine/fuzz/run.sh)."""
+coverage-guided run of each target into a scratch corpus: the committed corpus, then
+FUZZ_TEST_RUNS (default 2000) mutated inputs (a count, not a time budget: the same work on a
+quiet or a loaded machine; FUZZ_TEST_SECONDS=N fuzzes N seconds instead). Any sanitizer report,
+crash, leak or timeout fails the test with libFuzzer's output. `make fuzz` runs the long version
+(agent/engine/fuzz/run.sh)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,7 +20,8 @@ from .conftest import BUILD, ENGINE_DIR
 
 FUZZ = ENGINE_DIR / "fuzz"
 TARGETS = ("argv", "jobfile", "ini", "vdbench", "postmark", "heapbtree")
-SECONDS = int(os.environ.get("FUZZ_TEST_SECONDS", "5"))
+RUNS = int(os.environ.get("FUZZ_TEST_RUNS", "2000"))
+SECONDS = int(os.environ.get("FUZZ_TEST_SECONDS", "0"))
 
 
 @pytest.fixture(scope="session")
@@ -66,9 +70,12 @@ def test_corpus_and_crashes_replay(fuzzers: Path, target: str) -> None:
 def test_short_fuzz_run(fuzzers: Path, target: str, tmp_path: Path) -> None:
     work = tmp_path / "corpus"
     work.mkdir()
+    seeds = len(inputs("corpus", target))
+    # libFuzzer's -runs counts the corpus inputs it executes first
+    budget = f"-max_total_time={SECONDS}" if SECONDS else f"-runs={seeds + RUNS}"
     r = fuzz(
         fuzzers / f"fuzz-{target}",
-        f"-max_total_time={SECONDS}",
+        budget,
         "-timeout=10",
         "-rss_limit_mb=2048",
         "-max_len=4096",
@@ -81,4 +88,7 @@ def test_short_fuzz_run(fuzzers: Path, target: str, tmp_path: Path) -> None:
     )
     artifacts = [p.name for p in tmp_path.iterdir() if p.name != "corpus"]
     assert r.returncode == 0 and not artifacts, f"{target}: {artifacts}\n{r.stderr[-6000:]}"
-    assert "stat::number_of_executed_units" in r.stderr, r.stderr[-2000:]
+    executed = re.search(r"stat::number_of_executed_units: (\d+)", r.stderr)
+    assert executed, r.stderr[-2000:]
+    # every committed input, then the mutations
+    assert int(executed.group(1)) >= seeds + (0 if SECONDS else RUNS), r.stderr[-2000:]
