@@ -37,7 +37,7 @@ def test_asan_build_runs_clean(engine_asan: Path, scratch: Path, args: list[str]
         "--name=a",
         f"--filename={scratch}/t.dat",
         "--size=4m",
-        "--runtime=700ms",
+        "--runtime=300ms",
         "--time_based=1",
         *args,
         check=False,

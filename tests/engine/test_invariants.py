@@ -189,8 +189,7 @@ def test_percentiles_monotone_and_bounded(run, scratch: Path) -> None:
         "--rw=randrw",
         "--bssplit=4k/50:64k/50",
         "--size=8m",
-        "--runtime=1",
-        "--time_based=1",
+        "--loops=8",  # ~2,000 I/Os, size-bound: a second at full speed added nothing but CPU
     ).job
     for d in ("read", "write"):
         c = job[d]["clat_ns"]
@@ -211,9 +210,7 @@ def test_numjobs_merge_equals_sum_of_threads(run, scratch: Path) -> None:
         "--bs=4k",
         "--size=8m",
         "--numjobs=3",
-        "--group_reporting=1",
-        "--runtime=1",
-        "--time_based=1",
+        "--group_reporting=1",  # size-bound: 2,048 reads in each thread
     ).job
     threads = job["iowatt"]["threads"]
     assert len(threads) == 3
@@ -327,6 +324,7 @@ def test_runtime_caps_a_sized_job(run, scratch: Path) -> None:
         "--size=4m",
         "--loops=100000",
         "--runtime=1",
+        "--rate_iops=2000",  # paced: the job still needs far longer than its runtime
     ).job
     assert 950 <= job["job_runtime"] <= 1100
 
@@ -393,8 +391,7 @@ def test_never_touches_bytes_outside_region_of_a_file(run, scratch: Path) -> Non
         "--bssplit=4k/40:12k/30:64k/30",
         "--size=2m",
         "--offset=2m",
-        "--runtime=1",
-        "--time_based=1",
+        "--loops=50",  # every block of the region 50 times per thread, the edges included
         "--numjobs=2",
         "--name=b",
         f"--filename={target}",

@@ -268,7 +268,7 @@ def test_latency_target_search_and_keys(engine_bin: Path, target: str) -> None:
     for j in (ours, theirs):
         assert j["job_runtime"] < 2000 and j["read"]["total_ios"] > 0  # not the 5 s runtime
     # without latency_target: the keys say so, as fio's (depth = iodepth, target 0)
-    ours, theirs = both(engine_bin, *base(target), "--ioengine=libaio", "--iodepth=4")
+    ours, theirs = both(engine_bin, *base(target, "100ms"), "--ioengine=libaio", "--iodepth=4")
     assert {k: ours[k] for k in keys} == {k: theirs[k] for k in keys}
 
 
@@ -341,8 +341,9 @@ def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
         pytest.skip("strace not installed")
 
     def calls(*cmd: str) -> list[str]:
+        # (--seccomp-bpf: the tracee stops only at the two calls traced, not at each of its I/Os)
         p = subprocess.run(
-            [strace, "-f", "-e", "trace=ioprio_set,setpriority", *cmd],
+            [strace, "-f", "--seccomp-bpf", "-e", "trace=ioprio_set,setpriority", *cmd],
             capture_output=True,
             text=True,
             timeout=60,
@@ -374,9 +375,9 @@ def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
     ["gtod_reduce", "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement"],
 )
 def test_measurement_switches_zero_what_fio_zeroes(engine_bin: Path, target: str, switch: str) -> None:
-    ours, theirs = both(
-        engine_bin, *base(target, "300ms"), "--ioengine=libaio", "--iodepth=2", f"--{switch}=1"
-    )
+    # size-bound: 256 reads of the file's first MiB measure whatever each switch leaves on
+    sized = ["--name=p", f"--filename={target}", "--size=1m", "--rw=randread"]
+    ours, theirs = both(engine_bin, *sized, "--ioengine=libaio", "--iodepth=2", f"--{switch}=1")
 
     def measured(j: dict[str, Any]) -> dict[str, bool]:
         r = j["read"]
