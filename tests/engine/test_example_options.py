@@ -117,3 +117,44 @@ def test_offset_increment_without_size_runs_each_clone_to_the_end(engine_bin: Pa
     # a clone that would start at or past the end is a usage error naming the option
     bad = run_engine(engine_bin, *args, "--numjobs=5", check=False)
     assert bad.rc == 2 and bad.stderr.startswith("iowatt-engine: offset_increment: "), bad.stderr
+
+
+@needs_fio
+def test_rate_trim_value_paces_nothing_in_a_job_without_trims(engine_bin: Path, target: str) -> None:
+    """fio's examples/exitwhat.fio: `rate=300,300,300` on randrw jobs. The third value is the trims'
+    rate; a job that does no trims runs as with `R,W` alone (both tools: 16 I/Os of 4k, paced),
+    while a job that trims refuses any rate in the engine (the pacing of trims is not built)."""
+    args = ("--name=r", f"--filename={target}", "--rw=randrw", "--size=64k", "--rate=2m,2m,2m")
+    ours, theirs = ours_jobs(engine_bin, *args), fio_jobs(*args)
+    for jobs in (ours, theirs):
+        (j,) = jobs
+        assert j["error"] == 0 and j["read"]["total_ios"] + j["write"]["total_ios"] == 16
+    assert ours[0]["iowatt"]["options"]["rate_bytes_per_s"] == {"read": 2 << 20, "write": 2 << 20}
+    # a value not ended by a comma applies to the directions after it: ",1m" caps writes (and trims)
+    r = run_engine(
+        engine_bin, "--name=t", f"--filename={target}", "--rw=trim", "--size=64k", "--rate=,,1m", check=False
+    )
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: rate: not implemented for trims")
+    r = run_engine(
+        engine_bin, "--name=t", f"--filename={target}", "--rw=trim", "--size=64k", "--rate=,1m", check=False
+    )
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: rate: ")
+
+
+@needs_fio
+def test_bsrange_of_one_size_is_that_block_size_as_fio(engine_bin: Path, scratch: Path) -> None:
+    """fio's examples/tiobench-example.fio: `bsrange=4k-4k` with numjobs clones each making up its
+    own file. A range of one size draws nothing: each clone's 64 KiB is 16 I/Os of 4 KiB in both
+    tools, where a real range still needs one file per job in the engine."""
+    common = ("--name=t", "--rw=randwrite", "--size=64k", "--numjobs=2", "--bsrange=4k-4k")
+    (scratch / "a").mkdir()
+    (scratch / "b").mkdir()
+    ours = ours_jobs(engine_bin, *common, f"--directory={scratch}/a")
+    theirs = fio_jobs(*common, f"--directory={scratch}/b")
+    assert counts(ours) == counts(theirs) == [(0, 0, 0, 16, 64 << 10)] * 2
+    assert ours[0]["iowatt"]["options"]["bs_write_bytes"] == 4096
+    assert ours[0]["iowatt"]["options"]["bsrange"] == []
+    r = run_engine(engine_bin, *common[:-1], "--bsrange=4k-8k", f"--directory={scratch}/a", check=False)
+    assert r.rc == 2 and r.stderr.startswith(
+        "iowatt-engine: bsrange: not implemented for jobs of several files"
+    )

@@ -132,6 +132,8 @@ RUN_UNCHANGED = {
     "zipf.fio",
     # s10 submit-dedupe: io_submit_mode=offload, dedupe_*
     "dedupe-global.fio", "fixed-rate-submission.fio", "poisson-rate-submission.fio",
+    # s12: a trim rate value in a job without trims, bsrange of one size in a job of several files
+    "exitwhat.fio", "tiobench-example.fio",
 }  # fmt: skip
 
 SIZE_KEYS = {"size", "io_size", "io_limit", "filesize", "offset"}

@@ -44,9 +44,11 @@ static char *split3(const char *name, const char *val, char *buf, size_t len, ch
 	return buf;
 }
 
-/* R[,W[,T]] as fio's rate options: one value applies to reads and writes, "X," limits reads
- * only, ",Y" writes only. Trims are not paced (patterns.c refuses rates for trim jobs), so a trim
- * value is refused. */
+/* R[,W[,T]] as fio's rate options: one value applies to reads, writes and trims, "X," limits
+ * reads only, ",Y" writes and trims, a value not ended by a comma applies to the directions after
+ * it (fio's blocksize rule). The trim value (index 2) paces nothing: a job that trims refuses
+ * every rate (patterns.c), and one that does not trim has nothing for it to pace, as in fio
+ * (examples/exitwhat.fio: rate=300,300,300 on randrw jobs). */
 void pace_parse_rate(void *base, const struct opt_def *d, const char *name, const char *val)
 {
 	struct options *o = base;
@@ -54,11 +56,11 @@ void pace_parse_rate(void *base, const struct opt_def *d, const char *name, cons
 	int iops = !strncmp(d->name, "rate_iops", 9);
 	char buf[256], *p[3];
 	split3(name, val, buf, sizeof(buf), p);
-	if (p[2] && *p[2] && strcmp(p[2], "0"))
-		die_usage(name, "a trim rate is not supported (trims are not paced): '%s'", val);
-	uint64_t v[2] = { 0, 0 };
-	for (int k = 0; k < 2; k++) {
-		const char *s = k == 0 || p[1] ? p[k] : p[0];
+	uint64_t v[3] = { 0, 0, 0 };
+	for (int k = 0; k < 3; k++) {
+		const char *s = p[k];
+		for (int i = k - 1; !s && i >= 0; i--)
+			s = p[i]; /* the last value given, when not ended by a comma */
 		if (!*s)
 			continue;
 		int bad = iops ? parse_u64(s, &v[k]) : parse_size(s, &v[k], o->kb_base);
@@ -67,8 +69,8 @@ void pace_parse_rate(void *base, const struct opt_def *d, const char *name, cons
 		if (d->max && v[k] > d->max)
 			die_usage(name, "must be at most %llu, got '%s'", (unsigned long long)d->max, s);
 	}
-	dst[0] = v[0];
-	dst[1] = v[1];
+	for (int k = 0; k < 3; k++)
+		dst[k] = v[k];
 }
 
 void pace_echo_rate(struct jw *w, const struct options *o, const struct opt_def *d)

@@ -16,8 +16,9 @@ struct pace_opts {
 	unsigned think_blocks;          /* default 1 */
 	int think_blocks_set;           /* given: with thinktime_iotime both triggers count */
 	int think_issue;                /* thinktime_blocks_type=issue (default complete) */
-	/* rates, per direction (0 read, 1 write): bytes/s and IOPS caps, their minimums */
-	uint64_t rate[2], rate_min[2], rate_iops[2], rate_iops_min[2];
+	/* rates, per direction (0 read, 1 write, 2 trim: parsed, never paced, see pace_parse_rate):
+	 * bytes/s and IOPS caps, their minimums */
+	uint64_t rate[3], rate_min[3], rate_iops[3], rate_iops_min[3];
 	int poisson;                    /* rate_process=poisson */
 	unsigned rate_cycle_ms;         /* default 1000 */
 	int offload;                    /* io_submit_mode=offload: a pool of iodepth submitters (offload.c) */

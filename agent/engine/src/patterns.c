@@ -96,8 +96,10 @@ static void bsrange_one(void *arg, int d, const char *name, const char *text)
 	uint64_t lo = size_in(o, name, buf, 1), hi = size_in(o, name, sep + 1, 1);
 	if (lo > hi)
 		die_usage(name, "'%s': minimum larger than maximum", text);
-	o->bsrange[d][0] = lo;
-	o->bsrange[d][1] = hi;
+	/* MIN-MIN draws nothing: every I/O is MIN bytes, as bs=MIN (fio's examples/tiobench-example:
+	 * bsrange=4k-4k, then allowed wherever bs is) */
+	o->bsrange[d][0] = lo < hi ? lo : 0;
+	o->bsrange[d][1] = lo < hi ? hi : 0;
 	o->bs[d] = lo; /* the smallest size: offsets, alignment and the random map use it */
 	o->nbssplit[d] = 0;
 }
@@ -273,7 +275,7 @@ static void trims_refuse(const struct options *o)
 	const uint64_t *rates[4] = { p->rate, p->rate_min, p->rate_iops, p->rate_iops_min };
 	const char *name = NULL;
 	for (int k = 0; k < 4 && !name; k++)
-		if (rates[k][0] || rates[k][1])
+		if (rates[k][0] || rates[k][1] || rates[k][2])
 			name = rate_names[k];
 	if (!name && (p->max_lat_ns[0] || p->max_lat_ns[1]))
 		name = "max_latency";
