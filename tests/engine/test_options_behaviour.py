@@ -204,3 +204,30 @@ def test_loops_multiply_the_bytes(run, scratch: Path, rw: str) -> None:
     d = job["write" if rw == "write" else "read"]
     assert d["io_bytes"] == 3 * size and d["total_ios"] == 3 * size // 4096
     assert job["iowatt"]["options"]["loops"] == 3
+
+
+@pytest.mark.skipif(
+    shutil.which("fio") is None or shutil.which("fincore") is None, reason="needs fio and fincore"
+)
+def test_invalidate_drops_the_cache_before_a_direct_job_as_fio(engine_bin: Path, loop_ext4: Path) -> None:
+    """fio's invalidate=1 (the default) drops the file's page cache before a direct=1 job too (an
+    O_DIRECT I/O on a file with cached pages takes the kernel's slower path until they go): the
+    engine does the same, and keeps them with invalidate=0. On ext4 (tmpfs pages are the storage)."""
+    target = loop_ext4 / "inv.dat"
+    with target.open("wb") as f:
+        f.write(os.urandom(4 * MiB))
+        os.fsync(f.fileno())  # clean pages: DONTNEED leaves dirty ones
+    job = [f"--filename={target}", "--name=d", "--size=4m", "--io_size=16k", "--rw=randread", "--direct=1"]
+
+    def resident_after(*cmd: str) -> int:
+        target.read_bytes()  # the whole file in the page cache
+        subprocess.run(cmd, capture_output=True, check=True, timeout=60)
+        out = subprocess.run(
+            ["fincore", "-bn", "-o", "RES", str(target)], capture_output=True, text=True, check=True
+        )
+        return int(out.stdout.split()[0])
+
+    assert resident_after("fio", *job) == 0
+    assert resident_after(str(engine_bin), *job) == 0
+    assert resident_after(str(engine_bin), *job, "--invalidate=0") == 4 * MiB
+    assert resident_after("fio", *job, "--invalidate=0") == 4 * MiB

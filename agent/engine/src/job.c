@@ -22,7 +22,9 @@ static int job_open_target(struct job *j)
 		j->fd = -1;
 		return j->err;
 	}
-	if (!o->direct && o->invalidate) {
+	/* as fio, direct jobs too: O_DIRECT on a file with cached pages takes the kernel's slower
+	 * path (a flush and, for writes, an invalidation of the range per I/O) until they go */
+	if (o->invalidate) {
 		if (j->tgt.is_blk)
 			fdatasync(j->fd);
 		posix_fadvise(j->fd, (off_t)o->offset, (off_t)(o->size + o->oinc_span), POSIX_FADV_DONTNEED);

@@ -386,7 +386,7 @@ static int mf_open(struct worker *w, struct mfstate *s)
 	int fd = target_open(o, &f->tgt, w->errmsg, sizeof(w->errmsg));
 	if (fd < 0)
 		return fd;
-	if (!o->direct && o->invalidate)
+	if (o->invalidate) /* direct jobs too, as fio (job.c) */
 		posix_fadvise(fd, (off_t)f->offset, (off_t)f->region, POSIX_FADV_DONTNEED);
 	int adv = -1;
 	switch (o->fadvise) {
