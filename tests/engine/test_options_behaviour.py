@@ -5,6 +5,7 @@ engine's pre-fill issues no writes of its own."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -13,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from .conftest import run_engine
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -231,3 +234,41 @@ def test_invalidate_drops_the_cache_before_a_direct_job_as_fio(engine_bin: Path,
     assert resident_after(str(engine_bin), *job) == 0
     assert resident_after(str(engine_bin), *job, "--invalidate=0") == 4 * MiB
     assert resident_after("fio", *job, "--invalidate=0") == 4 * MiB
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+def test_iodepth_batch_complete_reaps_as_fio(engine_bin: Path, scratch: Path) -> None:
+    """fio's iodepth_batch_complete_min/_max (defaults 1 and the minimum): a full queue waits for
+    min completions and takes at most max, so by default one completion, then one new I/O. Seen in
+    iodepth_complete (completions per reap): on tmpfs every I/O is done by the time of the wait,
+    so taking them all (what the engine did before: fio's max=iodepth) puts reaps in '16'."""
+    _target(scratch, 8 * MiB)
+    job = [
+        f"--filename={scratch}/t.dat",
+        "--name=q",
+        "--size=8m",
+        "--io_size=2m",
+        "--rw=randread",
+        "--iodepth=16",
+    ]
+
+    def reaps(tool: list[str], *extra: str) -> dict[str, float]:
+        out = subprocess.run(
+            [*tool, *job, *extra], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
+        j = json.loads(out[out.index("{") :])["jobs"][0]
+        assert j["read"]["total_ios"] == 512
+        return j["iodepth_complete"]
+
+    for tool in ([str(engine_bin)], ["fio", "--output-format=json"]):
+        for eng in ("io_uring", "libaio"):
+            assert reaps(tool, f"--ioengine={eng}")["4"] >= 99, (tool, eng)  # one (1-4) at a time
+        assert reaps(tool, "--ioengine=libaio", "--iodepth_batch_complete_max=16")["16"] >= 90, tool
+        c = reaps(tool, "--ioengine=libaio", "--iodepth_batch_complete=4", "--iodepth_batch_complete_max=8")
+        assert c["8"] >= 90, (tool, c)  # at least 4, at most 8: all 8 there
+    opts = run_engine(engine_bin, *job, "--ioengine=libaio", "--iodepth_batch_complete_min=4").job["iowatt"][
+        "options"
+    ]
+    assert (opts["iodepth_batch_complete_min"], opts["iodepth_batch_complete_max"]) == (4, 4)
+    r = run_engine(engine_bin, *job, "--iodepth_batch_complete_min=0", check=False)
+    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: iodepth_batch_complete_min:")

@@ -75,6 +75,8 @@ INERT = {
     "clocksource": "a clock",
     "iodepth_batch_submit": "at most iodepth",
     "force_async": "a flag per SQE",
+    "iodepth_batch_complete_min": "completions a full queue waits for: at most iodepth are in flight",
+    "iodepth_batch_complete_max": "completions taken per wait: no size, time or memory",
     "thread": "accepted, changes nothing",
     "threads": "fio's tiobench-profile option: accepted, changes nothing (as fio 3.33 outside the profile)",
     "group_reporting": "reporting",

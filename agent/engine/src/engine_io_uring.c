@@ -157,12 +157,12 @@ static int uring_getevents(struct worker *w, unsigned min, uint64_t timeout_ns)
 		if (r < 0)
 			return r;
 	}
-	unsigned head, n = 0;
+	unsigned head, n = 0, cap = w->reap_max ? w->reap_max : w->depth;
 	io_uring_for_each_cqe(&c->ring, head, cqe) {
 		struct io_req *rq = io_uring_cqe_get_data(cqe);
 		rq->res = cqe->res;
 		w->done[n++] = rq;
-		if (n == w->depth)
+		if (n == cap)
 			break;
 	}
 	io_uring_cq_advance(&c->ring, n);

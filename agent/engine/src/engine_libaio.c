@@ -112,12 +112,13 @@ static int aio_getevents(struct worker *w, unsigned min, uint64_t timeout_ns)
 	}
 	/* completions already in the ring (inline-completing devices, or several done while we
 	 * were busy) need no io_getevents() call; wait in the kernel only when there are none */
-	unsigned got = c->ring ? ring_reap(c, w, w->depth) : 0;
-	if (got >= min)
+	unsigned cap = w->reap_max ? w->reap_max : w->depth;
+	unsigned got = c->ring ? ring_reap(c, w, cap) : 0;
+	if (got >= min || got == cap)
 		return (int)got;
 	int n;
 	do
-		n = io_getevents(c->ctx, (long)(min - got), (long)(w->depth - got), c->events, tp);
+		n = io_getevents(c->ctx, (long)(min - got), (long)(cap - got), c->events, tp);
 	while (n == -EINTR);
 	if (n < 0)
 		return got ? (int)got : n;

@@ -260,6 +260,9 @@ struct options {
 	int refill_buffers;             /* 1 (default): fresh content per write; 0: stamp only */
 	int clock_gettime;              /* clocksource=clock_gettime: never read the TSC (process-wide) */
 	unsigned iodepth_batch;         /* submit once this many are prepared (fio's iodepth_batch_submit) */
+	/* fio's iodepth_batch_complete_min/_max: a full queue waits for at least min completions and
+	 * takes at most max of them (fio's default 1 and 1: one completion, then one new I/O) */
+	unsigned reap_min, reap_max;
 	uint64_t io_size;               /* bytes per pass instead of size (fio's io_size), 0 = size */
 	unsigned kb_base;               /* 1024 (fio's default) or 1000: meaning of size suffixes */
 	unsigned force_async;           /* io_uring: every Nth SQE with IOSQE_ASYNC, 0 = never (fio's) */
@@ -532,7 +535,7 @@ struct engine_ops {
 	/* async: submit what queue() staged; returns the number staged or -errno. last=1: the worker
 	 * waits for completions right after, so the engine may fold the submission into that wait */
 	int (*commit)(struct worker *w, int last);
-	int (*getevents)(struct worker *w, unsigned min, uint64_t timeout_ns); /* async: reap >= min (0 = no timeout); fills w->done[], returns count */
+	int (*getevents)(struct worker *w, unsigned min, uint64_t timeout_ns); /* async: reap >= min, <= w->reap_max (timeout 0 = none); fills w->done[], returns count */
 	void (*cleanup)(struct worker *w);
 	int (*probe)(void);                                /* 0 if usable on this kernel, else -errno */
 };
@@ -569,6 +572,7 @@ struct worker {
 	unsigned nfree;
 	struct io_req **done;           /* filled by getevents */
 	unsigned depth, inflight;
+	unsigned reap_max;              /* async engines: completions taken per getevents, at most */
 	struct rng rng;
 	struct perm perm, scatter;
 	uint64_t perm_i, perm_key;

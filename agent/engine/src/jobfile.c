@@ -735,8 +735,6 @@ static const struct refusal refused_opts[] = {
 	{ "write_hint", "not implemented (write lifetime hints)" },
 	{ "serialize_overlap", "not implemented" },
 	{ "iodepth_low", "not implemented (a free slot is refilled at once)" },
-	{ "iodepth_batch_complete_min", "not implemented (completions are reaped as they come)" },
-	{ "iodepth_batch_complete_max", "not implemented (completions are reaped as they come)" },
 	{ "allrandrepeat", "not implemented (randrepeat and randseed decide every generator)" },
 	{ "bwavgtime", "not implemented (bandwidth samples are per second)" },
 	{ "iopsavgtime", "not implemented (IOPS samples are per second)" },

@@ -449,6 +449,12 @@ static const struct opt_def opts[] = {
 	{ .name = "iodepth_batch_submit", .alias = "iodepth_batch", .type = OT_UINT, .off = OFF(iodepth_batch),
 	  .max = 65536, .def = "1", .key = "iodepth_batch_submit",
 	  .help = "submit once this many are prepared (0 = the whole free depth)" },
+	{ .name = "iodepth_batch_complete_min", .alias = "iodepth_batch_complete", .type = OT_UINT, .off = OFF(reap_min),
+	  .min = 1, .max = 65536, .def = "1", .key = "iodepth_batch_complete_min",
+	  .help = "a full queue waits for at least this many completions (0, check before queuing, is not implemented)" },
+	{ .name = "iodepth_batch_complete_max", .type = OT_UINT, .off = OFF(reap_max), .max = 65536,
+	  .key = "iodepth_batch_complete_max",
+	  .help = "completions taken per wait, at most (default and below the minimum: the minimum, as fio)" },
 	{ .name = "force_async", .type = OT_UINT, .off = OFF(force_async), .max = 65536, .key = "force_async",
 	  .help = "io_uring: every Nth SQE with IOSQE_ASYNC (0 = never)" },
 	{ .name = "io_size", .alias = "io_limit", .type = OT_SIZE, .off = OFF(io_size), .min = 1, .key = "io_size_bytes",
@@ -1165,6 +1171,8 @@ void options_finalize(struct options *o)
 		die_usage("readonly", "job '%s' writes (rw=%s): refused before any I/O", o->name, rw_name(o->rw));
 	if (o->time_based && o->runtime_ns == 0)
 		die_usage("time_based", "needs runtime > 0");
+	if (o->reap_max < o->reap_min) /* as fio: the maximum defaults to (and is at least) the minimum */
+		o->reap_max = o->reap_min;
 	/* every in-flight I/O has its own buffer: refuse what cannot fit in memory */
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	unsigned depth = (engine_find(o->ioengine)->flags & ENGINE_F_SYNC) && !o->pace.offload ? 1 : o->iodepth;

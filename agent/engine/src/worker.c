@@ -750,7 +750,9 @@ static void run_async(struct worker *w)
 			uint64_t n = now_ns(), until = wait_until < deadline ? wait_until : deadline;
 			timeout = until > n ? until - n : 1;
 		}
-		int n = ops->getevents(w, 1, timeout);
+		/* fio's iodepth_batch_complete_min/_max: wait for that many (as many as are in flight
+		 * at most), take at most max (fio's default: one, then its slot is refilled at once) */
+		int n = ops->getevents(w, o->reap_min < w->inflight ? o->reap_min : w->inflight, timeout);
 		uint64_t tdone = now_ns();
 		if (n < 0) {
 			w->err = n;
@@ -772,6 +774,7 @@ static void run_async(struct worker *w)
 			stopping = 1;
 	}
 	/* wait for anything still in flight before the engine is torn down */
+	w->reap_max = w->depth;
 	while (w->inflight > 0) {
 		int n = ops->getevents(w, 1, 0);
 		if (n <= 0)
@@ -798,6 +801,7 @@ void *worker_main(void *arg)
 	if (o->numa.cpu_text[0] || o->numa.mem_mode)
 		err = numa_thread_apply(o, w->errmsg, sizeof(w->errmsg));
 	w->depth = (j->ops->flags & ENGINE_F_SYNC) ? 1 : o->iodepth;
+	w->reap_max = o->reap_max < w->depth ? o->reap_max : w->depth;
 	w->reqs = calloc(w->depth, sizeof(*w->reqs));
 	w->freelist = calloc(w->depth, sizeof(*w->freelist));
 	w->done = calloc(w->depth, sizeof(*w->done));
