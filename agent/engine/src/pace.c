@@ -440,14 +440,21 @@ int pace_gate(struct worker *w, struct io_req *r, uint64_t now, uint64_t *until)
 			}
 			s->think_until = 0;
 		} else if (think_due(p, s, now)) {
+			/* as fio: the next stall counts from where this one was decided, so the I/Os
+			 * completed while draining count towards it (thinktime_blocks per stall on average) */
+			if (!s->think_draining) {
+				s->think_draining = 1;
+				s->think_mark = p->think_issue ? s->issued : s->completed;
+			}
 			if (w->inflight)
 				return PACE_WAIT; /* drain first */
+			s->think_draining = 0;
 			uint64_t end = now + p->think_ns, spin = now + p->think_spin_ns;
 			if (end > w->deadline)
 				end = w->deadline;
 			if (p->think_spin_ns)
 				spin_until(spin < end ? spin : end);
-			s->think_last = p->think_issue ? s->issued : s->completed;
+			s->think_last = s->think_mark;
 			s->think_last_t = end;
 			now = now_ns();
 			if (now < end) {

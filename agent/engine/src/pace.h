@@ -54,6 +54,8 @@ struct pace_state {
 	struct io_req *held;            /* async: generated, not yet due (popped from the free list) */
 	/* thinktime */
 	uint64_t issued, completed, think_last, think_last_t, think_until;
+	uint64_t think_mark;            /* the count when a stall was decided (it drains first) */
+	int think_draining;
 	/* rate_min / rate_iops_min */
 	uint64_t min_t, min_bytes[2], min_ios[2];
 	/* flow */
