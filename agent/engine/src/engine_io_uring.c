@@ -1,5 +1,6 @@
 /* io_uring engine (liburing): one ring per worker, registered file, buffers and ring fd when
- * the kernel allows, one submit per batch, completions reaped in batches. */
+ * the kernel allows, one submit per batch, at most w->reap_max completions taken per wait
+ * (fio's iodepth_batch_complete_max). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
