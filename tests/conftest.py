@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from alembic.config import Config
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine
@@ -117,12 +118,32 @@ def session(connection: Connection) -> Iterator[Session]:
     s.close()
 
 
-@pytest.fixture
-def client(session: Session, connection: Connection) -> Iterator[TestClient]:
-    from backend.db import get_session, get_session_factory
+@pytest.fixture(scope="session")
+def app_client(db_url: str) -> Iterator[TestClient]:
+    """One app and its TestClient per test process, started once (its lifespan: the presets, the
+    dummy password hash). A fresh app per test cost ~20 ms of start-up plus up to ~140 ms the first
+    time a request walked the routers (FastAPI builds each included router's effective routes on
+    first use, per app): a third of an API test's CPU. Use it through `client`, which gives each
+    test this test's database session and a clean client; a test that changes the app itself
+    (routes, middleware, settings read when the app is made) makes its own with create_app()."""
     from backend.main import create_app
 
-    app = create_app()
+    with TestClient(create_app(), raise_server_exceptions=True) as c:
+        yield c
+
+
+@pytest.fixture
+def client(app_client: TestClient, session: Session, connection: Connection) -> Iterator[TestClient]:
+    """The process's app (app_client) for one test: its requests use this test's session (each
+    request a savepoint in the test's transaction); no cookies, headers or dependency overrides
+    of another test, before or after it."""
+    from backend.db import get_session, get_session_factory
+
+    c = app_client
+    app = c.app
+    assert isinstance(app, FastAPI)
+    routes = list(app.router.routes)
+    headers = c.headers.copy()
 
     def _session() -> Iterator[Session]:
         # Each request is a savepoint inside the test's transaction: a failing request rolls back
@@ -136,10 +157,19 @@ def client(session: Session, connection: Connection) -> Iterator[TestClient]:
             raise
 
     factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    app.dependency_overrides.clear()
     app.dependency_overrides[get_session] = _session
     app.dependency_overrides[get_session_factory] = lambda: factory
-    with TestClient(app, raise_server_exceptions=True) as c:
+    c.cookies.clear()
+    try:
         yield c
+    finally:
+        app.dependency_overrides.clear()
+        c.cookies.clear()
+        c.headers = headers
+    assert app.router.routes == routes, (
+        "the test changed the shared app's routes: make its own app with create_app() instead"
+    )
 
 
 @pytest.fixture(scope="session")
