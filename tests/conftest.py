@@ -214,8 +214,54 @@ class _XdistGroupIds:
                 item._id = parent.id.child(nid[len(parent.nodeid) + 2 :])
 
 
+def _warm_bytecode(config: pytest.Config) -> None:
+    """On a clean clone every xdist process compiled the project's modules and rewrote the asserts of
+    every test module (pytest's cached `*-pytest-*.pyc`) at once, each for itself: ~10 of a
+    process's ~20 CPU-s of collection. The controlling process does it once before they start;
+    they then read the caches. Only a cache: if pytest's internals move, the processes compile."""
+    import compileall
+    import re
+    import sys
+    from pathlib import Path
+
+    if sys.dont_write_bytecode:
+        return
+    repo = Path(REPO)
+    sources = [
+        repo / "backend",
+        repo / "worker",
+        repo / "tests",
+        repo / "agent" / "src",
+        repo / "client" / "src",
+    ]
+    sources += sorted((repo / "libs").glob("*/src"))
+    skip = re.compile(r"(/node_modules/|/test_[^/]*\.py$|/conftest\.py$)")
+    for d in sources:
+        if d.is_dir():
+            compileall.compile_dir(d, quiet=2, rx=skip)
+    try:
+        from _pytest.assertion import rewrite
+
+        if not any(isinstance(h, rewrite.AssertionRewritingHook) for h in sys.meta_path):
+            return  # --assert=plain
+        state = config.stash[rewrite.assertstate_key]
+        for fn in sorted((repo / "tests").rglob("*.py")):
+            if "node_modules" in fn.parts or not (fn.name.startswith("test_") or fn.name == "conftest.py"):
+                continue
+            cache_dir = rewrite.get_cache_dir(fn)
+            pyc = cache_dir / (fn.name[:-3] + rewrite.PYC_TAIL)
+            if not rewrite.try_makedirs(cache_dir) or rewrite._read_pyc(fn, pyc, state.trace) is not None:
+                continue
+            source_hash, co = rewrite._rewrite_test(fn, config)
+            rewrite._write_pyc(state, co, source_hash, pyc)
+    except Exception:  # noqa: BLE001 - a cache only: the test processes rewrite what is missing
+        return
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_XdistGroupIds(), "iowatt-xdist-group-ids")
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        _warm_bytecode(config)
 
 
 @pytest.hookimpl(hookwrapper=True)
