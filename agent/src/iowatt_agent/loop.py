@@ -358,19 +358,22 @@ class AgentLoop:
                 phase_of=runner.progress_phase,
             )
 
+        def on_message(line: str) -> None:
+            log.info("engine.message run_id=%s %s", run_id, line)
+
         proc: EngineProcess | EngineGroup
         if len(plans) == 1:
             proc = engine_for(plan, f"{run_id}.json")
             proc.on_progress = engine_progress_forwarder(self.client, lease, proc)
+            proc.on_message = on_message
         else:  # one engine per target, started together (multi.py)
-            group = EngineGroup(
-                [engine_for(p, f"{run_id}-{i}.json") for i, p in enumerate(plans)],
-                [str(p) for p in (lease.targets or [])],
-                [p.data_file for p in plans],
-            )
+            engines = [engine_for(p, f"{run_id}-{i}.json") for i, p in enumerate(plans)]
+            for engine in engines:  # each target's engine logs its own messages
+                engine.on_message = on_message
+            paths = [str(p) for p in (lease.targets or [])]
+            group = EngineGroup(engines, paths, [p.data_file for p in plans])
             group.forward_progress(engine_progress_forwarder(self.client, lease, group))
             proc = group
-        proc.on_message = lambda line: log.info("engine.message run_id=%s %s", run_id, line)
         self.status.current_run_id = run_id
         idle = IdleWatch(self.client, lease, self.settings.progress_interval_s)
         self.current = proc  # from here a forced drain stops it (or keeps it from starting)
