@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import run_engine
+from .conftest import FIO_CLOCK, run_engine
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -230,10 +230,10 @@ def test_invalidate_drops_the_cache_before_a_direct_job_as_fio(engine_bin: Path,
         )
         return int(out.stdout.split()[0])
 
-    assert resident_after("fio", *job) == 0
+    assert resident_after("fio", FIO_CLOCK, *job) == 0
     assert resident_after(str(engine_bin), *job) == 0
     assert resident_after(str(engine_bin), *job, "--invalidate=0") == 4 * MiB
-    assert resident_after("fio", *job, "--invalidate=0") == 4 * MiB
+    assert resident_after("fio", FIO_CLOCK, *job, "--invalidate=0") == 4 * MiB
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
@@ -260,7 +260,7 @@ def test_iodepth_batch_complete_reaps_as_fio(engine_bin: Path, scratch: Path) ->
         assert j["read"]["total_ios"] == 512
         return j["iodepth_complete"]
 
-    for tool in ([str(engine_bin)], ["fio", "--output-format=json"]):
+    for tool in ([str(engine_bin)], ["fio", FIO_CLOCK, "--output-format=json"]):
         for eng in ("io_uring", "libaio"):
             assert reaps(tool, f"--ioengine={eng}")["4"] >= 99, (tool, eng)  # one (1-4) at a time
         assert reaps(tool, "--ioengine=libaio", "--iodepth_batch_complete_max=16")["16"] >= 90, tool

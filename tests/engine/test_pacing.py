@@ -194,7 +194,7 @@ def test_rate_min_without_a_rate_ends_the_job_as_fio(engine_bin: Path, target: s
             [str(engine_bin), *common, opt], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         procs[(case, "fio")] = subprocess.Popen(
-            [FIO, "--output-format=json", *common, opt],
+            [FIO, FIO_CLOCK, "--output-format=json", *common, opt],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
