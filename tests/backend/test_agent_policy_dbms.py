@@ -36,7 +36,7 @@ def test_allowed_dbms_and_capabilities_are_stored_and_served(client: TestClient,
     assert r.json()["policy"]["allowed_dbms"] == ["postgresql"]
     got = client.get(f"/api/v1/agents/{a.agent.id}", headers=u.headers).json()
     assert got["policy"]["allowed_dbms"] == ["postgresql"]
-    assert got["inventory"]["capabilities"] == CAPS
+    assert got["inventory"]["capabilities"] == {**CAPS, "multi_target": False}  # the default stored
     # an agent before issue 15 reports neither: no consent, no capabilities
     r = client.put(f"/api/v1/agents/{a.agent.id}/inventory", json=inventory(), headers=a.headers)
     assert r.status_code == 200 and r.json()["policy"]["allowed_dbms"] == []
