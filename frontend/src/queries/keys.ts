@@ -11,6 +11,8 @@ export const keys = {
     /** a list of one team's (the switcher's), or of all the user's teams ("all") */
     list: (teamId?: string) => ["agents", "list", teamId ?? "all"] as const,
     enrollmentTokens: () => ["agents", "enrollment-tokens"] as const,
+    /** the agent bundles the server serves (anonymous) */
+    dist: () => ["agents", "dist"] as const,
   },
   auth: {
     me: () => ["auth", "me"] as const,
