@@ -149,9 +149,8 @@ def test_each_targets_result_is_kept_beside_the_combined_figure(
     client: TestClient, session: Session, user: UserCtx
 ) -> None:
     a = create_agent(session, team=user.team, inventory=MULTI)
-    r = client.post("/api/v1/runs", json=_body(a.agent.id, ["/srv/a", "/dev/shm/x"]), headers=user.headers)
-    run_id = r.json()["id"]
-    run_service.dispatch(session, run_id=uuid.UUID(run_id))
+    queued = _dispatched(client, session, a, user)
+    run_id = queued["id"]
     lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
     lid = lease["lease_id"]
     assert (
@@ -214,11 +213,18 @@ def test_each_targets_result_is_kept_beside_the_combined_figure(
     assert not any(t.held for t in rows) and rows[1].engine_result == slow
 
 
+def _dispatched(client: TestClient, session: Session, a: Any, user: UserCtx) -> dict[str, Any]:
+    """A multi-target run on /srv/a and /dev/shm/x queued and dispatched to `a`: POST /runs's answer."""
+    r = client.post("/api/v1/runs", json=_body(a.agent.id, ["/srv/a", "/dev/shm/x"]), headers=user.headers)
+    assert r.status_code == 201, r.text
+    run_service.dispatch(session, run_id=uuid.UUID(r.json()["id"]))
+    return dict(r.json())
+
+
 def _stored(client: TestClient, session: Session, a: Any, user: UserCtx, docs: list[dict[str, Any]]) -> str:
     """A multi-target run on /srv/a and /dev/shm/x queued, leased, started and given `docs`."""
-    r = client.post("/api/v1/runs", json=_body(a.agent.id, ["/srv/a", "/dev/shm/x"]), headers=user.headers)
-    run_id = r.json()["id"]
-    run_service.dispatch(session, run_id=uuid.UUID(run_id))
+    queued = _dispatched(client, session, a, user)
+    run_id = queued["id"]
     lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
     client.post(f"/api/v1/runs/{run_id}/start", json={"lease_id": lease["lease_id"]}, headers=a.headers)
     up = {
@@ -263,11 +269,10 @@ def test_a_device_a_later_target_uses_is_in_use_like_a_runs_own(
     client: TestClient, session: Session, user: UserCtx
 ) -> None:
     a = create_agent(session, team=user.team, inventory=MULTI)
-    r = client.post("/api/v1/runs", json=_body(a.agent.id, ["/srv/a", "/dev/shm/x"]), headers=user.headers)
-    run_id = r.json()["id"]
-    run_service.dispatch(session, run_id=uuid.UUID(run_id))
+    queued = _dispatched(client, session, a, user)
+    run_id = queued["id"]
     shm = run_repo.targets_of(session, [uuid.UUID(run_id)])[uuid.UUID(run_id)][1].device_id
-    assert shm is not None and str(shm) != r.json()["device_id"]
+    assert shm is not None and str(shm) != queued["device_id"]
     url = f"/api/v1/devices/{shm}"
     for force in ("false", "true"):  # held by the running run's second target: refused even forced
         busy = client.delete(url, params={"force": force}, headers=user.headers)
