@@ -3,12 +3,13 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Enum, ForeignKey, Index, String, false, text
+from sqlalchemy import BigInteger, Enum, ForeignKey, Index, String, false, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from backend.models.agent import Agent
 from backend.models.base import Base, created_at, uuid_pk
+from backend.models.run_group import RunGroup  # noqa: F401 - registers run_groups (runs.group_id)
 
 
 class RunStatus(str, enum.Enum):
@@ -81,5 +82,16 @@ class Run(Base):
     # imported and published runs (backend/imports): {"kind": "imported"|"published", "tool", "version",
     # "format", "file_id", "file_name", "sha256", ...}; null for runs measured by an agent
     origin: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # a member of a group run (models/run_group.py) and its start barrier: when it reported ready,
+    # its clock's offset from the server's (server minus agent) with the round trip that bounds it
+    # (the true offset lies within half of it), and how far its engine's start missed the group's
+    # start_at (in server time; positive = late)
+    group_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("run_groups.id", ondelete="SET NULL"), index=True
+    )
+    ready_at: Mapped[datetime | None]
+    clock_offset_ns: Mapped[int | None] = mapped_column(BigInteger)
+    clock_round_trip_ns: Mapped[int | None] = mapped_column(BigInteger)
+    start_skew_ns: Mapped[int | None] = mapped_column(BigInteger)
 
     agent: Mapped[Agent] = relationship(lazy="raise")
