@@ -14,8 +14,8 @@ from backend.models.result import ResultJob, ResultSeriesPoint, RunResult
 from backend.models.review import Review, ReviewCandidate, ReviewComment  # noqa: F401
 from backend.models.run import ACTIVE_STATUSES, FINAL_STATUSES, Run, RunStatus
 from backend.models.run_target import RunTarget
-from backend.models.series import Series, SeriesDetection, SeriesRun, SeriesTeamSettings
 from backend.models.schedule import Schedule, ScheduleSlot
+from backend.models.series import Series, SeriesDetection, SeriesRun, SeriesTeamSettings
 from backend.models.sharing import ShareLink
 from backend.models.team import AccountToken, ApiToken, Invitation, Membership, Role, Team, User
 from backend.models.workload import Workload
