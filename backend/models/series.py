@@ -57,6 +57,14 @@ class SeriesRun(Base):
         ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True, index=True
     )
     at: Mapped[datetime]  # the run's measured start (its result's), the history's x axis
+    # validity flags that leave the run out of change detection: [{"flag", "message"}]
+    excluded: Mapped[list[dict[str, Any]]] = mapped_column(
+        JSONB, default=list, server_default=text("'[]'::jsonb")
+    )
+    # sha256 of the host facts and conditions (virtualised, unconditioned...): a new segment when they change
+    segment: Mapped[str] = mapped_column(String(64))
+    # kernel, firmware, fstype, mount_options, engine_version as the run recorded them
+    facts: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default=text("'{}'::jsonb"))
 
 
 class SeriesDetection(Base):

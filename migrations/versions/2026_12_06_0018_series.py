@@ -4,7 +4,10 @@
   known device, or a group of targets run together) in an environment, optionally narrowed to one
   metric and one job; found from runs when their result is stored (`key` is sha256 over canonical
   JSON of those parts, unique per team), nameable, pinnable, archivable, with optional thresholds.
-- `series_runs`: which runs belong to which series (a run's result stored once: one row per series).
+- `series_runs`: which runs belong to which series, with what was judged when the result was
+  stored: the validity flags that leave the run out of change detection (`excluded`), the host
+  facts it ran with (`facts`) and the segment those facts and its conditions put it in (`segment`,
+  sha256: runs of different segments are never compared).
 - `series_detections`: each change found (a change point in the history or a new run's test
   against its lookback window): metric, job, size with its interval, the runs before and after,
   method and parameters, and what a person said about it (acknowledged or dismissed, a comment).
@@ -83,6 +86,9 @@ def upgrade() -> None:
         sa.Column("series_id", sa.Uuid(), nullable=False),
         sa.Column("run_id", sa.Uuid(), nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("excluded", JSON, server_default=sa.text("'[]'::jsonb"), nullable=False),
+        sa.Column("segment", sa.String(length=64), nullable=False),
+        sa.Column("facts", JSON, server_default=sa.text("'{}'::jsonb"), nullable=False),
         sa.ForeignKeyConstraint(
             ["series_id"], ["series.id"], name=op.f("fk_series_runs_series_id_series"), ondelete="CASCADE"
         ),
