@@ -54,6 +54,27 @@ describe("clone and re-run", () => {
     expect(body.workload).toEqual(d.workload);
   });
 
+  it("re-runs a multi-target run on the same targets, in order", () => {
+    const multi = {
+      ...run,
+      targets: [
+        { target_path: "/srv/bench" },
+        { target_path: "/srv/b" },
+        { target_path: "/srv/c" },
+      ],
+    } as unknown as RunRead;
+    const d = cloneDraft(multi);
+    expect(d.more_targets).toEqual(["/srv/b", "/srv/c"]);
+    const body = cloneBody(d);
+    expect(body.targets).toEqual([
+      { target_path: "/srv/bench" },
+      { target_path: "/srv/b" },
+      { target_path: "/srv/c" },
+    ]);
+    expect(body.target_path).toBeUndefined();
+    expect(cloneBody(cloneDraft(run)).targets).toBeUndefined();
+  });
+
   it("does not stack re-run prefixes", () => {
     expect(cloneName("re-run of re-run of x")).toBe("re-run of x");
     expect(cloneName("y".repeat(300))).toHaveLength(200);

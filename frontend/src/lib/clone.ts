@@ -13,6 +13,8 @@ export const CLONE_PARAM = "from";
 export interface CloneDraft {
   agent_id: string;
   target_path: string;
+  /** A multi-target run's other targets (its first is target_path); empty for one target. */
+  more_targets?: string[];
   /** The workload exactly as the source run ran it (`spec_version` dropped: the server stamps it). */
   workload: WorkloadSpecIn;
   /** The saved workload the source came from (null for a custom one): for display only. */
@@ -52,6 +54,7 @@ export function cloneDraft(run: RunRead): CloneDraft {
   return {
     agent_id: run.agent_id,
     target_path: run.target_path,
+    more_targets: (run.targets ?? []).slice(1).map((t) => t.target_path),
     workload: structuredClone(spec) as WorkloadSpecIn,
     source_workload_id: run.workload_id,
     name: cloneName(run.name),
@@ -64,9 +67,12 @@ export function cloneDraft(run: RunRead): CloneDraft {
 
 /** The body the form would send unchanged: a clone is a complete, valid RunCreate. */
 export function cloneBody(d: CloneDraft): RunCreate {
+  const more = d.more_targets ?? [];
   return {
     agent_id: d.agent_id,
-    target_path: d.target_path,
+    ...(more.length > 0
+      ? { targets: [d.target_path, ...more].map((target_path) => ({ target_path })) }
+      : { target_path: d.target_path }),
     workload: d.workload,
     workload_id: null,
     // a destructive write is confirmed again in the form (the device's model typed), never copied

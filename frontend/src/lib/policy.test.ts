@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { limits, POLICY } from "../test/fixtures";
 import {
@@ -6,6 +9,7 @@ import {
   confirmsDevice,
   type HostPolicy,
   limitsText,
+  MAX_TARGETS,
   needsDestructiveConfirm,
   type PolicyTarget,
   workloadWrites,
@@ -73,5 +77,16 @@ describe("host policy rules", () => {
     ).toBe("threads ≤ 64 · block size ≤ 64 MiB · runtime ≤ 6 h · memory ≤ 8 GiB");
     expect(limitsText(limits({ max_files: 1000 }))).toBe("files ≤ 1000");
     expect(limitsText(null)).toBe("");
+  });
+});
+
+describe("a run's limit of targets", () => {
+  it("is the server's (libs/policy MAX_TARGETS, RunCreate.targets' maxItems in the OpenAPI)", () => {
+    const here = dirname(fileURLToPath(import.meta.url));
+    const api = JSON.parse(readFileSync(join(here, "../../openapi.json"), "utf8"));
+    const targets = api.components.schemas.RunCreate.properties.targets.anyOf.find(
+      (s: { type?: string }) => s.type === "array",
+    );
+    expect(MAX_TARGETS).toBe(targets.maxItems);
   });
 });

@@ -48,6 +48,15 @@ export function workloadWrites(jobs: readonly Pick<JobSpec, "rw">[] | undefined)
   return (jobs ?? []).some((j) => WRITES.has(j.rw));
 }
 
+/** How many targets one run may name at once: libs/policy's MAX_TARGETS, which bounds the
+ * server's RunCreate.targets (maxItems in the OpenAPI; policy.test.ts holds the two together). */
+export const MAX_TARGETS = 8;
+
+/** Whether the agent runs a workload on several of its targets at once (an older one does not). */
+export function runsMultiTarget(agent: Pick<AgentRead, "inventory"> | undefined): boolean {
+  return agent?.inventory?.capabilities?.multi_target === true;
+}
+
 /** "read-write" / "read-only" as the host set it for this target. */
 export function accessLabel(t: PolicyTarget): string {
   return t.writable ? "read-write" : "read-only";

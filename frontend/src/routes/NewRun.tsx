@@ -16,6 +16,7 @@ import { cloneDraft, cloneSource } from "../lib/clone";
 import { meterSetCommand } from "../lib/energy";
 import { isFileKind, kindOf, specOf } from "../lib/fileWorkload";
 import { sig3 } from "../lib/format";
+import { needsDestructiveConfirm } from "../lib/policy";
 import { useTeams } from "../lib/role";
 import { describeJob } from "../lib/workload";
 import { agentsQuery } from "../queries/agents";
@@ -24,7 +25,8 @@ import { keys } from "../queries/keys";
 import { createRun, runQuery } from "../queries/runs";
 import { workloadsQuery } from "../queries/workloads";
 import { EstimateLine, JobEditor } from "./newRun/JobEditor";
-import { deriveRunPlan, idleDefaultText } from "./newRun/plan";
+import { MoreTargets } from "./newRun/MoreTargets";
+import { deriveRunPlan, idleDefaultText, targetErrors } from "./newRun/plan";
 import { initialState, newRunReducer } from "./newRun/state";
 
 /** Presets shortened for a quick look: the server shortens (WorkloadSpec.shortened) and records it. */
@@ -40,6 +42,8 @@ const SHORTEN = [
 const FIELD_ALIASES: Record<string, string> = {
   agent_id: "agent",
   target_path: "target",
+  // a multi-target run: its list (the agent cannot), each one's path beside its row (targetErrors)
+  targets: "target",
   destructive: "target",
   workload_id: "workload",
   shorten: "shorten",
@@ -114,8 +118,8 @@ export function NewRun() {
       navigate(`/runs/${run.id}`);
     },
     onError: (err) => {
-      const r = formErrorsFrom(err, FIELD_ALIASES, ["jobs"]);
-      dispatch({ type: "rejected", errors: r.errors, formError: r.formError });
+      const r = formErrorsFrom(err, FIELD_ALIASES, ["jobs", "targets"]);
+      dispatch({ type: "rejected", errors: targetErrors(r.errors), formError: r.formError });
     },
   });
 
@@ -201,6 +205,18 @@ export function NewRun() {
             )}
             <LimitsNote policy={policy} />
           </Field>
+          <MoreTargets
+            policy={policy}
+            more={state.more}
+            chosen={plan.chosen}
+            nextTarget={plan.nextTarget}
+            multiTarget={plan.multiTarget}
+            multiNote={plan.multiNote}
+            errors={errors}
+            onAdd={(path) => dispatch({ type: "more.add", path })}
+            onSet={(index, path) => dispatch({ type: "more.set", index, path })}
+            onRemove={(index) => dispatch({ type: "more.remove", index })}
+          />
           <Field label="Name (optional)" name="name" errors={errors}>
             <input
               id="f-name"
@@ -441,7 +457,7 @@ export function NewRun() {
       </form>
       {confirming && plan.target && (
         <DestructiveConfirm
-          targets={[plan.target]}
+          targets={plan.chosen.filter((t) => needsDestructiveConfirm(t, plan.writes))}
           pending={create.isPending}
           onCancel={() => dispatch({ type: "confirm.cancel" })}
           onConfirm={() => create.mutate({ ...confirming, destructive: true })}

@@ -11,9 +11,15 @@ export function TargetSelect({
   value,
   onChange,
   directoriesOnly = false,
+  testId = "target-select",
+  taken,
 }: {
   id: string;
   label?: string;
+  /** several selects on one page (a multi-target run's other targets) */
+  testId?: string;
+  /** paths chosen elsewhere in the same run: offered, marked "chosen" */
+  taken?: ReadonlySet<string>;
   policy: HostPolicy | null;
   value: string;
   onChange: (path: string) => void;
@@ -31,7 +37,7 @@ export function TargetSelect({
       aria-label={label}
       value={value}
       onChange={(e) => onChange(e.target.value)}
-      data-testid="target-select"
+      data-testid={testId}
     >
       {targets.map((t) => (
         <option
@@ -43,6 +49,7 @@ export function TargetSelect({
         >
           {targetLabel(t)}
           {directoriesOnly && t.kind !== "directory" ? " — not a directory" : ""}
+          {taken?.has(t.path) && t.path !== value ? " — chosen above" : ""}
         </option>
       ))}
     </select>

@@ -6,7 +6,7 @@ import { POSTMARK_DEFAULTS } from "../../lib/fileWorkload";
 import { DEFAULT_IDLE_S, OVERHEAD_S_PER_JOB, OVERHEAD_S_PER_RUN } from "../../lib/workload";
 import { policyAgent } from "../../test/fixtures";
 import { newJob } from "./jobs";
-import { deriveRunPlan, idleDefaultText, type RunPlanContext } from "./plan";
+import { deriveRunPlan, idleDefaultText, type RunPlanContext, targetErrors } from "./plan";
 import { initialState, type NewRunState } from "./state";
 
 const DIR = "/srv/bench";
@@ -318,5 +318,128 @@ describe("deriveRunPlan: custom jobs", () => {
     const p = deriveRunPlan(s, ctx());
     expect(p.estimate).toBeUndefined();
     expect(Object.keys(errorsOf(s) ?? {})).toEqual(["jobs.1.bs"]);
+  });
+});
+
+describe("deriveRunPlan: several targets at once", () => {
+  const multi = policyAgent({
+    inventory: {
+      hostname: "box",
+      os: null,
+      cpu: null,
+      mem_bytes: null,
+      virtualization: null,
+      block_devices: [],
+      mounts: [],
+      topology: null,
+      policy: null,
+      capabilities: { workload_kinds: [], tpch_dbms: [], multi_target: true },
+    },
+  });
+  const mctx = (over: Partial<RunPlanContext> = {}) => ctx({ agents: [multi], ...over });
+
+  it("sends targets, the first target first, when the agent runs several", () => {
+    const s = state({ target: DIR, more: [NVME] });
+    const p = deriveRunPlan(s, mctx());
+    expect(p.multiTarget).toBe(true);
+    expect(p.chosen.map((t) => t.path)).toEqual([DIR, NVME]);
+    const body = bodyOf(s, mctx());
+    expect(body.targets).toEqual([{ target_path: DIR }, { target_path: NVME }]);
+    expect(body.target_path).toBeUndefined();
+    // one target: target_path as before, no list
+    expect(bodyOf(state({ target: DIR }), mctx()).target_path).toBe(DIR);
+    expect(bodyOf(state({ target: DIR }), mctx()).targets).toBeUndefined();
+  });
+
+  it("offers the next target not chosen yet, none once every one is", () => {
+    expect(deriveRunPlan(state({ target: DIR }), mctx()).nextTarget?.path).toBe(FILE);
+    expect(deriveRunPlan(state({ target: FILE, more: [DIR] }), mctx()).nextTarget?.path).toBe(NVME);
+    const all = deriveRunPlan(state({ target: DIR, more: [FILE, NVME, HDD] }), mctx());
+    expect(all.nextTarget).toBeUndefined();
+  });
+
+  it("stops offering at the run's limit of targets (MAX_TARGETS)", async () => {
+    const { MAX_TARGETS } = await import("../../lib/policy");
+    const paths = Array.from({ length: MAX_TARGETS + 1 }, (_, i) => `/srv/t${i}`);
+    const wide = policyAgent({
+      ...multi,
+      policy: {
+        ...multi.policy,
+        targets: paths.map((path) => ({
+          path,
+          kind: "directory",
+          writable: true,
+          destructive: false,
+        })),
+      } as never,
+    });
+    const c = ctx({ agents: [wide] });
+    const below = deriveRunPlan(
+      state({ target: paths[0], more: paths.slice(1, MAX_TARGETS - 1) }),
+      c,
+    );
+    expect(below.chosen).toHaveLength(MAX_TARGETS - 1);
+    expect(below.nextTarget?.path).toBe(paths[MAX_TARGETS - 1]);
+    const at = deriveRunPlan(state({ target: paths[0], more: paths.slice(1, MAX_TARGETS) }), c);
+    expect(at.chosen).toHaveLength(MAX_TARGETS);
+    expect(at.nextTarget).toBeUndefined();
+  });
+
+  it("refuses a target chosen twice beside its own row", () => {
+    expect(errorsOf(state({ target: DIR, more: [NVME, DIR] }), mctx())).toEqual({
+      "targets.2.target": { message: "already chosen above", source: "client" },
+    });
+  });
+
+  it("says which target refuses a write, beside that target", () => {
+    const s = state({ mode: "custom", jobs: [newJob()], target: DIR, more: [FILE] });
+    const writing = { ...s, jobs: [{ ...s.jobs[0], rw: "randwrite" }] } as NewRunState;
+    const e = errorsOf(writing, mctx());
+    expect(Object.keys(e ?? {})).toEqual(["targets.1.target"]);
+    expect(e?.["targets.1.target"]?.message).toContain("--allow-write");
+  });
+
+  it("asks for the typed key when any chosen device is destructive", () => {
+    const s = state({ mode: "custom", jobs: [newJob()], target: DIR, more: [NVME] });
+    const writing = { ...s, jobs: [{ ...s.jobs[0], rw: "randwrite" }] } as NewRunState;
+    const sub = deriveRunPlan(writing, mctx()).submission;
+    expect("confirm" in sub && sub.confirm).toBe(true);
+  });
+
+  it("runs one target on an older agent or a workload that is not block, and says why", () => {
+    const old = deriveRunPlan(state({ target: DIR, more: [NVME] }), ctx());
+    expect(old.multiTarget).toBe(false);
+    expect(old.chosen.map((t) => t.path)).toEqual([DIR]);
+    expect(old.multiNote).toContain("upgrade");
+    expect(bodyOf(state({ target: DIR, more: [NVME] }), ctx()).target_path).toBe(DIR);
+    const pm = deriveRunPlan(
+      state({ target: DIR, more: [NVME], workloadId: "w-pm" }),
+      mctx({ workloads: [PM, READ] }),
+    );
+    expect(pm.multiTarget).toBe(false);
+    expect(pm.multiNote).toContain("block workloads only");
+    const jf = deriveRunPlan(state({ mode: "jobfile", target: DIR, more: [NVME] }), mctx());
+    expect(jf.multiTarget).toBe(false);
+    // nothing said while no other target is chosen
+    expect(deriveRunPlan(state({ target: DIR }), ctx()).multiNote).toBeNull();
+  });
+});
+
+describe("targetErrors: the server's 422s of a multi-target run on the right field", () => {
+  it("puts the first target's beside Target and keeps the others' on their rows", () => {
+    const server = (message: string) => ({ message, source: "server" as const });
+    expect(
+      targetErrors({
+        "targets.0.target": server("not a target of this host"),
+        "targets.2.target": server("the same target as targets.0"),
+      }),
+    ).toEqual({
+      target: server("not a target of this host"),
+      "targets.2.target": server("the same target as targets.0"),
+    });
+    expect(
+      targetErrors({ target: server("a"), "targets.0.target": server("b") }).target?.message,
+    ).toBe("a; b");
+    expect(targetErrors({ rw: server("x") })).toEqual({ rw: server("x") });
   });
 });

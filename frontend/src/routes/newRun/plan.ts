@@ -7,10 +7,12 @@ import type { MeterChoice } from "../../components/Policy/MeterSelect";
 import { fileWrites, isFileKind, kindOf, specOf } from "../../lib/fileWorkload";
 import {
   type HostPolicy,
+  MAX_TARGETS,
   meterIdleS,
   needsDestructiveConfirm,
   type PolicyTarget,
   policyOf,
+  runsMultiTarget,
   rwWrites,
   workloadWrites,
   writeRefusal,
@@ -49,7 +51,16 @@ export interface RunPlan {
   directoriesOnly: boolean;
   /** the target the run writes to or reads: the chosen one if allowed, else the first allowed */
   target: PolicyTarget | undefined;
-  /** why the host refuses writes on that target (null: it does not) */
+  /** the run may name several targets of the host at once (the agent runs them, a block workload) */
+  multiTarget: boolean;
+  /** the targets the run goes to, in order: `target`, then the other chosen ones (several only
+   * when `multiTarget`; a path the host no longer allows is left out) */
+  chosen: PolicyTarget[];
+  /** the next target "Add a target" offers (one not chosen yet); undefined: none, or at the limit */
+  nextTarget: PolicyTarget | undefined;
+  /** why several targets cannot be chosen now (null: they can, or only one is chosen) */
+  multiNote: string | null;
+  /** why the host refuses writes on a chosen target (null: it does not) */
   refusal: string | null;
   /** workloads that write, so the target refuses them (ids) */
   refused: ReadonlySet<string>;
@@ -70,6 +81,24 @@ export interface RunPlan {
   /** the user may queue runs in none of their teams */
   viewerOnly: boolean;
   submission: RunSubmission;
+}
+
+/** The form's error key of the run's target number `i` (0: the first, the Target field). */
+export function targetErrorKey(i: number): string {
+  return i === 0 ? "target" : `targets.${i}.target`;
+}
+
+/** The server's errors of a multi-target run as the form shows them: `targets.0.…` (its first
+ * target) beside the Target field; the others beside their own row. */
+export function targetErrors(errors: Errors): Errors {
+  const first = errors["targets.0.target"];
+  if (!first) return errors;
+  const { "targets.0.target": _, ...rest } = errors;
+  const own = rest.target;
+  return {
+    ...rest,
+    target: own ? { ...own, message: `${own.message}; ${first.message}` } : first,
+  };
 }
 
 const fileSetKind = (w: WorkloadRead) =>
@@ -106,7 +135,26 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     s.mode === "builtin" && pickedFirst !== undefined && fileSetKind(pickedFirst);
   const allowed = directoriesOnly ? targets.filter((t) => t.kind === "directory") : targets;
   const target = allowed.find((t) => t.path === s.target) ?? allowed[0];
-  const refusal = target ? writeRefusal(target) : null;
+  const agent = online.find((a) => a.id === agentId);
+  const pickedBlock = pickedFirst === undefined || kindOf(specOf(pickedFirst)) === "block";
+  const blockRun = s.mode === "custom" || (s.mode === "builtin" && pickedBlock);
+  const multiTarget = runsMultiTarget(agent) && blockRun;
+  const more = s.more.map((p) => allowed.find((t) => t.path === p));
+  const chosen = [
+    ...(target ? [target] : []),
+    ...(multiTarget ? more.filter((t): t is PolicyTarget => t !== undefined) : []),
+  ];
+  const nextTarget =
+    multiTarget && target && chosen.length < MAX_TARGETS
+      ? allowed.find((t) => !chosen.some((c) => c.path === t.path))
+      : undefined;
+  const multiNote =
+    s.more.length === 0 || multiTarget
+      ? null
+      : !runsMultiTarget(agent)
+        ? "this agent runs one target at a time (an older iowatt-agent): upgrade it on the host to run several at once"
+        : "several targets at once run block workloads only (not a fio job file, file sets or databases): this run goes to the first target";
+  const refusal = chosen.map(writeRefusal).find((r) => r !== null) ?? null;
   const refused = new Set(refusal === null ? [] : items.filter(workloadWritesAny).map((w) => w.id));
   const picked = items.find((w) => w.id === s.workloadId);
   const workloadId =
@@ -166,8 +214,18 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
       errors: { [key]: { message, source: "client" } },
     });
     if (!target) return one("target", "the host allows no target yet (see above)");
+    if (multiTarget) {
+      const seen = new Set([target.path]);
+      for (const [i, p] of s.more.entries()) {
+        if (!p || seen.has(p))
+          return one(targetErrorKey(i + 1), p ? "already chosen above" : "choose a target");
+        seen.add(p);
+      }
+    }
     if (jobfile && s.jobfileText.trim() === "")
       return one("jobfile", "paste a fio job file or upload one");
+    const refusedAt = chosen.findIndex((t) => writeRefusal(t) !== null);
+    if (refusal && writes && refusedAt > 0) return one(targetErrorKey(refusedAt), refusal);
     if (refusal && writes)
       return one(
         custom
@@ -206,7 +264,9 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     if (built && !built.jobs) return { errors: built.errors };
     const body: RunCreate = {
       agent_id: agentId,
-      target_path: target.path,
+      ...(chosen.length > 1
+        ? { targets: chosen.map((t) => ({ target_path: t.path })) }
+        : { target_path: target.path }),
       name: s.name.trim() || null,
       workload: built?.jobs
         ? {
@@ -227,7 +287,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
       shorten: !custom && !scaled && shortenFactor ? shortenFactor : null,
       ...(!custom && scaled && scaleFactor ? { scale: scaleFactor } : {}),
     };
-    return { body, confirm: needsDestructiveConfirm(target, writes) };
+    return { body, confirm: chosen.some((t) => needsDestructiveConfirm(t, writes)) };
   })();
 
   return {
@@ -237,6 +297,10 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     targets,
     directoriesOnly,
     target,
+    multiTarget,
+    chosen,
+    nextTarget,
+    multiNote,
     refusal,
     refused,
     workloadId,

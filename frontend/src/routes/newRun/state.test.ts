@@ -90,3 +90,16 @@ describe("newRunReducer", () => {
     expect(s.confirming).toBeNull();
   });
 });
+
+describe("a multi-target run's other targets", () => {
+  it("adds, changes and removes them in place, and forgets them on another agent", () => {
+    let s = initialState(new URLSearchParams());
+    s = newRunReducer(s, { type: "more.add", path: "/a" });
+    s = newRunReducer(s, { type: "more.add", path: "/b" });
+    s = newRunReducer(s, { type: "more.set", index: 0, path: "/c" });
+    expect(s.more).toEqual(["/c", "/b"]);
+    s = newRunReducer(s, { type: "more.remove", index: 0 });
+    expect(s.more).toEqual(["/b"]);
+    expect(newRunReducer(s, { type: "agent", id: "a2" }).more).toEqual([]);
+  });
+});

@@ -12,6 +12,8 @@ export interface NewRunState {
   agentId: string;
   /** empty: the first target the host allows */
   target: string;
+  /** a multi-target run's other targets, in order, as chosen (the run's first is `target`) */
+  more: string[];
   name: string;
   /** built-in or saved workload, jobs built here, or a fio job file pasted or uploaded */
   mode: "builtin" | "custom" | "jobfile";
@@ -41,6 +43,10 @@ export interface NewRunState {
 export type NewRunAction =
   | { type: "agent"; id: string }
   | { type: "target"; path: string }
+  /** another target of the same host, run at the same time */
+  | { type: "more.add"; path: string }
+  | { type: "more.set"; index: number; path: string }
+  | { type: "more.remove"; index: number }
   | { type: "name"; name: string }
   | { type: "mode"; mode: NewRunState["mode"] }
   | { type: "workload"; id: string }
@@ -68,6 +74,7 @@ export function initialState(search: URLSearchParams): NewRunState {
   return {
     agentId: "",
     target: "",
+    more: [],
     name: "",
     mode: "builtin",
     workloadId: search.get("workload") ?? "",
@@ -90,9 +97,15 @@ export function newRunReducer(s: NewRunState, a: NewRunAction): NewRunState {
   switch (a.type) {
     case "agent":
       // another host: its targets and meters are its own
-      return { ...s, agentId: a.id, target: "", meter: undefined };
+      return { ...s, agentId: a.id, target: "", more: [], meter: undefined };
     case "target":
       return { ...s, target: a.path };
+    case "more.add":
+      return { ...s, more: [...s.more, a.path] };
+    case "more.set":
+      return { ...s, more: s.more.map((x, k) => (k === a.index ? a.path : x)) };
+    case "more.remove":
+      return { ...s, more: s.more.filter((_, k) => k !== a.index) };
     case "name":
       return { ...s, name: a.name };
     case "mode":
@@ -134,6 +147,7 @@ export function newRunReducer(s: NewRunState, a: NewRunAction): NewRunState {
         clonedFrom: d.source_run_id,
         agentId: d.agent_id,
         target: d.target_path,
+        more: d.more_targets ?? [],
         name: d.name,
         environmentId: d.environment_id ?? "",
         meter: d.meter ?? undefined,
