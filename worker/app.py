@@ -21,6 +21,7 @@ celery_app = Celery(
         "worker.tasks.system",
         "worker.tasks.energy",
         "worker.tasks.outbox",
+        "worker.tasks.schedule",
     ],
 )
 celery_app.conf.update(

@@ -10,5 +10,8 @@ BEAT_SCHEDULE = {
     },
     # ADR 0012: unsent outbox rows (Redis was down at commit time) go out within a second or so
     "outbox-send": {"task": "outbox.send", "schedule": 1.0, "options": {"expires": 5}},
+    # schedules are rows, not beat entries: one tick finds every due slot (ADR 0039), so adding a
+    # schedule needs no restart, and two beat processes never queue one slot twice
+    "schedule-tick": {"task": "schedule.tick", "schedule": 20.0, "options": {"expires": 19}},
     "repair-derived": {"task": "outbox.repair", "schedule": 60.0, "options": {"expires": 55}},
 }

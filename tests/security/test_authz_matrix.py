@@ -182,6 +182,15 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "DELETE /api/v1/environments/{environment_id}": ("401", "403", "403", OK, "404", "403", "403", "401"),
     "DELETE /api/v1/workloads/{workload_id}":     ("401", "403", "403", OK, "404", "403", "403", "401"),
     "DELETE /api/v1/campaigns/{campaign_id}":     ("401", "403", OK, OK, "404", "403", "403", "401"),
+    # schedules: the team reads them and their slots, members create them; the world's schedule is
+    # the member's: they or an admin change or delete it. user_b creating one on team A's agent: 422
+    # naming campaign.targets.0.agent_id (the campaign's own check), as for campaigns
+    "POST /api/v1/schedules":                     ("401", "403", OK, OK, "422", "403", "403", "401"),
+    "GET /api/v1/schedules":                      ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/schedules/{schedule_id}":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "GET /api/v1/schedules/{schedule_id}/slots":  ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "PATCH /api/v1/schedules/{schedule_id}":      ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "DELETE /api/v1/schedules/{schedule_id}":     ("401", "403", OK, OK, "404", "403", "403", "401"),
     "DELETE /api/v1/teams/{team_id}":             ("401", "403", "403", "409", "404", "403", "403", "401"),
     "DELETE /api/v1/auth/me":                     ("401", OK, OK, "409", "409", "403", "403", "401"),
     "POST /api/v1/teams/{team_id}/export":        ("401", "403", "403", OK, "404", "403", "403", "401"),
@@ -237,6 +246,7 @@ PATH_IDS: dict[str, str] = {
     "workload_id": "workload",
     "run_id": "run_done",
     "campaign_id": "campaign",
+    "schedule_id": "schedule",
     "token_id": "member_token",
     "enrollment_token_id": "enrollment_token",
     "file_name": "run_done",  # any name: none is a bundle on the world's server
@@ -397,6 +407,16 @@ BODIES: dict[str, Any] = {
         "workload_id": w.ids["workload"],
         "targets": [{"agent_id": w.ids["agent_x"], "target_path": "/srv/bench"}],
     },
+    "POST /api/v1/schedules": lambda w: {
+        "name": "matrix schedule",
+        "every_hours": 24,
+        "campaign": {
+            "name": "matrix schedule",
+            "workload_id": w.ids["workload"],
+            "targets": [{"agent_id": w.ids["agent_x"], "target_path": "/srv/bench"}],
+        },
+    },
+    "PATCH /api/v1/schedules/{schedule_id}": lambda w: {"enabled": False},
 }
 # Operations that authenticate with their body (credentials, an enrolment token): whoever holds
 # those may read what they answer, so the leak check does not apply.

@@ -163,6 +163,32 @@ FINDINGS = [
         "targets.0.target_path",
     ),
     Finding(
+        "a cron expression of six fields on a schedule",
+        "member",
+        "POST /api/v1/schedules",
+        lambda w: {
+            "json": {
+                "name": "s",
+                "cron": "0 0 2 * * *",
+                "campaign": {
+                    "name": "s",
+                    "workload_id": w.ids["workload"],
+                    "targets": [{"agent_id": w.ids["agent_x"], "target_path": "/srv/bench"}],
+                },
+            }
+        },
+        422,
+        "cron",
+    ),
+    Finding(
+        "a time zone that is a path on a schedule",
+        "member",
+        "PATCH /api/v1/schedules/{schedule_id}",
+        lambda w: {"json": {"timezone": "../../etc/passwd"}},
+        422,
+        "timezone",
+    ),
+    Finding(
         "name null on a device",
         "member",
         "PATCH /api/v1/devices/{device_id}",
@@ -268,7 +294,10 @@ def test_issue9_finding_is_a_documented_4xx(server: Server, finding: Finding) ->
     w = server.world
     method, template = finding.op.split(" ", 1)
     path = template.format(
-        agent_id=w.ids["agent_x"], device_id=w.ids["device"], environment_id=w.ids["environment"]
+        agent_id=w.ids["agent_x"],
+        device_id=w.ids["device"],
+        environment_id=w.ids["environment"],
+        schedule_id=w.ids["schedule"],
     )
     with httpx.Client(base_url=server.url, timeout=30) as http:
         if finding.status == 409 and "environment" in template:

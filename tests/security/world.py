@@ -214,6 +214,20 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
             "targets": [{"agent_id": w.ids["agent_y"], "target_path": "/srv/bench"}],
         },
     )["id"]
+    w.ids["schedule"] = call(
+        "member",
+        "POST",
+        "/schedules",
+        json={
+            "name": f"nightly-{marker}",
+            "cron": "0 2 * * *",
+            "campaign": {
+                "name": f"nightly-{marker}",
+                "workload_id": w.ids["workload"],
+                "targets": [{"agent_id": w.ids["agent_y"], "target_path": "/srv/bench"}],
+            },
+        },
+    )["id"]
     commit()
     # people (V1, issue 13): a member's user id, and a pending invitation whose link is its token
     w.ids["member_user"] = str(member.user.id)

@@ -1,0 +1,105 @@
+"""All SQL of the schedule domain."""
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from backend.models import ACTIVE_STATUSES, Agent, Membership, Role, Run, Schedule, ScheduleSlot, User
+
+
+def get(session: Session, schedule_id: uuid.UUID) -> Schedule | None:
+    return session.get(Schedule, schedule_id)
+
+
+def page(
+    session: Session, team_ids: list[uuid.UUID], *, limit: int, offset: int
+) -> tuple[list[Schedule], int]:
+    cond = Schedule.team_id.in_(team_ids)
+    rows = session.scalars(
+        select(Schedule)
+        .where(cond)
+        .order_by(Schedule.created_at.desc(), Schedule.id)
+        .limit(limit)
+        .offset(offset)
+    )
+    total = session.scalar(select(func.count()).select_from(Schedule).where(cond)) or 0
+    return list(rows), total
+
+
+def due(session: Session, now: datetime, *, limit: int) -> list[Schedule]:
+    """Enabled schedules due by `now`, locked; rows another tick holds are skipped (two beat
+    processes share the work instead of doubling it)."""
+    return list(
+        session.scalars(
+            select(Schedule)
+            .where(Schedule.enabled, Schedule.next_slot_at <= now)
+            .order_by(Schedule.next_slot_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+    )
+
+
+def claim_slot(
+    session: Session, schedule_id: uuid.UUID, slot_at: datetime, **values: Any
+) -> ScheduleSlot | None:
+    """Insert the slot unless it exists (the unique key is the last word on 'never twice')."""
+    slot_id = session.scalar(
+        insert(ScheduleSlot)
+        .values(id=uuid.uuid4(), schedule_id=schedule_id, slot_at=slot_at, **values)
+        .on_conflict_do_nothing(constraint="uq_schedule_slots_slot")
+        .returning(ScheduleSlot.id)
+    )
+    return None if slot_id is None else session.get(ScheduleSlot, slot_id)
+
+
+def last_slots(session: Session, schedule_ids: list[uuid.UUID]) -> dict[uuid.UUID, ScheduleSlot]:
+    if not schedule_ids:
+        return {}
+    rows = session.scalars(
+        select(ScheduleSlot)
+        .where(ScheduleSlot.schedule_id.in_(schedule_ids))
+        .distinct(ScheduleSlot.schedule_id)
+        .order_by(ScheduleSlot.schedule_id, ScheduleSlot.slot_at.desc())
+    )
+    return {s.schedule_id: s for s in rows}
+
+
+def slots(
+    session: Session, schedule_id: uuid.UUID, *, limit: int, offset: int
+) -> tuple[list[ScheduleSlot], int]:
+    cond = ScheduleSlot.schedule_id == schedule_id
+    rows = session.scalars(
+        select(ScheduleSlot).where(cond).order_by(ScheduleSlot.slot_at.desc()).limit(limit).offset(offset)
+    )
+    total = session.scalar(select(func.count()).select_from(ScheduleSlot).where(cond)) or 0
+    return list(rows), total
+
+
+def agents(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, Agent]:
+    return {a.id: a for a in session.scalars(select(Agent).where(Agent.id.in_(agent_ids)))}
+
+
+def busy_agents(session: Session, agent_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """Agents holding a run now (assigned or running)."""
+    return set(
+        session.scalars(
+            select(Run.agent_id)
+            .where(Run.agent_id.in_(agent_ids), Run.status.in_(ACTIVE_STATUSES))
+            .distinct()
+        )
+    )
+
+
+def roles_of_active_user(session: Session, user_id: uuid.UUID) -> dict[uuid.UUID, Role]:
+    """The user's roles per team; none when the account is deactivated."""
+    rows = session.execute(
+        select(Membership.team_id, Membership.role)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.user_id == user_id, User.is_active)
+    )
+    return {team_id: role for team_id, role in rows}
