@@ -50,8 +50,6 @@ from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logg
 from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
 from backend.review.router import router as review_router
-from backend.run.group_router import barrier_router as run_barrier_router
-from backend.run.group_router import router as run_group_router
 from backend.run.router import router as run_router
 from backend.run.router import tags_router as run_tags_router
 from backend.schedule.router import router as schedule_router
@@ -295,8 +293,6 @@ def create_app() -> FastAPI:
         workload_facts_router,
         run_router,
         run_tags_router,
-        run_group_router,
-        run_barrier_router,
         upload_router,
         imports_router,
         compare_router,
