@@ -1444,6 +1444,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Schedules */
+        get: operations["list_schedules"];
+        put?: never;
+        /**
+         * Create Schedule
+         * @description A recurring campaign. Its campaign is checked as POST /campaigns checks it (422s name
+         *     `campaign.*`) and queued nothing now; the worker queues it at each due slot.
+         */
+        post: operations["create_schedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Schedule */
+        get: operations["get_schedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Schedule
+         * @description Delete a schedule and its slot history (its campaigns and runs stay).
+         */
+        delete: operations["delete_schedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Schedule
+         * @description Rename, pause/resume, or change the rule (an admin of its team, or the member who made it).
+         *     A changed rule or a resumed schedule is next due after now: missed slots are not run.
+         */
+        patch: operations["update_schedule"];
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}/slots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Schedule Slots
+         * @description Each due slot, newest first: queued (with its campaign) or skipped (with the reason).
+         */
+        get: operations["list_schedule_slots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/share-links": {
         parameters: {
             query?: never;
@@ -2226,7 +2294,7 @@ export interface components {
             version: string;
         };
         /** CampaignCreate */
-        CampaignCreate: {
+        "CampaignCreate-Input": {
             /**
              * Destructive
              * @description as RunCreate.destructive, for every run
@@ -2255,6 +2323,39 @@ export interface components {
             /** Targets */
             targets: components["schemas"]["CampaignTarget"][];
             workload?: components["schemas"]["WorkloadSpec-Input"] | null;
+            /** Workload Id */
+            workload_id?: string | null;
+        };
+        /** CampaignCreate */
+        "CampaignCreate-Output": {
+            /**
+             * Destructive
+             * @description as RunCreate.destructive, for every run
+             * @default false
+             */
+            destructive: boolean;
+            /** Idle S */
+            idle_s?: number | null;
+            /**
+             * Meter
+             * @description NAME of a meter the host reported (AgentRead.policy.meters); "" = no meter, null = the host's default meter. Never a spec: a value with ':' is refused
+             */
+            meter?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Repeats
+             * @default 1
+             */
+            repeats: number;
+            /**
+             * Scale
+             * @description as RunCreate.scale, for every run (file workloads only)
+             */
+            scale?: number | null;
+            /** Targets */
+            targets: components["schemas"]["CampaignTarget"][];
+            workload?: components["schemas"]["WorkloadSpec-Output"] | null;
             /** Workload Id */
             workload_id?: string | null;
         };
@@ -7252,6 +7353,105 @@ export interface components {
             /** Value */
             value: number[];
         };
+        /** ScheduleCreate */
+        ScheduleCreate: {
+            /** @description what each slot queues: a campaign, as POST /campaigns takes */
+            campaign: components["schemas"]["CampaignCreate-Input"];
+            /**
+             * Cron
+             * @description five fields (minute hour day-of-month month day-of-week), e.g. `0 2 * * *` for 02:00 every day, in `timezone`; or give `every_hours` instead
+             */
+            cron?: string | null;
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+            /**
+             * Every Hours
+             * @description or: due every N hours
+             */
+            every_hours?: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Timezone
+             * @description IANA time zone the cron expression is read in
+             * @default UTC
+             */
+            timezone: string;
+        };
+        /** SchedulePage */
+        SchedulePage: {
+            /** Items */
+            items: components["schemas"]["ScheduleRead"][];
+            /** Total */
+            total: number;
+        };
+        /** ScheduleRead */
+        ScheduleRead: {
+            campaign: components["schemas"]["CampaignCreate-Output"];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string | null;
+            /** Cron */
+            cron: string | null;
+            /** Enabled */
+            enabled: boolean;
+            /** Every Hours */
+            every_hours: number | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            last_slot: components["schemas"]["SlotRead"] | null;
+            /** Name */
+            name: string;
+            /**
+             * Next Slot At
+             * Format: date-time
+             * @description when it is next due (UTC)
+             */
+            next_slot_at: string;
+            /**
+             * Runs Per Slot
+             * @description runs each slot queues when every target is free
+             */
+            runs_per_slot: number;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** Timezone */
+            timezone: string;
+            /**
+             * Upcoming
+             * @description the next few due instants (UTC), for a preview
+             */
+            upcoming: string[];
+        };
+        /** ScheduleUpdate */
+        ScheduleUpdate: {
+            /**
+             * Cron
+             * @description five fields (minute hour day-of-month month day-of-week), e.g. `0 2 * * *` for 02:00 every day, in `timezone`; or give `every_hours` instead
+             */
+            cron?: string | null;
+            /** Enabled */
+            enabled?: boolean | null;
+            /** Every Hours */
+            every_hours?: number | null;
+            /** Name */
+            name?: string | null;
+            /** Timezone */
+            timezone?: string | null;
+        };
         /** SensitivityRow */
         SensitivityRow: {
             /** Base */
@@ -7768,6 +7968,45 @@ export interface components {
             shortened_by: number | null;
             tpch: components["schemas"]["TpchSpec"] | null;
             vdbench: components["schemas"]["SharedVdbench"] | null;
+        };
+        /** SlotPage */
+        SlotPage: {
+            /** Items */
+            items: components["schemas"]["SlotRead"][];
+            /** Total */
+            total: number;
+        };
+        /** SlotRead */
+        SlotRead: {
+            /** Campaign Id */
+            campaign_id: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Reason
+             * @description why it was skipped, or which targets it left out
+             */
+            reason: string | null;
+            /**
+             * Skipped Targets
+             * @description targets left out of this slot's campaign: agent_id, target_path, reason
+             */
+            skipped_targets: {
+                [key: string]: string;
+            }[];
+            /**
+             * Slot At
+             * Format: date-time
+             */
+            slot_at: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "skipped";
         };
         /** StatsRead */
         StatsRead: {
@@ -11030,7 +11269,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CampaignCreate"];
+                "application/json": components["schemas"]["CampaignCreate-Input"];
             };
         };
         responses: {
@@ -15178,6 +15417,427 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_schedules: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedulePage"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `engine_unavailable`: a file workload (postmark, vdbench) is checked with iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRead"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_schedule_slots: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlotPage"];
                 };
             };
             /** @description No bearer token, or an unknown, expired or revoked one */
