@@ -1,0 +1,123 @@
+"""A host with no compiler and no Python: a minimal Debian root file system (mmdebstrap, the
+`essential` variant plus curl for the install line and passwd for its useradd), cached as a tar
+outside the clone, and a way to run commands in it (chroot inside a mount + pid namespace of its
+own: nothing it mounts is seen outside, nothing it starts outlives it).
+
+Cost (CPU seconds of the cgroup, docs/testing.md): building the tar ~20 CPU-s and ~2 min of wall
+time, most of it downloading ~35 MB of Debian packages; warm, unpacking it for a test ~0.3 s. The
+tar is keyed by its recipe, so changing the recipe builds a new one.
+"""
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+SUITE = "bookworm"
+VARIANT = "essential"  # Essential: yes packages only: no apt, no python, no compiler, no make
+INCLUDE = ("curl", "passwd")  # the install line's downloader; useradd for the service user
+# no documentation, manual pages or translations: a smaller tar to unpack for every test
+DPKG_OPTS = tuple(f"path-exclude=/usr/share/{d}/*" for d in ("doc", "man", "locale"))
+RECIPE = (
+    "mmdebstrap",
+    f"--variant={VARIANT}",
+    f"--include={','.join(INCLUDE)}",
+    *(f"--dpkgopt={o}" for o in DPKG_OPTS),
+    "--mode=root",
+    "--quiet",
+    SUITE,
+)
+# what a bare host must not have (the point of the test)
+ABSENT = ("gcc", "cc", "make", "python3", "python", "python3.11", "pip", "pip3", "clang", "ld")
+
+
+def cache_dir() -> Path:
+    """Outside the clone, kept between clones and sessions (beside the bundle's build tools)."""
+    explicit = os.environ.get("IOWATT_ROOTFS_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "iowatt-agent-dist"
+
+
+def cached_tar() -> Path:
+    key = hashlib.sha256("\0".join(RECIPE).encode()).hexdigest()[:12]
+    return cache_dir() / f"rootfs-debian-{SUITE}-{VARIANT}-{key}.tar"
+
+
+def missing_tools() -> list[str]:
+    missing = [t for t in ("unshare", "chroot", "mount") if not shutil.which(t)]
+    if os.geteuid() != 0:
+        missing.append("root (chroot, mount)")
+    return missing
+
+
+def ensure_tar() -> Path:
+    """The cached tar, built once (under a lock: xdist's workers share it)."""
+    tar = cached_tar()
+    if tar.is_file():
+        return tar
+    tar.parent.mkdir(parents=True, exist_ok=True)
+    with open(tar.parent / ".rootfs.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if tar.is_file():
+            return tar
+        if not shutil.which("mmdebstrap"):
+            raise FileNotFoundError("mmdebstrap (Debian's package; `make deps-system` installs it)")
+        tmp = tar.with_suffix(".tmp.tar")
+        r = subprocess.run([*RECIPE, str(tmp)], capture_output=True, text=True, timeout=1200)
+        if r.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            raise RuntimeError(f"mmdebstrap failed ({r.returncode}):\n{r.stderr[-3000:]}")
+        tmp.rename(tar)
+    return tar
+
+
+def unpack(tar: Path, root: Path) -> Path:
+    root.mkdir(parents=True)
+    subprocess.run(["tar", "-xf", str(tar), "-C", str(root)], check=True)
+    return root
+
+
+# The namespace's first process: /proc of its own pid namespace, the host's /dev and a read-only
+# /sys (the agent's inventory reads block devices there), then chroot. Mounts are private to the
+# namespace (unshare's default propagation) and vanish with it.
+ENTER = """set -e
+r=$1; shift
+mount --rbind /dev "$r/dev"
+mount -t proc proc "$r/proc"
+mount --bind /sys "$r/sys" && mount -o remount,bind,ro "$r/sys"
+exec chroot "$r" "$@"
+"""
+# inside: no repository, no virtualenv; what a root shell on a minimal host has
+ENV = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG": "C.UTF-8",
+    "HOME": "/root",
+}
+
+
+def command(root: Path, argv: Sequence[str]) -> list[str]:
+    """argv run as root inside `root`, in a mount and pid namespace of its own."""
+    namespace = ["unshare", "--mount", "--pid", "--fork", "--kill-child"]
+    return [*namespace, "sh", "-c", ENTER, "enter", str(root), *argv]
+
+
+def run(root: Path, argv: Sequence[str], **kwargs: object) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        command(root, argv), env=ENV, capture_output=True, text=True, **kwargs
+    )
+
+
+def remove(root: Path) -> None:
+    """rm -rf, after checking that nothing is still mounted beneath it (it never is: the mounts were
+    the namespace's), so the host's /dev can never be what is removed."""
+    prefix = str(root.resolve()) + "/"
+    with open("/proc/self/mountinfo") as f:
+        mounted = [line.split()[4] for line in f if line.split()[4].startswith(prefix)]
+    if mounted:
+        raise RuntimeError(f"still mounted beneath {root}: {mounted}")
+    shutil.rmtree(root, ignore_errors=True)
