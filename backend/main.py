@@ -53,6 +53,7 @@ from backend.review.router import router as review_router
 from backend.run.router import router as run_router
 from backend.run.router import tags_router as run_tags_router
 from backend.schedule.router import router as schedule_router
+from backend.series.router import router as series_router
 from backend.serve import EXITS_WITH_APP
 from backend.sharing.router import pages as sharing_pages
 from backend.sharing.router import router as sharing_router
@@ -299,6 +300,7 @@ def create_app() -> FastAPI:
         carbon_router,
         campaign_router,
         schedule_router,
+        series_router,
         comment_router,
         export_router,
         erase_router,

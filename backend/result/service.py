@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from backend.auth.principal import AgentPrincipal
 from backend.device import service as device_service
 from backend.errors import Conflict, Invalid
+from backend.jobs import enqueue
 from backend.kit.time import utcnow
 from backend.models import ResultJob, ResultSeriesPoint, Run, RunResult, RunStatus, RunTarget
 from backend.power import service as power_service
@@ -153,6 +154,8 @@ def store_document(
     jobs = [_job_row(run_id, i, job, doc) for i, job in enumerate(doc.jobs)]
     points = [_point_row(run_id, i, p) for i, job in enumerate(doc.jobs) for p in job.iowatt.series]
     repository.add(session, result, jobs, points)
+    # after commit: the run joins its series (backend/series) and is tested against the runs before it
+    enqueue(session, "series.track_run", run_id=str(run_id))
 
 
 def by_upload_id(session: Session, upload_id: uuid.UUID) -> RunResult | None:

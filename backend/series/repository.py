@@ -1,0 +1,193 @@
+"""All SQL of the series domain."""
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from backend.models import (
+    Device,
+    Environment,
+    ResultJob,
+    Run,
+    RunResult,
+    RunTarget,
+    Series,
+    SeriesDetection,
+    SeriesRun,
+    SeriesTeamSettings,
+    Workload,
+)
+
+
+def run_with_result(session: Session, run_id: uuid.UUID) -> tuple[Run, RunResult] | None:
+    row = session.execute(
+        select(Run, RunResult).join(RunResult, RunResult.run_id == Run.id).where(Run.id == run_id)
+    ).first()
+    return (row[0], row[1]) if row else None
+
+
+def targets(session: Session, run_id: uuid.UUID) -> list[RunTarget]:
+    return list(
+        session.scalars(select(RunTarget).where(RunTarget.run_id == run_id).order_by(RunTarget.target_index))
+    )
+
+
+def names(session: Session, run: Run) -> tuple[str | None, str | None, str | None]:
+    """The run's workload, device and environment names (for a series' default name)."""
+    w = session.get(Workload, run.workload_id) if run.workload_id else None
+    d = session.get(Device, run.device_id) if run.device_id else None
+    e = session.get(Environment, run.environment_id) if run.environment_id else None
+    return (w.name if w else None, d.name if d else None, e.name if e else None)
+
+
+def device(session: Session, device_id: uuid.UUID | None) -> Device | None:
+    return session.get(Device, device_id) if device_id else None
+
+
+def get_or_create(session: Session, *, team_id: uuid.UUID, key: str, values: dict[str, Any]) -> Series:
+    session.execute(
+        insert(Series)
+        .values(id=uuid.uuid4(), team_id=team_id, key=key, **values)
+        .on_conflict_do_nothing(constraint="uq_series_team_key")
+    )
+    return session.scalars(select(Series).where(Series.team_id == team_id, Series.key == key)).one()
+
+
+def add_run(session: Session, *, series: Series, run_id: uuid.UUID, at: datetime, **values: Any) -> bool:
+    """Adds the run to the series once; True when it was new."""
+    done = session.execute(
+        insert(SeriesRun)
+        .values(series_id=series.id, run_id=run_id, at=at, **values)
+        .on_conflict_do_nothing()
+        .returning(SeriesRun.run_id)
+    ).first()
+    if done is None:
+        return False
+    session.execute(
+        update(Series)
+        .where(Series.id == series.id)
+        .values(
+            run_count=Series.run_count + 1,
+            last_run_at=func.greatest(func.coalesce(Series.last_run_at, at), at),
+        )
+    )
+    session.refresh(series)
+    return True
+
+
+def list_series(
+    session: Session,
+    team_ids: Sequence[uuid.UUID],
+    *,
+    device_id: uuid.UUID | None,
+    agent_id: uuid.UUID | None,
+    workload_id: uuid.UUID | None,
+    run_id: uuid.UUID | None,
+    archived: bool | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[Series], int]:
+    q = select(Series).where(Series.team_id.in_(team_ids))
+    if device_id is not None:
+        q = q.where(Series.device_id == device_id)
+    if agent_id is not None:
+        q = q.where(Series.agent_id == agent_id)
+    if workload_id is not None:
+        q = q.where(Series.workload_id == workload_id)
+    if run_id is not None:
+        q = q.where(Series.id.in_(select(SeriesRun.series_id).where(SeriesRun.run_id == run_id)))
+    if archived is not None:
+        q = q.where(Series.archived_at.is_not(None) if archived else Series.archived_at.is_(None))
+    total = session.scalar(select(func.count()).select_from(q.subquery())) or 0
+    rows = session.scalars(
+        q.order_by(Series.pinned.desc(), Series.last_run_at.desc().nulls_last(), Series.id)
+        .limit(limit)
+        .offset(offset)
+    )
+    return list(rows), total
+
+
+def get(session: Session, series_id: uuid.UUID) -> Series | None:
+    return session.get(Series, series_id)
+
+
+def open_regressions(session: Session, series_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, int]:
+    rows = session.execute(
+        select(SeriesDetection.series_id, func.count())
+        .where(
+            SeriesDetection.series_id.in_(series_ids),
+            SeriesDetection.status == "open",
+            SeriesDetection.direction == "regression",
+        )
+        .group_by(SeriesDetection.series_id)
+    )
+    return {sid: n for sid, n in rows.tuples()}
+
+
+def team_thresholds(session: Session, team_id: uuid.UUID) -> dict[str, Any]:
+    row = session.get(SeriesTeamSettings, team_id)
+    return dict(row.thresholds) if row else {}
+
+
+def set_team_thresholds(session: Session, team_id: uuid.UUID, thresholds: dict[str, Any]) -> None:
+    session.execute(
+        insert(SeriesTeamSettings)
+        .values(team_id=team_id, thresholds=thresholds)
+        .on_conflict_do_update(index_elements=["team_id"], set_={"thresholds": thresholds})
+    )
+
+
+def points(
+    session: Session, series_id: uuid.UUID, job_index: int
+) -> list[tuple[SeriesRun, ResultJob | None]]:
+    """The series' runs in order with that job's key figures (None: the run has no such job)."""
+    rows = session.execute(
+        select(SeriesRun, ResultJob)
+        .outerjoin(ResultJob, (ResultJob.run_id == SeriesRun.run_id) & (ResultJob.job_index == job_index))
+        .where(SeriesRun.series_id == series_id)
+        .order_by(SeriesRun.at, SeriesRun.run_id)
+    )
+    return [(sr, rj) for sr, rj in rows.tuples()]
+
+
+def job_indexes(session: Session, run_id: uuid.UUID) -> list[tuple[int, str]]:
+    rows = session.execute(
+        select(ResultJob.job_index, ResultJob.name)
+        .where(ResultJob.run_id == run_id)
+        .order_by(ResultJob.job_index)
+    )
+    return [(i, n) for i, n in rows.tuples()]
+
+
+def series_run(session: Session, series_id: uuid.UUID, run_id: uuid.UUID) -> SeriesRun | None:
+    return session.get(SeriesRun, (series_id, run_id))
+
+
+def add_detection(session: Session, values: dict[str, Any]) -> uuid.UUID | None:
+    """Stores a detection once (series, metric, job, kind, run); its id when it was new."""
+    return session.execute(
+        insert(SeriesDetection)
+        .values(id=uuid.uuid4(), **values)
+        .on_conflict_do_nothing(constraint="uq_series_detections_change")
+        .returning(SeriesDetection.id)
+    ).scalar()
+
+
+def detections(
+    session: Session, series_id: uuid.UUID, *, metric: str | None = None, job_index: int | None = None
+) -> list[SeriesDetection]:
+    q = select(SeriesDetection).where(SeriesDetection.series_id == series_id)
+    if metric is not None:
+        q = q.where(SeriesDetection.metric == metric)
+    if job_index is not None:
+        q = q.where(SeriesDetection.job_index == job_index)
+    return list(session.scalars(q.order_by(SeriesDetection.at, SeriesDetection.id)))
+
+
+def detection(session: Session, detection_id: uuid.UUID) -> SeriesDetection | None:
+    return session.get(SeriesDetection, detection_id)

@@ -1,0 +1,592 @@
+"""Series: found from runs as their results are stored, named, pinned and archived by people;
+each new run of a series is tested against the runs before it and its history searched for
+change points (stats.py), and every change found is stored once."""
+
+import hashlib
+import json
+import math
+import uuid
+from collections.abc import Iterable
+from dataclasses import fields
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from backend.auth.principal import UserPrincipal
+from backend.compare.fingerprint import fingerprint
+from backend.errors import Invalid, NotFound
+from backend.jobs import enqueue
+from backend.kit.time import utcnow
+from backend.models import ResultJob, Role, Run, RunResult, Series, SeriesDetection, SeriesRun
+from backend.run import service as run_service
+from backend.series import repository
+from backend.series.schemas import (
+    DetectionRead,
+    DetectionUpdate,
+    HistoryPoint,
+    HostChange,
+    MetricVerdict,
+    SeriesHistory,
+    SeriesRead,
+    SeriesUpdate,
+    SeriesVerdict,
+    TeamThresholdsRead,
+    ThresholdsIn,
+    ThresholdsRead,
+    ValidityNote,
+)
+from backend.series.stats import METRICS, Point, Thresholds, change_points, verdict
+
+# validity flags that leave a run out of change detection (the run is not what the series measures)
+EXCLUDING_FLAGS = frozenset(
+    {
+        "short_run",
+        "shortened",
+        "cache_resident",
+        "working_set_below_ram",
+        "above_line_rate",
+        "buffered_device",
+        "imported",
+        "published",
+        "unsynchronized",
+    }
+)
+# flags that describe the conditions of a whole stretch of runs (a virtual host, an SSD never
+# preconditioned): runs with different ones are in different segments, never compared
+CONDITION_FLAGS = frozenset({"virtualized", "unconditioned_ssd"})
+HOST_FACTS = ("kernel", "firmware", "fstype", "mount_options", "engine_version")
+CHANGE_POINT_HISTORY = 500  # runs searched for change points after each new run
+MAX_HISTORY_POINTS = 2000
+
+
+def _sha256(doc: object) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def run_facts(result: RunResult, device_facts: dict[str, Any] | None) -> dict[str, Any]:
+    """What the run ran on, from the engine's own document (iowatt.host, iowatt.target.fs) and the
+    device's facts (firmware): the facts whose change starts a new segment."""
+
+    def part(d: object, key: str) -> dict[str, Any]:
+        v = d.get(key) if isinstance(d, dict) else None
+        return v if isinstance(v, dict) else {}
+
+    doc = result.engine_result or {}
+    it = part(doc, "iowatt")
+    host, target = part(it, "host"), part(it, "target")
+    fs = part(target, "fs")
+    dev = device_facts or {}
+    return {
+        "kernel": host.get("kernel"),
+        "firmware": dev.get("firmware"),
+        "fstype": fs.get("type"),
+        "mount_options": fs.get("mount_options"),
+        "engine_version": it.get("version") or doc.get("fio version"),
+    }
+
+
+def _target(session: Session, run: Run) -> tuple[str, dict[str, Any]]:
+    group = repository.targets(session, run.id)
+    if len(group) > 1:
+        return "group", {
+            "agent_id": str(run.agent_id),
+            "targets": [str(t.device_id) if t.device_id else t.target_path for t in group],
+        }
+    if run.device_id is not None:
+        return "device", {"device_id": str(run.device_id)}
+    return "path", {"agent_id": str(run.agent_id), "target_path": run.target_path}
+
+
+def track_run(session: Session, *, run_id: uuid.UUID) -> list[uuid.UUID]:
+    """Adds a run whose result is stored to its series (made when it is the first), judges its
+    validity and host facts once, and looks for changes. Idempotent: a run already in its series
+    is left as it is."""
+    found = repository.run_with_result(session, run_id)
+    if found is None:
+        return []
+    run, result = found
+    try:
+        fp = fingerprint(run.workload_spec)
+    except Exception:  # a spec no longer readable by today's schema: not tracked
+        return []
+    kind, target = _target(session, run)
+    key = _sha256(
+        {"fingerprint": fp, "target": target, "environment_id": str(run.environment_id or ""), "metric": None}
+    )
+    workload, device_name, env = repository.names(session, run)
+    where = device_name or run.target_path
+    name = f"{workload or run.preset or run.name} on {where}" + (f" in {env}" if env else "")
+    series = repository.get_or_create(
+        session,
+        team_id=run.team_id,
+        key=key,
+        values={
+            "workload_fingerprint": fp,
+            "target_kind": kind,
+            "agent_id": run.agent_id,
+            "device_id": run.device_id if kind == "device" else None,
+            "target_path": run.target_path if kind != "device" else None,
+            "environment_id": run.environment_id,
+            "workload_id": run.workload_id,
+            "name": name[:200],
+        },
+    )
+    flags = [f.model_dump() for f in run_service.system(session, run=run).validity]
+    dev = repository.device(session, run.device_id)
+    facts = run_facts(result, dev.facts if dev else None)
+    conditions = sorted({f["flag"] for f in flags} & CONDITION_FLAGS)
+    excluded = [f for f in flags if f["flag"] in EXCLUDING_FLAGS]
+    added = repository.add_run(
+        session,
+        series=series,
+        run_id=run.id,
+        at=result.started_at,
+        excluded=excluded,
+        segment=_sha256({"facts": facts, "conditions": conditions}),
+        facts={**facts, "conditions": conditions},
+    )
+    if added:
+        detect(session, series=series, run_id=run.id)
+    return [series.id]
+
+
+def effective(series_own: dict[str, Any], team: dict[str, Any]) -> Thresholds:
+    names = {f.name for f in fields(Thresholds)}
+    given = {k: v for k, v in {**team, **series_own}.items() if k in names and v is not None}
+    return Thresholds(**given)
+
+
+def _thresholds(session: Session, series: Series) -> Thresholds:
+    return effective(series.thresholds or {}, repository.team_thresholds(session, series.team_id))
+
+
+def _value(job: ResultJob | None, metric: str) -> float | None:
+    v = getattr(job, metric, None) if job is not None else None
+    return float(v) if v is not None else None
+
+
+def _points(rows: list[tuple[SeriesRun, ResultJob | None]], metric: str) -> list[Point]:
+    return [
+        Point(
+            sr.run_id, sr.at, _value(rj, metric), tuple(str(e.get("flag")) for e in sr.excluded), sr.segment
+        )
+        for sr, rj in rows
+    ]
+
+
+def _baseline(points: list[Point], accepted: Iterable[SeriesDetection]) -> list[Point]:
+    """An acknowledged change starts a new baseline: the runs before it are not compared with
+    what follows (an open change is not accepted: later runs are still tested against before)."""
+    starts = [d.run_id for d in accepted if d.status == "acknowledged" and d.run_id is not None]
+    index = {p.run_id: i for i, p in enumerate(points)}
+    cut = max((index[r] for r in starts if r in index), default=0)
+    return points[cut:]
+
+
+def detect(session: Session, *, series: Series, run_id: uuid.UUID) -> list[uuid.UUID]:
+    """Tests the new run on every metric of every job, and searches the recent history for change
+    points; stores what it finds once and queues `series.detection_stored` for each (after commit)."""
+    th = _thresholds(session, series)
+    stored: list[uuid.UUID] = []
+    for job_index, _ in repository.job_indexes(session, run_id):
+        rows = repository.points(session, series.id, job_index)
+        known = repository.detections(session, series.id, job_index=job_index)
+        for metric, direction in METRICS.items():
+            points = _points(rows, metric)
+            if not any(p.run_id == run_id and p.value is not None for p in points):
+                continue
+            mine = [d for d in known if d.metric == metric]
+            base = _baseline(points, mine)
+            at = (
+                next(i for i, p in enumerate(base) if p.run_id == run_id)
+                if any(p.run_id == run_id for p in base)
+                else None
+            )
+            if at is not None:
+                v = verdict(base, at, direction, th)
+                seen = {d.run_id for d in mine if d.kind == "new_run" and d.status != "dismissed"}
+                if v.status in ("regression", "improvement") and v.change and not seen & set(v.tested):
+                    new = repository.add_detection(
+                        session,
+                        {
+                            **_change_columns(v.change),
+                            "series_id": series.id,
+                            "metric": metric,
+                            "job_index": job_index,
+                            "kind": "new_run",
+                            "run_id": v.first_run_id,
+                            "previous_run_id": v.previous_run_id,
+                            "at": next(p.at for p in base if p.run_id == v.first_run_id),
+                            "method": v.method,
+                            "parameters": th.tested_with(),
+                            "excluded": _excluded(base, v.window + v.tested),
+                        },
+                    )
+                    stored += [new] if new else []
+            recent = base[-CHANGE_POINT_HISTORY:]
+            near = [
+                points.index(p)
+                for p in points
+                if p.run_id in {d.run_id for d in mine if d.kind == "change_point"}
+            ]
+            for cp in change_points(recent, direction, th):
+                i = next(j for j, p in enumerate(points) if p.run_id == cp.run_id)
+                if any(abs(i - j) < th.cp_min_size for j in near):
+                    continue  # the same change, placed a run or two away as more runs came
+                new = repository.add_detection(
+                    session,
+                    {
+                        **_change_columns(cp.change),
+                        "series_id": series.id,
+                        "metric": metric,
+                        "job_index": job_index,
+                        "kind": "change_point",
+                        "run_id": cp.run_id,
+                        "previous_run_id": cp.previous_run_id,
+                        "at": points[i].at,
+                        "method": "ruptures KernelCPD(linear) PELT + Welch t-test",
+                        "parameters": th.tested_with(),
+                        "excluded": _excluded(recent, [p.run_id for p in recent]),
+                    },
+                )
+                if new:
+                    stored.append(new)
+                    near.append(i)
+    for d in stored:
+        enqueue(session, "series.detection_stored", detection_id=str(d))
+    return stored
+
+
+def _change_columns(change: Any) -> dict[str, Any]:
+    def num(x: float | None) -> float | None:
+        return x if x is not None and math.isfinite(x) else None
+
+    return {
+        "direction": change.direction,
+        "mean_before": change.mean_before,
+        "mean_after": change.mean_after,
+        "change_pct": change.change_pct if math.isfinite(change.change_pct) else 0.0,
+        "change_pct_low": num(change.change_pct_low),
+        "change_pct_high": num(change.change_pct_high),
+        "runs_before": change.runs_before,
+        "runs_after": change.runs_after,
+        "p_value": num(change.p_value),
+    }
+
+
+def _excluded(points: list[Point], around: list[uuid.UUID]) -> list[dict[str, Any]]:
+    """The runs among `points` (up to the last of `around`) left out, and why."""
+    last = max((i for i, p in enumerate(points) if p.run_id in set(around)), default=-1)
+    first = min((i for i, p in enumerate(points) if p.run_id in set(around)), default=0)
+    return [
+        {"run_id": str(p.run_id), "reasons": list(p.excluded)} for p in points[first : last + 1] if p.excluded
+    ]
+
+
+# --- reads and edits by people -----------------------------------------------------------------
+
+
+def _series(
+    session: Session, principal: UserPrincipal, series_id: uuid.UUID, role: Role = Role.viewer
+) -> Series:
+    s = repository.get(session, series_id)
+    if s is None or s.team_id not in principal.team_ids:
+        raise NotFound("series not found")
+    principal.require(s.team_id, role)
+    return s
+
+
+def _thresholds_read(th: Thresholds) -> ThresholdsRead:
+    return ThresholdsRead(**th.tested_with())
+
+
+def to_read(session: Session, rows: list[Series]) -> list[SeriesRead]:
+    counts = repository.open_regressions(session, [s.id for s in rows])
+    teams: dict[uuid.UUID, dict[str, Any]] = {}
+    out = []
+    for s in rows:
+        team = teams.setdefault(s.team_id, repository.team_thresholds(session, s.team_id))
+        out.append(
+            SeriesRead(
+                id=s.id,
+                team_id=s.team_id,
+                name=s.name,
+                workload_fingerprint=s.workload_fingerprint,
+                target_kind=s.target_kind,
+                agent_id=s.agent_id,
+                device_id=s.device_id,
+                target_path=s.target_path,
+                environment_id=s.environment_id,
+                workload_id=s.workload_id,
+                metric=s.metric,
+                job_index=s.job_index,
+                pinned=s.pinned,
+                archived_at=s.archived_at,
+                thresholds=ThresholdsIn(**(s.thresholds or {})),
+                effective_thresholds=_thresholds_read(effective(s.thresholds or {}, team)),
+                run_count=s.run_count,
+                last_run_at=s.last_run_at,
+                open_regressions=counts.get(s.id, 0),
+                created_at=s.created_at,
+            )
+        )
+    return out
+
+
+def list_series(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    team_id: uuid.UUID | None,
+    device_id: uuid.UUID | None,
+    agent_id: uuid.UUID | None,
+    workload_id: uuid.UUID | None,
+    run_id: uuid.UUID | None,
+    archived: bool | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[SeriesRead], int]:
+    rows, total = repository.list_series(
+        session,
+        principal.teams_for(team_id),
+        device_id=device_id,
+        agent_id=agent_id,
+        workload_id=workload_id,
+        run_id=run_id,
+        archived=archived,
+        limit=limit,
+        offset=offset,
+    )
+    return to_read(session, rows), total
+
+
+def get(session: Session, *, principal: UserPrincipal, series_id: uuid.UUID) -> SeriesRead:
+    return to_read(session, [_series(session, principal, series_id)])[0]
+
+
+def update(
+    session: Session, *, principal: UserPrincipal, series_id: uuid.UUID, body: SeriesUpdate
+) -> SeriesRead:
+    s = _series(session, principal, series_id, Role.member)
+    given = body.model_dump(exclude_unset=True)
+    for f in ("name", "pinned", "archived"):
+        if f in given and given[f] is None:
+            raise Invalid(f, "cannot be null")
+    if "name" in given:
+        s.name = given["name"]
+    if "pinned" in given:
+        s.pinned = given["pinned"]
+    if "archived" in given:
+        s.archived_at = (s.archived_at or utcnow()) if given["archived"] else None
+    if body.thresholds is not None:
+        own = body.thresholds.model_dump(exclude_none=True)
+        _check_thresholds(own, repository.team_thresholds(session, s.team_id), "thresholds")
+        s.thresholds = own
+    session.flush()
+    return to_read(session, [s])[0]
+
+
+def _check_thresholds(own: dict[str, Any], team: dict[str, Any], field: str) -> None:
+    th = effective(own, team)
+    if th.min_window > th.lookback:
+        raise Invalid(f"{field}.min_window", f"must not exceed lookback ({th.lookback})")
+
+
+def team_thresholds(session: Session, *, principal: UserPrincipal, team_id: uuid.UUID) -> TeamThresholdsRead:
+    principal.require(team_id, Role.viewer)
+    own = repository.team_thresholds(session, team_id)
+    return TeamThresholdsRead(
+        team_id=team_id, thresholds=ThresholdsIn(**own), effective=_thresholds_read(effective({}, own))
+    )
+
+
+def set_team_thresholds(
+    session: Session, *, principal: UserPrincipal, team_id: uuid.UUID, body: ThresholdsIn
+) -> TeamThresholdsRead:
+    principal.require(team_id, Role.admin)
+    own = body.model_dump(exclude_none=True)
+    _check_thresholds({}, own, "min_window")
+    repository.set_team_thresholds(session, team_id, own)
+    return team_thresholds(session, principal=principal, team_id=team_id)
+
+
+def detections(session: Session, *, principal: UserPrincipal, series_id: uuid.UUID) -> list[DetectionRead]:
+    s = _series(session, principal, series_id)
+    return [DetectionRead.model_validate(d) for d in repository.detections(session, s.id)]
+
+
+def update_detection(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    series_id: uuid.UUID,
+    detection_id: uuid.UUID,
+    body: DetectionUpdate,
+) -> DetectionRead:
+    s = _series(session, principal, series_id, Role.member)
+    d = repository.detection(session, detection_id)
+    if d is None or d.series_id != s.id:
+        raise NotFound("detection not found")
+    d.status = body.status
+    d.comment = body.comment
+    d.status_by = principal.user_id
+    d.status_at = utcnow()
+    session.flush()
+    return DetectionRead.model_validate(d)
+
+
+def _host_changes(rows: list[SeriesRun]) -> list[HostChange]:
+    out = []
+    for a, b in zip(rows, rows[1:], strict=False):
+        if a.segment == b.segment:
+            continue
+        keys = [*HOST_FACTS, "conditions"]
+        diff = {
+            k: [_text(a.facts.get(k)), _text(b.facts.get(k))]
+            for k in keys
+            if a.facts.get(k) != b.facts.get(k)
+        }
+        out.append(HostChange(run_id=b.run_id, at=b.at, changes=diff))
+    return out
+
+
+def _text(v: object) -> str | None:
+    if v is None:
+        return None
+    return ", ".join(str(x) for x in v) if isinstance(v, list) else str(v)
+
+
+def history(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    series_id: uuid.UUID,
+    metric: str,
+    job_index: int,
+    max_points: int = MAX_HISTORY_POINTS,
+) -> SeriesHistory:
+    s = _series(session, principal, series_id)
+    rows = repository.points(session, s.id, job_index)
+    names = repository.job_indexes(session, rows[-1][0].run_id) if rows else []
+    notes = {
+        r.run_id: [ValidityNote(flag=str(e.get("flag")), message=str(e.get("message"))) for e in r.excluded]
+        for r, _ in rows
+    }
+    points = [
+        HistoryPoint(
+            run_id=sr.run_id,
+            at=sr.at,
+            value=_value(rj, metric),
+            low=None,
+            high=None,
+            runs=1,
+            excluded=notes[sr.run_id],
+            segment=sr.segment,
+        )
+        for sr, rj in rows
+    ]
+    downsampled = len(points) > max_points
+    if downsampled:
+        points = _downsample(points, max_points)
+    return SeriesHistory(
+        series_id=s.id,
+        metric=metric,
+        direction=METRICS[metric],
+        job_index=job_index,
+        jobs=[n for _, n in names],
+        total_runs=len(rows),
+        downsampled=downsampled,
+        points=points,
+        host_changes=_host_changes([sr for sr, _ in rows]),
+        detections=[
+            DetectionRead.model_validate(d)
+            for d in repository.detections(session, s.id, metric=metric, job_index=job_index)
+        ],
+    )
+
+
+def _downsample(points: list[HistoryPoint], max_points: int) -> list[HistoryPoint]:
+    """Buckets of consecutive runs of one segment, each drawn as its mean with its low and high
+    (the band), at its first run; excluded runs stay single points (they are few and matter)."""
+    size = math.ceil(len(points) / max_points)
+    out: list[HistoryPoint] = []
+    bucket: list[HistoryPoint] = []
+
+    def flush() -> None:
+        vals = [p.value for p in bucket if p.value is not None]
+        if bucket:
+            first = bucket[0]
+            out.append(
+                HistoryPoint(
+                    run_id=first.run_id,
+                    at=first.at,
+                    value=sum(vals) / len(vals) if vals else None,
+                    low=min(vals) if len(bucket) > 1 and vals else None,
+                    high=max(vals) if len(bucket) > 1 and vals else None,
+                    runs=len(bucket),
+                    excluded=[],
+                    segment=first.segment,
+                )
+            )
+        bucket.clear()
+
+    for p in points:
+        if p.excluded:
+            flush()
+            out.append(p)
+            continue
+        if bucket and (len(bucket) >= size or bucket[0].segment != p.segment):
+            flush()
+        bucket.append(p)
+    flush()
+    return out
+
+
+def run_verdict(
+    session: Session, *, principal: UserPrincipal, series_id: uuid.UUID, run_id: uuid.UUID
+) -> SeriesVerdict:
+    """The verdict on one run of the series, per job and metric, at the series' thresholds."""
+    s = _series(session, principal, series_id)
+    if repository.series_run(session, s.id, run_id) is None:
+        raise Invalid("run", "the run is not in this series (its result may not be stored yet)")
+    th = _thresholds(session, s)
+    out: list[MetricVerdict] = []
+    for job_index, _ in repository.job_indexes(session, run_id):
+        rows = repository.points(session, s.id, job_index)
+        known = repository.detections(session, s.id, job_index=job_index)
+        for metric, direction in METRICS.items():
+            points = _baseline(_points(rows, metric), [d for d in known if d.metric == metric])
+            at = next((i for i, p in enumerate(points) if p.run_id == run_id), None)
+            if at is None or points[at].value is None:
+                continue
+            v = verdict(points, at, direction, th)
+            c = v.change
+            out.append(
+                MetricVerdict(
+                    metric=metric,
+                    job_index=job_index,
+                    direction=direction,
+                    status=v.status,
+                    reasons=v.reasons,
+                    value=points[at].value,
+                    mean_before=c.mean_before if c else None,
+                    change_pct=c.change_pct if c and math.isfinite(c.change_pct) else None,
+                    change_pct_low=c.change_pct_low if c else None,
+                    change_pct_high=c.change_pct_high if c else None,
+                    p_value=c.p_value if c else None,
+                    z=c.z if c else None,
+                    runs_before=c.runs_before if c else 0,
+                    runs_after=c.runs_after if c else 0,
+                    first_run_id=v.first_run_id,
+                    previous_run_id=v.previous_run_id,
+                    method=v.method,
+                )
+            )
+    statuses = {m.status for m in out}
+    overall: Any = next(
+        (st for st in ("regression", "improvement", "no_change", "insufficient_history") if st in statuses),
+        "excluded",
+    )
+    return SeriesVerdict(
+        series_id=s.id, run_id=run_id, status=overall, thresholds=_thresholds_read(th), metrics=out
+    )
