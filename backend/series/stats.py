@@ -1,6 +1,6 @@
 """Change detection for one metric of a series: pure, no database (the service feeds it points).
 
-Two questions, two well-kept libraries (docs/adr/0039-change-detection.md):
+Two questions, two well-kept libraries (docs/adr/0040-change-detection.md):
 - where did the history change? `ruptures`' exact PELT search with the l2 cost (its C kernel
   implementation, `KernelCPD(kernel="linear")`: a change in mean), on values scaled by a robust
   estimate of the run-to-run noise, with a BIC-like penalty; each change point found is then kept
