@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     # public-key pin the install line carries (empty: the line trusts the host's CA store)
     agent_dist_dir: Path = REPO_ROOT / "dist" / "agent"
     agent_tls_cert_file: Path | None = None
+    # the anonymous agent-dist routes (manifest, install.sh, bundles): requests a minute from one
+    # client address before 429 agent_dist_throttled (a host's install makes two or three)
+    agent_dist_requests_per_min: int = Field(60, ge=1, le=1_000_000)
     session_token_ttl_s: int = 7 * 24 * 3600
     heartbeat_interval_s: int = 10
     # An agent that has not sent a heartbeat for this long is shown offline and gets no new runs.

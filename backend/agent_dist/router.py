@@ -5,13 +5,19 @@ never leaves the host except to enrol. Nothing served is secret (the agent is op
 script is the same text for every caller, filled only with the bundles' names and hashes).
 """
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, PlainTextResponse
 
-from backend.agent_dist import service
+from backend.agent_dist import service, throttle
 from backend.agent_dist.schemas import AgentDist
 
-router = APIRouter(prefix="/agent-dist", tags=["agent-dist"])
+# counted per client address before anything else (backend/agent_dist/throttle.py)
+router = APIRouter(
+    prefix="/agent-dist",
+    tags=["agent-dist"],
+    dependencies=[Depends(throttle.check)],
+    responses={429: {"description": throttle.DESCRIPTION}},
+)
 
 
 @router.get("", response_model=AgentDist)

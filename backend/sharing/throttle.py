@@ -55,9 +55,9 @@ def key_for(client: str) -> str:
     return f"{_PREFIX}:{client}"
 
 
-def check(request: Request) -> None:
-    """FastAPI dependency of the anonymous share routes: count the request, 429 past the limit."""
-    key = key_for(client_address(request.scope))
+def hit(key: str) -> tuple[int, float]:
+    """One more request under `key` in its WINDOW_S window: (count in the window, seconds left).
+    The agent bundles' routes count theirs here too, under a key of their own."""
     try:
         pipe = get_redis().pipeline()
         pipe.set(key, 0, ex=WINDOW_S, nx=True)
@@ -68,7 +68,13 @@ def check(request: Request) -> None:
     except (redis.RedisError, OSError) as exc:
         log.warning("share_throttle.redis_unavailable", error=str(exc).splitlines()[0][:200])
         count, left = _memory.hit(key)
-    if int(count) > get_settings().share_requests_per_min:
+    return int(count), left
+
+
+def check(request: Request) -> None:
+    """FastAPI dependency of the anonymous share routes: count the request, 429 past the limit."""
+    count, left = hit(key_for(client_address(request.scope)))
+    if count > get_settings().share_requests_per_min:
         retry = max(1, math.ceil(left))
         raise TooManyRequests(
             f"too many requests for shared links from this address: try again in {retry} s",

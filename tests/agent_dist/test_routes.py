@@ -4,12 +4,26 @@ no file but a bundle, whatever the name asks for (who may call them: tests/secur
 import hashlib
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
+
+from backend.agent_dist import throttle
+from backend.auth.throttle import get_redis
+from backend.config import get_settings
 
 BASE = "/api/v1/agent-dist"
 TAR = "iowatt-agent-9.9.9-linux-x86_64.tar.gz"
+
+
+@pytest.fixture(autouse=True)
+def _uncounted() -> Iterator[None]:
+    """Every test starts with the in-process client's address uncounted (the routes are throttled)."""
+    get_redis().delete(throttle.key_for("testclient"))
+    yield
+    get_redis().delete(throttle.key_for("testclient"))
 
 
 def test_the_manifest_lists_each_bundle_with_the_sha256_of_the_file_served(
@@ -92,3 +106,37 @@ def test_the_script_carries_the_newest_tarball_and_its_hash_and_is_valid_sh(
         "install_script_url": f"{BASE}/install.sh",
         "tls": None,
     }
+
+
+def test_the_routes_are_throttled_per_client_address(
+    client: TestClient, dist_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past IOWATT_AGENT_DIST_REQUESTS_PER_MIN in the window, every route answers 429 with
+    Retry-After, found or not (a name guessed in a loop is counted too), before reading the disk."""
+    monkeypatch.setattr(get_settings(), "agent_dist_requests_per_min", 4)
+    paths = [BASE, f"{BASE}/install.sh", f"{BASE}/files/{TAR}", f"{BASE}/files/nope.tar.gz"]
+    assert [client.get(p).status_code for p in paths] == [200, 200, 200, 404]
+    for p in paths:
+        r = client.get(p)
+        assert r.status_code == 429, (p, r.status_code)
+        assert r.json()["error"] == "agent_dist_throttled"
+        assert 1 <= int(r.headers["Retry-After"]) <= 60
+    # the shared links' window is another count
+    assert get_redis().get("iowatt:shared-rate:testclient") is None
+    get_redis().delete(throttle.key_for("testclient"))
+    assert client.get(f"{BASE}/files/{TAR}").status_code == 200
+
+
+def test_the_limit_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic import ValidationError
+
+    from backend.config import Settings
+
+    monkeypatch.delenv("IOWATT_AGENT_DIST_REQUESTS_PER_MIN", raising=False)
+    assert Settings().agent_dist_requests_per_min == 60
+    monkeypatch.setenv("IOWATT_AGENT_DIST_REQUESTS_PER_MIN", "600")
+    assert Settings().agent_dist_requests_per_min == 600
+    for bad in ("0", "many"):
+        monkeypatch.setenv("IOWATT_AGENT_DIST_REQUESTS_PER_MIN", bad)
+        with pytest.raises(ValidationError, match="agent_dist_requests_per_min"):
+            Settings()

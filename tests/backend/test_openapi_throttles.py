@@ -20,6 +20,9 @@ THROTTLED = {
     "GET /api/v1/shared/{token}": "share_throttled",
     "GET /api/v1/shared/{token}/export.csv": "share_throttled",
     "GET /api/v1/shared/{token}/export.json": "share_throttled",
+    "GET /api/v1/agent-dist": "agent_dist_throttled",
+    "GET /api/v1/agent-dist/install.sh": "agent_dist_throttled",
+    "GET /api/v1/agent-dist/files/{file_name}": "agent_dist_throttled",
 }
 
 
