@@ -598,6 +598,29 @@ def test_no_token_escapes_the_share_throttle(matrix: Matrix, monkeypatch: pytest
         get_redis().delete(key)
 
 
+def test_no_token_escapes_the_agent_dist_throttle(matrix: Matrix, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The anonymous agent bundles' routes count per client address whatever token comes with
+    them: an agent's or a user's token buys no more downloads than none."""
+    from backend.agent_dist import throttle
+    from backend.auth.throttle import get_redis
+    from backend.config import get_settings
+
+    w = matrix.world
+    key = throttle.key_for("testclient")
+    get_redis().delete(key)
+    monkeypatch.setattr(get_settings(), "agent_dist_requests_per_min", len(PRINCIPALS))
+    try:
+        with matrix.isolated():
+            for who in PRINCIPALS:
+                r = matrix.client.get("/api/v1/agent-dist/install.sh", headers=w.headers[who])
+                assert r.status_code == 200, (who, r.status_code)
+            for who in PRINCIPALS:
+                r = matrix.client.get("/api/v1/agent-dist", headers=w.headers[who])
+                assert r.status_code == 429 and "Retry-After" in r.headers, (who, r.status_code)
+    finally:
+        get_redis().delete(key)
+
+
 def test_busy_printers_answer_every_caller_at_once(matrix: Matrix) -> None:
     """Both PDF printers busy: the review's readers get 503 pdf_busy + Retry-After; everyone else
     the answer they get when the printers are free (401, 403, 404: no printer is looked at)."""
