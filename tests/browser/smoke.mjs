@@ -292,6 +292,36 @@ if (QUEUE) {
     check(columns >= 4, `expected a column per target, found ${columns} header cells`);
     await shot("campaign-compare");
   });
+
+  await run("schedule the same campaign nightly in Berlin, pause it, delete it", async () => {
+    await page.goto(`${BASE}/campaigns`);
+    await page.getByTestId("new-campaign").click();
+    const form = page.getByTestId("campaign-form");
+    await form.locator("#f-workload option", { hasText: /^quick$/ }).waitFor({ state: "attached" });
+    await form.locator("#f-name").fill("browser nightly");
+    await form.locator("#f-workload").selectOption({ label: "quick" });
+    await form.getByLabel("Path of target 1").selectOption(QUEUE_TARGET);
+    await page.getByTestId("when-schedule").check();
+    await form.locator("#f-cron").fill("0 2 * * *");
+    await form.locator("#f-timezone").fill("Europe/Berlin");
+    await page.getByTestId("submit-campaign").click();
+    const row = page.getByTestId("schedule-row").filter({ hasText: "browser nightly" });
+    await row.waitFor();
+    const text = (await row.textContent()) ?? "";
+    check(text.includes("daily at 02:00 (Europe/Berlin)"), `rule not shown: ${text}`);
+    // the next slot in the schedule's own wall clock: 02:00 CET or CEST, whatever the browser's zone
+    check(
+      /\d{4}-\d\d-\d\d 02:00 (CET|CEST|GMT\+[12])/.test(text),
+      `next slot not at 02:00 Berlin: ${text}`,
+    );
+    check(text.includes("none yet"), `a new schedule shows a last slot: ${text}`);
+    await shot("schedules");
+    await row.getByTestId("schedule-toggle").click();
+    await row.getByText("paused").waitFor();
+    await row.getByTestId("delete-schedule").click();
+    await page.getByTestId("confirm-action").click();
+    await row.waitFor({ state: "detached" });
+  });
 }
 
 await run("dashboard and agents pages render", async () => {

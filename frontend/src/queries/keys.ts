@@ -26,6 +26,11 @@ export const keys = {
     list: (teamId?: string) => ["campaigns", "list", teamId ?? "all"] as const,
     detail: (id: string) => ["campaigns", "detail", id] as const,
   },
+  schedules: {
+    all: () => ["schedules"] as const,
+    list: (teamId?: string) => ["schedules", "list", teamId ?? "all"] as const,
+    slots: (id: string) => ["schedules", "slots", id] as const,
+  },
   carbon: {
     gridIntensities: () => ["carbon", "grid-intensities"] as const,
     embodiedDefaults: () => ["carbon", "embodied-defaults"] as const,

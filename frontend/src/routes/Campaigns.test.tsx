@@ -117,6 +117,78 @@ describe("campaigns", () => {
     });
   });
 
+  it("creates a schedule from the same form, and shows the server's 422 on the cron field", async () => {
+    setToken("t");
+    let attempt = 0;
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [agent], total: 1 } }),
+      "GET /api/v1/workloads": () => ({
+        body: {
+          items: [
+            { id: "w1", name: "RND4K Q1T1", description: "", spec: { jobs: [] }, builtin: true },
+          ],
+          total: 1,
+        },
+      }),
+      "GET /api/v1/environments": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/schedules": () => {
+        attempt += 1;
+        return attempt === 1
+          ? {
+              status: 422,
+              body: {
+                code: "validation_error",
+                message: "cron: not a cron expression",
+                detail: [{ field: "cron", message: "not a cron expression: bad minute" }],
+              },
+            }
+          : { status: 201, body: { id: "s1" } };
+      },
+    });
+    let closed = false;
+    renderAt(<CampaignForm onClose={() => (closed = true)} />);
+    await screen.findByRole("option", { name: "RND4K Q1T1" }, { timeout: 10_000 });
+    await screen.findByRole("option", { name: "local (online)" });
+    fireEvent.change(screen.getByRole("textbox", { name: /Name/ }), {
+      target: { value: "nightly" },
+    });
+    fireEvent.click(screen.getByTestId("when-schedule"));
+    fireEvent.change(screen.getByRole("textbox", { name: /Cron expression/ }), {
+      target: { value: "61 2 * * *" },
+    });
+    fireEvent.change(screen.getByRole("combobox", { name: /Time zone/ }), {
+      target: { value: "Europe/Berlin" },
+    });
+    expect(screen.getByTestId("submit-campaign").textContent).toBe("Create schedule");
+    expect(screen.getByTestId("campaign-form").textContent).toContain("= 3 runs per slot");
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    expect((await screen.findByTestId("field-error-cron")).textContent).toContain("bad minute");
+    fireEvent.change(screen.getByRole("textbox", { name: /Cron expression/ }), {
+      target: { value: "0 2 * * *" },
+    });
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    await waitFor(() => expect(closed).toBe(true));
+    const posts = calls.filter((c) => c.method === "POST");
+    expect(posts.map((c) => c.path)).toEqual(["/api/v1/schedules", "/api/v1/schedules"]);
+    expect(posts[1]?.body).toEqual({
+      name: "nightly",
+      cron: "0 2 * * *",
+      every_hours: null,
+      timezone: "Europe/Berlin",
+      enabled: true,
+      campaign: {
+        name: "nightly",
+        workload_id: "w1",
+        workload: null,
+        targets: [{ agent_id: "a1", target_path: "/mnt/hdd", environment_id: null }],
+        repeats: 3,
+        meter: null,
+        idle_s: null,
+        destructive: false,
+      },
+    });
+  });
+
   it("takes a scale for a TPC-H or heap/B-tree workload, as New run, and sends it", async () => {
     setToken("t");
     const tpch = {

@@ -14,6 +14,13 @@ import { DirectoryNote, NoTargets, TargetSelect } from "../components/Policy/Tar
 import { QueryState } from "../components/QueryState";
 import { ProgressBar } from "../components/Run/ProgressBar";
 import { StatusBadge } from "../components/Run/StatusBadge";
+import {
+  initialWhen,
+  ruleBody,
+  type When,
+  WhenFields,
+} from "../components/Schedule/ScheduleFields";
+import { ScheduleList } from "../components/Schedule/ScheduleList";
 import { ShareButton } from "../components/Share/ShareButton";
 import { TeamChip } from "../components/Team/TeamChip";
 import { fileWrites, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
@@ -33,6 +40,7 @@ import { deleteCampaign } from "../queries/deletion";
 import { environmentsQuery } from "../queries/environments";
 import { keys } from "../queries/keys";
 import { runsQuery } from "../queries/runs";
+import { createSchedule, schedulesQuery } from "../queries/schedules";
 import { workloadsQuery } from "../queries/workloads";
 
 /** Finished runs / all runs of a campaign, in percent. */
@@ -64,9 +72,12 @@ const ALIASES: Record<string, string> = {
   target_path: "targets",
   destructive: "targets",
   environment_id: "targets",
+  cron: "cron",
+  every_hours: "every_hours",
+  timezone: "timezone",
 };
 
-export function CampaignForm() {
+export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
   const navigate = useNavigate();
   const qc = useQueryClient();
   const agents = useQuery(agentsQuery());
@@ -80,6 +91,7 @@ export function CampaignForm() {
   const [repeats, setRepeats] = useState("3");
   const [meter, setMeter] = useState<MeterChoice>(null);
   const [idle, setIdle] = useState("");
+  const [when, setWhen] = useState<When>(initialWhen);
   const [errors, setErrors] = useState<Errors>({});
   const [formError, setFormError] = useState<string | null>(null);
   /** The devices waiting for the typed confirmation of a destructive write. */
@@ -121,6 +133,12 @@ export function CampaignForm() {
     : null;
   const effectiveMeter: MeterChoice =
     meter === "" || meters.some((m) => m.name === meter) ? meter : null;
+  const onError = (err: unknown) => {
+    setConfirming(null);
+    const r = formErrorsFrom(err, ALIASES);
+    setErrors(r.errors);
+    setFormError(r.formError);
+  };
   const create = useMutation({
     mutationFn: createCampaign,
     onSuccess: (c) => {
@@ -128,17 +146,22 @@ export function CampaignForm() {
       qc.invalidateQueries({ queryKey: keys.runs.lists() });
       navigate(`/campaigns/${c.id}`);
     },
-    onError: (err) => {
-      setConfirming(null);
-      const r = formErrorsFrom(err, ALIASES);
-      setErrors(r.errors);
-      setFormError(r.formError);
-    },
+    onError,
   });
+  // on a schedule: the same campaign body, queued by the server at each slot
+  const schedule = useMutation({
+    mutationFn: createSchedule,
+    onSuccess: () => {
+      qc.invalidateQueries({ queryKey: keys.schedules.all() });
+      onClose?.();
+    },
+    onError,
+  });
+  const pending = create.isPending || schedule.isPending;
   const setTarget = (i: number, patch: Partial<CampaignTarget>) =>
     setTargets((ts) => ts.map((t, j) => (j === i ? { ...t, ...patch } : t)));
-  const send = (destructive: boolean) =>
-    create.mutate({
+  const send = (destructive: boolean) => {
+    const body = {
       name: name.trim(),
       workload_id: effectiveWorkload || null,
       workload: null,
@@ -152,7 +175,11 @@ export function CampaignForm() {
       idle_s: idle.trim() === "" ? null : Number(idle),
       destructive,
       ...(file && scaleFactor ? { scale: scaleFactor } : {}),
-    });
+    };
+    if (when.mode === "schedule")
+      schedule.mutate({ name: body.name, ...ruleBody(when), campaign: body, enabled: true });
+    else create.mutate(body);
+  };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setErrors({});
@@ -355,18 +382,20 @@ export function CampaignForm() {
       <p className="muted small">
         {targets.length} target{targets.length === 1 ? "" : "s"} × {repeats || "?"} repeats ={" "}
         {targets.length * (Number(repeats) || 0)} runs
+        {when.mode === "schedule" ? " per slot" : ""}
       </p>
+      <WhenFields value={when} onChange={setWhen} errors={errors} />
       <FormFooter
         error={formError}
-        pending={create.isPending}
-        label="Queue campaign"
-        pendingLabel="Queueing…"
+        pending={pending}
+        label={when.mode === "schedule" ? "Create schedule" : "Queue campaign"}
+        pendingLabel={when.mode === "schedule" ? "Creating…" : "Queueing…"}
         testId="submit-campaign"
       />
       {confirming && (
         <DestructiveConfirm
           targets={confirming}
-          pending={create.isPending}
+          pending={pending}
           onCancel={() => setConfirming(null)}
           onConfirm={() => send(true)}
         />
@@ -378,6 +407,7 @@ export function CampaignForm() {
 export function Campaigns() {
   const list = useListTeam();
   const q = useQuery({ ...campaignsQuery(list.teamId), enabled: list.ready });
+  const schedules = useQuery({ ...schedulesQuery(list.teamId), enabled: list.ready });
   const [open, setOpen] = useState(false);
   const can = useCan();
   return (
@@ -400,9 +430,12 @@ export function Campaigns() {
       <p className="muted small">
         A campaign queues one workload on several targets, repeated, and ends in their comparison,
         one column per target (host and path; two directories on one disk stay apart), or grouped by
-        device and environment.
+        device and environment. A schedule queues the same campaign again at each slot (a cron
+        expression in a time zone, or every N hours).
       </p>
-      {open && can("campaign.create") && <CampaignForm />}
+      {open && can("campaign.create") && <CampaignForm onClose={() => setOpen(false)} />}
+      {schedules.data && <ScheduleList items={schedules.data.items} />}
+      {schedules.data && schedules.data.items.length > 0 && <h2>Queued campaigns</h2>}
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && <p className="muted">No campaigns yet.</p>}
       {q.data && q.data.items.length > 0 && (
