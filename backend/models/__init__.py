@@ -1,6 +1,7 @@
 """All ORM models; importing this package registers every table on Base.metadata."""
 
 from backend.models.agent import Agent, EnrollmentToken
+from backend.models.alert import Alert, AlertChannel, AlertDelivery
 from backend.models.audit import AuditEvent
 from backend.models.base import Base
 from backend.models.campaign import Campaign
@@ -25,6 +26,9 @@ __all__ = [
     "ACTIVE_STATUSES",
     "FINAL_STATUSES",
     "Agent",
+    "Alert",
+    "AlertChannel",
+    "AlertDelivery",
     "ApiToken",
     "AuditEvent",
     "Comment",
