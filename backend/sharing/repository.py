@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
+from backend.environment import topology as env_topology
 from backend.models import Environment, Membership, Run, RunStatus, ShareLink, Team, User
 from backend.models.review import ReviewCandidate
 
@@ -81,6 +82,16 @@ def runs_in_teams(
         return {}
     rows = session.execute(select(Run.id, Run.team_id).where(Run.id.in_(run_ids), Run.team_id.in_(team_ids)))
     return dict(rows.tuples().all())
+
+
+def runs_matching_environment(
+    session: Session, run_ids: list[uuid.UUID], filters: list[tuple[str, str]]
+) -> list[uuid.UUID]:
+    """Those of `run_ids`, in order, whose recorded environment matches every FIELD:VALUE filter
+    (backend/environment/topology.py `matches`, as compare's env= reads it)."""
+    q = select(Run.id, Run.environment_snapshot).where(Run.id.in_(run_ids))
+    rows = dict(session.execute(q).tuples().all())
+    return [r for r in run_ids if r in rows and env_topology.matches(rows[r], filters)]
 
 
 def runs_team(session: Session, run_id: uuid.UUID) -> uuid.UUID | None:

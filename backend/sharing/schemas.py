@@ -3,7 +3,7 @@
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, Field
 
@@ -63,6 +63,12 @@ class ComparisonTarget(InputSchema):
     charts: list[ChartKind] = Field(default_factory=lambda: list(ALL_CHARTS), max_length=5)
     table: TableLayout = "auto"
     series_metric: SeriesMetric = "mbps"
+    env: list[Annotated[str, Field(max_length=300)]] = Field(
+        default_factory=list,
+        max_length=20,
+        description="FIELD:VALUE filters on the runs' recorded environments, as compare's env= "
+        "(raid_level:raid10, kind:san; none: runs without it): the link shows only matching runs",
+    )
 
 
 class ShareLinkCreate(InputSchema):
@@ -243,6 +249,7 @@ class SharedOptions(OutputSchema):
     charts: list[ChartKind]
     table: TableLayout
     series_metric: SeriesMetric
+    env: list[str] = Field(description="the environment filters frozen with the link (FIELD:VALUE)")
 
 
 class SharedCampaign(OutputSchema):

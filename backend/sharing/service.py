@@ -19,6 +19,7 @@ from backend.auth.principal import UserPrincipal
 from backend.campaign import service as campaign_service
 from backend.compare import service as compare_service
 from backend.compare.schemas import Comparability, Comparison, Difference, LatencyCurves
+from backend.environment import topology as env_topology
 from backend.errors import AppError, Conflict, Forbidden, Invalid, NotFound
 from backend.kit.security import new_token, token_hash
 from backend.kit.time import utcnow
@@ -94,7 +95,8 @@ def _team_of_target(
             raise Invalid("target.runs", "all runs of a shared comparison must belong to one team")
         if t.baseline is not None and t.baseline not in teams:
             raise Invalid("target.baseline", "the baseline must be one of the compared runs")
-        frozen = t.model_copy(update={"runs": runs}).model_dump(mode="json")
+        env = [f"{facet}:{value}" for facet, value in env_topology.parse_filters(t.env, "target.env")]
+        frozen = t.model_copy(update={"runs": runs, "env": env}).model_dump(mode="json")
         return next(iter(teams.values())), frozen
     if not isinstance(body.target, uuid.UUID):
         raise Invalid("target", f"a {body.kind}'s target is its id")
@@ -471,6 +473,9 @@ def view(session: Session, *, link: ShareLink) -> Frozen:
     comparison: Comparison | None = None
     shared: SharedComparison | None = None
     latency: LatencyCurves | None = None
+    env = env_topology.parse_filters(opts.env)
+    if kept and env:  # the environment filter frozen with the link: matching runs only
+        kept = repository.runs_matching_environment(session, kept, env)
     if kept:
         comparison = compare_service.compare(
             session,
@@ -499,6 +504,7 @@ def view(session: Session, *, link: ShareLink) -> Frozen:
             charts=opts.charts,
             table=opts.table,
             series_metric=opts.series_metric,
+            env=opts.env,
         ),
         runs_total=len(frozen),
         runs_deleted=deleted,
@@ -528,6 +534,7 @@ def _review_view(session: Session, reader: UserPrincipal, link: ShareLink) -> Fr
             charts=[],
             table=RUN_OPTIONS.table,
             series_metric=RUN_OPTIONS.series_metric,
+            env=[],
         ),
         runs_total=0,
         runs_deleted=0,

@@ -639,3 +639,40 @@ def test_a_removed_members_links_end_with_their_membership(client: TestClient, s
     assert client.delete(f"/api/v1/share-links/{theirs['id']}", headers=admin.headers).status_code == 204
     listed = client.get(f"/api/v1/share-links?team_id={admin.team.id}", headers=admin.headers).json()
     assert {x["id"]: x["state"] for x in listed["items"]}[theirs["id"]] == "revoked"
+
+
+def test_a_comparison_link_keeps_its_environment_filter(client: TestClient, session: Session) -> None:
+    admin, member, _, runs = _team(session)
+    raid10 = {"name": "shelf", "kind": "das", "topology": {"raid": {"level": "raid10", "member_count": 4}}}
+    for r in runs:
+        r.environment_snapshot = raid10
+    san = _measured(
+        session,
+        create_agent(session, team=admin.team).agent,
+        "/srv/lun",
+        500.0,
+        name="san run",
+        environment_snapshot={"name": "array", "kind": "san", "topology": {}},
+    )
+    session.flush()
+    created = _share(client, member, [*runs, san], {"env": [" raid_level : raid10 "]})
+    v = client.get(f"/api/v1/shared/{_token(created)}").json()
+    assert [x["id"] for x in v["comparison"]["runs"]] == [str(r.id) for r in runs]
+    assert v["options"]["env"] == ["raid_level:raid10"] and v["runs_total"] == 3
+    # without the filter the link shows all three; a filter no run matches shows none, not an error
+    assert (
+        len(
+            client.get(f"/api/v1/shared/{_token(_share(client, member, [*runs, san]))}").json()["comparison"][
+                "runs"
+            ]
+        )
+        == 3
+    )
+    none = client.get(f"/api/v1/shared/{_token(_share(client, member, runs, {'env': ['kind:nas']}))}")
+    assert none.status_code == 200 and none.json()["comparison"] is None
+    bad = client.post(
+        "/api/v1/share-links",
+        json={"kind": "comparison", "target": {"runs": [str(runs[0].id)], "env": ["colour:blue"]}},
+        headers=member.headers,
+    )
+    assert bad.status_code == 422 and "target.env.0" in bad.text

@@ -1512,6 +1512,151 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Series
+         * @description Series of your teams, pinned first, then by their last run.
+         */
+        get: operations["list_series"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/series/thresholds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Team Thresholds
+         * @description A team's default detection thresholds (a series' own win) and the values in effect.
+         */
+        get: operations["get_team_thresholds"];
+        /**
+         * Put Team Thresholds
+         * @description Set a team's default detection thresholds (team admins); a field left out: the default.
+         */
+        put: operations["put_team_thresholds"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/series/{series_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Series */
+        get: operations["get_series"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update Series
+         * @description Name, pin, archive a series or set its own thresholds (team members).
+         */
+        patch: operations["update_series"];
+        trace?: never;
+    };
+    "/api/v1/series/{series_id}/detections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Detections */
+        get: operations["list_detections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/series/{series_id}/detections/{detection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update Detection
+         * @description Acknowledge (a real change: later runs are compared with what follows it), dismiss (noise:
+         *     later runs are compared across it) or reopen a detection, with a comment (team members).
+         */
+        patch: operations["update_detection"];
+        trace?: never;
+    };
+    "/api/v1/series/{series_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get History
+         * @description One metric of one job over the series' runs, with each run's validity, the host-fact
+         *     changes between runs and the changes found.
+         */
+        get: operations["get_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/series/{series_id}/verdict": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Verdict
+         * @description The verdict on one run of the series: each job's metrics against the valid runs before it,
+         *     at the series' thresholds (what `iowatt ci` prints).
+         */
+        get: operations["get_verdict"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/share-links": {
         parameters: {
             query?: never;
@@ -2597,7 +2742,7 @@ export interface components {
              * Validity
              * @description the linked run's validity flags (run/compare domains)
              */
-            validity: components["schemas"]["ValidityNote"][];
+            validity: components["schemas"]["backend__review__schemas__ValidityNote"][];
         };
         /** CandidateUpdate */
         CandidateUpdate: {
@@ -2960,6 +3105,11 @@ export interface components {
             /** Charts */
             charts?: ("bars" | "sweep" | "latency" | "series" | "energy")[];
             /**
+             * Env
+             * @description FIELD:VALUE filters on the runs' recorded environments, as compare's env= (raid_level:raid10, kind:san; none: runs without it): the link shows only matching runs
+             */
+            env?: string[];
+            /**
              * Fingerprint
              * @default workload
              * @enum {string}
@@ -3103,6 +3253,95 @@ export interface components {
              * @description the disk's serial: only its sha256 is kept; the same serial on the same host is the same device in every upload (without one: the model and capacity are)
              */
             serial?: string | null;
+        };
+        /** DetectionRead */
+        DetectionRead: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Change Pct */
+            change_pct: number;
+            /** Change Pct High */
+            change_pct_high: number | null;
+            /** Change Pct Low */
+            change_pct_low: number | null;
+            /** Comment */
+            comment: string;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "regression" | "improvement";
+            /** Excluded */
+            excluded: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Job Index */
+            job_index: number;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "change_point" | "new_run";
+            /** Mean After */
+            mean_after: number;
+            /** Mean Before */
+            mean_before: number;
+            /** Method */
+            method: string;
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "read_iops" | "write_iops" | "read_bw_bytes" | "write_bw_bytes" | "read_lat_mean_ns" | "write_lat_mean_ns" | "read_clat_p99_ns" | "write_clat_p99_ns";
+            /** P Value */
+            p_value: number | null;
+            /** Parameters */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** Previous Run Id */
+            previous_run_id: string | null;
+            /** Run Id */
+            run_id: string | null;
+            /** Runs After */
+            runs_after: number;
+            /** Runs Before */
+            runs_before: number;
+            /**
+             * Series Id
+             * Format: uuid
+             */
+            series_id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "open" | "acknowledged" | "dismissed";
+            /** Status At */
+            status_at: string | null;
+            /** Status By */
+            status_by: string | null;
+        };
+        /** DetectionUpdate */
+        DetectionUpdate: {
+            /**
+             * Comment
+             * @default
+             */
+            comment: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "open" | "acknowledged" | "dismissed";
         };
         /** DeviceIn */
         DeviceIn: {
@@ -4276,6 +4515,57 @@ export interface components {
              */
             token_ttl_s: number;
         };
+        /** HistoryPoint */
+        HistoryPoint: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Excluded */
+            excluded: components["schemas"]["backend__series__schemas__ValidityNote"][];
+            /** High */
+            high: number | null;
+            /**
+             * Low
+             * @description downsampled: the bucket's lowest value (null: one run)
+             */
+            low: number | null;
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /**
+             * Runs
+             * @description runs this point stands for (1 unless downsampled)
+             */
+            runs: number;
+            /** Segment */
+            segment: string;
+            /** Value */
+            value: number | null;
+        };
+        /** HostChange */
+        HostChange: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * Changes
+             * @description fact -> [before, after]
+             */
+            changes: {
+                [key: string]: (string | null)[];
+            };
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+        };
         /** HostTopology */
         "HostTopology-Input": {
             /** Btrfs */
@@ -5425,6 +5715,52 @@ export interface components {
             /** Within Noise */
             within_noise: (boolean | null)[];
         };
+        /** MetricVerdict */
+        MetricVerdict: {
+            /** Change Pct */
+            change_pct: number | null;
+            /** Change Pct High */
+            change_pct_high: number | null;
+            /** Change Pct Low */
+            change_pct_low: number | null;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "higher_is_better" | "lower_is_better";
+            /** First Run Id */
+            first_run_id: string | null;
+            /** Job Index */
+            job_index: number;
+            /** Mean Before */
+            mean_before: number | null;
+            /** Method */
+            method: string;
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "read_iops" | "write_iops" | "read_bw_bytes" | "write_bw_bytes" | "read_lat_mean_ns" | "write_lat_mean_ns" | "read_clat_p99_ns" | "write_clat_p99_ns";
+            /** P Value */
+            p_value: number | null;
+            /** Previous Run Id */
+            previous_run_id: string | null;
+            /** Reasons */
+            reasons: string[];
+            /** Runs After */
+            runs_after: number;
+            /** Runs Before */
+            runs_before: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "regression" | "improvement" | "no_change" | "insufficient_history" | "excluded";
+            /** Value */
+            value: number | null;
+            /** Z */
+            z: number | null;
+        };
         /** Mount */
         "Mount-Input": {
             /** Fstype */
@@ -5600,6 +5936,13 @@ export interface components {
         Page_ReviewCommentRead_: {
             /** Items */
             items: components["schemas"]["ReviewCommentRead"][];
+            /** Total */
+            total: number;
+        };
+        /** Page[SeriesRead] */
+        Page_SeriesRead_: {
+            /** Items */
+            items: components["schemas"]["SeriesRead"][];
             /** Total */
             total: number;
         };
@@ -7472,6 +7815,41 @@ export interface components {
              */
             parameter: "price" | "tariff" | "grid_intensity" | "duty_cycle" | "horizon";
         };
+        /** SeriesHistory */
+        SeriesHistory: {
+            /** Detections */
+            detections: components["schemas"]["DetectionRead"][];
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "higher_is_better" | "lower_is_better";
+            /** Downsampled */
+            downsampled: boolean;
+            /** Host Changes */
+            host_changes: components["schemas"]["HostChange"][];
+            /** Job Index */
+            job_index: number;
+            /**
+             * Jobs
+             * @description the series' job names, by index
+             */
+            jobs: string[];
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "read_iops" | "write_iops" | "read_bw_bytes" | "write_bw_bytes" | "read_lat_mean_ns" | "write_lat_mean_ns" | "read_clat_p99_ns" | "write_clat_p99_ns";
+            /** Points */
+            points: components["schemas"]["HistoryPoint"][];
+            /**
+             * Series Id
+             * Format: uuid
+             */
+            series_id: string;
+            /** Total Runs */
+            total_runs: number;
+        };
         /** SeriesPointRead */
         SeriesPointRead: {
             /** Read Bw Bytes */
@@ -7488,6 +7866,91 @@ export interface components {
             write_clat_p99_ns: number | null;
             /** Write Iops */
             write_iops: number;
+        };
+        /** SeriesRead */
+        SeriesRead: {
+            /** Agent Id */
+            agent_id: string | null;
+            /** Archived At */
+            archived_at: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Device Id */
+            device_id: string | null;
+            effective_thresholds: components["schemas"]["ThresholdsRead"];
+            /** Environment Id */
+            environment_id: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Job Index */
+            job_index: number | null;
+            /** Last Run At */
+            last_run_at: string | null;
+            /** Metric */
+            metric: ("read_iops" | "write_iops" | "read_bw_bytes" | "write_bw_bytes" | "read_lat_mean_ns" | "write_lat_mean_ns" | "read_clat_p99_ns" | "write_clat_p99_ns") | null;
+            /** Name */
+            name: string;
+            /** Open Regressions */
+            open_regressions: number;
+            /** Pinned */
+            pinned: boolean;
+            /** Run Count */
+            run_count: number;
+            /**
+             * Target Kind
+             * @enum {string}
+             */
+            target_kind: "device" | "path" | "group";
+            /** Target Path */
+            target_path: string | null;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** @description the series' own (null fields: the team's, then the default) */
+            thresholds: components["schemas"]["ThresholdsIn"];
+            /** Workload Fingerprint */
+            workload_fingerprint: string;
+            /** Workload Id */
+            workload_id: string | null;
+        };
+        /** SeriesUpdate */
+        SeriesUpdate: {
+            /** Archived */
+            archived?: boolean | null;
+            /** Name */
+            name?: string | null;
+            /** Pinned */
+            pinned?: boolean | null;
+            thresholds?: components["schemas"]["ThresholdsIn"] | null;
+        };
+        /** SeriesVerdict */
+        SeriesVerdict: {
+            /** Metrics */
+            metrics: components["schemas"]["MetricVerdict"][];
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /**
+             * Series Id
+             * Format: uuid
+             */
+            series_id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "regression" | "improvement" | "no_change" | "insufficient_history" | "excluded";
+            thresholds: components["schemas"]["ThresholdsRead"];
         };
         /** ServerTls */
         ServerTls: {
@@ -7747,6 +8210,11 @@ export interface components {
         SharedOptions: {
             /** Charts */
             charts: ("bars" | "sweep" | "latency" | "series" | "energy")[];
+            /**
+             * Env
+             * @description the environment filters frozen with the link (FIELD:VALUE)
+             */
+            env: string[];
             /**
              * Fingerprint
              * @enum {string}
@@ -8120,6 +8588,17 @@ export interface components {
             name: string;
             role: components["schemas"]["Role"];
         };
+        /** TeamThresholdsRead */
+        TeamThresholdsRead: {
+            effective: components["schemas"]["ThresholdsRead"];
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** @description what the team set (null: the default) */
+            thresholds: components["schemas"]["ThresholdsIn"];
+        };
         /** TeamUpdate */
         TeamUpdate: {
             /**
@@ -8127,6 +8606,95 @@ export interface components {
              * @description unique among your teams
              */
             name: string;
+        };
+        /**
+         * ThresholdsIn
+         * @description Detection thresholds; a field left out takes the team's value, then the default.
+         */
+        ThresholdsIn: {
+            /**
+             * Alpha
+             * @description one-sided p-value below which a new run differs
+             */
+            alpha?: number | null;
+            /**
+             * Cp Alpha
+             * @description change points: Welch's p-value, below
+             */
+            cp_alpha?: number | null;
+            /**
+             * Cp Min Size
+             * @description change points: runs per segment, at least
+             */
+            cp_min_size?: number | null;
+            /**
+             * Cp Penalty
+             * @description change points: penalty per change × log(n)
+             */
+            cp_penalty?: number | null;
+            /**
+             * Lookback
+             * @description runs in the window a new run is tested against
+             */
+            lookback?: number | null;
+            /**
+             * Max Change Abs
+             * @description a change larger than this (metric units) counts whatever its percentage
+             */
+            max_change_abs?: number | null;
+            /**
+             * Max Suffix
+             * @description the new run and up to N-1 runs before it are tested
+             */
+            max_suffix?: number | null;
+            /**
+             * Min Change Pct
+             * @description |change|, % of the window mean, at least
+             */
+            min_change_pct?: number | null;
+            /**
+             * Min Window
+             * @description fewer valid runs before: no verdict
+             */
+            min_window?: number | null;
+            /**
+             * Test
+             * @description the per-new-run test: Student's (pooled variance), Welch's t-test or Mann-Whitney U
+             */
+            test?: ("t_test" | "welch" | "mann_whitney") | null;
+            /**
+             * Z Min
+             * @description |change| / the window's standard deviation, at least
+             */
+            z_min?: number | null;
+        };
+        /** ThresholdsRead */
+        ThresholdsRead: {
+            /** Alpha */
+            alpha: number;
+            /** Cp Alpha */
+            cp_alpha: number;
+            /** Cp Min Size */
+            cp_min_size: number;
+            /** Cp Penalty */
+            cp_penalty: number;
+            /** Lookback */
+            lookback: number;
+            /** Max Change Abs */
+            max_change_abs: number | null;
+            /** Max Suffix */
+            max_suffix: number;
+            /** Min Change Pct */
+            min_change_pct: number;
+            /** Min Window */
+            min_window: number;
+            /**
+             * Test
+             * @enum {string}
+             */
+            test: "t_test" | "welch" | "mann_whitney";
+            /** Z Min */
+            z_min: number;
         };
         /** TokenConfirm */
         TokenConfirm: {
@@ -8515,17 +9083,6 @@ export interface components {
              * @enum {string}
              */
             flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published";
-            /** Message */
-            message: string;
-        };
-        /** ValidityNote */
-        ValidityNote: {
-            /**
-             * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py)
-             * @enum {string}
-             */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
             /** Message */
             message: string;
         };
@@ -8964,6 +9521,24 @@ export interface components {
             /** @description kind vdbench only */
             vdbench?: components["schemas"]["VdbenchSpec"] | null;
         };
+        /** ValidityNote */
+        backend__review__schemas__ValidityNote: {
+            /**
+             * Flag
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py)
+             * @enum {string}
+             */
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
+            /** Message */
+            message: string;
+        };
+        /** ValidityNote */
+        backend__series__schemas__ValidityNote: {
+            /** Flag */
+            flag: string;
+            /** Message */
+            message: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -9146,6 +9721,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `agent_dist_throttled`: more than IOWATT_AGENT_DIST_REQUESTS_PER_MIN a minute from this address */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_agent_bundle: {
@@ -9195,6 +9781,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `agent_dist_throttled`: more than IOWATT_AGENT_DIST_REQUESTS_PER_MIN a minute from this address */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_install_script: {
@@ -9228,6 +9825,17 @@ export interface operations {
             /** @description A field is invalid: `detail` lists each field and the reason */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `agent_dist_throttled`: more than IOWATT_AGENT_DIST_REQUESTS_PER_MIN a minute from this address */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15838,6 +16446,639 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlotPage"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_series: {
+        parameters: {
+            query?: {
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
+                device_id?: string | null;
+                agent_id?: string | null;
+                workload_id?: string | null;
+                /** @description the series this run belongs to */
+                run_id?: string | null;
+                /** @description true: archived only; false: not archived; none: all */
+                archived?: boolean | null;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_SeriesRead_"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_team_thresholds: {
+        parameters: {
+            query: {
+                team_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamThresholdsRead"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_team_thresholds: {
+        parameters: {
+            query: {
+                team_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThresholdsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamThresholdsRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_series: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                series_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeriesRead"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_series: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                series_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeriesUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeriesRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_detections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                series_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetectionRead"][];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_detection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                series_id: string;
+                detection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DetectionUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetectionRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_history: {
+        parameters: {
+            query?: {
+                metric?: "read_iops" | "write_iops" | "read_bw_bytes" | "write_bw_bytes" | "read_lat_mean_ns" | "write_lat_mean_ns" | "read_clat_p99_ns" | "write_clat_p99_ns";
+                job_index?: number;
+                /** @description more runs: downsampled to about this */
+                max_points?: number;
+            };
+            header?: never;
+            path: {
+                series_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeriesHistory"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_verdict: {
+        parameters: {
+            query: {
+                run: string;
+            };
+            header?: never;
+            path: {
+                series_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeriesVerdict"];
                 };
             };
             /** @description No bearer token, or an unknown, expired or revoked one */
