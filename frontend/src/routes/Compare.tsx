@@ -191,6 +191,7 @@ export function Compare() {
                 charts: state.charts,
                 table: state.table,
                 series_metric: state.seriesMetric,
+                env: state.env,
               },
             }}
             defaultTitle={`Compare ${state.runs.length} runs`}

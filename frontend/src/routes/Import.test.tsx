@@ -1,6 +1,6 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseFigures } from "../components/Import/PublishedForm";
+import { figureDirection, parseFigures } from "../components/Import/PublishedForm";
 import { setToken } from "../lib/auth";
 import { renderAt, stubApi } from "../test/render";
 import { Import } from "./Import";
@@ -172,6 +172,13 @@ describe("Published figures", () => {
     expect(parseFigures("  ").error).toBe("type at least one figure");
   });
 
+  it("reads a figure's direction as the server does when none is given", () => {
+    expect(figureDirection("4K random write")).toBe("write");
+    expect(figureDirection("RND4K Q32T1 WR")).toBe("write");
+    expect(figureDirection("SEQ1M Q8T1 read")).toBe("read");
+    expect(figureDirection("wrap-around read")).toBe("read");
+  });
+
   it("stores a datasheet's figures as a published run", async () => {
     setToken("t");
     const calls = stubApi({
@@ -193,6 +200,10 @@ describe("Published figures", () => {
     fireEvent.change(screen.getByTestId("published-figures"), {
       target: { value: "SEQ1M Q8T1 read; 7450; MB/s" },
     });
+    // what the figures read as, with unit and direction, before anything is stored
+    expect(screen.getByTestId("published-preview-figure").textContent).toBe(
+      "SEQ1M Q8T1 read: 7,450 MB/s (read)",
+    );
     fireEvent.click(screen.getByTestId("published-store"));
     expect((await screen.findByTestId("published-stored")).textContent).toContain(
       "not measured here",

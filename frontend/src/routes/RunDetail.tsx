@@ -24,7 +24,7 @@ import { PresetSummary } from "../components/Run/PresetSummary";
 import { RunSummary } from "../components/Run/RunSummary";
 import { RunTags } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
-import { TargetResults } from "../components/Run/TargetResults";
+import { CombinedCaption, RunTargets, TargetResults } from "../components/Run/TargetResults";
 import { ScrollBox } from "../components/ScrollBox";
 import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
@@ -310,7 +310,7 @@ export function RunDetail() {
           </dd>
           <dt>Target</dt>
           <dd>
-            <span className="mono">{run.target_path}</span>
+            <RunTargets run={run} />
             {run.destructive && (
               <>
                 {" "}
@@ -361,6 +361,8 @@ export function RunDetail() {
           {active ? "Waiting for the run to finish…" : "No result stored for this run."}
         </p>
       )}
+      {!fileSummary && !dbSummary && <TargetResults run={run} />}
+      <CombinedCaption run={run} />
       {!fileSummary && !dbSummary && run.jobs.length > 0 && (
         <JobsOverview
           run={run}
@@ -368,7 +370,6 @@ export function RunDetail() {
           shortByDesign={!!shortFlag?.message.startsWith("short by design")}
         />
       )}
-      {!fileSummary && !dbSummary && <TargetResults run={run} />}
       <h2>Workload</h2>
       <WorkloadTable run={run} />
       {!active && run.status !== "cancelled" && (

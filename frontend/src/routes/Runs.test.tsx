@@ -217,3 +217,33 @@ describe("runs page filters", () => {
     expect(screen.queryByTestId("run-team")).toBeNull();
   }, 30_000);
 });
+
+describe("runs list rows", () => {
+  it("names a multi-target run's other targets, and no duration for an import that states none", async () => {
+    const t = (i: number) => ({ target_index: i, target_path: `/srv/t${i}` });
+    const at = "2026-11-21T10:00:00Z";
+    stub(() => ({
+      items: [
+        run("m3", { targets: [t(0), t(1), t(2)] as never }),
+        run("imp", {
+          source: "import",
+          started_at: at,
+          finished_at: at,
+          origin: { kind: "imported", label: "imported from CrystalDiskMark 8.0.4" } as never,
+        }),
+        run("one", { started_at: at, finished_at: "2026-11-21T10:00:30Z" }),
+      ],
+      total: 3,
+    }));
+    renderAt(<Runs />, { path: "/runs" });
+    expect(await screen.findByText("run m3", {}, { timeout: 10_000 })).toBeTruthy();
+    expect(screen.getAllByTestId("run-more-targets").map((e) => e.textContent)).toEqual([
+      " +2 targets",
+    ]);
+    const rows = screen.getAllByRole("row");
+    const cells = (name: string) =>
+      Array.from(rows.find((r) => r.textContent?.includes(name))?.querySelectorAll("td") ?? []);
+    expect(cells("run imp").some((c) => c.textContent === "—")).toBe(true);
+    expect(cells("run one").some((c) => c.textContent === "30 s")).toBe(true);
+  }, 30_000);
+});

@@ -32,6 +32,8 @@ function duration(r: RunRead): string {
   // A run still going counts up to now; a finished one without an end time has none.
   const end = r.finished_at ? Date.parse(r.finished_at) : isActive(r.status) ? Date.now() : null;
   if (end === null) return "—";
+  // an imported file or published figures that state no duration: not a run of 0 s
+  if (r.origin && end === Date.parse(r.started_at)) return "—";
   return formatSeconds((end - Date.parse(r.started_at)) / 1000);
 }
 
@@ -132,7 +134,15 @@ export function RunsTable({
               </div>
             </td>
             <td className="nowrap">{r.agent_name ?? "—"}</td>
-            <td className="mono small">{r.target_path}</td>
+            <td className="mono small">
+              {r.target_path}
+              {(r.targets?.length ?? 0) > 1 && (
+                <span className="muted nowrap" data-testid="run-more-targets">
+                  {" "}
+                  +{(r.targets?.length ?? 1) - 1} target{(r.targets?.length ?? 0) > 2 ? "s" : ""}
+                </span>
+              )}
+            </td>
             <td className="small">
               <WorkloadCell run={r} />
             </td>

@@ -65,6 +65,7 @@ function view(over: Partial<SharedView> = {}): SharedView {
       charts: ["bars"],
       table: "metrics",
       series_metric: "mbps",
+      env: [],
     },
     runs_total: 3,
     runs_deleted: 1,
@@ -102,6 +103,26 @@ describe("shared page (/s/:token)", () => {
     expect(runs.querySelector("tbody tr")?.textContent).toContain("hdd disk");
     expect(runs.querySelector("tbody tr")?.textContent).toContain("lab");
     expect(screen.queryByRole("button", { name: "remove" })).toBeNull();
+  });
+
+  it("says which environments the link keeps, and how many runs that leaves out", async () => {
+    const filtered = view({ runs_total: 4, runs_deleted: 1 });
+    filtered.options.env = ["raid_level:raid10", "kind:das"];
+    stubApi({ "GET /api/v1/shared/tok": () => ({ body: filtered }) });
+    renderAt(<Shared />, { path: "/s/tok", route: "/s/:token" });
+    expect((await screen.findByTestId("shared-env-filter")).textContent).toBe(
+      "Only runs whose recorded environment has RAID level = raid10 and kind = das (1 of the runs shared left out).",
+    );
+  });
+
+  it("says the filter left nothing rather than that the runs were deleted", async () => {
+    const none = view({ comparison: null, runs_deleted: 0 });
+    none.options.env = ["kind:nas"];
+    stubApi({ "GET /api/v1/shared/tok": () => ({ body: none }) });
+    renderAt(<Shared />, { path: "/s/tok", route: "/s/:token" });
+    expect((await screen.findByTestId("shared-empty")).textContent).toBe(
+      "No run of this link has an environment with kind = nas.",
+    );
   });
 
   it("reads a shared comparison as the compare page's, with nothing the link does not carry", () => {

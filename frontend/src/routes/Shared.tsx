@@ -19,6 +19,7 @@ import { CompareRunsTable } from "../components/Compare/RunsTable";
 import { SharedReview } from "../components/Share/SharedReview";
 import { columnLabels } from "../lib/compare";
 import { saveText } from "../lib/download";
+import { envFilterLabel } from "../lib/envFacets";
 import { ApiError, errorMessage } from "../lib/errors";
 import { type SharedView, sharedExport, sharedViewQuery } from "../queries/sharing";
 
@@ -140,7 +141,9 @@ function Frozen({ view }: { view: SharedView }) {
           ? "The campaign of this link was deleted."
           : view.runs_total === 0
             ? "Nothing to show yet: no run of this campaign has finished."
-            : "Every run of this link was deleted since it was shared."}
+            : view.options.env.length > 0
+              ? `No run of this link has an environment with ${view.options.env.map(envFilterLabel).join(" and ")}.`
+              : "Every run of this link was deleted since it was shared."}
       </div>
     );
   }
@@ -150,6 +153,8 @@ function Frozen({ view }: { view: SharedView }) {
   const layout = o.table === "auto" ? autoLayout(c.columns.length) : o.table;
   const show = (k: (typeof o.charts)[number]) => o.charts.includes(k);
   const job = o.job && c.jobs.some((j) => j.name === o.job) ? o.job : undefined;
+  // runs the link's environment filter left out (deleted runs are counted apart)
+  const leftOut = view.runs_total - view.runs_deleted - c.runs.length;
   return (
     <>
       <p className="small" data-testid="shared-verdict">
@@ -159,6 +164,12 @@ function Frozen({ view }: { view: SharedView }) {
             ? "⚠ Compared although the workloads differ (the sharer chose to)."
             : "✗ These runs did not run the same workload: their metrics are not compared."}
       </p>
+      {o.env.length > 0 && (
+        <p className="small" data-testid="shared-env-filter">
+          Only runs whose recorded environment has {o.env.map(envFilterLabel).join(" and ")}
+          {leftOut > 0 ? ` (${leftOut} of the runs shared left out)` : ""}.
+        </p>
+      )}
       <CompareRunsTable
         data={data}
         testId="shared-runs"

@@ -34,6 +34,40 @@ export function parseFigures(text: string): { figures: PublishedFigure[]; error:
   return { figures, error: null };
 }
 
+/** The direction the server reads a figure as when none is given (backend/imports/service.py):
+ * "write" when the test says write or wr, else read. */
+export function figureDirection(test: string): "read" | "write" {
+  return /write|wr\b/i.test(test) ? "write" : "read";
+}
+
+/** What the typed figures read as, before anything is stored: each with its unit and direction. */
+function FiguresPreview({ text }: { text: string }) {
+  if (!text.trim()) return null;
+  const { figures, error } = parseFigures(text);
+  return (
+    <div className="small" data-testid="published-preview">
+      {error ? (
+        <span className="field-error">{error}</span>
+      ) : (
+        <>
+          <span className="muted">
+            {figures.length} figure{figures.length === 1 ? "" : "s"} read, to be labelled published:
+          </span>
+          <ul className="published-preview">
+            {figures.map((f, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a typed line's place is its identity
+              <li key={i} data-testid="published-preview-figure">
+                {f.test}: <strong>{f.value.toLocaleString("en-US")}</strong> {f.unit}{" "}
+                <span className="muted">({figureDirection(f.test)})</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}
+
 export function PublishedForm({ teamId, onStored }: { teamId: string; onStored?: () => void }) {
   const [vendor, setVendor] = useState("");
   const [model, setModel] = useState("");
@@ -81,7 +115,7 @@ export function PublishedForm({ teamId, onStored }: { teamId: string; onStored?:
         {PUBLISHED_UNITS.join(", ")}; MB/s = 10<sup>6</sup> bytes/s). The run is labelled “published
         by &lt;vendor&gt;: not measured here” wherever it shows.
       </p>
-      <div className="import-paste-row">
+      <div className="published-row">
         <label className="field">
           <span>Vendor</span>
           <input
@@ -98,7 +132,7 @@ export function PublishedForm({ teamId, onStored }: { teamId: string; onStored?:
             data-testid="published-model"
           />
         </label>
-        <label className="field">
+        <label className="field published-reference">
           <span>Published at (URL, page)</span>
           <input
             value={reference}
@@ -117,6 +151,7 @@ export function PublishedForm({ teamId, onStored }: { teamId: string; onStored?:
           data-testid="published-figures"
         />
       </label>
+      <FiguresPreview text={text} />
       <button
         type="button"
         className="btn btn-primary"

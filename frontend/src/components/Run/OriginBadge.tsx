@@ -1,5 +1,6 @@
 // Where an imported or published run's figures come from (run.origin, backend/imports): shown
 // wherever a run is named (runs list, run page, comparisons) so nobody takes it for a measurement here.
+import "./origin-badge.css";
 import type { components } from "../../client/schema";
 import { downloadSource } from "../../queries/imports";
 import { DownloadButton } from "../DownloadButton";

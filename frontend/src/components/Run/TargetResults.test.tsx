@@ -4,7 +4,7 @@ import { MemoryRouter } from "react-router-dom";
 import { describe, expect, it } from "vitest";
 import type { JobSummary, RunRead } from "../../client/types";
 import { PSYNC_JOB } from "../../test/fixtures";
-import { TargetResults } from "./TargetResults";
+import { CombinedCaption, RunTargets, TargetResults } from "./TargetResults";
 
 const render = (ui: ReactElement) => rtlRender(<MemoryRouter>{ui}</MemoryRouter>);
 
@@ -59,5 +59,27 @@ describe("TargetResults", () => {
       <TargetResults run={{ ...run("merged"), targets: [], combined: null }} />,
     );
     expect(container.querySelector("[data-testid=target-results]")).toBeNull();
+  });
+});
+
+describe("a multi-target run's targets and combined figures, named on the run page", () => {
+  it("lists every target in order, the one target as before, and says when a file named none", () => {
+    const { container } = render(<RunTargets run={run("merged")} />);
+    expect(screen.getByTestId("run-targets").textContent).toBe("2 at the same time:/srv/t0/srv/t1");
+    container.remove();
+    render(<RunTargets run={{ target_path: "/srv/one", targets: [], origin: null }} />);
+    expect(screen.getByText("/srv/one")).toBeTruthy();
+    render(
+      <RunTargets run={{ target_path: "", targets: [], origin: { kind: "imported" } as never }} />,
+    );
+    expect(screen.getByText("not stated by the imported file")).toBeTruthy();
+  });
+
+  it("captions the jobs of a multi-target run as combined, and nothing else", () => {
+    render(<CombinedCaption run={run("merged")} />);
+    expect(screen.getByTestId("combined-caption").textContent).toContain("2 targets combined");
+    const { container } = render(<CombinedCaption run={{ ...run("merged"), targets: [] }} />);
+    expect(container.textContent).toBe("");
+    expect(within(screen.getByTestId("combined-caption")).getByText("combined")).toBeTruthy();
   });
 });

@@ -33,6 +33,38 @@ function Cells({ f }: { f: Figures | null }) {
   );
 }
 
+/** The run page's Target fact: the one target, or each target of a multi-target run in order;
+ * a run whose file named none (an import) says so rather than leave the line empty. */
+export function RunTargets({ run }: { run: Pick<RunRead, "target_path" | "targets" | "origin"> }) {
+  const targets = run.targets ?? [];
+  if (targets.length > 1)
+    return (
+      <span data-testid="run-targets">
+        {targets.length} at the same time:
+        {targets.map((t) => (
+          <span key={t.target_index} className="mono block">
+            {t.target_path}
+          </span>
+        ))}
+      </span>
+    );
+  if (!run.target_path)
+    return <span className="muted">{run.origin ? "not stated by the imported file" : "—"}</span>;
+  return <span className="mono">{run.target_path}</span>;
+}
+
+/** Above a multi-target run's jobs: their figures are the targets' combined. */
+export function CombinedCaption({ run }: { run: Pick<RunRead, "targets" | "jobs"> }) {
+  const n = run.targets?.length ?? 0;
+  if (n < 2 || run.jobs.length === 0) return null;
+  return (
+    <p className="small muted" data-testid="combined-caption">
+      Each job below: the {n} targets <strong>combined</strong> (each target's own figures are in
+      Per target above).
+    </p>
+  );
+}
+
 /** A multi-target run's results: per job, each target's figures and the combined row (the
  * run's own `jobs`: bytes and I/Os summed, rates over the longest target's runtime, latency
  * percentiles merged from the targets' histograms or not combined). Nothing for one target. */
@@ -107,9 +139,9 @@ function JobRows({
           </td>
         </tr>
       ))}
-      <tr data-testid="combined-row">
-        <td>
-          <strong>combined</strong>
+      <tr data-testid="combined-row" className="combined-row">
+        <td title="bytes and I/Os summed; bytes/s and IOPS over the longest target's runtime">
+          <strong>combined</strong> <span className="muted small">({targets.length} targets)</span>
         </td>
         <Cells f={figuresOf(job)} />
         <td>

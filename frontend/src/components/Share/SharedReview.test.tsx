@@ -133,6 +133,7 @@ function view(r: SharedReviewData | null): SharedView {
       force: false,
       job: null,
       charts: [],
+      env: [],
       table: "auto",
       series_metric: "mbps",
     },

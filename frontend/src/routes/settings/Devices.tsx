@@ -4,6 +4,7 @@ import type { DeviceRead, DeviceUpdate, EmbodiedDefaultRead } from "../../client
 import { DeleteButton } from "../../components/Deletion/DeleteButton";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
+import { ScrollBox } from "../../components/ScrollBox";
 import { TeamChip } from "../../components/Team/TeamChip";
 import { formatBytes, formatCo2Kg, formatSize, parseSize, sig3 } from "../../lib/format";
 import { useCan, useListTeam, useMayDelete } from "../../lib/role";
@@ -214,67 +215,70 @@ export function Devices() {
         <p className="muted">No devices yet: they appear when a run uses one.</p>
       )}
       {q.data && q.data.items.length > 0 && (
-        <table className="table" data-testid="devices-table">
-          <thead>
-            <tr>
-              <th>Device</th>
-              <th>Agent</th>
-              <th>Kind</th>
-              <th>Media</th>
-              <th className="num">Capacity</th>
-              <th className="num">Embodied carbon</th>
-              <th className="num">Service life</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {q.data.items.flatMap((d) => [
-              <tr key={d.id} data-testid="device-row">
-                <td>
-                  {d.name} <span className="muted small mono wrap">{d.key}</span>
-                  <TeamChip teamId={d.team_id} />
-                  {d.notes && (
-                    <div className="small pre-wrap" data-testid="device-notes">
-                      {d.notes}
-                    </div>
-                  )}
-                </td>
-                <td>{agentName(d.agent_id)}</td>
-                <td>{d.kind}</td>
-                <td>{d.media ?? "—"}</td>
-                <td className="num">{formatBytes(d.capacity_bytes)}</td>
-                <td className="num" data-testid="device-embodied">
-                  {formatCo2Kg(d.embodied_kg)}
-                  <div className="muted small">
-                    {d.embodied_kg == null
-                      ? "no default for this media and capacity: set a figure"
-                      : `${d.embodied_is_default ? "default" : "override"}: ${d.embodied_source ?? "no source"}`}
-                  </div>
-                </td>
-                <td className="num">{sig3(d.lifetime_years)} years</td>
-                <td>
-                  {can("device.edit", d.team_id) && (
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      onClick={() => setEditing(editing === d.id ? null : d.id)}
-                    >
-                      {editing === d.id ? "Close" : "Edit"}
-                    </button>
-                  )}{" "}
-                  <DeleteDevice device={d} />
-                </td>
-              </tr>,
-              editing === d.id ? (
-                <tr key={`${d.id}-edit`}>
-                  <td colSpan={8}>
-                    <DeviceForm device={d} onDone={() => setEditing(null)} />
+        <ScrollBox label="the team's devices">
+          <table className="table" data-testid="devices-table">
+            <thead>
+              <tr>
+                <th>Device</th>
+                <th>Agent</th>
+                <th>Kind</th>
+                <th>Media</th>
+                <th className="num">Capacity</th>
+                <th className="num">Embodied carbon</th>
+                <th className="num">Service life</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {q.data.items.flatMap((d) => [
+                <tr key={d.id} data-testid="device-row">
+                  {/* a by-id name or a declared key has no spaces: it wraps anywhere, never widens the page */}
+                  <td style={{ overflowWrap: "anywhere", minWidth: "12rem" }}>
+                    {d.name} <span className="muted small mono wrap">{d.key}</span>
+                    <TeamChip teamId={d.team_id} />
+                    {d.notes && (
+                      <div className="small pre-wrap" data-testid="device-notes">
+                        {d.notes}
+                      </div>
+                    )}
                   </td>
-                </tr>
-              ) : null,
-            ])}
-          </tbody>
-        </table>
+                  <td>{agentName(d.agent_id)}</td>
+                  <td>{d.kind}</td>
+                  <td>{d.media ?? "—"}</td>
+                  <td className="num">{formatBytes(d.capacity_bytes)}</td>
+                  <td className="num" data-testid="device-embodied">
+                    {formatCo2Kg(d.embodied_kg)}
+                    <div className="muted small">
+                      {d.embodied_kg == null
+                        ? "no default for this media and capacity: set a figure"
+                        : `${d.embodied_is_default ? "default" : "override"}: ${d.embodied_source ?? "no source"}`}
+                    </div>
+                  </td>
+                  <td className="num">{sig3(d.lifetime_years)} years</td>
+                  <td>
+                    {can("device.edit", d.team_id) && (
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        onClick={() => setEditing(editing === d.id ? null : d.id)}
+                      >
+                        {editing === d.id ? "Close" : "Edit"}
+                      </button>
+                    )}{" "}
+                    <DeleteDevice device={d} />
+                  </td>
+                </tr>,
+                editing === d.id ? (
+                  <tr key={`${d.id}-edit`}>
+                    <td colSpan={8}>
+                      <DeviceForm device={d} onDone={() => setEditing(null)} />
+                    </td>
+                  </tr>
+                ) : null,
+              ])}
+            </tbody>
+          </table>
+        </ScrollBox>
       )}
     </section>
   );
