@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from backend import __version__
 from backend.agent.router import router as agent_router
 from backend.agent_dist.router import router as agent_dist_router
+from backend.alert.router import router as alert_router
 from backend.audit.router import router as audit_router
 from backend.auth.oidc_router import router as oidc_router
 from backend.auth.proof_router import router as proof_router
@@ -50,6 +51,8 @@ from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logg
 from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
 from backend.review.router import router as review_router
+from backend.run.group_router import barrier_router as run_barrier_router
+from backend.run.group_router import router as run_group_router
 from backend.run.router import router as run_router
 from backend.run.router import tags_router as run_tags_router
 from backend.schedule.router import router as schedule_router
@@ -294,12 +297,15 @@ def create_app() -> FastAPI:
         workload_facts_router,
         run_router,
         run_tags_router,
+        run_group_router,
+        run_barrier_router,
         upload_router,
         imports_router,
         compare_router,
         carbon_router,
         campaign_router,
         schedule_router,
+        alert_router,
         series_router,
         comment_router,
         export_router,

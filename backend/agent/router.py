@@ -181,9 +181,11 @@ RawTokenDep = Annotated[str, Depends(_raw_token)]
 def heartbeat(
     agent_id: uuid.UUID, body: Heartbeat, principal: AgentDep, raw_token: RawTokenDep, session: SessionDep
 ) -> HeartbeatAck:
+    received_at = utcnow()  # t1 of the agent's clock exchange; server_time below is t2
     agent = service.heartbeat(session, principal=principal, agent_id=agent_id, body=body)
     settings = get_settings()
     return HeartbeatAck(
+        received_at=received_at,
         server_time=utcnow(),
         heartbeat_interval_s=settings.heartbeat_interval_s,
         token_expires_at=agent_token.expiry_of(agent, raw_token),
@@ -229,6 +231,10 @@ async def _agent_short_tx(
     if not isinstance(principal, AgentPrincipal):
         raise Forbidden("this needs an agent token", code="agent_only")
     return principal, creds.credentials
+
+
+# the agent's long-polls elsewhere (a group run's start barrier, backend/run/group_router.py)
+agent_short_tx = _agent_short_tx
 
 
 @router.post("/{agent_id}/lease", response_model=LeaseResponse)

@@ -355,6 +355,12 @@ class Heartbeat(InputSchema):
         "whose lease this one does not hold, was lost and fails at once. Absent from older agents",
     )
     agent_version: str = Field("", max_length=50)
+    sent_at: datetime | None = Field(
+        None,
+        description="the agent's clock when it sent the heartbeat (t0 of an NTP-style exchange: with "
+        "the answer's received_at and server_time and the agent's receive time it gives the agent's "
+        "clock offset and the round trip that bounds it). Absent from older agents",
+    )
 
 
 class LeaseRequest(InputSchema):
@@ -370,13 +376,24 @@ class LeaseRequest(InputSchema):
 
 
 class HeartbeatAck(OutputSchema):
-    server_time: datetime
+    server_time: datetime = Field(description="the server's clock when it answered (t2)")
+    received_at: datetime | None = Field(
+        None, description="the server's clock when the heartbeat arrived (t1); null from older servers"
+    )
     heartbeat_interval_s: int
     token_expires_at: datetime = Field(
         description="when the token this heartbeat came with stops working (docs/adr/0011)"
     )
     token_ttl_s: int = Field(
         description="lifetime of a new agent token: the agent rotates when less than half is left"
+    )
+
+
+class LeaseGroup(OutputSchema):
+    group_id: uuid.UUID
+    members: int = Field(description="how many agents run the group together")
+    start_tolerance_ns: int = Field(
+        description="a start later or earlier than this marks the group unsynchronized"
     )
 
 
@@ -399,6 +416,11 @@ class Lease(OutputSchema):
     )
     destructive: bool = Field(description="the run's key of the two-key rule for raw devices")
     idle_s: float | None = Field(description="idle baseline before and after the load; null = the agent's")
+    group: LeaseGroup | None = Field(
+        None,
+        description="a member of a group run: the agent prepares, reports ready (POST /runs/{id}/ready, "
+        "long-polled) and starts its engine at the instant the server answers; null: start at once",
+    )
 
 
 class LeaseResponse(OutputSchema):

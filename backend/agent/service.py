@@ -359,6 +359,7 @@ def try_lease(
         meter=run.meter,
         destructive=run.destructive,
         idle_s=run.idle_s,
+        group=run_service.lease_group(session, run),
     )
 
 

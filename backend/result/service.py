@@ -28,7 +28,7 @@ from backend.result.schemas import (
 )
 from backend.run import repository as run_repo
 from backend.run import service as run_service
-from backend.run.schemas import ResultStored, ResultUpload
+from backend.run.schemas import JobSummary, ResultStored, ResultUpload
 
 _MAX_POINTS = 2000
 HEAP_BTREE_PAGE_BYTES = 8192
@@ -321,3 +321,10 @@ def _downsample(points: list[ResultSeriesPoint]) -> list[SeriesPointRead]:
             )
         )
     return out
+
+
+def job_summaries(run_id: uuid.UUID, engine_result: dict[str, Any]) -> list[JobSummary]:
+    """An engine document's key figures per job, as a run's `jobs` shows them (a group run's
+    combined figure, which is stored nowhere: it is rebuilt from its members' results)."""
+    doc = validate_document(engine_result)
+    return [run_service.job_summary(_job_row(run_id, i, job, doc)) for i, job in enumerate(doc.jobs)]

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, exists, func, or_, select
+from sqlalchemy import ColumnElement, delete, exists, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, defer, selectinload
 
@@ -18,6 +18,7 @@ from backend.models import (
     RunTarget,
     Workload,
 )
+from backend.models.run_group import RunGroup
 
 
 def get_in_teams(
@@ -296,3 +297,67 @@ def team_tags(session: Session, team_ids: list[uuid.UUID], limit: int = 500) -> 
         .limit(limit)
     )
     return [(tag, count) for tag, count in rows]
+
+
+# --- group runs ---------------------------------------------------------------------------------
+
+
+def group(
+    session: Session, group_id: uuid.UUID, *, lock: bool = False, skip_locked: bool = False
+) -> RunGroup | None:
+    """A group run's row. Locked rows: after the member runs a transaction holds (the dispatcher,
+    which never waits, takes it first with skip_locked)."""
+    q = select(RunGroup).where(RunGroup.id == group_id)
+    if lock or skip_locked:
+        q = q.with_for_update(skip_locked=skip_locked)
+    return session.scalar(q.execution_options(populate_existing=True))
+
+
+def groups_by_id(session: Session, group_ids: set[uuid.UUID]) -> dict[uuid.UUID, RunGroup]:
+    if not group_ids:
+        return {}
+    return {g.id: g for g in session.scalars(select(RunGroup).where(RunGroup.id.in_(group_ids)))}
+
+
+def group_sizes(session: Session, group_ids: set[uuid.UUID]) -> dict[uuid.UUID, int]:
+    if not group_ids:
+        return {}
+    q = select(Run.group_id, func.count()).where(Run.group_id.in_(group_ids)).group_by(Run.group_id)
+    return {gid: n for gid, n in session.execute(q).tuples() if gid is not None}
+
+
+def group_members(session: Session, group_id: uuid.UUID, *, skip_locked: bool = False) -> list[Run]:
+    """The members in id order; with skip_locked, those no other transaction holds (locked)."""
+    q = select(Run).where(Run.group_id == group_id).order_by(Run.id)
+    if skip_locked:
+        q = q.with_for_update(skip_locked=True)
+    return list(session.scalars(q.execution_options(populate_existing=True)))
+
+
+def count_group_members(session: Session, group_id: uuid.UUID) -> int:
+    return session.scalar(select(func.count()).select_from(Run).where(Run.group_id == group_id)) or 0
+
+
+def lock_agents_skip(session: Session, agent_ids: list[uuid.UUID]) -> list[Agent]:
+    """The agents no other transaction holds, locked, in id order."""
+    q = select(Agent).where(Agent.id.in_(agent_ids)).order_by(Agent.id).with_for_update(skip_locked=True)
+    return list(session.scalars(q))
+
+
+def stop_group(session: Session, group_id: uuid.UUID, reason: str) -> None:
+    """The group's first stop reason (a later one never replaces it)."""
+    session.execute(
+        update(RunGroup)
+        .where(RunGroup.id == group_id, RunGroup.stop_reason.is_(None))
+        .values(stop_reason=reason[:4000])
+        .execution_options(synchronize_session=False)
+    )
+
+
+def mark_unsynchronized(session: Session, group_id: uuid.UUID) -> None:
+    session.execute(
+        update(RunGroup)
+        .where(RunGroup.id == group_id, RunGroup.unsynchronized.is_(False))
+        .values(unsynchronized=True)
+        .execution_options(synchronize_session=False)
+    )

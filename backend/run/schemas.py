@@ -276,6 +276,29 @@ class CombinedRead(OutputSchema):
     energy: str = Field(description="what the run's energy measures")
 
 
+class RunGroupRef(OutputSchema):
+    """A group run's member as its run shows it (GET /run-groups/{id} has the whole group)."""
+
+    group_id: uuid.UUID
+    members: int
+    unsynchronized: bool = Field(
+        description="a member of the group started further from the group's instant than its tolerance "
+        "(or its clock's offset could not be bounded that closely): the members did not load the store "
+        "at the same time; the figures stand, marked"
+    )
+    clock_offset_ns: int | None = Field(
+        description="the server's clock minus the agent's, measured over "
+        "the heartbeat exchange; null until it reported ready"
+    )
+    clock_round_trip_ns: int | None = Field(
+        description="the round trip of that measurement: the true offset lies within half of it"
+    )
+    start_skew_ns: int | None = Field(
+        description="when this member's engine started minus the group's start instant, in server time "
+        "(positive: late); null until it reported its start"
+    )
+
+
 class RunRead(OutputSchema):
     id: uuid.UUID
     team_id: uuid.UUID
@@ -346,6 +369,9 @@ class RunRead(OutputSchema):
         None,
         description="a multi-target run: `jobs` are the targets' figures combined (bytes and I/Os summed, "
         "rates over the longest target's runtime, latency merged from histograms); null for one target",
+    )
+    group: RunGroupRef | None = Field(
+        None, description="a member of a group run (several agents started at one instant); null otherwise"
     )
 
 
@@ -500,6 +526,7 @@ RunValidityFlagName = Literal[
     "unconditioned_ssd",
     "imported",
     "published",
+    "unsynchronized",
 ]
 RUN_VALIDITY_FLAGS: dict[RunValidityFlagName, str] = {
     "buffered_device": "a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page "
@@ -520,6 +547,8 @@ RUN_VALIDITY_FLAGS: dict[RunValidityFlagName, str] = {
     "device were not controlled or checked by iowatt (run/service.py origin_flags)",
     "published": "a vendor's or a review's published figures entered by hand (POST /imports/published): "
     "not measured here (run/service.py origin_flags)",
+    "unsynchronized": "a member of a group run whose members did not all start within the group's "
+    "tolerance of its start instant (run/service.py group_flags)",
 }
 
 

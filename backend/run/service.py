@@ -19,8 +19,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, object_session
 
 from backend.agent import repository as agent_repo
+from backend.agent import wake
 from backend.agent.policy import reported_policy
-from backend.agent.schemas import Inventory
+from backend.agent.schemas import Inventory, LeaseGroup
 from backend.audit import service as audit
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.compare.validity import flags_for
@@ -31,6 +32,7 @@ from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
 from backend.models import ACTIVE_STATUSES, FINAL_STATUSES, Agent, ResultJob, Role, Run, RunStatus, RunTarget
+from backend.models.run_group import RunGroup
 from backend.power import service as power_service
 from backend.result.summary import db_summaries, file_summaries
 from backend.run import repository
@@ -48,6 +50,7 @@ from backend.run.schemas import (
     ProgressAck,
     ProgressReport,
     RunCreate,
+    RunGroupRef,
     RunOrigin,
     RunOriginFile,
     RunPage,
@@ -120,6 +123,22 @@ def _hold_devices(run: Run, held: bool) -> None:
 def _finish(run: Run, transition: str, error: str | None, *, at: datetime | None = None) -> None:
     _move(run, transition)
     run.finished_at, run.error, run.lease_expires_at = at or utcnow(), error, None
+    if run.group_id is not None and transition in ("fail", "cancel"):
+        _stop_group(run, "failed" if transition == "fail" else "was cancelled", error)
+
+
+def _stop_group(run: Run, what: str, error: str | None) -> None:
+    """A member that failed or was cancelled (or lost) stops its group: the group keeps the first
+    reason; running members are told in their next progress answer, members waiting at the start
+    barrier in its answer, queued ones are cancelled by the dispatcher. The group row is locked
+    after the member's: every transaction that waits takes them in that order."""
+    session = object_session(run)
+    if session is None or run.group_id is None:
+        return
+    agent = session.get(Agent, run.agent_id)
+    who = f"{agent.name if agent else run.agent_id}:{run.target_path}"
+    repository.stop_group(session, run.group_id, f"member {who} {what}" + (f": {error}" if error else ""))
+    enqueue(session, "run.dispatch_pending")
 
 
 # --- user side --------------------------------------------------------------------------------
@@ -391,6 +410,9 @@ def to_read(
     file_workloads = file_summaries(session, runs)
     databases = db_summaries(session, runs)
     targets = repository.targets_of(session, ids)
+    group_ids = {r.group_id for r in runs if r.group_id is not None}
+    groups = repository.groups_by_id(session, group_ids)
+    group_sizes = repository.group_sizes(session, group_ids)
     target_devices = repository.device_names(
         session, [t.device_id for ts in targets.values() for t in ts if t.device_id]
     )
@@ -438,9 +460,26 @@ def to_read(
             heap_btree=databases[r.id][1],
             targets=[_target_read(t, target_devices) for t in targets[r.id]],
             combined=_combined_read(targets[r.id], jobs[r.id]),
+            group=_group_ref(r, groups, group_sizes),
         )
         for r in runs
     ]
+
+
+def _group_ref(
+    run: Run, groups: dict[uuid.UUID, RunGroup], sizes: dict[uuid.UUID, int]
+) -> RunGroupRef | None:
+    group = groups.get(run.group_id) if run.group_id is not None else None
+    if group is None:
+        return None
+    return RunGroupRef(
+        group_id=group.id,
+        members=sizes.get(group.id, 0),
+        unsynchronized=group.unsynchronized,
+        clock_offset_ns=run.clock_offset_ns,
+        clock_round_trip_ns=run.clock_round_trip_ns,
+        start_skew_ns=run.start_skew_ns,
+    )
 
 
 COMBINED_RATES = "bytes and I/Os summed over the targets; bytes/s and IOPS over the longest target's runtime"
@@ -625,11 +664,30 @@ def origin_flags(run: Run) -> list[dict[str, str]]:
 
 
 def with_origin_flags(run: Run, flags: list[dict[str, str]]) -> list[dict[str, str]]:
-    """A run's validity flags with its origin's first; a published run has no runtime to be short."""
+    """A run's validity flags with its origin's first; a published run has no runtime to be short.
+    A member of an unsynchronized group run carries that flag too (group_flags)."""
     o = origin_of(run)
     if o is not None and o.kind == "published":
         flags = [f for f in flags if f.get("flag") != "short_run"]
-    return origin_flags(run) + flags
+    return origin_flags(run) + flags + group_flags(run)
+
+
+def group_flags(run: Run) -> list[dict[str, str]]:
+    """The `unsynchronized` flag of a member of a group run whose members missed its start instant."""
+    session = object_session(run)
+    if run.group_id is None or session is None:
+        return []
+    group = repository.group(session, run.group_id)
+    if group is None or not group.unsynchronized:
+        return []
+    return [
+        {
+            "flag": "unsynchronized",
+            "message": "a member of this group run started further from the group's start instant than "
+            f"its tolerance ({group.start_tolerance_ns / 1e6:g} ms): the hosts did not load the store at "
+            "the same time",
+        }
+    ]
 
 
 def progress_read(stored: dict[str, Any]) -> Progress:
@@ -693,6 +751,8 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
     run = repository.get_locked(session, run_id)
     if run is None or run.status != RunStatus.queued:
         return None
+    if run.group_id is not None:
+        return _dispatch_group(session, run, run.group_id)
     agent = repository.lock_agent(session, run.agent_id)
     if agent is None or not agent.online or agent.revoked_at is not None or agent.state == "draining":
         return None
@@ -718,6 +778,115 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
     return agent.id
 
 
+def _dispatch_group(session: Session, run: Run, group_id: uuid.UUID) -> uuid.UUID | None:
+    """All or none: every member of the group is assigned in this transaction when every member's
+    agent is online, idle and not draining and every device is free; else the group stays queued.
+    It never waits for a lock (a group, member or agent another transaction holds: the next
+    dispatch tries again), so two dispatchers of one group, or of two groups, cannot deadlock.
+    A stopped group's queued members are cancelled. The other members' agents are woken after
+    the commit; `run`'s agent id is returned for the caller to wake."""
+    group = repository.group(session, group_id, skip_locked=True)
+    if group is None:
+        return None
+    members = repository.group_members(session, group_id, skip_locked=True)
+    if len(members) != repository.count_group_members(session, group_id):
+        return None
+    if group.stop_reason is not None:
+        for m in members:
+            if m.status == RunStatus.queued:
+                _finish(m, "cancel", f"the group stopped: {group.stop_reason}")
+        return None
+    if any(m.status != RunStatus.queued for m in members):
+        return None
+    agent_ids = sorted({m.agent_id for m in members})
+    agents = repository.lock_agents_skip(session, agent_ids)
+    if len(agents) != len(agent_ids):
+        return None
+    for agent in agents:
+        if (
+            not agent.online
+            or agent.revoked_at is not None
+            or agent.state == "draining"
+            or agent.kind != "agent"
+        ):
+            return None
+        if repository.agent_busy(session, agent.id):
+            return None
+    targets = repository.targets_of(session, [m.id for m in members])
+    devices = {
+        d for m in members for d in [m.device_id, *(t.device_id for t in targets[m.id])] if d is not None
+    }
+    if devices and repository.device_busy(session, list(devices)):
+        return None
+    now = utcnow()
+    expires = now + timedelta(seconds=get_settings().lease_start_timeout_s)
+    for m in members:
+        _move(m, "assign")
+        m.assigned_at, m.lease_id, m.lease_expires_at = now, uuid.uuid4(), expires
+        m.attempt += 1
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError:  # another run took a device between our check and the flush
+        for m in members:
+            session.expire(m)
+        return None
+    for agent_id in agent_ids:
+        if agent_id != run.agent_id:
+            wake.wake_after_commit(session, agent_id)
+    return run.agent_id
+
+
+def cancel_group(session: Session, *, principal: UserPrincipal, group_id: uuid.UUID) -> RunGroup:
+    """Cancel every member: queued and assigned ones now, running ones at their next progress
+    report (or in the start barrier's answer). Members first, then the group row (the order every
+    transaction that waits keeps)."""
+    group = repository.group(session, group_id)
+    if group is None or group.team_id not in principal.team_ids:
+        raise NotFound("group run not found")
+    principal.require(group.team_id, Role.member)
+    members = repository.group_members(session, group_id)
+    locked = [repository.get_for_agent(session, m.id, m.agent_id) for m in members]  # id order
+    group = repository.group(session, group_id, lock=True)
+    assert group is not None
+    if all(m is None or m.status in FINAL_STATUSES for m in locked):
+        raise Conflict("every member of the group run has finished", code="run_finished")
+    group.cancelled = True
+    if group.stop_reason is None:
+        group.stop_reason = "cancelled by a user"
+    session.flush()
+    for m in locked:
+        if m is None or m.status in FINAL_STATUSES:
+            continue
+        if m.status in (RunStatus.queued, RunStatus.assigned):
+            _finish(m, "cancel", "cancelled before it started")
+        else:
+            m.cancel_requested = True
+    return group
+
+
+def group_stop_reason(session: Session, run: Run) -> str | None:
+    """Why the run's group stopped, if it is a member of one that did."""
+    if run.group_id is None:
+        return None
+    group = repository.group(session, run.group_id)
+    return group.stop_reason if group is not None else None
+
+
+def lease_group(session: Session, run: Run) -> LeaseGroup | None:
+    """A lease's `group`: what a member's agent needs to meet the others at the start barrier."""
+    if run.group_id is None:
+        return None
+    group = repository.group(session, run.group_id)
+    if group is None:
+        return None
+    return LeaseGroup(
+        group_id=group.id,
+        members=repository.count_group_members(session, group.id),
+        start_tolerance_ns=group.start_tolerance_ns,
+    )
+
+
 def queued_ids(session: Session) -> list[uuid.UUID]:
     """Queued runs, oldest first (at most the repository's batch): what `run.dispatch_pending` tries."""
     return repository.queued_ids(session)
@@ -729,10 +898,18 @@ def expire_stale_leases(session: Session) -> tuple[list[uuid.UUID], list[uuid.UU
     settings = get_settings()
     requeued, failed = [], []
     for run in repository.stale_leases(session, utcnow()):
-        if run.status == RunStatus.assigned and run.attempt < settings.run_max_attempts:
+        # a group's member is never queued again alone: its group was assigned all together
+        if (
+            run.status == RunStatus.assigned
+            and run.attempt < settings.run_max_attempts
+            and run.group_id is None
+        ):
             _move(run, "requeue")
             run.lease_id, run.lease_expires_at, run.assigned_at = None, None, None
             requeued.append(run.id)
+        elif run.status == RunStatus.assigned and run.group_id is not None:
+            _finish(run, "fail", "the agent did not pick its member of the group run up in time")
+            failed.append(run.id)
         elif run.status == RunStatus.assigned:
             _finish(run, "fail", f"the agent did not pick the run up in {run.attempt} attempts")
             failed.append(run.id)
@@ -894,7 +1071,10 @@ def progress(
             }
         )
     run.progress = {**data, "updated_at": now.isoformat(), "samples": samples[-PROGRESS_SAMPLES:]}
-    return ProgressAck(cancel_requested=run.cancel_requested, lease_expires_at=run.lease_expires_at)
+    stopped = group_stop_reason(session, run) is not None  # a member of a stopped group stops too
+    return ProgressAck(
+        cancel_requested=run.cancel_requested or stopped, lease_expires_at=run.lease_expires_at
+    )
 
 
 def fail(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: FailureReport) -> Run:
@@ -910,7 +1090,10 @@ def fail(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body
         return run
     if run.status in FINAL_STATUSES:
         return run  # a retried report, or the reaper got there first
-    if body.cancelled or run.cancel_requested:
+    stopped = group_stop_reason(session, run) if body.cancelled and not run.cancel_requested else None
+    if stopped is not None:
+        _finish(run, "cancel", f"the group stopped: {stopped}")
+    elif body.cancelled or run.cancel_requested:
         _finish(run, "cancel", "cancelled while running")
     else:
         _finish(run, "fail", f"{body.reason}{code}{detail}")

@@ -129,6 +129,14 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "POST /api/v1/runs/{run_id}/start":           ("401", "403", "403", "403", "403", "404", OK, "401"),
     "POST /api/v1/runs/{run_id}/progress":        ("401", "403", "403", "403", "403", OK, "404", "401"),
     "POST /api/v1/runs/{run_id}/failure":         ("401", "403", "403", "403", "403", OK, "404", "401"),
+    # group runs: queued by members naming their team's agents (team B's user names team A's: 422
+    # on members.0.agent_id); the start barrier is its member agent's: the running run is no
+    # group's member, so its own agent gets 409 not_in_group, the other agent 404
+    "POST /api/v1/run-groups":                    ("401", "403", OK, OK, "422", "403", "403", "401"),
+    "GET /api/v1/run-groups/{group_id}":          ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "POST /api/v1/run-groups/{group_id}/cancel":  ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "POST /api/v1/runs/{run_id}/ready":           ("401", "403", "403", "403", "403", "409", "404", "401"),
+    "POST /api/v1/runs/{run_id}/started":         ("401", "403", "403", "403", "403", "409", "404", "401"),
     # runs named in the query that are not in the caller's teams: 422 on `runs`
     "GET /api/v1/compare":                        ("401", OK, OK, OK,  "422", "403", "403", "401"),
     "GET /api/v1/compare/latency":                ("401", OK, OK, OK,  "422", "403", "403", "401"),
@@ -191,6 +199,14 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/schedules/{schedule_id}/slots":  ("401", OK, OK, OK,  "404", "403", "403", "401"),
     "PATCH /api/v1/schedules/{schedule_id}":      ("401", "403", OK, OK, "404", "403", "403", "401"),
     "DELETE /api/v1/schedules/{schedule_id}":     ("401", "403", OK, OK, "404", "403", "403", "401"),
+    # alerts: the team reads its alerts and channels (URLs without their secrets); admins manage
+    # channels (user_b naming team A in a body: 403; team A's channel by id: 404)
+    "POST /api/v1/alert-channels":                ("401", "403", "403", OK, "403", "403", "403", "401"),
+    "GET /api/v1/alert-channels":                 ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "PATCH /api/v1/alert-channels/{channel_id}":  ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "DELETE /api/v1/alert-channels/{channel_id}": ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "POST /api/v1/alert-channels/{channel_id}/test": ("401", "403", "403", OK, "404", "403", "403", "401"),
+    "GET /api/v1/alerts":                         ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "DELETE /api/v1/teams/{team_id}":             ("401", "403", "403", "409", "404", "403", "403", "401"),
     "DELETE /api/v1/auth/me":                     ("401", OK, OK, "409", "409", "403", "403", "401"),
     "POST /api/v1/teams/{team_id}/export":        ("401", "403", "403", OK, "404", "403", "403", "401"),
@@ -247,6 +263,8 @@ PATH_IDS: dict[str, str] = {
     "run_id": "run_done",
     "campaign_id": "campaign",
     "schedule_id": "schedule",
+    "channel_id": "alert_channel",
+    "group_id": "run_group",
     "token_id": "member_token",
     "enrollment_token_id": "enrollment_token",
     "file_name": "run_done",  # any name: none is a bundle on the world's server
@@ -261,6 +279,8 @@ PATH_IDS_BY_OP: dict[str, dict[str, str]] = {
     "POST /api/v1/runs/{run_id}/progress": {"run_id": "run_running"},
     "POST /api/v1/runs/{run_id}/failure": {"run_id": "run_running"},
     "POST /api/v1/runs/{run_id}/start": {"run_id": "run_assigned"},
+    "POST /api/v1/runs/{run_id}/ready": {"run_id": "run_running"},
+    "POST /api/v1/runs/{run_id}/started": {"run_id": "run_running"},
     "DELETE /api/v1/agents/enrollment-tokens/{token_id}": {"token_id": "enrollment_token"},
     # V2: a share link's token
     "GET /api/v1/shared/{token}": {"token": "share_token"},
@@ -402,6 +422,15 @@ BODIES: dict[str, Any] = {
         "upload_id": str(uuid.uuid4()),
         "reason": "matrix",
     },
+    "POST /api/v1/run-groups": lambda w: {
+        "workload_id": w.ids["workload"],
+        "members": [{"agent_id": w.ids[a], "target_path": "/srv/bench"} for a in ("agent_x", "agent_y")],
+    },
+    "POST /api/v1/runs/{run_id}/ready": lambda w: {"lease_id": w.leases["run_running"]},
+    "POST /api/v1/runs/{run_id}/started": lambda w: {
+        "lease_id": w.leases["run_running"],
+        "started_at": "2026-11-21T10:00:00Z",
+    },
     "POST /api/v1/campaigns": lambda w: {
         "name": "matrix campaign",
         "workload_id": w.ids["workload"],
@@ -417,6 +446,14 @@ BODIES: dict[str, Any] = {
         },
     },
     "PATCH /api/v1/schedules/{schedule_id}": lambda w: {"enabled": False},
+    "POST /api/v1/alert-channels": lambda w: {
+        "team_id": str(w.team_a),
+        "name": "matrix hook",
+        "kind": "webhook",
+        "url": "https://1.1.1.1/iowatt-matrix",
+        "events": ["regression", "agent_offline"],
+    },
+    "PATCH /api/v1/alert-channels/{channel_id}": lambda w: {"enabled": False},
 }
 # Operations that authenticate with their body (credentials, an enrolment token): whoever holds
 # those may read what they answer, so the leak check does not apply.
@@ -435,6 +472,7 @@ QUERIES: dict[str, Any] = {
     "GET /api/v1/comments": lambda w: {"target_kind": "run", "target_key": w.ids["run_done"]},  # V4
     "DELETE /api/v1/environments/{environment_id}": lambda w: {"force": "true"},  # V4
     "POST /api/v1/agents/{agent_id}/lease": lambda w: {"wait_s": 0},
+    "POST /api/v1/runs/{run_id}/ready": lambda w: {"wait_s": 0},
     "GET /api/v1/compare": lambda w: {"runs": w.ids["run_done"]},
     "GET /api/v1/share-links": lambda w: {"team_id": str(w.team_a)},  # V2
     "GET /api/v1/compare/latency": lambda w: {"runs": w.ids["run_done"], "job": "job0"},

@@ -158,6 +158,19 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
     enrolment = call("admin", "POST", "/agents/enrollment-tokens", json={"team_id": ta})
     w.ids["enrollment_token"], w.raw["enrollment_token"] = str(enrolment["id"]), enrolment["token"]
     w.ids["member_token"] = call("member", "POST", "/auth/tokens", json={"name": f"ci-{marker}"})["id"]
+    # an alert channel (a public IP literal: nothing resolves names here, and nothing is sent)
+    w.ids["alert_channel"] = call(
+        "admin",
+        "POST",
+        "/alert-channels",
+        json={
+            "team_id": ta,
+            "name": f"hook-{marker}",
+            "kind": "webhook",
+            "url": "https://1.1.1.1/iowatt-world",
+            "events": ["run_failed"],
+        },
+    )["id"]
 
     def queue(agent: str, target: str, name: str) -> str:
         body = {
@@ -226,6 +239,17 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
                 "workload_id": w.ids["workload"],
                 "targets": [{"agent_id": w.ids["agent_y"], "target_path": "/srv/bench"}],
             },
+        },
+    )["id"]
+    # a group run of agents X and Y (it stays queued: both hold runs), read and cancelled here
+    w.ids["run_group"] = call(
+        "member",
+        "POST",
+        "/run-groups",
+        json={
+            "name": f"group-{marker}",
+            "workload_id": w.ids["workload"],
+            "members": [{"agent_id": w.ids[a], "target_path": "/srv/bench"} for a in ("agent_x", "agent_y")],
         },
     )["id"]
     commit()

@@ -41,8 +41,11 @@ from .schemas import (
     LeaseResponse,
     ProgressRequest,
     ProgressResponse,
+    ReadyRequest,
+    ReadyResponse,
     Request,
     ResultUpload,
+    StartedRequest,
     StartRequest,
     TokenRotated,
 )
@@ -325,6 +328,22 @@ class ApiClient:
 
     def start(self, run_id: UUID, lease_id: UUID) -> None:
         self.request("POST", f"/runs/{run_id}/start", body=StartRequest(lease_id=lease_id))
+
+    def ready(self, run_id: UUID, request: ReadyRequest, wait_s: float) -> ReadyResponse:
+        """A group member is ready: long-polls until the server sets the group's start instant."""
+        response = self.request(
+            "POST",
+            f"/runs/{run_id}/ready",
+            body=request,
+            params={"wait_s": int(wait_s)},
+            timeout_s=wait_s + 15.0,
+            attempts=1,
+        )
+        result: ReadyResponse = self._parse(ReadyResponse, response)
+        return result
+
+    def started(self, run_id: UUID, request: StartedRequest) -> None:
+        self.request("POST", f"/runs/{run_id}/started", body=request, attempts=3)
 
     def progress(self, run_id: UUID, request: ProgressRequest) -> ProgressResponse:
         response = self.request("POST", f"/runs/{run_id}/progress", body=request, attempts=1, timeout_s=10.0)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from . import __version__
+from . import __version__, clock
 from .client import ApiClient, ApiError, Forbidden, NotFound, Unauthorized
 from .config import ConfigError, save_config
 from .policy import METERS_FILE, POLICY_FILE
@@ -53,16 +53,22 @@ class Heartbeat:
         self.token_users = tuple(token_users)
         self.send_inventory = send_inventory
 
-    def once(self) -> None:
+    def once(self, client: ApiClient | None = None) -> None:
+        """One heartbeat (with `client`: another thread's, a group member's clock burst). Each is
+        also a clock exchange: its sample goes to the status's filter (clock.py)."""
         status = self.status
+        sent_at = clock.now()
         request = HeartbeatRequest(
             state=status.state,
             current_run_id=status.current_run_id,
             current_lease_id=status.current_lease_id,
             boot_id=status.boot_id,
             agent_version=__version__,
+            sent_at=sent_at,
         )
-        answer = self.client.heartbeat(status.config.agent_id, request)
+        answer = (client or self.client).heartbeat(status.config.agent_id, request)
+        if answer.received_at is not None:
+            status.clock.add(clock.sample(sent_at, answer.received_at, answer.server_time, clock.now()))
         if answer.heartbeat_interval_s > 0:
             status.heartbeat_interval_s = answer.heartbeat_interval_s
         if token_due(answer):

@@ -32,6 +32,7 @@ from iowatt_policy import TARGET_NOT_ALLOWED, ReportedPolicy
 
 from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
 from .config import AgentConfig, ConfigError
+from .group import GroupStart
 from .heartbeat import Heartbeat
 from .inventory import collect as collect_inventory
 from .leftovers import remove_leftovers
@@ -376,6 +377,18 @@ class AgentLoop:
             proc = group
         self.status.current_run_id = run_id
         idle = IdleWatch(self.client, lease, self.settings.progress_interval_s)
+        barrier = (
+            GroupStart(
+                lease,
+                client=self.client,
+                status=self.status,
+                exchange=lambda: self.heartbeat.once(self.client),
+                stop=self.forced,
+                wait_s=self.settings.lease_wait_s,
+            )
+            if lease.group is not None
+            else None
+        )
         self.current = proc  # from here a forced drain stops it (or keeps it from starting)
         log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, plan.filename)
         try:
@@ -387,6 +400,7 @@ class AgentLoop:
                 on_idle=idle.tick,
                 tick_s=idle.tick_s,
                 file_run=file_run,
+                before_load=barrier.wait if barrier is not None else None,
             )
         finally:
             self.current = None
@@ -401,12 +415,20 @@ class AgentLoop:
                 samples,
                 power["reason"],
             )
+        if outcome is None and barrier is not None and barrier.stop_reason is not None:
+            # the group stopped at its start barrier (or this member could not wait there)
+            self.report_failure(
+                lease, reason=barrier.stop_reason, exit_code=None, stderr_tail="", cancelled=barrier.cancelled
+            )
+            return "failure"
         if outcome is None:  # stopped before the engine started (idle_before, forced drain)
             reason = idle.reason or "agent stopped before the benchmark started"
             self.report_failure(
                 lease, reason=reason, exit_code=None, stderr_tail="", cancelled=idle.cancelled
             )
             return "failure"
+        if barrier is not None:  # the instant this member's engine started: its skew
+            barrier.report(outcome.started_at)
         if outcome.ok:
             self.report_result(lease, outcome, power)
             return "result"

@@ -51,9 +51,12 @@ def run_measured(
     tick_s: float = 1.0,
     on_meter_started: Callable[[PowerSession], None] | None = None,
     file_run: FileRun | None = None,
+    before_load: Callable[[], bool] | None = None,
 ) -> MeasuredRun:
     """Run the sequence to its end (or to `stop`). The job file and the data file are gone and
-    the meter is stopped when this returns, also when it raises."""
+    the meter is stopped when this returns, also when it raises. `before_load` runs between the
+    idle baseline and the engine (a group run's start barrier: group.py); False: the engine
+    never starts (as a stop before it)."""
     finished = False
 
     def finish() -> dict[str, Any] | None:
@@ -69,6 +72,8 @@ def run_measured(
             if not session.idle("idle_before", stop=stop, on_tick=on_idle, tick_s=tick_s):
                 return MeasuredRun(None, finish())
         if stop.is_set():  # a forced stop that came before the engine: it never starts
+            return MeasuredRun(None, finish())
+        if before_load is not None and not before_load():
             return MeasuredRun(None, finish())
         try:
             if file_run is not None:

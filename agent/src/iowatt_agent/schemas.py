@@ -217,6 +217,8 @@ class HeartbeatRequest(Request):
     # started and whose lease this one does not hold (it was lost in a restart)
     current_lease_id: UUID | None = None
     boot_id: UUID | None = None
+    # this agent's clock when it sent the heartbeat: t0 of the clock exchange (clock.py)
+    sent_at: datetime | None = None
 
 
 class LeaseRequest(Request):
@@ -228,7 +230,8 @@ class LeaseRequest(Request):
 
 
 class HeartbeatResponse(Answer):
-    server_time: datetime
+    server_time: datetime  # t2 of the clock exchange: when the server answered
+    received_at: datetime | None = None  # t1: when the server got the heartbeat (older servers: none)
     heartbeat_interval_s: float
     # when the token the heartbeat came with expires, and a new token's lifetime (docs/adr/0011);
     # absent from servers whose tokens never expire
@@ -244,6 +247,33 @@ class TokenRotated(Answer):
 
 
 # --- leases and runs ---------------------------------------------------------------------------
+
+
+class LeaseGroup(Answer):
+    group_id: UUID
+    members: int
+    start_tolerance_ns: int
+
+
+class ClockSample(Request):
+    offset_ns: int  # the server's clock minus this agent's
+    round_trip_ns: int  # the exchange's round trip: the true offset lies within half of it
+
+
+class ReadyRequest(Request):
+    lease_id: UUID
+    clock: ClockSample | None = None
+
+
+class ReadyResponse(Answer):
+    start_at: datetime | None  # server time; None: not yet, ask again
+    stop: str | None = None  # the group stopped: do not start
+    server_time: datetime
+
+
+class StartedRequest(Request):
+    lease_id: UUID
+    started_at: datetime  # this agent's clock when it started the engine
 
 
 class Lease(Answer):
@@ -265,6 +295,9 @@ class Lease(Answer):
     idle_s: float | None = Field(default=None, ge=0)
     # The run's key for destructive writes to a raw device the host marked destructive.
     destructive: bool = False
+    # a member of a group run: prepare, report ready, start at the instant the server answers
+    # (group.py); None: start at once
+    group: LeaseGroup | None = None
 
 
 class LeaseResponse(Answer):

@@ -10,6 +10,7 @@ import threading
 import uuid
 from uuid import UUID
 
+from .clock import ClockFilter
 from .config import AgentConfig
 from .schemas import AgentState
 
@@ -31,6 +32,7 @@ class AgentStatus:
         self.current_run_id: UUID | None = None
         self.current_lease_id: UUID | None = None  # from taking a lease to its run's end
         self.fatal: str | None = None  # why the server no longer accepts this agent
+        self.clock = ClockFilter()  # this host's clock against the server's (heartbeat exchanges)
 
     @property
     def state(self) -> AgentState:
