@@ -204,8 +204,15 @@ def detect(session: Session, *, series: Series, run_id: uuid.UUID) -> list[uuid.
             )
             if at is not None:
                 v = verdict(base, at, direction, th)
-                seen = {d.run_id for d in mine if d.kind == "new_run" and d.status != "dismissed"}
-                if v.status in ("regression", "improvement") and v.change and not seen & set(v.tested):
+                # one open change per metric at a time (later runs' verdicts still say so); a change
+                # stored after the window's last run is this one, seen from a later run
+                end = next((p.at for p in base if p.run_id == v.previous_run_id), None)
+                seen = any(
+                    d.kind == "new_run"
+                    and (d.status == "open" or (d.status != "dismissed" and end is not None and d.at > end))
+                    for d in mine
+                )
+                if v.status in ("regression", "improvement") and v.change and not seen:
                     new = repository.add_detection(
                         session,
                         {
@@ -244,7 +251,7 @@ def detect(session: Session, *, series: Series, run_id: uuid.UUID) -> list[uuid.
                         "run_id": cp.run_id,
                         "previous_run_id": cp.previous_run_id,
                         "at": points[i].at,
-                        "method": "ruptures KernelCPD(linear) PELT + Welch t-test",
+                        "method": "pelt_l2 + welch",  # ruptures KernelCPD(linear), then Welch's t-test
                         "parameters": th.tested_with(),
                         "excluded": _excluded(recent, [p.run_id for p in recent]),
                     },

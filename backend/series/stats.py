@@ -239,7 +239,7 @@ def verdict(points: list[Point], index: int, direction: Direction, th: Threshold
             window[-1].run_id,
             [p.run_id for p in window],
             [p.run_id for p in suffix],
-            f"{th.test} on the last {k} run(s) vs {len(window)}",
+            f"{th.test}, last {k} vs {len(window)}",
         )
         first = first or v
         if flagged and (best is None or (change.p_value or 1) < (best.change.p_value or 1)):  # type: ignore[union-attr]

@@ -1,0 +1,205 @@
+"""Series against PostgreSQL: runs join their series once their result is stored, validity and
+host facts judged then, changes stored once and queued for notification, and the API."""
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from backend.models import OutboxTask, ResultJob, Role, Run, RunResult, RunStatus, Series, SeriesDetection
+from backend.series import service
+from tests.factories import UserCtx, create_agent, create_run, create_user
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def _run(
+    session: Session, agent: Any, i: int, iops: float, *, kernel: str = "6.1.0", runtime_s: float = 60.0
+) -> Run:
+    """A succeeded run with its result: one read job at `iops`, on `kernel`."""
+    run = create_run(session, agent=agent, status=RunStatus.succeeded, name=f"nightly {i}")
+    at = T0 + timedelta(hours=i)
+    doc = {
+        "fio version": "iowatt-engine-0.1.0",
+        "jobs": [{"jobname": "randread"}],
+        "iowatt": {"version": "0.1.0", "host": {"kernel": kernel}, "target": {"fs": {"type": "ext4"}}},
+    }
+    session.add(
+        RunResult(
+            run_id=run.id,
+            upload_id=uuid.uuid4(),
+            engine_result=doc,
+            engine_exit_code=0,
+            agent_version="test",
+            started_at=at,
+            finished_at=at + timedelta(seconds=runtime_s),
+            uploaded_at=at,
+        )
+    )
+    session.add(
+        ResultJob(
+            run_id=run.id,
+            job_index=0,
+            name="randread",
+            rw="randread",
+            bs_bytes=4096,
+            runtime_ns=int(runtime_s * 1e9),
+            usr_cpu_pct=1.0,
+            sys_cpu_pct=2.0,
+            read_iops=iops,
+            read_bw_bytes=int(iops * 4096),
+            read_lat_mean_ns=1e9 / iops,
+        )
+    )
+    session.flush()
+    return run
+
+
+def _history(session: Session, values: list[float], **kw: Any) -> tuple[UserCtx, list[Run]]:
+    u = create_user(session)
+    agent = create_agent(session, team=u.team).agent
+    runs = []
+    for i, v in enumerate(values):
+        runs.append(_run(session, agent, i, v, **kw.get("per_run", {}).get(i, {})))
+        service.track_run(session, run_id=runs[-1].id)
+    return u, runs
+
+
+def _noise(n: int, seed: int, mean: float = 20000.0) -> list[float]:
+    return list(np.random.default_rng(seed).normal(mean, mean * 0.02, n))
+
+
+def test_runs_join_one_series_and_a_regression_is_stored_once_and_queued(session: Session) -> None:
+    u, runs = _history(session, _noise(12, 1) + _noise(4, 2, mean=17000.0))
+    series = session.scalars(select(Series).where(Series.team_id == u.team.id)).all()
+    assert len(series) == 1 and series[0].run_count == 16 and series[0].target_kind == "device"
+    found = session.scalars(
+        select(SeriesDetection).where(
+            SeriesDetection.series_id == series[0].id,
+            SeriesDetection.kind == "new_run",
+            SeriesDetection.metric == "read_iops",
+        )
+    ).all()
+    assert len(found) == 1, [(d.run_id, d.change_pct) for d in found]
+    d = found[0]
+    assert d.direction == "regression" and d.run_id in {runs[12].id, runs[13].id}
+    assert -20 < d.change_pct < -10 and d.previous_run_id in {runs[11].id, runs[12].id}
+    # latency went up with it: a regression of a lower-is-better metric
+    lat = session.scalars(
+        select(SeriesDetection).where(
+            SeriesDetection.metric == "read_lat_mean_ns", SeriesDetection.kind == "new_run"
+        )
+    ).all()
+    assert [x.direction for x in lat if x.series_id == series[0].id] == ["regression"]
+    queued = session.scalars(
+        select(OutboxTask.kwargs).where(OutboxTask.name == "series.detection_stored")
+    ).all()
+    ids = {
+        str(x.id)
+        for x in session.scalars(select(SeriesDetection).where(SeriesDetection.series_id == series[0].id))
+    }
+    assert ids <= {k["detection_id"] for k in queued}
+    assert service.track_run(session, run_id=runs[-1].id) == [series[0].id]  # again: nothing new
+    assert session.get(Series, series[0].id).run_count == 16  # type: ignore[union-attr]
+
+
+def test_a_short_run_is_left_out_and_never_triggers(session: Session) -> None:
+    u, runs = _history(session, [*_noise(10, 3), 2000.0], per_run={10: {"runtime_s": 2.0}})
+    sid = session.scalars(select(Series.id).where(Series.team_id == u.team.id)).one()
+    assert session.scalars(select(SeriesDetection).where(SeriesDetection.series_id == sid)).all() == []
+    v = service.run_verdict(session, principal=_principal(u), series_id=sid, run_id=runs[10].id)
+    assert v.status == "excluded"
+    assert {m.reasons[0] for m in v.metrics} == {"left out: short_run"}
+
+
+def test_a_kernel_change_starts_a_new_segment_shown_on_the_history(session: Session) -> None:
+    values = _noise(8, 4) + _noise(3, 5, mean=14000.0)
+    u, runs = _history(session, values, per_run={i: {"kernel": "6.8.0"} for i in range(8, 11)})
+    sid = session.scalars(select(Series.id).where(Series.team_id == u.team.id)).one()
+    assert session.scalars(select(SeriesDetection).where(SeriesDetection.series_id == sid)).all() == []
+    h = service.history(session, principal=_principal(u), series_id=sid, metric="read_iops", job_index=0)
+    assert [c.changes for c in h.host_changes] == [{"kernel": ["6.1.0", "6.8.0"]}]
+    assert h.host_changes[0].run_id == runs[8].id and h.total_runs == 11 and not h.downsampled
+    v = service.run_verdict(session, principal=_principal(u), series_id=sid, run_id=runs[8].id)
+    assert v.status == "insufficient_history" and "they changed" in v.metrics[0].reasons[0]
+
+
+def _principal(u: UserCtx) -> Any:
+    from backend.auth.principal import UserPrincipal
+
+    return UserPrincipal(user_id=u.user.id, roles={u.team.id: Role.admin})
+
+
+def test_the_api_names_pins_archives_acknowledges_and_answers_the_verdict(
+    client: TestClient, session: Session
+) -> None:
+    u, runs = _history(session, _noise(10, 6) + _noise(3, 7, mean=16000.0))
+    h = u.headers
+    page = client.get("/api/v1/series", headers=h).json()
+    assert page["total"] == 1
+    sid = page["items"][0]["id"]
+    assert page["items"][0]["open_regressions"] >= 1
+    assert page["items"][0]["effective_thresholds"]["alpha"] == 1e-5
+    r = client.patch(
+        f"/api/v1/series/{sid}",
+        headers=h,
+        json={"name": "nightly randread", "pinned": True, "archived": True},
+    )
+    assert r.status_code == 200 and r.json()["pinned"] and r.json()["archived_at"]
+    assert client.get("/api/v1/series", headers=h).json()["total"] == 0  # archived: not listed by default
+    assert (
+        client.get("/api/v1/series?archived=true", headers=h).json()["items"][0]["name"] == "nightly randread"
+    )
+    bad = client.patch(
+        f"/api/v1/series/{sid}", headers=h, json={"thresholds": {"lookback": 5, "min_window": 8}}
+    )
+    assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "thresholds.min_window"
+    bad = client.patch(f"/api/v1/series/{sid}", headers=h, json={"thresholds": {"alpha": 2}})
+    assert bad.status_code == 422 and "alpha" in bad.text
+    v = client.get(f"/api/v1/series/{sid}/verdict", headers=h, params={"run": str(runs[-1].id)}).json()
+    assert v["status"] == "regression"
+    iops = next(m for m in v["metrics"] if m["metric"] == "read_iops")
+    assert iops["status"] == "regression" and iops["change_pct"] < -10
+    det = next(
+        d
+        for d in client.get(f"/api/v1/series/{sid}/detections", headers=h).json()
+        if d["metric"] == "read_iops"
+    )
+    r = client.patch(
+        f"/api/v1/series/{sid}/detections/{det['id']}",
+        headers=h,
+        json={"status": "acknowledged", "comment": "new firmware"},
+    )
+    assert (
+        r.status_code == 200
+        and r.json()["status"] == "acknowledged"
+        and r.json()["comment"] == "new firmware"
+    )
+    # acknowledged: a new baseline, so the run after the change has too little history to judge
+    v = client.get(f"/api/v1/series/{sid}/verdict", headers=h, params={"run": str(runs[-1].id)}).json()
+    assert next(m for m in v["metrics"] if m["metric"] == "read_iops")["status"] == "insufficient_history"
+    hist = client.get(
+        f"/api/v1/series/{sid}/history", headers=h, params={"metric": "read_iops", "max_points": 10}
+    ).json()
+    assert hist["total_runs"] == 13 and hist["downsampled"] and len(hist["points"]) <= 10 + 2
+    assert sum(p["runs"] for p in hist["points"]) == 13
+    other = create_user(session)
+    assert client.get(f"/api/v1/series/{sid}", headers=other.headers).status_code == 404
+    viewer = create_user(session, role=Role.viewer, team=u.team)
+    assert (
+        client.patch(f"/api/v1/series/{sid}", headers=viewer.headers, json={"pinned": False}).status_code
+        == 403
+    )
+    assert (
+        client.get(f"/api/v1/series/{sid}/verdict", headers=h, params={"run": str(uuid.uuid4())}).status_code
+        == 422
+    )
+    t = client.put(f"/api/v1/series/thresholds?team_id={u.team.id}", headers=h, json={"min_change_pct": 8})
+    assert t.status_code == 200 and t.json()["effective"]["min_change_pct"] == 8
+    assert (
+        client.get(f"/api/v1/series/{sid}", headers=h).json()["effective_thresholds"]["min_change_pct"] == 8
+    )
