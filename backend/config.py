@@ -108,6 +108,12 @@ class Settings(BaseSettings):
     smtp_url: str = ""
     smtp_from: str = "iowatt <iowatt@localhost>"
     smtp_timeout_s: float = Field(10.0, gt=0)
+    # --- alerts (docs/adr/0041-alerts.md) ---
+    # alert channels may reach loopback, private and link-local addresses (a webhook receiver on
+    # the server's own network); off: only public addresses, so a team admin cannot point the
+    # server at its database, its cloud metadata endpoint or another host's admin port
+    alert_private_targets: bool = False
+    alert_timeout_s: float = Field(10.0, gt=0, le=60)
     # --- who owns an e-mail, who may create teams (docs/adr/0026) ---
     # who may create teams: instance administrators only (as Grafana does for organisations), or
     # every signed-in user

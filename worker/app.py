@@ -22,6 +22,7 @@ celery_app = Celery(
         "worker.tasks.energy",
         "worker.tasks.outbox",
         "worker.tasks.schedule",
+        "worker.tasks.alert",
     ],
 )
 celery_app.conf.update(

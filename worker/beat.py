@@ -13,5 +13,9 @@ BEAT_SCHEDULE = {
     # schedules are rows, not beat entries: one tick finds every due slot (ADR 0039), so adding a
     # schedule needs no restart, and two beat processes never queue one slot twice
     "schedule-tick": {"task": "schedule.tick", "schedule": 20.0, "options": {"expires": 19}},
+    # alerts (ADR 0041): raise what is new (one alert per subject, one delivery per channel), and
+    # send again what failed, once its backoff is over
+    "alert-scan": {"task": "alert.scan", "schedule": 15.0, "options": {"expires": 14}},
+    "alert-retry-due": {"task": "alert.retry_due", "schedule": 15.0, "options": {"expires": 14}},
     "repair-derived": {"task": "outbox.repair", "schedule": 60.0, "options": {"expires": 55}},
 }

@@ -51,14 +51,14 @@ class AlertDelivery(Base):
     __tablename__ = "alert_deliveries"
     __table_args__ = (
         UniqueConstraint("alert_id", "channel_id", name="uq_alert_deliveries_pair"),
-        Index("ix_alert_deliveries_due", "status", "next_attempt_at"),
+        Index("ix_alert_deliveries_due", "state", "next_attempt_at"),
     )
     id: Mapped[uuid.UUID] = uuid_pk()
     alert_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"))
     channel_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("alert_channels.id", ondelete="CASCADE"), index=True
     )
-    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending | sent | failed
+    state: Mapped[str] = mapped_column(String(16), default="pending")  # pending | sent | failed
     attempts: Mapped[int] = mapped_column(default=0)
     next_attempt_at: Mapped[datetime]
     last_error: Mapped[str | None] = mapped_column(String(500))

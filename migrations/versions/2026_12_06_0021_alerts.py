@@ -69,7 +69,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Uuid(), nullable=False),
         sa.Column("alert_id", sa.Uuid(), nullable=False),
         sa.Column("channel_id", sa.Uuid(), nullable=False),
-        sa.Column("status", sa.String(length=16), nullable=False),
+        sa.Column("state", sa.String(length=16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("next_attempt_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("last_error", sa.String(length=500), nullable=True),
@@ -89,7 +89,7 @@ def upgrade() -> None:
         sa.UniqueConstraint("alert_id", "channel_id", name="uq_alert_deliveries_pair"),
     )
     op.create_index(op.f("ix_alert_deliveries_channel_id"), "alert_deliveries", ["channel_id"])
-    op.create_index("ix_alert_deliveries_due", "alert_deliveries", ["status", "next_attempt_at"])
+    op.create_index("ix_alert_deliveries_due", "alert_deliveries", ["state", "next_attempt_at"])
 
 
 def downgrade() -> None:

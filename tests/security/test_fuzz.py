@@ -189,6 +189,38 @@ FINDINGS = [
         "timezone",
     ),
     Finding(
+        "an alert webhook to the cloud metadata address",
+        "admin",
+        "POST /api/v1/alert-channels",
+        lambda w: {
+            "json": {
+                "team_id": str(w.team_a),
+                "name": "h",
+                "kind": "webhook",
+                "url": "http://169.254.169.254/latest/meta-data/",
+                "events": ["run_failed"],
+            }
+        },
+        422,
+        "url",
+    ),
+    Finding(
+        "an alert channel that writes to the server's syslog",
+        "admin",
+        "POST /api/v1/alert-channels",
+        lambda w: {
+            "json": {
+                "team_id": str(w.team_a),
+                "name": "h",
+                "kind": "apprise",
+                "url": "syslog://local5",
+                "events": ["run_failed"],
+            }
+        },
+        422,
+        "url",
+    ),
+    Finding(
         "name null on a device",
         "member",
         "PATCH /api/v1/devices/{device_id}",
