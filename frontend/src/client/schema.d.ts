@@ -283,6 +283,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alert-channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Alert Channels */
+        get: operations["list_alert_channels"];
+        put?: never;
+        /**
+         * Create Alert Channel
+         * @description A team's alert channel (its admins). A webhook's signing key is in this answer only. The
+         *     URL must reach a public address unless the instance allows private ones (422 naming `url`).
+         */
+        post: operations["create_alert_channel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-channels/{channel_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Alert Channel
+         * @description Delete a channel with its delivery log (the alerts stay).
+         */
+        delete: operations["delete_alert_channel"];
+        options?: never;
+        head?: never;
+        /** Update Alert Channel */
+        patch: operations["update_alert_channel"];
+        trace?: never;
+    };
+    "/api/v1/alert-channels/{channel_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test Alert Channel
+         * @description Queue a test alert to this channel; its delivery shows in GET /alerts.
+         */
+        post: operations["test_alert_channel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Alerts
+         * @description The team's alerts, newest first, each with its deliveries (the delivery log).
+         */
+        get: operations["list_alerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/email-verification": {
         parameters: {
             query?: never;
@@ -1201,6 +1284,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/run-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Group
+         * @description Queue a group run: one member run per agent, assigned together when every agent is free,
+         *     started at one instant the server sets once every member has prepared.
+         */
+        post: operations["create_group"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/run-groups/{group_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Group */
+        get: operations["get_group"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/run-groups/{group_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Group
+         * @description Cancel every member (members of the team): queued and assigned ones at once, running ones
+         *     at their next progress report.
+         */
+        post: operations["cancel_group"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs": {
         parameters: {
             query?: never;
@@ -1330,6 +1472,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report Ready
+         * @description A group member has prepared (started, idle baseline taken): long-polls until the server
+         *     sets the instant every member starts at (`start_at`, server time) or the group stops.
+         */
+        post: operations["report_ready"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{run_id}/result": {
         parameters: {
             query?: never;
@@ -1398,6 +1561,26 @@ export interface paths {
         put?: never;
         /** Start Run */
         post: operations["start_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report Started
+         * @description The instant the member's engine started, on the agent's clock: its skew from start_at.
+         */
+        post: operations["report_started"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2265,6 +2448,51 @@ export interface components {
              */
             token_expires_at: string;
         };
+        /** AlertPage */
+        AlertPage: {
+            /** Items */
+            items: components["schemas"]["AlertRead"][];
+            /** Total */
+            total: number;
+        };
+        /** AlertRead */
+        AlertRead: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Deliveries */
+            deliveries: components["schemas"]["DeliveryRead"][];
+            /** Details */
+            details: {
+                [key: string]: unknown;
+            };
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @description one of the channel events, or test
+             */
+            kind: string;
+            /**
+             * Link
+             * @description where in the UI the alert points (absolute, on IOWATT_PUBLIC_URL)
+             */
+            link: string;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** Text */
+            text: string;
+            /** Title */
+            title: string;
+        };
         /** AuditEventRead */
         AuditEventRead: {
             /**
@@ -2846,6 +3074,138 @@ export interface components {
              */
             verdict: "better" | "worse" | "same";
         };
+        /** ChannelCreate */
+        ChannelCreate: {
+            /**
+             * Agent Offline Min
+             * @description an agent offline this long raises agent_offline
+             * @default 10
+             */
+            agent_offline_min: number;
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+            /** Events */
+            events: ("regression" | "run_failed" | "run_expired" | "agent_offline" | "schedule_missed")[];
+            /**
+             * Kind
+             * @description webhook: a JSON POST signed with HMAC-SHA256 (X-Iowatt-Signature); apprise: an Apprise URL (mailto://, slack://, msteams://, matrix://, ...)
+             * @enum {string}
+             */
+            kind: "webhook" | "apprise";
+            /** Name */
+            name: string;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** Url */
+            url: string;
+        };
+        /** ChannelCreated */
+        ChannelCreated: {
+            /** Agent Offline Min */
+            agent_offline_min: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string | null;
+            /** Enabled */
+            enabled: boolean;
+            /** Events */
+            events: ("regression" | "run_failed" | "run_expired" | "agent_offline" | "schedule_missed")[];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "webhook" | "apprise";
+            /** Name */
+            name: string;
+            /**
+             * Secret
+             * @description a webhook's signing key, shown this once: X-Iowatt-Signature is sha256=HEX(HMAC-SHA256(secret, X-Iowatt-Timestamp + '.' + body))
+             */
+            secret: string | null;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /**
+             * Url
+             * @description scheme and host only: tokens and passwords are never shown again
+             */
+            url: string;
+        };
+        /** ChannelPage */
+        ChannelPage: {
+            /** Items */
+            items: components["schemas"]["ChannelRead"][];
+            /** Total */
+            total: number;
+        };
+        /** ChannelRead */
+        ChannelRead: {
+            /** Agent Offline Min */
+            agent_offline_min: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string | null;
+            /** Enabled */
+            enabled: boolean;
+            /** Events */
+            events: ("regression" | "run_failed" | "run_expired" | "agent_offline" | "schedule_missed")[];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "webhook" | "apprise";
+            /** Name */
+            name: string;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /**
+             * Url
+             * @description scheme and host only: tokens and passwords are never shown again
+             */
+            url: string;
+        };
+        /** ChannelUpdate */
+        ChannelUpdate: {
+            /** Agent Offline Min */
+            agent_offline_min?: number | null;
+            /** Enabled */
+            enabled?: boolean | null;
+            /** Events */
+            events?: ("regression" | "run_failed" | "run_expired" | "agent_offline" | "schedule_missed")[] | null;
+            /** Name */
+            name?: string | null;
+            /** Url */
+            url?: string | null;
+        };
         /** ChartAxis */
         ChartAxis: {
             /** Label */
@@ -2899,6 +3259,19 @@ export interface components {
             detail: string;
             /** Ok */
             ok: boolean;
+        };
+        /** ClockSample */
+        ClockSample: {
+            /**
+             * Offset Ns
+             * @description the server's clock minus the agent's
+             */
+            offset_ns: number;
+            /**
+             * Round Trip Ns
+             * @description the exchange's round trip: the offset is within half of it
+             */
+            round_trip_ns: number;
         };
         /** Column */
         Column: {
@@ -3105,6 +3478,11 @@ export interface components {
             /** Charts */
             charts?: ("bars" | "sweep" | "latency" | "series" | "energy")[];
             /**
+             * Env
+             * @description FIELD:VALUE filters on the runs' recorded environments, as compare's env= (raid_level:raid10, kind:san; none: runs without it): the link shows only matching runs
+             */
+            env?: string[];
+            /**
              * Fingerprint
              * @default workload
              * @enum {string}
@@ -3248,6 +3626,39 @@ export interface components {
              * @description the disk's serial: only its sha256 is kept; the same serial on the same host is the same device in every upload (without one: the model and capacity are)
              */
             serial?: string | null;
+        };
+        /** DeliveryRead */
+        DeliveryRead: {
+            /** Attempts */
+            attempts: number;
+            /**
+             * Channel Id
+             * Format: uuid
+             */
+            channel_id: string;
+            /** Channel Name */
+            channel_name: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Last Error */
+            last_error: string | null;
+            /**
+             * Next Attempt At
+             * Format: date-time
+             */
+            next_attempt_at: string;
+            /** Response Status */
+            response_status: number | null;
+            /** Sent At */
+            sent_at: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "sent" | "failed";
         };
         /** DetectionRead */
         DetectionRead: {
@@ -4484,6 +4895,11 @@ export interface components {
             /** Current Run Id */
             current_run_id?: string | null;
             /**
+             * Sent At
+             * @description the agent's clock when it sent the heartbeat (t0 of an NTP-style exchange: with the answer's received_at and server_time and the agent's receive time it gives the agent's clock offset and the round trip that bounds it). Absent from older agents
+             */
+            sent_at?: string | null;
+            /**
              * State
              * @enum {string}
              */
@@ -4494,8 +4910,14 @@ export interface components {
             /** Heartbeat Interval S */
             heartbeat_interval_s: number;
             /**
+             * Received At
+             * @description the server's clock when the heartbeat arrived (t1); null from older servers
+             */
+            received_at?: string | null;
+            /**
              * Server Time
              * Format: date-time
+             * @description the server's clock when it answered (t2)
              */
             server_time: string;
             /**
@@ -5414,6 +5836,8 @@ export interface components {
             engine_job: {
                 [key: string]: unknown;
             };
+            /** @description a member of a group run: the agent prepares, reports ready (POST /runs/{id}/ready, long-polled) and starts its engine at the instant the server answers; null: start at once */
+            group?: components["schemas"]["LeaseGroup"] | null;
             /**
              * Idle S
              * @description idle baseline before and after the load; null = the agent's
@@ -5448,6 +5872,24 @@ export interface components {
             targets?: string[] | null;
             /** Timeout S */
             timeout_s: number;
+        };
+        /** LeaseGroup */
+        LeaseGroup: {
+            /**
+             * Group Id
+             * Format: uuid
+             */
+            group_id: string;
+            /**
+             * Members
+             * @description how many agents run the group together
+             */
+            members: number;
+            /**
+             * Start Tolerance Ns
+             * @description a start later or earlier than this marks the group unsynchronized
+             */
+            start_tolerance_ns: number;
         };
         /** LeaseRef */
         LeaseRef: {
@@ -6893,6 +7335,34 @@ export interface components {
                 [key: string]: string;
             };
         };
+        /** ReadyAck */
+        ReadyAck: {
+            /**
+             * Server Time
+             * Format: date-time
+             */
+            server_time: string;
+            /**
+             * Start At
+             * @description start the engine at this instant of the server's clock; null: not yet (ask again)
+             */
+            start_at: string | null;
+            /**
+             * Stop
+             * @description the group stopped: do not start; report the run cancelled
+             */
+            stop: string | null;
+        };
+        /** ReadyReport */
+        ReadyReport: {
+            /** @description null: the agent could not measure its offset */
+            clock?: components["schemas"]["ClockSample"] | null;
+            /**
+             * Lease Id
+             * Format: uuid
+             */
+            lease_id: string;
+        };
         /**
          * ResetLinkCreated
          * @description A one-use password reset link to hand to the account's owner (shown only here).
@@ -7360,6 +7830,247 @@ export interface components {
             /** @description as it was when the run was queued; null: none */
             snapshot: components["schemas"]["EnvironmentSnapshot"] | null;
         };
+        /** RunGroupCombined */
+        RunGroupCombined: {
+            /**
+             * Energy Complete
+             * @description every combined member had a meter: the energy is the group's
+             */
+            energy_complete: boolean;
+            /**
+             * Energy J
+             * @description the members' hosts' energy summed; null when none had a meter
+             */
+            energy_j: number | null;
+            /**
+             * Jobs
+             * @description job i over every member: bytes and I/Os summed, rates over the longest member's runtime, latency percentiles from the members' merged histograms (left out when one has none)
+             */
+            jobs: components["schemas"]["JobSummary"][];
+            /**
+             * Latency
+             * @enum {string}
+             */
+            latency: "merged" | "not_combined";
+            /**
+             * Load W Mean
+             * @description the members' mean load power summed
+             */
+            load_w_mean: number | null;
+            /**
+             * Members
+             * @description members whose results are combined (those with a result)
+             */
+            members: number;
+        };
+        /** RunGroupCreate */
+        RunGroupCreate: {
+            /**
+             * Destructive
+             * @default false
+             */
+            destructive: boolean;
+            /** Environment Id */
+            environment_id?: string | null;
+            /**
+             * Idle S
+             * @description idle baseline before and after, seconds
+             */
+            idle_s?: number | null;
+            /**
+             * Members
+             * @description one member per agent (2…16 agents, each once): the workload runs on each member's targets and every member's engine starts at the instant the server sets
+             */
+            members: components["schemas"]["RunGroupMemberIn"][];
+            /**
+             * Meter
+             * @description NAME of a meter the host reported (AgentRead.policy.meters); "" = no meter, null = the host's default meter. Never a spec: a value with ':' is refused
+             */
+            meter?: string | null;
+            /** Name */
+            name?: string | null;
+            /**
+             * Prepare Timeout S
+             * @description the members must all report ready within this of the first one; else the group fails before any engine starts
+             * @default 120
+             */
+            prepare_timeout_s: number;
+            /**
+             * Shared Store
+             * @description the one store the members' targets are, seen from each host (a SAN LUN, a network file system export): the group's figures are that store's
+             */
+            shared_store?: string | null;
+            /**
+             * Shorten
+             * @description as RunCreate.shorten
+             */
+            shorten?: number | null;
+            /**
+             * Start Tolerance Ns
+             * @description a member whose engine starts further than this (plus half its clock measurement's round trip) from the group's instant marks the group unsynchronized
+             * @default 5000000
+             */
+            start_tolerance_ns: number;
+            workload?: components["schemas"]["WorkloadSpec-Input"] | null;
+            /** Workload Id */
+            workload_id?: string | null;
+        };
+        /** RunGroupMemberIn */
+        RunGroupMemberIn: {
+            /**
+             * Agent Id
+             * Format: uuid
+             */
+            agent_id: string;
+            /**
+             * Target Path
+             * @description this member's one target; or targets
+             */
+            target_path?: string | null;
+            /**
+             * Targets
+             * @description several targets of this member's agent
+             */
+            targets?: components["schemas"]["RunTargetIn"][] | null;
+        };
+        /** RunGroupMemberRead */
+        RunGroupMemberRead: {
+            /**
+             * Agent Id
+             * Format: uuid
+             */
+            agent_id: string;
+            /** Agent Name */
+            agent_name: string;
+            /**
+             * Clock Offset Ns
+             * @description the server's clock minus the agent's
+             */
+            clock_offset_ns: number | null;
+            /**
+             * Clock Round Trip Ns
+             * @description the offset's round trip: it is within half of it
+             */
+            clock_round_trip_ns: number | null;
+            /**
+             * Energy J
+             * @description the member host's total energy over the run; null: no meter
+             */
+            energy_j: number | null;
+            /** Error */
+            error: string | null;
+            /** Jobs */
+            jobs: components["schemas"]["JobSummary"][];
+            /**
+             * Missed Start
+             * @description its start skew exceeds the tolerance plus half its round trip
+             */
+            missed_start: boolean;
+            /**
+             * Ready At
+             * @description when the member reported ready (server time)
+             */
+            ready_at: string | null;
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /**
+             * Start Skew Ns
+             * @description the member's engine start minus the group's start_at, in server time (positive: late)
+             */
+            start_skew_ns: number | null;
+            status: components["schemas"]["RunStatus"];
+            /** Target Path */
+            target_path: string;
+        };
+        /** RunGroupRead */
+        RunGroupRead: {
+            /** @description null until a member has a result */
+            combined: components["schemas"]["RunGroupCombined"] | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Max Start Skew Ns
+             * @description the largest |start skew| of the members that reported one
+             */
+            max_start_skew_ns: number | null;
+            /** Members */
+            members: components["schemas"]["RunGroupMemberRead"][];
+            /** Name */
+            name: string;
+            /** Prepare Timeout S */
+            prepare_timeout_s: number;
+            /** Shared Store */
+            shared_store: string | null;
+            /**
+             * Start At
+             * @description the instant every member started at (server time)
+             */
+            start_at: string | null;
+            /** Start Tolerance Ns */
+            start_tolerance_ns: number;
+            /**
+             * Status
+             * @description from the members': failed when one failed (or the group stopped for it), cancelled when cancelled, succeeded when all did, running when all started, preparing once leased
+             * @enum {string}
+             */
+            status: "queued" | "preparing" | "running" | "succeeded" | "failed" | "cancelled";
+            /**
+             * Stop Reason
+             * @description why the group stopped before its end, if it did
+             */
+            stop_reason: string | null;
+            /**
+             * Team Id
+             * Format: uuid
+             */
+            team_id: string;
+            /** Unsynchronized */
+            unsynchronized: boolean;
+        };
+        /**
+         * RunGroupRef
+         * @description A group run's member as its run shows it (GET /run-groups/{id} has the whole group).
+         */
+        RunGroupRef: {
+            /**
+             * Clock Offset Ns
+             * @description the server's clock minus the agent's, measured over the heartbeat exchange; null until it reported ready
+             */
+            clock_offset_ns: number | null;
+            /**
+             * Clock Round Trip Ns
+             * @description the round trip of that measurement: the true offset lies within half of it
+             */
+            clock_round_trip_ns: number | null;
+            /**
+             * Group Id
+             * Format: uuid
+             */
+            group_id: string;
+            /** Members */
+            members: number;
+            /**
+             * Start Skew Ns
+             * @description when this member's engine started minus the group's start instant, in server time (positive: late); null until it reported its start
+             */
+            start_skew_ns: number | null;
+            /**
+             * Unsynchronized
+             * @description a member of the group started further from the group's instant than its tolerance (or its clock's offset could not be bounded that closely): the members did not load the store at the same time; the figures stand, marked
+             */
+            unsynchronized: boolean;
+        };
         /**
          * RunOrigin
          * @description Where an imported or published run's figures come from (backend/imports).
@@ -7502,6 +8213,8 @@ export interface components {
             file_workload: components["schemas"]["FileWorkloadSummary"] | null;
             /** Finished At */
             finished_at: string | null;
+            /** @description a member of a group run (several agents started at one instant); null otherwise */
+            group?: components["schemas"]["RunGroupRef"] | null;
             /** @description a heap/B-tree sweep's result (the P3608 report's Table 3): one row per cache fraction × structure × operation; null for other runs and before a result */
             heap_btree?: components["schemas"]["HeapBtreeSummary"] | null;
             /**
@@ -7677,10 +8390,10 @@ export interface components {
         RunValidityFlag: {
             /**
              * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags)
              * @enum {string}
              */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published";
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized";
             /** Message */
             message: string;
         };
@@ -8206,6 +8919,11 @@ export interface components {
             /** Charts */
             charts: ("bars" | "sweep" | "latency" | "series" | "energy")[];
             /**
+             * Env
+             * @description the environment filters frozen with the link (FIELD:VALUE)
+             */
+            env: string[];
+            /**
              * Fingerprint
              * @enum {string}
              */
@@ -8466,6 +9184,27 @@ export interface components {
              */
             status: "queued" | "skipped";
         };
+        /** StartedAck */
+        StartedAck: {
+            /** Missed Start */
+            missed_start: boolean;
+            /** Start Skew Ns */
+            start_skew_ns: number;
+        };
+        /** StartedReport */
+        StartedReport: {
+            /**
+             * Lease Id
+             * Format: uuid
+             */
+            lease_id: string;
+            /**
+             * Started At
+             * Format: date-time
+             * @description the instant the agent started its engine, on its own clock
+             */
+            started_at: string;
+        };
         /** StatsRead */
         StatsRead: {
             /** Ci95 High */
@@ -8596,6 +9335,19 @@ export interface components {
              * @description unique among your teams
              */
             name: string;
+        };
+        /** TestSent */
+        TestSent: {
+            /**
+             * Alert Id
+             * Format: uuid
+             */
+            alert_id: string;
+            /**
+             * Delivery Id
+             * Format: uuid
+             */
+            delivery_id: string;
         };
         /**
          * ThresholdsIn
@@ -9069,10 +9821,10 @@ export interface components {
         ValidityFlag: {
             /**
              * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags)
              * @enum {string}
              */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published";
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized";
             /** Message */
             message: string;
         };
@@ -9515,10 +10267,10 @@ export interface components {
         backend__review__schemas__ValidityNote: {
             /**
              * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py)
              * @enum {string}
              */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
             /** Message */
             message: string;
         };
@@ -10672,6 +11424,411 @@ export interface operations {
             };
             /** @description No such object, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_alert_channels: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelPage"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_alert_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelCreated"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_alert_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_alert_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    test_alert_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestSent"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_alerts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description one of your teams; none: all of them */
+                team_id?: string | null;
+                /** @description only alerts of this kind */
+                kind?: ("regression" | "run_failed" | "run_expired" | "agent_offline" | "schedule_missed") | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertPage"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14814,6 +15971,218 @@ export interface operations {
             };
         };
     };
+    create_group: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunGroupCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunGroupRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `engine_unavailable`: a file workload (postmark, vdbench) is checked with iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_group: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunGroupRead"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    cancel_group: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunGroupRead"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_runs: {
         parameters: {
             query?: {
@@ -15521,6 +16890,89 @@ export interface operations {
             };
         };
     };
+    report_ready: {
+        parameters: {
+            query?: {
+                /** @description long-poll up to this many seconds */
+                wait_s?: number;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReadyReport"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadyAck"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     get_result: {
         parameters: {
             query?: never;
@@ -15890,6 +17342,86 @@ export interface operations {
             };
             /** @description Conflicts with the current state (a name taken, a run already finished, a lease lost) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    report_started: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartedReport"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartedAck"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
