@@ -2,6 +2,7 @@
 
 import uuid
 
+from backend.alert import service as alert_service
 from backend.db import unit_of_work
 from backend.logs import log
 from backend.series import service
@@ -15,9 +16,12 @@ def track_run(run_id: str) -> int:
     return len(found)
 
 
-def detection_stored(detection_id: str) -> None:
-    """Where notifications of a change will be sent from; today it logs the change."""
+def detection_stored(detection_id: str) -> int:
+    """A change was stored: raise its alert now rather than at the next periodic scan (ADR 0041;
+    the scan raises each subject once, so the two never double it)."""
     log.info("series.detection_stored", detection_id=detection_id)
+    with unit_of_work() as session:
+        return len(alert_service.scan(session))
 
 
 celery_app.task(name="series.track_run")(retry_transient(track_run))
