@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -16,12 +17,15 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine, delete
 from sqlalchemy.orm import Session
 
 from backend.alert import service as alert_service
+from backend.alert.schemas import ChannelCreate
+from backend.auth.principal import UserPrincipal
 from backend.config import get_settings
 from backend.kit.time import utcnow
-from backend.models import AlertChannel, AlertDelivery, Role, RunStatus
+from backend.models import AlertChannel, AlertDelivery, Role, RunStatus, Team
 from tests.factories import create_agent, create_run, create_user
 
 
@@ -29,6 +33,7 @@ class Receiver:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.answers: list[int] = []  # statuses to answer with, in order; then 204
+        self.delay_s = 0.0  # how long each answer takes
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -36,6 +41,7 @@ class Receiver:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 outer.requests.append({"headers": dict(self.headers), "body": body, "path": self.path})
                 status = outer.answers.pop(0) if outer.answers else 204
+                time.sleep(outer.delay_s)
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -226,3 +232,52 @@ def test_a_failing_receiver_is_retried_with_backoff_then_given_up(
         status = alert_service.deliver(session, delivery_id=d2, now=r2.next_attempt_at)
     assert status == "failed"
     assert alert_service.due(session, now=now + timedelta(days=1)) == []
+
+
+def test_two_workers_delivering_at_once_send_once(engine: Engine, receiver: Receiver) -> None:
+    """alert.deliver twice at the same instant (the outbox's at-least-once send, or a retry beside
+    the first try): the row lock lets one send; the other finds it taken or already sent."""
+    with Session(engine) as setup:
+        admin = create_user(setup, role=Role.admin)
+        principal = UserPrincipal(user_id=admin.user.id, roles={admin.team.id: Role.admin})
+        body = ChannelCreate(
+            team_id=admin.team.id,
+            name="race",
+            kind="webhook",
+            url=f"http://127.0.0.1:{receiver.port}/race",
+            events=["run_failed"],
+        )
+        alert_service.create_channel(setup, principal=principal, body=body)
+        a = create_agent(setup, team=admin.team)
+        now = utcnow() + timedelta(seconds=5)
+        create_run(setup, agent=a.agent, status=RunStatus.failed, finished_at=now, error="boom")
+        (d,) = alert_service.scan(setup, now=now)
+        setup.commit()
+        team_id = admin.team.id
+    receiver.delay_s = 0.3  # the first send is still in flight when the second arrives
+    try:
+        barrier = threading.Barrier(2)
+        results: list[str | None] = []
+        errors: list[BaseException] = []
+
+        def one() -> None:
+            try:
+                with Session(engine) as session:
+                    barrier.wait(timeout=10)
+                    results.append(alert_service.deliver(session, delivery_id=d, now=now))
+                    session.commit()
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=one) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert not errors, errors
+        assert sorted(results, key=str) == [None, "sent"]
+        assert len(receiver.requests) == 1
+    finally:
+        with Session(engine) as cleanup:
+            cleanup.execute(delete(Team).where(Team.id == team_id))
+            cleanup.commit()
