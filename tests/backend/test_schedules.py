@@ -67,13 +67,14 @@ def test_create_read_and_the_422s_name_the_field(client: TestClient, session: Se
     assert datetime.fromisoformat(s["next_slot_at"]) == datetime.fromisoformat(s["upcoming"][0])
     assert session.scalar(select(func.count()).select_from(Run).where(Run.agent_id == a.agent.id)) == 0
 
-    for rule, field in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"cron": "61 * * * *"}, "cron"),
         ({"cron": "0 0 2 * * *"}, "cron"),
         ({"cron": "0 2 * * *", "timezone": "Mars/Olympus"}, "timezone"),
         ({"cron": "0 2 * * *", "every_hours": 3}, "body"),
         ({"every_hours": 0}, "every_hours"),
-    ]:
+    ]
+    for rule, field in cases:
         r = client.post("/api/v1/schedules", json=_body([a.agent.id], **rule), headers=u.headers)
         assert r.status_code == 422, (rule, r.text)
         assert any(d["field"].startswith(field) for d in r.json()["detail"]), (rule, r.json())
