@@ -25,6 +25,7 @@ const Environments = lazy(() =>
 const Devices = lazy(() =>
   import("./routes/settings/Devices").then((m) => ({ default: m.Devices })),
 );
+const Alerts = lazy(() => import("./routes/settings/Alerts").then((m) => ({ default: m.Alerts })));
 const Tokens = lazy(() => import("./routes/settings/Tokens").then((m) => ({ default: m.Tokens })));
 const Team = lazy(() => import("./routes/Team").then((m) => ({ default: m.Team })));
 const Invite = lazy(() => import("./routes/Invite").then((m) => ({ default: m.Invite })));
@@ -119,6 +120,7 @@ export function App() {
         <Route path="settings/environments" element={<Environments />} />
         <Route path="settings/devices" element={<Devices />} />
         <Route path="settings/tokens" element={<Tokens />} />
+        <Route path="settings/alerts" element={<Alerts />} />
         <Route path="settings/account" element={<Account />} />
         <Route path="admin/users" element={<AdminUsers />} />
         <Route path="shares" element={<Shares />} />

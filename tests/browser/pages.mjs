@@ -56,6 +56,7 @@ const APP_PAGES = [
   ["/settings/devices", true, "devices"],
   ["/settings/environments", true, "environments"],
   ["/settings/tokens", true, "tokens"],
+  ["/settings/alerts", true, "alerts", "channels-table"],
   ["/shares", true, "shares"],
   ["/team", true, "team"],
   ["/settings/account", true, "account"],

@@ -60,6 +60,7 @@ def _pdf_text(pdf: bytes) -> str:
 def test_pages_on_a_desktop_and_a_phone(live: Stack, tmp_path: Path) -> None:
     _needs()
     disk = tempfile.mkdtemp(prefix="iowatt-pages-", dir="/var/tmp")
+    channel = ""
     try:
         runs = [live.queue(disk, workload={"jobs": [JOB]}, name=f"pages {k}") for k in (1, 2)]
         for rid in runs:
@@ -101,6 +102,21 @@ def test_pages_on_a_desktop_and_a_phone(live: Stack, tmp_path: Path) -> None:
                 paths.append(httpx.URL(s.json()["url"]).path)
             pdf = api.get(f"/reviews/{review}/pdf", timeout=120)
             assert pdf.status_code == 200, pdf.text
+            # an alert channel for the Alerts page (an IP literal: nothing resolves names here; no
+            # run fails in this test, so nothing is sent to it)
+            ch = api.post(
+                "/alert-channels",
+                json={
+                    "team_id": team["id"],
+                    "name": "storage team chat",
+                    "kind": "webhook",
+                    "url": "https://1.1.1.1/hooks/iowatt",
+                    "events": ["regression", "run_failed", "agent_offline"],
+                    "agent_offline_min": 30,
+                },
+            )
+            assert ch.status_code == 201, ch.text
+            channel = ch.json()["id"]
         report = _node(
             "tests/browser/pages.mjs",
             live,
@@ -132,3 +148,6 @@ def test_pages_on_a_desktop_and_a_phone(live: Stack, tmp_path: Path) -> None:
                 shutil.copy(tmp_path / f"{name}.png", shots / f"{name}.png")
     finally:
         shutil.rmtree(disk, ignore_errors=True)
+        if channel:  # the shared stack as it was
+            with live.api() as api:
+                assert api.delete(f"/alert-channels/{channel}").status_code == 204

@@ -24,6 +24,7 @@ const SETTINGS: readonly { to: string; label: string }[] = [
   { to: "/settings/devices", label: "Devices" },
   { to: "/settings/environments", label: "Environments" },
   { to: "/settings/tokens", label: "API tokens" },
+  { to: "/settings/alerts", label: "Alerts" },
   { to: "/shares", label: "Shared links" },
   { to: "/team", label: "Team" },
   { to: "/settings/account", label: "Account" },

@@ -32,6 +32,7 @@ export const NEEDS = {
   "enrollment.manage": "admin",
   "team.manage": "admin",
   "audit.read": "admin",
+  "alert.manage": "admin",
 } as const satisfies Record<string, Role>;
 
 export type Action = keyof typeof NEEDS;

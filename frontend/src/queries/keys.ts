@@ -26,6 +26,11 @@ export const keys = {
     list: (teamId?: string) => ["campaigns", "list", teamId ?? "all"] as const,
     detail: (id: string) => ["campaigns", "detail", id] as const,
   },
+  alerts: {
+    all: () => ["alerts"] as const,
+    channels: (teamId?: string) => ["alerts", "channels", teamId ?? "all"] as const,
+    list: (teamId?: string) => ["alerts", "list", teamId ?? "all"] as const,
+  },
   schedules: {
     all: () => ["schedules"] as const,
     list: (teamId?: string) => ["schedules", "list", teamId ?? "all"] as const,

@@ -8,6 +8,7 @@ import { formatInZone, ruleText } from "../../lib/schedule";
 import { keys } from "../../queries/keys";
 import { deleteSchedule, scheduleSlotsQuery, updateSchedule } from "../../queries/schedules";
 import { DeleteButton } from "../Deletion/DeleteButton";
+import { ScrollBox } from "../ScrollBox";
 import { TeamChip } from "../Team/TeamChip";
 import "./schedule.css";
 
@@ -138,23 +139,25 @@ export function ScheduleList({ items }: { items: ScheduleRead[] }) {
   return (
     <>
       <h2>Schedules</h2>
-      <table className="table" data-testid="schedules-table">
-        <thead>
-          <tr>
-            <th>Schedule</th>
-            <th>When</th>
-            <th>Next slot</th>
-            <th className="num">Runs per slot</th>
-            <th>Last slot</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {items.map((s) => (
-            <Row key={s.id} s={s} />
-          ))}
-        </tbody>
-      </table>
+      <ScrollBox label="Schedules">
+        <table className="table" data-testid="schedules-table">
+          <thead>
+            <tr>
+              <th>Schedule</th>
+              <th>When</th>
+              <th>Next slot</th>
+              <th className="num">Runs per slot</th>
+              <th>Last slot</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((s) => (
+              <Row key={s.id} s={s} />
+            ))}
+          </tbody>
+        </table>
+      </ScrollBox>
     </>
   );
 }
