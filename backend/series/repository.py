@@ -191,3 +191,14 @@ def detections(
 
 def detection(session: Session, detection_id: uuid.UUID) -> SeriesDetection | None:
     return session.get(SeriesDetection, detection_id)
+
+
+def review_detection(
+    session: Session, d: SeriesDetection, *, status: str, comment: str, by: uuid.UUID, at: datetime
+) -> None:
+    session.execute(
+        update(SeriesDetection)
+        .where(SeriesDetection.id == d.id)
+        .values(status=status, comment=comment, status_by=by, status_at=at)
+    )
+    session.refresh(d)

@@ -57,6 +57,12 @@ CONDITION_FLAGS = frozenset({"virtualized", "unconditioned_ssd"})
 HOST_FACTS = ("kernel", "firmware", "fstype", "mount_options", "engine_version")
 CHANGE_POINT_HISTORY = 500  # runs searched for change points after each new run
 MAX_HISTORY_POINTS = 2000
+# what a person may make of a detection (the same status again: a new comment)
+REVIEW: dict[str, frozenset[str]] = {
+    "open": frozenset({"open", "acknowledged", "dismissed"}),
+    "acknowledged": frozenset({"acknowledged", "open", "dismissed"}),
+    "dismissed": frozenset({"dismissed", "open", "acknowledged"}),
+}
 
 
 def _sha256(doc: object) -> str:
@@ -434,11 +440,11 @@ def update_detection(
     d = repository.detection(session, detection_id)
     if d is None or d.series_id != s.id:
         raise NotFound("detection not found")
-    d.status = body.status
-    d.comment = body.comment
-    d.status_by = principal.user_id
-    d.status_at = utcnow()
-    session.flush()
+    if body.status not in REVIEW[d.status]:
+        raise Invalid("status", f"a {d.status} detection can become {', '.join(sorted(REVIEW[d.status]))}")
+    repository.review_detection(
+        session, d, status=body.status, comment=body.comment, by=principal.user_id, at=utcnow()
+    )
     return DetectionRead.model_validate(d)
 
 
