@@ -206,6 +206,18 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "PATCH /api/v1/alert-channels/{channel_id}":  ("401", "403", "403", OK, "404", "403", "403", "401"),
     "DELETE /api/v1/alert-channels/{channel_id}": ("401", "403", "403", OK, "404", "403", "403", "401"),
     "POST /api/v1/alert-channels/{channel_id}/test": ("401", "403", "403", OK, "404", "403", "403", "401"),
+    # series: the team reads them, their history, changes and verdicts; members name, pin, archive
+    # them and review changes; team thresholds: admins (user_b naming team A: 403)
+    "GET /api/v1/series":                         ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "GET /api/v1/series/thresholds":              ("401", OK, OK, OK,  "403", "403", "403", "401"),
+    "PUT /api/v1/series/thresholds":              ("401", "403", "403", OK, "403", "403", "403", "401"),
+    "GET /api/v1/series/{series_id}":             ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "PATCH /api/v1/series/{series_id}":           ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "GET /api/v1/series/{series_id}/history":     ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "GET /api/v1/series/{series_id}/detections":  ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    "PATCH /api/v1/series/{series_id}/detections/{detection_id}":
+                                                  ("401", "403", OK, OK, "404", "403", "403", "401"),
+    "GET /api/v1/series/{series_id}/verdict":     ("401", OK, OK, OK,  "404", "403", "403", "401"),
     "GET /api/v1/alerts":                         ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "DELETE /api/v1/teams/{team_id}":             ("401", "403", "403", "409", "404", "403", "403", "401"),
     "DELETE /api/v1/auth/me":                     ("401", OK, OK, "409", "409", "403", "403", "401"),
@@ -263,6 +275,8 @@ PATH_IDS: dict[str, str] = {
     "run_id": "run_done",
     "campaign_id": "campaign",
     "schedule_id": "schedule",
+    "series_id": "series",
+    "detection_id": "series_detection",
     "channel_id": "alert_channel",
     "group_id": "run_group",
     "token_id": "member_token",
@@ -454,6 +468,12 @@ BODIES: dict[str, Any] = {
         "events": ["regression", "agent_offline"],
     },
     "PATCH /api/v1/alert-channels/{channel_id}": lambda w: {"enabled": False},
+    "PUT /api/v1/series/thresholds": lambda w: {"min_change_pct": 6},
+    "PATCH /api/v1/series/{series_id}": lambda w: {"pinned": True},
+    "PATCH /api/v1/series/{series_id}/detections/{detection_id}": lambda w: {
+        "status": "acknowledged",
+        "comment": "matrix",
+    },
 }
 # Operations that authenticate with their body (credentials, an enrolment token): whoever holds
 # those may read what they answer, so the leak check does not apply.
@@ -482,6 +502,9 @@ QUERIES: dict[str, Any] = {
     },
     "GET /api/v1/views": lambda w: {"runs": w.ids["run_done"]},
     "GET /api/v1/views/table": lambda w: {"view": "crystaldiskmark", "runs": w.ids["run_done"]},
+    "GET /api/v1/series/thresholds": lambda w: {"team_id": str(w.team_a)},
+    "PUT /api/v1/series/thresholds": lambda w: {"team_id": str(w.team_a)},
+    "GET /api/v1/series/{series_id}/verdict": lambda w: {"run": w.ids["run_done"]},
 }
 
 

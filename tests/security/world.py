@@ -15,8 +15,9 @@ from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 
-from backend.models import Role, Run
+from backend.models import Role, Run, SeriesDetection
 from backend.run import service as run_service
+from backend.series import service as series_service
 from tests.factories import INVENTORY, create_agent, create_user, engine_document
 
 API = "/api/v1"
@@ -217,6 +218,27 @@ def build(session: Session, http: Http, *, commit: Callable[[], None], openapi: 
     run = session.get(Run, uuid.UUID(done))
     assert run is not None and run.device_id is not None
     w.ids["device"] = str(run.device_id)
+    # the finished run's series (its task is not run here: no worker) and a change stored on it
+    (series_id,) = series_service.track_run(session, run_id=run.id)
+    detection = SeriesDetection(
+        series_id=series_id,
+        metric="read_iops",
+        job_index=0,
+        kind="new_run",
+        direction="regression",
+        run_id=run.id,
+        at=datetime(2026, 11, 21, 10, 0, 0, tzinfo=UTC),
+        mean_before=1000.0,
+        mean_after=800.0,
+        change_pct=-20.0,
+        runs_before=5,
+        runs_after=1,
+        method="matrix",
+        parameters={},
+    )
+    session.add(detection)
+    session.flush()
+    w.ids["series"], w.ids["series_detection"] = str(series_id), str(detection.id)
     w.ids["campaign"] = call(
         "member",
         "POST",
