@@ -53,13 +53,13 @@ def list_series(
 
 
 @router.get("/thresholds", response_model=TeamThresholdsRead)
-def get_team_thresholds(principal: UserDep, session: SessionDep, team_id: uuid.UUID) -> TeamThresholdsRead:
+def get_series_team_thresholds(principal: UserDep, session: SessionDep, team_id: uuid.UUID) -> TeamThresholdsRead:
     """A team's default detection thresholds (a series' own win) and the values in effect."""
     return service.team_thresholds(session, principal=principal, team_id=team_id)
 
 
 @router.put("/thresholds", response_model=TeamThresholdsRead)
-def put_team_thresholds(
+def put_series_team_thresholds(
     principal: UserDep, session: SessionDep, team_id: uuid.UUID, body: ThresholdsIn
 ) -> TeamThresholdsRead:
     """Set a team's default detection thresholds (team admins); a field left out: the default."""
@@ -67,7 +67,7 @@ def put_team_thresholds(
 
 
 @router.get("/{series_id}", response_model=SeriesRead)
-def get_series(series_id: uuid.UUID, principal: UserDep, session: SessionDep) -> SeriesRead:
+def get_one_series(series_id: uuid.UUID, principal: UserDep, session: SessionDep) -> SeriesRead:
     return service.get(session, principal=principal, series_id=series_id)
 
 
@@ -80,7 +80,7 @@ def update_series(
 
 
 @router.get("/{series_id}/history", response_model=SeriesHistory)
-def get_history(
+def get_series_history(
     series_id: uuid.UUID,
     principal: UserDep,
     session: SessionDep,
@@ -103,12 +103,12 @@ def get_history(
 
 
 @router.get("/{series_id}/detections", response_model=list[DetectionRead])
-def list_detections(series_id: uuid.UUID, principal: UserDep, session: SessionDep) -> list[DetectionRead]:
+def list_series_detections(series_id: uuid.UUID, principal: UserDep, session: SessionDep) -> list[DetectionRead]:
     return service.detections(session, principal=principal, series_id=series_id)
 
 
 @router.patch("/{series_id}/detections/{detection_id}", response_model=DetectionRead)
-def update_detection(
+def update_series_detection(
     series_id: uuid.UUID,
     detection_id: uuid.UUID,
     body: DetectionUpdate,
@@ -123,7 +123,7 @@ def update_detection(
 
 
 @router.get("/{series_id}/verdict", response_model=SeriesVerdict)
-def get_verdict(
+def get_series_verdict(
     series_id: uuid.UUID, principal: UserDep, session: SessionDep, run: uuid.UUID
 ) -> SeriesVerdict:
     """The verdict on one run of the series: each job's metrics against the valid runs before it,
