@@ -6,7 +6,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from iowatt_policy import effective_max_memory
 from sqlalchemy.orm import Session, sessionmaker
 
-from backend.agent import repository, service
+from backend.agent import protocol, repository, service
 from backend.agent import token as agent_token
 from backend.agent.policy import reported_policy
 from backend.agent.schemas import (
@@ -155,7 +155,13 @@ def delete_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -
     "/enroll",
     response_model=AgentEnrolled,
     status_code=status.HTTP_201_CREATED,
-    responses={403: {"description": "replace with a token not made by a current admin of the team"}},
+    responses={
+        403: {
+            "description": "replace with a token not made by a current admin of the team; "
+            "`agent_protocol_unsupported`: the agent's protocol is more than one version away"
+        }
+    },
+    dependencies=[Depends(protocol.check)],
 )
 def enroll(body: AgentEnroll, session: SessionDep) -> AgentEnrolled:
     raw, agent = service.enroll(session, body=body)

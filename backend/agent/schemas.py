@@ -182,6 +182,16 @@ class Capabilities(_InventoryPart):
     multi_target: bool = Field(
         False, description="runs a lease on several targets at once (Lease.targets); false: an older agent"
     )
+    protocol: int | None = Field(
+        None, ge=1, le=1000, description="the wire protocol the agent speaks; null: protocol 1 (no header)"
+    )
+    engine_version: Short | None = Field(None, description="its engine's `--version`; null: not reported")
+    engine_features: list[Short] | None = Field(
+        None,
+        max_length=16,
+        description="the asynchronous ioengines its engine ran on the host (io_uring, libaio); null: "
+        "not reported (an agent before protocol 2)",
+    )
 
 
 # storage topology (agent/src/iowatt_agent/topology.py, ADR 0035): the environment's suggestion reads it

@@ -2,10 +2,11 @@
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
+from backend.agent import protocol
 from backend.auth import service
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.db import get_session
@@ -61,9 +62,14 @@ def get_uploader(
     return user
 
 
-def get_agent(principal: Annotated[UserPrincipal | AgentPrincipal, Depends(get_principal)]) -> AgentPrincipal:
+def get_agent(
+    request: Request,
+    response: Response,
+    principal: Annotated[UserPrincipal | AgentPrincipal, Depends(get_principal)],
+) -> AgentPrincipal:
     if not isinstance(principal, AgentPrincipal):
         raise Forbidden("this needs an agent token", code="agent_only")
+    protocol.check(request, response)  # a version more than one step away: 403
     return principal
 
 

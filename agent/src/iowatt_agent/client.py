@@ -27,7 +27,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
-from . import __version__
+from . import __version__, protocol
 from .schemas import (
     EnrollRequest,
     EnrollResponse,
@@ -181,6 +181,7 @@ class ApiClient:
         pinned_sha256: str | None = None,
     ) -> None:
         headers = {"User-Agent": f"iowatt-agent/{__version__}", "Accept": "application/json"}
+        headers.update(protocol.headers())  # the wire protocol's version (protocol.py)
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self._http = httpx.Client(
@@ -252,6 +253,7 @@ class ApiClient:
                 raise ServerCertificateRejected(f"{method} {path}: {message}") from exc
             reason = str(exc) or type(exc).__name__
             raise ServerUnreachable(f"{method} {path}: server unreachable: {reason}") from exc
+        protocol.note_server(response.headers.get(protocol.SERVER_HEADER))
         if response.status_code >= 400:
             raise error_from_response(response)
         if self.on_success is not None:

@@ -18,6 +18,8 @@ from pathlib import Path
 from iowatt_policy import ReportedPolicy
 
 from . import topology
+from .engine_features import engine_features
+from .protocol import wire_protocol
 from .schemas import BlockDevice, Capabilities, CpuInfo, Inventory, Mount, OsInfo, PolicyReport
 
 PSEUDO_FS = {
@@ -262,8 +264,11 @@ def detect_virtualization(root: Path = Path("/"), *, use_systemd: bool = True) -
     return None
 
 
-def collect(root: Path = Path("/"), *, policy: ReportedPolicy | None = None) -> Inventory:
-    """The host's inventory; with `policy`, what the host allows (ADR 0009 §4, no secrets)."""
+def collect(
+    root: Path = Path("/"), *, policy: ReportedPolicy | None = None, engine: Path | str | None = None
+) -> Inventory:
+    """The host's inventory; with `policy`, what the host allows (ADR 0009 §4, no secrets); with
+    `engine`, its version and the asynchronous ioengines it runs here (protocol 2)."""
     return Inventory(
         hostname=socket.gethostname(),
         os=OsInfo(kernel=platform.release(), distro=read_distro(root)),
@@ -273,12 +278,12 @@ def collect(root: Path = Path("/"), *, policy: ReportedPolicy | None = None) -> 
         block_devices=read_block_devices(root),
         mounts=read_mounts(root),
         policy=PolicyReport.model_validate(policy.to_dict()) if policy is not None else None,
-        capabilities=capabilities(),
+        capabilities=capabilities(engine),
         topology=topology.collect(root),
     )
 
 
-def capabilities() -> Capabilities:
+def capabilities(engine: Path | str | None = None) -> Capabilities:
     """The workload kinds this agent runs: every kind whose runner can run here (the
     engine's always; TPC-H when a lease could run: tpch.lease.supported_dbms, the generator, the
     [tpch] extra, a DBMS's server, and for a root agent a TPC-H user and CAP_CHOWN/SETUID/SETGID
@@ -289,4 +294,12 @@ def capabilities() -> Capabilities:
 
     kinds = [name for name, runner in RUNNERS.items() if runner.runs_engine]  # the engine's kinds first
     kinds += [name for name, runner in RUNNERS.items() if not runner.runs_engine and runner.available()]
-    return Capabilities(workload_kinds=kinds, tpch_dbms=supported_dbms())
+    caps = Capabilities(workload_kinds=kinds, tpch_dbms=supported_dbms())
+    p = wire_protocol()
+    if p >= 2:  # what protocol 1 (the previous release) did not send
+        caps.protocol = p
+        features = engine_features(engine)
+        if features is not None:
+            caps.engine_version = features.version
+            caps.engine_features = list(features.ioengines)
+    return caps

@@ -178,7 +178,7 @@ class AgentLoop:
             fp = fingerprint(reported)
             if fp == self.reported_fingerprint and not force:
                 return
-            inventory = collect_inventory(policy=reported)
+            inventory = collect_inventory(policy=reported, engine=self.engine)
             (client or self.client).put_inventory(self.config.agent_id, inventory)
             self.reported_fingerprint = fp
             log.info("inventory.sent targets=%d meters=%d", len(reported.targets), len(reported.meters))
@@ -476,7 +476,13 @@ class AgentLoop:
         try:
             self.heartbeat_once()
             self.send_inventory_if_changed(force=True)
-        except (Unauthorized, Forbidden, NotFound) as exc:
+        except Forbidden as exc:
+            if exc.code == "agent_protocol_unsupported":  # not this host's enrolment: its version
+                raise FatalAgentError(f"the server does not speak this agent's protocol ({exc})") from exc
+            raise FatalAgentError(
+                f"the server refused this agent ({exc}); re-enrol with `iowatt-agent enroll --replace`"
+            ) from exc
+        except (Unauthorized, NotFound) as exc:
             raise FatalAgentError(
                 f"the server refused this agent ({exc}); re-enrol with `iowatt-agent enroll --replace`"
             ) from exc

@@ -114,6 +114,11 @@ class Capabilities(Request):
     workload_kinds: list[str]  # WorkloadSpec.kind values: block, postmark, vdbench, heap_btree, tpch
     tpch_dbms: list[str]  # DBMSs whose server binaries are installed here (tpch needs one)
     multi_target: bool = True  # runs a lease on several targets at once (Lease.targets)
+    # protocol 2 (protocol.py): left out of the JSON when None, as the previous release sent them
+    protocol: int | None = Field(None, exclude_if=lambda v: v is None)
+    engine_version: str | None = Field(None, exclude_if=lambda v: v is None)
+    # the asynchronous ioengines the engine ran here (io_uring, libaio: engine_features.py)
+    engine_features: list[str] | None = Field(None, exclude_if=lambda v: v is None)
 
 
 # topology (agent/src/iowatt_agent/topology.py; the server suggests an environment's from it)
