@@ -53,7 +53,9 @@ def list_series(
 
 
 @router.get("/thresholds", response_model=TeamThresholdsRead)
-def get_series_team_thresholds(principal: UserDep, session: SessionDep, team_id: uuid.UUID) -> TeamThresholdsRead:
+def get_series_team_thresholds(
+    principal: UserDep, session: SessionDep, team_id: uuid.UUID
+) -> TeamThresholdsRead:
     """A team's default detection thresholds (a series' own win) and the values in effect."""
     return service.team_thresholds(session, principal=principal, team_id=team_id)
 
@@ -103,7 +105,9 @@ def get_series_history(
 
 
 @router.get("/{series_id}/detections", response_model=list[DetectionRead])
-def list_series_detections(series_id: uuid.UUID, principal: UserDep, session: SessionDep) -> list[DetectionRead]:
+def list_series_detections(
+    series_id: uuid.UUID, principal: UserDep, session: SessionDep
+) -> list[DetectionRead]:
     return service.detections(session, principal=principal, series_id=series_id)
 
 
