@@ -42,8 +42,13 @@ export function jobHeadline(job: JobSummary): string {
 
 /** The one line a shared link leads with: what ran where and what it measured. */
 export function summaryLine(run: RunRead, sys: RunSystem | undefined): string {
-  const where = sys?.device_model ?? sys?.device_name ?? run.device_name ?? run.target_path;
-  const how = [sys?.interface, sys?.fstype].filter(Boolean).join(", ");
+  const targets = run.targets ?? [];
+  const multi = targets.length > 1;
+  // a multi-target run's system facts are its first target's: the line names every target's device
+  const where = multi
+    ? `${targets.length} targets (${[...new Set(targets.map((t) => t.device_name ?? t.target_path))].join(" + ")})`
+    : (sys?.device_model ?? sys?.device_name ?? run.device_name ?? run.target_path);
+  const how = multi ? "" : [sys?.interface, sys?.fstype].filter(Boolean).join(", ");
   const cache =
     !sys || sys.cache === "unstated"
       ? null
@@ -140,7 +145,7 @@ export function RunSummary({ run, sys }: { run: RunRead; sys: RunSystem | undefi
         <dd className="mono" data-testid="system-kernel">
           {sys?.kernel ?? "unknown"}
         </dd>
-        <dt>Device</dt>
+        <dt>{(run.targets?.length ?? 0) > 1 ? "Device (first target)" : "Device"}</dt>
         <dd data-testid="system-device">
           {device || "unknown"}
           <Flags flags={at("device")} testid="validity-flag" />

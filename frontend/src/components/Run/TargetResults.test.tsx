@@ -4,6 +4,7 @@ import { MemoryRouter } from "react-router-dom";
 import { describe, expect, it } from "vitest";
 import type { JobSummary, RunRead } from "../../client/types";
 import { PSYNC_JOB } from "../../test/fixtures";
+import { summaryLine } from "./RunSummary";
 import { CombinedCaption, RunTargets, TargetResults } from "./TargetResults";
 
 const render = (ui: ReactElement) => rtlRender(<MemoryRouter>{ui}</MemoryRouter>);
@@ -81,5 +82,21 @@ describe("a multi-target run's targets and combined figures, named on the run pa
     const { container } = render(<CombinedCaption run={{ ...run("merged"), targets: [] }} />);
     expect(container.textContent).toBe("");
     expect(within(screen.getByTestId("combined-caption")).getByText("combined")).toBeTruthy();
+  });
+});
+
+describe("a multi-target run's summary line", () => {
+  it("names every target's device, not only the first target's", () => {
+    const r = {
+      ...run("merged"),
+      status: "succeeded",
+      preset: null,
+      file_workload: null,
+      workload: { kind: "block", jobs: [{ name: "randwrite" }] },
+    } as unknown as RunRead;
+    const sys = { device_model: "vda", interface: "virtio", fstype: "ext4", cache: "direct" };
+    const line = summaryLine(r, sys as never);
+    expect(line.startsWith("1 job on 2 targets (md0 + md1), direct I/O")).toBe(true);
+    expect(line).not.toContain("virtio");
   });
 });
