@@ -1723,15 +1723,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get Team Thresholds
+         * Get Series Team Thresholds
          * @description A team's default detection thresholds (a series' own win) and the values in effect.
          */
-        get: operations["get_team_thresholds"];
+        get: operations["get_series_team_thresholds"];
         /**
-         * Put Team Thresholds
+         * Put Series Team Thresholds
          * @description Set a team's default detection thresholds (team admins); a field left out: the default.
          */
-        put: operations["put_team_thresholds"];
+        put: operations["put_series_team_thresholds"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1746,8 +1746,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Series */
-        get: operations["get_series"];
+        /** Get One Series */
+        get: operations["get_one_series"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1767,8 +1767,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Detections */
-        get: operations["list_detections"];
+        /** List Series Detections */
+        get: operations["list_series_detections"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1791,11 +1791,11 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update Detection
+         * Update Series Detection
          * @description Acknowledge (a real change: later runs are compared with what follows it), dismiss (noise:
          *     later runs are compared across it) or reopen a detection, with a comment (team members).
          */
-        patch: operations["update_detection"];
+        patch: operations["update_series_detection"];
         trace?: never;
     };
     "/api/v1/series/{series_id}/history": {
@@ -1806,11 +1806,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get History
+         * Get Series History
          * @description One metric of one job over the series' runs, with each run's validity, the host-fact
          *     changes between runs and the changes found.
          */
-        get: operations["get_history"];
+        get: operations["get_series_history"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1827,11 +1827,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get Verdict
+         * Get Series Verdict
          * @description The verdict on one run of the series: each job's metrics against the valid runs before it,
          *     at the series' thresholds (what `iowatt ci` prints).
          */
-        get: operations["get_verdict"];
+        get: operations["get_series_verdict"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3001,11 +3001,26 @@ export interface components {
          */
         "Capabilities-Input": {
             /**
+             * Engine Features
+             * @description the asynchronous ioengines its engine ran on the host (io_uring, libaio); null: not reported (an agent before protocol 2)
+             */
+            engine_features?: string[] | null;
+            /**
+             * Engine Version
+             * @description its engine's `--version`; null: not reported
+             */
+            engine_version?: string | null;
+            /**
              * Multi Target
              * @description runs a lease on several targets at once (Lease.targets); false: an older agent
              * @default false
              */
             multi_target: boolean;
+            /**
+             * Protocol
+             * @description the wire protocol the agent speaks; null: protocol 1 (no header)
+             */
+            protocol?: number | null;
             /**
              * Tpch Dbms
              * @description DBMSs whose server binaries the host has
@@ -3025,11 +3040,26 @@ export interface components {
          */
         "Capabilities-Output": {
             /**
+             * Engine Features
+             * @description the asynchronous ioengines its engine ran on the host (io_uring, libaio); null: not reported (an agent before protocol 2)
+             */
+            engine_features: string[] | null;
+            /**
+             * Engine Version
+             * @description its engine's `--version`; null: not reported
+             */
+            engine_version: string | null;
+            /**
              * Multi Target
              * @description runs a lease on several targets at once (Lease.targets); false: an older agent
              * @default false
              */
             multi_target: boolean;
+            /**
+             * Protocol
+             * @description the wire protocol the agent speaks; null: protocol 1 (no header)
+             */
+            protocol: number | null;
             /**
              * Tpch Dbms
              * @description DBMSs whose server binaries the host has
@@ -10685,7 +10715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description replace with a token not made by a current admin of the team */
+            /** @description replace with a token not made by a current admin of the team; `agent_protocol_unsupported`: the agent's protocol is more than one version away */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18085,7 +18115,7 @@ export interface operations {
             };
         };
     };
-    get_team_thresholds: {
+    get_series_team_thresholds: {
         parameters: {
             query: {
                 team_id: string;
@@ -18143,7 +18173,7 @@ export interface operations {
             };
         };
     };
-    put_team_thresholds: {
+    put_series_team_thresholds: {
         parameters: {
             query: {
                 team_id: string;
@@ -18214,7 +18244,7 @@ export interface operations {
             };
         };
     };
-    get_series: {
+    get_one_series: {
         parameters: {
             query?: never;
             header?: never;
@@ -18361,7 +18391,7 @@ export interface operations {
             };
         };
     };
-    list_detections: {
+    list_series_detections: {
         parameters: {
             query?: never;
             header?: never;
@@ -18428,7 +18458,7 @@ export interface operations {
             };
         };
     };
-    update_detection: {
+    update_series_detection: {
         parameters: {
             query?: never;
             header?: never;
@@ -18509,7 +18539,7 @@ export interface operations {
             };
         };
     };
-    get_history: {
+    get_series_history: {
         parameters: {
             query?: {
                 metric?: "read_iops" | "write_iops" | "read_bw_bytes" | "write_bw_bytes" | "read_lat_mean_ns" | "write_lat_mean_ns" | "read_clat_p99_ns" | "write_clat_p99_ns";
@@ -18581,7 +18611,7 @@ export interface operations {
             };
         };
     };
-    get_verdict: {
+    get_series_verdict: {
         parameters: {
             query: {
                 run: string;
