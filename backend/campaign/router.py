@@ -5,7 +5,7 @@ from fastapi import APIRouter, Query, status
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.campaign import service
-from backend.campaign.schemas import CampaignCreate, CampaignPage, CampaignRead
+from backend.campaign.schemas import CampaignCreate, CampaignPage, CampaignPlan, CampaignRead
 from backend.run.schemas import MAX_OFFSET
 from backend.workload.facts import ENGINE_UNAVAILABLE
 
@@ -17,6 +17,14 @@ router = APIRouter(prefix="/campaigns", tags=["campaigns"])
 )
 def create_campaign(body: CampaignCreate, principal: UserDep, session: SessionDep) -> CampaignRead:
     return service.to_read(session, [service.create(session, principal=principal, body=body)])[0]
+
+
+@router.post("/plan", response_model=CampaignPlan, responses=ENGINE_UNAVAILABLE)
+def plan_campaign(body: CampaignCreate, principal: UserDep, session: SessionDep) -> CampaignPlan:
+    """What POST /campaigns would queue for this body — its cells (workload × sweep combination),
+    runs and measuring time — without queueing anything. A sweep that cannot mean what it says is
+    a 422 naming `sweep.*`, as POST /campaigns answers it."""
+    return service.plan(session, principal=principal, body=body)
 
 
 @router.get("", response_model=CampaignPage)

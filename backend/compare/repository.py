@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from backend.models import Agent, Device, Environment, RunResult
+from backend.models import Agent, Device, Environment, RunResult, Workload
 
 
 def agents_by_id(session: Session, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Agent]:
@@ -30,6 +30,13 @@ def environments_by_id(session: Session, ids: Iterable[uuid.UUID]) -> dict[uuid.
     if not wanted:
         return {}
     return {e.id: e for e in session.scalars(select(Environment).where(Environment.id.in_(wanted)))}
+
+
+def workload_names(session: Session, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str]:
+    wanted = set(ids)
+    if not wanted:
+        return {}
+    return dict(session.execute(select(Workload.id, Workload.name).where(Workload.id.in_(wanted))).tuples())
 
 
 def result_jobs_docs(

@@ -8,7 +8,7 @@ from backend.run.schemas import RUN_VALIDITY_FLAGS, RunRead, RunValidityFlagName
 
 # env.<facet>: a field of the runs' environment snapshots (backend/environment/topology.py FACETS)
 GroupBy = Literal[
-    "none", "device", "environment", "device_environment", "workload", "target",
+    "none", "device", "environment", "device_environment", "workload", "target", "sweep",
     "env.kind", "env.raid_level", "env.raid_implementation", "env.member_count", "env.member_model",
     "env.media", "env.controller_cache_policy", "env.transport", "env.link_speed_bps",
     "env.nas_protocol", "env.nas_version", "env.fstype", "env.mount_options", "env.region", "env.pue",

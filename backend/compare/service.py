@@ -11,6 +11,7 @@ from iowatt_workload import TPCH_LABEL
 from sqlalchemy.orm import Session
 
 from backend.auth.principal import UserPrincipal
+from backend.campaign import matrix as campaign_matrix
 from backend.compare import fingerprint as fp
 from backend.compare import repository as compare_repo
 from backend.compare import stats as st
@@ -184,6 +185,7 @@ def _columns(
     envs: dict[uuid.UUID, Environment],
     agents: dict[uuid.UUID, Agent],
     fps: dict[uuid.UUID, str],
+    workload_names: dict[uuid.UUID, str] | None = None,
 ) -> list[tuple[str, str, list[Run]]]:
     def dev_label(r: Run) -> str:
         d = devices.get(r.device_id) if r.device_id else None
@@ -209,6 +211,8 @@ def _columns(
             f"{r.target_path} on {agents[r.agent_id].name if r.agent_id in agents else '?'}",
         ),
     }
+    if group_by == "sweep":
+        keyers["sweep"] = _sweep_keyer(runs, fps, workload_names or {}, keyers["target"])
     cols: dict[str, tuple[str, list[Run]]] = {}
     for r in runs:
         if group_by.startswith("env."):  # a field of the environment as the run recorded it (ADR 0035)
@@ -218,6 +222,38 @@ def _columns(
             key, label = keyers[group_by](r)
         cols.setdefault(key, (label, []))[1].append(r)
     return [(k, label, rs) for k, (label, rs) in cols.items()]
+
+
+def _sweep_keyer(
+    runs: list[Run],
+    fps: dict[uuid.UUID, str],
+    workload_names: dict[uuid.UUID, str],
+    by_target: Callable[[Run], tuple[str, str]],
+) -> Callable[[Run], tuple[str, str]]:
+    """A campaign matrix's columns: one per workload, sweep combination and target, named by what
+    varies among the compared runs (the swept job fields, the workload, the target)."""
+    params = {r.id: campaign_matrix.params_of(r.workload_spec) for r in runs}
+    varying = [k for k in campaign_matrix.SWEPT if len({p.get(k) for p in params.values()}) > 1]
+    targets_vary = len({by_target(r)[0] for r in runs}) > 1
+    # the workload's name when two runs of the same swept values still differ in their workload
+    named = len({(tuple(params[r.id].get(k) for k in varying), fps[r.id]) for r in runs}) > len(
+        {tuple(params[r.id].get(k) for k in varying) for r in runs}
+    )
+
+    def key(r: Run) -> tuple[str, str]:
+        parts = []
+        if named:
+            parts.append(
+                workload_names.get(r.workload_id, "inline workload") if r.workload_id else "inline workload"
+            )
+        swept = campaign_matrix.label({k: v for k, v in params[r.id].items() if k in varying})
+        if swept:
+            parts.append(swept)
+        if targets_vary or not parts:
+            parts.append(by_target(r)[1])
+        return f"{fps[r.id][:12]}|{by_target(r)[0]}", " · ".join(parts)
+
+    return key
 
 
 def _metric(m: MetricDef, per_col: list[list[float]], base: int) -> Metric:
@@ -311,7 +347,8 @@ def _frame(
     base_run = baseline or runs[0].id
     if all(r.id != base_run for r in runs):
         raise Invalid("baseline", "the baseline must be one of the compared runs")
-    cols = _columns(runs, group_by, devices, envs, agents, fps)
+    names = compare_repo.workload_names(session, (r.workload_id for r in runs if r.workload_id))
+    cols = _columns(runs, group_by, devices, envs, agents, fps, names)
     base = next(i for i, (_, _, rs) in enumerate(cols) if any(r.id == base_run for r in rs))
     columns = [
         Column(

@@ -148,6 +148,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/carbon/grid-intensities":        ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "GET /api/v1/carbon/embodied-defaults":       ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "POST /api/v1/campaigns":                     ("401", "403", OK, OK, "422", "403", "403", "401"),
+    # what a campaign body would queue (its matrix expanded), queueing nothing: whoever can see its
+    # workloads; user_b naming team A's workload: 422 workload_id not found
+    "POST /api/v1/campaigns/plan":                ("401", OK, OK, OK,  "422", "403", "403", "401"),
     "GET /api/v1/campaigns":                      ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "GET /api/v1/campaigns/{campaign_id}":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
     # --- V2 share links (issue 13): members of the target's team create them (a team-B user naming
@@ -448,6 +451,12 @@ BODIES: dict[str, Any] = {
     "POST /api/v1/campaigns": lambda w: {
         "name": "matrix campaign",
         "workload_id": w.ids["workload"],
+        "targets": [{"agent_id": w.ids["agent_x"], "target_path": "/srv/bench"}],
+    },
+    "POST /api/v1/campaigns/plan": lambda w: {
+        "name": "matrix plan",
+        "workload_id": w.ids["workload"],
+        "sweep": {"iodepth": [1, 32]},
         "targets": [{"agent_id": w.ids["agent_x"], "target_path": "/srv/bench"}],
     },
     "POST /api/v1/schedules": lambda w: {
