@@ -1,7 +1,7 @@
 """The Python lock (docs/adr/0004-dependencies.md): uv.lock is resolved from the pyproject pins,
-requirements/*.txt are exported from it with a hash for every file, and `make deps-py` and both
-images install only from those files, hash-checked. Offline: uv checks the lock against the
-manifests without the network."""
+requirements/*.txt are exported from it with a hash for every file, and `make deps-py` (pip installs
+the locked uv, uv the rest) and both images install only from those files, hash-checked. Offline:
+uv checks the lock against the manifests without the network."""
 
 import re
 import subprocess
@@ -45,7 +45,11 @@ def _lock() -> tuple[dict[str, set[str]], set[str]]:
 
 def _requirements(path: Path) -> dict[str, list[tuple[str, list[str]]]]:
     """name -> [(version, hashes)] of a hash-checked requirements file."""
-    text = re.sub(r"\\\n\s*", " ", path.read_text())
+    return _requirements_text(path.read_text())
+
+
+def _requirements_text(text: str) -> dict[str, list[tuple[str, list[str]]]]:
+    text = re.sub(r"\\\n\s*", " ", text)
     out: dict[str, list[tuple[str, list[str]]]] = {}
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
@@ -137,6 +141,32 @@ def test_make_and_the_images_install_only_hash_checked_wheels_from_the_lock() ->
                     continue
                 if " -r " in cmd:  # third-party packages: the lock, hashes required, no sdist builds
                     assert "--require-hashes" in cmd and "--only-binary :all:" in cmd, (where, cmd)
-                    assert re.search(r"-r \S*requirements/\w+\.txt", cmd), (where, cmd)
+                    assert re.search(r"-r \S*requirements/\w+\.txt", cmd) or (
+                        where == "Makefile deps-py" and "-r $(VENV)/uv-requirement.txt" in cmd
+                    ), (where, cmd)
                 else:  # this repository's projects: nothing more from an index
                     assert "--no-deps" in cmd and "--no-build-isolation" in cmd, (where, cmd)
+    # `make deps-py`: pip installs uv alone, from its lines of the lock's export (hashes and all),
+    # and uv installs the rest
+    lines = re.sub(r"\\\n\s*", " ", recipe).splitlines()
+    (extract,) = [ln for ln in lines if "> $(VENV)/uv-requirement.txt" in ln]
+    assert "requirements/dev.txt" in extract, extract
+    (bootstrap,) = [ln for ln in lines if "uv-requirement.txt" in ln and "pip install" in ln]
+    assert "--no-deps" in bootstrap and "$(BIN)/python -m pip install" in bootstrap, bootstrap
+    uv_pips = [ln for ln in lines if "$(BIN)/uv pip install" in ln]
+    assert any("-r requirements/dev.txt" in ln for ln in uv_pips), uv_pips
+
+
+def test_the_uv_lines_make_deps_py_picks_from_dev_txt_are_the_locked_uv_with_its_hashes() -> None:
+    """What the recipe's awk keeps of requirements/dev.txt: `uv==VERSION` and its hash lines only."""
+    makefile = (REPO / "Makefile").read_text()
+    (program,) = re.findall(r"awk '([^']*)' requirements/dev\.txt > \$\(VENV\)/uv-requirement\.txt", makefile)
+    picked = subprocess.run(
+        ["awk", program.replace("$$", "$"), str(REPO / "requirements" / "dev.txt")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    reqs = _requirements_text(picked)
+    versions, _ = _lock()
+    assert list(reqs) == ["uv"], picked[:500]
+    ((version, hashes),) = reqs["uv"]
+    assert version in versions["uv"] and len(hashes) > 1
