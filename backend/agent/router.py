@@ -1,4 +1,5 @@
 import uuid
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Query, Response, status
@@ -183,11 +184,22 @@ def _raw_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bea
 RawTokenDep = Annotated[str, Depends(_raw_token)]
 
 
+def _received_at() -> datetime:
+    """When the request reached the route, before its other dependencies (authentication reads the
+    database): t1 of the agent's clock exchange, so the server's own work counts as its, not as
+    the network's round trip."""
+    return utcnow()
+
+
 @router.post("/{agent_id}/heartbeat", response_model=HeartbeatAck)
 def heartbeat(
-    agent_id: uuid.UUID, body: Heartbeat, principal: AgentDep, raw_token: RawTokenDep, session: SessionDep
+    received_at: Annotated[datetime, Depends(_received_at)],
+    agent_id: uuid.UUID,
+    body: Heartbeat,
+    principal: AgentDep,
+    raw_token: RawTokenDep,
+    session: SessionDep,
 ) -> HeartbeatAck:
-    received_at = utcnow()  # t1 of the agent's clock exchange; server_time below is t2
     agent = service.heartbeat(session, principal=principal, agent_id=agent_id, body=body)
     settings = get_settings()
     return HeartbeatAck(

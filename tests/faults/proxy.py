@@ -32,13 +32,15 @@ class Conn:
 
 
 class Proxy:
-    def __init__(self, upstream_port: int, hook: Hook | None = None) -> None:
+    def __init__(self, upstream_port: int, hook: Hook | None = None, *, host: str = "127.0.0.1") -> None:
+        """`host`: the address it listens on (a veth's, for an agent in another network namespace)."""
         self.upstream_port = upstream_port
         self.hook = hook
+        self.host = host
         self._cut = threading.Event()
         self._conns: set[Conn] = set()
         self._lock = threading.Lock()
-        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener = socket.create_server((host, 0))
         self.port: int = self._listener.getsockname()[1]
         self.accepted = 0
         self.refused = 0
@@ -46,7 +48,7 @@ class Proxy:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def cut(self) -> None:
         self._cut.set()

@@ -1,0 +1,212 @@
+"""A group run on the real stack across two "hosts": the stack's agent and a second agent process
+with a state of its own, in a network namespace of its own joined to this one by a veth pair (it
+reaches the API only through a proxy listening on the veth's address, as a measured host reaches
+the server over its network; no port is opened on it). Both prepare, meet at the start barrier
+and start at the instant the server set; each member's clock offset, its bound and its start skew
+are recorded, the results combined (bytes and I/Os summed) and the energy of the two hosts'
+meters summed. Size-bound jobs: 4 MiB of 4 KiB writes per member.
+
+Where a namespace cannot be made (no root, no `ip`), the second agent runs in this namespace
+behind the same proxy: the protocol is the same, only the network path is shorter.
+"""
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.faults.proxy import Proxy
+from tests.stack import BIN, ENGINE, Stack, agent_command, enrollment_token
+from tests.waiting import wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
+
+MiB = 1024 * 1024
+
+
+def _meter() -> tuple[str, str]:
+    """Each host's meter, by the same name (the run names it): an estimate of this machine's disk
+    (the targets are on tmpfs, which the estimate meter cannot see through)."""
+    devices = sorted(os.listdir("/sys/block"))
+    disks = [d for d in devices if not d.startswith(("loop", "zram", "ram"))] or devices
+    return "group-est", f"estimate:5,9.5?device={disks[0]}"
+
+
+METER = _meter()
+
+
+@contextlib.contextmanager
+def network_namespace(upstream_port: int) -> Iterator[tuple[str | None, Proxy]]:
+    """(namespace, proxy): a namespace with a veth pair to this one and a proxy to the API on the
+    veth's address here; (None, a loopback proxy) where a namespace cannot be made."""
+    n = os.getpid() % 250 + 1
+    ns, here, there = f"iowatt-group-{os.getpid()}", f"iwg{n}a", f"iwg{n}b"
+    addr = f"10.231.{n}"
+    steps = [
+        ["ip", "netns", "add", ns],
+        ["ip", "link", "add", here, "type", "veth", "peer", "name", there],
+        ["ip", "link", "set", there, "netns", ns],
+        ["ip", "addr", "add", f"{addr}.1/30", "dev", here],
+        ["ip", "link", "set", here, "up"],
+        ["ip", "-n", ns, "addr", "add", f"{addr}.2/30", "dev", there],
+        ["ip", "-n", ns, "link", "set", there, "up"],
+        ["ip", "-n", ns, "link", "set", "lo", "up"],
+    ]
+    made = False
+    try:
+        for step in steps:
+            subprocess.run(step, check=True, capture_output=True)
+        made = True
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    proxy = Proxy(upstream_port, host=f"{addr}.1" if made else "127.0.0.1")
+    try:
+        yield (ns if made else None), proxy
+    finally:
+        proxy.close()
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        subprocess.run(["ip", "link", "del", here], capture_output=True)  # gone with the namespace
+
+
+@contextlib.contextmanager
+def second_host(live: Stack, target: str) -> Iterator[str]:
+    """A second agent enrolled on the stack, allowed `target` and given the meter, running in a
+    network namespace of its own; its agent id. Stopped (drained) and its state removed after."""
+    state = live.workdir / f"group-b-{uuid.uuid4().hex[:6]}"
+    dropin = Path(f"{state}-dropin")
+    port = int(live.url.rsplit(":", 1)[1])
+    with network_namespace(port) as (ns, proxy):
+        token = enrollment_token(live.url, live.token)
+        enroll = ["enroll", "--server", proxy.url, "--token-file", "-", "--name", state.name]
+        if ns is not None:  # plain http:// to the veth's address (a private link) needs the operator's say-so
+            enroll.append("--insecure-http")
+        agent_command(
+            [*enroll, "--state-dir", str(state)],
+            dropin=dropin,
+            stdin=token,
+        )
+        agent_command(["targets", "add", target, "--state-dir", str(state)], dropin=dropin)
+        agent_command(["meters", "set", *METER, "--state-dir", str(state)], dropin=dropin)
+        cmd = [
+            str(BIN / "iowatt-agent"),
+            "run",
+            "--state-dir",
+            str(state),
+            "--engine",
+            str(ENGINE),
+            "--lease-wait",
+            "5",
+        ]
+        if ns is not None:
+            cmd = ["ip", "netns", "exec", ns, *cmd]
+        log = open(live.logs / f"{state.name}.log", "wb")  # noqa: SIM115 - closed below
+        proc = subprocess.Popen(
+            cmd, env=live.commands["agent"][1], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            with live.api() as api:
+
+                def reported() -> str | None:
+                    for a in api.get("/agents").json()["items"]:
+                        policy = a.get("policy") or {}
+                        if (
+                            a["name"] == state.name
+                            and a["online"]
+                            and target in {t["path"] for t in policy.get("targets", [])}
+                        ):
+                            return str(a["id"])
+                    return None
+
+                agent_id = wait_until(
+                    reported,
+                    timeout=60,
+                    interval=0.3,
+                    message=lambda: f"the second agent online: {live.tail()}",
+                )
+            yield agent_id
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            log.close()
+            shutil.rmtree(state, ignore_errors=True)
+            shutil.rmtree(dropin, ignore_errors=True)
+
+
+def test_two_hosts_start_at_one_instant_and_their_results_and_energy_add_up(live: Stack) -> None:
+    dirs = [tempfile.mkdtemp(prefix=f"iowatt-group-{i}-", dir="/dev/shm") for i in range(2)]
+    try:
+        live.agent_cli("meters", "set", *METER)
+        live.allow(dirs[0])
+        with second_host(live, dirs[1]) as other:
+            job = {"name": "randwrite-4k", "rw": "randwrite", "bs_bytes": 4096, "size_bytes": 4 * MiB}
+            body = {
+                "members": [
+                    {"agent_id": live.agent_id, "target_path": dirs[0]},
+                    {"agent_id": other, "target_path": dirs[1]},
+                ],
+                "workload": {"jobs": [job]},
+                "name": "e2e group",
+                "meter": METER[0],
+                "idle_s": 0.5,
+            }
+            with live.api() as api:
+                r = api.post("/run-groups", json=body)
+                assert r.status_code == 201, r.text
+                gid = r.json()["id"]
+
+                def ended() -> dict[str, Any] | None:
+                    g: dict[str, Any] = api.get(f"/run-groups/{gid}").json()
+                    done = g["status"] in ("succeeded", "failed", "cancelled")
+                    energy = g["combined"] is not None and g["combined"]["energy_complete"]
+                    return g if done and (energy or g["status"] != "succeeded") else None
+
+                group = wait_until(
+                    ended, timeout=120, interval=0.5, message=lambda: f"the group ends: {live.tail()}"
+                )
+                member_run = api.get(f"/runs/{group['members'][0]['run_id']}").json()
+        assert group["status"] == "succeeded", (group["stop_reason"], [m["error"] for m in group["members"]])
+        assert group["start_at"] is not None
+        for m in group["members"]:
+            assert m["status"] == "succeeded" and m["ready_at"] is not None
+            assert m["clock_round_trip_ns"] is not None and m["clock_round_trip_ns"] >= 0
+            assert m["start_skew_ns"] is not None  # recorded; how small it is, docs/benchmarks.md says
+            bound = group["start_tolerance_ns"] + m["clock_round_trip_ns"] // 2
+            assert m["missed_start"] == (abs(m["start_skew_ns"]) > bound)
+            assert m["jobs"][0]["write"]["total_ios"] == 1024
+        assert group["max_start_skew_ns"] == max(abs(m["start_skew_ns"]) for m in group["members"])
+        # unsynchronized: a member missed the instant, or its offset is not known within the tolerance
+        tol = group["start_tolerance_ns"]
+        unbounded = [m["clock_round_trip_ns"] // 2 > tol for m in group["members"]]
+        assert group["unsynchronized"] == any(m["missed_start"] for m in group["members"]) or any(unbounded)
+        print(
+            "group start skew (ns):",
+            [m["start_skew_ns"] for m in group["members"]],
+            "round trips (ns):",
+            [m["clock_round_trip_ns"] for m in group["members"]],
+        )
+        combined = group["combined"]
+        assert combined["members"] == 2
+        assert combined["jobs"][0]["write"]["total_ios"] == 2048
+        assert combined["jobs"][0]["write"]["io_bytes"] == 2 * 4 * MiB
+        assert combined["latency"] == "merged"  # the agents upload json+: the bins merge
+        energies = [m["energy_j"] for m in group["members"]]
+        assert all(e is not None and e > 0 for e in energies)
+        assert combined["energy_j"] == pytest.approx(sum(energies))
+        assert member_run["group"]["group_id"] == group["id"] and member_run["group"]["members"] == 2
+        assert not any(f.startswith("iowatt-") for d in dirs for f in os.listdir(d))  # data files removed
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
