@@ -1,6 +1,7 @@
 """The web UI in Debian's Chromium (playwright-core) against the real platform with real runs."""
 
 import atexit
+import contextlib
 import os
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ import psycopg
 import pytest
 
 from tests.conftest import REPO
-from tests.stack import BIN, Stack
+from tests.stack import Stack
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
@@ -177,9 +178,7 @@ def test_energy_states_in_chromium(live: Stack, tmp_path: Path) -> None:
     (`pending`: "energy: computing…", polled with growing waits), and that for longer than the
     deadline since the upload (`failed`: "energy unavailable: <reason>", no more polling)."""
     _needs()
-    state = live.workdir / "agent-state"
-    meters = [str(BIN / "iowatt-agent"), "meters"]
-    subprocess.run([*meters, "set", "plate", "estimate:5,9.5", "--state-dir", str(state)], check=True)
+    live.agent_cli("meters", "set", "plate", "estimate:5,9.5")
     work = tempfile.mkdtemp(prefix="iowatt-browser-energy-", dir="/var/tmp")
     try:
         live.allow(work)
@@ -233,5 +232,6 @@ def test_energy_states_in_chromium(live: Stack, tmp_path: Path) -> None:
         for shot in shots:
             _shot(report, tmp_path, shot)
     finally:
-        subprocess.run([*meters, "unset", "plate", "--state-dir", str(state)], check=False)
+        with contextlib.suppress(subprocess.CalledProcessError):
+            live.agent_cli("meters", "unset", "plate")
         shutil.rmtree(work, ignore_errors=True)

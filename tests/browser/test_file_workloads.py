@@ -6,7 +6,6 @@ engine on tmpfs directory targets (/dev/shm)."""
 
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.browser.test_browser import _needs, _node, _shot
-from tests.stack import BIN, Stack
+from tests.stack import Stack
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
@@ -60,8 +59,7 @@ def test_file_workloads_in_chromium(live: Stack, tmp_path: Path) -> None:
     dirs = [tempfile.mkdtemp(prefix=f"iowatt-files-{k}-", dir="/dev/shm") for k in "ab"]
     dirs += [tempfile.mkdtemp(prefix=f"iowatt-files-{k}-", dir="/var/tmp") for k in "cd"]
     # an estimate meter (datasheet watts): the PostMark runs get energy, labelled estimated
-    meters = [str(BIN / "iowatt-agent"), "meters", "set", "plate", "estimate:5,9.5"]
-    subprocess.run([*meters, "--state-dir", str(live.workdir / "agent-state")], check=True)
+    live.agent_cli("meters", "set", "plate", "estimate:5,9.5")
     try:
         for d in dirs:
             live.allow(d)

@@ -13,7 +13,6 @@ import http.client
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 import uuid
@@ -24,7 +23,7 @@ from typing import Any
 
 from tests.faults.proxy import Proxy
 from tests.services import Postgres, Redis, postgres, redis_instance
-from tests.stack import BIN, FINAL, Stack, stack
+from tests.stack import FINAL, Stack, stack
 from tests.waiting import wait_until
 
 METER = """#!/bin/sh
@@ -182,15 +181,8 @@ class Rig:
             timeout_s,
         )
 
-    def agent_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(self.s.workdir / "agent-dropin")}
-        return subprocess.run(
-            [str(BIN / "iowatt-agent"), *args, "--state-dir", str(self.state)],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
+    def agent_cli(self, *args: str) -> str:
+        return self.s.agent_cli(*args)
 
     def rejected(self) -> list[str]:
         """Uploads the agent gave up on (spool/rejected/: a permanent 4xx), with the reason."""
