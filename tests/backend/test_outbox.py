@@ -17,7 +17,6 @@ from typing import Any, cast
 
 import pytest
 import redis
-from alembic import command
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
@@ -28,7 +27,7 @@ from backend.outbox import enqueue, producer
 from backend.outbox.repair import repair_missing_energy, runs_missing_energy
 from backend.run import service as run_service
 from tests.backend.test_energy import power_doc, upload
-from tests.conftest import alembic_config, reset_settings_caches
+from tests.conftest import reset_settings_caches
 from tests.factories import create_agent, create_run, create_user, engine_document
 from tests.services import Postgres, free_port
 
@@ -78,8 +77,7 @@ class LocalRedis:
 @pytest.fixture
 def env(pg: Postgres, db_url: str) -> Iterator[tuple[str, LocalRedis]]:
     """A committed database and a Redis of this test's own, as the server's settings."""
-    url = pg.create_database("iowatt_outbox")
-    command.upgrade(alembic_config(url), "head")
+    url = pg.migrated_database("iowatt_outbox")
     r = LocalRedis()
     r.start()
     saved = {k: os.environ[k] for k in ("IOWATT_DATABASE_URL", "IOWATT_REDIS_URL")}

@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from alembic import command
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from tests.conftest import REPO, alembic_config
+from tests.conftest import REPO
 from tests.security.world import World, build
 from tests.services import Postgres, free_port
 
@@ -46,8 +45,7 @@ class Server:
 
 @contextlib.contextmanager
 def api_server(pg: Postgres, redis_url: str, *, db: str, redis_db: int = 5) -> Iterator[Server]:
-    url = pg.create_database(db)
-    command.upgrade(alembic_config(url), "head")
+    url = pg.migrated_database(db)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = Path(tempfile.mkdtemp(prefix="iowatt-fuzz-")) / "api.log"

@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from alembic import command
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from backend.models import OutboxTask, Run, RunStatus
-from tests.conftest import REPO, alembic_config
+from tests.conftest import REPO
 from tests.factories import create_agent, create_run, create_user
 from tests.services import Postgres
 from tests.waiting import wait_until
@@ -21,8 +20,7 @@ from tests.waiting import wait_until
 
 @pytest.fixture
 def committed_db(pg: Postgres, redis_url: str, db_url: str) -> Iterator[str]:
-    url = pg.create_database("iowatt_worker")
-    command.upgrade(alembic_config(url), "head")
+    url = pg.migrated_database("iowatt_worker")
     yield url
 
 
