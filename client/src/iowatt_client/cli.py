@@ -1,13 +1,13 @@
 """`iowatt`: the command for people and scripts (docs/scripting.md), on the client of this package.
 
     iowatt login URL --token T | --email E     runs list|show|cancel|delete     run WORKLOAD
-    compare RUN...     import FILE...     export     views     agents
+    compare RUN...     import FILE...     export     views     agents     ci [WORKLOAD | --run RUN]
 
 `--json` on every command prints the API's answer for scripts; shell completion with
 `--install-completion` / `--show-completion`. Exit codes (EXIT_* below, documented and each
-tested in tests/client): 0 ok; 1 a failed or cancelled run, a comparison with a regression, or an
-error of the server or the network; 2 usage (a bad option, an invalid request: 422); 3 auth (no
-login, a bad or expired token, not allowed: 401/403); 4 not found (404).
+tested in tests/client): 0 ok; 1 a failed or cancelled run, a comparison or a `ci` verdict with a
+regression, or an error of the server or the network; 2 usage (a bad option, an invalid request:
+422); 3 auth (no login, a bad or expired token, not allowed: 401/403); 4 not found (404).
 
 Start-up is kept cheap (the command is called many times by scripts and the test suite): httpx,
 pydantic and rich are imported inside the commands, only typer at start."""
@@ -724,6 +724,148 @@ def agents(json_out: JsonOpt = False) -> None:
                 for a in found
             ],
         )
+
+
+# --- ci --------------------------------------------------------------------------------------------
+
+METRIC_LABELS = {
+    "read_iops": "read IOPS",
+    "write_iops": "write IOPS",
+    "read_bw_bytes": "read B/s",
+    "write_bw_bytes": "write B/s",
+    "read_lat_mean_ns": "read mean latency, ns",
+    "write_lat_mean_ns": "write mean latency, ns",
+    "read_clat_p99_ns": "read p99 latency, ns",
+    "write_clat_p99_ns": "write p99 latency, ns",
+}
+VERDICT_MARK = {
+    "regression": "REGRESSION",
+    "improvement": "improvement",
+    "no_change": "no change",
+    "insufficient_history": "too little history",
+    "excluded": "left out",
+}
+
+
+def _num(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.{digits}g}" if isinstance(v, float) else str(v)
+
+
+def verdict_markdown(series: dict[str, Any], verdict: dict[str, Any], run: Any, url: str) -> str:
+    """The verdict as Markdown (a pull request comment, a CI job summary)."""
+    status = verdict["status"]
+    head = {
+        "regression": "a regression",
+        "improvement": "an improvement",
+        "no_change": "no change",
+        "insufficient_history": "too little history to judge",
+        "excluded": "not judged (left out by its validity flags)",
+    }[status]
+    lines = [
+        f"## iowatt: {head}",
+        "",
+        f"Run [{run.name}]({url}/runs/{run.id}) in series [{series['name']}]({url}/series/{series['id']}) "
+        f"({series['run_count']} runs).",
+        "",
+        "| job | metric | value | before (mean) | change | 95 % interval | p | verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for m in verdict["metrics"]:
+        change = f"{m['change_pct']:+.1f} %" if m["change_pct"] is not None else "–"
+        interval = (
+            f"{m['change_pct_low']:+.1f} … {m['change_pct_high']:+.1f} %"
+            if m["change_pct_low"] is not None and m["change_pct_high"] is not None
+            else "–"
+        )
+        lines.append(
+            f"| {m['job_index']} | {METRIC_LABELS.get(m['metric'], m['metric'])} | {_num(m['value'])} | "
+            f"{_num(m['mean_before'])} | {change} | {interval} | {_num(m['p_value'], 2)} | "
+            f"{VERDICT_MARK[m['status']]} |"
+        )
+    reasons = sorted({r for m in verdict["metrics"] for r in m["reasons"]})
+    if reasons:
+        lines += ["", *[f"- {r}" for r in reasons]]
+    th = verdict["thresholds"]
+    lines += [
+        "",
+        f"Thresholds: {th['test']}, p < {th['alpha']:g}, |z| ≥ {th['z_min']:g}, change ≥ "
+        f"{th['min_change_pct']:g} %, window {th['lookback']} runs (at least {th['min_window']}).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@app.command("ci")
+@handles_errors
+def ci_cmd(
+    workload: Annotated[
+        str | None,
+        typer.Argument(help="A preset or saved workload (name or id), a .json spec or a .fio job file"),
+    ] = None,
+    target: Annotated[str | None, typer.Option(help="The target on the agent's host")] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="The agent (name, hostname or id); default: the only one")
+    ] = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run", help="Judge this run (queued earlier, or an uploaded result) instead of queueing one"
+        ),
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="The run's name")] = None,
+    environment: Annotated[str | None, typer.Option(help="An environment's id")] = None,
+    timeout: Annotated[float, typer.Option(help="Give up waiting after this many seconds (exit 1)")] = 3600.0,
+    summary: Annotated[
+        Path | None,
+        typer.Option(help="Also append the Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)"),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Queue a run (or take --run), wait for it, test it against its series' thresholds and print a
+    Markdown summary; exit 1 on a regression or a run that did not succeed."""
+    deadline = time.monotonic() + timeout
+    with _client() as c:
+        if run_id is None:
+            if workload is None or not target:
+                _err("give a WORKLOAD and --target PATH, or --run RUN")
+                raise typer.Exit(EXIT_USAGE)
+            body: dict[str, Any] = {
+                "agent_id": _agent(c, agent),
+                **_workload(c, workload),
+                "target_path": target,
+            }
+            for k, v in (("name", name), ("environment_id", environment)):
+                if v is not None:
+                    body[k] = v
+            run = c.create_run(body)
+            run_id = run.id
+            typer.echo(f"queued {run.id} ({run.name}) on {run.agent_name}:{run.target_path}", err=True)
+        run = follow(c, run_id, show=False, timeout_s=max(1.0, deadline - time.monotonic()))
+        if run.status != "succeeded":
+            _err(f"run {run.id} {run.status}" + (f": {run.error}" if run.error else ""))
+            raise typer.Exit(EXIT_FAILED)
+        # the run joins its series just after its result is stored (a task): wait for it
+        while True:
+            found = c.call("list_series", params={"run_id": run.id, "archived": None})["items"]
+            if found:
+                break
+            if time.monotonic() > deadline:
+                _err(f"run {run.id} joined no series within the timeout")
+                raise typer.Exit(EXIT_FAILED)
+            time.sleep(1.0)
+        series = found[0]
+        verdict = c.call("get_series_verdict", series_id=series["id"], params={"run": run.id})
+    if json_out:
+        _print_json({"series": series, "run_id": run.id, "verdict": verdict})
+    else:
+        text = verdict_markdown(series, verdict, run, c.url.rstrip("/"))
+        typer.echo(text)
+        if summary is not None:
+            with summary.open("a") as f:
+                f.write(text)
+    if verdict["status"] == "regression":
+        raise typer.Exit(EXIT_FAILED)
 
 
 def main() -> None:
