@@ -149,13 +149,14 @@ def test_result_spooled_when_server_down_and_delivered_later(
 def test_heartbeat_reports_state_and_adopts_interval(api, agent_config, make_client, fake_engine, tmp_path):
     loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
     loop.heartbeat_once()
-    boot = api.heartbeats[-1]["boot_id"]
+    boot, sent_at = api.heartbeats[-1]["boot_id"], api.heartbeats[-1]["sent_at"]
     assert api.heartbeats[-1] == {
         "state": "idle",
         "current_run_id": None,
         "current_lease_id": None,
         "boot_id": boot,
         "agent_version": "0.1.0",
+        "sent_at": sent_at,  # the clock exchange's t0 (clock.py)
     }
     assert loop.heartbeat_interval_s == 0.2
     loop.request_drain("test")
