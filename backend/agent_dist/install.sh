@@ -7,9 +7,13 @@
 #     | sudo sh -s -- --server https://SERVER --token-file /root/iowatt-enroll.token \
 #                     [--pin sha256//PIN] [--fingerprint SHA256:HEX | --ca-file PEM] [--name NAME]
 #
+# Upgrading an enrolled host to the bundle the server serves now: the same line with --upgrade in
+# place of --token-file (no token: the enrolment in the state directory is kept; the service, when
+# running, is restarted on the new version).
+#
 # Other options: --prefix DIR (/opt/iowatt-agent), --state-dir DIR (/var/lib/iowatt-agent),
 # --bin-dir DIR (/usr/local/bin), --no-service (no unit, user or systemctl: install and enrol
-# only), --no-enroll, --insecure-http (plain http to a host that is not loopback).
+# only), --no-enroll, --insecure-http (plain http to a host that is not loopback), --upgrade.
 # --pin makes every download check the server's public key (curl --pinnedpubkey) instead of the
 # host's CA store; --fingerprint pins the server's certificate in the agent (its enrol pinning).
 # Exit status: 0 installed; 2 usage or an unsupported host; 3 the download's SHA-256 is wrong;
@@ -21,7 +25,7 @@ umask 022
 main() {
 server=''; token_file=''; pin=''; fingerprint=''; ca_file=''; agent_name=''
 prefix='/opt/iowatt-agent'; state_dir='/var/lib/iowatt-agent'; bin_dir='/usr/local/bin'
-service=1; enrol=1; insecure_http=0
+service=1; enrol=1; insecure_http=0; upgrade=0
 
 die() { code=$1; shift; printf 'iowatt install: %s\n' "$*" >&2; exit "$code"; }
 say() { printf 'iowatt install: %s\n' "$*" >&2; }
@@ -41,6 +45,7 @@ while [ "$#" -gt 0 ]; do
     --no-service) service=0; shift ;;
     --no-enroll) enrol=0; shift ;;
     --insecure-http) insecure_http=1; shift ;;
+    --upgrade) upgrade=1; enrol=0; shift ;;
     --token) die 2 "--token is refused: a token on the command line is seen by every local user (ps); use --token-file PATH" ;;
     *) die 2 "unknown option: $1" ;;
   esac
@@ -62,6 +67,10 @@ for d in "$prefix" "$state_dir" "$bin_dir"; do
   esac
   case "$d" in *[!A-Za-z0-9/._-]*) die 2 "only letters, digits and / . _ - in a path: $d" ;; esac
 done
+if [ "$upgrade" = 1 ]; then
+  [ -z "$token_file" ] || die 2 "--upgrade keeps the host's enrolment: no --token-file"
+  [ -f "$state_dir/agent.json" ] || die 2 "--upgrade: no enrolled agent in $state_dir (install with --token-file first)"
+fi
 if [ "$enrol" = 1 ]; then
   [ -n "$token_file" ] || die 2 "--token-file FILE is required (the enrolment token, from the server's Agents page), or --no-enroll"
   [ -r "$token_file" ] || die 2 "cannot read the token file: $token_file"
@@ -169,6 +178,10 @@ if [ "$service" = 1 ]; then
       systemctl enable iowatt-agent >/dev/null 2>&1
       systemctl restart iowatt-agent
       say "service started: journalctl -u iowatt-agent -f"
+    elif [ "$upgrade" = 1 ]; then
+      # SIGTERM drains: a run going on finishes first (the unit's TimeoutStopSec)
+      systemctl try-restart iowatt-agent
+      say "upgraded; the service (if it was running) restarts on the new version"
     fi
   else
     say "no systemd here: start the agent with $prefix/iowatt-agent run --state-dir $state_dir"

@@ -55,6 +55,11 @@ def _classify(name: str) -> tuple[BundleKind, str, str] | None:
     return None
 
 
+def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """Orders versions as numbers where they are numbers: 0.1.10 after 0.1.9 (not as text)."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.+~]", version))
+
+
 def _regular(path: Path) -> os.stat_result | None:
     try:
         st = path.lstat()
@@ -128,7 +133,7 @@ def server_tls() -> ServerTls | None:
 
 def describe() -> AgentDist:
     bundles = list_bundles()
-    versions = sorted({b.version for b in bundles})
+    versions = sorted({b.version for b in bundles}, key=version_key)
     return AgentDist(
         version=versions[-1] if versions else None,
         bundles=bundles,
@@ -140,9 +145,9 @@ def describe() -> AgentDist:
 def install_script() -> str:
     """The script with one `case` arm per architecture: the newest tarball of each."""
     newest: dict[str, Bundle] = {}
-    for b in list_bundles():
+    for b in sorted(list_bundles(), key=lambda b: version_key(b.version)):
         if b.kind == "tar":
-            newest[b.arch] = b  # sorted by name: the last is the highest version of equal length
+            newest[b.arch] = b  # the last of each architecture is its highest version
     arms = []
     for arch, b in sorted(newest.items()):
         # both match fixed patterns (no quote, space or `$` can be in them): checked again here,
@@ -150,7 +155,7 @@ def install_script() -> str:
         if _classify(b.name) is None or not _HEX64.fullmatch(b.sha256):
             continue
         arms.append(f"  {arch}) bundle_name='{b.name}'; bundle_sha256='{b.sha256}' ;;\n")
-    versions = sorted({b.version for b in newest.values()})
+    versions = sorted({b.version for b in newest.values()}, key=version_key)
     text = INSTALL_SH.read_text().replace(BUNDLES_MARK, "".join(arms))
     return text.replace(VERSION_MARK, versions[-1] if versions else "none")
 
