@@ -106,6 +106,7 @@ OPERATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "new_version": ("POST", "/api/v1/reviews/{review_id}/versions", ()),
     "oidc_login": ("GET", "/api/v1/auth/oidc/login", ()),
     "parse_jobfile": ("POST", "/api/v1/workloads/jobfile", ()),
+    "plan_campaign": ("POST", "/api/v1/campaigns/plan", ()),
     "put_inventory": ("PUT", "/api/v1/agents/{agent_id}/inventory", ()),
     "put_series_team_thresholds": ("PUT", "/api/v1/series/thresholds", ("team_id",)),
     "put_tags": ("PUT", "/api/v1/runs/{run_id}/tags", ()),

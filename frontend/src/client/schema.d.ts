@@ -692,6 +692,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/campaigns/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Plan Campaign
+         * @description What POST /campaigns would queue for this body — its cells (workload × sweep combination),
+         *     runs and measuring time — without queueing anything. A sweep that cannot mean what it says is
+         *     a 422 naming `sweep.*`, as POST /campaigns answers it.
+         */
+        post: operations["plan_campaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaigns/{campaign_id}": {
         parameters: {
             query?: never;
@@ -2666,6 +2688,28 @@ export interface components {
             /** Version */
             version: string;
         };
+        /** CampaignCell */
+        CampaignCell: {
+            /** Label */
+            label: string;
+            /**
+             * Params
+             * @description the swept fields' values of this cell
+             */
+            params: {
+                [key: string]: number;
+            };
+            /**
+             * Seconds
+             * @description one run's jobs' time limits summed, s; null: size-bound
+             */
+            seconds: number | null;
+            /**
+             * Workload
+             * @description the workload's name (or 'inline workload')
+             */
+            workload: string;
+        };
         /** CampaignCreate */
         "CampaignCreate-Input": {
             /**
@@ -2693,11 +2737,19 @@ export interface components {
              * @description as RunCreate.scale, for every run (file workloads only)
              */
             scale?: number | null;
+            /** @description a parameter sweep over every block workload */
+            sweep?: components["schemas"]["CampaignSweep"] | null;
             /** Targets */
             targets: components["schemas"]["CampaignTarget"][];
             workload?: components["schemas"]["WorkloadSpec-Input"] | null;
             /** Workload Id */
             workload_id?: string | null;
+            /**
+             * Workload Ids
+             * @description more saved workloads, each run like the first on every target
+             * @default []
+             */
+            workload_ids: string[];
         };
         /** CampaignCreate */
         "CampaignCreate-Output": {
@@ -2726,11 +2778,19 @@ export interface components {
              * @description as RunCreate.scale, for every run (file workloads only)
              */
             scale?: number | null;
+            /** @description a parameter sweep over every block workload */
+            sweep?: components["schemas"]["CampaignSweep"] | null;
             /** Targets */
             targets: components["schemas"]["CampaignTarget"][];
             workload?: components["schemas"]["WorkloadSpec-Output"] | null;
             /** Workload Id */
             workload_id?: string | null;
+            /**
+             * Workload Ids
+             * @description more saved workloads, each run like the first on every target
+             * @default []
+             */
+            workload_ids: string[];
         };
         /**
          * CampaignPage
@@ -2741,6 +2801,26 @@ export interface components {
             items: components["schemas"]["CampaignRead"][];
             /** Total */
             total: number;
+        };
+        /**
+         * CampaignPlan
+         * @description What POST /campaigns would queue: the cells (workload × sweep combination), the runs and
+         *     how long they measure, before anything is queued.
+         */
+        CampaignPlan: {
+            /** Cells */
+            cells: components["schemas"]["CampaignCell"][];
+            /**
+             * Measure S
+             * @description the runs' jobs' time limits summed, s (idle baselines and set-up not included); null when a workload is bound by its size alone
+             */
+            measure_s: number | null;
+            /** Repeats */
+            repeats: number;
+            /** Runs */
+            runs: number;
+            /** Targets */
+            targets: number;
         };
         /** CampaignRead */
         CampaignRead: {
@@ -2775,6 +2855,37 @@ export interface components {
              * Format: uuid
              */
             team_id: string;
+        };
+        /**
+         * CampaignSweep
+         * @description Values to sweep over, each set on every job of each block workload; the campaign runs every
+         *     combination (block size × queue depth × threads × read share) on every target.
+         */
+        CampaignSweep: {
+            /**
+             * Bs Bytes
+             * @description block sizes, bytes
+             * @default []
+             */
+            bs_bytes: number[];
+            /**
+             * Iodepth
+             * @description queue depths
+             * @default []
+             */
+            iodepth: number[];
+            /**
+             * Numjobs
+             * @description threads (fio's numjobs)
+             * @default []
+             */
+            numjobs: number[];
+            /**
+             * Rwmixread
+             * @description percent reads of jobs that mix reads and writes
+             * @default []
+             */
+            rwmixread: number[];
         };
         /** CampaignTarget */
         CampaignTarget: {
@@ -3452,7 +3563,7 @@ export interface components {
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "sweep" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
             /** Jobs */
             jobs: components["schemas"]["JobComparison"][];
             /** Runs */
@@ -3529,7 +3640,7 @@ export interface components {
              * @default none
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "sweep" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
             /**
              * Job
              * @description the job the per-job charts show
@@ -8829,7 +8940,7 @@ export interface components {
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "sweep" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
             /** Jobs */
             jobs: components["schemas"]["JobComparison"][];
             /** Runs */
@@ -8964,7 +9075,7 @@ export interface components {
              * Group By
              * @enum {string}
              */
-            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+            group_by: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "sweep" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
             /** Job */
             job: string | null;
             /**
@@ -13141,6 +13252,84 @@ export interface operations {
             };
         };
     };
+    plan_campaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CampaignCreate-Input"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignPlan"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `engine_unavailable`: a file workload (postmark, vdbench) is checked with iowatt-engine --parse-only and the server has none (IOWATT_ENGINE_PATH) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     get_campaign: {
         parameters: {
             query?: never;
@@ -13679,7 +13868,7 @@ export interface operations {
                 /** @description comma-separated run ids; the first is the default baseline */
                 runs: string;
                 baseline?: string | null;
-                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "sweep" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
                 fingerprint?: "workload" | "workload_host";
                 force?: boolean;
                 /** @description FIELD:VALUE of the runs' recorded environments (raid_level:raid10, kind:san; none: runs without it); only matching runs are compared; repeat: every field must match, values of one field any of them */
@@ -13759,7 +13948,7 @@ export interface operations {
                 runs: string;
                 /** @description job name */
                 job: string;
-                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
+                group_by?: "none" | "device" | "environment" | "device_environment" | "workload" | "target" | "sweep" | "env.kind" | "env.raid_level" | "env.raid_implementation" | "env.member_count" | "env.member_model" | "env.media" | "env.controller_cache_policy" | "env.transport" | "env.link_speed_bps" | "env.nas_protocol" | "env.nas_version" | "env.fstype" | "env.mount_options" | "env.region" | "env.pue";
                 /** @description FIELD:VALUE of the runs' recorded environments (raid_level:raid10, kind:san; none: runs without it); only matching runs are compared; repeat: every field must match, values of one field any of them */
                 env?: string[] | null;
             };
