@@ -1,11 +1,13 @@
 // The New run form at 1440×900 against a running server with a real agent (issue 12 "Forms"):
 // several jobs built in the form, each server error shown at its own job's field in plain words,
 // real runs queued from the builder and from a preset shortened ×0.1 (the run page flags it
-// "shortened ×0.1"), clone and re-run prefilled from the run page; then the README's screenshots
+// "shortened ×0.1"), clone and re-run prefilled from the run page, a run on two targets at once
+// (a stale policy's third target refused on its own row); then the README's screenshots
 // (dashboard, compare, run page) from the stack's real runs.
 //
 //   IOWATT_URL=... IOWATT_EMAIL=... IOWATT_PASSWORD=... IOWATT_ARTIFACTS=DIR \
-//   IOWATT_NR_TARGET=<a directory the host allows> IOWATT_NR_COMPARE=<run id>,<run id> \
+//   IOWATT_NR_TARGET=<a directory the host allows> IOWATT_NR_TARGET2=<another one> \
+//   IOWATT_NR_COMPARE=<run id>,<run id> \
 //   node tests/browser/new_run.mjs
 //
 // tests/browser/test_new_run.py runs it. Prints `ok N - ...` per check and `new-run: N passed,
@@ -13,12 +15,18 @@
 import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const TARGET = process.env.IOWATT_NR_TARGET;
+// a second directory of the same host: a multi-target run's other target
+const TARGET2 = process.env.IOWATT_NR_TARGET2;
 const COMPARE = (process.env.IOWATT_NR_COMPARE ?? "").split(",").filter(Boolean);
 const RUN_TIMEOUT_MS = 180_000;
 // field names and pydantic's words that must never reach a person under a form field
 const INTERNAL = ["_bytes", "runtime_s", "time_based", "Input should", "Value error"];
 
-needs("new-run", TARGET && COMPARE.length >= 2, "IOWATT_NR_TARGET, IOWATT_NR_COMPARE");
+needs(
+  "new-run",
+  TARGET && TARGET2 && COMPARE.length >= 2,
+  "IOWATT_NR_TARGET, IOWATT_NR_TARGET2, IOWATT_NR_COMPARE",
+);
 const { page, run, shot, login, done } = await openBrowser("new-run");
 
 async function openForm(path = "/runs/new") {
@@ -157,6 +165,66 @@ await run("clone and re-run: the form opens prefilled and keeps the shortening",
   check((await finalStatus()) === "succeeded", "the re-run did not succeed");
   await page.locator('[data-flag="shortened"]').first().waitFor();
 });
+
+await run(
+  "several targets at once: the host's 422 on its own row, then one run on two",
+  async () => {
+    // a stale host policy (the agents list as an earlier heartbeat had it) still offers a target the
+    // host removed: the server's check answers 422 naming that target, which lands on its own row
+    const GONE = "/srv/iowatt-target-removed-from-the-host";
+    const stale = async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      for (const a of body.items ?? [])
+        a.policy?.targets?.push({
+          path: GONE,
+          kind: "directory",
+          writable: true,
+          destructive: false,
+        });
+      await route.fulfill({ response: res, json: body });
+    };
+    const agentsList = (url) => url.pathname === "/api/v1/agents";
+    await page.route(agentsList, stale);
+    await openForm();
+    await page.getByTestId("mode-custom").check();
+    await page.fill('input[name="jobs.0.runtime"]', "1");
+    await page.fill('input[name="jobs.0.size"]', "4m");
+    await page.fill('input[name="name"]', "browser: two targets at once");
+    await page.getByTestId("add-target").click();
+    await page.getByTestId("more-target-select").nth(0).selectOption(TARGET2);
+    await page.getByTestId("add-target").click();
+    await page.getByTestId("more-target-select").nth(1).selectOption(GONE);
+    const note = (await page.getByTestId("targets-note").textContent()) ?? "";
+    check(note.includes("3 targets") && note.includes("1/3"), `the shared limits note: ${note}`);
+    await page.getByTestId("submit-run").click();
+    const err = page.getByTestId("field-error-targets.2.target");
+    await err.waitFor();
+    check((await err.getAttribute("data-source")) === "server", "not the server's answer");
+    const text = (await err.textContent()) ?? "";
+    check(text.includes("not one of this host's targets"), `the 422 on target 3: ${text}`);
+    const rows = page.locator(".more-target");
+    check(
+      (await rows.nth(1).getByTestId("field-error-targets.2.target").count()) === 1,
+      "not its row",
+    );
+    check((await rows.nth(0).locator(".field-error").count()) === 0, "an error on target 2's row");
+    check((await page.getByTestId("field-error-target").count()) === 0, "an error on target 1");
+    check(new URL(page.url()).pathname === "/runs/new", "a run was created");
+    await noOverflow(page);
+    await shot("N-new-run-targets-422");
+    await page.unroute(agentsList, stale);
+    await page.getByTestId("more-target-remove").nth(1).click();
+    await page.getByTestId("submit-run").click();
+    check((await finalStatus()) === "succeeded", "the two-target run did not succeed");
+    const targets = (await page.getByTestId("run-targets").textContent()) ?? "";
+    check(targets.includes(TARGET) && targets.includes(TARGET2), `the run's targets: ${targets}`);
+    check((await page.getByTestId("target-row").count()) === 2, "a row per target");
+    await page.getByTestId("combined-caption").waitFor();
+    await noOverflow(page);
+    await shot("N-run-two-targets");
+  },
+);
 
 await run("README screenshots: dashboard, compare, run page at 1440x900", async () => {
   await page.goto(`${BASE}/`);

@@ -3,7 +3,8 @@
 // nothing else of the team — every link on the page is walked and every request the page makes
 // is recorded: only /api/v1/shared/<token>[...] and static assets; the link preview (OpenGraph
 // tags, a 1200x630 PNG) is checked; the member revokes the link under Shared links and the
-// page now says the link is gone. Screenshots of the shared page with 2 and 8 runs.
+// page now says the link is gone; a comparison filtered by environment keeps its filter on the
+// link (only the matching runs, the filter said). Screenshots of the shared page with 2 and 8 runs.
 //
 //   IOWATT_SHARE_RUNS=id,id  IOWATT_SHARE_RUNS_8=8 ids  IOWATT_SHARE_TEAM=team name
 //   IOWATT_SHARE_SHOTS=dir (default IOWATT_ARTIFACTS)  + lib.mjs's variables (a member's login)
@@ -39,8 +40,8 @@ let anon = null;
 const requests = [];
 
 /** The member shares the comparison the compare page shows; returns the link's path /s/<token>. */
-async function shareFromCompare(runs, title, charts = "bars,latency,energy") {
-  const q = `runs=${runs.join(",")}&group_by=none&charts=${charts}&table=runs`;
+async function shareFromCompare(runs, title, charts = "bars,latency,energy", more = "") {
+  const q = `runs=${runs.join(",")}&group_by=none&charts=${charts}&table=runs${more}`;
   await page.goto(`${BASE}/compare?${q}`);
   await page.getByTestId("compare-table").first().waitFor();
   await page.getByTestId("share-button").click();
@@ -173,6 +174,22 @@ await run("a comparison of 8 runs shared and opened without login", async () => 
   await p.getByTestId("shared-table").first().waitFor();
   await noOverflow(p);
   await shotOf(p, join(SHOTS, "V2-shared-8-runs-390.png"));
+  await p.close();
+});
+
+await run("a comparison filtered by environment keeps its filter on the link", async () => {
+  // the 8 runs: four on disk directories in a RAID 10 environment, four on tmpfs in a local one
+  const path = await shareFromCompare(RUNS8, "RAID 10 only", "bars", "&env=raid_level:raid10");
+  const p = await anon.newPage();
+  await p.goto(`${BASE}${path}`);
+  await p.getByTestId("shared-table").first().waitFor();
+  check((await p.locator('[data-testid="shared-runs"] tbody tr').count()) === 4, "4 runs");
+  const note = (await p.getByTestId("shared-env-filter").innerText()).trim();
+  check(
+    note.includes("RAID level = raid10") && note.includes("4 of the runs shared left out"),
+    `the filter on the link: ${note}`,
+  );
+  await shotOf(p, join(SHOTS, "V2-shared-env-filter.png"), false);
   await p.close();
 });
 

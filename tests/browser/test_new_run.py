@@ -1,6 +1,7 @@
 """The New run form in Chromium at 1440×900 with a real agent and engine (issue 12 "Forms"): each
 server error at its own job's field in plain words, runs queued from the multi-job builder and from
-a preset shortened ×0.1 (flagged on the run page), clone and re-run; and the README's screenshots
+a preset shortened ×0.1 (flagged on the run page), clone and re-run, a run on two targets at once
+(a stale policy's third target refused on its own row); and the README's screenshots
 from the same stack's real runs (tests/browser/new_run.mjs)."""
 
 import shutil
@@ -47,10 +48,13 @@ def test_new_run_form_in_chromium(live: Stack, tmp_path: Path) -> None:
             live,
             tmp_path,
             IOWATT_NR_TARGET=form,
+            IOWATT_NR_TARGET2=ram,
             IOWATT_NR_COMPARE=",".join(ids),
         )
         assert "each server error at its own job's field" in report and "flags it" in report
-        for shot in ("N-new-run-errors", "N-new-run-builder", "N-run-shortened", "N-new-run-clone"):
+        assert "the host's 422 on its own row, then one run on two" in report
+        shots = ("N-new-run-errors", "N-new-run-builder", "N-run-shortened", "N-new-run-clone")
+        for shot in (*shots, "N-new-run-targets-422", "N-run-two-targets"):
             _shot(report, tmp_path, shot)
     finally:
         for d in (form, disk, ram):

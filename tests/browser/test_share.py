@@ -1,7 +1,8 @@
 """Share links in Chromium (issue 13, V2) on the real platform: a member shares a comparison, a
 browser context without login opens it and reaches nothing else of the team (every link walked,
 every request recorded), the preview is a 1200x630 PNG, and after revoke the page says it is gone;
-once the sharer leaves the team, their links are gone too and the admin's list says "creator left".
+once the sharer leaves the team, their links are gone too and the admin's list says "creator left";
+a comparison filtered by environment (RAID level) keeps its filter on the link.
 Screenshots of the shared page with 2 and 8 runs go to IOWATT_SHARE_SHOTS (default: tmp_path)."""
 
 import os
@@ -32,6 +33,23 @@ def _job() -> dict[str, object]:
     }
 
 
+def _queue(live: Stack, target: str, workload: dict[str, object], name: str, environment_id: str) -> str:
+    """live.queue with the run's environment (its snapshot is what the environment filter reads)."""
+    live.allow(target)
+    with live.api() as api:
+        body = {
+            "agent_id": live.agent_id,
+            "target_path": target,
+            "name": name,
+            "idle_s": 0,
+            "workload": workload,
+            "environment_id": environment_id,
+        }
+        r = api.post("/runs", json=body)
+        assert r.status_code == 201, r.text
+        return str(r.json()["id"])
+
+
 def test_share_link_in_chromium(live: Stack, tmp_path: Path) -> None:
     _needs()
     dirs = [
@@ -42,8 +60,27 @@ def test_share_link_in_chromium(live: Stack, tmp_path: Path) -> None:
     ]
     try:
         workload = {"jobs": [_job()]}
+        with live.api() as api:
+            team_id = api.get("/auth/me").json()["teams"][0]["id"]
+            # the disk directories in a RAID 10 environment, tmpfs in a local one: the link filtered
+            # by RAID level keeps the four disk runs
+            envs = {
+                kind: api.post("/environments", json={"team_id": team_id, "name": f"share {kind}", **body})
+                .raise_for_status()
+                .json()["id"]
+                for kind, body in (
+                    ("das", {"kind": "das", "topology": {"raid": {"level": "raid10", "member_count": 4}}}),
+                    ("local", {"kind": "local"}),
+                )
+            }
         ids = [
-            live.queue(d, workload=workload, name=f"share: {Path(d).name[7:-9]} #{k}")
+            _queue(
+                live,
+                d,
+                workload,
+                f"share: {Path(d).name[7:-9]} #{k}",
+                envs["das" if "disk" in d else "local"],
+            )
             for k in (1, 2)
             for d in dirs
         ]
@@ -78,6 +115,7 @@ def test_share_link_in_chromium(live: Stack, tmp_path: Path) -> None:
         )
         assert "every request the shared page made is the link's API or a static asset" in report
         assert "the revoked link's page says the link is gone" in report
+        assert "a comparison filtered by environment keeps its filter on the link" in report
         recorded = (tmp_path / "share-requests.txt").read_text().split()
         assert recorded and all("/api/v1/" not in u or "/api/v1/shared/" in u for u in recorded)
         for name in ("V2-shared-2-runs", "V2-shared-8-runs", "V2-shared-revoked"):
