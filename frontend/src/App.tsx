@@ -48,6 +48,8 @@ const WorkloadPage = lazy(() =>
   import("./routes/Workloads").then((m) => ({ default: m.WorkloadPage })),
 );
 const Views = lazy(() => import("./routes/Views").then((m) => ({ default: m.Views })));
+const SeriesList = lazy(() => import("./routes/Series").then((m) => ({ default: m.Series })));
+const SeriesPage = lazy(() => import("./routes/Series").then((m) => ({ default: m.SeriesPage })));
 const Import = lazy(() => import("./routes/Import").then((m) => ({ default: m.Import })));
 const Reviews = lazy(() => import("./routes/Reviews").then((m) => ({ default: m.Reviews })));
 const ReviewDetail = lazy(() =>
@@ -115,6 +117,8 @@ export function App() {
         <Route path="views/:view" element={<ViewPage />} />
         <Route path="reviews" element={<Reviews />} />
         <Route path="reviews/:id" element={<ReviewDetail />} />
+        <Route path="series" element={<SeriesList />} />
+        <Route path="series/:id" element={<SeriesPage />} />
         <Route path="campaigns" element={<Campaigns />} />
         <Route path="campaigns/:id" element={<CampaignDetail />} />
         <Route path="settings/environments" element={<Environments />} />

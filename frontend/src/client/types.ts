@@ -77,3 +77,12 @@ export function isActive(status: RunStatus): boolean {
 export type UserRead = S["UserRead"];
 export type AdminUserRead = S["AdminUserRead"];
 export type ResetLinkCreated = S["ResetLinkCreated"];
+// series over time and the changes found in them (docs/adr/0040)
+export type SeriesRead = S["SeriesRead"];
+export type SeriesUpdate = S["SeriesUpdate"];
+export type SeriesHistory = S["SeriesHistory"];
+export type HistoryPoint = S["HistoryPoint"];
+export type HostChange = S["HostChange"];
+export type DetectionRead = S["DetectionRead"];
+export type DetectionUpdate = S["DetectionUpdate"];
+export type MetricName = S["MetricVerdict"]["metric"];

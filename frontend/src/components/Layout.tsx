@@ -14,6 +14,7 @@ const NAV: readonly { to: string; label: string; end: boolean; needs?: Action }[
   { to: "/compare/devices", label: "Compare", end: false },
   { to: "/workloads", label: "Workloads", end: false },
   { to: "/views", label: "Views", end: false },
+  { to: "/series", label: "Series", end: false },
   { to: "/campaigns", label: "Campaigns", end: false },
   { to: "/reviews", label: "Reviews", end: false },
 ];

@@ -28,6 +28,7 @@ export const NEEDS = {
   "device.edit": "member",
   "share.create": "member",
   "comment.create": "member",
+  "series.edit": "member",
   "agent.manage": "admin",
   "enrollment.manage": "admin",
   "team.manage": "admin",

@@ -95,6 +95,15 @@ export const keys = {
     /** the engine's parse of a fio job file's text (the text itself is the key) */
     jobfile: (text: string) => ["workloads", "jobfile", text] as const,
   },
+  series: {
+    all: () => ["series"] as const,
+    /** a list of series by its filters (team, device, agent, workload, run, archived) */
+    list: (params: object) => ["series", "list", params] as const,
+    detail: (id: string) => ["series", "detail", id] as const,
+    /** one metric of one job over the series' runs (downsampled on the server) */
+    history: (id: string, metric: string, job: number) =>
+      ["series", "history", id, metric, job] as const,
+  },
   sharing: {
     links: (teamId: string) => ["share-links", teamId] as const,
     shared: (token: string) => ["shared", token] as const,

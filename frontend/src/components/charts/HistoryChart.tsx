@@ -1,0 +1,135 @@
+import {
+  Area,
+  Brush,
+  CartesianGrid,
+  ComposedChart,
+  Line,
+  ReferenceLine,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
+import type { MetricName } from "../../client/types";
+import { formatTimestamp } from "../../lib/format";
+import { type Annotation, formatMetric, type HistoryRow } from "../../lib/history";
+import { colorAt } from "./palette";
+
+interface Props {
+  rows: HistoryRow[];
+  metric: MetricName;
+  annotations: Annotation[];
+  /** a run's row clicked (its run page and comparison are offered beside the chart) */
+  onPick: (row: HistoryRow) => void;
+  height?: number;
+}
+
+const LEFT_OUT = "#b45309";
+const TOOLTIP = {
+  background: "#fff",
+  border: "1px solid #d1d5db",
+  padding: "6px 8px",
+  fontSize: 12,
+};
+
+function TooltipBody({ row, metric }: { row: HistoryRow; metric: MetricName }) {
+  return (
+    <div style={TOOLTIP}>
+      <div>{formatTimestamp(row.at)}</div>
+      <div>
+        {formatMetric(metric, row.y ?? row.left_out)}
+        {row.runs > 1 ? ` (mean of ${row.runs} runs)` : ""}
+      </div>
+      {row.band && (
+        <div className="muted">
+          {formatMetric(metric, row.band[0])} – {formatMetric(metric, row.band[1])}
+        </div>
+      )}
+      {row.flags.length > 0 && <div>left out: {row.flags.join(", ")}</div>}
+    </div>
+  );
+}
+
+/** One metric over a series' runs: valid runs as a line (a band where downsampled), runs left
+ * out by their validity flags as separate marks, host-fact changes and changes found as vertical
+ * lines; the brush below zooms. */
+export function HistoryChart({ rows, metric, annotations, onPick, height = 360 }: Props) {
+  const dots = rows.length <= 60;
+  const latency = metric.endsWith("_ns");
+  return (
+    <div data-testid="history-chart" style={{ width: "100%", height }}>
+      <ResponsiveContainer width="100%" height="100%">
+        <ComposedChart
+          data={rows}
+          margin={{ top: 24, right: 24, bottom: 8, left: 16 }}
+          onClick={(e) => {
+            const i = Number(e?.activeTooltipIndex ?? e?.activeIndex);
+            if (Number.isInteger(i) && rows[i]) onPick(rows[i]);
+          }}
+        >
+          <CartesianGrid strokeDasharray="3 3" />
+          <XAxis
+            dataKey="i"
+            type="number"
+            domain={["dataMin", "dataMax"]}
+            tickFormatter={(i: number) => rows[i]?.at.slice(0, 10) ?? ""}
+          />
+          <YAxis
+            scale={latency ? "log" : "auto"}
+            domain={latency ? ["auto", "auto"] : [0, "auto"]}
+            allowDataOverflow={latency}
+            width={90}
+            tickFormatter={(v: number) => formatMetric(metric, v)}
+          />
+          <Tooltip
+            content={({ active, payload }) => {
+              const row = payload?.[0]?.payload as HistoryRow | undefined;
+              return active && row ? <TooltipBody row={row} metric={metric} /> : null;
+            }}
+          />
+          <Area
+            dataKey="band"
+            stroke="none"
+            fill={colorAt(0)}
+            fillOpacity={0.18}
+            isAnimationActive={false}
+            connectNulls={false}
+          />
+          <Line
+            dataKey="y"
+            stroke={colorAt(0)}
+            dot={dots}
+            strokeWidth={1.5}
+            isAnimationActive={false}
+            connectNulls
+            name="valid runs"
+          />
+          <Line
+            dataKey="left_out"
+            stroke="none"
+            dot={{ r: 4, fill: LEFT_OUT, stroke: LEFT_OUT }}
+            isAnimationActive={false}
+            name="left out"
+          />
+          {annotations.map((a) => (
+            <ReferenceLine
+              key={`${a.kind}-${a.i}-${a.label}`}
+              x={a.i}
+              stroke={a.kind === "host" ? "#6b7280" : "#dc2626"}
+              strokeDasharray={a.kind === "host" ? "4 3" : undefined}
+              label={{ value: a.label, position: "top", fontSize: 11 }}
+            />
+          ))}
+          {rows.length > 20 && (
+            <Brush
+              dataKey="i"
+              height={22}
+              travellerWidth={8}
+              tickFormatter={(i: number) => rows[i]?.at.slice(0, 10) ?? ""}
+            />
+          )}
+        </ComposedChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}

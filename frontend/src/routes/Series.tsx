@@ -1,0 +1,336 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMemo, useState } from "react";
+import { Link, useParams, useSearchParams } from "react-router-dom";
+import type { DetectionRead, MetricName, SeriesRead } from "../client/types";
+import { HistoryChart } from "../components/charts/HistoryChart";
+import { QueryState } from "../components/QueryState";
+import { ScrollBox } from "../components/ScrollBox";
+import { formatRelative, formatTimestamp, sig3 } from "../lib/format";
+import {
+  annotations,
+  formatMetric,
+  type HistoryRow,
+  historyRows,
+  METRICS,
+  previousGood,
+} from "../lib/history";
+import { useCan, useListTeam } from "../lib/role";
+import { keys } from "../queries/keys";
+import {
+  reviewDetection,
+  type SeriesFilters,
+  seriesHistoryQuery,
+  seriesListQuery,
+  seriesQuery,
+  updateSeries,
+} from "../queries/series";
+
+const FILTERS = ["device_id", "agent_id", "workload_id", "run_id"] as const;
+
+function target(s: SeriesRead): string {
+  if (s.target_kind === "group") return "several targets";
+  return s.target_path ?? "its device";
+}
+
+/** The series of the team: what is tracked over time, pinned first; filtered by device, agent,
+ * workload or run from the links on those pages. */
+export function Series() {
+  const [params, setParams] = useSearchParams();
+  const { teamId } = useListTeam();
+  const archived = params.get("archived") === "1";
+  const filters: SeriesFilters = { archived };
+  if (teamId) filters.team_id = teamId;
+  for (const f of FILTERS) {
+    const v = params.get(f);
+    if (v) filters[f] = v;
+  }
+  const q = useQuery(seriesListQuery(filters));
+  const narrowed = FILTERS.some((f) => params.get(f));
+  return (
+    <section>
+      <h1>Series</h1>
+      <p className="muted">
+        A series is one workload on one target in one environment, over time: each finished run
+        joins its series, is tested against the runs before it, and changes are marked on its
+        history.
+      </p>
+      <p>
+        <label>
+          <input
+            type="checkbox"
+            checked={archived}
+            onChange={(e) => {
+              const next = new URLSearchParams(params);
+              if (e.target.checked) next.set("archived", "1");
+              else next.delete("archived");
+              setParams(next);
+            }}
+          />{" "}
+          archived
+        </label>
+        {narrowed && (
+          <>
+            {" · "}
+            <Link to="/series">all series</Link>
+          </>
+        )}
+      </p>
+      <QueryState isPending={q.isPending} error={q.error} />
+      {q.data && q.data.items.length === 0 && (
+        <p className="muted">No series yet: they appear as runs finish.</p>
+      )}
+      {q.data && q.data.items.length > 0 && (
+        <ScrollBox label="Series">
+          <table className="table compact" data-testid="series-table">
+            <thead>
+              <tr>
+                <th>Series</th>
+                <th>Target</th>
+                <th>Runs</th>
+                <th>Last run</th>
+                <th>Open regressions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {q.data.items.map((s) => (
+                <tr key={s.id}>
+                  <td>
+                    {s.pinned ? "📌 " : ""}
+                    <Link to={`/series/${s.id}`}>{s.name}</Link>
+                  </td>
+                  <td>{target(s)}</td>
+                  <td>{s.run_count}</td>
+                  <td title={formatTimestamp(s.last_run_at)}>{formatRelative(s.last_run_at)}</td>
+                  <td className={s.open_regressions ? "bad" : undefined}>{s.open_regressions}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </ScrollBox>
+      )}
+    </section>
+  );
+}
+
+function Picked({
+  rows,
+  row,
+  metric,
+}: {
+  rows: HistoryRow[];
+  row: HistoryRow;
+  metric: MetricName;
+}) {
+  const prev = previousGood(rows, row.i);
+  return (
+    <div className="card" data-testid="history-picked">
+      <strong>{formatTimestamp(row.at)}</strong>: {formatMetric(metric, row.y ?? row.left_out)}
+      {row.runs > 1 && ` (mean of ${row.runs} runs from here)`}
+      {row.flags.length > 0 && <span className="bad"> · left out: {row.flags.join(", ")}</span>}
+      {" · "}
+      <Link to={`/runs/${row.run_id}`}>open the run</Link>
+      {prev && (
+        <>
+          {" · "}
+          <Link to={`/compare?runs=${prev.run_id},${row.run_id}`}>
+            compare with the previous good run
+          </Link>
+        </>
+      )}
+    </div>
+  );
+}
+
+function Detection({
+  seriesId,
+  d,
+  metric,
+}: {
+  seriesId: string;
+  d: DetectionRead;
+  metric: MetricName;
+}) {
+  const qc = useQueryClient();
+  const can = useCan();
+  const [comment, setComment] = useState(d.comment);
+  const m = useMutation({
+    mutationFn: (status: DetectionRead["status"]) =>
+      reviewDetection(seriesId, d.id, { status, comment }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: keys.series.all() }),
+  });
+  const ci =
+    d.change_pct_low != null && d.change_pct_high != null
+      ? ` (95 %: ${sig3(d.change_pct_low)} … ${sig3(d.change_pct_high)} %)`
+      : "";
+  return (
+    <tr>
+      <td title={formatTimestamp(d.at)}>{formatTimestamp(d.at)}</td>
+      <td>{d.kind === "new_run" ? "new run" : "change point"}</td>
+      <td className={d.direction === "regression" ? "bad" : "good"}>
+        {d.change_pct > 0 ? "+" : ""}
+        {sig3(d.change_pct)} %{ci}
+      </td>
+      <td>
+        {formatMetric(metric, d.mean_before)} → {formatMetric(metric, d.mean_after)} (
+        {d.runs_before} / {d.runs_after} runs)
+      </td>
+      <td>
+        {d.method}
+        {d.p_value != null ? `, p ${d.p_value.toExponential(1)}` : ""}
+      </td>
+      <td>
+        {d.run_id && <Link to={`/runs/${d.run_id}`}>run</Link>}
+        {d.previous_run_id && d.run_id && (
+          <>
+            {" · "}
+            <Link to={`/compare?runs=${d.previous_run_id},${d.run_id}`}>compare</Link>
+          </>
+        )}
+      </td>
+      <td>
+        {d.status}
+        {can("series.edit") && (
+          <span className="row-actions">
+            <input
+              aria-label="comment"
+              value={comment}
+              maxLength={4000}
+              onChange={(e) => setComment(e.target.value)}
+            />
+            <button type="button" disabled={m.isPending} onClick={() => m.mutate("acknowledged")}>
+              Acknowledge
+            </button>
+            <button type="button" disabled={m.isPending} onClick={() => m.mutate("dismissed")}>
+              Dismiss
+            </button>
+          </span>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+/** One series' history: a metric of a job over its runs with each run's validity, the host-fact
+ * changes and the changes found; a point links to its run and to a comparison with the previous
+ * good run. */
+export function SeriesPage() {
+  const { id = "" } = useParams();
+  const [params, setParams] = useSearchParams();
+  const metric = (METRICS.find((m) => m.key === params.get("metric"))?.key ??
+    "read_iops") as MetricName;
+  const job = Number(params.get("job") ?? 0) || 0;
+  const qc = useQueryClient();
+  const can = useCan();
+  const s = useQuery(seriesQuery(id));
+  const h = useQuery(seriesHistoryQuery(id, metric, job));
+  const rows = useMemo(() => historyRows(h.data?.points ?? []), [h.data]);
+  const notes = useMemo(
+    () => (h.data ? annotations(rows, h.data.host_changes, h.data.detections) : []),
+    [rows, h.data],
+  );
+  const [picked, setPicked] = useState<HistoryRow | null>(null);
+  const edit = useMutation({
+    mutationFn: (body: { pinned?: boolean; archived?: boolean }) => updateSeries(id, body),
+    onSuccess: () => qc.invalidateQueries({ queryKey: keys.series.all() }),
+  });
+  const set = (k: string, v: string) => {
+    const next = new URLSearchParams(params);
+    next.set(k, v);
+    setParams(next);
+    setPicked(null);
+  };
+  const left = rows.filter((r) => r.left_out != null).length;
+  return (
+    <section>
+      <QueryState isPending={s.isPending} error={s.error} />
+      {s.data && (
+        <>
+          <h1>{s.data.name}</h1>
+          <p className="muted">
+            {s.data.run_count} runs · {target(s.data)} · {s.data.open_regressions} open regression
+            {s.data.open_regressions === 1 ? "" : "s"}
+            {can("series.edit", s.data.team_id) && (
+              <>
+                {" · "}
+                <button type="button" onClick={() => edit.mutate({ pinned: !s.data.pinned })}>
+                  {s.data.pinned ? "Unpin" : "Pin"}
+                </button>{" "}
+                <button
+                  type="button"
+                  onClick={() => edit.mutate({ archived: !s.data.archived_at })}
+                >
+                  {s.data.archived_at ? "Unarchive" : "Archive"}
+                </button>
+              </>
+            )}
+          </p>
+        </>
+      )}
+      <p>
+        <label>
+          Metric{" "}
+          <select value={metric} onChange={(e) => set("metric", e.target.value)}>
+            {METRICS.map((m) => (
+              <option key={m.key} value={m.key}>
+                {m.label}
+              </option>
+            ))}
+          </select>
+        </label>{" "}
+        {h.data && h.data.jobs.length > 1 && (
+          <label>
+            Job{" "}
+            <select value={job} onChange={(e) => set("job", e.target.value)}>
+              {h.data.jobs.map((name, i) => (
+                <option key={name + String(i)} value={i}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+      </p>
+      <QueryState isPending={h.isPending} error={h.error} />
+      {h.data && (
+        <>
+          <p className="muted" data-testid="history-summary">
+            {h.data.total_runs} runs
+            {h.data.downsampled ? `, drawn as ${rows.length} points (means with their range)` : ""}
+            {left ? ` · ${left} left out by their validity flags (orange)` : ""}
+            {h.data.host_changes.length
+              ? ` · ${h.data.host_changes.length} host change(s) (grey)`
+              : ""}
+            {` · ${h.data.direction === "lower_is_better" ? "lower" : "higher"} is better`}
+          </p>
+          <HistoryChart rows={rows} metric={metric} annotations={notes} onPick={setPicked} />
+          {picked && <Picked rows={rows} row={picked} metric={metric} />}
+          <h2>Changes found</h2>
+          {h.data.detections.length === 0 ? (
+            <p className="muted">None in this metric.</p>
+          ) : (
+            <ScrollBox label="Changes found">
+              <table className="table compact" data-testid="detections-table">
+                <thead>
+                  <tr>
+                    <th>When</th>
+                    <th>Found by</th>
+                    <th>Change</th>
+                    <th>Before → after</th>
+                    <th>Method</th>
+                    <th>Runs</th>
+                    <th>Status</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {h.data.detections.map((d) => (
+                    <Detection key={d.id} seriesId={id} d={d} metric={metric} />
+                  ))}
+                </tbody>
+              </table>
+            </ScrollBox>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
