@@ -192,7 +192,10 @@ export function Agents() {
                     </td>
                     <td>
                       {a.name}
-                      <TeamChip teamId={a.team_id} />
+                      <TeamChip teamId={a.team_id} />{" "}
+                      <Link className="small" to={`/series?agent_id=${a.id}`}>
+                        series
+                      </Link>
                     </td>
                     <td className="mono">{a.hostname}</td>
                     <td>

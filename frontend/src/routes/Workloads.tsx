@@ -146,6 +146,9 @@ export function WorkloadPage() {
           {w.name} <KindBadge spec={spec} />
         </h1>
         <div className="actions">
+          <Link className="btn btn-small" to={`/series?workload_id=${w.id}`}>
+            Series
+          </Link>
           {team && can("run.create", team.id) && (
             <Link className="btn btn-small" to={`/runs/new?workload=${w.id}`} data-testid="run-it">
               New run with it

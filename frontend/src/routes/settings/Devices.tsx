@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import { Link } from "react-router-dom";
 import type { DeviceRead, DeviceUpdate, EmbodiedDefaultRead } from "../../client/types";
 import { DeleteButton } from "../../components/Deletion/DeleteButton";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
@@ -235,7 +236,10 @@ export function Devices() {
                   {/* a by-id name or a declared key has no spaces: it wraps anywhere, never widens the page */}
                   <td style={{ overflowWrap: "anywhere", minWidth: "12rem" }}>
                     {d.name} <span className="muted small mono wrap">{d.key}</span>
-                    <TeamChip teamId={d.team_id} />
+                    <TeamChip teamId={d.team_id} />{" "}
+                    <Link className="small" to={`/series?device_id=${d.id}`}>
+                      series
+                    </Link>
                     {d.notes && (
                       <div className="small pre-wrap" data-testid="device-notes">
                         {d.notes}
