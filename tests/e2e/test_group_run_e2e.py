@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.faults.proxy import Proxy
+from tests.faults.proxy import Conn, Hook, Proxy
 from tests.stack import BIN, ENGINE, Stack, agent_command, enrollment_token
 from tests.waiting import wait_until
 
@@ -44,7 +44,7 @@ METER = _meter()
 
 
 @contextlib.contextmanager
-def network_namespace(upstream_port: int) -> Iterator[tuple[str | None, Proxy]]:
+def network_namespace(upstream_port: int, hook: Hook | None = None) -> Iterator[tuple[str | None, Proxy]]:
     """(namespace, proxy): a namespace with a veth pair to this one and a proxy to the API on the
     veth's address here; (None, a loopback proxy) where a namespace cannot be made."""
     n = os.getpid() % 250 + 1
@@ -67,7 +67,7 @@ def network_namespace(upstream_port: int) -> Iterator[tuple[str | None, Proxy]]:
         made = True
     except (OSError, subprocess.CalledProcessError):
         pass
-    proxy = Proxy(upstream_port, host=f"{addr}.1" if made else "127.0.0.1")
+    proxy = Proxy(upstream_port, hook, host=f"{addr}.1" if made else "127.0.0.1")
     try:
         yield (ns if made else None), proxy
     finally:
@@ -77,13 +77,14 @@ def network_namespace(upstream_port: int) -> Iterator[tuple[str | None, Proxy]]:
 
 
 @contextlib.contextmanager
-def second_host(live: Stack, target: str) -> Iterator[str]:
+def second_host(live: Stack, target: str, hook: Hook | None = None) -> Iterator[tuple[str, Proxy]]:
     """A second agent enrolled on the stack, allowed `target` and given the meter, running in a
-    network namespace of its own; its agent id. Stopped (drained) and its state removed after."""
+    network namespace of its own; its agent id and the proxy its requests go through (`hook`:
+    the proxy's). Stopped (drained) and its state removed after."""
     state = live.workdir / f"group-b-{uuid.uuid4().hex[:6]}"
     dropin = Path(f"{state}-dropin")
     port = int(live.url.rsplit(":", 1)[1])
-    with network_namespace(port) as (ns, proxy):
+    with network_namespace(port, hook) as (ns, proxy):
         token = enrollment_token(live.url, live.token)
         enroll = ["enroll", "--server", proxy.url, "--token-file", "-", "--name", state.name]
         if ns is not None:  # plain http:// to the veth's address (a private link) needs the operator's say-so
@@ -131,7 +132,7 @@ def second_host(live: Stack, target: str) -> Iterator[str]:
                     interval=0.3,
                     message=lambda: f"the second agent online: {live.tail()}",
                 )
-            yield agent_id
+            yield agent_id, proxy
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -150,7 +151,7 @@ def test_two_hosts_start_at_one_instant_and_their_results_and_energy_add_up(live
     try:
         live.agent_cli("meters", "set", *METER)
         live.allow(dirs[0])
-        with second_host(live, dirs[1]) as other:
+        with second_host(live, dirs[1]) as (other, _):
             job = {"name": "randwrite-4k", "rw": "randwrite", "bs_bytes": 4096, "size_bytes": 4 * MiB}
             body = {
                 "members": [
@@ -207,6 +208,64 @@ def test_two_hosts_start_at_one_instant_and_their_results_and_energy_add_up(live
         assert combined["energy_j"] == pytest.approx(sum(energies))
         assert member_run["group"]["group_id"] == group["id"] and member_run["group"]["members"] == 2
         assert not any(f.startswith("iowatt-") for d in dirs for f in os.listdir(d))  # data files removed
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def test_a_member_cut_off_at_the_barrier_stops_the_group_before_anything_starts(live: Stack) -> None:
+    """The second host's network is cut when it reports ready (ADR 0038's fault case): the first
+    member waits at the barrier until the prepare timeout, then the group stops; nothing started,
+    no result, both members cancelled once the cut member is reachable again."""
+    dirs = [tempfile.mkdtemp(prefix=f"iowatt-group-cut-{i}-", dir="/dev/shm") for i in range(2)]
+    proxies: list[Proxy] = []
+
+    def cut_at_ready(direction: str, chunk: bytes, conn: Conn) -> None:
+        if direction == "request" and b"/ready" in chunk and len(proxies) == 1:
+            proxies.append(proxies[0])  # once: after restore() the member is heard again
+            proxies[0].cut()
+
+    try:
+        live.allow(dirs[0])
+        with second_host(live, dirs[1], cut_at_ready) as (other, proxy):
+            proxies.append(proxy)
+            job = {"name": "randwrite-4k", "rw": "randwrite", "bs_bytes": 4096, "size_bytes": 4 * MiB}
+            body = {
+                "members": [
+                    {"agent_id": live.agent_id, "target_path": dirs[0]},
+                    {"agent_id": other, "target_path": dirs[1]},
+                ],
+                "workload": {"jobs": [job]},
+                "name": "e2e group cut",
+                "idle_s": 0,
+                "prepare_timeout_s": 3,
+            }
+            with live.api() as api:
+                r = api.post("/run-groups", json=body)
+                assert r.status_code == 201, r.text
+                gid = r.json()["id"]
+
+                def member_stopped() -> dict[str, Any] | None:
+                    g: dict[str, Any] = api.get(f"/run-groups/{gid}").json()
+                    ours = next(m for m in g["members"] if m["agent_id"] == live.agent_id)
+                    return g if ours["status"] == "cancelled" else None
+
+                wait_until(
+                    member_stopped, timeout=60, interval=0.3, message=lambda: f"a stops: {live.tail()}"
+                )
+                proxy.restore()  # the cut member asks again and is told the group stopped
+
+                def ended() -> dict[str, Any] | None:
+                    g: dict[str, Any] = api.get(f"/run-groups/{gid}").json()
+                    return g if all(m["status"] == "cancelled" for m in g["members"]) else None
+
+                group = wait_until(ended, timeout=60, interval=0.3, message=lambda: f"b stops: {live.tail()}")
+        assert group["status"] == "failed" and group["start_at"] is None
+        cut = next(m for m in group["members"] if m["agent_id"] == other)
+        assert "not ready within 3 s" in group["stop_reason"] and cut["agent_name"] in group["stop_reason"]
+        assert all("the group stopped" in m["error"] for m in group["members"])
+        assert group["combined"] is None and all(m["jobs"] == [] for m in group["members"])
+        assert not any(f.startswith("iowatt-") for d in dirs for f in os.listdir(d))
     finally:
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)
