@@ -29,3 +29,45 @@ export function installLine(server: string, scriptPath: string, tls: ServerPins 
   args.push(`--token-file ${TOKEN_FILE}`);
   return `${curl} | sudo sh -s -- ${args.join(" ")}`;
 }
+
+/**
+ * The line that upgrades an enrolled host to the newest bundle: the install line with --upgrade in
+ * place of the token file (the enrolment in the state directory is kept; no fingerprint to pin).
+ */
+export function upgradeLine(server: string, scriptPath: string, tls: ServerPins | null): string {
+  const url = shellQuote(server + scriptPath);
+  const args = [`--server ${shellQuote(server)}`];
+  let curl = `curl -fsSL ${url}`;
+  if (tls) {
+    curl = `curl -fsSL -k --pinnedpubkey ${shellQuote(tls.pubkey_pin)} ${url}`;
+    args.push(`--pin ${shellQuote(tls.pubkey_pin)}`);
+  }
+  args.push("--upgrade");
+  return `${curl} | sudo sh -s -- ${args.join(" ")}`;
+}
+
+/** Versions compared as numbers where they are numbers (0.1.10 is newer than 0.1.9). */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.+~-]/);
+  const pb = b.split(/[.+~-]/);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] ?? "";
+    const y = pb[i] ?? "";
+    if (x === y) continue;
+    const nx = /^\d+$/.test(x);
+    const ny = /^\d+$/.test(y);
+    if (nx && ny) return Number(x) - Number(y);
+    if (x === "") return -1;
+    if (y === "") return 1;
+    return nx ? -1 : ny ? 1 : x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** The agent reports a version older than the bundle the server serves (unknown: not older). */
+export function isOlder(
+  agentVersion: string | null | undefined,
+  served: string | null | undefined,
+): boolean {
+  return !!agentVersion && !!served && compareVersions(agentVersion, served) < 0;
+}

@@ -12,7 +12,14 @@ const EMPTY: Inventory = {
   mounts: [],
   topology: null,
   policy: null,
-  capabilities: { workload_kinds: [], tpch_dbms: [], multi_target: false },
+  capabilities: {
+    workload_kinds: [],
+    tpch_dbms: [],
+    multi_target: false,
+    protocol: null,
+    engine_version: null,
+    engine_features: null,
+  },
 };
 
 export function inventoryOf(agent: AgentRead): Inventory {

@@ -63,7 +63,14 @@ describe("Agents", () => {
       cpu: { model: "AMD EPYC 7B13", cores: 16 },
       mem_bytes: 64 * 1024 ** 3,
       virtualization: "none",
-      capabilities: { workload_kinds: ["block"], tpch_dbms: [], multi_target: false },
+      capabilities: {
+        workload_kinds: ["block"],
+        tpch_dbms: [],
+        multi_target: false,
+        protocol: null,
+        engine_version: null,
+        engine_features: null,
+      },
       block_devices: [
         {
           name: "nvme0n1",
@@ -103,6 +110,79 @@ describe("Agents", () => {
     expect(detail.textContent).toContain("solid state");
     expect(detail.textContent).toContain("/dev/nvme0n1p1");
     expect(detail.textContent).not.toContain("zoned");
+  });
+
+  it("says which agent is older than the bundle served, with the line that upgrades it, and its engine", async () => {
+    setToken("t");
+    const caps = (over: Partial<Inventory["capabilities"] & object>) => ({
+      workload_kinds: ["block"],
+      tpch_dbms: [],
+      multi_target: true,
+      protocol: null,
+      engine_version: null,
+      engine_features: null,
+      ...over,
+    });
+    const inv = (c: ReturnType<typeof caps>): Inventory => ({
+      hostname: null,
+      os: null,
+      cpu: null,
+      mem_bytes: null,
+      virtualization: null,
+      block_devices: [],
+      mounts: [],
+      policy: null,
+      topology: null,
+      capabilities: c,
+    });
+    stubApi({
+      "GET /api/v1/agents": () => ({
+        body: {
+          items: [
+            policyAgent({
+              agent_version: "0.1.10",
+              inventory: inv(
+                caps({
+                  protocol: 2,
+                  engine_version: "0.1.10",
+                  engine_features: ["io_uring", "libaio"],
+                }),
+              ),
+            }),
+            policyAgent({
+              id: "a2",
+              name: "old",
+              agent_version: "0.1.9",
+              inventory: inv(caps({})),
+            }),
+          ],
+          total: 2,
+        },
+      }),
+      "GET /api/v1/auth/me": () => ME("member"),
+      "GET /api/v1/agent-dist": () => ({
+        body: {
+          version: "0.1.10",
+          bundles: [],
+          install_script_url: "/api/v1/agent-dist/install.sh",
+          tls: { fingerprint_sha256: "SHA256:AB", pubkey_pin: "sha256//pin" },
+        },
+      }),
+    });
+    renderAt(<Agents />);
+    const [current, old] = await screen.findAllByTestId("agent-row");
+    if (!current || !old) throw new Error("two agent rows expected");
+    await within(old).findByTestId("agent-outdated");
+    expect(within(current).queryByTestId("agent-outdated")).toBeNull();
+    fireEvent.click(within(current).getByRole("button", { name: /Show details/ }));
+    expect(screen.getByTestId("agent-engine").textContent).toBe("0.1.10 · io_uring, libaio");
+    expect(screen.queryByTestId("agent-upgrade")).toBeNull();
+    fireEvent.click(within(old).getByRole("button", { name: /Show details/ }));
+    expect(screen.getByTestId("agent-engine").textContent).toContain("not reported");
+    const upgrade = screen.getByTestId("agent-upgrade");
+    expect(upgrade.textContent).toContain("--pinnedpubkey 'sha256//pin'");
+    expect(upgrade.textContent).toContain("--upgrade");
+    expect(upgrade.textContent).not.toContain("--token-file");
   });
 
   it("shows when an agent's token expires, and an expired one with the re-enrol command", async () => {

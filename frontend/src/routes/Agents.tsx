@@ -1,18 +1,22 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Fragment, useState } from "react";
 import { Link } from "react-router-dom";
+import type { components } from "../client/schema";
 import type { AgentRead } from "../client/types";
 import { EnrollmentTokens } from "../components/Agent/EnrollmentTokens";
 import { HostPolicyView } from "../components/Agent/HostPolicyView";
 import { TokenExpiry, tokenExpiryText } from "../components/Agent/TokenExpiry";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { QueryState } from "../components/QueryState";
+import { Command } from "../components/Secret";
 import { TeamChip } from "../components/Team/TeamChip";
 import { errorMessage } from "../lib/errors";
 import { formatBytes, formatRelative, formatTimestamp } from "../lib/format";
+import { isOlder, upgradeLine } from "../lib/installLine";
 import { inventoryOf } from "../lib/inventory";
 import { policyOf } from "../lib/policy";
 import { teamsWhere, useListTeam } from "../lib/role";
+import { agentDistQuery } from "../queries/agentDist";
 import { agentsQuery, deleteAgent, revokeAgent } from "../queries/agents";
 import { meQuery } from "../queries/auth";
 import { keys } from "../queries/keys";
@@ -25,13 +29,37 @@ function OnlineBadge({ online }: { online: boolean }) {
   );
 }
 
-function AgentDetail({ agent }: { agent: AgentRead }) {
+type Dist = components["schemas"]["AgentDist"];
+
+/** The engine's version and the asynchronous ioengines it ran on the host (protocol 2 agents). */
+function engineText(agent: AgentRead): string {
+  const caps = inventoryOf(agent).capabilities;
+  if (!caps || caps.engine_features === null) return "not reported (an agent before protocol 2)";
+  const features = caps.engine_features.length
+    ? caps.engine_features.join(", ")
+    : "no io_uring or libaio";
+  return `${caps.engine_version ?? "version unknown"} · ${features}`;
+}
+
+function AgentDetail({ agent, dist }: { agent: AgentRead; dist: Dist | undefined }) {
   const inv = inventoryOf(agent);
+  const older = isOlder(agent.agent_version, dist?.version);
   return (
     <div className="agent-detail" data-testid="agent-detail">
+      {older && dist && (
+        <div data-testid="agent-upgrade">
+          <p className="small">
+            This agent ({agent.agent_version}) is older than the bundle this server serves (
+            {dist.version}). On the host, as root, this line installs it and keeps the enrolment:
+          </p>
+          <Command text={upgradeLine(window.location.origin, dist.install_script_url, dist.tls)} />
+        </div>
+      )}
       <dl className="facts">
         <dt>Agent version</dt>
-        <dd>{agent.agent_version ?? "—"}</dd>
+        <dd>{agent.agent_version || "—"}</dd>
+        <dt>Engine</dt>
+        <dd data-testid="agent-engine">{engineText(agent)}</dd>
         <dt>Enrolled</dt>
         <dd>{formatTimestamp(agent.enrolled_at)}</dd>
         <dt>Token expires</dt>
@@ -123,6 +151,7 @@ export function Agents() {
   const list = useListTeam();
   const q = useQuery({ ...agentsQuery(list.teamId), enabled: list.ready });
   const me = useQuery(meQuery());
+  const dist = useQuery(agentDistQuery());
   const [open, setOpen] = useState<string | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
   const adminTeams = teamsWhere(me.data?.teams ?? [], "agent.manage");
@@ -160,6 +189,7 @@ export function Agents() {
               <th />
               <th>Name</th>
               <th>Host</th>
+              <th>Version</th>
               <th>Status</th>
               <th>Last heartbeat</th>
               <th>Kernel</th>
@@ -198,6 +228,21 @@ export function Agents() {
                       </Link>
                     </td>
                     <td className="mono">{a.hostname}</td>
+                    <td className="mono small nowrap">
+                      {a.agent_version || "—"}
+                      {a.kind === "agent" && isOlder(a.agent_version, dist.data?.version) && (
+                        <>
+                          {" "}
+                          <span
+                            className="badge badge-offline"
+                            data-testid="agent-outdated"
+                            title={`older than the bundle this server serves (${dist.data?.version}): the details show the line that upgrades it`}
+                          >
+                            upgrade
+                          </span>
+                        </>
+                      )}
+                    </td>
                     <td>
                       {revoked ? (
                         <span className="badge badge-revoked" title={formatTimestamp(revoked)}>
@@ -261,8 +306,8 @@ export function Agents() {
                   </tr>
                   {expanded && (
                     <tr className="detail-row">
-                      <td colSpan={11}>
-                        <AgentDetail agent={a} />
+                      <td colSpan={12}>
+                        <AgentDetail agent={a} dist={dist.data} />
                       </td>
                     </tr>
                   )}

@@ -333,7 +333,14 @@ describe("deriveRunPlan: several targets at once", () => {
       mounts: [],
       topology: null,
       policy: null,
-      capabilities: { workload_kinds: [], tpch_dbms: [], multi_target: true },
+      capabilities: {
+        workload_kinds: [],
+        tpch_dbms: [],
+        multi_target: true,
+        protocol: null,
+        engine_version: null,
+        engine_features: null,
+      },
     },
   });
   const mctx = (over: Partial<RunPlanContext> = {}) => ctx({ agents: [multi], ...over });
