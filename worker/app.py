@@ -23,6 +23,7 @@ celery_app = Celery(
         "worker.tasks.outbox",
         "worker.tasks.schedule",
         "worker.tasks.alert",
+        "worker.tasks.series",
     ],
 )
 celery_app.conf.update(
