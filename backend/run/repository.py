@@ -3,8 +3,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, exists, func, or_, select, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import ColumnElement, Text, case, cast, delete, exists, false, func, null, or_, select, update
+from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.orm import Session, defer, selectinload
 
 from backend.models import (
@@ -54,6 +54,12 @@ class RunFilter:
     created_from: datetime | None = None  # inclusive
     created_to: datetime | None = None  # exclusive
     text: str | None = None
+    # FIELD:VALUE filters on the recorded environment (ADR 0035), judged by the service against the
+    # teams' snapshots: `env_snapshots` the matching ones (without their recording time), and
+    # `env_none` whether runs without an environment match
+    env: tuple[tuple[str, str], ...] = ()
+    env_snapshots: tuple[dict[str, Any], ...] = ()
+    env_none: bool = False
 
 
 def _like(word: str) -> str:
@@ -98,7 +104,37 @@ def _conditions(team_ids: list[uuid.UUID], f: RunFilter) -> list[ColumnElement[b
     if f.created_to is not None:
         conds.append(Run.created_at < f.created_to)
     conds += [_text_matches(word) for word in (f.text or "").split()]
+    if f.env:
+        conds.append(_snapshot_in(f.env_snapshots, f.env_none))
     return conds
+
+
+def _snapshot_without_time() -> ColumnElement[Any]:
+    """A run's environment snapshot without `recorded_at`: the same document for every run recorded
+    from one version of an environment."""
+    snap = Run.environment_snapshot
+    return case((_recorded(), snap.op("-", return_type=JSONB)(cast("recorded_at", Text))), else_=null())
+
+
+def _recorded() -> ColumnElement[bool]:
+    """The run recorded an environment (an object; a run without one holds SQL or JSON null)."""
+    return func.jsonb_typeof(Run.environment_snapshot) == "object"
+
+
+def _snapshot_in(snapshots: tuple[dict[str, Any], ...], none: bool) -> ColumnElement[bool]:
+    conds: list[ColumnElement[bool]] = []
+    if snapshots:
+        conds.append(_snapshot_without_time().in_(list(snapshots)))
+    if none:
+        conds.append(or_(Run.environment_snapshot.is_(None), ~_recorded()))
+    return or_(*conds) if conds else false()
+
+
+def environment_snapshots(session: Session, team_ids: list[uuid.UUID]) -> list[dict[str, Any]]:
+    """The teams' runs' distinct environment snapshots, without their recording time (one per
+    environment as it was when runs were recorded): what an environment filter is judged on."""
+    q = select(_snapshot_without_time()).where(Run.team_id.in_(team_ids), _recorded()).distinct()
+    return [d for d in session.scalars(q) if isinstance(d, dict)]
 
 
 _SORTS = {"created": Run.created_at, "name": Run.name, "status": Run.status}

@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from backend.auth.deps import AgentDep, SessionDep, UserDep
+from backend.environment.topology import parse_filters
 from backend.errors import NotFound
 from backend.models import RunStatus
 from backend.power import service as power_service
@@ -95,6 +96,15 @@ def list_runs(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
+    env: Annotated[
+        list[Annotated[str, Query(max_length=300)]] | None,
+        Query(
+            max_length=20,
+            description="FIELD:VALUE of the runs' recorded environments, as compare's env= "
+            "(raid_level:raid10, kind:san; none: runs without it); repeat: every field must match, "
+            "values of one field any of them",
+        ),
+    ] = None,
 ) -> RunPage:
     filters = repository.RunFilter(
         statuses=tuple(status_ or ()),
@@ -108,6 +118,7 @@ def list_runs(
         created_from=as_utc(created_from),
         created_to=as_utc(created_to),
         text=q,
+        env=tuple(parse_filters(env or [])),
     )
     return service.page(
         session, principal=principal, team_id=team_id, filters=filters, sort=sort, limit=limit, offset=offset

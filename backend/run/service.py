@@ -9,6 +9,7 @@ themselves.
 """
 
 import uuid
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 from urllib.parse import urlencode
@@ -28,6 +29,7 @@ from backend.compare.validity import flags_for
 from backend.config import get_settings
 from backend.device import service as device_service
 from backend.environment import repository as environment_repo
+from backend.environment import topology as env_topology
 from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
@@ -540,6 +542,15 @@ def page(
         and filters.created_to <= filters.created_from
     ):
         raise Invalid("created_to", "must be later than created_from")
+    if filters.env:  # each distinct recorded environment judged once, as compare judges a run's
+        env = list(filters.env)
+        filters = replace(
+            filters,
+            env_snapshots=tuple(
+                s for s in repository.environment_snapshots(session, teams) if env_topology.matches(s, env)
+            ),
+            env_none=env_topology.matches(None, env),
+        )
     runs, total = repository.page(session, teams, filters=filters, sort=sort, limit=limit, offset=offset)
     return RunPage(items=to_read(session, runs), total=total)
 

@@ -185,6 +185,41 @@ def test_bad_filters_are_a_422_naming_the_parameter(
     assert field in [d["field"] for d in r.json()["detail"]], r.text
 
 
+def test_the_recorded_environments_fields_filter_the_list(
+    client: TestClient, session: Session, world: World
+) -> None:
+    """env=FIELD:VALUE reads each run's environment as it was recorded (its snapshot), as compare's
+    filter does: a run recorded before its environment was edited keeps the old value."""
+    r = world.runs
+    shelf = {"name": "shelf", "kind": "das", "topology": {"raid": {"level": "raid10", "member_count": 4}}}
+    r["env"].environment_snapshot = {**shelf, "recorded_at": "2026-11-04T12:00:00Z"}
+    r["old"].environment_snapshot = {**shelf, "recorded_at": "2026-11-01T12:00:00Z"}  # the same, earlier
+    r["fail"].environment_snapshot = {**shelf, "topology": {"raid": {"level": "raid1", "member_count": 2}}}
+    r["wl"].environment_snapshot = {"name": "array", "kind": "san", "topology": {}}
+    for run in (r["q"], r["shm"]):
+        run.environment_snapshot = None
+    session.flush()
+    assert names(client, world, env="raid_level:raid10") == ["in the rack", "old baseline"]
+    assert names(client, world, env="raid_level:RAID10") == ["in the rack", "old baseline"]
+    # values of one field: any of them; several fields: every one
+    assert names(client, world, env=["raid_level:raid1", "raid_level:raid10"]) == [
+        "in the rack",
+        "zeta failed",
+        "old baseline",
+    ]
+    assert names(client, world, env=["kind:das", "raid_level:raid1"]) == ["zeta failed"]
+    assert names(client, world, env="kind:san") == ["oltp run"]
+    # none: runs without it, those without an environment at all among them
+    assert names(client, world, env="raid_level:none") == ["ram disk", "oltp run", "queued one"]
+    assert names(client, world, env="kind:nas") == []
+    # with the other filters, and counted in the total
+    assert names(client, world, env="kind:das", agent_id=world.ids["a1"]) == ["old baseline"]
+    page = client.get("/api/v1/runs", params={"env": "kind:das", "limit": 1}, headers=world.u.headers).json()
+    assert page["total"] == 3
+    bad = client.get("/api/v1/runs", params={"env": "colour:blue"}, headers=world.u.headers)
+    assert bad.status_code == 422 and "env.0" in bad.text
+
+
 # --- tags ---------------------------------------------------------------------------------------
 
 

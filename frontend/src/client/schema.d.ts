@@ -16427,6 +16427,8 @@ export interface operations {
                 offset?: number;
                 /** @description one of your teams; none: all of them */
                 team_id?: string | null;
+                /** @description FIELD:VALUE of the runs' recorded environments, as compare's env= (raid_level:raid10, kind:san; none: runs without it); repeat: every field must match, values of one field any of them */
+                env?: string[] | null;
             };
             header?: never;
             path?: never;
