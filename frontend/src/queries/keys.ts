@@ -86,6 +86,10 @@ export const keys = {
     allTags: () => ["runs", "tags"] as const,
     tags: (teamId: string) => ["runs", "tags", teamId] as const,
   },
+  runGroups: {
+    /** a group run: several agents started at one instant (GET /run-groups/{id}) */
+    detail: (id: string) => ["run-groups", "detail", id] as const,
+  },
   workloads: {
     all: () => ["workloads"] as const,
     list: (teamId?: string) => ["workloads", "list", teamId ?? "all"] as const,

@@ -16,6 +16,7 @@ import {
 } from "../components/FileWorkload/FileWorkloadSpec";
 import { JobfileSpecCard } from "../components/Jobfile/JobfileView";
 import { QueryState } from "../components/QueryState";
+import { GroupMembers } from "../components/Run/GroupMembers";
 import { JobsOverview, OPEN_BY_DEFAULT } from "../components/Run/JobsOverview";
 import { LiveProgress } from "../components/Run/LiveProgress";
 import { NotStated, unstated } from "../components/Run/NotStated";
@@ -362,6 +363,7 @@ export function RunDetail() {
         </p>
       )}
       {!fileSummary && !dbSummary && <TargetResults run={run} />}
+      <GroupMembers run={run} />
       <CombinedCaption run={run} />
       {!fileSummary && !dbSummary && run.jobs.length > 0 && (
         <JobsOverview
