@@ -150,6 +150,12 @@ class Settings(BaseSettings):
     oidc_redirect_uri: str = ""
     oidc_timeout_s: float = Field(10.0, gt=0)
 
+    @field_validator("agent_tls_cert_file", mode="before")
+    @classmethod
+    def _no_cert(cls, value: object) -> object:
+        """Empty (compose's `${VAR:-}`) is no certificate, not the current directory."""
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("oidc_allowed_domains", mode="before")
     @classmethod
     def _domains(cls, value: object) -> object:

@@ -65,6 +65,16 @@ else
 fi
 echo "$login" | grep '^admin token' | sed 's/^/    /' || true
 
+# The agent for other hosts (make agent-dist, ADR 0036): built once, in the background, when
+# dist/agent has no bundle for this machine (minutes and ~1 CPU-minute; its tools are cached in
+# ~/.cache/iowatt-agent-dist); the server lists the directory per request, so it serves the bundle
+# as soon as it is there. A failed build leaves make up working (its log says why).
+if ! ls "$ROOT"/dist/agent/iowatt-agent-*-linux-"$(uname -m)".tar.gz >/dev/null 2>&1; then
+  say "Agent bundles for other hosts: building in the background (log: $LOGS/agent-dist.log)"
+  (cd "$ROOT" && AGENT_DIST_KINDS="tar deb" nohup nice bash agent/packaging/build.sh \
+      >"$LOGS/agent-dist.log" 2>&1 </dev/null &)
+fi
+
 say "API + UI, Celery worker and beat"
 if ! alive api && curl -s -o /dev/null "http://127.0.0.1:$API_PORT/" 2>/dev/null; then
   die "port $API_PORT is taken by another process (another instance?): set IOWATT_API_PORT"

@@ -216,6 +216,29 @@ def test_compose_config_validates_and_refuses_to_start_without_secrets(tmp_path:
         assert f"set {missing}" in bad.stderr, bad.stderr
 
 
+def test_compose_serves_the_agent_bundles_and_pins_only_a_given_certificate(tmp_path: Path) -> None:
+    """The api service mounts ./dist/agent (make agent-dist) read-only where IOWATT_AGENT_DIST_DIR
+    points, and the certificate named by IOWATT_AGENT_TLS_CERT_FILE (else /dev/null: no pins)."""
+    api = compose()["services"]["api"]
+    env = api["environment"]
+    mounts = {str(v).rsplit(":", 2)[1]: str(v) for v in api["volumes"]}  # SOURCE:TARGET:ro
+    assert mounts[env["IOWATT_AGENT_DIST_DIR"]] == f"./dist/agent:{env['IOWATT_AGENT_DIST_DIR']}:ro"
+    cert = mounts[env["IOWATT_AGENT_TLS_CERT_FILE"]]
+    assert cert.startswith("${IOWATT_AGENT_TLS_CERT_FILE:-/dev/null}:") and cert.endswith(":ro")
+    cli = _compose_cli()
+    if cli is None:
+        return
+    dotenv = tmp_path / "compose.env"
+    lines = "".join(f"{v}=x{i}\n" for i, v in enumerate(SECRETS)) + "IOWATT_HOSTNAME=iowatt.test\n"
+    base = [*cli, "-f", str(COMPOSE), "--project-directory", str(ROOT), "--env-file", str(dotenv), "config"]
+    clean = {k: v for k, v in os.environ.items() if k not in SECRETS and not k.startswith("IOWATT_")}
+    for given, expected in (("", "/dev/null"), ("/etc/ssl/iowatt.pem", "/etc/ssl/iowatt.pem")):
+        dotenv.write_text(lines + (f"IOWATT_AGENT_TLS_CERT_FILE={given}\n" if given else ""))
+        out = subprocess.run(base, env=clean, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert expected in out.stdout and "/etc/iowatt/agent-tls.crt" in out.stdout
+
+
 # --- make up's helpers (scripts/lib.sh) -----------------------------------------------------------
 
 

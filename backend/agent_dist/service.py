@@ -18,6 +18,7 @@ from pathlib import Path
 from backend.agent_dist.schemas import AgentDist, Bundle, BundleKind, ServerTls
 from backend.config import get_settings
 from backend.errors import NotFound
+from backend.logs import log
 
 API_BASE = "/api/v1/agent-dist"
 # POSIX sh; the server fills in one `case` arm per tarball (name and SHA-256, both checked against
@@ -121,14 +122,20 @@ def _tls_of(path: str, mtime_ns: int) -> ServerTls:
 
 
 def server_tls() -> ServerTls | None:
+    """The configured certificate's pins; None without one (unset, missing, not a regular file), or
+    when it is not a readable PEM certificate (logged): the install line then trusts the host's CA
+    store, never a 500."""
     cert = get_settings().agent_tls_cert_file
     if cert is None:
         return None
     try:
         st = cert.stat()
-    except OSError:
+        if not stat.S_ISREG(st.st_mode):  # compose mounts /dev/null there when none is given
+            return None
+        return _tls_of(str(cert), st.st_mtime_ns)
+    except (OSError, ValueError) as exc:
+        log.warning("agent_dist.tls_cert_unreadable", path=str(cert), error=str(exc)[:200])
         return None
-    return _tls_of(str(cert), st.st_mtime_ns)
 
 
 def describe() -> AgentDist:

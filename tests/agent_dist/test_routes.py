@@ -140,3 +140,21 @@ def test_the_limit_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("IOWATT_AGENT_DIST_REQUESTS_PER_MIN", bad)
         with pytest.raises(ValidationError, match="agent_dist_requests_per_min"):
             Settings()
+
+
+def test_a_missing_or_unreadable_certificate_gives_no_pins_not_an_error(
+    client: TestClient, dist_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compose passes IOWATT_AGENT_TLS_CERT_FILE as `${VAR:-}`: empty is no certificate; a
+    directory, a missing file or a file that is not PEM gives the line without pins."""
+    from backend.config import Settings
+
+    monkeypatch.setenv("IOWATT_AGENT_TLS_CERT_FILE", "")
+    assert Settings().agent_tls_cert_file is None
+    (tmp_path / "garbage.pem").write_text("not a certificate")
+    for bad in (str(tmp_path), str(tmp_path / "missing.pem"), str(tmp_path / "garbage.pem")):
+        monkeypatch.setenv("IOWATT_AGENT_TLS_CERT_FILE", bad)
+        get_settings.cache_clear()
+        r = client.get(BASE)
+        assert r.status_code == 200 and r.json()["tls"] is None, (bad, r.text)
+    get_settings.cache_clear()
