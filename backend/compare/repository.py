@@ -36,7 +36,8 @@ def workload_names(session: Session, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID
     wanted = set(ids)
     if not wanted:
         return {}
-    return dict(session.execute(select(Workload.id, Workload.name).where(Workload.id.in_(wanted))).tuples())
+    rows = session.execute(select(Workload.id, Workload.name).where(Workload.id.in_(wanted))).tuples()
+    return {wid: name for wid, name in rows}  # not dict(rows): a Result has keys() (its columns)
 
 
 def result_jobs_docs(
