@@ -53,8 +53,20 @@ function TooltipBody({ row, metric }: { row: HistoryRow; metric: MetricName }) {
 /** One metric over a series' runs: valid runs as a line (a band where downsampled), runs left
  * out by their validity flags as separate marks, host-fact changes and changes found as vertical
  * lines; the brush below zooms. */
+/** A run's time on the axis: its day, or its day and hour when the whole history is under 3 days. */
+function tickOf(rows: HistoryRow[]): (i: number) => string {
+  const first = rows[0]?.at ?? "";
+  const last = rows[rows.length - 1]?.at ?? "";
+  const short = Date.parse(last) - Date.parse(first) < 3 * 86_400_000;
+  return (i: number) => {
+    const at = rows[i]?.at ?? "";
+    return short ? `${at.slice(5, 10)} ${at.slice(11, 16)}` : at.slice(0, 10);
+  };
+}
+
 export function HistoryChart({ rows, metric, annotations, onPick, height = 360 }: Props) {
   const dots = rows.length <= 60;
+  const tick = tickOf(rows);
   const latency = metric.endsWith("_ns");
   return (
     <div data-testid="history-chart" style={{ width: "100%", height }}>
@@ -68,12 +80,7 @@ export function HistoryChart({ rows, metric, annotations, onPick, height = 360 }
           }}
         >
           <CartesianGrid strokeDasharray="3 3" />
-          <XAxis
-            dataKey="i"
-            type="number"
-            domain={["dataMin", "dataMax"]}
-            tickFormatter={(i: number) => rows[i]?.at.slice(0, 10) ?? ""}
-          />
+          <XAxis dataKey="i" type="number" domain={["dataMin", "dataMax"]} tickFormatter={tick} />
           <YAxis
             scale={latency ? "log" : "auto"}
             domain={latency ? ["auto", "auto"] : [0, "auto"]}
@@ -121,12 +128,7 @@ export function HistoryChart({ rows, metric, annotations, onPick, height = 360 }
             />
           ))}
           {rows.length > 20 && (
-            <Brush
-              dataKey="i"
-              height={22}
-              travellerWidth={8}
-              tickFormatter={(i: number) => rows[i]?.at.slice(0, 10) ?? ""}
-            />
+            <Brush dataKey="i" height={22} travellerWidth={8} tickFormatter={tick} />
           )}
         </ComposedChart>
       </ResponsiveContainer>
