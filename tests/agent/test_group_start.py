@@ -116,6 +116,14 @@ def test_a_stopped_group_or_a_lost_lease_starts_nothing() -> None:
     assert lost.stop_reason is not None and "ended the run" in lost.stop_reason and lost.cancelled is False
 
 
+def test_an_instant_too_far_ahead_is_refused_not_waited_for() -> None:
+    far = datetime.now(UTC) + timedelta(hours=1)
+    member, _ = _member([ReadyResponse(start_at=far, stop=None, server_time=far)])
+    t0 = time.monotonic()
+    assert member.wait() is False and time.monotonic() - t0 < 5
+    assert member.stop_reason is not None and "s away" in member.stop_reason and member.cancelled is False
+
+
 def test_sleep_until_ends_at_the_instant_or_when_stopped() -> None:
     stop = threading.Event()
     target = time.time_ns() + 5_000_000

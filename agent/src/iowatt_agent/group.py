@@ -29,6 +29,9 @@ log = logging.getLogger("iowatt_agent.group")
 BURST = 4  # clock exchanges before reporting ready (the smallest round trip of them is kept)
 SPIN_NS = 2_000_000  # the last 2 ms before the instant are spun, not slept (a sleep overshoots)
 MAX_UNREACHABLE_S = 60.0  # the barrier is given up when the server cannot be reached this long
+# the server sets the instant a few hundred milliseconds ahead (at most 2 s plus the answer's way
+# here); one further away is refused rather than held: the host is not kept waiting by a server
+MAX_START_AHEAD_S = 30.0
 
 
 class GroupStart:
@@ -103,6 +106,13 @@ class GroupStart:
                 return False
             self.start_at = answer.start_at
         local_ns = clock.to_ns(self.start_at) - self.offset_ns
+        ahead_s = (local_ns - time.time_ns()) / 1e9
+        if ahead_s > MAX_START_AHEAD_S:
+            self.stop_reason = (
+                f"the server's start instant is {ahead_s:.0f} s away (at most {MAX_START_AHEAD_S:g} s is "
+                "waited for): not started"
+            )
+            return False
         if not sleep_until(local_ns, self.stop):
             self.stop_reason = "agent stopped at the group's start barrier"
             return False
