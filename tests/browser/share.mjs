@@ -177,6 +177,38 @@ await run("a comparison of 8 runs shared and opened without login", async () => 
   await p.close();
 });
 
+await run(
+  "the runs list filters by the recorded environment's fields, kept in its URL",
+  async () => {
+    await page.goto(`${BASE}/runs?q=share%3A`);
+    await page.getByTestId("runs-table").waitFor();
+    await page.getByTestId("env-filter-field").selectOption("raid_level");
+    await page.getByTestId("env-filter-value").fill("raid10");
+    await page.getByTestId("env-filter-add").click();
+    await page.waitForFunction(
+      () => new URL(location.href).searchParams.get("env") === "raid_level:raid10",
+    );
+    const rows = page.locator("[data-testid=runs-table] tbody tr");
+    await page.waitForFunction(
+      () => document.querySelectorAll("[data-testid=runs-table] tbody tr").length === 4,
+    );
+    const names = await rows.allInnerTexts();
+    check(
+      names.every((n) => n.includes("share: share-disk")),
+      `only the disk runs: ${names}`,
+    );
+    await page.reload();
+    await page.getByTestId("env-filter-chip").waitFor();
+    check(
+      (await page.getByTestId("env-filter-chip").innerText()).startsWith("RAID level = raid10"),
+      "the filter is kept in the URL",
+    );
+    await page.waitForFunction(
+      () => document.querySelectorAll("[data-testid=runs-table] tbody tr").length === 4,
+    );
+  },
+);
+
 await run("a comparison filtered by environment keeps its filter on the link", async () => {
   // the 8 runs: four on disk directories in a RAID 10 environment, four on tmpfs in a local one
   const path = await shareFromCompare(RUNS8, "RAID 10 only", "bars", "&env=raid_level:raid10");

@@ -116,6 +116,7 @@ def test_share_link_in_chromium(live: Stack, tmp_path: Path) -> None:
         assert "every request the shared page made is the link's API or a static asset" in report
         assert "the revoked link's page says the link is gone" in report
         assert "a comparison filtered by environment keeps its filter on the link" in report
+        assert "the runs list filters by the recorded environment's fields" in report
         recorded = (tmp_path / "share-requests.txt").read_text().split()
         assert recorded and all("/api/v1/" not in u or "/api/v1/shared/" in u for u in recorded)
         for name in ("V2-shared-2-runs", "V2-shared-8-runs", "V2-shared-revoked"):

@@ -17,7 +17,7 @@ describe("runs list filters in the URL", () => {
     const url =
       `q=optane+rack&status=failed&status=cancelled&agent_id=${A}&device_id=${A}` +
       `&environment_id=${A}&workload_id=${A}&campaign_id=${A}&source=import&tag=fw+2.1&tag=nvme` +
-      "&from=2026-11-02&to=2026-11-04&sort=name&offset=50";
+      "&env=raid_level%3Araid10&env=kind%3Adas&from=2026-11-02&to=2026-11-04&sort=name&offset=50";
     const f = filtersFromParams(new URLSearchParams(url));
     expect(f).toEqual({
       q: "optane rack",
@@ -29,6 +29,7 @@ describe("runs list filters in the URL", () => {
       campaign_id: A,
       source: "import",
       tag: ["fw 2.1", "nvme"],
+      env: ["raid_level:raid10", "kind:das"],
       from: "2026-11-02",
       to: "2026-11-04",
       sort: "name",
@@ -42,10 +43,16 @@ describe("runs list filters in the URL", () => {
     const f = filtersFromParams(
       new URLSearchParams(
         "status=sideways&status=queued,running&agent_id=nope&source=mail&from=yesterday" +
-          "&sort=energy&offset=-3&tag=&tag=+x+&q=++",
+          "&sort=energy&offset=-3&tag=&tag=+x+&q=++&env=colour:blue&env=kind:",
       ),
     );
-    expect(f).toEqual({ status: ["queued", "running"], tag: ["x"], sort: "-created", offset: 0 });
+    expect(f).toEqual({
+      status: ["queued", "running"],
+      tag: ["x"],
+      env: [],
+      sort: "-created",
+      offset: 0,
+    });
   });
 
   it("leave defaults out, so the plain list is plain /runs", () => {
@@ -53,6 +60,7 @@ describe("runs list filters in the URL", () => {
     expect(isFiltered(NO_FILTERS)).toBe(false);
     expect(isFiltered({ ...NO_FILTERS, sort: "name", offset: 50 })).toBe(false);
     expect(isFiltered({ ...NO_FILTERS, tag: ["x"] })).toBe(true);
+    expect(isFiltered({ ...NO_FILTERS, env: ["kind:san"] })).toBe(true);
   });
 
   it("a filter change starts at the first page; paging keeps the filters", () => {
@@ -65,7 +73,9 @@ describe("runs list filters in the URL", () => {
 describe("the API query of a page", () => {
   it("names every filter as GET /api/v1/runs does; days are whole local days", () => {
     const f = filtersFromParams(
-      new URLSearchParams(`status=failed&tag=nvme&from=2026-11-02&to=2026-11-04&q=x&agent_id=${A}`),
+      new URLSearchParams(
+        `status=failed&tag=nvme&env=fstype:xfs&from=2026-11-02&to=2026-11-04&q=x&agent_id=${A}`,
+      ),
     );
     const q = toQuery({ ...f, offset: 100 }, 50);
     expect(q).toEqual({
@@ -74,6 +84,7 @@ describe("the API query of a page", () => {
       sort: "-created",
       status: ["failed"],
       tag: ["nvme"],
+      env: ["fstype:xfs"],
       agent_id: A,
       created_from: new Date(2026, 10, 2).toISOString(),
       created_to: new Date(2026, 10, 5).toISOString(), // the end of the 4th, local time

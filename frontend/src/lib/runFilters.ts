@@ -2,6 +2,7 @@
 // and turned into GET /api/v1/runs's query. Pure functions: lib/runFilters.test.ts covers them.
 import type { operations } from "../client/schema";
 import { RUN_STATUSES, type RunStatus } from "../client/types";
+import { parseEnvFilters } from "./envFacets";
 
 type ListQuery = NonNullable<operations["list_runs"]["parameters"]["query"]>;
 export type RunSort = NonNullable<ListQuery["sort"]>;
@@ -27,6 +28,8 @@ export interface RunFilters {
   campaign_id?: string;
   source?: RunSource;
   tag: string[];
+  /** the recorded environment's fields, `FIELD:VALUE` as compare's (lib/envFacets.ts) */
+  env: string[];
   /** created on or after this local day (YYYY-MM-DD) */
   from?: string;
   /** created on or before this local day (YYYY-MM-DD), the whole day */
@@ -57,6 +60,7 @@ export function filtersFromParams(params: URLSearchParams): RunFilters {
           .filter(Boolean),
       ),
     ],
+    env: parseEnvFilters(params.getAll("env")),
     sort,
     offset: Math.max(0, Math.floor(Number(params.get("offset") ?? 0)) || 0),
   };
@@ -85,6 +89,7 @@ export function filtersToParams(f: RunFilters): URLSearchParams {
   }
   if (f.source) p.set("source", f.source);
   for (const t of f.tag) p.append("tag", t);
+  for (const e of f.env) p.append("env", e);
   if (f.from) p.set("from", f.from);
   if (f.to) p.set("to", f.to);
   if (f.sort !== "-created") p.set("sort", f.sort);
@@ -108,6 +113,7 @@ export function toQuery(f: RunFilters, limit: number): ListQuery {
   }
   if (f.source) q.source = f.source;
   if (f.tag.length) q.tag = f.tag;
+  if (f.env.length) q.env = f.env;
   if (f.from) q.created_from = localDayStart(f.from);
   if (f.to) q.created_to = localDayStart(f.to, 1); // the whole last day
   if (f.q) q.q = f.q;
@@ -130,12 +136,13 @@ export function isFiltered(f: RunFilters): boolean {
   return (
     f.status.length > 0 ||
     f.tag.length > 0 ||
+    f.env.length > 0 ||
     IDS.some((k) => Boolean(f[k])) ||
     Boolean(f.source || f.from || f.to || f.q)
   );
 }
 
-export const NO_FILTERS: RunFilters = { status: [], tag: [], sort: "-created", offset: 0 };
+export const NO_FILTERS: RunFilters = { status: [], tag: [], env: [], sort: "-created", offset: 0 };
 
 /** Letters, digits, . _ : / + - and single spaces between words; 1–64 characters (the server's rule). */
 export const TAG_RULE = /^[A-Za-z0-9._:/+-]+(?: [A-Za-z0-9._:/+-]+)*$/;

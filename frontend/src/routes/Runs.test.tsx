@@ -94,6 +94,12 @@ describe("runs page filters", () => {
     fireEvent.change(screen.getByTestId("filter-agent_id"), { target: { value: A1 } });
     await waitFor(() => expect(last(asked).get("agent_id")).toBe(A1));
 
+    // the recorded environment's fields, as compare filters them
+    fireEvent.change(screen.getByTestId("env-filter-field"), { target: { value: "fstype" } });
+    fireEvent.change(screen.getByTestId("env-filter-value"), { target: { value: "xfs" } });
+    fireEvent.click(screen.getByTestId("env-filter-add"));
+    await waitFor(() => expect(last(asked).getAll("env")).toEqual(["fstype:xfs"]));
+
     fireEvent.change(screen.getByTestId("filter-from"), { target: { value: "2026-11-02" } });
     await waitFor(() =>
       expect(last(asked).get("created_from")).toBe(new Date(2026, 10, 2).toISOString()),

@@ -19,6 +19,7 @@ import { devicesQuery } from "../../queries/devices";
 import { environmentsQuery } from "../../queries/environments";
 import { tagsQuery } from "../../queries/runs";
 import { workloadsQuery } from "../../queries/workloads";
+import { EnvironmentFilters } from "../Environment/EnvironmentFilters";
 
 /** How long the search box waits after the last key before it asks the server. */
 export const SEARCH_DEBOUNCE_MS = 300;
@@ -259,6 +260,12 @@ export function RunFilterBar({
             ))}
           </datalist>
         </label>
+      </div>
+      <div className="filter-row" data-testid="filter-env">
+        <EnvironmentFilters
+          value={filters.env}
+          onChange={(env) => onChange(withFilter(filters, "env", env))}
+        />
       </div>
       {(filters.tag.length > 0 || tagError || isFiltered(filters)) && (
         <div className="filter-row filter-active">
