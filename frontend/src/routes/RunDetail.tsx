@@ -383,6 +383,7 @@ export function RunDetail() {
           canAct={can("run.create", run.team_id)}
           kind={kindOf(specOf(run))}
           agentName={run.agent_name}
+          origin={run.origin}
         />
       )}
       <CommentThread kind="run" targetKey={run.id} teamIds={[run.team_id]} />

@@ -43,6 +43,25 @@ describe("EnergyPanel", () => {
     expect(screen.queryByTestId("energy-hint")).toBeNull();
   });
 
+  it("says an imported or published run's file carries no power, with no upload or meter hint", () => {
+    setToken("t");
+    stubApi({});
+    const imported = { kind: "imported", label: "imported from fio 3.33" };
+    const { unmount } = renderAt(
+      <EnergyPanel runId="r1" energy={NO_ENERGY} source="import" origin={imported} />,
+    );
+    expect(screen.getByTestId("energy-none").textContent).toBe(
+      "No energy figures: imported from fio 3.33: the file holds no power samples, and nothing was measured here.",
+    );
+    expect(screen.queryByTestId("energy-hint")).toBeNull();
+    unmount();
+    const published = { kind: "published", label: "published by Samsung: not measured here" };
+    renderAt(<EnergyPanel runId="r1" energy={NO_ENERGY} source="import" origin={published} />);
+    expect(screen.getByTestId("energy-none").textContent).toBe(
+      "No energy figures: published figures state no power.",
+    );
+  });
+
   it("shows the reason when the meter gave no data", () => {
     show({
       ...NO_ENERGY,

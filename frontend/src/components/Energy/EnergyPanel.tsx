@@ -120,6 +120,7 @@ export function EnergyPanel({
   canAct = true,
   kind = "block",
   agentName,
+  origin,
 }: {
   runId: string;
   energy: EnergyRead;
@@ -130,12 +131,27 @@ export function EnergyPanel({
   kind?: WorkloadKind;
   /** the run's agent: the hint's command is the one for how that host runs it */
   agentName?: string | null;
+  /** an imported or published run's origin: nothing was measured here, nothing to add a meter to */
+  origin?: { kind: string; label: string } | null;
 }) {
   const head = (
     <h2 className="with-badge">
       Energy and carbon <TierBadge energy={energy} />
     </h2>
   );
+  if (energy.status === "none" && origin) {
+    return (
+      <section className="card energy" data-testid="energy-panel" data-status="none">
+        {head}
+        <p data-testid="energy-none">
+          <strong>No energy figures:</strong>{" "}
+          {origin.kind === "published"
+            ? "published figures state no power."
+            : `${origin.label}: the file holds no power samples, and nothing was measured here.`}
+        </p>
+      </section>
+    );
+  }
   if (energy.status === "none") {
     return (
       <section className="card energy" data-testid="energy-panel" data-status="none">
