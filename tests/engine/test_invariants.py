@@ -292,27 +292,41 @@ def test_runtime_honoured(run, scratch: Path) -> None:
 @pytest.mark.parametrize("clocksource", ["cpu", "clock_gettime"])
 def test_clocksource_agrees_with_the_wall_clock(run, scratch: Path, clocksource: str) -> None:
     """The TSC clock (clocksource=cpu, used when the kernel's clocksource is tsc) and
-    CLOCK_MONOTONIC give the same durations; Little's law still holds on per-I/O stamps."""
+    CLOCK_MONOTONIC give the same durations; Little's law still holds on per-I/O stamps.
+
+    Both directions are bounded by references that load cannot move: the engine's own span of
+    each job fits inside the wall time of the process (a clock running fast fails), and a job of
+    thinktime stalls, each a clock_nanosleep of CLOCK_MONOTONIC that is never shorter than asked,
+    lasts at least their sum on the engine's clock (a clock running slow fails). (An upper bound
+    on job_runtime itself failed at load 17-30: the thread noticed its deadline late.)"""
     t0 = time.monotonic()
     res = run(
-        "--name=a",
+        f"--clocksource={clocksource}",
         f"--filename={scratch}/t.dat",
-        "--rw=randread",
         "--size=4m",
+        "--name=a",
+        "--rw=randread",
         "--runtime=1s",
         "--time_based=1",
-        f"--clocksource={clocksource}",
+        "--name=stalls",
+        "--rw=read",
+        "--number_ios=6",
+        "--thinktime=100ms",
     )
     wall = time.monotonic() - t0
     clock = res.doc["iowatt"]["clock"]
     assert clock["source"] in (("tsc", "clock_gettime") if clocksource == "cpu" else ("clock_gettime",))
-    assert res.job["iowatt"]["options"]["clocksource"] == clocksource
-    assert 1000 <= res.job["job_runtime"] <= 1050 and wall >= 1.0
-    rd = res.job["read"]
+    a, stalls = res.doc["jobs"]
+    assert a["iowatt"]["options"]["clocksource"] == clocksource
+    assert 1000 <= a["job_runtime"] <= wall * 1000 + 1 and wall >= 1.0
+    assert stalls["read"]["total_ios"] == 6
+    # at least five stalls of 100 ms after the first five reads, measured on the engine's clock
+    assert 500 <= stalls["job_runtime"] <= wall * 1000 + 1, (stalls["job_runtime"], wall)
+    rd = a["read"]
     busy = rd["clat_ns"]["mean"] * rd["total_ios"] / 1e9
     # one psync thread: the I/Os' latencies add up to at most the run, plus the last I/O, which
     # may complete after the runtime ran out (on a loaded machine it can be tens of ms)
-    span = res.job["job_runtime"] / 1000 + rd["clat_ns"]["max"] / 1e9
+    span = a["job_runtime"] / 1000 + rd["clat_ns"]["max"] / 1e9
     assert 0.3 < busy <= span, "psync: summed latencies fit inside the run"
 
 

@@ -58,16 +58,23 @@ def base(target: str, runtime: str = "1") -> list[str]:
 
 @needs_fio
 def test_thinktime_stalls_like_fio(engine_bin: Path, target: str) -> None:
-    """thinktime=10ms after every I/O (fio: 100 I/Os in 1 s); thinktime_blocks=4: four times as many."""
-    one = both(engine_bin, *base(target), "--thinktime=10ms")
-    four = both(engine_bin, *base(target), "--thinktime=10ms", "--thinktime_blocks=4")
+    """thinktime=50ms after every I/O, thinktime_blocks=4 after every fourth, 12 I/Os
+    (number_ios): each tool's runtime holds at least as many stalls as it must (a sleep is never
+    shorter than asked, so load cannot make this fail) and, with blocks=4, fewer than a stall
+    after every I/O would take (350 ms of slack for 3 stalls and 12 reads: load 17-30 made
+    counting the I/Os of a 1 s run fail)."""
+    sized = [*base(target)[:4], "--number_ios=12", "--runtime=5"]
+    one = both(engine_bin, *sized, "--thinktime=50ms")
+    four = both(engine_bin, *sized, "--thinktime=50ms", "--thinktime_blocks=4")
     for a, b in zip(one, four, strict=True):
-        assert 40 <= a["read"]["total_ios"] <= 102, a["read"]["total_ios"]
-        assert 2 <= b["read"]["total_ios"] / a["read"]["total_ios"] <= 6
-    # a plain number is microseconds, as fio's: 10000 = 10 ms
-    ours = run_engine(engine_bin, *base(target), "--thinktime=10000").job
-    assert 40 <= ours["read"]["total_ios"] <= 102
-    assert ours["iowatt"]["options"]["thinktime_ns"] == 10_000_000
+        assert a["read"]["total_ios"] == b["read"]["total_ios"] == 12
+        assert a["job_runtime"] >= 11 * 50, a["job_runtime"]
+        assert 3 * 50 <= b["job_runtime"] < 10 * 50, b["job_runtime"]
+    # a plain number is microseconds, as fio's: 50000 = 50 ms (as seconds the runtime cap of
+    # 5 s would end the job after one read, as nanoseconds it would take under 550 ms)
+    ours = run_engine(engine_bin, *sized, "--thinktime=50000").job
+    assert ours["read"]["total_ios"] == 12 and ours["job_runtime"] >= 11 * 50
+    assert ours["iowatt"]["options"]["thinktime_ns"] == 50_000_000
 
 
 @needs_fio

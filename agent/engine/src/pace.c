@@ -505,6 +505,29 @@ int pace_gate(struct worker *w, struct io_req *r, uint64_t now, uint64_t *until)
 	return PACE_GO;
 }
 
+/* fio thinks after issuing every I/O, the last one too (handle_thinktime ends its do_io loop),
+ * so a job whose I/O ran out stalls once more when a stall is due, inside its runtime */
+void pace_final_stall(struct worker *w)
+{
+	const struct pace_opts *p = &w->job->o->pace;
+	struct pace_state *s = &w->pace;
+	if (!p->think_ns || !s->t0 || s->done || w->err || g_stop)
+		return;
+	uint64_t now = now_ns();
+	if (now >= w->deadline || !think_due(p, s, now))
+		return;
+	uint64_t end = now + p->think_ns, spin = now + p->think_spin_ns;
+	if (end > w->deadline)
+		end = w->deadline;
+	if (p->think_spin_ns)
+		spin_until(spin < end ? spin : end);
+	s->think_last = p->think_issue ? s->issued : s->completed;
+	s->think_last_t = end;
+	struct timespec ts = mono_deadline(end);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !g_stop)
+		;
+}
+
 int pace_wait_sync(struct worker *w, struct io_req *r, uint64_t deadline)
 {
 	for (;;) {

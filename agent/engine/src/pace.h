@@ -105,6 +105,8 @@ int pace_gate(struct worker *w, struct io_req *r, uint64_t now, uint64_t *until)
 int pace_ddir(struct worker *w, int ddir);
 /* the synchronous loop's wait: 1 = stop (deadline, signal, error, done) */
 int pace_wait_sync(struct worker *w, struct io_req *r, uint64_t deadline);
+/* after the job's last I/O: the thinktime stall fio takes after it, when one is due */
+void pace_final_stall(struct worker *w);
 /* every successful completion (ramp included): thinktime counts, max_latency, latency_target,
  * rate_min */
 void pace_complete(struct worker *w, const struct io_req *r, uint64_t t_done);

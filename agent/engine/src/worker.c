@@ -871,6 +871,8 @@ void *worker_main(void *arg)
 			run_sync(w);
 		else
 			run_async(w);
+		if (w->pace.on && !worker_told_to_stop(w))
+			pace_final_stall(w);
 		/* as fio, the final fsync is part of the job's time: a buffered write job with
 		 * end_fsync=1 reports what reached the device, not page-cache speed */
 		if (o->end_fsync && rw_writes(o->rw) && !w->err && !w->mfw)
