@@ -134,6 +134,8 @@ RUN_UNCHANGED = {
     "dedupe-global.fio", "fixed-rate-submission.fio", "poisson-rate-submission.fio",
     # s12: a trim rate value in a job without trims, bsrange of one size in a job of several files
     "exitwhat.fio", "tiobench-example.fio",
+    # s13: cmdprio_percentage with libaio (its log_prio column per I/O)
+    "cmdprio-percentage.fio",
 }  # fmt: skip
 
 SIZE_KEYS = {"size", "io_size", "io_limit", "filesize", "offset"}

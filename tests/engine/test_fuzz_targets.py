@@ -19,7 +19,7 @@ import pytest
 from .conftest import BUILD, ENGINE_DIR
 
 FUZZ = ENGINE_DIR / "fuzz"
-TARGETS = ("argv", "jobfile", "ini", "vdbench", "postmark", "heapbtree")
+TARGETS = ("argv", "jobfile", "ini", "vdbench", "postmark", "heapbtree", "cmdprio")
 RUNS = int(os.environ.get("FUZZ_TEST_RUNS", "2000"))
 SECONDS = int(os.environ.get("FUZZ_TEST_SECONDS", "0"))
 

@@ -63,6 +63,7 @@ ECHO_KEYS = [
     "latency_target_ns", "latency_window_ns", "latency_percentile", "max_latency_ns", "steadystate",
     "steadystate_duration_ns", "steadystate_ramp_time_ns", "prio", "prioclass", "nice", "gtod_reduce",
     "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement",
+    "cmdprio_percentage", "cmdprio_class", "cmdprio", "cmdprio_bssplit",
     "destructive", "beneath", "create_new",
     "unlink", "keep_existing", "readonly",
     # verify family (src/verify.c)

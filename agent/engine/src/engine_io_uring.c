@@ -92,6 +92,7 @@ static int uring_queue(struct worker *w, struct io_req *r)
 		else
 			io_uring_prep_write(sqe, fd, r->buf, r->len, r->off);
 	}
+	sqe->ioprio = r->ioprio; /* cmdprio_*: 0 = the thread's priority (prio, prioclass) */
 	if (c->fixed_file)
 		sqe->flags |= IOSQE_FIXED_FILE;
 	if (c->async_every && ++c->async_n >= c->async_every) {

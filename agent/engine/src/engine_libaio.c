@@ -7,6 +7,9 @@
 
 #ifdef HAVE_LIBAIO
 #include <libaio.h>
+#ifndef IOCB_FLAG_IOPRIO
+#define IOCB_FLAG_IOPRIO (1 << 1) /* linux/aio_abi.h: aio_reqprio holds the I/O's priority */
+#endif
 
 /* The completion ring the kernel maps at the io_context_t address (fs/aio.c, a stable ABI the
  * kernel explicitly supports reaping from: user_refill_reqs_available() reads `head`). */
@@ -77,6 +80,10 @@ static int aio_queue(struct worker *w, struct io_req *r)
 		io_prep_pread(cb, r->fd, r->buf, r->len, (long long)r->off);
 	else
 		io_prep_pwrite(cb, r->fd, r->buf, r->len, (long long)r->off);
+	if (r->ioprio) { /* cmdprio_*: this I/O's own priority (else the thread's) */
+		cb->aio_reqprio = (short)r->ioprio;
+		cb->u.c.flags |= IOCB_FLAG_IOPRIO;
+	}
 	cb->data = r;
 	c->pending[c->npending++] = cb;
 	return 0;

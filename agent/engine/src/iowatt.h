@@ -21,6 +21,7 @@
 
 #include "pace.h" /* pacing, QoS, steady state, priorities: struct pace_opts, struct pace_state */
 #include "numa.h" /* numa_cpu_nodes, numa_mem_policy: struct numa_opts */
+#include "cmdprio.h" /* cmdprio_*: struct cmdprio_opts */
 
 /* ---- util.c ---- */
 static inline uint64_t mono_ns(void)
@@ -356,6 +357,8 @@ struct options {
 	/* ---- s11 engine: error_dump, create_serialize (src/control.c) ---- */
 	int error_dump;                 /* fio's default 1: every I/O error on stderr, the non-fatal ones too */
 	int create_serialize;           /* fio's default 1 (the only one here): files laid out one after another */
+	/* ---- s13 engine: per-command priorities (src/cmdprio.c) ---- */
+	struct cmdprio_opts cmdprio;
 };
 enum { CE_READ = 1, CE_WRITE = 2, CE_VERIFY = 4, CE_ALL = 0xffff }; /* fio's ERROR_TYPE_* bits */
 struct runcfg {
@@ -518,6 +521,8 @@ struct io_req {
 	uint64_t t_intended;   /* rate_iops: scheduled start */
 	int64_t res;           /* bytes done or -errno */
 	uint8_t vcheck;        /* verify family: check this read on completion (src/verify.c) */
+	uint8_t prio_idx;      /* cmdprio: the priority's index in its direction's statistics */
+	uint16_t ioprio;       /* cmdprio: the priority value sent with the I/O (0 = the thread's) */
 	uint64_t vseq;         /* verify family: the write's number in its worker */
 	int fd;                /* the file's descriptor (the worker's, or its current file's: multifile.c) */
 	uint32_t fidx;         /* multi-file jobs: the worker's file index */
@@ -622,6 +627,7 @@ struct worker {
 	struct vworker *vw;             /* verify family (src/verify.c), NULL without verify */
 	struct dedupe_w *dedupe;        /* dedupe_percentage (src/dedupe.c), NULL without it */
 	struct wlogs *logs;             /* write_*_log state (src/logs.c), NULL without logs */
+	struct cmdprio_w *cp;           /* cmdprio_* (src/cmdprio.c), NULL without them */
 	/* this clone's own clock (startdelay may move its start) and continue_on_error counts */
 	uint64_t t_start, t_ramp_end;
 	uint64_t delay_ns;              /* startdelay this clone waited (drawn from a range) */

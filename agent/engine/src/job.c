@@ -238,6 +238,7 @@ void job_free(struct job *j)
 		free(w->map);
 		verify_worker_free(w);
 		logs_worker_free(w);
+		cmdprio_worker_free(w);
 		pat_free(w);
 	}
 	verify_job_free(j);

@@ -28,6 +28,8 @@ void engine_limits(FILE *f)
 	jw_u64(&w, "path_max", PATH_MAX - 1);      /* filename, beneath: bytes */
 	jw_u64(&w, "max_offload_threads", OFFLOAD_MAX_THREADS); /* io_submit_mode=offload: iodepth x numjobs */
 	jw_u64(&w, "max_offload_async_threads", OFFLOAD_MAX_ASYNC_THREADS); /* the same, libaio / io_uring */
+	jw_u64(&w, "max_cmdprio_bssplit", CMDPRIO_MAX_ENTRIES); /* cmdprio_bssplit entries per direction */
+	jw_u64(&w, "max_cmdprio_prios", CMDPRIO_MAX_PRIOS); /* distinct priorities per direction (a histogram each) */
 	mf_limits(&w);                             /* max_files: nrfiles x numjobs over the run */
 	options_limits(&w);
 	jf_limits(&w);

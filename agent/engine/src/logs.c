@@ -63,7 +63,9 @@ struct lrec {
 	uint32_t ms;                    /* since the measured start (the epoch is added when formatted) */
 	uint32_t len;                   /* block size (at most 1 GiB) */
 	uint64_t off_dir;               /* offset (< 2^62) | direction << 62 */
-	uint64_t slat, clat;
+	uint64_t slat : 48;             /* ns (capped: 78 hours) */
+	uint64_t prio : 16;             /* cmdprio_*: the I/O's priority value, LREC_PRIO_JOB the job's */
+	uint64_t clat;
 };
 _Static_assert(sizeof(struct lrec) == 32, "a per-I/O log record is 32 bytes");
 #define LOG_REC_BUDGET (64u << 20)     /* bytes of records per job, shared by its clones */
@@ -210,7 +212,7 @@ static inline char *wlog_room(struct wlog *l, size_t need)
 }
 
 /* the job's I/O priority value as fio's ioprio_value(): no class given = best effort */
-static unsigned log_ioprio(const struct options *o)
+unsigned log_ioprio(const struct options *o)
 {
 	if (!o->pace.prio_set && !o->pace.prioclass_set)
 		return 0;
@@ -279,10 +281,23 @@ static void log_prio_text(const struct options *o, char *buf, size_t len)
 }
 
 static inline void put_entry(struct wlog *l, const struct options *o, uint64_t ms, uint64_t val, int ddir,
-			     uint64_t bs, uint64_t off)
+			     uint64_t bs, uint64_t off, const char *prio)
 {
 	char *p = wlog_room(l, LOG_LINE_MAX);
-	l->n += logs_fmt_line(p, ms, val, ddir, bs, o->log_offset, off, l->prio);
+	l->n += logs_fmt_line(p, ms, val, ddir, bs, o->log_offset, off, prio);
+}
+
+/* cmdprio_*: an I/O's own priority (LREC_PRIO_JOB: the job's) as the lines' last column */
+#define LREC_PRIO_JOB 0xffffu
+static const char *io_prio_text(const struct wlog *l, const struct options *o, unsigned ioprio, char *buf)
+{
+	if (ioprio == LREC_PRIO_JOB)
+		return l->prio;
+	if (o->log_prio)
+		snprintf(buf, 16, "0x%04x", ioprio & 0xffffu);
+	else
+		snprintf(buf, 16, "%u", (ioprio >> 13) == 1);
+	return buf;
 }
 
 /* the records so far as lines of every per-I/O log (into each log's buffer, written when full) */
@@ -301,9 +316,11 @@ static void recs_flush(struct wlogs *ls, const struct options *o)
 			case LOG_IOPS: v = 1; break;
 			case LOG_SLAT: v = r->slat; break;
 			case LOG_CLAT: v = r->clat; break;
-			default: v = r->slat + r->clat; break; /* LOG_LAT */
+			default: v = (uint64_t)r->slat + r->clat; break; /* LOG_LAT */
 			}
-			put_entry(l, o, r->ms + ls->epoch_ms, v, ddir, len, r->off_dir & ((1ull << 62) - 1));
+			char pb[16];
+			put_entry(l, o, r->ms + ls->epoch_ms, v, ddir, len, r->off_dir & ((1ull << 62) - 1),
+				  io_prio_text(l, o, r->prio, pb));
 		}
 	}
 	ls->nrec = 0;
@@ -390,7 +407,7 @@ static void close_window(struct wlog *l, const struct options *o, uint64_t ms, u
 			v = win_ms ? l->cnt[d] * 1000 / win_ms : 0;
 		else
 			v = o->log_max_value ? l->max[d] : (uint64_t)(l->sum[d] / (double)l->cnt[d]);
-		put_entry(l, o, ms, v, d, 0, 0);
+		put_entry(l, o, ms, v, d, 0, 0, o->log_prio ? "0x0000" : "0"); /* fio 3.33: a window's priority is 0 */
 		l->cnt[d] = l->max[d] = l->bytes[d] = 0;
 		l->sum[d] = 0;
 	}
@@ -417,7 +434,7 @@ static void hist_entry(struct wlog *l, struct worker *w, uint64_t ms, int d, uin
 }
 
 void logs_io(struct worker *w, uint64_t t_done, int ddir, uint64_t len, uint64_t off, uint64_t slat, uint64_t clat,
-	     uint64_t lat, int has_slat)
+	     uint64_t lat, int has_slat, unsigned ioprio)
 {
 	struct wlogs *ls = w->logs;
 	const struct options *o = w->job->o;
@@ -430,7 +447,8 @@ void logs_io(struct worker *w, uint64_t t_done, int ddir, uint64_t len, uint64_t
 		r->ms = elapsed < UINT32_MAX ? (uint32_t)elapsed : UINT32_MAX;
 		r->len = (uint32_t)len;
 		r->off_dir = off | (uint64_t)ddir << 62;
-		r->slat = has_slat ? slat : 0;
+		r->slat = has_slat ? (slat < (1ull << 48) ? slat : (1ull << 48) - 1) : 0;
+		r->prio = ioprio;
 		r->clat = clat;
 		if (ls->hist < 0)
 			return;
@@ -454,7 +472,8 @@ void logs_io(struct worker *w, uint64_t t_done, int ddir, uint64_t len, uint64_t
 			continue;
 		}
 		if (!o->log_avg_msec) {
-			put_entry(l, o, ms, v, ddir, len, off);
+			char pb[16];
+			put_entry(l, o, ms, v, ddir, len, off, io_prio_text(l, o, ioprio, pb));
 			continue;
 		}
 		l->cnt[ddir]++;

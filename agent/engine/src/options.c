@@ -532,18 +532,18 @@ static const struct opt_def opts[] = {
 	  .help = "report no submission latency (slat_ns zero, as fio)" },
 	{ .name = "disable_bw_measurement", .alias = "disable_bw", .type = OT_BOOL, .off = OFF(pace.disable_bw),
 	  .key = "disable_bw_measurement", .help = "accepted: fio 3.33 still reports its bandwidth samples, and so does the engine" },
-	{ .name = "cmdprio_percentage", .type = OT_FUNC, .parse = pace_parse_refused,
-	  .bad = "per-command priorities are not implemented (prio/prioclass set the whole job's)",
-	  .help = "refused: per-command priorities are not implemented" },
-	{ .name = "cmdprio_class", .type = OT_FUNC, .parse = pace_parse_refused,
-	  .bad = "per-command priorities are not implemented (prio/prioclass set the whole job's)",
-	  .help = "refused: per-command priorities are not implemented" },
-	{ .name = "cmdprio", .type = OT_FUNC, .parse = pace_parse_refused,
-	  .bad = "per-command priorities are not implemented (prio/prioclass set the whole job's)",
-	  .help = "refused: per-command priorities are not implemented" },
-	{ .name = "cmdprio_bssplit", .type = OT_FUNC, .parse = pace_parse_refused,
-	  .bad = "per-command priorities are not implemented (prio/prioclass set the whole job's)",
-	  .help = "refused: per-command priorities are not implemented" },
+	/* per-command priorities: io_uring and libaio (src/cmdprio.c) */
+	{ .name = "cmdprio_percentage", .type = OT_FUNC, .parse = cmdprio_parse_rw, .echo = cmdprio_echo, .max = 100,
+	  .key = "cmdprio_percentage",
+	  .help = "io_uring, libaio: % of the I/Os sent with cmdprio_class/cmdprio's priority, R[,W]" },
+	{ .name = "cmdprio_class", .type = OT_FUNC, .parse = cmdprio_parse_rw, .echo = cmdprio_echo, .min = 1, .max = 3,
+	  .key = "cmdprio_class",
+	  .help = "io_uring, libaio: the class of cmdprio_percentage's (and bssplit's) I/Os: 1 realtime (default), 2, 3, R[,W]" },
+	{ .name = "cmdprio", .type = OT_FUNC, .parse = cmdprio_parse_rw, .echo = cmdprio_echo, .max = 7, .key = "cmdprio",
+	  .help = "io_uring, libaio: the level 0 (highest)..7 of those I/Os' priority, R[,W]" },
+	{ .name = "cmdprio_bssplit", .type = OT_FUNC, .parse = cmdprio_parse_bssplit, .echo = cmdprio_echo_bssplit,
+	  .key = "cmdprio_bssplit",
+	  .help = "io_uring, libaio: BS/PCT[/CLASS/LEVEL]:...[,WRITES]: % of each block size's I/Os with a priority" },
 	{ .name = "destructive", .type = OT_BOOL, .flags = OPT_F_HOST, .off = OFF(destructive), .key = "destructive",
 	  .help = "allow writing a block device" },
 	{ .name = "beneath", .type = OT_STR, .off = OFF(beneath), .len = PATH_MAX, .bad = "invalid directory '%s'",
@@ -1205,6 +1205,7 @@ void options_finalize(struct options *o)
 	verify_finalize(o); /* verify family: src/verify.c */
 	pace_finalize(o);
 	ctl_finalize(o); /* create_serialize (src/control.c) */
+	cmdprio_finalize(o); /* cmdprio_* (src/cmdprio.c) */
 }
 
 void output_format_arg(const char *val, int allow_normal, int *jsonplus, int *normal)

@@ -52,9 +52,12 @@ struct options;
 struct opt_def;
 void logs_create(struct job *jobs, int njobs);
 int logs_worker_init(struct worker *w);
+/* the job's own I/O priority value (prio, prioclass; 0 without them), as fio's td->ioprio */
+unsigned log_ioprio(const struct options *o);
 void logs_worker_start(struct worker *w);
+/* ioprio: the I/O's own priority value with cmdprio_*, else 0xffff (the job's) */
 void logs_io(struct worker *w, uint64_t t_done, int ddir, uint64_t len, uint64_t off, uint64_t slat, uint64_t clat,
-	     uint64_t lat, int has_slat);
+	     uint64_t lat, int has_slat, unsigned ioprio);
 void logs_worker_end(struct worker *w);
 /* one line of a per-I/O log, byte for byte fio's printf (unit tests): its length at p */
 #define LOG_LINE_MAX 128

@@ -43,6 +43,7 @@ struct merged {
 	uint64_t total_err;
 	int first_error;
 	const struct options *o;        /* percentile options (NULL: fio's defaults) */
+	struct cmdprio_merged *cp;      /* cmdprio_*: per-priority statistics (NULL without them) */
 };
 
 static void merge(const struct member *mb, size_t nmb, struct merged *m)
@@ -106,6 +107,20 @@ static void merge(const struct member *mb, size_t nmb, struct merged *m)
 		m->late += w->late_starts;
 	}
 	m->o = mb[nmb - 1].j->o; /* the entry's options (fio: its last member's) */
+	struct worker **ws = malloc(nmb * sizeof(*ws));
+	const struct options **os = malloc(nmb * sizeof(*os));
+	int *sy = malloc(nmb * sizeof(*sy));
+	if (!ws || !os || !sy)
+		die_code(EXIT_FAIL, "out of memory");
+	for (size_t i = 0; i < nmb; i++) {
+		ws[i] = mb[i].w;
+		os[i] = mb[i].j->o;
+		sy[i] = (mb[i].j->ops->flags & ENGINE_F_SYNC) != 0;
+	}
+	m->cp = cmdprio_merge(ws, os, sy, (unsigned)nmb); /* src/cmdprio.c */
+	free(ws);
+	free(os);
+	free(sy);
 	for (int d = 0; d < 3; d++)
 		pace_mask_stats(m->o, &m->d[d]); /* disable_*lat, gtod_reduce: zero what fio does not measure */
 }
@@ -251,6 +266,7 @@ static void emit_dir(struct jw *w, const char *key, const struct merged *m, int 
 	emit_lstat_pct(w, "slat_ns", &s->slat, o && o->slat_pct ? s->shist : NULL, 0, pct, npct);
 	emit_lstat_pct(w, "clat_ns", &s->clat, clat_p ? s->hist : NULL, jsonplus, pct, npct);
 	emit_lstat_pct(w, "lat_ns", &s->lat, lat_p ? s->lhist : NULL, 0, pct, npct);
+	cmdprio_emit(w, m->cp, d, o, jsonplus); /* fio's "prios" (src/cmdprio.c) */
 	emit_samples(w, pts, s->ios ? n : 0, d);
 	jw_obj_end(w);
 }
@@ -469,6 +485,7 @@ static void report_entry(struct jw *w, const struct member *mb, size_t nmb, int 
 	jw_obj_end(w);
 	jw_obj_end(w);
 	free(pts);
+	cmdprio_merged_free(m->cp);
 	free(m);
 }
 

@@ -255,6 +255,8 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 		uint64_t lat = t_done - r->t_prep;
 		lstat_add(&d->lat, lat);
 		d->lhist[hist_idx(lat)]++;
+		if (w->cp)
+			cmdprio_account(w, r, clat, lat);
 	}
 	if (w->schedhist) {
 		uint64_t s = t_done - r->t_intended;
@@ -270,7 +272,8 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 		w->iv_bytes[r->ddir] += (uint64_t)r->res;
 	}
 	if (w->logs) /* write_*_log (src/logs.c); trims too, direction 2, as fio */
-		logs_io(w, t_done, r->ddir, (uint64_t)r->res, r->off, r->t_sub - r->t_prep, clat, t_done - r->t_prep, !sync);
+		logs_io(w, t_done, r->ddir, (uint64_t)r->res, r->off, r->t_sub - r->t_prep, clat, t_done - r->t_prep, !sync,
+			w->cp && r->ddir < 2 && w->job->o->cmdprio.nprios[r->ddir] ? r->ioprio : 0xffffu);
 }
 
 static inline void publish(struct worker *w)
@@ -533,6 +536,8 @@ void worker_reset_stats(struct worker *w, uint64_t now)
 	memset(w->submit_hist, 0, sizeof(w->submit_hist));
 	memset(w->complete_hist, 0, sizeof(w->complete_hist));
 	w->nseries = w->nhpool = 0;
+	if (w->cp)
+		cmdprio_worker_reset(w);
 	start_measuring(w);
 	w->t_meas_start = now;
 	w->next_tick = now + NS_PER_S;
@@ -697,6 +702,8 @@ static void run_async(struct worker *w)
 				refresh_buffer(w, r);
 				w->writes_since_sync++;
 			}
+			if (w->cp)
+				cmdprio_pick(w, r); /* cmdprio_*: this I/O's priority (cmdprio.c) */
 			r->t_prep = tprep;
 			int q = ops->queue(w, r);
 			if (q < 0) {
@@ -838,6 +845,8 @@ void *worker_main(void *arg)
 		err = dedupe_worker_init(w);
 	if (!err && j->logs)
 		err = logs_worker_init(w);
+	if (!err)
+		err = cmdprio_worker_init(w); /* cmdprio_* (cmdprio.c) */
 	pace_worker_init(w); /* rates, flow, latency_target, prio, nice (pace.c) */
 	if (pace_rated(o) || o->pace.think_ns) {
 		/* open loop: latency counts from the intended start, so the thread's own wake-up delay
