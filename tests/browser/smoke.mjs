@@ -316,6 +316,25 @@ if (QUEUE) {
     );
     check(text.includes("none yet"), `a new schedule shows a last slot: ${text}`);
     await shot("schedules");
+    // a matrix: the server's plan shows before anything is queued
+    await page.getByTestId("new-campaign").click();
+    const matrixForm = page.getByTestId("campaign-form");
+    await matrixForm
+      .locator("#f-workload option", { hasText: /^quick$/ })
+      .waitFor({ state: "attached" });
+    await matrixForm.locator("#f-workload").selectOption({ label: "quick" });
+    await matrixForm.getByLabel("Path of target 1").selectOption(QUEUE_TARGET);
+    await matrixForm.locator("#f-repeats").fill("2");
+    await matrixForm.locator("#f-sweep_qd").fill("1, 8, 32");
+    await matrixForm.locator("#f-sweep_bs").fill("4k, 64k");
+    // the plan follows the form (debounced): wait for the one of both sweeps
+    const plan = page.getByTestId("campaign-plan").filter({ hasText: "6 cells" });
+    await plan.waitFor();
+    const planText = (await plan.textContent()) ?? "";
+    check(planText.includes("6 cells × 1 target × 2 repeats = 12 runs"), `plan: ${planText}`);
+    check(planText.includes("; 64 KiB · QD 32"), `plan names no cell: ${planText}`);
+    await shot("campaign-matrix-plan");
+    await page.getByTestId("new-campaign").click();
     await row.getByTestId("schedule-toggle").click();
     await row.getByText("paused").waitFor();
     await row.getByTestId("delete-schedule").click();

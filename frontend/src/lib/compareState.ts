@@ -11,6 +11,8 @@ export const GROUP_BY = [
   "device_environment",
   "workload",
   "target",
+  // a campaign matrix's cells: workload × swept values × target, named by what varies
+  "sweep",
   // a field of the runs' recorded environments (lib/envFacets.ts)
   ...ENV_GROUP_BY,
 ] as const;
@@ -131,6 +133,7 @@ export const GROUP_LABEL: Record<GroupBy, string> = {
   device_environment: "device × environment",
   workload: "workload",
   target: "target (host and path)",
+  sweep: "matrix cell (swept values × target)",
   ...(Object.fromEntries(
     ENV_GROUP_BY.map((g) => [g, `env: ${ENV_FACET_LABEL[g.slice(4) as EnvFacet]}`]),
   ) as Record<(typeof ENV_GROUP_BY)[number], string>),

@@ -30,3 +30,16 @@ export const campaignQuery = (id: string) =>
 export async function createCampaign(body: CampaignCreate) {
   return unwrap(await api.POST("/api/v1/campaigns", { body }));
 }
+
+/** What a campaign body would queue: cells, runs and measuring time (nothing is queued). */
+export const campaignPlanQuery = (body: CampaignCreate | null) =>
+  queryOptions({
+    queryKey: keys.campaigns.plan(JSON.stringify(body)),
+    queryFn: async () => {
+      if (body === null) throw new Error("no campaign to plan");
+      return unwrap(await api.POST("/api/v1/campaigns/plan", { body }));
+    },
+    enabled: body !== null,
+    retry: false,
+    staleTime: 60_000,
+  });

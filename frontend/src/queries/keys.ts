@@ -25,6 +25,8 @@ export const keys = {
     all: () => ["campaigns"] as const,
     list: (teamId?: string) => ["campaigns", "list", teamId ?? "all"] as const,
     detail: (id: string) => ["campaigns", "detail", id] as const,
+    /** what a campaign body would queue (its matrix expanded), by the body's JSON */
+    plan: (body: string) => ["campaigns", "plan", body] as const,
   },
   alerts: {
     all: () => ["alerts"] as const,

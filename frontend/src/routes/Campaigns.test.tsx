@@ -114,6 +114,7 @@ describe("campaigns", () => {
       meter: null,
       idle_s: null,
       destructive: false,
+      workload_ids: [],
     });
   });
 
@@ -185,7 +186,80 @@ describe("campaigns", () => {
         meter: null,
         idle_s: null,
         destructive: false,
+        workload_ids: [],
       },
+    });
+  });
+
+  it("sweeps a matrix: the server's plan before queueing, then the sweep and the workloads sent", async () => {
+    setToken("t");
+    const calls = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [agent], total: 1 } }),
+      "GET /api/v1/workloads": () => ({
+        body: {
+          items: [
+            { id: "w1", name: "RND4K Q1T1", description: "", spec: { jobs: [] }, builtin: true },
+            { id: "w2", name: "SEQ1M Q8T1", description: "", spec: { jobs: [] }, builtin: true },
+          ],
+          total: 2,
+        },
+      }),
+      "GET /api/v1/environments": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/campaigns/plan": () => ({
+        body: {
+          cells: [1, 32].flatMap((qd) =>
+            ["RND4K Q1T1", "SEQ1M Q8T1"].map((w) => ({
+              workload: w,
+              params: { iodepth: qd },
+              label: `QD ${qd}`,
+              seconds: 5,
+            })),
+          ),
+          runs: 4,
+          targets: 1,
+          repeats: 1,
+          measure_s: 20,
+        },
+      }),
+      "POST /api/v1/campaigns": () => ({ status: 201, body: campaign(false) }),
+    });
+    renderAt(
+      <Routes>
+        <Route path="/" element={<CampaignForm />} />
+        <Route path="/campaigns/:id" element={<Where />} />
+      </Routes>,
+    );
+    await screen.findByRole("option", { name: "RND4K Q1T1" }, { timeout: 10_000 });
+    await screen.findByRole("option", { name: "local (online)" });
+    fireEvent.change(screen.getByRole("textbox", { name: /Name/ }), { target: { value: "grid" } });
+    fireEvent.change(screen.getByRole("textbox", { name: /Repeats/ }), { target: { value: "1" } });
+    fireEvent.click(screen.getByTestId("add-workload"));
+    expect((screen.getByRole("combobox", { name: "Workload 2" }) as HTMLSelectElement).value).toBe(
+      "w2",
+    );
+    fireEvent.change(screen.getByRole("textbox", { name: /Queue depths/ }), {
+      target: { value: "1, x" },
+    });
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    expect((await screen.findByTestId("field-error-sweep_qd")).textContent).toContain('"x"');
+    fireEvent.change(screen.getByRole("textbox", { name: /Queue depths/ }), {
+      target: { value: "1, 32" },
+    });
+    const plan = await screen.findByTestId("campaign-plan", {}, { timeout: 5_000 });
+    expect(plan.textContent).toContain("4 cells × 1 target × 1 repeat = 4 runs");
+    expect(plan.textContent).toContain("measuring 20 s in all");
+    expect(plan.textContent).toContain("SEQ1M Q8T1 · QD 32");
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    expect((await screen.findByTestId("where")).textContent).toBe("/campaigns/c1");
+    const sent = calls.filter((c) => c.path === "/api/v1/campaigns").at(-1)?.body as Record<
+      string,
+      unknown
+    >;
+    expect(sent.workload_ids).toEqual(["w2"]);
+    expect(sent.sweep).toEqual({ bs_bytes: [], iodepth: [1, 32], numjobs: [], rwmixread: [] });
+    expect(calls.find((c) => c.path === "/api/v1/campaigns/plan")?.body).toMatchObject({
+      workload_id: "w1",
+      workload_ids: ["w2"],
     });
   });
 

@@ -1,13 +1,19 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
-import { type CampaignRead, type CampaignTarget, FINAL_STATUSES } from "../client/types";
+import {
+  type CampaignCreate,
+  type CampaignRead,
+  type CampaignTarget,
+  FINAL_STATUSES,
+} from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
 import { WorkloadScaleField } from "../components/DbWorkload/DbScaleField";
 import { isDbKind } from "../components/DbWorkload/dbWorkload";
 import { DeleteButton } from "../components/Deletion/DeleteButton";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { defaultScaleText, runScaleFactor } from "../components/FileWorkload/ScaleField";
+import { PlanSummary, SweepFields } from "../components/Matrix/MatrixFields";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { type MeterChoice, MeterSelect } from "../components/Policy/MeterSelect";
 import { DirectoryNote, NoTargets, TargetSelect } from "../components/Policy/TargetSelect";
@@ -25,6 +31,7 @@ import { ShareButton } from "../components/Share/ShareButton";
 import { TeamChip } from "../components/Team/TeamChip";
 import { fileWrites, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
 import { formatRelative, formatTimestamp } from "../lib/format";
+import { EMPTY_SWEEP, hasSweep, type SweepText, sweepOf } from "../lib/matrix";
 import {
   commonMeters,
   needsDestructiveConfirm,
@@ -72,6 +79,11 @@ const ALIASES: Record<string, string> = {
   target_path: "targets",
   destructive: "targets",
   environment_id: "targets",
+  bs_bytes: "sweep_bs",
+  iodepth: "sweep_qd",
+  numjobs: "sweep_threads",
+  rwmixread: "sweep_read",
+  workload_ids: "workloads",
   cron: "cron",
   every_hours: "every_hours",
   timezone: "timezone",
@@ -92,6 +104,9 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
   const [meter, setMeter] = useState<MeterChoice>(null);
   const [idle, setIdle] = useState("");
   const [when, setWhen] = useState<When>(initialWhen);
+  /** More saved workloads, each run like the first on every target (a matrix). */
+  const [extra, setExtra] = useState<string[]>([]);
+  const [sweepText, setSweepText] = useState<SweepText>(EMPTY_SWEEP);
   const [errors, setErrors] = useState<Errors>({});
   const [formError, setFormError] = useState<string | null>(null);
   /** The devices waiting for the typed confirmation of a destructive write. */
@@ -160,22 +175,35 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
   const pending = create.isPending || schedule.isPending;
   const setTarget = (i: number, patch: Partial<CampaignTarget>) =>
     setTargets((ts) => ts.map((t, j) => (j === i ? { ...t, ...patch } : t)));
+  const swept = sweepOf(sweepText);
+  const matrix = extra.length > 0 || hasSweep(swept.sweep);
+  const bodyFor = (destructive: boolean): CampaignCreate => ({
+    name: name.trim(),
+    workload_id: effectiveWorkload || null,
+    workload: null,
+    targets: targets.map((t, i) => ({
+      ...t,
+      agent_id: t.agent_id || firstAgent,
+      target_path: rows[i]?.target?.path ?? "",
+    })),
+    repeats: Number(repeats),
+    meter: effectiveMeter,
+    idle_s: idle.trim() === "" ? null : Number(idle),
+    destructive,
+    ...(file && scaleFactor ? { scale: scaleFactor } : {}),
+    workload_ids: extra.filter(Boolean),
+    ...(hasSweep(swept.sweep) ? { sweep: swept.sweep } : {}),
+  });
+  // the server's expansion of a matrix, shown before it is queued
+  const planBody =
+    matrix &&
+    effectiveWorkload &&
+    Object.keys(swept.errors).length === 0 &&
+    rows.every((r) => r.target)
+      ? { ...bodyFor(false), name: name.trim() || "plan" } // the plan needs no name yet
+      : null;
   const send = (destructive: boolean) => {
-    const body = {
-      name: name.trim(),
-      workload_id: effectiveWorkload || null,
-      workload: null,
-      targets: targets.map((t, i) => ({
-        ...t,
-        agent_id: t.agent_id || firstAgent,
-        target_path: rows[i]?.target?.path ?? "",
-      })),
-      repeats: Number(repeats),
-      meter: effectiveMeter,
-      idle_s: idle.trim() === "" ? null : Number(idle),
-      destructive,
-      ...(file && scaleFactor ? { scale: scaleFactor } : {}),
-    };
+    const body = bodyFor(destructive);
     if (when.mode === "schedule")
       schedule.mutate({ name: body.name, ...ruleBody(when), campaign: body, enabled: true });
     else create.mutate(body);
@@ -186,6 +214,24 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
     setFormError(null);
     if (file && scaleFactor === null) {
       setErrors({ scale: { message: "enter a number above 0, at most 1000", source: "client" } });
+      return;
+    }
+    const sweepErrors = Object.entries(swept.errors);
+    if (sweepErrors.length > 0) {
+      const field = {
+        bs: "sweep_bs",
+        qd: "sweep_qd",
+        threads: "sweep_threads",
+        read: "sweep_read",
+      };
+      setErrors(
+        Object.fromEntries(
+          sweepErrors.map(([k, message]) => [
+            field[k as keyof typeof field],
+            { message: message ?? "", source: "client" as const },
+          ]),
+        ),
+      );
       return;
     }
     const missing = rows.findIndex((r) => !r.target);
@@ -233,6 +279,55 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
               </option>
             ))}
           </select>
+        </Field>
+        <Field
+          label="More workloads"
+          name="workloads"
+          errors={errors}
+          hint="each runs on every target too: a matrix"
+        >
+          <div className="stack-small" data-testid="campaign-more-workloads">
+            {extra.map((id, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their position
+              <div key={i} className="inline">
+                <select
+                  aria-label={`Workload ${i + 2}`}
+                  value={id}
+                  onChange={(e) =>
+                    setExtra((xs) => xs.map((x, j) => (j === i ? e.target.value : x)))
+                  }
+                >
+                  {workloads.data?.items.map((w) => (
+                    <option key={w.id} value={w.id}>
+                      {w.name}
+                    </option>
+                  ))}
+                </select>{" "}
+                <button
+                  type="button"
+                  className="btn btn-ghost btn-small"
+                  onClick={() => setExtra((xs) => xs.filter((_, j) => j !== i))}
+                >
+                  remove
+                </button>
+              </div>
+            ))}
+            <button
+              type="button"
+              className="btn btn-small"
+              data-testid="add-workload"
+              onClick={() =>
+                setExtra((xs) => [
+                  ...xs,
+                  workloads.data?.items.find(
+                    (w) => w.id !== effectiveWorkload && !xs.includes(w.id),
+                  )?.id ?? "",
+                ])
+              }
+            >
+              Add a workload
+            </button>
+          </div>
         </Field>
         {chosen && file && (
           <WorkloadScaleField
@@ -379,11 +474,16 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
       >
         Add target
       </button>
-      <p className="muted small">
-        {targets.length} target{targets.length === 1 ? "" : "s"} × {repeats || "?"} repeats ={" "}
-        {targets.length * (Number(repeats) || 0)} runs
-        {when.mode === "schedule" ? " per slot" : ""}
-      </p>
+      <SweepFields value={sweepText} onChange={setSweepText} errors={errors} />
+      {matrix ? (
+        <PlanSummary body={planBody} />
+      ) : (
+        <p className="muted small">
+          {targets.length} target{targets.length === 1 ? "" : "s"} × {repeats || "?"} repeats ={" "}
+          {targets.length * (Number(repeats) || 0)} runs
+          {when.mode === "schedule" ? " per slot" : ""}
+        </p>
+      )}
       <WhenFields value={when} onChange={setWhen} errors={errors} />
       <FormFooter
         error={formError}
