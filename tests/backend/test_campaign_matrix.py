@@ -14,7 +14,7 @@ from backend.compare import service as compare_service
 from backend.errors import Invalid
 from backend.models import Agent, Campaign, Role, Run
 from backend.workload.schemas import WorkloadSpec
-from tests.factories import create_agent, create_user
+from tests.factories import create_agent, create_result, create_run, create_user
 
 MiB = 1 << 20
 
@@ -170,3 +170,31 @@ def test_a_matrix_compares_by_what_varies() -> None:
     one_target = [r for r in runs if r.target_path == "/srv/a"]
     cols = compare_service._columns(one_target, "sweep", {}, {}, {agent.id: agent}, fps, {})
     assert [label for _, label, _ in cols] == ["QD 1", "QD 32"]
+
+
+def test_a_matrix_comparison_through_the_api_names_its_columns(client: TestClient, session: Session) -> None:
+    """Runs of saved workloads (their names looked up) and swept cells, compared as group_by=sweep."""
+    u = create_user(session, role=Role.member)
+    a = create_agent(session, team=u.team)
+    wl = client.post(
+        "/api/v1/workloads",
+        json={"team_id": str(u.team.id), "name": "rr 4k", "spec": {"jobs": [_job("rr", "randread")]}},
+        headers=u.headers,
+    ).json()
+    runs = []
+    for qd, iops in ((1, 100.0), (32, 900.0)):
+        for _ in range(2):
+            r = create_run(session, agent=a.agent, target_path="/srv/a")
+            r.workload_id = uuid.UUID(wl["id"])
+            r.workload_spec = {"jobs": [{**_job("rr", "randread"), "iodepth": qd}]}
+            create_result(
+                session, run=r, jobs=[{"name": "rr", "rw": "randread", "bs_bytes": 4096, "read_iops": iops}]
+            )
+            runs.append(r)
+    ids = ",".join(str(r.id) for r in runs)
+    c = client.get(f"/api/v1/compare?runs={ids}&group_by=sweep&force=true", headers=u.headers)
+    assert c.status_code == 200, c.text
+    doc = c.json()
+    assert [(col["label"], len(col["run_ids"])) for col in doc["columns"]] == [("QD 1", 2), ("QD 32", 2)]
+    iops = next(m for m in doc["jobs"][0]["metrics"] if m["key"] == "read_iops")
+    assert iops["values"] == [100.0, 900.0]
