@@ -182,7 +182,7 @@ def test_a_matrix_comparison_through_the_api_names_its_columns(client: TestClien
         headers=u.headers,
     ).json()
     runs = []
-    for qd, iops in ((1, 100.0), (32, 900.0)):
+    for qd, rate in ((1, 100.0), (32, 900.0)):
         for _ in range(2):
             r = create_run(session, agent=a.agent, target_path="/srv/a")
             r.workload_id = uuid.UUID(wl["id"])
