@@ -188,7 +188,7 @@ def test_a_matrix_comparison_through_the_api_names_its_columns(client: TestClien
             r.workload_id = uuid.UUID(wl["id"])
             r.workload_spec = {"jobs": [{**_job("rr", "randread"), "iodepth": qd}]}
             create_result(
-                session, run=r, jobs=[{"name": "rr", "rw": "randread", "bs_bytes": 4096, "read_iops": iops}]
+                session, run=r, jobs=[{"name": "rr", "rw": "randread", "bs_bytes": 4096, "read_iops": rate}]
             )
             runs.append(r)
     ids = ",".join(str(r.id) for r in runs)
