@@ -22,6 +22,7 @@ from backend.models import (
     SeriesTeamSettings,
     Workload,
 )
+from backend.series.stats import METRICS
 
 
 def run_with_result(session: Session, run_id: uuid.UUID) -> tuple[Run, RunResult] | None:
@@ -142,17 +143,50 @@ def set_team_thresholds(session: Session, team_id: uuid.UUID, thresholds: dict[s
     )
 
 
-def points(
-    session: Session, series_id: uuid.UUID, job_index: int
-) -> list[tuple[SeriesRun, ResultJob | None]]:
-    """The series' runs in order with that job's key figures (None: the run has no such job)."""
-    rows = session.execute(
-        select(SeriesRun, ResultJob)
+def points(session: Session, series_id: uuid.UUID, job_index: int, *, last: int | None = None) -> list[Any]:
+    """The series' runs in order (the `last` ones only, when given) with that job's key figures:
+    rows of run_id, at, excluded, segment and one column per metric (None: no such job or figure).
+    Plain rows, not ORM objects: a history of 10,000 runs is read in one pass."""
+    q = (
+        select(
+            SeriesRun.run_id,
+            SeriesRun.at,
+            SeriesRun.excluded,
+            SeriesRun.segment,
+            *(getattr(ResultJob, m) for m in METRICS),
+        )
         .outerjoin(ResultJob, (ResultJob.run_id == SeriesRun.run_id) & (ResultJob.job_index == job_index))
         .where(SeriesRun.series_id == series_id)
-        .order_by(SeriesRun.at, SeriesRun.run_id)
     )
-    return [(sr, rj) for sr, rj in rows.tuples()]
+    if last is None:
+        return list(session.execute(q.order_by(SeriesRun.at, SeriesRun.run_id)))
+    rows = list(session.execute(q.order_by(SeriesRun.at.desc(), SeriesRun.run_id.desc()).limit(last)))
+    return rows[::-1]
+
+
+def segment_changes(session: Session, series_id: uuid.UUID) -> list[Any]:
+    """The runs whose segment differs from the run before them, with both runs' facts (the
+    database finds them: a 10,000-run history sends back only the few changes)."""
+    order = (SeriesRun.at, SeriesRun.run_id)
+    inner = (
+        select(
+            SeriesRun.run_id,
+            SeriesRun.at,
+            SeriesRun.segment,
+            SeriesRun.facts,
+            func.lag(SeriesRun.segment).over(order_by=order).label("prev_segment"),
+            func.lag(SeriesRun.facts).over(order_by=order).label("prev_facts"),
+        )
+        .where(SeriesRun.series_id == series_id)
+        .subquery()
+    )
+    return list(
+        session.execute(
+            select(inner.c.run_id, inner.c.at, inner.c.facts, inner.c.prev_facts)
+            .where(inner.c.prev_segment.is_not(None), inner.c.prev_segment != inner.c.segment)
+            .order_by(inner.c.at)
+        )
+    )
 
 
 def job_indexes(session: Session, run_id: uuid.UUID) -> list[tuple[int, str]]:

@@ -17,7 +17,7 @@ from backend.compare.fingerprint import fingerprint
 from backend.errors import Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
-from backend.models import ResultJob, Role, Run, RunResult, Series, SeriesDetection, SeriesRun
+from backend.models import Role, Run, RunResult, Series, SeriesDetection
 from backend.run import service as run_service
 from backend.series import repository
 from backend.series.schemas import (
@@ -57,6 +57,8 @@ CONDITION_FLAGS = frozenset({"virtualized", "unconditioned_ssd"})
 HOST_FACTS = ("kernel", "firmware", "fstype", "mount_options", "engine_version")
 CHANGE_POINT_HISTORY = 500  # runs searched for change points after each new run
 MAX_HISTORY_POINTS = 2000
+# runs read for a new run's tests and change points (the window, its suffix and CHANGE_POINT_HISTORY)
+DETECTION_HISTORY = CHANGE_POINT_HISTORY + 100
 # what a person may make of a detection (the same status again: a new comment)
 REVIEW: dict[str, frozenset[str]] = {
     "open": frozenset({"open", "acknowledged", "dismissed"}),
@@ -166,17 +168,15 @@ def _thresholds(session: Session, series: Series) -> Thresholds:
     return effective(series.thresholds or {}, repository.team_thresholds(session, series.team_id))
 
 
-def _value(job: ResultJob | None, metric: str) -> float | None:
-    v = getattr(job, metric, None) if job is not None else None
-    return float(v) if v is not None else None
+def _points(rows: list[Any], metric: str) -> list[Point]:
+    def num(v: object) -> float | None:
+        return float(v) if isinstance(v, int | float) else None
 
-
-def _points(rows: list[tuple[SeriesRun, ResultJob | None]], metric: str) -> list[Point]:
     return [
         Point(
-            sr.run_id, sr.at, _value(rj, metric), tuple(str(e.get("flag")) for e in sr.excluded), sr.segment
+            r.run_id, r.at, num(getattr(r, metric)), tuple(str(e.get("flag")) for e in r.excluded), r.segment
         )
-        for sr, rj in rows
+        for r in rows
     ]
 
 
@@ -195,7 +195,7 @@ def detect(session: Session, *, series: Series, run_id: uuid.UUID) -> list[uuid.
     th = _thresholds(session, series)
     stored: list[uuid.UUID] = []
     for job_index, _ in repository.job_indexes(session, run_id):
-        rows = repository.points(session, series.id, job_index)
+        rows = repository.points(session, series.id, job_index, last=DETECTION_HISTORY)
         known = repository.detections(session, series.id, job_index=job_index)
         for metric, direction in METRICS.items():
             points = _points(rows, metric)
@@ -448,18 +448,13 @@ def update_detection(
     return DetectionRead.model_validate(d)
 
 
-def _host_changes(rows: list[SeriesRun]) -> list[HostChange]:
+def _host_changes(rows: list[Any]) -> list[HostChange]:
     out = []
-    for a, b in zip(rows, rows[1:], strict=False):
-        if a.segment == b.segment:
-            continue
+    for r in rows:
+        before, after = r.prev_facts or {}, r.facts or {}
         keys = [*HOST_FACTS, "conditions"]
-        diff = {
-            k: [_text(a.facts.get(k)), _text(b.facts.get(k))]
-            for k in keys
-            if a.facts.get(k) != b.facts.get(k)
-        }
-        out.append(HostChange(run_id=b.run_id, at=b.at, changes=diff))
+        diff = {k: [_text(before.get(k)), _text(after.get(k))] for k in keys if before.get(k) != after.get(k)}
+        out.append(HostChange(run_id=r.run_id, at=r.at, changes=diff))
     return out
 
 
@@ -480,27 +475,9 @@ def history(
 ) -> SeriesHistory:
     s = _series(session, principal, series_id)
     rows = repository.points(session, s.id, job_index)
-    names = repository.job_indexes(session, rows[-1][0].run_id) if rows else []
-    notes = {
-        r.run_id: [ValidityNote(flag=str(e.get("flag")), message=str(e.get("message"))) for e in r.excluded]
-        for r, _ in rows
-    }
-    points = [
-        HistoryPoint(
-            run_id=sr.run_id,
-            at=sr.at,
-            value=_value(rj, metric),
-            low=None,
-            high=None,
-            runs=1,
-            excluded=notes[sr.run_id],
-            segment=sr.segment,
-        )
-        for sr, rj in rows
-    ]
-    downsampled = len(points) > max_points
-    if downsampled:
-        points = _downsample(points, max_points)
+    names = repository.job_indexes(session, rows[-1].run_id) if rows else []
+    downsampled = len(rows) > max_points
+    points = _downsample(rows, metric, max_points) if downsampled else [_one(r, metric) for r in rows]
     return SeriesHistory(
         series_id=s.id,
         metric=metric,
@@ -510,7 +487,7 @@ def history(
         total_runs=len(rows),
         downsampled=downsampled,
         points=points,
-        host_changes=_host_changes([sr for sr, _ in rows]),
+        host_changes=_host_changes(repository.segment_changes(session, s.id)),
         detections=[
             DetectionRead.model_validate(d)
             for d in repository.detections(session, s.id, metric=metric, job_index=job_index)
@@ -518,39 +495,55 @@ def history(
     )
 
 
-def _downsample(points: list[HistoryPoint], max_points: int) -> list[HistoryPoint]:
+def _one(r: Any, metric: str) -> HistoryPoint:
+    v = getattr(r, metric)
+    return HistoryPoint(
+        run_id=r.run_id,
+        at=r.at,
+        value=float(v) if v is not None else None,
+        low=None,
+        high=None,
+        runs=1,
+        excluded=[ValidityNote(flag=str(e.get("flag")), message=str(e.get("message"))) for e in r.excluded],
+        segment=r.segment,
+    )
+
+
+def _downsample(rows: list[Any], metric: str, max_points: int) -> list[HistoryPoint]:
     """Buckets of consecutive runs of one segment, each drawn as its mean with its low and high
     (the band), at its first run; excluded runs stay single points (they are few and matter)."""
-    size = math.ceil(len(points) / max_points)
+    size = math.ceil(len(rows) / max_points)
     out: list[HistoryPoint] = []
-    bucket: list[HistoryPoint] = []
+    bucket: list[Any] = []
 
     def flush() -> None:
-        vals = [p.value for p in bucket if p.value is not None]
-        if bucket:
-            first = bucket[0]
-            out.append(
-                HistoryPoint(
-                    run_id=first.run_id,
-                    at=first.at,
-                    value=sum(vals) / len(vals) if vals else None,
-                    low=min(vals) if len(bucket) > 1 and vals else None,
-                    high=max(vals) if len(bucket) > 1 and vals else None,
-                    runs=len(bucket),
-                    excluded=[],
-                    segment=first.segment,
-                )
+        if not bucket:
+            return
+        vals = [float(v) for r in bucket if (v := getattr(r, metric)) is not None]
+        first = bucket[0]
+        many = len(bucket) > 1 and bool(vals)
+        out.append(
+            HistoryPoint(
+                run_id=first.run_id,
+                at=first.at,
+                value=sum(vals) / len(vals) if vals else None,
+                low=min(vals) if many else None,
+                high=max(vals) if many else None,
+                runs=len(bucket),
+                excluded=[],
+                segment=first.segment,
             )
+        )
         bucket.clear()
 
-    for p in points:
-        if p.excluded:
+    for r in rows:
+        if r.excluded:
             flush()
-            out.append(p)
+            out.append(_one(r, metric))
             continue
-        if bucket and (len(bucket) >= size or bucket[0].segment != p.segment):
+        if bucket and (len(bucket) >= size or bucket[0].segment != r.segment):
             flush()
-        bucket.append(p)
+        bucket.append(r)
     flush()
     return out
 
