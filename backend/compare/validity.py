@@ -19,9 +19,15 @@ LINE_RATE = {"sata": 600e6, "sas": 1200e6, "usb": 625e6}
 
 def short_jobs(spec_jobs: list[dict[str, Any]], read: RunRead) -> list[str]:
     """Jobs that ran under MIN_RUNTIME_S, judged by the measured duration (a size-bound job is as
-    long as it took); before a result exists, only time-based jobs asked to run shorter."""
+    long as it took); before a result exists, only time-based jobs asked to run shorter. An imported
+    job's runtime of 0 is one its file did not state (Bonnie++, CrystalDiskMark): not judged."""
     if read.jobs:
-        return [j.name for j in read.jobs if j.runtime_ns < (MIN_RUNTIME_S - TIMER_SLACK_S) * 1e9]
+        unstated = read.origin is not None
+        return [
+            j.name
+            for j in read.jobs
+            if j.runtime_ns < (MIN_RUNTIME_S - TIMER_SLACK_S) * 1e9 and not (unstated and j.runtime_ns == 0)
+        ]
     return [
         str(j.get("name"))
         for j in spec_jobs

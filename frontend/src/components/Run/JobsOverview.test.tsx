@@ -94,6 +94,26 @@ describe("JobsOverview", () => {
     );
     expect(screen.queryAllByTestId("job-depth-capped")).toHaveLength(0);
   });
+
+  it("an imported job whose file states no runtime: no short mark, ran —", () => {
+    stubApi({});
+    const run = bigRun(2);
+    const jobs = run.jobs.map((j) => ({ ...j, runtime_ns: 0 }));
+    const imported = {
+      ...run,
+      jobs,
+      origin: { kind: "imported", label: "imported from Bonnie++" },
+    };
+    renderAt(<JobsOverview run={imported as RunRead} series={undefined} shortByDesign={false} />);
+    expect(screen.queryAllByTestId("job-validity")).toHaveLength(0);
+    const cells = screen.getAllByTestId("job-row").map((r) => r.lastElementChild?.textContent);
+    expect(cells).toEqual(["—", "—"]);
+    // measured here, 0 ns is short
+    renderAt(
+      <JobsOverview run={{ ...run, jobs } as RunRead} series={undefined} shortByDesign={false} />,
+    );
+    expect(screen.getAllByTestId("job-validity")).toHaveLength(2);
+  });
 });
 
 describe("compareValues", () => {

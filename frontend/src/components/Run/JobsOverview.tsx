@@ -101,6 +101,8 @@ export function JobsOverview({
   shortByDesign: boolean;
 }) {
   const rows = useMemo(() => jobRows(run), [run]);
+  // an imported job's runtime of 0 is one its file did not state: not a short job (the server's rule)
+  const unstated = (job: JobSummary) => run.origin != null && job.runtime_ns === 0;
   const [open, setOpen] = useState<Set<number>>(
     () => new Set(rows.length <= OPEN_BY_DEFAULT ? rows.map((r) => r.job.job_index) : []),
   );
@@ -133,7 +135,7 @@ export function JobsOverview({
             {open.has(r.job.job_index) ? "▾" : "▸"}
           </button>{" "}
           <span className="mono small">{r.job.name}</span>
-          {isShortJob(r.job) && (
+          {isShortJob(r.job) && !unstated(r.job) && (
             <span
               className="badge validity job-short"
               data-testid="job-validity"
@@ -215,7 +217,7 @@ export function JobsOverview({
       header: "ran",
       num: true,
       value: (r) => r.job.runtime_ns,
-      cell: (r) => formatNs(r.job.runtime_ns),
+      cell: (r) => (unstated(r.job) ? "—" : formatNs(r.job.runtime_ns)),
     },
   ];
   return (
