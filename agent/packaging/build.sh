@@ -11,8 +11,15 @@
 # liburing-dev and libaio-dev. Tools go into dist/.build/venv, never the project's virtualenv.
 # Environment: PYTHON (default python3.11), IOWATT_DIST_DIR (default dist/agent), AGENT_DIST_KINDS
 # (default "tar deb rpm"), NFPM (a path to nfpm; otherwise built from the Go module proxy when `go`
-# exists), IOWATT_DIST_CACHE (the tools' virtualenv, zig's cache and nfpm, kept between clones:
-# default ~/.cache/iowatt-agent-dist).
+# exists), IOWATT_DIST_CACHE (the tools' virtualenv, zig's cache, nfpm and reused bundles, kept
+# between clones: default ~/.cache/iowatt-agent-dist), AGENT_DIST_REUSE=1 (the tests: copy the
+# files a build with the same inputs left in the cache instead of building them again; below).
+#
+# AGENT_DIST_REUSE's key is a SHA-256 over everything the build reads: the contents of every file
+# of the agent, the libraries, the engine, agent/packaging (this script too) and the unit, the
+# tools' virtualenv (every package and version), the build Python, the architecture, the kinds
+# asked for and every installed Debian package with its version (gcc, libc, liburing, libaio and
+# the system libraries PyInstaller copies). A change to any of them builds again.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,9 +57,58 @@ if ! cmp -s agent/packaging/requirements-build.txt "$stamp" 2>/dev/null; then
   cp agent/packaging/requirements-build.txt "$stamp"
 fi
 # the agent and the libraries it shares with the server, as of this tree (not editable: frozen);
-# their dependencies once, then the tree's code again each time (no build isolation: the venv has
-# the build backend)
-"$VENV/bin/pip" install -q --no-build-isolation ./libs/energy ./libs/policy ./libs/workload ./agent
+# their dependencies when their manifests change, then the tree's code again each time (no build
+# isolation: the venv has the build backend)
+deps_stamp=$VENV/.agent-dependencies
+deps_want=$(cat agent/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml | sha256sum)
+if [ "$(cat "$deps_stamp" 2>/dev/null)" != "$deps_want" ]; then
+  "$VENV/bin/pip" install -q --no-build-isolation ./libs/energy ./libs/policy ./libs/workload ./agent
+  echo "$deps_want" > "$deps_stamp"
+fi
+
+# --- the same inputs built before (AGENT_DIST_REUSE=1) ----------------------------------------
+inputs_key() {
+  {
+    echo "arch=$ARCH kinds=$KINDS"
+    "$PYTHON" -c 'import sys, sysconfig; print(sys.version, sys.executable, sysconfig.get_config_var("LDLIBRARY"))'
+    find "$VENV"/lib/python*/site-packages -maxdepth 1 -name '*.dist-info' -printf '%f\n' | sort
+    dpkg-query -W -f '${Package} ${Version} ${Architecture}\n' | sort
+    git -C "$ROOT" ls-files -co --exclude-standard -- agent/src agent/pyproject.toml agent/engine \
+        agent/packaging agent/systemd libs/energy libs/policy libs/workload \
+      | grep -Ev '(^|/)(build|__pycache__)/|\.egg-info/' | LC_ALL=C sort > "$WORK/inputs"
+    # (a file deleted in the work tree is no input: its errors are left out)
+    xargs -r -d '\n' stat -c '%a %n' < "$WORK/inputs" 2>/dev/null || true
+    xargs -r -d '\n' sha256sum < "$WORK/inputs" 2>/dev/null || true
+  } | sha256sum | cut -c1-40
+}
+REUSED=
+if [ "${AGENT_DIST_REUSE:-0}" = 1 ] && git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+  KEY=$(inputs_key)
+  REUSED=$CACHE/bundles/$KEY
+  if [ -f "$REUSED/.complete" ]; then
+    say "reused: the files a build of the same inputs left in $REUSED"
+    find "$REUSED" -maxdepth 1 -type f ! -name .complete -exec cp -p {} "$OUT/" \;
+    touch "$REUSED"
+    exit 0
+  fi
+  built=()
+  # on success, what this build wrote goes into the cache under its key (the four newest kept)
+  store_reused() {
+    local rc=$? tmp
+    if [ "$rc" -ne 0 ] || [ ${#built[@]} -eq 0 ]; then return; fi
+    mkdir -p "$CACHE/bundles"
+    tmp=$(mktemp -d "$CACHE/bundles/.new.XXXXXX")
+    if cp -p "${built[@]}" "$tmp/" && touch "$tmp/.complete"; then
+      [ -f "$REUSED/.complete" ] || rm -rf "$REUSED"
+      mv -T "$tmp" "$REUSED" 2>/dev/null || rm -rf "$tmp"
+    else
+      rm -rf "$tmp"
+    fi
+    find "$CACHE/bundles" -mindepth 1 -maxdepth 1 -type d ! -name '.new.*' -printf '%T@ %p\n' \
+      | sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -rf
+  }
+  trap store_reused EXIT
+fi
 "$VENV/bin/pip" install -q --no-build-isolation --no-deps --force-reinstall \
   ./libs/energy ./libs/policy ./libs/workload ./agent
 ZIG=$("$VENV/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
@@ -116,6 +172,7 @@ tarball=$OUT/$NAME.tar.gz
 tar -C "$WORK/stage" --sort=name --owner=0 --group=0 --numeric-owner -cf - "$NAME" | gzip -n -6 > "$tarball.tmp"
 mv -f "$tarball.tmp" "$tarball"
 (cd "$OUT" && sha256sum "$(basename "$tarball")" > "$(basename "$tarball").sha256")
+built+=("$tarball" "$tarball.sha256")
 say "$tarball"
 
 # --- .deb (dpkg-deb) ----------------------------------------------------------------------------
@@ -135,6 +192,7 @@ if [[ $KINDS == *" deb "* ]]; then
   # gzip: xz took 37 CPU-s for 2 MB less
   dpkg-deb --root-owner-group -Zgzip -z6 --build "$DEB" "$deb" >/dev/null
   (cd "$OUT" && sha256sum "$(basename "$deb")" > "$(basename "$deb").sha256")
+  built+=("$deb" "$deb.sha256")
   say "$deb"
 fi
 [[ $KINDS == *" rpm "* ]] || exit 0
@@ -154,6 +212,7 @@ if [ -n "$NFPM" ]; then
   rpm=$OUT/iowatt-agent-$VERSION-1.$RPMARCH.rpm
   "$NFPM" package --config "$WORK/nfpm.yaml" --packager rpm --target "$rpm" >/dev/null
   (cd "$OUT" && sha256sum "$(basename "$rpm")" > "$(basename "$rpm").sha256")
+  built+=("$rpm" "$rpm.sha256")
   say "$rpm"
 else
   say "no .rpm: neither nfpm (NFPM=PATH) nor go to build it"

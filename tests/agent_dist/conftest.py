@@ -79,7 +79,9 @@ def missing_build_tools() -> list[str]:
 def agent_bundle() -> tuple[Path, str]:
     """The newest tarball for this machine in dist/agent and its top directory. When there is none,
     `agent/packaging/build.sh` builds the tarball and the .deb once (under a lock: xdist's workers share
-    it; ~40 CPU-s with the tools' cache warm, ADR 0036); skips only when the build tools are absent."""
+    it; ~55 CPU-s with the tools' cache warm, ADR 0036), or copies the files a build of the very same
+    inputs left in the tools' cache (AGENT_DIST_REUSE=1: the key is every file and tool the build
+    reads); skips only when the build tools are absent."""
     tarball = _newest_tarball()
     if tarball is None:
         missing = missing_build_tools()
@@ -91,7 +93,12 @@ def agent_bundle() -> tuple[Path, str]:
             if _newest_tarball() is None:
                 r = subprocess.run(
                     ["bash", str(REPO / "agent" / "packaging" / "build.sh")],
-                    env={**os.environ, "AGENT_DIST_KINDS": "tar deb", "IOWATT_DIST_DIR": str(DIST)},
+                    env={
+                        **os.environ,
+                        "AGENT_DIST_KINDS": "tar deb",
+                        "IOWATT_DIST_DIR": str(DIST),
+                        "AGENT_DIST_REUSE": "1",
+                    },
                     capture_output=True,
                     text=True,
                 )
