@@ -186,10 +186,15 @@ def shared_stack(pg: Postgres, redis_url: str, db_url: str) -> Iterator["Stack"]
 def live(shared_stack: "Stack") -> Iterator["Stack"]:
     """The shared stack for one test. What the test changes on it (the host's targets, DBMS
     consent and meters, environments, team workloads, teams joined, runs left in flight) is put
-    back after it, so no test depends on the one before (docs/testing.md)."""
-    before = shared_stack.state()
+    back after it, so no test depends on the one before (docs/testing.md). The state a test starts
+    from is the one the test before it was put back to (restore() checked it: a `state()` is seven
+    requests), or read afresh after a test whose restore failed (the two tests that use
+    `shared_stack` itself put back what they change, tests/e2e/test_zz_stack_left_clean.py)."""
+    before = shared_stack.put_back_to or shared_stack.state()
+    shared_stack.put_back_to = None
     yield shared_stack
     put_back = shared_stack.restore(before)
+    shared_stack.put_back_to = before
     if put_back:
         print("put back after the test:\n  " + "\n  ".join(put_back))
 

@@ -27,11 +27,14 @@ def wait_until(
     interval: float = 0.02,
     message: str | Callable[[], str] = "",
     ignore: tuple[type[BaseException], ...] = (),
+    max_interval: float | None = None,
 ) -> T:
     """Call `condition` every `interval` seconds until it returns something truthy, and return
     that; after `timeout` seconds raise WaitTimeout with `message` (a string, or a callable for
     state read at failure time) and the last value. Exceptions of the types in `ignore` count as
-    "not yet" (e.g. OSError while a server is starting, a file not written yet)."""
+    "not yet" (e.g. OSError while a server is starting, a file not written yet). `max_interval`:
+    each wait half as long again as the one before, up to it (a look that costs the server CPU,
+    for something that may take seconds: soon after a quick change, seldom during a long one)."""
     deadline = time.monotonic() + timeout
     last: object = None
     while True:
@@ -47,3 +50,5 @@ def wait_until(
             text = message() if callable(message) else message
             raise WaitTimeout(f"not true after {timeout:g} s: {text or condition!r} (last: {last!r})")
         time.sleep(interval)
+        if max_interval is not None:
+            interval = min(max_interval, interval * 1.5)
