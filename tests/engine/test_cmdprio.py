@@ -8,6 +8,7 @@ carries it (strace)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -72,15 +73,53 @@ def close(a: list[float], b: list[float], tol: float = 0.12) -> bool:
 def test_percentage_per_direction_like_fio(engine_bin: Path, target: str) -> None:
     """cmdprio_percentage=30,60: 30 % of the reads and 60 % of the writes realtime level 0 (the
     default class); the job's own priority (none: 0/0) first, as fio lists them."""
-    ours, theirs = both(engine_bin, target, "--rw=randrw", "--ioengine=io_uring", "--cmdprio_percentage=30,60")
+    ours, theirs = both(
+        engine_bin, target, "--rw=randrw", "--ioengine=io_uring", "--cmdprio_percentage=30,60"
+    )
     for ddir, want in (("read", [0.7, 0.3]), ("write", [0.4, 0.6])):
         assert shape(ours, ddir) == shape(theirs, ddir) == [(0, 0, "clat_ns"), (1, 0, "clat_ns")]
         assert close(shares(ours, ddir), want) and close(shares(theirs, ddir), want)
     p = ours["read"]["prios"][0]["clat_ns"]
-    assert set(p) == set(theirs["read"]["prios"][0]["clat_ns"]) == {"min", "max", "mean", "stddev", "N", "percentile"}
+    assert (
+        set(p)
+        == set(theirs["read"]["prios"][0]["clat_ns"])
+        == {"min", "max", "mean", "stddev", "N", "percentile"}
+    )
     assert list(ours["read"]).index("prios") == list(theirs["read"]).index("prios")  # after lat_ns
     opts = ours["iowatt"]["options"]
-    assert opts["cmdprio_percentage"] == [30, 60] and opts["cmdprio_class"] == [1, 1] and opts["cmdprio"] == [0, 0]
+    assert (
+        opts["cmdprio_percentage"] == [30, 60]
+        and opts["cmdprio_class"] == [1, 1]
+        and opts["cmdprio"] == [0, 0]
+    )
+
+
+@needs_fio
+def test_normal_output_prints_each_priority_like_fio(engine_bin: Path, target: str) -> None:
+    """fio's `clat prio C/L (unit): ...` line and `... (P% of IOs) percentiles` table per priority."""
+    c = [
+        "--name=p",
+        f"--filename={target}",
+        "--size=4m",
+        "--iodepth=4",
+        "--rw=randread",
+        "--ioengine=io_uring",
+    ]
+    c += ["--cmdprio_percentage=30", "--output-format=normal"]
+    assert FIO
+    texts = [
+        run_engine(engine_bin, *c).stdout,
+        subprocess.run([FIO, FIO_CLOCK, *c], capture_output=True, text=True).stdout,
+    ]
+    shapes = []
+    for t in texts:
+        lines = [line for line in t.splitlines() if " prio " in line]
+        # the unit (nsec, usec, msec) follows each tool's own latencies
+        strip = [re.sub(r"\((n|u|m)sec\)", "(unit)", re.sub(r"=.*", "", line)) for line in lines]
+        shapes.append([re.sub(r"\(\d+\.\d+% of IOs\)", "(P)", line) for line in strip])
+        pcts = [float(m) for m in re.findall(r"\((\d+\.\d+)% of IOs\)", t)]
+        assert len(pcts) == 2 and abs(sum(pcts) - 100) < 0.02 and abs(pcts[1] - 30) < 12, pcts
+    assert shapes[0] == shapes[1] and len(shapes[0]) == 4, shapes
 
 
 @needs_fio
@@ -104,7 +143,11 @@ def test_bssplit_both_formats_like_fio(engine_bin: Path, target: str) -> None:
     common = ["--rw=randrw", "--ioengine=io_uring", "--norandommap", "--bssplit=4k/40:16k/60,16k/100"]
     adv = [*common, "--cmdprio_bssplit=4k/25/1/1:4k/75/3/2:16k/0,16k/50"]
     ours, theirs = both(engine_bin, target, *adv)
-    assert shape(ours, "read") == shape(theirs, "read") == [(0, 0, "clat_ns"), (1, 1, "clat_ns"), (3, 2, "clat_ns")]
+    assert (
+        shape(ours, "read")
+        == shape(theirs, "read")
+        == [(0, 0, "clat_ns"), (1, 1, "clat_ns"), (3, 2, "clat_ns")]
+    )
     assert shape(ours, "write") == shape(theirs, "write") == [(0, 0, "clat_ns"), (1, 0, "clat_ns")]
     # reads: 60 % are 16k (none prioritized), 40 % 4k of which 25 % 1/1 and 75 % 3/2
     for j in (ours, theirs):
@@ -127,7 +170,13 @@ def test_one_priority_with_samples_has_no_list_and_groups_merge(engine_bin: Path
     group_reporting the clones' priorities are merged by value."""
     for j in both(engine_bin, target, "--rw=randread", "--ioengine=io_uring", "--cmdprio_percentage=100"):
         assert "prios" not in j["read"]
-    grouped = ["--rw=randread", "--ioengine=io_uring", "--cmdprio_percentage=50", "--numjobs=2", "--group_reporting"]
+    grouped = [
+        "--rw=randread",
+        "--ioengine=io_uring",
+        "--cmdprio_percentage=50",
+        "--numjobs=2",
+        "--group_reporting",
+    ]
     for j in both(engine_bin, target, *grouped):
         assert shape(j, "read") == [(0, 0, "clat_ns"), (1, 0, "clat_ns")]
         assert close(shares(j, "read"), [0.5, 0.5])  # N adds up to both clones' I/Os
@@ -138,7 +187,13 @@ def test_log_lines_carry_each_io_s_priority_like_fio(engine_bin: Path, target: s
     """A per-I/O log's last column is the I/O's own priority (log_prio=1: 0x4003 for class 2
     level 3, 0x0000 for the job's none), as many lines of each as the JSON counts; a windowed
     line (log_avg_msec) has priority 0 in fio 3.33, also for a realtime job."""
-    args = ["--rw=randread", "--ioengine=io_uring", "--cmdprio_percentage=50", "--cmdprio_class=2", "--cmdprio=3"]
+    args = [
+        "--rw=randread",
+        "--ioengine=io_uring",
+        "--cmdprio_percentage=50",
+        "--cmdprio_class=2",
+        "--cmdprio=3",
+    ]
     for tool in ("ours", "fio"):
         c = common(target, *args, "--log_prio=1", f"--write_lat_log={scratch}/{tool}")
         j = json.loads(run_engine(engine_bin, *c).stdout)["jobs"][0] if tool == "ours" else fio_job(*c)
@@ -159,7 +214,9 @@ def test_libaio_sends_each_io_s_priority(engine_bin: Path, target: str, scratch:
     trace = scratch / "trace"
     cmd = ["strace", "-f", "-e", "trace=io_submit", "-o", str(trace), str(engine_bin), "--name=p"]
     cmd += [f"--filename={target}", "--size=256k", "--rw=randread", "--ioengine=libaio"]
-    subprocess.run([*cmd, "--cmdprio_percentage=50", "--cmdprio_class=2", "--cmdprio=3"], check=True, capture_output=True)
+    subprocess.run(
+        [*cmd, "--cmdprio_percentage=50", "--cmdprio_class=2", "--cmdprio=3"], check=True, capture_output=True
+    )
     text = trace.read_text()
     sent = text.count("IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3)")
     assert text.count("io_submit(") == 64 and 10 <= sent <= 54, (sent, text[:400])
@@ -169,16 +226,28 @@ def test_libaio_sends_each_io_s_priority(engine_bin: Path, target: str, scratch:
     ("args", "option", "words"),
     [
         (["--cmdprio_percentage=10"], "cmdprio_percentage", "not of ioengine=psync"),
-        (["--ioengine=io_uring", "--cmdprio_percentage=10", "--cmdprio_bssplit=4k/5"], "cmdprio_bssplit", "exclusive"),
+        (
+            ["--ioengine=io_uring", "--cmdprio_percentage=10", "--cmdprio_bssplit=4k/5"],
+            "cmdprio_bssplit",
+            "exclusive",
+        ),
         (["--ioengine=io_uring", "--cmdprio_bssplit=4k/60:4k/50"], "cmdprio_bssplit", "add up to 110"),
         (["--ioengine=io_uring", "--cmdprio_bssplit=4k/10/2/0/1"], "cmdprio_bssplit", "hints"),
         (["--ioengine=io_uring", "--cmdprio_bssplit=4k/10/2"], "cmdprio_bssplit", "BS/PERCENT"),
         (["--ioengine=libaio", "--cmdprio_class=0"], "cmdprio_class", "from 1 to 3"),
         (["--ioengine=libaio", "--cmdprio=1,8"], "cmdprio", "from 0 to 7"),
-        (["--ioengine=libaio", "--io_submit_mode=offload", "--cmdprio_percentage=5"], "cmdprio_percentage", "offload"),
+        (
+            ["--ioengine=libaio", "--io_submit_mode=offload", "--cmdprio_percentage=5"],
+            "cmdprio_percentage",
+            "offload",
+        ),
     ],
 )
-def test_refusals_exit_2_naming_the_option(engine_bin: Path, target: str, args: list[str], option: str, words: str) -> None:
-    r = run_engine(engine_bin, "--name=p", f"--filename={target}", "--size=1m", *args, "--parse-only", check=False)
+def test_refusals_exit_2_naming_the_option(
+    engine_bin: Path, target: str, args: list[str], option: str, words: str
+) -> None:
+    r = run_engine(
+        engine_bin, "--name=p", f"--filename={target}", "--size=1m", *args, "--parse-only", check=False
+    )
     assert r.rc == 2 and r.stderr.startswith(f"iowatt-engine: {option}: ") and words in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1

@@ -102,12 +102,30 @@ static void show_ddir(FILE *f, const struct jval *job, const char *key)
 	display_lat(f, "slat", json_get(d, "slat_ns"));
 	display_lat(f, "clat", json_get(d, "clat_ns"));
 	display_lat(f, " lat", json_get(d, "lat_ns"));
+	/* cmdprio_*: fio's lines per priority (the JSON's "prios": only when two or more have samples) */
+	const struct jval *pr = json_get(d, "prios");
+	int lat_p = opt_on(job, "lat_percentiles", 0);
+	const char *ptype = lat_p ? "lat" : "clat", *pkey = lat_p ? "lat_ns" : "clat_ns";
+	char pname[64];
+	for (size_t i = 0; pr && pr->t == J_ARR && i < pr->n; i++) {
+		snprintf(pname, sizeof(pname), "%s prio %llu/%llu", ptype, (unsigned long long)ju64(pr->items[i], "prioclass"),
+			 (unsigned long long)ju64(pr->items[i], "prio"));
+		display_lat(f, pname, json_get(pr->items[i], pkey));
+	}
 	if (opt_on(job, "slat_percentiles", 0))
 		show_percentiles(f, "slat", jpath(d, "slat_ns", "percentile"));
 	if (opt_on(job, "clat_percentiles", 1))
 		show_percentiles(f, "clat", jpath(d, "clat_ns", "percentile"));
-	if (opt_on(job, "lat_percentiles", 0))
+	if (lat_p)
 		show_percentiles(f, "lat", jpath(d, "lat_ns", "percentile"));
+	uint64_t all = ju64(json_get(d, pkey), "N");
+	for (size_t i = 0; (lat_p || opt_on(job, "clat_percentiles", 1)) && pr && pr->t == J_ARR && i < pr->n; i++) {
+		const struct jval *l = json_get(pr->items[i], pkey);
+		snprintf(pname, sizeof(pname), "%s prio %llu/%llu (%.2f%% of IOs)", ptype,
+			 (unsigned long long)ju64(pr->items[i], "prioclass"), (unsigned long long)ju64(pr->items[i], "prio"),
+			 all ? 100.0 * (double)ju64(l, "N") / (double)all : 0.0);
+		show_percentiles(f, pname, json_get(l, "percentile"));
+	}
 	if (ju64(d, "bw_samples")) {
 		double mn = (double)ju64(d, "bw_min"), mx = (double)ju64(d, "bw_max"), mean = jnum(d, "bw_mean"),
 		       dev = jnum(d, "bw_dev");
