@@ -43,7 +43,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test on the shared stack names its xdist group (tests/stack.py STACK_GROUPS: one stack per
     group's process). The order: tests marked slow first, so that `--dist loadgroup`, which hands
     out its groups largest first and then single tests in this order, starts a minutes-long test
-    early instead of leaving it for the end while the other process idles; tests marked
+    early instead of leaving it for the end while the other process idles (so do tests marked
+    `early`: tests of `make test-fast` that take half a minute or more, mostly waiting); tests marked
     after_stack_tests (the stack's leak check) last: xdist runs a group's tests in this order, so
     they end their group."""
     from tests.stack import STACK_GROUPS
@@ -65,7 +66,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(
         key=lambda item: (
             item.get_closest_marker("after_stack_tests") is not None,
-            item.get_closest_marker("slow") is None,
+            item.get_closest_marker("slow") is None and item.get_closest_marker("early") is None,
         )
     )
 
@@ -264,6 +265,11 @@ def _warm_bytecode(config: pytest.Config) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "early: lasts half a minute or more, mostly waiting, yet not slow (make test-fast runs it): "
+        "started among the first single tests, not left for the end (pytest_collection_modifyitems)",
+    )
     config.pluginmanager.register(_XdistGroupIds(), "iowatt-xdist-group-ids")
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         _warm_bytecode(config)
