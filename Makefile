@@ -123,9 +123,14 @@ test-fast: test-builds
 
 # The engine's test builds (the sanitizer builds, the C unit tests, the fuzz targets), once and side by side
 # before pytest starts: the tests' fixtures then find them built instead of each test process
-# compiling the same binary at the same time.
+# compiling the same binary at the same time. Through ccache when it is installed (make deps-system
+# installs it): a source compiled before with the same compiler, flags and headers, in any clone
+# (paths below the clone are hashed relative to it), is not compiled again (66 CPU-s without
+# ccache, 7 with every object cached: docs/testing.md § Session 13, ADR 0004).
+CCACHE := $(shell command -v ccache 2>/dev/null)
 test-builds:
-	$(MAKE) -s -C agent/engine -j$(BUILD_JOBS) all asan noopenat2 noasync build/unit fuzzers
+	$(if $(CCACHE),CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1 )$(MAKE) -s -C agent/engine -j$(BUILD_JOBS) \
+		$(if $(CCACHE),CC="ccache cc" FUZZ_CC="ccache clang") all asan noopenat2 noasync build/unit fuzzers
 
 # The engine's parsers under libFuzzer, FUZZ_SECONDS (default 600) per target, one target at a
 # time; new coverage is merged into agent/engine/fuzz/corpus (agent/engine/fuzz/README.md).

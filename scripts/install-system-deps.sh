@@ -3,6 +3,7 @@
 #   server:  postgresql-15, redis-server
 #   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines),
 #            clang + libclang-rt-14-dev (the libFuzzer targets, make -C agent/engine fuzzers),
+#            ccache (make test-builds: sources compiled before are not compiled again),
 #            binutils (readelf: tests/engine/test_hardening.py)
 #   tests:   chromium (browser tests), fio, postmark and sysbench (engine comparisons), util-linux (losetup),
 #            e2fsprogs (mkfs.ext4, chattr), strace (engine tests observe offsets and system calls),
@@ -13,7 +14,7 @@
 set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config clang libclang-rt-14-dev binutils chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime mmdebstrap mariadb-server fonts-wqy-microhei; do
+for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config clang libclang-rt-14-dev ccache binutils chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime mmdebstrap mariadb-server fonts-wqy-microhei; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
