@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import case, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -143,24 +143,33 @@ def set_team_thresholds(session: Session, team_id: uuid.UUID, thresholds: dict[s
     )
 
 
-def points(session: Session, series_id: uuid.UUID, job_index: int, *, last: int | None = None) -> list[Any]:
+def points(
+    session: Session,
+    series_id: uuid.UUID,
+    job_index: int,
+    *,
+    last: int | None = None,
+    metrics: Sequence[str] = tuple(METRICS),
+) -> list[Any]:
     """The series' runs in order (the `last` ones only, when given) with that job's key figures:
-    rows of run_id, at, excluded, segment and one column per metric (None: no such job or figure).
-    Plain rows, not ORM objects: a history of 10,000 runs is read in one pass."""
+    rows of run_id, at, excluded (null when none), segment and one column per metric (None: no
+    such job or figure). Core rows, not ORM objects, and only the columns asked for: a history of
+    10,000 runs is read in one pass."""
     q = (
         select(
             SeriesRun.run_id,
             SeriesRun.at,
-            SeriesRun.excluded,
+            case((SeriesRun.excluded != text("'[]'::jsonb"), SeriesRun.excluded)).label("excluded"),
             SeriesRun.segment,
-            *(getattr(ResultJob, m) for m in METRICS),
+            *(getattr(ResultJob, m) for m in metrics),
         )
         .outerjoin(ResultJob, (ResultJob.run_id == SeriesRun.run_id) & (ResultJob.job_index == job_index))
         .where(SeriesRun.series_id == series_id)
     )
+    conn = session.connection()
     if last is None:
-        return list(session.execute(q.order_by(SeriesRun.at, SeriesRun.run_id)))
-    rows = list(session.execute(q.order_by(SeriesRun.at.desc(), SeriesRun.run_id.desc()).limit(last)))
+        return list(conn.execute(q.order_by(SeriesRun.at, SeriesRun.run_id)))
+    rows = list(conn.execute(q.order_by(SeriesRun.at.desc(), SeriesRun.run_id.desc()).limit(last)))
     return rows[::-1]
 
 

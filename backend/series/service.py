@@ -174,7 +174,11 @@ def _points(rows: list[Any], metric: str) -> list[Point]:
 
     return [
         Point(
-            r.run_id, r.at, num(getattr(r, metric)), tuple(str(e.get("flag")) for e in r.excluded), r.segment
+            r.run_id,
+            r.at,
+            num(getattr(r, metric)),
+            tuple(str(e.get("flag")) for e in r.excluded or ()),
+            r.segment,
         )
         for r in rows
     ]
@@ -474,7 +478,7 @@ def history(
     max_points: int = MAX_HISTORY_POINTS,
 ) -> SeriesHistory:
     s = _series(session, principal, series_id)
-    rows = repository.points(session, s.id, job_index)
+    rows = repository.points(session, s.id, job_index, metrics=(metric,))
     names = repository.job_indexes(session, rows[-1].run_id) if rows else []
     downsampled = len(rows) > max_points
     points = _downsample(rows, metric, max_points) if downsampled else [_one(r, metric) for r in rows]
@@ -504,7 +508,9 @@ def _one(r: Any, metric: str) -> HistoryPoint:
         low=None,
         high=None,
         runs=1,
-        excluded=[ValidityNote(flag=str(e.get("flag")), message=str(e.get("message"))) for e in r.excluded],
+        excluded=[
+            ValidityNote(flag=str(e.get("flag")), message=str(e.get("message"))) for e in r.excluded or ()
+        ],
         segment=r.segment,
     )
 
