@@ -123,3 +123,27 @@ def test_two_versions_apart_the_server_refuses_and_says_how_to_upgrade(
         )
         assert r.status_code == 403 and r.json()["error"] == "agent_protocol_unsupported", (said, r.text)
         assert r.headers[server_protocol.SERVER_HEADER] == str(CURRENT + 2)
+
+
+def test_the_inventory_command_shows_the_engine_facts_the_agent_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`iowatt-agent inventory --json` prints what `run` sends: protocol 2's engine facts from the
+    engine the agent finds (IOWATT_ENGINE), none of them when speaking protocol 1."""
+    import json
+
+    from iowatt_agent import cli
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("IOWATT_ENGINE", str(REAL_ENGINE))
+    monkeypatch.delenv(agent_protocol.OVERRIDE_ENV, raising=False)
+    shown = CliRunner().invoke(cli.app, ["inventory", "--json", "--state-dir", str(tmp_path / "none")])
+    assert shown.exit_code == 0, shown.output
+    caps = json.loads(shown.stdout)["capabilities"]
+    assert caps["protocol"] == CURRENT and caps["engine_features"] == ["io_uring", "libaio"]
+    assert caps["engine_version"] and caps["engine_version"][0].isdigit()
+    monkeypatch.setenv(agent_protocol.OVERRIDE_ENV, "1")
+    shown = CliRunner().invoke(cli.app, ["inventory", "--json", "--state-dir", str(tmp_path / "none")])
+    assert not {"protocol", "engine_version", "engine_features"} & set(
+        json.loads(shown.stdout)["capabilities"]
+    )

@@ -419,6 +419,7 @@ def inventory(
 ) -> None:
     """Show what this host reports to the server: host, block devices, mounts, and its policy
     (targets, meters by name, limits: `targets list`) when the state directory has one."""
+    from .engine import EngineNotFound, locate_engine
     from .inventory import collect as collect_inventory
 
     directory = resolve_state_dir(state_dir)
@@ -426,7 +427,11 @@ def inventory(
         reported = host_policy.load_report(directory) if directory.is_dir() else None
     except ConfigError as exc:
         raise fail(str(exc), 2) from None
-    inv = collect_inventory(policy=reported)
+    try:
+        engine: Path | None = locate_engine(None)  # its version and ioengines, as `run` reports them
+    except EngineNotFound:
+        engine = None
+    inv = collect_inventory(policy=reported, engine=engine)
     if json_output:
         sys.stdout.write(json.dumps(inv.model_dump(mode="json"), indent=2) + "\n")
     else:
