@@ -416,6 +416,31 @@ def agent_command(args: Sequence[str], *, dropin: Path | None, stdin: str | None
     return res.stdout
 
 
+def _bootstrap(env: dict[str, str], work: Path) -> None:
+    """`iowatt-server bootstrap` on the stack's database (the admin, its team and API token, in
+    `work`/creds and `work`/token), run in this process by typer's runner as `agent_command` runs
+    the agent's commands: a process of its own cost ~1.4 CPU-s of imports per stack. The settings
+    are read from the stack's environment for the call and from this process's again after it."""
+    from typer.testing import CliRunner
+
+    from backend.cli import app
+    from backend.db import get_engine
+    from tests.conftest import reset_settings_caches
+
+    reset_settings_caches()
+    try:
+        res = CliRunner().invoke(
+            app,
+            ["bootstrap", "--credentials-file", str(work / "creds"), "--token-file", str(work / "token")],
+            env={k: env[k] for k in ("IOWATT_DATABASE_URL", "IOWATT_REDIS_URL", "IOWATT_ENV")},
+        )
+        get_engine().dispose()  # the stack's database: its connections are not this process's
+    finally:
+        reset_settings_caches()
+    if res.exit_code != 0:
+        raise RuntimeError(f"iowatt-server bootstrap: exit {res.exit_code}: {res.output} {res.exception!r}")
+
+
 def enrollment_token(url: str, admin_token: str) -> str:
     """A one-use enrolment token for the admin's first team, as the UI's token page makes one
     (`iowatt-server enrollment-token` cost a process start, ~1.2 CPU-s, per stack and host)."""
@@ -510,20 +535,7 @@ def stack(
         procs[name] = _popen(*commands[name], logs / f"{name}.log")
 
     try:
-        subprocess.run(
-            [
-                str(BIN / "iowatt-server"),
-                "bootstrap",
-                "--credentials-file",
-                str(work / "creds"),
-                "--token-file",
-                str(work / "token"),
-            ],
-            cwd=REPO,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
+        _bootstrap(env, work)
         creds = dict(line.split("=", 1) for line in (work / "creds").read_text().split())
         port = free_port()
         url = f"http://127.0.0.1:{port}"
