@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useMemo, useState } from "react";
+import { type FormEvent, useMemo, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import type { DetectionRead, MetricName, SeriesRead } from "../client/types";
 import { HistoryChart } from "../components/charts/HistoryChart";
+import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { QueryState } from "../components/QueryState";
 import { ScrollBox } from "../components/ScrollBox";
 import { formatRelative, formatTimestamp, sig3 } from "../lib/format";
@@ -210,6 +211,90 @@ function Detection({
   );
 }
 
+const NUMBERS = [
+  ["min_change_pct", "Minimum change, %", "a change smaller than this is never flagged"],
+  ["alpha", "p-value below", "the test's one-sided p-value"],
+  ["z_min", "z-score at least", "change / the window's standard deviation"],
+  ["lookback", "Window, runs", "the valid runs a new run is tested against"],
+  ["min_window", "Fewest runs to judge", "fewer valid runs before: no verdict"],
+] as const;
+type NumberKey = (typeof NUMBERS)[number][0];
+
+/** The series' own thresholds (an empty field: the team's, else the default, shown greyed). */
+function ThresholdsForm({ s }: { s: SeriesRead }) {
+  const qc = useQueryClient();
+  const own = s.thresholds;
+  const [values, setValues] = useState<Record<NumberKey, string>>(() => {
+    const out = {} as Record<NumberKey, string>;
+    for (const [k] of NUMBERS) out[k] = own[k] == null ? "" : String(own[k]);
+    return out;
+  });
+  const [test, setTest] = useState(own.test ?? "");
+  const [errors, setErrors] = useState<Errors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const m = useMutation({
+    mutationFn: () => {
+      const thresholds: Record<string, number | string> = {};
+      for (const [k] of NUMBERS) if (values[k].trim()) thresholds[k] = Number(values[k]);
+      if (test) thresholds.test = test;
+      return updateSeries(s.id, { thresholds });
+    },
+    onSuccess: () => {
+      setErrors({});
+      setFormError(null);
+      void qc.invalidateQueries({ queryKey: keys.series.all() });
+    },
+    onError: (e) => {
+      const aliases = Object.fromEntries([...NUMBERS.map(([k]) => [k, k]), ["test", "test"]]);
+      const { errors: errs, formError: fe } = formErrorsFrom(e, aliases);
+      setErrors(errs);
+      setFormError(fe);
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    m.mutate();
+  };
+  return (
+    <details className="card" data-testid="series-thresholds">
+      <summary>Thresholds</summary>
+      <form onSubmit={submit} className="form-grid">
+        <Field
+          label="Test"
+          name="test"
+          errors={errors}
+          hint={`in effect: ${s.effective_thresholds.test}`}
+        >
+          <select id="f-test" value={test} onChange={(e) => setTest(e.target.value)}>
+            <option value="">the team's</option>
+            <option value="t_test">Student's t-test</option>
+            <option value="welch">Welch's t-test</option>
+            <option value="mann_whitney">Mann–Whitney U</option>
+          </select>
+        </Field>
+        {NUMBERS.map(([k, label, hint]) => (
+          <Field key={k} label={label} name={k} errors={errors} hint={hint}>
+            <input
+              id={`f-${k}`}
+              inputMode="decimal"
+              value={values[k]}
+              placeholder={String(s.effective_thresholds[k])}
+              onChange={(e) => setValues({ ...values, [k]: e.target.value })}
+            />
+          </Field>
+        ))}
+        <FormFooter
+          error={formError}
+          pending={m.isPending}
+          label="Save thresholds"
+          pendingLabel="Saving…"
+          testId="save-thresholds"
+        />
+      </form>
+    </details>
+  );
+}
+
 /** One series' history: a metric of a job over its runs with each run's validity, the host-fact
  * changes and the changes found; a point links to its run and to a comparison with the previous
  * good run. */
@@ -265,6 +350,9 @@ export function SeriesPage() {
             )}
           </p>
         </>
+      )}
+      {s.data && can("series.edit", s.data.team_id) && (
+        <ThresholdsForm key={s.data.id} s={s.data} />
       )}
       <p>
         <label>
