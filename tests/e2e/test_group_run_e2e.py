@@ -4,7 +4,9 @@ reaches the API only through a proxy listening on the veth's address, as a measu
 the server over its network; no port is opened on it). Both prepare, meet at the start barrier
 and start at the instant the server set; each member's clock offset, its bound and its start skew
 are recorded, the results combined (bytes and I/Os summed) and the energy of the two hosts'
-meters summed. Size-bound jobs: 4 MiB of 4 KiB writes per member.
+meters summed. The two targets are one store where sshfs and openssh-server are installed (a
+directory exported by sshd on a private port and mounted with sshfs in the second host's
+namespace: the NAS case), else two directories. Size-bound jobs: 4 MiB of 4 KiB writes per member.
 
 Where a namespace cannot be made (no root, no `ip`), the second agent runs in this namespace
 behind the same proxy: the protocol is the same, only the network path is shorter.
@@ -155,23 +157,81 @@ def second_host(
             shutil.rmtree(dropin, ignore_errors=True)
 
 
-def test_two_hosts_start_at_one_instant_and_their_results_and_energy_add_up(live: Stack) -> None:
-    dirs = [tempfile.mkdtemp(prefix=f"iowatt-group-{i}-", dir="/dev/shm") for i in range(2)]
+SSHD = Path("/usr/sbin/sshd")
+
+
+@contextlib.contextmanager
+def network_store() -> Iterator[tuple[Path, Path, Callable[[str], str] | None]]:
+    """(store, the second host's path to it, the lines that mount it there): a directory of this
+    host exported by sshd (a private port, a test key) and mounted with sshfs in the second host's
+    namespace, so both members' targets are one store (the NAS case). Without sshfs or
+    openssh-server: a directory of the second host's own and nothing to mount."""
+    store = Path(tempfile.mkdtemp(prefix="iowatt-store-", dir="/dev/shm"))
+    mnt = Path(tempfile.mkdtemp(prefix="iowatt-store-mnt-", dir="/dev/shm"))
+    keys = Path(tempfile.mkdtemp(prefix="iowatt-sshd-"))
+    daemons: list[subprocess.Popen[bytes]] = []
+    port = free_port()
+
+    def mount(address: str) -> str:
+        (keys / "sshd_config").write_text(
+            f"Port {port}\nListenAddress {address}\nHostKey {keys / 'host'}\n"
+            f"AuthorizedKeysFile {keys / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
+            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+            f"PidFile {keys / 'sshd.pid'}\nSubsystem sftp internal-sftp\n"
+        )
+        daemons.append(
+            subprocess.Popen(
+                [str(SSHD), "-D", "-e", "-f", str(keys / "sshd_config")],
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        wait_until(lambda: _listening(address, port), timeout=10, interval=0.05, message="sshd listens")
+        trust = ["BatchMode=yes", "StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null"]
+        opts = ",".join([f"IdentityFile={keys / 'user'}", *trust])
+        return (
+            f"sshfs -f -p {port} -o {opts} root@{address}:{store} {mnt} &\n"
+            f"i=0; until grep -q ' {mnt} fuse.sshfs' /proc/mounts; do i=$((i+1)); "
+            "[ $i -gt 100 ] && exit 3; sleep 0.1; done"
+        )
+
+    shared = SSHD.exists() and shutil.which("sshfs") is not None
     try:
+        if shared:
+            for k in ("host", "user"):
+                subprocess.run(
+                    ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / k)], check=True
+                )
+            (keys / "authorized_keys").write_bytes((keys / "user.pub").read_bytes())
+            os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
+        yield store, mnt, mount if shared else None
+    finally:
+        for d in daemons:
+            d.terminate()
+            d.wait(timeout=10)
+        for p in (store, mnt, keys):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def test_two_hosts_on_one_store_start_at_one_instant_and_their_results_and_energy_add_up(live: Stack) -> None:
+    """The second host reaches the store over sshfs where it can (the group records the shared
+    store; its run is on fuse.sshfs), else a directory of its own."""
+    with network_store() as (store, mnt, mount):
         live.agent_cli("meters", "set", *METER)
-        live.allow(dirs[0])
-        with second_host(live, dirs[1]) as (other, _):
+        live.allow(str(store))
+        with second_host(live, str(mnt), before=mount) as (other, _):
             job = {"name": "randwrite-4k", "rw": "randwrite", "bs_bytes": 4096, "size_bytes": 4 * MiB}
-            body = {
+            body: dict[str, Any] = {
                 "members": [
-                    {"agent_id": live.agent_id, "target_path": dirs[0]},
-                    {"agent_id": other, "target_path": dirs[1]},
+                    {"agent_id": live.agent_id, "target_path": str(store)},
+                    {"agent_id": other, "target_path": str(mnt)},
                 ],
                 "workload": {"jobs": [job]},
                 "name": "e2e group",
                 "meter": METER[0],
                 "idle_s": 0.5,
             }
+            if mount is not None:
+                body["shared_store"] = f"sshfs:{store}"
             with live.api() as api:
                 r = api.post("/run-groups", json=body)
                 assert r.status_code == 201, r.text
@@ -187,6 +247,8 @@ def test_two_hosts_start_at_one_instant_and_their_results_and_energy_add_up(live
                     ended, timeout=120, interval=0.5, message=lambda: f"the group ends: {live.tail()}"
                 )
                 member_run = api.get(f"/runs/{group['members'][0]['run_id']}").json()
+                remote = next(m for m in group["members"] if m["agent_id"] == other)
+                system = api.get(f"/runs/{remote['run_id']}/system").json()
         assert group["status"] == "succeeded", (group["stop_reason"], [m["error"] for m in group["members"]])
         assert group["start_at"] is not None
         for m in group["members"]:
@@ -220,10 +282,9 @@ def test_two_hosts_start_at_one_instant_and_their_results_and_energy_add_up(live
         assert all(e is not None and e > 0 for e in energies)
         assert combined["energy_j"] == pytest.approx(sum(energies))
         assert member_run["group"]["group_id"] == group["id"] and member_run["group"]["members"] == 2
-        assert not any(f.startswith("iowatt-") for d in dirs for f in os.listdir(d))  # data files removed
-    finally:
-        for d in dirs:
-            shutil.rmtree(d, ignore_errors=True)
+        if mount is not None:  # the NAS case: one store, the second host's run over the network
+            assert group["shared_store"] == f"sshfs:{store}" and system["fstype"] == "fuse.sshfs", system
+        assert not any(f.startswith("iowatt-") for d in (store, mnt) for f in os.listdir(d))  # removed
 
 
 def test_a_member_cut_off_at_the_barrier_stops_the_group_before_anything_starts(live: Stack) -> None:
@@ -281,83 +342,6 @@ def test_a_member_cut_off_at_the_barrier_stops_the_group_before_anything_starts(
         assert not any(f.startswith("iowatt-") for d in dirs for f in os.listdir(d))
     finally:
         for d in dirs:
-            shutil.rmtree(d, ignore_errors=True)
-
-
-SSHD = Path("/usr/sbin/sshd")
-
-
-@pytest.mark.skipif(not (SSHD.exists() and shutil.which("sshfs")), reason="needs sshfs and openssh-server")
-def test_two_hosts_on_one_network_store_are_a_shared_target_group(live: Stack) -> None:
-    """The NAS case: a directory of this host exported over SSH (sshd on a private port, a test
-    key) and mounted with sshfs on the second host, so the two members' targets are one store
-    seen from two hosts; the group records it as its shared store and combines their load."""
-    store = Path(tempfile.mkdtemp(prefix="iowatt-store-", dir="/dev/shm"))
-    mnt = Path(tempfile.mkdtemp(prefix="iowatt-store-mnt-", dir="/dev/shm"))
-    keys = Path(tempfile.mkdtemp(prefix="iowatt-sshd-"))
-    for k in ("host", "user"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / k)], check=True)
-    (keys / "authorized_keys").write_bytes((keys / "user.pub").read_bytes())
-    os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
-    daemons: list[subprocess.Popen[bytes]] = []
-    port = free_port()
-
-    def mount(address: str) -> str:
-        (keys / "sshd_config").write_text(
-            f"Port {port}\nListenAddress {address}\nHostKey {keys / 'host'}\n"
-            f"AuthorizedKeysFile {keys / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
-            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
-            f"PidFile {keys / 'sshd.pid'}\nSubsystem sftp internal-sftp\n"
-        )
-        log = open(live.logs / "sshd.log", "wb")  # noqa: SIM115 - the daemon's, closed with it
-        daemons.append(subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(keys / "sshd_config")], stderr=log))
-        wait_until(lambda: _listening(address, port), timeout=10, interval=0.05, message="sshd listens")
-        trust = ["BatchMode=yes", "StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null"]
-        opts = ",".join([f"IdentityFile={keys / 'user'}", *trust])
-        return (
-            f"sshfs -f -p {port} -o {opts} root@{address}:{store} {mnt} &\n"
-            f"i=0; until grep -q ' {mnt} fuse.sshfs' /proc/mounts; do i=$((i+1)); "
-            "[ $i -gt 100 ] && exit 3; sleep 0.1; done"
-        )
-
-    try:
-        live.allow(str(store))
-        with second_host(live, str(mnt), before=mount) as (other, _):
-            job = {"name": "write-4k", "rw": "randwrite", "bs_bytes": 4096, "size_bytes": 4 * MiB}
-            body = {
-                "members": [
-                    {"agent_id": live.agent_id, "target_path": str(store)},
-                    {"agent_id": other, "target_path": str(mnt)},
-                ],
-                "workload": {"jobs": [job]},
-                "name": "e2e group on a shared store",
-                "idle_s": 0,
-                "shared_store": f"sshfs:{store}",
-            }
-            with live.api() as api:
-                r = api.post("/run-groups", json=body)
-                assert r.status_code == 201, r.text
-                gid = r.json()["id"]
-
-                def ended() -> dict[str, Any] | None:
-                    g: dict[str, Any] = api.get(f"/run-groups/{gid}").json()
-                    return g if g["status"] in ("succeeded", "failed", "cancelled") else None
-
-                group = wait_until(
-                    ended, timeout=120, interval=0.5, message=lambda: f"the group ends: {live.tail()}"
-                )
-                remote = next(m for m in group["members"] if m["agent_id"] == other)
-                system = api.get(f"/runs/{remote['run_id']}/system").json()
-        assert group["status"] == "succeeded", (group["stop_reason"], [m["error"] for m in group["members"]])
-        assert group["shared_store"] == f"sshfs:{store}"
-        assert group["combined"]["jobs"][0]["write"]["total_ios"] == 2048
-        assert system["fstype"] == "fuse.sshfs", system  # the second host wrote over the network
-        assert os.listdir(store) == []  # each member's data file removed, through either path
-    finally:
-        for d in daemons:
-            d.terminate()
-            d.wait(timeout=10)
-        for d in (store, mnt, keys):
             shutil.rmtree(d, ignore_errors=True)
 
 
