@@ -174,6 +174,8 @@ def compare(
     s = float(before.std(ddof=1)) if len(before) > 1 else 0.0
     z = (m1 - m0) / s if s > 0 else (0.0 if m1 == m0 else math.copysign(math.inf, m1 - m0))
     p = _p_value(test or th.test, before, after, "greater" if m1 > m0 else "less")
+    if p is not None and not math.isfinite(p):
+        p = None  # both groups without variance: no test, no verdict from it
     lo, hi = _interval(before, after)
     change = Change(
         mean_before=m0,

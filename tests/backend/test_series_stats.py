@@ -100,3 +100,14 @@ def test_thresholds_turn_gates_on_and_off() -> None:
         ).status
         == "regression"
     )
+
+
+def test_a_history_without_noise_gives_a_verdict_not_nan() -> None:
+    flat = points([100.0] * 11)
+    v = verdict(flat, 10, "higher_is_better", TH)
+    assert v.status == "no_change" and v.change is not None and v.change.p_value == 1.0
+    assert verdict(points([100.0] * 10 + [50.0]), 10, "higher_is_better", TH).status == "regression"
+    # the last three against ten, both flat: Student's test has no p-value (NaN, kept as None);
+    # the shorter suffixes, against windows holding some of the drop, still find it
+    both_flat = points([100.0] * 10 + [50.0, 50.0, 50.0])
+    assert verdict(both_flat, 12, "higher_is_better", TH).status == "regression"
