@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench" / "compare"))
 
-from run import _cpu_s, _start_api  # type: ignore[import-not-found]  # noqa: E402  bench/compare/run.py
+from run import _cpu_s, _start_api  # type: ignore[attr-defined]  # noqa: E402  bench/compare/run.py
 
 from tests.browser.series_seed import seed_series  # noqa: E402
 from tests.services import free_port, postgres, redis_server  # noqa: E402
