@@ -36,7 +36,15 @@ def test_allowed_dbms_and_capabilities_are_stored_and_served(client: TestClient,
     assert r.json()["policy"]["allowed_dbms"] == ["postgresql"]
     got = client.get(f"/api/v1/agents/{a.agent.id}", headers=u.headers).json()
     assert got["policy"]["allowed_dbms"] == ["postgresql"]
-    assert got["inventory"]["capabilities"] == {**CAPS, "multi_target": False}  # the default stored
+    # the defaults stored beside what the agent sent (an agent of wire protocol 1 sends no
+    # protocol, engine version or features)
+    assert got["inventory"]["capabilities"] == {
+        **CAPS,
+        "multi_target": False,
+        "protocol": None,
+        "engine_version": None,
+        "engine_features": None,
+    }
     # an agent before issue 15 reports neither: no consent, no capabilities
     r = client.put(f"/api/v1/agents/{a.agent.id}/inventory", json=inventory(), headers=a.headers)
     assert r.status_code == 200 and r.json()["policy"]["allowed_dbms"] == []
