@@ -417,6 +417,14 @@ def run_cmd(
     agent: Annotated[
         str | None, typer.Option(help="The agent (name, hostname or id); default: the only one")
     ] = None,
+    member: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="AGENT:PATH",
+            help="A group run: this agent's target, started at one instant with the other members' "
+            "(give it once per agent, at least twice; instead of --target)",
+        ),
+    ] = None,
     name: Annotated[str | None, typer.Option(help="The run's name")] = None,
     shorten: Annotated[
         float | None, typer.Option(min=0.01, max=0.99, help="Block workloads: each runtime times this factor")
@@ -448,6 +456,10 @@ def run_cmd(
                     ["name", "builtin", "description"], [[w.name, w.builtin, w.description[:80]] for w in ws]
                 )
             return
+        if workload is not None and member and not target:
+            opts = {"name": name, "shorten": shorten, "idle_s": idle_s, "environment_id": environment}
+            _run_group(c, workload, member, opts, wait=wait, timeout_s=timeout, json_out=json_out)
+            return
         if workload is None or not target:
             _err("give a WORKLOAD and --target PATH (iowatt run --list names the presets)")
             raise typer.Exit(EXIT_USAGE)
@@ -476,6 +488,51 @@ def run_cmd(
     else:
         typer.echo(f"{run.id}: {run.status}" + (f": {run.error}" if run.error else ""))
     if wait and run.status != "succeeded":
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _run_group(
+    c: Client,
+    workload: str,
+    members: list[str],
+    opts: dict[str, Any],
+    *,
+    wait: bool,
+    timeout_s: float | None,
+    json_out: bool,
+) -> None:
+    """`iowatt run W --member A:PATH --member B:PATH`: queue a group run and, with --wait, poll it
+    until every member has ended; exit 1 unless it succeeded."""
+    if len(members) < 2 or any(":" not in m for m in members):
+        _err("a group run needs --member AGENT:PATH at least twice (one per agent)")
+        raise typer.Exit(EXIT_USAGE)
+    pairs = [m.partition(":") for m in members]
+    body: dict[str, Any] = {
+        "members": [{"agent_id": _agent(c, a), "target_path": p} for a, _, p in pairs],
+        **_workload(c, workload),
+        **{k: v for k, v in opts.items() if v is not None},
+    }
+    group = c.call("create_group", json=body)
+    if not json_out:
+        typer.echo(f"queued group {group['id']} ({group['name']}) on {', '.join(members)}", err=True)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while wait and group["status"] not in ("succeeded", "failed", "cancelled"):
+        if deadline is not None and time.monotonic() > deadline:
+            _err(f"group {group['id']} is still {group['status']} after {timeout_s:g} s")
+            raise typer.Exit(EXIT_FAILED)
+        time.sleep(1.0)
+        group = c.call("get_group", group_id=group["id"])
+    if json_out:
+        _print_json(group)
+    else:
+        for m in group["members"]:
+            skew = m["start_skew_ns"]
+            at = f", started {skew / 1e6:+.2f} ms from the instant" if skew is not None else ""
+            typer.echo(f"  {m['agent_name']}:{m['target_path']} {m['status']}{at}", err=True)
+        flag = " (unsynchronized)" if group["unsynchronized"] else ""
+        reason = f": {group['stop_reason']}" if group["stop_reason"] else ""
+        typer.echo(f"{group['id']}: {group['status']}{flag}{reason}")
+    if wait and group["status"] != "succeeded":
         raise typer.Exit(EXIT_FAILED)
 
 
