@@ -51,3 +51,27 @@ def test_a_run_like_the_others_exits_0(ci: Any) -> None:
     first = run("--run", str(runs[0].id))  # nothing before it: not a failure
     assert "too little history" in first.stdout
     assert "--target" in run(code=EXIT_USAGE).stderr
+
+
+def test_it_queues_the_run_it_judges_and_a_failed_run_exits_1(
+    session: Session, client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.factories import create_agent, create_user
+
+    u = create_user(session)
+    agent = create_agent(session, team=u.team).agent
+    monkeypatch.setattr(
+        cli, "_client", lambda: Client("http://testserver", u.token, transport=client._transport)
+    )
+    followed: list[str] = []
+
+    def follow(c: Any, run_id: str, **_: Any) -> Any:  # the run ends at once, failed
+        followed.append(run_id)
+        run = c.get_run(run_id)
+        return run.model_copy(update={"status": "failed", "error": "engine exited 1"})
+
+    monkeypatch.setattr(cli, "follow", follow)
+    r = CliRunner().invoke(app, ["ci", "quick", "--target", "/srv/bench", "--agent", str(agent.id)])
+    assert r.exit_code == EXIT_FAILED, r.stdout + r.stderr
+    assert len(followed) == 1 and f"queued {followed[0]}" in r.stderr
+    assert f"run {followed[0]} failed: engine exited 1" in r.stderr
