@@ -185,11 +185,13 @@ def test_redis_down_during_a_commit_loses_no_task(env: tuple[str, LocalRedis]) -
         with unit_of_work() as s:
             assert s.get(Run, run_id).status == RunStatus.succeeded  # type: ignore[union-attr]
             unsent = s.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))).all()
-            assert {t.name for t in unsent} == {"energy.compute_run", "run.dispatch_pending"}
+            # the result's commit queues the run's energy, the next dispatch and its series' tracking
+            queued = {"energy.compute_run", "run.dispatch_pending", "series.track_run"}
+            assert {t.name for t in unsent} == queued
             assert any(t.attempts >= 1 and t.last_error for t in unsent)  # the send after commit failed
         r.start()
         names = _drain(r)
-        assert sorted(names) == ["energy.compute_run", "run.dispatch_pending"]
+        assert sorted(names) == ["energy.compute_run", "run.dispatch_pending", "series.track_run"]
         with unit_of_work() as s:
             assert s.scalars(select(OutboxTask).where(OutboxTask.sent_at.is_(None))).all() == []
             assert s.get(RunEnergy, run_id) is not None
