@@ -51,6 +51,10 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
             out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
         return out
     if isinstance(obj, list):
+        if obj and all(v is None or isinstance(v, str | int | float | bool) for v in obj):
+            # a list of plain values is one field ("iodepth,numjobs"), not one row per place: an
+            # imported job's `unstated` list otherwise read as unstated.0, unstated.1, ...
+            return {prefix: ",".join(str(v) for v in obj)}
         out = {}
         for i, v in enumerate(obj):
             out.update(_flatten(v, f"{prefix}.{i}" if prefix else str(i)))
