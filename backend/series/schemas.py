@@ -111,7 +111,10 @@ class SeriesUpdate(InputSchema):
     thresholds: ThresholdsIn | None = None
 
 
-class ValidityNote(OutputSchema):
+class SeriesExclusion(OutputSchema):
+    """Why a run is left out of its series' tests: one of its validity flags, as stored when it
+    joined (or a changed host fact)."""
+
     flag: str
     message: str
 
@@ -123,7 +126,7 @@ class HistoryPoint(OutputSchema):
     low: float | None = Field(description="downsampled: the bucket's lowest value (null: one run)")
     high: float | None
     runs: int = Field(description="runs this point stands for (1 unless downsampled)")
-    excluded: list[ValidityNote]
+    excluded: list[SeriesExclusion]
     segment: str
 
 

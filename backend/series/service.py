@@ -26,6 +26,7 @@ from backend.series.schemas import (
     HistoryPoint,
     HostChange,
     MetricVerdict,
+    SeriesExclusion,
     SeriesHistory,
     SeriesRead,
     SeriesUpdate,
@@ -33,7 +34,6 @@ from backend.series.schemas import (
     TeamThresholdsRead,
     ThresholdsIn,
     ThresholdsRead,
-    ValidityNote,
 )
 from backend.series.stats import METRICS, Point, Thresholds, change_points, verdict
 
@@ -509,7 +509,7 @@ def _one(r: Any, metric: str) -> HistoryPoint:
         high=None,
         runs=1,
         excluded=[
-            ValidityNote(flag=str(e.get("flag")), message=str(e.get("message"))) for e in r.excluded or ()
+            SeriesExclusion(flag=str(e.get("flag")), message=str(e.get("message"))) for e in r.excluded or ()
         ],
         segment=r.segment,
     )

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PASS_THROUGH = {
     "v.flag": "a run's RunValidityFlag, copied onto a review candidate",
     "ENERGY_FLAGS[e.status]": "review/service.py's table, checked below",
+    "str(e.get('flag'))": "a series run's stored exclusion, written from the run's own flags when it joined",
 }
 
 
