@@ -299,7 +299,9 @@ def _subjects(session: Session, team_ids: list[uuid.UUID], now: datetime) -> Ite
         yield Subject(
             team_id=series.team_id,
             kind="regression",
-            key=str(d.id),
+            # one step is found twice (a change point and the new run's test) on the same run of
+            # the same metric: one alert for it
+            key=f"{series.id}:{d.metric}:{d.job_index}:{d.run_id or d.id}",
             title=f"Regression in {series.name}: {d.metric} {d.change_pct:+.1f} %",
             text=(
                 f"{d.metric} of job {d.job_index} moved from {d.mean_before:.4g} to {d.mean_after:.4g} "

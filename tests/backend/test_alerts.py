@@ -25,7 +25,7 @@ from backend.alert.schemas import ChannelCreate
 from backend.auth.principal import UserPrincipal
 from backend.config import get_settings
 from backend.kit.time import utcnow
-from backend.models import AlertChannel, AlertDelivery, Role, RunStatus, Team
+from backend.models import AlertChannel, AlertDelivery, Role, RunStatus, Series, SeriesDetection, Team
 from tests.factories import create_agent, create_run, create_user
 
 
@@ -281,3 +281,68 @@ def test_two_workers_delivering_at_once_send_once(engine: Engine, receiver: Rece
         with Session(engine) as cleanup:
             cleanup.execute(delete(Team).where(Team.id == team_id))
             cleanup.commit()
+
+
+def test_a_step_found_twice_is_one_regression_alert(
+    client: TestClient, session: Session, receiver: Receiver
+) -> None:
+    """Change detection stores a step twice (its change point and the new run's test, on the same
+    run and metric): the channel hears of it once; an improvement raises nothing."""
+    admin = create_user(session, role=Role.admin)
+    r = _channel(
+        client, admin.headers, admin.team.id, f"http://127.0.0.1:{receiver.port}/h", events=["regression"]
+    )
+    assert r.status_code == 201, r.text
+    a = create_agent(session, team=admin.team)
+    now = utcnow() + timedelta(seconds=5)
+    run = create_run(session, agent=a.agent, status=RunStatus.succeeded, finished_at=now)
+    s = Series(
+        team_id=admin.team.id,
+        key=uuid.uuid4().hex,
+        workload_fingerprint="f" * 64,
+        target_kind="path",
+        agent_id=a.agent.id,
+        target_path="/srv/bench",
+        name="rr4k on /srv/bench",
+    )
+    session.add(s)
+    session.flush()
+
+    def detection(kind: str, direction: str, pct: float) -> SeriesDetection:
+        return SeriesDetection(
+            series_id=s.id,
+            metric="read_iops",
+            job_index=0,
+            kind=kind,
+            direction=direction,
+            run_id=run.id,
+            at=now,
+            mean_before=1000.0,
+            mean_after=1000.0 * (1 + pct / 100),
+            change_pct=pct,
+            change_pct_low=pct - 2,
+            change_pct_high=pct + 2,
+            runs_before=10,
+            runs_after=1,
+            method=kind,
+            parameters={},
+            created_at=now,
+        )
+
+    session.add_all(
+        [detection("change_point", "regression", -10.0), detection("new_run", "regression", -10.5)]
+    )
+    session.flush()
+    s2 = detection("new_run", "improvement", 12.0)
+    s2.metric = "read_bw_bytes"
+    session.add(s2)
+    session.flush()
+    made = alert_service.scan(session, now=now)
+    assert len(made) == 1
+    assert alert_service.deliver(session, delivery_id=made[0], now=now) == "sent"
+    doc = json.loads(receiver.requests[0]["body"])["alert"]
+    assert doc["kind"] == "regression" and doc["title"].startswith(
+        "Regression in rr4k on /srv/bench: read_iops"
+    )
+    assert doc["link"].endswith(f"/series/{s.id}") and doc["details"]["run_id"] == str(run.id)
+    assert alert_service.scan(session, now=now) == []
