@@ -3081,7 +3081,7 @@ export interface components {
              * Validity
              * @description the linked run's validity flags (run/compare domains)
              */
-            validity: components["schemas"]["backend__review__schemas__ValidityNote"][];
+            validity: components["schemas"]["ValidityNote"][];
         };
         /** CandidateUpdate */
         CandidateUpdate: {
@@ -5081,7 +5081,7 @@ export interface components {
              */
             at: string;
             /** Excluded */
-            excluded: components["schemas"]["backend__series__schemas__ValidityNote"][];
+            excluded: components["schemas"]["SeriesExclusion"][];
             /** High */
             high: number | null;
             /**
@@ -8664,6 +8664,17 @@ export interface components {
              */
             parameter: "price" | "tariff" | "grid_intensity" | "duty_cycle" | "horizon";
         };
+        /**
+         * SeriesExclusion
+         * @description Why a run is left out of its series' tests: one of its validity flags, as stored when it
+         *     joined (or a changed host fact).
+         */
+        SeriesExclusion: {
+            /** Flag */
+            flag: string;
+            /** Message */
+            message: string;
+        };
         /** SeriesHistory */
         SeriesHistory: {
             /** Detections */
@@ -9969,6 +9980,17 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** ValidityNote */
+        ValidityNote: {
+            /**
+             * Flag
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py)
+             * @enum {string}
+             */
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
+            /** Message */
+            message: string;
+        };
         /**
          * VdbenchReport
          * @description The file set's shape and the run's frame (vdbench's rd).
@@ -10403,24 +10425,6 @@ export interface components {
             tpch?: components["schemas"]["TpchSpec"] | null;
             /** @description kind vdbench only */
             vdbench?: components["schemas"]["VdbenchSpec"] | null;
-        };
-        /** ValidityNote */
-        backend__review__schemas__ValidityNote: {
-            /**
-             * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py)
-             * @enum {string}
-             */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
-            /** Message */
-            message: string;
-        };
-        /** ValidityNote */
-        backend__series__schemas__ValidityNote: {
-            /** Flag */
-            flag: string;
-            /** Message */
-            message: string;
         };
     };
     responses: never;
