@@ -180,6 +180,12 @@ def test_one_priority_with_samples_has_no_list_and_groups_merge(engine_bin: Path
     for j in both(engine_bin, target, *grouped):
         assert shape(j, "read") == [(0, 0, "clat_ns"), (1, 0, "clat_ns")]
         assert close(shares(j, "read"), [0.5, 0.5])  # N adds up to both clones' I/Os
+    # a member without per-command priorities (psync, prio=5) adds all its I/Os at its own, 2/5
+    c = ["--group_reporting", f"--filename={target}", "--size=2m", "--rw=randread", "--name=a", "--iodepth=4"]
+    c += ["--ioengine=io_uring", "--cmdprio_percentage=50", "--name=b", "--ioengine=psync", "--prio=5"]
+    for j in (json.loads(run_engine(engine_bin, *c).stdout)["jobs"][0], fio_job(*c, "--output-format=json")):
+        assert shape(j, "read") == [(0, 0, "clat_ns"), (1, 0, "clat_ns"), (2, 5, "clat_ns")]
+        assert close(shares(j, "read"), [0.25, 0.25, 0.5])
 
 
 @needs_fio
