@@ -95,14 +95,13 @@ def route_template(scope: Scope) -> str:
     router = getattr(app, "router", None)
     if router is not None:
         # not scope["route"]: for a route of an included router that is the route as written,
-        # without the router's prefix (FastAPI >= 0.137); match the routes as included instead
-        from fastapi.routing import iter_route_contexts
-        from starlette.routing import Match
+        # without the router's prefix (FastAPI >= 0.137); the routes as included, matched once
+        # per method and path (backend/kit/routes.py)
+        from backend.kit.routes import template
 
-        for r in iter_route_contexts(router.routes):
-            match, _ = r.matches(scope)
-            if match == Match.FULL and isinstance(getattr(r, "path", None), str):
-                return str(r.path)
+        found = template(scope, router.routes, router)
+        if found is not None:
+            return found
     return "unmatched"
 
 

@@ -29,12 +29,12 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from fastapi.routing import iter_route_contexts
 from iowatt_workload import KiB, MiB
 from starlette.exceptions import HTTPException
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute
 
 from backend.config import get_settings
+from backend.kit.routes import template as route_template
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -129,13 +129,10 @@ class BodyLimitMiddleware:
         self.routes = routes
 
     def _template(self, scope: Scope) -> str | None:
-        # an included router is one node of the routes (FastAPI >= 0.137): match its routes as
-        # included (prefixed paths)
-        for route in iter_route_contexts(self.routes()):
-            match, _ = route.matches(scope)
-            if match == Match.FULL:
-                return getattr(route, "path", None)
-        return None
+        # an included router is one node of the routes (FastAPI >= 0.137): its routes are matched
+        # as included (prefixed paths), once per method and path (backend/kit/routes.py)
+        routes = self.routes()
+        return route_template(scope, routes, getattr(scope.get("app"), "router", None))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
