@@ -399,30 +399,74 @@ static inline uint64_t pick_bs(struct worker *w, int ddir)
 static inline int map_test(const uint64_t *m, uint64_t b) { return (int)(m[b >> 6] >> (b & 63)) & 1; }
 static inline void map_set(uint64_t *m, uint64_t b) { m[b >> 6] |= 1ull << (b & 63); }
 
-/* Random map for mixed block sizes (bssplit, or different read and write sizes): offsets come
- * from the permutation of smallest-size blocks, skipping blocks an earlier, larger I/O covered,
- * and an I/O is cut short where it would run into covered blocks or the end of the region --
- * so, as in fio, a pass touches every block exactly once and size x loops bytes are exactly
- * the region loops times. Returns the (possibly shortened) length and sets *blk. */
-static uint64_t map_claim(struct worker *w, uint64_t bs, uint64_t *blk)
+/* The first block not covered at or after b, wrapping to the region's start; nblocks when the map
+ * is full. A word at a time: over a pass the scans cost O(nblocks log nblocks / 64). */
+static uint64_t map_next_free(const uint64_t *m, uint64_t nblocks, uint64_t b)
 {
-	uint64_t b;
-	for (;;) {
-		if (w->perm_i == w->nblocks) { /* a full pass done: new permutation, empty map */
-			w->perm_i = 0;
-			perm_init(&w->perm, w->nblocks, rng_next(&w->rng));
-			memset(w->map, 0, ((w->nblocks + 63) / 64) * sizeof(uint64_t));
+	const uint64_t nw = (nblocks + 63) / 64;
+	for (int wrap = 0; wrap < 2; wrap++) {
+		uint64_t i = b >> 6, word = ~m[i] & (~0ull << (b & 63));
+		for (;;) {
+			if (word) {
+				uint64_t f = (i << 6) + (uint64_t)__builtin_ctzll(word);
+				if (f < nblocks)
+					return f;
+				break;
+			}
+			if (++i == nw)
+				break;
+			word = ~m[i];
 		}
-		b = perm_at(&w->perm, w->perm_i++);
-		if (!map_test(w->map, b))
-			break;
+		b = 0;
 	}
-	uint64_t want = bs / w->minbs, n = 1;
+	return nblocks;
+}
+
+/* fio's bssplit draw at an offset where the drawn size does not fit before the region's end: the
+ * first entry, in list order, at or after the drawn one that fits; none -> draw again. */
+static uint64_t pick_bs_fitting(struct worker *w, int ddir, uint64_t room)
+{
+	const struct options *o = w->job->o;
+	if (room < w->minbs)
+		return room;
+	for (;;) {
+		unsigned p = (unsigned)rng_below(&w->rng, 100), acc = 0;
+		for (int i = 0; i < o->nbssplit[ddir]; i++) {
+			acc += o->bssplit[ddir][i].pct;
+			if (p < acc && o->bssplit[ddir][i].pct && o->bssplit[ddir][i].bs <= room)
+				return o->bssplit[ddir][i].bs;
+		}
+	}
+}
+
+/* Random map for mixed block sizes (bssplit, or different read and write sizes), as fio's: a
+ * uniform random smallest-size block; when an earlier I/O covered it, the next block not covered
+ * after it (wrapping); the I/O is cut short where it would run into covered blocks. With bssplit,
+ * a size that does not fit before the region's end is drawn again as fio does (pick_bs_fitting);
+ * otherwise it is cut at the end. So a pass touches every block exactly once and size x loops
+ * bytes are exactly the region loops times; taking the free block after a covered one (rather
+ * than any free block) starts I/Os at the heads of gaps, which is why fio cuts few of them short.
+ * perm_i counts the blocks covered in this pass. Returns the (possibly shortened) length and
+ * sets *blk. ddir < 0: no redraw. */
+static uint64_t map_claim(struct worker *w, uint64_t bs, uint64_t *blk, int ddir)
+{
+	if (w->perm_i >= w->nblocks) { /* a full pass done: empty map */
+		w->perm_i = 0;
+		memset(w->map, 0, ((w->nblocks + 63) / 64) * sizeof(uint64_t));
+	}
+	uint64_t b = rng_below(&w->rng, w->nblocks);
+	if (map_test(w->map, b))
+		b = map_next_free(w->map, w->nblocks, b);
+	const uint64_t room = (w->nblocks - b) * w->minbs;
+	if (bs > room && ddir >= 0 && w->job->o->nbssplit[ddir])
+		bs = pick_bs_fitting(w, ddir, room);
+	uint64_t want = (bs + w->minbs - 1) / w->minbs, n = 1;
 	map_set(w->map, b);
 	while (n < want && b + n < w->nblocks && !map_test(w->map, b + n))
 		map_set(w->map, b + n++);
+	w->perm_i += n;
 	*blk = b;
-	return n * w->minbs;
+	return n < want ? n * w->minbs : bs;
 }
 
 uint64_t worker_pick_bs(struct worker *w, int ddir)
@@ -432,7 +476,7 @@ uint64_t worker_pick_bs(struct worker *w, int ddir)
 
 /* A random offset (relative to the region) for an I/O of *bs bytes: from the distribution, the
  * random map (which may cut *bs short) or a uniform draw. */
-uint64_t worker_rand_off(struct worker *w, uint64_t *bs)
+static uint64_t rand_off_d(struct worker *w, uint64_t *bs, int ddir)
 {
 	const struct options *o = w->job->o;
 	uint64_t blk, off;
@@ -441,7 +485,7 @@ uint64_t worker_rand_off(struct worker *w, uint64_t *bs)
 	} else if (o->norandommap) {
 		blk = rng_below(&w->rng, w->nblocks);
 	} else if (w->map) {
-		*bs = map_claim(w, *bs, &blk);
+		*bs = map_claim(w, *bs, &blk, ddir);
 	} else {
 		if (w->perm_i == w->nblocks) { /* a full pass done: new permutation */
 			w->perm_i = 0;
@@ -453,6 +497,11 @@ uint64_t worker_rand_off(struct worker *w, uint64_t *bs)
 	if (off + *bs > w->rsize)
 		off = (w->rsize - *bs) / w->minbs * w->minbs;
 	return off;
+}
+
+uint64_t worker_rand_off(struct worker *w, uint64_t *bs)
+{
+	return rand_off_d(w, bs, -1);
 }
 
 /* Next I/O: direction, size, offset inside [offset, offset+size) of the current file. 1 when the
@@ -483,7 +532,7 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 		return w->err ? 1 : 2;
 	uint64_t bs = pick_bs(w, ddir), off;
 	if (rw_is_random(o->rw)) {
-		off = worker_rand_off(w, &bs);
+		off = rand_off_d(w, &bs, ddir);
 	} else {
 		off = w->seq_pos[ddir];
 		if (off + bs > w->rsize)
