@@ -179,7 +179,11 @@ def shared_stack(pg: Postgres, redis_url: str, db_url: str) -> Iterator["Stack"]
     browser tests (through `live`)."""
     from tests.stack import stack
 
-    with stack(pg, redis_url) as s:
+    # one API process (production and the fault rigs run API_WORKERS): the shared stacks' tests
+    # are about what the platform does, not how it spreads requests over processes, which
+    # tests/backend/test_multiproc.py and the server fault rig test; a second process cost each of
+    # the four stacks its start-up and ~0.4 CPU-s a minute idle
+    with stack(pg, redis_url, api_workers=1) as s:
         yield s
 
 

@@ -509,9 +509,11 @@ def stack(
     agent_env: dict[str, str] | None = None,
     agent_url: Callable[[str], str] | None = None,
     redis_db: int = 3,
+    api_workers: int = API_WORKERS,
 ) -> Iterator[Stack]:
-    """`beat` adds Celery beat; `agent_args`/`agent_env` go to `iowatt-agent run`; `agent_url` maps
-    the API's URL to the one the agent enrols with (a proxy in between, tests/faults)."""
+    """`beat` adds Celery beat; `api_workers` uvicorn processes serve the API; `agent_args` and
+    `agent_env` go to `iowatt-agent run`; `agent_url` maps the API's URL to the one the agent
+    enrols with (a proxy in between, tests/faults)."""
     if not ENGINE.exists():
         raise RuntimeError(f"{ENGINE} is missing: run `make engine`")
     work = Path(tempfile.mkdtemp(prefix="iowatt-e2e-"))
@@ -551,7 +553,7 @@ def stack(
             "--port",
             str(port),
             "--workers",
-            str(API_WORKERS),
+            str(api_workers),
             extra={"PROMETHEUS_MULTIPROC_DIR": str(work / "api-metrics")},
         )
         spawn(
