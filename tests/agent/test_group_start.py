@@ -7,6 +7,7 @@ import threading
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from iowatt_agent import clock
 from iowatt_agent.client import Conflict
@@ -122,6 +123,23 @@ def test_an_instant_too_far_ahead_is_refused_not_waited_for() -> None:
     t0 = time.monotonic()
     assert member.wait() is False and time.monotonic() - t0 < 5
     assert member.stop_reason is not None and "s away" in member.stop_reason and member.cancelled is False
+
+
+def test_a_server_that_never_gives_an_instant_does_not_hold_the_host() -> None:
+    now = datetime.now(UTC)
+    member, stub = _member([ReadyResponse(start_at=None, stop=None, server_time=now)] * 1000)
+    answer = stub.ready
+
+    def long_poll(*args: Any) -> ReadyResponse:  # a long-poll that times out "not yet"
+        time.sleep(0.01)
+        return answer(*args)
+
+    stub.ready = long_poll  # type: ignore[method-assign, assignment]
+    member.max_barrier_s = 0.05
+    t0 = time.monotonic()
+    assert member.wait() is False and time.monotonic() - t0 < 5
+    assert member.stop_reason is not None and "no start instant" in member.stop_reason
+    assert member.cancelled is False and len(stub.ready_calls) >= 1
 
 
 def test_sleep_until_ends_at_the_instant_or_when_stopped() -> None:

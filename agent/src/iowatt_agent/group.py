@@ -32,6 +32,9 @@ MAX_UNREACHABLE_S = 60.0  # the barrier is given up when the server cannot be re
 # the server sets the instant a few hundred milliseconds ahead (at most 2 s plus the answer's way
 # here); one further away is refused rather than held: the host is not kept waiting by a server
 MAX_START_AHEAD_S = 30.0
+# the longest a member waits at the barrier for the others, whatever the server answers: a server
+# that keeps saying "not yet" does not hold the host (its prepare timeout is far shorter)
+MAX_BARRIER_S = 600.0
 
 
 class GroupStart:
@@ -47,6 +50,7 @@ class GroupStart:
         exchange: Callable[[], None],
         stop: threading.Event,
         wait_s: float = 25.0,
+        max_barrier_s: float = MAX_BARRIER_S,
     ) -> None:
         self.lease = lease
         self.client = client
@@ -54,6 +58,7 @@ class GroupStart:
         self.exchange = exchange
         self.stop = stop
         self.wait_s = wait_s
+        self.max_barrier_s = max_barrier_s
         self.stop_reason: str | None = None
         self.cancelled = False  # the group stopped (not this agent): the member is cancelled
         self.start_at: datetime | None = None
@@ -82,9 +87,16 @@ class GroupStart:
             sample.round_trip_ns if sample else None,
         )
         unreachable_since: float | None = None
+        waiting_since = time.monotonic()
         while self.start_at is None:
             if self.stop.is_set():
                 self.stop_reason = "agent stopped at the group's start barrier"
+                return False
+            if time.monotonic() - waiting_since > self.max_barrier_s:
+                self.stop_reason = (
+                    f"no start instant from the server in {self.max_barrier_s:g} s at the group's "
+                    "start barrier: not started"
+                )
                 return False
             try:
                 answer = self.client.ready(run_id, request, self.wait_s)
