@@ -429,11 +429,6 @@ static uint64_t pick_bs_fitting(struct worker *w, int ddir, uint64_t room)
 	const struct options *o = w->job->o;
 	if (room < w->minbs)
 		return room;
-	int fits = 0; /* no entry of this direction fits: cut at the end (a redraw would never end) */
-	for (int i = 0; i < o->nbssplit[ddir]; i++)
-		fits |= o->bssplit[ddir][i].pct && o->bssplit[ddir][i].bs <= room;
-	if (!fits)
-		return room;
 	for (;;) {
 		unsigned p = (unsigned)rng_below(&w->rng, 100), acc = 0;
 		for (int i = 0; i < o->nbssplit[ddir]; i++) {
