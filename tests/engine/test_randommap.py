@@ -70,3 +70,13 @@ def test_bssplit_random_map_counts_and_size_mix_like_fio(engine_bin: Path, scrat
     assert abs(ours - theirs) / theirs < 0.10, (ours, theirs)
     for bs in (4096, 16384):
         assert abs(our_mix[bs] / ours - their_mix[bs] / theirs) < 0.05, (bs, our_mix, their_mix)
+
+
+def test_a_direction_whose_sizes_do_not_fit_at_the_end_is_cut_there(engine_bin: Path, scratch: Path) -> None:
+    """Reads of 4k/16k, writes of 16k only: a write drawn within 12k of the end has no size that
+    fits; it is cut at the end (a redraw would never end), and the pass still covers every byte."""
+    target = scratch / "w.dat"
+    for seed in SEEDS:
+        args = [*job(target, seed, scratch / f"w{seed}")[:-2], "--bssplit=4k/40:16k/60,16k/100"]
+        j = json.loads(run_engine(engine_bin, *args, "--output-format=json", timeout=20).stdout)["jobs"][0]
+        assert j["read"]["io_bytes"] + j["write"]["io_bytes"] == 4 << 20

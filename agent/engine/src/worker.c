@@ -423,11 +423,15 @@ static uint64_t map_next_free(const uint64_t *m, uint64_t nblocks, uint64_t b)
 }
 
 /* fio's bssplit draw at an offset where the drawn size does not fit before the region's end: the
- * first entry, in list order, at or after the drawn one that fits; none -> draw again. */
+ * first entry, in list order, at or after the drawn one that fits; none -> draw again (when no
+ * entry of the direction fits at all, the room left: the I/O is cut at the end). */
 static uint64_t pick_bs_fitting(struct worker *w, int ddir, uint64_t room)
 {
 	const struct options *o = w->job->o;
-	if (room < w->minbs)
+	int fits = 0;
+	for (int i = 0; i < o->nbssplit[ddir]; i++)
+		fits |= o->bssplit[ddir][i].pct && o->bssplit[ddir][i].bs <= room;
+	if (!fits) /* no size of this direction fits (e.g. a write list of 16k, reads of 4k): cut it */
 		return room;
 	for (;;) {
 		unsigned p = (unsigned)rng_below(&w->rng, 100), acc = 0;
