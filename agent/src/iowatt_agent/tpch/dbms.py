@@ -342,10 +342,13 @@ class MariaDB(Instance):
         return cls("mariadb", directory, buffer_pool_bytes, mariadbd=mariadbd, install_db=install_db)
 
     def _server_options(self) -> list[str]:
-        data = _here() / LOCAL / "data"
+        data, tmp = _here() / LOCAL / "data", _here() / LOCAL / "tmp"
         return [
             "--no-defaults",
             f"--datadir={data}",
+            # the instance's own temporary directory, for the bootstrap too: a shared /tmp let
+            # another process remove the bootstrap's temporary tables (mariadb-install-db aborted)
+            f"--tmpdir={tmp}",
             f"--innodb-buffer-pool-size={max(self.buffer_pool_bytes, 5 * 1024 * 1024)}",
             "--innodb-log-file-size=32M",
             "--innodb-flush-method=O_DIRECT",  # the buffer pool, not the page cache, caches data
@@ -357,7 +360,7 @@ class MariaDB(Instance):
         os.mkdir(LOCAL, 0o700)
         os.mkdir(LOCAL / "tmp", 0o700)
         here = _here()
-        data, tmp, files = here / LOCAL / "data", here / LOCAL / "tmp", here / self.files_dir
+        data, files = here / LOCAL / "data", here / self.files_dir
         res = subprocess.run(
             [
                 str(self.install_db),
@@ -386,7 +389,6 @@ class MariaDB(Instance):
                 f"--socket={self.socket_dir / 'mysqld.sock'}",
                 f"--pid-file={data / 'mysqld.pid'}",
                 f"--log-error={self.log}",
-                f"--tmpdir={tmp}",
                 "--local-infile=0",  # the client never sends a file: the server reads the data
                 f"--secure-file-priv={files}",  # ... from the generator's directory only
                 "--skip-log-bin",
