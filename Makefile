@@ -69,10 +69,16 @@ frontend/node_modules/.installed: frontend/package.json frontend/package-lock.js
 	@touch $@
 
 # the OpenID Connect provider the sign-in tests start (oidc-provider, pinned by its lock file)
-deps-test-tools: tests/oidc/provider/node_modules/.installed
+deps-test-tools: tests/oidc/provider/node_modules/.installed ops-test-tools
 tests/oidc/provider/node_modules/.installed: tests/oidc/provider/package.json tests/oidc/provider/package-lock.json
 	cd tests/oidc/provider && npm ci --no-audit --no-fund --loglevel=error --prefer-offline
 	@touch $@
+
+# promtool, caddy and helm: the deployment tests (tests/deploy) and the several-API-process topology
+# of the load smoke test (scripts/install-ops-test-tools.sh; helm is built once per machine, ADR 0042)
+.PHONY: ops-test-tools
+ops-test-tools:
+	@bash scripts/install-ops-test-tools.sh
 
 engine: deps-system
 	$(MAKE) -C agent/engine -j$(BUILD_JOBS)

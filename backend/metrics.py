@@ -1,46 +1,78 @@
 """Prometheus metrics at /metrics.
 
 Anonymous scrapes get only aggregates over the whole server, which name no team:
-- from the database at scrape time: runs by status (`iowatt_runs`), agents by online state,
-  the outbox backlog (`iowatt_outbox_unsent`, `iowatt_outbox_oldest_unsent_age_seconds`);
+- from the database at scrape time: runs by status (`iowatt_runs`), agents by online state
+  (`iowatt_agents`, both states always present), the outbox backlog (`iowatt_outbox_unsent`,
+  `iowatt_outbox_oldest_unsent_age_seconds`), leases held and those past their expiry that the
+  worker has not expired yet (`iowatt_leases`, `iowatt_leases_overdue`: beat or the worker is not
+  running), the database's size (`iowatt_database_size_bytes`);
+- from Redis at scrape time: the Celery queue's length and the messages taken but not yet
+  acknowledged (`iowatt_queue_messages`, `iowatt_queue_unacked`), the age of the newest worker
+  heartbeat (`iowatt_worker_heartbeat_age_seconds`, +Inf when none was ever seen) and the workers
+  by state (`iowatt_workers{state}`: alive when its own beat is younger than /health's 12 s), and
+  `iowatt_redis_up`;
 - from counters the worker keeps in Redis (backend.counters: one hash, `COUNTERS_KEY`, so every
   worker process adds to the same figure): lease expiries by outcome
   (`iowatt_lease_expiries_total`) and task failures by task name (`iowatt_task_failures_total`);
 - from the API processes: request latency by method, route template and status
-  (`iowatt_http_request_duration_seconds`) and result uploads answered "already stored"
-  (`iowatt_upload_duplicates_total`: an agent's retry). `backend.serve` runs several API processes
-  behind one port and sets PROMETHEUS_MULTIPROC_DIR: each process then writes these to its own
-  file there (prometheus_client's multiprocess mode) and a scrape, whichever process answers it,
-  sums every process's files. Without the variable (one process, the tests' app) they live in
-  this process's memory.
+  (`iowatt_http_request_duration_seconds`), result uploads answered "already stored"
+  (`iowatt_upload_duplicates_total`: an agent's retry) and the rows requests stored, by kind
+  (`iowatt_ingested_total{kind}`: results, result_jobs, series_points, power_samples; counted when
+  the request's transaction commits, backend.counters.ingested), and `iowatt_build_info{version}`.
+  `backend.serve` runs several API processes behind one port and sets PROMETHEUS_MULTIPROC_DIR:
+  each process then writes these to its own file there (prometheus_client's multiprocess mode)
+  and a scrape, whichever process answers it, sums every process's files. Without the variable
+  (one process, the tests' app) they live in this process's memory.
+
+Every figure read from the database or Redis is the whole server's, the same whichever API
+process or pod answers: a dashboard or rule takes `max` of them over the scraped instances, never
+`sum` (deploy/monitoring/README.md).
 
 A scrape with a user's bearer token (Prometheus' `authorization`
 setting) also gets the same figures per team, labelled with the team's name and id, for the teams that
 user belongs to only. An invalid token is a 401 (a misconfigured scraper should notice).
 """
 
+import contextlib
+import math
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Annotated
 
 import redis
 from fastapi import APIRouter, Depends, Request, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    Info,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend import __version__
 from backend.auth import service as auth_service
 from backend.auth.principal import UserPrincipal
 from backend.config import get_settings
-from backend.counters import COUNTERS_KEY, count, counters_redis  # noqa: F401 - count: its former home
+from backend.counters import (  # noqa: F401 - count: its former home
+    COUNTERS_KEY,
+    count,
+    counters_redis,
+    on_ingest,
+)
 from backend.db import get_session_factory, get_sessionmaker
 from backend.errors import Forbidden, Unauthorized
+from backend.health import WORKER_SEEN_KEY, WORKERS_FORGET_S, WORKERS_SEEN_KEY
+from backend.health.router import WORKER_STALE_S
 from backend.logs import log
-from backend.models import Agent, OutboxTask, Run, Team
+from backend.models import ACTIVE_STATUSES, Agent, OutboxTask, Run, Team
 
 router = APIRouter(tags=["health"])
 
@@ -60,14 +92,34 @@ class _DbCollector(Collector):
         with get_sessionmaker()() as s:
             for status, n in s.execute(select(Run.status, func.count()).group_by(Run.status)):
                 runs.add_metric([status.value], n)
+            by_state = {"true": 0, "false": 0}  # both always: "none offline" is a 0, not a gap
             for online, n in s.execute(select(Agent.online, func.count()).group_by(Agent.online)):
-                agents.add_metric([str(online).lower()], n)
+                by_state[str(online).lower()] = n
+            for state, n in by_state.items():
+                agents.add_metric([state], n)
             unsent, oldest = s.execute(
                 select(func.count(), func.min(OutboxTask.created_at)).where(OutboxTask.sent_at.is_(None))
             ).one()
             now = s.scalar(select(func.now()))
+            held, overdue = s.execute(
+                select(
+                    func.count(Run.lease_expires_at),
+                    func.count().filter(Run.lease_expires_at < func.now()),
+                ).where(Run.status.in_(ACTIVE_STATUSES))
+            ).one()
+            size = s.scalar(text("SELECT pg_database_size(current_database())"))
         yield runs
         yield agents
+        yield GaugeMetricFamily(
+            "iowatt_leases", "Leases held by agents (runs assigned or running)", value=held
+        )
+        yield GaugeMetricFamily(
+            "iowatt_leases_overdue",
+            "Leases past their expiry not yet expired (the worker expires them every 15 s: beat or "
+            "the worker is not running when this stays above 0)",
+            value=overdue,
+        )
+        yield GaugeMetricFamily("iowatt_database_size_bytes", "The database's size on disk", value=size or 0)
         yield GaugeMetricFamily(
             "iowatt_outbox_unsent", "Outbox tasks not yet sent to the broker", value=unsent
         )
@@ -78,6 +130,65 @@ class _DbCollector(Collector):
             value=max(age, 0.0),
         )
         yield from _shared_counters()
+        yield from _redis_figures()
+
+
+CELERY_QUEUE = "celery"  # the one queue (worker/app.py routes nothing elsewhere)
+UNACKED_KEY = "unacked"  # kombu's Redis transport: messages delivered and not yet acknowledged
+
+
+def _redis_figures() -> Iterator[Metric]:
+    """The queue, the workers' heartbeats and whether Redis answers (nothing but iowatt_redis_up=0
+    when it does not: the figures are missing, not zero)."""
+    up = GaugeMetricFamily("iowatt_redis_up", "1 when the API reaches Redis")
+    try:
+        r = counters_redis(get_settings().redis_url)
+        with r.pipeline(transaction=False) as p:
+            p.llen(CELERY_QUEUE)
+            p.hlen(UNACKED_KEY)
+            p.get(WORKER_SEEN_KEY)
+            p.hgetall(WORKERS_SEEN_KEY)
+            queued, unacked, newest, seen = p.execute()
+    except (redis.RedisError, OSError) as exc:
+        log.warning("metrics.redis_unavailable", error=str(exc).splitlines()[0][:200])
+        up.add_metric([], 0)
+        yield up
+        return
+    up.add_metric([], 1)
+    yield up
+    queue = GaugeMetricFamily("iowatt_queue_messages", "Celery messages waiting in Redis", labels=["queue"])
+    queue.add_metric([CELERY_QUEUE], queued)
+    yield queue
+    yield GaugeMetricFamily(
+        "iowatt_queue_unacked", "Celery messages a worker took and has not acknowledged yet", value=unacked
+    )
+    now = time.time()
+    age = max(now - float(newest), 0.0) if newest else math.inf
+    yield GaugeMetricFamily(
+        "iowatt_worker_heartbeat_age_seconds",
+        "Seconds since the newest heartbeat of any Celery worker (+Inf: none seen)",
+        value=age,
+    )
+    workers = GaugeMetricFamily(
+        "iowatt_workers",
+        f"Celery worker processes by state: alive (beat within {WORKER_STALE_S} s) or stale "
+        f"(silent, forgotten after {WORKERS_FORGET_S} s)",
+        labels=["state"],
+    )
+    states = {"alive": 0, "stale": 0}
+    gone = []
+    for field, value in seen.items():
+        silent = now - float(value)
+        if silent >= WORKERS_FORGET_S:
+            gone.append(field)
+        else:
+            states["alive" if silent < WORKER_STALE_S else "stale"] += 1
+    for state, n in states.items():
+        workers.add_metric([state], n)
+    yield workers
+    if gone:
+        with contextlib.suppress(redis.RedisError, OSError):
+            r.hdel(WORKERS_SEEN_KEY, *gone)
 
 
 def _shared_counters() -> Iterator[Metric]:
@@ -152,6 +263,17 @@ _upload_duplicates = Counter(
     "Result uploads answered 'already stored' (200): an agent retried an upload that had landed",
     registry=_own,
 )
+_ingested = Counter(
+    "iowatt_ingested",
+    "Rows stored by the API, by kind (results, result_jobs, series_points, power_samples), counted "
+    "when the request's transaction commits",
+    ["kind"],
+    registry=_own,
+)
+for _kind in ("results", "result_jobs", "series_points", "power_samples"):
+    _ingested.labels(_kind)  # present at 0 from the start: rate() needs the first sample
+on_ingest(lambda kind, n: _ingested.labels(kind).inc(n))
+Info("iowatt_build", "The server's version", registry=_registry).info({"version": __version__})
 
 
 def observe_request(method: str, route: str, status: int, seconds: float) -> None:

@@ -23,6 +23,8 @@ and bounded retries of transient errors.
 """
 
 import functools
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -36,7 +38,7 @@ from celery import Task
 from celery.signals import task_failure, task_postrun, task_prerun, worker_ready, worker_shutdown
 
 from backend.counters import count
-from backend.health import WORKER_SEEN_KEY
+from backend.health import WORKER_SEEN_KEY, WORKERS_FORGET_S, WORKERS_SEEN_KEY
 from backend.logs import log
 from backend.outbox import REQUEST_ID_HEADER
 
@@ -144,12 +146,22 @@ def _on_failure(task_id: str, exception: BaseException, sender: Task | None = No
 _stop = threading.Event()
 
 
-def beat_once() -> None:
-    """Write the worker's liveness time (best-effort: Redis down shows as a stale beat)."""
+WORKER_NAME = f"{socket.gethostname()}/{os.getpid()}"
+
+
+def beat_once(name: str | None = None) -> None:
+    """Write the worker's liveness time (best-effort: Redis down shows as a stale beat): the
+    newest of any worker (/health) and this worker's own (/metrics counts the live ones)."""
     from backend.agent.wake import get_redis
 
+    now = time.time()
     try:
-        get_redis().set(WORKER_SEEN_KEY, str(time.time()), ex=3600)
+        r = get_redis()
+        with r.pipeline(transaction=False) as p:
+            p.set(WORKER_SEEN_KEY, str(now), ex=3600)
+            p.hset(WORKERS_SEEN_KEY, name or WORKER_NAME, str(now))
+            p.expire(WORKERS_SEEN_KEY, WORKERS_FORGET_S)
+            p.execute()
     except (redis.RedisError, OSError) as exc:
         log.warning("worker.heartbeat_failed", error=str(exc).splitlines()[0][:200])
 

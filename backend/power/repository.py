@@ -10,6 +10,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from backend.counters import ingested
 from backend.models import Device, PowerSample, ResultJob, Run, RunEnergy, RunPower, RunResult
 
 
@@ -26,6 +27,7 @@ def add(session: Session, power: RunPower, t_ns: Sequence[int], value: Sequence[
         rows = "".join(f"{run}\t{int(t)}\t{float(v)!r}\n" for t, v in zip(t_ns, value, strict=True))
         with dbapi.cursor() as cur, cur.copy("COPY power_samples (run_id, t_ns, value) FROM STDIN") as copy:
             copy.write(rows)
+        ingested(session, "power_samples", len(t_ns))
 
 
 def get(session: Session, run_id: uuid.UUID) -> RunPower | None:

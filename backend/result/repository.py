@@ -6,6 +6,7 @@ from typing import Any
 from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
 
+from backend.counters import ingested
 from backend.models import ResultJob, ResultSeriesPoint, RunResult
 
 
@@ -20,6 +21,9 @@ def add(session: Session, result: RunResult, jobs: list[ResultJob], points: list
     session.flush()
     if points:
         session.execute(insert(ResultSeriesPoint), points)
+    ingested(session, "results")
+    ingested(session, "result_jobs", len(jobs))
+    ingested(session, "series_points", len(points))
 
 
 def job_names(session: Session, run_id: uuid.UUID) -> dict[int, str]:
