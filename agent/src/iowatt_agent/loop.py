@@ -35,6 +35,7 @@ from .config import AgentConfig, ConfigError
 from .group import GroupStart
 from .heartbeat import Heartbeat
 from .inventory import collect as collect_inventory
+from .layout import Laid, LayoutFailed, lay_out
 from .leftovers import remove_leftovers
 from .measured import run_measured
 from .multi import EngineGroup, check_block, target_leases
@@ -42,7 +43,7 @@ from .plan import Plan, Refused, plan_lease
 from .policy import MeterEntry, Meters, fingerprint, load_meters, load_policy, report
 from .power import DEFAULT_IDLE_S, PowerSession
 from .progress import IdleWatch, engine_progress_forwarder
-from .runner import EngineOutcome, EngineProcess
+from .runner import EngineOutcome, EngineProcess, cleanup_target
 from .schemas import AgentState, Lease
 from .spool import Delivery, Spool, SpoolRetrier
 from .status import AgentStatus
@@ -362,6 +363,32 @@ class AgentLoop:
         def on_message(line: str) -> None:
             log.info("engine.message run_id=%s %s", run_id, line)
 
+        laid = Laid()
+        if lease.group is not None or len(plans) > 1:
+            # engines started together lay their files out first, before the idle baseline and
+            # the group's barrier: at the instant each only starts its I/O (layout.py)
+            def layout_engine(p: Plan, i: int) -> EngineProcess:
+                proc = engine_for(p, f"{run_id}-layout-{i}.json")
+                proc.on_progress = engine_progress_forwarder(self.client, lease, proc)
+                proc.on_message = on_message
+                return proc
+
+            def running(proc: EngineProcess | None) -> None:
+                self.current = proc  # a forced drain stops the layout too
+
+            try:
+                laid = lay_out(plans, engine_for=layout_engine, running=running, stop=self.forced)
+            except LayoutFailed as exc:
+                log.error("run.layout_failed run_id=%s reason=%s", run_id, exc.reason)
+                self.report_failure(
+                    lease,
+                    reason=exc.reason,
+                    exit_code=exc.exit_code,
+                    stderr_tail=exc.stderr_tail,
+                    cancelled=exc.cancelled,
+                )
+                return "failure"
+
         proc: EngineProcess | EngineGroup
         if len(plans) == 1:
             proc = engine_for(plan, f"{run_id}.json")
@@ -389,6 +416,18 @@ class AgentLoop:
             if lease.group is not None
             else None
         )
+        not_started: list[str] = []
+
+        def before_load() -> bool:
+            """The group's start barrier, then the laid-out files still the ones laid out."""
+            if barrier is not None and not barrier.wait():
+                return False
+            problem = laid.changed()
+            if problem is not None:
+                not_started.append(problem)
+                return False
+            return True
+
         self.current = proc  # from here a forced drain stops it (or keeps it from starting)
         log.info("run.started run_id=%s engine=%s filename=%s", run_id, self.engine, plan.filename)
         try:
@@ -400,11 +439,14 @@ class AgentLoop:
                 on_idle=idle.tick,
                 tick_s=idle.tick_s,
                 file_run=file_run,
-                before_load=barrier.wait if barrier is not None else None,
+                before_load=before_load,
             )
         finally:
             self.current = None
             self.status.current_run_id = None
+            laid.close()
+            for p in plans[1:]:  # a multi-target run's other files, when its engines never started
+                cleanup_target(p.data_file)
         outcome, power = measured.outcome, measured.power
         if power is not None and outcome is not None:
             samples = len(power["samples"]["t_ns"])
@@ -415,6 +457,9 @@ class AgentLoop:
                 samples,
                 power["reason"],
             )
+        if outcome is None and not_started:  # a laid-out file was replaced: nothing ran on it
+            self.report_failure(lease, reason=not_started[0], exit_code=None, stderr_tail="", cancelled=False)
+            return "failure"
         if outcome is None and barrier is not None and barrier.stop_reason is not None:
             # the group stopped at its start barrier (or this member could not wait there)
             self.report_failure(
