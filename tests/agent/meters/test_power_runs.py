@@ -63,7 +63,8 @@ def test_run_with_a_meter_uploads_three_phases_and_samples(
         assert before["end_ns"] <= after["start_ns"]
     assert phases[0]["end_ns"] - phases[0]["start_ns"] >= 400_000_000
     samples = power["samples"]
-    assert len(samples["t_ns"]) == len(samples["value"]) >= 8 and set(samples["value"]) == {80.0}
+    # at least one reading per phase (checked below): how many more depends on the machine's load
+    assert len(samples["t_ns"]) == len(samples["value"]) >= 3 and set(samples["value"]) == {80.0}
     assert samples["t_ns"] == sorted(samples["t_ns"])
     # every phase has readings in it
     for p in phases:
