@@ -528,6 +528,8 @@ def stack(
         "IOWATT_REDIS_URL": redis_e2e,
         "IOWATT_ENV": "test",
         "IOWATT_HEARTBEAT_INTERVAL_S": "2",
+        # the tests' alert receivers listen on 127.0.0.1 in the test process (ADR 0041's address rule)
+        "IOWATT_ALERT_PRIVATE_TARGETS": "true",
     }
     procs: dict[str, subprocess.Popen[bytes]] = {}
     commands: dict[str, tuple[list[str], dict[str, str]]] = {}

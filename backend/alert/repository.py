@@ -164,6 +164,10 @@ def regressions(
             SeriesDetection.direction == "regression",
             SeriesDetection.status == "open",
             SeriesDetection.created_at >= since,
+            # a change in runs older than that (found over the history after the thresholds
+            # changed, say) is shown on the history page, not sent as news
+            SeriesDetection.at >= since,
         )
+        .order_by(SeriesDetection.created_at, SeriesDetection.id)
     )
     return [(d, s) for d, s in rows]

@@ -39,6 +39,8 @@ from backend.jobs import enqueue
 from backend.kit.time import utcnow
 from backend.logs import log
 from backend.models import Alert, AlertChannel, Role
+from backend.models.series import Series, SeriesDetection
+from backend.series.stats import METRICS
 
 LOOKBACK = timedelta(days=1)  # subjects older than this are not raised by a scan
 MAX_ATTEMPTS = 8
@@ -291,33 +293,61 @@ def _subjects(session: Session, team_ids: list[uuid.UUID], now: datetime) -> Ite
                 "skipped_targets": slot.skipped_targets,
             },
         )
+    # one alert per run of a series that regressed, whatever number of metrics and jobs moved with
+    # it (a slower disk moves IOPS, bandwidth and latency at once) and however it was found (its
+    # change point and the new run's test): one message for one step
+    steps: dict[tuple[uuid.UUID, str], list[tuple[SeriesDetection, Series]]] = {}
     for d, series in repository.regressions(session, team_ids, since):
-        low, high = d.change_pct_low, d.change_pct_high
-        interval = (
-            f" (95 % interval {low:+.1f} … {high:+.1f} %)" if low is not None and high is not None else ""
+        steps.setdefault((series.id, str(d.run_id or d.id)), []).append((d, series))
+    for (series_id, run_key), found in steps.items():
+        series = found[0][1]
+        moved: dict[tuple[int, str], SeriesDetection] = {}
+        for d, _ in sorted(found, key=lambda x: (x[0].created_at, x[0].kind != "new_run")):
+            moved.setdefault((d.job_index, d.metric), d)
+        order = list(METRICS)
+        moved = dict(sorted(moved.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1]))))
+        first = next(iter(moved.values()))
+        jobs = len({j for j, _ in moved})
+        what = ", ".join(
+            f"{d.metric}{f' (job {j})' if jobs > 1 else ''} {d.change_pct:+.1f} %"
+            for (j, _), d in moved.items()
         )
         yield Subject(
             team_id=series.team_id,
             kind="regression",
-            # one step is found twice (a change point and the new run's test) on the same run of
-            # the same metric: one alert for it
-            key=f"{series.id}:{d.metric}:{d.job_index}:{d.run_id or d.id}",
-            title=f"Regression in {series.name}: {d.metric} {d.change_pct:+.1f} %",
-            text=(
-                f"{d.metric} of job {d.job_index} moved from {d.mean_before:.4g} to {d.mean_after:.4g} "
-                f"({d.change_pct:+.1f} %{interval}) by {d.method}, {d.runs_before} runs before and "
-                f"{d.runs_after} after."
-            ),
-            link=f"{base}/series/{series.id}",
-            since=d.created_at,
+            key=f"{series_id}:{run_key}",
+            title=f"Regression in {series.name}: {what}",
+            text="\n".join(_regression_line(d) for d in moved.values()),
+            link=f"{base}/series/{series_id}",
+            since=min(d.created_at for d in moved.values()),
             details={
-                "series_id": str(series.id),
-                "detection_id": str(d.id),
-                "run_id": str(d.run_id) if d.run_id else None,
-                "metric": d.metric,
-                "change_pct": d.change_pct,
+                "series_id": str(series_id),
+                "detection_id": str(first.id),
+                "detection_ids": [str(d.id) for d in moved.values()],
+                "run_id": str(first.run_id) if first.run_id else None,
+                "metric": first.metric,
+                "change_pct": first.change_pct,
+                "metrics": [
+                    {"job_index": j, "metric": m, "change_pct": d.change_pct} for (j, m), d in moved.items()
+                ],
             },
         )
+
+
+def _regression_line(d: SeriesDetection) -> str:
+    low, high = d.change_pct_low, d.change_pct_high
+    interval = f" (95 % interval {low:+.1f} … {high:+.1f} %)" if low is not None and high is not None else ""
+    left_out = [r for e in d.excluded or [] for r in e.get("reasons", [])]
+    why = (
+        f" Left out of the comparison: {len(d.excluded)} run(s) ({', '.join(sorted(set(left_out)))})."
+        if left_out
+        else ""
+    )
+    return (
+        f"{d.metric} of job {d.job_index} moved from {d.mean_before:.4g} to {d.mean_after:.4g} "
+        f"({d.change_pct:+.1f} %{interval}) by {d.method}, {d.runs_before} runs before and "
+        f"{d.runs_after} after.{why}"
+    )
 
 
 def scan(

@@ -287,7 +287,9 @@ def test_a_step_found_twice_is_one_regression_alert(
     client: TestClient, session: Session, receiver: Receiver
 ) -> None:
     """Change detection stores a step twice (its change point and the new run's test, on the same
-    run and metric): the channel hears of it once; an improvement raises nothing."""
+    run and metric) and in a second metric that moved with it: the channel hears of it once, every
+    metric named; an improvement raises nothing, nor a change in runs older than a day (found
+    over the history when thresholds changed)."""
     admin = create_user(session, role=Role.admin)
     r = _channel(
         client, admin.headers, admin.team.id, f"http://127.0.0.1:{receiver.port}/h", events=["regression"]
@@ -329,8 +331,18 @@ def test_a_step_found_twice_is_one_regression_alert(
             created_at=now,
         )
 
+    latency = detection("new_run", "regression", 11.0)
+    latency.metric = "read_lat_mean_ns"
+    old_run = create_run(session, agent=a.agent, status=RunStatus.succeeded, finished_at=now)
+    old = detection("change_point", "regression", -20.0)
+    old.run_id, old.at = old_run.id, now - timedelta(days=3)
     session.add_all(
-        [detection("change_point", "regression", -10.0), detection("new_run", "regression", -10.5)]
+        [
+            detection("change_point", "regression", -10.0),
+            detection("new_run", "regression", -10.5),
+            latency,
+            old,
+        ]
     )
     session.flush()
     s2 = detection("new_run", "improvement", 12.0)
@@ -341,8 +353,9 @@ def test_a_step_found_twice_is_one_regression_alert(
     assert len(made) == 1
     assert alert_service.deliver(session, delivery_id=made[0], now=now) == "sent"
     doc = json.loads(receiver.requests[0]["body"])["alert"]
-    assert doc["kind"] == "regression" and doc["title"].startswith(
-        "Regression in rr4k on /srv/bench: read_iops"
-    )
+    assert doc["kind"] == "regression"
+    assert doc["title"] == "Regression in rr4k on /srv/bench: read_iops -10.5 %, read_lat_mean_ns +11.0 %"
+    assert [m["metric"] for m in doc["details"]["metrics"]] == ["read_iops", "read_lat_mean_ns"]
+    assert len(doc["text"].splitlines()) == 2
     assert doc["link"].endswith(f"/series/{s.id}") and doc["details"]["run_id"] == str(run.id)
     assert alert_service.scan(session, now=now) == []
