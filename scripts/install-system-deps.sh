@@ -10,11 +10,12 @@
 #            docker-compose (tests/test_deploy.py validates docker-compose.yml; no engine needed),
 #            libfaketime (tests/faults skews the agent's clock by ±10 min),
 #            mmdebstrap (tests/agent_dist: a minimal Debian root file system without a compiler or Python)
+#            btrfs-progs (mkfs.btrfs: tests/agent/test_topology.py builds btrfs RAID 1 / RAID 10 on loop devices)
 #   server:  fonts-wqy-microhei (CJK glyphs for the share preview PNG: backend/sharing/preview.py)
 set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config clang libclang-rt-14-dev ccache binutils chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime mmdebstrap mariadb-server fonts-wqy-microhei; do
+for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config clang libclang-rt-14-dev ccache binutils chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime mmdebstrap mariadb-server fonts-wqy-microhei btrfs-progs; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

@@ -1,6 +1,7 @@
 """The agent's storage topology (issue 27 part 3, agent/src/iowatt_agent/topology.py): parsers of
 mountinfo, mdstat and `lvs` JSON on recorded outputs and fuzzed, sysfs readers on a fake tree, and
-once for real: btrfs RAID 1 on two loop devices, read by the agent and suggested by the server."""
+once for real: btrfs RAID 1 on two and RAID 10 on four loop devices, read by the agent and
+suggested by the server."""
 
 from __future__ import annotations
 
@@ -168,12 +169,14 @@ def _run(*cmd: str) -> None:
     subprocess.run(cmd, check=True, capture_output=True, timeout=60)
 
 
-@pytest.fixture
-def btrfs_raid1(tmp_path: Path) -> Iterator[Path]:
-    """btrfs RAID 1 (data and metadata) on two 128 MiB loop devices backed by sparse files in
-    /dev/shm, mounted under tmp_path; all of it removed afterwards."""
+@pytest.fixture(params=[("raid1", 2), ("raid10", 4)], ids=["raid1-2", "raid10-4"])
+def btrfs_pool(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, str, int]]:
+    """btrfs RAID 1 on two, RAID 10 on four 128 MiB loop devices (data and metadata), backed by
+    sparse files in /dev/shm, mounted under tmp_path; all of it removed afterwards. Yields the
+    mount point, the profile and the member count."""
+    level, count = request.param
     if shutil.which("mkfs.btrfs") is None:
-        pytest.skip("mkfs.btrfs is missing: apt-get install btrfs-progs")
+        pytest.skip("mkfs.btrfs is missing: apt-get install btrfs-progs (make deps-system installs it)")
     if os.geteuid() != 0:
         pytest.skip("loop devices and mount need root")
     files, loops = [], []
@@ -181,8 +184,8 @@ def btrfs_raid1(tmp_path: Path) -> Iterator[Path]:
     mnt.mkdir()
     mounted = False
     try:
-        for i in range(2):
-            f = Path(f"/dev/shm/iowatt-topology-{os.getpid()}-{i}.img")
+        for i in range(count):
+            f = Path(f"/dev/shm/iowatt-topology-{os.getpid()}-{level}-{i}.img")
             with f.open("wb") as fh:
                 fh.truncate(128 << 20)
             files.append(f)
@@ -190,10 +193,11 @@ def btrfs_raid1(tmp_path: Path) -> Iterator[Path]:
                 ["losetup", "--find", "--show", str(f)], check=True, capture_output=True, text=True
             )
             loops.append(out.stdout.strip())
-        _run("mkfs.btrfs", "-q", "-f", "-d", "raid1", "-m", "raid1", *loops)
-        _run("mount", "-t", "btrfs", "-o", f"device={loops[1]}", loops[0], str(mnt))
+        _run("mkfs.btrfs", "-q", "-f", "-d", level, "-m", level, *loops)
+        devices = ",".join(f"device={loop}" for loop in loops[1:])
+        _run("mount", "-t", "btrfs", "-o", devices, loops[0], str(mnt))
         mounted = True
-        yield mnt
+        yield mnt, level, count
     finally:
         if mounted:
             subprocess.run(["umount", str(mnt)], check=False, timeout=60)
@@ -203,17 +207,20 @@ def btrfs_raid1(tmp_path: Path) -> Iterator[Path]:
             f.unlink(missing_ok=True)
 
 
-def test_btrfs_raid1_on_two_loop_devices(btrfs_raid1: Path) -> None:
+def test_btrfs_raid_on_loop_devices(btrfs_pool: tuple[Path, str, int]) -> None:
+    """The agent reads the pool's profile and members; the server suggests the environment's RAID
+    level (seed 001's RAID 1 vs RAID 10), member count and each member's capacity from them."""
+    mnt, level, count = btrfs_pool
     inv = inventory.collect()
     assert inv.topology is not None
-    mount = next(m for m in inv.topology.mounts if m.mountpoint == str(btrfs_raid1))
+    mount = next(m for m in inv.topology.mounts if m.mountpoint == str(mnt))
     assert mount.fstype == "btrfs"
     source = os.path.basename(mount.source)
     fs = next(b for b in inv.topology.btrfs if source in b.devices)
-    assert (fs.data_profile, fs.metadata_profile, len(fs.devices)) == ("raid1", "raid1", 2)
-    got, evidence = server_topology.suggest(inv.model_dump(mode="json"), str(btrfs_raid1 / "bench"))
-    assert got.raid is not None and (got.raid.level, got.raid.implementation) == ("raid1", "btrfs")
-    assert server_topology.member_count(got.raid) == 2
+    assert (fs.data_profile, fs.metadata_profile, len(fs.devices)) == (level, level, count)
+    got, evidence = server_topology.suggest(inv.model_dump(mode="json"), str(mnt / "bench"))
+    assert got.raid is not None and (got.raid.level, got.raid.implementation) == (level, "btrfs")
+    assert server_topology.member_count(got.raid) == count
     assert got.raid.members[0].capacity_bytes == 128 << 20
     assert got.filesystem is not None and got.filesystem.fstype == "btrfs"
     assert evidence
