@@ -363,6 +363,111 @@ def test_5_worker_sigkill_around_dispatch_dispatches_within_10s_of_its_return(r:
     assert dispatched <= 10, f"dispatched {dispatched:.1f} s after the worker returned"
 
 
+class _HeldReceiver:
+    """A webhook receiver on 127.0.0.1 that holds its first answer until `release` is set (the
+    sender is killed meanwhile); later requests are answered 204 at once. Every request's
+    X-Iowatt-Delivery is kept, as a receiver that deduplicates on it keeps them."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.deliveries: list[str] = []
+        self.release = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                self.rfile.read(int(self.headers["Content-Length"]))
+                outer.deliveries.append(self.headers["X-Iowatt-Delivery"])
+                if len(outer.deliveries) == 1:
+                    outer.release.wait(60)
+                try:
+                    self.send_response(204)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                except OSError:
+                    pass  # the sender is gone
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_5_worker_sigkill_mid_alert_delivery_delivers_it_once_after_restart(r: Rig) -> None:
+    """Issue 28: the worker SIGKILLed while the receiver holds its answer to an alert's webhook
+    (sent, not yet recorded). The delivery's row lock dies with the worker's connection; beat's
+    `alert.retry_due` sends it again once the worker is back, with the same X-Iowatt-Delivery: a
+    receiver that deduplicates on it (docs/continuous.md) acts once. Nothing is lost, the log says
+    sent after one recorded attempt, and later retries send nothing more."""
+    rec = _HeldReceiver()
+    channel = ""
+    try:
+        with r.api() as api:
+            team = api.get("/auth/me").json()["teams"][0]["id"]
+            c = api.post(
+                "/alert-channels",
+                json={
+                    "team_id": team,
+                    "name": "held",
+                    "kind": "webhook",
+                    "url": rec.url,
+                    "events": ["run_failed"],
+                },
+            )
+            assert c.status_code == 201, c.text
+            channel = c.json()["id"]
+            t = api.post(f"/alert-channels/{channel}/test")
+            assert t.status_code == 202, t.text
+            delivery = t.json()["delivery_id"]
+        r.until("the worker sends the alert", lambda: rec.deliveries, 30, every_s=0.05)
+        r.s.kill("worker")  # mid-delivery: the receiver has the request, the worker no answer
+        rec.release.set()
+        assert sql(r, "SELECT state, attempts FROM alert_deliveries WHERE id = %s", uuid.UUID(delivery)) == [
+            ("pending", 0)
+        ]
+        worker_log = r.s.logs / "worker.log"
+        started = time.monotonic()
+        r.s.start("worker")
+        r.until(
+            "the delivery sent after the restart",
+            lambda: sql(r, "SELECT state FROM alert_deliveries WHERE id = %s", uuid.UUID(delivery))
+            == [("sent",)],
+            60,
+        )
+        resent = time.monotonic() - started
+        offset = worker_log.stat().st_size
+
+        def retry_ran() -> bool:
+            with worker_log.open("rb") as f:
+                f.seek(offset)
+                return any(
+                    b'"task.done"' in ln and b'"alert.retry_due"' in ln for ln in f.read().splitlines()
+                )
+
+        r.until("beat's next alert.retry_due done", retry_ran, 40)
+        report(
+            "5 worker SIGKILL mid alert delivery", sent_after_restart_s=resent, requests=len(rec.deliveries)
+        )
+        assert set(rec.deliveries) == {delivery}, rec.deliveries  # one delivery: deduplicated, once
+        assert len(rec.deliveries) == 2, rec.deliveries  # the one held when the worker died, and again
+        assert sql(
+            r, "SELECT state, attempts, last_error FROM alert_deliveries WHERE id = %s", uuid.UUID(delivery)
+        ) == [("sent", 1, None)]
+    finally:
+        if channel:
+            with r.api() as api:
+                api.delete(f"/alert-channels/{channel}")
+        rec.close()
+
+
 def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> None:
     worker_log = r.s.logs / "worker.log"
     offset = worker_log.stat().st_size
