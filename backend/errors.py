@@ -66,3 +66,17 @@ class Invalid(AppError):
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}", detail=[{"field": field, "message": message}])
+
+    def under(self, prefix: str) -> "Invalid":
+        """The same 422 with every field named under `prefix`: a part of a larger body checked on
+        its own (a campaign's target `targets.2.`, a schedule's campaign `campaign.`)."""
+        entries = (
+            self.detail
+            if isinstance(self.detail, list) and self.detail
+            else [{"field": "", "message": self.message}]
+        )
+        detail = [{**d, "field": f"{prefix}.{d['field']}".rstrip(".")} for d in entries]
+        out = Invalid(detail[0]["field"], detail[0]["message"])
+        out.code, out.detail = self.code, detail
+        out.message = "; ".join(f"{d['field']}: {d['message']}" for d in detail[:5])
+        return out

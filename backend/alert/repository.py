@@ -4,10 +4,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from backend.kit.repository import page_of
 from backend.models import Agent, Alert, AlertChannel, AlertDelivery, Run, RunStatus, Schedule, ScheduleSlot
 from backend.models.series import Series, SeriesDetection
 
@@ -19,15 +20,14 @@ def channel(session: Session, channel_id: uuid.UUID) -> AlertChannel | None:
 def channels_page(
     session: Session, team_ids: list[uuid.UUID], *, limit: int, offset: int
 ) -> tuple[list[AlertChannel], int]:
-    cond = AlertChannel.team_id.in_(team_ids)
-    rows = session.scalars(
-        select(AlertChannel)
-        .where(cond)
-        .order_by(AlertChannel.created_at, AlertChannel.id)
-        .limit(limit)
-        .offset(offset)
+    return page_of(
+        session,
+        AlertChannel,
+        AlertChannel.team_id.in_(team_ids),
+        order_by=(AlertChannel.created_at, AlertChannel.id),
+        limit=limit,
+        offset=offset,
     )
-    return list(rows), session.scalar(select(func.count()).select_from(AlertChannel).where(cond)) or 0
 
 
 def enabled_channels(session: Session) -> list[AlertChannel]:
@@ -40,10 +40,9 @@ def alerts_page(
     cond: list[ColumnElement[bool]] = [Alert.team_id.in_(team_ids)]
     if kind is not None:
         cond.append(Alert.kind == kind)
-    rows = session.scalars(
-        select(Alert).where(*cond).order_by(Alert.created_at.desc(), Alert.id).limit(limit).offset(offset)
+    return page_of(
+        session, Alert, *cond, order_by=(Alert.created_at.desc(), Alert.id), limit=limit, offset=offset
     )
-    return list(rows), session.scalar(select(func.count()).select_from(Alert).where(*cond)) or 0
 
 
 def deliveries_of(session: Session, alert_ids: list[uuid.UUID]) -> list[tuple[AlertDelivery, str]]:

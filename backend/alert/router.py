@@ -15,7 +15,7 @@ from backend.alert.schemas import (
     TestSent,
 )
 from backend.auth.deps import SessionDep, UserDep
-from backend.run.schemas import MAX_OFFSET
+from backend.kit.paging import Limit, Offset, TeamFilter
 
 router = APIRouter(tags=["alerts"])
 
@@ -31,9 +31,9 @@ def create_alert_channel(body: ChannelCreate, principal: UserDep, session: Sessi
 def list_alert_channels(
     principal: UserDep,
     session: SessionDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
-    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    team_id: TeamFilter = None,
 ) -> ChannelPage:
     rows, total = service.channels(session, principal=principal, team_id=team_id, limit=limit, offset=offset)
     return ChannelPage(items=[service.channel_read(c) for c in rows], total=total)
@@ -67,9 +67,9 @@ def test_alert_channel(channel_id: uuid.UUID, principal: UserDep, session: Sessi
 def list_alerts(
     principal: UserDep,
     session: SessionDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
-    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    team_id: TeamFilter = None,
     kind: Annotated[AlertKind | None, Query(description="only alerts of this kind")] = None,
 ) -> AlertPage:
     """The team's alerts, newest first, each with its deliveries (the delivery log)."""

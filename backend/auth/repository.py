@@ -56,9 +56,13 @@ def token_of_user(session: Session, token_id: uuid.UUID, user_id: uuid.UUID) -> 
     return session.scalar(select(ApiToken).where(ApiToken.id == token_id, ApiToken.user_id == user_id))
 
 
-def roles_of(session: Session, user_id: uuid.UUID) -> dict[uuid.UUID, Role]:
-    rows = session.execute(select(Membership.team_id, Membership.role).where(Membership.user_id == user_id))
-    return {team_id: role for team_id, role in rows}
+def roles_of(session: Session, user_id: uuid.UUID, *, active_only: bool = False) -> dict[uuid.UUID, Role]:
+    """The user's role per team; `active_only`: none when the account is deactivated (a schedule
+    acting as the member who made it)."""
+    q = select(Membership.team_id, Membership.role).where(Membership.user_id == user_id)
+    if active_only:
+        q = q.join(User, User.id == Membership.user_id).where(User.is_active)
+    return {team_id: role for team_id, role in session.execute(q)}
 
 
 def teams_of(session: Session, user_id: uuid.UUID) -> list[tuple[Team, Role]]:

@@ -2,9 +2,10 @@
 
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from backend.kit.repository import page_of
 from backend.models import Campaign, Run
 
 
@@ -16,12 +17,14 @@ def page(
     session: Session, team_ids: list[uuid.UUID], *, limit: int, offset: int
 ) -> tuple[list[Campaign], int]:
     """A page of the teams' campaigns, newest first, and how many there are."""
-    cond = Campaign.team_id.in_(team_ids)
-    rows = session.scalars(
-        select(Campaign).where(cond).order_by(Campaign.created_at.desc()).limit(limit).offset(offset)
+    return page_of(
+        session,
+        Campaign,
+        Campaign.team_id.in_(team_ids),
+        order_by=(Campaign.created_at.desc(),),
+        limit=limit,
+        offset=offset,
     )
-    total = session.scalar(select(func.count()).select_from(Campaign).where(cond)) or 0
-    return list(rows), total
 
 
 def runs_of(session: Session, campaign_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Run]]:

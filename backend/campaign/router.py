@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query, status
 from backend.auth.deps import SessionDep, UserDep
 from backend.campaign import service
 from backend.campaign.schemas import CampaignCreate, CampaignPage, CampaignPlan, CampaignRead
-from backend.run.schemas import MAX_OFFSET
+from backend.kit.paging import Limit, Offset, TeamFilter
 from backend.workload.facts import ENGINE_UNAVAILABLE
 
 router = APIRouter(prefix="/campaigns", tags=["campaigns"])
@@ -31,9 +31,9 @@ def plan_campaign(body: CampaignCreate, principal: UserDep, session: SessionDep)
 def list_campaigns(
     principal: UserDep,
     session: SessionDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
-    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    team_id: TeamFilter = None,
 ) -> CampaignPage:
     rows, total = service.page(session, principal=principal, team_id=team_id, limit=limit, offset=offset)
     return CampaignPage(items=service.to_read(session, rows), total=total)

@@ -120,7 +120,7 @@ def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) 
                 except Invalid as exc:  # name the target that failed, for every field but the campaign's own
                     if isinstance(exc.detail, list) and exc.detail and exc.detail[0].get("field") == "scale":
                         raise
-                    raise _for_target(exc, i) from exc
+                    raise exc.under(f"targets.{i}") from exc
                 if campaign is not None and run.team_id != campaign.team_id:
                     # a campaign is one team's: its runs, share links and exports hold only that team's
                     raise Invalid(
@@ -152,17 +152,6 @@ def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) 
         details={"name": campaign.name, "runs": len(order), "cells": max(1, len(cs))},
     )
     return campaign
-
-
-def _for_target(exc: Invalid, index: int) -> Invalid:
-    entries = (
-        exc.detail if isinstance(exc.detail, list) and exc.detail else [{"field": "", "message": exc.message}]
-    )
-    detail = [{**d, "field": f"targets.{index}.{d['field']}".rstrip(".")} for d in entries]
-    out = Invalid(detail[0]["field"], detail[0]["message"])
-    out.code, out.detail = exc.code, detail
-    out.message = "; ".join(f"{d['field']}: {d['message']}" for d in detail[:5])
-    return out
 
 
 def get(session: Session, *, principal: UserPrincipal, campaign_id: uuid.UUID) -> Campaign:

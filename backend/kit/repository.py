@@ -1,9 +1,14 @@
 """Domain-agnostic persistence helpers."""
 
+from typing import Any, TypeVar
+
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from backend.errors import Conflict
+
+T = TypeVar("T")
 
 
 def add_unique(session: Session, row: object, conflict: Conflict) -> None:
@@ -27,3 +32,17 @@ def update_unique(session: Session, row: object, values: dict[str, object], conf
             session.flush()
     except IntegrityError as exc:
         raise conflict from exc
+
+
+def page_of(
+    session: Session,
+    model: type[T],
+    *where: ColumnElement[bool],
+    order_by: tuple[Any, ...],
+    limit: int,
+    offset: int,
+) -> tuple[list[T], int]:
+    """A page of `model`'s rows that match `where`, in `order_by`, and how many match."""
+    rows = session.scalars(select(model).where(*where).order_by(*order_by).limit(limit).offset(offset))
+    total = session.scalar(select(func.count()).select_from(model).where(*where)) or 0
+    return list(rows), total

@@ -9,6 +9,7 @@ from iowatt_workload import TPCH_LABEL
 from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from backend.kit.paging import MAX_OFFSET as MAX_OFFSET  # the list routes' bound, in one place
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
 from backend.power.schemas import EnergyRead, PowerUpload
@@ -16,8 +17,6 @@ from backend.result.schemas import FileWorkloadSummary, HeapBtreeSummary, TpchSu
 from backend.workload.schemas import StoredWorkloadSpec, WorkloadSpec
 
 MAX_NAME = 200
-# Pages: offset bounded so a huge one is a 422, not a bigint overflow in PostgreSQL
-MAX_OFFSET = 1_000_000
 # progress reports a running run keeps for its live chart (one a second: the last 5 minutes)
 PROGRESS_SAMPLES = 300
 IDLE_PHASES = ("idle_before", "idle_after")

@@ -4,11 +4,12 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from backend.models import ACTIVE_STATUSES, Agent, Membership, Role, Run, Schedule, ScheduleSlot, User
+from backend.kit.repository import page_of
+from backend.models import ACTIVE_STATUSES, Agent, Run, Schedule, ScheduleSlot
 
 
 def get(session: Session, schedule_id: uuid.UUID) -> Schedule | None:
@@ -18,16 +19,14 @@ def get(session: Session, schedule_id: uuid.UUID) -> Schedule | None:
 def page(
     session: Session, team_ids: list[uuid.UUID], *, limit: int, offset: int
 ) -> tuple[list[Schedule], int]:
-    cond = Schedule.team_id.in_(team_ids)
-    rows = session.scalars(
-        select(Schedule)
-        .where(cond)
-        .order_by(Schedule.created_at.desc(), Schedule.id)
-        .limit(limit)
-        .offset(offset)
+    return page_of(
+        session,
+        Schedule,
+        Schedule.team_id.in_(team_ids),
+        order_by=(Schedule.created_at.desc(), Schedule.id),
+        limit=limit,
+        offset=offset,
     )
-    total = session.scalar(select(func.count()).select_from(Schedule).where(cond)) or 0
-    return list(rows), total
 
 
 def due(session: Session, now: datetime, *, limit: int) -> list[Schedule]:
@@ -72,12 +71,14 @@ def last_slots(session: Session, schedule_ids: list[uuid.UUID]) -> dict[uuid.UUI
 def slots(
     session: Session, schedule_id: uuid.UUID, *, limit: int, offset: int
 ) -> tuple[list[ScheduleSlot], int]:
-    cond = ScheduleSlot.schedule_id == schedule_id
-    rows = session.scalars(
-        select(ScheduleSlot).where(cond).order_by(ScheduleSlot.slot_at.desc()).limit(limit).offset(offset)
+    return page_of(
+        session,
+        ScheduleSlot,
+        ScheduleSlot.schedule_id == schedule_id,
+        order_by=(ScheduleSlot.slot_at.desc(),),
+        limit=limit,
+        offset=offset,
     )
-    total = session.scalar(select(func.count()).select_from(ScheduleSlot).where(cond)) or 0
-    return list(rows), total
 
 
 def agents(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, Agent]:
@@ -93,13 +94,3 @@ def busy_agents(session: Session, agent_ids: list[uuid.UUID]) -> set[uuid.UUID]:
             .distinct()
         )
     )
-
-
-def roles_of_active_user(session: Session, user_id: uuid.UUID) -> dict[uuid.UUID, Role]:
-    """The user's roles per team; none when the account is deactivated."""
-    rows = session.execute(
-        select(Membership.team_id, Membership.role)
-        .join(User, User.id == Membership.user_id)
-        .where(Membership.user_id == user_id, User.is_active)
-    )
-    return {team_id: role for team_id, role in rows}

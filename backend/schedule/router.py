@@ -1,10 +1,9 @@
 import uuid
-from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, status
 
 from backend.auth.deps import SessionDep, UserDep
-from backend.run.schemas import MAX_OFFSET
+from backend.kit.paging import Limit, Offset, TeamFilter
 from backend.schedule import service
 from backend.schedule.schemas import (
     ScheduleCreate,
@@ -32,9 +31,9 @@ def create_schedule(body: ScheduleCreate, principal: UserDep, session: SessionDe
 def list_schedules(
     principal: UserDep,
     session: SessionDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
-    team_id: Annotated[uuid.UUID | None, Query(description="one of your teams; none: all of them")] = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    team_id: TeamFilter = None,
 ) -> SchedulePage:
     rows, total = service.page(session, principal=principal, team_id=team_id, limit=limit, offset=offset)
     return SchedulePage(items=service.to_read(session, rows), total=total)
@@ -66,8 +65,8 @@ def list_schedule_slots(
     schedule_id: uuid.UUID,
     principal: UserDep,
     session: SessionDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Limit = 50,
+    offset: Offset = 0,
 ) -> SlotPage:
     """Each due slot, newest first: queued (with its campaign) or skipped (with the reason)."""
     rows, total = service.slots(

@@ -19,6 +19,7 @@ from cronsim import CronSim
 from sqlalchemy.orm import Session
 
 from backend.audit import service as audit
+from backend.auth import repository as auth_repository
 from backend.auth.principal import UserPrincipal
 from backend.campaign import service as campaign_service
 from backend.campaign.schemas import CampaignCreate, CampaignTarget
@@ -56,17 +57,6 @@ def _next(s: Schedule, after: datetime) -> datetime:
     return next(instants(cron=s.cron, every_hours=s.every_hours, timezone=s.timezone, after=after))
 
 
-def _prefixed(exc: Invalid, prefix: str) -> Invalid:
-    entries = (
-        exc.detail if isinstance(exc.detail, list) and exc.detail else [{"field": "", "message": exc.message}]
-    )
-    detail = [{**d, "field": f"{prefix}.{d['field']}".rstrip(".")} for d in entries]
-    out = Invalid(detail[0]["field"], detail[0]["message"])
-    out.code, out.detail = exc.code, detail
-    out.message = "; ".join(f"{d['field']}: {d['message']}" for d in detail[:5])
-    return out
-
-
 def _team_of_campaign(session: Session, principal: UserPrincipal, body: CampaignCreate) -> uuid.UUID:
     """Queue the campaign in a savepoint and roll it back: the same checks a slot will meet (agent
     access, host policy, workload), as 422s naming `campaign.*`, and the team it belongs to."""
@@ -75,7 +65,7 @@ def _team_of_campaign(session: Session, principal: UserPrincipal, body: Campaign
         team_id = campaign_service.create(session, principal=principal, body=body).team_id
     except Invalid as exc:
         sp.rollback()
-        raise _prefixed(exc, "campaign") from exc
+        raise exc.under("campaign") from exc
     except AppError:
         sp.rollback()
         raise
@@ -319,7 +309,7 @@ def _owner(session: Session, s: Schedule) -> UserPrincipal | None:
     """The schedule acts as the member who created it, with their roles today."""
     if s.created_by is None:
         return None
-    roles = repository.roles_of_active_user(session, s.created_by)
+    roles = auth_repository.roles_of(session, s.created_by, active_only=True)
     held = roles.get(s.team_id)
     if held is None or held.rank < Role.member.rank:
         return None
