@@ -38,12 +38,13 @@ if ! "$BIN/promtool" --version 2>/dev/null | grep -q "version $PROMTOOL_VERSION"
   echo "iowatt: installing promtool $PROMTOOL_VERSION (from Debian's prometheus package)"
   debian_binary prometheus promtool
 fi
-if ! "$BIN/caddy" version 2>/dev/null | grep -q "^v$CADDY_VERSION"; then
+if ! "$BIN/caddy" version 2>/dev/null | grep -q "^v\{0,1\}$CADDY_VERSION"; then
   echo "iowatt: installing caddy $CADDY_VERSION (from Debian's caddy package)"
   debian_binary caddy caddy
 fi
 
-if ! "$BIN/helm" version --short 2>/dev/null | grep -q "^$HELM_VERSION"; then
+# (a helm built from its module says only "v4.3" of its version: the cached build is the reference)
+if ! { [ -x "$CACHE/helm-$HELM_VERSION" ] && cmp -s "$CACHE/helm-$HELM_VERSION" "$BIN/helm"; }; then
   # one build at a time on a machine: a second `make deps` waits for the first one's
   exec 9>"$CACHE/.helm-build.lock"
   flock 9
