@@ -5,6 +5,7 @@ import { keys } from "./keys";
 import { LIVE_INTERVAL_MS } from "./runs";
 
 export type RunGroupRead = components["schemas"]["RunGroupRead"];
+export type RunGroupCreate = components["schemas"]["RunGroupCreate"];
 
 const FINAL: RunGroupRead["status"][] = ["succeeded", "failed", "cancelled"];
 
@@ -25,3 +26,8 @@ export const runGroupQuery = (id: string) =>
       return FINAL.includes(g.status) && !energyDue ? false : LIVE_INTERVAL_MS;
     },
   });
+
+/** Queue a group run (POST /run-groups): one member run per host, started at one instant. */
+export async function createRunGroup(body: RunGroupCreate) {
+  return unwrap(await api.POST("/api/v1/run-groups", { body }));
+}

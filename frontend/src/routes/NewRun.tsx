@@ -22,11 +22,13 @@ import { describeJob } from "../lib/workload";
 import { agentsQuery } from "../queries/agents";
 import { environmentsQuery } from "../queries/environments";
 import { keys } from "../queries/keys";
+import { createRunGroup, type RunGroupCreate } from "../queries/runGroups";
 import { createRun, runQuery } from "../queries/runs";
 import { workloadsQuery } from "../queries/workloads";
+import { GroupHosts } from "./newRun/GroupHosts";
 import { EstimateLine, JobEditor } from "./newRun/JobEditor";
 import { MoreTargets } from "./newRun/MoreTargets";
-import { deriveRunPlan, idleDefaultText, targetErrors } from "./newRun/plan";
+import { deriveRunPlan, groupErrors, idleDefaultText, targetErrors } from "./newRun/plan";
 import { initialState, newRunReducer } from "./newRun/state";
 
 /** Presets shortened for a quick look: the server shortens (WorkloadSpec.shortened) and records it. */
@@ -75,6 +77,8 @@ const FIELD_ALIASES: Record<string, string> = {
   environment_id: "environment",
   // a fio job file's text (workload.jobfile.text): the engine's refusal and the host's rules
   text: "jobfile",
+  // a group run's (members.N.… go beside their host: groupErrors)
+  shared_store: "shared_store",
 };
 
 export function NewRun() {
@@ -123,6 +127,28 @@ export function NewRun() {
     },
   });
 
+  const createGroup = useMutation({
+    mutationFn: (body: RunGroupCreate) => createRunGroup(body),
+    onSuccess: (group) => {
+      qc.invalidateQueries({ queryKey: keys.runs.lists() });
+      // the first member's run page shows every member, the combined figure and the start skews
+      navigate(`/runs/${group.members[0]?.run_id ?? ""}`);
+    },
+    onError: (err) => {
+      const r = formErrorsFrom(err, FIELD_ALIASES, ["jobs", "targets", "members"]);
+      dispatch({
+        type: "rejected",
+        errors: targetErrors(groupErrors(r.errors)),
+        formError: r.formError,
+      });
+    },
+  });
+  const pending = create.isPending || createGroup.isPending;
+  function send(body: RunCreate | RunGroupCreate) {
+    if ("members" in body) createGroup.mutate(body);
+    else create.mutate(body);
+  }
+
   function onSubmit(e: FormEvent) {
     e.preventDefault();
     const s = plan.submission;
@@ -130,8 +156,9 @@ export function NewRun() {
       dispatch({ type: "invalid", errors: s.errors });
       return;
     }
-    dispatch({ type: "submitted", confirming: s.confirm ? s.body : null });
-    if (!s.confirm) create.mutate(s.body);
+    const body = "group" in s ? s.group : s.body;
+    dispatch({ type: "submitted", confirming: s.confirm ? body : null });
+    if (!s.confirm) send(body);
   }
 
   const viewerOnly = plan.viewerOnly;
@@ -216,6 +243,19 @@ export function NewRun() {
             onAdd={(path) => dispatch({ type: "more.add", path })}
             onSet={(index, path) => dispatch({ type: "more.set", index, path })}
             onRemove={(index) => dispatch({ type: "more.remove", index })}
+          />
+          <GroupHosts
+            hosts={plan.hosts}
+            nextHost={plan.nextHost}
+            groupable={plan.groupable}
+            groupNote={plan.groupNote}
+            sharedStore={state.sharedStore}
+            errors={errors}
+            onAdd={(agentId) => dispatch({ type: "host.add", agentId })}
+            onAgent={(index, agentId) => dispatch({ type: "host.agent", index, agentId })}
+            onTarget={(index, path) => dispatch({ type: "host.target", index, path })}
+            onRemove={(index) => dispatch({ type: "host.remove", index })}
+            onSharedStore={(text) => dispatch({ type: "sharedStore", text })}
           />
           <Field label="Name (optional)" name="name" errors={errors}>
             <input
@@ -448,8 +488,8 @@ export function NewRun() {
         )}
         <FormFooter
           error={state.formError}
-          pending={create.isPending}
-          label="Queue run"
+          pending={pending}
+          label={plan.hosts.length > 0 ? "Queue group run" : "Queue run"}
           pendingLabel="Queueing…"
           testId="submit-run"
           disabled={viewerOnly}
@@ -457,10 +497,13 @@ export function NewRun() {
       </form>
       {confirming && plan.target && (
         <DestructiveConfirm
-          targets={plan.chosen.filter((t) => needsDestructiveConfirm(t, plan.writes))}
-          pending={create.isPending}
+          targets={[
+            ...plan.chosen,
+            ...plan.hosts.flatMap((h) => (h.target ? [h.target] : [])),
+          ].filter((t) => needsDestructiveConfirm(t, plan.writes))}
+          pending={pending}
           onCancel={() => dispatch({ type: "confirm.cancel" })}
-          onConfirm={() => create.mutate({ ...confirming, destructive: true })}
+          onConfirm={() => send({ ...confirming, destructive: true })}
         />
       )}
     </section>

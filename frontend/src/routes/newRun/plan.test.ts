@@ -49,7 +49,7 @@ const state = (over: Partial<NewRunState> = {}): NewRunState => ({
 });
 const bodyOf = (s: NewRunState, c = ctx()): RunCreate => {
   const sub = deriveRunPlan(s, c).submission;
-  if ("errors" in sub) throw new Error(`not sent: ${JSON.stringify(sub.errors)}`);
+  if (!("body" in sub)) throw new Error(`not one run: ${JSON.stringify(sub)}`);
   return sub.body;
 };
 const errorsOf = (s: NewRunState, c = ctx()) => {

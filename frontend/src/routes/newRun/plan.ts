@@ -19,8 +19,17 @@ import {
 } from "../../lib/policy";
 import { type TeamRole, teamsWhere } from "../../lib/role";
 import { DEFAULT_IDLE_S, type DurationEstimate, estimateDuration } from "../../lib/workload";
+import type { RunGroupCreate } from "../../queries/runGroups";
 import { buildJobs } from "./jobs";
 import type { NewRunState } from "./state";
+
+/** A group run's members: this host and at most 15 others (RunGroupCreate.members). */
+export const MAX_GROUP_MEMBERS = 16;
+/** A member whose engine starts further than this from the group's instant marks it unsynchronized. */
+export const START_TOLERANCE_NS = 5_000_000;
+/** Every member must report ready (laid out, idle baseline taken) within this of the first:
+ * a large file's layout takes minutes; the agent itself waits at most 10 min at the barrier. */
+export const PREPARE_TIMEOUT_S = 600;
 
 /** What the plan is derived from besides the form: what the server lists. */
 export interface RunPlanContext {
@@ -37,7 +46,19 @@ export interface RunPlanContext {
 export type RunSubmission =
   | { errors: Errors }
   /** `confirm`: a write to a device the host marked destructive waits for the typed key */
-  | { body: RunCreate; confirm: boolean };
+  | { body: RunCreate; confirm: boolean }
+  /** a group run: the same workload on every host, started at one instant */
+  | { group: RunGroupCreate; confirm: boolean };
+
+/** Another host of a group run, as the form offers it. */
+export interface GroupHostPlan {
+  agentId: string;
+  /** what its select offers: online agents that are not another member */
+  agents: AgentRead[];
+  policy: HostPolicy | null;
+  /** its target: the chosen one if the host allows it, else the first it allows */
+  target: PolicyTarget | undefined;
+}
 
 export interface RunPlan {
   /** the agents offered: online ones only */
@@ -60,6 +81,14 @@ export interface RunPlan {
   nextTarget: PolicyTarget | undefined;
   /** why several targets cannot be chosen now (null: they can, or only one is chosen) */
   multiNote: string | null;
+  /** the workload can run on several hosts at one instant (block jobs or a fio job file) */
+  groupable: boolean;
+  /** a group run's other hosts (empty: an ordinary run, or not groupable) */
+  hosts: GroupHostPlan[];
+  /** the agent "Add a host" adds; undefined: no other online agent, or the group is full */
+  nextHost: AgentRead | undefined;
+  /** why other hosts cannot be chosen now (null: they can, or none is chosen) */
+  groupNote: string | null;
   /** why the host refuses writes on a chosen target (null: it does not) */
   refusal: string | null;
   /** workloads that write, so the target refuses them (ids) */
@@ -86,6 +115,25 @@ export interface RunPlan {
 /** The form's error key of the run's target number `i` (0: the first, the Target field). */
 export function targetErrorKey(i: number): string {
   return i === 0 ? "target" : `targets.${i}.target`;
+}
+
+/** The server's errors of a group run (`members.N.…`, formErrorsFrom with "members" indexed) as
+ * the form shows them: the first member's beside the form's own fields, the others' beside their
+ * host's row (its agent, else its target). */
+export function groupErrors(errors: Errors): Errors {
+  const out: Errors = {};
+  for (const [key, err] of Object.entries(errors)) {
+    const m = /^members\.(\d+)\.(.+)$/.exec(key);
+    let k = key;
+    if (m) {
+      const n = Number(m[1]);
+      const field = m[2] ?? "";
+      k = n === 0 ? field : `hosts.${n - 1}.${field === "agent" ? "agent" : "target"}`;
+    }
+    const had = out[k];
+    out[k] = had ? { ...had, message: `${had.message}; ${err.message}` } : err;
+  }
+  return out;
 }
 
 /** The server's errors of a multi-target run as the form shows them: `targets.0.…` (its first
@@ -154,8 +202,37 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
       : !runsMultiTarget(agent)
         ? "this agent runs one target at a time (an older iowatt-agent): upgrade it on the host to run several at once"
         : "several targets at once run block workloads only (not a fio job file, file sets or databases): this run goes to the first target";
+  // a group run: block workloads and fio job files (file sets and databases run on one host)
+  const groupable = s.mode !== "builtin" || pickedBlock;
+  const hosts: GroupHostPlan[] = groupable
+    ? s.hosts.map((h) => {
+        const hostPolicy = policyOf(online.find((a) => a.id === h.agentId));
+        const hostTargets = hostPolicy?.targets ?? [];
+        return {
+          agentId: h.agentId,
+          agents: online.filter(
+            (a) =>
+              a.id === h.agentId || (a.id !== agentId && !s.hosts.some((o) => o.agentId === a.id)),
+          ),
+          policy: hostPolicy,
+          target: hostTargets.find((t) => t.path === h.target) ?? hostTargets[0],
+        };
+      })
+    : [];
+  const nextHost =
+    groupable && s.hosts.length + 1 < MAX_GROUP_MEMBERS
+      ? online.find((a) => a.id !== agentId && !s.hosts.some((h) => h.agentId === a.id))
+      : undefined;
+  const groupNote =
+    s.hosts.length > 0 && !groupable
+      ? "several hosts at one instant run block workloads or a fio job file (not file sets or databases): this run goes to the first host only"
+      : null;
   const refusal = chosen.map(writeRefusal).find((r) => r !== null) ?? null;
-  const refused = new Set(refusal === null ? [] : items.filter(workloadWritesAny).map((w) => w.id));
+  const hostRefusal =
+    hosts.map((h) => (h.target ? writeRefusal(h.target) : null)).find((r) => r !== null) ?? null;
+  const refused = new Set(
+    (refusal ?? hostRefusal) === null ? [] : items.filter(workloadWritesAny).map((w) => w.id),
+  );
   const picked = items.find((w) => w.id === s.workloadId);
   const workloadId =
     (picked && !refused.has(picked.id) ? picked.id : items.find((w) => !refused.has(w.id))?.id) ??
@@ -209,7 +286,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     );
   }
 
-  const submission = ((): RunSubmission => {
+  const single = ((): RunSubmission => {
     const one = (key: string, message: string): RunSubmission => ({
       errors: { [key]: { message, source: "client" } },
     });
@@ -290,6 +367,52 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     return { body, confirm: chosen.some((t) => needsDestructiveConfirm(t, writes)) };
   })();
 
+  /** With other hosts: the same run as a group, every host's member started at one instant. */
+  const submission = ((): RunSubmission => {
+    if (hosts.length === 0 || !("body" in single)) return single;
+    const one = (key: string, message: string): RunSubmission => ({
+      errors: { [key]: { message, source: "client" } },
+    });
+    const seen = new Set([agentId]);
+    for (const [i, h] of hosts.entries()) {
+      if (!h.agentId || !online.some((a) => a.id === h.agentId))
+        return one(`hosts.${i}.agent`, "choose an online agent");
+      if (seen.has(h.agentId)) return one(`hosts.${i}.agent`, "already in this group run");
+      seen.add(h.agentId);
+      if (!h.target) return one(`hosts.${i}.target`, "this host allows no target yet");
+      const why = writeRefusal(h.target);
+      if (why && writes) return one(`hosts.${i}.target`, why);
+    }
+    const { body } = single;
+    const group: RunGroupCreate = {
+      members: [
+        {
+          agent_id: body.agent_id,
+          target_path: body.target_path ?? null,
+          targets: body.targets ?? null,
+        },
+        ...hosts.map((h) => ({
+          agent_id: h.agentId,
+          target_path: h.target?.path ?? null,
+          targets: null,
+        })),
+      ],
+      workload: body.workload ?? null,
+      workload_id: body.workload_id ?? null,
+      name: body.name ?? null,
+      environment_id: body.environment_id ?? null,
+      meter: body.meter,
+      destructive: false,
+      idle_s: body.idle_s ?? null,
+      shorten: body.shorten ?? null,
+      start_tolerance_ns: START_TOLERANCE_NS,
+      prepare_timeout_s: PREPARE_TIMEOUT_S,
+      shared_store: s.sharedStore.trim() || null,
+    };
+    const all = [...chosen, ...hosts.flatMap((h) => (h.target ? [h.target] : []))];
+    return { group, confirm: all.some((t) => needsDestructiveConfirm(t, writes)) };
+  })();
+
   return {
     online,
     agentId,
@@ -301,7 +424,11 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     chosen,
     nextTarget,
     multiNote,
-    refusal,
+    groupable,
+    hosts,
+    nextHost,
+    groupNote,
+    refusal: refusal ?? hostRefusal,
     refused,
     workloadId,
     workload,

@@ -2,6 +2,7 @@ import type { RunCreate, WorkloadSpec } from "../../client/types";
 import type { Errors } from "../../components/Field";
 import type { MeterChoice } from "../../components/Policy/MeterSelect";
 import type { CloneDraft } from "../../lib/clone";
+import type { RunGroupCreate } from "../../queries/runGroups";
 import { type CustomJob, jobFromSpec, newJob } from "./jobs";
 
 /** What the New run form holds: the user's choices as typed, nothing derived from them (that is
@@ -14,6 +15,11 @@ export interface NewRunState {
   target: string;
   /** a multi-target run's other targets, in order, as chosen (the run's first is `target`) */
   more: string[];
+  /** a group run's other hosts, in order: each an agent and one of its targets, started at the
+   * same instant as this one (empty: an ordinary run) */
+  hosts: GroupHost[];
+  /** a group run's shared store, as typed ("" = none) */
+  sharedStore: string;
   name: string;
   /** built-in or saved workload, jobs built here, or a fio job file pasted or uploaded */
   mode: "builtin" | "custom" | "jobfile";
@@ -36,8 +42,14 @@ export interface NewRunState {
   idle: string;
   errors: Errors;
   formError: string | null;
-  /** the run waiting for the typed confirmation of a destructive write */
-  confirming: RunCreate | null;
+  /** the run (or group run) waiting for the typed confirmation of a destructive write */
+  confirming: RunCreate | RunGroupCreate | null;
+}
+
+/** Another host of a group run: its agent and the target there (empty: the first it allows). */
+export interface GroupHost {
+  agentId: string;
+  target: string;
 }
 
 export type NewRunAction =
@@ -47,6 +59,12 @@ export type NewRunAction =
   | { type: "more.add"; path: string }
   | { type: "more.set"; index: number; path: string }
   | { type: "more.remove"; index: number }
+  /** another host, started at the same instant (a group run) */
+  | { type: "host.add"; agentId: string }
+  | { type: "host.agent"; index: number; agentId: string }
+  | { type: "host.target"; index: number; path: string }
+  | { type: "host.remove"; index: number }
+  | { type: "sharedStore"; text: string }
   | { type: "name"; name: string }
   | { type: "mode"; mode: NewRunState["mode"] }
   | { type: "workload"; id: string }
@@ -64,7 +82,7 @@ export type NewRunAction =
   /** the form's own checks failed: their errors, nothing sent */
   | { type: "invalid"; errors: Errors }
   /** the form passed its checks: errors cleared; `confirming` when the write needs the typed key */
-  | { type: "submitted"; confirming: RunCreate | null }
+  | { type: "submitted"; confirming: RunCreate | RunGroupCreate | null }
   | { type: "confirm.cancel" }
   /** the server refused the run */
   | { type: "rejected"; errors: Errors; formError: string | null };
@@ -75,6 +93,8 @@ export function initialState(search: URLSearchParams): NewRunState {
     agentId: "",
     target: "",
     more: [],
+    hosts: [],
+    sharedStore: "",
     name: "",
     mode: "builtin",
     workloadId: search.get("workload") ?? "",
@@ -106,6 +126,23 @@ export function newRunReducer(s: NewRunState, a: NewRunAction): NewRunState {
       return { ...s, more: s.more.map((x, k) => (k === a.index ? a.path : x)) };
     case "more.remove":
       return { ...s, more: s.more.filter((_, k) => k !== a.index) };
+    case "host.add":
+      return { ...s, hosts: [...s.hosts, { agentId: a.agentId, target: "" }] };
+    case "host.agent":
+      // another host: its targets are its own
+      return {
+        ...s,
+        hosts: s.hosts.map((h, k) => (k === a.index ? { agentId: a.agentId, target: "" } : h)),
+      };
+    case "host.target":
+      return {
+        ...s,
+        hosts: s.hosts.map((h, k) => (k === a.index ? { ...h, target: a.path } : h)),
+      };
+    case "host.remove":
+      return { ...s, hosts: s.hosts.filter((_, k) => k !== a.index) };
+    case "sharedStore":
+      return { ...s, sharedStore: a.text };
     case "name":
       return { ...s, name: a.name };
     case "mode":
