@@ -51,6 +51,16 @@ TARGET = "/dev/shm/iowatt-load"  # every simulated host allows this directory (t
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 BIN = Path(sys.executable).parent
 AGENT_VERSION = "load-sim"
+CADDYFILE = REPO / "deploy" / "caddy" / "several-apis.Caddyfile"
+
+
+def caddy_binary() -> str:
+    """Caddy (Debian's build; scripts/install-ops-test-tools.sh installs it for the tests)."""
+    found = shutil.which("caddy")
+    if found is None:
+        raise RuntimeError("caddy is missing: scripts/install-ops-test-tools.sh installs it (make deps)")
+    return found
+
 
 INVENTORY: dict[str, Any] = {
     "hostname": "load",
@@ -161,11 +171,19 @@ def platform(
     users: int = 20,
     worker_concurrency: int = 2,
     api_workers: int | None = None,
+    api_processes: int = 0,
+    workers: int = 1,
 ) -> Iterator[Platform]:
     """Migrations, the admin, then the processes exactly as `scripts/up.sh` starts them: the API
     through `backend.serve` (uvicorn processes without access log: `api_workers`, by default as
     make up chooses, IOWATT_API_WORKERS or the CPUs), a prefork Celery worker (`--concurrency 2`)
-    and beat; IOWATT_ENV=dev with a private state directory (so nothing of `.iowatt/` is read)."""
+    and beat; IOWATT_ENV=dev with a private state directory (so nothing of `.iowatt/` is read).
+
+    `api_processes` N > 0: the Helm chart's topology on this machine instead (issue 30): N API
+    processes (`backend.serve --workers 1`), each on its own port with its own metrics directory,
+    behind Caddy (deploy/caddy/several-apis.Caddyfile), whose address is the platform's URL;
+    `workers` Celery workers (`-n worker-K@%h`, `--concurrency worker_concurrency` each) and one
+    beat, on the one PostgreSQL and Redis."""
     import psycopg
 
     work = Path(tempfile.mkdtemp(prefix="iowatt-load-"))
@@ -197,19 +215,49 @@ def platform(
     user_tokens = _bootstrap(env, work, users)
     port = free_port()
     procs: dict[str, subprocess.Popen[bytes]] = {}
+    upstreams: list[str] = []
     try:
-        procs["api"] = _popen(
-            [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(port)]
-            + ([] if api_workers is None else ["--workers", str(api_workers)]),
-            env,
-            logs / "api.log",
-        )
-        procs["worker"] = _popen(
-            [str(BIN / "celery"), "--workdir", str(REPO), "-A", "worker.app", "worker"]
-            + ["--concurrency", str(worker_concurrency), "--loglevel", "INFO"],
-            env,
-            logs / "worker.log",
-        )
+        if api_processes:
+            for k in range(api_processes):
+                own = free_port()
+                upstreams.append(f"127.0.0.1:{own}")
+                procs[f"api-{k}"] = _popen(
+                    [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(own)]
+                    + ["--workers", "1"],
+                    {
+                        **env,
+                        "PROMETHEUS_MULTIPROC_DIR": str(work / f"metrics-{k}"),
+                        "IOWATT_TRUSTED_PROXIES": '["127.0.0.1"]',
+                    },
+                    logs / f"api-{k}.log",
+                )
+            procs["caddy"] = _popen(
+                [caddy_binary(), "run", "--adapter", "caddyfile", "--config", str(CADDYFILE)],
+                {
+                    **env,
+                    "IOWATT_PROXY_PORT": str(port),
+                    "IOWATT_API_UPSTREAMS": " ".join(upstreams),
+                    "XDG_DATA_HOME": str(work / "caddy"),
+                    "XDG_CONFIG_HOME": str(work / "caddy"),
+                },
+                logs / "caddy.log",
+            )
+        else:
+            procs["api"] = _popen(
+                [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(port)]
+                + ([] if api_workers is None else ["--workers", str(api_workers)]),
+                env,
+                logs / "api.log",
+            )
+        for k in range(workers):
+            name = "worker" if workers == 1 else f"worker-{k}"
+            procs[name] = _popen(
+                [str(BIN / "celery"), "--workdir", str(REPO), "-A", "worker.app", "worker"]
+                + ["--concurrency", str(worker_concurrency), "--loglevel", "INFO"]
+                + ([] if workers == 1 else ["-n", f"{name}@%h"]),
+                env,
+                logs / f"{name}.log",
+            )
         procs["beat"] = _popen(
             [str(BIN / "celery"), "--workdir", str(REPO), "-A", "worker.app", "beat", "--loglevel", "INFO"]
             + ["--schedule", str(work / "celerybeat-schedule")],
@@ -226,13 +274,15 @@ def platform(
             procs=procs,
         )
         deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{p.url}/api/v1/health", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline or procs["api"].poll() is not None:
-                raise RuntimeError("the API did not come up:\n" + p.tail())
-            time.sleep(0.2)
+        # every API process answers (directly, and through the proxy)
+        for url in [*(f"http://{u}" for u in upstreams), p.url]:
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/api/v1/health", timeout=2).status_code == 200:
+                        break
+                if time.monotonic() > deadline or any(x.poll() is not None for x in procs.values()):
+                    raise RuntimeError("the API did not come up:\n" + p.tail())
+                time.sleep(0.2)
         yield p
     finally:
         for proc in procs.values():
@@ -740,7 +790,8 @@ def _server_counters(p: Platform) -> tuple[float, int, int, float, float]:
             " pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint"
         ).fetchone()
     assert row is not None
-    return time.monotonic(), int(row[0]), int(row[1]), float(row[2]), tree_cpu_s(p.procs["api"].pid)
+    api_cpu = sum(tree_cpu_s(proc.pid) for name, proc in p.procs.items() if name.startswith("api"))
+    return time.monotonic(), int(row[0]), int(row[1]), float(row[2]), api_cpu
 
 
 def tree_cpu_s(pid: int) -> float:

@@ -128,6 +128,13 @@ def main() -> int:
         type=int,
         help="API processes (default: as make up, IOWATT_API_WORKERS or the CPUs, ≤ 3)",
     )
+    ap.add_argument(
+        "--api-processes",
+        type=int,
+        default=0,
+        help="N > 0: N API processes on N ports behind Caddy (the Helm chart's topology, issue 30)",
+    )
+    ap.add_argument("--workers", type=int, default=1, help="Celery worker processes (-n worker-K)")
     ap.add_argument("--pg-fsync-off", action="store_true", help="PostgreSQL without fsync (as the tests')")
     ap.add_argument(
         "--idle-measure-s", type=float, default=15.0, help="first measure idle agents' server cost (0 skips)"
@@ -157,6 +164,8 @@ def main() -> int:
             users=args.users,
             worker_concurrency=args.worker_concurrency,
             api_workers=args.api_workers,
+            api_processes=args.api_processes,
+            workers=args.workers,
         ) as p,
     ):
         print(f"stack up in {time.monotonic() - t_all:.0f} s: {p.url}", flush=True)

@@ -1,7 +1,9 @@
 """Smoke test of the load benchmark (bench/load): 5 simulated agents, 3 runs queued by users, on
-the real stack (uvicorn, Celery worker and beat, PostgreSQL, Redis); every run succeeds exactly
-once with one result, its jobs and its power samples stored once. The numbers are not checked:
-speed is measured by `bench/load/run.py`, never in a test."""
+the real stack in the Helm chart's topology on this machine (issue 30): two API processes on two
+ports behind Caddy, two Celery workers, one beat, one PostgreSQL and Redis; every run succeeds
+exactly once with one result, its jobs and its power samples stored once, and both API processes
+served requests. The numbers are not checked: speed is measured by `bench/load/run.py`, never in
+a test."""
 
 import asyncio
 from typing import Any
@@ -35,9 +37,13 @@ def test_load_smoke_5_agents_3_runs_nothing_lost_or_duplicated(pg: Postgres, red
             ingest = await loadsim.ingest_bench(sim, samples=2000, repeats=1)
         return rd, ingest
 
-    with loadsim.platform(pg.port, redis_db, users=cfg.users) as p:
+    with loadsim.platform(
+        pg.port, redis_db, users=cfg.users, api_processes=2, workers=2, worker_concurrency=1
+    ) as p:
         rd, ingest = asyncio.run(simulate(p))
         check = loadsim.check_database(p.conninfo, [rd], settle_s=20)
+        served = {k: (p.logs / f"api-{k}.log").read_text().count('"http.request"') for k in range(2)}
+        tasks = {k: (p.logs / f"worker-{k}.log").read_text().count('"task.done"') for k in range(2)}
 
     assert rd["runs_queued"] == 3, rd["errors"]
     assert rd["runs_stored"] == 3, rd["errors"]
@@ -48,3 +54,6 @@ def test_load_smoke_5_agents_3_runs_nothing_lost_or_duplicated(pg: Postgres, red
     assert check["runs_in_database"] == 3 + 1  # the users' runs and the ingest comparison's one
     assert ingest["repeats"][0]["api_rows_per_s"] > 0 and ingest["repeats"][0]["copy_rows_per_s"] > 0
     assert not [e for e in rd["errors"] if "HTTP 5" in e], rd["errors"]
+    # the proxy spread the requests over both API processes, and both workers took tasks
+    assert all(n > 0 for n in served.values()), served
+    assert all(n > 0 for n in tasks.values()), tasks
