@@ -94,3 +94,9 @@ def db_docs(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[
         )
     ).tuples()
     return {rid: {"tpch": t, "heap_btree": h, "heap_btree_run": r} for rid, t, h, r in rows}
+
+
+def page_cache(session: Session, run_id: uuid.UUID) -> Any:
+    """The stored document's `page_cache` (the agent's page cache record, result/pagecache.py), as
+    stored: None when there is none."""
+    return session.scalar(select(RunResult.engine_result["page_cache"]).where(RunResult.run_id == run_id))

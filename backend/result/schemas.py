@@ -11,6 +11,7 @@ from iowatt_workload import TPCH_LABEL
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.kit.schema import OutputSchema
+from backend.result.pagecache import MemorySeries, PageCacheDoc
 
 
 class _Loose(BaseModel):
@@ -328,6 +329,8 @@ class EngineDocument(_Loose):
     fileset: FilesetDoc | None = None
     tpch: TpchDoc | None = None
     heap_btree: list[HeapBtreeRowDoc] | None = Field(None, min_length=1, max_length=MAX_HB_ROWS)
+    # the agent's record of the host's page cache around the run (result/pagecache.py)
+    page_cache: PageCacheDoc | None = None
 
     @property
     def file_mode(self) -> str | None:
@@ -608,4 +611,9 @@ class RunSeries(OutputSchema):
     file_intervals: FileIntervals | None = Field(
         description="a vdbench file-set run's per-interval operation rates and response times; null "
         "otherwise (postmark reports its three phases in the run's file_workload)"
+    )
+    memory: MemorySeries | None = Field(
+        description="the page cache while the engine ran (Dirty, Writeback and the kernel's dirty "
+        "limits each second; docs/writeback.md); null when the run's agent sampled none (direct I/O "
+        "only, older agents, imports)"
     )

@@ -15,7 +15,7 @@ from backend.jobs import enqueue
 from backend.kit.time import utcnow
 from backend.models import ResultJob, ResultSeriesPoint, Run, RunResult, RunStatus, RunTarget
 from backend.power import service as power_service
-from backend.result import repository, summary
+from backend.result import pagecache, repository, summary
 from backend.result.combine import combine
 from backend.result.schemas import (
     BIGINT,
@@ -295,7 +295,12 @@ def series(session: Session, *, run: Run) -> RunSeries:
         JobSeries(job_index=i, name=names.get(i, str(i)), points=_downsample(pts))
         for i, pts in sorted(by_job.items())
     ]
-    return RunSeries(run_id=run.id, jobs=jobs, file_intervals=summary.file_intervals(session, run))
+    return RunSeries(
+        run_id=run.id,
+        jobs=jobs,
+        file_intervals=summary.file_intervals(session, run),
+        memory=pagecache.series(pagecache.read_doc(repository.page_cache(session, run.id))),
+    )
 
 
 def _downsample(points: list[ResultSeriesPoint]) -> list[SeriesPointRead]:

@@ -13,6 +13,7 @@ from backend.kit.paging import MAX_OFFSET as MAX_OFFSET  # the list routes' boun
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
 from backend.power.schemas import EnergyRead, PowerUpload
+from backend.result.pagecache import PageCacheRead
 from backend.result.schemas import FileWorkloadSummary, HeapBtreeSummary, TpchSummary
 from backend.workload.schemas import StoredWorkloadSpec, WorkloadSpec
 
@@ -586,5 +587,9 @@ class RunSystem(OutputSchema):
     cache: Literal["direct", "buffered", "mixed", "unstated"] = Field(
         description="direct: every job O_DIRECT; buffered: none; mixed: some; unstated: an imported run "
         "whose file did not state it for every job"
+    )
+    page_cache: PageCacheRead | None = Field(
+        description="the kernel's write-back settings and the target device's queue when the run "
+        "started, as its agent read them (docs/writeback.md); null from older agents and imports"
     )
     validity: list[RunValidityFlag]

@@ -36,6 +36,8 @@ from backend.kit.time import utcnow
 from backend.models import ACTIVE_STATUSES, FINAL_STATUSES, Agent, ResultJob, Role, Run, RunStatus, RunTarget
 from backend.models.run_group import RunGroup
 from backend.power import service as power_service
+from backend.result import pagecache
+from backend.result import repository as result_repo
 from backend.result.summary import db_summaries, file_summaries
 from backend.run import repository
 from backend.run.errors import HostPolicyRefused
@@ -1182,5 +1184,6 @@ def system(session: Session, *, run: Run) -> RunSystem:
         mountpoint=text(facts.get("mountpoint")),
         mount_options=text(facts.get("mount_options")),
         cache=cache,
+        page_cache=pagecache.facts(pagecache.read_doc(result_repo.page_cache(session, run.id))),
         validity=flags,
     )

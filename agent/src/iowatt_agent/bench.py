@@ -28,6 +28,7 @@ from .engine import EngineNotFound, locate_engine
 from .kinds import runner_for_job
 from .kinds.jobfile import JobfileRunner
 from .measured import run_measured
+from .pagecache import PageCacheProbe, is_buffered
 from .power import DEFAULT_IDLE_S, Grid, PowerSession, energy_and_carbon
 from .render import BenchProgress, err, print_result, render_energy, stdout_console
 from .runner import EngineOutcome, EngineProcess
@@ -300,6 +301,7 @@ def _run_and_print(
                 tick_s=0.25,
                 on_meter_started=warn_no_meter_data,
                 file_run=file_run,
+                page_cache=PageCacheProbe(a.target, buffered=is_buffered(proc.job)),
             )
     finally:
         signal.signal(signal.SIGINT, old)

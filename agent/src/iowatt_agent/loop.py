@@ -39,6 +39,7 @@ from .layout import Laid, LayoutFailed, lay_out
 from .leftovers import remove_leftovers
 from .measured import run_measured
 from .multi import EngineGroup, check_block, target_leases
+from .pagecache import PageCacheProbe, is_buffered
 from .plan import Plan, Refused, plan_lease
 from .policy import MeterEntry, Meters, fingerprint, load_meters, load_policy, report
 from .power import DEFAULT_IDLE_S, PowerSession
@@ -440,6 +441,7 @@ class AgentLoop:
                 tick_s=idle.tick_s,
                 file_run=file_run,
                 before_load=before_load,
+                page_cache=PageCacheProbe(lease.target_path, buffered=is_buffered(plan.job)),
             )
         finally:
             self.current = None

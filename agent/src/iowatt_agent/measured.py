@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .filework import FileRun
+from .pagecache import PageCacheProbe
 from .power import IdleTick, PowerSession
 from .runner import EngineOutcome, cleanup_target
 
@@ -52,11 +53,14 @@ def run_measured(
     on_meter_started: Callable[[PowerSession], None] | None = None,
     file_run: FileRun | None = None,
     before_load: Callable[[], bool] | None = None,
+    page_cache: PageCacheProbe | None = None,
 ) -> MeasuredRun:
     """Run the sequence to its end (or to `stop`). The job file and the data file are gone and
     the meter is stopped when this returns, also when it raises. `before_load` runs between the
     idle baseline and the engine (a group run's start barrier: group.py); False: the engine
-    never starts (as a stop before it)."""
+    never starts (as a stop before it). `page_cache` records the host's write-back settings and,
+    for buffered I/O, samples Dirty/Writeback while the engine runs (pagecache.py): the result's
+    document carries them as its `page_cache`."""
     finished = False
 
     def finish() -> dict[str, Any] | None:
@@ -85,11 +89,19 @@ def run_measured(
                     return MeasuredRun(
                         EngineOutcome(None, None, None, "", "", [], now, now, error=reason), finish()
                     )
-            if session is not None:
-                with session.phase("load"):
+            if page_cache is not None:
+                page_cache.start()
+            try:
+                if session is not None:
+                    with session.phase("load"):
+                        outcome = proc.run()
+                else:
                     outcome = proc.run()
-            else:
-                outcome = proc.run()
+            finally:
+                if page_cache is not None:
+                    page_cache.stop()
+            if page_cache is not None and isinstance(outcome.result, dict):
+                outcome.result.setdefault("page_cache", page_cache.document())
         finally:
             _cleanup(proc, data_file, file_run)
         if session is not None and outcome.ok:

@@ -6196,6 +6196,41 @@ export interface components {
         MemberUpdate: {
             role: components["schemas"]["Role"];
         };
+        /** MemoryPoint */
+        MemoryPoint: {
+            /**
+             * Background Threshold Bytes
+             * @description where background write-back starts (nr_dirty_background_threshold)
+             */
+            background_threshold_bytes: number | null;
+            /** Dirty Bytes */
+            dirty_bytes: number;
+            /**
+             * Dirty Threshold Bytes
+             * @description the kernel's dirty limit then (nr_dirty_threshold)
+             */
+            dirty_threshold_bytes: number | null;
+            /**
+             * T S
+             * @description seconds since the engine started
+             */
+            t_s: number;
+            /** Writeback Bytes */
+            writeback_bytes: number;
+        };
+        /**
+         * MemorySeries
+         * @description /proc/meminfo's Dirty and Writeback each second while the engine ran, with the limits.
+         */
+        MemorySeries: {
+            /** Points */
+            points: components["schemas"]["MemoryPoint"][];
+            /**
+             * Truncated
+             * @description the agent stopped sampling at its limit (about 28 h)
+             */
+            truncated: boolean;
+        };
         /** MeterInfo */
         MeterInfo: {
             /**
@@ -6453,6 +6488,74 @@ export interface components {
             kernel: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * PageCacheRead
+         * @description The kernel's write-back settings and the target device's queue settings when the run
+         *     started, as its agent read them (/proc/sys/vm, /sys/block/DEV/queue); null figures were
+         *     unreadable there.
+         */
+        PageCacheRead: {
+            /**
+             * Device Name
+             * @description the disk under the target (null: none, e.g. tmpfs)
+             */
+            device_name: string | null;
+            /**
+             * Dirty Background Bytes
+             * @description vm.dirty_background_bytes, B (0: the ratio)
+             */
+            dirty_background_bytes: number | null;
+            /**
+             * Dirty Background Ratio Pct
+             * @description vm.dirty_background_ratio, %
+             */
+            dirty_background_ratio_pct: number | null;
+            /**
+             * Dirty Bytes
+             * @description vm.dirty_bytes, B (0: the ratio rules)
+             */
+            dirty_bytes: number | null;
+            /**
+             * Dirty Expire Ns
+             * @description vm.dirty_expire_centisecs as ns: the age at which dirty data is written
+             */
+            dirty_expire_ns: number | null;
+            /**
+             * Dirty Ratio Pct
+             * @description vm.dirty_ratio, % of dirtyable memory (0: dirty_bytes rules)
+             */
+            dirty_ratio_pct: number | null;
+            /**
+             * Dirty Writeback Ns
+             * @description vm.dirty_writeback_centisecs as ns: the flusher's period
+             */
+            dirty_writeback_ns: number | null;
+            /**
+             * Mem Total Bytes
+             * @description MemTotal when the run started, B
+             */
+            mem_total_bytes: number | null;
+            /**
+             * Read Ahead Bytes
+             * @description the disk's queue/read_ahead_kb as B
+             */
+            read_ahead_bytes: number | null;
+            /**
+             * Sampled
+             * @description Dirty and Writeback were sampled (a run with buffered I/O)
+             */
+            sampled: boolean;
+            /**
+             * Scheduler
+             * @description the disk's I/O scheduler in use
+             */
+            scheduler: string | null;
+            /**
+             * Write Cache
+             * @description the disk's write cache mode: 'write back' or 'write through'
+             */
+            write_cache: string | null;
         };
         /** Page[AdminUserRead] */
         Page_AdminUserRead_: {
@@ -8422,6 +8525,8 @@ export interface components {
             file_intervals: components["schemas"]["FileIntervals"] | null;
             /** Jobs */
             jobs: components["schemas"]["JobSeries"][];
+            /** @description the page cache while the engine ran (Dirty, Writeback and the kernel's dirty limits each second; docs/writeback.md); null when the run's agent sampled none (direct I/O only, older agents, imports) */
+            memory: components["schemas"]["MemorySeries"] | null;
             /**
              * Run Id
              * Format: uuid
@@ -8471,6 +8576,8 @@ export interface components {
             mount_options: string | null;
             /** Mountpoint */
             mountpoint: string | null;
+            /** @description the kernel's write-back settings and the target device's queue when the run started, as its agent read them (docs/writeback.md); null from older agents and imports */
+            page_cache: components["schemas"]["PageCacheRead"] | null;
             /** Validity */
             validity: components["schemas"]["RunValidityFlag"][];
             /** Virtualization */

@@ -21,6 +21,7 @@ import { JobsOverview, OPEN_BY_DEFAULT } from "../components/Run/JobsOverview";
 import { LiveProgress } from "../components/Run/LiveProgress";
 import { NotStated, unstated } from "../components/Run/NotStated";
 import { OriginBadge, SourceButton } from "../components/Run/OriginBadge";
+import { PageCachePanel } from "../components/Run/PageCachePanel";
 import { PresetSummary } from "../components/Run/PresetSummary";
 import { RunSummary } from "../components/Run/RunSummary";
 import { RunTags } from "../components/Run/RunTags";
@@ -372,6 +373,7 @@ export function RunDetail() {
           shortByDesign={!!shortFlag?.message.startsWith("short by design")}
         />
       )}
+      <PageCachePanel pageCache={system.data?.page_cache} series={series.data} />
       <h2>Workload</h2>
       <WorkloadTable run={run} />
       {!active && run.status !== "cancelled" && (
