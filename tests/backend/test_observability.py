@@ -4,6 +4,7 @@ access log line; Prometheus metrics that appear and move; and `POST /runs` durin
 
 import base64
 import json
+import time
 import uuid
 from datetime import timedelta
 from typing import Any, cast
@@ -16,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
+from backend.health import WORKERS_SEEN_KEY
 from backend.kit.time import utcnow
 from backend.main import create_app
 from backend.models import OutboxTask, Run, RunStatus
@@ -27,6 +29,7 @@ from tests.factories import UserCtx, create_agent, create_run, create_user
 
 HEX32 = 32
 outbox_env = test_outbox.env  # `env`: a committed database and a Redis of the test's own
+INGESTED = ("results", "result_jobs", "series_points", "power_samples")
 
 
 def _boom_app() -> FastAPI:
@@ -152,6 +155,11 @@ def _committed_user(url: str) -> tuple[UserCtx, uuid.UUID]:
 
 
 def test_metrics_appear_and_move(outbox_env: tuple[str, LocalRedis]) -> None:
+    """Also the series deploy/monitoring's rules and dashboard read (issue 30): workers alive and
+    stale from their own heartbeats, the newest beat's age, the Celery queue, leases held and
+    overdue, agents in both states, rows stored (counted at commit), the database's size, and
+    Redis unreachable as iowatt_redis_up 0."""
+    from worker.observe import beat_once
     from worker.tasks.run import expire_stale_leases
 
     url, r = outbox_env
@@ -159,11 +167,29 @@ def test_metrics_appear_and_move(outbox_env: tuple[str, LocalRedis]) -> None:
         before = _scrape(c)
         for name in ("iowatt_outbox_unsent", "iowatt_outbox_oldest_unsent_age_seconds"):
             assert (name, ()) in before, name  # present while zero
+        assert _v(before, "iowatt_redis_up") == 1 and _v(before, "iowatt_database_size_bytes") > 1e6
+        assert _v(before, "iowatt_worker_heartbeat_age_seconds") == float("inf")  # no worker ever
+        assert ("iowatt_workers", (("state", "alive"),)) in before
+        for online in ("true", "false"):  # both states, zero or not
+            assert ("iowatt_agents", (("online", online),)) in before
+        for kind in INGESTED:
+            assert ("iowatt_ingested_total", (("kind", kind),)) in before, kind
+        # workers: one beating, one silent for a minute (stale), one gone long ago (forgotten)
+        beat_once("host-a/1")
+        with redis.Redis.from_url(r.url) as rc:
+            rc.hset(WORKERS_SEEN_KEY, mapping={"host-b/2": time.time() - 60, "host-c/3": time.time() - 3600})
+            m = _scrape(c)
+            assert _v(m, "iowatt_workers", state="alive") == 1 and _v(m, "iowatt_workers", state="stale") == 1
+            assert 0 <= _v(m, "iowatt_worker_heartbeat_age_seconds") < 12
+            assert set(rc.hkeys(WORKERS_SEEN_KEY)) == {b"host-a/1", b"host-b/2"}  # the old one dropped
+
         u, agent_id = _committed_user(url)
         created = c.post("/api/v1/runs", json=run_body(agent_id), headers=u.headers)
         assert created.status_code == 201, created.text
         m = _scrape(c)
         assert _v(m, "iowatt_runs", status="queued") == _v(before, "iowatt_runs", status="queued") + 1
+        assert _v(m, "iowatt_queue_messages", queue="celery") >= 1  # its dispatch task, unconsumed
+        assert _v(m, "iowatt_agents", online="true") == _v(before, "iowatt_agents", online="true") + 1
         # the latency histogram is this process's (one registry per API process, as Prometheus
         # expects): earlier tests in the same pytest worker counted their own requests in it, so
         # this request is the one observation added since `before`
@@ -176,11 +202,19 @@ def test_metrics_appear_and_move(outbox_env: tuple[str, LocalRedis]) -> None:
 
         # an upload retried after it landed
         run_id, body, agent_headers = _leased_run(url, c)
+        assert _v(_scrape(c), "iowatt_leases") >= 1
         assert c.put(f"/api/v1/runs/{run_id}/result", json=body, headers=agent_headers).status_code == 201
         dup = c.put(f"/api/v1/runs/{run_id}/result", json=body, headers=agent_headers)
         assert dup.status_code == 200 and dup.json()["duplicate"] is True
         m = _scrape(c)
         assert _v(m, "iowatt_upload_duplicates_total") == _v(before, "iowatt_upload_duplicates_total") + 1
+        # what the upload stored, counted once it committed; the duplicate stored (and counted) nothing
+        added = {
+            k: _v(m, "iowatt_ingested_total", kind=k) - _v(before, "iowatt_ingested_total", kind=k)
+            for k in INGESTED
+        }
+        assert added["results"] == 1 and added["result_jobs"] == 1 and added["series_points"] >= 1, added
+        assert added["power_samples"] == len(body["power"]["samples"]["t_ns"]), added
 
         # a lease that expired before its run started (the worker's task, on this database)
         eng = create_engine(url)
@@ -191,6 +225,7 @@ def test_metrics_appear_and_move(outbox_env: tuple[str, LocalRedis]) -> None:
             run_service.dispatch(s, run_id=stale.id)
             stale.lease_expires_at = utcnow() - timedelta(seconds=1)
             s.commit()
+        assert _v(_scrape(c), "iowatt_leases_overdue") >= 1  # past its expiry, not yet expired
         assert expire_stale_leases()[0] >= 1
         m = _scrape(c)
         assert _v(m, "iowatt_lease_expiries_total", outcome="requeued") >= 1
@@ -203,6 +238,15 @@ def test_metrics_appear_and_move(outbox_env: tuple[str, LocalRedis]) -> None:
         assert _v(m, "iowatt_outbox_unsent") >= 1
         assert _v(m, "iowatt_outbox_oldest_unsent_age_seconds") >= 29
         eng.dispose()
+
+        # Redis down: the scrape still answers, saying so, without the Redis figures
+        r.stop()
+        try:
+            m = _scrape(c)
+        finally:
+            r.start()
+        assert _v(m, "iowatt_redis_up") == 0 and ("iowatt_runs", (("status", "queued"),)) in m
+        assert not [k for k in m if k[0] in ("iowatt_queue_messages", "iowatt_workers")]
 
 
 # --- Redis down during POST /runs ------------------------------------------------------------------
