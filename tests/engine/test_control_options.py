@@ -166,6 +166,20 @@ def test_exit_what_reaches_as_fio(engine_bin: Path, scratch: Path, what: str) ->
     assert a["jobs"][0]["iowatt"]["options"]["exit_what"] == what
 
 
+def test_a_stop_ends_a_rate_wait(engine_bin: Path, scratch: Path) -> None:
+    """fio's examples/exitwhat.fio: jobs at rate=300 (bytes/s, 13.6 s per 4 KiB I/O) that
+    exit_what stops end at once, not when their wait is over (27.8 s there, fio 9.4 s). Here b
+    waits 60 s after its first I/O; a ends 300 ms in and stops it."""
+    args = (
+        "--name=a", f"--filename={scratch}/a", "--size=64k", "--exitall", "--exit_what=stonewall",
+        "--startdelay=300ms",
+        "--name=b", f"--filename={scratch}/b", "--size=64k", "--rate=68", "--ioengine=io_uring",
+    )  # fmt: skip
+    jobs = {j["jobname"]: j for j in run_engine(engine_bin, *args, timeout=50).doc["jobs"]}
+    assert jobs["a"]["read"]["total_ios"] == 16
+    assert jobs["b"]["read"]["total_ios"] == 1 and jobs["b"]["job_runtime"] < 10000, jobs["b"]["job_runtime"]
+
+
 def test_exit_what_values(run, scratch: Path) -> None:
     f = f"--filename={scratch}/t"
     job = run(f, "--size=64k", "--ioengine=null").job

@@ -57,7 +57,8 @@ EXAMPLES = Path(__file__).resolve().parent / "fio-examples"
 # minutes of idle wall in every suite run. A hung fio is stopped (its whole process group: the job
 # processes it forked too) and run once more; then the example's fio column says so (no comparison,
 # no failure). fio gets FIO_TIMEOUT_S, or three times as long as iowatt-engine took on the same
-# capped file when that is longer (exitwhat: the engine ~28 s, fio ~9 s at load 12).
+# capped file when that is longer (exitwhat: the engine ~1.6 s, fio ~4.7 s at load 15; the engine took
+# ~28 s until its rated jobs' 13.6 s waits ended at a stop, 2026-12-06).
 FIO_TIMEOUT_S = 10
 FIO_TRIES = 2
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import platform
 import resource
 import signal
 import subprocess
@@ -611,6 +612,52 @@ def test_signal_stops_cleanly_and_prints_json(engine_bin: Path, scratch: Path, s
     assert doc["iowatt"]["interrupted"] is True and doc["iowatt"]["signal"] == sig.name
     assert 500 < doc["jobs"][0]["job_runtime"] < 5000
     assert doc["jobs"][0]["read"]["total_ios"] > 0
+
+
+# clock_nanosleep's system call number: a worker in a rate or thinktime wait sleeps in it
+NANOSLEEP = {"x86_64": 230, "aarch64": 115}.get(platform.machine())
+
+
+def sleeping_worker(pid: int) -> bool:
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        if task.name != str(pid) and (task / "syscall").read_text().split()[0] == str(NANOSLEEP):
+            return True
+    return False
+
+
+@pytest.mark.skipif(NANOSLEEP is None, reason="clock_nanosleep's number for this architecture is not listed")
+@pytest.mark.parametrize(
+    "wait",
+    [
+        ["--ioengine=io_uring", "--iodepth=4", "--rate=68"],  # a 4 KiB read every 60 s
+        ["--ioengine=psync", "--thinktime=60s"],  # 60 s after every read
+    ],
+    ids=["rate", "thinktime"],
+)
+def test_a_signal_ends_a_long_wait_at_once(engine_bin: Path, scratch: Path, wait: list[str]) -> None:
+    """A worker in a 60 s rate or thinktime wait stops within a slice (50 ms) of SIGTERM: the signal
+    reaches the main thread, the worker sees the flag when its slice ends (it slept through the
+    whole wait before; a rate of 300 B/s kept fio's exitwhat.fio running 13.6 s per job)."""
+    p = subprocess.Popen(
+        [str(engine_bin), "--name=a", f"--filename={scratch}/t.dat", "--rw=read", "--size=64k", *wait],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: sleeping_worker(p.pid), timeout=30, ignore=(OSError, IndexError))
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=50)
+        took = time.monotonic() - t0
+    finally:
+        p.kill()
+    if p.returncode == 77:
+        pytest.skip(err)
+    assert p.returncode == 0, err
+    assert took < 10, f"{took:.1f} s to stop (the wait was 60 s)"
+    doc = json.loads(out)
+    assert doc["iowatt"]["interrupted"] is True and doc["jobs"][0]["read"]["total_ios"] == 1
 
 
 def test_parallel_jobs_without_stonewall(run, scratch: Path) -> None:

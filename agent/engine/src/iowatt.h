@@ -587,6 +587,7 @@ struct worker {
 	uint64_t budget, issued;        /* bytes to issue (size x loops) and issued so far */
 	uint64_t ramp_done;             /* bytes completed during ramp_time */
 	uint64_t *map;                  /* random map for mixed block sizes: 1 bit per smallest block */
+	uint64_t dunit[2];              /* fio's per-direction map unit when the directions' smallest sizes differ, else 0 */
 	uint64_t roff, rsize;           /* the region of the current file: offset, size */
 	struct mfworker *mfw;           /* multi-file jobs: the worker's files (multifile.c), else NULL */
 	struct pace_state pace;         /* pacing, QoS (pace.c) */
@@ -674,6 +675,10 @@ void worker_reset_stats(struct worker *w, uint64_t now);
 int worker_setup_offsets(struct worker *w);
 int worker_next_io(struct worker *w, struct io_req *r); /* 1 when the byte budget is used up */
 int worker_gen_raw(struct worker *w, struct io_req *r); /* the workload's generator, without verify's phases */
+/* Waits that a stop (SIGINT/SIGTERM, exitall, exit_what) ends within STOP_SLICE_NS; 1 when stopped */
+#define STOP_SLICE_NS 50000000ull
+int worker_sleep_until(struct worker *w, uint64_t t);
+int worker_spin_until(struct worker *w, uint64_t t);
 /* continue_on_error: 1 if this error of this kind (CE_*) is counted and the clone goes on */
 int worker_error_continues(struct worker *w, unsigned kind, int err);
 int job_layout(struct job *j);  /* the job's file created / filled (before any job of the run starts) */

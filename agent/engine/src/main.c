@@ -36,6 +36,9 @@ int main(int argc, char **argv)
 	sem_init(&g_wake, 0, 0);
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_signal;
+	/* the first SIGINT/SIGTERM stops the run (the workers see g_stop within STOP_SLICE_NS, the
+	 * JSON is printed); the same signal again takes its default action: the process ends at once */
+	sa.sa_flags = SA_RESETHAND;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -358,12 +358,6 @@ void pace_worker_exit(struct worker *w)
 	(void)w; /* a flow keeps an ended job's weight and count (fio) */
 }
 
-static void spin_until(uint64_t t)
-{
-	while (now_ns() < t)
-		;
-}
-
 /* thinktime: due once thinktime_blocks I/Os completed (or were issued) since the last stall,
  * or thinktime_iotime passed (fio's handle_thinktime) */
 static int think_due(const struct pace_opts *p, struct pace_state *s, uint64_t now)
@@ -453,7 +447,7 @@ int pace_gate(struct worker *w, struct io_req *r, uint64_t now, uint64_t *until)
 			if (end > w->deadline)
 				end = w->deadline;
 			if (p->think_spin_ns)
-				spin_until(spin < end ? spin : end);
+				worker_spin_until(w, spin < end ? spin : end);
 			s->think_last = s->think_mark;
 			s->think_last_t = end;
 			now = now_ns();
@@ -520,12 +514,10 @@ void pace_final_stall(struct worker *w)
 	if (end > w->deadline)
 		end = w->deadline;
 	if (p->think_spin_ns)
-		spin_until(spin < end ? spin : end);
+		worker_spin_until(w, spin < end ? spin : end);
 	s->think_last = p->think_issue ? s->issued : s->completed;
 	s->think_last_t = end;
-	struct timespec ts = mono_deadline(end);
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !g_stop)
-		;
+	(void)worker_sleep_until(w, end);
 }
 
 int pace_wait_sync(struct worker *w, struct io_req *r, uint64_t deadline)
@@ -538,17 +530,13 @@ int pace_wait_sync(struct worker *w, struct io_req *r, uint64_t deadline)
 		if (g == PACE_STOP || g_stop || w->err || atomic_load_explicit(&w->job->stop, memory_order_relaxed))
 			return 1;
 		if (until >= deadline) {
-			if (deadline != UINT64_MAX) {
-				struct timespec ts = mono_deadline(deadline);
-				while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !g_stop)
-					;
-			}
+			if (deadline != UINT64_MAX)
+				(void)worker_sleep_until(w, deadline);
 			return 1;
 		}
 		if (until > now + 1) {
-			struct timespec ts = mono_deadline(until);
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !g_stop)
-				;
+			if (worker_sleep_until(w, until))
+				return 1; /* told to stop */
 		} else {
 			sched_yield();
 		}

@@ -428,20 +428,24 @@ void pat_free(struct worker *w)
 
 /* Size of the next I/O, as fio draws it from bsrange: MIN + a uniform fraction of MAX, rounded
  * down to a multiple of MIN (so each multiple up to MAX is equally likely), capped at MAX; with
- * bs_unaligned not rounded, so a quarter of 1k-4k's draws are capped at 4k. Otherwise bs / bssplit. */
-static uint64_t pick_size(struct worker *w, int d)
+ * bs_unaligned not rounded, so a quarter of 1k-4k's draws are capped at 4k. */
+uint64_t pat_bsrange_draw(struct worker *w, int d)
 {
 	const struct options *o = w->job->o;
-	d = d == DDIR_TRIM ? DDIR_WRITE : d; /* fio: a bs or bsrange without a trim value applies to trims */
 	uint64_t lo = o->bsrange[d][0], hi = o->bsrange[d][1];
-	if (!hi)
-		return worker_pick_bs(w, d);
 	uint64_t v = lo + (uint64_t)((double)hi * rng_unit(&w->rng));
 	if (!o->bs_unaligned) {
 		v = v / lo * lo;
 		hi = hi / lo * lo;
 	}
 	return v < hi ? v : hi;
+}
+
+static uint64_t pick_size(struct worker *w, int d)
+{
+	const struct options *o = w->job->o;
+	d = d == DDIR_TRIM ? DDIR_WRITE : d; /* fio: a bs or bsrange without a trim value applies to trims */
+	return o->bsrange[d][1] ? pat_bsrange_draw(w, d) : worker_pick_bs(w, d); /* else bs / bssplit */
 }
 
 /* fio's sequential offset with its offset modifier (ddir_seq_add), in fio's own arithmetic:
@@ -508,7 +512,7 @@ static uint64_t rand_off(struct worker *w, struct patgen *p, int d, uint64_t *le
 		uint64_t off = perm_at(&w->perm, w->perm_i++) * w->minbs;
 		return off > last ? last / w->minbs * w->minbs : off;
 	}
-	return worker_rand_off(w, len);
+	return worker_rand_off(w, len, d);
 }
 
 static int next_off(struct worker *w, struct patgen *p, int d, uint64_t *len, uint64_t *rel)

@@ -32,6 +32,8 @@ struct patgen *pat_clone(const struct patgen *p); /* verify's replay cursor: a c
 
 /* from worker.c: the plain generator's pieces the patterns reuse */
 uint64_t worker_pick_bs(struct worker *w, int ddir);
-uint64_t worker_rand_off(struct worker *w, uint64_t *bs);
+uint64_t worker_rand_off(struct worker *w, uint64_t *bs, int ddir);
+/* a size drawn from the direction's bsrange, as fio (pick_size) */
+uint64_t pat_bsrange_draw(struct worker *w, int d);
 
 #endif
