@@ -31,10 +31,11 @@ CACHE=${IOWATT_DIST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/iowatt-agent-dist}
 VENV=$CACHE/venv-$("${PYTHON:-python3.11}" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 KINDS=" ${AGENT_DIST_KINDS:-tar deb rpm} "
 ARCH=$(uname -m)
-# The engine's oldest glibc: it calls gettid and sem_clockwait (glibc 2.30), so 2.31 is the
-# baseline (Debian 11, Ubuntu 20.04). The frozen agent's baseline is the build host's glibc
-# (PyInstaller bundles this host's libpython): agent/packaging/README.md says which hosts that covers.
-GLIBC_TARGET=2.31
+# The engine's oldest glibc: 2.28 (RHEL 8; Debian 10+, Ubuntu 18.10+). It calls gettid and
+# sem_clockwait (glibc 2.30): glibc-compat.c stands in for both, linked into this build only. The
+# frozen agent's baseline is the build host's glibc (PyInstaller bundles this host's libpython):
+# agent/packaging/README.md says which hosts that covers.
+GLIBC_TARGET=2.28
 NFPM_VERSION=v2.48.0
 VERSION=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' agent/src/iowatt_agent/__init__.py)
 NAME=iowatt-agent-$VERSION-linux-$ARCH
@@ -134,8 +135,11 @@ EOF
 chmod +x "$WORK/zcc"
 export ZIG_GLOBAL_CACHE_DIR=$CACHE/zig-cache ZIG_LOCAL_CACHE_DIR=$WORK/zig-cache
 say "engine (glibc $GLIBC_TARGET baseline, liburing + libaio static)"
-make -s -C agent/engine CC="$WORK/zcc" BUILD="$WORK/engine" LIBS="-lm -pthread -luring -laio $LIBGCC" \
-  "$WORK/engine/iowatt-engine"
+# a fresh directory: make cannot see that the baseline (the zcc wrapper's target) changed
+rm -rf "$WORK/engine" && mkdir -p "$WORK/engine"
+"$WORK/zcc" -std=c11 -O2 -Wall -Wextra -Werror -c agent/packaging/glibc-compat.c -o "$WORK/engine/glibc-compat.o"
+make -s -C agent/engine CC="$WORK/zcc" BUILD="$WORK/engine" \
+  LIBS="$WORK/engine/glibc-compat.o -lm -pthread -luring -laio $LIBGCC" "$WORK/engine/iowatt-engine"
 ENGINE=$WORK/engine/iowatt-engine
 feat=$(make -s -C agent/engine CC="$WORK/zcc" BUILD="$WORK/engine" features)
 [ "$feat" = "liburing=yes libaio=yes" ] || { say "engine built without an async ioengine: $feat"; exit 2; }
