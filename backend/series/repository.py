@@ -150,11 +150,12 @@ def points(
     *,
     last: int | None = None,
     metrics: Sequence[str] = tuple(METRICS),
+    campaigns: bool = False,
 ) -> list[Any]:
     """The series' runs in order (the `last` ones only, when given) with that job's key figures:
     rows of run_id, at, excluded (null when none), segment and one column per metric (None: no
-    such job or figure). Core rows, not ORM objects, and only the columns asked for: a history of
-    10,000 runs is read in one pass."""
+    such job or figure), and with `campaigns` the run's campaign_id. Core rows, not ORM objects,
+    and only the columns asked for: a history of 10,000 runs is read in one pass."""
     q = (
         select(
             SeriesRun.run_id,
@@ -162,10 +163,13 @@ def points(
             case((SeriesRun.excluded != text("'[]'::jsonb"), SeriesRun.excluded)).label("excluded"),
             SeriesRun.segment,
             *(getattr(ResultJob, m) for m in metrics),
+            *((Run.campaign_id,) if campaigns else ()),
         )
         .outerjoin(ResultJob, (ResultJob.run_id == SeriesRun.run_id) & (ResultJob.job_index == job_index))
         .where(SeriesRun.series_id == series_id)
     )
+    if campaigns:
+        q = q.join(Run, Run.id == SeriesRun.run_id)
     conn = session.connection()
     if last is None:
         return list(conn.execute(q.order_by(SeriesRun.at, SeriesRun.run_id)))
@@ -195,6 +199,25 @@ def segment_changes(session: Session, series_id: uuid.UUID) -> list[Any]:
             .where(inner.c.prev_segment.is_not(None), inner.c.prev_segment != inner.c.segment)
             .order_by(inner.c.at)
         )
+    )
+
+
+def series_jobs(session: Session, series_id: uuid.UUID) -> list[int]:
+    """The job indexes any run of the series has."""
+    return list(
+        session.scalars(
+            select(ResultJob.job_index)
+            .join(SeriesRun, SeriesRun.run_id == ResultJob.run_id)
+            .where(SeriesRun.series_id == series_id)
+            .distinct()
+            .order_by(ResultJob.job_index)
+        )
+    )
+
+
+def team_series_ids(session: Session, team_id: uuid.UUID) -> list[uuid.UUID]:
+    return list(
+        session.scalars(select(Series.id).where(Series.team_id == team_id, Series.archived_at.is_(None)))
     )
 
 

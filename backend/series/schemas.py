@@ -123,9 +123,13 @@ class HistoryPoint(OutputSchema):
     run_id: uuid.UUID
     at: datetime
     value: float | None
-    low: float | None = Field(description="downsampled: the bucket's lowest value (null: one run)")
+    low: float | None = Field(
+        description="several runs (a campaign's repeats, or downsampled): their lowest value (null: one run)"
+    )
     high: float | None
-    runs: int = Field(description="runs this point stands for (1 unless downsampled)")
+    runs: int = Field(
+        description="runs this point stands for: 1, a campaign's repeats (their mean) or a downsampled run"
+    )
     excluded: list[SeriesExclusion]
     segment: str
 

@@ -57,6 +57,7 @@ CONDITION_FLAGS = frozenset({"virtualized", "unconditioned_ssd"})
 HOST_FACTS = ("kernel", "firmware", "fstype", "mount_options", "engine_version")
 CHANGE_POINT_HISTORY = 500  # runs searched for change points after each new run
 MAX_HISTORY_POINTS = 2000
+BACKFILL_HISTORY = 5000  # runs searched for change points when the thresholds change
 # runs read for a new run's tests and change points (the window, its suffix and CHANGE_POINT_HISTORY)
 DETECTION_HISTORY = CHANGE_POINT_HISTORY + 100
 # what a person may make of a detection (the same status again: a new comment)
@@ -240,35 +241,73 @@ def detect(session: Session, *, series: Series, run_id: uuid.UUID) -> list[uuid.
                         },
                     )
                     stored += [new] if new else []
-            recent = base[-CHANGE_POINT_HISTORY:]
-            near = [
-                points.index(p)
-                for p in points
-                if p.run_id in {d.run_id for d in mine if d.kind == "change_point"}
-            ]
-            for cp in change_points(recent, direction, th):
-                i = next(j for j, p in enumerate(points) if p.run_id == cp.run_id)
-                if any(abs(i - j) < th.cp_min_size for j in near):
-                    continue  # the same change, placed a run or two away as more runs came
-                new = repository.add_detection(
-                    session,
-                    {
-                        **_change_columns(cp.change),
-                        "series_id": series.id,
-                        "metric": metric,
-                        "job_index": job_index,
-                        "kind": "change_point",
-                        "run_id": cp.run_id,
-                        "previous_run_id": cp.previous_run_id,
-                        "at": points[i].at,
-                        "method": "pelt_l2 + welch",  # ruptures KernelCPD(linear), then Welch's t-test
-                        "parameters": th.tested_with(),
-                        "excluded": _excluded(recent, [p.run_id for p in recent]),
-                    },
-                )
-                if new:
-                    stored.append(new)
-                    near.append(i)
+            stored += _store_change_points(
+                session, series, points, base[-CHANGE_POINT_HISTORY:], mine, metric, job_index, th
+            )
+    for d in stored:
+        enqueue(session, "series.detection_stored", detection_id=str(d))
+    return stored
+
+
+def _store_change_points(
+    session: Session,
+    series: Series,
+    points: list[Point],
+    searched: list[Point],
+    mine: list[SeriesDetection],
+    metric: str,
+    job_index: int,
+    th: Thresholds,
+) -> list[uuid.UUID]:
+    """Change points of `searched` (a stretch of `points`) not stored yet, stored; their ids."""
+    stored: list[uuid.UUID] = []
+    index = {p.run_id: i for i, p in enumerate(points)}
+    near = [index[d.run_id] for d in mine if d.kind == "change_point" and d.run_id in index]
+    for cp in change_points(searched, METRICS[metric], th):
+        i = index[cp.run_id]
+        if any(abs(i - j) < th.cp_min_size for j in near):
+            continue  # the same change, placed a run or two away as more runs came
+        new = repository.add_detection(
+            session,
+            {
+                **_change_columns(cp.change),
+                "series_id": series.id,
+                "metric": metric,
+                "job_index": job_index,
+                "kind": "change_point",
+                "run_id": cp.run_id,
+                "previous_run_id": cp.previous_run_id,
+                "at": points[i].at,
+                "method": "pelt_l2 + welch",  # ruptures KernelCPD(linear), then Welch's t-test
+                "parameters": th.tested_with(),
+                "excluded": _excluded(searched, [p.run_id for p in searched]),
+            },
+        )
+        if new:
+            stored.append(new)
+            near.append(i)
+    return stored
+
+
+def backfill(session: Session, *, series_id: uuid.UUID) -> list[uuid.UUID]:
+    """Change points over the series' whole history (its last BACKFILL_HISTORY runs) at the
+    thresholds in effect now: run after a person changes the series' or the team's thresholds,
+    so the history page shows what they find in the runs already there. Each change is stored
+    once (a change already stored stays, whatever thresholds found it); a change in runs older
+    than a day raises no alert (alert/service.py)."""
+    series = repository.get(session, series_id)
+    if series is None:
+        return []
+    th = _thresholds(session, series)
+    stored: list[uuid.UUID] = []
+    for job_index in repository.series_jobs(session, series.id):
+        rows = repository.points(session, series.id, job_index, last=BACKFILL_HISTORY)
+        known = repository.detections(session, series.id, job_index=job_index)
+        for metric in METRICS:
+            points = _points(rows, metric)
+            mine = [d for d in known if d.metric == metric]
+            base = _baseline(points, mine)
+            stored += _store_change_points(session, series, points, base, mine, metric, job_index, th)
     for d in stored:
         enqueue(session, "series.detection_stored", detection_id=str(d))
     return stored
@@ -398,6 +437,8 @@ def update(
     if body.thresholds is not None:
         own = body.thresholds.model_dump(exclude_none=True)
         _check_thresholds(own, repository.team_thresholds(session, s.team_id), "thresholds")
+        if own != (s.thresholds or {}):
+            enqueue(session, "series.backfill", series_id=str(s.id))
         s.thresholds = own
     session.flush()
     return to_read(session, [s])[0]
@@ -423,6 +464,9 @@ def set_team_thresholds(
     principal.require(team_id, Role.admin)
     own = body.model_dump(exclude_none=True)
     _check_thresholds({}, own, "min_window")
+    if own != repository.team_thresholds(session, team_id):
+        for sid in repository.team_series_ids(session, team_id):
+            enqueue(session, "series.backfill", series_id=str(sid))
     repository.set_team_thresholds(session, team_id, own)
     return team_thresholds(session, principal=principal, team_id=team_id)
 
@@ -478,10 +522,13 @@ def history(
     max_points: int = MAX_HISTORY_POINTS,
 ) -> SeriesHistory:
     s = _series(session, principal, series_id)
-    rows = repository.points(session, s.id, job_index, metrics=(metric,))
+    rows = repository.points(session, s.id, job_index, metrics=(metric,), campaigns=True)
     names = repository.job_indexes(session, rows[-1].run_id) if rows else []
-    downsampled = len(rows) > max_points
-    points = _downsample(rows, metric, max_points) if downsampled else [_one(r, metric) for r in rows]
+    groups = _repeats(rows)
+    downsampled = len(groups) > max_points
+    if downsampled:
+        groups = _downsample(groups, max_points)
+    points = [_point(g, metric) for g in groups]
     return SeriesHistory(
         series_id=s.id,
         metric=metric,
@@ -515,41 +562,65 @@ def _one(r: Any, metric: str) -> HistoryPoint:
     )
 
 
-def _downsample(rows: list[Any], metric: str, max_points: int) -> list[HistoryPoint]:
-    """Buckets of consecutive runs of one segment, each drawn as its mean with its low and high
-    (the band), at its first run; excluded runs stay single points (they are few and matter)."""
-    size = math.ceil(len(rows) / max_points)
-    out: list[HistoryPoint] = []
-    bucket: list[Any] = []
+def _point(group: list[Any], metric: str) -> HistoryPoint:
+    """One run as itself; several (a campaign's repeats, or a downsampled stretch) as their mean
+    with their low and high (the band), at the first of them."""
+    if len(group) == 1:
+        return _one(group[0], metric)
+    vals = [float(v) for r in group if (v := getattr(r, metric)) is not None]
+    first = group[0]
+    return HistoryPoint(
+        run_id=first.run_id,
+        at=first.at,
+        value=sum(vals) / len(vals) if vals else None,
+        low=min(vals) if vals else None,
+        high=max(vals) if vals else None,
+        runs=len(group),
+        excluded=[],
+        segment=first.segment,
+    )
+
+
+def _repeats(rows: list[Any]) -> list[list[Any]]:
+    """The runs in groups: consecutive valid runs of one campaign in one segment are its repeats
+    (one point, their band); every other run stands alone."""
+    out: list[list[Any]] = []
+    for r in rows:
+        last = out[-1][-1] if out else None
+        if (
+            last is not None
+            and r.campaign_id is not None
+            and not r.excluded
+            and not last.excluded
+            and last.campaign_id == r.campaign_id
+            and last.segment == r.segment
+        ):
+            out[-1].append(r)
+        else:
+            out.append([r])
+    return out
+
+
+def _downsample(groups: list[list[Any]], max_points: int) -> list[list[Any]]:
+    """Consecutive groups of one segment merged into about `max_points`; runs left out stay
+    single points (they are few and matter)."""
+    size = math.ceil(len(groups) / max_points)
+    out: list[list[Any]] = []
+    bucket: list[list[Any]] = []
 
     def flush() -> None:
-        if not bucket:
-            return
-        vals = [float(v) for r in bucket if (v := getattr(r, metric)) is not None]
-        first = bucket[0]
-        many = len(bucket) > 1 and bool(vals)
-        out.append(
-            HistoryPoint(
-                run_id=first.run_id,
-                at=first.at,
-                value=sum(vals) / len(vals) if vals else None,
-                low=min(vals) if many else None,
-                high=max(vals) if many else None,
-                runs=len(bucket),
-                excluded=[],
-                segment=first.segment,
-            )
-        )
-        bucket.clear()
+        if bucket:
+            out.append([r for g in bucket for r in g])
+            bucket.clear()
 
-    for r in rows:
-        if r.excluded:
+    for g in groups:
+        if g[0].excluded:
             flush()
-            out.append(_one(r, metric))
+            out.append(g)
             continue
-        if bucket and (len(bucket) >= size or bucket[0].segment != r.segment):
+        if bucket and (len(bucket) >= size or bucket[0][0].segment != g[0].segment):
             flush()
-        bucket.append(r)
+        bucket.append(g)
     flush()
     return out
 

@@ -10,7 +10,17 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from backend.models import OutboxTask, ResultJob, Role, Run, RunResult, RunStatus, Series, SeriesDetection
+from backend.models import (
+    Campaign,
+    OutboxTask,
+    ResultJob,
+    Role,
+    Run,
+    RunResult,
+    RunStatus,
+    Series,
+    SeriesDetection,
+)
 from backend.series import service
 from tests.factories import UserCtx, create_agent, create_run, create_user
 
@@ -203,3 +213,66 @@ def test_the_api_names_pins_archives_acknowledges_and_answers_the_verdict(
     assert (
         client.get(f"/api/v1/series/{sid}", headers=h).json()["effective_thresholds"]["min_change_pct"] == 8
     )
+
+
+def test_repeats_are_one_point_with_their_band_and_new_thresholds_search_the_history(
+    client: TestClient, session: Session
+) -> None:
+    """A campaign's repeats are one point of the history (their mean, their low and high); a change
+    the thresholds of the time did not call one is found over the history once they change (the
+    API queues `series.backfill`; its body runs here)."""
+    u = create_user(session)
+    agent = create_agent(session, team=u.team).agent
+    values = _noise(10, 31) + _noise(8, 32, mean=17000.0)  # a 15 % drop at run 10
+    campaigns = [Campaign(team_id=u.team.id, name=f"c{i}", spec={}, created_by=u.user.id) for i in (1, 2)]
+    session.add_all(campaigns)
+    session.flush()
+    runs = []
+    for i, v in enumerate(values):
+        run = _run(session, agent, i, v)
+        if i >= 12:  # runs 12-14 and 15-17: three repeats of one campaign each
+            run.campaign_id = campaigns[(i - 12) // 3].id
+        runs.append(run)
+        service.track_run(session, run_id=run.id)
+        if i == 0:  # a series that calls only a change of half its value one
+            s = session.scalars(select(Series).where(Series.team_id == u.team.id)).one()
+            s.thresholds = {"min_change_pct": 50.0}
+            session.flush()
+    assert session.scalars(select(SeriesDetection).where(SeriesDetection.series_id == s.id)).all() == []
+    h = u.headers
+    hist = client.get(f"/api/v1/series/{s.id}/history", headers=h, params={"metric": "read_iops"}).json()
+    assert hist["total_runs"] == 18 and not hist["downsampled"]
+    assert [p["runs"] for p in hist["points"]] == [1] * 12 + [3, 3]
+    band = hist["points"][-1]
+    repeats = values[15:]
+    assert band["run_id"] == str(runs[15].id)
+    assert band["low"] == min(repeats) and band["high"] == max(repeats)
+    assert abs(band["value"] - sum(repeats) / 3) < 1e-6
+    assert hist["points"][0]["low"] is None
+
+    r = client.patch(f"/api/v1/series/{s.id}", headers=h, json={"thresholds": {"min_change_pct": 5.0}})
+    assert r.status_code == 200, r.text
+    queued = session.scalars(select(OutboxTask.kwargs).where(OutboxTask.name == "series.backfill")).all()
+    assert [q["series_id"] for q in queued] == [str(s.id)]
+    found = service.backfill(session, series_id=s.id)
+    points = session.scalars(
+        select(SeriesDetection).where(
+            SeriesDetection.series_id == s.id,
+            SeriesDetection.kind == "change_point",
+            SeriesDetection.metric == "read_iops",
+        )
+    ).all()
+    assert [d.run_id for d in points] == [runs[10].id] and points[0].direction == "regression"
+    assert points[0].parameters["min_change_pct"] == 5.0
+    assert service.backfill(session, series_id=s.id) == []  # each change stored once
+    assert len(found) >= 1
+    admin = create_user(session, role=Role.admin, team=u.team)
+    r = client.put(
+        "/api/v1/series/thresholds",
+        headers=admin.headers,
+        params={"team_id": str(u.team.id)},
+        json={"z_min": 4},
+    )
+    assert r.status_code == 200 and r.json()["effective"]["z_min"] == 4
+    queued = session.scalars(select(OutboxTask.kwargs).where(OutboxTask.name == "series.backfill")).all()
+    assert [q["series_id"] for q in queued] == [str(s.id)] * 2  # the team's series searched again

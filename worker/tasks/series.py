@@ -16,6 +16,12 @@ def track_run(run_id: str) -> int:
     return len(found)
 
 
+def backfill(series_id: str) -> int:
+    """The series' thresholds changed: change points over its history at the new ones."""
+    with unit_of_work() as session:
+        return len(service.backfill(session, series_id=uuid.UUID(series_id)))
+
+
 def detection_stored(detection_id: str) -> int:
     """A change was stored: raise its alert now rather than at the next periodic scan (ADR 0041;
     the scan raises each subject once, so the two never double it)."""
@@ -26,3 +32,4 @@ def detection_stored(detection_id: str) -> int:
 
 celery_app.task(name="series.track_run")(retry_transient(track_run))
 celery_app.task(name="series.detection_stored")(retry_transient(detection_stored))
+celery_app.task(name="series.backfill")(retry_transient(backfill))

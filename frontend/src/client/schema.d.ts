@@ -5086,7 +5086,7 @@ export interface components {
             high: number | null;
             /**
              * Low
-             * @description downsampled: the bucket's lowest value (null: one run)
+             * @description several runs (a campaign's repeats, or downsampled): their lowest value (null: one run)
              */
             low: number | null;
             /**
@@ -5096,7 +5096,7 @@ export interface components {
             run_id: string;
             /**
              * Runs
-             * @description runs this point stands for (1 unless downsampled)
+             * @description runs this point stands for: 1, a campaign's repeats (their mean) or a downsampled run
              */
             runs: number;
             /** Segment */

@@ -85,4 +85,6 @@ export type HistoryPoint = S["HistoryPoint"];
 export type HostChange = S["HostChange"];
 export type DetectionRead = S["DetectionRead"];
 export type DetectionUpdate = S["DetectionUpdate"];
+export type ThresholdsIn = S["ThresholdsIn"];
+export type ThresholdsRead = S["ThresholdsRead"];
 export type MetricName = S["MetricVerdict"]["metric"];

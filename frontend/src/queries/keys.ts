@@ -106,6 +106,8 @@ export const keys = {
     /** a list of series by its filters (team, device, agent, workload, run, archived) */
     list: (params: object) => ["series", "list", params] as const,
     detail: (id: string) => ["series", "detail", id] as const,
+    /** a team's default thresholds */
+    teamThresholds: (teamId: string) => ["series", "thresholds", teamId] as const,
     /** one metric of one job over the series' runs (downsampled on the server) */
     history: (id: string, metric: string, job: number) =>
       ["series", "history", id, metric, job] as const,

@@ -1,6 +1,6 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
-import type { DetectionUpdate, MetricName, SeriesUpdate } from "../client/types";
+import type { DetectionUpdate, MetricName, SeriesUpdate, ThresholdsIn } from "../client/types";
 import { keys } from "./keys";
 
 export interface SeriesFilters {
@@ -55,5 +55,21 @@ export async function reviewDetection(
       params: { path: { series_id: seriesId, detection_id: detectionId } },
       body,
     }),
+  );
+}
+
+/** A team's default detection thresholds and the values in effect. */
+export const teamThresholdsQuery = (teamId: string) =>
+  queryOptions({
+    queryKey: keys.series.teamThresholds(teamId),
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/v1/series/thresholds", { params: { query: { team_id: teamId } } }),
+      ),
+  });
+
+export async function setTeamThresholds(teamId: string, body: ThresholdsIn) {
+  return unwrap(
+    await api.PUT("/api/v1/series/thresholds", { params: { query: { team_id: teamId } }, body }),
   );
 }

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SeriesHistory, SeriesRead } from "../client/types";
 import { setToken } from "../lib/auth";
 import { renderAt, stubApi } from "../test/render";
-import { SeriesPage } from "./Series";
+import { Series, SeriesPage } from "./Series";
 
 const realFetch = globalThis.fetch;
 afterEach(() => {
@@ -167,5 +167,40 @@ describe("a series' history page", () => {
         thresholds: { min_window: 30 },
       },
     );
+  });
+
+  it("lets a team admin set the team's default thresholds from the list", async () => {
+    setToken("t");
+    localStorage.setItem("iowatt.team", "t1");
+    const calls = stubApi({
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u1",
+          email: "a@b",
+          display_name: "A",
+          teams: [{ id: "t1", name: "lab", role: "admin" }],
+        },
+      }),
+      "GET /api/v1/series": () => ({ body: { items: [SERIES], total: 1 } }),
+      "GET /api/v1/series/thresholds": () => ({
+        body: {
+          team_id: "t1",
+          thresholds: { ...NONE, lookback: 30 },
+          effective: { ...TH, lookback: 30 },
+        },
+      }),
+      "PUT /api/v1/series/thresholds": () => ({
+        body: { team_id: "t1", thresholds: { ...NONE, z_min: 4 }, effective: { ...TH, z_min: 4 } },
+      }),
+    });
+    renderAt(<Series />, { path: "/series", route: "/series" });
+    const form = await screen.findByTestId("team-thresholds");
+    expect(form.textContent).toContain("the default");
+    expect((screen.getByLabelText(/Window, runs/) as HTMLInputElement).value).toBe("30");
+    fireEvent.change(screen.getByLabelText(/Window, runs/), { target: { value: "" } });
+    fireEvent.change(screen.getByLabelText(/z-score at least/), { target: { value: "4" } });
+    fireEvent.click(screen.getByTestId("save-thresholds"));
+    await waitFor(() => expect(calls.find((c) => c.method === "PUT")?.body).toEqual({ z_min: 4 }));
+    expect(calls.find((c) => c.method === "PUT")?.path).toBe("/api/v1/series/thresholds");
   });
 });

@@ -1,7 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useMemo, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
-import type { DetectionRead, MetricName, SeriesRead } from "../client/types";
+import type {
+  DetectionRead,
+  MetricName,
+  SeriesRead,
+  ThresholdsIn,
+  ThresholdsRead,
+} from "../client/types";
 import { HistoryChart } from "../components/charts/HistoryChart";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../components/Field";
 import { QueryState } from "../components/QueryState";
@@ -23,6 +29,8 @@ import {
   seriesHistoryQuery,
   seriesListQuery,
   seriesQuery,
+  setTeamThresholds,
+  teamThresholdsQuery,
   updateSeries,
 } from "../queries/series";
 
@@ -47,6 +55,7 @@ export function Series() {
   }
   const q = useQuery(seriesListQuery(filters));
   const narrowed = FILTERS.some((f) => params.get(f));
+  const can = useCan();
   return (
     <section>
       <h1>Series</h1>
@@ -76,6 +85,7 @@ export function Series() {
           </>
         )}
       </p>
+      {teamId && can("team.manage", teamId) && <TeamThresholds teamId={teamId} />}
       <QueryState isPending={q.isPending} error={q.error} />
       {q.data && q.data.items.length === 0 && (
         <p className="muted">No series yet: they appear as runs finish.</p>
@@ -110,6 +120,23 @@ export function Series() {
         </ScrollBox>
       )}
     </section>
+  );
+}
+
+/** The team's default thresholds (team admins): every series without its own takes them. */
+function TeamThresholds({ teamId }: { teamId: string }) {
+  const t = useQuery(teamThresholdsQuery(teamId));
+  if (!t.data) return null;
+  return (
+    <ThresholdsForm
+      key={teamId}
+      own={t.data.thresholds}
+      effective={t.data.effective}
+      save={(thresholds) => setTeamThresholds(teamId, thresholds)}
+      title="The team's default thresholds"
+      inherited="the default"
+      testId="team-thresholds"
+    />
   );
 }
 
@@ -220,10 +247,25 @@ const NUMBERS = [
 ] as const;
 type NumberKey = (typeof NUMBERS)[number][0];
 
-/** The series' own thresholds (an empty field: the team's, else the default, shown greyed). */
-function ThresholdsForm({ s }: { s: SeriesRead }) {
+/** Detection thresholds: a series' own (an empty field: the team's, else the default) or a
+ * team's defaults (an empty field: the default); what is in effect is shown greyed. */
+function ThresholdsForm({
+  own,
+  effective,
+  save,
+  title,
+  inherited,
+  testId,
+}: {
+  own: ThresholdsIn;
+  effective: ThresholdsRead;
+  save: (thresholds: ThresholdsIn) => Promise<unknown>;
+  title: string;
+  /** what an empty field takes ("the team's", "the default") */
+  inherited: string;
+  testId: string;
+}) {
   const qc = useQueryClient();
-  const own = s.thresholds;
   const [values, setValues] = useState<Record<NumberKey, string>>(() => {
     const out = {} as Record<NumberKey, string>;
     for (const [k] of NUMBERS) out[k] = own[k] == null ? "" : String(own[k]);
@@ -234,10 +276,10 @@ function ThresholdsForm({ s }: { s: SeriesRead }) {
   const [formError, setFormError] = useState<string | null>(null);
   const m = useMutation({
     mutationFn: () => {
-      const thresholds: Record<string, number | string> = {};
+      const thresholds: ThresholdsIn = {};
       for (const [k] of NUMBERS) if (values[k].trim()) thresholds[k] = Number(values[k]);
-      if (test) thresholds.test = test;
-      return updateSeries(s.id, { thresholds });
+      if (test) thresholds.test = test as ThresholdsIn["test"];
+      return save(thresholds);
     },
     onSuccess: () => {
       setErrors({});
@@ -256,17 +298,16 @@ function ThresholdsForm({ s }: { s: SeriesRead }) {
     m.mutate();
   };
   return (
-    <details className="card" data-testid="series-thresholds">
-      <summary>Thresholds</summary>
+    <details className="card" data-testid={testId}>
+      <summary>{title}</summary>
+      <p className="muted small">
+        Changing them searches the runs already there for changes at the new values (the history
+        shows what is found; a change in runs older than a day raises no alert).
+      </p>
       <form onSubmit={submit} className="form-grid">
-        <Field
-          label="Test"
-          name="test"
-          errors={errors}
-          hint={`in effect: ${s.effective_thresholds.test}`}
-        >
+        <Field label="Test" name="test" errors={errors} hint={`in effect: ${effective.test}`}>
           <select id="f-test" value={test} onChange={(e) => setTest(e.target.value)}>
-            <option value="">the team's</option>
+            <option value="">{inherited}</option>
             <option value="t_test">Student's t-test</option>
             <option value="welch">Welch's t-test</option>
             <option value="mann_whitney">Mann–Whitney U</option>
@@ -278,7 +319,7 @@ function ThresholdsForm({ s }: { s: SeriesRead }) {
               id={`f-${k}`}
               inputMode="decimal"
               value={values[k]}
-              placeholder={String(s.effective_thresholds[k])}
+              placeholder={String(effective[k])}
               onChange={(e) => setValues({ ...values, [k]: e.target.value })}
             />
           </Field>
@@ -352,7 +393,15 @@ export function SeriesPage() {
         </>
       )}
       {s.data && can("series.edit", s.data.team_id) && (
-        <ThresholdsForm key={s.data.id} s={s.data} />
+        <ThresholdsForm
+          key={s.data.id}
+          own={s.data.thresholds}
+          effective={s.data.effective_thresholds}
+          save={(thresholds) => updateSeries(id, { thresholds })}
+          title="Thresholds"
+          inherited="the team's"
+          testId="series-thresholds"
+        />
       )}
       <p>
         <label>
@@ -384,6 +433,9 @@ export function SeriesPage() {
           <p className="muted" data-testid="history-summary">
             {h.data.total_runs} runs
             {h.data.downsampled ? `, drawn as ${rows.length} points (means with their range)` : ""}
+            {!h.data.downsampled && rows.some((r) => r.runs > 1)
+              ? ", a campaign's repeats drawn as their mean with their range"
+              : ""}
             {left ? ` · ${left} left out by their validity flags (orange)` : ""}
             {h.data.host_changes.length
               ? ` · ${h.data.host_changes.length} host change(s) (grey)`
