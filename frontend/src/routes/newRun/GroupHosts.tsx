@@ -1,4 +1,5 @@
 import "./more-targets.css";
+import "./group-hosts.css";
 import type { AgentRead } from "../../client/types";
 import { type Errors, Field } from "../../components/Field";
 import { TargetSelect } from "../../components/Policy/TargetSelect";
@@ -55,7 +56,7 @@ export function GroupHosts({
       {hosts.map((h, i) => {
         const agentKey = `hosts.${i}.agent`;
         const targetKey = `hosts.${i}.target`;
-        const cls = `field more-target${errors[agentKey] || errors[targetKey] ? " has-error" : ""}`;
+        const cls = `field more-target group-host${errors[agentKey] || errors[targetKey] ? " has-error" : ""}`;
         return (
           // biome-ignore lint/suspicious/noArrayIndexKey: a host's place in the group is its identity
           <div key={i} className={cls} data-testid="group-host">
@@ -68,6 +69,7 @@ export function GroupHosts({
                 aria-label={`Host ${i + 2}'s agent`}
                 value={h.agentId}
                 onChange={(e) => onAgent(i, e.target.value)}
+                className="group-host-agent"
                 data-testid="group-host-agent"
               >
                 {h.agents.length === 0 && <option value="">—</option>}
@@ -132,6 +134,7 @@ export function GroupHosts({
         <Field
           label="Shared store (optional)"
           name="shared_store"
+          className="group-store"
           errors={errors}
           hint="when the hosts' targets are one store (a SAN LUN, an NFS export): its name, e.g. san:lun7; the group's figures are then that store's"
         >
