@@ -250,3 +250,24 @@ def series(session: Session, *, run: Run, points: int = MAX_POINTS) -> PowerSeri
         phases=[PhaseRead(**p) for p in rp.phases],
         points=out,
     )
+
+
+def tail_watts(session: Session, *, run_id: uuid.UUID, window_ns: int) -> float | None:
+    """Mean power over the load phase's last `window_ns` (the qos view: its last job's window),
+    W; None without a usable meter or samples there. An energy counter's: its rise over the time."""
+    rp = repository.get(session, run_id)
+    if rp is None or rp.status != "ok" or window_ns <= 0:
+        return None
+    load = next((p for p in rp.phases if p.get("name") == "load"), None)
+    if load is None:
+        return None
+    end = int(load["end_ns"])
+    start = max(int(load["start_ns"]), end - window_ns)
+    inside = [(t, v) for t, v in repository.samples(session, run_id) if start <= t <= end]
+    if (rp.meter or {}).get("quantity") == "energy_counter":
+        if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+            return None
+        return (inside[-1][1] - inside[0][1]) / ((inside[-1][0] - inside[0][0]) / 1e9)
+    if not inside:
+        return None
+    return sum(v for _, v in inside) / len(inside)

@@ -28,6 +28,7 @@ DISPLAY: dict[str, tuple[str, float, int]] = {
     "J": ("J", 1, 2),  # the reports' "run time x power W": W·s
     "QphH": ("QphH@Size", 1, 2),  # TPC-H queries per hour at the scale factor
     "SF": ("SF", 1, 2),  # TPC-H scale factor (1 ≈ 1 GB of raw data)
+    "IO/s/W": ("IO/s/W", 1, 1),  # IOPS per watt (the qos view's figure at the target)
 }
 DISPLAY_UNITS = {base: shown for base, (shown, factor, _) in DISPLAY.items() if factor != 1}
 # the same base unit printed otherwise by a view whose report does (vdbench's ms, PostMark's seconds)

@@ -9,7 +9,7 @@ with its stored document loaded (`Loaded.imported`: its tests as the tool printe
 a guess from their workload row and job names."""
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -34,6 +34,7 @@ from backend.workload.kinds import KINDS
 from backend.workload.schemas import JobSpec, load_spec
 
 MAX_RUNS = 30
+QOS_PREFIX = "qos-"  # the qos view's presets (builders/qos.py QOS_PRESETS)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,11 @@ class Loaded:
     environment: str | None = None  # the run's environment's name (TPC-H: local vs SAN)
     # an imported run that stands for a preset (STANDS_FOR): its stored document (jobs, `source`)
     imported: dict[str, Any] | None = None
+    # a QoS run (the qos view): the depth each latency_target job settled on, by job name (the
+    # engine's `latency_depth`), and the mean power over the load's last seconds, as long as its
+    # last job's reported window (W; None without a meter)
+    latency_depths: dict[str, int] | None = None
+    tail_w: float | None = None
 
 
 def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
@@ -176,6 +182,7 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
                 imported=imported.get(r.id, {}) if r.id in standing else None,
             )
         )
+    out = [_with_qos(session, x) if (x.info.preset or "").startswith(QOS_PREFIX) else x for x in out]
     _unique_labels(out)
     for x in out:  # the flag sits beside the figures it qualifies: in every header and row group
         if x.info.shortened_by:
@@ -185,6 +192,17 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
         if x.info.origin is not None:  # "imported from CrystalDiskMark 8": not measured here
             x.info.label = f"{x.info.label} ({_origin_label(x.info.origin)})"
     return out
+
+
+def _with_qos(session: Session, x: Loaded) -> Loaded:
+    """A QoS run's search depths and the power while its last job ran (the qos view)."""
+    last = max(x.jobs.values(), key=lambda j: j.job_index, default=None)
+    window = int(last.runtime_ns) if last is not None else 0
+    return replace(
+        x,
+        latency_depths=repository.latency_depths(session, [x.run.id]).get(x.run.id, {}),
+        tail_w=power_service.tail_watts(session, run_id=x.run.id, window_ns=window),
+    )
 
 
 def _origin_label(origin: RunOrigin) -> str:

@@ -16,7 +16,8 @@ from backend.run.schemas import RunOrigin
 # the dimensionless percent, ratio (×) and thread count. Never a report's MB/s or µs (team rule).
 # File workloads add operations per second (file operations, PostMark transactions), and the
 # reports' power and energy: W and J (the report's "run time x power W" is W·s).
-BaseUnit = Literal["B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J", "QphH", "SF"]
+# IOPS per watt (the qos view's figure at the target) is IO/s/W.
+BaseUnit = Literal["B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J", "QphH", "SF", "IO/s/W"]
 
 ViewName = Literal[
     "crystaldiskmark",
@@ -29,6 +30,8 @@ ViewName = Literal[
     "postmark-levels",
     "tpch-qphh",
     "heap-btree-grid",
+    "writeback",
+    "qos",
 ]
 
 

@@ -10,6 +10,7 @@ from iowatt_workload import MIN_RUNTIME_S, GiB, KiB, MiB, pass_name
 from backend.workload.schemas import (
     TPCH_LABEL,
     HeapBtreeSpec,
+    JobfileSpec,
     JobSpec,
     PostmarkSpec,
     TpchSpec,
@@ -283,6 +284,88 @@ def heap_btree(records: int = HEAP_BTREE_RECORDS) -> WorkloadSpec:
     return WorkloadSpec(kind="heap_btree", heap_btree=HeapBtreeSpec(records=records))
 
 
+# --- issue 29: the host's write-back (seed 004) and IOPS at a latency target, as fio job files ---------
+# Both need engine options the block form does not carry (rw=write:N, latency_target): they are fio
+# job files (the kind `jobfile`, ADR 0029), run as written (neither shortened nor scaled).
+
+# The storage-methods article (seed 004) asks how the kernel's write-back of dirty pages shapes
+# buffered writes, and finds "completely random write or skip: 5 times performance gap". Buffered
+# writes larger than the kernel's dirty limit run at memory speed until Dirty reaches the limit, then
+# at the device's (balance_dirty_pages throttles the writer): the run page charts Dirty and Writeback
+# each second beside throughput, with the limits (docs/writeback.md). The pair: the same number of
+# 4 KiB direct writes over the same 8 GiB, at random offsets and in ascending order one block in
+# every 64 KiB (`rw=write:60k`: 60 KiB skipped after each write).
+WRITEBACK_JOBFILE = """\
+; iowatt preset "writeback" (issue 29; seed 004, the storage-methods article): buffered writes past
+; the kernel's dirty limits, then the article's "completely random write or skip" pair. The run page
+; charts /proc/meminfo's Dirty and Writeback each second beside throughput, with the limits; the
+; writeback view puts the pair side by side. 16 GiB is past the dirty limit of most hosts (20 % of
+; the memory the kernel may dirty, by default); a host with more: clone this file with a larger size.
+[global]
+ioengine=psync
+stonewall
+
+[seq-write-1m-buffered]
+rw=write
+bs=1m
+size=16g
+direct=0
+end_fsync=1
+
+[rand-write-4k-buffered]
+rw=randwrite
+bs=4k
+size=16g
+io_size=2g
+direct=0
+end_fsync=1
+
+[rand-write-4k-direct]
+rw=randwrite
+bs=4k
+size=8g
+io_size=512m
+direct=1
+
+[skip-write-4k-direct]
+rw=write:60k
+bs=4k
+size=8g
+io_size=512m
+direct=1
+"""
+
+
+QOS_DEPTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+
+
+def qos_jobfile(name: str, rw_lines: str, target: str = "1ms", percentile: int = 99) -> str:
+    """A queue-depth sweep (10 s per depth, 1 ... 256) and fio's latency_target search (up to 60 s,
+    2 s windows) on a 1 GiB region, direct, io_uring."""
+    depths = "".join(f"\n[qd{d}]\niodepth={d}\n" for d in QOS_DEPTHS)
+    return f"""\
+; iowatt preset "{name}" (issue 29): IOPS at a latency target (QoS). A queue-depth sweep, each point
+; IOPS against its p99 and p99.9 latency (the qos view's curve), then fio's latency_target search:
+; the highest depth whose {percentile}th percentile stays at or below {target}, its IOPS the figure.
+; For another target, clone this file and change latency_target / latency_percentile.
+[global]
+{rw_lines}bs=4k
+size=1g
+direct=1
+ioengine=io_uring
+time_based=1
+runtime=10
+stonewall
+{depths}
+[at-target]
+iodepth=256
+runtime=60
+latency_target={target}
+latency_window=2s
+latency_percentile={percentile}
+"""
+
+
 # Presets whose jobs are shorter than the short-run rule (libs/workload MIN_RUNTIME_S) by design,
 # and that design in the words the run's short_run flag says (compare/validity.py): the reports'
 # and tools' own lengths, kept so a run reproduces them. Every other preset runs each job at least
@@ -294,6 +377,9 @@ SHORT_BY_DESIGN: dict[str, str] = {
     "crystaldiskmark-legacy": "CrystalDiskMark 3.x's own 5 s per pass",
     "diskspd-bs-sweep": "the P3608 report's DiskSpd -d5, 5 s per point",
     "kernel-help": "the kernel-help report's fixed 64 MiB per point, as long as the device takes",
+    "writeback": "the write-back preset's fixed amounts (16 GiB, 2 GiB, 512 MiB), as long as it takes",
+    "qos-randread-4k": "the latency-target search reports its final 2 s window, as fio",
+    "qos-randrw-70-30": "the latency-target search reports its final 2 s window, as fio",
 }
 
 BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
@@ -403,5 +489,31 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
         "I/O. N = 1,000,000 records here (about 80 MB per structure); the report ran 50,000,000: a run's "
         "scale multiplies N (scale 50 is the report's).",
         heap_btree(),
+    ),
+    "writeback": (
+        "The host's write-back (seed 004): 16 GiB of 1 MiB sequential and 2 GiB of 4 KiB random writes "
+        "through the page cache (fsync at the end), past most hosts' dirty limits: the run page charts "
+        "Dirty and Writeback beside throughput with the limits drawn; then the article's completely "
+        "random vs skip pair, 512 MiB of 4 KiB direct writes over 8 GiB each, at random offsets and "
+        "ascending one block in every 64 KiB (rw=write:60k). A fio job file, run as written.",
+        WorkloadSpec(kind="jobfile", jobfile=JobfileSpec(text=WRITEBACK_JOBFILE)),
+    ),
+    "qos-randread-4k": (
+        "IOPS at a latency target (QoS): 4 KiB random reads, direct, io_uring, on a 1 GiB region: a "
+        "queue-depth sweep (QD 1 to 256, 10 s each: IOPS against p99 and p99.9) and fio's "
+        "latency_target search for the highest depth whose p99 stays at or below 1 ms (2 s windows, "
+        "up to 60 s). A fio job file: clone it for another target or percentile.",
+        WorkloadSpec(
+            kind="jobfile", jobfile=JobfileSpec(text=qos_jobfile("qos-randread-4k", "rw=randread\n"))
+        ),
+    ),
+    "qos-randrw-70-30": (
+        "IOPS at a latency target (QoS) for a mixed load: 4 KiB random I/O, 70 % reads, direct, "
+        "io_uring, on a 1 GiB region: the queue-depth sweep (QD 1 to 256, 10 s each) and fio's "
+        "latency_target search for p99 at or below 1 ms. A fio job file: clone it for another target.",
+        WorkloadSpec(
+            kind="jobfile",
+            jobfile=JobfileSpec(text=qos_jobfile("qos-randrw-70-30", "rw=randrw\nrwmixread=70\n")),
+        ),
     ),
 }

@@ -6,7 +6,11 @@ size (backend/result/pagecache.py, backend/views/builders/writeback.py)."""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +19,12 @@ from sqlalchemy.orm import Session
 
 from backend.result import pagecache
 from backend.run import service as run_service
-from backend.workload.schemas import WorkloadSpec, stored_spec
+from backend.views.builders.writeback import WB_TESTS
+from backend.workload.builtin import BUILTINS
+from backend.workload.facts import with_facts
+from backend.workload.schemas import JobfileSpec, WorkloadSpec, stored_spec
 from tests.factories import create_agent, create_run, create_user, engine_document
+from tests.stack import ENGINE
 
 PAGE = 4096
 
@@ -140,3 +148,45 @@ def test_a_long_series_is_served_as_bucket_means() -> None:
     s = pagecache.series(doc)
     assert s is not None and len(s.points) == 2000 and s.points[0].t_s == 1.0
     assert s.points[0].dirty_bytes == (0 + (100 << 20)) // 2
+
+
+def small_writeback_text() -> str:
+    """The preset's own job file at a small size: the same jobs, names and patterns."""
+    spec = BUILTINS["writeback"][1]
+    assert spec.jobfile is not None
+    text = spec.jobfile.text
+    for big, small in (
+        ("io_size=2g", "io_size=1m"),
+        ("io_size=512m", "io_size=256k"),
+        ("size=16g", "size=8m"),
+        ("size=8g", "size=4m"),
+    ):
+        text = text.replace(big, small)
+    assert re.search(r"size=\d+g", text) is None  # nothing of the full size left
+    return text
+
+
+def test_random_against_skip_as_the_writeback_view(
+    client: TestClient, session: Session, tmp_path: Path
+) -> None:
+    text = small_writeback_text()
+    spec = with_facts(WorkloadSpec(kind="jobfile", jobfile=JobfileSpec(text=text)))
+    job = tmp_path / "wb.fio"
+    job.write_text(text.replace("[global]", f"[global]\nfilename={tmp_path / 'target.dat'}"))
+    out = subprocess.run(
+        [str(ENGINE), "--output-format=json", str(job)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    u = create_user(session)
+    run_id, r = upload(client, session, u, json.loads(out.stdout), spec, preset="writeback")
+    assert r.status_code == 201, r.text
+    t = client.get(
+        "/api/v1/views/table", params={"view": "writeback", "runs": str(run_id)}, headers=u.headers
+    )
+    assert t.status_code == 200, t.text
+    rows = [[c["value"] for c in row["cells"]] for row in t.json()["rows"]]
+    assert [row[0] for row in rows[:4]] == [label for _, label in WB_TESTS]
+    by = {name: row for (name, _), row in zip(WB_TESTS, rows, strict=False)}
+    rand, skip = by["rand-write-4k-direct"][1], by["skip-write-4k-direct"][1]
+    assert rand > 0 and skip > 0 and by["seq-write-1m-buffered"][1] > 0
+    assert rows[4][0].startswith("Skip ÷ completely random") and rows[4][1] == pytest.approx(skip / rand)

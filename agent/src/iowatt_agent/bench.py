@@ -4,6 +4,7 @@ baseline, load, idle baseline, then energy and CO2 figures."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -144,6 +145,20 @@ def split_jobfile(args: list[str]) -> tuple[Path | None, list[str]]:
             continue  # `--name value`: the option's value
         return Path(arg), args[:i] + args[i + 1 :]
     return None, args
+
+
+def run_jobfile_preset_bench(a: BenchArgs) -> None:
+    """A shipped preset that is a fio job file (`writeback`, `qos-*`): its text run as `bench
+    FILE.fio` runs a file (the job file's own options only: --scale and engine options refused)."""
+    assert a.preset is not None
+    text = str(presets.get(a.preset)["engine_job"]["text"])
+    scratch = Path(tempfile.mkdtemp(prefix="iowatt-bench-"))  # 0700, ours alone
+    try:
+        path = scratch / f"{a.preset}.fio"
+        path.write_text(text)
+        run_jobfile_bench(dataclasses.replace(a, jobfile=path, preset=None))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run_jobfile_bench(a: BenchArgs) -> None:
@@ -333,8 +348,9 @@ def finish_bench(
         raise fail(message, code)
     assert outcome.result is not None
     if power is None or grid is None:
-        if json_output:
-            sys.stdout.write(outcome.stdout.strip() + "\n")
+        if json_output:  # the engine's document, with the agent's page cache record (pagecache.py)
+            text = json.dumps(outcome.result) if "page_cache" in outcome.result else outcome.stdout.strip()
+            sys.stdout.write(text + "\n")
         else:
             print_any_result(outcome.result, preset)
         return
@@ -406,4 +422,5 @@ BENCH_RUNNERS: dict[WorkloadKind, Callable[[BenchArgs], None]] = {
     "vdbench": run_file_bench,
     "tpch": run_tpch,
     "heap_btree": run_heap_btree,
+    "jobfile": run_jobfile_preset_bench,
 }

@@ -5,11 +5,20 @@ the function that builds them, and the catalogue refuses to start when the two d
 
 from typing import get_args
 
-from backend.views.builders import block, crystaldiskmark, file_sets, heap_btree, postmark, tpch
+from backend.views.builders import (
+    block,
+    crystaldiskmark,
+    file_sets,
+    heap_btree,
+    postmark,
+    qos,
+    tpch,
+    writeback,
+)
 from backend.views.builders.common import View
 from backend.views.schemas import ViewName
 
-_FAMILIES = (crystaldiskmark, block, file_sets, postmark, tpch, heap_btree)
+_FAMILIES = (crystaldiskmark, block, file_sets, postmark, tpch, heap_btree, writeback, qos)
 
 VIEWS: dict[ViewName, View] = {info.name: (info, build) for m in _FAMILIES for info, build in m.VIEWS}
 

@@ -3358,7 +3358,7 @@ export interface components {
              * @description the base unit of the points on this axis
              * @enum {string}
              */
-            unit: "B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF";
+            unit: "B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF" | "IO/s/W";
         };
         /** ChartPoint */
         ChartPoint: {
@@ -10184,7 +10184,7 @@ export interface components {
              * Applicable
              * @description views that can show all the runs asked about
              */
-            applicable: ("crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid")[];
+            applicable: ("crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid" | "writeback" | "qos")[];
             /**
              * Runs
              * @description the runs asked about (runs=...), with their presets
@@ -10209,7 +10209,7 @@ export interface components {
              * Unit
              * @description the base unit of a figure; null for text and missing figures
              */
-            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF") | null;
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF" | "IO/s/W") | null;
             /**
              * Value
              * @description a figure in `unit`, or text
@@ -10261,7 +10261,7 @@ export interface components {
              * Unit
              * @description the base unit of the column's figures on the wire; null for text and for a column whose rows differ (each cell names its unit)
              */
-            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF") | null;
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF" | "IO/s/W") | null;
         };
         /** ViewInfo */
         ViewInfo: {
@@ -10275,7 +10275,7 @@ export interface components {
              * Name
              * @enum {string}
              */
-            name: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid";
+            name: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid" | "writeback" | "qos";
             /**
              * Presets
              * @description the presets whose runs the view shows
@@ -20512,7 +20512,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description the view's name (GET /views lists them) */
-                view: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid";
+                view: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid" | "writeback" | "qos";
                 /** @description comma-separated run ids, in the order of the view's columns */
                 runs: string;
                 /** @description the Ratio column's denominator (default: the next-to-last run) */

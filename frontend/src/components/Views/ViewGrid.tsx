@@ -10,7 +10,14 @@ export type DisplayUnits = ViewTable["display_units"];
 // Decimals as the published reports print each quantity; a ratio keeps two above 1 and three
 // below ("1.41×", "0.943×"). The server's CSV rounds by the same rule: both sides pass the vectors in
 // backend/views/testdata/display_units.json (lib/format.views.test.ts).
-const DECIMALS: Record<string, number> = { "IO/s": 1, "op/s": 1, W: 1, "%": 1, threads: 0 };
+const DECIMALS: Record<string, number> = {
+  "IO/s": 1,
+  "op/s": 1,
+  W: 1,
+  "%": 1,
+  threads: 0,
+  "IO/s/W": 1,
+};
 
 /** A cell note said beside the figure, not only on hover: ratios' notes and estimated energy. */
 export function noteShown(note: string | null | undefined, kind: ViewColumn["kind"]): boolean {
