@@ -14,7 +14,7 @@ BUILD_JOBS ?= $(shell nproc)
 # start compiled the same modules again
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-system deps-py deps-ui deps-test-tools lock
+.PHONY: help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-run deps-system deps-system-run deps-py deps-ui deps-test-tools lock
 
 help:
 	@echo "make up      start the platform (API+UI :8000, worker, beat, agent) and a first benchmark"
@@ -25,10 +25,17 @@ help:
 	@echo "make fuzz    the engine's parsers under libFuzzer (FUZZ_SECONDS per target, default 600)"
 	@echo "make agent-dist  the agent for hosts without Python or a compiler: dist/agent/ (tarball, .deb, .rpm)"
 
+# everything: what the platform needs to run and the test tools (make test)
 deps: deps-system deps-py deps-ui deps-test-tools
+# what the platform needs to run (make up): no fio, sysbench, MariaDB, docker-compose, libfaketime,
+# OIDC test provider, ... (scripts/install-system-deps.sh lists both)
+deps-run: deps-system-run deps-py deps-ui
 
 deps-system:
-	@bash scripts/install-system-deps.sh
+	@bash scripts/install-system-deps.sh all
+
+deps-system-run:
+	@bash scripts/install-system-deps.sh run
 
 # Python: every third-party package from the lock, hash-checked (requirements/*.txt are exported
 # from uv.lock by `make lock`; docs/adr/0004-dependencies.md), then this repository's projects
@@ -80,8 +87,14 @@ tests/oidc/provider/node_modules/.installed: tests/oidc/provider/package.json te
 ops-test-tools:
 	@bash scripts/install-ops-test-tools.sh
 
-engine: deps-system
+engine: deps-system-run
 	$(MAKE) -C agent/engine -j$(BUILD_JOBS)
+
+# Every artefact of this version, reproducibly, into dist/release/VERSION: wheels and sdists, the
+# agent bundles, the built UI, the server's build context, SBOMs, SHA256SUMS (docs/release.md).
+.PHONY: release
+release: deps-py deps-ui engine
+	@bash scripts/release.sh
 
 # The agent for hosts without a compiler or Python (ADR 0036, agent/packaging/README.md): a tarball,
 # a .deb and an .rpm with their SHA-256 under dist/agent/, which the server serves.
@@ -103,9 +116,9 @@ client: deps-py deps-ui engine
 
 # The instance's own settings (IOWATT_STATE_DIR selects another instance than .iowatt/).
 migrate: deps-py
-	set -a; source "$${IOWATT_STATE_DIR:-.iowatt}/env"; set +a; $(BIN)/alembic upgrade head
+	set -a; source "$${IOWATT_STATE_DIR:-.iowatt}/env"; set +a; $(BIN)/iowatt-server migrate
 
-up: deps engine ui
+up: deps-run engine ui
 	@bash scripts/up.sh
 
 down:

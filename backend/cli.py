@@ -1,4 +1,5 @@
-"""Server administration: `iowatt-server bootstrap | enrollment-token | ensure-builtins`."""
+"""Server administration: `iowatt-server bootstrap | enrollment-token | ensure-builtins | migrate |
+backup | restore`, and `--version`."""
 
 import os
 import secrets
@@ -10,6 +11,7 @@ import typer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from backend import __version__
 from backend.agent import service as agent_service
 from backend.agent.schemas import EnrollmentTokenCreate
 from backend.auth import repository as auth_repo
@@ -17,6 +19,8 @@ from backend.auth import service as auth_service
 from backend.db import unit_of_work
 from backend.errors import Unauthorized
 from backend.models import Membership, Role, Team
+from backend.ops import backup as ops_backup
+from backend.ops import migrate as ops_migrate
 from backend.workload.service import ensure_builtins
 
 app = typer.Typer(help="iowatt server administration", no_args_is_help=True)
@@ -131,6 +135,84 @@ def ensure_builtin_workloads() -> None:
     """Insert or refresh the built-in workload presets."""
     with unit_of_work() as session:
         ensure_builtins(session)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"iowatt-server {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")
+    ] = False,
+) -> None:
+    """iowatt server administration."""
+
+
+@app.command()
+def migrate() -> None:
+    """Upgrade the database schema to this release's head (refuses a database a newer release
+    upgraded; a failed migration leaves the database as it was and says why)."""
+    try:
+        before, head = ops_migrate.upgrade()
+    except ops_migrate.MigrationRefused as exc:
+        typer.echo(f"iowatt-server migrate: {exc}", err=True)
+        raise typer.Exit(1) from None
+    was = ", ".join(before) or "empty"
+    typer.echo(f"schema at {head} (was {was})" if [head] != before else f"schema at {head}, as it was")
+
+
+@app.command()
+def backup(
+    out: Annotated[Path, typer.Option(help="directory the archive is written to (mode 0600)")] = Path(
+        "backups"
+    ),
+    state_dir: Annotated[
+        Path | None, typer.Option(help="a `make up` instance's state directory: its secret files too")
+    ] = None,
+    secrets_file: Annotated[
+        list[Path] | None, typer.Option(help="a file of secrets to keep too (compose's .env); repeatable")
+    ] = None,
+    tls_ca: Annotated[
+        Path | None, typer.Option(help="the TLS CA directory (Caddy's pki/authorities/local)")
+    ] = None,
+) -> None:
+    """Back up the database (pg_dump, one consistent snapshot, while the server runs), the
+    instance's secrets and the TLS CA into one archive with a manifest of SHA-256 sums."""
+    try:
+        path = ops_backup.backup(
+            out, state_dir=state_dir, secrets_files=tuple(secrets_file or ()), tls_ca=tls_ca
+        )
+    except ops_backup.BackupError as exc:
+        typer.echo(f"iowatt-server backup: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(str(path))
+
+
+@app.command()
+def restore(
+    archive: Annotated[Path, typer.Argument(help="an archive iowatt-server backup wrote")],
+    force: Annotated[bool, typer.Option(help="replace what a non-empty database holds")] = False,
+    extract_to: Annotated[
+        Path | None, typer.Option(help="where the archive's secrets and TLS CA are written (0600 files)")
+    ] = None,
+) -> None:
+    """Restore a backup into this instance's database (empty, unless --force), then upgrade the
+    schema to this release; secrets and the CA go to --extract-to."""
+    try:
+        m = ops_backup.restore(archive, force=force, extract_to=extract_to)
+    except (ops_backup.BackupError, ops_migrate.MigrationRefused) as exc:
+        typer.echo(f"iowatt-server restore: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(
+        f"restored the backup of {m.data['created_at']} (iowatt {m.data['iowatt_version']}); "
+        f"schema upgraded to this release's head"
+    )
+    if extract_to is not None:
+        typer.echo(f"secrets and TLS CA written to {extract_to} (docs/operations.md § Backups and restores)")
 
 
 if __name__ == "__main__":

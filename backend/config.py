@@ -31,8 +31,25 @@ def _instance_default(name: str, fallback: str) -> str:
     return fallback
 
 
+def _public_url_default() -> str:
+    """Without IOWATT_PUBLIC_URL: in compose, Caddy's name and HTTPS port (IOWATT_HOSTNAME,
+    IOWATT_HTTPS_PORT, which docker-compose.yml passes); else the local instance's (its env file,
+    written by make up), else its own API port (a second instance on :8100 never hands out links to
+    another one on :8000)."""
+    host = os.environ.get("IOWATT_HOSTNAME", "").strip()
+    if host:
+        return f"https://{host}:{os.environ.get('IOWATT_HTTPS_PORT') or '443'}"
+    return _instance_default(
+        "IOWATT_PUBLIC_URL", f"http://127.0.0.1:{os.environ.get('IOWATT_API_PORT') or '8000'}"
+    )
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="IOWATT_", env_file=None, extra="ignore")
+    # an empty variable is an unset one (compose passes every setting as ${IOWATT_X:-}: the
+    # default here applies unless the operator gave a value)
+    model_config = SettingsConfigDict(
+        env_prefix="IOWATT_", env_file=None, extra="ignore", env_ignore_empty=True
+    )
 
     env: str = Field("dev", description="dev | test | prod")
     # Defaults come from the local instance's env file (see _instance_default), never from
@@ -99,7 +116,8 @@ class Settings(BaseSettings):
     # --- people and teams ---
     # the address people open the server at, without a trailing slash: links the server hands out
     # (invitations, share links) are built on it
-    public_url: str = Field("http://127.0.0.1:8000", min_length=1)
+    # (default: _public_url_default); a scheme's default port is dropped
+    public_url: str = Field(default_factory=lambda: _public_url_default(), min_length=1)
     # invitations: how long a link stays usable unless the inviter says otherwise, and at most
     invitation_ttl_s: int = Field(7 * 24 * 3600, gt=0)
     invitation_max_ttl_s: int = Field(30 * 24 * 3600, gt=0)
@@ -155,6 +173,19 @@ class Settings(BaseSettings):
     def _no_cert(cls, value: object) -> object:
         """Empty (compose's `${VAR:-}`) is no certificate, not the current directory."""
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str) -> str:
+        """No trailing slash, no default port (compose builds https://HOST:443 when no other port is
+        given): links read https://iowatt.example/..., not https://iowatt.example:443/..."""
+        url = value.strip().rstrip("/")
+        for scheme, port in (("https://", ":443"), ("http://", ":80")):
+            if url.startswith(scheme):
+                host, sep, rest = url[len(scheme) :].partition("/")
+                if host.endswith(port):
+                    url = scheme + host[: -len(port)] + sep + rest
+        return url.rstrip("/")
 
     @field_validator("oidc_allowed_domains", mode="before")
     @classmethod

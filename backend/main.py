@@ -18,7 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from backend import __version__
+from backend import __version__, apidocs
 from backend.agent.router import router as agent_router
 from backend.agent_dist.router import router as agent_dist_router
 from backend.alert.router import router as alert_router
@@ -276,6 +276,9 @@ def create_app() -> FastAPI:
         description="Storage benchmarking results platform. Base units: bytes, ns, s, W, J, gCO2e; UTC.",
         dependencies=[Depends(_no_nul_in_params)],
         generate_unique_id_function=operation_id,  # `list_runs`, not `list_runs_api_v1_runs_get`
+        # /docs and /redoc are served with their assets, no CDN (backend/apidocs.py)
+        docs_url=None,
+        redoc_url=None,
     )
     app.add_exception_handler(RequestValidationError, _validation_handler)  # type: ignore[arg-type]
     app.add_exception_handler(AppError, _app_error_handler)  # type: ignore[arg-type]
@@ -317,6 +320,7 @@ def create_app() -> FastAPI:
         app.include_router(r, prefix=API_PREFIX)
     app.include_router(metrics_router)
     app.include_router(sharing_pages)  # /s/{token}: link previews, before the SPA's catch-all
+    apidocs.mount(app)  # /docs, /redoc and their assets, before the SPA's catch-all
     _mount_ui(app, settings.frontend_dist)
     app.openapi = _openapi_with_our_errors(app)  # type: ignore[method-assign]
     # outermost last: security headers on every answer, including the size limit's 413, which

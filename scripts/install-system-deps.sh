@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
 # Installs the Debian packages iowatt needs when they are missing (idempotent, quiet when done).
-#   server:  postgresql-15, redis-server
-#   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines),
-#            clang + libclang-rt-14-dev (the libFuzzer targets, make -C agent/engine fuzzers),
+#   install-system-deps.sh run   what the platform needs to run (`make up`)
+#   install-system-deps.sh all   that and the test tools (`make test`; the default)
+#
+# run:
+#   server:  postgresql-15, redis-server; chromium (the review PDFs: backend/review/pdf.py);
+#            fonts-wqy-microhei (CJK glyphs for the share preview PNG: backend/sharing/preview.py)
+#   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines)
+# test (all):
+#   engine:  clang + libclang-rt-14-dev (the libFuzzer targets, make -C agent/engine fuzzers),
 #            ccache (make test-builds: sources compiled before are not compiled again),
 #            binutils (readelf: tests/engine/test_hardening.py)
-#   tests:   chromium (browser tests), fio, postmark and sysbench (engine comparisons), util-linux (losetup),
+#   tests:   fio, postmark and sysbench (engine comparisons), util-linux (losetup),
 #            e2fsprogs (mkfs.ext4, chattr), strace (engine tests observe offsets and system calls),
 #            docker-compose (tests/test_deploy.py validates docker-compose.yml; no engine needed),
 #            libfaketime (tests/faults skews the agent's clock by ±10 min),
 #            mmdebstrap (tests/agent_dist: a minimal Debian root file system without a compiler or Python)
-#            btrfs-progs (mkfs.btrfs: tests/agent/test_topology.py builds btrfs RAID 1 / RAID 10 on loop devices)
-#   server:  fonts-wqy-microhei (CJK glyphs for the share preview PNG: backend/sharing/preview.py)
+#            btrfs-progs (mkfs.btrfs: tests/agent/test_topology.py builds btrfs RAID 1 / RAID 10 on loop devices),
+#            mariadb-server (TPC-H and heap/B-tree runs on MariaDB in the agent's tests)
 set -euo pipefail
+RUN_PACKAGES=(postgresql-15 redis-server chromium fonts-wqy-microhei liburing-dev libaio-dev pkg-config)
+TEST_PACKAGES=(clang libclang-rt-14-dev ccache binutils fio postmark sysbench util-linux e2fsprogs strace
+  docker-compose libfaketime mmdebstrap mariadb-server btrfs-progs)
+case ${1:-all} in
+  run) wanted=("${RUN_PACKAGES[@]}") ;;
+  all) wanted=("${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+  *) echo "usage: $0 [run|all]" >&2; exit 2 ;;
+esac
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in postgresql-15 redis-server liburing-dev libaio-dev pkg-config clang libclang-rt-14-dev ccache binutils chromium fio postmark sysbench util-linux e2fsprogs strace docker-compose libfaketime mmdebstrap mariadb-server fonts-wqy-microhei btrfs-progs; do
+for p in "${wanted[@]}"; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

@@ -14,6 +14,7 @@ chmod 711 "$STATE"  # the postgres user must reach pg/ and pg-sock/ (both 0700, 
 chmod 700 "$RUN" "$LOGS" "$STATE/redis"
 for f in "$LOGS"/*.log; do [ -e "$f" ] && chmod 600 "$f"; done
 ID=$(instance_id)
+PUBLIC_URL=${IOWATT_PUBLIC_URL:-http://127.0.0.1:$API_PORT}
 new_secret "$STATE/db-password"
 new_secret "$STATE/redis-password"
 new_secret "$STATE/secret-key"
@@ -43,12 +44,20 @@ fi
   echo "IOWATT_DATABASE_URL=postgresql+psycopg://iowatt:$(cat "$STATE/db-password")@127.0.0.1:$PG_PORT/iowatt"
   echo "IOWATT_REDIS_URL=redis://:$(cat "$STATE/redis-password")@127.0.0.1:$REDIS_PORT/0"
   echo "IOWATT_SECRET_KEY=$(cat "$STATE/secret-key")"
+  # the address links (invitations, share links) are built on: this instance's port unless given
+  echo "IOWATT_PUBLIC_URL=$PUBLIC_URL"
 } | secret_file "$STATE/env"
 set -a; source "$STATE/env"; set +a
 export IOWATT_STATE_DIR=$STATE
 
 say "Migrations"
-(cd "$ROOT" && "$VENV/bin/alembic" upgrade head 2>&1 | grep -v '^INFO  \[alembic.runtime.migration\] \(Context\|Will\)' || true)
+# a failed migration stops make up here, with its reason (the database stays as it was: every step
+# of an upgrade runs in one transaction); so does a database a newer release upgraded
+if ! migrated=$(cd "$ROOT" && "$VENV/bin/iowatt-server" migrate 2>&1); then
+  echo "$migrated" | tail -20 >&2
+  die "the database migrations failed (above): nothing else was started; fix the cause and run make up again"
+fi
+echo "    $migrated"
 
 say "Admin user"
 first_time=0
@@ -123,5 +132,6 @@ say "First benchmark: the machine's disk vs RAM (/dev/shm)"
 
 echo
 echo "iowatt is up:  UI http://127.0.0.1:$API_PORT/   API http://127.0.0.1:$API_PORT/api/v1   OpenAPI /openapi.json"
+echo "    public URL (links in invitations and share links): $PUBLIC_URL"
 echo "    admin API token in $STATE/admin-token  (Authorization: Bearer \$(cat $STATE/admin-token))"
 echo "    logs in $LOGS/, stop with: make down$([ "$STATE" = "$ROOT/.iowatt" ] || echo " IOWATT_STATE_DIR=$STATE")"

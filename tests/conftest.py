@@ -26,6 +26,7 @@ def alembic_config(url: str) -> Config:
     cfg.set_main_option("script_location", os.path.join(REPO, "migrations"))
     cfg.attributes["database_url"] = url
     cfg.attributes["configure_logger"] = False
+    cfg.attributes["allow_downgrade"] = True  # the migration tests go down on purpose (ADR 0043)
     return cfg
 
 

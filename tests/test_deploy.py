@@ -61,7 +61,7 @@ def test_compose_services_healthchecks_and_build_files() -> None:
     assert {"db", "redis", "api", "worker", "beat", "caddy", "agent", "agent-device"} <= set(services)
     for name in ("db", "redis", "api", "worker"):
         assert "healthcheck" in services[name], name
-    assert "alembic upgrade head" in " ".join(services["api"]["command"])
+    assert "iowatt-server migrate &&" in " ".join(services["api"]["command"])  # stops on a failure
     assert "backend.serve" in " ".join(services["api"]["command"])  # N API processes (ADR 0016)
     for name in ("api", "worker", "beat", "agent", "agent-device"):
         dockerfile = services[name]["build"]["dockerfile"]
@@ -177,6 +177,64 @@ def test_compose_terminates_tls_in_caddy_and_does_not_publish_the_api() -> None:
     assert "--proxy-headers" not in " ".join(services["api"]["command"])  # the API decides whom to believe
 
 
+# Settings compose sets itself (connections, secrets, the proxy, paths inside the image) rather than
+# passing through from .env
+COMPOSE_OWN = {
+    "env",
+    "database_url",
+    "redis_url",
+    "secret_key",
+    "trusted_proxies",
+    "frontend_dist",
+    "agent_dist_dir",
+    "agent_tls_cert_file",
+    "engine_path",
+}
+
+
+def test_compose_passes_every_setting_and_env_example_lists_it() -> None:
+    """Every server setting reaches the api, worker and beat (`${IOWATT_X:-}`: empty = the default)
+    and deploy/env.example names it: SMTP was missing, so invitation mail could not be switched on."""
+    from backend.config import Settings
+
+    services = compose()["services"]
+    example = (ROOT / "deploy" / "env.example").read_text()
+    missing_env, missing_example = [], []
+    for name in Settings.model_fields:
+        var = f"IOWATT_{name.upper()}"
+        if name in COMPOSE_OWN:
+            continue
+        for svc in ("api", "worker", "beat"):
+            if services[svc]["environment"].get(var) != f"${{{var}:-}}":
+                missing_env.append(f"{svc}: {var}")
+        if not re.search(rf"^#? ?{var}=", example, re.M):
+            missing_example.append(var)
+    assert not missing_env, missing_env
+    assert not missing_example, f"deploy/env.example does not list {missing_example}"
+    assert "IOWATT_SMTP_URL" in services["api"]["environment"]
+
+
+def test_compose_has_limits_log_rotation_health_checks_and_v2_syntax() -> None:
+    doc = compose()
+    assert "version" not in doc  # the Compose Specification (v2): no version key
+    for name, svc in doc["services"].items():
+        log = svc.get("logging", {})
+        assert log.get("driver") == "json-file" and log["options"]["max-size"], name
+        if name in ("agent", "agent-device", "backup"):
+            continue
+        assert svc["deploy"]["resources"]["limits"]["memory"], name
+        assert svc.get("pids_limit"), name
+        assert "healthcheck" in svc, name
+    api = doc["services"]["api"]
+    assert api["shm_size"]  # Chromium's /dev/shm
+    dockerfile = (ROOT / "deploy" / "Dockerfile.server").read_text()
+    # the review PDF (Chromium) and backups (pg_dump) work in the image
+    assert re.search(r"apt-get install[^&]*\bchromium\b", dockerfile, re.S)
+    assert re.search(r"apt-get install[^&]*\bpostgresql-client-15\b", dockerfile, re.S)
+    backup = doc["services"]["backup"]
+    assert backup["profiles"] == ["backup"] and "iowatt-server" in backup["command"]
+
+
 def _compose_cli() -> list[str] | None:
     if (
         shutil.which("docker")
@@ -237,6 +295,38 @@ def test_compose_serves_the_agent_bundles_and_pins_only_a_given_certificate(tmp_
         out = subprocess.run(base, env=clean, capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
         assert expected in out.stdout and "/etc/iowatt/agent-tls.crt" in out.stdout
+
+
+def _make_prerequisites(target: str) -> list[str]:
+    text = (ROOT / "Makefile").read_text()
+    m = re.search(rf"^{re.escape(target)}:([^\n=]*)$", text, re.M)
+    assert m, target
+    return m.group(1).split()
+
+
+def test_make_up_installs_only_what_the_platform_needs_and_make_test_the_rest() -> None:
+    """`make up` on a user's machine installs no test tool (issue 30); `make test` still installs
+    everything it needs on a fresh machine."""
+    script = (ROOT / "scripts" / "install-system-deps.sh").read_text()
+
+    def packages(name: str) -> set[str]:
+        m = re.search(rf"^{name}=\(([^)]*)\)", script, re.M)
+        assert m, name
+        return set(m.group(1).split())
+
+    run, test = packages("RUN_PACKAGES"), packages("TEST_PACKAGES")
+    assert {"postgresql-15", "redis-server", "chromium", "liburing-dev"} <= run
+    assert {"fio", "sysbench", "mariadb-server", "docker-compose", "libfaketime", "mmdebstrap"} <= test
+    assert not run & test
+    up = _make_prerequisites("up")
+    assert "deps" not in up and "deps-run" in up
+    assert _make_prerequisites("deps-run") == ["deps-system-run", "deps-py", "deps-ui"]
+    assert _make_prerequisites("engine") == ["deps-system-run"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert "install-system-deps.sh run" in makefile.split("deps-system-run:", 1)[1].split("\n\n", 1)[0]
+    assert "install-system-deps.sh all" in makefile.split("\ndeps-system:", 1)[1].split("\n\n", 1)[0]
+    test_recipe = makefile.split("\ntest:\n", 1)[1].split("\n\n", 1)[0]
+    assert "deps-system" in test_recipe and "deps-test-tools" in test_recipe
 
 
 # --- make up's helpers (scripts/lib.sh) -----------------------------------------------------------
@@ -438,8 +528,12 @@ def test_server_settings_come_from_the_instance_env_file(tmp_path: Path) -> None
     (tmp_path / "env").write_text(
         "IOWATT_DATABASE_URL=postgresql+psycopg://iowatt:pw@127.0.0.1:55999/iowatt\n"
         "IOWATT_REDIS_URL=redis://:rpw@127.0.0.1:56999/0\n"
+        "IOWATT_PUBLIC_URL=http://127.0.0.1:8100\n"
     )
-    code = "from backend.config import Settings; s = Settings(); print(s.database_url); print(s.redis_url)"
+    code = (
+        "from backend.config import Settings; s = Settings(); print(s.database_url); print(s.redis_url); "
+        "print(s.public_url)"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOWATT_")}
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -451,6 +545,7 @@ def test_server_settings_come_from_the_instance_env_file(tmp_path: Path) -> None
     assert out.stdout.split() == [
         "postgresql+psycopg://iowatt:pw@127.0.0.1:55999/iowatt",
         "redis://:rpw@127.0.0.1:56999/0",
+        "http://127.0.0.1:8100",  # make up wrote the instance's public URL (issue 30)
     ], out.stderr
     # no env file: the instance's own ports, not the first instance's
     out = subprocess.run(
@@ -460,12 +555,15 @@ def test_server_settings_come_from_the_instance_env_file(tmp_path: Path) -> None
             "IOWATT_STATE_DIR": str(tmp_path / "none"),
             "IOWATT_PG_PORT": "55111",
             "IOWATT_REDIS_PORT": "56111",
+            "IOWATT_API_PORT": "8111",
         },
         cwd=REPO,
         capture_output=True,
         text=True,
     )
     assert ":55111/" in out.stdout and ":56111/" in out.stdout, out.stderr
+    # links follow the instance's own API port, not another instance's :8000 (issue 30)
+    assert out.stdout.split()[2] == "http://127.0.0.1:8111", out.stdout
 
 
 def test_bootstrap_secret_files_are_0600_whatever_the_umask(tmp_path: Path) -> None:

@@ -39,6 +39,8 @@ def _lock() -> tuple[dict[str, set[str]], set[str]]:
         name = canonicalize_name(pkg["name"])
         if "editable" in pkg["source"] or "virtual" in pkg["source"]:
             workspace.add(name)
+            if "version" not in pkg:  # a dynamic version (the server, agent, client: docs/release.md)
+                continue
         versions.setdefault(name, set()).add(pkg["version"])
     return versions, workspace
 

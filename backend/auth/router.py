@@ -1,9 +1,10 @@
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, status
 
-from backend.auth import service
+from backend.auth import account, service
+from backend.auth.account_schemas import EmailChange, PasswordChange, PasswordChanged
 from backend.auth.deps import SessionDep, UserDep
 from backend.auth.schemas import (
     LoginRequest,
@@ -79,3 +80,37 @@ def create_token(body: TokenCreate, principal: UserDep, session: SessionDep) -> 
 def revoke_token(token_id: uuid.UUID, principal: UserDep, session: SessionDep) -> None:
     """Revoke one of the caller's tokens at once (idempotent); it can never be used again."""
     service.revoke_token(session, principal=principal, token_id=token_id)
+
+
+CHECKED: dict[int | str, dict[str, Any]] = {
+    409: {"description": "`no_password`: the account signs in with single sign-on and has no password"},
+    429: {"description": "`login_throttled`: too many wrong passwords (as the login counts them)"},
+}
+
+
+@router.post("/password", response_model=PasswordChanged, responses=CHECKED)
+def change_password(
+    body: PasswordChange, principal: UserDep, session: SessionDep, request: Request
+) -> PasswordChanged:
+    """Change the caller's password; the current one is required (a wrong one is a 422 on
+    `current_password` and counts as a failed login). Every other browser session of the account
+    ends, this one stays; personal API tokens stay (revoke them with `DELETE /auth/tokens/{id}`)."""
+    return account.change_password(
+        session, principal=principal, body=body, client=client_address(request.scope)
+    )
+
+
+@router.post(
+    "/email",
+    response_model=UserRead,
+    responses={
+        **CHECKED,
+        409: {"description": "`email_unavailable`: another account uses the address; `no_password`"},
+        429: {"description": "`email_change_throttled` (5 an hour) or `login_throttled`"},
+    },
+)
+def change_email(body: EmailChange, principal: UserDep, session: SessionDep, request: Request) -> UserRead:
+    """Change the caller's e-mail; the current password is required. The new address is not
+    verified until a verification mail sent to it is confirmed (docs/adr/0026); links sent to the
+    old address end."""
+    return account.change_email(session, principal=principal, body=body, client=client_address(request.scope))

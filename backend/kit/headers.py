@@ -12,9 +12,10 @@
   their path, which must never leak in a Referer); X-Frame-Options: DENY for old browsers.
 - Strict-Transport-Security only when the request came over TLS: scheme https, or
   X-Forwarded-Proto https from a proxy in IOWATT_TRUSTED_PROXIES (backend.kit.http).
-FastAPI's API docs pages (/docs, /redoc) are the one exception: they are an inline script that
-loads Swagger UI / ReDoc from a CDN, so they get DOCS_CSP, which allows exactly that; they hold
-no data of their own (the OpenAPI document is public) and still cannot be framed.
+The API docs pages (/docs, /redoc: backend/apidocs.py) load Swagger UI and ReDoc from the server
+itself, no CDN and no inline script; both libraries inject <style> elements, so DOCS_CSP allows
+inline styles (and ReDoc's search worker from a blob:) on those two pages only; they hold no data of
+their own (the OpenAPI document is public) and still cannot be framed.
 A header the application already set is kept.
 """
 
@@ -35,15 +36,14 @@ CSP = "; ".join(
         "frame-ancestors 'none'",
     ]
 )
-DOCS_PATHS = ("/docs", "/docs/oauth2-redirect", "/redoc")
-_CDN = "https://cdn.jsdelivr.net"
+DOCS_PATHS = ("/docs", "/redoc")
 DOCS_CSP = "; ".join(
     [
         "default-src 'self'",
-        f"script-src 'self' 'unsafe-inline' {_CDN}",
-        f"style-src 'self' 'unsafe-inline' {_CDN} https://fonts.googleapis.com",
-        "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly",
-        "font-src 'self' data: https://fonts.gstatic.com",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self' data:",
         "worker-src 'self' blob:",
         "connect-src 'self'",
         "object-src 'none'",

@@ -71,6 +71,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
                                                   ("401", "403", "403", "403", "403", "403", "403", "401"),
     # the member's own personal token: nobody else may see or end it, not even the team's admin
     "DELETE /api/v1/auth/tokens/{token_id}":      ("401", "404", OK, "404", "404", "403", "403", "401"),
+    # issue 30: one's own password and e-mail, with the current password (every user has PASSWORD)
+    "POST /api/v1/auth/password":                 ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    "POST /api/v1/auth/email":                    ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "GET /api/v1/teams":                          ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     # the audit log: team A's admins only (user_b is admin of team B: 403 on team A)
     "GET /api/v1/teams/{team_id}/audit":          ("401", "403", "403", OK, "403", "403", "403", "401"),
@@ -381,6 +384,8 @@ BODIES: dict[str, Any] = {
     "PATCH /api/v1/comments/{comment_id}": lambda w: {"body": "matrix edit"},
     "POST /api/v1/auth/login": lambda w: {"email": w.email["member"], "password": PASSWORD},
     "POST /api/v1/auth/tokens": lambda w: {"name": "matrix"},
+    "POST /api/v1/auth/password": lambda w: {"current_password": PASSWORD, "new_password": "matrix new pw"},
+    "POST /api/v1/auth/email": lambda w: {"current_password": PASSWORD, "email": "new-address@example.test"},
     "POST /api/v1/share-links": lambda w: {"kind": "run", "target": w.ids["run_done"]},  # V2
     "POST /api/v1/auth/oidc/session": lambda w: {"code": "matrix-one-time-code"},  # V5
     # issue 22 (S1)

@@ -62,6 +62,8 @@ export type EnrollmentTokenCreate = S["EnrollmentTokenCreate"];
 export type EnrollmentTokenCreated = S["EnrollmentTokenCreated"];
 export type EnrollmentTokenRead = S["EnrollmentTokenRead"];
 export type TokenCreate = S["TokenCreate"];
+export type PasswordChange = S["PasswordChange"];
+export type EmailChange = S["EmailChange"];
 export type TokenCreated = S["TokenCreated"];
 export type TokenRead = S["TokenRead"];
 

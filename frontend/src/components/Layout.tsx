@@ -4,6 +4,7 @@ import { NavLink, Outlet, useLocation } from "react-router-dom";
 import { clearToken } from "../lib/auth";
 import { type Action, useCan } from "../lib/role";
 import { logout, meQuery } from "../queries/auth";
+import { serverVersionQuery } from "../queries/health";
 import { TeamSwitcher } from "./Team/TeamSwitcher";
 
 const NAV: readonly { to: string; label: string; end: boolean; needs?: Action }[] = [
@@ -173,6 +174,18 @@ export function Layout() {
           <Outlet />
         </Suspense>
       </main>
+      <ServerVersion />
     </div>
+  );
+}
+
+/** The footer: the server's version (CHANGELOG.md names what each one brought). */
+function ServerVersion() {
+  const v = useQuery(serverVersionQuery());
+  if (!v.data) return null;
+  return (
+    <footer className="app-footer muted small" data-testid="server-version">
+      iowatt {v.data}
+    </footer>
   );
 }

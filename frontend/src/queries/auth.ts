@@ -1,6 +1,6 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
-import type { TokenCreate } from "../client/types";
+import type { EmailChange, PasswordChange, TokenCreate } from "../client/types";
 import { keys } from "./keys";
 
 export async function login(email: string, password: string) {
@@ -88,4 +88,16 @@ export async function issueResetLink(userId: string) {
       params: { path: { user_id: userId } },
     }),
   );
+}
+
+// --- one's own account (issue 30) ---
+
+/** The current password and a new one: the account's other browser sessions end. */
+export async function changePassword(body: PasswordChange) {
+  return unwrap(await api.POST("/api/v1/auth/password", { body }));
+}
+
+/** The current password and a new address (unproven until a verification mail is confirmed). */
+export async function changeEmail(body: EmailChange) {
+  return unwrap(await api.POST("/api/v1/auth/email", { body }));
 }

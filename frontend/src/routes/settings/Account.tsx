@@ -1,9 +1,20 @@
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
 import { Link } from "react-router-dom";
+import { PasswordPair, passwordErrors } from "../../components/Account/PasswordPair";
+import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
 import { QueryState } from "../../components/QueryState";
 import { errorMessage } from "../../lib/errors";
-import { formatTimestamp } from "../../lib/format";
-import { meQuery, sendEmailVerification } from "../../queries/auth";
+import { formatRelative, formatTimestamp } from "../../lib/format";
+import {
+  apiTokensQuery,
+  changeEmail,
+  changePassword,
+  meQuery,
+  revokeApiToken,
+  sendEmailVerification,
+} from "../../queries/auth";
+import { keys } from "../../queries/keys";
 
 /**
  * Settings → Account: the signed-in account's address and whether its owner proved it. An
@@ -38,7 +49,9 @@ export function Account() {
           <dt>Password</dt>
           <dd>
             {u.password_set ? "set" : "none: you sign in with single sign-on"} ·{" "}
-            <Link to="/reset-password">choose a new one by mail</Link>
+            <Link to="/reset-password">
+              {u.password_set ? "forgot it? reset it by mail" : "choose one by mail"}
+            </Link>
           </dd>
           <dt>Instance role</dt>
           <dd>{u.is_instance_admin ? "instance administrator" : "user"}</dd>
@@ -74,6 +87,190 @@ export function Account() {
           </div>
         )}
       </div>
+      {u.password_set && <ChangePassword />}
+      {u.password_set && <ChangeEmail current={u.email} />}
+      <Sessions />
     </section>
+  );
+}
+
+/** The current password and a new one, twice; the account's other browser sessions end. */
+function ChangePassword() {
+  const qc = useQueryClient();
+  const [current, setCurrent] = useState("");
+  const [password, setPassword] = useState("");
+  const [confirm, setConfirm] = useState("");
+  const [errors, setErrors] = useState<Errors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const change = useMutation({
+    mutationFn: changePassword,
+    onSuccess: () => {
+      setCurrent("");
+      setPassword("");
+      setConfirm("");
+      qc.invalidateQueries({ queryKey: keys.auth.tokens() });
+    },
+    onError: (err) => {
+      const r = formErrorsFrom(err, { current_password: "current", new_password: "password" });
+      setErrors(r.errors);
+      setFormError(r.formError);
+    },
+  });
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    const client = passwordErrors(password, confirm);
+    setErrors(client);
+    setFormError(null);
+    if (Object.keys(client).length === 0)
+      change.mutate({ current_password: current, new_password: password });
+  }
+  return (
+    <form className="card form" onSubmit={submit} data-testid="password-form" noValidate>
+      <h2>Change password</h2>
+      <Field label="Current password" name="current" errors={errors}>
+        <input
+          id="f-current"
+          type="password"
+          autoComplete="current-password"
+          value={current}
+          onChange={(e) => setCurrent(e.target.value)}
+        />
+      </Field>
+      <PasswordPair
+        password={password}
+        confirm={confirm}
+        onPassword={setPassword}
+        onConfirm={setConfirm}
+        errors={errors}
+      />
+      {change.data && (
+        <p className="alert alert-info small" data-testid="password-changed">
+          Password changed. {change.data.sessions_revoked} other browser session
+          {change.data.sessions_revoked === 1 ? " was" : "s were"} signed out; this one and your API
+          tokens stay.
+        </p>
+      )}
+      <FormFooter
+        error={formError}
+        pending={change.isPending}
+        label="Change password"
+        pendingLabel="Changing…"
+        testId="change-password"
+      />
+    </form>
+  );
+}
+
+/** A new address and the current password; the new address is unverified until proven. */
+function ChangeEmail({ current }: { current: string }) {
+  const qc = useQueryClient();
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [errors, setErrors] = useState<Errors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const change = useMutation({
+    mutationFn: changeEmail,
+    onSuccess: (me) => {
+      setEmail("");
+      setPassword("");
+      qc.setQueryData(keys.auth.me(), me);
+    },
+    onError: (err) => {
+      const r = formErrorsFrom(err, { email: "email", current_password: "email-password" });
+      setErrors(r.errors);
+      setFormError(r.formError);
+    },
+  });
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    setErrors({});
+    setFormError(null);
+    change.mutate({ email, current_password: password });
+  }
+  return (
+    <form className="card form" onSubmit={submit} data-testid="email-form" noValidate>
+      <h2>Change e-mail</h2>
+      <p className="muted small">
+        Now {current}. The new address is not verified until you open the link a verification mail
+        sends it; links sent to the old address stop working.
+      </p>
+      <Field label="New e-mail" name="email" errors={errors}>
+        <input
+          id="f-email"
+          type="email"
+          autoComplete="email"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+      </Field>
+      <Field label="Current password" name="email-password" errors={errors}>
+        <input
+          id="f-email-password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+      </Field>
+      <FormFooter
+        error={formError}
+        pending={change.isPending}
+        label="Change e-mail"
+        pendingLabel="Changing…"
+        testId="change-email"
+      />
+    </form>
+  );
+}
+
+/** The account's browser sessions, this one marked; API tokens are on their own page. */
+function Sessions() {
+  const qc = useQueryClient();
+  const q = useQuery(apiTokensQuery(false));
+  const revoke = useMutation({
+    mutationFn: revokeApiToken,
+    onSuccess: () => qc.invalidateQueries({ queryKey: keys.auth.tokens() }),
+  });
+  const sessions = q.data?.items.filter((t) => t.kind === "session") ?? [];
+  const tokens = q.data ? q.data.items.length - sessions.length : 0;
+  return (
+    <div className="card" data-testid="sessions">
+      <h2>Sessions</h2>
+      <QueryState isPending={q.isPending} error={q.error} />
+      {q.data && (
+        <ul>
+          {sessions.map((t) => (
+            <li key={t.id} data-testid="session-row">
+              Signed in {formatRelative(t.created_at)}
+              {t.last_used_at ? `, last used ${formatRelative(t.last_used_at)}` : ""}
+              {t.current ? (
+                <span className="badge badge-succeeded" data-testid="session-current">
+                  this browser
+                </span>
+              ) : (
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  data-testid="revoke-session"
+                  disabled={revoke.isPending}
+                  onClick={() => revoke.mutate(t.id)}
+                >
+                  Sign out
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {revoke.error && (
+        <p role="alert" className="alert alert-error">
+          {errorMessage(revoke.error)}
+        </p>
+      )}
+      <p className="small">
+        {tokens} active API token{tokens === 1 ? "" : "s"} ·{" "}
+        <Link to="/settings/tokens">see and revoke them in API tokens</Link>
+      </p>
+    </div>
   );
 }
