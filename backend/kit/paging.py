@@ -5,8 +5,7 @@ from typing import Annotated
 
 from fastapi import Query
 
-# offset bounded so a huge one is a 422, not a bigint overflow in PostgreSQL
-MAX_OFFSET = 1_000_000
+from backend.kit.bounds import MAX_OFFSET
 
 Limit = Annotated[int, Query(ge=1, le=200)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]

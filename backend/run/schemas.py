@@ -9,7 +9,7 @@ from iowatt_workload import TPCH_LABEL
 from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from backend.kit.paging import MAX_OFFSET as MAX_OFFSET  # the list routes' bound, in one place
+from backend.kit.bounds import MAX_OFFSET as MAX_OFFSET  # the list routes' bound, in one place
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
 from backend.power.schemas import EnergyRead, PowerUpload
