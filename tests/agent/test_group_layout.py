@@ -144,3 +144,34 @@ def test_a_multi_target_run_lays_every_target_out_before_the_engines_start(
     assert [d["iowatt"]["target"]["created"] for d in docs] == [False, False]
     assert all(d["jobs"][0]["read"]["io_bytes"] == MiB for d in docs)
     assert list(target.iterdir()) == [] and list(second.iterdir()) == []
+
+
+def test_the_idle_baseline_is_taken_after_the_layout_and_before_ready(
+    api, agent_config, make_client, tmp_path
+):
+    """With a meter: the idle baseline's ticks come after the layout (the file is there) and before
+    the member's `ready` (ADR 0038: lay out, take the idle baseline, then report ready)."""
+    from tests.agent.fakes import set_meters
+
+    target = tmp_path / "target"
+    loop = _loop(api, agent_config, make_client, tmp_path, target)
+    disks = sorted(d for d in os.listdir("/sys/block") if not d.startswith(("loop", "zram", "ram")))
+    set_meters(tmp_path / "state", {"est": f"estimate:5,9.5?device={(disks or ['sda'])[0]}"})
+    lease = _group_lease(api, target)
+    lease["meter"], lease["idle_s"] = "est", 0.3
+    data = target / f"iowatt-{lease['run_id']}.dat"
+    idle_ticks: list[bool] = []  # the data file is there at each idle_before tick
+    at_ready: list[int] = []
+
+    def watch(method: str, path: str, body: Any) -> None:
+        if path.endswith("/progress") and body.get("job_name") == "idle_before":
+            idle_ticks.append(data.exists())
+
+    api.on_request = watch
+    _barrier(api, lease["run_id"], lambda: at_ready.append(len(idle_ticks)))
+    assert loop.execute(loop.lease_once()) == "result"
+    assert idle_ticks and all(idle_ticks), idle_ticks
+    assert at_ready == [len(idle_ticks)]  # no idle_before tick after ready
+    [stored] = api.results.values()
+    phases = [p["name"] for p in stored["power"]["phases"]]
+    assert phases[:2] == ["idle_before", "load"], phases
