@@ -341,6 +341,11 @@ export function Alerts() {
       <h2>Recent alerts</h2>
       <QueryState isPending={alerts.isPending} error={alerts.error} />
       {alerts.data && alerts.data.items.length === 0 && <p className="muted">No alert yet.</p>}
+      {alerts.data && alerts.data.total > alerts.data.items.length && (
+        <p className="muted small" data-testid="alerts-count">
+          The latest {alerts.data.items.length} of {alerts.data.total.toLocaleString("en")} alerts.
+        </p>
+      )}
       {alerts.data && alerts.data.items.length > 0 && (
         <ScrollBox label="Recent alerts">
           <table className="table" data-testid="alerts-table">
