@@ -113,11 +113,15 @@ class PublishedPerformance(InputSchema):
     )
 
 
+# iops_at_target: a QoS run's IOPS at its latency target (docs/qos.md; job_index does not apply)
+RunMetric = Literal["iops", "mb_s", "iops_at_target"]
+
+
 class RunPerformance(InputSchema):
     source: Literal["run"]
     run_id: uuid.UUID
     job_index: int = Field(0, ge=0, le=10_000)
-    metric: Literal["iops", "mb_s"] = "iops"
+    metric: RunMetric = "iops"
 
 
 class ComparisonPerformance(InputSchema):
@@ -125,7 +129,7 @@ class ComparisonPerformance(InputSchema):
     run_ids: list[uuid.UUID] = Field(min_length=2, max_length=200, description="the comparison's runs")
     run_id: uuid.UUID = Field(description="which of its runs is this candidate's configuration")
     job_index: int = Field(0, ge=0, le=10_000)
-    metric: Literal["iops", "mb_s"] = "iops"
+    metric: RunMetric = "iops"
 
 
 Performance = Annotated[

@@ -27,6 +27,7 @@ from backend.kit.csv import writer
 from backend.kit.time import utcnow
 from backend.models import Device, Role, User
 from backend.models.review import Review, ReviewCandidate, ReviewComment
+from backend.result import service as result_service
 from backend.review import compute, formulas, repository
 from backend.review.currency import minor_units
 from backend.review.schemas import (
@@ -52,6 +53,7 @@ from backend.review.schemas import (
     ValidityNote,
 )
 from backend.run import service as run_service
+from backend.views.builders import qos
 
 CSV_COLUMNS = (
     "candidate", "drives", "protection", "raw_bytes", "usable_bytes", "price_total",
@@ -592,14 +594,28 @@ def _run_inputs(session: Session, principal: UserPrincipal, perf: dict[str, Any]
         ValidityNote(flag=v.flag, message=v.message) for v in run_service.system(session, run=run).validity
     ]
     ref = f"run {r.name} ({r.id})"
-    idx = int(perf.get("job_index", 0))
-    if idx >= len(r.jobs):
-        notes.append(ValidityNote(flag="no_result", message=f"the run has no job {idx} result ({r.status})"))
-        return RunInputs(None, None, notes, None, ref)
-    j = r.jobs[idx]
-    iops = Decimal(str((j.read.iops if j.read else 0) + (j.write.iops if j.write else 0)))
-    mb_s = Decimal((j.read.bw_bytes if j.read else 0) + (j.write.bw_bytes if j.write else 0)) / 10**6
-    value = mb_s if perf.get("metric") == "mb_s" else iops
+    mb_s: Decimal | None
+    if perf.get("metric") == "iops_at_target":  # a QoS run's figure (docs/qos.md), not a job's
+        stored = result_service.get_result(session, run=run)
+        points, target = qos.points_from_document(stored.engine_result if stored is not None else {})
+        fig = qos.figure(points, target) if target is not None else None
+        if fig is None or target is None:
+            why = "no latency-target search" if target is None else "no point under its target"
+            notes.append(ValidityNote(flag="no_result", message=f"the run has {why} (a qos-* preset's run)"))
+            return RunInputs(None, None, notes, None, ref)
+        depth = f", QD {fig.depth}" if fig.depth is not None else ""
+        ref = f"{ref}: IOPS at {target.label()} ({fig.name}{depth})"
+        value, mb_s = Decimal(str(round(fig.iops, 6))), None
+    else:
+        idx = int(perf.get("job_index", 0))
+        if idx >= len(r.jobs):
+            no_job = f"the run has no job {idx} result ({r.status})"
+            notes.append(ValidityNote(flag="no_result", message=no_job))
+            return RunInputs(None, None, notes, None, ref)
+        j = r.jobs[idx]
+        iops = Decimal(str((j.read.iops if j.read else 0) + (j.write.iops if j.write else 0)))
+        mb_s = Decimal((j.read.bw_bytes if j.read else 0) + (j.write.bw_bytes if j.write else 0)) / 10**6
+        value = mb_s if perf.get("metric") == "mb_s" else iops
     power = None
     e = r.energy
     if e.status == "ok" and e.load_w_mean is not None:
@@ -611,7 +627,7 @@ def _run_inputs(session: Session, principal: UserPrincipal, perf: dict[str, Any]
         )
     elif e.status != "ok":
         notes.append(ValidityNote(flag=ENERGY_FLAGS[e.status], message=e.reason or f"energy {e.status}"))
-    return RunInputs(value if value > 0 else None, mb_s if mb_s > 0 else None, notes, power, ref)
+    return RunInputs(value if value > 0 else None, mb_s if mb_s and mb_s > 0 else None, notes, power, ref)
 
 
 def _inputs(

@@ -6,6 +6,7 @@ load's last seconds and IOPS per watt (backend/views/builders/qos.py)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -71,6 +72,22 @@ def test_latency_target_is_microseconds_unless_it_says() -> None:
         latency_target_ns("soon")
 
 
+def engine_job(j: dict[str, Any], depth: int = 24) -> dict[str, Any]:
+    """One job of the engine's document with the figures a QoS run is read by."""
+    search = j["name"] == "at-target"
+    options: dict[str, Any] = {"iodepth": 256 if search else int(j["name"].removeprefix("qd"))}
+    if search:
+        options |= {"latency_target_ns": MS, "latency_percentile": 99.0}
+    pct = {"99.000000": j["read_clat_p99_ns"], "99.900000": j["read_clat_p999_ns"]}
+    return {
+        "jobname": j["name"],
+        "read": {"iops": j["read_iops"], "total_ios": 1000, "clat_ns": {"percentile": pct}},
+        "write": {"iops": 0, "total_ios": 0},
+        "iowatt": {"options": options},
+        **({"latency_depth": depth} if search else {}),
+    }
+
+
 def qos_run(session: Session, u, *, depth: int = 24):  # type: ignore[no-untyped-def]
     """A run of qos-randread-4k with the sweep's figures, the search's depth in its document and
     a meter: 100 W over the load, 150 W in its last two seconds."""
@@ -99,10 +116,10 @@ def qos_run(session: Session, u, *, depth: int = 24):  # type: ignore[no-untyped
         }
     ]
     create_result(session, run=run, jobs=jobs)
+    # the stored document as the engine writes it: what a review's iops_at_target reads
     stored = session.get(RunResult, run.id)
-    doc = dict(stored.engine_result)
-    doc["jobs"] = [*doc["jobs"][:-1], {**doc["jobs"][-1], "latency_depth": depth}]
-    stored.engine_result = doc
+    assert stored is not None
+    stored.engine_result = {"jobs": [engine_job(j) for j in jobs]}
     # create_result's jobs run 5 s each: the search is the last; its reported window 5 s
     t = [k * 10**9 for k in range(0, 61)]
     power_service.ingest(
@@ -162,3 +179,34 @@ def test_the_qos_view_has_the_figure_the_curve_and_iops_per_watt(
     target = next(s for s in chart["series"] if s["label"].startswith("target"))
     assert {p["y"] for p in target["points"]} == {MS}
     assert t["columns"][keys.index("iops_per_w")]["unit"] == "IO/s/W"
+
+
+def test_a_review_takes_the_iops_at_the_target(client: TestClient, session: Session) -> None:
+    """A candidate's performance from a QoS run: the figure at its target, so the review's cost per
+    IOPS is at the target; a run without a search says so."""
+    from tests.backend.test_reviews import make_review
+
+    u = create_user(session)
+    run = qos_run(session, u)
+    rv = make_review(client, u)
+    body = {
+        "name": "qos",
+        "device": {"model": "test ssd", "capacity_bytes": 4 * 10**12, "unit_price": "262", "media": "ssd"},
+        "count": 1,
+        "protection": "jbod",
+        "performance": {"source": "run", "run_id": str(run.id), "metric": "iops_at_target"},
+    }
+    r = client.post(f"/api/v1/reviews/{rv['id']}/candidates", json=body, headers=u.headers)
+    assert r.status_code == 201, r.text
+    c = r.json()
+    assert c["performance_metric"] == "iops_at_target" and float(c["performance_value"]) == 131_000
+    assert "IOPS at p99 ≤ 1 ms (at-target, QD 24)" in c["performance_reference"]
+    assert float(c["cost_per_iops_single"]) == pytest.approx(262 / 131_000, rel=1e-3)
+    plain = create_run(session, agent=create_agent(session, team=u.team).agent)
+    create_result(
+        session, run=plain, jobs=[{"name": "a", "rw": "randread", "bs_bytes": 4096, "read_iops": 5.0}]
+    )
+    body["performance"] = {"source": "run", "run_id": str(plain.id), "metric": "iops_at_target"}
+    c = client.post(f"/api/v1/reviews/{rv['id']}/candidates", json=body, headers=u.headers).json()
+    assert c["performance_value"] is None
+    assert any(v["flag"] == "no_result" and "latency-target" in v["message"] for v in c["validity"])

@@ -3631,7 +3631,7 @@ export interface components {
              * @default iops
              * @enum {string}
              */
-            metric: "iops" | "mb_s";
+            metric: "iops" | "mb_s" | "iops_at_target";
             /**
              * Run Id
              * Format: uuid
@@ -8484,7 +8484,7 @@ export interface components {
              * @default iops
              * @enum {string}
              */
-            metric: "iops" | "mb_s";
+            metric: "iops" | "mb_s" | "iops_at_target";
             /**
              * Run Id
              * Format: uuid

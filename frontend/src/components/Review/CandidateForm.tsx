@@ -84,6 +84,11 @@ function initial(c: CandidateRead | undefined) {
   };
 }
 
+/** A linked run's metric: IOPS, MB/s, or a QoS run's IOPS at its latency target (docs/qos.md). */
+function runMetric(metric: string): "iops" | "mb_s" | "iops_at_target" {
+  return metric === "mb_s" || metric === "iops_at_target" ? metric : "iops";
+}
+
 export function CandidateForm({
   reviewId,
   teamId,
@@ -126,14 +131,14 @@ export function CandidateForm({
               source: "run",
               run_id: f.runId,
               job_index: 0,
-              metric: f.metric === "mb_s" ? "mb_s" : "iops",
+              metric: runMetric(f.metric),
             }
           : {
               source: "comparison",
               run_ids: f.runIds,
               run_id: f.runId,
               job_index: 0,
-              metric: f.metric === "mb_s" ? "mb_s" : "iops",
+              metric: runMetric(f.metric),
             };
     const power =
       f.idleW.trim() !== "" || f.loadW.trim() !== ""
@@ -335,6 +340,9 @@ export function CandidateForm({
             <option value="iops">IOPS</option>
             {f.source === "published" && <option value="rps">file reads/s (RPS)</option>}
             <option value="mb_s">MB/s (10^6 B/s)</option>
+            {f.source !== "published" && (
+              <option value="iops_at_target">IOPS at the latency target (a qos-* run)</option>
+            )}
           </select>
         </Field>
         {f.source === "published" ? (
