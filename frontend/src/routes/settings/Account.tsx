@@ -127,22 +127,24 @@ function ChangePassword() {
   return (
     <form className="card form" onSubmit={submit} data-testid="password-form" noValidate>
       <h2>Change password</h2>
-      <Field label="Current password" name="current" errors={errors}>
-        <input
-          id="f-current"
-          type="password"
-          autoComplete="current-password"
-          value={current}
-          onChange={(e) => setCurrent(e.target.value)}
+      <div className="form-grid">
+        <Field label="Current password" name="current" errors={errors}>
+          <input
+            id="f-current"
+            type="password"
+            autoComplete="current-password"
+            value={current}
+            onChange={(e) => setCurrent(e.target.value)}
+          />
+        </Field>
+        <PasswordPair
+          password={password}
+          confirm={confirm}
+          onPassword={setPassword}
+          onConfirm={setConfirm}
+          errors={errors}
         />
-      </Field>
-      <PasswordPair
-        password={password}
-        confirm={confirm}
-        onPassword={setPassword}
-        onConfirm={setConfirm}
-        errors={errors}
-      />
+      </div>
       {change.data && (
         <p className="alert alert-info small" data-testid="password-changed">
           Password changed. {change.data.sessions_revoked} other browser session
@@ -194,24 +196,26 @@ function ChangeEmail({ current }: { current: string }) {
         Now {current}. The new address is not verified until you open the link a verification mail
         sends it; links sent to the old address stop working.
       </p>
-      <Field label="New e-mail" name="email" errors={errors}>
-        <input
-          id="f-email"
-          type="email"
-          autoComplete="email"
-          value={email}
-          onChange={(e) => setEmail(e.target.value)}
-        />
-      </Field>
-      <Field label="Current password" name="email-password" errors={errors}>
-        <input
-          id="f-email-password"
-          type="password"
-          autoComplete="current-password"
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-        />
-      </Field>
+      <div className="form-grid">
+        <Field label="New e-mail" name="email" errors={errors}>
+          <input
+            id="f-email"
+            type="email"
+            autoComplete="email"
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        </Field>
+        <Field label="Current password" name="email-password" errors={errors}>
+          <input
+            id="f-email-password"
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </Field>
+      </div>
       <FormFooter
         error={formError}
         pending={change.isPending}
@@ -242,7 +246,7 @@ function Sessions() {
           {sessions.map((t) => (
             <li key={t.id} data-testid="session-row">
               Signed in {formatRelative(t.created_at)}
-              {t.last_used_at ? `, last used ${formatRelative(t.last_used_at)}` : ""}
+              {t.last_used_at ? `, last used ${formatRelative(t.last_used_at)}` : ""}{" "}
               {t.current ? (
                 <span className="badge badge-succeeded" data-testid="session-current">
                   this browser
