@@ -13,6 +13,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from tests.asgi_client import InProcessClient
 from tests.services import Postgres, postgres, redis_server
 
 if TYPE_CHECKING:
@@ -130,7 +131,8 @@ def app_client(db_url: str) -> Iterator[TestClient]:
     (routes, middleware, settings read when the app is made) makes its own with create_app()."""
     from backend.main import create_app
 
-    with TestClient(create_app(), raise_server_exceptions=True) as c:
+    # one hand-over into the app's event loop per request, not eight (tests/asgi_client.py)
+    with InProcessClient(create_app(), raise_server_exceptions=True) as c:
         yield c
 
 

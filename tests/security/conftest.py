@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from tests.asgi_client import InProcessClient
 from tests.security import world as world_mod
 
 
@@ -58,7 +59,7 @@ def matrix(engine: Engine) -> Iterator[Matrix]:
     app.dependency_overrides[get_session_factory] = lambda: factory
     try:
         # raise_server_exceptions=False: a 500 is an answer the matrix reports, not a crash of the test
-        with TestClient(app, raise_server_exceptions=False) as client:
+        with InProcessClient(app, raise_server_exceptions=False) as client:
             openapi = app.openapi()
             w = world_mod.build(session, client, commit=session.flush, openapi=openapi)
             yield Matrix(client=client, session=session, world=w, openapi=openapi)
