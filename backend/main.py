@@ -50,6 +50,7 @@ from backend.kit.security import burn_password_check
 from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logging, log, request_id_of
 from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
+from backend.pts.router import router as pts_router
 from backend.review.router import router as review_router
 from backend.run.group_router import barrier_router as run_barrier_router
 from backend.run.group_router import router as run_group_router
@@ -302,6 +303,7 @@ def create_app() -> FastAPI:
         run_tags_router,
         run_group_router,
         run_barrier_router,
+        pts_router,
         upload_router,
         imports_router,
         compare_router,

@@ -7,6 +7,7 @@ from iowatt_workload import MIN_RUNTIME_S, TIMER_SLACK_S
 from backend.agent.schemas import Inventory
 from backend.kit.messages import human_bytes
 from backend.models import Agent, Device, Run
+from backend.pts.service import validity_flags as pts_flags
 from backend.result.schemas import FileWorkloadSummary
 from backend.run.schemas import RunRead
 from backend.workload.builtin import SHORT_BY_DESIGN
@@ -172,6 +173,8 @@ def flags_for(
                     }
                 )
                 break
+    if read.pts is not None:  # a SNIA PTS run: its verdict beside every figure it gave
+        out.extend(pts_flags(read.pts))
     if (
         device is not None
         and device.media == "ssd"

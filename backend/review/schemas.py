@@ -210,6 +210,7 @@ ReviewValidityFlagName = Literal[
     "energy_failed",
     "energy_no_meter_data",
     "energy_none",
+    "no_steady_state",
 ]
 REVIEW_VALIDITY_FLAGS: dict[ReviewValidityFlagName, str] = {
     **{k: v for k, v in RUN_VALIDITY_FLAGS.items()},
@@ -225,6 +226,8 @@ REVIEW_VALIDITY_FLAGS: dict[ReviewValidityFlagName, str] = {
         "the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py)"
     ),
     "energy_none": "the linked run had no meter (EnergyRead.status none; review/service.py)",
+    "no_steady_state": "the linked run is not a SNIA PTS run and its device is not a hard disk: it gives "
+    "no steady-state figure (review/service.py; a steady PTS run gives its window average instead)",
 }
 
 

@@ -27,6 +27,7 @@ from backend.kit.csv import writer
 from backend.kit.time import utcnow
 from backend.models import Device, Role, User
 from backend.models.review import Review, ReviewCandidate, ReviewComment
+from backend.pts import service as pts_service
 from backend.result import service as result_service
 from backend.review import compute, formulas, repository
 from backend.review.currency import minor_units
@@ -590,9 +591,8 @@ def _run_inputs(session: Session, principal: UserPrincipal, perf: dict[str, Any]
         missing = ValidityNote(flag="run_missing", message=f"run {rid} no longer exists")
         return RunInputs(None, None, [missing], None, f"run {rid}")
     r = run_service.to_read(session, [run])[0]
-    notes = [
-        ValidityNote(flag=v.flag, message=v.message) for v in run_service.system(session, run=run).validity
-    ]
+    system = run_service.system(session, run=run)
+    notes = [ValidityNote(flag=v.flag, message=v.message) for v in system.validity]
     ref = f"run {r.name} ({r.id})"
     mb_s: Decimal | None
     if perf.get("metric") == "iops_at_target":  # a QoS run's figure (docs/qos.md), not a job's
@@ -615,6 +615,25 @@ def _run_inputs(session: Session, principal: UserPrincipal, perf: dict[str, Any]
         j = r.jobs[idx]
         iops = Decimal(str((j.read.iops if j.read else 0) + (j.write.iops if j.write else 0)))
         mb_s = Decimal((j.read.bw_bytes if j.read else 0) + (j.write.bw_bytes if j.write else 0)) / 10**6
+        # procurement prefers steady-state figures (SNIA PTS): a steady run's element is its window's
+        # average, not its last round's; a run on anything but a hard disk without one says so
+        steady = pts_service.steady_element(session, r.pts, run.id, j.name)
+        if steady is not None:
+            iops = Decimal(str(steady.read_iops + steady.write_iops))
+            mb_s = Decimal(str(steady.read_bw_bytes + steady.write_bw_bytes)) / 10**6
+            assert r.pts is not None
+            ref += (
+                f": SNIA PTS steady-state average of rounds {r.pts.window_first_round}–"
+                f"{r.pts.window_last_round} ({j.name})"
+            )
+        elif r.pts is None and system.media != "hdd":
+            notes.append(
+                ValidityNote(
+                    flag="no_steady_state",
+                    message="no steady-state figure: not a SNIA PTS run, so a fresh measurement (an "
+                    "SSD's fresh-out-of-box speed) rather than the steady state procurement compares",
+                )
+            )
         value = mb_s if perf.get("metric") == "mb_s" else iops
     power = None
     e = r.energy

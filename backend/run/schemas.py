@@ -13,6 +13,7 @@ from backend.kit.bounds import MAX_OFFSET as MAX_OFFSET  # the list routes' boun
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
 from backend.power.schemas import EnergyRead, PowerUpload
+from backend.pts.schemas import PtsVerdict
 from backend.result.pagecache import PageCacheRead
 from backend.result.schemas import FileWorkloadSummary, HeapBtreeSummary, TpchSummary
 from backend.workload.schemas import StoredWorkloadSpec, WorkloadSpec
@@ -360,6 +361,11 @@ class RunRead(OutputSchema):
         description="a heap/B-tree sweep's result (the P3608 report's Table 3): one row per cache "
         "fraction × structure × operation; null for other runs and before a result",
     )
+    pts: PtsVerdict | None = Field(
+        None,
+        description="a SNIA PTS run's verdict: steady state reached and in which round, PTS-compliant "
+        "or why not (the report: GET /runs/{id}/pts); null for other runs and before a result",
+    )
     targets: list[RunTargetRead] = Field(
         default_factory=list,
         description="a multi-target run's targets (the first is target_path) with each one's results; "
@@ -527,6 +533,8 @@ RunValidityFlagName = Literal[
     "imported",
     "published",
     "unsynchronized",
+    "not_steady_state",
+    "not_pts_compliant",
 ]
 RUN_VALIDITY_FLAGS: dict[RunValidityFlagName, str] = {
     "buffered_device": "a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page "
@@ -549,6 +557,10 @@ RUN_VALIDITY_FLAGS: dict[RunValidityFlagName, str] = {
     "not measured here (run/service.py origin_flags)",
     "unsynchronized": "a member of a group run whose members did not all start within the group's "
     "tolerance of its start instant (run/service.py group_flags)",
+    "not_steady_state": "a SNIA PTS run whose tracking variable did not meet the steady-state rule within "
+    "its round limit: its figures are not steady-state figures (pts/service.py validity_flags)",
+    "not_pts_compliant": "a SNIA PTS run that departs from the specification (a short trial's scale, a "
+    "reduced matrix, no purge, steady state not reached): listed in the message (pts/service.py)",
 }
 
 

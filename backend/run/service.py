@@ -36,6 +36,7 @@ from backend.kit.time import utcnow
 from backend.models import ACTIVE_STATUSES, FINAL_STATUSES, Agent, ResultJob, Role, Run, RunStatus, RunTarget
 from backend.models.run_group import RunGroup
 from backend.power import service as power_service
+from backend.pts.service import verdicts as pts_verdicts
 from backend.result import pagecache
 from backend.result import repository as result_repo
 from backend.result.summary import db_summaries, file_summaries
@@ -413,6 +414,7 @@ def to_read(
     tags = repository.tags_of(session, ids)
     file_workloads = file_summaries(session, runs)
     databases = db_summaries(session, runs)
+    pts = pts_verdicts(session, runs)
     targets = repository.targets_of(session, ids)
     group_ids = {r.group_id for r in runs if r.group_id is not None}
     groups = repository.groups_by_id(session, group_ids)
@@ -462,6 +464,7 @@ def to_read(
             file_workload=file_workloads[r.id],
             tpch=databases[r.id][0],
             heap_btree=databases[r.id][1],
+            pts=pts[r.id],
             targets=[_target_read(t, target_devices) for t in targets[r.id]],
             combined=_combined_read(targets[r.id], jobs[r.id]),
             group=_group_ref(r, groups, group_sizes),

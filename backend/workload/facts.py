@@ -150,6 +150,8 @@ def with_facts(spec: WorkloadSpec, *, at: str = "spec") -> WorkloadSpec:
     known = spec.kind_def.facts(spec)  # TPC-H: libs/workload's one TPC-H bound, not the engine's
     if known is not None:
         return spec.model_copy(update={"facts": known})
+    if spec.kind_def.parse_only(spec) is None:  # no facts before it runs (a PTS run: the device's)
+        return spec if spec.facts is None else spec.model_copy(update={"facts": None})
     doc = parse_only(spec, at=at)
     kept = spec.kind_def.with_parse(spec, doc)  # a fio job file keeps its jobs
     if kept is not None:

@@ -34,6 +34,7 @@ from backend.workload.kinds.heap_btree import HB_MAX_RECORDS as HB_MAX_RECORDS
 from backend.workload.kinds.heap_btree import HeapBtreeSpec as HeapBtreeSpec
 from backend.workload.kinds.jobfile import JobfileSpec as JobfileSpec
 from backend.workload.kinds.postmark import PostmarkSpec as PostmarkSpec
+from backend.workload.kinds.pts import PtsSpec as PtsSpec
 from backend.workload.kinds.tpch import TpchSpec as TpchSpec
 from backend.workload.kinds.vdbench import VdbenchSpec as VdbenchSpec
 
@@ -49,7 +50,8 @@ class WorkloadSpec(InputSchema):
         "block",
         description="block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file "
         f"set (vdbench); tpch: {TPCH_LABEL}, on a private DBMS (tpch); heap_btree: the P3608 "
-        "report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile)",
+        "report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile); pts: a SNIA PTS "
+        "run on a raw device: purge, preconditioning, rounds until steady state (pts)",
     )
     jobs: list[JobSpec] = Field(
         default_factory=list,
@@ -72,6 +74,9 @@ class WorkloadSpec(InputSchema):
     heap_btree: HeapBtreeSpec | None = Field(None, validate_default=True, description="kind heap_btree only")
     jobfile: JobfileSpec | None = Field(
         None, validate_default=True, description="kind jobfile only (a fio job file, ADR 0029)"
+    )
+    pts: PtsSpec | None = Field(
+        None, validate_default=True, description="kind pts only (a SNIA PTS run, docs/pts.md, ADR 0046)"
     )
     scaled_by: float | None = Field(
         None,
@@ -187,7 +192,7 @@ class WorkloadSpec(InputSchema):
 # Changing WorkloadSpec or JobSpec: bump SPEC_VERSION and add the upgrade from the previous
 # version to _UPGRADES (a renamed field is moved there, a removed one dropped).
 
-SPEC_VERSION = 5
+SPEC_VERSION = 6
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: lambda doc: doc,  # version 1 is version 0 with a version number: nothing moves
     # version 2 adds job options (bssplit, rate_iops, random_distribution, fsync_every, sync,
@@ -201,6 +206,8 @@ _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     3: lambda doc: doc,
     # version 5 adds kind jobfile with its jobfile (null for every earlier kind: nothing moves)
     4: lambda doc: doc,
+    # version 6 adds kind pts with its pts (null for every earlier kind: nothing moves)
+    5: lambda doc: doc,
 }
 
 

@@ -21,7 +21,7 @@ MODES = {entry["kind"]: entry["mode"] for entry in VECTORS["kinds"]}
 
 
 def test_the_library_holds_the_vectors_kinds_each_once() -> None:
-    assert len(set(KINDS)) == len(KINDS) == 6
+    assert len(set(KINDS)) == len(KINDS) == 7
     assert list(WORKLOAD_KINDS) == KINDS
     assert KIND_MODES == MODES
     modes = [m for m in MODES.values()]
@@ -76,7 +76,8 @@ def test_libs_policy_allows_the_lease_modes_of_every_kind_and_no_other() -> None
 def test_the_server_and_the_agent_agree_on_each_kinds_sizing_and_place() -> None:
     """The kinds the server scales (not shortens) are the ones the agent runs in a run directory of
     a directory target: every kind but block and the fio job file (ADR 0029), which both run on
-    any target as a block job file; a job file is neither shortened nor scaled."""
+    any target as a block job file; a job file is neither shortened nor scaled. A SNIA PTS run is
+    scaled and runs block jobs on a raw device only, by the agent's child (ADR 0046)."""
     from iowatt_agent.kinds import RUNNERS
     from iowatt_policy.modes import MODES as POLICY
 
@@ -84,6 +85,11 @@ def test_the_server_and_the_agent_agree_on_each_kinds_sizing_and_place() -> None
 
     for name in KINDS:
         server, agent = SERVER[name], RUNNERS[name]
+        if name == "pts":  # block jobs made by the agent's child on a raw device (ADR 0046)
+            assert server.family == "block" and server.sizing == "scale" and server.targets == ("device",)
+            assert agent.mode == "pts" and not agent.block_job and not agent.runs_engine
+            assert not POLICY["pts"].block and not POLICY["pts"].engine
+            continue
         block_file = server.family == "block"  # planned as the engine's block job file
         assert block_file == (name in ("block", "jobfile")) == (agent.mode is None or agent.block_job)
         assert server.is_file == (agent.mode is not None) == (server.parameters_model is not None)

@@ -251,6 +251,7 @@ def _plan_file_run(
         meter=lease.meter,
         destructive=lease.destructive,
         file_facts=facts,
+        engine=engine_options(engine),  # a PTS run's engine jobs are judged as block jobs
     )
     if violations:
         run.discard()

@@ -11,17 +11,18 @@ from backend.workload.kinds.block import Block
 from backend.workload.kinds.heap_btree import HeapBtree
 from backend.workload.kinds.jobfile import Jobfile
 from backend.workload.kinds.postmark import Postmark
+from backend.workload.kinds.pts import Pts
 from backend.workload.kinds.tpch import Tpch
 from backend.workload.kinds.vdbench import Vdbench
 
 KINDS: dict[WorkloadKind, Kind] = {
-    k.name: k for k in (Block(), Postmark(), Vdbench(), Tpch(), HeapBtree(), Jobfile())
+    k.name: k for k in (Block(), Postmark(), Vdbench(), Tpch(), HeapBtree(), Jobfile(), Pts())
 }
 if tuple(KINDS) != WORKLOAD_KINDS:  # pragma: no cover - a kind added on one side only
     raise RuntimeError(f"the server's workload kinds {tuple(KINDS)} are not libs/workload's {WORKLOAD_KINDS}")
 
 # the kinds with one set of parameters each, in the spec's field named after the kind (every kind
-# but block: the file and database kinds, a fio job file's text)
+# but block: the file and database kinds, a fio job file's text, a SNIA PTS run's)
 PARAMETER_KINDS: tuple[WorkloadKind, ...] = tuple(name for name, k in KINDS.items() if k.is_file)
 
 

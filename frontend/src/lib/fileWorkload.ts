@@ -6,7 +6,14 @@ import type { components } from "../client/schema";
 import type { WorkloadRead, WorkloadSpec } from "../client/types";
 import { formatBytes, formatCount, formatSeconds, sig3 } from "./format";
 
-export type WorkloadKind = "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile";
+export type WorkloadKind =
+  | "block"
+  | "postmark"
+  | "vdbench"
+  | "tpch"
+  | "heap_btree"
+  | "jobfile"
+  | "pts";
 
 /** PostMark's `set` commands, structured (the server's PostmarkSpec). */
 export type PostmarkSpec = components["schemas"]["PostmarkSpec"];
@@ -47,6 +54,7 @@ export const KIND_LABEL: Record<WorkloadKind, string> = {
   tpch: "TPC-H-derived",
   heap_btree: "heap / B-tree",
   jobfile: "fio job file",
+  pts: "SNIA PTS",
 };
 
 /** The engine's facts stored with a spec (the server's `--parse-only`), when there are any. */

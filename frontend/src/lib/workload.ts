@@ -22,6 +22,7 @@ export function hasUnstated(
 /** What describeWorkload reads: a shared run's workload (no vdbench text) is one too. */
 type Described = Pick<WorkloadSpec, "kind" | "jobs" | "tpch"> & {
   jobfile?: WorkloadSpec["jobfile"];
+  pts?: WorkloadSpec["pts"];
 };
 
 export function describeWorkload(w: Described | null | undefined): string {
@@ -34,6 +35,7 @@ export function describeWorkload(w: Described | null | undefined): string {
     const n = w.jobfile?.parsed?.jobs.length;
     return n ? `fio job file: ${n} job${n === 1 ? "" : "s"}` : "fio job file";
   }
+  if (w?.kind === "pts") return w.pts ? `SNIA PTS ${w.pts.test}` : "SNIA PTS";
   const jobs = w?.jobs ?? [];
   const first = jobs[0];
   if (!first) return "—";

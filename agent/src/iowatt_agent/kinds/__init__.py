@@ -14,6 +14,7 @@ from .block import BlockRunner
 from .heap_btree import HeapBtreeRunner
 from .jobfile import JobfileRunner
 from .postmark import PostmarkRunner
+from .pts import PtsRunner
 from .tpch import TpchRunner
 from .vdbench import VdbenchRunner
 
@@ -26,6 +27,7 @@ RUNNERS: dict[WorkloadKind, Runner] = {
         TpchRunner(),
         HeapBtreeRunner(),
         JobfileRunner(),
+        PtsRunner(),
     )
 }
 if tuple(RUNNERS) != WORKLOAD_KINDS:  # pragma: no cover - a kind added on one side only

@@ -21,6 +21,11 @@ from iowatt_workload import (
     MiB,
     tpch_min_streams,
 )
+from iowatt_workload.pts import REGION_ALIGN as PTS_REGION_ALIGN
+from iowatt_workload.pts import PtsJobError
+from iowatt_workload.pts import parse_job as parse_pts_job
+from iowatt_workload.pts import planned_jobs as pts_planned_jobs
+from iowatt_workload.pts import round_job as pts_round_job
 
 from .fio import (
     Percent,
@@ -62,7 +67,7 @@ from .model import (
     effective_max_files,
     effective_max_memory,
 )
-from .modes import MODES, TPCH
+from .modes import MODES, PTS, TPCH
 from .options import FROZEN_OPTIONS, EngineOptions
 
 # ADR 0009 §3: stable rule ids, shown on failed runs and in the server's 422.
@@ -1515,6 +1520,80 @@ def _at_text(v: Violation, text_field: str, names: list[str]) -> Violation:
     return Violation(v.rule, text_field, message, v.fix)
 
 
+# --- SNIA PTS runs (ADR 0046) ---------------------------------------------------------------------
+
+
+def _check_pts_run(
+    policy: ReportedPolicy,
+    *,
+    target_path: str,
+    engine_job: dict[str, Any],
+    meter: str | None,
+    destructive: bool,
+    facts: object,
+    engine: EngineOptions | None,
+) -> list[Violation]:
+    """A SNIA PTS run (libs/workload's pts): its job read by parse_job, a device target (the run
+    purges and writes it whole), then every engine job the run makes (the preconditioning and the
+    round, built from the device's capacity: the agent's reading in `facts`, else the size the
+    host reported for the target) judged as the block job it is: the two keys of a destructive
+    device, the meter, the options, limits and memory. Each violation is named at the PTS
+    parameters (`workload.pts`), its phase said."""
+    try:
+        params = parse_pts_job(engine_job)
+    except PtsJobError as exc:
+        field = PTS.keys.get(exc.key, ("workload.pts", False))[0]
+        return [Violation(OPTION_NOT_ALLOWED, field, f"pts: {exc.message}", f"fix {exc.key}")]
+    target = policy.target(target_path)
+    if target is not None and target.kind != "device":
+        devices = [t.path for t in policy.targets if t.kind == "device" and t.destructive][:5]
+        return [
+            Violation(
+                TARGET_KIND,
+                "target_path",
+                f"a SNIA PTS run purges and writes a whole raw device; {target.path} is a "
+                f"{target.kind} target",
+                f"pick a device target the host marked destructive ({', '.join(devices) or 'none here'}), "
+                "or on the host: iowatt-agent targets add --device /dev/disk/by-id/NAME --destructive",
+            ),
+            *_check_meter(policy, meter),
+        ]
+    capacity = facts.get("capacity_bytes") if isinstance(facts, dict) else None
+    if not isinstance(capacity, int) or isinstance(capacity, bool):
+        capacity = target.size_bytes if target is not None else None
+    try:
+        jobs = (
+            pts_planned_jobs(params, capacity)
+            if isinstance(capacity, int) and capacity > 0
+            else [pts_round_job(params, PTS_REGION_ALIGN)]  # no size known: the keys, meter and options
+        )
+    except ValueError as exc:
+        return [
+            Violation(
+                TARGET_KIND,
+                "workload.pts.capacity_fraction",
+                f"pts: {exc}",
+                "test a larger share of the device (capacity_fraction), or a larger device",
+            )
+        ]
+    found: list[Violation] = []
+    phases = ("preconditioning", "round") if len(jobs) == 2 else ("round",)
+    for phase, job in zip(phases, jobs, strict=True):
+        for v in check_run(
+            policy,
+            target_path=target_path,
+            engine_job=job,
+            meter=meter,
+            destructive=destructive,
+            engine=engine,
+        ):
+            if v.field.startswith(("workload.jobs", "workload.global")):
+                v = Violation(v.rule, "workload.pts", f"the PTS {phase}'s engine job: {v.message}", v.fix)
+            if v not in found:
+                found.append(v)
+    return found
+
+
 def check_run(
     policy: ReportedPolicy,
     *,
@@ -1532,12 +1611,24 @@ def check_run(
     "elapsed"?: ...} / {"mode": "heap-btree", "records": ..., ...}) or a TPC-H job ({"mode":
     "tpch", "dbms": ..., "scale_factor": ..., ...}: a DBMS of the host's `allowed_dbms` only) or a
     fio job file ({"mode": "jobfile", "text": ...}: `file_facts` is then the engine's
-    --parse-only document of the text, judged as a block job; ADR 0029).
+    --parse-only document of the text, judged as a block job; ADR 0029) or a SNIA PTS run
+    ({"mode": "pts", "test": ..., ...}: a device target; every engine job it makes judged as a
+    block job, `file_facts` {"capacity_bytes": N} the device's size as the agent read it; ADR 0046).
     `file_facts` is the engine's `bounds` for a file workload (its `--parse-only`), for TPC-H
     the bound of libs/workload's function: None skips the limits (a caller without them); the
     agent always passes them.
     `engine` is the host's engine's option facts (its --limits, options.EngineOptions: which options
     a server may send, ADR 0030); None reads a block job by options.FROZEN_OPTIONS alone."""
+    if isinstance(engine_job, dict) and engine_job.get("mode") == PTS.mode:
+        return _check_pts_run(
+            policy,
+            target_path=target_path,
+            engine_job=engine_job,
+            meter=meter,
+            destructive=destructive,
+            facts=file_facts,
+            engine=engine,
+        )
     if isinstance(engine_job, dict) and engine_job.get("mode") in BLOCK_MODES:
         return _check_jobfile_run(
             policy,

@@ -21,7 +21,7 @@ class JobMode:
     keys: dict[str, tuple[str, bool]]
     limit_fields: tuple[str, str, str]  # the fields a limit's violation names: (main, size, time)
     text_values: bool  # every value is the engine's own text (PostMark, vdbench), never a JSON number
-    engine: bool  # the engine runs it in a directory target (else the agent's TPC-H child, a DBMS)
+    engine: bool  # the engine runs it in a directory target (else an agent's child: TPC-H's, PTS's)
     # once the engine has parsed it, a block job file (any target kind; ADR 0029): check_run judges
     # the parse as a block job (jobfile.block_job), not as a file set
     block: bool = False
@@ -88,8 +88,30 @@ JOBFILE = JobMode(
     block=True,
 )
 
+PTS = JobMode(
+    mode="pts",
+    kind="pts",
+    # a SNIA PTS run (ADR 0046): libs/workload's pts.parse_job reads these; check_run judges the
+    # engine jobs the run makes (pts.planned_jobs) as the block jobs they are
+    keys={
+        "test": ("workload.pts.test", True),
+        "purge": ("workload.pts.purge", False),
+        "threads": ("workload.pts.threads", False),
+        "iodepth": ("workload.pts.iodepth", False),
+        "ioengine": ("workload.pts.ioengine", False),
+        "round_s": ("workload.pts.round_s", False),
+        "capacity_fraction": ("workload.pts.capacity_fraction", False),
+        "max_rounds": ("workload.pts.max_rounds", False),
+        "block_sizes": ("workload.pts.block_sizes", False),
+        "mixes": ("workload.pts.mixes", False),
+    },
+    limit_fields=("workload.pts", "workload.pts", "workload.pts.round_s"),
+    text_values=False,
+    engine=False,  # the agent's child runs it, each round an engine block job on a device target
+)
+
 # every mode once, engine modes first (the order messages list them in)
-MODES: dict[str, JobMode] = {m.mode: m for m in (POSTMARK, VDBENCH, HEAP_BTREE, JOBFILE, TPCH)}
+MODES: dict[str, JobMode] = {m.mode: m for m in (POSTMARK, VDBENCH, HEAP_BTREE, JOBFILE, PTS, TPCH)}
 _EXPECTED = {kind: mode for kind, mode in KIND_MODES.items() if mode is not None}
 if {m.kind: m.mode for m in MODES.values()} != _EXPECTED:  # pragma: no cover - a kind added on one side
     raise RuntimeError(f"libs/policy's job modes {sorted(MODES)} are not libs/workload's {_EXPECTED}")

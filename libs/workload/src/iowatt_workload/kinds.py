@@ -13,14 +13,16 @@ in Python); the engine's mode and flag are `heap-btree` (`--heap-btree`, a lease
 named workloads of a kind, never kinds. A block workload's lease job has no mode (it is the
 engine's JSON job file). A `jobfile` workload is a fio job file's text (ADR 0029): its lease job
 is `{"mode": "jobfile", "text": ...}`, which the agent turns into a block job file from the
-engine's own parse of it.
+engine's own parse of it. A `pts` workload is a SNIA PTS run on a raw device (ADR 0046): its lease
+job `{"mode": "pts", ...}` is run by the agent's child, which runs each round as an engine block job
+(`pts.py` owns the rule, the matrices and the jobs).
 """
 
 from __future__ import annotations
 
 from typing import Final, Literal
 
-WorkloadKind = Literal["block", "postmark", "vdbench", "tpch", "heap_btree", "jobfile"]
+WorkloadKind = Literal["block", "postmark", "vdbench", "tpch", "heap_btree", "jobfile", "pts"]
 
 # every kind once, in the order the UI lists them
 WORKLOAD_KINDS: Final[tuple[WorkloadKind, ...]] = (
@@ -30,6 +32,7 @@ WORKLOAD_KINDS: Final[tuple[WorkloadKind, ...]] = (
     "tpch",
     "heap_btree",
     "jobfile",
+    "pts",
 )
 
 # a kind's lease job "mode" (None: a block job file, which has none)
@@ -40,6 +43,7 @@ KIND_MODES: Final[dict[WorkloadKind, str | None]] = {
     "tpch": "tpch",
     "heap_btree": "heap-btree",
     "jobfile": "jobfile",
+    "pts": "pts",
 }
 
 

@@ -1,0 +1,533 @@
+"""A SNIA PTS run on a raw block device (the kind `pts`; docs/pts.md, ADR 0046): a child process
+of the agent, as TPC-H's (`kinds/pts.py` is its runner), that runs the protocol and reports it.
+
+Parent side (`kinds/pts.PtsRunner.prepare`): the lease job parsed by libs/workload
+(`iowatt_workload.pts.parse_job`), the device's capacity read, and the child's job written 0600:
+`{"params": <lease job>, "device": <the resolved device>, "engine": <path>, "capacity_bytes": N,
+"agent_options": {"filename": DEVICE, "destructive": "1"}, "work_dir": DIR}`. Every engine job
+the child runs (`planned_jobs`) was judged by the host's rules as a block job before it starts
+(libs/policy check_run: a device target the host marked destructive, the run's `destructive`).
+
+Child side (`python -m iowatt_agent.pts --job=FILE`):
+1. refuse a device in use (mounted, swap, held by another driver, or open exclusively);
+2. purge (PTS "Purge"): `auto` takes the strongest the device has: NVMe Format with user-data
+   erase (nvme-cli), ATA SECURITY ERASE UNIT (hdparm, when supported, not frozen and no password
+   set), else a discard of every block (`blkdiscard`); `blkdiscard` asks for that one; `none`
+   skips it (the run is then not PTS-compliant). The method used is reported;
+3. workload-independent preconditioning: the tested region written twice, SEQ 128 KiB;
+4. rounds: the test's whole matrix, round_s seconds per element, one engine run per round; after
+   each, the steady-state rule over the tracking variable; stop at steady state or the round limit
+   (WSAT: 4 x the region written, or its round limit);
+5. stdout: one engine-like document: the last round's `jobs` (real engine figures, with its
+   `iowatt` facts) and `pts`: the parameters, compliance, purge, preconditioning, every round's
+   figures per element, the verdict with its window, and the window's averages per element.
+Progress on stderr as JSON lines (`{"event": "progress", "mode": "pts", "phase": "purge" |
+"wipc" | "round N", "percent"}`). Exit 0; 1 failed (the reason on stderr's last line); the
+engine's 77 passed on (unsupported here)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
+
+from iowatt_workload.pts import (
+    PTS_SPEC,
+    WSAT_CAPACITY_MULTIPLE,
+    PtsParams,
+    parse_job,
+    region_bytes,
+    round_job,
+    steady_state,
+    tracking_value,
+    wipc_job,
+)
+
+from .policy import with_agent_options
+
+PURGE_TIMEOUT_S = 6 * 3600  # a secure erase of a large disk takes hours (hdparm -I states it)
+HDPARM_PASSWORD = "iowatt"  # set only for the erase, which clears it (ATA security's rule)
+# share of the run's progress before the rounds
+PURGE_SPAN, WIPC_SPAN = 2.0, 18.0
+SYS_BLOCK = Path("/sys/class/block")
+
+
+class PtsFailed(Exception):
+    """The run cannot go on: the message is the failed run's reason."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+# --- progress ---------------------------------------------------------------------------------------
+
+_T0 = time.monotonic()
+
+
+def progress(phase: str, percent: float, **extra: Any) -> None:
+    doc = {
+        "event": "progress",
+        "mode": "pts",
+        "phase": phase,
+        "percent": round(max(0.0, min(100.0, percent)), 2),
+        "elapsed_ns": int((time.monotonic() - _T0) * 1e9),
+        **extra,
+    }
+    sys.stderr.write(json.dumps(doc) + "\n")
+    sys.stderr.flush()
+
+
+def say(message: str) -> None:
+    sys.stderr.write(message.rstrip() + "\n")
+    sys.stderr.flush()
+
+
+# --- the device --------------------------------------------------------------------------------------
+
+
+def _sys_dir(real: str) -> Path:
+    return SYS_BLOCK / os.path.basename(real)
+
+
+def _dev_numbers(real: str) -> set[str]:
+    """ "major:minor" of the device and its partitions."""
+    st = os.stat(real)
+    found = {f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"}
+    base = _sys_dir(real)
+    try:
+        for entry in base.iterdir():
+            if (entry / "partition").exists() and (entry / "dev").exists():
+                found.add((entry / "dev").read_text().strip())
+    except OSError:
+        pass
+    return found
+
+
+def device_in_use(real: str, mountinfo: str | None = None, swaps: str | None = None) -> str | None:
+    """Why the device must not be purged (a mounted file system on it or a partition, swap,
+    another driver holding it, an exclusive opener), or None."""
+    numbers = _dev_numbers(real)
+    if mountinfo is None:
+        mountinfo = Path("/proc/self/mountinfo").read_text()
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if len(fields) > 4 and fields[2] in numbers:
+            return f"a file system on it is mounted at {fields[4]}"
+    if swaps is None:
+        try:
+            swaps = Path("/proc/swaps").read_text()
+        except OSError:
+            swaps = ""
+    for line in swaps.splitlines()[1:]:
+        path = line.split()[0] if line.split() else ""
+        if path and os.path.exists(path) and os.path.realpath(path).startswith(real):
+            return f"it holds swap ({path})"
+    base = _sys_dir(real)
+    dirs = [base] + [e for e in base.iterdir() if (e / "partition").exists()] if base.exists() else []
+    for d in dirs:
+        holders = d / "holders"
+        if holders.is_dir() and any(holders.iterdir()):
+            names = ", ".join(sorted(p.name for p in holders.iterdir()))
+            return f"{d.name} is held by {names} (LVM, RAID, dm)"
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_EXCL)
+    except OSError as exc:
+        return f"it cannot be opened exclusively ({exc.strerror})"
+    os.close(fd)
+    return None
+
+
+def discard_supported(real: str) -> bool:
+    path = _sys_dir(real) / "queue" / "discard_max_bytes"
+    if not path.exists():  # a partition: its disk's queue
+        path = _sys_dir(real).resolve().parent / "queue" / "discard_max_bytes"
+    try:
+        return int(path.read_text().strip()) > 0
+    except (OSError, ValueError):
+        return False
+
+
+def ata_security(hdparm_identify: str) -> dict[str, bool]:
+    """hdparm -I's "Security:" section: supported, enabled, locked, frozen (missing: False)."""
+    out = {"supported": False, "enabled": False, "locked": False, "frozen": False}
+    inside = False
+    for line in hdparm_identify.splitlines():
+        if line.startswith("Security:"):
+            inside = True
+            continue
+        if inside and line and not line[0].isspace():
+            break
+        if not inside:
+            continue
+        words = line.split()
+        if not words:
+            continue
+        negated = words[0] == "not"
+        word = words[1] if negated and len(words) > 1 else words[0]
+        if word in out and (len(words) == (2 if negated else 1)):
+            out[word] = not negated
+    return out
+
+
+NVME_NAME = re.compile(r"nvme\d+n\d+$")
+ATA_NAME = re.compile(r"sd[a-z]+$")
+
+
+def purge_plan(
+    method: str, real: str, *, run: Callable[[list[str]], str] | None = None
+) -> tuple[str, list[list[str]], str]:
+    """(method used, commands, note) for the purge asked (`auto`, `blkdiscard`, `none`) on the
+    device at `real` (its /dev path). `run` reads a command's output (hdparm -I)."""
+    name = os.path.basename(real)
+    if method == "none":
+        return "none", [], "no purge asked"
+    if method == "auto" and NVME_NAME.match(name) and shutil.which("nvme"):
+        return "nvme-format", [["nvme", "format", real, "--ses=1", "--force"]], "NVMe Format, user data erase"
+    if method == "auto" and ATA_NAME.match(name) and shutil.which("hdparm") and run is not None:
+        sec = ata_security(run(["hdparm", "-I", real]))
+        if sec["supported"] and not (sec["enabled"] or sec["locked"] or sec["frozen"]):
+            return (
+                "ata-secure-erase",
+                [
+                    ["hdparm", "--user-master", "u", "--security-set-pass", HDPARM_PASSWORD, real],
+                    ["hdparm", "--user-master", "u", "--security-erase", HDPARM_PASSWORD, real],
+                ],
+                "ATA SECURITY ERASE UNIT",
+            )
+    if discard_supported(real) and shutil.which("blkdiscard"):
+        return "blkdiscard", [["blkdiscard", real]], "every block discarded (TRIM/UNMAP/deallocate)"
+    if method == "blkdiscard":
+        raise PtsFailed(
+            f"{real} does not support discard (or blkdiscard is not installed): purge none or auto"
+        )
+    return "none", [], "the device offers no purge here (no NVMe format, ATA secure erase or discard)"
+
+
+def _output(argv: list[str]) -> str:
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL
+    )
+    return done.stdout
+
+
+def purge(method: str, real: str) -> dict[str, Any]:
+    used, commands, note = purge_plan(method, real, run=_output)
+    t0 = time.monotonic()
+    for argv in commands:
+        say(f"pts: purge: {' '.join(argv if used != 'ata-secure-erase' else argv[:-2] + ['***', real])}")
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=PURGE_TIMEOUT_S,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        if done.returncode != 0:
+            why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:300]
+            if used == "ata-secure-erase":  # never leave a password set on the drive
+                subprocess.run(
+                    ["hdparm", "--user-master", "u", "--security-disable", HDPARM_PASSWORD, real],
+                    capture_output=True,
+                    timeout=60,
+                    check=False,
+                    stdin=subprocess.DEVNULL,
+                )
+            if used != "blkdiscard" and discard_supported(real) and shutil.which("blkdiscard"):
+                say(f"pts: {used} failed ({why}): falling back to blkdiscard")
+                fallback = purge("blkdiscard", real)
+                fallback["note"] = f"{used} failed ({why}); {fallback['note']}"
+                return fallback
+            raise PtsFailed(f"purge by {used} failed: {why}")
+    return {
+        "method": used,
+        "commands": [" ".join(a if a != HDPARM_PASSWORD else "***" for a in argv) for argv in commands],
+        "seconds": round(time.monotonic() - t0, 3),
+        "note": note,
+    }
+
+
+# --- the engine --------------------------------------------------------------------------------------
+
+
+def run_engine(
+    engine: str, job: dict[str, Any], job_file: Path, *, phase: str, start: float, span: float
+) -> dict[str, Any]:
+    """One engine run of `job` (written to `job_file`), its progress mapped to `start` + `span` %
+    of the whole run; its document (PtsFailed with the engine's last words otherwise)."""
+    job_file.write_text(json.dumps(job, indent=1) + "\n")
+    os.chmod(job_file, 0o600)
+    proc = subprocess.Popen(
+        [engine, "--output-format=json", "--progress=jsonl", str(job_file)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None and proc.stdout is not None
+    last = ""
+    jobs = max(1, len(job.get("jobs") or []))
+    for line in proc.stderr:
+        doc = _json_line(line)
+        if doc is not None and doc.get("event") == "progress":
+            done = float(doc.get("job_index") or 0) + float(doc.get("percent") or 0.0) / 100.0
+            progress(phase, start + span * min(1.0, done / jobs), job=str(doc.get("job", ""))[:100])
+        elif line.strip():
+            last = line.strip()
+            say(last)
+    out = proc.stdout.read()
+    code = proc.wait()
+    job_file.unlink(missing_ok=True)
+    if code != 0:
+        raise PtsFailed(f"{phase}: the engine exited {code}: {last[:500]}", 77 if code == 77 else 1)
+    try:
+        result = json.loads(out)
+    except ValueError as exc:
+        raise PtsFailed(f"{phase}: the engine printed no JSON document ({exc})") from None
+    if not isinstance(result, dict) or not isinstance(result.get("jobs"), list):
+        raise PtsFailed(f"{phase}: the engine's document has no jobs")
+    return result
+
+
+def _json_line(line: str) -> dict[str, Any] | None:
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _num(d: Any, *keys: str) -> float:
+    for k in keys:
+        d = d.get(k) if isinstance(d, dict) else None
+    return float(d) if isinstance(d, int | float) and not isinstance(d, bool) else 0.0
+
+
+def _percentiles(direction: dict[str, Any]) -> dict[str, int]:
+    pct = (direction.get("clat_ns") or {}).get("percentile") or {}
+    return {f"{float(k):g}": int(v) for k, v in pct.items() if isinstance(v, int | float)}
+
+
+def cell_figures(p: PtsParams, doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """A round's key figures per element, from its engine document (jobs by name)."""
+    by_name = {str(j.get("jobname")): j for j in doc.get("jobs") or [] if isinstance(j, dict)}
+    out = []
+    for cell in p.cells:
+        j = by_name.get(cell.name)
+        if j is None:
+            raise PtsFailed(f"the engine's document has no job {cell.name}")
+        r, w = j.get("read") or {}, j.get("write") or {}
+        ios = _num(r, "total_ios") + _num(w, "total_ios")
+        lat_sum = _num(r, "lat_ns", "mean") * _num(r, "total_ios") + _num(w, "lat_ns", "mean") * _num(
+            w, "total_ios"
+        )
+        out.append(
+            {
+                "name": cell.name,
+                "bs": cell.bs,
+                "read_pct": cell.read_pct,
+                "read_iops": _num(r, "iops"),
+                "write_iops": _num(w, "iops"),
+                "read_bw_bytes": int(_num(r, "bw_bytes")),
+                "write_bw_bytes": int(_num(w, "bw_bytes")),
+                "write_io_bytes": int(_num(w, "io_bytes")),
+                "lat_mean_ns": lat_sum / ios if ios else None,
+                "lat_max_ns": max(_num(r, "lat_ns", "max"), _num(w, "lat_ns", "max")) or None,
+                "read_clat_percentiles_ns": _percentiles(r),
+                "write_clat_percentiles_ns": _percentiles(w),
+            }
+        )
+    return out
+
+
+def window_averages(
+    p: PtsParams, rounds: list[dict[str, Any]], first: int, last: int
+) -> list[dict[str, Any]]:
+    """Every element's figures averaged over the rounds first..last (the measurement window);
+    maximum latency is the window's maximum."""
+    chosen = [r for r in rounds if first <= r["round"] <= last]
+    out = []
+    for i, cell in enumerate(p.cells):
+        cells = [r["cells"][i] for r in chosen]
+        n = len(cells)
+
+        def mean(key: str, cells: list[dict[str, Any]] = cells) -> float | None:
+            vals = [c[key] for c in cells if c.get(key) is not None]
+            return sum(vals) / len(vals) if vals else None
+
+        maxes = [c["lat_max_ns"] for c in cells if c.get("lat_max_ns") is not None]
+        pcts: dict[str, dict[str, float]] = {}
+        for side in ("read_clat_percentiles_ns", "write_clat_percentiles_ns"):
+            keys = set().union(*(c.get(side, {}).keys() for c in cells)) if cells else set()
+            pcts[side] = {
+                k: sum(c[side][k] for c in cells if k in c.get(side, {}))
+                / max(1, sum(1 for c in cells if k in c.get(side, {})))
+                for k in sorted(keys, key=float)
+            }
+        out.append(
+            {
+                "name": cell.name,
+                "bs": cell.bs,
+                "read_pct": cell.read_pct,
+                "rounds": n,
+                "read_iops": mean("read_iops") or 0.0,
+                "write_iops": mean("write_iops") or 0.0,
+                "read_bw_bytes": mean("read_bw_bytes") or 0.0,
+                "write_bw_bytes": mean("write_bw_bytes") or 0.0,
+                "lat_mean_ns": mean("lat_mean_ns"),
+                "lat_max_ns": max(maxes) if maxes else None,
+                **pcts,
+            }
+        )
+    return out
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    p = parse_job(spec["params"])
+    device, engine = str(spec["device"]), str(spec["engine"])
+    options = {str(k): str(v) for k, v in dict(spec["agent_options"]).items()}
+    capacity = int(spec["capacity_bytes"])
+    work = Path(spec["work_dir"])
+    region = region_bytes(capacity, p.capacity_fraction)
+    real = os.path.realpath(device)
+    if not stat.S_ISBLK(os.stat(real).st_mode):
+        raise PtsFailed(f"{device} is not a block device")
+    busy = device_in_use(real)
+    if busy:
+        raise PtsFailed(f"{device} is in use: {busy}: nothing was written")
+    deviations = p.deviations()
+
+    progress("purge", 0.0)
+    purged = purge(p.purge, real)
+    if purged["method"] == "none" and p.purge != "none":
+        deviations.append(f"no purge: {purged['note']}")
+
+    progress("wipc", PURGE_SPAN)
+    t0 = time.monotonic()
+    wipc = run_engine(
+        engine,
+        with_agent_options(wipc_job(p, region), options),
+        work / "wipc.json",
+        phase="wipc",
+        start=PURGE_SPAN,
+        span=WIPC_SPAN,
+    )
+    wjob = (wipc.get("jobs") or [{}])[0]
+    preconditioning = {
+        "block_size_bytes": 131072,
+        "loops": 2,
+        "bytes_written": int(_num(wjob, "write", "io_bytes")),
+        "write_bw_bytes": int(_num(wjob, "write", "bw_bytes")),
+        "seconds": round(time.monotonic() - t0, 3),
+    }
+
+    limit = p.round_limit
+    rounds: list[dict[str, Any]] = []
+    series: list[float] = []
+    written = 0
+    last_doc: dict[str, Any] = {}
+    rounds_span = 100.0 - PURGE_SPAN - WIPC_SPAN
+    job = with_agent_options(round_job(p, region), options)
+    verdict = steady_state([], max_rounds=p.max_rounds) if p.test_def.steady_state else None
+    for k in range(1, limit + 1):
+        started = time.time()
+        last_doc = run_engine(
+            engine,
+            job,
+            work / f"round-{k}.json",
+            phase=f"round {k}",
+            start=PURGE_SPAN + WIPC_SPAN + rounds_span * (k - 1) / limit,
+            span=rounds_span / limit,
+        )
+        cells = cell_figures(p, last_doc)
+        value = tracking_value(p, cells)
+        written += sum(c["write_io_bytes"] for c in cells)
+        rounds.append(
+            {"round": k, "started_at": started, "tracking": value, "bytes_written": written, "cells": cells}
+        )
+        series.append(value if value is not None else 0.0)
+        if p.test_def.steady_state:
+            verdict = steady_state(series, max_rounds=p.max_rounds)
+            say(f"pts: round {k}: {p.tracking.name} {value:.6g}" + (" (steady)" if verdict.reached else ""))
+            if verdict.reached:
+                break
+        elif written >= WSAT_CAPACITY_MULTIPLE * region:
+            break
+    judged = verdict if verdict is not None else steady_state(series, max_rounds=len(series) or 5)
+    window = judged.window
+    averages = window_averages(p, rounds, window.first_round, window.last_round) if window else []
+    if p.test_def.steady_state and not judged.reached:
+        deviations.append(f"steady state not reached in {judged.rounds} rounds")
+    progress("done", 100.0)
+    return {
+        **{k: v for k, v in last_doc.items() if k != "jobs"},
+        "jobs": last_doc.get("jobs") or [],
+        "pts": {
+            "spec": PTS_SPEC,
+            "test": p.test,
+            "params": p.as_job(),
+            "compliant": not deviations,
+            "deviations": deviations,
+            "device": device,
+            "capacity_bytes": capacity,
+            "region_bytes": region,
+            "threads": p.thread_count,
+            "iodepth": p.queue_depth,
+            "round_s": p.round_s,
+            "purge": purged,
+            "preconditioning": preconditioning,
+            "tracking": {"element": p.tracking.name, "metric": p.test_def.tracking_metric},
+            "rounds": rounds,
+            "steady_state": judged.as_dict() | {"applies": p.test_def.steady_state},
+            "window_averages": averages,
+            "bytes_written": written + preconditioning["bytes_written"],
+        },
+    }
+
+
+def main(argv: list[str] | None = None, out: IO[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m iowatt_agent.pts")
+    parser.add_argument("--job", required=True)
+    # what the agent gives every program it runs as the engine (runner.EngineProcess): this child
+    # always prints one JSON document and JSON-lines progress
+    parser.add_argument("--output-format", default="json")
+    parser.add_argument("--progress", default="jsonl")
+    args = parser.parse_args(argv)
+
+    def stopped(signum: int, frame: FrameType | None) -> None:
+        raise PtsFailed(f"stopped by signal {signum}", 130)
+
+    signal.signal(signal.SIGTERM, stopped)
+    try:
+        spec = json.loads(Path(args.job).read_text())
+        doc = run(spec)
+    except PtsFailed as exc:
+        say(f"pts: {exc}")
+        return exc.exit_code
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        say(f"pts: {exc}")
+        return 1
+    (out or sys.stdout).write(json.dumps(doc) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,215 @@
+"""A SNIA PTS run's report as the API answers it (GET /runs/{id}/pts) and the stored document's
+`pts` section as the server reads it (PtsDoc: bounded, extra keys kept)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.kit.schema import OutputSchema
+
+MAX_ROUNDS_STORED = 400  # WSAT's 360 rounds, and room
+MAX_ELEMENTS = 64  # the IOPS matrix's 56
+Text = Annotated[str, Field(max_length=2000)]
+Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
+Rate = Annotated[float, Field(ge=0, le=1e18)]
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+
+class PtsCellDoc(_Loose):
+    name: Annotated[str, Field(max_length=40)]
+    bs: Count
+    read_pct: int = Field(ge=0, le=100)
+    read_iops: Rate = 0.0
+    write_iops: Rate = 0.0
+    read_bw_bytes: Rate = 0
+    write_bw_bytes: Rate = 0
+    write_io_bytes: Count = 0
+    lat_mean_ns: Rate | None = None
+    lat_max_ns: Rate | None = None
+    read_clat_percentiles_ns: dict[Annotated[str, Field(max_length=12)], Rate] = Field(
+        default_factory=dict, max_length=20
+    )
+    write_clat_percentiles_ns: dict[Annotated[str, Field(max_length=12)], Rate] = Field(
+        default_factory=dict, max_length=20
+    )
+
+
+class PtsRoundDoc(_Loose):
+    round: int = Field(ge=1, le=MAX_ROUNDS_STORED)
+    tracking: Rate | None = None
+    bytes_written: Count = 0
+    cells: list[PtsCellDoc] = Field(max_length=MAX_ELEMENTS)
+
+
+class PtsWindowDoc(_Loose):
+    first_round: int = Field(ge=1)
+    last_round: int = Field(ge=1)
+    values: list[Rate] = Field(max_length=25)
+    average: Rate
+    data_excursion: Rate
+    data_excursion_limit: Rate
+    slope: float = Field(ge=-1e18, le=1e18)
+    intercept: float = Field(ge=-1e18, le=1e18)
+    slope_excursion: Rate
+    slope_excursion_limit: Rate
+    data_ok: bool
+    slope_ok: bool
+
+
+class PtsSteadyDoc(_Loose):
+    applies: bool = True
+    reached: bool
+    round: int | None = Field(None, ge=1, le=MAX_ROUNDS_STORED)
+    rounds: int = Field(ge=0, le=MAX_ROUNDS_STORED)
+    window_rounds: int = Field(5, ge=2, le=25)
+    max_rounds: int = Field(25, ge=1, le=MAX_ROUNDS_STORED)
+    window: PtsWindowDoc | None = None
+
+
+class PtsPurgeDoc(_Loose):
+    method: Literal["nvme-format", "ata-secure-erase", "blkdiscard", "none"]
+    commands: list[Text] = Field(default_factory=list, max_length=4)
+    seconds: Rate = 0.0
+    note: Text = ""
+
+
+class PtsPreconditioningDoc(_Loose):
+    block_size_bytes: Count = 131072
+    loops: int = Field(2, ge=0, le=100)
+    bytes_written: Count = 0
+    write_bw_bytes: Rate = 0
+    seconds: Rate = 0.0
+
+
+class PtsTrackingDoc(_Loose):
+    element: Annotated[str, Field(max_length=40)]
+    metric: Literal["iops", "bw_bytes", "lat_mean_ns"]
+
+
+class PtsDoc(_Loose):
+    """The agent's `pts` section (agent/src/iowatt_agent/pts.py; docs/pts.md § Output)."""
+
+    spec: Text
+    test: Literal["iops", "throughput", "latency", "wsat"]
+    compliant: bool
+    deviations: list[Text] = Field(default_factory=list, max_length=20)
+    capacity_bytes: Count
+    region_bytes: Count
+    threads: int = Field(ge=1, le=4096)
+    iodepth: int = Field(ge=1, le=65536)
+    round_s: int = Field(ge=1, le=86400)
+    purge: PtsPurgeDoc
+    preconditioning: PtsPreconditioningDoc
+    tracking: PtsTrackingDoc
+    rounds: list[PtsRoundDoc] = Field(max_length=MAX_ROUNDS_STORED)
+    steady_state: PtsSteadyDoc
+    window_averages: list[PtsCellDoc] = Field(default_factory=list, max_length=MAX_ELEMENTS)
+    bytes_written: Count = 0
+
+
+# --- the API's report -----------------------------------------------------------------------------
+
+
+class PtsVerdict(OutputSchema):
+    """A PTS run's verdict in brief (RunRead.pts; the validity flags and reviews read it)."""
+
+    test: Literal["iops", "throughput", "latency", "wsat"]
+    compliant: bool = Field(
+        description="false: a short trial or a departure from the specification (deviations)"
+    )
+    deviations: list[str]
+    steady_state_applies: bool = Field(description="false for WSAT, which runs its rounds regardless")
+    steady_state_reached: bool
+    steady_state_round: int | None = Field(
+        description="the round in which steady state was reached (the window's last)"
+    )
+    rounds: int
+    window_first_round: int | None
+    window_last_round: int | None
+
+
+class PtsFitPoint(OutputSchema):
+    round: int
+    value: float = Field(description="the tracking variable in that round (its metric's unit)")
+    fitted: float = Field(description="the least-squares line's value in that round")
+
+
+class PtsWindow(OutputSchema):
+    first_round: int
+    last_round: int
+    average: float
+    data_excursion: float = Field(description="max - min of the window's values")
+    data_excursion_limit: float = Field(description="20 % of the average")
+    slope: float = Field(description="the least-squares line's slope, unit per round")
+    intercept: float
+    slope_excursion: float = Field(description="|slope| x (rounds - 1): the line's change across the window")
+    slope_excursion_limit: float = Field(description="10 % of the average")
+    data_ok: bool
+    slope_ok: bool
+    points: list[PtsFitPoint]
+
+
+class PtsElement(OutputSchema):
+    """One element of the matrix: its figure in every round and its measurement window's
+    averages (the figures the specification reports)."""
+
+    name: str
+    bs_bytes: int
+    read_pct: int = Field(description="R/W mix as read %: 100 = 100/0, 0 = 0/100")
+    per_round: list[float | None] = Field(
+        description="the test's metric in each round (iops, bw_bytes or lat_mean_ns)"
+    )
+    iops: float = Field(description="window average, read + write")
+    read_iops: float
+    write_iops: float
+    bw_bytes: float = Field(description="window average, read + write, bytes/s")
+    lat_mean_ns: float | None
+    lat_max_ns: float | None = Field(description="the window's maximum")
+    read_percentiles_ns: dict[str, float] = Field(
+        description="completion latency percentiles, window average"
+    )
+    write_percentiles_ns: dict[str, float]
+
+
+class PtsRound(OutputSchema):
+    round: int
+    tracking: float | None
+    bytes_written: int = Field(description="bytes written by the rounds up to and including this one")
+
+
+class PtsPurge(OutputSchema):
+    method: Literal["nvme-format", "ata-secure-erase", "blkdiscard", "none"]
+    commands: list[str]
+    seconds: float
+    note: str
+
+
+class PtsReport(OutputSchema):
+    """A SNIA PTS run's report pages as data: verdict, convergence, window with its fit and bands,
+    and the tables (docs/pts.md)."""
+
+    run_id: uuid.UUID
+    spec: str
+    verdict: PtsVerdict
+    metric: Literal["iops", "bw_bytes", "lat_mean_ns"] = Field(
+        description="the test's figure in per_round and the tracking variable"
+    )
+    tracking_element: str
+    capacity_bytes: int
+    region_bytes: int
+    threads: int
+    iodepth: int
+    round_s: int
+    purge: PtsPurge
+    preconditioning_bytes: int
+    preconditioning_bw_bytes: float
+    rounds: list[PtsRound]
+    window: PtsWindow | None
+    elements: list[PtsElement]
+    bytes_written: int

@@ -1,0 +1,514 @@
+"""SNIA PTS (Solid State Storage Performance Test Specification, Enterprise and Client v2.0.x)
+as iowatt runs it: the steady-state rule, the tests' stimulus matrices, the engine jobs of each
+phase and what makes a run *not PTS-compliant* (docs/pts.md, ADR 0046). Standard library only;
+the agent (which runs the rounds and stops at steady state) and the server (which checks the
+jobs against the host's rules, sizes the timeout and reports the window) use this one copy.
+
+Where a value comes from, the specification is cited by section name. The clause numbers of
+v2.0.2 could not be verified against the text here (no copy of the standard was reachable):
+the names below are the specification's own headings ("Steady State", "Purge",
+"Preconditioning", the test sections "IOPS", "Throughput", "Latency", "Write Saturation").
+
+Steady state (PTS "Key Test Process Concepts: Steady State"; the definitions "Steady State
+Measurement Window", "Data Excursion", "Slope Excursion"):
+- the tracking variable (one figure per round, e.g. RND 4 KiB 100 % W IOPS) is judged over a
+  measurement window of WINDOW_ROUNDS (5) consecutive rounds;
+- data excursion: max - min of the window's values is at most 20 % of the window's average;
+- slope excursion: the least-squares line through the window's (round, value) points changes by
+  at most 10 % of the average across the window (|slope| x (5 - 1));
+- steady state is reached in round k when the window k-4..k is the first that meets both; at most
+  MAX_ROUNDS (25) rounds are run. Not reached by then: the last five rounds are reported as the
+  window, and the run says "not reached".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from iowatt_workload.sizes import KiB, MiB, format_size
+
+PTS_SPEC: Final = "SNIA SSS PTS v2.0.x (Enterprise and Client)"
+WINDOW_ROUNDS: Final = 5
+MAX_ROUNDS: Final = 25
+DATA_EXCURSION_LIMIT: Final = 0.20  # of the window's average
+SLOPE_EXCURSION_LIMIT: Final = 0.10  # of the window's average
+# a limit is met when the excursion is at most limit x average, with this relative slack for the
+# last bit of floating-point arithmetic (a window exactly at 20 % is inside, as "at most" reads)
+_REL_EPS: Final = 1e-9
+
+
+# --- the steady-state rule ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowFit:
+    """One measurement window: its rounds (1-based, inclusive), the tracking variable's average,
+    data excursion and least-squares line (value = intercept + slope x round), and whether each
+    of the two limits holds."""
+
+    first_round: int
+    last_round: int
+    values: tuple[float, ...]
+    average: float
+    data_excursion: float  # max - min
+    slope: float  # per round
+    intercept: float  # the line's value at round 0
+    slope_excursion: float  # |slope| x (rounds in the window - 1): the line's change across it
+    data_ok: bool
+    slope_ok: bool
+
+    @property
+    def steady(self) -> bool:
+        return self.data_ok and self.slope_ok
+
+    @property
+    def data_limit(self) -> float:
+        """The largest data excursion allowed (20 % of the average)."""
+        return DATA_EXCURSION_LIMIT * self.average
+
+    @property
+    def slope_limit(self) -> float:
+        """The largest slope excursion allowed (10 % of the average)."""
+        return SLOPE_EXCURSION_LIMIT * self.average
+
+    def fitted(self, round_number: int) -> float:
+        return self.intercept + self.slope * round_number
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "first_round": self.first_round,
+            "last_round": self.last_round,
+            "values": list(self.values),
+            "average": self.average,
+            "data_excursion": self.data_excursion,
+            "data_excursion_limit": self.data_limit,
+            "slope": self.slope,
+            "intercept": self.intercept,
+            "slope_excursion": self.slope_excursion,
+            "slope_excursion_limit": self.slope_limit,
+            "data_ok": self.data_ok,
+            "slope_ok": self.slope_ok,
+        }
+
+
+def _finite(values: Iterable[float]) -> tuple[float, ...]:
+    out = tuple(float(v) for v in values)
+    if any(not math.isfinite(v) or v < 0 for v in out):
+        raise ValueError("a round's tracking value is a finite number of at least 0")
+    return out
+
+
+def window_fit(values: Sequence[float], first_round: int = 1) -> WindowFit:
+    """The steady-state figures of one window of at least two rounds, the first numbered
+    `first_round`. An average of 0 (nothing measured) meets neither limit."""
+    ys = _finite(values)
+    n = len(ys)
+    if n < 2:
+        raise ValueError("a window has at least two rounds")
+    xs = [first_round + i for i in range(n)]
+    x_mean = sum(xs) / n
+    average = sum(ys) / n
+    sxx = sum((x - x_mean) ** 2 for x in xs)
+    sxy = sum((x - x_mean) * (y - average) for x, y in zip(xs, ys, strict=True))
+    slope = sxy / sxx
+    intercept = average - slope * x_mean
+    data_excursion = max(ys) - min(ys)
+    slope_excursion = abs(slope) * (n - 1)
+    positive = average > 0
+    return WindowFit(
+        first_round=first_round,
+        last_round=first_round + n - 1,
+        values=ys,
+        average=average,
+        data_excursion=data_excursion,
+        slope=slope,
+        intercept=intercept,
+        slope_excursion=slope_excursion,
+        data_ok=positive and data_excursion <= DATA_EXCURSION_LIMIT * average * (1 + _REL_EPS),
+        slope_ok=positive and slope_excursion <= SLOPE_EXCURSION_LIMIT * average * (1 + _REL_EPS),
+    )
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """The verdict over a run's rounds: reached (in round `round`, the window's last), or not
+    (`window` is then the last five rounds judged, None with fewer than five)."""
+
+    reached: bool
+    round: int | None
+    rounds: int  # rounds judged (at most max_rounds)
+    window: WindowFit | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "reached": self.reached,
+            "round": self.round,
+            "rounds": self.rounds,
+            "window_rounds": WINDOW_ROUNDS,
+            "max_rounds": MAX_ROUNDS,
+            "window": self.window.as_dict() if self.window is not None else None,
+        }
+
+
+def steady_state(
+    series: Sequence[float], *, window: int = WINDOW_ROUNDS, max_rounds: int = MAX_ROUNDS
+) -> SteadyState:
+    """The PTS steady-state verdict of a tracking variable's per-round values (round 1 first):
+    the first window of `window` consecutive rounds, within the first `max_rounds`, that meets
+    both limits. Called after every round, it says when to stop."""
+    if window < 2 or max_rounds < window:
+        raise ValueError("a window of at least two rounds, and at least one window of rounds")
+    ys = _finite(series)[:max_rounds]
+    last: WindowFit | None = None
+    for end in range(window, len(ys) + 1):
+        last = window_fit(ys[end - window : end], first_round=end - window + 1)
+        if last.steady:
+            return SteadyState(True, end, len(ys), last)
+    return SteadyState(False, None, len(ys), last)
+
+
+# --- the tests ----------------------------------------------------------------------------------
+
+PtsTest = Literal["iops", "throughput", "latency", "wsat"]
+PTS_TESTS: Final[tuple[PtsTest, ...]] = ("iops", "throughput", "latency", "wsat")
+Purge = Literal["auto", "blkdiscard", "none"]
+PURGES: Final[tuple[Purge, ...]] = ("auto", "blkdiscard", "none")
+Ioengine = Literal["libaio", "io_uring", "psync"]
+IOENGINES: Final[tuple[Ioengine, ...]] = ("libaio", "io_uring", "psync")
+
+# PTS "IOPS": random I/O, R/W mixes (read %) outer loop, block sizes inner, one round each
+IOPS_BLOCK_SIZES: Final = (1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512)
+IOPS_MIXES: Final = (100, 95, 65, 50, 35, 5, 0)
+# PTS "Throughput": sequential 100/0 and 0/100; 128 KiB and 1024 KiB are separate tests
+THROUGHPUT_BLOCK_SIZES: Final = (128 * KiB, 1024 * KiB)
+THROUGHPUT_MIXES: Final = (100, 0)
+# PTS "Latency": random, one thread at one outstanding I/O
+LATENCY_BLOCK_SIZES: Final = (512, 4 * KiB, 8 * KiB)
+LATENCY_MIXES: Final = (100, 65, 0)
+LATENCY_PERCENTILES: Final = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999)
+# PTS "Write Saturation": RND 4 KiB 100 % W, continuously, in rounds, until 4 x capacity has been
+# written or WSAT_MAX_ROUNDS rounds (6 h of 1-minute rounds) have run
+WSAT_BLOCK_SIZE: Final = 4 * KiB
+WSAT_CAPACITY_MULTIPLE: Final = 4
+WSAT_MAX_ROUNDS: Final = 360
+# PTS "Preconditioning": workload-independent = 2 x the (tested) capacity of SEQ 128 KiB writes
+WIPC_BLOCK_SIZE: Final = 128 * KiB
+WIPC_LOOPS: Final = 2
+ROUND_S: Final = 60  # PTS: one minute per element of the matrix per round
+ROUND_S_MAX: Final = 600
+REGION_ALIGN: Final = 1 * MiB  # the tested region is whole MiB (1 MiB blocks fit)
+THREADS_MAX: Final = 64
+IODEPTH_MAX: Final = 256
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One element of a round: a block size and a R/W mix (read %)."""
+
+    bs: int
+    read_pct: int
+
+    @property
+    def name(self) -> str:
+        return f"{format_size(self.bs)}-r{self.read_pct}"
+
+
+@dataclass(frozen=True)
+class TestDef:
+    """A PTS test: its matrix in the specification's order, sequential or random, and its
+    tracking variable (the cell and figure the steady-state rule follows)."""
+
+    name: PtsTest
+    block_sizes: tuple[int, ...]
+    mixes: tuple[int, ...]
+    sequential: bool
+    tracking: Cell
+    tracking_metric: Literal["iops", "bw_bytes", "lat_mean_ns"]
+    steady_state: bool  # the rule decides when to stop (WSAT runs its rounds regardless)
+    single_io: bool = False  # one thread, one outstanding I/O (Latency)
+
+
+TESTS: Final[dict[PtsTest, TestDef]] = {
+    "iops": TestDef("iops", IOPS_BLOCK_SIZES, IOPS_MIXES, False, Cell(4 * KiB, 0), "iops", True),
+    "throughput": TestDef(
+        "throughput", (1024 * KiB,), THROUGHPUT_MIXES, True, Cell(1024 * KiB, 0), "bw_bytes", True
+    ),
+    "latency": TestDef(
+        "latency", LATENCY_BLOCK_SIZES, LATENCY_MIXES, False, Cell(4 * KiB, 0), "lat_mean_ns", True, True
+    ),
+    "wsat": TestDef("wsat", (WSAT_BLOCK_SIZE,), (0,), False, Cell(WSAT_BLOCK_SIZE, 0), "iops", False),
+}
+
+
+@dataclass(frozen=True)
+class PtsParams:
+    """A PTS run as its lease job states it (`parse_job`). Defaults are the specification's."""
+
+    test: PtsTest
+    purge: Purge = "auto"
+    threads: int = 4
+    iodepth: int = 32
+    ioengine: Ioengine = "libaio"
+    # the scale of a short trial (any value but the default makes the run not PTS-compliant)
+    round_s: int = ROUND_S
+    capacity_fraction: float = 1.0
+    max_rounds: int = MAX_ROUNDS
+    block_sizes: tuple[int, ...] | None = None  # None: the test's own (Throughput: 1024 KiB)
+    mixes: tuple[int, ...] | None = None  # None: the test's own
+
+    @property
+    def test_def(self) -> TestDef:
+        return TESTS[self.test]
+
+    @property
+    def cells(self) -> list[Cell]:
+        """The round's elements in the specification's order: mixes outer, block sizes inner."""
+        t = self.test_def
+        sizes = self.block_sizes or t.block_sizes
+        mixes = self.mixes if self.mixes is not None else t.mixes
+        return [Cell(bs, m) for m in mixes for bs in sizes]
+
+    @property
+    def tracking(self) -> Cell:
+        """The tracking variable's cell (Throughput: the write of the test's block size)."""
+        t = self.test_def
+        if self.test == "throughput":
+            return Cell((self.block_sizes or t.block_sizes)[0], 0)
+        return t.tracking
+
+    @property
+    def thread_count(self) -> int:
+        return 1 if self.test_def.single_io else self.threads
+
+    @property
+    def queue_depth(self) -> int:
+        return 1 if self.test_def.single_io else self.iodepth
+
+    @property
+    def round_limit(self) -> int:
+        return self.max_rounds if self.test != "wsat" else WSAT_MAX_ROUNDS
+
+    def deviations(self) -> list[str]:
+        """Why a run of these parameters is not PTS-compliant (empty: it follows the
+        specification as far as iowatt implements it: docs/pts.md)."""
+        t = self.test_def
+        out = []
+        if self.purge == "none":
+            out.append("no purge before preconditioning")
+        if self.round_s != ROUND_S:
+            out.append(f"rounds of {self.round_s} s per element, not {ROUND_S} s")
+        if self.capacity_fraction != 1.0:
+            out.append(f"{self.capacity_fraction:g} of the capacity tested, not all of it")
+        if self.max_rounds != MAX_ROUNDS and self.test != "wsat":
+            out.append(f"at most {self.max_rounds} rounds, not {MAX_ROUNDS}")
+        one_throughput_size = self.test == "throughput" and len(self.block_sizes or ()) == 1
+        if (
+            self.block_sizes is not None
+            and sorted(self.block_sizes) != sorted(t.block_sizes)
+            and not one_throughput_size
+        ):
+            out.append("a reduced block-size matrix")
+        if self.mixes is not None and tuple(sorted(self.mixes)) != tuple(sorted(t.mixes)):
+            out.append("a reduced R/W mix matrix")
+        if self.tracking not in self.cells and t.steady_state:
+            out.append("the tracking variable's element is not in the matrix")
+        return out
+
+    def as_job(self) -> dict[str, Any]:
+        """The lease job ({"mode": "pts", ...}): plain JSON values, parse_job reads it back."""
+        job: dict[str, Any] = {
+            "mode": "pts",
+            "test": self.test,
+            "purge": self.purge,
+            "threads": self.threads,
+            "iodepth": self.iodepth,
+            "ioengine": self.ioengine,
+            "round_s": self.round_s,
+            "capacity_fraction": self.capacity_fraction,
+            "max_rounds": self.max_rounds,
+        }
+        if self.block_sizes is not None:
+            job["block_sizes"] = list(self.block_sizes)
+        if self.mixes is not None:
+            job["mixes"] = list(self.mixes)
+        return job
+
+
+# the lease job's keys, each once (libs/policy's JobMode for "pts" lists the same)
+JOB_KEYS: Final = (
+    "test",
+    "purge",
+    "threads",
+    "iodepth",
+    "ioengine",
+    "round_s",
+    "capacity_fraction",
+    "max_rounds",
+    "block_sizes",
+    "mixes",
+)
+
+
+class PtsJobError(ValueError):
+    """A lease job that is not a PTS run: `key` is the job's key at fault."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key, self.message = key, message
+
+
+def _int(job: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    v: object = job.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise PtsJobError(key, f"a whole number from {lo} to {hi}, got {str(v)[:40]!r}")
+    return v
+
+
+def _choice(job: Mapping[str, Any], key: str, default: str | None, choices: tuple[str, ...]) -> str:
+    v = job.get(key, default)
+    if v not in choices:
+        raise PtsJobError(key, f"one of {', '.join(choices)}, got {str(v)[:40]!r}")
+    return str(v)
+
+
+def _subset(job: Mapping[str, Any], key: str, allowed: tuple[int, ...]) -> tuple[int, ...] | None:
+    v = job.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, list) or not v or len(v) > len(allowed):
+        raise PtsJobError(key, f"a list of 1 to {len(allowed)} of {', '.join(map(str, allowed))}")
+    if any(isinstance(x, bool) or x not in allowed for x in v) or len(set(v)) != len(v):
+        raise PtsJobError(key, f"each of {', '.join(map(str, allowed))} at most once")
+    return tuple(x for x in allowed if x in v)  # the specification's order, whatever was sent
+
+
+def parse_job(job: Mapping[str, Any]) -> PtsParams:
+    """The PTS run a lease job ({"mode": "pts", ...}) states; PtsJobError naming the key when it
+    is not one (an unknown key, a value out of bounds, a matrix outside the test's)."""
+    if job.get("mode") != "pts":
+        raise PtsJobError("mode", "not a pts job")
+    unknown = [k for k in job if k != "mode" and k not in JOB_KEYS]
+    if unknown:
+        raise PtsJobError(str(unknown[0])[:40], f"not part of a pts job ({', '.join(JOB_KEYS)})")
+    test = _choice(job, "test", None, PTS_TESTS)
+    t = TESTS[test]  # type: ignore[index]
+    fraction = job.get("capacity_fraction", 1.0)
+    if (
+        isinstance(fraction, bool)
+        or not isinstance(fraction, int | float)
+        or not math.isfinite(fraction)
+        or not 0 < fraction <= 1
+    ):
+        raise PtsJobError("capacity_fraction", f"above 0 and at most 1, got {str(fraction)[:40]!r}")
+    sizes = _subset(job, "block_sizes", THROUGHPUT_BLOCK_SIZES if test == "throughput" else t.block_sizes)
+    if test == "throughput" and sizes is not None and len(sizes) != 1:
+        raise PtsJobError("block_sizes", "a Throughput test runs one block size (128 KiB or 1024 KiB)")
+    params = PtsParams(
+        test=test,  # type: ignore[arg-type]
+        purge=_choice(job, "purge", "auto", PURGES),  # type: ignore[arg-type]
+        threads=_int(job, "threads", 4, 1, THREADS_MAX),
+        iodepth=_int(job, "iodepth", 32, 1, IODEPTH_MAX),
+        ioengine=_choice(job, "ioengine", "libaio", IOENGINES),  # type: ignore[arg-type]
+        round_s=_int(job, "round_s", ROUND_S, 1, ROUND_S_MAX),
+        capacity_fraction=float(fraction),
+        max_rounds=_int(job, "max_rounds", MAX_ROUNDS, WINDOW_ROUNDS, MAX_ROUNDS),
+        block_sizes=sizes,
+        mixes=_subset(job, "mixes", t.mixes),
+    )
+    if params.ioengine == "psync" and params.queue_depth > 1:
+        raise PtsJobError(
+            "iodepth", "psync has one outstanding I/O per thread: iodepth 1, or libaio/io_uring"
+        )
+    return params
+
+
+# --- the engine jobs ------------------------------------------------------------------------------
+
+
+def region_bytes(capacity_bytes: int, fraction: float) -> int:
+    """The tested region: the first `fraction` of the device, in whole MiB (ValueError when that
+    is under 1 MiB)."""
+    region = int(capacity_bytes * fraction) // REGION_ALIGN * REGION_ALIGN
+    if region < REGION_ALIGN:
+        raise ValueError(f"{fraction:g} of {capacity_bytes} bytes is under 1 MiB: nothing to test")
+    return region
+
+
+def _rw(cell: Cell, sequential: bool) -> dict[str, str]:
+    if cell.read_pct == 100:
+        return {"rw": "read" if sequential else "randread"}
+    if cell.read_pct == 0:
+        return {"rw": "write" if sequential else "randwrite"}
+    return {"rw": "rw" if sequential else "randrw", "rwmixread": str(cell.read_pct)}
+
+
+def wipc_job(p: PtsParams, region: int) -> dict[str, Any]:
+    """Workload-independent preconditioning: the region written twice, SEQ 128 KiB, one thread
+    at the run's queue depth (sequential writes from several threads would not be sequential)."""
+    return {
+        "global": {"direct": "1", "ioengine": p.ioengine, "iodepth": str(p.queue_depth)},
+        "jobs": [
+            {
+                "name": "wipc",
+                "rw": "write",
+                "bs": str(WIPC_BLOCK_SIZE),
+                "size": str(region),
+                "loops": str(WIPC_LOOPS),
+            }
+        ],
+    }
+
+
+def round_job(p: PtsParams, region: int) -> dict[str, Any]:
+    """One round: every element of the matrix for round_s seconds, one after another (stonewall),
+    each one reporting group (group_reporting over its threads)."""
+    t = p.test_def
+    glob: dict[str, str] = {
+        "direct": "1",
+        "ioengine": p.ioengine,
+        "iodepth": str(p.queue_depth),
+        "numjobs": str(p.thread_count),
+        "group_reporting": "1",
+        "time_based": "1",
+        "runtime": str(p.round_s),
+        "size": str(region),
+        "norandommap": "1",
+        "randrepeat": "0",
+    }
+    if t.single_io:
+        glob["percentile_list"] = ":".join(f"{x:g}" for x in LATENCY_PERCENTILES)
+    jobs = [{"name": c.name, "bs": str(c.bs), **_rw(c, t.sequential), "stonewall": "1"} for c in p.cells]
+    return {"global": glob, "jobs": jobs}
+
+
+def planned_jobs(p: PtsParams, capacity_bytes: int) -> list[dict[str, Any]]:
+    """Every distinct engine job a run of `p` on a device of `capacity_bytes` runs (the host
+    judges each as a block job): the preconditioning, then the round."""
+    region = region_bytes(capacity_bytes, p.capacity_fraction)
+    return [wipc_job(p, region), round_job(p, region)]
+
+
+def run_seconds_max(p: PtsParams) -> int:
+    """The rounds' longest run time: the round limit x the elements x round_s."""
+    return p.round_limit * len(p.cells) * p.round_s
+
+
+def tracking_value(p: PtsParams, cells: Sequence[Mapping[str, Any]]) -> float | None:
+    """The tracking variable of one round from its elements' figures (`name`, `read_iops`,
+    `write_iops`, `read_bw_bytes`, `write_bw_bytes`, `lat_mean_ns`), None when the element is
+    missing."""
+    want = p.tracking.name
+    metric = p.test_def.tracking_metric
+    for c in cells:
+        if c.get("name") != want:
+            continue
+        if metric == "iops":
+            return float(c.get("read_iops", 0.0)) + float(c.get("write_iops", 0.0))
+        if metric == "bw_bytes":
+            return float(c.get("read_bw_bytes", 0)) + float(c.get("write_bw_bytes", 0))
+        v = c.get("lat_mean_ns")
+        return float(v) if v is not None else None
+    return None

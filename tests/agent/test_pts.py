@@ -1,0 +1,190 @@
+"""SNIA PTS runs on the agent (the kind `pts`; docs/pts.md): the purge chosen from the device
+(no NVMe or ATA device here: their commands are checked, never run), a device in use refused,
+the host's consent judged before anything runs (a hostile server's leases), and one short trial
+end to end on a loop device in /dev/shm with the real engine: purge by discard, preconditioning,
+rounds until the rule holds or the round limit, every round kept, the verdict consistent with
+libs/workload's rule. The loop-device test needs root, losetup and blkdiscard."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from iowatt_agent import pts
+from iowatt_agent.loop import AgentLoop, LoopSettings
+from iowatt_agent.policy import save_policy
+from iowatt_policy import Policy, Target
+from iowatt_workload.pts import steady_state
+
+from tests.agent.test_loop import REAL_ENGINE
+
+HDPARM_I = """
+/dev/sdb:
+
+ATA device, with non-removable media
+	Model Number:       EXAMPLE SSD 480GB
+Security: 
+	Master password revision code = 65534
+		supported
+	not	enabled
+	not	locked
+	not	frozen
+	not	expired: security count
+		supported: enhanced erase
+	2min for SECURITY ERASE UNIT. 2min for ENHANCED SECURITY ERASE UNIT.
+Logical Unit WWN Device Identifier: 5000000000000000
+"""
+
+
+def test_ata_security_is_read_from_hdparm_identify() -> None:
+    sec = pts.ata_security(HDPARM_I)
+    assert sec == {"supported": True, "enabled": False, "locked": False, "frozen": False}
+    frozen = HDPARM_I.replace("\tnot\tfrozen", "\t\tfrozen")
+    assert pts.ata_security(frozen)["frozen"] is True
+    assert pts.ata_security("no security section")["supported"] is False
+
+
+def test_the_purge_is_the_strongest_the_device_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pts.shutil, "which", lambda name: f"/usr/sbin/{name}")
+    monkeypatch.setattr(pts, "discard_supported", lambda real: True)
+    method, commands, _ = pts.purge_plan("auto", "/dev/nvme0n1")
+    assert method == "nvme-format" and commands == [["nvme", "format", "/dev/nvme0n1", "--ses=1", "--force"]]
+    method, commands, _ = pts.purge_plan("auto", "/dev/sdb", run=lambda argv: HDPARM_I)
+    assert method == "ata-secure-erase" and [c[3] for c in commands] == [
+        "--security-set-pass",
+        "--security-erase",
+    ]
+    frozen = HDPARM_I.replace("\tnot\tfrozen", "\t\tfrozen")
+    assert pts.purge_plan("auto", "/dev/sdb", run=lambda argv: frozen)[0] == "blkdiscard"
+    assert pts.purge_plan("auto", "/dev/loop7")[1] == [["blkdiscard", "/dev/loop7"]]
+    assert pts.purge_plan("none", "/dev/nvme0n1") == ("none", [], "no purge asked")
+    monkeypatch.setattr(pts, "discard_supported", lambda real: False)
+    assert pts.purge_plan("auto", "/dev/loop7")[0] == "none"  # said in the run's deviations
+    with pytest.raises(pts.PtsFailed, match="does not support discard"):
+        pts.purge_plan("blkdiscard", "/dev/loop7")
+
+
+def test_a_mounted_device_is_refused_before_anything_is_written() -> None:
+    st = os.stat("/dev/null")
+    numbers = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    mountinfo = f"36 35 {numbers} / /mnt/data rw,relatime shared:1 - ext4 /dev/null rw\n"
+    assert pts.device_in_use("/dev/null", mountinfo=mountinfo, swaps="") == (
+        "a file system on it is mounted at /mnt/data"
+    )
+
+
+needs_loop = pytest.mark.skipif(
+    os.geteuid() != 0
+    or not shutil.which("losetup")
+    or not shutil.which("blkdiscard")
+    or not os.access(REAL_ENGINE, os.X_OK),
+    reason="needs root, losetup, blkdiscard and the real engine",
+)
+
+SIZE = 16 << 20
+
+
+@pytest.fixture
+def loop_device():
+    backing = Path("/dev/shm") / f"iowatt-pts-{uuid.uuid4().hex[:12]}.img"
+    original = os.urandom(SIZE)
+    backing.write_bytes(original)
+    try:
+        dev = subprocess.run(
+            ["losetup", "-f", "--show", str(backing)], check=True, capture_output=True, text=True
+        ).stdout.strip()
+    except subprocess.CalledProcessError as exc:
+        backing.unlink()
+        pytest.skip(f"no loop device here: {exc.stderr.strip()}")
+    by_id = Path("/dev/disk/by-id")
+    by_id.mkdir(parents=True, exist_ok=True)
+    link = by_id / f"iowatt-pts-test-{uuid.uuid4().hex[:12]}"
+    link.symlink_to(dev)
+    try:
+        yield link, Path(dev), original
+    finally:
+        link.unlink()
+        subprocess.run(["losetup", "-d", dev], check=False)
+        backing.unlink(missing_ok=True)
+
+
+def _loop(api, agent_config, make_client, tmp_path: Path) -> AgentLoop:
+    return AgentLoop(
+        agent_config,
+        state_dir=tmp_path / "state",
+        engine=REAL_ENGINE,
+        client_factory=make_client,
+        settings=LoopSettings(progress_interval_s=0.2, kill_grace_s=0.3),
+        send_inventory=False,
+    )
+
+
+TRIAL = {
+    "mode": "pts",
+    "test": "iops",
+    "purge": "blkdiscard",
+    "threads": 1,
+    "iodepth": 1,
+    "ioengine": "psync",
+    "round_s": 1,
+    "max_rounds": 5,
+    "block_sizes": [4096],
+    "mixes": [0],
+}
+
+
+@needs_loop
+def test_a_hostile_server_gets_nothing_written_without_both_keys(
+    api, agent_config, make_client, tmp_path, loop_device
+) -> None:
+    link, dev, original = loop_device
+    state = tmp_path / "state"
+    loop = _loop(api, agent_config, make_client, tmp_path)
+    save_policy(state, Policy(targets=(Target.device(str(link)),)))  # the host's key is missing
+    api.add_lease(TRIAL, str(link), destructive=True)
+    assert loop.execute(loop.lease_once()) == "failure"
+    save_policy(state, Policy(targets=(Target.device(str(link), destructive=True),)))
+    api.add_lease(TRIAL, str(link))  # the run's key is missing
+    assert loop.execute(loop.lease_once()) == "failure"
+    api.add_lease({**TRIAL, "purge": "rm -rf /"}, str(link), destructive=True)  # not a method
+    assert loop.execute(loop.lease_once()) == "failure"
+    reasons = sorted(f["reason"] for f in api.failures.values())
+    assert any("device.not_destructive" in r for r in reasons)
+    assert any("run.destructive_not_confirmed" in r for r in reasons)
+    assert any("purge" in r for r in reasons)
+    assert hashlib.sha256(dev.read_bytes()).digest() == hashlib.sha256(original).digest()
+    assert not api.started
+
+
+@needs_loop
+def test_a_short_iops_trial_on_a_loop_device(api, agent_config, make_client, tmp_path, loop_device) -> None:
+    link, dev, original = loop_device
+    save_policy(tmp_path / "state", Policy(targets=(Target.device(str(link), destructive=True),)))
+    loop = _loop(api, agent_config, make_client, tmp_path)
+    lease = api.add_lease(TRIAL, str(link), timeout_s=300.0, destructive=True)
+    assert loop.execute(loop.lease_once()) == "result", api.failures
+    [result] = [r for r in api.results.values() if r["lease_id"] == lease["lease_id"]]
+    doc = result["engine_result"]
+    p = doc["pts"]
+    assert p["purge"]["method"] == "blkdiscard" and p["purge"]["commands"] == [
+        f"blkdiscard {os.path.realpath(dev)}"
+    ]
+    assert p["region_bytes"] == SIZE == p["capacity_bytes"]
+    assert p["preconditioning"]["bytes_written"] == 2 * SIZE  # the region written twice, SEQ 128 KiB
+    rounds = p["rounds"]
+    assert len(rounds) == 5 and [r["round"] for r in rounds] == list(range(1, len(rounds) + 1))
+    assert all(r["cells"][0]["name"] == "4k-r0" and r["cells"][0]["write_iops"] > 0 for r in rounds)
+    # the verdict is libs/workload's rule over the rounds kept
+    again = steady_state([r["tracking"] for r in rounds], max_rounds=5)
+    assert p["steady_state"]["reached"] is again.reached and p["steady_state"]["round"] == again.round
+    assert p["steady_state"]["window"]["first_round"] == 1
+    assert p["compliant"] is False and any("rounds of 1 s" in d for d in p["deviations"])
+    # the run's jobs are the last round's, as the engine reported them
+    assert [j["jobname"] for j in doc["jobs"]] == ["4k-r0"]
+    assert doc["jobs"][0]["write"]["iops"] == rounds[-1]["cells"][0]["write_iops"]
+    assert hashlib.sha256(dev.read_bytes()).digest() != hashlib.sha256(original).digest()

@@ -1,0 +1,237 @@
+"""SNIA PTS runs on the server (the kind `pts`; docs/pts.md), in process: queueing checks the
+host's two keys and every engine job the run makes; a stored PTS result gives the run its verdict
+(RunRead.pts), its validity flags, the report (GET /runs/{id}/pts, CSV), and a procurement
+review's steady-state figure. The result is a document the agent's child printed on a loop device
+(tests/data/pts/iops-trial.json, recorded from tests/agent/test_pts.py's trial), with a copy
+edited not to reach steady state."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from backend.run import service as run_service
+from backend.workload.schemas import WorkloadSpec, stored_spec
+from tests.backend.test_energy import upload
+from tests.factories import INVENTORY, create_agent, create_run, create_user
+
+DEVICE = "/dev/disk/by-id/nvme-TEST_SSD_0001"
+RECORDED: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "pts" / "iops-trial.json").read_text()
+)
+
+INVENTORY_PTS: dict[str, Any] = {
+    **INVENTORY,
+    "policy": {
+        **INVENTORY["policy"],
+        "targets": [
+            *INVENTORY["policy"]["targets"],
+            {"path": DEVICE, "kind": "device", "writable": True, "destructive": True, "size_bytes": 64 << 20},
+            {
+                "path": "/dev/disk/by-id/ro",
+                "kind": "device",
+                "writable": False,
+                "destructive": False,
+                "size_bytes": 64 << 20,
+            },
+        ],
+    },
+    "capabilities": {
+        **INVENTORY["capabilities"],
+        "workload_kinds": [*INVENTORY["capabilities"]["workload_kinds"], "pts"],
+    },
+}
+
+TRIAL = {
+    "kind": "pts",
+    "pts": {
+        "test": "iops",
+        "round_s": 1,
+        "max_rounds": 5,
+        "block_sizes": [4096],
+        "mixes": [0],
+        "threads": 1,
+        "iodepth": 1,
+        "ioengine": "psync",
+        "purge": "blkdiscard",
+    },
+}
+
+
+def _queue(client: TestClient, u: Any, a: Any, **body: Any) -> Any:
+    return client.post(
+        "/api/v1/runs",
+        json={
+            "agent_id": str(a.agent.id),
+            "target_path": DEVICE,
+            "workload": TRIAL,
+            "destructive": True,
+            **body,
+        },
+        headers=u.headers,
+    )
+
+
+def test_a_pts_run_is_queued_on_a_destructive_device_with_both_keys(
+    client: TestClient, session: Session
+) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team, inventory=INVENTORY_PTS)
+    r = _queue(client, u, a)
+    assert r.status_code == 201, r.text
+    run = r.json()
+    assert run["name"].startswith("SNIA PTS iops (short trial)")
+    assert run["workload"]["pts"]["round_s"] == 1 and run["destructive"] is True
+    # refusals name the field: the run's key, a directory, a read-only device, a matrix outside the test's
+    r = _queue(client, u, a, destructive=False)
+    assert r.status_code == 422 and "destructive" in r.text
+    r = _queue(client, u, a, target_path="/srv/bench", destructive=False)
+    assert r.status_code == 422 and "whole raw device" in r.text
+    r = _queue(client, u, a, target_path="/dev/disk/by-id/ro")
+    assert r.status_code == 422 and "device.not_destructive" in r.text
+    bad = {"kind": "pts", "pts": {"test": "latency", "block_sizes": [1048576]}}
+    r = _queue(client, u, a, workload=bad)
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["field"] == "workload.pts.block_sizes", r.text
+    # a run's scale makes a short trial of the specification's run
+    r = _queue(client, u, a, workload={"kind": "pts", "pts": {"test": "iops"}}, scale=0.05)
+    assert r.status_code == 201, r.text
+    p = r.json()["workload"]["pts"]
+    assert (p["round_s"], p["capacity_fraction"]) == (3, 0.05)
+
+
+def test_the_lease_job_is_libs_workloads_pts_job() -> None:
+    spec = WorkloadSpec.model_validate(TRIAL)
+    job = spec.engine_job()
+    assert job["mode"] == "pts" and job["block_sizes"] == [4096]
+    full = WorkloadSpec.model_validate({"kind": "pts", "pts": {"test": "iops"}})
+    # 25 rounds of 56 one-minute elements, x 1.5, plus a day for purge and preconditioning
+    assert full.timeout_s() == int(25 * 56 * 60 * 1.5 + 24 * 3600 + 600)
+
+
+def _stored(client: TestClient, session: Session, u: Any, a: Any, doc: dict[str, Any]) -> uuid.UUID:
+    spec = WorkloadSpec.model_validate(TRIAL)
+    run = create_run(session, agent=a.agent, target_path=DEVICE, destructive=True)
+    run.workload_spec = stored_spec(spec)
+    session.flush()
+    run_service.dispatch(session, run_id=run.id)
+    lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
+    assert lease["engine_job"]["mode"] == "pts"
+    client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lease["lease_id"]}, headers=a.headers)
+    r = client.put(
+        f"/api/v1/runs/{run.id}/result",
+        json={
+            "lease_id": lease["lease_id"],
+            "upload_id": str(uuid.uuid4()),
+            "engine_result": doc,
+            "engine_exit_code": 0,
+            "started_at": "2026-12-06T06:00:00Z",
+            "finished_at": "2026-12-06T06:00:20Z",
+        },
+        headers=a.headers,
+    )
+    assert r.status_code == 201, r.text
+    return run.id
+
+
+def _not_steady(doc: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    ss = out["pts"]["steady_state"]
+    ss.update(reached=False, round=None)
+    ss["window"].update(data_ok=False)
+    out["pts"]["deviations"].append("steady state not reached in 5 rounds")
+    return out
+
+
+def test_a_stored_pts_result_gives_verdict_flags_and_report(client: TestClient, session: Session) -> None:
+    u = create_user(session)
+    a = create_agent(session, team=u.team, inventory=INVENTORY_PTS)
+    steady_id = _stored(client, session, u, a, RECORDED)
+    run = client.get(f"/api/v1/runs/{steady_id}", headers=u.headers).json()
+    v = run["pts"]
+    assert v["test"] == "iops" and v["compliant"] is False and v["rounds"] == 5
+    assert v["steady_state_reached"] is RECORDED["pts"]["steady_state"]["reached"]
+    assert run["jobs"][0]["name"] == "4k-r0"  # the last round's engine job
+    flags = [
+        f["flag"]
+        for f in client.get(f"/api/v1/runs/{steady_id}/system", headers=u.headers).json()["validity"]
+    ]
+    assert "not_pts_compliant" in flags and "unconditioned_ssd" not in flags
+
+    rep = client.get(f"/api/v1/runs/{steady_id}/pts", headers=u.headers)
+    assert rep.status_code == 200, rep.text
+    body = rep.json()
+    assert body["tracking_element"] == "4k-r0" and body["metric"] == "iops"
+    assert [r["round"] for r in body["rounds"]] == [1, 2, 3, 4, 5]
+    [e] = body["elements"]
+    assert len(e["per_round"]) == 5
+    w = body["window"]
+    assert (w["first_round"], w["last_round"]) == (1, 5) and len(w["points"]) == 5
+    assert w["data_excursion_limit"] == pytest.approx(0.2 * w["average"])
+    assert e["iops"] == pytest.approx(
+        w["average"], rel=1e-9
+    )  # one element: its window average is the tracking average
+    csv = client.get(f"/api/v1/runs/{steady_id}/pts?format=csv", headers=u.headers)
+    assert csv.status_code == 200 and csv.headers["content-type"].startswith("text/csv")
+    assert "section,measurement window" in csv.text and "4k-r0" in csv.text
+
+    not_steady = _stored(client, session, u, a, _not_steady(RECORDED))
+    flags = [
+        f["flag"]
+        for f in client.get(f"/api/v1/runs/{not_steady}/system", headers=u.headers).json()["validity"]
+    ]
+    assert "not_steady_state" in flags
+    # a run without a PTS section has no report
+    other = create_run(session, agent=a.agent)
+    assert client.get(f"/api/v1/runs/{other.id}/pts", headers=u.headers).status_code == 404
+
+
+def test_a_review_prefers_the_steady_state_figure_and_says_when_there_is_none(
+    client: TestClient, session: Session
+) -> None:
+    from tests.backend.test_reviews import make_review
+
+    u = create_user(session)
+    a = create_agent(session, team=u.team, inventory=INVENTORY_PTS)
+    doc = copy.deepcopy(RECORDED)
+    doc["pts"]["steady_state"].update(reached=True, round=5)
+    doc["pts"]["window_averages"][0]["write_iops"] = 12345.0  # the window's average, not the last round's
+    steady = _stored(client, session, u, a, doc)
+    not_steady = _stored(client, session, u, a, _not_steady(RECORDED))
+    rv = make_review(client, u)
+
+    def candidate(run_id: uuid.UUID) -> dict[str, Any]:
+        r = client.post(
+            f"/api/v1/reviews/{rv['id']}/candidates",
+            json={
+                "name": str(run_id)[:8],
+                "device": {"model": "ssd", "capacity_bytes": 10**12, "unit_price": "100", "media": "ssd"},
+                "count": 1,
+                "protection": "jbod",
+                "performance": {"source": "run", "run_id": str(run_id)},
+            },
+            headers=u.headers,
+        )
+        assert r.status_code == 201, r.text
+        return r.json()
+
+    c = candidate(steady)
+    assert Decimal(c["performance_value"]) == Decimal("12345.0")
+    assert "steady-state average of rounds 1–5" in c["performance_reference"]
+    assert "no_steady_state" not in [v["flag"] for v in c["validity"]]
+    c = candidate(not_steady)
+    assert Decimal(c["performance_value"]) == Decimal(str(RECORDED["jobs"][0]["write"]["iops"]))
+    assert "not_steady_state" in [v["flag"] for v in c["validity"]]
+    assert "no_steady_state" not in [v["flag"] for v in c["validity"]]  # said once, as the run says it
+    # a run that is no PTS run, on something other than a hard disk: no steady-state figure, said
+    plain, r = upload(client, session, u, a, None, target="/dev/shm/x")
+    assert r.status_code == 201, r.text
+    assert "no_steady_state" in [v["flag"] for v in candidate(plain)["validity"]]

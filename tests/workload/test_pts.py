@@ -1,0 +1,175 @@
+"""libs/workload's SNIA PTS rules (iowatt_workload.pts; docs/pts.md): the steady-state rule
+against hand-made round series (libs/workload/testdata/pts_steady.json: steady, drifting, noisy,
+reached in round k, the limits' edges), the tests' matrices in the specification's order, the
+lease job's reading, what makes a run not PTS-compliant, and the engine jobs of each phase."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from iowatt_workload.pts import (
+    IOPS_BLOCK_SIZES,
+    IOPS_MIXES,
+    MAX_ROUNDS,
+    PtsJobError,
+    parse_job,
+    planned_jobs,
+    region_bytes,
+    round_job,
+    steady_state,
+    tracking_value,
+    window_fit,
+    wipc_job,
+)
+
+VECTORS: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[2] / "libs" / "workload" / "testdata" / "pts_steady.json").read_text()
+)
+
+
+@pytest.mark.parametrize("v", VECTORS["series"], ids=lambda v: v["name"])
+def test_steady_state_vectors(v: dict[str, Any]) -> None:
+    verdict = steady_state(v["values"])
+    assert verdict.reached is v["reached"]
+    assert verdict.round == v["round"]
+    assert verdict.rounds == v["rounds"]
+    want = v["window"]
+    if want is None:
+        assert verdict.window is None
+        return
+    w = verdict.window
+    assert w is not None
+    assert (w.first_round, w.last_round) == (want["first_round"], want["last_round"])
+    for key in ("average", "data_excursion", "slope", "slope_excursion"):
+        assert getattr(w, key) == pytest.approx(want[key], rel=1e-9, abs=1e-9), key
+    assert (w.data_ok, w.slope_ok) == (want["data_ok"], want["slope_ok"])
+    assert w.steady is (w.data_ok and w.slope_ok)
+
+
+def test_the_rule_is_applied_round_by_round_as_the_agent_calls_it() -> None:
+    """Called after each round, the verdict turns steady in the round the whole series says, and
+    never earlier: the agent stops there."""
+    values = next(v for v in VECTORS["series"] if v["name"].startswith("reached in round 11"))["values"]
+    first = next(k for k in range(1, len(values) + 1) if steady_state(values[:k]).reached)
+    assert first == 11 == steady_state(values).round
+
+
+def test_the_fit_is_least_squares_across_the_window() -> None:
+    w = window_fit([10.0, 12.0, 11.0, 13.0, 14.0], first_round=7)
+    assert w.slope == pytest.approx(0.9)
+    assert w.fitted(9) == pytest.approx(w.average)  # the line passes through the means
+    assert w.slope_excursion == pytest.approx(abs(w.fitted(11) - w.fitted(7)))
+    assert w.data_limit == pytest.approx(0.2 * 12.0) and w.slope_limit == pytest.approx(0.1 * 12.0)
+
+
+@pytest.mark.parametrize("bad", [[float("nan")] * 5, [-1.0] * 5, [float("inf")] * 5])
+def test_a_round_value_is_finite_and_not_negative(bad: list[float]) -> None:
+    with pytest.raises(ValueError):
+        steady_state(bad)
+
+
+def test_iops_matrix_in_the_specifications_order() -> None:
+    p = parse_job({"mode": "pts", "test": "iops"})
+    cells = p.cells
+    assert len(cells) == len(IOPS_BLOCK_SIZES) * len(IOPS_MIXES) == 56
+    assert [c.read_pct for c in cells[:8]] == [100] * 8  # mixes outer, block sizes inner
+    assert [c.bs for c in cells[:8]] == [1048576, 131072, 65536, 32768, 16384, 8192, 4096, 512]
+    assert p.tracking.name == "4k-r0" and p.tracking in cells
+    assert p.deviations() == []
+    assert (p.thread_count, p.queue_depth, p.round_limit) == (4, 32, MAX_ROUNDS)
+
+
+def test_latency_is_one_thread_at_one_outstanding_io_with_five_nines() -> None:
+    p = parse_job({"mode": "pts", "test": "latency", "threads": 8, "iodepth": 64})
+    assert (p.thread_count, p.queue_depth) == (1, 1)
+    assert [c.name for c in p.cells] == [
+        "512-r100", "4k-r100", "8k-r100", "512-r65", "4k-r65", "8k-r65", "512-r0", "4k-r0", "8k-r0",
+    ]  # fmt: skip
+    job = round_job(p, 64 << 20)
+    assert job["global"]["numjobs"] == "1" and job["global"]["iodepth"] == "1"
+    assert job["global"]["percentile_list"].endswith(":99.999")
+    assert p.test_def.tracking_metric == "lat_mean_ns"
+
+
+def test_throughput_runs_one_block_size_sequentially() -> None:
+    p = parse_job({"mode": "pts", "test": "throughput", "block_sizes": [131072]})
+    assert [c.name for c in p.cells] == ["128k-r100", "128k-r0"]
+    assert p.tracking.name == "128k-r0" and p.deviations() == []
+    assert [j["rw"] for j in round_job(p, 64 << 20)["jobs"]] == ["read", "write"]
+    with pytest.raises(PtsJobError, match="one block size"):
+        parse_job({"mode": "pts", "test": "throughput", "block_sizes": [131072, 1048576]})
+
+
+def test_a_short_trial_says_why_it_is_not_compliant() -> None:
+    p = parse_job(
+        {
+            "mode": "pts",
+            "test": "iops",
+            "round_s": 1,
+            "capacity_fraction": 0.5,
+            "block_sizes": [4096, 131072],
+            "mixes": [0, 100],
+            "purge": "none",
+        }
+    )
+    reasons = " | ".join(p.deviations())
+    for words in ("no purge", "rounds of 1 s", "0.5 of the capacity", "block-size", "R/W mix"):
+        assert words in reasons
+    assert [c.name for c in p.cells] == ["128k-r100", "4k-r100", "128k-r0", "4k-r0"]  # the spec's order
+    assert parse_job(p.as_job()) == p  # the lease job reads back
+
+
+@pytest.mark.parametrize(
+    ("job", "key"),
+    [
+        ({"test": "fio"}, "test"),
+        ({"test": "iops", "threads": 0}, "threads"),
+        ({"test": "iops", "threads": True}, "threads"),
+        ({"test": "iops", "round_s": 601}, "round_s"),
+        ({"test": "iops", "capacity_fraction": 0}, "capacity_fraction"),
+        ({"test": "iops", "capacity_fraction": float("nan")}, "capacity_fraction"),
+        ({"test": "iops", "max_rounds": 26}, "max_rounds"),
+        ({"test": "iops", "block_sizes": [3000]}, "block_sizes"),
+        ({"test": "iops", "block_sizes": [4096, 4096]}, "block_sizes"),
+        ({"test": "iops", "mixes": [70]}, "mixes"),
+        ({"test": "iops", "purge": "rm -rf /"}, "purge"),
+        ({"test": "iops", "ioengine": "psync"}, "iodepth"),
+        ({"test": "iops", "filename": "/etc/passwd"}, "filename"),
+    ],
+)
+def test_a_job_that_is_not_a_pts_run_is_refused_naming_its_key(job: dict[str, Any], key: str) -> None:
+    with pytest.raises(PtsJobError) as exc:
+        parse_job({"mode": "pts", **job})
+    assert exc.value.key == key
+
+
+def test_the_engine_jobs_of_each_phase() -> None:
+    p = parse_job({"mode": "pts", "test": "iops", "mixes": [0], "block_sizes": [4096], "round_s": 2})
+    region = region_bytes(64 << 20, 1.0)
+    wipc, rnd = planned_jobs(p, 64 << 20)
+    assert wipc == wipc_job(p, region) and rnd == round_job(p, region)
+    [w] = wipc["jobs"]
+    assert (w["rw"], w["bs"], w["size"], w["loops"]) == ("write", "131072", str(64 << 20), "2")
+    g = rnd["global"]
+    assert (g["time_based"], g["runtime"], g["size"], g["direct"]) == ("1", "2", str(64 << 20), "1")
+    assert [(j["name"], j["rw"], j["stonewall"]) for j in rnd["jobs"]] == [("4k-r0", "randwrite", "1")]
+    assert "filename" not in g and "destructive" not in g  # the agent's options, added by the agent
+    assert region_bytes(100 << 20, 0.5) == 50 << 20
+    assert region_bytes((10 << 20) + 12345, 1.0) == 10 << 20  # whole MiB
+    with pytest.raises(ValueError):
+        region_bytes(64 << 20, 0.01)
+
+
+def test_mixed_elements_and_the_tracking_value() -> None:
+    p = parse_job({"mode": "pts", "test": "iops", "block_sizes": [4096], "mixes": [65, 0]})
+    jobs = round_job(p, 1 << 20)["jobs"]
+    assert jobs[0]["rw"] == "randrw" and jobs[0]["rwmixread"] == "65"
+    cells = [
+        {"name": "4k-r65", "read_iops": 100.0, "write_iops": 50.0},
+        {"name": "4k-r0", "read_iops": 0.0, "write_iops": 80.0},
+    ]
+    assert tracking_value(p, cells) == 80.0
+    assert tracking_value(p, cells[:1]) is None
