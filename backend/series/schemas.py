@@ -109,6 +109,14 @@ class SeriesUpdate(InputSchema):
     pinned: bool | None = None
     archived: bool | None = None
     thresholds: ThresholdsIn | None = None
+    metric: MetricName | None = Field(
+        None,
+        description="narrow the series to this metric: change detection, alerts and the verdict "
+        "consider it alone (null: every metric); the history keeps every run",
+    )
+    job_index: int | None = Field(
+        None, ge=0, le=10_000, description="narrow the series to this job (null: every job)"
+    )
 
 
 class SeriesExclusion(OutputSchema):

@@ -35,7 +35,7 @@ from backend.series.schemas import (
     ThresholdsIn,
     ThresholdsRead,
 )
-from backend.series.stats import METRICS, Point, Thresholds, change_points, verdict
+from backend.series.stats import METRICS, Direction, Point, Thresholds, change_points, verdict
 
 # validity flags that leave a run out of change detection (the run is not what the series measures)
 EXCLUDING_FLAGS = frozenset(
@@ -159,6 +159,16 @@ def track_run(session: Session, *, run_id: uuid.UUID) -> list[uuid.UUID]:
     return [series.id]
 
 
+def _tracks_job(series: Series, job_index: int) -> bool:
+    """A series narrowed to one job (`job_index`) tests that job alone."""
+    return series.job_index is None or series.job_index == job_index
+
+
+def _metrics(series: Series) -> dict[str, Direction]:
+    """The metrics a series tests: every one, or the one it is narrowed to (`metric`)."""
+    return {series.metric: METRICS[series.metric]} if series.metric else dict(METRICS)
+
+
 def effective(series_own: dict[str, Any], team: dict[str, Any]) -> Thresholds:
     names = {f.name for f in fields(Thresholds)}
     given = {k: v for k, v in {**team, **series_own}.items() if k in names and v is not None}
@@ -200,9 +210,11 @@ def detect(session: Session, *, series: Series, run_id: uuid.UUID) -> list[uuid.
     th = _thresholds(session, series)
     stored: list[uuid.UUID] = []
     for job_index, _ in repository.job_indexes(session, run_id):
+        if not _tracks_job(series, job_index):
+            continue
         rows = repository.points(session, series.id, job_index, last=DETECTION_HISTORY)
         known = repository.detections(session, series.id, job_index=job_index)
-        for metric, direction in METRICS.items():
+        for metric, direction in _metrics(series).items():
             points = _points(rows, metric)
             if not any(p.run_id == run_id and p.value is not None for p in points):
                 continue
@@ -301,9 +313,11 @@ def backfill(session: Session, *, series_id: uuid.UUID) -> list[uuid.UUID]:
     th = _thresholds(session, series)
     stored: list[uuid.UUID] = []
     for job_index in repository.series_jobs(session, series.id):
+        if not _tracks_job(series, job_index):
+            continue
         rows = repository.points(session, series.id, job_index, last=BACKFILL_HISTORY)
         known = repository.detections(session, series.id, job_index=job_index)
-        for metric in METRICS:
+        for metric in _metrics(series):
             points = _points(rows, metric)
             mine = [d for d in known if d.metric == metric]
             base = _baseline(points, mine)
@@ -434,6 +448,11 @@ def update(
         s.pinned = given["pinned"]
     if "archived" in given:
         s.archived_at = (s.archived_at or utcnow()) if given["archived"] else None
+    if {"metric", "job_index"} & given.keys():
+        narrowed = (given.get("metric", s.metric), given.get("job_index", s.job_index))
+        if narrowed != (s.metric, s.job_index):
+            s.metric, s.job_index = narrowed
+            enqueue(session, "series.backfill", series_id=str(s.id))
     if body.thresholds is not None:
         own = body.thresholds.model_dump(exclude_none=True)
         _check_thresholds(own, repository.team_thresholds(session, s.team_id), "thresholds")
@@ -635,9 +654,11 @@ def run_verdict(
     th = _thresholds(session, s)
     out: list[MetricVerdict] = []
     for job_index, _ in repository.job_indexes(session, run_id):
+        if not _tracks_job(s, job_index):
+            continue
         rows = repository.points(session, s.id, job_index)
         known = repository.detections(session, s.id, job_index=job_index)
-        for metric, direction in METRICS.items():
+        for metric, direction in _metrics(s).items():
             points = _baseline(_points(rows, metric), [d for d in known if d.metric == metric])
             at = next((i for i, p in enumerate(points) if p.run_id == run_id), None)
             if at is None or points[at].value is None:

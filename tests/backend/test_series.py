@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from backend.models import (
+    Agent,
     Campaign,
     OutboxTask,
     ResultJob,
@@ -276,3 +277,34 @@ def test_repeats_are_one_point_with_their_band_and_new_thresholds_search_the_his
     assert r.status_code == 200 and r.json()["effective"]["z_min"] == 4
     queued = session.scalars(select(OutboxTask.kwargs).where(OutboxTask.name == "series.backfill")).all()
     assert [q["series_id"] for q in queued] == [str(s.id)] * 2  # the team's series searched again
+
+
+def test_a_series_narrowed_to_one_metric_tests_and_judges_that_metric_alone(
+    client: TestClient, session: Session
+) -> None:
+    """Narrowed (PATCH metric/job_index), a series' change detection, alerts and verdict consider
+    that metric of that job alone; its history still holds every run."""
+    u, runs = _history(session, _noise(10, 41))
+    sid = session.scalars(select(Series.id).where(Series.team_id == u.team.id)).one()
+    r = client.patch(f"/api/v1/series/{sid}", headers=u.headers, json={"metric": "read_lat_mean_ns"})
+    assert r.status_code == 200, r.text
+    assert r.json()["metric"] == "read_lat_mean_ns" and r.json()["job_index"] is None
+    agent = session.get(Agent, runs[0].agent_id)
+    for i, v in enumerate(_noise(3, 42, mean=16000.0), start=10):  # a 20 % drop: latency up 25 %
+        runs.append(_run(session, agent, i, v))
+        service.track_run(session, run_id=runs[-1].id)
+    found = session.scalars(select(SeriesDetection.metric).where(SeriesDetection.series_id == sid)).all()
+    assert found and set(found) == {"read_lat_mean_ns"}
+    v = client.get(f"/api/v1/series/{sid}/verdict", headers=u.headers, params={"run": str(runs[-1].id)})
+    assert v.json()["status"] == "regression"
+    assert [m["metric"] for m in v.json()["metrics"]] == ["read_lat_mean_ns"]
+    hist = client.get(f"/api/v1/series/{sid}/history", headers=u.headers, params={"metric": "read_iops"})
+    assert hist.json()["total_runs"] == 13
+    r = client.patch(f"/api/v1/series/{sid}", headers=u.headers, json={"job_index": 1})
+    assert r.json()["metric"] == "read_lat_mean_ns" and r.json()["job_index"] == 1
+    v = client.get(f"/api/v1/series/{sid}/verdict", headers=u.headers, params={"run": str(runs[-1].id)})
+    assert v.json()["metrics"] == []  # the runs have no job 1
+    r = client.patch(f"/api/v1/series/{sid}", headers=u.headers, json={"metric": None, "job_index": None})
+    assert r.json()["metric"] is None and r.json()["job_index"] is None
+    bad = client.patch(f"/api/v1/series/{sid}", headers=u.headers, json={"metric": "read_nothing"})
+    assert bad.status_code == 422 and "metric" in bad.text

@@ -5,6 +5,7 @@ import type {
   DetectionRead,
   MetricName,
   SeriesRead,
+  SeriesUpdate,
   ThresholdsIn,
   ThresholdsRead,
 } from "../client/types";
@@ -356,7 +357,7 @@ export function SeriesPage() {
   );
   const [picked, setPicked] = useState<HistoryRow | null>(null);
   const edit = useMutation({
-    mutationFn: (body: { pinned?: boolean; archived?: boolean }) => updateSeries(id, body),
+    mutationFn: (body: SeriesUpdate) => updateSeries(id, body),
     onSuccess: () => qc.invalidateQueries({ queryKey: keys.series.all() }),
   });
   const set = (k: string, v: string) => {
@@ -391,6 +392,46 @@ export function SeriesPage() {
             )}
           </p>
         </>
+      )}
+      {s.data && can("series.edit", s.data.team_id) && (
+        <p data-testid="series-narrow">
+          <label>
+            Tracks{" "}
+            <select
+              value={s.data.metric ?? ""}
+              onChange={(e) =>
+                edit.mutate({ metric: (e.target.value || null) as MetricName | null })
+              }
+            >
+              <option value="">every metric</option>
+              {METRICS.map((m) => (
+                <option key={m.key} value={m.key}>
+                  {m.label}
+                </option>
+              ))}
+            </select>
+          </label>{" "}
+          <label>
+            of{" "}
+            <select
+              value={s.data.job_index ?? ""}
+              onChange={(e) =>
+                edit.mutate({ job_index: e.target.value === "" ? null : Number(e.target.value) })
+              }
+            >
+              <option value="">every job</option>
+              {(h.data?.jobs ?? []).map((name, i) => (
+                <option key={name + String(i)} value={i}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </label>{" "}
+          <span className="muted small">
+            change detection, alerts and <code>iowatt ci</code> judge what the series tracks; the
+            history keeps every metric
+          </span>
+        </p>
       )}
       {s.data && can("series.edit", s.data.team_id) && (
         <ThresholdsForm
