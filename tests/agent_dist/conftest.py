@@ -77,33 +77,36 @@ def missing_build_tools() -> list[str]:
 
 @pytest.fixture(scope="session")
 def agent_bundle() -> tuple[Path, str]:
-    """The newest tarball for this machine in dist/agent and its top directory. When there is none,
-    `agent/packaging/build.sh` builds the tarball and the .deb once (under a lock: xdist's workers share
-    it; ~55 CPU-s with the tools' cache warm, ADR 0036), or copies the files a build of the very same
-    inputs left in the tools' cache (AGENT_DIST_REUSE=1: the key is every file and tool the build
-    reads); skips only when the build tools are absent."""
-    tarball = _newest_tarball()
-    if tarball is None:
-        missing = missing_build_tools()
-        if missing:
-            pytest.skip(f"no agent bundle in {DIST} and no tools to build one: {', '.join(missing)}")
-        DIST.parent.mkdir(parents=True, exist_ok=True)
-        with open(DIST.parent / ".agent-dist.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if _newest_tarball() is None:
-                r = subprocess.run(
-                    ["bash", str(REPO / "agent" / "packaging" / "build.sh")],
-                    env={
-                        **os.environ,
-                        "AGENT_DIST_KINDS": "tar deb",
-                        "IOWATT_DIST_DIR": str(DIST),
-                        "AGENT_DIST_REUSE": "1",
-                    },
-                    capture_output=True,
-                    text=True,
-                )
-                if r.returncode != 0:
-                    pytest.fail(f"agent/packaging/build.sh failed ({r.returncode}):\n{r.stderr[-3000:]}")
+    """This tree's tarball for this machine in dist/agent and its top directory. `agent/packaging/
+    build.sh` runs once per test process (under a lock: xdist's workers share dist/agent) with
+    AGENT_DIST_REUSE=1: the files a build of the very same inputs left in the tools' cache are
+    copied (the key is every file and tool the build reads; <0.5 CPU-s), anything changed builds
+    the tarball and the .deb again (~55 CPU-s with the tools' cache warm, ADR 0036). A bundle an
+    older tree left in dist/agent (`make up`, an earlier session) is never taken for this tree's:
+    it would test the old agent and engine. Without the build tools a tarball already there is used
+    as it is; without either the tests skip."""
+    missing = missing_build_tools()
+    if missing:
         tarball = _newest_tarball()
-        assert tarball is not None
+        if tarball is None:
+            pytest.skip(f"no agent bundle in {DIST} and no tools to build one: {', '.join(missing)}")
+        return tarball, tarball.name.removesuffix(".tar.gz")
+    DIST.parent.mkdir(parents=True, exist_ok=True)
+    with open(DIST.parent / ".agent-dist.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = subprocess.run(
+            ["bash", str(REPO / "agent" / "packaging" / "build.sh")],
+            env={
+                **os.environ,
+                "AGENT_DIST_KINDS": "tar deb",
+                "IOWATT_DIST_DIR": str(DIST),
+                "AGENT_DIST_REUSE": "1",
+            },
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode != 0:
+            pytest.fail(f"agent/packaging/build.sh failed ({r.returncode}):\n{r.stderr[-3000:]}")
+    tarball = _newest_tarball()
+    assert tarball is not None
     return tarball, tarball.name.removesuffix(".tar.gz")

@@ -7,8 +7,9 @@
   with the bundle's engine through io_uring — with a PATH that holds no virtualenv, no pyenv and no
   compiler of the repository's.
 
-The bundle is dist/agent's (`make agent-dist`); where there is none, the session builds one
-(conftest.agent_bundle) and the tests skip only when the build tools are absent.
+The bundle is this tree's, in dist/agent: conftest.agent_bundle runs `make agent-dist`'s script
+with AGENT_DIST_REUSE=1 (a build of the same inputs is copied from the tools' cache); the tests
+skip only when the build tools are absent and no bundle is there.
 """
 
 import os
