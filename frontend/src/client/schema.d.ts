@@ -1538,6 +1538,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/pts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Pts Report
+         * @description A SNIA PTS run's report pages as data: the verdict (steady state reached, in which round,
+         *     PTS-compliant or why not), per-round figures, the measurement window with its least-squares
+         *     fit and excursion limits, and every element's window averages (any role of the run's team).
+         */
+        get: operations["get_pts_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{run_id}/ready": {
         parameters: {
             query?: never;
@@ -7462,6 +7484,291 @@ export interface components {
             /** Write Iops */
             write_iops: number;
         };
+        /**
+         * PtsElement
+         * @description One element of the matrix: its figure in every round and its measurement window's
+         *     averages (the figures the specification reports).
+         */
+        PtsElement: {
+            /** Bs Bytes */
+            bs_bytes: number;
+            /**
+             * Bw Bytes
+             * @description window average, read + write, bytes/s
+             */
+            bw_bytes: number;
+            /**
+             * Iops
+             * @description window average, read + write
+             */
+            iops: number;
+            /**
+             * Lat Max Ns
+             * @description the window's maximum
+             */
+            lat_max_ns: number | null;
+            /** Lat Mean Ns */
+            lat_mean_ns: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Per Round
+             * @description the test's metric in each round (iops, bw_bytes or lat_mean_ns)
+             */
+            per_round: (number | null)[];
+            /** Read Iops */
+            read_iops: number;
+            /**
+             * Read Pct
+             * @description R/W mix as read %: 100 = 100/0, 0 = 0/100
+             */
+            read_pct: number;
+            /**
+             * Read Percentiles Ns
+             * @description completion latency percentiles, window average
+             */
+            read_percentiles_ns: {
+                [key: string]: number;
+            };
+            /** Write Iops */
+            write_iops: number;
+            /** Write Percentiles Ns */
+            write_percentiles_ns: {
+                [key: string]: number;
+            };
+        };
+        /** PtsFitPoint */
+        PtsFitPoint: {
+            /**
+             * Fitted
+             * @description the least-squares line's value in that round
+             */
+            fitted: number;
+            /** Round */
+            round: number;
+            /**
+             * Value
+             * @description the tracking variable in that round (its metric's unit)
+             */
+            value: number;
+        };
+        /** PtsPurge */
+        PtsPurge: {
+            /** Commands */
+            commands: string[];
+            /**
+             * Method
+             * @enum {string}
+             */
+            method: "nvme-format" | "ata-secure-erase" | "blkdiscard" | "none";
+            /** Note */
+            note: string;
+            /** Seconds */
+            seconds: number;
+        };
+        /**
+         * PtsReport
+         * @description A SNIA PTS run's report pages as data: verdict, convergence, window with its fit and bands,
+         *     and the tables (docs/pts.md).
+         */
+        PtsReport: {
+            /** Bytes Written */
+            bytes_written: number;
+            /** Capacity Bytes */
+            capacity_bytes: number;
+            /** Elements */
+            elements: components["schemas"]["PtsElement"][];
+            /** Iodepth */
+            iodepth: number;
+            /**
+             * Metric
+             * @description the test's figure in per_round and the tracking variable
+             * @enum {string}
+             */
+            metric: "iops" | "bw_bytes" | "lat_mean_ns";
+            /** Preconditioning Bw Bytes */
+            preconditioning_bw_bytes: number;
+            /** Preconditioning Bytes */
+            preconditioning_bytes: number;
+            purge: components["schemas"]["PtsPurge"];
+            /** Region Bytes */
+            region_bytes: number;
+            /** Round S */
+            round_s: number;
+            /** Rounds */
+            rounds: components["schemas"]["PtsRound"][];
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /** Spec */
+            spec: string;
+            /** Threads */
+            threads: number;
+            /** Tracking Element */
+            tracking_element: string;
+            verdict: components["schemas"]["PtsVerdict"];
+            window: components["schemas"]["PtsWindow"] | null;
+        };
+        /** PtsRound */
+        PtsRound: {
+            /**
+             * Bytes Written
+             * @description bytes written by the rounds up to and including this one
+             */
+            bytes_written: number;
+            /** Round */
+            round: number;
+            /** Tracking */
+            tracking: number | null;
+        };
+        /**
+         * PtsSpec
+         * @description A SNIA PTS test (Enterprise/Client v2.0.x) on a raw device: what to run, and how far a short
+         *     trial departs from the specification (any of round_s, capacity_fraction, max_rounds,
+         *     block_sizes, mixes or purge none: the result says "not PTS-compliant").
+         */
+        PtsSpec: {
+            /**
+             * Block Sizes
+             * @description the block sizes of the matrix, bytes (a subset of the test's; throughput: one of 131072, 1048576); null = the test's own
+             */
+            block_sizes?: number[] | null;
+            /**
+             * Capacity Fraction
+             * @description the tested share of the device's capacity, from its start (PTS: 1)
+             * @default 1
+             */
+            capacity_fraction: number;
+            /**
+             * Iodepth
+             * @description outstanding I/Os per thread (latency: always 1)
+             * @default 32
+             */
+            iodepth: number;
+            /**
+             * Ioengine
+             * @description the engine's ioengine
+             * @default libaio
+             * @enum {string}
+             */
+            ioengine: "libaio" | "io_uring" | "psync";
+            /**
+             * Max Rounds
+             * @description rounds at most before steady state is declared not reached (PTS: 25)
+             * @default 25
+             */
+            max_rounds: number;
+            /**
+             * Mixes
+             * @description the R/W mixes of the matrix as read % (a subset of the test's); null = the test's own
+             */
+            mixes?: number[] | null;
+            /**
+             * Purge
+             * @description auto: NVMe Format (user data erase), ATA secure erase, or a discard of every block, whichever the device has; blkdiscard: a discard; none: no purge (not PTS-compliant)
+             * @default auto
+             * @enum {string}
+             */
+            purge: "auto" | "blkdiscard" | "none";
+            /**
+             * Round S
+             * @description seconds per element per round (PTS: 60)
+             * @default 60
+             */
+            round_s: number;
+            /**
+             * Test
+             * @description iops: random, block size x R/W mix matrix; throughput: sequential 100/0 and 0/100 at one block size (128 KiB or 1024 KiB); latency: random 0.5/4/8 KiB x 100/0, 65/35, 0/100 at one thread and one outstanding I/O; wsat: write saturation, 4 KiB random writes over time
+             * @enum {string}
+             */
+            test: "iops" | "throughput" | "latency" | "wsat";
+            /**
+             * Threads
+             * @description threads per element (latency: always 1)
+             * @default 4
+             */
+            threads: number;
+        };
+        /**
+         * PtsVerdict
+         * @description A PTS run's verdict in brief (RunRead.pts; the validity flags and reviews read it).
+         */
+        PtsVerdict: {
+            /**
+             * Compliant
+             * @description false: a short trial or a departure from the specification (deviations)
+             */
+            compliant: boolean;
+            /** Deviations */
+            deviations: string[];
+            /** Rounds */
+            rounds: number;
+            /**
+             * Steady State Applies
+             * @description false for WSAT, which runs its rounds regardless
+             */
+            steady_state_applies: boolean;
+            /** Steady State Reached */
+            steady_state_reached: boolean;
+            /**
+             * Steady State Round
+             * @description the round in which steady state was reached (the window's last)
+             */
+            steady_state_round: number | null;
+            /**
+             * Test
+             * @enum {string}
+             */
+            test: "iops" | "throughput" | "latency" | "wsat";
+            /** Window First Round */
+            window_first_round: number | null;
+            /** Window Last Round */
+            window_last_round: number | null;
+        };
+        /** PtsWindow */
+        PtsWindow: {
+            /** Average */
+            average: number;
+            /**
+             * Data Excursion
+             * @description max - min of the window's values
+             */
+            data_excursion: number;
+            /**
+             * Data Excursion Limit
+             * @description 20 % of the average
+             */
+            data_excursion_limit: number;
+            /** Data Ok */
+            data_ok: boolean;
+            /** First Round */
+            first_round: number;
+            /** Intercept */
+            intercept: number;
+            /** Last Round */
+            last_round: number;
+            /** Points */
+            points: components["schemas"]["PtsFitPoint"][];
+            /**
+             * Slope
+             * @description the least-squares line's slope, unit per round
+             */
+            slope: number;
+            /**
+             * Slope Excursion
+             * @description |slope| x (rounds - 1): the line's change across the window
+             */
+            slope_excursion: number;
+            /**
+             * Slope Excursion Limit
+             * @description 10 % of the average
+             */
+            slope_excursion_limit: number;
+            /** Slope Ok */
+            slope_ok: boolean;
+        };
         /** PublishedFigure */
         PublishedFigure: {
             /** Bs Bytes */
@@ -8568,6 +8875,8 @@ export interface components {
              */
             preset: string | null;
             progress: components["schemas"]["Progress"] | null;
+            /** @description a SNIA PTS run's verdict: steady state reached and in which round, PTS-compliant or why not (the report: GET /runs/{id}/pts); null for other runs and before a result */
+            pts?: components["schemas"]["PtsVerdict"] | null;
             /**
              * Source
              * @description agent: queued here and run by an agent; import: a finished result uploaded (POST /api/v1/results, an uploader token)
@@ -8719,10 +9028,10 @@ export interface components {
         RunValidityFlag: {
             /**
              * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags); not_steady_state: a SNIA PTS run whose tracking variable did not meet the steady-state rule within its round limit: its figures are not steady-state figures (pts/service.py validity_flags); not_pts_compliant: a SNIA PTS run that departs from the specification (a short trial's scale, a reduced matrix, no purge, steady state not reached): listed in the message (pts/service.py)
              * @enum {string}
              */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized";
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized" | "not_steady_state" | "not_pts_compliant";
             /** Message */
             message: string;
         };
@@ -9484,7 +9793,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile";
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile" | "pts";
             /** Passes */
             passes: number;
             postmark: components["schemas"]["PostmarkSpec"] | null;
@@ -10171,10 +10480,10 @@ export interface components {
         ValidityFlag: {
             /**
              * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags); not_steady_state: a SNIA PTS run whose tracking variable did not meet the steady-state rule within its round limit: its figures are not steady-state figures (pts/service.py validity_flags); not_pts_compliant: a SNIA PTS run that departs from the specification (a short trial's scale, a reduced matrix, no purge, steady state not reached): listed in the message (pts/service.py)
              * @enum {string}
              */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized";
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized" | "not_steady_state" | "not_pts_compliant";
             /** Message */
             message: string;
         };
@@ -10182,10 +10491,10 @@ export interface components {
         ValidityNote: {
             /**
              * Flag
-             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py)
+             * @description buffered_device: a run on a raw block device (/dev/...) whose jobs are not all O_DIRECT: the page cache answers part of it (run/service.py system; the run page only, not comparisons); working_set_below_ram: a buffered job's size is below the host's RAM (the agent's inventory): it may measure the page cache (compare/validity.py); cache_resident: a file workload's file set, a TPC-H database on PostgreSQL or a heap/B-tree sweep's files not opened O_DIRECT fit in the host's RAM (compare/validity.py); short_run: a job ran, or a time-based job asks to run, under MIN_RUNTIME_S (compare/validity.py); shortened: the run was queued shortened (RunCreate.shorten): not the preset's full measurement (compare/validity.py); virtualized: the agent's inventory reports a hypervisor (compare/validity.py); above_line_rate: a job's bandwidth is above the line rate of the device's interface (SATA, SAS, USB): a cache answered (compare/validity.py); unconditioned_ssd: writes to an SSD without SNIA-style preconditioning: fresh-out-of-box speed (compare/validity.py); imported: a result imported from another tool's output (POST /imports): its settings, host and device were not controlled or checked by iowatt (run/service.py origin_flags); published: a vendor's or a review's published figures entered by hand (POST /imports/published): not measured here (run/service.py origin_flags); unsynchronized: a member of a group run whose members did not all start within the group's tolerance of its start instant (run/service.py group_flags); not_steady_state: a SNIA PTS run whose tracking variable did not meet the steady-state rule within its round limit: its figures are not steady-state figures (pts/service.py validity_flags); not_pts_compliant: a SNIA PTS run that departs from the specification (a short trial's scale, a reduced matrix, no purge, steady state not reached): listed in the message (pts/service.py); run_missing: the linked run no longer exists (review/service.py); no_result: the linked run has no result for the chosen job (review/service.py); energy_pending: the linked run's energy is still being computed (EnergyRead.status pending; review/service.py); energy_failed: the linked run's energy could not be computed (EnergyRead.status failed; review/service.py); energy_no_meter_data: the linked run's meter sent no data (EnergyRead.status no_meter_data; review/service.py); energy_none: the linked run had no meter (EnergyRead.status none; review/service.py); no_steady_state: the linked run is not a SNIA PTS run and its device is not a hard disk: it gives no steady-state figure (review/service.py; a steady PTS run gives its window average instead)
              * @enum {string}
              */
-            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none";
+            flag: "buffered_device" | "working_set_below_ram" | "cache_resident" | "short_run" | "shortened" | "virtualized" | "above_line_rate" | "unconditioned_ssd" | "imported" | "published" | "unsynchronized" | "not_steady_state" | "not_pts_compliant" | "run_missing" | "no_result" | "energy_pending" | "energy_failed" | "energy_no_meter_data" | "energy_none" | "no_steady_state";
             /** Message */
             message: string;
         };
@@ -10547,11 +10856,11 @@ export interface components {
             jobs?: components["schemas"]["JobSpec-Input"][];
             /**
              * Kind
-             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile)
+             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile); pts: a SNIA PTS run on a raw device: purge, preconditioning, rounds until steady state (pts)
              * @default block
              * @enum {string}
              */
-            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile";
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile" | "pts";
             /**
              * Passes
              * @description measured passes per test (CrystalDiskMark-style)
@@ -10560,6 +10869,8 @@ export interface components {
             passes: number;
             /** @description kind postmark only */
             postmark?: components["schemas"]["PostmarkSpec"] | null;
+            /** @description kind pts only (a SNIA PTS run, docs/pts.md, ADR 0046) */
+            pts?: components["schemas"]["PtsSpec"] | null;
             /**
              * Scaled By
              * @description file workloads: the run's scale applied to this spec (vdbench: multiplied into vdbench.scale; postmark: number and transactions times it; tpch: the scale factor times it; heap_btree: records times it), recorded so results say so; null = as saved
@@ -10596,11 +10907,11 @@ export interface components {
             jobs?: components["schemas"]["JobSpec-Output"][];
             /**
              * Kind
-             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile)
+             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile); pts: a SNIA PTS run on a raw device: purge, preconditioning, rounds until steady state (pts)
              * @default block
              * @enum {string}
              */
-            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile";
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile" | "pts";
             /**
              * Passes
              * @description measured passes per test (CrystalDiskMark-style)
@@ -10609,6 +10920,8 @@ export interface components {
             passes: number;
             /** @description kind postmark only */
             postmark?: components["schemas"]["PostmarkSpec"] | null;
+            /** @description kind pts only (a SNIA PTS run, docs/pts.md, ADR 0046) */
+            pts?: components["schemas"]["PtsSpec"] | null;
             /**
              * Scaled By
              * @description file workloads: the run's scale applied to this spec (vdbench: multiplied into vdbench.scale; postmark: number and transactions times it; tpch: the scale factor times it; heap_btree: records times it), recorded so results say so; null = as saved
@@ -17464,6 +17777,77 @@ export interface operations {
             };
             /** @description Conflicts with the current state (a name taken, a run already finished, a lease lost) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_pts_report: {
+        parameters: {
+            query?: {
+                /** @description csv: the report's tables (a download) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's SNIA PTS report; with format=csv its tables (verdict, rounds, window, window averages per element) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PtsReport"];
+                    "text/csv": string;
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `no_pts_result`: not a pts run, or no result yet */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
