@@ -297,6 +297,26 @@ def test_compose_serves_the_agent_bundles_and_pins_only_a_given_certificate(tmp_
         assert expected in out.stdout and "/etc/iowatt/agent-tls.crt" in out.stdout
 
 
+def test_make_up_and_the_image_stop_on_a_failed_migration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """up.sh runs `iowatt-server migrate` and dies on its failure (it ended with `|| true`, so a failed
+    migration did not stop make up); in the image, whose packages live in site-packages, the
+    migrations are found in the WORKDIR (/app), as compose's api and backup services run them."""
+    from backend.ops import migrate
+
+    up = (ROOT / "scripts" / "up.sh").read_text()
+    step = up.split('say "Migrations"', 1)[1].split("say ", 1)[0]
+    assert 'iowatt-server" migrate' in step and "die " in step and "|| true" not in step, step
+    assert "alembic upgrade head" not in up
+    monkeypatch.setattr(migrate, "REPO_ROOT", tmp_path / "site-packages")
+    monkeypatch.chdir(ROOT)  # the image's WORKDIR holds alembic.ini and migrations/
+    assert migrate.alembic_config().get_main_option("script_location") == str(ROOT / "migrations")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(migrate.MigrationRefused, match="no alembic.ini"):
+        migrate.alembic_config()
+
+
 def _make_prerequisites(target: str) -> list[str]:
     text = (ROOT / "Makefile").read_text()
     m = re.search(rf"^{re.escape(target)}:([^\n=]*)$", text, re.M)

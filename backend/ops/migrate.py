@@ -12,6 +12,7 @@
 """
 
 import os
+from pathlib import Path
 from typing import Any
 
 from alembic.config import Config
@@ -32,9 +33,22 @@ class MigrationRefused(Exception):
     """The schema cannot be moved as asked; the message says why and what to do."""
 
 
+def _migrations_root() -> Path:
+    """Where alembic.ini and migrations/ are: the checkout (make up), else the working directory
+    (the server image installs the packages into site-packages and keeps both in its WORKDIR, /app)."""
+    for root in (REPO_ROOT, Path.cwd()):
+        if (root / "alembic.ini").is_file() and (root / "migrations").is_dir():
+            return root
+    raise MigrationRefused(
+        f"no alembic.ini and migrations/ in {REPO_ROOT} or {Path.cwd()}: run this from the "
+        "server's directory (the image's /app, or the checkout)"
+    )
+
+
 def alembic_config(url: str | None = None) -> Config:
-    cfg = Config(str(REPO_ROOT / "alembic.ini"))
-    cfg.set_main_option("script_location", str(REPO_ROOT / "migrations"))
+    root = _migrations_root()
+    cfg = Config(str(root / "alembic.ini"))
+    cfg.set_main_option("script_location", str(root / "migrations"))
     if url:
         cfg.attributes["database_url"] = url
     cfg.attributes["configure_logger"] = False
