@@ -37,6 +37,11 @@ class Run(Base):
         ),
         Index("ix_runs_team_created", "team_id", "created_at"),
         Index("ix_runs_status", "status"),
+        # the runs list at a million runs (migration 0022, docs/benchmarks.md § A million runs)
+        Index("ix_runs_created_id", "created_at", "id"),
+        Index("ix_runs_device_created", "device_id", "created_at"),
+        Index("ix_runs_workload_created", "workload_id", "created_at"),
+        Index("ix_runs_name", "name"),
     )
     id: Mapped[uuid.UUID] = uuid_pk()
     team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))

@@ -26,6 +26,7 @@ class RunTarget(Base):
             unique=True,
             postgresql_where=text("held AND device_id IS NOT NULL"),
         ),
+        Index("ix_run_targets_device", "device_id"),  # the runs list's device filter (migration 0022)
     )
     run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     target_index: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
