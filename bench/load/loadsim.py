@@ -480,16 +480,20 @@ class Sim:
         c = self.client
         me = (await c.get(f"{self.api}/auth/me", headers=hdr)).json()
         team_id = me["teams"][0]["id"]
-        r = await c.post(
-            f"{self.api}/agents/enrollment-tokens", json={"team_id": team_id, "max_uses": n + 1}, headers=hdr
-        )
-        r.raise_for_status()
-        enrol = r.json()["token"]
+        tokens = []  # an enrolment token serves at most 1,000 hosts (backend/agent/schemas.py)
+        for lo in range(0, n + 1, 1000):
+            r = await c.post(
+                f"{self.api}/agents/enrollment-tokens",
+                json={"team_id": team_id, "max_uses": min(1000, n + 1 - lo)},
+                headers=hdr,
+            )
+            r.raise_for_status()
+            tokens.append(r.json()["token"])
         sem = asyncio.Semaphore(8)
 
         async def one(k: int) -> tuple[str, str]:
             body = {
-                "enrollment_token": enrol,
+                "enrollment_token": tokens[k // 1000],
                 "name": f"load-{k:04d}",
                 "hostname": f"load-{k:04d}",
                 "agent_version": AGENT_VERSION,
