@@ -97,7 +97,20 @@ def test_fuzz_as_admin(case: schemathesis.Case, server: Server) -> None:
     _fuzz(case, server, "admin")
 
 
-@schema.parametrize()
+# A member is fuzzed where a role's rules live: the operations a member may call that change
+# something, and those only a member may call. A read both may call differs for a member only in
+# what it shows, not in how it reads its input: the admin's run fuzzes that (and the matrix checks
+# every operation as every principal).
+_ADMIN, _MEMBER = PRINCIPALS.index("admin"), PRINCIPALS.index("member")
+MEMBER_OPS = [
+    op
+    for op, row in EXPECTED.items()
+    if row[_MEMBER] == "2xx" and (not op.startswith("GET ") or row[_ADMIN] != "2xx")
+]
+member_schema = schema.include(name=MEMBER_OPS)
+
+
+@member_schema.parametrize()
 def test_fuzz_as_member(case: schemathesis.Case, server: Server) -> None:
     _fuzz(case, server, "member")
 
