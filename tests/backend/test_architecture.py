@@ -47,6 +47,7 @@ NOT_DOMAINS = {
     "kit": "domain-agnostic helpers",
     "models": "the ORM models of every domain (storage)",
     "outbox": "task delivery infrastructure (ADR 0012): no routes; its queries live next to the sender",
+    "ops": "operating an instance from iowatt-server (migrate, backup, restore): no routes, no domain data",
 }
 # Domain files that are missing on purpose (or not yet moved): (domain, file) -> why.
 MISSING_OK = {
