@@ -107,6 +107,7 @@ def _policy(state: Path) -> Policy:
     return load_policy(state)
 
 
+@pytest.mark.early  # ~45 s of mostly waiting (two shortened kernel-help runs through the page cache)
 def test_kernel_help_on_a_raw_partition_beside_the_file_version(
     client: TestClient, session: Session, tmp_path: Path, partition: Path
 ) -> None:
