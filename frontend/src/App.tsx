@@ -11,6 +11,9 @@ const Agents = lazy(() => import("./routes/Agents").then((m) => ({ default: m.Ag
 const Runs = lazy(() => import("./routes/Runs").then((m) => ({ default: m.Runs })));
 const NewRun = lazy(() => import("./routes/NewRun").then((m) => ({ default: m.NewRun })));
 const RunDetail = lazy(() => import("./routes/RunDetail").then((m) => ({ default: m.RunDetail })));
+const PtsReportPage = lazy(() =>
+  import("./routes/PtsReportPage").then((m) => ({ default: m.PtsReportPage })),
+);
 const Compare = lazy(() => import("./routes/Compare").then((m) => ({ default: m.Compare })));
 const CompareDevices = lazy(() =>
   import("./routes/CompareDevices").then((m) => ({ default: m.CompareDevices })),
@@ -109,6 +112,7 @@ export function App() {
         <Route path="runs/new" element={<NewRun />} />
         <Route path="import" element={<Import />} />
         <Route path="runs/:id" element={<RunDetail />} />
+        <Route path="runs/:id/pts" element={<PtsReportPage />} />
         <Route path="compare" element={<Compare />} />
         <Route path="compare/devices" element={<CompareDevices />} />
         <Route path="workloads" element={<Workloads />} />

@@ -36,6 +36,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -277,6 +278,11 @@ def run_engine(
         text=True,
     )
     assert proc.stderr is not None and proc.stdout is not None
+    # stdout is read beside stderr: a document larger than the pipe's buffer (a round of 56 jobs)
+    # would otherwise block the engine's final write while this reads stderr to its end
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
     last = ""
     jobs = max(1, len(job.get("jobs") or []))
     for line in proc.stderr:
@@ -287,8 +293,9 @@ def run_engine(
         elif line.strip():
             last = line.strip()
             say(last)
-    out = proc.stdout.read()
     code = proc.wait()
+    reader.join()
+    out = "".join(chunks)
     job_file.unlink(missing_ok=True)
     if code != 0:
         raise PtsFailed(f"{phase}: the engine exited {code}: {last[:500]}", 77 if code == 77 else 1)

@@ -83,6 +83,8 @@ export const keys = {
     detail: (id: string) => ["runs", "detail", id] as const,
     series: (id: string, status: RunStatus) => ["runs", "series", id, status] as const,
     result: (id: string) => ["runs", "result", id] as const,
+    /** a SNIA PTS run's report (GET /runs/{id}/pts) */
+    pts: (id: string) => ["runs", "pts", id] as const,
     system: (id: string, status: RunStatus) => ["runs", "detail", id, "system", status] as const,
     power: (id: string, status: EnergyRead["status"]) => ["runs", "power", id, status] as const,
     allTags: () => ["runs", "tags"] as const,

@@ -268,6 +268,15 @@ export function RunDetail() {
           )}
           {run.status === "succeeded" && <RawResultButton runId={run.id} />}
           {run.origin && <SourceButton runId={run.id} origin={run.origin} />}
+          {run.pts && (
+            <Link
+              className="btn btn-small"
+              to={`/runs/${run.id}/pts`}
+              data-testid="pts-report-link"
+            >
+              SNIA PTS report
+            </Link>
+          )}
           {run.status === "succeeded" && (
             <Link className="btn btn-small" to={`/views?runs=${run.id}`} data-testid="named-views">
               Named views

@@ -1,0 +1,122 @@
+// The PTS report's shaping for its tables and charts (pts.ts): the matrix in the specification's
+// order, the heat map's log scale, the verdict's words, the convergence plot's lines and the
+// window's bands. The steady-state rule is the server's (libs/workload pts.py): not re-judged here.
+import { describe, expect, it } from "vitest";
+import {
+  bsLabel,
+  convergenceSeries,
+  heat,
+  matrixOf,
+  mixLabel,
+  type PtsElement,
+  type PtsReport,
+  verdictText,
+  windowRows,
+} from "./pts";
+
+const el = (bs: number, read: number, iops: number, perRound: (number | null)[]): PtsElement => ({
+  name: `${bs}-r${read}`,
+  bs_bytes: bs,
+  read_pct: read,
+  per_round: perRound,
+  iops,
+  read_iops: (iops * read) / 100,
+  write_iops: (iops * (100 - read)) / 100,
+  bw_bytes: iops * bs,
+  lat_mean_ns: null,
+  lat_max_ns: null,
+  read_percentiles_ns: {},
+  write_percentiles_ns: {},
+});
+
+const elements = [
+  el(4096, 100, 90000, [1, 2]),
+  el(4096, 0, 20000, [3, 4]),
+  el(1048576, 0, 800, [5, 6]),
+];
+
+const verdict: PtsReport["verdict"] = {
+  test: "iops",
+  compliant: false,
+  deviations: ["rounds of 1 s per element, not 60 s"],
+  steady_state_applies: true,
+  steady_state_reached: true,
+  steady_state_round: 7,
+  rounds: 7,
+  window_first_round: 3,
+  window_last_round: 7,
+};
+
+describe("the PTS report's shaping", () => {
+  it("labels block sizes and mixes as the specification writes them", () => {
+    expect(bsLabel(512)).toBe("0.5 KiB");
+    expect(bsLabel(1048576)).toBe("1024 KiB");
+    expect(mixLabel(65)).toBe("65/35");
+  });
+  it("lays the elements out largest block first, 100/0 first, with holes", () => {
+    const m = matrixOf(elements, (e) => e.iops);
+    expect(m.sizes).toEqual([1048576, 4096]);
+    expect(m.mixes).toEqual([100, 0]);
+    expect(m.cells).toEqual([
+      [null, 800],
+      [90000, 20000],
+    ]);
+  });
+  it("shades on a log scale between the smallest and the largest", () => {
+    const all = [800, 8000, 80000, null];
+    expect(heat(800, all)).toBe(0);
+    expect(heat(80000, all)).toBe(1);
+    expect(heat(8000, all)).toBeCloseTo(0.5);
+    expect(heat(null, all)).toBeNull();
+  });
+  it("says the verdict", () => {
+    expect(verdictText(verdict)).toBe("steady state reached in round 7 (window rounds 3–7)");
+    expect(verdictText({ ...verdict, steady_state_reached: false, steady_state_round: null })).toBe(
+      "steady state not reached in 7 rounds",
+    );
+    expect(verdictText({ ...verdict, test: "wsat", steady_state_applies: false })).toContain(
+      "no steady-state rule",
+    );
+  });
+  it("plots every block size at the tracking variable's mix for IOPS", () => {
+    const report = {
+      verdict,
+      tracking_element: "4096-r0",
+      elements,
+      rounds: [
+        { round: 1, tracking: 3, bytes_written: 0 },
+        { round: 2, tracking: 4, bytes_written: 0 },
+      ],
+    } as unknown as PtsReport;
+    const lines = convergenceSeries(report);
+    expect(lines.map((l) => l.key)).toEqual(["4096-r0", "1048576-r0"]);
+    expect(lines[0]?.points).toEqual([
+      { x: 1, y: 3 },
+      { x: 2, y: 4 },
+    ]);
+  });
+  it("draws the window's bands around its average", () => {
+    const rows = windowRows({
+      first_round: 1,
+      last_round: 2,
+      average: 100,
+      data_excursion: 10,
+      data_excursion_limit: 20,
+      slope: 1,
+      intercept: 98.5,
+      slope_excursion: 1,
+      slope_excursion_limit: 10,
+      data_ok: true,
+      slope_ok: true,
+      points: [
+        { round: 1, value: 95, fitted: 99.5 },
+        { round: 2, value: 105, fitted: 100.5 },
+      ],
+    });
+    const r = rows[0];
+    expect(
+      [r?.dataHigh, r?.dataLow, r?.slopeHigh, r?.slopeLow].map((v) => Math.round(v ?? 0)),
+    ).toEqual([110, 90, 105, 95]);
+    expect(rows[1]?.fitted).toBe(100.5);
+  });
+});

@@ -1,0 +1,96 @@
+// A SNIA PTS run's report (GET /runs/{id}/pts) shaped for its tables and charts: pure functions,
+// tested in pts.test.ts. The steady-state rule itself is the server's (libs/workload's pts.py):
+// the report carries the verdict, the window's fit and its limits; nothing here re-judges them.
+import type { components } from "../../client/schema";
+
+export type PtsReport = components["schemas"]["PtsReport"];
+export type PtsElement = components["schemas"]["PtsElement"];
+
+/** R/W mix as PTS writes it: read % 65 -> "65/35". */
+export function mixLabel(readPct: number): string {
+  return `${readPct}/${100 - readPct}`;
+}
+
+/** Block size as PTS writes it: 512 -> "0.5 KiB", 4096 -> "4 KiB", 1048576 -> "1024 KiB". */
+export function bsLabel(bytes: number): string {
+  const kib = bytes / 1024;
+  return `${Number.isInteger(kib) ? kib : kib.toFixed(1)} KiB`;
+}
+
+export interface Matrix {
+  /** block sizes, rows, largest first (the specification's order) */
+  sizes: number[];
+  /** R/W mixes as read %, columns, 100/0 first */
+  mixes: number[];
+  /** value at [row][column], null where the matrix has no element */
+  cells: (number | null)[][];
+}
+
+/** The elements' window figures as a block size x R/W mix table. */
+export function matrixOf(elements: PtsElement[], value: (e: PtsElement) => number | null): Matrix {
+  const sizes = [...new Set(elements.map((e) => e.bs_bytes))].sort((a, b) => b - a);
+  const mixes = [...new Set(elements.map((e) => e.read_pct))].sort((a, b) => b - a);
+  const cells = sizes.map((bs) =>
+    mixes.map((m) => {
+      const e = elements.find((x) => x.bs_bytes === bs && x.read_pct === m);
+      return e ? value(e) : null;
+    }),
+  );
+  return { sizes, mixes, cells };
+}
+
+/** A heat map's shade of `v` between the matrix's smallest and largest (log scale: IOPS span
+ * decades), 0..1; null for a missing cell. */
+export function heat(v: number | null, all: (number | null)[]): number | null {
+  if (v == null || !(v > 0)) return null;
+  const pos = all.filter((x): x is number => x != null && x > 0);
+  const lo = Math.log10(Math.min(...pos));
+  const hi = Math.log10(Math.max(...pos));
+  return hi > lo ? (Math.log10(v) - lo) / (hi - lo) : 1;
+}
+
+/** The verdict in words, as the report's header and the run page say it. */
+export function verdictText(v: PtsReport["verdict"]): string {
+  if (!v.steady_state_applies)
+    return `no steady-state rule (${v.test}: ${v.rounds} rounds over time)`;
+  if (v.steady_state_reached) {
+    return `steady state reached in round ${v.steady_state_round} (window rounds ${v.window_first_round}–${v.window_last_round})`;
+  }
+  return `steady state not reached in ${v.rounds} rounds`;
+}
+
+/** The convergence plot's lines: for IOPS every block size at the tracking variable's R/W mix
+ * (the specification's plot), else every element; x = round. */
+export function convergenceSeries(
+  r: PtsReport,
+): { key: string; label: string; points: { x: number; y: number }[] }[] {
+  const tracking = r.elements.find((e) => e.name === r.tracking_element);
+  const shown =
+    r.verdict.test === "iops" && tracking
+      ? r.elements.filter((e) => e.read_pct === tracking.read_pct)
+      : r.elements;
+  return shown.map((e) => ({
+    key: e.name,
+    label: `${bsLabel(e.bs_bytes)} ${mixLabel(e.read_pct)}`,
+    points: e.per_round.flatMap((y, i) =>
+      y == null ? [] : [{ x: r.rounds[i]?.round ?? i + 1, y: y }],
+    ),
+  }));
+}
+
+/** The measurement window's chart rows: each round's value, the fitted line, the average, the
+ * data excursion band (average ± 10 %: 20 % of the average wide) and the slope excursion band
+ * (average ± 5 %: the fitted line passes through the average at the window's middle, so it stays
+ * inside exactly when it changes by at most 10 % of the average across the window). */
+export function windowRows(w: NonNullable<PtsReport["window"]>) {
+  return w.points.map((p) => ({
+    round: p.round,
+    value: p.value,
+    fitted: p.fitted,
+    average: w.average,
+    dataHigh: w.average * 1.1,
+    dataLow: w.average * 0.9,
+    slopeHigh: w.average * 1.05,
+    slopeLow: w.average * 0.95,
+  }));
+}
