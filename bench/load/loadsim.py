@@ -848,7 +848,8 @@ async def running(p: Platform, cfg: Config) -> Any:
         sim.users = p.user_tokens[: cfg.users]
         tasks = [asyncio.create_task(sim.agent(k)) for k in range(cfg.agents)]
         try:
-            await _until_online(sim, len(sim.agents))
+            # a thousand agents' first heartbeats take minutes on a loaded 2-core machine
+            await _until_online(sim, len(sim.agents), timeout_s=max(90.0, 0.4 * len(sim.agents)))
             yield sim
         finally:
             sim.stop_agents.set()
