@@ -87,8 +87,11 @@ def _member(answers: list[ReadyResponse | Exception], offset_ns: int = 0) -> tup
 
 def test_a_member_reports_its_clock_waits_for_the_instant_and_converts_it() -> None:
     now = datetime.now(UTC)
-    start_at = now + timedelta(milliseconds=30)
-    offset = 20_000_000  # the server's clock is 20 ms ahead of this host's
+    # the server's clock is 10 s ahead of this host's: its instant, 10 s and 30 ms ahead on the
+    # server's clock, is 30 ms ahead on this host's (a margin of seconds, not milliseconds, between
+    # the two readings: a process held up by a loaded machine still tells them apart)
+    offset = 10_000_000_000
+    start_at = now + timedelta(seconds=10, milliseconds=30)
     member, stub = _member(
         [
             ReadyResponse(start_at=None, stop=None, server_time=now),  # the other member is not ready
@@ -100,7 +103,7 @@ def test_a_member_reports_its_clock_waits_for_the_instant_and_converts_it() -> N
     woke = time.time_ns()
     assert stub.ready_calls[0].clock is not None and stub.ready_calls[0].clock.round_trip_ns == 300_000
     assert stub.ready_calls[0].clock.offset_ns == offset and len(stub.ready_calls) == 2
-    # the server's start_at is 20 ms earlier on this host's clock: 10 ms from the call, not 30
+    # the server's start_at is 10 s earlier on this host's clock: woken ~30 ms from the call
     assert woke >= clock.to_ns(start_at) - offset
     assert woke < clock.to_ns(start_at)
     member.report(datetime.now(UTC))

@@ -35,7 +35,8 @@ def _group(engine: Path, tmp_path: Path, *modes: tuple[str, float]) -> EngineGro
 
 
 def test_every_targets_document_is_kept_and_progress_goes_out_once(fake_engine: Path, tmp_path: Path) -> None:
-    group = _group(fake_engine, tmp_path, ("ok", 0.3), ("ok", 0.8))
+    # long enough to overlap, and for the second to run alone after, on a loaded machine too
+    group = _group(fake_engine, tmp_path, ("ok", 1.5), ("ok", 2.5))
     sent: list[EngineProgress] = []
     group.forward_progress(lambda p: sent.append(p) or False)
     outcome = group.run()
