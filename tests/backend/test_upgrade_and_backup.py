@@ -204,8 +204,13 @@ def test_a_downgrade_is_refused_with_the_reason(pg: Postgres, db_url: str) -> No
 
 
 def test_backup_wipe_restore_gives_back_every_row_and_the_agents_credentials(
-    upgraded: tuple[str, dict[str, Any]], pg: Postgres, tmp_path: Path
+    upgraded: tuple[str, dict[str, Any]], pg: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from typer.testing import CliRunner
+
+    from backend.cli import app as cli
+    from backend.config import get_settings
+
     upgraded_url, meta = upgraded
     # a copy of the upgraded fixture: this test drops it
     with psycopg.connect(
@@ -215,7 +220,7 @@ def test_backup_wipe_restore_gives_back_every_row_and_the_agents_credentials(
         c.execute(f'CREATE DATABASE "iowatt_backup_src" TEMPLATE "{upgraded_url.rsplit("/", 1)[1]}"')
     url = pg.url("iowatt_backup_src")
     src = create_engine(url)
-    # the fixture's agent tokens were issued 30 days before they expire: renew the date only
+    # the fixture's agent tokens expire 30 days after it was made: renew the date (the hash stays)
     with src.begin() as c:
         c.execute(text("UPDATE agents SET token_expires_at = now() + interval '30 days'"))
     before = _rows(src)
@@ -228,8 +233,11 @@ def test_backup_wipe_restore_gives_back_every_row_and_the_agents_credentials(
     busy.execute(
         text("INSERT INTO teams (id, name, created_at) VALUES (gen_random_uuid(), 'uncommitted', now())")
     )
-    try:
-        archive = ops_backup.backup(tmp_path / "backups", url=url, tls_ca=tls)
+    try:  # as the operator runs it: the command, on the instance's database
+        monkeypatch.setattr(get_settings(), "database_url", url)
+        out = CliRunner().invoke(cli, ["backup", "--out", str(tmp_path / "backups"), "--tls-ca", str(tls)])
+        assert out.exit_code == 0, out.output
+        archive = Path(out.output.strip().splitlines()[-1])
     finally:
         busy.rollback()
         busy.close()
