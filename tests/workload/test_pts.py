@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from iowatt_workload.pts import (
     IOPS_BLOCK_SIZES,
     IOPS_MIXES,
+    JOB_KEYS,
     MAX_ROUNDS,
     PtsJobError,
     parse_job,
@@ -173,3 +176,34 @@ def test_mixed_elements_and_the_tracking_value() -> None:
     ]
     assert tracking_value(p, cells) == 80.0
     assert tracking_value(p, cells[:1]) is None
+
+
+# --- fuzzing: the lease job is outside text (a server's), read by the agent and libs/policy ----------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+SMALL = st.sampled_from([1, 5, 25, 512, 4096, 131072, 1048576, 0, 100, 65, 0.5, 1.0, "auto", "iops"])
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from([*JOB_KEYS, "filename", "destructive"]),
+        JSON | SMALL | st.lists(SMALL, max_size=9),
+        max_size=8,
+    )
+)
+@settings(max_examples=100, deadline=None)
+def test_any_lease_job_reads_as_a_pts_run_or_is_refused_naming_its_key(job: dict[str, Any]) -> None:
+    try:
+        p = parse_job({**job, "mode": "pts"})
+    except PtsJobError as exc:
+        assert exc.key in (*JOB_KEYS, "filename", "destructive")
+        return
+    assert parse_job(p.as_job()) == p
+    for engine_job in planned_jobs(p, 1 << 30):  # plain strings, no path or agent-only option
+        for section in (engine_job["global"], *engine_job["jobs"]):
+            assert all(isinstance(v, str) for v in section.values())
+            assert not {"filename", "directory", "destructive", "beneath"} & set(section)
