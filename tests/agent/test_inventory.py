@@ -201,7 +201,7 @@ def test_capabilities_follow_what_is_installed(monkeypatch: Any, tmp_path: Path)
     monkeypatch.setenv("IOWATT_TPCH_MARIADB_BINDIR", str(empty))
     caps = inventory.capabilities()
     assert caps.tpch_dbms == [] and "tpch" not in caps.workload_kinds
-    assert caps.workload_kinds == ["block", "postmark", "vdbench", "heap_btree", "jobfile"]
+    assert caps.workload_kinds == ["block", "postmark", "vdbench", "heap_btree", "jobfile", "pts"]
 
 
 CAPABILITIES_PROBE = "from iowatt_agent import inventory; print(inventory.capabilities().model_dump_json())"
@@ -239,7 +239,7 @@ def test_a_root_agent_without_the_capabilities_does_not_offer_tpch() -> None:
     for dropped in ("-chown", "-setuid", "-setgid", "-chown,-setuid,-setgid"):
         caps = capabilities_in("setpriv", f"--bounding-set={dropped}")
         assert caps["tpch_dbms"] == [] and "tpch" not in caps["workload_kinds"], dropped
-        assert caps["workload_kinds"] == ["block", "postmark", "vdbench", "heap_btree", "jobfile"]
+        assert caps["workload_kinds"] == ["block", "postmark", "vdbench", "heap_btree", "jobfile", "pts"]
 
 
 @needs_root_and_tpch

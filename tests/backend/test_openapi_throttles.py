@@ -14,6 +14,8 @@ THROTTLED = {
     "POST /api/v1/auth/login": "login_throttled",
     "POST /api/v1/auth/oidc/link": "login_throttled",
     "DELETE /api/v1/auth/me": "login_throttled",
+    "POST /api/v1/auth/password": "login_throttled",
+    "POST /api/v1/auth/email": "email_change_throttled",  # and login_throttled: a dict keeps one
     "POST /api/v1/auth/email-verification": "mail_throttled",
     "POST /api/v1/auth/password-reset": "reset_throttled",
     "POST /api/v1/teams/{team_id}/invitations": "invitations_throttled",

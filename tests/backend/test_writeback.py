@@ -166,9 +166,8 @@ def small_writeback_text() -> str:
     return text
 
 
-def test_random_against_skip_as_the_writeback_view(
-    client: TestClient, session: Session, tmp_path: Path
-) -> None:
+def writeback_run(client: TestClient, session: Session, u: Any, tmp_path: Path) -> uuid.UUID:
+    """A run of the writeback preset at a small size, its document the real engine's."""
     text = small_writeback_text()
     spec = with_facts(WorkloadSpec(kind="jobfile", jobfile=JobfileSpec(text=text)))
     job = tmp_path / "wb.fio"
@@ -177,9 +176,16 @@ def test_random_against_skip_as_the_writeback_view(
         [str(ENGINE), "--output-format=json", str(job)], capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    u = create_user(session)
     run_id, r = upload(client, session, u, json.loads(out.stdout), spec, preset="writeback")
     assert r.status_code == 201, r.text
+    return run_id
+
+
+def test_random_against_skip_as_the_writeback_view(
+    client: TestClient, session: Session, tmp_path: Path
+) -> None:
+    u = create_user(session)
+    run_id = writeback_run(client, session, u, tmp_path)
     t = client.get(
         "/api/v1/views/table", params={"view": "writeback", "runs": str(run_id)}, headers=u.headers
     )

@@ -6,7 +6,6 @@ host in clear: only their sha256 is reported (enough to recognise the same devic
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import re
@@ -19,6 +18,7 @@ from iowatt_policy import ReportedPolicy
 
 from . import topology
 from .engine_features import engine_features
+from .hostfacts import _clean, _read, hash_serial, read_mem_bytes
 from .protocol import wire_protocol
 from .schemas import BlockDevice, Capabilities, CpuInfo, Inventory, Mount, OsInfo, PolicyReport
 
@@ -66,33 +66,12 @@ HYPERVISOR_DMI = [
 ]
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(errors="replace").strip()
-    except OSError:
-        return None
-
-
 def _read_int(path: Path) -> int | None:
     value = _read(path)
     try:
         return int(value) if value is not None else None
     except ValueError:
         return None
-
-
-def _clean(value: str | None) -> str | None:
-    if value is None:
-        return None
-    value = " ".join(value.split())
-    return value or None
-
-
-def hash_serial(serial: str | None) -> str | None:
-    serial = _clean(serial)
-    if not serial:
-        return None
-    return hashlib.sha256(serial.encode()).hexdigest()
 
 
 def parse_scheduler(text: str | None) -> str | None:
@@ -220,13 +199,6 @@ def read_cpu(root: Path = Path("/")) -> CpuInfo:
             model = _clean(value)
             break
     return CpuInfo(model=model, cores=os.cpu_count() or 1)
-
-
-def read_mem_bytes(root: Path = Path("/")) -> int:
-    for line in (_read(root / "proc" / "meminfo") or "").splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def read_distro(root: Path = Path("/")) -> str | None:

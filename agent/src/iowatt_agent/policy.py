@@ -242,7 +242,7 @@ def redacted(spec: str) -> str:
 
 def device_facts(target: Target, sys_root: Path = Path("/")) -> Target:
     """A device target with the model, serial hash and size of the device its link points at."""
-    from .inventory import hash_serial
+    from .hostfacts import hash_serial
 
     if target.kind != "device":
         return target
@@ -307,7 +307,7 @@ def report(
     targets with their facts (devices: model, serial hash, size; directories: free inodes), each
     meter's idle baseline (its own, else `idle_s`: the agent's setting) and the host's MemTotal,
     which the default memory limit derives from (read here when not given)."""
-    from .inventory import read_mem_bytes
+    from .hostfacts import read_mem_bytes
 
     return ReportedPolicy.from_policy(
         policy,

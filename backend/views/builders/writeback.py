@@ -27,9 +27,9 @@ def _writeback(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
             _col(
                 f"bw_{i}",
                 f"{r.info.label} (MB/s)",
-                "B/s",
+                None,  # rows of two units: MB/s, and × in the last (each cell says its own)
                 f"write bandwidth of {r.info.name} in MB/s = 10^6 B/s; buffered jobs timed through their "
-                "final fsync",
+                "final fsync; the last row the skip ÷ random ratio",
                 run_id=r.run.id,
             ),
             _col(f"iops_{i}", f"{r.info.label} (IOPS)", "IO/s", "writes per second", run_id=r.run.id),
@@ -38,7 +38,7 @@ def _writeback(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> V
     for name, label in WB_TESTS:
         cells = [_cell(label)]
         for r in runs:
-            cells += [_cell(_write(r, name, "bw_bytes")), _cell(_write(r, name, "iops"))]
+            cells += [_cell(_write(r, name, "bw_bytes"), unit="B/s"), _cell(_write(r, name, "iops"))]
         rows.append(ViewRow(group=None, cells=cells))
     ratio = [_cell("Skip ÷ completely random (the article: 5×)")]
     for r in runs:

@@ -21,6 +21,10 @@ export const keys = {
     oidc: () => ["auth", "oidc"] as const,
     adminUsers: (q: string) => ["auth", "admin-users", { q }] as const,
   },
+  /** the server's version (the footer) */
+  health: {
+    version: () => ["health", "version"] as const,
+  },
   campaigns: {
     all: () => ["campaigns"] as const,
     list: (teamId?: string) => ["campaigns", "list", teamId ?? "all"] as const,
