@@ -87,6 +87,15 @@ tests/oidc/provider/node_modules/.installed: tests/oidc/provider/package.json te
 ops-test-tools:
 	@bash scripts/install-ops-test-tools.sh
 
+# helm, built from its Go module (~7 CPU-minutes cold, so not part of make test: tests/deploy/test_helm.py
+# checks the committed rendering without it), and that rendering written again after a chart change
+.PHONY: helm helm-render
+helm:
+	@bash scripts/install-ops-test-tools.sh helm
+helm-render: helm
+	helm template iowatt deploy/helm/iowatt --values deploy/helm/iowatt/ci/test-values.yaml \
+		--kube-version 1.30.0 > deploy/helm/rendered-test-values.yaml
+
 engine: deps-system-run
 	$(MAKE) -C agent/engine -j$(BUILD_JOBS)
 

@@ -5,9 +5,9 @@
 #             one binary taken from Debian's `prometheus` package (apt-get download, unpacked:
 #             installing the package would add a Prometheus server and its web assets)
 #   helm      deploy/helm (`helm lint`, `helm template`): built from its Go module with the
-#             machine's Go (no release binary can be downloaded here). A cold build takes minutes
-#             of CPU; the result is kept in IOWATT_TOOLS_CACHE, so every later clone and clean CI
-#             run on this machine only copies it (docs/adr/0042-deployment-checks.md)
+#             machine's Go (no release binary can be downloaded here) by `make helm` only (a cold
+#             build is ~7 CPU-minutes); the result is kept in IOWATT_TOOLS_CACHE and installed by
+#             every later run on this machine (docs/adr/0042-deployment-checks.md)
 #   caddy     the several-API-process topology of the load smoke test (deploy/caddy): the binary
 #             of Debian's `caddy` package, unpacked as promtool's (the package adds a service)
 set -euo pipefail
@@ -43,6 +43,12 @@ if ! "$BIN/caddy" version 2>/dev/null | grep -q "^v\{0,1\}$CADDY_VERSION"; then
   debian_binary caddy caddy
 fi
 
+# helm: only `make helm` (this script's argument `helm`) builds it, a cold build being ~7 CPU-minutes
+# (make test's whole set-up is under one); without it tests/deploy/test_helm.py checks the committed
+# rendering. A build already in the cache is installed either way.
+if [ "${1:-}" != helm ] && [ ! -x "$CACHE/helm-$HELM_VERSION" ]; then
+  exit 0
+fi
 # (a helm built from its module says only "v4.3" of its version: the cached build is the reference)
 if ! { [ -x "$CACHE/helm-$HELM_VERSION" ] && cmp -s "$CACHE/helm-$HELM_VERSION" "$BIN/helm"; }; then
   # one build at a time on a machine: a second `make deps` waits for the first one's
