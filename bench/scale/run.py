@@ -121,7 +121,8 @@ class Cluster:
         if self.explain:
             opts += (
                 " -c shared_preload_libraries=auto_explain -c auto_explain.log_min_duration=20"
-                " -c auto_explain.log_analyze=on -c auto_explain.log_buffers=on -c auto_explain.log_timing=off"
+                " -c auto_explain.log_analyze=on -c auto_explain.log_buffers=on -c "
+                "auto_explain.log_timing=off"
             )
         log = self.data / "server.log"
         if log.exists():
@@ -311,7 +312,8 @@ def seed(c: Cluster, n_runs: int, chunk: int = 50_000) -> dict[str, Any]:
         t1 = time.monotonic()
         cur.execute(
             "INSERT INTO runs (id, team_id, name, status, agent_id, device_id, workload_id, workload_spec, "
-            "preset, target_path, attempt, cancel_requested, created_at, started_at, finished_at, created_by, "
+            "preset, target_path, attempt, cancel_requested, created_at, "
+            "started_at, finished_at, created_by, "
             "error) "
             "SELECT s.id, s.team_id, k.label || ' on ' || a.name || ' #' || s.i, s.status, s.agent_id, "
             "s.device_id, k.workload_id, k.spec, k.preset, '/srv/bench', 1, false, to_timestamp(s.created), "
@@ -324,7 +326,8 @@ def seed(c: Cluster, n_runs: int, chunk: int = 50_000) -> dict[str, Any]:
         cur.execute(
             "INSERT INTO run_results (run_id, upload_id, engine_result, engine_exit_code, agent_version, "
             "started_at, finished_at, uploaded_at) "
-            "SELECT s.id, gen_random_uuid(), '{\"jobs\": []}', 0, 'bench', to_timestamp(s.created + s.start_s), "
+            "SELECT s.id, gen_random_uuid(), '{\"jobs\": []}', 0, 'bench', "
+            "to_timestamp(s.created + s.start_s), "
             "to_timestamp(s.created + s.start_s + s.run_s), to_timestamp(s.created + s.start_s + s.run_s) "
             "FROM scale_stage s WHERE s.status = 'succeeded' ORDER BY s.i"
         )
@@ -385,7 +388,8 @@ def measure(c: Cluster, meta: dict[str, Any], args: argparse.Namespace) -> dict[
     with psycopg.connect(c.dsn()) as conn:
         team = uuid.UUID(meta["teams"][0])
         some = conn.execute(
-            "SELECT agent_id, device_id, workload_id FROM runs WHERE team_id = %s AND workload_id IS NOT NULL "
+            "SELECT agent_id, device_id, workload_id FROM runs WHERE team_id = %s "
+            "AND workload_id IS NOT NULL "
             "ORDER BY created_at DESC LIMIT 1",
             (team,),
         ).fetchone()
@@ -465,7 +469,8 @@ def measure(c: Cluster, meta: dict[str, Any], args: argparse.Namespace) -> dict[
                     out["cases"][name] = res
                     print(
                         f"{name:48s} p50 {res['p50_ms']:7.1f} ms  p95 {res['p95_ms']:7.1f} ms  p99 "
-                        f"{res['p99_ms']:7.1f} ms  API CPU {res['api_cpu_ms']:6.1f} ms  load {res['load']:.1f}",
+                        f"{res['p99_ms']:7.1f} ms  API CPU {res['api_cpu_ms']:6.1f} ms  load "
+                        f"{res['load']:.1f}",
                         flush=True,
                     )
                 with httpx.Client(timeout=120) as plain:
@@ -511,8 +516,10 @@ def main() -> int:
             return 0
         with psycopg.connect(c.dsn()) as conn:
             sizes = conn.execute(
-                "SELECT relname, n_live_tup, pg_size_pretty(pg_total_relation_size(relid)) FROM pg_stat_user_tables "
-                "WHERE relname IN ('runs', 'result_jobs', 'run_results', 'run_tags', 'series_runs') ORDER BY 1"
+                "SELECT relname, n_live_tup, "
+                "pg_size_pretty(pg_total_relation_size(relid)) FROM pg_stat_user_tables "
+                "WHERE relname IN ('runs', 'result_jobs', 'run_results', 'run_tags', "
+                "'series_runs') ORDER BY 1"
             ).fetchall()
         print("tables:", ", ".join(f"{n} {rows:,} rows {size}" for n, rows, size in sizes))
         res = measure(c, meta, args)
