@@ -32,6 +32,7 @@ from backend.workload.kinds.block import SHORTEN_MIN as SHORTEN_MIN
 from backend.workload.kinds.block import JobSpec as JobSpec
 from backend.workload.kinds.heap_btree import HB_MAX_RECORDS as HB_MAX_RECORDS
 from backend.workload.kinds.heap_btree import HeapBtreeSpec as HeapBtreeSpec
+from backend.workload.kinds.innodb_flush import InnodbFlushSpec as InnodbFlushSpec
 from backend.workload.kinds.jobfile import JobfileSpec as JobfileSpec
 from backend.workload.kinds.postmark import PostmarkSpec as PostmarkSpec
 from backend.workload.kinds.pts import PtsSpec as PtsSpec
@@ -51,7 +52,8 @@ class WorkloadSpec(InputSchema):
         description="block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file "
         f"set (vdbench); tpch: {TPCH_LABEL}, on a private DBMS (tpch); heap_btree: the P3608 "
         "report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile); pts: a SNIA PTS "
-        "run on a raw device: purge, preconditioning, rounds until steady state (pts)",
+        "run on a raw device: purge, preconditioning, rounds until steady state (pts); innodb_flush: the "
+        "InnoDB flushing-policy matrix, sysbench oltp_write_only on a private MariaDB (innodb_flush)",
     )
     jobs: list[JobSpec] = Field(
         default_factory=list,
@@ -77,6 +79,11 @@ class WorkloadSpec(InputSchema):
     )
     pts: PtsSpec | None = Field(
         None, validate_default=True, description="kind pts only (a SNIA PTS run, docs/pts.md, ADR 0046)"
+    )
+    innodb_flush: InnodbFlushSpec | None = Field(
+        None,
+        validate_default=True,
+        description="kind innodb_flush only (the InnoDB flushing-policy matrix, docs/innodb-flush.md)",
     )
     scaled_by: float | None = Field(
         None,
@@ -192,7 +199,7 @@ class WorkloadSpec(InputSchema):
 # Changing WorkloadSpec or JobSpec: bump SPEC_VERSION and add the upgrade from the previous
 # version to _UPGRADES (a renamed field is moved there, a removed one dropped).
 
-SPEC_VERSION = 6
+SPEC_VERSION = 7
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: lambda doc: doc,  # version 1 is version 0 with a version number: nothing moves
     # version 2 adds job options (bssplit, rate_iops, random_distribution, fsync_every, sync,
@@ -208,6 +215,8 @@ _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     4: lambda doc: doc,
     # version 6 adds kind pts with its pts (null for every earlier kind: nothing moves)
     5: lambda doc: doc,
+    # version 7 adds kind innodb_flush with its innodb_flush (null for every earlier kind: nothing moves)
+    6: lambda doc: doc,
 }
 
 

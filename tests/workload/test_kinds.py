@@ -21,7 +21,7 @@ MODES = {entry["kind"]: entry["mode"] for entry in VECTORS["kinds"]}
 
 
 def test_the_library_holds_the_vectors_kinds_each_once() -> None:
-    assert len(set(KINDS)) == len(KINDS) == 7
+    assert len(set(KINDS)) == len(KINDS) == 8
     assert list(WORKLOAD_KINDS) == KINDS
     assert KIND_MODES == MODES
     modes = [m for m in MODES.values()]

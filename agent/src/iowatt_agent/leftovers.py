@@ -22,7 +22,8 @@ exactly that name is removed with everything in it, links removed as links, neve
 heap-btree and TPC-H leases leave their job as `<state>/jobs/<run_id>.heap-btree` /
 `.tpch`: the engine (`--directory=<target>/iowatt-<run_id>`) or the TPC-H child (`--job=<that
 file>`) still running is killed, then a TPC-H run's private DBMS (postgres / mariadbd processes
-working inside `<target>/iowatt-tpch-<run_id>`), then the run directory is removed.
+working inside `<target>/iowatt-tpch-<run_id>`), then the run directory is removed. An InnoDB
+flushing-policy lease (`.innodb-flush`) is the same with `<target>/iowatt-innodb-<run_id>`.
 """
 
 from __future__ import annotations
@@ -39,10 +40,13 @@ from iowatt_policy import Policy
 
 from .config import ConfigError
 from .filework import SUFFIXES, remove_run_dir, run_dir_name
+from .innodb.lease import run_dir_name as innodb_run_dir_name
 from .policy import load_policy
 from .runner import cleanup_target
 from .tpch.lease import remove_instance
 from .tpch.lease import run_dir_name as tpch_run_dir_name
+
+DBMS_RUN_DIRS = {".tpch": tpch_run_dir_name, ".innodb-flush": innodb_run_dir_name}
 
 log = logging.getLogger("iowatt_agent.loop")
 
@@ -77,8 +81,9 @@ def remove_leftovers(state_dir: Path) -> list[Path]:
         run_id = _run_id(text_file.stem)
         if run_id is None or not text_file.is_file() or text_file.is_symlink():
             continue
-        tpch = text_file.suffix == ".tpch"
-        name = tpch_run_dir_name(str(run_id)) if tpch else run_dir_name(str(run_id))
+        # a private DBMS's run (TPC-H's, the InnoDB flushing matrix's): its own directory name and helper
+        tpch = text_file.suffix in DBMS_RUN_DIRS
+        name = DBMS_RUN_DIRS[text_file.suffix](str(run_id)) if tpch else run_dir_name(str(run_id))
         _kill_orphan_engine(text_file, run_dir=name)
         if policy is None:
             continue  # kept: it names the run whose directory goes once the policy reads

@@ -9,6 +9,7 @@ from iowatt_workload import WORKLOAD_KINDS, WorkloadKind
 from backend.workload.kinds.base import FileFacts, Kind, ParseOnly
 from backend.workload.kinds.block import Block
 from backend.workload.kinds.heap_btree import HeapBtree
+from backend.workload.kinds.innodb_flush import InnodbFlush
 from backend.workload.kinds.jobfile import Jobfile
 from backend.workload.kinds.postmark import Postmark
 from backend.workload.kinds.pts import Pts
@@ -16,7 +17,7 @@ from backend.workload.kinds.tpch import Tpch
 from backend.workload.kinds.vdbench import Vdbench
 
 KINDS: dict[WorkloadKind, Kind] = {
-    k.name: k for k in (Block(), Postmark(), Vdbench(), Tpch(), HeapBtree(), Jobfile(), Pts())
+    k.name: k for k in (Block(), Postmark(), Vdbench(), Tpch(), HeapBtree(), Jobfile(), Pts(), InnodbFlush())
 }
 if tuple(KINDS) != WORKLOAD_KINDS:  # pragma: no cover - a kind added on one side only
     raise RuntimeError(f"the server's workload kinds {tuple(KINDS)} are not libs/workload's {WORKLOAD_KINDS}")

@@ -62,7 +62,7 @@ class FileFacts(InputSchema):
     them when the workload was saved or the run queued; a TPC-H workload's from libs/workload's
     tpch_facts (the one TPC-H bound). Set by the server; a value sent is replaced."""
 
-    mode: Literal["postmark", "vdbench", "heap-btree", "tpch"]
+    mode: Literal["postmark", "vdbench", "heap-btree", "tpch", "innodb-flush"]
     threads: int = Field(description="threads running at once")
     max_block_bytes: int = Field(description="largest read or write transfer, bytes")
     bytes_written_max: int | None = Field(

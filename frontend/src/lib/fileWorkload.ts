@@ -13,7 +13,8 @@ export type WorkloadKind =
   | "tpch"
   | "heap_btree"
   | "jobfile"
-  | "pts";
+  | "pts"
+  | "innodb_flush";
 
 /** PostMark's `set` commands, structured (the server's PostmarkSpec). */
 export type PostmarkSpec = components["schemas"]["PostmarkSpec"];
@@ -55,6 +56,7 @@ export const KIND_LABEL: Record<WorkloadKind, string> = {
   heap_btree: "heap / B-tree",
   jobfile: "fio job file",
   pts: "SNIA PTS",
+  innodb_flush: "InnoDB flushing policy",
 };
 
 /** The engine's facts stored with a spec (the server's `--parse-only`), when there are any. */

@@ -36,12 +36,15 @@ export function describeWorkload(w: Described | null | undefined): string {
     return n ? `fio job file: ${n} job${n === 1 ? "" : "s"}` : "fio job file";
   }
   if (w?.kind === "pts") return w.pts ? `SNIA PTS ${w.pts.test}` : "SNIA PTS";
+  if (w?.kind === "innodb_flush") return "InnoDB flushing policy (sysbench on MariaDB)";
   const jobs = w?.jobs ?? [];
   const first = jobs[0];
   if (!first) return "—";
   // an uploaded TPC-H result's jobs[0] (the agent builds one named tpch, rw "tpch")
   if (jobs.length === 1 && (first.rw as string) === "tpch") return "TPC-H-derived";
   if (jobs.length === 1 && first.name === "heap-btree") return "heap / B-tree sweep";
+  if (jobs.length === 1 && (first.rw as string) === "innodb-flush")
+    return "InnoDB flushing policy (sysbench on MariaDB)";
   return jobs.length === 1 ? describeJob(first) : `${jobs.length} jobs: ${namesInBrief(jobs)}`;
 }
 

@@ -12,6 +12,7 @@ from iowatt_workload import WORKLOAD_KINDS, WorkloadKind, kind_of_mode
 from .base import Runner
 from .block import BlockRunner
 from .heap_btree import HeapBtreeRunner
+from .innodb_flush import InnodbFlushRunner
 from .jobfile import JobfileRunner
 from .postmark import PostmarkRunner
 from .pts import PtsRunner
@@ -28,6 +29,7 @@ RUNNERS: dict[WorkloadKind, Runner] = {
         HeapBtreeRunner(),
         JobfileRunner(),
         PtsRunner(),
+        InnodbFlushRunner(),
     )
 }
 if tuple(RUNNERS) != WORKLOAD_KINDS:  # pragma: no cover - a kind added on one side only

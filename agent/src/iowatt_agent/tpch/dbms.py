@@ -335,6 +335,7 @@ class MariaDB(Instance):
     mariadbd: Path = Path()
     install_db: Path = Path()
     files_dir: Path = Path("gen")
+    database: str = "tpch"  # made at start, then every connection's (a constant, never the server's)
 
     @classmethod
     def create(cls, directory: Path, buffer_pool_bytes: int) -> MariaDB:
@@ -355,6 +356,10 @@ class MariaDB(Instance):
             "--innodb-flush-log-at-trx-commit=1",
             "--innodb-doublewrite=1",
         ]
+
+    def _log_options(self) -> list[str]:
+        """The binary log: off for TPC-H (the InnoDB flushing matrix turns it on)."""
+        return ["--skip-log-bin"]
 
     def start(self) -> None:
         os.mkdir(LOCAL, 0o700)
@@ -391,7 +396,7 @@ class MariaDB(Instance):
                 f"--log-error={self.log}",
                 "--local-infile=0",  # the client never sends a file: the server reads the data
                 f"--secure-file-priv={files}",  # ... from the generator's directory only
-                "--skip-log-bin",
+                *self._log_options(),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -416,7 +421,7 @@ class MariaDB(Instance):
             cur = conn.cursor()
             cur.execute("SELECT VERSION()")
             self.version = f"MariaDB {cur.fetchone()[0]}"
-            cur.execute("CREATE DATABASE tpch")
+            cur.execute(f"CREATE DATABASE {self.database}")
         finally:
             conn.close()
 
@@ -429,7 +434,7 @@ class MariaDB(Instance):
             password="",
             local_infile=False,  # never: whoever answers on the socket could ask for any file
             autocommit=True,
-            database="tpch" if self.version else None,
+            database=self.database if self.version else None,
         )
         return conn
 

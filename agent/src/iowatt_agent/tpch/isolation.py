@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .options import RUN_DIR_PREFIX
+from .options import DBMS_RUN_DIR_PREFIXES
 
 TPCH_USER = "iowatt-tpch"
 PACKAGE_USERS = {"postgresql": "postgres", "mariadb": "mysql"}
@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("usage: python -m iowatt_agent.tpch.isolation remove TARGET NAME\n")
         return 2
     target, name = args[1], args[2]
-    if not name.startswith(RUN_DIR_PREFIX) or "/" in name or name in (".", ".."):
+    if not name.startswith(DBMS_RUN_DIR_PREFIXES) or "/" in name or name in (".", ".."):
         sys.stderr.write(f"not a TPC-H run directory: {name!r}\n")
         return 2
     if os.path.realpath(target) != target:

@@ -47,7 +47,7 @@ from iowatt_policy import job_value
 from iowatt_workload import TPCH_DEFAULT_BUFFER_POOL_BYTES, TPCH_LABEL, tpch_facts, tpch_min_streams
 
 from ..filework import FileJobRefused, FileRun, write_text
-from .options import DEFAULT_QUERY_TIMEOUT_S, RUN_DIR_PREFIX, TpchOptions
+from .options import DBMS_RUN_DIR_PREFIXES, DEFAULT_QUERY_TIMEOUT_S, RUN_DIR_PREFIX, TpchOptions
 
 log = logging.getLogger("iowatt_agent.tpch")
 
@@ -178,8 +178,8 @@ def remove_instance(target: Path, name: str) -> bool:
     (never following a link), as its owner when that is the TPC-H user. A fresh process does it:
     it forks and drops privileges, which the agent's own threaded process must not. True when
     there was something to remove."""
-    if not name.startswith(RUN_DIR_PREFIX) or "/" in name:
-        raise ValueError(f"not a TPC-H run directory: {name!r}")
+    if not name.startswith(DBMS_RUN_DIR_PREFIXES) or "/" in name:
+        raise ValueError(f"not a private DBMS's run directory: {name!r}")
     from .isolation import clean_env
 
     done = subprocess.run(

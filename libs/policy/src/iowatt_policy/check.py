@@ -21,6 +21,18 @@ from iowatt_workload import (
     MiB,
     tpch_min_streams,
 )
+from iowatt_workload.innodb import (
+    INNODB_BUFFER_POOL_BYTES_MAX,
+    INNODB_BUFFER_POOL_BYTES_MIN,
+    INNODB_DEFAULT_BUFFER_POOL_BYTES,
+    INNODB_SECONDS_MAX,
+    INNODB_SECONDS_MIN,
+    INNODB_TABLE_SIZE_MAX,
+    INNODB_TABLES_MAX,
+    INNODB_THREADS_MAX,
+    INNODB_WARMUP_S_MAX,
+    parse_settings,
+)
 from iowatt_workload.pts import REGION_ALIGN as PTS_REGION_ALIGN
 from iowatt_workload.pts import PtsJobError
 from iowatt_workload.pts import parse_job as parse_pts_job
@@ -52,6 +64,7 @@ from .memory import (
     ENGINE_WRITE_POOL_BYTES,
     MemoryBound,
     file_workload_memory,
+    innodb_flush_memory,
     random_map_bytes,
     thread_bytes,
     tpch_memory,
@@ -67,7 +80,7 @@ from .model import (
     effective_max_files,
     effective_max_memory,
 )
-from .modes import MODES, PTS, TPCH
+from .modes import INNODB_FLUSH, MODES, PTS, TPCH
 from .options import FROZEN_OPTIONS, EngineOptions
 
 # ADR 0009 §3: stable rule ids, shown on failed runs and in the server's 422.
@@ -994,7 +1007,11 @@ def _check_job_memory(
     if limit.value is None:
         return []
     bound: MemoryBound | None
-    if mode == TPCH_MODE:
+    if mode == INNODB_MODE:
+        threads = _plain_number(engine_job.get("threads"), integer=True) or 1
+        pool = _plain_number(engine_job.get("buffer_pool_bytes"), integer=True)
+        bound = innodb_flush_memory(int(pool or INNODB_DEFAULT_BUFFER_POOL_BYTES), int(threads))
+    elif mode == TPCH_MODE:
         sf = _plain_number(engine_job.get("scale_factor"), integer=False) or 1.0
         streams = _plain_number(engine_job.get("streams"), integer=True)
         pool = _plain_number(engine_job.get("buffer_pool_bytes"), integer=True)
@@ -1110,6 +1127,8 @@ def _check_bytes_written(limit: int, target: Target | None, jobs: list[_Job]) ->
 # run by the engine in a directory target (a job file is a block job once parsed: any target)
 FILE_MODES = tuple(m for m, rules in MODES.items() if rules.engine and not rules.block)
 TPCH_MODE = TPCH.mode  # a private DBMS started by the agent in a directory target
+INNODB_MODE = INNODB_FLUSH.mode  # the same, under sysbench (libs/workload innodb.py)
+DBMS_MODES = (TPCH_MODE, INNODB_MODE)  # modes that start a DBMS: the host's allowed_dbms decides
 JOB_MODES = tuple(MODES)
 MAX_FILE_JOB_CHARS = 64 * 1024  # a command / parameter file (the server's bound too)
 MAX_SCALE = 1000.0  # the engine's bound of --scale
@@ -1195,6 +1214,38 @@ _VALUE_RULES: dict[str, tuple[str, Any]] = {
 }
 
 
+# the InnoDB flushing matrix's keys (libs/workload innodb.py's bounds); its buffer pool's bounds are
+# its own, not TPC-H's
+_INNODB_RULES: dict[str, tuple[str, Any]] = {
+    "settings": (
+        "F:S pairs, comma-separated, each once (F 0, 1 or 2; S 0 or 1)",
+        lambda v: _innodb_settings(v),
+    ),
+    **{
+        key: (
+            f"an integer from {low} to {high}",
+            lambda v, low=low, high=high: _in(v, low, high, integer=True),
+        )
+        for key, (low, high) in {
+            "tables": (1, INNODB_TABLES_MAX),
+            "table_size": (1, INNODB_TABLE_SIZE_MAX),
+            "threads": (1, INNODB_THREADS_MAX),
+            "seconds": (INNODB_SECONDS_MIN, INNODB_SECONDS_MAX),
+            "warmup_s": (0, INNODB_WARMUP_S_MAX),
+            "buffer_pool_bytes": (INNODB_BUFFER_POOL_BYTES_MIN, INNODB_BUFFER_POOL_BYTES_MAX),
+        }.items()
+    },
+}
+
+
+def _innodb_settings(value: object) -> bool:
+    try:
+        parse_settings(value)
+    except ValueError:
+        return False
+    return True
+
+
 def _in(value: object, low: float, high: float, *, integer: bool = False, open_low: bool = False) -> bool:
     number = _plain_number(value, integer=integer)
     if number is None:
@@ -1261,7 +1312,7 @@ def _file_job_shape(engine_job: dict[str, Any]) -> tuple[str | None, list[Violat
         if MODES[mode].text_values and not isinstance(value, str):
             found.append(Violation(OPTION_NOT_ALLOWED, field, f"{key} must be a string", f"fix {key}"))
             continue
-        what, ok = _VALUE_RULES[key]
+        what, ok = _INNODB_RULES[key] if mode == INNODB_MODE else _VALUE_RULES[key]
         if not ok(value):
             found.append(
                 Violation(
@@ -1436,18 +1487,22 @@ def _check_file_run(
     found.extend(shape)
     if mode == TPCH_MODE:
         found.extend(_check_dbms(policy, engine_job.get("dbms")))
-    if mode == TPCH_MODE and not shape:
+    if mode == INNODB_MODE:  # its DBMS is MariaDB, always
+        found.extend(_check_dbms(policy, "mariadb", "workload.innodb_flush", "an InnoDB flushing-policy run"))
+    if mode in DBMS_MODES and not shape:
         found.extend(_check_job_memory(policy, mode, engine_job, facts))  # from the job alone
     if mode is not None and facts is not None and not shape:
         found.extend(_check_file_limits(policy, mode, facts))
         same_mode = not (isinstance(facts, dict) and facts.get("mode") not in (None, mode))
-        if same_mode and mode != TPCH_MODE:  # a TPC-H run's files are its DBMS's own few hundred
+        if same_mode and mode not in DBMS_MODES:  # a DBMS's files are its own few hundred
             found.extend(_check_job_memory(policy, mode, engine_job, facts))
             found.extend(_check_files(policy, policy.target(target_path), mode, facts))
     return found
 
 
-def _check_dbms(policy: ReportedPolicy, dbms: object) -> list[Violation]:
+def _check_dbms(
+    policy: ReportedPolicy, dbms: object, field: str = "workload.tpch.dbms", what: str = "a TPC-H run"
+) -> list[Violation]:
     """Starting a DBMS runs its programs on the host: only one the host consented to."""
     if dbms not in KNOWN_DBMS:
         return []  # the shape's violation names it
@@ -1457,8 +1512,8 @@ def _check_dbms(policy: ReportedPolicy, dbms: object) -> list[Violation]:
     return [
         Violation(
             DBMS_NOT_ALLOWED,
-            "workload.tpch.dbms",
-            f"a TPC-H run starts a private {dbms} server on the host, which has not consented to it "
+            field,
+            f"{what} starts a private {dbms} server on the host, which has not consented to it "
             f"(allowed DBMSs: {allowed})",
             f"iowatt-agent targets allow-dbms {dbms}",
         )

@@ -204,3 +204,17 @@ def tpch_memory(dbms: str, buffer_pool_bytes: int | None, streams: int) -> Memor
         "workload.tpch",  # the generator is the same at any scale factor or pool
         f"the TPC-H data generator (DuckDB, memory_limit {TPCH_GENERATOR_MEMORY_LIMIT_BYTES / GiB:g} GiB)",
     )
+
+
+def innodb_flush_memory(buffer_pool_bytes: int, threads: int) -> MemoryBound:
+    """The memory bound of an InnoDB flushing-policy run: MariaDB's (its pool +10 %, its base, a
+    connection per sysbench thread and the agent's own) plus sysbench's few MiB per thread."""
+    row = DBMS_MEMORY["mariadb"]
+    server = int(buffer_pool_bytes * (1 + row.pool_overhead)) + row.base_bytes
+    total = server + (threads + 1) * (row.per_connection_bytes + SYSBENCH_PER_THREAD_BYTES)
+    what = f"a mariadb buffer pool of {buffer_pool_bytes} bytes and {threads} sysbench threads ({row.why})"
+    return MemoryBound(total, "workload.innodb_flush.buffer_pool_bytes", what)
+
+
+# sysbench's Lua state and its client connection's buffers per thread
+SYSBENCH_PER_THREAD_BYTES = 4 * MiB

@@ -110,8 +110,29 @@ PTS = JobMode(
     engine=False,  # the agent's child runs it, each round an engine block job on a device target
 )
 
+INNODB_FLUSH = JobMode(
+    mode="innodb-flush",
+    kind="innodb_flush",
+    # the InnoDB flushing-policy matrix (libs/workload innodb.py): a private MariaDB, as TPC-H's,
+    # under sysbench; every value an integer in its bound, the settings "F:S" pairs
+    keys={
+        "settings": ("workload.innodb_flush.settings", True),
+        "tables": ("workload.innodb_flush.tables", True),
+        "table_size": ("workload.innodb_flush.table_size", True),
+        "threads": ("workload.innodb_flush.threads", True),
+        "seconds": ("workload.innodb_flush.seconds", True),
+        "warmup_s": ("workload.innodb_flush.warmup_s", False),
+        "buffer_pool_bytes": ("workload.innodb_flush.buffer_pool_bytes", False),
+    },
+    limit_fields=("workload.innodb_flush.threads", "workload.innodb_flush", "workload.innodb_flush.seconds"),
+    text_values=False,
+    engine=False,  # the agent's child: a private MariaDB and sysbench, as the DBMS's user
+)
+
 # every mode once, engine modes first (the order messages list them in)
-MODES: dict[str, JobMode] = {m.mode: m for m in (POSTMARK, VDBENCH, HEAP_BTREE, JOBFILE, PTS, TPCH)}
+MODES: dict[str, JobMode] = {
+    m.mode: m for m in (POSTMARK, VDBENCH, HEAP_BTREE, JOBFILE, PTS, TPCH, INNODB_FLUSH)
+}
 _EXPECTED = {kind: mode for kind, mode in KIND_MODES.items() if mode is not None}
 if {m.kind: m.mode for m in MODES.values()} != _EXPECTED:  # pragma: no cover - a kind added on one side
     raise RuntimeError(f"libs/policy's job modes {sorted(MODES)} are not libs/workload's {_EXPECTED}")

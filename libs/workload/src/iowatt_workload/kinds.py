@@ -15,14 +15,16 @@ engine's JSON job file). A `jobfile` workload is a fio job file's text (ADR 0029
 is `{"mode": "jobfile", "text": ...}`, which the agent turns into a block job file from the
 engine's own parse of it. A `pts` workload is a SNIA PTS run on a raw device (ADR 0046): its lease
 job `{"mode": "pts", ...}` is run by the agent's child, which runs each round as an engine block job
-(`pts.py` owns the rule, the matrices and the jobs).
+(`pts.py` owns the rule, the matrices and the jobs). An `innodb_flush` workload is the InnoDB
+flushing-policy matrix on a private MariaDB (`innodb.py`): its lease job `{"mode": "innodb-flush",
+...}` is run by the agent's child.
 """
 
 from __future__ import annotations
 
 from typing import Final, Literal
 
-WorkloadKind = Literal["block", "postmark", "vdbench", "tpch", "heap_btree", "jobfile", "pts"]
+WorkloadKind = Literal["block", "postmark", "vdbench", "tpch", "heap_btree", "jobfile", "pts", "innodb_flush"]
 
 # every kind once, in the order the UI lists them
 WORKLOAD_KINDS: Final[tuple[WorkloadKind, ...]] = (
@@ -33,6 +35,7 @@ WORKLOAD_KINDS: Final[tuple[WorkloadKind, ...]] = (
     "heap_btree",
     "jobfile",
     "pts",
+    "innodb_flush",
 )
 
 # a kind's lease job "mode" (None: a block job file, which has none)
@@ -44,6 +47,7 @@ KIND_MODES: Final[dict[WorkloadKind, str | None]] = {
     "heap_btree": "heap-btree",
     "jobfile": "jobfile",
     "pts": "pts",
+    "innodb_flush": "innodb-flush",
 }
 
 
