@@ -207,3 +207,37 @@ def test_any_lease_job_reads_as_a_pts_run_or_is_refused_naming_its_key(job: dict
         for section in (engine_job["global"], *engine_job["jobs"]):
             assert all(isinstance(v, str) for v in section.values())
             assert not {"filename", "directory", "destructive", "beneath"} & set(section)
+
+
+PLAN: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[2] / "libs" / "workload" / "testdata" / "pts_plan.json").read_text()
+)
+
+
+@pytest.mark.parametrize("v", PLAN["cases"], ids=lambda v: v["name"])
+def test_plan_vectors_are_the_servers_reading_of_a_run(v: dict[str, Any]) -> None:
+    """What the New run form shows before queueing (frontend/src/lib/pts.ts reads the same
+    vectors) is what the server makes of the run: its scale applied by the kind, then libs/workload."""
+    from iowatt_workload.pts import run_seconds_max
+
+    from backend.workload.schemas import WorkloadSpec
+
+    spec = WorkloadSpec.model_validate({"kind": "pts", "pts": v["pts"]})
+    if v["scale"] is not None:
+        spec = spec.scaled(v["scale"])
+    assert spec.pts is not None
+    p = spec.pts.params()
+    try:
+        region: int | None = region_bytes(v["size_bytes"], p.capacity_fraction)
+    except ValueError:
+        region = None
+    got = {
+        "round_s": p.round_s,
+        "capacity_fraction": p.capacity_fraction,
+        "elements": len(p.cells),
+        "round_limit": p.round_limit,
+        "region_bytes": region,
+        "run_seconds_max": run_seconds_max(p),
+        "deviations": p.deviations(),
+    }
+    assert got == v["expect"]

@@ -12,6 +12,7 @@ import type { JobfileParse } from "../components/Jobfile/jobfile";
 import { DestructiveConfirm } from "../components/Policy/DestructiveConfirm";
 import { MeterSelect } from "../components/Policy/MeterSelect";
 import { DirectoryNote, LimitsNote, TargetSelect } from "../components/Policy/TargetSelect";
+import { PtsRunForm } from "../components/Pts/PtsRunForm";
 import { cloneDraft, cloneSource } from "../lib/clone";
 import { meterSetCommand } from "../lib/energy";
 import { isFileKind, kindOf, specOf } from "../lib/fileWorkload";
@@ -77,6 +78,14 @@ const FIELD_ALIASES: Record<string, string> = {
   environment_id: "environment",
   // a fio job file's text (workload.jobfile.text): the engine's refusal and the host's rules
   text: "jobfile",
+  // a SNIA PTS run (workload.pts.…): the host's judgement of its engine jobs at workload.pts
+  pts: "pts_test",
+  test: "pts_test",
+  block_sizes: "pts_test",
+  mixes: "pts_test",
+  purge: "pts_purge",
+  round_s: "scale",
+  capacity_fraction: "scale",
   // a group run's (members.N.… go beside their host: groupErrors)
   shared_store: "shared_store",
 };
@@ -224,6 +233,7 @@ export function NewRun() {
                 value={plan.target?.path ?? ""}
                 onChange={(path) => dispatch({ type: "target", path })}
                 directoriesOnly={plan.directoriesOnly}
+                devicesOnly={plan.devicesOnly}
               />
             )}
             {plan.directoriesOnly && <DirectoryNote />}
@@ -354,8 +364,28 @@ export function NewRun() {
             />{" "}
             fio job file
           </label>
+          <label className="inline">
+            <input
+              type="radio"
+              name="mode"
+              value="pts"
+              checked={mode === "pts"}
+              onChange={() => dispatch({ type: "mode", mode: "pts" })}
+              data-testid="mode-pts"
+            />{" "}
+            SNIA PTS (raw device)
+          </label>
         </fieldset>
-        {mode === "jobfile" ? (
+        {mode === "pts" ? (
+          <PtsRunForm
+            draft={state.pts}
+            plan={plan.pts}
+            errors={errors}
+            hasDevice={plan.targets.some((t) => t.kind === "device")}
+            refusal={refusal}
+            onChange={(pts) => dispatch({ type: "pts", pts })}
+          />
+        ) : mode === "jobfile" ? (
           <div data-testid="jobfile-builder">
             {refusal && plan.writes && (
               <p className="policy-refusal small" data-testid="write-refusal">

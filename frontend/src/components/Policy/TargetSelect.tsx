@@ -11,6 +11,7 @@ export function TargetSelect({
   value,
   onChange,
   directoriesOnly = false,
+  devicesOnly = false,
   testId = "target-select",
   taken,
 }: {
@@ -25,6 +26,8 @@ export function TargetSelect({
   onChange: (path: string) => void;
   /** a file workload (PostMark, vdbench): only directory targets can be chosen */
   directoriesOnly?: boolean;
+  /** a SNIA PTS run: only raw device targets can be chosen */
+  devicesOnly?: boolean;
 }) {
   const targets = policy?.targets ?? [];
   if (targets.length === 0) return <NoTargets policy={policy} />;
@@ -45,10 +48,13 @@ export function TargetSelect({
           value={t.path}
           data-kind={t.kind}
           data-destructive={t.destructive ? "true" : "false"}
-          disabled={directoriesOnly && t.kind !== "directory"}
+          disabled={
+            (directoriesOnly && t.kind !== "directory") || (devicesOnly && t.kind !== "device")
+          }
         >
           {targetLabel(t)}
           {directoriesOnly && t.kind !== "directory" ? " — not a directory" : ""}
+          {devicesOnly && t.kind !== "device" ? " — not a raw device" : ""}
           {taken?.has(t.path) && t.path !== value ? " — chosen above" : ""}
         </option>
       ))}

@@ -450,3 +450,72 @@ describe("targetErrors: the server's 422s of a multi-target run on the right fie
     expect(targetErrors({ rw: server("x") })).toEqual({ rw: server("x") });
   });
 });
+
+describe("deriveRunPlan: a SNIA PTS run", () => {
+  const pts = (over: Partial<NewRunState["pts"]> = {}, rest: Partial<NewRunState> = {}) =>
+    state({ mode: "pts", pts: { ...initialState(new URLSearchParams()).pts, ...over }, ...rest });
+
+  it("offers raw devices only and sends the specification's run with the typed key pending", () => {
+    const plan = deriveRunPlan(pts(), ctx());
+    expect(plan.devicesOnly).toBe(true);
+    expect(plan.target?.path).toBe(NVME); // the first device, not the directory listed first
+    expect(plan.writes).toBe(true);
+    expect(plan.groupable).toBe(false);
+    expect(plan.estimate).toBeUndefined();
+    expect(plan.pts?.compliant).toBe(true);
+    expect(plan.pts?.regionBytes).toBe(2_000_398_843_904);
+    const sub = plan.submission;
+    if (!("body" in sub)) throw new Error(JSON.stringify(sub));
+    expect(sub.confirm).toBe(true);
+    expect(sub.body.destructive).toBe(false);
+    expect(sub.body.scale).toBeNull();
+    expect(sub.body.workload_id).toBeNull();
+    expect(sub.body.workload?.kind).toBe("pts");
+    expect(sub.body.workload?.pts).toMatchObject({
+      test: "iops",
+      purge: "auto",
+      block_sizes: null,
+    });
+  });
+
+  it("a short trial sends the run's scale and says it is not PTS-compliant", () => {
+    const plan = deriveRunPlan(
+      pts({ test: "throughput", throughputBs: 131072, scale: "0.01" }),
+      ctx(),
+    );
+    expect(plan.pts?.compliant).toBe(false);
+    expect(plan.pts?.deviations).toEqual([
+      "rounds of 1 s per element, not 60 s",
+      "0.01 of the capacity tested, not all of it",
+    ]);
+    const body = bodyOf(pts({ test: "throughput", throughputBs: 131072, scale: "0.01" }));
+    expect(body.scale).toBe(0.01);
+    expect(body.workload?.pts?.block_sizes).toEqual([131072]);
+  });
+
+  it("refuses a device the host did not mark destructive, and a share under 1 MiB, at their fields", () => {
+    expect(errorsOf(pts({}, { target: HDD }))?.target?.message).toContain("--destructive");
+    const tiny = policyAgent();
+    const small = {
+      ...tiny,
+      policy: tiny.policy && {
+        ...tiny.policy,
+        targets: tiny.policy.targets.map((t) =>
+          t.path === NVME ? { ...t, size_bytes: 64 << 20 } : t,
+        ),
+      },
+    };
+    expect(errorsOf(pts({ scale: "0.01" }), ctx({ agents: [small] }))?.scale?.message).toContain(
+      "under 1 MiB",
+    );
+    // a host without a device: said at the target
+    const none = {
+      ...tiny,
+      policy: tiny.policy && {
+        ...tiny.policy,
+        targets: tiny.policy.targets.filter((t) => t.kind !== "device"),
+      },
+    };
+    expect(errorsOf(pts(), ctx({ agents: [none] }))?.target?.message).toContain("raw device");
+  });
+});

@@ -17,6 +17,7 @@ import {
   workloadWrites,
   writeRefusal,
 } from "../../lib/policy";
+import { type PtsPlan, ptsPlan, ptsSpec } from "../../lib/pts";
 import { type TeamRole, teamsWhere } from "../../lib/role";
 import { DEFAULT_IDLE_S, type DurationEstimate, estimateDuration } from "../../lib/workload";
 import type { RunGroupCreate } from "../../queries/runGroups";
@@ -70,6 +71,8 @@ export interface RunPlan {
   targets: PolicyTarget[];
   /** a file or database workload lays out a file set: directory targets only */
   directoriesOnly: boolean;
+  /** a SNIA PTS run purges and writes a whole raw device: device targets only */
+  devicesOnly: boolean;
   /** the target the run writes to or reads: the chosen one if allowed, else the first allowed */
   target: PolicyTarget | undefined;
   /** the run may name several targets of the host at once (the agent runs them, a block workload) */
@@ -107,6 +110,8 @@ export interface RunPlan {
   shortenFactor: number | undefined;
   /** undefined: a file set (its own runtime note) or jobs with errors */
   estimate: DurationEstimate | undefined;
+  /** a SNIA PTS run's plan: its matrix, rounds, tested region, length and compliance */
+  pts: PtsPlan | undefined;
   /** the user may queue runs in none of their teams */
   viewerOnly: boolean;
   submission: RunSubmission;
@@ -181,7 +186,12 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const pickedFirst = items.find((w) => w.id === s.workloadId) ?? items[0];
   const directoriesOnly =
     s.mode === "builtin" && pickedFirst !== undefined && fileSetKind(pickedFirst);
-  const allowed = directoriesOnly ? targets.filter((t) => t.kind === "directory") : targets;
+  const devicesOnly = s.mode === "pts";
+  const allowed = directoriesOnly
+    ? targets.filter((t) => t.kind === "directory")
+    : devicesOnly
+      ? targets.filter((t) => t.kind === "device")
+      : targets;
   const target = allowed.find((t) => t.path === s.target) ?? allowed[0];
   const agent = online.find((a) => a.id === agentId);
   const pickedBlock = pickedFirst === undefined || kindOf(specOf(pickedFirst)) === "block";
@@ -202,8 +212,9 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
       : !runsMultiTarget(agent)
         ? "this agent runs one target at a time (an older iowatt-agent): upgrade it on the host to run several at once"
         : "several targets at once run block workloads only (not a fio job file, file sets or databases): this run goes to the first target";
-  // a group run: block workloads and fio job files (file sets and databases run on one host)
-  const groupable = s.mode !== "builtin" || pickedBlock;
+  // a group run: block workloads and fio job files (file sets, databases and PTS run on one host)
+  const groupable =
+    s.mode === "custom" || s.mode === "jobfile" || (s.mode === "builtin" && pickedBlock);
   const hosts: GroupHostPlan[] = groupable
     ? s.hosts.map((h) => {
         const hostPolicy = policyOf(online.find((a) => a.id === h.agentId));
@@ -225,7 +236,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
       : undefined;
   const groupNote =
     s.hosts.length > 0 && !groupable
-      ? "several hosts at one instant run block workloads or a fio job file (not file sets or databases): this run goes to the first host only"
+      ? "several hosts at one instant run block workloads or a fio job file (not file sets, databases or SNIA PTS): this run goes to the first host only"
       : null;
   const refusal = chosen.map(writeRefusal).find((r) => r !== null) ?? null;
   const hostRefusal =
@@ -249,13 +260,24 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const meter: MeterChoice = s.meter === undefined ? (policy?.default_meter ?? "") : s.meter;
   const custom = s.mode === "custom";
   const jobfile = s.mode === "jobfile";
-  const writes = custom
-    ? s.jobs.some((j) => rwWrites(j.rw))
-    : jobfile
-      ? jobfileWrites(ctx.jobfileParse)
-      : workload
-        ? workloadWritesAny(workload)
-        : false;
+  const ptsMode = s.mode === "pts";
+  const ptsFactor = s.pts.scale === "" ? null : Number(s.pts.scale);
+  const pts = ptsMode
+    ? ptsPlan(
+        ptsSpec(s.pts.test, s.pts.purge, s.pts.throughputBs),
+        ptsFactor,
+        target?.size_bytes ?? null,
+      )
+    : undefined;
+  const writes = ptsMode
+    ? true
+    : custom
+      ? s.jobs.some((j) => rwWrites(j.rw))
+      : jobfile
+        ? jobfileWrites(ctx.jobfileParse)
+        : workload
+          ? workloadWritesAny(workload)
+          : false;
   const idleNumber = s.idle.trim() === "" ? null : Number(s.idle);
   const idleValid = idleNumber === null || (Number.isFinite(idleNumber) && idleNumber >= 0);
   const shortenFactor = s.shorten === "" ? undefined : Number(s.shorten);
@@ -269,7 +291,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const meterIdle = meterIdleS(policy, meter);
   if (custom) {
     if (built?.jobs) estimate = estimateDuration(built.jobs, idleForEstimate, metered, meterIdle);
-  } else if (workload && !scaled && !jobfile) {
+  } else if (workload && !scaled && !jobfile && !ptsMode) {
     estimate = estimateDuration(
       // the display's approximation; the server shortens the run (WorkloadSpec.shortened)
       // a saved workload states every setting (only an imported run's jobs leave some unstated)
@@ -290,7 +312,46 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     const one = (key: string, message: string): RunSubmission => ({
       errors: { [key]: { message, source: "client" } },
     });
-    if (!target) return one("target", "the host allows no target yet (see above)");
+    if (!target)
+      return one(
+        "target",
+        ptsMode
+          ? "a SNIA PTS run needs a raw device the host marked destructive; this host lists none (see above)"
+          : "the host allows no target yet (see above)",
+      );
+    if (ptsMode && pts) {
+      const why = writeRefusal(target);
+      if (why) return one("target", why);
+      if (target.size_bytes != null && pts.regionBytes === null)
+        return one(
+          "scale",
+          `${s.pts.scale} of this device is under 1 MiB: nothing to test; choose a larger share`,
+        );
+      if (!idleValid) return one("idle", "enter seconds (0 or more)");
+      const body: RunCreate = {
+        agent_id: agentId,
+        target_path: target.path,
+        name: s.name.trim() || null,
+        workload: {
+          kind: "pts",
+          jobs: [],
+          passes: 1,
+          discard_passes: 0,
+          shortened_by: null,
+          // the specification's parameters; the run's scale makes the short trial (server-side)
+          pts: ptsSpec(s.pts.test, s.pts.purge, s.pts.throughputBs),
+        },
+        workload_id: null,
+        environment_id: s.environmentId || null,
+        meter,
+        idle_s: idleNumber,
+        // the second key: only the typed confirmation sets destructive (see DestructiveConfirm)
+        destructive: false,
+        shorten: null,
+        scale: ptsFactor,
+      };
+      return { body, confirm: needsDestructiveConfirm(target, true) };
+    }
     if (multiTarget) {
       const seen = new Set([target.path]);
       for (const [i, p] of s.more.entries()) {
@@ -419,6 +480,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     policy,
     targets,
     directoriesOnly,
+    devicesOnly,
     target,
     multiTarget,
     chosen,
@@ -439,6 +501,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     writes,
     shortenFactor,
     estimate,
+    pts,
     viewerOnly: ctx.teams.length > 0 && teamsWhere(ctx.teams, "run.create").length === 0,
     submission,
   };

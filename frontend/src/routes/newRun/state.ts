@@ -2,6 +2,7 @@ import type { RunCreate, WorkloadSpec } from "../../client/types";
 import type { Errors } from "../../components/Field";
 import type { MeterChoice } from "../../components/Policy/MeterSelect";
 import type { CloneDraft } from "../../lib/clone";
+import type { PtsDraft } from "../../lib/pts";
 import type { RunGroupCreate } from "../../queries/runGroups";
 import { type CustomJob, jobFromSpec, newJob } from "./jobs";
 
@@ -21,8 +22,9 @@ export interface NewRunState {
   /** a group run's shared store, as typed ("" = none) */
   sharedStore: string;
   name: string;
-  /** built-in or saved workload, jobs built here, or a fio job file pasted or uploaded */
-  mode: "builtin" | "custom" | "jobfile";
+  /** built-in or saved workload, jobs built here, a fio job file pasted or uploaded, or a SNIA
+   * PTS test on a raw device */
+  mode: "builtin" | "custom" | "jobfile" | "pts";
   /** empty or refused: the first workload the target allows */
   workloadId: string;
   /** a preset's shortening factor as the select holds it ("" = full length) */
@@ -32,6 +34,8 @@ export interface NewRunState {
   jobs: CustomJob[];
   /** a fio job file's text, exactly as pasted, uploaded or edited (mode "jobfile") */
   jobfileText: string;
+  /** a SNIA PTS run's choices (mode "pts") */
+  pts: PtsDraft;
   /** a cloned workload's passes and recorded shortening, sent back as they were */
   kept: Partial<WorkloadSpec>;
   /** the run the form was prefilled from (once: the form copies it, it does not follow it) */
@@ -74,6 +78,7 @@ export type NewRunAction =
   | { type: "meter"; meter: MeterChoice }
   | { type: "idle"; text: string }
   | { type: "jobfile"; text: string }
+  | { type: "pts"; pts: Partial<PtsDraft> }
   | { type: "job.add" }
   | { type: "job.update"; index: number; job: CustomJob }
   | { type: "job.move"; index: number; delta: -1 | 1 }
@@ -102,6 +107,7 @@ export function initialState(search: URLSearchParams): NewRunState {
     scale: null,
     jobs: [newJob()],
     jobfileText: "",
+    pts: { test: "iops", throughputBs: 1048576, purge: "auto", scale: "" },
     kept: {},
     clonedFrom: null,
     environmentId: "",
@@ -161,6 +167,8 @@ export function newRunReducer(s: NewRunState, a: NewRunAction): NewRunState {
       return { ...s, idle: a.text };
     case "jobfile":
       return { ...s, jobfileText: a.text };
+    case "pts":
+      return { ...s, pts: { ...s.pts, ...a.pts } };
     case "job.add": {
       // a copy of the last job, unnamed: the usual next step is one field changed
       const last = s.jobs[s.jobs.length - 1] ?? newJob();

@@ -1,0 +1,192 @@
+import { formatBytes, formatSeconds } from "../../lib/format";
+import { ADD_TARGET_COMMAND } from "../../lib/policy";
+import {
+  PTS_TESTS,
+  type PtsDraft,
+  type PtsPlan,
+  THROUGHPUT_BLOCK_SIZES,
+  WINDOW_ROUNDS,
+} from "../../lib/pts";
+import { ASSUMED_BYTES_PER_S } from "../../lib/workload";
+import { type Errors, Field } from "../Field";
+import { bsLabel } from "./pts";
+import "./pts.css";
+
+/** The tests the form offers: Throughput twice, one block size per run (the specification's
+ * 128 KiB and 1024 KiB tests, each with its own purge). */
+const TESTS: { value: string; label: string; draft: Partial<PtsDraft> }[] = [
+  { value: "iops", label: "IOPS (block size × R/W mix)", draft: { test: "iops" } },
+  ...THROUGHPUT_BLOCK_SIZES.map((bs) => ({
+    value: `throughput-${bs}`,
+    label: `Throughput, SEQ ${bsLabel(bs)}`,
+    draft: { test: "throughput" as const, throughputBs: bs },
+  })),
+  { value: "latency", label: "Latency (T1 Q1, to five nines)", draft: { test: "latency" } },
+  { value: "wsat", label: "Write Saturation (RND 4 KiB writes)", draft: { test: "wsat" } },
+];
+
+/** A run's scale on the specification's run: "" is the specification's length. */
+export const PTS_SCALES = [
+  { value: "", label: "the specification's (60 s rounds, whole device): PTS-compliant" },
+  { value: "0.1", label: "×0.1 — short trial, not PTS-compliant" },
+  { value: "0.01", label: "×0.01 — short trial, not PTS-compliant" },
+  { value: "0.001", label: "×0.001 — a quick look, not PTS-compliant" },
+] as const;
+
+const PURGES: { value: PtsDraft["purge"]; label: string }[] = [
+  { value: "auto", label: "auto: NVMe Format, ATA secure erase, or a discard of every block" },
+  { value: "blkdiscard", label: "a discard of every block (blkdiscard)" },
+  { value: "none", label: "none (not PTS-compliant)" },
+];
+
+function testValue(d: PtsDraft): string {
+  return d.test === "throughput" ? `throughput-${d.throughputBs}` : d.test;
+}
+
+/** The PTS test, its purge and scale, and the plan of the run before it is queued. */
+export function PtsRunForm({
+  draft,
+  plan,
+  errors,
+  hasDevice,
+  refusal,
+  onChange,
+}: {
+  draft: PtsDraft;
+  plan: PtsPlan | undefined;
+  errors: Errors;
+  /** the host lists a raw device target */
+  hasDevice: boolean;
+  /** why the host refuses writes on the chosen target (null: it does not) */
+  refusal: string | null;
+  onChange: (d: Partial<PtsDraft>) => void;
+}) {
+  return (
+    <div className="form-grid" data-testid="pts-builder">
+      <Field label="SNIA PTS test" name="pts_test" errors={errors}>
+        <select
+          id="f-pts_test"
+          name="pts_test"
+          value={testValue(draft)}
+          data-testid="pts-test"
+          onChange={(e) => {
+            const t = TESTS.find((x) => x.value === e.target.value);
+            if (t) onChange(t.draft);
+          }}
+        >
+          {TESTS.map((t) => (
+            <option key={t.value} value={t.value}>
+              {t.label}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field
+        label="Scale"
+        name="scale"
+        className="span-2"
+        errors={errors}
+        hint="a short trial: shorter rounds on a share of the device; its figures say “not PTS-compliant” everywhere"
+      >
+        <select
+          id="f-scale"
+          name="scale"
+          value={draft.scale}
+          data-testid="pts-scale"
+          onChange={(e) => onChange({ scale: e.target.value })}
+        >
+          {PTS_SCALES.map((s) => (
+            <option key={s.value} value={s.value}>
+              {s.label}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field
+        label="Purge"
+        name="pts_purge"
+        className="span-2"
+        errors={errors}
+        hint="the method used is in the result"
+      >
+        <select
+          id="f-pts_purge"
+          name="pts_purge"
+          value={draft.purge}
+          data-testid="pts-purge-select"
+          onChange={(e) => onChange({ purge: e.target.value as PtsDraft["purge"] })}
+        >
+          {PURGES.map((p) => (
+            <option key={p.value} value={p.value}>
+              {p.label}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {!hasDevice && (
+        <div className="policy-empty small span-all" data-testid="pts-no-device">
+          A SNIA PTS run purges and writes a whole raw block device: this host lists none. On the
+          host, as root, list one and allow destructive writes to it:
+          <pre className="command">
+            {ADD_TARGET_COMMAND.replace("PATH", "--device /dev/disk/by-id/NAME --destructive")}
+          </pre>
+        </div>
+      )}
+      {hasDevice && refusal && (
+        <p className="policy-refusal small span-all" data-testid="write-refusal">
+          A SNIA PTS run writes the whole device, which this target refuses: {refusal}
+        </p>
+      )}
+      {plan && <PtsPlanBox plan={plan} />}
+    </div>
+  );
+}
+
+/** What the run will do and how long it may take, before it is queued. */
+export function PtsPlanBox({ plan }: { plan: PtsPlan }) {
+  const p = plan.spec;
+  const t = PTS_TESTS[p.test];
+  const steady = t.steadyState;
+  return (
+    <div className="small span-all pts-plan" data-testid="pts-plan">
+      <p>
+        <strong data-testid="pts-plan-duration">
+          Rounds: {formatSeconds(plan.minRoundsSeconds)} to {formatSeconds(plan.maxRoundsSeconds)}
+        </strong>{" "}
+        {steady
+          ? `(steady state can hold from round ${WINDOW_ROUNDS}; at most ${plan.roundLimit} rounds)`
+          : `(until ${plan.wsatBytes != null ? formatBytes(plan.wsatBytes) : "4 × the tested region"} is written, at most ${plan.roundLimit} rounds)`}
+        , plus the purge and the preconditioning
+        {plan.preconditioningBytes != null && plan.preconditioningSeconds != null
+          ? ` (${formatBytes(plan.preconditioningBytes)} of SEQ 128 KiB writes: about ${formatSeconds(plan.preconditioningSeconds)} at ${Math.round(ASSUMED_BYTES_PER_S / 1048576)} MiB/s; the device decides)`
+          : ""}
+        .
+      </p>
+      <dl className="pts-facts">
+        <dt>Each round</dt>
+        <dd>
+          {t.label}: {plan.elements} element{plan.elements === 1 ? "" : "s"}, {p.round_s} s each (
+          {formatSeconds(plan.roundSeconds)} a round), T{plan.threads} Q{plan.iodepth}, {p.ioengine}
+          ; every round's figures are kept
+        </dd>
+        <dt>Tested region</dt>
+        <dd data-testid="pts-plan-region">
+          {plan.regionBytes != null
+            ? `${formatBytes(plan.regionBytes)} (${p.capacity_fraction === 1 ? "the whole device" : `${p.capacity_fraction} of it, from its first byte`})`
+            : p.capacity_fraction === 1
+              ? "the whole device"
+              : `${p.capacity_fraction} of the device`}
+        </dd>
+      </dl>
+      <p data-testid="pts-plan-compliance">
+        {plan.compliant ? (
+          <span className="badge badge-succeeded">PTS-compliant parameters</span>
+        ) : (
+          <>
+            <span className="badge validity">not PTS-compliant</span> {plan.deviations.join("; ")}
+          </>
+        )}
+      </p>
+    </div>
+  );
+}
