@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, select, text, update
+from sqlalchemy import case, func, literal, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -50,13 +50,47 @@ def device(session: Session, device_id: uuid.UUID | None) -> Device | None:
     return session.get(Device, device_id) if device_id else None
 
 
-def get_or_create(session: Session, *, team_id: uuid.UUID, key: str, values: dict[str, Any]) -> Series:
-    session.execute(
+def get_or_create(
+    session: Session, *, team_id: uuid.UUID, key: str, values: dict[str, Any]
+) -> tuple[Series, bool]:
+    """The team's series of that key, and whether this call made it (of two transactions making
+    it at once, one inserts and the other waits for it and finds it)."""
+    made = session.execute(
         insert(Series)
         .values(id=uuid.uuid4(), team_id=team_id, key=key, **values)
         .on_conflict_do_nothing(constraint="uq_series_team_key")
+        .returning(Series.id)
+    ).scalar()
+    series = session.scalars(select(Series).where(Series.team_id == team_id, Series.key == key)).one()
+    return series, made is not None
+
+
+def earlier_runs(
+    session: Session, series: Series, *, after: tuple[datetime, uuid.UUID] | None, limit: int
+) -> list[tuple[uuid.UUID, datetime]]:
+    """Runs with a stored result that may be the series' and are not in it yet (its team, its
+    environment, its device or else its agent: the workload's fingerprint and the exact target
+    are the caller's to check), in (created_at, id) order after `after`; (id, created_at)."""
+    q = (
+        select(Run.id, Run.created_at)
+        .join(RunResult, RunResult.run_id == Run.id)
+        .where(
+            Run.team_id == series.team_id,
+            Run.environment_id.is_not_distinct_from(series.environment_id),
+            ~select(SeriesRun.run_id)
+            .where(SeriesRun.series_id == series.id, SeriesRun.run_id == Run.id)
+            .exists(),
+        )
     )
-    return session.scalars(select(Series).where(Series.team_id == team_id, Series.key == key)).one()
+    if series.target_kind == "device":
+        q = q.where(Run.device_id == series.device_id)
+    else:
+        q = q.where(Run.agent_id == series.agent_id)
+    if series.target_kind == "path":
+        q = q.where(Run.target_path == series.target_path)
+    if after is not None:
+        q = q.where(tuple_(Run.created_at, Run.id) > tuple_(literal(after[0]), literal(after[1])))
+    return [(i, at) for i, at in session.execute(q.order_by(Run.created_at, Run.id).limit(limit)).tuples()]
 
 
 def add_run(session: Session, *, series: Series, run_id: uuid.UUID, at: datetime, **values: Any) -> bool:

@@ -1,7 +1,7 @@
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response, status
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.kit.schema import Page
@@ -10,6 +10,7 @@ from backend.series.schemas import (
     DetectionRead,
     DetectionUpdate,
     MetricName,
+    SeriesCreate,
     SeriesHistory,
     SeriesRead,
     SeriesUpdate,
@@ -50,6 +51,25 @@ def list_series(
         offset=offset,
     )
     return Page[SeriesRead](items=items, total=total)
+
+
+@router.post(
+    "",
+    response_model=SeriesRead,
+    status_code=status.HTTP_201_CREATED,
+    responses={200: {"model": SeriesRead, "description": "the run's series existed: named/pinned as asked"}},
+)
+def create_series(
+    body: SeriesCreate, principal: UserDep, session: SessionDep, response: Response
+) -> SeriesRead:
+    """Track a run over time (team members): its series, made when there is none yet (201; a run
+    stored before series existed, say), with every earlier run of the same workload fingerprint,
+    target and environment joined to it and their history searched for changes; an existing
+    series is answered (200), named and pinned as asked."""
+    out, made = service.create(session, principal=principal, body=body)
+    if not made:
+        response.status_code = status.HTTP_200_OK
+    return out
 
 
 @router.get("/thresholds", response_model=TeamThresholdsRead)

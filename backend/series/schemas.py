@@ -104,6 +104,15 @@ class SeriesRead(OutputSchema):
     created_at: datetime
 
 
+class SeriesCreate(InputSchema):
+    """Track a run's workload on its target over time: its series, made if there is none yet
+    (the earlier runs of the same workload, target and environment join it)."""
+
+    run_id: uuid.UUID = Field(description="a run of the team with its result stored")
+    name: str | None = Field(None, min_length=1, max_length=200)
+    pinned: bool | None = None
+
+
 class SeriesUpdate(InputSchema):
     name: str | None = Field(None, min_length=1, max_length=200)
     pinned: bool | None = None

@@ -8,6 +8,7 @@ import math
 import uuid
 from collections.abc import Iterable
 from dataclasses import fields
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -26,6 +27,7 @@ from backend.series.schemas import (
     HistoryPoint,
     HostChange,
     MetricVerdict,
+    SeriesCreate,
     SeriesExclusion,
     SeriesHistory,
     SeriesRead,
@@ -58,6 +60,7 @@ HOST_FACTS = ("kernel", "firmware", "fstype", "mount_options", "engine_version")
 CHANGE_POINT_HISTORY = 500  # runs searched for change points after each new run
 MAX_HISTORY_POINTS = 2000
 BACKFILL_HISTORY = 5000  # runs searched for change points when the thresholds change
+GATHER_BATCH = 50  # earlier runs examined per step when a series comes into being (~30 ms each)
 # runs read for a new run's tests and change points (the window, its suffix and CHANGE_POINT_HISTORY)
 DETECTION_HISTORY = CHANGE_POINT_HISTORY + 100
 # what a person may make of a detection (the same status again: a new comment)
@@ -106,26 +109,28 @@ def _target(session: Session, run: Run) -> tuple[str, dict[str, Any]]:
     return "path", {"agent_id": str(run.agent_id), "target_path": run.target_path}
 
 
-def track_run(session: Session, *, run_id: uuid.UUID) -> list[uuid.UUID]:
-    """Adds a run whose result is stored to its series (made when it is the first), judges its
-    validity and host facts once, and looks for changes. Idempotent: a run already in its series
-    is left as it is."""
-    found = repository.run_with_result(session, run_id)
-    if found is None:
-        return []
-    run, result = found
+def _identity(session: Session, run: Run) -> tuple[str, str, dict[str, Any], str] | None:
+    """The run's workload fingerprint, target kind, target and series key (None: a spec today's
+    schema no longer reads, never tracked)."""
     try:
         fp = fingerprint(run.workload_spec)
-    except Exception:  # a spec no longer readable by today's schema: not tracked
-        return []
+    except Exception:
+        return None
     kind, target = _target(session, run)
     key = _sha256(
         {"fingerprint": fp, "target": target, "environment_id": str(run.environment_id or ""), "metric": None}
     )
+    return fp, kind, target, key
+
+
+def _series_of(
+    session: Session, run: Run, identity: tuple[str, str, dict[str, Any], str]
+) -> tuple[Series, bool]:
+    fp, kind, _, key = identity
     workload, device_name, env = repository.names(session, run)
     where = device_name or run.target_path
     name = f"{workload or run.preset or run.name} on {where}" + (f" in {env}" if env else "")
-    series = repository.get_or_create(
+    return repository.get_or_create(
         session,
         team_id=run.team_id,
         key=key,
@@ -140,12 +145,16 @@ def track_run(session: Session, *, run_id: uuid.UUID) -> list[uuid.UUID]:
             "name": name[:200],
         },
     )
+
+
+def _join(session: Session, series: Series, run: Run, result: RunResult) -> bool:
+    """The run in the series with its validity and host facts judged once; True when it was new."""
     flags = [f.model_dump() for f in run_service.system(session, run=run).validity]
     dev = repository.device(session, run.device_id)
     facts = run_facts(result, dev.facts if dev else None)
     conditions = sorted({f["flag"] for f in flags} & CONDITION_FLAGS)
     excluded = [f for f in flags if f["flag"] in EXCLUDING_FLAGS]
-    added = repository.add_run(
+    return repository.add_run(
         session,
         series=series,
         run_id=run.id,
@@ -154,9 +163,81 @@ def track_run(session: Session, *, run_id: uuid.UUID) -> list[uuid.UUID]:
         segment=_sha256({"facts": facts, "conditions": conditions}),
         facts={**facts, "conditions": conditions},
     )
+
+
+def track_run(session: Session, *, run_id: uuid.UUID) -> list[uuid.UUID]:
+    """Adds a run whose result is stored to its series (made when it is the first: the earlier
+    runs of its identity join it, `gather`), judges its validity and host facts once, and looks
+    for changes. Idempotent: a run already in its series is left as it is."""
+    found = repository.run_with_result(session, run_id)
+    if found is None:
+        return []
+    run, result = found
+    identity = _identity(session, run)
+    if identity is None:
+        return []
+    series, made = _series_of(session, run, identity)
+    added = _join(session, series, run, result)
+    if made:
+        _gather_first(session, series)
     if added:
         detect(session, series=series, run_id=run.id)
     return [series.id]
+
+
+def _gather_first(session: Session, series: Series) -> None:
+    """A series came into being: the first batch of its earlier runs joins it now (so the run that
+    made it is tested against them), the rest in `series.gather` tasks, then `series.backfill`
+    searches the history they make for change points."""
+    joined, cursor = gather(session, series_id=series.id, after=None)
+    _then(session, series.id, cursor, searched=joined > 0)
+
+
+def gather_more(session: Session, *, series_id: uuid.UUID, after: tuple[datetime, uuid.UUID]) -> int:
+    """The `series.gather` task's body: the next batch, then the next task or the search."""
+    joined, cursor = gather(session, series_id=series_id, after=after)
+    _then(session, series_id, cursor, searched=True)
+    return joined
+
+
+def _then(
+    session: Session, series_id: uuid.UUID, cursor: tuple[datetime, uuid.UUID] | None, *, searched: bool
+) -> None:
+    if cursor is not None:
+        at, last = cursor
+        after = {"after_at": at.isoformat(), "after_id": str(last)}
+        enqueue(session, "series.gather", series_id=str(series_id), **after)
+    elif searched:
+        enqueue(session, "series.backfill", series_id=str(series_id))
+
+
+def gather(
+    session: Session,
+    *,
+    series_id: uuid.UUID,
+    after: tuple[datetime, uuid.UUID] | None,
+    batch: int | None = None,
+) -> tuple[int, tuple[datetime, uuid.UUID] | None]:
+    """One batch of the runs stored before the series existed that are its (same fingerprint,
+    target and environment), joined to it in their order without a test each (their change
+    points are searched over the whole history once all have joined). Returns how many joined and
+    where the next batch starts (None: no more). Idempotent: a run already in the series is not
+    examined again."""
+    series = repository.get(session, series_id)
+    if series is None:
+        return 0, None
+    batch = batch or GATHER_BATCH
+    candidates = repository.earlier_runs(session, series, after=after, limit=batch)
+    joined = 0
+    for run_id, _ in candidates:
+        found = repository.run_with_result(session, run_id)
+        if found is None:
+            continue
+        run, result = found
+        identity = _identity(session, run)
+        if identity is not None and identity[3] == series.key and _join(session, series, run, result):
+            joined += 1
+    return joined, (candidates[-1][1], candidates[-1][0]) if len(candidates) == batch else None
 
 
 def _tracks_job(series: Series, job_index: int) -> bool:
@@ -428,6 +509,32 @@ def list_series(
         offset=offset,
     )
     return to_read(session, rows), total
+
+
+def create(session: Session, *, principal: UserPrincipal, body: SeriesCreate) -> tuple[SeriesRead, bool]:
+    """A run's series, made when there is none (a run stored before series existed, say): the
+    run joins it and is tested, the earlier runs of its identity join it (`gather`); then named
+    and pinned as asked. Whether it was made."""
+    run = run_service.get(session, principal=principal, run_id=body.run_id)
+    principal.require(run.team_id, Role.member)
+    found = repository.run_with_result(session, run.id)
+    if found is None:
+        raise Invalid("run_id", "the run has no stored result: it joins its series when it has one")
+    identity = _identity(session, run)
+    if identity is None:
+        raise Invalid("run_id", "the run's workload is one this server no longer reads: it has no series")
+    series, made = _series_of(session, run, identity)
+    added = _join(session, series, run, found[1])
+    if made:
+        _gather_first(session, series)
+    if added:
+        detect(session, series=series, run_id=run.id)
+    if body.name is not None:
+        series.name = body.name
+    if body.pinned is not None:
+        series.pinned = body.pinned
+    session.flush()
+    return to_read(session, [series])[0], made
 
 
 def get(session: Session, *, principal: UserPrincipal, series_id: uuid.UUID) -> SeriesRead:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -13,6 +14,7 @@ from sqlalchemy.orm import Session
 from backend.models import (
     Agent,
     Campaign,
+    Environment,
     OutboxTask,
     ResultJob,
     Role,
@@ -21,18 +23,27 @@ from backend.models import (
     RunStatus,
     Series,
     SeriesDetection,
+    SeriesRun,
 )
 from backend.series import service
+from backend.workload.builtin import QUICK
 from tests.factories import UserCtx, create_agent, create_run, create_user
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def _run(
-    session: Session, agent: Any, i: int, iops: float, *, kernel: str = "6.1.0", runtime_s: float = 60.0
+    session: Session,
+    agent: Any,
+    i: int,
+    iops: float,
+    *,
+    kernel: str = "6.1.0",
+    runtime_s: float = 60.0,
+    **columns: Any,
 ) -> Run:
     """A succeeded run with its result: one read job at `iops`, on `kernel`."""
-    run = create_run(session, agent=agent, status=RunStatus.succeeded, name=f"nightly {i}")
+    run = create_run(session, agent=agent, status=RunStatus.succeeded, name=f"nightly {i}", **columns)
     at = T0 + timedelta(hours=i)
     doc = {
         "fio version": "iowatt-engine-0.1.0",
@@ -308,3 +319,95 @@ def test_a_series_narrowed_to_one_metric_tests_and_judges_that_metric_alone(
     assert r.json()["metric"] is None and r.json()["job_index"] is None
     bad = client.patch(f"/api/v1/series/{sid}", headers=u.headers, json={"metric": "read_nothing"})
     assert bad.status_code == 422 and "metric" in bad.text
+
+
+def test_a_series_made_late_gathers_the_runs_stored_before_it_in_batches(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs stored before their series existed (results kept before series were, say) join it
+    when it comes into being, made by a person (POST /series) or by a new run: the first batch at
+    once, the rest in `series.gather` tasks (their bodies run here), then `series.backfill` finds
+    the step in the history they make. Other workloads, targets and environments stay out; doing
+    it again joins nothing."""
+    u = create_user(session)
+    agent = create_agent(session, team=u.team).agent
+    values = _noise(12, 51) + _noise(8, 52, mean=16000.0)  # a 20 % drop at run 12
+    runs = [_run(session, agent, i, v) for i, v in enumerate(values)]  # never tracked
+    san = Environment(team_id=u.team.id, name="SAN", kind="san")
+    session.add(san)
+    session.flush()
+    spec = {**QUICK.model_dump(mode="json")}
+    spec["jobs"] = [{**spec["jobs"][0], "bs_bytes": 8192}]
+    strangers = [
+        _run(session, create_agent(session, team=u.team).agent, 20, 20000.0),
+        _run(session, agent, 21, 20000.0),
+        _run(session, agent, 22, 20000.0, environment_id=san.id),
+    ]
+    strangers[1].workload_spec = spec
+    session.flush()
+    assert session.scalars(select(Series).where(Series.team_id == u.team.id)).all() == []
+
+    # a person tracks an old run: 201, every earlier run of its identity joins at once (one batch)
+    r = client.post("/api/v1/series", headers=u.headers, json={"run_id": str(runs[3].id), "name": "nightly"})
+    assert r.status_code == 201, r.text
+    for stranger in strangers:  # each its own identity: none of them in this series
+        assert session.get(SeriesRun, (uuid.UUID(r.json()["id"]), stranger.id)) is None
+    assert r.json()["name"] == "nightly" and r.json()["run_count"] == 20
+    sid = uuid.UUID(r.json()["id"])
+    assert _take(session, "series.backfill")["series_id"] == str(sid)  # type: ignore[index]  # after commit
+    service.backfill(session, series_id=sid)
+    assert _change_points(session, sid) == [runs[12].id]
+    again = client.post("/api/v1/series", headers=u.headers, json={"run_id": str(runs[5].id), "pinned": True})
+    assert again.status_code == 200 and again.json()["id"] == str(sid) and again.json()["pinned"]
+    assert again.json()["run_count"] == 20  # nothing joined twice
+
+    # a new run makes the series (dropped here) again, three runs examined per step
+    session.delete(session.get(Series, sid))
+    session.flush()
+    monkeypatch.setattr(service, "GATHER_BATCH", 3)
+    new = _run(session, agent, 23, 16100.0)
+    (made,) = service.track_run(session, run_id=new.id)
+    assert session.get(Series, made).run_count == 1 + 3  # type: ignore[union-attr]
+    steps = 0
+    while step := _take(session, "series.gather"):
+        after = (datetime.fromisoformat(step["after_at"]), uuid.UUID(step["after_id"]))
+        service.gather_more(session, series_id=made, after=after)
+        steps += 1
+    assert steps >= 20 // 3 and session.get(Series, made).run_count == 21  # type: ignore[union-attr]
+    assert _take(session, "series.backfill")["series_id"] == str(made)  # type: ignore[index]
+    service.backfill(session, series_id=made)
+    assert _change_points(session, made) == [runs[12].id]
+    assert service.gather(session, series_id=made, after=None) == (0, None)  # idempotent
+
+    # a run whose result is not stored yet, or another team's, is refused
+    queued_run = create_run(session, agent=agent)
+    r = client.post("/api/v1/series", headers=u.headers, json={"run_id": str(queued_run.id)})
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "run_id"
+    body = {"run_id": str(new.id)}
+    assert client.post("/api/v1/series", headers=create_user(session).headers, json=body).status_code == 404
+    viewer = create_user(session, role=Role.viewer, team=u.team)
+    assert client.post("/api/v1/series", headers=viewer.headers, json=body).status_code == 403
+
+
+def _change_points(session: Session, series_id: uuid.UUID) -> list[uuid.UUID | None]:
+    return list(
+        session.scalars(
+            select(SeriesDetection.run_id).where(
+                SeriesDetection.series_id == series_id,
+                SeriesDetection.kind == "change_point",
+                SeriesDetection.metric == "read_iops",
+            )
+        )
+    )
+
+
+def _take(session: Session, name: str) -> dict[str, Any] | None:
+    """The oldest queued outbox task of that name, taken off the queue (a worker's part here)."""
+    row = session.scalars(
+        select(OutboxTask).where(OutboxTask.name == name).order_by(OutboxTask.id).limit(1)
+    ).first()
+    if row is None:
+        return None
+    session.delete(row)
+    session.flush()
+    return dict(row.kwargs)

@@ -86,6 +86,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     # so a bundle is 404 for everyone (tests/agent_dist/ serves real ones)
     "GET /api/v1/agent-dist":                     (OK,) * 8,
     "GET /api/v1/agent-dist/install.sh":          (OK,) * 8,
+    "GET /api/v1/agent-dist/ca.pem":              ("404",) * 8,
     "GET /api/v1/agent-dist/files/{file_name}":   ("404",) * 8,
     "DELETE /api/v1/agents/enrollment-tokens/{token_id}":
                                                   ("401", "403", "403", OK, "404", "403", "403", "401"),
@@ -218,6 +219,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     # series: the team reads them, their history, changes and verdicts; members name, pin, archive
     # them and review changes; team thresholds: admins (user_b naming team A: 403)
     "GET /api/v1/series":                         ("401", OK, OK, OK,  OK,  "403", "403", "401"),
+    # a run's series made (or found) by a member; another team's run: 404
+    "POST /api/v1/series":                        ("401", "403", OK, OK, "404", "403", "403", "401"),
     "GET /api/v1/series/thresholds":              ("401", OK, OK, OK,  "403", "403", "403", "401"),
     "PUT /api/v1/series/thresholds":              ("401", "403", "403", OK, "403", "403", "403", "401"),
     "GET /api/v1/series/{series_id}":             ("401", OK, OK, OK,  "404", "403", "403", "401"),
@@ -487,6 +490,7 @@ BODIES: dict[str, Any] = {
     "PATCH /api/v1/alert-channels/{channel_id}": lambda w: {"enabled": False},
     "PUT /api/v1/series/thresholds": lambda w: {"min_change_pct": 6},
     "PATCH /api/v1/series/{series_id}": lambda w: {"pinned": True},
+    "POST /api/v1/series": lambda w: {"run_id": w.ids["run_done"], "pinned": True},
     "PATCH /api/v1/series/{series_id}/detections/{detection_id}": lambda w: {
         "status": "acknowledged",
         "comment": "matrix",
