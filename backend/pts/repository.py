@@ -15,6 +15,18 @@ def pts_section(session: Session, run_id: uuid.UUID) -> Any:
     return session.scalar(select(RunResult.engine_result["pts"]).where(RunResult.run_id == run_id))
 
 
+def pts_sections(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
+    """The `pts` sections of those runs that have one: one query."""
+    if not run_ids:
+        return {}
+    rows = session.execute(
+        select(RunResult.run_id, RunResult.engine_result["pts"]).where(
+            RunResult.run_id.in_(run_ids), RunResult.engine_result.has_key("pts")
+        )
+    ).all()
+    return {rid: section for rid, section in rows}
+
+
 def verdict_parts(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
     """The verdict's parts of the runs that have a `pts` section (not its rounds): one query."""
     if not run_ids:

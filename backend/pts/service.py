@@ -222,6 +222,17 @@ def get_report(session: Session, *, run: Run) -> PtsReport:
     return report(run.id, doc)
 
 
+def reports_for(session: Session, run_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, PtsReport]:
+    """The PTS reports of those of the runs that have a readable `pts` section (a review's PDF
+    prints their pages; the caller has checked it may read the runs): one query."""
+    out = {}
+    for rid, section in repository.pts_sections(session, list(dict.fromkeys(run_ids))).items():
+        doc = read_doc(section)
+        if doc is not None:
+            out[rid] = report(rid, doc)
+    return out
+
+
 def _num(v: float | None, digits: int = 6) -> str:
     return "" if v is None else f"{v:.{digits}g}"
 

@@ -68,13 +68,14 @@ def slot() -> Iterator[None]:
         _slots.release()
 
 
-def render(r: ReviewRead, comments: list[ReviewCommentRead], *, comments_total: int) -> bytes:
-    """Print the review (inside `slot()`; holding no database session)."""
+def render(r: ReviewRead, comments: list[ReviewCommentRead], *, comments_total: int, pts: str = "") -> bytes:
+    """Print the review (inside `slot()`; holding no database session); `pts`: the SNIA PTS
+    report pages of its candidates' runs (backend/review/pts_pages.py)."""
     exe = _executable()
     with tempfile.TemporaryDirectory(prefix="iowatt-review-") as tmp:
         page = Path(tmp) / "review.html"
         out = Path(tmp) / "review.pdf"
-        page.write_text(report.html(r, comments, comments_total=comments_total), encoding="utf-8")
+        page.write_text(report.html(r, comments, comments_total=comments_total, pts=pts), encoding="utf-8")
         cmd = [
             exe,
             "--headless",

@@ -364,7 +364,7 @@ def _methodology() -> str:
     )
 
 
-def _bounded(r: ReviewRead) -> tuple[ReviewRead, int]:
+def bounded(r: ReviewRead) -> tuple[ReviewRead, int]:
     """The review with at most MAX_CANDIDATES candidates (the best ranked) and how many were cut."""
     if len(r.candidates) <= MAX_CANDIDATES:
         return r, 0
@@ -381,10 +381,13 @@ def _bounded(r: ReviewRead) -> tuple[ReviewRead, int]:
     )
 
 
-def html(r: ReviewRead, comments: list[ReviewCommentRead], *, comments_total: int | None = None) -> str:
+def html(
+    r: ReviewRead, comments: list[ReviewCommentRead], *, comments_total: int | None = None, pts: str = ""
+) -> str:
     """The page; `comments` are the newest MAX_COMMENTS of `comments_total` (older ones are said to
-    be left out)."""
-    r, cut = _bounded(r)
+    be left out); `pts`: the SNIA PTS report pages of candidates linked to PTS runs
+    (pts_pages.section), printed after the discussion and before the methodology appendix."""
+    r, cut = bounded(r)
     comments = comments[-MAX_COMMENTS:]
     total = max(comments_total or 0, len(comments))
     cur = _e(r.currency)
@@ -554,6 +557,7 @@ def html(r: ReviewRead, comments: list[ReviewCommentRead], *, comments_total: in
             for c in comments
         ]
         p.append("</ul>")
+    p.append(pts)
     p.append(_methodology())
     p.append("</body></html>")
     return "".join(p)

@@ -11,7 +11,8 @@ from backend.db import get_session_factory
 from backend.errors import Unauthorized
 from backend.kit.disposition import attachment
 from backend.kit.schema import Page
-from backend.review import pdf, report, service
+from backend.pts import service as pts_service
+from backend.review import pdf, pts_pages, report, service
 from backend.review.schemas import (
     CandidateCreate,
     CandidateRead,
@@ -209,7 +210,10 @@ def review_pdf(
             notes, total = service.latest_comments(
                 session, principal=principal, review_id=review_id, limit=report.MAX_COMMENTS
             )
-        body = pdf.render(r, notes, comments_total=total)
+            # the SNIA PTS pages of the candidates' runs (runs the review's team reads)
+            shown, _ = report.bounded(r)
+            reports = pts_service.reports_for(session, [c.run_id for c in shown.candidates if c.run_id])
+        body = pdf.render(r, notes, comments_total=total, pts=pts_pages.section(shown.candidates, reports))
     return Response(
         body,
         media_type="application/pdf",

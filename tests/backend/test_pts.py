@@ -8,6 +8,7 @@ edited not to reach steady state."""
 from __future__ import annotations
 
 import copy
+import io
 import json
 import uuid
 from decimal import Decimal
@@ -235,3 +236,58 @@ def test_a_review_prefers_the_steady_state_figure_and_says_when_there_is_none(
     plain, r = upload(client, session, u, a, None, target="/dev/shm/x")
     assert r.status_code == 201, r.text
     assert "no_steady_state" in [v["flag"] for v in candidate(plain)["validity"]]
+    # the review's PDF prints the PTS report pages of both PTS candidates' runs (real Chromium)
+    from pypdf import PdfReader
+
+    from backend.review import pdf
+
+    if pdf.chromium() is None:
+        pytest.skip("no Chromium to print the review's PDF with")
+    r = client.get(f"/api/v1/reviews/{rv['id']}/pdf", headers=u.headers)
+    assert r.status_code == 200, r.text
+    text = " ".join((p.extract_text() or "") for p in PdfReader(io.BytesIO(r.content)).pages)
+    for run_id in (steady, not_steady):
+        assert f"SNIA PTS report: {str(run_id)[:8]}" in text
+    assert "steady state reached in round 5" in text and "steady state not reached in 5 rounds" in text
+    for heading in ("Steady-state convergence", "Measurement window: rounds 1–5", "IOPS by block size"):
+        assert text.count(heading) == 2, heading
+    assert "least-squares fit" in text and "data band ±10 %" in text
+
+
+def _report(doc: dict[str, Any], **changes: Any) -> Any:
+    from backend.pts import service
+
+    d = copy.deepcopy(doc["pts"])
+    d.update(changes)
+    parsed = service.read_doc(d)
+    assert parsed is not None
+    return service.report(uuid.uuid4(), parsed)
+
+
+def test_the_pdf_pages_of_each_test_are_the_report_views() -> None:
+    """backend/review/pts_pages.py, pure: each test's pages as the run's report view shows them,
+    every text escaped; a candidate without a PTS run prints none."""
+    from types import SimpleNamespace
+
+    from backend.review import pts_pages
+
+    def section(rep: Any, name: str = "A <b>", run: bool = True) -> str:
+        c = SimpleNamespace(name=name, model="ssd & co", run_id=rep.run_id if run else None)
+        return pts_pages.section([c], {rep.run_id: rep})  # type: ignore[list-item]
+
+    iops = _report(RECORDED)
+    html = section(iops)
+    assert "SNIA PTS report: A &lt;b&gt;" in html and "ssd &amp; co" in html and "<b>" not in html
+    assert html.count("<svg") == 2 and "least-squares fit" in html and "slope band ±5 %" in html
+    assert "hsl(212 80%" in html  # the IOPS heat map
+    wsat = section(
+        _report(RECORDED, test="wsat", steady_state={**RECORDED["pts"]["steady_state"], "applies": False})
+    )
+    assert "IOPS over time" in wsat and "IOPS over total GB written" in wsat and wsat.count("<svg") == 4
+    assert "no steady-state rule" in wsat
+    latency = section(_report(RECORDED, test="latency"))
+    assert "Latency (window averages" in latency and "hsl(" not in latency
+    throughput = section(_report(RECORDED, test="throughput"))
+    assert "Throughput by block size" in throughput
+    assert section(iops, run=False) == ""
+    assert pts_pages.ns_text(1500) == "1.5 µs" and pts_pages.bs_label(512) == "0.5 KiB"
