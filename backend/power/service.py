@@ -252,6 +252,26 @@ def series(session: Session, *, run: Run, points: int = MAX_POINTS) -> PowerSeri
     )
 
 
+def window_watts(session: Session, *, run_id: uuid.UUID, start_utc_ns: int, duration_ns: int) -> float | None:
+    """Mean power over a window of the run given in UTC (an InnoDB flushing run's setting: its
+    start as the agent's wall clock read it, and its length), W; None without a usable meter or
+    samples in it. The samples' time is ns since the power record's t0_utc."""
+    rp = repository.get(session, run_id)
+    if rp is None or rp.status != "ok" or duration_ns <= 0:
+        return None
+    t0 = int(rp.t0_utc.timestamp()) * 1_000_000_000 + rp.t0_utc.microsecond * 1000
+    start = start_utc_ns - t0
+    end = start + duration_ns
+    inside = [(t, v) for t, v in repository.samples(session, run_id) if start <= t <= end]
+    if (rp.meter or {}).get("quantity") == "energy_counter":
+        if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+            return None
+        return (inside[-1][1] - inside[0][1]) / ((inside[-1][0] - inside[0][0]) / 1e9)
+    if not inside:
+        return None
+    return sum(v for _, v in inside) / len(inside)
+
+
 def tail_watts(session: Session, *, run_id: uuid.UUID, window_ns: int) -> float | None:
     """Mean power over the load phase's last `window_ns` (the qos view: its last job's window),
     W; None without a usable meter or samples there. An energy counter's: its rise over the time."""

@@ -318,6 +318,60 @@ class HeapBtreeRowDoc(_Loose):
     splits: Count | None = None
 
 
+class InnodbLatencyDoc(_Loose):
+    min: Count | None = None
+    avg: Count
+    max: Count | None = None
+    sysbench_p95: Count | None = None
+    p95: Count | None = None
+    p99: Count | None = None
+
+
+class InnodbCellDoc(_Loose):
+    """One setting of the InnoDB flushing matrix as the agent measured it (docs/innodb-flush.md)."""
+
+    innodb_flush_log_at_trx_commit: int = Field(ge=0, le=2)
+    sync_binlog: int = Field(ge=0, le=1)
+    start_utc_ns: Count
+    duration_ns: Count
+    transactions: Count
+    queries: Count = 0
+    errors: Count = 0
+    reconnects: Count = 0
+    tps: Rate
+    qps: Rate = 0.0
+    latency_ns: InnodbLatencyDoc
+    histogram: list[tuple[Count, Count]] = Field(default_factory=list, max_length=4096)
+    status_delta: dict[Annotated[str, Field(max_length=64)], int | None] = Field(
+        default_factory=dict, max_length=64
+    )
+    device_delta: dict[Annotated[str, Field(max_length=64)], int | None] | None = Field(None, max_length=16)
+    binlog_fsyncs: Count | None = None
+    per_tx: dict[Annotated[str, Field(max_length=64)], Annotated[float, Field(ge=0)] | None] = Field(
+        default_factory=dict, max_length=32
+    )
+
+
+class InnodbFlushDoc(_Loose):
+    """The InnoDB flushing matrix's result (agent/src/iowatt_agent/innodb/worker.py run_matrix)."""
+
+    label: str = Field(max_length=200)
+    test: str = Field(max_length=40)
+    dbms_version: str = Field("", max_length=200)
+    sysbench_version: str = Field("", max_length=200)
+    tables: Count
+    table_size: Count
+    threads: Count
+    seconds: Count
+    warmup_s: Count = 0
+    buffer_pool_bytes: Count | None = None
+    device: str | None = Field(None, max_length=100)
+    variables: dict[Annotated[str, Field(max_length=100)], Annotated[str, Field(max_length=500)]] = Field(
+        default_factory=dict, max_length=50
+    )
+    cells: list[InnodbCellDoc] = Field(min_length=1, max_length=6)
+
+
 class TopExt(_Loose):
     mode: str | None = Field(None, max_length=20)
 
@@ -329,6 +383,7 @@ class EngineDocument(_Loose):
     fileset: FilesetDoc | None = None
     tpch: TpchDoc | None = None
     heap_btree: list[HeapBtreeRowDoc] | None = Field(None, min_length=1, max_length=MAX_HB_ROWS)
+    innodb_flush: InnodbFlushDoc | None = None
     # the agent's record of the host's page cache around the run (result/pagecache.py)
     page_cache: PageCacheDoc | None = None
 

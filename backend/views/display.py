@@ -29,6 +29,7 @@ DISPLAY: dict[str, tuple[str, float, int]] = {
     "QphH": ("QphH@Size", 1, 2),  # TPC-H queries per hour at the scale factor
     "SF": ("SF", 1, 2),  # TPC-H scale factor (1 ≈ 1 GB of raw data)
     "IO/s/W": ("IO/s/W", 1, 1),  # IOPS per watt (the qos view's figure at the target)
+    "/tx": ("/tx", 1, 3),  # a count per transaction (fsyncs, device flushes: 0.022 is not 0.02)
 }
 DISPLAY_UNITS = {base: shown for base, (shown, factor, _) in DISPLAY.items() if factor != 1}
 # the same base unit printed otherwise by a view whose report does (vdbench's ms, PostMark's seconds)

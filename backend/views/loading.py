@@ -59,6 +59,10 @@ class Loaded:
     # last job's reported window (W; None without a meter)
     latency_depths: dict[str, int] | None = None
     tail_w: float | None = None
+    # an InnoDB flushing run (the innodb-flush view): its stored `innodb_flush` document, and the
+    # mean power over each setting's measured window by (flush_log, sync_binlog) (W; none without a meter)
+    innodb: dict[str, Any] | None = None
+    innodb_watts: dict[tuple[int, int], float | None] | None = None
 
 
 def _preset_of(run: Run, builtin_names: dict[uuid.UUID, str]) -> str | None:
@@ -183,6 +187,10 @@ def _load(session: Session, principal: UserPrincipal, run_ids: list[uuid.UUID]) 
             )
         )
     out = [_with_qos(session, x) if (x.info.preset or "").startswith(QOS_PREFIX) else x for x in out]
+    innodb_docs = repository.innodb_documents(
+        session, [x.run.id for x in out if x.run.workload_spec.get("kind") == "innodb_flush"]
+    )
+    out = [_with_innodb(session, x, innodb_docs[x.run.id]) if x.run.id in innodb_docs else x for x in out]
     _unique_labels(out)
     for x in out:  # the flag sits beside the figures it qualifies: in every header and row group
         if x.info.shortened_by:
@@ -203,6 +211,21 @@ def _with_qos(session: Session, x: Loaded) -> Loaded:
         latency_depths=repository.latency_depths(session, [x.run.id]).get(x.run.id, {}),
         tail_w=power_service.tail_watts(session, run_id=x.run.id, window_ns=window),
     )
+
+
+def _with_innodb(session: Session, x: Loaded, doc: dict[str, Any]) -> Loaded:
+    """An InnoDB flushing run's document and the power over each setting's window."""
+    watts: dict[tuple[int, int], float | None] = {}
+    for c in doc.get("cells") or []:
+        if not isinstance(c, dict):
+            continue
+        start, duration = c.get("start_utc_ns"), c.get("duration_ns")
+        key = (c.get("innodb_flush_log_at_trx_commit"), c.get("sync_binlog"))
+        if isinstance(start, int) and isinstance(duration, int) and all(isinstance(k, int) for k in key):
+            watts[key] = power_service.window_watts(  # type: ignore[index]
+                session, run_id=x.run.id, start_utc_ns=start, duration_ns=duration
+            )
+    return replace(x, innodb=doc, innodb_watts=watts)
 
 
 def _origin_label(origin: RunOrigin) -> str:

@@ -49,3 +49,13 @@ def latency_depths(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID
         if isinstance(names, list) and isinstance(depths, list) and len(names) == len(depths):
             out[rid] = {str(n): int(d) for n, d in zip(names, depths, strict=True) if isinstance(d, int)}
     return out
+
+
+def innodb_documents(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
+    """The stored `innodb_flush` object of these runs' documents (six settings at most)."""
+    if not run_ids:
+        return {}
+    rows = session.execute(
+        select(RunResult.run_id, RunResult.engine_result["innodb_flush"]).where(RunResult.run_id.in_(run_ids))
+    )
+    return {rid: doc for rid, doc in rows if isinstance(doc, dict)}

@@ -16,8 +16,11 @@ from backend.run.schemas import RunOrigin
 # the dimensionless percent, ratio (×) and thread count. Never a report's MB/s or µs (team rule).
 # File workloads add operations per second (file operations, PostMark transactions), and the
 # reports' power and energy: W and J (the report's "run time x power W" is W·s).
-# IOPS per watt (the qos view's figure at the target) is IO/s/W.
-BaseUnit = Literal["B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J", "QphH", "SF", "IO/s/W"]
+# IOPS per watt (the qos view's figure at the target) is IO/s/W. A count per transaction (the
+# InnoDB flushing view's fsyncs and flushes) is /tx.
+BaseUnit = Literal[
+    "B/s", "ns", "B", "IO/s", "%", "×", "threads", "op/s", "W", "J", "QphH", "SF", "IO/s/W", "/tx"
+]
 
 ViewName = Literal[
     "crystaldiskmark",
@@ -32,6 +35,7 @@ ViewName = Literal[
     "heap-btree-grid",
     "writeback",
     "qos",
+    "innodb-flush",
 ]
 
 

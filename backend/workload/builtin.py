@@ -10,6 +10,7 @@ from iowatt_workload import MIN_RUNTIME_S, GiB, KiB, MiB, pass_name
 from backend.workload.schemas import (
     TPCH_LABEL,
     HeapBtreeSpec,
+    InnodbFlushSpec,
     JobfileSpec,
     JobSpec,
     PostmarkSpec,
@@ -506,6 +507,16 @@ BUILTINS: dict[str, tuple[str, WorkloadSpec]] = {
         WorkloadSpec(
             kind="jobfile", jobfile=JobfileSpec(text=qos_jobfile("qos-randread-4k", "rw=randread\n"))
         ),
+    ),
+    "innodb-flush": (
+        "InnoDB flushing policy (the storage-methods article's 'Mysql (InnoDB) disk flushing policy'): a "
+        "private MariaDB on the target with the binary log on, under sysbench's oltp_write_only (4 tables "
+        "of 100,000 rows, 8 threads), 60 s per setting after 10 s of warm-up, for each of "
+        "innodb_flush_log_at_trx_commit 1, 2, 0 x sync_binlog 1, 0: transactions per second, latency, "
+        "fsyncs and bytes written per transaction, energy per transaction with a meter. A run's scale "
+        "multiplies the seconds. The host must allow MariaDB (iowatt-agent targets allow-dbms mariadb) "
+        "and have sysbench.",
+        WorkloadSpec(kind="innodb_flush", innodb_flush=InnodbFlushSpec()),
     ),
     "qos-randrw-70-30": (
         "IOPS at a latency target (QoS) for a mixed load: 4 KiB random I/O, 70 % reads, direct, "

@@ -444,6 +444,9 @@ def test_every_views_figure_travels_in_a_base_unit(
 
     shown["qos"] = [qos_run(session, u).id]
     shown["writeback"] = [writeback_run(client, session, u, tmp_path)]
+    from tests.backend.test_innodb_flush import innodb_run
+
+    shown["innodb-flush"] = [innodb_run(client, session, u)[0]]
     assert set(shown) == {v["name"] for v in client.get("/api/v1/views", headers=u.headers).json()["views"]}
     for name, runs in shown.items():
         t = view(client, u, name, runs)

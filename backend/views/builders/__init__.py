@@ -10,6 +10,7 @@ from backend.views.builders import (
     crystaldiskmark,
     file_sets,
     heap_btree,
+    innodb,
     postmark,
     qos,
     tpch,
@@ -18,7 +19,7 @@ from backend.views.builders import (
 from backend.views.builders.common import View
 from backend.views.schemas import ViewName
 
-_FAMILIES = (crystaldiskmark, block, file_sets, postmark, tpch, heap_btree, writeback, qos)
+_FAMILIES = (crystaldiskmark, block, file_sets, postmark, tpch, heap_btree, writeback, qos, innodb)
 
 VIEWS: dict[ViewName, View] = {info.name: (info, build) for m in _FAMILIES for info, build in m.VIEWS}
 

@@ -139,6 +139,9 @@ def prepare(engine_job: dict[str, Any], *, text_file: Path, target: str, run_key
 
 def _int(job: dict[str, Any], key: str) -> int:
     low, high, default = INT_KEYS[key]
+    raw = job.get(key)
+    if raw is not None and (isinstance(raw, bool) or not isinstance(raw, str | int | float)):
+        raise ValueError(f"{key} must be an integer from {low} to {high}")
     text = job_value(job, key)
     if text is None:
         if default is None:
@@ -155,8 +158,12 @@ def options_of(job: dict[str, Any]) -> Any:
 
     if job.get("mode") != MODE:
         raise ValueError(f"mode must be {MODE}")
+    try:
+        settings = parse_settings(job.get("settings"))
+    except ValueError as exc:
+        raise ValueError(f"settings: {exc}") from None
     return Options(
-        settings=parse_settings(job.get("settings")),
+        settings=settings,
         **{key: _int(job, key) for key in INT_KEYS},
     )
 

@@ -17,6 +17,7 @@ const DECIMALS: Record<string, number> = {
   "%": 1,
   threads: 0,
   "IO/s/W": 1,
+  "/tx": 3,
 };
 
 /** A cell note said beside the figure, not only on hover: ratios' notes and estimated energy. */

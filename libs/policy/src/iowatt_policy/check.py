@@ -1156,8 +1156,8 @@ def _plain_number(value: object, *, integer: bool) -> float | None:
         return None
     if isinstance(value, int | float):
         number = float(value)
-    elif isinstance(value, str) and 0 < len(value) <= 40:
-        text = value.strip()
+    elif isinstance(value, str) and 0 < len(value) <= 40 and value.isascii():
+        text = value.strip()  # ASCII only: float() also reads other scripts' digits ("١٢" is 12)
         if integer and not text.isdigit():
             return None
         try:
