@@ -355,16 +355,18 @@ def _facts(c: CandidateRead, r: PtsReport) -> str:
 
 
 def wsat_charts(r: PtsReport) -> str:
-    """IOPS over minutes of stimulus and over total GB written (wsatPoints)."""
+    """IOPS over time (minutes from five minutes of stimulus up, else seconds) and over total GB
+    written (wsatPoints, wsatTimeAxis)."""
     per_round = r.round_s * max(1, len(r.elements))
     pts = [
-        (rd.round * per_round / 60, rd.bytes_written / 1e9, rd.tracking)
+        (rd.round * per_round, rd.bytes_written / 1e9, rd.tracking)
         for rd in r.rounds
         if rd.tracking is not None
     ]
-    over_time = Line("RND 4 KiB 0/100 IOPS", [(t, y) for t, _, y in pts], color_at(0))
+    unit, div = ("minutes", 60) if pts and pts[-1][0] >= 300 else ("seconds", 1)
+    over_time = Line("RND 4 KiB 0/100 IOPS", [(t / div, y) for t, _, y in pts], color_at(0))
     over_gb = Line("RND 4 KiB 0/100 IOPS", [(g, y) for _, g, y in pts], color_at(0))
-    by_time = line_svg([over_time], x_label="minutes of stimulus", y_label="IOPS")
+    by_time = line_svg([over_time], x_label=f"{unit} of stimulus", y_label="IOPS")
     by_gb = line_svg([over_gb], x_label="GB written (10^9 bytes)", y_label="IOPS")
     return (
         "<div class='pts-grid'>"

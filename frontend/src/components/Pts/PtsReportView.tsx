@@ -8,6 +8,7 @@ import {
   YAxis,
 } from "recharts";
 import { formatBytes, formatIops, formatNs, formatThroughput, sig3 } from "../../lib/format";
+import { niceTicks } from "../charts/axis";
 import { MultiLineChart } from "../charts/MultiLineChart";
 import {
   bsLabel,
@@ -18,7 +19,10 @@ import {
   type PtsElement,
   type PtsReport,
   verdictText,
+  type WsatPoint,
   windowRows,
+  wsatPoints,
+  wsatTimeAxis,
 } from "./pts";
 import "./pts.css";
 
@@ -294,6 +298,56 @@ function MatrixTable({
   );
 }
 
+/** Write Saturation's two plots: IOPS over minutes of stimulus and over total GB written. */
+export function WsatPlots({ report }: { report: PtsReport }) {
+  const points = wsatPoints(report);
+  const time = wsatTimeAxis(points);
+  const axis = (xs: number[]) => niceTicks(0, Math.max(0, ...xs), 6);
+  const line = (x: (p: WsatPoint) => number) => [
+    {
+      key: "wsat",
+      label: "RND 4 KiB 0/100 IOPS",
+      points: points.map((p) => ({ x: x(p), y: p.iops })),
+    },
+  ];
+  const written = report.rounds.at(-1)?.bytes_written ?? 0;
+  const seconds = (p: WsatPoint) => p.seconds / time.divisor;
+  const gb = (p: WsatPoint) => p.gb;
+  return (
+    <div className="pts-charts" data-testid="pts-wsat">
+      <section className="card" data-testid="pts-wsat-time">
+        <h3>Write Saturation: IOPS over time</h3>
+        <p className="muted">
+          Each round's IOPS at the end of its stimulus ({report.rounds.length} rounds of{" "}
+          {report.round_s} s).
+        </p>
+        <MultiLineChart
+          series={line(seconds)}
+          x={{ label: "Time", unit: time.unit, ticks: axis(points.map(seconds)) }}
+          y={{ label: "IOPS", unit: "IOPS" }}
+          height={280}
+          legend={false}
+        />
+      </section>
+      <section className="card" data-testid="pts-wsat-gb">
+        <h3>Write Saturation: IOPS over total GB written</h3>
+        <p className="muted">
+          Each round's IOPS at the bytes the rounds had written by its end ({formatBytes(written)}{" "}
+          in all, {sig3(written / Math.max(1, report.region_bytes))} × the tested region; the
+          preconditioning not counted).
+        </p>
+        <MultiLineChart
+          series={line(gb)}
+          x={{ label: "Total written", unit: "GB", ticks: axis(points.map(gb)) }}
+          y={{ label: "IOPS", unit: "IOPS" }}
+          height={280}
+          legend={false}
+        />
+      </section>
+    </div>
+  );
+}
+
 const PCTS = ["99", "99.9", "99.99", "99.999"];
 
 function LatencyTable({ elements }: { elements: PtsElement[] }) {
@@ -345,6 +399,7 @@ export function PtsReportView({ report }: { report: PtsReport }) {
   return (
     <div className="pts-report" data-testid="pts-report">
       <PtsVerdictBanner report={report} />
+      {test === "wsat" && <WsatPlots report={report} />}
       <div className="pts-charts">
         <ConvergencePlot report={report} />
         <WindowPlot report={report} />

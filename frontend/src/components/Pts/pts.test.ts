@@ -12,6 +12,8 @@ import {
   type PtsReport,
   verdictText,
   windowRows,
+  wsatPoints,
+  wsatTimeAxis,
 } from "./pts";
 
 const el = (bs: number, read: number, iops: number, perRound: (number | null)[]): PtsElement => ({
@@ -118,5 +120,23 @@ describe("the PTS report's shaping", () => {
       [r?.dataHigh, r?.dataLow, r?.slopeHigh, r?.slopeLow].map((v) => Math.round(v ?? 0)),
     ).toEqual([110, 90, 105, 95]);
     expect(rows[1]?.fitted).toBe(100.5);
+  });
+  it("puts Write Saturation's rounds over minutes of stimulus and over GB written", () => {
+    const report = {
+      round_s: 60,
+      elements: [el(4096, 0, 1000, [])],
+      rounds: [
+        { round: 1, tracking: 90000, bytes_written: 21_600_000_000 },
+        { round: 2, tracking: null, bytes_written: 30_000_000_000 },
+        { round: 3, tracking: 20000, bytes_written: 40_000_000_000 },
+      ],
+    } as unknown as PtsReport;
+    expect(wsatPoints(report)).toEqual([
+      { round: 1, seconds: 60, gb: 21.6, iops: 90000 },
+      { round: 3, seconds: 180, gb: 40, iops: 20000 },
+    ]);
+    expect(wsatTimeAxis(wsatPoints(report))).toEqual({ unit: "s", divisor: 1 });
+    const long = { ...report, rounds: [{ round: 5, tracking: 1, bytes_written: 1 }] } as PtsReport;
+    expect(wsatTimeAxis(wsatPoints(long))).toEqual({ unit: "min", divisor: 60 });
   });
 });

@@ -94,3 +94,39 @@ export function windowRows(w: NonNullable<PtsReport["window"]>) {
     slopeLow: w.average * 0.95,
   }));
 }
+
+export interface WsatPoint {
+  round: number;
+  /** seconds of stimulus at the round's end (each round: round_s per element) */
+  seconds: number;
+  /** GB (10^9 bytes) the rounds had written by the round's end */
+  gb: number;
+  iops: number;
+}
+
+/** Write Saturation's two plots (PTS "Write Saturation": IOPS over time and over total GB
+ * written): each round's RND 4 KiB write IOPS at the end of its seconds of stimulus and of the
+ * bytes the rounds had written by then (the preconditioning's are not counted). Rounds without a
+ * figure are left out. */
+export function wsatPoints(r: PtsReport): WsatPoint[] {
+  const perRound = r.round_s * Math.max(1, r.elements.length);
+  return r.rounds.flatMap((rd) =>
+    rd.tracking == null
+      ? []
+      : [
+          {
+            round: rd.round,
+            seconds: rd.round * perRound,
+            gb: rd.bytes_written / 1e9,
+            iops: rd.tracking,
+          },
+        ],
+  );
+}
+
+/** The time axis of Write Saturation: minutes (the specification's) from five minutes of
+ * stimulus up, seconds for a short trial. */
+export function wsatTimeAxis(points: WsatPoint[]): { unit: "min" | "s"; divisor: number } {
+  const last = points.at(-1)?.seconds ?? 0;
+  return last >= 300 ? { unit: "min", divisor: 60 } : { unit: "s", divisor: 1 };
+}
