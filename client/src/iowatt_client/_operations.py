@@ -28,6 +28,7 @@ OPERATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "create_review": ("POST", "/api/v1/reviews", ()),
     "create_run": ("POST", "/api/v1/runs", ()),
     "create_schedule": ("POST", "/api/v1/schedules", ()),
+    "create_series": ("POST", "/api/v1/series", ()),
     "create_session": ("POST", "/api/v1/auth/oidc/session", ()),
     "create_share_link": ("POST", "/api/v1/share-links", ()),
     "create_team": ("POST", "/api/v1/teams", ()),

@@ -1796,7 +1796,14 @@ export interface paths {
          */
         get: operations["list_series"];
         put?: never;
-        post?: never;
+        /**
+         * Create Series
+         * @description Track a run over time (team members): its series, made when there is none yet (201; a run
+         *     stored before series existed, say), with every earlier run of the same workload fingerprint,
+         *     target and environment joined to it and their history searched for changes; an existing
+         *     series is answered (200), named and pinned as asked.
+         */
+        post: operations["create_series"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9160,6 +9167,23 @@ export interface components {
              * @enum {string}
              */
             parameter: "price" | "tariff" | "grid_intensity" | "duty_cycle" | "horizon";
+        };
+        /**
+         * SeriesCreate
+         * @description Track a run's workload on its target over time: its series, made if there is none yet
+         *     (the earlier runs of the same workload, target and environment join it).
+         */
+        SeriesCreate: {
+            /** Name */
+            name?: string | null;
+            /** Pinned */
+            pinned?: boolean | null;
+            /**
+             * Run Id
+             * Format: uuid
+             * @description a run of the team with its result stored
+             */
+            run_id: string;
         };
         /**
          * SeriesExclusion
@@ -19030,6 +19054,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Page_SeriesRead_"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_series: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeriesCreate"];
+            };
+        };
+        responses: {
+            /** @description the run's series existed: named/pinned as asked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeriesRead"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeriesRead"];
+                };
+            };
+            /** @description The request body cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description No bearer token, or an unknown, expired or revoked one */
