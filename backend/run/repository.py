@@ -158,6 +158,12 @@ def environment_snapshots(session: Session, team_ids: list[uuid.UUID]) -> list[d
 _SORTS = {"created": Run.created_at, "name": Run.name, "status": Run.status}
 
 
+# GET /runs counts the matches only up to offset + TOTAL_CAP: an exact count of a broad filter reads
+# a large part of a million runs (0.1-2.5 s); the bound keeps it to a few thousand index entries
+# (docs/benchmarks.md § A million runs)
+TOTAL_CAP = 1_000
+
+
 def page(
     session: Session,
     team_ids: list[uuid.UUID],
@@ -166,24 +172,24 @@ def page(
     sort: str = "-created",
     limit: int,
     offset: int,
-) -> tuple[list[Run], int]:
+) -> tuple[list[Run], int, bool]:
     """A page of the runs matching `filters` in `sort` order ("-" first: descending; ties newest
-    first), and how many match in all."""
+    first), how many match counted up to offset + TOTAL_CAP, and whether that count is exact (false:
+    more match)."""
     conds = _conditions(team_ids, filters)
     column = _SORTS[sort.lstrip("-")]
     order: list[ColumnElement[Any]] = [column.desc() if sort.startswith("-") else column.asc()]
     if column is not Run.created_at:
         order.append(Run.created_at.desc())
-    rows = session.scalars(
-        select(Run)
-        .where(*conds)
-        .options(selectinload(Run.agent))
-        .order_by(*order, Run.id)
-        .limit(limit)
-        .offset(offset)
+    rows = list(
+        session.scalars(select(Run).where(*conds).order_by(*order, Run.id).limit(limit).offset(offset))
     )
-    total = session.scalar(select(func.count()).select_from(Run).where(*conds)) or 0
-    return list(rows), total
+    if len(rows) < limit and (rows or offset == 0):  # the last page: the count is known
+        return rows, offset + len(rows), True
+    cap = offset + TOTAL_CAP
+    matches = select(Run.id).where(*conds).limit(cap + 1).subquery()
+    n = session.scalar(select(func.count()).select_from(matches)) or 0
+    return rows, min(n, cap), n <= cap
 
 
 def by_ids(session: Session, run_ids: list[uuid.UUID], team_ids: list[uuid.UUID]) -> list[Run]:

@@ -382,10 +382,18 @@ class RunRead(OutputSchema):
 
 
 class RunPage(OutputSchema):
-    """A page of runs in the order asked for (newest first by default) and how many match."""
+    """A page of runs in the order asked for (newest first by default) and how many match, counted up
+    to a bound: counting every match of a broad filter reads a large part of the runs table."""
 
     items: list[RunRead]
-    total: int
+    total: int = Field(
+        description="how many runs match, counted up to offset + 1,000; when more match, "
+        "`total_exact` is false and more than `total` runs match"
+    )
+    total_exact: bool = Field(
+        description="true: `total` is the number of matching runs; false: it is a lower bound "
+        "(more than `total` match)"
+    )
 
 
 # --- runs list filters and tags ---------------------------------------------------------------

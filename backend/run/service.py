@@ -556,8 +556,10 @@ def page(
             ),
             env_none=env_topology.matches(None, env),
         )
-    runs, total = repository.page(session, teams, filters=filters, sort=sort, limit=limit, offset=offset)
-    return RunPage(items=to_read(session, runs), total=total)
+    runs, total, exact = repository.page(
+        session, teams, filters=filters, sort=sort, limit=limit, offset=offset
+    )
+    return RunPage(items=to_read(session, runs), total=total, total_exact=exact)
 
 
 def set_tags(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID, body: RunTagsUpdate) -> Run:

@@ -383,7 +383,9 @@ def timed(c: httpx.Client, api_pid: int, path: str, params: Any, n: int, warmup:
     }
 
 
-def measure(c: Cluster, meta: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def cases_of(c: Cluster, meta: dict[str, Any]) -> tuple[list[tuple[str, str, Any]], int]:
+    """The measured requests (name, path, params or a function drawing them) and the runs in the
+    database."""
     rnd = random.Random(7)
     with psycopg.connect(c.dsn()) as conn:
         team = uuid.UUID(meta["teams"][0])
@@ -440,6 +442,11 @@ def measure(c: Cluster, meta: dict[str, Any], args: argparse.Namespace) -> dict[
         ),
         ("series history, 10,000 runs", f"/series/{meta['series']}/history", {"metric": "read_iops"}),
     ]
+    return cases, runs_total
+
+
+def measure(c: Cluster, meta: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    cases, runs_total = cases_of(c, meta)
     out: dict[str, Any] = {"runs_in_database": runs_total, "cases": {}}
     with redis_server() as redis_url:
         port = free_port()

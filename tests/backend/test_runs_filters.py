@@ -286,3 +286,24 @@ def test_the_teams_tags_with_counts_most_used_first(
     r = client.get("/api/v1/tags", params={"team_id": str(world.u.team.id)}, headers=stranger.headers)
     assert r.status_code == 403
     assert client.get("/api/v1/tags", headers=stranger.headers).json()["items"] == []
+
+
+def test_the_total_is_counted_up_to_a_bound_past_the_page(
+    client: TestClient, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a million runs an exact count of a broad filter costs seconds: the list counts at most
+    offset + TOTAL_CAP matches and says whether its total is exact."""
+    from backend.run import repository
+
+    monkeypatch.setattr(repository, "TOTAL_CAP", 2)
+
+    def page(**query: Any) -> tuple[int, bool, int]:
+        body = client.get("/api/v1/runs", params=query, headers=world.u.headers).json()
+        return body["total"], body["total_exact"], len(body["items"])
+
+    assert page(limit=1) == (2, False, 1)  # more than 2 match
+    assert page(limit=2, offset=2) == (4, False, 2)  # the bound follows the offset
+    assert page(limit=2, offset=4) == (6, True, 2)
+    assert page(limit=2, offset=8) == (6, True, 0)  # past the end: counted
+    assert page(limit=50) == (6, True, 6)  # a short page is its own count
+    assert page(limit=1, status="failed") == (1, True, 1)

@@ -52,6 +52,7 @@ OPERATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "export_team": ("POST", "/api/v1/teams/{team_id}/export", ()),
     "get_agent": ("GET", "/api/v1/agents/{agent_id}", ()),
     "get_agent_bundle": ("GET", "/api/v1/agent-dist/files/{file_name}", ()),
+    "get_agent_ca": ("GET", "/api/v1/agent-dist/ca.pem", ()),
     "get_agent_dist": ("GET", "/api/v1/agent-dist", ()),
     "get_campaign": ("GET", "/api/v1/campaigns/{campaign_id}", ()),
     "get_group": ("GET", "/api/v1/run-groups/{group_id}", ()),

@@ -234,14 +234,14 @@ def runs_list(
     with _client() as c:
         if all_runs:
             runs = list(c.iter_runs(**filters))
-            total = len(runs)
+            total, exact = len(runs), True
         else:
             page = c.list_runs(limit=min(limit, 500), **filters)
-            runs, total = list(page.items), page.total
+            runs, total, exact = list(page.items), page.total, page.total_exact
     if json_out:
-        _print_json({"items": runs, "total": total})
-    else:
-        _table(RUN_COLUMNS, _run_rows(runs), title=f"{len(runs)} of {total} runs")
+        _print_json({"items": runs, "total": total, "total_exact": exact})
+    else:  # the server counts up to 1,000 past the page: "1,000+" when more match
+        _table(RUN_COLUMNS, _run_rows(runs), title=f"{len(runs)} of {total}{'' if exact else '+'} runs")
 
 
 @runs_app.command("show")

@@ -159,7 +159,8 @@ class Client:
             page = self.call(operation_id, params={**params, "limit": limit, "offset": offset}, **kw)
             yield page
             offset += len(page["items"])
-            if not page["items"] or offset >= page["total"]:
+            # a bounded total (GET /runs' total_exact false) is a lower bound: more pages follow
+            if not page["items"] or (offset >= page["total"] and page.get("total_exact", True)):
                 return
 
     def paginate(self, operation_id: str, **kw: Any) -> Iterator[dict[str, Any]]:

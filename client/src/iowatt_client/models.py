@@ -69,7 +69,8 @@ class Run(Model):  # schema RunRead
 
 class RunPage(Model):  # schema RunPage
     items: list[Run]
-    total: int
+    total: int  # counted up to offset + 1,000: a lower bound when total_exact is false
+    total_exact: bool
 
 
 class Agent(Model):  # schema AgentRead

@@ -67,6 +67,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent-dist/ca.pem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Agent Ca
+         * @description The CA that signs the server's certificates (IOWATT_AGENT_TLS_CA_FILE), for hosts to trust
+         *     after checking its SHA-256 (`tls_ca.sha256` of the manifest, which the install line carries).
+         */
+        get: operations["get_agent_ca"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agent-dist/files/{file_name}": {
         parameters: {
             query?: never;
@@ -2431,6 +2452,7 @@ export interface components {
             /** Install Script Url */
             install_script_url: string;
             tls: components["schemas"]["ServerTls"] | null;
+            tls_ca: components["schemas"]["ServerCa"] | null;
             /** Version */
             version: string | null;
         };
@@ -3431,7 +3453,7 @@ export interface components {
              * @description the base unit of the points on this axis
              * @enum {string}
              */
-            unit: "B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF" | "IO/s/W";
+            unit: "B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF" | "IO/s/W" | "/tx";
         };
         /** ChartPoint */
         ChartPoint: {
@@ -4647,7 +4669,7 @@ export interface components {
              * Mode
              * @enum {string}
              */
-            mode: "postmark" | "vdbench" | "heap-btree" | "tpch";
+            mode: "postmark" | "vdbench" | "heap-btree" | "tpch" | "innodb-flush";
             /**
              * O Direct
              * @description every file set is opened O_DIRECT (vdbench openflags)
@@ -5409,6 +5431,70 @@ export interface components {
             started_at: string | null;
             /** Url */
             url: string | null;
+        };
+        /**
+         * InnodbFlushSetting
+         * @description One cell of the matrix.
+         */
+        InnodbFlushSetting: {
+            /**
+             * Innodb Flush Log At Trx Commit
+             * @description 0: the log written and flushed once a second; 1: at every commit; 2: written at every commit, flushed once a second
+             */
+            innodb_flush_log_at_trx_commit: number;
+            /**
+             * Sync Binlog
+             * @description 1: the binary log fsynced at every commit group; 0: never
+             */
+            sync_binlog: number;
+        };
+        /**
+         * InnodbFlushSpec
+         * @description The InnoDB flushing-policy matrix: a private MariaDB (binary log on) on the target under
+         *     sysbench's oltp_write_only, once per setting.
+         */
+        InnodbFlushSpec: {
+            /**
+             * Buffer Pool Bytes
+             * @description InnoDB's buffer pool (default 128 MiB: the tables fit, the log's flushing is measured)
+             * @default 134217728
+             */
+            buffer_pool_bytes: number;
+            /**
+             * Seconds
+             * @description measured seconds per setting
+             * @default 60
+             */
+            seconds: number;
+            /**
+             * Settings
+             * @description the settings to run, each once, in this order (default all six, the strictest first: 1/1, 1/0, 2/1, 2/0, 0/1, 0/0)
+             */
+            settings?: components["schemas"]["InnodbFlushSetting"][];
+            /**
+             * Table Size
+             * @description rows per table
+             * @default 100000
+             */
+            table_size: number;
+            /**
+             * Tables
+             * @description sysbench's tables
+             * @default 4
+             */
+            tables: number;
+            /**
+             * Threads
+             * @description sysbench's client threads
+             * @default 8
+             */
+            threads: number;
+            /**
+             * Warmup S
+             * @description seconds of load before each setting's measurement (discarded)
+             * @default 10
+             */
+            warmup_s: number;
         };
         /** Inventory */
         "Inventory-Input": {
@@ -8778,13 +8864,22 @@ export interface components {
         };
         /**
          * RunPage
-         * @description A page of runs in the order asked for (newest first by default) and how many match.
+         * @description A page of runs in the order asked for (newest first by default) and how many match, counted up
+         *     to a bound: counting every match of a broad filter reads a large part of the runs table.
          */
         RunPage: {
             /** Items */
             items: components["schemas"]["RunRead"][];
-            /** Total */
+            /**
+             * Total
+             * @description how many runs match, counted up to offset + 1,000; when more match, `total_exact` is false and more than `total` runs match
+             */
             total: number;
+            /**
+             * Total Exact
+             * @description true: `total` is the number of matching runs; false: it is a lower bound (more than `total` match)
+             */
+            total_exact: boolean;
         };
         /** RunPerformance */
         RunPerformance: {
@@ -9343,6 +9438,17 @@ export interface components {
             status: "regression" | "improvement" | "no_change" | "insufficient_history" | "excluded";
             thresholds: components["schemas"]["ThresholdsRead"];
         };
+        /** ServerCa */
+        ServerCa: {
+            /** Fingerprint Sha256 */
+            fingerprint_sha256: string;
+            /** Sha256 */
+            sha256: string;
+            /** Subject */
+            subject: string;
+            /** Url */
+            url: string;
+        };
         /** ServerTls */
         ServerTls: {
             /** Fingerprint Sha256 */
@@ -9817,7 +9923,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile" | "pts";
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile" | "pts" | "innodb_flush";
             /** Passes */
             passes: number;
             postmark: components["schemas"]["PostmarkSpec"] | null;
@@ -10608,7 +10714,7 @@ export interface components {
              * Applicable
              * @description views that can show all the runs asked about
              */
-            applicable: ("crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid" | "writeback" | "qos")[];
+            applicable: ("crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid" | "writeback" | "qos" | "innodb-flush")[];
             /**
              * Runs
              * @description the runs asked about (runs=...), with their presets
@@ -10633,7 +10739,7 @@ export interface components {
              * Unit
              * @description the base unit of a figure; null for text and missing figures
              */
-            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF" | "IO/s/W") | null;
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF" | "IO/s/W" | "/tx") | null;
             /**
              * Value
              * @description a figure in `unit`, or text
@@ -10685,7 +10791,7 @@ export interface components {
              * Unit
              * @description the base unit of the column's figures on the wire; null for text and for a column whose rows differ (each cell names its unit)
              */
-            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF" | "IO/s/W") | null;
+            unit: ("B/s" | "ns" | "B" | "IO/s" | "%" | "×" | "threads" | "op/s" | "W" | "J" | "QphH" | "SF" | "IO/s/W" | "/tx") | null;
         };
         /** ViewInfo */
         ViewInfo: {
@@ -10699,7 +10805,7 @@ export interface components {
              * Name
              * @enum {string}
              */
-            name: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid" | "writeback" | "qos";
+            name: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid" | "writeback" | "qos" | "innodb-flush";
             /**
              * Presets
              * @description the presets whose runs the view shows
@@ -10871,6 +10977,8 @@ export interface components {
             facts?: components["schemas"]["FileFacts"] | null;
             /** @description kind heap_btree only */
             heap_btree?: components["schemas"]["HeapBtreeSpec"] | null;
+            /** @description kind innodb_flush only (the InnoDB flushing-policy matrix, docs/innodb-flush.md) */
+            innodb_flush?: components["schemas"]["InnodbFlushSpec"] | null;
             /** @description kind jobfile only (a fio job file, ADR 0029) */
             jobfile?: components["schemas"]["JobfileSpec"] | null;
             /**
@@ -10880,11 +10988,11 @@ export interface components {
             jobs?: components["schemas"]["JobSpec-Input"][];
             /**
              * Kind
-             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile); pts: a SNIA PTS run on a raw device: purge, preconditioning, rounds until steady state (pts)
+             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile); pts: a SNIA PTS run on a raw device: purge, preconditioning, rounds until steady state (pts); innodb_flush: the InnoDB flushing-policy matrix, sysbench oltp_write_only on a private MariaDB (innodb_flush)
              * @default block
              * @enum {string}
              */
-            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile" | "pts";
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile" | "pts" | "innodb_flush";
             /**
              * Passes
              * @description measured passes per test (CrystalDiskMark-style)
@@ -10922,6 +11030,8 @@ export interface components {
             facts?: components["schemas"]["FileFacts"] | null;
             /** @description kind heap_btree only */
             heap_btree?: components["schemas"]["HeapBtreeSpec"] | null;
+            /** @description kind innodb_flush only (the InnoDB flushing-policy matrix, docs/innodb-flush.md) */
+            innodb_flush?: components["schemas"]["InnodbFlushSpec"] | null;
             /** @description kind jobfile only (a fio job file, ADR 0029) */
             jobfile?: components["schemas"]["JobfileSpec"] | null;
             /**
@@ -10931,11 +11041,11 @@ export interface components {
             jobs?: components["schemas"]["JobSpec-Output"][];
             /**
              * Kind
-             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile); pts: a SNIA PTS run on a raw device: purge, preconditioning, rounds until steady state (pts)
+             * @description block: fio-style jobs (jobs); postmark: PostMark (postmark); vdbench: a vdbench file set (vdbench); tpch: TPC-H-derived, not audited, on a private DBMS (tpch); heap_btree: the P3608 report's heap/B-tree sweep (heap_btree); jobfile: a fio job file's text (jobfile); pts: a SNIA PTS run on a raw device: purge, preconditioning, rounds until steady state (pts); innodb_flush: the InnoDB flushing-policy matrix, sysbench oltp_write_only on a private MariaDB (innodb_flush)
              * @default block
              * @enum {string}
              */
-            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile" | "pts";
+            kind: "block" | "postmark" | "vdbench" | "tpch" | "heap_btree" | "jobfile" | "pts" | "innodb_flush";
             /**
              * Passes
              * @description measured passes per test (CrystalDiskMark-style)
@@ -11123,6 +11233,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentDist"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `agent_dist_throttled`: more than IOWATT_AGENT_DIST_REQUESTS_PER_MIN a minute from this address */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_agent_ca: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the CA certificate(s), PEM */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-pem-file": unknown;
+                };
+            };
+            /** @description `agent_ca_not_configured`: the server names no CA */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The request body is larger than this route's limit (1048576 bytes) */
@@ -21267,7 +21435,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description the view's name (GET /views lists them) */
-                view: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid" | "writeback" | "qos";
+                view: "crystaldiskmark" | "crystaldiskmark-table" | "diskspd-bs-sweep" | "kernel-help" | "threads-latency" | "disk-flash-memory" | "vdbench-filesets" | "postmark-levels" | "tpch-qphh" | "heap-btree-grid" | "writeback" | "qos" | "innodb-flush";
                 /** @description comma-separated run ids, in the order of the view's columns */
                 runs: string;
                 /** @description the Ratio column's denominator (default: the next-to-last run) */

@@ -9,7 +9,7 @@ import { agentsQuery } from "../queries/agents";
 import { compareQuery } from "../queries/compare";
 import { runsQuery } from "../queries/runs";
 import { CompareCharts } from "./Compare";
-import { RunsTable } from "./Runs";
+import { matchCount, RunsTable } from "./Runs";
 
 const COUNTED: RunStatus[] = ["queued", "running", "succeeded", "failed"];
 const RECENT_SUCCEEDED = 30;
@@ -65,7 +65,7 @@ export function Dashboard() {
         </Link>
         {COUNTED.map((status, i) => (
           <Link to={`/runs?status=${status}`} className="stat card" key={status}>
-            <span className="stat-value">{counts[i]?.data?.total ?? "…"}</span>
+            <span className="stat-value">{counts[i]?.data ? matchCount(counts[i].data) : "…"}</span>
             <span className="stat-label">{status} runs</span>
           </Link>
         ))}

@@ -37,6 +37,12 @@ function duration(r: RunRead): string {
   return formatSeconds((end - Date.parse(r.started_at)) / 1000);
 }
 
+/** How many runs match as the list counts them: exact, or "1,000+" when more match than the server
+ * counts (it stops at the page's offset + 1,000: an exact count at a million runs costs seconds). */
+export function matchCount(page: { total: number; total_exact: boolean }): string {
+  return `${page.total.toLocaleString("en")}${page.total_exact === false ? "+" : ""}`;
+}
+
 /** A run's total energy with its meter tier, or why there is none. */
 function EnergyCell({ energy }: { energy: RunRead["energy"] }) {
   if (energy.status === "ok") {
@@ -188,6 +194,8 @@ export function Runs() {
   );
 
   const total = q.data?.total ?? 0;
+  // a bounded count (total_exact false) is a lower bound: more runs than it follow
+  const more = q.data?.total_exact === false;
   const offset = filters.offset;
   const filtered = isFiltered(filters);
   return (
@@ -265,8 +273,16 @@ export function Runs() {
             <RunsTable runs={q.data.items} selected={selected} onToggle={toggle} />
           </div>
           <div className="pager" data-testid="runs-pager">
-            <span className="muted" data-testid="runs-range">
-              {offset + 1}–{Math.min(offset + PAGE, total)} of {total}
+            <span
+              className="muted"
+              data-testid="runs-range"
+              title={
+                more
+                  ? `More than ${total.toLocaleString("en")} runs match (counted up to there)`
+                  : undefined
+              }
+            >
+              {offset + 1}–{Math.min(offset + PAGE, total)} of {q.data ? matchCount(q.data) : 0}
               {filtered ? " matching" : ""}
             </span>
             {q.isFetching && <span className="muted small">updating…</span>}
@@ -282,7 +298,7 @@ export function Runs() {
             <button
               type="button"
               className="btn btn-small"
-              disabled={offset + PAGE >= total}
+              disabled={!more && offset + PAGE >= total}
               data-testid="page-next"
               onClick={() => setFilters(withFilter(filters, "offset", offset + PAGE))}
             >
