@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     # public-key pin the install line carries (empty: the line trusts the host's CA store)
     agent_dist_dir: Path = REPO_ROOT / "dist" / "agent"
     agent_tls_cert_file: Path | None = None
+    # the CA (PEM) that signs the certificates agents see at public_url when those renew too often to
+    # pin (compose's Caddy with `tls internal`: its local root): served at agent-dist/ca.pem with its
+    # SHA-256, which the install line checks before it trusts it (ADR 0036)
+    agent_tls_ca_file: Path | None = None
     # the anonymous agent-dist routes (manifest, install.sh, bundles): requests a minute from one
     # client address before 429 agent_dist_throttled (a host's install makes two or three)
     agent_dist_requests_per_min: int = Field(60, ge=1, le=1_000_000)
@@ -168,7 +172,7 @@ class Settings(BaseSettings):
     oidc_redirect_uri: str = ""
     oidc_timeout_s: float = Field(10.0, gt=0)
 
-    @field_validator("agent_tls_cert_file", mode="before")
+    @field_validator("agent_tls_cert_file", "agent_tls_ca_file", mode="before")
     @classmethod
     def _no_cert(cls, value: object) -> object:
         """Empty (compose's `${VAR:-}`) is no certificate, not the current directory."""

@@ -188,6 +188,7 @@ COMPOSE_OWN = {
     "frontend_dist",
     "agent_dist_dir",
     "agent_tls_cert_file",
+    "agent_tls_ca_file",
     "engine_path",
 }
 
@@ -283,6 +284,10 @@ def test_compose_serves_the_agent_bundles_and_pins_only_a_given_certificate(tmp_
     assert mounts[env["IOWATT_AGENT_DIST_DIR"]] == f"./dist/agent:{env['IOWATT_AGENT_DIST_DIR']}:ro"
     cert = mounts[env["IOWATT_AGENT_TLS_CERT_FILE"]]
     assert cert.startswith("${IOWATT_AGENT_TLS_CERT_FILE:-/dev/null}:") and cert.endswith(":ro")
+    # Caddy's root, the one file the agent profiles mount too (never the caddy volume: its CA key)
+    ca = mounts[env["IOWATT_AGENT_TLS_CA_FILE"]]
+    assert ca.startswith("${IOWATT_CA_FILE:-/dev/null}:") and ca.endswith(":ro")
+    assert not any(str(v).startswith("caddy-data:") for v in api["volumes"])
     cli = _compose_cli()
     if cli is None:
         return
@@ -295,6 +300,11 @@ def test_compose_serves_the_agent_bundles_and_pins_only_a_given_certificate(tmp_
         out = subprocess.run(base, env=clean, capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
         assert expected in out.stdout and "/etc/iowatt/agent-tls.crt" in out.stdout
+    dotenv.write_text(lines + "IOWATT_CA_FILE=/etc/iowatt/caddy-root.crt\n")
+    out = subprocess.run(base, env=clean, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    api_out = out.stdout[out.stdout.index("\n  api:") :]
+    assert "/etc/iowatt/caddy-root.crt:/etc/iowatt/agent-tls-ca.crt:ro" in api_out
 
 
 def test_make_up_and_the_image_stop_on_a_failed_migration(

@@ -6,7 +6,7 @@ script is the same text for every caller, filled only with the bundles' names an
 """
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import FileResponse, PlainTextResponse
+from fastapi.responses import FileResponse, PlainTextResponse, Response
 
 from backend.agent_dist import service, throttle
 from backend.agent_dist.schemas import AgentDist
@@ -35,6 +35,24 @@ def get_agent_dist() -> AgentDist:
 def get_install_script() -> PlainTextResponse:
     """The installer: `curl -fsSL .../install.sh | sudo sh -s -- --server URL --token-file FILE`."""
     return PlainTextResponse(service.install_script(), media_type="text/x-shellscript; charset=utf-8")
+
+
+@router.get(
+    "/ca.pem",
+    response_class=Response,
+    responses={
+        200: {"content": {"application/x-pem-file": {}}, "description": "the CA certificate(s), PEM"},
+        404: {"description": "`agent_ca_not_configured`: the server names no CA"},
+    },
+)
+def get_agent_ca() -> Response:
+    """The CA that signs the server's certificates (IOWATT_AGENT_TLS_CA_FILE), for hosts to trust
+    after checking its SHA-256 (`tls_ca.sha256` of the manifest, which the install line carries)."""
+    return Response(
+        service.ca_pem(),
+        media_type="application/x-pem-file",
+        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
+    )
 
 
 @router.get(

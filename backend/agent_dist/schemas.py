@@ -23,8 +23,19 @@ class ServerTls(OutputSchema):
     pubkey_pin: str
 
 
+class ServerCa(OutputSchema):
+    # the CA certificate(s) that sign the server's certificates, served at `url` (PEM): `sha256` is
+    # of the bytes served (what the install line checks with sha256sum before trusting them),
+    # `fingerprint_sha256` the first certificate's (`openssl x509 -fingerprint -sha256`)
+    sha256: str
+    fingerprint_sha256: str
+    subject: str
+    url: str
+
+
 class AgentDist(OutputSchema):
     version: str | None
     bundles: list[Bundle]
     install_script_url: str
     tls: ServerTls | None
+    tls_ca: ServerCa | None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from backend.agent_dist.schemas import AgentDist, Bundle, BundleKind, ServerTls
+from backend.agent_dist.schemas import AgentDist, Bundle, BundleKind, ServerCa, ServerTls
 from backend.config import get_settings
 from backend.errors import NotFound
 from backend.logs import log
@@ -112,11 +112,9 @@ def _tls_of(path: str, mtime_ns: int) -> ServerTls:
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
     cert = x509.load_pem_x509_certificate(Path(path).read_bytes())
-    der = cert.public_bytes(Encoding.DER)
     spki = cert.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
-    fp = hashlib.sha256(der).hexdigest().upper()
     return ServerTls(
-        fingerprint_sha256="SHA256:" + ":".join(fp[i : i + 2] for i in range(0, len(fp), 2)),
+        fingerprint_sha256=_fingerprint(cert.public_bytes(Encoding.DER)),
         pubkey_pin="sha256//" + base64.b64encode(hashlib.sha256(spki).digest()).decode(),
     )
 
@@ -138,6 +136,72 @@ def server_tls() -> ServerTls | None:
         return None
 
 
+def _fingerprint(der: bytes) -> str:
+    fp = hashlib.sha256(der).hexdigest().upper()
+    return "SHA256:" + ":".join(fp[i : i + 2] for i in range(0, len(fp), 2))
+
+
+@dataclass(frozen=True)
+class CaFile:
+    pem: bytes
+    info: ServerCa
+
+
+@lru_cache(maxsize=4)
+def _ca_of(path: str, size: int, mtime_ns: int) -> CaFile:
+    """Only the file's certificates are served, each written out again from its parsed form (a key
+    or any other text in the file is never served), and only CA certificates: a leaf pinned as a
+    CA would break at its renewal (ValueError names what is wrong)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    certs = x509.load_pem_x509_certificates(Path(path).read_bytes())
+    for cert in certs:
+        try:
+            ca = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+        except x509.ExtensionNotFound:
+            ca = False
+        if not ca:
+            raise ValueError(f"not a CA certificate: {cert.subject.rfc4514_string()}")
+    pem = b"".join(cert.public_bytes(Encoding.PEM) for cert in certs)
+    first = certs[0]
+    return CaFile(
+        pem=pem,
+        info=ServerCa(
+            sha256=hashlib.sha256(pem).hexdigest(),
+            fingerprint_sha256=_fingerprint(first.public_bytes(Encoding.DER)),
+            subject=first.subject.rfc4514_string(),
+            url=f"{API_BASE}/ca.pem",
+        ),
+    )
+
+
+def server_ca() -> CaFile | None:
+    """The configured CA (`agent_tls_ca_file`); None without one (unset, missing, not a regular
+    file: compose mounts /dev/null) or when it holds no readable CA certificate (logged), never a
+    500: the line then trusts the host's CA store."""
+    path = get_settings().agent_tls_ca_file
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return _ca_of(str(path), st.st_size, st.st_mtime_ns)
+    except (OSError, ValueError) as exc:
+        log.warning("agent_dist.tls_ca_unreadable", path=str(path), error=str(exc)[:200])
+        return None
+
+
+def ca_pem() -> bytes:
+    ca = server_ca()
+    if ca is None:
+        raise NotFound(
+            "this server names no CA for agents (IOWATT_AGENT_TLS_CA_FILE)", code="agent_ca_not_configured"
+        )
+    return ca.pem
+
+
 def describe() -> AgentDist:
     bundles = list_bundles()
     versions = sorted({b.version for b in bundles}, key=version_key)
@@ -146,6 +210,7 @@ def describe() -> AgentDist:
         bundles=bundles,
         install_script_url=f"{API_BASE}/install.sh",
         tls=server_tls(),
+        tls_ca=ca.info if (ca := server_ca()) else None,
     )
 
 

@@ -105,6 +105,7 @@ def test_the_script_carries_the_newest_tarball_and_its_hash_and_is_valid_sh(
         "bundles": [],
         "install_script_url": f"{BASE}/install.sh",
         "tls": None,
+        "tls_ca": None,
     }
 
 
@@ -157,4 +158,50 @@ def test_a_missing_or_unreadable_certificate_gives_no_pins_not_an_error(
         get_settings.cache_clear()
         r = client.get(BASE)
         assert r.status_code == 200 and r.json()["tls"] is None, (bad, r.text)
+    get_settings.cache_clear()
+
+
+def test_the_servers_ca_is_served_as_its_certificates_alone_with_their_sha256(
+    client: TestClient, dist_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """IOWATT_AGENT_TLS_CA_FILE (Caddy's internal root in compose): GET ca.pem serves its CA
+    certificates written out afresh (a key kept in the same file is never served), and the manifest
+    carries the SHA-256 of exactly those bytes; a leaf, a file without a certificate or no setting
+    gives no CA and 404 agent_ca_not_configured."""
+    from cryptography import x509
+
+    from tests.agent.test_transport import make_cert
+
+    assert client.get(f"{BASE}/ca.pem").json()["error"] == "agent_ca_not_configured"
+    root, intermediate = make_cert("iowatt root", ca=True), make_cert("iowatt intermediate", ca=True)
+    ca_path, key_path = root.write(tmp_path, "root", chain=(intermediate,))
+    with ca_path.open("ab") as f:  # an operator's slip: the CA's key in the same file
+        f.write(key_path.read_bytes())
+    monkeypatch.setenv("IOWATT_AGENT_TLS_CA_FILE", str(ca_path))
+    get_settings.cache_clear()
+    ca = client.get(BASE).json()["tls_ca"]
+    served = client.get(ca["url"])
+    assert served.status_code == 200 and served.headers["content-type"] == "application/x-pem-file"
+    assert served.content == root.pem + intermediate.pem and b"PRIVATE KEY" not in served.content
+    assert ca["sha256"] == hashlib.sha256(served.content).hexdigest()
+    assert ca["fingerprint_sha256"].replace(":", "").lower() == "sha256" + root.sha256
+    assert ca["subject"] == "CN=iowatt root" and ca["url"] == f"{BASE}/ca.pem"
+    assert [c.subject for c in x509.load_pem_x509_certificates(served.content)] == [
+        root.cert.subject,
+        intermediate.cert.subject,
+    ]
+    leaf_path, _ = make_cert("iowatt.example", issuer=root).write(tmp_path, "leaf")
+    (tmp_path / "garbage.pem").write_text("not a certificate")
+    for bad in (
+        str(leaf_path),
+        str(tmp_path / "garbage.pem"),
+        str(tmp_path / "missing.pem"),
+        "/dev/null",
+        "",
+    ):
+        monkeypatch.setenv("IOWATT_AGENT_TLS_CA_FILE", bad)
+        get_settings.cache_clear()
+        assert client.get(BASE).json()["tls_ca"] is None, bad
+        r = client.get(f"{BASE}/ca.pem")
+        assert r.status_code == 404 and r.json()["error"] == "agent_ca_not_configured", bad
     get_settings.cache_clear()

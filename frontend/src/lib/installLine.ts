@@ -12,16 +12,47 @@ export interface ServerPins {
   pubkey_pin: string;
 }
 
+export interface ServerCa {
+  sha256: string;
+  url: string;
+}
+
+/** Where the line saves the server's CA, in the directory it is run from. */
+export const CA_FILE = "iowatt-ca.pem";
+
 /**
- * With the server's pins, every download checks the server's public key (curl --pinnedpubkey,
- * which holds with -k: the key decides, not a CA) and the agent pins the certificate at enrolment;
- * without them, curl and the agent trust the host's CA store.
+ * The server's CA (a reverse proxy's own, such as Caddy's `tls internal` root, whose leaf
+ * certificates renew too often to pin): downloaded without trust, then checked against the SHA-256
+ * this page shows (the operator's own trusted session is the anchor) before anything trusts it;
+ * a different file stops the line there.
  */
-export function installLine(server: string, scriptPath: string, tls: ServerPins | null): string {
+function caFirst(server: string, ca: ServerCa): string {
+  return (
+    `curl -fsSk -o ${CA_FILE} ${shellQuote(server + ca.url)}` +
+    ` && echo ${shellQuote(`${ca.sha256}  ${CA_FILE}`)} | sha256sum -c --quiet && `
+  );
+}
+
+/**
+ * With the server's CA, the script, the bundle and the agent trust that CA alone (curl --cacert,
+ * enrol --ca-file), which outlives every renewed leaf: preferred when the server names one. With the
+ * server's pins, every download checks the server's public key (curl --pinnedpubkey, which holds
+ * with -k: the key decides, not a CA) and the agent pins the certificate at enrolment; without
+ * either, curl and the agent trust the host's CA store.
+ */
+export function installLine(
+  server: string,
+  scriptPath: string,
+  tls: ServerPins | null,
+  ca: ServerCa | null = null,
+): string {
   const url = shellQuote(server + scriptPath);
   const args = [`--server ${shellQuote(server)}`];
   let curl = `curl -fsSL ${url}`;
-  if (tls) {
+  if (ca) {
+    curl = `${caFirst(server, ca)}curl -fsSL --cacert ${CA_FILE} ${url}`;
+    args.push(`--ca-file "$PWD/${CA_FILE}"`);
+  } else if (tls) {
     curl = `curl -fsSL -k --pinnedpubkey ${shellQuote(tls.pubkey_pin)} ${url}`;
     args.push(`--pin ${shellQuote(tls.pubkey_pin)}`);
     args.push(`--fingerprint ${shellQuote(tls.fingerprint_sha256)}`);
@@ -34,11 +65,19 @@ export function installLine(server: string, scriptPath: string, tls: ServerPins 
  * The line that upgrades an enrolled host to the newest bundle: the install line with --upgrade in
  * place of the token file (the enrolment in the state directory is kept; no fingerprint to pin).
  */
-export function upgradeLine(server: string, scriptPath: string, tls: ServerPins | null): string {
+export function upgradeLine(
+  server: string,
+  scriptPath: string,
+  tls: ServerPins | null,
+  ca: ServerCa | null = null,
+): string {
   const url = shellQuote(server + scriptPath);
   const args = [`--server ${shellQuote(server)}`];
   let curl = `curl -fsSL ${url}`;
-  if (tls) {
+  if (ca) {
+    curl = `${caFirst(server, ca)}curl -fsSL --cacert ${CA_FILE} ${url}`;
+    args.push(`--ca-file "$PWD/${CA_FILE}"`);
+  } else if (tls) {
     curl = `curl -fsSL -k --pinnedpubkey ${shellQuote(tls.pubkey_pin)} ${url}`;
     args.push(`--pin ${shellQuote(tls.pubkey_pin)}`);
   }

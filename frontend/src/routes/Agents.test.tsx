@@ -166,6 +166,7 @@ describe("Agents", () => {
           bundles: [],
           install_script_url: "/api/v1/agent-dist/install.sh",
           tls: { fingerprint_sha256: "SHA256:AB", pubkey_pin: "sha256//pin" },
+          tls_ca: null,
         },
       }),
     });

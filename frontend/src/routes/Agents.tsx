@@ -52,7 +52,14 @@ function AgentDetail({ agent, dist }: { agent: AgentRead; dist: Dist | undefined
             This agent ({agent.agent_version}) is older than the bundle this server serves (
             {dist.version}). On the host, as root, this line installs it and keeps the enrolment:
           </p>
-          <Command text={upgradeLine(window.location.origin, dist.install_script_url, dist.tls)} />
+          <Command
+            text={upgradeLine(
+              window.location.origin,
+              dist.install_script_url,
+              dist.tls,
+              dist.tls_ca,
+            )}
+          />
         </div>
       )}
       <dl className="facts">

@@ -41,6 +41,7 @@ describe("the enrolment token's install line", () => {
       bundles: [],
       install_script_url: "/api/v1/agent-dist/install.sh",
       tls: { fingerprint_sha256: "SHA256:AB:CD", pubkey_pin: "sha256//K3y=" },
+      tls_ca: null,
     });
     await createToken();
     const line = (await screen.findByTestId("install-line")).textContent ?? "";
@@ -53,6 +54,27 @@ describe("the enrolment token's install line", () => {
     expect(line).not.toContain("iwe_secret123");
   });
 
+  it("with the server's CA, the line checks its SHA-256 first and says so", async () => {
+    setToken("t");
+    stub({
+      version: "0.1.0",
+      bundles: [],
+      install_script_url: "/api/v1/agent-dist/install.sh",
+      tls: null,
+      tls_ca: {
+        sha256: "cd".repeat(32),
+        fingerprint_sha256: "SHA256:EF",
+        subject: "CN=Caddy Local Authority - 2026 ECC Root",
+        url: "/api/v1/agent-dist/ca.pem",
+      },
+    });
+    await createToken();
+    const line = (await screen.findByTestId("install-line")).textContent ?? "";
+    expect(line).toContain(`echo '${"cd".repeat(32)}  iowatt-ca.pem' | sha256sum -c --quiet &&`);
+    expect(line).toContain('--ca-file "$PWD/iowatt-ca.pem" --token-file /root/iowatt-enroll.token');
+    expect(screen.getByTestId("install-line-ca").textContent).toContain("Caddy Local Authority");
+  });
+
   it("says when the server serves no bundle, and shows no line", async () => {
     setToken("t");
     stub({
@@ -60,6 +82,7 @@ describe("the enrolment token's install line", () => {
       bundles: [],
       install_script_url: "/api/v1/agent-dist/install.sh",
       tls: null,
+      tls_ca: null,
     });
     await createToken();
     expect((await screen.findByTestId("install-line-none")).textContent).toContain(

@@ -44,6 +44,7 @@ function InstallLine({
     version: string | null;
     install_script_url: string;
     tls: { fingerprint_sha256: string; pubkey_pin: string } | null;
+    tls_ca: { sha256: string; url: string; subject: string } | null;
   };
 }) {
   if (!dist) return null;
@@ -62,14 +63,22 @@ function InstallLine({
         agent {dist.version}, checks its SHA-256, installs, enrols and starts the service:
       </p>
       <Command
-        text={installLine(server, dist.install_script_url, dist.tls)}
+        text={installLine(server, dist.install_script_url, dist.tls, dist.tls_ca)}
         testId="install-line"
       />
-      {!dist.tls && (
-        <p className="muted small">
-          The server's certificate is not configured here (<code>IOWATT_AGENT_TLS_CERT_FILE</code>
-          ), so the line trusts the host's CA store instead of pinning the server.
+      {dist.tls_ca ? (
+        <p className="muted small" data-testid="install-line-ca">
+          The line first downloads the server's CA ({dist.tls_ca.subject}) and stops unless its
+          SHA-256 is the one above; the script, the bundle and the agent then trust that CA alone.
         </p>
+      ) : (
+        !dist.tls && (
+          <p className="muted small">
+            The server's certificate is not configured here (<code>IOWATT_AGENT_TLS_CERT_FILE</code>{" "}
+            or <code>IOWATT_AGENT_TLS_CA_FILE</code>), so the line trusts the host's CA store
+            instead of pinning the server.
+          </p>
+        )
       )}
     </>
   );
