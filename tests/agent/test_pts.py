@@ -188,3 +188,46 @@ def test_a_short_iops_trial_on_a_loop_device(api, agent_config, make_client, tmp
     assert [j["jobname"] for j in doc["jobs"]] == ["4k-r0"]
     assert doc["jobs"][0]["write"]["iops"] == rounds[-1]["cells"][0]["write_iops"]
     assert hashlib.sha256(dev.read_bytes()).digest() != hashlib.sha256(original).digest()
+
+
+def test_the_hard_timeout_follows_the_runs_planned_length() -> None:
+    """The host's max_runtime_s bounds each engine run of a PTS run (libs/policy judges its
+    preconditioning's and its round's jobs): the agent's wall-clock cap of the whole run is the
+    purge's limit and every engine run the run may take, not the cap of one engine run, so a
+    specification run (25 rounds of 56 one-minute elements: 23 h 20 min of rounds, over the
+    default 6 h limit's 9 h 5 min cap) runs until the server's planned timeout."""
+    from datetime import UTC, datetime
+
+    from iowatt_agent.kinds.pts import PtsRunner
+    from iowatt_agent.plan import RUNTIME_SLACK_S, _meter_and_times
+    from iowatt_agent.policy import Meters
+    from iowatt_agent.schemas import Lease
+
+    from backend.workload.schemas import WorkloadSpec
+
+    spec = WorkloadSpec.model_validate({"kind": "pts", "pts": {"test": "iops"}})
+    server_timeout = spec.kind_def.timeout_s(spec)  # the server's plan of the whole run
+    assert server_timeout > 25 * 56 * 60
+
+    def timeout(job: dict[str, object], policy: Policy, runner: PtsRunner | None) -> float:
+        lease = Lease(
+            run_id=uuid.uuid4(),
+            lease_id=uuid.uuid4(),
+            lease_expires_at=datetime.now(UTC),
+            target_path="/dev/disk/by-id/x",
+            engine_job=job,
+            timeout_s=server_timeout,
+        )
+        return _meter_and_times(lease, Meters(), 0.0, policy, runner)[3]
+
+    job = spec.pts.lease_job()  # type: ignore[union-attr]
+    one_run = 6 * 3600 * 1.5 + RUNTIME_SLACK_S
+    assert timeout(job, Policy(), None) == one_run  # one engine run's cap (a block run)
+    assert timeout(job, Policy(), PtsRunner()) == server_timeout  # the run's plan governs
+    # a tight host: each engine run at most 10 min, the run at most its 26 engine runs and the purge
+    tight = Policy(limits=Policy().limits.updated(max_runtime_s=600.0))
+    assert timeout(job, tight, PtsRunner()) == pts.PURGE_TIMEOUT_S + 26 * (600 * 1.5 + RUNTIME_SLACK_S)
+    wsat = {**job, "test": "wsat"}  # Write Saturation: up to 360 rounds
+    assert timeout(wsat, tight, PtsRunner()) == min(
+        server_timeout, pts.PURGE_TIMEOUT_S + 361 * (600 * 1.5 + RUNTIME_SLACK_S)
+    )

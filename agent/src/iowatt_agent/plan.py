@@ -34,8 +34,9 @@ from .kinds.jobfile import JobfileRunner
 from .policy import MeterEntry, Meters, engine_job_for, report
 from .schemas import Lease
 
-# hard timeout of the engine: never more than the host's max_runtime_s x 1.5 + this (the layout
-# of the data file and slack), whatever the lease says
+# hard timeout of one engine run: never more than the host's max_runtime_s x 1.5 + this (the
+# layout of the data file and slack), whatever the lease says; a kind of several engine runs (PTS)
+# at most that many times this (Runner.runtime_cap_s)
 RUNTIME_SLACK_S = 300.0
 
 
@@ -202,8 +203,11 @@ def _plan_jobfile_run(
 
 
 def _meter_and_times(
-    lease: Lease, meters: Meters, idle_s: float, policy: Policy
+    lease: Lease, meters: Meters, idle_s: float, policy: Policy, runner: Runner | None = None
 ) -> tuple[str | None, MeterEntry | None, float, float]:
+    """The meter, idle time and hard timeout: the lease's timeout, at most the host's limit of one
+    engine run (max_runtime_s x 1.5 + slack) times the engine runs the kind plans (a PTS run's
+    rounds: Runner.runtime_cap_s)."""
     name = lease.meter if lease.meter is not None else meters.default
     entry = meters.meters.get(name) if name else None
     if lease.idle_s is not None:
@@ -212,7 +216,9 @@ def _meter_and_times(
         idle_s = entry.idle_s
     timeout_s = lease.timeout_s
     if policy.limits.max_runtime_s is not None:
-        timeout_s = min(timeout_s, policy.limits.max_runtime_s * 1.5 + RUNTIME_SLACK_S)
+        per_run = policy.limits.max_runtime_s * 1.5 + RUNTIME_SLACK_S
+        cap = runner.runtime_cap_s(dict(lease.engine_job), per_run) if runner is not None else per_run
+        timeout_s = min(timeout_s, cap)
     return name, entry, idle_s, timeout_s
 
 
@@ -256,7 +262,7 @@ def _plan_file_run(
     if violations:
         run.discard()
         raise Refused("; ".join(v.reason() for v in violations))
-    name, entry, idle_s, timeout_s = _meter_and_times(lease, meters, idle_s, policy)
+    name, entry, idle_s, timeout_s = _meter_and_times(lease, meters, idle_s, policy, runner)
     return Plan(
         job=raw_job,
         data_file=None,

@@ -45,6 +45,13 @@ class Runner:
         """The lease job's "mode" (libs/workload's KIND_MODES: None for a block job file)."""
         return KIND_MODES[self.kind]
 
+    def runtime_cap_s(self, engine_job: dict[str, Any], per_engine_run_s: float) -> float:
+        """The agent's hard wall-clock limit of a run of this kind, from the host's limit of one
+        engine run (max_runtime_s x 1.5 + slack: libs/policy judged the run's engine job against
+        max_runtime_s): one engine run. A kind whose run is several engine runs, each judged
+        against the host's limits, is capped at its planned number of them."""
+        return per_engine_run_s
+
     def engine_args(self) -> list[str]:
         """Given to the engine before its job file (a fio job file's --untrusted)."""
         return []

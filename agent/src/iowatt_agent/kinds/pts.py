@@ -23,6 +23,7 @@ from iowatt_workload.pts import PtsJobError, parse_job
 from .. import filework
 from ..filework import FileJobRefused, FileRun
 from ..policy import engine_options
+from ..pts import PURGE_TIMEOUT_S
 from .base import Runner
 
 if TYPE_CHECKING:
@@ -109,6 +110,15 @@ class PtsRunner(Runner):
         }
         filework.write_text(text_file, json.dumps(doc) + "\n")
         return run
+
+    def runtime_cap_s(self, engine_job: dict[str, Any], per_engine_run_s: float) -> float:
+        """A PTS run is many engine runs, each judged against the host's max_runtime_s (libs/policy
+        checks the preconditioning's job and the round's): the purge's own limit, then the
+        preconditioning and every round the run may take (the round limit: 25, WSAT 360), each at
+        the host's limit of one engine run. A whole specification run (25 rounds of 56 one-minute
+        elements: 23 h 20 min of rounds) is not cut at the limit of one engine run."""
+        params = parse_job(engine_job)
+        return PURGE_TIMEOUT_S + (1 + params.round_limit) * per_engine_run_s
 
     def limit_facts(self, run: FileRun, engine_job: dict[str, Any]) -> dict[str, Any]:
         """The device's capacity as read here: libs/policy builds the run's engine jobs from it
