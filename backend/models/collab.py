@@ -36,7 +36,11 @@ class RunTag(Base):
     """A label on a run ("baseline", "fw-2.1"): the runs list filters by it."""
 
     __tablename__ = "run_tags"
-    __table_args__ = (Index("ix_run_tags_tag", "tag"),)
+    __table_args__ = (
+        Index("ix_run_tags_tag", "tag"),
+        # the runs list's text search (ILIKE '%word%'; migration 0023, pg_trgm)
+        Index("ix_run_tags_tag_trgm", "tag", postgresql_using="gin", postgresql_ops={"tag": "gin_trgm_ops"}),
+    )
     run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     tag: Mapped[str] = mapped_column(String(64), primary_key=True)
     created_at: Mapped[datetime] = created_at()
