@@ -20,11 +20,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from iowatt_policy import Limits, ReportedPolicy, Target, check_run
-from iowatt_workload.innodb import ALL_SETTINGS, parse_settings, per_transaction, settings_text
-
 from iowatt_agent.innodb import lease, sysbench
 from iowatt_agent.kinds import RUNNERS
+from iowatt_policy import Limits, ReportedPolicy, Target, check_run
+from iowatt_workload.innodb import ALL_SETTINGS, parse_settings, per_transaction, settings_text
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "innodb"
 JOB = {

@@ -123,9 +123,8 @@ def _innodb(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> View
         ]
     per_run = []
     for r in runs:
-        cells = cells_of(r.innodb)
         watts = r.innodb_watts or {}
-        per_run.append({k: figures(c, watts.get(k)) for k, c in cells.items()})
+        per_run.append({k: figures(c, watts.get(k)) for k, c in cells_of(r.innodb).items()})
     settings = [s for s in ALL_SETTINGS if any(s in f for f in per_run)]
     rows = []
     for s in settings:

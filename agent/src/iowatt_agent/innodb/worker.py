@@ -22,7 +22,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -90,7 +90,6 @@ class Options:
     seconds: int
     warmup_s: int
     buffer_pool_bytes: int
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -490,7 +489,7 @@ def run_matrix(
         "warmup_s": opts.warmup_s,
         "buffer_pool_bytes": opts.buffer_pool_bytes,
         "prepare_s": round(prepare_s, 3),
-        "device": disk_counters(dev)["name"] if dev and disk_counters(dev) else None,  # type: ignore[index]
+        "device": (disk_counters(dev) or {}).get("name") if dev else None,
         "variables": variables(instance),
         "cells": cells,
     }
