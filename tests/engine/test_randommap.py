@@ -8,7 +8,9 @@ generator, so counts are compared as sums over a few seeds."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
+import statistics
 import subprocess
 from collections import Counter
 from collections.abc import Callable
@@ -74,45 +76,84 @@ def test_bssplit_random_map_counts_and_size_mix_like_fio(engine_bin: Path, scrat
 
 
 @pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
-@pytest.mark.parametrize(
-    ("split", "unit"),
-    [
-        ("4k/50:16k/50,64k", 65536),
-        pytest.param(
-            "4k/40:16k/60,16k/100",
-            16384,
-            # one clean-clone run (session 14): the engine's mean 3.91 MB in 291 I/Os against fio's
-            # 2.85 MB in 216 (the first list agreed): the engine's pass ends later than fio's when
-            # the write size equals the reads' largest; open in issue 24, not strict (seeds differ)
-            marks=pytest.mark.xfail(strict=False, reason="issue 24: the pass ends later than fio's"),
-        ),
-    ],
-)
+@pytest.mark.parametrize(("split", "unit"), [("4k/50:16k/50,64k", 65536), ("4k/40:16k/60,16k/100", 16384)])
 def test_directions_of_different_smallest_sizes_like_fio(
     engine_bin: Path, scratch: Path, split: str, unit: int
 ) -> None:
     """Reads of 4k/16k, writes of one other size: fio draws each direction's block in units of
     its own smallest size and marks its map as if the bits were such units, so a pass ends early
-    (on average ~3 of the 4 MiB, ~80 I/Os with the first list), and writes start at multiples of
-    their size. Both tools, 8 runs each with seeds drawn anew (randrepeat=0: fio 3.33's offsets
-    are the same for randseed=1..6): the mean bytes below 90 % of the region (the engine did
-    exactly 4 MiB in ~170 I/Os before), mean I/O counts within 40 %, every write aligned. (The
-    second list spun once: no write size fitted the room before the end.)"""
-    runs = {"eng": lambda a: run_engine(engine_bin, *a, timeout=20).stdout, "fio": fio_stdout}
-    means = {}
-    for tool, run in runs.items():
-        ios = nbytes = 0
-        for k in range(8):
+    (in ~80 % of runs: on average ~3.2 of the 4 MiB, in ~84 I/Os with the first list and ~247 with
+    the second), and writes start at multiples of their size. Seeds drawn anew (randrepeat=0: fio
+    3.33's offsets are the same for randseed=1..6), 24 engine runs and 8 of fio's (its runs cost
+    ~8 times the CPU): at least half of the engine's runs end before the whole region (it did
+    exactly 4 MiB in ~170 I/Os every time before) and 2 of fio's; the mean I/O counts differ by less
+    than 40 % or 4 standard errors; every write aligned and of the write size. In 600 runs of each
+    tool (200 of fio's with the first list) the two distributions agree (mean bytes 3.27 vs 3.25 MB,
+    mean I/Os 248 vs 246, 80 % of passes short in both); drawing this test's samples from them, it
+    fails in ~4 of 10,000 calls. Its bound until 2026-12-06, the mean of 8 runs' bytes below 90 % of
+    the region, failed in 2-5 % of calls in either tool (bimodal: a pass ends early or not at all),
+    which is what one clean-clone run met."""
+    runs = {"eng": (24, lambda a: run_engine(engine_bin, *a, timeout=20).stdout), "fio": (8, fio_stdout)}
+    counts: dict[str, list[int]] = {}
+    early = {}
+    for tool, (n, run) in runs.items():
+        ios, short = [], 0
+        for k in range(n):
             prefix = scratch / f"{tool}{k}"
             args = [a for a in job(scratch / f"{tool}{k}.dat", 0, prefix) if not a.startswith("--randseed")]
             args += [f"--bssplit={split}", "--randrepeat=0"]  # randseed would fix the seed in both
             out = run([*args, "--log_offset=1"])
             j = json.loads(out[out.index("{") :])["jobs"][0]
-            ios += j["read"]["total_ios"] + j["write"]["total_ios"]
-            nbytes += j["read"]["io_bytes"] + j["write"]["io_bytes"]
+            ios.append(j["read"]["total_ios"] + j["write"]["total_ios"])
+            short += j["read"]["io_bytes"] + j["write"]["io_bytes"] < 4 << 20
             rows = [line.split(",") for line in Path(f"{prefix}_clat.1.log").read_text().splitlines() if line]
             assert all(int(r[4]) % unit == 0 and int(r[3]) == unit for r in rows if int(r[2]) == 1), tool
-        means[tool] = (ios / 8, nbytes / 8)
-    (ours, our_bytes), (theirs, their_bytes) = means["eng"], means["fio"]
-    assert our_bytes < 0.9 * (4 << 20) and their_bytes < 0.9 * (4 << 20), means
-    assert abs(ours - theirs) / theirs < 0.4, means
+        counts[tool], early[tool] = ios, short / n
+    assert early["eng"] >= 0.5 and early["fio"] >= 0.25, (early, counts)
+    (me, ve), (mf, vf) = ((statistics.mean(c), statistics.variance(c) / len(c)) for c in counts.values())
+    assert abs(me - mf) < max(0.4 * mf, 4 * math.sqrt(ve + vf)), (early, counts)
+
+
+def header(out: str) -> str:
+    """fio's first line of normal output: `m: (g=0): rw=read, bs=(R) MIN-MAX, (W) ..., (T) ...`."""
+    return next(line for line in out.splitlines() if line.startswith("m: (g=0)"))
+
+
+@pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
+def test_bssplit_zero_percent_entries_like_fio(engine_bin: Path, scratch: Path) -> None:
+    """fio reads `SIZE/0` as an entry without a percentage (fio 3.33 options.c): it shares what the
+    others leave, so `4k/0:16k/60` is 4k/40:16k/60, and with nothing left (`4k/0:16k/100`) it is
+    never drawn yet is still the list's smallest size: fio's header shows `4096B-16.0KiB`, and the
+    offsets and the random map are in 4k units. Sequential reads over 4 MiB: the same header, every
+    byte once (the last I/Os drawn among the sizes that fit), about 39 % 4k I/Os in both."""
+    mixes = {}
+    for tool, run in (("eng", lambda a: run_engine(engine_bin, *a).stdout), ("fio", fio_stdout)):
+        base = ["--name=m", "--rw=read", "--size=4m", "--output-format=normal"]
+        out = run([*base, f"--filename={scratch / f'{tool}h.dat'}", "--bssplit=4k/0:16k/100,8k/0:32k/100"])
+        assert header(out).startswith("m: (g=0): rw=read, bs=(R) 4096B-16.0KiB, (W) 8192B-32.0KiB"), out
+        prefix = scratch / f"{tool}z"
+        out = run([*job(scratch / f"{tool}z.dat", 1, prefix)[:3], "--rw=read", "--bssplit=4k/0:16k/60",
+                   f"--write_lat_log={prefix}", "--output-format=json"])  # fmt: skip
+        j = json.loads(out[out.index("{") :])["jobs"][0]
+        assert j["read"]["io_bytes"] == 4 << 20, tool
+        got = sizes(Path(f"{prefix}_clat.1.log"))
+        assert set(got) == {4096, 16384} and sum(got.values()) == j["read"]["total_ios"], (tool, got)
+        mixes[tool] = got[4096] / sum(got.values())
+    # ~365 I/Os, 40 % drawn 4k: sd ~2.6 % in each tool
+    assert abs(mixes["eng"] - mixes["fio"]) < 0.1 and 0.3 < mixes["fio"] < 0.5, mixes
+
+
+def test_bssplit_zero_percent_smallest_sets_the_units(engine_bin: Path, scratch: Path) -> None:
+    """`4k/0:16k/100` random: offsets in 4k units (fio's min_bs counts the 0 % entry), the random map
+    cuts 16k I/Os short where they run into covered blocks, every byte once. Where fio 3.33 spins
+    forever (a block whose room before the end fits only the 0 % size: its size draw skips 0 %
+    entries and repeats until one fits), the engine cuts the I/O to the room."""
+    prefix = scratch / "z"
+    args = [*job(scratch / "z.dat", 3, prefix)[:3], "--rw=randread", "--bssplit=4k/0:16k/100"]
+    r = run_engine(engine_bin, *args, f"--write_lat_log={prefix}", "--log_offset=1", timeout=20)
+    j = json.loads(r.stdout)["jobs"][0]
+    assert j["read"]["io_bytes"] == 4 << 20
+    rows = [line.split(",") for line in Path(f"{prefix}_clat.1.log").read_text().splitlines() if line]
+    offs = [int(row[4]) for row in rows]
+    assert all(o % 4096 == 0 for o in offs) and any(o % 16384 for o in offs)
+    assert len(set(offs)) == len(offs) and {int(row[3]) for row in rows} <= {4096, 8192, 12288, 16384}

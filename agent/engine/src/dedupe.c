@@ -55,10 +55,7 @@ const struct opt_choice dedupe_mode_choices[] = { { "repeat", 0 }, { "working_se
 /* fio's min_bs[DDIR_WRITE]: the working set is counted in these */
 static uint64_t write_min_bs(const struct options *o)
 {
-	uint64_t m = o->bsrange[1][0] ? o->bsrange[1][0] : o->nbssplit[1] ? UINT64_MAX : o->bs[1];
-	for (int i = 0; i < o->nbssplit[1]; i++)
-		if (o->bssplit[1][i].pct && o->bssplit[1][i].bs < m)
-			m = o->bssplit[1][i].bs;
+	uint64_t m = o->bsrange[1][0] ? o->bsrange[1][0] : o->nbssplit[1] ? opt_bssplit_min(o, 1) : o->bs[1];
 	return m && m != UINT64_MAX ? m : 1;
 }
 

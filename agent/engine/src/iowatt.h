@@ -421,6 +421,7 @@ static inline int rw_writes(enum rw_mode rw)
 }
 const char *rw_name(enum rw_mode rw);
 uint64_t opt_min_bs(const struct options *o);
+uint64_t opt_bssplit_min(const struct options *o, int d);
 uint64_t opt_max_bs(const struct options *o);
 
 /* ---- confine.c ---- */

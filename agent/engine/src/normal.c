@@ -274,6 +274,32 @@ static void show_group(FILE *f, const struct jval *jobs, long long gid)
 	}
 }
 
+/* fio's min_bs[d]-max_bs[d] of the header line: bs, or a bssplit list's sizes (0 % entries too,
+ * as fio counts them), or a bsrange */
+static void bs_range(const struct jval *o, int d, uint64_t *mn, uint64_t *mx)
+{
+	*mn = *mx = ju64(o, d ? "bs_write_bytes" : "bs_read_bytes");
+	const char *dir = d ? "write" : "read";
+	int any = 0;
+	const struct jval *l = json_get(o, "bssplit");
+	for (size_t i = 0; l && l->t == J_ARR && i < l->n; i++) {
+		if (strcmp(jstr(l->items[i], "ddir"), dir))
+			continue;
+		uint64_t b = ju64(l->items[i], "bs_bytes");
+		if (!any || b < *mn)
+			*mn = b;
+		if (!any || b > *mx)
+			*mx = b;
+		any = 1;
+	}
+	l = json_get(o, "bsrange");
+	for (size_t i = 0; !any && l && l->t == J_ARR && i < l->n; i++)
+		if (!strcmp(jstr(l->items[i], "ddir"), dir)) {
+			*mn = ju64(l->items[i], "min_bytes");
+			*mx = ju64(l->items[i], "max_bytes");
+		}
+}
+
 void normal_print(FILE *f, const struct jval *doc)
 {
 	const struct jval *jobs = json_get(doc, "jobs");
@@ -282,12 +308,16 @@ void normal_print(FILE *f, const struct jval *doc)
 	unsigned long long threads = 0;
 	for (size_t j = 0; j < jobs->n; j++) {
 		const struct jval *job = jobs->items[j], *o = jpath(job, "iowatt", "options");
-		char br[32], bw[32];
-		num2str_fio(br, sizeof(br), ju64(o, "bs_read_bytes"), 4, 1, "B");
-		num2str_fio(bw, sizeof(bw), ju64(o, "bs_write_bytes"), 4, 1, "B");
+		char b[4][32]; /* read min, max, write min, max; trim shows the write's, as fio's */
+		for (int d = 0; d < 2; d++) {
+			uint64_t mn, mx;
+			bs_range(o, d, &mn, &mx);
+			num2str_fio(b[2 * d], sizeof(b[0]), mn, 4, 1, "B");
+			num2str_fio(b[2 * d + 1], sizeof(b[0]), mx, 4, 1, "B");
+		}
 		fprintf(f, "%s: (g=%lld): rw=%s, bs=(R) %s-%s, (W) %s-%s, (T) %s-%s, ioengine=%s, iodepth=%llu\n",
-			jstr(job, "jobname"), (long long)jnum(job, "groupid"), jstr(o, "rw"), br, br, bw, bw, br, br,
-			jstr(o, "ioengine"), (unsigned long long)ju64(o, "iodepth"));
+			jstr(job, "jobname"), (long long)jnum(job, "groupid"), jstr(o, "rw"), b[0], b[1], b[2], b[3],
+			b[2], b[3], jstr(o, "ioengine"), (unsigned long long)ju64(o, "iodepth"));
 		threads += ju64(o, "numjobs") ? ju64(o, "numjobs") : 1;
 	}
 	fprintf(f, "%s\nStarting %llu thread%s\n\n", jstr(doc, "fio version"), threads, threads == 1 ? "" : "s");

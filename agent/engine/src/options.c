@@ -63,8 +63,9 @@ static uint64_t need_time(const char *name, const char *val)
 	return v;
 }
 
-/* "4k/10:64k/50:32k" (an entry without a percentage shares the rest), optionally
- * "readlist,writelist". */
+/* "4k/10:64k/50:32k" (an entry without a percentage, or with 0, shares the rest), optionally
+ * "readlist,writelist". An entry left 0 % (4k/0:16k/100) is never drawn but, as in fio, still the
+ * list's smallest size: offsets, the random map and verify_interval are in its units. */
 static void parse_bssplit(struct options *o, const char *val)
 {
 	char buf[1024];
@@ -96,11 +97,11 @@ static void parse_bssplit(struct options *o, const char *val)
 				if (parse_u64(slash + 1, &p) || p > 100)
 					die_usage("bssplit", "invalid percentage '%s'", slash + 1);
 				pct = (unsigned)p;
-			} else {
-				nopct++;
 			}
+			if (!pct) /* as fio (options.c split_parse_ddir): "/0" is no percentage, it shares the rest */
+				nopct++;
 			o->bssplit[d][n].bs = bs;
-			o->bssplit[d][n].pct = slash ? pct : UINT32_MAX;
+			o->bssplit[d][n].pct = pct ? pct : UINT32_MAX;
 			sum += pct;
 			n++;
 		}
@@ -1125,17 +1126,23 @@ void options_limits(struct jw *w)
 	jw_obj_end(w);
 }
 
+/* fio's min_bs[d] of a bssplit list: every entry's size, 0 % ones too (fio 3.33 bssplit_ddir) */
+uint64_t opt_bssplit_min(const struct options *o, int d)
+{
+	uint64_t m = UINT64_MAX;
+	for (int i = 0; i < o->nbssplit[d]; i++)
+		if (o->bssplit[d][i].bs < m)
+			m = o->bssplit[d][i].bs;
+	return m;
+}
+
 uint64_t opt_min_bs(const struct options *o)
 {
 	uint64_t m = UINT64_MAX;
 	for (int d = 0; d < 2; d++) {
-		if (o->nbssplit[d]) {
-			for (int i = 0; i < o->nbssplit[d]; i++)
-				if (o->bssplit[d][i].pct && o->bssplit[d][i].bs < m)
-					m = o->bssplit[d][i].bs;
-		} else if (o->bs[d] < m) {
-			m = o->bs[d];
-		}
+		uint64_t b = o->nbssplit[d] ? opt_bssplit_min(o, d) : o->bs[d];
+		if (b < m)
+			m = b;
 	}
 	return m;
 }

@@ -201,9 +201,7 @@ static void verified_bs(const struct options *o, uint64_t *mn, uint64_t *mx)
 	*mn = UINT64_MAX;
 	*mx = 0;
 	if (o->nbssplit[d]) {
-		for (int i = 0; i < o->nbssplit[d]; i++) {
-			if (!o->bssplit[d][i].pct)
-				continue;
+		for (int i = 0; i < o->nbssplit[d]; i++) { /* 0 % entries too: fio's min_bs and max_bs */
 			if (o->bssplit[d][i].bs < *mn)
 				*mn = o->bssplit[d][i].bs;
 			if (o->bssplit[d][i].bs > *mx)

@@ -590,7 +590,9 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 		}
 	} else {
 		off = w->seq_pos[ddir];
-		if (off + bs > w->rsize)
+		if (off + bs > w->rsize && off < w->rsize && o->nbssplit[ddir])
+			bs = pick_bs_fitting(w, ddir, w->rsize - off); /* fio draws again until one fits */
+		else if (off + bs > w->rsize)
 			off = 0;
 		w->seq_pos[ddir] = off + bs;
 	}
@@ -667,13 +669,7 @@ int worker_setup_offsets(struct worker *w)
 			return -ENOMEM;
 		uint64_t m[2];
 		for (int d = 0; d < 2; d++) {
-			m[d] = o->bs[d];
-			if (o->nbssplit[d]) {
-				m[d] = UINT64_MAX;
-				for (int i = 0; i < o->nbssplit[d]; i++)
-					if (o->bssplit[d][i].pct && o->bssplit[d][i].bs < m[d])
-						m[d] = o->bssplit[d][i].bs;
-			}
+			m[d] = o->nbssplit[d] ? opt_bssplit_min(o, d) : o->bs[d];
 		}
 		for (int d = 0; d < 2 && m[0] != m[1] && !pat_active(o); d++) /* map_claim_units */
 			w->dunit[d] = m[d];

@@ -282,7 +282,7 @@ def clone_starts(
 def smallest_blocks(prev: tuple[int, int], name: str, text: str, kb_base: int = 1024) -> tuple[int, int]:
     """(read, write): the smallest block each direction can move once `name=text` (bs, bssplit or
     bsrange) is applied over prev, as the engine's opt_min_bs reads them (the later option wins
-    per direction; a bssplit entry whose share is 0 % never runs)."""
+    per direction; as fio, `SIZE/0` shares what the others leave and every entry counts, 0 % too)."""
     if name == "bs":
         return parse_bs(text, kb_base)
     lists = text.split(",", 1)
@@ -304,18 +304,12 @@ def smallest_blocks(prev: tuple[int, int], name: str, text: str, kb_base: int = 
             if not entry:
                 continue
             size_text, slash, pct_text = entry.partition("/")
-            entries.append((parse_size(size_text, kb_base), parse_u64(pct_text) if slash else None))
+            entries.append((parse_size(size_text, kb_base), (parse_u64(pct_text) or None) if slash else None))
         if not entries:
             raise ValueError(f"empty bssplit {text!r}")
         rest = 100 - sum(p for _, p in entries if p is not None)
         shared = sum(1 for _, p in entries if p is None)
         if rest < 0 or (not shared and rest) or any(p is not None and p > 100 for _, p in entries):
             raise ValueError(f"bssplit percentages must add up to 100 in {text!r}")
-        shares, k = [], 0
-        for size, pct in entries:
-            if pct is None:
-                pct = rest // shared + (k < rest % shared)
-                k += 1
-            shares.append((size, pct))
-        out.append(min((size for size, pct in shares if pct), default=prev[len(out)]))
+        out.append(min(size for size, _ in entries))
     return out[0], out[1]
