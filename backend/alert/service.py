@@ -318,7 +318,9 @@ def _subjects(session: Session, team_ids: list[uuid.UUID], now: datetime) -> Ite
             key=f"{series_id}:{run_key}",
             title=f"Regression in {series.name}: {what}",
             text="\n".join(_regression_line(d) for d in moved.values()),
-            link=f"{base}/series/{series_id}",
+            # the history at the point: the metric and job that moved first, that run picked
+            link=f"{base}/series/{series_id}?metric={first.metric}&job={first.job_index}"
+            + (f"&run={first.run_id}" if first.run_id else ""),
             since=min(d.created_at for d in moved.values()),
             details={
                 "series_id": str(series_id),

@@ -357,5 +357,6 @@ def test_a_step_found_twice_is_one_regression_alert(
     assert doc["title"] == "Regression in rr4k on /srv/bench: read_iops -10.5 %, read_lat_mean_ns +11.0 %"
     assert [m["metric"] for m in doc["details"]["metrics"]] == ["read_iops", "read_lat_mean_ns"]
     assert len(doc["text"].splitlines()) == 2
-    assert doc["link"].endswith(f"/series/{s.id}") and doc["details"]["run_id"] == str(run.id)
+    assert doc["link"].endswith(f"/series/{s.id}?metric=read_iops&job=0&run={run.id}")  # the point
+    assert doc["details"]["run_id"] == str(run.id)
     assert alert_service.scan(session, now=now) == []

@@ -261,7 +261,9 @@ def test_a_schedule_a_regression_one_alert_and_iowatt_ci_fails(
             assert headers["X-Iowatt-Signature"] == "sha256=" + mac.hexdigest()
             alert = json.loads(body)["alert"]
             assert alert["kind"] == "regression" and alert["details"]["run_id"] == third
-            assert alert["link"].endswith(f"/series/{series['id']}")
+            assert f"/series/{series['id']}?metric=" in alert["link"] and alert["link"].endswith(
+                f"&run={third}"
+            )
             moved = {m["metric"] for m in alert["details"]["metrics"]}
             assert {"read_iops", "read_bw_bytes", "read_lat_mean_ns"} <= moved, alert
             alerts = api.get("/alerts", params={"team_id": team_id, "kind": "regression"}).json()["items"]

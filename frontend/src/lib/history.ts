@@ -52,6 +52,35 @@ export function historyRows(points: HistoryPoint[]): HistoryRow[] {
   }));
 }
 
+/** A round number at or above `v` (1, 2, 2.5 or 5 × a power of ten): an axis top with round ticks. */
+export function niceCeil(v: number): number {
+  if (!(v > 0)) return 1;
+  const p = 10 ** Math.floor(Math.log10(v));
+  const m = [1, 2, 2.5, 5, 10].find((k) => k * p >= v * (1 - 1e-9)) ?? 10;
+  return m * p;
+}
+
+/** The value axis' top on a linear scale: the valid runs' (their line and band) with room above,
+ * so a run left out far above them (a cache-resident run reads 2.5 times faster) does not flatten
+ * what the series measures; such a run sits on the top edge (`offScale`). Null: no valid run. */
+export function valueTop(rows: HistoryRow[]): number | null {
+  let max = 0;
+  for (const r of rows) max = Math.max(max, r.y ?? 0, r.band?.[1] ?? 0);
+  return max > 0 ? niceCeil(max * 1.15) : null;
+}
+
+/** The rows with each left-out value above `top` drawn on the top edge (`left_out_shown`, `off`);
+ * the tooltip keeps the run's own value. */
+export function clampLeftOut(
+  rows: HistoryRow[],
+  top: number | null,
+): (HistoryRow & { left_out_shown: number | null; off: boolean })[] {
+  return rows.map((r) => {
+    const off = top != null && r.left_out != null && r.left_out > top;
+    return { ...r, left_out_shown: off ? top : r.left_out, off };
+  });
+}
+
 /** The last valid run before row `i` on the same host facts: what to compare the run with. */
 export function previousGood(rows: HistoryRow[], i: number): HistoryRow | null {
   const here = rows[i];
@@ -70,19 +99,36 @@ export interface Annotation {
 
 /** Host-fact changes and stored changes placed at the row of their run (or of the bucket that
  * holds it, when downsampled). */
+/** The row of a run: its own, or (downsampled) the row of the bucket that holds its time. */
+export function rowAt(rows: HistoryRow[], runId: string | null, iso: string): number {
+  const exact = rows.findIndex((r) => r.run_id === runId);
+  if (exact >= 0) return exact;
+  const t = Date.parse(iso);
+  let k = 0;
+  while (k + 1 < rows.length && Date.parse(rows[k + 1]?.at ?? "") <= t) k++;
+  return k;
+}
+
+/** The row a link names (`?run=`, as an alert's link does): the run's own row, or the row holding
+ * a change found at that run when the history is downsampled; null when neither is there. */
+export function linkedRow(
+  rows: HistoryRow[],
+  runId: string | null,
+  detections: DetectionRead[],
+): HistoryRow | null {
+  if (!runId) return null;
+  const own = rows.find((r) => r.run_id === runId);
+  if (own) return own;
+  const d = detections.find((x) => x.run_id === runId);
+  return d ? (rows[rowAt(rows, runId, d.at)] ?? null) : null;
+}
+
 export function annotations(
   rows: HistoryRow[],
   hostChanges: HostChange[],
   detections: DetectionRead[],
 ): Annotation[] {
-  const at = (runId: string | null, iso: string): number => {
-    const exact = rows.findIndex((r) => r.run_id === runId);
-    if (exact >= 0) return exact;
-    const t = Date.parse(iso);
-    let k = 0;
-    while (k + 1 < rows.length && Date.parse(rows[k + 1]?.at ?? "") <= t) k++;
-    return k;
-  };
+  const at = (runId: string | null, iso: string): number => rowAt(rows, runId, iso);
   const out: Annotation[] = hostChanges.map((h) => ({
     i: at(h.run_id, h.at),
     kind: "host",

@@ -19,6 +19,7 @@ import {
   formatMetric,
   type HistoryRow,
   historyRows,
+  linkedRow,
   METRICS,
   previousGood,
 } from "../lib/history";
@@ -355,7 +356,9 @@ export function SeriesPage() {
     () => (h.data ? annotations(rows, h.data.host_changes, h.data.detections) : []),
     [rows, h.data],
   );
-  const [picked, setPicked] = useState<HistoryRow | null>(null);
+  const [clicked, setPicked] = useState<HistoryRow | null>(null);
+  // a link to a point (`?run=`, an alert's): that run picked until another is clicked
+  const picked = clicked ?? linkedRow(rows, params.get("run"), h.data?.detections ?? []);
   const edit = useMutation({
     mutationFn: (body: SeriesUpdate) => updateSeries(id, body),
     onSuccess: () => qc.invalidateQueries({ queryKey: keys.series.all() }),
@@ -363,6 +366,7 @@ export function SeriesPage() {
   const set = (k: string, v: string) => {
     const next = new URLSearchParams(params);
     next.set(k, v);
+    next.delete("run");
     setParams(next);
     setPicked(null);
   };

@@ -12,7 +12,13 @@ import {
 } from "recharts";
 import type { MetricName } from "../../client/types";
 import { formatTimestamp } from "../../lib/format";
-import { type Annotation, formatMetric, type HistoryRow } from "../../lib/history";
+import {
+  type Annotation,
+  clampLeftOut,
+  formatMetric,
+  type HistoryRow,
+  valueTop,
+} from "../../lib/history";
 import { colorAt } from "./palette";
 
 interface Props {
@@ -50,6 +56,28 @@ function TooltipBody({ row, metric }: { row: HistoryRow; metric: MetricName }) {
   );
 }
 
+/** A run left out: a dot, or a triangle on the top edge when its value is above the axis. */
+function LeftOutDot(props: {
+  cx?: number;
+  cy?: number;
+  index?: number;
+  payload?: { off?: boolean };
+}) {
+  const { cx, cy, index, payload } = props;
+  if (cx == null || cy == null) return <g key={`lo-${index}`} />;
+  return payload?.off ? (
+    <path
+      key={`lo-${index}`}
+      d={`M${cx},${cy - 2} l5,9 h-10 z`}
+      fill={LEFT_OUT}
+      stroke={LEFT_OUT}
+      data-testid="left-out-off-scale"
+    />
+  ) : (
+    <circle key={`lo-${index}`} cx={cx} cy={cy} r={4} fill={LEFT_OUT} stroke={LEFT_OUT} />
+  );
+}
+
 /** One metric over a series' runs: valid runs as a line (a band where downsampled), runs left
  * out by their validity flags as separate marks, host-fact changes and changes found as vertical
  * lines; the brush below zooms. */
@@ -68,11 +96,14 @@ export function HistoryChart({ rows, metric, annotations, onPick, height = 360 }
   const dots = rows.length <= 60;
   const tick = tickOf(rows);
   const latency = metric.endsWith("_ns");
+  // a linear axis follows the valid runs; a run left out far above them sits on its top edge (▲)
+  const top = latency ? null : valueTop(rows);
+  const data = clampLeftOut(rows, top);
   return (
     <div data-testid="history-chart" style={{ width: "100%", height }}>
       <ResponsiveContainer width="100%" height="100%">
         <ComposedChart
-          data={rows}
+          data={data}
           margin={{ top: 24, right: 24, bottom: 8, left: 16 }}
           onClick={(e) => {
             const i = Number(e?.activeTooltipIndex ?? e?.activeIndex);
@@ -83,7 +114,8 @@ export function HistoryChart({ rows, metric, annotations, onPick, height = 360 }
           <XAxis dataKey="i" type="number" domain={["dataMin", "dataMax"]} tickFormatter={tick} />
           <YAxis
             scale={latency ? "log" : "auto"}
-            domain={latency ? ["auto", "auto"] : [0, "auto"]}
+            domain={latency ? ["auto", "auto"] : [0, top ?? "auto"]}
+            ticks={top != null ? [0, 1, 2, 3, 4, 5].map((k) => (top * k) / 5) : undefined}
             allowDataOverflow={latency}
             width={90}
             tickFormatter={(v: number) => formatMetric(metric, v)}
@@ -112,9 +144,9 @@ export function HistoryChart({ rows, metric, annotations, onPick, height = 360 }
             name="valid runs"
           />
           <Line
-            dataKey="left_out"
+            dataKey="left_out_shown"
             stroke="none"
-            dot={{ r: 4, fill: LEFT_OUT, stroke: LEFT_OUT }}
+            dot={LeftOutDot}
             isAnimationActive={false}
             name="left out"
           />
