@@ -269,7 +269,7 @@ def run_file_bench(a: BenchArgs) -> None:
         except filework.FileJobRefused as exc:
             raise fail(exc.message, 2) from None
         proc = EngineProcess(
-            engine_path,
+            runner.program(run, engine_path),  # the engine, or the kind's own child (innodb_flush)
             job,
             job_file=run.text_file,
             progress_interval_s=0.25,
@@ -372,7 +372,7 @@ def print_any_result(
     carbon: dict[str, Any] | None = None,
 ) -> None:
     """bench's human output: a block result's tables, or a file workload's summary lines."""
-    if "postmark" not in result and "fileset" not in result:
+    if "postmark" not in result and "fileset" not in result and "innodb_flush" not in result:
         print_result(result, preset, energy, carbon)
         return
     console = stdout_console()
@@ -383,7 +383,11 @@ def print_any_result(
 
 
 def file_summary(result: dict[str, Any]) -> list[str]:
-    """A few lines of a PostMark or file-set result, with units."""
+    """A few lines of a PostMark, file-set or InnoDB flushing result, with units."""
+    if isinstance(result.get("innodb_flush"), dict):
+        from .innodb.sysbench import summary_lines
+
+        return summary_lines(result["innodb_flush"])
     pm = result.get("postmark")
     if isinstance(pm, dict):
         rates = pm.get("rates") or {}
@@ -423,4 +427,5 @@ BENCH_RUNNERS: dict[WorkloadKind, Callable[[BenchArgs], None]] = {
     "tpch": run_tpch,
     "heap_btree": run_heap_btree,
     "jobfile": run_jobfile_preset_bench,
+    "innodb_flush": run_file_bench,  # its runner's child, not the engine (kinds/innodb_flush.py)
 }

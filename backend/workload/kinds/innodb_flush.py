@@ -2,7 +2,10 @@
 starts a private MariaDB on the target with the binary log on, as TPC-H's (the host must have
 consented to MariaDB: `allowed_dbms`, checked by libs/policy), and runs sysbench's
 `oltp_write_only` once per setting of innodb_flush_log_at_trx_commit x sync_binlog. Its facts are
-libs/workload's innodb_facts; a run's scale multiplies the seconds per setting (at least 1)."""
+libs/workload's innodb_facts; a run's scale multiplies the seconds per setting (at least 1). The
+agent lists the kind among its capabilities only when MariaDB's server and sysbench are installed
+(and a root agent can hand the run to the DBMS user), so the server's kinds check is the host check:
+the DBMS's server alone (capabilities.tpch_dbms, TPC-H's) does not say sysbench is there."""
 
 from __future__ import annotations
 
@@ -156,13 +159,3 @@ class InnodbFlush(Kind):
         p = spec.innodb_flush
         assert p is not None
         return f"innodb flushing {len(p.settings)} settings, {p.threads} threads, {p.seconds} s"
-
-    def host_refusal(self, spec: WorkloadSpec, tpch_dbms: list[str]) -> tuple[str, str] | None:
-        """MariaDB's server must be installed on the host (the agent's capabilities.tpch_dbms)."""
-        if "mariadb" in tpch_dbms:
-            return None
-        return (
-            "innodb_flush",
-            f"has no mariadb server installed (it has: {', '.join(tpch_dbms) or 'none'}): "
-            "apt-get install -y mariadb-server sysbench on the host",
-        )

@@ -168,3 +168,25 @@ def parse_report(text: str) -> dict[str, Any]:
     }
     out["histogram"] = [[v, c] for v, c in rows]
     return out
+
+
+def summary_lines(doc: dict[str, Any]) -> list[str]:
+    """`bench`'s lines of an InnoDB flushing result: one per setting, with units."""
+    from iowatt_workload.innodb import per_transaction
+
+    head = f"{doc.get('label')}: {doc.get('dbms_version')}"
+    lines = [f"{head}, {doc.get('threads')} threads, {doc.get('seconds')} s each"]
+    for c in doc.get("cells") or []:
+        per = per_transaction(c)
+        lat = c.get("latency_ns") or {}
+        fsyncs = per["fsyncs_per_tx"]
+        device = per["device_bytes_per_tx"]
+        lines.append(
+            f"innodb_flush_log_at_trx_commit={c.get('innodb_flush_log_at_trx_commit')} "
+            f"sync_binlog={c.get('sync_binlog')}: {float(c.get('tps') or 0):,.1f} tx/s, "
+            f"latency avg {float(lat.get('avg') or 0) / 1e6:.2f} ms, "
+            f"p99 {float(lat.get('p99') or 0) / 1e6:.2f} ms, "
+            f"{'-' if fsyncs is None else f'{fsyncs:.2f}'} fsyncs/tx, "
+            f"{'-' if device is None else f'{device / 1024:,.1f} KiB'} written/tx"
+        )
+    return lines

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iowatt_workload.innodb import INNODB_SECONDS_MAX, INNODB_SECONDS_MIN, INNODB_WARMUP_S_MAX
+
 from ..filework import FileRun
 from ..innodb import lease as innodb_lease
 from .base import Runner
@@ -39,6 +41,18 @@ class InnodbFlushRunner(Runner):
     def limit_facts(self, run: FileRun, engine_job: dict[str, Any]) -> dict[str, Any]:
         """libs/workload's innodb_facts of the job's values."""
         return innodb_lease.facts_of(engine_job)
+
+    def scaled_job(
+        self, engine: Path | str, engine_job: dict[str, Any], scale: float, *, scratch: Path
+    ) -> dict[str, Any]:
+        """`bench --scale`: the seconds per setting and the warm-up `scale` times (as a run's scale
+        on the server; at least 1 s measured). ValueError beyond the bounds."""
+        o = innodb_lease.options_of(engine_job)
+        seconds = max(INNODB_SECONDS_MIN, round(o.seconds * scale))
+        if seconds > INNODB_SECONDS_MAX:
+            raise ValueError(f"{o.seconds} s times {scale:g} is above {INNODB_SECONDS_MAX} s per setting")
+        warmup = min(INNODB_WARMUP_S_MAX, round(o.warmup_s * scale))
+        return {**engine_job, "seconds": str(seconds), "warmup_s": str(warmup)}
 
     def program(self, run: FileRun | None, engine: Path | str) -> Path | str:
         return sys.executable
