@@ -77,4 +77,98 @@ for (const { n, id } of SETS) {
   });
 }
 
+// The Alerts page and the campaign form's matrix plan, in the same session, when the test seeded
+// alerts (IOWATT_ALERT_POINT: "<series id>?metric=…&job=…&run=<run id>", the history point its
+// regression alert links to, as the server writes it; bench/series does not).
+const ALERT_POINT = process.env.IOWATT_ALERT_POINT ?? "";
+if (ALERT_POINT) {
+  await run(
+    "Settings → Alerts: each alert with its deliveries' state, attempts and error",
+    async () => {
+      await page.goto(`${BASE}/settings/alerts`);
+      const table = page.getByTestId("alerts-table");
+      await table.waitFor();
+      const rows = table.getByTestId("alert-row");
+      check((await rows.count()) >= 3, `${await rows.count()} alerts listed`);
+      const regression = rows.filter({ hasText: "Regression in series: 1000 synthetic runs" });
+      const text = (await regression.textContent()) ?? "";
+      check(text.includes("read_iops -12.0 %"), `regression alert: ${text}`);
+      check(/lab webhook:\s*sent/.test(text), `regression delivery: ${text}`);
+      const failed = (await rows.filter({ hasText: "Run failed" }).textContent()) ?? "";
+      check(/failed after 8 attempts/.test(failed), `given-up delivery: ${failed}`);
+      check(failed.includes("HTTP 503 from the receiver"), `its error: ${failed}`);
+      const pending = (await rows.filter({ hasText: "Agent offline" }).textContent()) ?? "";
+      check(/pending after 2 attempts · next try/.test(pending), `retried delivery: ${pending}`);
+      await noOverflow(page);
+      await shot("alerts", false);
+    },
+  );
+
+  await run("a webhook channel added from the form shows its signing key once", async () => {
+    await page.getByTestId("new-channel").click();
+    const form = page.getByTestId("channel-form");
+    await form.locator("#f-name").fill("storage team webhook");
+    await form.locator("#f-kind").selectOption("webhook");
+    await form.locator("#f-url").fill("http://127.0.0.1:9/iowatt-browser");
+    await form.getByRole("button", { name: "Add channel" }).click();
+    const key = await page.getByTestId("secret-value").textContent();
+    check((key ?? "").trim().length >= 32, `signing key ${key}`);
+    await page.getByTestId("secret-done").click();
+    const row = page.getByTestId("channel-row").filter({ hasText: "storage team webhook" });
+    await row.waitFor();
+    check(!((await row.textContent()) ?? "").includes(key ?? "-"), "the key shown in the table");
+    await page.reload();
+    await page.getByTestId("channels-table").waitFor();
+    check((await page.getByTestId("once-secret").count()) === 0, "the key shown again");
+  });
+
+  await run(
+    "an alert links to its history point: that run picked on the series' page",
+    async () => {
+      const link = page
+        .getByTestId("alert-row")
+        .filter({ hasText: "Regression in series" })
+        .getByRole("link");
+      await link.click();
+      await page.waitForURL(`${BASE}/series/${ALERT_POINT}`);
+      await drawn();
+      const picked = page.getByTestId("history-picked");
+      await picked.waitFor();
+      const run = await picked.getByRole("link", { name: "open the run" }).getAttribute("href");
+      const named = new URLSearchParams(ALERT_POINT.split("?")[1]).get("run");
+      check(run === `/runs/${named}`, `picked ${run}, the alert named ${named}`);
+    },
+  );
+
+  await run(
+    "New campaign: a sweep expanded on the server, its count and time before queueing",
+    async () => {
+      await page.goto(`${BASE}/campaigns`);
+      await page.getByTestId("new-campaign").click();
+      const form = page.getByTestId("campaign-form");
+      await form.locator("#f-workload").selectOption({ label: "quick" });
+      await form.locator("#f-repeats").fill("2");
+      await form.locator("#f-sweep_bs").fill("4k, 64k, 1m");
+      await form.locator("#f-sweep_qd").fill("1, 32");
+      const plan = page.getByTestId("campaign-plan");
+      await plan.filter({ hasText: "6 cells" }).waitFor();
+      const text = (await plan.textContent()) ?? "";
+      check(
+        /6 cells × 1 target × 2 repeats = 12 runs, measuring .+ in all/.test(text),
+        `plan: ${text}`,
+      );
+      check(text.includes("64 KiB") && text.includes("QD 32"), `the cells unnamed: ${text}`);
+      await shot("campaign-plan", false);
+      // what a sweep cannot mean is the server's 422, shown before anything is queued
+      await form.locator("#f-sweep_read").fill("70");
+      const refused = page.getByTestId("campaign-plan-error");
+      await refused.waitFor();
+      check(/read/i.test((await refused.textContent()) ?? ""), "the refusal names no read share");
+      await form.locator("#f-sweep_read").fill("");
+      await plan.filter({ hasText: "12 runs" }).waitFor();
+      await noOverflow(page);
+    },
+  );
+}
+
 await done();
