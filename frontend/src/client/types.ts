@@ -81,6 +81,7 @@ export type AdminUserRead = S["AdminUserRead"];
 export type ResetLinkCreated = S["ResetLinkCreated"];
 // series over time and the changes found in them (docs/adr/0040)
 export type SeriesRead = S["SeriesRead"];
+export type SeriesCreate = S["SeriesCreate"];
 export type SeriesUpdate = S["SeriesUpdate"];
 export type SeriesHistory = S["SeriesHistory"];
 export type HistoryPoint = S["HistoryPoint"];

@@ -1,6 +1,12 @@
 import { queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
-import type { DetectionUpdate, MetricName, SeriesUpdate, ThresholdsIn } from "../client/types";
+import type {
+  DetectionUpdate,
+  MetricName,
+  SeriesCreate,
+  SeriesUpdate,
+  ThresholdsIn,
+} from "../client/types";
 import { keys } from "./keys";
 
 export interface SeriesFilters {
@@ -38,6 +44,12 @@ export const seriesHistoryQuery = (id: string, metric: MetricName, job: number) 
         }),
       ),
   });
+
+/** A run's series, made when there is none yet (the earlier runs of its workload, target and
+ * environment join it). */
+export async function createSeries(body: SeriesCreate) {
+  return unwrap(await api.POST("/api/v1/series", { body }));
+}
 
 export async function updateSeries(id: string, body: SeriesUpdate) {
   return unwrap(

@@ -28,6 +28,7 @@ import { RunTags } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
 import { CombinedCaption, RunTargets, TargetResults } from "../components/Run/TargetResults";
 import { ScrollBox } from "../components/ScrollBox";
+import { RunHistoryButton } from "../components/Series/RunHistoryButton";
 import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
 import { errorMessage } from "../lib/errors";
@@ -267,6 +268,7 @@ export function RunDetail() {
             </Link>
           )}
           {run.status === "succeeded" && <RawResultButton runId={run.id} />}
+          <RunHistoryButton run={run} />
           {run.origin && <SourceButton runId={run.id} origin={run.origin} />}
           {run.pts && (
             <Link
