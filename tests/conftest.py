@@ -121,6 +121,50 @@ def session(connection: Connection) -> Iterator[Session]:
     s.close()
 
 
+def _memoize_fastapi_dependants() -> None:
+    """With any dependency override set (the `client` fixture overrides the session), FastAPI
+    analyses every sub-dependency of every request again (`get_dependant`: inspect.signature, the
+    annotations, each parameter), about a sixth of an in-process request's CPU. The analysis
+    depends only on its arguments, so the tests keep the last few hundred: the same Dependant for
+    the same call, path and scopes (`call` compared by identity; a new override function, as each
+    test's is, is analysed once). Only the tests do this; a FastAPI whose function moved or whose
+    arguments cannot be a key is left as it is."""
+    import threading
+    from collections import OrderedDict
+
+    from fastapi.dependencies import utils
+
+    original = utils.get_dependant
+    if getattr(original, "iowatt_memoized", False):
+        return
+    cache: OrderedDict[tuple[object, ...], object] = OrderedDict()
+    lock = threading.Lock()
+
+    def get_dependant(**kwargs: object) -> object:
+        call = kwargs.get("call")
+        try:
+            key = (id(call),) + tuple(
+                (k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(kwargs.items()) if k != "call"
+            )
+            hash(key)
+        except TypeError:
+            return original(**kwargs)
+        with lock:
+            hit = cache.get(key)
+            if hit is not None and getattr(hit, "call", None) is call:
+                cache.move_to_end(key)
+                return hit
+        made = original(**kwargs)
+        with lock:
+            cache[key] = made
+            while len(cache) > 512:
+                cache.popitem(last=False)
+        return made
+
+    get_dependant.iowatt_memoized = True  # type: ignore[attr-defined]
+    utils.get_dependant = get_dependant  # type: ignore[assignment]
+
+
 @pytest.fixture(scope="session")
 def app_client(db_url: str) -> Iterator[TestClient]:
     """One app and its TestClient per test process, started once (its lifespan: the presets, the
@@ -131,6 +175,7 @@ def app_client(db_url: str) -> Iterator[TestClient]:
     (routes, middleware, settings read when the app is made) makes its own with create_app()."""
     from backend.main import create_app
 
+    _memoize_fastapi_dependants()
     # one hand-over into the app's event loop per request, not eight (tests/asgi_client.py)
     with InProcessClient(create_app(), raise_server_exceptions=True) as c:
         yield c

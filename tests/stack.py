@@ -4,6 +4,7 @@ port (docs/adr/0016), a Celery worker, an enrolled `iowatt-agent run` and the re
 private database."""
 
 import contextlib
+import json
 import os
 import shutil
 import ssl
@@ -26,6 +27,24 @@ from tests.waiting import WaitTimeout, wait_until
 BIN = Path(sys.executable).parent
 ENGINE = Path(REPO) / "agent" / "engine" / "build" / "iowatt-engine"
 FINAL = {"succeeded", "failed", "cancelled"}
+# A run for a test whose subject is not the workload (a page that shows runs, a review that cites
+# one): a random read and a sequential write, 2 s each (a line of two per-second points per job),
+# through the page cache (tmpfs targets have no O_DIRECT before Linux 6.6): 4 s of load instead of
+# the `quick` preset's 9 s (tests/e2e/test_end_to_end.py runs that one as it is).
+SHORT_WORKLOAD: dict[str, Any] = {
+    "jobs": [
+        {
+            "name": name,
+            "rw": rw,
+            "bs_bytes": bs,
+            "size_bytes": 16 * 1024 * 1024,
+            "runtime_s": 2,
+            "time_based": True,
+            "direct": False,
+        }
+        for name, rw, bs in (("randread-4k", "randread", 4096), ("seqwrite-1m", "write", 1024 * 1024))
+    ]
+}
 API_WORKERS = 2  # as a 2-CPU host runs it (backend.serve's default: the CPUs, at most 3)
 # The tests of the shared stack are split in these xdist groups (`--dist loadgroup`): each group runs in
 # one test process, on that process's own stack, so two processes carry stack tests side by side.
@@ -311,17 +330,25 @@ class RecordedHost:
             [*args, "--state-dir", str(self.state)], dropin=self.state.parent / "recorded-dropin"
         )
 
-    def report_inventory(self) -> None:
+    def report_inventory(self, *, devices: Sequence[dict[str, Any]] = ()) -> None:
+        """Report this machine's inventory with the host policy's targets; `devices`: raw device
+        targets added to the reported policy as a host reports them (path, size_bytes, model,
+        destructive ...), for tests whose recorded runs need a device this machine does not have."""
         from iowatt_agent.inventory import collect
         from iowatt_agent.policy import load_report
 
         inventory = collect(policy=load_report(self.state))
+        doc = json.loads(inventory.model_dump_json(by_alias=True))
+        for d in devices:
+            doc["policy"]["targets"].append({"kind": "device", "writable": True, "destructive": False, **d})
         with self.client() as c:
-            r = c.put(
-                f"/agents/{self.agent_id}/inventory",
-                content=inventory.model_dump_json(by_alias=True),
-                headers={"Content-Type": "application/json"},
-            )
+            r = c.put(f"/agents/{self.agent_id}/inventory", json=doc)
+            assert r.status_code == 200, r.text
+
+    def heartbeat(self) -> None:
+        """The host is alive (an agent heartbeats every few seconds; a RecordedHost when told)."""
+        with self.client() as c:
+            r = c.post(f"/agents/{self.agent_id}/heartbeat", json={"state": "idle"})
             assert r.status_code == 200, r.text
 
     def answer(self, run_id: str, doc: dict[str, Any], *, load_s: float = 2, idle_s: float = 1) -> None:

@@ -15,6 +15,8 @@ import { ARTIFACTS, BASE, check, EMAIL, needs, openBrowser, PASSWORD } from "./l
 const QUEUE = process.env.IOWATT_SMOKE_QUEUE === "1";
 const QUEUE_TARGET = process.env.IOWATT_SMOKE_TARGET ?? "/tmp/iowatt-browser-smoke";
 const QUEUE_TIMEOUT_MS = Number(process.env.IOWATT_SMOKE_QUEUE_TIMEOUT_MS ?? 120_000);
+// the workload the queued campaign runs (a team's own short one in the tests; `quick` by hand)
+const CAMPAIGN_WORKLOAD = process.env.IOWATT_SMOKE_WORKLOAD ?? "quick";
 
 needs("smoke");
 const { page, context, run, shot, done } = await openBrowser("smoke", { timed: true });
@@ -271,9 +273,12 @@ if (QUEUE) {
     await page.goto(`${BASE}/campaigns`);
     await page.getByTestId("new-campaign").click();
     const form = page.getByTestId("campaign-form");
-    await form.locator("#f-workload option", { hasText: /^quick$/ }).waitFor({ state: "attached" });
+    await form
+      .locator("#f-workload option", { hasText: CAMPAIGN_WORKLOAD })
+      .first()
+      .waitFor({ state: "attached" });
     await form.locator("#f-name").fill("browser smoke campaign");
-    await form.locator("#f-workload").selectOption({ label: "quick" });
+    await form.locator("#f-workload").selectOption({ label: CAMPAIGN_WORKLOAD });
     await form.getByLabel("Path of target 1").selectOption(QUEUE_TARGET);
     await page.getByTestId("add-target").click();
     await form.getByLabel("Path of target 2").selectOption(`${QUEUE_TARGET}-b`);

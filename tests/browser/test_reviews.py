@@ -17,7 +17,7 @@ from pypdf import PdfReader
 
 from tests.browser.test_browser import CHROMIUM, PLAYWRIGHT, _node, _shot
 from tests.conftest import REPO
-from tests.stack import Stack
+from tests.stack import SHORT_WORKLOAD, Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
 
@@ -60,7 +60,7 @@ def test_review_built_decided_and_exported_in_chromium(live: Stack, tmp_path: Pa
         assert Path(need).exists(), f"{need} is missing: {fix}"
     disk = tempfile.mkdtemp(prefix="iowatt-review-", dir="/var/tmp")
     try:
-        run_id = live.queue(disk, name="review: measured disk")
+        run_id = live.queue(disk, SHORT_WORKLOAD, name="review: measured disk")
         assert live.wait(run_id)["status"] == "succeeded"
         with live.api() as api:
             team = api.get("/auth/me").json()["teams"][0]["id"]

@@ -18,7 +18,7 @@ import pytest
 
 from tests.browser.test_browser import CHROMIUM, PLAYWRIGHT, _node, _shot
 from tests.conftest import REPO
-from tests.stack import Stack
+from tests.stack import SHORT_WORKLOAD, Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
 
@@ -51,7 +51,7 @@ def test_a_shared_review_in_chromium(live: Stack, tmp_path: Path) -> None:
         assert Path(need).exists(), f"{need} is missing: {fix}"
     disk = tempfile.mkdtemp(prefix="iowatt-share-review-", dir="/var/tmp")
     try:
-        run_id = live.queue(disk, name=f"share review on {disk}")
+        run_id = live.queue(disk, SHORT_WORKLOAD, name=f"share review on {disk}")
         assert live.wait(run_id)["status"] == "succeeded"
         with live.api() as api:
             team = api.get("/auth/me").json()["teams"][0]
