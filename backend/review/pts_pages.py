@@ -32,8 +32,9 @@ CSS = """
 .pts-page { break-before: page; }
 .pts-page .facts th { width: 16%; }
 .pts-page td.heat { text-align: right; font-variant-numeric: tabular-nums; }
-.pts-grid { display: flex; gap: 10pt; flex-wrap: wrap; }
-.pts-grid > div { break-inside: avoid; }
+.pts-grid { display: flex; gap: 10pt; }
+.pts-grid > div { flex: 1 1 0; min-width: 0; break-inside: avoid; }
+.pts-grid svg { max-width: 100%; height: auto; }
 """
 
 
@@ -123,6 +124,7 @@ def line_svg(
     width: int = 450,
     integer_x: bool = False,
     key_columns: int = 3,
+    x_from_zero: bool = False,
 ) -> str:
     """A line chart: numbered grid, the lines (dots at their points), bands under them, and a key
     below naming every line and band. `y_floor` None: the axis starts near the data (the window's
@@ -132,7 +134,7 @@ def line_svg(
     if not xs:
         return "<p class='muted'>No rounds to plot.</p>"
     plot_h, left, right, top, bottom = 240, 64, 14, 10, 40
-    x0, x1 = min(xs), max(xs)
+    x0, x1 = (0.0 if x_from_zero else min(xs)), max(xs)
     if x1 == x0:
         x0, x1 = x0 - 1, x1 + 1
     if y_floor is None:
@@ -149,6 +151,8 @@ def line_svg(
     xt = nice_ticks(x1 - x0 if not integer_x else x1)
     if integer_x:
         xt = [t for t in xt if x0 <= t <= x1 and t == int(t)] or [x0, x1]
+    elif x_from_zero:
+        x1 = xt[-1]  # the axis ends at its last round tick, as it starts at 0
     else:
         xt = [x0 + t for t in xt if x0 + t <= x1 + 1e-9]
     key_rows = math.ceil((len(lines) + len(bands)) / key_columns)
@@ -346,9 +350,12 @@ def _facts(c: CandidateRead, r: PtsReport) -> str:
         ("Stimulus", f"T{r.threads} Q{r.iodepth}, {r.round_s} s per element per round"),
         ("Written in all", n.decimal_bytes(r.bytes_written)),
     ]
-    flag = "" if v.compliant and (v.steady_state_reached or not v.steady_state_applies) else " class='flag'"
+    flagged = {
+        "Steady state": v.steady_state_applies and not v.steady_state_reached,
+        "Compliance": not v.compliant,
+    }
     body = "".join(
-        f"<tr><th>{_e(k)}</th><td{flag if k in ('Steady state', 'Compliance') else ''}>{_e(val)}</td></tr>"
+        f"<tr><th>{_e(k)}</th><td{' class=flag' if flagged.get(k) else ''}>{_e(val)}</td></tr>"
         for k, val in rows
     )
     return f"<table class='facts'>{body}</table>"
@@ -366,8 +373,8 @@ def wsat_charts(r: PtsReport) -> str:
     unit, div = ("minutes", 60) if pts and pts[-1][0] >= 300 else ("seconds", 1)
     over_time = Line("RND 4 KiB 0/100 IOPS", [(t / div, y) for t, _, y in pts], color_at(0))
     over_gb = Line("RND 4 KiB 0/100 IOPS", [(g, y) for _, g, y in pts], color_at(0))
-    by_time = line_svg([over_time], x_label=f"{unit} of stimulus", y_label="IOPS")
-    by_gb = line_svg([over_gb], x_label="GB written (10^9 bytes)", y_label="IOPS")
+    by_time = line_svg([over_time], x_label=f"{unit} of stimulus", y_label="IOPS", x_from_zero=True)
+    by_gb = line_svg([over_gb], x_label="GB written (10^9 bytes)", y_label="IOPS", x_from_zero=True)
     return (
         "<div class='pts-grid'>"
         f"<div><h3>IOPS over time</h3>{by_time}</div>"

@@ -3,7 +3,8 @@
 // reports beside the facts they qualify, a latency percentile chart with a real plot, the
 // engine JSON downloaded in one click, timestamps with their zone and "Clone and re-run";
 // a running run shows one bar with its phase, ETA and a live per-second chart; the campaign
-// comparison by target keeps two directories of one disk apart; "Log out" revokes the token.
+// comparison by target keeps two directories of one disk apart; SNIA PTS (pts_steps.mjs): the New
+// run form's PTS mode and the report pages; "Log out" revokes the token.
 //
 //   IOWATT_URL=... IOWATT_EMAIL=... IOWATT_PASSWORD=... IOWATT_ARTIFACTS=DIR \
 //   IOWATT_RUN_ID=<succeeded run> IOWATT_LIVE_RUN_ID=<queued long run> IOWATT_RUN_IDS=<id,...> \
@@ -12,6 +13,7 @@
 // Prints `ok N - ...` per check and `run_page: N passed, 0 failed`; exit 1 with `failure.png`.
 import { readFileSync } from "node:fs";
 import { BASE, check, downloaded, needs, openBrowser } from "./lib.mjs";
+import { PTS_AGENT, ptsSteps } from "./pts_steps.mjs";
 
 const RUN = process.env.IOWATT_RUN_ID;
 const LIVE = process.env.IOWATT_LIVE_RUN_ID ?? "";
@@ -184,6 +186,10 @@ await run(
     await shot("M-runs");
   },
 );
+
+// SNIA PTS: the New run form's PTS mode and the report pages (pts_steps.mjs), when the test
+// gave a host with a raw device
+if (PTS_AGENT) await ptsSteps({ page, run, shot });
 
 await run("log out revokes the session token", async () => {
   check((await api("/auth/me", token)).status === 200, "the token works before");

@@ -1,15 +1,32 @@
 """The run page in Chromium at 1440x900 with real runs on the real platform (issue 12): summary
 and system with validity flags, latency percentiles, one-click engine JSON, clone and re-run,
-live progress with phases, ETA and a per-second chart, comparison by target, logout revokes."""
+live progress with phases, ETA and a per-second chart, comparison by target, logout revokes.
 
+In the same session, SNIA PTS (tests/browser/pts_steps.mjs): a second host of the stack
+(tests/stack.py's RecordedHost) reports a raw device it marked destructive; the New run form
+queues a PTS short trial on it with the typed key, and the host answers the lease with a PTS
+document the agent's child recorded on a loop device (tests/data/pts/); a Write Saturation run,
+queued through the API and answered the same way, shows its two plots. The PTS run itself on a
+loop device is tests/agent/test_pts.py's."""
+
+import json
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.browser.test_browser import _needs, _node, _shot
-from tests.stack import Stack
+from tests.stack import RecordedHost, Stack, recorded_host
+
+PTS_DATA = Path(__file__).parents[1] / "data" / "pts"
+PTS_DEVICE = {
+    "path": "/dev/disk/by-id/nvme-EXAMPLE_SSD_2TB_S0000001",
+    "size_bytes": 2_000_398_934_016,
+    "model": "EXAMPLE SSD 2TB",
+    "destructive": True,
+}
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
 
@@ -36,30 +53,71 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
         ids.append(live.queue(dirs[0], workload=short, name="run page: repeat"))
         for rid in ids:
             assert live.wait(rid)["status"] == "succeeded"
-        # the live run: a 2 s idle baseline, then one 15 s job
-        with live.api() as api:
-            body = {
-                "agent_id": live.agent_id,
-                "target_path": dirs[1],
-                "workload": {"jobs": [_job("long-randread", 20)]},
-                "name": "run page: live",
-                "idle_s": 3,
-            }
-            r = api.post("/runs", json=body)
-            assert r.status_code == 201, r.text
-            live_id = r.json()["id"]
-        report = _node(
-            "tests/browser/run_page.mjs",
-            live,
-            tmp_path,
-            IOWATT_RUN_ID=ids[0],
-            IOWATT_LIVE_RUN_ID=live_id,
-            IOWATT_RUN_IDS=",".join(ids),
-        )
+        with recorded_host(live, "pts-host") as host:
+            # first the PTS host and its Write Saturation run: the live run below must still be
+            # running when the script opens it
+            host.report_inventory(devices=[PTS_DEVICE])
+            wsat_id = _pts_run(live, host, json.loads((PTS_DATA / "wsat-trial.json").read_text()))
+
+            def answer_the_forms_run() -> None:
+                with live.api() as api:
+                    waiting = api.get(
+                        "/runs",
+                        params=[("agent_id", host.agent_id), ("status", "queued"), ("status", "assigned")],
+                    )
+                    [run] = waiting.json()["items"]
+                host.answer(run["id"], json.loads((PTS_DATA / "iops-matrix.json").read_text()), load_s=0)
+
+            # the live run: a 2 s idle baseline, then one 15 s job
+            with live.api() as api:
+                body = {
+                    "agent_id": live.agent_id,
+                    "target_path": dirs[1],
+                    "workload": {"jobs": [_job("long-randread", 20)]},
+                    "name": "run page: live",
+                    "idle_s": 3,
+                }
+                r = api.post("/runs", json=body)
+                assert r.status_code == 201, r.text
+                live_id = r.json()["id"]
+            report = _node(
+                "tests/browser/run_page.mjs",
+                live,
+                tmp_path,
+                pauses={"pts-host": host.heartbeat, "pts-queued": answer_the_forms_run},
+                IOWATT_RUN_ID=ids[0],
+                IOWATT_LIVE_RUN_ID=live_id,
+                IOWATT_RUN_IDS=",".join(ids),
+                IOWATT_PTS_AGENT="pts-host",
+                IOWATT_PTS_MODEL=str(PTS_DEVICE["model"]),
+                IOWATT_PTS_WSAT_RUN_ID=wsat_id,
+            )
         assert "log out revokes the session token" in report
+        assert "Write Saturation over time and over total GB written" in report
         assert live.wait(live_id)["status"] == "succeeded"
         for shot in ("M-run-live", "M-run-page", "M-compare-by-target", "M-runs"):
+            _shot(report, tmp_path, shot)
+        for shot in ("M-new-run-pts", "M-pts-report", "M-pts-wsat"):
             _shot(report, tmp_path, shot)
     finally:
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)
+
+
+def _pts_run(live: Stack, host: RecordedHost, doc: dict[str, Any]) -> str:
+    """A PTS run of the recorded document's parameters on the host's device, answered with it."""
+    params = {k: v for k, v in doc["pts"]["params"].items() if k != "mode"}
+    body = {
+        "agent_id": host.agent_id,
+        "target_path": PTS_DEVICE["path"],
+        "destructive": True,
+        "idle_s": 0,
+        "workload": {"kind": "pts", "pts": params},
+        "name": f"SNIA PTS {params['test']} trial",
+    }
+    with live.api() as api:
+        r = api.post("/runs", json=body)
+        assert r.status_code == 201, r.text
+    run_id = str(r.json()["id"])
+    host.answer(run_id, doc, load_s=0)
+    return run_id
