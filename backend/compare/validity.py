@@ -113,8 +113,16 @@ def cache_resident_of(spec: dict[str, Any], fw: FileWorkloadSummary | None, mem:
     )
 
 
+# the inventory's fields the flags read: the rest of a stored inventory (disks, topology, policy: most
+# of its size) is not parsed; a comparison reads every agent's (docs/benchmarks.md § A million runs)
+_FLAG_FIELDS = ("mem_bytes", "virtualization")
+
+
 def inventory_of(agent: Agent | None) -> Inventory:
-    return (Inventory.read(agent.inventory) if agent else None) or Inventory()
+    """The agent's inventory as far as the validity flags read it (`_FLAG_FIELDS`)."""
+    raw = agent.inventory if agent else None
+    part = {k: raw[k] for k in _FLAG_FIELDS if k in raw} if isinstance(raw, dict) else None
+    return (Inventory.read(part) if part is not None else None) or Inventory()
 
 
 def flags_for(

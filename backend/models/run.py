@@ -42,8 +42,6 @@ class Run(Base):
         Index("ix_runs_device_created", "device_id", "created_at"),
         Index("ix_runs_workload_created", "workload_id", "created_at"),
         Index("ix_runs_name", "name"),
-        # the list's text search (ILIKE '%word%'; migration 0023, pg_trgm)
-        Index("ix_runs_name_trgm", "name", postgresql_using="gin", postgresql_ops={"name": "gin_trgm_ops"}),
     )
     id: Mapped[uuid.UUID] = uuid_pk()
     team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))

@@ -100,6 +100,25 @@ def energies_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, R
     return {e.run_id: e for e in session.scalars(select(RunEnergy).where(RunEnergy.run_id.in_(run_ids)))}
 
 
+def powers_with_energies(
+    session: Session, run_ids: list[uuid.UUID]
+) -> tuple[dict[uuid.UUID, RunPower], dict[uuid.UUID, RunEnergy]]:
+    """`powers_of` and, of those runs, `energies_of` in one query (a run's energy is read only
+    beside its power record)."""
+    rows = session.execute(
+        select(RunPower, RunEnergy)
+        .outerjoin(RunEnergy, RunEnergy.run_id == RunPower.run_id)
+        .where(RunPower.run_id.in_(run_ids))
+    ).tuples()
+    powers: dict[uuid.UUID, RunPower] = {}
+    energies: dict[uuid.UUID, RunEnergy] = {}
+    for p, e in rows:
+        powers[p.run_id] = p
+        if e is not None:
+            energies[e.run_id] = e
+    return powers, energies
+
+
 def uploaded_before(session: Session, run_ids: list[uuid.UUID], before: datetime) -> set[uuid.UUID]:
     """Which of these runs had their result uploaded before `before`."""
     if not run_ids:

@@ -132,11 +132,11 @@ def runs_to_recompute(
 
 
 def energy_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, EnergyRead]:
-    """EnergyRead per run in two queries (the run list shows it)."""
+    """EnergyRead per run in one query (two when a result waits for its energy; the run list shows
+    it: a run's energy matters only beside its power record)."""
     if not run_ids:
         return {}
-    powers = repository.powers_of(session, run_ids)
-    energies = repository.energies_of(session, run_ids)
+    powers, energies = repository.powers_with_energies(session, run_ids)
     waiting = [rid for rid, p in powers.items() if p.status == "ok" and p.samples and rid not in energies]
     late = repository.uploaded_before(session, waiting, utcnow() - ENERGY_DEADLINE)
     return {rid: _energy_read(powers.get(rid), energies.get(rid), late=rid in late) for rid in run_ids}

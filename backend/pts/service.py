@@ -166,9 +166,13 @@ def report(run_id: uuid.UUID, doc: PtsDoc) -> PtsReport:
     )
 
 
-def verdicts(session: Session, runs: Sequence[Run]) -> dict[uuid.UUID, PtsVerdict | None]:
-    """Each run's PTS verdict (None for other runs and before a result): one query."""
-    parts = repository.verdict_parts(session, [r.id for r in runs])
+def verdicts(
+    session: Session, runs: Sequence[Run], parts: dict[uuid.UUID, dict[str, Any]] | None = None
+) -> dict[uuid.UUID, PtsVerdict | None]:
+    """Each run's PTS verdict (None for other runs and before a result): one query, none when
+    `parts` (result.repository.document_parts') are given."""
+    if parts is None:
+        parts = repository.verdict_parts(session, [r.id for r in runs])
     out: dict[uuid.UUID, PtsVerdict | None] = {}
     for r in runs:
         part = parts.get(r.id)

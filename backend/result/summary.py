@@ -244,9 +244,13 @@ def summarize(part: dict[str, Any], spec: dict[str, Any]) -> FileWorkloadSummary
     return None
 
 
-def file_summaries(session: Session, runs: Sequence[Run]) -> dict[uuid.UUID, FileWorkloadSummary | None]:
-    """Each run's file-workload brief (None for block runs and runs without a result): one query."""
-    parts = repository.file_docs(session, [r.id for r in runs])
+def file_summaries(
+    session: Session, runs: Sequence[Run], parts: dict[uuid.UUID, dict[str, Any]] | None = None
+) -> dict[uuid.UUID, FileWorkloadSummary | None]:
+    """Each run's file-workload brief (None for block runs and runs without a result): one query,
+    none when `parts` (repository.document_parts') are given."""
+    if parts is None:
+        parts = repository.file_docs(session, [r.id for r in runs])
     return {r.id: summarize(parts[r.id], r.workload_spec) if r.id in parts else None for r in runs}
 
 
@@ -348,10 +352,12 @@ def db_summarize(part: dict[str, Any]) -> tuple[TpchSummary | None, HeapBtreeSum
 
 
 def db_summaries(
-    session: Session, runs: Sequence[Run]
+    session: Session, runs: Sequence[Run], parts: dict[uuid.UUID, dict[str, Any]] | None = None
 ) -> dict[uuid.UUID, tuple[TpchSummary | None, HeapBtreeSummary | None]]:
-    """Each run's TPC-H and heap/B-tree briefs ((None, None) for other runs): one query."""
-    parts = repository.db_docs(session, [r.id for r in runs])
+    """Each run's TPC-H and heap/B-tree briefs ((None, None) for other runs): one query, none when
+    `parts` (repository.document_parts') are given."""
+    if parts is None:
+        parts = repository.db_docs(session, [r.id for r in runs])
     return {r.id: db_summarize(parts[r.id]) if r.id in parts else (None, None) for r in runs}
 
 

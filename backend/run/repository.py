@@ -93,6 +93,8 @@ def _text_matches(word: str) -> ColumnElement[bool]:
         ),
         exists().where(Workload.id == Run.workload_id, Workload.name.ilike(pattern, escape="\\")),
         exists().where(Agent.id == Run.agent_id, Agent.name.ilike(pattern, escape="\\")),
+        # the run ids of the matching tags, found by the trigram index (migration 0023): reading
+        # every tag row was most of a search at a million runs (docs/benchmarks.md § A million runs)
         exists().where(RunTag.run_id == Run.id, RunTag.tag.ilike(pattern, escape="\\")),
     )
 

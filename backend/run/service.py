@@ -412,9 +412,10 @@ def to_read(
     )
     energy = power_service.energy_of(session, ids)
     tags = repository.tags_of(session, ids)
-    file_workloads = file_summaries(session, runs)
-    databases = db_summaries(session, runs)
-    pts = pts_verdicts(session, runs)
+    file_parts, db_parts, pts_parts = result_repo.document_parts(session, ids)  # one query
+    file_workloads = file_summaries(session, runs, file_parts)
+    databases = db_summaries(session, runs, db_parts)
+    pts = pts_verdicts(session, runs, pts_parts)
     targets = repository.targets_of(session, ids)
     group_ids = {r.group_id for r in runs if r.group_id is not None}
     groups = repository.groups_by_id(session, group_ids)
@@ -902,6 +903,7 @@ def lease_group(session: Session, run: Run) -> LeaseGroup | None:
         group_id=group.id,
         members=repository.count_group_members(session, group.id),
         start_tolerance_ns=group.start_tolerance_ns,
+        prepare_timeout_s=group.prepare_timeout_s,
     )
 
 
