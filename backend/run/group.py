@@ -14,7 +14,8 @@ is the group's own is here:
   server time; a skew past the tolerance (plus half the offset's round trip) marks the group
   unsynchronized;
 - `read`: the members and, rebuilt from their stored results on every read (never appended
-  to, so a retried upload can never count twice), the combined figure and summed energy.
+  to, so a retried upload can never count twice), the combined figure and summed energy, only
+  when every member succeeded (never a silently partial figure of some members).
 """
 
 import time
@@ -37,7 +38,7 @@ from backend.models.run_group import RunGroup
 from backend.power import service as power_service
 from backend.result import service as result_service
 from backend.result.combine import LATENCY_NOT_COMBINED, combine
-from backend.run import repository, service
+from backend.run import prepare, repository, service
 from backend.run.group_schemas import (
     ReadyAck,
     ReadyReport,
@@ -102,13 +103,23 @@ def create(session: Session, *, principal: UserPrincipal, body: RunGroupCreate) 
         if runs and run.team_id != runs[0].team_id:
             raise Invalid(f"members.{i}.agent_id", "every member's agent must be in the same team")
         runs.append(run)
+    if body.prepare_timeout_s is not None:
+        prepare_timeout_s = body.prepare_timeout_s
+    else:
+        prepare_timeout_s = prepare.default_timeout_s(
+            (
+                prepare.layout_bytes(run.workload_spec, len(m.targets) if m.targets else 1)
+                for run, m in zip(runs, body.members, strict=True)
+            ),
+            body.idle_s,
+        )
     default = runs[0].name.split(" on ")[0]
     group = RunGroup(
         team_id=runs[0].team_id,
         name=fit_name(body.name or f"{default} on {len(runs)} hosts"),
         created_by=principal.user_id,
         start_tolerance_ns=body.start_tolerance_ns,
-        prepare_timeout_s=body.prepare_timeout_s,
+        prepare_timeout_s=prepare_timeout_s,
         shared_store=body.shared_store,
     )
     session.add(group)
@@ -172,7 +183,13 @@ def read(session: Session, group: RunGroup) -> RunGroupRead:
         if res is not None:
             docs.append((m, res.engine_result))
     combined = None
-    if docs:
+    # the group's figure only when every member succeeded and its result is stored: the figure of
+    # some members is not the group's (a member lost mid-run, the others cancelled), and is never
+    # shown as if it were; each member's own figures stay in `members`
+    whole = (
+        bool(members) and len(docs) == len(members) and all(m.status == RunStatus.succeeded for m in members)
+    )
+    if whole:
         try:
             doc = combine([d for _, d in docs])
         except ValueError:

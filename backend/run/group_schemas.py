@@ -10,13 +10,13 @@ from pydantic import Field, model_validator
 
 from backend.kit.schema import InputSchema, OutputSchema
 from backend.models import RunStatus
+from backend.run.prepare import MAX_PREPARE_TIMEOUT_S
 from backend.run.schemas import MAX_NAME, JobSummary, MeterName, RunTargetIn, TargetPath
 from backend.workload.schemas import WorkloadSpec
 
 MAX_MEMBERS = 16
 DEFAULT_START_TOLERANCE_NS = 5_000_000
 MAX_START_TOLERANCE_NS = 10_000_000_000
-DEFAULT_PREPARE_TIMEOUT_S = 120.0
 
 RunGroupStatus = Literal["queued", "preparing", "running", "succeeded", "failed", "cancelled"]
 
@@ -51,12 +51,14 @@ class RunGroupCreate(InputSchema):
         description="a member whose engine starts further than this (plus half its clock measurement's "
         "round trip) from the group's instant marks the group unsynchronized",
     )
-    prepare_timeout_s: float = Field(
-        DEFAULT_PREPARE_TIMEOUT_S,
+    prepare_timeout_s: float | None = Field(
+        None,
         ge=1,
-        le=3600,
-        description="the members must all report ready within this of the first one; else the group "
-        "fails before any engine starts",
+        le=MAX_PREPARE_TIMEOUT_S,
+        description="seconds: the members must all report ready (laid out, idle baseline taken) within "
+        "this of the first one; else the group fails before any engine starts. Default: from what the "
+        "members lay out, 120 s + the idle baseline + the largest member's layout at 20 MiB/s, at most "
+        "3600 s (RunGroupRead.prepare_timeout_s says the value taken)",
     )
     shared_store: str | None = Field(
         None,

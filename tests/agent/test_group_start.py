@@ -11,7 +11,7 @@ from typing import Any
 
 from iowatt_agent import clock
 from iowatt_agent.client import Conflict
-from iowatt_agent.group import GroupStart, sleep_until
+from iowatt_agent.group import MAX_BARRIER_S, GroupStart, barrier_limit_s, sleep_until
 from iowatt_agent.schemas import Lease, ReadyRequest, ReadyResponse, StartedRequest
 from iowatt_agent.status import AgentStatus
 
@@ -60,18 +60,20 @@ class Barrier:
         self.started_calls.append(request)
 
 
+def _lease_doc(**group: Any) -> dict[str, Any]:
+    return {
+        "run_id": str(uuid.uuid4()),
+        "lease_id": str(uuid.uuid4()),
+        "lease_expires_at": T0.isoformat(),
+        "target_path": "/srv/a",
+        "engine_job": {"global": {}, "jobs": []},
+        "timeout_s": 60,
+        "group": {"group_id": str(uuid.uuid4()), "members": 2, "start_tolerance_ns": 5_000_000, **group},
+    }
+
+
 def _member(answers: list[ReadyResponse | Exception], offset_ns: int = 0) -> tuple[GroupStart, Barrier]:
-    lease = Lease.model_validate(
-        {
-            "run_id": str(uuid.uuid4()),
-            "lease_id": str(uuid.uuid4()),
-            "lease_expires_at": T0.isoformat(),
-            "target_path": "/srv/a",
-            "engine_job": {"global": {}, "jobs": []},
-            "timeout_s": 60,
-            "group": {"group_id": str(uuid.uuid4()), "members": 2, "start_tolerance_ns": 5_000_000},
-        }
-    )
+    lease = Lease.model_validate(_lease_doc())
     status = AgentStatus.__new__(AgentStatus)  # only its clock filter is used here
     status.clock = clock.ClockFilter()
     exchanges: list[int] = []
@@ -143,6 +145,16 @@ def test_a_server_that_never_gives_an_instant_does_not_hold_the_host() -> None:
     assert member.wait() is False and time.monotonic() - t0 < 5
     assert member.stop_reason is not None and "no start instant" in member.stop_reason
     assert member.cancelled is False and len(stub.ready_calls) >= 1
+
+
+def test_the_barrier_waits_as_long_as_the_groups_prepare_timeout_allows() -> None:
+    """A lease's prepare timeout (sized by the server from the members' layout) sets how long the
+    member waits at the barrier, with a minute's slack; a server that sends none: 600 s."""
+    assert barrier_limit_s(None) == MAX_BARRIER_S == 600
+    assert barrier_limit_s(1174.0) == 1234.0
+    lease = Lease.model_validate(_lease_doc(prepare_timeout_s=1174.0))
+    assert lease.group is not None and lease.group.prepare_timeout_s == 1174.0
+    assert Lease.model_validate(_lease_doc()).group.prepare_timeout_s is None  # type: ignore[union-attr]
 
 
 def test_sleep_until_ends_at_the_instant_or_when_stopped() -> None:

@@ -97,6 +97,8 @@ def test_the_group_is_assigned_all_or_none_and_starts_at_one_instant(
     assert _dispatch(session, group) in (a.agent.id, b.agent.id)  # one is woken by the caller
     la, lb = _lease_and_start(client, a), _lease_and_start(client, b)
     assert la["group"] == {"group_id": group["id"], "members": 2, "start_tolerance_ns": 5_000_000}
+    # 120 s + the default idle baseline (30 s) + 4 MiB at 20 MiB/s, in whole seconds
+    assert group["prepare_timeout_s"] == 150.0
     first = _ready(client, a, la)
     assert first["start_at"] is None and first["stop"] is None  # b has not prepared yet
     last = _ready(client, b, lb)
@@ -212,7 +214,10 @@ def test_a_failed_member_stops_the_group_and_keeps_every_result(
     }
     assert client.put(f"/api/v1/runs/{la['run_id']}/result", json=up, headers=a.headers).status_code == 201
     read = client.get(f"/api/v1/run-groups/{group['id']}", headers=user.headers).json()
-    assert read["status"] == "failed" and read["combined"]["jobs"][0]["read"]["total_ios"] == 500
+    by_run = {m["run_id"]: m for m in read["members"]}
+    assert by_run[la["run_id"]]["jobs"][0]["read"]["total_ios"] == 500
+    # one member's figure is not the group's: no combined figure of a group that did not all succeed
+    assert read["status"] == "failed" and read["combined"] is None
 
 
 def test_a_member_not_ready_in_time_or_a_cancel_stops_the_group_before_anything_starts(
@@ -240,3 +245,38 @@ def test_a_member_not_ready_in_time_or_a_cancel_stops_the_group_before_anything_
     assert {m["status"] for m in r.json()["members"]} == {"cancelled"}
     assert client.post(f"/api/v1/run-groups/{queued['id']}/cancel", headers=user.headers).status_code == 409
     assert client.get(f"/api/v1/run-groups/{uuid.uuid4()}", headers=user.headers).status_code == 404
+
+
+def test_the_prepare_timeout_follows_what_the_members_lay_out_and_a_bad_one_is_a_422(
+    client: TestClient, session: Session, user: UserCtx
+) -> None:
+    """Default: 120 s + the idle baseline + the largest member's layout at 20 MiB/s (at most 3600 s);
+    a given value is kept; out of 1..3600 or not a number: 422."""
+    from backend.run import prepare
+
+    assert prepare.layout_bytes({"jobs": [{"size_bytes": 4 * MiB, "numjobs": 2}]}, targets=3) == 24 * MiB
+    assert prepare.layout_bytes({"kind": "postmark", "jobs": []}) == 0
+    assert prepare.default_timeout_s([0, 0], idle_s=0) == 120
+    assert prepare.default_timeout_s([4 * MiB, 0], idle_s=None) == 120 + prepare.DEFAULT_IDLE_S
+    assert prepare.default_timeout_s([20 * 1024 * MiB, 10 * MiB], idle_s=30) == 120 + 30 + 1024
+    assert prepare.default_timeout_s([1 << 40], idle_s=0) == 3600
+
+    a = create_agent(session, team=user.team)
+    b = create_agent(session, team=user.team)
+    big = {"name": "big", "rw": "write", "bs_bytes": 1 * MiB, "size_bytes": 2048 * MiB, "numjobs": 2}
+    body = _body((a, "/srv/a"), (b, "/srv/b"), idle_s=5)
+    body["workload"] = {"jobs": [big]}
+    r = client.post("/api/v1/run-groups", json=body, headers=user.headers)
+    assert r.status_code == 201, r.text
+    group = r.json()
+    assert group["prepare_timeout_s"] == round(120 + 5 + 4096 / 20)
+
+    given = _queue(client, user, (create_agent(session, team=user.team), "/srv/a"),
+                   (create_agent(session, team=user.team), "/srv/b"), prepare_timeout_s=45)  # fmt: skip
+    assert given["prepare_timeout_s"] == 45
+    for bad in (0, 0.5, 3601, "soon", -1):
+        refused = client.post(
+            "/api/v1/run-groups", json=_body((a, "/srv/a"), (b, "/srv/b"), prepare_timeout_s=bad),
+            headers=user.headers,
+        )  # fmt: skip
+        assert _field(refused) == "prepare_timeout_s", bad

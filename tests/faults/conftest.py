@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import json
 import os
 import re
 import shutil
@@ -21,9 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from tests.faults.proxy import Proxy
 from tests.services import Postgres, Redis, postgres, redis_instance
-from tests.stack import FINAL, Stack, stack
+from tests.stack import FINAL, TLS, Stack, enrollment_token, stack
 from tests.waiting import wait_until
 
 METER = """#!/bin/sh
@@ -351,3 +354,33 @@ def ask_each_worker(r: Rig, path: str) -> dict[int, int]:
             resp.read()
             answers[pid] = resp.status
     return answers
+
+
+def fake_agent(r: Rig, target: Path, name: str = "fake") -> tuple[str, str]:
+    """A second enrolled host whose protocol the test speaks itself: (agent id, token). Its
+    `iowatt-agent targets add`, `enroll` and `inventory` run in this process (typer's runner):
+    this host is the test's double, not what is tested (three agent processes: ~1.5 CPU-s)."""
+    from iowatt_agent import cli
+    from typer.testing import CliRunner
+
+    state = r.s.workdir / f"{name}-agent"
+    token = enrollment_token(r.s.url, r.s.token)
+    cli_env = {"IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(r.s.workdir / f"{name}-dropin")}
+
+    def agent(*args: str, stdin: str | None = None) -> str:
+        res = CliRunner().invoke(cli.app, [*args, "--state-dir", str(state)], env=cli_env, input=stdin)
+        assert res.exit_code == 0, (args, res.output, res.exception)
+        return res.stdout
+
+    agent("targets", "add", str(target))
+    agent("enroll", "--server", r.s.url, "--token-file", "-", "--name", name, stdin=token)
+    cfg = json.loads((state / "agent.json").read_text())
+    inventory = agent("inventory", "--json")
+    put = httpx.put(
+        f"{r.s.url}/api/v1/agents/{cfg['agent_id']}/inventory",
+        content=inventory,
+        headers={"Authorization": f"Bearer {cfg['agent_token']}", "Content-Type": "application/json"},
+        verify=TLS,
+    )
+    assert put.status_code == 200, put.text
+    return str(cfg["agent_id"]), str(cfg["agent_token"])

@@ -1,5 +1,6 @@
 """Scenarios 1, 2, 7, 9, 10 and 11 of issue 11: the agent killed, stopped, cut off from the API,
-out of spool space, with a skewed clock, and its meter gone."""
+out of spool space, with a skewed clock, and its meter gone; 12: a group run whose member's agent
+is killed, whose member falls silent, or whose member is not ready in time."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from tests.conftest import REPO
@@ -22,13 +26,15 @@ from tests.faults.conftest import (
     Rig,
     connection_owner,
     engine_pids,
+    fake_agent,
     measured_samples,
     report,
     rig,
     sql,
 )
 from tests.faults.proxy import Conn
-from tests.stack import FINAL
+from tests.stack import FINAL, TLS
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults-agent")]
 
@@ -397,6 +403,210 @@ def test_7_network_cut_for_60s_mid_run_delivers_after_and_keeps_the_lease(r: Rig
     assert energy["status"] == "ok" and energy["samples"] == measured_samples(r, run_id)
     assert delivered <= 90, f"delivered {delivered:.0f} s after the network returned"
     assert not r.rejected() and not r.leftovers(run_id)
+
+
+# --- group runs (ADR 0038): a member's agent killed, a member gone silent, one not ready in time ---
+
+
+@dataclass
+class FakeMember:
+    """The group's second host: an enrolled agent whose protocol the test speaks (fake_agent), so a
+    group needs one engine only, the rig's agent's, and the test decides when this host falls
+    silent or never gets ready."""
+
+    r: Rig
+    agent_id: str
+    token: str
+    target: Path
+    lease: dict[str, Any] = field(default_factory=dict)
+
+    def call(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        auth = {"Authorization": f"Bearer {self.token}"}
+        url = f"{self.r.s.url}/api/v1{path}"
+        return httpx.request(method, url, headers=auth, verify=TLS, timeout=60, **kw)
+
+    def heartbeat(self) -> None:
+        r = self.call("POST", f"/agents/{self.agent_id}/heartbeat", json={"state": "idle"})
+        assert r.status_code == 200, r.text
+
+    def take(self) -> None:
+        """Lease its member (a group is dispatched all or none) and start it."""
+
+        def leased() -> dict[str, Any] | None:
+            return self.call("POST", f"/agents/{self.agent_id}/lease?wait_s=0").json()["lease"]
+
+        self.lease = wait_until(leased, timeout=60, interval=0.3, message="the fake host's member is leased")
+        start = {"lease_id": self.lease["lease_id"]}
+        r = self.call("POST", f"/runs/{self.lease['run_id']}/start", json=start)
+        assert r.status_code == 200, r.text
+
+    def ready(self) -> dict[str, Any]:
+        body = {"lease_id": self.lease["lease_id"], "clock": {"offset_ns": 0, "round_trip_ns": 200_000}}
+        r = self.call("POST", f"/runs/{self.lease['run_id']}/ready?wait_s=0", json=body)
+        assert r.status_code == 200, r.text
+        return dict(r.json())
+
+    def told_to_stop(self) -> bool:
+        """A progress report; True when the answer tells it to stop (its group stopped)."""
+        body = {"lease_id": self.lease["lease_id"], "job_index": 0, "job_name": "group", "percent": 10,
+                "elapsed_ns": 1}  # fmt: skip
+        r = self.call("POST", f"/runs/{self.lease['run_id']}/progress", json=body)
+        assert r.status_code == 200, r.text
+        return bool(r.json()["cancel_requested"])
+
+    def stopped(self) -> None:
+        """What the agent reports when it stopped its member at the server's word."""
+        body = {"lease_id": self.lease["lease_id"], "upload_id": str(uuid.uuid4()),
+                "reason": "cancelled by the server", "exit_code": None, "stderr_tail": "",
+                "cancelled": True}  # fmt: skip
+        r = self.call("POST", f"/runs/{self.lease['run_id']}/failure", json=body)
+        assert r.status_code == 200, r.text
+
+
+FAKE: dict[str, tuple[str, str, Path]] = {}
+
+
+@pytest.fixture
+def fake(r: Rig) -> FakeMember:
+    """One fake host for the module (its enrolment: ~1 CPU-s), online for the next group."""
+    if not FAKE:
+        target = r.target.parent / "fake-target"
+        target.mkdir(exist_ok=True)
+        agent_id, token = fake_agent(r, target, "fake-host")
+        FAKE["host"] = (agent_id, token, target)
+    agent_id, token, target = FAKE["host"]
+    member = FakeMember(r, agent_id, token, target)
+    member.heartbeat()
+    return member
+
+
+def _group(r: Rig, fake: FakeMember, *, runtime_s: float, **over: Any) -> dict[str, Any]:
+    """A group of the rig's agent (its engine, rate-limited: it mostly sleeps) and the fake host."""
+    job = {"name": "group", "rw": "randwrite", "bs_bytes": 4096, "size_bytes": 1 << 20,
+           "runtime_s": runtime_s, "time_based": True, "ioengine": "psync", "rate_iops": 50}  # fmt: skip
+    body = {
+        "members": [
+            {"agent_id": r.s.agent_id, "target_path": str(r.target)},
+            {"agent_id": fake.agent_id, "target_path": str(fake.target)},
+        ],
+        "workload": {"jobs": [job]},
+        "idle_s": 0.2,
+        **over,
+    }
+    with r.api() as api:
+        created = api.post("/run-groups", json=body)
+    assert created.status_code == 201, created.text
+    return dict(created.json())
+
+
+def _read_group(r: Rig, group_id: str) -> dict[str, Any]:
+    with r.api() as api:
+        return dict(api.get(f"/run-groups/{group_id}").json())
+
+
+def _members(group: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {m["agent_name"]: m for m in group["members"]}
+
+
+def _until_group_ends(
+    r: Rig, fake: FakeMember, group_id: str, timeout_s: float, *, silent: bool = False
+) -> dict[str, Any]:
+    """The fake host reports progress as an agent does (unless `silent`) and stops when told; the
+    group once every member is final (its status says failed as soon as it stopped, while members
+    still stop)."""
+
+    def ended() -> dict[str, Any] | None:
+        g = _read_group(r, group_id)
+        if all(m["status"] in FINAL for m in g["members"]):
+            return g
+        mine = _members(g)["fake-host"]
+        if not silent and mine["status"] == "running" and fake.told_to_stop():
+            fake.stopped()
+        return None
+
+    return dict(wait_until(ended, timeout=timeout_s, interval=0.5, message=lambda: r.s.tail()))
+
+
+def _no_group_figure(r: Rig, group: dict[str, Any]) -> None:
+    """Nothing of a stopped group reads as the group's figure, and no member has a result twice."""
+    assert group["combined"] is None, group["combined"]
+    for m in group["members"]:
+        rows = sql(r, "SELECT count(*) FROM run_results WHERE run_id = %s", uuid.UUID(m["run_id"]))[0][0]
+        assert rows <= 1 and (rows == 0 or m["status"] == "succeeded" or m["jobs"]), m
+
+
+def test_12_group_member_agent_killed_mid_run_fails_it_and_stops_the_group_cleanly(
+    r: Rig, fake: FakeMember
+) -> None:
+    group = _group(r, fake, runtime_s=30)
+    ours = next(m["run_id"] for m in group["members"] if m["agent_id"] == r.s.agent_id)
+    fake.take()
+    wait_until(lambda: fake.ready()["start_at"], timeout=60, interval=0.3, message="the barrier's instant")
+    # the rig's agent runs its engine at the instant: then it dies with it (OOM killer, power cut)
+    r.until("our member's engine runs", lambda: _read_group(r, group["id"])["status"] == "running", 30, 0.2)
+    r.until("the engine runs", lambda: engine_pids(r.state), 10, 0.1)
+    r.s.kill("agent", signal.SIGKILL)
+    for pid in engine_pids(r.state):
+        os.kill(pid, signal.SIGKILL)
+    r.s.start("agent")  # at its start it reports the run it lost
+    g = _until_group_ends(r, fake, group["id"], 90)
+    report("12 group member's agent killed", stop_reason=g["stop_reason"])
+    by = _members(g)
+    assert g["status"] == "failed" and f"member e2e:{r.target} failed" in g["stop_reason"], g
+    assert by["e2e"]["status"] == "failed" and by["e2e"]["error"], by["e2e"]
+    assert by["fake-host"]["status"] == "cancelled", by["fake-host"]
+    assert by["fake-host"]["error"].startswith(f"the group stopped: member e2e:{r.target} failed")
+    _no_group_figure(r, g)
+    assert r.final(ours)["status"] == "failed" and not r.leftovers(ours)
+
+
+def test_12_group_member_gone_silent_is_lost_and_the_others_stop_and_keep_what_they_measured(
+    r: Rig, fake: FakeMember
+) -> None:
+    """The fake host falls silent mid-run (a network cut, a hung host). Its lease's deadline is
+    moved to now instead of waiting lease_progress_timeout_s (120 s): the reaper (beat, every 15 s)
+    finds it lost, the group stops, and the rig's agent is told at its next progress report."""
+    group = _group(r, fake, runtime_s=60)
+    ours = next(m["run_id"] for m in group["members"] if m["agent_id"] == r.s.agent_id)
+    fake.take()
+    wait_until(lambda: fake.ready()["start_at"], timeout=60, interval=0.3, message="the barrier's instant")
+    r.until("the group runs", lambda: _read_group(r, group["id"])["status"] == "running", 30, 0.2)
+    r.until("the engine runs", lambda: engine_pids(r.state), 10, 0.1)
+    silent = fake.lease["run_id"]
+    moved = sql(r, "UPDATE runs SET lease_expires_at = now() WHERE id = %s RETURNING id", uuid.UUID(silent))
+    assert moved, "the fake member's lease"
+    g = _until_group_ends(r, fake, group["id"], 90, silent=True)
+    report("12 group member gone silent", stop_reason=g["stop_reason"])
+    by = _members(g)
+    assert g["status"] == "failed" and "member fake-host:" in g["stop_reason"], g
+    assert by["fake-host"]["status"] == "failed" and by["fake-host"]["error"], by["fake-host"]
+    assert by["e2e"]["status"] == "cancelled", by["e2e"]
+    assert by["e2e"]["error"].startswith("the group stopped: member fake-host"), by["e2e"]
+    _no_group_figure(r, g)
+    assert not engine_pids(r.state), "our member's engine still runs after the group stopped"
+    assert not r.leftovers(ours), r.leftovers(ours)
+
+
+def test_12_group_member_not_ready_in_time_stops_the_group_before_any_engine_starts(
+    r: Rig, fake: FakeMember
+) -> None:
+    """The fake host takes its member and never gets ready (a layout that takes too long); the
+    rig's agent lays out, takes its idle baseline and waits at the barrier: prepare_timeout_s after
+    its ready the group stops, and no engine ever started its I/O."""
+    group = _group(r, fake, runtime_s=5, prepare_timeout_s=1)
+    ours = next(m["run_id"] for m in group["members"] if m["agent_id"] == r.s.agent_id)
+    fake.take()
+    g = _until_group_ends(r, fake, group["id"], 60)
+    report("12 group member not ready", stop_reason=g["stop_reason"])
+    by = _members(g)
+    assert g["status"] == "failed" and g["start_at"] is None, g
+    assert g["stop_reason"] == f"not ready within 1 s of the first member: fake-host:{fake.target}"
+    assert by["e2e"]["ready_at"] is not None and by["fake-host"]["ready_at"] is None
+    for m in by.values():
+        assert m["status"] == "cancelled" and m["error"].startswith("the group stopped: not ready within 1 s")
+        assert m["jobs"] == [] and m["start_skew_ns"] is None
+    _no_group_figure(r, g)
+    assert not r.leftovers(ours), r.leftovers(ours)
 
 
 def test_zz_nothing_lost_duplicated_or_stuck(r: Rig) -> None:

@@ -12,7 +12,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,8 +28,9 @@ from tests.faults.conftest import (
     sql,
     workload,
 )
+from tests.faults.conftest import fake_agent as _fake_agent
 from tests.faults.proxy import Conn
-from tests.stack import API_WORKERS, FINAL, TLS, _wait_http, enrollment_token, http
+from tests.stack import API_WORKERS, FINAL, TLS, _wait_http, http
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults-server")]
 
@@ -495,36 +495,6 @@ def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> Non
     assert ask_each_worker(r, "/api/v1/runs?limit=5") == dict.fromkeys(workers, 200)
     # a task that met the restart retried it (worker/observe.py) instead of failing
     assert '"task.failed"' not in events, [line for line in events.splitlines() if "task.failed" in line]
-
-
-def _fake_agent(r: Rig, target: Path, name: str = "fake") -> tuple[str, str]:
-    """A second enrolled host whose protocol the test speaks itself: (agent id, token). Its
-    `iowatt-agent targets add`, `enroll` and `inventory` run in this process (typer's runner):
-    this host is the test's double, not what is tested (three agent processes: ~1.5 CPU-s)."""
-    from iowatt_agent import cli
-    from typer.testing import CliRunner
-
-    state = r.s.workdir / f"{name}-agent"
-    token = enrollment_token(r.s.url, r.s.token)
-    cli_env = {"IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(r.s.workdir / f"{name}-dropin")}
-
-    def agent(*args: str, stdin: str | None = None) -> str:
-        res = CliRunner().invoke(cli.app, [*args, "--state-dir", str(state)], env=cli_env, input=stdin)
-        assert res.exit_code == 0, (args, res.output, res.exception)
-        return res.stdout
-
-    agent("targets", "add", str(target))
-    agent("enroll", "--server", r.s.url, "--token-file", "-", "--name", name, stdin=token)
-    cfg = json.loads((state / "agent.json").read_text())
-    inventory = agent("inventory", "--json")
-    put = httpx.put(
-        f"{r.s.url}/api/v1/agents/{cfg['agent_id']}/inventory",
-        content=inventory,
-        headers={"Authorization": f"Bearer {cfg['agent_token']}", "Content-Type": "application/json"},
-        verify=TLS,
-    )
-    assert put.status_code == 200, put.text
-    return str(cfg["agent_id"]), str(cfg["agent_token"])
 
 
 def test_8_duplicate_and_concurrent_re_uploads_are_idempotent(r: Rig) -> None:

@@ -33,8 +33,14 @@ MAX_UNREACHABLE_S = 60.0  # the barrier is given up when the server cannot be re
 # here); one further away is refused rather than held: the host is not kept waiting by a server
 MAX_START_AHEAD_S = 30.0
 # the longest a member waits at the barrier for the others, whatever the server answers: a server
-# that keeps saying "not yet" does not hold the host (its prepare timeout is far shorter)
+# that keeps saying "not yet" does not hold the host. The group's prepare timeout (in the lease,
+# from what the members lay out) plus BARRIER_SLACK_S when the server sends it, else 600 s
 MAX_BARRIER_S = 600.0
+BARRIER_SLACK_S = 60.0
+
+
+def barrier_limit_s(prepare_timeout_s: float | None) -> float:
+    return MAX_BARRIER_S if prepare_timeout_s is None else prepare_timeout_s + BARRIER_SLACK_S
 
 
 class GroupStart:

@@ -32,7 +32,7 @@ from iowatt_policy import TARGET_NOT_ALLOWED, ReportedPolicy
 
 from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
 from .config import AgentConfig, ConfigError
-from .group import GroupStart
+from .group import GroupStart, barrier_limit_s
 from .heartbeat import Heartbeat
 from .inventory import collect as collect_inventory
 from .layout import Laid, LayoutFailed, lay_out
@@ -413,6 +413,7 @@ class AgentLoop:
                 exchange=lambda: self.heartbeat.once(self.client),
                 stop=self.forced,
                 wait_s=self.settings.lease_wait_s,
+                max_barrier_s=barrier_limit_s(lease.group.prepare_timeout_s),
             )
             if lease.group is not None
             else None

@@ -258,6 +258,7 @@ class LeaseGroup(Answer):
     group_id: UUID
     members: int
     start_tolerance_ns: int
+    prepare_timeout_s: float | None = None  # servers before it sent none
 
 
 class ClockSample(Request):

@@ -6199,6 +6199,11 @@ export interface components {
              */
             members: number;
             /**
+             * Prepare Timeout S
+             * @description seconds the members have to report ready after the first one: the agent waits at the barrier at least this long (protocol 2 agents ignore it and wait up to 600 s)
+             */
+            prepare_timeout_s: number;
+            /**
              * Start Tolerance Ns
              * @description a start later or earlier than this marks the group unsynchronized
              */
@@ -8616,10 +8621,9 @@ export interface components {
             name?: string | null;
             /**
              * Prepare Timeout S
-             * @description the members must all report ready within this of the first one; else the group fails before any engine starts
-             * @default 120
+             * @description seconds: the members must all report ready (laid out, idle baseline taken) within this of the first one; else the group fails before any engine starts. Default: from what the members lay out, 120 s + the idle baseline + the largest member's layout at 20 MiB/s, at most 3600 s (RunGroupRead.prepare_timeout_s says the value taken)
              */
-            prepare_timeout_s: number;
+            prepare_timeout_s?: number | null;
             /**
              * Shared Store
              * @description the one store the members' targets are, seen from each host (a SAN LUN, a network file system export): the group's figures are that store's

@@ -102,4 +102,40 @@ describe("GroupMembers", () => {
     const skews = screen.getAllByTestId("member-skew").map((c) => c.textContent);
     expect(skews[1]).toMatch(/^−9(\.0+)? ms \(missed\)$/);
   });
+
+  it("a stopped group: each member's own status and why, and no combined figure", () => {
+    const g = group(false);
+    const lost = {
+      ...member(0, null, false),
+      status: "failed" as const,
+      error: "lost: the agent stopped answering",
+      jobs: [],
+    };
+    const cancelled = {
+      ...member(1, 300_000, false),
+      status: "cancelled" as const,
+      error: "the group stopped: member host-0:/srv/t0 failed: lost",
+    };
+    render(
+      <MemoryRouter>
+        <GroupTable
+          group={{
+            ...g,
+            status: "failed",
+            stop_reason: "member host-0:/srv/t0 failed: lost",
+            members: [lost, cancelled],
+            combined: null,
+          }}
+          current="r1"
+        />
+      </MemoryRouter>,
+    );
+    const statuses = screen.getAllByTestId("member-status").map((c) => c.textContent);
+    expect(statuses[0]).toBe("failedlost: the agent stopped answering");
+    expect(statuses[1]).toContain("cancelledthe group stopped");
+    expect(screen.queryByTestId("group-combined")).toBeNull();
+    expect(screen.getByTestId("group-no-combined").textContent).toContain(
+      "0 of 2 members succeeded",
+    );
+  });
 });

@@ -58,7 +58,7 @@ export function GroupTable({ group, current }: { group: RunGroupRead; current: s
       </h3>
       <p className="muted small">
         {group.start_at ? `Start instant (server clock): ${group.start_at}. ` : "Not started yet. "}
-        Tolerance {tolerance}
+        Tolerance {tolerance}; every member ready within {group.prepare_timeout_s} s of the first
         {group.max_start_skew_ns != null &&
           `; largest start skew ${formatNs(group.max_start_skew_ns)}`}
         {group.shared_store && `; shared store: ${group.shared_store}`}.
@@ -107,7 +107,12 @@ export function GroupTable({ group, current }: { group: RunGroupRead; current: s
                     )}
                   </td>
                   <td className="mono">{m.target_path}</td>
-                  <td title={m.error ?? undefined}>{m.status}</td>
+                  <td data-testid="member-status">
+                    {m.status}
+                    {m.status !== "succeeded" && m.error && (
+                      <div className="muted small">{m.error}</div>
+                    )}
+                  </td>
                   <td className="num">{clockText(m)}</td>
                   <td className="num" data-testid="member-skew">
                     {signedNs(m.start_skew_ns)}
@@ -119,6 +124,15 @@ export function GroupTable({ group, current }: { group: RunGroupRead; current: s
                 </tr>
               );
             })}
+            {!combined && ["failed", "cancelled"].includes(group.status) && (
+              <tr data-testid="group-no-combined">
+                <td colSpan={8} className="muted small">
+                  No combined figure: {group.members.filter((m) => m.status === "succeeded").length}{" "}
+                  of {group.members.length} members succeeded, and the figures of some members are
+                  not the group's. Each member's own figures are above.
+                </td>
+              </tr>
+            )}
             {combined && (
               <tr data-testid="group-combined">
                 <td colSpan={5}>

@@ -28,9 +28,10 @@ import type { NewRunState } from "./state";
 export const MAX_GROUP_MEMBERS = 16;
 /** A member whose engine starts further than this from the group's instant marks it unsynchronized. */
 export const START_TOLERANCE_NS = 5_000_000;
-/** Every member must report ready (laid out, idle baseline taken) within this of the first:
- * a large file's layout takes minutes; the agent itself waits at most 10 min at the barrier. */
-export const PREPARE_TIMEOUT_S = 600;
+/** Every member must report ready (laid out, idle baseline taken) within the group's prepare
+ * timeout of the first: the form leaves it to the server, which sizes it from what the members lay
+ * out (backend/run/prepare.py) and shows the value taken on the run page. */
+export const PREPARE_TIMEOUT_S = null;
 
 /** What the plan is derived from besides the form: what the server lists. */
 export interface RunPlanContext {
