@@ -81,6 +81,11 @@ class Settings(BaseSettings):
     agent_dist_requests_per_min: int = Field(60, ge=1, le=1_000_000)
     session_token_ttl_s: int = 7 * 24 * 3600
     heartbeat_interval_s: int = 10
+    # Idle agents' heartbeats are paced so that the instance's idle agents send about this many a
+    # second in all (an idle agent's long-poll stamps it alive): 1,000 idle agents every 10 s were
+    # 100 requests a second, most of the API's idle work. Never more often than heartbeat_interval_s,
+    # never less often than every 2/3 of agent_offline_after_s (backend/agent/service.py).
+    idle_heartbeats_per_s: float = Field(25.0, gt=0, le=100_000)
     # An agent that has not sent a heartbeat for this long is shown offline and gets no new runs.
     agent_offline_after_s: int = 45
     # An assigned run the agent has not started within this time goes back to the queue.

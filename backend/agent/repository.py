@@ -96,6 +96,10 @@ def with_runs_held(session: Session, agent_id: uuid.UUID) -> tuple[Agent, bool] 
     return None if row is None else (row[0], bool(row[1]))
 
 
+def count_online(session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(Agent).where(Agent.online)) or 0
+
+
 def mark_silent_offline(session: Session, before: datetime) -> list[uuid.UUID]:
     rows = session.execute(
         update(Agent)

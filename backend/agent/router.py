@@ -200,12 +200,12 @@ def heartbeat(
     raw_token: RawTokenDep,
     session: SessionDep,
 ) -> HeartbeatAck:
-    agent = service.heartbeat(session, principal=principal, agent_id=agent_id, body=body)
+    agent, idle = service.heartbeat(session, principal=principal, agent_id=agent_id, body=body)
     settings = get_settings()
     return HeartbeatAck(
         received_at=received_at,
         server_time=utcnow(),
-        heartbeat_interval_s=settings.heartbeat_interval_s,
+        heartbeat_interval_s=service.heartbeat_interval(session, idle=idle),
         token_expires_at=agent_token.expiry_of(agent, raw_token),
         token_ttl_s=settings.agent_token_ttl_s,
     )

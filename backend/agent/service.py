@@ -1,4 +1,5 @@
 import asyncio
+import math
 import time
 import uuid
 import weakref
@@ -283,7 +284,38 @@ def _own_agent_holding(
     return agent, holds_runs
 
 
-def heartbeat(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID, body: Heartbeat) -> Agent:
+# how long a process reuses its count of online agents (idle heartbeats' pace): one query a minute
+_ONLINE_COUNT_S = 60.0
+_online_count: tuple[float, int] = (float("-inf"), 0)  # (monotonic s, agents online)
+
+
+def _agents_online(session: Session) -> int:
+    global _online_count
+    taken, n = _online_count
+    if time.monotonic() - taken >= _ONLINE_COUNT_S:
+        n = repository.count_online(session)
+        _online_count = (time.monotonic(), n)
+    return n
+
+
+def heartbeat_interval(session: Session, *, idle: bool) -> int:
+    """The heartbeat interval the server asks of an agent (it follows each answer's). A busy agent
+    (or one a run waits for): `heartbeat_interval_s`. An idle one long-polls, and each poll stamps
+    it alive, so its heartbeats only refresh its state and clock samples: paced so the instance's
+    idle agents send about `idle_heartbeats_per_s` in all (1,000 agents: every 30 s instead of 10),
+    within [heartbeat_interval_s, 2/3 of agent_offline_after_s] (docs/benchmarks.md § A thousand
+    agents)."""
+    s = get_settings()
+    if not idle:
+        return s.heartbeat_interval_s
+    paced = math.ceil(_agents_online(session) / s.idle_heartbeats_per_s)
+    return max(s.heartbeat_interval_s, min(paced, s.agent_offline_after_s * 2 // 3))
+
+
+def heartbeat(
+    session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUID, body: Heartbeat
+) -> tuple[Agent, bool]:
+    """The agent's heartbeat; whether it is idle (no run held, idle by its own word)."""
     agent, holds_runs = _own_agent_holding(session, principal, agent_id)
     was_offline = not agent.online
     _stamp_alive(agent, utcnow(), body.boot_id)  # before the boot id below is taken over
@@ -310,7 +342,7 @@ def heartbeat(session: Session, *, principal: AgentPrincipal, agent_id: uuid.UUI
             idle_since=utcnow() - timedelta(seconds=IDLE_HEARTBEAT_GRACE_S),
             boot_id=body.boot_id,
         )
-    return agent
+    return agent, body.state == "idle" and not holds_runs
 
 
 def put_inventory(

@@ -156,10 +156,28 @@ class Platform:
         )
 
 
+# The server's code: this checkout, or another tree (`--server-tree`: an older commit's backend/,
+# worker/, libs/ from `git archive`, for a side-by-side measurement with this simulator)
+SERVER_TREE = REPO
+
+
+def _server_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` with SERVER_TREE's own code ahead of the editable installs (this checkout's)."""
+    if SERVER_TREE == REPO:
+        return env
+    dirs = [SERVER_TREE, *sorted(SERVER_TREE.glob("libs/*/src")), SERVER_TREE / "agent" / "src"]
+    return {**env, "PYTHONPATH": os.pathsep.join(str(d) for d in dirs if d.is_dir())}
+
+
 def _popen(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     out = open(log, "ab")  # noqa: SIM115 - the child keeps it
     return subprocess.Popen(
-        cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        cmd,
+        cwd=SERVER_TREE,
+        env=_server_env(env),
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
 
 
@@ -252,14 +270,23 @@ def platform(
         for k in range(workers):
             name = "worker" if workers == 1 else f"worker-{k}"
             procs[name] = _popen(
-                [str(BIN / "celery"), "--workdir", str(REPO), "-A", "worker.app", "worker"]
+                [str(BIN / "celery"), "--workdir", str(SERVER_TREE), "-A", "worker.app", "worker"]
                 + ["--concurrency", str(worker_concurrency), "--loglevel", "INFO"]
                 + ([] if workers == 1 else ["-n", f"{name}@%h"]),
                 env,
                 logs / f"{name}.log",
             )
         procs["beat"] = _popen(
-            [str(BIN / "celery"), "--workdir", str(REPO), "-A", "worker.app", "beat", "--loglevel", "INFO"]
+            [
+                str(BIN / "celery"),
+                "--workdir",
+                str(SERVER_TREE),
+                "-A",
+                "worker.app",
+                "beat",
+                "--loglevel",
+                "INFO",
+            ]
             + ["--schedule", str(work / "celerybeat-schedule")],
             env,
             logs / "beat.log",
@@ -329,7 +356,12 @@ print(json.dumps(out))
     # test-sized Argon2 cost: these passwords are never used
     env = {**env, "IOWATT_ARGON2_MEMORY_KIB": "1024", "IOWATT_ARGON2_TIME_COST": "1"}
     r = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, check=True, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=SERVER_TREE,
+        env=_server_env(env),
+        check=True,
+        capture_output=True,
+        text=True,
     )
     tokens: list[str] = json.loads(r.stdout.strip().splitlines()[-1])
     return tokens
@@ -601,10 +633,12 @@ class Sim:
                 "boot_id": self.boot_ids[k],
                 "agent_version": AGENT_VERSION,
             }
-            await self.call(
+            r = await self.call(
                 "POST", "POST /agents/{id}/heartbeat", f"/agents/{agent_id}/heartbeat", token, json=body
             )
-            await asyncio.sleep(self.heartbeat_s)
+            # the next one when the answer says, as the agent does (agent/src/iowatt_agent/heartbeat.py)
+            every = r.json().get("heartbeat_interval_s", 0) if r is not None and r.status_code == 200 else 0
+            await asyncio.sleep(every if every > 0 else self.heartbeat_s)
 
     async def _run(self, k: int, run_id: str, lease_id: str, token: str) -> None:
         cfg = self.cfg
@@ -725,8 +759,15 @@ class Sim:
         self.rec = Recorder()
         t0 = time.monotonic()
         deadline = t0 + self.cfg.seconds
+        lags: list[float] = []
+        lagging = asyncio.create_task(_loop_lag(lags))
+        cpu0 = time.process_time()
         await asyncio.gather(*(self.user(u, deadline) for u in range(len(self.users))))
         queued_for = time.monotonic() - t0
+        sim_cpu = (time.process_time() - cpu0) / queued_for
+        lagging.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await lagging
         end = time.monotonic() + self.cfg.drain_timeout_s
         while time.monotonic() < end and not set(self.rec.posted) <= set(self.rec.stored) | set(
             self.rec.duplicates
@@ -748,7 +789,19 @@ class Sim:
             "agent_duplicates": dict(rec.duplicates),
             "lease_ids": {r: sorted(v) for r, v in rec.lease_ids.items()},
             "load_average": os.getloadavg(),
+            # this simulator's own event loop: how late a 100 ms sleep wakes (every figure measured
+            # here includes it: a late loop reads a lease, an answer, late) and its CPU (s/s)
+            "sim_loop_lag_ms": {"p50": pct(lags, 50), "p95": pct(lags, 95), "max": max(lags, default=0.0)},
+            "sim_cpu_s_per_s": sim_cpu,
         }
+
+
+async def _loop_lag(out: list[float], every_s: float = 0.1) -> None:
+    """Appends how late (ms) each `every_s` sleep of this event loop wakes, until cancelled."""
+    while True:
+        t = time.monotonic()
+        await asyncio.sleep(every_s)
+        out.append((time.monotonic() - t - every_s) * 1000)
 
 
 def _power(
@@ -872,7 +925,8 @@ async def _until_online(sim: Sim, n: int, timeout_s: float = 90) -> None:
             return
         if time.monotonic() > end:
             raise RuntimeError(f"only {online} of {n} agents online after {timeout_s} s")
-        await asyncio.sleep(0.5)
+        # the list of a thousand agents (their inventories) is heavy: not every half second
+        await asyncio.sleep(0.5 if n <= 200 else 3.0)
 
 
 # --- the database check ---------------------------------------------------------------------------

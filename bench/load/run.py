@@ -88,7 +88,9 @@ async def _main(p: loadsim.Platform, cfg: loadsim.Config, args: argparse.Namespa
                 f"{r['runs_stored']} stored ({time.monotonic() - t0:.0f} s); dispatch p50 "
                 f"{_fmt(loadsim.pct(r['dispatch_ms'], 50))} "
                 f"p95 {_fmt(loadsim.pct(r['dispatch_ms'], 95))} ms; "
-                f"load average {r['load_average'][0]:.1f}",
+                f"load average {r['load_average'][0]:.1f}; this simulator's loop late by p50 "
+                f"{r['sim_loop_lag_ms']['p50']:.0f}, p95 {r['sim_loop_lag_ms']['p95']:.0f}, max "
+                f"{r['sim_loop_lag_ms']['max']:.0f} ms, its CPU {r['sim_cpu_s_per_s']:.2f} s/s",
                 flush=True,
             )
             for e in r["errors"][:5]:
@@ -139,8 +141,16 @@ def main() -> int:
     ap.add_argument(
         "--idle-measure-s", type=float, default=15.0, help="first measure idle agents' server cost (0 skips)"
     )
+    ap.add_argument(
+        "--server-tree",
+        type=Path,
+        help="run the server (API, workers, beat) from this tree (an older commit's backend/, worker/, "
+        "libs/ from git archive): a side-by-side measurement with this simulator",
+    )
     ap.add_argument("--json", type=Path, help="write every measurement here")
     args = ap.parse_args()
+    if args.server_tree:
+        loadsim.SERVER_TREE = args.server_tree.resolve()
     cfg = loadsim.Config(
         agents=args.agents,
         users=args.users,

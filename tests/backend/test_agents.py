@@ -399,3 +399,30 @@ def test_compare_reads_host_facts_through_the_inventory_schema() -> None:
     # a row stored before today's schema: its bad part reads as not reported, never a 500
     assert host_facts({"os": "Linux 4.19"}, None) == {"kernel": None, "fstype": None, "mount_options": None}
     assert host_facts(None, None)["kernel"] is None
+
+
+def test_idle_agents_heartbeats_are_paced_by_the_fleets_size(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An idle agent's long-poll keeps it online: its heartbeats are paced so a large fleet's idle
+    heartbeats stay near idle_heartbeats_per_s (1,000 agents every 10 s were most of the API's idle
+    work); a busy agent, or one a run waits for, keeps heartbeat_interval_s."""
+    from backend.config import get_settings
+
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    hdr = {"Authorization": f"Bearer {a.token}"}
+    s = get_settings()
+
+    def interval(state: str = "idle") -> int:
+        monkeypatch.setattr(agent_service, "_online_count", (float("-inf"), 0))  # counted afresh
+        r = client.post(f"/api/v1/agents/{a.agent.id}/heartbeat", json={"state": state}, headers=hdr)
+        assert r.status_code == 200, r.text
+        return int(r.json()["heartbeat_interval_s"])
+
+    assert interval() == s.heartbeat_interval_s  # a small fleet
+    monkeypatch.setattr(s, "idle_heartbeats_per_s", 0.001)  # as a huge one
+    assert interval() == s.agent_offline_after_s * 2 // 3  # at most: within the offline threshold
+    assert interval("busy") == s.heartbeat_interval_s
+    create_run(session, agent=a.agent, status=RunStatus.assigned)
+    assert interval() == s.heartbeat_interval_s  # a run waits for it
