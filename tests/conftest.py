@@ -2,7 +2,9 @@
 real migrations, and each test in a transaction rolled back at the end."""
 
 import os
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -233,6 +235,22 @@ def shared_stack(pg: Postgres, redis_url: str, db_url: str) -> Iterator["Stack"]
     # the four stacks its start-up and ~0.4 CPU-s a minute idle
     with stack(pg, redis_url, api_workers=1) as s:
         yield s
+
+
+@pytest.fixture
+def var_tmp() -> Iterator[Callable[[str], str]]:
+    """`var_tmp(prefix)`: a directory under /var/tmp (the machine's disk, not tmpfs: direct I/O and a
+    DBMS's files behave as on a data disk) for the test's targets, removed after the test (the agent
+    removes what it lays out; the directory itself was left behind)."""
+    made: list[str] = []
+
+    def make(prefix: str) -> str:
+        made.append(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
+        return made[-1]
+
+    yield make
+    for d in made:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ spec's formulas from the per-query times the run reports."""
 import math
 import os
 import subprocess
-import tempfile
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -34,8 +34,8 @@ def _consent(live: Stack, dbms: str) -> None:
     )
 
 
-def _target() -> str:
-    target = tempfile.mkdtemp(prefix="iowatt-e2e-db-", dir="/var/tmp")
+def _target(var_tmp: Callable[[str], str]) -> str:
+    target = var_tmp("iowatt-e2e-db-")
     os.chmod(target, 0o755)  # the private DBMS runs as its package user: it must enter the target
     return target
 
@@ -83,9 +83,11 @@ def _check_metrics(tpch: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("dbms", ["postgresql", "mariadb"])
-def test_tpch_is_queued_run_on_a_private_dbms_and_its_metric_checked(live: Stack, dbms: str) -> None:
+def test_tpch_is_queued_run_on_a_private_dbms_and_its_metric_checked(
+    live: Stack, dbms: str, var_tmp: Callable[[str], str]
+) -> None:
     _consent(live, dbms)
-    target = _target()
+    target = _target(var_tmp)
     run_id = _queue(live, target, {"workload": _tpch_spec(dbms), "name": f"e2e tpch {dbms}"})
     run = live.wait(run_id, timeout_s=600)
     assert run["status"] == "succeeded", run["error"]
@@ -97,8 +99,10 @@ def test_tpch_is_queued_run_on_a_private_dbms_and_its_metric_checked(live: Stack
     assert os.listdir(target) == []  # the instance and its data removed
 
 
-def test_tpch_without_the_hosts_consent_is_refused_before_anything_runs(live: Stack) -> None:
-    target = _target()
+def test_tpch_without_the_hosts_consent_is_refused_before_anything_runs(
+    live: Stack, var_tmp: Callable[[str], str]
+) -> None:
+    target = _target(var_tmp)
     env = {**os.environ, "IOWATT_AGENT_SYSTEMD_DROPIN_DIR": str(live.workdir / "agent-dropin")}
     subprocess.run(
         [
@@ -129,8 +133,8 @@ def test_tpch_without_the_hosts_consent_is_refused_before_anything_runs(live: St
     assert os.listdir(target) == []
 
 
-def test_heap_btree_sweep_is_queued_run_and_compared(live: Stack) -> None:
-    target = _target()
+def test_heap_btree_sweep_is_queued_run_and_compared(live: Stack, var_tmp: Callable[[str], str]) -> None:
+    target = _target(var_tmp)
     with live.api() as api:
         items = api.get("/workloads", params={"limit": 500}).json()["items"]
     preset = next(w["id"] for w in items if w["name"] == "heap-btree")

@@ -1,6 +1,6 @@
 """Real API + real Celery worker + real agent + real engine, through the public REST API."""
 
-import tempfile
+from collections.abc import Callable
 
 import pytest
 
@@ -9,8 +9,10 @@ from tests.stack import Stack
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
 
 
-def test_a_queued_run_is_dispatched_run_and_its_result_returned(live: Stack) -> None:
-    target = tempfile.mkdtemp(prefix="iowatt-e2e-target-", dir="/var/tmp")
+def test_a_queued_run_is_dispatched_run_and_its_result_returned(
+    live: Stack, var_tmp: Callable[[str], str]
+) -> None:
+    target = var_tmp("iowatt-e2e-target-")
     run_id = live.queue(target, name="e2e quick")
     run = live.wait(run_id)
     assert run["status"] == "succeeded", run["error"]

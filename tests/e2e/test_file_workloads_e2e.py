@@ -3,7 +3,7 @@ the real Celery worker, run by the real agent and engine, then compared and laid
 tables (queued -> run -> compared)."""
 
 import os
-import tempfile
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -44,8 +44,10 @@ def _metric(compare: dict[str, Any], job: str, kind: str) -> dict[str, Any]:
     return next(m for m in rows[job]["metrics"] if m["kind"] == kind)
 
 
-def test_postmark_presets_are_queued_run_compared_and_tabled(live: Stack) -> None:
-    target = tempfile.mkdtemp(prefix="iowatt-e2e-pm-", dir="/var/tmp")
+def test_postmark_presets_are_queued_run_compared_and_tabled(
+    live: Stack, var_tmp: Callable[[str], str]
+) -> None:
+    target = var_tmp("iowatt-e2e-pm-")
     # postmark-low (seed 000 Table 1: 10,000 files, 50,000 transactions of 327 KB files) at 1/200:
     # 50 files and 250 transactions, a few MB
     run_ids = [_queue(live, target, "postmark-low", 0.005) for _ in range(2)]
@@ -84,8 +86,8 @@ def test_postmark_presets_are_queued_run_compared_and_tabled(live: Stack) -> Non
     assert os.listdir(target) == []
 
 
-def test_a_vdbench_preset_is_queued_run_and_tabled(live: Stack) -> None:
-    target = tempfile.mkdtemp(prefix="iowatt-e2e-vd-", dir="/var/tmp")
+def test_a_vdbench_preset_is_queued_run_and_tabled(live: Stack, var_tmp: Callable[[str], str]) -> None:
+    target = var_tmp("iowatt-e2e-vd-")
     # 3 % of the preset's scale: its 64 threads for 1.1 s instead of 36 s (59 CPU-s on two cores,
     # the suite's largest single program), as tests/agent/test_bench_file_presets.py runs it
     run_id = _queue(live, target, "vdbench-small", 0.03)
