@@ -87,12 +87,12 @@ def test_directions_of_different_smallest_sizes_like_fio(
     3.33's offsets are the same for randseed=1..6), 24 engine runs and 8 of fio's (its runs cost
     ~8 times the CPU): at least half of the engine's runs end before the whole region (it did
     exactly 4 MiB in ~170 I/Os every time before) and 2 of fio's; the mean I/O counts differ by less
-    than 40 % or 4 standard errors; every write aligned and of the write size. In 600 runs of each
-    tool (200 of fio's with the first list) the two distributions agree (mean bytes 3.27 vs 3.25 MB,
-    mean I/Os 248 vs 246, 80 % of passes short in both); drawing this test's samples from them, it
-    fails in ~4 of 10,000 calls. Its bound until 2026-12-06, the mean of 8 runs' bytes below 90 % of
-    the region, failed in 2-5 % of calls in either tool (bimodal: a pass ends early or not at all),
-    which is what one clean-clone run met."""
+    than 40 % or 4 standard errors; every write aligned and of the write size. With the second list
+    600 engine runs and 200 of fio's agree (mean bytes 3.27 vs 3.25 MB, mean I/Os 248 vs 246, 80 %
+    of passes short in both), with the first 200 of each (3.17 vs 3.12 MB, 84 vs 84 I/Os); drawing
+    this test's samples from them, it fails in ~4 of 10,000 calls. Its bound until 2026-12-06, the
+    mean of 8 runs' bytes below 90 % of the region, failed in 2-5 % of calls in either tool
+    (bimodal: a pass ends early or not at all), which is what one clean-clone run met."""
     runs = {"eng": (24, lambda a: run_engine(engine_bin, *a, timeout=20).stdout), "fio": (8, fio_stdout)}
     counts: dict[str, list[int]] = {}
     early = {}
