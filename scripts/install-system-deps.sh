@@ -17,11 +17,14 @@
 #            libfaketime (tests/faults skews the agent's clock by ±10 min),
 #            mmdebstrap (tests/agent_dist: a minimal Debian root file system without a compiler or Python)
 #            btrfs-progs (mkfs.btrfs: tests/agent/test_topology.py builds btrfs RAID 1 / RAID 10 on loop devices),
-#            mariadb-server (TPC-H and heap/B-tree runs on MariaDB in the agent's tests)
+#            mariadb-server (TPC-H and heap/B-tree runs on MariaDB in the agent's tests),
+#            sshfs + openssh-server (tests/e2e/test_group_run_e2e.py: two hosts on one store, a
+#            directory exported by an sshd on a private port and mounted over FUSE; no sshd service
+#            is started: the test runs its own)
 set -euo pipefail
 RUN_PACKAGES=(postgresql-15 redis-server chromium fonts-wqy-microhei liburing-dev libaio-dev pkg-config)
 TEST_PACKAGES=(clang libclang-rt-14-dev ccache binutils fio postmark sysbench util-linux e2fsprogs strace
-  docker-compose libfaketime mmdebstrap mariadb-server btrfs-progs)
+  docker-compose libfaketime mmdebstrap mariadb-server btrfs-progs sshfs openssh-server)
 case ${1:-all} in
   run) wanted=("${RUN_PACKAGES[@]}") ;;
   all) wanted=("${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;

@@ -405,6 +405,10 @@ class LeaseGroup(OutputSchema):
     start_tolerance_ns: int = Field(
         description="a start later or earlier than this marks the group unsynchronized"
     )
+    prepare_timeout_s: float = Field(
+        description="seconds the members have to report ready after the first one: the agent waits at "
+        "the barrier at least this long (protocol 2 agents ignore it and wait up to 600 s)"
+    )
 
 
 class Lease(OutputSchema):

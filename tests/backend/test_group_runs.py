@@ -96,9 +96,10 @@ def test_the_group_is_assigned_all_or_none_and_starts_at_one_instant(
     session.flush()
     assert _dispatch(session, group) in (a.agent.id, b.agent.id)  # one is woken by the caller
     la, lb = _lease_and_start(client, a), _lease_and_start(client, b)
-    assert la["group"] == {"group_id": group["id"], "members": 2, "start_tolerance_ns": 5_000_000}
     # 120 s + the default idle baseline (30 s) + 4 MiB at 20 MiB/s, in whole seconds
-    assert group["prepare_timeout_s"] == 150.0
+    assert la["group"] == {
+        "group_id": group["id"], "members": 2, "start_tolerance_ns": 5_000_000, "prepare_timeout_s": 150.0
+    }  # fmt: skip
     first = _ready(client, a, la)
     assert first["start_at"] is None and first["stop"] is None  # b has not prepared yet
     last = _ready(client, b, lb)
@@ -250,8 +251,8 @@ def test_a_member_not_ready_in_time_or_a_cancel_stops_the_group_before_anything_
 def test_the_prepare_timeout_follows_what_the_members_lay_out_and_a_bad_one_is_a_422(
     client: TestClient, session: Session, user: UserCtx
 ) -> None:
-    """Default: 120 s + the idle baseline + the largest member's layout at 20 MiB/s (at most 3600 s);
-    a given value is kept; out of 1..3600 or not a number: 422."""
+    """Default: 120 s + the idle baseline + the largest member's layout at 20 MiB/s (at most 3600 s),
+    given to each member in its lease; a given value is kept; out of 1..3600 or not a number: 422."""
     from backend.run import prepare
 
     assert prepare.layout_bytes({"jobs": [{"size_bytes": 4 * MiB, "numjobs": 2}]}, targets=3) == 24 * MiB
@@ -270,6 +271,9 @@ def test_the_prepare_timeout_follows_what_the_members_lay_out_and_a_bad_one_is_a
     assert r.status_code == 201, r.text
     group = r.json()
     assert group["prepare_timeout_s"] == round(120 + 5 + 4096 / 20)
+    assert _dispatch(session, group) is not None
+    lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
+    assert lease["group"]["prepare_timeout_s"] == group["prepare_timeout_s"]
 
     given = _queue(client, user, (create_agent(session, team=user.team), "/srv/a"),
                    (create_agent(session, team=user.team), "/srv/b"), prepare_timeout_s=45)  # fmt: skip

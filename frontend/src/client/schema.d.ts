@@ -6199,6 +6199,11 @@ export interface components {
              */
             members: number;
             /**
+             * Prepare Timeout S
+             * @description seconds the members have to report ready after the first one: the agent waits at the barrier at least this long (protocol 2 agents ignore it and wait up to 600 s)
+             */
+            prepare_timeout_s: number;
+            /**
              * Start Tolerance Ns
              * @description a start later or earlier than this marks the group unsynchronized
              */
