@@ -149,7 +149,9 @@ def line_svg(
         yt = nice_ticks(max(ys))
     y0, y1 = yt[0], yt[-1] if yt[-1] > yt[0] else yt[0] + 1
     xt = nice_ticks(x1 - x0 if not integer_x else x1)
-    if integer_x:
+    if integer_x and x1 - x0 <= 12:
+        xt = [float(t) for t in range(math.ceil(x0), math.floor(x1) + 1)]  # every round
+    elif integer_x:
         xt = [t for t in xt if x0 <= t <= x1 and t == int(t)] or [x0, x1]
     elif x_from_zero:
         x1 = xt[-1]  # the axis ends at its last round tick, as it starts at 0
@@ -396,7 +398,7 @@ def page(c: CandidateRead, r: PtsReport) -> str:
         p.append("<h2>Write Saturation</h2>" + wsat_charts(r))
     p.append("<div class='pts-grid'>")
     p.append(
-        f"<div><h3>Steady-state convergence ({_e(label)}, {_e(unit)})</h3>"
+        f"<div><h3>Steady-state convergence ({_e(label if label == unit else f'{label}, {unit}')})</h3>"
         + line_svg(convergence_lines(r), x_label="round", y_label=unit, integer_x=True)
         + f"<p class='muted'>Tracking variable: {_e(r.tracking_element)}.</p></div>"
     )
