@@ -73,6 +73,8 @@ export interface PtsDraft {
   throughputBs: number;
   purge: PtsSpec["purge"];
   scale: string;
+  /** a cloned run's parameters as it ran them: sent unchanged (no scale) until a choice changes */
+  kept: PtsSpec | null;
 }
 
 /** The run's PTS parameters as the form sends them: the specification's defaults, the test, its

@@ -137,6 +137,12 @@ export function PtsRunForm({
           A SNIA PTS run writes the whole device, which this target refuses: {refusal}
         </p>
       )}
+      {draft.kept && (
+        <p className="small span-all" data-testid="pts-kept">
+          A re-run with the parameters the run had (shown below); changing a choice above plans the
+          specification's run at the chosen scale instead.
+        </p>
+      )}
       {plan && <PtsPlanBox plan={plan} />}
     </div>
   );

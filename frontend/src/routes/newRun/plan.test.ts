@@ -3,11 +3,12 @@
 import { describe, expect, it } from "vitest";
 import type { RunCreate, WorkloadRead } from "../../client/types";
 import { POSTMARK_DEFAULTS } from "../../lib/fileWorkload";
+import { ptsSpec } from "../../lib/pts";
 import { DEFAULT_IDLE_S, OVERHEAD_S_PER_JOB, OVERHEAD_S_PER_RUN } from "../../lib/workload";
 import { policyAgent } from "../../test/fixtures";
 import { newJob } from "./jobs";
 import { deriveRunPlan, idleDefaultText, type RunPlanContext, targetErrors } from "./plan";
-import { initialState, type NewRunState } from "./state";
+import { initialState, type NewRunState, newRunReducer } from "./state";
 
 const DIR = "/srv/bench";
 const FILE = "/data/ref.bin";
@@ -517,5 +518,50 @@ describe("deriveRunPlan: a SNIA PTS run", () => {
       },
     };
     expect(errorsOf(pts(), ctx({ agents: [none] }))?.target?.message).toContain("raw device");
+  });
+});
+
+describe("deriveRunPlan: a cloned SNIA PTS run", () => {
+  it("sends the parameters the run had, unscaled again, until a choice changes them", () => {
+    const ran = {
+      ...ptsSpec("iops", "blkdiscard"),
+      round_s: 1,
+      capacity_fraction: 0.001,
+      max_rounds: 5,
+      block_sizes: [4096],
+      mixes: [0],
+    };
+    const s = newRunReducer(state(), {
+      type: "cloned",
+      draft: {
+        agent_id: "a1",
+        target_path: NVME,
+        workload: {
+          kind: "pts",
+          jobs: [],
+          passes: 1,
+          discard_passes: 0,
+          shortened_by: null,
+          pts: ran,
+        },
+        source_workload_id: null,
+        name: "re-run of trial",
+        environment_id: null,
+        meter: null,
+        idle_s: null,
+        source_run_id: "r1",
+      },
+    });
+    expect(s.mode).toBe("pts");
+    expect([s.pts.test, s.pts.purge]).toEqual(["iops", "blkdiscard"]);
+    const body = bodyOf(s);
+    expect(body.workload?.pts).toEqual(ran);
+    expect(body.scale).toBeNull();
+    expect(deriveRunPlan(s, ctx()).pts?.deviations).toContain("at most 5 rounds, not 25");
+    // a choice made in the form: the specification's run again, at the chosen scale
+    const changed = newRunReducer(s, { type: "pts", pts: { scale: "0.1" } });
+    expect(changed.pts.kept).toBeNull();
+    expect(bodyOf(changed).workload?.pts?.max_rounds).toBe(25);
+    expect(bodyOf(changed).scale).toBe(0.1);
   });
 });

@@ -262,14 +262,10 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const custom = s.mode === "custom";
   const jobfile = s.mode === "jobfile";
   const ptsMode = s.mode === "pts";
-  const ptsFactor = s.pts.scale === "" ? null : Number(s.pts.scale);
-  const pts = ptsMode
-    ? ptsPlan(
-        ptsSpec(s.pts.test, s.pts.purge, s.pts.throughputBs),
-        ptsFactor,
-        target?.size_bytes ?? null,
-      )
-    : undefined;
+  // a cloned PTS run's parameters as it ran them (already scaled), else the specification's
+  const ptsSent = s.pts.kept ?? ptsSpec(s.pts.test, s.pts.purge, s.pts.throughputBs);
+  const ptsFactor = s.pts.kept || s.pts.scale === "" ? null : Number(s.pts.scale);
+  const pts = ptsMode ? ptsPlan(ptsSent, ptsFactor, target?.size_bytes ?? null) : undefined;
   const writes = ptsMode
     ? true
     : custom
@@ -326,7 +322,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
       if (target.size_bytes != null && pts.regionBytes === null)
         return one(
           "scale",
-          `${s.pts.scale} of this device is under 1 MiB: nothing to test; choose a larger share`,
+          `${pts.spec.capacity_fraction} of this device is under 1 MiB: nothing to test; choose a larger share`,
         );
       if (!idleValid) return one("idle", "enter seconds (0 or more)");
       const body: RunCreate = {
@@ -339,8 +335,9 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
           passes: 1,
           discard_passes: 0,
           shortened_by: null,
-          // the specification's parameters; the run's scale makes the short trial (server-side)
-          pts: ptsSpec(s.pts.test, s.pts.purge, s.pts.throughputBs),
+          // the specification's parameters (the run's scale makes a short trial, server-side), or
+          // a cloned run's as it ran them
+          pts: ptsSent,
         },
         workload_id: null,
         environment_id: s.environmentId || null,

@@ -107,7 +107,7 @@ export function initialState(search: URLSearchParams): NewRunState {
     scale: null,
     jobs: [newJob()],
     jobfileText: "",
-    pts: { test: "iops", throughputBs: 1048576, purge: "auto", scale: "" },
+    pts: { test: "iops", throughputBs: 1048576, purge: "auto", scale: "", kept: null },
     kept: {},
     clonedFrom: null,
     environmentId: "",
@@ -168,7 +168,8 @@ export function newRunReducer(s: NewRunState, a: NewRunAction): NewRunState {
     case "jobfile":
       return { ...s, jobfileText: a.text };
     case "pts":
-      return { ...s, pts: { ...s.pts, ...a.pts } };
+      // a choice made here: the specification's run at the chosen scale, not the cloned one's
+      return { ...s, pts: { ...s.pts, ...a.pts, kept: null } };
     case "job.add": {
       // a copy of the last job, unnamed: the usual next step is one field changed
       const last = s.jobs[s.jobs.length - 1] ?? newJob();
@@ -197,8 +198,7 @@ export function newRunReducer(s: NewRunState, a: NewRunAction): NewRunState {
         environmentId: d.environment_id ?? "",
         meter: d.meter ?? undefined,
         idle: d.idle_s == null ? "" : String(d.idle_s),
-        mode: "custom",
-        jobs: (d.workload.jobs ?? []).map(jobFromSpec),
+        ...clonedWorkload(s, d),
         kept: {
           passes: d.workload.passes,
           discard_passes: d.workload.discard_passes,
@@ -215,4 +215,22 @@ export function newRunReducer(s: NewRunState, a: NewRunAction): NewRunState {
     case "rejected":
       return { ...s, confirming: null, errors: a.errors, formError: a.formError };
   }
+}
+
+/** A cloned run's workload in the form: a SNIA PTS run in the PTS mode with its parameters kept
+ * as it ran them (its test and purge shown), any other as custom jobs. */
+function clonedWorkload(s: NewRunState, d: CloneDraft): Partial<NewRunState> {
+  const p = d.workload.kind === "pts" ? d.workload.pts : null;
+  if (p)
+    return {
+      mode: "pts",
+      pts: {
+        test: p.test,
+        throughputBs: p.block_sizes?.[0] ?? s.pts.throughputBs,
+        purge: p.purge,
+        scale: "",
+        kept: p,
+      },
+    };
+  return { mode: "custom", jobs: (d.workload.jobs ?? []).map(jobFromSpec) };
 }
