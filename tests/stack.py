@@ -49,7 +49,7 @@ API_WORKERS = 2  # as a 2-CPU host runs it (backend.serve's default: the CPUs, a
 # The tests of the shared stack are split in these xdist groups (`--dist loadgroup`): each group runs in
 # one test process, on that process's own stack, so two processes carry stack tests side by side.
 # tests/e2e/test_zz_stack_left_clean.py runs last in each (docs/testing.md).
-STACK_GROUPS = ("stack-a", "stack-b", "stack-c", "stack-d")
+STACK_GROUPS = ("stack-a", "stack-b", "stack-c")
 # what `iowatt-agent targets ...` and `iowatt-agent meters ...` change in the agent's state directory
 # (targets, limits, DBMS consent; meters and the default meter) and in the systemd drop-in directory
 AGENT_FILES = ("policy.json", "meters.json")

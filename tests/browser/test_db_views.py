@@ -26,7 +26,7 @@ import pytest
 from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import ENGINE, Stack, recorded_host
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-c")]
 
 DATA = Path(__file__).parents[1] / "backend" / "data"
 TPCH = [

@@ -19,7 +19,7 @@ from tests.browser.test_browser import CHROMIUM, PLAYWRIGHT, _node, _shot
 from tests.conftest import REPO
 from tests.stack import SHORT_WORKLOAD, Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
 
 
 def _candidate(i: int) -> dict[str, Any]:

@@ -28,7 +28,7 @@ PTS_DEVICE = {
     "destructive": True,
 }
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
 
 
 def _job(name: str, runtime_s: int, rw: str = "randread") -> dict[str, object]:

@@ -16,7 +16,7 @@ import pytest
 from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-c")]
 
 PASSWORD = "share links are frozen"
 

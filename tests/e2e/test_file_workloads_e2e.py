@@ -10,7 +10,7 @@ import pytest
 
 from tests.stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-b")]
 
 
 def _preset(live: Stack, name: str) -> str:

@@ -32,7 +32,7 @@ from tests.services import free_port
 from tests.stack import BIN, ENGINE, Stack, agent_command, enrollment_token
 from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-d")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
 
 MiB = 1024 * 1024
 
