@@ -284,8 +284,8 @@ def _own_agent_holding(
     return agent, holds_runs
 
 
-# how long a process reuses its count of online agents (idle heartbeats' pace): one query a minute
-_ONLINE_COUNT_S = 60.0
+# how long a process reuses its count of online agents (idle heartbeats' pace): a query per 15 s
+_ONLINE_COUNT_S = 15.0
 _online_count: tuple[float, int] = (float("-inf"), 0)  # (monotonic s, agents online)
 
 
