@@ -383,6 +383,7 @@ export function NewRun() {
             errors={errors}
             hasDevice={plan.targets.some((t) => t.kind === "device")}
             refusal={refusal}
+            limit={plan.ptsLimit}
             onChange={(pts) => dispatch({ type: "pts", pts })}
           />
         ) : mode === "jobfile" ? (

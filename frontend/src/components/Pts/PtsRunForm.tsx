@@ -50,6 +50,7 @@ export function PtsRunForm({
   errors,
   hasDevice,
   refusal,
+  limit = null,
   onChange,
 }: {
   draft: PtsDraft;
@@ -59,6 +60,8 @@ export function PtsRunForm({
   hasDevice: boolean;
   /** why the host refuses writes on the chosen target (null: it does not) */
   refusal: string | null;
+  /** why the host's runtime limit refuses the rounds (null: it does not) */
+  limit?: string | null;
   onChange: (d: Partial<PtsDraft>) => void;
 }) {
   return (
@@ -135,6 +138,11 @@ export function PtsRunForm({
       {hasDevice && refusal && (
         <p className="policy-refusal small span-all" data-testid="write-refusal">
           A SNIA PTS run writes the whole device, which this target refuses: {refusal}
+        </p>
+      )}
+      {limit && (
+        <p className="policy-refusal small span-all" data-testid="pts-limit">
+          {limit}
         </p>
       )}
       {draft.kept && (

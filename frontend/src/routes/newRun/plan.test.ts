@@ -494,6 +494,26 @@ describe("deriveRunPlan: a SNIA PTS run", () => {
     expect(body.workload?.pts?.block_sizes).toEqual([131072]);
   });
 
+  it("says when one round is longer than the host's runtime limit of an engine run", () => {
+    expect(deriveRunPlan(pts(), ctx()).ptsLimit).toBeNull(); // no limit
+    const base = policyAgent();
+    const limited = (s: number) => ({
+      ...base,
+      policy: base.policy && {
+        ...base.policy,
+        limits: { ...base.policy.limits, max_runtime_s: s },
+      },
+    });
+    // the specification's IOPS round: 56 one-minute elements (3,360 s)
+    expect(deriveRunPlan(pts(), ctx({ agents: [limited(3600)] })).ptsLimit).toBeNull();
+    const over = deriveRunPlan(pts(), ctx({ agents: [limited(3000)] })).ptsLimit;
+    expect(over).toContain("one round takes 3360 s");
+    expect(over).toContain("--max-runtime 3360");
+    expect(
+      deriveRunPlan(pts({ scale: "0.1" }), ctx({ agents: [limited(3000)] })).ptsLimit,
+    ).toBeNull();
+  });
+
   it("refuses a device the host did not mark destructive, and a share under 1 MiB, at their fields", () => {
     expect(errorsOf(pts({}, { target: HDD }))?.target?.message).toContain("--destructive");
     const tiny = policyAgent();

@@ -113,6 +113,9 @@ export interface RunPlan {
   estimate: DurationEstimate | undefined;
   /** a SNIA PTS run's plan: its matrix, rounds, tested region, length and compliance */
   pts: PtsPlan | undefined;
+  /** why the host will refuse the PTS run's rounds: one round is longer than its runtime limit
+   * (libs/policy judges the round's engine job against max_runtime_s); null: it will not */
+  ptsLimit: string | null;
   /** the user may queue runs in none of their teams */
   viewerOnly: boolean;
   submission: RunSubmission;
@@ -266,6 +269,11 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const ptsSent = s.pts.kept ?? ptsSpec(s.pts.test, s.pts.purge, s.pts.throughputBs);
   const ptsFactor = s.pts.kept || s.pts.scale === "" ? null : Number(s.pts.scale);
   const pts = ptsMode ? ptsPlan(ptsSent, ptsFactor, target?.size_bytes ?? null) : undefined;
+  const maxRuntime = policy?.limits.max_runtime_s ?? null;
+  const ptsLimit =
+    pts && maxRuntime !== null && pts.roundSeconds > maxRuntime
+      ? `one round takes ${pts.roundSeconds} s, over this host's runtime limit of ${maxRuntime} s per engine run: the host refuses it. Choose a smaller scale, or on the host: iowatt-agent targets limits --max-runtime ${pts.roundSeconds}`
+      : null;
   const writes = ptsMode
     ? true
     : custom
@@ -500,6 +508,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
     shortenFactor,
     estimate,
     pts,
+    ptsLimit,
     viewerOnly: ctx.teams.length > 0 && teamsWhere(ctx.teams, "run.create").length === 0,
     submission,
   };
