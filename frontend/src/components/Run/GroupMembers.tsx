@@ -128,8 +128,8 @@ export function GroupTable({ group, current }: { group: RunGroupRead; current: s
               <tr data-testid="group-no-combined">
                 <td colSpan={8} className="muted small">
                   No combined figure: {group.members.filter((m) => m.status === "succeeded").length}{" "}
-                  of {group.members.length} members succeeded, and the figures of some members are
-                  not the group's. Each member's own figures are above.
+                  of {group.members.length} members succeeded (a figure of some members is not the
+                  group's). Each member's own figures are in its row.
                 </td>
               </tr>
             )}
