@@ -30,6 +30,10 @@ export function dbScaled(w: WorkloadRead, text: string): string | null {
   }
   if (spec.kind === "heap_btree" && spec.heap_btree)
     return `${formatCount(Math.round(spec.heap_btree.records * f))} records, ${formatCount(spec.heap_btree.queries)} point queries per fraction`;
+  if (spec.kind === "innodb_flush" && spec.innodb_flush) {
+    const s = Math.max(1, Math.round((spec.innodb_flush.seconds ?? 0) * f));
+    return `${s} s measured per setting, ${(spec.innodb_flush.settings ?? []).length} settings`;
+  }
   return null;
 }
 
@@ -45,7 +49,9 @@ function DbScaleField({ workload, value, onChange, errors, name = "scale" }: Pro
         hint={
           spec.kind === "tpch"
             ? "× the scale factor (1 = as saved; 5 of an SF 1 preset is SF 5)"
-            : "× the records N (1 = as saved)"
+            : spec.kind === "innodb_flush"
+              ? "× the seconds per setting and the warm-up (1 = as saved; at least 1 s)"
+              : "× the records N (1 = as saved)"
         }
       >
         <input

@@ -77,6 +77,27 @@ export function DbWorkloadParameters({ spec }: { spec: DbSpecLike }) {
       </div>
     );
   }
+  if (spec.kind === "innodb_flush" && spec.innodb_flush) {
+    const p = spec.innodb_flush;
+    const settings = (p.settings ?? [])
+      .map((s) => `${s.innodb_flush_log_at_trx_commit}/${s.sync_binlog}`)
+      .join(", ");
+    const rows: [string, string, string][] = [
+      ["DBMS", "MariaDB", "a private instance in the target directory, binary log on"],
+      ["Settings", settings || "—", "innodb_flush_log_at_trx_commit / sync_binlog, in this order"],
+      ["Load", "sysbench oltp_write_only", "index and non-index updates, a delete and an insert"],
+      ["Tables", `${formatCount(p.tables)} × ${formatCount(p.table_size)} rows`, ""],
+      ["Threads", formatCount(p.threads), "sysbench's client threads"],
+      ["Seconds per setting", formatCount(p.seconds), "measured; a run's scale multiplies it"],
+      ["Warm-up", `${formatCount(p.warmup_s)} s`, "before each setting, not measured"],
+      ["Buffer pool", formatBytes(p.buffer_pool_bytes), "InnoDB's cache: the tables fit"],
+    ];
+    return (
+      <div data-testid="innodb-flush-settings">
+        <SettingsTable rows={rows} />
+      </div>
+    );
+  }
   return null;
 }
 
@@ -116,13 +137,15 @@ export function DbmsConsentNote({
   policy: object | null | undefined;
   spec: DbSpecLike | null | undefined;
 }) {
-  if (spec?.kind !== "tpch" || !spec.tpch) return null;
-  const refusal = dbmsRefusal(policy, spec.tpch.dbms);
+  const dbms =
+    spec?.kind === "tpch" ? spec.tpch?.dbms : spec?.kind === "innodb_flush" ? "mariadb" : null;
+  if (!dbms) return null;
+  const refusal = dbmsRefusal(policy, dbms);
   if (!refusal)
     return (
       <p className="small muted" data-testid="dbms-consent" data-allowed="true">
-        This host allows iowatt to start {dbmsLabel(spec.tpch.dbms)} (a private instance in the
-        target directory, removed afterwards).
+        This host allows iowatt to start {dbmsLabel(dbms)} (a private instance in the target
+        directory, removed afterwards).
       </p>
     );
   return (

@@ -8,10 +8,11 @@ import { formatEnergy, sig3 } from "../../lib/format";
 // libs/workload's TPCH_LABEL (the agent's output, the server's schemas and views say the same);
 // both pass libs/workload/testdata/constants.json (lib/workload.constants.test.ts)
 export const TPCH_LABEL = "TPC-H-derived, not audited";
-export type DbKind = "tpch" | "heap_btree";
+export type DbKind = "tpch" | "heap_btree" | "innodb_flush";
 export const DB_KIND_LABEL: Record<DbKind, string> = {
   tpch: "TPC-H-derived",
   heap_btree: "heap / B-tree",
+  innodb_flush: "InnoDB flushing policy",
 };
 export const DBMS_LABEL: Record<string, string> = { postgresql: "PostgreSQL", mariadb: "MariaDB" };
 
@@ -29,11 +30,22 @@ export interface HeapBtreeSpec {
   randseed?: number | null;
   structure?: "both" | "heap" | "btree" | string | null;
 }
-/** A spec of any kind, read for the two database kinds only. */
+/** The InnoDB flushing-policy matrix (docs/innodb-flush.md): sysbench on a private MariaDB. */
+export interface InnodbFlushSpec {
+  settings?: { innodb_flush_log_at_trx_commit: number; sync_binlog: number }[] | null;
+  tables?: number | null;
+  table_size?: number | null;
+  threads?: number | null;
+  seconds?: number | null;
+  warmup_s?: number | null;
+  buffer_pool_bytes?: number | null;
+}
+/** A spec of any kind, read for the database kinds only. */
 export interface DbSpecLike {
   kind?: string | null;
   tpch?: TpchSpec | null;
   heap_btree?: HeapBtreeSpec | null;
+  innodb_flush?: InnodbFlushSpec | null;
   scaled_by?: number | null;
 }
 
@@ -88,7 +100,7 @@ export interface HeapBtreeRow {
 export type HeapBtreeSummary = { rows: HeapBtreeRow[]; records?: number | null } | HeapBtreeRow[];
 
 export function isDbKind(kind: string | null | undefined): kind is DbKind {
-  return kind === "tpch" || kind === "heap_btree";
+  return kind === "tpch" || kind === "heap_btree" || kind === "innodb_flush";
 }
 
 export function sweepRows(s: HeapBtreeSummary | null | undefined): HeapBtreeRow[] {
@@ -222,8 +234,8 @@ export function dbmsRefusal(
   return {
     reason:
       reported == null
-        ? `this host has not reported which DBMS it lets iowatt start (an older agent): the TPC-H run on ${dbmsLabel(dbms)} will be refused`
-        : `this host does not let iowatt start ${dbmsLabel(dbms)}: the TPC-H run will be refused`,
+        ? `this host has not reported which DBMS it lets iowatt start (an older agent): the run on ${dbmsLabel(dbms)} will be refused`
+        : `this host does not let iowatt start ${dbmsLabel(dbms)}: the run will be refused`,
     command: `iowatt-agent targets allow-dbms ${dbms}`,
   };
 }
@@ -300,5 +312,7 @@ export function dbSizeText(spec: DbSpecLike): string {
     return `SF ${formatSf(spec.tpch.scale_factor)} on ${dbmsLabel(spec.tpch.dbms)}`;
   if (spec.kind === "heap_btree" && spec.heap_btree)
     return `${spec.heap_btree.records.toLocaleString("en-US")} records × ${(spec.heap_btree.cache_fractions ?? []).length} cache fractions`;
+  if (spec.kind === "innodb_flush" && spec.innodb_flush)
+    return `${(spec.innodb_flush.settings ?? []).length} settings × ${spec.innodb_flush.seconds ?? "—"} s on MariaDB`;
   return "—";
 }
