@@ -295,16 +295,15 @@ def test_compose_serves_the_agent_bundles_and_pins_only_a_given_certificate(tmp_
     lines = "".join(f"{v}=x{i}\n" for i, v in enumerate(SECRETS)) + "IOWATT_HOSTNAME=iowatt.test\n"
     base = [*cli, "-f", str(COMPOSE), "--project-directory", str(ROOT), "--env-file", str(dotenv), "config"]
     clean = {k: v for k, v in os.environ.items() if k not in SECRETS and not k.startswith("IOWATT_")}
-    for given, expected in (("", "/dev/null"), ("/etc/ssl/iowatt.pem", "/etc/ssl/iowatt.pem")):
-        dotenv.write_text(lines + (f"IOWATT_AGENT_TLS_CERT_FILE={given}\n" if given else ""))
+    # unset: /dev/null for both; given: the certificate, and Caddy's root (IOWATT_CA_FILE) as the CA
+    for given, ca_file in (("", "/dev/null"), ("/etc/ssl/iowatt.pem", "/etc/iowatt/caddy-root.crt")):
+        extra = f"IOWATT_AGENT_TLS_CERT_FILE={given}\nIOWATT_CA_FILE={ca_file}\n" if given else ""
+        dotenv.write_text(lines + extra)
         out = subprocess.run(base, env=clean, capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
-        assert expected in out.stdout and "/etc/iowatt/agent-tls.crt" in out.stdout
-    dotenv.write_text(lines + "IOWATT_CA_FILE=/etc/iowatt/caddy-root.crt\n")
-    out = subprocess.run(base, env=clean, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    api_out = out.stdout[out.stdout.index("\n  api:") :]
-    assert "/etc/iowatt/caddy-root.crt:/etc/iowatt/agent-tls-ca.crt:ro" in api_out
+        api_out = out.stdout[out.stdout.index("\n  api:") :]
+        assert f"{given or '/dev/null'}:/etc/iowatt/agent-tls.crt:ro" in api_out
+        assert f"{ca_file}:/etc/iowatt/agent-tls-ca.crt:ro" in api_out
 
 
 def test_make_up_and_the_image_stop_on_a_failed_migration(
