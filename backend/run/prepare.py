@@ -36,8 +36,9 @@ def layout_bytes(spec: Mapping[str, Any], targets: int = 1) -> int:
     stored), on `targets` targets."""
     if spec.get("kind", "block") != "block":
         return 0
+    jobs = spec.get("jobs")
     total = 0
-    for job in spec.get("jobs") or ():
+    for job in jobs if isinstance(jobs, list) else ():
         if not isinstance(job, Mapping):
             continue
         size, threads = job.get("size_bytes"), job.get("numjobs", 1)

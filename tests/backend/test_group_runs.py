@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy.orm import Session
 
 from backend.kit.time import utcnow
@@ -284,3 +286,25 @@ def test_the_prepare_timeout_follows_what_the_members_lay_out_and_a_bad_one_is_a
             headers=user.headers,
         )  # fmt: skip
         assert _field(refused) == "prepare_timeout_s", bad
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    spec=st.recursive(
+        st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["kind", "jobs", "size_bytes", "numjobs", "name"]), inner, max_size=5
+        ),
+        max_leaves=20,
+    ),
+    targets=st.integers(-2, 20),
+)
+def test_the_layout_estimate_takes_any_stored_spec_without_failing(spec: Any, targets: int) -> None:
+    """A stored spec is the server's own, but an old or odd one must still give a timeout."""
+    from backend.run import prepare
+
+    doc = spec if isinstance(spec, dict) else {"jobs": spec}
+    got = prepare.layout_bytes(doc, targets)
+    assert isinstance(got, int) and got >= 0
+    assert 120 <= prepare.default_timeout_s([got], idle_s=0) <= prepare.MAX_PREPARE_TIMEOUT_S
