@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.orm import Session
 
@@ -289,6 +289,8 @@ def test_the_prepare_timeout_follows_what_the_members_lay_out_and_a_bad_one_is_a
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
+@example(spec={"jobs": 5}, targets=1)
+@example(spec={"jobs": [{"size_bytes": 2**70, "numjobs": True}], "kind": ["block"]}, targets=0)
 @given(
     spec=st.recursive(
         st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8),
