@@ -93,20 +93,26 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]
             yield from _paths(v, (*prefix, i))
 
 
-def _set(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    out = copy.deepcopy(doc)
+def _copy_along(doc: Any, path: tuple[Any, ...]) -> tuple[Any, Any]:
+    """A copy of doc that shares everything but the containers on the path (copied one level
+    each, so changing the last one leaves doc as it was): (the copy, the path's last container).
+    A deep copy of a whole result document per hostile body was 4 % of the test's CPU."""
+    out = copy.copy(doc)
     node = out
     for p in path[:-1]:
+        node[p] = copy.copy(node[p])
         node = node[p]
+    return out, node
+
+
+def _set(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
+    out, node = _copy_along(doc, path)
     node[path[-1]] = value
     return out
 
 
 def _drop(doc: Any, path: tuple[Any, ...]) -> Any:
-    out = copy.deepcopy(doc)
-    node = out
-    for p in path[:-1]:
-        node = node[p]
+    out, node = _copy_along(doc, path)
     del node[path[-1]]
     return out
 
@@ -160,6 +166,16 @@ def test_each_field_gets_every_value_of_its_type_and_one_of_each_other() -> None
         assert mine == [v for v in HOSTILE if _kind(v) == own]
         assert sorted(others) == sorted({_kind(v) for v in HOSTILE} - {own})
     assert len(_for_field(None, HOSTILE)) == 6
+
+
+def test_hostile_bodies_leave_the_valid_body_as_it_was() -> None:
+    """Each hostile body is the valid one with one change; the valid one itself never changes."""
+    valid = {"a": {"b": [{"c": 1, "d": "x"}], "e": 2}, "f": [3]}
+    before = json.dumps(valid, sort_keys=True)
+    bodies = [body for _, body in hostile_bodies(valid)]
+    assert json.dumps(valid, sort_keys=True) == before
+    assert {"a": {"b": [{"d": "x"}], "e": 2}, "f": [3]} in bodies
+    assert {"a": {"b": [{"c": 1, "d": "x"}], "e": 2}, "f": [3], "unknown_field": "x"} in bodies
 
 
 def test_every_write_operation_is_walked() -> None:
