@@ -43,7 +43,10 @@ deps-system-run:
 # pip installs the locked uv alone (its lines of requirements/dev.txt, with their hashes); uv
 # installs the rest from its cache (pip took 44 CPU-s and, without a cache of its own, 4 minutes of
 # downloads on a clean clone; uv 8). The bytecode is compiled once, here, in parallel, except the
-# packages' own test suites, which nothing imports (docs/testing.md § Session 13).
+# packages' own test suites and the tools neither the platform nor the tests import (pip,
+# setuptools, mypy, mypyc, graphql, pygments' lexers; 32 -> 28 CPU-s at load 10-14, two alternating
+# pairs; whatever imports one of them compiles it then) (docs/testing.md § Session 13).
+COMPILEALL_SKIP := site-packages/(.+/tests?/|(pip|setuptools|_distutils_hack|mypy|mypyc|graphql)/|pygments/lexers/)
 deps-py: $(VENV)/.installed
 $(VENV)/.installed: requirements/build.txt requirements/dev.txt pyproject.toml agent/pyproject.toml \
 		client/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml
@@ -55,7 +58,7 @@ $(VENV)/.installed: requirements/build.txt requirements/dev.txt pyproject.toml a
 	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps --no-build-isolation \
 		-e libs/energy -e libs/workload -e libs/policy -e . -e agent -e client
 	$(BIN)/uv pip check -q --python $(BIN)/python
-	$(BIN)/python -m compileall -qq -j0 -x 'site-packages/.+/tests?/' $(VENV)/lib || true  # a cache only
+	$(BIN)/python -m compileall -qq -j0 -x '$(COMPILEALL_SKIP)' $(VENV)/lib || true  # a cache only
 	@touch $@
 
 # After changing a pin in a pyproject.toml: resolve uv.lock again and export the requirements files
