@@ -69,13 +69,14 @@ def _digits(unit: str, v: float, default: int) -> int:
     """The page's rule for a figure's decimals, given the figure as shown (frontend ViewGrid.tsx
     `decimals`; the UI formats, the CSV mirrors): a ratio keeps two decimals from 1 and three
     significant digits below (a scale of 0.0001 is not 0.0); a time below one of its shown unit
-    three significant digits (a scaled PostMark's 0.0714 s, vdbench's 0.0213 ms); an operation rate
+    three significant digits (a scaled PostMark's 0.0714 s, vdbench's 0.0213 ms), and so does energy
+    below 1 J (a transaction's 0.0326 J); an operation rate
     of 100 or more none (2259263 op/s); otherwise the report's decimals (DISPLAY)."""
     if unit == "×":
         return 2 if abs(v) >= 1 or v == 0 else _sig3(v)
     if unit == "op/s" and abs(v) >= 100:
         return 0
-    if unit == "ns" and 0 < abs(v) < 1:
+    if unit in ("ns", "J") and 0 < abs(v) < 1:
         return _sig3(v)
     return default
 

@@ -225,7 +225,8 @@ def _with_innodb(session: Session, x: Loaded, doc: dict[str, Any]) -> Loaded:
             watts[key] = power_service.window_watts(  # type: ignore[index]
                 session, run_id=x.run.id, start_utc_ns=start, duration_ns=duration
             )
-    return replace(x, innodb=doc, innodb_watts=watts)
+    energy = x.energy or power_service.energy_of(session, [x.run.id]).get(x.run.id)
+    return replace(x, innodb=doc, innodb_watts=watts, energy=energy)
 
 
 def _origin_label(origin: RunOrigin) -> str:

@@ -15,13 +15,15 @@ from backend.views.builders.common import View, _cell, _col, _table
 from backend.views.loading import Loaded
 from backend.views.schemas import ChartAxis, ChartPoint, ChartSeries, ViewChart, ViewInfo, ViewRow, ViewTable
 
+# what is on disk when COMMIT returns (2: the redo log is in the OS's cache, flushed once a second;
+# 0: in InnoDB's log buffer, written and flushed once a second)
 MEANING = {
-    (1, 1): "durable: the log and the binary log on disk at every commit",
-    (1, 0): "InnoDB durable at every commit; the binary log left to the OS",
-    (2, 1): "the log written at every commit, flushed once a second; the binary log synced",
-    (2, 0): "the log written at every commit, flushed once a second; the binary log left to the OS",
-    (0, 1): "the log written and flushed once a second; the binary log synced",
-    (0, 0): "the log written and flushed once a second; the binary log left to the OS",
+    (1, 1): "redo log and binlog",
+    (1, 0): "redo log",
+    (2, 1): "binlog (redo log in the OS)",
+    (2, 0): "nothing (redo log in the OS)",
+    (0, 1): "binlog",
+    (0, 0): "nothing",
 }
 
 
@@ -106,7 +108,14 @@ def _innodb(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> View
     cols = [
         _col("flush_log", "innodb_flush_log_at_trx_commit", None, "the redo log's flushing setting", "text"),
         _col("sync_binlog", "sync_binlog", None, "the binary log's sync setting", "text"),
-        _col("meaning", "What is on disk at commit", None, "what the setting promises", "text"),
+        _col(
+            "meaning",
+            "On disk at commit",
+            None,
+            "what is on stable storage when COMMIT returns (redo log 'in the OS': written, fsynced once a "
+            "second; otherwise InnoDB writes and fsyncs it once a second)",
+            "text",
+        ),
     ]
     for i, r in enumerate(runs):
         cols += [

@@ -41,7 +41,7 @@ const sig3Decimals = (v: number) =>
 export const decimals = (unit: string | null, v: number): number => {
   if (unit === "×") return Math.abs(v) >= 1 || v === 0 ? 2 : sig3Decimals(v);
   if (unit === "op/s" && Math.abs(v) >= 100) return 0;
-  if (unit === "ns" && v !== 0 && Math.abs(v) < 1) return sig3Decimals(v);
+  if ((unit === "ns" || unit === "J") && v !== 0 && Math.abs(v) < 1) return sig3Decimals(v);
   return DECIMALS[unit ?? ""] ?? 2;
 };
 
