@@ -483,7 +483,7 @@ export function SeriesPage() {
               : ""}
             {left ? ` · ${left} left out by their validity flags (orange)` : ""}
             {h.data.host_changes.length
-              ? ` · ${h.data.host_changes.length} host change(s) (grey)`
+              ? ` · ${h.data.host_changes.length} host change${h.data.host_changes.length === 1 ? "" : "s"} (grey, dashed)`
               : ""}
             {` · ${h.data.direction === "lower_is_better" ? "lower" : "higher"} is better`}
           </p>
