@@ -15,7 +15,6 @@ before it, the counters read (SHOW GLOBAL STATUS, and the target's block device 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -32,16 +31,11 @@ from iowatt_workload.innodb import INNODB_LABEL, per_transaction
 from ..tpch.dbms import LOCAL, DbmsError, MariaDB, Unsupported, mariadb_binaries
 from ..tpch.isolation import (
     RunAs,
-    clean_as,
     clean_env,
     describe,
     empty_cwd,
-    fork_as,
     json_line,
-    make_run_dir,
-    open_directory,
-    same_entry,
-    wait_status,
+    run_worker,
 )
 from . import sysbench
 
@@ -115,76 +109,17 @@ class FlushMariaDB(MariaDB):
 
 def coordinate(opts: Options, user: RunAs, run_dir: Path, progress: Callable[[str], None]) -> dict[str, Any]:
     """Make `run_dir` (in the target, by descriptor), run the worker in it as `user`, then remove
-    it. The worker's document; WorkerFailed, Unsupported or KeyboardInterrupt otherwise, always
-    after the directory is emptied."""
-    target_fd = open_directory(run_dir.parent)
-    try:
-        run_fd = make_run_dir(target_fd, run_dir.name, user)
-        try:
-            return _relay(opts, user, run_fd, progress)
-        finally:
-            try:
-                clean_as(user, run_fd)
-            finally:
-                if same_entry(target_fd, run_dir.name, run_fd):
-                    with contextlib.suppress(OSError):
-                        os.rmdir(run_dir.name, dir_fd=target_fd)
-                os.close(run_fd)
-    finally:
-        os.close(target_fd)
-
-
-def _relay(opts: Options, user: RunAs, run_fd: int, progress: Callable[[str], None]) -> dict[str, Any]:
-    events_r, events_w = os.pipe()
-    control_r, control_w = os.pipe()
-    outcome: dict[str, Any] = {}
-    pid = 0
-
-    def handle(raw: bytes) -> None:
-        try:
-            msg = json.loads(raw)
-        except ValueError:
-            return
-        if isinstance(msg, dict) and isinstance(msg.get("progress"), str):
-            progress(msg["progress"])
-        elif isinstance(msg, dict) and "outcome" in msg:
-            outcome.update(msg)
-
+    it (TPC-H's coordinator: tpch.isolation.run_worker). The worker's document; WorkerFailed or
+    KeyboardInterrupt otherwise, always after the directory is emptied."""
     import pymysql  # type: ignore[import-untyped,unused-ignore]  # noqa: F401 - before the fork (tpch.worker.preload)
 
-    try:
-        write_to = events_w
-
-        def on_error(text: str) -> None:
-            message = f"innodb-flush failed: the worker as user {user.name}: {text}"
-            os.write(write_to, json_line({"outcome": "failed", "message": message}))
-
-        pid = fork_as(
-            user,
-            run_fd,
-            lambda: work(opts, write_to, control_r),
-            keep={events_w, control_r},
-            on_error=on_error,
-        )
-        os.close(events_w)
-        os.close(control_r)
-        events_w = control_r = -1
-        with os.fdopen(events_r, "rb") as events:
-            events_r = -1
-            try:
-                for raw in events:
-                    handle(raw)
-            except KeyboardInterrupt:
-                os.close(control_w)  # the worker stops, cleans up and reports
-                control_w = -1
-                for raw in events:
-                    handle(raw)
-                outcome.setdefault("outcome", "interrupted")
-    finally:
-        for fd in (events_r, events_w, control_r, control_w):
-            if fd >= 0:
-                os.close(fd)
-        code = wait_status(pid) if pid else None
+    outcome, code = run_worker(
+        user,
+        run_dir,
+        progress,
+        lambda events_fd, control_fd: work(opts, events_fd, control_fd),
+        what="innodb-flush",
+    )
     kind = outcome.get("outcome")
     if kind == "ok" and isinstance(outcome.get("doc"), dict):
         doc: dict[str, Any] = outcome["doc"]

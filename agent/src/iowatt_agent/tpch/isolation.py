@@ -422,6 +422,105 @@ def json_line(obj: dict[str, Any]) -> bytes:
     return (json.dumps(obj) + "\n").encode()
 
 
+def run_worker(
+    user: RunAs,
+    run_dir: Path,
+    progress: Callable[[str], None],
+    work: Callable[[int, int], int],
+    *,
+    what: str,
+    keep: frozenset[int] = frozenset(),
+) -> tuple[dict[str, Any], int | None]:
+    """The coordinator's half of a DBMS run (TPC-H's, the InnoDB flushing matrix's): make
+    `run_dir` in the target by descriptor and hand it to `user`, fork the worker as that user in
+    it (`work(events_fd, control_fd)`, its exit code; `keep`: other descriptors it needs), relay
+    its `{"progress": text}` lines, ask it to stop when the coordinator is interrupted (the control
+    pipe closed: a coordinator without CAP_KILL cannot signal another user's process), then have
+    the directory emptied as that user and remove it (unless another user swapped it out of the
+    target: then its moved directory is emptied and left where they put it).
+
+    Returns the worker's outcome message (`{"outcome": "ok", "doc"}`, `"failed"` with a
+    message, ...; `{"outcome": "interrupted"}` when the coordinator was interrupted and the worker
+    said nothing more; empty when the worker said nothing) and its exit code."""
+    target_fd = open_directory(run_dir.parent)
+    try:
+        run_fd = make_run_dir(target_fd, run_dir.name, user)
+        try:
+            return _relay(user, run_fd, progress, work, what=what, keep=keep)
+        finally:
+            try:
+                clean_as(user, run_fd)
+            finally:
+                if same_entry(target_fd, run_dir.name, run_fd):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(run_dir.name, dir_fd=target_fd)
+                os.close(run_fd)
+    finally:
+        os.close(target_fd)
+
+
+def _relay(
+    user: RunAs,
+    run_fd: int,
+    progress: Callable[[str], None],
+    work: Callable[[int, int], int],
+    *,
+    what: str,
+    keep: frozenset[int],
+) -> tuple[dict[str, Any], int | None]:
+    import json
+
+    events_r, events_w = os.pipe()
+    control_r, control_w = os.pipe()
+    outcome: dict[str, Any] = {}
+    pid = 0
+
+    def handle(raw: bytes) -> None:
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            return
+        if isinstance(msg, dict) and isinstance(msg.get("progress"), str):
+            progress(msg["progress"])
+        elif isinstance(msg, dict) and "outcome" in msg:
+            outcome.update(msg)
+
+    try:
+        write_to, read_from = events_w, control_r
+
+        def on_error(text: str) -> None:  # the worker could not even become the user
+            message = f"{what} failed: the worker as user {user.name}: {text}"
+            os.write(write_to, json_line({"outcome": "failed", "message": message}))
+
+        pid = fork_as(
+            user,
+            run_fd,
+            lambda: work(write_to, read_from),
+            keep={events_w, control_r, *keep},
+            on_error=on_error,
+        )
+        os.close(events_w)
+        os.close(control_r)
+        events_w = control_r = -1
+        with os.fdopen(events_r, "rb") as events:
+            events_r = -1
+            try:
+                for raw in events:
+                    handle(raw)
+            except KeyboardInterrupt:
+                os.close(control_w)  # the worker stops, cleans up and reports
+                control_w = -1
+                for raw in events:
+                    handle(raw)
+                outcome.setdefault("outcome", "interrupted")
+    finally:
+        for fd in (events_r, events_w, control_r, control_w):
+            if fd >= 0:
+                os.close(fd)
+        code = wait_status(pid) if pid else None
+    return outcome, code
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m iowatt_agent.tpch.isolation remove TARGET NAME`: remove a TPC-H run directory
     (`remove_run_dir`); prints `removed` or `absent`. Exit 2 for a target that is not a plain

@@ -16,7 +16,6 @@ emptied whatever happened. It talks to the coordinator in JSON lines on the even
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import threading
@@ -29,15 +28,10 @@ from . import data
 from .dbms import Instance, Unsupported, create_instance
 from .isolation import (
     RunAs,
-    clean_as,
     describe,
     empty_cwd,
-    fork_as,
     json_line,
-    make_run_dir,
-    open_directory,
-    same_entry,
-    wait_status,
+    run_worker,
 )
 from .workload import is_disk_full
 
@@ -57,42 +51,8 @@ def coordinate(
     opts: TpchOptions, user: RunAs, run_dir: Path, progress: Callable[[str], None]
 ) -> dict[str, Any]:
     """Make `run_dir` (in the target, by descriptor), run the worker in it as `user`, then remove
-    it. The worker's document; WorkerFailed, Unsupported or KeyboardInterrupt otherwise, always
-    after the directory is gone (unless another user swapped it out of the target: then its
-    moved directory is emptied and left where they put it)."""
-    target_fd = open_directory(run_dir.parent)
-    try:
-        run_fd = make_run_dir(target_fd, run_dir.name, user)
-        try:
-            return _relay(opts, user, run_fd, progress)
-        finally:
-            try:
-                clean_as(user, run_fd)
-            finally:
-                if same_entry(target_fd, run_dir.name, run_fd):
-                    with contextlib.suppress(OSError):
-                        os.rmdir(run_dir.name, dir_fd=target_fd)
-                os.close(run_fd)
-    finally:
-        os.close(target_fd)
-
-
-def _relay(opts: TpchOptions, user: RunAs, run_fd: int, progress: Callable[[str], None]) -> dict[str, Any]:
-    events_r, events_w = os.pipe()
-    control_r, control_w = os.pipe()
-    outcome: dict[str, Any] = {}
-    pid = 0
-
-    def handle(raw: bytes) -> None:
-        try:
-            msg = json.loads(raw)
-        except ValueError:
-            return
-        if isinstance(msg, dict) and isinstance(msg.get("progress"), str):
-            progress(msg["progress"])
-        elif isinstance(msg, dict) and "outcome" in msg:
-            outcome.update(msg)
-
+    it (isolation.run_worker). The worker's document; WorkerFailed, Unsupported or
+    KeyboardInterrupt otherwise, always after the directory is gone."""
     preload(opts.dbms)
     # DuckDB's tpch extension, opened while the coordinator can read the agent's installation: the
     # worker, a user that may not reach its directories, copies it from this descriptor into the
@@ -100,38 +60,16 @@ def _relay(opts: TpchOptions, user: RunAs, run_fd: int, progress: Callable[[str]
     # not write into a directory it handed to that user).
     extension_fd = os.open(data.extension_path(), os.O_RDONLY | os.O_CLOEXEC)
     try:
-        write_to = events_w
-
-        def on_error(text: str) -> None:  # the worker could not even become the TPC-H user
-            message = f"tpch failed: the worker as user {user.name}: {text}"
-            os.write(write_to, json_line({"outcome": "failed", "message": message}))
-
-        pid = fork_as(
+        outcome, code = run_worker(
             user,
-            run_fd,
-            lambda: work(opts, write_to, control_r, extension_fd),
-            keep={events_w, control_r, extension_fd},
-            on_error=on_error,
+            run_dir,
+            progress,
+            lambda events_fd, control_fd: work(opts, events_fd, control_fd, extension_fd),
+            what="tpch",
+            keep=frozenset({extension_fd}),
         )
-        os.close(events_w)
-        os.close(control_r)
-        events_w = control_r = -1
-        with os.fdopen(events_r, "rb") as events:
-            events_r = -1
-            try:
-                for raw in events:
-                    handle(raw)
-            except KeyboardInterrupt:
-                os.close(control_w)  # the worker stops, cleans up and reports
-                control_w = -1
-                for raw in events:
-                    handle(raw)
-                outcome.setdefault("outcome", "interrupted")
     finally:
-        for fd in (events_r, events_w, control_r, control_w, extension_fd):
-            if fd >= 0:
-                os.close(fd)
-        code = wait_status(pid) if pid else None
+        os.close(extension_fd)
     kind = outcome.get("outcome")
     if kind == "ok" and isinstance(outcome.get("doc"), dict):
         doc: dict[str, Any] = outcome["doc"]
