@@ -47,6 +47,7 @@ EXTRA: dict[str, dict[int, str]] = {
     "POST /api/v1/agents/enroll": {401: "Unknown, used, expired or revoked enrolment token", 409: ""},
     "POST /api/v1/agents/enrollment-tokens": {404: ""},
     "POST /api/v1/runs": {404: "", 409: ""},
+    "POST /api/v1/series": {404: "no run with that id in the caller's teams"},
     "POST /api/v1/campaigns": {404: "", 409: ""},
     "POST /api/v1/runs/{run_id}/cancel": {409: ""},
     "POST /api/v1/runs/{run_id}/start": {409: ""},

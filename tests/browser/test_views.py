@@ -71,6 +71,7 @@ def test_named_views_in_chromium(live: Stack, tmp_path: Path) -> None:
             assert live.wait(rid, timeout_s=300)["status"] == "succeeded"
         with live.api() as api:
             t = api.get("/views/table", params={"view": "crystaldiskmark", "runs": ids["cdm"][0]}).json()
+            views = len(api.get("/views").json()["views"])  # the server's catalogue decides the count
         keys = [c["key"] for c in t["columns"]]
         first = dict(zip(keys, [c["value"] for c in t["rows"][0]["cells"]], strict=True))
         report = _node(
@@ -80,6 +81,7 @@ def test_named_views_in_chromium(live: Stack, tmp_path: Path) -> None:
             IOWATT_VIEW_RUNS=";".join(f"{k}={','.join(v)}" for k, v in ids.items()),
             # B/s on the wire, MB/s (10^6 B/s) on the page, as CrystalDiskMark prints
             IOWATT_VIEW_FIRST_READ=str(round(first["read_best_mbps"] / 1e6, 2)),
+            IOWATT_VIEW_COUNT=str(views),
         )
         assert "crystaldiskmark grid" in report
         timing = [line for line in report.splitlines() if line.startswith("timing kernel-help run page")]

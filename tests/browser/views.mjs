@@ -53,11 +53,11 @@ await run("log in", login);
 await run("the views page lists every view and offers finished runs to pick", async () => {
   await page.goto(`${BASE}/views`);
   await page.getByTestId("views-picker").locator("input[type=checkbox]").first().waitFor();
-  // issue 12's six views, issue 14's two file views, issue 15's two database views and issue
-  // 29's QoS and write-back views
+  // every view of the server's catalogue (IOWATT_VIEW_COUNT: the test reads GET /views)
+  const want = Number(process.env.IOWATT_VIEW_COUNT ?? "0");
   const catalog = page.getByTestId("views-catalog");
   const listed = await catalog.locator("tbody tr").count();
-  check(listed === 12, `${listed} views listed`);
+  check(want > 0 && listed === want, `${listed} views listed, the server has ${want}`);
   const text = (await catalog.innerText()).toLowerCase();
   for (const v of ["vdbench", "postmark", "tpc-h", "b-tree", "latency target", "write-back"]) {
     check(text.includes(v), `no ${v} view in the catalog`);

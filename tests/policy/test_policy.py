@@ -252,18 +252,30 @@ def test_policy_add_is_idempotent_and_replaces() -> None:
 
 
 def test_limits_default_allow_every_preset() -> None:
+    import dataclasses
     import json
 
     presets = json.loads((Path(__file__).parents[2] / "agent/src/iowatt_agent/presets.json").read_text())
+    # a preset that starts a DBMS (the InnoDB flushing matrix) also needs the host's consent, which
+    # is not a limit: without it, that is the only thing refused
+    consented = dataclasses.replace(policy(), allowed_dbms=("mariadb", "postgresql"))
     for name, preset in presets.items():
         found = check_run(
-            policy(),
+            consented,
             target_path="/data/bench",
             engine_job=preset["engine_job"],
             meter=None,
             destructive=False,
         )
         assert found == [], (name, found)
+        without = check_run(
+            policy(),
+            target_path="/data/bench",
+            engine_job=preset["engine_job"],
+            meter=None,
+            destructive=False,
+        )
+        assert {v.rule for v in without} <= {"dbms.not_allowed"}, (name, without)
 
 
 # --- targets -----------------------------------------------------------------------------------------
