@@ -20,14 +20,16 @@ def main(prefix: str, top: int = 8) -> int:
     rows = []
     cpus: dict[str, float] = {}
     kids: dict[str, float] = {}
+    trees: dict[str, float] = {}
     for path in sorted(glob.glob(prefix + ".*")):
         with open(path, encoding="utf-8") as f:
             for line in f:
                 start, end, worker, rest = line.rstrip("\n").split(" ", 3)
-                fields = rest.split(" ", 2)
-                # `cpu children nodeid`; older files: `cpu nodeid` (both together) or `nodeid`
+                fields = rest.split(" ", 3)
+                # `cpu children tree nodeid`; older files: `cpu children nodeid`, `cpu nodeid`
+                # (both together) or `nodeid`
                 nums = []
-                for x in fields[:2]:
+                for x in fields[:3]:
                     try:
                         nums.append(float(x))
                     except ValueError:
@@ -35,6 +37,7 @@ def main(prefix: str, top: int = 8) -> int:
                 nodeid = " ".join(fields[len(nums) :])
                 cpus[nodeid] = nums[0] if nums else float("nan")
                 kids[nodeid] = nums[1] if len(nums) > 1 else float("nan")
+                trees[nodeid] = nums[2] if len(nums) > 2 else float("nan")
                 rows.append((float(start), float(end), worker, nodeid))
     if not rows:
         print(f"no timeline files {prefix}.*", file=sys.stderr)
@@ -63,11 +66,20 @@ def main(prefix: str, top: int = 8) -> int:
     for title, table in (
         ("most CPU in the test process itself (its code, in-process apps)", cpus),
         ("most CPU of children reaped during the test (programs it ran, servers it stopped)", kids),
+        ("most CPU of the process tree during the test (its cgroup: servers, browsers, engines)", trees),
     ):
         print(f"\n{title}:")
         for nodeid, secs in sorted(table.items(), key=lambda c: -c[1] if c[1] == c[1] else 0)[: top * 3]:
             print(f"  {secs:7.1f} s  {nodeid}")
         print(f"  total {sum(v for v in table.values() if v == v):.0f} s")
+    files: dict[str, float] = defaultdict(float)
+    for nodeid, secs in trees.items():
+        if secs == secs:
+            files[nodeid.split("::", 1)[0]] += secs
+    if files:
+        print("\nmost CPU of the whole process tree, by test file:")
+        for name, secs in sorted(files.items(), key=lambda f: -f[1])[: top * 5]:
+            print(f"  {secs:7.1f} s  {name}")
     return 0
 
 

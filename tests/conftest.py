@@ -1,6 +1,8 @@
 """Shared fixtures: one private PostgreSQL + Redis per test process, the schema built by the
 real migrations, and each test in a transaction rolled back at the end."""
 
+import atexit
+import contextlib
 import os
 import shutil
 import tempfile
@@ -349,11 +351,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
-    """IOWATT_TEST_TIMELINE=PREFIX: each test process appends `start end worker cpu children nodeid`
-    to PREFIX.<worker>: wall seconds, the CPU seconds (user + system) of the test process itself
-    (its threads: the test's code, in-process apps) and of the children reaped meanwhile (a program
-    it ran and waited for; a server it started is counted where it is stopped), to see which
-    process ends last and what it spent (docs/testing.md § Measuring: scripts/test-timeline.py)."""
+    """IOWATT_TEST_TIMELINE=PREFIX: each test process appends `start end worker cpu children tree
+    nodeid` to PREFIX.<worker>: wall seconds, the CPU seconds (user + system) of the test process
+    itself (its threads: the test's code, in-process apps), of the children reaped meanwhile (a
+    program it ran and waited for; a server it started is counted where it is stopped) and of the
+    whole process tree meanwhile (its own cgroup: `_timeline_cgroup`), to see which process ends
+    last and what it spent (docs/testing.md § Measuring: scripts/test-timeline.py)."""
     prefix = os.environ.get("IOWATT_TEST_TIMELINE")
     if not prefix:
         yield
@@ -365,9 +368,49 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
         r = resource.getrusage(who)
         return r.ru_utime + r.ru_stime
 
+    usage = _timeline_cgroup()
+    tree0 = _cgroup_cpu(usage)
     start, own0, kids0 = time.time(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
     yield
     own, kids = cpu(resource.RUSAGE_SELF) - own0, cpu(resource.RUSAGE_CHILDREN) - kids0
+    tree = _cgroup_cpu(usage) - tree0
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(f"{prefix}.{worker}", "a", encoding="utf-8") as f:
-        f.write(f"{start:.2f} {time.time():.2f} {worker} {own:.2f} {kids:.2f} {item.nodeid}\n")
+        f.write(f"{start:.2f} {time.time():.2f} {worker} {own:.2f} {kids:.2f} {tree:.2f} {item.nodeid}\n")
+
+
+_TIMELINE_CGROUP: list[str | None] = []
+
+
+def _timeline_cgroup() -> str | None:
+    """The cpuacct.usage file of a cgroup (v1) of this test process's own, made once: everything
+    it starts stays in it, servers that detach included, so a test's `tree` CPU is all the CPU its
+    process and every process it started (a stack's API, a browser, an engine) spent meanwhile.
+    None where cgroup v1's cpuacct is not writable (the timeline then writes 0)."""
+    if not _TIMELINE_CGROUP:
+        path = None
+        try:
+            with open("/proc/self/cgroup", encoding="ascii") as f:
+                mine = next(ln.split(":", 2)[2].strip() for ln in f if ln.split(":", 2)[1] == "cpuacct")
+            d = f"/sys/fs/cgroup/cpuacct{mine.rstrip('/')}/iowatt-tl-{os.getpid()}"
+            os.makedirs(d, exist_ok=True)
+            with open(f"{d}/cgroup.procs", "w", encoding="ascii") as f:
+                f.write(str(os.getpid()))
+            path = f"{d}/cpuacct.usage"
+            atexit.register(_remove_dir_quietly, d)
+        except (OSError, StopIteration, IndexError):
+            path = None
+        _TIMELINE_CGROUP.append(path)
+    return _TIMELINE_CGROUP[0]
+
+
+def _remove_dir_quietly(d: str) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(d)  # a cgroup goes once its processes have; one still running keeps it
+
+
+def _cgroup_cpu(usage: str | None) -> float:
+    if usage is None:
+        return 0.0
+    with open(usage, encoding="ascii") as f:
+        return int(f.read()) / 1e9
