@@ -20,15 +20,12 @@ command line or the DBMS's SET GLOBAL other than as those integers."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from iowatt_policy import job_value
@@ -246,53 +243,32 @@ class Progress:
         sys.stderr.flush()
 
 
+def _execute(opts: Any, directory: Path, stop: threading.Event) -> dict[str, Any]:
+    from ..tpch.isolation import check_reachable, tpch_user
+    from .worker import coordinate
+
+    check_supported()
+    user = tpch_user("mariadb")
+    check_reachable(directory, user)
+    return coordinate(opts, user, directory, Progress(len(opts.settings)))
+
+
 def main(argv: list[str] | None = None) -> int:
-    from .. import __version__
-    from ..tpch.isolation import IsolationError, check_reachable, tpch_user
-    from .worker import WorkerFailed, coordinate
+    from ..lease_cli import lease_main
+    from ..tpch.isolation import IsolationError
+    from .worker import WorkerFailed
 
-    parser = argparse.ArgumentParser(prog="python -m iowatt_agent.innodb.lease")
-    parser.add_argument("--job", required=True, type=Path)
-    parser.add_argument("--directory", required=True, type=Path)
-    parser.add_argument("--target", required=True, type=Path)
-    parser.add_argument("--output-format", default="json")
-    parser.add_argument("--progress", default="jsonl")
-    args = parser.parse_args(argv)
-    if args.directory.parent != args.target or not args.directory.name.startswith(RUN_DIR_PREFIX):
-        sys.stderr.write(f"innodb-flush: {args.directory} is not a run directory directly in {args.target}\n")
-        return 2
-    try:
-        opts = options_of(json.loads(args.job.read_text()))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        sys.stderr.write(f"innodb-flush: cannot read the job {args.job}: {exc}\n")
-        return 2
-    try:
-        check_supported()
-    except Unavailable as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 77
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if not stop.is_set():
-            stop.set()
-            raise KeyboardInterrupt
-
-    for s in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(s, on_signal)
-    try:
-        user = tpch_user("mariadb")
-        check_reachable(args.directory, user)
-        doc = coordinate(opts, user, args.directory, Progress(len(opts.settings)))
-    except (IsolationError, WorkerFailed) as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("innodb-flush: stopped; DBMS stopped, its directory removed\n")
-        return 130
-    sys.stdout.write(json.dumps(document(doc, __version__)) + "\n")
-    sys.stdout.flush()
-    return 0
+    return lease_main(
+        argv,
+        prog="python -m iowatt_agent.innodb.lease",
+        tag="innodb-flush",
+        run_dir_prefix=RUN_DIR_PREFIX,
+        read=lambda job, _target: options_of(job),
+        execute=_execute,
+        document=document,
+        failures=(IsolationError, WorkerFailed),
+        unsupported=(Unavailable,),
+    )
 
 
 if __name__ == "__main__":

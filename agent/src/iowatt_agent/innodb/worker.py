@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from iowatt_workload.innodb import INNODB_LABEL, per_transaction
@@ -34,8 +32,8 @@ from ..tpch.isolation import (
     clean_env,
     describe,
     empty_cwd,
-    json_line,
     run_worker,
+    serve_worker,
 )
 from . import sysbench
 
@@ -135,31 +133,10 @@ def coordinate(opts: Options, user: RunAs, run_dir: Path, progress: Callable[[st
 
 
 def work(opts: Options, events_fd: int, control_fd: int) -> int:
-    """The run, in the worker. Its exit code (0, 1, 130)."""
-    stop = threading.Event()
-    finished = threading.Event()
-    out = os.fdopen(events_fd, "wb", buffering=0)
+    """The run, in the worker. Its exit code (0, 1, 77, 130)."""
 
-    def emit(obj: dict[str, Any]) -> None:
-        with contextlib.suppress(OSError):
-            out.write(json_line(obj))
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if not stop.is_set():
-            stop.set()
-            raise KeyboardInterrupt
-
-    def watch_control() -> None:
-        with contextlib.suppress(OSError):
-            os.read(control_fd, 1)  # EOF: the coordinator wants us to stop (or died)
-        if not finished.is_set():
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    for s in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(s, on_signal)
-    threading.Thread(target=watch_control, daemon=True, name="innodb-control").start()
-    instance: FlushMariaDB | None = None
-    try:
+    def body(emit: Callable[[dict[str, Any]], None], _stop: threading.Event) -> dict[str, Any]:
+        instance: FlushMariaDB | None = None
         try:
             mariadbd, install_db = mariadb_binaries()
             binary = sysbench.sysbench_binary()
@@ -172,7 +149,7 @@ def work(opts: Options, events_fd: int, control_fd: int) -> int:
                 mariadbd=mariadbd,
                 install_db=install_db,
             )
-            doc = run_matrix(opts, instance, binary, lambda text: emit({"progress": text}))
+            return run_matrix(opts, instance, binary, lambda text: emit({"progress": text}))
         except (Unsupported, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is the run's message
@@ -187,24 +164,16 @@ def work(opts: Options, events_fd: int, control_fd: int) -> int:
                     instance.stop()
             finally:
                 empty_cwd()
-        finished.set()
-        emit({"outcome": "ok", "doc": doc})
-        return 0
-    except Unsupported as exc:
-        emit({"outcome": "failed", "message": f"unsupported on this host: {exc}"})
-        return 77
-    except KeyboardInterrupt:
-        emit({"outcome": "interrupted"})
-        return 130
-    except WorkerFailed as exc:
-        emit({"outcome": "failed", "message": str(exc)})
-        return 1
-    except Exception as exc:  # noqa: BLE001 - the clean-up itself failed
-        emit({"outcome": "failed", "message": f"innodb-flush failed: {describe(exc)}"})
-        return 1
-    finally:
-        finished.set()
-        out.close()
+
+    return serve_worker(
+        events_fd,
+        control_fd,
+        body,
+        what="innodb-flush",
+        failed=WorkerFailed,
+        unsupported=Unsupported,
+        unsupported_outcome=lambda exc: {"outcome": "failed", "message": f"unsupported on this host: {exc}"},
+    )
 
 
 def _query(instance: MariaDB, sql: str) -> list[tuple[Any, ...]]:

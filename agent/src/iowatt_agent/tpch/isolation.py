@@ -30,10 +30,12 @@ import pwd
 import shutil
 import signal
 import stat
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from .options import DBMS_RUN_DIR_PREFIXES
@@ -420,6 +422,67 @@ def json_line(obj: dict[str, Any]) -> bytes:
     import json
 
     return (json.dumps(obj) + "\n").encode()
+
+
+def serve_worker(
+    events_fd: int,
+    control_fd: int,
+    body: Callable[[Callable[[dict[str, Any]], None], threading.Event], dict[str, Any]],
+    *,
+    what: str,
+    failed: type[Exception],
+    unsupported: type[Exception],
+    unsupported_outcome: Callable[[Any], dict[str, Any]],
+) -> int:
+    """The worker's half of `run_worker`: its exit code. Stops once on SIGINT/SIGTERM (a second
+    signal must not interrupt the clean-up) or when the coordinator closes the control pipe;
+    `body(emit, stop)` is the run (its document; `emit` relays `{"progress": text}` lines; it
+    stops its DBMS itself and raises `failed` with the run's message). Each ending is one outcome
+    line on the events pipe: ok with the document (0), `unsupported_outcome(exc)` (77),
+    interrupted (130), failed with the message (1; "`what` failed: ..." when the clean-up itself
+    failed)."""
+    stop = threading.Event()
+    finished = threading.Event()
+    out = os.fdopen(events_fd, "wb", buffering=0)
+
+    def emit(obj: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):
+            out.write(json_line(obj))
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if not stop.is_set():  # once: a second signal must not interrupt the clean-up
+            stop.set()
+            raise KeyboardInterrupt
+
+    def watch_control() -> None:
+        with contextlib.suppress(OSError):
+            os.read(control_fd, 1)  # EOF: the coordinator wants us to stop (or died)
+        if not finished.is_set():
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, on_signal)
+    threading.Thread(target=watch_control, daemon=True, name=f"{what}-control").start()
+    try:
+        doc = body(emit, stop)
+        finished.set()
+        emit({"outcome": "ok", "doc": doc})
+        return 0
+    except unsupported as exc:
+        emit(unsupported_outcome(exc))
+        return 77
+    except KeyboardInterrupt:
+        emit({"outcome": "interrupted"})
+        return 130
+    except failed as exc:
+        emit({"outcome": "failed", "message": str(exc)})
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the clean-up itself failed
+        emit({"outcome": "failed", "message": f"{what} failed: {describe(exc)}"})
+        return 1
+    finally:
+        finished.set()
+        out.close()
 
 
 def run_worker(

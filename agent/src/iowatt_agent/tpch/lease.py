@@ -28,19 +28,15 @@ unsupported; 130 stopped by a signal (instance stopped, directory removed).
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
 import os
-import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from iowatt_policy import job_value
@@ -295,48 +291,22 @@ class Progress:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .. import __version__
+    from ..lease_cli import lease_main
     from .dbms import Unsupported
     from .run import TpchFailed, run
 
-    parser = argparse.ArgumentParser(prog="python -m iowatt_agent.tpch.lease")
-    parser.add_argument("--job", required=True, type=Path)
-    parser.add_argument("--directory", required=True, type=Path)
-    parser.add_argument("--target", required=True, type=Path)
-    parser.add_argument("--output-format", default="json")
-    parser.add_argument("--progress", default="jsonl")
-    args = parser.parse_args(argv)
-    if args.directory.parent != args.target or not args.directory.name.startswith(RUN_DIR_PREFIX):
-        sys.stderr.write(f"tpch: {args.directory} is not a run directory directly in {args.target}\n")
-        return 2
-    try:
-        opts = options_of(json.loads(args.job.read_text()), args.target)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        sys.stderr.write(f"tpch: cannot read the job {args.job}: {exc}\n")
-        return 2
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if not stop.is_set():  # once: a second signal must not interrupt the clean-up
-            stop.set()
-            raise KeyboardInterrupt
-
-    for s in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(s, on_signal)
-    try:
-        doc = run(opts, Progress(opts.streams), stop, run_dir=args.directory)
-    except Unsupported as exc:
-        sys.stderr.write(f"unsupported on this host: {exc}\n")
-        return 77
-    except TpchFailed as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("tpch: stopped; DBMS stopped, its directory removed\n")
-        return 130
-    sys.stdout.write(json.dumps(document(doc, __version__)) + "\n")
-    sys.stdout.flush()
-    return 0
+    return lease_main(
+        argv,
+        prog="python -m iowatt_agent.tpch.lease",
+        tag="tpch",
+        run_dir_prefix=RUN_DIR_PREFIX,
+        read=options_of,
+        execute=lambda opts, directory, stop: run(opts, Progress(opts.streams), stop, run_dir=directory),
+        document=document,
+        failures=(TpchFailed,),
+        unsupported=(Unsupported,),
+        unsupported_text=lambda exc: f"unsupported on this host: {exc}",
+    )
 
 
 if __name__ == "__main__":

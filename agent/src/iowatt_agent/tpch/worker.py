@@ -15,13 +15,10 @@ emptied whatever happened. It talks to the coordinator in JSON lines on the even
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from . import data
@@ -30,8 +27,8 @@ from .isolation import (
     RunAs,
     describe,
     empty_cwd,
-    json_line,
     run_worker,
+    serve_worker,
 )
 from .workload import is_disk_full
 
@@ -109,34 +106,12 @@ def work(opts: TpchOptions, events_fd: int, control_fd: int, extension_fd: int) 
     `extension_fd`: DuckDB's tpch extension, read-only (the generator copies it: steps.run_in)."""
     from .steps import run_in
 
-    stop = threading.Event()
-    finished = threading.Event()
-    out = os.fdopen(events_fd, "wb", buffering=0)
-
-    def emit(obj: dict[str, Any]) -> None:
-        with contextlib.suppress(OSError):
-            out.write(json_line(obj))
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if not stop.is_set():  # once: a second signal must not interrupt the clean-up
-            stop.set()
-            raise KeyboardInterrupt
-
-    def watch_control() -> None:
-        with contextlib.suppress(OSError):
-            os.read(control_fd, 1)  # EOF: the coordinator wants us to stop (or died)
-        if not finished.is_set():
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    for s in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(s, on_signal)
-    threading.Thread(target=watch_control, daemon=True, name="tpch-control").start()
-    run_dir = Path(os.getcwd())
-    instance = None
-    try:
+    def body(emit: Callable[[dict[str, Any]], None], stop: threading.Event) -> dict[str, Any]:
+        run_dir = Path(os.getcwd())
+        instance = None
         try:
             instance = create_instance(opts.dbms, run_dir / "dbms", opts.buffer_pool_bytes, Path("gen"))
-            doc = run_in(opts, run_dir, instance, lambda text: emit({"progress": text}), stop, extension_fd)
+            return run_in(opts, run_dir, instance, lambda text: emit({"progress": text}), stop, extension_fd)
         except (Unsupported, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is the run's message
@@ -148,24 +123,20 @@ def work(opts: TpchOptions, events_fd: int, control_fd: int, extension_fd: int) 
                     instance.remove_extra()
             finally:
                 empty_cwd()
-        finished.set()
-        emit({"outcome": "ok", "doc": doc})
-        return 0
-    except Unsupported as exc:
-        emit({"outcome": "unsupported", "message": exc.message, "install": exc.install})
-        return 77
-    except KeyboardInterrupt:
-        emit({"outcome": "interrupted"})
-        return 130
-    except WorkerFailed as exc:
-        emit({"outcome": "failed", "message": str(exc)})
-        return 1
-    except Exception as exc:  # noqa: BLE001 - the clean-up itself failed
-        emit({"outcome": "failed", "message": f"tpch failed: {describe(exc)}"})
-        return 1
-    finally:
-        finished.set()
-        out.close()
+
+    return serve_worker(
+        events_fd,
+        control_fd,
+        body,
+        what="tpch",
+        failed=WorkerFailed,
+        unsupported=Unsupported,
+        unsupported_outcome=lambda exc: {
+            "outcome": "unsupported",
+            "message": exc.message,
+            "install": exc.install,
+        },
+    )
 
 
 def _failure(exc: Exception, instance: Instance | None, run_dir: Path) -> str:
