@@ -118,6 +118,33 @@ export async function shotOf(p, path, fullPage = true) {
   if (SHOTS) await p.screenshot({ path, fullPage });
 }
 
+/**
+ * Opens `path` (and its query) inside the app already loaded in `page`, as a click on one of its
+ * links does: React Router's history entry and a popstate event, no new document. The app does
+ * not load and start again, and what a script injected (axe-core) stays. Returns once the page it
+ * left is gone from the document (its elements are marked `data-left` first, and the route's
+ * elements are replaced, not reused), so no wait after it finds the old page's test ids; the new
+ * page may still be loading. A page outside the app (about:blank) is loaded with goto. Not for a
+ * route to itself with other parameters (React keeps its elements): goto there.
+ */
+export async function navigate(page, path) {
+  if (!page.url().startsWith(`${BASE}/`)) {
+    await page.goto(`${BASE}${path}`);
+    return;
+  }
+  const moved = await page.evaluate((to) => {
+    if (window.location.pathname + window.location.search === to) return false; // there already
+    const box = document.querySelector("main") ?? document.getElementById("root");
+    for (const el of box?.children ?? []) el.dataset.left = "1";
+    const idx = (window.history.state?.idx ?? 0) + 1;
+    const key = Math.random().toString(36).slice(2, 10);
+    window.history.pushState({ usr: null, key, idx }, "", to);
+    window.dispatchEvent(new PopStateEvent("popstate", { state: window.history.state }));
+    return true;
+  }, path);
+  if (moved) await page.waitForFunction(() => !document.querySelector("[data-left]"));
+}
+
 /** A download's file, saved in IOWATT_ARTIFACTS (Download.path() is not there for a browser
  * connected to a server). */
 export async function downloaded(download) {

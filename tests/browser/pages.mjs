@@ -3,6 +3,8 @@
 // and a Menu that holds the navigation and Log out, the shared pages, the dashboard and the
 // review fit the phone's width, a modal dialog keeps the focus inside it and gives it back, and
 // the review page's figures are dumped (review-figures.json) for test_pages.py to find in the PDF.
+// The app's pages are opened inside the app (lib.mjs navigate), not loaded one by one: the app
+// starts and axe-core is sent once per document (8 times), not once per page (~56).
 //
 //   IOWATT_PAGES_RUNS       two run ids (comma-separated)
 //   IOWATT_PAGES_REVIEW     a review id
@@ -15,6 +17,7 @@ import {
   BASE,
   check,
   EMAIL,
+  navigate,
   needs,
   openBrowser,
   PASSWORD,
@@ -139,7 +142,7 @@ for (const [viewport, tag] of [
   await run(`every page at ${tag} px: axe-core clean`, async () => {
     await page.setViewportSize(viewport);
     for (const [path, fit, name, ready] of APP_PAGES) {
-      await page.goto(`${BASE}${path}`);
+      await navigate(page, path);
       await settle(page);
       if (ready) await page.getByTestId(ready).waitFor();
       await audit(page, `${path} at ${tag}`, fit || tag === "1440", `P-${name}-${tag}`);
@@ -156,7 +159,7 @@ await run(
   "the phone's header: brand and Menu; the menu holds the navigation and Log out",
   async () => {
     await page.setViewportSize(PHONE);
-    await page.goto(`${BASE}/reviews`);
+    await navigate(page, "/reviews");
     await settle(page);
     const toggle = page.getByTestId("menu-toggle");
     check(await toggle.isVisible(), "no Menu button on a phone");
@@ -181,7 +184,7 @@ await run(
 );
 
 await run("a modal dialog keeps the focus inside and gives it back (New team)", async () => {
-  await page.goto(`${BASE}/team`);
+  await navigate(page, "/team");
   await settle(page);
   const switcher = page.getByTestId("team-switcher");
   await switcher.focus();
@@ -207,7 +210,7 @@ await run("a modal dialog keeps the focus inside and gives it back (New team)", 
 });
 
 await run("the review page's figures, for the PDF check", async () => {
-  await page.goto(`${BASE}/reviews/${REVIEW}`);
+  await navigate(page, `/reviews/${REVIEW}`);
   await page.getByTestId("figures-table").waitFor();
   const figures = await page.getByTestId("figures-table").evaluate((t) =>
     [...t.querySelectorAll("tbody tr")].map((tr) => ({
@@ -249,7 +252,7 @@ await run(
       ["/import", "import", null],
       [`/views?runs=${RUNS.join(",")}`, "views", null],
     ]) {
-      await p.goto(`${BASE}${path}`);
+      await navigate(p, path);
       await settle(p);
       if (ready) await p.getByTestId(ready).first().waitFor();
       await audit(p, `dark ${path}`, true, `P-dark-${name}-1440`);
