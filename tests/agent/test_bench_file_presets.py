@@ -38,7 +38,7 @@ TEST_PRESETS: dict[str, dict[str, Any]] = {
         "description": "a small file set",
         "passes": 1,
         "discard_passes": 0,
-        "engine_job": {"mode": "vdbench", "parameters": vdbench(elapsed="2"), "scale": "2"},
+        "engine_job": {"mode": "vdbench", "parameters": vdbench(elapsed="2", fwdrate="500"), "scale": "2"},
     },
     "pm-evil": {
         "description": "a shell escape",
