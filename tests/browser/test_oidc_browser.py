@@ -19,6 +19,7 @@ from tests.browser.test_browser import _browser_ws, _shot, _shots_wanted
 from tests.conftest import REPO
 from tests.oidc.provider import oidc_provider
 from tests.services import Postgres, free_port
+from tests.stack import _bootstrap, http
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # its own API and database: no shared stack, no group
@@ -47,13 +48,9 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
         "IOWATT_PUBLIC_URL": url,
         "IOWATT_FRONTEND_DIST": str(dist),
     }
-    subprocess.run(
-        [str(BIN / "iowatt-server"), "bootstrap", "--credentials-file", str(tmp_path / "creds")],
-        cwd=REPO,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+    # `iowatt-server bootstrap` in this process (typer's runner, tests/stack.py): a process of its
+    # own is ~1.4 CPU-s of imports
+    _bootstrap(env, tmp_path)
     creds = dict(line.split("=", 1) for line in (tmp_path / "creds").read_text().split())
     shots = Path(os.environ.get("IOWATT_OIDC_SHOTS", str(tmp_path)))
     shots.mkdir(parents=True, exist_ok=True)
@@ -80,13 +77,14 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
                 stderr=subprocess.STDOUT,
             )
         try:
-            wait_until(
-                lambda: httpx.get(f"{url}/api/v1/auth/oidc", timeout=2).json()["enabled"],
-                timeout=60,
-                interval=0.2,
-                ignore=(httpx.HTTPError, ValueError),
-                message=lambda: log.read_text(errors="replace")[-2000:],
-            )
+            with http(timeout=2) as c:  # one TLS context for the looks (tests/stack.py TLS)
+                wait_until(
+                    lambda: c.get(f"{url}/api/v1/auth/oidc").json()["enabled"],
+                    timeout=60,
+                    interval=0.2,
+                    ignore=(httpx.HTTPError, ValueError),
+                    message=lambda: log.read_text(errors="replace")[-2000:],
+                )
             _invitee_accepts(url, creds)
             proc = subprocess.run(
                 ["node", "tests/browser/oidc.mjs"],
@@ -147,17 +145,17 @@ INVITEE_PASSWORD = "the invitee's password"
 
 def _invitee_accepts(url: str, creds: dict[str, str]) -> None:
     """An account made the usual way: the admin invites, the invitee accepts with a password."""
-    api = f"{url}/api/v1"
-    token = httpx.post(
-        f"{api}/auth/login", json={"email": creds["email"], "password": creds["password"]}
-    ).json()["access_token"]
-    auth = {"Authorization": f"Bearer {token}"}
-    team = httpx.get(f"{api}/auth/me", headers=auth).json()["teams"][0]["id"]
-    r = httpx.post(f"{api}/teams/{team}/invitations", json={"email": INVITEE, "role": "member"}, headers=auth)
-    assert r.status_code == 201, r.text
-    raw = r.json()["url"].rsplit("/invite/", 1)[1]
-    r = httpx.post(
-        f"{api}/invitations/{raw}/accept", json={"display_name": "Invitee", "password": INVITEE_PASSWORD}
-    )
-    assert r.status_code == 200, r.text
-    assert r.json()["user"]["email_verified"] is False
+    with http(base_url=f"{url}/api/v1") as api:
+        token = api.post("/auth/login", json={"email": creds["email"], "password": creds["password"]}).json()[
+            "access_token"
+        ]
+        auth = {"Authorization": f"Bearer {token}"}
+        team = api.get("/auth/me", headers=auth).json()["teams"][0]["id"]
+        r = api.post(f"/teams/{team}/invitations", json={"email": INVITEE, "role": "member"}, headers=auth)
+        assert r.status_code == 201, r.text
+        raw = r.json()["url"].rsplit("/invite/", 1)[1]
+        r = api.post(
+            f"/invitations/{raw}/accept", json={"display_name": "Invitee", "password": INVITEE_PASSWORD}
+        )
+        assert r.status_code == 200, r.text
+        assert r.json()["user"]["email_verified"] is False
