@@ -45,6 +45,7 @@ from backend.kit.limits import BodyLimitMiddleware
 from backend.kit.messages import plain_message
 from backend.kit.openapi import document_errors
 from backend.kit.operation_ids import operation_id
+from backend.kit.routes import index_included_routers
 from backend.kit.schema import NUL
 from backend.kit.security import burn_password_check
 from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logging, log, request_id_of
@@ -324,6 +325,7 @@ def create_app() -> FastAPI:
     app.include_router(sharing_pages)  # /s/{token}: link previews, before the SPA's catch-all
     apidocs.mount(app)  # /docs, /redoc and their assets, before the SPA's catch-all
     _mount_ui(app, settings.frontend_dist)
+    index_included_routers(app)  # a request skips the routers none of whose paths it starts like
     app.openapi = _openapi_with_our_errors(app)  # type: ignore[method-assign]
     # outermost last: security headers on every answer, including the size limit's 413, which
     # is decided before the body is read, routed or authenticated

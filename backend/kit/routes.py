@@ -11,8 +11,9 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
-from fastapi.routing import iter_route_contexts
-from starlette.routing import BaseRoute, Match
+from fastapi.routing import APIRoute, iter_route_contexts
+from starlette._utils import get_route_path
+from starlette.routing import BaseRoute, Match, Mount, Route, WebSocketRoute
 from starlette.types import Scope
 
 MAX_KEPT = 4096  # per router: past it the kept answers are dropped and found again
@@ -48,3 +49,65 @@ def template(scope: Scope, routes: Sequence[BaseRoute], owner: Any) -> str | Non
             kept.answers.clear()
         kept.answers[key] = found
     return found or None
+
+
+class _PrefixFilter:
+    """An included router's `matches` that first checks the request's path against the literal
+    start of each of its routes' paths (`/api/v1/runs/` of `/api/v1/runs/{run_id}`): a router none
+    of whose routes' paths the request's path starts with cannot match it (every route matches by
+    its path's regex, which begins with that literal text), so the request goes on to the next
+    router without the router's routes being matched one by one. FastAPI >= 0.137 matches a
+    request against each of the ~35 included routers in turn, each against every route of its own
+    (~90 regex matches and scope bookkeeping per request). What the router answers when the
+    prefixes do admit the path is FastAPI's own `matches`; a router with a route whose path is not
+    known this way (a frontend group, a host) is always asked."""
+
+    def __init__(self, router: Any) -> None:
+        self.router = router
+        self.original = router.matches
+        self.seen: object = None
+        self.prefixes: tuple[str, ...] | None = None
+
+    def __call__(self, scope: Scope) -> tuple[Match, Scope]:
+        candidates = self.router.effective_candidates()  # rebuilt (a new list) when its routes change
+        if candidates is not self.seen:
+            self.prefixes = _literal_starts(candidates)
+            self.seen = candidates
+        if self.prefixes is not None and not get_route_path(scope).startswith(self.prefixes):
+            return Match.NONE, {}
+        result: tuple[Match, Scope] = self.original(scope)
+        return result
+
+
+def _literal_starts(candidates: Sequence[Any]) -> tuple[str, ...] | None:
+    """The literal start of every candidate's path (up to its first parameter), or None if one's is
+    not known (a route of another kind than FastAPI's, Starlette's routes, websockets and mounts)."""
+    out: set[str] = set()
+    for c in candidates:
+        nested = getattr(c, "effective_candidates", None)
+        if nested is not None:  # a router included in this one
+            inner = _literal_starts(nested())
+            if inner is None:
+                return None
+            out.update(inner)
+            continue
+        route = getattr(c, "starlette_route", None)
+        if route is None:  # a FastAPI route: its context holds the path with every prefix
+            route = c if isinstance(getattr(c, "original_route", None), APIRoute) else None
+        elif not isinstance(route, Route | WebSocketRoute | Mount):
+            route = None
+        fmt = getattr(route, "path_format", None)
+        if not isinstance(fmt, str) or not fmt.startswith("/"):
+            return None
+        out.add(fmt.split("{", 1)[0])
+    return tuple(sorted(out))
+
+
+def index_included_routers(app: Any) -> None:
+    """Give each router included in `app` the path prefilter above (an app whose FastAPI has no
+    included-router objects, or whose routes are not of the known kinds, is left as it is)."""
+    for route in getattr(app.router, "routes", ()):
+        if type(route).__name__ == "_IncludedRouter" and callable(
+            getattr(route, "effective_candidates", None)
+        ):
+            route.matches = _PrefixFilter(route)

@@ -1,6 +1,7 @@
 """The route template a request goes to, as the body limit and the request log see it: found once
 per method and path, the same answer as a scan of the routes."""
 
+import re
 from typing import Any
 
 import pytest
@@ -65,3 +66,81 @@ def test_the_kept_answers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     for n in range(25):
         assert kit_routes.template(_scope(app, "GET", f"/x/{n}"), app.router.routes, app.router) == "/x/{n}"
     assert len(app.router._iowatt_templates.answers) <= 10  # type: ignore[attr-defined]
+
+
+def _filled(template: str) -> list[str]:
+    """Paths a template's route matches and paths next to it that it must not."""
+    ids = re.sub(r"\{[^}]+\}", "0b7c3c1e-5f3a-4c1a-9d2e-2f1b8f9a7c11", template)
+    words = re.sub(r"\{[^}]+\}", "x", template)
+    return [ids, words + "/", ids.rstrip("/") + "/more", template.rsplit("/", 1)[0] or "/"]
+
+
+def _filtered(app: FastAPI) -> list[Any]:
+    return [r for r in app.router.routes if isinstance(r.__dict__.get("matches"), kit_routes._PrefixFilter)]
+
+
+def test_the_routers_path_prefilter_answers_as_fastapi_does(app_client: Any) -> None:
+    """create_app() gives each included router a prefilter on its routes' literal path starts
+    (backend/kit/routes.py): for every route's path, paths beside it and paths of no route, a
+    router the prefilter skips is one FastAPI's own matching finds no route of (a path that passes
+    the prefilter is matched by FastAPI itself)."""
+    app = app_client.app
+    filtered = [
+        r for r in app.router.routes if isinstance(r.__dict__.get("matches"), kit_routes._PrefixFilter)
+    ]
+    assert len(filtered) >= 30  # every included router
+    paths = {
+        "/",
+        "/api",
+        "/api/v1",
+        "/api/v1/",
+        "/api/v1/nothing",
+        "/runs",
+        "/s",
+        "/s/",
+        "/metrics/",
+        "/docs/x",
+    }
+    for ctx in fastapi_routing.iter_route_contexts(app.router.routes):
+        if isinstance(ctx.path, str):
+            paths.update(_filled(ctx.path))
+    assert len(paths) > 300
+    methods = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+    skipped = 0
+    for n, path in enumerate(sorted(paths)):
+        method = methods[n % len(methods)]  # a route's path decides NONE; the method only FULL or PARTIAL
+        for r in filtered:
+            ours = r.matches(_scope(app, method, path))
+            prefixes = r.matches.prefixes
+            if prefixes is not None and path.startswith(prefixes):
+                continue  # the prefilter let FastAPI's own matching answer
+            skipped += 1
+            assert ours == (fastapi_routing.Match.NONE, {})
+            assert type(r).matches(r, _scope(app, method, path))[0] == fastapi_routing.Match.NONE, (path, r)
+    assert skipped > len(paths) * 20  # most routers are skipped for most paths
+
+
+def test_the_prefilter_follows_routes_added_after_the_include() -> None:
+    app = FastAPI()
+    router = fastapi_routing.APIRouter()
+
+    @router.get("/a/{thing_id}")
+    def thing(thing_id: str) -> str:
+        return thing_id
+
+    app.include_router(router, prefix="/api")
+    kit_routes.index_included_routers(app)
+    (included,) = [
+        r for r in app.router.routes if isinstance(r.__dict__.get("matches"), kit_routes._PrefixFilter)
+    ]
+    match = fastapi_routing.Match
+    assert included.matches(_scope(app, "GET", "/api/a/1"))[0] == match.FULL
+    assert included.matches(_scope(app, "GET", "/api/b"))[0] == match.NONE
+
+    @router.get("/b")
+    def b() -> None:
+        return None
+
+    assert included.matches(_scope(app, "GET", "/api/b"))[0] == match.FULL
+    assert included.matches(_scope(app, "POST", "/api/b"))[0] == match.PARTIAL
+    assert included.matches(_scope(app, "GET", "/api/c"))[0] == match.NONE
