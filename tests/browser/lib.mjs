@@ -9,7 +9,7 @@
 //   await run("log in", login);
 //   await run("the page shows …", async () => { … check(cond, "why") … await shot("name"); });
 //   await done(); // no uncaught page errors; prints `views: N passed, 0 failed`
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -210,6 +210,22 @@ async function connectOrLaunch(name) {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }
 
+/** With IOWATT_STEP_CPU=1, the CPU seconds of this process's cgroup (v1 cpuacct): the test process
+ * and everything it started, the browser and the stack included (tests/conftest.py's timeline puts
+ * each test process in one), printed per step to find what a script spends; else null. */
+function treeCpu() {
+  if (process.env.IOWATT_STEP_CPU !== "1") return null;
+  try {
+    const line = readFileSync("/proc/self/cgroup", "utf8")
+      .split("\n")
+      .find((l) => l.split(":")[1] === "cpuacct");
+    const dir = line.split(":").slice(2).join(":").replace(/\/$/, "");
+    return Number(readFileSync(`/sys/fs/cgroup/cpuacct${dir}/cpuacct.usage`, "utf8")) / 1e9;
+  } catch {
+    return null;
+  }
+}
+
 /** The script's contexts closed, then the browser: a launched one exits, a server's stays up for
  * the next script (close() only disconnects from it). */
 async function closeAll(browser) {
@@ -272,21 +288,28 @@ export async function openBrowser(
   const run = async (stepName, fn) => {
     state.step = stepName;
     const t0 = Date.now();
+    const cpu0 = treeCpu();
     try {
       await fn();
     } catch (err) {
       await fail(err);
     }
     state.passed += 1;
-    console.log(`ok ${state.passed} - ${stepName}${timed ? ` (${Date.now() - t0} ms)` : ""}`);
+    const cpu = cpu0 === null ? "" : `, tree ${(treeCpu() - cpu0).toFixed(2)} CPU-s`;
+    console.log(
+      `ok ${state.passed} - ${stepName}${timed || cpu ? ` (${Date.now() - t0} ms${cpu})` : ""}`,
+    );
   };
 
   /** `shotOf` the page: IOWATT_ARTIFACTS/FILE.png (the whole page unless fullPage is false). */
   const shot = (file, fullPage = true) => shotOf(page, join(ARTIFACTS, `${file}.png`), fullPage);
 
-  /** Logs in through the form and waits for `ready` (a test id) on the page it lands on. */
-  const login = async (ready = "runs-table") => {
-    await page.goto(`${BASE}/login`);
+  /** Logs in through the form and waits for `ready` (a test id) on the page it lands on: the
+   * dashboard, or `next` (a path: the login page's ?next=). The dashboard draws the latest runs'
+   * comparison, charts and all (landing there cost ~0.7 CPU-s more than the runs list with six
+   * runs on the server, more with many): a script that starts elsewhere lands there. */
+  const login = async (ready = "runs-table", next = "") => {
+    await page.goto(`${BASE}/login${next ? `?next=${encodeURIComponent(next)}` : ""}`);
     await page.fill('input[name="email"]', EMAIL);
     await page.fill('input[name="password"]', PASSWORD);
     await page.click('button[type="submit"]');

@@ -12,7 +12,7 @@
 // tests/browser/test_views.py runs it. Prints `ok N - ...` per check and `views: N passed,
 // 0 failed`; exit 1 with `failure.png` on failure, 2 on bad env.
 import { readFileSync } from "node:fs";
-import { BASE, check, downloaded, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { BASE, check, downloaded, navigate, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const RUNS = Object.fromEntries(
   (process.env.IOWATT_VIEW_RUNS ?? "")
@@ -48,10 +48,10 @@ function cellNumber(text) {
   return Number((text ?? "").replace(/,/g, ""));
 }
 
-await run("log in", login);
+await run("log in", () => login("views-catalog", "/views")); // not the dashboard: lib.mjs login
 
 await run("the views page lists every view and offers finished runs to pick", async () => {
-  await page.goto(`${BASE}/views`);
+  await navigate(page, "/views");
   await page.getByTestId("views-picker").locator("input[type=checkbox]").first().waitFor();
   // every view of the server's catalogue (IOWATT_VIEW_COUNT: the test reads GET /views)
   const want = Number(process.env.IOWATT_VIEW_COUNT ?? "0");
@@ -306,7 +306,7 @@ if (RUNS.kh?.length) {
   );
 
   await run("the runs list names a 110-job run in one short line", async () => {
-    await page.goto(`${BASE}/runs`);
+    await navigate(page, "/runs");
     const row = page.locator(`[data-testid="run-row"][data-run-id="${RUNS.kh[0]}"]`);
     await row.waitFor();
     const cell = (await row.locator("td").nth(5).textContent()) ?? "";
@@ -317,7 +317,7 @@ if (RUNS.kh?.length) {
 }
 
 await run("a CrystalDiskMark run page: its grid first, nothing wider than the window", async () => {
-  await page.goto(`${BASE}/runs/${RUNS.cdm[0]}`);
+  await navigate(page, `/runs/${RUNS.cdm[0]}`);
   await page.getByTestId("preset-summary").getByTestId("view-grid").waitFor();
   check((await page.getByTestId("job-row").count()) === 25, "not 25 of the 40 jobs to a page");
   await noOverflow(page);
@@ -325,7 +325,7 @@ await run("a CrystalDiskMark run page: its grid first, nothing wider than the wi
 });
 
 await run("a view of runs of another preset is refused with the reason", async () => {
-  await page.goto(`${BASE}/views/kernel-help?runs=${RUNS.cdm[0]}`);
+  await navigate(page, `/views/kernel-help?runs=${RUNS.cdm[0]}`);
   const alert = page.getByRole("alert");
   await alert.waitFor();
   check((await alert.textContent()).includes("crystaldiskmark"), await alert.textContent());
