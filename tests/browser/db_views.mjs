@@ -11,7 +11,7 @@
 // tests/browser/test_db_views.py runs it. Prints `ok N - ...` per check and `db_views: N passed,
 // 0 failed`; exit 1 with `failure.png` on failure, 2 on bad env.
 import { readFileSync } from "node:fs";
-import { BASE, check, downloaded, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { BASE, check, downloaded, navigate, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const TPCH = (process.env.IOWATT_DBV_TPCH ?? "").split(",").filter(Boolean);
 const HB = (process.env.IOWATT_DBV_HB ?? "").split(",").filter(Boolean);
@@ -56,10 +56,10 @@ async function csv() {
     .split("\n");
 }
 
-await run("log in", login);
+await run("log in", () => login("view-grid", `/views/tpch-qphh?runs=${TPCH.join(",")}`));
 
 await run("tpch-qphh with four tpch-smoke runs: QphH, SF, W, J and the Rate", async () => {
-  await page.goto(`${BASE}/views/tpch-qphh?runs=${TPCH.join(",")}`);
+  await navigate(page, `/views/tpch-qphh?runs=${TPCH.join(",")}`); // there already (the login's next)
   await page.getByTestId("view-grid").waitFor();
   const rows = await rowsOf();
   console.log(`# tpch-qphh rows: ${JSON.stringify(rows)}`);

@@ -16,7 +16,7 @@ const SETS = (process.env.IOWATT_SERIES_SETS ?? "")
 needs("series", SETS.length > 0, "IOWATT_SERIES_SETS");
 const { page, run, shot, login, done } = await openBrowser("series");
 
-await run("log in", login);
+await run("log in", () => login("runs-table", "/runs")); // not the dashboard: lib.mjs login
 
 const drawn = () =>
   page.waitForFunction(() => {

@@ -5,19 +5,19 @@
 //   IOWATT_SHARE_LEFT_TOKEN=a token the removed member made  IOWATT_SHARE_SHOTS=dir
 //   + lib.mjs's variables (an admin's login)
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, needs, openBrowser, shotOf } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, navigate, needs, openBrowser, shotOf } from "./lib.mjs";
 
 const TOKEN = process.env.IOWATT_SHARE_LEFT_TOKEN ?? "";
 const SHOTS = process.env.IOWATT_SHARE_SHOTS ?? ARTIFACTS;
 needs("share_creator_left", TOKEN !== "", "IOWATT_SHARE_LEFT_TOKEN");
 
 const { page, run, login, done } = await openBrowser("share_creator_left");
-await run("log in as the team's admin", () => login("runs-table"));
+await run("log in as the team's admin", () => login("shares-table", "/shares"));
 
 await run(
   "the removed member's links read 'creator left', and the admin may revoke them",
   async () => {
-    await page.goto(`${BASE}/shares`);
+    await navigate(page, "/shares"); // there already (the login's next)
     await page.getByTestId("shares-table").waitFor();
     const left = page.getByTestId("share-row").filter({ hasText: "creator left" });
     check((await left.count()) >= 1, "a row says creator left");
