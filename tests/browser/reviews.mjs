@@ -10,7 +10,16 @@
 //   + lib.mjs's variables (an admin's login)
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, downloaded, needs, noOverflow, openBrowser } from "./lib.mjs";
+import {
+  ARTIFACTS,
+  BASE,
+  check,
+  downloaded,
+  navigate,
+  needs,
+  noOverflow,
+  openBrowser,
+} from "./lib.mjs";
 
 const RUN = process.env.IOWATT_REVIEW_RUN ?? "";
 const MANY = process.env.IOWATT_REVIEW_MANY ?? "";
@@ -61,10 +70,10 @@ async function addCandidate(c) {
 
 let reviewUrl = "";
 
-await run("log in", () => login());
+await run("log in", () => login("reviews-table", "/reviews"));
 
 await run("the reviews list shows the team's review and offers New review", async () => {
-  await page.goto(`${BASE}/reviews`);
+  await navigate(page, "/reviews"); // there already (the login's next)
   await page.getByTestId("reviews-table").waitFor();
   const rows = await page.getByTestId("review-row").count();
   check(rows === BEFORE, `${BEFORE} reviews before this test's (${rows} listed)`);
