@@ -52,7 +52,7 @@ async function noHorizontalOverflow() {
 
 let token = "";
 await run("log in", async () => {
-  await login();
+  await login("runs-table", "/runs"); // not the dashboard: lib.mjs login
   token = (await page.evaluate(() => localStorage.getItem("iowatt.token"))) ?? "";
   check(token.length > 10, "no session token in localStorage");
 });
