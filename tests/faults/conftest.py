@@ -1,8 +1,12 @@
 """The fault-injection rig (issue 11): the whole platform as real processes (tests/stack.py) on a
-PostgreSQL and a Redis of its own per test module, so a module can restart or stop them without
-touching any other test; optionally a TCP proxy between the agent and the API (proxy.py).
+PostgreSQL and a Redis of its own, so a scenario can restart or stop them without touching any
+other test, and a TCP proxy between the agent and the API (proxy.py). One rig for both modules
+(the `r` fixture, one xdist group): each scenario starts from the whole rig up (`Rig.all_up`) and
+puts back what it changed (the agent's command, a proxy hook): a second rig (PostgreSQL, the
+migrations, two API processes, worker, beat, agent, started and stopped: ~20-30 CPU-s at load 20)
+bought no isolation.
 
-Runs are tiny (a few MiB in a directory of the module's own, 1–2 s of load, idle baselines of a
+Runs are tiny (a few MiB in a directory of the rig's own, 1–2 s of load, idle baselines of a
 fraction of a second) and metered by a `command:` meter the host configured with
 `iowatt-agent meters set`, so energy is computed for every run."""
 
@@ -23,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.faults.proxy import Proxy
 from tests.services import Postgres, Redis, postgres, redis_instance
-from tests.stack import FINAL, TLS, Stack, enrollment_token, stack
+from tests.stack import FINAL, TLS, Stack, _wait_http, enrollment_token, stack
 from tests.waiting import wait_until
 
 METER = """#!/bin/sh
@@ -187,6 +192,19 @@ class Rig:
     def agent_cli(self, *args: str) -> str:
         return self.s.agent_cli(*args)
 
+    def all_up(self) -> None:
+        """The whole rig as a scenario starts from: Redis and every process running (a scenario
+        that failed half-way may have left one down), no proxy hook, the network not cut."""
+        if self.redis.proc is None:
+            self.redis.start()
+        for name in ("api", "worker", "beat", "agent"):
+            if not self.s.alive(name):
+                self.s.start(name)
+        _wait_http(f"{self.s.url}/api/v1/health")
+        if self.proxy is not None:
+            self.proxy.hook = None
+            self.proxy.restore()
+
     def rejected(self) -> list[str]:
         """Uploads the agent gave up on (spool/rejected/: a permanent 4xx), with the reason."""
         return [p.read_text()[:500] for p in (self.state / "spool" / "rejected").glob("*") if p.is_file()]
@@ -247,6 +265,18 @@ def rig(*, proxy: bool = False, meter: bool = True, **stack_opts: Any) -> Iterat
         for p in px:
             p.close()
         shutil.rmtree(work, ignore_errors=True)
+
+
+# both fault modules' scenarios run in this group, on one test process and its one rig
+GROUP = "faults"
+
+
+@pytest.fixture(scope="session")
+def r() -> Iterator[Rig]:
+    """The rig of both fault modules (xdist group GROUP): started once, each scenario starting
+    from it whole (`Rig.all_up`) and putting back what it changed."""
+    with rig(proxy=True) as x:
+        yield x
 
 
 def report(scenario: str, **measured: Any) -> None:

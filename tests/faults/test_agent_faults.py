@@ -12,7 +12,6 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,33 +22,28 @@ import pytest
 
 from tests.conftest import REPO
 from tests.faults.conftest import (
+    GROUP,
     Rig,
     connection_owner,
     engine_pids,
     fake_agent,
     measured_samples,
     report,
-    rig,
     sql,
 )
 from tests.faults.proxy import Conn
 from tests.stack import FINAL, TLS
 from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults-agent")]
-
-
-@pytest.fixture(scope="module")
-def r() -> Iterator[Rig]:
-    with rig(proxy=True) as x:
-        yield x
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(GROUP)]
 
 
 @pytest.fixture(autouse=True)
-def _agent_running(r: Rig) -> None:
-    """A scenario that failed half-way may have left the agent stopped: start it for the next."""
-    if not r.s.alive("agent"):
-        r.s.start("agent")
+def _all_up(request: pytest.FixtureRequest) -> None:
+    """A scenario that failed half-way (here or in the server's module, on the same rig) may have
+    left a part stopped: the whole rig is up for the next."""
+    if "r" in request.fixturenames:
+        request.getfixturevalue("r").all_up()
 
 
 def _ts(value: str) -> float:
