@@ -107,8 +107,8 @@ async function plotsAtLeast200(count) {
  * the router's history, no page load), else by a page load. A page load starts the app again (its
  * bundle parsed, its session and lists asked for): ~0.75 CPU-s of Chromium and ~0.18 of the API,
  * against ~0.16 and ~0.03 for a navigation inside the app (24 pages each way, 2026-12-06; here 8
- * of 12 loads: ~2.2 CPU-s less for the test). The same page with other ids (a run page after a run page, a
- * view after a view) is loaded, so what a step reads is never the page before it. */
+ * of 12 loads: ~2.2 CPU-s less for the test). The same page with other ids (a run page after a
+ * run page, a view after a view) is loaded, so what a step reads is never the page before it. */
 const pageOf = (path) => {
   const [first, second] = new URL(path, BASE).pathname.split("/").filter(Boolean);
   return second === undefined ? first : second === "new" ? `${first}/new` : `${first}/:id`;
