@@ -8,7 +8,16 @@
 //   node tests/browser/db_workloads.mjs
 //
 // Prints `ok N - ...` per check and `db_workloads: N passed, 0 failed`; exit 1 with `failure.png`.
-import { BASE, check, fitsItsBox, needs, noOverflow, openBrowser, pause } from "./lib.mjs";
+import {
+  BASE,
+  check,
+  fitsItsBox,
+  navigate,
+  needs,
+  noOverflow,
+  openBrowser,
+  pause,
+} from "./lib.mjs";
 
 // two, many or both (two,many) in one browser: with IOWATT_PAUSES=1 the script stops before
 // `many` (lib.mjs pause) while tests/browser/test_db_workloads.py uploads the other runs
@@ -24,6 +33,19 @@ needs(
 );
 needs("db_workloads", !!(TPCH_RUN && TIMED_RUN && HB_RUN && PRESET), "IOWATT_DB_* run ids");
 const { page, run, shot, login, done } = await openBrowser("db_workloads");
+
+/** Another page than the one shown opened inside the app (lib.mjs `navigate`: no page load, ~0.6
+ * CPU-s of Chromium less each, see file_workloads.mjs), the same page with another id loaded;
+ * the runs list after the uploads of the pause is loaded too (the app's cache has the list from
+ * before them). */
+const pageOf = (path) => {
+  const [first, second] = new URL(path, BASE).pathname.split("/").filter(Boolean);
+  return second === undefined ? first : second === "new" ? `${first}/new` : `${first}/:id`;
+};
+async function visit(path) {
+  if (pageOf(path) === pageOf(page.url())) await page.goto(`${BASE}${path}`);
+  else await navigate(page, path);
+}
 const text = async (testId) => (await page.getByTestId(testId).first().textContent()) ?? "";
 
 /** Every chart's plot area on the page is at least 200 px high; at least `count` of them. */
@@ -44,7 +66,7 @@ await run("log in", async () => {
 });
 
 async function tpchPage(id, name) {
-  await page.goto(`${BASE}/runs/${id}`);
+  await visit(`/runs/${id}`);
   await page.getByTestId("tpch-panel").waitFor();
   const label = await text("tpch-label");
   check(label === "TPC-H-derived, not audited", `label: ${label}`);
@@ -64,7 +86,7 @@ if (PHASES.includes("two")) {
   await run(
     "the workloads list names the TPC-H and heap/B-tree presets and their size",
     async () => {
-      await page.goto(`${BASE}/workloads`);
+      await visit("/workloads");
       await page.getByTestId("workloads-table").waitFor();
       const row = (n) => page.locator(`[data-testid=workload-row][data-name="${n}"]`);
       for (const [n, kind] of [
@@ -84,7 +106,7 @@ if (PHASES.includes("two")) {
   );
 
   await run("the TPC-H preset's page: settings in humane units and the label", async () => {
-    await page.goto(`${BASE}/workloads/${PRESET}`);
+    await visit(`/workloads/${PRESET}`);
     const settings = await text("tpch-settings");
     check(settings.includes("TPC-H-derived, not audited"), "no label on the preset's page");
     check(settings.includes("16 MiB"), `buffer pool: ${settings}`);
@@ -96,7 +118,7 @@ if (PHASES.includes("two")) {
   await run(
     "New run for TPC-H: directory targets, the scale as SF, the host's refusal and command",
     async () => {
-      await page.goto(`${BASE}/runs/new?workload=${PRESET}`);
+      await visit(`/runs/new?workload=${PRESET}`);
       const note = page.getByTestId("dbms-consent");
       await note.waitFor();
       const allowed = await note.getAttribute("data-allowed");
@@ -155,7 +177,7 @@ if (PHASES.includes("two")) {
   );
 
   await run("the runs list with the uploaded database runs", async () => {
-    await page.goto(`${BASE}/runs`);
+    await visit("/runs");
     await page.getByTestId("run-row").first().waitFor();
     await noOverflow(page);
     await shot("U15-runs-2", false);
