@@ -125,7 +125,9 @@ export async function shotOf(p, path, fullPage = true) {
  * left is gone from the document (its elements are marked `data-left` first, and the route's
  * elements are replaced, not reused), so no wait after it finds the old page's test ids; the new
  * page may still be loading. A page outside the app (about:blank) is loaded with goto. Not for a
- * route to itself with other parameters (React keeps its elements): goto there.
+ * route to itself with other parameters (React keeps its elements): goto there. The pointer stays
+ * where the last click left it, and unlike a new document the page drawn under it shows that spot
+ * hovered (a chart's tooltip): move it away first where that matters (pages.mjs parkPointer).
  */
 export async function navigate(page, path) {
   if (!page.url().startsWith(`${BASE}/`)) {

@@ -133,7 +133,15 @@ async function audit(p, where, fit, name) {
   if (name) await shotOf(p, join(ARTIFACTS, `${name}.png`));
 }
 
-await run("log in", () => login("runs-table"));
+/** The pointer away from the pages: it stays where the log-in's submit was, and a page drawn
+ * under it inside the app (navigate: no new document) shows that spot hovered, a chart's tooltip
+ * included, which axe-core then reads as part of the page. */
+const parkPointer = (p) => p.mouse.move(1439, 899);
+
+await run("log in", async () => {
+  await login("runs-table");
+  await parkPointer(page);
+});
 
 for (const [viewport, tag] of [
   [DESKTOP, "1440"],
@@ -175,6 +183,7 @@ await run(
     for (const v of await axe(page)) problems.push(`open menu at 390: ${v}`);
     await page.getByRole("link", { name: "Runs", exact: true }).click();
     await page.getByTestId("runs-table").waitFor();
+    await parkPointer(page);
     check(!(await logout.isVisible()), "the menu stays open after navigating");
     // the desktop keeps the whole navigation in the bar, without a Menu button
     await page.setViewportSize(DESKTOP);
@@ -244,6 +253,7 @@ await run(
     await p.fill('input[name="password"]', PASSWORD);
     await p.click('button[type="submit"]');
     await p.getByTestId("logout").waitFor();
+    await parkPointer(p);
     for (const [path, name, ready] of [
       ["/", "dashboard", "dashboard-compare"],
       [`/compare?runs=${RUNS.join(",")}`, "compare", "compare-table"],
