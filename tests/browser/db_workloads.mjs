@@ -12,11 +12,11 @@ import {
   BASE,
   check,
   fitsItsBox,
-  navigate,
   needs,
   noOverflow,
   openBrowser,
   pause,
+  visit as visitPage,
 } from "./lib.mjs";
 
 // two, many or both (two,many) in one browser: with IOWATT_PAUSES=1 the script stops before
@@ -34,18 +34,9 @@ needs(
 needs("db_workloads", !!(TPCH_RUN && TIMED_RUN && HB_RUN && PRESET), "IOWATT_DB_* run ids");
 const { page, run, shot, login, done } = await openBrowser("db_workloads");
 
-/** Another page than the one shown opened inside the app (lib.mjs `navigate`: no page load, ~0.6
- * CPU-s of Chromium less each, see file_workloads.mjs), the same page with another id loaded;
- * the runs list after the uploads of the pause is loaded too (the app's cache has the list from
- * before them). */
-const pageOf = (path) => {
-  const [first, second] = new URL(path, BASE).pathname.split("/").filter(Boolean);
-  return second === undefined ? first : second === "new" ? `${first}/new` : `${first}/:id`;
-};
-async function visit(path) {
-  if (pageOf(path) === pageOf(page.url())) await page.goto(`${BASE}${path}`);
-  else await navigate(page, path);
-}
+/** `visit(path)`: lib.mjs `visit` on this script's page; the runs list after the uploads of the
+ * pause is loaded (pageOf: the same page), as the app's cache has the list from before them. */
+const visit = (path) => visitPage(page, path);
 const text = async (testId) => (await page.getByTestId(testId).first().textContent()) ?? "";
 
 /** Every chart's plot area on the page is at least 200 px high; at least `count` of them. */

@@ -20,7 +20,7 @@
 // tests/browser/test_file_workloads.py runs it. Screenshots U-*.png go to IOWATT_ARTIFACTS.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BASE, check, navigate, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { check, needs, noOverflow, openBrowser, visit as visitPage } from "./lib.mjs";
 
 const ids = (name) => (process.env[name] ?? "").split(",").filter(Boolean);
 const PM = ids("IOWATT_FILE_PM");
@@ -103,20 +103,9 @@ async function plotsAtLeast200(count) {
   );
 }
 
-/** Opens `path` inside the app when it is another page than the one shown (lib.mjs `navigate`:
- * the router's history, no page load), else by a page load. A page load starts the app again (its
- * bundle parsed, its session and lists asked for): ~0.75 CPU-s of Chromium and ~0.18 of the API,
- * against ~0.16 and ~0.03 for a navigation inside the app (24 pages each way, 2026-12-06; here 8
- * of 12 loads: ~2.2 CPU-s less for the test). The same page with other ids (a run page after a
- * run page, a view after a view) is loaded, so what a step reads is never the page before it. */
-const pageOf = (path) => {
-  const [first, second] = new URL(path, BASE).pathname.split("/").filter(Boolean);
-  return second === undefined ? first : second === "new" ? `${first}/new` : `${first}/:id`;
-};
-async function visit(path) {
-  if (pageOf(path) === pageOf(page.url())) await page.goto(`${BASE}${path}`);
-  else await navigate(page, path);
-}
+/** `visit(path)`: lib.mjs `visit` on this script's page (here 8 of 12 page loads are navigations
+ * inside the app: ~2.2 CPU-s less for the test). */
+const visit = (path) => visitPage(page, path);
 
 let energyShown = false;
 const text = async (testId) => (await page.getByTestId(testId).first().textContent()) ?? "";
