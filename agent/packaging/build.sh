@@ -88,7 +88,13 @@ if [ "${AGENT_DIST_REUSE:-0}" = 1 ] && git -C "$ROOT" rev-parse --git-dir >/dev/
   REUSED=$CACHE/bundles/$KEY
   if [ -f "$REUSED/.complete" ]; then
     say "reused: the files a build of the same inputs left in $REUSED"
-    find "$REUSED" -maxdepth 1 -type f ! -name .complete -exec cp -p {} "$OUT/" \;
+    # each file copied beside its place, then renamed over it: another test process may be reading
+    # the one there (a tarball, a .deb), and it keeps reading a whole file, never a half-copied one
+    find "$REUSED" -maxdepth 1 -type f ! -name .complete -print0 |
+      while IFS= read -r -d '' f; do
+        b=$(basename "$f")
+        { cp -p "$f" "$OUT/.$b.$$" && mv -f "$OUT/.$b.$$" "$OUT/$b"; } || exit 1
+      done
     touch "$REUSED"
     exit 0
   fi
