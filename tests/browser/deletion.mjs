@@ -10,7 +10,7 @@
 //   IOWATT_DELETE_RUN=<run id> IOWATT_KEEP_RUN=<run id> node tests/browser/deletion.mjs
 //
 // Prints `ok N - ...` per check and `deletion: N passed, 0 failed`; exit 1 with `failure.png`.
-import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { BASE, check, needs, noOverflow, openBrowser, visit } from "./lib.mjs";
 
 const GONE = process.env.IOWATT_DELETE_RUN ?? "";
 const KEEP = process.env.IOWATT_KEEP_RUN ?? "";
@@ -25,12 +25,13 @@ const { page, run, shot, login, done } = await openBrowser("deletion");
 
 const XSS = 'Fast **enough**. <img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>';
 
+// the other pages are opened inside the app (lib.mjs visit) but for the deleted run's page, which
+// the app has cached from before the deletion, and a comparison after a comparison
 await run("log in", async () => {
-  await login();
+  await login("comment-thread", `/runs/${GONE}`);
 });
 
 await run("a Markdown comment with an XSS attempt shows as text on the run page", async () => {
-  await page.goto(`${BASE}/runs/${GONE}`);
   await page.getByTestId("comment-thread").waitFor();
   await page.getByTestId("comment-input").fill(XSS);
   await page.getByTestId("comment-format").selectOption("markdown");
@@ -77,7 +78,7 @@ await run("its page says it is not found", async () => {
 });
 
 await run("Delete team offers the export and wants the exact name", async () => {
-  await page.goto(`${BASE}/team`);
+  await visit(page, "/team");
   await page.getByTestId("delete-team").click();
   const dialog = page.getByTestId("delete-team-dialog");
   await dialog.waitFor();
@@ -93,7 +94,7 @@ await run("Delete team offers the export and wants the exact name", async () => 
 // issue 27 part 3: the environment's topology is edited (fields by kind), the run keeps the
 // environment it was queued in, compare groups and filters by a topology field; both viewports
 await run("the environment form edits the topology, shown by kind", async () => {
-  await page.goto(`${BASE}/settings/environments`);
+  await visit(page, "/settings/environments");
   const row = page.getByTestId("environment-row").filter({ hasText: ENV_NAME });
   await row.getByTestId("edit-environment").click();
   const form = row.getByTestId("environment-form");
@@ -133,7 +134,7 @@ await run("the environment form edits the topology, shown by kind", async () => 
 });
 
 await run("the run page shows the environment as recorded, not as edited", async () => {
-  await page.goto(`${BASE}/runs/${OTHER}`);
+  await visit(page, `/runs/${OTHER}`);
   const panel = page.getByTestId("run-environment");
   await panel.waitFor();
   const text = (await panel.textContent()) ?? "";
@@ -153,7 +154,7 @@ await run("the run page shows the environment as recorded, not as edited", async
 });
 
 await run("compare groups by an environment field and filters by another", async () => {
-  await page.goto(`${BASE}/compare?runs=${KEEP},${OTHER}&group_by=env.kind&force=1`);
+  await visit(page, `/compare?runs=${KEEP},${OTHER}&group_by=env.kind&force=1`);
   await page.getByTestId("compare-controls").waitFor();
   await page.waitForFunction(() => document.body.textContent?.includes("kind: san"));
   const body = (await page.textContent("body")) ?? "";
@@ -187,7 +188,7 @@ await run("compare groups by an environment field and filters by another", async
 });
 
 await run("an environment in use: the dialog says what uses it, then Delete anyway", async () => {
-  await page.goto(`${BASE}/settings/environments`);
+  await visit(page, "/settings/environments");
   const row = page.getByTestId("environment-row").filter({ hasText: ENV_NAME });
   await row.waitFor();
   check(
@@ -217,13 +218,13 @@ await run("an environment in use: the dialog says what uses it, then Delete anyw
 });
 
 await run("a comparison's thread is found by its runs in any order", async () => {
-  await page.goto(`${BASE}/compare?runs=${KEEP},${OTHER}`);
+  await visit(page, `/compare?runs=${KEEP},${OTHER}`);
   const thread = page.getByTestId("comment-thread");
   await thread.waitFor();
   await page.getByTestId("comment-input").fill("Re-run after the firmware update, please.");
   await page.getByTestId("comment-submit").click();
   await thread.getByTestId("comment").first().waitFor();
-  await page.goto(`${BASE}/compare?runs=${OTHER},${KEEP}`);
+  await visit(page, `/compare?runs=${OTHER},${KEEP}`); // a page load: the same page
   await page
     .getByTestId("comment-thread")
     .getByText("Re-run after the firmware update, please.")
@@ -233,7 +234,7 @@ await run("a comparison's thread is found by its runs in any order", async () =>
 });
 
 await run("devices list their notes and offer Delete to an admin", async () => {
-  await page.goto(`${BASE}/settings/devices`);
+  await visit(page, "/settings/devices");
   await page.getByTestId("devices-table").waitFor();
   check((await page.getByTestId("delete-device").count()) > 0, "an admin sees Delete");
   await shot("V4-devices", false);

@@ -13,6 +13,7 @@ import {
   BASE,
   check,
   downloaded,
+  navigate,
   needs,
   noOverflow,
   openBrowser,
@@ -29,7 +30,10 @@ const { page, browser, run, shot, login, done } = await openBrowser("import");
 const items = () => page.getByTestId("import-item");
 
 await run("log in", async () => {
-  await login("logout"); // the dashboard may have no runs yet: wait for the header
+  // onto the runs list (the dashboard draws the latest runs' comparison); the list may have no
+  // runs yet: wait for the header. The pages after it are opened inside the app (lib.mjs
+  // navigate), the shared link in a context of its own
+  await login("logout", "/runs");
 });
 
 await run("the Import page is in the navigation", async () => {
@@ -118,7 +122,7 @@ await run("a comparison of the two labels both runs", async () => {
     .evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""));
   storedIds = hrefs.map((h) => h.split("/").pop());
   check(storedIds.length === 2, `two stored runs: ${hrefs}`);
-  await page.goto(`${BASE}/compare?runs=${storedIds.join(",")}`);
+  await navigate(page, `/compare?runs=${storedIds.join(",")}`);
   await page.getByTestId("run-origin").first().waitFor();
   const labels = await page.getByTestId("run-origin").allTextContents();
   check(labels.filter((l) => FIO.test(l)).length === 2, `compare labels: ${labels}`);
@@ -127,7 +131,7 @@ await run("a comparison of the two labels both runs", async () => {
 });
 
 await run("a share link of the comparison labels both runs too (issue 26)", async () => {
-  await page.goto(`${BASE}/compare?runs=${storedIds.join(",")}`);
+  await navigate(page, `/compare?runs=${storedIds.join(",")}`); // there already: stays
   await page.getByTestId("run-origin").first().waitFor();
   await page.getByTestId("share-button").click();
   await page.getByTestId("share-create").click();
@@ -149,7 +153,7 @@ await run("a share link of the comparison labels both runs too (issue 26)", asyn
 });
 
 await run("the named views' page labels them (issue 26)", async () => {
-  await page.goto(`${BASE}/views?runs=${storedIds.join(",")}`);
+  await navigate(page, `/views?runs=${storedIds.join(",")}`);
   await page.getByTestId("views-for-runs").waitFor();
   const labels = await page
     .getByTestId("views-for-runs")
@@ -157,7 +161,7 @@ await run("the named views' page labels them (issue 26)", async () => {
     .allTextContents();
   check(labels.filter((l) => FIO.test(l)).length === 2, `views labels: ${labels}`);
   await shot("I-import-views");
-  await page.goto(`${BASE}/runs/${storedIds[0]}`);
+  await navigate(page, `/runs/${storedIds[0]}`);
 });
 
 await run("the run page says where its figures come from", async () => {
@@ -184,7 +188,7 @@ await run("the original file downloads byte for byte", async () => {
 });
 
 await run("the runs list labels imported runs", async () => {
-  await page.goto(`${BASE}/runs?source=import`);
+  await navigate(page, "/runs?source=import");
   await page.getByTestId("run-row").first().waitFor();
   const labels = await page.getByTestId("run-origin").allTextContents();
   check(labels.filter((l) => FIO.test(l)).length >= 1, `labels: ${labels}`);

@@ -12,7 +12,7 @@
 //
 // tests/browser/test_new_run.py runs it. Prints `ok N - ...` per check and `new-run: N passed,
 // 0 failed`; exit 1 with `failure.png` on failure, 2 on bad env.
-import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { BASE, check, navigate, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const TARGET = process.env.IOWATT_NR_TARGET;
 // a second directory of the same host: a multi-target run's other target
@@ -29,8 +29,12 @@ needs(
 );
 const { page, run, shot, login, done } = await openBrowser("new-run");
 
-async function openForm(path = "/runs/new") {
-  await page.goto(`${BASE}${path}`);
+/** The form as a link opens it (lib.mjs navigate: inside the app, no page load; the log-in lands
+ * on it, so the first call finds it there), or by a page load (`load`) where the step must see
+ * the agents list fetched afresh. */
+async function openForm(path = "/runs/new", { load = false } = {}) {
+  if (load) await page.goto(`${BASE}${path}`);
+  else await navigate(page, path);
   await page.getByTestId("new-run-form").waitFor();
   await page
     .locator('select[name="agent"] option:not([value=""])')
@@ -53,7 +57,7 @@ async function finalStatus() {
   return (await status.textContent()) ?? "";
 }
 
-await run("log in", login);
+await run("log in", () => login("new-run-form", "/runs/new"));
 
 await run("two jobs: each server error at its own job's field, in plain words", async () => {
   await openForm();
@@ -136,11 +140,11 @@ await run("a preset shortened ×0.1 runs and its run page flags it", async () =>
   await noOverflow(page);
   await shot("N-run-shortened");
   // the runs list names the preset the run was queued from, not its jobs (issue 25)
-  await page.goto(`${BASE}/runs`);
+  await navigate(page, "/runs");
   const preset = page.locator(`[data-run-id="${shortRun}"] [data-testid="run-preset"]`);
   await preset.waitFor();
   check((await preset.textContent()) === "quick", `preset cell: ${await preset.textContent()}`);
-  await page.goto(`${BASE}/runs/${shortRun}`);
+  await navigate(page, `/runs/${shortRun}`);
   await page.getByTestId("run-detail").waitFor();
 });
 
@@ -186,7 +190,7 @@ await run(
     };
     const agentsList = (url) => url.pathname === "/api/v1/agents";
     await page.route(agentsList, stale);
-    await openForm();
+    await openForm("/runs/new", { load: true }); // the app's cache has the list as it was
     await page.getByTestId("mode-custom").check();
     await page.fill('input[name="jobs.0.runtime"]', "1");
     await page.fill('input[name="jobs.0.size"]', "4m");
@@ -227,7 +231,7 @@ await run(
 );
 
 await run("README screenshots: dashboard, compare, run page at 1440x900", async () => {
-  await page.goto(`${BASE}/`);
+  await navigate(page, "/");
   await page.getByTestId("stats").waitFor();
   // the latest runs' comparison draws its charts once its data is in
   await page
@@ -237,11 +241,11 @@ await run("README screenshots: dashboard, compare, run page at 1440x900", async 
     .catch(() => {});
   await page.waitForTimeout(800); // charts animate in
   await shot("readme-dashboard", false);
-  await page.goto(`${BASE}/compare?runs=${COMPARE.join(",")}`);
+  await navigate(page, `/compare?runs=${COMPARE.join(",")}`);
   await page.locator(".recharts-cartesian-grid").first().waitFor();
   await page.waitForTimeout(500);
   await shot("readme-compare", false);
-  await page.goto(`${BASE}/runs/${COMPARE[0]}`);
+  await navigate(page, `/runs/${COMPARE[0]}`);
   await page.getByTestId("run-detail").waitFor();
   await page.locator(".recharts-cartesian-grid").first().waitFor();
   await page.waitForTimeout(500);

@@ -10,7 +10,7 @@
 // Both phases in one browser: with IOWATT_PAUSES=1 the script stops before `forty` (lib.mjs pause)
 // while tests/browser/test_runs_list.py uploads the other 38.
 // Prints `ok N - ...` per check and `runs_list: N passed, 0 failed`; exit 1 with `failure.png`.
-import { BASE, check, needs, noOverflow, openBrowser, pause } from "./lib.mjs";
+import { BASE, check, navigate, needs, noOverflow, openBrowser, pause } from "./lib.mjs";
 
 const PHASES = (process.env.IOWATT_RUNS_PHASE ?? "").split(",").filter(Boolean);
 // runs the stack held before this test uploaded its own (other browser tests share the stack)
@@ -50,13 +50,15 @@ async function showing(n, text) {
   );
 }
 
+// onto the runs list (the dashboard draws the latest runs' comparison); after the pause's uploads
+// and for other filters of the list it is loaded again, a run's page leads to it inside the app
 await run("log in", async () => {
-  await login();
+  await login("runs-table", "/runs");
 });
 
 if (PHASES.includes("two")) {
   await run("two uploaded runs: rows with their tags and the uploaded badge", async () => {
-    await page.goto(`${BASE}/runs`);
+    await navigate(page, "/runs"); // there already
     await showing(first(TWO), `1–${first(TWO)} of ${TWO}`);
     check((await page.getByTestId("run-imported").count()) >= 2, "each uploaded row says so");
     const chips = await page.getByTestId("tag-chip").allTextContents();
@@ -145,7 +147,7 @@ if (PHASES.includes("forty")) {
     await page.getByTestId("tag-input").press("Enter");
     await page.getByTestId("tag-error").waitFor();
     await shot("V3-run-tags", false);
-    await page.goto(`${BASE}/runs?tag=golden`);
+    await navigate(page, "/runs?tag=golden");
     await showing(1, "1–1 of 1 matching");
   });
 }

@@ -9,7 +9,7 @@
 // screenshot into IOWATT_ARTIFACTS and exits 1 (2 for a bad environment).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARTIFACTS, BASE, check, EMAIL, needs, openBrowser, PASSWORD } from "./lib.mjs";
+import { ARTIFACTS, BASE, check, EMAIL, needs, openBrowser, PASSWORD, visit } from "./lib.mjs";
 
 // Opt-in: also queue a small real run from the form and wait for it to succeed.
 const QUEUE = process.env.IOWATT_SMOKE_QUEUE === "1";
@@ -19,6 +19,8 @@ const QUEUE_TIMEOUT_MS = Number(process.env.IOWATT_SMOKE_QUEUE_TIMEOUT_MS ?? 120
 const CAMPAIGN_WORKLOAD = process.env.IOWATT_SMOKE_WORKLOAD ?? "quick";
 
 needs("smoke");
+// after the log-in, pages are opened inside the app (lib.mjs visit) as its links do; the reload and
+// the fresh page of the shared comparison are page loads, as what they check is
 const { page, context, run, shot, done } = await openBrowser("smoke", { timed: true });
 
 await run("an unauthenticated visit lands on the login page", async () => {
@@ -80,7 +82,7 @@ await run("open a succeeded run: key figures and a line chart", async () => {
 });
 
 await run("select two succeeded runs and compare them", async () => {
-  await page.goto(`${BASE}/runs`);
+  await visit(page, "/runs");
   await page.getByTestId("runs-table").waitFor();
   for (const id of [firstId, secondId]) {
     await page
@@ -201,7 +203,7 @@ await run("download the comparison as CSV", async () => {
 });
 
 await run("a run without a meter shows the no-meter note", async () => {
-  await page.goto(`${BASE}/runs?status=succeeded`);
+  await visit(page, "/runs?status=succeeded");
   const row = page.locator('[data-testid="run-row"][data-energy="none"]').first();
   await row.waitFor();
   await row.getByTestId("run-link").click();
@@ -214,7 +216,7 @@ await run("a run without a meter shows the no-meter note", async () => {
 });
 
 await run("the new-run form shows the server's field error for a bad block size", async () => {
-  await page.goto(`${BASE}/runs/new`);
+  await visit(page, "/runs/new");
   await page.getByTestId("new-run-form").waitFor();
   await page
     .locator('select[name="agent"] option:not([value=""])')
@@ -270,7 +272,7 @@ if (QUEUE) {
 
 if (QUEUE) {
   await run("queue a campaign from the UI and land on its comparison", async () => {
-    await page.goto(`${BASE}/campaigns`);
+    await visit(page, "/campaigns");
     await page.getByTestId("new-campaign").click();
     const form = page.getByTestId("campaign-form");
     await form
@@ -299,7 +301,7 @@ if (QUEUE) {
   });
 
   await run("schedule the same campaign nightly in Berlin, pause it, delete it", async () => {
-    await page.goto(`${BASE}/campaigns`);
+    await visit(page, "/campaigns");
     await page.getByTestId("new-campaign").click();
     const form = page.getByTestId("campaign-form");
     await form.locator("#f-workload option", { hasText: /^quick$/ }).waitFor({ state: "attached" });
@@ -349,7 +351,7 @@ if (QUEUE) {
 }
 
 await run("dashboard and agents pages render", async () => {
-  await page.goto(`${BASE}/`);
+  await visit(page, "/");
   await page.getByTestId("stats").waitFor();
   await page.getByTestId("runs-table").waitFor();
   await page
@@ -357,7 +359,7 @@ await run("dashboard and agents pages render", async () => {
     .first()
     .waitFor();
   await shot("dashboard");
-  await page.goto(`${BASE}/agents`);
+  await visit(page, "/agents");
   await page.getByTestId("agent-row").first().waitFor();
   check(
     ((await page.getByTestId("agents-table").textContent()) ?? "").includes("online"),
