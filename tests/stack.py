@@ -51,6 +51,13 @@ SHORT_WORKLOAD: dict[str, Any] = {
     ]
 }
 API_WORKERS = 2  # as a 2-CPU host runs it (backend.serve's default: the CPUs, at most 3)
+# The agent's heartbeat interval on a stack: the server's default (10 s). No shared-stack test waits
+# for a heartbeat: the agent re-sends a changed policy or meter within 2 s whatever the interval (its
+# heartbeat thread looks at the files every 2 s), its long-polls keep it online, and a queued run
+# wakes its poll at once. Every 2 s, an idle stack cost ~1.3 CPU-s a minute; every 10 s, ~0.95
+# (the API answering the heartbeats is most of it). The fault rig keeps 2 s: its scenarios time a
+# restarted agent's first heartbeat and its state.
+HEARTBEAT_S = 10
 # The tests of the shared stack are split in these xdist groups (`--dist loadgroup`): each group runs in
 # one test process, on that process's own stack, so two processes carry stack tests side by side.
 # tests/e2e/test_zz_stack_left_clean.py runs last in each (docs/testing.md).
@@ -289,9 +296,9 @@ class Stack:
         for path in self._files().keys() - before.files.keys():
             Path(path).unlink(missing_ok=True)
 
-        # the agent re-sends its policy at its next heartbeat (2 s here): waited for with one request
-        # a look (a whole `state()` is seven, ~80 ms of the API's CPU); then everything is checked
-        # (runs cancelled above end)
+        # the agent re-sends a changed policy within 2 s (its heartbeat thread looks at the files):
+        # waited for with one request a look (a whole `state()` is seven, ~80 ms of the API's CPU);
+        # then everything is checked (runs cancelled above end)
         def left() -> str:
             return f"the stack as before the test: {self.differences(before)}; logs: {self.tail()}"
 
@@ -542,10 +549,12 @@ def stack(
     agent_url: Callable[[str], str] | None = None,
     redis_db: int = 3,
     api_workers: int = API_WORKERS,
+    heartbeat_s: int = HEARTBEAT_S,
 ) -> Iterator[Stack]:
     """`beat` adds Celery beat; `api_workers` uvicorn processes serve the API; `agent_args` and
     `agent_env` go to `iowatt-agent run`; `agent_url` maps the API's URL to the one the agent
-    enrols with (a proxy in between, tests/faults)."""
+    enrols with (a proxy in between, tests/faults); `heartbeat_s`: the heartbeat interval the
+    server asks of the agent (IOWATT_HEARTBEAT_INTERVAL_S)."""
     if not ENGINE.exists():
         raise RuntimeError(f"{ENGINE} is missing: run `make engine`")
     work = Path(tempfile.mkdtemp(prefix="iowatt-e2e-"))
@@ -559,7 +568,7 @@ def stack(
         "IOWATT_DATABASE_URL": db,
         "IOWATT_REDIS_URL": redis_e2e,
         "IOWATT_ENV": "test",
-        "IOWATT_HEARTBEAT_INTERVAL_S": "2",
+        "IOWATT_HEARTBEAT_INTERVAL_S": str(heartbeat_s),
         # the tests' alert receivers listen on 127.0.0.1 in the test process (ADR 0041's address rule)
         "IOWATT_ALERT_PRIVATE_TARGETS": "true",
     }

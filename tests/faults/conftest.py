@@ -249,7 +249,7 @@ def rig(*, proxy: bool = False, meter: bool = True, **stack_opts: Any) -> Iterat
         with (
             postgres() as pg,
             redis_instance() as redis,
-            stack(pg, redis.url, beat=True, agent_url=to_agent, **stack_opts) as s,
+            stack(pg, redis.url, beat=True, agent_url=to_agent, heartbeat_s=2, **stack_opts) as s,
         ):
             target = work / "target"
             target.mkdir()
