@@ -10,7 +10,7 @@
 //
 // tests/browser/test_job_files.py runs it. Screenshots J-*.png go to IOWATT_ARTIFACTS.
 import { readFileSync } from "node:fs";
-import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { check, navigate, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const TARGET = process.env.IOWATT_JF_TARGET;
 const WORKLOAD = process.env.IOWATT_JF_WORKLOAD;
@@ -40,8 +40,10 @@ rw=randread
 
 const { page, run, shot, login, done } = await openBrowser("job-files");
 
+/** The new-run form, where the log-in lands (lib.mjs login's next: not the dashboard, which draws
+ * the latest runs' comparison); the saved job file's page is opened inside the app. */
 async function openForm() {
-  await page.goto(`${BASE}/runs/new`);
+  await navigate(page, "/runs/new"); // there already
   await page.getByTestId("new-run-form").waitFor();
   await page
     .locator('select[name="agent"] option:not([value=""])')
@@ -53,7 +55,7 @@ async function openForm() {
   await page.fill('input[name="idle"]', "0");
 }
 
-await run("log in", () => login("logout"));
+await run("log in", () => login("logout", "/runs/new"));
 
 await run("a pasted job file shows the jobs the engine makes of it", async () => {
   await openForm();
@@ -112,7 +114,7 @@ await run("queued, it runs, and the run page shows the job file verbatim", async
 });
 
 await run("a saved job file's page shows it verbatim", async () => {
-  await page.goto(`${BASE}/workloads/${WORKLOAD}`);
+  await navigate(page, `/workloads/${WORKLOAD}`);
   await page.getByTestId("workload-page").waitFor();
   const kind = page.getByTestId("workload-kind").first();
   check((await kind.getAttribute("data-kind")) === "jobfile", "not labelled a fio job file");

@@ -40,7 +40,7 @@ let secondLink = "";
 let viewerPage = null;
 
 await run("the admin logs in and opens the team page from the header", async () => {
-  await login();
+  await login("runs-table", "/runs"); // not the dashboard, which draws the latest runs' comparison
   await page.getByTestId("settings-menu").locator("summary").click(); // the header's Settings menu
   await page.getByRole("link", { name: "Team", exact: true }).click();
   await page.getByTestId("team-page").waitFor();

@@ -13,7 +13,7 @@
 // refused); Settings → API tokens creates and revokes a token (refused afterwards); log out ends
 // the server session (the old token is refused). Screenshots of each page go to IOWATT_ARTIFACTS.
 // Exit 0 on success; 1 with the failing step and failure.png; 2 for a bad environment.
-import { BASE, check, EMAIL, needs, openBrowser, PASSWORD } from "./lib.mjs";
+import { BASE, check, EMAIL, navigate, needs, openBrowser, PASSWORD } from "./lib.mjs";
 
 needs("policy");
 
@@ -111,10 +111,12 @@ heartbeat = setInterval(beat, 3000);
 
 const browserToken = () => page.evaluate(() => localStorage.getItem("iowatt.token"));
 
-await run("log in", () => login("logout"));
+// onto the new-run form, where the steps start (not the dashboard, which draws the latest runs'
+// comparison); the other pages are opened inside the app (lib.mjs navigate)
+await run("log in", () => login("logout", "/runs/new"));
 
 await run("the new-run form offers exactly the host's targets and meters", async () => {
-  await page.goto(`${BASE}/runs/new`);
+  await navigate(page, "/runs/new"); // there already
   const agentSelect = page.locator('select[name="agent"]');
   await agentSelect.locator("option", { hasText: AGENT }).waitFor({ state: "attached" });
   await agentSelect.selectOption({ label: `${AGENT} (browser-host)` });
@@ -226,7 +228,7 @@ await run("the server refuses the same write without the typed confirmation", as
 });
 
 await run("the campaign form offers each row its host's targets", async () => {
-  await page.goto(`${BASE}/campaigns`);
+  await navigate(page, "/campaigns");
   await page.getByTestId("new-campaign").click();
   const form = page.getByTestId("campaign-form");
   const agentSelect = form.getByLabel("Agent of target 1");
@@ -244,7 +246,7 @@ await run("the campaign form offers each row its host's targets", async () => {
 });
 
 await run("the agents page shows the host's targets and meters", async () => {
-  await page.goto(`${BASE}/agents`);
+  await navigate(page, "/agents");
   const row = page.locator(`[data-testid="agent-row"][data-agent="${AGENT}"]`);
   await row.waitFor();
   await row.getByRole("button", { name: /Show details/ }).click();
@@ -328,7 +330,7 @@ await run("delete the revoked agent after confirming", async () => {
 });
 
 await run("Settings → API tokens: create (shown once) and revoke", async () => {
-  await page.goto(`${BASE}/settings/tokens`);
+  await navigate(page, "/settings/tokens");
   await page.getByTestId("token-form").waitFor();
   const name = `browser ${AGENT}`;
   await page.locator("#f-name").fill(name);

@@ -4,7 +4,7 @@
 //
 //   IOWATT_URL=... IOWATT_EMAIL=... IOWATT_PASSWORD=... IOWATT_ARTIFACTS=DIR \
 //   IOWATT_TEAM_A=<id> IOWATT_TEAM_B=<id> IOWATT_TEAM_B_NAME=... node tests/browser/team_scope.mjs
-import { BASE, check, needs, noOverflow, openBrowser } from "./lib.mjs";
+import { check, navigate, needs, noOverflow, openBrowser } from "./lib.mjs";
 
 const A = process.env.IOWATT_TEAM_A ?? "";
 const B = process.env.IOWATT_TEAM_B ?? "";
@@ -33,8 +33,7 @@ async function pick(value, want, forbid = []) {
 }
 
 await run("log in and open the runs list", async () => {
-  await login();
-  await page.goto(`${BASE}/runs`);
+  await login("runs-list", "/runs"); // not the dashboard, which draws the latest runs' comparison
   await page.getByTestId("runs-list").waitFor();
 });
 await run("team A picked: only A's runs, no team chips", async () => {
@@ -65,7 +64,7 @@ await run("a reload keeps All my teams (localStorage)", async () => {
 await run(
   "environments under All my teams: each names its team, Edit only where allowed",
   async () => {
-    await page.goto(`${BASE}/settings/environments`);
+    await navigate(page, "/settings/environments");
     const row = (name) => page.getByTestId("environment-row").filter({ hasText: name });
     await row("Bolt cold aisle").waitFor();
     await row("Acme lab rack").waitFor();
