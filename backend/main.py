@@ -47,7 +47,7 @@ from backend.kit.openapi import document_errors
 from backend.kit.operation_ids import operation_id
 from backend.kit.routes import index_included_routers
 from backend.kit.schema import NUL
-from backend.kit.security import burn_password_check
+from backend.kit.security import prepare_password_check
 from backend.logs import REQUEST_ID_HEADER, RequestLogMiddleware, configure_logging, log, request_id_of
 from backend.metrics import observe_request
 from backend.metrics import router as metrics_router
@@ -245,8 +245,9 @@ async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
     # built-in workload presets follow the code: refresh them at start-up (idempotent)
     await run_in_threadpool(_ensure_builtins)
     # make the dummy password hash now, so even the first login with an unknown e-mail costs
-    # exactly one verification, like a wrong password
-    await run_in_threadpool(burn_password_check, "")
+    # exactly one verification, like a wrong password (backend.serve's supervisor made it already:
+    # its processes inherit it)
+    await run_in_threadpool(prepare_password_check)
     # what start-up built (modules, routes, schemas, validators) lives as long as the app: move it out
     # of the cyclic GC's reach, so a collection during a request walks that request's objects, not
     # the whole heap (collections were about a fifth of a 30-run comparison's CPU: docs/benchmarks.md

@@ -9,7 +9,9 @@ about 1 s): a Python process serves on one core at a time (the GIL).
 N is `--workers`, else `IOWATT_API_WORKERS`, else the CPUs this process may run on, at most
 `DEFAULT_MAX_WORKERS`: each process may hold up to 30 PostgreSQL connections (backend.db), and
 PostgreSQL allows 100 by default, the worker and beat included. uvicorn supervises the processes
-(a dead one is started again) and shares the listening socket among them.
+(a dead one is started again) and shares the listening socket among them. With more than one, the
+supervisor imports the app and the processes are forks of it (`_fork_from_here`): the imports are
+paid once, not once per process.
 
 The per-process Prometheus metrics (request latency, duplicate uploads) are summed across the
 processes through prometheus_client's multiprocess mode: PROMETHEUS_MULTIPROC_DIR names a
@@ -19,6 +21,7 @@ private temporary directory is made, and removed at exit.
 """
 
 import argparse
+import gc
 import os
 import shutil
 import sys
@@ -53,6 +56,43 @@ def _metrics_dir() -> tuple[Path, bool]:
     return path, False
 
 
+def _fork_from_here() -> None:
+    """Import the app here, in the supervisor, and start its processes as forks of this one: each
+    inherits the imported modules, the ORM mappings, the pydantic models and the routers (about
+    3.5 CPU-s of imports in every process otherwise: docs/benchmarks.md § Start-up), and only calls
+    create_app() and runs the lifespan itself (the dummy password hash the lifespan wants is made
+    here too, once: backend.kit.security.prepare_password_check). uvicorn starts its processes
+    from a fresh interpreter (multiprocessing's spawn context): its `uvicorn._subprocess.spawn` is
+    replaced by a fork context whose processes first put back the signal handlers a fresh
+    interpreter has (the supervisor's own ones queue signals for its loop). Nothing here opens a
+    connection, a thread or an event loop: each process opens its own in the lifespan, as before.
+    A process the supervisor starts again after a crash is a fork too, so it starts as cheaply."""
+    import multiprocessing.context
+    import signal
+
+    import uvicorn._subprocess
+    from uvicorn.supervisors.multiprocess import SIGNALS
+
+    import backend.main  # noqa: F401 - what the processes inherit
+    from backend.kit.security import prepare_password_check
+
+    class Forked(multiprocessing.context.ForkProcess):
+        def run(self) -> None:
+            for sig in SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            super().run()
+
+    class ForkContext:
+        Process = Forked
+
+    prepare_password_check()  # the lifespan's one Argon2id hash, made once for all the processes
+    # what the processes inherit is never collected again: kept out of the cyclic GC's walks (and
+    # its writes, which would copy the shared pages into each process)
+    gc.freeze()
+    uvicorn._subprocess.spawn = ForkContext()  # type: ignore[assignment]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m backend.serve", description=__doc__.split("\n\n")[0])
     ap.add_argument("--host", default="127.0.0.1")
@@ -73,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     # each API process exits when its app stops: the app need not thaw what it froze (backend.main)
     os.environ[EXITS_WITH_APP] = "1"
     import uvicorn
+
+    if workers > 1:
+        _fork_from_here()
 
     print(f"iowatt API: {workers} process(es) on {args.host}:{args.port}", file=sys.stderr, flush=True)
     try:

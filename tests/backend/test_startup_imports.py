@@ -14,6 +14,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
 
 # two processes: each step imports more; what each step must not have imported yet
@@ -62,3 +64,31 @@ def test_server_processes_start_without_what_only_some_requests_need() -> None:
         assert not found, f"`import {step}` imports {found}: import them where they are used"
     # the probe sees imports: the API does import what every process needs
     assert "fastapi" in imported["backend.main"] and "sqlalchemy" in imported["backend.db"]
+
+
+def test_serve_forks_its_processes_from_the_supervisor_that_imported_the_app(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`backend.serve` with N > 1 processes imports the app in its supervisor and starts each process
+    as a fork of it, so the imports are paid once (docs/benchmarks.md § Start-up): uvicorn's process
+    factory then makes fork processes (a uvicorn that no longer reads `_subprocess.spawn` fails here,
+    not silently spawns), and a process puts back the signal handlers a fresh interpreter has. That
+    the forks serve, answer alike and are restarted: test_multiproc.py and tests/faults."""
+    import signal
+
+    import uvicorn._subprocess
+    from uvicorn.config import Config
+
+    from backend import serve
+
+    monkeypatch.setattr(uvicorn._subprocess, "spawn", uvicorn._subprocess.spawn)  # put back after
+    monkeypatch.setattr(serve.gc, "freeze", lambda: None)  # not this test process's heap
+    serve._fork_from_here()
+    assert "backend.main" in sys.modules
+    proc = uvicorn._subprocess.get_subprocess(Config(app="backend.main:create_app"), print, [])
+    assert proc._start_method == "fork"
+    handlers: dict[int, object] = {}
+    monkeypatch.setattr(signal, "signal", lambda sig, handler: handlers.__setitem__(sig, handler))
+    type(proc)(target=lambda: None).run()  # the child's first steps, here without a fork
+    assert handlers[signal.SIGTERM] == signal.SIG_DFL and handlers[signal.SIGHUP] == signal.SIG_DFL
+    assert handlers[signal.SIGINT] is signal.default_int_handler
