@@ -46,7 +46,9 @@ def test_every_answer_is_documented(client: TestClient, session: Session) -> Non
             {p: real.get(p, str(uuid.uuid4())) for p in params},
             {p: str(uuid.uuid4()) for p in params},
         ]
-        if not params:
+        if not any(p in real for p in params):
+            # no real id to put in: the first set is already ids that do not exist, as the second
+            # (367 of ~1,950 calls were that second set again, with other random ids)
             id_sets = id_sets[:1]
         for method, op in ops.items():
             documented = op["responses"]
