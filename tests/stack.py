@@ -129,13 +129,19 @@ class Stack:
         )
 
     def workers(self, name: str = "api") -> list[int]:
-        """The uvicorn worker processes of the API's supervisor (started by multiprocessing's spawn),
-        oldest first."""
+        """The uvicorn worker processes of the API's supervisor, oldest first: its children that are
+        forks of it (backend.serve with more than one process: the same command line) or started by
+        multiprocessing's spawn (`spawn_main`), not a helper such as multiprocessing's resource
+        tracker."""
         sup = self.procs[name].pid
+        own = _cmdline(sup)
         found = []
         for pid in group_members(sup):
             stat = _stat(pid)
-            if stat is not None and int(stat[1]) == sup and b"spawn_main" in _cmdline(pid):
+            if stat is None or int(stat[1]) != sup:
+                continue
+            cmd = _cmdline(pid)
+            if b"spawn_main" in cmd or (cmd == own and cmd != b""):
                 found.append((int(stat[19]), pid))
         return [pid for _, pid in sorted(found)]
 
