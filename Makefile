@@ -148,16 +148,11 @@ test:
 	@$(MAKE) --no-print-directory -j4 deps-py deps-test-tools ui test-builds
 	@MAKE="$(MAKE)" IOWATT_UI_TYPECHECKED=1 bash scripts/test-all.sh
 
-# scripts/warm-pycache.py first: the sources compiled and the test modules' asserts rewritten once,
-# not by each pytest worker at the same moment (and by every process a test starts, where
-# PYTHONDONTWRITEBYTECODE is set): ~70 CPU-s of a clean clone's collection (docs/testing.md)
 test-py: test-builds
-	$(BIN)/python scripts/warm-pycache.py
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup tests
 
 # The edit loop: every test but the browser, shared-stack and fault tests (marker `slow`).
 test-fast: test-builds
-	$(BIN)/python scripts/warm-pycache.py
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not slow" tests
 
 # The engine's test builds (the sanitizer builds, the C unit tests, the fuzz targets), once and side by side

@@ -292,22 +292,50 @@ class _XdistGroupIds:
                 item._id = parent.id.child(nid[len(parent.nodeid) + 2 :])
 
 
+def _rewrite_test_module(path: str) -> None:
+    """pytest's cached rewrite of one test module, written as its import hook writes it (`config`
+    None: no assertion-pass hook, which `_warm_bytecode` checks is off). A module that does not
+    parse is left to pytest, which reports it with its error."""
+    from pathlib import Path
+
+    from _pytest.assertion import rewrite
+
+    fn = Path(path)
+    cache_dir = rewrite.get_cache_dir(fn)
+    pyc = cache_dir / (fn.name[:-3] + rewrite.PYC_TAIL)
+    if not rewrite.try_makedirs(cache_dir) or rewrite._read_pyc(fn, pyc) is not None:
+        return
+    try:
+        source_hash, co = rewrite._rewrite_test(fn, None)
+    except SyntaxError:
+        return
+    quiet = type("QuietState", (), {"trace": staticmethod(lambda *_: None)})()
+    rewrite._write_pyc(quiet, co, source_hash, pyc)  # type: ignore[arg-type]
+
+
 def _warm_bytecode(config: pytest.Config) -> None:
     """On a clean clone every xdist process compiled the project's modules and rewrote the asserts of
-    every test module (pytest's cached `*-pytest-*.pyc`) at once, each for itself: ~10 of a
-    process's ~20 CPU-s of collection. The controlling process does it once before they start;
-    they then read the caches. Only a cache: if pytest's internals move, the processes compile."""
+    every test module (pytest's cached `*-pytest-*.pyc`) at once, each for itself. The controlling
+    process does it once, on the CPUs, before they start; they then read the caches. Only a cache:
+    if pytest's internals move, the processes compile.
+
+    It writes the caches whatever PYTHONDONTWRITEBYTECODE says (compileall and pytest's pyc writer
+    do not ask): with it set, as in this project's CI, the processes may read caches but never
+    write one, so each of the four collected cold (44.5-47.7 CPU-s instead of 22.5-23.7, and every
+    API, worker and agent process a test started compiled the sources again: docs/testing.md,
+    Session 17)."""
     import compileall
     import re
     import sys
+    from concurrent.futures import ProcessPoolExecutor
     from pathlib import Path
 
-    if sys.dont_write_bytecode:
-        return
     repo = Path(REPO)
+    jobs = os.cpu_count() or 1
     sources = [
         repo / "backend",
         repo / "worker",
+        repo / "migrations",
         repo / "tests",
         repo / "agent" / "src",
         repo / "client" / "src",
@@ -316,22 +344,21 @@ def _warm_bytecode(config: pytest.Config) -> None:
     skip = re.compile(r"(/node_modules/|/test_[^/]*\.py$|/conftest\.py$)")
     for d in sources:
         if d.is_dir():
-            compileall.compile_dir(d, quiet=2, rx=skip)
+            compileall.compile_dir(d, quiet=2, rx=skip, workers=jobs)
     try:
         from _pytest.assertion import rewrite
 
         if not any(isinstance(h, rewrite.AssertionRewritingHook) for h in sys.meta_path):
             return  # --assert=plain
-        state = config.stash[rewrite.assertstate_key]
-        for fn in sorted((repo / "tests").rglob("*.py")):
-            if "node_modules" in fn.parts or not (fn.name.startswith("test_") or fn.name == "conftest.py"):
-                continue
-            cache_dir = rewrite.get_cache_dir(fn)
-            pyc = cache_dir / (fn.name[:-3] + rewrite.PYC_TAIL)
-            if not rewrite.try_makedirs(cache_dir) or rewrite._read_pyc(fn, pyc, state.trace) is not None:
-                continue
-            source_hash, co = rewrite._rewrite_test(fn, config)
-            rewrite._write_pyc(state, co, source_hash, pyc)
+        if config.getini("enable_assertion_pass_hook"):
+            return  # the rewrite then depends on the config: the processes rewrite for themselves
+        tests = [
+            str(fn)
+            for fn in sorted((repo / "tests").rglob("*.py"))
+            if "node_modules" not in fn.parts and (fn.name.startswith("test_") or fn.name == "conftest.py")
+        ]
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(_rewrite_test_module, tests, chunksize=8))
     except Exception:  # noqa: BLE001 - a cache only: the test processes rewrite what is missing
         return
 
