@@ -132,11 +132,14 @@ for a in liburing.a libaio.a; do
 done
 cp -r /usr/include/liburing /usr/include/liburing.h /usr/include/libaio.h "$SYS/include/"
 # The engine asks for CPU features with __builtin_cpu_supports, whose runtime (__cpu_model)
-# zig's compiler-rt lacks: it comes from gcc's libgcc.a, linked last.
+# zig's compiler-rt lacks: it comes from gcc's libgcc.a, linked last. libgcc.a has every other
+# runtime routine the engine calls too, so zig's compiler-rt is not built (-rtlib=none: the
+# engine is the same bytes either way, and a fresh machine skips ~7 CPU-s of compiling it); a
+# routine neither had would fail the link.
 LIBGCC=$(gcc -print-libgcc-file-name)
 cat > "$WORK/zcc" <<EOF
 #!/bin/sh
-exec "$ZIG" cc -target $ZIGARCH-linux-gnu.$GLIBC_TARGET $CPUFLAGS -isystem "$SYS/include" -L"$SYS/lib" "\$@"
+exec "$ZIG" cc -target $ZIGARCH-linux-gnu.$GLIBC_TARGET $CPUFLAGS -rtlib=none -isystem "$SYS/include" -L"$SYS/lib" "\$@"
 EOF
 chmod +x "$WORK/zcc"
 export ZIG_GLOBAL_CACHE_DIR=$CACHE/zig-cache ZIG_LOCAL_CACHE_DIR=$WORK/zig-cache
