@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -128,6 +129,7 @@ def _api(tree: Path, base: dict[str, str], workers: int, log: Path) -> tuple[flo
         wall, cpu = time.monotonic() - t0, _tree_cpu_s(proc.pid)
     finally:
         _stop(proc)
+        shutil.rmtree(metrics, ignore_errors=True)
     return cpu, wall
 
 
@@ -223,6 +225,7 @@ def main() -> int:
                 f"CPU ratio {statistics.median(ratios):.2f}   load {min(loads):.1f}-{max(loads):.1f}",
                 flush=True,
             )
+    print(f"each start's log: {logs}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     return 0
