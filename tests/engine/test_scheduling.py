@@ -342,11 +342,14 @@ def test_exitall_on_error_stops_the_running_jobs_as_fio(engine_bin: Path, scratc
                     docs.append(r.doc)
         except Unavailable as e:
             pytest.skip(str(e))
-    for doc in docs:
+    for side, doc in zip(("iowatt", "fio"), docs, strict=True):
         a, b, c = doc["jobs"]
-        assert a["error"] == 28 and a["write"]["io_bytes"] == 1 << 20 and a["write"]["total_ios"] == 17
-        assert b["error"] == 0 and b["job_runtime"] < 20000 / 2, "b was stopped when a failed"
-        assert c["error"] == 0 and c["read"]["total_ios"] == 16, "the next group still runs"
+        # which program broke the rule, and what its job c did (a clean-clone run once saw c with
+        # 0 I/Os in one of the two documents, at load ~7; not reproduced since)
+        seen = f"{side}: c = { ({k: c.get(k) for k in ('error', 'job_runtime', 'read')}) }"
+        assert a["error"] == 28 and a["write"]["io_bytes"] == 1 << 20 and a["write"]["total_ios"] == 17, side
+        assert b["error"] == 0 and b["job_runtime"] < 20000 / 2, f"{side}: b was stopped when a failed"
+        assert c["error"] == 0 and c["read"]["total_ios"] == 16, f"the next group still runs; {seen}"
     assert docs[0]["jobs"][0]["write"]["clat_ns"]["N"] == 16
 
 
