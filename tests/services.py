@@ -10,6 +10,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -25,6 +26,34 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def celery_worker_argv(*extra: str) -> list[str]:
+    """`celery -A worker.app worker` as the tests and benchmarks start it: one process (solo pool),
+    no broadcast chatter between workers; `extra` adds options (-B, --schedule, -Q ...)."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "worker.app",
+        "worker",
+        "--pool=solo",
+        "--loglevel=INFO",
+        "--without-mingle",
+        "--without-gossip",
+        *extra,
+    ]
+
+
+def stop(proc: "subprocess.Popen[bytes]", timeout: float = 20) -> None:
+    """SIGTERM, then SIGKILL if it has not ended within `timeout` seconds; reaped either way."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _as_pg_user(cmd: list[str]) -> list[str]:

@@ -46,10 +46,9 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tests.services import free_port, postgres, redis_server  # noqa: E402
+from tests.services import celery_worker_argv, free_port, postgres, redis_server, stop  # noqa: E402
 
 PY = str(REPO / ".venv/bin/python")
-CELERY = str(REPO / ".venv/bin/celery")
 TICK = os.sysconf("SC_CLK_TCK")
 CASES = ("api1", "api2", "import", "worker", "worker_import")
 WORKER_IMPORT = "import worker.app\nfor m in worker.app.celery_app.conf.include:\n    __import__(m)"
@@ -92,15 +91,6 @@ def _poll(ready: Callable[[], bool], proc: subprocess.Popen[bytes], timeout: flo
     raise RuntimeError(f"not ready within {timeout} s")
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def _env(tree: Path, base: dict[str, str]) -> dict[str, str]:
     # the tree's backend/ and worker/ ahead of the editable install (which points at this checkout)
     return {**os.environ, **base, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": ""}
@@ -128,7 +118,7 @@ def _api(tree: Path, base: dict[str, str], workers: int, log: Path) -> tuple[flo
         _poll(ready, proc)
         wall, cpu = time.monotonic() - t0, _tree_cpu_s(proc.pid)
     finally:
-        _stop(proc)
+        stop(proc, timeout=30)
         shutil.rmtree(metrics, ignore_errors=True)
     return cpu, wall
 
@@ -138,8 +128,7 @@ def _worker(tree: Path, base: dict[str, str], redis_url: str, log: Path) -> tupl
 
     r = redis.Redis.from_url(redis_url)
     r.delete("iowatt:workers:seen")
-    cmd = [CELERY, "-A", "worker.app", "worker", "--pool=solo", "--loglevel=INFO"]
-    cmd += ["--without-mingle", "--without-gossip"]
+    cmd = [PY, *celery_worker_argv()[1:]]  # the venv's interpreter, the tree's worker/ first
     t0 = time.monotonic()
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=tree, env=_env(tree, base), stdout=out, stderr=subprocess.STDOUT)
@@ -152,7 +141,7 @@ def _worker(tree: Path, base: dict[str, str], redis_url: str, log: Path) -> tupl
         _poll(ready, proc)
         wall, cpu = time.monotonic() - t0, _tree_cpu_s(proc.pid)
     finally:
-        _stop(proc)
+        stop(proc, timeout=30)
     return cpu, wall
 
 

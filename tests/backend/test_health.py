@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from tests.backend import test_outbox
 from tests.backend.test_outbox import LocalRedis
 from tests.conftest import REPO
 from tests.factories import create_agent, create_run, create_user
+from tests.services import celery_worker_argv
 
 outbox_env = test_outbox.env  # a committed database and a Redis of the test's own
 
@@ -31,18 +31,7 @@ def _worker(db_url: str, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "IOWATT_DATABASE_URL": db_url, "IOWATT_REDIS_URL": redis_url}
     with open(log, "wb") as out:
         return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "worker.app",
-                "worker",
-                "--pool=solo",
-                "--loglevel=INFO",
-                "--without-mingle",
-                "--without-gossip",
-            ],
+            celery_worker_argv(),
             cwd=REPO,
             env=env,
             stdout=out,

@@ -3,8 +3,8 @@ its beat, `-B`) for the module's tests, which each make their own user, host and
 database and read its log from where they began (a worker's start, ~2 CPU-s of imports, once)."""
 
 import os
+import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from backend.models import OutboxTask, Run, RunStatus
 from tests.conftest import REPO
 from tests.factories import create_agent, create_run, create_user
-from tests.services import Postgres
+from tests.services import Postgres, celery_worker_argv, stop
 from tests.waiting import wait_until
 
 # the module's tests share its worker: one test process
@@ -49,23 +49,7 @@ def worker(pg: Postgres, redis_url: str, db_url: str) -> Iterator[Worker]:
     env = {**os.environ, "IOWATT_DATABASE_URL": url, "IOWATT_REDIS_URL": broker}
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "worker.app",
-                "worker",
-                "-B",
-                "--schedule",
-                str(work / "beat-schedule"),
-                "--pool=solo",
-                "--loglevel=INFO",
-                "-Q",
-                "celery",
-                "--without-mingle",
-                "--without-gossip",
-            ],
+            celery_worker_argv("-B", "--schedule", str(work / "beat-schedule"), "-Q", "celery"),
             cwd=REPO,
             env=env,
             stdout=out,
@@ -75,16 +59,9 @@ def worker(pg: Postgres, redis_url: str, db_url: str) -> Iterator[Worker]:
     try:
         yield Worker(proc, log, broker, eng)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         eng.dispose()
-        for p in sorted(work.rglob("*"), reverse=True):
-            p.unlink() if p.is_file() else p.rmdir()
-        work.rmdir()
+        shutil.rmtree(work)
 
 
 def test_worker_dispatches_a_queued_run_and_wakes_the_agent(worker: Worker) -> None:
