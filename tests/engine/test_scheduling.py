@@ -349,7 +349,11 @@ def test_exitall_on_error_stops_the_running_jobs_as_fio(engine_bin: Path, scratc
         seen = f"{side}: c = { ({k: c.get(k) for k in ('error', 'job_runtime', 'read')}) }"
         assert a["error"] == 28 and a["write"]["io_bytes"] == 1 << 20 and a["write"]["total_ios"] == 17, side
         assert b["error"] == 0 and b["job_runtime"] < 20000 / 2, f"{side}: b was stopped when a failed"
-        assert c["error"] == 0 and c["read"]["total_ios"] == 16, f"the next group still runs; {seen}"
+        # fio 3.33 marks every job terminated, not-started ones too (fio_terminate_threads with
+        # TERMINATE_ALL): whether its next group still runs depends on timing (two clean-clone runs
+        # saw fio's c do no I/O, at load ~7). The engine's next group always runs.
+        ios = (16,) if side == "iowatt" else (0, 16)
+        assert c["error"] == 0 and c["read"]["total_ios"] in ios, f"the next group still runs; {seen}"
     assert docs[0]["jobs"][0]["write"]["clat_ns"]["N"] == 16
 
 
