@@ -49,21 +49,37 @@ say() { printf 'agent-dist: %s\n' "$*" >&2; }
 mkdir -p "$WORK" "$OUT" "$CACHE"
 
 # --- tools ---------------------------------------------------------------------------------
+# uv when there is one (UV, the project's virtualenv, PATH): the virtualenv and every install below
+# cost ~40 CPU-s with pip on a fresh machine and ~5 with uv (docs/testing.md); else pip, as before
+UV=${UV:-}
+if [ -z "$UV" ]; then
+  for u in "$ROOT/.venv/bin/uv" "$(command -v uv || true)"; do
+    if [ -n "$u" ] && [ -x "$u" ]; then UV=$u; break; fi
+  done
+fi
+tools_install() {
+  if [ -n "$UV" ]; then "$UV" pip install -q --python "$VENV/bin/python" "$@"; else "$VENV/bin/pip" install -q "$@"; fi
+}
 stamp=$VENV/.requirements
-if ! cmp -s agent/packaging/requirements-build.txt "$stamp" 2>/dev/null; then
-  say "build tools into $VENV"
+if ! cmp -s agent/packaging/requirements-build.txt "$stamp" 2>/dev/null \
+    || { [ -z "$UV" ] && [ ! -x "$VENV/bin/pip" ]; }; then  # (a virtualenv uv made has no pip)
+  say "build tools into $VENV${UV:+ (uv)}"
   rm -rf "$VENV"
-  "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/pip" install -q -r agent/packaging/requirements-build.txt
+  if [ -n "$UV" ]; then
+    "$UV" venv -q --no-python-downloads --python "$(command -v "$PYTHON")" "$VENV"
+  else
+    "$PYTHON" -m venv "$VENV"
+  fi
+  tools_install -r agent/packaging/requirements-build.txt
   cp agent/packaging/requirements-build.txt "$stamp"
 fi
-# the agent and the libraries it shares with the server, as of this tree (not editable: frozen);
-# their dependencies when their manifests change, then the tree's code again each time (no build
-# isolation: the venv has the build backend)
+# the agent's dependencies as uv.lock pins them (requirements/agent.txt, with their hashes) when
+# that file changes; then the agent and the libraries it shares with the server, as of this tree,
+# each time (not editable: frozen; no build isolation: the venv has the build backend)
 deps_stamp=$VENV/.agent-dependencies
-deps_want=$(cat agent/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml | sha256sum)
+deps_want=$(sha256sum < requirements/agent.txt)
 if [ "$(cat "$deps_stamp" 2>/dev/null)" != "$deps_want" ]; then
-  "$VENV/bin/pip" install -q --no-build-isolation ./libs/energy ./libs/policy ./libs/workload ./agent
+  tools_install --require-hashes -r requirements/agent.txt
   echo "$deps_want" > "$deps_stamp"
 fi
 
@@ -116,8 +132,9 @@ if [ "${AGENT_DIST_REUSE:-0}" = 1 ] && git -C "$ROOT" rev-parse --git-dir >/dev/
   }
   trap store_reused EXIT
 fi
-"$VENV/bin/pip" install -q --no-build-isolation --no-deps --force-reinstall \
-  ./libs/energy ./libs/policy ./libs/workload ./agent
+# (uv's --reinstall builds the local projects again, from the files as they are now)
+if [ -n "$UV" ]; then reinstall=--reinstall; else reinstall=--force-reinstall; fi
+tools_install --no-build-isolation --no-deps $reinstall ./libs/energy ./libs/policy ./libs/workload ./agent
 ZIG=$("$VENV/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
 
 # --- engine: zig cc against the glibc baseline, liburing and libaio static ---------------------
