@@ -3,17 +3,22 @@
 - its engine: linked against the glibc baseline (no symbol newer than GLIBC_2.28: RHEL 8), liburing and
   libaio inside it, not needed from the host;
 - on the shared stack: the server's install script downloads the tarball the server serves, checks
-  its SHA-256, installs it, enrols it with a token file, and the installed agent runs a benchmark
-  with the bundle's engine through io_uring — with a PATH that holds no virtualenv, no pyenv and no
-  compiler of the repository's.
+  its SHA-256, installs it where its options say, enrols it with a token file, and the installed
+  agent runs a benchmark with the bundle's engine (found next to it) through io_uring — with a PATH
+  that holds no virtualenv, no pyenv and no compiler of the repository's. The same benchmark queued
+  through the server and run by the installed agent is test_bare_host's (the same bundle, install
+  script and job, on a host with no compiler or Python at all); it runs here too only where that
+  test cannot (no root, no namespaces or no Debian root file system).
 
 The bundle is this tree's, in dist/agent: conftest.agent_bundle runs `make agent-dist`'s script
 with AGENT_DIST_REUSE=1 (a build of the same inputs is copied from the tools' cache); the tests
 skip only when the build tools are absent and no bundle is there.
 """
 
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -22,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.agent_dist import rootfs
 from tests.agent_dist.conftest import DIST
 from tests.stack import Stack, enrollment_token, http
 from tests.waiting import wait_until
@@ -66,6 +72,15 @@ def test_the_engine_needs_glibc_2_28_at_most_and_no_async_io_library(
     assert "io_uring" in help_text and "libaio" in help_text
 
 
+# the job both the local benchmark and the queued one run: 1,024 random 4 KiB reads through io_uring
+JOB = {"rw": "randread", "bs_bytes": 4096, "size_bytes": 4 << 20, "ioengine": "io_uring", "iodepth": 4}
+
+
+def bare_host_runs_the_queued_benchmark() -> bool:
+    """test_bare_host's install-and-benchmark can run here (its bare_tar fixture's conditions)."""
+    return not rootfs.missing_tools() and (rootfs.cached_tar().is_file() or bool(shutil.which("mmdebstrap")))
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("stack-c")
 def test_installed_by_the_served_line_it_enrols_and_runs_a_benchmark(
@@ -101,31 +116,46 @@ def test_installed_by_the_served_line_it_enrols_and_runs_a_benchmark(
     assert version.startswith("iowatt-agent ") and version.split()[1] in top
     helped = subprocess.run([agent, "--help"], env=env, capture_output=True, text=True, check=True).stdout
     assert "enroll" in helped and "run" in helped
+    with live.api() as api:  # enrolled: the server lists it
+        me = next(a for a in api.get("/agents").json()["items"] if a["name"] == name)
 
     target = tempfile.mkdtemp(prefix="iowatt-bundle-", dir="/var/tmp")
-    proc = None
     try:
         subprocess.run([agent, "targets", "add", target, "--state-dir", str(state)], env=env, check=True)
-        log = (tmp_path / "agent.log").open("wb")
-        proc = subprocess.Popen(
-            [agent, "run", "--state-dir", str(state), "--lease-wait", "2", "--drain-timeout", "30"],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        # the installed agent finds the bundle's engine next to itself (no IOWATT_ENGINE, no PATH to it)
+        bench = subprocess.run(
+            [agent, "bench", "--target", target, "--rw", JOB["rw"], "--bs", "4k", "--size", "4m",
+             "--ioengine", JOB["ioengine"], "--iodepth", str(JOB["iodepth"]), "--direct", "0", "--json"],
+            env=env, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
+        assert bench.returncode == 0, bench.stderr[-2000:]
+        (j,) = json.loads(bench.stdout)["jobs"]
+        assert j["read"]["io_bytes"] == 4 * 1024 * 1024 and j["read"]["total_ios"] == 1024
+        assert j["job options"]["ioengine"] == "io_uring"
+        assert os.listdir(target) == []  # its data file removed
+        if not bare_host_runs_the_queued_benchmark():
+            _queued_benchmark(live, agent, env, state, me["id"], target, tmp_path)
+    finally:
+        subprocess.run(["rm", "-rf", target], check=False)
+
+
+def _queued_benchmark(
+    live: Stack, agent: Path, env: dict[str, str], state: Path, agent_id: str, target: str, tmp_path: Path
+) -> None:
+    """The installed agent, started, runs the same job queued through the server (test_bare_host's
+    check, made here where the bare host cannot run)."""
+    log = (tmp_path / "agent.log").open("wb")
+    proc = subprocess.Popen(
+        [agent, "run", "--state-dir", str(state), "--lease-wait", "2", "--drain-timeout", "30"],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
         with live.api() as api:
-            me = next(a for a in api.get("/agents").json()["items"] if a["name"] == name)
-            job = {
-                "name": "bundle",
-                "rw": "randread",
-                "bs_bytes": 4096,
-                "size_bytes": 4 * 1024 * 1024,
-                "ioengine": "io_uring",
-                "iodepth": 4,
-                "direct": False,
-            }
-            body = {"agent_id": me["id"], "target_path": target, "workload": {"jobs": [job]}, "idle_s": 0}
+            job = {"name": "bundle", **JOB, "direct": False}
+            body = {"agent_id": agent_id, "target_path": target, "workload": {"jobs": [job]}, "idle_s": 0}
 
             def reported() -> bool:  # the policy arrives with the agent's first inventory
-                policy = api.get(f"/agents/{me['id']}").json().get("policy") or {}
+                policy = api.get(f"/agents/{agent_id}").json().get("policy") or {}
                 return target in {t["path"] for t in policy.get("targets", [])}
 
             wait_until(reported, timeout=60, interval=0.3, message="the bundle's agent reports its target")
@@ -139,10 +169,8 @@ def test_installed_by_the_served_line_it_enrols_and_runs_a_benchmark(
             result = api.get(f"/runs/{run['id']}/result").json()["engine_result"]
         assert result["jobs"][0]["job options"]["ioengine"] == "io_uring"
     finally:
-        if proc is not None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=60)
-        subprocess.run(["rm", "-rf", target], check=False)
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
 
 
 @pytest.mark.slow
