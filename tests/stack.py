@@ -58,6 +58,13 @@ API_WORKERS = 2  # as a 2-CPU host runs it (backend.serve's default: the CPUs, a
 # (the API answering the heartbeats is most of it). The fault rig keeps 2 s: its scenarios time a
 # restarted agent's first heartbeat and its state.
 HEARTBEAT_S = 10
+# How long the stack's agent's each lease request waits for a run (`iowatt-agent run --lease-wait`):
+# the agent's own default, 25 s. A queued run wakes the waiting poll at once, a changed policy or
+# meter goes with the heartbeat thread (above), and the agent stays online by its heartbeats, so no
+# shared-stack test waits on the poll's length; every 5 s, an idle stack's API answered an empty
+# poll 12 times a minute (~0.6 CPU-s a minute for the whole idle stack, against ~0.43 every 25 s).
+# The fault rig keeps 5 s: its scenarios kill and restart agents around their polls.
+LEASE_WAIT_S = 25
 # The tests of the shared stack are split in these xdist groups (`--dist loadgroup`): each group runs in
 # one test process, on that process's own stack, so two processes carry stack tests side by side.
 # tests/e2e/test_zz_stack_left_clean.py runs last in each (docs/testing.md).
@@ -556,11 +563,13 @@ def stack(
     redis_db: int = 3,
     api_workers: int = API_WORKERS,
     heartbeat_s: int = HEARTBEAT_S,
+    lease_wait_s: int = LEASE_WAIT_S,
 ) -> Iterator[Stack]:
     """`beat` adds Celery beat; `api_workers` uvicorn processes serve the API; `agent_args` and
     `agent_env` go to `iowatt-agent run`; `agent_url` maps the API's URL to the one the agent
     enrols with (a proxy in between, tests/faults); `heartbeat_s`: the heartbeat interval the
-    server asks of the agent (IOWATT_HEARTBEAT_INTERVAL_S)."""
+    server asks of the agent (IOWATT_HEARTBEAT_INTERVAL_S); `lease_wait_s`: the agent's long-poll
+    wait (`--lease-wait`)."""
     if not ENGINE.exists():
         raise RuntimeError(f"{ENGINE} is missing: run `make engine`")
     work = Path(tempfile.mkdtemp(prefix="iowatt-e2e-"))
@@ -655,7 +664,7 @@ def stack(
             "--engine",
             str(ENGINE),
             "--lease-wait",
-            "5",
+            str(lease_wait_s),
             *agent_args,
             extra=agent_env,
         )

@@ -249,7 +249,9 @@ def rig(*, proxy: bool = False, meter: bool = True, **stack_opts: Any) -> Iterat
         with (
             postgres() as pg,
             redis_instance() as redis,
-            stack(pg, redis.url, beat=True, agent_url=to_agent, heartbeat_s=2, **stack_opts) as s,
+            stack(
+                pg, redis.url, beat=True, agent_url=to_agent, heartbeat_s=2, lease_wait_s=5, **stack_opts
+            ) as s,
         ):
             target = work / "target"
             target.mkdir()
