@@ -18,6 +18,7 @@ const SETS = (process.env.IOWATT_COMPARE_SETS ?? "")
     return { n: Number(n), ids: (ids ?? "").split(",").filter(Boolean) };
   });
 const MIN_PLOT_PX = 200;
+const GOAL_MS = 1000; // navigation start → table and charts drawn (docs: tests/browser/README.md)
 
 needs("compare", SETS.length > 0, "IOWATT_COMPARE_SETS");
 
@@ -61,10 +62,12 @@ for (const { n, ids } of SETS) {
     // The app's code warm (a user opening /compare from the runs page has it loaded: the log-in
     // landed on the first set's compare page), then time a fresh navigation: navigation start →
     // every table and chart drawn.
-    // best of two loads: the machine is shared, one load can lose a second to others' work
+    // best of two loads: the machine is shared, one load can lose a second to others' work. A
+    // first load under the 1 s goal has lost nothing worth a second one (a load of 30 runs is
+    // ~1 CPU-s of the browser and the API), so the second is made only after a slower first.
     let ms = Number.POSITIVE_INFINITY;
     let api = [];
-    for (let k = 0; k < 2; k += 1) {
+    for (let k = 0; k < 2 && ms >= GOAL_MS; k += 1) {
       await page.goto(`${BASE}/compare?runs=${ids.join(",")}`);
       // Interactive: the metric tables and the headline charts drawn, and every chart in the
       // first screen (charts further down mount as they scroll into view: LazyMount).
@@ -236,9 +239,14 @@ await run(
 );
 
 await run(`${many.n} runs: the metric table sorts by a header (TanStack Table)`, async () => {
-  await page.goto(`${BASE}/compare?runs=${many.ids.join(",")}&table=runs`);
+  // runs as rows, switched back by the user on the page the step before left (table=runs in the
+  // URL, the table drawn again; not another load of the 30 runs and their charts)
+  await page.getByTestId("table-layout").selectOption("runs");
+  await page.waitForURL(/[?&]table=runs\b/);
   const table = page.getByTestId("compare-table").first();
-  await table.waitFor();
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="compare-table"]')?.dataset.layout === "runs",
+  );
   const header = table.locator('th[data-metric="read_iops"]');
   await header.getByRole("button").click();
   check((await header.getAttribute("aria-sort")) === "descending", "not sorted descending");

@@ -133,6 +133,8 @@ def _node(
             proc.kill()
             raise
     report = "".join(lines)
+    if os.environ.get("IOWATT_STEP_CPU") == "1":  # each step's CPU, to find what a script spends
+        print(f"{script}:\n{report}")
     assert returncode == 0, f"{script} failed (screenshots in {tmp_path}):\n{report}\n{live.tail()}"
     assert " 0 failed" in report
     return report

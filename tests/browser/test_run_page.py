@@ -73,7 +73,9 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
                 body = {
                     "agent_id": live.agent_id,
                     "target_path": dirs[1],
-                    "workload": {"jobs": [_job("long-randread", 20)]},
+                    # paced: the page shows its progress, phases and per-second points, not its
+                    # speed (unpaced, the engine spent ~2.4 CPU-s on the 20 s of direct reads)
+                    "workload": {"jobs": [{**_job("long-randread", 20), "rate_iops": 500}]},
                     "name": "run page: live",
                     "idle_s": 3,
                 }
