@@ -10,7 +10,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from iowatt_agent.tpch.data import answers_match, generate, parse_answer
+from iowatt_agent.tpch.data import answers_match, generate, generator_threads, parse_answer
 from iowatt_agent.tpch.workload import dialect_query
 
 needs_duckdb = pytest.mark.skipif(
@@ -64,6 +64,11 @@ def test_generate_exports_tables_refresh_sets_and_references(tmp_path: Path):
     assert {1, 13} <= set(changed), changed  # Q1 sums every lineitem, Q13 counts orders per customer
     # only the files to load are left: DuckDB ran in memory, its spill directory is gone
     assert sorted(p.name for p in (tmp_path / "it's gen").iterdir()) == sorted(f"{t}.tbl" for t in gen.files)
+
+
+def test_small_scale_factors_generate_with_one_thread_larger_ones_with_two():
+    assert [generator_threads(sf) for sf in (0.0001, 0.01, 0.05, 0.099)] == [1, 1, 1, 1]
+    assert [generator_threads(sf) for sf in (0.1, 1, 100)] == [2, 2, 2]
 
 
 @needs_duckdb
