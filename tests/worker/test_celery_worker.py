@@ -88,7 +88,10 @@ def test_worker_dispatches_a_queued_run_and_wakes_the_agent(worker: Worker) -> N
         with Session(worker.engine) as s:
             return s.get(Run, run_id).status  # type: ignore[union-attr]
 
-    wait_until(lambda: status() == RunStatus.assigned, timeout=60, message=lambda: f"run {status()}")
+    # (each look is a session and a query: ten a second, not fifty, for a wait of a second or two)
+    wait_until(
+        lambda: status() == RunStatus.assigned, timeout=60, interval=0.1, message=lambda: f"run {status()}"
+    )
 
     def woke() -> dict[str, Any] | None:
         msg = wakes.get_message(ignore_subscribe_messages=True, timeout=1.0)
@@ -126,6 +129,7 @@ def test_beat_sends_an_outbox_row_that_was_never_sent(worker: Worker) -> None:
     wait_until(
         lambda: state()[0] == RunStatus.assigned and state()[1] is not None,
         timeout=60,
+        interval=0.1,
         message=lambda: f"{state()}",
     )
     assert "outbox.send" in worker.output_since(offset)
