@@ -443,6 +443,7 @@ def pg_state(state: Path) -> Iterator[tuple[Path, int]]:
         lib("pg_stop", state, IOWATT_PG_PORT=str(port))
 
 
+@pytest.mark.early  # ~10 s, mostly waiting on a PostgreSQL start (docs/testing.md, Session 18)
 def test_postgres_as_make_up_starts_it(pg_state: tuple[Path, int]) -> None:
     state, port = pg_state
     password = (state / "db-password").read_text().strip()
@@ -507,6 +508,7 @@ def redis_state(state: Path) -> Iterator[tuple[Path, int]]:
         lib("stop redis 10", state, IOWATT_REDIS_PORT=str(port))
 
 
+@pytest.mark.early  # ~6 s, mostly waiting on a Redis start (docs/testing.md, Session 18)
 def test_redis_needs_its_password_and_it_is_on_no_command_line(redis_state: tuple[Path, int]) -> None:
     import redis
 

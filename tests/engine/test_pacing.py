@@ -18,6 +18,10 @@ from .conftest import FIO_CLOCK, run_engine
 
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
+# bound by the clock (rates, think times, a 2 s settle, a 14 s steady-state window): ~70 s of
+# mostly waiting across the module, started among the first single tests rather than at the end
+# of the run, where a waiting test leaves a core idle (docs/testing.md, Session 18)
+pytestmark = pytest.mark.early
 
 
 def fio_json(*args: str, timeout: float = 60) -> tuple[int, dict[str, Any]]:

@@ -748,6 +748,7 @@ def test_lat_log_offsets_follow_the_pattern(engine_bin: Path, data: Path, scratc
         assert len(eng_rows) == 16 and eng_rows == fio_rows, kind
 
 
+@pytest.mark.early  # bound by the clock: rate-paced jobs, ~4 s of waiting (docs/testing.md, Session 18)
 def test_rates_steer_the_mix_of_a_pattern(engine_bin: Path, data: Path) -> None:
     """rate_iops=R,W on a mixed job with a pattern: the direction behind its rate goes next (fio's
     rate_ddir), so reads and writes come out near 4:1 in both tools. Rates low enough for a loaded

@@ -90,6 +90,7 @@ def throttled(tmp_path: Path):
         subprocess.run(["losetup", "-d", dev], check=False)
 
 
+@pytest.mark.early  # ~11 s of waiting on a 400 IOPS throttle (docs/testing.md, Session 18)
 def test_the_sweep_and_the_search_find_the_knee_of_a_throttled_device(
     throttled: tuple[str, Path], tmp_path: Path
 ) -> None:
