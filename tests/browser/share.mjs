@@ -19,6 +19,7 @@ import {
   openBrowser,
   shotOf,
   TIMEOUT_MS,
+  visit,
 } from "./lib.mjs";
 
 const RUNS = (process.env.IOWATT_SHARE_RUNS ?? "").split(",").filter(Boolean);
@@ -39,10 +40,12 @@ const { page, browser, run, shot, login, done } = await openBrowser("share", {
 let anon = null;
 const requests = [];
 
-/** The member shares the comparison the compare page shows; returns the link's path /s/<token>. */
+/** The member shares the comparison the compare page shows; returns the link's path /s/<token>.
+ * The compare page is opened inside the app from another page (lib.mjs visit), loaded after a
+ * compare page. */
 async function shareFromCompare(runs, title, charts = "bars,latency,energy", more = "") {
   const q = `runs=${runs.join(",")}&group_by=none&charts=${charts}&table=runs${more}`;
-  await page.goto(`${BASE}/compare?${q}`);
+  await visit(page, `/compare?${q}`);
   await page.getByTestId("compare-table").first().waitFor();
   await page.getByTestId("share-button").click();
   await page.getByTestId("share-title").fill(title);
@@ -183,7 +186,7 @@ await run("a comparison of 8 runs shared and opened without login", async () => 
 await run(
   "the runs list filters by the recorded environment's fields, kept in its URL",
   async () => {
-    await page.goto(`${BASE}/runs?q=share%3A`);
+    await visit(page, "/runs?q=share%3A"); // from the compare page: inside the app
     await page.getByTestId("runs-table").waitFor();
     await page.getByTestId("env-filter-field").selectOption("raid_level");
     await page.getByTestId("env-filter-value").fill("raid10");
@@ -229,7 +232,7 @@ await run("a comparison filtered by environment keeps its filter on the link", a
 });
 
 await run("the member sees the links under Shared links and revokes the first", async () => {
-  await page.goto(`${BASE}/shares`);
+  await visit(page, "/shares"); // from the compare page: inside the app, nothing of it cached
   await page.getByTestId("shares-table").waitFor();
   const row = page.getByTestId("share-row").filter({ hasText: "Disk vs RAM" });
   const views = Number(await row.getByTestId("share-views").innerText());
