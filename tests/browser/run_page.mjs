@@ -12,7 +12,7 @@
 //
 // Prints `ok N - ...` per check and `run_page: N passed, 0 failed`; exit 1 with `failure.png`.
 import { readFileSync } from "node:fs";
-import { BASE, check, downloaded, needs, openBrowser } from "./lib.mjs";
+import { BASE, check, downloaded, needs, openBrowser, visit } from "./lib.mjs";
 import { PTS_AGENT, ptsSteps } from "./pts_steps.mjs";
 
 const RUN = process.env.IOWATT_RUN_ID;
@@ -69,7 +69,7 @@ await run(
       check(["queued", "assigned"].includes(r.body.status), `the live run is ${r.body.status}`);
       await new Promise((ok) => setTimeout(ok, 300));
     }
-    await page.goto(`${BASE}/runs/${LIVE}`);
+    await visit(page, `/runs/${LIVE}`); // from the runs list: inside the app (lib.mjs visit)
     const phases = new Set();
     let eta = "";
     const deadline = Date.now() + 60_000;
@@ -170,7 +170,8 @@ await run("clone and re-run opens New run with the run in the URL", async () => 
 await run(
   "campaign comparison by target: two directories of one disk are two columns",
   async () => {
-    await page.goto(`${BASE}/compare?runs=${RUNS.join(",")}&group_by=target&force=true`);
+    // from the New run form the clone opened: inside the app (lib.mjs visit)
+    await visit(page, `/compare?runs=${RUNS.join(",")}&group_by=target&force=true`);
     const cmp = await api(`/compare?runs=${RUNS.join(",")}&group_by=target&force=true`, token);
     const byDevice = await api(`/compare?runs=${RUNS.join(",")}&group_by=device&force=true`, token);
     check(
@@ -181,7 +182,7 @@ await run(
     await page.getByText(`in ${cmp.body.columns.length} groups`).first().waitFor();
     await noHorizontalOverflow();
     await shot("M-compare-by-target");
-    await page.goto(`${BASE}/runs`);
+    await visit(page, "/runs");
     await page.getByTestId("runs-table").waitFor();
     await shot("M-runs");
   },
