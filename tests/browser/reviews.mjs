@@ -117,7 +117,7 @@ await run("the list now has 2 reviews", async () => {
   );
   await noOverflow(page);
   await view("V2-list-2");
-  await page.goto(reviewUrl);
+  await navigate(page, new URL(reviewUrl).pathname); // back to the review: inside the app
   await page.getByTestId("review-page").waitFor();
 });
 
