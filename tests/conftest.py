@@ -363,6 +363,93 @@ def _warm_bytecode(config: pytest.Config) -> None:
         return
 
 
+SHARE_DIR_ENV = "IOWATT_TEST_SHARE_DIR"
+
+
+def _route_fingerprint(app: FastAPI) -> str:
+    """What the OpenAPI document of `app` is made from, the same in every process of one run: each
+    route's path, methods, name, endpoint (by module and name, its signature), status, response
+    model and schema flag, the app's title, version and description, and the size and time of
+    every project module loaded (a file edited while the processes started gives another key)."""
+    import hashlib
+    import inspect
+    import sys
+
+    from fastapi.routing import APIRoute
+
+    parts: list[str] = [app.title, app.version, app.description or ""]
+    for r in app.routes:
+        if isinstance(r, APIRoute):
+            call = r.endpoint
+            parts.append(
+                repr(
+                    (
+                        r.path,
+                        sorted(r.methods or ()),
+                        r.name,
+                        getattr(call, "__module__", ""),
+                        getattr(call, "__qualname__", ""),
+                        str(inspect.signature(call)) if r.include_in_schema else "",
+                        r.status_code,
+                        repr(r.response_model),
+                        r.include_in_schema,
+                    )
+                )
+            )
+        else:
+            parts.append(repr((getattr(r, "path", None), type(r).__name__)))
+    for name, mod in sorted(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if f and f.startswith(REPO + os.sep) and os.sep + ".venv" + os.sep not in f:
+            with contextlib.suppress(OSError):
+                st = os.stat(f)
+                parts.append(f"{name} {st.st_size} {st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _share_openapi_between_workers(share_dir: str) -> None:
+    """Every xdist process builds the OpenAPI document while collecting (test_authz_matrix's
+    operations, test_fuzz's schema): ~1.7 CPU-s each. The first process to need it builds it under a
+    lock and leaves it as JSON in this run's share directory (made by the controlling process, removed
+    when the run ends); the others read it (~5 ms), keyed by `_route_fingerprint`. Only a cache: a
+    document that does not survive JSON as it is, or any error, and the process builds its own."""
+    import fcntl
+    import json
+
+    import backend.main as main
+
+    build = main._build_schema
+    if getattr(build, "iowatt_shared", False):
+        return
+
+    def shared_build(app: FastAPI) -> dict[str, object]:
+        try:
+            path = os.path.join(share_dir, f"openapi-{_route_fingerprint(app)[:32]}.json")
+            with open(path + ".lock", "w", encoding="ascii") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if os.path.exists(path):
+                    with open(path, encoding="utf-8") as f:
+                        return json.load(f)  # type: ignore[no-any-return]
+                doc = build(app)
+                text = json.dumps(doc)
+                if json.loads(text) == doc:
+                    with open(path + ".part", "w", encoding="utf-8") as f:
+                        f.write(text)
+                    os.replace(path + ".part", path)
+                return doc
+        except OSError:
+            return build(app)
+
+    shared_build.iowatt_shared = True  # type: ignore[attr-defined]
+    main._build_schema = shared_build  # type: ignore[assignment]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    share = getattr(config, "_iowatt_share_dir", None)
+    if share:
+        shutil.rmtree(share, ignore_errors=True)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
@@ -374,6 +461,12 @@ def pytest_configure(config: pytest.Config) -> None:
     _memoize_fastapi_dependants()
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         _warm_bytecode(config)
+        # a directory the test processes of this run share (made before they start, so they inherit
+        # the variable; removed at the end): the OpenAPI document built once for all of them
+        config._iowatt_share_dir = tempfile.mkdtemp(prefix="iowatt-pytest-share-")  # type: ignore[attr-defined]
+        os.environ[SHARE_DIR_ENV] = config._iowatt_share_dir  # type: ignore[attr-defined]
+    elif hasattr(config, "workerinput") and os.path.isdir(os.environ.get(SHARE_DIR_ENV, "")):
+        _share_openapi_between_workers(os.environ[SHARE_DIR_ENV])
 
 
 @pytest.hookimpl(hookwrapper=True)
