@@ -19,14 +19,26 @@ def token_by_hash(session: Session, token_hash: str) -> ApiToken | None:
     return session.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash))
 
 
-def token_and_user_active(session: Session, token_hash: str) -> tuple[ApiToken, bool] | None:
-    """A user token by its hash with its owner's `is_active`, in one query."""
+def token_and_user_active(
+    session: Session, token_hash: str
+) -> tuple[ApiToken, bool, dict[uuid.UUID, Role]] | None:
+    """A user token by its hash with its owner's `is_active` and role per team (as `roles_of`), in
+    one query: every authenticated request asks this, and a second round trip for the roles was
+    about a tenth of a simple request's CPU."""
+    roles = (
+        select(func.json_object_agg(Membership.team_id, Membership.role))
+        .where(Membership.user_id == ApiToken.user_id)
+        .scalar_subquery()
+    )
     row = session.execute(
-        select(ApiToken, User.is_active)
+        select(ApiToken, User.is_active, roles)
         .join(User, User.id == ApiToken.user_id)
         .where(ApiToken.token_hash == token_hash)
     ).first()
-    return None if row is None else (row[0], bool(row[1]))
+    if row is None:
+        return None
+    # the role column holds the enum's names (SQLAlchemy's Enum), as roles_of reads them
+    return row[0], bool(row[1]), {uuid.UUID(team): Role[role] for team, role in (row[2] or {}).items()}
 
 
 def tokens_of(

@@ -210,7 +210,7 @@ def authenticate(session: Session, *, raw_token: str) -> UserPrincipal | AgentPr
         return agent_token.authenticate(session, raw_token)
     if raw_token.startswith(USER_TOKEN_PREFIX):
         found = repository.token_and_user_active(session, digest)
-        row, active = found if found is not None else (None, False)
+        row, active, roles = found if found is not None else (None, False, {})
         if (
             row is None
             or row.revoked_at is not None
@@ -223,7 +223,7 @@ def authenticate(session: Session, *, raw_token: str) -> UserPrincipal | AgentPr
             repository.touch_token(session, row.id, now)
         return UserPrincipal(
             user_id=row.user_id,
-            roles=repository.roles_of(session, row.user_id),
+            roles=roles,
             token_id=row.id,
             token_kind=row.kind,
             scope=row.scope,

@@ -50,6 +50,31 @@ def test_missing_unknown_and_revoked_tokens_are_401(client: TestClient, session:
     assert r.status_code == 401 and r.json()["error"] == "bad_token"
 
 
+def test_a_token_carries_its_users_role_in_every_team_and_none_elsewhere(session: Session) -> None:
+    """authenticate reads the roles with the token in one query: the same as roles_of, for a user in
+    three teams with three roles and for a user in none."""
+    from backend.auth import repository
+    from backend.auth.principal import UserPrincipal
+    from backend.models import Membership, Role, Team
+
+    u = create_user(session, role=Role.viewer)
+    for role in (Role.member, Role.admin):
+        team = Team(name=f"team-{uuid.uuid4().hex[:8]}")
+        session.add(team)
+        session.flush()
+        session.add(Membership(user_id=u.user.id, team_id=team.id, role=role))
+    session.flush()
+    p = auth_service.authenticate(session, raw_token=u.token)
+    assert isinstance(p, UserPrincipal)
+    assert p.roles == repository.roles_of(session, u.user.id)
+    assert sorted(r.value for r in p.roles.values()) == ["admin", "member", "viewer"]
+    assert all(isinstance(t, uuid.UUID) and isinstance(r, Role) for t, r in p.roles.items())
+    session.query(Membership).filter(Membership.user_id == u.user.id).delete()
+    session.flush()
+    p = auth_service.authenticate(session, raw_token=u.token)
+    assert isinstance(p, UserPrincipal) and p.roles == {}
+
+
 def test_agent_token_cannot_use_user_routes(client: TestClient, session: Session) -> None:
     u = create_user(session)
     a = create_agent(session, team=u.team)
