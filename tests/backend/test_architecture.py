@@ -16,6 +16,7 @@ on an injected violation.
 """
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -321,7 +322,10 @@ def _sources(*tops: str) -> list[tuple[str, ast.Module]]:
     return out
 
 
+@functools.cache
 def _modules() -> list[tuple[str, ast.Module]]:
+    """backend/ and worker/ parsed once per process (~1 CPU-s) for the four checks that read them
+    (only read: no check changes a tree); they share an xdist group, so one process parses."""
     out = []
     for top in ("backend", "worker"):
         for path in sorted((ROOT / top).rglob("*.py")):
@@ -333,16 +337,19 @@ def _modules() -> list[tuple[str, ast.Module]]:
 # --- the repository as it is ----------------------------------------------------------------------
 
 
+@pytest.mark.xdist_group("architecture-sources")
 def test_only_the_run_domain_writes_a_runs_lifecycle() -> None:
     found = [v for rel, tree in _modules() for v in lifecycle_writes(rel, tree)]
     assert not found, "\n".join(map(str, found))
 
 
+@pytest.mark.xdist_group("architecture-sources")
 def test_no_module_uses_another_domains_private_names() -> None:
     found = [v for rel, tree in _modules() for v in private_imports(rel, tree)]
     assert not found, "\n".join(map(str, found))
 
 
+@pytest.mark.xdist_group("architecture-sources")
 def test_routers_hold_no_sql() -> None:
     found = [v for rel, tree in _modules() if rel not in ROUTER_SQL_OK for v in router_sql(rel, tree)]
     assert not found, "\n".join(map(str, found))
@@ -361,6 +368,7 @@ def test_every_source_directory_is_a_package() -> None:
     assert missing_init_files(ROOT) == []
 
 
+@pytest.mark.xdist_group("architecture-sources")
 def test_worker_tasks_call_services_only() -> None:
     found = [v for rel, tree in _modules() for v in worker_task_queries(rel, tree)]
     assert not found, "\n".join(map(str, found))
