@@ -311,6 +311,14 @@ def worker_task_queries(rel: str, tree: ast.Module) -> list[Violation]:
     return found
 
 
+@functools.cache
+def _tree(rel: str) -> ast.Module:
+    """A source file parsed once per process for the checks that read the repository (only read:
+    no check changes a tree); they share an xdist group, so one process parses (~1 CPU-s for
+    backend/ and worker/, each check parsed them again)."""
+    return ast.parse((ROOT / rel).read_text(), filename=rel)
+
+
 def _sources(*tops: str) -> list[tuple[str, ast.Module]]:
     out = []
     for top in tops:
@@ -318,19 +326,16 @@ def _sources(*tops: str) -> list[tuple[str, ast.Module]]:
             rel = path.relative_to(ROOT).as_posix()
             if "/.venv/" in f"/{rel}" or "/build/" in f"/{rel}":
                 continue
-            out.append((rel, ast.parse(path.read_text(), filename=rel)))
+            out.append((rel, _tree(rel)))
     return out
 
 
-@functools.cache
 def _modules() -> list[tuple[str, ast.Module]]:
-    """backend/ and worker/ parsed once per process (~1 CPU-s) for the four checks that read them
-    (only read: no check changes a tree); they share an xdist group, so one process parses."""
     out = []
     for top in ("backend", "worker"):
         for path in sorted((ROOT / top).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
-            out.append((rel, ast.parse(path.read_text(), filename=rel)))
+            out.append((rel, _tree(rel)))
     return out
 
 
@@ -359,6 +364,7 @@ def test_every_domain_has_the_same_files() -> None:
     assert missing_domain_files(ROOT / "backend") == []
 
 
+@pytest.mark.xdist_group("architecture-sources")
 def test_the_import_graph_points_one_way() -> None:
     found = [v for rel, tree in _sources(*FORBIDDEN_IMPORTS) for v in forbidden_imports(rel, tree)]
     assert not found, "\n".join(map(str, found))
