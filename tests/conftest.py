@@ -50,9 +50,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     group's process). The order: tests marked slow first, so that `--dist loadgroup`, which hands
     out its groups largest first and then single tests in this order, starts a minutes-long test
     early instead of leaving it for the end while the other process idles (so do tests marked
-    `early`: tests of `make test-fast` that take half a minute or more, mostly waiting); tests marked
-    after_stack_tests (the stack's leak check) last: xdist runs a group's tests in this order, so
-    they end their group."""
+    `early`: tests of `make test-fast` that mostly wait, half a minute or more or bound by the clock);
+    tests marked after_stack_tests (the stack's leak check) last: xdist runs a group's tests in
+    this order, so they end their group."""
     from tests.stack import STACK_GROUPS
 
     for item in items:
@@ -453,8 +453,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "early: lasts half a minute or more, mostly waiting, yet not slow (make test-fast runs it): "
-        "started among the first single tests, not left for the end (pytest_collection_modifyitems)",
+        "early: mostly waiting (half a minute or more, or bound by the clock: rates, think times, a "
+        "server's start), yet not slow (make test-fast runs it): started among the first single tests, "
+        "beside CPU-bound ones, not left for the end, where it would leave a core idle "
+        "(pytest_collection_modifyitems)",
     )
     config.pluginmanager.register(_XdistGroupIds(), "iowatt-xdist-group-ids")
     # every app a test overrides a dependency of (the `client` fixture's, the security matrix's)
