@@ -88,7 +88,10 @@ inputs_key() {
   {
     echo "arch=$ARCH kinds=$KINDS"
     "$PYTHON" -c 'import sys, sysconfig; print(sys.version, sys.executable, sysconfig.get_config_var("LDLIBRARY"))'
-    find "$VENV"/lib/python*/site-packages -maxdepth 1 -name '*.dist-info' -printf '%f\n' | sort
+    # the tools and the agent's dependencies; not this tree's own projects, which the build installs
+    # after this key is taken (their files are in the key below): with them listed, the first build of
+    # a fresh virtualenv changed the key and the next test process built the same bundle again
+    find "$VENV"/lib/python*/site-packages -maxdepth 1 -name '*.dist-info' ! -name 'iowatt_*' -printf '%f\n' | sort
     dpkg-query -W -f '${Package} ${Version} ${Architecture}\n' | sort
     git -C "$ROOT" ls-files -co --exclude-standard -- agent/src agent/pyproject.toml agent/engine \
         agent/packaging agent/systemd libs/energy libs/policy libs/workload \
