@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import REPO
-from tests.services import Postgres, free_port
+from tests.services import Postgres, celery_worker_argv, free_port
 from tests.waiting import WaitTimeout, wait_until
 
 BIN = Path(sys.executable).parent
@@ -614,17 +614,7 @@ def stack(
             str(api_workers),
             extra={"PROMETHEUS_MULTIPROC_DIR": str(work / "api-metrics")},
         )
-        spawn(
-            "worker",
-            str(BIN / "celery"),
-            "-A",
-            "worker.app",
-            "worker",
-            "--pool=solo",
-            "--loglevel=INFO",
-            "--without-mingle",
-            "--without-gossip",
-        )
+        spawn("worker", *celery_worker_argv())
         if beat:
             spawn(
                 "beat",
