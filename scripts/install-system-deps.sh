@@ -4,6 +4,8 @@
 #   install-system-deps.sh all   that and the test tools (`make test`; the default)
 #
 # run:
+#   python:  python3.11-venv (the project's virtualenv is made from Debian's Python 3.11:
+#            scripts/venv-python.sh, docs/adr/0048-the-distributions-python.md)
 #   server:  postgresql-15, redis-server; chromium (the review PDFs: backend/review/pdf.py);
 #            fonts-wqy-microhei (CJK glyphs for the share preview PNG: backend/sharing/preview.py)
 #   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines)
@@ -22,7 +24,7 @@
 #            directory exported by an sshd on a private port and mounted over FUSE; no sshd service
 #            is started: the test runs its own)
 set -euo pipefail
-RUN_PACKAGES=(postgresql-15 redis-server chromium fonts-wqy-microhei liburing-dev libaio-dev pkg-config)
+RUN_PACKAGES=(python3.11-venv postgresql-15 redis-server chromium fonts-wqy-microhei liburing-dev libaio-dev pkg-config)
 TEST_PACKAGES=(clang libclang-rt-14-dev ccache binutils fio postmark sysbench util-linux e2fsprogs strace
   docker-compose libfaketime mmdebstrap mariadb-server btrfs-progs sshfs openssh-server)
 case ${1:-all} in
