@@ -270,7 +270,6 @@ def noise_scale(values: np.ndarray) -> float:
 def change_points(points: list[Point], direction: Direction, th: Thresholds) -> list[ChangePoint]:
     """Change points of the valid points, each segment (host facts, conditions) on its own."""
     import numpy as np
-    import ruptures as rpt
 
     out: list[ChangePoint] = []
     valid = [(i, p) for i, p in enumerate(points) if usable(p)]
@@ -284,6 +283,10 @@ def change_points(points: list[Point], direction: Direction, th: Thresholds) -> 
         n = len(seg)
         if n < 2 * th.cp_min_size:
             continue
+        # here, not above: ruptures (scipy.stats, scipy.spatial) costs ~1.3 CPU-s to import, and
+        # most series a Celery process tracks are too short for a change point
+        import ruptures as rpt
+
         x = np.array([p.value for _, p in seg], dtype=float)
         z = (x - float(np.median(x))) / noise_scale(x)
         bkps = (
