@@ -169,10 +169,51 @@ def backup(
     return target
 
 
+def _unpack(archive: Path, into: Path) -> None:
+    """Unpack the archive's members into `into`: regular files only, each at a plain relative path
+    below it, written 0600 (directories 0700). Anything else (a link, a device, a directory entry,
+    an absolute or `..` path, a name twice, a file where another member needs a directory) is
+    refused before anything is written: a backup holds files only.
+    Not tarfile's `filter="data"`: Python 3.11 has it from 3.11.4, Debian 12's 3.11.2 does not."""
+    try:
+        with tarfile.open(archive, mode="r") as tar:
+            _write_members(tar, archive, into)
+    except (tarfile.TarError, EOFError) as e:
+        raise BackupError(f"{archive} is not a readable backup archive: {e}") from e
+
+
+def _write_members(tar: tarfile.TarFile, archive: Path, into: Path) -> None:
+    members = tar.getmembers()
+    names = {m.name for m in members}
+    for m in members:
+        parts = m.name.split("/")
+        if (
+            not m.isfile()
+            or len(names) != len(members)
+            or any("/".join(parts[:k]) in names for k in range(1, len(parts)))
+            or m.name.startswith("/")
+            or any(x in ("", ".", "..") for x in parts)
+            or "\0" in m.name
+        ):
+            raise BackupError(
+                f"{archive}: refusing member {m.name!r} (a backup holds plain relative files only)"
+            )
+    for m in members:
+        dest = into.joinpath(*m.name.split("/"))
+        try:
+            dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            src = tar.extractfile(m)
+            assert src is not None  # a regular file (checked above)
+            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with src, os.fdopen(fd, "wb") as out:
+                shutil.copyfileobj(src, out)
+        except OSError as e:
+            raise BackupError(f"{archive}: cannot unpack {m.name!r}: {e.strerror}") from e
+
+
 def read_manifest(archive: Path, into: Path) -> Manifest:
     """Unpack the archive into `into` (0700) and check every member against the manifest."""
-    with tarfile.open(archive, mode="r") as tar:
-        tar.extractall(into, filter="data")
+    _unpack(archive, into)
     mf = into / "manifest.json"
     if not mf.is_file():
         raise BackupError(f"{archive} is not an iowatt backup (no manifest.json)")
