@@ -1,6 +1,7 @@
-import { lazy, Suspense } from "react";
+import { lazy, type ReactNode, Suspense } from "react";
 import { Navigate, Route, Routes } from "react-router-dom";
 import { Layout } from "./components/Layout";
+import { PageErrorBoundary } from "./components/PageErrorBoundary";
 import { RequireAuth } from "./components/RequireAuth";
 import { Login } from "./routes/Login";
 import { OidcCallback } from "./routes/OidcCallback";
@@ -60,6 +61,16 @@ const ReviewDetail = lazy(() =>
 );
 const ViewPage = lazy(() => import("./routes/Views").then((m) => ({ default: m.ViewPage })));
 
+/** A lazily loaded page outside the app's shell (Layout wraps its own pages the same way): a
+ * message and a Reload button if its chunk does not arrive or it throws, not a blank page. */
+function Standalone({ children }: { children: ReactNode }) {
+  return (
+    <PageErrorBoundary>
+      <Suspense fallback={<p className="muted">Loading…</p>}>{children}</Suspense>
+    </PageErrorBoundary>
+  );
+}
+
 export function App() {
   return (
     <Routes>
@@ -68,17 +79,17 @@ export function App() {
       <Route
         path="/s/:token"
         element={
-          <Suspense fallback={<p className="muted">Loading…</p>}>
+          <Standalone>
             <Shared />
-          </Suspense>
+          </Standalone>
         }
       />
       <Route
         path="/invite/:token"
         element={
-          <Suspense fallback={<p className="muted">Loading…</p>}>
+          <Standalone>
             <Invite />
-          </Suspense>
+          </Standalone>
         }
       />
       <Route path="/login/oidc" element={<OidcCallback />} />
@@ -86,17 +97,17 @@ export function App() {
       <Route
         path="/reset-password"
         element={
-          <Suspense fallback={<p className="muted">Loading…</p>}>
+          <Standalone>
             <ResetPassword />
-          </Suspense>
+          </Standalone>
         }
       />
       <Route
         path="/verify-email"
         element={
-          <Suspense fallback={<p className="muted">Loading…</p>}>
+          <Standalone>
             <VerifyEmail />
-          </Suspense>
+          </Standalone>
         }
       />
       <Route

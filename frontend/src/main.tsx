@@ -3,6 +3,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { BrowserRouter } from "react-router-dom";
 import { App } from "./App";
+import { PageErrorBoundary } from "./components/PageErrorBoundary";
 import { makeQueryClient } from "./queryClient";
 import "./styles.css";
 
@@ -13,7 +14,10 @@ createRoot(root).render(
   <StrictMode>
     <QueryClientProvider client={makeQueryClient()}>
       <BrowserRouter>
-        <App />
+        {/* the shell itself (Layout and each lazy page have their own, inside it) */}
+        <PageErrorBoundary>
+          <App />
+        </PageErrorBoundary>
       </BrowserRouter>
     </QueryClientProvider>
   </StrictMode>,

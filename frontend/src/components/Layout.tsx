@@ -5,6 +5,7 @@ import { clearToken } from "../lib/auth";
 import { type Action, useCan } from "../lib/role";
 import { logout, meQuery } from "../queries/auth";
 import { serverVersionQuery } from "../queries/health";
+import { PageErrorBoundary } from "./PageErrorBoundary";
 import { TeamSwitcher } from "./Team/TeamSwitcher";
 
 const NAV: readonly { to: string; label: string; end: boolean; needs?: Action }[] = [
@@ -170,9 +171,11 @@ export function Layout() {
         </div>
       </header>
       <main className="content" id="main">
-        <Suspense fallback={<p className="muted">Loading…</p>}>
-          <Outlet />
-        </Suspense>
+        <PageErrorBoundary resetKey={pathname}>
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <Outlet />
+          </Suspense>
+        </PageErrorBoundary>
       </main>
       <ServerVersion />
     </div>
