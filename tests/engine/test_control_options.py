@@ -24,11 +24,16 @@ FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
 
 
-def fio_run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def fio_run(*args: str, cwd: Path | None = None, refused: bool = False) -> subprocess.CompletedProcess[str]:
+    """fio's run of args; `refused`: a line fio must refuse while parsing it, so FIO_CLOCK comes
+    last (fio stops at the refused option before it calibrates its clock: conftest.FIO_CLOCK)."""
     assert FIO is not None
-    return subprocess.run(
-        [FIO, FIO_CLOCK, "--output-format=json", *args], capture_output=True, text=True, timeout=120, cwd=cwd
+    argv = (
+        [FIO, "--output-format=json", *args, FIO_CLOCK]
+        if refused
+        else [FIO, FIO_CLOCK, "--output-format=json", *args]
     )
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def doc_of(out: str) -> dict[str, Any]:
@@ -126,16 +131,17 @@ def test_ignore_error_values_as_fio(engine_bin: Path, scratch: Path) -> None:
     p = fio_run(*each)
     assert p.returncode == 0, (good, p.stderr)
     assert len(doc_of(p.stdout)["jobs"]) == len(good)
+    accepted = {}
     for v in good:
-        r = run_engine(engine_bin, *base, f"--ignore_error={v}", check=False)
+        accepted[v] = r = run_engine(engine_bin, *base, f"--ignore_error={v}", check=False)
         assert r.rc == 0, (v, r.stderr)
     for v in bad:
-        p = fio_run(*base, f"--ignore_error={v}")
+        p = fio_run(*base, f"--ignore_error={v}", refused=True)
         assert p.returncode != 0, (v, p.stdout)
         r = run_engine(engine_bin, *base, f"--ignore_error={v}", check=False)
         assert r.rc == 2 and r.stderr.startswith("iowatt-engine: ignore_error: "), (v, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and not r.stdout
-    o = run_engine(engine_bin, *base, "--ignore_error=EAGAIN,ENOSPC:122").job["iowatt"]["options"]
+    o = accepted["EAGAIN,ENOSPC:122"].job["iowatt"]["options"]
     assert o["ignore_error"] == [[11], [28, 122], []]
     assert o["continue_on_error"] == "io", "a non-empty list turns its type on, as fio"
 
@@ -427,4 +433,4 @@ def test_steadystate_latency_criteria_are_refused_as_newer_than_fio_333(
     r = run_engine(engine_bin, *base, check=False)
     assert r.rc == 2 and r.stderr.startswith("iowatt-engine: steadystate: "), r.stderr
     assert "newer than fio 3.33" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    assert fio_run(*base).returncode != 0
+    assert fio_run(*base, refused=True).returncode != 0

@@ -434,13 +434,13 @@ def test_fio_refuses_what_we_refuse_for_zones(data: Path) -> None:
         p = subprocess.run(
             [
                 FIO or "fio",
-                FIO_CLOCK,
                 f"--filename={data}",
                 "--name=j",
                 "--rw=randread",
                 "--size=64k",
                 f"--random_distribution={dist}",
                 "--output-format=json",
+                FIO_CLOCK,  # last: fio refuses the line before it calibrates its clock (conftest)
             ],
             capture_output=True,
             text=True,
