@@ -207,6 +207,20 @@ describe("RunDetail", () => {
     expect(plain).not.toContain("fsync");
   }, 10_000);
 
+  it("names the host of the agent that ran it", async () => {
+    setToken("t");
+    const other = { id: "b", hostname: "bench-9" };
+    stubApi({
+      "GET /api/v1/runs/r1": () => ({ body: runAs("queued") }),
+      "GET /api/v1/agents": () => ({
+        body: { items: [other, { id: "a", hostname: "bench-7" }], total: 2 },
+      }),
+    });
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id" });
+    expect(await screen.findByText(/· host bench-7/, {}, { timeout: 5000 })).toBeTruthy();
+    expect(screen.queryByText(/bench-9/)).toBeNull();
+  }, 10_000);
+
   it("shows the io_uring kernel workers' CPU next to usr/sys", async () => {
     setToken("t");
     stubApi({
