@@ -4,7 +4,10 @@
 // review fit the phone's width, a modal dialog keeps the focus inside it and gives it back, and
 // the review page's figures are dumped (review-figures.json) for test_pages.py to find in the PDF.
 // The app's pages are opened inside the app (lib.mjs navigate), not loaded one by one: the app
-// starts and axe-core is sent once per document (8 times), not once per page (~56).
+// starts and axe-core is sent once per document (9 times), not once per page (~56). axe-core runs
+// every rule on each page once (at 1440 px, the login page at 390) and, on the same page at the
+// other width or in the dark theme, only the rules whose outcome those change (WIDTH_RULES,
+// COLOUR_RULES). A page whose code does not arrive shows a message and Reload (PageErrorBoundary).
 //
 //   IOWATT_PAGES_RUNS       two run ids (comma-separated)
 //   IOWATT_PAGES_REVIEW     a review id
@@ -73,11 +76,25 @@ async function settle(p) {
   await p.waitForFunction(() => !document.querySelector("main")?.innerText.includes("Loading…"));
 }
 
-/** axe-core's serious and critical violations on the page, one line each. */
-async function axe(p) {
+// axe-core's rules that read colours: the text's contrast with what is drawn behind it, and a
+// link told apart from the text around it by its colour alone
+const COLOUR_RULES = ["color-contrast", "link-in-text-block"];
+// The rules (of axe-core's default set) whose outcome depends on the window's width, for a page
+// audited whole at the other width: the colour rules (what is drawn behind a text moves with the
+// layout) and a region that scrolls. The rest read the document, the same at both widths (no
+// script reads the width), and what is shown: styles.css's phone block ("Phones") shows only the
+// Menu button and the menu it opens, audited whole in the phone's header step, and turns the
+// tables into blocks that scroll (scrollable-region-focusable).
+const WIDTH_RULES = [...COLOUR_RULES, "scrollable-region-focusable"];
+
+/** axe-core's serious and critical violations on the page, one line each; `rules` limits the run
+ * to those rules (the dark theme: below). */
+async function axe(p, rules = null) {
   if (!(await p.evaluate(() => "axe" in window))) await p.evaluate(AXE);
-  const found = await p.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+  const found = await p.evaluate(async (only) => {
+    const options = { resultTypes: ["violations"] };
+    if (only) options.runOnly = { type: "rule", values: only };
+    const r = await window.axe.run(document, options);
     return r.violations
       .filter((v) => v.impact === "serious" || v.impact === "critical")
       .map(
@@ -87,7 +104,7 @@ async function axe(p) {
             .slice(0, 3)
             .join(", ")}`,
       );
-  });
+  }, rules);
   return found;
 }
 
@@ -117,8 +134,8 @@ async function widest(p) {
 const KNOWN = [];
 
 const problems = [];
-async function audit(p, where, fit, name) {
-  for (const v of await axe(p)) {
+async function audit(p, where, fit, name, rules = null) {
+  for (const v of await axe(p, rules)) {
     const rule = v.split(" ")[0];
     if (KNOWN.some(([page, r]) => r === rule && page.test(where)))
       console.log(`# known: ${where}: ${v}`);
@@ -143,9 +160,10 @@ await run("log in", async () => {
   await parkPointer(page);
 });
 
-for (const [viewport, tag] of [
-  [DESKTOP, "1440"],
-  [PHONE, "390"],
+// every rule at 1440, the rules that depend on the width at 390
+for (const [viewport, tag, rules] of [
+  [DESKTOP, "1440", null],
+  [PHONE, "390", WIDTH_RULES],
 ]) {
   await run(`every page at ${tag} px: axe-core clean`, async () => {
     await page.setViewportSize(viewport);
@@ -153,12 +171,12 @@ for (const [viewport, tag] of [
       await navigate(page, path);
       await settle(page);
       if (ready) await page.getByTestId(ready).waitFor();
-      await audit(page, `${path} at ${tag}`, fit || tag === "1440", `P-${name}-${tag}`);
+      await audit(page, `${path} at ${tag}`, fit || tag === "1440", `P-${name}-${tag}`, rules);
     }
     for (const [i, path] of SHARED.entries()) {
       await page.goto(`${BASE}${path}`);
       await page.getByTestId("shared-title").waitFor();
-      await audit(page, `shared ${i} at ${tag}`, true, `P-shared-${i}-${tag}`);
+      await audit(page, `shared ${i} at ${tag}`, true, `P-shared-${i}-${tag}`, rules);
     }
   });
 }
@@ -233,6 +251,30 @@ await run("the review page's figures, for the PDF check", async () => {
   writeFileSync(join(ARTIFACTS, "review-figures.json"), JSON.stringify(figures, null, 1));
 });
 
+await run("a page whose code does not arrive: a message and Reload, not a blank page", async () => {
+  // the Series page's chunk (not opened before in this document) refused, as when the network
+  // drops or an upgrade removed the build this tab started with (PageErrorBoundary.tsx)
+  const chunk = "**/assets/Series-*.js";
+  await page.route(chunk, (r) => r.abort());
+  await navigate(page, "/series");
+  const box = page.getByTestId("page-error");
+  await box.waitFor();
+  check((await box.getAttribute("data-kind")) === "load", "told as a page's own error");
+  const title = await page.locator("main h1").innerText();
+  check(title === "This page could not be loaded", `the message's title is ${title}`);
+  check(await page.getByTestId("logout").isVisible(), "the app's bar is gone with the page");
+  await audit(page, "a page that did not load", true, "P-page-error-1440");
+  // the chunk is there again: Reload loads the page
+  await page.unroute(chunk);
+  await page.getByTestId("page-error-reload").click();
+  await page.getByRole("heading", { name: "Series", exact: true }).waitFor();
+  check((await page.getByTestId("page-error").count()) === 0, "the message stays after Reload");
+});
+
+// The dark theme is styles.css's one `prefers-color-scheme: dark` block: colours, borders, strokes
+// and fills only (no display, visibility, content or size), and no script reads the scheme. The
+// same pages' structure, names, roles and layout are audited in the light theme above, so here
+// axe-core runs its colour rules alone (~60 % of a whole audit's time, the rest re-checked nothing).
 await run(
   "dark theme (the system's setting): pages and charts readable, axe-core clean",
   async () => {
@@ -242,9 +284,9 @@ await run(
     await p.getByTestId("shared-title").waitFor();
     const bg = await p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     check(bg !== "rgb(246, 247, 249)", `the body is light in the dark theme (${bg})`);
-    await audit(p, "dark shared comparison", true, "P-dark-shared-1440");
+    await audit(p, "dark shared comparison", true, "P-dark-shared-1440", COLOUR_RULES);
     await p.setViewportSize(PHONE);
-    await audit(p, "dark shared comparison at 390", true, "P-dark-shared-390");
+    await audit(p, "dark shared comparison at 390", true, "P-dark-shared-390", COLOUR_RULES);
     // the app's pages whose charts and tables changed (issue 25: error bars, sortable metric
     // tables, the estimate's idle baseline, the views' origin badges), dark at 1440
     await p.setViewportSize(DESKTOP);
@@ -265,7 +307,7 @@ await run(
       await navigate(p, path);
       await settle(p);
       if (ready) await p.getByTestId(ready).first().waitFor();
-      await audit(p, `dark ${path}`, true, `P-dark-${name}-1440`);
+      await audit(p, `dark ${path}`, true, `P-dark-${name}-1440`, COLOUR_RULES);
     }
     await dark.close();
   },
@@ -278,7 +320,7 @@ await run("the login page at both sizes", async () => {
   await p.locator('input[name="email"]').waitFor();
   await audit(p, "login at 390", true, "P-login-390");
   await p.setViewportSize(DESKTOP);
-  await audit(p, "login at 1440", true, null);
+  await audit(p, "login at 1440", true, null, WIDTH_RULES);
   await out.close();
 });
 
