@@ -273,7 +273,12 @@ def test_log_files_names_and_columns_as_fio(engine_bin: Path, scratch: Path) -> 
 def test_averaged_logs_as_fio(engine_bin: Path, scratch: Path) -> None:
     data = scratch / "d"
     logs = ["--write_lat_log=a", "--write_iops_log=a", "--write_bw_log=a", "--log_avg_msec=50"]
-    args = [*job(data, "--rw=randread", "--size=8m", "--runtime=300ms", "--time_based=1"), *logs]
+    # (paced: the windows are the clock's, so 2000 reads a second fill them as a tmpfs read at full
+    # speed did, which kept a core busy in each of the three runs)
+    args = [
+        *job(data, "--rw=randread", "--size=8m", "--runtime=300ms", "--time_based=1", "--rate_iops=2000"),
+        *logs,
+    ]
     fdir, odir = scratch / "fio", scratch / "ours"
     fdir.mkdir()
     odir.mkdir()
@@ -306,8 +311,9 @@ def test_averaged_logs_as_fio(engine_bin: Path, scratch: Path) -> None:
 @pytest.mark.parametrize("coarse", [0, 3])
 def test_hist_log_as_fio(engine_bin: Path, scratch: Path, coarse: int) -> None:
     data = scratch / "d"
-    args = [*timed(data, "--rw=randread", "--size=4m"), "--write_hist_log=h", "--log_hist_msec=20",
-            f"--log_hist_coarseness={coarse}"]  # fmt: skip
+    # (paced, as the averaged logs above: the histograms' shape is checked, not how many reads)
+    args = [*timed(data, "--rw=randread", "--size=4m", "--rate_iops=2000"), "--write_hist_log=h",
+            "--log_hist_msec=20", f"--log_hist_coarseness={coarse}"]  # fmt: skip
     fdir, odir = scratch / "fio", scratch / "ours"
     fdir.mkdir()
     odir.mkdir()
@@ -329,7 +335,11 @@ def test_fiologparser_reads_our_logs_as_it_reads_fios(engine_bin: Path, scratch:
         pytest.skip("fio's fiologparser.py (Debian package fio) not installed")
     tool = scratch / "fiologparser.py"
     tool.write_bytes(gzip.decompress(src.read_bytes()))
-    args = [*timed(scratch / "d", "--rw=randread", "--size=4m"), "--write_iops_log=p", "--log_avg_msec=20"]
+    args = [  # (paced: the parser reads the windows, whatever their counts)
+        *timed(scratch / "d", "--rw=randread", "--size=4m", "--rate_iops=2000"),
+        "--write_iops_log=p",
+        "--log_avg_msec=20",
+    ]
     (scratch / "fio").mkdir()
     fio(scratch / "fio", *args, "--minimal")
     j = json.loads(engine(engine_bin, scratch, *args).stdout)["jobs"][0]
