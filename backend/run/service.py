@@ -33,7 +33,17 @@ from backend.environment import topology as env_topology
 from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
-from backend.models import ACTIVE_STATUSES, FINAL_STATUSES, Agent, ResultJob, Role, Run, RunStatus, RunTarget
+from backend.models import (
+    ACTIVE_STATUSES,
+    FINAL_STATUSES,
+    Agent,
+    Device,
+    ResultJob,
+    Role,
+    Run,
+    RunStatus,
+    RunTarget,
+)
 from backend.models.run_group import RunGroup
 from backend.power import service as power_service
 from backend.pts.service import verdicts as pts_verdicts
@@ -1143,13 +1153,14 @@ def succeed(session: Session, *, run: Run, engine_started_at: datetime, engine_f
     enqueue(session, "run.dispatch_pending")
 
 
-def system(session: Session, *, run: Run) -> RunSystem:
-    """The run page's header: host, device, file system, cache mode and the run's validity flags
-    (backend/compare/validity.py's rules, plus buffered I/O on a raw device)."""
+def validity(session: Session, *, run: Run) -> list[RunValidityFlag]:
+    """The run's validity flags as `system` gives them, without the rest of its header (the page
+    cache record, the host's whole inventory): what a run's series judges once per run."""
     agent = repository.agents_by_id(session, {run.agent_id}).get(run.agent_id)
-    dev = repository.device(session, run.device_id)
-    inv = (Inventory.read(agent.inventory) if agent else None) or Inventory()
-    facts: dict[str, Any] = (dev.facts if dev else None) or {}
+    return _validity(session, run, agent, repository.device(session, run.device_id), _cache_mode(run))
+
+
+def _cache_mode(run: Run) -> Literal["direct", "buffered", "mixed", "unstated"]:
     jobs = run.workload_spec.get("jobs", [])
     direct = [bool(j.get("direct")) for j in jobs]
     if run.workload_spec.get("kind", "block") != "block":  # a file workload: its file sets' openflags
@@ -1159,8 +1170,20 @@ def system(session: Session, *, run: Run) -> RunSystem:
     )
     if any("direct" in (j.get("unstated") or []) for j in jobs if isinstance(j, dict)):
         cache = "unstated"  # an imported file that did not say: its placeholder is no answer
-    found = with_origin_flags(run, flags_for(run, to_read(session, [run])[0], agent, dev))
-    flags = [RunValidityFlag(**f) for f in found]
+    return cache
+
+
+def _validity(
+    session: Session, run: Run, agent: Agent | None, dev: Device | None, cache: str
+) -> list[RunValidityFlag]:
+    # the agent and device already loaded are handed to to_read (two queries fewer)
+    read = to_read(
+        session,
+        [run],
+        agents={agent.id: agent} if agent is not None else None,
+        device_names={dev.id: dev.name} if dev is not None else None,
+    )[0]
+    flags = [RunValidityFlag(**f) for f in with_origin_flags(run, flags_for(run, read, agent, dev))]
     raw = run.target_path.startswith("/dev/") and not run.target_path.startswith("/dev/shm")
     if raw and cache not in ("direct", "unstated"):
         flags.insert(
@@ -1171,6 +1194,18 @@ def system(session: Session, *, run: Run) -> RunSystem:
                 "not the device (use direct I/O)",
             ),
         )
+    return flags
+
+
+def system(session: Session, *, run: Run) -> RunSystem:
+    """The run page's header: host, device, file system, cache mode and the run's validity flags
+    (backend/compare/validity.py's rules, plus buffered I/O on a raw device)."""
+    agent = repository.agents_by_id(session, {run.agent_id}).get(run.agent_id)
+    dev = repository.device(session, run.device_id)
+    inv = (Inventory.read(agent.inventory) if agent else None) or Inventory()
+    facts: dict[str, Any] = (dev.facts if dev else None) or {}
+    cache = _cache_mode(run)
+    flags = _validity(session, run, agent, dev, cache)
 
     def text(value: object) -> str | None:
         return str(value) if value not in (None, "") else None

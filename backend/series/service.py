@@ -149,7 +149,7 @@ def _series_of(
 
 def _join(session: Session, series: Series, run: Run, result: RunResult) -> bool:
     """The run in the series with its validity and host facts judged once; True when it was new."""
-    flags = [f.model_dump() for f in run_service.system(session, run=run).validity]
+    flags = [f.model_dump() for f in run_service.validity(session, run=run)]
     dev = repository.device(session, run.device_id)
     facts = run_facts(result, dev.facts if dev else None)
     conditions = sorted({f["flag"] for f in flags} & CONDITION_FLAGS)

@@ -5,6 +5,7 @@ import copy
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from backend.run import service as run_service
 from backend.workload.builtin import QUICK
 from tests.factories import INVENTORY, create_agent, create_result, create_run, create_user
 
@@ -34,6 +35,7 @@ def test_a_directory_run_names_host_device_fs_and_flags(client: TestClient, sess
     # the same rules as the compare page: one place computes them
     c = client.get(f"/api/v1/compare?runs={run.id}", headers=u.headers).json()
     assert [f["flag"] for f in c["validity"][str(run.id)]] == flags
+    assert [f.model_dump() for f in run_service.validity(session, run=run)] == s["validity"]
 
 
 def test_buffered_io_on_a_block_device_is_flagged_first(client: TestClient, session: Session) -> None:
@@ -49,6 +51,8 @@ def test_buffered_io_on_a_block_device_is_flagged_first(client: TestClient, sess
     assert s["cache"] == "buffered"
     assert s["validity"][0]["flag"] == "buffered_device"
     assert "virtualized" not in [f["flag"] for f in s["validity"]]
+    # what a run's series judges (backend/series: run_service.validity, without the whole header)
+    assert [f.model_dump() for f in run_service.validity(session, run=run)] == s["validity"]
 
 
 def test_mixed_cache_and_an_empty_inventory(client: TestClient, session: Session) -> None:
