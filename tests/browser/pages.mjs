@@ -274,7 +274,7 @@ await run("a page whose code does not arrive: a message and Reload, not a blank 
 // The dark theme is styles.css's one `prefers-color-scheme: dark` block: colours, borders, strokes
 // and fills only (no display, visibility, content or size), and no script reads the scheme. The
 // same pages' structure, names, roles and layout are audited in the light theme above, so here
-// axe-core runs its colour rules alone (~70 % of a whole audit's CPU: colour contrast is most of it).
+// axe-core runs its colour rules alone (~70 % of a whole audit's CPU: colour contrast is most).
 await run(
   "dark theme (the system's setting): pages and charts readable, axe-core clean",
   async () => {
