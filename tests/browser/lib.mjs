@@ -210,6 +210,11 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
   "--disable-dev-shm-usage",
   `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...DISABLED_FEATURES].join(",")}`,
+  // V8 without its optimising compilers (TurboFan, Maglev): a test's page lives seconds, too short
+  // for their compiling to pay back. tests/browser/test_pages.py, six alternating pairs at load 2-12:
+  // tree CPU-s a median 0.90 of the default's (docs/testing.md § Session 19). What the pages do is
+  // the same JavaScript, interpreted and baseline-compiled (Ignition, Sparkplug).
+  "--js-flags=--no-opt --no-maglev",
 ];
 
 /** The browser server IOWATT_BROWSER_WS names (browser_server.mjs: one Chromium per test process,
