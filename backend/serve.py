@@ -44,6 +44,29 @@ def api_workers(env: dict[str, str] | None = None) -> int:
     return int(raw)
 
 
+# How long a stopping API waits for the requests it is answering before it cancels them. An idle
+# agent's lease request waits up to 25 s for work (its long-poll), and uvicorn waited for it without
+# a bound: every stop of an API that agents were polling took up to 25 s, past compose's 10 s
+# stop_grace (then SIGKILL: no lifespan shutdown). A poll cancelled here ends as a closed
+# connection, which the agent retries as after any network error (the server is going away); every
+# other request is short (the PDF's Chromium is bounded by its own timeout, backend/review/pdf.py).
+DEFAULT_SHUTDOWN_GRACE_S = 5
+MAX_SHUTDOWN_GRACE_S = 300
+
+
+def shutdown_grace_s(env: dict[str, str] | None = None) -> int:
+    """IOWATT_API_SHUTDOWN_GRACE_S, else DEFAULT_SHUTDOWN_GRACE_S (seconds, 0 to MAX_SHUTDOWN_GRACE_S)."""
+    raw = (os.environ if env is None else env).get("IOWATT_API_SHUTDOWN_GRACE_S", "").strip()
+    if not raw:
+        return DEFAULT_SHUTDOWN_GRACE_S
+    if not raw.isdigit() or int(raw) > MAX_SHUTDOWN_GRACE_S:
+        raise ValueError(
+            f"IOWATT_API_SHUTDOWN_GRACE_S must be a whole number of seconds from 0 to "
+            f"{MAX_SHUTDOWN_GRACE_S}, not {raw!r}"
+        )
+    return int(raw)
+
+
 def _metrics_dir() -> tuple[Path, bool]:
     """(the directory, whether it is ours to remove at exit)."""
     named = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip()
@@ -103,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         workers = api_workers() if args.workers is None else args.workers
+        grace = shutdown_grace_s()
     except ValueError as exc:
         ap.error(str(exc))  # exit status 2
     if not 1 <= workers <= MAX_WORKERS:
@@ -127,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             port=args.port,
             workers=workers,
             access_log=False,
+            timeout_graceful_shutdown=grace,
         )
     finally:
         if ours:

@@ -270,11 +270,13 @@ def _children(pid: int) -> list[int]:
 
 
 def test_serve_runs_n_processes_on_one_port_and_sums_their_metrics(
-    pair: Pair, redis_url: str, tmp_path: Path
+    pair: Pair, committed: Session, redis_url: str, tmp_path: Path
 ) -> None:
     """`python -m backend.serve --workers 2` (as make up, compose and bench/load start the API):
     two worker processes answer on one port; a scrape sums what every process counted; the
-    metrics directory it was given starts empty (old files of a previous run are removed)."""
+    metrics directory it was given starts empty (old files of a previous run are removed). Stopped
+    while an agent's long-poll waits, it exits after its shutdown grace (IOWATT_API_SHUTDOWN_GRACE_S,
+    2 s here), not at the end of the poll's 30 s: the poll ends as a closed connection."""
     metrics = tmp_path / "metrics"
     metrics.mkdir()
     (metrics / "counter_999999.db").write_bytes(b"stale")
@@ -285,6 +287,7 @@ def test_serve_runs_n_processes_on_one_port_and_sums_their_metrics(
         "IOWATT_REDIS_URL": redis_url,
         "IOWATT_ENV": "test",
         "PROMETHEUS_MULTIPROC_DIR": str(metrics),
+        "IOWATT_API_SHUTDOWN_GRACE_S": "2",
     }
     cmd = [sys.executable, "-m", "backend.serve", "--port", str(port), "--workers", "2"]
     api = _start(cmd, env, tmp_path / "serve.log", port)
@@ -306,6 +309,19 @@ def test_serve_runs_n_processes_on_one_port_and_sums_their_metrics(
         assert first >= n and second == first
         served = [p for p in metrics.glob("histogram_*.db") if p.stat().st_size > 0]
         assert len(served) >= 2, served  # both processes answered some: the sum is over both
+        a = create_agent(committed, team=create_user(committed).team)
+        committed.commit()
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            since = _stale(committed, a)
+            poll = pool.submit(_poll, api, a, 30)
+            _await_first_look(pair.db_url, a, since)  # the poll waits now
+            t0 = time.monotonic()
+            os.killpg(api.proc.pid, 15)
+            api.proc.wait(timeout=40)
+            stopped = time.monotonic() - t0
+            with pytest.raises(httpx.HTTPError):  # cut, not answered
+                poll.result(timeout=40)
+        assert stopped < 20, stopped  # the grace (2 s) and the shutdown, not the poll's 30 s
     finally:
         _stop(api.proc)
 
@@ -322,3 +338,13 @@ def test_serve_refuses_a_bad_worker_count() -> None:
     )
     assert r.returncode == 2
     assert "IOWATT_API_WORKERS" in r.stderr
+
+
+def test_the_shutdown_grace_is_read_from_the_environment_or_refused_by_name() -> None:
+    from backend.serve import DEFAULT_SHUTDOWN_GRACE_S, shutdown_grace_s
+
+    assert shutdown_grace_s({}) == DEFAULT_SHUTDOWN_GRACE_S
+    assert [shutdown_grace_s({"IOWATT_API_SHUTDOWN_GRACE_S": v}) for v in ("0", " 7 ", "300")] == [0, 7, 300]
+    for bad in ("301", "-1", "1.5", "five"):
+        with pytest.raises(ValueError, match="IOWATT_API_SHUTDOWN_GRACE_S"):
+            shutdown_grace_s({"IOWATT_API_SHUTDOWN_GRACE_S": bad})
