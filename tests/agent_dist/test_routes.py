@@ -19,8 +19,10 @@ TAR = "iowatt-agent-9.9.9-linux-x86_64.tar.gz"
 
 
 @pytest.fixture(autouse=True)
-def _uncounted() -> Iterator[None]:
-    """Every test starts with the in-process client's address uncounted (the routes are throttled)."""
+def _uncounted(db_url: str) -> Iterator[None]:
+    """Every test starts with the in-process client's address uncounted (the routes are throttled).
+    `db_url` points the settings at this process's Redis: a test without the client (the limit's
+    setting) that ran first in its process reached for the default address and was refused."""
     get_redis().delete(throttle.key_for("testclient"))
     yield
     get_redis().delete(throttle.key_for("testclient"))
