@@ -66,7 +66,7 @@ def test_bench_meter_json_has_energy_and_carbon(fake_engine, tmp_path):
     # samples, the window's edges valued by interpolating between the samples on either side, as
     # libs/energy's integrate.py documents (held to the first and last sample inside, as this test
     # had it, an edge between a 60 W idle sample and a 100 W load sample a second apart on a loaded
-    # machine gave 118.7 against the library's 134.0 J). Time-weighted, not a plain mean: on a
+    # machine gave 134.0 J against the library's 118.7). Time-weighted, not a plain mean: on a
     # loaded machine the samples come at uneven intervals.
     load = power["phases"][1]
     start, end = load["start_ns"], load["end_ns"]
