@@ -3,6 +3,7 @@
  * picks them, percentile tables, bw/iops sample lines, latency distribution, cpu, I/O depths,
  * issued counts), then "Run status group N (all jobs)" per group and "Disk stats (read/write)". */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>

@@ -17,7 +17,7 @@ static void clock_pair(uint64_t *ns, uint64_t *cyc)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 8; i++) {
-		uint64_t a = __rdtsc(), t = mono_ns(), b = __rdtsc();
+		uint64_t a = tsc_read(), t = mono_ns(), b = tsc_read();
 		if (b - a < best) {
 			best = b - a;
 			*ns = t;
