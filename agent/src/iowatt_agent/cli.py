@@ -181,7 +181,7 @@ def run(
     """Work for the server: heartbeat, lease runs, run the engine, upload results. SIGTERM drains.
     --meter replaces the host's default meter (meters.json) for this process."""
     from .client import ApiClient
-    from .config import load_config, server_ssl_context
+    from .credentials import load_config, server_ssl_context
     from .engine import EngineNotFound, locate_engine
     from .enrol import client_verify
     from .logs import setup_logging

@@ -5,7 +5,7 @@ jitter; 429 and 503 wait for the server's Retry-After when it gives one; every o
 permanent and raised at once. All errors are typed (ApiError subclasses) so callers decide what a
 failure means without parsing strings.
 
-TLS: `verify` is the context built from the state directory (config.server_ssl_context: the pinned
+TLS: `verify` is the context built from the state directory (credentials.server_ssl_context: the pinned
 certificate or the enrolment CA file as the only trust anchor). A server whose certificate does not
 verify raises ServerCertificateRejected, which is neither retried at once nor permanent: the loop
 keeps backing off and the spool keeps every result until the operator re-pins.

@@ -32,16 +32,13 @@ from .client import (
     Unauthorized,
 )
 from .config import (
-    AgentConfig,
     ConfigError,
-    TlsTrust,
     ensure_state_dir,
-    load_config,
     normalize_server_url,
     resolve_state_dir,
-    save_config,
     write_private_file,
 )
+from .credentials import AgentConfig, TlsTrust, load_config, save_config
 from .inventory import collect as collect_inventory
 from .meters import redact
 from .render import err, out

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from . import __version__, clock
 from .client import ApiClient, ApiError, Forbidden, NotFound, Unauthorized
-from .config import ConfigError, save_config
+from .config import ConfigError
+from .credentials import save_config
 from .policy import METERS_FILE, POLICY_FILE
 from .schemas import HeartbeatRequest, HeartbeatResponse
 from .status import AgentStatus

@@ -30,8 +30,18 @@ from uuid import UUID
 
 from iowatt_policy import TARGET_NOT_ALLOWED, ReportedPolicy
 
-from .client import ApiClient, ApiError, Conflict, Forbidden, NotFound, PermanentError, Unauthorized
-from .config import AgentConfig, ConfigError
+from .client import (
+    ApiClient,
+    ApiError,
+    Conflict,
+    Forbidden,
+    NotFound,
+    PermanentError,
+    ServerUnreachable,
+    Unauthorized,
+)
+from .config import ConfigError
+from .credentials import AgentConfig
 from .group import GroupStart, barrier_limit_s
 from .heartbeat import Heartbeat
 from .inventory import collect as collect_inventory
@@ -104,7 +114,7 @@ class AgentLoop:
         self.forced = threading.Event()
         self.retrier = SpoolRetrier(self.spool, self.spool_client, self.stopping)
         for waker in (self.client, self.hb_client):  # the server is back: retry the spool now
-            waker.on_success = self.retrier.server_reachable
+            waker.on_success = self._server_answered
         self.reporter = Reporter(self.spool, self.client, self.retrier.kick)
         self.heartbeat = Heartbeat(
             self.status,
@@ -230,6 +240,12 @@ class AgentLoop:
     def state(self) -> AgentState:
         return self.status.state
 
+    def _server_answered(self) -> None:
+        """A request of the worker's or the heartbeat's client got through: the spool retries now,
+        and a lease poll backing off from an unreachable server polls again (`_work_loop`)."""
+        self.retrier.server_reachable()
+        self.status.answered()
+
     def heartbeat_once(self) -> None:
         self.heartbeat.once()
 
@@ -270,6 +286,7 @@ class AgentLoop:
                 self.set_fatal(str(exc))
                 return
             except ApiError as exc:
+                answers = self.status.answers
                 failures += 1
                 delay = min(
                     self.settings.error_backoff_max_s,
@@ -278,7 +295,14 @@ class AgentLoop:
                 if exc.retry_after_s is not None:  # 429/503 with Retry-After: the server knows best
                     delay = exc.retry_after_s
                 log.warning("lease.failed error=%s retry_in_s=%.1f", exc, delay)
-                self.draining.wait(delay)
+                if not isinstance(exc, ServerUnreachable):
+                    self.draining.wait(delay)  # the server answered: its error keeps the backoff
+                elif self.status.wait_answered(answers, delay):
+                    # no answer (refused, reset, timed out): the network or the server was away, and
+                    # the next request of another client that gets through (a heartbeat) ends the
+                    # backoff, as it ends the spool's. Waiting it out left a host idle for up to
+                    # error_backoff_max_s after a network outage while runs were queued for it
+                    log.info("lease.server_reachable: polling now, not after the %.1f s backoff", delay)
                 continue
             if lease is None:
                 self._refresh_inventory()
@@ -510,7 +534,7 @@ class AgentLoop:
     def request_drain(self, reason: str = "signal") -> None:
         with self._lock:
             already = self.draining.is_set()
-            self.draining.set()
+            self.status.drain()
         if already:
             log.warning("drain.forced reason=%s: stopping the current run now", reason)
             self.forced.set()  # before reading self.current: the worker sets it, then checks this

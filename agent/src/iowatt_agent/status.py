@@ -11,7 +11,7 @@ import uuid
 from uuid import UUID
 
 from .clock import ClockFilter
-from .config import AgentConfig
+from .credentials import AgentConfig
 from .schemas import AgentState
 
 log = logging.getLogger("iowatt_agent.loop")
@@ -33,6 +33,10 @@ class AgentStatus:
         self.current_lease_id: UUID | None = None  # from taking a lease to its run's end
         self.fatal: str | None = None  # why the server no longer accepts this agent
         self.clock = ClockFilter()  # this host's clock against the server's (heartbeat exchanges)
+        # requests of the agent's clients the server answered (`answered()`), and a wake-up for a
+        # thread waiting on them or on the drain (`wait_answered`)
+        self.answers = 0
+        self._answered = threading.Condition()
 
     @property
     def state(self) -> AgentState:
@@ -45,4 +49,25 @@ class AgentStatus:
         if self.fatal is None:
             self.fatal = message
             log.error("agent.fatal %s", message)
+        self.drain()
+
+    def drain(self) -> None:
+        """No new lease: set `draining` and wake a `wait_answered`."""
         self.draining.set()
+        with self._answered:
+            self._answered.notify_all()
+
+    def answered(self) -> None:
+        """A request to the server got an answer below 400 (ApiClient.on_success)."""
+        with self._answered:
+            self.answers += 1
+            self._answered.notify_all()
+
+    def wait_answered(self, since: int, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` until a request answered after `since` (an earlier `answers`),
+        or the drain; True when one was answered."""
+        with self._answered:
+            self._answered.wait_for(
+                lambda: self.answers != since or self.draining.is_set(), timeout=timeout_s
+            )
+            return self.answers != since
