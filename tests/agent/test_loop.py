@@ -246,6 +246,38 @@ def test_work_loop_honours_retry_after_on_lease(api, agent_config, make_client, 
     assert 1.0 <= waits[1] <= 2.0  # then plain backoff: second failure, 2 s with jitter 0.5-1
 
 
+def test_a_lease_poll_backing_off_from_an_unreachable_server_polls_again_once_a_heartbeat_gets_through(
+    api, agent_config, make_client, fake_engine, tmp_path
+):
+    """A network outage grows the lease loop's backoff (up to a minute); the heartbeat that gets
+    through once the network is back ends it, as it ends the spool's: a run queued for the host
+    meanwhile is taken at once. A server that answered with an error keeps the backoff
+    (test_work_loop_honours_retry_after_on_lease), and a drain ends the wait too."""
+    loop = make_loop(
+        api, agent_config, make_client, fake_engine, tmp_path, error_backoff_base_s=60, error_backoff_max_s=60
+    )
+    refused = httpx.ConnectError("refused")
+    api.script["POST /api/v1/agents/.*/lease"] = [refused, refused]  # one attempt a poll
+    worker = threading.Thread(target=loop._work_loop)
+    worker.start()
+    try:
+        polls = lambda: len(api.calls_to(r"POST /api/v1/agents/.*/lease"))  # noqa: E731
+        wait_until(lambda: polls() == 1, timeout=10, message="the first poll")
+        time.sleep(0.3)  # the behaviour under test: the backoff (30-60 s) holds the next poll
+        assert polls() == 1
+        loop.heartbeat_once()  # the network is back: a heartbeat gets through
+        wait_until(lambda: polls() == 2, timeout=10, message="a poll right after the heartbeat")
+        time.sleep(0.3)  # unreachable again: a new backoff, which a drain ends
+        assert polls() == 2
+        t0 = time.monotonic()
+        loop.request_drain("test")
+        worker.join(10)
+        assert not worker.is_alive() and time.monotonic() - t0 < 5
+    finally:
+        loop.request_drain("test")
+        worker.join(10)
+
+
 def test_inventory_is_resent_when_the_policy_or_meters_change(
     api, agent_config, make_client, fake_engine, tmp_path
 ):
