@@ -67,11 +67,13 @@ def test_1_agent_sigkill_mid_run_fails_it_once_and_the_next_starts_at_once(r: Ri
     r.s.start("agent")
     restarted = time.monotonic()
     # the new agent's first heartbeat, on the server's clock
+    # every 0.2 s (a look is ~16 ms of the API's CPU; the agent's start takes seconds): first_hb is
+    # read right after, 2 s before its next heartbeat
     r.until(
         "the restarted agent's first heartbeat",
         lambda: _ts(r.agent()["last_heartbeat_at"]) > killed_at,
         30,
-        every_s=0.05,
+        every_s=0.2,
     )
     first_hb = _ts(r.agent()["last_heartbeat_at"])
     hb_s = time.monotonic() - restarted
@@ -184,7 +186,7 @@ def test_2_agent_sigterm_mid_run_drains_uploads_and_exits(r: Rig) -> None:
     assert run["status"] == "succeeded", run
     assert run["jobs"] and run["jobs"][0]["write"]["total_ios"] > 0
     assert not r.leftovers(run_id), r.leftovers(run_id)
-    r.until("the agent back online", lambda: r.agent()["online"] and r.agent()["state"] == "idle", 30)
+    r.until("the agent back online", lambda: _online(r.agent(), "idle"), 30)
 
 
 def test_2_make_down_waits_for_the_agents_drain(tmp_path: Path) -> None:
@@ -275,10 +277,16 @@ def _restart_agent(r: Rig, **env: str | None) -> None:
     r.s.commands["agent"] = (cmd, new)
     r.s.start("agent")
     since = time.time()
-    r.until(
-        "the agent back online",
-        lambda: r.agent()["online"] and _ts(r.agent()["last_heartbeat_at"]) > since,
-        30,
+    r.until("the agent back online", lambda: _online(r.agent(), since=since), 30)
+
+
+def _online(agent: dict[str, Any], state: str = "", *, since: float = 0) -> bool:
+    """The agent (one GET /agents/{id}) is online, in `state` if given, and heartbeated after
+    `since` (epoch seconds)."""
+    return bool(
+        agent["online"]
+        and (not state or agent["state"] == state)
+        and (not since or _ts(agent["last_heartbeat_at"]) > since)
     )
 
 
