@@ -6,7 +6,8 @@ Two questions, two well-kept libraries (docs/adr/0040-change-detection.md):
   estimate of the run-to-run noise, with a BIC-like penalty; each change point found is then kept
   only if the segments on either side differ by a test and by the minimum change.
 - is a new run worse than the runs before it? the new run, and the last two or three valid runs
-  ending with it, against a lookback window of the valid runs before them, with `scipy.stats`:
+  ending with it, against a lookback window of the valid runs before them, with scipy (the t tests
+  computed as `scipy.stats` does, from `scipy.special`; Mann-Whitney U from `scipy.stats`):
   Student's t-test (pooled variance; default), Welch's t-test or Mann-Whitney U, plus a z-score and
   percentage and absolute bounds. Every enabled gate must agree for a verdict of regression.
 
@@ -125,8 +126,6 @@ def usable(p: Point) -> bool:
 
 def _interval(before: np.ndarray, after: np.ndarray) -> tuple[float | None, float | None]:
     """95 % Welch interval of mean(after) - mean(before), in % of mean(before)."""
-    from scipy import stats as sps
-
     m0 = float(before.mean())
     if m0 == 0 or len(before) < 2:
         return None, None
@@ -137,7 +136,7 @@ def _interval(before: np.ndarray, after: np.ndarray) -> tuple[float | None, floa
         d = float(after.mean()) - m0
         return d / m0 * 100, d / m0 * 100
     df = (va + vb) ** 2 / ((va**2 / (len(after) - 1) if len(after) > 1 else 0.0) + vb**2 / (len(before) - 1))
-    t = float(sps.t.ppf(0.975, max(df, 1.0)))
+    t = _t_ppf(0.975, max(df, 1.0))
     d = float(after.mean()) - m0
     lo, hi = (d - t * se) / abs(m0) * 100, (d + t * se) / abs(m0) * 100
     return lo, hi
@@ -145,11 +144,11 @@ def _interval(before: np.ndarray, after: np.ndarray) -> tuple[float | None, floa
 
 def _p_value(test: Test, before: np.ndarray, after: np.ndarray, alternative: str) -> float | None:
     """One-sided p-value that `after` is shifted in `alternative` ("less"/"greater") from `before`."""
-    from scipy import stats as sps
-
     if len(before) < 2:
         return None
     if test == "mann_whitney":
+        from scipy import stats as sps
+
         return float(sps.mannwhitneyu(after, before, alternative=alternative).pvalue)
     if len(after) == 1 or test == "t_test":
         # pooled variance: with one to three new runs the window's variance is the estimate
@@ -160,9 +159,61 @@ def _p_value(test: Test, before: np.ndarray, after: np.ndarray, alternative: str
             s = float(before.std(ddof=1))
             t = (float(after[0]) - float(before.mean())) / (s * math.sqrt(1 + 1 / len(before)))
             df = len(before) - 1
-            return float(sps.t.sf(t, df) if alternative == "greater" else sps.t.cdf(t, df))
-        return float(sps.ttest_ind(after, before, equal_var=True, alternative=alternative).pvalue)
-    return float(sps.ttest_ind(after, before, equal_var=False, alternative=alternative).pvalue)
+            return _t_cdf(-t, df) if alternative == "greater" else _t_cdf(t, df)
+        return _ttest_ind(after, before, equal_var=True, alternative=alternative)
+    return _ttest_ind(after, before, equal_var=False, alternative=alternative)
+
+
+# Student's t distribution and the two-sample t-test as scipy.stats computes them (scipy 1.17:
+# `t.cdf`, `t.sf` and `t.ppf` are `special.stdtr` and `special.stdtrit`; `ttest_ind` is the
+# variance, the degrees of freedom and the division below, then `stdtr`), called directly: each call
+# through scipy.stats spent ~0.1-0.3 ms checking and broadcasting its arguments, 85 % of a verdict's
+# CPU (three compares per metric of every uploaded run). tests/backend/test_series_stats.py checks
+# that they give scipy.stats' own figures.
+
+
+def _t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with df degrees of freedom (scipy.stats.t.cdf; its sf is cdf(-t))."""
+    from scipy import special
+
+    return float(special.stdtr(df, t))
+
+
+def _t_ppf(q: float, df: float) -> float:
+    """The q quantile of Student's t with df degrees of freedom (scipy.stats.t.ppf)."""
+    from scipy import special
+
+    return float(special.stdtrit(df, q))
+
+
+def _var1(x: np.ndarray) -> np.float64:
+    """The sample variance (ddof 1) as scipy.stats' `_var`: NaN for a single value."""
+    import numpy as np
+
+    n = np.float64(len(x))
+    return np.float64(np.mean((x - np.mean(x)) ** 2) * (n / (n - 1)))
+
+
+def _ttest_ind(a: np.ndarray, b: np.ndarray, *, equal_var: bool, alternative: str) -> float:
+    """scipy.stats.ttest_ind(a, b, equal_var=equal_var, alternative=alternative).pvalue for two
+    non-empty samples of finite values: NaN where scipy's is (two groups without variance)."""
+    import numpy as np
+
+    n1, n2 = np.float64(len(a)), np.float64(len(b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v1, v2 = _var1(a), _var1(b)
+        if equal_var:
+            v1 = np.float64(0.0) if n1 == 1 else v1
+            v2 = np.float64(0.0) if n2 == 1 else v2
+            df = n1 + n2 - 2.0
+            denom = np.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / df * (1.0 / n1 + 1.0 / n2))
+        else:
+            vn1, vn2 = v1 / n1, v2 / n2
+            df = (vn1 + vn2) ** 2 / (vn1**2 / (n1 - 1) + vn2**2 / (n2 - 1))
+            df = np.float64(1.0) if np.isnan(df) else df
+            denom = np.sqrt(vn1 + vn2)
+        t = (np.mean(a) - np.mean(b)) / denom
+    return _t_cdf(-t, df) if alternative == "greater" else _t_cdf(t, df)
 
 
 def compare(
