@@ -4,10 +4,12 @@
 // review fit the phone's width, a modal dialog keeps the focus inside it and gives it back, and
 // the review page's figures are dumped (review-figures.json) for test_pages.py to find in the PDF.
 // The app's pages are opened inside the app (lib.mjs navigate), not loaded one by one: the app
-// starts and axe-core is sent once per document (9 times), not once per page (~56). axe-core runs
-// every rule on each page once (at 1440 px, the login page at 390) and, on the same page at the
-// other width or in the dark theme, only the rules whose outcome those change (WIDTH_RULES,
-// COLOUR_RULES). A page whose code does not arrive shows a message and Reload (PageErrorBoundary).
+// starts and axe-core is sent once per document, not once per page (~56 audits). Each page is
+// opened once and audited at both widths (the window resized), the dark theme on the same signed-in
+// page (emulated). axe-core runs every rule on each page once (at 1440 px, the login page at 390)
+// and, on the same page at the other width or in the dark theme, only the rules whose outcome those
+// change (WIDTH_RULES, COLOUR_RULES). A page whose code does not arrive shows a message and Reload
+// (PageErrorBoundary).
 //
 //   IOWATT_PAGES_RUNS       two run ids (comma-separated)
 //   IOWATT_PAGES_REVIEW     a review id
@@ -19,11 +21,9 @@ import {
   ARTIFACTS,
   BASE,
   check,
-  EMAIL,
   navigate,
   needs,
   openBrowser,
-  PASSWORD,
   pageOverflow,
   shotOf,
 } from "./lib.mjs";
@@ -160,26 +160,49 @@ await run("log in", async () => {
   await parkPointer(page);
 });
 
-// every rule at 1440, the rules that depend on the width at 390
-for (const [viewport, tag, rules] of [
-  [DESKTOP, "1440", null],
-  [PHONE, "390", WIDTH_RULES],
-]) {
-  await run(`every page at ${tag} px: axe-core clean`, async () => {
-    await page.setViewportSize(viewport);
-    for (const [path, fit, name, ready] of APP_PAGES) {
-      await navigate(page, path);
-      await settle(page);
-      if (ready) await page.getByTestId(ready).waitFor();
-      await audit(page, `${path} at ${tag}`, fit || tag === "1440", `P-${name}-${tag}`, rules);
-    }
-    for (const [i, path] of SHARED.entries()) {
-      await page.goto(`${BASE}${path}`);
-      await page.getByTestId("shared-title").waitFor();
-      await audit(page, `shared ${i} at ${tag}`, true, `P-shared-${i}-${tag}`, rules);
-    }
-  });
+/** The window at `viewport`, and the page's layout and charts redrawn for it: the charts' size
+ * pass (ResponsiveContainer's ResizeObserver, then React) is done two frames after the resize. */
+async function resize(p, viewport) {
+  await p.setViewportSize(viewport);
+  await p.evaluate(
+    () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))),
+  );
 }
+
+const WIDTHS = [
+  [DESKTOP, "1440", null], // every rule
+  [PHONE, "390", WIDTH_RULES], // the rules that depend on the width
+];
+
+// Each page is audited at both widths where it was opened, the window resized between them: no
+// script reads the width (styles.css's media blocks lay the page out, the charts follow their
+// boxes), so a page resized to 390 px is the page opened at 390. The order alternates page by
+// page (1440 then 390, then 390 then 1440), one resize a page instead of opening each page again.
+await run("every page at 1440 and 390 px: axe-core clean", async () => {
+  let at = 0; // WIDTHS[at] is the window's width now
+  const both = async (where, fit, name) => {
+    for (const k of [at, 1 - at]) {
+      const [viewport, tag, rules] = WIDTHS[k];
+      if (k !== at) {
+        await resize(page, viewport);
+        at = k;
+      }
+      await audit(page, `${where} at ${tag}`, fit || tag === "1440", `P-${name}-${tag}`, rules);
+    }
+  };
+  await resize(page, WIDTHS[at][0]);
+  for (const [path, fit, name, ready] of APP_PAGES) {
+    await navigate(page, path);
+    await settle(page);
+    if (ready) await page.getByTestId(ready).waitFor();
+    await both(path, fit, name);
+  }
+  for (const [i, path] of SHARED.entries()) {
+    await page.goto(`${BASE}${path}`);
+    await page.getByTestId("shared-title").waitFor();
+    await both(`shared ${i}`, true, `shared-${i}`);
+  }
+});
 
 await run(
   "the phone's header: brand and Menu; the menu holds the navigation and Log out",
@@ -275,41 +298,47 @@ await run("a page whose code does not arrive: a message and Reload, not a blank 
 // and fills only (no display, visibility, content or size), and no script reads the scheme. The
 // same pages' structure, names, roles and layout are audited in the light theme above, so here
 // axe-core runs its colour rules alone (~70 % of a whole audit's CPU: colour contrast is most).
+// The system's setting is emulated on the signed-in page (the prefers-color-scheme media feature,
+// as a dark context's colorScheme sets it): the pages are the same app's, not a second context
+// that loads the app and logs in again.
 await run(
   "dark theme (the system's setting): pages and charts readable, axe-core clean",
   async () => {
-    const dark = await browser.newContext({ viewport: DESKTOP, colorScheme: "dark" });
-    const p = await dark.newPage();
-    await p.goto(`${BASE}${SHARED[0]}`);
-    await p.getByTestId("shared-title").waitFor();
-    const bg = await p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
-    check(bg !== "rgb(246, 247, 249)", `the body is light in the dark theme (${bg})`);
-    await audit(p, "dark shared comparison", true, "P-dark-shared-1440", COLOUR_RULES);
-    await p.setViewportSize(PHONE);
-    await audit(p, "dark shared comparison at 390", true, "P-dark-shared-390", COLOUR_RULES);
-    // the app's pages whose charts and tables changed (issue 25: error bars, sortable metric
-    // tables, the estimate's idle baseline, the views' origin badges), dark at 1440
-    await p.setViewportSize(DESKTOP);
-    await p.goto(`${BASE}/login`);
-    await p.fill('input[name="email"]', EMAIL);
-    await p.fill('input[name="password"]', PASSWORD);
-    await p.click('button[type="submit"]');
-    await p.getByTestId("logout").waitFor();
-    await parkPointer(p);
-    for (const [path, name, ready] of [
-      ["/", "dashboard", "dashboard-compare"],
-      [`/compare?runs=${RUNS.join(",")}`, "compare", "compare-table"],
-      [`/runs/${RUNS[0]}`, "run", null],
-      ["/runs/new", "new-run", null],
-      ["/import", "import", null],
-      [`/views?runs=${RUNS.join(",")}`, "views", null],
-    ]) {
-      await navigate(p, path);
-      await settle(p);
-      if (ready) await p.getByTestId(ready).first().waitFor();
-      await audit(p, `dark ${path}`, true, `P-dark-${name}-1440`, COLOUR_RULES);
+    await page.emulateMedia({ colorScheme: "dark" });
+    try {
+      await resize(page, DESKTOP);
+      // the app's pages whose charts and tables changed (issue 25: error bars, sortable metric
+      // tables, the estimate's idle baseline, the views' origin badges), dark at 1440
+      for (const [path, name, ready] of [
+        ["/", "dashboard", "dashboard-compare"],
+        [`/compare?runs=${RUNS.join(",")}`, "compare", "compare-table"],
+        [`/runs/${RUNS[0]}`, "run", null],
+        ["/runs/new", "new-run", null],
+        ["/import", "import", null],
+        [`/views?runs=${RUNS.join(",")}`, "views", null],
+      ]) {
+        await navigate(page, path);
+        await settle(page);
+        if (ready) await page.getByTestId(ready).first().waitFor();
+        const bg = await page.evaluate(
+          () => getComputedStyle(document.documentElement).backgroundColor,
+        );
+        check(bg !== "rgb(246, 247, 249)", `${path}: the body is light in the dark theme (${bg})`);
+        await audit(page, `dark ${path}`, true, `P-dark-${name}-1440`, COLOUR_RULES);
+      }
+      await page.goto(`${BASE}${SHARED[0]}`);
+      await page.getByTestId("shared-title").waitFor();
+      const bg = await page.evaluate(
+        () => getComputedStyle(document.documentElement).backgroundColor,
+      );
+      check(bg !== "rgb(246, 247, 249)", `the shared page is light in the dark theme (${bg})`);
+      await audit(page, "dark shared comparison", true, "P-dark-shared-1440", COLOUR_RULES);
+      await resize(page, PHONE);
+      await audit(page, "dark shared comparison at 390", true, "P-dark-shared-390", COLOUR_RULES);
+    } finally {
+      await page.emulateMedia({ colorScheme: null });
+      await page.setViewportSize(DESKTOP);
     }
-    await dark.close();
   },
 );
 
