@@ -76,6 +76,11 @@ AGENT_FILES = ("policy.json", "meters.json")
 # builds one per Client and per httpx.get() otherwise, ~25 ms of CPU each, and the tests' polling
 # loops make several a second (`http()`, or verify=TLS on httpx's functions)
 TLS = ssl.create_default_context()
+# what the stack's agent logs when a run of it ends (`Stack.wait` then asks the server): its
+# result or failure delivered (spool.delivered, delivered_directly), or the run refused, lost,
+# failed or crashed; RUN_LOOK_S: how often the server is asked without such a line
+AGENT_RUN_ENDS = (b"delivered", b"run.failed", b"run.refused", b"run.lease_lost", b"run.crash", b"_failed ")
+RUN_LOOK_S = 3.0
 
 
 def http(**kwargs: Any) -> httpx.Client:
@@ -169,19 +174,20 @@ class Stack:
 
     def allow(self, target: str, timeout_s: float = 60) -> None:
         """ADR 0009: the host lists the directory first (`iowatt-agent targets add`); the server
-        knows once the agent re-sends its inventory (at its next long-poll)."""
-        self.agent_cli("targets", "add", target)
+        knows once the agent re-sends its inventory (its heartbeat thread looks at the policy file
+        every 2 s). Nothing to do when the server has it already (a test's second run there)."""
         with self.api() as api:
 
             def reported() -> bool:
                 policy = api.get(f"/agents/{self.agent_id}").json().get("policy") or {}
                 return target in {t["path"] for t in policy.get("targets", [])}
 
-            wait_until(
-                reported,
-                timeout=timeout_s,
-                interval=0.3,
-                message=lambda: f"the agent reports target {target}; logs: {self.tail()}",
+            if reported():
+                return
+            mark = self._agent_log_size()
+            self.agent_cli("targets", "add", target)
+            self._until_agent_sent(
+                reported, mark, timeout_s, lambda: f"the agent reports target {target}; logs: {self.tail()}"
             )
 
     def queue(
@@ -210,22 +216,78 @@ class Stack:
             return str(r.json()["id"])
 
     def wait(self, run_id: str, timeout_s: float = 120) -> dict[str, Any]:
+        """The run once it is final. A look at a run costs the API ~20-30 ms of CPU: it is asked
+        when the stack's agent logs the run's end (its result or failure delivered, the lease
+        refused or lost: `AGENT_RUN_ENDS`), and every RUN_LOOK_S otherwise (a run another host
+        answers, one cancelled or failed on the server), not every 0.3-1 s as the run goes on."""
+        log = self.logs / "agent.log"
+        seen = {"offset": 0, "text": b"", "asked": -RUN_LOOK_S}
+        key = run_id.encode()
         with self.api() as api:
             last: dict[str, Any] = {}
 
+            def agent_ended() -> bool:
+                with open(log, "rb") as f:
+                    f.seek(seen["offset"])
+                    new = f.read()
+                seen["offset"] += len(new)
+                # whole lines only: a line half written is read again with its end
+                done, _, rest = (seen["text"] + new).rpartition(b"\n")
+                seen["text"] = rest
+                return any(key in line and m in line for line in done.split(b"\n") for m in AGENT_RUN_ENDS)
+
             def ended() -> dict[str, Any] | None:
+                if not agent_ended() and time.monotonic() - seen["asked"] < RUN_LOOK_S:
+                    return None
+                seen["asked"] = time.monotonic()
                 last.update(api.get(f"/runs/{run_id}").json())
                 return dict(last) if last["status"] in FINAL else None
 
-            # a look at a run costs the API ~17 ms of CPU: every 0.3 s at first, then less often
-            # (at most every second) while a longer run goes on
+            seen["asked"] = time.monotonic() - RUN_LOOK_S  # the first look at once
             return wait_until(
                 ended,
                 timeout=timeout_s,
-                interval=0.3,
-                max_interval=1.0,
+                interval=0.1,
                 message=lambda: f"run {run_id} ends (it is {last.get('status')}); logs: {self.tail()}",
             )
+
+    def _agent_log_size(self) -> int:
+        log = self.logs / "agent.log"
+        return log.stat().st_size if log.exists() else 0
+
+    def _until_agent_sent(
+        self,
+        check: Callable[[], Any],
+        mark: int,
+        timeout_s: float,
+        message: Callable[[], str],
+        *,
+        at_once: bool = False,
+    ) -> None:
+        """Wait until `check()` (a request to the API) holds after a change of the host's policy
+        files: asked once the stack's agent logged `inventory.sent` after byte `mark` of its log
+        (it re-sends a changed policy within 2 s), and every RUN_LOOK_S otherwise (a change that
+        sends nothing new), instead of every 0.3 s meanwhile (~16 ms of the API's CPU a look);
+        `at_once`: asked first right away (no file was changed)."""
+        log = self.logs / "agent.log"
+        asked = [time.monotonic() - (RUN_LOOK_S if at_once else 0)]
+        read = [mark]  # the log's bytes looked at: a sending once looked at asks no more
+
+        def sent() -> bool:
+            with open(log, "rb") as f:
+                f.seek(read[0])
+                new = f.read()
+            new = new[: new.rfind(b"\n") + 1]  # whole lines: one half written is read with its end
+            read[0] += len(new)
+            return b"inventory.sent" in new
+
+        def ready() -> Any:
+            if not sent() and time.monotonic() - asked[0] < RUN_LOOK_S:
+                return None
+            asked[0] = time.monotonic()
+            return check()
+
+        wait_until(ready, timeout=timeout_s, interval=0.1, message=message)
 
     # --- one test's changes, put back (the `live` fixture, tests/conftest.py) ---------------------
 
@@ -296,6 +358,7 @@ class Stack:
                 api.delete(f"/teams/{team}/members/{me}")
             for agent in now.agents - before.agents:
                 api.delete(f"/agents/{agent}")
+        mark = self._agent_log_size()
         for path, content in before.files.items():
             p = Path(path)
             if content is None:
@@ -310,17 +373,18 @@ class Stack:
             Path(path).unlink(missing_ok=True)
 
         # the agent re-sends a changed policy within 2 s (its heartbeat thread looks at the files):
-        # waited for with one request a look (a whole `state()` is seven, ~80 ms of the API's CPU);
-        # then everything is checked (runs cancelled above end)
+        # waited for with one request a look, once it logged the sending (a whole `state()` is
+        # seven, ~80 ms of the API's CPU); then everything is checked (runs cancelled above end)
         def left() -> str:
             return f"the stack as before the test: {self.differences(before)}; logs: {self.tail()}"
 
         with self.api() as api:
-            wait_until(
+            self._until_agent_sent(
                 lambda: api.get(f"/agents/{self.agent_id}").json().get("policy") == before.policy,
-                timeout=timeout_s,
-                interval=0.3,
-                message=left,
+                mark,
+                timeout_s,
+                left,
+                at_once=now.files == before.files,
             )
         wait_until(lambda: not self.differences(before), timeout=timeout_s, interval=0.3, message=left)
         return changed
@@ -670,6 +734,13 @@ def stack(
             commands=commands,
             agent_url=enrol_url,
         )
+        # the agent's start (imports, its first heartbeat and inventory) takes seconds, longer on
+        # a busy machine: the server is asked once the agent logged its inventory sent, not every
+        # 0.3 s meanwhile (the failure below names what is missing when it never does)
+        with contextlib.suppress(WaitTimeout):
+            wait_until(
+                lambda: b"inventory.sent" in (logs / "agent.log").read_bytes(), timeout=60, interval=0.1
+            )
         with s.api() as api:
             try:
                 online = wait_until(
