@@ -3,7 +3,8 @@
 //   IOWATT_URL=http://127.0.0.1:8000 IOWATT_EMAIL=... IOWATT_PASSWORD=... \
 //   IOWATT_ARTIFACTS=/tmp/iowatt-browser node tests/browser/smoke.mjs
 //
-// Drives Debian's Chromium (/usr/bin/chromium, or IOWATT_CHROMIUM) through playwright-core
+// Drives Debian's Chromium (lib.mjs CHROMIUM: its headless shell when installed, else
+// /usr/bin/chromium; or IOWATT_CHROMIUM) through playwright-core
 // from frontend/node_modules. Preconditions: >= 2 succeeded runs with results and series,
 // >= 1 online agent. Exit 0 on success; on failure prints the step and reason, saves a
 // screenshot into IOWATT_ARTIFACTS and exits 1 (2 for a bad environment).
