@@ -6,10 +6,12 @@
 # run:
 #   python:  python3.11-venv (the project's virtualenv is made from Debian's Python 3.11:
 #            scripts/venv-python.sh, docs/adr/0048-the-distributions-python.md)
-#   server:  postgresql-15, redis-server; chromium (the review PDFs: backend/review/pdf.py);
+#   server:  postgresql-15, redis-server; chromium-headless-shell (Debian's headless Chromium: the review
+#            PDFs, backend/review/pdf.py; the browser tests' Chromium too);
 #            fonts-wqy-microhei (CJK glyphs for the share preview PNG: backend/sharing/preview.py)
 #   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines)
 # test (all):
+#   browser: chromium (the full browser: tests/browser's fallback where the headless shell is missing)
 #   engine:  clang + libclang-rt-14-dev (the libFuzzer targets, make -C agent/engine fuzzers),
 #            ccache (make test-builds: sources compiled before are not compiled again),
 #            binutils (readelf: tests/engine/test_hardening.py)
@@ -24,8 +26,8 @@
 #            directory exported by an sshd on a private port and mounted over FUSE; no sshd service
 #            is started: the test runs its own)
 set -euo pipefail
-RUN_PACKAGES=(python3.11-venv postgresql-15 redis-server chromium fonts-wqy-microhei liburing-dev libaio-dev pkg-config)
-TEST_PACKAGES=(clang libclang-rt-14-dev ccache binutils fio postmark sysbench util-linux e2fsprogs strace
+RUN_PACKAGES=(python3.11-venv postgresql-15 redis-server chromium-headless-shell fonts-wqy-microhei liburing-dev libaio-dev pkg-config)
+TEST_PACKAGES=(chromium clang libclang-rt-14-dev ccache binutils fio postmark sysbench util-linux e2fsprogs strace
   docker-compose libfaketime mmdebstrap mariadb-server btrfs-progs sshfs openssh-server)
 case ${1:-all} in
   run) wanted=("${RUN_PACKAGES[@]}") ;;

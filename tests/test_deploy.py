@@ -344,7 +344,8 @@ def test_make_up_installs_only_what_the_platform_needs_and_make_test_the_rest() 
         return set(m.group(1).split())
 
     run, test = packages("RUN_PACKAGES"), packages("TEST_PACKAGES")
-    assert {"postgresql-15", "redis-server", "chromium", "liburing-dev"} <= run
+    assert {"postgresql-15", "redis-server", "chromium-headless-shell", "liburing-dev"} <= run
+    assert "chromium" in test  # the full browser: the browser tests' fallback only
     assert {"fio", "sysbench", "mariadb-server", "docker-compose", "libfaketime", "mmdebstrap"} <= test
     assert not run & test
     up = _make_prerequisites("up")
