@@ -8,7 +8,7 @@
 # The agent and its Python dependencies are frozen with PyInstaller (one directory: an executable
 # and its _internal/ runtime); the engine is linked by `zig cc` (the ziglang wheel) against
 # glibc GLIBC_TARGET's symbol versions, with liburing and libaio linked statically from Debian's
-# liburing-dev and libaio-dev. Tools go into dist/.build/venv, never the project's virtualenv.
+# liburing-dev and libaio-dev. Tools go into IOWATT_DIST_CACHE, never the project's virtualenv.
 # Environment: PYTHON (default python3.11), IOWATT_DIST_DIR (default dist/agent), AGENT_DIST_KINDS
 # (default "tar deb rpm"), NFPM (a path to nfpm; otherwise built from the Go module proxy when `go`
 # exists), IOWATT_DIST_CACHE (the tools' virtualenv, zig's cache, nfpm and reused bundles, kept
@@ -93,9 +93,8 @@ inputs_key() {
   {
     echo "arch=$ARCH kinds=$KINDS"
     "$PYTHON" -c 'import sys, sysconfig; print(sys.version, sys.executable, sysconfig.get_config_var("LDLIBRARY"))'
-    # the tools and the agent's dependencies; not this tree's own projects, which the build installs
-    # after this key is taken (their files are in the key below): with them listed, the first build of
-    # a fresh virtualenv changed the key and the next test process built the same bundle again
+    # the tools and the agent's dependencies; not this tree's own projects (their files are in the
+    # key below; an older build.sh installed them here after taking the key)
     find "$VENV"/lib/python*/site-packages -maxdepth 1 -name '*.dist-info' ! -name 'iowatt_*' -printf '%f\n' | sort
     dpkg-query -W -f '${Package} ${Version} ${Architecture}\n' | sort
     git -C "$ROOT" ls-files -co --exclude-standard -- agent/src agent/pyproject.toml agent/engine \
@@ -140,9 +139,18 @@ if [ "${AGENT_DIST_REUSE:-0}" = 1 ] && git -C "$ROOT" rev-parse --git-dir >/dev/
   }
   trap store_reused EXIT
 fi
-# (uv's --reinstall builds the local projects again, from the files as they are now)
-if [ -n "$UV" ]; then reinstall=--reinstall; else reinstall=--force-reinstall; fi
-tools_install --no-build-isolation --no-deps $reinstall ./libs/energy ./libs/policy ./libs/workload ./agent
+# The agent and the libraries it shares with the server are frozen from this tree's sources (the
+# --paths below, searched before the virtualenv), not installed into the tools' virtualenv: building
+# their four wheels with setuptools cost ~3.5 CPU-s a build. A virtualenv an older build.sh
+# installed them into loses them (no stale copy for anything to find; an older build.sh installs
+# them again each time).
+if compgen -G "$VENV/lib/python*/site-packages/iowatt_*.dist-info" >/dev/null; then
+  if [ -n "$UV" ]; then
+    "$UV" pip uninstall -q --python "$VENV/bin/python" iowatt-energy iowatt-policy iowatt-workload iowatt-agent
+  else
+    "$VENV/bin/pip" uninstall -q -y iowatt-energy iowatt-policy iowatt-workload iowatt-agent
+  fi
+fi
 ZIG=$("$VENV/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
 
 # --- engine: zig cc against the glibc baseline, liburing and libaio static ---------------------
@@ -187,6 +195,7 @@ say "agent (PyInstaller)"
 rm -rf "$WORK/pyi" "$WORK/stage"
 "$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN --onedir --name iowatt-agent \
   --distpath "$WORK/pyi/dist" --workpath "$WORK/pyi/work" --specpath "$WORK/pyi" \
+  --paths agent/src --paths libs/energy/src --paths libs/policy/src --paths libs/workload/src \
   --collect-submodules iowatt_agent --collect-data iowatt_agent \
   --collect-submodules iowatt_energy --collect-submodules iowatt_policy \
   --collect-submodules iowatt_workload --collect-data iowatt_workload --collect-data iowatt_policy \
