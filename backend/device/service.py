@@ -252,7 +252,9 @@ def _device(session: Session, *, agent: Agent, ident: Identity) -> Device:
     _adopt_legacy(session, agent=agent, key=ident.key, facts=ident.facts)
     device = _seen_by_another_agent(session, agent=agent, ident=ident)
     if device is None:
-        # INSERT .. ON CONFLICT so two runs created at once for a new device cannot collide
+        # INSERT .. ON CONFLICT so two runs created at once for a new device cannot collide; a new
+        # device's media and capacity go in with it (set below they were an UPDATE of the new row)
+        size = ident.facts.get("size_bytes")
         session.execute(
             insert(Device)
             .values(
@@ -262,6 +264,8 @@ def _device(session: Session, *, agent: Agent, ident: Identity) -> Device:
                 name=ident.name,
                 kind=ident.kind,
                 facts=ident.facts,
+                media=media_of(ident.kind, ident.facts),
+                capacity_bytes=size if isinstance(size, int) else None,
             )
             .on_conflict_do_nothing(index_elements=["agent_id", "key"])
         )

@@ -341,6 +341,11 @@ def tags_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[
 def set_tags(session: Session, run_id: uuid.UUID, tags: list[str]) -> None:
     """The run carries exactly `tags` (kept ones keep their created_at)."""
     session.execute(delete(RunTag).where(RunTag.run_id == run_id, RunTag.tag.not_in(tags)))
+    add_tags(session, run_id, tags)
+
+
+def add_tags(session: Session, run_id: uuid.UUID, tags: list[str]) -> None:
+    """The run also carries `tags` (a new run: it has none to drop)."""
     if tags:
         session.execute(
             insert(RunTag).values([{"run_id": run_id, "tag": t} for t in tags]).on_conflict_do_nothing()

@@ -625,7 +625,7 @@ def record_import(
     run.started_at = started_at
     session.add(run)
     session.flush()
-    repository.set_tags(session, run.id, tags)
+    repository.add_tags(session, run.id, tags)
     return run
 
 
