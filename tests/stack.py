@@ -490,7 +490,7 @@ class RecordedHost:
 @contextlib.contextmanager
 def recorded_host(s: Stack, name: str = "recorded") -> Iterator[RecordedHost]:
     """Enrol a RecordedHost on `s` (`iowatt-agent enroll`, as a host does); deleted afterwards."""
-    from iowatt_agent.config import load_config
+    from iowatt_agent.credentials import load_config
 
     state = s.workdir / f"{name}-state"
     token = enrollment_token(s.url, s.token)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from iowatt_agent.client import ApiClient, RetryPolicy
-from iowatt_agent.config import AgentConfig
+from iowatt_agent.credentials import AgentConfig
 
 from tests.agent.fakes import AGENT_TOKEN, FakeApi, write_fake_engine
 

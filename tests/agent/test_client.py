@@ -18,7 +18,7 @@ from iowatt_agent.client import (
     Unauthorized,
     parse_retry_after,
 )
-from iowatt_agent.config import load_config
+from iowatt_agent.credentials import load_config
 from iowatt_agent.schemas import HeartbeatRequest
 from typer.testing import CliRunner
 

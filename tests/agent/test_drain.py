@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from iowatt_agent.config import AgentConfig, save_config
+from iowatt_agent.credentials import AgentConfig, save_config
 
 from tests.agent.fakes import AGENT_TOKEN, FakeApi, allow_targets
 

@@ -9,7 +9,7 @@ import functools
 import pytest
 from iowatt_agent import cli, enrol
 from iowatt_agent.client import ApiClient
-from iowatt_agent.config import load_config
+from iowatt_agent.credentials import load_config
 from typer.testing import CliRunner
 
 from tests.agent.fakes import ENROLL_TOKEN, FakeApi

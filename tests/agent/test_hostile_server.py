@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from iowatt_agent.client import ApiClient
-from iowatt_agent.config import AgentConfig
+from iowatt_agent.credentials import AgentConfig
 from iowatt_agent.loop import AgentLoop, LoopSettings
 from iowatt_agent.policy import save_policy
 from iowatt_policy import Limits, Policy, Target

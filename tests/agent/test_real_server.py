@@ -15,7 +15,7 @@ import httpx
 import pytest
 from iowatt_agent import cli, enrol
 from iowatt_agent.client import ApiClient
-from iowatt_agent.config import load_config
+from iowatt_agent.credentials import load_config
 from iowatt_agent.loop import AgentLoop, LoopSettings
 from typer.testing import CliRunner
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from iowatt_agent import heartbeat as heartbeat_module
 from iowatt_agent.client import ApiClient
-from iowatt_agent.config import AgentConfig, load_config, save_config
+from iowatt_agent.credentials import AgentConfig, load_config, save_config
 from iowatt_agent.heartbeat import token_due
 from iowatt_agent.loop import AgentLoop, FatalAgentError, LoopSettings
 from iowatt_agent.schemas import HeartbeatResponse

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from iowatt_agent.client import ApiClient
-from iowatt_agent.config import load_config
+from iowatt_agent.credentials import load_config
 from iowatt_agent.loop import AgentLoop, LoopSettings
 
 from backend.config import get_settings

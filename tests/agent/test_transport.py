@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from iowatt_agent import cli, enrol
 from iowatt_agent.client import ApiClient, ServerCertificateRejected
-from iowatt_agent.config import load_config, server_ssl_context
+from iowatt_agent.credentials import load_config, server_ssl_context
 from iowatt_agent.schemas import HeartbeatRequest
 from iowatt_agent.spool import Delivery, Spool
 from iowatt_agent.transport import (

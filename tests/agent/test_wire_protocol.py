@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from iowatt_agent import protocol as agent_protocol
 from iowatt_agent.client import ApiClient
-from iowatt_agent.config import load_config
+from iowatt_agent.credentials import load_config
 from iowatt_agent.loop import AgentLoop, FatalAgentError, LoopSettings
 
 from backend.agent import protocol as server_protocol

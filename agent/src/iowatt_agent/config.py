@@ -19,14 +19,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .credentials import AgentConfig as AgentConfig
-    from .credentials import TlsTrust as TlsTrust
-    from .credentials import load_config as load_config
-    from .credentials import save_config as save_config
-    from .credentials import server_ssl_context as server_ssl_context
 
 DEFAULT_STATE_DIR = Path("/var/lib/iowatt-agent")
 STATE_DIR_ENV = "IOWATT_AGENT_STATE_DIR"
@@ -37,18 +29,9 @@ class ConfigError(Exception):
     """The state directory or its credentials file is missing or unusable."""
 
 
-# agent.json's models and what reads, writes and trusts it live in `credentials`: pydantic and ssl
-# cost ~0.25 CPU-s at every start, and the policy commands (`targets ...`, `meters ...`) never read
-# agent.json. Their old names here still work, importing `credentials` on first use.
-_CREDENTIALS = frozenset({"AgentConfig", "TlsTrust", "load_config", "save_config", "server_ssl_context"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _CREDENTIALS:
-        from . import credentials
-
-        return getattr(credentials, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# agent.json's models and what reads, writes and trusts it live in `credentials` (which imports
+# this module): pydantic and ssl cost ~0.25 CPU-s at every start, and the policy commands
+# (`targets ...`, `meters ...`) never read agent.json.
 
 
 def resolve_state_dir(explicit: str | Path | None = None) -> Path:

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 from iowatt_agent.client import ApiClient
-from iowatt_agent.config import load_config
+from iowatt_agent.credentials import load_config
 from iowatt_agent.loop import AgentLoop, LoopSettings
 
 from tests.agent.fakes import allow_targets, set_meters
