@@ -6,14 +6,8 @@ import uuid
 
 import pytest
 from iowatt_agent import engine as engine_mod
-from iowatt_agent.config import (
-    AgentConfig,
-    ConfigError,
-    load_config,
-    normalize_server_url,
-    resolve_state_dir,
-    save_config,
-)
+from iowatt_agent.config import ConfigError, normalize_server_url, resolve_state_dir
+from iowatt_agent.credentials import AgentConfig, load_config, save_config
 from iowatt_agent.engine import EngineNotFound, locate_engine
 
 
