@@ -83,6 +83,22 @@ AGENT_RUN_ENDS = (b"delivered", b"run.failed", b"run.refused", b"run.lease_lost"
 RUN_LOOK_S = 3.0
 
 
+def new_log_lines(log: Path, offset: int) -> tuple[list[bytes], int]:
+    """The whole lines `log` gained after byte `offset`, and the offset after them: a line still
+    being written is left for the next read, with its end (the waits below and tests/faults)."""
+    with open(log, "rb") as f:
+        f.seek(offset)
+        new = f.read()
+    new = new[: new.rfind(b"\n") + 1]
+    return new.split(b"\n")[:-1], offset + len(new)
+
+
+def run_ended_in(lines: list[bytes], run_id: str) -> bool:
+    """One of `lines` is the agent's log of run `run_id`'s end (AGENT_RUN_ENDS)."""
+    key = run_id.encode()
+    return any(key in line and m in line for line in lines for m in AGENT_RUN_ENDS)
+
+
 def http(**kwargs: Any) -> httpx.Client:
     """httpx.Client(**kwargs) with the tests' one TLS context (TLS)."""
     return httpx.Client(verify=TLS, **kwargs)
@@ -221,20 +237,13 @@ class Stack:
         refused or lost: `AGENT_RUN_ENDS`), and every RUN_LOOK_S otherwise (a run another host
         answers, one cancelled or failed on the server), not every 0.3-1 s as the run goes on."""
         log = self.logs / "agent.log"
-        seen = {"offset": 0, "text": b"", "asked": -RUN_LOOK_S}
-        key = run_id.encode()
+        seen = {"offset": 0, "asked": -RUN_LOOK_S}
         with self.api() as api:
             last: dict[str, Any] = {}
 
             def agent_ended() -> bool:
-                with open(log, "rb") as f:
-                    f.seek(seen["offset"])
-                    new = f.read()
-                seen["offset"] += len(new)
-                # whole lines only: a line half written is read again with its end
-                done, _, rest = (seen["text"] + new).rpartition(b"\n")
-                seen["text"] = rest
-                return any(key in line and m in line for line in done.split(b"\n") for m in AGENT_RUN_ENDS)
+                lines, seen["offset"] = new_log_lines(log, int(seen["offset"]))
+                return run_ended_in(lines, run_id)
 
             def ended() -> dict[str, Any] | None:
                 if not agent_ended() and time.monotonic() - seen["asked"] < RUN_LOOK_S:
@@ -274,12 +283,8 @@ class Stack:
         read = [mark]  # the log's bytes looked at: a sending once looked at asks no more
 
         def sent() -> bool:
-            with open(log, "rb") as f:
-                f.seek(read[0])
-                new = f.read()
-            new = new[: new.rfind(b"\n") + 1]  # whole lines: one half written is read with its end
-            read[0] += len(new)
-            return b"inventory.sent" in new
+            lines, read[0] = new_log_lines(log, read[0])
+            return any(b"inventory.sent" in line for line in lines)
 
         def ready() -> Any:
             if not sent() and time.monotonic() - asked[0] < RUN_LOOK_S:

@@ -31,7 +31,7 @@ import pytest
 
 from tests.faults.proxy import Proxy
 from tests.services import Postgres, Redis, postgres, redis_instance
-from tests.stack import AGENT_RUN_ENDS, FINAL, TLS, Stack, _wait_http, enrollment_token, stack
+from tests.stack import FINAL, TLS, Stack, _wait_http, enrollment_token, new_log_lines, run_ended_in, stack
 from tests.waiting import wait_until
 
 METER = """#!/bin/sh
@@ -183,17 +183,13 @@ class Rig:
         failure delivered, the lease refused or lost: tests/stack.py's AGENT_RUN_ENDS, from the
         log's start, so an end logged before counts) and every FINAL_LOOK_S otherwise (a run the
         server ends, an agent killed), not every 0.5 s: a look is ~29 ms of the API's CPU."""
-        log, key = self.s.logs / "agent.log", run_id.encode()
+        log = self.s.logs / "agent.log"
         seen = {"read": 0, "asked": -FINAL_LOOK_S}
         last: list[dict[str, Any]] = []
 
         def agent_ended() -> bool:
-            with open(log, "rb") as f:
-                f.seek(seen["read"])
-                new = f.read()
-            new = new[: new.rfind(b"\n") + 1]  # whole lines: one half written is read with its end
-            seen["read"] += len(new)
-            return any(key in line and m in line for line in new.split(b"\n") for m in AGENT_RUN_ENDS)
+            lines, seen["read"] = new_log_lines(log, int(seen["read"]))
+            return run_ended_in(lines, run_id)
 
         def ended() -> bool:
             if not agent_ended() and time.monotonic() - seen["asked"] < FINAL_LOOK_S:
