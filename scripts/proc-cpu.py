@@ -6,7 +6,8 @@ pytest's workers, compilers ...), to see where a CPU-bound test suite spends its
     python3 scripts/proc-cpu.py /sys/fs/cgroup/cpuacct/suite /tmp/cpu.txt &   # samples every 0.5 s
     make test; kill %1                                                         # writes on SIGTERM
 
-Every 0.5 s it reads the processes of the cgroup (v1 cpuacct: children stay in it, orphans too)
+Every 0.5 s it reads the processes of the cgroup and of the cgroups below it (v1 cpuacct:
+children stay in it, orphans too; IOWATT_TEST_TIMELINE's test processes make their own below it)
 and keeps each one's user + system time; at SIGTERM it writes the totals per kind, the share of
 the cgroup's CPU it saw (programs shorter than a sample are missed), the 60 largest processes and
 OUT.tsv with every process. docs/testing.md § Measuring.
@@ -67,6 +68,12 @@ def main(cg: str, out: str) -> int:
             pids = [int(p) for p in Path(cg, "cgroup.procs").read_text().split()]
         except OSError:
             pids = []
+        # the test processes move into cgroups of their own below it (IOWATT_TEST_TIMELINE)
+        for sub in Path(cg).glob("*/**/cgroup.procs"):
+            try:
+                pids += [int(p) for p in sub.read_text().split()]
+            except OSError:
+                pass
         for pid in pids:
             try:
                 stat = Path(f"/proc/{pid}/stat").read_text()
