@@ -193,12 +193,22 @@ if ldd "$ENGINE" 2>/dev/null | grep -qE 'liburing|libaio'; then say "engine link
 # (26.4, 26.3, 31.1 against 32.5, 31.5, 34.5 CPU-s in alternating pairs) and the bundle is 2 MB smaller.
 say "agent (PyInstaller)"
 rm -rf "$WORK/pyi" "$WORK/stage"
+# The data files of the agent and its libraries (presets.json: `bench --preset`), each beside its
+# module: --collect-data finds nothing in a package that is only on --paths (PyInstaller's isolated
+# import does not see them), so each file is named (py.typed is for type checkers only)
+DATA=()
+for src in agent/src libs/energy/src libs/policy/src libs/workload/src; do
+  while IFS= read -r -d '' f; do
+    rel=${f#"$src"/}
+    DATA+=(--add-data "$ROOT/$f:$(dirname "$rel")")  # (a relative one: from --specpath)
+  done < <(find "$src" -path '*/__pycache__' -prune -o -path '*.egg-info' -prune -o -type f \
+             ! -name '*.py' ! -name py.typed -print0 | sort -z)
+done
 "$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN --onedir --name iowatt-agent \
   --distpath "$WORK/pyi/dist" --workpath "$WORK/pyi/work" --specpath "$WORK/pyi" \
   --paths agent/src --paths libs/energy/src --paths libs/policy/src --paths libs/workload/src \
-  --collect-submodules iowatt_agent --collect-data iowatt_agent \
-  --collect-submodules iowatt_energy --collect-submodules iowatt_policy \
-  --collect-submodules iowatt_workload --collect-data iowatt_workload --collect-data iowatt_policy \
+  --collect-submodules iowatt_agent --collect-submodules iowatt_energy \
+  --collect-submodules iowatt_policy --collect-submodules iowatt_workload "${DATA[@]}" \
   --collect-all pysnmp \
   --exclude-module setuptools --exclude-module distutils --exclude-module _distutils_hack \
   --exclude-module pkg_resources --additional-hooks-dir agent/packaging/pyinstaller-hooks \

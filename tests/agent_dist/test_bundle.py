@@ -116,6 +116,13 @@ def test_installed_by_the_served_line_it_enrols_and_runs_a_benchmark(
     assert version.startswith("iowatt-agent ") and version.split()[1] in top
     helped = subprocess.run([agent, "--help"], env=env, capture_output=True, text=True, check=True).stdout
     assert "enroll" in helped and "run" in helped
+    # its data files are in the bundle: `bench --preset` reads presets.json (an unknown name lists
+    # the shipped ones; a bundle without the file failed every --preset with FileNotFoundError)
+    unknown = subprocess.run(
+        [agent, "bench", "--preset", "no-such-preset", "--target", str(tmp_path)],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert unknown.returncode == 2 and "known: crystaldiskmark," in unknown.stderr, unknown.stderr[-2000:]
     with live.api() as api:  # enrolled: the server lists it
         me = next(a for a in api.get("/agents").json()["items"] if a["name"] == name)
 
