@@ -1418,14 +1418,13 @@ static struct fs_set *find_set(struct fs_run *r, const char *name)
 
 /* resolve fsd/fwd/rd into sets and workloads, with the scale; exits 2 on an inconsistency. With
  * store = 0 (--parse-only) no per-file state is allocated: a set's total bytes come from the same
- * draws the run makes (files x size for a fixed size), so a set too large to run is still described */
-#ifdef IOWATT_FUZZ
-#define PARSE_DRAWS_MAX (1ull << 12) /* the fuzz target: the same code, fewer draws per input */
-#else
-#define PARSE_DRAWS_MAX (1ull << 24) /* parse-only: sizes drawn one by one up to this many files */
-#endif
+ * draws the run makes (files x size for a fixed size), so a set too large to run is still described;
+ * sizes are drawn one by one up to draws_max files (PARSE_DRAWS_MAX, CHECK_DRAWS_MAX), above it a
+ * set's total is files x mean size */
+#define PARSE_DRAWS_MAX (1ull << 24) /* --parse-only */
+#define CHECK_DRAWS_MAX (1ull << 12) /* vdb_parse_check (the fuzz target): the same code, fewer draws */
 
-static void resolve(struct fs_run *r, uint64_t seed, int store)
+static void resolve(struct fs_run *r, uint64_t seed, int store, uint64_t draws_max)
 {
 	struct vdb_cfg *c = r->c;
 	const struct vdb_rd *rd = &c->rd;
@@ -1536,7 +1535,7 @@ static void resolve(struct fs_run *r, uint64_t seed, int store)
 				die_usage("size", "fsd=%s: files x size is too large", s->d->name);
 			continue;
 		}
-		if (s->nfiles > PARSE_DRAWS_MAX) {
+		if (s->nfiles > draws_max) {
 			/* drawing each size would take seconds: the expectation, files x mean size */
 			double mean = 0;
 			for (int j = 0; j < s->size.n; j++)
@@ -1730,7 +1729,7 @@ void vdb_parse_check(char *text)
 	r->c = &cfg;
 	r->scale = 1.0;
 	r->dirfd = -1;
-	resolve(r, 0x5eed, 0);
+	resolve(r, 0x5eed, 0, CHECK_DRAWS_MAX);
 	guard_disown(r);
 	free(r);
 }
@@ -1751,7 +1750,7 @@ static void fs_setup(struct fs_run *r, struct vdb_cfg *cfg, struct mode_args *ar
 	r->dirfd = -1;
 	pthread_mutex_init(&r->errlock, NULL);
 	pthread_mutex_init(&r->ivlock, NULL);
-	resolve(r, seed, !args->parse_only);
+	resolve(r, seed, !args->parse_only, PARSE_DRAWS_MAX);
 	/* elapsed: --elapsed, else rd's elapsed times the scale (whole seconds, at least 1) */
 	uint64_t el_s = cfg->rd.elapsed_s;
 	if (scale != 1.0) {

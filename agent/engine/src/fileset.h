@@ -73,8 +73,9 @@ void vdb_parse_text(struct vdb_cfg *c, char *text);
 /* "128k", "5G", "(4k,50,8k,50)" into d; -EINVAL on bad input */
 int vdb_parse_dist(const char *val, struct vdb_dist *d);
 
-/* The text's parse and the resolution --parse-only makes (scale 1), no output (exits 2 on bad
- * input; parse_guarded turns that into a return): the fuzz target's entry. */
+/* The text's parse and the resolution --parse-only makes (scale 1; a set's sizes drawn one by one
+ * up to 4096 files, not 2^24), no output (exits 2 on bad input; parse_guarded turns that into a
+ * return): the fuzz target's entry. */
 void vdb_parse_check(char *text);
 
 struct jw;
