@@ -44,8 +44,15 @@ deps-system-run:
 # downloads on a clean clone; uv 8). The bytecode is compiled once, here, in parallel, except the
 # packages' own test suites and the tools neither the platform nor the tests import (pip,
 # setuptools, mypy, mypyc, graphql, pygments' lexers; 32 -> 28 CPU-s at load 10-14, two alternating
-# pairs; whatever imports one of them compiles it then) (docs/testing.md § Session 13).
-COMPILEALL_SKIP := site-packages/(.+/tests?/|(pip|setuptools|_distutils_hack|mypy|mypyc|graphql)/|pygments/lexers/)
+# pairs; whatever imports one of them compiles it then) (docs/testing.md § Session 13), and what no
+# process of a whole `make test` read (the bytecode files' access times after a clean clone's run):
+# schemathesis and hypothesis (pytest plugins: test processes import pytest's rewritten copies),
+# fontTools' font-building packages, wcwidth's grapheme tables, SQLAlchemy's testing kit and other
+# dialects, numpy.distutils, the SBOM tools (23.2 -> 18.1 CPU-s; docs/testing.md § Session 21).
+COMPILEALL_SKIP := site-packages/(.+/tests?/|(pip|setuptools|_distutils_hack|mypy|mypyc|graphql)/|pygments/lexers/|$\
+	(schemathesis|hypothesis|cyclonedx|cyclonedx_py|packageurl|boolean|license_expression)/|$\
+	fontTools/(ttLib/tables|varLib|feaLib|ufoLib|subset|cffLib|otlLib|colorLib|designspaceLib|merge|mtiLib|voltLib|svgLib|t1Lib|qu2cu|cu2qu)/|$\
+	wcwidth/table_grapheme_overrides/|sqlalchemy/(testing|dialects/(mysql|oracle|mssql|sqlite))/|numpy/distutils/)
 # The interpreter is scripts/venv-python.sh's choice (the distribution's Python 3.11 when there is
 # one: built with PGO and LTO, ~14 % less CPU for the suite's in-process tests than a source build;
 # ADR 0048), written to $(VENV)/.interpreter only when it changes, so a virtualenv made from another
