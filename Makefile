@@ -156,13 +156,30 @@ down:
 # test-fast <= 3 min). CI runs `make test`.
 .PHONY: test-fast test-builds
 # On a clean clone the set-up took a third of the wall time, so its independent steps run side by
-# side: the Python, UI and test-tool installs (downloads and unpacking: about one core) beside the
-# engine's builds (CPU; its objects compile -j$(BUILD_JOBS)), and the UI build once its packages
-# are in.
+# side (test-setup): the Debian packages (apt and dpkg: about one core), the Python, UI and OIDC
+# provider installs and the UI build beside them, and what needs the packages once they are in: the
+# engine's builds (CPU; its objects compile -j$(BUILD_JOBS)), promtool and caddy.
 test:
-	@$(MAKE) --no-print-directory deps-system
-	@$(MAKE) --no-print-directory -j4 deps-py deps-test-tools ui test-builds
+	@$(MAKE) --no-print-directory -j4 test-setup
 	@MAKE="$(MAKE)" IOWATT_UI_TYPECHECKED=1 bash scripts/test-all.sh
+
+.PHONY: test-setup deps-system-test test-builds-after-deps
+test-setup: deps-system-test deps-py deps-test-tools ui test-builds-after-deps
+# the packages make test needs: make deps-system's but the full Chromium (scripts/install-system-deps.sh)
+deps-system-test:
+	@bash scripts/install-system-deps.sh test
+# a make of its own, started once the packages are in: ccache, liburing and libaio are looked for
+# when a make reads its Makefile
+test-builds-after-deps: deps-system-test
+	@$(MAKE) --no-print-directory test-builds
+ifneq ($(filter test-setup,$(MAKECMDGOALS)),)
+# promtool and caddy come from `apt-get download` (one apt at a time); the virtualenv waits only
+# where its interpreter is missing (Debian's python3.11-venv is one of the packages)
+ops-test-tools: | deps-system-test
+ifneq ($(shell bash scripts/venv-python.sh >/dev/null 2>&1 && echo ok),ok)
+$(VENV)/.interpreter: | deps-system-test
+endif
+endif
 
 test-py: test-builds
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup tests

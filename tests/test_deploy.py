@@ -343,11 +343,12 @@ def test_make_up_installs_only_what_the_platform_needs_and_make_test_the_rest() 
         assert m, name
         return set(m.group(1).split())
 
-    run, test = packages("RUN_PACKAGES"), packages("TEST_PACKAGES")
+    run, test, bench = packages("RUN_PACKAGES"), packages("TEST_PACKAGES"), packages("BENCH_PACKAGES")
     assert {"postgresql-15", "redis-server", "chromium-headless-shell", "liburing-dev"} <= run
-    assert "chromium" in test  # the full browser: the browser tests' fallback only
+    # the full browser: the benchmarks' only (make deps); the browser tests run in the headless shell
+    assert bench == {"chromium"}
     assert {"fio", "sysbench", "mariadb-server", "docker-compose", "libfaketime", "mmdebstrap"} <= test
-    assert not run & test
+    assert not run & test and not (run | test) & bench
     up = _make_prerequisites("up")
     assert "deps" not in up and "deps-run" in up
     assert _make_prerequisites("deps-run") == ["deps-system-run", "deps-py", "deps-ui"]
@@ -355,8 +356,12 @@ def test_make_up_installs_only_what_the_platform_needs_and_make_test_the_rest() 
     makefile = (ROOT / "Makefile").read_text()
     assert "install-system-deps.sh run" in makefile.split("deps-system-run:", 1)[1].split("\n\n", 1)[0]
     assert "install-system-deps.sh all" in makefile.split("\ndeps-system:", 1)[1].split("\n\n", 1)[0]
+    assert "install-system-deps.sh test" in makefile.split("\ndeps-system-test:", 1)[1].split("\n\n", 1)[0]
     test_recipe = makefile.split("\ntest:\n", 1)[1].split("\n\n", 1)[0]
-    assert "deps-system" in test_recipe and "deps-test-tools" in test_recipe
+    assert "test-setup" in test_recipe
+    setup = _make_prerequisites("test-setup")
+    assert {"deps-system-test", "deps-py", "deps-test-tools", "ui", "test-builds-after-deps"} <= set(setup)
+    assert _make_prerequisites("test-builds-after-deps") == ["deps-system-test"]
 
 
 # --- make up's helpers (scripts/lib.sh) -----------------------------------------------------------

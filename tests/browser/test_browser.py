@@ -18,14 +18,17 @@ from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
 
-CHROMIUM = "/usr/bin/chromium"
+# the Chromium tests/browser/lib.mjs launches: Debian's headless shell (package
+# chromium-headless-shell, which make deps-system installs), else the full browser
+HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
+CHROMIUM = HEADLESS_SHELL if HEADLESS_SHELL.exists() else Path("/usr/bin/chromium")
 PLAYWRIGHT = Path(REPO) / "frontend" / "node_modules" / "playwright-core"
 DIST = Path(REPO) / "frontend" / "dist" / "index.html"
 
 
 def _needs() -> None:
     for need, fix in (
-        (CHROMIUM, "apt-get install chromium (make deps)"),
+        (CHROMIUM, "apt-get install chromium-headless-shell (make deps-system)"),
         (PLAYWRIGHT, "make deps-ui"),
         (DIST, "make ui"),
     ):

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.browser.test_browser import _browser_ws, _shot, _shots_wanted
+from tests.browser.test_browser import CHROMIUM, _browser_ws, _shot, _shots_wanted
 from tests.conftest import REPO
 from tests.oidc.provider import oidc_provider
 from tests.services import Postgres, free_port
@@ -25,14 +25,13 @@ from tests.waiting import wait_until
 pytestmark = pytest.mark.slow  # its own API and database: no shared stack, no group
 
 BIN = Path(REPO) / ".venv" / "bin"
-CHROMIUM = Path("/usr/bin/chromium")
 PLAYWRIGHT = Path(REPO) / "frontend" / "node_modules" / "playwright-core"
 
 
 def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp_path: Path) -> None:
     dist = Path(os.environ.get("IOWATT_FRONTEND_DIST") or Path(REPO) / "frontend" / "dist")
     for need, fix in (
-        (CHROMIUM, "make deps"),
+        (CHROMIUM, "make deps-system"),
         (PLAYWRIGHT, "make deps-ui"),
         (dist / "index.html", "make ui"),
     ):

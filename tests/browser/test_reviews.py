@@ -52,7 +52,7 @@ def _candidate(i: int) -> dict[str, Any]:
 def test_review_built_decided_and_exported_in_chromium(live: Stack, tmp_path: Path) -> None:
     dist = Path(os.environ.get("IOWATT_FRONTEND_DIST") or Path(REPO) / "frontend" / "dist")
     needs = (
-        (CHROMIUM, "apt-get install chromium"),
+        (CHROMIUM, "apt-get install chromium-headless-shell"),
         (PLAYWRIGHT, "make deps-ui"),
         (dist / "index.html", "make ui"),
     )

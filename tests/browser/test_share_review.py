@@ -44,7 +44,7 @@ def _published(name: str, price: str, gb: int, rps: str) -> dict[str, Any]:
 def test_a_shared_review_in_chromium(live: Stack, tmp_path: Path) -> None:
     dist = Path(os.environ.get("IOWATT_FRONTEND_DIST") or Path(REPO) / "frontend" / "dist")
     for need, fix in (
-        (CHROMIUM, "apt-get install chromium"),
+        (CHROMIUM, "apt-get install chromium-headless-shell"),
         (PLAYWRIGHT, "make deps-ui"),
         (dist, "make ui"),
     ):
