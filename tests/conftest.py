@@ -1,6 +1,8 @@
 """Shared fixtures: one private PostgreSQL + Redis per test process, the schema built by the
 real migrations, and each test in a transaction rolled back at the end."""
 
+from __future__ import annotations
+
 import atexit
 import contextlib
 import os
@@ -10,23 +12,26 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from alembic.config import Config
-from fastapi import FastAPI
-from fastapi.testclient import TestClient
-from sqlalchemy import create_engine
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.orm import Session, sessionmaker
 
-from tests.asgi_client import InProcessClient
-from tests.services import Postgres, postgres, redis_server
-
+# The server's libraries (alembic, FastAPI, SQLAlchemy, the test client) are imported where a
+# fixture uses them: the controlling process of `pytest -n` imports this file too and runs no test
+# (they cost it ~0.7 CPU-s; the test processes import them with their first test module anyway).
 if TYPE_CHECKING:
+    from alembic.config import Config
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+    from sqlalchemy.engine import Connection, Engine
+    from sqlalchemy.orm import Session
+
+    from tests.services import Postgres
     from tests.stack import Stack
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def alembic_config(url: str) -> Config:
+    from alembic.config import Config
+
     cfg = Config(os.path.join(REPO, "alembic.ini"))
     cfg.set_main_option("script_location", os.path.join(REPO, "migrations"))
     cfg.attributes["database_url"] = url
@@ -79,12 +84,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def pg() -> Iterator[Postgres]:
+    from tests.services import postgres
+
     with postgres() as server:
         yield server
 
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
+    from tests.services import redis_server
+
     with redis_server() as url:
         yield url
 
@@ -104,6 +113,8 @@ def db_url(pg: Postgres, redis_url: str) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def engine(db_url: str) -> Iterator[Engine]:
+    from sqlalchemy import create_engine
+
     eng = create_engine(db_url)
     yield eng
     eng.dispose()
@@ -120,6 +131,8 @@ def connection(engine: Engine) -> Iterator[Connection]:
 
 @pytest.fixture
 def session(connection: Connection) -> Iterator[Session]:
+    from sqlalchemy.orm import Session
+
     s = Session(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
     yield s
     s.close()
@@ -179,6 +192,7 @@ def app_client(db_url: str) -> Iterator[TestClient]:
     test this test's database session and a clean client; a test that changes the app itself
     (routes, middleware, settings read when the app is made) makes its own with create_app()."""
     from backend.main import create_app
+    from tests.asgi_client import InProcessClient
 
     # one hand-over into the app's event loop per request, not eight (tests/asgi_client.py)
     with InProcessClient(create_app(), raise_server_exceptions=True) as c:
@@ -190,6 +204,9 @@ def client(app_client: TestClient, session: Session, connection: Connection) -> 
     """The process's app (app_client) for one test: its requests use this test's session (each
     request a savepoint in the test's transaction); no cookies, headers or dependency overrides
     of another test, before or after it."""
+    from fastapi import FastAPI
+    from sqlalchemy.orm import sessionmaker
+
     from backend.db import get_session, get_session_factory
 
     c = app_client
@@ -226,7 +243,7 @@ def client(app_client: TestClient, session: Session, connection: Connection) -> 
 
 
 @pytest.fixture(scope="session")
-def shared_stack(pg: Postgres, redis_url: str, db_url: str) -> Iterator["Stack"]:
+def shared_stack(pg: Postgres, redis_url: str, db_url: str) -> Iterator[Stack]:
     """The whole platform as real processes, one per test process, shared by its end-to-end and
     browser tests (through `live`)."""
     from tests.stack import stack
@@ -256,7 +273,7 @@ def var_tmp() -> Iterator[Callable[[str], str]]:
 
 
 @pytest.fixture
-def live(shared_stack: "Stack") -> Iterator["Stack"]:
+def live(shared_stack: Stack) -> Iterator[Stack]:
     """The shared stack for one test. What the test changes on it (the host's targets, DBMS
     consent and meters, environments, team workloads, teams joined, runs left in flight) is put
     back after it, so no test depends on the one before (docs/testing.md). The state a test starts
@@ -313,6 +330,29 @@ def _rewrite_test_module(path: str) -> None:
     rewrite._write_pyc(quiet, co, source_hash, pyc)  # type: ignore[arg-type]
 
 
+def _plugin_sources(hook: object) -> list[str]:
+    """The files of the installed pytest plugins' distributions, whose asserts pytest rewrites as it
+    does the tests' (its `mark_rewrite` at start-up: hypothesis, schemathesis, anyio, xdist,
+    pytest-timeout, ~560 modules, ~360 of them imported at collection). In a fresh virtualenv under
+    PYTHONDONTWRITEBYTECODE every test process rewrote those it imported, at every run: ~3 CPU-s of
+    each process's collection. A name is looked up on sys.path (nothing is imported); the project's
+    own files are left to the rest of `_warm_bytecode`."""
+    from importlib.machinery import PathFinder
+    from pathlib import Path
+
+    files: list[str] = []
+    for name in sorted(getattr(hook, "_must_rewrite", ())):
+        spec = None if "." in name else PathFinder.find_spec(name)
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        if spec.submodule_search_locations:
+            for d in spec.submodule_search_locations:
+                files += sorted(str(f) for f in Path(d).rglob("*.py"))
+        else:
+            files.append(spec.origin)
+    return [f for f in files if os.sep + ".venv" + os.sep in f or not f.startswith(REPO + os.sep)]
+
+
 def _warm_bytecode(config: pytest.Config) -> None:
     """On a clean clone every xdist process compiled the project's modules and rewrote the asserts of
     every test module (pytest's cached `*-pytest-*.pyc`) at once, each for itself. The controlling
@@ -323,7 +363,7 @@ def _warm_bytecode(config: pytest.Config) -> None:
     do not ask): with it set, as in this project's CI, the processes may read caches but never
     write one, so each of the four collected cold (44.5-47.7 CPU-s instead of 22.5-23.7, and every
     API, worker and agent process a test started compiled the sources again: docs/testing.md,
-    Session 17)."""
+    Session 17). The installed pytest plugins' modules too (`_plugin_sources`)."""
     import compileall
     import re
     import sys
@@ -348,7 +388,8 @@ def _warm_bytecode(config: pytest.Config) -> None:
     try:
         from _pytest.assertion import rewrite
 
-        if not any(isinstance(h, rewrite.AssertionRewritingHook) for h in sys.meta_path):
+        hook = next((h for h in sys.meta_path if isinstance(h, rewrite.AssertionRewritingHook)), None)
+        if hook is None:
             return  # --assert=plain
         if config.getini("enable_assertion_pass_hook"):
             return  # the rewrite then depends on the config: the processes rewrite for themselves
@@ -357,6 +398,7 @@ def _warm_bytecode(config: pytest.Config) -> None:
             for fn in sorted((repo / "tests").rglob("*.py"))
             if "node_modules" not in fn.parts and (fn.name.startswith("test_") or fn.name == "conftest.py")
         ]
+        tests += _plugin_sources(hook)
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             list(pool.map(_rewrite_test_module, tests, chunksize=8))
     except Exception:  # noqa: BLE001 - a cache only: the test processes rewrite what is missing
@@ -459,9 +501,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "(pytest_collection_modifyitems)",
     )
     config.pluginmanager.register(_XdistGroupIds(), "iowatt-xdist-group-ids")
-    # every app a test overrides a dependency of (the `client` fixture's, the security matrix's)
-    _memoize_fastapi_dependants()
-    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+    controller = bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+    if not controller:  # the controlling process of `pytest -n` runs no test
+        # every app a test overrides a dependency of (the `client` fixture's, the security matrix's)
+        _memoize_fastapi_dependants()
+    if controller:
         _warm_bytecode(config)
         # a directory the test processes of this run share (made before they start, so they inherit
         # the variable; removed at the end): the OpenAPI document built once for all of them

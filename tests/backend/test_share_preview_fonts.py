@@ -6,8 +6,6 @@ import io
 import warnings
 
 from fastapi.testclient import TestClient
-from matplotlib import font_manager
-from PIL import Image
 from sqlalchemy.orm import Session
 
 from backend.sharing import preview
@@ -18,6 +16,8 @@ NAME = "Команда 東京"
 
 
 def test_a_cjk_font_is_installed() -> None:
+    from matplotlib import font_manager  # here, not at collection: every test process collects this module
+
     preview._use_fonts()
     known = {f.name for f in font_manager.fontManager.ttflist}
     assert known.intersection(preview.FONTS[1:]), (
@@ -40,6 +40,8 @@ def test_cyrillic_and_cjk_names_draw_without_missing_glyphs(client: TestClient, 
         png = preview.render_png(view)
     missing = [str(w.message) for w in caught if "missing from font" in str(w.message)]
     assert missing == [], missing
+    from PIL import Image
+
     assert Image.open(io.BytesIO(png)).size == (preview.WIDTH_PX, preview.HEIGHT_PX)
 
 
