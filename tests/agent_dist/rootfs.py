@@ -4,7 +4,7 @@ outside the clone, and a way to run commands in it (chroot inside a mount + pid 
 own: nothing it mounts is seen outside, nothing it starts outlives it).
 
 Cost (CPU seconds of the cgroup, docs/testing.md § Session 21): building the tar ~17 CPU-s and
-1.5 min of wall (apt's download ~1 CPU-s; unpacking ~85 packages twice, as mmdebstrap extracts the
+1.5 min of wall (apt's download ~1 CPU-s; unpacking 90 packages twice, as mmdebstrap extracts the
 Essential ones before dpkg installs them, and their maintainer scripts, the rest); warm, unpacking
 it for a test ~0.3 s. The tar is keyed by its recipe, so changing the recipe builds a new one.
 """
