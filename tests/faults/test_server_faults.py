@@ -462,7 +462,7 @@ def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> Non
     runs = [r.queue(runtime_s=1) for _ in range(3)]
     r.status_in(runs[0], {"running"}, 30)
     took = [r.pg.restart()]  # a run running, two queued waiting for dispatch
-    r.until("the first run's upload", lambda: r.run(runs[0])["status"] in FINAL, 30, every_s=0.1)
+    r.until("the first run's upload", lambda: r.s.status_of(runs[0]) in FINAL, 30, every_s=0.1)
     took.append(r.pg.restart())  # around the first upload's energy task and the next dispatch
     t0 = time.monotonic()
     for run_id in runs:
