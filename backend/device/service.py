@@ -248,30 +248,41 @@ def _seen_by_another_agent(session: Session, *, agent: Agent, ident: Identity) -
     return None
 
 
+def _stored_or_made(session: Session, *, agent: Agent, ident: Identity) -> Device:
+    """The agent's device of this key: read (the usual case: a disk the agent ran on before), else
+    made. INSERT .. ON CONFLICT so two runs created at once for a new device cannot collide, with
+    RETURNING: the row made, or none when another transaction made it meanwhile (then read again).
+    A new device's media and capacity go in with it (set after, they were an UPDATE of the new
+    row). It was an INSERT .. ON CONFLICT DO NOTHING and then a SELECT for every run created and
+    every upload; now one SELECT for a known device, a SELECT and the INSERT for a new one."""
+    mine = select(Device).where(Device.agent_id == agent.id, Device.key == ident.key)
+    device = session.scalars(mine).one_or_none()
+    if device is not None:
+        return device
+    size = ident.facts.get("size_bytes")
+    made = session.scalars(
+        insert(Device)
+        .values(
+            team_id=agent.team_id,
+            agent_id=agent.id,
+            key=ident.key,
+            name=ident.name,
+            kind=ident.kind,
+            facts=ident.facts,
+            media=media_of(ident.kind, ident.facts),
+            capacity_bytes=size if isinstance(size, int) else None,
+        )
+        .on_conflict_do_nothing(index_elements=["agent_id", "key"])
+        .returning(Device)
+    ).one_or_none()
+    return made if made is not None else session.scalars(mine).one()
+
+
 def _device(session: Session, *, agent: Agent, ident: Identity) -> Device:
     _adopt_legacy(session, agent=agent, key=ident.key, facts=ident.facts)
     device = _seen_by_another_agent(session, agent=agent, ident=ident)
     if device is None:
-        # INSERT .. ON CONFLICT so two runs created at once for a new device cannot collide; a new
-        # device's media and capacity go in with it (set below they were an UPDATE of the new row)
-        size = ident.facts.get("size_bytes")
-        session.execute(
-            insert(Device)
-            .values(
-                team_id=agent.team_id,
-                agent_id=agent.id,
-                key=ident.key,
-                name=ident.name,
-                kind=ident.kind,
-                facts=ident.facts,
-                media=media_of(ident.kind, ident.facts),
-                capacity_bytes=size if isinstance(size, int) else None,
-            )
-            .on_conflict_do_nothing(index_elements=["agent_id", "key"])
-        )
-        device = session.scalars(
-            select(Device).where(Device.agent_id == agent.id, Device.key == ident.key)
-        ).one()
+        device = _stored_or_made(session, agent=agent, ident=ident)
     if ident.facts and device.facts != ident.facts:
         device.facts = ident.facts
     if device.media is None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from iowatt_agent.inventory import collect
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from backend.device.schemas import OpenedTarget
@@ -393,3 +393,93 @@ def test_a_disk_with_a_serial_is_one_device_across_bare_metal_agents_only(sessio
     v = create_user(session)
     elsewhere = create_agent(session, team=v.team, inventory=metal)
     assert create_run(session, agent=elsewhere.agent, target_path="/dev/sdb").device_id != r1.device_id
+
+
+def test_a_known_device_is_one_statement_a_new_one_two(session: Session) -> None:
+    """A run's or an upload's device: a known one is one SELECT, a new one a SELECT and its INSERT
+    (both were an INSERT .. ON CONFLICT DO NOTHING, then a SELECT of the row, for every run created
+    and every upload)."""
+    from sqlalchemy import event
+
+    from backend.device import service as device_service
+
+    u = create_user(session)
+    host = create_agent(session, team=u.team, inventory=None).agent
+    statements: list[str] = []
+
+    def log(*args: Any) -> None:
+        statements.append(args[2])
+
+    conn = session.connection()
+    event.listen(conn, "before_cursor_execute", log)
+    try:
+        made = device_service.resolve_declared(
+            session, agent=host, model="Lab SSD", serial=None, capacity_bytes=2 * 10**12, media=None
+        )
+        assert [q.split()[0] for q in statements] == ["SELECT", "INSERT"], statements
+        assert (made.key, made.capacity_bytes, made.agent_id) == (
+            "declared:Lab SSD:2000000000000",
+            2 * 10**12,
+            host.id,
+        )
+        statements.clear()
+        again = device_service.resolve_declared(
+            session, agent=host, model="Lab SSD", serial=None, capacity_bytes=2 * 10**12, media=None
+        )
+        assert [q.split()[0] for q in statements] == ["SELECT"], statements
+        assert again is made
+    finally:
+        event.remove(conn, "before_cursor_execute", log)
+    assert session.scalar(select(func.count()).select_from(Device).where(Device.agent_id == host.id)) == 1
+
+
+def test_a_device_another_transaction_makes_meanwhile_is_the_one_used(engine: Any) -> None:
+    """Two transactions making one new device: the second's INSERT waits for the first's row, which
+    its statement's snapshot does not see once committed; the device is then read again, not missed.
+    Real concurrent transactions on the real database (committed, then cleaned up)."""
+    import threading
+
+    from backend.device import service as device_service
+    from backend.models import Agent, Team, User
+    from tests.waiting import wait_until
+
+    with Session(engine) as s:
+        u = create_user(s)
+        host = create_agent(s, team=u.team, inventory=None).agent
+        team_id, user_id, host_id = u.team.id, u.user.id, host.id
+        s.commit()
+    ident = device_service.Identity("declared:race:?", "race", "block", {"model": "race"})
+    first = Session(engine)
+    found: list[uuid.UUID] = []
+    try:
+        first.add(Device(team_id=team_id, agent_id=host_id, key=ident.key, name="race", kind="block"))
+        first.flush()
+        first_id = first.scalars(select(Device.id).where(Device.agent_id == host_id)).one()
+
+        def second() -> None:
+            with Session(engine) as s:
+                found.append(device_service._device(s, agent=s.get(Agent, host_id), ident=ident).id)
+                s.commit()
+
+        t = threading.Thread(target=second)
+        t.start()
+        with Session(engine) as s:
+            wait_until(
+                lambda: s.scalar(
+                    text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+                ),
+                timeout=30,
+                message="the second transaction waits for the first's device",
+            )
+        first.commit()
+        t.join(60)
+        assert found == [first_id]
+    finally:
+        first.close()
+        with Session(engine) as s:
+            s.execute(Device.__table__.delete().where(Device.agent_id == host_id))
+            s.delete(s.get(Agent, host_id))
+            s.execute(text("DELETE FROM audit_events WHERE team_id = :t"), {"t": team_id})
+            s.delete(s.get(Team, team_id))
+            s.delete(s.get(User, user_id))
+            s.commit()
