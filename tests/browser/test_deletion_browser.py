@@ -27,6 +27,9 @@ def test_delete_a_run_from_its_page(live: Stack, tmp_path: Path) -> None:
             "runtime_s": 1,
             "time_based": True,
             "direct": False,
+            # paced: the page deletes a run, whatever its speed (unpaced, the engine spent
+            # 0.2-0.5 CPU-s on each run's second of page-cache reads, paced 0.08)
+            "rate_iops": 2000,
         }
         gone, keep = (live.queue(disk, workload={"jobs": [job]}, name=f"delete me {k}") for k in (1, 2))
         for rid in (gone, keep):

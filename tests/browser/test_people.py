@@ -33,6 +33,7 @@ def test_people_in_chromium(live: Stack, tmp_path: Path) -> None:
                     "runtime_s": 1,
                     "time_based": True,
                     "direct": False,
+                    "rate_iops": 2000,  # paced: the team's run is seen, not timed (as test_deletion_browser)
                 }
             ]
         }
