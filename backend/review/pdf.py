@@ -8,8 +8,10 @@ once (a waiting request used to hold one of the process's request sessions, docs
 two minutes). The route reads what it prints in a short transaction of its own and closes it
 before Chromium starts, so printing holds no database connection (backend/review/router.py)."""
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -99,11 +101,31 @@ def render(r: ReviewRead, comments: list[ReviewCommentRead], *, comments_total: 
             f"--print-to-pdf={out}",
             page.as_uri(),
         ]
-        try:
-            done = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, check=False)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise PdfUnavailable(f"Chromium could not print the review: {e}") from None
+        returncode, stderr = _print(cmd)
         if not out.exists() or out.stat().st_size == 0:
-            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-            raise PdfUnavailable(f"Chromium printed no PDF (exit {done.returncode}): {tail[0][:300]}")
+            tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            raise PdfUnavailable(f"Chromium printed no PDF (exit {returncode}): {tail[0][:300]}")
         return out.read_bytes()
+
+
+def _print(cmd: list[str]) -> tuple[int, bytes]:
+    """Chromium in a process group of its own, the whole group killed when it is not done within
+    TIMEOUT_S: Debian's `chromium-headless-shell` is a shell script that starts the browser as its
+    child (no exec), so killing the script alone left the browser and its renderers running and
+    writing into a directory already removed. (The group is killed before its leader is reaped, so
+    its id cannot have been given to another group.)"""
+    try:
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True,
+        )  # fmt: skip
+    except OSError as e:
+        raise PdfUnavailable(f"Chromium could not print the review: {e}") from None
+    try:
+        _, stderr = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired as e:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise PdfUnavailable(f"Chromium could not print the review: {e}") from None
+    return proc.returncode, stderr

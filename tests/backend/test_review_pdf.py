@@ -87,6 +87,43 @@ def test_without_chromium_the_pdf_is_a_503_saying_so(
     assert "Chromium" in r.json()["message"] and "format=csv" in r.json()["message"]
 
 
+HUNG = """#!/bin/sh
+# as Debian's chromium-headless-shell: the browser runs as the script's child (no exec); this one
+# never finishes
+sleep 300 &
+echo $! > "{pid}"
+wait
+"""
+
+
+def test_a_printer_that_hangs_is_a_503_and_leaves_no_process_behind(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Past its time Chromium is killed with everything it started: the wrapper's child too (killing
+    the wrapper alone left the browser running), and the printer is free again."""
+    pid_file, wrapper = tmp_path / "child.pid", tmp_path / "chromium"
+    wrapper.write_text(HUNG.format(pid=pid_file))
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("IOWATT_CHROMIUM", str(wrapper))
+    monkeypatch.setattr(pdf, "TIMEOUT_S", 1)
+    u = create_user(session)
+    rv = seed001_review(client, u)
+    r = client.get(f"/api/v1/reviews/{rv['id']}/pdf", headers=u.headers)
+    assert r.status_code == 503 and r.json()["error"] == "pdf_unavailable", r.text
+    assert "could not print" in r.json()["message"]
+    child = int(pid_file.read_text())
+    # killed and reaped by init once its parent is gone: no /proc entry, or a zombie on its way out
+    wait_until(
+        lambda: not Path(f"/proc/{child}").exists()
+        or Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"),
+        timeout=10,
+        ignore=(OSError,),
+        message=f"the hung printer's child {child} is still running",
+    )
+    assert pdf._slots.acquire(blocking=False)  # the printer was given back
+    pdf._slots.release()
+
+
 def test_a_busy_printer_is_a_503_with_retry_after_at_once(client: TestClient, session: Session) -> None:
     """Both printers taken: the request neither waits nor reads the review (issue 22: a PDF request
     used to hold a request session while it waited up to 120 s for a printer)."""
