@@ -5,12 +5,13 @@ device: filemode.py, shared with the benches) and a helper that runs a job and p
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,33 @@ def engine_noasync() -> Path:
     """A build without liburing and libaio (make noasync = make HAVE_LIBURING= HAVE_LIBAIO=)."""
     _make("noasync")
     return BUILD / "iowatt-engine-noasync"
+
+
+def made_once(name: str, make: Callable[[Path], None]) -> Iterator[Path]:
+    """A directory holding what `make(dir)` puts in it (fio's side of a parametrized comparison: its
+    JSON, the files it wrote), made once for the whole run: under `pytest -n` the first test process
+    to need it makes it under a lock in the run's share directory (tests/conftest.py,
+    IOWATT_TEST_SHARE_DIR, removed when the run ends) and the others read it, as xdist spreads a
+    module's tests over every process; without one, a directory of the module's own. For a fixture
+    to `yield from`; `name` is unique to what `make` makes."""
+    share = os.environ.get("IOWATT_TEST_SHARE_DIR", "")
+    if not os.path.isdir(share):
+        d = Path(tempfile.mkdtemp(prefix="iowatt-engine-test-", dir="/dev/shm"))
+        try:
+            make(d)
+            yield d
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        return
+    d = Path(share) / f"engine-{name}"
+    with open(f"{d}.lock", "w", encoding="ascii") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (d / ".made").exists():  # never made, or a process failed while making it
+            shutil.rmtree(d, ignore_errors=True)
+            d.mkdir()
+            make(d)
+            (d / ".made").touch()
+    yield d
 
 
 @pytest.fixture

@@ -5,18 +5,21 @@ written counted in distinct 4 KiB blocks, log columns), never timings."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import FIO_CLOCK
+from .conftest import FIO_CLOCK, made_once
 
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
@@ -25,30 +28,46 @@ needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installe
 def fio_json(*args: str, cwd: Path | None = None, timeout: float = 120, retries: int = 0) -> dict[str, Any]:
     """Debian's fio on the same job. `retries`: fio 3.33's offloaded submission hangs at times, its
     job process waiting forever on a futex (1 run in 10 of the 2 MiB psync job alone here,
-    2026-12-07; a killed fio left that process behind). Those tests give fio a short `timeout`
-    (their jobs take well under a second) and several tries, and kill a hung fio's whole process
-    group."""
+    2026-12-07). Those tests give fio a short `timeout` (their jobs take well under a second) and
+    several tries, and kill a hung fio: its process group, and its job processes, which fio starts
+    in sessions of their own (`_kill_forks`). fio writes to files, not pipes: a job process left
+    behind held the pipes open, and reading them to their end waited for it forever (a test hung
+    for minutes, 2026-12-07)."""
     assert FIO
+    argv = [FIO, FIO_CLOCK, "--output-format=json", *args]
     for attempt in range(retries + 1):
-        proc = subprocess.Popen(
-            [FIO, FIO_CLOCK, "--output-format=json", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=cwd,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout)
+        with (
+            tempfile.TemporaryFile("w+", errors="replace") as out_f,
+            tempfile.TemporaryFile("w+", errors="replace") as err_f,
+        ):
+            proc = subprocess.Popen(argv, stdout=out_f, stderr=err_f, cwd=cwd, start_new_session=True)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                _kill_forks(argv)
+                proc.wait()
+                if attempt == retries:
+                    raise
+                continue
+            out_f.seek(0)
+            err_f.seek(0)
+            out, err = out_f.read(), err_f.read()
             break
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            if attempt == retries:
-                raise
     assert proc.returncode == 0, out + err
     doc: dict[str, Any] = json.loads(out[out.index("{") :])
     return doc
+
+
+def _kill_forks(argv: list[str]) -> None:
+    """SIGKILL every process whose command line is exactly argv: fio's job processes are forks of
+    it (the same command line; the job files and paths in it are the test's own)."""
+    want = "\0".join(argv).encode() + b"\0"
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (proc / "cmdline").read_bytes() == want:
+                    os.kill(int(proc.name), signal.SIGKILL)
 
 
 # a hung fio (above) is given up on after this, and tried again up to this many times
@@ -303,18 +322,43 @@ def online_nodes() -> list[int]:
     return out
 
 
-@needs_fio
-@pytest.mark.parametrize("policy", ["bind:0", "interleave:0", "prefer:0", "local", "default"])
-def test_numa_node_0_runs_as_fio(engine_bin: Path, target: Path, policy: str) -> None:
-    args = [
-        "--name=n",
+NUMA_POLICIES = ["bind:0", "interleave:0", "prefer:0", "local", "default"]
+
+
+def numa_job(target: Path, policy: str) -> list[str]:
+    return [
         f"--filename={target}",
         "--size=1m",
         "--rw=randread",
         "--numa_cpu_nodes=0",
         f"--numa_mem_policy={policy}",
     ]
-    a, b = ours(engine_bin, *args)["jobs"][0], fio_json(*args)["jobs"][0]
+
+
+@pytest.fixture(scope="module")
+def fio_numa_jobs() -> Iterator[dict[str, dict[str, Any]]]:
+    """fio's job of every memory policy on node 0, all in one fio run, once for the run (a job and
+    a file each; the NUMA options are a job's own): fio's start-up paid once instead of five times."""
+
+    def make(d: Path) -> None:
+        args = [
+            x
+            for n, policy in enumerate(NUMA_POLICIES)
+            for x in (f"--name=n{n}", *numa_job(d / f"t{n}", policy))
+        ]
+        (d / "doc.json").write_text(json.dumps(fio_json(*args, cwd=d)))
+
+    for d in made_once("dedupe-numa", make):
+        jobs = {j["jobname"]: j for j in json.loads((d / "doc.json").read_text())["jobs"]}
+        yield {policy: jobs[f"n{n}"] for n, policy in enumerate(NUMA_POLICIES)}
+
+
+@needs_fio
+@pytest.mark.parametrize("policy", NUMA_POLICIES)
+def test_numa_node_0_runs_as_fio(
+    engine_bin: Path, target: Path, policy: str, fio_numa_jobs: dict[str, dict[str, Any]]
+) -> None:
+    a, b = ours(engine_bin, "--name=n", *numa_job(target, policy))["jobs"][0], fio_numa_jobs[policy]
     assert a["read"]["total_ios"] == b["read"]["total_ios"] == 256
     assert a["iowatt"]["options"]["numa_cpu_nodes"] == "0"
     assert a["iowatt"]["options"]["numa_mem_policy"] == policy
@@ -349,16 +393,56 @@ def last_columns(path: Path) -> set[str]:
     return {line.rsplit(",", 1)[1].strip() for line in path.read_text().splitlines() if line.strip()}
 
 
+REALTIME = ("--prioclass=1", "--prio=2")  # realtime I/O priority: root only
+LOG_PRIOS: list[tuple[str, ...]] = [
+    (),
+    ("--prio=7",),
+    ("--prioclass=3",),
+    ("--prioclass=2", "--prio=3"),
+    REALTIME,
+]
+
+
+def log_prio_job(target: Path, prefix: str, lp: str, prio: tuple[str, ...]) -> list[str]:
+    return [
+        "--filename=" + str(target),
+        "--size=64k",
+        "--rw=read",
+        f"--write_lat_log={prefix}",
+        f"--log_prio={lp}",
+        *prio,
+    ]
+
+
+@pytest.fixture(scope="module")
+def fio_prio_logs() -> Iterator[dict[tuple[tuple[str, ...], str], Path]]:
+    """fio's completion latency log of every priority case with log_prio 0 and 1, all in one fio
+    run, once for the run: a job each, on a file of its own, its log under a prefix of its own (fio
+    names a job's log after its number in the run: PREFIX_clat.N.log). fio's start-up paid once
+    instead of ten times."""
+    cases = [(prio, lp) for prio in LOG_PRIOS if prio != REALTIME or os.geteuid() == 0 for lp in ("0", "1")]
+
+    def make(d: Path) -> None:
+        args = []
+        for n, (prio, lp) in enumerate(cases, start=1):
+            (d / f"t{n}").write_bytes(b"\0" * 65536)
+            args += [f"--name=l{n}", *log_prio_job(d / f"t{n}", str(d / f"p{n}"), lp, prio)]
+        fio_json(*args, cwd=d)
+
+    for d in made_once("dedupe-log-prio", make):
+        yield {case: d / f"p{n}_clat.{n}.log" for n, case in enumerate(cases, start=1)}
+
+
 @needs_fio
 @pytest.mark.parametrize(
     "prio,expect_plain,expect_prio",
     [
-        ((), "0", "0x0000"),
-        (("--prio=7",), "0", "0x4007"),
-        (("--prioclass=3",), "0", "0x6000"),
-        (("--prioclass=2", "--prio=3"), "0", "0x4003"),
+        (LOG_PRIOS[0], "0", "0x0000"),
+        (LOG_PRIOS[1], "0", "0x4007"),
+        (LOG_PRIOS[2], "0", "0x6000"),
+        (LOG_PRIOS[3], "0", "0x4003"),
         pytest.param(
-            ("--prioclass=1", "--prio=2"),
+            REALTIME,
             "1",
             "0x2002",
             marks=pytest.mark.skipif(os.geteuid() != 0, reason="realtime I/O priority needs root"),
@@ -366,24 +450,22 @@ def last_columns(path: Path) -> set[str]:
     ],
 )
 def test_log_prio_columns_as_fio(
-    engine_bin: Path, target: Path, scratch: Path, prio: tuple[str, ...], expect_plain: str, expect_prio: str
+    engine_bin: Path,
+    target: Path,
+    scratch: Path,
+    prio: tuple[str, ...],
+    expect_plain: str,
+    expect_prio: str,
+    fio_prio_logs: dict[tuple[tuple[str, ...], str], Path],
 ) -> None:
     for tool in ("ours", "fio"):
         for lp in ("0", "1"):
-            d = scratch / f"{tool}-{lp}"
-            d.mkdir()
-            args = [
-                "--name=l",
-                f"--filename={target}",
-                "--size=64k",
-                "--rw=read",
-                "--write_lat_log=p",
-                f"--log_prio={lp}",
-                *prio,
-            ]
             if tool == "ours":
-                ours(engine_bin, *args, cwd=d)
+                d = scratch / f"{tool}-{lp}"
+                d.mkdir()
+                ours(engine_bin, "--name=l", *log_prio_job(target, "p", lp, prio), cwd=d)
+                log = d / "p_clat.1.log"
             else:
-                fio_json(*args, cwd=d)
-            cols = last_columns(d / "p_clat.1.log")
+                log = fio_prio_logs[prio, lp]
+            cols = last_columns(log)
             assert cols == {expect_prio if lp == "1" else expect_plain}, (tool, lp, cols)

@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import FIO_CLOCK, Result, run_engine
+from .conftest import FIO_CLOCK, Result, made_once, run_engine
 
 BS = 4096
 BLOCKS = 16
@@ -51,10 +50,10 @@ def fio(*args: str) -> tuple[int, dict[str, Any] | None, str]:
 def fio_jobs(where: Path, jobs: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
     """Several independent jobs in one fio run (each `--name=` starts a job; the options after it
     are that job's): fio's start-up (~0.1 CPU-s, clock calibration and dynamic linking) is paid once
-    instead of once a job. Returns each job's part of the JSON document by name. Only for jobs
-    whose outcome does not depend on their place in the run: fio seeds a job's random offsets and
-    buffers with its number (randrepeat), so a file written as job N is not the file a single-job
-    run writes, and a later verify_only run (job 1) would not find the blocks where it looks."""
+    instead of once a job. Returns each job's part of the JSON document by name. A job's number in
+    the run changes its random offsets and buffers, not what verifies them: a file fio wrote as the
+    Nth job passes a later single-job verify_only run, fio's and the engine's alike (fio 3.33, every
+    type, 2026-12-07)."""
     args = [a for name, more in jobs.items() for a in (f"--name={name}", *more)]
     p = subprocess.run(
         [fio_bin(), FIO_CLOCK, "--output-format=json", *args],
@@ -69,15 +68,6 @@ def fio_jobs(where: Path, jobs: dict[str, list[str]]) -> dict[str, dict[str, Any
     got = {j["jobname"]: j for j in doc["jobs"]}
     assert set(got) == set(jobs), (sorted(got), p.stderr)
     return got
-
-
-@pytest.fixture(scope="module")
-def fio_scratch() -> Iterator[Path]:
-    d = Path(tempfile.mkdtemp(prefix="iowatt-engine-test-", dir="/dev/shm"))
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def job_args(path: Path, vtype: str, *extra: str) -> list[str]:
@@ -112,12 +102,16 @@ SAME_FORMAT = ["crc32c", "md5", "meta", "pattern", "pattern+header", *(t for t i
 
 
 @pytest.fixture(scope="module")
-def fio_write_verify(fio_scratch: Path) -> dict[str, dict[str, Any]]:
+def fio_write_verify() -> Iterator[dict[str, dict[str, Any]]]:
     """fio's write+verify job of every type, all in one fio run (each its own job and file: a
-    job writes and verifies its own blocks, whatever its number in the run)."""
-    d = fio_scratch / "write-verify"
-    d.mkdir()
-    return fio_jobs(d, {t: job_args(d / t, t)[1:] for t in TYPES})
+    job writes and verifies its own blocks, whatever its number in the run), once for the run."""
+
+    def make(d: Path) -> None:
+        jobs = fio_jobs(d, {t: job_args(d / t, t)[1:] for t in TYPES})
+        (d / "jobs.json").write_text(json.dumps(jobs))
+
+    for d in made_once("verify-write-verify", make):
+        yield json.loads((d / "jobs.json").read_text())
 
 
 @pytest.mark.parametrize("vtype", TYPES)
@@ -135,18 +129,31 @@ def test_write_verify_passes_beside_fio(
     assert v["failures"] == []
 
 
+@pytest.fixture(scope="module")
+def fio_written() -> Iterator[dict[str, Path]]:
+    """The file fio writes (do_verify=0) for every type, all in one fio run, once for the run; a
+    test copies its own."""
+
+    def make(d: Path) -> None:
+        jobs = fio_jobs(d, {t: job_args(d / t, t, "--do_verify=0")[1:] for t in TYPES})
+        assert all(j["error"] == 0 for j in jobs.values()), jobs
+
+    for d in made_once("verify-written", make):
+        yield {t: d / t for t in TYPES}
+
+
 @pytest.mark.parametrize("vtype", TYPES)
 def test_corruption_detected_beside_fio_and_each_verifies_what_the_other_wrote(
-    engine_bin: Path, scratch: Path, vtype: str
+    engine_bin: Path, scratch: Path, vtype: str, fio_written: dict[str, Path]
 ) -> None:
     """Each tool writes a file (do_verify=0); for the types whose format is fio's each verifies the
     other's file; then bytes are flipped in both and each detects them in its own file (the
     engine's report in full) and, fio's formats, in the other's. One pair of written files serves
-    every check (they were two tests writing the same files)."""
+    every check (they were two tests writing the same files); fio's is a copy of the one fio wrote
+    for this type in the module's single fio run (`fio_written`)."""
     ours, theirs = scratch / "ours", scratch / "theirs"
     run_engine(engine_bin, *job_args(ours, vtype, "--do_verify=0"))
-    rc, _, err = fio(*job_args(theirs, vtype, "--do_verify=0"))
-    assert rc == 0, err
+    shutil.copyfile(fio_written[vtype], theirs)
     same = vtype in SAME_FORMAT
     if same:
         rc, _, err = fio(*job_args(ours, vtype, "--verify_only=1"))
@@ -186,10 +193,12 @@ def test_corruption_detected_beside_fio_and_each_verifies_what_the_other_wrote(
         assert r.rc == 1 and verify_obj(r)["failures"][0]["offset"] == BAD_BLOCK * BS
 
 
-def test_meta_detects_a_header_corruption_beside_fio(run, scratch: Path) -> None:
+def test_meta_detects_a_header_corruption_beside_fio(
+    run, scratch: Path, fio_written: dict[str, Path]
+) -> None:
     ours, theirs = scratch / "ours", scratch / "theirs"
     run(*job_args(ours, "meta", "--do_verify=0"))
-    assert fio(*job_args(theirs, "meta", "--do_verify=0"))[0] == 0
+    shutil.copyfile(fio_written["meta"], theirs)
     for p in (ours, theirs):
         flip(p, BAD_BLOCK * BS + 16, 1)  # the header's offset field
     r = run(*job_args(ours, "meta", "--verify_only=1"), check=False)
@@ -208,17 +217,20 @@ def pattern_args(pattern: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def fio_pattern_files(fio_scratch: Path) -> dict[str, Path]:
-    """What fio writes for each pattern, all in one fio run: a sequential write of a pattern
-    without a header is the same bytes whatever the job's number in the run."""
-    d = fio_scratch / "patterns"
-    d.mkdir()
-    files = {p: d / f"p{i}" for i, p in enumerate(PATTERNS)}
-    jobs = fio_jobs(
-        d, {f.name: [*pattern_args(p), f"--filename={f}", "--do_verify=0"] for p, f in files.items()}
-    )
-    assert all(j["error"] == 0 for j in jobs.values()), jobs
-    return files
+def fio_pattern_files() -> Iterator[dict[str, Path]]:
+    """What fio writes for each pattern, all in one fio run, once for the run: a sequential write
+    of a pattern without a header is the same bytes whatever the job's number in the run."""
+
+    def make(d: Path) -> None:
+        files = {
+            f"p{i}": [*pattern_args(p), f"--filename={d / f'p{i}'}", "--do_verify=0"]
+            for i, p in enumerate(PATTERNS)
+        }
+        jobs = fio_jobs(d, files)
+        assert all(j["error"] == 0 for j in jobs.values()), jobs
+
+    for d in made_once("verify-patterns", make):
+        yield {p: d / f"p{i}" for i, p in enumerate(PATTERNS)}
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
