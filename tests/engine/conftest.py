@@ -4,11 +4,13 @@ device: filemode.py, shared with the benches) and a helper that runs a job and p
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -122,6 +124,50 @@ def made_once(name: str, make: Callable[[Path], None]) -> Iterator[Path]:
             make(d)
             (d / ".made").touch()
     yield d
+
+
+def kill_matching(matches: Callable[[bytes], bool]) -> None:
+    """SIGKILL every process whose command line (NUL-separated, as in /proc) `matches`: a hung
+    fio's job processes, which it starts in sessions of their own."""
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if matches((proc / "cmdline").read_bytes()):
+                    os.kill(int(proc.name), signal.SIGKILL)
+
+
+def run_bounded(
+    argv: list[str],
+    *,
+    timeout: float,
+    tries: int,
+    stop: Callable[[subprocess.Popen[str]], None],
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str] | None:
+    """argv (fio) in a session of its own, `timeout` seconds a try, at most `tries` tries; a try that
+    does not end is ended by `stop(proc)` (its process group is killed after it) and tried again.
+    None when every try hung. The output goes to files, not pipes: a job process left behind held a
+    pipe open, and reading it to its end waited for that process for ever (a test hung for minutes,
+    2026-12-07)."""
+    for _ in range(tries):
+        with (
+            tempfile.TemporaryFile("w+", errors="replace") as out,
+            tempfile.TemporaryFile("w+", errors="replace") as err,
+        ):
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                stop(proc)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)  # before the leader is reaped: still its group
+                proc.wait()
+                continue
+            out.seek(0)
+            err.seek(0)
+            return subprocess.CompletedProcess(argv, proc.returncode, out.read(), err.read())
+    return None
 
 
 @pytest.fixture

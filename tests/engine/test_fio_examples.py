@@ -31,12 +31,10 @@ agent/engine/build/fio-examples.md) for agent/engine/README.md § fio's examples
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -48,7 +46,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import BUILD, FIO_CLOCK
+from .conftest import BUILD, FIO_CLOCK, kill_matching, run_bounded
 
 EXAMPLES = Path(__file__).resolve().parent / "fio-examples"
 # Debian's fio 3.33 hangs in the offload examples (fixed-rate-submission, poisson-rate-submission:
@@ -71,38 +69,16 @@ def run_fio(
     cmd: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float = FIO_TIMEOUT_S
 ) -> subprocess.CompletedProcess[str] | None:
     """fio on a capped file; None when every try hung. fio's job processes start sessions of their
-    own, so a hung run is stopped by its command line (the capped file's path is unique), and the
-    output goes to files, which a leftover process cannot hold open as it could a pipe."""
-    for _ in range(FIO_TRIES):
-        with (
-            tempfile.TemporaryFile("w+", errors="replace") as out,
-            tempfile.TemporaryFile("w+", errors="replace") as err,
-        ):
-            p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err)
-            try:
-                p.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                _kill_all(cmd[-1])
-                p.wait()
-                continue
-            out.seek(0)
-            err.seek(0)
-            return subprocess.CompletedProcess(cmd, p.returncode, out.read(), err.read())
-    return None
-
-
-def _kill_all(marker: str) -> None:
-    """SIGKILL every process whose command line holds `marker` (fio and the jobs it forked)."""
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in line:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(proc.name), signal.SIGKILL)
+    own, so a hung run is stopped by its command line (the capped file's path is unique)."""
+    marker = cmd[-1].encode()
+    return run_bounded(
+        cmd,
+        timeout=timeout_s,
+        tries=FIO_TRIES,
+        cwd=cwd,
+        env=env,
+        stop=lambda _: kill_matching(lambda c: marker in c),
+    )
 
 
 FIO = shutil.which("fio")

@@ -5,13 +5,10 @@ written counted in distinct 4 KiB blocks, log columns), never timings."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import FIO_CLOCK, made_once
+from .conftest import FIO_CLOCK, kill_matching, made_once, run_bounded
 
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
@@ -30,44 +27,18 @@ def fio_json(*args: str, cwd: Path | None = None, timeout: float = 120, retries:
     job process waiting forever on a futex (1 run in 10 of the 2 MiB psync job alone here,
     2026-12-07). Those tests give fio a short `timeout` (their jobs take well under a second) and
     several tries, and kill a hung fio: its process group, and its job processes, which fio starts
-    in sessions of their own (`_kill_forks`). fio writes to files, not pipes: a job process left
-    behind held the pipes open, and reading them to their end waited for it forever (a test hung
-    for minutes, 2026-12-07)."""
+    in sessions of their own (conftest's `run_bounded`)."""
     assert FIO
     argv = [FIO, FIO_CLOCK, "--output-format=json", *args]
-    for attempt in range(retries + 1):
-        with (
-            tempfile.TemporaryFile("w+", errors="replace") as out_f,
-            tempfile.TemporaryFile("w+", errors="replace") as err_f,
-        ):
-            proc = subprocess.Popen(argv, stdout=out_f, stderr=err_f, cwd=cwd, start_new_session=True)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                _kill_forks(argv)
-                proc.wait()
-                if attempt == retries:
-                    raise
-                continue
-            out_f.seek(0)
-            err_f.seek(0)
-            out, err = out_f.read(), err_f.read()
-            break
-    assert proc.returncode == 0, out + err
-    doc: dict[str, Any] = json.loads(out[out.index("{") :])
+    want = "\0".join(argv).encode() + b"\0"  # its job processes: forks, the same command line
+    done = run_bounded(
+        argv, timeout=timeout, tries=retries + 1, cwd=cwd, stop=lambda _: kill_matching(want.__eq__)
+    )
+    if done is None:
+        raise subprocess.TimeoutExpired(argv, timeout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc: dict[str, Any] = json.loads(done.stdout[done.stdout.index("{") :])
     return doc
-
-
-def _kill_forks(argv: list[str]) -> None:
-    """SIGKILL every process whose command line is exactly argv: fio's job processes are forks of
-    it (the same command line; the job files and paths in it are the test's own)."""
-    want = "\0".join(argv).encode() + b"\0"
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            with contextlib.suppress(OSError):
-                if (proc / "cmdline").read_bytes() == want:
-                    os.kill(int(proc.name), signal.SIGKILL)
 
 
 # a hung fio (above) is given up on after this, and tried again up to this many times
