@@ -170,6 +170,21 @@ def run_bounded(
     return None
 
 
+def fio_jobs_made_once(
+    name: str, jobs: Callable[[Path], dict[str, list[str]]], run: Callable[[list[str], Path], dict[str, Any]]
+) -> Iterator[dict[str, dict[str, Any]]]:
+    """Several independent jobs (`jobs(dir)`: each job's name and options, its files in dir) as one
+    fio run, `run(args, dir)` (the module's fio), made once for the whole run (`made_once`): fio's
+    start-up paid once instead of once a job. Each job's part of fio's JSON document, by name."""
+
+    def make(d: Path) -> None:
+        args = [a for job, more in jobs(d).items() for a in (f"--name={job}", *more)]
+        (d / "doc.json").write_text(json.dumps(run(args, d)))
+
+    for d in made_once(name, make):
+        yield {j["jobname"]: j for j in json.loads((d / "doc.json").read_text())["jobs"]}
+
+
 @pytest.fixture
 def scratch() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="iowatt-engine-test-", dir="/dev/shm"))

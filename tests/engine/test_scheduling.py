@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import FIO_CLOCK, made_once, run_engine
+from .conftest import FIO_CLOCK, fio_jobs_made_once, run_engine
 from .filemode import Unavailable, small_tmpfs
 
 FIO = shutil.which("fio")
@@ -299,17 +299,14 @@ def fio_continue_on_error() -> Iterator[dict[str, dict[str, Any]]]:
     """fio's job for every continue_on_error value, all in one fio run, once for the run (a job of
     its own each, on its own file: fio's start-up paid once instead of eight times)."""
 
-    def make(d: Path) -> None:
-        args = [
-            x
+    def jobs(d: Path) -> dict[str, list[str]]:
+        return {
+            f"a{i}": [f"--filename={d}/a{i}", "--size=64k", f"--continue_on_error={value}"]
             for i, value in enumerate(CONTINUE_ON_ERROR)
-            for x in (f"--name=a{i}", f"--filename={d}/a{i}", "--size=64k", f"--continue_on_error={value}")
-        ]
-        (d / "doc.json").write_text(json.dumps(fio(*args)))
+        }
 
-    for d in made_once("scheduling-continue-on-error", make):
-        jobs = {j["jobname"]: j for j in json.loads((d / "doc.json").read_text())["jobs"]}
-        yield {value: jobs[f"a{i}"] for i, value in enumerate(CONTINUE_ON_ERROR)}
+    for done in fio_jobs_made_once("scheduling-continue-on-error", jobs, lambda args, _: fio(*args)):
+        yield {value: done[f"a{i}"] for i, value in enumerate(CONTINUE_ON_ERROR)}
 
 
 @needs_fio

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import FIO_CLOCK, kill_matching, made_once, run_bounded
+from .conftest import FIO_CLOCK, fio_jobs_made_once, kill_matching, made_once, run_bounded
 
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installed")
@@ -311,17 +311,11 @@ def fio_numa_jobs() -> Iterator[dict[str, dict[str, Any]]]:
     """fio's job of every memory policy on node 0, all in one fio run, once for the run (a job and
     a file each; the NUMA options are a job's own): fio's start-up paid once instead of five times."""
 
-    def make(d: Path) -> None:
-        args = [
-            x
-            for n, policy in enumerate(NUMA_POLICIES)
-            for x in (f"--name=n{n}", *numa_job(d / f"t{n}", policy))
-        ]
-        (d / "doc.json").write_text(json.dumps(fio_json(*args, cwd=d)))
+    def jobs(d: Path) -> dict[str, list[str]]:
+        return {f"n{n}": numa_job(d / f"t{n}", policy) for n, policy in enumerate(NUMA_POLICIES)}
 
-    for d in made_once("dedupe-numa", make):
-        jobs = {j["jobname"]: j for j in json.loads((d / "doc.json").read_text())["jobs"]}
-        yield {policy: jobs[f"n{n}"] for n, policy in enumerate(NUMA_POLICIES)}
+    for done in fio_jobs_made_once("dedupe-numa", jobs, lambda args, d: fio_json(*args, cwd=d)):
+        yield {policy: done[f"n{n}"] for n, policy in enumerate(NUMA_POLICIES)}
 
 
 @needs_fio
