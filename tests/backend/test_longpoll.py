@@ -2,13 +2,10 @@
 wakes it at once, revoking the agent ends it with a 401, and waiting agents hold no worker
 thread (other requests still answer while more long-polls wait than the threadpool has threads).
 Timings are only checked against bounds an order of magnitude apart; speed is measured in
-bench/longpoll/."""
+bench/longpoll/. The API is tests/backend/conftest.py's (LIVE_API_GROUP: one test process)."""
 
 import concurrent.futures
 import contextlib
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,11 +24,13 @@ from backend.agent import service as agent_service
 from backend.agent import wake
 from backend.models import Agent
 from backend.run import service as run_service
-from tests.conftest import REPO
+from tests.backend.conftest import LIVE_API_GROUP, Pair
 from tests.factories import AgentCtx, UserCtx, create_agent, create_run, create_user
-from tests.services import Postgres, free_port
+from tests.services import free_port
 from tests.stack import TLS, http
 from tests.waiting import wait_until
+
+pytestmark = pytest.mark.xdist_group(LIVE_API_GROUP)
 
 
 @dataclass
@@ -42,40 +41,10 @@ class Live:
 
 
 @pytest.fixture(scope="module")
-def live_api(
-    pg: Postgres, redis_url: str, db_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Live]:
-    url = pg.migrated_database("iowatt_longpoll")  # the migrated template, copied
-    port = free_port()
-    log = tmp_path_factory.mktemp("longpoll") / "api.log"
-    env = {**os.environ, "IOWATT_DATABASE_URL": url, "IOWATT_REDIS_URL": redis_url, "IOWATT_ENV": "test"}
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "backend.main:create_app", "--factory", "--port", str(port)],
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/api/v1/health", timeout=2, verify=TLS).status_code == 200:
-                    break
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError(f"uvicorn did not come up:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)
-        yield Live(url=f"{base}/api/v1", db_url=url, log=log)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+def live_api(pair: Pair) -> Live:
+    """The first of tests/backend/conftest.py's pair of API processes (a real uvicorn process on a
+    migrated database of its own), shared with test_multiproc.py in one test process."""
+    return Live(url=pair.a.url, db_url=pair.db_url, log=pair.a.log)
 
 
 @pytest.fixture

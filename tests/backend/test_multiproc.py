@@ -2,7 +2,8 @@
 poll of the same agent in ANOTHER process, a dispatched run's wake-up reaching the process where
 the agent waits, Prometheus metrics summed across processes, /health alike in each, and
 `backend.serve` starting N processes on one port. Real uvicorn processes, PostgreSQL and Redis.
-Timings are only checked against bounds an order of magnitude apart."""
+Timings are only checked against bounds an order of magnitude apart. The pair of API processes is
+tests/backend/conftest.py's, shared with test_longpoll.py in one test process (LIVE_API_GROUP)."""
 
 import concurrent.futures
 import contextlib
@@ -11,7 +12,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,91 +24,14 @@ from sqlalchemy.orm import Session
 from backend.agent import wake
 from backend.models import Agent
 from backend.run import service as run_service
+from tests.backend.conftest import LIVE_API_GROUP, Api, Pair, start_api, stop_api, until_up
 from tests.conftest import REPO
 from tests.factories import AgentCtx, create_agent, create_run, create_user
-from tests.services import Postgres, free_port
+from tests.services import free_port
 from tests.stack import TLS
 from tests.waiting import wait_until
 
-
-@dataclass
-class Api:
-    url: str  # .../api/v1
-    base: str
-    proc: subprocess.Popen[bytes]
-    log: Path
-
-
-def _start(cmd: list[str], env: dict[str, str], log: Path, port: int) -> Api:
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{base}/api/v1/health", timeout=2, verify=TLS).status_code == 200:
-                return Api(url=f"{base}/api/v1", base=base, proc=proc, log=log)
-        if time.monotonic() > deadline or proc.poll() is not None:
-            _stop(proc)
-            raise RuntimeError(f"the API did not come up:\n{log.read_text()[-3000:]}")
-        time.sleep(0.2)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, 15)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-        proc.wait()
-
-
-@dataclass
-class Pair:
-    a: Api
-    b: Api
-    db_url: str
-    metrics_dir: Path
-
-
-@pytest.fixture(scope="module")
-def pair(
-    pg: Postgres, redis_url: str, db_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Pair]:
-    """Two API processes on their own ports, one database, one Redis, one metrics directory: what
-    `backend.serve --workers 2` runs, with each process reachable on its own."""
-    url = pg.migrated_database("iowatt_multiproc")  # the migrated template, copied
-    tmp = tmp_path_factory.mktemp("multiproc")
-    metrics = tmp / "metrics"
-    metrics.mkdir()
-    env = {
-        **os.environ,
-        "IOWATT_DATABASE_URL": url,
-        "IOWATT_REDIS_URL": redis_url,
-        "IOWATT_ENV": "test",
-        "PROMETHEUS_MULTIPROC_DIR": str(metrics),
-    }
-    apis: list[Api] = []
-    try:
-        for name in ("a", "b"):
-            port = free_port()
-            cmd = [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "backend.main:create_app",
-                "--factory",
-                "--port",
-                str(port),
-            ]
-            apis.append(_start(cmd, env, tmp / f"{name}.log", port))
-        yield Pair(a=apis[0], b=apis[1], db_url=url, metrics_dir=metrics)
-    finally:
-        for api in apis:
-            _stop(api.proc)
+pytestmark = pytest.mark.xdist_group(LIVE_API_GROUP)
 
 
 @pytest.fixture
@@ -290,7 +213,8 @@ def test_serve_runs_n_processes_on_one_port_and_sums_their_metrics(
         "IOWATT_API_SHUTDOWN_GRACE_S": "2",
     }
     cmd = [sys.executable, "-m", "backend.serve", "--port", str(port), "--workers", "2"]
-    api = _start(cmd, env, tmp_path / "serve.log", port)
+    log = tmp_path / "serve.log"
+    api = until_up(start_api(cmd, env, log, port), log, port)
     try:
         assert not (metrics / "counter_999999.db").exists()
         wait_until(lambda: len(_children(api.proc.pid)) >= 2, timeout=30, message="two worker processes")
@@ -323,7 +247,7 @@ def test_serve_runs_n_processes_on_one_port_and_sums_their_metrics(
                 poll.result(timeout=40)
         assert stopped < 20, stopped  # the grace (2 s) and the shutdown, not the poll's 30 s
     finally:
-        _stop(api.proc)
+        stop_api(api.proc)
 
 
 def test_serve_refuses_a_bad_worker_count() -> None:
