@@ -474,13 +474,13 @@ def _time_parsed(job: _Job, name: str, parse: Any) -> Any:
 # --- the rules ---------------------------------------------------------------------------------
 
 
-def _check_target(
-    policy: ReportedPolicy, target_path: str, destructive: bool, jobs: list[_Job]
-) -> list[Violation]:
+def _listed_target(policy: ReportedPolicy, target_path: str) -> tuple[Target | None, list[Violation]]:
+    """The host's target at exactly `target_path`, or the violation that refuses it: a path that
+    is not a plain absolute one, or one the host does not list (every workload kind's one rule)."""
     try:
         check_path(target_path, "target_path")
     except PolicyError as exc:
-        return [
+        return None, [
             Violation(
                 TARGET_NOT_ALLOWED,
                 "target_path",
@@ -491,7 +491,7 @@ def _check_target(
     target = policy.target(target_path)
     if target is None:
         listed = ", ".join(t.path for t in policy.targets[:5]) or "none"
-        return [
+        return None, [
             Violation(
                 TARGET_NOT_ALLOWED,
                 "target_path",
@@ -499,6 +499,15 @@ def _check_target(
                 _add_target_fix(target_path, policy),
             )
         ]
+    return target, []
+
+
+def _check_target(
+    policy: ReportedPolicy, target_path: str, destructive: bool, jobs: list[_Job]
+) -> list[Violation]:
+    target, refused = _listed_target(policy, target_path)
+    if target is None:
+        return refused
     found: list[Violation] = []
     writer = next((j for j in jobs if job_writes(j)), None)
     trimmer = next((j for j in jobs if job_trims(j)), None)
@@ -1339,28 +1348,9 @@ def job_value(engine_job: dict[str, Any], key: str) -> str | None:
 def _check_file_target(
     policy: ReportedPolicy, target_path: str, destructive: bool, mode: str
 ) -> list[Violation]:
-    try:
-        check_path(target_path, "target_path")
-    except PolicyError as exc:
-        return [
-            Violation(
-                TARGET_NOT_ALLOWED,
-                "target_path",
-                exc.message,
-                "iowatt-agent targets list (use a target's path as listed)",
-            )
-        ]
-    target = policy.target(target_path)
+    target, refused = _listed_target(policy, target_path)
     if target is None:
-        listed = ", ".join(t.path for t in policy.targets[:5]) or "none"
-        return [
-            Violation(
-                TARGET_NOT_ALLOWED,
-                "target_path",
-                f"{target_path} is not one of this host's targets (allowed: {listed})",
-                _add_target_fix(target_path, policy),
-            )
-        ]
+        return refused
     found: list[Violation] = []
     if target.kind != "directory":
         dirs = [t.path for t in policy.targets if t.kind == "directory"][:5]
