@@ -33,9 +33,13 @@ class Api:
     base: str
     proc: subprocess.Popen[bytes]
     log: Path
+    pid: int = 0  # the process that serves it (0: proc's)
+
+    def __post_init__(self) -> None:
+        self.pid = self.pid or self.proc.pid
 
 
-def start_api(cmd: list[str], env: dict[str, str], log: Path, port: int) -> subprocess.Popen[bytes]:
+def start_api(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
         return subprocess.Popen(
             cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
@@ -66,6 +70,17 @@ def stop_api(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(d.name))
+    return out
+
+
 @dataclass
 class Pair:
     a: Api
@@ -79,8 +94,8 @@ def pair(
     pg: Postgres, redis_url: str, db_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Pair]:
     """Two API processes on their own ports, one database, one Redis, one metrics directory: what
-    `backend.serve --workers 2` runs, with each process reachable on its own (both started, then
-    both awaited)."""
+    `backend.serve --workers 2` runs (the second process a fork of the first), with each process
+    reachable on its own."""
     url = pg.migrated_database("iowatt_multiproc")  # the migrated template, copied
     tmp = tmp_path_factory.mktemp("multiproc")
     metrics = tmp / "metrics"
@@ -92,25 +107,25 @@ def pair(
         "IOWATT_ENV": "test",
         "PROMETHEUS_MULTIPROC_DIR": str(metrics),
     }
-    started: list[tuple[subprocess.Popen[bytes], Path, int]] = []
+    a_port = free_port()
+    b_port = free_port()
+    while b_port == a_port:
+        b_port = free_port()
+    log = tmp / "pair.log"
+    # both processes from one import, the second a fork of the first (tests/backend/api_pair.py),
+    # as backend.serve starts its processes: ~2 CPU-s of imports once instead of twice
+    cmd = [sys.executable, "-m", "tests.backend.api_pair", str(a_port), str(b_port)]
+    proc = start_api(cmd, env, log)
     try:
-        for name in ("a", "b"):
-            port = free_port()
-            while any(port == p for _, _, p in started):
-                port = free_port()
-            cmd = [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "backend.main:create_app",
-                "--factory",
-                "--port",
-                str(port),
-            ]
-            log = tmp / f"{name}.log"
-            started.append((start_api(cmd, env, log, port), log, port))
-        a, b = (until_up(*s) for s in started)
-        yield Pair(a=a, b=b, db_url=url, metrics_dir=metrics)
+        a = until_up(proc, log, a_port)
+        b = until_up(proc, log, b_port)
+        forks = children(proc.pid)
+        assert len(forks) == 1, f"the pair's second process: {forks}"
+        yield Pair(
+            a=a,
+            b=Api(url=b.url, base=b.base, proc=proc, log=log, pid=forks[0]),
+            db_url=url,
+            metrics_dir=metrics,
+        )
     finally:
-        for proc, _, _ in started:
-            stop_api(proc)
+        stop_api(proc)

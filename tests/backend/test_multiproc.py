@@ -6,7 +6,6 @@ Timings are only checked against bounds an order of magnitude apart. The pair of
 tests/backend/conftest.py's, shared with test_longpoll.py in one test process (LIVE_API_GROUP)."""
 
 import concurrent.futures
-import contextlib
 import os
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from sqlalchemy.orm import Session
 from backend.agent import wake
 from backend.models import Agent
 from backend.run import service as run_service
-from tests.backend.conftest import LIVE_API_GROUP, Api, Pair, start_api, stop_api, until_up
+from tests.backend.conftest import LIVE_API_GROUP, Api, Pair, children, start_api, stop_api, until_up
 from tests.conftest import REPO
 from tests.factories import AgentCtx, create_agent, create_run, create_user
 from tests.services import free_port
@@ -167,7 +166,7 @@ def test_request_metrics_are_summed_across_processes(pair: Pair) -> None:
     assert _metrics(pair.b)[key] == before_a + 7
     # each process wrote its own file: the sum is of two processes, not one counting everything
     pids = {p.name.rsplit("_", 1)[-1].removesuffix(".db") for p in pair.metrics_dir.glob("histogram_*.db")}
-    assert {str(pair.a.proc.pid), str(pair.b.proc.pid)} <= pids
+    assert {str(pair.a.pid), str(pair.b.pid)} <= pids
     # and an upload answered "already stored" is counted in the family every process writes to
     families = {
         fam.name
@@ -180,16 +179,6 @@ def test_health_answers_alike_in_every_process(pair: Pair) -> None:
     answers = [httpx.get(f"{api.url}/health", timeout=10, verify=TLS) for api in (pair.a, pair.b)]
     assert [r.status_code for r in answers] == [200, 200]
     assert answers[0].json() == answers[1].json() == {"status": answers[0].json()["status"]}
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            with contextlib.suppress(OSError):
-                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(d.name))
-    return out
 
 
 def test_serve_runs_n_processes_on_one_port_and_sums_their_metrics(
@@ -214,10 +203,10 @@ def test_serve_runs_n_processes_on_one_port_and_sums_their_metrics(
     }
     cmd = [sys.executable, "-m", "backend.serve", "--port", str(port), "--workers", "2"]
     log = tmp_path / "serve.log"
-    api = until_up(start_api(cmd, env, log, port), log, port)
+    api = until_up(start_api(cmd, env, log), log, port)
     try:
         assert not (metrics / "counter_999999.db").exists()
-        wait_until(lambda: len(_children(api.proc.pid)) >= 2, timeout=30, message="two worker processes")
+        wait_until(lambda: len(children(api.proc.pid)) >= 2, timeout=30, message="two worker processes")
         n = 30
         with concurrent.futures.ThreadPoolExecutor(6) as pool:
             # a client of its own per request (not tests.stack.TLS): requests made that slowly reach
