@@ -2,6 +2,7 @@
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -25,11 +26,48 @@ from backend.models import (
 from backend.series.stats import METRICS
 
 
-def run_with_result(session: Session, run_id: uuid.UUID) -> tuple[Run, RunResult] | None:
+@dataclass(frozen=True)
+class StoredResult:
+    """What a series reads of a run's stored result: its start, and of the engine's document the
+    parts `service.run_facts` reads (a document of the same shape holding only those), never the
+    whole document: its jobs' histograms were most of a new series' gathering (the JSON decoded for
+    every earlier run examined)."""
+
+    started_at: datetime
+    engine_result: dict[str, Any]
+
+
+# the engine document's values run_facts reads, each by its JSON path (NULL where a step is missing
+# or is not an object, as run_facts reads such a part as {})
+_FACT_PATHS = (
+    ("iowatt", "host", "kernel"),
+    ("iowatt", "target", "fs", "type"),
+    ("iowatt", "target", "fs", "mount_options"),
+    ("iowatt", "version"),
+    ("fio version",),
+)
+
+
+def run_with_result(session: Session, run_id: uuid.UUID) -> tuple[Run, StoredResult] | None:
+    """The run and what a series reads of its stored result (None: no result stored)."""
+    doc = RunResult.engine_result
     row = session.execute(
-        select(Run, RunResult).join(RunResult, RunResult.run_id == Run.id).where(Run.id == run_id)
+        select(Run, RunResult.started_at, *(doc[path] for path in _FACT_PATHS))
+        .join(RunResult, RunResult.run_id == Run.id)
+        .where(Run.id == run_id)
     ).first()
-    return (row[0], row[1]) if row else None
+    if row is None:
+        return None
+    kernel, fstype, mount_options, version, fio_version = row[2:]
+    facts = {
+        "iowatt": {
+            "host": {"kernel": kernel},
+            "target": {"fs": {"type": fstype, "mount_options": mount_options}},
+            "version": version,
+        },
+        "fio version": fio_version,
+    }
+    return row[0], StoredResult(started_at=row[1], engine_result=facts)
 
 
 def targets(session: Session, run_id: uuid.UUID) -> list[RunTarget]:
@@ -67,12 +105,13 @@ def get_or_create(
 
 def earlier_runs(
     session: Session, series: Series, *, after: tuple[datetime, uuid.UUID] | None, limit: int
-) -> list[tuple[uuid.UUID, datetime]]:
+) -> list[tuple[uuid.UUID, datetime, dict[str, Any]]]:
     """Runs with a stored result that may be the series' and are not in it yet (its team, its
     environment, its device or else its agent: the workload's fingerprint and the exact target
-    are the caller's to check), in (created_at, id) order after `after`; (id, created_at)."""
+    are the caller's to check), in (created_at, id) order after `after`; (id, created_at, workload
+    spec): the spec, so a run of another workload is passed over without reading more of it."""
     q = (
-        select(Run.id, Run.created_at)
+        select(Run.id, Run.created_at, Run.workload_spec)
         .join(RunResult, RunResult.run_id == Run.id)
         .where(
             Run.team_id == series.team_id,
@@ -90,7 +129,8 @@ def earlier_runs(
         q = q.where(Run.target_path == series.target_path)
     if after is not None:
         q = q.where(tuple_(Run.created_at, Run.id) > tuple_(literal(after[0]), literal(after[1])))
-    return [(i, at) for i, at in session.execute(q.order_by(Run.created_at, Run.id).limit(limit)).tuples()]
+    rows = session.execute(q.order_by(Run.created_at, Run.id).limit(limit)).tuples()
+    return [(i, at, spec) for i, at, spec in rows]
 
 
 def add_run(session: Session, *, series: Series, run_id: uuid.UUID, at: datetime, **values: Any) -> bool:

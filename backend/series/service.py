@@ -18,7 +18,7 @@ from backend.compare.fingerprint import fingerprint
 from backend.errors import Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
-from backend.models import Role, Run, RunResult, Series, SeriesDetection
+from backend.models import Role, Run, Series, SeriesDetection
 from backend.run import service as run_service
 from backend.series import repository
 from backend.series.schemas import (
@@ -75,7 +75,7 @@ def _sha256(doc: object) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def run_facts(result: RunResult, device_facts: dict[str, Any] | None) -> dict[str, Any]:
+def run_facts(result: repository.StoredResult, device_facts: dict[str, Any] | None) -> dict[str, Any]:
     """What the run ran on, from the engine's own document (iowatt.host, iowatt.target.fs) and the
     device's facts (firmware): the facts whose change starts a new segment."""
 
@@ -109,12 +109,19 @@ def _target(session: Session, run: Run) -> tuple[str, dict[str, Any]]:
     return "path", {"agent_id": str(run.agent_id), "target_path": run.target_path}
 
 
+def _fingerprint(spec: dict[str, Any]) -> str | None:
+    """The workload's fingerprint (None: a spec today's schema no longer reads)."""
+    try:
+        return fingerprint(spec)
+    except Exception:
+        return None
+
+
 def _identity(session: Session, run: Run) -> tuple[str, str, dict[str, Any], str] | None:
     """The run's workload fingerprint, target kind, target and series key (None: a spec today's
     schema no longer reads, never tracked)."""
-    try:
-        fp = fingerprint(run.workload_spec)
-    except Exception:
+    fp = _fingerprint(run.workload_spec)
+    if fp is None:
         return None
     kind, target = _target(session, run)
     key = _sha256(
@@ -147,7 +154,7 @@ def _series_of(
     )
 
 
-def _join(session: Session, series: Series, run: Run, result: RunResult) -> bool:
+def _join(session: Session, series: Series, run: Run, result: repository.StoredResult) -> bool:
     """The run in the series with its validity and host facts judged once; True when it was new."""
     flags = [f.model_dump() for f in run_service.validity(session, run=run)]
     dev = repository.device(session, run.device_id)
@@ -229,7 +236,11 @@ def gather(
     batch = batch or GATHER_BATCH
     candidates = repository.earlier_runs(session, series, after=after, limit=batch)
     joined = 0
-    for run_id, _ in candidates:
+    for run_id, _, spec in candidates:
+        # a run of another workload (most of a device's earlier runs) is passed over on its spec's
+        # fingerprint alone (the series' key hashes it): its target and result are not read
+        if _fingerprint(spec) != series.workload_fingerprint:
+            continue
         found = repository.run_with_result(session, run_id)
         if found is None:
             continue

@@ -1,6 +1,7 @@
 """Series against PostgreSQL: runs join their series once their result is stored, validity and
 host facts judged then, changes stored once and queued for notification, and the API."""
 
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -8,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from backend.models import (
@@ -25,7 +26,7 @@ from backend.models import (
     SeriesDetection,
     SeriesRun,
 )
-from backend.series import service
+from backend.series import repository, service
 from backend.workload.builtin import QUICK
 from tests.factories import UserCtx, create_agent, create_run, create_user
 
@@ -412,3 +413,100 @@ def _take(session: Session, name: str) -> dict[str, Any] | None:
     session.delete(row)
     session.flush()
     return dict(row.kwargs)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {  # the engine's own shape, with what a series never reads
+            "fio version": "iowatt-engine-0.1.0",
+            "jobs": [{"jobname": "randread", "read": {"clat_ns": {"bins": {str(i): i for i in range(500)}}}}],
+            "iowatt": {
+                "version": "0.1.0",
+                "host": {"kernel": "6.1.0", "cpus": 8},
+                "target": {"fs": {"type": "xfs", "mount_options": "rw,noatime"}},
+            },
+        },
+        {"fio version": "fio-3.33", "iowatt": {"version": "", "host": None}},  # fio's document
+        {"iowatt": [{"host": {"kernel": "6.1.0"}}], "fio version": 3},  # a step that is a list
+        {"iowatt": {"host": "6.1.0", "target": {"fs": ["xfs"]}, "version": 0}},
+        {
+            "iowatt": {
+                "host": {"kernel": None},
+                "target": {"fs": {"type": {"a": [1]}, "mount_options": ["rw"]}},
+            }
+        },
+        {"iowatt": "0.1.0"},
+        {},
+    ],
+)
+def test_a_series_reads_the_facts_of_a_stored_document_as_the_whole_document_says(
+    session: Session, doc: dict[str, Any]
+) -> None:
+    """A series reads only the few values of a stored engine document that its facts are made of
+    (`repository.run_with_result`, by their JSON paths): the same facts as the whole document
+    gives, whatever a step of the path is (missing, a list, a string, null)."""
+    u = create_user(session)
+    agent = create_agent(session, team=u.team).agent
+    run = create_run(session, agent=agent, status=RunStatus.succeeded)
+    session.add(
+        RunResult(
+            run_id=run.id,
+            upload_id=uuid.uuid4(),
+            engine_result=doc,
+            engine_exit_code=0,
+            agent_version="test",
+            started_at=T0,
+            finished_at=T0 + timedelta(seconds=1),
+            uploaded_at=T0,
+        )
+    )
+    session.flush()
+    found = repository.run_with_result(session, run.id)
+    assert found is not None and found[0] is run and found[1].started_at == T0
+    whole = repository.StoredResult(started_at=T0, engine_result=doc)
+    device_facts = {"firmware": "FW1"}
+    assert service.run_facts(found[1], device_facts) == service.run_facts(whole, device_facts)
+    assert repository.run_with_result(session, create_run(session, agent=agent).id) is None  # no result
+
+
+def test_a_new_series_passes_over_other_workloads_runs_without_reading_them(
+    session: Session, connection: Any
+) -> None:
+    """A series that comes into being examines the device's earlier runs: a run of another
+    workload is passed over on its spec (its target and stored document are not read), so the
+    statements do not grow with such runs; the runs of its own workload join it."""
+    other = {**QUICK.model_dump(mode="json")}
+    other["jobs"] = [{**other["jobs"][0], "bs_bytes": 8192}]
+
+    def new_series(strangers: int) -> tuple[list[str], Series]:
+        u = create_user(session)
+        agent = create_agent(session, team=u.team).agent
+        for i in range(2):
+            _run(session, agent, i, 20000.0)
+        for i in range(strangers):
+            _run(session, agent, 10 + i, 20000.0).workload_spec = other
+        new = _run(session, agent, 30, 20000.0)
+        session.flush()
+        statements: list[str] = []
+
+        def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+            statements.append(" ".join(statement.split()).upper())
+
+        event.listen(connection, "before_cursor_execute", seen)
+        try:
+            (made,) = service.track_run(session, run_id=new.id)
+            session.flush()
+        finally:
+            event.remove(connection, "before_cursor_execute", seen)
+        series = session.get(Series, made)
+        assert series is not None
+        return [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))], series
+
+    alone, series = new_series(0)
+    beside, series_beside = new_series(6)
+    assert series.run_count == series_beside.run_count == 3  # the new run and its two earlier ones
+    assert len(beside) == len(alone), "\n".join(s[:160] for s in beside)
+    # no statement reads a stored engine document whole, only values inside it (#>, [...]) or its keys (?)
+    whole = [s for s in alone + beside if re.search(r"RUN_RESULTS\.ENGINE_RESULT(?!\s*(#>|->|\?|\[))", s)]
+    assert not whole, "\n".join(whole)
