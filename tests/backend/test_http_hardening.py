@@ -208,6 +208,81 @@ def test_nul_deep_inside_a_json_document_names_where(client: TestClient, session
     assert "engine_result" in str(err.value) and "jobs.1.jobname" in str(err.value)
 
 
+def _nul_path_walked(value: Any, path: str = "") -> str | None:
+    """backend.kit.schema.nul_path as it was before its stack walk: the reference it must match."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            sub = f"{path}.{k}" if path else str(k)
+            if isinstance(k, str) and "\x00" in k:
+                return sub
+            found = _nul_path_walked(v, sub)
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple | set | frozenset):
+        for i, v in enumerate(value):
+            found = _nul_path_walked(v, f"{path}.{i}" if path else str(i))
+            if found is not None:
+                return found
+    return None
+
+
+class _Text(str):
+    pass
+
+
+class _Map(dict):  # type: ignore[type-arg]
+    pass
+
+
+def test_nul_path_finds_the_first_nul_as_a_walk_of_every_key_does() -> None:
+    """nul_path answers "none" from a quick walk without paths, and names the same place as the
+    walk that makes every key's path did: in strings, keys, subclasses, tuples and sets, deep or
+    at the top, and never in numbers, None or objects it does not enter."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from backend.kit.schema import nul_path
+    from tests.factories import engine_document
+
+    doc = engine_document(jobs=3, series_points=50)
+    assert nul_path(doc) is None and nul_path(json.loads(json.dumps(doc))) is None
+    doc["jobs"][2]["read"]["clat_ns"]["percentile"] = {"99.0\x00": 1}
+    assert nul_path(doc) == _nul_path_walked(doc) == "jobs.2.read.clat_ns.percentile.99.0\x00"
+    odd: list[Any] = [
+        _Text("a\x00"),
+        _Map({"k": [1, (2, _Text("x\x00"))]}),
+        {1: "ok", 2.5: {"z": frozenset({"\x00"})}},
+        [{"a": None}, {"b": [1.5, True, {"c": "\x00"}]}],
+        ({"t": "fine"}, {"t\x00": 1}),
+        {"ok": object(), "bytes": b"\x00"},
+        "\x00",
+        7,
+        None,
+    ]
+    for value in odd:
+        assert nul_path(value) == _nul_path_walked(value), value
+        assert nul_path(value, "at") == _nul_path_walked(value, "at"), value
+
+    text = st.text(alphabet=st.sampled_from("ab.\x00"), max_size=4)
+    values = st.recursive(
+        st.none() | st.integers() | st.floats() | text,
+        lambda inner: st.lists(inner, max_size=4)
+        | st.dictionaries(text | st.integers(), inner, max_size=4)
+        | st.tuples(inner, inner),
+        max_leaves=20,
+    )
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(values)
+    def same(value: Any) -> None:
+        assert nul_path(value) == _nul_path_walked(value)
+
+    same()
+
+
 def test_nul_in_a_grid_intensity_csv_is_422(client: TestClient, session: Session) -> None:
     u = create_user(session)
     env = client.post(
