@@ -329,8 +329,9 @@ def platform(
 
 def _bootstrap(env: dict[str, str], work: Path, n: int) -> list[str]:
     """`iowatt-server bootstrap` (the admin, its team, its token in work/token), then n members of
-    that team with a personal API token each, in one server process. The API has no route that
-    creates users (invitations are not built yet), so the server's own service functions do it."""
+    that team with a personal API token each, with the server's own service functions (the API has
+    no route that creates users): in a server process of SERVER_TREE, or in this one when that is
+    this checkout (`_run_here`)."""
     code = f"""
 import json, secrets
 from pathlib import Path
@@ -355,6 +356,8 @@ print(json.dumps(out))
 """
     # test-sized Argon2 cost: these passwords are never used
     env = {**env, "IOWATT_ARGON2_MEMORY_KIB": "1024", "IOWATT_ARGON2_TIME_COST": "1"}
+    if SERVER_TREE == REPO:
+        return _run_here(code, env)
     r = subprocess.run(
         [sys.executable, "-c", code],
         cwd=SERVER_TREE,
@@ -364,6 +367,40 @@ print(json.dumps(out))
         text=True,
     )
     tokens: list[str] = json.loads(r.stdout.strip().splitlines()[-1])
+    return tokens
+
+
+def _run_here(code: str, env: dict[str, str]) -> list[str]:
+    """`_bootstrap`'s code run in this process when the server's code is this checkout's (a process
+    of its own cost ~2 CPU-s, mostly the server's imports; tests/bench/test_load_smoke.py's case):
+    the server's settings read from `env` (its IOWATT_* variables) for the call, and this process's
+    own again after it, as tests/stack.py runs `iowatt-server bootstrap`."""
+    import io
+
+    from backend.agent.wake import get_redis
+    from backend.config import get_settings
+    from backend.db import get_engine, get_sessionmaker
+
+    def reset() -> None:
+        for cached in (get_settings, get_engine, get_sessionmaker, get_redis):
+            cached.cache_clear()
+
+    saved = {k: os.environ.get(k) for k in env if k.startswith("IOWATT_")}
+    os.environ.update({k: env[k] for k in saved})
+    reset()
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(code, {})  # noqa: S102 - _bootstrap's own code, the same lines a server process runs
+    finally:
+        get_engine().dispose()  # the load database's connections are not this process's
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        reset()
+    tokens: list[str] = json.loads(out.getvalue().strip().splitlines()[-1])
     return tokens
 
 
