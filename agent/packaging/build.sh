@@ -199,19 +199,27 @@ rm -rf "$WORK/pyi" "$WORK/stage"
 # The data files of the agent and its libraries (presets.json: `bench --preset`), each beside its
 # module: --collect-data finds nothing in a package that is only on --paths (PyInstaller's isolated
 # import does not see them), so each file is named (py.typed is for type checkers only)
-DATA=()
+# Every module of those packages is named too (--hidden-import, from the tree: each .py but
+# __main__), as --collect-submodules took them: that option imported each package in a Python
+# process of its own to list its modules (four processes, ~0.75 CPU-s a build); the same 903
+# modules and files are frozen.
+DATA=() HIDDEN=()
 for src in agent/src libs/energy/src libs/policy/src libs/workload/src; do
   while IFS= read -r -d '' f; do
     rel=${f#"$src"/}
     DATA+=(--add-data "$ROOT/$f:$(dirname "$rel")")  # (a relative one: from --specpath)
   done < <(find "$src" -path '*/__pycache__' -prune -o -path '*.egg-info' -prune -o -type f \
              ! -name '*.py' ! -name py.typed -print0 | sort -z)
+  while IFS= read -r -d '' f; do
+    mod=${f#"$src"/}; mod=${mod%.py}; mod=${mod%/__init__}
+    HIDDEN+=(--hidden-import "${mod//\//.}")
+  done < <(find "$src" -path '*/__pycache__' -prune -o -path '*.egg-info' -prune -o -type f \
+             -name '*.py' ! -name __main__.py -print0 | sort -z)
 done
 "$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN --onedir --name iowatt-agent \
   --distpath "$WORK/pyi/dist" --workpath "$WORK/pyi/work" --specpath "$WORK/pyi" \
   --paths agent/src --paths libs/energy/src --paths libs/policy/src --paths libs/workload/src \
-  --collect-submodules iowatt_agent --collect-submodules iowatt_energy \
-  --collect-submodules iowatt_policy --collect-submodules iowatt_workload "${DATA[@]}" \
+  "${HIDDEN[@]}" "${DATA[@]}" \
   --collect-all pysnmp \
   --exclude-module setuptools --exclude-module distutils --exclude-module _distutils_hack \
   --exclude-module pkg_resources --additional-hooks-dir agent/packaging/pyinstaller-hooks \
