@@ -40,7 +40,7 @@ pytestmark = pytest.mark.skipif(
     CADDY is None, reason="caddy is not installed (scripts/install-ops-test-tools.sh)"
 )
 
-# the bundle's agent: --version answered by the shell (the script asks twice), anything else is this
+# the bundle's agent: --version answered by the shell (the script asks once), anything else is this
 # tree's agent, so the enrolment is the real one
 AGENT = f"""#!/bin/sh
 case "$1" in
