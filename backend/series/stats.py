@@ -253,8 +253,6 @@ def host_change(before: Point | None, point: Point) -> bool:
 
 def verdict(points: list[Point], index: int, direction: Direction, th: Thresholds) -> Verdict:
     """The verdict on points[index] (points in run order) against the valid runs before it."""
-    import numpy as np
-
     new = points[index]
     if new.excluded:
         return Verdict("excluded", [f"left out: {r}" for r in new.excluded], None, None, None)
@@ -277,6 +275,9 @@ def verdict(points: list[Point], index: int, direction: Direction, th: Threshold
         window = same[: len(same) - (k - 1)][-th.lookback :]
         if len(window) < th.min_window:
             break
+        # here, not above: an excluded run or a short history needs no numpy (~0.12 CPU-s a worker)
+        import numpy as np
+
         before = np.array([p.value for p in window], dtype=float)
         after = np.array([p.value for p in suffix], dtype=float)
         change, flagged = compare(before, after, direction, th)
@@ -320,8 +321,6 @@ def noise_scale(values: np.ndarray) -> float:
 
 def change_points(points: list[Point], direction: Direction, th: Thresholds) -> list[ChangePoint]:
     """Change points of the valid points, each segment (host facts, conditions) on its own."""
-    import numpy as np
-
     out: list[ChangePoint] = []
     valid = [(i, p) for i, p in enumerate(points) if usable(p)]
     runs: list[list[tuple[int, Point]]] = []
@@ -335,7 +334,8 @@ def change_points(points: list[Point], direction: Direction, th: Thresholds) -> 
         if n < 2 * th.cp_min_size:
             continue
         # here, not above: ruptures (scipy.stats, scipy.spatial) costs ~1.3 CPU-s to import, and
-        # most series a Celery process tracks are too short for a change point
+        # most series a Celery process tracks are too short for a change point (numpy too: ~0.12)
+        import numpy as np
         import ruptures as rpt
 
         x = np.array([p.value for _, p in seg], dtype=float)
