@@ -95,8 +95,9 @@ def _app_error_handler(_: Request, exc: AppError) -> JSONResponse:
     )
 
 
-def _no_nul_in_params(request: Request) -> None:
-    """No NUL character in a query or path parameter (bodies: backend.kit.schema.InputSchema)."""
+async def _no_nul_in_params(request: Request) -> None:
+    """No NUL character in a query or path parameter (bodies: backend.kit.schema.InputSchema). A
+    coroutine: every request runs it, on the event loop (a sync one was a threadpool hop each)."""
     for name, value in request.query_params.multi_items():
         if NUL in name or NUL in value:
             raise Invalid(name.replace(NUL, "\\0"), "must not contain a NUL character")
