@@ -13,6 +13,7 @@ exercise the same server.
 import contextlib
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,10 @@ from tests.security.world import World, build
 from tests.services import Postgres, free_port
 
 BIN = Path(sys.executable).parent
+# one TLS context for this module's clients (they speak http:// to 127.0.0.1): httpx builds one per
+# Client and per httpx.get() otherwise, ~30 ms of CPU each, and the wait for the server below asks
+# every 0.1 s (tests/stack.py's TLS is the same; importing tests.stack here hung the world's build)
+TLS = ssl.create_default_context()
 
 
 @dataclass
@@ -80,15 +85,15 @@ def api_server(pg: Postgres, redis_url: str, *, db: str, redis_db: int = 5) -> I
         deadline = time.monotonic() + 30
         while True:
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/api/v1/health", timeout=2).status_code in (200, 503):
+                if httpx.get(f"{base}/api/v1/health", timeout=2, verify=TLS).status_code in (200, 503):
                     break
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the API did not start:\n{log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.1)
-        openapi = httpx.get(f"{base}/openapi.json", timeout=10).json()
+        openapi = httpx.get(f"{base}/openapi.json", timeout=10, verify=TLS).json()
         with (
             Session(engine, expire_on_commit=False) as session,
-            httpx.Client(base_url=base, timeout=30) as http,
+            httpx.Client(base_url=base, timeout=30, verify=TLS) as http,
         ):
             world = build(session, http, commit=session.commit, openapi=openapi)
         yield Server(url=base, world=world, log=log, proc=proc)

@@ -31,7 +31,7 @@ from schemathesis.specs.openapi.checks import (
 
 from backend.main import create_app
 from tests.security import fuzzing
-from tests.security.server import Server, api_server
+from tests.security.server import TLS, Server, api_server
 from tests.security.test_authz_matrix import EXPECTED
 from tests.security.world import INVENTORY_WITH_POLICY, PRINCIPALS, World
 from tests.services import Postgres
@@ -344,7 +344,7 @@ def test_issue9_finding_is_a_documented_4xx(server: Server, finding: Finding) ->
         environment_id=w.ids["environment"],
         schedule_id=w.ids["schedule"],
     )
-    with httpx.Client(base_url=server.url, timeout=30) as http:
+    with httpx.Client(base_url=server.url, timeout=30, verify=TLS) as http:
         if finding.status == 409 and "environment" in template:
             taken = {"team_id": str(w.team_a), "name": f"taken-{w.marker}", "kind": "local"}
             created = http.post("/api/v1/environments", json=taken, headers=w.headers["member"])
