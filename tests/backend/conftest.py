@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.conftest import REPO
+from tests.oidc.provider import OidcProvider, oidc_provider
 from tests.services import Postgres, free_port
 from tests.stack import TLS
 
@@ -129,3 +130,20 @@ def pair(
         )
     finally:
         stop_api(proc)
+
+
+# --- the OpenID Connect provider of test_oidc.py and test_oidc_proof.py --------------------------
+
+OIDC_PUBLIC_URL = "http://testserver"
+OIDC_CALLBACK = f"{OIDC_PUBLIC_URL}/api/v1/auth/oidc/callback"
+
+
+@pytest.fixture(scope="session")
+def oidc_idp() -> Iterator[OidcProvider]:
+    """A real provider (panva's oidc-provider) for the in-process sign-in tests: one per test
+    process, for both modules (they run in one xdist group, test_oidc.OIDC_GROUP); the tests'
+    `oidc` fixture puts its users back before each test. Module-scoped in each module, ungrouped,
+    every test process that drew one of their tests started one per module: up to eight node
+    starts of ~0.8 CPU-s for 27 tests."""
+    with oidc_provider([OIDC_CALLBACK]) as p:
+        yield p

@@ -14,17 +14,20 @@ from sqlalchemy.orm import Session
 from backend.auth import oidc_client
 from backend.config import get_settings
 from backend.models import User
+from tests.backend.conftest import OIDC_CALLBACK as CALLBACK
+from tests.backend.conftest import OIDC_PUBLIC_URL as PUBLIC_URL
 from tests.factories import create_user
-from tests.oidc.provider import OidcProvider, oidc_provider
+from tests.oidc.provider import OidcProvider
 
-PUBLIC_URL = "http://testserver"
-CALLBACK = f"{PUBLIC_URL}/api/v1/auth/oidc/callback"
+# tests/backend/conftest.py's `oidc_idp` (the provider) is shared with test_oidc_proof.py: both
+# run in one xdist group, so one test process starts one provider for their 27 tests.
+OIDC_GROUP = "oidc"
+pytestmark = pytest.mark.xdist_group(OIDC_GROUP)
 
 
-@pytest.fixture(scope="module")
-def provider() -> Iterator[OidcProvider]:
-    with oidc_provider([CALLBACK]) as p:
-        yield p
+@pytest.fixture
+def provider(oidc_idp: OidcProvider) -> OidcProvider:
+    return oidc_idp
 
 
 @pytest.fixture

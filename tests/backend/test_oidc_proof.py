@@ -12,11 +12,22 @@ from sqlalchemy.orm import Session
 from backend.config import get_settings
 from backend.models import Role, User
 from tests.backend.test_account_proof import OWNER_PASSWORD, SQUATTER_PASSWORD, squat
-from tests.backend.test_oidc import _at_provider, _callback, _session, _start, oidc, provider, sign_in
+from tests.backend.test_oidc import (
+    OIDC_GROUP,
+    _at_provider,
+    _callback,
+    _session,
+    _start,
+    oidc,
+    provider,
+    sign_in,
+)
 from tests.factories import create_user
 from tests.oidc.provider import OidcProvider
 
 __all__ = ["oidc", "provider"]  # the fixtures
+
+pytestmark = pytest.mark.xdist_group(OIDC_GROUP)
 API = "/api/v1"
 
 
