@@ -49,30 +49,8 @@ def by_upload_id(session: Session, upload_id: uuid.UUID) -> RunResult | None:
 def file_docs(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
     """The file-workload parts of the runs' engine documents (those that have one), without the
     per-interval records (`fileset.intervals`: read by `file_intervals` for one run only): a runs
-    page does not pull every interval of every run."""
-    if not run_ids:
-        return {}
-    doc = RunResult.engine_result
-    intervals = doc["fileset"]["intervals"]
-    count = case((func.jsonb_typeof(intervals) == "array", func.jsonb_array_length(intervals)), else_=0)
-    rows = session.execute(
-        select(
-            RunResult.run_id,
-            doc["postmark"],
-            doc["fileset"].op("-")("intervals"),
-            doc["jobs"][0]["usr_cpu"],
-            doc["jobs"][0]["sys_cpu"],
-            doc["iowatt"]["host"]["mem_bytes"],
-            count,
-        ).where(
-            RunResult.run_id.in_(run_ids),
-            doc.has_key("postmark") | doc.has_key("fileset"),  # JSONB ?
-        )
-    ).tuples()
-    return {
-        rid: {"postmark": pm, "fileset": fs, "usr_cpu": usr, "sys_cpu": sys, "mem_bytes": mem, "intervals": n}
-        for rid, pm, fs, usr, sys, mem, n in rows
-    }
+    page does not pull every interval of every run. `document_parts`' statement, its first part."""
+    return document_parts(session, run_ids)[0]
 
 
 @cache
