@@ -40,22 +40,3 @@ def test_run_still_finds_the_loop_a_test_may_replace() -> None:
     from iowatt_agent.loop import AgentLoop
 
     assert cli.AgentLoop is AgentLoop  # imported on first use, still replaceable here
-
-
-def test_a_call_builds_only_the_command_it_names() -> None:
-    """`main` hands typer a copy of the app with only the named command (or group and command): the
-    others' click commands are not built at each start; an option or unknown name first keeps the
-    whole app (its help, --version, "No such command" and suggestions)."""
-    from iowatt_agent.cli import app, only_the_command
-
-    bench = only_the_command(app, ["bench", "--target", "x"])
-    assert [c.callback.__name__ for c in bench.registered_commands] == ["bench"]
-    assert bench.registered_groups == [] and bench.registered_callback is app.registered_callback
-    meters = only_the_command(app, ["meters", "test", "shelly://h"])
-    assert bench.registered_commands != [] and meters.registered_commands == []
-    (group,) = meters.registered_groups
-    assert group.name == "meters" and [c.name for c in group.typer_instance.registered_commands] == ["test"]
-    assert len(only_the_command(app, ["meters"]).registered_groups[0].typer_instance.registered_commands) > 1
-    for args in ([], ["--help"], ["--version"], ["nosuch"], ["ben"]):
-        assert only_the_command(app, args) is app
-    assert len(app.registered_commands) > 1 and len(app.registered_groups) == 2  # the app is not changed

@@ -18,7 +18,6 @@ interrupted.
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import os
@@ -475,44 +474,8 @@ def meters_test(
 register_policy_commands(app, meters_app)
 
 
-def _command_name(info: Any) -> str | None:
-    """The name typer gives a registered command (`CommandInfo`) or group (`TyperInfo`)."""
-    if getattr(info, "name", None):
-        return str(info.name)
-    callback = getattr(info, "callback", None)
-    if callback is None or isinstance(info, typer.models.TyperInfo):
-        return None  # a group is named by add_typer(name=...): every group here has one
-    return str(callback.__name__).lower().replace("_", "-")  # typer.main.get_command_name
-
-
-def only_the_command(typer_app: typer.Typer, args: list[str]) -> typer.Typer:
-    """`typer_app` with only the command (or group, and within it the command) that `args` name.
-
-    typer builds the click command of every registered command at each call: the signature and
-    annotations of all ~18 commands (~0.05 CPU-s a start) for the one that runs. A copy that holds
-    only the named one parses and runs it the same way (its usage line, help and errors name the same
-    `iowatt-agent CMD` path); anything else (no argument, an option first such as --help or
-    --version, a name that is no command) gets `typer_app` itself, so the group's help, errors and
-    suggestions are unchanged."""
-    if not args or args[0].startswith("-"):
-        return typer_app
-    name = args[0]
-    commands = [c for c in typer_app.registered_commands if _command_name(c) == name]
-    groups = [g for g in typer_app.registered_groups if _command_name(g) == name]
-    if len(commands) + len(groups) != 1:
-        return typer_app
-    narrowed = copy.copy(typer_app)
-    narrowed.registered_commands = commands
-    narrowed.registered_groups = groups
-    if groups and groups[0].typer_instance is not None:
-        group = copy.copy(groups[0])
-        group.typer_instance = only_the_command(groups[0].typer_instance, args[1:])
-        narrowed.registered_groups = [group]
-    return narrowed
-
-
 def main() -> None:
-    only_the_command(app, sys.argv[1:])()
+    app()
 
 
 if __name__ == "__main__":
