@@ -389,13 +389,10 @@ def test_per_io_logs_flushed_midway_equal_one_flush(run, scratch: Path) -> None:
 
 
 @needs_fio
-def test_create_serialize_1_lays_every_file_out_first_as_fio_and_0_is_refused(
-    engine_bin: Path, scratch: Path
-) -> None:
+def test_create_serialize_1_lays_every_file_out_first_as_fio(engine_bin: Path, scratch: Path) -> None:
     """fio's default create_serialize=1, given: two reading jobs in two start groups, each file laid
     out (the reads find data) before the first job starts, the same counts and file sizes in both
-    tools; 0 (each job laying its own files out when its group starts) exits 2 naming the option,
-    with its reason."""
+    tools."""
     args = (
         "--create_serialize=1", "--rw=read", "--bs=4k", "--size=64k",
         "--name=a", "--filename={d}/a", "--name=b", "--stonewall", "--filename={d}/b",
@@ -406,11 +403,44 @@ def test_create_serialize_1_lays_every_file_out_first_as_fio_and_0_is_refused(
     for side in ("iowatt", "fio"):
         assert [(scratch / side / n).stat().st_size for n in "ab"] == [65536, 65536]
     assert ours["jobs"][0]["iowatt"]["options"]["create_serialize"] is True
-    r = run_engine(engine_bin, *(a.format(d=scratch) for a in args), "--create_serialize=0", check=False)
-    assert r.rc == 2 and r.stderr.startswith("iowatt-engine: create_serialize: 0 is not implemented"), (
-        r.stderr
-    )
-    assert len(r.stderr.strip().splitlines()) == 1
+
+
+@needs_fio
+def test_create_serialize_0_lays_a_file_out_when_its_group_starts_as_fio(
+    engine_bin: Path, scratch: Path
+) -> None:
+    """create_serialize=0 (fio's examples/surface-scan.fio): the second start group's job reads,
+    without a size, the file the first group writes; its file is looked at when its group starts,
+    so it reads (and verifies) the 96 KiB written, in both tools. Without a file by then the job
+    fails (exit 1, the first group's results printed, one line naming the option) instead of the
+    whole run exiting 2. A job of several files refuses 0 (exit 2 naming it)."""
+    args = (
+        "--bs=4k", "--verify=meta", "--verify_pattern=0xaa555aa5", "--verify_interval=512",
+        "--name=w", "--filename={d}/data", "--rw=write", "--size=96k", "--do_verify=0",
+        "--name=r", "--stonewall", "--create_serialize=0", "--filename={d}/data", "--rw=read",
+        "--do_verify=1",
+    )  # fmt: skip
+    ours, theirs = both(engine_bin, scratch, *args)
+    for doc in (ours, theirs):
+        assert [(j["write"]["io_bytes"], j["read"]["io_bytes"], j["error"]) for j in doc["jobs"]] == [
+            (98304, 0, 0),
+            (0, 98304, 0),
+        ]
+    r = run_engine(
+        engine_bin, "--name=w", f"--filename={scratch}/x", "--rw=write", "--size=8k",
+        "--name=r", "--stonewall", "--create_serialize=0", f"--filename={scratch}/missing", "--rw=read",
+        check=False,
+    )  # fmt: skip
+    assert r.rc == 1, r.stderr
+    doc = doc_of(r.stdout)
+    assert [j["write"]["io_bytes"] for j in doc["jobs"]] == [8192, 0] and doc["jobs"][1]["error"] != 0
+    assert "size: required because" in r.stderr
+    r = run_engine(
+        engine_bin, "--name=m", f"--directory={scratch}", "--nrfiles=2", "--size=8k", "--create_serialize=0",
+        check=False,
+    )  # fmt: skip
+    want = "iowatt-engine: create_serialize: 0 is not implemented for jobs"
+    assert r.rc == 2 and r.stderr.startswith(want), r.stderr
 
 
 @needs_fio

@@ -12,6 +12,7 @@
 #include "iowatt.h"
 #include "optable.h"
 #include "control.h"
+#include "multifile.h"
 
 /* fio 3.33's str2error(): these names only, each errno its position + 1 (Linux numbers 1..34);
  * any other name is fio's "Unknown error ..., please use number value" */
@@ -219,13 +220,14 @@ void ctl_resolve_offset_increment(struct options *o, uint64_t base, int grows)
 	o->offset_increment = o->numjobs > 1 ? f.inc : (uint64_t)((unsigned __int128)o->oinc_pct * base / 100);
 }
 
-/* create_serialize=0 (fio: each job lays its own files out in its own thread, when its start group
- * starts) is not implemented: the engine lays every job's files out before any job starts */
+/* create_serialize=0 (fio: each job lays its own files out in its own thread, before its start
+ * group is released): a single-file job's file is checked and laid out when its start group
+ * starts (sched.c); a job of several files is refused */
 void ctl_finalize(const struct options *o)
 {
-	if (!o->create_serialize)
-		die_usage("create_serialize", "0 is not implemented: every job's files are laid out one after another "
-					      "before any job starts (fio's default 1)");
+	if (!o->create_serialize && mf_wanted(o))
+		die_usage("create_serialize", "0 is not implemented for jobs of several files (nrfiles, filename lists, "
+					      "filesize, create_on_open, numjobs without filename)");
 }
 
 void ctl_dump_io_error(const struct options *o, const char *path, int err, int ddir, uint64_t off, uint32_t len)

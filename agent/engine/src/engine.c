@@ -11,14 +11,21 @@
 static int sync_init(struct worker *w) { (void)w; return 0; }
 static void sync_cleanup(struct worker *w) { (void)w; }
 
+/* A trim, as fio 3.33's os_trim: one BLKDISCARD ioctl, whatever the target (a regular file
+ * answers ENOTTY, the I/O's error, as in fio: nothing punches holes). r->res as queue()'s. */
+void engine_trim(int fd, struct io_req *r)
+{
+	uint64_t range[2] = { r->off, r->len };
+	r->res = ioctl(fd, BLKDISCARD, range) < 0 ? -errno : (int64_t)r->len;
+}
+
 /* pread/pwrite through syscall(): glibc's wrappers are cancellation points and toggle the
  * thread's async-cancel state around every call (~2-3 % of a page-cache read here); the
  * workers are never cancelled, so the raw system call is the same I/O for less CPU. */
 static int psync_queue(struct worker *w, struct io_req *r)
 {
-	if (__builtin_expect(r->ddir == DDIR_TRIM, 0)) { /* rw=trim...: block devices only (target.c) */
-		uint64_t range[2] = { r->off, r->len };
-		r->res = ioctl(w->fd, BLKDISCARD, range) < 0 ? -errno : (int64_t)r->len;
+	if (__builtin_expect(r->ddir == DDIR_TRIM, 0)) { /* rw=trim... */
+		engine_trim(w->fd, r);
 		return 1;
 	}
 #if defined(__LP64__) && defined(SYS_pread64) && defined(SYS_pwrite64)

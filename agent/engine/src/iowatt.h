@@ -214,7 +214,7 @@ uint64_t distgen_next(struct distgen *d, struct rng *r);
 /* ---- options.c ---- */
 enum rw_mode {
 	RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW,
-	RW_TRIM, RW_RANDTRIM, RW_TRIMWRITE, RW_RANDTRIMWRITE, /* block devices, psync (src/patterns.c) */
+	RW_TRIM, RW_RANDTRIM, RW_TRIMWRITE, RW_RANDTRIMWRITE, /* BLKDISCARD: a file's fail (src/patterns.c) */
 };
 enum fadv { FADV_NONE, FADV_AUTO, FADV_SEQ, FADV_RAND, FADV_NORMAL };
 #define MAX_BSSPLIT 32
@@ -553,6 +553,7 @@ struct engine_ops {
 	int (*probe)(void);                                /* 0 if usable on this kernel, else -errno */
 };
 const struct engine_ops *engine_find(const char *name);
+void engine_trim(int fd, struct io_req *r); /* one BLKDISCARD (every engine's trims: engine.c) */
 const struct engine_ops *offload_engine(void); /* io_submit_mode=offload around the job's ioengine (offload.c) */
 #define OFFLOAD_MAX_THREADS 4096 /* offload: iodepth x numjobs submission threads of one job (--limits) */
 #define OFFLOAD_MAX_ASYNC_THREADS 256 /* the same with libaio/io_uring: each has a private worker (~130 KiB) */
@@ -652,6 +653,7 @@ struct job {
 	int sched_group;                /* jobs between stonewalls (src/sched.c) */
 	_Atomic int stop;               /* exitall / exitall_on_error: the workers end */
 	int launched;                   /* sched.c: job_start was called (or the job was skipped) */
+	int deferred;                   /* create_serialize=0: checked and laid out when its start group starts */
 	const struct engine_ops *ops;
 	struct target tgt;
 	struct mfset *mf;               /* multi-file jobs (multifile.c), else NULL */

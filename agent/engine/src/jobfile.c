@@ -816,8 +816,6 @@ static const struct refusal refused_engines[] = {
 static const struct refused_value {
 	const char *name, *when, *why, *example;
 } refused_values[] = {
-	{ "verify_async", "not 0", "verification runs inline (fio's offload threads are not implemented)",
-	  "--verify=crc32c --rw=write --verify_async=1" },
 	{ "verify_state_save", "1", "verify state files are not implemented",
 	  "--rw=write --verify=crc32c --verify_state_save=1" },
 	{ "verify_state_load", "1", "verify state files are not implemented",
@@ -853,12 +851,9 @@ static const struct refused_value {
 	  "--rw=write --fill_device=1 --filename=F:G" },
 	{ "steadystate", "lat:, lat_slope: criteria", "newer than fio 3.33, the engine's reference (it has iops, iops_slope, "
 	  "bw, bw_slope)", "--steadystate=lat:5% --ss_dur=2" },
-	{ "create_serialize", "0", "laying each job's files out in its own thread when its group starts is not "
-	  "implemented (every job's files are laid out one after another before any job starts: fio's default 1)",
-	  "--create_serialize=0" },
+	{ "create_serialize", "0 in a job of several files", "laying a multi-file job's files out when its start group "
+	  "starts is not implemented (a single file's is)", "--create_serialize=0 --nrfiles=2" },
 	{ "bs_unaligned", "with direct=1", "sizes that are not multiples of the sector size", "--bsrange=1k-4k --bs_unaligned --direct=1" },
-	{ "rw", "trim, randtrim, trimwrite, randtrimwrite on a file", "files are not trimmed (block devices only)",
-	  "--rw=trim" },
 	{ "create_on_open", "with a job that reads", "its files would be created empty", "--create_on_open=1 --nrfiles=2" },
 	{ "filename", "- (stdin/stdout)", "not supported", "--filename=-" },
 	{ "filename", "a block device in a list or with nrfiles", "a file list takes files only", NULL },
@@ -871,6 +866,8 @@ static const struct refused_value {
 	{ "numa_cpu_nodes", "a node this host does not have", "checked before any I/O", "--numa_cpu_nodes=1000" },
 	{ "numa_mem_policy", "a node this host does not have", "checked before any I/O", "--numa_mem_policy=bind:1000" },
 	{ "include", "in a job file read --untrusted (a server's)", "it would read a file of this host", NULL },
+	{ "io_submit_mode", "offload with libaio in a job that trims", "offloaded asynchronous trims are not implemented",
+	  "--rw=trim --ioengine=libaio --io_submit_mode=offload" },
 	{ "io_submit_mode", "offload with ioengine=io_uring", "fio 3.33 refuses it too (a ring has one submitter)",
 	  "--ioengine=io_uring --io_submit_mode=offload" },
 	{ "status-interval", "(process option)", "fio's periodic full reports are not implemented (--progress=jsonl)",

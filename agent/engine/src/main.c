@@ -82,9 +82,14 @@ int main(int argc, char **argv)
 		} else {
 			mf_apply_directory(j->o);
 			target_probe(&j->tgt, j->o);
-			target_validate(j->o, &j->tgt);
+			/* create_serialize=0: a file's checks that depend on what earlier groups did
+			 * to it wait for the job's start group (sched.c); a device's run now */
+			j->deferred = !j->o->create_serialize && !j->tgt.is_blk;
+			if (!j->deferred)
+				target_validate(j->o, &j->tgt);
 		}
-		verify_validate(j->o, &j->tgt);
+		if (!j->deferred)
+			verify_validate(j->o, &j->tgt);
 		for (int k = 0; k < i; k++)
 			if (!strcmp(cfg.jobs[k].filename, j->o->filename) && jobs[k].tgt.is_blk != j->tgt.is_blk)
 				die_usage("filename", "'%s' changed type between jobs", j->o->filename);

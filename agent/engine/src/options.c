@@ -586,7 +586,7 @@ static const struct opt_def opts[] = {
 	{ .name = "verify_state_load", .type = OT_BOOL, .off = OFF(verify_state_load),
 	  .help = "refused when 1: verify state files are not implemented" },
 	{ .name = "verify_async", .type = OT_UINT, .off = OFF(verify_async), .max = 65536,
-	  .help = "refused when not 0: verification runs inline" },
+	  .help = "fio's N verify threads; here the job's own threads verify (the same reads, checks and counts)" },
 	/* multi-file jobs (src/multifile.c) */
 	{ .name = "directory", .type = OT_FUNC, .parse = mf_parse_directory, .echo = mf_echo_directory,
 	  .key = "directory",

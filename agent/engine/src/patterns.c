@@ -289,8 +289,11 @@ static void trims_refuse(const struct options *o)
 
 void pat_finalize(struct options *o)
 {
-	if (rw_trims(o->rw) && !(engine_find(o->ioengine)->flags & ENGINE_F_SYNC))
-		die_usage("ioengine", "rw=%s runs with psync (or null): BLKDISCARD is a synchronous ioctl", rw_name(o->rw));
+	/* libaio and io_uring trim as fio's (FIO_ASYNCIO_SYNC_TRIM): one synchronous BLKDISCARD after
+	 * the staged I/Os are submitted (worker.c's run_async) */
+	if (rw_trims(o->rw) && o->pace.offload && !(engine_find(o->ioengine)->flags & ENGINE_F_SYNC))
+		die_usage("io_submit_mode", "offload with %s in a job that trims (rw=%s) is not implemented (psync's is)",
+			  o->ioengine, rw_name(o->rw));
 	if (rw_trims(o->rw))
 		trims_refuse(o);
 	if (pat_active(o) && !o->filename[0])

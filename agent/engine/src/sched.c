@@ -7,6 +7,11 @@
  * - Every job's file is laid out before the first job starts (job order, fio's create_serialize);
  *   then, start group by start group, every job that may start is made ready (threads, buffers,
  *   engine) and all of them are released at one instant (one t0 for all).
+ * - create_serialize=0 (a single file, not a device): the job's file is checked (size, offset,
+ *   free space, verify) and laid out when its start group starts, after the earlier groups' I/O,
+ *   before any job of the group is released (fio: in the job's own thread, before the group's
+ *   start). A check that fails then is that job's error (exit 1, the earlier results printed),
+ *   not a usage error: fio's examples/surface-scan.fio reads the file its first group filled.
  * - wait_for=NAME: the job starts when every job named NAME (defined before it) has ended.
  * - exitall: as fio, a run-wide switch. When any job of the run has it, the end of any clone of
  *   any job stops every running job of that clone's reporting group (fio 3.33's
@@ -25,8 +30,31 @@
 #include "iowatt.h"
 #include "multifile.h"
 #include "output.h"
+#include "verify.h"
 
 extern sem_t g_wake;
+
+static void deferred_checks(void *arg)
+{
+	struct job *j = arg;
+	target_probe(&j->tgt, j->o);
+	if (j->tgt.is_blk)
+		die_usage("filename", "'%s' became a block device during the run", j->o->filename);
+	target_validate(j->o, &j->tgt);
+	verify_validate(j->o, &j->tgt);
+}
+
+/* create_serialize=0: the checks main.c left for now, then the layout */
+static void deferred_setup(struct job *j)
+{
+	struct parse_error e;
+	if (parse_guarded(deferred_checks, j, &e)) {
+		j->err = -EINVAL;
+		str_copy(j->errmsg, sizeof(j->errmsg), e.msg);
+		return;
+	}
+	(void)job_layout(j);
+}
 
 void sched_assign_groups(struct job *jobs, int njobs)
 {
@@ -134,7 +162,7 @@ void sched_run(struct job *jobs, int njobs, struct runcfg *cfg)
 {
 	/* every file first, in job order: no job's layout runs beside another job's I/O */
 	for (int i = 0; i < njobs && !g_stop; i++)
-		if (job_layout(&jobs[i]) < 0 && !jobs[i].err)
+		if (!jobs[i].deferred && job_layout(&jobs[i]) < 0 && !jobs[i].err)
 			break; /* interrupted */
 	int exitall = 0; /* fio's exitall_on_terminate: one job's option applies to the run */
 	for (int i = 0; i < njobs; i++)
@@ -146,6 +174,9 @@ void sched_run(struct job *jobs, int njobs, struct runcfg *cfg)
 		int last = first + 1;
 		while (last < njobs && jobs[last].sched_group == jobs[first].sched_group)
 			last++;
+		for (int i = first; i < last && !g_stop; i++) /* create_serialize=0 */
+			if (jobs[i].deferred && !jobs[i].err)
+				deferred_setup(&jobs[i]);
 		uint64_t next = now_ns() + 1000000000ull;
 		for (;;) {
 			/* everything that may start now: made ready, then released at one instant */

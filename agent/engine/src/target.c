@@ -520,8 +520,6 @@ void target_validate(const struct options *oc, struct target *t)
 		o->size = t->dev_size - o->offset;
 	}
 	oinc_validate(o, t);
-	if (rw_trims(o->rw) && !t->is_blk) /* fio 3.33 sends BLKDISCARD to files too and fails (ENOTTY) */
-		die_usage("rw", "%s needs a block device ('%s' is not one): files are not trimmed", rw_name(o->rw), t->path);
 	if (opt_max_bs(o) > o->size)
 		die_usage("bs", "block size %llu is larger than size %llu", (unsigned long long)opt_max_bs(o),
 			  (unsigned long long)o->size);

@@ -221,8 +221,6 @@ void verify_finalize(struct options *o)
 			die_usage("verify_only", "needs verify=TYPE (what to check)");
 		return;
 	}
-	if (o->verify_async)
-		die_usage("verify_async", "offload threads are not implemented (verification runs inline, fio's verify_async=0)");
 	if (o->verify_state_save)
 		die_usage("verify_state_save", "verify state files are not implemented (no trigger support): give 0");
 	if (o->verify_state_load)

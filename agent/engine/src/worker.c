@@ -240,10 +240,12 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 	const int series = r->ddir != DDIR_TRIM; /* the per-second series are reads and writes */
 	if (series)
 		w->iv_hist[(size_t)r->ddir * HIST_NR + idx]++;
-	if (!sync) {
-		uint64_t slat = r->t_sub - r->t_prep;
-		lstat_add(&d->slat, slat);
-		d->shist[hist_idx(slat)]++;
+	if (sync != 1) { /* 2: a trim an async engine completed inline (run_async): no slat, as fio's */
+		if (!sync) {
+			uint64_t slat = r->t_sub - r->t_prep;
+			lstat_add(&d->slat, slat);
+			d->shist[hist_idx(slat)]++;
+		}
 		uint64_t lat = t_done - r->t_prep;
 		lstat_add(&d->lat, lat);
 		d->lhist[hist_idx(lat)]++;
@@ -836,9 +838,37 @@ static void run_async(struct worker *w)
 				refresh_buffer(w, r);
 				w->writes_since_sync++;
 			}
+			r->t_prep = tprep;
+			if (__builtin_expect(r->ddir == DDIR_TRIM, 0)) {
+				/* fio's libaio and io_uring (FIO_ASYNCIO_SYNC_TRIM): what is staged is
+				 * submitted first, then the trim is one synchronous BLKDISCARD, complete
+				 * before the next I/O is prepared; what is in flight stays in flight */
+				if (nst > ncom) {
+					serr = submit_range(w, staged, ncom, nst, 0, &tprep);
+					if (serr < 0) {
+						w->freelist[w->nfree++] = r;
+						break;
+					}
+					ncom = nst;
+				}
+				r->t_sub = now_ns();
+				engine_trim(w->fd, r);
+				uint64_t t1 = now_ns();
+				w->depth_hist[depth_bucket(1)]++; /* fio: io_u_mark_depth(td, 1) */
+				w->submit_hist[1]++;
+				w->complete_hist[1]++;
+				account(w, r, t1, 2);
+				w->freelist[w->nfree++] = r;
+				publish(w);
+				if (w->err) {
+					stopping = 1;
+					break;
+				}
+				tprep = t1;
+				continue;
+			}
 			if (w->cp)
 				cmdprio_pick(w, r); /* cmdprio_*: this I/O's priority (cmdprio.c) */
-			r->t_prep = tprep;
 			int q = ops->queue(w, r);
 			if (q < 0) {
 				w->err = q;
