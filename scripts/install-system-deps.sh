@@ -15,16 +15,16 @@
 #   engine:  clang + libclang-rt-14-dev (the libFuzzer targets, make -C agent/engine fuzzers),
 #            ccache (make test-builds: sources compiled before are not compiled again),
 #            binutils (readelf: tests/engine/test_hardening.py)
-#   tests:   fio, postmark and sysbench (engine comparisons), util-linux (losetup),
+#   tests:   fio, postmark and sysbench (engine comparisons), util-linux (losetup; setpriv: tests/netns.py),
 #            e2fsprogs (mkfs.ext4, chattr), strace (engine tests observe offsets and system calls),
 #            docker-compose (tests/test_deploy.py validates docker-compose.yml; no engine needed),
 #            libfaketime (tests/faults skews the agent's clock by ±10 min),
 #            mmdebstrap (tests/agent_dist: a minimal Debian root file system without a compiler or Python)
 #            btrfs-progs (mkfs.btrfs: tests/agent/test_topology.py builds btrfs RAID 1 / RAID 10 on loop devices),
 #            mariadb-server (TPC-H and heap/B-tree runs on MariaDB in the agent's tests),
-#            sshfs + openssh-server (tests/e2e/test_group_run_e2e.py: two hosts on one store, a
-#            directory exported by an sshd on a private port and mounted over FUSE; no sshd service
-#            is started: the test runs its own)
+#            sshfs + openssh-server + iproute2 (tests/netns.py: the group-run tests' hosts, each in a
+#            network namespace of its own, on one store, a directory exported by an sshd on a private
+#            port and mounted over FUSE on each; no sshd service is started: the rig runs its own)
 # bench (all):
 #   chromium (the full browser: bench/pages and bench/compare time pages in it; no test uses it, they
 #            run in the headless shell, so make test installs no full browser: with GTK 3, which
@@ -32,7 +32,7 @@
 set -euo pipefail
 RUN_PACKAGES=(python3.11-venv postgresql-15 redis-server chromium-headless-shell fonts-wqy-microhei liburing-dev libaio-dev pkg-config)
 TEST_PACKAGES=(clang libclang-rt-14-dev ccache binutils fio postmark sysbench util-linux e2fsprogs strace
-  docker-compose libfaketime mmdebstrap mariadb-server btrfs-progs sshfs openssh-server)
+  docker-compose libfaketime mmdebstrap mariadb-server btrfs-progs sshfs openssh-server iproute2)
 BENCH_PACKAGES=(chromium)
 case ${1:-all} in
   run) wanted=("${RUN_PACKAGES[@]}") ;;
