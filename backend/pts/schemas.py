@@ -12,6 +12,9 @@ from backend.kit.schema import OutputSchema
 
 MAX_ROUNDS_STORED = 400  # WSAT's 360 rounds, and room
 MAX_ELEMENTS = 64  # the IOPS matrix's 56
+MAX_HIR_SEGMENTS = 10  # Host Idle Recovery's five wait states and their returns to baseline
+MAX_HIR_BURSTS = 360  # bursts per segment
+PtsTestName = Literal["iops", "throughput", "latency", "wsat", "hir"]
 Text = Annotated[str, Field(max_length=2000)]
 Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
 Rate = Annotated[float, Field(ge=0, le=1e18)]
@@ -80,6 +83,7 @@ class PtsPurgeDoc(_Loose):
 
 
 class PtsPreconditioningDoc(_Loose):
+    applies: bool = True  # False: WSAT and HIR start from the purged state
     block_size_bytes: Count = 131072
     loops: int = Field(2, ge=0, le=100)
     bytes_written: Count = 0
@@ -92,11 +96,32 @@ class PtsTrackingDoc(_Loose):
     metric: Literal["iops", "bw_bytes", "lat_mean_ns"]
 
 
+class PtsHirPointDoc(_Loose):
+    burst: int = Field(ge=1, le=MAX_HIR_BURSTS)
+    t_s: float = Field(ge=0, le=1e9)
+    iops: Rate
+    idle_s: Rate | None = None
+
+
+class PtsHirSegmentDoc(_Loose):
+    kind: Literal["wait", "baseline"]
+    wait_state: int = Field(ge=1, le=10)
+    idle_s: Rate
+    points: list[PtsHirPointDoc] = Field(max_length=MAX_HIR_BURSTS)
+    average_iops: Rate
+
+
+class PtsHirDoc(_Loose):
+    burst_s: int = Field(ge=1, le=3600)
+    bursts: int = Field(ge=1, le=MAX_HIR_BURSTS)
+    segments: list[PtsHirSegmentDoc] = Field(max_length=MAX_HIR_SEGMENTS)
+
+
 class PtsDoc(_Loose):
     """The agent's `pts` section (agent/src/iowatt_agent/pts.py; docs/pts.md § Output)."""
 
     spec: Text
-    test: Literal["iops", "throughput", "latency", "wsat"]
+    test: PtsTestName
     compliant: bool
     deviations: list[Text] = Field(default_factory=list, max_length=20)
     capacity_bytes: Count
@@ -111,6 +136,7 @@ class PtsDoc(_Loose):
     steady_state: PtsSteadyDoc
     window_averages: list[PtsCellDoc] = Field(default_factory=list, max_length=MAX_ELEMENTS)
     bytes_written: Count = 0
+    hir: PtsHirDoc | None = None
 
 
 # --- the API's report -----------------------------------------------------------------------------
@@ -119,7 +145,7 @@ class PtsDoc(_Loose):
 class PtsVerdict(OutputSchema):
     """A PTS run's verdict in brief (RunRead.pts; the validity flags and reviews read it)."""
 
-    test: Literal["iops", "throughput", "latency", "wsat"]
+    test: PtsTestName
     compliant: bool = Field(
         description="false: a short trial or a departure from the specification (deviations)"
     )
@@ -190,6 +216,38 @@ class PtsPurge(OutputSchema):
     note: str
 
 
+class PtsHirPoint(OutputSchema):
+    t_s: float = Field(description="when the burst started, seconds from the first burst's start")
+    iops: float = Field(description="the burst's write IOPS")
+    idle_s: float | None = Field(
+        description="the host idle measured before the burst, seconds: from the previous engine's exit "
+        "to this engine's start (the engines' own start and exit, without I/O, add to the device's idle); "
+        "0 in a return to baseline and after one, null for the first burst"
+    )
+
+
+class PtsHirSegment(OutputSchema):
+    kind: Literal["wait", "baseline"] = Field(
+        description="wait: bursts each followed by the host idle; baseline: the return to baseline, "
+        "the same writes without idle"
+    )
+    wait_state: int = Field(description="N: the idle after each burst is N bursts' length")
+    idle_s: float = Field(description="the idle asked after each burst (0 for a return to baseline)")
+    average_iops: float
+    points: list[PtsHirPoint]
+
+
+class PtsHir(OutputSchema):
+    """Host Idle Recovery: IOPS per burst over time, wait state by wait state."""
+
+    burst_s: int = Field(description="seconds of 4 KiB random writes per burst")
+    bursts: int = Field(description="bursts per wait state")
+    preconditioned_iops: float | None = Field(
+        description="the preconditioning's steady-state IOPS (its window average; null without a window)"
+    )
+    segments: list[PtsHirSegment]
+
+
 class PtsReport(OutputSchema):
     """A SNIA PTS run's report pages as data: verdict, convergence, window with its fit and bands,
     and the tables (docs/pts.md)."""
@@ -213,3 +271,8 @@ class PtsReport(OutputSchema):
     window: PtsWindow | None
     elements: list[PtsElement]
     bytes_written: int
+    preconditioning_applies: bool = Field(
+        description="false: WSAT and HIR start from the purged state, without the workload-independent "
+        "preconditioning"
+    )
+    hir: PtsHir | None = Field(description="Host Idle Recovery's bursts (null for the other tests)")

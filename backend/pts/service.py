@@ -20,6 +20,9 @@ from backend.pts.schemas import (
     PtsDoc,
     PtsElement,
     PtsFitPoint,
+    PtsHir,
+    PtsHirPoint,
+    PtsHirSegment,
     PtsPurge,
     PtsReport,
     PtsRound,
@@ -138,6 +141,23 @@ def report(run_id: uuid.UUID, doc: PtsDoc) -> PtsReport:
                 for i, v in enumerate(w.values)
             ],
         )
+    hir = None
+    if doc.hir is not None:
+        hir = PtsHir(
+            burst_s=doc.hir.burst_s,
+            bursts=doc.hir.bursts,
+            preconditioned_iops=w.average if w is not None else None,
+            segments=[
+                PtsHirSegment(
+                    kind=seg.kind,
+                    wait_state=seg.wait_state,
+                    idle_s=seg.idle_s,
+                    average_iops=seg.average_iops,
+                    points=[PtsHirPoint(t_s=pt.t_s, iops=pt.iops, idle_s=pt.idle_s) for pt in seg.points],
+                )
+                for seg in doc.hir.segments
+            ],
+        )
     return PtsReport(
         run_id=run_id,
         spec=doc.spec,
@@ -163,6 +183,8 @@ def report(run_id: uuid.UUID, doc: PtsDoc) -> PtsReport:
         window=window,
         elements=elements,
         bytes_written=doc.bytes_written,
+        preconditioning_applies=doc.preconditioning.applies,
+        hir=hir,
     )
 
 
@@ -182,7 +204,7 @@ def verdicts(
 
 def _verdict_of(part: dict[str, Any]) -> PtsVerdict | None:
     ss = part.get("steady_state")
-    if not isinstance(ss, dict) or part.get("test") not in ("iops", "throughput", "latency", "wsat"):
+    if not isinstance(ss, dict) or part.get("test") not in ("iops", "throughput", "latency", "wsat", "hir"):
         return None
     found = ss.get("window")
     window: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -262,6 +284,12 @@ def to_csv(r: PtsReport) -> str:
     )
     w.writerow(["steady_state_round", v.steady_state_round or ""])
     w.writerow(["purge", r.purge.method, r.purge.note])
+    w.writerow(
+        [
+            "preconditioning",
+            "SEQ 128 KiB, 2 x the region" if r.preconditioning_applies else "none (from the purged state)",
+        ]
+    )
     w.writerow(["preconditioning_bytes", r.preconditioning_bytes])
     w.writerow(["region_bytes", r.region_bytes])
     w.writerow(["threads", r.threads])
@@ -337,4 +365,17 @@ def to_csv(r: PtsReport) -> str:
             + [_num(e.read_percentiles_ns.get(p)) for p in PERCENTILES_IN_CSV]
             + [_num(e.write_percentiles_ns.get(p)) for p in PERCENTILES_IN_CSV]
         )
+    if r.hir is not None:
+        h = r.hir
+        w.writerow([])
+        w.writerow(["section", "host idle recovery", f"burst_s={h.burst_s}", f"bursts={h.bursts}"])
+        w.writerow(["preconditioned_iops", _num(h.preconditioned_iops)])
+        w.writerow(["segment", "wait_state", "idle_s", "average_iops"])
+        for seg in h.segments:
+            w.writerow([seg.kind, seg.wait_state, _num(seg.idle_s), _num(seg.average_iops)])
+        w.writerow([])
+        w.writerow(["segment", "wait_state", "burst", "t_s", "iops", "idle_before_s"])
+        for seg in h.segments:
+            for i, pt in enumerate(seg.points, start=1):
+                w.writerow([seg.kind, seg.wait_state, i, _num(pt.t_s, 9), _num(pt.iops), _num(pt.idle_s)])
     return out.getvalue()

@@ -2,7 +2,8 @@
 specification's pages as the run's report view shows them (frontend/src/components/Pts): the
 verdict and test conditions, the steady-state convergence plot, the measurement window with its
 least-squares fit and the data (±10 %) and slope (±5 %) excursion bands, the IOPS table as a heat
-map, Write Saturation over time and over total GB written, and the throughput and latency tables.
+map, Write Saturation over time and over total GB written, Host Idle Recovery's IOPS per burst over
+time with its wait states, and the throughput and latency tables.
 Pure (no database): the router reads the runs' reports (backend/pts/service.py) in its read
 transaction and passes them here. Charts are inline SVG, texts escaped (backend/review/report.py's
 rules: no script, no network)."""
@@ -27,7 +28,13 @@ METRIC: dict[str, tuple[str, str, float]] = {
     "lat_mean_ns": ("Average latency", "µs", 1e3),
 }
 PERCENTILES = ("99", "99.9", "99.99", "99.999")
-TEST_NAMES = {"iops": "IOPS", "throughput": "Throughput", "latency": "Latency", "wsat": "Write Saturation"}
+TEST_NAMES = {
+    "iops": "IOPS",
+    "throughput": "Throughput",
+    "latency": "Latency",
+    "wsat": "Write Saturation",
+    "hir": "Host Idle Recovery",
+}
 CSS = """
 .pts-page { break-before: page; }
 .pts-page .facts th { width: 16%; }
@@ -346,10 +353,16 @@ def _facts(c: CandidateRead, r: PtsReport) -> str:
         (
             "Preconditioning",
             f"{n.decimal_bytes(r.preconditioning_bytes)} of SEQ 128 KiB writes "
-            f"({mbs_text(r.preconditioning_bw_bytes)})",
+            f"({mbs_text(r.preconditioning_bw_bytes)})"
+            if r.preconditioning_applies
+            else "none: the test starts from the purged state (its own RND 4 KiB writes precondition)",
         ),
         ("Tested region", f"{n.decimal_bytes(r.region_bytes)} of {n.decimal_bytes(r.capacity_bytes)}"),
-        ("Stimulus", f"T{r.threads} Q{r.iodepth}, {r.round_s} s per element per round"),
+        (
+            "Stimulus",
+            f"T{r.threads} Q{r.iodepth}, {r.round_s} s per element per round"
+            + (f"; bursts of {r.hir.burst_s} s, {r.hir.bursts} per wait state" if r.hir else ""),
+        ),
         ("Written in all", n.decimal_bytes(r.bytes_written)),
     ]
     flagged = {
@@ -385,6 +398,67 @@ def wsat_charts(r: PtsReport) -> str:
     )
 
 
+def hir_segment_label(kind: str, wait_state: int, idle_s: float) -> str:
+    """hirSegmentLabel: "WS2: 10 s idle" or "baseline after WS2"."""
+    return (
+        f"WS{wait_state}: {tick_number(idle_s)} s idle"
+        if kind == "wait"
+        else f"baseline after WS{wait_state}"
+    )
+
+
+def hir_chart(r: PtsReport) -> str:
+    """Host Idle Recovery's IOPS per burst over time (minutes from ten minutes on, else seconds),
+    one line per segment (a return to baseline dashed), and each wait state's averages (hirSeries,
+    hirRows)."""
+    h = r.hir
+    if h is None:
+        return ""
+    last = max((pt.t_s for seg in h.segments for pt in seg.points), default=0.0)
+    unit, div = ("minutes", 60) if last >= 600 else ("seconds", 1)
+    lines = [
+        Line(
+            hir_segment_label(seg.kind, seg.wait_state, seg.idle_s),
+            [(pt.t_s / div, pt.iops) for pt in seg.points],
+            color_at(i // 2),
+            dash="4 3" if seg.kind == "baseline" else "",
+            dots=len(seg.points) <= 60,
+        )
+        for i, seg in enumerate(h.segments)
+    ]
+    chart = line_svg(
+        lines, x_label=f"{unit} from the first burst", y_label="IOPS", width=900, x_from_zero=True
+    )
+    rows = []
+    for seg in h.segments:
+        if seg.kind != "wait":
+            continue
+        base = next((b for b in h.segments if b.kind == "baseline" and b.wait_state == seg.wait_state), None)
+        steady = h.preconditioned_iops
+        ratio = f"{n.sig3(seg.average_iops / steady)} ×" if steady else n.MISSING
+        rows.append(
+            f"<tr><td>WS{seg.wait_state}</td><td class='n'>{_e(tick_number(seg.idle_s))} s</td>"
+            f"<td class='n'>{_e(iops_text(seg.average_iops))}</td>"
+            f"<td class='n'>{_e(iops_text(base.average_iops if base else None))}</td>"
+            f"<td class='n'>{_e(ratio)}</td></tr>"
+        )
+    table = (
+        "<table>"
+        + _head(
+            "Wait state",
+            "Host idle after each burst",
+            "IOPS (bursts' average)",
+            "Return to baseline",
+            "× the steady state",
+        )
+        + "".join(rows)
+        + "</table>"
+        + f"<p class='muted'>Bursts of {h.burst_s} s, {h.bursts} per wait state; the steady state: the "
+        f"preconditioning's window, {_e(iops_text(h.preconditioned_iops))}.</p>"
+    )
+    return f"<div class='keep'><h3>IOPS per burst over time</h3>{chart}</div><div class='keep'>{table}</div>"
+
+
 def page(c: CandidateRead, r: PtsReport) -> str:
     """One candidate's PTS report pages."""
     label, unit, _ = METRIC[r.metric]
@@ -396,6 +470,8 @@ def page(c: CandidateRead, r: PtsReport) -> str:
     ]
     if r.verdict.test == "wsat":
         p.append("<h2>Write Saturation</h2>" + wsat_charts(r))
+    if r.verdict.test == "hir":
+        p.append("<h2>Host Idle Recovery</h2>" + hir_chart(r))
     p.append("<div class='pts-grid'>")
     p.append(
         f"<div><h3>Steady-state convergence ({_e(label if label == unit else f'{label}, {unit}')})</h3>"

@@ -199,7 +199,7 @@ class WorkloadSpec(InputSchema):
 # Changing WorkloadSpec or JobSpec: bump SPEC_VERSION and add the upgrade from the previous
 # version to _UPGRADES (a renamed field is moved there, a removed one dropped).
 
-SPEC_VERSION = 7
+SPEC_VERSION = 8
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: lambda doc: doc,  # version 1 is version 0 with a version number: nothing moves
     # version 2 adds job options (bssplit, rate_iops, random_distribution, fsync_every, sync,
@@ -217,6 +217,9 @@ _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     5: lambda doc: doc,
     # version 7 adds kind innodb_flush with its innodb_flush (null for every earlier kind: nothing moves)
     6: lambda doc: doc,
+    # version 8 adds the pts test hir with pts.burst_s, bursts and wait_states (null for every
+    # other test: nothing moves)
+    7: lambda doc: doc,
 }
 
 

@@ -3,11 +3,14 @@
 the host's consent judged before anything runs (a hostile server's leases), and one short trial
 end to end on a loop device in /dev/shm with the real engine: purge by discard, preconditioning,
 rounds until the rule holds or the round limit, every round kept, the verdict consistent with
-libs/workload's rule. The loop-device test needs root, losetup and blkdiscard."""
+libs/workload's rule; and a Host Idle Recovery trial on a loop device behind a cgroup-v1 blkio
+throttle (the host idle is the behaviour under test; the throttle keeps the bursts' CPU small).
+The loop-device tests need root, losetup and blkdiscard (the HIR trial also the blkio controller)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from iowatt_agent import pts
+from iowatt_agent.kinds.pts import PtsRunner
 from iowatt_agent.loop import AgentLoop, LoopSettings
 from iowatt_agent.policy import save_policy
 from iowatt_policy import Policy, Target
@@ -227,7 +231,102 @@ def test_the_hard_timeout_follows_the_runs_planned_length() -> None:
     # a tight host: each engine run at most 10 min, the run at most its 26 engine runs and the purge
     tight = Policy(limits=Policy().limits.updated(max_runtime_s=600.0))
     assert timeout(job, tight, PtsRunner()) == pts.PURGE_TIMEOUT_S + 26 * (600 * 1.5 + RUNTIME_SLACK_S)
-    wsat = {**job, "test": "wsat"}  # Write Saturation: up to 360 rounds
+    wsat = {**job, "test": "wsat"}  # Write Saturation: up to 360 rounds, no preconditioning job
     assert timeout(wsat, tight, PtsRunner()) == min(
-        server_timeout, pts.PURGE_TIMEOUT_S + 361 * (600 * 1.5 + RUNTIME_SLACK_S)
+        server_timeout, pts.PURGE_TIMEOUT_S + 360 * (600 * 1.5 + RUNTIME_SLACK_S)
     )
+    # Host Idle Recovery: its rounds, 5 x 360 bursts and 5 returns to baseline, each an engine run
+    # at most the host's limit, and 10 h 30 min of host idle when no engine runs; its own plan
+    hir = WorkloadSpec.model_validate({"kind": "pts", "pts": {"test": "hir"}})
+    hir_timeout = hir.kind_def.timeout_s(hir)
+    assert hir_timeout > 25 * 60 + 15.5 * 3600  # the rounds, the wait states and baselines
+    cap = pts.PURGE_TIMEOUT_S + (25 + 5 * 361) * (600 * 1.5 + RUNTIME_SLACK_S) + 360 * 105
+    hir_job = hir.pts.lease_job()  # type: ignore[union-attr]
+    assert PtsRunner().runtime_cap_s(hir_job, 600 * 1.5 + RUNTIME_SLACK_S) == cap
+    lease_t = Lease(
+        run_id=uuid.uuid4(),
+        lease_id=uuid.uuid4(),
+        lease_expires_at=datetime.now(UTC),
+        target_path="/dev/disk/by-id/x",
+        engine_job=hir_job,
+        timeout_s=hir_timeout,
+    )
+    assert _meter_and_times(lease_t, Meters(), 0.0, tight, PtsRunner())[3] == min(hir_timeout, cap)
+
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+HIR_THROTTLE_IOPS = 500
+HIR_TRIAL = {
+    "mode": "pts",
+    "test": "hir",
+    "purge": "blkdiscard",
+    "threads": 1,
+    "iodepth": 4,
+    "ioengine": "libaio",
+    "round_s": 1,
+    "max_rounds": 5,
+    "burst_s": 1,
+    "bursts": 2,
+    "wait_states": [1],
+}
+
+
+@pytest.fixture
+def throttled_loop(loop_device):
+    """The loop device with its writes capped at HIR_THROTTLE_IOPS by a blkio cgroup of its own."""
+    if not (BLKIO / "blkio.throttle.write_iops_device").exists():
+        pytest.skip("needs cgroup v1's blkio throttle")
+    link, dev, original = loop_device
+    cg = BLKIO / f"iowatt-test-hir-{uuid.uuid4().hex[:8]}"
+    cg.mkdir()
+    try:
+        st = os.stat(dev)
+        (cg / "blkio.throttle.write_iops_device").write_text(
+            f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)} {HIR_THROTTLE_IOPS}\n"
+        )
+        yield link, dev, cg
+    finally:
+        cg.rmdir()
+
+
+@needs_loop
+@pytest.mark.early  # ~10 s, mostly the trial's own host idle and throttled bursts
+def test_a_host_idle_recovery_trial_on_a_throttled_loop_device(throttled_loop, tmp_path: Path) -> None:
+    """The agent's child as PtsRunner starts it: purge, no workload-independent preconditioning
+    (the test starts from the purged state), RND 4 KiB rounds judged by the steady-state rule,
+    then wait state 1's bursts each followed by its host idle, and its return to baseline; every
+    burst's IOPS kept with when it started and the idle measured before it."""
+    link, dev, cg = throttled_loop
+    runner = PtsRunner()
+    run = runner.prepare(
+        REAL_ENGINE, HIR_TRIAL, text_file=tmp_path / "hir.json", target=str(link), run_key="hir-trial"
+    )
+    run.make_dir()
+    argv = [str(runner.program(run, REAL_ENGINE)), *runner.arguments(run)]
+    # the child (and the engines it starts) join the throttled cgroup before anything runs
+    done = subprocess.run(
+        ["sh", "-c", f'echo $$ > {cg}/cgroup.procs && exec "$@"', "sh", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    run.discard()
+    assert done.returncode == 0, done.stderr[-2000:]
+    p = json.loads(done.stdout)["pts"]
+    assert p["test"] == "hir" and p["purge"]["method"] == "blkdiscard"
+    assert p["preconditioning"]["applies"] is False and p["preconditioning"]["bytes_written"] == 0
+    assert len(p["rounds"]) == 5 and p["steady_state"]["applies"] is True
+    assert [c["name"] for c in p["rounds"][0]["cells"]] == ["4k-r0"]
+    h = p["hir"]
+    assert (h["burst_s"], h["bursts"]) == (1, 2)
+    wait, base = h["segments"]
+    assert (wait["kind"], wait["wait_state"], wait["idle_s"]) == ("wait", 1, 1)
+    assert (base["kind"], base["wait_state"]) == ("baseline", 1)
+    assert [x["burst"] for x in wait["points"]] == [1, 2] == [x["burst"] for x in base["points"]]
+    first, second = wait["points"]
+    assert first["idle_s"] is None and second["idle_s"] >= 1.0  # the host idle, and the engine's start
+    assert second["t_s"] >= 2.0 and base["points"][0]["t_s"] >= second["t_s"] + 2.0
+    for x in (*wait["points"], *base["points"]):  # the throttle's rate, give or take a slice
+        assert 0.3 * HIR_THROTTLE_IOPS <= x["iops"] <= 1.5 * HIR_THROTTLE_IOPS, h
+    assert p["compliant"] is False and "bursts of 1 s, not 5 s" in p["deviations"]
+    assert p["bytes_written"] > p["rounds"][-1]["bytes_written"]  # the rounds' and the bursts'

@@ -196,7 +196,7 @@ def test_a_runs_scale_multiplies_sf_and_records(client: TestClient, session: Ses
     assert spec["tpch"]["scale_factor"] == 5 and spec["scaled_by"] == 5
     assert spec["facts"] == {**tpch_facts(5), "o_direct": False}  # the facts of SF 5, not SF 1's
     run = session.get(Run, uuid.UUID(r.json()["id"]))
-    assert run is not None and run.workload_spec["spec_version"] == SPEC_VERSION == 7
+    assert run is not None and run.workload_spec["spec_version"] == SPEC_VERSION == 8
     hb = {**body, "workload_id": str(_preset_id(session, "heap-btree")), "scale": 0.01}
     r = client.post("/api/v1/runs", json=hb, headers=u.headers)
     assert r.status_code == 201, r.text

@@ -103,7 +103,7 @@ def test_a_job_file_is_kept_byte_for_byte_and_as_the_engines_jobs(
     }
     assert parsed["replaced"] == ["global: filename=/dev/sdb"]
     row = session.get(Workload, uuid.UUID(r.json()["id"]))
-    assert row is not None and row.spec["jobfile"]["text"] == JOBFILE and row.spec["spec_version"] == 7
+    assert row is not None and row.spec["jobfile"]["text"] == JOBFILE and row.spec["spec_version"] == 8
     again = client.get(f"/api/v1/workloads/{row.id}", headers=u.headers).json()
     assert again["spec"]["jobfile"]["text"] == JOBFILE
     # the server parsed it untrusted, in an environment of its own

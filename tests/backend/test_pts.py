@@ -3,7 +3,8 @@ host's two keys and every engine job the run makes; a stored PTS result gives th
 (RunRead.pts), its validity flags, the report (GET /runs/{id}/pts, CSV), and a procurement
 review's steady-state figure. The result is a document the agent's child printed on a loop device
 (tests/data/pts/iops-trial.json, recorded from tests/agent/test_pts.py's trial), with a copy
-edited not to reach steady state."""
+edited not to reach steady state; Host Idle Recovery's, tests/data/pts/hir-trial.json (a trial of
+every wait state on a throttled loop device, recorded the same way)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy.orm import Session
 
 from backend.run import service as run_service
@@ -27,6 +30,9 @@ from tests.factories import INVENTORY, create_agent, create_run, create_user
 DEVICE = "/dev/disk/by-id/nvme-TEST_SSD_0001"
 RECORDED: dict[str, Any] = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "pts" / "iops-trial.json").read_text()
+)
+HIR_RECORDED: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "pts" / "hir-trial.json").read_text()
 )
 
 INVENTORY_PTS: dict[str, Any] = {
@@ -291,3 +297,87 @@ def test_the_pdf_pages_of_each_test_are_the_report_views() -> None:
     assert "Throughput by block size" in throughput
     assert section(iops, run=False) == ""
     assert pts_pages.ns_text(1500) == "1.5 µs" and pts_pages.bs_label(512) == "0.5 KiB"
+
+
+def test_host_idle_recovery_is_queued_reported_and_printed(client: TestClient, session: Session) -> None:
+    """`test: hir`: bursts and wait states are its own (422 naming the field on another test), a
+    scale shortens and thins its bursts, a host whose runtime limit is shorter than a return to
+    baseline refuses it naming that phase; its stored result reports every burst (API, CSV, the
+    review PDF's page)."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team, inventory=INVENTORY_PTS)
+    bad = {"kind": "pts", "pts": {"test": "iops", "bursts": 10}}
+    r = _queue(client, u, a, workload=bad)
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "workload.pts.bursts", r.text
+    r = _queue(client, u, a, workload={"kind": "pts", "pts": {"test": "hir", "wait_states": [4]}})
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "workload.pts.wait_states", r.text
+    r = _queue(client, u, a, workload={"kind": "pts", "pts": {"test": "hir"}}, scale=0.05)
+    assert r.status_code == 201, r.text
+    p = r.json()["workload"]["pts"]
+    assert (p["round_s"], p["burst_s"], p["bursts"]) == (3, 1, 18)
+    assert r.json()["name"].startswith("SNIA PTS hir (short trial)")
+    limited = {
+        **INVENTORY_PTS,
+        "policy": {**INVENTORY_PTS["policy"], "limits": {"max_runtime_s": 600}},
+    }
+    b = create_agent(session, team=u.team, inventory=limited)
+    r = _queue(client, u, b, workload={"kind": "pts", "pts": {"test": "hir"}})
+    assert r.status_code == 422 and "return to baseline" in r.text, r.text  # 1,800 s > 600 s
+
+    run_id = _stored(client, session, u, a, HIR_RECORDED)
+    assert client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["pts"]["test"] == "hir"
+    body = client.get(f"/api/v1/runs/{run_id}/pts", headers=u.headers).json()
+    assert body["preconditioning_applies"] is False and body["preconditioning_bytes"] == 0
+    h = body["hir"]
+    stored = HIR_RECORDED["pts"]["hir"]
+    assert [(s["kind"], s["wait_state"]) for s in h["segments"]] == [
+        (s["kind"], s["wait_state"]) for s in stored["segments"]
+    ]
+    assert [s["wait_state"] for s in h["segments"] if s["kind"] == "wait"] == [1, 2, 3, 5, 10]
+    first = h["segments"][0]
+    assert [pt["iops"] for pt in first["points"]] == [pt["iops"] for pt in stored["segments"][0]["points"]]
+    assert h["preconditioned_iops"] == body["window"]["average"]
+    csv = client.get(f"/api/v1/runs/{run_id}/pts?format=csv", headers=u.headers).text
+    assert "section,host idle recovery" in csv and "none (from the purged state)" in csv
+    assert csv.count("\nwait,1,") == 1 + stored["bursts"]  # its average, then every burst
+
+    from types import SimpleNamespace
+
+    from backend.review import pts_pages
+
+    rep = _report(HIR_RECORDED)
+    c = SimpleNamespace(name="hir", model="ssd", run_id=rep.run_id)
+    html = pts_pages.section([c], {rep.run_id: rep})  # type: ignore[list-item]
+    assert "Host Idle Recovery" in html and "IOPS per burst over time" in html
+    assert "WS10: 10 s idle" in html and "baseline after WS1" in html
+    assert "none: the test starts from the purged state" in html
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=10,
+)
+_SEGMENT_KEYS = st.sampled_from(["kind", "wait_state", "idle_s", "points", "average_iops", "x"])
+
+
+@given(
+    st.dictionaries(st.sampled_from(["burst_s", "bursts", "segments", "x"]), _JSON, max_size=4),
+    st.lists(
+        st.dictionaries(_SEGMENT_KEYS, _JSON | st.sampled_from(["wait", "baseline", 1, 5.0]), max_size=6),
+        max_size=3,
+    ),
+)
+@settings(max_examples=60, deadline=None)
+def test_a_stored_hir_section_reads_or_is_left_out_never_an_error(
+    hir: dict[str, Any], segments: list[Any]
+) -> None:
+    """The `hir` section is the agent's text: whatever it holds, the server reads the section
+    (and reports it) or reads no PTS result at all (read_doc: None), never an error."""
+    from backend.pts import service
+
+    d = copy.deepcopy(HIR_RECORDED["pts"])
+    d["hir"] = {**hir, **({"segments": segments} if segments else {})}
+    doc = service.read_doc(d)
+    if doc is not None:
+        service.to_csv(service.report(uuid.uuid4(), doc))

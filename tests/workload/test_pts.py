@@ -1,7 +1,9 @@
 """libs/workload's SNIA PTS rules (iowatt_workload.pts; docs/pts.md): the steady-state rule
 against hand-made round series (libs/workload/testdata/pts_steady.json: steady, drifting, noisy,
 reached in round k, the limits' edges), the tests' matrices in the specification's order, the
-lease job's reading, what makes a run not PTS-compliant, and the engine jobs of each phase."""
+lease job's reading, what makes a run not PTS-compliant, and the engine jobs of each phase
+(workload-independent preconditioning for IOPS, Throughput and Latency only; Host Idle
+Recovery's bursts and returns to baseline)."""
 
 from __future__ import annotations
 
@@ -13,13 +15,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from iowatt_workload.pts import (
+    HIR_WAIT_STATES,
     IOPS_BLOCK_SIZES,
     IOPS_MIXES,
     JOB_KEYS,
     MAX_ROUNDS,
     PtsJobError,
+    baseline_job,
+    burst_job,
+    engine_runs_max,
+    hir_idle_seconds,
+    hir_seconds,
     parse_job,
     planned_jobs,
+    planned_phases,
     region_bytes,
     round_job,
     steady_state,
@@ -154,6 +163,7 @@ def test_the_engine_jobs_of_each_phase() -> None:
     region = region_bytes(64 << 20, 1.0)
     wipc, rnd = planned_jobs(p, 64 << 20)
     assert wipc == wipc_job(p, region) and rnd == round_job(p, region)
+    assert planned_phases(p, 64 << 20) == [("preconditioning", wipc), ("round", rnd)]
     [w] = wipc["jobs"]
     assert (w["rw"], w["bs"], w["size"], w["loops"]) == ("write", "131072", str(64 << 20), "2")
     g = rnd["global"]
@@ -164,6 +174,68 @@ def test_the_engine_jobs_of_each_phase() -> None:
     assert region_bytes((10 << 20) + 12345, 1.0) == 10 << 20  # whole MiB
     with pytest.raises(ValueError):
         region_bytes(64 << 20, 0.01)
+
+
+def test_only_iops_throughput_and_latency_start_with_workload_independent_preconditioning() -> None:
+    """Write Saturation observes the purged (fresh-out-of-box) device's way to steady state, and
+    Host Idle Recovery preconditions with its own RND 4 KiB writes: neither runs the SEQ 128 KiB
+    preconditioning of twice the region (docs/pts.md, ADR 0046)."""
+    size = 64 << 20
+    for test, phases in (
+        ("iops", ["preconditioning", "round"]),
+        ("throughput", ["preconditioning", "round"]),
+        ("latency", ["preconditioning", "round"]),
+        ("wsat", ["round"]),
+        ("hir", ["round", "burst", "return to baseline"]),
+    ):
+        p = parse_job({"mode": "pts", "test": test})
+        assert [name for name, _ in planned_phases(p, size)] == phases, test
+        assert p.test_def.wipc is (test in ("iops", "throughput", "latency"))
+        assert engine_runs_max(p) == (1 if p.test_def.wipc else 0) + p.round_limit + (
+            len(HIR_WAIT_STATES) * 361 if test == "hir" else 0
+        )
+
+
+def test_host_idle_recovery_at_the_specifications_parameters() -> None:
+    """PTS-E v1.1 section 11: RND 4 KiB writes to steady state (the rounds, judged by the rule),
+    then wait states 1, 2, 3, 5, 10: 360 bursts of 5 s each followed by 5, 10, 15, 25, 50 s of
+    host idle, each wait state followed by its return to baseline, 360 x 5 s without idle."""
+    p = parse_job({"mode": "pts", "test": "hir"})
+    assert [c.name for c in p.cells] == ["4k-r0"] and p.tracking.name == "4k-r0"
+    assert p.test_def.steady_state and p.round_limit == MAX_ROUNDS and p.deviations() == []
+    assert p.wait_state_list == (1, 2, 3, 5, 10)
+    assert [p.idle_s(ws) for ws in p.wait_state_list] == [5, 10, 15, 25, 50]
+    assert hir_idle_seconds(p) == 360 * (5 + 10 + 15 + 25 + 50)  # 10 h 30 min of host idle
+    assert hir_seconds(p) == hir_idle_seconds(p) + 5 * 2 * 360 * 5  # + bursts and baselines: 15.5 h
+    region = region_bytes(1 << 30, 1.0)
+    burst, base = burst_job(p, region), baseline_job(p, region)
+    for job, runtime in ((burst, "5"), (base, "1800")):
+        g = job["global"]
+        assert (g["runtime"], g["time_based"], g["numjobs"], g["iodepth"]) == (runtime, "1", "4", "32")
+        assert [(j["rw"], j["bs"]) for j in job["jobs"]] == [("randwrite", "4096")]
+    assert parse_job(p.as_job()) == p
+
+
+def test_a_short_host_idle_recovery_trial_and_its_keys() -> None:
+    p = parse_job({"mode": "pts", "test": "hir", "burst_s": 1, "bursts": 2, "wait_states": [10, 1]})
+    assert p.wait_state_list == (1, 10)  # the specification's order, whatever was sent
+    assert p.deviations() == [
+        "bursts of 1 s, not 5 s",
+        "2 bursts per wait state, not 360",
+        "a reduced set of wait states",
+    ]
+    assert hir_seconds(p) == 2 * (1 + 1 + 1) + 2 * (1 + 10 + 1)
+    assert parse_job(p.as_job()) == p
+    for job, key in (
+        ({"test": "iops", "bursts": 3}, "bursts"),  # bursts and wait states are HIR's alone
+        ({"test": "wsat", "wait_states": [1]}, "wait_states"),
+        ({"test": "hir", "wait_states": [4]}, "wait_states"),
+        ({"test": "hir", "burst_s": 0}, "burst_s"),
+        ({"test": "hir", "bursts": 361}, "bursts"),
+    ):
+        with pytest.raises(PtsJobError) as exc:
+            parse_job({"mode": "pts", **job})
+        assert exc.value.key == key
 
 
 def test_mixed_elements_and_the_tracking_value() -> None:
@@ -239,5 +311,6 @@ def test_plan_vectors_are_the_servers_reading_of_a_run(v: dict[str, Any]) -> Non
         "region_bytes": region,
         "run_seconds_max": run_seconds_max(p),
         "deviations": p.deviations(),
+        "wipc": p.test_def.wipc,
     }
     assert got == v["expect"]

@@ -14,16 +14,21 @@ Child side (`python -m iowatt_agent.pts --job=FILE`):
    erase (nvme-cli), ATA SECURITY ERASE UNIT (hdparm, when supported, not frozen and no password
    set), else a discard of every block (`blkdiscard`); `blkdiscard` asks for that one; `none`
    skips it (the run is then not PTS-compliant). The method used is reported;
-3. workload-independent preconditioning: the tested region written twice, SEQ 128 KiB;
+3. workload-independent preconditioning: the tested region written twice, SEQ 128 KiB (IOPS,
+   Throughput, Latency; Write Saturation and Host Idle Recovery start from the purged state);
 4. rounds: the test's whole matrix, round_s seconds per element, one engine run per round; after
    each, the steady-state rule over the tracking variable; stop at steady state or the round limit
    (WSAT: 4 x the region written, or its round limit);
-5. stdout: one engine-like document: the last round's `jobs` (real engine figures, with its
+5. Host Idle Recovery only: for each wait state, its bursts (one engine run of burst_s each) each
+   followed by the host idle (no engine running: the child sleeps), then its return to baseline
+   (one engine run of bursts x burst_s, its per-second series cut into bursts' lengths);
+6. stdout: one engine-like document: the last round's `jobs` (real engine figures, with its
    `iowatt` facts) and `pts`: the parameters, compliance, purge, preconditioning, every round's
-   figures per element, the verdict with its window, and the window's averages per element.
+   figures per element, the verdict with its window, and the window's averages per element (Host
+   Idle Recovery: `hir`, every burst's IOPS and when it started).
 Progress on stderr as JSON lines (`{"event": "progress", "mode": "pts", "phase": "purge" |
-"wipc" | "round N", "percent"}`). Exit 0; 1 failed (the reason on stderr's last line); the
-engine's 77 passed on (unsupported here)."""
+"wipc" | "round N" | "wait state N" | "baseline N", "percent"}`). Exit 0; 1 failed (the reason on
+stderr's last line); the engine's 77 passed on (unsupported here)."""
 
 from __future__ import annotations
 
@@ -47,6 +52,9 @@ from iowatt_workload.pts import (
     PTS_SPEC,
     WSAT_CAPACITY_MULTIPLE,
     PtsParams,
+    baseline_job,
+    burst_job,
+    hir_seconds,
     parse_job,
     region_bytes,
     round_job,
@@ -59,8 +67,9 @@ from .policy import with_agent_options
 
 PURGE_TIMEOUT_S = 6 * 3600  # a secure erase of a large disk takes hours (hdparm -I states it)
 HDPARM_PASSWORD = "iowatt"  # set only for the erase, which clears it (ATA security's rule)
-# share of the run's progress before the rounds
+# share of the run's progress before the rounds (and, Host Idle Recovery, of its rounds)
 PURGE_SPAN, WIPC_SPAN = 2.0, 18.0
+HIR_ROUNDS_SPAN = 20.0
 SYS_BLOCK = Path("/sys/class/block")
 
 
@@ -404,6 +413,121 @@ def window_averages(
     return out
 
 
+# --- Host Idle Recovery ------------------------------------------------------------------------------
+
+
+def _write_iops(doc: dict[str, Any]) -> tuple[float, int]:
+    """The write IOPS and bytes of an engine run's first job (a burst or a return to baseline)."""
+    job = (doc.get("jobs") or [{}])[0]
+    return _num(job, "write", "iops"), int(_num(job, "write", "io_bytes"))
+
+
+def baseline_points(doc: dict[str, Any], burst_s: int, bursts: int) -> list[float]:
+    """A return to baseline's IOPS per burst's length: its per-second series (the engine's `series`
+    of the run's one job) cut into `bursts` windows of `burst_s` seconds, each window's write IOPS
+    the mean of its seconds weighted by their lengths (the last second may be short)."""
+    job = (doc.get("jobs") or [{}])[0]
+    series = ((job.get("iowatt") or {}).get("series")) or []
+    edges = [burst_s * (k + 1) * 1_000_000_000 for k in range(bursts)]
+    sums = [0.0] * bursts
+    lengths = [0.0] * bursts
+    prev = 0
+    for point in series:
+        if not isinstance(point, dict):
+            continue
+        t = int(_num(point, "t_ns"))
+        length = max(0, t - prev)
+        k = min(bursts - 1, next((i for i, e in enumerate(edges) if prev < e), bursts - 1))
+        sums[k] += _num(point, "write_iops") * length
+        lengths[k] += length
+        prev = t
+    return [sums[k] / lengths[k] if lengths[k] else 0.0 for k in range(bursts)]
+
+
+def host_idle_recovery(
+    p: PtsParams, engine: str, options: dict[str, str], region: int, work: Path, *, start: float, span: float
+) -> tuple[dict[str, Any], int]:
+    """The wait-state segments and their returns to baseline (PTS-E 11.2.4-11.2.8): every burst's
+    write IOPS, when it started (seconds from the first burst) and the host idle measured before
+    it (from the previous engine's exit to this engine's start: the idle asked, give or take a
+    millisecond; the engines' own start and exit, without I/O, add to the device's idle). The
+    section and the bytes written."""
+    burst = with_agent_options(burst_job(p, region), options)
+    baseline = with_agent_options(baseline_job(p, region), options)
+    total = max(1, hir_seconds(p))
+    done_s = 0.0
+    segments: list[dict[str, Any]] = []
+    written = 0
+    t0 = time.monotonic()
+    last_end: float | None = None
+    for ws in p.wait_state_list:
+        idle = p.idle_s(ws)
+        points: list[dict[str, Any]] = []
+        for k in range(1, p.bursts + 1):
+            began = time.monotonic()
+            doc = run_engine(
+                engine,
+                burst,
+                work / "burst.json",
+                phase=f"wait state {ws}",
+                start=start + span * done_s / total,
+                span=span * p.burst_s / total,
+            )
+            ended = time.monotonic()
+            iops, nbytes = _write_iops(doc)
+            written += nbytes
+            points.append(
+                {
+                    "burst": k,
+                    "t_s": round(began - t0, 3),
+                    "iops": iops,
+                    "idle_s": round(began - last_end, 3) if last_end is not None else None,
+                }
+            )
+            done_s += p.burst_s + idle
+            progress(f"wait state {ws}", start + span * min(1.0, done_s / total), burst=k)
+            time.sleep(idle)  # the host idle: no I/O from the host (PTS-E 11.2.4.1 "Access B")
+            last_end = ended
+        segments.append(
+            {
+                "kind": "wait",
+                "wait_state": ws,
+                "idle_s": idle,
+                "points": points,
+                "average_iops": sum(x["iops"] for x in points) / len(points),
+            }
+        )
+        began = time.monotonic()
+        doc = run_engine(
+            engine,
+            baseline,
+            work / "baseline.json",
+            phase=f"baseline {ws}",
+            start=start + span * done_s / total,
+            span=span * p.bursts * p.burst_s / total,
+        )
+        written += _write_iops(doc)[1]
+        values = baseline_points(doc, p.burst_s, p.bursts)
+        base = [
+            {"burst": k + 1, "t_s": round(began - t0 + k * p.burst_s, 3), "iops": v, "idle_s": 0.0}
+            for k, v in enumerate(values)
+        ]
+        last_end = time.monotonic()
+        done_s += p.bursts * p.burst_s
+        segments.append(
+            {
+                "kind": "baseline",
+                "wait_state": ws,
+                "idle_s": 0,
+                "points": base,
+                "average_iops": sum(values) / len(values) if values else 0.0,
+            }
+        )
+        waited, back = segments[-2]["average_iops"], segments[-1]["average_iops"]
+        say(f"pts: wait state {ws}: {waited:.6g} IOPS, baseline {back:.6g}")
+    return {"burst_s": p.burst_s, "bursts": p.bursts, "segments": segments}, written
+
+
 # --- the run ---------------------------------------------------------------------------------------
 
 
@@ -427,31 +551,43 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     if purged["method"] == "none" and p.purge != "none":
         deviations.append(f"no purge: {purged['note']}")
 
-    progress("wipc", PURGE_SPAN)
-    t0 = time.monotonic()
-    wipc = run_engine(
-        engine,
-        with_agent_options(wipc_job(p, region), options),
-        work / "wipc.json",
-        phase="wipc",
-        start=PURGE_SPAN,
-        span=WIPC_SPAN,
-    )
-    wjob = (wipc.get("jobs") or [{}])[0]
-    preconditioning = {
-        "block_size_bytes": 131072,
-        "loops": 2,
-        "bytes_written": int(_num(wjob, "write", "io_bytes")),
-        "write_bw_bytes": int(_num(wjob, "write", "bw_bytes")),
-        "seconds": round(time.monotonic() - t0, 3),
-    }
+    wipc_span = WIPC_SPAN if p.test_def.wipc else 0.0
+    if p.test_def.wipc:
+        progress("wipc", PURGE_SPAN)
+        t0 = time.monotonic()
+        wipc = run_engine(
+            engine,
+            with_agent_options(wipc_job(p, region), options),
+            work / "wipc.json",
+            phase="wipc",
+            start=PURGE_SPAN,
+            span=WIPC_SPAN,
+        )
+        wjob = (wipc.get("jobs") or [{}])[0]
+        preconditioning = {
+            "applies": True,
+            "block_size_bytes": 131072,
+            "loops": 2,
+            "bytes_written": int(_num(wjob, "write", "io_bytes")),
+            "write_bw_bytes": int(_num(wjob, "write", "bw_bytes")),
+            "seconds": round(time.monotonic() - t0, 3),
+        }
+    else:  # WSAT and HIR: from the purged (fresh-out-of-box) state to the test's own stimulus
+        preconditioning = {
+            "applies": False,
+            "block_size_bytes": 131072,
+            "loops": 0,
+            "bytes_written": 0,
+            "write_bw_bytes": 0,
+            "seconds": 0.0,
+        }
 
     limit = p.round_limit
     rounds: list[dict[str, Any]] = []
     series: list[float] = []
     written = 0
     last_doc: dict[str, Any] = {}
-    rounds_span = 100.0 - PURGE_SPAN - WIPC_SPAN
+    rounds_span = HIR_ROUNDS_SPAN if p.test == "hir" else 100.0 - PURGE_SPAN - wipc_span
     job = with_agent_options(round_job(p, region), options)
     verdict = steady_state([], max_rounds=p.max_rounds) if p.test_def.steady_state else None
     for k in range(1, limit + 1):
@@ -461,7 +597,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             job,
             work / f"round-{k}.json",
             phase=f"round {k}",
-            start=PURGE_SPAN + WIPC_SPAN + rounds_span * (k - 1) / limit,
+            start=PURGE_SPAN + wipc_span + rounds_span * (k - 1) / limit,
             span=rounds_span / limit,
         )
         cells = cell_figures(p, last_doc)
@@ -483,6 +619,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     averages = window_averages(p, rounds, window.first_round, window.last_round) if window else []
     if p.test_def.steady_state and not judged.reached:
         deviations.append(f"steady state not reached in {judged.rounds} rounds")
+    hir: dict[str, Any] | None = None
+    if p.test == "hir":  # after the preconditioning, reached or not (the verdict says which)
+        start = PURGE_SPAN + HIR_ROUNDS_SPAN
+        hir, hir_written = host_idle_recovery(
+            p, engine, options, region, work, start=start, span=100.0 - start
+        )
+        written += hir_written
     progress("done", 100.0)
     return {
         **{k: v for k, v in last_doc.items() if k != "jobs"},
@@ -506,6 +649,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             "steady_state": judged.as_dict() | {"applies": p.test_def.steady_state},
             "window_averages": averages,
             "bytes_written": written + preconditioning["bytes_written"],
+            **({"hir": hir} if hir is not None else {}),
         },
     }
 

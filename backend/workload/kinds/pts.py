@@ -11,6 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from iowatt_workload.pts import (
+    HIR_BURST_S,
+    HIR_BURST_S_MAX,
+    HIR_BURSTS,
+    HIR_WAIT_STATES,
     IODEPTH_MAX,
     MAX_ROUNDS,
     ROUND_S,
@@ -41,10 +45,14 @@ class PtsSpec(InputSchema):
     trial departs from the specification (any of round_s, capacity_fraction, max_rounds,
     block_sizes, mixes or purge none: the result says "not PTS-compliant")."""
 
-    test: Literal["iops", "throughput", "latency", "wsat"] = Field(
+    test: Literal["iops", "throughput", "latency", "wsat", "hir"] = Field(
         description="iops: random, block size x R/W mix matrix; throughput: sequential 100/0 and 0/100 "
         "at one block size (128 KiB or 1024 KiB); latency: random 0.5/4/8 KiB x 100/0, 65/35, 0/100 at one "
-        "thread and one outstanding I/O; wsat: write saturation, 4 KiB random writes over time"
+        "thread and one outstanding I/O; wsat: write saturation, 4 KiB random writes over time (no "
+        "workload-independent preconditioning: from the purged state); hir: host idle recovery, "
+        "preconditioned to steady state with 4 KiB random writes, then bursts of them separated by "
+        "host idle times of 1, 2, 3, 5 and 10 bursts' length, each wait state followed by a return to "
+        "baseline without idle"
     )
     purge: Literal["auto", "blkdiscard", "none"] = Field(
         "auto",
@@ -77,6 +85,25 @@ class PtsSpec(InputSchema):
         None,
         description="the R/W mixes of the matrix as read % (a subset of the test's); null = the test's own",
     )
+    burst_s: int | None = Field(
+        None,
+        ge=1,
+        le=HIR_BURST_S_MAX,
+        description=f"hir only: seconds of 4 KiB random writes per burst (PTS: {HIR_BURST_S}); a wait "
+        "state N idles N bursts' length after each burst; null = the specification's",
+    )
+    bursts: int | None = Field(
+        None,
+        ge=1,
+        le=HIR_BURSTS,
+        description=f"hir only: bursts per wait state, and bursts' lengths of its return to baseline "
+        f"(PTS: {HIR_BURSTS}); null = the specification's",
+    )
+    wait_states: list[int] | None = Field(
+        None,
+        description="hir only: the wait states run, a subset of "
+        f"{', '.join(map(str, HIR_WAIT_STATES))} (idle = N x burst_s); null = all of them",
+    )
 
     @field_validator("block_sizes")
     @classmethod
@@ -100,6 +127,20 @@ class PtsSpec(InputSchema):
         allowed = TESTS[test].mixes
         if not v or any(x not in allowed for x in v) or len(set(v)) != len(v):
             raise bad(f"each of {', '.join(map(str, allowed))} at most once (the {test} test's read %)")
+        return v
+
+    @field_validator("burst_s", "bursts", "wait_states")
+    @classmethod
+    def _hir_only(cls, v: object, info: ValidationInfo) -> object:
+        test = info.data.get("test")
+        if v is not None and test is not None and test != "hir":
+            raise bad("only a Host Idle Recovery test (test hir) has bursts and wait states")
+        if (
+            info.field_name == "wait_states"
+            and isinstance(v, list)
+            and (not v or any(x not in HIR_WAIT_STATES for x in v) or len(set(v)) != len(v))
+        ):
+            raise bad(f"each of {', '.join(map(str, HIR_WAIT_STATES))} at most once (the wait states)")
         return v
 
     @field_validator("iodepth")
@@ -129,6 +170,11 @@ class PtsSpec(InputSchema):
             job["block_sizes"] = list(self.block_sizes)
         if self.mixes is not None:
             job["mixes"] = list(self.mixes)
+        if self.test == "hir":
+            job["burst_s"] = self.burst_s if self.burst_s is not None else HIR_BURST_S
+            job["bursts"] = self.bursts if self.bursts is not None else HIR_BURSTS
+            if self.wait_states is not None:
+                job["wait_states"] = list(self.wait_states)
         return job
 
 
@@ -149,22 +195,30 @@ class Pts(Kind):
         return spec.pts.lease_job()
 
     def timeout_s(self, spec: WorkloadSpec) -> int:
-        """Every round at its limit, x 1.5, plus the purge and the preconditioning of the tested
-        share of a large device (PREPARE_ALLOWANCE_S x the capacity fraction) and 10 minutes."""
+        """Every round at its limit and Host Idle Recovery's segments with their idle, x 1.5,
+        plus the purge and the preconditioning of the tested share of a large device
+        (PREPARE_ALLOWANCE_S x the capacity fraction) and 10 minutes."""
         assert spec.pts is not None
         p = spec.pts.params()
         return int(run_seconds_max(p) * 1.5 + PREPARE_ALLOWANCE_S * p.capacity_fraction + 600)
 
     def scaled(self, spec: WorkloadSpec, factor: float) -> dict[str, object]:
         """A short trial: rounds `factor` as long (at least 1 s) and `factor` of the capacity (at
-        most all of it); not PTS-compliant unless both come back to the specification's."""
+        most all of it); Host Idle Recovery's bursts `factor` as long (at least 1 s) and `factor`
+        as many (at least 2); not PTS-compliant unless all come back to the specification's."""
         assert spec.pts is not None
         p = spec.pts
         round_s = max(1, min(ROUND_S_MAX, round(p.round_s * factor)))
         fraction = float(f"{min(1.0, p.capacity_fraction * factor):.12g}")
         if fraction <= 0:
             raise ValueError(f"the capacity fraction {p.capacity_fraction:g} times {factor:g} is 0")
-        return {"pts": p.model_copy(update={"round_s": round_s, "capacity_fraction": fraction})}
+        update: dict[str, object] = {"round_s": round_s, "capacity_fraction": fraction}
+        if p.test == "hir":
+            burst_s = p.burst_s if p.burst_s is not None else HIR_BURST_S
+            bursts = p.bursts if p.bursts is not None else HIR_BURSTS
+            update["burst_s"] = max(1, min(HIR_BURST_S_MAX, round(burst_s * factor)))
+            update["bursts"] = max(2, min(HIR_BURSTS, round(bursts * factor)))
+        return {"pts": p.model_copy(update=update)}
 
     def default_name(self, spec: WorkloadSpec) -> str:
         assert spec.pts is not None

@@ -8,7 +8,14 @@ import { type PtsSpec, ptsPlan, ptsSpec, pyG, roundHalfEven } from "./pts";
 
 interface Case {
   name: string;
-  pts: { test: PtsSpec["test"]; purge?: PtsSpec["purge"]; block_sizes?: number[] };
+  pts: {
+    test: PtsSpec["test"];
+    purge?: PtsSpec["purge"];
+    block_sizes?: number[];
+    burst_s?: number;
+    bursts?: number;
+    wait_states?: number[];
+  };
   scale: number | null;
   size_bytes: number;
   expect: {
@@ -19,6 +26,7 @@ interface Case {
     region_bytes: number | null;
     run_seconds_max: number;
     deviations: string[];
+    wipc: boolean;
   };
 }
 
@@ -36,7 +44,13 @@ const { cases } = JSON.parse(readFileSync(FILE, "utf8")) as { cases: Case[] };
 
 describe("ptsPlan: the server's reading of a run, before it is queued", () => {
   it.each(cases.map((c) => [c.name, c] as const))("%s", (_, c) => {
-    const spec = ptsSpec(c.pts.test, c.pts.purge ?? "auto", c.pts.block_sizes?.[0]);
+    const { burst_s, bursts, wait_states } = c.pts;
+    const spec = {
+      ...ptsSpec(c.pts.test, c.pts.purge ?? "auto", c.pts.block_sizes?.[0]),
+      ...(burst_s !== undefined ? { burst_s } : {}),
+      ...(bursts !== undefined ? { bursts } : {}),
+      ...(wait_states !== undefined ? { wait_states } : {}),
+    };
     const plan = ptsPlan(spec, c.scale, c.size_bytes);
     expect(plan.spec.round_s).toBe(c.expect.round_s);
     expect(plan.spec.capacity_fraction).toBe(c.expect.capacity_fraction);
@@ -46,6 +60,9 @@ describe("ptsPlan: the server's reading of a run, before it is queued", () => {
     expect(plan.maxRoundsSeconds).toBe(c.expect.run_seconds_max);
     expect(plan.deviations).toEqual(c.expect.deviations);
     expect(plan.compliant).toBe(c.expect.deviations.length === 0);
+    expect(plan.wipc).toBe(c.expect.wipc);
+    if (c.expect.region_bytes !== null)
+      expect(plan.preconditioningBytes === null).toBe(!c.expect.wipc);
   });
 
   it("counts at least the five rounds of a window, WSAT one round, and what preconditioning writes", () => {
@@ -56,6 +73,10 @@ describe("ptsPlan: the server's reading of a run, before it is queued", () => {
     const wsat = ptsPlan(ptsSpec("wsat"), 0.5, 64 << 20);
     expect(wsat.minRoundsSeconds).toBe(30);
     expect(wsat.wsatBytes).toBe(128 << 20);
+    expect(wsat.preconditioningBytes).toBeNull(); // from the purged state
+    const hir = ptsPlan(ptsSpec("hir"), 0.001, 64 << 20);
+    expect(hir.hirSeconds).toBe(62);
+    expect(hir.minRoundsSeconds).toBe(5 + 62);
     const latency = ptsPlan(ptsSpec("latency"), null, null);
     expect([latency.threads, latency.iodepth, latency.regionBytes]).toEqual([1, 1, null]);
   });

@@ -21,8 +21,14 @@ export const ROUND_S_MAX = 600;
 /** Write Saturation: rounds until 4 × the tested region is written, at most 360. */
 export const WSAT_CAPACITY_MULTIPLE = 4;
 export const WSAT_MAX_ROUNDS = 360;
-/** Workload-independent preconditioning: the tested region written twice, SEQ 128 KiB. */
+/** Workload-independent preconditioning: the tested region written twice, SEQ 128 KiB (IOPS,
+ * Throughput, Latency; Write Saturation and Host Idle Recovery start from the purged state). */
 export const WIPC_LOOPS = 2;
+/** Host Idle Recovery: bursts of 5 s, 360 per wait state; wait state N idles N bursts' length. */
+export const HIR_BURST_S = 5;
+export const HIR_BURST_S_MAX = 60;
+export const HIR_BURSTS = 360;
+export const HIR_WAIT_STATES = [1, 2, 3, 5, 10];
 const REGION_ALIGN = MiB;
 
 interface TestDef {
@@ -31,6 +37,8 @@ interface TestDef {
   mixes: number[];
   steadyState: boolean;
   singleIo: boolean;
+  /** workload-independent preconditioning first */
+  wipc: boolean;
 }
 
 /** The tests' matrices in the specification's order (libs/workload's TESTS). */
@@ -41,6 +49,7 @@ export const PTS_TESTS: Record<PtsTest, TestDef> = {
     mixes: [100, 95, 65, 50, 35, 5, 0],
     steadyState: true,
     singleIo: false,
+    wipc: true,
   },
   throughput: {
     label: "Throughput",
@@ -48,6 +57,7 @@ export const PTS_TESTS: Record<PtsTest, TestDef> = {
     mixes: [100, 0],
     steadyState: true,
     singleIo: false,
+    wipc: true,
   },
   latency: {
     label: "Latency",
@@ -55,6 +65,7 @@ export const PTS_TESTS: Record<PtsTest, TestDef> = {
     mixes: [100, 65, 0],
     steadyState: true,
     singleIo: true,
+    wipc: true,
   },
   wsat: {
     label: "Write Saturation",
@@ -62,6 +73,15 @@ export const PTS_TESTS: Record<PtsTest, TestDef> = {
     mixes: [0],
     steadyState: false,
     singleIo: false,
+    wipc: false,
+  },
+  hir: {
+    label: "Host Idle Recovery",
+    blockSizes: [4 * KiB],
+    mixes: [0],
+    steadyState: true,
+    singleIo: false,
+    wipc: false,
   },
 };
 export const THROUGHPUT_BLOCK_SIZES = [128 * KiB, 1024 * KiB];
@@ -95,6 +115,7 @@ export function ptsSpec(
     max_rounds: MAX_ROUNDS,
     block_sizes: test === "throughput" ? [throughputBs] : null,
     mixes: null,
+    ...(test === "hir" ? { burst_s: HIR_BURST_S, bursts: HIR_BURSTS, wait_states: null } : {}),
   };
 }
 
@@ -122,12 +143,36 @@ export function pyG(x: number): string {
 }
 
 /** A run's scale on the parameters, as the server applies it: rounds `factor` as long (at least
- * 1 s) and `factor` of the capacity (at most all of it). */
+ * 1 s) and `factor` of the capacity (at most all of it); Host Idle Recovery's bursts `factor` as
+ * long (at least 1 s) and `factor` as many (at least 2). */
 export function scaledSpec(p: PtsSpec, factor: number | null): PtsSpec {
   if (factor === null) return p;
   const roundS = Math.max(1, Math.min(ROUND_S_MAX, roundHalfEven(p.round_s * factor)));
   const fraction = Number(Math.min(1, p.capacity_fraction * factor).toPrecision(12));
-  return { ...p, round_s: roundS, capacity_fraction: fraction };
+  const out: PtsSpec = { ...p, round_s: roundS, capacity_fraction: fraction };
+  if (p.test === "hir") {
+    const burstS = p.burst_s ?? HIR_BURST_S;
+    const bursts = p.bursts ?? HIR_BURSTS;
+    out.burst_s = Math.max(1, Math.min(HIR_BURST_S_MAX, roundHalfEven(burstS * factor)));
+    out.bursts = Math.max(2, Math.min(HIR_BURSTS, roundHalfEven(bursts * factor)));
+  }
+  return out;
+}
+
+/** Host Idle Recovery's wait states as the run has them (the specification's order); [] for the
+ * other tests. */
+export function waitStates(p: PtsSpec): number[] {
+  if (p.test !== "hir") return [];
+  const chosen = p.wait_states;
+  return chosen ? HIR_WAIT_STATES.filter((w) => chosen.includes(w)) : HIR_WAIT_STATES;
+}
+
+/** Host Idle Recovery's wait-state segments with their returns to baseline, seconds (libs/
+ * workload's hir_seconds): each wait state's bursts with their idle, then as many without. */
+export function hirSeconds(p: PtsSpec): number {
+  const burstS = p.burst_s ?? HIR_BURST_S;
+  const bursts = p.bursts ?? HIR_BURSTS;
+  return waitStates(p).reduce((sum, w) => sum + bursts * (2 * burstS + w * burstS), 0);
 }
 
 /** The elements of one round: mixes × block sizes of the test (or the subset sent). */
@@ -166,6 +211,18 @@ export function deviations(p: PtsSpec): string[] {
   if (p.block_sizes && !sameSet(p.block_sizes, t.blockSizes) && !oneThroughputSize)
     out.push("a reduced block-size matrix");
   if (p.mixes && !sameSet(p.mixes, t.mixes)) out.push("a reduced R/W mix matrix");
+  if (p.test === "hir") {
+    const burstS = p.burst_s ?? HIR_BURST_S;
+    const bursts = p.bursts ?? HIR_BURSTS;
+    if (burstS !== HIR_BURST_S) out.push(`bursts of ${burstS} s, not ${HIR_BURST_S} s`);
+    if (bursts !== HIR_BURSTS) out.push(`${bursts} bursts per wait state, not ${HIR_BURSTS}`);
+    const w = waitStates(p);
+    if (
+      p.wait_states &&
+      (w.length !== HIR_WAIT_STATES.length || w.some((x, i) => x !== HIR_WAIT_STATES[i]))
+    )
+      out.push("a reduced set of wait states");
+  }
   return out;
 }
 
@@ -180,8 +237,16 @@ export interface PtsPlan {
   /** the rounds' shortest time: steady state cannot hold before the fifth round (WSAT: its writes
    * may end it after the first) */
   minRoundsSeconds: number;
-  /** the rounds' longest time: the round limit (libs/workload's run_seconds_max) */
+  /** the rounds' longest time: the round limit, and Host Idle Recovery's wait states
+   * (libs/workload's run_seconds_max) */
   maxRoundsSeconds: number;
+  /** Host Idle Recovery's wait states and returns to baseline (0 for the other tests) */
+  hirSeconds: number;
+  /** false: WSAT and HIR start from the purged state, without the SEQ 128 KiB preconditioning */
+  wipc: boolean;
+  /** the run's longest engine run (the host's max_runtime_s judges each): a round, or Host Idle
+   * Recovery's return to baseline (bursts × burst_s without idle) when longer */
+  longestRun: { seconds: number; what: "round" | "return to baseline" };
   roundLimit: number;
   /** null: the device's size is not known, or the share is under 1 MiB */
   regionBytes: number | null;
@@ -207,18 +272,28 @@ export function ptsPlan(
   const limit = roundLimit(p);
   const region = capacityBytes ? regionBytes(capacityBytes, p.capacity_fraction) : null;
   const devs = deviations(p);
+  const hir = hirSeconds(p);
+  const baselineSeconds =
+    p.test === "hir" ? (p.bursts ?? HIR_BURSTS) * (p.burst_s ?? HIR_BURST_S) : 0;
   return {
     spec: p,
     elements,
     threads: t.singleIo ? 1 : p.threads,
     iodepth: t.singleIo ? 1 : p.iodepth,
     roundSeconds,
-    minRoundsSeconds: (t.steadyState ? WINDOW_ROUNDS : 1) * roundSeconds,
-    maxRoundsSeconds: limit * roundSeconds,
+    minRoundsSeconds: (t.steadyState ? WINDOW_ROUNDS : 1) * roundSeconds + hir,
+    maxRoundsSeconds: limit * roundSeconds + hir,
+    hirSeconds: hir,
+    wipc: t.wipc,
+    longestRun:
+      baselineSeconds > roundSeconds
+        ? { seconds: baselineSeconds, what: "return to baseline" }
+        : { seconds: roundSeconds, what: "round" },
     roundLimit: limit,
     regionBytes: region,
-    preconditioningBytes: region === null ? null : WIPC_LOOPS * region,
-    preconditioningSeconds: region === null ? null : (WIPC_LOOPS * region) / ASSUMED_BYTES_PER_S,
+    preconditioningBytes: region === null || !t.wipc ? null : WIPC_LOOPS * region,
+    preconditioningSeconds:
+      region === null || !t.wipc ? null : (WIPC_LOOPS * region) / ASSUMED_BYTES_PER_S,
     wsatBytes: region === null || p.test !== "wsat" ? null : WSAT_CAPACITY_MULTIPLE * region,
     deviations: devs,
     compliant: devs.length === 0,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iowatt_workload.pts import PtsJobError, parse_job
+from iowatt_workload.pts import PtsJobError, engine_runs_max, hir_idle_seconds, parse_job
 
 from .. import filework
 from ..filework import FileJobRefused, FileRun
@@ -113,12 +113,14 @@ class PtsRunner(Runner):
 
     def runtime_cap_s(self, engine_job: dict[str, Any], per_engine_run_s: float) -> float:
         """A PTS run is many engine runs, each judged against the host's max_runtime_s (libs/policy
-        checks the preconditioning's job and the round's): the purge's own limit, then the
-        preconditioning and every round the run may take (the round limit: 25, WSAT 360), each at
-        the host's limit of one engine run. A whole specification run (25 rounds of 56 one-minute
-        elements: 23 h 20 min of rounds) is not cut at the limit of one engine run."""
+        checks every engine job the run makes): the purge's own limit, then every engine run the
+        run may take (the preconditioning where the test has one, every round up to the limit:
+        25, WSAT 360; Host Idle Recovery's bursts and returns to baseline), each at the host's
+        limit of one engine run, and Host Idle Recovery's host idle, when no engine runs. A whole
+        specification run (25 rounds of 56 one-minute elements: 23 h 20 min of rounds) is not cut
+        at the limit of one engine run."""
         params = parse_job(engine_job)
-        return PURGE_TIMEOUT_S + (1 + params.round_limit) * per_engine_run_s
+        return PURGE_TIMEOUT_S + engine_runs_max(params) * per_engine_run_s + hir_idle_seconds(params)
 
     def limit_facts(self, run: FileRun, engine_job: dict[str, Any]) -> dict[str, Any]:
         """The device's capacity as read here: libs/policy builds the run's engine jobs from it

@@ -14,6 +14,9 @@ import {
   bsLabel,
   convergenceSeries,
   heat,
+  hirRows,
+  hirSeries,
+  hirTimeAxis,
   matrixOf,
   mixLabel,
   type PtsElement,
@@ -75,9 +78,15 @@ export function PtsVerdictBanner({ report }: { report: PtsReport }) {
           {report.purge.method} ({report.purge.note})
         </dd>
         <dt>Preconditioning</dt>
-        <dd>
-          {formatBytes(report.preconditioning_bytes)} of SEQ 128 KiB writes (
-          {formatThroughput(report.preconditioning_bw_bytes)})
+        <dd data-testid="pts-wipc">
+          {report.preconditioning_applies ? (
+            <>
+              {formatBytes(report.preconditioning_bytes)} of SEQ 128 KiB writes (
+              {formatThroughput(report.preconditioning_bw_bytes)})
+            </>
+          ) : (
+            "none: the test starts from the purged state (its own RND 4 KiB writes precondition)"
+          )}
         </dd>
         <dt>Tested region</dt>
         <dd>
@@ -86,6 +95,9 @@ export function PtsVerdictBanner({ report }: { report: PtsReport }) {
         <dt>Stimulus</dt>
         <dd>
           T{report.threads} Q{report.iodepth}, {report.round_s} s per element per round
+          {report.hir
+            ? `; bursts of ${report.hir.burst_s} s, ${report.hir.bursts} per wait state`
+            : ""}
         </dd>
         <dt>Written in all</dt>
         <dd>{formatBytes(report.bytes_written)}</dd>
@@ -348,6 +360,68 @@ export function WsatPlots({ report }: { report: PtsReport }) {
   );
 }
 
+/** Host Idle Recovery: IOPS per burst over time, the wait states told apart, and each wait
+ * state's average beside its return to baseline and the preconditioning's steady state. */
+export function HirPlot({ report }: { report: PtsReport }) {
+  const h = report.hir;
+  if (!h) return null;
+  const time = hirTimeAxis(h);
+  const series = hirSeries(h);
+  const xs = series.flatMap((s) => s.points.map((p) => p.x));
+  const rows = hirRows(h);
+  return (
+    <div className="pts-charts" data-testid="pts-hir">
+      <section className="card" data-testid="pts-hir-time">
+        <h3>Host Idle Recovery: IOPS per burst over time</h3>
+        <p className="muted">
+          Each burst's RND 4 KiB write IOPS ({h.burst_s} s at T{report.threads} Q{report.iodepth})
+          at the time it started, from the first burst; a wait state N idles N bursts' length after
+          each of its {h.bursts} bursts, and its return to baseline (dashed) writes as long without
+          idle.
+        </p>
+        <MultiLineChart
+          series={series}
+          x={{ label: "Time", unit: time.unit, ticks: niceTicks(0, Math.max(0, ...xs), 6) }}
+          y={{ label: "IOPS", unit: "IOPS" }}
+          height={300}
+        />
+      </section>
+      <section className="card" data-testid="pts-hir-table">
+        <h3>Host Idle Recovery: average IOPS by wait state</h3>
+        <table className="table">
+          <thead>
+            <tr>
+              <th>Wait state</th>
+              <th>Host idle after each burst</th>
+              <th>IOPS (bursts' average)</th>
+              <th>Return to baseline</th>
+              <th>× the steady state</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.waitState}>
+                <td>WS{r.waitState}</td>
+                <td className="num">{sig3(r.idleS)} s</td>
+                <td className="num">{formatIops(r.iops)}</td>
+                <td className="num">{r.baselineIops == null ? "—" : formatIops(r.baselineIops)}</td>
+                <td className="num">{r.ratio == null ? "—" : `${sig3(r.ratio)} ×`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <p className="muted">
+          The steady state: the preconditioning's measurement window,{" "}
+          {h.preconditioned_iops == null
+            ? "none (fewer than five rounds)"
+            : formatIops(h.preconditioned_iops)}
+          .
+        </p>
+      </section>
+    </div>
+  );
+}
+
 const PCTS = ["99", "99.9", "99.99", "99.999"];
 
 function LatencyTable({ elements }: { elements: PtsElement[] }) {
@@ -400,6 +474,7 @@ export function PtsReportView({ report }: { report: PtsReport }) {
     <div className="pts-report" data-testid="pts-report">
       <PtsVerdictBanner report={report} />
       {test === "wsat" && <WsatPlots report={report} />}
+      {test === "hir" && <HirPlot report={report} />}
       <div className="pts-charts">
         <ConvergencePlot report={report} />
         <WindowPlot report={report} />

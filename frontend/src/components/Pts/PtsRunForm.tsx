@@ -1,11 +1,14 @@
 import { formatBytes, formatSeconds } from "../../lib/format";
 import { ADD_TARGET_COMMAND } from "../../lib/policy";
 import {
+  HIR_BURST_S,
+  HIR_BURSTS,
   PTS_TESTS,
   type PtsDraft,
   type PtsPlan,
   THROUGHPUT_BLOCK_SIZES,
   WINDOW_ROUNDS,
+  waitStates,
 } from "../../lib/pts";
 import { ASSUMED_BYTES_PER_S } from "../../lib/workload";
 import { type Errors, Field } from "../Field";
@@ -23,6 +26,11 @@ const TESTS: { value: string; label: string; draft: Partial<PtsDraft> }[] = [
   })),
   { value: "latency", label: "Latency (T1 Q1, to five nines)", draft: { test: "latency" } },
   { value: "wsat", label: "Write Saturation (RND 4 KiB writes)", draft: { test: "wsat" } },
+  {
+    value: "hir",
+    label: "Host Idle Recovery (RND 4 KiB bursts, host idle between)",
+    draft: { test: "hir" },
+  },
 ];
 
 /** A run's scale on the specification's run: "" is the specification's length. */
@@ -170,10 +178,16 @@ export function PtsPlanBox({ plan }: { plan: PtsPlan }) {
         {steady
           ? `(steady state can hold from round ${WINDOW_ROUNDS}; at most ${plan.roundLimit} rounds)`
           : `(until ${plan.wsatBytes != null ? formatBytes(plan.wsatBytes) : "4 × the tested region"} is written, at most ${plan.roundLimit} rounds)`}
-        , plus the purge and the preconditioning
-        {plan.preconditioningBytes != null && plan.preconditioningSeconds != null
+        {plan.hirSeconds > 0
+          ? `, including the wait states and their returns to baseline (${formatSeconds(plan.hirSeconds)})`
+          : ""}
+        {plan.wipc ? ", plus the purge and the preconditioning" : ", plus the purge"}
+        {plan.wipc && plan.preconditioningBytes != null && plan.preconditioningSeconds != null
           ? ` (${formatBytes(plan.preconditioningBytes)} of SEQ 128 KiB writes: about ${formatSeconds(plan.preconditioningSeconds)} at ${Math.round(ASSUMED_BYTES_PER_S / 1048576)} MiB/s; the device decides)`
           : ""}
+        {plan.wipc
+          ? ""
+          : ": no workload-independent preconditioning, the test starts from the purged state"}
         .
       </p>
       <dl className="pts-facts">
@@ -183,6 +197,19 @@ export function PtsPlanBox({ plan }: { plan: PtsPlan }) {
           {formatSeconds(plan.roundSeconds)} a round), T{plan.threads} Q{plan.iodepth}, {p.ioengine}
           ; every round's figures are kept
         </dd>
+        {p.test === "hir" && (
+          <>
+            <dt>Wait states</dt>
+            <dd data-testid="pts-plan-hir">
+              {waitStates(p)
+                .map((w) => `WS${w}: ${w * (p.burst_s ?? HIR_BURST_S)} s idle`)
+                .join(", ")}{" "}
+              after each of {p.bursts ?? HIR_BURSTS} bursts of {p.burst_s ?? HIR_BURST_S} s, each
+              wait state followed by {p.bursts ?? HIR_BURSTS} bursts' length without idle (the
+              return to baseline)
+            </dd>
+          </>
+        )}
         <dt>Tested region</dt>
         <dd data-testid="pts-plan-region">
           {plan.regionBytes != null

@@ -6,9 +6,13 @@ import {
   bsLabel,
   convergenceSeries,
   heat,
+  hirRows,
+  hirSeries,
+  hirTimeAxis,
   matrixOf,
   mixLabel,
   type PtsElement,
+  type PtsHir,
   type PtsReport,
   verdictText,
   windowRows,
@@ -138,5 +142,54 @@ describe("the PTS report's shaping", () => {
     expect(wsatTimeAxis(wsatPoints(report))).toEqual({ unit: "s", divisor: 1 });
     const long = { ...report, rounds: [{ round: 5, tracking: 1, bytes_written: 1 }] } as PtsReport;
     expect(wsatTimeAxis(wsatPoints(long))).toEqual({ unit: "min", divisor: 60 });
+  });
+  it("draws Host Idle Recovery's bursts over time, a line per segment, and the recovery", () => {
+    const pt = (t_s: number, iops: number, idle_s: number | null) => ({ t_s, iops, idle_s });
+    const h: PtsHir = {
+      burst_s: 5,
+      bursts: 2,
+      preconditioned_iops: 1000,
+      segments: [
+        {
+          kind: "wait",
+          wait_state: 1,
+          idle_s: 5,
+          average_iops: 1500,
+          points: [pt(0, 1400, null), pt(10, 1600, 5.02)],
+        },
+        {
+          kind: "baseline",
+          wait_state: 1,
+          idle_s: 0,
+          average_iops: 1000,
+          points: [pt(20, 1000, 0), pt(25, 1000, 0)],
+        },
+        {
+          kind: "wait",
+          wait_state: 10,
+          idle_s: 50,
+          average_iops: 3000,
+          points: [pt(30, 3000, 0.01), pt(85, 3000, 50.01)],
+        },
+      ],
+    };
+    expect(hirTimeAxis(h)).toEqual({ unit: "s", divisor: 1 });
+    const lines = hirSeries(h);
+    expect(lines.map((l) => [l.label, l.dashed])).toEqual([
+      ["WS1: 5 s idle", false],
+      ["baseline after WS1", true],
+      ["WS10: 50 s idle", false],
+    ]);
+    expect(lines[2]?.points).toEqual([
+      { x: 30, y: 3000 },
+      { x: 85, y: 3000 },
+    ]);
+    expect(hirRows(h)).toEqual([
+      { waitState: 1, idleS: 5, iops: 1500, baselineIops: 1000, ratio: 1.5 },
+      { waitState: 10, idleS: 50, iops: 3000, baselineIops: null, ratio: 3 },
+    ]);
+    const long = { ...h, segments: h.segments.map((s) => ({ ...s, points: [pt(3600, 1, 0)] })) };
+    expect(hirTimeAxis(long)).toEqual({ unit: "min", divisor: 60 });
+    expect(hirSeries(long)[0]?.points[0]?.x).toBe(60);
   });
 });

@@ -130,3 +130,62 @@ export function wsatTimeAxis(points: WsatPoint[]): { unit: "min" | "s"; divisor:
   const last = points.at(-1)?.seconds ?? 0;
   return last >= 300 ? { unit: "min", divisor: 60 } : { unit: "s", divisor: 1 };
 }
+
+export type PtsHir = NonNullable<PtsReport["hir"]>;
+
+/** Host Idle Recovery's time axis: minutes (the specification's "IOPS v Time") from ten minutes
+ * on, seconds for a short trial. */
+export function hirTimeAxis(h: PtsHir): { unit: "min" | "s"; divisor: number } {
+  const last = Math.max(0, ...h.segments.flatMap((s) => s.points.map((p) => p.t_s)));
+  return last >= 600 ? { unit: "min", divisor: 60 } : { unit: "s", divisor: 1 };
+}
+
+/** The segment's name as the report writes it: "WS2: 10 s idle" or "baseline after WS2". */
+export function hirSegmentLabel(s: PtsHir["segments"][number]): string {
+  return s.kind === "wait"
+    ? `WS${s.wait_state}: ${sig(s.idle_s)} s idle`
+    : `baseline after WS${s.wait_state}`;
+}
+
+function sig(v: number): string {
+  return Number.isInteger(v) ? String(v) : v.toPrecision(3);
+}
+
+/** The "IOPS v Time" plot's lines (PTS Host Idle Recovery): one per segment, each burst's write
+ * IOPS at the time it started, so the wait states (and the returns to baseline between them) are
+ * told apart by colour; a return to baseline is dashed. */
+export function hirSeries(
+  h: PtsHir,
+): { key: string; label: string; dashed: boolean; points: { x: number; y: number }[] }[] {
+  const { divisor } = hirTimeAxis(h);
+  return h.segments.map((s, i) => ({
+    key: `${s.kind}-${s.wait_state}-${i}`,
+    label: hirSegmentLabel(s),
+    dashed: s.kind === "baseline",
+    points: s.points.map((p) => ({ x: p.t_s / divisor, y: p.iops })),
+  }));
+}
+
+/** Each wait state's average IOPS beside its return to baseline and the preconditioning's
+ * steady state: the recovery a host idle bought (ratio to the steady state; null without one). */
+export function hirRows(h: PtsHir): {
+  waitState: number;
+  idleS: number;
+  iops: number;
+  baselineIops: number | null;
+  ratio: number | null;
+}[] {
+  return h.segments
+    .filter((s) => s.kind === "wait")
+    .map((s) => {
+      const base = h.segments.find((b) => b.kind === "baseline" && b.wait_state === s.wait_state);
+      const steady = h.preconditioned_iops;
+      return {
+        waitState: s.wait_state,
+        idleS: s.idle_s,
+        iops: s.average_iops,
+        baselineIops: base ? base.average_iops : null,
+        ratio: steady != null && steady > 0 ? s.average_iops / steady : null,
+      };
+    });
+}

@@ -512,6 +512,10 @@ describe("deriveRunPlan: a SNIA PTS run", () => {
     expect(
       deriveRunPlan(pts({ scale: "0.1" }), ctx({ agents: [limited(3000)] })).ptsLimit,
     ).toBeNull();
+    // Host Idle Recovery: its one-minute rounds fit, its 30-minute returns to baseline do not
+    const hir = deriveRunPlan(pts({ test: "hir" }), ctx({ agents: [limited(1000)] })).ptsLimit;
+    expect(hir).toContain("one return to baseline takes 1800 s");
+    expect(hir).toContain("--max-runtime 1800");
   });
 
   it("refuses a device the host did not mark destructive, and a share under 1 MiB, at their fields", () => {

@@ -270,9 +270,10 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const ptsFactor = s.pts.kept || s.pts.scale === "" ? null : Number(s.pts.scale);
   const pts = ptsMode ? ptsPlan(ptsSent, ptsFactor, target?.size_bytes ?? null) : undefined;
   const maxRuntime = policy?.limits.max_runtime_s ?? null;
+  const longest = pts?.longestRun;
   const ptsLimit =
-    pts && maxRuntime !== null && pts.roundSeconds > maxRuntime
-      ? `one round takes ${pts.roundSeconds} s, over this host's runtime limit of ${maxRuntime} s per engine run: the host refuses it. Choose a smaller scale, or on the host: iowatt-agent targets limits --max-runtime ${pts.roundSeconds}`
+    longest && maxRuntime !== null && longest.seconds > maxRuntime
+      ? `one ${longest.what} takes ${longest.seconds} s, over this host's runtime limit of ${maxRuntime} s per engine run: the host refuses it. Choose a smaller scale, or on the host: iowatt-agent targets limits --max-runtime ${longest.seconds}`
       : null;
   const writes = ptsMode
     ? true

@@ -36,7 +36,7 @@ from iowatt_workload.innodb import (
 from iowatt_workload.pts import REGION_ALIGN as PTS_REGION_ALIGN
 from iowatt_workload.pts import PtsJobError
 from iowatt_workload.pts import parse_job as parse_pts_job
-from iowatt_workload.pts import planned_jobs as pts_planned_jobs
+from iowatt_workload.pts import planned_phases as pts_planned_phases
 from iowatt_workload.pts import round_job as pts_round_job
 
 from .fio import (
@@ -1579,8 +1579,9 @@ def _check_pts_run(
     engine: EngineOptions | None,
 ) -> list[Violation]:
     """A SNIA PTS run (libs/workload's pts): its job read by parse_job, a device target (the run
-    purges and writes it whole), then every engine job the run makes (the preconditioning and the
-    round, built from the device's capacity: the agent's reading in `facts`, else the size the
+    purges and writes it whole), then every engine job the run makes (the preconditioning where
+    the test has one, the round, Host Idle Recovery's burst and return to baseline; built from
+    the device's capacity: the agent's reading in `facts`, else the size the
     host reported for the target) judged as the block job it is: the two keys of a destructive
     device, the meter, the options, limits and memory. Each violation is named at the PTS
     parameters (`workload.pts`), its phase said."""
@@ -1607,10 +1608,11 @@ def _check_pts_run(
     if not isinstance(capacity, int) or isinstance(capacity, bool):
         capacity = target.size_bytes if target is not None else None
     try:
-        jobs = (
-            pts_planned_jobs(params, capacity)
+        phases = (
+            pts_planned_phases(params, capacity)
             if isinstance(capacity, int) and capacity > 0
-            else [pts_round_job(params, PTS_REGION_ALIGN)]  # no size known: the keys, meter and options
+            # no size known: the keys, meter and options
+            else [("round", pts_round_job(params, PTS_REGION_ALIGN))]
         )
     except ValueError as exc:
         return [
@@ -1622,8 +1624,7 @@ def _check_pts_run(
             )
         ]
     found: list[Violation] = []
-    phases = ("preconditioning", "round") if len(jobs) == 2 else ("round",)
-    for phase, job in zip(phases, jobs, strict=True):
+    for phase, job in phases:
         for v in check_run(
             policy,
             target_path=target_path,

@@ -7,7 +7,20 @@ jobs against the host's rules, sizes the timeout and reports the window) use thi
 Where a value comes from, the specification is cited by section name. The clause numbers of
 v2.0.2 could not be verified against the text here (no copy of the standard was reachable):
 the names below are the specification's own headings ("Steady State", "Purge",
-"Preconditioning", the test sections "IOPS", "Throughput", "Latency", "Write Saturation").
+"Preconditioning", the test sections "IOPS", "Throughput", "Latency", "Write Saturation", "Host
+Idle Recovery"). Host Idle Recovery's clause numbers are those of PTS Enterprise v1.1 (section 11:
+11.2.3 its preconditioning, 11.2.4-11.2.8 the wait-state segments with their return to baseline)
+as the public implementations of the test number them, not read in the text itself.
+
+Which tests start with workload-independent preconditioning (WIPC, SEQ 128 KiB writes of twice
+the capacity): IOPS, Throughput and Latency. Write Saturation and Host Idle Recovery do not: their
+procedures go from the purge straight to the test's own stimulus (RND 4 KiB writes), since what
+they observe starts at the purged, fresh-out-of-box state (Write Saturation: the transition from
+FOB to steady state; Host Idle Recovery: its own RND 4 KiB preconditioning to steady state). The
+sources: the tests' procedures as summarized from PTS Enterprise v1.1 (purge, then the RND 4 KiB
+stimulus), SNIA's test service page ("WSAT ... PURGE, FOB, Workload Dependent Pre conditioning, to
+Steady State") and CloudHarmony's PTS implementation, which skips WIPC for exactly these two
+tests (docs/pts.md, ADR 0046).
 
 Steady state (PTS "Key Test Process Concepts: Steady State"; the definitions "Steady State
 Measurement Window", "Data Excursion", "Slope Excursion"):
@@ -172,8 +185,8 @@ def steady_state(
 
 # --- the tests ----------------------------------------------------------------------------------
 
-PtsTest = Literal["iops", "throughput", "latency", "wsat"]
-PTS_TESTS: Final[tuple[PtsTest, ...]] = ("iops", "throughput", "latency", "wsat")
+PtsTest = Literal["iops", "throughput", "latency", "wsat", "hir"]
+PTS_TESTS: Final[tuple[PtsTest, ...]] = ("iops", "throughput", "latency", "wsat", "hir")
 Purge = Literal["auto", "blkdiscard", "none"]
 PURGES: Final[tuple[Purge, ...]] = ("auto", "blkdiscard", "none")
 Ioengine = Literal["libaio", "io_uring", "psync"]
@@ -194,6 +207,15 @@ LATENCY_PERCENTILES: Final = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999)
 WSAT_BLOCK_SIZE: Final = 4 * KiB
 WSAT_CAPACITY_MULTIPLE: Final = 4
 WSAT_MAX_ROUNDS: Final = 360
+# PTS "Host Idle Recovery" (PTS-E v1.1 section 11): preconditioned to steady state with RND 4 KiB
+# writes (11.2.3, the rounds below), then for each wait state N in 1, 2, 3, 5, 10 a segment of
+# HIR_BURSTS x (HIR_BURST_S of RND 4 KiB writes at full load, then N x HIR_BURST_S of host idle:
+# 5, 10, 15, 25, 50 s) followed by its return to baseline, HIR_BURSTS x HIR_BURST_S of the same
+# writes without idle (11.2.4-11.2.8); reported as IOPS per burst over time
+HIR_BURST_S: Final = 5
+HIR_BURST_S_MAX: Final = 60
+HIR_BURSTS: Final = 360
+HIR_WAIT_STATES: Final = (1, 2, 3, 5, 10)
 # PTS "Preconditioning": workload-independent = 2 x the (tested) capacity of SEQ 128 KiB writes
 WIPC_BLOCK_SIZE: Final = 128 * KiB
 WIPC_LOOPS: Final = 2
@@ -229,6 +251,7 @@ class TestDef:
     tracking_metric: Literal["iops", "bw_bytes", "lat_mean_ns"]
     steady_state: bool  # the rule decides when to stop (WSAT runs its rounds regardless)
     single_io: bool = False  # one thread, one outstanding I/O (Latency)
+    wipc: bool = True  # workload-independent preconditioning first (not WSAT, not HIR: see above)
 
 
 TESTS: Final[dict[PtsTest, TestDef]] = {
@@ -239,7 +262,11 @@ TESTS: Final[dict[PtsTest, TestDef]] = {
     "latency": TestDef(
         "latency", LATENCY_BLOCK_SIZES, LATENCY_MIXES, False, Cell(4 * KiB, 0), "lat_mean_ns", True, True
     ),
-    "wsat": TestDef("wsat", (WSAT_BLOCK_SIZE,), (0,), False, Cell(WSAT_BLOCK_SIZE, 0), "iops", False),
+    "wsat": TestDef(
+        "wsat", (WSAT_BLOCK_SIZE,), (0,), False, Cell(WSAT_BLOCK_SIZE, 0), "iops", False, wipc=False
+    ),
+    # its rounds are the preconditioning to steady state (11.2.3); the wait states follow
+    "hir": TestDef("hir", (4 * KiB,), (0,), False, Cell(4 * KiB, 0), "iops", True, wipc=False),
 }
 
 
@@ -258,6 +285,10 @@ class PtsParams:
     max_rounds: int = MAX_ROUNDS
     block_sizes: tuple[int, ...] | None = None  # None: the test's own (Throughput: 1024 KiB)
     mixes: tuple[int, ...] | None = None  # None: the test's own
+    # Host Idle Recovery only: a burst's length, bursts per segment, the wait states (None: all)
+    burst_s: int = HIR_BURST_S
+    bursts: int = HIR_BURSTS
+    wait_states: tuple[int, ...] | None = None
 
     @property
     def test_def(self) -> TestDef:
@@ -291,6 +322,17 @@ class PtsParams:
     def round_limit(self) -> int:
         return self.max_rounds if self.test != "wsat" else WSAT_MAX_ROUNDS
 
+    @property
+    def wait_state_list(self) -> tuple[int, ...]:
+        """Host Idle Recovery's wait states in the specification's order (empty for other tests)."""
+        if self.test != "hir":
+            return ()
+        return self.wait_states or HIR_WAIT_STATES
+
+    def idle_s(self, wait_state: int) -> int:
+        """The host idle after each burst of wait state N: N bursts' length (WS1 5 s ... WS10 50 s)."""
+        return wait_state * self.burst_s
+
     def deviations(self) -> list[str]:
         """Why a run of these parameters is not PTS-compliant (empty: it follows the
         specification as far as iowatt implements it: docs/pts.md)."""
@@ -315,6 +357,13 @@ class PtsParams:
             out.append("a reduced R/W mix matrix")
         if self.tracking not in self.cells and t.steady_state:
             out.append("the tracking variable's element is not in the matrix")
+        if self.test == "hir":
+            if self.burst_s != HIR_BURST_S:
+                out.append(f"bursts of {self.burst_s} s, not {HIR_BURST_S} s")
+            if self.bursts != HIR_BURSTS:
+                out.append(f"{self.bursts} bursts per wait state, not {HIR_BURSTS}")
+            if self.wait_states is not None and tuple(self.wait_states) != HIR_WAIT_STATES:
+                out.append("a reduced set of wait states")
         return out
 
     def as_job(self) -> dict[str, Any]:
@@ -334,6 +383,11 @@ class PtsParams:
             job["block_sizes"] = list(self.block_sizes)
         if self.mixes is not None:
             job["mixes"] = list(self.mixes)
+        if self.test == "hir":
+            job["burst_s"] = self.burst_s
+            job["bursts"] = self.bursts
+            if self.wait_states is not None:
+                job["wait_states"] = list(self.wait_states)
         return job
 
 
@@ -349,7 +403,11 @@ JOB_KEYS: Final = (
     "max_rounds",
     "block_sizes",
     "mixes",
+    "burst_s",
+    "bursts",
+    "wait_states",
 )
+HIR_KEYS: Final = ("burst_s", "bursts", "wait_states")
 
 
 class PtsJobError(ValueError):
@@ -395,6 +453,10 @@ def parse_job(job: Mapping[str, Any]) -> PtsParams:
         raise PtsJobError(str(unknown[0])[:40], f"not part of a pts job ({', '.join(JOB_KEYS)})")
     test = _choice(job, "test", None, PTS_TESTS)
     t = TESTS[test]  # type: ignore[index]
+    if test != "hir":
+        stray = next((k for k in HIR_KEYS if k in job), None)
+        if stray is not None:
+            raise PtsJobError(stray, "only a Host Idle Recovery test (test hir) has bursts and wait states")
     fraction = job.get("capacity_fraction", 1.0)
     if (
         isinstance(fraction, bool)
@@ -417,6 +479,9 @@ def parse_job(job: Mapping[str, Any]) -> PtsParams:
         max_rounds=_int(job, "max_rounds", MAX_ROUNDS, WINDOW_ROUNDS, MAX_ROUNDS),
         block_sizes=sizes,
         mixes=_subset(job, "mixes", t.mixes),
+        burst_s=_int(job, "burst_s", HIR_BURST_S, 1, HIR_BURST_S_MAX),
+        bursts=_int(job, "bursts", HIR_BURSTS, 1, HIR_BURSTS),
+        wait_states=_subset(job, "wait_states", HIR_WAIT_STATES),
     )
     if params.ioengine == "psync" and params.queue_depth > 1:
         raise PtsJobError(
@@ -484,16 +549,79 @@ def round_job(p: PtsParams, region: int) -> dict[str, Any]:
     return {"global": glob, "jobs": jobs}
 
 
-def planned_jobs(p: PtsParams, capacity_bytes: int) -> list[dict[str, Any]]:
-    """Every distinct engine job a run of `p` on a device of `capacity_bytes` runs (the host
-    judges each as a block job): the preconditioning, then the round."""
+def _stimulus_job(p: PtsParams, region: int, name: str, seconds: int) -> dict[str, Any]:
+    """Host Idle Recovery's RND 4 KiB writes at the run's threads and depth for `seconds`."""
+    return {
+        "global": {
+            "direct": "1",
+            "ioengine": p.ioengine,
+            "iodepth": str(p.queue_depth),
+            "numjobs": str(p.thread_count),
+            "group_reporting": "1",
+            "time_based": "1",
+            "runtime": str(seconds),
+            "size": str(region),
+            "norandommap": "1",
+            "randrepeat": "0",
+        },
+        "jobs": [{"name": name, "bs": str(4 * KiB), "rw": "randwrite"}],
+    }
+
+
+def burst_job(p: PtsParams, region: int) -> dict[str, Any]:
+    """One burst of a wait-state segment (PTS-E 11.2.4.1's "Access A"): burst_s of RND 4 KiB
+    writes; the host idle ("Access B") follows, with no engine running."""
+    return _stimulus_job(p, region, "burst", p.burst_s)
+
+
+def baseline_job(p: PtsParams, region: int) -> dict[str, Any]:
+    """A wait-state segment's return to baseline (11.2.4.2's "Access C"): bursts x burst_s of the
+    same writes without idle, one engine run (its per-second series cut into bursts' lengths)."""
+    return _stimulus_job(p, region, "baseline", p.bursts * p.burst_s)
+
+
+def planned_phases(p: PtsParams, capacity_bytes: int) -> list[tuple[str, dict[str, Any]]]:
+    """Every distinct engine job a run of `p` on a device of `capacity_bytes` runs, named by its
+    phase (the host judges each as a block job): the workload-independent preconditioning (not
+    WSAT, not HIR), the round, and Host Idle Recovery's burst and return to baseline."""
     region = region_bytes(capacity_bytes, p.capacity_fraction)
-    return [wipc_job(p, region), round_job(p, region)]
+    out: list[tuple[str, dict[str, Any]]] = []
+    if p.test_def.wipc:
+        out.append(("preconditioning", wipc_job(p, region)))
+    out.append(("round", round_job(p, region)))
+    if p.test == "hir":
+        out.append(("burst", burst_job(p, region)))
+        out.append(("return to baseline", baseline_job(p, region)))
+    return out
+
+
+def planned_jobs(p: PtsParams, capacity_bytes: int) -> list[dict[str, Any]]:
+    """The engine jobs of planned_phases, without their names."""
+    return [job for _, job in planned_phases(p, capacity_bytes)]
+
+
+def hir_seconds(p: PtsParams) -> int:
+    """Host Idle Recovery's wait-state segments with their returns to baseline (0 for other
+    tests): each wait state's bursts with their idle, then as many bursts without idle."""
+    return sum(p.bursts * (2 * p.burst_s + p.idle_s(ws)) for ws in p.wait_state_list)
+
+
+def hir_idle_seconds(p: PtsParams) -> int:
+    """The host idle of a Host Idle Recovery run: no engine runs then (0 for other tests)."""
+    return sum(p.bursts * p.idle_s(ws) for ws in p.wait_state_list)
+
+
+def engine_runs_max(p: PtsParams) -> int:
+    """The engine runs a run of `p` may take: the preconditioning (when the test has one), every
+    round up to the limit, and Host Idle Recovery's bursts and returns to baseline."""
+    hir = len(p.wait_state_list) * (p.bursts + 1)
+    return (1 if p.test_def.wipc else 0) + p.round_limit + hir
 
 
 def run_seconds_max(p: PtsParams) -> int:
-    """The rounds' longest run time: the round limit x the elements x round_s."""
-    return p.round_limit * len(p.cells) * p.round_s
+    """The run's longest stimulus time: the round limit x the elements x round_s, and Host Idle
+    Recovery's segments (hir_seconds)."""
+    return p.round_limit * len(p.cells) * p.round_s + hir_seconds(p)
 
 
 def tracking_value(p: PtsParams, cells: Sequence[Mapping[str, Any]]) -> float | None:
