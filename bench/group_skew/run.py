@@ -4,11 +4,14 @@ engine started and how far apart the two started.
 
 The stack is the test suite's (tests/stack.py: PostgreSQL, Redis, one API process, a Celery worker,
 an agent with the real engine); the second host is a second agent in a network namespace of its
-own behind a veth pair (tests/e2e/test_group_run_e2e.py's `second_host`; in this namespace when
-one cannot be made, said so). Each group run: 1 MiB of 4 KiB random writes per member on /dev/shm,
-no idle baseline (the skew does not depend on it), so the whole takes under two minutes.
+own behind a veth link (tests/netns.py, as the group-run tests' hosts; needs root). With
+`--netns` both members are such hosts (the stack's agent stays idle), so both reach the server
+over a link as measured hosts do; `--delay-ms D` adds D ms each way on the hosts' links (their
+proxies hold every chunk that long: a round trip of 2 D more). Each group run: 1 MiB of 4 KiB
+random writes per member on /dev/shm, no idle baseline (the skew does not depend on it), so the
+whole takes under two minutes.
 
-    .venv/bin/python bench/group_skew/run.py --runs 20 [--json FILE]
+    .venv/bin/python bench/group_skew/run.py --runs 20 [--netns] [--delay-ms 1.5] [--json FILE]
 
 Printed per run and in total: each member's recorded skew (its engine start, converted with its
 measured clock offset, minus the instant), the same on the shared clock (both agents read this
@@ -31,7 +34,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tests.e2e.test_group_run_e2e import second_host  # noqa: E402
+from tests import netns  # noqa: E402
 from tests.services import postgres, redis_server  # noqa: E402
 from tests.stack import stack  # noqa: E402
 from tests.waiting import wait_until  # noqa: E402
@@ -62,25 +65,39 @@ def one_group(api: Any, members: list[dict[str, str]]) -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20, help="group runs (default 20)")
+    ap.add_argument("--netns", action="store_true", help="both members in network namespaces of their own")
+    ap.add_argument(
+        "--delay-ms", type=float, default=0.0, help="one-way delay on the hosts' links (default 0)"
+    )
     ap.add_argument("--json", type=Path, help="write every run's figures and the summary here")
     args = ap.parse_args()
-    dirs = [Path(tempfile.mkdtemp(prefix=f"iowatt-skew-{i}-", dir="/dev/shm")) for i in range(2)]
+    if args.delay_ms < 0:
+        ap.error("--delay-ms: must be 0 or more")
+    own = Path(tempfile.mkdtemp(prefix="iowatt-skew-", dir="/dev/shm"))  # the stack's agent's target
     rows: list[dict[str, Any]] = []
     t0 = time.monotonic()
     try:
         with postgres() as pg, redis_server() as redis_url, stack(pg, redis_url, api_workers=1) as live:
-            live.allow(str(dirs[0]))
-            with second_host(live, str(dirs[1])) as (other, proxy), live.api() as api:
+            n = 2 if args.netns else 1
+            if not args.netns:
+                live.allow(str(own))
+            with (
+                netns.hosts(live, n, delay_s=args.delay_ms / 1000, store=False) as net,
+                live.api() as api,
+            ):
                 where = (
-                    "a network namespace"
-                    if proxy.host != "127.0.0.1"
-                    else "this namespace (none could be made)"
+                    "both in network namespaces"
+                    if args.netns
+                    else "the stack's agent and a network namespace"
                 )
-                print(f"second host: {where}; load average {os.getloadavg()[0]:.1f}", flush=True)
-                members = [
-                    {"agent_id": live.agent_id, "target_path": str(dirs[0])},
-                    {"agent_id": other, "target_path": str(dirs[1])},
-                ]
+                print(
+                    f"hosts: {where}, {args.delay_ms:g} ms each way on the links; "
+                    f"load average {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+                members = [{"agent_id": h.agent_id, "target_path": str(h.local)} for h in net.hosts]
+                if not args.netns:
+                    members.insert(0, {"agent_id": live.agent_id, "target_path": str(own)})
                 for i in range(args.runs):
                     g = one_group(api, members)
                     if g["status"] != "succeeded":
@@ -107,13 +124,14 @@ def main() -> int:
                         flush=True,
                     )
     finally:
-        for d in dirs:
-            shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(own, ignore_errors=True)
     if not rows:
         print("no group run succeeded", file=sys.stderr)
         return 1
     summary = {
         "runs": len(rows),
+        "hosts": "netns" if args.netns else "stack+netns",
+        "delay_ms_each_way": args.delay_ms,
         "recorded_abs_ms": quantiles([abs(x) for r in rows for x in r["recorded_ms"]]),
         "shared_clock_abs_ms": quantiles([abs(x) for r in rows for x in r["shared_clock_ms"]]),
         "apart_ms": quantiles([r["apart_ms"] for r in rows]),
